@@ -1,0 +1,6 @@
+//! Subcommands of the `leafold` binary. Each module has an `Args` (clap) and a
+//! `run(&Args) -> u8` returning the process exit code: 0 success, 1 errors in the input,
+//! 2 the tool could not do its job (unreadable file, bad arguments).
+
+pub mod check;
+pub mod disasm;

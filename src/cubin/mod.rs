@@ -1,0 +1,1 @@
+//! Cubin (CUDA ELF) reading and writing. (Being built; issue 3.)

@@ -1,0 +1,1 @@
+//! Everything that knows SM50 bits. (Being built; issue 3.)
