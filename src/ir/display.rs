@@ -9,6 +9,7 @@
 //!     v0 = param.i64 [0x0]
 //!     v1 = sreg.i32 %tid.x
 //!     v2, v3 = load.global.v2.i32 [v0+8]
+//!     v4 = icmp.ult.i32 v1, v2
 //!     brif v4, block1(v1), block2
 //! block1(v5: i32):
 //!     ret
@@ -166,15 +167,30 @@ impl Display for Addr {
 /// The instruction text after `results = `, using the module for variable names if given.
 pub(crate) fn write_inst(
     f: &mut Formatter<'_>,
+    func: &Function,
     data: &InstData,
     module: Option<&Module>,
 ) -> fmt::Result {
+    // The type suffix of ops whose type follows from an operand; `?` for a foreign value
+    // (the verifier reports those; printing must not panic on them).
+    let ty = |v: Value| {
+        func.values
+            .get(v)
+            .map_or("?".to_string(), |d| d.ty.to_string())
+    };
     match data {
         InstData::Iconst { ty, imm } => {
             // Print the value as the signed number of its width: `iconst.i32 -1`, not 4294967295.
             let shift = 64 - ty.bits().min(64);
             let signed = ((imm << shift) as i64) >> shift;
-            write!(f, "iconst.{ty} {signed}")
+            // Small numbers read best in decimal, large ones (addresses, masks) in hex.
+            if signed.unsigned_abs() < 0x1_0000 {
+                write!(f, "iconst.{ty} {signed}")
+            } else if signed < 0 {
+                write!(f, "iconst.{ty} -0x{:x}", signed.unsigned_abs())
+            } else {
+                write!(f, "iconst.{ty} 0x{signed:x}")
+            }
         }
         InstData::Fconst { ty, bits } => write!(f, "fconst.{ty} 0x{bits:x}"),
         InstData::LoadParam { ty, offset } => write!(f, "param.{ty} [0x{offset:x}]"),
@@ -186,17 +202,24 @@ pub(crate) fn write_inst(
             };
             write!(f, "addr.{space}.{ty} {name}")
         }
-        InstData::Unary { op, arg } => write!(f, "{} {arg}", op.name()),
-        InstData::Binary { op, args } => write!(f, "{} {}, {}", op.name(), args[0], args[1]),
+        InstData::Unary { op, arg } => write!(f, "{}.{} {arg}", op.name(), ty(*arg)),
+        InstData::Binary { op, args } => {
+            let t = ty(args[0]);
+            write!(f, "{}.{t} {}, {}", op.name(), args[0], args[1])
+        }
         InstData::MulWide { signed, args } => {
+            // Like PTX `mul.wide.s32`: the suffix is the operand type, the result is twice it.
             let s = if *signed { "s" } else { "u" };
-            write!(f, "mulwide.{s} {}, {}", args[0], args[1])
+            write!(f, "mulwide.{s}.{} {}, {}", ty(args[0]), args[0], args[1])
         }
         InstData::Convert { op, ty, arg } => write!(f, "{}.{ty} {arg}", op.name()),
         InstData::Select { cond, args } => {
-            write!(f, "select {cond}, {}, {}", args[0], args[1])
+            write!(f, "select.{} {cond}, {}, {}", ty(args[0]), args[0], args[1])
         }
-        InstData::Icmp { cc, args } => write!(f, "icmp.{} {}, {}", cc.name(), args[0], args[1]),
+        InstData::Icmp { cc, args } => {
+            let t = ty(args[0]);
+            write!(f, "icmp.{}.{t} {}, {}", cc.name(), args[0], args[1])
+        }
         InstData::Load {
             space,
             ty,
@@ -293,7 +316,7 @@ pub(crate) fn write_function(
                 write_list(f, &node.results)?;
                 write!(f, " = ")?;
             }
-            write_inst(f, &node.data, module)?;
+            write_inst(f, func, &node.data, module)?;
             writeln!(f)?;
         }
     }
