@@ -655,3 +655,50 @@ fn bad_launches_and_invalid_ir_are_errors() {
         "no kernel named 'nope'"
     );
 }
+
+#[test]
+fn mad_variants_expand_to_mul_and_add() {
+    let got = eval_values(|b| {
+        let a = b.iconst(Type::I32, 0x10000);
+        let m = b.iconst(Type::I32, 0x10003);
+        let c = b.iconst(Type::I32, 5);
+        let lo = b.mad_lo(a, m, c);
+        let neg = b.iconst(Type::I32, -3);
+        let hi_s = b.mad_hi(true, neg, a, c);
+        let hi_u = b.mad_hi(false, neg, a, c);
+        let c64 = b.iconst(Type::I64, 1 << 40);
+        let wide = b.mad_wide(true, neg, a, c64);
+        vec![lo, hi_s, hi_u, wide]
+    });
+    assert_eq!(
+        got,
+        vec![
+            0x0003_0005, // 0x1_0003_0000 + 5, low 32 bits
+            4,           // hi(-3 * 65536) = -1, + 5
+            0xffff + 5,  // hi(0xfffffffd * 0x10000) = 0xfffd... high word 0xffff
+            (1u64 << 40) - 0x30000,
+        ]
+    );
+}
+
+#[test]
+fn huge_memory_is_a_bad_launch() {
+    let mut m = Module::new();
+    m.add_var(VarData {
+        name: "big".into(),
+        space: Space::Local,
+        size: 0x00f0_0000,
+        align: 4,
+        init: None,
+    });
+    let mut func = Function::new("k");
+    let mut b = FunctionBuilder::new(&mut func);
+    let e = b.create_block();
+    b.switch_to_block(e);
+    b.ret();
+    m.functions.push(func);
+    // 15 MB of local memory for each of 1024 threads.
+    let e = eval::run(&m, "k", &Launch::new([1, 1, 1], [1024, 1, 1])).unwrap_err();
+    assert!(matches!(e, EvalError::BadLaunch(_)), "{e}");
+    assert!(eval::run(&m, "k", &Launch::new([1, 1, 1], [2, 1, 1])).is_ok());
+}

@@ -293,3 +293,51 @@ fn unreachable_blocks_skip_dominance_but_not_types() {
         vec!["inst5: add: operands must have the same type, got i32 and i64"]
     );
 }
+
+#[test]
+fn inconsistent_entity_tables() {
+    let mut f = build(|b| {
+        b.ret();
+    });
+    f.layout.push(Block::new(9));
+    assert_eq!(
+        messages(&f),
+        vec!["block9 is in the layout but not in the function"]
+    );
+
+    let mut f = build(|b| {
+        b.ret();
+    });
+    f.blocks[Block::new(0)]
+        .insts
+        .insert(0, leafold::ir::Inst::new(5));
+    assert_eq!(
+        messages(&f),
+        vec!["block0 lists inst5, which is not in the function"]
+    );
+
+    // A block parameter list naming a value that is some instruction's result.
+    let mut f = build(|b| {
+        let x = b.iconst(Type::I32, 1);
+        let next = b.create_block();
+        b.append_block_param(next, Type::I32);
+        b.jump(next, &[x]);
+        b.switch_to_block(next);
+        b.ret();
+    });
+    f.blocks[Block::new(1)].params[0] = Value::new(0);
+    assert_eq!(
+        messages(&f),
+        vec!["block1: parameter v0 is not that block's parameter"]
+    );
+
+    let mut f = build(|b| {
+        b.iconst(Type::I32, 1);
+        b.ret();
+    });
+    f.insts[leafold::ir::Inst::new(0)].results[0] = Value::new(40);
+    assert_eq!(
+        messages(&f),
+        vec!["inst0: result v40 is not defined by this instruction"]
+    );
+}

@@ -166,6 +166,29 @@ impl<'f> FunctionBuilder<'f> {
         )
     }
 
+    /// PTX `mad.lo`: `a * b + c`, low halves.
+    pub fn mad_lo(&mut self, a: Value, b: Value, c: Value) -> Value {
+        let p = self.mul(a, b);
+        self.add(p, c)
+    }
+
+    /// PTX `mad.hi.s` / `mad.hi.u`: the high half of `a * b`, plus `c`.
+    pub fn mad_hi(&mut self, signed: bool, a: Value, b: Value, c: Value) -> Value {
+        let op = if signed {
+            BinaryOp::MulHiS
+        } else {
+            BinaryOp::MulHiU
+        };
+        let p = self.binary(op, a, b);
+        self.add(p, c)
+    }
+
+    /// PTX `mad.wide.s` / `mad.wide.u`: the full product of `a * b`, plus the wide `c`.
+    pub fn mad_wide(&mut self, signed: bool, a: Value, b: Value, c: Value) -> Value {
+        let p = self.mul_wide(signed, a, b);
+        self.add(p, c)
+    }
+
     pub fn convert(&mut self, op: ConvOp, ty: Type, arg: Value) -> Value {
         self.push1(InstData::Convert { op, ty, arg }, ty)
     }

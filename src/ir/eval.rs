@@ -75,6 +75,10 @@ pub const MODULE_GLOBAL_BASE: u64 = 0x7_0000_0000;
 pub const DEFAULT_STEP_LIMIT: u64 = 10_000_000;
 /// Most threads one launch may have (local memory is allocated per thread).
 pub const MAX_THREADS: u64 = 1 << 20;
+/// Most bytes of memory one launch may allocate for module variables, shared memory of all
+/// CTAs and local memory of all threads together: a bound so that a huge declaration is a
+/// `BadLaunch` error rather than an allocation failure.
+pub const MAX_LAUNCH_BYTES: u64 = 1 << 30;
 
 /// A range of global memory given to a launch.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -200,9 +204,9 @@ pub fn run_in(module: &Module, func: &Function, launch: &Launch) -> Result<RunOu
         functions: vec![func.clone()],
     };
     verify_module(&check).map_err(EvalError::Invalid)?;
+    check_launch(func, launch)?;
     let layout = VarLayout::new(module);
     let mut mem = Memory::new(module, &layout, launch)?;
-    check_launch(func, launch)?;
 
     let ctas = launch.grid.iter().map(|&d| u64::from(d)).product::<u64>();
     let mut shared_out = Vec::new();
@@ -350,8 +354,17 @@ impl Memory {
         {
             return bad("a state space is larger than its 16 MB window".into());
         }
-        if layout.global_size > 1 << 32 {
-            return bad("module .global variables exceed 4 GB".into());
+        let ctas: u64 = launch.grid.iter().map(|&d| u64::from(d)).product();
+        let threads = ctas.saturating_mul(launch.block.iter().map(|&d| u64::from(d)).product());
+        let total = layout
+            .global_size
+            .saturating_add(layout.const_size)
+            .saturating_add(ctas.saturating_mul(shared_total))
+            .saturating_add(threads.saturating_mul(local_total));
+        if total > MAX_LAUNCH_BYTES {
+            return bad(format!(
+                "the launch needs {total} bytes of memory, at most {MAX_LAUNCH_BYTES}"
+            ));
         }
         let mut m = Memory {
             global: launch.global.clone(),

@@ -523,6 +523,11 @@ impl Function {
         offset
     }
 
+    /// The parameter called `name`.
+    pub fn param(&self, name: &str) -> Option<&KernelParam> {
+        self.params.iter().find(|p| p.name == name)
+    }
+
     /// Bytes of param space the parameters occupy.
     pub fn param_size(&self) -> u32 {
         self.params

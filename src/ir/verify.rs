@@ -3,7 +3,10 @@
 //! In: a [`Function`] (or a [`Module`], which adds checks of variable references). Out: `Ok`
 //! or every problem found, each a [`VerifierError`] whose text names the instruction or block.
 //!
-//! Checked: the layout is non-empty and lists each block once; every block ends with exactly
+//! Checked: the layout is non-empty and lists each block once; every block and instruction
+//! it names exists, and block parameters and results name values that point back at them (the
+//! interpreter and later passes index by these, so this is what keeps them panic-free on
+//! hand-made IR); every block ends with exactly
 //! one terminator and has none before it; the entry block takes no parameters; every operand
 //! is a value of this function whose definition dominates the use (in the same block: comes
 //! earlier); operand and result types match the opcode; branch targets are in the layout and
@@ -30,14 +33,22 @@ pub enum VerifierError {
     NoBlocks,
     #[error("{block} appears more than once in the layout")]
     DuplicateBlock { block: Block },
+    #[error("{block} is in the layout but not in the function")]
+    UnknownBlock { block: Block },
+    #[error("{block}: parameter {value} is not that block's parameter")]
+    BadBlockParam { block: Block, value: Value },
     #[error("{block}: entry block must not have parameters")]
     EntryParams { block: Block },
     #[error("{block}: does not end with a terminator")]
     MissingTerminator { block: Block },
     #[error("{inst}: terminator in the middle of {block}")]
     TerminatorMidBlock { inst: Inst, block: Block },
+    #[error("{block} lists {inst}, which is not in the function")]
+    UnknownInst { inst: Inst, block: Block },
     #[error("{inst}: instruction is placed more than once")]
     DuplicateInst { inst: Inst },
+    #[error("{inst}: result {value} is not defined by this instruction")]
+    BadResult { inst: Inst, value: Value },
     #[error("{inst}: {value} is not defined in this function")]
     UndefinedValue { inst: Inst, value: Value },
     #[error("{inst}: use of {value} is not dominated by its definition")]
@@ -127,14 +138,39 @@ impl Verifier<'_> {
         let mut seen_blocks = HashMap::new();
         let mut positions = Positions::new();
         for &block in &func.layout {
-            if !func.blocks.is_valid(block) || seen_blocks.insert(block, ()).is_some() {
+            if !func.blocks.is_valid(block) {
+                self.errors.push(VerifierError::UnknownBlock { block });
+                return;
+            }
+            if seen_blocks.insert(block, ()).is_some() {
                 self.errors.push(VerifierError::DuplicateBlock { block });
                 return;
             }
+            // The interpreter and later passes index registers by these values.
+            for (i, &value) in func.blocks[block].params.iter().enumerate() {
+                let ok = func.values.get(value).map(|d| d.def) == Some(ValueDef::Param(block, i));
+                if !ok {
+                    self.errors
+                        .push(VerifierError::BadBlockParam { block, value });
+                    return;
+                }
+            }
             for (i, &inst) in func.blocks[block].insts.iter().enumerate() {
-                if !func.insts.is_valid(inst) || positions.insert(inst, (block, i)).is_some() {
+                if !func.insts.is_valid(inst) {
+                    self.errors.push(VerifierError::UnknownInst { inst, block });
+                    return;
+                }
+                if positions.insert(inst, (block, i)).is_some() {
                     self.errors.push(VerifierError::DuplicateInst { inst });
                     return;
+                }
+                for (r, &value) in func.insts[inst].results.iter().enumerate() {
+                    let ok =
+                        func.values.get(value).map(|d| d.def) == Some(ValueDef::Result(inst, r));
+                    if !ok {
+                        self.errors.push(VerifierError::BadResult { inst, value });
+                        return;
+                    }
                 }
             }
         }
