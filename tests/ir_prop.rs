@@ -233,3 +233,214 @@ proptest! {
         prop_assert_eq!(got_u, u64::from(x) * u64::from(y));
     }
 }
+
+/// Raw instruction data with arbitrary (sometimes foreign) values, blocks and types, placed
+/// without the builder's care: verify, display and eval must answer, never panic. Value
+/// numbers are taken modulo a little more than the values defined so far, so most operands
+/// exist and a fair share of the functions verify and really run.
+fn arbitrary_inst(
+    (kind, t, v1, v2, v3, blk, imm): (u8, u8, u8, u8, u8, u8, i64),
+    nvals: usize,
+) -> leafold::ir::InstData {
+    use cranelift_entity::EntityRef;
+    use leafold::ir::{Block, BlockCall, ConvOp, CvtaDir, InstData, SpecialReg};
+    const TYPES: [Type; 8] = [
+        Type::I32,
+        Type::I64,
+        Type::I16,
+        Type::I8,
+        Type::Pred,
+        Type::F32,
+        Type::F64,
+        Type::F16,
+    ];
+    const SPACES: [Space; 6] = [
+        Space::Global,
+        Space::Shared,
+        Space::Local,
+        Space::Const,
+        Space::Param,
+        Space::Generic,
+    ];
+    let ty = TYPES[usize::from(t) % 8];
+    let space = SPACES[usize::from(v3) % 6];
+    let val = |n: u8| Value::new(usize::from(n) % (nvals + 2));
+    let (a, b, c) = (val(v1), val(v2), val(v3));
+    let call = |n: u8, args: &[Value]| BlockCall {
+        block: Block::new(usize::from(n % 5)),
+        args: args.iter().copied().collect(),
+    };
+    let args: &[Value] = if imm & 2 == 0 { &[] } else { &[c] };
+    match kind % 16 {
+        0 => InstData::Iconst {
+            ty,
+            imm: imm as u64,
+        },
+        1 => InstData::LoadParam {
+            ty,
+            offset: (imm as u32) % 64,
+        },
+        2 => InstData::SpecialReg {
+            reg: SpecialReg::LaneId,
+        },
+        3 => InstData::Unary {
+            op: UnaryOp::Neg,
+            arg: a,
+        },
+        4 => InstData::Binary {
+            op: BINARY[usize::from(v3) % 15],
+            args: [a, b],
+        },
+        5 => InstData::MulWide {
+            signed: imm & 1 == 0,
+            args: [a, b],
+        },
+        6 => InstData::Convert {
+            op: [ConvOp::Sext, ConvOp::Zext, ConvOp::Trunc][usize::from(v3) % 3],
+            ty,
+            arg: a,
+        },
+        7 => InstData::Select {
+            cond: a,
+            args: [b, c],
+        },
+        8 => InstData::Icmp {
+            cc: CCS[usize::from(v3) % 10],
+            args: [a, b],
+        },
+        9 => InstData::Load {
+            space,
+            ty,
+            width: (imm as u8) % 5,
+            addr: a,
+            offset: (imm as i32) % 64,
+        },
+        10 => InstData::Store {
+            space,
+            ty,
+            addr: a,
+            offset: (imm as i32) % 64,
+            values: [b, c].into_iter().take(1 + (imm as usize & 1)).collect(),
+        },
+        11 => InstData::Cvta {
+            dir: if imm & 1 == 0 {
+                CvtaDir::ToGeneric
+            } else {
+                CvtaDir::FromGeneric
+            },
+            space,
+            ty,
+            arg: a,
+        },
+        12 => InstData::Jump {
+            dest: call(blk, args),
+        },
+        13 => InstData::Brif {
+            cond: a,
+            then_dest: call(blk, args),
+            else_dest: call(blk / 5, &[]),
+        },
+        14 => InstData::Fconst {
+            ty,
+            bits: imm as u64,
+        },
+        _ => InstData::Return,
+    }
+}
+
+/// The result types a careful builder would give `data` (i32 for foreign operands).
+fn result_types(func: &Function, data: &leafold::ir::InstData) -> Vec<Type> {
+    use leafold::ir::InstData;
+    let t = |v: Value| func.values.get(v).map_or(Type::I32, |d| d.ty);
+    match data {
+        InstData::Iconst { ty, .. }
+        | InstData::Fconst { ty, .. }
+        | InstData::LoadParam { ty, .. }
+        | InstData::SymbolAddr { ty, .. }
+        | InstData::Convert { ty, .. }
+        | InstData::Cvta { ty, .. } => vec![*ty],
+        InstData::SpecialReg { reg } => vec![reg.ty()],
+        InstData::Unary { arg, .. } => vec![t(*arg)],
+        InstData::Binary { args, .. } | InstData::Select { args, .. } => vec![t(args[0])],
+        InstData::MulWide { args, .. } => vec![t(args[0]).double_width().unwrap_or(Type::I64)],
+        InstData::Icmp { .. } => vec![Type::Pred],
+        InstData::Load { ty, width, .. } => vec![*ty; usize::from(*width)],
+        _ => vec![],
+    }
+}
+
+type RawInst = (u8, u8, u8, u8, u8, u8, i64);
+
+fn raw_inst() -> impl Strategy<Value = RawInst> {
+    (
+        any::<u8>(),
+        any::<u8>(),
+        any::<u8>(),
+        any::<u8>(),
+        any::<u8>(),
+        any::<u8>(),
+        any::<i64>(),
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(1024))]
+
+    #[test]
+    fn arbitrary_ir_never_panics(
+        blocks in proptest::collection::vec(
+            (0u8..2, proptest::collection::vec(raw_inst(), 0..10), proptest::bool::weighted(0.9)),
+            1..5,
+        ),
+    ) {
+        use leafold::ir::{InstData, InstNode, ValueData, ValueDef};
+        let mut func = Function::new("fuzz");
+        func.add_param("p", 8, 8);
+        let nblocks = blocks.len();
+        for (bi, (nparams, insts, ret)) in blocks.into_iter().enumerate() {
+            let block = func.blocks.push(Default::default());
+            func.layout.push(block);
+            let nparams = if bi == 0 { 0 } else { nparams };
+            for i in 0..usize::from(nparams) {
+                let v = func.values.push(ValueData { ty: Type::I32, def: ValueDef::Param(block, i) });
+                func.blocks[block].params.push(v);
+            }
+            let mut datas: Vec<InstData> =
+                insts.into_iter().map(|raw| arbitrary_inst(raw, func.values.len())).collect();
+            // Mostly end blocks properly, so that some functions get past the verifier.
+            if ret {
+                datas.retain(|d| !d.is_terminator());
+                datas.push(if bi + 1 < nblocks {
+                    InstData::Jump { dest: leafold::ir::BlockCall {
+                        block: cranelift_entity::EntityRef::new(bi + 1),
+                        args: Default::default(),
+                    } }
+                } else {
+                    InstData::Return
+                });
+            }
+            for data in datas {
+                let types = result_types(&func, &data);
+                let inst = func.insts.push(InstNode { data, results: Default::default(), block });
+                for (r, ty) in types.into_iter().enumerate() {
+                    let v = func.values.push(ValueData { ty, def: ValueDef::Result(inst, r) });
+                    func.insts[inst].results.push(v);
+                }
+                func.blocks[block].insts.push(inst);
+            }
+        }
+        let _ = func.to_string();
+        let verdict = verify(&func);
+        let mut l = launch();
+        l.step_limit = 10_000;
+        l.params = vec![0; 64];
+        l.dynamic_shared = 64;
+        l.local_size = 64;
+        let run = eval::run_function(&func, &l);
+        if verdict.is_err() {
+            prop_assert!(matches!(run, Err(eval::EvalError::Invalid(_))));
+        } else {
+            prop_assert!(!matches!(run, Err(eval::EvalError::Invalid(_))));
+        }
+    }
+}
