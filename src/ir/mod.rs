@@ -51,6 +51,35 @@
 //!   windows of seed 6.4.1.1; see [`eval`] for the window model.
 //! * `jump`, `brif` (on a `pred`), `ret`: terminators, with block arguments.
 //!
+//! # How PTX maps onto it (for `ir::build`)
+//!
+//! ```text
+//! PTX                                   IR
+//! ld.param.u64 %rd1, [A+8]              v = param.i64 [offset(A)+8]
+//! mov.u32 %r1, %tid.x                   v = sreg.i32 %tid.x
+//! mov.u64 %rd1, var                     v = addr.<space of var>.i64 @var
+//! mov.b32 %r2, %r1                      nothing: %r2 now names %r1's value (SSA renaming)
+//! add/sub/mul.lo.{s,u,b}N               add.iN / sub.iN / mul.iN
+//! mul.hi.sN, mul.hi.uN                  mulhi.s.iN, mulhi.u.iN
+//! mul.wide.s32 %rd, %r, %r              mulwide.s.i32 (result i64)
+//! mad.lo / mad.hi / mad.wide            FunctionBuilder::mad_lo / mad_hi / mad_wide
+//! shl.bN, shr.{u,b}N, shr.sN            shl.iN, shr.u.iN, shr.s.iN (count: the .u32 operand)
+//! and/or/xor/not.{bN,pred}, neg.sN      and / or / xor / not / neg
+//! min/max.{s,u}N                        min.s / min.u / max.s / max.u
+//! cvt.u64.u32 / cvt.s64.s32             zext.i64 / sext.i64
+//! cvt.u32.u64                           trunc.i32
+//! cvt.s16.u32 into a .b32 register      trunc.i16, then sext.i32 (seed 6.5.1 note 1)
+//! setp.lt.s32 %p, a, b                  icmp.slt.i32 (setp.<cmp>.and: icmp, then and)
+//! selp.b32 d, a, b, %p                  select.i32 %p, a, b
+//! ld.global.v4.u32 {a,b,c,d}, [r+16]    a, b, c, d = load.global.v4.i32 [r+16]
+//! ld.global.u8 into a .u32 register     load.global.i8, then zext.i32 (.s8: sext.i32)
+//! st.global.u8 [r], %r1 (.u32 reg)      trunc.i8, then store.global.i8
+//! cvta.to.global.u64 / cvta.shared.u64  cvta.to.global.i64 / cvta.shared.i64
+//! bra L / @%p bra L / ret, exit         jump / brif %p, L, <fall-through block> / ret
+//! @%p add ... (a value result)          compute, then select %p, new, old
+//! @%p st ... (a side effect)            brif around it into a new block
+//! ```
+//!
 //! # Invariants ([`verify`] checks them)
 //!
 //! Every use is dominated by its definition; operand types match the opcode; block arguments
