@@ -30,7 +30,7 @@
 //! **Generic addresses** (seed 6.4.1.1): the shared, local and const spaces appear as 16 MB
 //! windows inside the generic space, each at a window base; an address inside a window maps
 //! to `address - base` in that space, anything else is global. The bases follow what ptxas
-//! does on sm_50 (sm50-isa.md section 4): c[0x0][0x0] holds the shared window base with upper
+//! does on sm_50 (sm50-isa.md section 4): `c[0x0][0x0]` holds the shared window base with upper
 //! 32 bits zero, `cvta.to.shared` is `lo & 0x00ffffff`, and `cvta.local` ORs the local base
 //! in, so both bases are 16 MB-aligned values below 4 GB. The numbers themselves are ours:
 //! [`SHARED_WINDOW_BASE`], [`LOCAL_WINDOW_BASE`], [`CONST_WINDOW_BASE`]. (Where the hardware
@@ -46,7 +46,7 @@
 //! # Execution
 //!
 //! CTAs run one after another, x fastest; inside a CTA, threads run one after another in
-//! linear order. Each thread is a resumable state machine ([`Thread`]: current block, position,
+//! linear order. Each thread is a resumable state machine (`Thread`: current block, position,
 //! registers) advanced by `step`. Without barriers every thread simply runs to its `ret`. A
 //! `bar.sync` will make `step` return a `Barrier` status; `run_cta` then advances each thread
 //! until it is at the barrier or has exited before letting any continue. That is the only
@@ -61,9 +61,9 @@ use super::{
     Space, SpecialReg, Type, UnaryOp, Value, VerifierError,
 };
 
-/// Generic address of shared offset 0 (what c[0x0][0x0] holds in our model).
+/// Generic address of shared offset 0 (what `c[0x0][0x0]` holds in our model).
 pub const SHARED_WINDOW_BASE: u64 = 0x0100_0000;
-/// Generic address of local offset 0 (c[0x0][0x4] in our model).
+/// Generic address of local offset 0 (`c[0x0][0x4]` in our model).
 pub const LOCAL_WINDOW_BASE: u64 = 0x0200_0000;
 /// Generic address of const offset 0.
 pub const CONST_WINDOW_BASE: u64 = 0x0300_0000;
