@@ -341,3 +341,12 @@ fn inconsistent_entity_tables() {
         vec!["inst0: result v40 is not defined by this instruction"]
     );
 }
+
+#[test]
+fn oversized_params_saturate_instead_of_overflowing() {
+    let mut f = Function::new("f");
+    assert_eq!(f.add_param("a", u32::MAX - 2, 1), 0);
+    assert_eq!(f.add_param("b", 8, 8), u32::MAX);
+    assert_eq!(f.param_size(), u32::MAX);
+    assert_eq!(f.param("b").map(|p| p.size), Some(8));
+}

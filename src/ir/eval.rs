@@ -57,7 +57,7 @@ use std::fmt;
 use cranelift_entity::EntityRef;
 
 use super::{
-    verify_module, BinaryOp, Block, ConvOp, CvtaDir, Function, Inst, InstData, IntCC, Module,
+    verify_in_module, BinaryOp, Block, ConvOp, CvtaDir, Function, Inst, InstData, IntCC, Module,
     Space, SpecialReg, Type, UnaryOp, Value, VerifierError,
 };
 
@@ -189,21 +189,12 @@ pub fn run(module: &Module, name: &str, launch: &Launch) -> Result<RunOutput, Ev
 
 /// Run a function that uses no module variables.
 pub fn run_function(func: &Function, launch: &Launch) -> Result<RunOutput, EvalError> {
-    let module = Module {
-        vars: Default::default(),
-        functions: vec![func.clone()],
-    };
-    run_in(&module, &module.functions[0], launch)
+    run_in(&Module::new(), func, launch)
 }
 
 /// Run `func`, whose variables live in `module`.
 pub fn run_in(module: &Module, func: &Function, launch: &Launch) -> Result<RunOutput, EvalError> {
-    // Verify just this function against the module's variables.
-    let check = Module {
-        vars: module.vars.clone(),
-        functions: vec![func.clone()],
-    };
-    verify_module(&check).map_err(EvalError::Invalid)?;
+    verify_in_module(module, func).map_err(EvalError::Invalid)?;
     check_launch(func, launch)?;
     let layout = VarLayout::new(module);
     let mut mem = Memory::new(module, &layout, launch)?;

@@ -95,7 +95,7 @@ pub mod eval;
 mod verify;
 
 pub use builder::FunctionBuilder;
-pub use verify::{verify, verify_module, VerifierError};
+pub use verify::{verify, verify_in_module, verify_module, VerifierError};
 
 use cranelift_entity::{entity_impl, PrimaryMap};
 use smallvec::SmallVec;
@@ -541,8 +541,13 @@ impl Function {
     /// Append a kernel parameter at the next offset aligned to `align` (a power of two ≥ 1)
     /// and return that offset, which is what `LoadParam` takes.
     pub fn add_param(&mut self, name: &str, size: u32, align: u32) -> u32 {
+        // Saturating: sizes come from user declarations, and the PTX checker (not this
+        // bookkeeping) is where an oversized parameter list gets its diagnostic.
         let align = align.max(1);
-        let offset = self.param_size().next_multiple_of(align);
+        let offset = self
+            .param_size()
+            .checked_next_multiple_of(align)
+            .unwrap_or(u32::MAX);
         self.params.push(KernelParam {
             name: name.to_string(),
             offset,
@@ -561,7 +566,7 @@ impl Function {
     pub fn param_size(&self) -> u32 {
         self.params
             .iter()
-            .map(|p| p.offset + p.size)
+            .map(|p| p.offset.saturating_add(p.size))
             .max()
             .unwrap_or(0)
     }
