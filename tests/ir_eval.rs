@@ -702,3 +702,107 @@ fn huge_memory_is_a_bad_launch() {
     assert!(matches!(e, EvalError::BadLaunch(_)), "{e}");
     assert!(eval::run(&m, "k", &Launch::new([1, 1, 1], [2, 1, 1])).is_ok());
 }
+
+/// sh[tid] = tid * 3; barrier; out[tid] = sh[ntid - 1 - tid], over 2 CTAs of 8 threads.
+fn reverse_kernel(with_barrier: bool) -> Vec<u32> {
+    let mut m = Module::new();
+    let sh = m.add_var(VarData {
+        name: "sh".into(),
+        space: Space::Shared,
+        size: 32,
+        align: 4,
+        init: None,
+    });
+    let mut func = Function::new("rev");
+    let out_off = func.add_param("out", 8, 8);
+    let mut b = FunctionBuilder::new(&mut func);
+    let e = b.create_block();
+    b.switch_to_block(e);
+    let out = b.load_param(Type::I64, out_off);
+    let tid = b.special_reg(SpecialReg::Tid(Dim::X));
+    let ntid = b.special_reg(SpecialReg::Ntid(Dim::X));
+    let cta = b.special_reg(SpecialReg::Ctaid(Dim::X));
+    let base = b.symbol_addr(Type::I32, sh);
+    let two = b.iconst(Type::I32, 2);
+    let three = b.iconst(Type::I32, 3);
+    let off = b.shl(tid, two);
+    let mine = b.add(base, off);
+    let val = b.mul(tid, three);
+    let val = b.add(val, cta);
+    b.store(Space::Shared, mine, 0, &[val]);
+    if with_barrier {
+        b.barrier();
+    }
+    let one = b.iconst(Type::I32, 1);
+    let last = b.sub(ntid, one);
+    let other = b.sub(last, tid);
+    let other_off = b.shl(other, two);
+    let theirs = b.add(base, other_off);
+    let x = b.load1(Space::Shared, Type::I32, theirs, 0);
+    let gid = b.mad_lo(cta, ntid, tid);
+    let four = b.iconst(Type::I32, 4);
+    let dst = b.mad_wide(false, gid, four, out);
+    b.store(Space::Global, dst, 0, &[x]);
+    b.ret();
+    m.functions.push(func);
+    let mut launch = Launch::new([2, 1, 1], [8, 1, 1]);
+    launch.params = OUT.to_le_bytes().to_vec();
+    launch.global = vec![GlobalRegion {
+        base: OUT,
+        bytes: vec![0; 64],
+    }];
+    let r = eval::run(&m, "rev", &launch).unwrap();
+    r.region(OUT)
+        .unwrap()
+        .chunks(4)
+        .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+        .collect()
+}
+
+#[test]
+fn barrier_orders_shared_memory_between_threads() {
+    let expected: Vec<u32> = (0..2u32)
+        .flat_map(|cta| (0..8u32).map(move |t| (7 - t) * 3 + cta))
+        .collect();
+    assert_eq!(reverse_kernel(true), expected);
+    // Without the barrier, threads run one after another: thread t reads slot 7 - t, which
+    // only threads before it (t > 3) have written; the others still see zero.
+    let unsynced: Vec<u32> = (0..2u32)
+        .flat_map(|cta| (0..8u32).map(move |t| if t >= 4 { (7 - t) * 3 + cta } else { 0 }))
+        .collect();
+    assert_eq!(reverse_kernel(false), unsynced);
+}
+
+#[test]
+fn threads_that_exited_count_as_arrived_at_a_barrier() {
+    // Threads 0 and 1 return at once; 2 and 3 wait at a barrier, then write out[tid] = 1.
+    let mut func = Function::new("k");
+    let out_off = func.add_param("out", 8, 8);
+    let mut b = FunctionBuilder::new(&mut func);
+    let e = b.create_block();
+    let early = b.create_block();
+    let late = b.create_block();
+    b.switch_to_block(e);
+    let tid = b.special_reg(SpecialReg::Tid(Dim::X));
+    let two = b.iconst(Type::I32, 2);
+    let p = b.icmp(IntCC::Ult, tid, two);
+    b.brif(p, early, &[], late, &[]);
+    b.switch_to_block(early);
+    b.ret();
+    b.switch_to_block(late);
+    b.barrier();
+    let out = b.load_param(Type::I64, out_off);
+    let one = b.iconst(Type::I8, 1);
+    let off = b.zext(Type::I64, tid);
+    let dst = b.add(out, off);
+    b.store(Space::Global, dst, 0, &[one]);
+    b.ret();
+    let mut launch = Launch::new([1, 1, 1], [4, 1, 1]);
+    launch.params = OUT.to_le_bytes().to_vec();
+    launch.global = vec![GlobalRegion {
+        base: OUT,
+        bytes: vec![0; 4],
+    }];
+    let r = eval::run_function(&func, &launch).unwrap();
+    assert_eq!(r.region(OUT).unwrap(), &[0, 0, 1, 1]);
+}

@@ -303,6 +303,10 @@ impl<'f> FunctionBuilder<'f> {
         )
     }
 
+    pub fn barrier(&mut self) -> Inst {
+        self.push(InstData::Barrier, &[])
+    }
+
     pub fn ret(&mut self) -> Inst {
         self.push(InstData::Return, &[])
     }

@@ -268,6 +268,7 @@ pub(crate) fn write_inst(
             else_dest,
         } => write!(f, "brif {cond}, {}, {}", Call(then_dest), Call(else_dest)),
         InstData::Return => write!(f, "ret"),
+        InstData::Barrier => write!(f, "barrier"),
     }
 }
 

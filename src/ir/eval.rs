@@ -48,9 +48,12 @@
 //! CTAs run one after another, x fastest; inside a CTA, threads run one after another in
 //! linear order. Each thread is a resumable state machine (`Thread`: current block, position,
 //! registers) advanced by `step`. Without barriers every thread simply runs to its `ret`. A
-//! `bar.sync` will make `step` return a `Barrier` status; `run_cta` then advances each thread
-//! until it is at the barrier or has exited before letting any continue. That is the only
-//! place barriers touch. A step limit (total instructions of the launch) stops infinite loops.
+//! `barrier` makes `step` return `AtBarrier`; `run_cta` advances every thread until it is at
+//! the barrier or has exited before letting any continue, and threads that exited count as
+//! arrived (PTX leaves a barrier that not all threads reach undefined; this is the choice that
+//! cannot deadlock). Because threads run in a fixed order between barriers, a data race gives
+//! one deterministic answer here, not an error: races are not detected. A step limit (total
+//! instructions of the launch) stops infinite loops.
 
 use std::fmt;
 
@@ -401,6 +404,8 @@ struct ThreadMem<'a> {
 #[derive(Copy, Clone, PartialEq, Eq, Debug)]
 enum Status {
     Running,
+    /// Stopped just after a barrier, waiting for the rest of the CTA.
+    AtBarrier,
     Exited,
 }
 
@@ -438,15 +443,37 @@ fn run_cta(
         }
     }
     let params = &ctx.launch.params[..];
-    for (thread, local) in threads.iter_mut().zip(locals.iter_mut()) {
-        let mut tm = ThreadMem {
-            mem,
-            shared: &mut shared,
-            local,
-            params,
-        };
-        // Barriers will go here: step each thread until it exits or reaches a barrier.
-        while thread.step(ctx, &mut tm, steps)? == Status::Running {}
+    let mut status = vec![Status::Running; threads.len()];
+    // Each round runs every thread, in linear order, until it exits or reaches a barrier;
+    // then the barrier opens for all waiting threads. Without barriers that is one round in
+    // which each thread runs to its end. The step limit bounds the number of rounds.
+    loop {
+        for ((thread, local), status) in threads.iter_mut().zip(&mut locals).zip(&mut status) {
+            if *status != Status::Running {
+                continue;
+            }
+            let mut tm = ThreadMem {
+                mem,
+                shared: &mut shared,
+                local,
+                params,
+            };
+            loop {
+                let s = thread.step(ctx, &mut tm, steps)?;
+                if s != Status::Running {
+                    *status = s;
+                    break;
+                }
+            }
+        }
+        if status.iter().all(|&s| s == Status::Exited) {
+            break;
+        }
+        for s in &mut status {
+            if *s == Status::AtBarrier {
+                *s = Status::Running;
+            }
+        }
     }
     Ok((shared, locals))
 }
@@ -624,6 +651,10 @@ impl Thread {
                 return Ok(Status::Running);
             }
             InstData::Return => return Ok(Status::Exited),
+            InstData::Barrier => {
+                self.pos += 1;
+                return Ok(Status::AtBarrier);
+            }
         }
         if let (Some(r), Some(x)) = (result, out) {
             self.set(r, x, ty_of(r));

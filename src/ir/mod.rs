@@ -50,6 +50,7 @@
 //! * `cvta.to.<space>` / `cvta.from.<space>`: generic ↔ space-specific addresses through the
 //!   windows of seed 6.4.1.1; see [`eval`] for the window model.
 //! * `jump`, `brif` (on a `pred`), `ret`: terminators, with block arguments.
+//! * `barrier`: PTX `bar.sync 0` without a thread count (a CTA-wide barrier).
 //!
 //! # How PTX maps onto it (for `ir::build`)
 //!
@@ -76,6 +77,7 @@
 //! st.global.u8 [r], %r1 (.u32 reg)      trunc.i8, then store.global.i8
 //! cvta.to.global.u64 / cvta.shared.u64  cvta.to.global.i64 / cvta.shared.i64
 //! bra L / @%p bra L / ret, exit         jump / brif %p, L, <fall-through block> / ret
+//! bar.sync 0                            barrier
 //! @%p add ... (a value result)          compute, then select %p, new, old
 //! @%p st ... (a side effect)            brif around it into a new block
 //! ```
@@ -86,7 +88,7 @@
 //! match the target's parameters in number and type; every block ends with exactly one
 //! terminator and has none before it; the entry block has no parameters.
 //!
-//! Floating point, atomics, barriers and calls are not here yet; they are new [`InstData`]
+//! Floating point, atomics, named/counted barriers and calls are not here yet; they are new [`InstData`]
 //! variants (and new `Opcode` spellings) and nothing else in the shape has to change.
 
 mod builder;
@@ -412,6 +414,9 @@ pub enum InstData {
         else_dest: BlockCall,
     },
     Return,
+    /// `bar.sync` / `barrier.sync` with no thread count: wait until every thread of the CTA
+    /// that has not exited has arrived here (exited threads count as arrived).
+    Barrier,
 }
 
 impl InstData {
@@ -431,7 +436,8 @@ impl InstData {
             | InstData::LoadParam { .. }
             | InstData::SpecialReg { .. }
             | InstData::SymbolAddr { .. }
-            | InstData::Return => {}
+            | InstData::Return
+            | InstData::Barrier => {}
             InstData::Unary { arg, .. }
             | InstData::Convert { arg, .. }
             | InstData::Cvta { arg, .. } => out.push(*arg),

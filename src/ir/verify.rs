@@ -443,7 +443,9 @@ impl Verifier<'_> {
                 }
                 expect_results(&[], &mut problems);
             }
-            InstData::Jump { .. } | InstData::Return => expect_results(&[], &mut problems),
+            InstData::Jump { .. } | InstData::Return | InstData::Barrier => {
+                expect_results(&[], &mut problems)
+            }
         }
         for message in problems {
             self.errors.push(VerifierError::Type { inst, message });
