@@ -873,6 +873,7 @@ impl ThreadMem<'_> {
     }
 }
 
+/// A dump of every region, for test failure messages.
 impl fmt::Display for RunOutput {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for r in &self.global {
@@ -880,6 +881,9 @@ impl fmt::Display for RunOutput {
         }
         for (i, s) in self.shared.iter().enumerate() {
             writeln!(f, "shared cta{i}: {s:02x?}")?;
+        }
+        for (i, l) in self.local.iter().enumerate() {
+            writeln!(f, "local thread{i}: {l:02x?}")?;
         }
         Ok(())
     }
