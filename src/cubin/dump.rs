@@ -99,6 +99,26 @@ fn value_text(cubin: &Cubin, a: &Attribute) -> Option<String> {
             k.cbank(),
             if k.is_cbank() { "CBANK" } else { "SMEM" },
         ),
+        Attribute::IndirectBranchTargets(entries) => {
+            let mut s = String::new();
+            for e in entries {
+                let kind = if e.kind == 1 { " (kind_call)" } else { "" };
+                let _ = write!(
+                    s,
+                    "\n\t\tOffset of Indirect Branch: 0x{:x}{kind}\t Number of targets: {}\n\t\t",
+                    e.offset,
+                    e.targets.len()
+                );
+                if !e.targets.is_empty() {
+                    s.push_str("Targets: ");
+                    for t in &e.targets {
+                        let _ = write!(s, "0x{t:x} ");
+                    }
+                }
+                s.push('\n');
+            }
+            s
+        }
         other => match other.format() {
             Format::Nval => return None,
             Format::Bval | Format::Hval => {

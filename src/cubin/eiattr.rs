@@ -67,6 +67,7 @@ pub mod code {
     pub const S2RCTAID_INSTR_OFFSETS: u8 = 0x1d;
     pub const CRS_STACK_SIZE: u8 = 0x1e;
     pub const MAX_STACK_SIZE: u8 = 0x23;
+    pub const INDIRECT_BRANCH_TARGETS: u8 = 0x34;
     pub const SW1850030_WAR: u8 = 0x2a;
     pub const REGCOUNT: u8 = 0x2f;
     pub const SW2393858_WAR: u8 = 0x30;
@@ -190,6 +191,17 @@ impl KParamInfo {
     }
 }
 
+/// One entry of `EIATTR_INDIRECT_BRANCH_TARGETS`: an indirect branch (ptxas lists its SYNC
+/// and BRX instructions here) and where it may go.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct BranchTargets {
+    /// Byte offset of the branch in `.text.<k>`.
+    pub offset: u32,
+    /// 0 for a branch, 1 for a call (cuobjdump prints `(kind_call)`).
+    pub kind: u32,
+    pub targets: Vec<u32>,
+}
+
 /// One decoded `.nv.info` record.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Attribute {
@@ -221,6 +233,9 @@ pub enum Attribute {
     S2rCtaidInstrOffsets(Vec<u32>),
     /// `EIATTR_CRS_STACK_SIZE` (bytes of call/return/sync stack).
     CrsStackSize(u32),
+    /// `EIATTR_INDIRECT_BRANCH_TARGETS`: entries of {u32 offset, u32 kind, u32 count, count
+    /// u32 targets}.
+    IndirectBranchTargets(Vec<BranchTargets>),
     /// Any other record, or a known code whose payload has an unexpected shape.
     Other {
         format: Format,
@@ -239,6 +254,30 @@ fn u32s(payload: &[u8]) -> Option<Vec<u32>> {
             .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
             .collect(),
     )
+}
+
+/// Parse INDIRECT_BRANCH_TARGETS entries; `None` unless the payload is exactly a list of
+/// well-formed entries with kinds we know (0 or 1), so odd payloads stay raw.
+fn branch_targets(payload: &[u8]) -> Option<Vec<BranchTargets>> {
+    let words = u32s(payload)?;
+    let mut out = Vec::new();
+    let mut rest = &words[..];
+    while !rest.is_empty() {
+        let [offset, kind, count, tail @ ..] = rest else {
+            return None;
+        };
+        let n = *count as usize;
+        if *kind > 1 || tail.len() < n {
+            return None;
+        }
+        out.push(BranchTargets {
+            offset: *offset,
+            kind: *kind,
+            targets: tail[..n].to_vec(),
+        });
+        rest = &tail[n..];
+    }
+    Some(out)
 }
 
 fn le32(b: &[u8], at: usize) -> u32 {
@@ -267,6 +306,7 @@ impl Attribute {
             Attribute::ExitInstrOffsets(_) => code::EXIT_INSTR_OFFSETS,
             Attribute::S2rCtaidInstrOffsets(_) => code::S2RCTAID_INSTR_OFFSETS,
             Attribute::CrsStackSize(_) => code::CRS_STACK_SIZE,
+            Attribute::IndirectBranchTargets(_) => code::INDIRECT_BRANCH_TARGETS,
             Attribute::Other { code, .. } => *code,
         }
     }
@@ -339,6 +379,9 @@ impl Attribute {
             (Format::Sval, code::CRS_STACK_SIZE, 4) => {
                 Some(Attribute::CrsStackSize(le32(payload, 0)))
             }
+            (Format::Sval, code::INDIRECT_BRANCH_TARGETS, _) => {
+                branch_targets(payload).map(Attribute::IndirectBranchTargets)
+            }
             _ => None,
         };
         typed.unwrap_or_else(|| Attribute::Other {
@@ -375,6 +418,16 @@ impl Attribute {
                 v
             }
             Attribute::ExitInstrOffsets(w) | Attribute::S2rCtaidInstrOffsets(w) => words(w),
+            Attribute::IndirectBranchTargets(entries) => {
+                let mut v = Vec::new();
+                for e in entries {
+                    v.extend_from_slice(&e.offset.to_le_bytes());
+                    v.extend_from_slice(&e.kind.to_le_bytes());
+                    v.extend_from_slice(&(e.targets.len() as u32).to_le_bytes());
+                    v.extend(e.targets.iter().flat_map(|t| t.to_le_bytes()));
+                }
+                v
+            }
             Attribute::Other { payload, .. } => payload.clone(),
         }
     }

@@ -22,7 +22,7 @@ mod read;
 mod write;
 
 pub use dump::{dump_info, header_flags_text};
-pub use eiattr::{Attribute, Format, KParamInfo};
+pub use eiattr::{Attribute, BranchTargets, Format, KParamInfo};
 pub use read::read;
 pub use write::{write, CubinSpec, DataSpec, KernelSpec, ParamSpec, RelocSpec};
 
