@@ -43,6 +43,7 @@ fn hand_spec(arch: u32, address_bits: u32) -> CubinSpec {
     b.constant2 = Some(vec![0x43, 0x42, 0x0f, 0x00]);
     CubinSpec {
         arch,
+        ptx_arch: arch,
         address_bits,
         kernels: vec![a, b],
         constant3: Some(cubin::DataSpec {

@@ -24,9 +24,10 @@
 //!   `sh_info` = register count << 24 | kernel symbol index; alignment 32.
 //! - `.nv.info.<k>` records in ptxas's order: CUDA_API_VERSION, SW2393858_WAR, SW1850030_WAR,
 //!   PARAM_CBANK, CBANK_PARAM_SIZE, KPARAM_INFO (last parameter first), MAXREG_COUNT,
-//!   S2RCTAID_INSTR_OFFSETS, EXIT_INSTR_OFFSETS, the spec's extra records, CRS_STACK_SIZE.
+//!   the spec's extra records (e.g. INT_WARP_WIDE_INSTR_OFFSETS), S2RCTAID_INSTR_OFFSETS,
+//!   EXIT_INSTR_OFFSETS, INDIRECT_BRANCH_TARGETS, CRS_STACK_SIZE.
 
-use super::eiattr::{self, Attribute, KParamInfo};
+use super::eiattr::{self, Attribute, BranchTargets, KParamInfo};
 use super::elf;
 use super::{sht, Cubin, STO_CUDA_ENTRY};
 
@@ -40,6 +41,9 @@ pub const PARAM_BASE: u16 = 0x140;
 pub struct CubinSpec {
     /// 50, 52 or 53.
     pub arch: u32,
+    /// The PTX `.target` SM (e.g. 20 for `.target sm_20` compiled for sm_50): ptxas records
+    /// it in `e_flags` bits 16..23.
+    pub ptx_arch: u32,
     /// 32 or 64 (`.address_size`).
     pub address_bits: u32,
     /// Kernels in PTX definition order.
@@ -86,6 +90,8 @@ pub struct RelocSpec {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct KernelSpec {
     pub name: String,
+    /// `.visible .entry` (a GLOBAL symbol) or plain `.entry` (LOCAL, listed first).
+    pub visible: bool,
     /// Code words (control words included), a multiple of 4 words (32-byte bundles).
     pub code: Vec<u64>,
     pub regcount: u32,
@@ -105,7 +111,9 @@ pub struct KernelSpec {
     pub exit_offsets: Vec<u32>,
     pub s2r_ctaid_offsets: Vec<u32>,
     pub crs_stack_size: Option<u32>,
-    /// Further records (e.g. INDIRECT_BRANCH_TARGETS), written after EXIT_INSTR_OFFSETS.
+    /// SYNC/BRX instructions and their targets (EIATTR_INDIRECT_BRANCH_TARGETS).
+    pub indirect_branch_targets: Vec<BranchTargets>,
+    /// Further records (e.g. INT_WARP_WIDE_INSTR_OFFSETS), written after MAXREG_COUNT.
     pub extra_info: Vec<Attribute>,
     /// `.nv.constant2.<k>` literals.
     pub constant2: Option<Vec<u8>>,
@@ -119,6 +127,7 @@ impl KernelSpec {
     pub fn new(name: &str, code: Vec<u64>, regcount: u32) -> KernelSpec {
         KernelSpec {
             name: name.to_string(),
+            visible: true,
             code,
             regcount,
             params: Vec::new(),
@@ -131,6 +140,7 @@ impl KernelSpec {
             exit_offsets: Vec::new(),
             s2r_ctaid_offsets: Vec::new(),
             crs_stack_size: None,
+            indirect_branch_targets: Vec::new(),
             extra_info: Vec::new(),
             constant2: None,
             relocs: Vec::new(),
@@ -409,7 +419,21 @@ pub fn write(spec: &CubinSpec) -> Vec<u8> {
         value: 0,
         size: 0,
     }];
+    let kernel_sym = |i: usize, k: &KernelSpec| Sym {
+        name: k.name.clone(),
+        info: (u8::from(k.visible) << 4) | elf::STT_FUNC,
+        other: STO_CUDA_ENTRY,
+        shndx: ktext[i] as u16,
+        value: 0,
+        size: (k.code.len() * 8) as u64,
+    };
+    let mut ksym = vec![0; ks.len()];
     for (i, k) in ks.iter().enumerate() {
+        // ptxas creates a non-visible kernel's (local) symbol before its section symbols.
+        if !k.visible {
+            ksym[i] = syms.len();
+            syms.push(kernel_sym(i, k));
+        }
         syms.push(section_sym(&secs, ktext[i]));
         if i == 0 {
             for (n, d, _, _) in &data_secs {
@@ -434,21 +458,14 @@ pub fn write(spec: &CubinSpec) -> Vec<u8> {
             syms.push(section_sym(&secs, si));
         }
         syms.push(section_sym(&secs, kc0[i]));
-        let _ = k;
     }
     syms.push(section_sym(&secs, rel_action));
     let first_global = syms.len();
-    let mut ksym = Vec::new();
     for (i, k) in ks.iter().enumerate() {
-        ksym.push(syms.len());
-        syms.push(Sym {
-            name: k.name.clone(),
-            info: (elf::STB_GLOBAL << 4) | elf::STT_FUNC,
-            other: STO_CUDA_ENTRY,
-            shndx: ktext[i] as u16,
-            value: 0,
-            size: (k.code.len() * 8) as u64,
-        });
+        if k.visible {
+            ksym[i] = syms.len();
+            syms.push(kernel_sym(i, k));
+        }
     }
     let sym_of = |name: &str| syms.iter().position(|s| s.name == name).unwrap_or(0);
 
@@ -649,7 +666,7 @@ pub fn write(spec: &CubinSpec) -> Vec<u8> {
     out.extend_from_slice(&0u64.to_le_bytes()); // entry
     out.extend_from_slice(&phoff.to_le_bytes());
     out.extend_from_slice(&shoff.to_le_bytes());
-    out.extend_from_slice(&elf_flags(spec.arch, spec.address_bits).to_le_bytes());
+    out.extend_from_slice(&elf_flags(spec.arch, spec.ptx_arch, spec.address_bits).to_le_bytes());
     for h in [
         64u16,
         56,
@@ -698,11 +715,11 @@ pub fn write(spec: &CubinSpec) -> Vec<u8> {
     out
 }
 
-/// ELF `e_flags` for a ptxas 11.8 cubin: SM in bits 0..7, PTX virtual SM in bits 16..23,
-/// 0x100 always (meaning unconfirmed), 0x400 for 64-bit addressing.
-pub fn elf_flags(arch: u32, address_bits: u32) -> u32 {
+/// ELF `e_flags` for a ptxas 11.8 cubin: SM in bits 0..7, the PTX `.target` SM in bits
+/// 16..23, 0x100 always (meaning unconfirmed), 0x400 for 64-bit addressing.
+pub fn elf_flags(arch: u32, ptx_arch: u32, address_bits: u32) -> u32 {
     let addr = if address_bits == 64 { 0x400 } else { 0 };
-    (arch & 0xff) | ((arch & 0xff) << 16) | 0x100 | addr
+    (arch & 0xff) | ((ptx_arch & 0xff) << 16) | 0x100 | addr
 }
 
 /// The `.nv.info.<k>` records, in ptxas's order.
@@ -729,13 +746,18 @@ fn kernel_info(k: &KernelSpec, constant0_sym: u32) -> Vec<Attribute> {
         }
     }
     v.push(Attribute::MaxRegCount(k.max_reg_count));
+    v.extend(k.extra_info.iter().cloned());
     if !k.s2r_ctaid_offsets.is_empty() {
         v.push(Attribute::S2rCtaidInstrOffsets(k.s2r_ctaid_offsets.clone()));
     }
     if !k.exit_offsets.is_empty() {
         v.push(Attribute::ExitInstrOffsets(k.exit_offsets.clone()));
     }
-    v.extend(k.extra_info.iter().cloned());
+    if !k.indirect_branch_targets.is_empty() {
+        v.push(Attribute::IndirectBranchTargets(
+            k.indirect_branch_targets.clone(),
+        ));
+    }
     if let Some(c) = k.crs_stack_size {
         v.push(Attribute::CrsStackSize(c));
     }
@@ -783,6 +805,7 @@ impl CubinSpec {
                             | Attribute::S2rCtaidInstrOffsets(_)
                             | Attribute::ExitInstrOffsets(_)
                             | Attribute::CrsStackSize(_)
+                            | Attribute::IndirectBranchTargets(_)
                     )
                 };
                 let relocs = c
@@ -802,6 +825,10 @@ impl CubinSpec {
                     .collect();
                 KernelSpec {
                     name: k.name.clone(),
+                    visible: c
+                        .symbols
+                        .get(k.symbol)
+                        .is_some_and(|s| s.info >> 4 == elf::STB_GLOBAL),
                     code: k.code.clone(),
                     regcount: k.regcount,
                     params: k
@@ -828,6 +855,14 @@ impl CubinSpec {
                     exit_offsets: k.exit_offsets(),
                     s2r_ctaid_offsets: k.s2r_ctaid_offsets(),
                     crs_stack_size: k.crs_stack_size(),
+                    indirect_branch_targets: k
+                        .info
+                        .iter()
+                        .find_map(|a| match a {
+                            Attribute::IndirectBranchTargets(v) => Some(v.clone()),
+                            _ => None,
+                        })
+                        .unwrap_or_default(),
                     extra_info: k.info.iter().filter(|a| !standard(a)).cloned().collect(),
                     constant2: k.constant2.clone(),
                     relocs,
@@ -841,6 +876,7 @@ impl CubinSpec {
             .collect();
         CubinSpec {
             arch: c.header.sm(),
+            ptx_arch: c.header.virtual_sm(),
             address_bits: if c.header.is_64bit() { 64 } else { 32 },
             kernels,
             constant3: data(".nv.constant3"),
