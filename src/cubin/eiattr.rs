@@ -490,3 +490,143 @@ pub fn encode(attrs: &[Attribute]) -> Vec<u8> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hex(s: &str) -> Vec<u8> {
+        (0..s.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+            .collect()
+    }
+
+    /// `.nv.info.k` as ptxas 11.8 wrote it for `k(.u64 a, .u32 b, .u64 c)` with one
+    /// `%ctaid.x` read and one exit.
+    const KERNEL_INFO: &str = "043704007600000001300000012a0000040a0800030000004001180003191800\
+        04170c00000000000200100000f0210004170c00000000000100080000f01100\
+        04170c00000000000000000000f02100031bff00041d040018000000041c040098000000";
+
+    #[test]
+    fn decodes_ptxas_kernel_info() {
+        let bytes = hex(KERNEL_INFO);
+        let attrs = decode(".nv.info.k", &bytes).unwrap();
+        assert_eq!(
+            attrs,
+            vec![
+                Attribute::CudaApiVersion(0x76),
+                Attribute::Sw2393858War,
+                Attribute::Sw1850030War,
+                Attribute::ParamCbank {
+                    sym: 3,
+                    offset: 0x140,
+                    size: 0x18
+                },
+                Attribute::CbankParamSize(0x18),
+                Attribute::KParamInfo(KParamInfo::plain(2, 0x10, 8)),
+                Attribute::KParamInfo(KParamInfo::plain(1, 0x8, 4)),
+                Attribute::KParamInfo(KParamInfo::plain(0, 0, 8)),
+                Attribute::MaxRegCount(0xff),
+                Attribute::S2rCtaidInstrOffsets(vec![0x18]),
+                Attribute::ExitInstrOffsets(vec![0x98]),
+            ]
+        );
+        assert_eq!(encode(&attrs), bytes);
+        let k = match attrs[5] {
+            Attribute::KParamInfo(k) => k,
+            _ => unreachable!(),
+        };
+        assert_eq!((k.size(), k.cbank(), k.is_cbank()), (8, 0x1f, true));
+    }
+
+    #[test]
+    fn unknown_and_odd_records_stay_raw() {
+        // An unknown SVAL code, an HVAL with an unknown code, and REGCOUNT with a short payload.
+        let bytes = hex("04ee0300aabbcc" /* 3-byte payload */);
+        let attrs = decode("x", &bytes).unwrap();
+        assert_eq!(
+            attrs,
+            vec![Attribute::Other {
+                format: Format::Sval,
+                code: 0xee,
+                payload: vec![0xaa, 0xbb, 0xcc]
+            }]
+        );
+        assert_eq!(encode(&attrs), bytes);
+        let bytes = hex("03ee3412");
+        let attrs = decode("x", &bytes).unwrap();
+        assert_eq!(
+            attrs,
+            vec![Attribute::Other {
+                format: Format::Hval,
+                code: 0xee,
+                payload: vec![0x34, 0x12]
+            }]
+        );
+        assert_eq!(attrs[0].name(), None);
+        assert_eq!(encode(&attrs), bytes);
+        let short_regcount = hex("042f0400aabbccdd");
+        let attrs = decode("x", &short_regcount).unwrap();
+        assert!(matches!(attrs[0], Attribute::Other { code: 0x2f, .. }));
+        assert_eq!(attrs[0].name(), Some("EIATTR_REGCOUNT"));
+        assert_eq!(encode(&attrs), short_regcount);
+    }
+
+    #[test]
+    fn branch_targets_round_trip() {
+        let bytes = hex("04341c00880000000000000001000000180100003001000001000000000000000000");
+        let bytes = bytes[..bytes.len() - 2].to_vec(); // drop the two filler bytes
+        let attrs = decode("x", &bytes).unwrap();
+        assert_eq!(
+            attrs,
+            vec![Attribute::IndirectBranchTargets(vec![
+                BranchTargets {
+                    offset: 0x88,
+                    kind: 0,
+                    targets: vec![0x118]
+                },
+                BranchTargets {
+                    offset: 0x130,
+                    kind: 1,
+                    targets: vec![]
+                },
+            ])]
+        );
+        assert_eq!(encode(&attrs), bytes);
+    }
+
+    #[test]
+    fn malformed_sections_are_errors() {
+        let err = decode(".nv.info.k", &hex("0437ff0076000000")).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "malformed .nv.info.k at byte 0x0: record 0x37 claims 255 payload bytes but only 4 remain"
+        );
+        let err = decode(".nv.info", &hex("01300000ff")).unwrap_err();
+        assert!(err.to_string().contains("1 trailing bytes"), "{err}");
+        let err = decode(".nv.info", &hex("09300000")).unwrap_err();
+        assert!(
+            err.to_string().contains("unknown record format 0x9"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn names_match_cuobjdump_for_codes_ptxas_writes() {
+        for (code, name) in [
+            (0x0a, "EIATTR_PARAM_CBANK"),
+            (0x11, "EIATTR_FRAME_SIZE"),
+            (0x17, "EIATTR_KPARAM_INFO"),
+            (0x1e, "EIATTR_CRS_STACK_SIZE"),
+            (0x28, "EIATTR_COOP_GROUP_INSTR_OFFSETS"),
+            (0x2f, "EIATTR_REGCOUNT"),
+            (0x31, "EIATTR_INT_WARP_WIDE_INSTR_OFFSETS"),
+            (0x34, "EIATTR_INDIRECT_BRANCH_TARGETS"),
+            (0x37, "EIATTR_CUDA_API_VERSION"),
+        ] {
+            assert_eq!(attr_name(code), Some(name));
+        }
+        assert_eq!(attr_name(0x41), None);
+    }
+}

@@ -18,8 +18,8 @@
 //! - String tables: ptxas interns every name it creates, including sections it then does not
 //!   emit (`.symtab_shndx`, `.nv.shared.<k>`) and symbols it drops (`_param`, `_SREG`,
 //!   `__ocg_const`, shared variables such as `$__buf__6`). We intern the same sequence so that
-//!   offsets match; the names of dropped shared-variable symbols come from
-//!   [`KernelSpec::strtab_names`] because only the compiler knows them.
+//!   offsets match for kernels without dropped variables; [`CubinSpec::strtab_order`] can give
+//!   the exact sequence of another file.
 //! - `.text.<k>`: flags `SHF_ALLOC|SHF_EXECINSTR` plus the barrier count in bits 20..26;
 //!   `sh_info` = register count << 24 | kernel symbol index; alignment 32.
 //! - `.nv.info.<k>` records in ptxas's order: CUDA_API_VERSION, SW2393858_WAR, SW1850030_WAR,
@@ -54,6 +54,12 @@ pub struct CubinSpec {
     pub global_init: Option<DataSpec>,
     /// Zero-initialised `.global` data (`.nv.global`, NOBITS; `init` is ignored).
     pub global: Option<DataSpec>,
+    /// The exact sequence of names for `.strtab` (and, those starting with `.`, for
+    /// `.shstrtab`), to reproduce a given file. `None` (what the compiler passes) uses the
+    /// order ptxas uses for kernels without internal symbols. ptxas also interns names of
+    /// symbols it later drops (shared variables such as `$__buf__6`), in an order that
+    /// depends on its internals; [`CubinSpec::from_cubin`] records them here.
+    pub strtab_order: Option<Vec<String>>,
 }
 
 /// A module-level data section and the variables in it.
@@ -118,8 +124,6 @@ pub struct KernelSpec {
     /// `.nv.constant2.<k>` literals.
     pub constant2: Option<Vec<u8>>,
     pub relocs: Vec<RelocSpec>,
-    /// Names ptxas interns in `.strtab` for symbols it later drops (shared variables).
-    pub strtab_names: Vec<String>,
 }
 
 impl KernelSpec {
@@ -144,7 +148,6 @@ impl KernelSpec {
             extra_info: Vec::new(),
             constant2: None,
             relocs: Vec::new(),
-            strtab_names: Vec::new(),
         }
     }
 
@@ -472,6 +475,12 @@ pub fn write(spec: &CubinSpec) -> Vec<u8> {
     // 3. String tables, interned in ptxas's order.
     let mut shs = StrTab::new();
     let mut strs = StrTab::new();
+    for n in spec.strtab_order.iter().flatten() {
+        if n.starts_with('.') {
+            shs.add(n);
+        }
+        strs.add(n);
+    }
     for n in [
         ".shstrtab",
         ".strtab",
@@ -491,9 +500,6 @@ pub fn write(spec: &CubinSpec) -> Vec<u8> {
         ] {
             shs.add(&n);
             strs.add(&n);
-        }
-        for n in &k.strtab_names {
-            strs.add(n);
         }
         if i == 0 {
             for (n, d, _, _) in &data_secs {
@@ -786,7 +792,6 @@ impl CubinSpec {
                     .collect(),
             })
         };
-        let orphans = strtab_orphans(c);
         let kernels = c
             .kernels
             .iter()
@@ -866,11 +871,6 @@ impl CubinSpec {
                     extra_info: k.info.iter().filter(|a| !standard(a)).cloned().collect(),
                     constant2: k.constant2.clone(),
                     relocs,
-                    strtab_names: orphans
-                        .iter()
-                        .filter(|(owner, _)| owner == &k.name)
-                        .map(|(_, n)| n.clone())
-                        .collect(),
                 }
             })
             .collect();
@@ -882,38 +882,21 @@ impl CubinSpec {
             constant3: data(".nv.constant3"),
             global_init: data(".nv.global.init"),
             global: data(".nv.global"),
+            strtab_order: strtab_names(c),
         }
     }
 }
 
-/// Names in `.strtab` that no symbol or section uses and that the writer does not produce by
-/// rule, each with the kernel whose `.text.<k>` name precedes it (ptxas's dropped shared
-/// variables, e.g. `$__buf__6`, `$k$dyn`).
-fn strtab_orphans(c: &Cubin) -> Vec<(String, String)> {
-    let Some(symtab) = c.sections.iter().find(|s| s.sh_type == elf::SHT_SYMTAB) else {
-        return Vec::new();
-    };
-    let Some(strtab) = c.sections.get(symtab.link as usize) else {
-        return Vec::new();
-    };
-    let known = |n: &str| {
-        matches!(n, "_param" | "_SREG" | "__ocg_const" | ".symtab_shndx")
-            || n.starts_with(".nv.shared.")
-            || c.symbols.iter().any(|s| s.name == n)
-            || c.sections.iter().any(|s| s.name == n)
-    };
-    let mut owner = String::new();
-    let mut out = Vec::new();
-    for raw in strtab.data.split(|&b| b == 0) {
-        let n = String::from_utf8_lossy(raw).into_owned();
-        if n.is_empty() {
-            continue;
-        }
-        if let Some(k) = n.strip_prefix(".text.") {
-            owner = k.to_string();
-        } else if !known(&n) {
-            out.push((owner.clone(), n));
-        }
-    }
-    out
+/// The names in the cubin's `.strtab`, in order.
+fn strtab_names(c: &Cubin) -> Option<Vec<String>> {
+    let symtab = c.sections.iter().find(|s| s.sh_type == elf::SHT_SYMTAB)?;
+    let strtab = c.sections.get(symtab.link as usize)?;
+    Some(
+        strtab
+            .data
+            .split(|&b| b == 0)
+            .filter(|n| !n.is_empty())
+            .map(|n| String::from_utf8_lossy(n).into_owned())
+            .collect(),
+    )
 }
