@@ -81,6 +81,23 @@ pub struct ParamSpec {
     pub size: u32,
 }
 
+/// A subroutine placed inside a kernel's `.text` (a PTX `.func`, or one of ptxas's helpers
+/// such as `$k$__cuda_sm3x_div_rn_noftz_f32_slowpath`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FunctionSpec {
+    pub name: String,
+    /// Byte offset and size within `.text.<k>`.
+    pub offset: u64,
+    pub size: u64,
+    /// ELF binding: 0 LOCAL (a non-`.visible` PTX `.func`), 1 GLOBAL (a `.visible .func`),
+    /// 2 WEAK (ptxas's helpers). LOCAL and WEAK symbols are listed among the local symbols,
+    /// as ptxas does; GLOBAL ones after them.
+    pub bind: u8,
+    pub frame_size: u32,
+    pub min_stack_size: u32,
+    pub max_stack_size: u32,
+}
+
 /// A relocation of a kernel's code against a module symbol.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RelocSpec {
@@ -106,6 +123,10 @@ pub struct KernelSpec {
     /// `.nv.shared.<k>` (size, alignment), if the kernel uses shared memory (size 0 is
     /// legitimate: a kernel that only sees module `extern .shared` gets an empty section).
     pub shared: Option<(u64, u64)>,
+    /// `.nv.local.<k>` (size, alignment): module-scope `.local` variables this kernel uses.
+    pub local: Option<(u64, u64)>,
+    /// Subroutines inside this kernel's text.
+    pub functions: Vec<FunctionSpec>,
     /// Local-memory frame bytes (FRAME_SIZE and MIN_STACK_SIZE; ptxas writes the same value).
     pub frame_size: u32,
     pub min_stack_size: u32,
@@ -136,6 +157,8 @@ impl KernelSpec {
             regcount,
             params: Vec::new(),
             shared: None,
+            local: None,
+            functions: Vec::new(),
             frame_size: 0,
             min_stack_size: 0,
             max_stack_size: 0,
@@ -342,9 +365,9 @@ pub fn write(spec: &CubinSpec) -> Vec<u8> {
             })
         })
         .collect();
-    let mut data_idx: Vec<usize> = Vec::new();
+    let mut data_idx: std::collections::HashMap<&str, usize> = Default::default();
     if let Some((n, d, t, f)) = data_secs.first().filter(|s| s.0 == ".nv.constant3") {
-        data_idx.push(push(data_section(n, d, *t, *f)));
+        data_idx.insert(n, push(data_section(n, d, *t, *f)));
     }
     let alloc = u64::from(elf::SHF_ALLOC);
     let mut kc2: Vec<Option<usize>> = Vec::new();
@@ -379,31 +402,44 @@ pub fn write(spec: &CubinSpec) -> Vec<u8> {
             push(s)
         })
         .collect();
-    for (n, d, t, f) in data_secs.iter().filter(|s| s.0 != ".nv.constant3") {
-        data_idx.push(push(data_section(n, d, *t, *f)));
+    for (n, d, t, f) in data_secs.iter().filter(|s| s.0 == ".nv.global.init") {
+        data_idx.insert(n, push(data_section(n, d, *t, *f)));
     }
-    let kshared: Vec<Option<usize>> = ks
-        .iter()
-        .map(|k| {
-            k.shared.map(|(size, align)| {
-                let mut s = Sec::new(
-                    format!(".nv.shared.{}", k.name),
-                    elf::SHT_NOBITS,
-                    u64::from(elf::SHF_ALLOC | elf::SHF_WRITE),
-                    align.max(1),
-                );
-                s.nobits_size = size;
-                push(s)
-            })
-        })
-        .collect();
-    // `data_idx` is in data_secs order: constant3 first when present, then the rest.
-    let data_index = |name: &str| -> Option<usize> {
-        data_secs
-            .iter()
-            .position(|s| s.0 == name)
-            .map(|i| data_idx[i])
+    // NOBITS sections in the order ptxas creates them: the first kernel's shared and local
+    // windows, then `.nv.global`, then the other kernels'.
+    let nobits = |name: String, (size, align): (u64, u64)| {
+        let mut s = Sec::new(
+            name,
+            elf::SHT_NOBITS,
+            u64::from(elf::SHF_ALLOC | elf::SHF_WRITE),
+            align.max(1),
+        );
+        s.nobits_size = size;
+        s
     };
+    let mut kshared: Vec<Option<usize>> = Vec::new();
+    let mut klocal: Vec<Option<usize>> = Vec::new();
+    for (i, k) in ks.iter().enumerate() {
+        kshared.push(
+            k.shared
+                .map(|sh| push(nobits(format!(".nv.shared.{}", k.name), sh))),
+        );
+        klocal.push(
+            k.local
+                .map(|l| push(nobits(format!(".nv.local.{}", k.name), l))),
+        );
+        if i == 0 {
+            for (n, d, t, f) in data_secs.iter().filter(|s| s.0 == ".nv.global") {
+                data_idx.insert(n, push(data_section(n, d, *t, *f)));
+            }
+        }
+    }
+    if ks.is_empty() {
+        for (n, d, t, f) in data_secs.iter().filter(|s| s.0 == ".nv.global") {
+            data_idx.insert(n, push(data_section(n, d, *t, *f)));
+        }
+    }
+    let data_index = |name: &str| -> Option<usize> { data_idx.get(name).copied() };
 
     // 2. Symbols, in ptxas's creation order.
     let section_sym = |secs: &Vec<Sec>, i: usize| Sym {
@@ -430,6 +466,15 @@ pub fn write(spec: &CubinSpec) -> Vec<u8> {
         value: 0,
         size: (k.code.len() * 8) as u64,
     };
+    // Subroutines inside a kernel's text (see `FunctionSpec::bind` for where they go).
+    let function_sym = |i: usize, f: &FunctionSpec| Sym {
+        name: f.name.clone(),
+        info: (f.bind << 4) | elf::STT_FUNC,
+        other: 0,
+        shndx: ktext[i] as u16,
+        value: f.offset,
+        size: f.size,
+    };
     let mut ksym = vec![0; ks.len()];
     for (i, k) in ks.iter().enumerate() {
         // ptxas creates a non-visible kernel's (local) symbol before its section symbols.
@@ -438,6 +483,12 @@ pub fn write(spec: &CubinSpec) -> Vec<u8> {
             syms.push(kernel_sym(i, k));
         }
         syms.push(section_sym(&secs, ktext[i]));
+        if let Some(si) = kshared[i].filter(|&si| secs[si].size() > 0) {
+            syms.push(section_sym(&secs, si));
+        }
+        if let Some(si) = klocal[i] {
+            syms.push(section_sym(&secs, si));
+        }
         if i == 0 {
             for (n, d, _, _) in &data_secs {
                 let si = data_index(n).unwrap_or(0);
@@ -454,11 +505,11 @@ pub fn write(spec: &CubinSpec) -> Vec<u8> {
                 }
             }
         }
-        if let Some(si) = kshared[i].filter(|&si| secs[si].size() > 0) {
-            syms.push(section_sym(&secs, si));
-        }
         if let Some(si) = kc2[i] {
             syms.push(section_sym(&secs, si));
+        }
+        for f in k.functions.iter().filter(|f| f.bind != elf::STB_GLOBAL) {
+            syms.push(function_sym(i, f));
         }
         syms.push(section_sym(&secs, kc0[i]));
     }
@@ -468,6 +519,9 @@ pub fn write(spec: &CubinSpec) -> Vec<u8> {
         if k.visible {
             ksym[i] = syms.len();
             syms.push(kernel_sym(i, k));
+        }
+        for f in k.functions.iter().filter(|f| f.bind == elf::STB_GLOBAL) {
+            syms.push(function_sym(i, f));
         }
     }
     let sym_of = |name: &str| syms.iter().position(|s| s.name == name).unwrap_or(0);
@@ -500,6 +554,13 @@ pub fn write(spec: &CubinSpec) -> Vec<u8> {
         ] {
             shs.add(&n);
             strs.add(&n);
+        }
+        for f in &k.functions {
+            strs.add(&f.name);
+        }
+        if let Some(l) = k.local.is_some().then(|| format!(".nv.local.{}", k.name)) {
+            shs.add(&l);
+            strs.add(&l);
         }
         if i == 0 {
             for (n, d, _, _) in &data_secs {
@@ -563,6 +624,27 @@ pub fn write(spec: &CubinSpec) -> Vec<u8> {
             sym,
             count: k.regcount,
         });
+        // Subroutines (last symbol first) get stack records but no REGCOUNT.
+        let mut fsyms: Vec<(u32, &FunctionSpec)> = k
+            .functions
+            .iter()
+            .map(|f| (sym_of(&f.name) as u32, f))
+            .collect();
+        fsyms.sort_by_key(|&(s, _)| std::cmp::Reverse(s));
+        for (fsym, f) in fsyms {
+            module_info.push(Attribute::MaxStackSize {
+                sym: fsym,
+                size: f.max_stack_size,
+            });
+            module_info.push(Attribute::MinStackSize {
+                sym: fsym,
+                size: f.min_stack_size,
+            });
+            module_info.push(Attribute::FrameSize {
+                sym: fsym,
+                size: f.frame_size,
+            });
+        }
         module_info.push(Attribute::MaxStackSize {
             sym,
             size: k.max_stack_size,
@@ -611,7 +693,7 @@ pub fn write(spec: &CubinSpec) -> Vec<u8> {
         secs[kc0[i]].info = ktext[i] as u32;
         secs[ktext[i]].link = symtab as u32;
         secs[ktext[i]].info = (k.regcount << 24) | ksym[i] as u32;
-        if let Some(si) = kshared[i] {
+        for si in [kshared[i], klocal[i]].into_iter().flatten() {
             secs[si].info = ktext[i] as u32;
         }
     }
@@ -622,9 +704,12 @@ pub fn write(spec: &CubinSpec) -> Vec<u8> {
     for (i, s) in secs.iter().enumerate().skip(1) {
         let off = align_up(pos, s.align);
         offsets[i] = off;
-        if s.sh_type != elf::SHT_NOBITS {
-            pos = off + s.size();
-        }
+        // A NOBITS section takes no bytes, but its aligned offset still moves the cursor.
+        pos = if s.sh_type == elf::SHT_NOBITS {
+            off
+        } else {
+            off + s.size()
+        };
     }
     let shoff = align_up(pos, 8);
     let phoff = shoff + secs.len() as u64 * 64;
@@ -845,6 +930,10 @@ impl CubinSpec {
                         })
                         .collect(),
                     shared: k.shared,
+                    local: c
+                        .section(&format!(".nv.local.{}", k.name))
+                        .map(|s| (s.size, s.align)),
+                    functions: functions_of(c, k),
                     frame_size: k.frame_size.unwrap_or(0),
                     min_stack_size: k.min_stack_size.unwrap_or(0),
                     max_stack_size: k.max_stack_size.unwrap_or(0),
@@ -885,6 +974,45 @@ impl CubinSpec {
             strtab_order: strtab_names(c),
         }
     }
+}
+
+/// The non-entry function symbols inside a kernel's text, in symbol order, with their stack
+/// records from the module `.nv.info`.
+fn functions_of(c: &Cubin, k: &super::Kernel) -> Vec<FunctionSpec> {
+    c.symbols
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| {
+            usize::from(s.shndx) == k.text_section && s.info & 0xf == elf::STT_FUNC && !s.is_entry()
+        })
+        .map(|(si, s)| {
+            let stack = |want: fn(&Attribute) -> Option<(u32, u32)>| {
+                c.info
+                    .iter()
+                    .filter_map(want)
+                    .find(|&(sym, _)| sym as usize == si)
+                    .map_or(0, |(_, v)| v)
+            };
+            FunctionSpec {
+                name: s.name.clone(),
+                offset: s.value,
+                size: s.size,
+                bind: s.info >> 4,
+                frame_size: stack(|a| match a {
+                    Attribute::FrameSize { sym, size } => Some((*sym, *size)),
+                    _ => None,
+                }),
+                min_stack_size: stack(|a| match a {
+                    Attribute::MinStackSize { sym, size } => Some((*sym, *size)),
+                    _ => None,
+                }),
+                max_stack_size: stack(|a| match a {
+                    Attribute::MaxStackSize { sym, size } => Some((*sym, *size)),
+                    _ => None,
+                }),
+            }
+        })
+        .collect()
 }
 
 /// The names in the cubin's `.strtab`, in order.
