@@ -299,6 +299,32 @@ fn writer_reproduces_ptxas_bytes_for_small_kernels() {
     }
 }
 
+#[test]
+fn reader_parses_relocatable_cubins() {
+    let Some(o) = Oracle::for_test("reader_parses_relocatable_cubins") else {
+        return;
+    };
+    for (name, arch, ptx) in SMALL {
+        let bytes = o.ptxas(ptx, arch, &["-c"]).expect("ptxas -c compiles");
+        let c = cubin::read(&bytes).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(c.header.e_type, 1, "{name}: ET_REL");
+        assert!(!c.kernels.is_empty(), "{name}");
+        for k in &c.kernels {
+            let shared = c.section(&format!(".nv.shared.{}", k.name));
+            if let Some(s) = shared {
+                assert!(s.data.is_empty(), "{name}: shared memory has no file bytes");
+                assert_eq!(k.shared, Some((s.size, s.align)));
+            }
+        }
+        let elf = o.cuobjdump(&bytes, "-elf").unwrap();
+        assert_eq!(
+            info_blocks(&elf),
+            info_blocks(&cubin::dump_info(&c)),
+            "{name}: attribute dump differs from cuobjdump -elf"
+        );
+    }
+}
+
 /// What MANIFEST.md says ptxas 11.8 does with each corpus file.
 fn manifest() -> BTreeMap<String, String> {
     let text = std::fs::read_to_string("tests/data/corpus/MANIFEST.md").unwrap();

@@ -55,6 +55,19 @@ pub mod sht {
     pub const CUDA_INFO: u32 = 0x7000_0000;
     pub const CUDA_CALLGRAPH: u32 = 0x7000_0001;
     pub const CUDA_RELOCINFO: u32 = 0x7000_000b;
+    /// Relocatable cubins (`ptxas -c`) type their memory sections too; these three occupy no
+    /// file bytes, like `SHT_NOBITS`.
+    pub const CUDA_GLOBAL: u32 = 0x7000_0007;
+    pub const CUDA_LOCAL: u32 = 0x7000_0009;
+    pub const CUDA_SHARED: u32 = 0x7000_000a;
+
+    /// Whether a section of this type has no bytes in the file.
+    pub fn is_nobits(sh_type: u32) -> bool {
+        matches!(
+            sh_type,
+            super::elf::SHT_NOBITS | CUDA_GLOBAL | CUDA_LOCAL | CUDA_SHARED
+        )
+    }
 }
 
 /// The ELF constants the reader and writer use (the values of the ELF specification; kept
@@ -136,7 +149,7 @@ pub struct Section {
     pub info: u32,
     pub align: u64,
     pub entsize: u64,
-    /// File bytes; empty for `SHT_NOBITS` and `SHT_NULL`.
+    /// File bytes; empty for `SHT_NULL` and the no-bits types ([`sht::is_nobits`]).
     pub data: Vec<u8>,
 }
 

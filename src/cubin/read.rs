@@ -144,7 +144,7 @@ pub fn read(data: &[u8]) -> Result<Cubin, CubinError> {
         let sh_type = u32_at(e, 4);
         let offset = u64_at(e, 24);
         let size = u64_at(e, 32);
-        let data = if sh_type == elf::SHT_NOBITS || sh_type == elf::SHT_NULL {
+        let data = if super::sht::is_nobits(sh_type) || sh_type == elf::SHT_NULL {
             Vec::new()
         } else {
             copied += size;
