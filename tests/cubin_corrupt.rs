@@ -119,6 +119,25 @@ fn every_truncation_is_an_error() {
     );
 }
 
+/// Found by the `cubin_read` fuzz target: a section size near `u64::MAX` overflowed the
+/// running total of copied bytes before the bounds check.
+#[test]
+fn huge_section_size_is_an_error() {
+    let mut b = base();
+    let shoff = u64::from_le_bytes(b[40..48].try_into().unwrap()) as usize;
+    let size_field = shoff + 64 + 32; // section 1 (.shstrtab), field sh_size
+    b[size_field..size_field + 8].copy_from_slice(&(u64::MAX - 1).to_le_bytes());
+    let err = cubin::read(&b).unwrap_err();
+    assert!(err.to_string().contains("section 1 contents"), "{err}");
+    // Every other section too, with the largest sizes.
+    for i in 1..u16::from_le_bytes(b[60..62].try_into().unwrap()) as usize {
+        let mut c = base();
+        let f = shoff + 64 * i + 32;
+        c[f..f + 8].copy_from_slice(&u64::MAX.to_le_bytes());
+        let _ = exercise(&c);
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(2000))]
 

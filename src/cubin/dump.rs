@@ -123,7 +123,8 @@ fn value_text(cubin: &Cubin, a: &Attribute) -> Option<String> {
             Format::Nval => return None,
             Format::Bval | Format::Hval => {
                 let p = other.payload();
-                format!("0x{:x}", u16::from_le_bytes([p[0], p[1]]))
+                let byte = |i: usize| p.get(i).copied().unwrap_or(0);
+                format!("0x{:x}", u16::from_le_bytes([byte(0), byte(1)]))
             }
             Format::Sval => words(&other.payload()),
         },

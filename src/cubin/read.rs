@@ -147,15 +147,16 @@ pub fn read(data: &[u8]) -> Result<Cubin, CubinError> {
         let data = if super::sht::is_nobits(sh_type) || sh_type == elf::SHT_NULL {
             Vec::new()
         } else {
+            // Bounds first: after this `size` is at most the file length, so the sum below
+            // cannot overflow.
+            let contents = bytes.slice(&format!("section {i} contents"), offset, size)?;
             copied += size;
             if copied > data.len() as u64 {
                 return Err(CubinError::Malformed(format!(
                     "section {i}: section contents add up to more than the file size (overlap)"
                 )));
             }
-            bytes
-                .slice(&format!("section {i} contents"), offset, size)?
-                .to_vec()
+            contents.to_vec()
         };
         name_offsets.push(u32_at(e, 0));
         sections.push(Section {
