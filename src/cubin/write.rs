@@ -7,14 +7,21 @@
 //!   `.nv.info` lists them in PTX order. `CubinSpec::kernels` is in PTX order.
 //! - Sections: null, `.shstrtab`, `.strtab`, `.symtab`, `.nv.info`, every `.nv.info.<k>`,
 //!   `.nv.rel.action`, every `.rel.text.<k>`, `.nv.constant3`, per kernel `.nv.constant2.<k>`
-//!   and `.nv.constant0.<k>`, every `.text.<k>`, `.nv.global.init`, `.nv.global`, every
-//!   `.nv.shared.<k>`. Data follows the 64-byte ELF header, each section at its alignment;
-//!   then the section header table, then the program headers (PHDR, a read-only LOAD over
-//!   constants and code, a read-write LOAD over globals and shared memory when there are any,
-//!   and a LOAD over the program header table itself).
-//! - Symbols: the null symbol, section symbols (and module data symbols) in the order ptxas
-//!   creates them, `.nv.rel.action`'s section symbol, then the kernels as `GLOBAL FUNC` with
-//!   `STO_CUDA_ENTRY`.
+//!   and `.nv.constant0.<k>`, every `.text.<k>`, `.nv.global.init`, then the NOBITS sections
+//!   in creation order (first kernel's `.nv.shared`/`.nv.local`, `.nv.global`, the other
+//!   kernels'). Data follows the 64-byte ELF header, each section at its alignment (a NOBITS
+//!   section's alignment moves the cursor too); then the section header table (8-aligned),
+//!   then the program headers (PHDR, a read-only LOAD over constants and code, a read-write
+//!   LOAD over globals, shared and local memory when there are any, and a LOAD over the
+//!   program header table itself).
+//! - Symbols, in ptxas's creation order: null; per kernel a non-`.visible` kernel's LOCAL
+//!   symbol, its `.text` section symbol, `.nv.shared` (when not empty) and `.nv.local`
+//!   section symbols, (first kernel only) module data sections each followed by its
+//!   variables, `.nv.constant2`, LOCAL/WEAK subroutines, `.nv.constant0`; then
+//!   `.nv.rel.action`; then the GLOBAL symbols: `.visible` kernels (`FUNC`, `STO_CUDA_ENTRY`),
+//!   each followed by its GLOBAL subroutines.
+//! - Module `.nv.info`, per kernel in PTX order: REGCOUNT, then MAX_STACK_SIZE /
+//!   MIN_STACK_SIZE / FRAME_SIZE for each subroutine (last symbol first), then for the kernel.
 //! - String tables: ptxas interns every name it creates, including sections it then does not
 //!   emit (`.symtab_shndx`, `.nv.shared.<k>`) and symbols it drops (`_param`, `_SREG`,
 //!   `__ocg_const`, shared variables such as `$__buf__6`). We intern the same sequence so that
