@@ -69,15 +69,37 @@ pub struct Name {
 /// One top-level directive or declaration.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Item {
-    Version { major: u32, minor: u32, span: Span },
-    Target { targets: Vec<Name>, span: Span },
-    AddressSize { size: u32, span: Span },
+    Version {
+        major: u32,
+        minor: u32,
+        span: Span,
+    },
+    Target {
+        targets: Vec<Name>,
+        span: Span,
+    },
+    AddressSize {
+        size: u32,
+        span: Span,
+    },
     /// `.file 1 "name" [, timestamp, size]`
-    File { index: u32, path: String, extra: Vec<u64>, span: Span },
+    File {
+        index: u32,
+        path: String,
+        extra: Vec<u64>,
+        span: Span,
+    },
     Loc(Loc),
-    Pragma { text: String, span: Span },
+    Pragma {
+        text: String,
+        span: Span,
+    },
     /// `.section .debug_xxx { ... }`: the body is kept verbatim (DWARF bytes are not compiled).
-    Section { name: String, body: String, span: Span },
+    Section {
+        name: String,
+        body: String,
+        span: Span,
+    },
     Var(VarDecl),
     Function(Function),
 }
@@ -648,7 +670,9 @@ impl Instruction {
         })
     }
     pub fn has_flag(&self, flag: &str) -> bool {
-        self.mods.iter().any(|m| matches!(m, Modifier::Flag(f) if *f == flag))
+        self.mods
+            .iter()
+            .any(|m| matches!(m, Modifier::Flag(f) if *f == flag))
     }
 }
 
@@ -720,14 +744,25 @@ pub enum Operand {
         comp: Option<Component>,
     },
     /// `V.x`: one element of a vector register.
-    Elem { name: Name, comp: Component },
+    Elem {
+        name: Name,
+        comp: Component,
+    },
     Imm(Imm, Span),
     /// `[var]`, `[reg]`, `[reg+imm]`, `[var+imm]`, `[imm]`.
     Address(AddrExpr),
     /// `var+imm` without brackets: the address of a variable plus a byte offset (`mov`).
-    NameOffset { name: Name, offset: i64, span: Span },
+    NameOffset {
+        name: Name,
+        offset: i64,
+        span: Span,
+    },
     /// `var[imm]`, `var[reg+imm]`: array element notation.
-    Indexed { base: Name, index: AddrExpr, span: Span },
+    Indexed {
+        base: Name,
+        index: AddrExpr,
+        span: Span,
+    },
     /// `{a, b, c, d}`.
     Vector(Vec<Operand>, Span),
     /// `[tex, sampler, {x, y}]`: texture and surface operands.
@@ -854,7 +889,14 @@ pub const SPECIAL_REGISTERS: &[&str] = &[
 pub fn special_has_components(name: &str) -> bool {
     matches!(
         name,
-        "%tid" | "%ntid" | "%ctaid" | "%nctaid" | "%clusterid" | "%nclusterid" | "%cluster_ctaid" | "%cluster_nctaid"
+        "%tid"
+            | "%ntid"
+            | "%ctaid"
+            | "%nctaid"
+            | "%clusterid"
+            | "%nclusterid"
+            | "%cluster_ctaid"
+            | "%cluster_nctaid"
     )
 }
 
@@ -971,7 +1013,9 @@ fn clear_block(b: &mut Block) {
 
 fn clear_operand(o: &mut Operand) {
     match o {
-        Operand::Name(n) | Operand::Special { name: n, .. } | Operand::Elem { name: n, .. } => clear_name(n),
+        Operand::Name(n) | Operand::Special { name: n, .. } | Operand::Elem { name: n, .. } => {
+            clear_name(n)
+        }
         Operand::NameOffset { name, span, .. } => {
             clear_name(name);
             *span = Span::default();

@@ -65,7 +65,11 @@ struct Checker<'a, 'f> {
 
 /// Split `%rd12` into (`%rd`, 12) for parameterized register lookup.
 fn split_numbered(name: &str) -> Option<(&str, u32)> {
-    let digits = name.bytes().rev().take_while(|b| b.is_ascii_digit()).count();
+    let digits = name
+        .bytes()
+        .rev()
+        .take_while(|b| b.is_ascii_digit())
+        .count();
     if digits == 0 || digits == name.len() {
         return None;
     }
@@ -92,7 +96,8 @@ impl<'a, 'f> Checker<'a, 'f> {
                 Item::Target { targets, .. } => {
                     for t in targets {
                         if let Some(n) = t.text.strip_prefix("sm_") {
-                            let digits: String = n.chars().take_while(|c| c.is_ascii_digit()).collect();
+                            let digits: String =
+                                n.chars().take_while(|c| c.is_ascii_digit()).collect();
                             if digits.parse::<u32>().map(|v| v > 53).unwrap_or(false) {
                                 self.warning(
                                     t.span,
@@ -111,7 +116,10 @@ impl<'a, 'f> Checker<'a, 'f> {
                     if matches!(v.space, StateSpace::Param | StateSpace::Sreg) {
                         self.error(
                             v.span,
-                            format!("{} variables cannot be declared at module scope", v.space.name()),
+                            format!(
+                                "{} variables cannot be declared at module scope",
+                                v.space.name()
+                            ),
                         );
                     }
                     if v.ty == Type::SamplerRef && !independent {
@@ -126,15 +134,29 @@ impl<'a, 'f> Checker<'a, 'f> {
                     let defined = f.body.is_some();
                     match self.globals.get(f.name.text.as_str()) {
                         Some(Sym::Func { defined: true }) if defined => {
-                            self.error(f.name.span, format!("duplicate definition of function '{}'", f.name.text));
+                            self.error(
+                                f.name.span,
+                                format!("duplicate definition of function '{}'", f.name.text),
+                            );
                         }
                         Some(Sym::Var(_)) => {
-                            self.error(f.name.span, format!("duplicate declaration of '{}'", f.name.text));
+                            self.error(
+                                f.name.span,
+                                format!("duplicate declaration of '{}'", f.name.text),
+                            );
                         }
                         _ => {}
                     }
-                    let was_defined = matches!(self.globals.get(f.name.text.as_str()), Some(Sym::Func { defined: true }));
-                    self.globals.insert(&f.name.text, Sym::Func { defined: defined || was_defined });
+                    let was_defined = matches!(
+                        self.globals.get(f.name.text.as_str()),
+                        Some(Sym::Func { defined: true })
+                    );
+                    self.globals.insert(
+                        &f.name.text,
+                        Sym::Func {
+                            defined: defined || was_defined,
+                        },
+                    );
                     self.function(f);
                 }
                 _ => {}
@@ -155,7 +177,10 @@ impl<'a, 'f> Checker<'a, 'f> {
             }
         }
         if v.ty == Type::Pred && v.space != StateSpace::Reg {
-            self.error(v.span, "predicate variables may only be declared in the .reg state space");
+            self.error(
+                v.span,
+                "predicate variables may only be declared in the .reg state space",
+            );
         }
         if let Some(n) = v.vector {
             if v.ty == Type::Pred {
@@ -163,7 +188,11 @@ impl<'a, 'f> Checker<'a, 'f> {
             } else if n * v.ty.bits() > 128 {
                 self.error(
                     v.span,
-                    format!("vector .v{n} .{} is {} bits; vectors cannot exceed 128 bits", v.ty.name(), n * v.ty.bits()),
+                    format!(
+                        "vector .v{n} .{} is {} bits; vectors cannot exceed 128 bits",
+                        v.ty.name(),
+                        n * v.ty.bits()
+                    ),
                 );
             }
         }
@@ -174,11 +203,17 @@ impl<'a, 'f> Checker<'a, 'f> {
             if global {
                 if let Some(prev) = self.globals.get(d.name.text.as_str()) {
                     let extern_pair = match prev {
-                        Sym::Var(p) => p.linkage.contains(&Linkage::Extern) || v.linkage.contains(&Linkage::Extern),
+                        Sym::Var(p) => {
+                            p.linkage.contains(&Linkage::Extern)
+                                || v.linkage.contains(&Linkage::Extern)
+                        }
                         _ => false,
                     };
                     if !extern_pair {
-                        self.error(d.name.span, format!("duplicate declaration of '{}'", d.name.text));
+                        self.error(
+                            d.name.span,
+                            format!("duplicate declaration of '{}'", d.name.text),
+                        );
                         continue;
                     }
                 }
@@ -194,16 +229,25 @@ impl<'a, 'f> Checker<'a, 'f> {
                 scope.names.insert(&d.name.text, Sym::Var(v)).is_some()
             };
             if dup {
-                self.error(d.name.span, format!("duplicate declaration of '{}'", d.name.text));
+                self.error(
+                    d.name.span,
+                    format!("duplicate declaration of '{}'", d.name.text),
+                );
             }
         }
     }
 
     fn initializer(&mut self, v: &'a VarDecl, d: &'a Declarator, init: &'a Init) {
-        if matches!(v.space, StateSpace::Reg | StateSpace::Param | StateSpace::Local | StateSpace::Shared) {
+        if matches!(
+            v.space,
+            StateSpace::Reg | StateSpace::Param | StateSpace::Local | StateSpace::Shared
+        ) {
             self.error(
                 init.span(),
-                format!("bad initializer: {} variables cannot be initialized", v.space.name()),
+                format!(
+                    "bad initializer: {} variables cannot be initialized",
+                    v.space.name()
+                ),
             );
             return;
         }
@@ -220,7 +264,10 @@ impl<'a, 'f> Checker<'a, 'f> {
                     if items.len() as u64 > *n {
                         self.error(
                             *span,
-                            format!("bad initializer: {} elements for an array of {n}", items.len()),
+                            format!(
+                                "bad initializer: {} elements for an array of {n}",
+                                items.len()
+                            ),
                         );
                     }
                 }
@@ -248,16 +295,28 @@ impl<'a, 'f> Checker<'a, 'f> {
                 if v.ty.kind() != TypeKind::Float && v.ty.kind() != TypeKind::Bits {
                     self.error(
                         *span,
-                        format!("bad initializer: floating-point value for a .{} variable", v.ty.name()),
+                        format!(
+                            "bad initializer: floating-point value for a .{} variable",
+                            v.ty.name()
+                        ),
                     );
                 }
             }
             Init::Addr { name, .. } => {
                 if v.ty.bits() < 32 && v.ty.kind() != TypeKind::Bits {
-                    self.error(name.span, format!("bad initializer: an address does not fit in .{}", v.ty.name()));
+                    self.error(
+                        name.span,
+                        format!(
+                            "bad initializer: an address does not fit in .{}",
+                            v.ty.name()
+                        ),
+                    );
                 }
                 if !self.globals.contains_key(name.text.as_str()) {
-                    self.error(name.span, format!("undeclared variable '{}' in initializer", name.text));
+                    self.error(
+                        name.span,
+                        format!("undeclared variable '{}' in initializer", name.text),
+                    );
                 }
             }
         }
@@ -345,7 +404,11 @@ impl<'a, 'f> Checker<'a, 'f> {
                 if v.ty != Type::Pred || v.space != StateSpace::Reg {
                     self.error(
                         g.pred.span,
-                        format!("guard '{}' is not a predicate register (declared .{})", g.pred.text, v.ty.name()),
+                        format!(
+                            "guard '{}' is not a predicate register (declared .{})",
+                            g.pred.text,
+                            v.ty.name()
+                        ),
                     );
                 }
             }
@@ -453,7 +516,11 @@ impl<'a, 'f> Checker<'a, 'f> {
             match o {
                 Operand::Name(n) => {
                     if self.lookup(&n.text).is_none() {
-                        let what = if i.opcode == Opcode::Bra { "label" } else { "function" };
+                        let what = if i.opcode == Opcode::Bra {
+                            "label"
+                        } else {
+                            "function"
+                        };
                         self.error(n.span, format!("undeclared {what} '{}'", n.text));
                     }
                 }
@@ -469,7 +536,9 @@ impl<'a, 'f> Checker<'a, 'f> {
 
     fn resolve_operand(&mut self, o: &Operand) {
         match o {
-            Operand::Name(n) | Operand::Elem { name: n, .. } | Operand::NameOffset { name: n, .. } => {
+            Operand::Name(n)
+            | Operand::Elem { name: n, .. }
+            | Operand::NameOffset { name: n, .. } => {
                 self.resolve(n);
             }
             Operand::Address(a) => {
@@ -565,13 +634,23 @@ impl<'a, 'f> Checker<'a, 'f> {
         if i.opcode == Opcode::St && space == Some(StateSpace::Const) {
             self.error(i.opcode_span, "'st' cannot write to the .const state space");
         }
-        if matches!(i.opcode, Opcode::Ld | Opcode::St | Opcode::Ldu | Opcode::Atom | Opcode::Red)
-            && matches!(space, Some(StateSpace::Reg | StateSpace::Sreg | StateSpace::Tex))
-        {
+        if matches!(
+            i.opcode,
+            Opcode::Ld | Opcode::St | Opcode::Ldu | Opcode::Atom | Opcode::Red
+        ) && matches!(
+            space,
+            Some(StateSpace::Reg | StateSpace::Sreg | StateSpace::Tex)
+        ) {
             let s = space.map(|s| s.name()).unwrap_or("");
-            self.error(i.opcode_span, format!("'{}' cannot access the {s} state space", i.opcode.name()));
+            self.error(
+                i.opcode_span,
+                format!("'{}' cannot access the {s} state space", i.opcode.name()),
+            );
         }
-        if !matches!(i.opcode, Opcode::Ld | Opcode::St | Opcode::Ldu | Opcode::Atom | Opcode::Red | Opcode::Prefetch) {
+        if !matches!(
+            i.opcode,
+            Opcode::Ld | Opcode::St | Opcode::Ldu | Opcode::Atom | Opcode::Red | Opcode::Prefetch
+        ) {
             return;
         }
         for o in &i.operands {
@@ -585,7 +664,11 @@ impl<'a, 'f> Checker<'a, 'f> {
                     if matches!(v.ty.kind(), TypeKind::Float | TypeKind::Pred) {
                         self.error(
                             base.span,
-                            format!("malformed address: register '{}' is .{}, not an integer", base.text, v.ty.name()),
+                            format!(
+                                "malformed address: register '{}' is .{}, not an integer",
+                                base.text,
+                                v.ty.name()
+                            ),
                         );
                     }
                 }
@@ -675,10 +758,17 @@ pub fn compatible(want: Type, reg: Type, widen: bool) -> bool {
     match want.kind() {
         TypeKind::Bits => true,
         TypeKind::Signed | TypeKind::Unsigned => {
-            matches!(reg.kind(), TypeKind::Bits | TypeKind::Signed | TypeKind::Unsigned)
+            matches!(
+                reg.kind(),
+                TypeKind::Bits | TypeKind::Signed | TypeKind::Unsigned
+            )
         }
         // Packed and half types share registers with bit types of their size.
-        TypeKind::Float => reg.kind() == TypeKind::Bits || (widen && reg.kind() == TypeKind::Float && rb == wb),
-        TypeKind::Pred | TypeKind::Opaque => reg.kind() == TypeKind::Bits || reg.kind() == want.kind(),
+        TypeKind::Float => {
+            reg.kind() == TypeKind::Bits || (widen && reg.kind() == TypeKind::Float && rb == wb)
+        }
+        TypeKind::Pred | TypeKind::Opaque => {
+            reg.kind() == TypeKind::Bits || reg.kind() == want.kind()
+        }
     }
 }

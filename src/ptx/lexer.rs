@@ -311,7 +311,12 @@ mod tests {
         let mut d = vec![];
         lex(&f, &mut d)
             .into_iter()
-            .map(|t| (t.kind, f.text[t.span.start as usize..t.span.end as usize].to_string()))
+            .map(|t| {
+                (
+                    t.kind,
+                    f.text[t.span.start as usize..t.span.end as usize].to_string(),
+                )
+            })
             .collect()
     }
 
@@ -322,9 +327,30 @@ mod tests {
         assert_eq!(
             texts,
             vec![
-                "ld", ".global", ".L2::128B", ".v4", ".f32", "{", "%r1", "}", ",", "[", "a", "+",
-                "-", "4", "]", ";", "0f3F800000", "0d3FF0000000000000", "1.5", "0x1FU", "017",
-                "0b101", ".2d", ""
+                "ld",
+                ".global",
+                ".L2::128B",
+                ".v4",
+                ".f32",
+                "{",
+                "%r1",
+                "}",
+                ",",
+                "[",
+                "a",
+                "+",
+                "-",
+                "4",
+                "]",
+                ";",
+                "0f3F800000",
+                "0d3FF0000000000000",
+                "1.5",
+                "0x1FU",
+                "017",
+                "0b101",
+                ".2d",
+                ""
             ]
         );
         assert_eq!(k[16].0, Tok::F32);

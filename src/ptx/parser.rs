@@ -33,6 +33,7 @@ pub fn parse(file: &Arc<SourceFile>) -> (Option<Module>, Vec<Diagnostic>) {
         pos: 0,
         diags: &mut diags,
         depth: 0,
+        fatal: false,
     };
     let module = p.module();
     let usable = !module.items.is_empty() || p.diags.iter().all(|d| !d.is_error());
@@ -46,9 +47,13 @@ struct Parser<'a> {
     pos: usize,
     diags: &'a mut Vec<Diagnostic>,
     depth: u32,
+    /// Set after an error that ends parsing (too deep nesting): no follow-on errors.
+    fatal: bool,
 }
 
-const SPACE_WORDS: &[&str] = &[".reg", ".sreg", ".const", ".global", ".local", ".param", ".shared", ".tex"];
+const SPACE_WORDS: &[&str] = &[
+    ".reg", ".sreg", ".const", ".global", ".local", ".param", ".shared", ".tex",
+];
 
 impl<'a> Parser<'a> {
     // ---- token helpers -------------------------------------------------------------------
@@ -142,7 +147,15 @@ impl<'a> Parser<'a> {
         self.depth += 1;
         if self.depth > MAX_DEPTH {
             let span = self.tok().span;
-            self.error(span, format!("nesting too deep (more than {MAX_DEPTH} levels)"));
+            self.error(
+                span,
+                format!("nesting too deep (more than {MAX_DEPTH} levels)"),
+            );
+            // Give up on the rest of the file: recovering inside a pathological nest would
+            // only produce follow-on noise.
+            self.pos = self.toks.len() - 1;
+            self.fatal = true;
+            self.depth -= 1;
             return Err(());
         }
         Ok(())
@@ -244,7 +257,11 @@ impl<'a> Parser<'a> {
     fn float_bits(&mut self, t: Token) -> PResult<Imm> {
         let text = self.text_of(t);
         let digits = &text[2..];
-        let (want, f32) = if t.kind == Tok::F32 { (8, true) } else { (16, false) };
+        let (want, f32) = if t.kind == Tok::F32 {
+            (8, true)
+        } else {
+            (16, false)
+        };
         if digits.len() != want || !digits.bytes().all(|b| b.is_ascii_hexdigit()) {
             self.error(
                 t.span,
@@ -289,8 +306,16 @@ impl<'a> Parser<'a> {
             let op_tok = self.bump();
             let rhs = self.binary(prec + 1)?;
             let span = lhs.1.to(rhs.1);
-            let (Imm::Int { value: a, unsigned: ua }, Imm::Int { value: b, unsigned: ub }) =
-                (lhs.0, rhs.0)
+            let (
+                Imm::Int {
+                    value: a,
+                    unsigned: ua,
+                },
+                Imm::Int {
+                    value: b,
+                    unsigned: ub,
+                },
+            ) = (lhs.0, rhs.0)
             else {
                 self.error(span, "floating-point constant in an integer expression");
                 return Err(());
@@ -317,7 +342,10 @@ impl<'a> Parser<'a> {
                 Tok::Star => a.wrapping_mul(b),
                 Tok::Slash | Tok::Percent => {
                     if b == 0 {
-                        self.error(op_tok.span.to(rhs.1), "division by zero in constant expression");
+                        self.error(
+                            op_tok.span.to(rhs.1),
+                            "division by zero in constant expression",
+                        );
                         return Err(());
                     }
                     match (op, unsigned) {
@@ -623,7 +651,11 @@ impl<'a> Parser<'a> {
             file,
             line,
             col,
-            extra: if end.end as usize > extra_start { extra } else { String::new() },
+            extra: if end.end as usize > extra_start {
+                extra
+            } else {
+                String::new()
+            },
             span: start.to(end),
         })
     }
@@ -667,7 +699,10 @@ impl<'a> Parser<'a> {
             } else if let Some(n) = w.strip_prefix('v').and_then(|n| n.parse::<u32>().ok()) {
                 self.bump();
                 if !matches!(n, 2 | 4 | 8) {
-                    self.error(t.span, format!("invalid vector width '.v{n}' (expected .v2, .v4 or .v8)"));
+                    self.error(
+                        t.span,
+                        format!("invalid vector width '.v{n}' (expected .v2, .v4 or .v8)"),
+                    );
                     return Err(());
                 }
                 vector = Some(n);
@@ -680,7 +715,10 @@ impl<'a> Parser<'a> {
                 ty = Some(tt);
             } else if w == "ptr" {
                 self.bump();
-                ptr = Some(PtrAttr { space: None, align: None });
+                ptr = Some(PtrAttr {
+                    space: None,
+                    align: None,
+                });
             } else if let (Some(p), Some(sp)) = (&mut ptr, StateSpace::from_name(w)) {
                 self.bump();
                 p.space = Some(sp);
@@ -710,7 +748,10 @@ impl<'a> Parser<'a> {
                 }
                 self.expect(Tok::RParen, "')'")?;
             } else {
-                self.error(t.span, format!("unexpected '{}' in declaration", self.text_of(t)));
+                self.error(
+                    t.span,
+                    format!("unexpected '{}' in declaration", self.text_of(t)),
+                );
                 return Err(());
             }
         }
@@ -732,7 +773,10 @@ impl<'a> Parser<'a> {
             ptr,
             attributes,
             names,
-            span: start.to(Span::new(self.prev_end() as usize, self.prev_end() as usize)),
+            span: start.to(Span::new(
+                self.prev_end() as usize,
+                self.prev_end() as usize,
+            )),
         })
     }
 
@@ -810,7 +854,13 @@ impl<'a> Parser<'a> {
                 let inner = self.init_addr(Some(mask), t.span)?;
                 let close = self.expect(Tok::RParen, "')'")?;
                 Ok(match inner {
-                    Init::Addr { name, generic, offset, mask, .. } => Init::Addr {
+                    Init::Addr {
+                        name,
+                        generic,
+                        offset,
+                        mask,
+                        ..
+                    } => Init::Addr {
                         name,
                         generic,
                         offset,
@@ -849,7 +899,10 @@ impl<'a> Parser<'a> {
             generic,
             offset,
             mask,
-            span: start.to(Span::new(self.prev_end() as usize, self.prev_end() as usize)),
+            span: start.to(Span::new(
+                self.prev_end() as usize,
+                self.prev_end() as usize,
+            )),
         })
     }
 
@@ -888,7 +941,10 @@ impl<'a> Parser<'a> {
                     while self.eat(Tok::Comma) {
                         v.push(self.const_u32("thread count")?.0);
                     }
-                    let span = t.span.to(Span::new(self.prev_end() as usize, self.prev_end() as usize));
+                    let span = t.span.to(Span::new(
+                        self.prev_end() as usize,
+                        self.prev_end() as usize,
+                    ));
                     perf.push(if self.text_of(t) == ".maxntid" {
                         PerfDirective::MaxNtid(v, span)
                     } else {
@@ -920,7 +976,8 @@ impl<'a> Parser<'a> {
         }
         let body = if self.peek() == Tok::LBrace {
             Some(self.block()?)
-        } else if self.peek() == Tok::Eof || (self.peek() == Tok::Dot && is_item_start(self.text())) {
+        } else if self.peek() == Tok::Eof || (self.peek() == Tok::Dot && is_item_start(self.text()))
+        {
             None
         } else {
             self.expect(Tok::Semi, "'{' or ';'")?;
@@ -936,7 +993,10 @@ impl<'a> Parser<'a> {
             noreturn,
             perf,
             body,
-            span: start.to(Span::new(self.prev_end() as usize, self.prev_end() as usize)),
+            span: start.to(Span::new(
+                self.prev_end() as usize,
+                self.prev_end() as usize,
+            )),
         })
     }
 
@@ -972,7 +1032,9 @@ impl<'a> Parser<'a> {
             match self.peek() {
                 Tok::RBrace => break,
                 Tok::Eof => {
-                    self.error(open.span, "unclosed '{': missing '}'");
+                    if !self.fatal {
+                        self.error(open.span, "unclosed '{': missing '}'");
+                    }
                     return Err(());
                 }
                 _ => {}
@@ -982,7 +1044,7 @@ impl<'a> Parser<'a> {
                 Ok(Some(s)) => stmts.push(s),
                 Ok(None) => {}
                 Err(()) => {
-                    if self.depth > MAX_DEPTH {
+                    if self.fatal {
                         return Err(());
                     }
                     self.recover_stmt();
@@ -1021,7 +1083,10 @@ impl<'a> Parser<'a> {
                 }
                 w => {
                     let w = w.to_string();
-                    self.error(t.span, format!("unexpected directive '{w}' in function body"));
+                    self.error(
+                        t.span,
+                        format!("unexpected directive '{w}' in function body"),
+                    );
                     Err(())
                 }
             },
@@ -1263,7 +1328,15 @@ impl<'a> Parser<'a> {
                     _ => Ok(Operand::Name(name)),
                 }
             }
-            Tok::Int | Tok::Float | Tok::F32 | Tok::F64 | Tok::Minus | Tok::Tilde | Tok::LParen | Tok::Plus | Tok::Bang => {
+            Tok::Int
+            | Tok::Float
+            | Tok::F32
+            | Tok::F64
+            | Tok::Minus
+            | Tok::Tilde
+            | Tok::LParen
+            | Tok::Plus
+            | Tok::Bang => {
                 let (v, span) = self.expr()?;
                 Ok(Operand::Imm(v, span))
             }
@@ -1305,7 +1378,10 @@ impl<'a> Parser<'a> {
             Ok(AddrExpr {
                 base: Some(base),
                 offset,
-                span: start.to(Span::new(self.prev_end() as usize, self.prev_end() as usize)),
+                span: start.to(Span::new(
+                    self.prev_end() as usize,
+                    self.prev_end() as usize,
+                )),
             })
         } else {
             if self.peek() == Tok::RBracket {

@@ -19,7 +19,9 @@ impl Display for Module {
                     writeln!(f, ".target {}", t.join(", "))?
                 }
                 Item::AddressSize { size, .. } => writeln!(f, ".address_size {size}")?,
-                Item::File { index, path, extra, .. } => {
+                Item::File {
+                    index, path, extra, ..
+                } => {
                     write!(f, ".file {index} {}", quote(path))?;
                     for e in extra {
                         write!(f, ", {e}")?;
@@ -229,7 +231,10 @@ impl Display for Function {
 }
 
 fn join(v: &[u32]) -> String {
-    v.iter().map(|n| n.to_string()).collect::<Vec<_>>().join(", ")
+    v.iter()
+        .map(|n| n.to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn block(f: &mut Formatter<'_>, b: &Block, depth: usize) -> fmt::Result {
@@ -353,7 +358,9 @@ fn dump_item(out: &mut String, item: &Item) {
             writeln!(out, "  target {}", t.join(", "))
         }
         Item::AddressSize { size, .. } => writeln!(out, "  address_size {size}"),
-        Item::File { index, path, extra, .. } => {
+        Item::File {
+            index, path, extra, ..
+        } => {
             writeln!(out, "  file {index} {} extra={extra:?}", quote(path))
         }
         Item::Loc(l) => writeln!(out, "  loc {} {} {} {:?}", l.file, l.line, l.col, l.extra),
@@ -577,7 +584,9 @@ fn dump_operand(out: &mut String, o: &Operand) {
             comp.map(|c| format!(".{}", c.name())).unwrap_or_default()
         ),
         Operand::Elem { name, comp } => write!(out, "elem({}.{})", name.text, comp.name()),
-        Operand::NameOffset { name, offset, .. } => write!(out, "name_offset({}{offset:+})", name.text),
+        Operand::NameOffset { name, offset, .. } => {
+            write!(out, "name_offset({}{offset:+})", name.text)
+        }
         Operand::Imm(v, _) => {
             dump_imm(out, v);
             Ok(())
