@@ -251,6 +251,23 @@ impl<'a, 'f> Checker<'a, 'f> {
             );
             return;
         }
+        if v.linkage.contains(&Linkage::Extern) {
+            self.error(
+                init.span(),
+                "bad initializer: external variables cannot be initialized",
+            );
+            return;
+        }
+        if matches!(v.ty, Type::F16 | Type::F16x2 | Type::Pred) {
+            self.error(
+                init.span(),
+                format!(
+                    "bad initializer: .{} variables cannot be initialized",
+                    v.ty.name()
+                ),
+            );
+            return;
+        }
         let dims = d.resolved_dims();
         self.init_shape(v, init, &dims);
     }
@@ -302,8 +319,8 @@ impl<'a, 'f> Checker<'a, 'f> {
                     );
                 }
             }
-            Init::Addr { name, .. } => {
-                if v.ty.bits() < 32 && v.ty.kind() != TypeKind::Bits {
+            Init::Addr { name, mask, .. } => {
+                if mask.is_none() && v.ty.bits() < 32 {
                     self.error(
                         name.span,
                         format!(

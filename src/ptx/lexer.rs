@@ -133,6 +133,13 @@ pub fn lex(file: &Arc<SourceFile>, diags: &mut Vec<Diagnostic>) -> Vec<Token> {
                 toks.push(tok(Tok::Ident, start, i));
                 continue;
             }
+            // `.05` (a float with no integer part, as in `{.05, .1}`): digits not followed by
+            // a letter. `.2d` and `.1d` stay modifiers.
+            b'.' if i + 1 < n && s[i + 1].is_ascii_digit() && dot_float_len(&s[i..]).is_some() => {
+                i += dot_float_len(&s[i..]).unwrap_or(1);
+                toks.push(tok(Tok::Float, start, i));
+                continue;
+            }
             b'.' if i + 1 < n && is_ident_char(s[i + 1]) => {
                 i += 1;
                 loop {
@@ -293,6 +300,32 @@ pub fn lex(file: &Arc<SourceFile>, diags: &mut Vec<Diagnostic>) -> Vec<Token> {
     }
     toks.push(tok(Tok::Eof, n, n));
     toks
+}
+
+/// Length of a `.digits[e[+-]digits]` float at the start of `s`, if it is one (not followed by
+/// a letter, digit or `_`).
+fn dot_float_len(s: &[u8]) -> Option<usize> {
+    let mut i = 1;
+    while i < s.len() && s[i].is_ascii_digit() {
+        i += 1;
+    }
+    if i < s.len() && matches!(s[i], b'e' | b'E') {
+        let mut j = i + 1;
+        if j < s.len() && matches!(s[j], b'+' | b'-') {
+            j += 1;
+        }
+        if j < s.len() && s[j].is_ascii_digit() {
+            while j < s.len() && s[j].is_ascii_digit() {
+                j += 1;
+            }
+            i = j;
+        }
+    }
+    if i < s.len() && is_ident_char(s[i]) {
+        None
+    } else {
+        Some(i)
+    }
 }
 
 fn tok(kind: Tok, start: usize, end: usize) -> Token {

@@ -851,6 +851,19 @@ impl<'a> Parser<'a> {
                     _ => unreachable!("int_value returns Int"),
                 };
                 self.bump();
+                if self.peek() != Tok::Ident {
+                    // `0xFF00(1000 + 546)`: the mask applied to a constant folds to a value.
+                    let (v, _) = self.const_int("constant")?;
+                    let close = self.expect(Tok::RParen, "')'")?;
+                    let value = ((v as u64 & mask) >> mask.trailing_zeros().min(63)) as i64;
+                    return Ok(Init::Imm(
+                        Imm::Int {
+                            value,
+                            unsigned: false,
+                        },
+                        t.span.to(close.span),
+                    ));
+                }
                 let inner = self.init_addr(Some(mask), t.span)?;
                 let close = self.expect(Tok::RParen, "')'")?;
                 Ok(match inner {

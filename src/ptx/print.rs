@@ -409,10 +409,16 @@ fn dump_var(out: &mut String, v: &VarDecl) {
             let _ = write!(out, "<{r}>");
         }
         if !d.dims.is_empty() {
+            // An omitted dimension shows the size the initializer gives it in parentheses.
             let dims: Vec<String> = d
                 .dims
                 .iter()
-                .map(|x| x.map(|n| n.to_string()).unwrap_or_default())
+                .zip(d.resolved_dims())
+                .map(|(written, resolved)| match (written, resolved) {
+                    (Some(n), _) => n.to_string(),
+                    (None, Some(n)) => format!("({n})"),
+                    (None, None) => String::new(),
+                })
                 .collect();
             let _ = write!(out, " dims=[{}]", dims.join("]["));
         }
@@ -490,7 +496,14 @@ fn dump_function(out: &mut String, func: &Function) {
         dump_var(out, p);
     }
     for p in &func.perf {
-        let _ = writeln!(out, "    perf {p:?}");
+        let _ = match p {
+            PerfDirective::MaxNtid(v, _) => writeln!(out, "    perf maxntid {v:?}"),
+            PerfDirective::ReqNtid(v, _) => writeln!(out, "    perf reqntid {v:?}"),
+            PerfDirective::MinNctaPerSm(n, _) => writeln!(out, "    perf minnctapersm {n}"),
+            PerfDirective::MaxNctaPerSm(n, _) => writeln!(out, "    perf maxnctapersm {n}"),
+            PerfDirective::MaxNreg(n, _) => writeln!(out, "    perf maxnreg {n}"),
+            PerfDirective::Pragma(t, _) => writeln!(out, "    perf pragma {t:?}"),
+        };
     }
     match &func.body {
         Some(b) => dump_block(out, b, 2),
