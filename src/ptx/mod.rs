@@ -25,6 +25,7 @@ pub mod parser;
 pub mod print;
 
 pub use check::check;
+pub use opcodes::Opcode;
 pub use parser::parse;
 pub use print::dump_ast;
 
