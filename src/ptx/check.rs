@@ -355,10 +355,10 @@ impl<'a, 'f> Checker<'a, 'f> {
     fn collect_labels(&mut self, b: &'a Block) {
         for s in &b.stmts {
             match s {
-                Statement::Label(n) | Statement::Prototype { name: n, .. } => {
-                    if !self.labels.insert(&n.text) {
-                        self.error(n.span, format!("duplicate label '{}'", n.text));
-                    }
+                Statement::Label(n) | Statement::Prototype { name: n, .. }
+                    if !self.labels.insert(&n.text) =>
+                {
+                    self.error(n.span, format!("duplicate label '{}'", n.text));
                 }
                 Statement::Block(inner) => self.collect_labels(inner),
                 _ => {}
@@ -370,13 +370,9 @@ impl<'a, 'f> Checker<'a, 'f> {
         self.scopes.push(Scope::default());
         for s in &b.stmts {
             match s {
-                Statement::Var(v) => {
-                    if matches!(v.space, StateSpace::Global | StateSpace::Const) {
-                        // Function-scope .global/.const variables are statically allocated but
-                        // still scoped names.
-                    }
-                    self.var_decl(v, false)
-                }
+                // Function-scope .global/.const variables are statically allocated but their
+                // names are still scoped like registers.
+                Statement::Var(v) => self.var_decl(v, false),
                 Statement::Instr(i) => self.instruction(i),
                 Statement::Block(inner) => self.block(inner),
                 Statement::Prototype { .. } => {}

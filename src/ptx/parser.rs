@@ -791,7 +791,7 @@ impl<'a> Parser<'a> {
         }
         let mut dims = Vec::new();
         while self.peek() == Tok::LBracket {
-            let open = self.bump();
+            self.bump();
             if self.eat(Tok::RBracket) {
                 dims.push(None);
                 continue;
@@ -802,7 +802,6 @@ impl<'a> Parser<'a> {
                 return Err(());
             }
             self.expect(Tok::RBracket, "']'")?;
-            let _ = open;
             dims.push(Some(n as u64));
         }
         let init = if self.eat(Tok::Eq) {

@@ -73,12 +73,8 @@ impl Display for Imm {
     fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
         match *self {
             Imm::Int { value, unsigned } => {
-                if value < 0 {
-                    // Parenthesised so `[r+-4]` and `a - -4` stay unambiguous.
-                    write!(f, "{value}")?;
-                } else {
-                    write!(f, "{value}")?;
-                }
+                // Negative values print as `-4`; `[r+-4]` and `x+-4` reparse to the same offset.
+                write!(f, "{value}")?;
                 if unsigned {
                     f.write_str("U")?;
                 }
