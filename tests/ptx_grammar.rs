@@ -372,3 +372,16 @@ fn opcode_table_covers_the_isa() {
         assert!(Opcode::from_name(name).is_some(), "{name}");
     }
 }
+
+#[test]
+fn branch_targets_and_brx() {
+    let m = module(&kernel(
+        "\t.reg .u32 i;\n\tts: .branchtargets A, B;\n\tbrx.idx i, ts;\nA:\nB:",
+    ));
+    let f = m.functions().next().unwrap();
+    let has_targets = f.body.as_ref().unwrap().stmts.iter().any(
+        |s| matches!(s, Statement::Targets { calls: false, targets, .. } if targets.len() == 2),
+    );
+    assert!(has_targets);
+    assert_eq!(instrs(&m)[0].opcode, Opcode::Brx);
+}

@@ -455,6 +455,13 @@ pub enum Statement {
     Block(Block),
     Loc(Loc),
     Pragma(String, Span),
+    /// `name: .branchtargets L1, L2;` (for `brx.idx`) or `name: .calltargets f, g;`.
+    Targets {
+        name: Name,
+        calls: bool,
+        targets: Vec<Name>,
+        span: Span,
+    },
     /// `name: .callprototype (rets) _ (params);`
     Prototype {
         name: Name,
@@ -987,6 +994,16 @@ fn clear_block(b: &mut Block) {
             Statement::Block(b) => clear_block(b),
             Statement::Loc(l) => l.span = Span::default(),
             Statement::Pragma(_, s) => *s = Span::default(),
+            Statement::Targets {
+                name,
+                targets,
+                span,
+                ..
+            } => {
+                clear_name(name);
+                *span = Span::default();
+                targets.iter_mut().for_each(clear_name);
+            }
             Statement::Prototype {
                 name,
                 rets,

@@ -355,7 +355,9 @@ impl<'a, 'f> Checker<'a, 'f> {
     fn collect_labels(&mut self, b: &'a Block) {
         for s in &b.stmts {
             match s {
-                Statement::Label(n) | Statement::Prototype { name: n, .. }
+                Statement::Label(n)
+                | Statement::Prototype { name: n, .. }
+                | Statement::Targets { name: n, .. }
                     if !self.labels.insert(&n.text) =>
                 {
                     self.error(n.span, format!("duplicate label '{}'", n.text));
@@ -376,6 +378,14 @@ impl<'a, 'f> Checker<'a, 'f> {
                 Statement::Instr(i) => self.instruction(i),
                 Statement::Block(inner) => self.block(inner),
                 Statement::Prototype { .. } => {}
+                Statement::Targets { targets, calls, .. } => {
+                    for t in targets {
+                        if self.lookup(&t.text).is_none() {
+                            let what = if *calls { "function" } else { "label" };
+                            self.error(t.span, format!("undeclared {what} '{}'", t.text));
+                        }
+                    }
+                }
                 Statement::Label(_) | Statement::Loc(_) | Statement::Pragma(..) => {}
             }
         }

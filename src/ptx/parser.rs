@@ -1108,6 +1108,20 @@ impl<'a> Parser<'a> {
                 if self.is_dot(".callprototype") {
                     return self.prototype(name).map(Some);
                 }
+                if self.is_dot(".branchtargets") || self.is_dot(".calltargets") {
+                    let calls = self.bump().span.len() == ".calltargets".len();
+                    let mut targets = vec![self.name("a target")?];
+                    while self.eat(Tok::Comma) {
+                        targets.push(self.name("a target")?);
+                    }
+                    let end = self.expect(Tok::Semi, "';'")?;
+                    return Ok(Some(Statement::Targets {
+                        span: name.span.to(end.span),
+                        name,
+                        calls,
+                        targets,
+                    }));
+                }
                 Ok(Some(Statement::Label(name)))
             }
             Tok::Ident | Tok::At => Ok(Some(Statement::Instr(self.instruction()?))),

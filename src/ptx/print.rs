@@ -247,6 +247,20 @@ fn block(f: &mut Formatter<'_>, b: &Block, depth: usize) -> fmt::Result {
             }
             Statement::Loc(l) => writeln!(f, "{ind}\t{l}")?,
             Statement::Pragma(t, _) => writeln!(f, "{ind}\t{};", pragma(t))?,
+            Statement::Targets {
+                name,
+                calls,
+                targets,
+                ..
+            } => {
+                let t: Vec<_> = targets.iter().map(|t| t.text.as_str()).collect();
+                let kw = if *calls {
+                    ".calltargets"
+                } else {
+                    ".branchtargets"
+                };
+                writeln!(f, "{}: {kw} {};", name.text, t.join(", "))?
+            }
             Statement::Prototype {
                 name,
                 rets,
@@ -525,6 +539,20 @@ fn dump_block(out: &mut String, b: &Block, depth: usize) {
             }
             Statement::Loc(l) => writeln!(out, "{ind}  loc {} {} {}", l.file, l.line, l.col),
             Statement::Pragma(t, _) => writeln!(out, "{ind}  pragma {t:?}"),
+            Statement::Targets {
+                name,
+                calls,
+                targets,
+                ..
+            } => {
+                let t: Vec<_> = targets.iter().map(|t| t.text.as_str()).collect();
+                let kw = if *calls {
+                    "calltargets"
+                } else {
+                    "branchtargets"
+                };
+                writeln!(out, "{ind}  {kw} {} = {}", name.text, t.join(", "))
+            }
             Statement::Prototype {
                 name, rets, params, ..
             } => {
