@@ -230,3 +230,11 @@ fn vector_too_wide() {
         "t.ptx:4:1: error: vector .v4 .f64 is 256 bits; vectors cannot exceed 128 bits\n4 | .global .v4 .f64 v;\n  | ^^^^^^^^^^^^^^^^^^^\n",
     );
 }
+
+#[test]
+fn store_without_address() {
+    expect_error(
+        ".version 7.0\n.target sm_50\n.entry k()\n{\n\t.reg .u32 %r<3>;\n\tst.global.u32 %r1, %r2;\n}\n",
+        "t.ptx:6:16: error: malformed address: operand 1 of 'st' must be an address such as [reg] or [var+imm]\n6 |  st.global.u32 %r1, %r2;\n  |                ^^^\n",
+    );
+}

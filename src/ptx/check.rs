@@ -451,6 +451,7 @@ impl<'a, 'f> Checker<'a, 'f> {
             }
         }
         self.spaces(i);
+        self.shape(i);
         let types = i.types();
         let Some(&ty) = types.last() else { return };
         let ops = &i.operands;
@@ -648,6 +649,28 @@ impl<'a, 'f> Checker<'a, 'f> {
                 self.pred_operand(i, &Operand::Name(b.clone()));
             }
             _ => {}
+        }
+    }
+
+    /// Operand shapes the table's counts do not capture: where loads and stores take their
+    /// address.
+    fn shape(&mut self, i: &Instruction) {
+        let addr_at = match i.opcode {
+            Opcode::Ld | Opcode::Ldu => 1,
+            Opcode::St => 0,
+            _ => return,
+        };
+        if let Some(o) = i.operands.get(addr_at) {
+            if !matches!(o, Operand::Address(_) | Operand::Indexed { .. }) {
+                self.error(
+                    o.span(),
+                    format!(
+                        "malformed address: operand {} of '{}' must be an address such as [reg] or [var+imm]",
+                        addr_at + 1,
+                        i.opcode.name()
+                    ),
+                );
+            }
         }
     }
 
