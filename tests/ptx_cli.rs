@@ -30,10 +30,18 @@ fn errors_exit_1_with_rendered_diagnostics() {
     let dir = std::env::temp_dir().join(format!("leafold-cli-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let bad = dir.join("bad.ptx");
-    std::fs::write(&bad, ".version 7.0\n.target sm_50\n.entry k()\n{\n\tfrob;\n}\n").unwrap();
-    let (code, _, stderr) = leafold(&["check", "tests/data/ptx/vectors.ptx", bad.to_str().unwrap()]);
+    std::fs::write(
+        &bad,
+        ".version 7.0\n.target sm_50\n.entry k()\n{\n\tfrob;\n}\n",
+    )
+    .unwrap();
+    let (code, _, stderr) =
+        leafold(&["check", "tests/data/ptx/vectors.ptx", bad.to_str().unwrap()]);
     assert_eq!(code, 1);
-    let expected = format!("{}:5:2: error: unknown opcode 'frob'\n5 |  frob;\n  |  ^^^^\n", bad.display());
+    let expected = format!(
+        "{}:5:2: error: unknown opcode 'frob'\n5 |  frob;\n  |  ^^^^\n",
+        bad.display()
+    );
     assert_eq!(stderr, expected);
 }
 
@@ -45,7 +53,10 @@ fn warnings_alone_exit_0() {
     std::fs::write(&f, ".version 7.0\n.target sm_75\n").unwrap();
     let (code, _, stderr) = leafold(&["check", f.to_str().unwrap()]);
     assert_eq!(code, 0);
-    assert!(stderr.contains("warning: target 'sm_75' is newer than sm_53"), "{stderr}");
+    assert!(
+        stderr.contains("warning: target 'sm_75' is newer than sm_53"),
+        "{stderr}"
+    );
 }
 
 #[test]
