@@ -238,3 +238,19 @@ fn store_without_address() {
         "t.ptx:6:16: error: malformed address: operand 1 of 'st' must be an address such as [reg] or [var+imm]\n6 |  st.global.u32 %r1, %r2;\n  |                ^^^\n",
     );
 }
+
+#[test]
+fn label_used_as_data() {
+    expect_error(
+        ".version 7.0\n.target sm_50\n.entry k()\n{\n\t.reg .u32 %r1;\nL:\n\tadd.u32 %r1, %r1, L;\n\tret;\n}\n",
+        "t.ptx:7:20: error: label 'L' can only be used by branch and call instructions\n7 |  add.u32 %r1, %r1, L;\n  |                    ^\n",
+    );
+}
+
+#[test]
+fn float_constant_for_integer_instruction() {
+    expect_error(
+        ".version 7.0\n.target sm_50\n.entry k()\n{\n\t.reg .u32 %r1;\n\tadd.u32 %r1, %r1, 1.5;\n\tret;\n}\n",
+        "t.ptx:6:20: error: type mismatch: floating-point constant where 'add.u32' expects .u32\n6 |  add.u32 %r1, %r1, 1.5;\n  |                    ^^^\n",
+    );
+}

@@ -35,6 +35,7 @@ pub fn check(module: &Module, file: &Arc<SourceFile>) -> Vec<Diagnostic> {
         globals: HashMap::new(),
         scopes: Vec::new(),
         labels: HashSet::new(),
+        in_control: false,
     };
     c.module(module);
     c.diags
@@ -44,8 +45,11 @@ pub fn check(module: &Module, file: &Arc<SourceFile>) -> Vec<Diagnostic> {
 #[derive(Copy, Clone)]
 enum Sym<'a> {
     Var(&'a VarDecl),
-    Func { defined: bool },
-    Prototype,
+    Func {
+        defined: bool,
+    },
+    /// A label, `.callprototype` or `.branchtargets` name: only branch and call operands.
+    Label,
 }
 
 #[derive(Default)]
@@ -61,6 +65,8 @@ struct Checker<'a, 'f> {
     globals: HashMap<&'a str, Sym<'a>>,
     scopes: Vec<Scope<'a>>,
     labels: HashSet<&'a str>,
+    /// Inside the operands of a branch or call (where labels are allowed).
+    in_control: bool,
 }
 
 /// Split `%rd12` into (`%rd`, 12) for parameterized register lookup.
@@ -406,17 +412,24 @@ impl<'a, 'f> Checker<'a, 'f> {
             }
         }
         if self.labels.contains(name) {
-            // Labels and prototypes live in the function; report them as such.
-            return Some(Sym::Prototype);
+            return Some(Sym::Label);
         }
         self.globals.get(name).copied()
     }
 
-    /// Resolve a name used as an operand; reports undeclared names.
+    /// Resolve a name used as an operand; reports undeclared names and labels used as data.
     fn resolve(&mut self, n: &Name) -> Option<Sym<'a>> {
         let s = self.lookup(&n.text);
-        if s.is_none() {
-            self.error(n.span, format!("undeclared identifier '{}'", n.text));
+        match s {
+            None => self.error(n.span, format!("undeclared identifier '{}'", n.text)),
+            Some(Sym::Label) if !self.in_control => self.error(
+                n.span,
+                format!(
+                    "label '{}' can only be used by branch and call instructions",
+                    n.text
+                ),
+            ),
+            _ => {}
         }
         s
     }
@@ -441,7 +454,9 @@ impl<'a, 'f> Checker<'a, 'f> {
         // registers or variables.
         match info.rule {
             Rule::Control => {
+                self.in_control = true;
                 self.control(i);
+                self.in_control = false;
                 return;
             }
             _ => {
@@ -622,6 +637,18 @@ impl<'a, 'f> Checker<'a, 'f> {
                 }
             }
             Operand::Not(inner, _) => self.operand_type(i, inner, ty, widen),
+            Operand::Imm(Imm::F32(_) | Imm::F64(_), span)
+                if matches!(ty.kind(), TypeKind::Signed | TypeKind::Unsigned) =>
+            {
+                self.error(
+                    *span,
+                    format!(
+                        "type mismatch: floating-point constant where '{}' expects .{}",
+                        instr_name(i),
+                        ty.name()
+                    ),
+                );
+            }
             _ => {}
         }
     }

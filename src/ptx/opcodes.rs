@@ -115,7 +115,7 @@ opcodes! {
     Bra "bra" [0; 0 0 0 0 0] ["uni"] 1 1 Control;
     Brev "brev" [B; 0 0 0 0 0] [] 2 2 Same;
     Brkpt "brkpt" [0; 0 0 0 0 0] [] 0 0 Free;
-    Brx "brx" [0; 0 0 0 0 0] ["idx" "uni"] 2 2 Free;
+    Brx "brx" [0; 0 0 0 0 0] ["idx" "uni"] 2 2 Control;
     Call "call" [0; 0 0 0 0 0] ["uni"] 1 4 Control;
     Clz "clz" [B; 0 0 0 0 0] [] 2 2 Free;
     Cnot "cnot" [B; 0 0 0 0 0] [] 2 2 Same;
