@@ -385,3 +385,20 @@ fn branch_targets_and_brx() {
     assert!(has_targets);
     assert_eq!(instrs(&m)[0].opcode, Opcode::Brx);
 }
+
+#[test]
+fn sampler_field_initializers_in_independent_mode() {
+    let src = ".version 7.0\n.target sm_50, texmode_independent\n.global .samplerref s = { addr_mode_0 = clamp_to_edge, filter_mode = nearest, force_unnormalized_coords = 1 };\n.global .texref t;\n";
+    let file = SourceFile::new("t.ptx", src);
+    let (m, _) = ptx::parse_and_check(&file).unwrap_or_else(|d| panic!("{d}"));
+    let v = vars(&m);
+    let Some(Init::Fields(fields, _)) = &v[0].names[0].init else {
+        panic!()
+    };
+    assert_eq!(fields.len(), 3);
+    assert!(matches!(&fields[0].1, FieldValue::Word(w) if w.text == "clamp_to_edge"));
+    assert_eq!(fields[2].1, FieldValue::Int(1));
+    // Printing reparses to the same thing.
+    let (again, _) = ptx::parse(&SourceFile::new("p.ptx", m.to_string()));
+    assert!(again.unwrap().without_spans() == m.without_spans());
+}

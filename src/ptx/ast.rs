@@ -385,12 +385,22 @@ pub enum Init {
         span: Span,
     },
     List(Vec<Init>, Span),
+    /// `{ addr_mode_0 = clamp_to_edge, filter_mode = linear }`: the fields of an opaque
+    /// `.samplerref`/`.texref` variable (texmode_independent).
+    Fields(Vec<(Name, FieldValue)>, Span),
+}
+
+/// The value of an opaque-variable field: a keyword such as `clamp_to_edge` or a number.
+#[derive(Clone, Debug, PartialEq)]
+pub enum FieldValue {
+    Word(Name),
+    Int(i64),
 }
 
 impl Init {
     pub fn span(&self) -> Span {
         match self {
-            Init::Imm(_, s) | Init::List(_, s) => *s,
+            Init::Imm(_, s) | Init::List(_, s) | Init::Fields(_, s) => *s,
             Init::Addr { span, .. } => *span,
         }
     }
@@ -981,6 +991,15 @@ fn clear_init(i: &mut Init) {
         Init::List(items, s) => {
             *s = Span::default();
             items.iter_mut().for_each(clear_init);
+        }
+        Init::Fields(fields, s) => {
+            *s = Span::default();
+            for (k, v) in fields {
+                clear_name(k);
+                if let FieldValue::Word(w) = v {
+                    clear_name(w);
+                }
+            }
         }
     }
 }

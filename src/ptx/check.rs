@@ -274,6 +274,28 @@ impl<'a, 'f> Checker<'a, 'f> {
             );
             return;
         }
+        let opaque = v.ty.kind() == TypeKind::Opaque;
+        match init {
+            Init::Fields(..) if opaque => return,
+            Init::Fields(_, span) => {
+                self.error(
+                    *span,
+                    format!(
+                        "bad initializer: field list for a non-opaque .{} variable",
+                        v.ty.name()
+                    ),
+                );
+                return;
+            }
+            _ if opaque => {
+                self.error(
+                    init.span(),
+                    format!("bad initializer: .{} takes a field list such as {{ filter_mode = nearest }}", v.ty.name()),
+                );
+                return;
+            }
+            _ => {}
+        }
         let dims = d.resolved_dims();
         self.init_shape(v, init, &dims);
     }
@@ -312,7 +334,9 @@ impl<'a, 'f> Checker<'a, 'f> {
 
     fn init_scalar(&mut self, v: &'a VarDecl, init: &'a Init) {
         match init {
-            Init::List(_, span) => self.error(*span, "bad initializer: too many levels of braces"),
+            Init::List(_, span) | Init::Fields(_, span) => {
+                self.error(*span, "bad initializer: too many levels of braces")
+            }
             Init::Imm(Imm::Int { .. }, _) => {}
             Init::Imm(_, span) => {
                 if v.ty.kind() != TypeKind::Float && v.ty.kind() != TypeKind::Bits {

@@ -827,6 +827,25 @@ impl<'a> Parser<'a> {
     fn init_inner(&mut self) -> PResult<Init> {
         let t = self.tok();
         match t.kind {
+            Tok::LBrace if self.peek_at(1) == Tok::Ident && self.peek_at(2) == Tok::Eq => {
+                self.bump();
+                let mut fields = Vec::new();
+                loop {
+                    let key = self.name("a field name")?;
+                    self.expect(Tok::Eq, "'='")?;
+                    let value = if self.peek() == Tok::Ident {
+                        FieldValue::Word(self.name("a field value")?)
+                    } else {
+                        FieldValue::Int(self.const_int("field value")?.0)
+                    };
+                    fields.push((key, value));
+                    if !self.eat(Tok::Comma) {
+                        break;
+                    }
+                }
+                let close = self.expect(Tok::RBrace, "'}' or ','")?;
+                Ok(Init::Fields(fields, t.span.to(close.span)))
+            }
             Tok::LBrace => {
                 self.bump();
                 let mut items = Vec::new();

@@ -161,6 +161,19 @@ impl Display for Init {
                 }
                 Ok(())
             }
+            Init::Fields(fields, _) => {
+                f.write_str("{")?;
+                for (i, (k, v)) in fields.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    match v {
+                        FieldValue::Word(w) => write!(f, "{} = {}", k.text, w.text)?,
+                        FieldValue::Int(n) => write!(f, "{} = {n}", k.text)?,
+                    }
+                }
+                f.write_str("}")
+            }
             Init::List(items, _) => {
                 f.write_str("{")?;
                 for (i, it) in items.iter().enumerate() {
@@ -468,6 +481,16 @@ fn dump_init(out: &mut String, i: &Init) {
                 offset,
                 mask.map(|m| format!(" mask=0x{m:x}")).unwrap_or_default()
             );
+        }
+        Init::Fields(fields, _) => {
+            let parts: Vec<String> = fields
+                .iter()
+                .map(|(k, v)| match v {
+                    FieldValue::Word(w) => format!("{}={}", k.text, w.text),
+                    FieldValue::Int(n) => format!("{}={n}", k.text),
+                })
+                .collect();
+            let _ = write!(out, "fields({})", parts.join(", "));
         }
         Init::List(items, _) => {
             out.push('{');
