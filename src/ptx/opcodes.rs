@@ -123,7 +123,7 @@ opcodes! {
     Cos "cos" [F32; 0 0 0 0 0] ["approx" "ftz"] 2 2 Same;
     Cp "cp" [ALL; 1 0 0 0 1] [] 0 8 Free;
     Createpolicy "createpolicy" [B; 0 0 0 0 1] [] 2 4 Free;
-    Cvt "cvt" [ALL; 0 0 1 0 0] ["ftz" "sat" "relu" "satfinite"] 2 3 Cvt;
+    Cvt "cvt" [ALL; 0 0 1 0 0] ["ftz" "sat" "relu" "satfinite" "pack"] 2 4 Cvt;
     Cvta "cvta" [U; 1 0 0 0 0] ["to"] 2 2 Free;
     Discard "discard" [0; 1 0 0 0 1] [] 2 2 Free;
     Div "div" [I | F; 0 0 1 0 0] ["approx" "full" "ftz"] 3 3 Same;
