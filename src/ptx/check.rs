@@ -424,8 +424,15 @@ impl<'a, 'f> Checker<'a, 'f> {
 
     fn lookup(&self, name: &str) -> Option<Sym<'a>> {
         for scope in self.scopes.iter().rev() {
-            if let Some(s) = scope.names.get(name) {
-                return Some(*s);
+            // Empty maps are skipped without hashing: compiler output declares registers
+            // with ranges only, so most lookups hash once.
+            if !scope.names.is_empty() {
+                if let Some(s) = scope.names.get(name) {
+                    return Some(*s);
+                }
+            }
+            if scope.ranges.is_empty() {
+                continue;
             }
             if let Some((prefix, n)) = split_numbered(name) {
                 if let Some((count, decl)) = scope.ranges.get(prefix) {
