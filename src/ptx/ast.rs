@@ -143,10 +143,10 @@ pub enum StateSpace {
     Local,
     Param,
     Shared,
-    /// `.shared::cta` / `.shared::cluster` are kept as Shared with this flag.
+    /// `.shared::cluster` (`.shared::cta` is plain `Shared`). An instruction without a state
+    /// space modifier uses generic addressing: [`Instruction::space`] is `None`.
     SharedCluster,
     Tex,
-    Generic,
 }
 
 impl StateSpace {
@@ -161,7 +161,6 @@ impl StateSpace {
             StateSpace::Shared => ".shared",
             StateSpace::SharedCluster => ".shared::cluster",
             StateSpace::Tex => ".tex",
-            StateSpace::Generic => "",
         }
     }
 
