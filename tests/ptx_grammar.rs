@@ -402,3 +402,13 @@ fn sampler_field_initializers_in_independent_mode() {
     let (again, _) = ptx::parse(&SourceFile::new("p.ptx", m.to_string()));
     assert!(again.unwrap().without_spans() == m.without_spans());
 }
+
+#[test]
+fn nothing_usable_gives_none() {
+    let (m, d) = ptx::parse(&SourceFile::new("g.ptx", "this is not ptx"));
+    assert!(m.is_none());
+    assert_eq!(d[0].message, "expected a directive, found 'this'");
+    // An empty file is a valid (empty) module.
+    let (m, d) = ptx::parse(&SourceFile::new("e.ptx", ""));
+    assert!(m.is_some() && d.is_empty());
+}
