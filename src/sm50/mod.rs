@@ -323,10 +323,12 @@ pub mod rt {
     }
 
     /// Memory address `[Ra+off]`: offset omitted when 0; with Ra = RZ the offset alone,
-    /// printed unsigned.
+    /// printed unsigned (`[RZ]` when it is 0 too).
     pub fn mem(s: &mut String, ra: u64, off: u64, bits: u32, reuse: bool) {
         s.push('[');
-        if ra == 255 {
+        if ra == 255 && off == 0 {
+            s.push_str("RZ");
+        } else if ra == 255 {
             hex(s, off);
         } else {
             reg(s, ra, reuse);
