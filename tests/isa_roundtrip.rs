@@ -53,8 +53,16 @@ fn forms_have_distinct_opcodes_for_their_own_words() {
 fn known_ptxas_words() {
     // From sm50-isa.md §3.2 / §3.6 (ptxas output); printed as cuobjdump prints them.
     let cases = [
-        (0x4bd7818005070300u64, 0x08, "LEA R0.CC, R3, c[0x0][0x140], 0x3"),
-        (0x1a1f010005170303, 0x10, "LEA.HI.X R3, R3, c[0x0][0x144], R2, 0x3"),
+        (
+            0x4bd7818005070300u64,
+            0x08,
+            "LEA R0.CC, R3, c[0x0][0x140], 0x3",
+        ),
+        (
+            0x1a1f010005170303,
+            0x10,
+            "LEA.HI.X R3, R3, c[0x0][0x144], R2, 0x3",
+        ),
         (0x36d7800032070002, 0x18, "LEA R2.CC, R0, 0x320"),
         (0x5bd801c00ff70003, 0x28, "LEA.HI.X P0, R3, R0, RZ, R3"),
         (0x37d0007fffe70000, 0x30, "LEA P0, R0, R0, -0x2"),
@@ -79,8 +87,16 @@ fn operands_and_timing() {
     let i = sm50::decode(0x5bd801c00ff70003).unwrap();
     let mut ops = Vec::new();
     i.operands(|o| ops.push(o));
-    assert!(ops.contains(&Operand::Reg { reg: 3, width: 1, def: true }));
-    assert!(ops.contains(&Operand::Reg { reg: 0, width: 1, def: false }));
+    assert!(ops.contains(&Operand::Reg {
+        reg: 3,
+        width: 1,
+        def: true
+    }));
+    assert!(ops.contains(&Operand::Reg {
+        reg: 0,
+        width: 1,
+        def: false
+    }));
     assert!(ops.contains(&Operand::Pred { pred: 0, def: true }));
     assert!(ops.contains(&Operand::Cc { def: false }));
     let t = i.timing();
@@ -97,8 +113,16 @@ fn operands_and_timing() {
     assert_eq!(
         ops,
         vec![
-            Operand::Reg { reg: 2, width: 2, def: true },
-            Operand::Reg { reg: 4, width: 2, def: false },
+            Operand::Reg {
+                reg: 2,
+                width: 2,
+                def: true
+            },
+            Operand::Reg {
+                reg: 4,
+                width: 2,
+                def: false
+            },
         ]
     );
     assert!(ldg.timing().variable);

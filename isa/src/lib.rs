@@ -310,6 +310,13 @@ fn b_group(k: &str) -> Result<Vec<FieldDef>, String> {
     let l = |s: &str| parse_field(s);
     Ok(match k {
         "reg" => vec![l("rb reg 20:8 use B")?],
+        "reg2" => vec![l("rb reg 20:8 use B w2")?],
+        // FADD/DADD read their B register through the C port: its reuse flag is bit 2.
+        "regc" => vec![l("rb reg 20:8 use C")?],
+        "reg2c" => vec![l("rb reg 20:8 use C w2")?],
+        // MUFU/DSETP-style: nvdisasm prints no reuse flag on this operand.
+        "regn" => vec![l("rb reg 20:8 use")?],
+        "reg2n" => vec![l("rb reg 20:8 use w2")?],
         "cbuf" => vec![l("cbo u 20:14")?, l("cbk u 34:5")?],
         "imm20s" | "imm20u" | "imm20n" | "f32i" | "f64i" => vec![l("imm u 20:19+56:1")?],
         "imm32" => vec![l("imm u 20:32")?],
@@ -493,8 +500,18 @@ fn compile_token(form: &FormDef, tok: &str, late_reuse: &dyn Fn(&str) -> bool, o
         // A register's `.reuse`, placed explicitly (B = the B-operand register, if any).
         "reuse" => {
             if args[1] == "B" {
-                if form.fields.iter().any(|f| f.name == "rb") {
-                    writeln!(out, "if reuse & 2 != 0 {{ s.push_str(\".reuse\"); }}").unwrap();
+                if let Some(k) = form
+                    .fields
+                    .iter()
+                    .find(|f| f.name == "rb")
+                    .and_then(|f| f.reuse)
+                {
+                    writeln!(
+                        out,
+                        "if reuse & {} != 0 {{ s.push_str(\".reuse\"); }}",
+                        1 << k
+                    )
+                    .unwrap();
                 }
             } else if let Some(k) = field(form, args[1]).reuse {
                 writeln!(
@@ -535,6 +552,7 @@ fn compile_token(form: &FormDef, tok: &str, late_reuse: &dyn Fn(&str) -> bool, o
         )
         .unwrap(),
         "hex" => writeln!(out, "rt::hex(s, {});", a(1)).unwrap(),
+        "sbset" => writeln!(out, "rt::sb_set(s, {});", a(1)).unwrap(),
         "dec" => writeln!(out, "s.push_str(&{}.to_string());", a(1)).unwrap(),
         "f32" => writeln!(out, "rt::f32(s, {} as u32);", a(1)).unwrap(),
         "x4" => writeln!(

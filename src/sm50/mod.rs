@@ -146,6 +146,8 @@ pub fn print(inst: &Inst, addr: u64, reuse: u8) -> String {
         }
     }
     print_gen(inst, addr, reuse, &mut s);
+    // `+INF ` carries a trailing space inside operand lists, none at the end of the line.
+    s.truncate(s.trim_end().len());
     s
 }
 
@@ -354,9 +356,16 @@ pub mod rt {
         s.push_str(&float_text(f64::from_bits(bits), bits >> 63 != 0, true));
     }
 
+    /// nvdisasm's float spelling, inferred from its output: integers below 1e9 (probed:
+    /// 999999936 as an integer, 1e9 in exponent form) print as integers, other integers as C `%.20e`, everything else as C `%.20g`;
+    /// infinities and NaNs as `+INF ` / `+QNAN ` (with the trailing space).
     fn float_text(v: f64, neg: bool, _double: bool) -> String {
         if v.is_nan() {
-            return if neg { "-QNAN".into() } else { "+QNAN".into() };
+            return if neg {
+                "-QNAN ".into()
+            } else {
+                "+QNAN ".into()
+            };
         }
         if v.is_infinite() {
             return if neg { "-INF ".into() } else { "+INF ".into() };
@@ -364,7 +373,53 @@ pub mod rt {
         if v == 0.0 {
             return if neg { "-0".into() } else { "0".into() };
         }
-        format!("{v}")
+        if v.fract() == 0.0 && v.abs() < 1e9 {
+            return format!("{}", v as i64);
+        }
+        if v.fract() == 0.0 {
+            return c_exp(v, 20, false);
+        }
+        c_g(v, 20)
+    }
+
+    /// C `%.{prec}e` (optionally stripping trailing zeros as `%g` does).
+    fn c_exp(v: f64, prec: usize, strip: bool) -> String {
+        let t = format!("{v:.prec$e}");
+        let (m, e) = t.split_once('e').unwrap_or((&t, "0"));
+        let e: i32 = e.parse().unwrap_or(0);
+        let mut m = m.to_string();
+        if strip && m.contains('.') {
+            m = m.trim_end_matches('0').trim_end_matches('.').to_string();
+        }
+        format!("{m}e{}{:02}", if e < 0 { '-' } else { '+' }, e.abs())
+    }
+
+    /// C `%.{p}g`.
+    fn c_g(v: f64, p: usize) -> String {
+        let t = format!("{v:.prec$e}", prec = p - 1);
+        let e: i32 = t.split_once('e').map_or(0, |(_, e)| e.parse().unwrap_or(0));
+        if e < -4 || e >= p as i32 {
+            c_exp(v, p - 1, true)
+        } else {
+            let prec = (p as i32 - 1 - e).max(0) as usize;
+            let f = format!("{v:.prec$}");
+            if f.contains('.') {
+                f.trim_end_matches('0').trim_end_matches('.').to_string()
+            } else {
+                f
+            }
+        }
+    }
+
+    /// DEPBAR's immediate wait set `{0,3}` (nothing when empty).
+    pub fn sb_set(s: &mut String, set: u64) {
+        if set != 0 {
+            let v: Vec<String> = (0..6)
+                .filter(|i| set >> i & 1 != 0)
+                .map(|i| i.to_string())
+                .collect();
+            s.push_str(&format!("{{{}}}", v.join(",")));
+        }
     }
 
     /// Registers a memory size code names (0..4 → 1, .64 → 2, .128 → 4).
