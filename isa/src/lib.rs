@@ -13,6 +13,7 @@
 //! - `print MNEMONIC | OPERAND , OPERAND ...`: the nvdisasm text template.
 //! - `form SUFFIX OPC/MASK [B=reg|cbuf|imm20s|imm20u|f32i|f64i|imm32]`: one encoding form;
 //!   `OPC/MASK` are the fixed bits 48..63; `field`/`print` lines after it belong to it alone.
+//! - `check COND`: a cross-field condition every valid encoding of the form satisfies.
 //!
 //! Invariants the generator checks (it panics, failing the build, when the data is wrong):
 //! no two fields of one form overlap, no field overlaps the fixed opcode bits, every name a
@@ -89,6 +90,8 @@ pub struct FormDef {
     pub fields: Vec<FieldDef>,
     pub mnemonic: String,
     pub operands: Vec<String>,
+    /// Conditions every valid encoding satisfies (`check` lines): decode rejects the rest.
+    pub checks: Vec<String>,
 }
 
 /// Parse the description into forms. Panics with a line number on malformed input: the
@@ -177,6 +180,12 @@ pub fn parse(src: &str) -> Vec<FormDef> {
                     c.print = Some(rest.to_string());
                 }
             }
+            "check" => {
+                if !in_form {
+                    err("check outside form");
+                }
+                forms.last_mut().unwrap().checks.push(rest.to_string());
+            }
             "form" => {
                 let c = class.as_ref().unwrap_or_else(|| err("form outside class"));
                 let mut it = rest.split_whitespace();
@@ -211,6 +220,7 @@ pub fn parse(src: &str) -> Vec<FormDef> {
                     fields,
                     mnemonic,
                     operands,
+                    checks: Vec::new(),
                 });
                 in_form = true;
             }
@@ -318,6 +328,8 @@ fn b_group(k: &str) -> Result<Vec<FieldDef>, String> {
         "regn" => vec![l("rb reg 20:8 use")?],
         "reg2n" => vec![l("rb reg 20:8 use w2")?],
         "cbuf" => vec![l("cbo u 20:14")?, l("cbk u 34:5")?],
+        // Same bits; nvdisasm prints a space before the offset (conversions, XMAD).
+        "cbufs" => vec![l("cbo u 20:14")?, l("cbks u 34:5")?],
         "imm20s" | "imm20u" | "imm20n" | "f32i" | "f64i" => vec![l("imm u 20:19+56:1")?],
         "imm32" => vec![l("imm u 20:32")?],
         "imm16" => vec![l("imm u 20:16")?],
@@ -395,6 +407,13 @@ fn insert(fd: &FieldDef, v: &str) -> String {
 
 /// Compile a condition `a&!b&c=3&d!=7` into a Rust boolean expression.
 fn cond_expr(form: &FormDef, c: &str) -> String {
+    if c.contains('|') {
+        let alts: Vec<String> = c
+            .split('|')
+            .map(|a| format!("({})", cond_expr(form, a)))
+            .collect();
+        return alts.join(" || ");
+    }
     c.split('&')
         .map(|t| {
             let t = t.trim();
@@ -467,13 +486,20 @@ fn compile_token(form: &FormDef, tok: &str, late_reuse: &dyn Fn(&str) -> bool, o
     match args[0] {
         "B" => {
             // The B operand of a reg/cbuf/imm form.
-            if form.fields.iter().any(|f| f.name == "rb") {
-                let r = if late_reuse("B") {
-                    "false"
-                } else {
-                    "reuse & 2 != 0"
+            if let Some(rb) = form.fields.iter().find(|f| f.name == "rb") {
+                let r = match rb.reuse {
+                    Some(k) if !late_reuse("B") => format!("reuse & {} != 0", 1 << k),
+                    _ => "false".to_string(),
                 };
                 writeln!(out, "rt::reg(s, {}, {r});", fv(form, "rb")).unwrap();
+            } else if form.fields.iter().any(|f| f.name == "cbks") {
+                writeln!(
+                    out,
+                    "rt::cbuf_spaced(s, {}, {});",
+                    fv(form, "cbks"),
+                    fv(form, "cbo")
+                )
+                .unwrap();
             } else if form.fields.iter().any(|f| f.name == "cbk") {
                 writeln!(
                     out,
@@ -735,9 +761,28 @@ pub fn generate_from(src: &str) -> String {
                 _ => {}
             }
         }
+        for c in &f.checks {
+            writeln!(o, "        ok &= {};", cond_expr(f, c)).unwrap();
+        }
         writeln!(o, "        if ok {{ return Some(i); }}\n    }}").unwrap();
     }
     writeln!(o, "    None\n}}").unwrap();
+
+    // Cross-field validity.
+    writeln!(o, "/// Whether the cross-field `check` conditions hold (generated).\npub fn valid_gen(i: &Inst) -> bool {{\n    match i.form {{").unwrap();
+    for f in &forms {
+        let c = if f.checks.is_empty() {
+            "true".to_string()
+        } else {
+            f.checks
+                .iter()
+                .map(|c| format!("({})", cond_expr(f, c)))
+                .collect::<Vec<_>>()
+                .join(" && ")
+        };
+        writeln!(o, "        Form::{} => {c},", f.name).unwrap();
+    }
+    writeln!(o, "    }}\n}}").unwrap();
 
     // Encode.
     writeln!(o, "/// Encode (generated). Field values are masked to their widths.\npub fn encode_gen(i: &Inst) -> u64 {{\n    match i.form {{").unwrap();

@@ -27,7 +27,7 @@ mod generated {
     use super::{rt, FieldInfo, FieldKind, FormInfo, Inst, Operand};
     include!(concat!(env!("OUT_DIR"), "/sm50_gen.rs"));
 }
-use generated::{decode_gen, encode_gen, operands_gen, print_gen};
+use generated::{decode_gen, encode_gen, operands_gen, print_gen, valid_gen};
 pub use generated::{Field, Form, FORMS, MAX_FIELDS};
 
 /// How a field's value is interpreted (mirrors the description's field kinds).
@@ -153,7 +153,9 @@ pub fn print(inst: &Inst, addr: u64, reuse: u8) -> String {
 
 impl Inst {
     /// A new instruction of `form` with every field at its neutral value: registers RZ,
-    /// predicates PT (guard: always), constants at their required value, everything else 0.
+    /// predicates PT (guard: always), constants at their required value, enums at their
+    /// unprinted (else first valid) value, everything else 0. Forms with cross-field checks
+    /// (conversions) may need fields set before the result is valid: see [`Inst::is_valid`].
     pub fn new(form: Form) -> Inst {
         let mut i = Inst {
             form,
@@ -164,9 +166,11 @@ impl Inst {
                 FieldKind::Reg => 255,
                 FieldKind::Pred => 7,
                 FieldKind::Const(v) => v,
-                FieldKind::Enum(names) => {
-                    names.iter().position(|n| *n == Some("")).unwrap_or(0) as u64
-                }
+                FieldKind::Enum(names) => names
+                    .iter()
+                    .position(|n| *n == Some(""))
+                    .or_else(|| names.iter().position(Option::is_some))
+                    .unwrap_or(0) as u64,
                 _ => 0,
             };
         }
@@ -179,6 +183,12 @@ impl Inst {
 
     pub fn info(&self) -> &'static FormInfo {
         self.form.info()
+    }
+
+    /// Whether the form's cross-field conditions hold (e.g. F2F rounding vs. sizes), i.e.
+    /// whether `decode(encode(self))` gives `self` back.
+    pub fn is_valid(&self) -> bool {
+        valid_gen(self)
     }
 
     /// Index of `field` in this form's field list.
@@ -437,6 +447,18 @@ impl Inst {
     /// take only valid encodings and constant fields their required value. `next` supplies
     /// random 64-bit numbers (tests pass a seeded generator).
     pub fn random(form: Form, next: &mut dyn FnMut() -> u64) -> Inst {
+        // Retry until the cross-field checks hold. Every form's checks accept a sizeable
+        // share of random values, so failing 10000 times means the description is wrong.
+        for _ in 0..10_000 {
+            let i = Inst::random_fields(form, next);
+            if valid_gen(&i) {
+                return i;
+            }
+        }
+        panic!("{form:?}: no random instruction satisfies its check conditions")
+    }
+
+    fn random_fields(form: Form, next: &mut dyn FnMut() -> u64) -> Inst {
         let mut i = Inst::new(form);
         for (k, fi) in form.info().fields.iter().enumerate() {
             let mask = if fi.len == 64 {
