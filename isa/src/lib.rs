@@ -73,7 +73,7 @@ pub enum Width {
 }
 
 impl FieldDef {
-    pub fn len(&self) -> u32 {
+    pub fn bit_len(&self) -> u32 {
         self.bits.iter().map(|b| b.1).sum()
     }
 }
@@ -156,7 +156,7 @@ pub fn parse(src: &str) -> Vec<FormDef> {
                 let mut f = parse_field(rest).unwrap_or_else(|e| err(&e));
                 if let Kind::Named(n) = &f.kind {
                     let vals = named.get(n).unwrap_or_else(|| err("unknown enum"));
-                    let mut names = vec![None; 1usize << f.len()];
+                    let mut names = vec![None; 1usize << f.bit_len()];
                     for (k, v) in vals {
                         names[*k] = Some(v.clone());
                     }
@@ -303,12 +303,12 @@ fn parse_field(s: &str) -> Result<FieldDef, String> {
         }
     }
     if let Kind::Enum(names) = &f.kind {
-        if names.len() != 1usize << f.len() {
+        if names.len() != 1usize << f.bit_len() {
             return Err(format!(
                 "enum {} has {} names for {} bits",
                 f.name,
                 names.len(),
-                f.len()
+                f.bit_len()
             ));
         }
     }
@@ -574,7 +574,7 @@ fn compile_token(form: &FormDef, tok: &str, late_reuse: &dyn Fn(&str) -> bool, o
             out,
             "rt::shex(s, rt::sext({}, {}));",
             a(1),
-            field(form, args[1]).len()
+            field(form, args[1]).bit_len()
         )
         .unwrap(),
         "hex" => writeln!(out, "rt::hex(s, {});", a(1)).unwrap(),
@@ -585,7 +585,7 @@ fn compile_token(form: &FormDef, tok: &str, late_reuse: &dyn Fn(&str) -> bool, o
             out,
             "rt::shex(s, rt::sext({}, {}) * 4);",
             a(1),
-            field(form, args[1]).len()
+            field(form, args[1]).bit_len()
         )
         .unwrap(),
         "plus1" => writeln!(
@@ -618,7 +618,7 @@ fn compile_token(form: &FormDef, tok: &str, late_reuse: &dyn Fn(&str) -> bool, o
                 Kind::U | Kind::Flag | Kind::Const(_) | Kind::Named(_) => {
                     writeln!(out, "rt::hex(s, {v});").unwrap()
                 }
-                Kind::S => writeln!(out, "rt::shex(s, rt::sext({v}, {}));", fd.len()).unwrap(),
+                Kind::S => writeln!(out, "rt::shex(s, rt::sext({v}, {}));", fd.bit_len()).unwrap(),
             }
         }
     }
@@ -726,7 +726,7 @@ pub fn generate_from(src: &str) -> String {
                 "    FieldInfo {{ field: Field::{}, kind: {kind}, bits: &[{}], len: {} }},",
                 camel(&fd.name),
                 bits.join(", "),
-                fd.len()
+                fd.bit_len()
             )
             .unwrap();
         }

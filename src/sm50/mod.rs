@@ -425,6 +425,7 @@ pub mod rt {
     pub fn sb_set(s: &mut String, set: u64) {
         if set != 0 {
             let v: Vec<String> = (0..6)
+                .rev() // nvdisasm lists the highest scoreboard first
                 .filter(|i| set >> i & 1 != 0)
                 .map(|i| i.to_string())
                 .collect();
