@@ -555,6 +555,8 @@ fn compile_token(form: &FormDef, tok: &str, late_reuse: &dyn Fn(&str) -> bool, o
         "cbufsp" => writeln!(out, "rt::cbuf_spaced(s, {}, {});", a(1), a(2)).unwrap(),
         // Constant bank c[bank][off*4].
         "cbuf" => writeln!(out, "rt::cbuf(s, {}, {});", a(1), a(2)).unwrap(),
+        // Word-scaled offset (ATOMS).
+        "mem4" => writeln!(out, "rt::mem4(s, {}, {}, {});", a(1), a(2), args[3]).unwrap(),
         // Indexed constant c[bank][Ra+off].
         "cbufr" => writeln!(
             out,
@@ -588,9 +590,16 @@ fn compile_token(form: &FormDef, tok: &str, late_reuse: &dyn Fn(&str) -> bool, o
             field(form, args[1]).bit_len()
         )
         .unwrap(),
+        // The register after the next (the swap half of a 64-bit CAS operand pair).
+        "plus2" => writeln!(
+            out,
+            "rt::reg(s, if {0} == 255 {{ 255 }} else {{ {0} + 2 }}, false);",
+            a(1)
+        )
+        .unwrap(),
         "plus1" => writeln!(
             out,
-            "rt::reg(s, if {0} == 255 {{ 255 }} else {0} + 1, false);",
+            "rt::reg(s, if {0} == 255 {{ 255 }} else {{ {0} + 1 }}, false);",
             a(1)
         )
         .unwrap(),

@@ -329,9 +329,16 @@ pub mod rt {
     /// Indexed constant `c[bank][Ra+off]`.
     pub fn cbufr(s: &mut String, bank: u64, ra: u64, off: u64, reuse: bool) {
         s.push_str(&format!("c[{bank:#x}]"));
-        // nvdisasm prints no `.reuse` inside the brackets.
+        // nvdisasm prints no `.reuse` inside the brackets, and `c[b][0x0]` (not `[RZ]`)
+        // for an absolute offset of zero.
         let _ = reuse;
-        mem(s, ra, off, 16, false);
+        if ra == 255 {
+            s.push('[');
+            hex(s, off);
+            s.push(']');
+        } else {
+            mem(s, ra, off, 16, false);
+        }
     }
 
     /// Memory address `[Ra+off]`: offset omitted when 0; with Ra = RZ the offset alone,
@@ -350,6 +357,11 @@ pub mod rt {
             }
         }
         s.push(']');
+    }
+
+    /// Shared-memory atomics: `[Ra+off*4]`.
+    pub fn mem4(s: &mut String, ra: u64, off: u64, bits: u32) {
+        mem(s, ra, sext(off, bits).wrapping_mul(4), 64, false);
     }
 
     /// An FP32 immediate (bits of an f32).
