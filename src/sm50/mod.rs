@@ -10,6 +10,19 @@
 //! small run-time helpers the generated code calls (number and operand formatting) and the
 //! public API around it. Control words and bundles live in [`ctrl`].
 //!
+//! Printing facts measured against nvdisasm 11.8 here (not all in sm50-isa.md): negated or
+//! inverted immediates print as suffixes (`0x10.NEG`, `0x10.INV`, `1.5.ABS`); `.reuse`
+//! follows `.H1`/`.B1` and `|x|`; FADD/DADD read their B register through reuse slot C;
+//! variable-latency FP64, MUFU, conversions, IMUL, POPC/FLO, SHFL and memory operands never
+//! print `.reuse`; conversions and XMAD print `c[b] [off]` with a space; floats print as C
+//! `%.20g`, integral values below 1e9 as integers and other integral values as `%.20e`.
+//!
+//! Not modelled (decode returns an error): textures (TEXS/TLDS/TEX, whose `.T`/`.P` suffix
+//! cuobjdump takes from the cubin, not the word), video ops (VMNMX/VSHR/...), FCMP, B2R,
+//! BPT, JCAL, PRET, BAR.RED/SCAN and register-operand BAR, IMAD, FFMA32I, P2R, I2F/I2I
+//! half/byte selects on 16/32-bit sources, and F2F rounding/size combinations outside the
+//! ones ptxas uses (see the `check` lines in `isa/sm50.isa`).
+//!
 //! Invariants: `decode` never panics and rejects every word no form matches (or whose enum
 //! fields hold an encoding nvdisasm calls invalid); for every decodable word `w`,
 //! `encode(&decode(w)?)` equals `w` with the bits no field covers cleared;
