@@ -379,28 +379,33 @@ pub mod rt {
 
     /// An FP32 immediate (bits of an f32).
     pub fn f32(s: &mut String, bits: u32) {
+        // nvdisasm widens FP32 immediates to double first, which quiets every NaN.
         s.push_str(&float_text(
             f32::from_bits(bits) as f64,
             bits >> 31 != 0,
-            false,
+            true,
         ));
     }
 
     /// An FP64 immediate (bits of an f64).
     pub fn f64(s: &mut String, bits: u64) {
-        s.push_str(&float_text(f64::from_bits(bits), bits >> 63 != 0, true));
+        s.push_str(&float_text(
+            f64::from_bits(bits),
+            bits >> 63 != 0,
+            bits >> 51 & 1 != 0,
+        ));
     }
 
     /// nvdisasm's float spelling, inferred from its output: integers below 1e9 (probed:
-    /// 999999936 as an integer, 1e9 in exponent form) print as integers, other integers as C `%.20e`, everything else as C `%.20g`;
-    /// infinities and NaNs as `+INF ` / `+QNAN ` (with the trailing space).
-    fn float_text(v: f64, neg: bool, _double: bool) -> String {
+    /// 999999936 as an integer, 1e9 in exponent form) print as integers, other integers
+    /// as C `%.20e`, everything else as C `%.20g`; infinities and NaNs as `+INF `,
+    /// `+QNAN `, `+SNAN ` (with the trailing space).
+    /// `quiet` is the NaN's quiet bit: nvdisasm prints `QNAN` or `SNAN`.
+    fn float_text(v: f64, neg: bool, quiet: bool) -> String {
         if v.is_nan() {
-            return if neg {
-                "-QNAN ".into()
-            } else {
-                "+QNAN ".into()
-            };
+            let sign = if neg { '-' } else { '+' };
+            let kind = if quiet { "QNAN" } else { "SNAN" };
+            return format!("{sign}{kind} ");
         }
         if v.is_infinite() {
             return if neg { "-INF ".into() } else { "+INF ".into() };
