@@ -288,11 +288,13 @@ pub fn allocate<I: MachInst>(
             .iter()
             .any(|k| *k != RegKind::Pred && class_index(*k) == c)
     });
-    // A little slack over the pressure estimate: constraints (reuse, early defs) can need it.
+    // Start at the pressure estimate (every register of a class costs 1, 2 or 4 GPRs whether
+    // used or not, so slack is expensive); constraints such as early defs can need more, and
+    // then the allocation spills and the retry below grows the class.
     let mut want = [0usize; 3];
     for c in 0..3 {
         if used[c] {
-            want[c] = press[c] + 1;
+            want[c] = press[c];
         }
     }
     let ra_opts = ra::RegallocOptions {
