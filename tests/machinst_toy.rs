@@ -1395,3 +1395,311 @@ fn malformed_vcode_is_rejected() {
     )
     .is_err());
 }
+
+// ---------------------------------------------------------------------------------------------
+// Random programs
+// ---------------------------------------------------------------------------------------------
+
+mod random {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// One generated instruction; operand indices are taken modulo the pool of live values of
+    /// the needed kind, so every step is valid wherever it lands.
+    #[derive(Clone, Debug)]
+    pub enum Step {
+        Const(u32),
+        Add(usize, usize),
+        Inc(usize, u32),
+        Wide(usize, usize),
+        Add64(usize, usize),
+        Half(usize, bool),
+        Lea(usize, usize, u32),
+        Load(usize),
+        Sum(usize),
+        Set(usize, usize),
+        Sel(usize, usize, usize),
+        PAnd(usize, usize),
+    }
+
+    pub fn step() -> impl Strategy<Value = Step> {
+        let i = 0usize..1000;
+        prop_oneof![
+            4 => any::<u32>().prop_map(Step::Const),
+            4 => (i.clone(), i.clone()).prop_map(|(a, b)| Step::Add(a, b)),
+            1 => (i.clone(), any::<u32>()).prop_map(|(a, b)| Step::Inc(a, b)),
+            2 => (i.clone(), i.clone()).prop_map(|(a, b)| Step::Wide(a, b)),
+            1 => (i.clone(), i.clone()).prop_map(|(a, b)| Step::Add64(a, b)),
+            2 => (i.clone(), any::<bool>()).prop_map(|(a, b)| Step::Half(a, b)),
+            2 => (i.clone(), i.clone(), 0u32..32).prop_map(|(a, b, s)| Step::Lea(a, b, s)),
+            1 => i.clone().prop_map(Step::Load),
+            1 => i.clone().prop_map(Step::Sum),
+            2 => (i.clone(), i.clone()).prop_map(|(a, b)| Step::Set(a, b)),
+            2 => (i.clone(), i.clone(), i.clone()).prop_map(|(p, a, b)| Step::Sel(p, a, b)),
+            1 => (i.clone(), i).prop_map(|(a, b)| Step::PAnd(a, b)),
+        ]
+    }
+
+    #[derive(Clone, Debug, Default)]
+    pub struct Pools {
+        s: Vec<VReg>,
+        d: Vec<VReg>,
+        q: Vec<VReg>,
+        p: Vec<VReg>,
+    }
+
+    fn pick(pool: &[VReg], i: usize) -> Option<VReg> {
+        (!pool.is_empty()).then(|| pool[i % pool.len()])
+    }
+
+    fn emit(b: &mut B, blk: BlockId, steps: &[Step], pl: &mut Pools) {
+        for st in steps {
+            let s0 = pl.s[0];
+            match *st {
+                Step::Const(k) => pl.s.push(b.konst(blk, k)),
+                Step::Add(x, y) => {
+                    let v = b.add32(blk, pick(&pl.s, x).unwrap(), pick(&pl.s, y).unwrap());
+                    pl.s.push(v)
+                }
+                Step::Inc(x, k) => {
+                    let d = b.v(RegKind::B32);
+                    let src = Reg::Virt(pick(&pl.s, x).unwrap());
+                    b.op(
+                        blk,
+                        Op::Inc {
+                            dst: Reg::Virt(d),
+                            src,
+                            imm: k,
+                        },
+                    );
+                    pl.s.push(d)
+                }
+                Step::Wide(x, y) => {
+                    let v = b.wide(blk, pick(&pl.s, x).unwrap(), pick(&pl.s, y).unwrap());
+                    pl.d.push(v)
+                }
+                Step::Add64(x, y) => {
+                    if let (Some(x), Some(y)) = (pick(&pl.d, x), pick(&pl.d, y)) {
+                        let d = b.v(RegKind::B64);
+                        b.op(
+                            blk,
+                            Op::Add64 {
+                                dst: Reg::Virt(d),
+                                a: Reg::Virt(x),
+                                b: Reg::Virt(y),
+                            },
+                        );
+                        pl.d.push(d)
+                    }
+                }
+                Step::Half(x, hi) => {
+                    if let Some(x) = pick(&pl.d, x) {
+                        let v = b.half(blk, x, if hi { Half::Hi } else { Half::Lo });
+                        pl.s.push(v)
+                    }
+                }
+                Step::Lea(x, y, sh) => {
+                    if let Some(x) = pick(&pl.d, x) {
+                        let v = b.lea(blk, x, pick(&pl.s, y).unwrap(), sh);
+                        pl.d.push(v)
+                    }
+                }
+                Step::Load(x) => {
+                    if let Some(x) = pick(&pl.d, x) {
+                        let q = b.v(RegKind::B128);
+                        b.op(
+                            blk,
+                            Op::Load128 {
+                                dst: Reg::Virt(q),
+                                addr: Reg::Virt(x),
+                            },
+                        );
+                        pl.q.push(q)
+                    }
+                }
+                Step::Sum(x) => {
+                    if let Some(x) = pick(&pl.q, x) {
+                        let d = b.v(RegKind::B32);
+                        b.op(
+                            blk,
+                            Op::Sum128 {
+                                dst: Reg::Virt(d),
+                                src: Reg::Virt(x),
+                            },
+                        );
+                        pl.s.push(d)
+                    }
+                }
+                Step::Set(x, y) => {
+                    let v = b.setlt(blk, pick(&pl.s, x).unwrap(), pick(&pl.s, y).unwrap());
+                    pl.p.push(v)
+                }
+                Step::Sel(p, x, y) => {
+                    let p = pick(&pl.p, p).unwrap_or_else(|| {
+                        let v = b.setlt(blk, s0, pick(&pl.s, x).unwrap());
+                        pl.p.push(v);
+                        v
+                    });
+                    let d = b.v(RegKind::B32);
+                    let (a, c) = (pick(&pl.s, x).unwrap(), pick(&pl.s, y).unwrap());
+                    b.op(
+                        blk,
+                        Op::Sel {
+                            dst: Reg::Virt(d),
+                            p: Reg::Virt(p),
+                            a: Reg::Virt(a),
+                            b: Reg::Virt(c),
+                        },
+                    );
+                    pl.s.push(d)
+                }
+                Step::PAnd(x, y) => {
+                    if let (Some(x), Some(y)) = (pick(&pl.p, x), pick(&pl.p, y)) {
+                        let d = b.v(RegKind::Pred);
+                        b.op(
+                            blk,
+                            Op::PredAnd {
+                                dst: Reg::Virt(d),
+                                a: Reg::Virt(x),
+                                b: Reg::Virt(y),
+                            },
+                        );
+                        pl.p.push(d)
+                    }
+                }
+            }
+        }
+    }
+
+    /// Fold every value of the pool into a few returned scalars (so everything stays live until
+    /// the end of the program) and return them.
+    fn finish_ret(b: &mut B, blk: BlockId, pl: &Pools) {
+        let mut acc = b.konst(blk, 0x1234);
+        for v in &pl.s {
+            acc = b.add32(blk, acc, *v);
+        }
+        for d in &pl.d {
+            let h = b.half(blk, *d, Half::Hi);
+            acc = b.add32(blk, acc, h);
+            let l = b.half(blk, *d, Half::Lo);
+            acc = b.add32(blk, acc, l);
+        }
+        for q in &pl.q {
+            let s = b.v(RegKind::B32);
+            b.op(
+                blk,
+                Op::Sum128 {
+                    dst: Reg::Virt(s),
+                    src: Reg::Virt(*q),
+                },
+            );
+            acc = b.add32(blk, acc, s);
+        }
+        let mut pbits = b.konst(blk, 0);
+        for p in &pl.p {
+            let r = b.v(RegKind::B32);
+            b.op(
+                blk,
+                Op::P2R {
+                    dst: Reg::Virt(r),
+                    p: Reg::Virt(*p),
+                },
+            );
+            let t = b.add32(blk, pbits, pbits);
+            pbits = b.add32(blk, t, r);
+        }
+        let last = pl.s[pl.s.len() - 1];
+        b.ret(blk, &[acc, pbits, last]);
+    }
+
+    /// Shape 0: one block. Shape 1: a diamond whose join takes a scalar, a pair and (when there
+    /// is one) a predicate. Shape 2: a loop of 0..=4 iterations carrying a scalar and a pair.
+    pub fn build(shape: u8, a: &[Step], m: &[Step], z: &[Step], trips: u32) -> VCode<Op> {
+        let mut b = B::new();
+        let b0 = b.b.new_block();
+        let mut pl = Pools::default();
+        for i in 0..8 {
+            pl.s.push(b.param(b0, i));
+        }
+        let w = b.wide(b0, pl.s[0], pl.s[1]);
+        pl.d.push(w);
+        emit(&mut b, b0, a, &mut pl);
+        match shape {
+            0 => finish_ret(&mut b, b0, &pl),
+            1 => {
+                let (b1, b2, b3) = (b.b.new_block(), b.b.new_block(), b.b.new_block());
+                let c = b.setlt(b0, pl.s[2], pl.s[3]);
+                b.brif(b0, c, (b1, vec![]), (b2, vec![]));
+                let with_pred = !pl.p.is_empty();
+                let mut args = Vec::new();
+                for (blk, steps) in [(b1, m), (b2, z)] {
+                    let mut pb = pl.clone();
+                    emit(&mut b, blk, steps, &mut pb);
+                    let mut a = vec![*pb.s.last().unwrap(), *pb.d.last().unwrap()];
+                    if with_pred {
+                        a.push(*pb.p.last().unwrap());
+                    }
+                    args.push((blk, a));
+                }
+                for (blk, a) in args {
+                    b.jump(blk, b3, a);
+                }
+                pl.s.push(b.b.add_block_param(b3, RegKind::B32));
+                pl.d.push(b.b.add_block_param(b3, RegKind::B64));
+                if with_pred {
+                    pl.p.push(b.b.add_block_param(b3, RegKind::Pred));
+                }
+                finish_ret(&mut b, b3, &pl)
+            }
+            _ => {
+                let (head, body, exit) = (b.b.new_block(), b.b.new_block(), b.b.new_block());
+                let zero = b.konst(b0, 0);
+                let bound = b.konst(b0, trips);
+                b.jump(
+                    b0,
+                    head,
+                    vec![zero, *pl.s.last().unwrap(), *pl.d.last().unwrap()],
+                );
+                let i = b.b.add_block_param(head, RegKind::B32);
+                let cs = b.b.add_block_param(head, RegKind::B32);
+                let cd = b.b.add_block_param(head, RegKind::B64);
+                let go = b.setlt(head, i, bound);
+                b.brif(head, go, (body, vec![]), (exit, vec![]));
+                pl.s.push(cs);
+                pl.d.push(cd);
+                let mut pb = pl.clone();
+                emit(&mut b, body, m, &mut pb);
+                let one = b.konst(body, 1);
+                let i2 = b.add32(body, i, one);
+                b.jump(
+                    body,
+                    head,
+                    vec![i2, *pb.s.last().unwrap(), *pb.d.last().unwrap()],
+                );
+                emit(&mut b, exit, z, &mut pl);
+                finish_ret(&mut b, exit, &pl)
+            }
+        }
+        b.finish()
+    }
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 96, ..Default::default() })]
+
+    /// Random programs, with enough values live at once to spill at the smaller register limits:
+    /// the allocation passes the checker, keeps pairs/quads aligned and R1 free, and computes
+    /// what the virtual program computes.
+    #[test]
+    fn random_programs_allocate_correctly(
+        shape in 0u8..3,
+        a in proptest::collection::vec(random::step(), 0..120),
+        m in proptest::collection::vec(random::step(), 0..30),
+        z in proptest::collection::vec(random::step(), 0..30),
+        trips in 0u32..5,
+        max_regs in proptest::prop_oneof![proptest::strategy::Just(255u8), proptest::strategy::Just(40u8), proptest::strategy::Just(24u8)],
+    ) {
+        let vc = random::build(shape, &a, &m, &z, trips);
+        check(&vc, max_regs, &inputs());
+    }
+}

@@ -143,9 +143,9 @@ fn pressure<I: MachInst>(vc: &VCode<I>) -> ([usize; 3], [usize; 3]) {
         }
         c
     };
-    for b in 0..vc.ranges.len() {
+    for (b, out) in live_out.iter().enumerate() {
         let (s, e) = vc.ranges[b];
-        let mut live = live_out[b].clone();
+        let mut live = out.clone();
         for (_, args) in &vc.succs[b] {
             live.extend(args.iter().map(|a| a.index));
         }
@@ -278,7 +278,7 @@ pub fn allocate<I: MachInst>(
     vcode: &VCode<I>,
     opts: &AllocOptions,
 ) -> Result<Allocated<I>, AllocError> {
-    let max_regs = opts.max_regs.min(255);
+    let max_regs = opts.max_regs; // a u8: at most 255, i.e. R0..R254 (255 is RZ)
     let pa = allocate_preds(vcode).map_err(AllocError::Predicates)?;
     let mut vc = split_edges(&pa.vcode).map_err(AllocError::Invalid)?;
     let fixed = fixed_regs(&vc.insts);
