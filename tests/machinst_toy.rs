@@ -118,6 +118,15 @@ enum Op {
         off: u32,
         kind: RegKind,
     },
+    /// dst = 0xc10c, always written to R6 (a fixed def).
+    Clock {
+        dst: Reg,
+    },
+    /// dst = src ^ 0xff, with src read from R9 (a fixed use).
+    Out {
+        dst: Reg,
+        src: Reg,
+    },
     Jump {
         target: BlockId,
     },
@@ -178,6 +187,11 @@ impl MachInst for Op {
             }
             Spill { src, .. } => f(src, OpSpec::use_()),
             Reload { dst, .. } => f(dst, OpSpec::def()),
+            Clock { dst } => f(dst, OpSpec::def().fixed(PhysReg(6))),
+            Out { dst, src } => {
+                f(src, OpSpec::use_().fixed(PhysReg(9)));
+                f(dst, OpSpec::def());
+            }
             Jump { .. } => {}
             Brif { p, .. } => f(p, OpSpec::use_()),
             Ret { vals } => vals.iter_mut().for_each(|v| f(v, OpSpec::use_())),
@@ -281,6 +295,8 @@ impl fmt::Display for Op {
             Mov { dst, src, kind } => write!(f, "mov.{} {dst}, {src}", kind.gprs() * 32),
             Spill { off, src, kind } => write!(f, "stl.{} [R1+{off:#x}], {src}", kind.gprs() * 32),
             Reload { dst, off, kind } => write!(f, "ldl.{} {dst}, [R1+{off:#x}]", kind.gprs() * 32),
+            Clock { dst } => write!(f, "clock {dst}"),
+            Out { dst, src } => write!(f, "out {dst}, {src}"),
             Jump { target } => write!(f, "jump {target}"),
             Brif { p, then, els } => write!(f, "brif {p}, {then}, {els}"),
             Ret { vals } => {
@@ -589,6 +605,11 @@ fn exec(op: &Op, s: &mut dyn Regs, inputs: &[u32]) -> Result<Flow, String> {
                 .collect();
             s.write(*dst, *kind, &v?)?
         }
+        Op::Clock { dst } => s.write(*dst, B32, &[0xc10c])?,
+        Op::Out { dst, src } => {
+            let v = s.read(*src, B32, None)?[0] ^ 0xff;
+            s.write(*dst, B32, &[v])?
+        }
         Op::Jump { target } => return Ok(Flow::Jump(target.0 as usize)),
         Op::Brif { p, then, els } => {
             let c = s.read_pred(*p)?;
@@ -788,6 +809,8 @@ fn field_kinds(op: &Op) -> Vec<RegKind> {
         Op::R2P { .. } => vec![B32, Pred],
         Op::Mov { kind, .. } => vec![*kind; 2],
         Op::Spill { kind, .. } | Op::Reload { kind, .. } => vec![*kind],
+        Op::Clock { .. } => vec![B32],
+        Op::Out { .. } => vec![B32; 2],
         Op::Jump { .. } => vec![],
         Op::Brif { .. } => vec![Pred],
         // physical ret fields: kinds are unknown here; only scalars are returned in these tests
@@ -1342,6 +1365,88 @@ fn predicate_block_params() {
     b.ret(exit, &[r, i]);
     let vc = b.finish();
     check(&vc, 255, &inputs());
+}
+
+/// Fixed-register operands land where they must, next to quads and pairs that have to avoid
+/// them (R6 sits inside the first quad slot R4..R7).
+#[test]
+fn fixed_register_operands() {
+    let mut b = B::new();
+    let e = b.b.new_block();
+    let x = b.param(e, 0);
+    let w = b.wide(e, x, x);
+    let q = b.v(RegKind::B128);
+    b.op(
+        e,
+        Op::Load128 {
+            dst: Reg::Virt(q),
+            addr: Reg::Virt(w),
+        },
+    );
+    let c = b.v(RegKind::B32);
+    b.op(e, Op::Clock { dst: Reg::Virt(c) });
+    let y = b.add32(e, c, x);
+    let o = b.v(RegKind::B32);
+    b.op(
+        e,
+        Op::Out {
+            dst: Reg::Virt(o),
+            src: Reg::Virt(y),
+        },
+    );
+    let s = b.v(RegKind::B32);
+    b.op(
+        e,
+        Op::Sum128 {
+            dst: Reg::Virt(s),
+            src: Reg::Virt(q),
+        },
+    );
+    let o2 = b.v(RegKind::B32);
+    b.op(
+        e,
+        Op::Out {
+            dst: Reg::Virt(o2),
+            src: Reg::Virt(c),
+        },
+    ); // c still live: needs a copy
+    b.ret(e, &[o, s, o2, c]);
+    let a = check(&b.finish(), 255, &inputs());
+    let insts: Vec<&Op> = a.blocks.iter().flat_map(|b| &b.insts).collect();
+    assert!(
+        insts.iter().any(|op| matches!(
+            op,
+            Op::Clock {
+                dst: Reg::Phys(PhysReg(6))
+            }
+        )),
+        "{a}"
+    );
+    let outs = insts
+        .iter()
+        .filter(|op| {
+            matches!(
+                op,
+                Op::Out {
+                    src: Reg::Phys(PhysReg(9)),
+                    ..
+                }
+            )
+        })
+        .count();
+    assert_eq!(outs, 2, "{a}");
+    for op in insts {
+        if let Op::Load128 {
+            dst: Reg::Phys(PhysReg(r)),
+            ..
+        } = op
+        {
+            assert!(
+                !(*r..*r + 4).contains(&6) && !(*r..*r + 4).contains(&9),
+                "{a}"
+            );
+        }
+    }
 }
 
 #[test]
