@@ -226,6 +226,12 @@ fn fit_sizes(
     fixed: &[(RegKind, PhysReg)],
     max_regs: u8,
 ) -> Result<[Vec<u8>; 3], AllocError> {
+    if let Some(c) = (0..3).find(|c| min[*c] > 64) {
+        return Err(AllocError::TooFewRegisters(format!(
+            "one instruction names {} {:?} registers; a class holds at most 64",
+            min[c], KINDS[c]
+        )));
+    }
     let mut sizes = [0usize; 3];
     for c in 0..3 {
         sizes[c] = want[c].max(min[c]).min(64);

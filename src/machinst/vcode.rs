@@ -211,6 +211,11 @@ impl<I: MachInst> VCode<I> {
                     if f.spec.kind == OpKind::Def {
                         define(f.vreg, &format!("instruction `{inst}`"))?;
                     }
+                    if f.vreg.kind == RegKind::Pred && f.spec.constraint != OpConstraint::Reg {
+                        return Err(format!(
+                            "`{inst}`: predicates take no fixed or reuse constraint"
+                        ));
+                    }
                     if f.spec.half.is_some()
                         && (f.vreg.kind != RegKind::B64 || f.spec.kind != OpKind::Use)
                     {
