@@ -256,6 +256,56 @@ fn fit_sizes(
     }
 }
 
+/// Renumber the registers regalloc2 actually used so that they pack from R0 upward.
+///
+/// Within a class every register is interchangeable (no aliasing, no ABI), so any injective,
+/// aligned renaming of a class's registers keeps the allocation valid; only fixed registers
+/// must stay where they are. ion does not prefer low registers, so without this the register
+/// count would be the top of each class slice rather than the number of registers in use.
+/// Returns, per class, the physical base register of every regalloc2 register index.
+fn compact(
+    classes: &[Vec<u8>; 3],
+    fixed: &[(RegKind, PhysReg)],
+    out: &ra::Output,
+    max_regs: u8,
+) -> [Vec<u8>; 3] {
+    let mut used: [Vec<bool>; 3] = [0, 1, 2].map(|c| vec![false; classes[c].len()]);
+    let mut mark = |a: ra::Allocation| {
+        if let Some(p) = a.as_reg() {
+            used[class_of(p.class())][p.hw_enc()] = true;
+        }
+    };
+    out.allocs.iter().for_each(|a| mark(*a));
+    for (_, ra::Edit::Move { from, to }) in &out.edits {
+        mark(*from);
+        mark(*to);
+    }
+    let is_fixed = |c: usize, r: u8| fixed.iter().any(|(k, f)| class_index(*k) == c && f.0 == r);
+    let mut sizes = [0usize; 3];
+    for c in 0..3 {
+        sizes[c] = (0..classes[c].len())
+            .filter(|i| used[c][*i] || is_fixed(c, classes[c][*i]))
+            .count();
+    }
+    let Some(packed) = layout(sizes, fixed, max_regs) else {
+        return classes.clone();
+    };
+    let mut map = classes.clone();
+    for c in 0..3 {
+        let nfixed = fixed.iter().filter(|(k, _)| class_index(*k) == c).count();
+        let mut next = packed[c][nfixed..].iter();
+        for (i, base) in classes[c].iter().enumerate() {
+            if used[c][i] && !is_fixed(c, *base) {
+                match next.next() {
+                    Some(b) => map[c][i] = *b,
+                    None => return classes.clone(),
+                }
+            }
+        }
+    }
+    map
+}
+
 fn machine_env(classes: &[Vec<u8>; 3]) -> ra::MachineEnv {
     let mut preferred = [ra::PRegSet::empty(); 3];
     for (c, regs) in classes.iter().enumerate() {
@@ -351,7 +401,8 @@ pub fn allocate<I: MachInst>(
             }
         }
     };
-    let phys = |p: ra::PReg| PhysReg(classes[class_of(p.class())][p.hw_enc()]);
+    let map = compact(&classes, &fixed, &out, max_regs);
+    let phys = |p: ra::PReg| PhysReg(map[class_of(p.class())][p.hw_enc()]);
     let kind_of = |p: ra::PReg| KINDS[class_of(p.class())];
     let mut max_reg: u32 = 1;
     let mut note = |r: PhysReg, kind: RegKind| {
