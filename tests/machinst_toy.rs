@@ -1822,3 +1822,18 @@ fn large_program_allocates() {
     let a = check(&vc, 255, &inputs()[..1]);
     eprintln!("{n} instructions: allocate + check + 2 runs in {:?}; {a_regs} registers, {} spills, {} bytes spilled", t.elapsed(), a.spills, a.spill_bytes, a_regs = a.num_regs);
 }
+
+/// A block nothing branches to (lowering can leave one behind) does not upset allocation.
+#[test]
+fn unreachable_block() {
+    let mut b = B::new();
+    let (b0, dead, exit) = (b.b.new_block(), b.b.new_block(), b.b.new_block());
+    let x = b.param(b0, 0);
+    b.jump(b0, exit, vec![x]);
+    let y = b.param(dead, 1);
+    let z = b.add32(dead, y, y);
+    b.jump(dead, exit, vec![z]);
+    let m = b.b.add_block_param(exit, RegKind::B32);
+    b.ret(exit, &[m]);
+    check(&b.finish(), 255, &inputs());
+}

@@ -53,7 +53,12 @@ pub enum AllocError {
 /// One block after allocation.
 #[derive(Clone, Debug)]
 pub struct AllocatedBlock<I> {
+    /// The block's number in the allocated code (its index in [`Allocated::blocks`]); branch
+    /// instructions name these numbers.
     pub id: BlockId,
+    /// The block of the input VCode it comes from; `None` for a block inserted to split a
+    /// critical edge. Unreachable input blocks are dropped, so later blocks may be renumbered.
+    pub origin: Option<BlockId>,
     pub insts: Vec<I>,
 }
 
@@ -86,6 +91,54 @@ fn class_index(kind: RegKind) -> usize {
         RegKind::B64 => 1,
         RegKind::B128 => 2,
     }
+}
+
+/// Drop blocks the entry cannot reach (regalloc2 cannot allocate them: it panics on vregs it
+/// only meets in unreachable code) and renumber the rest in layout order, retargeting the
+/// branches. Returns the new VCode and, per new block, its original id.
+fn prune_unreachable<I: MachInst>(vc: &VCode<I>) -> Result<(VCode<I>, Vec<BlockId>), String> {
+    let n = vc.ranges.len();
+    let mut reach = vec![false; n];
+    let mut stack = vec![0usize];
+    reach[0] = true;
+    while let Some(b) = stack.pop() {
+        for (t, _) in &vc.succs[b] {
+            let t = t.0 as usize;
+            if !reach[t] {
+                reach[t] = true;
+                stack.push(t);
+            }
+        }
+    }
+    let kept: Vec<BlockId> = (0..n)
+        .filter(|b| reach[*b])
+        .map(|b| BlockId(b as u32))
+        .collect();
+    if kept.len() == n {
+        return Ok((vc.clone(), kept));
+    }
+    let mut new_id = vec![None; n];
+    for (i, b) in kept.iter().enumerate() {
+        new_id[b.0 as usize] = Some(BlockId(i as u32));
+    }
+    let (blocks, vregs) = vc.to_blocks();
+    let mut out = Vec::with_capacity(kept.len());
+    for (b, mut block) in blocks.into_iter().enumerate() {
+        if !reach[b] {
+            continue;
+        }
+        for (k, (t, _)) in block.succs.iter_mut().enumerate() {
+            // a reachable block's successors are reachable
+            *t = new_id[t.0 as usize].ok_or("unreachable successor of a reachable block")?;
+            block
+                .insts
+                .last_mut()
+                .ok_or("empty block")?
+                .set_branch_target(k, *t);
+        }
+        out.push(block);
+    }
+    Ok((VCode::from_blocks(out, vregs)?, kept))
 }
 
 /// Insert an empty jump block on every edge regalloc2 cannot place moves on: from a block with
@@ -335,7 +388,8 @@ pub fn allocate<I: MachInst>(
     opts: &AllocOptions,
 ) -> Result<Allocated<I>, AllocError> {
     let max_regs = opts.max_regs; // a u8: at most 255, i.e. R0..R254 (255 is RZ)
-    let pa = allocate_preds(vcode).map_err(AllocError::Predicates)?;
+    let (reachable, origins) = prune_unreachable(vcode).map_err(AllocError::Invalid)?;
+    let pa = allocate_preds(&reachable).map_err(AllocError::Predicates)?;
     let mut vc = split_edges(&pa.vcode).map_err(AllocError::Invalid)?;
     let fixed = fixed_regs(&vc.insts);
     let (press, min_needed) = pressure(&vc);
@@ -486,6 +540,7 @@ pub fn allocate<I: MachInst>(
         }
         blocks.push(AllocatedBlock {
             id: BlockId(b as u32),
+            origin: origins.get(b).copied(),
             insts,
         });
     }
