@@ -189,18 +189,17 @@ fn pressure<I: MachInst>(vc: &VCode<I>) -> ([usize; 3], [usize; 3]) {
     let (_, live_out) = liveness(vc, &|k| k != RegKind::Pred);
     let mut max = [0usize; 3];
     let mut min_needed = [0usize; 3];
-    let count = |live: &std::collections::BTreeSet<u32>| {
-        let mut c = [0usize; 3];
-        for v in live {
-            c[class_index(vc.vregs[*v as usize])] += 1;
-        }
-        c
-    };
+    let class_of_vreg = |v: u32| class_index(vc.vregs[v as usize]);
     for (b, out) in live_out.iter().enumerate() {
         let (s, e) = vc.ranges[b];
         let mut live = out.clone();
         for (_, args) in &vc.succs[b] {
             live.extend(args.iter().map(|a| a.index));
+        }
+        // per-class counts of `live`, kept in step with it
+        let mut c = [0usize; 3];
+        for v in &live {
+            c[class_of_vreg(*v)] += 1;
         }
         for i in (s..e).rev() {
             let fs: Vec<_> = fields(&vc.insts[i as usize])
@@ -212,21 +211,27 @@ fn pressure<I: MachInst>(vc: &VCode<I>) -> ([usize; 3], [usize; 3]) {
             for f in &fs {
                 here[class_index(f.vreg.kind)] += 1;
             }
+            // just after the instruction: everything live plus its defs
             for f in fs.iter().filter(|f| f.spec.kind == OpKind::Def) {
-                live.insert(f.vreg.index);
+                if live.insert(f.vreg.index) {
+                    c[class_of_vreg(f.vreg.index)] += 1;
+                }
             }
-            let c = count(&live);
             for k in 0..3 {
                 max[k] = max[k].max(c[k]);
                 min_needed[k] = min_needed[k].max(here[k]);
             }
+            // just before it: defs dead, uses live
             for f in fs.iter().filter(|f| f.spec.kind == OpKind::Def) {
-                live.remove(&f.vreg.index);
+                if live.remove(&f.vreg.index) {
+                    c[class_of_vreg(f.vreg.index)] -= 1;
+                }
             }
             for f in fs.iter().filter(|f| f.spec.kind == OpKind::Use) {
-                live.insert(f.vreg.index);
+                if live.insert(f.vreg.index) {
+                    c[class_of_vreg(f.vreg.index)] += 1;
+                }
             }
-            let c = count(&live);
             for k in 0..3 {
                 max[k] = max[k].max(c[k]);
             }
