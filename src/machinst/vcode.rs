@@ -310,7 +310,12 @@ impl<I: MachInst> VCode<I> {
                     OpConstraint::Fixed(_) => ra::OperandConstraint::Reg,
                     OpConstraint::Reuse(pos) => {
                         let idx = map.get(pos).copied().unwrap_or(usize::MAX);
-                        if idx == usize::MAX || f.spec.kind != OpKind::Def {
+                        let same = ops.get(idx).is_some_and(|u| {
+                            u.vreg.kind == f.vreg.kind
+                                && u.spec.kind == OpKind::Use
+                                && u.spec.half.is_none()
+                        });
+                        if !same || f.spec.kind != OpKind::Def {
                             return Err(format!("`{inst}`: bad reuse constraint"));
                         }
                         ra::OperandConstraint::Reuse(idx)
