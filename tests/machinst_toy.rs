@@ -732,6 +732,7 @@ fn check(vc: &VCode<Op>, max_regs: u8, inputs: &[Vec<u32>]) -> Allocated<Op> {
         &AllocOptions {
             max_regs,
             checker: true,
+            ..AllocOptions::default()
         },
     )
     .unwrap_or_else(|e| panic!("{e}\n{vc}"));
@@ -1226,6 +1227,7 @@ fn too_few_registers_is_an_error_not_a_panic() {
         &AllocOptions {
             max_regs: 6,
             checker: true,
+            ..AllocOptions::default()
         },
     )
     .unwrap_err();
@@ -1496,7 +1498,8 @@ fn malformed_vcode_is_rejected() {
         &vc,
         &AllocOptions {
             max_regs: 255,
-            checker: true
+            checker: true,
+            ..AllocOptions::default()
         }
     )
     .is_err());
@@ -1824,6 +1827,7 @@ fn large_program_allocates() {
         &AllocOptions {
             max_regs: 255,
             checker: false,
+            ..AllocOptions::default()
         },
     )
     .expect("allocates");
@@ -1850,4 +1854,31 @@ fn unreachable_block() {
     let m = b.b.add_block_param(exit, RegKind::B32);
     b.ret(exit, &[m]);
     check(&b.finish(), 255, &inputs());
+}
+
+/// Spill slots start after the kernel's own local data, 16-aligned.
+#[test]
+fn spill_area_starts_at_spill_base() {
+    let vc = pressure_program(100);
+    let opts = AllocOptions {
+        max_regs: 255,
+        checker: true,
+        spill_base: 20,
+    };
+    let a = allocate(&vc, &opts).expect("allocates");
+    let mut offsets = Vec::new();
+    for op in a.blocks.iter().flat_map(|b| &b.insts) {
+        if let Op::Spill { off, .. } | Op::Reload { off, .. } = op {
+            offsets.push(*off);
+        }
+    }
+    assert!(!offsets.is_empty());
+    assert!(
+        offsets.iter().all(|o| *o >= 32 && *o < 32 + a.spill_bytes),
+        "{offsets:?}"
+    );
+    let kinds = ret_kinds(&vc);
+    for inp in inputs() {
+        assert_eq!(run_virtual(&vc, &inp), run_physical(&a, &inp, &kinds, 255));
+    }
 }

@@ -19,6 +19,9 @@ pub struct AllocOptions {
     pub max_regs: u8,
     /// Run regalloc2's checker on the result.
     pub checker: bool,
+    /// Byte offset from R1 where the spill area starts, i.e. the size of the kernel's own
+    /// `.local` data below it; rounded up to 16 so that 128-bit slots stay aligned.
+    pub spill_base: u32,
 }
 
 impl Default for AllocOptions {
@@ -26,6 +29,7 @@ impl Default for AllocOptions {
         AllocOptions {
             max_regs: 255,
             checker: false,
+            spill_base: 0,
         }
     }
 }
@@ -69,7 +73,8 @@ pub struct Allocated<I> {
     pub blocks: Vec<AllocatedBlock<I>>,
     /// Highest GPR used + 1, at least 2 (R1), as ptxas reports "Used N registers".
     pub num_regs: u32,
-    /// Bytes of local memory for spill slots, addressed `[R1 + offset]`.
+    /// Bytes of local memory for spill slots, addressed `[R1 + spill_base + 4 * slot]`; the
+    /// local frame is `spill_base` (rounded up to 16) + `spill_bytes`.
     pub spill_bytes: u32,
     /// Whether regalloc2's checker ran (and passed).
     pub checked: bool,
@@ -392,6 +397,15 @@ pub fn allocate<I: MachInst>(
     vcode: &VCode<I>,
     opts: &AllocOptions,
 ) -> Result<Allocated<I>, AllocError> {
+    let spill_base = opts
+        .spill_base
+        .checked_next_multiple_of(16)
+        .ok_or_else(|| {
+            AllocError::TooFewRegisters(format!(
+                "spill base {:#x} is out of range",
+                opts.spill_base
+            ))
+        })?;
     let max_regs = opts.max_regs; // a u8: at most 255, i.e. R0..R254 (255 is RZ)
     let (reachable, origins) = prune_unreachable(vcode).map_err(AllocError::Invalid)?;
     let pa = allocate_preds(&reachable).map_err(AllocError::Predicates)?;
@@ -485,12 +499,20 @@ pub fn allocate<I: MachInst>(
                         }
                         (Some(f), None, _, Some(slot)) => {
                             spills += 1;
-                            insts.push(I::gen_spill(slot.index() as u32 * 4, phys(f), kind_of(f)));
+                            insts.push(I::gen_spill(
+                                spill_base + slot.index() as u32 * 4,
+                                phys(f),
+                                kind_of(f),
+                            ));
                         }
                         (None, Some(t), Some(slot), _) => {
                             reloads += 1;
                             note(phys(t), kind_of(t));
-                            insts.push(I::gen_reload(phys(t), slot.index() as u32 * 4, kind_of(t)));
+                            insts.push(I::gen_reload(
+                                phys(t),
+                                spill_base + slot.index() as u32 * 4,
+                                kind_of(t),
+                            ));
                         }
                         _ => {
                             return Err(AllocError::Regalloc(format!(
