@@ -1811,6 +1811,29 @@ proptest::proptest! {
         let vc = random::build(shape, &a, &m, &z, trips);
         check(&vc, max_regs, &inputs());
     }
+
+    /// Under very tight limits the only acceptable failure is `TooFewRegisters` (some
+    /// instruction names more operands than the partition can hold); anything that allocates
+    /// must be correct.
+    #[test]
+    fn random_programs_under_tight_limits(
+        shape in 0u8..3,
+        a in proptest::collection::vec(random::step(), 0..60),
+        m in proptest::collection::vec(random::step(), 0..20),
+        z in proptest::collection::vec(random::step(), 0..20),
+        trips in 0u32..5,
+        max_regs in 0u8..20,
+    ) {
+        let vc = random::build(shape, &a, &m, &z, trips);
+        let opts = AllocOptions { max_regs, checker: true, ..AllocOptions::default() };
+        match allocate(&vc, &opts) {
+            Err(leafold::machinst::AllocError::TooFewRegisters(_)) => {}
+            Err(e) => panic!("{e}"),
+            Ok(_) => {
+                check(&vc, max_regs, &inputs());
+            }
+        }
+    }
 }
 
 /// A kernel-sized program (about 6000 instructions, 1500 values live at once) allocates, and
