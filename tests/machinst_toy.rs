@@ -1145,7 +1145,7 @@ fn loop_with_carried_values() {
 }
 
 /// `n` values all live at once, then folded with a few pairs and quads in between.
-fn pressure_program(n: u32) -> VCode<Op> {
+fn pressure_program(n: u32, quads: bool) -> VCode<Op> {
     let mut b = B::new();
     let e = b.b.new_block();
     let x = b.param(e, 0);
@@ -1161,7 +1161,7 @@ fn pressure_program(n: u32) -> VCode<Op> {
     let mut acc = b.konst(e, 0);
     for (i, v) in vals.iter().enumerate() {
         acc = b.add32(e, acc, *v);
-        if i % 16 == 5 {
+        if quads && i % 16 == 5 {
             let p = pairs[i % pairs.len()];
             let q = b.v(RegKind::B128);
             b.op(
@@ -1199,7 +1199,7 @@ fn pressure_program(n: u32) -> VCode<Op> {
 
 #[test]
 fn high_pressure_spills_and_stays_correct() {
-    let vc = pressure_program(120);
+    let vc = pressure_program(120, true);
     let a = check(&vc, 255, &inputs());
     // 120 live scalars cannot fit in a 64-register class: spilling is the expected answer.
     assert!(a.spills > 0 && a.reloads > 0 && a.spill_bytes > 0, "{a}");
@@ -1208,7 +1208,7 @@ fn high_pressure_spills_and_stays_correct() {
 
 #[test]
 fn max_regs_is_honoured() {
-    let vc = pressure_program(40);
+    let vc = pressure_program(40, true);
     let roomy = check(&vc, 255, &inputs());
     assert_eq!(roomy.spills, 0, "40 scalars fit without spilling: {roomy}");
     for max in [24u8, 16, 14] {
@@ -1793,6 +1793,8 @@ mod random {
     }
 }
 
+use proptest::strategy::Strategy as _;
+
 proptest::proptest! {
     #![proptest_config(proptest::prelude::ProptestConfig { cases: 96, ..Default::default() })]
 
@@ -1810,6 +1812,24 @@ proptest::proptest! {
     ) {
         let vc = random::build(shape, &a, &m, &z, trips);
         check(&vc, max_regs, &inputs());
+    }
+
+    /// Long programs without quads: more than 64 scalars live, so scalars overflow into the
+    /// free Vector class (and spill beyond that); still checked and interpreted.
+    #[test]
+    fn random_programs_with_scalar_overflow(
+        shape in 0u8..3,
+        a in proptest::collection::vec(
+            random::step().prop_filter("no quads", |s| !matches!(s, random::Step::Load(_))),
+            100..220,
+        ),
+        m in proptest::collection::vec(random::step(), 0..10),
+        trips in 0u32..5,
+    ) {
+        // the branch bodies may load quads; only the long entry part is quad-free, so some
+        // cases overflow and some do not
+        let vc = random::build(shape, &a, &m, &[], trips);
+        check(&vc, 255, &inputs());
     }
 
     /// Under very tight limits the only acceptable failure is `TooFewRegisters` (some
@@ -1840,7 +1860,7 @@ proptest::proptest! {
 /// stays correct; the time is printed for the record (`--nocapture`), not asserted.
 #[test]
 fn large_program_allocates() {
-    let vc = pressure_program(1500);
+    let vc = pressure_program(1500, true);
     let n: usize = (0..vc.num_blocks())
         .map(|b| vc.block_insts(BlockId(b as u32)).len())
         .sum();
@@ -1882,7 +1902,7 @@ fn unreachable_block() {
 /// Spill slots start after the kernel's own local data, 16-aligned.
 #[test]
 fn spill_area_starts_at_spill_base() {
-    let vc = pressure_program(100);
+    let vc = pressure_program(100, true);
     let opts = AllocOptions {
         max_regs: 255,
         checker: true,
@@ -1904,4 +1924,23 @@ fn spill_area_starts_at_spill_base() {
     for inp in inputs() {
         assert_eq!(run_virtual(&vc, &inp), run_physical(&a, &inp, &kinds, 255));
     }
+}
+
+/// Without quads the Vector class is free, so scalars beyond 64 overflow into it instead of
+/// spilling (the allocation is still checked and interpreted like every other).
+#[test]
+fn scalars_overflow_into_a_free_class() {
+    let with_quads = check(&pressure_program(120, true), 255, &inputs());
+    let without = check(&pressure_program(120, false), 255, &inputs());
+    eprintln!(
+        "120 live scalars: with quads {} regs {} spills; without quads {} regs {} spills {:?}",
+        with_quads.num_regs,
+        with_quads.spills,
+        without.num_regs,
+        without.spills,
+        without.class_sizes
+    );
+    assert!(with_quads.spills > 0);
+    assert_eq!(without.spills, 0);
+    assert!(without.num_regs > 64);
 }

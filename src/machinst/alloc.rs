@@ -194,7 +194,7 @@ fn pressure<I: MachInst>(vc: &VCode<I>) -> ([usize; 3], [usize; 3]) {
     let (_, live_out) = liveness(vc, &|k| k != RegKind::Pred);
     let mut max = [0usize; 3];
     let mut min_needed = [0usize; 3];
-    let class_of_vreg = |v: u32| class_index(vc.vregs[v as usize]);
+    let class_of_vreg = |v: u32| class_of(vc.classes[v as usize]);
     for (b, out) in live_out.iter().enumerate() {
         let (s, e) = vc.ranges[b];
         let mut live = out.clone();
@@ -214,7 +214,7 @@ fn pressure<I: MachInst>(vc: &VCode<I>) -> ([usize; 3], [usize; 3]) {
                 .collect();
             let mut here = [0usize; 3];
             for f in &fs {
-                here[class_index(f.vreg.kind)] += 1;
+                here[class_of_vreg(f.vreg.index)] += 1;
             }
             // just after the instruction: everything live plus its defs
             for f in fs.iter().filter(|f| f.spec.kind == OpKind::Def) {
@@ -245,10 +245,162 @@ fn pressure<I: MachInst>(vc: &VCode<I>) -> ([usize; 3], [usize; 3]) {
     (max, min_needed)
 }
 
+/// More than 64 scalars live at once do not fit the Int class. When the function has no quads
+/// (or no pairs), their class is free to hold a second (third) set of up to 64 scalars. The
+/// 32-bit vregs are grouped into webs (a block parameter and all its arguments, and a reuse
+/// def and its input, must share a class: regalloc2 cannot move between classes). Sweeping the
+/// code in layout order, each web goes at its first definition to the class with the fewest
+/// scalars live there (live = up to the last use in layout order, a cheap hull); dealing webs
+/// round-robin instead was tried and fails on code that alternates short- and long-lived
+/// values. Webs holding a fixed-register operand stay in Int, where their register lives.
+/// Returns the per-class kinds if anything moved.
+fn overflow_scalars<I: MachInst>(
+    vc: &mut VCode<I>,
+    fixed: &[(RegKind, PhysReg)],
+) -> Result<Option<[RegKind; 3]>, String> {
+    let has = |k: RegKind| vc.vregs.contains(&k);
+    let mut extra = Vec::new();
+    if !has(RegKind::B128) {
+        extra.push(2);
+    }
+    if !has(RegKind::B64) {
+        extra.push(1);
+    }
+    if extra.is_empty() {
+        return Ok(None);
+    }
+    let n = vc.vregs.len();
+    let mut parent: Vec<usize> = (0..n).collect();
+    fn find(p: &mut [usize], x: usize) -> usize {
+        let mut r = x;
+        while p[r] != r {
+            r = p[r];
+        }
+        let mut x = x;
+        while p[x] != r {
+            let next = p[x];
+            p[x] = r;
+            x = next;
+        }
+        r
+    }
+    for (b, succs) in vc.succs.iter().enumerate() {
+        let _ = b;
+        for (t, args) in succs {
+            for (a, p) in args.iter().zip(&vc.params[t.0 as usize]) {
+                let (ra_, rp) = (
+                    find(&mut parent, a.index as usize),
+                    find(&mut parent, p.index as usize),
+                );
+                parent[ra_.max(rp)] = ra_.min(rp);
+            }
+        }
+    }
+    // A reuse def and the use it reuses must share a class too.
+    for inst in &vc.insts {
+        let fs = fields(inst);
+        for f in fs.iter().flatten() {
+            if let super::OpConstraint::Reuse(pos) = f.spec.constraint {
+                if let Some(Some(u)) = fs.get(pos) {
+                    let (a, b) = (
+                        find(&mut parent, f.vreg.index as usize),
+                        find(&mut parent, u.vreg.index as usize),
+                    );
+                    parent[a.max(b)] = a.min(b);
+                }
+            }
+        }
+    }
+    let mut pinned = vec![false; n];
+    if !fixed.is_empty() {
+        for inst in &vc.insts {
+            for f in fields(inst).into_iter().flatten() {
+                if matches!(f.spec.constraint, super::OpConstraint::Fixed(_)) {
+                    let r = find(&mut parent, f.vreg.index as usize);
+                    pinned[r] = true;
+                }
+            }
+        }
+    }
+    let targets: Vec<usize> = std::iter::once(0).chain(extra.iter().copied()).collect();
+    let class_ids = [ra::RegClass::Int, ra::RegClass::Float, ra::RegClass::Vector];
+    // Last use of every vreg in layout order (a hull: enough for a balancing heuristic).
+    let mut last_use = vec![0usize; n];
+    for (i, inst) in vc.insts.iter().enumerate() {
+        for f in fields(inst).into_iter().flatten() {
+            last_use[f.vreg.index as usize] = i;
+        }
+    }
+    for (b, succs) in vc.succs.iter().enumerate() {
+        let term = vc.ranges[b].1 as usize - 1;
+        for (_, args) in succs {
+            for a in args {
+                last_use[a.index as usize] = last_use[a.index as usize].max(term);
+            }
+        }
+    }
+    // Sweep in layout order; each web goes, at its first definition, to the target class with
+    // the fewest scalars live there at that point.
+    let mut web_class: Vec<Option<usize>> = vec![None; n];
+    let mut active: [Vec<usize>; 3] = [Vec::new(), Vec::new(), Vec::new()];
+    let mut classes = vc.classes.clone();
+    for (b, &(s, e)) in vc.ranges.iter().enumerate() {
+        for i in s as usize..e as usize {
+            let mut defs: Vec<u32> = Vec::new();
+            if i == s as usize {
+                defs.extend(vc.params[b].iter().map(|p| p.index));
+            }
+            for f in fields(&vc.insts[i]).into_iter().flatten() {
+                if f.spec.kind == super::OpKind::Def {
+                    defs.push(f.vreg.index);
+                }
+            }
+            for list in active.iter_mut() {
+                list.retain(|end| *end >= i);
+            }
+            for v in defs {
+                let v = v as usize;
+                if vc.vregs[v] != RegKind::B32 {
+                    continue;
+                }
+                let r = find(&mut parent, v);
+                let c = match web_class[r] {
+                    Some(c) => c,
+                    None => {
+                        let c = if pinned[r] {
+                            0
+                        } else {
+                            *targets
+                                .iter()
+                                .min_by_key(|c| active[**c].len())
+                                .unwrap_or(&0)
+                        };
+                        web_class[r] = Some(c);
+                        c
+                    }
+                };
+                classes[v] = class_ids[c];
+                active[c].push(last_use[v].max(i));
+            }
+        }
+    }
+    let mut kinds = KINDS;
+    for c in extra {
+        kinds[c] = RegKind::B32;
+    }
+    vc.set_classes(classes, kinds.map(|k| k.gprs() as usize))?;
+    Ok(Some(kinds))
+}
+
 /// Physical base registers per class, packed from R0 upward: fixed registers first, then
 /// quads at 4-aligned bases, pairs at even bases, scalars in what is left. `None` if `sizes`
 /// does not fit below `max_regs`.
-fn layout(sizes: [usize; 3], fixed: &[(RegKind, PhysReg)], max_regs: u8) -> Option<[Vec<u8>; 3]> {
+fn layout(
+    kinds: &[RegKind; 3],
+    sizes: [usize; 3],
+    fixed: &[(RegKind, PhysReg)],
+    max_regs: u8,
+) -> Option<[Vec<u8>; 3]> {
     let top = max_regs as usize;
     let mut free = vec![true; top];
     if top > 1 {
@@ -265,7 +417,7 @@ fn layout(sizes: [usize; 3], fixed: &[(RegKind, PhysReg)], max_regs: u8) -> Opti
         out[class_index(*kind)].push(r.0);
     }
     for c in [2usize, 1, 0] {
-        let w = KINDS[c].gprs() as usize;
+        let w = kinds[c].gprs() as usize;
         let mut base = 0;
         while out[c].len() < sizes[c] {
             if base + w > top {
@@ -284,6 +436,7 @@ fn layout(sizes: [usize; 3], fixed: &[(RegKind, PhysReg)], max_regs: u8) -> Opti
 /// Pick class sizes: start at `want` (capped at 64), never below `min`, shrink the largest
 /// demand until the layout fits.
 fn fit_sizes(
+    kinds: &[RegKind; 3],
     want: [usize; 3],
     min: [usize; 3],
     fixed: &[(RegKind, PhysReg)],
@@ -292,7 +445,7 @@ fn fit_sizes(
     if let Some(c) = (0..3).find(|c| min[*c] > 64) {
         return Err(AllocError::TooFewRegisters(format!(
             "one instruction names {} {:?} registers; a class holds at most 64",
-            min[c], KINDS[c]
+            min[c], kinds[c]
         )));
     }
     let mut sizes = [0usize; 3];
@@ -300,13 +453,13 @@ fn fit_sizes(
         sizes[c] = want[c].max(min[c]).min(64);
     }
     loop {
-        if let Some(l) = layout(sizes, fixed, max_regs) {
+        if let Some(l) = layout(kinds, sizes, fixed, max_regs) {
             return Ok(l);
         }
         // shrink the class using the most registers that is still above its minimum
         let victim = (0..3)
             .filter(|c| sizes[*c] > min[*c])
-            .max_by_key(|c| sizes[*c] * KINDS[*c].gprs() as usize);
+            .max_by_key(|c| sizes[*c] * kinds[*c].gprs() as usize);
         match victim {
             Some(c) => sizes[c] -= 1,
             None => {
@@ -327,6 +480,7 @@ fn fit_sizes(
 /// count would be the top of each class slice rather than the number of registers in use.
 /// Returns, per class, the physical base register of every regalloc2 register index.
 fn compact(
+    kinds: &[RegKind; 3],
     classes: &[Vec<u8>; 3],
     fixed: &[(RegKind, PhysReg)],
     out: &ra::Output,
@@ -350,7 +504,7 @@ fn compact(
             .filter(|i| used[c][*i] || is_fixed(c, classes[c][*i]))
             .count();
     }
-    let Some(packed) = layout(sizes, fixed, max_regs) else {
+    let Some(packed) = layout(kinds, sizes, fixed, max_regs) else {
         return classes.clone();
     };
     let mut map = classes.clone();
@@ -373,7 +527,7 @@ fn machine_env(classes: &[Vec<u8>; 3]) -> ra::MachineEnv {
     let mut preferred = [ra::PRegSet::empty(); 3];
     for (c, regs) in classes.iter().enumerate() {
         for i in 0..regs.len() {
-            preferred[c].add(ra::PReg::new(i, ra_class(KINDS[c])));
+            preferred[c].add(ra::PReg::new(i, ra_class(KINDS[c]))); // class c by identity
         }
     }
     ra::MachineEnv {
@@ -411,11 +565,19 @@ pub fn allocate<I: MachInst>(
     let pa = allocate_preds(&reachable).map_err(AllocError::Predicates)?;
     let mut vc = split_edges(&pa.vcode).map_err(AllocError::Invalid)?;
     let fixed = fixed_regs(&vc.insts);
-    let (press, min_needed) = pressure(&vc);
+    let (mut press, mut min_needed) = pressure(&vc);
+    let mut kinds = KINDS;
+    if press[0] > 64 {
+        if let Some(k) = overflow_scalars(&mut vc, &fixed).map_err(AllocError::Invalid)? {
+            kinds = k;
+            (press, min_needed) = pressure(&vc);
+        }
+    }
     let used: [bool; 3] = [0, 1, 2].map(|c| {
         vc.vregs
             .iter()
-            .any(|k| *k != RegKind::Pred && class_index(*k) == c)
+            .zip(&vc.classes)
+            .any(|(k, rc)| *k != RegKind::Pred && class_of(*rc) == c)
     });
     // Start at the pressure estimate (every register of a class costs 1, 2 or 4 GPRs whether
     // used or not, so slack is expensive); constraints such as early defs can need more, and
@@ -433,7 +595,7 @@ pub fn allocate<I: MachInst>(
     };
     let mut last_sizes = None;
     let (classes, out) = loop {
-        let classes = fit_sizes(want, min_needed, &fixed, max_regs)?;
+        let classes = fit_sizes(&kinds, want, min_needed, &fixed, max_regs)?;
         let sizes = [classes[0].len(), classes[1].len(), classes[2].len()];
         let to_preg = |kind: RegKind, r: PhysReg| {
             let c = class_index(kind);
@@ -474,9 +636,9 @@ pub fn allocate<I: MachInst>(
             }
         }
     };
-    let map = compact(&classes, &fixed, &out, max_regs);
+    let map = compact(&kinds, &classes, &fixed, &out, max_regs);
     let phys = |p: ra::PReg| PhysReg(map[class_of(p.class())][p.hw_enc()]);
-    let kind_of = |p: ra::PReg| KINDS[class_of(p.class())];
+    let kind_of = |p: ra::PReg| kinds[class_of(p.class())];
     let mut max_reg: u32 = 1;
     let mut note = |r: PhysReg, kind: RegKind| {
         if r != PhysReg::RZ {

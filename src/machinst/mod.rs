@@ -19,8 +19,10 @@
 //! packed from R0 upward (quads first at 4-aligned bases, then pairs, then scalars into the
 //! holes, R1 excluded); when the allocation spills and registers remain below `max_regs`, the
 //! classes that spilled are grown and the allocation is retried. A class holds at most 64
-//! registers, so a function with more than 64 simultaneously live scalars spills to local
-//! memory even when the register file has room left: correct, not optimal.
+//! registers; when more than 64 scalars are live at once and the function has no quads (or
+//! no pairs), the free class takes a second set of 64 scalars (see `alloc::overflow_scalars`).
+//! Otherwise the excess spills to local memory even when the register file has room left:
+//! correct, not optimal.
 //!
 //! regalloc2's ion does not prefer low registers, so after allocation the registers it actually
 //! used are renamed within their class to pack from R0 upward (any injective, aligned renaming

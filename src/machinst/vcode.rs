@@ -104,6 +104,11 @@ pub struct VCode<I> {
     pub(crate) succs: Vec<Vec<(BlockId, Vec<VReg>)>>,
     /// Instruction index range per block.
     pub(crate) ranges: Vec<(u32, u32)>,
+    /// regalloc2 class of every vreg: normally by kind, but `alloc` may move some 32-bit webs
+    /// into a class whose natural kind the function does not use.
+    pub(crate) classes: Vec<ra::RegClass>,
+    /// 4-byte spill slots per value of each class (1, 2, 4 unless a class holds scalars).
+    pub(crate) slot_words: [usize; 3],
     // regalloc2 views, derived from the above.
     ra_ops: Vec<Vec<ra::Operand>>,
     ra_params: Vec<Vec<ra::VReg>>,
@@ -119,10 +124,6 @@ pub(crate) fn ra_class(kind: RegKind) -> ra::RegClass {
         RegKind::B64 => ra::RegClass::Float,
         RegKind::B128 => ra::RegClass::Vector,
     }
-}
-
-pub(crate) fn ra_vreg(v: VReg) -> ra::VReg {
-    ra::VReg::new(v.index as usize, ra_class(v.kind))
 }
 
 /// One regalloc2-visible operand field of an instruction: its visit position and spec.
@@ -257,6 +258,8 @@ impl<I: MachInst> VCode<I> {
             params,
             succs,
             ranges,
+            classes: Vec::new(),
+            slot_words: [1, 2, 4],
             ra_ops: Vec::new(),
             ra_params: Vec::new(),
             ra_succs: Vec::new(),
@@ -264,6 +267,7 @@ impl<I: MachInst> VCode<I> {
             ra_args: Vec::new(),
             terms: Vec::new(),
         };
+        vc.classes = vc.vregs.iter().map(|k| ra_class(*k)).collect();
         vc.derive_ra()?;
         Ok(vc)
     }
@@ -283,8 +287,21 @@ impl<I: MachInst> VCode<I> {
         (blocks, self.vregs.clone())
     }
 
+    /// Give every vreg a regalloc2 class (see `alloc`'s scalar overflow).
+    pub(crate) fn set_classes(
+        &mut self,
+        classes: Vec<ra::RegClass>,
+        slot_words: [usize; 3],
+    ) -> Result<(), String> {
+        self.classes = classes;
+        self.slot_words = slot_words;
+        self.derive_ra()
+    }
+
     fn derive_ra(&mut self) -> Result<(), String> {
         let n = self.ranges.len();
+        let classes = self.classes.clone();
+        let ra_vreg = |v: VReg| ra::VReg::new(v.index as usize, classes[v.index as usize]);
         self.ra_ops = Vec::with_capacity(self.insts.len());
         self.terms = Vec::with_capacity(self.insts.len());
         for inst in &self.insts {
@@ -484,10 +501,6 @@ impl<I: MachInst> ra::Function for VCode<I> {
     fn spillslot_size(&self, regclass: ra::RegClass) -> usize {
         // One slot is 4 bytes of local memory; regalloc2 aligns multi-slot values to their size,
         // which is exactly the alignment STL.64 / STL.128 need.
-        match regclass {
-            ra::RegClass::Int => 1,
-            ra::RegClass::Float => 2,
-            ra::RegClass::Vector => 4,
-        }
+        self.slot_words[regclass as usize]
     }
 }
