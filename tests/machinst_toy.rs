@@ -1942,5 +1942,13 @@ fn scalars_overflow_into_a_free_class() {
     );
     assert!(with_quads.spills > 0);
     assert_eq!(without.spills, 0);
+    assert_eq!(
+        without.class_kinds,
+        [RegKind::B32, RegKind::B64, RegKind::B32]
+    );
+    assert_eq!(
+        with_quads.class_kinds,
+        [RegKind::B32, RegKind::B64, RegKind::B128]
+    );
     assert!(without.num_regs > 64);
 }

@@ -84,8 +84,11 @@ pub struct Allocated<I> {
     pub spills: usize,
     /// Number of reload instructions inserted.
     pub reloads: usize,
-    /// Class sizes (scalars, pairs, quads) of the environment that was used.
+    /// Registers in each regalloc2 class (Int, Float, Vector) of the environment that was used.
     pub class_sizes: [usize; 3],
+    /// What each class held: normally B32, B64, B128; a class the function had no values of may
+    /// hold overflow scalars (B32).
+    pub class_kinds: [RegKind; 3],
 }
 
 const KINDS: [RegKind; 3] = [RegKind::B32, RegKind::B64, RegKind::B128];
@@ -742,5 +745,6 @@ pub fn allocate<I: MachInst>(
         spills,
         reloads,
         class_sizes: [classes[0].len(), classes[1].len(), classes[2].len()],
+        class_kinds: kinds,
     })
 }
