@@ -1,0 +1,750 @@
+//! [`allocate`]: predicates, critical-edge splitting, environment sizing, regalloc2, edits.
+//!
+//! In: a [`VCode`] and [`AllocOptions`]. Out: an [`Allocated`] whose instructions name only
+//! physical registers, or a typed [`AllocError`] (never a panic for any valid VCode).
+//!
+//! Invariants of the result: pairs sit at even registers and quads at multiples of 4 (every
+//! class slice is built aligned); R1 and RZ are never handed out (they are in no slice); every
+//! register is below `max_regs`; `num_regs` = highest register touched + 1, at least 2.
+
+use super::pred::{allocate_preds, liveness};
+use super::vcode::{fields, fixed_regs, ra_class, VCode};
+use super::{BlockId, MachInst, OpKind, PhysReg, Reg, RegKind};
+use regalloc2 as ra;
+
+/// Options for [`allocate`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AllocOptions {
+    /// Registers R0..R(max_regs-1) may be used (`--maxrregcount`); at most 255.
+    pub max_regs: u8,
+    /// Run regalloc2's checker on the result.
+    pub checker: bool,
+    /// Byte offset from R1 where the spill area starts, i.e. the size of the kernel's own
+    /// `.local` data below it; rounded up to 16 so that 128-bit slots stay aligned.
+    pub spill_base: u32,
+}
+
+impl Default for AllocOptions {
+    fn default() -> Self {
+        AllocOptions {
+            max_regs: 255,
+            checker: false,
+            spill_base: 0,
+        }
+    }
+}
+
+/// Why allocation failed.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum AllocError {
+    /// The VCode breaks a structural rule (a lowering bug).
+    #[error("invalid vcode: {0}")]
+    Invalid(String),
+    /// `max_regs` leaves too few registers for some instruction's operands.
+    #[error("too few registers: {0}")]
+    TooFewRegisters(String),
+    /// More predicates needed at one instruction than exist.
+    #[error("predicates: {0}")]
+    Predicates(String),
+    /// regalloc2 refused the function.
+    #[error("regalloc2: {0}")]
+    Regalloc(String),
+    /// regalloc2's checker found the allocation wrong.
+    #[error("regalloc2 checker: {0}")]
+    Checker(String),
+}
+
+/// One block after allocation.
+#[derive(Clone, Debug)]
+pub struct AllocatedBlock<I> {
+    /// The block's number in the allocated code (its index in [`Allocated::blocks`]); branch
+    /// instructions name these numbers.
+    pub id: BlockId,
+    /// The block of the input VCode it comes from; `None` for a block inserted to split a
+    /// critical edge. Unreachable input blocks are dropped, so later blocks may be renumbered.
+    pub origin: Option<BlockId>,
+    pub insts: Vec<I>,
+}
+
+/// The result of [`allocate`].
+#[derive(Clone, Debug)]
+pub struct Allocated<I> {
+    /// Blocks in layout order (critical-edge blocks included), instructions physical.
+    pub blocks: Vec<AllocatedBlock<I>>,
+    /// Highest GPR used + 1, at least 2 (R1), as ptxas reports "Used N registers".
+    pub num_regs: u32,
+    /// Bytes of local memory for spill slots, addressed `[R1 + spill_base + 4 * slot]`; the
+    /// local frame is `spill_base` (rounded up to 16) + `spill_bytes`.
+    pub spill_bytes: u32,
+    /// Whether regalloc2's checker ran (and passed).
+    pub checked: bool,
+    /// How many predicates were spilled into GPRs.
+    pub pred_spills: usize,
+    /// Number of spill (store) instructions inserted.
+    pub spills: usize,
+    /// Number of reload instructions inserted.
+    pub reloads: usize,
+    /// Registers in each regalloc2 class (Int, Float, Vector) of the environment that was used.
+    pub class_sizes: [usize; 3],
+    /// What each class held: normally B32, B64, B128; a class the function had no values of may
+    /// hold overflow scalars (B32).
+    pub class_kinds: [RegKind; 3],
+}
+
+const KINDS: [RegKind; 3] = [RegKind::B32, RegKind::B64, RegKind::B128];
+
+fn class_index(kind: RegKind) -> usize {
+    match kind {
+        RegKind::B32 | RegKind::Pred => 0,
+        RegKind::B64 => 1,
+        RegKind::B128 => 2,
+    }
+}
+
+/// Drop blocks the entry cannot reach (regalloc2 cannot allocate them: it panics on vregs it
+/// only meets in unreachable code) and renumber the rest in layout order, retargeting the
+/// branches. Returns the new VCode and, per new block, its original id.
+fn prune_unreachable<I: MachInst>(vc: &VCode<I>) -> Result<(VCode<I>, Vec<BlockId>), String> {
+    let n = vc.ranges.len();
+    let mut reach = vec![false; n];
+    let mut stack = vec![0usize];
+    reach[0] = true;
+    while let Some(b) = stack.pop() {
+        for (t, _) in &vc.succs[b] {
+            let t = t.0 as usize;
+            if !reach[t] {
+                reach[t] = true;
+                stack.push(t);
+            }
+        }
+    }
+    let kept: Vec<BlockId> = (0..n)
+        .filter(|b| reach[*b])
+        .map(|b| BlockId(b as u32))
+        .collect();
+    if kept.len() == n {
+        return Ok((vc.clone(), kept));
+    }
+    let mut new_id = vec![None; n];
+    for (i, b) in kept.iter().enumerate() {
+        new_id[b.0 as usize] = Some(BlockId(i as u32));
+    }
+    let (blocks, vregs) = vc.to_blocks();
+    let mut out = Vec::with_capacity(kept.len());
+    for (b, mut block) in blocks.into_iter().enumerate() {
+        if !reach[b] {
+            continue;
+        }
+        for (k, (t, _)) in block.succs.iter_mut().enumerate() {
+            // a reachable block's successors are reachable
+            *t = new_id[t.0 as usize].ok_or("unreachable successor of a reachable block")?;
+            block
+                .insts
+                .last_mut()
+                .ok_or("empty block")?
+                .set_branch_target(k, *t);
+        }
+        out.push(block);
+    }
+    Ok((VCode::from_blocks(out, vregs)?, kept))
+}
+
+/// Insert an empty jump block on every edge regalloc2 cannot place moves on: from a block with
+/// several successors to one with several predecessors (a critical edge), and from a branch
+/// with register operands to a block with several predecessors.
+fn split_edges<I: MachInst>(vc: &VCode<I>) -> Result<VCode<I>, String> {
+    let n = vc.ranges.len();
+    let mut npreds = vec![0usize; n];
+    for ss in &vc.succs {
+        for (t, _) in ss {
+            npreds[t.0 as usize] += 1;
+        }
+    }
+    let needs = |b: usize, t: usize| {
+        let term_has_ops = vc.ra_operands_of(vc.ranges[b].1 as usize - 1) > 0;
+        npreds[t] > 1 && (vc.succs[b].len() > 1 || term_has_ops)
+    };
+    if !(0..n).any(|b| vc.succs[b].iter().any(|(t, _)| needs(b, t.0 as usize))) {
+        return Ok(vc.clone());
+    }
+    let (mut blocks, vregs) = vc.to_blocks();
+    for b in 0..n {
+        for k in 0..blocks[b].succs.len() {
+            let (t, args) = blocks[b].succs[k].clone();
+            if !needs(b, t.0 as usize) {
+                continue;
+            }
+            let mid = BlockId(blocks.len() as u32);
+            blocks.push(super::vcode::BlockData {
+                params: Vec::new(),
+                insts: vec![I::gen_jump(t)],
+                succs: vec![(t, args)],
+            });
+            blocks[b].succs[k] = (mid, Vec::new());
+            blocks[b]
+                .insts
+                .last_mut()
+                .expect("validated: blocks are non-empty")
+                .set_branch_target(k, mid);
+        }
+    }
+    VCode::from_blocks(blocks, vregs)
+}
+
+/// Maximum number of simultaneously live vregs per class, and the most operands of each class
+/// one instruction names (the least a class must have to allocate at all).
+fn pressure<I: MachInst>(vc: &VCode<I>) -> ([usize; 3], [usize; 3]) {
+    let (_, live_out) = liveness(vc, &|k| k != RegKind::Pred);
+    let mut max = [0usize; 3];
+    let mut min_needed = [0usize; 3];
+    let class_of_vreg = |v: u32| class_of(vc.classes[v as usize]);
+    for (b, out) in live_out.iter().enumerate() {
+        let (s, e) = vc.ranges[b];
+        let mut live = out.clone();
+        for (_, args) in &vc.succs[b] {
+            live.extend(args.iter().map(|a| a.index));
+        }
+        // per-class counts of `live`, kept in step with it
+        let mut c = [0usize; 3];
+        for v in &live {
+            c[class_of_vreg(*v)] += 1;
+        }
+        for i in (s..e).rev() {
+            let fs: Vec<_> = fields(&vc.insts[i as usize])
+                .into_iter()
+                .flatten()
+                .filter(|f| f.vreg.kind != RegKind::Pred)
+                .collect();
+            let mut here = [0usize; 3];
+            for f in &fs {
+                here[class_of_vreg(f.vreg.index)] += 1;
+            }
+            // just after the instruction: everything live plus its defs
+            for f in fs.iter().filter(|f| f.spec.kind == OpKind::Def) {
+                if live.insert(f.vreg.index) {
+                    c[class_of_vreg(f.vreg.index)] += 1;
+                }
+            }
+            for k in 0..3 {
+                max[k] = max[k].max(c[k]);
+                min_needed[k] = min_needed[k].max(here[k]);
+            }
+            // just before it: defs dead, uses live
+            for f in fs.iter().filter(|f| f.spec.kind == OpKind::Def) {
+                if live.remove(&f.vreg.index) {
+                    c[class_of_vreg(f.vreg.index)] -= 1;
+                }
+            }
+            for f in fs.iter().filter(|f| f.spec.kind == OpKind::Use) {
+                if live.insert(f.vreg.index) {
+                    c[class_of_vreg(f.vreg.index)] += 1;
+                }
+            }
+            for k in 0..3 {
+                max[k] = max[k].max(c[k]);
+            }
+        }
+    }
+    (max, min_needed)
+}
+
+/// More than 64 scalars live at once do not fit the Int class. When the function has no quads
+/// (or no pairs), their class is free to hold a second (third) set of up to 64 scalars. The
+/// 32-bit vregs are grouped into webs (a block parameter and all its arguments, and a reuse
+/// def and its input, must share a class: regalloc2 cannot move between classes). Sweeping the
+/// code in layout order, each web goes at its first definition to the class with the fewest
+/// scalars live there (live = up to the last use in layout order, a cheap hull); dealing webs
+/// round-robin instead was tried and fails on code that alternates short- and long-lived
+/// values. Webs holding a fixed-register operand stay in Int, where their register lives.
+/// Returns the per-class kinds if anything moved.
+fn overflow_scalars<I: MachInst>(
+    vc: &mut VCode<I>,
+    fixed: &[(RegKind, PhysReg)],
+) -> Result<Option<[RegKind; 3]>, String> {
+    let has = |k: RegKind| vc.vregs.contains(&k);
+    let mut extra = Vec::new();
+    if !has(RegKind::B128) {
+        extra.push(2);
+    }
+    if !has(RegKind::B64) {
+        extra.push(1);
+    }
+    if extra.is_empty() {
+        return Ok(None);
+    }
+    let n = vc.vregs.len();
+    let mut parent: Vec<usize> = (0..n).collect();
+    fn find(p: &mut [usize], x: usize) -> usize {
+        let mut r = x;
+        while p[r] != r {
+            r = p[r];
+        }
+        let mut x = x;
+        while p[x] != r {
+            let next = p[x];
+            p[x] = r;
+            x = next;
+        }
+        r
+    }
+    for (b, succs) in vc.succs.iter().enumerate() {
+        let _ = b;
+        for (t, args) in succs {
+            for (a, p) in args.iter().zip(&vc.params[t.0 as usize]) {
+                let (ra_, rp) = (
+                    find(&mut parent, a.index as usize),
+                    find(&mut parent, p.index as usize),
+                );
+                parent[ra_.max(rp)] = ra_.min(rp);
+            }
+        }
+    }
+    // A reuse def and the use it reuses must share a class too.
+    for inst in &vc.insts {
+        let fs = fields(inst);
+        for f in fs.iter().flatten() {
+            if let super::OpConstraint::Reuse(pos) = f.spec.constraint {
+                if let Some(Some(u)) = fs.get(pos) {
+                    let (a, b) = (
+                        find(&mut parent, f.vreg.index as usize),
+                        find(&mut parent, u.vreg.index as usize),
+                    );
+                    parent[a.max(b)] = a.min(b);
+                }
+            }
+        }
+    }
+    let mut pinned = vec![false; n];
+    if !fixed.is_empty() {
+        for inst in &vc.insts {
+            for f in fields(inst).into_iter().flatten() {
+                if matches!(f.spec.constraint, super::OpConstraint::Fixed(_)) {
+                    let r = find(&mut parent, f.vreg.index as usize);
+                    pinned[r] = true;
+                }
+            }
+        }
+    }
+    let targets: Vec<usize> = std::iter::once(0).chain(extra.iter().copied()).collect();
+    let class_ids = [ra::RegClass::Int, ra::RegClass::Float, ra::RegClass::Vector];
+    // Last use of every vreg in layout order (a hull: enough for a balancing heuristic).
+    let mut last_use = vec![0usize; n];
+    for (i, inst) in vc.insts.iter().enumerate() {
+        for f in fields(inst).into_iter().flatten() {
+            last_use[f.vreg.index as usize] = i;
+        }
+    }
+    for (b, succs) in vc.succs.iter().enumerate() {
+        let term = vc.ranges[b].1 as usize - 1;
+        for (_, args) in succs {
+            for a in args {
+                last_use[a.index as usize] = last_use[a.index as usize].max(term);
+            }
+        }
+    }
+    // Sweep in layout order; each web goes, at its first definition, to the target class with
+    // the fewest scalars live there at that point.
+    let mut web_class: Vec<Option<usize>> = vec![None; n];
+    let mut active: [Vec<usize>; 3] = [Vec::new(), Vec::new(), Vec::new()];
+    let mut classes = vc.classes.clone();
+    for (b, &(s, e)) in vc.ranges.iter().enumerate() {
+        for i in s as usize..e as usize {
+            let mut defs: Vec<u32> = Vec::new();
+            if i == s as usize {
+                defs.extend(vc.params[b].iter().map(|p| p.index));
+            }
+            for f in fields(&vc.insts[i]).into_iter().flatten() {
+                if f.spec.kind == super::OpKind::Def {
+                    defs.push(f.vreg.index);
+                }
+            }
+            for list in active.iter_mut() {
+                list.retain(|end| *end >= i);
+            }
+            for v in defs {
+                let v = v as usize;
+                if vc.vregs[v] != RegKind::B32 {
+                    continue;
+                }
+                let r = find(&mut parent, v);
+                let c = match web_class[r] {
+                    Some(c) => c,
+                    None => {
+                        let c = if pinned[r] {
+                            0
+                        } else {
+                            *targets
+                                .iter()
+                                .min_by_key(|c| active[**c].len())
+                                .unwrap_or(&0)
+                        };
+                        web_class[r] = Some(c);
+                        c
+                    }
+                };
+                classes[v] = class_ids[c];
+                active[c].push(last_use[v].max(i));
+            }
+        }
+    }
+    let mut kinds = KINDS;
+    for c in extra {
+        kinds[c] = RegKind::B32;
+    }
+    vc.set_classes(classes, kinds.map(|k| k.gprs() as usize))?;
+    Ok(Some(kinds))
+}
+
+/// Physical base registers per class, packed from R0 upward: fixed registers first, then
+/// quads at 4-aligned bases, pairs at even bases, scalars in what is left. `None` if `sizes`
+/// does not fit below `max_regs`.
+fn layout(
+    kinds: &[RegKind; 3],
+    sizes: [usize; 3],
+    fixed: &[(RegKind, PhysReg)],
+    max_regs: u8,
+) -> Option<[Vec<u8>; 3]> {
+    let top = max_regs as usize;
+    let mut free = vec![true; top];
+    if top > 1 {
+        free[1] = false; // stack pointer
+    }
+    let mut out: [Vec<u8>; 3] = [Vec::new(), Vec::new(), Vec::new()];
+    for (kind, r) in fixed {
+        let w = kind.gprs() as usize;
+        let base = r.0 as usize;
+        if base % w != 0 || base + w > top || !(base..base + w).all(|x| free[x]) {
+            return None;
+        }
+        (base..base + w).for_each(|x| free[x] = false);
+        out[class_index(*kind)].push(r.0);
+    }
+    for c in [2usize, 1, 0] {
+        let w = kinds[c].gprs() as usize;
+        let mut base = 0;
+        while out[c].len() < sizes[c] {
+            if base + w > top {
+                return None;
+            }
+            if (base..base + w).all(|x| free[x]) {
+                (base..base + w).for_each(|x| free[x] = false);
+                out[c].push(base as u8);
+            }
+            base += w;
+        }
+    }
+    Some(out)
+}
+
+/// Pick class sizes: start at `want` (capped at 64), never below `min`, shrink the largest
+/// demand until the layout fits.
+fn fit_sizes(
+    kinds: &[RegKind; 3],
+    want: [usize; 3],
+    min: [usize; 3],
+    fixed: &[(RegKind, PhysReg)],
+    max_regs: u8,
+) -> Result<[Vec<u8>; 3], AllocError> {
+    if let Some(c) = (0..3).find(|c| min[*c] > 64) {
+        return Err(AllocError::TooFewRegisters(format!(
+            "one instruction names {} {:?} registers; a class holds at most 64",
+            min[c], kinds[c]
+        )));
+    }
+    let mut sizes = [0usize; 3];
+    for c in 0..3 {
+        sizes[c] = want[c].max(min[c]).min(64);
+    }
+    loop {
+        if let Some(l) = layout(kinds, sizes, fixed, max_regs) {
+            return Ok(l);
+        }
+        // shrink the class using the most registers that is still above its minimum
+        let victim = (0..3)
+            .filter(|c| sizes[*c] > min[*c])
+            .max_by_key(|c| sizes[*c] * kinds[*c].gprs() as usize);
+        match victim {
+            Some(c) => sizes[c] -= 1,
+            None => {
+                return Err(AllocError::TooFewRegisters(format!(
+                    "{} scalars, {} pairs and {} quads needed by one instruction do not fit in {} registers",
+                    min[0], min[1], min[2], max_regs
+                )))
+            }
+        }
+    }
+}
+
+/// Renumber the registers regalloc2 actually used so that they pack from R0 upward.
+///
+/// Within a class every register is interchangeable (no aliasing, no ABI), so any injective,
+/// aligned renaming of a class's registers keeps the allocation valid; only fixed registers
+/// must stay where they are. ion does not prefer low registers, so without this the register
+/// count would be the top of each class slice rather than the number of registers in use.
+/// Returns, per class, the physical base register of every regalloc2 register index.
+fn compact(
+    kinds: &[RegKind; 3],
+    classes: &[Vec<u8>; 3],
+    fixed: &[(RegKind, PhysReg)],
+    out: &ra::Output,
+    max_regs: u8,
+) -> [Vec<u8>; 3] {
+    let mut used: [Vec<bool>; 3] = [0, 1, 2].map(|c| vec![false; classes[c].len()]);
+    let mut mark = |a: ra::Allocation| {
+        if let Some(p) = a.as_reg() {
+            used[class_of(p.class())][p.hw_enc()] = true;
+        }
+    };
+    out.allocs.iter().for_each(|a| mark(*a));
+    for (_, ra::Edit::Move { from, to }) in &out.edits {
+        mark(*from);
+        mark(*to);
+    }
+    let is_fixed = |c: usize, r: u8| fixed.iter().any(|(k, f)| class_index(*k) == c && f.0 == r);
+    let mut sizes = [0usize; 3];
+    for c in 0..3 {
+        sizes[c] = (0..classes[c].len())
+            .filter(|i| used[c][*i] || is_fixed(c, classes[c][*i]))
+            .count();
+    }
+    let Some(packed) = layout(kinds, sizes, fixed, max_regs) else {
+        return classes.clone();
+    };
+    let mut map = classes.clone();
+    for c in 0..3 {
+        let nfixed = fixed.iter().filter(|(k, _)| class_index(*k) == c).count();
+        let mut next = packed[c][nfixed..].iter();
+        for (i, base) in classes[c].iter().enumerate() {
+            if used[c][i] && !is_fixed(c, *base) {
+                match next.next() {
+                    Some(b) => map[c][i] = *b,
+                    None => return classes.clone(),
+                }
+            }
+        }
+    }
+    map
+}
+
+fn machine_env(classes: &[Vec<u8>; 3]) -> ra::MachineEnv {
+    let mut preferred = [ra::PRegSet::empty(); 3];
+    for (c, regs) in classes.iter().enumerate() {
+        for i in 0..regs.len() {
+            preferred[c].add(ra::PReg::new(i, ra_class(KINDS[c]))); // class c by identity
+        }
+    }
+    ra::MachineEnv {
+        preferred_regs_by_class: preferred,
+        non_preferred_regs_by_class: [ra::PRegSet::empty(); 3],
+        scratch_by_class: [None; 3],
+        fixed_stack_slots: Vec::new(),
+    }
+}
+
+fn class_of(rc: ra::RegClass) -> usize {
+    match rc {
+        ra::RegClass::Int => 0,
+        ra::RegClass::Float => 1,
+        ra::RegClass::Vector => 2,
+    }
+}
+
+/// Allocate registers for `vcode` (see the module essays of `machinst` and this file).
+pub fn allocate<I: MachInst>(
+    vcode: &VCode<I>,
+    opts: &AllocOptions,
+) -> Result<Allocated<I>, AllocError> {
+    let spill_base = opts
+        .spill_base
+        .checked_next_multiple_of(16)
+        .ok_or_else(|| {
+            AllocError::TooFewRegisters(format!(
+                "spill base {:#x} is out of range",
+                opts.spill_base
+            ))
+        })?;
+    let max_regs = opts.max_regs; // a u8: at most 255, i.e. R0..R254 (255 is RZ)
+    let (reachable, origins) = prune_unreachable(vcode).map_err(AllocError::Invalid)?;
+    let pa = allocate_preds(&reachable).map_err(AllocError::Predicates)?;
+    let mut vc = split_edges(&pa.vcode).map_err(AllocError::Invalid)?;
+    let fixed = fixed_regs(&vc.insts);
+    let (mut press, mut min_needed) = pressure(&vc);
+    let mut kinds = KINDS;
+    if press[0] > 64 {
+        if let Some(k) = overflow_scalars(&mut vc, &fixed).map_err(AllocError::Invalid)? {
+            kinds = k;
+            (press, min_needed) = pressure(&vc);
+        }
+    }
+    let used: [bool; 3] = [0, 1, 2].map(|c| {
+        vc.vregs
+            .iter()
+            .zip(&vc.classes)
+            .any(|(k, rc)| *k != RegKind::Pred && class_of(*rc) == c)
+    });
+    // Start at the pressure estimate (every register of a class costs 1, 2 or 4 GPRs whether
+    // used or not, so slack is expensive); constraints such as early defs can need more, and
+    // then the allocation spills and the retry below grows the class.
+    let mut want = [0usize; 3];
+    for c in 0..3 {
+        if used[c] {
+            want[c] = press[c];
+        }
+    }
+    let ra_opts = ra::RegallocOptions {
+        verbose_log: false,
+        validate_ssa: true,
+        algorithm: ra::Algorithm::Ion,
+    };
+    let mut last_sizes = None;
+    let (classes, out) = loop {
+        let classes = fit_sizes(&kinds, want, min_needed, &fixed, max_regs)?;
+        let sizes = [classes[0].len(), classes[1].len(), classes[2].len()];
+        let to_preg = |kind: RegKind, r: PhysReg| {
+            let c = class_index(kind);
+            classes[c]
+                .iter()
+                .position(|b| *b == r.0)
+                .map(|i| ra::PReg::new(i, ra_class(kind)))
+        };
+        vc.resolve_fixed(&to_preg).map_err(AllocError::Invalid)?;
+        let env = machine_env(&classes);
+        let out =
+            ra::run(&vc, &env, &ra_opts).map_err(|e| AllocError::Regalloc(format!("{e:?}")))?;
+        let mut spilled = [false; 3];
+        for (_, ra::Edit::Move { from, to }) in &out.edits {
+            for (a, other) in [(from, to), (to, from)] {
+                if a.is_stack() {
+                    if let Some(r) = other.as_reg() {
+                        spilled[class_of(r.class())] = true;
+                    }
+                }
+            }
+        }
+        let grown = (0..3).any(|c| spilled[c] && sizes[c] < 64);
+        if !grown || last_sizes == Some(sizes) {
+            if opts.checker {
+                let mut checker = ra::checker::Checker::new(&vc, &env);
+                checker.prepare(&out);
+                checker
+                    .run()
+                    .map_err(|e| AllocError::Checker(format!("{e:?}")))?;
+            }
+            break (classes, out);
+        }
+        last_sizes = Some(sizes);
+        for c in 0..3 {
+            if spilled[c] {
+                want[c] = (sizes[c] + sizes[c] / 2 + 4).min(64);
+            }
+        }
+    };
+    let map = compact(&kinds, &classes, &fixed, &out, max_regs);
+    let phys = |p: ra::PReg| PhysReg(map[class_of(p.class())][p.hw_enc()]);
+    let kind_of = |p: ra::PReg| kinds[class_of(p.class())];
+    let mut max_reg: u32 = 1;
+    let mut note = |r: PhysReg, kind: RegKind| {
+        if r != PhysReg::RZ {
+            max_reg = max_reg.max(r.0 as u32 + kind.gprs().max(1) - 1);
+        }
+    };
+    let (mut spills, mut reloads) = (0, 0);
+    let mut blocks = Vec::with_capacity(vc.num_blocks());
+    for b in 0..vc.num_blocks() {
+        let mut insts = Vec::new();
+        for item in out.block_insts_and_edits(&vc, ra::Block::new(b)) {
+            match item {
+                ra::InstOrEdit::Edit(ra::Edit::Move { from, to }) => {
+                    match (from.as_reg(), to.as_reg(), from.as_stack(), to.as_stack()) {
+                        (Some(f), Some(t), _, _) => {
+                            if f != t {
+                                note(phys(t), kind_of(t));
+                                insts.push(I::gen_move(phys(t), phys(f), kind_of(t)));
+                            }
+                        }
+                        (Some(f), None, _, Some(slot)) => {
+                            spills += 1;
+                            insts.push(I::gen_spill(
+                                spill_base + slot.index() as u32 * 4,
+                                phys(f),
+                                kind_of(f),
+                            ));
+                        }
+                        (None, Some(t), Some(slot), _) => {
+                            reloads += 1;
+                            note(phys(t), kind_of(t));
+                            insts.push(I::gen_reload(
+                                phys(t),
+                                spill_base + slot.index() as u32 * 4,
+                                kind_of(t),
+                            ));
+                        }
+                        _ => {
+                            return Err(AllocError::Regalloc(format!(
+                                "unexpected edit {from} -> {to}"
+                            )))
+                        }
+                    }
+                }
+                ra::InstOrEdit::Inst(i) => {
+                    let mut inst = vc.insts[i.index()].clone();
+                    let allocs = out.inst_allocs(i);
+                    let mut k = 0;
+                    let mut bad = None;
+                    inst.visit_operands(&mut |r, spec| {
+                        let Reg::Virt(v) = *r else { return };
+                        if v.kind == RegKind::Pred {
+                            match pa.assignment.get(&v.index) {
+                                Some(p) => *r = Reg::Pred(*p),
+                                None => bad = Some(format!("predicate {v} has no register")),
+                            }
+                            return;
+                        }
+                        match allocs.get(k).and_then(|a| a.as_reg()) {
+                            Some(p) => {
+                                let base = phys(p);
+                                let reg = match spec.half {
+                                    Some(super::Half::Hi) => PhysReg(base.0 + 1),
+                                    _ => base,
+                                };
+                                *r = Reg::Phys(reg);
+                            }
+                            None => bad = Some(format!("{v} did not get a register")),
+                        }
+                        k += 1;
+                    });
+                    if let Some(msg) = bad {
+                        return Err(AllocError::Regalloc(msg));
+                    }
+                    for a in allocs {
+                        if let Some(p) = a.as_reg() {
+                            note(phys(p), kind_of(p));
+                        }
+                    }
+                    if let Some((Reg::Phys(d), Reg::Phys(s))) = inst.is_move() {
+                        if d == s {
+                            continue;
+                        }
+                    }
+                    insts.push(inst);
+                }
+            }
+        }
+        blocks.push(AllocatedBlock {
+            id: BlockId(b as u32),
+            origin: origins.get(b).copied(),
+            insts,
+        });
+    }
+    Ok(Allocated {
+        blocks,
+        num_regs: max_reg + 1,
+        spill_bytes: out.num_spillslots as u32 * 4,
+        checked: opts.checker,
+        pred_spills: pa.spilled,
+        spills,
+        reloads,
+        class_sizes: [classes[0].len(), classes[1].len(), classes[2].len()],
+        class_kinds: kinds,
+    })
+}
