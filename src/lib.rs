@@ -20,6 +20,7 @@
 
 pub mod cli;
 pub mod cubin;
+pub mod disasm;
 pub mod error;
 pub mod ir;
 pub mod machinst;
