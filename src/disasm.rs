@@ -1,6 +1,6 @@
 //! Disassembly listings: a cubin's kernels as SASS text in the layout of `cuobjdump -sass`.
 //!
-//! In: a parsed [`Cubin`] (from [`crate::cubin::read`]). Out: text. Each kernel's `.text` is a
+//! In: a parsed [`Cubin`] (from [`crate::cubin::read`]). Out: text. Each function's `.text` is a
 //! series of 32-byte bundles (control word + three instructions); every instruction word is
 //! decoded with [`sm50::decode`] and printed with [`sm50::print`], whose text is the one
 //! nvdisasm prints, `.reuse` flags included (they come from the bundle's control word).
@@ -22,7 +22,7 @@
 //! (`[B------:R-:W-:Y:S06]`) between the address and the text; `raw` prints the words alone.
 //! A word that does not decode prints as `UNKNOWN 0x…` rather than stopping the listing.
 
-use crate::cubin::{Cubin, Kernel};
+use crate::cubin::Cubin;
 use crate::sm50::{self, Ctrl};
 use std::fmt::Write;
 
@@ -43,31 +43,47 @@ struct Line {
     text: String,
     dual_first: bool,
     dual_second: bool,
+    /// A NOP after the kernel's last other instruction: alignment padding.
+    padding: bool,
 }
 
-/// The whole listing of a cubin, like `cuobjdump -sass FILE.cubin`.
+/// The whole listing of a cubin, like `cuobjdump -sass FILE.cubin`: every `.text.<name>`
+/// section in section order, kernels and non-inlined functions alike.
 pub fn listing(cubin: &Cubin, opts: ListingOptions) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "\n\tcode for sm_{}", cubin.arch());
     let flags = cubin.header_flags_text();
-    for k in &cubin.kernels {
-        out.push_str(&kernel_listing(k, &flags, opts));
+    for s in &cubin.sections {
+        let Some(name) = s.name.strip_prefix(".text.") else {
+            continue;
+        };
+        let code: Vec<u64> = s
+            .data
+            .chunks_exact(8)
+            .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
+            .collect();
+        out.push_str(&function_listing(name, &code, &flags, opts));
     }
     out
 }
 
-/// The listing of one kernel (its `Function :` block).
-pub fn kernel_listing(kernel: &Kernel, header_flags: &str, opts: ListingOptions) -> String {
+/// The listing of one function (its `Function :` block).
+pub fn function_listing(
+    name: &str,
+    code: &[u64],
+    header_flags: &str,
+    opts: ListingOptions,
+) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "\t\tFunction : {}", kernel.name);
+    let _ = writeln!(out, "\t\tFunction : {name}");
     let _ = writeln!(out, "\t.headerflags    @\"{header_flags}\"");
     if opts.raw {
-        for (i, w) in kernel.code.iter().enumerate() {
+        for (i, w) in code.iter().enumerate() {
             let kind = if i % 4 == 0 { "  (control)" } else { "" };
             let _ = writeln!(out, "        /*{:04x}*/ 0x{w:016x}{kind}", i * 8);
         }
     } else {
-        out.push_str(&instruction_lines(&kernel.code, opts));
+        out.push_str(&instruction_lines(code, opts));
     }
     out.push_str("\t\t..........\n\n\n");
     out
@@ -94,8 +110,15 @@ fn instruction_lines(code: &[u64], opts: ListingOptions) -> String {
                 text: text.to_string(),
                 dual_first: false,
                 dual_second: false,
+                padding: false,
             });
         }
+    }
+    for l in lines.iter_mut().rev() {
+        if l.text != "NOP" {
+            break;
+        }
+        l.padding = true;
     }
     for i in 0..lines.len() {
         let pairs = lines[i].ctrl.stall == 0 && lines[i].ctrl.yield_;
@@ -136,11 +159,12 @@ fn instruction_lines(code: &[u64], opts: ListingOptions) -> String {
     out
 }
 
-/// The instruction's text with its terminator: ` ;`, except cuobjdump's `NOP;`.
+/// The instruction's text with its terminator: ` ;`, except `NOP;` for the padding after the
+/// last instruction (cuobjdump's habit; a NOP inside the code prints `NOP ;`).
 fn body(l: &Line) -> String {
     if l.dual_second {
         l.text.clone()
-    } else if l.text == "NOP" {
+    } else if l.padding {
         "NOP;".to_string()
     } else {
         format!("{} ;", l.text)
