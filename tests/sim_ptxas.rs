@@ -5,9 +5,7 @@
 //! pair of identical wrong answers cannot pass.
 
 use leafold::ir::eval::{self, GlobalRegion, Launch, RunOutput};
-use leafold::ir::{
-    CvtaDir, Dim, Function, FunctionBuilder, IntCC, Space, SpecialReg, Type, Value,
-};
+use leafold::ir::{CvtaDir, Dim, Function, FunctionBuilder, IntCC, Space, SpecialReg, Type, Value};
 use leafold::oracle::Oracle;
 use leafold::sim::{self, KernelInfo, PARAM_BASE};
 use object::{Object, ObjectSection};
@@ -319,7 +317,7 @@ fn a_100_minus_signed_i() {
     let fifty = b.iconst(Type::I32, 50);
     let j = b.sub(gid, fifty);
     let j = b.sext(Type::I64, j);
-    let three = b.iconst(Type::I64, 3);
+    let three = b.iconst(Type::I32, 3);
     let s = b.shl(j, three);
     let p = b.sub(a, s);
     let v = b.load1(Space::Global, Type::I64, p, 800);

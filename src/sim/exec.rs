@@ -10,6 +10,31 @@ use crate::sm50::{rt::sext, Field, Form, Inst};
 const CF: u8 = 1;
 /// On LEA: "not in the shared window" (seed 001).
 const OF: u8 = 2;
+/// Result zero.
+const ZF: u8 = 4;
+/// Result negative.
+const SF: u8 = 8;
+
+/// ZF and SF of a 32-bit result.
+fn zs(r: u32) -> u8 {
+    u8::from(r == 0) * ZF | u8::from(r >> 31 != 0) * SF
+}
+
+/// Whether CC passes a BRA CC test, `None` for the tests not modelled.
+fn cc_test(test: u8, cc: u8) -> Option<bool> {
+    let (z, lt) = (cc & ZF != 0, (cc & SF != 0) != (cc & OF != 0));
+    Some(match test {
+        0 | 8 => false,
+        1 | 9 => lt,
+        2 | 10 => z,
+        3 | 11 => lt || z,
+        4 | 12 => !lt && !z,
+        5 | 13 => !z,
+        6 | 14 => !lt,
+        7 | 15 => true,
+        _ => return None,
+    })
+}
 
 const RZ: u64 = 255;
 const PT: u64 = 7;
@@ -242,7 +267,9 @@ impl Sim<'_> {
             return Ok(Src::Val(v as u32));
         }
         if let Some(v) = i.get(Field::ImmF32i) {
-            return Ok(Src::Val(((v as u32 & 0x7ffff) << 12) | ((v as u32 >> 19) << 31)));
+            return Ok(Src::Val(
+                ((v as u32 & 0x7ffff) << 12) | ((v as u32 >> 19) << 31),
+            ));
         }
         if let Some(v) = i.get(Field::Imm) {
             return Ok(Src::Val(v as u32));
@@ -292,6 +319,18 @@ impl Sim<'_> {
             BRA => {
                 let target = branch_target(addr, f(i, Field::Rel));
                 self.prog.get(target, addr)?;
+                let test = self.prog.bra_cc(addr);
+                let mut exec = exec;
+                if test != 0xf {
+                    for l in lanes(exec) {
+                        let Some(pass) = cc_test(test, w.cc[l]) else {
+                            return Err(unsupported(addr, i, "this BRA CC test"));
+                        };
+                        if !pass {
+                            exec &= !(1 << l);
+                        }
+                    }
+                }
                 if exec == w.active {
                     w.pc = target;
                 } else if exec != 0 {
@@ -571,7 +610,8 @@ impl Sim<'_> {
                 }
                 let b = self.src_b(i, addr)?;
                 let (ra, cmp, sgn) = (f(i, Field::Ra), f(i, Field::Cmp), flag(i, Field::Sgn));
-                let (pacc, paccn, bop) = (f(i, Field::Pacc), flag(i, Field::Paccn), f(i, Field::Bop));
+                let (pacc, paccn, bop) =
+                    (f(i, Field::Pacc), flag(i, Field::Paccn), f(i, Field::Bop));
                 let (pd0, pd1) = (f(i, Field::Pd0), f(i, Field::Pd1));
                 for l in lanes(exec) {
                     let c = icmp(cmp, sgn, w.r(ra, l), w.val(b, l));
@@ -581,22 +621,27 @@ impl Sim<'_> {
                 }
             }
             ISET_R | ISET_C | ISET_I => {
-                if flag(i, Field::X) || flag(i, Field::Cc) {
-                    return Err(unsupported(addr, i, "ISET.X/.CC"));
+                if flag(i, Field::X) {
+                    return Err(unsupported(addr, i, "ISET.X"));
                 }
                 let b = self.src_b(i, addr)?;
                 let (ra, cmp, sgn) = (f(i, Field::Ra), f(i, Field::Cmp), flag(i, Field::Sgn));
-                let (pacc, paccn, bop) = (f(i, Field::Pacc), flag(i, Field::Paccn), f(i, Field::Bop));
-                let bf = flag(i, Field::Bf);
-                self.alu(w, i, exec, |w, l| {
+                let (pacc, paccn, bop) =
+                    (f(i, Field::Pacc), flag(i, Field::Paccn), f(i, Field::Bop));
+                let (bf, cc, rd) = (flag(i, Field::Bf), flag(i, Field::Cc), f(i, Field::Rd));
+                for l in lanes(exec) {
                     let c = icmp(cmp, sgn, w.r(ra, l), w.val(b, l));
-                    let r = bool_op(bop, c, w.p(pacc, l) != paccn);
-                    match (r, bf) {
+                    let r = match (bool_op(bop, c, w.p(pacc, l) != paccn), bf) {
                         (false, _) => 0,
                         (true, true) => 1.0f32.to_bits(),
                         (true, false) => u32::MAX,
+                    };
+                    w.set_r(rd, l, r);
+                    if cc {
+                        // ptxas pairs `ISET … RZ.CC` with `BRA CC.NEU`: CC from the result.
+                        w.cc[l] = zs(r);
                     }
-                });
+                }
             }
             ICMP_R | ICMP_C | ICMP_I => {
                 let b = self.src_b(i, addr)?;
@@ -694,7 +739,11 @@ impl Sim<'_> {
                     return Err(unsupported(addr, i, "FLO.CC"));
                 }
                 let b = self.src_b(i, addr)?;
-                let (inv, sh, sgn) = (flag(i, Field::Invb), flag(i, Field::Sh), flag(i, Field::Sgn));
+                let (inv, sh, sgn) = (
+                    flag(i, Field::Invb),
+                    flag(i, Field::Sh),
+                    flag(i, Field::Sgn),
+                );
                 self.alu(w, i, exec, |w, l| {
                     let mut v = w.val(b, l);
                     if inv {
@@ -756,7 +805,7 @@ impl Sim<'_> {
     fn write_sum(&self, w: &mut Warp, i: &Inst, l: usize, sum: u64) {
         w.set_r(f(i, Field::Rd), l, sum as u32);
         if flag(i, Field::Cc) {
-            w.cc[l] = u8::from(sum >> 32 != 0) * CF;
+            w.cc[l] = u8::from(sum >> 32 != 0) * CF | zs(sum as u32);
         }
     }
 
@@ -781,7 +830,11 @@ impl Sim<'_> {
             };
             let off = if neg { off.wrapping_neg() } else { off };
             let scaled = off << s;
-            let term = if hi { scaled >> 32 } else { scaled & 0xffff_ffff };
+            let term = if hi {
+                scaled >> 32
+            } else {
+                scaled & 0xffff_ffff
+            };
             let cin = if x { w.cf(l) } else { 0 };
             let sum = term + u64::from(w.val(b, l)) + cin;
             let r = sum as u32;
@@ -795,7 +848,7 @@ impl Sim<'_> {
             w.set_r(rd, l, r);
             w.set_p(plg, l, in_window);
             if cc {
-                w.cc[l] = u8::from(carry) * CF | u8::from(!in_window) * OF;
+                w.cc[l] = u8::from(carry) * CF | u8::from(!in_window) * OF | zs(r);
             }
         }
         Ok(())
@@ -848,7 +901,7 @@ impl Sim<'_> {
             }
             w.set_r(rd, l, r);
             if cc {
-                w.cc[l] = u8::from(sum >> 32 != 0) * CF;
+                w.cc[l] = u8::from(sum >> 32 != 0) * CF | zs(r);
             }
         }
         Ok(())
@@ -860,7 +913,11 @@ impl Sim<'_> {
         }
         let b = self.src_b(i, addr)?;
         let (dt, st, bsel) = (f(i, Field::Dt), f(i, Field::St), f(i, Field::Bsel));
-        let (neg, abs, sat) = (flag(i, Field::Negb), flag(i, Field::Absb), flag(i, Field::Sat));
+        let (neg, abs, sat) = (
+            flag(i, Field::Negb),
+            flag(i, Field::Absb),
+            flag(i, Field::Sat),
+        );
         // (bits, signed) of an I2I type code.
         let ty = |t: u64| (8u32 << (t & 3), t & 4 != 0);
         let (sbits, ssigned) = ty(st);
@@ -905,7 +962,11 @@ impl Sim<'_> {
         let warp = w.index as u32;
         let tid = |l: usize| {
             let t = warp * 32 + l as u32;
-            [t % block[0], t / block[0] % block[1], t / (block[0] * block[1])]
+            [
+                t % block[0],
+                t / block[0] % block[1],
+                t / (block[0] * block[1]),
+            ]
         };
         let value = |l: usize| -> Option<u32> {
             let lt = (1u64 << l) as u32;
@@ -962,7 +1023,10 @@ impl Sim<'_> {
             return Err(unsupported(addr, i, "a register range past R254"));
         }
         let off = {
-            let fi = i.slot(Field::Off).map(|k| i.info().fields[k].len).unwrap_or(0);
+            let fi = i
+                .slot(Field::Off)
+                .map(|k| i.info().fields[k].len)
+                .unwrap_or(0);
             sext(f(i, Field::Off), fi.max(1))
         };
         let wide = flag(i, Field::E);

@@ -75,10 +75,13 @@ impl Memory {
             ));
         }
         if info.param_size > 0x1_0000 - PARAM_BASE {
-            return bad(format!("{} parameter bytes do not fit bank 0", info.param_size));
+            return bad(format!(
+                "{} parameter bytes do not fit bank 0",
+                info.param_size
+            ));
         }
-        let shared_size = u64::from(info.shared_size).next_multiple_of(16)
-            + u64::from(launch.dynamic_shared);
+        let shared_size =
+            u64::from(info.shared_size).next_multiple_of(16) + u64::from(launch.dynamic_shared);
         let local_size = u64::from(info.local_size) + u64::from(launch.local_size);
         if shared_size > WINDOW_SIZE || local_size > WINDOW_SIZE {
             return bad("a state space is larger than its 16 MB window".into());

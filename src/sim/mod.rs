@@ -19,7 +19,8 @@
 //!
 //! * Warps of 32 lanes. Each lane has R0..R254 (RZ = 255 reads 0, writes are dropped),
 //!   predicates P0..P6 (PT = 7 is always true) and a condition-code register with CC.CF (carry)
-//!   and CC.OF (on LEA: "not in the shared window", see below). Lanes past the CTA's thread
+//!   CC.OF (on LEA: "not in the shared window", see below; 0 from other writers), CC.ZF and
+//!   CC.SF (result zero / negative, set by every `.CC` writer). Lanes past the CTA's thread
 //!   count start exited.
 //! * Threads are numbered x fastest; warp `w` holds linear threads `32w..32w+31`.
 //! * CTAs run one after another (x fastest). Inside a CTA, warps run round-robin, each until it
@@ -120,7 +121,10 @@
 //!   Ra + off), `LDC` (c[bank][Ra + off]). Sizes U8/S8/U16/S16 (loads zero- or sign-extend
 //!   into one register), 32, 64 (a register pair), 128 and U.128 (a quad). An address
 //!   register of RZ is 0, so the offset is absolute. Loads to RZ read memory and drop it.
-//! * `BRA`: target = address + 8 + rel (a bundle base is the bundle's first instruction). A
+//! * `BRA`: with a CC test (`BRA CC.NEU`, which ptxas pairs with `ISET … RZ.CC`), only lanes
+//!   whose CC passes branch: EQ = ZF, NE = !ZF, LT = SF ^ OF, LE, GT, GE accordingly, NUM and
+//!   T true, F and NAN false, the unordered forms as the ordered ones (integer CC writers
+//!   never flag unordered); the remaining tests are Unsupported. Target = address + 8 + rel (a bundle base is the bundle's first instruction). A
 //!   branch taken by only some active lanes diverges: the others are pushed as a divergence
 //!   entry and run when the taken lanes reach SYNC/EXIT/BRK.
 //! * `SSY` pushes a reconvergence entry (target, active mask), `PBK` a break entry. `SYNC`:
@@ -211,24 +215,44 @@ pub enum SimError {
 pub(crate) struct Program {
     /// Indexed by `addr / 8`; control-word positions hold `None` (never executed).
     slots: Vec<Option<Result<sm50::Inst, u64>>>,
+    /// The CC test of each `BRA` (0xf = always), which `sm50::decode` does not cover yet.
+    bra_cc: Vec<u8>,
+}
+
+/// `BRA` with a CC test other than T (`BRA CC.NEU, …`, bits 0..4): the instruction set
+/// description only has the unconditional form, so such a word is decoded as that form and
+/// its test kept aside.
+fn decode_bra_cc(w: u64) -> Option<(sm50::Inst, u8)> {
+    if w >> 52 != 0xe24 || w & 0x1f == 0xf {
+        return None;
+    }
+    let i = sm50::decode((w & !0x1f) | 0xf).ok()?;
+    Some((i, (w & 0x1f) as u8))
 }
 
 impl Program {
     fn new(code: &[u64]) -> Program {
         let mut slots = Vec::with_capacity(code.len());
+        let mut bra_cc = vec![0xf; code.len()];
         for (i, &w) in code.iter().enumerate() {
             if i % 4 == 0 {
                 slots.push(None);
+            } else if let Some((inst, cc)) = decode_bra_cc(w) {
+                bra_cc[i] = cc;
+                slots.push(Some(Ok(inst)));
             } else {
                 slots.push(Some(sm50::decode(w).map_err(|_| w)));
             }
         }
-        Program { slots }
+        Program { slots, bra_cc }
     }
 
     /// The instruction at `addr` (an instruction slot, not a control word).
     fn get(&self, addr: u64, from: u64) -> Result<&sm50::Inst, SimError> {
-        let bad = SimError::BadPc { addr: from, target: addr };
+        let bad = SimError::BadPc {
+            addr: from,
+            target: addr,
+        };
         if addr % 8 != 0 {
             return Err(bad);
         }
@@ -237,6 +261,11 @@ impl Program {
             Some(Some(Err(w))) => Err(SimError::Decode { addr, word: *w }),
             _ => Err(bad),
         }
+    }
+
+    /// The CC test of the `BRA` at `addr` (0xf = always).
+    fn bra_cc(&self, addr: u64) -> u8 {
+        self.bra_cc.get((addr / 8) as usize).copied().unwrap_or(0xf)
     }
 }
 
