@@ -17,7 +17,25 @@ const SF: u8 = 8;
 
 /// ZF and SF of a 32-bit result.
 fn zs(r: u32) -> u8 {
-    u8::from(r == 0) * ZF | u8::from(r >> 31 != 0) * SF
+    flags(false, false, r)
+}
+
+/// The CC value for a carry, an OF bit and a 32-bit result.
+fn flags(carry: bool, of: bool, r: u32) -> u8 {
+    let mut cc = 0;
+    if carry {
+        cc |= CF;
+    }
+    if of {
+        cc |= OF;
+    }
+    if r == 0 {
+        cc |= ZF;
+    }
+    if r >> 31 != 0 {
+        cc |= SF;
+    }
+    cc
 }
 
 /// Whether CC passes a BRA CC test, `None` for the tests not modelled.
@@ -805,7 +823,7 @@ impl Sim<'_> {
     fn write_sum(&self, w: &mut Warp, i: &Inst, l: usize, sum: u64) {
         w.set_r(f(i, Field::Rd), l, sum as u32);
         if flag(i, Field::Cc) {
-            w.cc[l] = u8::from(sum >> 32 != 0) * CF | zs(sum as u32);
+            w.cc[l] = flags(sum >> 32 != 0, false, sum as u32);
         }
     }
 
@@ -848,7 +866,7 @@ impl Sim<'_> {
             w.set_r(rd, l, r);
             w.set_p(plg, l, in_window);
             if cc {
-                w.cc[l] = u8::from(carry) * CF | u8::from(!in_window) * OF | zs(r);
+                w.cc[l] = flags(carry, !in_window, r);
             }
         }
         Ok(())
@@ -901,7 +919,7 @@ impl Sim<'_> {
             }
             w.set_r(rd, l, r);
             if cc {
-                w.cc[l] = u8::from(sum >> 32 != 0) * CF | zs(r);
+                w.cc[l] = flags(sum >> 32 != 0, false, r);
             }
         }
         Ok(())
