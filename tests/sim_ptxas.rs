@@ -552,3 +552,66 @@ DONE:
     let want = (3..3 + 3).fold(0u32, |s, k| s.wrapping_add(u32_at(&input, k)));
     assert_eq!(u32_at(out, 3), want);
 }
+
+/// 64-bit compares: ptxas uses `IADD RZ.CC, lo, -lo'` then `ISET.LT(.U32).X` on the high
+/// words.
+#[test]
+fn compare_64bit() {
+    let ptx = header(64)
+        + ".visible .entry k(.param .u64 A, .param .u64 N)
+{
+  .reg .u64 %rd<8>; .reg .pred %p<3>; .reg .u32 %r<4>;
+  ld.param.u64 %rd1, [A];
+  ld.param.u64 %rd2, [N];
+  mov.u32 %r1, %tid.x;
+  cvt.u64.u32 %rd3, %r1;
+  setp.lt.u64 %p1, %rd3, %rd2;
+  setp.lt.s64 %p2, %rd3, %rd2;
+  selp.u32 %r2, 1, 0, %p1;
+  selp.u32 %r3, 2, 0, %p2;
+  add.u32 %r2, %r2, %r3;
+  mul.wide.u32 %rd4, %r1, 4;
+  add.u64 %rd5, %rd1, %rd4;
+  st.global.u32 [%rd5], %r2;
+  ret;
+}";
+    let mut func = Function::new("k");
+    let pa = func.add_param("A", 8, 8);
+    let pn = func.add_param("N", 8, 8);
+    let mut b = FunctionBuilder::new(&mut func);
+    let e = b.create_block();
+    b.switch_to_block(e);
+    let a = b.load_param(Type::I64, pa);
+    let n = b.load_param(Type::I64, pn);
+    let tid = b.special_reg(SpecialReg::Tid(Dim::X));
+    let t64 = b.zext(Type::I64, tid);
+    let p1 = b.icmp(IntCC::Ult, t64, n);
+    let p2 = b.icmp(IntCC::Slt, t64, n);
+    let one = b.iconst(Type::I32, 1);
+    let two = b.iconst(Type::I32, 2);
+    let zero = b.iconst(Type::I32, 0);
+    let r2 = b.select(p1, one, zero);
+    let r3 = b.select(p2, two, zero);
+    let r = b.add(r2, r3);
+    let four = b.iconst(Type::I32, 4);
+    let off = b.mul_wide(false, tid, four);
+    let q = b.add(a, off);
+    b.store(Space::Global, q, 0, &[r]);
+    b.ret();
+    // (N, expected value at tid 0, at tid 40)
+    for (n, at0, at40) in [
+        (33u64, 3, 0),
+        (0xffff_ffff_0000_0010, 1, 1),
+        (0x1_0000_0005, 3, 3),
+        (40, 3, 0),
+        (41, 3, 3),
+    ] {
+        let mut l = launch(params64(&[A, n]), vec![region(A, vec![0; 4 * 64])]);
+        l.grid = [1, 1, 1];
+        let Some(r) = check("compare_64bit", &ptx, &func, &l, |_| {}) else {
+            return;
+        };
+        let out = r.region(A).unwrap();
+        assert_eq!((u32_at(out, 0), u32_at(out, 40)), (at0, at40), "N = {n:#x}");
+    }
+}

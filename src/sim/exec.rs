@@ -639,16 +639,18 @@ impl Sim<'_> {
                 }
             }
             ISET_R | ISET_C | ISET_I => {
-                if flag(i, Field::X) {
-                    return Err(unsupported(addr, i, "ISET.X"));
-                }
                 let b = self.src_b(i, addr)?;
+                let x = flag(i, Field::X);
                 let (ra, cmp, sgn) = (f(i, Field::Ra), f(i, Field::Cmp), flag(i, Field::Sgn));
                 let (pacc, paccn, bop) =
                     (f(i, Field::Pacc), flag(i, Field::Paccn), f(i, Field::Bop));
                 let (bf, cc, rd) = (flag(i, Field::Bf), flag(i, Field::Cc), f(i, Field::Rd));
                 for l in lanes(exec) {
-                    let c = icmp(cmp, sgn, w.r(ra, l), w.val(b, l));
+                    let c = if x {
+                        icmp_x(cmp, sgn, w.r(ra, l), w.val(b, l), w.cc[l])
+                    } else {
+                        icmp(cmp, sgn, w.r(ra, l), w.val(b, l))
+                    };
                     let r = match (bool_op(bop, c, w.p(pacc, l) != paccn), bf) {
                         (false, _) => 0,
                         (true, true) => 1.0f32.to_bits(),
@@ -1247,6 +1249,31 @@ fn icmp(cmp: u64, signed: bool, a: u32, b: u32) -> bool {
         4 => ord == Greater,
         5 => ord != Equal,
         6 => ord != Less,
+        _ => true,
+    }
+}
+
+/// The high-word step of a multi-word compare (`IADD RZ.CC, lo, -lo'` then `ISETP.X`/`ISET.X`
+/// on the high words): the difference `a - b - !CF` decides, and equality also needs the low
+/// words' ZF.
+fn icmp_x(cmp: u64, signed: bool, a: u32, b: u32, cc: u8) -> bool {
+    let sum = u64::from(a) + u64::from(!b) + u64::from(cc & CF);
+    let r = sum as u32;
+    let eq = r == 0 && cc & ZF != 0;
+    let lt = if signed {
+        let overflow = ((a ^ b) & (a ^ r)) >> 31 != 0;
+        (r >> 31 != 0) != overflow
+    } else {
+        sum >> 32 == 0
+    };
+    match cmp {
+        0 => false,
+        1 => lt,
+        2 => eq,
+        3 => lt || eq,
+        4 => !lt && !eq,
+        5 => !eq,
+        6 => !lt,
         _ => true,
     }
 }

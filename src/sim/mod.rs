@@ -105,8 +105,9 @@
 //! * `SEL`: Rd = Psel ? Ra : B. `ICMP`: Rd = (Rc cmp 0) ? Ra : B. `IMNMX`: min when the
 //!   predicate holds, else max (signed or unsigned); the .XLO/.XMED/.XHI modes are Unsupported.
 //! * `ISETP`: c = (Ra cmp B) signed or .U32; Pd0 = c BOP Pacc, Pd1 = !c BOP Pacc. With .X the
-//!   comparison is on the 64-bit difference `Ra - B - !CF` (borrow from a preceding `.CC`
-//!   subtraction is not modelled, so .X is Unsupported). `ISET`: Rd = (c BOP Pacc) ? (1.0 with
+//!   comparison is the high-word step of a wide compare (ptxas: `IADD RZ.CC, lo, -lo'` then
+//!   `ISET(P).X` on the high words): the sign/borrow of `Ra - B - !CF` decides LT, and EQ also
+//!   needs the low words' CC.ZF. `ISET`: Rd = (c BOP Pacc) ? (1.0 with
 //!   .BF, else 0xffffffff) : 0. `PSETP`: t = Pa BOP1 Pb; Pd0 = t BOP2 Pc, Pd1 = !t BOP2 Pc.
 //! * `BFE`: B = pos | len << 8; the `len` bits of Ra from `pos`, sign-extended when signed
 //!   (0 when len = 0; bits past 31 read as zero, or as the sign for the signed form).
