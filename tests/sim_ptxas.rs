@@ -470,9 +470,9 @@ fn shared_reverse() {
 }
 
 /// A divergent loop: thread g sums A[g .. g + (g & 7)].
-#[test]
-fn divergent_loop() {
-    let ptx = header(64)
+/// The PTX of [`divergent_loop`] (also used by the speed measurement).
+fn loop_ptx() -> String {
+    header(64)
         + ".visible .entry k(.param .u64 A, .param .u64 OUT)
 {
   .reg .u32 %r<12>; .reg .u64 %rd<16>; .reg .pred %p<2>;
@@ -500,7 +500,12 @@ DONE:
   add.u64 %rd6, %rd2, %rd5;
   st.global.u32 [%rd6], %r6;
   ret;
-}";
+}"
+}
+
+#[test]
+fn divergent_loop() {
+    let ptx = loop_ptx();
     let mut func = Function::new("k");
     let pa = func.add_param("A", 8, 8);
     let po = func.add_param("OUT", 8, 8);
@@ -614,4 +619,35 @@ fn compare_64bit() {
         let out = r.region(A).unwrap();
         assert_eq!((u32_at(out, 0), u32_at(out, 40)), (at0, at40), "N = {n:#x}");
     }
+}
+
+/// Simulator speed on the divergent loop kernel over 64 CTAs of 256 threads. Not a check:
+/// run it explicitly with
+/// `cargo test --release --test sim_ptxas sim_speed -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn sim_speed() {
+    let Some(oracle) = Oracle::for_test("sim_speed") else {
+        return;
+    };
+    let (code, info) = compile(&oracle, &loop_ptx());
+    let threads = 64 * 256;
+    let mut l = Launch::new([64, 1, 1], [256, 1, 1]);
+    l.params = params64(&[A, OUT]);
+    l.global = vec![
+        region(A, pattern(4 * (threads + 8), 9)),
+        region(OUT, vec![0; 4 * threads]),
+    ];
+    let start = std::time::Instant::now();
+    let mut total = 0;
+    let rounds = 20;
+    for _ in 0..rounds {
+        let (_, steps) = sim::run_counted(&code, &info, &l).expect("runs");
+        total += steps;
+    }
+    let secs = start.elapsed().as_secs_f64();
+    println!(
+        "sim_speed: {total} warp-instructions in {secs:.3} s = {:.2} M warp-instructions/s",
+        total as f64 / secs / 1e6
+    );
 }
