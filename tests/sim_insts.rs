@@ -887,3 +887,93 @@ fn errors_name_the_address() {
     let err = sim::run(&bundles(&[EXIT]), &KernelInfo::new(8), &l).unwrap_err();
     assert!(matches!(err, SimError::BadLaunch(_)));
 }
+
+/// The ptxas prologue `MOV R1, c[0x0][0x20]; IADD32I R1, R1, -0x10` and a local round trip:
+/// R1 starts at the top of the thread's local memory.
+#[test]
+fn local_frame_and_stack_pointer() {
+    let body = [
+        0x4c98078000870001, // MOV R1, c[0x0][0x20]
+        0x1c0fffffff070101, // IADD32I R1, R1, -0x10
+        e(ins(Form::S2R).with(Field::Rd, 2).with(Field::Sr, 0x21)),
+        e(ins(Form::IADD32I)
+            .with(Field::Rd, 2)
+            .with(Field::Ra, 2)
+            .with(Field::Imm, 0x100)),
+        e(ins(Form::STL)
+            .with(Field::Rd, 2)
+            .with(Field::Ra, 1)
+            .with(Field::Off, 4)),
+        e(ins(Form::LDL)
+            .with(Field::Rd, 3)
+            .with(Field::Ra, 1)
+            .with(Field::Off, 4)),
+        e(ins(Form::IADD32I)
+            .with(Field::Rd, 3)
+            .with(Field::Ra, 3)
+            .with(Field::Imm, 1)),
+        e(ins(Form::STL)
+            .with(Field::Rd, 3)
+            .with(Field::Ra, 1)
+            .with(Field::Off, 8)),
+        EXIT,
+    ];
+    let mut info = KernelInfo::new(0);
+    info.local_size = 16;
+    let out = sim::run(&bundles(&body), &info, &Launch::new([1, 1, 1], [3, 1, 1])).unwrap();
+    assert_eq!(out.local.len(), 3);
+    for (t, mem) in out.local.iter().enumerate() {
+        let mut want = vec![0u8; 16];
+        want[4..8].copy_from_slice(&(0x100 + t as u32).to_le_bytes());
+        want[8..12].copy_from_slice(&(0x101 + t as u32).to_le_bytes());
+        assert_eq!(mem, &want, "thread {t}");
+    }
+}
+
+/// FADD/FMUL/FFMA/FSETP on values with exact results.
+#[test]
+fn fp32_basics() {
+    let f = |x: f32| x.to_bits();
+    let body = [
+        mov32(0, f(1.5)),
+        mov32(1, f(-4.0)),
+        mov32(2, f(0.25)),
+        e(ins(Form::FADD_R)
+            .with(Field::Rd, 3)
+            .with(Field::Ra, 0)
+            .with(Field::Rb, 1)),
+        e(ins(Form::FMUL_R)
+            .with(Field::Rd, 4)
+            .with(Field::Ra, 0)
+            .with(Field::Rb, 1)),
+        e(ins(Form::FFMA_R)
+            .with(Field::Rd, 5)
+            .with(Field::Ra, 0)
+            .with(Field::Rb, 1)
+            .with(Field::Rc, 2)),
+        // FADD R6 = |R1| + -R0 = 2.5
+        e(ins(Form::FADD_R)
+            .with(Field::Rd, 6)
+            .with(Field::Ra, 1)
+            .with(Field::Absa, 1)
+            .with(Field::Rb, 0)
+            .with(Field::Negb, 1)),
+        // FSETP.LT P0 = R1 < R0; FSETP.GT P1 = R1 > R0
+        e(ins(Form::FSETP_R)
+            .with(Field::Pd0, 0)
+            .with(Field::Ra, 1)
+            .with(Field::Rb, 0)
+            .with(Field::Cmp, 1)),
+        e(ins(Form::FSETP_R)
+            .with(Field::Pd0, 1)
+            .with(Field::Ra, 1)
+            .with(Field::Rb, 0)
+            .with(Field::Cmp, 4)),
+    ];
+    let r = regs(
+        &[],
+        &body,
+        &[D::R(3), D::R(4), D::R(5), D::R(6), D::P(0), D::P(1)],
+    );
+    assert_eq!(r, [f(-2.5), f(-6.0), f(-5.75), f(2.5), 1, 0]);
+}
