@@ -651,3 +651,90 @@ fn sim_speed() {
         total as f64 / secs / 1e6
     );
 }
+
+/// The 32-bit variant of [`generic_through_shared_window`]: ptxas computes Plg with a 32-bit
+/// `LEA P, …` before each generic access.
+#[test]
+fn generic_through_shared_window_32bit() {
+    let ptx = header(32)
+        + ".extern .shared .align 4 .b8 sm[];
+.visible .entry k(.param .u32 A, .param .u32 OUT)
+{
+  .reg .u32 %r<20>;
+  ld.param.u32 %r10, [A];
+  ld.param.u32 %r11, [OUT];"
+        + GID_PTX
+        + "
+  shl.b32 %r12, %r1, 2;
+  add.u32 %r13, %r10, %r12;
+  ld.u32 %r4, [%r13];
+  mov.u32 %r5, sm;
+  cvta.shared.u32 %r6, %r5;
+  mov.u32 %r7, %tid.x;
+  shl.b32 %r8, %r7, 2;
+  add.u32 %r8, %r6, %r8;
+  st.u32 [%r8], %r4;
+  bar.sync 0;
+  sub.u32 %r9, %r3, %r7;
+  shl.b32 %r9, %r9, 2;
+  add.u32 %r9, %r6, %r9;
+  ld.u32 %r14, [%r9+-4];
+  add.u32 %r15, %r11, %r12;
+  st.u32 [%r15], %r14;
+  ret;
+}";
+    let mut func = Function::new("k");
+    let pa = func.add_param("A", 4, 4);
+    let po = func.add_param("OUT", 4, 4);
+    let mut b = FunctionBuilder::new(&mut func);
+    let e = b.create_block();
+    b.switch_to_block(e);
+    let a = b.load_param(Type::I32, pa);
+    let out = b.load_param(Type::I32, po);
+    let gid = global_id(&mut b);
+    let two = b.iconst(Type::I32, 2);
+    let off = b.shl(gid, two);
+    let p = b.add(a, off);
+    let p = b.zext(Type::I64, p);
+    let v = b.load1(Space::Generic, Type::I32, p, 0);
+    let zero = b.iconst(Type::I32, 0);
+    let sm = b.cvta(CvtaDir::ToGeneric, Space::Shared, Type::I32, zero);
+    let tid = b.special_reg(SpecialReg::Tid(Dim::X));
+    let ntid = b.special_reg(SpecialReg::Ntid(Dim::X));
+    let toff = b.shl(tid, two);
+    let s = b.add(sm, toff);
+    let s = b.zext(Type::I64, s);
+    b.store(Space::Generic, s, 0, &[v]);
+    b.barrier();
+    let rev = b.sub(ntid, tid);
+    let roff = b.shl(rev, two);
+    let s2 = b.add(sm, roff);
+    let s2 = b.zext(Type::I64, s2);
+    let w = b.load1(Space::Generic, Type::I32, s2, -4);
+    let q = b.add(out, off);
+    let q = b.zext(Type::I64, q);
+    b.store(Space::Generic, q, 0, &[w]);
+    b.ret();
+    let input = pattern(4 * THREADS, 11);
+    let mut params = (A32 as u32).to_le_bytes().to_vec();
+    params.extend((OUT32 as u32).to_le_bytes());
+    let mut l = launch(
+        params,
+        vec![
+            region(A32, input.clone()),
+            region(OUT32, vec![0; 4 * THREADS]),
+        ],
+    );
+    l.dynamic_shared = 4 * 64;
+    let Some(r) = check(
+        "generic_through_shared_window_32bit",
+        &ptx,
+        &func,
+        &l,
+        |_| {},
+    ) else {
+        return;
+    };
+    let out = r.region(OUT32).unwrap();
+    assert_eq!(u32_at(out, 64), u32_at(&input, 127));
+}
