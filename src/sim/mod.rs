@@ -82,7 +82,7 @@
 //!   correctly. `.PO` (both negation bits) is Ra + B + 1. `.SAT` is not modelled.
 //!   `IADD32I` likewise with a 32-bit immediate. `IADD3`: Rd = ±A + ±B + ±C (+CF with .X), the
 //!   register form's .H0/.H1 halves (zero-extended) and .RS/.LS (shift A+B right/left by 16
-//!   before adding C); CC.CF = bit 32 of the sum.
+//!   before adding C); CC.CF = whether the sum carries past bit 31.
 //! * `ISCADD`: Rd = (±Ra << s) + ±B, carry as IADD. `ISCADD32I`: (Ra << s) + imm32.
 //! * `LEA`: Rd = lo32((±Ra) << s) + B [+CF with .X]; `.CC` writes CF (carry) and OF (see Plg).
 //!   `LEA.HI`: Rd = hi32((±{Rc:Ra}) << s) + B [+CF with .X], the negation being of the 64-bit
