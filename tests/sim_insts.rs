@@ -977,3 +977,82 @@ fn fp32_basics() {
     );
     assert_eq!(r, [f(-2.5), f(-6.0), f(-5.75), f(2.5), 1, 0]);
 }
+
+/// I2F, F2I rounding modes, FMNMX and VOTE.
+#[test]
+fn conversions_and_vote() {
+    let f = |x: f32| x.to_bits();
+    let f2i = |rd: u64, rnd: u64| {
+        e(ins(Form::F2I_R)
+            .with(Field::Rd, rd)
+            .with(Field::Rb, 1)
+            .with(Field::Ssz, 2)
+            .with(Field::Dt, 6)
+            .with(Field::Rnd, rnd))
+    };
+    let body = [
+        e(ins(Form::S2R).with(Field::Rd, 0).with(Field::Sr, 0)), // lane
+        mov32(1, f(-2.5)),
+        // I2F.F32.S32 R2 = -(lane) as float (integer negation: lane 0 gives +0.0)
+        e(ins(Form::I2F_R)
+            .with(Field::Rd, 2)
+            .with(Field::Rb, 0)
+            .with(Field::Dsz, 2)
+            .with(Field::St, 6)
+            .with(Field::Negb, 1)),
+        f2i(3, 0), // ROUND: -2
+        f2i(4, 1), // FLOOR: -3
+        f2i(5, 2), // CEIL: -2
+        f2i(6, 3), // TRUNC: -2
+        // FMNMX R7 = min(R1, R2) (PT)
+        e(ins(Form::FMNMX_R)
+            .with(Field::Rd, 7)
+            .with(Field::Ra, 1)
+            .with(Field::Rb, 2)),
+        // P0 = lane < 3; VOTE.ANY R8, P1, P0
+        e(ins(Form::ISETP_I)
+            .with(Field::Pd0, 0)
+            .with(Field::Ra, 0)
+            .with(Field::ImmImm20s, 3)
+            .with(Field::Cmp, 1)),
+        e(ins(Form::VOTE)
+            .with(Field::Rd, 8)
+            .with(Field::Pa, 0)
+            .with(Field::Pd, 1)
+            .with(Field::Mode, 1)),
+        e(ins(Form::VOTE)
+            .with(Field::Rd, 9)
+            .with(Field::Pa, 0)
+            .with(Field::Pd, 2)
+            .with(Field::Mode, 0)),
+    ];
+    let run = Run {
+        threads: 8,
+        ..Run::default()
+    };
+    let (r, _) = run_with(
+        &run,
+        &body,
+        &[
+            D::R(2),
+            D::R(3),
+            D::R(4),
+            D::R(5),
+            D::R(6),
+            D::R(7),
+            D::R(8),
+            D::P(1),
+            D::P(2),
+        ],
+    )
+    .unwrap();
+    let m = |x: i32| x as u32;
+    assert_eq!(
+        r[0],
+        [f(0.0), m(-2), m(-3), m(-2), m(-2), f(-2.5), 0b111, 1, 0]
+    );
+    assert_eq!(
+        r[5],
+        [f(-5.0), m(-2), m(-3), m(-2), m(-2), f(-5.0), 0b111, 1, 0]
+    );
+}

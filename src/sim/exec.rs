@@ -807,6 +807,105 @@ impl Sim<'_> {
                     w.set_p(pd1, l, bool_op(bop, !c, acc));
                 }
             }
+            I2F_R | I2F_C | I2F_I => {
+                if f(i, Field::Dsz) != 2 || f(i, Field::Rnd) != 0 || f(i, Field::St) & 3 == 3 {
+                    return Err(unsupported(
+                        addr,
+                        i,
+                        "I2F other than to F32 (RN) from 8..32 bits",
+                    ));
+                }
+                if flag(i, Field::Cc) {
+                    return Err(unsupported(addr, i, "I2F.CC"));
+                }
+                let b = self.src_b(i, addr)?;
+                let (st, bsel) = (f(i, Field::St), f(i, Field::Bsel));
+                let (neg, abs) = (flag(i, Field::Negb), flag(i, Field::Absb));
+                let bits = 8u32 << (st & 3);
+                self.alu(w, i, exec, |w, l| {
+                    let raw = u64::from(w.val(b, l) >> (8 * bsel));
+                    let mut v = if st & 4 != 0 {
+                        sext(raw, bits) as i64
+                    } else {
+                        (raw & ((1u64 << bits) - 1)) as i64
+                    };
+                    if abs {
+                        v = v.abs();
+                    }
+                    if neg {
+                        v = -v;
+                    }
+                    (v as f32).to_bits()
+                });
+            }
+            F2I_R | F2I_C | F2I_I => {
+                let dt = f(i, Field::Dt);
+                if f(i, Field::Ssz) != 2 || !matches!(dt, 2 | 6) || flag(i, Field::H1) {
+                    return Err(unsupported(addr, i, "F2I other than F32 to 32-bit"));
+                }
+                if flag(i, Field::Cc) {
+                    return Err(unsupported(addr, i, "F2I.CC"));
+                }
+                let b = self.src_b(i, addr)?;
+                let (rnd, ftz) = (f(i, Field::Rnd), flag(i, Field::Ftz));
+                let (neg, abs) = (flag(i, Field::Negb), flag(i, Field::Absb));
+                self.alu(w, i, exec, |w, l| {
+                    let x = fmod(w.val(b, l), abs, neg, ftz);
+                    let x = match rnd {
+                        0 => x.round_ties_even(),
+                        1 => x.floor(),
+                        2 => x.ceil(),
+                        _ => x.trunc(),
+                    };
+                    // Rust's float-to-int casts saturate and send NaN to 0.
+                    if dt == 6 {
+                        x as i32 as u32
+                    } else {
+                        x as u32
+                    }
+                });
+            }
+            FMNMX_R | FMNMX_C | FMNMX_I => {
+                if flag(i, Field::Cc) {
+                    return Err(unsupported(addr, i, "FMNMX.CC"));
+                }
+                let b = self.src_b(i, addr)?;
+                let ra = f(i, Field::Ra);
+                let (na, nb) = (flag(i, Field::Nega), flag(i, Field::Negb));
+                let (aa, ab) = (flag(i, Field::Absa), flag(i, Field::Absb));
+                let ftz = flag(i, Field::Ftz);
+                let (pacc, paccn) = (f(i, Field::Pacc), flag(i, Field::Paccn));
+                self.alu(w, i, exec, |w, l| {
+                    let a = fmod(w.r(ra, l), aa, na, ftz);
+                    let bv = fmod(w.val(b, l), ab, nb, ftz);
+                    // min/max return the other operand when one is NaN.
+                    let r = if w.p(pacc, l) != paccn {
+                        a.min(bv)
+                    } else {
+                        a.max(bv)
+                    };
+                    r.to_bits()
+                });
+            }
+            VOTE => {
+                let (pa, pan, pd) = (f(i, Field::Pa), flag(i, Field::Pan), f(i, Field::Pd));
+                let mut ballot = 0u32;
+                for l in lanes(exec) {
+                    if w.p(pa, l) != pan {
+                        ballot |= 1 << l;
+                    }
+                }
+                let v = match f(i, Field::Mode) {
+                    0 => ballot == exec,
+                    1 => ballot != 0,
+                    _ => ballot == exec || ballot == 0,
+                };
+                let rd = f(i, Field::Rd);
+                for l in lanes(exec) {
+                    w.set_r(rd, l, ballot);
+                    w.set_p(pd, l, v);
+                }
+            }
             _ => return Err(unsupported(addr, i, "this instruction")),
         }
         Ok(())

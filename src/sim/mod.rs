@@ -138,9 +138,14 @@
 //! * `FADD`, `FMUL`, `FFMA` (round to nearest, .FTZ, negation/absolute value; other rounding
 //!   modes, .SAT and FMUL scaling are Unsupported), `FSETP` (ordered and unordered compares).
 //!
+//! * `I2F` (8/16/32-bit integer to F32, round to nearest), `F2I` (F32 to U32/S32 with ROUND
+//!   (ties to even), FLOOR, CEIL, TRUNC; saturating, NaN gives 0), `FMNMX` (min when the
+//!   predicate holds, else max; a NaN operand yields the other), `VOTE.ALL/ANY/EQ` (Rd = the
+//!   ballot of the executing lanes, Pd = the vote).
+//!
 //! Not modelled (Unsupported with the address): IMUL/IMAD, PRMT and atomics (the instruction
-//! set description has no forms for them yet), FP64, MUFU, conversions other than I2I, VOTE,
-//! CAL/RET/BRX, and the modifiers listed above.
+//! set description has no forms for them yet), FP64, MUFU, F2F, other I2F/F2I sizes, FSET,
+//! PSET, CAL/RET/BRX, and the modifiers listed above.
 
 mod exec;
 mod mem;
