@@ -5,7 +5,9 @@
 //! pair of identical wrong answers cannot pass.
 
 use leafold::ir::eval::{self, GlobalRegion, Launch, RunOutput};
-use leafold::ir::{CvtaDir, Dim, Function, FunctionBuilder, IntCC, Space, SpecialReg, Type, Value};
+use leafold::ir::{
+    CvtaDir, Dim, Function, FunctionBuilder, IntCC, Module, Space, SpecialReg, Type, Value, VarData,
+};
 use leafold::oracle::Oracle;
 use leafold::sim::{self, KernelInfo, PARAM_BASE};
 use object::{Object, ObjectSection};
@@ -33,7 +35,30 @@ fn compile(oracle: &Oracle, ptx: &str) -> (Vec<u64>, KernelInfo) {
     if let Some((_, data)) = section(".nv.constant3") {
         info.banks.push((3, data));
     }
+    if let Some((_, data)) = section(".nv.info") {
+        info.local_size = min_stack_size(&data);
+    }
     (code, info)
+}
+
+/// EIATTR_MIN_STACK_SIZE (0x12) from `.nv.info` (sm50-isa.md §6: records of `u8 format,
+/// u8 attr`, then `u16 len` + payload for format 4, else a `u16` value): the per-thread frame.
+fn min_stack_size(info: &[u8]) -> u32 {
+    let mut at = 0;
+    while at + 4 <= info.len() {
+        let (format, attr) = (info[at], info[at + 1]);
+        let len = u16::from_le_bytes([info[at + 2], info[at + 3]]) as usize;
+        if format != 4 {
+            at += 4;
+            continue;
+        }
+        if attr == 0x12 && len >= 8 && at + 4 + len <= info.len() {
+            let p = &info[at + 4..];
+            return u32::from_le_bytes([p[4], p[5], p[6], p[7]]);
+        }
+        at += 4 + len;
+    }
+    0
 }
 
 const A: u64 = 0x1_0000_0000;
@@ -75,10 +100,22 @@ fn check(
     launch: &Launch,
     tweak: impl FnOnce(&mut KernelInfo),
 ) -> Option<RunOutput> {
+    check_in(test, ptx, &Module::new(), func, launch, tweak)
+}
+
+/// [`check`] for a function whose variables live in `module`.
+fn check_in(
+    test: &str,
+    ptx: &str,
+    module: &Module,
+    func: &Function,
+    launch: &Launch,
+    tweak: impl FnOnce(&mut KernelInfo),
+) -> Option<RunOutput> {
     let oracle = Oracle::for_test(test)?;
     let (code, mut info) = compile(&oracle, ptx);
     tweak(&mut info);
-    let reference = eval::run_function(func, launch).expect("IR runs");
+    let reference = eval::run_in(module, func, launch).expect("IR runs");
     let simulated = sim::run(&code, &info, launch).unwrap_or_else(|e| panic!("sim: {e}"));
     assert_eq!(simulated.shared, reference.shared, "{test}: shared memory");
     assert_eq!(simulated.local, reference.local, "{test}: local memory");
@@ -737,4 +774,81 @@ fn generic_through_shared_window_32bit() {
     };
     let out = r.region(OUT32).unwrap();
     assert_eq!(u32_at(out, 64), u32_at(&input, 127));
+}
+
+/// A `.local` array indexed dynamically: ptxas makes a 64-byte frame below `c[0x0][0x20]`
+/// (`IADD32I R1, R1, -0x40`) and uses STL/LDL; the IR keeps the array at local offset 0.
+/// With the frame size taken from EIATTR_MIN_STACK_SIZE both layouts coincide, so each
+/// thread's local memory is compared too.
+#[test]
+fn local_array() {
+    let ptx = header(64)
+        + ".visible .entry k(.param .u64 OUT)
+{
+  .local .align 4 .b8 buf[64];
+  .reg .u32 %r<12>; .reg .u64 %rd<16>;
+  ld.param.u64 %rd2, [OUT];
+  cvta.to.global.u64 %rd2, %rd2;
+  mov.u32 %r1, %tid.x;
+  and.b32 %r2, %r1, 15;
+  shl.b32 %r3, %r2, 2;
+  mov.u32 %r4, buf;
+  add.u32 %r5, %r4, %r3;
+  st.local.u32 [%r5], %r1;
+  add.u32 %r6, %r1, 1;
+  and.b32 %r6, %r6, 15;
+  shl.b32 %r6, %r6, 2;
+  add.u32 %r7, %r4, %r6;
+  st.local.u32 [%r7], 7;
+  ld.local.u32 %r8, [%r5];
+  mul.wide.u32 %rd3, %r1, 4;
+  add.u64 %rd4, %rd2, %rd3;
+  st.global.u32 [%rd4], %r8;
+  ret;
+}";
+    let mut m = Module::new();
+    let buf = m.add_var(VarData {
+        name: "buf".into(),
+        space: Space::Local,
+        size: 64,
+        align: 4,
+        init: None,
+    });
+    let mut func = Function::new("k");
+    let po = func.add_param("OUT", 8, 8);
+    let mut b = FunctionBuilder::new(&mut func);
+    let e = b.create_block();
+    b.switch_to_block(e);
+    let out = b.load_param(Type::I64, po);
+    let tid = b.special_reg(SpecialReg::Tid(Dim::X));
+    let fifteen = b.iconst(Type::I32, 15);
+    let two = b.iconst(Type::I32, 2);
+    let one = b.iconst(Type::I32, 1);
+    let base = b.symbol_addr(Type::I32, buf);
+    let i = b.binary(leafold::ir::BinaryOp::And, tid, fifteen);
+    let i = b.shl(i, two);
+    let p = b.add(base, i);
+    b.store(Space::Local, p, 0, &[tid]);
+    let j = b.add(tid, one);
+    let j = b.binary(leafold::ir::BinaryOp::And, j, fifteen);
+    let j = b.shl(j, two);
+    let q = b.add(base, j);
+    let seven = b.iconst(Type::I32, 7);
+    b.store(Space::Local, q, 0, &[seven]);
+    let v = b.load1(Space::Local, Type::I32, p, 0);
+    let four = b.iconst(Type::I32, 4);
+    let off = b.mul_wide(false, tid, four);
+    let o = b.add(out, off);
+    b.store(Space::Global, o, 0, &[v]);
+    b.ret();
+    let mut l = launch(params64(&[OUT]), vec![region(OUT, vec![0; 4 * 64])]);
+    l.grid = [1, 1, 1];
+    let Some(r) = check_in("local_array", &ptx, &m, &func, &l, |i| {
+        assert_eq!(i.local_size, 64, "frame size from .nv.info");
+    }) else {
+        return;
+    };
+    assert_eq!(u32_at(r.region(OUT).unwrap(), 5), 5);
+    assert_eq!(u32_at(&r.local[5], 5), 5);
+    assert_eq!(u32_at(&r.local[5], 6), 7);
 }
