@@ -9,56 +9,12 @@ use leafold::ir::{
     CvtaDir, Dim, Function, FunctionBuilder, IntCC, Module, Space, SpecialReg, Type, Value, VarData,
 };
 use leafold::oracle::Oracle;
-use leafold::sim::{self, KernelInfo, PARAM_BASE};
-use object::{Object, ObjectSection};
+use leafold::sim::{self, KernelInfo};
 
 /// Compile `ptx` (kernel `k`) and extract what the simulator needs from the cubin.
 fn compile(oracle: &Oracle, ptx: &str) -> (Vec<u64>, KernelInfo) {
     let cubin = oracle.ptxas(ptx, "sm_50", &[]).expect("ptxas");
-    let file = object::File::parse(&cubin[..]).expect("cubin parses as ELF");
-    let section = |name: &str| {
-        file.section_by_name(name)
-            .map(|s| (s.size(), s.data().expect("section data").to_vec()))
-    };
-    let (_, text) = section(".text.k").expect(".text.k");
-    let code = sim::words(&text).expect("whole words");
-    let mut info = KernelInfo::default();
-    if let Some((size, _)) = section(".nv.constant0.k") {
-        info.param_size = size as u32 - PARAM_BASE;
-    }
-    if let Some((size, _)) = section(".nv.shared.k") {
-        info.shared_size = size as u32;
-    }
-    if let Some((_, data)) = section(".nv.constant2.k") {
-        info.banks.push((2, data));
-    }
-    if let Some((_, data)) = section(".nv.constant3") {
-        info.banks.push((3, data));
-    }
-    if let Some((_, data)) = section(".nv.info") {
-        info.local_size = min_stack_size(&data);
-    }
-    (code, info)
-}
-
-/// EIATTR_MIN_STACK_SIZE (0x12) from `.nv.info` (sm50-isa.md §6: records of `u8 format,
-/// u8 attr`, then `u16 len` + payload for format 4, else a `u16` value): the per-thread frame.
-fn min_stack_size(info: &[u8]) -> u32 {
-    let mut at = 0;
-    while at + 4 <= info.len() {
-        let (format, attr) = (info[at], info[at + 1]);
-        let len = u16::from_le_bytes([info[at + 2], info[at + 3]]) as usize;
-        if format != 4 {
-            at += 4;
-            continue;
-        }
-        if attr == 0x12 && len >= 8 && at + 4 + len <= info.len() {
-            let p = &info[at + 4..];
-            return u32::from_le_bytes([p[4], p[5], p[6], p[7]]);
-        }
-        at += 4 + len;
-    }
-    0
+    sim::load_kernel(&cubin, "k").expect("cubin loads")
 }
 
 const A: u64 = 0x1_0000_0000;

@@ -6,7 +6,7 @@
 //! extra constant banks) and an [`ir::eval::Launch`](crate::ir::eval::Launch). Out: the same
 //! [`RunOutput`] the interpreter produces (global regions, each CTA's shared memory, each
 //! thread's local memory), or a [`SimError`] naming the instruction address at fault. Nothing
-//! here panics on any code word or launch: every word is decoded with [`sm50::decode`], every
+//! here panics on any code word or launch ([`run_cubin`] takes a whole cubin instead): every word is decoded with [`sm50::decode`], every
 //! unknown or unmodelled instruction is [`SimError::Unsupported`], every memory access is
 //! bounds- and alignment-checked, and a step limit stops infinite loops.
 //!
@@ -26,6 +26,7 @@
 //! * CTAs run one after another (x fastest). Inside a CTA, warps run round-robin, each until it
 //!   exits or reaches `BAR.SYNC`; when every warp that has not exited is at the barrier, all
 //!   continue (exited warps count as arrived, as in `ir::eval`).
+//! * `Launch::step_limit` counts warp-instructions here (thread instructions in `ir::eval`).
 //!
 //! # Memory (same layout and window bases as `ir::eval`)
 //!
@@ -147,12 +148,14 @@
 //! set description has no forms for them yet), FP64, MUFU, F2F, other I2F/F2I sizes, FSET,
 //! PSET, CAL/RET/BRX, and the modifiers listed above.
 
+mod cubin;
 mod exec;
 mod mem;
 
 use crate::ir::eval::{Launch, RunOutput};
 use crate::sm50;
 
+pub use cubin::{load_kernel, min_stack_size};
 pub use mem::{CONST_BANK0_SIZE, PARAM_BASE};
 
 /// What the simulator needs to know about a kernel besides its code.
@@ -184,6 +187,8 @@ impl KernelInfo {
 pub enum SimError {
     #[error("bad launch: {0}")]
     BadLaunch(String),
+    #[error("bad cubin: {0}")]
+    BadCubin(String),
     #[error("0x{addr:04x}: word {word:#018x} does not decode")]
     Decode { addr: u64, word: u64 },
     #[error("0x{addr:04x}: {what} is not supported by the simulator")]
@@ -300,6 +305,12 @@ pub(crate) fn branch_target(addr: u64, rel: u64) -> u64 {
 /// Run a kernel: `code` is the raw `.text.<kernel>` section as 64-bit words.
 pub fn run(code: &[u64], info: &KernelInfo, launch: &Launch) -> Result<RunOutput, SimError> {
     exec::run(&Program::new(code), info, launch).map(|(out, _)| out)
+}
+
+/// Run kernel `name` of a cubin (see [`load_kernel`] for what is read from it).
+pub fn run_cubin(cubin: &[u8], name: &str, launch: &Launch) -> Result<RunOutput, SimError> {
+    let (code, info) = load_kernel(cubin, name)?;
+    run(&code, &info, launch)
 }
 
 /// Like [`run`], also returning how many warp-instructions were executed (for speed
