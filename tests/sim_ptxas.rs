@@ -840,3 +840,74 @@ fn atomics_are_named_as_unsupported() {
         other => panic!("expected Unsupported, got {other:?}"),
     }
 }
+
+/// 3-D blocks and a 2-D grid: thread numbering (x fastest, 32 per warp) and %tid/%ctaid
+/// agree with the interpreter. Each thread writes its coordinates at its linear index.
+#[test]
+fn thread_numbering_3d() {
+    let ptx = header(64)
+        + ".visible .entry k(.param .u64 OUT)
+{
+  .reg .u32 %r<20>; .reg .u64 %rd<4>;
+  ld.param.u64 %rd1, [OUT];
+  cvta.to.global.u64 %rd1, %rd1;
+  mov.u32 %r1, %tid.x;
+  mov.u32 %r2, %tid.y;
+  mov.u32 %r3, %tid.z;
+  mov.u32 %r4, %ctaid.y;
+  mov.u32 %r5, %ntid.x;
+  mov.u32 %r6, %ntid.y;
+  mov.u32 %r7, %ntid.z;
+  mad.lo.u32 %r8, %r4, %r7, %r3;
+  mad.lo.u32 %r8, %r8, %r6, %r2;
+  mad.lo.u32 %r8, %r8, %r5, %r1;
+  shl.b32 %r9, %r2, 8;
+  or.b32 %r9, %r9, %r1;
+  shl.b32 %r10, %r3, 16;
+  or.b32 %r9, %r9, %r10;
+  shl.b32 %r10, %r4, 24;
+  or.b32 %r9, %r9, %r10;
+  mul.wide.u32 %rd2, %r8, 4;
+  add.u64 %rd3, %rd1, %rd2;
+  st.global.u32 [%rd3], %r9;
+  ret;
+}";
+    let mut func = Function::new("k");
+    let po = func.add_param("OUT", 8, 8);
+    let mut b = FunctionBuilder::new(&mut func);
+    let e = b.create_block();
+    b.switch_to_block(e);
+    let out = b.load_param(Type::I64, po);
+    let t = [Dim::X, Dim::Y, Dim::Z].map(|d| b.special_reg(SpecialReg::Tid(d)));
+    let n = [Dim::X, Dim::Y, Dim::Z].map(|d| b.special_reg(SpecialReg::Ntid(d)));
+    let cy = b.special_reg(SpecialReg::Ctaid(Dim::Y));
+    let idx = b.mad_lo(cy, n[2], t[2]);
+    let idx = b.mad_lo(idx, n[1], t[1]);
+    let idx = b.mad_lo(idx, n[0], t[0]);
+    let shift = |b: &mut FunctionBuilder, v: Value, k: i64| {
+        let k = b.iconst(Type::I32, k);
+        b.shl(v, k)
+    };
+    let y = shift(&mut b, t[1], 8);
+    let z = shift(&mut b, t[2], 16);
+    let c = shift(&mut b, cy, 24);
+    let or = leafold::ir::BinaryOp::Or;
+    let v = b.binary(or, t[0], y);
+    let v = b.binary(or, v, z);
+    let v = b.binary(or, v, c);
+    let four = b.iconst(Type::I32, 4);
+    let off = b.mul_wide(false, idx, four);
+    let q = b.add(out, off);
+    b.store(Space::Global, q, 0, &[v]);
+    b.ret();
+    // 13 x 3 x 2 = 78 threads per CTA: three warps, the last one partly empty.
+    let mut l = launch(params64(&[OUT]), vec![region(OUT, vec![0; 4 * 156])]);
+    l.grid = [1, 2, 1];
+    l.block = [13, 3, 2];
+    let Some(r) = check("thread_numbering_3d", &ptx, &func, &l, |_| {}) else {
+        return;
+    };
+    let out = r.region(OUT).unwrap();
+    // Linear index 1*78 + (1*3 + 2)*13 + 5 = 148: ctaid.y 1, tid (5, 2, 1).
+    assert_eq!(u32_at(out, 148), 5 | 2 << 8 | 1 << 16 | 1 << 24);
+}
