@@ -5,10 +5,11 @@
 //! as in a cubin's `.text.<kernel>`), a [`KernelInfo`] (parameter, shared and local sizes,
 //! extra constant banks) and an [`ir::eval::Launch`](crate::ir::eval::Launch). Out: the same
 //! [`RunOutput`] the interpreter produces (global regions, each CTA's shared memory, each
-//! thread's local memory), or a [`SimError`] naming the instruction address at fault. Nothing
-//! here panics on any code word or launch ([`run_cubin`] takes a whole cubin instead): every word is decoded with [`sm50::decode`], every
-//! unknown or unmodelled instruction is [`SimError::Unsupported`], every memory access is
-//! bounds- and alignment-checked, and a step limit stops infinite loops.
+//! thread's local memory), or a [`SimError`] naming the instruction address at fault.
+//! [`run_cubin`] takes a whole cubin instead (see [`load_kernel`]). Nothing here panics on any
+//! code word, cubin or launch: every word is decoded with [`sm50::decode`], every unknown or
+//! unmodelled instruction is [`SimError::Unsupported`], every memory access is bounds- and
+//! alignment-checked, and a step limit stops infinite loops.
 //!
 //! Control words are ignored: this is a functional model, not a timing model. Every
 //! instruction completes before the next one issues, so stall counts and scoreboards do not
@@ -45,7 +46,7 @@
 //!   global. Without `.E` the address is the 32-bit register value, zero-extended.
 //!
 //! Every access must be naturally aligned to its size; a misaligned one is
-//! [`SimError::Misaligned`] (hardware faults; `ir::eval` also rejects it).
+//! [`SimError::Misaligned`] (PTX leaves it undefined; `ir::eval` rejects it too).
 //!
 //! # The Plg model (an inference, not a hardware fact)
 //!
