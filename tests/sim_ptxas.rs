@@ -911,3 +911,126 @@ fn thread_numbering_3d() {
     // Linear index 1*78 + (1*3 + 2)*13 + 5 = 148: ctaid.y 1, tid (5, 2, 1).
     assert_eq!(u32_at(out, 148), 5 | 2 << 8 | 1 << 16 | 1 << 24);
 }
+
+/// Early exits and an if/else inside a divergent loop: threads with `gid & 5 == 5` return first;
+/// the others take `gid & 3` Collatz steps on A[gid] (odd: 3v + 1, even: v / 2).
+#[test]
+fn early_exit_and_branches_in_loop() {
+    let ptx = header(64)
+        + ".visible .entry k(.param .u64 A, .param .u64 OUT)
+{
+  .reg .u32 %r<16>; .reg .u64 %rd<8>; .reg .pred %p<4>;
+  ld.param.u64 %rd1, [A];
+  ld.param.u64 %rd2, [OUT];
+  cvta.to.global.u64 %rd1, %rd1;
+  cvta.to.global.u64 %rd2, %rd2;"
+        + GID_PTX
+        + "
+  and.b32 %r4, %r1, 5;
+  setp.eq.u32 %p1, %r4, 5;
+  @%p1 bra END;
+  mul.wide.u32 %rd3, %r1, 4;
+  add.u64 %rd4, %rd1, %rd3;
+  ld.global.u32 %r5, [%rd4];
+  and.b32 %r6, %r1, 3;
+  mov.u32 %r7, 0;
+LOOP:
+  setp.ge.u32 %p2, %r7, %r6;
+  @%p2 bra DONE;
+  and.b32 %r8, %r5, 1;
+  setp.eq.u32 %p3, %r8, 0;
+  @%p3 bra EVEN;
+  mad.lo.u32 %r5, %r5, 3, 1;
+  bra NEXT;
+EVEN:
+  shr.u32 %r5, %r5, 1;
+NEXT:
+  add.u32 %r7, %r7, 1;
+  bra LOOP;
+DONE:
+  add.u64 %rd5, %rd2, %rd3;
+  st.global.u32 [%rd5], %r5;
+END:
+  ret;
+}";
+    let mut func = Function::new("k");
+    let pa = func.add_param("A", 8, 8);
+    let po = func.add_param("OUT", 8, 8);
+    let mut b = FunctionBuilder::new(&mut func);
+    let entry = b.create_block();
+    let work = b.create_block();
+    let head = b.create_block();
+    let k = b.append_block_param(head, Type::I32);
+    let v = b.append_block_param(head, Type::I32);
+    let body = b.create_block();
+    let odd = b.create_block();
+    let even = b.create_block();
+    let next = b.create_block();
+    let nv = b.append_block_param(next, Type::I32);
+    let done = b.create_block();
+    let end = b.create_block();
+    b.switch_to_block(entry);
+    let a = b.load_param(Type::I64, pa);
+    let out = b.load_param(Type::I64, po);
+    let gid = global_id(&mut b);
+    let one = b.iconst(Type::I32, 1);
+    let three = b.iconst(Type::I32, 3);
+    let five = b.iconst(Type::I32, 5);
+    let bits = b.binary(leafold::ir::BinaryOp::And, gid, five);
+    let leave = b.icmp(IntCC::Eq, bits, five);
+    b.brif(leave, end, &[], work, &[]);
+    b.switch_to_block(work);
+    let four = b.iconst(Type::I32, 4);
+    let off = b.mul_wide(false, gid, four);
+    let p = b.add(a, off);
+    let v0 = b.load1(Space::Global, Type::I32, p, 0);
+    let zero = b.iconst(Type::I32, 0);
+    b.jump(head, &[zero, v0]);
+    b.switch_to_block(head);
+    let n = b.binary(leafold::ir::BinaryOp::And, gid, three);
+    let stop = b.icmp(IntCC::Uge, k, n);
+    b.brif(stop, done, &[], body, &[]);
+    b.switch_to_block(body);
+    let low = b.binary(leafold::ir::BinaryOp::And, v, one);
+    let is_even = b.icmp(IntCC::Eq, low, zero);
+    b.brif(is_even, even, &[], odd, &[]);
+    b.switch_to_block(odd);
+    let t = b.mad_lo(v, three, one);
+    b.jump(next, &[t]);
+    b.switch_to_block(even);
+    let h = b.binary(leafold::ir::BinaryOp::ShrU, v, one);
+    b.jump(next, &[h]);
+    b.switch_to_block(next);
+    let k2 = b.add(k, one);
+    b.jump(head, &[k2, nv]);
+    b.switch_to_block(done);
+    let o = b.add(out, off);
+    b.store(Space::Global, o, 0, &[v]);
+    b.ret();
+    b.switch_to_block(end);
+    b.ret();
+    let input = pattern(4 * THREADS, 13);
+    let l = launch(
+        params64(&[A, OUT]),
+        vec![
+            region(A, input.clone()),
+            region(OUT, vec![0xee; 4 * THREADS]),
+        ],
+    );
+    let Some(r) = check("early_exit_and_branches_in_loop", &ptx, &func, &l, |_| {}) else {
+        return;
+    };
+    let out = r.region(OUT).unwrap();
+    assert_eq!(u32_at(out, 5), 0xeeee_eeee, "gid 5 returned early");
+    assert_eq!(u32_at(out, 4), u32_at(&input, 4), "gid 4: no steps");
+    // gid 6: two steps.
+    let mut v = u32_at(&input, 6);
+    for _ in 0..2 {
+        v = if v & 1 == 1 {
+            v.wrapping_mul(3).wrapping_add(1)
+        } else {
+            v >> 1
+        };
+    }
+    assert_eq!(u32_at(out, 6), v);
+}
