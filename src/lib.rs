@@ -26,6 +26,7 @@ pub mod ir;
 pub mod machinst;
 pub mod oracle;
 pub mod ptx;
+pub mod sim;
 pub mod sm50;
 
 pub use error::{Diagnostic, Diagnostics, SourceFile, Span};
