@@ -136,7 +136,7 @@ pub fn build_partial(module: &ast::Module, file: &Arc<SourceFile>) -> Partial {
                 file,
                 f.name.span,
                 format!(
-                    "unsupported function '{}': device functions (.func) and calls are not lowered yet",
+                    "unsupported function '{}' (device functions and calls are not lowered yet)",
                     f.name.text
                 ),
             ));
@@ -2322,7 +2322,10 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             return self.unsupported(ins, "cache-policy operands are not supported");
         }
         if matches!(space, Space::Param | Space::Const) {
-            return self.unsupported(ins, "stores to the param space (calls) are not supported");
+            return self.unsupported(
+                ins,
+                "stores to the param space are call arguments, which are not lowered yet",
+            );
         }
         let srcs: Vec<&Operand> = match &ins.operands[1] {
             Operand::Vector(items, _) => items.iter().collect(),
