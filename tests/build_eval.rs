@@ -289,3 +289,32 @@ fn barrier_orders_shared_memory_between_threads() {
         assert_eq!(u32_at(a, 4 * k as usize), (31 - k) * 3 + 1);
     }
 }
+
+#[test]
+fn set_and_mul24() {
+    let m = build("set_mul24");
+    for (x, y) in [
+        (5u32, 7u32),
+        (0xff80_0003, 2),
+        (7, 7),
+        (0x0080_0001, 0x0100_0003),
+    ] {
+        let out = launch1(
+            &m,
+            &[OUT, u64::from(x), u64::from(y)],
+            vec![region(OUT, vec![0; 24])],
+        );
+        let o = out.region(OUT).unwrap();
+        let s24 = |v: u32| ((v << 8) as i32 >> 8) as u32;
+        let want = [
+            if (x as i32) > (y as i32) { u32::MAX } else { 0 },
+            if x < y { u32::MAX } else { 0 },
+            if x == y { 1.0f32.to_bits() } else { 0 },
+            s24(x).wrapping_mul(s24(y)),
+            (x & 0xff_ffff).wrapping_mul(y & 0xff_ffff),
+            s24(x).wrapping_mul(s24(y)).wrapping_add(1000),
+        ];
+        let got: Vec<u32> = (0..6).map(|k| u32_at(o, 4 * k)).collect();
+        assert_eq!(got, want, "x = {x:x}, y = {y:x}");
+    }
+}

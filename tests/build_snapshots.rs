@@ -44,7 +44,8 @@ snap!(
     conversions,
     spaces,
     sregs_arith,
-    barrier_reverse
+    barrier_reverse,
+    set_mul24
 );
 
 /// Constructs outside the subset are diagnostics with file, line and column, one per

@@ -1336,7 +1336,8 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             Opcode::And | Opcode::Or | Opcode::Xor => return self.bitwise(ins),
             Opcode::Not | Opcode::Neg | Opcode::Abs | Opcode::Cnot => return self.unary(ins),
             Opcode::Min | Opcode::Max => return self.minmax(ins),
-            Opcode::Setp => return self.setp(ins),
+            Opcode::Setp | Opcode::Set => return self.setp(ins),
+            Opcode::Mul24 | Opcode::Mad24 => return self.mul24(ins),
             Opcode::Selp => return self.selp(ins),
             Opcode::Mov => return self.mov(ins),
             Opcode::Cvt => return self.cvt(ins),
@@ -1864,8 +1865,50 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         self.write(dst, d, signed, ops[0].span())
     }
 
-    fn setp(&mut self, ins: &Instruction) -> Option<()> {
+    /// `mul24.lo` / `mad24.lo`: the low 32 bits of the product of the operands' low 24 bits
+    /// (sign-extended from bit 23 for `.s32`), plus `c` for `mad24`.
+    fn mul24(&mut self, ins: &Instruction) -> Option<()> {
         let (ty, signed) = self.int_type(ins)?;
+        if ty != Type::I32 || !ins.has_flag("lo") || ins.has_flag("sat") {
+            return self.unsupported(ins, "only mul24.lo and mad24.lo on 32-bit integers");
+        }
+        let n = if ins.opcode == Opcode::Mad24 { 4 } else { 3 };
+        let ops = self.ops(ins, n)?;
+        let it = ins.ty();
+        let mut v = [None, None];
+        for (k, op) in ops[1..3].iter().enumerate() {
+            let x = self.read(op, ty, it)?;
+            v[k] = Some(if signed {
+                let eight = self.iconst(Type::I32, 8);
+                let up = self.ins().shl(x, eight);
+                self.ins().binary(BinaryOp::ShrS, up, eight)
+            } else {
+                let mask = self.iconst(Type::I32, 0xff_ffff);
+                self.ins().binary(BinaryOp::And, x, mask)
+            });
+        }
+        let mut d = self.ins().mul(v[0]?, v[1]?);
+        if n == 4 {
+            let c = self.read(&ops[3], ty, it)?;
+            d = self.ins().add(d, c);
+        }
+        let dst = self.dest1(&ops[0])?;
+        self.write(dst, d, signed, ops[0].span())
+    }
+
+    /// `setp` (predicate result) and `set` (integer or float-bits result) on integers.
+    fn setp(&mut self, ins: &Instruction) -> Option<()> {
+        // `set.<cmp>.<dtype>.<stype>`: the comparison is on the source type.
+        let (ty, signed) = self.int_type(ins)?;
+        let set_true: Option<i64> = if ins.opcode == Opcode::Set {
+            match ins.types().first() {
+                Some(ast::Type::F32) => Some(0x3f80_0000),
+                Some(ast::Type::U32 | ast::Type::S32 | ast::Type::B32) => Some(-1),
+                _ => return self.unsupported(ins, "set writes .u32, .s32 or .f32"),
+            }
+        } else {
+            None
+        };
         if ins.operands.len() != 3 && ins.operands.len() != 4 {
             return self.unsupported(ins, "expected 3 or 4 operands");
         }
@@ -1922,6 +1965,15 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             }
             d => {
                 let dst = self.dest1(d)?;
+                let r = match set_true {
+                    // set: all ones (or 1.0f) where the comparison holds, else zero.
+                    Some(t) => {
+                        let t = self.iconst(Type::I32, t);
+                        let z = self.iconst(Type::I32, 0);
+                        self.ins().select(r, t, z)
+                    }
+                    None => r,
+                };
                 self.write(dst, r, false, d.span())
             }
         }
