@@ -24,6 +24,7 @@ pub mod error;
 pub mod ir;
 pub mod oracle;
 pub mod ptx;
+pub mod sim;
 pub mod sm50;
 
 pub use error::{Diagnostic, Diagnostics, SourceFile, Span};

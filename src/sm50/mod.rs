@@ -1,1 +1,482 @@
-//! Everything that knows SM50 bits. (Being built; issue 3.)
+//! Everything that knows SM50 bits.
+//!
+//! In: 64-bit instruction words (from a cubin) or instructions a compiler builds. Out: the
+//! decoded form [`Inst`], its encoding, its nvdisasm-identical text, its register operands
+//! and its timing class.
+//!
+//! The forms, their fields and their print templates are data (`isa/sm50.isa`); the
+//! `leafold-isa` generator turns them into `sm50_gen.rs` (included below), which holds one
+//! generated decode, encode, print and operand-visit function. This module only adds the
+//! small run-time helpers the generated code calls (number and operand formatting) and the
+//! public API around it. Control words and bundles live in [`ctrl`].
+//!
+//! Invariants: `decode` never panics and rejects every word no form matches (or whose enum
+//! fields hold an encoding nvdisasm calls invalid); for every decodable word `w`,
+//! `encode(&decode(w)?)` equals `w` with the bits no field covers cleared;
+//! `Inst` field values are always within their field widths when built by `decode`, and
+//! are masked to the width by `encode`.
+
+pub mod ctrl;
+
+pub use ctrl::{Bundle, Ctrl, CtrlError};
+
+/// The generated tables and functions (see `isa/`). Kept in their own module so lints on
+/// machine-written code stay local.
+#[allow(unused_parens, unused_mut, clippy::all)]
+mod generated {
+    use super::{rt, FieldInfo, FieldKind, FormInfo, Inst, Operand};
+    include!(concat!(env!("OUT_DIR"), "/sm50_gen.rs"));
+}
+use generated::{decode_gen, encode_gen, operands_gen, print_gen, valid_gen};
+pub use generated::{Field, Form, FORMS, MAX_FIELDS};
+
+/// How a field's value is interpreted (mirrors the description's field kinds).
+#[derive(Clone, Copy, Debug)]
+pub enum FieldKind {
+    Reg,
+    Pred,
+    Flag,
+    Unsigned,
+    Signed,
+    /// One printed name per encoding; `None` = an encoding nvdisasm rejects.
+    Enum(&'static [Option<&'static str>]),
+    /// Must hold this value.
+    Const(u64),
+}
+
+/// One field of a form.
+#[derive(Clone, Copy, Debug)]
+pub struct FieldInfo {
+    pub field: Field,
+    pub kind: FieldKind,
+    /// `(start, len)` pieces, low piece first.
+    pub bits: &'static [(u32, u32)],
+    /// Total width in bits.
+    pub len: u32,
+}
+
+/// One encoding form, as described in `isa/sm50.isa`.
+#[derive(Clone, Copy, Debug)]
+pub struct FormInfo {
+    pub form: Form,
+    pub name: &'static str,
+    /// The family (mnemonic root), e.g. `LEA_HI` for `LEA_HI_C`.
+    pub class: &'static str,
+    pub opcode: u64,
+    pub mask: u64,
+    pub variable_latency: bool,
+    /// How the form was verified (tag from sm50-isa.md, or "V-rt this repo").
+    pub verified: &'static str,
+    pub fields: &'static [FieldInfo],
+}
+
+impl Form {
+    pub fn info(self) -> &'static FormInfo {
+        &FORMS[self as usize]
+    }
+}
+
+/// A decoded (or compiler-built) instruction: its form and one value per field of the form,
+/// in the form's field order (`FormInfo::fields`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Inst {
+    pub form: Form,
+    pub f: [u64; MAX_FIELDS],
+}
+
+/// A register, predicate or carry-flag operand, as the operand visitor reports it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Operand {
+    /// `width` consecutive registers starting at `reg` (1, 2 or 4).
+    Reg {
+        reg: u8,
+        width: u8,
+        def: bool,
+    },
+    Pred {
+        pred: u8,
+        def: bool,
+    },
+    /// The condition-code/carry flag (`.CC` writes it, `.X` reads it).
+    Cc {
+        def: bool,
+    },
+}
+
+/// Timing class of one instruction (see sm50-isa.md §2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Timing {
+    /// Variable latency: results must be guarded by a scoreboard, not a stall count.
+    pub variable: bool,
+    pub writes_cc: bool,
+    pub reads_cc: bool,
+    pub writes_pred: bool,
+}
+
+/// Why a word does not decode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum DecodeError {
+    #[error("unknown or invalid SM50 instruction word {0:#018x}")]
+    Unknown(u64),
+}
+
+/// Decode one 64-bit instruction word.
+pub fn decode(word: u64) -> Result<Inst, DecodeError> {
+    decode_gen(word).ok_or(DecodeError::Unknown(word))
+}
+
+/// Encode an instruction. Field values wider than their field are truncated.
+pub fn encode(inst: &Inst) -> u64 {
+    encode_gen(inst)
+}
+
+/// The text nvdisasm/cuobjdump print for this instruction at `addr` (the address of the
+/// instruction itself), with `.reuse` flags taken from the control word's `reuse` bits.
+/// The guard (`@P0 `) is included; the trailing ` ;` is not.
+pub fn print(inst: &Inst, addr: u64, reuse: u8) -> String {
+    let mut s = String::new();
+    if let (Some(pg), Some(neg)) = (inst.get(Field::Pg), inst.get(Field::Pgn)) {
+        if !(pg == 7 && neg == 0) {
+            s.push('@');
+            if neg != 0 {
+                s.push('!');
+            }
+            rt::pred(&mut s, pg);
+            s.push(' ');
+        }
+    }
+    print_gen(inst, addr, reuse, &mut s);
+    // `+INF ` carries a trailing space inside operand lists, none at the end of the line.
+    s.truncate(s.trim_end().len());
+    s
+}
+
+impl Inst {
+    /// A new instruction of `form` with every field at its neutral value: registers RZ,
+    /// predicates PT (guard: always), constants at their required value, enums at their
+    /// unprinted (else first valid) value, everything else 0. Forms with cross-field checks
+    /// (conversions) may need fields set before the result is valid: see [`Inst::is_valid`].
+    pub fn new(form: Form) -> Inst {
+        let mut i = Inst {
+            form,
+            f: [0; MAX_FIELDS],
+        };
+        for (k, fi) in form.info().fields.iter().enumerate() {
+            i.f[k] = match fi.kind {
+                FieldKind::Reg => 255,
+                FieldKind::Pred => 7,
+                FieldKind::Const(v) => v,
+                FieldKind::Enum(names) => names
+                    .iter()
+                    .position(|n| *n == Some(""))
+                    .or_else(|| names.iter().position(Option::is_some))
+                    .unwrap_or(0) as u64,
+                _ => 0,
+            };
+        }
+        // Lane masks default to all lanes.
+        if let Some(k) = i.slot(Field::Lm) {
+            i.f[k] = 0xf;
+        }
+        i
+    }
+
+    pub fn info(&self) -> &'static FormInfo {
+        self.form.info()
+    }
+
+    /// Whether the form's cross-field conditions hold (e.g. F2F rounding vs. sizes), i.e.
+    /// whether `decode(encode(self))` gives `self` back.
+    pub fn is_valid(&self) -> bool {
+        valid_gen(self)
+    }
+
+    /// Index of `field` in this form's field list.
+    pub fn slot(&self, field: Field) -> Option<usize> {
+        self.info().fields.iter().position(|f| f.field == field)
+    }
+
+    /// A field's raw value, or `None` when the form has no such field.
+    pub fn get(&self, field: Field) -> Option<u64> {
+        self.slot(field).map(|k| self.f[k])
+    }
+
+    /// Set a field (builder style). Panics when the form has no such field or the value
+    /// does not fit: both are compiler bugs, never user input.
+    pub fn with(mut self, field: Field, value: u64) -> Inst {
+        self.set(field, value);
+        self
+    }
+
+    /// Set a signed field value (offsets, immediates), stored two's complement in the field.
+    pub fn with_signed(mut self, field: Field, value: i64) -> Inst {
+        let k = self
+            .slot(field)
+            .unwrap_or_else(|| panic!("{:?} has no field {:?}", self.form, field));
+        let len = self.info().fields[k].len;
+        let mask = if len == 64 { !0 } else { (1u64 << len) - 1 };
+        let min = -(1i64 << (len - 1));
+        let max = (1i64 << (len - 1)) - 1;
+        assert!(
+            value >= min && value <= max,
+            "{value} does not fit {len} signed bits"
+        );
+        self.f[k] = (value as u64) & mask;
+        self
+    }
+
+    pub fn set(&mut self, field: Field, value: u64) {
+        let k = self
+            .slot(field)
+            .unwrap_or_else(|| panic!("{:?} has no field {:?}", self.form, field));
+        let len = self.info().fields[k].len;
+        assert!(
+            len == 64 || value >> len == 0,
+            "{value:#x} does not fit {:?} ({len} bits)",
+            field
+        );
+        self.f[k] = value;
+    }
+
+    /// Visit every register, predicate and carry-flag operand (RZ and PT are not operands).
+    pub fn operands(&self, mut v: impl FnMut(Operand)) {
+        operands_gen(self, &mut v)
+    }
+
+    /// Timing class: fixed or variable latency, and which flags it writes or reads.
+    pub fn timing(&self) -> Timing {
+        let mut t = Timing {
+            variable: self.info().variable_latency,
+            writes_cc: false,
+            reads_cc: false,
+            writes_pred: false,
+        };
+        self.operands(|o| match o {
+            Operand::Cc { def: true } => t.writes_cc = true,
+            Operand::Cc { def: false } => t.reads_cc = true,
+            Operand::Pred { def: true, .. } => t.writes_pred = true,
+            _ => {}
+        });
+        t
+    }
+}
+
+/// Helpers called by the generated printer: nvdisasm's number and operand spelling.
+pub mod rt {
+    /// Sign-extend the low `bits` bits of `v`.
+    pub fn sext(v: u64, bits: u32) -> u64 {
+        let sh = 64 - bits;
+        (((v << sh) as i64) >> sh) as u64
+    }
+
+    pub fn hex(s: &mut String, v: u64) {
+        s.push_str(&format!("{v:#x}"));
+    }
+
+    /// Signed hex: `-0x2`.
+    pub fn shex(s: &mut String, v: u64) {
+        let v = v as i64;
+        if v < 0 {
+            s.push_str(&format!("-{:#x}", v.unsigned_abs()));
+        } else {
+            s.push_str(&format!("{v:#x}"));
+        }
+    }
+
+    pub fn reg(s: &mut String, r: u64, reuse: bool) {
+        if r == 255 {
+            s.push_str("RZ");
+        } else {
+            s.push_str(&format!("R{r}"));
+        }
+        if reuse {
+            s.push_str(".reuse");
+        }
+    }
+
+    pub fn pred(s: &mut String, p: u64) {
+        if p == 7 {
+            s.push_str("PT");
+        } else {
+            s.push_str(&format!("P{p}"));
+        }
+    }
+
+    /// `c[bank][offset]`: the field holds offset/4; the byte offset prints as signed 16-bit.
+    pub fn cbuf(s: &mut String, bank: u64, off4: u64) {
+        s.push_str(&format!("c[{bank:#x}]["));
+        shex(s, sext(off4 << 2, 16));
+        s.push(']');
+    }
+
+    /// nvdisasm's spelling of a negative immediate in IADD/ISCADD/IADD3/LOP: the magnitude
+    /// followed by `.NEG`.
+    pub fn neg_suffix(s: &mut String, v: u64) {
+        let v = v as i64;
+        hex(s, v.unsigned_abs());
+        if v < 0 {
+            s.push_str(".NEG");
+        }
+    }
+
+    /// `c[bank] [offset]`: XMAD's constant operand, which nvdisasm prints with a space.
+    pub fn cbuf_spaced(s: &mut String, bank: u64, off4: u64) {
+        s.push_str(&format!("c[{bank:#x}] ["));
+        shex(s, sext(off4 << 2, 16));
+        s.push(']');
+    }
+
+    /// Indexed constant `c[bank][Ra+off]`.
+    pub fn cbufr(s: &mut String, bank: u64, ra: u64, off: u64, reuse: bool) {
+        s.push_str(&format!("c[{bank:#x}]"));
+        // nvdisasm prints no `.reuse` inside the brackets.
+        let _ = reuse;
+        mem(s, ra, off, 16, false);
+    }
+
+    /// Memory address `[Ra+off]`: offset omitted when 0; with Ra = RZ the offset alone,
+    /// printed unsigned (`[RZ]` when it is 0 too).
+    pub fn mem(s: &mut String, ra: u64, off: u64, bits: u32, reuse: bool) {
+        s.push('[');
+        if ra == 255 && off == 0 {
+            s.push_str("RZ");
+        } else if ra == 255 {
+            hex(s, off);
+        } else {
+            reg(s, ra, reuse);
+            if off != 0 {
+                s.push('+');
+                shex(s, sext(off, bits));
+            }
+        }
+        s.push(']');
+    }
+
+    /// An FP32 immediate (bits of an f32).
+    pub fn f32(s: &mut String, bits: u32) {
+        s.push_str(&float_text(
+            f32::from_bits(bits) as f64,
+            bits >> 31 != 0,
+            false,
+        ));
+    }
+
+    /// An FP64 immediate (bits of an f64).
+    pub fn f64(s: &mut String, bits: u64) {
+        s.push_str(&float_text(f64::from_bits(bits), bits >> 63 != 0, true));
+    }
+
+    /// nvdisasm's float spelling, inferred from its output: integers below 1e9 (probed:
+    /// 999999936 as an integer, 1e9 in exponent form) print as integers, other integers as C `%.20e`, everything else as C `%.20g`;
+    /// infinities and NaNs as `+INF ` / `+QNAN ` (with the trailing space).
+    fn float_text(v: f64, neg: bool, _double: bool) -> String {
+        if v.is_nan() {
+            return if neg {
+                "-QNAN ".into()
+            } else {
+                "+QNAN ".into()
+            };
+        }
+        if v.is_infinite() {
+            return if neg { "-INF ".into() } else { "+INF ".into() };
+        }
+        if v == 0.0 {
+            return if neg { "-0".into() } else { "0".into() };
+        }
+        if v.fract() == 0.0 && v.abs() < 1e9 {
+            return format!("{}", v as i64);
+        }
+        if v.fract() == 0.0 {
+            return c_exp(v, 20, false);
+        }
+        c_g(v, 20)
+    }
+
+    /// C `%.{prec}e` (optionally stripping trailing zeros as `%g` does).
+    fn c_exp(v: f64, prec: usize, strip: bool) -> String {
+        let t = format!("{v:.prec$e}");
+        let (m, e) = t.split_once('e').unwrap_or((&t, "0"));
+        let e: i32 = e.parse().unwrap_or(0);
+        let mut m = m.to_string();
+        if strip && m.contains('.') {
+            m = m.trim_end_matches('0').trim_end_matches('.').to_string();
+        }
+        format!("{m}e{}{:02}", if e < 0 { '-' } else { '+' }, e.abs())
+    }
+
+    /// C `%.{p}g`.
+    fn c_g(v: f64, p: usize) -> String {
+        let t = format!("{v:.prec$e}", prec = p - 1);
+        let e: i32 = t.split_once('e').map_or(0, |(_, e)| e.parse().unwrap_or(0));
+        if e < -4 || e >= p as i32 {
+            c_exp(v, p - 1, true)
+        } else {
+            let prec = (p as i32 - 1 - e).max(0) as usize;
+            let f = format!("{v:.prec$}");
+            if f.contains('.') {
+                f.trim_end_matches('0').trim_end_matches('.').to_string()
+            } else {
+                f
+            }
+        }
+    }
+
+    /// DEPBAR's immediate wait set `{0,3}` (nothing when empty).
+    pub fn sb_set(s: &mut String, set: u64) {
+        if set != 0 {
+            let v: Vec<String> = (0..6)
+                .filter(|i| set >> i & 1 != 0)
+                .map(|i| i.to_string())
+                .collect();
+            s.push_str(&format!("{{{}}}", v.join(",")));
+        }
+    }
+
+    /// Registers a memory size code names (0..4 → 1, .64 → 2, .128 → 4).
+    pub fn mem_width(size: u64) -> u8 {
+        match size {
+            5 => 2,
+            6 | 7 => 4,
+            _ => 1,
+        }
+    }
+}
+
+impl Inst {
+    /// An instruction of `form` with random field values that nvdisasm accepts: enum fields
+    /// take only valid encodings and constant fields their required value. `next` supplies
+    /// random 64-bit numbers (tests pass a seeded generator).
+    pub fn random(form: Form, next: &mut dyn FnMut() -> u64) -> Inst {
+        // Retry until the cross-field checks hold. Every form's checks accept a sizeable
+        // share of random values, so failing 10000 times means the description is wrong.
+        for _ in 0..10_000 {
+            let i = Inst::random_fields(form, next);
+            if valid_gen(&i) {
+                return i;
+            }
+        }
+        panic!("{form:?}: no random instruction satisfies its check conditions")
+    }
+
+    fn random_fields(form: Form, next: &mut dyn FnMut() -> u64) -> Inst {
+        let mut i = Inst::new(form);
+        for (k, fi) in form.info().fields.iter().enumerate() {
+            let mask = if fi.len == 64 {
+                !0
+            } else {
+                (1u64 << fi.len) - 1
+            };
+            i.f[k] = match fi.kind {
+                FieldKind::Const(v) => v,
+                FieldKind::Enum(names) => {
+                    let valid: Vec<u64> = (0..names.len() as u64)
+                        .filter(|&v| names[v as usize].is_some())
+                        .collect();
+                    valid[(next() % valid.len() as u64) as usize]
+                }
+                _ => next() & mask,
+            };
+        }
+        i
+    }
+}

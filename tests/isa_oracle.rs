@@ -1,0 +1,230 @@
+//! Random instructions of every form, with random legal control words, through
+//! `nvdisasm -b SM50 -hex`: our printer must produce exactly nvdisasm's text.
+//!
+//! Also checks that the control fields nvdisasm rejects are the ones `Ctrl::validate`
+//! rejects.
+
+use leafold::oracle::Oracle;
+use leafold::sm50::{self, Bundle, Ctrl, Form, Inst, FORMS};
+
+/// xorshift64*: deterministic, no dependency.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+}
+
+/// A random control field that nvdisasm accepts for an instruction of this latency class,
+/// never forming a dual-issue pair (stall 0 with bit 4 set), so each line stands alone.
+fn random_ctrl(rng: &mut Rng, variable: bool) -> Ctrl {
+    let r = rng.next();
+    let bar = |v: u64| {
+        if v % 7 == 6 {
+            None
+        } else {
+            Some((v % 7) as u8)
+        }
+    };
+    let stall = (r & 0xf) as u8;
+    Ctrl {
+        stall,
+        yield_: stall != 0 && r >> 4 & 1 != 0,
+        wbar: if variable { bar(r >> 8) } else { None },
+        rbar: if variable { bar(r >> 16) } else { None },
+        wait: (r >> 24 & 0x3f) as u8,
+        reuse: (r >> 32 & 7) as u8,
+    }
+}
+
+/// Parse nvdisasm's instruction lines: (address, text).
+fn parse_lines(out: &str) -> Vec<(u64, String)> {
+    let mut v = Vec::new();
+    for line in out.lines() {
+        let Some(p) = line.find("/*") else { continue };
+        let rest = &line[p + 2..];
+        let Some(e) = rest.find("*/") else { continue };
+        let Ok(addr) = u64::from_str_radix(&rest[..e], 16) else {
+            continue;
+        };
+        let text = rest[e + 2..].split("/*").next().unwrap_or("").trim();
+        let text = text.trim_end_matches(';').trim();
+        v.push((addr, text.to_string()));
+    }
+    v
+}
+
+/// Disassemble `insts` with their control fields; returns (ours, nvdisasm's) per line.
+fn check_batch(
+    oracle: &Oracle,
+    insts: &[(Inst, Ctrl)],
+) -> Result<Vec<(String, String, u64)>, String> {
+    let mut words = Vec::new();
+    let mut ours = Vec::new();
+    for (n, chunk) in insts.chunks(3).enumerate() {
+        let mut b = Bundle {
+            ctrl: [Ctrl::NEUTRAL; 3],
+            insts: [0x50b0000000070f00; 3],
+        };
+        for (k, (i, c)) in chunk.iter().enumerate() {
+            b.ctrl[k] = *c;
+            b.insts[k] = sm50::encode(i);
+            let addr = (n * 32 + 8 + 8 * k) as u64;
+            ours.push((addr, sm50::print(i, addr, c.reuse), b.insts[k]));
+        }
+        words.push(b.ctrl_word());
+        words.extend(b.insts);
+    }
+    let out = oracle.nvdisasm_raw(&words).map_err(|e| e.to_string())?;
+    let theirs: std::collections::HashMap<u64, String> = parse_lines(&out).into_iter().collect();
+    Ok(ours
+        .into_iter()
+        .map(|(a, t, w)| (t, theirs.get(&a).cloned().unwrap_or_default(), w))
+        .collect())
+}
+
+#[test]
+fn printer_matches_nvdisasm_on_random_instructions() {
+    let Some(oracle) = Oracle::for_test("isa_oracle") else {
+        return;
+    };
+    let mut rng = Rng(0x1eaf_01d5_eed5_0001);
+    let per_form = (2400 / FORMS.len()).max(24);
+    let mut total = 0;
+    let mut bad = Vec::new();
+    for info in FORMS {
+        let insts: Vec<(Inst, Ctrl)> = (0..per_form)
+            .map(|_| {
+                let i = Inst::random(info.form, &mut || rng.next());
+                let c = random_ctrl(&mut rng, info.variable_latency);
+                (i, c)
+            })
+            .collect();
+        match check_batch(&oracle, &insts) {
+            Ok(lines) => {
+                for (ours, theirs, w) in lines {
+                    total += 1;
+                    if ours != theirs {
+                        bad.push(format!(
+                            "{:<10} {w:#018x}\n   ours: {ours}\n  nvdis: {theirs}",
+                            info.name
+                        ));
+                    }
+                }
+            }
+            Err(e) => bad.push(format!("{}: nvdisasm rejected the batch: {e}", info.name)),
+        }
+    }
+    println!(
+        "{} instructions over {} forms, {} mismatches",
+        total,
+        FORMS.len(),
+        bad.len()
+    );
+    // At most two examples per form, so one broken form does not hide the others.
+    let mut shown: std::collections::HashMap<String, usize> = Default::default();
+    for b in &bad {
+        let form = b.split([' ', ':']).next().unwrap_or("").to_string();
+        let n = shown.entry(form).or_default();
+        *n += 1;
+        if *n <= 2 {
+            println!("{b}");
+        }
+    }
+    assert!(total >= 2000, "only {total} instructions checked");
+    assert!(bad.is_empty(), "{} mismatches", bad.len());
+}
+
+#[test]
+fn illegal_control_fields_are_rejected_by_both() {
+    let Some(oracle) = Oracle::for_test("isa_oracle") else {
+        return;
+    };
+    let iadd = Inst::new(Form::IADD_R);
+    let ldg = Inst::new(Form::LDG);
+    let ok = Ctrl {
+        stall: 1,
+        ..Ctrl::NEUTRAL
+    };
+    let cases = [
+        (
+            ldg,
+            Ctrl {
+                wbar: Some(6),
+                ..ok
+            },
+            true,
+        ),
+        (ldg, Ctrl { reuse: 8, ..ok }, true),
+        (
+            ldg,
+            Ctrl {
+                rbar: Some(6),
+                ..ok
+            },
+            true,
+        ),
+        (
+            iadd,
+            Ctrl {
+                wbar: Some(0),
+                ..ok
+            },
+            false,
+        ),
+        (
+            iadd,
+            Ctrl {
+                rbar: Some(3),
+                ..ok
+            },
+            false,
+        ),
+        (iadd, Ctrl { reuse: 8, ..ok }, false),
+        (
+            ldg,
+            Ctrl {
+                wbar: Some(5),
+                rbar: Some(0),
+                ..ok
+            },
+            true,
+        ),
+        (
+            iadd,
+            Ctrl {
+                reuse: 7,
+                wait: 0x3f,
+                ..ok
+            },
+            false,
+        ),
+    ];
+    for (inst, ctrl, variable) in cases {
+        let ours = ctrl.validate(variable).is_ok();
+        let b = Bundle {
+            ctrl: [ctrl, Ctrl::NEUTRAL, Ctrl::NEUTRAL],
+            insts: [sm50::encode(&inst), 0x50b0000000070f00, 0x50b0000000070f00],
+        };
+        let mut words = vec![b.ctrl_word()];
+        words.extend(b.insts);
+        let theirs = oracle.nvdisasm_raw(&words).is_ok();
+        // nvdisasm 11.8 accepts barrier 6 and reuse bit 3 on variable-latency instructions
+        // (measured here, although sm50-isa.md says it rejects them); we stay stricter there
+        // and never emit them. Everything nvdisasm rejects, we must reject too, and on
+        // fixed-latency instructions the two must agree exactly.
+        if !theirs {
+            assert!(
+                !ours,
+                "nvdisasm rejects {ctrl:?} on {:?} but we accept it",
+                inst.form
+            );
+        }
+        if !variable {
+            assert_eq!(ours, theirs, "{ctrl:?} on {:?}", inst.form);
+        }
+    }
+}
