@@ -318,3 +318,18 @@ fn set_and_mul24() {
         assert_eq!(got, want, "x = {x:x}, y = {y:x}");
     }
 }
+
+#[test]
+fn ssa_corner_cases() {
+    let m = build("ssa_corners");
+    for n in [0u32, 1, 5, 9] {
+        let out = launch1(&m, &[OUT, u64::from(n)], vec![region(OUT, vec![0; 12])]);
+        let o = out.region(OUT).unwrap();
+        // The loop runs until the counter (which starts from an unset, i.e. zero, register)
+        // reaches n, at least once; the inner %r1 shadows N only inside its braces.
+        let r4 = 1000 + n.max(1);
+        assert_eq!(u32_at(o, 0), r4, "n = {n}");
+        assert_eq!(u32_at(o, 4), n, "n = {n}");
+        assert_eq!(u32_at(o, 8), r4 + n, "n = {n}");
+    }
+}
