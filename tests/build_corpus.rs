@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 /// Kernels that built when this floor was last raised; the count may only go up.
-const BUILT_FLOOR: usize = 84;
+const BUILT_FLOOR: usize = 103;
 
 #[test]
 fn corpus_kernels_build_or_say_why() {
@@ -22,7 +22,7 @@ fn corpus_kernels_build_or_say_why() {
         .filter(|p| p.extension().is_some_and(|e| e == "ptx"))
         .collect();
     files.sort();
-    let (mut kernels, mut built, mut files_ok) = (0, 0, 0);
+    let (mut kernels, mut built, mut files_ok, mut float_only) = (0, 0, 0, 0);
     let mut reasons: HashMap<String, usize> = HashMap::new();
     let mut why: HashMap<String, usize> = HashMap::new();
     let mut internal = Vec::new();
@@ -37,6 +37,20 @@ fn corpus_kernels_build_or_say_why() {
             .filter(|f| f.kind == leafold::ptx::ast::FuncKind::Entry && f.body.is_some())
             .count();
         let partial = build_partial(&module, &file);
+        // Failed kernels whose only problems are floating point (the next IR extension).
+        for f in module.functions() {
+            if f.kind != leafold::ptx::ast::FuncKind::Entry || f.body.is_none() {
+                continue;
+            }
+            let mine: Vec<_> = partial
+                .errors
+                .iter()
+                .filter(|d| d.span.start >= f.span.start && d.span.end <= f.span.end)
+                .collect();
+            if !mine.is_empty() && mine.iter().all(|d| d.message.contains("floating-point")) {
+                float_only += 1;
+            }
+        }
         kernels += entries;
         built += partial.module.functions.len();
         if partial.errors.is_empty() {
@@ -62,6 +76,7 @@ fn corpus_kernels_build_or_say_why() {
     let mut top: Vec<_> = reasons.into_iter().collect();
     top.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
     println!("corpus: {built} of {kernels} kernels build completely; {files_ok} files build whole");
+    println!("{float_only} more kernels fail only on floating-point instructions");
     for (k, n) in top.iter().take(30) {
         println!("{n:6}  {k}");
     }
