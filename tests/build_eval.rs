@@ -333,3 +333,36 @@ fn ssa_corner_cases() {
         assert_eq!(u32_at(o, 8), r4 + n, "n = {n}");
     }
 }
+
+#[test]
+fn borrow_chains() {
+    let m = build("carry_sub");
+    let cases: [[u32; 6]; 3] = [
+        [5, 0, 0, 7, 0, 0],
+        [0xffff_ffff, 3, 4, 0xffff_ffff, 3, 5],
+        [0x8000_0000, 0x8000_0000, 0, 0x8000_0001, 0xffff_ffff, 1],
+    ];
+    for a in cases {
+        let out = launch1(
+            &m,
+            &[A, OUT],
+            vec![region(A, words32(a)), region(OUT, vec![0; 20])],
+        );
+        let o = out.region(OUT).unwrap();
+        let x = u128::from(a[0]) | u128::from(a[1]) << 32 | u128::from(a[2]) << 64;
+        let y = u128::from(a[3]) | u128::from(a[4]) << 32 | u128::from(a[5]) << 64;
+        let d = x.wrapping_sub(y) & ((1 << 96) - 1);
+        let got = (0..3).fold(0u128, |acc, k| {
+            acc | u128::from(u32_at(o, 4 * k)) << (32 * k)
+        });
+        assert_eq!(got, d, "{a:x?}");
+        let (s, carry) = a[0].overflowing_add(a[1]);
+        assert_eq!(u32_at(o, 12), s);
+        // subc is a + ~b + CF (ptxas's reading, pinned by build_oracle.rs): after add.cc it
+        // subtracts one more when the add did not carry.
+        assert_eq!(
+            u32_at(o, 16),
+            a[2].wrapping_sub(a[3]).wrapping_sub(u32::from(!carry))
+        );
+    }
+}

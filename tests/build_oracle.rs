@@ -185,3 +185,23 @@ fn set_mul24() {
         check("set_mul24", &[OUT, x, y], vec![r(OUT, vec![0; 24])], 32, 0);
     }
 }
+
+#[test]
+fn carry_sub() {
+    let cases: [[u32; 6]; 4] = [
+        [5, 0, 0, 7, 0, 0],
+        [0, 0, 9, 1, 0, 0],
+        [0xffff_ffff, 3, 4, 0xffff_ffff, 3, 5],
+        [0x8000_0000, 0x8000_0000, 0, 0x8000_0001, 0xffff_ffff, 1],
+    ];
+    for c in cases {
+        let x: Vec<u8> = c.iter().flat_map(|w| w.to_le_bytes()).collect();
+        check(
+            "carry_sub",
+            &[A, OUT],
+            vec![r(A, x), r(OUT, vec![0; 20])],
+            32,
+            0,
+        );
+    }
+}

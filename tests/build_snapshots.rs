@@ -46,7 +46,8 @@ snap!(
     sregs_arith,
     barrier_reverse,
     set_mul24,
-    ssa_corners
+    ssa_corners,
+    carry_sub
 );
 
 /// Constructs outside the subset are diagnostics with file, line and column, one per

@@ -52,7 +52,9 @@
 //! `@p` on a load, store, barrier or return branches around the instruction (a load must not
 //! fault when its guard is false); the merge is an ordinary block parameter. `@p bra` is a
 //! `brif`. The carry flag of `add.cc`/`addc`/`sub.cc`/`subc` is a hidden predicate register
-//! (`icmp.ult` computes it), so the IR needs no flags: 128-bit adds stay exact.
+//! (`icmp` computes it), so the IR needs no flags: 128-bit adds stay exact. It holds the
+//! machine carry as ptxas reads it: `sub.cc` leaves "no borrow" and `subc` is `a + ~b + CF`
+//! (so `subc` after `add.cc` subtracts one more when the add did *not* carry).
 //!
 //! # Addresses
 //!
@@ -1668,11 +1670,12 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         let dst = self.dest1(&ops[0])?;
         self.write(dst, d, signed, ops[0].span())?;
         if ins.has_flag("cc") {
-            // Carry out of the addition (d < a unsigned); borrow of the subtraction (a < b).
+            // The machine carry: out of the addition (d < a unsigned); of a + ~b + 1 for the
+            // subtraction, which is "no borrow" (a >= b).
             let c = if add {
                 self.ins().icmp(IntCC::Ult, d, a)
             } else {
-                self.ins().icmp(IntCC::Ult, a, b)
+                self.ins().icmp(IntCC::Uge, a, b)
             };
             self.write(Some(self.carry), c, false, ins.span)?;
         }
@@ -1689,33 +1692,22 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         let one = self.iconst(ty, 1);
         let zero = self.iconst(ty, 0);
         let c = self.ins().select(cin, one, zero);
-        let add = ins.opcode == Opcode::Addc;
-        // Add: t = a + b carries when t < a; d = t + c carries when d < t.
-        // Sub: t = a - b borrows when a < b; d = t - c borrows when t < c.
-        let t = if add {
-            self.ins().add(a, b)
+        // The carry register is the machine's carry flag, as ptxas reads it (the oracle test
+        // pins this): subtraction is a + ~b + 1, so `sub.cc` leaves CF = "no borrow" and
+        // `subc` computes a + ~b + CF. Then both are one rule: t = a + b' carries when
+        // t < a; d = t + c carries when d < t.
+        let b = if ins.opcode == Opcode::Subc {
+            self.ins().unary(UnaryOp::Not, b)
         } else {
-            self.ins().sub(a, b)
+            b
         };
-        let d = if add {
-            self.ins().add(t, c)
-        } else {
-            self.ins().sub(t, c)
-        };
+        let t = self.ins().add(a, b);
+        let d = self.ins().add(t, c);
         let dst = self.dest1(&ops[0])?;
         self.write(dst, d, signed, ops[0].span())?;
         if ins.has_flag("cc") {
-            let (c1, c2) = if add {
-                (
-                    self.ins().icmp(IntCC::Ult, t, a),
-                    self.ins().icmp(IntCC::Ult, d, t),
-                )
-            } else {
-                (
-                    self.ins().icmp(IntCC::Ult, a, b),
-                    self.ins().icmp(IntCC::Ult, t, c),
-                )
-            };
+            let c1 = self.ins().icmp(IntCC::Ult, t, a);
+            let c2 = self.ins().icmp(IntCC::Ult, d, t);
             let cout = self.ins().binary(BinaryOp::Or, c1, c2);
             self.write(Some(self.carry), cout, false, ins.span)?;
         }
