@@ -5,7 +5,8 @@
 //!   and evaluates without panicking (a loop may hit the step limit: that is an answer).
 //! * With the oracle installed, kernels with forward branches only (so they terminate) are
 //!   compiled by ptxas and run in the SM50 simulator, and must leave memory byte-identical to
-//!   `ir::build` + `ir::eval` on the same launch.
+//!   `ir::build` + `ir::eval` on the same launch. Every register is set in the prologue,
+//!   since hardware registers start with garbage where `ir::eval` reads zero.
 
 use leafold::ir::eval::{self, EvalError, GlobalRegion, Launch};
 use leafold::ir::{self, Module};
@@ -125,7 +126,7 @@ fn kernel(back: bool) -> impl Strategy<Value = String> {
     .reg .pred %p<3>;\n    .reg .b16 %h0;\n    .reg .b32 %r<8>;\n    .reg .b64 %rd<4>;\n\
     ld.param.u64 %rd2, [OUT];\n    ld.param.u32 %r0, [X];\n\
     mov.u32 %r1, %tid.x;\n    mov.u32 %r2, %ctaid.x;\n    add.u32 %r3, %r0, %r1;\n\
-    xor.b32 %r4, %r0, 0x5a5a;\n    mov.u32 %r5, 0;\n    mov.u64 %rd1, 0;\n\
+    xor.b32 %r4, %r0, 0x5a5a;\n    mov.u32 %r5, 0;\n    mov.u64 %rd1, 0;\n    mov.u64 %rd0, 0;\n    mov.u16 %h0, 0;\n\
     setp.lt.u32 %p0, %r1, 13;\n    setp.eq.u32 %p1, %r2, 1;\n    setp.gt.s32 %p2, %r0, 0;\n\
 {body}\
     mov.u32 %r6, %tid.x;\n    mov.u32 %r7, %ctaid.x;\n    mad.lo.u32 %r6, %r7, 32, %r6;\n\
