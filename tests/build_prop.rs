@@ -18,6 +18,7 @@ use object::{Object, ObjectSection};
 use proptest::prelude::*;
 
 const OUT: u64 = 0x2000_0000;
+const IN: u64 = 0x3000_0000_0000;
 const SEGMENTS: usize = 5;
 
 fn reg() -> impl Strategy<Value = String> {
@@ -79,6 +80,26 @@ fn alu(mulhi: bool) -> impl Strategy<Value = String> {
         (reg(), src()).prop_map(|(d, a)| format!("cvt.s16.u32 %h0, {a}; cvt.s32.s16 {d}, %h0;")),
         (reg(), src(), src())
             .prop_map(|(d, a, b)| format!("add.cc.u32 {d}, {a}, {b}; addc.u32 %r5, %r5, 0;")),
+        memory(),
+    ]
+}
+
+/// Loads and stores at computed addresses.
+fn memory() -> impl Strategy<Value = String> {
+    prop_oneof![
+        // A global load at IN + (i * 4 & 60) + 4k. A guard covers only the first instruction of
+        // a line, so the masking comes after it and the address stays in bounds either way.
+        (reg(), src(), 0..48u32).prop_map(|(d, a, k)| format!(
+            "mul.wide.u32 %rd5, {a}, 4; and.b64 %rd5, %rd5, 60; add.s64 %rd5, %rd4, %rd5; \
+             ld.global.u32 {d}, [%rd5+{}];",
+            4 * k
+        )),
+        // A store into the per-thread .local array through a 32-bit address, and a load.
+        (src(), src()).prop_map(|(i, v)| format!(
+            "shl.b32 %r6, {i}, 2; and.b32 %r6, %r6, 60; mov.u32 %r7, lm; add.u32 %r7, %r7, %r6; \
+             st.local.u32 [%r7], {v};"
+        )),
+        (reg(), 0..16u32).prop_map(|(d, k)| format!("ld.local.u32 {d}, lm[{k}];")),
     ]
 }
 
@@ -122,11 +143,15 @@ fn kernel(back: bool) -> impl Strategy<Value = String> {
         }
         format!(
             ".version 7.0\n.target sm_52\n.address_size 64\n\
-.visible .entry k(.param .u64 OUT, .param .u32 X)\n{{\n\
-    .reg .pred %p<3>;\n    .reg .b16 %h0;\n    .reg .b32 %r<8>;\n    .reg .b64 %rd<4>;\n\
-    ld.param.u64 %rd2, [OUT];\n    ld.param.u32 %r0, [X];\n\
+.visible .entry k(.param .u64 OUT, .param .u32 X, .param .u64 IN)\n{{\n\
+    .reg .pred %p<3>;\n    .reg .b16 %h0;\n    .reg .b32 %r<8>;\n    .reg .b64 %rd<6>;\n\
+    .local .align 16 .u32 lm[16];\n\
+    ld.param.u64 %rd2, [OUT];\n    ld.param.u32 %r0, [X];\n    ld.param.u64 %rd4, [IN];\n\
+    st.local.v4.u32 [lm], {{0, 1, 2, 3}};\n    st.local.v4.u32 [lm+16], {{4, 5, 6, 7}};\n\
+    st.local.v4.u32 [lm+32], {{8, 9, 10, 11}};\n    st.local.v4.u32 [lm+48], {{12, 13, 14, 15}};\n\
     mov.u32 %r1, %tid.x;\n    mov.u32 %r2, %ctaid.x;\n    add.u32 %r3, %r0, %r1;\n\
     xor.b32 %r4, %r0, 0x5a5a;\n    mov.u32 %r5, 0;\n    mov.u64 %rd1, 0;\n    mov.u64 %rd0, 0;\n    mov.u16 %h0, 0;\n\
+    mov.u64 %rd5, 0;\n    mov.u32 %r6, 0;\n    mov.u32 %r7, 0;\n\
     setp.lt.u32 %p0, %r1, 13;\n    setp.eq.u32 %p1, %r2, 1;\n    setp.gt.s32 %p2, %r0, 0;\n\
 {body}\
     mov.u32 %r6, %tid.x;\n    mov.u32 %r7, %ctaid.x;\n    mad.lo.u32 %r6, %r7, 32, %r6;\n\
@@ -156,16 +181,22 @@ fn build(text: &str) -> Module {
 
 fn launch(x: u32) -> Launch {
     let mut l = Launch::new([2, 1, 1], [32, 1, 1]);
-    l.params = OUT
-        .to_le_bytes()
-        .iter()
-        .chain(&x.to_le_bytes())
-        .copied()
-        .collect();
-    l.global = vec![GlobalRegion {
-        base: OUT,
-        bytes: vec![0; 64 * 32],
-    }];
+    // OUT at 0, X at 8 (then 4 bytes of padding), IN at 16.
+    l.params = OUT.to_le_bytes().to_vec();
+    l.params.extend(x.to_le_bytes());
+    l.params.extend([0; 4]);
+    l.params.extend(IN.to_le_bytes());
+    let input = (0..256u32).map(|k| (k.wrapping_mul(0x9e37_79b9) >> 24) as u8);
+    l.global = vec![
+        GlobalRegion {
+            base: OUT,
+            bytes: vec![0; 64 * 32],
+        },
+        GlobalRegion {
+            base: IN,
+            bytes: input.collect(),
+        },
+    ];
     l.step_limit = 200_000;
     l
 }
