@@ -80,6 +80,15 @@ fn corpus_kernels_build_or_say_why() {
     for (k, n) in top.iter().take(30) {
         println!("{n:6}  {k}");
     }
+    println!("top constructs other than floating point:");
+    let other = top.iter().filter(|(k, _)| {
+        !["f16", "f32", "f64", "float", "FLOAT"]
+            .iter()
+            .any(|f| k.contains(f))
+    });
+    for (k, n) in other.take(20) {
+        println!("{n:6}  {k}");
+    }
     let mut why: Vec<_> = why.into_iter().collect();
     why.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
     println!("by reason:");

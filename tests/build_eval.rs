@@ -302,7 +302,7 @@ fn set_and_mul24() {
         let out = launch1(
             &m,
             &[OUT, u64::from(x), u64::from(y)],
-            vec![region(OUT, vec![0; 24])],
+            vec![region(OUT, vec![0; 28])],
         );
         let o = out.region(OUT).unwrap();
         let s24 = |v: u32| ((v << 8) as i32 >> 8) as u32;
@@ -313,8 +313,13 @@ fn set_and_mul24() {
             s24(x).wrapping_mul(s24(y)),
             (x & 0xff_ffff).wrapping_mul(y & 0xff_ffff),
             s24(x).wrapping_mul(s24(y)).wrapping_add(1000),
+            if (x as i32).wrapping_sub(y as i32) >= 0 {
+                x
+            } else {
+                y
+            },
         ];
-        let got: Vec<u32> = (0..6).map(|k| u32_at(o, 4 * k)).collect();
+        let got: Vec<u32> = (0..7).map(|k| u32_at(o, 4 * k)).collect();
         assert_eq!(got, want, "x = {x:x}, y = {y:x}");
     }
 }
@@ -365,4 +370,11 @@ fn borrow_chains() {
             a[2].wrapping_sub(a[3]).wrapping_sub(u32::from(!carry))
         );
     }
+}
+
+#[test]
+fn module_scope_register_is_per_kernel() {
+    let m = build("module_reg");
+    let out = launch1(&m, &[OUT, 41], vec![region(OUT, vec![0; 4])]);
+    assert_eq!(u32_at(out.region(OUT).unwrap(), 0), 42);
 }

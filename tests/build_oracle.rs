@@ -182,7 +182,7 @@ fn set_mul24() {
         (9, 9),
         (0x0080_0001, 0x0100_0003),
     ] {
-        check("set_mul24", &[OUT, x, y], vec![r(OUT, vec![0; 24])], 32, 0);
+        check("set_mul24", &[OUT, x, y], vec![r(OUT, vec![0; 28])], 32, 0);
     }
 }
 

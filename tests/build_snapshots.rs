@@ -47,7 +47,8 @@ snap!(
     barrier_reverse,
     set_mul24,
     ssa_corners,
-    carry_sub
+    carry_sub,
+    module_reg
 );
 
 /// Constructs outside the subset are diagnostics with file, line and column, one per

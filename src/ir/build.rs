@@ -119,8 +119,15 @@ pub fn build_partial(module: &ast::Module, file: &Arc<SourceFile>) -> Partial {
             _ => None,
         })
         .collect();
+    // Module-scope `.reg` declarations (nvopencc and OptiX emit them) are per-thread
+    // registers: each kernel gets its own.
+    let module_regs: Vec<&ast::VarDecl> = decls
+        .iter()
+        .copied()
+        .filter(|v| v.space == StateSpace::Reg)
+        .collect();
     for pass_unsized in [false, true] {
-        for v in &decls {
+        for v in decls.iter().filter(|v| v.space != StateSpace::Reg) {
             for d in &v.names {
                 if is_unsized(d) == pass_unsized {
                     if let Some(sym) = m.declare_var(v, d, &d.name.text) {
@@ -146,7 +153,7 @@ pub fn build_partial(module: &ast::Module, file: &Arc<SourceFile>) -> Partial {
             continue;
         }
         let before = m.errors.len();
-        match FnBuilder::run(&mut m, f, body) {
+        match FnBuilder::run(&mut m, f, body, &module_regs) {
             Some(func) if m.errors.len() == before => m.ir.functions.push(func),
             _ => failed.push(f.name.text.clone()),
         }
@@ -498,7 +505,12 @@ struct FnBuilder<'m, 'f> {
 }
 
 impl<'m, 'f> FnBuilder<'m, 'f> {
-    fn run(m: &'m mut ModuleBuilder<'f>, f: &ast::Function, body: &ast::Block) -> Option<Function> {
+    fn run(
+        m: &'m mut ModuleBuilder<'f>,
+        f: &ast::Function,
+        body: &ast::Block,
+        module_regs: &[&ast::VarDecl],
+    ) -> Option<Function> {
         let mut func = Function::new(&f.name.text);
         let mut params = Scope::default();
         for p in &f.params {
@@ -538,6 +550,10 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         };
         b.err_start = b.m.errors.len();
         b.carry = b.new_var(Type::Pred);
+        b.scopes.push(Scope::default());
+        for v in module_regs {
+            b.declare(v);
+        }
         let mut items = Vec::new();
         flatten(body, &mut items);
         b.body(&items, f.name.span)
@@ -1341,6 +1357,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             Opcode::Setp | Opcode::Set => return self.setp(ins),
             Opcode::Mul24 | Opcode::Mad24 => return self.mul24(ins),
             Opcode::Selp => return self.selp(ins),
+            Opcode::Slct => return self.slct(ins),
             Opcode::Mov => return self.mov(ins),
             Opcode::Cvt => return self.cvt(ins),
             Opcode::Cvta => return self.cvta(ins),
@@ -1996,6 +2013,29 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         let d = self.ins().select(c, a, b);
         let dst = self.dest1(&ops[0])?;
         self.write(dst, d, signed, ops[0].span())
+    }
+
+    /// `slct.<dtype>.s32 d, a, b, c`: `c >= 0 ? a : b`.
+    fn slct(&mut self, ins: &Instruction) -> Option<()> {
+        let (dt, ct) = match ins.types()[..] {
+            [d, c] => (d, c),
+            _ => return self.unsupported(ins, "unexpected types"),
+        };
+        if ct != ast::Type::S32 {
+            return self.unsupported(ins, "only an .s32 selector is in the IR");
+        }
+        let Some(ty) = ir_type(dt).filter(|t| t.is_int()) else {
+            return self.unsupported(ins, "unsupported result type");
+        };
+        let ops = self.ops(ins, 4)?;
+        let a = self.read(&ops[1], ty, Some(dt))?;
+        let b = self.read(&ops[2], ty, Some(dt))?;
+        let c = self.read(&ops[3], Type::I32, Some(ct))?;
+        let z = self.iconst(Type::I32, 0);
+        let p = self.ins().icmp(IntCC::Sge, c, z);
+        let d = self.ins().select(p, a, b);
+        let dst = self.dest1(&ops[0])?;
+        self.write(dst, d, false, ops[0].span())
     }
 
     fn mov(&mut self, ins: &Instruction) -> Option<()> {
