@@ -95,7 +95,7 @@ pub fn build(module: &ast::Module, file: &Arc<SourceFile>) -> Result<Module, Vec
 pub struct Partial {
     /// Module variables and every kernel that built completely.
     pub module: Module,
-    /// Names of the kernels that did not build.
+    /// Names of the kernels (and `.func` functions) that did not build.
     pub failed: Vec<String>,
     /// Every error, for the failed kernels and for module-level declarations.
     pub errors: Vec<Diagnostic>,
@@ -697,9 +697,9 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                         continue;
                     }
                     let fall = plan.fall.get(&i).copied();
-                    if self.instruction(ins, &plan, fall).is_none() {
-                        // Error reported; keep going to find more, but the kernel fails.
-                    }
+                    // On `None` the error is already reported: keep going to find more
+                    // (the kernel fails either way).
+                    let _ = self.instruction(ins, &plan, fall);
                     if flow(ins) != Flow::Straight {
                         open = false;
                     }
