@@ -336,6 +336,9 @@ fn ssa_corner_cases() {
         assert_eq!(u32_at(o, 0), r4, "n = {n}");
         assert_eq!(u32_at(o, 4), n, "n = {n}");
         assert_eq!(u32_at(o, 8), r4 + n, "n = {n}");
+        // The two `scratch` variables of the two scopes are distinct locals.
+        assert_eq!(u32_at(&out.local[0], 0), 1000);
+        assert_eq!(u32_at(&out.local[0], 4), n.max(1));
     }
 }
 

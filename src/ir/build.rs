@@ -11,9 +11,12 @@
 //! Module `.global`/`.const`/`.shared`/`.local` variables become [`VarData`] (initializers
 //! flattened to little-endian bytes, row-major, short brace lists zero-padded). Kernel-scope
 //! addressable variables (`.local`, `.shared`, ...) become module variables named
-//! `kernel.name` (a dot cannot occur in a PTX identifier, so the name is unique). An unsized
-//! `.extern .shared` array is the dynamic shared memory: it is placed after every sized shared
-//! variable with alignment 16, which is where [`super::eval`] puts the dynamic bytes.
+//! `kernel.name` (a dot cannot occur in a PTX identifier, so the name is unique; the same name
+//! in a second `{ }` scope becomes `kernel.name.2`). An unsized module-scope `.extern .shared`
+//! array is the dynamic shared memory: it is placed after every sized module-scope shared
+//! variable with alignment 16, which is where [`super::eval`] puts the dynamic bytes (a
+//! kernel-scope one is added where it is declared, which is only right when no sized shared
+//! variable of a kernel follows it).
 //! Kernel parameters become [`super::KernelParam`]s at their natural (or declared) alignment.
 //!
 //! # SSA construction
@@ -740,7 +743,13 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
     fn declare(&mut self, v: &ast::VarDecl) {
         if v.space != StateSpace::Reg {
             for d in &v.names {
-                let ir_name = format!("{}.{}", self.kernel, d.name.text);
+                let mut ir_name = format!("{}.{}", self.kernel, d.name.text);
+                // The same name declared again in another { } scope gets a numbered suffix.
+                let mut n = 1;
+                while self.m.ir.vars.values().any(|v| v.name == ir_name) {
+                    n += 1;
+                    ir_name = format!("{}.{}.{n}", self.kernel, d.name.text);
+                }
                 if let Some(sym) = self.m.declare_var(v, d, &ir_name) {
                     if let Some(s) = self.scopes.last_mut() {
                         s.syms.insert(d.name.text.clone(), sym);
