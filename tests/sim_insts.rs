@@ -1056,19 +1056,3 @@ fn conversions_and_vote() {
         [f(-5.0), m(-2), m(-3), m(-2), m(-2), f(-5.0), 0b111, 1, 0]
     );
 }
-
-/// `.nv.info` records: a value record, REGCOUNT, then MIN_STACK_SIZE for symbols 4 and 5.
-#[test]
-fn nv_info_min_stack_size() {
-    let mut info = vec![0x03, 0x1b, 0xff, 0x00]; // MAXREG_COUNT, u16 value
-    for (attr, sym, val) in [(0x2fu8, 5u32, 21u32), (0x12, 4, 0x10), (0x12, 5, 0x40)] {
-        info.extend([0x04, attr, 8, 0]);
-        info.extend(sym.to_le_bytes());
-        info.extend(val.to_le_bytes());
-    }
-    assert_eq!(sim::min_stack_size(&info, 5), Some(0x40));
-    assert_eq!(sim::min_stack_size(&info, 4), Some(0x10));
-    assert_eq!(sim::min_stack_size(&info, 6), None);
-    // A truncated record is not read past the end.
-    assert_eq!(sim::min_stack_size(&info[..info.len() - 1], 5), None);
-}

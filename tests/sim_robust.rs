@@ -70,11 +70,6 @@ proptest! {
     }
 
     #[test]
-    fn nv_info_parsing_never_panics(bytes in prop::collection::vec(any::<u8>(), 0..64), sym in 0u32..8) {
-        let _ = sim::min_stack_size(&bytes, sym);
-    }
-
-    #[test]
     fn random_words_never_panic(words in prop::collection::vec(any::<u64>(), 1..40)) {
         check(&words);
     }

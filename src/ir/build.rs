@@ -206,7 +206,6 @@ fn ir_space(s: StateSpace) -> Option<Space> {
         StateSpace::Local => Space::Local,
         StateSpace::Const => Space::Const,
         StateSpace::Param => Space::Param,
-        StateSpace::Generic => Space::Generic,
         _ => return None,
     })
 }

@@ -157,7 +157,7 @@ mod mem;
 use crate::ir::eval::{Launch, RunOutput};
 use crate::sm50;
 
-pub use cubin::{load_kernel, min_stack_size};
+pub use cubin::load_kernel;
 pub use mem::{CONST_BANK0_SIZE, PARAM_BASE};
 
 /// What the simulator needs to know about a kernel besides its code.
