@@ -32,7 +32,6 @@ fn operand() -> impl Strategy<Value = String> {
         ident(),
         imm(),
         (ident(), any::<i32>()).prop_map(|(n, o)| format!("[{n}+{o}]")),
-        (ident(), any::<i32>()).prop_map(|(n, o)| format!("[{n}-{o}]")),
         any::<u32>().prop_map(|a| format!("[{a}]")),
         prop::collection::vec(ident(), 1..5).prop_map(|v| format!("{{{}}}", v.join(", "))),
         (
