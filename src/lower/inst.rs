@@ -24,7 +24,7 @@ use std::fmt;
 use smallvec::SmallVec;
 
 use crate::machinst::{
-    BlockId, MachInst, OpKind, OpSpec, PhysPred, PhysReg, Reg, RegKind, Terminator, VReg,
+    BlockId, MachInst, OpSpec, PhysPred, PhysReg, Reg, RegKind, Terminator, VReg,
 };
 use crate::sm50::{self, Field, Form};
 
@@ -335,9 +335,4 @@ impl MachInst for Sm50Inst {
             }
         }
     }
-}
-
-/// Whether an operand is a def (for tests and the emitter's checks).
-pub fn is_def(op: &Operand) -> bool {
-    op.spec.kind == OpKind::Def
 }

@@ -86,7 +86,8 @@ pub fn lower_function(
 /// `machinst::allocate` never returns.
 pub fn emit(alloc: &Allocated<Sm50Inst>) -> Vec<sm50::Inst> {
     // Pass 1: resolve registers; keep (instruction, branch target block).
-    let mut blocks: Vec<(BlockId, Vec<(sm50::Inst, Option<BlockId>)>)> = Vec::new();
+    type Flat = Vec<(sm50::Inst, Option<BlockId>)>;
+    let mut blocks: Vec<(BlockId, Flat)> = Vec::new();
     for b in &alloc.blocks {
         let mut insts = Vec::new();
         for i in &b.insts {

@@ -37,7 +37,7 @@ use std::collections::{HashMap, HashSet};
 
 use smallvec::SmallVec;
 
-use super::amode::{match_address, AddrMode, Base, Index};
+use super::amode::{match_address, AddrMode, Base, Ext, Facts, Index};
 use super::inst::{Role, Sm50Inst};
 use super::lea::{fits_imm20, narrow_chain, wide_chain, ChainBase, ChainIndex, Loc};
 use super::{LowerError, LowerOptions};
@@ -102,6 +102,57 @@ fn sext_imm(ty: Type, imm: u64) -> i64 {
     ((imm << (64 - bits)) as i64) >> (64 - bits)
 }
 
+/// The values that have a use outside address arithmetic: not as the address of a load or
+/// store, and not as an operand of an add/sub/shift/multiply/extension/`cvta.global` whose own
+/// result is used only in address arithmetic. Such values are in a register anyway, so an
+/// address can use them as they are; the others are folded into chains.
+fn non_address_uses(f: &Function) -> HashSet<Value> {
+    let foldable = |d: &InstData| {
+        matches!(
+            d,
+            InstData::Binary {
+                op: BinaryOp::Add | BinaryOp::Sub | BinaryOp::Shl | BinaryOp::Mul,
+                ..
+            } | InstData::MulWide { .. }
+                | InstData::Convert {
+                    op: ConvOp::Sext | ConvOp::Zext,
+                    ..
+                }
+                | InstData::Cvta {
+                    space: Space::Global,
+                    ..
+                }
+        )
+    };
+    let mut used = HashSet::new();
+    // Direct uses outside addresses and address arithmetic.
+    for node in f.insts.values() {
+        let skip_first = matches!(node.data, InstData::Load { .. } | InstData::Store { .. });
+        if foldable(&node.data) {
+            continue;
+        }
+        for (k, v) in node.data.operands().iter().enumerate() {
+            if !(skip_first && k == 0) {
+                used.insert(*v);
+            }
+        }
+    }
+    // The operands of foldable instructions whose result is used that way, to a fixpoint.
+    loop {
+        let mut changed = false;
+        for node in f.insts.values() {
+            if foldable(&node.data) && node.results.iter().any(|r| used.contains(r)) {
+                for v in node.data.operands() {
+                    changed |= used.insert(v);
+                }
+            }
+        }
+        if !changed {
+            return used;
+        }
+    }
+}
+
 /// The LOP operation code of a bitwise op.
 fn lop_code(op: BinaryOp) -> u64 {
     match op {
@@ -157,16 +208,7 @@ fn size_code(bytes: u32, signed: bool) -> u64 {
 
 impl<'a> Lowerer<'a> {
     pub(super) fn new(module: &'a ir::Module, f: &'a Function, opts: &'a LowerOptions) -> Self {
-        let mut non_address_use = HashSet::new();
-        for node in f.insts.values() {
-            let ops = node.data.operands();
-            let skip_first = matches!(node.data, InstData::Load { .. } | InstData::Store { .. });
-            for (k, v) in ops.iter().enumerate() {
-                if !(skip_first && k == 0) {
-                    non_address_use.insert(*v);
-                }
-            }
-        }
+        let non_address_use = non_address_uses(f);
         // Variables are laid out per space in declaration order at their alignment, exactly
         // as `ir::eval` does (its const region also holds param/generic-space variables).
         let mut sizes = [0u32; 2];
@@ -381,6 +423,17 @@ impl<'a> Lowerer<'a> {
                 c => c,
             },
             _ => Class::Reg,
+        }
+    }
+
+    /// The offset of a `.shared`/`.const` variable whose address `v` is.
+    fn known_constant(&self, v: Value) -> Option<i64> {
+        match self.def_of(v)? {
+            InstData::SymbolAddr { .. } => match self.class(v) {
+                Class::Imm(k) => Some(k),
+                _ => None,
+            },
+            _ => None,
         }
     }
 
@@ -702,7 +755,12 @@ impl<'a> Lowerer<'a> {
         }
         let wide = kind == RegKind::B64;
         match op {
-            BinaryOp::Add | BinaryOp::Sub => self.lower_add(v, op == BinaryOp::Sub, args, wide),
+            BinaryOp::Add | BinaryOp::Sub => {
+                if self.add_as_chain(v)? {
+                    return Ok(());
+                }
+                self.lower_add(v, op == BinaryOp::Sub, args, wide)
+            }
             BinaryOp::Mul => {
                 let k = [args[1], args[0]]
                     .into_iter()
@@ -824,6 +882,40 @@ impl<'a> Lowerer<'a> {
         Ok(())
     }
 
+    /// A sum that has the shape of an address (`base + (index << s)`, an extended index) is
+    /// computed by a chain even when it is a plain value: one `LEA` (two for 64 bits) instead
+    /// of a shift, an extension and an add. Plain `a + b` stays an IADD, which has immediate
+    /// forms; a sum with a constant part too stays an IADD (the chain would need two more LEAs).
+    fn add_as_chain(&mut self, v: Value) -> Result<bool, LowerError> {
+        let wide = match self.ty(v) {
+            Type::I64 => true,
+            Type::I32 => false,
+            _ => return Ok(false),
+        };
+        let in_reg = |x: Value| self.non_address_use.contains(&x);
+        let konst = |x: Value| self.known_constant(x);
+        let facts = Facts {
+            in_register: &in_reg,
+            constant: &konst,
+        };
+        let mode = match_address(self.f, v, 0, wide, &facts, false);
+        let Some(ix) = mode.index else {
+            return Ok(false);
+        };
+        if mode.disp != 0 || (ix.shift == 0 && ix.ext == Ext::None) {
+            return Ok(false);
+        }
+        let (reg, _) = self.chain(mode, 0, false)?;
+        self.set_loc(
+            v,
+            Loc {
+                vreg: reg,
+                offset: 0,
+            },
+        );
+        Ok(true)
+    }
+
     /// add/sub: `IADD` / `IADD32I` (32-bit), `IADD.CC` + `IADD.X` (64-bit). A subtraction
     /// negates its register operand in the A slot, the shape ptxas uses for 64-bit `a - b`.
     fn lower_add(
@@ -841,7 +933,7 @@ impl<'a> Lowerer<'a> {
             std::mem::swap(&mut a, &mut b);
             std::mem::swap(&mut neg_a, &mut neg_b);
         }
-        let mut bsrc = if wide { self.src(b)? } else { self.src(b)? };
+        let mut bsrc = self.src(b)?;
         // A negated immediate is just another immediate.
         if let Src::Imm(k) = bsrc {
             if neg_b {
@@ -850,10 +942,12 @@ impl<'a> Lowerer<'a> {
             }
         }
         if wide {
-            if let Src::Imm(k) = bsrc {
-                if !fits_imm20(k) {
-                    bsrc = Src::Reg(self.reg(b)?);
-                }
+            match bsrc {
+                Src::Imm(k) if !fits_imm20(k) => bsrc = Src::Reg(self.reg(b)?),
+                // A 64-bit subtraction negates a register in the A slot (ptxas's verified
+                // shape); a negated constant-bank B with a carry is left unused.
+                Src::Cbuf(_) if neg_b => bsrc = Src::Reg(self.reg(b)?),
+                _ => {}
             }
         }
         // ptxas's shape for `x - y`: the negated operand goes in the A slot.
@@ -1524,7 +1618,12 @@ impl<'a> Lowerer<'a> {
             );
         }
         let in_reg = |v: Value| self.non_address_use.contains(&v);
-        let mode = match_address(self.f, addr, offset, wide, &in_reg);
+        let konst = |v: Value| self.known_constant(v);
+        let facts = Facts {
+            in_register: &in_reg,
+            constant: &konst,
+        };
+        let mode = match_address(self.f, addr, offset, wide, &facts, true);
         let generic = space == Space::Generic;
         let mem_bits = match space {
             Space::Generic => 32,
@@ -1533,8 +1632,10 @@ impl<'a> Lowerer<'a> {
         };
         // Where the displacement goes. Generic accesses computed by a chain get Plg; by default
         // it must cover the final address, so the displacement joins the chain.
+        // A lone parameter base gets a chain only for a generic access (where it buys Plg);
+        // elsewhere two MOVs cost the same and are shared by every block.
         let has_chain =
-            mode.index.is_some() || (matches!(mode.base, Base::Param { .. }) && (wide || generic));
+            mode.index.is_some() || (matches!(mode.base, Base::Param { .. }) && generic);
         let plg = generic && has_chain;
         let disp_in_chain =
             plg && !self.opts.assume_inbounds && mode.disp != 0 && fits_imm20(mode.disp);
