@@ -42,8 +42,8 @@ use super::inst::{Role, Sm50Inst};
 use super::lea::{fits_imm20, narrow_chain, wide_chain, ChainBase, ChainIndex, Loc};
 use super::{LowerError, LowerOptions};
 use crate::ir::{
-    self, BinaryOp, Block, ConvOp, CvtaDir, Dim, Function, Inst, InstData, IntCC, Space,
-    SpecialReg, Type, UnaryOp, Value, ValueDef,
+    self, BinaryOp, Block, ConvOp, CvtaDir, Function, Inst, InstData, IntCC, Space, SpecialReg,
+    Type, UnaryOp, Value, ValueDef,
 };
 use crate::machinst::{BlockId, RegKind, VCode, VCodeBuilder, VReg};
 use crate::sm50::{self, Field, Form};
@@ -703,7 +703,6 @@ impl<'a> Lowerer<'a> {
         }
         self.push(i);
         self.set_loc(v, Loc { vreg: d, offset: 0 });
-        let _ = Dim::X;
         Ok(())
     }
 
