@@ -217,4 +217,4 @@ fn corpus_instructions_print_like_cuobjdump() {
     assert!(rate >= FLOOR, "match rate {rate:.4} fell below {FLOOR}");
 }
 
-const FLOOR: f64 = 0.985;
+const FLOOR: f64 = 0.99;
