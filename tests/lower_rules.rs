@@ -354,15 +354,67 @@ fn unsupported_ir_is_an_error() {
     assert_eq!(e.to_string(), "hi: cannot lower mulhi (mul.hi)");
 }
 
+/// A `.local` array indexed by a register: `LEA d, i, R1, 2` (R1 is the base of every local
+/// address) and a constant local address straight off R1; spill slots go after the data.
 #[test]
-fn local_space_is_an_error() {
-    let (mut f, _) = kernel("loc", &[]);
+fn local_array_is_addressed_from_r1() {
+    let mut m = Module::new();
+    let _x = m.add_var(VarData {
+        name: "x".into(),
+        space: Space::Local,
+        size: 4,
+        align: 4,
+        init: None,
+    });
+    let arr = m.add_var(VarData {
+        name: "arr".into(),
+        space: Space::Local,
+        size: 64,
+        align: 8,
+        init: None,
+    });
+    let (mut f, p) = kernel("loc", &[("i", 4), ("out", 8)]);
     let mut b = FunctionBuilder::new(&mut f);
     let blk = b.create_block();
     b.switch_to_block(blk);
-    let z = b.iconst(Type::I32, 0);
-    b.store(Space::Local, z, 0, &[z]);
+    let i = b.load_param(Type::I32, p[0]);
+    let base = b.symbol_addr(Type::I32, arr);
+    let two = b.iconst(Type::I32, 2);
+    let s = b.shl(i, two);
+    let q = b.add(base, s);
+    b.store(Space::Local, q, 0, &[i]);
+    b.store(Space::Local, base, 4, &[i]);
+    let x = b.load1(Space::Local, Type::I32, q, 0);
+    let out = b.load_param(Type::I64, p[1]);
+    b.store(Space::Global, out, 0, &[x]);
     b.ret();
-    let e = lower::lower_function(&Module::new(), &f, &LowerOptions::default()).unwrap_err();
-    assert!(e.to_string().contains(".local"), "{e}");
+    m.functions.push(f.clone());
+    assert_eq!(lower::local_size(&m), 72);
+    let st = run(Some(&m), &f, LowerOptions::default());
+    insta::assert_snapshot!("local_sass", sass_text(&st.sass));
+    assert_eq!(count(&st.sass, "LEA"), 1);
+    check_with_nvdisasm("lower_rules", &st.sass);
+}
+
+#[test]
+fn global_variable_address_is_an_error() {
+    let mut m = Module::new();
+    let g = m.add_var(VarData {
+        name: "g".into(),
+        space: Space::Global,
+        size: 4,
+        align: 4,
+        init: None,
+    });
+    let (mut f, _) = kernel("glob", &[]);
+    let mut b = FunctionBuilder::new(&mut f);
+    let blk = b.create_block();
+    b.switch_to_block(blk);
+    let a = b.symbol_addr(Type::I64, g);
+    let z = b.iconst(Type::I32, 0);
+    b.store(Space::Global, a, 0, &[z]);
+    b.ret();
+    m.functions.push(f.clone());
+    let e = lower::lower_function(&m, &f, &LowerOptions::default()).unwrap_err();
+    assert!(e.to_string().contains(".global variable"), "{e}");
 }

@@ -35,8 +35,11 @@
 //! *index* of its target instruction in the returned vector (the emit stage turns indices into
 //! byte offsets, `target = addr + 8 + rel`). A `BRA` to the next block is dropped, and a
 //! conditional branch whose taken side is the next block is inverted. Every `ret` becomes
-//! `EXIT`; the prologue (`MOV R1, c[0x0][0x20]`, the frame adjustment for
-//! [`Allocated::spill_bytes`]) and the trailing `BRA` self + padding are the emit stage's.
+//! `EXIT`; the prologue (`MOV R1, c[0x0][0x20]`, the frame adjustment `IADD32I R1, R1,
+//! -frame` with frame = [`local_size`] rounded to 16 + [`Allocated::spill_bytes`]) and the
+//! trailing `BRA` self + padding are the emit stage's. `.local` accesses address
+//! `[R1 + offset]` and `.shared`/`.const` variables sit at their declaration-order offsets in
+//! their spaces (`.const` in bank 3), which the cubin writer must lay out the same way.
 
 pub mod amode;
 pub mod inst;
@@ -79,6 +82,21 @@ pub fn lower_function(
 ) -> Result<VCode<Sm50Inst>, LowerError> {
     ir::verify_in_module(module, func).map_err(|e| LowerError::Invalid(format!("{e:?}")))?;
     select::Lowerer::new(module, func, opts).run()
+}
+
+/// Bytes of `.local` data the module's variables need per thread: pass it as
+/// `AllocOptions::spill_base`, so that spill slots go after it. Variables are laid out in
+/// declaration order at their alignment (as `ir::eval` does); a `.local` address is an offset
+/// from the stack pointer R1, which the emit stage lowers by the whole frame (this size
+/// rounded up to 16, plus `Allocated::spill_bytes`) in the prologue.
+pub fn local_size(module: &ir::Module) -> u32 {
+    module
+        .vars
+        .values()
+        .filter(|v| v.space == ir::Space::Local)
+        .fold(0u32, |end, v| {
+            end.next_multiple_of(v.align.max(1)).saturating_add(v.size)
+        })
 }
 
 /// Flatten an allocated function into SM50 instructions (see the module essay for what the

@@ -45,7 +45,7 @@ use crate::ir::{
     self, BinaryOp, Block, ConvOp, CvtaDir, Function, Inst, InstData, IntCC, Space, SpecialReg,
     Type, UnaryOp, Value, ValueDef,
 };
-use crate::machinst::{BlockId, RegKind, VCode, VCodeBuilder, VReg};
+use crate::machinst::{BlockId, OpSpec, PhysReg, Reg, RegKind, VCode, VCodeBuilder, VReg};
 use crate::sm50::{self, Field, Form};
 
 /// A source operand as an instruction form can take it.
@@ -71,6 +71,7 @@ enum Class {
 struct ChainKey {
     mode: AddrMode,
     plg: bool,
+    sp: bool,
 }
 
 pub(super) struct Lowerer<'a> {
@@ -211,11 +212,12 @@ impl<'a> Lowerer<'a> {
         let non_address_use = non_address_uses(f);
         // Variables are laid out per space in declaration order at their alignment, exactly
         // as `ir::eval` does (its const region also holds param/generic-space variables).
-        let mut sizes = [0u32; 2];
+        let mut sizes = [0u32; 3];
         let mut var_offsets = Vec::new();
         for v in module.vars.values() {
             let slot = match v.space {
                 Space::Shared => Some(0),
+                Space::Local => Some(2),
                 Space::Const | Space::Param | Space::Generic => Some(1),
                 _ => None,
             };
@@ -403,7 +405,7 @@ impl<'a> Lowerer<'a> {
             },
             InstData::SymbolAddr { var, .. } => {
                 match self.module.vars.get(*var).map(|vd| vd.space) {
-                    Some(Space::Shared | Space::Const) => {
+                    Some(Space::Shared | Space::Const | Space::Local) => {
                         Class::Imm(i64::from(self.var_offsets[var.as_u32() as usize]))
                     }
                     _ => Class::Reg,
@@ -904,7 +906,7 @@ impl<'a> Lowerer<'a> {
         if mode.disp != 0 || (ix.shift == 0 && ix.ext == Ext::None) {
             return Ok(false);
         }
-        let (reg, _) = self.chain(mode, 0, false)?;
+        let (reg, _) = self.chain(mode, 0, false, false)?;
         self.set_loc(
             v,
             Loc {
@@ -1434,12 +1436,23 @@ impl<'a> Lowerer<'a> {
         let kind = kind_of(ty);
         let d = self.new_vreg(kind);
         let mut i = Sm50Inst::new(Role::Plain);
-        let dop = i.def(d, kind == RegKind::B64);
+        let local = space == Space::Local;
+        let dop = i.def(d, kind == RegKind::B64 || local);
         let aop = i.use_(a.vreg);
+        let from = (dir == CvtaDir::FromGeneric) as u64;
         let add = sm50::Inst::new(Form::IADD_C)
             .with(Field::Cbo, window / 4)
-            .with(Field::Negb, (dir == CvtaDir::FromGeneric) as u64);
+            .with(Field::Negb, from);
         i.piece(add, &[(Field::Rd, dop, 0), (Field::Ra, aop, a.offset)]);
+        if local {
+            // A local-space address is an offset from the stack pointer R1 (see `address`).
+            let sp = i.op(Reg::Phys(PhysReg::SP), OpSpec::use_());
+            let add = sm50::Inst::new(Form::IADD_R).with(Field::Negb, from);
+            i.piece(
+                add,
+                &[(Field::Rd, dop, 0), (Field::Ra, dop, 0), (Field::Rb, sp, 0)],
+            );
+        }
         if kind == RegKind::B64 {
             i.piece(sm50::Inst::new(Form::MOV_R), &[(Field::Rd, dop, 1)]);
         }
@@ -1611,11 +1624,6 @@ impl<'a> Lowerer<'a> {
     /// Match and build the address of an access (see [`Access`]).
     fn address(&mut self, space: Space, addr: Value, offset: i32) -> Result<Access, LowerError> {
         let wide = matches!(space, Space::Global | Space::Generic) && self.ty(addr) == Type::I64;
-        if space == Space::Local {
-            return Err(
-                self.unsupported("the .local space (needs a frame shared with spill slots)")
-            );
-        }
         let in_reg = |v: Value| self.non_address_use.contains(&v);
         let konst = |v: Value| self.known_constant(v);
         let facts = Facts {
@@ -1646,13 +1654,20 @@ impl<'a> Lowerer<'a> {
         };
 
         let mut a = Access {
+            sp: false,
             addr: None,
             pred: None,
             disp: 0,
             wide,
         };
+        let local = space == Space::Local;
+        if local && mode.base == Base::None {
+            // `.local` addresses are offsets from the stack pointer: with no base of its own,
+            // R1 is the base, of the chain or of the instruction.
+            a.sp = true;
+        }
         if has_chain {
-            let (reg, p) = self.chain(mode, chain_disp, plg)?;
+            let (reg, p) = self.chain(mode, chain_disp, plg, a.sp)?;
             a.addr = Some(Loc {
                 vreg: reg,
                 offset: 0,
@@ -1665,9 +1680,24 @@ impl<'a> Lowerer<'a> {
                 Base::None => {}
             }
         }
+        if local && !a.sp {
+            // A base of its own (an offset in a register): add R1 to it.
+            let base = a
+                .addr
+                .ok_or_else(|| LowerError::Internal("local base".into()))?;
+            a.addr = Some(self.add_sp(base));
+        }
+        if a.sp && !has_chain {
+            a.addr = None;
+        } else {
+            a.sp = false;
+        }
         let limit = 1i64 << (mem_bits - 1);
         if !(-limit..limit).contains(&mem_disp) {
             // Too far for the instruction's immediate: add it to the address first.
+            if a.sp {
+                return Err(self.unsupported("a .local offset beyond 24 bits"));
+            }
             let base = a.addr;
             a.addr = Some(self.add_disp(base, mem_disp, wide)?);
             mem_disp = 0;
@@ -1682,10 +1712,12 @@ impl<'a> Lowerer<'a> {
         mode: AddrMode,
         disp: i64,
         plg: bool,
+        sp_base: bool,
     ) -> Result<(VReg, Option<VReg>), LowerError> {
         let key = ChainKey {
             mode: AddrMode { disp, ..mode },
             plg,
+            sp: sp_base,
         };
         if self.planning.is_none() {
             if let Some(r) = self.chains.get(&key) {
@@ -1693,6 +1725,7 @@ impl<'a> Lowerer<'a> {
             }
         }
         let base = match mode.base {
+            Base::None if sp_base => ChainBase::Sp,
             Base::None => ChainBase::None,
             Base::Reg(v) => ChainBase::Reg(self.reg(v)?),
             Base::Param { offset, .. } => ChainBase::Cbuf(0x140 + offset),
@@ -1736,6 +1769,25 @@ impl<'a> Lowerer<'a> {
             self.chains.insert(key, out);
         }
         Ok(out)
+    }
+
+    /// `base + R1`: a `.local` offset in a register made into an address.
+    fn add_sp(&mut self, base: Loc) -> Loc {
+        let d = self.new_vreg(RegKind::B32);
+        let mut i = Sm50Inst::new(Role::Plain);
+        let dop = i.def(d, false);
+        let b = i.use_(base.vreg);
+        let sp = i.op(Reg::Phys(PhysReg::SP), OpSpec::use_());
+        i.piece(
+            sm50::Inst::new(Form::IADD_R),
+            &[
+                (Field::Rd, dop, 0),
+                (Field::Ra, b, base.offset),
+                (Field::Rb, sp, 0),
+            ],
+        );
+        self.push(i);
+        Loc { vreg: d, offset: 0 }
     }
 
     /// `addr + disp` in a new register (wide: `IADD32I.CC` + `IADD.X`).
@@ -1789,6 +1841,8 @@ impl<'a> Lowerer<'a> {
             (Space::Shared, false) => Form::LDS,
             (Space::Shared, true) => Form::STS,
             (Space::Const, false) => Form::LDC,
+            (Space::Local, false) => Form::LDL,
+            (Space::Local, true) => Form::STL,
             (s, _) => {
                 return Err(self.unsupported(format!("memory access to the .{} space", s.name())))
             }
@@ -1812,6 +1866,9 @@ impl<'a> Lowerer<'a> {
         if let Some(l) = a.addr {
             let op = i.use_(l.vreg);
             refs.push((Field::Ra, op, l.offset));
+        } else if a.sp {
+            let op = i.op(Reg::Phys(PhysReg::SP), OpSpec::use_());
+            refs.push((Field::Ra, op, 0));
         }
         if let Some(p) = a.pred {
             let op = i.use_(p);
@@ -1825,6 +1882,8 @@ impl<'a> Lowerer<'a> {
 /// A matched and built address, ready for the memory instruction.
 #[derive(Clone, Debug)]
 struct Access {
+    /// The address register is R1 itself (a `.local` access with no register of its own).
+    sp: bool,
     addr: Option<Loc>,
     pred: Option<VReg>,
     disp: i64,
