@@ -418,3 +418,60 @@ fn global_variable_address_is_an_error() {
     let e = lower::lower_function(&m, &f, &LowerOptions::default()).unwrap_err();
     assert!(e.to_string().contains(".global variable"), "{e}");
 }
+
+/// Vector accesses: an `LDG.E.128` whose four words are stored back as one `STG.E.128`
+/// (already consecutive: no copies), two separate values gathered into a pair for an
+/// `STG.E.64`, a 128-bit load of two i64 (pairs inside the quad), and a word of a quad passed
+/// as a block argument (copied out into a register of its own).
+#[test]
+fn vector_accesses() {
+    let (mut f, p) = kernel("vec", &[("A", 8), ("B", 8)]);
+    let mut b = FunctionBuilder::new(&mut f);
+    let entry = b.create_block();
+    let next = b.create_block();
+    b.switch_to_block(entry);
+    let a = b.load_param(Type::I64, p[0]);
+    let bb = b.load_param(Type::I64, p[1]);
+    let v = b.load(Space::Global, Type::I32, 4, a, 16);
+    b.store(Space::Global, bb, 0, &[v[0], v[1], v[2], v[3]]);
+    b.store(Space::Global, bb, 32, &[v[3], v[0]]);
+    let w = b.load(Space::Global, Type::I64, 2, a, 48);
+    let s = b.add(w[0], w[1]);
+    b.store(Space::Global, bb, 64, &[s]);
+    b.jump(next, &[v[2]]);
+    let x = b.append_block_param(next, Type::I32);
+    b.switch_to_block(next);
+    b.store(Space::Global, bb, 72, &[x]);
+    b.ret();
+    let st = run(None, &f, LowerOptions::default());
+    insta::assert_snapshot!("vec_sass", sass_text(&st.sass));
+    let stores: Vec<_> = st
+        .sass
+        .iter()
+        .filter(|i| i.form == leafold::sm50::Form::STG)
+        .map(|i| i.get(leafold::sm50::Field::Size).unwrap())
+        .collect();
+    assert_eq!(stores, [6, 5, 5, 4], "STG.128, STG.64, STG.64, STG");
+    check_with_nvdisasm("lower_rules", &st.sass);
+}
+
+/// A loop whose header is the IR's entry block: a fall-through block is put in front, since
+/// VCode's entry may not be a branch target.
+#[test]
+fn branch_to_the_entry_block() {
+    let (mut f, p) = kernel("top", &[("A", 8)]);
+    let mut b = FunctionBuilder::new(&mut f);
+    let entry = b.create_block();
+    let exit = b.create_block();
+    b.switch_to_block(entry);
+    let a = b.load_param(Type::I64, p[0]);
+    let x = b.load1(Space::Global, Type::I32, a, 0);
+    let z = b.iconst(Type::I32, 0);
+    let c = b.icmp(IntCC::Ne, x, z);
+    b.brif(c, entry, &[], exit, &[]);
+    b.switch_to_block(exit);
+    b.ret();
+    let st = run(None, &f, LowerOptions::default());
+    insta::assert_snapshot!("top_sass", sass_text(&st.sass));
+    check_with_nvdisasm("lower_rules", &st.sass);
+}

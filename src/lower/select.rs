@@ -256,9 +256,25 @@ impl<'a> Lowerer<'a> {
 
     pub(super) fn run(mut self) -> Result<VCode<Sm50Inst>, LowerError> {
         let needed = self.demand()?;
+        // VCode's entry block may not be a branch target; when the IR's is one (a loop at
+        // the very top of a kernel), an empty block that falls into it goes first.
+        let entry = self.f.entry_block();
+        let entry_targeted = self
+            .f
+            .insts
+            .values()
+            .any(|n| n.data.targets().iter().any(|t| Some(t.block) == entry));
+        let pre = entry_targeted.then(|| self.vb.new_block());
         for &b in &self.f.layout {
             let id = self.vb.new_block();
             self.blocks.insert(b, id);
+        }
+        if let (Some(pre), Some(e)) = (pre, entry) {
+            let target = self.blocks[&e];
+            let mut i = Sm50Inst::new(Role::Branch);
+            i.targets.push(target);
+            i.branch_piece(0, None);
+            self.vb.terminate(pre, i, vec![(target, Vec::new())]);
         }
         for &b in &self.f.layout {
             self.cur = self.blocks[&b];
