@@ -475,3 +475,35 @@ fn branch_to_the_entry_block() {
     insta::assert_snapshot!("top_sass", sass_text(&st.sass));
     check_with_nvdisasm("lower_rules", &st.sass);
 }
+
+/// A shared address built in 64 bits (`mul.wide.u32` + the variable's generic-width address),
+/// as the PTX of CUDA kernels does: only its low word matters, so it is one 32-bit LEA, not a
+/// 64-bit pair.
+#[test]
+fn shared_address_from_mul_wide() {
+    let mut m = Module::new();
+    let smem = m.add_var(VarData {
+        name: "smem".into(),
+        space: Space::Shared,
+        size: 1024,
+        align: 4,
+        init: None,
+    });
+    let (mut f, _) = kernel("smw", &[]);
+    let mut b = FunctionBuilder::new(&mut f);
+    let blk = b.create_block();
+    b.switch_to_block(blk);
+    let tid = b.special_reg(SpecialReg::Tid(Dim::X));
+    let four = b.iconst(Type::I32, 4);
+    let w = b.mul_wide(false, tid, four);
+    let base = b.symbol_addr(Type::I64, smem);
+    let p = b.add(w, base);
+    b.store(Space::Shared, p, 0, &[tid]);
+    b.ret();
+    m.functions.push(f.clone());
+    let st = run(Some(&m), &f, LowerOptions::default());
+    insta::assert_snapshot!("smw_sass", sass_text(&st.sass));
+    assert_eq!(count(&st.sass, "LEA"), 1);
+    assert_eq!(count(&st.sass, "LEA_HI"), 0);
+    check_with_nvdisasm("lower_rules", &st.sass);
+}

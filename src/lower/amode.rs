@@ -304,13 +304,18 @@ impl Matcher<'_> {
                 let (x, ext) = self.distribute(x, ext, k, neg, disp);
                 Some(scaled(x, k, ext))
             }
-            InstData::MulWide { signed, args } if self.wide && self.ty(v) == Type::I64 => {
+            InstData::MulWide { signed, args } if self.ty(v) == Type::I64 => {
                 let (x, k) = match (self.pow2(args[1]), self.pow2(args[0])) {
                     (Some(k), _) => (args[0], k),
                     (None, Some(k)) => (args[1], k),
                     _ => return None,
                 };
-                let ext = if *signed { Ext::Sext } else { Ext::Zext };
+                // In a narrow address only the low word counts: `x << k` itself.
+                let ext = match (self.wide, signed) {
+                    (false, _) => Ext::None,
+                    (true, true) => Ext::Sext,
+                    (true, false) => Ext::Zext,
+                };
                 Some(scaled(x, k, ext))
             }
             InstData::Convert { .. } => {

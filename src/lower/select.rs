@@ -1655,10 +1655,11 @@ impl<'a> Lowerer<'a> {
         };
         // Where the displacement goes. Generic accesses computed by a chain get Plg; by default
         // it must cover the final address, so the displacement joins the chain.
-        // A lone parameter base gets a chain only for a generic access (where it buys Plg);
-        // elsewhere two MOVs cost the same and are shared by every block.
+        // A lone parameter base gets a chain only for a 64-bit generic access (where it buys
+        // Plg); elsewhere two MOVs (one for 32 bits) cost as much and are shared by every
+        // block.
         let has_chain =
-            mode.index.is_some() || (matches!(mode.base, Base::Param { .. }) && generic);
+            mode.index.is_some() || (matches!(mode.base, Base::Param { .. }) && generic && wide);
         let plg = generic && has_chain;
         let disp_in_chain =
             plg && !self.opts.assume_inbounds && mode.disp != 0 && fits_imm20(mode.disp);
