@@ -15,7 +15,7 @@
 //! 32-bit arithmetic on the low words is exact); `Index::shift` < 32 (the LEA scale field is
 //! 5 bits); an index with `ext` other than `None` is an i32 value inside a wide address.
 //! Matching reads only the IR, never what lowering has emitted, so the demand analysis in
-//! [`super::select`] and the emission agree on the leaves.
+//! `select` and the emission agree on the leaves.
 
 use crate::ir::{BinaryOp, ConvOp, CvtaDir, Function, InstData, Space, Type, Value, ValueDef};
 

@@ -1,6 +1,6 @@
 //! [`Sm50Inst`]: the SM50 machine instruction as register allocation sees it.
 //!
-//! In: built by the selector ([`super::select`]) and the chain builder ([`super::lea`]).
+//! In: built by the selector (`select`) and the chain builder ([`super::lea`]).
 //! Out: after `machinst::allocate`, [`Sm50Inst::resolve`] gives plain [`sm50::Inst`]s.
 //!
 //! One `Sm50Inst` is a short *sequence* of SM50 instructions ("pieces") that share one operand

@@ -13,7 +13,7 @@
 //! * [`lea`]: build the chain for a matched address: `LEA` (32-bit) or `LEA.CC` +
 //!   `LEA.HI.X` (64-bit) as one pseudo-instruction, with `-Ra`, the sign word or `RZ` as the
 //!   index's high word, and `Plg` for generic accesses;
-//! * [`select`]: demand-driven selection of everything (memory ops pick LDG/STG, LD/ST,
+//! * `select`: demand-driven selection of everything (memory ops pick LDG/STG, LD/ST,
 //!   LDS/STS, LDC and place the displacement; the integer subset gets simple correct forms);
 //! * [`inst`]: [`Sm50Inst`], the `MachInst` the allocator sees.
 //!

@@ -27,11 +27,19 @@
 //! # Not supported (a [`LowerError::Unsupported`] naming the instruction)
 //!
 //! `mulhi`, `mulwide` and 64-bit `mul` by anything but a power of two, 64-bit shifts by a
-//! non-constant, 64-bit min/max, predicate `select`, the `.local` space and `.global`
-//! variables (they need a frame layout and relocations the later stages do not provide yet),
-//! `cvta` of the const space, and floating-point arithmetic (float values can be loaded,
-//! stored, moved and selected). The IR has no add-with-carry, so there are no extended-precision
-//! chains to lower; [`super::lea`] would express them as one `LEA` + `LEA.HI.X` links.
+//! non-constant, 64-bit min/max, predicate `select`, the address of a `.global` variable (it
+//! needs a relocation the cubin writer does not offer yet), `cvta` of the const space, and
+//! floating-point arithmetic (float values can be loaded, stored, moved and selected). The IR
+//! has no add-with-carry, so there are no extended-precision chains to lower; they would be
+//! one more [`Sm50Inst`] shape: `LEA.CC` followed by `LEA.HI.X.CC` links (the seed's U128
+//! example), each link reading the previous word pair.
+//!
+//! # Spaces
+//!
+//! `.global` → `LDG`/`STG` (`.E` for a 64-bit address), generic → `LD`/`ST` with `Plg` or PT,
+//! `.shared` → `LDS.U`/`STS`, `.const` → `LDC` from bank 3, `.local` → `LDL`/`STL` at
+//! `[R1 + offset]` (a local address is an offset from the stack pointer; the frame holds the
+//! variables first and the spill slots after them), `.param` → `c[0x0][0x140 + offset]`.
 
 use std::collections::{HashMap, HashSet};
 
