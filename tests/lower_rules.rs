@@ -507,3 +507,59 @@ fn shared_address_from_mul_wide() {
     assert_eq!(count(&st.sass, "LEA_HI"), 0);
     check_with_nvdisasm("lower_rules", &st.sass);
 }
+
+/// KNOWN ISSUE, for the machinst owner: two nested loops with loop-carried block parameters.
+/// The allocation printed for this function reads right (every value keeps one register across
+/// both loops), but regalloc2's checker reports `UnknownValueInAllocation` for uses of values
+/// live across the loops (the same happens for the corpus's bitonic sort kernel built by the
+/// `build` branch). Ignored until the checker run in `machinst::allocate` accepts it; run with
+/// `cargo test --test lower_rules -- --ignored`.
+#[test]
+#[ignore = "regalloc2 checker rejects nested loops (machinst issue, see doc comment)"]
+fn nested_loops_pass_the_checker() {
+    let mut f = Function::new("nested");
+    let pa = f.add_param("A", 8, 8);
+    let mut b = FunctionBuilder::new(&mut f);
+    let b0 = b.create_block();
+    let h1 = b.create_block();
+    let h2 = b.create_block();
+    let body = b.create_block();
+    let latch2 = b.create_block();
+    let latch1 = b.create_block();
+    let exit = b.create_block();
+    b.switch_to_block(b0);
+    let tid = b.special_reg(SpecialReg::Tid(Dim::X));
+    let two = b.iconst(Type::I32, 2);
+    b.jump(h1, &[two]);
+    let k = b.append_block_param(h1, Type::I32);
+    b.switch_to_block(h1);
+    let one = b.iconst(Type::I32, 1);
+    let j0 = b.binary(BinaryOp::ShrU, k, one);
+    let z = b.iconst(Type::I32, 0);
+    let c0 = b.icmp(IntCC::Eq, j0, z);
+    b.brif(c0, latch1, &[], h2, &[j0]);
+    let j = b.append_block_param(h2, Type::I32);
+    b.switch_to_block(h2);
+    let x = b.binary(BinaryOp::Xor, j, tid);
+    let c1 = b.icmp(IntCC::Ule, x, tid);
+    let _ = c1;
+    b.jump(body, &[]);
+    b.switch_to_block(body);
+    let a = b.load_param(Type::I64, pa);
+    let w = b.mul_wide(false, x, two);
+    let p = b.add(a, w);
+    b.store(Space::Global, p, 0, &[k]);
+    b.jump(latch2, &[]);
+    b.switch_to_block(latch2);
+    b.barrier();
+    let j2 = b.binary(BinaryOp::ShrU, j, one);
+    let c2 = b.icmp(IntCC::Ne, j2, z);
+    b.brif(c2, h2, &[j2], latch1, &[]);
+    b.switch_to_block(latch1);
+    let k2 = b.mul(k, two);
+    let c3 = b.icmp(IntCC::Ule, k2, z);
+    b.brif(c3, h1, &[k2], exit, &[]);
+    b.switch_to_block(exit);
+    b.ret();
+    run(None, &f, LowerOptions::default());
+}
