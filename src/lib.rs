@@ -23,6 +23,7 @@ pub mod cubin;
 pub mod disasm;
 pub mod error;
 pub mod ir;
+pub mod lower;
 pub mod machinst;
 pub mod oracle;
 pub mod ptx;
