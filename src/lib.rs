@@ -21,6 +21,7 @@
 pub mod cli;
 pub mod cubin;
 pub mod error;
+pub mod ir;
 pub mod oracle;
 pub mod ptx;
 pub mod sm50;

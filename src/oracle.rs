@@ -128,7 +128,7 @@ impl Oracle {
         std::fs::write(&input, ptx)?;
         let arch = format!("-arch={arch}");
         let mut args: Vec<&std::ffi::OsStr> = vec![arch.as_ref()];
-        args.extend(extra.iter().map(|s| std::ffi::OsStr::new(s)));
+        args.extend(extra.iter().map(std::ffi::OsStr::new));
         args.extend([input.as_os_str(), "-o".as_ref(), output.as_os_str()]);
         let r = self
             .run(&self.ptxas, &args)

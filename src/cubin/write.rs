@@ -1,0 +1,1037 @@
+//! The cubin writer: a [`CubinSpec`] (what the compiler knows about a module) in, ELF bytes out.
+//!
+//! The output copies the structure ptxas 11.8 writes for sm_5x whole-program (`ET_EXEC`)
+//! cubins, as observed section for section with `cuobjdump -elf` and a raw ELF parse:
+//!
+//! - Kernels are laid out in the **reverse** of their PTX order (ptxas does so); the module
+//!   `.nv.info` lists them in PTX order. `CubinSpec::kernels` is in PTX order.
+//! - Sections: null, `.shstrtab`, `.strtab`, `.symtab`, `.nv.info`, every `.nv.info.<k>`,
+//!   `.nv.rel.action`, every `.rel.text.<k>`, `.nv.constant3`, per kernel `.nv.constant2.<k>`
+//!   and `.nv.constant0.<k>`, every `.text.<k>`, `.nv.global.init`, then the NOBITS sections
+//!   in creation order (first kernel's `.nv.shared`/`.nv.local`, `.nv.global`, the other
+//!   kernels'). Data follows the 64-byte ELF header, each section at its alignment (a NOBITS
+//!   section's alignment moves the cursor too); then the section header table (8-aligned),
+//!   then the program headers (PHDR, a read-only LOAD over constants and code, a read-write
+//!   LOAD over globals, shared and local memory when there are any, and a LOAD over the
+//!   program header table itself).
+//! - Symbols, in ptxas's creation order: null; per kernel a non-`.visible` kernel's LOCAL
+//!   symbol, its `.text` section symbol, `.nv.shared` (when not empty) and `.nv.local`
+//!   section symbols, (first kernel only) module data sections each followed by its
+//!   variables, `.nv.constant2`, LOCAL/WEAK subroutines, `.nv.constant0`; then
+//!   `.nv.rel.action`; then the GLOBAL symbols: `.visible` kernels (`FUNC`, `STO_CUDA_ENTRY`),
+//!   each followed by its GLOBAL subroutines.
+//! - Module `.nv.info`, per kernel in PTX order: REGCOUNT, then MAX_STACK_SIZE /
+//!   MIN_STACK_SIZE / FRAME_SIZE for each subroutine (last symbol first), then for the kernel.
+//! - String tables: ptxas interns every name it creates, including sections it then does not
+//!   emit (`.symtab_shndx`, `.nv.shared.<k>`) and symbols it drops (`_param`, `_SREG`,
+//!   `__ocg_const`, shared variables such as `$__buf__6`). We intern the same sequence so that
+//!   offsets match for kernels without dropped variables; [`CubinSpec::strtab_order`] can give
+//!   the exact sequence of another file.
+//! - `.text.<k>`: flags `SHF_ALLOC|SHF_EXECINSTR` plus the barrier count in bits 20..26;
+//!   `sh_info` = register count << 24 | kernel symbol index; alignment 32.
+//! - `.nv.info.<k>` records in ptxas's order: CUDA_API_VERSION, SW2393858_WAR, SW1850030_WAR,
+//!   PARAM_CBANK, CBANK_PARAM_SIZE, KPARAM_INFO (last parameter first), MAXREG_COUNT,
+//!   the spec's extra records (e.g. INT_WARP_WIDE_INSTR_OFFSETS), S2RCTAID_INSTR_OFFSETS,
+//!   EXIT_INSTR_OFFSETS, INDIRECT_BRANCH_TARGETS, CRS_STACK_SIZE.
+
+use super::eiattr::{self, Attribute, BranchTargets, KParamInfo};
+use super::elf;
+use super::{sht, Cubin, STO_CUDA_ENTRY};
+
+/// The toolkit version ptxas 11.8 stamps into `e_version` and `EIATTR_CUDA_API_VERSION`.
+pub const TOOLKIT_VERSION: u32 = 118;
+/// Parameters start here in constant bank 0 on sm_5x.
+pub const PARAM_BASE: u16 = 0x140;
+
+/// A module to write.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CubinSpec {
+    /// 50, 52 or 53.
+    pub arch: u32,
+    /// The PTX `.target` SM (e.g. 20 for `.target sm_20` compiled for sm_50): ptxas records
+    /// it in `e_flags` bits 16..23.
+    pub ptx_arch: u32,
+    /// 32 or 64 (`.address_size`).
+    pub address_bits: u32,
+    /// Kernels in PTX definition order.
+    pub kernels: Vec<KernelSpec>,
+    /// User `.const` data (`.nv.constant3`).
+    pub constant3: Option<DataSpec>,
+    /// Initialised `.global` data (`.nv.global.init`).
+    pub global_init: Option<DataSpec>,
+    /// Zero-initialised `.global` data (`.nv.global`, NOBITS; `init` is ignored).
+    pub global: Option<DataSpec>,
+    /// The exact sequence of names for `.strtab` (and, those starting with `.`, for
+    /// `.shstrtab`), to reproduce a given file. `None` (what the compiler passes) uses the
+    /// order ptxas uses for kernels without internal symbols. ptxas also interns names of
+    /// symbols it later drops (shared variables such as `$__buf__6`), in an order that
+    /// depends on its internals; [`CubinSpec::from_cubin`] records them here.
+    pub strtab_order: Option<Vec<String>>,
+}
+
+/// A module-level data section and the variables in it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DataSpec {
+    pub size: u64,
+    pub align: u64,
+    /// Initial bytes (zero-padded to `size`); unused for NOBITS sections.
+    pub init: Vec<u8>,
+    /// Variables: (name, offset, size). Written as `LOCAL OBJECT` symbols, as ptxas does for
+    /// non-`.visible` variables.
+    pub symbols: Vec<(String, u64, u64)>,
+}
+
+/// A kernel parameter: offset from the first parameter (c[0x0][0x140]) and size in bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ParamSpec {
+    pub offset: u16,
+    pub size: u32,
+}
+
+/// A subroutine placed inside a kernel's `.text` (a PTX `.func`, or one of ptxas's helpers
+/// such as `$k$__cuda_sm3x_div_rn_noftz_f32_slowpath`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FunctionSpec {
+    pub name: String,
+    /// Byte offset and size within `.text.<k>`.
+    pub offset: u64,
+    pub size: u64,
+    /// ELF binding: 0 LOCAL (a non-`.visible` PTX `.func`), 1 GLOBAL (a `.visible .func`),
+    /// 2 WEAK (ptxas's helpers). LOCAL and WEAK symbols are listed among the local symbols,
+    /// as ptxas does; GLOBAL ones after them.
+    pub bind: u8,
+    pub frame_size: u32,
+    pub min_stack_size: u32,
+    pub max_stack_size: u32,
+}
+
+/// A relocation of a kernel's code against a module symbol.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RelocSpec {
+    /// Byte offset in `.text.<k>`.
+    pub offset: u64,
+    /// Name of a data symbol of the module.
+    pub symbol: String,
+    /// `R_CUDA_*` type.
+    pub rtype: u32,
+}
+
+/// One kernel: what the compiler knows about it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KernelSpec {
+    pub name: String,
+    /// `.visible .entry` (a GLOBAL symbol) or plain `.entry` (LOCAL, listed first).
+    pub visible: bool,
+    /// Code words (control words included), a multiple of 4 words (32-byte bundles).
+    pub code: Vec<u64>,
+    pub regcount: u32,
+    /// Parameters in ordinal order.
+    pub params: Vec<ParamSpec>,
+    /// `.nv.shared.<k>` (size, alignment), if the kernel uses shared memory (size 0 is
+    /// legitimate: a kernel that only sees module `extern .shared` gets an empty section).
+    pub shared: Option<(u64, u64)>,
+    /// `.nv.local.<k>` (size, alignment): module-scope `.local` variables this kernel uses.
+    pub local: Option<(u64, u64)>,
+    /// Subroutines inside this kernel's text.
+    pub functions: Vec<FunctionSpec>,
+    /// Local-memory frame bytes (FRAME_SIZE and MIN_STACK_SIZE; ptxas writes the same value).
+    pub frame_size: u32,
+    pub min_stack_size: u32,
+    pub max_stack_size: u32,
+    /// Named barriers used (`bar.sync` ids + 1).
+    pub barriers: u32,
+    /// EIATTR_MAXREG_COUNT (0xff unless `-maxrregcount`).
+    pub max_reg_count: u16,
+    pub exit_offsets: Vec<u32>,
+    pub s2r_ctaid_offsets: Vec<u32>,
+    pub crs_stack_size: Option<u32>,
+    /// SYNC/BRX instructions and their targets (EIATTR_INDIRECT_BRANCH_TARGETS).
+    pub indirect_branch_targets: Vec<BranchTargets>,
+    /// Further records (e.g. INT_WARP_WIDE_INSTR_OFFSETS), written after MAXREG_COUNT.
+    pub extra_info: Vec<Attribute>,
+    /// `.nv.constant2.<k>` literals.
+    pub constant2: Option<Vec<u8>>,
+    pub relocs: Vec<RelocSpec>,
+}
+
+impl KernelSpec {
+    /// A kernel with just code and registers; every other field empty/default.
+    pub fn new(name: &str, code: Vec<u64>, regcount: u32) -> KernelSpec {
+        KernelSpec {
+            name: name.to_string(),
+            visible: true,
+            code,
+            regcount,
+            params: Vec::new(),
+            shared: None,
+            local: None,
+            functions: Vec::new(),
+            frame_size: 0,
+            min_stack_size: 0,
+            max_stack_size: 0,
+            barriers: 0,
+            max_reg_count: 0xff,
+            exit_offsets: Vec::new(),
+            s2r_ctaid_offsets: Vec::new(),
+            crs_stack_size: None,
+            indirect_branch_targets: Vec::new(),
+            extra_info: Vec::new(),
+            constant2: None,
+            relocs: Vec::new(),
+        }
+    }
+
+    /// Bytes of the parameter area (end of the last parameter).
+    pub fn param_bytes(&self) -> u32 {
+        self.params
+            .iter()
+            .map(|p| u32::from(p.offset) + p.size)
+            .max()
+            .unwrap_or(0)
+    }
+}
+
+/// The relocation-action table ptxas 11.8 writes into `.nv.rel.action`: a header naming the
+/// base relocation type (75 = R_CUDA_ABS55_16_34), then one 8-byte action per relocation type:
+/// symbol kind, addend shift, source position/length/destination position twice.
+fn rel_action_table() -> Vec<u8> {
+    const ADDR: u8 = 0;
+    const GADDR: u8 = 1;
+    const FDESC: u8 = 2;
+    const HEADER_INDEX: u8 = 3;
+    let mut v = vec![0x4b, 0, 0, 0, 0, 0, 0, 0];
+    v.extend_from_slice(&[ADDR, 2, 2, 8, 16, 10, 47, 34]); // R_CUDA_ABS55_16_34
+    for kind in [ADDR, GADDR, FDESC] {
+        // R_CUDA_8_<n>, R_CUDA_G8_<n>, R_CUDA_FUNC_DESC_8_<n>
+        for pos in (0..64).step_by(8) {
+            v.extend_from_slice(&[kind, 0, pos, 8, 0, 0, 0, 0]);
+        }
+    }
+    v.extend_from_slice(&[ADDR, 0, 0, 20, 44, 0, 0, 0]); // R_CUDA_ABS20_44
+    v.extend_from_slice(&[HEADER_INDEX, 0, 0, 12, 0, 0, 0, 0]); // R_CUDA_SAMP_HEADER_INDEX_0
+    v
+}
+
+/// A string table that hands out each name's offset once (ptxas shares repeated names).
+struct StrTab {
+    bytes: Vec<u8>,
+    index: std::collections::HashMap<String, u32>,
+}
+
+impl StrTab {
+    fn new() -> StrTab {
+        StrTab {
+            bytes: vec![0],
+            index: Default::default(),
+        }
+    }
+    fn add(&mut self, s: &str) -> u32 {
+        if s.is_empty() {
+            return 0;
+        }
+        if let Some(&o) = self.index.get(s) {
+            return o;
+        }
+        let o = self.bytes.len() as u32;
+        self.bytes.extend_from_slice(s.as_bytes());
+        self.bytes.push(0);
+        self.index.insert(s.to_string(), o);
+        o
+    }
+    fn get(&self, s: &str) -> u32 {
+        self.index.get(s).copied().unwrap_or(0)
+    }
+}
+
+struct Sec {
+    name: String,
+    sh_type: u32,
+    flags: u64,
+    link: u32,
+    info: u32,
+    align: u64,
+    entsize: u64,
+    /// Bytes (empty for NOBITS).
+    data: Vec<u8>,
+    /// Size for NOBITS sections.
+    nobits_size: u64,
+}
+
+impl Sec {
+    fn new(name: String, sh_type: u32, flags: u64, align: u64) -> Sec {
+        Sec {
+            name,
+            sh_type,
+            flags,
+            link: 0,
+            info: 0,
+            align,
+            entsize: 0,
+            data: Vec::new(),
+            nobits_size: 0,
+        }
+    }
+    fn size(&self) -> u64 {
+        if self.sh_type == elf::SHT_NOBITS {
+            self.nobits_size
+        } else {
+            self.data.len() as u64
+        }
+    }
+}
+
+struct Sym {
+    name: String,
+    info: u8,
+    other: u8,
+    shndx: u16,
+    value: u64,
+    size: u64,
+}
+
+fn align_up(x: u64, a: u64) -> u64 {
+    if a <= 1 {
+        x
+    } else {
+        x.div_ceil(a) * a
+    }
+}
+
+fn data_section(name: &str, d: &DataSpec, sh_type: u32, flags: u64) -> Sec {
+    let mut s = Sec::new(name.to_string(), sh_type, flags, d.align.max(1));
+    if sh_type == elf::SHT_NOBITS {
+        s.nobits_size = d.size;
+    } else {
+        let mut bytes = d.init.clone();
+        bytes.resize(d.size as usize, 0);
+        s.data = bytes;
+    }
+    s
+}
+
+/// Write a cubin for `spec`. See the module essay for the layout.
+pub fn write(spec: &CubinSpec) -> Vec<u8> {
+    // File order of kernels is the reverse of PTX order.
+    let ks: Vec<&KernelSpec> = spec.kernels.iter().rev().collect();
+    let data_secs: Vec<(&str, &DataSpec, u32, u64)> = [
+        (
+            ".nv.constant3",
+            spec.constant3.as_ref(),
+            elf::SHT_PROGBITS,
+            u64::from(elf::SHF_ALLOC),
+        ),
+        (
+            ".nv.global.init",
+            spec.global_init.as_ref(),
+            elf::SHT_PROGBITS,
+            u64::from(elf::SHF_ALLOC | elf::SHF_WRITE),
+        ),
+        (
+            ".nv.global",
+            spec.global.as_ref(),
+            elf::SHT_NOBITS,
+            u64::from(elf::SHF_ALLOC | elf::SHF_WRITE),
+        ),
+    ]
+    .into_iter()
+    .filter_map(|(n, d, t, f)| d.map(|d| (n, d, t, f)))
+    .collect();
+
+    // 1. Sections, in ptxas's order (contents of the tables come later).
+    let mut secs: Vec<Sec> = vec![Sec::new(String::new(), elf::SHT_NULL, 0, 0)];
+    let mut push = |s: Sec| {
+        secs.push(s);
+        secs.len() - 1
+    };
+    let shstrtab = push(Sec::new(".shstrtab".into(), elf::SHT_STRTAB, 0, 1));
+    let strtab = push(Sec::new(".strtab".into(), elf::SHT_STRTAB, 0, 1));
+    let symtab = push(Sec::new(".symtab".into(), elf::SHT_SYMTAB, 0, 8));
+    let info = push(Sec::new(".nv.info".into(), sht::CUDA_INFO, 0, 4));
+    let kinfo: Vec<usize> = ks
+        .iter()
+        .map(|k| {
+            push(Sec::new(
+                format!(".nv.info.{}", k.name),
+                sht::CUDA_INFO,
+                0,
+                4,
+            ))
+        })
+        .collect();
+    let rel_action = push(Sec::new(".nv.rel.action".into(), sht::CUDA_RELOCINFO, 0, 8));
+    let krel: Vec<Option<usize>> = ks
+        .iter()
+        .map(|k| {
+            (!k.relocs.is_empty()).then(|| {
+                push(Sec::new(
+                    format!(".rel.text.{}", k.name),
+                    elf::SHT_REL,
+                    0,
+                    8,
+                ))
+            })
+        })
+        .collect();
+    let mut data_idx: std::collections::HashMap<&str, usize> = Default::default();
+    if let Some((n, d, t, f)) = data_secs.first().filter(|s| s.0 == ".nv.constant3") {
+        data_idx.insert(n, push(data_section(n, d, *t, *f)));
+    }
+    let alloc = u64::from(elf::SHF_ALLOC);
+    let mut kc2: Vec<Option<usize>> = Vec::new();
+    let mut kc0: Vec<usize> = Vec::new();
+    for k in &ks {
+        kc2.push(k.constant2.as_ref().map(|c| {
+            let mut s = Sec::new(
+                format!(".nv.constant2.{}", k.name),
+                elf::SHT_PROGBITS,
+                alloc,
+                4,
+            );
+            s.data = c.clone();
+            push(s)
+        }));
+        let mut s = Sec::new(
+            format!(".nv.constant0.{}", k.name),
+            elf::SHT_PROGBITS,
+            alloc,
+            4,
+        );
+        s.data = vec![0; usize::from(PARAM_BASE) + k.param_bytes() as usize];
+        kc0.push(push(s));
+    }
+    let ktext: Vec<usize> = ks
+        .iter()
+        .map(|k| {
+            let flags =
+                u64::from(elf::SHF_ALLOC | elf::SHF_EXECINSTR) | (u64::from(k.barriers) << 20);
+            let mut s = Sec::new(format!(".text.{}", k.name), elf::SHT_PROGBITS, flags, 32);
+            s.data = k.code.iter().flat_map(|w| w.to_le_bytes()).collect();
+            push(s)
+        })
+        .collect();
+    for (n, d, t, f) in data_secs.iter().filter(|s| s.0 == ".nv.global.init") {
+        data_idx.insert(n, push(data_section(n, d, *t, *f)));
+    }
+    // NOBITS sections in the order ptxas creates them: the first kernel's shared and local
+    // windows, then `.nv.global`, then the other kernels'.
+    let nobits = |name: String, (size, align): (u64, u64)| {
+        let mut s = Sec::new(
+            name,
+            elf::SHT_NOBITS,
+            u64::from(elf::SHF_ALLOC | elf::SHF_WRITE),
+            align.max(1),
+        );
+        s.nobits_size = size;
+        s
+    };
+    let mut kshared: Vec<Option<usize>> = Vec::new();
+    let mut klocal: Vec<Option<usize>> = Vec::new();
+    for (i, k) in ks.iter().enumerate() {
+        kshared.push(
+            k.shared
+                .map(|sh| push(nobits(format!(".nv.shared.{}", k.name), sh))),
+        );
+        klocal.push(
+            k.local
+                .map(|l| push(nobits(format!(".nv.local.{}", k.name), l))),
+        );
+        if i == 0 {
+            for (n, d, t, f) in data_secs.iter().filter(|s| s.0 == ".nv.global") {
+                data_idx.insert(n, push(data_section(n, d, *t, *f)));
+            }
+        }
+    }
+    if ks.is_empty() {
+        for (n, d, t, f) in data_secs.iter().filter(|s| s.0 == ".nv.global") {
+            data_idx.insert(n, push(data_section(n, d, *t, *f)));
+        }
+    }
+    let data_index = |name: &str| -> Option<usize> { data_idx.get(name).copied() };
+
+    // 2. Symbols, in ptxas's creation order.
+    let section_sym = |secs: &Vec<Sec>, i: usize| Sym {
+        name: secs[i].name.clone(),
+        info: elf::STT_SECTION,
+        other: 0,
+        shndx: i as u16,
+        value: 0,
+        size: 0,
+    };
+    let mut syms: Vec<Sym> = vec![Sym {
+        name: String::new(),
+        info: 0,
+        other: 0,
+        shndx: 0,
+        value: 0,
+        size: 0,
+    }];
+    let kernel_sym = |i: usize, k: &KernelSpec| Sym {
+        name: k.name.clone(),
+        info: (u8::from(k.visible) << 4) | elf::STT_FUNC,
+        other: STO_CUDA_ENTRY,
+        shndx: ktext[i] as u16,
+        value: 0,
+        size: (k.code.len() * 8) as u64,
+    };
+    // Subroutines inside a kernel's text (see `FunctionSpec::bind` for where they go).
+    let function_sym = |i: usize, f: &FunctionSpec| Sym {
+        name: f.name.clone(),
+        info: (f.bind << 4) | elf::STT_FUNC,
+        other: 0,
+        shndx: ktext[i] as u16,
+        value: f.offset,
+        size: f.size,
+    };
+    let mut ksym = vec![0; ks.len()];
+    for (i, k) in ks.iter().enumerate() {
+        // ptxas creates a non-visible kernel's (local) symbol before its section symbols.
+        if !k.visible {
+            ksym[i] = syms.len();
+            syms.push(kernel_sym(i, k));
+        }
+        syms.push(section_sym(&secs, ktext[i]));
+        if let Some(si) = kshared[i].filter(|&si| secs[si].size() > 0) {
+            syms.push(section_sym(&secs, si));
+        }
+        if let Some(si) = klocal[i] {
+            syms.push(section_sym(&secs, si));
+        }
+        if i == 0 {
+            for (n, d, _, _) in &data_secs {
+                let si = data_index(n).unwrap_or(0);
+                syms.push(section_sym(&secs, si));
+                for (name, off, size) in &d.symbols {
+                    syms.push(Sym {
+                        name: name.clone(),
+                        info: elf::STT_OBJECT,
+                        other: 0,
+                        shndx: si as u16,
+                        value: *off,
+                        size: *size,
+                    });
+                }
+            }
+        }
+        if let Some(si) = kc2[i] {
+            syms.push(section_sym(&secs, si));
+        }
+        for f in k.functions.iter().filter(|f| f.bind != elf::STB_GLOBAL) {
+            syms.push(function_sym(i, f));
+        }
+        syms.push(section_sym(&secs, kc0[i]));
+    }
+    syms.push(section_sym(&secs, rel_action));
+    let first_global = syms.len();
+    for (i, k) in ks.iter().enumerate() {
+        if k.visible {
+            ksym[i] = syms.len();
+            syms.push(kernel_sym(i, k));
+        }
+        for f in k.functions.iter().filter(|f| f.bind == elf::STB_GLOBAL) {
+            syms.push(function_sym(i, f));
+        }
+    }
+    let sym_of = |name: &str| syms.iter().position(|s| s.name == name).unwrap_or(0);
+
+    // 3. String tables, interned in ptxas's order.
+    let mut shs = StrTab::new();
+    let mut strs = StrTab::new();
+    for n in spec.strtab_order.iter().flatten() {
+        if n.starts_with('.') {
+            shs.add(n);
+        }
+        strs.add(n);
+    }
+    for n in [
+        ".shstrtab",
+        ".strtab",
+        ".symtab",
+        ".symtab_shndx",
+        ".nv.info",
+    ] {
+        shs.add(n);
+        strs.add(n);
+    }
+    for (i, k) in ks.iter().enumerate() {
+        strs.add(&k.name);
+        for n in [
+            format!(".text.{}", k.name),
+            format!(".nv.info.{}", k.name),
+            format!(".nv.shared.{}", k.name),
+        ] {
+            shs.add(&n);
+            strs.add(&n);
+        }
+        for f in &k.functions {
+            strs.add(&f.name);
+        }
+        if let Some(l) = k.local.is_some().then(|| format!(".nv.local.{}", k.name)) {
+            shs.add(&l);
+            strs.add(&l);
+        }
+        if i == 0 {
+            for (n, d, _, _) in &data_secs {
+                shs.add(n);
+                strs.add(n);
+                for (name, _, _) in &d.symbols {
+                    strs.add(name);
+                }
+            }
+        }
+        if krel[i].is_some() {
+            shs.add(&format!(".rel.text.{}", k.name));
+            strs.add(&format!(".rel.text.{}", k.name));
+        }
+        if k.constant2.is_some() {
+            shs.add(&format!(".nv.constant2.{}", k.name));
+            strs.add(&format!(".nv.constant2.{}", k.name));
+            strs.add("__ocg_const");
+        }
+        shs.add(&format!(".nv.constant0.{}", k.name));
+        strs.add(&format!(".nv.constant0.{}", k.name));
+        strs.add(if k.params.is_empty() {
+            "_SREG"
+        } else {
+            "_param"
+        });
+    }
+    shs.add(".nv.rel.action");
+    strs.add(".nv.rel.action");
+    // Any name not interned above (e.g. a section the rules missed) still gets an entry.
+    for s in &secs[1..] {
+        shs.add(&s.name);
+    }
+    for s in &syms[1..] {
+        strs.add(&s.name);
+    }
+
+    // 4. Contents.
+    secs[shstrtab].data = shs.bytes.clone();
+    secs[strtab].data = strs.bytes.clone();
+    secs[symtab].link = strtab as u32;
+    secs[symtab].info = first_global as u32;
+    secs[symtab].entsize = 24;
+    secs[symtab].data = syms
+        .iter()
+        .flat_map(|s| {
+            let mut e = Vec::with_capacity(24);
+            e.extend_from_slice(&strs.get(&s.name).to_le_bytes());
+            e.push(s.info);
+            e.push(s.other);
+            e.extend_from_slice(&s.shndx.to_le_bytes());
+            e.extend_from_slice(&s.value.to_le_bytes());
+            e.extend_from_slice(&s.size.to_le_bytes());
+            e
+        })
+        .collect();
+    let mut module_info = Vec::new();
+    for (i, k) in ks.iter().enumerate().rev() {
+        let sym = ksym[i] as u32;
+        module_info.push(Attribute::RegCount {
+            sym,
+            count: k.regcount,
+        });
+        // Subroutines (last symbol first) get stack records but no REGCOUNT.
+        let mut fsyms: Vec<(u32, &FunctionSpec)> = k
+            .functions
+            .iter()
+            .map(|f| (sym_of(&f.name) as u32, f))
+            .collect();
+        fsyms.sort_by_key(|&(s, _)| std::cmp::Reverse(s));
+        for (fsym, f) in fsyms {
+            module_info.push(Attribute::MaxStackSize {
+                sym: fsym,
+                size: f.max_stack_size,
+            });
+            module_info.push(Attribute::MinStackSize {
+                sym: fsym,
+                size: f.min_stack_size,
+            });
+            module_info.push(Attribute::FrameSize {
+                sym: fsym,
+                size: f.frame_size,
+            });
+        }
+        module_info.push(Attribute::MaxStackSize {
+            sym,
+            size: k.max_stack_size,
+        });
+        module_info.push(Attribute::MinStackSize {
+            sym,
+            size: k.min_stack_size,
+        });
+        module_info.push(Attribute::FrameSize {
+            sym,
+            size: k.frame_size,
+        });
+    }
+    secs[info].data = eiattr::encode(&module_info);
+    secs[info].link = symtab as u32;
+    for (i, k) in ks.iter().enumerate() {
+        let c0_sym = sym_of(&secs[kc0[i]].name) as u32;
+        let s = &mut secs[kinfo[i]];
+        s.link = symtab as u32;
+        s.info = ktext[i] as u32;
+        s.data = eiattr::encode(&kernel_info(k, c0_sym));
+    }
+    secs[rel_action].data = rel_action_table();
+    secs[rel_action].entsize = 8;
+    for (i, k) in ks.iter().enumerate() {
+        if let Some(ri) = krel[i] {
+            let data = k
+                .relocs
+                .iter()
+                .flat_map(|r| {
+                    let mut e = r.offset.to_le_bytes().to_vec();
+                    let info = ((sym_of(&r.symbol) as u64) << 32) | u64::from(r.rtype);
+                    e.extend_from_slice(&info.to_le_bytes());
+                    e
+                })
+                .collect();
+            let s = &mut secs[ri];
+            s.data = data;
+            s.link = symtab as u32;
+            s.info = ktext[i] as u32;
+            s.entsize = 16;
+        }
+        if let Some(ci) = kc2[i] {
+            secs[ci].info = ktext[i] as u32;
+        }
+        secs[kc0[i]].info = ktext[i] as u32;
+        secs[ktext[i]].link = symtab as u32;
+        secs[ktext[i]].info = (k.regcount << 24) | ksym[i] as u32;
+        for si in [kshared[i], klocal[i]].into_iter().flatten() {
+            secs[si].info = ktext[i] as u32;
+        }
+    }
+
+    // 5. Layout and bytes.
+    let mut offsets = vec![0u64; secs.len()];
+    let mut pos = 64u64;
+    for (i, s) in secs.iter().enumerate().skip(1) {
+        let off = align_up(pos, s.align);
+        offsets[i] = off;
+        // A NOBITS section takes no bytes, but its aligned offset still moves the cursor.
+        pos = if s.sh_type == elf::SHT_NOBITS {
+            off
+        } else {
+            off + s.size()
+        };
+    }
+    let shoff = align_up(pos, 8);
+    let phoff = shoff + secs.len() as u64 * 64;
+
+    let ro: Vec<usize> = secs
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.sh_type == elf::SHT_PROGBITS && s.flags & u64::from(elf::SHF_WRITE) == 0)
+        .map(|(i, _)| i)
+        .collect();
+    let rw: Vec<usize> = secs
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.flags & u64::from(elf::SHF_WRITE) != 0)
+        .map(|(i, _)| i)
+        .collect();
+    let mut loads: Vec<(u32, u64, u64, u64)> = Vec::new(); // flags, offset, filesz, memsz
+    if let (Some(&a), Some(&b)) = (ro.first(), ro.last()) {
+        let size = offsets[b] + secs[b].size() - offsets[a];
+        loads.push((elf::PF_R | elf::PF_X, offsets[a], size, size));
+    }
+    if let Some(&a) = rw.first() {
+        let start = offsets[a];
+        let mut file_end = start;
+        let mut mem = start;
+        for &i in &rw {
+            mem = align_up(mem, secs[i].align) + secs[i].size();
+            if secs[i].sh_type != elf::SHT_NOBITS {
+                file_end = offsets[i] + secs[i].size();
+            }
+        }
+        loads.push((elf::PF_R | elf::PF_W, start, file_end - start, mem - start));
+    }
+    let phnum = loads.len() as u64 + 2;
+    let phsize = phnum * 56;
+
+    let mut out = Vec::with_capacity((phoff + phsize) as usize);
+    // ELF header.
+    out.extend_from_slice(&elf::ELFMAG);
+    out.extend_from_slice(&[elf::ELFCLASS64, elf::ELFDATA2LSB, elf::EV_CURRENT, 0x33, 7]);
+    out.resize(16, 0);
+    out.extend_from_slice(&elf::ET_EXEC.to_le_bytes());
+    out.extend_from_slice(&super::EM_CUDA.to_le_bytes());
+    out.extend_from_slice(&TOOLKIT_VERSION.to_le_bytes());
+    out.extend_from_slice(&0u64.to_le_bytes()); // entry
+    out.extend_from_slice(&phoff.to_le_bytes());
+    out.extend_from_slice(&shoff.to_le_bytes());
+    out.extend_from_slice(&elf_flags(spec.arch, spec.ptx_arch, spec.address_bits).to_le_bytes());
+    for h in [
+        64u16,
+        56,
+        phnum as u16,
+        64,
+        secs.len() as u16,
+        shstrtab as u16,
+    ] {
+        out.extend_from_slice(&h.to_le_bytes());
+    }
+    for (i, s) in secs.iter().enumerate().skip(1) {
+        if s.sh_type != elf::SHT_NOBITS {
+            out.resize(offsets[i] as usize, 0);
+            out.extend_from_slice(&s.data);
+        }
+    }
+    out.resize(shoff as usize, 0);
+    for (i, s) in secs.iter().enumerate() {
+        let name = if i == 0 { 0 } else { shs.get(&s.name) };
+        out.extend_from_slice(&name.to_le_bytes());
+        out.extend_from_slice(&s.sh_type.to_le_bytes());
+        out.extend_from_slice(&s.flags.to_le_bytes());
+        out.extend_from_slice(&0u64.to_le_bytes()); // addr
+        out.extend_from_slice(&offsets[i].to_le_bytes());
+        out.extend_from_slice(&s.size().to_le_bytes());
+        out.extend_from_slice(&s.link.to_le_bytes());
+        out.extend_from_slice(&s.info.to_le_bytes());
+        out.extend_from_slice(&s.align.to_le_bytes());
+        out.extend_from_slice(&s.entsize.to_le_bytes());
+    }
+    let mut ph = |p_type: u32, flags: u32, off: u64, filesz: u64, memsz: u64| {
+        out.extend_from_slice(&p_type.to_le_bytes());
+        out.extend_from_slice(&flags.to_le_bytes());
+        out.extend_from_slice(&off.to_le_bytes());
+        out.extend_from_slice(&0u64.to_le_bytes());
+        out.extend_from_slice(&0u64.to_le_bytes());
+        out.extend_from_slice(&filesz.to_le_bytes());
+        out.extend_from_slice(&memsz.to_le_bytes());
+        out.extend_from_slice(&8u64.to_le_bytes());
+    };
+    ph(elf::PT_PHDR, elf::PF_R | elf::PF_X, phoff, phsize, phsize);
+    for (flags, off, filesz, memsz) in loads {
+        ph(elf::PT_LOAD, flags, off, filesz, memsz);
+    }
+    ph(elf::PT_LOAD, elf::PF_R | elf::PF_X, phoff, phsize, phsize);
+    out
+}
+
+/// ELF `e_flags` for a ptxas 11.8 cubin: SM in bits 0..7, the PTX `.target` SM in bits
+/// 16..23, 0x100 always (meaning unconfirmed), 0x400 for 64-bit addressing.
+pub fn elf_flags(arch: u32, ptx_arch: u32, address_bits: u32) -> u32 {
+    let addr = if address_bits == 64 { 0x400 } else { 0 };
+    (arch & 0xff) | ((ptx_arch & 0xff) << 16) | 0x100 | addr
+}
+
+/// The `.nv.info.<k>` records, in ptxas's order.
+fn kernel_info(k: &KernelSpec, constant0_sym: u32) -> Vec<Attribute> {
+    let mut v = vec![
+        Attribute::CudaApiVersion(TOOLKIT_VERSION),
+        Attribute::Sw2393858War,
+        Attribute::Sw1850030War,
+    ];
+    if !k.params.is_empty() {
+        let size = k.param_bytes() as u16;
+        v.push(Attribute::ParamCbank {
+            sym: constant0_sym,
+            offset: PARAM_BASE,
+            size,
+        });
+        v.push(Attribute::CbankParamSize(size));
+        for (ordinal, p) in k.params.iter().enumerate().rev() {
+            v.push(Attribute::KParamInfo(KParamInfo::plain(
+                ordinal as u16,
+                p.offset,
+                p.size,
+            )));
+        }
+    }
+    v.push(Attribute::MaxRegCount(k.max_reg_count));
+    v.extend(k.extra_info.iter().cloned());
+    if !k.s2r_ctaid_offsets.is_empty() {
+        v.push(Attribute::S2rCtaidInstrOffsets(k.s2r_ctaid_offsets.clone()));
+    }
+    if !k.exit_offsets.is_empty() {
+        v.push(Attribute::ExitInstrOffsets(k.exit_offsets.clone()));
+    }
+    if !k.indirect_branch_targets.is_empty() {
+        v.push(Attribute::IndirectBranchTargets(
+            k.indirect_branch_targets.clone(),
+        ));
+    }
+    if let Some(c) = k.crs_stack_size {
+        v.push(Attribute::CrsStackSize(c));
+    }
+    v
+}
+
+impl CubinSpec {
+    /// The spec that describes a cubin we read (ptxas's or ours): used to check the writer
+    /// against ptxas byte for byte, and to re-write a module.
+    pub fn from_cubin(c: &Cubin) -> CubinSpec {
+        let data = |name: &str| -> Option<DataSpec> {
+            let (si, s) = c
+                .sections
+                .iter()
+                .enumerate()
+                .find(|(_, s)| s.name == name)?;
+            Some(DataSpec {
+                size: s.size,
+                align: s.align,
+                init: s.data.clone(),
+                symbols: c
+                    .symbols
+                    .iter()
+                    .filter(|y| usize::from(y.shndx) == si && y.info & 0xf == elf::STT_OBJECT)
+                    .map(|y| (y.name.clone(), y.value, y.size))
+                    .collect(),
+            })
+        };
+        let kernels = c
+            .kernels
+            .iter()
+            .rev()
+            .map(|k| {
+                let standard = |a: &Attribute| {
+                    matches!(
+                        a,
+                        Attribute::CudaApiVersion(_)
+                            | Attribute::Sw2393858War
+                            | Attribute::Sw1850030War
+                            | Attribute::ParamCbank { .. }
+                            | Attribute::CbankParamSize(_)
+                            | Attribute::KParamInfo(_)
+                            | Attribute::MaxRegCount(_)
+                            | Attribute::S2rCtaidInstrOffsets(_)
+                            | Attribute::ExitInstrOffsets(_)
+                            | Attribute::CrsStackSize(_)
+                            | Attribute::IndirectBranchTargets(_)
+                    )
+                };
+                let relocs = c
+                    .relocations
+                    .iter()
+                    .filter(|r| r.target == k.text_section)
+                    .flat_map(|r| r.relocs.iter())
+                    .map(|r| RelocSpec {
+                        offset: r.offset,
+                        symbol: c
+                            .symbols
+                            .get(r.sym as usize)
+                            .map(|s| s.name.clone())
+                            .unwrap_or_default(),
+                        rtype: r.rtype,
+                    })
+                    .collect();
+                KernelSpec {
+                    name: k.name.clone(),
+                    visible: c
+                        .symbols
+                        .get(k.symbol)
+                        .is_some_and(|s| s.info >> 4 == elf::STB_GLOBAL),
+                    code: k.code.clone(),
+                    regcount: k.regcount,
+                    params: k
+                        .params
+                        .iter()
+                        .map(|p| ParamSpec {
+                            offset: p.offset,
+                            size: p.size,
+                        })
+                        .collect(),
+                    shared: k.shared,
+                    local: c
+                        .section(&format!(".nv.local.{}", k.name))
+                        .map(|s| (s.size, s.align)),
+                    functions: functions_of(c, k),
+                    frame_size: k.frame_size.unwrap_or(0),
+                    min_stack_size: k.min_stack_size.unwrap_or(0),
+                    max_stack_size: k.max_stack_size.unwrap_or(0),
+                    barriers: k.barriers,
+                    max_reg_count: k
+                        .info
+                        .iter()
+                        .find_map(|a| match a {
+                            Attribute::MaxRegCount(v) => Some(*v),
+                            _ => None,
+                        })
+                        .unwrap_or(0xff),
+                    exit_offsets: k.exit_offsets(),
+                    s2r_ctaid_offsets: k.s2r_ctaid_offsets(),
+                    crs_stack_size: k.crs_stack_size(),
+                    indirect_branch_targets: k
+                        .info
+                        .iter()
+                        .find_map(|a| match a {
+                            Attribute::IndirectBranchTargets(v) => Some(v.clone()),
+                            _ => None,
+                        })
+                        .unwrap_or_default(),
+                    extra_info: k.info.iter().filter(|a| !standard(a)).cloned().collect(),
+                    constant2: k.constant2.clone(),
+                    relocs,
+                }
+            })
+            .collect();
+        CubinSpec {
+            arch: c.header.sm(),
+            ptx_arch: c.header.virtual_sm(),
+            address_bits: if c.header.is_64bit() { 64 } else { 32 },
+            kernels,
+            constant3: data(".nv.constant3"),
+            global_init: data(".nv.global.init"),
+            global: data(".nv.global"),
+            strtab_order: strtab_names(c),
+        }
+    }
+}
+
+/// The non-entry function symbols inside a kernel's text, in symbol order, with their stack
+/// records from the module `.nv.info`.
+fn functions_of(c: &Cubin, k: &super::Kernel) -> Vec<FunctionSpec> {
+    c.symbols
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| {
+            usize::from(s.shndx) == k.text_section && s.info & 0xf == elf::STT_FUNC && !s.is_entry()
+        })
+        .map(|(si, s)| {
+            let stack = |want: fn(&Attribute) -> Option<(u32, u32)>| {
+                c.info
+                    .iter()
+                    .filter_map(want)
+                    .find(|&(sym, _)| sym as usize == si)
+                    .map_or(0, |(_, v)| v)
+            };
+            FunctionSpec {
+                name: s.name.clone(),
+                offset: s.value,
+                size: s.size,
+                bind: s.info >> 4,
+                frame_size: stack(|a| match a {
+                    Attribute::FrameSize { sym, size } => Some((*sym, *size)),
+                    _ => None,
+                }),
+                min_stack_size: stack(|a| match a {
+                    Attribute::MinStackSize { sym, size } => Some((*sym, *size)),
+                    _ => None,
+                }),
+                max_stack_size: stack(|a| match a {
+                    Attribute::MaxStackSize { sym, size } => Some((*sym, *size)),
+                    _ => None,
+                }),
+            }
+        })
+        .collect()
+}
+
+/// The names in the cubin's `.strtab`, in order.
+fn strtab_names(c: &Cubin) -> Option<Vec<String>> {
+    let symtab = c.sections.iter().find(|s| s.sh_type == elf::SHT_SYMTAB)?;
+    let strtab = c.sections.get(symtab.link as usize)?;
+    Some(
+        strtab
+            .data
+            .split(|&b| b == 0)
+            .filter(|n| !n.is_empty())
+            .map(|n| String::from_utf8_lossy(n).into_owned())
+            .collect(),
+    )
+}

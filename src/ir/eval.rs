@@ -1,0 +1,890 @@
+//! A reference interpreter of the IR: the meaning every later stage must preserve.
+//!
+//! In: a verified [`Function`] (with its [`Module`] for variables) and a [`Launch`]: grid and
+//! CTA shape, parameter bytes, global memory regions. Out: a [`RunOutput`] with the final bytes
+//! of every memory region (global regions, each CTA's shared memory, each thread's local
+//! memory), so two runs (say, the IR and the SM50 simulator) can be compared byte for byte; or
+//! an [`EvalError`] naming the instruction at fault. Nothing here panics on any IR or launch:
+//! the function is verified first, and every memory access is bounds-checked.
+//!
+//! # Memory model
+//!
+//! Memory is byte-addressed and little-endian, one store per state space:
+//!
+//! * **global**: the launch's [`GlobalRegion`]s plus one region holding the module's `.global`
+//!   variables at [`MODULE_GLOBAL_BASE`]. An access must lie wholly inside one region.
+//! * **shared**: one array per CTA: the module's `.shared` variables, then
+//!   `Launch::dynamic_shared` bytes (16-aligned, the `extern .shared` array).
+//! * **local**: one array per thread: the module's `.local` variables, then
+//!   `Launch::local_size` bytes (a stack frame, for later spills).
+//! * **const**: the module's `.const` variables (read-only).
+//! * **param**: the launch's parameter bytes (read-only).
+//!
+//! Variables of one space are laid out in declaration order, each at its alignment. Bytes
+//! without an initializer start as zero (PTX says "unknown but constant"; zero is one such).
+//!
+//! Addresses in a non-generic space are offsets into that space, 32 bits wide: the address
+//! value is zero-extended, the signed offset added, and the sum truncated to 32 bits (seed
+//! 6.4.1). Global and generic addresses are 64-bit.
+//!
+//! **Generic addresses** (seed 6.4.1.1): the shared, local and const spaces appear as 16 MB
+//! windows inside the generic space, each at a window base; an address inside a window maps
+//! to `address - base` in that space, anything else is global. The bases follow what ptxas
+//! does on sm_50 (sm50-isa.md section 4): `c[0x0][0x0]` holds the shared window base with upper
+//! 32 bits zero, `cvta.to.shared` is `lo & 0x00ffffff`, and `cvta.local` ORs the local base
+//! in, so both bases are 16 MB-aligned values below 4 GB. The numbers themselves are ours:
+//! [`SHARED_WINDOW_BASE`], [`LOCAL_WINDOW_BASE`], [`CONST_WINDOW_BASE`]. (Where the hardware
+//! puts `.const` in the generic space is not known here; we give it a window so that `cvta.const`
+//! round-trips.) Global regions may not overlap a window; a launch that tries is rejected.
+//! The param space has no window: seed 6.4.1.1 puts it inside the global window, and kernels
+//! reach parameters with `ld.param` only.
+//!
+//! An access must be naturally aligned to its total size (element size × vector width). PTX
+//! calls a misaligned access undefined; the reference treats it as an error so a compiler bug
+//! that misaligns shows up rather than being silently masked.
+//!
+//! # Execution
+//!
+//! CTAs run one after another, x fastest; inside a CTA, threads run one after another in
+//! linear order. Each thread is a resumable state machine (`Thread`: current block, position,
+//! registers) advanced by `step`. Without barriers every thread simply runs to its `ret`. A
+//! `barrier` makes `step` return `AtBarrier`; `run_cta` advances every thread until it is at
+//! the barrier or has exited before letting any continue, and threads that exited count as
+//! arrived (PTX leaves a barrier that not all threads reach undefined; this is the choice that
+//! cannot deadlock). Because threads run in a fixed order between barriers, a data race gives
+//! one deterministic answer here, not an error: races are not detected. A step limit (total
+//! instructions of the launch) stops infinite loops.
+
+use std::fmt;
+
+use cranelift_entity::EntityRef;
+
+use super::{
+    verify_in_module, BinaryOp, Block, ConvOp, CvtaDir, Function, Inst, InstData, IntCC, Module,
+    Space, SpecialReg, Type, UnaryOp, Value, VerifierError,
+};
+
+/// Generic address of shared offset 0 (what `c[0x0][0x0]` holds in our model).
+pub const SHARED_WINDOW_BASE: u64 = 0x0100_0000;
+/// Generic address of local offset 0 (`c[0x0][0x4]` in our model).
+pub const LOCAL_WINDOW_BASE: u64 = 0x0200_0000;
+/// Generic address of const offset 0.
+pub const CONST_WINDOW_BASE: u64 = 0x0300_0000;
+/// Every window is 16 MB (24-bit offsets).
+pub const WINDOW_SIZE: u64 = 0x0100_0000;
+/// Where the module's `.global` variables live.
+pub const MODULE_GLOBAL_BASE: u64 = 0x7_0000_0000;
+/// Default instruction budget of a launch.
+pub const DEFAULT_STEP_LIMIT: u64 = 10_000_000;
+/// Most threads one launch may have (local memory is allocated per thread).
+pub const MAX_THREADS: u64 = 1 << 20;
+/// Most bytes of memory one launch may allocate for module variables, shared memory of all
+/// CTAs and local memory of all threads together: a bound so that a huge declaration is a
+/// `BadLaunch` error rather than an allocation failure.
+pub const MAX_LAUNCH_BYTES: u64 = 1 << 30;
+
+/// A range of global memory given to a launch.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GlobalRegion {
+    pub base: u64,
+    pub bytes: Vec<u8>,
+}
+
+/// How to run a kernel.
+#[derive(Clone, Debug)]
+pub struct Launch {
+    /// CTAs per grid (%nctaid).
+    pub grid: [u32; 3],
+    /// Threads per CTA (%ntid).
+    pub block: [u32; 3],
+    /// The param space, laid out as the function's `params` say.
+    pub params: Vec<u8>,
+    pub global: Vec<GlobalRegion>,
+    pub dynamic_shared: u32,
+    pub local_size: u32,
+    pub step_limit: u64,
+    pub gridid: u64,
+}
+
+impl Launch {
+    pub fn new(grid: [u32; 3], block: [u32; 3]) -> Launch {
+        Launch {
+            grid,
+            block,
+            params: Vec::new(),
+            global: Vec::new(),
+            dynamic_shared: 0,
+            local_size: 0,
+            step_limit: DEFAULT_STEP_LIMIT,
+            gridid: 0,
+        }
+    }
+}
+
+/// The memory after a run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunOutput {
+    /// The launch's regions in order, then (if the module has `.global` variables) the
+    /// module's region at [`MODULE_GLOBAL_BASE`].
+    pub global: Vec<GlobalRegion>,
+    /// Shared memory of each CTA, in launch order (x fastest).
+    pub shared: Vec<Vec<u8>>,
+    /// Local memory of each thread: CTA by CTA, threads in linear order inside each.
+    pub local: Vec<Vec<u8>>,
+}
+
+impl RunOutput {
+    /// The bytes of the launch region that starts at `base`.
+    pub fn region(&self, base: u64) -> Option<&[u8]> {
+        self.global
+            .iter()
+            .find(|r| r.base == base)
+            .map(|r| &r.bytes[..])
+    }
+}
+
+/// Why a run stopped.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum EvalError {
+    #[error("invalid IR: {}", join_errors(.0))]
+    Invalid(Vec<VerifierError>),
+    #[error("no kernel named '{0}'")]
+    NoKernel(String),
+    #[error("bad launch: {0}")]
+    BadLaunch(String),
+    #[error("{inst}: {size}-byte {space} access at 0x{addr:x} is out of bounds")]
+    OutOfBounds {
+        inst: Inst,
+        space: Space,
+        addr: u64,
+        size: u32,
+    },
+    #[error("{inst}: {size}-byte access at global address 0x{addr:x} is not mapped")]
+    Unmapped { inst: Inst, addr: u64, size: u32 },
+    #[error("{inst}: {size}-byte {space} access at 0x{addr:x} is misaligned")]
+    Misaligned {
+        inst: Inst,
+        space: Space,
+        addr: u64,
+        size: u32,
+    },
+    #[error("{inst}: step limit of {limit} instructions reached")]
+    StepLimit { inst: Inst, limit: u64 },
+}
+
+fn join_errors(errors: &[VerifierError]) -> String {
+    errors
+        .iter()
+        .map(|e| e.to_string())
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// Run kernel `name` of `module`.
+pub fn run(module: &Module, name: &str, launch: &Launch) -> Result<RunOutput, EvalError> {
+    let func = module
+        .functions
+        .iter()
+        .find(|f| f.name == name)
+        .ok_or_else(|| EvalError::NoKernel(name.to_string()))?;
+    run_in(module, func, launch)
+}
+
+/// Run a function that uses no module variables.
+pub fn run_function(func: &Function, launch: &Launch) -> Result<RunOutput, EvalError> {
+    run_in(&Module::new(), func, launch)
+}
+
+/// Run `func`, whose variables live in `module`.
+pub fn run_in(module: &Module, func: &Function, launch: &Launch) -> Result<RunOutput, EvalError> {
+    verify_in_module(module, func).map_err(EvalError::Invalid)?;
+    check_launch(func, launch)?;
+    let layout = VarLayout::new(module);
+    let mut mem = Memory::new(module, &layout, launch)?;
+
+    let ctas = launch.grid.iter().map(|&d| u64::from(d)).product::<u64>();
+    let mut shared_out = Vec::new();
+    let mut local_out = Vec::new();
+    let mut steps = 0u64;
+    for cz in 0..launch.grid[2] {
+        for cy in 0..launch.grid[1] {
+            for cx in 0..launch.grid[0] {
+                let ctx = Ctx {
+                    func,
+                    layout: &layout,
+                    launch,
+                    ctaid: [cx, cy, cz],
+                };
+                let (shared, locals) = run_cta(&ctx, &mut mem, &mut steps)?;
+                shared_out.push(shared);
+                local_out.extend(locals);
+            }
+        }
+    }
+    debug_assert_eq!(shared_out.len() as u64, ctas);
+    let mut global = mem.global;
+    if layout.global_size > 0 {
+        global.push(GlobalRegion {
+            base: MODULE_GLOBAL_BASE,
+            bytes: mem.module_global,
+        });
+    }
+    Ok(RunOutput {
+        global,
+        shared: shared_out,
+        local: local_out,
+    })
+}
+
+fn check_launch(func: &Function, launch: &Launch) -> Result<(), EvalError> {
+    let bad = |m: String| Err(EvalError::BadLaunch(m));
+    if launch.grid.contains(&0) || launch.block.contains(&0) {
+        return bad("grid and block dimensions must be at least 1".into());
+    }
+    let per_cta: u64 = launch.block.iter().map(|&d| u64::from(d)).product();
+    if per_cta > 1024 {
+        return bad(format!("{per_cta} threads per CTA, at most 1024"));
+    }
+    let ctas: u64 = launch.grid.iter().map(|&d| u64::from(d)).product();
+    if ctas.saturating_mul(per_cta) > MAX_THREADS {
+        return bad(format!("more than {MAX_THREADS} threads"));
+    }
+    if (launch.params.len() as u64) < u64::from(func.param_size()) {
+        return bad(format!(
+            "{} parameter bytes given, the kernel takes {}",
+            launch.params.len(),
+            func.param_size()
+        ));
+    }
+    Ok(())
+}
+
+/// Offsets of module variables in their spaces and the size of each space's static part.
+struct VarLayout {
+    /// Offset of each variable in its space's storage.
+    offsets: Vec<u64>,
+    /// What `addr` yields for each variable: the offset, or for `.global` variables the
+    /// global address.
+    addrs: Vec<u64>,
+    global_size: u64,
+    shared_size: u64,
+    local_size: u64,
+    const_size: u64,
+}
+
+impl VarLayout {
+    fn new(module: &Module) -> VarLayout {
+        let mut l = VarLayout {
+            offsets: Vec::new(),
+            addrs: Vec::new(),
+            global_size: 0,
+            shared_size: 0,
+            local_size: 0,
+            const_size: 0,
+        };
+        for v in module.vars.values() {
+            let size = match v.space {
+                Space::Global => &mut l.global_size,
+                Space::Shared => &mut l.shared_size,
+                Space::Local => &mut l.local_size,
+                // Param and generic variables have no storage of their own; give them const
+                // storage so that an address still resolves somewhere read-only.
+                Space::Const | Space::Param | Space::Generic => &mut l.const_size,
+            };
+            let align = u64::from(v.align.max(1));
+            let off = size.next_multiple_of(align);
+            *size = off + u64::from(v.size);
+            l.offsets.push(off);
+            let base = if v.space == Space::Global {
+                MODULE_GLOBAL_BASE
+            } else {
+                0
+            };
+            l.addrs.push(base + off);
+        }
+        l
+    }
+}
+
+/// Storage that outlives a CTA.
+struct Memory {
+    global: Vec<GlobalRegion>,
+    module_global: Vec<u8>,
+    constant: Vec<u8>,
+    /// Initial images of shared and local memory (variables' initializers).
+    shared_init: Vec<u8>,
+    local_init: Vec<u8>,
+}
+
+impl Memory {
+    fn new(module: &Module, layout: &VarLayout, launch: &Launch) -> Result<Memory, EvalError> {
+        let bad = |m: String| Err(EvalError::BadLaunch(m));
+        let windows = SHARED_WINDOW_BASE..CONST_WINDOW_BASE + WINDOW_SIZE;
+        let mut spans: Vec<(u64, u64)> = Vec::new();
+        for r in &launch.global {
+            let Some(end) = r.base.checked_add(r.bytes.len() as u64) else {
+                return bad(format!("region at 0x{:x} wraps around", r.base));
+            };
+            if r.base < windows.end && end > windows.start {
+                return bad(format!("region at 0x{:x} overlaps a window", r.base));
+            }
+            spans.push((r.base, end));
+        }
+        if layout.global_size > 0 {
+            spans.push((MODULE_GLOBAL_BASE, MODULE_GLOBAL_BASE + layout.global_size));
+        }
+        spans.sort();
+        for w in spans.windows(2) {
+            if w[1].0 < w[0].1 {
+                return bad(format!("global regions at 0x{:x} overlap", w[1].0));
+            }
+        }
+        let shared_static = layout.shared_size.next_multiple_of(16);
+        let shared_total = shared_static + u64::from(launch.dynamic_shared);
+        let local_total = layout.local_size + u64::from(launch.local_size);
+        if shared_total > WINDOW_SIZE
+            || local_total > WINDOW_SIZE
+            || layout.const_size > WINDOW_SIZE
+        {
+            return bad("a state space is larger than its 16 MB window".into());
+        }
+        let ctas: u64 = launch.grid.iter().map(|&d| u64::from(d)).product();
+        let threads = ctas.saturating_mul(launch.block.iter().map(|&d| u64::from(d)).product());
+        let total = layout
+            .global_size
+            .saturating_add(layout.const_size)
+            .saturating_add(ctas.saturating_mul(shared_total))
+            .saturating_add(threads.saturating_mul(local_total));
+        if total > MAX_LAUNCH_BYTES {
+            return bad(format!(
+                "the launch needs {total} bytes of memory, at most {MAX_LAUNCH_BYTES}"
+            ));
+        }
+        let mut m = Memory {
+            global: launch.global.clone(),
+            module_global: vec![0; layout.global_size as usize],
+            constant: vec![0; layout.const_size as usize],
+            shared_init: vec![0; shared_total as usize],
+            local_init: vec![0; local_total as usize],
+        };
+        for (i, v) in module.vars.values().enumerate() {
+            let Some(init) = &v.init else { continue };
+            let off = layout.offsets[i] as usize;
+            let n = init.len().min(v.size as usize);
+            let dst = match v.space {
+                Space::Global => &mut m.module_global,
+                Space::Shared => &mut m.shared_init,
+                Space::Local => &mut m.local_init,
+                Space::Const | Space::Param | Space::Generic => &mut m.constant,
+            };
+            dst[off..off + n].copy_from_slice(&init[..n]);
+        }
+        Ok(m)
+    }
+}
+
+/// What stays fixed while a CTA runs.
+struct Ctx<'a> {
+    func: &'a Function,
+    layout: &'a VarLayout,
+    launch: &'a Launch,
+    ctaid: [u32; 3],
+}
+
+/// Memory one thread can reach while it runs: the launch-wide stores plus its CTA's shared
+/// memory and its own local memory.
+struct ThreadMem<'a> {
+    mem: &'a mut Memory,
+    shared: &'a mut Vec<u8>,
+    local: &'a mut Vec<u8>,
+    params: &'a [u8],
+}
+
+/// What a step left the thread doing.
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+enum Status {
+    Running,
+    /// Stopped just after a barrier, waiting for the rest of the CTA.
+    AtBarrier,
+    Exited,
+}
+
+/// One thread as a resumable state machine.
+struct Thread {
+    tid: [u32; 3],
+    linear: u32,
+    block: Block,
+    pos: usize,
+    regs: Vec<u64>,
+}
+
+fn run_cta(
+    ctx: &Ctx<'_>,
+    mem: &mut Memory,
+    steps: &mut u64,
+) -> Result<(Vec<u8>, Vec<Vec<u8>>), EvalError> {
+    let [bx, by, bz] = ctx.launch.block;
+    let mut shared = mem.shared_init.clone();
+    let entry = ctx.func.layout[0];
+    let mut threads = Vec::new();
+    let mut locals = Vec::new();
+    for z in 0..bz {
+        for y in 0..by {
+            for x in 0..bx {
+                threads.push(Thread {
+                    tid: [x, y, z],
+                    linear: x + bx * (y + by * z),
+                    block: entry,
+                    pos: 0,
+                    regs: vec![0; ctx.func.values.len()],
+                });
+                locals.push(mem.local_init.clone());
+            }
+        }
+    }
+    let params = &ctx.launch.params[..];
+    let mut status = vec![Status::Running; threads.len()];
+    // Each round runs every thread, in linear order, until it exits or reaches a barrier;
+    // then the barrier opens for all waiting threads. Without barriers that is one round in
+    // which each thread runs to its end. The step limit bounds the number of rounds.
+    loop {
+        for ((thread, local), status) in threads.iter_mut().zip(&mut locals).zip(&mut status) {
+            if *status != Status::Running {
+                continue;
+            }
+            let mut tm = ThreadMem {
+                mem,
+                shared: &mut shared,
+                local,
+                params,
+            };
+            loop {
+                let s = thread.step(ctx, &mut tm, steps)?;
+                if s != Status::Running {
+                    *status = s;
+                    break;
+                }
+            }
+        }
+        if status.iter().all(|&s| s == Status::Exited) {
+            break;
+        }
+        for s in &mut status {
+            if *s == Status::AtBarrier {
+                *s = Status::Running;
+            }
+        }
+    }
+    Ok((shared, locals))
+}
+
+/// Sign-extend the low `bits` of `x`.
+fn sx(x: u64, bits: u32) -> i64 {
+    let shift = 64 - bits;
+    ((x << shift) as i64) >> shift
+}
+
+impl Thread {
+    fn get(&self, v: Value) -> u64 {
+        self.regs[v.index()]
+    }
+
+    fn set(&mut self, v: Value, x: u64, ty: Type) {
+        self.regs[v.index()] = x & ty.mask();
+    }
+
+    /// Execute one instruction.
+    fn step(
+        &mut self,
+        ctx: &Ctx<'_>,
+        tm: &mut ThreadMem<'_>,
+        steps: &mut u64,
+    ) -> Result<Status, EvalError> {
+        let func = ctx.func;
+        // Verified: every block ends with a terminator, so `pos` stays in range.
+        let inst = func.blocks[self.block].insts[self.pos];
+        *steps += 1;
+        if *steps > ctx.launch.step_limit {
+            return Err(EvalError::StepLimit {
+                inst,
+                limit: ctx.launch.step_limit,
+            });
+        }
+        let node = &func.insts[inst];
+        let ty_of = |v: Value| func.values[v].ty;
+        let result = node.results.first().copied();
+        let mut out: Option<u64> = None;
+        match &node.data {
+            InstData::Iconst { imm, .. } => out = Some(*imm),
+            InstData::Fconst { bits, .. } => out = Some(*bits),
+            InstData::LoadParam { ty, offset } => {
+                let size = ty.bytes().unwrap_or(1);
+                let addr = u64::from(*offset);
+                out = Some(read(inst, Space::Param, tm.params, addr, size)?);
+            }
+            InstData::SpecialReg { reg } => out = Some(self.special(ctx, *reg)),
+            InstData::SymbolAddr { var, .. } => {
+                // Verified against the module, so the variable exists.
+                out = Some(ctx.layout.addrs[var.index()]);
+            }
+            InstData::Unary { op, arg } => {
+                let a = self.get(*arg);
+                out = Some(match op {
+                    UnaryOp::Not => !a,
+                    UnaryOp::Neg => a.wrapping_neg(),
+                });
+            }
+            InstData::Binary { op, args } => {
+                let ty = ty_of(args[0]);
+                out = Some(binary(*op, ty, self.get(args[0]), self.get(args[1])));
+            }
+            InstData::MulWide { signed, args } => {
+                let bits = ty_of(args[0]).bits();
+                let (a, b) = (self.get(args[0]), self.get(args[1]));
+                out = Some(if *signed {
+                    (sx(a, bits) * sx(b, bits)) as u64
+                } else {
+                    a * b
+                });
+            }
+            InstData::Convert { op, arg, .. } => {
+                let a = self.get(*arg);
+                out = Some(match op {
+                    ConvOp::Sext => sx(a, ty_of(*arg).bits()) as u64,
+                    ConvOp::Zext | ConvOp::Trunc => a,
+                });
+            }
+            InstData::Select { cond, args } => {
+                let pick = if self.get(*cond) != 0 {
+                    args[0]
+                } else {
+                    args[1]
+                };
+                out = Some(self.get(pick));
+            }
+            InstData::Icmp { cc, args } => {
+                let bits = ty_of(args[0]).bits();
+                let (a, b) = (self.get(args[0]), self.get(args[1]));
+                let (x, y) = (sx(a, bits), sx(b, bits));
+                let r = match cc {
+                    IntCC::Eq => a == b,
+                    IntCC::Ne => a != b,
+                    IntCC::Slt => x < y,
+                    IntCC::Sle => x <= y,
+                    IntCC::Sgt => x > y,
+                    IntCC::Sge => x >= y,
+                    IntCC::Ult => a < b,
+                    IntCC::Ule => a <= b,
+                    IntCC::Ugt => a > b,
+                    IntCC::Uge => a >= b,
+                };
+                out = Some(u64::from(r));
+            }
+            InstData::Load {
+                space,
+                ty,
+                width,
+                addr,
+                offset,
+            } => {
+                let elem = ty.bytes().unwrap_or(1);
+                let ea = effective_address(*space, self.get(*addr), *offset);
+                let total = elem * u32::from(*width);
+                let (sp, base) = resolve(inst, *space, ea, total)?;
+                for (i, &r) in node.results.iter().enumerate() {
+                    let a = base.wrapping_add(u64::from(elem) * i as u64);
+                    let x = tm.read(inst, sp, a, elem)?;
+                    self.set(r, x, *ty);
+                }
+            }
+            InstData::Store {
+                space,
+                ty,
+                addr,
+                offset,
+                values,
+            } => {
+                let elem = ty.bytes().unwrap_or(1);
+                let ea = effective_address(*space, self.get(*addr), *offset);
+                let total = elem * values.len() as u32;
+                let (sp, base) = resolve(inst, *space, ea, total)?;
+                // Check the whole access before writing any of it.
+                tm.check(inst, sp, base, total)?;
+                for (i, &v) in values.iter().enumerate() {
+                    let a = base.wrapping_add(u64::from(elem) * i as u64);
+                    tm.write(inst, sp, a, elem, self.get(v))?;
+                }
+            }
+            InstData::Cvta {
+                dir, space, arg, ..
+            } => {
+                let base = match space {
+                    Space::Shared => SHARED_WINDOW_BASE,
+                    Space::Local => LOCAL_WINDOW_BASE,
+                    Space::Const => CONST_WINDOW_BASE,
+                    // Global addresses are generic addresses already.
+                    _ => 0,
+                };
+                let a = self.get(*arg);
+                // Converting an address that is outside the window is undefined in PTX; the
+                // subtraction just gives some value, which a later access will reject.
+                out = Some(match dir {
+                    CvtaDir::ToGeneric => a.wrapping_add(base),
+                    CvtaDir::FromGeneric => a.wrapping_sub(base),
+                });
+            }
+            InstData::Jump { dest } => {
+                self.branch(func, dest.block, &dest.args);
+                return Ok(Status::Running);
+            }
+            InstData::Brif {
+                cond,
+                then_dest,
+                else_dest,
+            } => {
+                let dest = if self.get(*cond) != 0 {
+                    then_dest
+                } else {
+                    else_dest
+                };
+                self.branch(func, dest.block, &dest.args);
+                return Ok(Status::Running);
+            }
+            InstData::Return => return Ok(Status::Exited),
+            InstData::Barrier => {
+                self.pos += 1;
+                return Ok(Status::AtBarrier);
+            }
+        }
+        if let (Some(r), Some(x)) = (result, out) {
+            self.set(r, x, ty_of(r));
+        }
+        self.pos += 1;
+        Ok(Status::Running)
+    }
+
+    /// Move to `block`, passing arguments as a parallel copy (read all, then write all), so
+    /// that `jump block1(v2, v1)` swaps correctly when v1 and v2 are block1's own parameters.
+    fn branch(&mut self, func: &Function, block: Block, args: &[Value]) {
+        let vals: Vec<u64> = args.iter().map(|&a| self.get(a)).collect();
+        for (&p, x) in func.blocks[block].params.iter().zip(vals) {
+            self.set(p, x, func.values[p].ty);
+        }
+        self.block = block;
+        self.pos = 0;
+    }
+
+    fn special(&self, ctx: &Ctx<'_>, reg: SpecialReg) -> u64 {
+        let l = ctx.launch;
+        let per_cta: u32 = l.block.iter().product();
+        u64::from(match reg {
+            SpecialReg::Tid(d) => self.tid[d.index()],
+            SpecialReg::Ntid(d) => l.block[d.index()],
+            SpecialReg::Ctaid(d) => ctx.ctaid[d.index()],
+            SpecialReg::Nctaid(d) => l.grid[d.index()],
+            SpecialReg::LaneId => self.linear % 32,
+            SpecialReg::WarpId => self.linear / 32,
+            SpecialReg::NWarpId => per_cta.div_ceil(32),
+            SpecialReg::GridId => return l.gridid,
+        })
+    }
+}
+
+fn binary(op: BinaryOp, ty: Type, a: u64, b: u64) -> u64 {
+    let bits = ty.bits();
+    let (x, y) = (sx(a, bits), sx(b, bits));
+    // Shift counts are i32 operands read as unsigned; PTX clamps counts beyond the width.
+    let count = b & 0xffff_ffff;
+    match op {
+        BinaryOp::Add => a.wrapping_add(b),
+        BinaryOp::Sub => a.wrapping_sub(b),
+        BinaryOp::Mul => a.wrapping_mul(b),
+        BinaryOp::MulHiS => ((i128::from(x) * i128::from(y)) >> bits) as u64,
+        BinaryOp::MulHiU => ((u128::from(a) * u128::from(b)) >> bits) as u64,
+        BinaryOp::Shl if count >= u64::from(bits) => 0,
+        BinaryOp::Shl => a << count,
+        BinaryOp::ShrU if count >= u64::from(bits) => 0,
+        BinaryOp::ShrU => a >> count,
+        BinaryOp::ShrS => (x >> count.min(u64::from(bits) - 1)) as u64,
+        BinaryOp::And => a & b,
+        BinaryOp::Or => a | b,
+        BinaryOp::Xor => a ^ b,
+        BinaryOp::MinS => {
+            if x <= y {
+                a
+            } else {
+                b
+            }
+        }
+        BinaryOp::MinU => a.min(b),
+        BinaryOp::MaxS => {
+            if x >= y {
+                a
+            } else {
+                b
+            }
+        }
+        BinaryOp::MaxU => a.max(b),
+    }
+}
+
+/// The address an access names: zero-extended address plus signed offset, truncated to 32
+/// bits in the spaces whose addresses are 32-bit.
+fn effective_address(space: Space, addr: u64, offset: i32) -> u64 {
+    let ea = addr.wrapping_add(i64::from(offset) as u64);
+    match space {
+        Space::Global | Space::Generic => ea,
+        _ => ea & 0xffff_ffff,
+    }
+}
+
+/// Map a generic address into its space; other spaces map to themselves. Checks alignment.
+fn resolve(inst: Inst, space: Space, ea: u64, size: u32) -> Result<(Space, u64), EvalError> {
+    let (sp, addr) = if space == Space::Generic {
+        let window = |base: u64| (base..base + WINDOW_SIZE).contains(&ea);
+        if window(SHARED_WINDOW_BASE) {
+            (Space::Shared, ea - SHARED_WINDOW_BASE)
+        } else if window(LOCAL_WINDOW_BASE) {
+            (Space::Local, ea - LOCAL_WINDOW_BASE)
+        } else if window(CONST_WINDOW_BASE) {
+            (Space::Const, ea - CONST_WINDOW_BASE)
+        } else {
+            (Space::Global, ea)
+        }
+    } else {
+        (space, ea)
+    };
+    if ea % u64::from(size.max(1)) != 0 {
+        return Err(EvalError::Misaligned {
+            inst,
+            space: sp,
+            addr: ea,
+            size,
+        });
+    }
+    Ok((sp, addr))
+}
+
+/// Read `size` (≤ 8) little-endian bytes of `bytes` at `addr`.
+fn read(inst: Inst, space: Space, bytes: &[u8], addr: u64, size: u32) -> Result<u64, EvalError> {
+    let range = range_in(inst, space, bytes.len(), addr, size)?;
+    Ok(bytes[range]
+        .iter()
+        .rev()
+        .fold(0u64, |acc, &b| (acc << 8) | u64::from(b)))
+}
+
+fn range_in(
+    inst: Inst,
+    space: Space,
+    len: usize,
+    addr: u64,
+    size: u32,
+) -> Result<std::ops::Range<usize>, EvalError> {
+    let end = addr.checked_add(u64::from(size));
+    match end {
+        Some(end) if end <= len as u64 => Ok(addr as usize..end as usize),
+        _ => Err(EvalError::OutOfBounds {
+            inst,
+            space,
+            addr,
+            size,
+        }),
+    }
+}
+
+impl ThreadMem<'_> {
+    /// The bytes of `space` holding `[addr, addr + size)` and the range inside them.
+    fn locate(
+        &mut self,
+        inst: Inst,
+        space: Space,
+        addr: u64,
+        size: u32,
+    ) -> Result<(&mut [u8], std::ops::Range<usize>), EvalError> {
+        let bytes: &mut [u8] = match space {
+            Space::Shared => self.shared,
+            Space::Local => self.local,
+            Space::Const => &mut self.mem.constant,
+            // Param bytes are only read through `read` below; stores to param are rejected by
+            // the verifier, so reaching here means a generic address, which never maps param.
+            Space::Param => {
+                return Err(EvalError::OutOfBounds {
+                    inst,
+                    space,
+                    addr,
+                    size,
+                })
+            }
+            Space::Global | Space::Generic => {
+                let end = addr.saturating_add(u64::from(size));
+                if addr >= MODULE_GLOBAL_BASE
+                    && end <= MODULE_GLOBAL_BASE + self.mem.module_global.len() as u64
+                {
+                    let off = addr - MODULE_GLOBAL_BASE;
+                    let r = off as usize..(off + u64::from(size)) as usize;
+                    return Ok((&mut self.mem.module_global, r));
+                }
+                let Some(region) = self
+                    .mem
+                    .global
+                    .iter_mut()
+                    .find(|r| addr >= r.base && end <= r.base + r.bytes.len() as u64)
+                else {
+                    return Err(EvalError::Unmapped { inst, addr, size });
+                };
+                let off = addr - region.base;
+                let r = off as usize..(off + u64::from(size)) as usize;
+                return Ok((&mut region.bytes, r));
+            }
+        };
+        let r = range_in(inst, space, bytes.len(), addr, size)?;
+        Ok((bytes, r))
+    }
+
+    fn read(&mut self, inst: Inst, space: Space, addr: u64, size: u32) -> Result<u64, EvalError> {
+        if space == Space::Param {
+            return read(inst, space, self.params, addr, size);
+        }
+        let (bytes, r) = self.locate(inst, space, addr, size)?;
+        Ok(bytes[r]
+            .iter()
+            .rev()
+            .fold(0u64, |acc, &b| (acc << 8) | u64::from(b)))
+    }
+
+    fn check(&mut self, inst: Inst, space: Space, addr: u64, size: u32) -> Result<(), EvalError> {
+        self.locate(inst, space, addr, size).map(|_| ())
+    }
+
+    fn write(
+        &mut self,
+        inst: Inst,
+        space: Space,
+        addr: u64,
+        size: u32,
+        x: u64,
+    ) -> Result<(), EvalError> {
+        let (bytes, r) = self.locate(inst, space, addr, size)?;
+        for (i, b) in bytes[r].iter_mut().enumerate() {
+            *b = (x >> (8 * i)) as u8;
+        }
+        Ok(())
+    }
+}
+
+/// A dump of every region, for test failure messages.
+impl fmt::Display for RunOutput {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for r in &self.global {
+            writeln!(f, "global 0x{:x}: {:02x?}", r.base, r.bytes)?;
+        }
+        for (i, s) in self.shared.iter().enumerate() {
+            writeln!(f, "shared cta{i}: {s:02x?}")?;
+        }
+        for (i, l) in self.local.iter().enumerate() {
+            writeln!(f, "local thread{i}: {l:02x?}")?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,619 @@
+//! The SSA intermediate representation between the checked PTX AST and instruction selection.
+//!
+//! In: a later `ir::build(&ast::Module)` (not written yet) or tests, through [`FunctionBuilder`].
+//! Out: a [`Module`] of kernel [`Function`]s that [`verify`] accepts, that prints
+//! deterministically ([`std::fmt::Display`]), and that [`eval`] can run as a reference.
+//!
+//! # Shape
+//!
+//! Entities come from `cranelift-entity`: [`Value`], [`Inst`], [`Block`] and [`GlobalVar`]
+//! (a module variable). A function owns its values, instructions and blocks; blocks are kept in
+//! layout order in `Function::layout`, the first one is the entry. SSA merges use *block
+//! parameters* (no phi instructions): a terminator passes one argument per parameter.
+//!
+//! Types are [`Type::I8`] .. [`Type::I64`], [`Type::F16`] .. [`Type::F64`] and [`Type::Pred`].
+//! Integers carry no signedness; every operation that cares says so itself (`shr.s` vs
+//! `shr.u`, `mulhi.s` vs `mulhi.u`, `slt` vs `ult`, `sext` vs `zext`). That matches PTX, where
+//! `.s32`, `.u32` and `.b32` registers are interchangeable and only the opcode decides.
+//!
+//! # Semantics each operation carries (PTX ISA, integer subset)
+//!
+//! * `add`, `sub`, `mul` (the low half, PTX `mul.lo`), `neg`: wrapping two's complement.
+//! * `mulhi.s` / `mulhi.u`: the high half of the 2N-bit product (PTX `mul.hi`).
+//! * `mulwide.s` / `mulwide.u`: the full 2N-bit product of two N-bit values, N = 16 or 32
+//!   (PTX `mul.wide`). `mad` has no opcode: the builder expands it to `mul` + `add` (or
+//!   `mulhi`/`mulwide` + `add`), which is exactly how PTX defines it.
+//! * `shl`, `shr.u`, `shr.s`: the shift count is always an `i32` read as unsigned (PTX: "b is
+//!   always .u32"); counts at or beyond the width are *clamped* to the width, so `shl` and
+//!   `shr.u` give 0 and `shr.s` fills every bit with the sign.
+//! * `and`, `or`, `xor`, `not`: bitwise; they also accept `pred` operands (PTX `and.pred`).
+//! * `min.s`, `min.u`, `max.s`, `max.u`.
+//! * `sext`, `zext`, `trunc`: PTX `cvt` between integers (seed 6.5.1): `chop` is `trunc`,
+//!   `sext`/`zext` are themselves. A chop into a register wider than its format
+//!   (`cvt.s16.u32` into a 32-bit register) is built as `trunc.i16` then `sext.i32`.
+//!   `sext`/`zext` require a strictly wider result, `trunc` a strictly narrower one: a
+//!   same-width `cvt` is a plain copy and the builder just reuses the value.
+//! * `icmp.<cc>` compares two integers of one type and yields a `pred`; `select` picks.
+//! * `load` / `store` name a state space ([`Space`]), an element type, a vector width 1, 2 or 4
+//!   and an address `[v + offset]` (offset signed 32-bit, PTX `[reg+immOff]`). A vector load
+//!   has *one result per element* (`v1, v2 = load.global.v2.i32 [v0]`) and a vector store one
+//!   operand per element. We chose this over a vector type because PTX itself destructures
+//!   vectors into brace lists of scalars, and lowering wants one `LDG.64`/`.128` anyway: it
+//!   sees the whole access in one instruction without an aggregate type in the IR. The
+//!   address value is `i32` or `i64` and is zero-extended or truncated to the space's address
+//!   width (seed 6.4.1). The access must be naturally aligned to its total size.
+//! * `param.<ty> [off]`: read a kernel parameter from the param space at a byte offset.
+//! * `sreg.<ty> %tid.x` etc.: a special register ([`SpecialReg`]).
+//! * `addr.<space>.<ty> @var`: the address of a module variable, an offset in its own state
+//!   space (seed 6.4.1: "The address is an offset in the state space in which the variable is
+//!   declared"); for `.global` variables that is a global (= generic) address.
+//! * `cvta.to.<space>` / `cvta.from.<space>`: generic ↔ space-specific addresses through the
+//!   windows of seed 6.4.1.1; see [`eval`] for the window model.
+//! * `jump`, `brif` (on a `pred`), `ret`: terminators, with block arguments.
+//! * `barrier`: PTX `bar.sync 0` without a thread count (a CTA-wide barrier).
+//!
+//! # How PTX maps onto it (for `ir::build`)
+//!
+//! ```text
+//! PTX                                   IR
+//! ld.param.u64 %rd1, [A+8]              v = param.i64 [offset(A)+8]
+//! mov.u32 %r1, %tid.x                   v = sreg.i32 %tid.x
+//! mov.u64 %rd1, var                     v = addr.<space of var>.i64 @var
+//! mov.b32 %r2, %r1                      nothing: %r2 now names %r1's value (SSA renaming)
+//! add/sub/mul.lo.{s,u,b}N               add.iN / sub.iN / mul.iN
+//! mul.hi.sN, mul.hi.uN                  mulhi.s.iN, mulhi.u.iN
+//! mul.wide.s32 %rd, %r, %r              mulwide.s.i32 (result i64)
+//! mad.lo / mad.hi / mad.wide            FunctionBuilder::mad_lo / mad_hi / mad_wide
+//! shl.bN, shr.{u,b}N, shr.sN            shl.iN, shr.u.iN, shr.s.iN (count: the .u32 operand)
+//! and/or/xor/not.{bN,pred}, neg.sN      and / or / xor / not / neg
+//! min/max.{s,u}N                        min.s / min.u / max.s / max.u
+//! cvt.u64.u32 / cvt.s64.s32             zext.i64 / sext.i64
+//! cvt.u32.u64                           trunc.i32
+//! cvt.s16.u32 into a .b32 register      trunc.i16, then sext.i32 (seed 6.5.1 note 1)
+//! setp.lt.s32 %p, a, b                  icmp.slt.i32 (setp.<cmp>.and: icmp, then and)
+//! selp.b32 d, a, b, %p                  select.i32 %p, a, b
+//! ld.global.v4.u32 {a,b,c,d}, [r+16]    a, b, c, d = load.global.v4.i32 [r+16]
+//! ld.global.u8 into a .u32 register     load.global.i8, then zext.i32 (.s8: sext.i32)
+//! st.global.u8 [r], %r1 (.u32 reg)      trunc.i8, then store.global.i8
+//! cvta.to.global.u64 / cvta.shared.u64  cvta.to.global.i64 / cvta.shared.i64
+//! bra L / @%p bra L / ret, exit         jump / brif %p, L, <fall-through block> / ret
+//! bar.sync 0                            barrier
+//! @%p add ... (a value result)          compute, then select %p, new, old
+//! @%p st ... (a side effect)            brif around it into a new block
+//! ```
+//!
+//! # Invariants ([`verify`] checks them)
+//!
+//! Every use is dominated by its definition; operand types match the opcode; block arguments
+//! match the target's parameters in number and type; every block ends with exactly one
+//! terminator and has none before it; the entry block has no parameters.
+//!
+//! Floating point, atomics, named/counted barriers and calls are not here yet; they are new [`InstData`]
+//! variants (and new `Opcode` spellings) and nothing else in the shape has to change.
+
+mod builder;
+mod display;
+pub mod eval;
+mod verify;
+
+pub use builder::FunctionBuilder;
+pub use verify::{verify, verify_in_module, verify_module, VerifierError};
+
+use cranelift_entity::{entity_impl, PrimaryMap};
+use smallvec::SmallVec;
+
+/// An SSA value: an instruction result or a block parameter.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Value(u32);
+entity_impl!(Value, "v");
+
+/// An instruction.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Inst(u32);
+entity_impl!(Inst, "inst");
+
+/// A basic block.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Block(u32);
+entity_impl!(Block, "block");
+
+/// A module-level variable (`.global`, `.shared`, `.const`, `.local` declaration).
+#[derive(Copy, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct GlobalVar(u32);
+entity_impl!(GlobalVar, "gv");
+
+/// A value type. Integers have no signedness; operations do.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
+pub enum Type {
+    I8,
+    I16,
+    I32,
+    I64,
+    F16,
+    F32,
+    F64,
+    Pred,
+}
+
+impl Type {
+    /// Width in bits (a predicate counts as 1).
+    pub fn bits(self) -> u32 {
+        match self {
+            Type::I8 => 8,
+            Type::I16 | Type::F16 => 16,
+            Type::I32 | Type::F32 => 32,
+            Type::I64 | Type::F64 => 64,
+            Type::Pred => 1,
+        }
+    }
+
+    /// Size in memory; `None` for a predicate, which has no memory form.
+    pub fn bytes(self) -> Option<u32> {
+        match self {
+            Type::Pred => None,
+            t => Some(t.bits() / 8),
+        }
+    }
+
+    pub fn is_int(self) -> bool {
+        matches!(self, Type::I8 | Type::I16 | Type::I32 | Type::I64)
+    }
+
+    pub fn is_float(self) -> bool {
+        matches!(self, Type::F16 | Type::F32 | Type::F64)
+    }
+
+    /// The integer type of twice the width (for `mulwide`), if there is one.
+    pub fn double_width(self) -> Option<Type> {
+        match self {
+            Type::I8 => Some(Type::I16),
+            Type::I16 => Some(Type::I32),
+            Type::I32 => Some(Type::I64),
+            _ => None,
+        }
+    }
+
+    /// A mask of the value's bits inside a `u64`.
+    pub fn mask(self) -> u64 {
+        match self.bits() {
+            64 => u64::MAX,
+            n => (1u64 << n) - 1,
+        }
+    }
+}
+
+/// A PTX state space.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
+pub enum Space {
+    Global,
+    Shared,
+    Local,
+    Const,
+    Param,
+    Generic,
+}
+
+impl Space {
+    pub fn name(self) -> &'static str {
+        match self {
+            Space::Global => "global",
+            Space::Shared => "shared",
+            Space::Local => "local",
+            Space::Const => "const",
+            Space::Param => "param",
+            Space::Generic => "generic",
+        }
+    }
+}
+
+/// One of the three dimensions of a launch.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
+pub enum Dim {
+    X,
+    Y,
+    Z,
+}
+
+impl Dim {
+    pub fn index(self) -> usize {
+        match self {
+            Dim::X => 0,
+            Dim::Y => 1,
+            Dim::Z => 2,
+        }
+    }
+}
+
+/// A PTX special register that the IR can read.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
+pub enum SpecialReg {
+    Tid(Dim),
+    Ntid(Dim),
+    Ctaid(Dim),
+    Nctaid(Dim),
+    LaneId,
+    WarpId,
+    NWarpId,
+    /// `%gridid`, 64-bit.
+    GridId,
+}
+
+impl SpecialReg {
+    /// The type PTX gives the register (`.u32` except `%gridid`, `.u64`).
+    pub fn ty(self) -> Type {
+        match self {
+            SpecialReg::GridId => Type::I64,
+            _ => Type::I32,
+        }
+    }
+}
+
+/// Binary operations whose result has the type of the first operand.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
+pub enum BinaryOp {
+    Add,
+    Sub,
+    /// The low half of the product (PTX `mul.lo`).
+    Mul,
+    MulHiS,
+    MulHiU,
+    /// The count (second operand) is `i32`; counts ≥ width clamp.
+    Shl,
+    ShrU,
+    ShrS,
+    And,
+    Or,
+    Xor,
+    MinS,
+    MinU,
+    MaxS,
+    MaxU,
+}
+
+impl BinaryOp {
+    pub fn is_shift(self) -> bool {
+        matches!(self, BinaryOp::Shl | BinaryOp::ShrU | BinaryOp::ShrS)
+    }
+
+    /// Bitwise operations are also defined on predicates.
+    pub fn is_bitwise(self) -> bool {
+        matches!(self, BinaryOp::And | BinaryOp::Or | BinaryOp::Xor)
+    }
+}
+
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
+pub enum UnaryOp {
+    /// Bitwise not (also on predicates).
+    Not,
+    /// Two's complement negation.
+    Neg,
+}
+
+/// Integer conversions (PTX `cvt` between integer types, seed 6.5.1).
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
+pub enum ConvOp {
+    Sext,
+    Zext,
+    /// PTX "chop": keep the low bits.
+    Trunc,
+}
+
+/// Integer comparison conditions.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
+pub enum IntCC {
+    Eq,
+    Ne,
+    Slt,
+    Sle,
+    Sgt,
+    Sge,
+    Ult,
+    Ule,
+    Ugt,
+    Uge,
+}
+
+/// Direction of a `cvta`.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
+pub enum CvtaDir {
+    /// `cvta.<space>`: space address → generic address.
+    ToGeneric,
+    /// `cvta.to.<space>`: generic address → space address.
+    FromGeneric,
+}
+
+/// A branch target with its arguments.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct BlockCall {
+    pub block: Block,
+    pub args: SmallVec<[Value; 4]>,
+}
+
+/// An instruction's opcode and operands. Results live in [`InstNode::results`].
+#[derive(Clone, PartialEq, Debug)]
+pub enum InstData {
+    /// An integer constant; `imm` holds the bits (masked to the type on evaluation).
+    Iconst {
+        ty: Type,
+        imm: u64,
+    },
+    /// A float constant as raw IEEE bits of `ty`.
+    Fconst {
+        ty: Type,
+        bits: u64,
+    },
+    /// `ld.param` of a kernel parameter at a byte offset in the param space.
+    LoadParam {
+        ty: Type,
+        offset: u32,
+    },
+    SpecialReg {
+        reg: SpecialReg,
+    },
+    /// The address (in its own space) of a module variable, as an `ty` (i32 or i64).
+    SymbolAddr {
+        ty: Type,
+        var: GlobalVar,
+    },
+    Unary {
+        op: UnaryOp,
+        arg: Value,
+    },
+    Binary {
+        op: BinaryOp,
+        args: [Value; 2],
+    },
+    /// The full product, result twice as wide as the operands.
+    MulWide {
+        signed: bool,
+        args: [Value; 2],
+    },
+    Convert {
+        op: ConvOp,
+        ty: Type,
+        arg: Value,
+    },
+    /// `cond ? args[0] : args[1]`.
+    Select {
+        cond: Value,
+        args: [Value; 2],
+    },
+    Icmp {
+        cc: IntCC,
+        args: [Value; 2],
+    },
+    /// `width` results of type `ty` read from `[addr + offset]`.
+    Load {
+        space: Space,
+        ty: Type,
+        width: u8,
+        addr: Value,
+        offset: i32,
+    },
+    /// The values (1, 2 or 4, all of type `ty`) written to `[addr + offset]`.
+    Store {
+        space: Space,
+        ty: Type,
+        addr: Value,
+        offset: i32,
+        values: SmallVec<[Value; 4]>,
+    },
+    /// Convert between a generic address and an address in `space` (`ty`: i32 or i64).
+    Cvta {
+        dir: CvtaDir,
+        space: Space,
+        ty: Type,
+        arg: Value,
+    },
+    Jump {
+        dest: BlockCall,
+    },
+    Brif {
+        cond: Value,
+        then_dest: BlockCall,
+        else_dest: BlockCall,
+    },
+    Return,
+    /// `bar.sync` / `barrier.sync` with no thread count: wait until every thread of the CTA
+    /// that has not exited has arrived here (exited threads count as arrived).
+    Barrier,
+}
+
+impl InstData {
+    pub fn is_terminator(&self) -> bool {
+        matches!(
+            self,
+            InstData::Jump { .. } | InstData::Brif { .. } | InstData::Return
+        )
+    }
+
+    /// The values this instruction reads, in operand order.
+    pub fn operands(&self) -> SmallVec<[Value; 4]> {
+        let mut out = SmallVec::new();
+        match self {
+            InstData::Iconst { .. }
+            | InstData::Fconst { .. }
+            | InstData::LoadParam { .. }
+            | InstData::SpecialReg { .. }
+            | InstData::SymbolAddr { .. }
+            | InstData::Return
+            | InstData::Barrier => {}
+            InstData::Unary { arg, .. }
+            | InstData::Convert { arg, .. }
+            | InstData::Cvta { arg, .. } => out.push(*arg),
+            InstData::Binary { args, .. }
+            | InstData::MulWide { args, .. }
+            | InstData::Icmp { args, .. } => out.extend_from_slice(args),
+            InstData::Select { cond, args } => {
+                out.push(*cond);
+                out.extend_from_slice(args);
+            }
+            InstData::Load { addr, .. } => out.push(*addr),
+            InstData::Store { addr, values, .. } => {
+                out.push(*addr);
+                out.extend_from_slice(values);
+            }
+            InstData::Jump { dest } => out.extend_from_slice(&dest.args),
+            InstData::Brif {
+                cond,
+                then_dest,
+                else_dest,
+            } => {
+                out.push(*cond);
+                out.extend_from_slice(&then_dest.args);
+                out.extend_from_slice(&else_dest.args);
+            }
+        }
+        out
+    }
+
+    /// Branch targets of a terminator (empty for others).
+    pub fn targets(&self) -> SmallVec<[&BlockCall; 2]> {
+        let mut out = SmallVec::new();
+        match self {
+            InstData::Jump { dest } => out.push(dest),
+            InstData::Brif {
+                then_dest,
+                else_dest,
+                ..
+            } => {
+                out.push(then_dest);
+                out.push(else_dest);
+            }
+            _ => {}
+        }
+        out
+    }
+}
+
+/// An instruction with its results and the block it was placed in.
+#[derive(Clone, Debug)]
+pub struct InstNode {
+    pub data: InstData,
+    pub results: SmallVec<[Value; 4]>,
+    pub block: Block,
+}
+
+/// Where a value comes from.
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+pub enum ValueDef {
+    /// Result number `1` of instruction `0`.
+    Result(Inst, usize),
+    /// Parameter number `1` of block `0`.
+    Param(Block, usize),
+}
+
+#[derive(Copy, Clone, Debug)]
+pub struct ValueData {
+    pub ty: Type,
+    pub def: ValueDef,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct BlockData {
+    pub params: Vec<Value>,
+    pub insts: Vec<Inst>,
+}
+
+/// A kernel parameter: its place in the param space (offset and size in bytes).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KernelParam {
+    pub name: String,
+    pub offset: u32,
+    pub size: u32,
+    pub align: u32,
+}
+
+/// A kernel (`.entry`).
+#[derive(Clone, Debug, Default)]
+pub struct Function {
+    pub name: String,
+    pub params: Vec<KernelParam>,
+    pub values: PrimaryMap<Value, ValueData>,
+    pub insts: PrimaryMap<Inst, InstNode>,
+    pub blocks: PrimaryMap<Block, BlockData>,
+    /// Blocks in layout order; the first is the entry block.
+    pub layout: Vec<Block>,
+}
+
+impl Function {
+    pub fn new(name: &str) -> Function {
+        Function {
+            name: name.to_string(),
+            ..Function::default()
+        }
+    }
+
+    /// Append a kernel parameter at the next offset aligned to `align` (a power of two ≥ 1)
+    /// and return that offset, which is what `LoadParam` takes.
+    pub fn add_param(&mut self, name: &str, size: u32, align: u32) -> u32 {
+        // Saturating: sizes come from user declarations, and the PTX checker (not this
+        // bookkeeping) is where an oversized parameter list gets its diagnostic.
+        let align = align.max(1);
+        let offset = self
+            .param_size()
+            .checked_next_multiple_of(align)
+            .unwrap_or(u32::MAX);
+        self.params.push(KernelParam {
+            name: name.to_string(),
+            offset,
+            size,
+            align,
+        });
+        offset
+    }
+
+    /// The parameter called `name`.
+    pub fn param(&self, name: &str) -> Option<&KernelParam> {
+        self.params.iter().find(|p| p.name == name)
+    }
+
+    /// Bytes of param space the parameters occupy.
+    pub fn param_size(&self) -> u32 {
+        self.params
+            .iter()
+            .map(|p| p.offset.saturating_add(p.size))
+            .max()
+            .unwrap_or(0)
+    }
+
+    pub fn entry_block(&self) -> Option<Block> {
+        self.layout.first().copied()
+    }
+
+    pub fn value_type(&self, v: Value) -> Type {
+        self.values[v].ty
+    }
+
+    pub fn inst_results(&self, inst: Inst) -> &[Value] {
+        &self.insts[inst].results
+    }
+}
+
+/// A module variable: its space, size, alignment and optional initial bytes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VarData {
+    pub name: String,
+    pub space: Space,
+    pub size: u32,
+    pub align: u32,
+    /// Initial contents (at most `size` bytes; the rest is zero). `None`: no initializer.
+    pub init: Option<Vec<u8>>,
+}
+
+/// A PTX module: variables and kernels.
+#[derive(Clone, Debug, Default)]
+pub struct Module {
+    pub vars: PrimaryMap<GlobalVar, VarData>,
+    pub functions: Vec<Function>,
+}
+
+impl Module {
+    pub fn new() -> Module {
+        Module::default()
+    }
+
+    pub fn add_var(&mut self, var: VarData) -> GlobalVar {
+        self.vars.push(var)
+    }
+}

@@ -1,0 +1,616 @@
+//! The IR verifier: checks the invariants the rest of the compiler relies on.
+//!
+//! In: a [`Function`] (or a [`Module`], which adds checks of variable references). Out: `Ok`
+//! or every problem found, each a [`VerifierError`] whose text names the instruction or block.
+//!
+//! Checked: the layout is non-empty and lists each block once; every block and instruction
+//! it names exists, and block parameters and results name values that point back at them (the
+//! interpreter and later passes index by these, so this is what keeps them panic-free on
+//! hand-made IR); every block ends with exactly
+//! one terminator and has none before it; the entry block takes no parameters; every operand
+//! is a value of this function whose definition dominates the use (in the same block: comes
+//! earlier); operand and result types match the opcode; branch targets are in the layout and
+//! get as many arguments, of the right types, as they have parameters.
+//!
+//! Blocks that cannot be reached from the entry are checked for everything except dominance of
+//! their own uses: nothing executes them, and dominance is undefined there (Cranelift makes the
+//! same choice). A use in a reachable block of a value defined in an unreachable one is still
+//! an error, because that definition never dominates anything.
+
+use std::collections::HashMap;
+
+use cranelift_entity::SecondaryMap;
+
+use super::{
+    Block, ConvOp, Function, GlobalVar, Inst, InstData, Module, Space, Type, UnaryOp, Value,
+    ValueDef,
+};
+
+/// One verifier finding. The `Display` text is the user-visible message.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum VerifierError {
+    #[error("function has no blocks")]
+    NoBlocks,
+    #[error("{block} appears more than once in the layout")]
+    DuplicateBlock { block: Block },
+    #[error("{block} is in the layout but not in the function")]
+    UnknownBlock { block: Block },
+    #[error("{block}: parameter {value} is not that block's parameter")]
+    BadBlockParam { block: Block, value: Value },
+    #[error("{block}: entry block must not have parameters")]
+    EntryParams { block: Block },
+    #[error("{block}: does not end with a terminator")]
+    MissingTerminator { block: Block },
+    #[error("{inst}: terminator in the middle of {block}")]
+    TerminatorMidBlock { inst: Inst, block: Block },
+    #[error("{block} lists {inst}, which is not in the function")]
+    UnknownInst { inst: Inst, block: Block },
+    #[error("{inst}: instruction is placed more than once")]
+    DuplicateInst { inst: Inst },
+    #[error("{inst}: result {value} is not defined by this instruction")]
+    BadResult { inst: Inst, value: Value },
+    #[error("{inst}: {value} is not defined in this function")]
+    UndefinedValue { inst: Inst, value: Value },
+    #[error("{inst}: use of {value} is not dominated by its definition")]
+    NotDominated { inst: Inst, value: Value },
+    #[error("{inst}: {message}")]
+    Type { inst: Inst, message: String },
+    #[error("{inst}: branch to {block}, which is not in the layout")]
+    BadTarget { inst: Inst, block: Block },
+    #[error("{inst}: {block} takes {expected} arguments, got {got}")]
+    BlockArgCount {
+        inst: Inst,
+        block: Block,
+        expected: usize,
+        got: usize,
+    },
+    #[error("{inst}: argument {index} to {block} is {got}, expected {expected}")]
+    BlockArgType {
+        inst: Inst,
+        block: Block,
+        index: usize,
+        expected: Type,
+        got: Type,
+    },
+    #[error("{inst}: {var} is not a variable of the module")]
+    UnknownVar { inst: Inst, var: GlobalVar },
+}
+
+/// Verify one function on its own (variable references are checked by [`verify_module`]).
+pub fn verify(func: &Function) -> Result<(), Vec<VerifierError>> {
+    let mut v = Verifier {
+        func,
+        errors: Vec::new(),
+    };
+    v.run();
+    if v.errors.is_empty() {
+        Ok(())
+    } else {
+        Err(v.errors)
+    }
+}
+
+/// Verify every function of a module, plus their references to module variables.
+pub fn verify_module(module: &Module) -> Result<(), Vec<VerifierError>> {
+    let mut errors = Vec::new();
+    for func in &module.functions {
+        if let Err(e) = verify_in_module(module, func) {
+            errors.extend(e);
+        }
+    }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors)
+    }
+}
+
+/// Verify one function whose variable references point into `module` (the function need not
+/// be one of the module's own, which lets the interpreter check before it runs).
+pub fn verify_in_module(module: &Module, func: &Function) -> Result<(), Vec<VerifierError>> {
+    let mut errors = verify(func).err().unwrap_or_default();
+    for &block in &func.layout {
+        let Some(data) = func.blocks.get(block) else {
+            continue;
+        };
+        for &inst in &data.insts {
+            if let Some(InstData::SymbolAddr { var, .. }) = func.insts.get(inst).map(|n| &n.data) {
+                if !module.vars.is_valid(*var) {
+                    errors.push(VerifierError::UnknownVar { inst, var: *var });
+                }
+            }
+        }
+    }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors)
+    }
+}
+
+struct Verifier<'a> {
+    func: &'a Function,
+    errors: Vec<VerifierError>,
+}
+
+/// Where each placed instruction sits: its block and index in it.
+type Positions = HashMap<Inst, (Block, usize)>;
+
+impl Verifier<'_> {
+    fn run(&mut self) {
+        let func = self.func;
+        let Some(&entry) = func.layout.first() else {
+            self.errors.push(VerifierError::NoBlocks);
+            return;
+        };
+        // Layout sanity first: the other checks index blocks and instructions through it.
+        let mut seen_blocks = HashMap::new();
+        let mut positions = Positions::new();
+        for &block in &func.layout {
+            if !func.blocks.is_valid(block) {
+                self.errors.push(VerifierError::UnknownBlock { block });
+                return;
+            }
+            if seen_blocks.insert(block, ()).is_some() {
+                self.errors.push(VerifierError::DuplicateBlock { block });
+                return;
+            }
+            // The interpreter and later passes index registers by these values.
+            for (i, &value) in func.blocks[block].params.iter().enumerate() {
+                let ok = func.values.get(value).map(|d| d.def) == Some(ValueDef::Param(block, i));
+                if !ok {
+                    self.errors
+                        .push(VerifierError::BadBlockParam { block, value });
+                    return;
+                }
+            }
+            for (i, &inst) in func.blocks[block].insts.iter().enumerate() {
+                if !func.insts.is_valid(inst) {
+                    self.errors.push(VerifierError::UnknownInst { inst, block });
+                    return;
+                }
+                if positions.insert(inst, (block, i)).is_some() {
+                    self.errors.push(VerifierError::DuplicateInst { inst });
+                    return;
+                }
+                for (r, &value) in func.insts[inst].results.iter().enumerate() {
+                    let ok =
+                        func.values.get(value).map(|d| d.def) == Some(ValueDef::Result(inst, r));
+                    if !ok {
+                        self.errors.push(VerifierError::BadResult { inst, value });
+                        return;
+                    }
+                }
+            }
+        }
+        if !func.blocks[entry].params.is_empty() {
+            self.errors
+                .push(VerifierError::EntryParams { block: entry });
+        }
+        for &block in &func.layout {
+            let insts = &func.blocks[block].insts;
+            match insts.last() {
+                Some(&last) if func.insts[last].data.is_terminator() => {}
+                _ => self.errors.push(VerifierError::MissingTerminator { block }),
+            }
+            for &inst in insts.iter().rev().skip(1) {
+                if func.insts[inst].data.is_terminator() {
+                    self.errors
+                        .push(VerifierError::TerminatorMidBlock { inst, block });
+                }
+            }
+        }
+        let doms = Dominators::compute(func, &seen_blocks);
+        for &block in &func.layout {
+            for &inst in &func.blocks[block].insts {
+                self.check_operands(inst, block, &positions, &doms);
+                self.check_types(inst);
+                self.check_targets(inst, &seen_blocks);
+            }
+        }
+    }
+
+    fn check_operands(&mut self, inst: Inst, block: Block, pos: &Positions, doms: &Dominators) {
+        let func = self.func;
+        let here = pos[&inst].1;
+        for value in func.insts[inst].data.operands() {
+            let Some(def) = func.values.get(value).map(|d| d.def) else {
+                self.errors
+                    .push(VerifierError::UndefinedValue { inst, value });
+                continue;
+            };
+            if !doms.is_reachable(block) {
+                continue;
+            }
+            let ok = match def {
+                ValueDef::Param(def_block, _) => doms.dominates(def_block, block),
+                ValueDef::Result(def_inst, _) => match pos.get(&def_inst) {
+                    // A result of an instruction that is not placed anywhere is never defined.
+                    None => false,
+                    Some(&(def_block, def_pos)) if def_block == block => def_pos < here,
+                    Some(&(def_block, _)) => doms.dominates(def_block, block),
+                },
+            };
+            if !ok {
+                self.errors
+                    .push(VerifierError::NotDominated { inst, value });
+            }
+        }
+    }
+
+    fn ty(&self, v: Value) -> Option<Type> {
+        self.func.values.get(v).map(|d| d.ty)
+    }
+
+    fn check_types(&mut self, inst: Inst) {
+        let node = &self.func.insts[inst];
+        let mut problems: Vec<String> = Vec::new();
+        let results: Vec<Type> = node.results.iter().filter_map(|&v| self.ty(v)).collect();
+        // Undefined operands were already reported; their types are unknown, so skip the rest.
+        if node.data.operands().iter().any(|&v| self.ty(v).is_none()) {
+            return;
+        }
+        let t = |v: Value| self.ty(v).unwrap_or(Type::Pred);
+        let is_addr = |ty: Type| matches!(ty, Type::I32 | Type::I64);
+        let expect_results = |want: &[Type], problems: &mut Vec<String>| {
+            if results != want {
+                problems.push(format!(
+                    "results are ({}), expected ({})",
+                    join(&results),
+                    join(want)
+                ));
+            }
+        };
+        match &node.data {
+            InstData::Iconst { ty, .. } => {
+                if !ty.is_int() {
+                    problems.push(format!("iconst must have an integer type, got {ty}"));
+                }
+                expect_results(&[*ty], &mut problems);
+            }
+            InstData::Fconst { ty, .. } => {
+                if !ty.is_float() {
+                    problems.push(format!("fconst must have a float type, got {ty}"));
+                }
+                expect_results(&[*ty], &mut problems);
+            }
+            InstData::LoadParam { ty, .. } => {
+                if *ty == Type::Pred {
+                    problems.push("param cannot load a pred".to_string());
+                }
+                expect_results(&[*ty], &mut problems);
+            }
+            InstData::SpecialReg { reg } => expect_results(&[reg.ty()], &mut problems),
+            InstData::SymbolAddr { ty, .. } => {
+                if !is_addr(*ty) {
+                    problems.push(format!("addr must be i32 or i64, got {ty}"));
+                }
+                expect_results(&[*ty], &mut problems);
+            }
+            InstData::Unary { op, arg } => {
+                let a = t(*arg);
+                let ok = a.is_int() || (*op == UnaryOp::Not && a == Type::Pred);
+                if !ok {
+                    problems.push(format!(
+                        "{}: operand must be an integer, got {a}",
+                        op.name()
+                    ));
+                }
+                expect_results(&[a], &mut problems);
+            }
+            InstData::Binary { op, args } => {
+                let (a, b) = (t(args[0]), t(args[1]));
+                let name = op.name();
+                let a_ok = a.is_int() || (op.is_bitwise() && a == Type::Pred);
+                if !a_ok {
+                    problems.push(format!("{name}: operand must be an integer, got {a}"));
+                }
+                if op.is_shift() {
+                    if b != Type::I32 {
+                        problems.push(format!("{name}: shift count must be i32, got {b}"));
+                    }
+                } else if a != b {
+                    problems.push(format!(
+                        "{name}: operands must have the same type, got {a} and {b}"
+                    ));
+                }
+                expect_results(&[a], &mut problems);
+            }
+            InstData::MulWide { args, .. } => {
+                let (a, b) = (t(args[0]), t(args[1]));
+                if !matches!(a, Type::I16 | Type::I32) {
+                    problems.push(format!("mulwide: operands must be i16 or i32, got {a}"));
+                } else {
+                    expect_results(&[a.double_width().unwrap_or(a)], &mut problems);
+                }
+                if a != b {
+                    problems.push(format!(
+                        "mulwide: operands must have the same type, got {a} and {b}"
+                    ));
+                }
+            }
+            InstData::Convert { op, ty, arg } => {
+                let a = t(*arg);
+                let name = op.name();
+                if !a.is_int() || !ty.is_int() {
+                    problems.push(format!("{name}: converts integers only, got {a} to {ty}"));
+                } else {
+                    let ok = match op {
+                        ConvOp::Sext | ConvOp::Zext => ty.bits() > a.bits(),
+                        ConvOp::Trunc => ty.bits() < a.bits(),
+                    };
+                    if !ok {
+                        let how = if *op == ConvOp::Trunc {
+                            "narrower"
+                        } else {
+                            "wider"
+                        };
+                        problems.push(format!("{name}: {ty} is not {how} than {a}"));
+                    }
+                }
+                expect_results(&[*ty], &mut problems);
+            }
+            InstData::Select { cond, args } => {
+                let c = t(*cond);
+                if c != Type::Pred {
+                    problems.push(format!("select: condition must be pred, got {c}"));
+                }
+                let (a, b) = (t(args[0]), t(args[1]));
+                if a != b {
+                    problems.push(format!(
+                        "select: operands must have the same type, got {a} and {b}"
+                    ));
+                }
+                expect_results(&[a], &mut problems);
+            }
+            InstData::Icmp { cc, args } => {
+                let (a, b) = (t(args[0]), t(args[1]));
+                let name = cc.name();
+                if !a.is_int() {
+                    problems.push(format!("icmp.{name}: operand must be an integer, got {a}"));
+                }
+                if a != b {
+                    problems.push(format!(
+                        "icmp.{name}: operands must have the same type, got {a} and {b}"
+                    ));
+                }
+                expect_results(&[Type::Pred], &mut problems);
+            }
+            InstData::Load {
+                ty, width, addr, ..
+            } => {
+                if *ty == Type::Pred {
+                    problems.push("load: cannot load a pred".to_string());
+                }
+                if !matches!(width, 1 | 2 | 4) {
+                    problems.push(format!("load: vector width must be 1, 2 or 4, got {width}"));
+                }
+                let at = t(*addr);
+                if !is_addr(at) {
+                    problems.push(format!("load: address must be i32 or i64, got {at}"));
+                }
+                let want: Vec<Type> = (0..*width).map(|_| *ty).collect();
+                expect_results(&want, &mut problems);
+            }
+            InstData::Store {
+                space,
+                ty,
+                addr,
+                values,
+                ..
+            } => {
+                if *ty == Type::Pred {
+                    problems.push("store: cannot store a pred".to_string());
+                }
+                if matches!(space, Space::Const | Space::Param) {
+                    problems.push(format!("store: the {space} space is read-only"));
+                }
+                if !matches!(values.len(), 1 | 2 | 4) {
+                    problems.push(format!(
+                        "store: vector width must be 1, 2 or 4, got {}",
+                        values.len()
+                    ));
+                }
+                for &v in values {
+                    let vt = t(v);
+                    if vt != *ty {
+                        problems.push(format!("store: {v} is {vt}, expected {ty}"));
+                    }
+                }
+                let at = t(*addr);
+                if !is_addr(at) {
+                    problems.push(format!("store: address must be i32 or i64, got {at}"));
+                }
+                expect_results(&[], &mut problems);
+            }
+            InstData::Cvta { space, ty, arg, .. } => {
+                if matches!(space, Space::Generic | Space::Param) {
+                    problems.push(format!("cvta: no {space} window"));
+                }
+                if !is_addr(*ty) {
+                    problems.push(format!("cvta: address must be i32 or i64, got {ty}"));
+                }
+                let a = t(*arg);
+                if a != *ty {
+                    problems.push(format!("cvta: operand is {a}, expected {ty}"));
+                }
+                expect_results(&[*ty], &mut problems);
+            }
+            InstData::Brif { cond, .. } => {
+                let c = t(*cond);
+                if c != Type::Pred {
+                    problems.push(format!("brif: condition must be pred, got {c}"));
+                }
+                expect_results(&[], &mut problems);
+            }
+            InstData::Jump { .. } | InstData::Return | InstData::Barrier => {
+                expect_results(&[], &mut problems)
+            }
+        }
+        for message in problems {
+            self.errors.push(VerifierError::Type { inst, message });
+        }
+    }
+
+    fn check_targets(&mut self, inst: Inst, in_layout: &HashMap<Block, ()>) {
+        let func = self.func;
+        for call in func.insts[inst].data.targets() {
+            let block = call.block;
+            if !in_layout.contains_key(&block) {
+                self.errors.push(VerifierError::BadTarget { inst, block });
+                continue;
+            }
+            let params = &func.blocks[block].params;
+            if params.len() != call.args.len() {
+                self.errors.push(VerifierError::BlockArgCount {
+                    inst,
+                    block,
+                    expected: params.len(),
+                    got: call.args.len(),
+                });
+                continue;
+            }
+            for (index, (&p, &a)) in params.iter().zip(&call.args).enumerate() {
+                let (Some(expected), Some(got)) = (self.ty(p), self.ty(a)) else {
+                    continue;
+                };
+                if expected != got {
+                    self.errors.push(VerifierError::BlockArgType {
+                        inst,
+                        block,
+                        index,
+                        expected,
+                        got,
+                    });
+                }
+            }
+        }
+    }
+}
+
+fn join(types: &[Type]) -> String {
+    types
+        .iter()
+        .map(|t| t.to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Immediate dominators by the Cooper–Harvey–Kennedy iteration over reverse postorder.
+/// Function sizes here are small and the iteration is simple enough to trust.
+struct Dominators {
+    /// Reverse-postorder number of each reachable block.
+    rpo_index: SecondaryMap<Block, Option<usize>>,
+    /// Immediate dominator, indexed by RPO number (the entry is its own).
+    idom: Vec<usize>,
+}
+
+impl Dominators {
+    fn compute(func: &Function, in_layout: &HashMap<Block, ()>) -> Dominators {
+        let entry = func.layout[0];
+        let succs = |b: Block| -> Vec<Block> {
+            func.blocks[b]
+                .insts
+                .last()
+                .map(|&i| {
+                    func.insts[i]
+                        .data
+                        .targets()
+                        .iter()
+                        .map(|c| c.block)
+                        .filter(|t| in_layout.contains_key(t))
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        // Iterative DFS for postorder (no recursion: deep CFGs must not overflow the stack).
+        let mut postorder = Vec::new();
+        let mut visited: SecondaryMap<Block, bool> = SecondaryMap::new();
+        let mut stack = vec![(entry, succs(entry), 0usize)];
+        visited[entry] = true;
+        while let Some((b, ss, i)) = stack.last_mut() {
+            if *i < ss.len() {
+                let s = ss[*i];
+                *i += 1;
+                if !visited[s] {
+                    visited[s] = true;
+                    let s_succs = succs(s);
+                    stack.push((s, s_succs, 0));
+                }
+            } else {
+                postorder.push(*b);
+                stack.pop();
+            }
+        }
+        let rpo: Vec<Block> = postorder.into_iter().rev().collect();
+        let mut rpo_index: SecondaryMap<Block, Option<usize>> = SecondaryMap::new();
+        for (i, &b) in rpo.iter().enumerate() {
+            rpo_index[b] = Some(i);
+        }
+        let mut preds: Vec<Vec<usize>> = vec![Vec::new(); rpo.len()];
+        for (i, &b) in rpo.iter().enumerate() {
+            for s in succs(b) {
+                if let Some(si) = rpo_index[s] {
+                    preds[si].push(i);
+                }
+            }
+        }
+        const UNDEF: usize = usize::MAX;
+        let mut idom = vec![UNDEF; rpo.len()];
+        idom[0] = 0;
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for b in 1..rpo.len() {
+                let mut new = UNDEF;
+                for &p in &preds[b] {
+                    if idom[p] == UNDEF {
+                        continue;
+                    }
+                    new = if new == UNDEF {
+                        p
+                    } else {
+                        intersect(&idom, p, new)
+                    };
+                }
+                if new != idom[b] {
+                    idom[b] = new;
+                    changed = true;
+                }
+            }
+        }
+        Dominators { rpo_index, idom }
+    }
+
+    fn is_reachable(&self, b: Block) -> bool {
+        self.rpo_index[b].is_some()
+    }
+
+    /// Does `a` dominate `b` (reflexively)? False if either is unreachable.
+    fn dominates(&self, a: Block, b: Block) -> bool {
+        let (Some(a), Some(mut b)) = (self.rpo_index[a], self.rpo_index[b]) else {
+            return false;
+        };
+        loop {
+            if a == b {
+                return true;
+            }
+            if b == 0 {
+                return false;
+            }
+            b = self.idom[b];
+        }
+    }
+}
+
+fn intersect(idom: &[usize], mut a: usize, mut b: usize) -> usize {
+    while a != b {
+        while a > b {
+            a = idom[a];
+        }
+        while b > a {
+            b = idom[b];
+        }
+    }
+    a
+}
