@@ -17,6 +17,7 @@
 //! are masked to the width by `encode`.
 
 pub mod ctrl;
+pub mod sched;
 
 pub use ctrl::{Bundle, Ctrl, CtrlError};
 
