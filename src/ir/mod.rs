@@ -91,11 +91,13 @@
 //! Floating point, atomics, named/counted barriers and calls are not here yet; they are new [`InstData`]
 //! variants (and new `Opcode` spellings) and nothing else in the shape has to change.
 
+pub mod build;
 mod builder;
 mod display;
 pub mod eval;
 mod verify;
 
+pub use build::build;
 pub use builder::FunctionBuilder;
 pub use verify::{verify, verify_in_module, verify_module, VerifierError};
 

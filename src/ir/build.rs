@@ -1,0 +1,2443 @@
+//! PTX AST → SSA IR: the builder (`ir::build`).
+//!
+//! In: a module that [`crate::ptx::parse_and_check`] accepted, and its source file (for
+//! diagnostics). Out: an [`ir::Module`](super::Module) whose every function passes
+//! [`super::verify_in_module`], or one [`Diagnostic`] per construct that leafold cannot
+//! translate, each naming the construct and pointing at its line. Nothing panics on user input:
+//! an instruction outside the supported subset is a diagnostic, never wrong IR.
+//!
+//! # Variables
+//!
+//! Module `.global`/`.const`/`.shared`/`.local` variables become [`VarData`] (initializers
+//! flattened to little-endian bytes, row-major, short brace lists zero-padded). Kernel-scope
+//! addressable variables (`.local`, `.shared`, ...) become module variables named
+//! `kernel.name` (a dot cannot occur in a PTX identifier, so the name is unique). An unsized
+//! `.extern .shared` array is the dynamic shared memory: it is placed after every sized shared
+//! variable with alignment 16, which is where [`super::eval`] puts the dynamic bytes.
+//! Kernel parameters become [`super::KernelParam`]s at their natural (or declared) alignment.
+//!
+//! # SSA construction
+//!
+//! PTX registers are mutable variables; the builder turns them into SSA values with Braun et
+//! al.'s on-the-fly algorithm ("Simple and Efficient Construction of Static Single Assignment
+//! Form", CC 2013), using block parameters instead of phis:
+//!
+//! 1. A pre-pass splits the flattened statement list into blocks (a label starts one, a branch
+//!    or `ret`/`exit` ends one) and counts every block's incoming edges.
+//! 2. Blocks are then filled in source order. Reading a register looks for its definition in
+//!    the current block, then walks single-predecessor chains; at a block with several
+//!    predecessors it adds a block parameter. A block is *sealed* once all its predecessors are
+//!    filled; parameters added before that are completed when it is sealed. The walk and the
+//!    operand filling use an explicit worklist, so deep CFGs cannot overflow the stack.
+//! 3. Parameters whose incoming values are all one value (or the parameter itself) are
+//!    removed (Braun's trivial-phi removal, iterated to a fixpoint), unreachable blocks are
+//!    dropped, and the function is renumbered densely in layout (= source) order.
+//!
+//! A register read before any definition reaches it reads zero (PTX leaves it undefined;
+//! zero is one admissible value), from constants placed at the top of the entry block.
+//!
+//! # Typing
+//!
+//! Each register has one IR type: the integer of its declared width (`.f32`/`.b32`/`.u32` are
+//! all `i32`), or `pred`. Floating-point data is carried as its bits, which is exact for the
+//! moves, loads, stores and selects the subset allows; floating-point arithmetic is reported
+//! as unsupported until the IR has it. A value narrower than its destination register (a
+//! `ld.u8` or `cvt` into a 32-bit register) is extended by the signedness of the instruction
+//! type (`.s` sign-extends, `.u`/`.b` zero-extend; seed 6.5.1 note 1); a register wider than an
+//! instruction's operand type (loads, stores, `cvt` accept those) is truncated.
+//!
+//! # Guards and carries
+//!
+//! `@p` on a pure instruction computes the new value and keeps the old one with `select`.
+//! `@p` on a load, store, barrier or return branches around the instruction (a load must not
+//! fault when its guard is false); the merge is an ordinary block parameter. `@p bra` is a
+//! `brif`. The carry flag of `add.cc`/`addc`/`sub.cc`/`subc` is a hidden predicate register
+//! (`icmp.ult` computes it), so the IR needs no flags: 128-bit adds stay exact.
+//!
+//! # Addresses
+//!
+//! `[reg]`, `[reg+imm]`, `[var]`, `[var+imm]`, `[imm]` and `var[imm]`/`var[reg+imm]` (the
+//! index counts elements of the variable, as ptxas reads it) become an address value plus the
+//! signed 32-bit offset of `load`/`store`; `ld.param` of a kernel parameter by name becomes
+//! `param [offset]`. A variable named in a generic access is converted with `cvta` to its
+//! generic address; a variable's own-space address is `i32` except for `.global` variables in a
+//! 64-bit module.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use cranelift_entity::{EntityRef, SecondaryMap};
+use smallvec::SmallVec;
+
+use super::{
+    BinaryOp, Block, BlockCall, CvtaDir, Dim, Function, FunctionBuilder, GlobalVar, Inst, InstData,
+    InstNode, IntCC, Module, Space, SpecialReg, Type, UnaryOp, Value, ValueData, ValueDef, VarData,
+};
+use crate::error::{Diagnostic, SourceFile, Span};
+use crate::ptx::ast;
+use crate::ptx::ast::{CmpOp, Init, Instruction, Modifier, Opcode, Operand, StateSpace, TypeKind};
+
+/// Build a whole module. `Err` carries every diagnostic when any kernel cannot be built.
+pub fn build(module: &ast::Module, file: &Arc<SourceFile>) -> Result<Module, Vec<Diagnostic>> {
+    let partial = build_partial(module, file);
+    if partial.errors.is_empty() {
+        Ok(partial.module)
+    } else {
+        Err(partial.errors)
+    }
+}
+
+/// The result of building as much as possible: the kernels that built, and the diagnostics
+/// of those that did not (used to measure coverage over a corpus).
+#[derive(Debug)]
+pub struct Partial {
+    /// Module variables and every kernel that built completely.
+    pub module: Module,
+    /// Names of the kernels that did not build.
+    pub failed: Vec<String>,
+    /// Every error, for the failed kernels and for module-level declarations.
+    pub errors: Vec<Diagnostic>,
+}
+
+/// Build every kernel that can be built; see [`Partial`].
+pub fn build_partial(module: &ast::Module, file: &Arc<SourceFile>) -> Partial {
+    let mut m = ModuleBuilder {
+        file,
+        wide: module.address_size() == 64,
+        ir: Module::new(),
+        globals: HashMap::new(),
+        errors: Vec::new(),
+    };
+    // Sized variables first, unsized extern shared arrays last (see the essay).
+    let decls: Vec<&ast::VarDecl> = module
+        .items
+        .iter()
+        .filter_map(|i| match i {
+            ast::Item::Var(v) => Some(v),
+            _ => None,
+        })
+        .collect();
+    for pass_unsized in [false, true] {
+        for v in &decls {
+            for d in &v.names {
+                if is_unsized(d) == pass_unsized {
+                    if let Some(sym) = m.declare_var(v, d, &d.name.text) {
+                        m.globals.insert(d.name.text.clone(), sym);
+                    }
+                }
+            }
+        }
+    }
+    let mut failed = Vec::new();
+    for f in module.functions() {
+        let Some(body) = &f.body else { continue };
+        if f.kind == ast::FuncKind::Func {
+            m.errors.push(Diagnostic::error(
+                file,
+                f.name.span,
+                format!(
+                    "unsupported function '{}': device functions (.func) and calls are not lowered yet",
+                    f.name.text
+                ),
+            ));
+            failed.push(f.name.text.clone());
+            continue;
+        }
+        let before = m.errors.len();
+        match FnBuilder::run(&mut m, f, body) {
+            Some(func) if m.errors.len() == before => m.ir.functions.push(func),
+            _ => failed.push(f.name.text.clone()),
+        }
+    }
+    Partial {
+        module: m.ir,
+        failed,
+        errors: m.errors,
+    }
+}
+
+/// Initialized variables larger than this are refused rather than materialized.
+const MAX_INIT_BYTES: u32 = 1 << 28;
+
+fn is_unsized(d: &ast::Declarator) -> bool {
+    d.resolved_dims().iter().any(|x| x.is_none())
+}
+
+/// What a name outside `.reg` refers to.
+#[derive(Clone, Debug)]
+enum Sym {
+    /// An addressable variable: its IR variable, space and element size (for `var[i]`).
+    Var {
+        gv: GlobalVar,
+        space: Space,
+        elem: u32,
+    },
+    /// A kernel parameter at a byte offset of the param space.
+    Param { offset: u32 },
+    /// A declared name the IR has no storage for (textures, samplers, `.param` in a body).
+    Opaque(&'static str),
+}
+
+struct ModuleBuilder<'f> {
+    file: &'f Arc<SourceFile>,
+    /// `.address_size 64`.
+    wide: bool,
+    ir: Module,
+    globals: HashMap<String, Sym>,
+    errors: Vec<Diagnostic>,
+}
+
+fn ir_space(s: StateSpace) -> Option<Space> {
+    Some(match s {
+        StateSpace::Global => Space::Global,
+        StateSpace::Shared => Space::Shared,
+        StateSpace::Local => Space::Local,
+        StateSpace::Const => Space::Const,
+        StateSpace::Param => Space::Param,
+        StateSpace::Generic => Space::Generic,
+        _ => return None,
+    })
+}
+
+/// The IR type holding a PTX type: the integer of its width (floats as bits), or `pred`.
+fn ir_type(t: ast::Type) -> Option<Type> {
+    if t == ast::Type::Pred {
+        return Some(Type::Pred);
+    }
+    if t.kind() == TypeKind::Opaque {
+        return None;
+    }
+    Some(match t.bits() {
+        8 => Type::I8,
+        16 => Type::I16,
+        32 => Type::I32,
+        64 => Type::I64,
+        _ => return None,
+    })
+}
+
+fn int_of_bits(bits: u32) -> Option<Type> {
+    Some(match bits {
+        8 => Type::I8,
+        16 => Type::I16,
+        32 => Type::I32,
+        64 => Type::I64,
+        _ => return None,
+    })
+}
+
+impl ModuleBuilder<'_> {
+    fn error(&mut self, span: Span, msg: impl Into<String>) {
+        self.errors.push(Diagnostic::error(self.file, span, msg));
+    }
+
+    fn addr_type(&self) -> Type {
+        if self.wide {
+            Type::I64
+        } else {
+            Type::I32
+        }
+    }
+
+    /// Add an addressable variable to the IR module under `ir_name`.
+    fn declare_var(&mut self, v: &ast::VarDecl, d: &ast::Declarator, ir_name: &str) -> Option<Sym> {
+        if v.ty.kind() == TypeKind::Opaque || v.space == StateSpace::Tex {
+            return Some(Sym::Opaque("texture, sampler and surface references"));
+        }
+        let space = match v.space {
+            StateSpace::Global => Space::Global,
+            StateSpace::Shared => Space::Shared,
+            StateSpace::Local => Space::Local,
+            StateSpace::Const => Space::Const,
+            StateSpace::Param => return Some(Sym::Opaque("'.param' variables inside a body")),
+            other => {
+                self.error(
+                    d.name.span,
+                    format!(
+                        "unsupported declaration: {} variables outside a kernel body",
+                        other.name()
+                    ),
+                );
+                return None;
+            }
+        };
+        let elem_ty = v.ty.bits().div_ceil(8);
+        let elem = elem_ty * v.vector.unwrap_or(1);
+        let dims = d.resolved_dims();
+        let mut count: u64 = 1;
+        for dim in &dims {
+            count = count.saturating_mul(dim.unwrap_or(0));
+        }
+        let Some(size) = u64::from(elem)
+            .checked_mul(count)
+            .and_then(|s| u32::try_from(s).ok())
+        else {
+            self.error(
+                d.name.span,
+                format!("variable '{}' is larger than 4 GB", d.name.text),
+            );
+            return None;
+        };
+        let mut align = v.align.unwrap_or(elem).max(1);
+        if dims.iter().any(|x| x.is_none()) && space == Space::Shared {
+            align = align.max(16);
+        }
+        let init = match &d.init {
+            None => None,
+            Some(init) => {
+                if size > MAX_INIT_BYTES {
+                    self.error(
+                        d.name.span,
+                        format!(
+                            "unsupported initializer: '{}' is larger than 256 MB",
+                            d.name.text
+                        ),
+                    );
+                    return None;
+                }
+                let mut bytes = Vec::new();
+                let all: Vec<u64> = dims.iter().map(|x| x.unwrap_or(0)).collect();
+                self.fill_init(v, init, &all, elem, size, 0, &mut bytes)?;
+                Some(bytes)
+            }
+        };
+        let gv = self.ir.add_var(VarData {
+            name: ir_name.to_string(),
+            space,
+            size,
+            align,
+            init,
+        });
+        Some(Sym::Var { gv, space, elem })
+    }
+
+    /// Write `init` for an array of the remaining `dims` at byte `at` of `out` (at most
+    /// `size` bytes: the checker already refused initializers longer than their array).
+    #[allow(clippy::too_many_arguments)]
+    fn fill_init(
+        &mut self,
+        v: &ast::VarDecl,
+        init: &Init,
+        dims: &[u64],
+        elem: u32,
+        size: u32,
+        at: u64,
+        out: &mut Vec<u8>,
+    ) -> Option<()> {
+        let scalar = v.ty.bits().div_ceil(8);
+        match (init, dims.split_first()) {
+            // One level of braces per array dimension.
+            (Init::List(items, _), Some((_, rest))) => {
+                let stride = rest.iter().product::<u64>() * u64::from(elem);
+                for (i, it) in items.iter().enumerate() {
+                    let off = at.saturating_add((i as u64).saturating_mul(stride));
+                    self.fill_init(v, it, rest, elem, size, off, out)?;
+                }
+                Some(())
+            }
+            // The innermost braces of a vector variable list its components.
+            (Init::List(items, _), None) => {
+                for (i, it) in items.iter().enumerate() {
+                    let off = at + i as u64 * u64::from(scalar);
+                    self.fill_init(v, it, &[], elem, size, off, out)?;
+                }
+                Some(())
+            }
+            (Init::Imm(imm, _), _) => {
+                let bits = imm_bits(*imm, v.ty);
+                let end = at.saturating_add(u64::from(scalar));
+                if end > u64::from(size) {
+                    return Some(());
+                }
+                if end as usize > out.len() {
+                    out.resize(end as usize, 0);
+                }
+                for k in 0..scalar as usize {
+                    out[at as usize + k] = (bits >> (8 * k)) as u8;
+                }
+                Some(())
+            }
+            (Init::Addr { span, .. }, _) => {
+                self.error(
+                    *span,
+                    "unsupported initializer: addresses of variables need relocations, which leafold does not emit yet",
+                );
+                None
+            }
+            (Init::Fields(..), _) => Some(()),
+        }
+    }
+}
+
+/// The bits an immediate stores into a variable or operand of PTX type `t`.
+fn imm_bits(imm: ast::Imm, t: ast::Type) -> u64 {
+    match (imm, t) {
+        (ast::Imm::Int { value, .. }, ast::Type::F32) => u64::from((value as f32).to_bits()),
+        (ast::Imm::Int { value, .. }, ast::Type::F64) => (value as f64).to_bits(),
+        (ast::Imm::Int { value, .. }, _) => value as u64,
+        (ast::Imm::F32(b), ast::Type::F64) => f64::from(f32::from_bits(b)).to_bits(),
+        (ast::Imm::F32(b), _) => u64::from(b),
+        (ast::Imm::F64(b), t) if t.bits() == 32 => u64::from((f64::from_bits(b) as f32).to_bits()),
+        (ast::Imm::F64(b), _) => b,
+    }
+}
+
+// ---- the function builder ------------------------------------------------------------------
+
+/// A PTX register variable (one per scalar register, one per element of a vector register).
+type VarId = usize;
+
+#[derive(Clone)]
+struct RegInfo {
+    /// One variable per element (one for a scalar register).
+    vars: SmallVec<[VarId; 4]>,
+}
+
+/// A `%r<100>` declaration: variables are made on first use of each index.
+struct RangeInfo {
+    count: u32,
+    ty: Option<Type>,
+    width: u32,
+    made: HashMap<u32, RegInfo>,
+}
+
+#[derive(Default)]
+struct Scope {
+    regs: HashMap<String, RegInfo>,
+    ranges: HashMap<String, RangeInfo>,
+    syms: HashMap<String, Sym>,
+}
+
+/// One flattened statement.
+enum Item<'a> {
+    Enter,
+    Exit,
+    Decl(&'a ast::VarDecl),
+    Label(&'a ast::Name),
+    Instr(&'a Instruction),
+}
+
+fn flatten<'a>(b: &'a ast::Block, out: &mut Vec<Item<'a>>) {
+    out.push(Item::Enter);
+    for s in &b.stmts {
+        match s {
+            ast::Statement::Var(v) => out.push(Item::Decl(v)),
+            ast::Statement::Label(n) => out.push(Item::Label(n)),
+            ast::Statement::Instr(i) => out.push(Item::Instr(i)),
+            ast::Statement::Block(inner) => flatten(inner, out),
+            _ => {}
+        }
+    }
+    out.push(Item::Exit);
+}
+
+/// How a PTX instruction ends a block.
+#[derive(Copy, Clone, PartialEq, Eq)]
+enum Flow {
+    /// Not a terminator.
+    Straight,
+    /// `bra`, `ret`, `exit`: nothing falls through.
+    Stop,
+    /// `@p bra`, `@p ret`: falls through when the guard fails.
+    Fall,
+}
+
+fn flow(i: &Instruction) -> Flow {
+    match i.opcode {
+        Opcode::Bra | Opcode::Ret | Opcode::Exit => {
+            if i.guard.is_some() {
+                Flow::Fall
+            } else {
+                Flow::Stop
+            }
+        }
+        _ => Flow::Straight,
+    }
+}
+
+/// The block plan of a body: where blocks start, which label names which block, how many
+/// edges enter each.
+struct Plan {
+    starts: HashMap<usize, Block>,
+    labels: HashMap<String, Block>,
+    /// The block after a conditional terminator at this item.
+    fall: HashMap<usize, Block>,
+}
+
+struct FnBuilder<'m, 'f> {
+    m: &'m mut ModuleBuilder<'f>,
+    kernel: String,
+    func: Function,
+    cur: Block,
+    entry: Block,
+    /// Blocks in the order they were filled: the layout.
+    order: Vec<Block>,
+    // Registers.
+    var_ty: Vec<Type>,
+    scopes: Vec<Scope>,
+    carry: VarId,
+    // SSA state.
+    defs: SecondaryMap<Block, HashMap<VarId, Value>>,
+    preds: SecondaryMap<Block, Vec<Block>>,
+    expected: SecondaryMap<Block, u32>,
+    sealed: SecondaryMap<Block, bool>,
+    incomplete: SecondaryMap<Block, Vec<Value>>,
+    /// For every block parameter made by the SSA construction: its variable.
+    param_var: HashMap<Value, VarId>,
+    /// Incoming value of each such parameter per predecessor block.
+    incoming: HashMap<Value, Vec<(Block, Value)>>,
+    pending: Vec<Value>,
+    undef: HashMap<Type, Value>,
+    undef_insts: HashSet<Inst>,
+    /// Set while translating a guarded pure instruction: writes become selects.
+    guard: Option<(Value, bool)>,
+    /// Errors already reported before this kernel.
+    err_start: usize,
+}
+
+impl<'m, 'f> FnBuilder<'m, 'f> {
+    fn run(m: &'m mut ModuleBuilder<'f>, f: &ast::Function, body: &ast::Block) -> Option<Function> {
+        let mut func = Function::new(&f.name.text);
+        let mut params = Scope::default();
+        for p in &f.params {
+            let elem = p.ty.bits().div_ceil(8) * p.vector.unwrap_or(1);
+            for d in &p.names {
+                let count: u64 = d.resolved_dims().iter().map(|x| x.unwrap_or(0)).product();
+                let size = u32::try_from(u64::from(elem).saturating_mul(count)).unwrap_or(u32::MAX);
+                let align = p.align.unwrap_or(elem).max(1);
+                let offset = func.add_param(&d.name.text, size, align);
+                params
+                    .syms
+                    .insert(d.name.text.clone(), Sym::Param { offset });
+            }
+        }
+        let mut b = FnBuilder {
+            m,
+            kernel: f.name.text.clone(),
+            func,
+            cur: Block::new(0),
+            entry: Block::new(0),
+            order: Vec::new(),
+            var_ty: Vec::new(),
+            scopes: vec![params],
+            carry: 0,
+            defs: SecondaryMap::new(),
+            preds: SecondaryMap::new(),
+            expected: SecondaryMap::new(),
+            sealed: SecondaryMap::new(),
+            incomplete: SecondaryMap::new(),
+            param_var: HashMap::new(),
+            incoming: HashMap::new(),
+            pending: Vec::new(),
+            undef: HashMap::new(),
+            undef_insts: HashSet::new(),
+            guard: None,
+            err_start: 0,
+        };
+        b.err_start = b.m.errors.len();
+        b.carry = b.new_var(Type::Pred);
+        let mut items = Vec::new();
+        flatten(body, &mut items);
+        b.body(&items, f.name.span)
+    }
+
+    fn error(&mut self, span: Span, msg: impl Into<String>) {
+        self.m.error(span, msg);
+    }
+
+    fn new_var(&mut self, ty: Type) -> VarId {
+        self.var_ty.push(ty);
+        self.var_ty.len() - 1
+    }
+
+    fn new_block(&mut self, expected: u32) -> Block {
+        let b = FunctionBuilder::new(&mut self.func).create_block();
+        self.expected[b] = expected;
+        if expected == 0 {
+            self.sealed[b] = true;
+        }
+        b
+    }
+
+    /// A builder appending to the current block.
+    fn ins(&mut self) -> FunctionBuilder<'_> {
+        let cur = self.cur;
+        let mut fb = FunctionBuilder::new(&mut self.func);
+        fb.switch_to_block(cur);
+        fb
+    }
+
+    fn switch_to(&mut self, b: Block) {
+        self.cur = b;
+        self.order.push(b);
+    }
+
+    // ---- block plan -----------------------------------------------------------------------
+
+    fn plan(&mut self, items: &[Item<'_>]) -> Plan {
+        let mut plan = Plan {
+            starts: HashMap::new(),
+            labels: HashMap::new(),
+            fall: HashMap::new(),
+        };
+        let mut cur = self.entry;
+        let mut state = Flow::Straight;
+        let mut empty = false;
+        let mut targets: Vec<(String, Span)> = Vec::new();
+        for (i, item) in items.iter().enumerate() {
+            match item {
+                Item::Label(n) => {
+                    if state == Flow::Straight && empty && cur != self.entry {
+                        plan.labels.insert(n.text.clone(), cur);
+                        continue;
+                    }
+                    let b = self.new_block(0);
+                    self.sealed[b] = false;
+                    if state == Flow::Straight {
+                        self.expected[b] += 1;
+                    }
+                    plan.starts.insert(i, b);
+                    plan.labels.insert(n.text.clone(), b);
+                    cur = b;
+                    state = Flow::Straight;
+                    empty = true;
+                }
+                Item::Instr(ins) => {
+                    if state == Flow::Stop {
+                        // Code after an unconditional terminator with no label: unreachable.
+                        let b = self.new_block(0);
+                        self.sealed[b] = false;
+                        plan.starts.insert(i, b);
+                        cur = b;
+                    }
+                    empty = false;
+                    state = flow(ins);
+                    if ins.opcode == Opcode::Bra {
+                        if let Some(Operand::Name(n)) = ins.operands.first() {
+                            targets.push((n.text.clone(), n.span));
+                        }
+                    }
+                    if state == Flow::Fall {
+                        let b = self.new_block(1);
+                        self.sealed[b] = false;
+                        plan.fall.insert(i, b);
+                        plan.starts.insert(i + 1, b);
+                        cur = b;
+                        state = Flow::Straight;
+                        empty = true;
+                    }
+                }
+                _ => {}
+            }
+        }
+        for (t, _) in &targets {
+            if let Some(&b) = plan.labels.get(t) {
+                self.expected[b] += 1;
+            }
+        }
+        // Blocks nobody enters are sealed from the start.
+        for &b in plan.starts.values() {
+            if self.expected[b] == 0 {
+                self.sealed[b] = true;
+            }
+        }
+        plan
+    }
+
+    fn body(mut self, items: &[Item<'_>], span: Span) -> Option<Function> {
+        self.entry = self.new_block(0);
+        self.switch_to(self.entry);
+        for ty in [Type::I8, Type::I16, Type::I32, Type::I64] {
+            let v = self.ins().iconst(ty, 0);
+            self.undef_insts.insert(self.inst_of(v));
+            self.undef.insert(ty, v);
+        }
+        let z = self.undef[&Type::I32];
+        let p = self.ins().icmp(IntCC::Ne, z, z);
+        self.undef_insts.insert(self.inst_of(p));
+        self.undef.insert(Type::Pred, p);
+
+        let plan = self.plan(items);
+        let mut open = true;
+        for (i, item) in items.iter().enumerate() {
+            if let Some(&b) = plan.starts.get(&i) {
+                if open {
+                    self.terminate_jump(b);
+                }
+                self.switch_to(b);
+                open = true;
+            }
+            match item {
+                Item::Enter => self.scopes.push(Scope::default()),
+                Item::Exit => {
+                    self.scopes.pop();
+                }
+                Item::Decl(v) => self.declare(v),
+                Item::Label(_) => {}
+                Item::Instr(ins) => {
+                    if !open {
+                        continue;
+                    }
+                    let fall = plan.fall.get(&i).copied();
+                    if self.instruction(ins, &plan, fall).is_none() {
+                        // Error reported; keep going to find more, but the kernel fails.
+                    }
+                    if flow(ins) != Flow::Straight {
+                        open = false;
+                    }
+                }
+            }
+        }
+        if let Some(&b) = plan.starts.get(&items.len()) {
+            if open {
+                self.terminate_jump(b);
+            }
+            self.switch_to(b);
+            open = true;
+        }
+        if open {
+            // Falling off the end of a kernel returns.
+            self.ins().ret();
+            self.filled(&[]);
+        }
+        if self.m.errors.len() > self.err_start {
+            return None;
+        }
+        if self.func.blocks.keys().any(|b| !self.sealed[b]) {
+            self.error(span, "internal error: a block was never sealed");
+            return None;
+        }
+        self.finish(span)
+    }
+
+    fn inst_of(&self, v: Value) -> Inst {
+        match self.func.values[v].def {
+            ValueDef::Result(i, _) => i,
+            ValueDef::Param(..) => unreachable!("undef constants are instruction results"),
+        }
+    }
+
+    // ---- declarations ---------------------------------------------------------------------
+
+    fn declare(&mut self, v: &ast::VarDecl) {
+        if v.space != StateSpace::Reg {
+            for d in &v.names {
+                let ir_name = format!("{}.{}", self.kernel, d.name.text);
+                if let Some(sym) = self.m.declare_var(v, d, &ir_name) {
+                    if let Some(s) = self.scopes.last_mut() {
+                        s.syms.insert(d.name.text.clone(), sym);
+                    }
+                }
+            }
+            return;
+        }
+        let ty = ir_type(v.ty);
+        let width = v.vector.unwrap_or(1);
+        for d in &v.names {
+            if let Some(count) = d.range {
+                if let Some(s) = self.scopes.last_mut() {
+                    s.ranges.insert(
+                        d.name.text.clone(),
+                        RangeInfo {
+                            count,
+                            ty,
+                            width,
+                            made: HashMap::new(),
+                        },
+                    );
+                }
+            } else {
+                let info = self.make_reg(ty, width);
+                if let Some(s) = self.scopes.last_mut() {
+                    s.regs.insert(d.name.text.clone(), info);
+                }
+            }
+        }
+    }
+
+    fn make_reg(&mut self, ty: Option<Type>, width: u32) -> RegInfo {
+        // A register of a type the IR cannot hold gets no variables; using it is an error.
+        let vars = match ty {
+            Some(t) => (0..width).map(|_| self.new_var(t)).collect(),
+            None => SmallVec::new(),
+        };
+        RegInfo { vars }
+    }
+
+    /// What a name means here: a register, or an addressable symbol.
+    fn lookup(&mut self, name: &str) -> Option<Result<RegInfo, Sym>> {
+        for k in (0..self.scopes.len()).rev() {
+            if let Some(r) = self.scopes[k].regs.get(name) {
+                return Some(Ok(r.clone()));
+            }
+            if let Some(s) = self.scopes[k].syms.get(name) {
+                return Some(Err(s.clone()));
+            }
+            if let Some((prefix, n)) = split_numbered(name) {
+                let hit = self.scopes[k]
+                    .ranges
+                    .get(prefix)
+                    .filter(|r| n < r.count)
+                    .map(|r| (r.made.get(&n).cloned(), r.ty, r.width));
+                if let Some((made, ty, width)) = hit {
+                    if let Some(info) = made {
+                        return Some(Ok(info));
+                    }
+                    let info = self.make_reg(ty, width);
+                    if let Some(r) = self.scopes[k].ranges.get_mut(prefix) {
+                        r.made.insert(n, info.clone());
+                    }
+                    return Some(Ok(info));
+                }
+            }
+        }
+        self.m.globals.get(name).cloned().map(Err)
+    }
+
+    /// The scalar register variable a name refers to.
+    fn reg_var(&mut self, n: &ast::Name) -> Option<VarId> {
+        match self.lookup(&n.text) {
+            Some(Ok(r)) if r.vars.len() == 1 => Some(r.vars[0]),
+            Some(Ok(r)) if r.vars.is_empty() => {
+                self.error(
+                    n.span,
+                    format!(
+                        "unsupported register '{}': its type has no IR representation (128-bit or opaque)",
+                        n.text
+                    ),
+                );
+                None
+            }
+            Some(Ok(_)) => {
+                self.error(
+                    n.span,
+                    format!(
+                        "unsupported use of vector register '{}' as a scalar",
+                        n.text
+                    ),
+                );
+                None
+            }
+            _ => {
+                self.error(n.span, format!("'{}' is not a register", n.text));
+                None
+            }
+        }
+    }
+
+    fn elem_var(&mut self, n: &ast::Name, comp: ast::Component) -> Option<VarId> {
+        match self.lookup(&n.text) {
+            Some(Ok(r)) => {
+                let v = r.vars.get(comp.index() as usize).copied();
+                if v.is_none() {
+                    self.error(
+                        n.span,
+                        format!("'{}' has no component .{}", n.text, comp.name()),
+                    );
+                }
+                v
+            }
+            _ => {
+                self.error(n.span, format!("'{}' is not a vector register", n.text));
+                None
+            }
+        }
+    }
+
+    // ---- SSA ------------------------------------------------------------------------------
+
+    fn use_var(&mut self, var: VarId) -> Value {
+        let v = self.read_var(var, self.cur);
+        self.drain();
+        v
+    }
+
+    fn read_var(&mut self, var: VarId, block: Block) -> Value {
+        let mut chain = Vec::new();
+        let mut seen = HashSet::new();
+        let mut b = block;
+        let result = loop {
+            if let Some(&v) = self.defs[b].get(&var) {
+                break v;
+            }
+            if !seen.insert(b) {
+                // A cycle of single-predecessor blocks: unreachable code.
+                break self.undef[&self.var_ty[var]];
+            }
+            if !self.sealed[b] {
+                let p = self.new_param(b, var);
+                self.incomplete[b].push(p);
+                break p;
+            }
+            let preds = &self.preds[b];
+            let first = preds.first().copied();
+            match first {
+                None => break self.undef[&self.var_ty[var]],
+                Some(p0) if preds.iter().all(|&p| p == p0) => {
+                    chain.push(b);
+                    b = p0;
+                }
+                Some(_) => {
+                    let p = self.new_param(b, var);
+                    self.pending.push(p);
+                    break p;
+                }
+            }
+        };
+        for c in chain {
+            self.defs[c].insert(var, result);
+        }
+        result
+    }
+
+    fn new_param(&mut self, b: Block, var: VarId) -> Value {
+        let p = FunctionBuilder::new(&mut self.func).append_block_param(b, self.var_ty[var]);
+        self.defs[b].insert(var, p);
+        self.param_var.insert(p, var);
+        self.incoming.insert(p, Vec::new());
+        p
+    }
+
+    /// Give every pending parameter its incoming values.
+    fn drain(&mut self) {
+        while let Some(p) = self.pending.pop() {
+            let var = self.param_var[&p];
+            let ValueDef::Param(b, _) = self.func.values[p].def else {
+                continue;
+            };
+            let mut preds = self.preds[b].clone();
+            preds.dedup();
+            let mut seen = HashSet::new();
+            for pred in preds {
+                if !seen.insert(pred) {
+                    continue;
+                }
+                let v = self.read_var(var, pred);
+                if let Some(list) = self.incoming.get_mut(&p) {
+                    list.push((pred, v));
+                }
+            }
+        }
+    }
+
+    fn seal(&mut self, b: Block) {
+        self.sealed[b] = true;
+        let ps = std::mem::take(&mut self.incomplete[b]);
+        self.pending.extend(ps);
+        self.drain();
+    }
+
+    fn def_var(&mut self, var: VarId, v: Value) {
+        let cur = self.cur;
+        self.defs[cur].insert(var, v);
+    }
+
+    /// Record the edges of the terminator just emitted in the current block.
+    fn filled(&mut self, targets: &[Block]) {
+        let cur = self.cur;
+        for &t in targets {
+            self.preds[t].push(cur);
+        }
+        let mut done = HashSet::new();
+        for &t in targets {
+            if done.insert(t) && !self.sealed[t] && self.preds[t].len() as u32 >= self.expected[t] {
+                self.seal(t);
+            }
+        }
+    }
+
+    fn terminate_jump(&mut self, b: Block) {
+        self.ins().jump(b, &[]);
+        self.filled(&[b]);
+    }
+
+    fn brif(&mut self, cond: Value, then_b: Block, else_b: Block) {
+        self.ins().brif(cond, then_b, &[], else_b, &[]);
+        self.filled(&[then_b, else_b]);
+    }
+
+    // ---- finishing ------------------------------------------------------------------------
+
+    fn finish(self, span: Span) -> Option<Function> {
+        let func = &self.func;
+        // Reachability over the emitted terminators.
+        let mut reachable: HashSet<Block> = HashSet::new();
+        let mut stack = vec![self.entry];
+        while let Some(b) = stack.pop() {
+            if !reachable.insert(b) {
+                continue;
+            }
+            if let Some(&last) = func.blocks[b].insts.last() {
+                for call in func.insts[last].data.targets() {
+                    stack.push(call.block);
+                }
+            }
+        }
+        // Trivial parameter removal over reachable predecessors.
+        let mut alias: HashMap<Value, Value> = HashMap::new();
+        fn resolve(alias: &HashMap<Value, Value>, mut v: Value) -> Value {
+            while let Some(&a) = alias.get(&v) {
+                v = a;
+            }
+            v
+        }
+        let mut removed: HashSet<Value> = HashSet::new();
+        loop {
+            let mut changed = false;
+            for &b in &self.order {
+                if !reachable.contains(&b) {
+                    continue;
+                }
+                for &p in &func.blocks[b].params {
+                    if removed.contains(&p) {
+                        continue;
+                    }
+                    let mut only: Option<Value> = None;
+                    let mut trivial = true;
+                    for &(pred, v) in self.incoming.get(&p).map_or(&[][..], |l| &l[..]) {
+                        if !reachable.contains(&pred) {
+                            continue;
+                        }
+                        let v = resolve(&alias, v);
+                        if v == p || only == Some(v) {
+                            continue;
+                        }
+                        if only.is_some() {
+                            trivial = false;
+                            break;
+                        }
+                        only = Some(v);
+                    }
+                    if trivial {
+                        let to = only.unwrap_or(self.undef[&func.values[p].ty]);
+                        alias.insert(p, to);
+                        removed.insert(p);
+                        changed = true;
+                    }
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        let order: Vec<Block> = self
+            .order
+            .iter()
+            .copied()
+            .filter(|b| reachable.contains(b))
+            .collect();
+        let out = self.compact(&order, &alias, &removed);
+        match out {
+            Some(f) => match super::verify_in_module(&self.m.ir, &f) {
+                Ok(()) => Some(f),
+                Err(errs) => {
+                    let msg: Vec<String> = errs.iter().map(|e| e.to_string()).collect();
+                    let m = self.m;
+                    m.error(
+                        span,
+                        format!(
+                            "internal error: the IR built for this kernel does not verify: {}",
+                            msg.join("; ")
+                        ),
+                    );
+                    None
+                }
+            },
+            None => {
+                let m = self.m;
+                m.error(span, "internal error: a value escaped SSA construction");
+                None
+            }
+        }
+    }
+
+    /// A fresh function with the reachable blocks in `order`, parameters removed or aliased
+    /// away, unused undef constants dropped, and entities numbered densely.
+    fn compact(
+        &self,
+        order: &[Block],
+        alias: &HashMap<Value, Value>,
+        removed: &HashSet<Value>,
+    ) -> Option<Function> {
+        let old = &self.func;
+        let resolve = |mut v: Value| {
+            while let Some(&a) = alias.get(&v) {
+                v = a;
+            }
+            v
+        };
+        let kept_params = |b: Block| -> Vec<Value> {
+            old.blocks[b]
+                .params
+                .iter()
+                .copied()
+                .filter(|p| !removed.contains(p))
+                .collect()
+        };
+        // Which undef constants are used (after aliasing)?
+        let mut used: HashSet<Value> = HashSet::new();
+        for &b in order {
+            for &i in &old.blocks[b].insts {
+                // The undef constants' own operands do not keep them alive.
+                if self.undef_insts.contains(&i) {
+                    continue;
+                }
+                for v in old.insts[i].data.operands() {
+                    used.insert(resolve(v));
+                }
+                for call in old.insts[i].data.targets() {
+                    let target = call.block;
+                    for p in kept_params(target) {
+                        if let Some(l) = self.incoming.get(&p) {
+                            for &(pred, v) in l {
+                                if pred == b {
+                                    used.insert(resolve(v));
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        // The zero i32 feeds the pred undef.
+        if used.contains(&self.undef[&Type::Pred]) {
+            used.insert(self.undef[&Type::I32]);
+        }
+        let keep_inst = |i: Inst| {
+            !self.undef_insts.contains(&i) || old.insts[i].results.iter().any(|r| used.contains(r))
+        };
+        let mut f = Function::new(&old.name);
+        f.params = old.params.clone();
+        let mut bmap: HashMap<Block, Block> = HashMap::new();
+        for &b in order {
+            let nb = f.blocks.push(Default::default());
+            f.layout.push(nb);
+            bmap.insert(b, nb);
+        }
+        // Number every value first: a use may come before its definition in layout order.
+        let mut vmap: HashMap<Value, Value> = HashMap::new();
+        let mut next_inst = 0usize;
+        for &b in order {
+            let nb = bmap[&b];
+            for (k, p) in kept_params(b).into_iter().enumerate() {
+                let nv = f.values.push(ValueData {
+                    ty: old.values[p].ty,
+                    def: ValueDef::Param(nb, k),
+                });
+                f.blocks[nb].params.push(nv);
+                vmap.insert(p, nv);
+            }
+            for &i in &old.blocks[b].insts {
+                if !keep_inst(i) {
+                    continue;
+                }
+                let ni = Inst::new(next_inst);
+                next_inst += 1;
+                for (k, &r) in old.insts[i].results.iter().enumerate() {
+                    let nv = f.values.push(ValueData {
+                        ty: old.values[r].ty,
+                        def: ValueDef::Result(ni, k),
+                    });
+                    vmap.insert(r, nv);
+                }
+            }
+        }
+        let map = |v: Value| vmap.get(&resolve(v)).copied();
+        for &b in order {
+            let nb = bmap[&b];
+            for &i in &old.blocks[b].insts {
+                if !keep_inst(i) {
+                    continue;
+                }
+                let node = &old.insts[i];
+                let mut failed = false;
+                let mut call = |c: &BlockCall| -> BlockCall {
+                    let target = bmap.get(&c.block).copied();
+                    let args = kept_params(c.block)
+                        .into_iter()
+                        .map(|p| {
+                            let v = self
+                                .incoming
+                                .get(&p)
+                                .and_then(|l| l.iter().find(|(pred, _)| *pred == b))
+                                .map(|&(_, v)| v);
+                            match v.and_then(map) {
+                                Some(x) => x,
+                                None => {
+                                    failed = true;
+                                    p
+                                }
+                            }
+                        })
+                        .collect();
+                    BlockCall {
+                        block: target.unwrap_or_else(|| {
+                            failed = true;
+                            c.block
+                        }),
+                        args,
+                    }
+                };
+                let data = match &node.data {
+                    InstData::Jump { dest } => InstData::Jump { dest: call(dest) },
+                    InstData::Brif {
+                        cond,
+                        then_dest,
+                        else_dest,
+                    } => {
+                        let t = call(then_dest);
+                        let e = call(else_dest);
+                        InstData::Brif {
+                            cond: *cond,
+                            then_dest: t,
+                            else_dest: e,
+                        }
+                    }
+                    other => other.clone(),
+                };
+                let data = map_values(&data, |v| match map(v) {
+                    Some(x) => x,
+                    None => {
+                        failed = true;
+                        v
+                    }
+                });
+                if failed {
+                    return None;
+                }
+                let results = node.results.iter().map(|r| vmap[r]).collect();
+                let ni = f.insts.push(InstNode {
+                    data,
+                    results,
+                    block: nb,
+                });
+                f.blocks[nb].insts.push(ni);
+            }
+        }
+        Some(f)
+    }
+
+    // ---- instructions ---------------------------------------------------------------------
+
+    fn instruction(&mut self, ins: &Instruction, plan: &Plan, fall: Option<Block>) -> Option<()> {
+        let guard = match &ins.guard {
+            Some(g) => {
+                let var = self.reg_var(&g.pred)?;
+                if self.var_ty[var] != Type::Pred {
+                    self.error(g.pred.span, format!("'{}' is not a predicate", g.pred.text));
+                    return None;
+                }
+                Some((self.use_var(var), g.negated))
+            }
+            None => None,
+        };
+        match ins.opcode {
+            Opcode::Bra => {
+                let Some(Operand::Name(n)) = ins.operands.first() else {
+                    self.error(ins.span, "unsupported branch operand");
+                    return None;
+                };
+                let Some(&target) = plan.labels.get(&n.text) else {
+                    self.error(n.span, format!("unknown label '{}'", n.text));
+                    return None;
+                };
+                match (guard, fall) {
+                    (None, _) => {
+                        self.ins().jump(target, &[]);
+                        self.filled(&[target]);
+                    }
+                    (Some((p, neg)), Some(fall)) => {
+                        if neg {
+                            self.brif(p, fall, target);
+                        } else {
+                            self.brif(p, target, fall);
+                        }
+                    }
+                    (Some(_), None) => {
+                        self.error(ins.span, "internal error: no fall-through block");
+                        return None;
+                    }
+                }
+                Some(())
+            }
+            Opcode::Ret | Opcode::Exit => {
+                match (guard, fall) {
+                    (None, _) => {
+                        self.ins().ret();
+                        self.filled(&[]);
+                    }
+                    (Some((p, neg)), Some(fall)) => {
+                        let r = self.new_block(1);
+                        if neg {
+                            self.brif(p, fall, r);
+                        } else {
+                            self.brif(p, r, fall);
+                        }
+                        self.switch_to(r);
+                        self.ins().ret();
+                        self.filled(&[]);
+                    }
+                    (Some(_), None) => {
+                        self.error(ins.span, "internal error: no fall-through block");
+                        return None;
+                    }
+                }
+                Some(())
+            }
+            _ => {
+                let side_effect = matches!(
+                    ins.opcode,
+                    Opcode::Ld | Opcode::Ldu | Opcode::St | Opcode::Bar | Opcode::Barrier
+                );
+                match guard {
+                    None => self.body_instr(ins),
+                    Some((p, neg)) if !side_effect => {
+                        self.guard = Some((p, neg));
+                        let r = self.body_instr(ins);
+                        self.guard = None;
+                        r
+                    }
+                    Some((p, neg)) => {
+                        // Branch around: the instruction runs in its own block.
+                        let then_b = self.new_block(1);
+                        let join = self.new_block(2);
+                        if neg {
+                            self.brif(p, join, then_b);
+                        } else {
+                            self.brif(p, then_b, join);
+                        }
+                        self.switch_to(then_b);
+                        let r = self.body_instr(ins);
+                        self.terminate_jump(join);
+                        self.switch_to(join);
+                        r
+                    }
+                }
+            }
+        }
+    }
+
+    fn unsupported(&mut self, ins: &Instruction, why: &str) -> Option<()> {
+        let name = instr_name(ins);
+        self.error(
+            ins.opcode_span.to(ins.span),
+            format!("unsupported instruction '{name}' ({why})"),
+        );
+        None
+    }
+
+    fn body_instr(&mut self, ins: &Instruction) -> Option<()> {
+        let why = match ins.opcode {
+            Opcode::Add | Opcode::Sub => return self.add_sub(ins),
+            Opcode::Addc | Opcode::Subc => return self.addc_subc(ins),
+            Opcode::Mul => return self.mul(ins),
+            Opcode::Mad => return self.mad(ins),
+            Opcode::Shl | Opcode::Shr => return self.shift(ins),
+            Opcode::And | Opcode::Or | Opcode::Xor => return self.bitwise(ins),
+            Opcode::Not | Opcode::Neg | Opcode::Abs | Opcode::Cnot => return self.unary(ins),
+            Opcode::Min | Opcode::Max => return self.minmax(ins),
+            Opcode::Setp => return self.setp(ins),
+            Opcode::Selp => return self.selp(ins),
+            Opcode::Mov => return self.mov(ins),
+            Opcode::Cvt => return self.cvt(ins),
+            Opcode::Cvta => return self.cvta(ins),
+            Opcode::Ld | Opcode::Ldu => return self.load(ins),
+            Opcode::St => return self.store(ins),
+            Opcode::Bar | Opcode::Barrier => return self.barrier(ins),
+            Opcode::Tex
+            | Opcode::Tld4
+            | Opcode::Txq
+            | Opcode::Suld
+            | Opcode::Sust
+            | Opcode::Sured
+            | Opcode::Suq
+            | Opcode::Istypep => "leafold does not lower textures or surfaces",
+            Opcode::Atom | Opcode::Red => "atomics are not in the IR yet",
+            Opcode::Call => "calls are not lowered yet",
+            Opcode::Fma
+            | Opcode::Rcp
+            | Opcode::Sqrt
+            | Opcode::Rsqrt
+            | Opcode::Sin
+            | Opcode::Cos
+            | Opcode::Lg2
+            | Opcode::Ex2
+            | Opcode::Tanh
+            | Opcode::Testp
+            | Opcode::Copysign => "floating-point arithmetic is not in the IR yet",
+            Opcode::Membar | Opcode::Fence => "memory fences are not in the IR yet",
+            Opcode::Div | Opcode::Rem => "integer division is not in the IR yet",
+            _ => "not in the IR yet",
+        };
+        self.unsupported(ins, why)
+    }
+
+    /// The instruction type as an IR integer type; floats and other types are refused with
+    /// `what` as the reason.
+    fn int_type(&mut self, ins: &Instruction) -> Option<(Type, bool)> {
+        let Some(t) = ins.ty() else {
+            self.unsupported(ins, "no instruction type");
+            return None;
+        };
+        match t.kind() {
+            TypeKind::Bits | TypeKind::Unsigned | TypeKind::Signed => {
+                let ty = ir_type(t).unwrap_or(Type::Pred);
+                if !ty.is_int() {
+                    self.unsupported(ins, "128-bit integers are not in the IR");
+                    return None;
+                }
+                Some((ty, t.kind() == TypeKind::Signed))
+            }
+            TypeKind::Float => {
+                self.unsupported(ins, "floating-point arithmetic is not in the IR yet");
+                None
+            }
+            _ => {
+                self.unsupported(ins, "operand type not in the IR");
+                None
+            }
+        }
+    }
+
+    fn reject_flags(&mut self, ins: &Instruction, flags: &[&str]) -> Option<()> {
+        for f in flags {
+            if ins.has_flag(f) {
+                return self.unsupported(ins, &format!("'.{f}' is not in the IR yet"));
+            }
+        }
+        if ins.rounding().is_some() {
+            return self.unsupported(ins, "rounding modes are floating-point only");
+        }
+        Some(())
+    }
+
+    fn ops<'i>(&mut self, ins: &'i Instruction, n: usize) -> Option<&'i [Operand]> {
+        if ins.operands.len() != n {
+            self.unsupported(ins, &format!("expected {n} operands"));
+            return None;
+        }
+        Some(&ins.operands)
+    }
+
+    // -- operands --
+
+    fn iconst(&mut self, ty: Type, x: i64) -> Value {
+        self.ins().iconst(ty, x)
+    }
+
+    fn pred_const(&mut self, b: bool) -> Value {
+        let z = self.iconst(Type::I32, 0);
+        let cc = if b { IntCC::Eq } else { IntCC::Ne };
+        self.ins().icmp(cc, z, z)
+    }
+
+    /// Convert `v` to `want`: truncate a wider integer, extend a narrower one.
+    fn fit(&mut self, v: Value, want: Type, signed: bool) -> Option<Value> {
+        let have = self.func.values[v].ty;
+        if have == want {
+            return Some(v);
+        }
+        if !have.is_int() || !want.is_int() {
+            return None;
+        }
+        Some(if have.bits() > want.bits() {
+            self.ins().trunc(want, v)
+        } else if signed {
+            self.ins().sext(want, v)
+        } else {
+            self.ins().zext(want, v)
+        })
+    }
+
+    /// Read a source operand as a value of type `want`.
+    fn read(&mut self, op: &Operand, want: Type, itype: Option<ast::Type>) -> Option<Value> {
+        let span = op.span();
+        let mismatch = |this: &mut Self| {
+            this.error(span, format!("operand does not fit type {want}"));
+            None
+        };
+        match op {
+            Operand::Name(n) => match self.lookup(&n.text) {
+                Some(Ok(_)) => {
+                    let var = self.reg_var(n)?;
+                    let v = self.use_var(var);
+                    match self.fit(v, want, false) {
+                        Some(v) => Some(v),
+                        None => mismatch(self),
+                    }
+                }
+                Some(Err(sym)) => self.symbol_value(n, &sym, want, 0),
+                None => {
+                    self.error(n.span, format!("undeclared name '{}'", n.text));
+                    None
+                }
+            },
+            Operand::Elem { name, comp } => {
+                let var = self.elem_var(name, *comp)?;
+                let v = self.use_var(var);
+                match self.fit(v, want, false) {
+                    Some(v) => Some(v),
+                    None => mismatch(self),
+                }
+            }
+            Operand::Imm(imm, _) => {
+                if want == Type::Pred {
+                    return match imm {
+                        ast::Imm::Int { value, .. } => Some(self.pred_const(*value != 0)),
+                        _ => mismatch(self),
+                    };
+                }
+                let t = itype.unwrap_or(ast::Type::B64);
+                let bits = imm_bits(*imm, t);
+                Some(self.iconst(want, bits as i64))
+            }
+            Operand::Special { name, comp } => {
+                let reg = special(&name.text, *comp);
+                let Some(reg) = reg else {
+                    let c = comp.map(|c| format!(".{}", c.name())).unwrap_or_default();
+                    self.error(
+                        name.span,
+                        format!("unsupported special register '{}{c}'", name.text),
+                    );
+                    return None;
+                };
+                let v = self.ins().special_reg(reg);
+                match self.fit(v, want, false) {
+                    Some(v) => Some(v),
+                    None => mismatch(self),
+                }
+            }
+            Operand::Not(inner, _) => {
+                let v = self.read(inner, Type::Pred, itype)?;
+                Some(self.ins().unary(UnaryOp::Not, v))
+            }
+            Operand::NameOffset { name, offset, .. } => match self.lookup(&name.text) {
+                Some(Err(sym)) => self.symbol_value(name, &sym, want, *offset),
+                _ => {
+                    self.error(name.span, format!("'{}' is not a variable", name.text));
+                    None
+                }
+            },
+            Operand::Indexed { base, index, .. } => {
+                let (addr, off) = self.indexed(base, index, None)?;
+                let addr = self.fit(addr, want, false)?;
+                if off == 0 {
+                    return Some(addr);
+                }
+                let k = self.iconst(want, i64::from(off));
+                Some(self.ins().add(addr, k))
+            }
+            _ => {
+                self.error(span, "unsupported operand form");
+                None
+            }
+        }
+    }
+
+    /// The value of a variable or parameter name used as an operand: its address (`mov`).
+    fn symbol_value(&mut self, n: &ast::Name, sym: &Sym, want: Type, off: i64) -> Option<Value> {
+        let base = match sym {
+            Sym::Var { gv, .. } if matches!(want, Type::I32 | Type::I64) => {
+                self.ins().symbol_addr(want, *gv)
+            }
+            Sym::Param { offset } if matches!(want, Type::I32 | Type::I64) => {
+                // The address of a kernel parameter in the param space is its offset.
+                self.iconst(want, i64::from(*offset))
+            }
+            Sym::Opaque(what) => {
+                self.error(
+                    n.span,
+                    format!("unsupported use of '{}': {what} are not lowered", n.text),
+                );
+                return None;
+            }
+            _ => {
+                self.error(n.span, format!("'{}' used as a {want} value", n.text));
+                return None;
+            }
+        };
+        if off == 0 {
+            return Some(base);
+        }
+        let k = self.iconst(want, off);
+        Some(self.ins().add(base, k))
+    }
+
+    /// A destination operand: the variables written, `None` entries for `_`.
+    fn dests(&mut self, op: &Operand) -> Option<Vec<Option<VarId>>> {
+        match op {
+            Operand::Name(n) => {
+                let found = self.lookup(&n.text);
+                match found {
+                    Some(Ok(r)) if !r.vars.is_empty() => {
+                        Some(r.vars.iter().map(|&v| Some(v)).collect())
+                    }
+                    Some(Ok(_)) => {
+                        self.error(
+                            n.span,
+                            format!(
+                                "unsupported register '{}': its type has no IR representation",
+                                n.text
+                            ),
+                        );
+                        None
+                    }
+                    _ => {
+                        self.error(
+                            n.span,
+                            format!("destination '{}' is not a register", n.text),
+                        );
+                        None
+                    }
+                }
+            }
+            Operand::Elem { name, comp } => Some(vec![Some(self.elem_var(name, *comp)?)]),
+            Operand::Sink(_) => Some(vec![None]),
+            Operand::Vector(items, _) => {
+                let mut out = Vec::new();
+                for it in items {
+                    let d = self.dests(it)?;
+                    if d.len() != 1 {
+                        self.error(it.span(), "unsupported nested vector");
+                        return None;
+                    }
+                    out.extend(d);
+                }
+                Some(out)
+            }
+            other => {
+                self.error(other.span(), "unsupported destination operand");
+                None
+            }
+        }
+    }
+
+    /// The single scalar destination of an ALU instruction.
+    fn dest1(&mut self, op: &Operand) -> Option<Option<VarId>> {
+        let d = self.dests(op)?;
+        if d.len() != 1 {
+            self.error(op.span(), "unsupported vector destination");
+            return None;
+        }
+        Some(d[0])
+    }
+
+    /// Write `v` to a variable, extending or truncating to the register's type; under a
+    /// select-style guard, keep the old value where the guard fails.
+    fn write(&mut self, var: Option<VarId>, v: Value, signed: bool, span: Span) -> Option<()> {
+        let Some(var) = var else { return Some(()) };
+        let rt = self.var_ty[var];
+        let Some(v) = self.fit(v, rt, signed) else {
+            self.error(
+                span,
+                format!("destination register is {rt}, the result is not"),
+            );
+            return None;
+        };
+        let v = match self.guard {
+            Some((p, neg)) => {
+                let old = self.use_var(var);
+                if neg {
+                    self.ins().select(p, old, v)
+                } else {
+                    self.ins().select(p, v, old)
+                }
+            }
+            None => v,
+        };
+        self.def_var(var, v);
+        Some(())
+    }
+
+    // -- ALU --
+
+    fn add_sub(&mut self, ins: &Instruction) -> Option<()> {
+        let (ty, signed) = self.int_type(ins)?;
+        self.reject_flags(ins, &["sat"])?;
+        let ops = self.ops(ins, 3)?;
+        let it = ins.ty();
+        let a = self.read(&ops[1], ty, it)?;
+        let b = self.read(&ops[2], ty, it)?;
+        let add = ins.opcode == Opcode::Add;
+        let d = if add {
+            self.ins().add(a, b)
+        } else {
+            self.ins().sub(a, b)
+        };
+        let dst = self.dest1(&ops[0])?;
+        self.write(dst, d, signed, ops[0].span())?;
+        if ins.has_flag("cc") {
+            // Carry out of the addition (d < a unsigned); borrow of the subtraction (a < b).
+            let c = if add {
+                self.ins().icmp(IntCC::Ult, d, a)
+            } else {
+                self.ins().icmp(IntCC::Ult, a, b)
+            };
+            self.write(Some(self.carry), c, false, ins.span)?;
+        }
+        Some(())
+    }
+
+    fn addc_subc(&mut self, ins: &Instruction) -> Option<()> {
+        let (ty, signed) = self.int_type(ins)?;
+        let ops = self.ops(ins, 3)?;
+        let it = ins.ty();
+        let a = self.read(&ops[1], ty, it)?;
+        let b = self.read(&ops[2], ty, it)?;
+        let cin = self.use_var(self.carry);
+        let one = self.iconst(ty, 1);
+        let zero = self.iconst(ty, 0);
+        let c = self.ins().select(cin, one, zero);
+        let add = ins.opcode == Opcode::Addc;
+        // Add: t = a + b carries when t < a; d = t + c carries when d < t.
+        // Sub: t = a - b borrows when a < b; d = t - c borrows when t < c.
+        let t = if add {
+            self.ins().add(a, b)
+        } else {
+            self.ins().sub(a, b)
+        };
+        let d = if add {
+            self.ins().add(t, c)
+        } else {
+            self.ins().sub(t, c)
+        };
+        let dst = self.dest1(&ops[0])?;
+        self.write(dst, d, signed, ops[0].span())?;
+        if ins.has_flag("cc") {
+            let (c1, c2) = if add {
+                (
+                    self.ins().icmp(IntCC::Ult, t, a),
+                    self.ins().icmp(IntCC::Ult, d, t),
+                )
+            } else {
+                (
+                    self.ins().icmp(IntCC::Ult, a, b),
+                    self.ins().icmp(IntCC::Ult, t, c),
+                )
+            };
+            let cout = self.ins().binary(BinaryOp::Or, c1, c2);
+            self.write(Some(self.carry), cout, false, ins.span)?;
+        }
+        Some(())
+    }
+
+    fn mode(ins: &Instruction) -> Option<&'static str> {
+        ["lo", "hi", "wide"].into_iter().find(|m| ins.has_flag(m))
+    }
+
+    fn mul(&mut self, ins: &Instruction) -> Option<()> {
+        let (ty, signed) = self.int_type(ins)?;
+        self.reject_flags(ins, &["sat"])?;
+        let ops = self.ops(ins, 3)?;
+        let it = ins.ty();
+        let a = self.read(&ops[1], ty, it)?;
+        let b = self.read(&ops[2], ty, it)?;
+        let d = match Self::mode(ins) {
+            Some("lo") => self.ins().mul(a, b),
+            Some("hi") => {
+                let op = if signed {
+                    BinaryOp::MulHiS
+                } else {
+                    BinaryOp::MulHiU
+                };
+                self.ins().binary(op, a, b)
+            }
+            Some(_) if matches!(ty, Type::I16 | Type::I32) => self.ins().mul_wide(signed, a, b),
+            _ => return self.unsupported(ins, "integer mul needs .lo, .hi or .wide (16/32-bit)"),
+        };
+        let dst = self.dest1(&ops[0])?;
+        self.write(dst, d, signed, ops[0].span())
+    }
+
+    fn mad(&mut self, ins: &Instruction) -> Option<()> {
+        let (ty, signed) = self.int_type(ins)?;
+        self.reject_flags(ins, &["sat", "cc"])?;
+        let ops = self.ops(ins, 4)?;
+        let it = ins.ty();
+        let a = self.read(&ops[1], ty, it)?;
+        let b = self.read(&ops[2], ty, it)?;
+        let d = match Self::mode(ins) {
+            Some("lo") => {
+                let c = self.read(&ops[3], ty, it)?;
+                self.ins().mad_lo(a, b, c)
+            }
+            Some("hi") => {
+                let c = self.read(&ops[3], ty, it)?;
+                self.ins().mad_hi(signed, a, b, c)
+            }
+            Some(_) if matches!(ty, Type::I16 | Type::I32) => {
+                let wide = ty.double_width()?;
+                let c = self.read(&ops[3], wide, it)?;
+                self.ins().mad_wide(signed, a, b, c)
+            }
+            _ => return self.unsupported(ins, "integer mad needs .lo, .hi or .wide (16/32-bit)"),
+        };
+        let dst = self.dest1(&ops[0])?;
+        self.write(dst, d, signed, ops[0].span())
+    }
+
+    fn shift(&mut self, ins: &Instruction) -> Option<()> {
+        let (ty, signed) = self.int_type(ins)?;
+        let ops = self.ops(ins, 3)?;
+        let it = ins.ty();
+        let a = self.read(&ops[1], ty, it)?;
+        let n = self.read(&ops[2], Type::I32, Some(ast::Type::U32))?;
+        let op = match (ins.opcode, signed) {
+            (Opcode::Shl, _) => BinaryOp::Shl,
+            (_, true) => BinaryOp::ShrS,
+            (_, false) => BinaryOp::ShrU,
+        };
+        let d = self.ins().binary(op, a, n);
+        let dst = self.dest1(&ops[0])?;
+        self.write(dst, d, signed, ops[0].span())
+    }
+
+    fn pred_or_int(&mut self, ins: &Instruction) -> Option<Type> {
+        if ins.ty() == Some(ast::Type::Pred) {
+            return Some(Type::Pred);
+        }
+        self.int_type(ins).map(|(t, _)| t)
+    }
+
+    fn bitwise(&mut self, ins: &Instruction) -> Option<()> {
+        let ty = self.pred_or_int(ins)?;
+        let ops = self.ops(ins, 3)?;
+        let it = ins.ty();
+        let a = self.read(&ops[1], ty, it)?;
+        let b = self.read(&ops[2], ty, it)?;
+        let op = match ins.opcode {
+            Opcode::And => BinaryOp::And,
+            Opcode::Or => BinaryOp::Or,
+            _ => BinaryOp::Xor,
+        };
+        let d = self.ins().binary(op, a, b);
+        let dst = self.dest1(&ops[0])?;
+        self.write(dst, d, false, ops[0].span())
+    }
+
+    fn unary(&mut self, ins: &Instruction) -> Option<()> {
+        let ty = if ins.opcode == Opcode::Not {
+            self.pred_or_int(ins)?
+        } else {
+            self.int_type(ins)?.0
+        };
+        let ops = self.ops(ins, 2)?;
+        let it = ins.ty();
+        let a = self.read(&ops[1], ty, it)?;
+        let d = match ins.opcode {
+            Opcode::Not => self.ins().unary(UnaryOp::Not, a),
+            Opcode::Neg => self.ins().unary(UnaryOp::Neg, a),
+            Opcode::Abs => {
+                // abs(a) = a < 0 ? -a : a (the most negative value stays itself, as in PTX).
+                let z = self.iconst(ty, 0);
+                let neg = self.ins().icmp(IntCC::Slt, a, z);
+                let na = self.ins().unary(UnaryOp::Neg, a);
+                self.ins().select(neg, na, a)
+            }
+            _ => {
+                // cnot: 1 when a is zero, else 0.
+                let z = self.iconst(ty, 0);
+                let one = self.iconst(ty, 1);
+                let is0 = self.ins().icmp(IntCC::Eq, a, z);
+                self.ins().select(is0, one, z)
+            }
+        };
+        let dst = self.dest1(&ops[0])?;
+        self.write(dst, d, false, ops[0].span())
+    }
+
+    fn minmax(&mut self, ins: &Instruction) -> Option<()> {
+        let (ty, signed) = self.int_type(ins)?;
+        self.reject_flags(ins, &["relu"])?;
+        let ops = self.ops(ins, 3)?;
+        let it = ins.ty();
+        let a = self.read(&ops[1], ty, it)?;
+        let b = self.read(&ops[2], ty, it)?;
+        let op = match (ins.opcode == Opcode::Min, signed) {
+            (true, true) => BinaryOp::MinS,
+            (true, false) => BinaryOp::MinU,
+            (false, true) => BinaryOp::MaxS,
+            (false, false) => BinaryOp::MaxU,
+        };
+        let d = self.ins().binary(op, a, b);
+        let dst = self.dest1(&ops[0])?;
+        self.write(dst, d, signed, ops[0].span())
+    }
+
+    fn setp(&mut self, ins: &Instruction) -> Option<()> {
+        let (ty, signed) = self.int_type(ins)?;
+        if ins.operands.len() != 3 && ins.operands.len() != 4 {
+            return self.unsupported(ins, "expected 3 or 4 operands");
+        }
+        let ops = &ins.operands;
+        let it = ins.ty();
+        let Some(cmp) = ins.cmp() else {
+            return self.unsupported(ins, "no comparison");
+        };
+        let cc = match (cmp, signed) {
+            (CmpOp::Eq, _) => IntCC::Eq,
+            (CmpOp::Ne, _) => IntCC::Ne,
+            (CmpOp::Lt, true) => IntCC::Slt,
+            (CmpOp::Le, true) => IntCC::Sle,
+            (CmpOp::Gt, true) => IntCC::Sgt,
+            (CmpOp::Ge, true) => IntCC::Sge,
+            (CmpOp::Lt | CmpOp::Lo, _) => IntCC::Ult,
+            (CmpOp::Le | CmpOp::Ls, _) => IntCC::Ule,
+            (CmpOp::Gt | CmpOp::Hi, _) => IntCC::Ugt,
+            (CmpOp::Ge | CmpOp::Hs, _) => IntCC::Uge,
+            _ => return self.unsupported(ins, "floating-point comparison on integers"),
+        };
+        let a = self.read(&ops[1], ty, it)?;
+        let b = self.read(&ops[2], ty, it)?;
+        let mut r = self.ins().icmp(cc, a, b);
+        let mut nr = None;
+        if let Some(c) = ops.get(3) {
+            let c = self.read(c, Type::Pred, None)?;
+            let op = if ins.has_flag("and") {
+                BinaryOp::And
+            } else if ins.has_flag("or") {
+                BinaryOp::Or
+            } else if ins.has_flag("xor") {
+                BinaryOp::Xor
+            } else {
+                return self.unsupported(ins, "a fourth operand needs .and, .or or .xor");
+            };
+            // The second destination (p|q) combines the negated comparison with c.
+            if matches!(ops[0], Operand::PredPair(..)) {
+                let n = self.ins().unary(UnaryOp::Not, r);
+                nr = Some(self.ins().binary(op, n, c));
+            }
+            r = self.ins().binary(op, r, c);
+        }
+        match &ops[0] {
+            Operand::PredPair(p, q) => {
+                let pv = self.reg_var(p)?;
+                let qv = self.reg_var(q)?;
+                let nr = match nr {
+                    Some(x) => x,
+                    None => self.ins().unary(UnaryOp::Not, r),
+                };
+                self.write(Some(pv), r, false, p.span)?;
+                self.write(Some(qv), nr, false, q.span)
+            }
+            d => {
+                let dst = self.dest1(d)?;
+                self.write(dst, r, false, d.span())
+            }
+        }
+    }
+
+    /// The instruction type as the IR type of its bits (floats allowed): for moves.
+    fn bits_type(&mut self, ins: &Instruction) -> Option<(Type, bool)> {
+        let Some(t) = ins.ty() else {
+            self.unsupported(ins, "no instruction type");
+            return None;
+        };
+        match ir_type(t) {
+            Some(ty) => Some((ty, t.kind() == TypeKind::Signed)),
+            None => {
+                self.unsupported(ins, &format!(".{} values are not in the IR", t.name()));
+                None
+            }
+        }
+    }
+
+    fn selp(&mut self, ins: &Instruction) -> Option<()> {
+        let (ty, signed) = self.bits_type(ins)?;
+        let ops = self.ops(ins, 4)?;
+        let it = ins.ty();
+        let a = self.read(&ops[1], ty, it)?;
+        let b = self.read(&ops[2], ty, it)?;
+        let c = self.read(&ops[3], Type::Pred, None)?;
+        let d = self.ins().select(c, a, b);
+        let dst = self.dest1(&ops[0])?;
+        self.write(dst, d, signed, ops[0].span())
+    }
+
+    fn mov(&mut self, ins: &Instruction) -> Option<()> {
+        let (ty, signed) = self.bits_type(ins)?;
+        if ins.vector().is_some() {
+            return self.unsupported(ins, "vector moves are not supported");
+        }
+        let ops = self.ops(ins, 2)?;
+        let it = ins.ty();
+        match (&ops[0], &ops[1]) {
+            // Pack: mov.b64 d, {lo, hi}.
+            (d, Operand::Vector(items, _)) => {
+                let n = items.len() as u32;
+                let Some(et) = int_of_bits(ty.bits() / n.max(1)).filter(|_| n > 1) else {
+                    return self.unsupported(ins, "unsupported pack");
+                };
+                let mut acc: Option<Value> = None;
+                for (k, it_op) in items.iter().enumerate() {
+                    let part = self.read(it_op, et, None)?;
+                    let wide = self.ins().zext(ty, part);
+                    let shifted = if k == 0 {
+                        wide
+                    } else {
+                        let sh = self.iconst(Type::I32, i64::from(et.bits()) * k as i64);
+                        self.ins().shl(wide, sh)
+                    };
+                    acc = Some(match acc {
+                        None => shifted,
+                        Some(a) => self.ins().binary(BinaryOp::Or, a, shifted),
+                    });
+                }
+                let dst = self.dest1(d)?;
+                self.write(dst, acc?, false, d.span())
+            }
+            // Unpack: mov.b64 {lo, hi}, s.
+            (Operand::Vector(items, _), s) => {
+                let n = items.len() as u32;
+                let Some(et) = int_of_bits(ty.bits() / n.max(1)).filter(|_| n > 1) else {
+                    return self.unsupported(ins, "unsupported unpack");
+                };
+                let v = self.read(s, ty, it)?;
+                let dsts = self.dests(&ops[0])?;
+                for (k, dst) in dsts.into_iter().enumerate() {
+                    if dst.is_none() {
+                        continue;
+                    }
+                    let part = if k == 0 {
+                        v
+                    } else {
+                        let sh = self.iconst(Type::I32, i64::from(et.bits()) * k as i64);
+                        self.ins().binary(BinaryOp::ShrU, v, sh)
+                    };
+                    let part = self.ins().trunc(et, part);
+                    self.write(dst, part, false, items[k].span())?;
+                }
+                Some(())
+            }
+            (d, s) => {
+                let v = self.read(s, ty, it)?;
+                let dst = self.dest1(d)?;
+                self.write(dst, v, signed, d.span())
+            }
+        }
+    }
+
+    fn cvt(&mut self, ins: &Instruction) -> Option<()> {
+        let types = ins.types();
+        let (dt, st) = match types[..] {
+            [d, s] => (d, s),
+            [d] => (d, d),
+            _ => return self.unsupported(ins, "unexpected types"),
+        };
+        let int = |t: ast::Type| {
+            matches!(
+                t.kind(),
+                TypeKind::Bits | TypeKind::Unsigned | TypeKind::Signed
+            ) && t.bits() <= 64
+        };
+        if !int(dt) || !int(st) {
+            return self.unsupported(ins, "floating-point conversions are not in the IR yet");
+        }
+        self.reject_flags(ins, &["sat", "ftz", "relu", "satfinite", "pack"])?;
+        let ops = self.ops(ins, 2)?;
+        let (sty, dty) = (ir_type(st)?, ir_type(dt)?);
+        // The source register may be wider than the source format: keep its low bits.
+        let a = self.read(&ops[1], sty, Some(st))?;
+        // Seed 6.5.1: widen by the source's signedness, chop to narrow, then (note 1) the
+        // destination register is filled by the destination's signedness.
+        let v = if dty.bits() > sty.bits() {
+            if st.kind() == TypeKind::Signed {
+                self.ins().sext(dty, a)
+            } else {
+                self.ins().zext(dty, a)
+            }
+        } else if dty.bits() < sty.bits() {
+            self.ins().trunc(dty, a)
+        } else {
+            a
+        };
+        let dst = self.dest1(&ops[0])?;
+        self.write(dst, v, dt.kind() == TypeKind::Signed, ops[0].span())
+    }
+
+    fn cvta(&mut self, ins: &Instruction) -> Option<()> {
+        let (ty, _) = self.int_type(ins)?;
+        if !matches!(ty, Type::I32 | Type::I64) {
+            return self.unsupported(ins, "cvta takes .u32 or .u64");
+        }
+        let space = match ins.space().and_then(ir_space) {
+            Some(s @ (Space::Global | Space::Shared | Space::Local | Space::Const)) => s,
+            _ => return self.unsupported(ins, "cvta to or from this space is not in the IR"),
+        };
+        let dir = if ins.has_flag("to") {
+            CvtaDir::FromGeneric
+        } else {
+            CvtaDir::ToGeneric
+        };
+        let ops = self.ops(ins, 2)?;
+        let a = self.read(&ops[1], ty, ins.ty())?;
+        let d = self.ins().cvta(dir, space, ty, a);
+        let dst = self.dest1(&ops[0])?;
+        self.write(dst, d, false, ops[0].span())
+    }
+
+    fn barrier(&mut self, ins: &Instruction) -> Option<()> {
+        let zero = matches!(
+            ins.operands[..],
+            [Operand::Imm(ast::Imm::Int { value: 0, .. }, _)]
+        );
+        let plain = ins
+            .mods
+            .iter()
+            .all(|m| matches!(m, Modifier::Flag("sync" | "aligned" | "cta")));
+        if !ins.has_flag("sync") || !zero || !plain {
+            return self.unsupported(ins, "only 'bar.sync 0' without a thread count is in the IR");
+        }
+        self.ins().barrier();
+        Some(())
+    }
+
+    // -- memory --
+
+    fn mem_space(&mut self, ins: &Instruction) -> Option<Space> {
+        if ins.opcode == Opcode::Ldu {
+            return Some(Space::Global);
+        }
+        match ins.space() {
+            None => Some(Space::Generic),
+            Some(s) => match ir_space(s) {
+                Some(sp) => Some(sp),
+                None => {
+                    self.unsupported(ins, &format!("the {} space is not in the IR", s.name()));
+                    None
+                }
+            },
+        }
+    }
+
+    fn addr_type_for(&self, space: Space) -> Type {
+        match space {
+            Space::Global | Space::Generic => self.m.addr_type(),
+            _ => Type::I32,
+        }
+    }
+
+    /// The address of variable `sym` as seen by an access to `space`.
+    fn var_addr(&mut self, n: &ast::Name, sym: &Sym, space: Space) -> Option<Value> {
+        let Sym::Var { gv, space: vs, .. } = sym else {
+            if let Sym::Opaque(what) = sym {
+                self.error(
+                    n.span,
+                    format!("unsupported use of '{}': {what} are not lowered", n.text),
+                );
+            } else {
+                self.error(n.span, format!("'{}' is not addressable here", n.text));
+            }
+            return None;
+        };
+        let (gv, vs) = (*gv, *vs);
+        if space == Space::Generic && vs != Space::Global {
+            let ty = self.m.addr_type();
+            let a = self.ins().symbol_addr(ty, gv);
+            return Some(self.ins().cvta(CvtaDir::ToGeneric, vs, ty, a));
+        }
+        let ty = self.addr_type_for(vs);
+        Some(self.ins().symbol_addr(ty, gv))
+    }
+
+    /// `var[imm]` or `var[reg+imm]`: the index counts elements of the variable.
+    fn indexed(
+        &mut self,
+        base: &ast::Name,
+        index: &ast::AddrExpr,
+        space: Option<Space>,
+    ) -> Option<(Value, i32)> {
+        let sym = match self.lookup(&base.text) {
+            Some(Err(s)) => s,
+            _ => {
+                self.error(
+                    base.span,
+                    format!("'{}' is not an array variable", base.text),
+                );
+                return None;
+            }
+        };
+        let elem = match &sym {
+            Sym::Var {
+                elem, space: vs, ..
+            } => (*elem, *vs),
+            _ => (1, Space::Global),
+        };
+        let space = space.unwrap_or(elem.1);
+        let addr = self.var_addr(base, &sym, space)?;
+        let aty = self.func.values[addr].ty;
+        let Some(reg) = &index.base else {
+            let off = index.offset.checked_mul(i64::from(elem.0));
+            return match off.and_then(|o| i32::try_from(o).ok()) {
+                Some(o) => Some((addr, o)),
+                None => {
+                    self.error(index.span, "array offset does not fit in 32 bits");
+                    None
+                }
+            };
+        };
+        let var = self.reg_var(reg)?;
+        let i = self.use_var(var);
+        let ity = self.func.values[i].ty;
+        if !ity.is_int() {
+            self.error(reg.span, "array index must be an integer register");
+            return None;
+        }
+        let k = self.iconst(ity, index.offset);
+        let i = self.ins().add(i, k);
+        let s = self.iconst(ity, i64::from(elem.0));
+        let i = self.ins().mul(i, s);
+        let i = self.fit(i, aty, false)?;
+        Some((self.ins().add(addr, i), 0))
+    }
+
+    /// An address operand: the address value and the byte offset.
+    fn address(&mut self, op: &Operand, space: Space) -> Option<(Value, i32)> {
+        let off32 = |this: &mut Self, off: i64, span: Span| match i32::try_from(off) {
+            Ok(o) => Some(o),
+            Err(_) => {
+                this.error(
+                    span,
+                    "address offset does not fit in a signed 32-bit immediate",
+                );
+                None
+            }
+        };
+        match op {
+            Operand::Address(a) => match &a.base {
+                Some(n) => {
+                    let off = off32(self, a.offset, a.span)?;
+                    match self.lookup(&n.text) {
+                        Some(Ok(_)) => {
+                            let var = self.reg_var(n)?;
+                            let v = self.use_var(var);
+                            let v = match self.func.values[v].ty {
+                                Type::I32 | Type::I64 => v,
+                                Type::I8 | Type::I16 => self.ins().zext(Type::I32, v),
+                                _ => {
+                                    self.error(n.span, "address register must be an integer");
+                                    return None;
+                                }
+                            };
+                            Some((v, off))
+                        }
+                        Some(Err(Sym::Param { offset })) if space == Space::Param => {
+                            let ty = self.addr_type_for(space);
+                            let v = self.iconst(ty, i64::from(offset));
+                            Some((v, off))
+                        }
+                        Some(Err(sym)) => Some((self.var_addr(n, &sym, space)?, off)),
+                        None => {
+                            self.error(n.span, format!("undeclared name '{}'", n.text));
+                            None
+                        }
+                    }
+                }
+                None => {
+                    // [imm]: an absolute address (unsigned 32-bit).
+                    let ty = self.addr_type_for(space);
+                    let v = self.iconst(ty, a.offset);
+                    Some((v, 0))
+                }
+            },
+            Operand::Indexed { base, index, .. } => self.indexed(base, index, Some(space)),
+            other => {
+                self.error(other.span(), "expected an address operand");
+                None
+            }
+        }
+    }
+
+    /// Element type and width of a load or store.
+    fn access(&mut self, ins: &Instruction) -> Option<(Type, ast::Type, u8)> {
+        let (ty, _) = self.bits_type(ins)?;
+        if ty == Type::Pred {
+            self.unsupported(ins, "predicates have no memory form");
+            return None;
+        }
+        let width = match ins.vector() {
+            None => 1,
+            Some(n @ (2 | 4)) => n as u8,
+            Some(_) => {
+                self.unsupported(ins, "only .v2 and .v4 accesses are in the IR");
+                return None;
+            }
+        };
+        Some((ty, ins.ty()?, width))
+    }
+
+    fn load(&mut self, ins: &Instruction) -> Option<()> {
+        let space = self.mem_space(ins)?;
+        let (ty, pt, width) = self.access(ins)?;
+        if ins.operands.len() != 2 {
+            return self.unsupported(ins, "cache-policy operands are not supported");
+        }
+        let signed = pt.kind() == TypeKind::Signed;
+        let dsts = self.dests(&ins.operands[0])?;
+        if dsts.len() != usize::from(width) {
+            self.error(
+                ins.operands[0].span(),
+                format!("{} destinations for a .v{width} load", dsts.len()),
+            );
+            return None;
+        }
+        // ld.param of a kernel parameter by name: a read at a known offset.
+        let direct = match &ins.operands[1] {
+            Operand::Address(ast::AddrExpr {
+                base: Some(n),
+                offset,
+                ..
+            }) if space == Space::Param => match self.lookup(&n.text) {
+                Some(Err(Sym::Param { offset: at })) => Some((at, *offset)),
+                _ => None,
+            },
+            _ => None,
+        };
+        let values: Vec<Value> = if let Some((at, off)) = direct {
+            let Some(base) = i64::from(at)
+                .checked_add(off)
+                .and_then(|x| u32::try_from(x).ok())
+            else {
+                self.error(ins.operands[1].span(), "parameter offset out of range");
+                return None;
+            };
+            let elem = ty.bytes().unwrap_or(1);
+            (0..u32::from(width))
+                .map(|k| self.ins().load_param(ty, base + k * elem))
+                .collect()
+        } else {
+            let (addr, off) = self.address(&ins.operands[1], space)?;
+            self.ins().load(space, ty, width, addr, off).into_vec()
+        };
+        for (dst, v) in dsts.into_iter().zip(values) {
+            self.write(dst, v, signed, ins.operands[0].span())?;
+        }
+        Some(())
+    }
+
+    fn store(&mut self, ins: &Instruction) -> Option<()> {
+        let space = self.mem_space(ins)?;
+        let (ty, pt, width) = self.access(ins)?;
+        if ins.operands.len() != 2 {
+            return self.unsupported(ins, "cache-policy operands are not supported");
+        }
+        if matches!(space, Space::Param | Space::Const) {
+            return self.unsupported(ins, "stores to the param space (calls) are not supported");
+        }
+        let srcs: Vec<&Operand> = match &ins.operands[1] {
+            Operand::Vector(items, _) => items.iter().collect(),
+            other => vec![other],
+        };
+        let mut values = Vec::new();
+        if srcs.len() == 1 && width > 1 {
+            // A vector register named whole.
+            if let Operand::Name(n) = srcs[0] {
+                if let Some(Ok(r)) = self.lookup(&n.text) {
+                    for var in r.vars.clone() {
+                        let v = self.use_var(var);
+                        values.push(self.fit(v, ty, false)?);
+                    }
+                }
+            }
+        } else {
+            for s in srcs {
+                values.push(self.read(s, ty, Some(pt))?);
+            }
+        }
+        if values.len() != usize::from(width) {
+            self.error(
+                ins.operands[1].span(),
+                format!("{} values for a .v{width} store", values.len()),
+            );
+            return None;
+        }
+        let (addr, off) = self.address(&ins.operands[0], space)?;
+        self.ins().store(space, addr, off, &values);
+        Some(())
+    }
+}
+
+/// Rebuild `data` with every value operand mapped through `f`.
+fn map_values(data: &InstData, mut f: impl FnMut(Value) -> Value) -> InstData {
+    let mut d = data.clone();
+    match &mut d {
+        InstData::Iconst { .. }
+        | InstData::Fconst { .. }
+        | InstData::LoadParam { .. }
+        | InstData::SpecialReg { .. }
+        | InstData::SymbolAddr { .. }
+        | InstData::Return
+        | InstData::Barrier => {}
+        InstData::Unary { arg, .. }
+        | InstData::Convert { arg, .. }
+        | InstData::Cvta { arg, .. } => *arg = f(*arg),
+        InstData::Binary { args, .. }
+        | InstData::MulWide { args, .. }
+        | InstData::Icmp { args, .. } => {
+            args[0] = f(args[0]);
+            args[1] = f(args[1]);
+        }
+        InstData::Select { cond, args } => {
+            *cond = f(*cond);
+            args[0] = f(args[0]);
+            args[1] = f(args[1]);
+        }
+        InstData::Load { addr, .. } => *addr = f(*addr),
+        InstData::Store { addr, values, .. } => {
+            *addr = f(*addr);
+            for v in values.iter_mut() {
+                *v = f(*v);
+            }
+        }
+        // Block arguments were already rebuilt by the caller.
+        InstData::Jump { .. } => {}
+        InstData::Brif { cond, .. } => *cond = f(*cond),
+    }
+    d
+}
+
+fn special(name: &str, comp: Option<ast::Component>) -> Option<SpecialReg> {
+    let dim = || match comp? {
+        ast::Component::X => Some(Dim::X),
+        ast::Component::Y => Some(Dim::Y),
+        ast::Component::Z => Some(Dim::Z),
+        _ => None,
+    };
+    Some(match name {
+        "%tid" => SpecialReg::Tid(dim()?),
+        "%ntid" => SpecialReg::Ntid(dim()?),
+        "%ctaid" => SpecialReg::Ctaid(dim()?),
+        "%nctaid" => SpecialReg::Nctaid(dim()?),
+        "%laneid" if comp.is_none() => SpecialReg::LaneId,
+        "%warpid" if comp.is_none() => SpecialReg::WarpId,
+        "%nwarpid" if comp.is_none() => SpecialReg::NWarpId,
+        "%gridid" if comp.is_none() => SpecialReg::GridId,
+        _ => return None,
+    })
+}
+
+fn instr_name(i: &Instruction) -> String {
+    let mut s = i.opcode.name().to_string();
+    for m in &i.mods {
+        s.push('.');
+        s.push_str(&m.text());
+    }
+    s
+}
+
+/// Split `%rd12` into (`%rd`, 12), as the checker does for `%rd<N>` declarations.
+fn split_numbered(name: &str) -> Option<(&str, u32)> {
+    let digits = name
+        .bytes()
+        .rev()
+        .take_while(|b| b.is_ascii_digit())
+        .count();
+    if digits == 0 || digits == name.len() {
+        return None;
+    }
+    let (prefix, num) = name.split_at(name.len() - digits);
+    if num.len() > 1 && num.starts_with('0') {
+        return None;
+    }
+    Some((prefix, num.parse().ok()?))
+}

@@ -1,0 +1,1086 @@
+//! The PTX abstract syntax tree.
+//!
+//! In: nothing (plain data). Out: the types [`crate::ptx::parse`] builds, [`crate::ptx::check`]
+//! validates and a later IR builder lowers. Invariants: every node that a diagnostic can point
+//! at carries a [`Span`] into its source file; names are kept exactly as written (resolution of
+//! a name to a register, variable, function or label is the checker's job, because PTX allows a
+//! variable to be named `%L1` and a register to be named `temp`); immediates are already folded
+//! to their value (constant expressions are evaluated while parsing), so a later stage never
+//! evaluates PTX expressions itself. Module-level directives stay in source order in
+//! [`Module::items`] so printing gives the file back in the same order.
+
+use crate::error::Span;
+pub use crate::ptx::opcodes::Opcode;
+
+/// A whole PTX file.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Module {
+    pub items: Vec<Item>,
+    pub span: Span,
+}
+
+impl Module {
+    /// `.version` as (major, minor), if present.
+    pub fn version(&self) -> Option<(u32, u32)> {
+        self.items.iter().find_map(|i| match i {
+            Item::Version { major, minor, .. } => Some((*major, *minor)),
+            _ => None,
+        })
+    }
+
+    /// The names listed by `.target` (e.g. `sm_10`, `map_f64_to_f32`).
+    pub fn targets(&self) -> Vec<&str> {
+        self.items
+            .iter()
+            .filter_map(|i| match i {
+                Item::Target { targets, .. } => Some(targets.iter().map(|t| t.text.as_str())),
+                _ => None,
+            })
+            .flatten()
+            .collect()
+    }
+
+    /// `.address_size`; absent means 32.
+    pub fn address_size(&self) -> u32 {
+        self.items
+            .iter()
+            .find_map(|i| match i {
+                Item::AddressSize { size, .. } => Some(*size),
+                _ => None,
+            })
+            .unwrap_or(32)
+    }
+
+    pub fn functions(&self) -> impl Iterator<Item = &Function> {
+        self.items.iter().filter_map(|i| match i {
+            Item::Function(f) => Some(f),
+            _ => None,
+        })
+    }
+}
+
+/// A name as written, with where it was written.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Name {
+    pub text: String,
+    pub span: Span,
+}
+
+/// One top-level directive or declaration.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Item {
+    Version {
+        major: u32,
+        minor: u32,
+        span: Span,
+    },
+    Target {
+        targets: Vec<Name>,
+        span: Span,
+    },
+    AddressSize {
+        size: u32,
+        span: Span,
+    },
+    /// `.file 1 "name" [, timestamp, size]`
+    File {
+        index: u32,
+        path: String,
+        extra: Vec<u64>,
+        span: Span,
+    },
+    Loc(Loc),
+    Pragma {
+        text: String,
+        span: Span,
+    },
+    /// `.section .debug_xxx { ... }`: the body is kept verbatim (DWARF bytes are not compiled).
+    Section {
+        name: String,
+        body: String,
+        span: Span,
+    },
+    Var(VarDecl),
+    Function(Function),
+}
+
+/// `.loc file line col [, function_name label, inlined_at f l c]`
+#[derive(Clone, Debug, PartialEq)]
+pub struct Loc {
+    pub file: u32,
+    pub line: u32,
+    pub col: u32,
+    /// Anything after the three numbers, kept verbatim (`, function_name $L..., inlined_at 1 2 3`).
+    pub extra: String,
+    pub span: Span,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Linkage {
+    Extern,
+    Visible,
+    Weak,
+    Common,
+}
+
+impl Linkage {
+    pub fn name(self) -> &'static str {
+        match self {
+            Linkage::Extern => ".extern",
+            Linkage::Visible => ".visible",
+            Linkage::Weak => ".weak",
+            Linkage::Common => ".common",
+        }
+    }
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum StateSpace {
+    Reg,
+    Sreg,
+    Const,
+    Global,
+    Local,
+    Param,
+    Shared,
+    /// `.shared::cta` / `.shared::cluster` are kept as Shared with this flag.
+    SharedCluster,
+    Tex,
+    Generic,
+}
+
+impl StateSpace {
+    pub fn name(self) -> &'static str {
+        match self {
+            StateSpace::Reg => ".reg",
+            StateSpace::Sreg => ".sreg",
+            StateSpace::Const => ".const",
+            StateSpace::Global => ".global",
+            StateSpace::Local => ".local",
+            StateSpace::Param => ".param",
+            StateSpace::Shared => ".shared",
+            StateSpace::SharedCluster => ".shared::cluster",
+            StateSpace::Tex => ".tex",
+            StateSpace::Generic => "",
+        }
+    }
+
+    pub fn from_name(s: &str) -> Option<StateSpace> {
+        Some(match s {
+            "reg" => StateSpace::Reg,
+            "sreg" => StateSpace::Sreg,
+            "const" => StateSpace::Const,
+            "global" => StateSpace::Global,
+            "local" => StateSpace::Local,
+            "param" => StateSpace::Param,
+            "shared" | "shared::cta" => StateSpace::Shared,
+            "shared::cluster" => StateSpace::SharedCluster,
+            "tex" => StateSpace::Tex,
+            _ => return None,
+        })
+    }
+}
+
+/// Fundamental and opaque PTX types.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Type {
+    B8,
+    B16,
+    B32,
+    B64,
+    B128,
+    U8,
+    U16,
+    U32,
+    U64,
+    S8,
+    S16,
+    S32,
+    S64,
+    F16,
+    F16x2,
+    F32,
+    F64,
+    Bf16,
+    Bf16x2,
+    Tf32,
+    E4m3,
+    E5m2,
+    E4m3x2,
+    E5m2x2,
+    Pred,
+    TexRef,
+    SamplerRef,
+    SurfRef,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum TypeKind {
+    Bits,
+    Unsigned,
+    Signed,
+    Float,
+    Pred,
+    Opaque,
+}
+
+impl Type {
+    pub const ALL: [Type; 28] = [
+        Type::B8,
+        Type::B16,
+        Type::B32,
+        Type::B64,
+        Type::B128,
+        Type::U8,
+        Type::U16,
+        Type::U32,
+        Type::U64,
+        Type::S8,
+        Type::S16,
+        Type::S32,
+        Type::S64,
+        Type::F16,
+        Type::F16x2,
+        Type::F32,
+        Type::F64,
+        Type::Bf16,
+        Type::Bf16x2,
+        Type::Tf32,
+        Type::E4m3,
+        Type::E5m2,
+        Type::E4m3x2,
+        Type::E5m2x2,
+        Type::Pred,
+        Type::TexRef,
+        Type::SamplerRef,
+        Type::SurfRef,
+    ];
+
+    /// Name without the dot.
+    pub fn name(self) -> &'static str {
+        match self {
+            Type::B8 => "b8",
+            Type::B16 => "b16",
+            Type::B32 => "b32",
+            Type::B64 => "b64",
+            Type::B128 => "b128",
+            Type::U8 => "u8",
+            Type::U16 => "u16",
+            Type::U32 => "u32",
+            Type::U64 => "u64",
+            Type::S8 => "s8",
+            Type::S16 => "s16",
+            Type::S32 => "s32",
+            Type::S64 => "s64",
+            Type::F16 => "f16",
+            Type::F16x2 => "f16x2",
+            Type::F32 => "f32",
+            Type::F64 => "f64",
+            Type::Bf16 => "bf16",
+            Type::Bf16x2 => "bf16x2",
+            Type::Tf32 => "tf32",
+            Type::E4m3 => "e4m3",
+            Type::E5m2 => "e5m2",
+            Type::E4m3x2 => "e4m3x2",
+            Type::E5m2x2 => "e5m2x2",
+            Type::Pred => "pred",
+            Type::TexRef => "texref",
+            Type::SamplerRef => "samplerref",
+            Type::SurfRef => "surfref",
+        }
+    }
+
+    pub fn from_name(s: &str) -> Option<Type> {
+        Type::ALL.iter().copied().find(|t| t.name() == s)
+    }
+
+    pub fn kind(self) -> TypeKind {
+        use Type::*;
+        match self {
+            B8 | B16 | B32 | B64 | B128 => TypeKind::Bits,
+            U8 | U16 | U32 | U64 => TypeKind::Unsigned,
+            S8 | S16 | S32 | S64 => TypeKind::Signed,
+            Pred => TypeKind::Pred,
+            TexRef | SamplerRef | SurfRef => TypeKind::Opaque,
+            _ => TypeKind::Float,
+        }
+    }
+
+    /// Size in bits (predicates count as 1, opaque handles as 64).
+    pub fn bits(self) -> u32 {
+        use Type::*;
+        match self {
+            Pred => 1,
+            B8 | U8 | S8 | E4m3 | E5m2 => 8,
+            B16 | U16 | S16 | F16 | Bf16 | E4m3x2 | E5m2x2 => 16,
+            B32 | U32 | S32 | F32 | F16x2 | Bf16x2 | Tf32 => 32,
+            B64 | U64 | S64 | F64 | TexRef | SamplerRef | SurfRef => 64,
+            B128 => 128,
+        }
+    }
+}
+
+/// A variable, register, parameter or texture declaration. One declaration may name several
+/// variables (`.reg .u32 a, b, %r<10>;`); they share everything but name, dims and initializer.
+#[derive(Clone, Debug, PartialEq)]
+pub struct VarDecl {
+    pub linkage: Vec<Linkage>,
+    pub space: StateSpace,
+    pub align: Option<u32>,
+    /// `.v2`, `.v4` (or `.v8`).
+    pub vector: Option<u32>,
+    pub ty: Type,
+    /// `.ptr [.space] [.align N]` on kernel parameters.
+    pub ptr: Option<PtrAttr>,
+    /// `.attribute(.managed)`, `.attribute(.unified(a, b))`.
+    pub attributes: Vec<Attribute>,
+    pub names: Vec<Declarator>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct PtrAttr {
+    pub space: Option<StateSpace>,
+    pub align: Option<u32>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Attribute {
+    Managed,
+    Unified(u64, u64),
+}
+
+/// One declared name.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Declarator {
+    pub name: Name,
+    /// `%r<100>` declares `%r0` .. `%r99`.
+    pub range: Option<u32>,
+    /// Array dimensions as written; `None` is an omitted (`[]`) dimension.
+    pub dims: Vec<Option<u64>>,
+    pub init: Option<Init>,
+}
+
+impl Declarator {
+    /// The dimensions with an omitted first dimension taken from the initializer's length.
+    pub fn resolved_dims(&self) -> Vec<Option<u64>> {
+        let mut dims = self.dims.clone();
+        if let (Some(None), Some(Init::List(items, _))) = (dims.first(), &self.init) {
+            dims[0] = Some(items.len() as u64);
+        }
+        dims
+    }
+}
+
+/// A variable initializer.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Init {
+    Imm(Imm, Span),
+    /// `var`, `var+off`, `generic(var)+off`, `0xFF(var)` (a byte mask of the address).
+    Addr {
+        name: Name,
+        generic: bool,
+        offset: i64,
+        mask: Option<u64>,
+        span: Span,
+    },
+    List(Vec<Init>, Span),
+    /// `{ addr_mode_0 = clamp_to_edge, filter_mode = linear }`: the fields of an opaque
+    /// `.samplerref`/`.texref` variable (texmode_independent).
+    Fields(Vec<(Name, FieldValue)>, Span),
+}
+
+/// The value of an opaque-variable field: a keyword such as `clamp_to_edge` or a number.
+#[derive(Clone, Debug, PartialEq)]
+pub enum FieldValue {
+    Word(Name),
+    Int(i64),
+}
+
+impl Init {
+    pub fn span(&self) -> Span {
+        match self {
+            Init::Imm(_, s) | Init::List(_, s) | Init::Fields(_, s) => *s,
+            Init::Addr { span, .. } => *span,
+        }
+    }
+}
+
+/// A folded immediate.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Imm {
+    /// An integer; `unsigned` records a `U` suffix.
+    Int { value: i64, unsigned: bool },
+    /// `0fXXXXXXXX`: IEEE single bits.
+    F32(u32),
+    /// `0dXXXXXXXXXXXXXXXX` or a decimal float literal: IEEE double bits.
+    F64(u64),
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum FuncKind {
+    Entry,
+    Func,
+}
+
+/// `.entry` or `.func`, with or without a body.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Function {
+    pub linkage: Vec<Linkage>,
+    pub kind: FuncKind,
+    pub name: Name,
+    /// Return parameters (`.func` only); `None` when the parentheses are absent.
+    pub rets: Option<Vec<VarDecl>>,
+    pub params: Vec<VarDecl>,
+    /// Whether the parameter list had parentheses at all (`.entry k {` has none).
+    pub params_parens: bool,
+    pub noreturn: bool,
+    pub perf: Vec<PerfDirective>,
+    /// `None` for a declaration (`.func f (...);`).
+    pub body: Option<Block>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum PerfDirective {
+    MaxNtid(Vec<u32>, Span),
+    ReqNtid(Vec<u32>, Span),
+    MinNctaPerSm(u32, Span),
+    MaxNctaPerSm(u32, Span),
+    MaxNreg(u32, Span),
+    Pragma(String, Span),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Block {
+    pub stmts: Vec<Statement>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Statement {
+    Label(Name),
+    Var(VarDecl),
+    Instr(Instruction),
+    Block(Block),
+    Loc(Loc),
+    Pragma(String, Span),
+    /// `name: .branchtargets L1, L2;` (for `brx.idx`) or `name: .calltargets f, g;`.
+    Targets {
+        name: Name,
+        calls: bool,
+        targets: Vec<Name>,
+        span: Span,
+    },
+    /// `name: .callprototype (rets) _ (params);`
+    Prototype {
+        name: Name,
+        rets: Option<Vec<VarDecl>>,
+        params: Vec<VarDecl>,
+        noreturn: bool,
+        span: Span,
+    },
+}
+
+/// `@p` / `@!p`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Guard {
+    pub negated: bool,
+    pub pred: Name,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Instruction {
+    pub guard: Option<Guard>,
+    pub opcode: Opcode,
+    pub opcode_span: Span,
+    pub mods: Vec<Modifier>,
+    pub operands: Vec<Operand>,
+    pub span: Span,
+}
+
+/// One dot-modifier of an instruction, classified. Anything that is not a type, a state
+/// space, a comparison, a rounding mode or a vector width is a `Flag` spelled as written
+/// (without the dot), which the opcode table validates.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Modifier {
+    Type(Type),
+    Space(StateSpace),
+    Cmp(CmpOp),
+    Round(Rounding),
+    Vec(u32),
+    Flag(&'static str),
+    /// A modifier word of an open-ended opcode (`mma`, `wgmma`, `cp.async.bulk...`) that the
+    /// table does not enumerate.
+    Other(String),
+}
+
+impl Modifier {
+    pub fn text(&self) -> String {
+        match self {
+            Modifier::Type(t) => t.name().to_string(),
+            Modifier::Space(s) => s.name()[1..].to_string(),
+            Modifier::Cmp(c) => c.name().to_string(),
+            Modifier::Round(r) => r.name().to_string(),
+            Modifier::Vec(n) => format!("v{n}"),
+            Modifier::Flag(f) => f.to_string(),
+            Modifier::Other(f) => f.clone(),
+        }
+    }
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum CmpOp {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Lo,
+    Ls,
+    Hi,
+    Hs,
+    Equ,
+    Neu,
+    Ltu,
+    Leu,
+    Gtu,
+    Geu,
+    Num,
+    Nan,
+}
+
+impl CmpOp {
+    pub const ALL: [CmpOp; 18] = [
+        CmpOp::Eq,
+        CmpOp::Ne,
+        CmpOp::Lt,
+        CmpOp::Le,
+        CmpOp::Gt,
+        CmpOp::Ge,
+        CmpOp::Lo,
+        CmpOp::Ls,
+        CmpOp::Hi,
+        CmpOp::Hs,
+        CmpOp::Equ,
+        CmpOp::Neu,
+        CmpOp::Ltu,
+        CmpOp::Leu,
+        CmpOp::Gtu,
+        CmpOp::Geu,
+        CmpOp::Num,
+        CmpOp::Nan,
+    ];
+    pub fn name(self) -> &'static str {
+        use CmpOp::*;
+        match self {
+            Eq => "eq",
+            Ne => "ne",
+            Lt => "lt",
+            Le => "le",
+            Gt => "gt",
+            Ge => "ge",
+            Lo => "lo",
+            Ls => "ls",
+            Hi => "hi",
+            Hs => "hs",
+            Equ => "equ",
+            Neu => "neu",
+            Ltu => "ltu",
+            Leu => "leu",
+            Gtu => "gtu",
+            Geu => "geu",
+            Num => "num",
+            Nan => "nan",
+        }
+    }
+    pub fn from_name(s: &str) -> Option<CmpOp> {
+        CmpOp::ALL.iter().copied().find(|c| c.name() == s)
+    }
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Rounding {
+    Rn,
+    Rna,
+    Rz,
+    Rm,
+    Rp,
+    Rs,
+    Rni,
+    Rzi,
+    Rmi,
+    Rpi,
+}
+
+impl Rounding {
+    pub const ALL: [Rounding; 10] = [
+        Rounding::Rn,
+        Rounding::Rna,
+        Rounding::Rz,
+        Rounding::Rm,
+        Rounding::Rp,
+        Rounding::Rs,
+        Rounding::Rni,
+        Rounding::Rzi,
+        Rounding::Rmi,
+        Rounding::Rpi,
+    ];
+    pub fn name(self) -> &'static str {
+        use Rounding::*;
+        match self {
+            Rn => "rn",
+            Rna => "rna",
+            Rz => "rz",
+            Rm => "rm",
+            Rp => "rp",
+            Rs => "rs",
+            Rni => "rni",
+            Rzi => "rzi",
+            Rmi => "rmi",
+            Rpi => "rpi",
+        }
+    }
+    pub fn from_name(s: &str) -> Option<Rounding> {
+        Rounding::ALL.iter().copied().find(|c| c.name() == s)
+    }
+}
+
+impl Instruction {
+    /// The type modifiers in order (`cvt.f32.s32` gives `[F32, S32]`).
+    pub fn types(&self) -> Vec<Type> {
+        self.mods
+            .iter()
+            .filter_map(|m| match m {
+                Modifier::Type(t) => Some(*t),
+                _ => None,
+            })
+            .collect()
+    }
+    /// The last type modifier (the instruction type for most opcodes).
+    pub fn ty(&self) -> Option<Type> {
+        self.types().last().copied()
+    }
+    pub fn space(&self) -> Option<StateSpace> {
+        self.mods.iter().find_map(|m| match m {
+            Modifier::Space(s) => Some(*s),
+            _ => None,
+        })
+    }
+    pub fn cmp(&self) -> Option<CmpOp> {
+        self.mods.iter().find_map(|m| match m {
+            Modifier::Cmp(c) => Some(*c),
+            _ => None,
+        })
+    }
+    pub fn rounding(&self) -> Option<Rounding> {
+        self.mods.iter().find_map(|m| match m {
+            Modifier::Round(r) => Some(*r),
+            _ => None,
+        })
+    }
+    pub fn vector(&self) -> Option<u32> {
+        self.mods.iter().find_map(|m| match m {
+            Modifier::Vec(n) => Some(*n),
+            _ => None,
+        })
+    }
+    pub fn has_flag(&self, flag: &str) -> bool {
+        self.mods
+            .iter()
+            .any(|m| matches!(m, Modifier::Flag(f) if *f == flag))
+    }
+}
+
+/// Vector component selector `.x .y .z .w` (or `.r .g .b .a`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Component {
+    X,
+    Y,
+    Z,
+    W,
+    R,
+    G,
+    B,
+    A,
+}
+
+impl Component {
+    pub fn from_name(s: &str) -> Option<Component> {
+        Some(match s {
+            "x" => Component::X,
+            "y" => Component::Y,
+            "z" => Component::Z,
+            "w" => Component::W,
+            "r" => Component::R,
+            "g" => Component::G,
+            "b" => Component::B,
+            "a" => Component::A,
+            _ => return None,
+        })
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Component::X => "x",
+            Component::Y => "y",
+            Component::Z => "z",
+            Component::W => "w",
+            Component::R => "r",
+            Component::G => "g",
+            Component::B => "b",
+            Component::A => "a",
+        }
+    }
+    /// 0..3: `.x`/`.r` is 0, `.w`/`.a` is 3.
+    pub fn index(self) -> u32 {
+        match self {
+            Component::X | Component::R => 0,
+            Component::Y | Component::G => 1,
+            Component::Z | Component::B => 2,
+            Component::W | Component::A => 3,
+        }
+    }
+}
+
+/// The inside of `[...]`: an optional register or variable plus a signed byte offset.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AddrExpr {
+    pub base: Option<Name>,
+    pub offset: i64,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Operand {
+    /// A register, variable, function or label name (resolved by the checker).
+    Name(Name),
+    /// `%tid.x`, `%laneid`, `%clock64`: a special register, with its component if any.
+    Special {
+        name: Name,
+        comp: Option<Component>,
+    },
+    /// `V.x`: one element of a vector register.
+    Elem {
+        name: Name,
+        comp: Component,
+    },
+    Imm(Imm, Span),
+    /// `[var]`, `[reg]`, `[reg+imm]`, `[var+imm]`, `[imm]`.
+    Address(AddrExpr),
+    /// `var+imm` without brackets: the address of a variable plus a byte offset (`mov`).
+    NameOffset {
+        name: Name,
+        offset: i64,
+        span: Span,
+    },
+    /// `var[imm]`, `var[reg+imm]`: array element notation.
+    Indexed {
+        base: Name,
+        index: AddrExpr,
+        span: Span,
+    },
+    /// `{a, b, c, d}`.
+    Vector(Vec<Operand>, Span),
+    /// `[tex, sampler, {x, y}]`: texture and surface operands.
+    TexArgs(Vec<Operand>, Span),
+    /// `(a, b)`: argument and return lists of `call`.
+    List(Vec<Operand>, Span),
+    /// `!p` as a source predicate.
+    Not(Box<Operand>, Span),
+    /// `p|q`: the two predicate destinations of `setp`/`shfl`.
+    PredPair(Name, Name),
+    /// `_`: the sink.
+    Sink(Span),
+}
+
+impl Operand {
+    pub fn span(&self) -> Span {
+        match self {
+            Operand::Name(n) => n.span,
+            Operand::Special { name, .. } => name.span,
+            Operand::Elem { name, .. } => name.span,
+            Operand::Imm(_, s)
+            | Operand::Vector(_, s)
+            | Operand::TexArgs(_, s)
+            | Operand::List(_, s)
+            | Operand::Not(_, s)
+            | Operand::Sink(s) => *s,
+            Operand::Address(a) => a.span,
+            Operand::Indexed { span, .. } | Operand::NameOffset { span, .. } => *span,
+            Operand::PredPair(a, b) => a.span.to(b.span),
+        }
+    }
+}
+
+/// Special register names PTX predefines (without components).
+pub const SPECIAL_REGISTERS: &[&str] = &[
+    "%tid",
+    "%ntid",
+    "%laneid",
+    "%warpid",
+    "%nwarpid",
+    "%ctaid",
+    "%nctaid",
+    "%smid",
+    "%nsmid",
+    "%gridid",
+    "%clusterid",
+    "%nclusterid",
+    "%cluster_ctaid",
+    "%cluster_nctaid",
+    "%cluster_ctarank",
+    "%cluster_nctarank",
+    "%is_explicit_cluster",
+    "%lanemask_eq",
+    "%lanemask_le",
+    "%lanemask_lt",
+    "%lanemask_ge",
+    "%lanemask_gt",
+    "%clock",
+    "%clock_hi",
+    "%clock64",
+    "%globaltimer",
+    "%globaltimer_lo",
+    "%globaltimer_hi",
+    "%total_smem_size",
+    "%aggr_smem_size",
+    "%dynamic_smem_size",
+    "%current_graph_exec",
+    "%reserved_smem_offset_begin",
+    "%reserved_smem_offset_end",
+    "%reserved_smem_offset_cap",
+    "%reserved_smem_offset_0",
+    "%reserved_smem_offset_1",
+    "%pm0",
+    "%pm1",
+    "%pm2",
+    "%pm3",
+    "%pm4",
+    "%pm5",
+    "%pm6",
+    "%pm7",
+    "%pm0_64",
+    "%pm1_64",
+    "%pm2_64",
+    "%pm3_64",
+    "%pm4_64",
+    "%pm5_64",
+    "%pm6_64",
+    "%pm7_64",
+    "%envreg0",
+    "%envreg1",
+    "%envreg2",
+    "%envreg3",
+    "%envreg4",
+    "%envreg5",
+    "%envreg6",
+    "%envreg7",
+    "%envreg8",
+    "%envreg9",
+    "%envreg10",
+    "%envreg11",
+    "%envreg12",
+    "%envreg13",
+    "%envreg14",
+    "%envreg15",
+    "%envreg16",
+    "%envreg17",
+    "%envreg18",
+    "%envreg19",
+    "%envreg20",
+    "%envreg21",
+    "%envreg22",
+    "%envreg23",
+    "%envreg24",
+    "%envreg25",
+    "%envreg26",
+    "%envreg27",
+    "%envreg28",
+    "%envreg29",
+    "%envreg30",
+    "%envreg31",
+];
+
+/// Whether a special register has `.x/.y/.z` components.
+pub fn special_has_components(name: &str) -> bool {
+    matches!(
+        name,
+        "%tid"
+            | "%ntid"
+            | "%ctaid"
+            | "%nctaid"
+            | "%clusterid"
+            | "%nclusterid"
+            | "%cluster_ctaid"
+            | "%cluster_nctaid"
+    )
+}
+
+pub fn is_special_register(name: &str) -> bool {
+    SPECIAL_REGISTERS.contains(&name)
+}
+
+// ---- span erasure (for comparing ASTs structurally, e.g. in the round-trip tests) --------
+
+impl Module {
+    /// A copy with every span set to the empty span, so two parses of differently laid out
+    /// text compare equal when they mean the same thing.
+    pub fn without_spans(&self) -> Module {
+        let mut m = self.clone();
+        m.span = Span::default();
+        for item in &mut m.items {
+            match item {
+                Item::Version { span, .. }
+                | Item::AddressSize { span, .. }
+                | Item::File { span, .. }
+                | Item::Pragma { span, .. }
+                | Item::Section { span, .. } => *span = Span::default(),
+                Item::Target { targets, span } => {
+                    *span = Span::default();
+                    targets.iter_mut().for_each(clear_name);
+                }
+                Item::Loc(l) => l.span = Span::default(),
+                Item::Var(v) => clear_var(v),
+                Item::Function(f) => {
+                    f.span = Span::default();
+                    clear_name(&mut f.name);
+                    f.rets.iter_mut().flatten().for_each(clear_var);
+                    f.params.iter_mut().for_each(clear_var);
+                    for p in &mut f.perf {
+                        match p {
+                            PerfDirective::MaxNtid(_, s)
+                            | PerfDirective::ReqNtid(_, s)
+                            | PerfDirective::MinNctaPerSm(_, s)
+                            | PerfDirective::MaxNctaPerSm(_, s)
+                            | PerfDirective::MaxNreg(_, s)
+                            | PerfDirective::Pragma(_, s) => *s = Span::default(),
+                        }
+                    }
+                    if let Some(b) = &mut f.body {
+                        clear_block(b);
+                    }
+                }
+            }
+        }
+        m
+    }
+}
+
+fn clear_name(n: &mut Name) {
+    n.span = Span::default();
+}
+
+fn clear_var(v: &mut VarDecl) {
+    v.span = Span::default();
+    for d in &mut v.names {
+        clear_name(&mut d.name);
+        if let Some(i) = &mut d.init {
+            clear_init(i);
+        }
+    }
+}
+
+fn clear_init(i: &mut Init) {
+    match i {
+        Init::Imm(_, s) => *s = Span::default(),
+        Init::Addr { name, span, .. } => {
+            clear_name(name);
+            *span = Span::default();
+        }
+        Init::List(items, s) => {
+            *s = Span::default();
+            items.iter_mut().for_each(clear_init);
+        }
+        Init::Fields(fields, s) => {
+            *s = Span::default();
+            for (k, v) in fields {
+                clear_name(k);
+                if let FieldValue::Word(w) = v {
+                    clear_name(w);
+                }
+            }
+        }
+    }
+}
+
+fn clear_block(b: &mut Block) {
+    b.span = Span::default();
+    for s in &mut b.stmts {
+        match s {
+            Statement::Label(n) => clear_name(n),
+            Statement::Var(v) => clear_var(v),
+            Statement::Block(b) => clear_block(b),
+            Statement::Loc(l) => l.span = Span::default(),
+            Statement::Pragma(_, s) => *s = Span::default(),
+            Statement::Targets {
+                name,
+                targets,
+                span,
+                ..
+            } => {
+                clear_name(name);
+                *span = Span::default();
+                targets.iter_mut().for_each(clear_name);
+            }
+            Statement::Prototype {
+                name,
+                rets,
+                params,
+                span,
+                ..
+            } => {
+                clear_name(name);
+                *span = Span::default();
+                rets.iter_mut().flatten().for_each(clear_var);
+                params.iter_mut().for_each(clear_var);
+            }
+            Statement::Instr(i) => {
+                i.span = Span::default();
+                i.opcode_span = Span::default();
+                if let Some(g) = &mut i.guard {
+                    clear_name(&mut g.pred);
+                }
+                i.operands.iter_mut().for_each(clear_operand);
+            }
+        }
+    }
+}
+
+fn clear_operand(o: &mut Operand) {
+    match o {
+        Operand::Name(n) | Operand::Special { name: n, .. } | Operand::Elem { name: n, .. } => {
+            clear_name(n)
+        }
+        Operand::NameOffset { name, span, .. } => {
+            clear_name(name);
+            *span = Span::default();
+        }
+        Operand::Imm(_, s) | Operand::Sink(s) => *s = Span::default(),
+        Operand::Address(a) => clear_addr(a),
+        Operand::Indexed { base, index, span } => {
+            clear_name(base);
+            clear_addr(index);
+            *span = Span::default();
+        }
+        Operand::Vector(items, s) | Operand::TexArgs(items, s) | Operand::List(items, s) => {
+            *s = Span::default();
+            items.iter_mut().for_each(clear_operand);
+        }
+        Operand::Not(inner, s) => {
+            *s = Span::default();
+            clear_operand(inner);
+        }
+        Operand::PredPair(a, b) => {
+            clear_name(a);
+            clear_name(b);
+        }
+    }
+}
+
+fn clear_addr(a: &mut AddrExpr) {
+    a.span = Span::default();
+    if let Some(b) = &mut a.base {
+        clear_name(b);
+    }
+}

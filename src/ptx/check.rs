@@ -1,0 +1,871 @@
+//! Semantic checks on a parsed module.
+//!
+//! In: an [`ast::Module`] that parsed without errors. Out: diagnostics (errors and warnings);
+//! the AST is not changed. What is checked:
+//!
+//! - names: every register, variable, function and label is declared once per scope and
+//!   registers and variables before their use (labels are function-wide, so a branch may
+//!   jump forward; functions may be declared by a prototype and defined later);
+//! - operand types against the instruction type, following the PTX ISA's relaxed type-checking
+//!   rules (bit-size instruction types accept any register of the same size, integer types
+//!   accept integer or bit registers of the same size, float types only the same float type or
+//!   a bit register of its size; loads, stores and conversions accept wider registers for
+//!   integer and bit types), predicates where a predicate is required;
+//! - state spaces: a variable accessed through an address operand must live in the state space
+//!   the instruction names; `st` cannot write `.const`; predicates only in `.reg`; module-level
+//!   `.reg`/`.param` variables are rejected;
+//! - declarations: alignment a power of two, vectors at most 128 bits, initializers that fit
+//!   their array;
+//! - target: a `.target` newer than sm_53 is a warning (leafold generates sm_50/52/53 code).
+//!
+//! Invariants: the checker never panics on any AST the parser can produce, and it reports
+//! each problem once at the span of the offending name or operand.
+
+use crate::error::{Diagnostic, SourceFile, Span};
+use crate::ptx::ast::*;
+use crate::ptx::opcodes::{Opcode, Rule};
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+/// Check a module; returns errors and warnings.
+pub fn check(module: &Module, file: &Arc<SourceFile>) -> Vec<Diagnostic> {
+    let mut c = Checker {
+        file,
+        diags: Vec::new(),
+        globals: HashMap::new(),
+        scopes: Vec::new(),
+        labels: HashSet::new(),
+        in_control: false,
+    };
+    c.module(module);
+    c.diags
+}
+
+/// What a name refers to.
+#[derive(Copy, Clone)]
+enum Sym<'a> {
+    Var(&'a VarDecl),
+    Func {
+        defined: bool,
+    },
+    /// A label, `.callprototype` or `.branchtargets` name: only branch and call operands.
+    Label,
+}
+
+#[derive(Default)]
+struct Scope<'a> {
+    names: HashMap<&'a str, Sym<'a>>,
+    /// `%r<100>`: prefix → (count, declaration).
+    ranges: HashMap<&'a str, (u32, &'a VarDecl)>,
+}
+
+struct Checker<'a, 'f> {
+    file: &'f Arc<SourceFile>,
+    diags: Vec<Diagnostic>,
+    globals: HashMap<&'a str, Sym<'a>>,
+    scopes: Vec<Scope<'a>>,
+    labels: HashSet<&'a str>,
+    /// Inside the operands of a branch or call (where labels are allowed).
+    in_control: bool,
+}
+
+/// Split `%rd12` into (`%rd`, 12) for parameterized register lookup.
+fn split_numbered(name: &str) -> Option<(&str, u32)> {
+    let digits = name
+        .bytes()
+        .rev()
+        .take_while(|b| b.is_ascii_digit())
+        .count();
+    if digits == 0 || digits == name.len() {
+        return None;
+    }
+    let (prefix, num) = name.split_at(name.len() - digits);
+    if num.len() > 1 && num.starts_with('0') {
+        return None;
+    }
+    Some((prefix, num.parse().ok()?))
+}
+
+impl<'a, 'f> Checker<'a, 'f> {
+    fn error(&mut self, span: Span, msg: impl Into<String>) {
+        self.diags.push(Diagnostic::error(self.file, span, msg));
+    }
+
+    fn warning(&mut self, span: Span, msg: impl Into<String>) {
+        self.diags.push(Diagnostic::warning(self.file, span, msg));
+    }
+
+    fn module(&mut self, m: &'a Module) {
+        let independent = m.targets().contains(&"texmode_independent");
+        for item in &m.items {
+            match item {
+                Item::Target { targets, .. } => {
+                    for t in targets {
+                        if let Some(n) = t.text.strip_prefix("sm_") {
+                            let digits: String =
+                                n.chars().take_while(|c| c.is_ascii_digit()).collect();
+                            if digits.parse::<u32>().map(|v| v > 53).unwrap_or(false) {
+                                self.warning(
+                                    t.span,
+                                    format!(
+                                        "target '{}' is newer than sm_53; leafold generates code for sm_50, sm_52 and sm_53 only",
+                                        t.text
+                                    ),
+                                );
+                            }
+                        }
+                    }
+                }
+                Item::Var(v) => {
+                    // Module-scope `.reg` is accepted: nvopencc and OptiX emit it and ptxas
+                    // takes it. `.param` and `.sreg` are not storage a module can own.
+                    if matches!(v.space, StateSpace::Param | StateSpace::Sreg) {
+                        self.error(
+                            v.span,
+                            format!(
+                                "{} variables cannot be declared at module scope",
+                                v.space.name()
+                            ),
+                        );
+                    }
+                    if v.ty == Type::SamplerRef && !independent {
+                        self.error(
+                            v.span,
+                            "'.samplerref' requires '.target texmode_independent' (the default is texmode_unified)",
+                        );
+                    }
+                    self.var_decl(v, true);
+                }
+                Item::Function(f) => {
+                    let defined = f.body.is_some();
+                    match self.globals.get(f.name.text.as_str()) {
+                        Some(Sym::Func { defined: true }) if defined => {
+                            self.error(
+                                f.name.span,
+                                format!("duplicate definition of function '{}'", f.name.text),
+                            );
+                        }
+                        Some(Sym::Var(_)) => {
+                            self.error(
+                                f.name.span,
+                                format!("duplicate declaration of '{}'", f.name.text),
+                            );
+                        }
+                        _ => {}
+                    }
+                    let was_defined = matches!(
+                        self.globals.get(f.name.text.as_str()),
+                        Some(Sym::Func { defined: true })
+                    );
+                    self.globals.insert(
+                        &f.name.text,
+                        Sym::Func {
+                            defined: defined || was_defined,
+                        },
+                    );
+                    self.function(f);
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// Declare the names of a declaration in the current scope (or globally) and check it.
+    fn var_decl(&mut self, v: &'a VarDecl, global: bool) {
+        if let Some(a) = v.align {
+            if !a.is_power_of_two() {
+                self.error(v.span, format!("alignment {a} is not a power of two"));
+            }
+        }
+        if let Some(PtrAttr { align: Some(a), .. }) = &v.ptr {
+            if !a.is_power_of_two() {
+                self.error(v.span, format!("alignment {a} is not a power of two"));
+            }
+        }
+        if v.ty == Type::Pred && v.space != StateSpace::Reg {
+            self.error(
+                v.span,
+                "predicate variables may only be declared in the .reg state space",
+            );
+        }
+        if let Some(n) = v.vector {
+            if v.ty == Type::Pred {
+                self.error(v.span, "vectors of predicates are not allowed");
+            } else if n * v.ty.bits() > 128 {
+                self.error(
+                    v.span,
+                    format!(
+                        "vector .v{n} .{} is {} bits; vectors cannot exceed 128 bits",
+                        v.ty.name(),
+                        n * v.ty.bits()
+                    ),
+                );
+            }
+        }
+        for d in &v.names {
+            if let Some(init) = &d.init {
+                self.initializer(v, d, init);
+            }
+            if global {
+                if let Some(prev) = self.globals.get(d.name.text.as_str()) {
+                    let extern_pair = match prev {
+                        Sym::Var(p) => {
+                            p.linkage.contains(&Linkage::Extern)
+                                || v.linkage.contains(&Linkage::Extern)
+                        }
+                        _ => false,
+                    };
+                    if !extern_pair {
+                        self.error(
+                            d.name.span,
+                            format!("duplicate declaration of '{}'", d.name.text),
+                        );
+                        continue;
+                    }
+                }
+                self.globals.insert(&d.name.text, Sym::Var(v));
+                continue;
+            }
+            let scope = self.scopes.last_mut().expect("a local scope is open");
+            let dup = if let Some(n) = d.range {
+                let dup = scope.ranges.contains_key(d.name.text.as_str());
+                scope.ranges.insert(&d.name.text, (n, v));
+                dup
+            } else {
+                scope.names.insert(&d.name.text, Sym::Var(v)).is_some()
+            };
+            if dup {
+                self.error(
+                    d.name.span,
+                    format!("duplicate declaration of '{}'", d.name.text),
+                );
+            }
+        }
+    }
+
+    fn initializer(&mut self, v: &'a VarDecl, d: &'a Declarator, init: &'a Init) {
+        if matches!(
+            v.space,
+            StateSpace::Reg | StateSpace::Param | StateSpace::Local | StateSpace::Shared
+        ) {
+            self.error(
+                init.span(),
+                format!(
+                    "bad initializer: {} variables cannot be initialized",
+                    v.space.name()
+                ),
+            );
+            return;
+        }
+        if v.linkage.contains(&Linkage::Extern) {
+            self.error(
+                init.span(),
+                "bad initializer: external variables cannot be initialized",
+            );
+            return;
+        }
+        if matches!(v.ty, Type::F16 | Type::F16x2 | Type::Pred) {
+            self.error(
+                init.span(),
+                format!(
+                    "bad initializer: .{} variables cannot be initialized",
+                    v.ty.name()
+                ),
+            );
+            return;
+        }
+        let opaque = v.ty.kind() == TypeKind::Opaque;
+        match init {
+            Init::Fields(..) if opaque => return,
+            Init::Fields(_, span) => {
+                self.error(
+                    *span,
+                    format!(
+                        "bad initializer: field list for a non-opaque .{} variable",
+                        v.ty.name()
+                    ),
+                );
+                return;
+            }
+            _ if opaque => {
+                self.error(
+                    init.span(),
+                    format!("bad initializer: .{} takes a field list such as {{ filter_mode = nearest }}", v.ty.name()),
+                );
+                return;
+            }
+            _ => {}
+        }
+        let dims = d.resolved_dims();
+        self.init_shape(v, init, &dims);
+    }
+
+    /// An initializer for an array of `dims` (scalar when empty; a vector variable takes a
+    /// brace list of at most its width).
+    fn init_shape(&mut self, v: &'a VarDecl, init: &'a Init, dims: &[Option<u64>]) {
+        match (init, dims.split_first()) {
+            (Init::List(items, span), Some((dim, rest))) => {
+                if let Some(n) = dim {
+                    if items.len() as u64 > *n {
+                        self.error(
+                            *span,
+                            format!(
+                                "bad initializer: {} elements for an array of {n}",
+                                items.len()
+                            ),
+                        );
+                    }
+                }
+                for it in items {
+                    self.init_shape(v, it, rest);
+                }
+            }
+            (Init::List(items, span), None) => match v.vector {
+                Some(n) if items.len() as u32 <= n => {
+                    for it in items {
+                        self.init_scalar(v, it);
+                    }
+                }
+                _ => self.error(*span, "bad initializer: a brace list for a scalar variable"),
+            },
+            (_, _) => self.init_scalar(v, init),
+        }
+    }
+
+    fn init_scalar(&mut self, v: &'a VarDecl, init: &'a Init) {
+        match init {
+            Init::List(_, span) | Init::Fields(_, span) => {
+                self.error(*span, "bad initializer: too many levels of braces")
+            }
+            Init::Imm(Imm::Int { .. }, _) => {}
+            Init::Imm(_, span) => {
+                if v.ty.kind() != TypeKind::Float && v.ty.kind() != TypeKind::Bits {
+                    self.error(
+                        *span,
+                        format!(
+                            "bad initializer: floating-point value for a .{} variable",
+                            v.ty.name()
+                        ),
+                    );
+                }
+            }
+            Init::Addr { name, mask, .. } => {
+                if mask.is_none() && v.ty.bits() < 32 {
+                    self.error(
+                        name.span,
+                        format!(
+                            "bad initializer: an address does not fit in .{}",
+                            v.ty.name()
+                        ),
+                    );
+                }
+                if !self.globals.contains_key(name.text.as_str()) {
+                    self.error(
+                        name.span,
+                        format!("undeclared variable '{}' in initializer", name.text),
+                    );
+                }
+            }
+        }
+    }
+
+    fn function(&mut self, f: &'a Function) {
+        let Some(body) = &f.body else { return };
+        self.scopes.clear();
+        self.scopes.push(Scope::default());
+        for p in f.rets.iter().flatten().chain(&f.params) {
+            self.var_decl(p, false);
+        }
+        self.labels.clear();
+        self.collect_labels(body);
+        self.block(body);
+        self.scopes.clear();
+    }
+
+    fn collect_labels(&mut self, b: &'a Block) {
+        for s in &b.stmts {
+            match s {
+                Statement::Label(n)
+                | Statement::Prototype { name: n, .. }
+                | Statement::Targets { name: n, .. }
+                    if !self.labels.insert(&n.text) =>
+                {
+                    self.error(n.span, format!("duplicate label '{}'", n.text));
+                }
+                Statement::Block(inner) => self.collect_labels(inner),
+                _ => {}
+            }
+        }
+    }
+
+    fn block(&mut self, b: &'a Block) {
+        self.scopes.push(Scope::default());
+        for s in &b.stmts {
+            match s {
+                // Function-scope .global/.const variables are statically allocated but their
+                // names are still scoped like registers.
+                Statement::Var(v) => self.var_decl(v, false),
+                Statement::Instr(i) => self.instruction(i),
+                Statement::Block(inner) => self.block(inner),
+                Statement::Prototype { .. } => {}
+                Statement::Targets { targets, calls, .. } => {
+                    for t in targets {
+                        if self.lookup(&t.text).is_none() {
+                            let what = if *calls { "function" } else { "label" };
+                            self.error(t.span, format!("undeclared {what} '{}'", t.text));
+                        }
+                    }
+                }
+                Statement::Label(_) | Statement::Loc(_) | Statement::Pragma(..) => {}
+            }
+        }
+        self.scopes.pop();
+    }
+
+    fn lookup(&self, name: &str) -> Option<Sym<'a>> {
+        for scope in self.scopes.iter().rev() {
+            if let Some(s) = scope.names.get(name) {
+                return Some(*s);
+            }
+            if let Some((prefix, n)) = split_numbered(name) {
+                if let Some((count, decl)) = scope.ranges.get(prefix) {
+                    if n < *count {
+                        return Some(Sym::Var(decl));
+                    }
+                }
+            }
+        }
+        if self.labels.contains(name) {
+            return Some(Sym::Label);
+        }
+        self.globals.get(name).copied()
+    }
+
+    /// Resolve a name used as an operand; reports undeclared names and labels used as data.
+    fn resolve(&mut self, n: &Name) -> Option<Sym<'a>> {
+        let s = self.lookup(&n.text);
+        match s {
+            None => self.error(n.span, format!("undeclared identifier '{}'", n.text)),
+            Some(Sym::Label) if !self.in_control => self.error(
+                n.span,
+                format!(
+                    "label '{}' can only be used by branch and call instructions",
+                    n.text
+                ),
+            ),
+            _ => {}
+        }
+        s
+    }
+
+    fn instruction(&mut self, i: &'a Instruction) {
+        if let Some(g) = &i.guard {
+            if let Some(Sym::Var(v)) = self.resolve(&g.pred) {
+                if v.ty != Type::Pred || v.space != StateSpace::Reg {
+                    self.error(
+                        g.pred.span,
+                        format!(
+                            "guard '{}' is not a predicate register (declared .{})",
+                            g.pred.text,
+                            v.ty.name()
+                        ),
+                    );
+                }
+            }
+        }
+        let info = i.opcode.info();
+        // Branch targets and call targets are labels or functions; everything else names
+        // registers or variables.
+        match info.rule {
+            Rule::Control => {
+                self.in_control = true;
+                self.control(i);
+                self.in_control = false;
+                return;
+            }
+            _ => {
+                for o in &i.operands {
+                    self.resolve_operand(o);
+                }
+            }
+        }
+        self.spaces(i);
+        self.shape(i);
+        let types = i.types();
+        let Some(&ty) = types.last() else { return };
+        let ops = &i.operands;
+        let is_mem = matches!(info.rule, Rule::Mem);
+        match info.rule {
+            Rule::Same => {
+                let wide = i.has_flag("wide");
+                for (k, o) in ops.iter().enumerate() {
+                    // `mov.b64 d, {lo, hi}` packs/unpacks: each element is a slice of the type.
+                    if let (Operand::Vector(items, _), None) = (o, i.vector()) {
+                        let n = items.len() as u32;
+                        if i.opcode == Opcode::Mov && n > 0 && ty.bits() % n == 0 {
+                            if let Some(et) = bits_type(ty.bits() / n) {
+                                self.operand_type(i, o, et, false);
+                                continue;
+                            }
+                        }
+                    }
+                    // mul.wide / mad.wide: d (and c of mad) are double width.
+                    let t = if wide && (k == 0 || (k == 3 && i.opcode == Opcode::Mad)) {
+                        double(ty)
+                    } else {
+                        ty
+                    };
+                    self.operand_type(i, o, t, false);
+                }
+            }
+            Rule::Shift => {
+                if let [d, a, b] = &ops[..] {
+                    self.operand_type(i, d, ty, false);
+                    self.operand_type(i, a, ty, false);
+                    self.operand_type(i, b, Type::U32, false);
+                }
+            }
+            Rule::Setp => {
+                if let Some(d) = ops.first() {
+                    self.pred_operand(i, d);
+                }
+                for o in ops.iter().skip(1).take(2) {
+                    self.operand_type(i, o, ty, false);
+                }
+                if let Some(c) = ops.get(3) {
+                    self.pred_operand(i, c);
+                }
+            }
+            Rule::Set => {
+                if let (Some(d), Some(&src)) = (ops.first(), types.get(1)) {
+                    self.operand_type(i, d, types[0], false);
+                    for o in ops.iter().skip(1).take(2) {
+                        self.operand_type(i, o, src, false);
+                    }
+                    if let Some(c) = ops.get(3) {
+                        self.pred_operand(i, c);
+                    }
+                }
+            }
+            Rule::Selp => {
+                for o in ops.iter().take(3) {
+                    self.operand_type(i, o, ty, false);
+                }
+                if let Some(c) = ops.get(3) {
+                    self.pred_operand(i, c);
+                }
+            }
+            Rule::Cvt => {
+                if let (Some(d), Some(a)) = (ops.first(), ops.get(1)) {
+                    let dt = types[0];
+                    let st = if types.len() > 1 { types[1] } else { types[0] };
+                    self.operand_type(i, d, dt, true);
+                    self.operand_type(i, a, st, true);
+                }
+            }
+            Rule::Mem => {
+                for o in ops {
+                    if !matches!(o, Operand::Address(_) | Operand::Indexed { .. }) {
+                        self.operand_type(i, o, ty, is_mem);
+                    }
+                }
+            }
+            Rule::Control | Rule::Free => {}
+        }
+    }
+
+    fn control(&mut self, i: &'a Instruction) {
+        for o in &i.operands {
+            match o {
+                Operand::Name(n) => {
+                    if self.lookup(&n.text).is_none() {
+                        let what = if i.opcode == Opcode::Bra {
+                            "label"
+                        } else {
+                            "function"
+                        };
+                        self.error(n.span, format!("undeclared {what} '{}'", n.text));
+                    }
+                }
+                Operand::List(items, _) => {
+                    for it in items {
+                        self.resolve_operand(it);
+                    }
+                }
+                other => self.resolve_operand(other),
+            }
+        }
+    }
+
+    fn resolve_operand(&mut self, o: &Operand) {
+        match o {
+            Operand::Name(n)
+            | Operand::Elem { name: n, .. }
+            | Operand::NameOffset { name: n, .. } => {
+                self.resolve(n);
+            }
+            Operand::Address(a) => {
+                if let Some(b) = &a.base {
+                    self.resolve(b);
+                }
+            }
+            Operand::Indexed { base, index, .. } => {
+                self.resolve(base);
+                if let Some(b) = &index.base {
+                    self.resolve(b);
+                }
+            }
+            Operand::Vector(items, _) | Operand::TexArgs(items, _) | Operand::List(items, _) => {
+                for it in items {
+                    self.resolve_operand(it);
+                }
+            }
+            Operand::Not(inner, _) => self.resolve_operand(inner),
+            Operand::PredPair(a, b) => {
+                self.resolve(a);
+                self.resolve(b);
+            }
+            Operand::Special { .. } | Operand::Imm(..) | Operand::Sink(_) => {}
+        }
+    }
+
+    /// The register declaration a plain name operand refers to, if it is a register.
+    fn reg_of(&self, n: &Name) -> Option<&'a VarDecl> {
+        match self.lookup(&n.text) {
+            Some(Sym::Var(v)) if v.space == StateSpace::Reg => Some(v),
+            _ => None,
+        }
+    }
+
+    fn operand_type(&mut self, i: &Instruction, o: &Operand, ty: Type, widen: bool) {
+        match o {
+            Operand::Name(n) | Operand::Elem { name: n, .. } => {
+                if let Some(v) = self.reg_of(n) {
+                    if !compatible(ty, v.ty, widen) {
+                        self.error(
+                            n.span,
+                            format!(
+                                "type mismatch: '{}' is .{} but '{}' expects .{}",
+                                n.text,
+                                v.ty.name(),
+                                instr_name(i),
+                                ty.name()
+                            ),
+                        );
+                    }
+                }
+            }
+            Operand::Vector(items, _) => {
+                for it in items {
+                    self.operand_type(i, it, ty, widen);
+                }
+            }
+            Operand::Not(inner, _) => self.operand_type(i, inner, ty, widen),
+            Operand::Imm(Imm::F32(_) | Imm::F64(_), span)
+                if matches!(ty.kind(), TypeKind::Signed | TypeKind::Unsigned) =>
+            {
+                self.error(
+                    *span,
+                    format!(
+                        "type mismatch: floating-point constant where '{}' expects .{}",
+                        instr_name(i),
+                        ty.name()
+                    ),
+                );
+            }
+            _ => {}
+        }
+    }
+
+    fn pred_operand(&mut self, i: &Instruction, o: &Operand) {
+        match o {
+            Operand::Name(n) => {
+                if let Some(v) = self.reg_of(n) {
+                    if v.ty != Type::Pred {
+                        self.error(
+                            n.span,
+                            format!(
+                                "type mismatch: '{}' is .{} but '{}' expects .pred",
+                                n.text,
+                                v.ty.name(),
+                                instr_name(i)
+                            ),
+                        );
+                    }
+                }
+            }
+            Operand::Not(inner, _) => self.pred_operand(i, inner),
+            Operand::PredPair(a, b) => {
+                self.pred_operand(i, &Operand::Name(a.clone()));
+                self.pred_operand(i, &Operand::Name(b.clone()));
+            }
+            _ => {}
+        }
+    }
+
+    /// Operand shapes the table's counts do not capture: where loads and stores take their
+    /// address.
+    fn shape(&mut self, i: &Instruction) {
+        let addr_at = match i.opcode {
+            Opcode::Ld | Opcode::Ldu => 1,
+            Opcode::St => 0,
+            _ => return,
+        };
+        if let Some(o) = i.operands.get(addr_at) {
+            if !matches!(o, Operand::Address(_) | Operand::Indexed { .. }) {
+                self.error(
+                    o.span(),
+                    format!(
+                        "malformed address: operand {} of '{}' must be an address such as [reg] or [var+imm]",
+                        addr_at + 1,
+                        i.opcode.name()
+                    ),
+                );
+            }
+        }
+    }
+
+    /// State-space rules for memory operands.
+    fn spaces(&mut self, i: &Instruction) {
+        let space = i.space();
+        if i.opcode == Opcode::St && space == Some(StateSpace::Const) {
+            self.error(i.opcode_span, "'st' cannot write to the .const state space");
+        }
+        if matches!(
+            i.opcode,
+            Opcode::Ld | Opcode::St | Opcode::Ldu | Opcode::Atom | Opcode::Red
+        ) && matches!(
+            space,
+            Some(StateSpace::Reg | StateSpace::Sreg | StateSpace::Tex)
+        ) {
+            let s = space.map(|s| s.name()).unwrap_or("");
+            self.error(
+                i.opcode_span,
+                format!("'{}' cannot access the {s} state space", i.opcode.name()),
+            );
+        }
+        if !matches!(
+            i.opcode,
+            Opcode::Ld | Opcode::St | Opcode::Ldu | Opcode::Atom | Opcode::Red | Opcode::Prefetch
+        ) {
+            return;
+        }
+        for o in &i.operands {
+            let base = match o {
+                Operand::Address(AddrExpr { base: Some(b), .. }) => b,
+                Operand::Indexed { base, .. } => base,
+                _ => continue,
+            };
+            match self.lookup(&base.text) {
+                Some(Sym::Var(v)) if v.space == StateSpace::Reg => {
+                    if matches!(v.ty.kind(), TypeKind::Float | TypeKind::Pred) {
+                        self.error(
+                            base.span,
+                            format!(
+                                "malformed address: register '{}' is .{}, not an integer",
+                                base.text,
+                                v.ty.name()
+                            ),
+                        );
+                    }
+                }
+                Some(Sym::Var(v)) => {
+                    let vs = v.space;
+                    let ok = match space {
+                        None => true,
+                        Some(s) => {
+                            s == vs
+                                || (s == StateSpace::Shared && vs == StateSpace::SharedCluster)
+                                || (s == StateSpace::SharedCluster && vs == StateSpace::Shared)
+                        }
+                    };
+                    if !ok {
+                        self.error(
+                            base.span,
+                            format!(
+                                "state space mismatch: '{}' is declared {} but '{}' accesses {}",
+                                base.text,
+                                vs.name(),
+                                instr_name(i),
+                                space.map(|s| s.name()).unwrap_or("generic memory")
+                            ),
+                        );
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+fn instr_name(i: &Instruction) -> String {
+    let mut s = i.opcode.name().to_string();
+    for m in &i.mods {
+        s.push('.');
+        s.push_str(&m.text());
+    }
+    s
+}
+
+fn bits_type(bits: u32) -> Option<Type> {
+    Some(match bits {
+        8 => Type::B8,
+        16 => Type::B16,
+        32 => Type::B32,
+        64 => Type::B64,
+        128 => Type::B128,
+        _ => return None,
+    })
+}
+
+fn double(t: Type) -> Type {
+    use Type::*;
+    match t {
+        U8 => U16,
+        U16 => U32,
+        U32 => U64,
+        S8 => S16,
+        S16 => S32,
+        S32 => S64,
+        B8 => B16,
+        B16 => B32,
+        B32 => B64,
+        other => other,
+    }
+}
+
+/// PTX relaxed type checking: may a register of type `reg` be used where the instruction
+/// expects `want`? `widen` allows a wider register for integer and bit types (ld, st, cvt).
+pub fn compatible(want: Type, reg: Type, widen: bool) -> bool {
+    if want == reg {
+        return true;
+    }
+    if want == Type::Pred || reg == Type::Pred {
+        return false;
+    }
+    let (wb, rb) = (want.bits(), reg.bits());
+    let size_ok = if widen && want.kind() != TypeKind::Float {
+        rb >= wb
+    } else {
+        rb == wb
+    };
+    if !size_ok {
+        return false;
+    }
+    match want.kind() {
+        TypeKind::Bits => true,
+        TypeKind::Signed | TypeKind::Unsigned => {
+            matches!(
+                reg.kind(),
+                TypeKind::Bits | TypeKind::Signed | TypeKind::Unsigned
+            )
+        }
+        // Packed and half types share registers with bit types of their size.
+        TypeKind::Float => {
+            reg.kind() == TypeKind::Bits || (widen && reg.kind() == TypeKind::Float && rb == wb)
+        }
+        TypeKind::Pred | TypeKind::Opaque => {
+            reg.kind() == TypeKind::Bits || reg.kind() == want.kind()
+        }
+    }
+}

@@ -1,0 +1,1522 @@
+//! The PTX parser: tokens in, an [`ast::Module`] out.
+//!
+//! In: the token vector from [`lexer::lex`]. Out: a module plus diagnostics. Recursive descent
+//! over a flat token vector with one-token lookahead (two for labels). Constant expressions
+//! are folded here, so the AST holds values, not expression trees.
+//!
+//! Invariants: every loop consumes at least one token per iteration or stops at `Eof`, so the
+//! parser always terminates in time linear in the number of tokens; recursion (nested blocks,
+//! initializers, parenthesised expressions, `!` prefixes) is bounded by [`MAX_DEPTH`] and
+//! reported as an error past it, so hostile input cannot overflow the stack. After an error
+//! the parser skips to the next `;` (or the end of the enclosing block) and goes on, so one
+//! file reports several errors.
+
+use crate::error::{Diagnostic, SourceFile, Span};
+use crate::ptx::ast::*;
+use crate::ptx::lexer::{lex, Tok, Token};
+use crate::ptx::opcodes::{OpInfo, Opcode};
+use std::sync::Arc;
+
+/// Deepest nesting of blocks, initializers or expressions accepted.
+pub const MAX_DEPTH: u32 = 128;
+
+type PResult<T> = Result<T, ()>;
+
+/// Parse a file. Returns `None` only when nothing usable was found (a file with only errors).
+pub fn parse(file: &Arc<SourceFile>) -> (Option<Module>, Vec<Diagnostic>) {
+    let mut diags = Vec::new();
+    let toks = lex(file, &mut diags);
+    let mut p = Parser {
+        file,
+        src: &file.text,
+        toks,
+        pos: 0,
+        diags: &mut diags,
+        depth: 0,
+        fatal: false,
+    };
+    let module = p.module();
+    let usable = !module.items.is_empty() || p.diags.iter().all(|d| !d.is_error());
+    (usable.then_some(module), diags)
+}
+
+struct Parser<'a> {
+    file: &'a Arc<SourceFile>,
+    src: &'a str,
+    toks: Vec<Token>,
+    pos: usize,
+    diags: &'a mut Vec<Diagnostic>,
+    depth: u32,
+    /// Set after an error that ends parsing (too deep nesting): no follow-on errors.
+    fatal: bool,
+}
+
+const SPACE_WORDS: &[&str] = &[
+    ".reg", ".sreg", ".const", ".global", ".local", ".param", ".shared", ".tex",
+];
+
+impl<'a> Parser<'a> {
+    // ---- token helpers -------------------------------------------------------------------
+
+    fn peek(&self) -> Tok {
+        self.toks[self.pos].kind
+    }
+
+    fn peek_at(&self, k: usize) -> Tok {
+        self.toks[(self.pos + k).min(self.toks.len() - 1)].kind
+    }
+
+    fn tok(&self) -> Token {
+        self.toks[self.pos]
+    }
+
+    fn text_of(&self, t: Token) -> &'a str {
+        &self.src[t.span.start as usize..t.span.end as usize]
+    }
+
+    fn text(&self) -> &'a str {
+        self.text_of(self.tok())
+    }
+
+    fn bump(&mut self) -> Token {
+        let t = self.toks[self.pos];
+        if t.kind != Tok::Eof {
+            self.pos += 1;
+        }
+        t
+    }
+
+    fn eat(&mut self, k: Tok) -> bool {
+        if self.peek() == k {
+            self.bump();
+            true
+        } else {
+            false
+        }
+    }
+
+    fn prev_end(&self) -> u32 {
+        if self.pos == 0 {
+            0
+        } else {
+            self.toks[self.pos - 1].span.end
+        }
+    }
+
+    fn is_dot(&self, word: &str) -> bool {
+        self.peek() == Tok::Dot && self.text() == word
+    }
+
+    fn error(&mut self, span: Span, msg: impl Into<String>) {
+        self.diags.push(Diagnostic::error(self.file, span, msg));
+    }
+
+    /// Report "expected X, found Y" at the current token.
+    fn expected<T>(&mut self, what: &str) -> PResult<T> {
+        let t = self.tok();
+        let found = if t.kind == Tok::Eof {
+            "end of file".to_string()
+        } else {
+            format!("'{}'", self.text_of(t))
+        };
+        self.error(t.span, format!("expected {what}, found {found}"));
+        Err(())
+    }
+
+    fn expect(&mut self, k: Tok, what: &str) -> PResult<Token> {
+        if self.peek() == k {
+            Ok(self.bump())
+        } else {
+            self.expected(what)
+        }
+    }
+
+    fn name(&mut self, what: &str) -> PResult<Name> {
+        if self.peek() == Tok::Ident {
+            let t = self.bump();
+            Ok(Name {
+                text: self.text_of(t).to_string(),
+                span: t.span,
+            })
+        } else {
+            self.expected(what)
+        }
+    }
+
+    fn enter(&mut self) -> PResult<()> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            let span = self.tok().span;
+            self.error(
+                span,
+                format!("nesting too deep (more than {MAX_DEPTH} levels)"),
+            );
+            // Give up on the rest of the file: recovering inside a pathological nest would
+            // only produce follow-on noise.
+            self.pos = self.toks.len() - 1;
+            self.fatal = true;
+            self.depth -= 1;
+            return Err(());
+        }
+        Ok(())
+    }
+
+    fn leave(&mut self) {
+        self.depth -= 1;
+    }
+
+    // ---- recovery ------------------------------------------------------------------------
+
+    /// Skip to just after the next `;` at this nesting level, or to a `}` closing the
+    /// enclosing block (not consumed).
+    fn recover_stmt(&mut self) {
+        let mut depth = 0u32;
+        loop {
+            match self.peek() {
+                Tok::Eof => return,
+                Tok::Semi if depth == 0 => {
+                    self.bump();
+                    return;
+                }
+                Tok::LBrace => depth += 1,
+                Tok::RBrace => {
+                    if depth == 0 {
+                        return;
+                    }
+                    depth -= 1;
+                }
+                _ => {}
+            }
+            self.bump();
+        }
+    }
+
+    /// At module level: skip to after a `;` or a balanced `}`, or to the next directive that
+    /// can start an item.
+    fn recover_top(&mut self) {
+        let mut depth = 0u32;
+        let mut moved = false;
+        loop {
+            match self.peek() {
+                Tok::Eof => return,
+                Tok::Semi if depth == 0 => {
+                    self.bump();
+                    return;
+                }
+                Tok::LBrace => depth += 1,
+                Tok::RBrace => {
+                    self.bump();
+                    depth = depth.saturating_sub(1);
+                    if depth == 0 {
+                        return;
+                    }
+                    continue;
+                }
+                Tok::Dot if depth == 0 && moved && is_item_start(self.text()) => return,
+                _ => {}
+            }
+            self.bump();
+            moved = true;
+        }
+    }
+
+    // ---- numbers and constant expressions ------------------------------------------------
+
+    fn int_value(&mut self, t: Token) -> PResult<Imm> {
+        let text = self.text_of(t);
+        let (body, unsigned) = match text.strip_suffix(['U', 'u']) {
+            Some(b) => (b, true),
+            None => (text, false),
+        };
+        let parsed = if let Some(h) = body.strip_prefix("0x").or_else(|| body.strip_prefix("0X")) {
+            u64::from_str_radix(h, 16)
+        } else if let Some(b) = body.strip_prefix("0b").or_else(|| body.strip_prefix("0B")) {
+            u64::from_str_radix(b, 2)
+        } else if body.len() > 1 && body.starts_with('0') {
+            u64::from_str_radix(&body[1..], 8)
+        } else {
+            body.parse::<u64>()
+        };
+        match parsed {
+            Ok(v) => Ok(Imm::Int {
+                value: v as i64,
+                unsigned,
+            }),
+            Err(e) => {
+                let msg = if matches!(e.kind(), std::num::IntErrorKind::PosOverflow) {
+                    format!("integer constant '{text}' does not fit in 64 bits")
+                } else {
+                    format!("malformed integer constant '{text}'")
+                };
+                self.error(t.span, msg);
+                Err(())
+            }
+        }
+    }
+
+    fn float_bits(&mut self, t: Token) -> PResult<Imm> {
+        let text = self.text_of(t);
+        let digits = &text[2..];
+        let (want, f32) = if t.kind == Tok::F32 {
+            (8, true)
+        } else {
+            (16, false)
+        };
+        if digits.len() != want || !digits.bytes().all(|b| b.is_ascii_hexdigit()) {
+            self.error(
+                t.span,
+                format!(
+                    "malformed float constant '{text}': expected {} followed by {want} hex digits",
+                    &text[..2]
+                ),
+            );
+            return Err(());
+        }
+        let v = u64::from_str_radix(digits, 16).map_err(|_| ())?;
+        Ok(if f32 { Imm::F32(v as u32) } else { Imm::F64(v) })
+    }
+
+    /// A constant expression, folded. Integers use 64-bit wrapping arithmetic (as ptxas
+    /// does); a float literal may only be negated.
+    fn expr(&mut self) -> PResult<(Imm, Span)> {
+        self.enter()?;
+        let r = self.binary(0);
+        self.leave();
+        r
+    }
+
+    fn binary(&mut self, min_prec: u8) -> PResult<(Imm, Span)> {
+        let mut lhs = self.unary()?;
+        loop {
+            let (prec, op) = match self.peek() {
+                Tok::OrOr => (1, Tok::OrOr),
+                Tok::AndAnd => (2, Tok::AndAnd),
+                Tok::Pipe => (3, Tok::Pipe),
+                Tok::Caret => (4, Tok::Caret),
+                Tok::Amp => (5, Tok::Amp),
+                Tok::EqEq | Tok::Ne => (6, self.peek()),
+                Tok::Shl | Tok::Shr => (8, self.peek()),
+                Tok::Plus | Tok::Minus => (9, self.peek()),
+                Tok::Star | Tok::Slash | Tok::Percent => (10, self.peek()),
+                _ => break,
+            };
+            if prec < min_prec {
+                break;
+            }
+            let op_tok = self.bump();
+            let rhs = self.binary(prec + 1)?;
+            let span = lhs.1.to(rhs.1);
+            let (
+                Imm::Int {
+                    value: a,
+                    unsigned: ua,
+                },
+                Imm::Int {
+                    value: b,
+                    unsigned: ub,
+                },
+            ) = (lhs.0, rhs.0)
+            else {
+                self.error(span, "floating-point constant in an integer expression");
+                return Err(());
+            };
+            let unsigned = ua || ub;
+            let v = match op {
+                Tok::OrOr => ((a != 0) || (b != 0)) as i64,
+                Tok::AndAnd => ((a != 0) && (b != 0)) as i64,
+                Tok::Pipe => a | b,
+                Tok::Caret => a ^ b,
+                Tok::Amp => a & b,
+                Tok::EqEq => (a == b) as i64,
+                Tok::Ne => (a != b) as i64,
+                Tok::Shl => a.wrapping_shl(b as u32),
+                Tok::Shr => {
+                    if unsigned {
+                        ((a as u64).wrapping_shr(b as u32)) as i64
+                    } else {
+                        a.wrapping_shr(b as u32)
+                    }
+                }
+                Tok::Plus => a.wrapping_add(b),
+                Tok::Minus => a.wrapping_sub(b),
+                Tok::Star => a.wrapping_mul(b),
+                Tok::Slash | Tok::Percent => {
+                    if b == 0 {
+                        self.error(
+                            op_tok.span.to(rhs.1),
+                            "division by zero in constant expression",
+                        );
+                        return Err(());
+                    }
+                    match (op, unsigned) {
+                        (Tok::Slash, true) => ((a as u64) / (b as u64)) as i64,
+                        (Tok::Slash, false) => a.wrapping_div(b),
+                        (_, true) => ((a as u64) % (b as u64)) as i64,
+                        (_, false) => a.wrapping_rem(b),
+                    }
+                }
+                _ => unreachable!("operator list above"),
+            };
+            lhs = (Imm::Int { value: v, unsigned }, span);
+        }
+        Ok(lhs)
+    }
+
+    fn unary(&mut self) -> PResult<(Imm, Span)> {
+        let t = self.tok();
+        match t.kind {
+            Tok::Minus | Tok::Tilde | Tok::Bang | Tok::Plus => {
+                self.bump();
+                self.enter()?;
+                let r = self.unary();
+                self.leave();
+                let (v, s) = r?;
+                let span = t.span.to(s);
+                let v = match (t.kind, v) {
+                    (Tok::Plus, v) => v,
+                    (Tok::Minus, Imm::Int { value, unsigned }) => Imm::Int {
+                        value: value.wrapping_neg(),
+                        unsigned,
+                    },
+                    (Tok::Minus, Imm::F32(b)) => Imm::F32(b ^ 0x8000_0000),
+                    (Tok::Minus, Imm::F64(b)) => Imm::F64(b ^ (1 << 63)),
+                    (Tok::Tilde, Imm::Int { value, unsigned }) => Imm::Int {
+                        value: !value,
+                        unsigned,
+                    },
+                    (Tok::Bang, Imm::Int { value, unsigned }) => Imm::Int {
+                        value: (value == 0) as i64,
+                        unsigned,
+                    },
+                    _ => {
+                        self.error(span, "floating-point constant in an integer expression");
+                        return Err(());
+                    }
+                };
+                Ok((v, span))
+            }
+            Tok::LParen => {
+                self.bump();
+                let (v, _) = self.expr()?;
+                let close = self.expect(Tok::RParen, "')'")?;
+                Ok((v, t.span.to(close.span)))
+            }
+            Tok::Int => {
+                self.bump();
+                Ok((self.int_value(t)?, t.span))
+            }
+            Tok::F32 | Tok::F64 => {
+                self.bump();
+                Ok((self.float_bits(t)?, t.span))
+            }
+            Tok::Float => {
+                self.bump();
+                match self.text_of(t).parse::<f64>() {
+                    Ok(v) => Ok((Imm::F64(v.to_bits()), t.span)),
+                    Err(_) => {
+                        let text = self.text_of(t);
+                        self.error(t.span, format!("malformed float constant '{text}'"));
+                        Err(())
+                    }
+                }
+            }
+            _ => self.expected("a constant"),
+        }
+    }
+
+    fn const_int(&mut self, what: &str) -> PResult<(i64, Span)> {
+        let (v, span) = self.expr()?;
+        match v {
+            Imm::Int { value, .. } => Ok((value, span)),
+            _ => {
+                self.error(span, format!("expected an integer {what}"));
+                Err(())
+            }
+        }
+    }
+
+    fn const_u32(&mut self, what: &str) -> PResult<(u32, Span)> {
+        let (v, span) = self.const_int(what)?;
+        match u32::try_from(v) {
+            Ok(v) => Ok((v, span)),
+            Err(_) => {
+                self.error(span, format!("{what} {v} is out of range"));
+                Err(())
+            }
+        }
+    }
+
+    // ---- module --------------------------------------------------------------------------
+
+    fn module(&mut self) -> Module {
+        let mut items = Vec::new();
+        while self.peek() != Tok::Eof {
+            let before = self.pos;
+            match self.item() {
+                Ok(Some(item)) => items.push(item),
+                Ok(None) => {}
+                Err(()) => {
+                    self.recover_top();
+                    if self.pos == before {
+                        self.bump();
+                    }
+                }
+            }
+        }
+        Module {
+            items,
+            span: Span::new(0, self.src.len()),
+        }
+    }
+
+    fn item(&mut self) -> PResult<Option<Item>> {
+        let start = self.tok().span;
+        if self.peek() != Tok::Dot {
+            return self.expected("a directive");
+        }
+        match self.text() {
+            ".version" => {
+                self.bump();
+                let t = self.tok();
+                let text = self.text_of(t);
+                let parsed = match t.kind {
+                    Tok::Float | Tok::Int => text
+                        .split_once('.')
+                        .and_then(|(a, b)| Some((a.parse().ok()?, b.parse().ok()?))),
+                    _ => None,
+                };
+                let Some((major, minor)) = parsed else {
+                    return self.expected("a version number like 7.0");
+                };
+                self.bump();
+                Ok(Some(Item::Version {
+                    major,
+                    minor,
+                    span: start.to(t.span),
+                }))
+            }
+            ".target" => {
+                self.bump();
+                let mut targets = vec![self.name("a target name")?];
+                while self.eat(Tok::Comma) {
+                    targets.push(self.name("a target name")?);
+                }
+                let span = start.to(targets.last().map(|t| t.span).unwrap_or(start));
+                Ok(Some(Item::Target { targets, span }))
+            }
+            ".address_size" => {
+                self.bump();
+                let t = self.expect(Tok::Int, "an address size")?;
+                let size = match self.int_value(t)? {
+                    Imm::Int { value: 32, .. } => 32,
+                    Imm::Int { value: 64, .. } => 64,
+                    _ => {
+                        self.error(t.span, "address size must be 32 or 64");
+                        return Err(());
+                    }
+                };
+                Ok(Some(Item::AddressSize {
+                    size,
+                    span: start.to(t.span),
+                }))
+            }
+            ".file" => {
+                self.bump();
+                let (index, _) = self.const_u32("file index")?;
+                let s = self.expect(Tok::Str, "a file name string")?;
+                let path = unquote(self.text_of(s));
+                let mut extra = Vec::new();
+                let mut end = s.span;
+                while self.eat(Tok::Comma) {
+                    let (v, sp) = self.const_int("file attribute")?;
+                    extra.push(v as u64);
+                    end = sp;
+                }
+                Ok(Some(Item::File {
+                    index,
+                    path,
+                    extra,
+                    span: start.to(end),
+                }))
+            }
+            ".loc" => Ok(Some(Item::Loc(self.loc()?))),
+            ".pragma" => {
+                let (text, span) = self.pragma()?;
+                Ok(Some(Item::Pragma { text, span }))
+            }
+            ".section" => {
+                self.bump();
+                let nt = self.tok();
+                if nt.kind != Tok::Dot && nt.kind != Tok::Ident {
+                    return self.expected("a section name");
+                }
+                self.bump();
+                let name = self.text_of(nt).to_string();
+                let open = self.expect(Tok::LBrace, "'{'")?;
+                let mut depth = 1u32;
+                let body_start = open.span.end as usize;
+                loop {
+                    match self.peek() {
+                        Tok::Eof => {
+                            self.error(open.span, "unterminated section: missing '}'");
+                            return Err(());
+                        }
+                        Tok::LBrace => depth += 1,
+                        Tok::RBrace => {
+                            depth -= 1;
+                            if depth == 0 {
+                                break;
+                            }
+                        }
+                        _ => {}
+                    }
+                    self.bump();
+                }
+                let close = self.bump();
+                let body = self.src[body_start..close.span.start as usize].to_string();
+                Ok(Some(Item::Section {
+                    name,
+                    body,
+                    span: start.to(close.span),
+                }))
+            }
+            _ => {
+                let linkage = self.linkage();
+                match self.text() {
+                    ".entry" | ".func" if self.peek() == Tok::Dot => {
+                        Ok(Some(Item::Function(self.function(linkage, start)?)))
+                    }
+                    w if self.peek() == Tok::Dot && SPACE_WORDS.contains(&w) => {
+                        let mut d = self.var_decl(linkage, true)?;
+                        let end = self.expect(Tok::Semi, "';'")?;
+                        d.span = start.to(end.span);
+                        Ok(Some(Item::Var(d)))
+                    }
+                    _ => {
+                        if self.peek() == Tok::Dot {
+                            let t = self.tok();
+                            let w = self.text_of(t);
+                            self.error(t.span, format!("unknown directive '{w}'"));
+                            Err(())
+                        } else {
+                            self.expected("a declaration after linkage directive")
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    fn linkage(&mut self) -> Vec<Linkage> {
+        let mut v = Vec::new();
+        while self.peek() == Tok::Dot {
+            let l = match self.text() {
+                ".extern" => Linkage::Extern,
+                ".visible" => Linkage::Visible,
+                ".weak" => Linkage::Weak,
+                ".common" => Linkage::Common,
+                _ => break,
+            };
+            self.bump();
+            v.push(l);
+        }
+        v
+    }
+
+    fn loc(&mut self) -> PResult<Loc> {
+        let start = self.bump().span;
+        let (file, _) = self.const_u32("file index")?;
+        let (line, _) = self.const_u32("line")?;
+        let (col, mut end) = self.const_u32("column")?;
+        let extra_start = end.end as usize;
+        while self.peek() == Tok::Comma {
+            self.bump();
+            let kw = self.name("'function_name' or 'inlined_at'")?;
+            end = kw.span;
+            match kw.text.as_str() {
+                "function_name" => end = self.name("a label")?.span,
+                "inlined_at" => {
+                    for _ in 0..3 {
+                        end = self.const_u32("location")?.1;
+                    }
+                }
+                other => {
+                    self.error(kw.span, format!("unexpected '{other}' in .loc"));
+                    return Err(());
+                }
+            }
+        }
+        let extra = self.src[extra_start..end.end as usize].trim().to_string();
+        Ok(Loc {
+            file,
+            line,
+            col,
+            extra: if end.end as usize > extra_start {
+                extra
+            } else {
+                String::new()
+            },
+            span: start.to(end),
+        })
+    }
+
+    fn pragma(&mut self) -> PResult<(String, Span)> {
+        let start = self.bump().span;
+        let s = self.expect(Tok::Str, "a pragma string")?;
+        let mut text = unquote(self.text_of(s));
+        while self.eat(Tok::Comma) {
+            let s2 = self.expect(Tok::Str, "a pragma string")?;
+            text.push('\u{0}');
+            text.push_str(&unquote(self.text_of(s2)));
+        }
+        let end = self.expect(Tok::Semi, "';'")?;
+        Ok((text, start.to(end.span)))
+    }
+
+    // ---- declarations --------------------------------------------------------------------
+
+    /// `space [.align N] [.vN] type [.ptr ...] [.attribute(...)] name[<n>][dims][= init], ...`
+    /// without the trailing `;`. `multi` allows several comma-separated names.
+    fn var_decl(&mut self, linkage: Vec<Linkage>, multi: bool) -> PResult<VarDecl> {
+        let st = self.bump();
+        let start = st.span;
+        let space = StateSpace::from_name(&self.text_of(st)[1..]).ok_or(())?;
+        let mut align = None;
+        let mut vector = None;
+        let mut ty = None;
+        let mut ptr: Option<PtrAttr> = None;
+        let mut attributes = Vec::new();
+        while self.peek() == Tok::Dot {
+            let t = self.tok();
+            let w = &self.text_of(t)[1..];
+            if w == "align" {
+                self.bump();
+                let (a, _) = self.const_u32("alignment")?;
+                match &mut ptr {
+                    Some(p) if p.align.is_none() && ty.is_some() => p.align = Some(a),
+                    _ => align = Some(a),
+                }
+            } else if let Some(n) = w.strip_prefix('v').and_then(|n| n.parse::<u32>().ok()) {
+                self.bump();
+                if !matches!(n, 2 | 4 | 8) {
+                    self.error(
+                        t.span,
+                        format!("invalid vector width '.v{n}' (expected .v2, .v4 or .v8)"),
+                    );
+                    return Err(());
+                }
+                vector = Some(n);
+            } else if let Some(tt) = Type::from_name(w) {
+                self.bump();
+                if ty.is_some() {
+                    self.error(t.span, "more than one type in declaration");
+                    return Err(());
+                }
+                ty = Some(tt);
+            } else if w == "ptr" {
+                self.bump();
+                ptr = Some(PtrAttr {
+                    space: None,
+                    align: None,
+                });
+            } else if let (Some(p), Some(sp)) = (&mut ptr, StateSpace::from_name(w)) {
+                self.bump();
+                p.space = Some(sp);
+            } else if w == "attribute" {
+                self.bump();
+                self.expect(Tok::LParen, "'('")?;
+                loop {
+                    let a = self.expect(Tok::Dot, "an attribute")?;
+                    match self.text_of(a) {
+                        ".managed" => attributes.push(Attribute::Managed),
+                        ".unified" => {
+                            self.expect(Tok::LParen, "'('")?;
+                            let (hi, _) = self.const_int("uuid")?;
+                            self.expect(Tok::Comma, "','")?;
+                            let (lo, _) = self.const_int("uuid")?;
+                            self.expect(Tok::RParen, "')'")?;
+                            attributes.push(Attribute::Unified(hi as u64, lo as u64));
+                        }
+                        other => {
+                            self.error(a.span, format!("unknown variable attribute '{other}'"));
+                            return Err(());
+                        }
+                    }
+                    if !self.eat(Tok::Comma) {
+                        break;
+                    }
+                }
+                self.expect(Tok::RParen, "')'")?;
+            } else {
+                self.error(
+                    t.span,
+                    format!("unexpected '{}' in declaration", self.text_of(t)),
+                );
+                return Err(());
+            }
+        }
+        let Some(ty) = ty else {
+            return self.expected("a type in declaration");
+        };
+        let mut names = vec![self.declarator()?];
+        if multi {
+            while self.eat(Tok::Comma) {
+                names.push(self.declarator()?);
+            }
+        }
+        Ok(VarDecl {
+            linkage,
+            space,
+            align,
+            vector,
+            ty,
+            ptr,
+            attributes,
+            names,
+            span: start.to(Span::new(
+                self.prev_end() as usize,
+                self.prev_end() as usize,
+            )),
+        })
+    }
+
+    fn declarator(&mut self) -> PResult<Declarator> {
+        let name = self.name("a name")?;
+        let mut range = None;
+        if self.peek() == Tok::Lt {
+            self.bump();
+            let (n, _) = self.const_u32("register count")?;
+            self.expect(Tok::Gt, "'>'")?;
+            range = Some(n);
+        }
+        let mut dims = Vec::new();
+        while self.peek() == Tok::LBracket {
+            self.bump();
+            if self.eat(Tok::RBracket) {
+                dims.push(None);
+                continue;
+            }
+            let (n, span) = self.const_int("array size")?;
+            if n < 0 {
+                self.error(span, format!("negative array size {n}"));
+                return Err(());
+            }
+            self.expect(Tok::RBracket, "']'")?;
+            dims.push(Some(n as u64));
+        }
+        let init = if self.eat(Tok::Eq) {
+            Some(self.init()?)
+        } else {
+            None
+        };
+        Ok(Declarator {
+            name,
+            range,
+            dims,
+            init,
+        })
+    }
+
+    fn init(&mut self) -> PResult<Init> {
+        self.enter()?;
+        let r = self.init_inner();
+        self.leave();
+        r
+    }
+
+    fn init_inner(&mut self) -> PResult<Init> {
+        let t = self.tok();
+        match t.kind {
+            Tok::LBrace if self.peek_at(1) == Tok::Ident && self.peek_at(2) == Tok::Eq => {
+                self.bump();
+                let mut fields = Vec::new();
+                loop {
+                    let key = self.name("a field name")?;
+                    self.expect(Tok::Eq, "'='")?;
+                    let value = if self.peek() == Tok::Ident {
+                        FieldValue::Word(self.name("a field value")?)
+                    } else {
+                        FieldValue::Int(self.const_int("field value")?.0)
+                    };
+                    fields.push((key, value));
+                    if !self.eat(Tok::Comma) {
+                        break;
+                    }
+                }
+                let close = self.expect(Tok::RBrace, "'}' or ','")?;
+                Ok(Init::Fields(fields, t.span.to(close.span)))
+            }
+            Tok::LBrace => {
+                self.bump();
+                let mut items = Vec::new();
+                if self.peek() != Tok::RBrace {
+                    loop {
+                        items.push(self.init()?);
+                        if !self.eat(Tok::Comma) {
+                            break;
+                        }
+                    }
+                }
+                let close = self.expect(Tok::RBrace, "'}' or ','")?;
+                Ok(Init::List(items, t.span.to(close.span)))
+            }
+            Tok::Ident => self.init_addr(None, t.span),
+            Tok::Int if self.peek_at(1) == Tok::LParen => {
+                // `0xFF(var)`: a byte mask applied to the address of var.
+                self.bump();
+                let mask = match self.int_value(t)? {
+                    Imm::Int { value, .. } => value as u64,
+                    _ => unreachable!("int_value returns Int"),
+                };
+                self.bump();
+                if self.peek() != Tok::Ident {
+                    // `0xFF00(1000 + 546)`: the mask applied to a constant folds to a value.
+                    let (v, _) = self.const_int("constant")?;
+                    let close = self.expect(Tok::RParen, "')'")?;
+                    let value = ((v as u64 & mask) >> mask.trailing_zeros().min(63)) as i64;
+                    return Ok(Init::Imm(
+                        Imm::Int {
+                            value,
+                            unsigned: false,
+                        },
+                        t.span.to(close.span),
+                    ));
+                }
+                let inner = self.init_addr(Some(mask), t.span)?;
+                let close = self.expect(Tok::RParen, "')'")?;
+                Ok(match inner {
+                    Init::Addr {
+                        name,
+                        generic,
+                        offset,
+                        mask,
+                        ..
+                    } => Init::Addr {
+                        name,
+                        generic,
+                        offset,
+                        mask,
+                        span: t.span.to(close.span),
+                    },
+                    other => other,
+                })
+            }
+            _ => {
+                let (v, span) = self.expr()?;
+                Ok(Init::Imm(v, span))
+            }
+        }
+    }
+
+    /// `var`, `var+off`, `generic(var)`, `generic(var)+off`.
+    fn init_addr(&mut self, mask: Option<u64>, start: Span) -> PResult<Init> {
+        let first = self.name("a variable name")?;
+        let (name, generic) = if first.text == "generic" && self.peek() == Tok::LParen {
+            self.bump();
+            let n = self.name("a variable name")?;
+            self.expect(Tok::RParen, "')'")?;
+            (n, true)
+        } else {
+            (first, false)
+        };
+        let mut offset = 0;
+        if matches!(self.peek(), Tok::Plus | Tok::Minus) {
+            let neg = self.bump().kind == Tok::Minus;
+            let (v, _) = self.const_int("offset")?;
+            offset = if neg { v.wrapping_neg() } else { v };
+        }
+        Ok(Init::Addr {
+            name,
+            generic,
+            offset,
+            mask,
+            span: start.to(Span::new(
+                self.prev_end() as usize,
+                self.prev_end() as usize,
+            )),
+        })
+    }
+
+    // ---- functions -----------------------------------------------------------------------
+
+    fn function(&mut self, linkage: Vec<Linkage>, start: Span) -> PResult<Function> {
+        let kw = self.bump();
+        let kind = if self.text_of(kw) == ".entry" {
+            FuncKind::Entry
+        } else {
+            FuncKind::Func
+        };
+        let rets = if kind == FuncKind::Func && self.peek() == Tok::LParen {
+            Some(self.param_list()?)
+        } else {
+            None
+        };
+        let name = self.name("a function name")?;
+        let (params, params_parens) = if self.peek() == Tok::LParen {
+            (self.param_list()?, true)
+        } else {
+            (Vec::new(), false)
+        };
+        let mut noreturn = false;
+        let mut perf = Vec::new();
+        while self.peek() == Tok::Dot {
+            let t = self.tok();
+            match self.text_of(t) {
+                ".noreturn" => {
+                    self.bump();
+                    noreturn = true;
+                }
+                ".maxntid" | ".reqntid" => {
+                    self.bump();
+                    let mut v = vec![self.const_u32("thread count")?.0];
+                    while self.eat(Tok::Comma) {
+                        v.push(self.const_u32("thread count")?.0);
+                    }
+                    let span = t.span.to(Span::new(
+                        self.prev_end() as usize,
+                        self.prev_end() as usize,
+                    ));
+                    perf.push(if self.text_of(t) == ".maxntid" {
+                        PerfDirective::MaxNtid(v, span)
+                    } else {
+                        PerfDirective::ReqNtid(v, span)
+                    });
+                }
+                ".minnctapersm" | ".maxnctapersm" | ".maxnreg" => {
+                    self.bump();
+                    let (n, s) = self.const_u32("count")?;
+                    let span = t.span.to(s);
+                    perf.push(match self.text_of(t) {
+                        ".minnctapersm" => PerfDirective::MinNctaPerSm(n, span),
+                        ".maxnctapersm" => PerfDirective::MaxNctaPerSm(n, span),
+                        _ => PerfDirective::MaxNreg(n, span),
+                    });
+                }
+                ".pragma" => {
+                    let (text, span) = self.pragma()?;
+                    perf.push(PerfDirective::Pragma(text, span));
+                }
+                // Old nvopencc output declares functions without a `;`: the next item starts.
+                w if is_item_start(w) => break,
+                w => {
+                    let w = w.to_string();
+                    self.error(t.span, format!("unexpected '{w}' in function header"));
+                    return Err(());
+                }
+            }
+        }
+        let body = if self.peek() == Tok::LBrace {
+            Some(self.block()?)
+        } else if self.peek() == Tok::Eof || (self.peek() == Tok::Dot && is_item_start(self.text()))
+        {
+            None
+        } else {
+            self.expect(Tok::Semi, "'{' or ';'")?;
+            None
+        };
+        Ok(Function {
+            linkage,
+            kind,
+            name,
+            rets,
+            params,
+            params_parens,
+            noreturn,
+            perf,
+            body,
+            span: start.to(Span::new(
+                self.prev_end() as usize,
+                self.prev_end() as usize,
+            )),
+        })
+    }
+
+    fn param_list(&mut self) -> PResult<Vec<VarDecl>> {
+        self.expect(Tok::LParen, "'('")?;
+        let mut v = Vec::new();
+        if self.peek() != Tok::RParen {
+            loop {
+                if !(self.is_dot(".param") || self.is_dot(".reg")) {
+                    return self.expected("a .param or .reg parameter");
+                }
+                v.push(self.var_decl(Vec::new(), false)?);
+                if !self.eat(Tok::Comma) {
+                    break;
+                }
+            }
+        }
+        self.expect(Tok::RParen, "')' or ','")?;
+        Ok(v)
+    }
+
+    fn block(&mut self) -> PResult<Block> {
+        self.enter()?;
+        let r = self.block_inner();
+        self.leave();
+        r
+    }
+
+    fn block_inner(&mut self) -> PResult<Block> {
+        let open = self.expect(Tok::LBrace, "'{'")?;
+        let mut stmts = Vec::new();
+        loop {
+            match self.peek() {
+                Tok::RBrace => break,
+                Tok::Eof => {
+                    if !self.fatal {
+                        self.error(open.span, "unclosed '{': missing '}'");
+                    }
+                    return Err(());
+                }
+                _ => {}
+            }
+            let before = self.pos;
+            match self.statement() {
+                Ok(Some(s)) => stmts.push(s),
+                Ok(None) => {}
+                Err(()) => {
+                    if self.fatal {
+                        return Err(());
+                    }
+                    self.recover_stmt();
+                    if self.pos == before && self.peek() != Tok::RBrace {
+                        self.bump();
+                    }
+                }
+            }
+        }
+        let close = self.bump();
+        Ok(Block {
+            stmts,
+            span: open.span.to(close.span),
+        })
+    }
+
+    fn statement(&mut self) -> PResult<Option<Statement>> {
+        let t = self.tok();
+        match t.kind {
+            Tok::LBrace => Ok(Some(Statement::Block(self.block()?))),
+            Tok::Semi => {
+                self.bump();
+                Ok(None)
+            }
+            Tok::Dot => match self.text() {
+                ".loc" => Ok(Some(Statement::Loc(self.loc()?))),
+                ".pragma" => {
+                    let (text, span) = self.pragma()?;
+                    Ok(Some(Statement::Pragma(text, span)))
+                }
+                w if SPACE_WORDS.contains(&w) => {
+                    let mut d = self.var_decl(Vec::new(), true)?;
+                    let end = self.expect(Tok::Semi, "';'")?;
+                    d.span = t.span.to(end.span);
+                    Ok(Some(Statement::Var(d)))
+                }
+                w => {
+                    let w = w.to_string();
+                    self.error(
+                        t.span,
+                        format!("unexpected directive '{w}' in function body"),
+                    );
+                    Err(())
+                }
+            },
+            Tok::Ident if self.peek_at(1) == Tok::Colon => {
+                let name = self.name("a label")?;
+                self.bump();
+                if self.is_dot(".callprototype") {
+                    return self.prototype(name).map(Some);
+                }
+                if self.is_dot(".branchtargets") || self.is_dot(".calltargets") {
+                    let calls = self.bump().span.len() == ".calltargets".len();
+                    let mut targets = vec![self.name("a target")?];
+                    while self.eat(Tok::Comma) {
+                        targets.push(self.name("a target")?);
+                    }
+                    let end = self.expect(Tok::Semi, "';'")?;
+                    return Ok(Some(Statement::Targets {
+                        span: name.span.to(end.span),
+                        name,
+                        calls,
+                        targets,
+                    }));
+                }
+                Ok(Some(Statement::Label(name)))
+            }
+            Tok::Ident | Tok::At => Ok(Some(Statement::Instr(self.instruction()?))),
+            _ => self.expected("an instruction, declaration or label"),
+        }
+    }
+
+    fn prototype(&mut self, name: Name) -> PResult<Statement> {
+        self.bump();
+        let rets = if self.peek() == Tok::LParen {
+            Some(self.param_list()?)
+        } else {
+            None
+        };
+        let sink = self.name("'_'")?;
+        if sink.text != "_" {
+            self.error(sink.span, "expected '_' in .callprototype");
+            return Err(());
+        }
+        let params = if self.peek() == Tok::LParen {
+            self.param_list()?
+        } else {
+            Vec::new()
+        };
+        let noreturn = if self.is_dot(".noreturn") {
+            self.bump();
+            true
+        } else {
+            false
+        };
+        let end = self.expect(Tok::Semi, "';'")?;
+        Ok(Statement::Prototype {
+            span: name.span.to(end.span),
+            name,
+            rets,
+            params,
+            noreturn,
+        })
+    }
+
+    // ---- instructions --------------------------------------------------------------------
+
+    fn instruction(&mut self) -> PResult<Instruction> {
+        let start = self.tok().span;
+        let guard = if self.eat(Tok::At) {
+            let negated = self.eat(Tok::Bang);
+            let pred = self.name("a guard predicate")?;
+            Some(Guard { negated, pred })
+        } else {
+            None
+        };
+        let op_tok = self.expect(Tok::Ident, "an opcode")?;
+        let op_text = self.text_of(op_tok);
+        let Some(opcode) = Opcode::from_name(op_text) else {
+            self.error(op_tok.span, format!("unknown opcode '{op_text}'"));
+            return Err(());
+        };
+        let info = opcode.info();
+        let mut mods = Vec::new();
+        let mut end = op_tok.span;
+        while self.peek() == Tok::Dot && self.tok().span.start == end.end {
+            let t = self.bump();
+            end = t.span;
+            let word = &self.text_of(t)[1..];
+            match classify(info, word) {
+                Some(m) => mods.push(m),
+                None => {
+                    self.error(
+                        t.span,
+                        format!("unknown modifier '.{word}' for '{}'", info.name),
+                    );
+                    return Err(());
+                }
+            }
+        }
+        let mut operands = Vec::new();
+        if self.peek() != Tok::Semi {
+            loop {
+                operands.push(self.operand(opcode)?);
+                if !self.eat(Tok::Comma) {
+                    break;
+                }
+            }
+        }
+        let semi = self.expect(Tok::Semi, "',' or ';'")?;
+        let n = operands.len();
+        if n < info.min_ops as usize || n > info.max_ops as usize {
+            let want = if info.min_ops == info.max_ops {
+                format!("{}", info.min_ops)
+            } else {
+                format!("{} to {}", info.min_ops, info.max_ops)
+            };
+            let span = operands
+                .first()
+                .map(|o| o.span().to(operands[n - 1].span()))
+                .unwrap_or(op_tok.span);
+            self.error(
+                span,
+                format!("'{}' takes {want} operands, found {n}", info.name),
+            );
+            return Err(());
+        }
+        Ok(Instruction {
+            guard,
+            opcode,
+            opcode_span: op_tok.span,
+            mods,
+            operands,
+            span: start.to(semi.span),
+        })
+    }
+
+    fn operand(&mut self, op: Opcode) -> PResult<Operand> {
+        self.enter()?;
+        let r = self.operand_inner(op);
+        self.leave();
+        r
+    }
+
+    fn operand_inner(&mut self, op: Opcode) -> PResult<Operand> {
+        let t = self.tok();
+        match t.kind {
+            Tok::LBrace => {
+                self.bump();
+                let mut elems = Vec::new();
+                loop {
+                    elems.push(self.operand(op)?);
+                    if !self.eat(Tok::Comma) {
+                        break;
+                    }
+                }
+                let close = self.expect(Tok::RBrace, "'}' or ','")?;
+                Ok(Operand::Vector(elems, t.span.to(close.span)))
+            }
+            Tok::LBracket => {
+                self.bump();
+                if self.peek() == Tok::Ident && self.peek_at(1) == Tok::Comma {
+                    let mut elems = Vec::new();
+                    loop {
+                        elems.push(self.operand(op)?);
+                        if !self.eat(Tok::Comma) {
+                            break;
+                        }
+                    }
+                    let close = self.expect(Tok::RBracket, "']' or ','")?;
+                    return Ok(Operand::TexArgs(elems, t.span.to(close.span)));
+                }
+                let mut a = self.addr_expr()?;
+                let close = self.expect(Tok::RBracket, "']' to close the address")?;
+                a.span = t.span.to(close.span);
+                Ok(Operand::Address(a))
+            }
+            Tok::LParen if op == Opcode::Call => {
+                self.bump();
+                let mut elems = Vec::new();
+                if self.peek() != Tok::RParen {
+                    loop {
+                        elems.push(self.operand(op)?);
+                        if !self.eat(Tok::Comma) {
+                            break;
+                        }
+                    }
+                }
+                let close = self.expect(Tok::RParen, "')' or ','")?;
+                Ok(Operand::List(elems, t.span.to(close.span)))
+            }
+            Tok::Bang if self.peek_at(1) == Tok::Ident => {
+                self.bump();
+                let inner = self.operand(op)?;
+                let span = t.span.to(inner.span());
+                Ok(Operand::Not(Box::new(inner), span))
+            }
+            Tok::Ident => {
+                let name = self.name("an operand")?;
+                if name.text == "_" {
+                    return Ok(Operand::Sink(name.span));
+                }
+                // `.x`-style component glued to the name.
+                let comp = if self.peek() == Tok::Dot && self.tok().span.start == name.span.end {
+                    let ct = self.tok();
+                    match Component::from_name(&self.text_of(ct)[1..]) {
+                        Some(c) => {
+                            self.bump();
+                            Some((c, ct.span))
+                        }
+                        None => {
+                            let w = self.text_of(ct);
+                            self.error(ct.span, format!("unknown vector component '{w}'"));
+                            return Err(());
+                        }
+                    }
+                } else {
+                    None
+                };
+                if is_special_register(&name.text) {
+                    return Ok(Operand::Special {
+                        name,
+                        comp: comp.map(|c| c.0),
+                    });
+                }
+                if let Some((comp, _)) = comp {
+                    return Ok(Operand::Elem { name, comp });
+                }
+                match self.peek() {
+                    Tok::LBracket => {
+                        self.bump();
+                        let index = self.addr_expr()?;
+                        let close = self.expect(Tok::RBracket, "']' to close the index")?;
+                        let span = name.span.to(close.span);
+                        Ok(Operand::Indexed {
+                            base: name,
+                            index,
+                            span,
+                        })
+                    }
+                    Tok::Plus | Tok::Minus => {
+                        let neg = self.bump().kind == Tok::Minus;
+                        let (v, s) = self.const_int("offset")?;
+                        Ok(Operand::NameOffset {
+                            span: name.span.to(s),
+                            name,
+                            offset: if neg { v.wrapping_neg() } else { v },
+                        })
+                    }
+                    Tok::Pipe => {
+                        self.bump();
+                        let second = self.name("a predicate after '|'")?;
+                        Ok(Operand::PredPair(name, second))
+                    }
+                    _ => Ok(Operand::Name(name)),
+                }
+            }
+            Tok::Int
+            | Tok::Float
+            | Tok::F32
+            | Tok::F64
+            | Tok::Minus
+            | Tok::Tilde
+            | Tok::LParen
+            | Tok::Plus
+            | Tok::Bang => {
+                let (v, span) = self.expr()?;
+                Ok(Operand::Imm(v, span))
+            }
+            _ => self.expected("an operand"),
+        }
+    }
+
+    /// Inside `[...]`: `name`, `name+imm`, `name-imm`, `name+-imm`, `imm`.
+    fn addr_expr(&mut self) -> PResult<AddrExpr> {
+        let start = self.tok().span;
+        if self.peek() == Tok::Ident {
+            let base = self.name("an address")?;
+            let mut offset = 0i64;
+            match self.peek() {
+                Tok::Plus | Tok::Minus => {
+                    let neg = self.bump().kind == Tok::Minus;
+                    if self.peek() == Tok::Ident {
+                        let t = self.tok();
+                        self.error(
+                            t.span,
+                            "malformed address: the offset must be a constant (only [reg+imm] is allowed)",
+                        );
+                        return Err(());
+                    }
+                    let (v, _) = self.const_int("address offset")?;
+                    offset = if neg { v.wrapping_neg() } else { v };
+                }
+                Tok::RBracket => {}
+                _ => {
+                    let t = self.tok();
+                    let found = self.text_of(t).to_string();
+                    self.error(
+                        t.span,
+                        format!("malformed address: expected '+', '-' or ']', found '{found}'"),
+                    );
+                    return Err(());
+                }
+            }
+            Ok(AddrExpr {
+                base: Some(base),
+                offset,
+                span: start.to(Span::new(
+                    self.prev_end() as usize,
+                    self.prev_end() as usize,
+                )),
+            })
+        } else {
+            if self.peek() == Tok::RBracket {
+                let t = self.tok();
+                self.error(t.span, "malformed address: empty brackets");
+                return Err(());
+            }
+            let (v, span) = self.const_int("address")?;
+            Ok(AddrExpr {
+                base: None,
+                offset: v,
+                span,
+            })
+        }
+    }
+}
+
+/// Classify a modifier word for an opcode: `None` if the opcode does not accept it.
+pub(crate) fn classify(info: &OpInfo, word: &str) -> Option<Modifier> {
+    if let Some(t) = Type::from_name(word) {
+        return info.allows_type(t).then_some(Modifier::Type(t));
+    }
+    if info.spaces {
+        if let Some(s) = StateSpace::from_name(word) {
+            return Some(Modifier::Space(s));
+        }
+    }
+    if info.vec {
+        if let Some(n) = word.strip_prefix('v').and_then(|n| n.parse::<u32>().ok()) {
+            if matches!(n, 2 | 4 | 8) {
+                return Some(Modifier::Vec(n));
+            }
+        }
+    }
+    if info.round {
+        if let Some(r) = Rounding::from_name(word) {
+            return Some(Modifier::Round(r));
+        }
+    }
+    if info.cmp {
+        if let Some(c) = CmpOp::from_name(word) {
+            return Some(Modifier::Cmp(c));
+        }
+    }
+    if let Some(f) = info.flag(word) {
+        return Some(Modifier::Flag(f));
+    }
+    if info.open {
+        return Some(Modifier::Other(word.to_string()));
+    }
+    None
+}
+
+fn is_item_start(w: &str) -> bool {
+    matches!(
+        w,
+        ".version"
+            | ".target"
+            | ".address_size"
+            | ".file"
+            | ".section"
+            | ".entry"
+            | ".func"
+            | ".extern"
+            | ".visible"
+            | ".weak"
+            | ".common"
+            | ".global"
+            | ".const"
+            | ".shared"
+    )
+}
+
+/// Strip the quotes of a string token and resolve simple escapes.
+fn unquote(s: &str) -> String {
+    let inner = s.strip_prefix('"').unwrap_or(s);
+    let inner = inner.strip_suffix('"').unwrap_or(inner);
+    let mut out = String::with_capacity(inner.len());
+    let mut chars = inner.chars();
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            match chars.next() {
+                Some('n') => out.push('\n'),
+                Some('t') => out.push('\t'),
+                Some(o) => out.push(o),
+                None => {}
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}

@@ -1,0 +1,256 @@
+//! One negative test per diagnostic: the exact rendered message, source line and caret.
+//! Every case is a complete small PTX file; `render` returns all diagnostics of
+//! `parse_and_check` (or the warnings of a clean file) rendered the way `leafold check` prints
+//! them.
+
+use leafold::error::render_all;
+use leafold::ptx;
+use leafold::SourceFile;
+
+fn render(src: &str) -> (String, bool) {
+    let file = SourceFile::new("t.ptx", src);
+    match ptx::parse_and_check(&file) {
+        Ok((_, warnings)) => (render_all(&warnings), false),
+        Err(d) => (render_all(&d.0), true),
+    }
+}
+
+fn expect_error(src: &str, expected: &str) {
+    let (got, is_err) = render(src);
+    assert!(is_err, "expected an error, got none; output:\n{got}");
+    assert_eq!(got, expected);
+}
+
+#[test]
+fn deep_nesting_is_one_error_not_a_stack_overflow() {
+    let src = format!(
+        ".version 7.0\n.target sm_50\n.entry k()\n{}{}\n",
+        "{".repeat(100_000),
+        "}".repeat(100_000)
+    );
+    let (got, is_err) = render(&src);
+    assert!(is_err);
+    let first = got.lines().next().unwrap();
+    assert_eq!(
+        first,
+        "t.ptx:4:129: error: nesting too deep (more than 128 levels)"
+    );
+    assert_eq!(
+        got.matches("error:").count(),
+        1,
+        "no follow-on errors: {first}"
+    );
+    // The same for initializers, parentheses and `!` chains.
+    for deep in [
+        format!(
+            ".global .u32 x[1] = {}1{};",
+            "{".repeat(5000),
+            "}".repeat(5000)
+        ),
+        format!(
+            ".global .u32 x = {}1{};",
+            "(".repeat(5000),
+            ")".repeat(5000)
+        ),
+        format!(".global .u32 x = {}1;", "-".repeat(5000)),
+    ] {
+        let (got, is_err) = render(&deep);
+        assert!(is_err);
+        assert!(
+            got.contains("nesting too deep (more than 128 levels)"),
+            "{got}"
+        );
+    }
+}
+
+#[test]
+fn align() {
+    expect_error(
+        ".version 7.0\n.target sm_50\n.address_size 64\n.global .align 3 .u32 x;\n",
+        "t.ptx:4:1: error: alignment 3 is not a power of two\n4 | .global .align 3 .u32 x;\n  | ^^^^^^^^^^^^^^^^^^^^^^^^\n",
+    );
+}
+
+#[test]
+fn bad_char() {
+    expect_error(
+        ".version 7.0\n.target sm_50\n.address_size 64\n.entry k()\n{\n\tret; #\n}\n",
+        "t.ptx:6:7: error: unexpected character '#'\n6 |  ret; #\n  |       ^\n",
+    );
+}
+
+#[test]
+fn bad_float() {
+    expect_error(
+        ".version 7.0\n.target sm_50\n.address_size 64\n.entry k()\n{\n\t.reg .f32 %f1;\n\tmov.f32 %f1, 0f3F80;\n\tret;\n}\n",
+        "t.ptx:7:15: error: malformed float constant '0f3F80': expected 0f followed by 8 hex digits\n7 |  mov.f32 %f1, 0f3F80;\n  |               ^^^^^^\n",
+    );
+}
+
+#[test]
+fn bad_initializer() {
+    expect_error(
+        ".version 7.0\n.target sm_50\n.address_size 64\n.global .u32 tbl[2] = {1, 2, 3};\n",
+        "t.ptx:4:23: error: bad initializer: 3 elements for an array of 2\n4 | .global .u32 tbl[2] = {1, 2, 3};\n  |                       ^^^^^^^^^\n",
+    );
+}
+
+#[test]
+fn duplicate() {
+    expect_error(
+        ".version 7.0\n.target sm_50\n.address_size 64\n.entry k()\n{\n\t.reg .u32 a;\n\t.reg .f32 a;\n\tret;\n}\n",
+        "t.ptx:7:12: error: duplicate declaration of 'a'\n7 |  .reg .f32 a;\n  |            ^\n",
+    );
+}
+
+#[test]
+fn empty_addr() {
+    expect_error(
+        ".version 7.0\n.target sm_50\n.address_size 64\n.entry k()\n{\n\t.reg .u32 %r1;\n\tld.global.u32 %r1, [];\n\tret;\n}\n",
+        "t.ptx:7:22: error: malformed address: empty brackets\n7 |  ld.global.u32 %r1, [];\n  |                      ^\n",
+    );
+}
+
+#[test]
+fn guard_not_pred() {
+    expect_error(
+        ".version 7.0\n.target sm_50\n.address_size 64\n.entry k()\n{\n\t.reg .u32 %r1;\n\t@%r1 bra L;\nL:\n\tret;\n}\n",
+        "t.ptx:7:3: error: guard '%r1' is not a predicate register (declared .u32)\n7 |  @%r1 bra L;\n  |   ^^^\n",
+    );
+}
+
+#[test]
+fn int_overflow() {
+    expect_error(
+        ".version 7.0\n.target sm_50\n.address_size 64\n.global .u64 big = 99999999999999999999;\n",
+        "t.ptx:4:20: error: integer constant '99999999999999999999' does not fit in 64 bits\n4 | .global .u64 big = 99999999999999999999;\n  |                    ^^^^^^^^^^^^^^^^^^^^\n",
+    );
+}
+
+#[test]
+fn malformed_address() {
+    expect_error(
+        ".version 7.0\n.target sm_50\n.address_size 64\n.entry k(.param .u64 p)\n{\n\t.reg .u64 %rd<4>;\n\tld.global.u64 %rd1, [%rd2+%rd3];\n\tret;\n}\n",
+        "t.ptx:7:28: error: malformed address: the offset must be a constant (only [reg+imm] is allowed)\n7 |  ld.global.u64 %rd1, [%rd2+%rd3];\n  |                            ^^^^\n",
+    );
+}
+
+#[test]
+fn operand_count() {
+    expect_error(
+        ".version 7.0\n.target sm_50\n.address_size 64\n.entry k()\n{\n\t.reg .u32 %r<4>;\n\tadd.u32 %r1, %r2;\n\tret;\n}\n",
+        "t.ptx:7:10: error: 'add' takes 3 operands, found 2\n7 |  add.u32 %r1, %r2;\n  |          ^^^^^^^^\n",
+    );
+}
+
+#[test]
+fn pred_space() {
+    expect_error(
+        ".version 7.0\n.target sm_50\n.address_size 64\n.global .pred p;\n",
+        "t.ptx:4:1: error: predicate variables may only be declared in the .reg state space\n4 | .global .pred p;\n  | ^^^^^^^^^^^^^^^^\n",
+    );
+}
+
+#[test]
+fn space_mismatch() {
+    expect_error(
+        ".version 7.0\n.target sm_50\n.address_size 64\n.shared .u32 s;\n.entry k()\n{\n\t.reg .u32 %r1;\n\tld.global.u32 %r1, [s];\n\tret;\n}\n",
+        "t.ptx:8:22: error: state space mismatch: 's' is declared .shared but 'ld.global.u32' accesses .global\n8 |  ld.global.u32 %r1, [s];\n  |                      ^\n",
+    );
+}
+
+#[test]
+fn st_const() {
+    expect_error(
+        ".version 7.0\n.target sm_50\n.address_size 64\n.const .u32 c;\n.entry k()\n{\n\t.reg .u32 %r1;\n\tst.const.u32 [c], %r1;\n\tret;\n}\n",
+        "t.ptx:8:2: error: 'st' cannot write to the .const state space\n8 |  st.const.u32 [c], %r1;\n  |  ^^\n",
+    );
+}
+
+#[test]
+fn target_warning() {
+    let (got, is_err) =
+        render(".version 7.0\n.target sm_70\n.address_size 64\n.entry k()\n{\n\tret;\n}\n");
+    assert!(!is_err);
+    assert_eq!(got, "t.ptx:2:9: warning: target 'sm_70' is newer than sm_53; leafold generates code for sm_50, sm_52 and sm_53 only\n2 | .target sm_70\n  |         ^^^^^\n");
+}
+
+#[test]
+fn type_mismatch() {
+    expect_error(
+        ".version 7.0\n.target sm_50\n.address_size 64\n.entry k()\n{\n\t.reg .u32 %r<4>;\n\t.reg .f32 %f<4>;\n\tadd.f32 %f1, %f2, %r3;\n\tret;\n}\n",
+        "t.ptx:8:20: error: type mismatch: '%r3' is .u32 but 'add.f32' expects .f32\n8 |  add.f32 %f1, %f2, %r3;\n  |                    ^^^\n",
+    );
+}
+
+#[test]
+fn unclosed() {
+    expect_error(
+        ".version 7.0\n.target sm_50\n.address_size 64\n.entry k()\n{\n\tret;\n",
+        "t.ptx:5:1: error: unclosed '{': missing '}'\n5 | {\n  | ^\n",
+    );
+}
+
+#[test]
+fn undeclared() {
+    expect_error(
+        ".version 7.0\n.target sm_50\n.address_size 64\n.entry k()\n{\n\t.reg .u32 %r<4>;\n\tadd.u32 %r9, %r1, 1;\n\tret;\n}\n",
+        "t.ptx:7:10: error: undeclared identifier '%r9'\n7 |  add.u32 %r9, %r1, 1;\n  |          ^^^\n",
+    );
+}
+
+#[test]
+fn undeclared_label() {
+    expect_error(
+        ".version 7.0\n.target sm_50\n.address_size 64\n.entry k()\n{\n\tbra NOWHERE;\n}\n",
+        "t.ptx:6:6: error: undeclared label 'NOWHERE'\n6 |  bra NOWHERE;\n  |      ^^^^^^^\n",
+    );
+}
+
+#[test]
+fn unknown_modifier() {
+    expect_error(
+        ".version 7.0\n.target sm_50\n.address_size 64\n.entry k()\n{\n\t.reg .u32 %r<4>;\n\tadd.foo.u32 %r1, %r2, %r3;\n\tret;\n}\n",
+        "t.ptx:7:5: error: unknown modifier '.foo' for 'add'\n7 |  add.foo.u32 %r1, %r2, %r3;\n  |     ^^^^\n",
+    );
+}
+
+#[test]
+fn unknown_opcode() {
+    expect_error(
+        ".version 7.0\n.target sm_50\n.address_size 64\n.entry k()\n{\n\t.reg .u32 %r<4>;\n\tfrob.u32 %r1, %r2;\n\tret;\n}\n",
+        "t.ptx:7:2: error: unknown opcode 'frob'\n7 |  frob.u32 %r1, %r2;\n  |  ^^^^\n",
+    );
+}
+
+#[test]
+fn vector_too_wide() {
+    expect_error(
+        ".version 7.0\n.target sm_50\n.address_size 64\n.global .v4 .f64 v;\n",
+        "t.ptx:4:1: error: vector .v4 .f64 is 256 bits; vectors cannot exceed 128 bits\n4 | .global .v4 .f64 v;\n  | ^^^^^^^^^^^^^^^^^^^\n",
+    );
+}
+
+#[test]
+fn store_without_address() {
+    expect_error(
+        ".version 7.0\n.target sm_50\n.entry k()\n{\n\t.reg .u32 %r<3>;\n\tst.global.u32 %r1, %r2;\n}\n",
+        "t.ptx:6:16: error: malformed address: operand 1 of 'st' must be an address such as [reg] or [var+imm]\n6 |  st.global.u32 %r1, %r2;\n  |                ^^^\n",
+    );
+}
+
+#[test]
+fn label_used_as_data() {
+    expect_error(
+        ".version 7.0\n.target sm_50\n.entry k()\n{\n\t.reg .u32 %r1;\nL:\n\tadd.u32 %r1, %r1, L;\n\tret;\n}\n",
+        "t.ptx:7:20: error: label 'L' can only be used by branch and call instructions\n7 |  add.u32 %r1, %r1, L;\n  |                    ^\n",
+    );
+}
+
+#[test]
+fn float_constant_for_integer_instruction() {
+    expect_error(
+        ".version 7.0\n.target sm_50\n.entry k()\n{\n\t.reg .u32 %r1;\n\tadd.u32 %r1, %r1, 1.5;\n\tret;\n}\n",
+        "t.ptx:6:20: error: type mismatch: floating-point constant where 'add.u32' expects .u32\n6 |  add.u32 %r1, %r1, 1.5;\n  |                    ^^^\n",
+    );
+}
