@@ -22,6 +22,8 @@ pub mod cli;
 pub mod cubin;
 pub mod error;
 pub mod ir;
+pub mod lower;
+pub mod machinst;
 pub mod oracle;
 pub mod ptx;
 pub mod sm50;

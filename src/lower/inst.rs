@@ -1,0 +1,343 @@
+//! [`Sm50Inst`]: the SM50 machine instruction as register allocation sees it.
+//!
+//! In: built by the selector ([`super::select`]) and the chain builder ([`super::lea`]).
+//! Out: after `machinst::allocate`, [`Sm50Inst::resolve`] gives plain [`sm50::Inst`]s.
+//!
+//! One `Sm50Inst` is a short *sequence* of SM50 instructions ("pieces") that share one operand
+//! list. Most are a single piece. Several pieces are needed where SM50 computes one SSA value
+//! in more than one instruction: a carry chain (`LEA.CC` + `LEA.HI.X`, `IADD.CC` + `IADD.X`)
+//! whose carry flag must not be separated, a 64-bit value built from two 32-bit halves (a
+//! register pair cannot be defined half by half in SSA), the three-`XMAD` multiply. Every def
+//! of a multi-piece instruction is an *early* def, so the allocator never gives it a register
+//! that a later piece still reads.
+//!
+//! A piece names registers only through [`RegRef`]s: operand number + offset in the operand's
+//! register group (offset 1 of a pair is its high word, offsets 0..3 of a quad its words).
+//! That lets a piece read one word of a pair or quad without a copy. Fields a `RegRef` does not
+//! name keep the value the piece was built with (RZ, PT, immediates, constant-bank offsets).
+//!
+//! Invariants: every `RegRef::op` indexes `ops`; a branch piece's `target` indexes `targets`;
+//! `role` is [`Role::Ret`] or [`Role::Branch`] exactly for terminators.
+
+use std::fmt;
+
+use smallvec::SmallVec;
+
+use crate::machinst::{
+    BlockId, MachInst, OpKind, OpSpec, PhysPred, PhysReg, Reg, RegKind, Terminator, VReg,
+};
+use crate::sm50::{self, Field, Form};
+
+/// A register field of a piece: which operand, and which word of it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RegRef {
+    pub field: Field,
+    pub op: u8,
+    pub offset: u8,
+}
+
+/// One SM50 instruction of a sequence.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Piece {
+    pub inst: sm50::Inst,
+    pub refs: SmallVec<[RegRef; 4]>,
+    /// For a `BRA`: the index into [`Sm50Inst::targets`] it jumps to.
+    pub target: Option<u8>,
+}
+
+/// One register operand of the whole sequence.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Operand {
+    pub reg: Reg,
+    pub spec: OpSpec,
+}
+
+/// What the sequence is, for the allocator.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Role {
+    Plain,
+    /// A plain copy `ops[0] = ops[1]` (same kind): the allocator may drop it.
+    Move,
+    /// Ends the block; jumps to `targets` (in successor order).
+    Branch,
+    /// Ends the function (`EXIT`).
+    Ret,
+}
+
+/// A machine instruction for `machinst`: pieces + operands (see the module essay).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Sm50Inst {
+    pub pieces: SmallVec<[Piece; 2]>,
+    pub ops: SmallVec<[Operand; 4]>,
+    pub role: Role,
+    pub targets: SmallVec<[BlockId; 2]>,
+}
+
+impl Sm50Inst {
+    pub fn new(role: Role) -> Sm50Inst {
+        Sm50Inst {
+            pieces: SmallVec::new(),
+            ops: SmallVec::new(),
+            role,
+            targets: SmallVec::new(),
+        }
+    }
+
+    /// Add an operand; returns its number for [`RegRef`]s.
+    pub fn op(&mut self, reg: Reg, spec: OpSpec) -> u8 {
+        self.ops.push(Operand { reg, spec });
+        (self.ops.len() - 1) as u8
+    }
+
+    /// A use of `v` (any kind, predicates included).
+    pub fn use_(&mut self, v: VReg) -> u8 {
+        self.op(Reg::Virt(v), OpSpec::use_())
+    }
+
+    /// A def of `v`: late for a single piece, early once a sequence has several (the caller
+    /// says which with `early`).
+    pub fn def(&mut self, v: VReg, early: bool) -> u8 {
+        let spec = if early {
+            OpSpec::early_def()
+        } else {
+            OpSpec::def()
+        };
+        self.op(Reg::Virt(v), spec)
+    }
+
+    /// Append a piece whose register fields are `refs` as `(field, op, offset)`.
+    pub fn piece(&mut self, inst: sm50::Inst, refs: &[(Field, u8, u8)]) {
+        self.pieces.push(Piece {
+            inst,
+            refs: refs
+                .iter()
+                .map(|&(field, op, offset)| RegRef { field, op, offset })
+                .collect(),
+            target: None,
+        });
+    }
+
+    /// Append a `BRA` to `targets[target]`, guarded by `guard` = (operand, negated) if any.
+    pub fn branch_piece(&mut self, target: u8, guard: Option<(u8, bool)>) {
+        let mut inst = sm50::Inst::new(Form::BRA);
+        let mut refs = SmallVec::new();
+        if let Some((op, neg)) = guard {
+            inst.set(Field::Pgn, neg as u64);
+            refs.push(RegRef {
+                field: Field::Pg,
+                op,
+                offset: 0,
+            });
+        }
+        self.pieces.push(Piece {
+            inst,
+            refs,
+            target: Some(target),
+        });
+    }
+
+    /// The pieces with every register field filled in from physical operands. `Err` names an
+    /// operand that is still virtual (a caller bug: resolve only after allocation).
+    pub fn resolve(&self) -> Result<Vec<(sm50::Inst, Option<BlockId>)>, String> {
+        let mut out = Vec::with_capacity(self.pieces.len());
+        for p in &self.pieces {
+            let mut inst = p.inst;
+            for r in &p.refs {
+                let value = match self.ops[r.op as usize].reg {
+                    Reg::Phys(PhysReg(255)) => 255,
+                    Reg::Phys(PhysReg(n)) => u64::from(n) + u64::from(r.offset),
+                    Reg::Pred(PhysPred(n)) => u64::from(n),
+                    Reg::Virt(v) => return Err(format!("{v} was not allocated")),
+                };
+                inst.set(r.field, value);
+            }
+            out.push((inst, p.target.map(|t| self.targets[t as usize])));
+        }
+        Ok(out)
+    }
+
+    /// Text of one piece; virtual registers are printed by name (`%d3`, `%d3.hi`, `%q1.2`).
+    fn piece_text(&self, p: &Piece) -> String {
+        // Give every virtual field a sentinel register (R200 + k) or predicate (P0 + k), print
+        // with the real printer, then put the names back. Physical operands print as they are;
+        // before allocation only RZ, R1 and PT are physical, so no sentinel can clash.
+        let mut inst = p.inst;
+        let mut names: Vec<(String, String)> = Vec::new();
+        let (mut nr, mut np) = (0u64, 0u64);
+        for r in &p.refs {
+            let op = self.ops[r.op as usize];
+            let value = match op.reg {
+                Reg::Phys(PhysReg(255)) => 255,
+                Reg::Phys(PhysReg(n)) => u64::from(n) + u64::from(r.offset),
+                Reg::Pred(PhysPred(n)) => u64::from(n),
+                Reg::Virt(v) => {
+                    let name = match (v.kind, r.offset) {
+                        (_, 0) => v.to_string(),
+                        (RegKind::B64, 1) => format!("{v}.hi"),
+                        (_, k) => format!("{v}.{k}"),
+                    };
+                    if v.kind == RegKind::Pred {
+                        np += 1;
+                        names.push((format!("P{}", np - 1), name));
+                        np - 1
+                    } else {
+                        nr += 1;
+                        names.push((format!("R{}", 199 + nr), name));
+                        199 + nr
+                    }
+                }
+            };
+            inst.set(r.field, value);
+        }
+        let mut text = sm50::print(&inst, 0, 0);
+        if let Some(t) = p.target {
+            // The printer would show an address; show the block instead.
+            let cut = text.find("BRA").map_or(text.len(), |i| i + 3);
+            text.truncate(cut);
+            text.push_str(&format!(" {}", self.targets[t as usize]));
+        }
+        substitute_tokens(&text, &names)
+    }
+}
+
+/// Replace whole tokens (`R201`, `P0`) by names; a token is a maximal run of alphanumerics.
+fn substitute_tokens(text: &str, names: &[(String, String)]) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut word = String::new();
+    let flush = |word: &mut String, out: &mut String| {
+        match names.iter().find(|(k, _)| k == word) {
+            Some((_, n)) => out.push_str(n),
+            None => out.push_str(word),
+        }
+        word.clear();
+    };
+    for c in text.chars() {
+        if c.is_ascii_alphanumeric() || c == '_' {
+            word.push(c);
+        } else {
+            flush(&mut word, &mut out);
+            out.push(c);
+        }
+    }
+    flush(&mut word, &mut out);
+    out
+}
+
+impl fmt::Display for Sm50Inst {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (k, p) in self.pieces.iter().enumerate() {
+            if k > 0 {
+                // Continuation lines of one pseudo-instruction are marked with `+`.
+                f.write_str("\n    + ")?;
+            }
+            f.write_str(&self.piece_text(p))?;
+        }
+        Ok(())
+    }
+}
+
+fn mem_size(kind: RegKind) -> u64 {
+    match kind {
+        RegKind::B64 => 5,
+        RegKind::B128 => 6,
+        _ => 4,
+    }
+}
+
+impl MachInst for Sm50Inst {
+    fn visit_operands(&mut self, f: &mut dyn FnMut(&mut Reg, OpSpec)) {
+        for op in &mut self.ops {
+            f(&mut op.reg, op.spec);
+        }
+    }
+
+    fn terminator(&self) -> Terminator {
+        match self.role {
+            Role::Ret => Terminator::Ret,
+            Role::Branch => Terminator::Branch,
+            _ => Terminator::None,
+        }
+    }
+
+    fn is_move(&self) -> Option<(Reg, Reg)> {
+        (self.role == Role::Move).then(|| (self.ops[0].reg, self.ops[1].reg))
+    }
+
+    fn gen_move(dst: PhysReg, src: PhysReg, kind: RegKind) -> Self {
+        let mut i = Sm50Inst::new(Role::Move);
+        let words = kind.gprs().max(1) as u8;
+        let d = i.op(Reg::Phys(dst), OpSpec::def());
+        let s = i.op(Reg::Phys(src), OpSpec::use_());
+        for k in 0..words {
+            i.piece(
+                sm50::Inst::new(Form::MOV_R),
+                &[(Field::Rd, d, k), (Field::Rb, s, k)],
+            );
+        }
+        i
+    }
+
+    fn gen_spill(offset: u32, src: PhysReg, kind: RegKind) -> Self {
+        let mut i = Sm50Inst::new(Role::Plain);
+        let s = i.op(Reg::Phys(src), OpSpec::use_());
+        let sp = i.op(Reg::Phys(PhysReg::SP), OpSpec::use_());
+        let inst = sm50::Inst::new(Form::STL)
+            .with(Field::Size, mem_size(kind))
+            .with_signed(Field::Off, i64::from(offset));
+        i.piece(inst, &[(Field::Rd, s, 0), (Field::Ra, sp, 0)]);
+        i
+    }
+
+    fn gen_reload(dst: PhysReg, offset: u32, kind: RegKind) -> Self {
+        let mut i = Sm50Inst::new(Role::Plain);
+        let d = i.op(Reg::Phys(dst), OpSpec::def());
+        let sp = i.op(Reg::Phys(PhysReg::SP), OpSpec::use_());
+        let inst = sm50::Inst::new(Form::LDL)
+            .with(Field::Size, mem_size(kind))
+            .with_signed(Field::Off, i64::from(offset));
+        i.piece(inst, &[(Field::Rd, d, 0), (Field::Ra, sp, 0)]);
+        i
+    }
+
+    fn gen_jump(target: BlockId) -> Self {
+        let mut i = Sm50Inst::new(Role::Branch);
+        i.targets.push(target);
+        i.branch_piece(0, None);
+        i
+    }
+
+    fn gen_pred_to_gpr(dst: VReg, src: VReg) -> Self {
+        // SEL dst, RZ, 0x1, !src  ==  src ? 1 : 0
+        let mut i = Sm50Inst::new(Role::Plain);
+        let d = i.def(dst, false);
+        let s = i.use_(src);
+        let inst = sm50::Inst::new(Form::SEL_I)
+            .with(Field::ImmImm20s, 1)
+            .with(Field::Psn, 1);
+        i.piece(inst, &[(Field::Rd, d, 0), (Field::Ps, s, 0)]);
+        i
+    }
+
+    fn gen_gpr_to_pred(dst: VReg, src: VReg) -> Self {
+        // ISETP.NE.U32.AND dst, PT, src, RZ, PT
+        let mut i = Sm50Inst::new(Role::Plain);
+        let d = i.def(dst, false);
+        let s = i.use_(src);
+        let inst = sm50::Inst::new(Form::ISETP_R).with(Field::Cmp, 5);
+        i.piece(inst, &[(Field::Pd0, d, 0), (Field::Ra, s, 0)]);
+        i
+    }
+
+    fn set_branch_target(&mut self, succ_index: usize, target: BlockId) {
+        if self.role == Role::Branch {
+            if let Some(t) = self.targets.get_mut(succ_index) {
+                *t = target;
+            }
+        }
+    }
+}
+
+/// Whether an operand is a def (for tests and the emitter's checks).
+pub fn is_def(op: &Operand) -> bool {
+    op.spec.kind == OpKind::Def
+}

@@ -1,0 +1,224 @@
+//! LEA chains: one [`Sm50Inst`] computing `base + (index << s) [+ disp]` and, on request,
+//! the `Plg` predicate for a generic access.
+//!
+//! In: the leaves of an [`super::amode::AddrMode`] already in registers ([`Loc`]s), or a
+//! constant-bank parameter base, plus the displacement the caller wants inside the chain.
+//! Out: an instruction defining the address (a pair for 64-bit, one register for 32-bit) as an
+//! early def, and optionally a predicate def (`Plg`, written by the chain's last LEA).
+//!
+//! Shapes (s = scale 0..31; `-` when the index is subtracted, seed `A[100-i]`):
+//!
+//! ```text
+//! 64-bit:  [SHR d.hi, i, 0x1f]                      only for a sign-extended i32 index
+//!          LEA      d.lo.CC, [-]i.lo, base.lo, s     base: register, c[0x0][0x140+off], RZ
+//!          LEA.HI.X [P,] d.hi, [-]i.lo, base.hi, i.hi|RZ|d.hi, s
+//!          [LEA d.lo.CC, d.lo, disp ; LEA.HI.X [P,] d.hi, RZ, d.hi, RZ|ones]   disp in chain
+//! 32-bit:  LEA [P,] d, [-]i, base, s                 base: register, c[..], imm20, RZ
+//!          [LEA P, d, d, disp]                       disp in chain
+//! ```
+//!
+//! Trade-offs: the sign word lives inside the chain (one `SHR`, no `BFE` + extra register as
+//! in the seed) because `LEA.HI.X` reads it in the same pseudo-instruction. A displacement in
+//! the chain costs two more LEAs (64-bit) or one (32-bit) and is asked for only where the
+//! predicate must cover the final address (generic accesses without `assume_inbounds`); a
+//! negative one needs an all-ones high word (`MOV32I t, 0xffffffff`), as LEA.HI has no
+//! immediate form. In the second pair `Ra = RZ` is harmless: with `s = 0` and `Rc = RZ`,
+//! `LEA.HI` adds only `B` and the carry, so the pair can update `d` in place.
+
+use super::amode::Ext;
+use super::inst::{Role, Sm50Inst};
+use crate::machinst::{RegKind, VReg};
+use crate::sm50::{self, Field, Form};
+
+/// Where a value lives: a register group and the word offset inside it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Loc {
+    pub vreg: VReg,
+    pub offset: u8,
+}
+
+/// The base of a chain.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChainBase {
+    None,
+    Reg(Loc),
+    /// Byte offset in constant bank 0 (low word; the high word follows at +4).
+    Cbuf(u32),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChainIndex {
+    pub loc: Loc,
+    pub ext: Ext,
+    pub shift: u8,
+    pub neg: bool,
+}
+
+/// What a chain produced.
+pub struct Chain {
+    pub inst: Sm50Inst,
+    pub addr: VReg,
+    pub plg: Option<VReg>,
+}
+
+/// A 64-bit chain. `disp` must fit a signed imm20 (the caller checks).
+pub fn wide_chain(
+    new_vreg: &mut dyn FnMut(RegKind) -> VReg,
+    base: ChainBase,
+    index: Option<ChainIndex>,
+    disp: i64,
+    want_plg: bool,
+) -> Chain {
+    debug_assert!(fits_imm20(disp));
+    let addr = new_vreg(RegKind::B64);
+    let plg = want_plg.then(|| new_vreg(RegKind::Pred));
+    let mut i = Sm50Inst::new(Role::Plain);
+    let d = i.def(addr, true);
+    let p = plg.map(|p| i.def(p, true));
+    let ix = index.map(|ix| (i.use_(ix.loc.vreg), ix));
+    let b = match base {
+        ChainBase::Reg(l) => Some((i.use_(l.vreg), l.offset)),
+        _ => None,
+    };
+    let scale = index.map_or(0, |ix| u64::from(ix.shift));
+    let neg = index.is_some_and(|ix| ix.neg) as u64;
+
+    if let Some((op, ix)) = ix {
+        if ix.ext == Ext::Sext {
+            let shr = sm50::Inst::new(Form::SHR_I)
+                .with(Field::Sgn, 1)
+                .with(Field::ImmImm20s, 0x1f);
+            i.piece(shr, &[(Field::Rd, d, 1), (Field::Ra, op, ix.loc.offset)]);
+        }
+    }
+    // Low word.
+    let (form_lo, form_hi) = match base {
+        ChainBase::Cbuf(_) => (Form::LEA_C, Form::LEA_HI_C),
+        _ => (Form::LEA_R, Form::LEA_HI_R),
+    };
+    let mut lo = sm50::Inst::new(form_lo)
+        .with(Field::Cc, 1)
+        .with(Field::S, scale)
+        .with(Field::Nega, neg);
+    let mut hi = sm50::Inst::new(form_hi)
+        .with(Field::X, 1)
+        .with(Field::S, scale)
+        .with(Field::Nega, neg);
+    let mut lo_refs = vec![(Field::Rd, d, 0)];
+    let mut hi_refs = vec![(Field::Rd, d, 1)];
+    if let Some((op, ix)) = ix {
+        lo_refs.push((Field::Ra, op, ix.loc.offset));
+        hi_refs.push((Field::Ra, op, ix.loc.offset));
+        match ix.ext {
+            Ext::None => hi_refs.push((Field::Rc, op, ix.loc.offset + 1)),
+            Ext::Zext => {}
+            Ext::Sext => hi_refs.push((Field::Rc, d, 1)),
+        }
+    }
+    match (base, b) {
+        (ChainBase::Cbuf(off), _) => {
+            lo.set(Field::Cbo, u64::from(off / 4));
+            hi.set(Field::Cbo, u64::from(off / 4 + 1));
+        }
+        (ChainBase::Reg(_), Some((op, o))) => {
+            lo_refs.push((Field::Rb, op, o));
+            hi_refs.push((Field::Rb, op, o + 1));
+        }
+        _ => {}
+    }
+    if disp == 0 {
+        if let Some(p) = p {
+            hi_refs.push((Field::Plg, p, 0));
+        }
+    }
+    i.piece(lo, &lo_refs);
+    i.piece(hi, &hi_refs);
+    if disp != 0 {
+        let mut refs2 = vec![(Field::Rd, d, 1), (Field::Rb, d, 1)];
+        if disp < 0 {
+            let ones = new_vreg(RegKind::B32);
+            let t = i.def(ones, true);
+            let mov = sm50::Inst::new(Form::MOV32I).with(Field::Imm, 0xffff_ffff);
+            // Before the second pair: MOV32I does not touch the carry, but keep the pair
+            // adjacent anyway.
+            let at = i.pieces.len() - 2;
+            i.pieces.insert(
+                at,
+                super::inst::Piece {
+                    inst: mov,
+                    refs: [super::inst::RegRef {
+                        field: Field::Rd,
+                        op: t,
+                        offset: 0,
+                    }]
+                    .into_iter()
+                    .collect(),
+                    target: None,
+                },
+            );
+            refs2.push((Field::Rc, t, 0));
+        }
+        let lo2 = sm50::Inst::new(Form::LEA_I)
+            .with(Field::Cc, 1)
+            .with_signed(Field::ImmImm20s, disp);
+        i.piece(lo2, &[(Field::Rd, d, 0), (Field::Ra, d, 0)]);
+        if let Some(p) = p {
+            refs2.push((Field::Plg, p, 0));
+        }
+        i.piece(sm50::Inst::new(Form::LEA_HI_R).with(Field::X, 1), &refs2);
+    }
+    Chain { inst: i, addr, plg }
+}
+
+/// A 32-bit chain `LEA [P,] d, [-]i, base, s`, then `LEA P, d, d, disp` when `disp != 0`.
+pub fn narrow_chain(
+    new_vreg: &mut dyn FnMut(RegKind) -> VReg,
+    base: ChainBase,
+    index: ChainIndex,
+    disp: i64,
+    want_plg: bool,
+) -> Chain {
+    debug_assert!(fits_imm20(disp));
+    let addr = new_vreg(RegKind::B32);
+    let plg = want_plg.then(|| new_vreg(RegKind::Pred));
+    let mut i = Sm50Inst::new(Role::Plain);
+    let two = disp != 0;
+    let d = i.def(addr, two);
+    let p = plg.map(|p| i.def(p, two));
+    let x = i.use_(index.loc.vreg);
+    let form = match base {
+        ChainBase::Cbuf(_) => Form::LEA_C,
+        _ => Form::LEA_R,
+    };
+    let mut lea = sm50::Inst::new(form)
+        .with(Field::S, u64::from(index.shift))
+        .with(Field::Nega, index.neg as u64);
+    let mut refs = vec![(Field::Rd, d, 0), (Field::Ra, x, index.loc.offset)];
+    match base {
+        ChainBase::Cbuf(off) => lea.set(Field::Cbo, u64::from(off / 4)),
+        ChainBase::Reg(l) => {
+            let b = i.use_(l.vreg);
+            refs.push((Field::Rb, b, l.offset));
+        }
+        ChainBase::None => {}
+    }
+    if !two {
+        if let Some(p) = p {
+            refs.push((Field::Plg, p, 0));
+        }
+    }
+    i.piece(lea, &refs);
+    if two {
+        let lea2 = sm50::Inst::new(Form::LEA_I).with_signed(Field::ImmImm20s, disp);
+        let mut refs2 = vec![(Field::Rd, d, 0), (Field::Ra, d, 0)];
+        if let Some(p) = p {
+            refs2.push((Field::Plg, p, 0));
+        }
+        i.piece(lea2, &refs2);
+    }
+    Chain { inst: i, addr, plg }
+}
+
+pub fn fits_imm20(v: i64) -> bool {
+    (-(1 << 19)..(1 << 19)).contains(&v)
+}

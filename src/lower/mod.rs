@@ -1,0 +1,147 @@
+//! Lowering: SSA IR → SM50 machine instructions over virtual registers, folding address
+//! arithmetic into `LEA` / `LEA.HI.X` chains.
+//!
+//! In: a verified [`ir::Function`] of an [`ir::Module`] and [`LowerOptions`].
+//! Out: [`lower_function`] gives a [`VCode<Sm50Inst>`] for `machinst::allocate`; after
+//! allocation, [`emit`] flattens it into plain [`sm50::Inst`]s. Unsupported IR is a
+//! [`LowerError`] naming it, never a panic and never wrong code.
+//!
+//! Stages (one file each):
+//! * [`amode`]: match every address as `base + (index << scale) + disp` in prioritised rule
+//!   phases (constants first, then values already in registers, then scaled and extended
+//!   indices, then the base, with kernel parameters read from the constant bank);
+//! * [`lea`]: build the chain for a matched address: `LEA` (32-bit) or `LEA.CC` +
+//!   `LEA.HI.X` (64-bit) as one pseudo-instruction, with `-Ra`, the sign word or `RZ` as the
+//!   index's high word, and `Plg` for generic accesses;
+//! * [`select`]: demand-driven selection of everything (memory ops pick LDG/STG, LD/ST,
+//!   LDS/STS, LDC and place the displacement; the integer subset gets simple correct forms);
+//! * [`inst`]: [`Sm50Inst`], the `MachInst` the allocator sees.
+//!
+//! # The generic-access predicate
+//!
+//! A generic `LD`/`ST` takes a predicate that says "the address is in the shared window"
+//! (sm50-isa.md §3.2; what exactly the hardware does with it is an open question). PT is the
+//! always-correct answer (full window check, as nouveau does). When a chain computes the
+//! address anyway, its last `LEA` writes `Plg` for free and the access uses it. Without
+//! [`LowerOptions::assume_inbounds`], `Plg` must describe the *final* address, so a non-zero
+//! displacement is added inside the chain (two more LEAs, as ptxas also spends); with it, the
+//! displacement stays in the instruction's imm32 as in the seed's examples. An access whose
+//! address no chain computes (a pointer in a register plus a displacement) uses PT: building
+//! a chain only to obtain the predicate would cost two instructions and buy nothing certain.
+//!
+//! # What `emit` hands on
+//!
+//! The flattened instructions in layout order, with every `BRA`'s `rel` field holding the
+//! *index* of its target instruction in the returned vector (the emit stage turns indices into
+//! byte offsets, `target = addr + 8 + rel`). A `BRA` to the next block is dropped, and a
+//! conditional branch whose taken side is the next block is inverted. Every `ret` becomes
+//! `EXIT`; the prologue (`MOV R1, c[0x0][0x20]`, the frame adjustment for
+//! [`Allocated::spill_bytes`]) and the trailing `BRA` self + padding are the emit stage's.
+
+pub mod amode;
+pub mod inst;
+pub mod lea;
+mod select;
+
+pub use inst::{Operand, Piece, RegRef, Role, Sm50Inst};
+
+use crate::ir;
+use crate::machinst::{Allocated, BlockId, VCode};
+use crate::sm50::{self, Field, Form};
+
+/// Options that change selection.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LowerOptions {
+    /// Generic accesses may take `Plg` from the chain without their displacement: the
+    /// programmer promises `base + index` and `base + index + disp` are in the same window.
+    pub assume_inbounds: bool,
+}
+
+/// Why a function could not be lowered.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum LowerError {
+    /// The IR uses something this lowering does not select (yet).
+    #[error("{func}: cannot lower {what}")]
+    Unsupported { func: String, what: String },
+    /// The function does not verify.
+    #[error("{0}")]
+    Invalid(String),
+    /// A lowering bug (the VCode it built does not validate).
+    #[error("internal lowering error: {0}")]
+    Internal(String),
+}
+
+/// Select SM50 instructions for `func` (a kernel of `module`).
+pub fn lower_function(
+    module: &ir::Module,
+    func: &ir::Function,
+    opts: &LowerOptions,
+) -> Result<VCode<Sm50Inst>, LowerError> {
+    ir::verify_in_module(module, func).map_err(|e| LowerError::Invalid(format!("{e:?}")))?;
+    select::Lowerer::new(module, func, opts).run()
+}
+
+/// Flatten an allocated function into SM50 instructions (see the module essay for what the
+/// `BRA` fields hold). Panics only if `alloc` still has virtual registers, which
+/// `machinst::allocate` never returns.
+pub fn emit(alloc: &Allocated<Sm50Inst>) -> Vec<sm50::Inst> {
+    // Pass 1: resolve registers; keep (instruction, branch target block).
+    let mut blocks: Vec<(BlockId, Vec<(sm50::Inst, Option<BlockId>)>)> = Vec::new();
+    for b in &alloc.blocks {
+        let mut insts = Vec::new();
+        for i in &b.insts {
+            let pieces = i
+                .resolve()
+                .unwrap_or_else(|e| panic!("lower::emit on unallocated code: {e}"));
+            insts.extend(pieces);
+        }
+        blocks.push((b.id, insts));
+    }
+    // Pass 2: fall-through. A trailing `BRA next` goes; `@P BRA next ; BRA other` becomes
+    // `@!P BRA other`.
+    for k in 0..blocks.len() {
+        let Some(next) = blocks.get(k + 1).map(|b| b.0) else {
+            continue;
+        };
+        let insts = &mut blocks[k].1;
+        let n = insts.len();
+        if n >= 1 && insts[n - 1].1 == Some(next) && is_plain_bra(&insts[n - 1].0) {
+            insts.pop();
+            continue;
+        }
+        if n >= 2
+            && insts[n - 2].1 == Some(next)
+            && insts[n - 1].1.is_some()
+            && is_plain_bra(&insts[n - 1].0)
+            && !is_plain_bra(&insts[n - 2].0)
+        {
+            let other = insts.pop().and_then(|(_, t)| t);
+            let last = insts.last_mut().expect("n >= 2");
+            let neg = last.0.get(Field::Pgn).unwrap_or(0);
+            last.0.set(Field::Pgn, neg ^ 1);
+            last.1 = other;
+        }
+    }
+    // Pass 3: block start indices, then targets.
+    let mut start = std::collections::HashMap::new();
+    let mut n = 0usize;
+    for (id, insts) in &blocks {
+        start.insert(*id, n);
+        n += insts.len();
+    }
+    let mut out = Vec::with_capacity(n);
+    for (_, insts) in blocks {
+        for (mut inst, target) in insts {
+            if let Some(t) = target {
+                inst.set(Field::Rel, start.get(&t).copied().unwrap_or(n) as u64);
+            }
+            out.push(inst);
+        }
+    }
+    out
+}
+
+/// An unconditional `BRA` (guard PT, not negated).
+fn is_plain_bra(i: &sm50::Inst) -> bool {
+    i.form == Form::BRA && i.get(Field::Pg) == Some(7) && i.get(Field::Pgn) == Some(0)
+}

@@ -1,0 +1,1732 @@
+//! Instruction selection: IR instructions → [`Sm50Inst`]s, demand-driven.
+//!
+//! In: a verified [`ir::Function`]. Out: a [`VCode<Sm50Inst>`] over virtual registers.
+//!
+//! # Demand
+//!
+//! Roots are the instructions with effects: loads, stores, barriers and terminators. Every
+//! other instruction is lowered only if one of its results is *demanded in a register* by an
+//! instruction that is itself lowered. To know what an instruction demands, it is lowered once
+//! in *planning* mode: the same code runs, but it records the values it asks for
+//! ([`Lowerer::reg`]) instead of emitting anything. Emission then runs the same code again.
+//! So what is demanded and what is emitted cannot disagree. A value used only inside an address
+//! (`shl`, `mul.wide`, `add` feeding a load) is never demanded: the address matcher folds it
+//! and asks only for the leaves. Constants, kernel parameters and `%ntid`-style registers are
+//! operands (`imm20`, `imm32`, `c[0x0][..]`) and are materialized only where no form takes
+//! them.
+//!
+//! # Values in registers
+//!
+//! i8/i16/i32/f32 live in one 32-bit register, i64/f64 in an aligned pair, predicates in a
+//! predicate register. A value may also be a *word* of a bigger group ([`Loc`]: the low word
+//! of a pair after `trunc`, element 2 of an `LDG.128`), which readers address directly.
+//! **i8/i16 values have unspecified high bits**: operations whose low bits do not depend on
+//! them (add, sub, mul, shl, logic, trunc, stores) use the register as is; those that do
+//! (compares, right shifts, min/max, extensions) normalize first (`BFE`, `LOP32I.AND`).
+//!
+//! # Not supported (a [`LowerError::Unsupported`] naming the instruction)
+//!
+//! `mulhi`, `mulwide` and 64-bit `mul` by anything but a power of two, 64-bit shifts by a
+//! non-constant, 64-bit min/max, predicate `select`, the `.local` space and `.global`
+//! variables (they need a frame layout and relocations the later stages do not provide yet),
+//! `cvta` of the const space, and floating-point arithmetic (float values can be loaded,
+//! stored, moved and selected). The IR has no add-with-carry, so there are no extended-precision
+//! chains to lower; [`super::lea`] would express them as one `LEA` + `LEA.HI.X` links.
+
+use std::collections::{HashMap, HashSet};
+
+use smallvec::SmallVec;
+
+use super::amode::{match_address, AddrMode, Base, Index};
+use super::inst::{Role, Sm50Inst};
+use super::lea::{fits_imm20, narrow_chain, wide_chain, ChainBase, ChainIndex, Loc};
+use super::{LowerError, LowerOptions};
+use crate::ir::{
+    self, BinaryOp, Block, ConvOp, CvtaDir, Dim, Function, Inst, InstData, IntCC, Space,
+    SpecialReg, Type, UnaryOp, Value, ValueDef,
+};
+use crate::machinst::{BlockId, RegKind, VCode, VCodeBuilder, VReg};
+use crate::sm50::{self, Field, Form};
+
+/// A source operand as an instruction form can take it.
+#[derive(Clone, Copy, Debug)]
+enum Src {
+    Reg(Loc),
+    /// An immediate: the value sign-extended from its type (raw bits for floats).
+    Imm(i64),
+    /// A word in constant bank 0, by byte offset (the high word of a pair at +4).
+    Cbuf(u32),
+}
+
+/// What a value is before it is put in a register.
+#[derive(Clone, Copy, Debug)]
+enum Class {
+    Reg,
+    Imm(i64),
+    Cbuf(u32),
+}
+
+/// Key of a chain shared by several accesses of one block.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+struct ChainKey {
+    mode: AddrMode,
+    plg: bool,
+}
+
+pub(super) struct Lowerer<'a> {
+    module: &'a ir::Module,
+    f: &'a Function,
+    opts: &'a LowerOptions,
+    vb: VCodeBuilder<Sm50Inst>,
+    blocks: HashMap<Block, BlockId>,
+    locs: HashMap<Value, Loc>,
+    cur: BlockId,
+    /// `Some` while planning: the values asked for in registers.
+    planning: Option<Vec<Value>>,
+    non_address_use: HashSet<Value>,
+    chains: HashMap<ChainKey, (VReg, Option<VReg>)>,
+    /// Byte offsets of `.shared` and `.const` variables in their spaces.
+    var_offsets: Vec<u32>,
+}
+
+fn kind_of(ty: Type) -> RegKind {
+    match ty {
+        Type::I64 | Type::F64 => RegKind::B64,
+        Type::Pred => RegKind::Pred,
+        _ => RegKind::B32,
+    }
+}
+
+fn sext_imm(ty: Type, imm: u64) -> i64 {
+    let bits = ty.bits().clamp(1, 64);
+    ((imm << (64 - bits)) as i64) >> (64 - bits)
+}
+
+/// The LOP operation code of a bitwise op.
+fn lop_code(op: BinaryOp) -> u64 {
+    match op {
+        BinaryOp::And => 0,
+        BinaryOp::Or => 1,
+        _ => 2,
+    }
+}
+
+/// ISETP comparison code and signedness; `strict` drops the "or equal" (for the high word of
+/// a 64-bit compare).
+fn cmp_code(cc: IntCC) -> (u64, bool) {
+    match cc {
+        IntCC::Eq => (2, false),
+        IntCC::Ne => (5, false),
+        IntCC::Slt => (1, true),
+        IntCC::Sle => (3, true),
+        IntCC::Sgt => (4, true),
+        IntCC::Sge => (6, true),
+        IntCC::Ult => (1, false),
+        IntCC::Ule => (3, false),
+        IntCC::Ugt => (4, false),
+        IntCC::Uge => (6, false),
+    }
+}
+
+fn swap_cc(cc: IntCC) -> IntCC {
+    match cc {
+        IntCC::Slt => IntCC::Sgt,
+        IntCC::Sle => IntCC::Sge,
+        IntCC::Sgt => IntCC::Slt,
+        IntCC::Sge => IntCC::Sle,
+        IntCC::Ult => IntCC::Ugt,
+        IntCC::Ule => IntCC::Uge,
+        IntCC::Ugt => IntCC::Ult,
+        IntCC::Uge => IntCC::Ule,
+        c => c,
+    }
+}
+
+/// Memory size code (`.U8` .. `.128`) for a total access size in bytes.
+fn size_code(bytes: u32, signed: bool) -> u64 {
+    match (bytes, signed) {
+        (1, false) => 0,
+        (1, true) => 1,
+        (2, false) => 2,
+        (2, true) => 3,
+        (8, _) => 5,
+        (16, _) => 6,
+        _ => 4,
+    }
+}
+
+impl<'a> Lowerer<'a> {
+    pub(super) fn new(module: &'a ir::Module, f: &'a Function, opts: &'a LowerOptions) -> Self {
+        let mut non_address_use = HashSet::new();
+        for node in f.insts.values() {
+            let ops = node.data.operands();
+            let skip_first = matches!(node.data, InstData::Load { .. } | InstData::Store { .. });
+            for (k, v) in ops.iter().enumerate() {
+                if !(skip_first && k == 0) {
+                    non_address_use.insert(*v);
+                }
+            }
+        }
+        // Variables are laid out per space in declaration order at their alignment, exactly
+        // as `ir::eval` does (its const region also holds param/generic-space variables).
+        let mut sizes = [0u32; 2];
+        let mut var_offsets = Vec::new();
+        for v in module.vars.values() {
+            let slot = match v.space {
+                Space::Shared => Some(0),
+                Space::Const | Space::Param | Space::Generic => Some(1),
+                _ => None,
+            };
+            match slot {
+                Some(s) => {
+                    let off = sizes[s].next_multiple_of(v.align.max(1));
+                    sizes[s] = off.saturating_add(v.size);
+                    var_offsets.push(off);
+                }
+                None => var_offsets.push(0),
+            }
+        }
+        Lowerer {
+            module,
+            f,
+            opts,
+            vb: VCodeBuilder::new(),
+            blocks: HashMap::new(),
+            locs: HashMap::new(),
+            cur: BlockId(0),
+            planning: None,
+            non_address_use,
+            chains: HashMap::new(),
+            var_offsets,
+        }
+    }
+
+    fn unsupported(&self, what: impl Into<String>) -> LowerError {
+        LowerError::Unsupported {
+            func: self.f.name.clone(),
+            what: what.into(),
+        }
+    }
+
+    // ------------------------------------------------------------------ driver
+
+    pub(super) fn run(mut self) -> Result<VCode<Sm50Inst>, LowerError> {
+        let needed = self.demand()?;
+        for &b in &self.f.layout {
+            let id = self.vb.new_block();
+            self.blocks.insert(b, id);
+        }
+        for &b in &self.f.layout {
+            self.cur = self.blocks[&b];
+            self.chains.clear();
+            for &p in &self.f.blocks[b].params {
+                let kind = kind_of(self.f.value_type(p));
+                let v = self.vb.add_block_param(self.cur, kind);
+                self.locs.insert(p, Loc { vreg: v, offset: 0 });
+            }
+            for &i in &self.f.blocks[b].insts {
+                if needed.contains(&i) {
+                    self.lower_inst(i)?;
+                }
+            }
+        }
+        self.vb.finish().map_err(LowerError::Internal)
+    }
+
+    /// The instructions to lower: roots and everything a lowered instruction demands.
+    fn demand(&mut self) -> Result<HashSet<Inst>, LowerError> {
+        let mut needed = HashSet::new();
+        let mut work = Vec::new();
+        for &b in &self.f.layout {
+            for &i in &self.f.blocks[b].insts {
+                let d = &self.f.insts[i].data;
+                let root = d.is_terminator()
+                    || matches!(
+                        d,
+                        InstData::Load { .. } | InstData::Store { .. } | InstData::Barrier
+                    );
+                if root && needed.insert(i) {
+                    work.push(i);
+                }
+            }
+        }
+        let mut demanded = HashSet::new();
+        while let Some(i) = work.pop() {
+            self.planning = Some(Vec::new());
+            let r = self.lower_inst(i);
+            let asked = self.planning.take().unwrap_or_default();
+            r?;
+            for v in asked {
+                if demanded.insert(v) {
+                    if let ValueDef::Result(d, _) = self.f.values[v].def {
+                        if needed.insert(d) {
+                            work.push(d);
+                        }
+                    }
+                }
+            }
+        }
+        Ok(needed)
+    }
+
+    // ------------------------------------------------------------ primitives
+
+    fn new_vreg(&mut self, kind: RegKind) -> VReg {
+        if self.planning.is_some() {
+            VReg { index: 0, kind }
+        } else {
+            self.vb.new_vreg(kind)
+        }
+    }
+
+    fn push(&mut self, inst: Sm50Inst) {
+        if self.planning.is_none() {
+            self.vb.push(self.cur, inst);
+        }
+    }
+
+    fn set_loc(&mut self, v: Value, loc: Loc) {
+        if self.planning.is_none() {
+            self.locs.insert(v, loc);
+        }
+    }
+
+    fn ty(&self, v: Value) -> Type {
+        self.f.value_type(v)
+    }
+
+    fn def_of(&self, v: Value) -> Option<&'a InstData> {
+        let f: &'a Function = self.f;
+        match f.values[v].def {
+            ValueDef::Result(i, _) => Some(&f.insts[i].data),
+            ValueDef::Param(..) => None,
+        }
+    }
+
+    /// `v` in a register (demanding it).
+    fn reg(&mut self, v: Value) -> Result<Loc, LowerError> {
+        if let Some(asked) = &mut self.planning {
+            asked.push(v);
+            return Ok(Loc {
+                vreg: VReg {
+                    index: 0,
+                    kind: kind_of(self.f.value_type(v)),
+                },
+                offset: 0,
+            });
+        }
+        self.locs
+            .get(&v)
+            .copied()
+            .ok_or_else(|| LowerError::Internal(format!("{v} used before it was lowered")))
+    }
+
+    /// `v` as one whole register group of its own kind (block arguments, moves): a word of
+    /// a bigger group is copied out.
+    fn whole(&mut self, v: Value) -> Result<VReg, LowerError> {
+        let loc = self.reg(v)?;
+        let kind = kind_of(self.ty(v));
+        if loc.offset == 0 && loc.vreg.kind == kind {
+            return Ok(loc.vreg);
+        }
+        let d = self.new_vreg(kind);
+        let mut i = Sm50Inst::new(Role::Plain);
+        let dop = i.def(d, true);
+        let s = i.use_(loc.vreg);
+        for k in 0..kind.gprs() as u8 {
+            i.piece(
+                sm50::Inst::new(Form::MOV_R),
+                &[(Field::Rd, dop, k), (Field::Rb, s, loc.offset + k)],
+            );
+        }
+        self.push(i);
+        Ok(d)
+    }
+
+    /// What a value is as an operand, from the IR alone.
+    fn class(&self, v: Value) -> Class {
+        let Some(d) = self.def_of(v) else {
+            return Class::Reg;
+        };
+        match d {
+            InstData::Iconst { ty, imm } => Class::Imm(sext_imm(*ty, *imm)),
+            InstData::Fconst { ty, bits } => Class::Imm(sext_imm(*ty, *bits)),
+            InstData::LoadParam { offset, .. } => Class::Cbuf(0x140 + offset),
+            InstData::SpecialReg { reg } => match reg {
+                SpecialReg::Ntid(d) => Class::Cbuf(0x8 + 4 * d.index() as u32),
+                SpecialReg::Nctaid(d) => Class::Cbuf(0x14 + 4 * d.index() as u32),
+                SpecialReg::GridId => Class::Cbuf(0x28),
+                SpecialReg::NWarpId => Class::Imm(64),
+                _ => Class::Reg,
+            },
+            InstData::SymbolAddr { var, .. } => {
+                match self.module.vars.get(*var).map(|vd| vd.space) {
+                    Some(Space::Shared | Space::Const) => {
+                        Class::Imm(i64::from(self.var_offsets[var.as_u32() as usize]))
+                    }
+                    _ => Class::Reg,
+                }
+            }
+            InstData::Cvta {
+                space: Space::Global,
+                arg,
+                ..
+            } => self.class(*arg),
+            InstData::Convert {
+                op: ConvOp::Trunc,
+                arg,
+                ty,
+            } => match self.class(*arg) {
+                Class::Imm(k) => Class::Imm(sext_imm(*ty, k as u64)),
+                c => c,
+            },
+            _ => Class::Reg,
+        }
+    }
+
+    /// `v` as a source operand; a register only when it is not a constant or a parameter.
+    fn src(&mut self, v: Value) -> Result<Src, LowerError> {
+        Ok(match self.class(v) {
+            Class::Imm(k) => Src::Imm(k),
+            Class::Cbuf(o) => Src::Cbuf(o),
+            Class::Reg => Src::Reg(self.reg(v)?),
+        })
+    }
+
+    /// `v` as a source operand of a form whose immediate is a signed imm20.
+    fn src20(&mut self, v: Value) -> Result<Src, LowerError> {
+        match self.src(v)? {
+            Src::Imm(k) if !fits_imm20(k) => Ok(Src::Reg(self.reg(v)?)),
+            s => Ok(s),
+        }
+    }
+
+    /// `v` as a 32-bit value with defined high bits (extended by `signed`), for operations
+    /// that read all 32 bits.
+    fn norm32(&mut self, v: Value, signed: bool) -> Result<Src, LowerError> {
+        let ty = self.ty(v);
+        let s = self.src20(v)?;
+        if ty.bits() >= 32 {
+            return Ok(s);
+        }
+        match s {
+            Src::Reg(l) => Ok(Src::Reg(self.extend_narrow(l, ty, signed, None)?)),
+            Src::Imm(k) => {
+                let m = k as u64 & ty.mask();
+                Ok(Src::Imm(if signed { sext_imm(ty, m) } else { m as i64 }))
+            }
+            Src::Cbuf(_) => {
+                let l = self.reg(v)?;
+                Ok(Src::Reg(self.extend_narrow(l, ty, signed, None)?))
+            }
+        }
+    }
+
+    /// `BFE` (signed) or `LOP32I.AND` (unsigned) of a narrow value into `into` (or a new
+    /// register).
+    fn extend_narrow(
+        &mut self,
+        l: Loc,
+        ty: Type,
+        signed: bool,
+        into: Option<VReg>,
+    ) -> Result<Loc, LowerError> {
+        let d = into.unwrap_or_else(|| self.new_vreg(RegKind::B32));
+        let mut i = Sm50Inst::new(Role::Plain);
+        let dop = i.def(d, false);
+        let a = i.use_(l.vreg);
+        let inst = if signed {
+            sm50::Inst::new(Form::BFE_I)
+                .with(Field::Sgn, 1)
+                .with(Field::ImmImm20s, u64::from(ty.bits()) << 8)
+        } else {
+            sm50::Inst::new(Form::LOP32I)
+                .with(Field::Op, 0)
+                .with(Field::Imm, ty.mask())
+        };
+        i.piece(inst, &[(Field::Rd, dop, 0), (Field::Ra, a, l.offset)]);
+        self.push(i);
+        Ok(Loc { vreg: d, offset: 0 })
+    }
+
+    /// Put the B operand `s` (word `word` of it) into a piece of form family (r, c, i).
+    fn with_b(
+        inst: &mut Sm50Inst,
+        forms: (Form, Form, Form),
+        s: Src,
+        word: u8,
+        refs: &mut Vec<(Field, u8, u8)>,
+    ) -> sm50::Inst {
+        match s {
+            Src::Reg(l) => {
+                let op = inst.use_(l.vreg);
+                refs.push((Field::Rb, op, l.offset + word));
+                sm50::Inst::new(forms.0)
+            }
+            Src::Cbuf(o) => {
+                sm50::Inst::new(forms.1).with(Field::Cbo, u64::from(o / 4 + word as u32))
+            }
+            Src::Imm(k) => {
+                let w = if word == 0 { k } else { k >> 32 };
+                let w = if word == 0 { i64::from(w as i32) } else { w };
+                sm50::Inst::new(forms.2).with_signed(Field::ImmImm20s, w)
+            }
+        }
+    }
+
+    // ------------------------------------------------------------ dispatch
+
+    fn lower_inst(&mut self, inst: Inst) -> Result<(), LowerError> {
+        let node = &self.f.insts[inst];
+        let results: SmallVec<[Value; 4]> = node.results.clone();
+        let data = node.data.clone();
+        match data {
+            InstData::Iconst { .. }
+            | InstData::Fconst { .. }
+            | InstData::LoadParam { .. }
+            | InstData::SymbolAddr { .. } => self.materialize(results[0]),
+            InstData::SpecialReg { reg } => self.lower_sreg(results[0], reg),
+            InstData::Unary { op, arg } => self.lower_unary(results[0], op, arg),
+            InstData::Binary { op, args } => self.lower_binary(results[0], op, args),
+            InstData::MulWide { signed, args } => self.lower_mulwide(results[0], signed, args),
+            InstData::Convert { op, ty, arg } => self.lower_convert(results[0], op, ty, arg),
+            InstData::Select { cond, args } => self.lower_select(results[0], cond, args),
+            InstData::Icmp { cc, args } => self.lower_icmp(results[0], cc, args),
+            InstData::Load {
+                space,
+                ty,
+                width,
+                addr,
+                offset,
+            } => self.lower_load(&results, space, ty, width, addr, offset),
+            InstData::Store {
+                space,
+                ty,
+                addr,
+                offset,
+                values,
+            } => self.lower_store(space, ty, addr, offset, &values),
+            InstData::Cvta {
+                dir,
+                space,
+                ty,
+                arg,
+            } => self.lower_cvta(results[0], dir, space, ty, arg),
+            InstData::Jump { dest } => {
+                let args = self.block_args(&dest.args)?;
+                let target = self.blocks.get(&dest.block).copied().unwrap_or(BlockId(0));
+                let mut i = Sm50Inst::new(Role::Branch);
+                i.targets.push(target);
+                i.branch_piece(0, None);
+                self.terminate(i, vec![(target, args)]);
+                Ok(())
+            }
+            InstData::Brif {
+                cond,
+                then_dest,
+                else_dest,
+            } => {
+                let c = self.reg(cond)?;
+                let ta = self.block_args(&then_dest.args)?;
+                let ea = self.block_args(&else_dest.args)?;
+                let t = self
+                    .blocks
+                    .get(&then_dest.block)
+                    .copied()
+                    .unwrap_or(BlockId(0));
+                let e = self
+                    .blocks
+                    .get(&else_dest.block)
+                    .copied()
+                    .unwrap_or(BlockId(0));
+                let mut i = Sm50Inst::new(Role::Branch);
+                let p = i.use_(c.vreg);
+                i.targets.push(t);
+                i.targets.push(e);
+                i.branch_piece(0, Some((p, false)));
+                i.branch_piece(1, None);
+                self.terminate(i, vec![(t, ta), (e, ea)]);
+                Ok(())
+            }
+            InstData::Return => {
+                let mut i = Sm50Inst::new(Role::Ret);
+                i.piece(sm50::Inst::new(Form::EXIT), &[]);
+                self.terminate(i, Vec::new());
+                Ok(())
+            }
+            InstData::Barrier => {
+                // BAR.SYNC 0x0: barrier 0, all threads of the CTA.
+                let mut i = Sm50Inst::new(Role::Plain);
+                i.piece(sm50::Inst::new(Form::BAR), &[]);
+                self.push(i);
+                Ok(())
+            }
+        }
+    }
+
+    fn block_args(&mut self, args: &[Value]) -> Result<Vec<VReg>, LowerError> {
+        args.iter().map(|&a| self.whole(a)).collect()
+    }
+
+    fn terminate(&mut self, inst: Sm50Inst, succs: Vec<(BlockId, Vec<VReg>)>) {
+        if self.planning.is_none() {
+            self.vb.terminate(self.cur, inst, succs);
+        }
+    }
+
+    // ------------------------------------------------------------ values
+
+    /// A constant, parameter or variable address that some instruction wants in a register.
+    fn materialize(&mut self, v: Value) -> Result<(), LowerError> {
+        let ty = self.ty(v);
+        let kind = kind_of(ty);
+        let class = self.class(v);
+        if let Some(InstData::SymbolAddr { var, .. }) = self.def_of(v) {
+            if matches!(class, Class::Reg) {
+                let space = self.module.vars.get(*var).map_or("?", |d| d.space.name());
+                return Err(self.unsupported(format!(
+                    "the address of a .{space} variable (needs a frame layout or relocations)"
+                )));
+            }
+        }
+        let d = self.new_vreg(kind);
+        let mut i = Sm50Inst::new(Role::Plain);
+        match (kind, class) {
+            (RegKind::Pred, Class::Imm(k)) => {
+                // PSETP.AND.AND d, PT, PT, PT, PT (or !PT for false)
+                let dop = i.def(d, false);
+                let inst = sm50::Inst::new(Form::PSETP).with(Field::Pan, (k & 1 == 0) as u64);
+                i.piece(inst, &[(Field::Pd0, dop, 0)]);
+            }
+            (RegKind::B32, Class::Imm(k)) => {
+                let dop = i.def(d, false);
+                let inst = sm50::Inst::new(Form::MOV32I).with(Field::Imm, k as u64 & 0xffff_ffff);
+                i.piece(inst, &[(Field::Rd, dop, 0)]);
+            }
+            (RegKind::B64, Class::Imm(k)) => {
+                let dop = i.def(d, true);
+                for w in 0..2u8 {
+                    let inst = sm50::Inst::new(Form::MOV32I)
+                        .with(Field::Imm, (k as u64 >> (32 * w)) & 0xffff_ffff);
+                    i.piece(inst, &[(Field::Rd, dop, w)]);
+                }
+            }
+            (RegKind::B32 | RegKind::B64, Class::Cbuf(o)) => {
+                let words = kind.gprs() as u8;
+                let dop = i.def(d, words > 1);
+                for w in 0..words {
+                    let inst = sm50::Inst::new(Form::MOV_C)
+                        .with(Field::Cbo, u64::from(o / 4) + u64::from(w));
+                    i.piece(inst, &[(Field::Rd, dop, w)]);
+                }
+            }
+            _ => return Err(LowerError::Internal(format!("cannot materialize {v}"))),
+        }
+        self.push(i);
+        self.set_loc(v, Loc { vreg: d, offset: 0 });
+        Ok(())
+    }
+
+    fn lower_sreg(&mut self, v: Value, reg: SpecialReg) -> Result<(), LowerError> {
+        let sr = match reg {
+            SpecialReg::Tid(d) => 0x21 + d.index() as u64,
+            SpecialReg::Ctaid(d) => 0x25 + d.index() as u64,
+            SpecialReg::LaneId => 0x00,
+            SpecialReg::WarpId => 0x03,
+            _ => return self.materialize(v),
+        };
+        let d = self.new_vreg(RegKind::B32);
+        let mut i = Sm50Inst::new(Role::Plain);
+        let s2r = sm50::Inst::new(Form::S2R).with(Field::Sr, sr);
+        if reg == SpecialReg::WarpId {
+            // %warpid = BFE.U32(SR_VIRTID, 0x608), as ptxas does.
+            let dop = i.def(d, false);
+            i.piece(s2r, &[(Field::Rd, dop, 0)]);
+            let bfe = sm50::Inst::new(Form::BFE_I).with(Field::ImmImm20s, 0x608);
+            i.piece(bfe, &[(Field::Rd, dop, 0), (Field::Ra, dop, 0)]);
+        } else {
+            let dop = i.def(d, false);
+            i.piece(s2r, &[(Field::Rd, dop, 0)]);
+        }
+        self.push(i);
+        self.set_loc(v, Loc { vreg: d, offset: 0 });
+        let _ = Dim::X;
+        Ok(())
+    }
+
+    fn lower_unary(&mut self, v: Value, op: UnaryOp, arg: Value) -> Result<(), LowerError> {
+        let ty = self.ty(v);
+        let a = self.reg(arg)?;
+        let kind = kind_of(ty);
+        let d = self.new_vreg(kind);
+        let mut i = Sm50Inst::new(Role::Plain);
+        let words = kind.gprs() as u8;
+        let dop = i.def(d, words > 1);
+        let aop = i.use_(a.vreg);
+        match (op, kind) {
+            (UnaryOp::Not, RegKind::Pred) => {
+                // PSETP.AND.AND d, PT, !a, PT, PT
+                let inst = sm50::Inst::new(Form::PSETP).with(Field::Pan, 1);
+                i.piece(inst, &[(Field::Pd0, dop, 0), (Field::Pa, aop, 0)]);
+            }
+            (UnaryOp::Not, _) => {
+                for w in 0..words {
+                    let inst = sm50::Inst::new(Form::LOP32I)
+                        .with(Field::Op, 2)
+                        .with(Field::Imm, 0xffff_ffff);
+                    i.piece(inst, &[(Field::Rd, dop, w), (Field::Ra, aop, a.offset + w)]);
+                }
+            }
+            (UnaryOp::Neg, RegKind::Pred) => return Err(self.unsupported("neg of a predicate")),
+            (UnaryOp::Neg, _) => {
+                // IADD[.CC] d, -a, RZ ; IADD.X d.hi, -a.hi, RZ  (0 - a, ptxas's negated-Ra shape)
+                for w in 0..words {
+                    let inst = sm50::Inst::new(Form::IADD_R)
+                        .with(Field::Nega, 1)
+                        .with(Field::Cc, (words > 1 && w == 0) as u64)
+                        .with(Field::X, (w == 1) as u64);
+                    i.piece(inst, &[(Field::Rd, dop, w), (Field::Ra, aop, a.offset + w)]);
+                }
+            }
+        }
+        self.push(i);
+        self.set_loc(v, Loc { vreg: d, offset: 0 });
+        Ok(())
+    }
+
+    fn lower_binary(&mut self, v: Value, op: BinaryOp, args: [Value; 2]) -> Result<(), LowerError> {
+        let ty = self.ty(v);
+        let kind = kind_of(ty);
+        if kind == RegKind::Pred {
+            return self.lower_pred_logic(v, op, args);
+        }
+        let wide = kind == RegKind::B64;
+        match op {
+            BinaryOp::Add | BinaryOp::Sub => self.lower_add(v, op == BinaryOp::Sub, args, wide),
+            BinaryOp::Mul => {
+                let k = [args[1], args[0]]
+                    .into_iter()
+                    .find_map(|x| match self.class(x) {
+                        Class::Imm(k) if k > 0 && (k as u64).is_power_of_two() => Some((x, k)),
+                        _ => None,
+                    });
+                if let Some((c, k)) = k {
+                    let x = if c == args[1] { args[0] } else { args[1] };
+                    return self.shift_const(v, x, BinaryOp::Shl, k.trailing_zeros() as i64);
+                }
+                if wide {
+                    return Err(self.unsupported("64-bit mul by a non-power-of-two"));
+                }
+                self.lower_mul32(v, args)
+            }
+            BinaryOp::MulHiS | BinaryOp::MulHiU => Err(self.unsupported("mulhi (mul.hi)")),
+            BinaryOp::Shl | BinaryOp::ShrU | BinaryOp::ShrS => {
+                if let Class::Imm(k) = self.class(args[1]) {
+                    return self.shift_const(v, args[0], op, k & 0xffff_ffff);
+                }
+                if wide {
+                    return Err(self.unsupported("64-bit shift by a non-constant"));
+                }
+                let a = match op {
+                    BinaryOp::Shl => self.reg(args[0])?,
+                    _ => match self.norm32(args[0], op == BinaryOp::ShrS)? {
+                        Src::Reg(l) => l,
+                        _ => self.reg(args[0])?,
+                    },
+                };
+                let n = self.reg(args[1])?;
+                let form = if op == BinaryOp::Shl {
+                    Form::SHL_R
+                } else {
+                    Form::SHR_R
+                };
+                let d = self.new_vreg(RegKind::B32);
+                let mut i = Sm50Inst::new(Role::Plain);
+                let dop = i.def(d, false);
+                let aop = i.use_(a.vreg);
+                let nop = i.use_(n.vreg);
+                let mut inst = sm50::Inst::new(form);
+                if op == BinaryOp::ShrS {
+                    inst.set(Field::Sgn, 1);
+                }
+                i.piece(
+                    inst,
+                    &[
+                        (Field::Rd, dop, 0),
+                        (Field::Ra, aop, a.offset),
+                        (Field::Rb, nop, n.offset),
+                    ],
+                );
+                self.push(i);
+                self.set_loc(v, Loc { vreg: d, offset: 0 });
+                Ok(())
+            }
+            BinaryOp::And | BinaryOp::Or | BinaryOp::Xor => self.lower_logic(v, op, args, wide),
+            BinaryOp::MinS | BinaryOp::MinU | BinaryOp::MaxS | BinaryOp::MaxU => {
+                if wide {
+                    return Err(self.unsupported("64-bit min/max"));
+                }
+                let signed = matches!(op, BinaryOp::MinS | BinaryOp::MaxS);
+                let a = match self.norm32(args[0], signed)? {
+                    Src::Reg(l) => l,
+                    _ => self.reg(args[0])?,
+                };
+                let b = self.norm32(args[1], signed)?;
+                let d = self.new_vreg(RegKind::B32);
+                let mut i = Sm50Inst::new(Role::Plain);
+                let dop = i.def(d, false);
+                let aop = i.use_(a.vreg);
+                let mut refs = vec![(Field::Rd, dop, 0), (Field::Ra, aop, a.offset)];
+                let forms = (Form::IMNMX_R, Form::IMNMX_C, Form::IMNMX_I);
+                let mut inst = Self::with_b(&mut i, forms, b, 0, &mut refs);
+                // The predicate picks the minimum when true: PT = min, !PT = max.
+                inst.set(Field::Sgn, signed as u64);
+                inst.set(
+                    Field::Paccn,
+                    matches!(op, BinaryOp::MaxS | BinaryOp::MaxU) as u64,
+                );
+                i.piece(inst, &refs);
+                self.push(i);
+                self.set_loc(v, Loc { vreg: d, offset: 0 });
+                Ok(())
+            }
+        }
+    }
+
+    fn lower_pred_logic(
+        &mut self,
+        v: Value,
+        op: BinaryOp,
+        args: [Value; 2],
+    ) -> Result<(), LowerError> {
+        if !op.is_bitwise() {
+            return Err(self.unsupported(format!("{} on predicates", op.name())));
+        }
+        let a = self.reg(args[0])?;
+        let b = self.reg(args[1])?;
+        let d = self.new_vreg(RegKind::Pred);
+        let mut i = Sm50Inst::new(Role::Plain);
+        let dop = i.def(d, false);
+        let aop = i.use_(a.vreg);
+        let bop = i.use_(b.vreg);
+        // PSETP.<op>.AND d, PT, a, b, PT
+        let inst = sm50::Inst::new(Form::PSETP).with(Field::Bop1, lop_code(op));
+        i.piece(
+            inst,
+            &[
+                (Field::Pd0, dop, 0),
+                (Field::Pa, aop, 0),
+                (Field::Pb, bop, 0),
+            ],
+        );
+        self.push(i);
+        self.set_loc(v, Loc { vreg: d, offset: 0 });
+        Ok(())
+    }
+
+    /// add/sub: `IADD` / `IADD32I` (32-bit), `IADD.CC` + `IADD.X` (64-bit). A subtraction
+    /// negates its register operand in the A slot, the shape ptxas uses for 64-bit `a - b`.
+    fn lower_add(
+        &mut self,
+        v: Value,
+        sub: bool,
+        args: [Value; 2],
+        wide: bool,
+    ) -> Result<(), LowerError> {
+        let (mut a, mut b) = (args[0], args[1]);
+        let mut neg_a = false;
+        let mut neg_b = sub;
+        // The A slot must be a register: put a constant/parameter first operand in B.
+        if !matches!(self.class(a), Class::Reg) && matches!(self.class(b), Class::Reg) {
+            std::mem::swap(&mut a, &mut b);
+            std::mem::swap(&mut neg_a, &mut neg_b);
+        }
+        let mut bsrc = if wide { self.src(b)? } else { self.src(b)? };
+        // A negated immediate is just another immediate.
+        if let Src::Imm(k) = bsrc {
+            if neg_b {
+                bsrc = Src::Imm(k.wrapping_neg());
+                neg_b = false;
+            }
+        }
+        if wide {
+            if let Src::Imm(k) = bsrc {
+                if !fits_imm20(k) {
+                    bsrc = Src::Reg(self.reg(b)?);
+                }
+            }
+        }
+        // ptxas's shape for `x - y`: the negated operand goes in the A slot.
+        let (a_loc, b_src, neg_a, neg_b) = if neg_b {
+            match bsrc {
+                Src::Reg(bl) => match self.src(a)? {
+                    s @ (Src::Reg(_) | Src::Cbuf(_)) => (bl, s, true, false),
+                    Src::Imm(k) if fits_imm20(k) || !wide => (bl, Src::Imm(k), true, false),
+                    Src::Imm(_) => (bl, Src::Reg(self.reg(a)?), true, false),
+                },
+                _ => (self.reg(a)?, bsrc, neg_a, true),
+            }
+        } else {
+            (self.reg(a)?, bsrc, neg_a, false)
+        };
+        let kind = if wide { RegKind::B64 } else { RegKind::B32 };
+        let d = self.new_vreg(kind);
+        let mut i = Sm50Inst::new(Role::Plain);
+        let dop = i.def(d, wide);
+        let aop = i.use_(a_loc.vreg);
+        let words = if wide { 2 } else { 1 };
+        for w in 0..words {
+            let mut refs = vec![(Field::Rd, dop, w), (Field::Ra, aop, a_loc.offset + w)];
+            let inst = match b_src {
+                Src::Imm(k) if !wide && !fits_imm20(k) => {
+                    sm50::Inst::new(Form::IADD32I).with(Field::Imm, k as u64 & 0xffff_ffff)
+                }
+                Src::Imm(k) if wide && w == 1 => sm50::Inst::new(Form::IADD_I)
+                    .with_signed(Field::ImmImm20s, if k < 0 { -1 } else { 0 }),
+                s => Self::with_b(
+                    &mut i,
+                    (Form::IADD_R, Form::IADD_C, Form::IADD_I),
+                    s,
+                    w,
+                    &mut refs,
+                ),
+            };
+            let mut inst = inst;
+            if inst.form != Form::IADD32I {
+                inst.set(Field::Negb, neg_b as u64);
+            }
+            inst.set(Field::Nega, neg_a as u64);
+            if wide {
+                if w == 0 {
+                    inst.set(Field::Cc, 1);
+                } else {
+                    inst.set(Field::X, 1);
+                }
+            }
+            i.piece(inst, &refs);
+        }
+        self.push(i);
+        self.set_loc(v, Loc { vreg: d, offset: 0 });
+        Ok(())
+    }
+
+    /// ptxas's 32-bit multiply: `XMAD t, a, b, RZ ; XMAD.MRG u, a, b.H1, RZ ;
+    /// XMAD.PSL.CBCC d, a.H1, u.H1, t`.
+    fn lower_mul32(&mut self, v: Value, args: [Value; 2]) -> Result<(), LowerError> {
+        let a = self.reg(args[0])?;
+        let b = self.reg(args[1])?;
+        let d = self.new_vreg(RegKind::B32);
+        let t = self.new_vreg(RegKind::B32);
+        let u = self.new_vreg(RegKind::B32);
+        let mut i = Sm50Inst::new(Role::Plain);
+        let dop = i.def(d, true);
+        let top = i.def(t, true);
+        let uop = i.def(u, true);
+        let aop = i.use_(a.vreg);
+        let bop = i.use_(b.vreg);
+        let x = sm50::Inst::new(Form::XMAD_R);
+        i.piece(
+            x,
+            &[
+                (Field::Rd, top, 0),
+                (Field::Ra, aop, a.offset),
+                (Field::Rb, bop, b.offset),
+            ],
+        );
+        i.piece(
+            x.with(Field::Mrg, 1).with(Field::Bh, 1),
+            &[
+                (Field::Rd, uop, 0),
+                (Field::Ra, aop, a.offset),
+                (Field::Rb, bop, b.offset),
+            ],
+        );
+        i.piece(
+            x.with(Field::Psl, 1)
+                .with(Field::Mode, 4)
+                .with(Field::Ah, 1)
+                .with(Field::Bh, 1),
+            &[
+                (Field::Rd, dop, 0),
+                (Field::Ra, aop, a.offset),
+                (Field::Rb, uop, 0),
+                (Field::Rc, top, 0),
+            ],
+        );
+        self.push(i);
+        self.set_loc(v, Loc { vreg: d, offset: 0 });
+        Ok(())
+    }
+
+    /// Shifts by a constant. 32-bit: `SHL`/`SHR` imm. 64-bit, all with LEA forms whose
+    /// meaning ptxas shows (`LEA.HI d, lo, RZ, hi, s` = high word of `{hi:lo} << s`):
+    /// `x << k`: `LEA d.lo, x.lo, RZ, k ; LEA.HI d.hi, x.lo, RZ, x.hi, k`;
+    /// `x >> k`: `LEA.HI d.lo, x.lo, RZ, x.hi, 32-k ; SHR d.hi, x.hi, k`;
+    /// counts of 32 or more move words and fill with zero or the sign.
+    fn shift_const(&mut self, v: Value, x: Value, op: BinaryOp, k: i64) -> Result<(), LowerError> {
+        let ty = self.ty(v);
+        let wide = kind_of(ty) == RegKind::B64;
+        let signed = op == BinaryOp::ShrS;
+        let a = if op == BinaryOp::Shl || wide {
+            self.reg(x)?
+        } else {
+            match self.norm32(x, signed)? {
+                Src::Reg(l) => l,
+                _ => self.reg(x)?,
+            }
+        };
+        let width = if wide { 64 } else { 32 };
+        let k = k.clamp(0, width);
+        let kind = if wide { RegKind::B64 } else { RegKind::B32 };
+        let d = self.new_vreg(kind);
+        let mut i = Sm50Inst::new(Role::Plain);
+        let dop = i.def(d, wide);
+        let aop = i.use_(a.vreg);
+        let o = a.offset;
+        let shl = |n: i64| sm50::Inst::new(Form::SHL_I).with_signed(Field::ImmImm20s, n);
+        let shr = |n: i64| {
+            sm50::Inst::new(Form::SHR_I)
+                .with(Field::Sgn, signed as u64)
+                .with_signed(Field::ImmImm20s, n)
+        };
+        let mov_rz = sm50::Inst::new(Form::MOV_R);
+        if !wide {
+            let inst = if op == BinaryOp::Shl { shl(k) } else { shr(k) };
+            i.piece(inst, &[(Field::Rd, dop, 0), (Field::Ra, aop, o)]);
+        } else if op == BinaryOp::Shl {
+            if k < 32 {
+                let lea = sm50::Inst::new(Form::LEA_R).with(Field::S, k as u64);
+                let hi = sm50::Inst::new(Form::LEA_HI_R).with(Field::S, k as u64);
+                i.piece(lea, &[(Field::Rd, dop, 0), (Field::Ra, aop, o)]);
+                i.piece(
+                    hi,
+                    &[
+                        (Field::Rd, dop, 1),
+                        (Field::Ra, aop, o),
+                        (Field::Rc, aop, o + 1),
+                    ],
+                );
+            } else {
+                i.piece(shl(k - 32), &[(Field::Rd, dop, 1), (Field::Ra, aop, o)]);
+                i.piece(mov_rz, &[(Field::Rd, dop, 0)]);
+            }
+        } else if k == 0 {
+            i.piece(
+                sm50::Inst::new(Form::MOV_R),
+                &[(Field::Rd, dop, 0), (Field::Rb, aop, o)],
+            );
+            i.piece(
+                sm50::Inst::new(Form::MOV_R),
+                &[(Field::Rd, dop, 1), (Field::Rb, aop, o + 1)],
+            );
+        } else if k < 32 {
+            let hi = sm50::Inst::new(Form::LEA_HI_R).with(Field::S, (32 - k) as u64);
+            i.piece(
+                hi,
+                &[
+                    (Field::Rd, dop, 0),
+                    (Field::Ra, aop, o),
+                    (Field::Rc, aop, o + 1),
+                ],
+            );
+            i.piece(shr(k), &[(Field::Rd, dop, 1), (Field::Ra, aop, o + 1)]);
+        } else {
+            i.piece(
+                shr((k - 32).min(31)),
+                &[(Field::Rd, dop, 0), (Field::Ra, aop, o + 1)],
+            );
+            if signed {
+                i.piece(shr(31), &[(Field::Rd, dop, 1), (Field::Ra, aop, o + 1)]);
+            } else {
+                i.piece(mov_rz, &[(Field::Rd, dop, 1)]);
+            }
+        }
+        self.push(i);
+        self.set_loc(v, Loc { vreg: d, offset: 0 });
+        Ok(())
+    }
+
+    fn lower_logic(
+        &mut self,
+        v: Value,
+        op: BinaryOp,
+        args: [Value; 2],
+        wide: bool,
+    ) -> Result<(), LowerError> {
+        let (mut a, mut b) = (args[0], args[1]);
+        if !matches!(self.class(a), Class::Reg) && matches!(self.class(b), Class::Reg) {
+            std::mem::swap(&mut a, &mut b);
+        }
+        let al = self.reg(a)?;
+        let bs = self.src(b)?;
+        let kind = if wide { RegKind::B64 } else { RegKind::B32 };
+        let d = self.new_vreg(kind);
+        let mut i = Sm50Inst::new(Role::Plain);
+        let dop = i.def(d, wide);
+        let aop = i.use_(al.vreg);
+        for w in 0..(if wide { 2u8 } else { 1 }) {
+            let mut refs = vec![(Field::Rd, dop, w), (Field::Ra, aop, al.offset + w)];
+            let inst = match bs {
+                Src::Imm(k) => {
+                    let word = if wide {
+                        (k as u64 >> (32 * w)) & 0xffff_ffff
+                    } else {
+                        k as u64 & 0xffff_ffff
+                    };
+                    sm50::Inst::new(Form::LOP32I)
+                        .with(Field::Op, lop_code(op))
+                        .with(Field::Imm, word)
+                }
+                s => Self::with_b(
+                    &mut i,
+                    (Form::LOP_R, Form::LOP_C, Form::LOP_I),
+                    s,
+                    w,
+                    &mut refs,
+                )
+                .with(Field::Op, lop_code(op)),
+            };
+            i.piece(inst, &refs);
+        }
+        self.push(i);
+        self.set_loc(v, Loc { vreg: d, offset: 0 });
+        Ok(())
+    }
+
+    /// `mulwide` by a power of two is an extension and a shift; anything else is unsupported.
+    fn lower_mulwide(
+        &mut self,
+        v: Value,
+        signed: bool,
+        args: [Value; 2],
+    ) -> Result<(), LowerError> {
+        let k = [1usize, 0]
+            .into_iter()
+            .find_map(|j| match self.class(args[j]) {
+                Class::Imm(k)
+                    if k > 0 && (k as u64).is_power_of_two() && k.trailing_zeros() < 32 =>
+                {
+                    Some((args[1 - j], k.trailing_zeros() as u64))
+                }
+                _ => None,
+            });
+        let Some((x, k)) = k else {
+            return Err(self.unsupported("mulwide by a non-power-of-two"));
+        };
+        if self.ty(v) != Type::I64 {
+            return Err(self.unsupported("16-bit mulwide"));
+        }
+        let a = self.reg(x)?;
+        let d = self.new_vreg(RegKind::B64);
+        let mut i = Sm50Inst::new(Role::Plain);
+        let dop = i.def(d, true);
+        let aop = i.use_(a.vreg);
+        // [SHR d.hi, x, 0x1f] ; LEA d.lo, x, RZ, k ; LEA.HI d.hi, x, RZ, d.hi|RZ, k
+        let mut hi_refs = vec![(Field::Rd, dop, 1), (Field::Ra, aop, a.offset)];
+        if signed {
+            let shr = sm50::Inst::new(Form::SHR_I)
+                .with(Field::Sgn, 1)
+                .with(Field::ImmImm20s, 0x1f);
+            i.piece(shr, &[(Field::Rd, dop, 1), (Field::Ra, aop, a.offset)]);
+            hi_refs.push((Field::Rc, dop, 1));
+        }
+        i.piece(
+            sm50::Inst::new(Form::LEA_R).with(Field::S, k),
+            &[(Field::Rd, dop, 0), (Field::Ra, aop, a.offset)],
+        );
+        i.piece(sm50::Inst::new(Form::LEA_HI_R).with(Field::S, k), &hi_refs);
+        self.push(i);
+        self.set_loc(v, Loc { vreg: d, offset: 0 });
+        Ok(())
+    }
+
+    fn lower_convert(
+        &mut self,
+        v: Value,
+        op: ConvOp,
+        ty: Type,
+        arg: Value,
+    ) -> Result<(), LowerError> {
+        let from = self.ty(arg);
+        if !from.is_int() || !ty.is_int() {
+            return Err(self.unsupported(format!("convert {from} to {ty}")));
+        }
+        if op == ConvOp::Trunc {
+            // The low word of a pair, or the same register: high bits of narrow values are
+            // unspecified, so truncation costs nothing.
+            let l = self.reg(arg)?;
+            self.set_loc(v, l);
+            return Ok(());
+        }
+        let signed = op == ConvOp::Sext;
+        if ty != Type::I64 {
+            let l = self.reg(arg)?;
+            let out = self.extend_narrow(l, from, signed, None)?;
+            self.set_loc(v, out);
+            return Ok(());
+        }
+        // To 64 bits: [extend the narrow source] then the high word is RZ or the sign word.
+        let lo = if from.bits() < 32 {
+            match self.norm32(arg, signed)? {
+                Src::Reg(l) => l,
+                _ => self.reg(arg)?,
+            }
+        } else {
+            self.reg(arg)?
+        };
+        let d = self.new_vreg(RegKind::B64);
+        let mut i = Sm50Inst::new(Role::Plain);
+        let dop = i.def(d, true);
+        let aop = i.use_(lo.vreg);
+        i.piece(
+            sm50::Inst::new(Form::MOV_R),
+            &[(Field::Rd, dop, 0), (Field::Rb, aop, lo.offset)],
+        );
+        if signed {
+            let shr = sm50::Inst::new(Form::SHR_I)
+                .with(Field::Sgn, 1)
+                .with(Field::ImmImm20s, 0x1f);
+            i.piece(shr, &[(Field::Rd, dop, 1), (Field::Ra, aop, lo.offset)]);
+        } else {
+            i.piece(sm50::Inst::new(Form::MOV_R), &[(Field::Rd, dop, 1)]);
+        }
+        self.push(i);
+        self.set_loc(v, Loc { vreg: d, offset: 0 });
+        Ok(())
+    }
+
+    fn lower_select(&mut self, v: Value, cond: Value, args: [Value; 2]) -> Result<(), LowerError> {
+        let kind = kind_of(self.ty(v));
+        if kind == RegKind::Pred {
+            return Err(self.unsupported("select of predicates"));
+        }
+        let c = self.reg(cond)?;
+        let a = self.reg(args[0])?;
+        let b = if kind == RegKind::B64 {
+            match self.src(args[1])? {
+                Src::Imm(_) => Src::Reg(self.reg(args[1])?),
+                s => s,
+            }
+        } else {
+            self.src20(args[1])?
+        };
+        let d = self.new_vreg(kind);
+        let mut i = Sm50Inst::new(Role::Plain);
+        let words = kind.gprs() as u8;
+        let dop = i.def(d, words > 1);
+        let cop = i.use_(c.vreg);
+        let aop = i.use_(a.vreg);
+        for w in 0..words {
+            // SEL d, a, b, c  ==  c ? a : b
+            let mut refs = vec![
+                (Field::Rd, dop, w),
+                (Field::Ra, aop, a.offset + w),
+                (Field::Ps, cop, 0),
+            ];
+            let inst = Self::with_b(
+                &mut i,
+                (Form::SEL_R, Form::SEL_C, Form::SEL_I),
+                b,
+                w,
+                &mut refs,
+            );
+            i.piece(inst, &refs);
+        }
+        self.push(i);
+        self.set_loc(v, Loc { vreg: d, offset: 0 });
+        Ok(())
+    }
+
+    /// `ISETP.<cc>[.U32].AND p, PT, a, b, PT`; 64-bit compares combine three ISETPs through the
+    /// accumulator predicate: low words unsigned, then `hi == hi AND p`, then `hi <cc> hi OR p`
+    /// with the strict form of `<cc>`.
+    fn lower_icmp(&mut self, v: Value, cc: IntCC, args: [Value; 2]) -> Result<(), LowerError> {
+        let ty = self.ty(args[0]);
+        let (mut a, mut b, mut cc) = (args[0], args[1], cc);
+        if !matches!(self.class(a), Class::Reg) && matches!(self.class(b), Class::Reg) {
+            std::mem::swap(&mut a, &mut b);
+            cc = swap_cc(cc);
+        }
+        let (code, signed) = cmp_code(cc);
+        let d = self.new_vreg(RegKind::Pred);
+        let mut i = Sm50Inst::new(Role::Plain);
+        if kind_of(ty) != RegKind::B64 {
+            let al = match self.norm32(a, signed)? {
+                Src::Reg(l) => l,
+                _ => self.reg(a)?,
+            };
+            let bs = self.norm32(b, signed)?;
+            let dop = i.def(d, false);
+            let aop = i.use_(al.vreg);
+            let mut refs = vec![(Field::Pd0, dop, 0), (Field::Ra, aop, al.offset)];
+            let inst = Self::with_b(
+                &mut i,
+                (Form::ISETP_R, Form::ISETP_C, Form::ISETP_I),
+                bs,
+                0,
+                &mut refs,
+            )
+            .with(Field::Cmp, code)
+            .with(Field::Sgn, signed as u64);
+            i.piece(inst, &refs);
+        } else {
+            let al = self.reg(a)?;
+            let bs = match self.src(b)? {
+                Src::Imm(_) => Src::Reg(self.reg(b)?),
+                s => s,
+            };
+            let dop = i.def(d, true);
+            let aop = i.use_(al.vreg);
+            let forms = (Form::ISETP_R, Form::ISETP_C, Form::ISETP_I);
+            let piece = |i: &mut Sm50Inst, word: u8, code: u64, sgn: bool, bop: u64, acc: bool| {
+                let mut refs = vec![(Field::Pd0, dop, 0), (Field::Ra, aop, al.offset + word)];
+                if acc {
+                    refs.push((Field::Pacc, dop, 0));
+                }
+                let inst = Self::with_b(i, forms, bs, word, &mut refs)
+                    .with(Field::Cmp, code)
+                    .with(Field::Sgn, sgn as u64)
+                    .with(Field::Bop, bop);
+                i.piece(inst, &refs);
+            };
+            match cc {
+                IntCC::Eq => {
+                    piece(&mut i, 0, code, false, 0, false);
+                    piece(&mut i, 1, code, false, 0, true);
+                }
+                IntCC::Ne => {
+                    piece(&mut i, 0, code, false, 0, false);
+                    piece(&mut i, 1, code, false, 1, true);
+                }
+                _ => {
+                    let strict = match code {
+                        3 => 1,
+                        6 => 4,
+                        c => c,
+                    };
+                    piece(&mut i, 0, code, false, 0, false);
+                    piece(&mut i, 1, 2, false, 0, true);
+                    piece(&mut i, 1, strict, signed, 1, true);
+                }
+            }
+        }
+        self.push(i);
+        self.set_loc(v, Loc { vreg: d, offset: 0 });
+        Ok(())
+    }
+
+    /// `cvta` of the global space is the identity; shared/local add or subtract the window
+    /// base from `c[0x0][0x0]` / `c[0x0][0x4]` (sm50-isa.md §4). Window addresses are below
+    /// 4 GB, so the high word of the result is zero for every address inside the window
+    /// (PTX leaves the rest undefined).
+    fn lower_cvta(
+        &mut self,
+        v: Value,
+        dir: CvtaDir,
+        space: Space,
+        ty: Type,
+        arg: Value,
+    ) -> Result<(), LowerError> {
+        let window = match space {
+            Space::Global => {
+                let l = self.reg(arg)?;
+                self.set_loc(v, l);
+                return Ok(());
+            }
+            Space::Shared => 0x0,
+            Space::Local => 0x4,
+            s => return Err(self.unsupported(format!("cvta of the .{} space", s.name()))),
+        };
+        let a = self.reg(arg)?;
+        let kind = kind_of(ty);
+        let d = self.new_vreg(kind);
+        let mut i = Sm50Inst::new(Role::Plain);
+        let dop = i.def(d, kind == RegKind::B64);
+        let aop = i.use_(a.vreg);
+        let add = sm50::Inst::new(Form::IADD_C)
+            .with(Field::Cbo, window / 4)
+            .with(Field::Negb, (dir == CvtaDir::FromGeneric) as u64);
+        i.piece(add, &[(Field::Rd, dop, 0), (Field::Ra, aop, a.offset)]);
+        if kind == RegKind::B64 {
+            i.piece(sm50::Inst::new(Form::MOV_R), &[(Field::Rd, dop, 1)]);
+        }
+        self.push(i);
+        self.set_loc(v, Loc { vreg: d, offset: 0 });
+        Ok(())
+    }
+
+    // ------------------------------------------------------------ memory
+
+    fn lower_load(
+        &mut self,
+        results: &[Value],
+        space: Space,
+        ty: Type,
+        width: u8,
+        addr: Value,
+        offset: i32,
+    ) -> Result<(), LowerError> {
+        let bytes = ty.bytes().unwrap_or(4);
+        let total = bytes * u32::from(width);
+        if width > 1 && (bytes < 4 || total > 16) {
+            // Narrow elements: one scalar access each (total alignment covers each element).
+            for (k, &r) in results.iter().enumerate() {
+                let off = offset.wrapping_add((k as u32 * bytes) as i32);
+                self.lower_load(&[r], space, ty, 1, addr, off)?;
+            }
+            return Ok(());
+        }
+        if space == Space::Param {
+            return self.load_param_space(results, ty, width, addr, offset);
+        }
+        let kind = match total {
+            8 => RegKind::B64,
+            16 => RegKind::B128,
+            _ => RegKind::B32,
+        };
+        let words_per = (bytes / 4).max(1) as u8;
+        let access = self.address(space, addr, offset)?;
+        let d = self.new_vreg(kind);
+        let mut i = Sm50Inst::new(Role::Plain);
+        let dop = i.def(d, false);
+        let (inst, mut refs) = self.mem_inst(&mut i, space, &access, false, total)?;
+        refs.push((Field::Rd, dop, 0));
+        i.piece(inst, &refs);
+        self.push(i);
+        for (k, &r) in results.iter().enumerate() {
+            self.set_loc(
+                r,
+                Loc {
+                    vreg: d,
+                    offset: k as u8 * words_per,
+                },
+            );
+        }
+        Ok(())
+    }
+
+    fn lower_store(
+        &mut self,
+        space: Space,
+        ty: Type,
+        addr: Value,
+        offset: i32,
+        values: &[Value],
+    ) -> Result<(), LowerError> {
+        let bytes = ty.bytes().unwrap_or(4);
+        let total = bytes * values.len() as u32;
+        if values.len() > 1 && (bytes < 4 || total > 16) {
+            for (k, &v) in values.iter().enumerate() {
+                let off = offset.wrapping_add((k as u32 * bytes) as i32);
+                self.lower_store(space, ty, addr, off, &[v])?;
+            }
+            return Ok(());
+        }
+        if matches!(space, Space::Param | Space::Const) {
+            return Err(self.unsupported(format!("store to the .{} space", space.name())));
+        }
+        let data = self.store_data(values, total)?;
+        let access = self.address(space, addr, offset)?;
+        let mut i = Sm50Inst::new(Role::Plain);
+        let (inst, mut refs) = self.mem_inst(&mut i, space, &access, true, total)?;
+        let sop = i.use_(data.vreg);
+        refs.push((Field::Rd, sop, data.offset));
+        i.piece(inst, &refs);
+        self.push(i);
+        Ok(())
+    }
+
+    /// The register group a store reads: the value itself, or its elements gathered into an
+    /// aligned pair/quad unless they already are consecutive words of one.
+    fn store_data(&mut self, values: &[Value], total: u32) -> Result<Loc, LowerError> {
+        let locs: Vec<Loc> = values
+            .iter()
+            .map(|&v| self.reg(v))
+            .collect::<Result<_, _>>()?;
+        let words = (total / 4).max(1) as u8;
+        let per = words / values.len() as u8;
+        let first = locs[0];
+        let aligned = first.offset % words == 0
+            && locs
+                .iter()
+                .enumerate()
+                .all(|(k, l)| l.vreg == first.vreg && l.offset == first.offset + k as u8 * per);
+        if values.len() == 1 || aligned {
+            return Ok(first);
+        }
+        let kind = if words == 4 {
+            RegKind::B128
+        } else {
+            RegKind::B64
+        };
+        let d = self.new_vreg(kind);
+        let mut i = Sm50Inst::new(Role::Plain);
+        let dop = i.def(d, true);
+        for (k, l) in locs.iter().enumerate() {
+            let s = i.use_(l.vreg);
+            for w in 0..per {
+                i.piece(
+                    sm50::Inst::new(Form::MOV_R),
+                    &[
+                        (Field::Rd, dop, k as u8 * per + w),
+                        (Field::Rb, s, l.offset + w),
+                    ],
+                );
+            }
+        }
+        self.push(i);
+        Ok(Loc { vreg: d, offset: 0 })
+    }
+
+    /// `ld.param` through an address: only constant addresses, read from the bank.
+    fn load_param_space(
+        &mut self,
+        results: &[Value],
+        ty: Type,
+        width: u8,
+        addr: Value,
+        offset: i32,
+    ) -> Result<(), LowerError> {
+        let Class::Imm(base) = self.class(addr) else {
+            return Err(self.unsupported("ld.param through a computed address"));
+        };
+        let bytes = ty.bytes().unwrap_or(4);
+        if bytes < 4 {
+            return Err(self.unsupported("narrow ld.param through an address"));
+        }
+        let off = base.wrapping_add(i64::from(offset));
+        let words = (bytes / 4) as u8;
+        for (k, &r) in results.iter().take(width as usize).enumerate() {
+            let kind = kind_of(ty);
+            let d = self.new_vreg(kind);
+            let mut i = Sm50Inst::new(Role::Plain);
+            let dop = i.def(d, words > 1);
+            for w in 0..words {
+                let byte = 0x140 + off + i64::from(k as u32 * bytes) + 4 * i64::from(w);
+                if !(0..0x10000).contains(&byte) {
+                    return Err(self.unsupported("ld.param offset out of the constant bank"));
+                }
+                let inst = sm50::Inst::new(Form::MOV_C).with(Field::Cbo, byte as u64 / 4);
+                i.piece(inst, &[(Field::Rd, dop, w)]);
+            }
+            self.push(i);
+            self.set_loc(r, Loc { vreg: d, offset: 0 });
+        }
+        Ok(())
+    }
+
+    /// Match and build the address of an access (see [`Access`]).
+    fn address(&mut self, space: Space, addr: Value, offset: i32) -> Result<Access, LowerError> {
+        let wide = matches!(space, Space::Global | Space::Generic) && self.ty(addr) == Type::I64;
+        if space == Space::Local {
+            return Err(
+                self.unsupported("the .local space (needs a frame shared with spill slots)")
+            );
+        }
+        let in_reg = |v: Value| self.non_address_use.contains(&v);
+        let mode = match_address(self.f, addr, offset, wide, &in_reg);
+        let generic = space == Space::Generic;
+        let mem_bits = match space {
+            Space::Generic => 32,
+            Space::Const => 16,
+            _ => 24,
+        };
+        // Where the displacement goes. Generic accesses computed by a chain get Plg; by default
+        // it must cover the final address, so the displacement joins the chain.
+        let has_chain =
+            mode.index.is_some() || (matches!(mode.base, Base::Param { .. }) && (wide || generic));
+        let plg = generic && has_chain;
+        let disp_in_chain =
+            plg && !self.opts.assume_inbounds && mode.disp != 0 && fits_imm20(mode.disp);
+        let plg = plg && (disp_in_chain || self.opts.assume_inbounds || mode.disp == 0);
+        let (chain_disp, mut mem_disp) = if disp_in_chain {
+            (mode.disp, 0)
+        } else {
+            (0, mode.disp)
+        };
+
+        let mut a = Access {
+            addr: None,
+            pred: None,
+            disp: 0,
+            wide,
+        };
+        if has_chain {
+            let (reg, p) = self.chain(mode, chain_disp, plg)?;
+            a.addr = Some(Loc {
+                vreg: reg,
+                offset: 0,
+            });
+            a.pred = p;
+        } else {
+            match mode.base {
+                Base::Reg(v) => a.addr = Some(self.reg(v)?),
+                Base::Param { value, .. } => a.addr = Some(self.reg(value)?),
+                Base::None => {}
+            }
+        }
+        let limit = 1i64 << (mem_bits - 1);
+        if !(-limit..limit).contains(&mem_disp) {
+            // Too far for the instruction's immediate: add it to the address first.
+            let base = a.addr;
+            a.addr = Some(self.add_disp(base, mem_disp, wide)?);
+            mem_disp = 0;
+        }
+        a.disp = mem_disp;
+        Ok(a)
+    }
+
+    /// The chain for `mode` (shared with earlier accesses of this block when identical).
+    fn chain(
+        &mut self,
+        mode: AddrMode,
+        disp: i64,
+        plg: bool,
+    ) -> Result<(VReg, Option<VReg>), LowerError> {
+        let key = ChainKey {
+            mode: AddrMode { disp, ..mode },
+            plg,
+        };
+        if self.planning.is_none() {
+            if let Some(r) = self.chains.get(&key) {
+                return Ok(*r);
+            }
+        }
+        let base = match mode.base {
+            Base::None => ChainBase::None,
+            Base::Reg(v) => ChainBase::Reg(self.reg(v)?),
+            Base::Param { offset, .. } => ChainBase::Cbuf(0x140 + offset),
+        };
+        let index = match mode.index {
+            Some(Index {
+                value,
+                ext,
+                shift,
+                neg,
+            }) => Some(ChainIndex {
+                loc: self.reg(value)?,
+                ext,
+                shift,
+                neg,
+            }),
+            None => None,
+        };
+        let planning = self.planning.is_some();
+        let vb = &mut self.vb;
+        let mut fresh = |k: RegKind| {
+            if planning {
+                VReg { index: 0, kind: k }
+            } else {
+                vb.new_vreg(k)
+            }
+        };
+        let c = match (mode.wide, index) {
+            (true, _) => wide_chain(&mut fresh, base, index, disp, plg),
+            (false, Some(index)) => narrow_chain(&mut fresh, base, index, disp, plg),
+            (false, None) => {
+                return Err(LowerError::Internal(
+                    "a 32-bit chain without an index".into(),
+                ))
+            }
+        };
+        let out = (c.addr, c.plg);
+        let inst = c.inst;
+        self.push(inst);
+        if !planning {
+            self.chains.insert(key, out);
+        }
+        Ok(out)
+    }
+
+    /// `addr + disp` in a new register (wide: `IADD32I.CC` + `IADD.X`).
+    fn add_disp(&mut self, base: Option<Loc>, disp: i64, wide: bool) -> Result<Loc, LowerError> {
+        if wide && i64::from(disp as i32) != disp {
+            return Err(self.unsupported("a 64-bit displacement beyond 32 bits"));
+        }
+        let kind = if wide { RegKind::B64 } else { RegKind::B32 };
+        let d = self.new_vreg(kind);
+        let mut i = Sm50Inst::new(Role::Plain);
+        let dop = i.def(d, wide);
+        let bop = base.map(|b| (i.use_(b.vreg), b.offset));
+        let mut refs = vec![(Field::Rd, dop, 0)];
+        if let Some((op, o)) = bop {
+            refs.push((Field::Ra, op, o));
+        }
+        let lo = sm50::Inst::new(Form::IADD32I)
+            .with(Field::Imm, disp as u64 & 0xffff_ffff)
+            .with(Field::Cc, wide as u64);
+        i.piece(lo, &refs);
+        if wide {
+            let mut refs = vec![(Field::Rd, dop, 1)];
+            if let Some((op, o)) = bop {
+                refs.push((Field::Ra, op, o + 1));
+            }
+            let hi = sm50::Inst::new(Form::IADD_I)
+                .with(Field::X, 1)
+                .with_signed(Field::ImmImm20s, if disp < 0 { -1 } else { 0 });
+            i.piece(hi, &refs);
+        }
+        self.push(i);
+        Ok(Loc { vreg: d, offset: 0 })
+    }
+
+    /// The memory instruction for an access, with its address operand added to `i`.
+    #[allow(clippy::type_complexity)]
+    fn mem_inst(
+        &mut self,
+        i: &mut Sm50Inst,
+        space: Space,
+        a: &Access,
+        store: bool,
+        total: u32,
+    ) -> Result<(sm50::Inst, Vec<(Field, u8, u8)>), LowerError> {
+        let size = size_code(total, false);
+        let form = match (space, store) {
+            (Space::Global, false) => Form::LDG,
+            (Space::Global, true) => Form::STG,
+            (Space::Generic, false) => Form::LD,
+            (Space::Generic, true) => Form::ST,
+            (Space::Shared, false) => Form::LDS,
+            (Space::Shared, true) => Form::STS,
+            (Space::Const, false) => Form::LDC,
+            (s, _) => {
+                return Err(self.unsupported(format!("memory access to the .{} space", s.name())))
+            }
+        };
+        if form == Form::LDC && total > 8 {
+            return Err(self.unsupported("a 128-bit ld.const"));
+        }
+        let mut inst = sm50::Inst::new(form)
+            .with(Field::Size, size)
+            .with_signed(Field::Off, a.disp);
+        if matches!(form, Form::LDG | Form::STG | Form::LD | Form::ST) {
+            inst.set(Field::E, a.wide as u64);
+        }
+        if form == Form::LDS {
+            inst.set(Field::U, 1);
+        }
+        if form == Form::LDC {
+            inst.set(Field::Bank, 3);
+        }
+        let mut refs = Vec::new();
+        if let Some(l) = a.addr {
+            let op = i.use_(l.vreg);
+            refs.push((Field::Ra, op, l.offset));
+        }
+        if let Some(p) = a.pred {
+            let op = i.use_(p);
+            refs.push((Field::P, op, 0));
+        }
+        // The caller adds the data register and makes the piece.
+        Ok((inst, refs))
+    }
+}
+
+/// A matched and built address, ready for the memory instruction.
+#[derive(Clone, Debug)]
+struct Access {
+    addr: Option<Loc>,
+    pred: Option<VReg>,
+    disp: i64,
+    wide: bool,
+}

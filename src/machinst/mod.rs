@@ -1,0 +1,314 @@
+//! Machine-level code with virtual registers ([`VCode`]) and its register allocation.
+//!
+//! In: a [`VCode`] built by an ISA's lowering through [`VCodeBuilder`]: blocks in layout order,
+//! SSA block parameters, terminators with one argument list per successor, and instructions of
+//! a type implementing [`MachInst`], whose register fields are [`Reg::Virt`] values.
+//! Out: [`allocate`] returns an [`Allocated`]: the same blocks as flat instruction lists whose
+//! register fields are all physical ([`Reg::Phys`], [`Reg::Pred`]), with the moves, spills and
+//! reloads the allocator asked for, the register count (ptxas style: highest register + 1,
+//! at least 2 because R1 is the stack pointer) and the local-memory spill frame size.
+//!
+//! # How Maxwell's register file is mapped onto regalloc2
+//!
+//! regalloc2 knows three disjoint classes of at most 64 registers and no aliasing. Maxwell has
+//! R0..R254 with 64-bit values in even pairs and 128-bit values in 4-aligned quads. Per function
+//! we build a `MachineEnv` in which class `Int` holds 32-bit scalars ([`RegKind::B32`]),
+//! `Float` aligned pairs ([`RegKind::B64`]) and `Vector` aligned quads ([`RegKind::B128`]).
+//! Every class is a disjoint set of physical registers (a quad R4..R7 belongs to one class only),
+//! so no aliasing can ever be needed. The sets are sized from a liveness pressure estimate and
+//! packed from R0 upward (quads first at 4-aligned bases, then pairs, then scalars into the
+//! holes, R1 excluded); when the allocation spills and registers remain below `max_regs`, the
+//! classes that spilled are grown and the allocation is retried. A class holds at most 64
+//! registers, so a function with more than 64 simultaneously live scalars spills to local
+//! memory even when the register file has room left: correct, not optimal (see the report).
+//!
+//! # Predicates
+//!
+//! Predicates (P0..P6, PT = 7) are a fourth register file that regalloc2 cannot model, so
+//! [`pred`] allocates them *before* regalloc2 runs, with its own linear scan over 7 registers:
+//! * a predicate block parameter is rewritten into a 32-bit one (the branch converts the
+//!   predicate with [`MachInst::gen_pred_to_gpr`], the target block converts it back with
+//!   [`MachInst::gen_gpr_to_pred`]), so predicates never cross an edge in a register;
+//! * when more than 7 predicates would be live at once, the one whose live range ends last is
+//!   "spilled" the same way into a fresh 32-bit vreg (ptxas uses P2R/R2P or SEL/ISETP), which
+//!   regalloc2 then allocates (and may spill to memory like any scalar).
+//!
+//! The rewrite happens on the VCode, so regalloc2 and its checker see the conversion
+//! instructions as ordinary instructions with ordinary 32-bit operands.
+//!
+//! # Pseudo-instructions
+//!
+//! A carry chain (`LEA.CC` + `LEA.HI.X`, `IADD.CC` + `IADD.X`) is one [`MachInst`] until
+//! emission. Its result is an *early* def ([`OpSpec::early_def`]): regalloc2 then never gives
+//! it a register that one of its inputs occupies, so the first half cannot overwrite an input
+//! the second half still reads.
+
+mod alloc;
+mod display;
+pub mod pred;
+mod vcode;
+
+pub use alloc::{allocate, AllocError, AllocOptions, Allocated, AllocatedBlock};
+pub use vcode::{VCode, VCodeBuilder};
+
+use std::fmt;
+
+/// The width class of a virtual register.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum RegKind {
+    /// A 32-bit scalar in one GPR.
+    B32,
+    /// A 64-bit value in an even-aligned GPR pair Rn:Rn+1.
+    B64,
+    /// A 128-bit value in a 4-aligned GPR quad Rn..Rn+3.
+    B128,
+    /// A predicate P0..P6.
+    Pred,
+}
+
+impl RegKind {
+    /// Number of 32-bit GPRs a value of this kind occupies (0 for predicates).
+    pub fn gprs(self) -> u32 {
+        match self {
+            RegKind::B32 => 1,
+            RegKind::B64 => 2,
+            RegKind::B128 => 4,
+            RegKind::Pred => 0,
+        }
+    }
+}
+
+/// A virtual register: an index into the function's vreg table and its kind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct VReg {
+    pub index: u32,
+    pub kind: RegKind,
+}
+
+/// A physical GPR R0..R254, or RZ (255). For pairs and quads it names the base register.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct PhysReg(pub u8);
+
+impl PhysReg {
+    /// RZ reads as zero and discards writes.
+    pub const RZ: PhysReg = PhysReg(255);
+    /// R1 is the stack pointer by convention (ptxas's prologue `MOV R1, c[0x0][0x20]`).
+    pub const SP: PhysReg = PhysReg(1);
+}
+
+/// A physical predicate P0..P6, or PT (7).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct PhysPred(pub u8);
+
+impl PhysPred {
+    pub const PT: PhysPred = PhysPred(7);
+}
+
+/// A register field of an instruction: virtual before allocation, physical after.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Reg {
+    Virt(VReg),
+    Phys(PhysReg),
+    Pred(PhysPred),
+}
+
+/// Whether an operand is read or written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OpKind {
+    Use,
+    Def,
+}
+
+/// When, within its instruction, an operand is read or written. A use is normally early and a
+/// def late (so a def may share a register with a use that dies there); an *early def* is
+/// written before the inputs are consumed and so never shares one with an input; a *late use*
+/// is still read at the end of the instruction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OpPos {
+    Early,
+    Late,
+}
+
+/// Where the allocator may place an operand.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OpConstraint {
+    /// Any register of the operand's kind (never a stack slot: SM50 ALU ops read registers).
+    Reg,
+    /// This physical register (base register for pairs and quads).
+    Fixed(PhysReg),
+    /// A def that must take the register of the use visited at this position (0-based, counting
+    /// every call of the operand visitor for this instruction, physical registers included).
+    Reuse(usize),
+}
+
+/// Which 32-bit half of a 64-bit pair a use reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Half {
+    Lo,
+    Hi,
+}
+
+/// Everything the allocator needs to know about one register field.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OpSpec {
+    pub kind: OpKind,
+    pub pos: OpPos,
+    pub constraint: OpConstraint,
+    /// For a use of a [`RegKind::B64`] vreg: read only this half; the field becomes the single
+    /// register `base + 0` or `base + 1` after allocation.
+    pub half: Option<Half>,
+}
+
+impl OpSpec {
+    /// An ordinary read (early use in any register).
+    pub fn use_() -> OpSpec {
+        OpSpec {
+            kind: OpKind::Use,
+            pos: OpPos::Early,
+            constraint: OpConstraint::Reg,
+            half: None,
+        }
+    }
+    /// A read that stays live to the end of the instruction.
+    pub fn late_use() -> OpSpec {
+        OpSpec {
+            pos: OpPos::Late,
+            ..OpSpec::use_()
+        }
+    }
+    /// A read of one half of a pair.
+    pub fn use_half(half: Half) -> OpSpec {
+        OpSpec {
+            half: Some(half),
+            ..OpSpec::use_()
+        }
+    }
+    /// An ordinary write (late def in any register).
+    pub fn def() -> OpSpec {
+        OpSpec {
+            kind: OpKind::Def,
+            pos: OpPos::Late,
+            constraint: OpConstraint::Reg,
+            half: None,
+        }
+    }
+    /// A write that never shares a register with this instruction's inputs.
+    pub fn early_def() -> OpSpec {
+        OpSpec {
+            pos: OpPos::Early,
+            ..OpSpec::def()
+        }
+    }
+    /// A write into the register of the use visited at position `input`.
+    pub fn reuse_def(input: usize) -> OpSpec {
+        OpSpec {
+            constraint: OpConstraint::Reuse(input),
+            ..OpSpec::def()
+        }
+    }
+    /// This operand, pinned to a physical register.
+    pub fn fixed(self, r: PhysReg) -> OpSpec {
+        OpSpec {
+            constraint: OpConstraint::Fixed(r),
+            ..self
+        }
+    }
+}
+
+/// A block of a [`VCode`], numbered in layout order from 0 (the entry).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct BlockId(pub u32);
+
+/// What kind of instruction ends a block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Terminator {
+    /// Not a terminator.
+    None,
+    /// Leaves the function; the block has no successors.
+    Ret,
+    /// Transfers control to the block's successors (as recorded by the builder, in order).
+    Branch,
+}
+
+/// The machine-independent view of an ISA's instruction.
+///
+/// Register fields are [`Reg`]s; [`MachInst::visit_operands`] hands each of them, with its
+/// [`OpSpec`], to the allocator, always in the same order. Fields that already hold a physical
+/// register (RZ, R1 as stack base, PT) are visited too (they count for
+/// [`OpConstraint::Reuse`] positions) but are not allocated.
+///
+/// The generators produce instructions whose registers are physical: they are called after
+/// allocation. Spill slots are byte offsets from R1 in local memory (`STL [R1+off]`), aligned
+/// to the value's size.
+pub trait MachInst: Clone + fmt::Debug + fmt::Display {
+    /// Call `f` once per register field, in a fixed order.
+    fn visit_operands(&mut self, f: &mut dyn FnMut(&mut Reg, OpSpec));
+    /// Whether (and how) this instruction ends a block.
+    fn terminator(&self) -> Terminator;
+    /// `Some((dst, src))` for a plain register copy, which is dropped after allocation when both
+    /// sides got the same register.
+    fn is_move(&self) -> Option<(Reg, Reg)>;
+    /// A copy of a value of `kind` between physical registers (base registers for pairs/quads).
+    fn gen_move(dst: PhysReg, src: PhysReg, kind: RegKind) -> Self;
+    /// Store `src` to local memory at `[R1 + offset]`.
+    fn gen_spill(offset: u32, src: PhysReg, kind: RegKind) -> Self;
+    /// Load `dst` from local memory at `[R1 + offset]`.
+    fn gen_reload(dst: PhysReg, offset: u32, kind: RegKind) -> Self;
+    /// An unconditional jump to `target`, without operands (used to split critical edges).
+    fn gen_jump(target: BlockId) -> Self;
+    /// `dst = src ? 1 : 0` (e.g. `SEL dst, RZ, 0x1, !src` or P2R) with virtual registers.
+    fn gen_pred_to_gpr(dst: VReg, src: VReg) -> Self;
+    /// `dst = src != 0` (e.g. `ISETP.NE.AND dst, PT, src, RZ, PT` or R2P) with virtual registers.
+    fn gen_gpr_to_pred(dst: VReg, src: VReg) -> Self;
+    /// Retarget a branch: its successor number `succ_index` is now `target` (critical-edge
+    /// splitting inserts a block between). Non-branches ignore it.
+    fn set_branch_target(&mut self, succ_index: usize, target: BlockId);
+}
+
+impl fmt::Display for VReg {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let c = match self.kind {
+            RegKind::B32 => 'v',
+            RegKind::B64 => 'd',
+            RegKind::B128 => 'q',
+            RegKind::Pred => 'p',
+        };
+        write!(f, "%{c}{}", self.index)
+    }
+}
+
+impl fmt::Display for PhysReg {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.0 == 255 {
+            write!(f, "RZ")
+        } else {
+            write!(f, "R{}", self.0)
+        }
+    }
+}
+
+impl fmt::Display for PhysPred {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.0 == 7 {
+            write!(f, "PT")
+        } else {
+            write!(f, "P{}", self.0)
+        }
+    }
+}
+
+impl fmt::Display for Reg {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Reg::Virt(v) => v.fmt(f),
+            Reg::Phys(r) => r.fmt(f),
+            Reg::Pred(p) => p.fmt(f),
+        }
+    }
+}
+
+impl fmt::Display for BlockId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "b{}", self.0)
+    }
+}

@@ -1,0 +1,275 @@
+//! Predicate allocation (P0..P6), run on the [`VCode`] before regalloc2.
+//!
+//! In: a VCode whose predicate vregs may be block parameters and may be live anywhere.
+//! Out: a VCode with no predicate block parameters or arguments, plus a map from every
+//! predicate vreg to a [`PhysPred`], such that two predicates that are live at the same
+//! program point never share a register.
+//!
+//! Method: (1) every predicate block parameter becomes a 32-bit parameter; the branch converts
+//! its argument with `gen_pred_to_gpr` just before the terminator and the target converts it
+//! back with `gen_gpr_to_pred` at its top. (2) Liveness by the usual backward dataflow; each
+//! predicate gets the *hull* of its live points in layout order (one interval, conservative:
+//! holes are ignored, so intervals that do not overlap are never live together). (3) Linear
+//! scan over 7 registers; when an interval finds none free, the live interval that ends last
+//! (among those not created by a previous spill) is spilled: its value is copied to a fresh
+//! 32-bit vreg right after its definition and each use reads a fresh predicate converted back
+//! just before it. The pass then starts over; every round removes one long interval, so it
+//! terminates (bounded by the number of predicates plus one).
+
+use super::vcode::{fields, BlockData, VCode};
+use super::{MachInst, OpKind, OpPos, PhysPred, Reg, RegKind, VReg};
+use std::collections::{BTreeSet, HashMap};
+
+/// Allocatable predicates: P0..P6 (P7 is PT).
+pub const NUM_PREDS: usize = 7;
+
+/// Per-block live-in and live-out sets of the vregs `want` selects (backward dataflow; block
+/// parameters are defined at the block's top, branch arguments are used by the terminator).
+pub(crate) fn liveness<I: MachInst>(
+    vc: &VCode<I>,
+    want: &dyn Fn(RegKind) -> bool,
+) -> (Vec<BTreeSet<u32>>, Vec<BTreeSet<u32>>) {
+    let n = vc.ranges.len();
+    // upward-exposed uses and defs per block
+    let mut gen = vec![BTreeSet::new(); n];
+    let mut kill = vec![BTreeSet::new(); n];
+    for b in 0..n {
+        let (s, e) = vc.ranges[b];
+        for (_, args) in &vc.succs[b] {
+            for a in args.iter().filter(|a| want(a.kind)) {
+                gen[b].insert(a.index);
+            }
+        }
+        for inst in vc.insts[s as usize..e as usize].iter().rev() {
+            for f in fields(inst)
+                .into_iter()
+                .flatten()
+                .filter(|f| want(f.vreg.kind))
+            {
+                if f.spec.kind == OpKind::Def {
+                    gen[b].remove(&f.vreg.index);
+                    kill[b].insert(f.vreg.index);
+                }
+            }
+            for f in fields(inst)
+                .into_iter()
+                .flatten()
+                .filter(|f| want(f.vreg.kind))
+            {
+                if f.spec.kind == OpKind::Use {
+                    gen[b].insert(f.vreg.index);
+                }
+            }
+        }
+        for p in vc.params[b].iter().filter(|p| want(p.kind)) {
+            gen[b].remove(&p.index);
+            kill[b].insert(p.index);
+        }
+    }
+    let mut live_in = vec![BTreeSet::new(); n];
+    let mut live_out: Vec<BTreeSet<u32>> = vec![BTreeSet::new(); n];
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for b in (0..n).rev() {
+            let mut out = BTreeSet::new();
+            for (t, _) in &vc.succs[b] {
+                out.extend(live_in[t.0 as usize].iter().copied());
+            }
+            let mut inn: BTreeSet<u32> = out.difference(&kill[b]).copied().collect();
+            inn.extend(gen[b].iter().copied());
+            if inn != live_in[b] || out != live_out[b] {
+                live_in[b] = inn;
+                live_out[b] = out;
+                changed = true;
+            }
+        }
+    }
+    (live_in, live_out)
+}
+
+/// The result of predicate allocation.
+pub(crate) struct PredAlloc<I> {
+    pub vcode: VCode<I>,
+    pub assignment: HashMap<u32, PhysPred>,
+    /// How many predicates were spilled into GPRs.
+    pub spilled: usize,
+}
+
+/// Rewrite predicate block parameters into 32-bit ones (step 1 of the module essay).
+fn demote_pred_params<I: MachInst>(vc: &VCode<I>) -> Result<VCode<I>, String> {
+    let has_any = vc.params.iter().flatten().any(|p| p.kind == RegKind::Pred);
+    if !has_any {
+        return Ok(vc.clone());
+    }
+    let (mut blocks, mut vregs) = vc.to_blocks();
+    let mut fresh = |kind: RegKind| {
+        let v = VReg {
+            index: vregs.len() as u32,
+            kind,
+        };
+        vregs.push(kind);
+        v
+    };
+    // New 32-bit parameter for each predicate parameter.
+    let mut new_params: Vec<Vec<(usize, VReg, VReg)>> = vec![Vec::new(); blocks.len()];
+    for (b, block) in blocks.iter_mut().enumerate() {
+        let mut top = Vec::new();
+        for (k, p) in block.params.iter_mut().enumerate() {
+            if p.kind == RegKind::Pred {
+                let g = fresh(RegKind::B32);
+                new_params[b].push((k, *p, g));
+                top.push(I::gen_gpr_to_pred(*p, g));
+                *p = g;
+            }
+        }
+        block.insts.splice(0..0, top);
+    }
+    for block in blocks.iter_mut() {
+        let mut before_term = Vec::new();
+        for (t, args) in block.succs.iter_mut() {
+            for (k, _, _) in &new_params[t.0 as usize] {
+                let g = fresh(RegKind::B32);
+                before_term.push(I::gen_pred_to_gpr(g, args[*k]));
+                args[*k] = g;
+            }
+        }
+        let at = block.insts.len() - 1;
+        block.insts.splice(at..at, before_term);
+    }
+    VCode::from_blocks(blocks, vregs)
+}
+
+/// Live interval hulls (in half-instruction points) of every predicate vreg.
+fn intervals<I: MachInst>(vc: &VCode<I>) -> HashMap<u32, (u32, u32)> {
+    let (live_in, live_out) = liveness(vc, &|k| k == RegKind::Pred);
+    let mut iv: HashMap<u32, (u32, u32)> = HashMap::new();
+    let mut touch = |v: u32, p: u32| {
+        let e = iv.entry(v).or_insert((p, p));
+        e.0 = e.0.min(p);
+        e.1 = e.1.max(p);
+    };
+    for b in 0..vc.ranges.len() {
+        let (s, e) = vc.ranges[b];
+        for v in &live_in[b] {
+            touch(*v, 2 * s);
+        }
+        for v in &live_out[b] {
+            touch(*v, 2 * e - 1);
+        }
+        for i in s..e {
+            for f in fields(&vc.insts[i as usize]).into_iter().flatten() {
+                if f.vreg.kind != RegKind::Pred {
+                    continue;
+                }
+                let late = f.spec.pos == OpPos::Late;
+                touch(f.vreg.index, 2 * i + late as u32);
+            }
+        }
+    }
+    iv
+}
+
+/// Linear scan; `Err(v)` names the predicate to spill.
+fn scan(
+    iv: &HashMap<u32, (u32, u32)>,
+    unspillable: &BTreeSet<u32>,
+) -> Result<HashMap<u32, PhysPred>, Option<u32>> {
+    let mut order: Vec<(u32, u32, u32)> = iv.iter().map(|(v, (lo, hi))| (*lo, *hi, *v)).collect();
+    order.sort();
+    let mut active: Vec<(u32, u32, u8)> = Vec::new(); // (hi, vreg, reg)
+    let mut out = HashMap::new();
+    for (lo, hi, v) in order {
+        active.retain(|(ahi, _, _)| *ahi >= lo);
+        let used: Vec<u8> = active.iter().map(|a| a.2).collect();
+        if let Some(r) = (0..NUM_PREDS as u8).find(|r| !used.contains(r)) {
+            active.push((hi, v, r));
+            out.insert(v, PhysPred(r));
+        } else {
+            let mut cands: Vec<(u32, u32)> = active.iter().map(|a| (a.0, a.1)).collect();
+            cands.push((hi, v));
+            cands.retain(|(_, c)| !unspillable.contains(c));
+            cands.sort();
+            return Err(cands.last().map(|c| c.1));
+        }
+    }
+    Ok(out)
+}
+
+/// Spill predicate `v` into a 32-bit vreg (step 3 of the module essay). The fresh predicates
+/// created for its uses go into `unspillable`.
+fn spill<I: MachInst>(
+    vc: &VCode<I>,
+    v: u32,
+    unspillable: &mut BTreeSet<u32>,
+) -> Result<VCode<I>, String> {
+    let (mut blocks, mut vregs): (Vec<BlockData<I>>, Vec<RegKind>) = vc.to_blocks();
+    let g = VReg {
+        index: vregs.len() as u32,
+        kind: RegKind::B32,
+    };
+    vregs.push(RegKind::B32);
+    let pv = VReg {
+        index: v,
+        kind: RegKind::Pred,
+    };
+    for block in blocks.iter_mut() {
+        let old = std::mem::take(&mut block.insts);
+        for mut inst in old {
+            let fs = fields(&inst);
+            let uses = fs
+                .iter()
+                .flatten()
+                .any(|f| f.vreg == pv && f.spec.kind == OpKind::Use);
+            let defs = fs
+                .iter()
+                .flatten()
+                .any(|f| f.vreg == pv && f.spec.kind == OpKind::Def);
+            if uses {
+                let fresh = VReg {
+                    index: vregs.len() as u32,
+                    kind: RegKind::Pred,
+                };
+                vregs.push(RegKind::Pred);
+                unspillable.insert(fresh.index);
+                block.insts.push(I::gen_gpr_to_pred(fresh, g));
+                inst.visit_operands(&mut |r, spec| {
+                    if *r == Reg::Virt(pv) && spec.kind == OpKind::Use {
+                        *r = Reg::Virt(fresh);
+                    }
+                });
+            }
+            block.insts.push(inst);
+            if defs {
+                block.insts.push(I::gen_pred_to_gpr(g, pv));
+            }
+        }
+    }
+    VCode::from_blocks(blocks, vregs)
+}
+
+/// Allocate every predicate vreg of `vc` (see the module essay).
+pub(crate) fn allocate_preds<I: MachInst>(vc: &VCode<I>) -> Result<PredAlloc<I>, String> {
+    let mut vc = demote_pred_params(vc)?;
+    let mut unspillable = BTreeSet::new();
+    let mut spilled = 0;
+    let limit = vc.vregs.iter().filter(|k| **k == RegKind::Pred).count() + 1;
+    for _ in 0..=limit {
+        let iv = intervals(&vc);
+        match scan(&iv, &unspillable) {
+            Ok(assignment) => {
+                return Ok(PredAlloc {
+                    vcode: vc,
+                    assignment,
+                    spilled,
+                })
+            }
+            Err(Some(v)) => {
+                vc = spill(&vc, v, &mut unspillable)?;
+                spilled += 1;
+            }
+            Err(None) => break,
+        }
+    }
+    Err("more than 7 predicates are needed at one instruction".into())
+}

@@ -1,0 +1,483 @@
+//! [`VCode`]: blocks of [`MachInst`]s over virtual registers, and its `regalloc2::Function` view.
+//!
+//! In: blocks and instructions from [`VCodeBuilder`]. Out: a validated, flat VCode: every
+//! block ends in exactly one terminator, branch argument lists match the successors' parameter
+//! kinds, every vreg is defined once (instruction def or block parameter), the entry block has
+//! no parameters. regalloc2 operands are collected once per instruction (predicate and
+//! physical fields are left out: they are not regalloc2's business).
+
+use super::{
+    BlockId, MachInst, OpConstraint, OpKind, OpPos, OpSpec, PhysReg, Reg, RegKind, Terminator, VReg,
+};
+use regalloc2 as ra;
+
+/// One block as the builder collects it.
+#[derive(Clone, Debug)]
+pub(crate) struct BlockData<I> {
+    pub params: Vec<VReg>,
+    pub insts: Vec<I>,
+    /// Successors in the order the terminator names them, each with its argument list.
+    pub succs: Vec<(BlockId, Vec<VReg>)>,
+}
+
+/// Builds a [`VCode`]. Blocks are laid out in creation order; the first is the entry.
+#[derive(Clone, Debug)]
+pub struct VCodeBuilder<I> {
+    blocks: Vec<BlockData<I>>,
+    vregs: Vec<RegKind>,
+    terminated: Vec<bool>,
+}
+
+impl<I: MachInst> Default for VCodeBuilder<I> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<I: MachInst> VCodeBuilder<I> {
+    pub fn new() -> Self {
+        VCodeBuilder {
+            blocks: Vec::new(),
+            vregs: Vec::new(),
+            terminated: Vec::new(),
+        }
+    }
+
+    /// A fresh virtual register of `kind`.
+    pub fn new_vreg(&mut self, kind: RegKind) -> VReg {
+        let v = VReg {
+            index: self.vregs.len() as u32,
+            kind,
+        };
+        self.vregs.push(kind);
+        v
+    }
+
+    /// A new empty block, placed after every block created so far.
+    pub fn new_block(&mut self) -> BlockId {
+        self.blocks.push(BlockData {
+            params: Vec::new(),
+            insts: Vec::new(),
+            succs: Vec::new(),
+        });
+        self.terminated.push(false);
+        BlockId(self.blocks.len() as u32 - 1)
+    }
+
+    /// A new parameter of `block` (an SSA merge value).
+    pub fn add_block_param(&mut self, block: BlockId, kind: RegKind) -> VReg {
+        let v = self.new_vreg(kind);
+        self.blocks[block.0 as usize].params.push(v);
+        v
+    }
+
+    /// Append a non-terminator instruction to `block`.
+    pub fn push(&mut self, block: BlockId, inst: I) {
+        self.blocks[block.0 as usize].insts.push(inst);
+    }
+
+    /// End `block` with `inst`; `succs` lists its successors in the order the instruction names
+    /// them (empty for a return), each with the arguments for the successor's parameters.
+    pub fn terminate(&mut self, block: BlockId, inst: I, succs: Vec<(BlockId, Vec<VReg>)>) {
+        let b = &mut self.blocks[block.0 as usize];
+        b.insts.push(inst);
+        b.succs = succs;
+        self.terminated[block.0 as usize] = true;
+    }
+
+    /// Validate and flatten.
+    pub fn finish(self) -> Result<VCode<I>, String> {
+        if let Some(i) = self.terminated.iter().position(|t| !t) {
+            return Err(format!("block b{i} has no terminator"));
+        }
+        VCode::from_blocks(self.blocks, self.vregs)
+    }
+}
+
+/// Machine code over virtual registers, flat, in layout order. Implements
+/// [`regalloc2::Function`].
+#[derive(Clone, Debug)]
+pub struct VCode<I> {
+    pub(crate) insts: Vec<I>,
+    pub(crate) vregs: Vec<RegKind>,
+    pub(crate) params: Vec<Vec<VReg>>,
+    pub(crate) succs: Vec<Vec<(BlockId, Vec<VReg>)>>,
+    /// Instruction index range per block.
+    pub(crate) ranges: Vec<(u32, u32)>,
+    // regalloc2 views, derived from the above.
+    ra_ops: Vec<Vec<ra::Operand>>,
+    ra_params: Vec<Vec<ra::VReg>>,
+    ra_succs: Vec<Vec<ra::Block>>,
+    ra_preds: Vec<Vec<ra::Block>>,
+    ra_args: Vec<Vec<Vec<ra::VReg>>>,
+    terms: Vec<Terminator>,
+}
+
+pub(crate) fn ra_class(kind: RegKind) -> ra::RegClass {
+    match kind {
+        RegKind::B32 | RegKind::Pred => ra::RegClass::Int,
+        RegKind::B64 => ra::RegClass::Float,
+        RegKind::B128 => ra::RegClass::Vector,
+    }
+}
+
+pub(crate) fn ra_vreg(v: VReg) -> ra::VReg {
+    ra::VReg::new(v.index as usize, ra_class(v.kind))
+}
+
+/// One regalloc2-visible operand field of an instruction: its visit position and spec.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct FieldInfo {
+    pub vreg: VReg,
+    pub spec: OpSpec,
+}
+
+/// Every field of `inst`, in visit order (None for physical fields).
+pub(crate) fn fields<I: MachInst>(inst: &I) -> Vec<Option<FieldInfo>> {
+    let mut copy = inst.clone();
+    let mut out = Vec::new();
+    copy.visit_operands(&mut |r, spec| match *r {
+        Reg::Virt(vreg) => out.push(Some(FieldInfo { vreg, spec })),
+        _ => out.push(None),
+    });
+    out
+}
+
+/// Physical registers that regalloc2 must be able to name for fixed constraints, per kind.
+pub(crate) fn fixed_regs<I: MachInst>(insts: &[I]) -> Vec<(RegKind, PhysReg)> {
+    let mut out = Vec::new();
+    for inst in insts {
+        for f in fields(inst).into_iter().flatten() {
+            if let OpConstraint::Fixed(r) = f.spec.constraint {
+                if !out.contains(&(f.vreg.kind, r)) {
+                    out.push((f.vreg.kind, r));
+                }
+            }
+        }
+    }
+    out
+}
+
+impl<I: MachInst> VCode<I> {
+    pub(crate) fn from_blocks(
+        blocks: Vec<BlockData<I>>,
+        vregs: Vec<RegKind>,
+    ) -> Result<Self, String> {
+        let n = blocks.len();
+        if n == 0 {
+            return Err("function has no blocks".into());
+        }
+        if !blocks[0].params.is_empty() {
+            return Err("the entry block has parameters".into());
+        }
+        let mut insts = Vec::new();
+        let mut params = Vec::new();
+        let mut succs = Vec::new();
+        let mut ranges = Vec::new();
+        let mut defined = vec![false; vregs.len()];
+        let mut define = |v: VReg, what: &str| -> Result<(), String> {
+            let slot = defined
+                .get_mut(v.index as usize)
+                .ok_or_else(|| format!("{v} is not a vreg of this function ({what})"))?;
+            if *slot {
+                return Err(format!("{v} is defined twice ({what})"));
+            }
+            *slot = true;
+            Ok(())
+        };
+        for (bi, b) in blocks.into_iter().enumerate() {
+            let start = insts.len() as u32;
+            for p in &b.params {
+                define(*p, &format!("parameter of b{bi}"))?;
+            }
+            let count = b.insts.len();
+            for (k, inst) in b.insts.into_iter().enumerate() {
+                let term = inst.terminator();
+                let last = k + 1 == count;
+                if last != (term != Terminator::None) {
+                    return Err(format!(
+                        "b{bi}: the terminator must be the last instruction, exactly once"
+                    ));
+                }
+                if last && (term == Terminator::Ret) != b.succs.is_empty() {
+                    return Err(format!(
+                        "b{bi}: a return has no successors, a branch has some"
+                    ));
+                }
+                for f in fields(&inst).into_iter().flatten() {
+                    if vregs.get(f.vreg.index as usize) != Some(&f.vreg.kind) {
+                        return Err(format!("{}: unknown vreg or wrong kind", f.vreg));
+                    }
+                    if f.spec.kind == OpKind::Def {
+                        define(f.vreg, &format!("instruction `{inst}`"))?;
+                    }
+                    if f.spec.half.is_some()
+                        && (f.vreg.kind != RegKind::B64 || f.spec.kind != OpKind::Use)
+                    {
+                        return Err(format!("`{inst}`: only a use of a pair may read one half"));
+                    }
+                }
+                insts.push(inst);
+            }
+            if count == 0 {
+                return Err(format!("b{bi} is empty"));
+            }
+            for (t, args) in &b.succs {
+                let target = t.0 as usize;
+                if target >= n {
+                    return Err(format!("b{bi} branches to missing block {t}"));
+                }
+                if target == 0 {
+                    return Err(format!("b{bi} branches to the entry block"));
+                }
+                let _ = args;
+            }
+            ranges.push((start, insts.len() as u32));
+            params.push(b.params);
+            succs.push(b.succs);
+        }
+        for (bi, ss) in succs.iter().enumerate() {
+            for (t, args) in ss {
+                let p = &params[t.0 as usize];
+                if p.len() != args.len() || p.iter().zip(args).any(|(a, b)| a.kind != b.kind) {
+                    return Err(format!(
+                        "b{bi} -> {t}: arguments do not match the parameters"
+                    ));
+                }
+            }
+        }
+        let mut vc = VCode {
+            insts,
+            vregs,
+            params,
+            succs,
+            ranges,
+            ra_ops: Vec::new(),
+            ra_params: Vec::new(),
+            ra_succs: Vec::new(),
+            ra_preds: Vec::new(),
+            ra_args: Vec::new(),
+            terms: Vec::new(),
+        };
+        vc.derive_ra()?;
+        Ok(vc)
+    }
+
+    /// Back to per-block form (for rewriting passes).
+    pub(crate) fn to_blocks(&self) -> (Vec<BlockData<I>>, Vec<RegKind>) {
+        let blocks = (0..self.ranges.len())
+            .map(|b| {
+                let (s, e) = self.ranges[b];
+                BlockData {
+                    params: self.params[b].clone(),
+                    insts: self.insts[s as usize..e as usize].to_vec(),
+                    succs: self.succs[b].clone(),
+                }
+            })
+            .collect();
+        (blocks, self.vregs.clone())
+    }
+
+    fn derive_ra(&mut self) -> Result<(), String> {
+        let n = self.ranges.len();
+        self.ra_ops = Vec::with_capacity(self.insts.len());
+        self.terms = Vec::with_capacity(self.insts.len());
+        for inst in &self.insts {
+            self.terms.push(inst.terminator());
+            let fs = fields(inst);
+            // visit position -> regalloc2 operand index
+            let mut map = vec![usize::MAX; fs.len()];
+            let mut ops = Vec::new();
+            for (k, f) in fs.iter().enumerate() {
+                if let Some(f) = f {
+                    if f.vreg.kind != RegKind::Pred {
+                        map[k] = ops.len();
+                        ops.push(*f);
+                    }
+                }
+            }
+            let mut out = Vec::with_capacity(ops.len());
+            for f in &ops {
+                let constraint = match f.spec.constraint {
+                    OpConstraint::Reg => ra::OperandConstraint::Reg,
+                    // The fixed PReg is resolved when the environment is built; encode the
+                    // physical number for now and translate in `alloc`.
+                    OpConstraint::Fixed(_) => ra::OperandConstraint::Reg,
+                    OpConstraint::Reuse(pos) => {
+                        let idx = map.get(pos).copied().unwrap_or(usize::MAX);
+                        if idx == usize::MAX || f.spec.kind != OpKind::Def {
+                            return Err(format!("`{inst}`: bad reuse constraint"));
+                        }
+                        ra::OperandConstraint::Reuse(idx)
+                    }
+                };
+                let kind = match f.spec.kind {
+                    OpKind::Use => ra::OperandKind::Use,
+                    OpKind::Def => ra::OperandKind::Def,
+                };
+                let pos = match f.spec.pos {
+                    OpPos::Early => ra::OperandPos::Early,
+                    OpPos::Late => ra::OperandPos::Late,
+                };
+                out.push(ra::Operand::new(ra_vreg(f.vreg), constraint, kind, pos));
+            }
+            self.ra_ops.push(out);
+        }
+        self.ra_params = self
+            .params
+            .iter()
+            .map(|p| {
+                p.iter()
+                    .filter(|v| v.kind != RegKind::Pred)
+                    .map(|v| ra_vreg(*v))
+                    .collect()
+            })
+            .collect();
+        self.ra_succs = self
+            .succs
+            .iter()
+            .map(|s| {
+                s.iter()
+                    .map(|(t, _)| ra::Block::new(t.0 as usize))
+                    .collect()
+            })
+            .collect();
+        self.ra_preds = vec![Vec::new(); n];
+        for (b, ss) in self.succs.iter().enumerate() {
+            for (t, _) in ss {
+                self.ra_preds[t.0 as usize].push(ra::Block::new(b));
+            }
+        }
+        self.ra_args = self
+            .succs
+            .iter()
+            .map(|s| {
+                s.iter()
+                    .map(|(_, args)| {
+                        args.iter()
+                            .filter(|v| v.kind != RegKind::Pred)
+                            .map(|v| ra_vreg(*v))
+                            .collect()
+                    })
+                    .collect()
+            })
+            .collect();
+        Ok(())
+    }
+
+    /// Resolve `Fixed` constraints to regalloc2 PRegs once the environment is known.
+    pub(crate) fn resolve_fixed(
+        &mut self,
+        to_preg: &dyn Fn(RegKind, PhysReg) -> Option<ra::PReg>,
+    ) -> Result<(), String> {
+        for (i, inst) in self.insts.iter().enumerate() {
+            let ops: Vec<FieldInfo> = fields(inst)
+                .into_iter()
+                .flatten()
+                .filter(|f| f.vreg.kind != RegKind::Pred)
+                .collect();
+            for (k, f) in ops.iter().enumerate() {
+                if let OpConstraint::Fixed(r) = f.spec.constraint {
+                    let preg = to_preg(f.vreg.kind, r).ok_or_else(|| {
+                        format!("`{inst}`: fixed register {r} is not usable for {}", f.vreg)
+                    })?;
+                    let old = self.ra_ops[i][k];
+                    self.ra_ops[i][k] = ra::Operand::new(
+                        old.vreg(),
+                        ra::OperandConstraint::FixedReg(preg),
+                        old.kind(),
+                        old.pos(),
+                    );
+                }
+            }
+        }
+        Ok(())
+    }
+
+    pub fn num_blocks(&self) -> usize {
+        self.ranges.len()
+    }
+
+    /// How many regalloc2 operands instruction `i` has.
+    pub(crate) fn ra_operands_of(&self, i: usize) -> usize {
+        self.ra_ops[i].len()
+    }
+
+    /// The instructions of `block`.
+    pub fn block_insts(&self, block: BlockId) -> &[I] {
+        let (s, e) = self.ranges[block.0 as usize];
+        &self.insts[s as usize..e as usize]
+    }
+
+    /// The parameters of `block`.
+    pub fn block_params(&self, block: BlockId) -> &[VReg] {
+        &self.params[block.0 as usize]
+    }
+
+    /// The successors of `block` with their arguments.
+    pub fn block_succs(&self, block: BlockId) -> &[(BlockId, Vec<VReg>)] {
+        &self.succs[block.0 as usize]
+    }
+
+    /// The kind of every vreg, by index.
+    pub fn vreg_kinds(&self) -> &[RegKind] {
+        &self.vregs
+    }
+}
+
+impl<I: MachInst> ra::Function for VCode<I> {
+    fn num_insts(&self) -> usize {
+        self.insts.len()
+    }
+    fn num_blocks(&self) -> usize {
+        self.ranges.len()
+    }
+    fn entry_block(&self) -> ra::Block {
+        ra::Block::new(0)
+    }
+    fn block_insns(&self, block: ra::Block) -> ra::InstRange {
+        let (s, e) = self.ranges[block.index()];
+        ra::InstRange::new(ra::Inst::new(s as usize), ra::Inst::new(e as usize))
+    }
+    fn block_succs(&self, block: ra::Block) -> &[ra::Block] {
+        &self.ra_succs[block.index()]
+    }
+    fn block_preds(&self, block: ra::Block) -> &[ra::Block] {
+        &self.ra_preds[block.index()]
+    }
+    fn block_params(&self, block: ra::Block) -> &[ra::VReg] {
+        &self.ra_params[block.index()]
+    }
+    fn is_ret(&self, insn: ra::Inst) -> bool {
+        self.terms[insn.index()] == Terminator::Ret
+    }
+    fn is_branch(&self, insn: ra::Inst) -> bool {
+        self.terms[insn.index()] == Terminator::Branch
+    }
+    fn branch_blockparams(
+        &self,
+        block: ra::Block,
+        _insn: ra::Inst,
+        succ_idx: usize,
+    ) -> &[ra::VReg] {
+        &self.ra_args[block.index()][succ_idx]
+    }
+    fn inst_operands(&self, insn: ra::Inst) -> &[ra::Operand] {
+        &self.ra_ops[insn.index()]
+    }
+    fn inst_clobbers(&self, _insn: ra::Inst) -> ra::PRegSet {
+        ra::PRegSet::empty()
+    }
+    fn num_vregs(&self) -> usize {
+        self.vregs.len()
+    }
+    fn spillslot_size(&self, regclass: ra::RegClass) -> usize {
+        // One slot is 4 bytes of local memory; regalloc2 aligns multi-slot values to their size,
+        // which is exactly the alignment STL.64 / STL.128 need.
+        match regclass {
+            ra::RegClass::Int => 1,
+            ra::RegClass::Float => 2,
+            ra::RegClass::Vector => 4,
+        }
+    }
+}
