@@ -20,6 +20,7 @@
 
 pub mod cli;
 pub mod cubin;
+pub mod driver;
 pub mod error;
 pub mod ir;
 pub mod lower;
@@ -28,4 +29,5 @@ pub mod oracle;
 pub mod ptx;
 pub mod sm50;
 
+pub use driver::{compile, Options, Output};
 pub use error::{Diagnostic, Diagnostics, SourceFile, Span};

@@ -190,7 +190,7 @@ fn six_scoreboards_are_recycled() {
     let ctrl = assign_control(&insts, &targets, Mode::Normal);
     assert!(check_hazards(&insts, &ctrl, &targets).is_empty());
     for c in &ctrl {
-        assert!(c.wbar.is_none_or(|b| b < 6));
+        assert!(c.wbar.map_or(true, |b| b < 6));
     }
 }
 

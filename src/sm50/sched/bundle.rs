@@ -17,7 +17,7 @@
 //! laid-out sequence sits at byte `32·(n/3) + 8 + 8·(n%3)`. A branch at `addr` to `target`
 //! encodes `rel = target − (addr + 8)`; like ptxas, a target in slot 0 is encoded as its
 //! bundle's base (the control word's address), which the hardware resolves to the same
-//! instruction.
+//! instruction, except for `BRA self`, which always names itself.
 
 use super::{assign_control, Mode};
 use crate::sm50::{self, Bundle, Ctrl, Field, Form, Inst};
@@ -160,7 +160,8 @@ pub fn layout(body: &Body, mode: Mode) -> Result<Laid, LayoutError> {
         let Some(t) = *target else { continue };
         let from = inst_addr(n);
         let mut to = inst_addr(t);
-        if t % 3 == 0 {
+        // ptxas's `BRA self` names itself even in slot 0 (`0xe2400fffff87000f`).
+        if t % 3 == 0 && t != n {
             to -= 8;
         }
         let rel = sm50::ctrl::branch_rel(from, to).ok_or(LayoutError::OutOfRange { from, to })?;

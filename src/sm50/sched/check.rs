@@ -38,7 +38,7 @@ pub fn check_hazards(insts: &[Inst], ctrl: &[Ctrl], targets: &[Option<usize>]) -
         if let Err(e) = ctrl[k].validate(insts[k].info().variable_latency) {
             errs.push(format!("{k}: illegal control field: {e}"));
         }
-        if lead[k] && k > 0 && ctrl[k].wait & used != used {
+        if lead[k] && (k > 0 || targets.contains(&Some(0))) && ctrl[k].wait & used != used {
             errs.push(format!(
                 "{k}: block leader waits on {:#x}, not every used scoreboard {used:#x}",
                 ctrl[k].wait
