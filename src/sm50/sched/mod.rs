@@ -172,7 +172,7 @@ pub fn assign_control(insts: &[Inst], targets: &[Option<usize>], mode: Mode) -> 
         m | c.wbar.map_or(0, |b| 1 << b) | c.rbar.map_or(0, |b| 1 << b)
     });
     // The function entry starts with nothing pending, unless something branches back to it.
-    let entry_targeted = targets.iter().any(|t| *t == Some(0));
+    let entry_targeted = targets.contains(&Some(0));
     for (k, (c, &lead)) in ctrl.iter_mut().zip(&leaders).enumerate() {
         if lead && (k > 0 || entry_targeted) {
             c.wait |= used;
