@@ -27,6 +27,7 @@ pub mod lower;
 pub mod machinst;
 pub mod oracle;
 pub mod ptx;
+pub mod sim;
 pub mod sm50;
 
 pub use driver::{compile, Options, Output};

@@ -1,0 +1,1442 @@
+//! The machine: CTAs, warps, the divergence stack, and one function per instruction family.
+//! The semantics are documented in the module essay of [`crate::sim`].
+
+use super::mem::{Memory, Space};
+use super::{branch_target, next_addr, KernelInfo, Program, SimError};
+use crate::ir::eval::{Launch, RunOutput, LOCAL_WINDOW_BASE, SHARED_WINDOW_BASE, WINDOW_SIZE};
+use crate::sm50::{rt::sext, Field, Form, Inst};
+
+/// CC flag bits.
+const CF: u8 = 1;
+/// On LEA: "not in the shared window" (seed 001).
+const OF: u8 = 2;
+/// Result zero.
+const ZF: u8 = 4;
+/// Result negative.
+const SF: u8 = 8;
+
+/// ZF and SF of a 32-bit result.
+fn zs(r: u32) -> u8 {
+    flags(false, false, r)
+}
+
+/// The CC value for a carry, an OF bit and a 32-bit result.
+fn flags(carry: bool, of: bool, r: u32) -> u8 {
+    let mut cc = 0;
+    if carry {
+        cc |= CF;
+    }
+    if of {
+        cc |= OF;
+    }
+    if r == 0 {
+        cc |= ZF;
+    }
+    if r >> 31 != 0 {
+        cc |= SF;
+    }
+    cc
+}
+
+/// Whether CC passes a BRA CC test, `None` for the tests not modelled.
+fn cc_test(test: u8, cc: u8) -> Option<bool> {
+    let (z, lt) = (cc & ZF != 0, (cc & SF != 0) != (cc & OF != 0));
+    Some(match test {
+        0 | 8 => false,
+        1 | 9 => lt,
+        2 | 10 => z,
+        3 | 11 => lt || z,
+        4 | 12 => !lt && !z,
+        5 | 13 => !z,
+        6 | 14 => !lt,
+        7 | 15 => true,
+        _ => return None,
+    })
+}
+
+const RZ: u64 = 255;
+const PT: u64 = 7;
+
+/// A divergence-stack entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    /// SSY: reconverge at `pc`.
+    Sync,
+    /// The other side of a divergent branch.
+    Div,
+    /// PBK: where BRK lanes go.
+    Brk,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Entry {
+    kind: Kind,
+    pc: u64,
+    mask: u32,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    Running,
+    AtBarrier,
+    Done,
+}
+
+struct Warp {
+    /// `regs[r * 32 + lane]`, r in 0..255.
+    regs: Vec<u32>,
+    preds: [u8; 32],
+    cc: [u8; 32],
+    pc: u64,
+    active: u32,
+    exited: u32,
+    stack: Vec<Entry>,
+    state: State,
+    /// Warp index in its CTA.
+    index: usize,
+}
+
+impl Warp {
+    fn r(&self, reg: u64, lane: usize) -> u32 {
+        if reg >= RZ {
+            0
+        } else {
+            self.regs[reg as usize * 32 + lane]
+        }
+    }
+
+    fn set_r(&mut self, reg: u64, lane: usize, v: u32) {
+        if reg < RZ {
+            self.regs[reg as usize * 32 + lane] = v;
+        }
+    }
+
+    fn p(&self, p: u64, lane: usize) -> bool {
+        p >= PT || (self.preds[lane] >> p) & 1 != 0
+    }
+
+    fn set_p(&mut self, p: u64, lane: usize, v: bool) {
+        if p < PT {
+            if v {
+                self.preds[lane] |= 1 << p;
+            } else {
+                self.preds[lane] &= !(1 << p);
+            }
+        }
+    }
+
+    fn cf(&self, lane: usize) -> u64 {
+        u64::from(self.cc[lane] & CF)
+    }
+
+    /// Lanes leave the active set; when none is left, resume the innermost stack entry that
+    /// still has lanes, or finish the warp.
+    fn leave(&mut self, lanes: u32) {
+        self.active &= !lanes;
+        while self.active == 0 {
+            let Some(e) = self.stack.pop() else {
+                self.state = State::Done;
+                return;
+            };
+            let mask = e.mask & !self.exited;
+            if mask != 0 {
+                self.active = mask;
+                self.pc = e.pc;
+            }
+        }
+    }
+}
+
+/// A 32-bit source operand, resolved once per instruction.
+#[derive(Clone, Copy)]
+enum Src {
+    Reg(u64),
+    Val(u32),
+}
+
+fn f(i: &Inst, field: Field) -> u64 {
+    i.get(field).unwrap_or(0)
+}
+
+fn flag(i: &Inst, field: Field) -> bool {
+    f(i, field) != 0
+}
+
+/// Iterate over the set bits of a lane mask.
+fn lanes(mask: u32) -> impl Iterator<Item = usize> {
+    (0..32).filter(move |l| mask >> l & 1 != 0)
+}
+
+struct Sim<'a> {
+    prog: &'a Program,
+    launch: &'a Launch,
+    mem: Memory,
+    ctaid: [u32; 3],
+    steps: u64,
+}
+
+pub(crate) fn run(
+    prog: &Program,
+    info: &KernelInfo,
+    launch: &Launch,
+) -> Result<(RunOutput, u64), SimError> {
+    if launch.grid.contains(&0) || launch.block.contains(&0) {
+        return Err(SimError::BadLaunch(
+            "grid and block dimensions must be at least 1".into(),
+        ));
+    }
+    let per_cta: u64 = launch.block.iter().map(|&d| u64::from(d)).product();
+    if per_cta > 1024 {
+        return Err(SimError::BadLaunch(format!(
+            "{per_cta} threads per CTA, at most 1024"
+        )));
+    }
+    let ctas: u64 = launch.grid.iter().map(|&d| u64::from(d)).product();
+    if ctas.saturating_mul(per_cta) > crate::ir::eval::MAX_THREADS {
+        return Err(SimError::BadLaunch("too many threads".into()));
+    }
+    let mut sim = Sim {
+        prog,
+        launch,
+        mem: Memory::new(info, launch)?,
+        ctaid: [0; 3],
+        steps: 0,
+    };
+    let mut shared = Vec::new();
+    let mut local = Vec::new();
+    for z in 0..launch.grid[2] {
+        for y in 0..launch.grid[1] {
+            for x in 0..launch.grid[0] {
+                sim.ctaid = [x, y, z];
+                sim.run_cta(per_cta as usize)?;
+                shared.push(std::mem::take(&mut sim.mem.shared));
+                local.append(&mut sim.mem.local);
+            }
+        }
+    }
+    Ok((
+        RunOutput {
+            global: sim.mem.global,
+            shared,
+            local,
+        },
+        sim.steps,
+    ))
+}
+
+impl Sim<'_> {
+    fn run_cta(&mut self, threads: usize) -> Result<(), SimError> {
+        self.mem.start_cta(threads);
+        let nwarps = threads.div_ceil(32);
+        let mut warps: Vec<Warp> = (0..nwarps)
+            .map(|w| {
+                let n = (threads - 32 * w).min(32);
+                let live = if n == 32 { u32::MAX } else { (1u32 << n) - 1 };
+                Warp {
+                    regs: vec![0; 255 * 32],
+                    preds: [0; 32],
+                    cc: [0; 32],
+                    pc: 8,
+                    active: live,
+                    exited: !live,
+                    stack: Vec::new(),
+                    state: State::Running,
+                    index: w,
+                }
+            })
+            .collect();
+        loop {
+            for w in warps.iter_mut() {
+                while w.state == State::Running {
+                    self.step(w)?;
+                }
+            }
+            if warps.iter().all(|w| w.state == State::Done) {
+                return Ok(());
+            }
+            // Every live warp is at the barrier: release them.
+            for w in warps.iter_mut() {
+                if w.state == State::AtBarrier {
+                    w.state = State::Running;
+                }
+            }
+        }
+    }
+
+    /// The B operand (register, constant or immediate).
+    fn src_b(&mut self, i: &Inst, addr: u64) -> Result<Src, SimError> {
+        if matches!(i.form, Form::XMAD_CC | Form::BFI_CC | Form::FFMA_CC) {
+            return Ok(Src::Reg(f(i, Field::Rb)));
+        }
+        if let Some(rb) = i.get(Field::Rb) {
+            return Ok(Src::Reg(rb));
+        }
+        if let Some(off) = i.get(Field::Cbo) {
+            let bank = i.get(Field::Cbk).or(i.get(Field::Cbks)).unwrap_or(0);
+            return Ok(Src::Val(self.mem.const32(addr, bank as u8, off * 4)?));
+        }
+        if let Some(v) = i.get(Field::ImmImm20s) {
+            return Ok(Src::Val(sext(v, 20) as u32));
+        }
+        if let Some(v) = i.get(Field::ImmImm20u) {
+            return Ok(Src::Val(v as u32));
+        }
+        if let Some(v) = i.get(Field::ImmImm16) {
+            return Ok(Src::Val(v as u32));
+        }
+        if let Some(v) = i.get(Field::ImmF32i) {
+            return Ok(Src::Val(
+                ((v as u32 & 0x7ffff) << 12) | ((v as u32 >> 19) << 31),
+            ));
+        }
+        if let Some(v) = i.get(Field::Imm) {
+            return Ok(Src::Val(v as u32));
+        }
+        if let Some(v) = i.get(Field::Sh) {
+            return Ok(Src::Val(v as u32));
+        }
+        Err(unsupported(addr, i, "an instruction without a B operand"))
+    }
+
+    /// The C operand of forms whose C may be a constant (XMAD/BFI/FFMA cbuf-in-C).
+    fn src_c(&mut self, i: &Inst, addr: u64) -> Result<Src, SimError> {
+        if matches!(i.form, Form::XMAD_CC | Form::BFI_CC | Form::FFMA_CC) {
+            let off = f(i, Field::Cbo);
+            let bank = f(i, Field::Cbk);
+            return Ok(Src::Val(self.mem.const32(addr, bank as u8, off * 4)?));
+        }
+        Ok(Src::Reg(f(i, Field::Rc)))
+    }
+
+    fn step(&mut self, w: &mut Warp) -> Result<(), SimError> {
+        let addr = w.pc;
+        let inst = *self.prog.get(addr, addr)?;
+        self.steps += 1;
+        if self.steps > self.launch.step_limit {
+            return Err(SimError::StepLimit {
+                addr,
+                limit: self.launch.step_limit,
+            });
+        }
+        let pg = inst.get(Field::Pg).unwrap_or(PT);
+        let pgn = flag(&inst, Field::Pgn);
+        let mut exec = 0u32;
+        for l in lanes(w.active) {
+            if w.p(pg, l) != pgn {
+                exec |= 1 << l;
+            }
+        }
+        w.pc = next_addr(addr);
+        self.exec(w, &inst, addr, exec)
+    }
+
+    fn exec(&mut self, w: &mut Warp, i: &Inst, addr: u64, exec: u32) -> Result<(), SimError> {
+        use Form::*;
+        match i.form {
+            // ---------------------------------------------------------- control flow
+            BRA => {
+                let target = branch_target(addr, f(i, Field::Rel));
+                self.prog.get(target, addr)?;
+                let test = self.prog.bra_cc(addr);
+                let mut exec = exec;
+                if test != 0xf {
+                    for l in lanes(exec) {
+                        let Some(pass) = cc_test(test, w.cc[l]) else {
+                            return Err(unsupported(addr, i, "this BRA CC test"));
+                        };
+                        if !pass {
+                            exec &= !(1 << l);
+                        }
+                    }
+                }
+                if exec == w.active {
+                    w.pc = target;
+                } else if exec != 0 {
+                    w.stack.push(Entry {
+                        kind: Kind::Div,
+                        pc: w.pc,
+                        mask: w.active & !exec,
+                    });
+                    w.active = exec;
+                    w.pc = target;
+                }
+            }
+            SSY | PBK => {
+                let target = branch_target(addr, f(i, Field::Rel));
+                self.prog.get(target, addr)?;
+                let kind = if i.form == SSY { Kind::Sync } else { Kind::Brk };
+                w.stack.push(Entry {
+                    kind,
+                    pc: target,
+                    mask: w.active,
+                });
+            }
+            SYNC => {
+                if exec != 0 {
+                    if !w.stack.iter().any(|e| e.kind == Kind::Sync) {
+                        return Err(SimError::Divergence {
+                            addr,
+                            what: "SYNC without a matching SSY".into(),
+                        });
+                    }
+                    w.leave(exec);
+                }
+            }
+            BRK => {
+                if exec != 0 {
+                    let Some(k) = w.stack.iter().rposition(|e| e.kind == Kind::Brk) else {
+                        return Err(SimError::Divergence {
+                            addr,
+                            what: "BRK without a matching PBK".into(),
+                        });
+                    };
+                    for e in &mut w.stack[k + 1..] {
+                        e.mask &= !exec;
+                    }
+                    w.leave(exec);
+                }
+            }
+            EXIT => {
+                w.exited |= exec;
+                for e in &mut w.stack {
+                    e.mask &= !exec;
+                }
+                w.leave(exec);
+            }
+            BAR => {
+                if f(i, Field::Mode) != 0 {
+                    return Err(unsupported(addr, i, "BAR other than BAR.SYNC"));
+                }
+                if exec != 0 {
+                    w.state = State::AtBarrier;
+                }
+            }
+            NOP | DEPBAR | MEMBAR => {}
+
+            // ---------------------------------------------------------- moves
+            MOV_R | MOV_C | MOV_I => {
+                let b = self.src_b(i, addr)?;
+                self.alu(w, i, exec, |w, l| w.val(b, l));
+            }
+            MOV32I => {
+                let v = f(i, Field::Imm) as u32;
+                self.alu(w, i, exec, |_, _| v);
+            }
+            S2R | CS2R => self.s2r(w, i, addr, exec)?,
+            SEL_R | SEL_C | SEL_I => {
+                let b = self.src_b(i, addr)?;
+                let (ra, ps, psn) = (f(i, Field::Ra), f(i, Field::Ps), flag(i, Field::Psn));
+                self.alu(w, i, exec, |w, l| {
+                    if w.p(ps, l) != psn {
+                        w.r(ra, l)
+                    } else {
+                        w.val(b, l)
+                    }
+                });
+            }
+
+            // ---------------------------------------------------------- integer add
+            IADD_R | IADD_C | IADD_I | IADD32I => {
+                let b = if i.form == IADD32I {
+                    Src::Val(f(i, Field::Imm) as u32)
+                } else {
+                    self.src_b(i, addr)?
+                };
+                if flag(i, Field::Sat) {
+                    return Err(unsupported(addr, i, "IADD.SAT"));
+                }
+                let ra = f(i, Field::Ra);
+                let (na, nb) = (flag(i, Field::Nega), flag(i, Field::Negb));
+                let x = flag(i, Field::X);
+                let po = na && nb;
+                for l in lanes(exec) {
+                    let a = u64::from(w.r(ra, l));
+                    let bv = u64::from(w.val(b, l));
+                    let sum = if po {
+                        a + bv + 1
+                    } else {
+                        add_term(a, na && !po, x) + add_term(bv, nb && !po, x)
+                    } + if x { w.cf(l) } else { 0 };
+                    self.write_sum(w, i, l, sum);
+                }
+            }
+            IADD3_R | IADD3_C | IADD3_I => {
+                let b = self.src_b(i, addr)?;
+                let (ra, rc) = (f(i, Field::Ra), f(i, Field::Rc));
+                let (na, nb, nc) = (
+                    flag(i, Field::Nega),
+                    flag(i, Field::Negb),
+                    flag(i, Field::Negc),
+                );
+                let (ha, hb, hc, sh) = (
+                    f(i, Field::Ha),
+                    f(i, Field::Hb),
+                    f(i, Field::Hc),
+                    f(i, Field::Sh),
+                );
+                let x = flag(i, Field::X);
+                for l in lanes(exec) {
+                    let a = half(w.r(ra, l), ha);
+                    let bv = half(w.val(b, l), hb);
+                    let c = half(w.r(rc, l), hc);
+                    let ab = add_term(a, na, x) + add_term(bv, nb, x);
+                    let ab = match sh {
+                        1 => (ab & 0xffff_ffff) >> 16,
+                        2 => (ab << 16) & 0xffff_ffff,
+                        _ => ab,
+                    };
+                    let sum = ab + add_term(c, nc, x) + if x { w.cf(l) } else { 0 };
+                    self.write_sum(w, i, l, sum);
+                }
+            }
+            ISCADD_R | ISCADD_C | ISCADD_I | ISCADD32I => {
+                let b = if i.form == ISCADD32I {
+                    Src::Val(f(i, Field::Imm) as u32)
+                } else {
+                    self.src_b(i, addr)?
+                };
+                let (ra, s) = (f(i, Field::Ra), f(i, Field::S) as u32);
+                let (na, nb) = (flag(i, Field::Nega), flag(i, Field::Negb));
+                let po = na && nb;
+                for l in lanes(exec) {
+                    let a = u64::from(w.r(ra, l) << s);
+                    let bv = u64::from(w.val(b, l));
+                    let sum = if po {
+                        a + bv + 1
+                    } else {
+                        add_term(a, na, false) + add_term(bv, nb, false)
+                    };
+                    self.write_sum(w, i, l, sum);
+                }
+            }
+            LEA_R | LEA_C | LEA_I | LEA_HI_R | LEA_HI_C => self.lea(w, i, addr, exec)?,
+
+            // ---------------------------------------------------------- shifts, logic
+            SHL_R | SHL_C | SHL_I => {
+                if flag(i, Field::X) || flag(i, Field::Cc) {
+                    return Err(unsupported(addr, i, "SHL.X/.CC"));
+                }
+                let b = self.src_b(i, addr)?;
+                let (ra, wrap) = (f(i, Field::Ra), flag(i, Field::W));
+                self.alu(w, i, exec, |w, l| {
+                    let n = w.val(b, l);
+                    let n = if wrap { n & 31 } else { n };
+                    if n >= 32 {
+                        0
+                    } else {
+                        w.r(ra, l) << n
+                    }
+                });
+            }
+            SHR_R | SHR_C | SHR_I => {
+                if flag(i, Field::X) || flag(i, Field::Cc) || flag(i, Field::Brev) {
+                    return Err(unsupported(addr, i, "SHR.X/.CC/.BREV"));
+                }
+                let b = self.src_b(i, addr)?;
+                let (ra, wrap, sgn) = (f(i, Field::Ra), flag(i, Field::W), flag(i, Field::Sgn));
+                self.alu(w, i, exec, |w, l| {
+                    let n = w.val(b, l);
+                    let n = if wrap { n & 31 } else { n.min(32) };
+                    let a = w.r(ra, l);
+                    if sgn {
+                        ((a as i32 as i64) >> n) as u32
+                    } else {
+                        ((u64::from(a)) >> n) as u32
+                    }
+                });
+            }
+            SHF_LR | SHF_LI | SHF_RR | SHF_RI => {
+                if flag(i, Field::X) || flag(i, Field::Cc) {
+                    return Err(unsupported(addr, i, "SHF.X/.CC"));
+                }
+                let b = self.src_b(i, addr)?;
+                let (ra, rc) = (f(i, Field::Ra), f(i, Field::Rc));
+                let (ty, wrap, hi) = (f(i, Field::Ty), flag(i, Field::W), flag(i, Field::Hi));
+                let left = matches!(i.form, SHF_LR | SHF_LI);
+                self.alu(w, i, exec, |w, l| {
+                    let v = u64::from(w.r(rc, l)) << 32 | u64::from(w.r(ra, l));
+                    let n = w.val(b, l);
+                    let n = if wrap {
+                        n & 31
+                    } else if ty == 0 {
+                        n.min(32)
+                    } else {
+                        n.min(64)
+                    };
+                    if left {
+                        (v.checked_shl(n).unwrap_or(0) >> 32) as u32
+                    } else {
+                        let r = if ty == 3 {
+                            ((v as i64) >> n.min(63)) as u64
+                        } else {
+                            v.checked_shr(n).unwrap_or(0)
+                        };
+                        if hi {
+                            (r >> 32) as u32
+                        } else {
+                            r as u32
+                        }
+                    }
+                });
+            }
+            LOP_R | LOP_C | LOP_I | LOP32I => {
+                if flag(i, Field::X) || flag(i, Field::Cc) {
+                    return Err(unsupported(addr, i, "LOP.X/.CC"));
+                }
+                let b = if i.form == LOP32I {
+                    Src::Val(f(i, Field::Imm) as u32)
+                } else {
+                    self.src_b(i, addr)?
+                };
+                let (ra, op) = (f(i, Field::Ra), f(i, Field::Op));
+                let (ia, ib) = (flag(i, Field::Inva), flag(i, Field::Invb));
+                let (pop, pd) = (f(i, Field::Pop), i.get(Field::Pd).unwrap_or(PT));
+                for l in lanes(exec) {
+                    let a = if ia { !w.r(ra, l) } else { w.r(ra, l) };
+                    let bv = if ib { !w.val(b, l) } else { w.val(b, l) };
+                    let r = match op {
+                        0 => a & bv,
+                        1 => a | bv,
+                        2 => a ^ bv,
+                        _ => bv,
+                    };
+                    w.set_r(f(i, Field::Rd), l, r);
+                    w.set_p(pd, l, pred_op(pop, r));
+                }
+            }
+            LOP3_R | LOP3_I | LOP3_C => {
+                if flag(i, Field::X) || flag(i, Field::Cc) {
+                    return Err(unsupported(addr, i, "LOP3.X/.CC"));
+                }
+                let b = self.src_b(i, addr)?;
+                let (ra, rc, lut) = (f(i, Field::Ra), f(i, Field::Rc), f(i, Field::Lut) as u8);
+                let (pop, pd) = (f(i, Field::Pop), i.get(Field::Pd).unwrap_or(PT));
+                for l in lanes(exec) {
+                    let r = lop3(lut, w.r(ra, l), w.val(b, l), w.r(rc, l));
+                    w.set_r(f(i, Field::Rd), l, r);
+                    w.set_p(pd, l, pred_op(pop, r));
+                }
+            }
+
+            // ---------------------------------------------------------- multiply
+            XMAD_R | XMAD_I | XMAD_C | XMAD_CC => self.xmad(w, i, addr, exec)?,
+
+            // ---------------------------------------------------------- compare, select
+            ISETP_R | ISETP_C | ISETP_I => {
+                if flag(i, Field::X) {
+                    return Err(unsupported(addr, i, "ISETP.X"));
+                }
+                let b = self.src_b(i, addr)?;
+                let (ra, cmp, sgn) = (f(i, Field::Ra), f(i, Field::Cmp), flag(i, Field::Sgn));
+                let (pacc, paccn, bop) =
+                    (f(i, Field::Pacc), flag(i, Field::Paccn), f(i, Field::Bop));
+                let (pd0, pd1) = (f(i, Field::Pd0), f(i, Field::Pd1));
+                for l in lanes(exec) {
+                    let c = icmp(cmp, sgn, w.r(ra, l), w.val(b, l));
+                    let acc = w.p(pacc, l) != paccn;
+                    w.set_p(pd0, l, bool_op(bop, c, acc));
+                    w.set_p(pd1, l, bool_op(bop, !c, acc));
+                }
+            }
+            ISET_R | ISET_C | ISET_I => {
+                let b = self.src_b(i, addr)?;
+                let x = flag(i, Field::X);
+                let (ra, cmp, sgn) = (f(i, Field::Ra), f(i, Field::Cmp), flag(i, Field::Sgn));
+                let (pacc, paccn, bop) =
+                    (f(i, Field::Pacc), flag(i, Field::Paccn), f(i, Field::Bop));
+                let (bf, cc, rd) = (flag(i, Field::Bf), flag(i, Field::Cc), f(i, Field::Rd));
+                for l in lanes(exec) {
+                    let c = if x {
+                        icmp_x(cmp, sgn, w.r(ra, l), w.val(b, l), w.cc[l])
+                    } else {
+                        icmp(cmp, sgn, w.r(ra, l), w.val(b, l))
+                    };
+                    let r = match (bool_op(bop, c, w.p(pacc, l) != paccn), bf) {
+                        (false, _) => 0,
+                        (true, true) => 1.0f32.to_bits(),
+                        (true, false) => u32::MAX,
+                    };
+                    w.set_r(rd, l, r);
+                    if cc {
+                        // ptxas pairs `ISET … RZ.CC` with `BRA CC.NEU`: CC from the result.
+                        w.cc[l] = zs(r);
+                    }
+                }
+            }
+            ICMP_R | ICMP_C | ICMP_I => {
+                let b = self.src_b(i, addr)?;
+                let (ra, rc) = (f(i, Field::Ra), f(i, Field::Rc));
+                let (cmp, sgn) = (f(i, Field::Cmp), flag(i, Field::Sgn));
+                self.alu(w, i, exec, |w, l| {
+                    if icmp(cmp, sgn, w.r(rc, l), 0) {
+                        w.r(ra, l)
+                    } else {
+                        w.val(b, l)
+                    }
+                });
+            }
+            PSETP => {
+                let (pa, pan) = (f(i, Field::Pa), flag(i, Field::Pan));
+                let (pb, pbn) = (f(i, Field::Pb), flag(i, Field::Pbn));
+                let (pc, pcn) = (f(i, Field::Pc), flag(i, Field::Pcn));
+                let (b1, b2) = (f(i, Field::Bop1), f(i, Field::Bop2));
+                let (pd0, pd1) = (f(i, Field::Pd0), f(i, Field::Pd1));
+                for l in lanes(exec) {
+                    let t = bool_op(b1, w.p(pa, l) != pan, w.p(pb, l) != pbn);
+                    let c = w.p(pc, l) != pcn;
+                    w.set_p(pd0, l, bool_op(b2, t, c));
+                    w.set_p(pd1, l, bool_op(b2, !t, c));
+                }
+            }
+            IMNMX_R | IMNMX_C | IMNMX_I => {
+                if f(i, Field::Mode) != 0 || flag(i, Field::Cc) {
+                    return Err(unsupported(addr, i, "IMNMX .XLO/.XMED/.XHI/.CC"));
+                }
+                let b = self.src_b(i, addr)?;
+                let (ra, sgn) = (f(i, Field::Ra), flag(i, Field::Sgn));
+                let (pacc, paccn) = (f(i, Field::Pacc), flag(i, Field::Paccn));
+                self.alu(w, i, exec, |w, l| {
+                    let (a, bv) = (w.r(ra, l), w.val(b, l));
+                    let min = w.p(pacc, l) != paccn;
+                    let a_less = if sgn {
+                        (a as i32) < (bv as i32)
+                    } else {
+                        a < bv
+                    };
+                    if a_less == min {
+                        a
+                    } else {
+                        bv
+                    }
+                });
+            }
+
+            // ---------------------------------------------------------- bit fields
+            BFE_R | BFE_C | BFE_I => {
+                if flag(i, Field::Brev) || flag(i, Field::Cc) {
+                    return Err(unsupported(addr, i, "BFE.BREV/.CC"));
+                }
+                let b = if i.form == BFE_I {
+                    Src::Val(f(i, Field::ImmImm20s) as u32 & 0xfffff)
+                } else {
+                    self.src_b(i, addr)?
+                };
+                let (ra, sgn) = (f(i, Field::Ra), flag(i, Field::Sgn));
+                self.alu(w, i, exec, |w, l| {
+                    let ctl = w.val(b, l);
+                    bfe(w.r(ra, l), ctl & 0xff, (ctl >> 8) & 0xff, sgn)
+                });
+            }
+            BFI_R | BFI_C | BFI_I | BFI_CC => {
+                if flag(i, Field::Cc) {
+                    return Err(unsupported(addr, i, "BFI.CC"));
+                }
+                let b = self.src_b(i, addr)?;
+                let c = self.src_c(i, addr)?;
+                let ra = f(i, Field::Ra);
+                self.alu(w, i, exec, |w, l| {
+                    let ctl = w.val(b, l);
+                    let (pos, len) = (ctl & 0xff, (ctl >> 8) & 0xff);
+                    let base = w.val(c, l);
+                    if pos >= 32 || len == 0 {
+                        return base;
+                    }
+                    let len = len.min(32 - pos);
+                    let mask = (((1u64 << len) - 1) as u32) << pos;
+                    (base & !mask) | ((w.r(ra, l) << pos) & mask)
+                });
+            }
+            POPC_R | POPC_C | POPC_I => {
+                let b = self.src_b(i, addr)?;
+                let inv = flag(i, Field::Invb);
+                self.alu(w, i, exec, |w, l| {
+                    let v = w.val(b, l);
+                    (if inv { !v } else { v }).count_ones()
+                });
+            }
+            FLO_R | FLO_C | FLO_I => {
+                if flag(i, Field::Cc) {
+                    return Err(unsupported(addr, i, "FLO.CC"));
+                }
+                let b = self.src_b(i, addr)?;
+                let (inv, sh, sgn) = (
+                    flag(i, Field::Invb),
+                    flag(i, Field::Sh),
+                    flag(i, Field::Sgn),
+                );
+                self.alu(w, i, exec, |w, l| {
+                    let mut v = w.val(b, l);
+                    if inv {
+                        v = !v;
+                    }
+                    if sgn && (v as i32) < 0 {
+                        v = !v;
+                    }
+                    if v == 0 {
+                        u32::MAX
+                    } else if sh {
+                        v.leading_zeros()
+                    } else {
+                        31 - v.leading_zeros()
+                    }
+                });
+            }
+            I2I_R | I2I_C | I2I_I => self.i2i(w, i, addr, exec)?,
+
+            // ---------------------------------------------------------- memory
+            LDG | STG | LD | ST | LDS | STS | LDL | STL | LDC => self.memory(w, i, addr, exec)?,
+
+            // ---------------------------------------------------------- FP32
+            FADD_R | FADD_C | FADD_I | FADD32I | FMUL_R | FMUL_C | FMUL_I | FMUL32I | FFMA_R
+            | FFMA_C | FFMA_CC | FFMA_I => self.fp32(w, i, addr, exec)?,
+            FSETP_R | FSETP_C | FSETP_I => {
+                let b = self.src_b(i, addr)?;
+                let ra = f(i, Field::Ra);
+                let (na, nb) = (flag(i, Field::Nega), flag(i, Field::Negb));
+                let (aa, ab) = (flag(i, Field::Absa), flag(i, Field::Absb));
+                let ftz = flag(i, Field::Ftz);
+                let (cmp, bop) = (f(i, Field::Cmp), f(i, Field::Bop));
+                let (pacc, paccn) = (f(i, Field::Pacc), flag(i, Field::Paccn));
+                let (pd0, pd1) = (f(i, Field::Pd0), f(i, Field::Pd1));
+                for l in lanes(exec) {
+                    let a = fmod(w.r(ra, l), aa, na, ftz);
+                    let bv = fmod(w.val(b, l), ab, nb, ftz);
+                    let c = fcmp(cmp, a, bv);
+                    let acc = w.p(pacc, l) != paccn;
+                    w.set_p(pd0, l, bool_op(bop, c, acc));
+                    w.set_p(pd1, l, bool_op(bop, !c, acc));
+                }
+            }
+            I2F_R | I2F_C | I2F_I => {
+                if f(i, Field::Dsz) != 2 || f(i, Field::Rnd) != 0 || f(i, Field::St) & 3 == 3 {
+                    return Err(unsupported(
+                        addr,
+                        i,
+                        "I2F other than to F32 (RN) from 8..32 bits",
+                    ));
+                }
+                if flag(i, Field::Cc) {
+                    return Err(unsupported(addr, i, "I2F.CC"));
+                }
+                let b = self.src_b(i, addr)?;
+                let (st, bsel) = (f(i, Field::St), f(i, Field::Bsel));
+                let (neg, abs) = (flag(i, Field::Negb), flag(i, Field::Absb));
+                let bits = 8u32 << (st & 3);
+                self.alu(w, i, exec, |w, l| {
+                    let raw = u64::from(w.val(b, l) >> (8 * bsel));
+                    let mut v = if st & 4 != 0 {
+                        sext(raw, bits) as i64
+                    } else {
+                        (raw & ((1u64 << bits) - 1)) as i64
+                    };
+                    if abs {
+                        v = v.abs();
+                    }
+                    if neg {
+                        v = -v;
+                    }
+                    (v as f32).to_bits()
+                });
+            }
+            F2I_R | F2I_C | F2I_I => {
+                let dt = f(i, Field::Dt);
+                if f(i, Field::Ssz) != 2 || !matches!(dt, 2 | 6) || flag(i, Field::H1) {
+                    return Err(unsupported(addr, i, "F2I other than F32 to 32-bit"));
+                }
+                if flag(i, Field::Cc) {
+                    return Err(unsupported(addr, i, "F2I.CC"));
+                }
+                let b = self.src_b(i, addr)?;
+                let (rnd, ftz) = (f(i, Field::Rnd), flag(i, Field::Ftz));
+                let (neg, abs) = (flag(i, Field::Negb), flag(i, Field::Absb));
+                self.alu(w, i, exec, |w, l| {
+                    let x = fmod(w.val(b, l), abs, neg, ftz);
+                    let x = match rnd {
+                        0 => x.round_ties_even(),
+                        1 => x.floor(),
+                        2 => x.ceil(),
+                        _ => x.trunc(),
+                    };
+                    // Rust's float-to-int casts saturate and send NaN to 0.
+                    if dt == 6 {
+                        x as i32 as u32
+                    } else {
+                        x as u32
+                    }
+                });
+            }
+            FMNMX_R | FMNMX_C | FMNMX_I => {
+                if flag(i, Field::Cc) {
+                    return Err(unsupported(addr, i, "FMNMX.CC"));
+                }
+                let b = self.src_b(i, addr)?;
+                let ra = f(i, Field::Ra);
+                let (na, nb) = (flag(i, Field::Nega), flag(i, Field::Negb));
+                let (aa, ab) = (flag(i, Field::Absa), flag(i, Field::Absb));
+                let ftz = flag(i, Field::Ftz);
+                let (pacc, paccn) = (f(i, Field::Pacc), flag(i, Field::Paccn));
+                self.alu(w, i, exec, |w, l| {
+                    let a = fmod(w.r(ra, l), aa, na, ftz);
+                    let bv = fmod(w.val(b, l), ab, nb, ftz);
+                    // min/max return the other operand when one is NaN.
+                    let r = if w.p(pacc, l) != paccn {
+                        a.min(bv)
+                    } else {
+                        a.max(bv)
+                    };
+                    r.to_bits()
+                });
+            }
+            VOTE => {
+                let (pa, pan, pd) = (f(i, Field::Pa), flag(i, Field::Pan), f(i, Field::Pd));
+                let mut ballot = 0u32;
+                for l in lanes(exec) {
+                    if w.p(pa, l) != pan {
+                        ballot |= 1 << l;
+                    }
+                }
+                let v = match f(i, Field::Mode) {
+                    0 => ballot == exec,
+                    1 => ballot != 0,
+                    _ => ballot == exec || ballot == 0,
+                };
+                let rd = f(i, Field::Rd);
+                for l in lanes(exec) {
+                    w.set_r(rd, l, ballot);
+                    w.set_p(pd, l, v);
+                }
+            }
+            _ => return Err(unsupported(addr, i, "this instruction")),
+        }
+        Ok(())
+    }
+
+    /// Write a 32-bit result per executing lane.
+    fn alu(&self, w: &mut Warp, i: &Inst, exec: u32, mut op: impl FnMut(&Warp, usize) -> u32) {
+        let rd = f(i, Field::Rd);
+        for l in lanes(exec) {
+            let v = op(w, l);
+            w.set_r(rd, l, v);
+        }
+    }
+
+    /// Write the low 32 bits of an addition to Rd, and its carry to CC with `.CC`.
+    fn write_sum(&self, w: &mut Warp, i: &Inst, l: usize, sum: u64) {
+        w.set_r(f(i, Field::Rd), l, sum as u32);
+        if flag(i, Field::Cc) {
+            w.cc[l] = flags(sum >> 32 != 0, false, sum as u32);
+        }
+    }
+
+    fn lea(&mut self, w: &mut Warp, i: &Inst, addr: u64, exec: u32) -> Result<(), SimError> {
+        let b = self.src_b(i, addr)?;
+        let hi = matches!(i.form, Form::LEA_HI_R | Form::LEA_HI_C);
+        let (ra, rc, rd) = (f(i, Field::Ra), f(i, Field::Rc), f(i, Field::Rd));
+        let s = f(i, Field::S) as u32;
+        let (neg, x, cc, plg) = (
+            flag(i, Field::Nega),
+            flag(i, Field::X),
+            flag(i, Field::Cc),
+            i.get(Field::Plg).unwrap_or(PT),
+        );
+        let sw = SHARED_WINDOW_BASE as u32;
+        let detect = |lo: u32| lo & 0xff00_0000 == sw;
+        for l in lanes(exec) {
+            let off = if hi {
+                u64::from(w.r(rc, l)) << 32 | u64::from(w.r(ra, l))
+            } else {
+                u64::from(w.r(ra, l))
+            };
+            let off = if neg { off.wrapping_neg() } else { off };
+            let scaled = off << s;
+            let term = if hi {
+                scaled >> 32
+            } else {
+                scaled & 0xffff_ffff
+            };
+            let cin = if x { w.cf(l) } else { 0 };
+            let sum = term + u64::from(w.val(b, l)) + cin;
+            let r = sum as u32;
+            let carry = sum >> 32 != 0;
+            // The shared-window detect of the (64-bit) address this LEA completes.
+            let in_window = if hi {
+                r == 0 && w.cc[l] & OF == 0
+            } else {
+                detect(r)
+            };
+            w.set_r(rd, l, r);
+            w.set_p(plg, l, in_window);
+            if cc {
+                w.cc[l] = flags(carry, !in_window, r);
+            }
+        }
+        Ok(())
+    }
+
+    fn xmad(&mut self, w: &mut Warp, i: &Inst, addr: u64, exec: u32) -> Result<(), SimError> {
+        let b = self.src_b(i, addr)?;
+        let c = self.src_c(i, addr)?;
+        let (ra, rd) = (f(i, Field::Ra), f(i, Field::Rd));
+        let (sa, sb, ah, bh) = (
+            flag(i, Field::Sa),
+            flag(i, Field::Sb),
+            flag(i, Field::Ah),
+            flag(i, Field::Bh),
+        );
+        let (psl, mrg, x, cc, mode) = (
+            flag(i, Field::Psl),
+            flag(i, Field::Mrg),
+            flag(i, Field::X),
+            flag(i, Field::Cc),
+            f(i, Field::Mode),
+        );
+        if mode == 3 || mode > 4 {
+            return Err(unsupported(addr, i, "XMAD.CSFU"));
+        }
+        let h16 = |v: u32, high: bool, signed: bool| -> u32 {
+            let h = if high { v >> 16 } else { v & 0xffff };
+            if signed {
+                h as u16 as i16 as i32 as u32
+            } else {
+                h
+            }
+        };
+        for l in lanes(exec) {
+            let av = w.r(ra, l);
+            let bv = w.val(b, l);
+            let p = h16(av, ah, sa).wrapping_mul(h16(bv, bh, sb));
+            let p = if psl { p << 16 } else { p };
+            let cv = w.val(c, l);
+            let cv = match mode {
+                1 => cv & 0xffff,
+                2 => cv >> 16,
+                4 => cv.wrapping_add(bv << 16),
+                _ => cv,
+            };
+            let sum = u64::from(p) + u64::from(cv) + if x { w.cf(l) } else { 0 };
+            let mut r = sum as u32;
+            if mrg {
+                r = (r & 0xffff) | (bv << 16);
+            }
+            w.set_r(rd, l, r);
+            if cc {
+                w.cc[l] = flags(sum >> 32 != 0, false, r);
+            }
+        }
+        Ok(())
+    }
+
+    fn i2i(&mut self, w: &mut Warp, i: &Inst, addr: u64, exec: u32) -> Result<(), SimError> {
+        if flag(i, Field::Cc) {
+            return Err(unsupported(addr, i, "I2I.CC"));
+        }
+        let b = self.src_b(i, addr)?;
+        let (dt, st, bsel) = (f(i, Field::Dt), f(i, Field::St), f(i, Field::Bsel));
+        let (neg, abs, sat) = (
+            flag(i, Field::Negb),
+            flag(i, Field::Absb),
+            flag(i, Field::Sat),
+        );
+        // (bits, signed) of an I2I type code.
+        let ty = |t: u64| (8u32 << (t & 3), t & 4 != 0);
+        let (sbits, ssigned) = ty(st);
+        let (dbits, dsigned) = ty(dt);
+        self.alu(w, i, exec, |w, l| {
+            let raw = u64::from(w.val(b, l) >> (8 * bsel));
+            let mut v = if ssigned {
+                sext(raw, sbits) as i64
+            } else {
+                (raw & ((1u64 << sbits) - 1)) as i64
+            };
+            if abs {
+                v = v.abs();
+            }
+            if neg {
+                v = -v;
+            }
+            let (lo, hi) = if dsigned {
+                (-(1i64 << (dbits - 1)), (1i64 << (dbits - 1)) - 1)
+            } else {
+                (0, (1i64 << dbits) - 1)
+            };
+            if sat {
+                v = v.clamp(lo, hi);
+            }
+            let bits = (v as u64) & ((1u64 << dbits) - 1);
+            if dsigned {
+                sext(bits, dbits) as u32
+            } else {
+                bits as u32
+            }
+        });
+        Ok(())
+    }
+
+    fn s2r(&mut self, w: &mut Warp, i: &Inst, addr: u64, exec: u32) -> Result<(), SimError> {
+        let sr = f(i, Field::Sr);
+        let block = self.launch.block;
+        let ctaid = self.ctaid;
+        let steps = self.steps;
+        let smem = self.mem.shared_size as u32;
+        let warp = w.index as u32;
+        let tid = |l: usize| {
+            let t = warp * 32 + l as u32;
+            [
+                t % block[0],
+                t / block[0] % block[1],
+                t / (block[0] * block[1]),
+            ]
+        };
+        let value = |l: usize| -> Option<u32> {
+            let lt = (1u64 << l) as u32;
+            Some(match sr {
+                0x00 => l as u32,
+                0x01 | 0x50 | 0x52 => steps as u32,
+                0x51 | 0x53 => (steps >> 32) as u32,
+                0x02 => 1 << 20 | 64 << 8,
+                0x03 => (warp & 63) << 8,
+                0x20 => {
+                    let t = tid(l);
+                    t[0] | t[1] << 16 | t[2] << 26
+                }
+                0x21..=0x23 => tid(l)[(sr - 0x21) as usize],
+                0x25..=0x27 => ctaid[(sr - 0x25) as usize],
+                0x32 => smem,
+                0x38 => lt,
+                0x39 => lt.wrapping_sub(1),
+                0x3a => lt.wrapping_sub(1) | lt,
+                0x3b => !(lt.wrapping_sub(1) | lt),
+                0x3c => !lt.wrapping_sub(1),
+                _ => return None,
+            })
+        };
+        if i.form == Form::CS2R && !matches!(sr, 0x50..=0x53) {
+            return Err(unsupported(addr, i, "this CS2R special register"));
+        }
+        let rd = f(i, Field::Rd);
+        for l in lanes(exec) {
+            let Some(v) = value(l) else {
+                return Err(unsupported(addr, i, "this special register"));
+            };
+            w.set_r(rd, l, v);
+        }
+        Ok(())
+    }
+
+    fn memory(&mut self, w: &mut Warp, i: &Inst, addr: u64, exec: u32) -> Result<(), SimError> {
+        use Form::*;
+        let size_code = f(i, Field::Size);
+        let (bytes, signed): (u32, bool) = match size_code {
+            0 => (1, false),
+            1 => (1, true),
+            2 => (2, false),
+            3 => (2, true),
+            4 => (4, false),
+            5 => (8, false),
+            _ => (16, false),
+        };
+        let load = matches!(i.form, LDG | LD | LDS | LDL | LDC);
+        let (rd, ra) = (f(i, Field::Rd), f(i, Field::Ra));
+        let nregs = bytes.div_ceil(4) as u64;
+        if rd != RZ && rd + nregs > RZ {
+            return Err(unsupported(addr, i, "a register range past R254"));
+        }
+        let off = {
+            let fi = i
+                .slot(Field::Off)
+                .map(|k| i.info().fields[k].len)
+                .unwrap_or(0);
+            sext(f(i, Field::Off), fi.max(1))
+        };
+        let wide = flag(i, Field::E);
+        let may_shared_p = i.get(Field::P).unwrap_or(PT);
+        if matches!(i.form, LDC) && f(i, Field::Mode) != 0 {
+            return Err(unsupported(addr, i, "LDC .IL/.IS/.ISL"));
+        }
+        for l in lanes(exec) {
+            let base = if wide && ra != RZ {
+                u64::from(w.r(ra + 1, l)) << 32 | u64::from(w.r(ra, l))
+            } else {
+                u64::from(w.r(ra, l))
+            };
+            let at = if wide {
+                base.wrapping_add(off)
+            } else {
+                base.wrapping_add(off) & 0xffff_ffff
+            };
+            let thread = w.index * 32 + l;
+            let (space, at) = match i.form {
+                LDG | STG => (Space::Global, at),
+                LDS | STS => (Space::Shared, at),
+                LDL | STL => (Space::Local(thread), at),
+                LDC => (Space::Const(f(i, Field::Bank) as u8), at),
+                _ => {
+                    let may_shared = w.p(may_shared_p, l);
+                    let in_window = |b: u64| at >= b && at - b < WINDOW_SIZE;
+                    if in_window(SHARED_WINDOW_BASE) {
+                        if !may_shared {
+                            return Err(SimError::PlgMismatch { addr, at });
+                        }
+                        (Space::Shared, at - SHARED_WINDOW_BASE)
+                    } else if in_window(LOCAL_WINDOW_BASE) {
+                        (Space::Local(thread), at - LOCAL_WINDOW_BASE)
+                    } else {
+                        (Space::Global, at)
+                    }
+                }
+            };
+            if load {
+                let m = self.mem.bytes(addr, space, at, bytes)?;
+                let mut buf = [0u8; 16];
+                buf[..bytes as usize].copy_from_slice(m);
+                if bytes < 4 {
+                    let v = u64::from(u16::from_le_bytes([buf[0], buf[1]]))
+                        & ((1u64 << (8 * bytes)) - 1);
+                    let v = if signed { sext(v, 8 * bytes) } else { v };
+                    w.set_r(rd, l, v as u32);
+                } else if rd != RZ {
+                    for k in 0..nregs {
+                        let o = 4 * k as usize;
+                        let v = u32::from_le_bytes([buf[o], buf[o + 1], buf[o + 2], buf[o + 3]]);
+                        w.set_r(rd + k, l, v);
+                    }
+                }
+            } else {
+                let mut buf = [0u8; 16];
+                for k in 0..nregs {
+                    let v = if rd == RZ { 0 } else { w.r(rd + k, l) };
+                    buf[4 * k as usize..4 * k as usize + 4].copy_from_slice(&v.to_le_bytes());
+                }
+                let m = self.mem.bytes(addr, space, at, bytes)?;
+                m.copy_from_slice(&buf[..bytes as usize]);
+            }
+        }
+        Ok(())
+    }
+
+    fn fp32(&mut self, w: &mut Warp, i: &Inst, addr: u64, exec: u32) -> Result<(), SimError> {
+        use Form::*;
+        if flag(i, Field::Cc) || flag(i, Field::Sat) || f(i, Field::Rnd) != 0 {
+            return Err(unsupported(addr, i, "FP32 .CC/.SAT/rounding modes"));
+        }
+        if f(i, Field::Scale) != 0 || f(i, Field::Fmz) == 2 {
+            return Err(unsupported(addr, i, "FMUL scaling/.FMZ"));
+        }
+        let b = match i.form {
+            FADD32I | FMUL32I => Src::Val(f(i, Field::Imm) as u32),
+            _ => self.src_b(i, addr)?,
+        };
+        let c = self.src_c(i, addr)?;
+        let ra = f(i, Field::Ra);
+        let (na, nb, nc) = (
+            flag(i, Field::Nega),
+            flag(i, Field::Negb),
+            flag(i, Field::Negc),
+        );
+        let (aa, ab) = (flag(i, Field::Absa), flag(i, Field::Absb));
+        let ftz = flag(i, Field::Ftz) || f(i, Field::Fmz) == 1;
+        let form = i.form;
+        self.alu(w, i, exec, |w, l| {
+            let a = fmod(w.r(ra, l), aa, false, ftz);
+            let bv = fmod(w.val(b, l), ab, false, ftz);
+            let r = match form {
+                FADD_R | FADD_C | FADD_I | FADD32I => {
+                    (if na { -a } else { a }) + (if nb { -bv } else { bv })
+                }
+                FMUL_R | FMUL_C | FMUL_I | FMUL32I => {
+                    let p = a * bv;
+                    if nb {
+                        -p
+                    } else {
+                        p
+                    }
+                }
+                _ => {
+                    let cv = fmod(w.val(c, l), false, nc, ftz);
+                    let a = if nb { -a } else { a };
+                    a.mul_add(bv, cv)
+                }
+            };
+            let r = if ftz { flush(r) } else { r };
+            r.to_bits()
+        });
+        Ok(())
+    }
+}
+
+impl Warp {
+    fn val(&self, s: Src, lane: usize) -> u32 {
+        match s {
+            Src::Reg(r) => self.r(r, lane),
+            Src::Val(v) => v,
+        }
+    }
+}
+
+fn unsupported(addr: u64, i: &Inst, what: &str) -> SimError {
+    SimError::Unsupported {
+        addr,
+        what: format!("{what} ({})", crate::sm50::print(i, addr, 0)),
+    }
+}
+
+/// One addend of a 33-bit sum: a negated operand is `~x + 1`, or `~x` inside an .X chain,
+/// where the +1 (or the borrow) comes in through CC.CF.
+fn add_term(v: u64, neg: bool, x: bool) -> u64 {
+    if !neg {
+        v
+    } else if x {
+        !v & 0xffff_ffff
+    } else {
+        (!v & 0xffff_ffff) + 1
+    }
+}
+
+/// IADD3 half select: 0 = whole, 1 = .H0, 2 = .H1 (zero-extended).
+fn half(v: u32, h: u64) -> u64 {
+    u64::from(match h {
+        1 => v & 0xffff,
+        2 => v >> 16,
+        _ => v,
+    })
+}
+
+/// LOP/LOP3 predicate output: none (false), .T, .Z, .NZ.
+fn pred_op(pop: u64, r: u32) -> bool {
+    match pop {
+        1 => true,
+        2 => r == 0,
+        3 => r != 0,
+        _ => false,
+    }
+}
+
+fn lop3(lut: u8, a: u32, b: u32, c: u32) -> u32 {
+    let mut r = 0;
+    for k in 0..8 {
+        if lut >> k & 1 != 0 {
+            let ta = if k & 4 != 0 { a } else { !a };
+            let tb = if k & 2 != 0 { b } else { !b };
+            let tc = if k & 1 != 0 { c } else { !c };
+            r |= ta & tb & tc;
+        }
+    }
+    r
+}
+
+fn bool_op(op: u64, a: bool, b: bool) -> bool {
+    match op {
+        0 => a && b,
+        1 => a || b,
+        _ => a ^ b,
+    }
+}
+
+/// Integer compare: F, LT, EQ, LE, GT, NE, GE, T.
+fn icmp(cmp: u64, signed: bool, a: u32, b: u32) -> bool {
+    let ord = if signed {
+        (a as i32).cmp(&(b as i32))
+    } else {
+        a.cmp(&b)
+    };
+    use std::cmp::Ordering::*;
+    match cmp {
+        0 => false,
+        1 => ord == Less,
+        2 => ord == Equal,
+        3 => ord != Greater,
+        4 => ord == Greater,
+        5 => ord != Equal,
+        6 => ord != Less,
+        _ => true,
+    }
+}
+
+/// The high-word step of a multi-word compare (`IADD RZ.CC, lo, -lo'` then `ISETP.X`/`ISET.X`
+/// on the high words): the difference `a - b - !CF` decides, and equality also needs the low
+/// words' ZF.
+fn icmp_x(cmp: u64, signed: bool, a: u32, b: u32, cc: u8) -> bool {
+    let sum = u64::from(a) + u64::from(!b) + u64::from(cc & CF);
+    let r = sum as u32;
+    let eq = r == 0 && cc & ZF != 0;
+    let lt = if signed {
+        let overflow = ((a ^ b) & (a ^ r)) >> 31 != 0;
+        (r >> 31 != 0) != overflow
+    } else {
+        sum >> 32 == 0
+    };
+    match cmp {
+        0 => false,
+        1 => lt,
+        2 => eq,
+        3 => lt || eq,
+        4 => !lt && !eq,
+        5 => !eq,
+        6 => !lt,
+        _ => true,
+    }
+}
+
+fn bfe(a: u32, pos: u32, len: u32, signed: bool) -> u32 {
+    let wide = if signed {
+        a as i32 as i64 as u64
+    } else {
+        u64::from(a)
+    };
+    if len == 0 {
+        return 0;
+    }
+    let v = if pos >= 64 { 0 } else { wide >> pos };
+    let len = len.min(32);
+    let v = v & ((1u64 << len) - 1);
+    if signed {
+        sext(v, len) as u32
+    } else {
+        v as u32
+    }
+}
+
+fn flush(x: f32) -> f32 {
+    if x.is_subnormal() {
+        0.0f32.copysign(x)
+    } else {
+        x
+    }
+}
+
+fn fmod(bits: u32, abs: bool, neg: bool, ftz: bool) -> f32 {
+    let mut x = f32::from_bits(bits);
+    if ftz {
+        x = flush(x);
+    }
+    if abs {
+        x = x.abs();
+    }
+    if neg {
+        -x
+    } else {
+        x
+    }
+}
+
+/// FP compare: F, LT, EQ, LE, GT, NE, GE, NUM, NAN, then the unordered LTU..GEU, T.
+fn fcmp(cmp: u64, a: f32, b: f32) -> bool {
+    let unordered = a.is_nan() || b.is_nan();
+    let ordered = |c: u64| match c {
+        1 => a < b,
+        2 => a == b,
+        3 => a <= b,
+        4 => a > b,
+        5 => a != b && !unordered,
+        6 => a >= b,
+        _ => false,
+    };
+    match cmp {
+        0 => false,
+        1..=6 => ordered(cmp),
+        7 => !unordered,
+        8 => unordered,
+        9..=14 => unordered || ordered(cmp - 8),
+        _ => true,
+    }
+}

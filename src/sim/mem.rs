@@ -1,0 +1,186 @@
+//! Memory spaces of one launch: global regions, the running CTA's shared memory, its threads'
+//! local memory and the constant banks. Every access is bounds- and alignment-checked here and
+//! fails with a [`SimError`] naming the instruction address.
+
+use super::{KernelInfo, SimError};
+use crate::ir::eval::{GlobalRegion, Launch, LOCAL_WINDOW_BASE, SHARED_WINDOW_BASE, WINDOW_SIZE};
+
+/// Offset of the first kernel parameter in constant bank 0 (sm50-isa.md §4).
+pub const PARAM_BASE: u32 = 0x140;
+/// Size of bank 0 before the parameters.
+pub const CONST_BANK0_SIZE: u32 = PARAM_BASE;
+
+/// A state space an access goes to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Space {
+    Global,
+    Shared,
+    /// Local memory of the thread with this index in the CTA.
+    Local(usize),
+    Const(u8),
+}
+
+impl Space {
+    fn name(self) -> &'static str {
+        match self {
+            Space::Global => "global",
+            Space::Shared => "shared",
+            Space::Local(_) => "local",
+            Space::Const(_) => "constant",
+        }
+    }
+}
+
+pub(crate) struct Memory {
+    pub global: Vec<GlobalRegion>,
+    /// The running CTA's shared memory.
+    pub shared: Vec<u8>,
+    /// The running CTA's threads' local memory, by linear thread index.
+    pub local: Vec<Vec<u8>>,
+    /// Constant banks 0..31 (bank 0 is built from the launch).
+    pub banks: Vec<Vec<u8>>,
+    pub shared_size: usize,
+    pub local_size: usize,
+}
+
+fn put32(b: &mut [u8], off: usize, v: u32) {
+    b[off..off + 4].copy_from_slice(&v.to_le_bytes());
+}
+
+impl Memory {
+    pub fn new(info: &KernelInfo, launch: &Launch) -> Result<Memory, SimError> {
+        let bad = |m: String| Err(SimError::BadLaunch(m));
+        let windows = SHARED_WINDOW_BASE..LOCAL_WINDOW_BASE + WINDOW_SIZE;
+        let mut spans = Vec::new();
+        for r in &launch.global {
+            let Some(end) = r.base.checked_add(r.bytes.len() as u64) else {
+                return bad(format!("region at 0x{:x} wraps around", r.base));
+            };
+            if r.base < windows.end && end > windows.start {
+                return bad(format!("region at 0x{:x} overlaps a window", r.base));
+            }
+            spans.push((r.base, end));
+        }
+        spans.sort();
+        for w in spans.windows(2) {
+            if w[1].0 < w[0].1 {
+                return bad(format!("global regions at 0x{:x} overlap", w[1].0));
+            }
+        }
+        if (launch.params.len() as u64) < u64::from(info.param_size) {
+            return bad(format!(
+                "{} parameter bytes given, the kernel takes {}",
+                launch.params.len(),
+                info.param_size
+            ));
+        }
+        if info.param_size > 0x1_0000 - PARAM_BASE {
+            return bad(format!(
+                "{} parameter bytes do not fit bank 0",
+                info.param_size
+            ));
+        }
+        let shared_size =
+            u64::from(info.shared_size).next_multiple_of(16) + u64::from(launch.dynamic_shared);
+        let local_size = u64::from(info.local_size) + u64::from(launch.local_size);
+        if shared_size > WINDOW_SIZE || local_size > WINDOW_SIZE {
+            return bad("a state space is larger than its 16 MB window".into());
+        }
+        let per_cta: u64 = launch.block.iter().map(|&d| u64::from(d)).product();
+        if per_cta.saturating_mul(local_size) + shared_size > 1 << 30 {
+            return bad("a CTA needs more than 1 GB of memory".into());
+        }
+
+        let mut b0 = vec![0u8; (PARAM_BASE + info.param_size) as usize];
+        put32(&mut b0, 0x0, SHARED_WINDOW_BASE as u32);
+        put32(&mut b0, 0x4, LOCAL_WINDOW_BASE as u32);
+        for d in 0..3 {
+            put32(&mut b0, 0x8 + 4 * d, launch.block[d]);
+            put32(&mut b0, 0x14 + 4 * d, launch.grid[d]);
+        }
+        put32(&mut b0, 0x20, local_size as u32);
+        b0[0x28..0x30].copy_from_slice(&launch.gridid.to_le_bytes());
+        put32(&mut b0, 0xfc, launch.dynamic_shared);
+        let p = info.param_size as usize;
+        b0[PARAM_BASE as usize..].copy_from_slice(&launch.params[..p]);
+
+        let mut banks = vec![Vec::new(); 32];
+        banks[0] = b0;
+        for (bank, bytes) in &info.banks {
+            if *bank == 0 || *bank >= 32 {
+                return bad(format!("constant bank {bank} cannot be given"));
+            }
+            banks[*bank as usize] = bytes.clone();
+        }
+        Ok(Memory {
+            global: launch.global.clone(),
+            shared: Vec::new(),
+            local: Vec::new(),
+            banks,
+            shared_size: shared_size as usize,
+            local_size: local_size as usize,
+        })
+    }
+
+    /// Fresh shared and local memory for a CTA of `threads` threads.
+    pub fn start_cta(&mut self, threads: usize) {
+        self.shared = vec![0; self.shared_size];
+        self.local = vec![vec![0; self.local_size]; threads];
+    }
+
+    /// The bytes `[at, at + size)` of `space`, checked. `addr` is the instruction address.
+    pub fn bytes(
+        &mut self,
+        addr: u64,
+        space: Space,
+        at: u64,
+        size: u32,
+    ) -> Result<&mut [u8], SimError> {
+        if at % u64::from(size) != 0 {
+            return Err(SimError::Misaligned {
+                addr,
+                space: space.name(),
+                at,
+                size,
+            });
+        }
+        let oob = SimError::OutOfBounds {
+            addr,
+            space: space.name(),
+            at,
+            size,
+        };
+        let buf: &mut Vec<u8> = match space {
+            Space::Global => {
+                let end = at.checked_add(u64::from(size));
+                let r = self.global.iter_mut().find(|r| {
+                    r.base <= at && end.is_some_and(|e| e <= r.base + r.bytes.len() as u64)
+                });
+                let Some(r) = r else {
+                    return Err(SimError::Unmapped { addr, at, size });
+                };
+                let off = (at - r.base) as usize;
+                return Ok(&mut r.bytes[off..off + size as usize]);
+            }
+            Space::Shared => &mut self.shared,
+            Space::Local(t) => match self.local.get_mut(t) {
+                Some(l) => l,
+                None => return Err(oob),
+            },
+            Space::Const(b) => match self.banks.get_mut(b as usize) {
+                Some(c) => c,
+                None => return Err(oob),
+            },
+        };
+        match at.checked_add(u64::from(size)) {
+            Some(end) if end <= buf.len() as u64 => Ok(&mut buf[at as usize..end as usize]),
+            _ => Err(oob),
+        }
+    }
+
+    /// Read a 32-bit constant (ALU `c[bank][off]` operands).
+    pub fn const32(&mut self, addr: u64, bank: u8, off: u64) -> Result<u32, SimError> {
+        let b = self.bytes(addr, Space::Const(bank), off, 4)?;
+        Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    }
+}

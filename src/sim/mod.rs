@@ -1,0 +1,328 @@
+//! A functional SM50 simulator: runs raw `.text` words the way the IR reference interpreter
+//! ([`crate::ir::eval`]) runs IR, so the two can be compared byte for byte.
+//!
+//! In: the kernel's code (64-bit words, bundles of one control word plus three instructions,
+//! as in a cubin's `.text.<kernel>`), a [`KernelInfo`] (parameter, shared and local sizes,
+//! extra constant banks) and an [`ir::eval::Launch`](crate::ir::eval::Launch). Out: the same
+//! [`RunOutput`] the interpreter produces (global regions, each CTA's shared memory, each
+//! thread's local memory), or a [`SimError`] naming the instruction address at fault. Nothing
+//! here panics on any code word or launch: every word is decoded with [`sm50::decode`], every
+//! unknown or unmodelled instruction is [`SimError::Unsupported`], every memory access is
+//! bounds- and alignment-checked, and a step limit stops infinite loops.
+//!
+//! Control words are ignored: this is a functional model, not a timing model. Every
+//! instruction completes before the next one issues, so stall counts and scoreboards do not
+//! matter (a kernel whose control codes are wrong still runs correctly here; that is for the
+//! scheduler's own checks).
+//!
+//! # Machine state
+//!
+//! * Warps of 32 lanes. Each lane has R0..R254 (RZ = 255 reads 0, writes are dropped),
+//!   predicates P0..P6 (PT = 7 is always true) and a condition-code register with CC.CF (carry)
+//!   CC.OF (on LEA: "not in the shared window", see below; 0 from other writers), CC.ZF and
+//!   CC.SF (result zero / negative, set by every `.CC` writer). Lanes past the CTA's thread
+//!   count start exited.
+//! * Threads are numbered x fastest; warp `w` holds linear threads `32w..32w+31`.
+//! * CTAs run one after another (x fastest). Inside a CTA, warps run round-robin, each until it
+//!   exits or reaches `BAR.SYNC`; when every warp that has not exited is at the barrier, all
+//!   continue (exited warps count as arrived, as in `ir::eval`).
+//!
+//! # Memory (same layout and window bases as `ir::eval`)
+//!
+//! * **global**: the launch's regions; an access must lie wholly inside one.
+//! * **shared**: per CTA, `KernelInfo::shared_size` rounded up to 16, then
+//!   `Launch::dynamic_shared` bytes.
+//! * **local**: per thread, `KernelInfo::local_size + Launch::local_size` bytes. The stack
+//!   pointer ptxas loads into R1 (`c[0x0][0x20]`) is the top of that memory (its size), since
+//!   the prologue subtracts the frame size from it.
+//! * **constant bank 0** (sm50-isa.md §4): `[0x0]` shared window base, `[0x4]` local window
+//!   base, `[0x8..0x14]` %ntid, `[0x14..0x20]` %nctaid, `[0x20]` initial R1, `[0x28]` %gridid,
+//!   `[0xfc]` dynamic shared size, `[0x140..]` the parameter bytes. Other banks come from
+//!   [`KernelInfo::banks`] (ptxas's `.nv.constant2` literals, `.nv.constant3` user data).
+//! * **generic** addresses (LD/ST): the shared window `[SHARED_WINDOW_BASE, +WINDOW_SIZE)` and
+//!   the local window `[LOCAL_WINDOW_BASE, +WINDOW_SIZE)` map to offsets; anything else is
+//!   global. Without `.E` the address is the 32-bit register value, zero-extended.
+//!
+//! Every access must be naturally aligned to its size; a misaligned one is
+//! [`SimError::Misaligned`] (hardware faults; `ir::eval` also rejects it).
+//!
+//! # The Plg model (an inference, not a hardware fact)
+//!
+//! The LEA description (seed 001) says the final address is checked against the shared window
+//! and Plg is set from that; CC.OF on LEA is "!(shared-memory-window-detect)". This
+//! simulator models:
+//!
+//! * `LEA` (the low word) with `.CC`: CC.OF = !detect(result), with
+//!   `detect(lo) = (lo & 0xff000000) == c[0x0][0x0]`. CC.CF is the carry as usual.
+//! * `LEA` (32-bit) writing Plg: Plg = detect(result).
+//! * `LEA.HI` writing Plg: Plg = (result == 0) && !CC.OF, i.e. the 64-bit address
+//!   `{result : lo}` lies in the shared window, where the low word's detect comes from the
+//!   preceding `LEA .CC` through CC.OF. `LEA.HI .CC` passes the detect on the same way
+//!   (CC.OF = !(result == 0 && !CC.OF_in)) so U128 chains keep working.
+//! * Generic `LD`/`ST` predicate operand: true (including PT) means "may be in the shared
+//!   window: check it"; false means "not shared": the address is routed to local/global
+//!   only, and an address that *is* in the shared window is reported as
+//!   [`SimError::PlgMismatch`] (the miscompile it would be), never silently served.
+//!
+//! # Instruction semantics
+//!
+//! All arithmetic is 32-bit two's complement per lane. `B` is the second source (register,
+//! constant `c[bank][off]`, or immediate: imm20 sign-extended, except IADD3/BFE imm20 which
+//! nvdisasm prints unsigned and we zero-extend, and XMAD imm16 zero-extended). Instructions
+//! execute only on active lanes whose guard predicate holds.
+//!
+//! * `MOV`, `MOV32I`: Rd = B (the lane mask field is ignored; ptxas always uses 0xf).
+//! * `S2R`: TID.X/Y/Z, TID (x | y << 16 | z << 26), CTAID.X/Y/Z, LANEID, EQ/LT/LE/GT/GEMASK,
+//!   SMEMSZ (the CTA's shared size), VIRTID (warp index in bits 8..13, SM 0), VIRTCFG
+//!   (1 SM, 64 warps), CLOCK/CLOCKLO (the warp-instruction count; CLOCKHI its high word).
+//!   `CS2R`: CLOCKLO/HI and GLOBALTIMERLO/HI, both the instruction count.
+//! * `IADD`: Rd = ±Ra + ±B [+ CC.CF with .X]. A negated operand adds `~x + 1` (or `~x` with
+//!   .X, where the borrow comes in through CC.CF), so CC.CF after `.CC` is the carry out of
+//!   that 33-bit sum: ptxas's `ISCADD Rlo.CC, -Ri ..; IADD.X Rhi, -Rhi ..` subtracts 64 bits
+//!   correctly. `.PO` (both negation bits) is Ra + B + 1. `.SAT` is not modelled.
+//!   `IADD32I` likewise with a 32-bit immediate. `IADD3`: Rd = ±A + ±B + ±C (+CF with .X), the
+//!   register form's .H0/.H1 halves (zero-extended) and .RS/.LS (shift A+B right/left by 16
+//!   before adding C); CC.CF = whether the sum carries past bit 31.
+//! * `ISCADD`: Rd = (±Ra << s) + ±B, carry as IADD. `ISCADD32I`: (Ra << s) + imm32.
+//! * `LEA`: Rd = lo32((±Ra) << s) + B [+CF with .X]; `.CC` writes CF (carry) and OF (see Plg).
+//!   `LEA.HI`: Rd = hi32((±{Rc:Ra}) << s) + B [+CF with .X], the negation being of the 64-bit
+//!   value (seed 001: "{Rc,Ra} is negated"). Together, `LEA.CC` + `LEA.HI.X` add the scaled
+//!   64-bit offset to a 64-bit base exactly.
+//! * `SHL`: Ra << B, 0 for B >= 32 (B & 31 with .W). `SHR`: logical or (signed) arithmetic;
+//!   B >= 32 gives 0 or the sign fill (B & 31 with .W). `SHF.L`/`SHF.R`: funnel shifts of
+//!   {Rc:Ra}: L gives hi32({Rc:Ra} << n), R gives lo32({Rc:Ra} >> n) (hi32 with .HI; .S64 is
+//!   arithmetic); n is B & 31 with .W, else clamped to 32 (32-bit type) or 64 (.U64/.S64).
+//! * `LOP`: AND/OR/XOR/PASS_B of (~)Ra, (~)B; the predicate output (.T/.Z/.NZ, none = false)
+//!   goes to Pdst. `LOP3`: the 8-bit LUT indexed by (a << 2 | b << 1 | c) per bit (a = 0xF0,
+//!   b = 0xCC, c = 0xAA convention); LOP3's reg form also has .Z/.NZ/.T into Pdst. `LOP32I`.
+//! * `XMAD`: 16×16 multiply-add. a16 = Ra's low or high (.H1) half, b16 likewise for B
+//!   (imm16 has no half select), each sign-extended when its `.S16` flag is set, else
+//!   zero-extended; p = a16 · b16 (32-bit), `<< 16` with .PSL. C is Rc as is, or Rc's low half
+//!   (.CLO), or its high half (.CHI), or Rc + (B << 16) (.CBCC, B the whole 32-bit operand).
+//!   Rd = p + C [+CF with .X], CF out with .CC. `.MRG` then replaces Rd's high half with B's low
+//!   half. This makes ptxas's multiply idiom `XMAD t,a,b,RZ; XMAD.MRG u,a,b.H1,RZ;
+//!   XMAD.PSL.CBCC d,a.H1,u.H1,t` compute a·b mod 2^32. .CSFU is not modelled (Unsupported).
+//! * `SEL`: Rd = Psel ? Ra : B. `ICMP`: Rd = (Rc cmp 0) ? Ra : B. `IMNMX`: min when the
+//!   predicate holds, else max (signed or unsigned); the .XLO/.XMED/.XHI modes are Unsupported.
+//! * `ISETP`: c = (Ra cmp B) signed or .U32; Pd0 = c BOP Pacc, Pd1 = !c BOP Pacc. With .X the
+//!   comparison is the high-word step of a wide compare (ptxas: `IADD RZ.CC, lo, -lo'` then
+//!   `ISET(P).X` on the high words): the sign/borrow of `Ra - B - !CF` decides LT, and EQ also
+//!   needs the low words' CC.ZF. `ISET`: Rd = (c BOP Pacc) ? (1.0 with
+//!   .BF, else 0xffffffff) : 0. `PSETP`: t = Pa BOP1 Pb; Pd0 = t BOP2 Pc, Pd1 = !t BOP2 Pc.
+//! * `BFE`: B = pos | len << 8; the `len` bits of Ra from `pos`, sign-extended when signed
+//!   (0 when len = 0; bits past 31 read as zero, or as the sign for the signed form).
+//!   `BFI`: Rd = Rc with `len` bits at `pos` replaced by Ra's low bits.
+//! * `POPC`: number of set bits of (~)B. `FLO`: index of the highest set bit of (~)B
+//!   (signed: of B, or ~B when negative), 0xffffffff when none; .SH gives 31 - index.
+//! * `I2I`: B (its .B1/.B2/.B3 byte or half selected) read as the source type, converted to
+//!   the destination type: truncated and re-extended, or clamped with .SAT; -B and |B| apply
+//!   to the source value first.
+//! * Memory: `LDG`/`STG` (global; .E = 64-bit address in Ra:Ra+1), `LD`/`ST` (generic, with
+//!   the Plg predicate above), `LDS`/`STS` (shared offset Ra + off), `LDL`/`STL` (local offset
+//!   Ra + off), `LDC` (c[bank][Ra + off]). Sizes U8/S8/U16/S16 (loads zero- or sign-extend
+//!   into one register), 32, 64 (a register pair), 128 and U.128 (a quad). An address
+//!   register of RZ is 0, so the offset is absolute. Loads to RZ read memory and drop it.
+//! * `BRA`: with a CC test (`BRA CC.NEU`, which ptxas pairs with `ISET … RZ.CC`), only lanes
+//!   whose CC passes branch: EQ = ZF, NE = !ZF, LT = SF ^ OF, LE, GT, GE accordingly, NUM and
+//!   T true, F and NAN false, the unordered forms as the ordered ones (integer CC writers
+//!   never flag unordered); the remaining tests are Unsupported. Target = address + 8 + rel (a bundle base is the bundle's first instruction). A
+//!   branch taken by only some active lanes diverges: the others are pushed as a divergence
+//!   entry and run when the taken lanes reach SYNC/EXIT/BRK.
+//! * `SSY` pushes a reconvergence entry (target, active mask), `PBK` a break entry. `SYNC`:
+//!   the executing lanes wait; when no lane is active the top entry is popped: a divergence
+//!   entry resumes its lanes, a reconvergence entry resumes all its lanes at its target.
+//!   `BRK`: the executing lanes leave every entry above the innermost break entry and wait for
+//!   it. `EXIT`: the executing lanes leave for good. Entries whose lanes all left are skipped.
+//! * `BAR.SYNC`: the warp waits for the rest of its CTA (barrier id and thread count ignored).
+//! * `NOP`, `DEPBAR`, `MEMBAR`: nothing (a functional model has no pending operations).
+//! * `FADD`, `FMUL`, `FFMA` (round to nearest, .FTZ, negation/absolute value; other rounding
+//!   modes, .SAT and FMUL scaling are Unsupported), `FSETP` (ordered and unordered compares).
+//!
+//! * `I2F` (8/16/32-bit integer to F32, round to nearest), `F2I` (F32 to U32/S32 with ROUND
+//!   (ties to even), FLOOR, CEIL, TRUNC; saturating, NaN gives 0), `FMNMX` (min when the
+//!   predicate holds, else max; a NaN operand yields the other), `VOTE.ALL/ANY/EQ` (Rd = the
+//!   ballot of the executing lanes, Pd = the vote).
+//!
+//! Not modelled (Unsupported with the address): IMUL/IMAD, PRMT and atomics (the instruction
+//! set description has no forms for them yet), FP64, MUFU, F2F, other I2F/F2I sizes, FSET,
+//! PSET, CAL/RET/BRX, and the modifiers listed above.
+
+mod exec;
+mod mem;
+
+use crate::ir::eval::{Launch, RunOutput};
+use crate::sm50;
+
+pub use mem::{CONST_BANK0_SIZE, PARAM_BASE};
+
+/// What the simulator needs to know about a kernel besides its code.
+#[derive(Clone, Debug, Default)]
+pub struct KernelInfo {
+    /// Bytes of parameters (the `c[0x0][0x140..]` area); `Launch::params` must hold at least
+    /// this many.
+    pub param_size: u32,
+    /// Static shared memory per CTA (`.nv.shared.<kernel>`); dynamic shared memory follows it
+    /// at a 16-byte boundary.
+    pub shared_size: u32,
+    /// Local memory (stack frame) per thread; `c[0x0][0x20]` points at its top.
+    pub local_size: u32,
+    /// Constant banks other than 0, as (bank, bytes).
+    pub banks: Vec<(u8, Vec<u8>)>,
+}
+
+impl KernelInfo {
+    pub fn new(param_size: u32) -> KernelInfo {
+        KernelInfo {
+            param_size,
+            ..KernelInfo::default()
+        }
+    }
+}
+
+/// Why a simulation stopped. `addr` is always the byte offset of the instruction in `.text`.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SimError {
+    #[error("bad launch: {0}")]
+    BadLaunch(String),
+    #[error("0x{addr:04x}: word {word:#018x} does not decode")]
+    Decode { addr: u64, word: u64 },
+    #[error("0x{addr:04x}: {what} is not supported by the simulator")]
+    Unsupported { addr: u64, what: String },
+    #[error("0x{addr:04x}: execution left the code (no instruction at 0x{target:x})")]
+    BadPc { addr: u64, target: u64 },
+    #[error("0x{addr:04x}: {size}-byte {space} access at 0x{at:x} is out of bounds")]
+    OutOfBounds {
+        addr: u64,
+        space: &'static str,
+        at: u64,
+        size: u32,
+    },
+    #[error("0x{addr:04x}: {size}-byte access at global address 0x{at:x} is not mapped")]
+    Unmapped { addr: u64, at: u64, size: u32 },
+    #[error("0x{addr:04x}: {size}-byte {space} access at 0x{at:x} is misaligned")]
+    Misaligned {
+        addr: u64,
+        space: &'static str,
+        at: u64,
+        size: u32,
+    },
+    #[error(
+        "0x{addr:04x}: generic access at 0x{at:x} is in the shared window but its predicate \
+         says it is not shared (a wrong Plg)"
+    )]
+    PlgMismatch { addr: u64, at: u64 },
+    #[error("0x{addr:04x}: {what}")]
+    Divergence { addr: u64, what: String },
+    #[error("0x{addr:04x}: step limit of {limit} warp-instructions reached")]
+    StepLimit { addr: u64, limit: u64 },
+}
+
+/// The decoded program: one entry per instruction slot, addressed by byte offset.
+pub(crate) struct Program {
+    /// Indexed by `addr / 8`; control-word positions hold `None` (never executed).
+    slots: Vec<Option<Result<sm50::Inst, u64>>>,
+    /// The CC test of each `BRA` (0xf = always), which `sm50::decode` does not cover yet.
+    bra_cc: Vec<u8>,
+}
+
+/// `BRA` with a CC test other than T (`BRA CC.NEU, …`, bits 0..4): the instruction set
+/// description only has the unconditional form, so such a word is decoded as that form and
+/// its test kept aside.
+fn decode_bra_cc(w: u64) -> Option<(sm50::Inst, u8)> {
+    if w >> 52 != 0xe24 || w & 0x1f == 0xf {
+        return None;
+    }
+    let i = sm50::decode((w & !0x1f) | 0xf).ok()?;
+    Some((i, (w & 0x1f) as u8))
+}
+
+impl Program {
+    fn new(code: &[u64]) -> Program {
+        let mut slots = Vec::with_capacity(code.len());
+        let mut bra_cc = vec![0xf; code.len()];
+        for (i, &w) in code.iter().enumerate() {
+            if i % 4 == 0 {
+                slots.push(None);
+            } else if let Some((inst, cc)) = decode_bra_cc(w) {
+                bra_cc[i] = cc;
+                slots.push(Some(Ok(inst)));
+            } else {
+                slots.push(Some(sm50::decode(w).map_err(|_| w)));
+            }
+        }
+        Program { slots, bra_cc }
+    }
+
+    /// The instruction at `addr` (an instruction slot, not a control word).
+    fn get(&self, addr: u64, from: u64) -> Result<&sm50::Inst, SimError> {
+        let bad = SimError::BadPc {
+            addr: from,
+            target: addr,
+        };
+        if addr % 8 != 0 {
+            return Err(bad);
+        }
+        match self.slots.get((addr / 8) as usize) {
+            Some(Some(Ok(i))) => Ok(i),
+            Some(Some(Err(w))) => Err(SimError::Decode { addr, word: *w }),
+            _ => Err(bad),
+        }
+    }
+
+    /// The CC test of the `BRA` at `addr` (0xf = always).
+    fn bra_cc(&self, addr: u64) -> u8 {
+        self.bra_cc.get((addr / 8) as usize).copied().unwrap_or(0xf)
+    }
+}
+
+/// The address after the instruction at `addr` (skipping the next bundle's control word).
+pub(crate) fn next_addr(addr: u64) -> u64 {
+    let n = addr + 8;
+    if n % 32 == 0 {
+        n + 8
+    } else {
+        n
+    }
+}
+
+/// Where a branch lands: a bundle base means the bundle's first instruction (sm50-isa.md §2:
+/// ptxas encodes slot-0 targets as the control word's address).
+pub(crate) fn branch_target(addr: u64, rel: u64) -> u64 {
+    let rel = sm50::rt::sext(rel, 24);
+    let t = addr.wrapping_add(8).wrapping_add(rel);
+    if t % 32 == 0 {
+        t + 8
+    } else {
+        t
+    }
+}
+
+/// Run a kernel: `code` is the raw `.text.<kernel>` section as 64-bit words.
+pub fn run(code: &[u64], info: &KernelInfo, launch: &Launch) -> Result<RunOutput, SimError> {
+    exec::run(&Program::new(code), info, launch).map(|(out, _)| out)
+}
+
+/// Like [`run`], also returning how many warp-instructions were executed (for speed
+/// measurements).
+pub fn run_counted(
+    code: &[u64],
+    info: &KernelInfo,
+    launch: &Launch,
+) -> Result<(RunOutput, u64), SimError> {
+    exec::run(&Program::new(code), info, launch)
+}
+
+/// Words of a `.text` section given as little-endian bytes (a trailing partial word is an
+/// error).
+pub fn words(text: &[u8]) -> Result<Vec<u64>, SimError> {
+    if text.len() % 8 != 0 {
+        return Err(SimError::BadLaunch(format!(
+            ".text is {} bytes, not a multiple of 8",
+            text.len()
+        )));
+    }
+    Ok(text
+        .chunks_exact(8)
+        .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
+        .collect())
+}
