@@ -300,3 +300,43 @@ fn layout_rejects_bad_targets() {
     };
     assert!(layout(&body, Mode::Normal).is_err());
 }
+
+/// The control fields of a small kernel in CuAssembler notation, pinned: a load feeding an
+/// add (write scoreboard + wait), a store whose data is overwritten next (read scoreboard +
+/// wait), a predicate feeding a guard (13 cycles, bit 4 clear), a carry chain (6 cycles), and
+/// the ptxas tail.
+#[test]
+fn control_fields_snapshot() {
+    let insts = vec![
+        ldg(2, 4, false),
+        iadd(3, 2, 2),
+        isetp(0, 3, 3),
+        guarded(iadd(5, 5, 5), 0),
+        stg(4, 3),
+        iadd(3, 0, 0),
+        iadd(6, 0, 0).with(Field::Cc, 1),
+        iadd(7, 1, 1).with(Field::X, 1),
+        sm50::sched::bundle::exit(),
+    ];
+    let laid = layout(
+        &Body {
+            targets: vec![None; insts.len()],
+            insts,
+        },
+        Mode::Normal,
+    )
+    .unwrap();
+    let listing: String = laid
+        .placed
+        .iter()
+        .map(|p| {
+            format!(
+                "{} /*{:04x}*/ {}\n",
+                p.ctrl.cuasm(),
+                p.addr,
+                sm50::print(&p.inst, p.addr, p.ctrl.reuse)
+            )
+        })
+        .collect();
+    insta::assert_snapshot!(listing);
+}

@@ -11,12 +11,13 @@
 //!   after the producer issued;
 //! * variable-latency reader → later overwriter of a source (not also one of its results): the
 //!   reader has a read scoreboard and something up to the overwriter waits on it;
-//! * at block boundaries: every leader waits on every scoreboard the function uses, and the
+//! * at block boundaries: every leader waits on every scoreboard the function uses (an
+//!   operand-free jump need not: its target waits), and the
 //!   last instruction before a leader (or a control transfer) stalls until every fixed-latency
 //!   result issued before it is ready;
 //! * every control field passes [`crate::sm50::Ctrl::validate`].
 
-use super::{access, fixed_latency, is_control, leaders, Access, LAT_BARRIER};
+use super::{access, bare_transfer, fixed_latency, is_control, leaders, Access, LAT_BARRIER};
 use crate::sm50::{Ctrl, Inst};
 
 /// Check `ctrl` for `insts`; returns one message per violation.
@@ -38,7 +39,11 @@ pub fn check_hazards(insts: &[Inst], ctrl: &[Ctrl], targets: &[Option<usize>]) -
         if let Err(e) = ctrl[k].validate(insts[k].info().variable_latency) {
             errs.push(format!("{k}: illegal control field: {e}"));
         }
-        if lead[k] && (k > 0 || targets.contains(&Some(0))) && ctrl[k].wait & used != used {
+        if lead[k]
+            && (k > 0 || targets.contains(&Some(0)))
+            && !bare_transfer(&insts[k], &acc[k])
+            && ctrl[k].wait & used != used
+        {
             errs.push(format!(
                 "{k}: block leader waits on {:#x}, not every used scoreboard {used:#x}",
                 ctrl[k].wait

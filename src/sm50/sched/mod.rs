@@ -21,7 +21,7 @@
 //!
 //! Control flow is handled the simplest correct way: a block *leader* (a branch target, or the
 //! instruction after a branch, EXIT, SYNC, BRK, RET, CAL or BRX) waits on every scoreboard the
-//! function uses, and the last instruction before a leader (and every control transfer) stalls
+//! function uses (unless it is itself an operand-free jump, whose target waits instead), and the last instruction before a leader (and every control transfer) stalls
 //! until every fixed-latency result is ready. So no hazard crosses a block edge, along any path.
 //! The scheduling issue will replace this with a dataflow analysis.
 //!
@@ -76,6 +76,13 @@ pub struct Access {
 /// What `inst` reads and writes, including its guard predicate.
 pub fn access(inst: &Inst) -> Access {
     let mut a = Access::default();
+    // In BRA/EXIT/SYNC/BRK/RET/BRX/NOP the `cc` field is a condition-code *test* (constant
+    // `T`), which the generated operand visitor reports as a `.CC` write; it is not one.
+    let cc_is_test = inst
+        .info()
+        .fields
+        .iter()
+        .any(|f| f.field == super::Field::Cc && matches!(f.kind, super::FieldKind::Const(_)));
     if let (Some(pg), Some(_)) = (inst.get(super::Field::Pg), inst.get(super::Field::Pgn)) {
         if pg != 7 {
             a.uses.push(PRED + pg as usize);
@@ -99,6 +106,7 @@ pub fn access(inst: &Inst) -> Access {
                 a.uses.push(PRED + pred as usize)
             }
         }
+        Operand::Cc { .. } if cc_is_test => {}
         Operand::Cc { def } => {
             if def {
                 a.defs.push(CC)
@@ -138,6 +146,13 @@ pub fn min_stall_after(inst: &Inst) -> u8 {
     }
 }
 
+/// An operand-free control transfer (`BRA` with no guard, `EXIT`, ...): as a block leader it
+/// needs no waits, because it reads and writes nothing and the block it transfers to waits
+/// for itself. (ptxas's `BRA self` after the final `EXIT` carries no wait.)
+pub fn bare_transfer(inst: &Inst, access: &Access) -> bool {
+    is_control(inst) && access.uses.is_empty() && access.defs.is_empty()
+}
+
 /// Which instructions start a block: index 0, branch targets, and every instruction after a
 /// control transfer. `targets[i]` is the target index of branch `i` (out-of-range ignored).
 pub fn leaders(insts: &[Inst], targets: &[Option<usize>]) -> Vec<bool> {
@@ -174,7 +189,7 @@ pub fn assign_control(insts: &[Inst], targets: &[Option<usize>], mode: Mode) -> 
     // The function entry starts with nothing pending, unless something branches back to it.
     let entry_targeted = targets.contains(&Some(0));
     for (k, (c, &lead)) in ctrl.iter_mut().zip(&leaders).enumerate() {
-        if lead && (k > 0 || entry_targeted) {
+        if lead && (k > 0 || entry_targeted) && !bare_transfer(&insts[k], &access[k]) {
             c.wait |= used;
         }
     }
@@ -314,7 +329,7 @@ fn assign_normal(insts: &[Inst], access: &[Access], leaders: &[bool]) -> Vec<Ctr
         let variable = insts[k].info().variable_latency;
         // 1. What this instruction must wait on.
         let mut wait = 0u8;
-        if leaders[k] {
+        if leaders[k] && !bare_transfer(&insts[k], a) {
             wait |= st.pending();
         }
         for &r in &a.uses {
