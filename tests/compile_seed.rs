@@ -163,8 +163,21 @@ fn oracle_accepts_compiled_cubins() {
     let Some(oracle) = Oracle::for_test("compile_seed") else {
         return;
     };
-    for (name, src) in [("seed_lea.ptx", SEED), ("loop.ptx", LOOP)] {
-        let out = compile(src, &opts(name)).unwrap();
+    let mut spill = opts("seed_spill.ptx");
+    spill.max_regs = Some(6);
+    let mut serial = opts("loop_serial.ptx");
+    serial.sched = leafold::sm50::sched::Mode::Serial;
+    for (name, src, o) in [
+        ("seed_lea.ptx", SEED, opts("seed_lea.ptx")),
+        ("loop.ptx", LOOP, opts("loop.ptx")),
+        ("seed_spill.ptx", SEED, spill),
+        ("loop_serial.ptx", LOOP, serial),
+    ] {
+        let out = compile(src, &o).unwrap();
+        let (code, _) = kernel_code(&out.cubin);
+        let (insts, ctrl, targets) = decode_text(&code);
+        let errs = check_hazards(&insts, &ctrl, &targets);
+        assert!(errs.is_empty(), "{name}: {errs:#?}");
         let sass = oracle
             .cuobjdump(&out.cubin, "-sass")
             .unwrap_or_else(|e| panic!("{name}: cuobjdump rejects our cubin: {e}"));
@@ -187,16 +200,27 @@ fn le64(v: &[u64]) -> Vec<u8> {
 
 /// Run the kernel in the IR interpreter and in the simulator (on our code) and compare.
 fn run_both(src: &str, launch: &Launch) -> eval::RunOutput {
+    run_both_with(src, launch, &opts("t.ptx"))
+}
+
+fn run_both_with(src: &str, launch: &Launch, o: &Options) -> eval::RunOutput {
     let file = SourceFile::new("t.ptx", src);
     let (ast, _) = leafold::ptx::parse_and_check(&file).unwrap();
     let module = leafold::ir::build(&ast, &file).unwrap();
     let f = &module.functions[0];
     let reference = eval::run(&module, &f.name, launch).expect("ir::eval runs");
-    let out = compile(src, &opts("t.ptx")).unwrap();
+    let out = compile(src, o).unwrap();
     let (code, _) = kernel_code(&out.cubin);
-    let info = KernelInfo::new(f.param_size());
+    let mut info = KernelInfo::new(f.param_size());
+    info.local_size = out.kernels[0].stack_frame;
     let ours = sim::run(&code, &info, launch).unwrap_or_else(|e| panic!("sim: {e}\n{}", out.sass));
-    assert_eq!(ours, reference, "{}", out.sass);
+    if out.kernels[0].stack_frame == 0 {
+        assert_eq!(ours, reference, "{}", out.sass);
+    } else {
+        // Spill slots live in local memory, which the IR knows nothing about.
+        assert_eq!(ours.global, reference.global, "{}", out.sass);
+        assert_eq!(ours.shared, reference.shared, "{}", out.sass);
+    }
     ours
 }
 
@@ -233,12 +257,24 @@ fn seed_runs_like_the_ir_interpreter() {
             bytes: vec![0; 24],
         },
     ];
-    let r = run_both(SEED, &launch);
-    let out = r.region(OUT).unwrap();
-    // Hand-computed: out[0] = A[i+10], out[1] = A[100-j], out[2] = B[k*128+20 .. +4].
-    assert_eq!(&out[0..8], &a[13].to_le_bytes());
-    assert_eq!(&out[8..16], &a[95].to_le_bytes());
-    assert_eq!(&out[16..20], &b[276..280]);
+    // Normal control codes, serial ones, and a register limit that forces spills (the frame
+    // prologue `IADD32I R1, R1, -frame` and STL/LDL): all must compute the same memory.
+    let mut serial = opts("t.ptx");
+    serial.sched = leafold::sm50::sched::Mode::Serial;
+    let mut spill = opts("t.ptx");
+    spill.max_regs = Some(6);
+    assert!(
+        compile(SEED, &spill).unwrap().kernels[0].stack_frame > 0,
+        "spills"
+    );
+    for o in [opts("t.ptx"), serial, spill] {
+        let r = run_both_with(SEED, &launch, &o);
+        let out = r.region(OUT).unwrap();
+        // Hand-computed: out[0] = A[i+10], out[1] = A[100-j], out[2] = B[k*128+20 .. +4].
+        assert_eq!(&out[0..8], &a[13].to_le_bytes());
+        assert_eq!(&out[8..16], &a[95].to_le_bytes());
+        assert_eq!(&out[16..20], &b[276..280]);
+    }
 }
 
 #[test]
