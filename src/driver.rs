@@ -115,8 +115,10 @@ pub struct KernelReport {
     /// Instructions laid out (prologue, EXIT and `BRA` self included; padding not).
     pub instructions: usize,
     pub stack_frame: u32,
-    pub spill_stores: usize,
-    pub spill_loads: usize,
+    /// Bytes stored and loaded by spill code (every `STL`/`LDL`: `lower` has no other use of
+    /// local memory), counted statically as ptxas does.
+    pub spill_store_bytes: u32,
+    pub spill_load_bytes: u32,
     /// Bytes of constant bank 0 (0x140 + parameters).
     pub cmem0: u32,
     /// Bytes of shared memory.
@@ -236,8 +238,8 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
             registers: alloc.num_regs,
             instructions: live_instructions(&laid),
             stack_frame: frame,
-            spill_stores: alloc.spills,
-            spill_loads: alloc.reloads,
+            spill_store_bytes: local_bytes(&laid, Form::STL),
+            spill_load_bytes: local_bytes(&laid, Form::LDL),
             cmem0: 0x140 + k.param_bytes(),
             smem: shared.map_or(0, |s| s.0),
         });
@@ -277,9 +279,7 @@ pub fn info_log(kernels: &[KernelReport], arch: Arch) -> String {
         let _ = writeln!(
             s,
             "    {} bytes stack frame, {} bytes spill stores, {} bytes spill loads",
-            k.stack_frame,
-            k.spill_stores * 4,
-            k.spill_loads * 4
+            k.stack_frame, k.spill_store_bytes, k.spill_load_bytes
         );
         let smem = if k.smem > 0 {
             format!("{} bytes smem, ", k.smem)
@@ -387,6 +387,21 @@ fn barrier_count(laid: &Laid) -> u32 {
         .map(|p| p.inst.get(Field::Id).unwrap_or(0) as u32 + 1)
         .max()
         .unwrap_or(0)
+}
+
+/// Bytes moved by the `form` (STL or LDL) instructions of the kernel.
+fn local_bytes(laid: &Laid, form: Form) -> u32 {
+    laid.placed
+        .iter()
+        .filter(|p| p.inst.form == form)
+        .map(|p| match p.inst.get(Field::Size) {
+            Some(0 | 1) => 1,
+            Some(2 | 3) => 2,
+            Some(5) => 8,
+            Some(6) => 16,
+            _ => 4,
+        })
+        .sum()
 }
 
 /// Instructions without the trailing padding NOPs.

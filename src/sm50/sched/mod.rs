@@ -30,7 +30,8 @@
 //! operand reuse (reuse caches are an optimisation; leaving them off is always correct).
 //!
 //! Yield bit: ptxas sets bit 4 on most instructions and clears it on predicate writers whose
-//! stall covers the predicate latency (stall ≥ 12); we do the same.
+//! stall covers the predicate latency (stall ≥ 12), and on every stall of exactly 12 (all 404
+//! such instructions in 60 corpus kernels); we do the same.
 //!
 //! [`Mode::Serial`] is a debugging mode: every instruction stalls 15 cycles and waits on every
 //! scoreboard still pending, so any remaining hazard must be in the model, not the assignment.
@@ -194,7 +195,7 @@ pub fn assign_control(insts: &[Inst], targets: &[Option<usize>], mode: Mode) -> 
         }
     }
     for (c, inst) in ctrl.iter_mut().zip(insts) {
-        c.yield_ = !(inst.timing().writes_pred && c.stall >= 12);
+        c.yield_ = !(c.stall == 12 || (inst.timing().writes_pred && c.stall >= 12));
         debug_assert_eq!(c.validate(inst.info().variable_latency), Ok(()));
     }
     ctrl
