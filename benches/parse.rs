@@ -26,7 +26,7 @@ fn bench(c: &mut Criterion) {
     let bytes: usize = files.iter().map(|f| f.text.len()).sum();
     let mut g = c.benchmark_group("corpus");
     g.throughput(Throughput::Bytes(bytes as u64));
-    g.sample_size(20);
+    g.sample_size(10);
     g.bench_function("parse+check", |b| {
         b.iter(|| {
             for f in &files {
@@ -35,6 +35,13 @@ fn bench(c: &mut Criterion) {
                 if let Some(m) = m {
                     black_box(ptx::check(&m, f));
                 }
+            }
+        })
+    });
+    g.bench_function("parse", |b| {
+        b.iter(|| {
+            for f in &files {
+                black_box(ptx::parse(f));
             }
         })
     });

@@ -20,6 +20,7 @@
 
 pub mod cli;
 pub mod cubin;
+pub mod disasm;
 pub mod driver;
 pub mod error;
 pub mod ir;

@@ -44,7 +44,11 @@ snap!(
     conversions,
     spaces,
     sregs_arith,
-    barrier_reverse
+    barrier_reverse,
+    set_mul24,
+    ssa_corners,
+    carry_sub,
+    module_reg
 );
 
 /// Constructs outside the subset are diagnostics with file, line and column, one per
@@ -60,4 +64,33 @@ fn unsupported_constructs_are_diagnostics() {
     let errs = ir::build(&module, &file).unwrap_err();
     let text = leafold::error::render_all(&errs);
     insta::assert_snapshot!("unsupported", text);
+}
+
+/// Module-level problems (an address initializer, a device function) and a texture read are
+/// diagnostics; `build_partial` still builds the kernel that needs none of them.
+#[test]
+fn unsupported_module_constructs_are_diagnostics() {
+    let path = format!(
+        "{}/tests/data/build/unsupported_module.ptx",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let file = SourceFile::new(
+        "unsupported_module.ptx",
+        std::fs::read_to_string(path).unwrap(),
+    );
+    let (module, _) = ptx::parse_and_check(&file).unwrap();
+    let partial = ir::build::build_partial(&module, &file);
+    let built: Vec<&str> = partial
+        .module
+        .functions
+        .iter()
+        .map(|f| f.name.as_str())
+        .collect();
+    assert_eq!(built, ["fine"]);
+    assert_eq!(partial.failed, ["f", "textured"]);
+    assert!(ir::build(&module, &file).is_err());
+    insta::assert_snapshot!(
+        "unsupported_module",
+        leafold::error::render_all(&partial.errors)
+    );
 }

@@ -10,6 +10,8 @@
 //!
 //! Each test skips with a notice when the oracle is not installed.
 
+mod common;
+
 use leafold::cubin::{self, Attribute, CubinSpec, KernelSpec, ParamSpec};
 use leafold::oracle::Oracle;
 use std::collections::BTreeMap;
@@ -325,45 +327,6 @@ fn reader_parses_relocatable_cubins() {
     }
 }
 
-/// What MANIFEST.md says ptxas 11.8 does with each corpus file.
-fn manifest() -> BTreeMap<String, String> {
-    let text = std::fs::read_to_string("tests/data/corpus/MANIFEST.md").unwrap();
-    let mut out = BTreeMap::new();
-    for l in text.lines() {
-        let cols: Vec<&str> = l.split('|').map(str::trim).collect();
-        if cols.len() > 12 && cols[2].ends_with(".ptx`") {
-            out.insert(cols[2].trim_matches('`').to_string(), cols[12].to_string());
-        }
-    }
-    out
-}
-
-/// Rewrite the `.target` line to sm_50, keeping its other options (`debug`, ...).
-fn retarget(ptx: &str) -> String {
-    ptx.lines()
-        .map(|l| {
-            if l.trim_start().starts_with(".target") {
-                l.split(',')
-                    .map(|part| {
-                        let t = part.trim();
-                        if t.starts_with(".target") {
-                            ".target sm_50".to_string()
-                        } else if t.starts_with("sm_") {
-                            "sm_50".to_string()
-                        } else {
-                            part.to_string()
-                        }
-                    })
-                    .collect::<Vec<_>>()
-                    .join(",")
-            } else {
-                l.to_string()
-            }
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
 /// The first line where two attribute dumps differ, with the record's attribute name.
 fn first_difference(section: &str, theirs: &str, ours: &str) -> String {
     let mut attr = "";
@@ -387,10 +350,8 @@ fn reader_parses_every_corpus_cubin_like_cuobjdump() {
     let Some(o) = Oracle::for_test("reader_parses_every_corpus_cubin_like_cuobjdump") else {
         return;
     };
-    let manifest = manifest();
-    assert!(manifest.len() >= 130, "MANIFEST rows: {}", manifest.len());
-    let files: Vec<(String, String)> = manifest.into_iter().collect();
-    let chunks: Vec<&[(String, String)]> = files.chunks(files.len().div_ceil(2)).collect();
+    let files = common::corpus();
+    let chunks: Vec<&[common::CorpusFile]> = files.chunks(files.len().div_ceil(2)).collect();
     // Per worker: (cubins read, ptxas failures the MANIFEST predicts, (byte-identical with
     // ptxas's string order, with ours), problems).
     type Tally = (usize, usize, (usize, usize), Vec<String>);
@@ -402,18 +363,12 @@ fn reader_parses_every_corpus_cubin_like_cuobjdump() {
                 s.spawn(move || {
                     let (mut read, mut failed_as_manifest, mut identical) = (0, 0, (0, 0));
                     let mut problems = Vec::new();
-                    for (file, verdict) in chunk.iter() {
-                        let ptx = std::fs::read_to_string(format!("tests/data/corpus/ptx/{file}"))
-                            .unwrap();
-                        let ptx = if verdict.starts_with("after rewrite") {
-                            retarget(&ptx)
-                        } else {
-                            ptx
-                        };
-                        let bytes = match o.ptxas(&ptx, "sm_50", &[]) {
+                    for entry in chunk.iter() {
+                        let file = &entry.name;
+                        let bytes = match common::ptxas_cached(o, &entry.ptx_for_ptxas, "sm_50") {
                             Ok(b) => b,
                             Err(e) => {
-                                if verdict.starts_with("FAIL") {
+                                if entry.plan == common::Plan::Fails {
                                     failed_as_manifest += 1;
                                 } else {
                                     problems.push(format!("{file}: ptxas failed: {e}"));

@@ -254,3 +254,35 @@ fn float_constant_for_integer_instruction() {
         "t.ptx:6:20: error: type mismatch: floating-point constant where 'add.u32' expects .u32\n6 |  add.u32 %r1, %r1, 1.5;\n  |                    ^^^\n",
     );
 }
+
+#[test]
+fn minus_offset_in_address() {
+    expect_error(
+        ".version 7.0\n.target sm_50\n.entry k()\n{\n\t.reg .u32 %r<3>;\n\tld.local.u32 %r1, [%r2-8];\n}\n",
+        "t.ptx:6:24: error: malformed address: a negative offset is written [reg+-imm], not [reg-imm]\n6 |  ld.local.u32 %r1, [%r2-8];\n  |                        ^\n",
+    );
+}
+
+#[test]
+fn immediate_address_outside_local() {
+    expect_error(
+        ".version 7.0\n.target sm_50\n.entry k()\n{\n\t.reg .u32 %r1;\n\tld.global.u32 %r1, [256];\n\tret;\n}\n",
+        "t.ptx:6:21: error: malformed address: immediate addresses are only allowed for .local\n6 |  ld.global.u32 %r1, [256];\n  |                     ^^^^^\n",
+    );
+}
+
+#[test]
+fn call_with_wrong_argument_count() {
+    expect_error(
+        ".version 7.0\n.target sm_50\n.func (.param .b32 r) f (.param .b32 a, .param .b32 b)\n{\n\tret;\n}\n.entry k()\n{\n\t.param .b32 x;\n\tcall (x), f, (x);\n\tret;\n}\n",
+        "t.ptx:10:12: error: call to 'f' passes 1 argument(s), but it takes 2\n10 |  call (x), f, (x);\n   |            ^\n",
+    );
+}
+
+#[test]
+fn declared_function_never_defined() {
+    expect_error(
+        ".version 7.0\n.target sm_50\n.func g ();\n",
+        "t.ptx:3:7: error: function 'g' is declared but never defined (declare it .extern if it lives elsewhere)\n3 | .func g ();\n  |       ^\n",
+    );
+}

@@ -174,7 +174,7 @@ fn variable_attributes() {
 fn address_operand_forms() {
     let m = module(&format!(
         ".global .u32 a[8];\n{}",
-        kernel("\t.reg .u32 s;\n\t.reg .u64 r;\n\tld.global.u32 s, [a];\n\tld.global.u32 s, [r];\n\tld.global.u32 s, [r+8];\n\tld.global.u32 s, [r+-8];\n\tld.global.u32 s, [a+4];\n\tld.global.u32 s, [64];\n\tld.global.u32 s, a[2];")
+        kernel("\t.reg .u32 s;\n\t.reg .u64 r;\n\tld.global.u32 s, [a];\n\tld.global.u32 s, [r];\n\tld.global.u32 s, [r+8];\n\tld.global.u32 s, [r+-8];\n\tld.global.u32 s, [a+4];\n\tld.local.u32 s, [64];\n\tld.global.u32 s, a[2];")
     ));
     let got: Vec<(Option<String>, i64)> = instrs(&m)
         .iter()
@@ -280,10 +280,10 @@ fn lo_is_a_comparison_for_setp_and_a_flag_for_mul() {
 #[test]
 fn old_nvopencc_style() {
     // PTX 1.4: %rh registers, __cudaparm_ names, .loc, declarations without `;`.
-    let src = ".version 1.4\n.target sm_10, map_f64_to_f32\n.visible .func (.param .s32 r) f (.param .s32 a)\n\t.entry VecAdd (\n\t\t.param .u64 __cudaparm_VecAdd_A)\n\t{\n\t.reg .u16 %rh<4>;\n\t.reg .u32 %r<6>;\n\t.loc\t28\t21\t0\n\tmov.u16 \t%rh1, %ctaid.x;\n\tcvt.u32.u16 \t%r1, %rh1;\n\texit;\n\t}\n";
+    let src = ".version 1.4\n.target sm_10, map_f64_to_f32\n.visible .func (.param .s32 r) f (.param .s32 a)\n\t.entry VecAdd (\n\t\t.param .u64 __cudaparm_VecAdd_A)\n\t{\n\t.reg .u16 %rh<4>;\n\t.reg .u32 %r<6>;\n\t.loc\t28\t21\t0\n\tmov.u16 \t%rh1, %ctaid.x;\n\tcvt.u32.u16 \t%r1, %rh1;\n\texit;\n\t}\n.visible .func (.param .s32 r) f (.param .s32 a)\n{\n\tret;\n}\n";
     let file = SourceFile::new("old.ptx", src);
     let (m, _) = ptx::parse_and_check(&file).unwrap();
-    assert_eq!(m.functions().count(), 2);
+    assert_eq!(m.functions().count(), 3);
     assert!(m.functions().next().unwrap().body.is_none());
 }
 
@@ -401,4 +401,14 @@ fn sampler_field_initializers_in_independent_mode() {
     // Printing reparses to the same thing.
     let (again, _) = ptx::parse(&SourceFile::new("p.ptx", m.to_string()));
     assert!(again.unwrap().without_spans() == m.without_spans());
+}
+
+#[test]
+fn nothing_usable_gives_none() {
+    let (m, d) = ptx::parse(&SourceFile::new("g.ptx", "this is not ptx"));
+    assert!(m.is_none());
+    assert_eq!(d[0].message, "expected a directive, found 'this'");
+    // An empty file is a valid (empty) module.
+    let (m, d) = ptx::parse(&SourceFile::new("e.ptx", ""));
+    assert!(m.is_some() && d.is_empty());
 }

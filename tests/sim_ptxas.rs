@@ -5,35 +5,16 @@
 //! pair of identical wrong answers cannot pass.
 
 use leafold::ir::eval::{self, GlobalRegion, Launch, RunOutput};
-use leafold::ir::{CvtaDir, Dim, Function, FunctionBuilder, IntCC, Space, SpecialReg, Type, Value};
+use leafold::ir::{
+    CvtaDir, Dim, Function, FunctionBuilder, IntCC, Module, Space, SpecialReg, Type, Value, VarData,
+};
 use leafold::oracle::Oracle;
-use leafold::sim::{self, KernelInfo, PARAM_BASE};
-use object::{Object, ObjectSection};
+use leafold::sim::{self, KernelInfo};
 
 /// Compile `ptx` (kernel `k`) and extract what the simulator needs from the cubin.
 fn compile(oracle: &Oracle, ptx: &str) -> (Vec<u64>, KernelInfo) {
     let cubin = oracle.ptxas(ptx, "sm_50", &[]).expect("ptxas");
-    let file = object::File::parse(&cubin[..]).expect("cubin parses as ELF");
-    let section = |name: &str| {
-        file.section_by_name(name)
-            .map(|s| (s.size(), s.data().expect("section data").to_vec()))
-    };
-    let (_, text) = section(".text.k").expect(".text.k");
-    let code = sim::words(&text).expect("whole words");
-    let mut info = KernelInfo::default();
-    if let Some((size, _)) = section(".nv.constant0.k") {
-        info.param_size = size as u32 - PARAM_BASE;
-    }
-    if let Some((size, _)) = section(".nv.shared.k") {
-        info.shared_size = size as u32;
-    }
-    if let Some((_, data)) = section(".nv.constant2.k") {
-        info.banks.push((2, data));
-    }
-    if let Some((_, data)) = section(".nv.constant3") {
-        info.banks.push((3, data));
-    }
-    (code, info)
+    sim::load_kernel(&cubin, "k").expect("cubin loads")
 }
 
 const A: u64 = 0x1_0000_0000;
@@ -75,10 +56,22 @@ fn check(
     launch: &Launch,
     tweak: impl FnOnce(&mut KernelInfo),
 ) -> Option<RunOutput> {
+    check_in(test, ptx, &Module::new(), func, launch, tweak)
+}
+
+/// [`check`] for a function whose variables live in `module`.
+fn check_in(
+    test: &str,
+    ptx: &str,
+    module: &Module,
+    func: &Function,
+    launch: &Launch,
+    tweak: impl FnOnce(&mut KernelInfo),
+) -> Option<RunOutput> {
     let oracle = Oracle::for_test(test)?;
     let (code, mut info) = compile(&oracle, ptx);
     tweak(&mut info);
-    let reference = eval::run_function(func, launch).expect("IR runs");
+    let reference = eval::run_in(module, func, launch).expect("IR runs");
     let simulated = sim::run(&code, &info, launch).unwrap_or_else(|e| panic!("sim: {e}"));
     assert_eq!(simulated.shared, reference.shared, "{test}: shared memory");
     assert_eq!(simulated.local, reference.local, "{test}: local memory");
@@ -737,4 +730,307 @@ fn generic_through_shared_window_32bit() {
     };
     let out = r.region(OUT32).unwrap();
     assert_eq!(u32_at(out, 64), u32_at(&input, 127));
+}
+
+/// A `.local` array indexed dynamically: ptxas makes a 64-byte frame below `c[0x0][0x20]`
+/// (`IADD32I R1, R1, -0x40`) and uses STL/LDL; the IR keeps the array at local offset 0.
+/// With the frame size taken from EIATTR_MIN_STACK_SIZE both layouts coincide, so each
+/// thread's local memory is compared too.
+#[test]
+fn local_array() {
+    let ptx = header(64)
+        + ".visible .entry k(.param .u64 OUT)
+{
+  .local .align 4 .b8 buf[64];
+  .reg .u32 %r<12>; .reg .u64 %rd<16>;
+  ld.param.u64 %rd2, [OUT];
+  cvta.to.global.u64 %rd2, %rd2;
+  mov.u32 %r1, %tid.x;
+  and.b32 %r2, %r1, 15;
+  shl.b32 %r3, %r2, 2;
+  mov.u32 %r4, buf;
+  add.u32 %r5, %r4, %r3;
+  st.local.u32 [%r5], %r1;
+  add.u32 %r6, %r1, 1;
+  and.b32 %r6, %r6, 15;
+  shl.b32 %r6, %r6, 2;
+  add.u32 %r7, %r4, %r6;
+  st.local.u32 [%r7], 7;
+  ld.local.u32 %r8, [%r5];
+  mul.wide.u32 %rd3, %r1, 4;
+  add.u64 %rd4, %rd2, %rd3;
+  st.global.u32 [%rd4], %r8;
+  ret;
+}";
+    let mut m = Module::new();
+    let buf = m.add_var(VarData {
+        name: "buf".into(),
+        space: Space::Local,
+        size: 64,
+        align: 4,
+        init: None,
+    });
+    let mut func = Function::new("k");
+    let po = func.add_param("OUT", 8, 8);
+    let mut b = FunctionBuilder::new(&mut func);
+    let e = b.create_block();
+    b.switch_to_block(e);
+    let out = b.load_param(Type::I64, po);
+    let tid = b.special_reg(SpecialReg::Tid(Dim::X));
+    let fifteen = b.iconst(Type::I32, 15);
+    let two = b.iconst(Type::I32, 2);
+    let one = b.iconst(Type::I32, 1);
+    let base = b.symbol_addr(Type::I32, buf);
+    let i = b.binary(leafold::ir::BinaryOp::And, tid, fifteen);
+    let i = b.shl(i, two);
+    let p = b.add(base, i);
+    b.store(Space::Local, p, 0, &[tid]);
+    let j = b.add(tid, one);
+    let j = b.binary(leafold::ir::BinaryOp::And, j, fifteen);
+    let j = b.shl(j, two);
+    let q = b.add(base, j);
+    let seven = b.iconst(Type::I32, 7);
+    b.store(Space::Local, q, 0, &[seven]);
+    let v = b.load1(Space::Local, Type::I32, p, 0);
+    let four = b.iconst(Type::I32, 4);
+    let off = b.mul_wide(false, tid, four);
+    let o = b.add(out, off);
+    b.store(Space::Global, o, 0, &[v]);
+    b.ret();
+    let mut l = launch(params64(&[OUT]), vec![region(OUT, vec![0; 4 * 64])]);
+    l.grid = [1, 1, 1];
+    let Some(r) = check_in("local_array", &ptx, &m, &func, &l, |i| {
+        assert_eq!(i.local_size, 64, "frame size from .nv.info");
+    }) else {
+        return;
+    };
+    assert_eq!(u32_at(r.region(OUT).unwrap(), 5), 5);
+    assert_eq!(u32_at(&r.local[5], 5), 5);
+    assert_eq!(u32_at(&r.local[5], 6), 7);
+}
+
+/// Atomics have no form in the instruction set description yet: the simulator names the
+/// instruction and its address instead of failing to decode.
+#[test]
+fn atomics_are_named_as_unsupported() {
+    let Some(oracle) = Oracle::for_test("atomics_are_named_as_unsupported") else {
+        return;
+    };
+    let ptx = header(64)
+        + ".visible .entry k(.param .u64 A)
+{
+  .reg .u32 %r<4>; .reg .u64 %rd<4>;
+  ld.param.u64 %rd1, [A];
+  cvta.to.global.u64 %rd1, %rd1;
+  atom.global.add.u32 %r1, [%rd1], 1;
+  st.global.u32 [%rd1+4], %r1;
+  ret;
+}";
+    let (code, info) = compile(&oracle, &ptx);
+    let l = Launch {
+        params: params64(&[A]),
+        global: vec![region(A, vec![0; 8])],
+        ..Launch::new([1, 1, 1], [1, 1, 1])
+    };
+    match sim::run(&code, &info, &l) {
+        Err(sim::SimError::Unsupported { addr, what }) => {
+            assert!(what.starts_with("ATOM "), "{what}");
+            assert_eq!(addr % 8, 0);
+        }
+        other => panic!("expected Unsupported, got {other:?}"),
+    }
+}
+
+/// 3-D blocks and a 2-D grid: thread numbering (x fastest, 32 per warp) and %tid/%ctaid
+/// agree with the interpreter. Each thread writes its coordinates at its linear index.
+#[test]
+fn thread_numbering_3d() {
+    let ptx = header(64)
+        + ".visible .entry k(.param .u64 OUT)
+{
+  .reg .u32 %r<20>; .reg .u64 %rd<4>;
+  ld.param.u64 %rd1, [OUT];
+  cvta.to.global.u64 %rd1, %rd1;
+  mov.u32 %r1, %tid.x;
+  mov.u32 %r2, %tid.y;
+  mov.u32 %r3, %tid.z;
+  mov.u32 %r4, %ctaid.y;
+  mov.u32 %r5, %ntid.x;
+  mov.u32 %r6, %ntid.y;
+  mov.u32 %r7, %ntid.z;
+  mad.lo.u32 %r8, %r4, %r7, %r3;
+  mad.lo.u32 %r8, %r8, %r6, %r2;
+  mad.lo.u32 %r8, %r8, %r5, %r1;
+  shl.b32 %r9, %r2, 8;
+  or.b32 %r9, %r9, %r1;
+  shl.b32 %r10, %r3, 16;
+  or.b32 %r9, %r9, %r10;
+  shl.b32 %r10, %r4, 24;
+  or.b32 %r9, %r9, %r10;
+  mul.wide.u32 %rd2, %r8, 4;
+  add.u64 %rd3, %rd1, %rd2;
+  st.global.u32 [%rd3], %r9;
+  ret;
+}";
+    let mut func = Function::new("k");
+    let po = func.add_param("OUT", 8, 8);
+    let mut b = FunctionBuilder::new(&mut func);
+    let e = b.create_block();
+    b.switch_to_block(e);
+    let out = b.load_param(Type::I64, po);
+    let t = [Dim::X, Dim::Y, Dim::Z].map(|d| b.special_reg(SpecialReg::Tid(d)));
+    let n = [Dim::X, Dim::Y, Dim::Z].map(|d| b.special_reg(SpecialReg::Ntid(d)));
+    let cy = b.special_reg(SpecialReg::Ctaid(Dim::Y));
+    let idx = b.mad_lo(cy, n[2], t[2]);
+    let idx = b.mad_lo(idx, n[1], t[1]);
+    let idx = b.mad_lo(idx, n[0], t[0]);
+    let shift = |b: &mut FunctionBuilder, v: Value, k: i64| {
+        let k = b.iconst(Type::I32, k);
+        b.shl(v, k)
+    };
+    let y = shift(&mut b, t[1], 8);
+    let z = shift(&mut b, t[2], 16);
+    let c = shift(&mut b, cy, 24);
+    let or = leafold::ir::BinaryOp::Or;
+    let v = b.binary(or, t[0], y);
+    let v = b.binary(or, v, z);
+    let v = b.binary(or, v, c);
+    let four = b.iconst(Type::I32, 4);
+    let off = b.mul_wide(false, idx, four);
+    let q = b.add(out, off);
+    b.store(Space::Global, q, 0, &[v]);
+    b.ret();
+    // 13 x 3 x 2 = 78 threads per CTA: three warps, the last one partly empty.
+    let mut l = launch(params64(&[OUT]), vec![region(OUT, vec![0; 4 * 156])]);
+    l.grid = [1, 2, 1];
+    l.block = [13, 3, 2];
+    let Some(r) = check("thread_numbering_3d", &ptx, &func, &l, |_| {}) else {
+        return;
+    };
+    let out = r.region(OUT).unwrap();
+    // Linear index 1*78 + (1*3 + 2)*13 + 5 = 148: ctaid.y 1, tid (5, 2, 1).
+    assert_eq!(u32_at(out, 148), 5 | 2 << 8 | 1 << 16 | 1 << 24);
+}
+
+/// Early exits and an if/else inside a divergent loop: threads with `gid & 5 == 5` return first;
+/// the others take `gid & 3` Collatz steps on A[gid] (odd: 3v + 1, even: v / 2).
+#[test]
+fn early_exit_and_branches_in_loop() {
+    let ptx = header(64)
+        + ".visible .entry k(.param .u64 A, .param .u64 OUT)
+{
+  .reg .u32 %r<16>; .reg .u64 %rd<8>; .reg .pred %p<4>;
+  ld.param.u64 %rd1, [A];
+  ld.param.u64 %rd2, [OUT];
+  cvta.to.global.u64 %rd1, %rd1;
+  cvta.to.global.u64 %rd2, %rd2;"
+        + GID_PTX
+        + "
+  and.b32 %r4, %r1, 5;
+  setp.eq.u32 %p1, %r4, 5;
+  @%p1 bra END;
+  mul.wide.u32 %rd3, %r1, 4;
+  add.u64 %rd4, %rd1, %rd3;
+  ld.global.u32 %r5, [%rd4];
+  and.b32 %r6, %r1, 3;
+  mov.u32 %r7, 0;
+LOOP:
+  setp.ge.u32 %p2, %r7, %r6;
+  @%p2 bra DONE;
+  and.b32 %r8, %r5, 1;
+  setp.eq.u32 %p3, %r8, 0;
+  @%p3 bra EVEN;
+  mad.lo.u32 %r5, %r5, 3, 1;
+  bra NEXT;
+EVEN:
+  shr.u32 %r5, %r5, 1;
+NEXT:
+  add.u32 %r7, %r7, 1;
+  bra LOOP;
+DONE:
+  add.u64 %rd5, %rd2, %rd3;
+  st.global.u32 [%rd5], %r5;
+END:
+  ret;
+}";
+    let mut func = Function::new("k");
+    let pa = func.add_param("A", 8, 8);
+    let po = func.add_param("OUT", 8, 8);
+    let mut b = FunctionBuilder::new(&mut func);
+    let entry = b.create_block();
+    let work = b.create_block();
+    let head = b.create_block();
+    let k = b.append_block_param(head, Type::I32);
+    let v = b.append_block_param(head, Type::I32);
+    let body = b.create_block();
+    let odd = b.create_block();
+    let even = b.create_block();
+    let next = b.create_block();
+    let nv = b.append_block_param(next, Type::I32);
+    let done = b.create_block();
+    let end = b.create_block();
+    b.switch_to_block(entry);
+    let a = b.load_param(Type::I64, pa);
+    let out = b.load_param(Type::I64, po);
+    let gid = global_id(&mut b);
+    let one = b.iconst(Type::I32, 1);
+    let three = b.iconst(Type::I32, 3);
+    let five = b.iconst(Type::I32, 5);
+    let bits = b.binary(leafold::ir::BinaryOp::And, gid, five);
+    let leave = b.icmp(IntCC::Eq, bits, five);
+    b.brif(leave, end, &[], work, &[]);
+    b.switch_to_block(work);
+    let four = b.iconst(Type::I32, 4);
+    let off = b.mul_wide(false, gid, four);
+    let p = b.add(a, off);
+    let v0 = b.load1(Space::Global, Type::I32, p, 0);
+    let zero = b.iconst(Type::I32, 0);
+    b.jump(head, &[zero, v0]);
+    b.switch_to_block(head);
+    let n = b.binary(leafold::ir::BinaryOp::And, gid, three);
+    let stop = b.icmp(IntCC::Uge, k, n);
+    b.brif(stop, done, &[], body, &[]);
+    b.switch_to_block(body);
+    let low = b.binary(leafold::ir::BinaryOp::And, v, one);
+    let is_even = b.icmp(IntCC::Eq, low, zero);
+    b.brif(is_even, even, &[], odd, &[]);
+    b.switch_to_block(odd);
+    let t = b.mad_lo(v, three, one);
+    b.jump(next, &[t]);
+    b.switch_to_block(even);
+    let h = b.binary(leafold::ir::BinaryOp::ShrU, v, one);
+    b.jump(next, &[h]);
+    b.switch_to_block(next);
+    let k2 = b.add(k, one);
+    b.jump(head, &[k2, nv]);
+    b.switch_to_block(done);
+    let o = b.add(out, off);
+    b.store(Space::Global, o, 0, &[v]);
+    b.ret();
+    b.switch_to_block(end);
+    b.ret();
+    let input = pattern(4 * THREADS, 13);
+    let l = launch(
+        params64(&[A, OUT]),
+        vec![
+            region(A, input.clone()),
+            region(OUT, vec![0xee; 4 * THREADS]),
+        ],
+    );
+    let Some(r) = check("early_exit_and_branches_in_loop", &ptx, &func, &l, |_| {}) else {
+        return;
+    };
+    let out = r.region(OUT).unwrap();
+    assert_eq!(u32_at(out, 5), 0xeeee_eeee, "gid 5 returned early");
+    assert_eq!(u32_at(out, 4), u32_at(&input, 4), "gid 4: no steps");
+    // gid 6: two steps.
+    let mut v = u32_at(&input, 6);
+    for _ in 0..2 {
+        v = if v & 1 == 1 {
+            v.wrapping_mul(3).wrapping_add(1)
+        } else {
+            v >> 1
+        };
+    }
+    assert_eq!(u32_at(out, 6), v);
 }

@@ -40,7 +40,7 @@ fn launch() -> Launch {
 
 fn check(code: &[u64]) {
     match sim::run(code, &KernelInfo::new(16), &launch()) {
-        Ok(_) | Err(SimError::BadLaunch(_)) => {}
+        Ok(_) | Err(SimError::BadLaunch(_)) | Err(SimError::BadCubin(_)) => {}
         Err(e) => {
             let addr = match e {
                 SimError::Decode { addr, .. }
@@ -52,7 +52,7 @@ fn check(code: &[u64]) {
                 | SimError::PlgMismatch { addr, .. }
                 | SimError::Divergence { addr, .. }
                 | SimError::StepLimit { addr, .. } => addr,
-                SimError::BadLaunch(_) => unreachable!(),
+                SimError::BadLaunch(_) | SimError::BadCubin(_) => unreachable!(),
             };
             assert!(addr % 8 == 0, "{e}");
             assert!(e.to_string().starts_with("0x"), "{e}");
@@ -62,6 +62,12 @@ fn check(code: &[u64]) {
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(400))]
+
+    #[test]
+    fn random_bytes_are_not_a_cubin(bytes in prop::collection::vec(any::<u8>(), 0..512)) {
+        let r = sim::load_kernel(&bytes, "k");
+        prop_assert!(matches!(r, Err(SimError::BadCubin(_))));
+    }
 
     #[test]
     fn random_words_never_panic(words in prop::collection::vec(any::<u64>(), 1..40)) {

@@ -73,7 +73,7 @@ pub enum Width {
 }
 
 impl FieldDef {
-    pub fn len(&self) -> u32 {
+    pub fn bit_len(&self) -> u32 {
         self.bits.iter().map(|b| b.1).sum()
     }
 }
@@ -156,7 +156,7 @@ pub fn parse(src: &str) -> Vec<FormDef> {
                 let mut f = parse_field(rest).unwrap_or_else(|e| err(&e));
                 if let Kind::Named(n) = &f.kind {
                     let vals = named.get(n).unwrap_or_else(|| err("unknown enum"));
-                    let mut names = vec![None; 1usize << f.len()];
+                    let mut names = vec![None; 1usize << f.bit_len()];
                     for (k, v) in vals {
                         names[*k] = Some(v.clone());
                     }
@@ -303,12 +303,12 @@ fn parse_field(s: &str) -> Result<FieldDef, String> {
         }
     }
     if let Kind::Enum(names) = &f.kind {
-        if names.len() != 1usize << f.len() {
+        if names.len() != 1usize << f.bit_len() {
             return Err(format!(
                 "enum {} has {} names for {} bits",
                 f.name,
                 names.len(),
-                f.len()
+                f.bit_len()
             ));
         }
     }
@@ -555,6 +555,8 @@ fn compile_token(form: &FormDef, tok: &str, late_reuse: &dyn Fn(&str) -> bool, o
         "cbufsp" => writeln!(out, "rt::cbuf_spaced(s, {}, {});", a(1), a(2)).unwrap(),
         // Constant bank c[bank][off*4].
         "cbuf" => writeln!(out, "rt::cbuf(s, {}, {});", a(1), a(2)).unwrap(),
+        // Word-scaled offset (ATOMS).
+        "mem4" => writeln!(out, "rt::mem4(s, {}, {}, {});", a(1), a(2), args[3]).unwrap(),
         // Indexed constant c[bank][Ra+off].
         "cbufr" => writeln!(
             out,
@@ -574,7 +576,7 @@ fn compile_token(form: &FormDef, tok: &str, late_reuse: &dyn Fn(&str) -> bool, o
             out,
             "rt::shex(s, rt::sext({}, {}));",
             a(1),
-            field(form, args[1]).len()
+            field(form, args[1]).bit_len()
         )
         .unwrap(),
         "hex" => writeln!(out, "rt::hex(s, {});", a(1)).unwrap(),
@@ -585,12 +587,19 @@ fn compile_token(form: &FormDef, tok: &str, late_reuse: &dyn Fn(&str) -> bool, o
             out,
             "rt::shex(s, rt::sext({}, {}) * 4);",
             a(1),
-            field(form, args[1]).len()
+            field(form, args[1]).bit_len()
+        )
+        .unwrap(),
+        // The register after the next (the swap half of a 64-bit CAS operand pair).
+        "plus2" => writeln!(
+            out,
+            "rt::reg(s, if {0} == 255 {{ 255 }} else {{ {0} + 2 }}, false);",
+            a(1)
         )
         .unwrap(),
         "plus1" => writeln!(
             out,
-            "rt::reg(s, if {0} == 255 {{ 255 }} else {0} + 1, false);",
+            "rt::reg(s, if {0} == 255 {{ 255 }} else {{ {0} + 1 }}, false);",
             a(1)
         )
         .unwrap(),
@@ -618,7 +627,7 @@ fn compile_token(form: &FormDef, tok: &str, late_reuse: &dyn Fn(&str) -> bool, o
                 Kind::U | Kind::Flag | Kind::Const(_) | Kind::Named(_) => {
                     writeln!(out, "rt::hex(s, {v});").unwrap()
                 }
-                Kind::S => writeln!(out, "rt::shex(s, rt::sext({v}, {}));", fd.len()).unwrap(),
+                Kind::S => writeln!(out, "rt::shex(s, rt::sext({v}, {}));", fd.bit_len()).unwrap(),
             }
         }
     }
@@ -726,7 +735,7 @@ pub fn generate_from(src: &str) -> String {
                 "    FieldInfo {{ field: Field::{}, kind: {kind}, bits: &[{}], len: {} }},",
                 camel(&fd.name),
                 bits.join(", "),
-                fd.len()
+                fd.bit_len()
             )
             .unwrap();
         }

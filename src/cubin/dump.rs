@@ -12,12 +12,12 @@ use std::fmt::Write;
 /// The `.headerflags` text cuobjdump 11.8 prints for these ELF flags, e.g.
 /// `EF_CUDA_SM50 EF_CUDA_PTX_SM(EF_CUDA_SM50)` for `0x320532`. (Newer cuobjdumps also name
 /// `EF_CUDA_TEXMODE_UNIFIED`/`EF_CUDA_64BIT_ADDRESS` and say `VIRTUAL_SM`; 11.8 does not.)
+///
+/// cuobjdump 11.8 names the real SM (bits 0..7) in both places: it ignores the virtual-SM
+/// bits 16..23 (checked by patching them to 10..0x99 in a ptxas cubin: the text never changed).
 pub fn header_flags_text(flags: u32) -> String {
-    format!(
-        "EF_CUDA_SM{} EF_CUDA_PTX_SM(EF_CUDA_SM{})",
-        flags & 0xff,
-        (flags >> 16) & 0xff
-    )
+    let sm = flags & 0xff;
+    format!("EF_CUDA_SM{sm} EF_CUDA_PTX_SM(EF_CUDA_SM{sm})")
 }
 
 /// Every `.nv.info*` section of the cubin, in section order, printed as `cuobjdump -elf`

@@ -11,9 +11,12 @@
 //! Module `.global`/`.const`/`.shared`/`.local` variables become [`VarData`] (initializers
 //! flattened to little-endian bytes, row-major, short brace lists zero-padded). Kernel-scope
 //! addressable variables (`.local`, `.shared`, ...) become module variables named
-//! `kernel.name` (a dot cannot occur in a PTX identifier, so the name is unique). An unsized
-//! `.extern .shared` array is the dynamic shared memory: it is placed after every sized shared
-//! variable with alignment 16, which is where [`super::eval`] puts the dynamic bytes.
+//! `kernel.name` (a dot cannot occur in a PTX identifier, so the name is unique; the same name
+//! in a second `{ }` scope becomes `kernel.name.2`). An unsized module-scope `.extern .shared`
+//! array is the dynamic shared memory: it is placed after every sized module-scope shared
+//! variable with alignment 16, which is where [`super::eval`] puts the dynamic bytes (a
+//! kernel-scope one is added where it is declared, which is only right when no sized shared
+//! variable of a kernel follows it).
 //! Kernel parameters become [`super::KernelParam`]s at their natural (or declared) alignment.
 //!
 //! # SSA construction
@@ -52,7 +55,9 @@
 //! `@p` on a load, store, barrier or return branches around the instruction (a load must not
 //! fault when its guard is false); the merge is an ordinary block parameter. `@p bra` is a
 //! `brif`. The carry flag of `add.cc`/`addc`/`sub.cc`/`subc` is a hidden predicate register
-//! (`icmp.ult` computes it), so the IR needs no flags: 128-bit adds stay exact.
+//! (`icmp` computes it), so the IR needs no flags: 128-bit adds stay exact. It holds the
+//! machine carry as ptxas reads it: `sub.cc` leaves "no borrow" and `subc` is `a + ~b + CF`
+//! (so `subc` after `add.cc` subtracts one more when the add did *not* carry).
 //!
 //! # Addresses
 //!
@@ -93,7 +98,7 @@ pub fn build(module: &ast::Module, file: &Arc<SourceFile>) -> Result<Module, Vec
 pub struct Partial {
     /// Module variables and every kernel that built completely.
     pub module: Module,
-    /// Names of the kernels that did not build.
+    /// Names of the kernels (and `.func` functions) that did not build.
     pub failed: Vec<String>,
     /// Every error, for the failed kernels and for module-level declarations.
     pub errors: Vec<Diagnostic>,
@@ -117,8 +122,15 @@ pub fn build_partial(module: &ast::Module, file: &Arc<SourceFile>) -> Partial {
             _ => None,
         })
         .collect();
+    // Module-scope `.reg` declarations (nvopencc and OptiX emit them) are per-thread
+    // registers: each kernel gets its own.
+    let module_regs: Vec<&ast::VarDecl> = decls
+        .iter()
+        .copied()
+        .filter(|v| v.space == StateSpace::Reg)
+        .collect();
     for pass_unsized in [false, true] {
-        for v in &decls {
+        for v in decls.iter().filter(|v| v.space != StateSpace::Reg) {
             for d in &v.names {
                 if is_unsized(d) == pass_unsized {
                     if let Some(sym) = m.declare_var(v, d, &d.name.text) {
@@ -136,7 +148,7 @@ pub fn build_partial(module: &ast::Module, file: &Arc<SourceFile>) -> Partial {
                 file,
                 f.name.span,
                 format!(
-                    "unsupported function '{}': device functions (.func) and calls are not lowered yet",
+                    "unsupported function '{}' (device functions and calls are not lowered yet)",
                     f.name.text
                 ),
             ));
@@ -144,7 +156,7 @@ pub fn build_partial(module: &ast::Module, file: &Arc<SourceFile>) -> Partial {
             continue;
         }
         let before = m.errors.len();
-        match FnBuilder::run(&mut m, f, body) {
+        match FnBuilder::run(&mut m, f, body, &module_regs) {
             Some(func) if m.errors.len() == before => m.ir.functions.push(func),
             _ => failed.push(f.name.text.clone()),
         }
@@ -194,7 +206,6 @@ fn ir_space(s: StateSpace) -> Option<Space> {
         StateSpace::Local => Space::Local,
         StateSpace::Const => Space::Const,
         StateSpace::Param => Space::Param,
-        StateSpace::Generic => Space::Generic,
         _ => return None,
     })
 }
@@ -496,7 +507,12 @@ struct FnBuilder<'m, 'f> {
 }
 
 impl<'m, 'f> FnBuilder<'m, 'f> {
-    fn run(m: &'m mut ModuleBuilder<'f>, f: &ast::Function, body: &ast::Block) -> Option<Function> {
+    fn run(
+        m: &'m mut ModuleBuilder<'f>,
+        f: &ast::Function,
+        body: &ast::Block,
+        module_regs: &[&ast::VarDecl],
+    ) -> Option<Function> {
         let mut func = Function::new(&f.name.text);
         let mut params = Scope::default();
         for p in &f.params {
@@ -536,6 +552,10 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         };
         b.err_start = b.m.errors.len();
         b.carry = b.new_var(Type::Pred);
+        b.scopes.push(Scope::default());
+        for v in module_regs {
+            b.declare(v);
+        }
         let mut items = Vec::new();
         flatten(body, &mut items);
         b.body(&items, f.name.span)
@@ -679,9 +699,9 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                         continue;
                     }
                     let fall = plan.fall.get(&i).copied();
-                    if self.instruction(ins, &plan, fall).is_none() {
-                        // Error reported; keep going to find more, but the kernel fails.
-                    }
+                    // On `None` the error is already reported: keep going to find more
+                    // (the kernel fails either way).
+                    let _ = self.instruction(ins, &plan, fall);
                     if flow(ins) != Flow::Straight {
                         open = false;
                     }
@@ -722,7 +742,13 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
     fn declare(&mut self, v: &ast::VarDecl) {
         if v.space != StateSpace::Reg {
             for d in &v.names {
-                let ir_name = format!("{}.{}", self.kernel, d.name.text);
+                let mut ir_name = format!("{}.{}", self.kernel, d.name.text);
+                // The same name declared again in another { } scope gets a numbered suffix.
+                let mut n = 1;
+                while self.m.ir.vars.values().any(|v| v.name == ir_name) {
+                    n += 1;
+                    ir_name = format!("{}.{}.{n}", self.kernel, d.name.text);
+                }
                 if let Some(sym) = self.m.declare_var(v, d, &ir_name) {
                     if let Some(s) = self.scopes.last_mut() {
                         s.syms.insert(d.name.text.clone(), sym);
@@ -1336,8 +1362,10 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             Opcode::And | Opcode::Or | Opcode::Xor => return self.bitwise(ins),
             Opcode::Not | Opcode::Neg | Opcode::Abs | Opcode::Cnot => return self.unary(ins),
             Opcode::Min | Opcode::Max => return self.minmax(ins),
-            Opcode::Setp => return self.setp(ins),
+            Opcode::Setp | Opcode::Set => return self.setp(ins),
+            Opcode::Mul24 | Opcode::Mad24 => return self.mul24(ins),
             Opcode::Selp => return self.selp(ins),
+            Opcode::Slct => return self.slct(ins),
             Opcode::Mov => return self.mov(ins),
             Opcode::Cvt => return self.cvt(ins),
             Opcode::Cvta => return self.cvta(ins),
@@ -1667,11 +1695,12 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         let dst = self.dest1(&ops[0])?;
         self.write(dst, d, signed, ops[0].span())?;
         if ins.has_flag("cc") {
-            // Carry out of the addition (d < a unsigned); borrow of the subtraction (a < b).
+            // The machine carry: out of the addition (d < a unsigned); of a + ~b + 1 for the
+            // subtraction, which is "no borrow" (a >= b).
             let c = if add {
                 self.ins().icmp(IntCC::Ult, d, a)
             } else {
-                self.ins().icmp(IntCC::Ult, a, b)
+                self.ins().icmp(IntCC::Uge, a, b)
             };
             self.write(Some(self.carry), c, false, ins.span)?;
         }
@@ -1688,33 +1717,22 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         let one = self.iconst(ty, 1);
         let zero = self.iconst(ty, 0);
         let c = self.ins().select(cin, one, zero);
-        let add = ins.opcode == Opcode::Addc;
-        // Add: t = a + b carries when t < a; d = t + c carries when d < t.
-        // Sub: t = a - b borrows when a < b; d = t - c borrows when t < c.
-        let t = if add {
-            self.ins().add(a, b)
+        // The carry register is the machine's carry flag, as ptxas reads it (the oracle test
+        // pins this): subtraction is a + ~b + 1, so `sub.cc` leaves CF = "no borrow" and
+        // `subc` computes a + ~b + CF. Then both are one rule: t = a + b' carries when
+        // t < a; d = t + c carries when d < t.
+        let b = if ins.opcode == Opcode::Subc {
+            self.ins().unary(UnaryOp::Not, b)
         } else {
-            self.ins().sub(a, b)
+            b
         };
-        let d = if add {
-            self.ins().add(t, c)
-        } else {
-            self.ins().sub(t, c)
-        };
+        let t = self.ins().add(a, b);
+        let d = self.ins().add(t, c);
         let dst = self.dest1(&ops[0])?;
         self.write(dst, d, signed, ops[0].span())?;
         if ins.has_flag("cc") {
-            let (c1, c2) = if add {
-                (
-                    self.ins().icmp(IntCC::Ult, t, a),
-                    self.ins().icmp(IntCC::Ult, d, t),
-                )
-            } else {
-                (
-                    self.ins().icmp(IntCC::Ult, a, b),
-                    self.ins().icmp(IntCC::Ult, t, c),
-                )
-            };
+            let c1 = self.ins().icmp(IntCC::Ult, t, a);
+            let c2 = self.ins().icmp(IntCC::Ult, d, t);
             let cout = self.ins().binary(BinaryOp::Or, c1, c2);
             self.write(Some(self.carry), cout, false, ins.span)?;
         }
@@ -1864,8 +1882,50 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         self.write(dst, d, signed, ops[0].span())
     }
 
-    fn setp(&mut self, ins: &Instruction) -> Option<()> {
+    /// `mul24.lo` / `mad24.lo`: the low 32 bits of the product of the operands' low 24 bits
+    /// (sign-extended from bit 23 for `.s32`), plus `c` for `mad24`.
+    fn mul24(&mut self, ins: &Instruction) -> Option<()> {
         let (ty, signed) = self.int_type(ins)?;
+        if ty != Type::I32 || !ins.has_flag("lo") || ins.has_flag("sat") {
+            return self.unsupported(ins, "only mul24.lo and mad24.lo on 32-bit integers");
+        }
+        let n = if ins.opcode == Opcode::Mad24 { 4 } else { 3 };
+        let ops = self.ops(ins, n)?;
+        let it = ins.ty();
+        let mut v = [None, None];
+        for (k, op) in ops[1..3].iter().enumerate() {
+            let x = self.read(op, ty, it)?;
+            v[k] = Some(if signed {
+                let eight = self.iconst(Type::I32, 8);
+                let up = self.ins().shl(x, eight);
+                self.ins().binary(BinaryOp::ShrS, up, eight)
+            } else {
+                let mask = self.iconst(Type::I32, 0xff_ffff);
+                self.ins().binary(BinaryOp::And, x, mask)
+            });
+        }
+        let mut d = self.ins().mul(v[0]?, v[1]?);
+        if n == 4 {
+            let c = self.read(&ops[3], ty, it)?;
+            d = self.ins().add(d, c);
+        }
+        let dst = self.dest1(&ops[0])?;
+        self.write(dst, d, signed, ops[0].span())
+    }
+
+    /// `setp` (predicate result) and `set` (integer or float-bits result) on integers.
+    fn setp(&mut self, ins: &Instruction) -> Option<()> {
+        // `set.<cmp>.<dtype>.<stype>`: the comparison is on the source type.
+        let (ty, signed) = self.int_type(ins)?;
+        let set_true: Option<i64> = if ins.opcode == Opcode::Set {
+            match ins.types().first() {
+                Some(ast::Type::F32) => Some(0x3f80_0000),
+                Some(ast::Type::U32 | ast::Type::S32 | ast::Type::B32) => Some(-1),
+                _ => return self.unsupported(ins, "set writes .u32, .s32 or .f32"),
+            }
+        } else {
+            None
+        };
         if ins.operands.len() != 3 && ins.operands.len() != 4 {
             return self.unsupported(ins, "expected 3 or 4 operands");
         }
@@ -1922,6 +1982,15 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             }
             d => {
                 let dst = self.dest1(d)?;
+                let r = match set_true {
+                    // set: all ones (or 1.0f) where the comparison holds, else zero.
+                    Some(t) => {
+                        let t = self.iconst(Type::I32, t);
+                        let z = self.iconst(Type::I32, 0);
+                        self.ins().select(r, t, z)
+                    }
+                    None => r,
+                };
                 self.write(dst, r, false, d.span())
             }
         }
@@ -1952,6 +2021,29 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         let d = self.ins().select(c, a, b);
         let dst = self.dest1(&ops[0])?;
         self.write(dst, d, signed, ops[0].span())
+    }
+
+    /// `slct.<dtype>.s32 d, a, b, c`: `c >= 0 ? a : b`.
+    fn slct(&mut self, ins: &Instruction) -> Option<()> {
+        let (dt, ct) = match ins.types()[..] {
+            [d, c] => (d, c),
+            _ => return self.unsupported(ins, "unexpected types"),
+        };
+        if ct != ast::Type::S32 {
+            return self.unsupported(ins, "only an .s32 selector is in the IR");
+        }
+        let Some(ty) = ir_type(dt).filter(|t| t.is_int()) else {
+            return self.unsupported(ins, "unsupported result type");
+        };
+        let ops = self.ops(ins, 4)?;
+        let a = self.read(&ops[1], ty, Some(dt))?;
+        let b = self.read(&ops[2], ty, Some(dt))?;
+        let c = self.read(&ops[3], Type::I32, Some(ct))?;
+        let z = self.iconst(Type::I32, 0);
+        let p = self.ins().icmp(IntCC::Sge, c, z);
+        let d = self.ins().select(p, a, b);
+        let dst = self.dest1(&ops[0])?;
+        self.write(dst, d, false, ops[0].span())
     }
 
     fn mov(&mut self, ins: &Instruction) -> Option<()> {
@@ -2322,7 +2414,10 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             return self.unsupported(ins, "cache-policy operands are not supported");
         }
         if matches!(space, Space::Param | Space::Const) {
-            return self.unsupported(ins, "stores to the param space (calls) are not supported");
+            return self.unsupported(
+                ins,
+                "stores to the param space are call arguments, which are not lowered yet",
+            );
         }
         let srcs: Vec<&Operand> = match &ins.operands[1] {
             Operand::Vector(items, _) => items.iter().collect(),

@@ -19,6 +19,9 @@ pub struct AllocOptions {
     pub max_regs: u8,
     /// Run regalloc2's checker on the result.
     pub checker: bool,
+    /// Byte offset from R1 where the spill area starts, i.e. the size of the kernel's own
+    /// `.local` data below it; rounded up to 16 so that 128-bit slots stay aligned.
+    pub spill_base: u32,
 }
 
 impl Default for AllocOptions {
@@ -26,6 +29,7 @@ impl Default for AllocOptions {
         AllocOptions {
             max_regs: 255,
             checker: false,
+            spill_base: 0,
         }
     }
 }
@@ -53,7 +57,12 @@ pub enum AllocError {
 /// One block after allocation.
 #[derive(Clone, Debug)]
 pub struct AllocatedBlock<I> {
+    /// The block's number in the allocated code (its index in [`Allocated::blocks`]); branch
+    /// instructions name these numbers.
     pub id: BlockId,
+    /// The block of the input VCode it comes from; `None` for a block inserted to split a
+    /// critical edge. Unreachable input blocks are dropped, so later blocks may be renumbered.
+    pub origin: Option<BlockId>,
     pub insts: Vec<I>,
 }
 
@@ -64,7 +73,8 @@ pub struct Allocated<I> {
     pub blocks: Vec<AllocatedBlock<I>>,
     /// Highest GPR used + 1, at least 2 (R1), as ptxas reports "Used N registers".
     pub num_regs: u32,
-    /// Bytes of local memory for spill slots, addressed `[R1 + offset]`.
+    /// Bytes of local memory for spill slots, addressed `[R1 + spill_base + 4 * slot]`; the
+    /// local frame is `spill_base` (rounded up to 16) + `spill_bytes`.
     pub spill_bytes: u32,
     /// Whether regalloc2's checker ran (and passed).
     pub checked: bool,
@@ -74,8 +84,11 @@ pub struct Allocated<I> {
     pub spills: usize,
     /// Number of reload instructions inserted.
     pub reloads: usize,
-    /// Class sizes (scalars, pairs, quads) of the environment that was used.
+    /// Registers in each regalloc2 class (Int, Float, Vector) of the environment that was used.
     pub class_sizes: [usize; 3],
+    /// What each class held: normally B32, B64, B128; a class the function had no values of may
+    /// hold overflow scalars (B32).
+    pub class_kinds: [RegKind; 3],
 }
 
 const KINDS: [RegKind; 3] = [RegKind::B32, RegKind::B64, RegKind::B128];
@@ -86,6 +99,54 @@ fn class_index(kind: RegKind) -> usize {
         RegKind::B64 => 1,
         RegKind::B128 => 2,
     }
+}
+
+/// Drop blocks the entry cannot reach (regalloc2 cannot allocate them: it panics on vregs it
+/// only meets in unreachable code) and renumber the rest in layout order, retargeting the
+/// branches. Returns the new VCode and, per new block, its original id.
+fn prune_unreachable<I: MachInst>(vc: &VCode<I>) -> Result<(VCode<I>, Vec<BlockId>), String> {
+    let n = vc.ranges.len();
+    let mut reach = vec![false; n];
+    let mut stack = vec![0usize];
+    reach[0] = true;
+    while let Some(b) = stack.pop() {
+        for (t, _) in &vc.succs[b] {
+            let t = t.0 as usize;
+            if !reach[t] {
+                reach[t] = true;
+                stack.push(t);
+            }
+        }
+    }
+    let kept: Vec<BlockId> = (0..n)
+        .filter(|b| reach[*b])
+        .map(|b| BlockId(b as u32))
+        .collect();
+    if kept.len() == n {
+        return Ok((vc.clone(), kept));
+    }
+    let mut new_id = vec![None; n];
+    for (i, b) in kept.iter().enumerate() {
+        new_id[b.0 as usize] = Some(BlockId(i as u32));
+    }
+    let (blocks, vregs) = vc.to_blocks();
+    let mut out = Vec::with_capacity(kept.len());
+    for (b, mut block) in blocks.into_iter().enumerate() {
+        if !reach[b] {
+            continue;
+        }
+        for (k, (t, _)) in block.succs.iter_mut().enumerate() {
+            // a reachable block's successors are reachable
+            *t = new_id[t.0 as usize].ok_or("unreachable successor of a reachable block")?;
+            block
+                .insts
+                .last_mut()
+                .ok_or("empty block")?
+                .set_branch_target(k, *t);
+        }
+        out.push(block);
+    }
+    Ok((VCode::from_blocks(out, vregs)?, kept))
 }
 
 /// Insert an empty jump block on every edge regalloc2 cannot place moves on: from a block with
@@ -136,18 +197,17 @@ fn pressure<I: MachInst>(vc: &VCode<I>) -> ([usize; 3], [usize; 3]) {
     let (_, live_out) = liveness(vc, &|k| k != RegKind::Pred);
     let mut max = [0usize; 3];
     let mut min_needed = [0usize; 3];
-    let count = |live: &std::collections::BTreeSet<u32>| {
-        let mut c = [0usize; 3];
-        for v in live {
-            c[class_index(vc.vregs[*v as usize])] += 1;
-        }
-        c
-    };
-    for b in 0..vc.ranges.len() {
+    let class_of_vreg = |v: u32| class_of(vc.classes[v as usize]);
+    for (b, out) in live_out.iter().enumerate() {
         let (s, e) = vc.ranges[b];
-        let mut live = live_out[b].clone();
+        let mut live = out.clone();
         for (_, args) in &vc.succs[b] {
             live.extend(args.iter().map(|a| a.index));
+        }
+        // per-class counts of `live`, kept in step with it
+        let mut c = [0usize; 3];
+        for v in &live {
+            c[class_of_vreg(*v)] += 1;
         }
         for i in (s..e).rev() {
             let fs: Vec<_> = fields(&vc.insts[i as usize])
@@ -157,23 +217,29 @@ fn pressure<I: MachInst>(vc: &VCode<I>) -> ([usize; 3], [usize; 3]) {
                 .collect();
             let mut here = [0usize; 3];
             for f in &fs {
-                here[class_index(f.vreg.kind)] += 1;
+                here[class_of_vreg(f.vreg.index)] += 1;
             }
+            // just after the instruction: everything live plus its defs
             for f in fs.iter().filter(|f| f.spec.kind == OpKind::Def) {
-                live.insert(f.vreg.index);
+                if live.insert(f.vreg.index) {
+                    c[class_of_vreg(f.vreg.index)] += 1;
+                }
             }
-            let c = count(&live);
             for k in 0..3 {
                 max[k] = max[k].max(c[k]);
                 min_needed[k] = min_needed[k].max(here[k]);
             }
+            // just before it: defs dead, uses live
             for f in fs.iter().filter(|f| f.spec.kind == OpKind::Def) {
-                live.remove(&f.vreg.index);
+                if live.remove(&f.vreg.index) {
+                    c[class_of_vreg(f.vreg.index)] -= 1;
+                }
             }
             for f in fs.iter().filter(|f| f.spec.kind == OpKind::Use) {
-                live.insert(f.vreg.index);
+                if live.insert(f.vreg.index) {
+                    c[class_of_vreg(f.vreg.index)] += 1;
+                }
             }
-            let c = count(&live);
             for k in 0..3 {
                 max[k] = max[k].max(c[k]);
             }
@@ -182,10 +248,162 @@ fn pressure<I: MachInst>(vc: &VCode<I>) -> ([usize; 3], [usize; 3]) {
     (max, min_needed)
 }
 
+/// More than 64 scalars live at once do not fit the Int class. When the function has no quads
+/// (or no pairs), their class is free to hold a second (third) set of up to 64 scalars. The
+/// 32-bit vregs are grouped into webs (a block parameter and all its arguments, and a reuse
+/// def and its input, must share a class: regalloc2 cannot move between classes). Sweeping the
+/// code in layout order, each web goes at its first definition to the class with the fewest
+/// scalars live there (live = up to the last use in layout order, a cheap hull); dealing webs
+/// round-robin instead was tried and fails on code that alternates short- and long-lived
+/// values. Webs holding a fixed-register operand stay in Int, where their register lives.
+/// Returns the per-class kinds if anything moved.
+fn overflow_scalars<I: MachInst>(
+    vc: &mut VCode<I>,
+    fixed: &[(RegKind, PhysReg)],
+) -> Result<Option<[RegKind; 3]>, String> {
+    let has = |k: RegKind| vc.vregs.contains(&k);
+    let mut extra = Vec::new();
+    if !has(RegKind::B128) {
+        extra.push(2);
+    }
+    if !has(RegKind::B64) {
+        extra.push(1);
+    }
+    if extra.is_empty() {
+        return Ok(None);
+    }
+    let n = vc.vregs.len();
+    let mut parent: Vec<usize> = (0..n).collect();
+    fn find(p: &mut [usize], x: usize) -> usize {
+        let mut r = x;
+        while p[r] != r {
+            r = p[r];
+        }
+        let mut x = x;
+        while p[x] != r {
+            let next = p[x];
+            p[x] = r;
+            x = next;
+        }
+        r
+    }
+    for (b, succs) in vc.succs.iter().enumerate() {
+        let _ = b;
+        for (t, args) in succs {
+            for (a, p) in args.iter().zip(&vc.params[t.0 as usize]) {
+                let (ra_, rp) = (
+                    find(&mut parent, a.index as usize),
+                    find(&mut parent, p.index as usize),
+                );
+                parent[ra_.max(rp)] = ra_.min(rp);
+            }
+        }
+    }
+    // A reuse def and the use it reuses must share a class too.
+    for inst in &vc.insts {
+        let fs = fields(inst);
+        for f in fs.iter().flatten() {
+            if let super::OpConstraint::Reuse(pos) = f.spec.constraint {
+                if let Some(Some(u)) = fs.get(pos) {
+                    let (a, b) = (
+                        find(&mut parent, f.vreg.index as usize),
+                        find(&mut parent, u.vreg.index as usize),
+                    );
+                    parent[a.max(b)] = a.min(b);
+                }
+            }
+        }
+    }
+    let mut pinned = vec![false; n];
+    if !fixed.is_empty() {
+        for inst in &vc.insts {
+            for f in fields(inst).into_iter().flatten() {
+                if matches!(f.spec.constraint, super::OpConstraint::Fixed(_)) {
+                    let r = find(&mut parent, f.vreg.index as usize);
+                    pinned[r] = true;
+                }
+            }
+        }
+    }
+    let targets: Vec<usize> = std::iter::once(0).chain(extra.iter().copied()).collect();
+    let class_ids = [ra::RegClass::Int, ra::RegClass::Float, ra::RegClass::Vector];
+    // Last use of every vreg in layout order (a hull: enough for a balancing heuristic).
+    let mut last_use = vec![0usize; n];
+    for (i, inst) in vc.insts.iter().enumerate() {
+        for f in fields(inst).into_iter().flatten() {
+            last_use[f.vreg.index as usize] = i;
+        }
+    }
+    for (b, succs) in vc.succs.iter().enumerate() {
+        let term = vc.ranges[b].1 as usize - 1;
+        for (_, args) in succs {
+            for a in args {
+                last_use[a.index as usize] = last_use[a.index as usize].max(term);
+            }
+        }
+    }
+    // Sweep in layout order; each web goes, at its first definition, to the target class with
+    // the fewest scalars live there at that point.
+    let mut web_class: Vec<Option<usize>> = vec![None; n];
+    let mut active: [Vec<usize>; 3] = [Vec::new(), Vec::new(), Vec::new()];
+    let mut classes = vc.classes.clone();
+    for (b, &(s, e)) in vc.ranges.iter().enumerate() {
+        for i in s as usize..e as usize {
+            let mut defs: Vec<u32> = Vec::new();
+            if i == s as usize {
+                defs.extend(vc.params[b].iter().map(|p| p.index));
+            }
+            for f in fields(&vc.insts[i]).into_iter().flatten() {
+                if f.spec.kind == super::OpKind::Def {
+                    defs.push(f.vreg.index);
+                }
+            }
+            for list in active.iter_mut() {
+                list.retain(|end| *end >= i);
+            }
+            for v in defs {
+                let v = v as usize;
+                if vc.vregs[v] != RegKind::B32 {
+                    continue;
+                }
+                let r = find(&mut parent, v);
+                let c = match web_class[r] {
+                    Some(c) => c,
+                    None => {
+                        let c = if pinned[r] {
+                            0
+                        } else {
+                            *targets
+                                .iter()
+                                .min_by_key(|c| active[**c].len())
+                                .unwrap_or(&0)
+                        };
+                        web_class[r] = Some(c);
+                        c
+                    }
+                };
+                classes[v] = class_ids[c];
+                active[c].push(last_use[v].max(i));
+            }
+        }
+    }
+    let mut kinds = KINDS;
+    for c in extra {
+        kinds[c] = RegKind::B32;
+    }
+    vc.set_classes(classes, kinds.map(|k| k.gprs() as usize))?;
+    Ok(Some(kinds))
+}
+
 /// Physical base registers per class, packed from R0 upward: fixed registers first, then
 /// quads at 4-aligned bases, pairs at even bases, scalars in what is left. `None` if `sizes`
 /// does not fit below `max_regs`.
-fn layout(sizes: [usize; 3], fixed: &[(RegKind, PhysReg)], max_regs: u8) -> Option<[Vec<u8>; 3]> {
+fn layout(
+    kinds: &[RegKind; 3],
+    sizes: [usize; 3],
+    fixed: &[(RegKind, PhysReg)],
+    max_regs: u8,
+) -> Option<[Vec<u8>; 3]> {
     let top = max_regs as usize;
     let mut free = vec![true; top];
     if top > 1 {
@@ -202,7 +420,7 @@ fn layout(sizes: [usize; 3], fixed: &[(RegKind, PhysReg)], max_regs: u8) -> Opti
         out[class_index(*kind)].push(r.0);
     }
     for c in [2usize, 1, 0] {
-        let w = KINDS[c].gprs() as usize;
+        let w = kinds[c].gprs() as usize;
         let mut base = 0;
         while out[c].len() < sizes[c] {
             if base + w > top {
@@ -221,23 +439,30 @@ fn layout(sizes: [usize; 3], fixed: &[(RegKind, PhysReg)], max_regs: u8) -> Opti
 /// Pick class sizes: start at `want` (capped at 64), never below `min`, shrink the largest
 /// demand until the layout fits.
 fn fit_sizes(
+    kinds: &[RegKind; 3],
     want: [usize; 3],
     min: [usize; 3],
     fixed: &[(RegKind, PhysReg)],
     max_regs: u8,
 ) -> Result<[Vec<u8>; 3], AllocError> {
+    if let Some(c) = (0..3).find(|c| min[*c] > 64) {
+        return Err(AllocError::TooFewRegisters(format!(
+            "one instruction names {} {:?} registers; a class holds at most 64",
+            min[c], kinds[c]
+        )));
+    }
     let mut sizes = [0usize; 3];
     for c in 0..3 {
         sizes[c] = want[c].max(min[c]).min(64);
     }
     loop {
-        if let Some(l) = layout(sizes, fixed, max_regs) {
+        if let Some(l) = layout(kinds, sizes, fixed, max_regs) {
             return Ok(l);
         }
         // shrink the class using the most registers that is still above its minimum
         let victim = (0..3)
             .filter(|c| sizes[*c] > min[*c])
-            .max_by_key(|c| sizes[*c] * KINDS[*c].gprs() as usize);
+            .max_by_key(|c| sizes[*c] * kinds[*c].gprs() as usize);
         match victim {
             Some(c) => sizes[c] -= 1,
             None => {
@@ -250,11 +475,62 @@ fn fit_sizes(
     }
 }
 
+/// Renumber the registers regalloc2 actually used so that they pack from R0 upward.
+///
+/// Within a class every register is interchangeable (no aliasing, no ABI), so any injective,
+/// aligned renaming of a class's registers keeps the allocation valid; only fixed registers
+/// must stay where they are. ion does not prefer low registers, so without this the register
+/// count would be the top of each class slice rather than the number of registers in use.
+/// Returns, per class, the physical base register of every regalloc2 register index.
+fn compact(
+    kinds: &[RegKind; 3],
+    classes: &[Vec<u8>; 3],
+    fixed: &[(RegKind, PhysReg)],
+    out: &ra::Output,
+    max_regs: u8,
+) -> [Vec<u8>; 3] {
+    let mut used: [Vec<bool>; 3] = [0, 1, 2].map(|c| vec![false; classes[c].len()]);
+    let mut mark = |a: ra::Allocation| {
+        if let Some(p) = a.as_reg() {
+            used[class_of(p.class())][p.hw_enc()] = true;
+        }
+    };
+    out.allocs.iter().for_each(|a| mark(*a));
+    for (_, ra::Edit::Move { from, to }) in &out.edits {
+        mark(*from);
+        mark(*to);
+    }
+    let is_fixed = |c: usize, r: u8| fixed.iter().any(|(k, f)| class_index(*k) == c && f.0 == r);
+    let mut sizes = [0usize; 3];
+    for c in 0..3 {
+        sizes[c] = (0..classes[c].len())
+            .filter(|i| used[c][*i] || is_fixed(c, classes[c][*i]))
+            .count();
+    }
+    let Some(packed) = layout(kinds, sizes, fixed, max_regs) else {
+        return classes.clone();
+    };
+    let mut map = classes.clone();
+    for c in 0..3 {
+        let nfixed = fixed.iter().filter(|(k, _)| class_index(*k) == c).count();
+        let mut next = packed[c][nfixed..].iter();
+        for (i, base) in classes[c].iter().enumerate() {
+            if used[c][i] && !is_fixed(c, *base) {
+                match next.next() {
+                    Some(b) => map[c][i] = *b,
+                    None => return classes.clone(),
+                }
+            }
+        }
+    }
+    map
+}
+
 fn machine_env(classes: &[Vec<u8>; 3]) -> ra::MachineEnv {
     let mut preferred = [ra::PRegSet::empty(); 3];
     for (c, regs) in classes.iter().enumerate() {
         for i in 0..regs.len() {
-            preferred[c].add(ra::PReg::new(i, ra_class(KINDS[c])));
+            preferred[c].add(ra::PReg::new(i, ra_class(KINDS[c]))); // class c by identity
         }
     }
     ra::MachineEnv {
@@ -278,21 +554,41 @@ pub fn allocate<I: MachInst>(
     vcode: &VCode<I>,
     opts: &AllocOptions,
 ) -> Result<Allocated<I>, AllocError> {
-    let max_regs = opts.max_regs.min(255);
-    let pa = allocate_preds(vcode).map_err(AllocError::Predicates)?;
+    let spill_base = opts
+        .spill_base
+        .checked_next_multiple_of(16)
+        .ok_or_else(|| {
+            AllocError::TooFewRegisters(format!(
+                "spill base {:#x} is out of range",
+                opts.spill_base
+            ))
+        })?;
+    let max_regs = opts.max_regs; // a u8: at most 255, i.e. R0..R254 (255 is RZ)
+    let (reachable, origins) = prune_unreachable(vcode).map_err(AllocError::Invalid)?;
+    let pa = allocate_preds(&reachable).map_err(AllocError::Predicates)?;
     let mut vc = split_edges(&pa.vcode).map_err(AllocError::Invalid)?;
     let fixed = fixed_regs(&vc.insts);
-    let (press, min_needed) = pressure(&vc);
+    let (mut press, mut min_needed) = pressure(&vc);
+    let mut kinds = KINDS;
+    if press[0] > 64 {
+        if let Some(k) = overflow_scalars(&mut vc, &fixed).map_err(AllocError::Invalid)? {
+            kinds = k;
+            (press, min_needed) = pressure(&vc);
+        }
+    }
     let used: [bool; 3] = [0, 1, 2].map(|c| {
         vc.vregs
             .iter()
-            .any(|k| *k != RegKind::Pred && class_index(*k) == c)
+            .zip(&vc.classes)
+            .any(|(k, rc)| *k != RegKind::Pred && class_of(*rc) == c)
     });
-    // A little slack over the pressure estimate: constraints (reuse, early defs) can need it.
+    // Start at the pressure estimate (every register of a class costs 1, 2 or 4 GPRs whether
+    // used or not, so slack is expensive); constraints such as early defs can need more, and
+    // then the allocation spills and the retry below grows the class.
     let mut want = [0usize; 3];
     for c in 0..3 {
         if used[c] {
-            want[c] = press[c] + 1;
+            want[c] = press[c];
         }
     }
     let ra_opts = ra::RegallocOptions {
@@ -302,7 +598,7 @@ pub fn allocate<I: MachInst>(
     };
     let mut last_sizes = None;
     let (classes, out) = loop {
-        let classes = fit_sizes(want, min_needed, &fixed, max_regs)?;
+        let classes = fit_sizes(&kinds, want, min_needed, &fixed, max_regs)?;
         let sizes = [classes[0].len(), classes[1].len(), classes[2].len()];
         let to_preg = |kind: RegKind, r: PhysReg| {
             let c = class_index(kind);
@@ -343,8 +639,9 @@ pub fn allocate<I: MachInst>(
             }
         }
     };
-    let phys = |p: ra::PReg| PhysReg(classes[class_of(p.class())][p.hw_enc()]);
-    let kind_of = |p: ra::PReg| KINDS[class_of(p.class())];
+    let map = compact(&kinds, &classes, &fixed, &out, max_regs);
+    let phys = |p: ra::PReg| PhysReg(map[class_of(p.class())][p.hw_enc()]);
+    let kind_of = |p: ra::PReg| kinds[class_of(p.class())];
     let mut max_reg: u32 = 1;
     let mut note = |r: PhysReg, kind: RegKind| {
         if r != PhysReg::RZ {
@@ -367,12 +664,20 @@ pub fn allocate<I: MachInst>(
                         }
                         (Some(f), None, _, Some(slot)) => {
                             spills += 1;
-                            insts.push(I::gen_spill(slot.index() as u32 * 4, phys(f), kind_of(f)));
+                            insts.push(I::gen_spill(
+                                spill_base + slot.index() as u32 * 4,
+                                phys(f),
+                                kind_of(f),
+                            ));
                         }
                         (None, Some(t), Some(slot), _) => {
                             reloads += 1;
                             note(phys(t), kind_of(t));
-                            insts.push(I::gen_reload(phys(t), slot.index() as u32 * 4, kind_of(t)));
+                            insts.push(I::gen_reload(
+                                phys(t),
+                                spill_base + slot.index() as u32 * 4,
+                                kind_of(t),
+                            ));
                         }
                         _ => {
                             return Err(AllocError::Regalloc(format!(
@@ -427,6 +732,7 @@ pub fn allocate<I: MachInst>(
         }
         blocks.push(AllocatedBlock {
             id: BlockId(b as u32),
+            origin: origins.get(b).copied(),
             insts,
         });
     }
@@ -439,5 +745,6 @@ pub fn allocate<I: MachInst>(
         spills,
         reloads,
         class_sizes: [classes[0].len(), classes[1].len(), classes[2].len()],
+        class_kinds: kinds,
     })
 }

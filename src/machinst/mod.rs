@@ -19,8 +19,33 @@
 //! packed from R0 upward (quads first at 4-aligned bases, then pairs, then scalars into the
 //! holes, R1 excluded); when the allocation spills and registers remain below `max_regs`, the
 //! classes that spilled are grown and the allocation is retried. A class holds at most 64
-//! registers, so a function with more than 64 simultaneously live scalars spills to local
-//! memory even when the register file has room left: correct, not optimal (see the report).
+//! registers; when more than 64 scalars are live at once and the function has no quads (or
+//! no pairs), the free class takes a second set of 64 scalars (see `alloc::overflow_scalars`).
+//! Otherwise the excess spills to local memory even when the register file has room left:
+//! correct, not optimal.
+//!
+//! regalloc2's ion does not prefer low registers, so after allocation the registers it actually
+//! used are renamed within their class to pack from R0 upward (any injective, aligned renaming
+//! inside a class is valid: the registers of a class are interchangeable; fixed registers stay
+//! put). The register count is therefore the registers in use, not the top of the slices. The
+//! checker, when asked for, verifies regalloc2's output before this renaming.
+//!
+//! Costs of the static partition, stated honestly: under a tight `max_regs` every class must
+//! hold the most operands of its kind that any single instruction names, *at the same time*
+//! (e.g. a 7-scalar `ret` plus a pair+quad load need 7 + 2 + 4 registers + R1, though no
+//! instruction needs all of them at once); [`AllocError::TooFewRegisters`] reports when that
+//! does not fit.
+//!
+//! # Order of work in [`allocate`]
+//!
+//! 1. drop blocks the entry cannot reach (regalloc2 panics on them; lowering may leave some);
+//! 2. allocate predicates ([`pred`]), which rewrites predicate block parameters and spills;
+//! 3. split critical edges (and edges out of a branch with register operands into a block with
+//!    several predecessors) with [`MachInst::gen_jump`] blocks, as regalloc2 requires;
+//! 4. size the classes, run regalloc2 (ion, SSA validation on), grow and retry on spills, run
+//!    the checker if asked;
+//! 5. rename into packed physical registers, turn edits into [`MachInst::gen_move`],
+//!    [`MachInst::gen_spill`] and [`MachInst::gen_reload`] (slot = 4 bytes, offset off R1).
 //!
 //! # Predicates
 //!

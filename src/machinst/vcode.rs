@@ -104,6 +104,11 @@ pub struct VCode<I> {
     pub(crate) succs: Vec<Vec<(BlockId, Vec<VReg>)>>,
     /// Instruction index range per block.
     pub(crate) ranges: Vec<(u32, u32)>,
+    /// regalloc2 class of every vreg: normally by kind, but `alloc` may move some 32-bit webs
+    /// into a class whose natural kind the function does not use.
+    pub(crate) classes: Vec<ra::RegClass>,
+    /// 4-byte spill slots per value of each class (1, 2, 4 unless a class holds scalars).
+    pub(crate) slot_words: [usize; 3],
     // regalloc2 views, derived from the above.
     ra_ops: Vec<Vec<ra::Operand>>,
     ra_params: Vec<Vec<ra::VReg>>,
@@ -119,10 +124,6 @@ pub(crate) fn ra_class(kind: RegKind) -> ra::RegClass {
         RegKind::B64 => ra::RegClass::Float,
         RegKind::B128 => ra::RegClass::Vector,
     }
-}
-
-pub(crate) fn ra_vreg(v: VReg) -> ra::VReg {
-    ra::VReg::new(v.index as usize, ra_class(v.kind))
 }
 
 /// One regalloc2-visible operand field of an instruction: its visit position and spec.
@@ -211,6 +212,11 @@ impl<I: MachInst> VCode<I> {
                     if f.spec.kind == OpKind::Def {
                         define(f.vreg, &format!("instruction `{inst}`"))?;
                     }
+                    if f.vreg.kind == RegKind::Pred && f.spec.constraint != OpConstraint::Reg {
+                        return Err(format!(
+                            "`{inst}`: predicates take no fixed or reuse constraint"
+                        ));
+                    }
                     if f.spec.half.is_some()
                         && (f.vreg.kind != RegKind::B64 || f.spec.kind != OpKind::Use)
                     {
@@ -252,6 +258,8 @@ impl<I: MachInst> VCode<I> {
             params,
             succs,
             ranges,
+            classes: Vec::new(),
+            slot_words: [1, 2, 4],
             ra_ops: Vec::new(),
             ra_params: Vec::new(),
             ra_succs: Vec::new(),
@@ -259,6 +267,7 @@ impl<I: MachInst> VCode<I> {
             ra_args: Vec::new(),
             terms: Vec::new(),
         };
+        vc.classes = vc.vregs.iter().map(|k| ra_class(*k)).collect();
         vc.derive_ra()?;
         Ok(vc)
     }
@@ -278,8 +287,21 @@ impl<I: MachInst> VCode<I> {
         (blocks, self.vregs.clone())
     }
 
+    /// Give every vreg a regalloc2 class (see `alloc`'s scalar overflow).
+    pub(crate) fn set_classes(
+        &mut self,
+        classes: Vec<ra::RegClass>,
+        slot_words: [usize; 3],
+    ) -> Result<(), String> {
+        self.classes = classes;
+        self.slot_words = slot_words;
+        self.derive_ra()
+    }
+
     fn derive_ra(&mut self) -> Result<(), String> {
         let n = self.ranges.len();
+        let classes = self.classes.clone();
+        let ra_vreg = |v: VReg| ra::VReg::new(v.index as usize, classes[v.index as usize]);
         self.ra_ops = Vec::with_capacity(self.insts.len());
         self.terms = Vec::with_capacity(self.insts.len());
         for inst in &self.insts {
@@ -305,7 +327,12 @@ impl<I: MachInst> VCode<I> {
                     OpConstraint::Fixed(_) => ra::OperandConstraint::Reg,
                     OpConstraint::Reuse(pos) => {
                         let idx = map.get(pos).copied().unwrap_or(usize::MAX);
-                        if idx == usize::MAX || f.spec.kind != OpKind::Def {
+                        let same = ops.get(idx).is_some_and(|u| {
+                            u.vreg.kind == f.vreg.kind
+                                && u.spec.kind == OpKind::Use
+                                && u.spec.half.is_none()
+                        });
+                        if !same || f.spec.kind != OpKind::Def {
                             return Err(format!("`{inst}`: bad reuse constraint"));
                         }
                         ra::OperandConstraint::Reuse(idx)
@@ -474,10 +501,6 @@ impl<I: MachInst> ra::Function for VCode<I> {
     fn spillslot_size(&self, regclass: ra::RegClass) -> usize {
         // One slot is 4 bytes of local memory; regalloc2 aligns multi-slot values to their size,
         // which is exactly the alignment STL.64 / STL.128 need.
-        match regclass {
-            ra::RegClass::Int => 1,
-            ra::RegClass::Float => 2,
-            ra::RegClass::Vector => 4,
-        }
+        self.slot_words[regclass as usize]
     }
 }

@@ -143,10 +143,10 @@ pub enum StateSpace {
     Local,
     Param,
     Shared,
-    /// `.shared::cta` / `.shared::cluster` are kept as Shared with this flag.
+    /// `.shared::cluster` (`.shared::cta` is plain `Shared`). An instruction without a state
+    /// space modifier uses generic addressing: [`Instruction::space`] is `None`.
     SharedCluster,
     Tex,
-    Generic,
 }
 
 impl StateSpace {
@@ -161,7 +161,6 @@ impl StateSpace {
             StateSpace::Shared => ".shared",
             StateSpace::SharedCluster => ".shared::cluster",
             StateSpace::Tex => ".tex",
-            StateSpace::Generic => "",
         }
     }
 
@@ -291,7 +290,37 @@ impl Type {
     }
 
     pub fn from_name(s: &str) -> Option<Type> {
-        Type::ALL.iter().copied().find(|t| t.name() == s)
+        Some(match s {
+            "b8" => Type::B8,
+            "b16" => Type::B16,
+            "b32" => Type::B32,
+            "b64" => Type::B64,
+            "b128" => Type::B128,
+            "u8" => Type::U8,
+            "u16" => Type::U16,
+            "u32" => Type::U32,
+            "u64" => Type::U64,
+            "s8" => Type::S8,
+            "s16" => Type::S16,
+            "s32" => Type::S32,
+            "s64" => Type::S64,
+            "f16" => Type::F16,
+            "f16x2" => Type::F16x2,
+            "f32" => Type::F32,
+            "f64" => Type::F64,
+            "bf16" => Type::Bf16,
+            "bf16x2" => Type::Bf16x2,
+            "tf32" => Type::Tf32,
+            "e4m3" => Type::E4m3,
+            "e5m2" => Type::E5m2,
+            "e4m3x2" => Type::E4m3x2,
+            "e5m2x2" => Type::E5m2x2,
+            "pred" => Type::Pred,
+            "texref" => Type::TexRef,
+            "samplerref" => Type::SamplerRef,
+            "surfref" => Type::SurfRef,
+            _ => return None,
+        })
     }
 
     pub fn kind(self) -> TypeKind {
@@ -596,7 +625,27 @@ impl CmpOp {
         }
     }
     pub fn from_name(s: &str) -> Option<CmpOp> {
-        CmpOp::ALL.iter().copied().find(|c| c.name() == s)
+        Some(match s {
+            "eq" => CmpOp::Eq,
+            "ne" => CmpOp::Ne,
+            "lt" => CmpOp::Lt,
+            "le" => CmpOp::Le,
+            "gt" => CmpOp::Gt,
+            "ge" => CmpOp::Ge,
+            "lo" => CmpOp::Lo,
+            "ls" => CmpOp::Ls,
+            "hi" => CmpOp::Hi,
+            "hs" => CmpOp::Hs,
+            "equ" => CmpOp::Equ,
+            "neu" => CmpOp::Neu,
+            "ltu" => CmpOp::Ltu,
+            "leu" => CmpOp::Leu,
+            "gtu" => CmpOp::Gtu,
+            "geu" => CmpOp::Geu,
+            "num" => CmpOp::Num,
+            "nan" => CmpOp::Nan,
+            _ => return None,
+        })
     }
 }
 
@@ -643,7 +692,19 @@ impl Rounding {
         }
     }
     pub fn from_name(s: &str) -> Option<Rounding> {
-        Rounding::ALL.iter().copied().find(|c| c.name() == s)
+        Some(match s {
+            "rn" => Rounding::Rn,
+            "rna" => Rounding::Rna,
+            "rz" => Rounding::Rz,
+            "rm" => Rounding::Rm,
+            "rp" => Rounding::Rp,
+            "rs" => Rounding::Rs,
+            "rni" => Rounding::Rni,
+            "rzi" => Rounding::Rzi,
+            "rmi" => Rounding::Rmi,
+            "rpi" => Rounding::Rpi,
+            _ => return None,
+        })
     }
 }
 
@@ -813,71 +874,22 @@ impl Operand {
     }
 }
 
-/// Special register names PTX predefines (without components).
+/// Special register names PTX predefines (without components), sorted for binary search.
 pub const SPECIAL_REGISTERS: &[&str] = &[
-    "%tid",
-    "%ntid",
-    "%laneid",
-    "%warpid",
-    "%nwarpid",
-    "%ctaid",
-    "%nctaid",
-    "%smid",
-    "%nsmid",
-    "%gridid",
-    "%clusterid",
-    "%nclusterid",
-    "%cluster_ctaid",
-    "%cluster_nctaid",
-    "%cluster_ctarank",
-    "%cluster_nctarank",
-    "%is_explicit_cluster",
-    "%lanemask_eq",
-    "%lanemask_le",
-    "%lanemask_lt",
-    "%lanemask_ge",
-    "%lanemask_gt",
-    "%clock",
-    "%clock_hi",
-    "%clock64",
-    "%globaltimer",
-    "%globaltimer_lo",
-    "%globaltimer_hi",
-    "%total_smem_size",
     "%aggr_smem_size",
-    "%dynamic_smem_size",
+    "%clock",
+    "%clock64",
+    "%clock_hi",
+    "%cluster_ctaid",
+    "%cluster_ctarank",
+    "%cluster_nctaid",
+    "%cluster_nctarank",
+    "%clusterid",
+    "%ctaid",
     "%current_graph_exec",
-    "%reserved_smem_offset_begin",
-    "%reserved_smem_offset_end",
-    "%reserved_smem_offset_cap",
-    "%reserved_smem_offset_0",
-    "%reserved_smem_offset_1",
-    "%pm0",
-    "%pm1",
-    "%pm2",
-    "%pm3",
-    "%pm4",
-    "%pm5",
-    "%pm6",
-    "%pm7",
-    "%pm0_64",
-    "%pm1_64",
-    "%pm2_64",
-    "%pm3_64",
-    "%pm4_64",
-    "%pm5_64",
-    "%pm6_64",
-    "%pm7_64",
+    "%dynamic_smem_size",
     "%envreg0",
     "%envreg1",
-    "%envreg2",
-    "%envreg3",
-    "%envreg4",
-    "%envreg5",
-    "%envreg6",
-    "%envreg7",
-    "%envreg8",
-    "%envreg9",
     "%envreg10",
     "%envreg11",
     "%envreg12",
@@ -888,6 +900,7 @@ pub const SPECIAL_REGISTERS: &[&str] = &[
     "%envreg17",
     "%envreg18",
     "%envreg19",
+    "%envreg2",
     "%envreg20",
     "%envreg21",
     "%envreg22",
@@ -898,8 +911,56 @@ pub const SPECIAL_REGISTERS: &[&str] = &[
     "%envreg27",
     "%envreg28",
     "%envreg29",
+    "%envreg3",
     "%envreg30",
     "%envreg31",
+    "%envreg4",
+    "%envreg5",
+    "%envreg6",
+    "%envreg7",
+    "%envreg8",
+    "%envreg9",
+    "%globaltimer",
+    "%globaltimer_hi",
+    "%globaltimer_lo",
+    "%gridid",
+    "%is_explicit_cluster",
+    "%laneid",
+    "%lanemask_eq",
+    "%lanemask_ge",
+    "%lanemask_gt",
+    "%lanemask_le",
+    "%lanemask_lt",
+    "%nclusterid",
+    "%nctaid",
+    "%nsmid",
+    "%ntid",
+    "%nwarpid",
+    "%pm0",
+    "%pm0_64",
+    "%pm1",
+    "%pm1_64",
+    "%pm2",
+    "%pm2_64",
+    "%pm3",
+    "%pm3_64",
+    "%pm4",
+    "%pm4_64",
+    "%pm5",
+    "%pm5_64",
+    "%pm6",
+    "%pm6_64",
+    "%pm7",
+    "%pm7_64",
+    "%reserved_smem_offset_0",
+    "%reserved_smem_offset_1",
+    "%reserved_smem_offset_begin",
+    "%reserved_smem_offset_cap",
+    "%reserved_smem_offset_end",
+    "%smid",
+    "%tid",
+    "%total_smem_size",
+    "%warpid",
 ];
 
 /// Whether a special register has `.x/.y/.z` components.
@@ -918,7 +979,22 @@ pub fn special_has_components(name: &str) -> bool {
 }
 
 pub fn is_special_register(name: &str) -> bool {
-    SPECIAL_REGISTERS.contains(&name)
+    // Called for every name operand. Virtual registers (`%r12`, `%fd3`) end in a digit, and
+    // the only special registers that do start with `%envreg`, `%pm`, `%clock64` or
+    // `%reserved`, so almost every name is rejected without a string search.
+    let b = name.as_bytes();
+    if b.first() != Some(&b'%') {
+        return false;
+    }
+    if b.last().is_some_and(|c| c.is_ascii_digit())
+        && !(name.starts_with("%envreg")
+            || name.starts_with("%pm")
+            || name.starts_with("%clock")
+            || name.starts_with("%reserved"))
+    {
+        return false;
+    }
+    SPECIAL_REGISTERS.binary_search(&name).is_ok()
 }
 
 // ---- span erasure (for comparing ASTs structurally, e.g. in the round-trip tests) --------
@@ -1082,5 +1158,32 @@ fn clear_addr(a: &mut AddrExpr) {
     a.span = Span::default();
     if let Some(b) = &mut a.base {
         clear_name(b);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn special_registers_are_sorted_and_found() {
+        assert!(SPECIAL_REGISTERS.windows(2).all(|w| w[0] < w[1]));
+        for r in SPECIAL_REGISTERS {
+            assert!(is_special_register(r));
+        }
+        assert!(!is_special_register("%r1"));
+    }
+
+    #[test]
+    fn name_tables_agree() {
+        for t in Type::ALL {
+            assert_eq!(Type::from_name(t.name()), Some(t));
+        }
+        for c in CmpOp::ALL {
+            assert_eq!(CmpOp::from_name(c.name()), Some(c));
+        }
+        for r in Rounding::ALL {
+            assert_eq!(Rounding::from_name(r.name()), Some(r));
+        }
     }
 }

@@ -47,6 +47,8 @@ enum Sym<'a> {
     Var(&'a VarDecl),
     Func {
         defined: bool,
+        rets: usize,
+        params: usize,
     },
     /// A label, `.callprototype` or `.branchtargets` name: only branch and call operands.
     Label,
@@ -96,6 +98,29 @@ impl<'a, 'f> Checker<'a, 'f> {
     }
 
     fn module(&mut self, m: &'a Module) {
+        self.items(m);
+        // A function declared without `.extern` must be defined in this module (ptxas
+        // compiles whole programs: "Unresolved extern function").
+        for f in m.functions() {
+            if f.body.is_none()
+                && !f.linkage.contains(&Linkage::Extern)
+                && matches!(
+                    self.globals.get(f.name.text.as_str()),
+                    Some(Sym::Func { defined: false, .. })
+                )
+            {
+                self.error(
+                    f.name.span,
+                    format!(
+                        "function '{}' is declared but never defined (declare it .extern if it lives elsewhere)",
+                        f.name.text
+                    ),
+                );
+            }
+        }
+    }
+
+    fn items(&mut self, m: &'a Module) {
         let independent = m.targets().contains(&"texmode_independent");
         for item in &m.items {
             match item {
@@ -138,29 +163,31 @@ impl<'a, 'f> Checker<'a, 'f> {
                 }
                 Item::Function(f) => {
                     let defined = f.body.is_some();
-                    match self.globals.get(f.name.text.as_str()) {
-                        Some(Sym::Func { defined: true }) if defined => {
+                    let prev = self.globals.get(f.name.text.as_str()).copied();
+                    let was_defined = match prev {
+                        Some(Sym::Func { defined: true, .. }) if defined => {
                             self.error(
                                 f.name.span,
                                 format!("duplicate definition of function '{}'", f.name.text),
                             );
+                            true
                         }
-                        Some(Sym::Var(_)) => {
+                        Some(Sym::Func { defined, .. }) => defined,
+                        Some(_) => {
                             self.error(
                                 f.name.span,
                                 format!("duplicate declaration of '{}'", f.name.text),
                             );
+                            false
                         }
-                        _ => {}
-                    }
-                    let was_defined = matches!(
-                        self.globals.get(f.name.text.as_str()),
-                        Some(Sym::Func { defined: true })
-                    );
+                        None => false,
+                    };
                     self.globals.insert(
                         &f.name.text,
                         Sym::Func {
                             defined: defined || was_defined,
+                            rets: f.rets.as_ref().map_or(0, |r| r.len()),
+                            params: f.params.len(),
                         },
                     );
                     self.function(f);
@@ -424,8 +451,15 @@ impl<'a, 'f> Checker<'a, 'f> {
 
     fn lookup(&self, name: &str) -> Option<Sym<'a>> {
         for scope in self.scopes.iter().rev() {
-            if let Some(s) = scope.names.get(name) {
-                return Some(*s);
+            // Empty maps are skipped without hashing: compiler output declares registers
+            // with ranges only, so most lookups hash once.
+            if !scope.names.is_empty() {
+                if let Some(s) = scope.names.get(name) {
+                    return Some(*s);
+                }
+            }
+            if scope.ranges.is_empty() {
+                continue;
             }
             if let Some((prefix, n)) = split_numbered(name) {
                 if let Some((count, decl)) = scope.ranges.get(prefix) {
@@ -574,7 +608,55 @@ impl<'a, 'f> Checker<'a, 'f> {
         }
     }
 
+    /// `call (rets), f, (args)`: a direct call passes as many arguments as `f` declares.
+    fn call_arity(&mut self, i: &'a Instruction) {
+        let Some(k) = i
+            .operands
+            .iter()
+            .position(|o| matches!(o, Operand::Name(_)))
+        else {
+            return;
+        };
+        let Operand::Name(callee) = &i.operands[k] else {
+            return;
+        };
+        let Some(Sym::Func { rets, params, .. }) = self.globals.get(callee.text.as_str()).copied()
+        else {
+            return;
+        };
+        let count = |o: Option<&Operand>| match o {
+            Some(Operand::List(v, _)) => v.len(),
+            _ => 0,
+        };
+        let given_rets = if k > 0 {
+            count(i.operands.get(k - 1))
+        } else {
+            0
+        };
+        let given_args = count(i.operands.get(k + 1));
+        if given_args != params {
+            self.error(
+                callee.span,
+                format!(
+                    "call to '{}' passes {given_args} argument(s), but it takes {params}",
+                    callee.text
+                ),
+            );
+        } else if given_rets > rets {
+            self.error(
+                callee.span,
+                format!(
+                    "call to '{}' expects {given_rets} return value(s), but it returns {rets}",
+                    callee.text
+                ),
+            );
+        }
+    }
+
     fn control(&mut self, i: &'a Instruction) {
+        if i.opcode == Opcode::Call {
+            self.call_arity(i);
+        }
         for o in &i.operands {
             match o {
                 Operand::Name(n) => {
@@ -752,6 +834,15 @@ impl<'a, 'f> Checker<'a, 'f> {
         }
         for o in &i.operands {
             let base = match o {
+                Operand::Address(AddrExpr {
+                    base: None, span, ..
+                }) if space != Some(StateSpace::Local) => {
+                    self.error(
+                        *span,
+                        "malformed address: immediate addresses are only allowed for .local",
+                    );
+                    continue;
+                }
                 Operand::Address(AddrExpr { base: Some(b), .. }) => b,
                 Operand::Indexed { base, .. } => base,
                 _ => continue,

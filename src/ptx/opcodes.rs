@@ -90,6 +90,13 @@ macro_rules! opcodes {
         ];
 
         const ALL_OPCODES: &[Opcode] = &[$(Opcode::$v),*];
+
+        fn lookup(s: &str) -> Option<Opcode> {
+            match s {
+                $($name => Some(Opcode::$v),)*
+                _ => None,
+            }
+        }
     };
 }
 
@@ -235,13 +242,7 @@ opcodes! {
 
 impl Opcode {
     pub fn from_name(s: &str) -> Option<Opcode> {
-        // The table is sorted by name except for the last rows, so a linear scan over ~130
-        // short strings is cheap; a match on the first byte keeps the scan short.
-        let first = *s.as_bytes().first()?;
-        ALL_OPCODES
-            .iter()
-            .copied()
-            .find(|op| op.name().as_bytes()[0] == first && op.name() == s)
+        lookup(s)
     }
 
     pub fn name(self) -> &'static str {

@@ -1396,8 +1396,16 @@ impl<'a> Parser<'a> {
             let base = self.name("an address")?;
             let mut offset = 0i64;
             match self.peek() {
-                Tok::Plus | Tok::Minus => {
-                    let neg = self.bump().kind == Tok::Minus;
+                Tok::Minus => {
+                    let t = self.tok();
+                    self.error(
+                        t.span,
+                        "malformed address: a negative offset is written [reg+-imm], not [reg-imm]",
+                    );
+                    return Err(());
+                }
+                Tok::Plus => {
+                    self.bump();
                     if self.peek() == Tok::Ident {
                         let t = self.tok();
                         self.error(
@@ -1406,8 +1414,7 @@ impl<'a> Parser<'a> {
                         );
                         return Err(());
                     }
-                    let (v, _) = self.const_int("address offset")?;
-                    offset = if neg { v.wrapping_neg() } else { v };
+                    offset = self.const_int("address offset")?.0;
                 }
                 Tok::RBracket => {}
                 _ => {

@@ -4,7 +4,9 @@
 use super::mem::{Memory, Space};
 use super::{branch_target, next_addr, KernelInfo, Program, SimError};
 use crate::ir::eval::{Launch, RunOutput, LOCAL_WINDOW_BASE, SHARED_WINDOW_BASE, WINDOW_SIZE};
-use crate::sm50::{rt::sext, Field, Form, Inst};
+use std::sync::OnceLock;
+
+use crate::sm50::{rt::sext, Field, Form, Inst, FORMS};
 
 /// CC flag bits.
 const CF: u8 = 1;
@@ -154,8 +156,41 @@ enum Src {
     Val(u32),
 }
 
+/// `(fields per form, slot of (form, field) or u8::MAX)`: `Inst::get` searches the form's
+/// field list, which dominated the simulator's time; this table makes it one lookup.
+fn slot_table() -> &'static (usize, Vec<u8>) {
+    static TABLE: OnceLock<(usize, Vec<u8>)> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        let per_form = FORMS
+            .iter()
+            .flat_map(|fi| fi.fields.iter())
+            .map(|fd| fd.field as usize + 1)
+            .max()
+            .unwrap_or(0);
+        let mut t = vec![u8::MAX; FORMS.len() * per_form];
+        for fi in FORMS.iter() {
+            for (n, fd) in fi.fields.iter().enumerate() {
+                t[fi.form as usize * per_form + fd.field as usize] = n as u8;
+            }
+        }
+        (per_form, t)
+    })
+}
+
+/// A field's value, `None` when the form has no such field (same as `Inst::get`).
+fn get(i: &Inst, field: Field) -> Option<u64> {
+    let (per_form, t) = slot_table();
+    if field as usize >= *per_form {
+        return None;
+    }
+    match t.get(i.form as usize * per_form + field as usize) {
+        Some(&n) if n != u8::MAX => Some(i.f[n as usize]),
+        _ => None,
+    }
+}
+
 fn f(i: &Inst, field: Field) -> u64 {
-    i.get(field).unwrap_or(0)
+    get(i, field).unwrap_or(0)
 }
 
 fn flag(i: &Inst, field: Field) -> bool {
@@ -268,31 +303,31 @@ impl Sim<'_> {
         if matches!(i.form, Form::XMAD_CC | Form::BFI_CC | Form::FFMA_CC) {
             return Ok(Src::Reg(f(i, Field::Rb)));
         }
-        if let Some(rb) = i.get(Field::Rb) {
+        if let Some(rb) = get(i, Field::Rb) {
             return Ok(Src::Reg(rb));
         }
-        if let Some(off) = i.get(Field::Cbo) {
-            let bank = i.get(Field::Cbk).or(i.get(Field::Cbks)).unwrap_or(0);
+        if let Some(off) = get(i, Field::Cbo) {
+            let bank = get(i, Field::Cbk).or(get(i, Field::Cbks)).unwrap_or(0);
             return Ok(Src::Val(self.mem.const32(addr, bank as u8, off * 4)?));
         }
-        if let Some(v) = i.get(Field::ImmImm20s) {
+        if let Some(v) = get(i, Field::ImmImm20s) {
             return Ok(Src::Val(sext(v, 20) as u32));
         }
-        if let Some(v) = i.get(Field::ImmImm20u) {
+        if let Some(v) = get(i, Field::ImmImm20u) {
             return Ok(Src::Val(v as u32));
         }
-        if let Some(v) = i.get(Field::ImmImm16) {
+        if let Some(v) = get(i, Field::ImmImm16) {
             return Ok(Src::Val(v as u32));
         }
-        if let Some(v) = i.get(Field::ImmF32i) {
+        if let Some(v) = get(i, Field::ImmF32i) {
             return Ok(Src::Val(
                 ((v as u32 & 0x7ffff) << 12) | ((v as u32 >> 19) << 31),
             ));
         }
-        if let Some(v) = i.get(Field::Imm) {
+        if let Some(v) = get(i, Field::Imm) {
             return Ok(Src::Val(v as u32));
         }
-        if let Some(v) = i.get(Field::Sh) {
+        if let Some(v) = get(i, Field::Sh) {
             return Ok(Src::Val(v as u32));
         }
         Err(unsupported(addr, i, "an instruction without a B operand"))
@@ -318,7 +353,7 @@ impl Sim<'_> {
                 limit: self.launch.step_limit,
             });
         }
-        let pg = inst.get(Field::Pg).unwrap_or(PT);
+        let pg = get(&inst, Field::Pg).unwrap_or(PT);
         let pgn = flag(&inst, Field::Pgn);
         let mut exec = 0u32;
         for l in lanes(w.active) {
@@ -590,7 +625,7 @@ impl Sim<'_> {
                 };
                 let (ra, op) = (f(i, Field::Ra), f(i, Field::Op));
                 let (ia, ib) = (flag(i, Field::Inva), flag(i, Field::Invb));
-                let (pop, pd) = (f(i, Field::Pop), i.get(Field::Pd).unwrap_or(PT));
+                let (pop, pd) = (f(i, Field::Pop), get(i, Field::Pd).unwrap_or(PT));
                 for l in lanes(exec) {
                     let a = if ia { !w.r(ra, l) } else { w.r(ra, l) };
                     let bv = if ib { !w.val(b, l) } else { w.val(b, l) };
@@ -610,7 +645,7 @@ impl Sim<'_> {
                 }
                 let b = self.src_b(i, addr)?;
                 let (ra, rc, lut) = (f(i, Field::Ra), f(i, Field::Rc), f(i, Field::Lut) as u8);
-                let (pop, pd) = (f(i, Field::Pop), i.get(Field::Pd).unwrap_or(PT));
+                let (pop, pd) = (f(i, Field::Pop), get(i, Field::Pd).unwrap_or(PT));
                 for l in lanes(exec) {
                     let r = lop3(lut, w.r(ra, l), w.val(b, l), w.r(rc, l));
                     w.set_r(f(i, Field::Rd), l, r);
@@ -937,7 +972,7 @@ impl Sim<'_> {
             flag(i, Field::Nega),
             flag(i, Field::X),
             flag(i, Field::Cc),
-            i.get(Field::Plg).unwrap_or(PT),
+            get(i, Field::Plg).unwrap_or(PT),
         );
         let sw = SHARED_WINDOW_BASE as u32;
         let detect = |lo: u32| lo & 0xff00_0000 == sw;
@@ -1149,7 +1184,7 @@ impl Sim<'_> {
             sext(f(i, Field::Off), fi.max(1))
         };
         let wide = flag(i, Field::E);
-        let may_shared_p = i.get(Field::P).unwrap_or(PT);
+        let may_shared_p = get(i, Field::P).unwrap_or(PT);
         if matches!(i.form, LDC) && f(i, Field::Mode) != 0 {
             return Err(unsupported(addr, i, "LDC .IL/.IS/.ISL"));
         }

@@ -10,6 +10,19 @@
 //! small run-time helpers the generated code calls (number and operand formatting) and the
 //! public API around it. Control words and bundles live in [`ctrl`].
 //!
+//! Printing facts measured against nvdisasm 11.8 here (not all in sm50-isa.md): negated or
+//! inverted immediates print as suffixes (`0x10.NEG`, `0x10.INV`, `1.5.ABS`); `.reuse`
+//! follows `.H1`/`.B1` and `|x|`; FADD/DADD read their B register through reuse slot C;
+//! variable-latency FP64, MUFU, conversions, IMUL, POPC/FLO, SHFL and memory operands never
+//! print `.reuse`; conversions and XMAD print `c[b] [off]` with a space; floats print as C
+//! `%.20g`, integral values below 1e9 as integers and other integral values as `%.20e`.
+//!
+//! Not modelled (decode returns an error): textures (TEXS/TLDS/TEX, whose `.T`/`.P` suffix
+//! cuobjdump takes from the cubin, not the word), video ops (VMNMX/VSHR/...), FCMP, B2R,
+//! BPT, JCAL, PRET, BAR.RED/SCAN and register-operand BAR, IMAD, FFMA32I, P2R, I2F/I2I
+//! half/byte selects on 16/32-bit sources, and F2F rounding/size combinations outside the
+//! ones ptxas uses (see the `check` lines in `isa/sm50.isa`).
+//!
 //! Invariants: `decode` never panics and rejects every word no form matches (or whose enum
 //! fields hold an encoding nvdisasm calls invalid); for every decodable word `w`,
 //! `encode(&decode(w)?)` equals `w` with the bits no field covers cleared;
@@ -330,9 +343,16 @@ pub mod rt {
     /// Indexed constant `c[bank][Ra+off]`.
     pub fn cbufr(s: &mut String, bank: u64, ra: u64, off: u64, reuse: bool) {
         s.push_str(&format!("c[{bank:#x}]"));
-        // nvdisasm prints no `.reuse` inside the brackets.
+        // nvdisasm prints no `.reuse` inside the brackets, and `c[b][0x0]` (not `[RZ]`)
+        // for an absolute offset of zero.
         let _ = reuse;
-        mem(s, ra, off, 16, false);
+        if ra == 255 {
+            s.push('[');
+            hex(s, off);
+            s.push(']');
+        } else {
+            mem(s, ra, off, 16, false);
+        }
     }
 
     /// Memory address `[Ra+off]`: offset omitted when 0; with Ra = RZ the offset alone,
@@ -353,30 +373,40 @@ pub mod rt {
         s.push(']');
     }
 
+    /// Shared-memory atomics: `[Ra+off*4]`.
+    pub fn mem4(s: &mut String, ra: u64, off: u64, bits: u32) {
+        mem(s, ra, sext(off, bits).wrapping_mul(4), 64, false);
+    }
+
     /// An FP32 immediate (bits of an f32).
     pub fn f32(s: &mut String, bits: u32) {
+        // nvdisasm widens FP32 immediates to double first, which quiets every NaN.
         s.push_str(&float_text(
             f32::from_bits(bits) as f64,
             bits >> 31 != 0,
-            false,
+            true,
         ));
     }
 
     /// An FP64 immediate (bits of an f64).
     pub fn f64(s: &mut String, bits: u64) {
-        s.push_str(&float_text(f64::from_bits(bits), bits >> 63 != 0, true));
+        s.push_str(&float_text(
+            f64::from_bits(bits),
+            bits >> 63 != 0,
+            bits >> 51 & 1 != 0,
+        ));
     }
 
     /// nvdisasm's float spelling, inferred from its output: integers below 1e9 (probed:
-    /// 999999936 as an integer, 1e9 in exponent form) print as integers, other integers as C `%.20e`, everything else as C `%.20g`;
-    /// infinities and NaNs as `+INF ` / `+QNAN ` (with the trailing space).
-    fn float_text(v: f64, neg: bool, _double: bool) -> String {
+    /// 999999936 as an integer, 1e9 in exponent form) print as integers, other integers
+    /// as C `%.20e`, everything else as C `%.20g`; infinities and NaNs as `+INF `,
+    /// `+QNAN `, `+SNAN ` (with the trailing space).
+    /// `quiet` is the NaN's quiet bit: nvdisasm prints `QNAN` or `SNAN`.
+    fn float_text(v: f64, neg: bool, quiet: bool) -> String {
         if v.is_nan() {
-            return if neg {
-                "-QNAN ".into()
-            } else {
-                "+QNAN ".into()
-            };
+            let sign = if neg { '-' } else { '+' };
+            let kind = if quiet { "QNAN" } else { "SNAN" };
+            return format!("{sign}{kind} ");
         }
         if v.is_infinite() {
             return if neg { "-INF ".into() } else { "+INF ".into() };
@@ -426,6 +456,7 @@ pub mod rt {
     pub fn sb_set(s: &mut String, set: u64) {
         if set != 0 {
             let v: Vec<String> = (0..6)
+                .rev() // nvdisasm lists the highest scoreboard first
                 .filter(|i| set >> i & 1 != 0)
                 .map(|i| i.to_string())
                 .collect();

@@ -1,0 +1,117 @@
+//! Shared helpers for the oracle tests over the corpus: what MANIFEST.md says ptxas 11.8 does
+//! with each file, the `.target`/`.version` rewrite it needs, and a compile cache so the
+//! several corpus tests compile each file with ptxas once per checkout, not once per test.
+
+#![allow(dead_code)]
+
+use leafold::oracle::Oracle;
+use std::hash::{Hash, Hasher};
+use std::path::PathBuf;
+
+/// What ptxas 11.8 does with a corpus file for `-arch=sm_50` (MANIFEST.md's column).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Plan {
+    AsIs,
+    Rewrite,
+    Fails,
+}
+
+pub struct CorpusFile {
+    pub name: String,
+    pub plan: Plan,
+    /// The text to hand ptxas: rewritten when the manifest says so.
+    pub ptx_for_ptxas: String,
+    /// The file as committed.
+    pub ptx: String,
+}
+
+/// Every corpus file with its manifest verdict, in manifest order.
+pub fn corpus() -> Vec<CorpusFile> {
+    let text = std::fs::read_to_string("tests/data/corpus/MANIFEST.md").unwrap();
+    let mut v = Vec::new();
+    for line in text.lines() {
+        let cols: Vec<&str> = line.split('|').map(str::trim).collect();
+        // | # | file | repo | commit | path | .version | .target | addr | generator | kernels
+        // | lines | ptxas 11.8 sm_50 | ...
+        if cols.len() < 13 || cols[1].parse::<u32>().is_err() {
+            continue;
+        }
+        let name = cols[2].trim_matches('`').to_string();
+        let plan = if cols[12].starts_with("FAIL") {
+            Plan::Fails
+        } else if cols[12].starts_with("after rewrite") {
+            Plan::Rewrite
+        } else {
+            Plan::AsIs
+        };
+        let ptx = std::fs::read_to_string(format!("tests/data/corpus/ptx/{name}")).unwrap();
+        let ptx_for_ptxas = if plan == Plan::Rewrite {
+            retarget(&ptx)
+        } else {
+            ptx.clone()
+        };
+        v.push(CorpusFile {
+            name,
+            plan,
+            ptx_for_ptxas,
+            ptx,
+        });
+    }
+    assert!(v.len() >= 130, "MANIFEST rows: {}", v.len());
+    v
+}
+
+/// `.target sm_XX[, rest]` → `.target sm_50[, rest]`; PTX ISA 8.x → 7.8 (ptxas 11.8's newest).
+pub fn retarget(ptx: &str) -> String {
+    ptx.lines()
+        .map(|l| {
+            let t = l.trim_start();
+            if let Some(rest) = t.strip_prefix(".target") {
+                let rest = rest.trim_start();
+                let tail = rest.find(',').map_or("", |p| &rest[p..]);
+                format!(".target sm_50{tail}")
+            } else if t.starts_with(".version 8.") {
+                ".version 7.8".to_string()
+            } else {
+                l.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// `ptxas -arch=<arch>` through a cache in `target/oracle-cache/`, keyed by a hash of the
+/// input, the arch and the ptxas path. Entries are written to a temporary name and renamed,
+/// so parallel tests never see half a file. Failures are not cached.
+pub fn ptxas_cached(oracle: &Oracle, ptx: &str, arch: &str) -> Result<Vec<u8>, String> {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    (ptx, arch, &oracle.ptxas).hash(&mut h);
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/oracle-cache");
+    let path = dir.join(format!("{:016x}.cubin", h.finish()));
+    if let Ok(bytes) = std::fs::read(&path) {
+        return Ok(bytes);
+    }
+    let bytes = oracle.ptxas(ptx, arch, &[]).map_err(|e| e.to_string())?;
+    let _ = std::fs::create_dir_all(&dir);
+    let tmp = dir.join(format!("{:016x}.{}.tmp", h.finish(), std::process::id()));
+    if std::fs::write(&tmp, &bytes).is_ok() {
+        let _ = std::fs::rename(&tmp, &path);
+    }
+    Ok(bytes)
+}
+
+/// Map `f` over `items` on as many threads as the machine has cores, keeping the order.
+pub fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let n = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let chunk = items.len().div_ceil(n).max(1);
+    std::thread::scope(|s| {
+        let handles: Vec<_> = items
+            .chunks(chunk)
+            .map(|c| s.spawn(|| c.iter().map(&f).collect::<Vec<R>>()))
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect()
+    })
+}
