@@ -173,6 +173,8 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
     let alloc_opts = AllocOptions {
         max_regs: max_regs as u8,
         checker: cfg!(debug_assertions),
+        // `lower` gives kernels no `.local` data of their own yet: spills start at R1.
+        ..AllocOptions::default()
     };
     let (shared, const_data) = module_memory(&module);
 
