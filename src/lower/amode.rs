@@ -15,7 +15,7 @@
 //! 32-bit arithmetic on the low words is exact); `Index::shift` < 32 (the LEA scale field is
 //! 5 bits); an index with `ext` other than `None` is an i32 value inside a wide address.
 //! Matching reads only the IR, never what lowering has emitted, so the demand analysis in
-//! [`super::select`] and the emission agree on the leaves.
+//! `select` and the emission agree on the leaves.
 
 use crate::ir::{BinaryOp, ConvOp, CvtaDir, Function, InstData, Space, Type, Value, ValueDef};
 
@@ -75,16 +75,30 @@ impl AddrMode {
     }
 }
 
-/// Match the address of an access. `in_register(v)` tells whether `v` will be in a register
-/// anyway (it has a use other than as an address).
+/// What the matcher needs to know beyond the IR's shape.
+pub struct Facts<'a> {
+    /// Whether a value will be in a register anyway (it has a use outside address arithmetic).
+    pub in_register: &'a dyn Fn(Value) -> bool,
+    /// A value that is a link-time constant (the offset of a `.shared`/`.const` variable).
+    pub constant: &'a dyn Fn(Value) -> Option<i64>,
+}
+
+/// Match the address of an access (see the module essay). With `reuse_root` false the root
+/// itself is never taken as an existing register (used to compute the root's own value).
 pub fn match_address(
     f: &Function,
     addr: Value,
     offset: i32,
     wide: bool,
-    in_register: &dyn Fn(Value) -> bool,
+    facts: &Facts,
+    reuse_root: bool,
 ) -> AddrMode {
-    let m = Matcher { f, wide };
+    let in_register = facts.in_register;
+    let m = Matcher {
+        f,
+        wide,
+        known: facts.constant,
+    };
     let mut disp = i64::from(offset);
     let root = m.fold_displacement(addr, &mut disp);
     let mut mode = AddrMode {
@@ -99,7 +113,7 @@ pub fn match_address(
         mode.disp = mode.disp.wrapping_add(k);
         return m.normalize(mode);
     }
-    if m.use_existing_value(root, in_register) {
+    if reuse_root && m.use_existing_value(root, in_register) {
         mode.base = Base::Reg(root);
         return m.normalize(mode);
     }
@@ -108,7 +122,12 @@ pub fn match_address(
             mode.base = base;
             mode.index = Some(index);
         }
-        None => mode.base = m.match_base(root, &mut mode.disp),
+        // No base at all: a scaled index alone (`smem + (tid << 2)` once the variable's
+        // offset went into the displacement) is still one LEA with `RZ` as the base.
+        None => match m.match_index(root, &mut mode.disp, false) {
+            Some(ix) => mode.index = Some(ix),
+            None => mode.base = m.match_base(root, &mut mode.disp),
+        },
     }
     m.normalize(mode)
 }
@@ -116,6 +135,7 @@ pub fn match_address(
 struct Matcher<'f> {
     f: &'f Function,
     wide: bool,
+    known: &'f dyn Fn(Value) -> Option<i64>,
 }
 
 impl Matcher<'_> {
@@ -130,8 +150,11 @@ impl Matcher<'_> {
         self.f.value_type(v)
     }
 
-    /// An integer constant, sign-extended from its type.
+    /// An integer constant, sign-extended from its type, or a known variable offset.
     fn constant(&self, v: Value) -> Option<i64> {
+        if let Some(k) = (self.known)(v) {
+            return Some(k);
+        }
         match self.def(v)? {
             InstData::Iconst { ty, imm } => {
                 let bits = ty.bits();
@@ -265,7 +288,7 @@ impl Matcher<'_> {
                     return None;
                 }
                 let (x, ext) = self.extension(args[0]);
-                let x = self.distribute(x, ext, k as u8, neg, disp);
+                let (x, ext) = self.distribute(x, ext, k as u8, neg, disp);
                 Some(scaled(x, k as u8, ext))
             }
             InstData::Binary {
@@ -278,16 +301,21 @@ impl Matcher<'_> {
                     _ => return None,
                 };
                 let (x, ext) = self.extension(x);
-                let x = self.distribute(x, ext, k, neg, disp);
+                let (x, ext) = self.distribute(x, ext, k, neg, disp);
                 Some(scaled(x, k, ext))
             }
-            InstData::MulWide { signed, args } if self.wide && self.ty(v) == Type::I64 => {
+            InstData::MulWide { signed, args } if self.ty(v) == Type::I64 => {
                 let (x, k) = match (self.pow2(args[1]), self.pow2(args[0])) {
                     (Some(k), _) => (args[0], k),
                     (None, Some(k)) => (args[1], k),
                     _ => return None,
                 };
-                let ext = if *signed { Ext::Sext } else { Ext::Zext };
+                // In a narrow address only the low word counts: `x << k` itself.
+                let ext = match (self.wide, signed) {
+                    (false, _) => Ext::None,
+                    (true, true) => Ext::Sext,
+                    (true, false) => Ext::Zext,
+                };
                 Some(scaled(x, k, ext))
             }
             InstData::Convert { .. } => {
@@ -332,14 +360,15 @@ impl Matcher<'_> {
     }
 
     /// Move `c << shift` out of an index `x + c` into the displacement (same width only).
-    fn distribute(&self, x: Value, ext: Ext, shift: u8, neg: bool, disp: &mut i64) -> Value {
+    /// What is left may itself be an extension (`(sext(i) + 1) << 2`), which is then matched.
+    fn distribute(&self, x: Value, ext: Ext, shift: u8, neg: bool, disp: &mut i64) -> (Value, Ext) {
         if ext != Ext::None {
-            return x;
+            return (x, ext);
         }
         let mut c = 0i64;
         let inner = self.fold_displacement(x, &mut c);
         if c == 0 {
-            return x;
+            return (x, ext);
         }
         let scaled = c.wrapping_shl(u32::from(shift));
         *disp = if neg {
@@ -347,7 +376,7 @@ impl Matcher<'_> {
         } else {
             disp.wrapping_add(scaled)
         };
-        inner
+        self.extension(inner)
     }
 
     /// Rule family 5, last: the base. A kernel parameter is read from the constant bank by

@@ -1,6 +1,6 @@
 //! [`Sm50Inst`]: the SM50 machine instruction as register allocation sees it.
 //!
-//! In: built by the selector ([`super::select`]) and the chain builder ([`super::lea`]).
+//! In: built by the selector (`select`) and the chain builder ([`super::lea`]).
 //! Out: after `machinst::allocate`, [`Sm50Inst::resolve`] gives plain [`sm50::Inst`]s.
 //!
 //! One `Sm50Inst` is a short *sequence* of SM50 instructions ("pieces") that share one operand
@@ -24,7 +24,7 @@ use std::fmt;
 use smallvec::SmallVec;
 
 use crate::machinst::{
-    BlockId, MachInst, OpKind, OpSpec, PhysPred, PhysReg, Reg, RegKind, Terminator, VReg,
+    BlockId, MachInst, OpSpec, PhysPred, PhysReg, Reg, RegKind, Terminator, VReg,
 };
 use crate::sm50::{self, Field, Form};
 
@@ -335,9 +335,4 @@ impl MachInst for Sm50Inst {
             }
         }
     }
-}
-
-/// Whether an operand is a def (for tests and the emitter's checks).
-pub fn is_def(op: &Operand) -> bool {
-    op.spec.kind == OpKind::Def
 }

@@ -27,7 +27,7 @@
 
 use super::amode::Ext;
 use super::inst::{Role, Sm50Inst};
-use crate::machinst::{RegKind, VReg};
+use crate::machinst::{OpSpec, PhysReg, Reg, RegKind, VReg};
 use crate::sm50::{self, Field, Form};
 
 /// Where a value lives: a register group and the word offset inside it.
@@ -44,6 +44,8 @@ pub enum ChainBase {
     Reg(Loc),
     /// Byte offset in constant bank 0 (low word; the high word follows at +4).
     Cbuf(u32),
+    /// The stack pointer R1 (32-bit chains of `.local` addresses only).
+    Sp,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -199,6 +201,10 @@ pub fn narrow_chain(
         ChainBase::Reg(l) => {
             let b = i.use_(l.vreg);
             refs.push((Field::Rb, b, l.offset));
+        }
+        ChainBase::Sp => {
+            let b = i.op(Reg::Phys(PhysReg::SP), OpSpec::use_());
+            refs.push((Field::Rb, b, 0));
         }
         ChainBase::None => {}
     }

@@ -13,7 +13,7 @@
 //! * [`lea`]: build the chain for a matched address: `LEA` (32-bit) or `LEA.CC` +
 //!   `LEA.HI.X` (64-bit) as one pseudo-instruction, with `-Ra`, the sign word or `RZ` as the
 //!   index's high word, and `Plg` for generic accesses;
-//! * [`select`]: demand-driven selection of everything (memory ops pick LDG/STG, LD/ST,
+//! * `select`: demand-driven selection of everything (memory ops pick LDG/STG, LD/ST,
 //!   LDS/STS, LDC and place the displacement; the integer subset gets simple correct forms);
 //! * [`inst`]: [`Sm50Inst`], the `MachInst` the allocator sees.
 //!
@@ -35,8 +35,11 @@
 //! *index* of its target instruction in the returned vector (the emit stage turns indices into
 //! byte offsets, `target = addr + 8 + rel`). A `BRA` to the next block is dropped, and a
 //! conditional branch whose taken side is the next block is inverted. Every `ret` becomes
-//! `EXIT`; the prologue (`MOV R1, c[0x0][0x20]`, the frame adjustment for
-//! [`Allocated::spill_bytes`]) and the trailing `BRA` self + padding are the emit stage's.
+//! `EXIT`; the prologue (`MOV R1, c[0x0][0x20]`, the frame adjustment `IADD32I R1, R1,
+//! -frame` with frame = [`local_size`] rounded to 16 + [`Allocated::spill_bytes`]) and the
+//! trailing `BRA` self + padding are the emit stage's. `.local` accesses address
+//! `[R1 + offset]` and `.shared`/`.const` variables sit at their declaration-order offsets in
+//! their spaces (`.const` in bank 3), which the cubin writer must lay out the same way.
 
 pub mod amode;
 pub mod inst;
@@ -81,12 +84,28 @@ pub fn lower_function(
     select::Lowerer::new(module, func, opts).run()
 }
 
+/// Bytes of `.local` data the module's variables need per thread: pass it as
+/// `AllocOptions::spill_base`, so that spill slots go after it. Variables are laid out in
+/// declaration order at their alignment (as `ir::eval` does); a `.local` address is an offset
+/// from the stack pointer R1, which the emit stage lowers by the whole frame (this size
+/// rounded up to 16, plus `Allocated::spill_bytes`) in the prologue.
+pub fn local_size(module: &ir::Module) -> u32 {
+    module
+        .vars
+        .values()
+        .filter(|v| v.space == ir::Space::Local)
+        .fold(0u32, |end, v| {
+            end.next_multiple_of(v.align.max(1)).saturating_add(v.size)
+        })
+}
+
 /// Flatten an allocated function into SM50 instructions (see the module essay for what the
 /// `BRA` fields hold). Panics only if `alloc` still has virtual registers, which
 /// `machinst::allocate` never returns.
 pub fn emit(alloc: &Allocated<Sm50Inst>) -> Vec<sm50::Inst> {
     // Pass 1: resolve registers; keep (instruction, branch target block).
-    let mut blocks: Vec<(BlockId, Vec<(sm50::Inst, Option<BlockId>)>)> = Vec::new();
+    type Flat = Vec<(sm50::Inst, Option<BlockId>)>;
+    let mut blocks: Vec<(BlockId, Flat)> = Vec::new();
     for b in &alloc.blocks {
         let mut insts = Vec::new();
         for i in &b.insts {

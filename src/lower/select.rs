@@ -27,25 +27,33 @@
 //! # Not supported (a [`LowerError::Unsupported`] naming the instruction)
 //!
 //! `mulhi`, `mulwide` and 64-bit `mul` by anything but a power of two, 64-bit shifts by a
-//! non-constant, 64-bit min/max, predicate `select`, the `.local` space and `.global`
-//! variables (they need a frame layout and relocations the later stages do not provide yet),
-//! `cvta` of the const space, and floating-point arithmetic (float values can be loaded,
-//! stored, moved and selected). The IR has no add-with-carry, so there are no extended-precision
-//! chains to lower; [`super::lea`] would express them as one `LEA` + `LEA.HI.X` links.
+//! non-constant, 64-bit min/max, predicate `select`, the address of a `.global` variable (it
+//! needs a relocation the cubin writer does not offer yet), `cvta` of the const space, and
+//! floating-point arithmetic (float values can be loaded, stored, moved and selected). The IR
+//! has no add-with-carry, so there are no extended-precision chains to lower; they would be
+//! one more [`Sm50Inst`] shape: `LEA.CC` followed by `LEA.HI.X.CC` links (the seed's U128
+//! example), each link reading the previous word pair.
+//!
+//! # Spaces
+//!
+//! `.global` → `LDG`/`STG` (`.E` for a 64-bit address), generic → `LD`/`ST` with `Plg` or PT,
+//! `.shared` → `LDS.U`/`STS`, `.const` → `LDC` from bank 3, `.local` → `LDL`/`STL` at
+//! `[R1 + offset]` (a local address is an offset from the stack pointer; the frame holds the
+//! variables first and the spill slots after them), `.param` → `c[0x0][0x140 + offset]`.
 
 use std::collections::{HashMap, HashSet};
 
 use smallvec::SmallVec;
 
-use super::amode::{match_address, AddrMode, Base, Index};
+use super::amode::{match_address, AddrMode, Base, Ext, Facts, Index};
 use super::inst::{Role, Sm50Inst};
 use super::lea::{fits_imm20, narrow_chain, wide_chain, ChainBase, ChainIndex, Loc};
 use super::{LowerError, LowerOptions};
 use crate::ir::{
-    self, BinaryOp, Block, ConvOp, CvtaDir, Dim, Function, Inst, InstData, IntCC, Space,
-    SpecialReg, Type, UnaryOp, Value, ValueDef,
+    self, BinaryOp, Block, ConvOp, CvtaDir, Function, Inst, InstData, IntCC, Space, SpecialReg,
+    Type, UnaryOp, Value, ValueDef,
 };
-use crate::machinst::{BlockId, RegKind, VCode, VCodeBuilder, VReg};
+use crate::machinst::{BlockId, OpSpec, PhysReg, Reg, RegKind, VCode, VCodeBuilder, VReg};
 use crate::sm50::{self, Field, Form};
 
 /// A source operand as an instruction form can take it.
@@ -71,6 +79,7 @@ enum Class {
 struct ChainKey {
     mode: AddrMode,
     plg: bool,
+    sp: bool,
 }
 
 pub(super) struct Lowerer<'a> {
@@ -100,6 +109,57 @@ fn kind_of(ty: Type) -> RegKind {
 fn sext_imm(ty: Type, imm: u64) -> i64 {
     let bits = ty.bits().clamp(1, 64);
     ((imm << (64 - bits)) as i64) >> (64 - bits)
+}
+
+/// The values that have a use outside address arithmetic: not as the address of a load or
+/// store, and not as an operand of an add/sub/shift/multiply/extension/`cvta.global` whose own
+/// result is used only in address arithmetic. Such values are in a register anyway, so an
+/// address can use them as they are; the others are folded into chains.
+fn non_address_uses(f: &Function) -> HashSet<Value> {
+    let foldable = |d: &InstData| {
+        matches!(
+            d,
+            InstData::Binary {
+                op: BinaryOp::Add | BinaryOp::Sub | BinaryOp::Shl | BinaryOp::Mul,
+                ..
+            } | InstData::MulWide { .. }
+                | InstData::Convert {
+                    op: ConvOp::Sext | ConvOp::Zext,
+                    ..
+                }
+                | InstData::Cvta {
+                    space: Space::Global,
+                    ..
+                }
+        )
+    };
+    let mut used = HashSet::new();
+    // Direct uses outside addresses and address arithmetic.
+    for node in f.insts.values() {
+        let skip_first = matches!(node.data, InstData::Load { .. } | InstData::Store { .. });
+        if foldable(&node.data) {
+            continue;
+        }
+        for (k, v) in node.data.operands().iter().enumerate() {
+            if !(skip_first && k == 0) {
+                used.insert(*v);
+            }
+        }
+    }
+    // The operands of foldable instructions whose result is used that way, to a fixpoint.
+    loop {
+        let mut changed = false;
+        for node in f.insts.values() {
+            if foldable(&node.data) && node.results.iter().any(|r| used.contains(r)) {
+                for v in node.data.operands() {
+                    changed |= used.insert(v);
+                }
+            }
+        }
+        if !changed {
+            return used;
+        }
+    }
 }
 
 /// The LOP operation code of a bitwise op.
@@ -157,23 +217,15 @@ fn size_code(bytes: u32, signed: bool) -> u64 {
 
 impl<'a> Lowerer<'a> {
     pub(super) fn new(module: &'a ir::Module, f: &'a Function, opts: &'a LowerOptions) -> Self {
-        let mut non_address_use = HashSet::new();
-        for node in f.insts.values() {
-            let ops = node.data.operands();
-            let skip_first = matches!(node.data, InstData::Load { .. } | InstData::Store { .. });
-            for (k, v) in ops.iter().enumerate() {
-                if !(skip_first && k == 0) {
-                    non_address_use.insert(*v);
-                }
-            }
-        }
+        let non_address_use = non_address_uses(f);
         // Variables are laid out per space in declaration order at their alignment, exactly
         // as `ir::eval` does (its const region also holds param/generic-space variables).
-        let mut sizes = [0u32; 2];
+        let mut sizes = [0u32; 3];
         let mut var_offsets = Vec::new();
         for v in module.vars.values() {
             let slot = match v.space {
                 Space::Shared => Some(0),
+                Space::Local => Some(2),
                 Space::Const | Space::Param | Space::Generic => Some(1),
                 _ => None,
             };
@@ -212,9 +264,25 @@ impl<'a> Lowerer<'a> {
 
     pub(super) fn run(mut self) -> Result<VCode<Sm50Inst>, LowerError> {
         let needed = self.demand()?;
+        // VCode's entry block may not be a branch target; when the IR's is one (a loop at
+        // the very top of a kernel), an empty block that falls into it goes first.
+        let entry = self.f.entry_block();
+        let entry_targeted = self
+            .f
+            .insts
+            .values()
+            .any(|n| n.data.targets().iter().any(|t| Some(t.block) == entry));
+        let pre = entry_targeted.then(|| self.vb.new_block());
         for &b in &self.f.layout {
             let id = self.vb.new_block();
             self.blocks.insert(b, id);
+        }
+        if let (Some(pre), Some(e)) = (pre, entry) {
+            let target = self.blocks[&e];
+            let mut i = Sm50Inst::new(Role::Branch);
+            i.targets.push(target);
+            i.branch_piece(0, None);
+            self.vb.terminate(pre, i, vec![(target, Vec::new())]);
         }
         for &b in &self.f.layout {
             self.cur = self.blocks[&b];
@@ -361,7 +429,7 @@ impl<'a> Lowerer<'a> {
             },
             InstData::SymbolAddr { var, .. } => {
                 match self.module.vars.get(*var).map(|vd| vd.space) {
-                    Some(Space::Shared | Space::Const) => {
+                    Some(Space::Shared | Space::Const | Space::Local) => {
                         Class::Imm(i64::from(self.var_offsets[var.as_u32() as usize]))
                     }
                     _ => Class::Reg,
@@ -381,6 +449,17 @@ impl<'a> Lowerer<'a> {
                 c => c,
             },
             _ => Class::Reg,
+        }
+    }
+
+    /// The offset of a `.shared`/`.const` variable whose address `v` is.
+    fn known_constant(&self, v: Value) -> Option<i64> {
+        match self.def_of(v)? {
+            InstData::SymbolAddr { .. } => match self.class(v) {
+                Class::Imm(k) => Some(k),
+                _ => None,
+            },
+            _ => None,
         }
     }
 
@@ -650,7 +729,6 @@ impl<'a> Lowerer<'a> {
         }
         self.push(i);
         self.set_loc(v, Loc { vreg: d, offset: 0 });
-        let _ = Dim::X;
         Ok(())
     }
 
@@ -702,7 +780,12 @@ impl<'a> Lowerer<'a> {
         }
         let wide = kind == RegKind::B64;
         match op {
-            BinaryOp::Add | BinaryOp::Sub => self.lower_add(v, op == BinaryOp::Sub, args, wide),
+            BinaryOp::Add | BinaryOp::Sub => {
+                if self.add_as_chain(v)? {
+                    return Ok(());
+                }
+                self.lower_add(v, op == BinaryOp::Sub, args, wide)
+            }
             BinaryOp::Mul => {
                 let k = [args[1], args[0]]
                     .into_iter()
@@ -824,6 +907,40 @@ impl<'a> Lowerer<'a> {
         Ok(())
     }
 
+    /// A sum that has the shape of an address (`base + (index << s)`, an extended index) is
+    /// computed by a chain even when it is a plain value: one `LEA` (two for 64 bits) instead
+    /// of a shift, an extension and an add. Plain `a + b` stays an IADD, which has immediate
+    /// forms; a sum with a constant part too stays an IADD (the chain would need two more LEAs).
+    fn add_as_chain(&mut self, v: Value) -> Result<bool, LowerError> {
+        let wide = match self.ty(v) {
+            Type::I64 => true,
+            Type::I32 => false,
+            _ => return Ok(false),
+        };
+        let in_reg = |x: Value| self.non_address_use.contains(&x);
+        let konst = |x: Value| self.known_constant(x);
+        let facts = Facts {
+            in_register: &in_reg,
+            constant: &konst,
+        };
+        let mode = match_address(self.f, v, 0, wide, &facts, false);
+        let Some(ix) = mode.index else {
+            return Ok(false);
+        };
+        if mode.disp != 0 || (ix.shift == 0 && ix.ext == Ext::None) {
+            return Ok(false);
+        }
+        let (reg, _) = self.chain(mode, 0, false, false)?;
+        self.set_loc(
+            v,
+            Loc {
+                vreg: reg,
+                offset: 0,
+            },
+        );
+        Ok(true)
+    }
+
     /// add/sub: `IADD` / `IADD32I` (32-bit), `IADD.CC` + `IADD.X` (64-bit). A subtraction
     /// negates its register operand in the A slot, the shape ptxas uses for 64-bit `a - b`.
     fn lower_add(
@@ -841,7 +958,7 @@ impl<'a> Lowerer<'a> {
             std::mem::swap(&mut a, &mut b);
             std::mem::swap(&mut neg_a, &mut neg_b);
         }
-        let mut bsrc = if wide { self.src(b)? } else { self.src(b)? };
+        let mut bsrc = self.src(b)?;
         // A negated immediate is just another immediate.
         if let Src::Imm(k) = bsrc {
             if neg_b {
@@ -850,10 +967,12 @@ impl<'a> Lowerer<'a> {
             }
         }
         if wide {
-            if let Src::Imm(k) = bsrc {
-                if !fits_imm20(k) {
-                    bsrc = Src::Reg(self.reg(b)?);
-                }
+            match bsrc {
+                Src::Imm(k) if !fits_imm20(k) => bsrc = Src::Reg(self.reg(b)?),
+                // A 64-bit subtraction negates a register in the A slot (ptxas's verified
+                // shape); a negated constant-bank B with a carry is left unused.
+                Src::Cbuf(_) if neg_b => bsrc = Src::Reg(self.reg(b)?),
+                _ => {}
             }
         }
         // ptxas's shape for `x - y`: the negated operand goes in the A slot.
@@ -1341,12 +1460,23 @@ impl<'a> Lowerer<'a> {
         let kind = kind_of(ty);
         let d = self.new_vreg(kind);
         let mut i = Sm50Inst::new(Role::Plain);
-        let dop = i.def(d, kind == RegKind::B64);
+        let local = space == Space::Local;
+        let dop = i.def(d, kind == RegKind::B64 || local);
         let aop = i.use_(a.vreg);
+        let from = (dir == CvtaDir::FromGeneric) as u64;
         let add = sm50::Inst::new(Form::IADD_C)
             .with(Field::Cbo, window / 4)
-            .with(Field::Negb, (dir == CvtaDir::FromGeneric) as u64);
+            .with(Field::Negb, from);
         i.piece(add, &[(Field::Rd, dop, 0), (Field::Ra, aop, a.offset)]);
+        if local {
+            // A local-space address is an offset from the stack pointer R1 (see `address`).
+            let sp = i.op(Reg::Phys(PhysReg::SP), OpSpec::use_());
+            let add = sm50::Inst::new(Form::IADD_R).with(Field::Negb, from);
+            i.piece(
+                add,
+                &[(Field::Rd, dop, 0), (Field::Ra, dop, 0), (Field::Rb, sp, 0)],
+            );
+        }
         if kind == RegKind::B64 {
             i.piece(sm50::Inst::new(Form::MOV_R), &[(Field::Rd, dop, 1)]);
         }
@@ -1518,13 +1648,13 @@ impl<'a> Lowerer<'a> {
     /// Match and build the address of an access (see [`Access`]).
     fn address(&mut self, space: Space, addr: Value, offset: i32) -> Result<Access, LowerError> {
         let wide = matches!(space, Space::Global | Space::Generic) && self.ty(addr) == Type::I64;
-        if space == Space::Local {
-            return Err(
-                self.unsupported("the .local space (needs a frame shared with spill slots)")
-            );
-        }
         let in_reg = |v: Value| self.non_address_use.contains(&v);
-        let mode = match_address(self.f, addr, offset, wide, &in_reg);
+        let konst = |v: Value| self.known_constant(v);
+        let facts = Facts {
+            in_register: &in_reg,
+            constant: &konst,
+        };
+        let mode = match_address(self.f, addr, offset, wide, &facts, true);
         let generic = space == Space::Generic;
         let mem_bits = match space {
             Space::Generic => 32,
@@ -1533,8 +1663,11 @@ impl<'a> Lowerer<'a> {
         };
         // Where the displacement goes. Generic accesses computed by a chain get Plg; by default
         // it must cover the final address, so the displacement joins the chain.
+        // A lone parameter base gets a chain only for a 64-bit generic access (where it buys
+        // Plg); elsewhere two MOVs (one for 32 bits) cost as much and are shared by every
+        // block.
         let has_chain =
-            mode.index.is_some() || (matches!(mode.base, Base::Param { .. }) && (wide || generic));
+            mode.index.is_some() || (matches!(mode.base, Base::Param { .. }) && generic && wide);
         let plg = generic && has_chain;
         let disp_in_chain =
             plg && !self.opts.assume_inbounds && mode.disp != 0 && fits_imm20(mode.disp);
@@ -1546,13 +1679,20 @@ impl<'a> Lowerer<'a> {
         };
 
         let mut a = Access {
+            sp: false,
             addr: None,
             pred: None,
             disp: 0,
             wide,
         };
+        let local = space == Space::Local;
+        if local && mode.base == Base::None {
+            // `.local` addresses are offsets from the stack pointer: with no base of its own,
+            // R1 is the base, of the chain or of the instruction.
+            a.sp = true;
+        }
         if has_chain {
-            let (reg, p) = self.chain(mode, chain_disp, plg)?;
+            let (reg, p) = self.chain(mode, chain_disp, plg, a.sp)?;
             a.addr = Some(Loc {
                 vreg: reg,
                 offset: 0,
@@ -1565,9 +1705,24 @@ impl<'a> Lowerer<'a> {
                 Base::None => {}
             }
         }
+        if local && !a.sp {
+            // A base of its own (an offset in a register): add R1 to it.
+            let base = a
+                .addr
+                .ok_or_else(|| LowerError::Internal("local base".into()))?;
+            a.addr = Some(self.add_sp(base));
+        }
+        if a.sp && !has_chain {
+            a.addr = None;
+        } else {
+            a.sp = false;
+        }
         let limit = 1i64 << (mem_bits - 1);
         if !(-limit..limit).contains(&mem_disp) {
             // Too far for the instruction's immediate: add it to the address first.
+            if a.sp {
+                return Err(self.unsupported("a .local offset beyond 24 bits"));
+            }
             let base = a.addr;
             a.addr = Some(self.add_disp(base, mem_disp, wide)?);
             mem_disp = 0;
@@ -1582,10 +1737,12 @@ impl<'a> Lowerer<'a> {
         mode: AddrMode,
         disp: i64,
         plg: bool,
+        sp_base: bool,
     ) -> Result<(VReg, Option<VReg>), LowerError> {
         let key = ChainKey {
             mode: AddrMode { disp, ..mode },
             plg,
+            sp: sp_base,
         };
         if self.planning.is_none() {
             if let Some(r) = self.chains.get(&key) {
@@ -1593,6 +1750,7 @@ impl<'a> Lowerer<'a> {
             }
         }
         let base = match mode.base {
+            Base::None if sp_base => ChainBase::Sp,
             Base::None => ChainBase::None,
             Base::Reg(v) => ChainBase::Reg(self.reg(v)?),
             Base::Param { offset, .. } => ChainBase::Cbuf(0x140 + offset),
@@ -1636,6 +1794,25 @@ impl<'a> Lowerer<'a> {
             self.chains.insert(key, out);
         }
         Ok(out)
+    }
+
+    /// `base + R1`: a `.local` offset in a register made into an address.
+    fn add_sp(&mut self, base: Loc) -> Loc {
+        let d = self.new_vreg(RegKind::B32);
+        let mut i = Sm50Inst::new(Role::Plain);
+        let dop = i.def(d, false);
+        let b = i.use_(base.vreg);
+        let sp = i.op(Reg::Phys(PhysReg::SP), OpSpec::use_());
+        i.piece(
+            sm50::Inst::new(Form::IADD_R),
+            &[
+                (Field::Rd, dop, 0),
+                (Field::Ra, b, base.offset),
+                (Field::Rb, sp, 0),
+            ],
+        );
+        self.push(i);
+        Loc { vreg: d, offset: 0 }
     }
 
     /// `addr + disp` in a new register (wide: `IADD32I.CC` + `IADD.X`).
@@ -1689,6 +1866,8 @@ impl<'a> Lowerer<'a> {
             (Space::Shared, false) => Form::LDS,
             (Space::Shared, true) => Form::STS,
             (Space::Const, false) => Form::LDC,
+            (Space::Local, false) => Form::LDL,
+            (Space::Local, true) => Form::STL,
             (s, _) => {
                 return Err(self.unsupported(format!("memory access to the .{} space", s.name())))
             }
@@ -1712,6 +1891,9 @@ impl<'a> Lowerer<'a> {
         if let Some(l) = a.addr {
             let op = i.use_(l.vreg);
             refs.push((Field::Ra, op, l.offset));
+        } else if a.sp {
+            let op = i.op(Reg::Phys(PhysReg::SP), OpSpec::use_());
+            refs.push((Field::Ra, op, 0));
         }
         if let Some(p) = a.pred {
             let op = i.use_(p);
@@ -1725,6 +1907,8 @@ impl<'a> Lowerer<'a> {
 /// A matched and built address, ready for the memory instruction.
 #[derive(Clone, Debug)]
 struct Access {
+    /// The address register is R1 itself (a `.local` access with no register of its own).
+    sp: bool,
     addr: Option<Loc>,
     pred: Option<VReg>,
     disp: i64,
