@@ -23,7 +23,7 @@ use crate::machinst::{self, AllocOptions};
 use crate::ptx::{self, ast};
 use crate::sm50::sched::bundle::{layout, Body, Laid};
 use crate::sm50::sched::Mode;
-use crate::sm50::{Field, Form, Inst};
+use crate::sm50::{self, Field, Form, Inst};
 
 /// Target architecture.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -115,8 +115,8 @@ pub struct KernelReport {
     /// Instructions laid out (prologue, EXIT and `BRA` self included; padding not).
     pub instructions: usize,
     pub stack_frame: u32,
-    /// Bytes stored and loaded by spill code (every `STL`/`LDL`: `lower` has no other use of
-    /// local memory), counted statically as ptxas does.
+    /// Bytes stored and loaded by spill code (the `STL`/`LDL` into the spill area above the
+    /// `.local` data), counted statically as ptxas does.
     pub spill_store_bytes: u32,
     pub spill_load_bytes: u32,
     /// Bytes of constant bank 0 (0x140 + parameters).
@@ -170,11 +170,12 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
         assume_inbounds: opts.assume_inbounds,
     };
     let max_regs = opts.max_regs.unwrap_or(255).min(255);
+    let local_data = lower::local_size(&module).next_multiple_of(16);
     let alloc_opts = AllocOptions {
         max_regs: max_regs as u8,
         checker: cfg!(debug_assertions),
-        // `lower` gives kernels no `.local` data of their own yet: spills start at R1.
-        ..AllocOptions::default()
+        // Spill slots go after the module's `.local` data, both addressed from R1.
+        spill_base: local_data,
     };
     let (shared, const_data) = module_memory(&module);
 
@@ -206,7 +207,11 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
         if opts.emit == Emit::Alloc {
             let _ = writeln!(out.text, "kernel {name}:\n{alloc}");
         }
-        let frame = alloc.spill_bytes.next_multiple_of(8);
+        let frame = if alloc.spill_bytes == 0 && local_data == 0 {
+            0
+        } else {
+            (local_data + alloc.spill_bytes).next_multiple_of(8)
+        };
         let body = body_from_lowered(lower::emit(&alloc), frame)
             .map_err(|e| err(name, format!("internal error in kernel `{name}`: {e}")))?;
         let laid = layout(&body, opts.sched)
@@ -240,8 +245,8 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
             registers: alloc.num_regs,
             instructions: live_instructions(&laid),
             stack_frame: frame,
-            spill_store_bytes: local_bytes(&laid, Form::STL),
-            spill_load_bytes: local_bytes(&laid, Form::LDL),
+            spill_store_bytes: spill_bytes(&laid, Form::STL, local_data),
+            spill_load_bytes: spill_bytes(&laid, Form::LDL, local_data),
             cmem0: 0x140 + k.param_bytes(),
             smem: shared.map_or(0, |s| s.0),
         });
@@ -391,11 +396,17 @@ fn barrier_count(laid: &Laid) -> u32 {
         .unwrap_or(0)
 }
 
-/// Bytes moved by the `form` (STL or LDL) instructions of the kernel.
-fn local_bytes(laid: &Laid, form: Form) -> u32 {
+/// Bytes moved by the spill code's `form` (STL or LDL) instructions: those addressing the
+/// spill area `[R1 + off]`, `off >= spill_base` (user `.local` data lies below it).
+fn spill_bytes(laid: &Laid, form: Form, spill_base: u32) -> u32 {
     laid.placed
         .iter()
-        .filter(|p| p.inst.form == form)
+        .filter(|p| {
+            p.inst.form == form
+                && p.inst.get(Field::Ra) == Some(1)
+                && sm50::rt::sext(p.inst.get(Field::Off).unwrap_or(0), 24) as i64
+                    >= i64::from(spill_base)
+        })
         .map(|p| match p.inst.get(Field::Size) {
             Some(0 | 1) => 1,
             Some(2 | 3) => 2,
