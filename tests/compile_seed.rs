@@ -307,3 +307,47 @@ fn loop_runs_like_the_ir_interpreter() {
         assert_eq!(v, if t < 5 { 55 } else { 0 }, "thread {t}");
     }
 }
+
+/// A kernel with its own `.local` array (frame prologue, STL/LDL at `[R1+off]`).
+const LOCAL: &str = r#"
+.version 7.0
+.target sm_50
+.address_size 64
+
+.visible .entry with_local(.param .u64 out, .param .u32 x)
+{
+    .local .align 4 .b8 buf[16];
+    .reg .b64 %rd<4>;
+    .reg .b32 %r<6>;
+    ld.param.u64 %rd1, [out];
+    ld.param.u32 %r1, [x];
+    st.local.u32 [buf], %r1;
+    add.s32 %r2, %r1, 7;
+    st.local.u32 [buf+12], %r2;
+    ld.local.u32 %r3, [buf];
+    ld.local.u32 %r4, [buf+12];
+    add.s32 %r5, %r3, %r4;
+    st.global.u32 [%rd1], %r5;
+    ret;
+}
+"#;
+
+#[test]
+fn local_array_runs_like_the_ir_interpreter() {
+    const OUT: u64 = 0x1000_0000;
+    let out = compile(LOCAL, &opts("local.ptx"))
+        .unwrap_or_else(|d| panic!("{}", leafold::error::render_all(&d.0)));
+    assert!(out.kernels[0].stack_frame >= 16, "{}", out.sass);
+    let mut params = Vec::new();
+    params.extend(OUT.to_le_bytes());
+    params.extend(5u32.to_le_bytes());
+    params.extend([0; 4]);
+    let mut launch = Launch::new([1, 1, 1], [2, 1, 1]);
+    launch.params = params;
+    launch.global = vec![GlobalRegion {
+        base: OUT,
+        bytes: vec![0; 4],
+    }];
+    let r = run_both(LOCAL, &launch);
+    assert_eq!(r.region(OUT).unwrap(), &17u32.to_le_bytes());
+}
