@@ -21,6 +21,7 @@
 pub mod cli;
 pub mod cubin;
 pub mod disasm;
+pub mod driver;
 pub mod error;
 pub mod ir;
 pub mod lower;
@@ -30,4 +31,5 @@ pub mod ptx;
 pub mod sim;
 pub mod sm50;
 
+pub use driver::{compile, Options, Output};
 pub use error::{Diagnostic, Diagnostics, SourceFile, Span};

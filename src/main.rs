@@ -21,13 +21,16 @@ enum Command {
     Check(leafold::cli::check::Args),
     /// Disassemble an sm_50/52/53 cubin like `cuobjdump -sass`.
     Disasm(leafold::cli::disasm::Args),
+    /// Compile a PTX file to an sm_50/52/53 cubin (ptxas-style options).
+    Compile(leafold::cli::compile::Args),
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = Cli::parse_from(leafold::cli::compile::ptxas_style_args(std::env::args_os()));
     let code = match cli.command {
         Command::Check(args) => leafold::cli::check::run(&args),
         Command::Disasm(args) => leafold::cli::disasm::run(&args),
+        Command::Compile(args) => leafold::cli::compile::run(&args),
     };
     ExitCode::from(code)
 }

@@ -3,4 +3,5 @@
 //! 2 the tool could not do its job (unreadable file, bad arguments).
 
 pub mod check;
+pub mod compile;
 pub mod disasm;

@@ -30,6 +30,7 @@
 //! are masked to the width by `encode`.
 
 pub mod ctrl;
+pub mod sched;
 
 pub use ctrl::{Bundle, Ctrl, CtrlError};
 

@@ -1,0 +1,429 @@
+//! The compile driver: PTX text in, a cubin (and every intermediate dump) out.
+//!
+//! ```text
+//! ptx::parse_and_check → ir::build → per kernel: lower::lower_function → machinst::allocate
+//!   → lower::emit → sm50::sched (control codes, layout) → cubin::write
+//! ```
+//!
+//! In: the PTX text and [`Options`]. Out: [`Output`] with the cubin bytes, the SASS listing,
+//! the requested dump (`--emit`), warnings, and one [`KernelReport`] per kernel (what
+//! `ptxas -v` prints). Every failure is a [`Diagnostics`] with file, line and column: front-end
+//! errors carry their own spans; a later stage's failure points at the kernel's name.
+//!
+//! Invariants: nothing here panics on user input; the cubin is produced only when every
+//! kernel compiled.
+
+use std::fmt::Write as _;
+
+use crate::cubin::{self, CubinSpec, DataSpec, KernelSpec, ParamSpec};
+use crate::error::{Diagnostic, Diagnostics, SourceFile, Span};
+use crate::ir;
+use crate::lower::{self, LowerOptions};
+use crate::machinst::{self, AllocOptions};
+use crate::ptx::{self, ast};
+use crate::sm50::sched::bundle::{layout, Body, Laid};
+use crate::sm50::sched::Mode;
+use crate::sm50::{self, Field, Form, Inst};
+
+/// Target architecture.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Arch {
+    #[default]
+    Sm50,
+    Sm52,
+    Sm53,
+}
+
+impl Arch {
+    /// The SM number (50, 52, 53).
+    pub fn sm(self) -> u32 {
+        match self {
+            Arch::Sm50 => 50,
+            Arch::Sm52 => 52,
+            Arch::Sm53 => 53,
+        }
+    }
+
+    /// `sm_50` etc.
+    pub fn name(self) -> String {
+        format!("sm_{}", self.sm())
+    }
+
+    /// Parse `sm_50`, `sm_52`, `sm_53` (also `compute_5x`-less plain numbers are rejected).
+    pub fn parse(s: &str) -> Option<Arch> {
+        match s {
+            "sm_50" => Some(Arch::Sm50),
+            "sm_52" => Some(Arch::Sm52),
+            "sm_53" => Some(Arch::Sm53),
+            _ => None,
+        }
+    }
+}
+
+/// Which stage's output [`Output::text`] holds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Emit {
+    /// SSA IR (`ir::Function` text).
+    Ir,
+    /// Machine instructions over virtual registers.
+    Vcode,
+    /// Machine instructions after register allocation.
+    Alloc,
+    /// The SASS listing (cuobjdump style, with control words).
+    Sass,
+    /// Only the cubin (text empty).
+    #[default]
+    Cubin,
+}
+
+/// Compile options (mirroring ptxas's command line).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Options {
+    pub arch: Arch,
+    pub emit: Emit,
+    /// Produce the `ptxas -v` lines in [`Output::info_log`].
+    pub verbose: bool,
+    /// See [`LowerOptions::assume_inbounds`].
+    pub assume_inbounds: bool,
+    /// `--maxrregcount` (at most 255).
+    pub max_regs: Option<u32>,
+    /// Name used in diagnostics.
+    pub file_name: String,
+    /// Control-code mode (serial = wait on everything, for hazard bisection).
+    pub sched: Mode,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            arch: Arch::Sm50,
+            emit: Emit::Cubin,
+            verbose: false,
+            assume_inbounds: false,
+            max_regs: None,
+            file_name: "<input>".to_string(),
+            sched: Mode::Normal,
+        }
+    }
+}
+
+/// What `ptxas -v` reports for one kernel.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KernelReport {
+    pub name: String,
+    pub registers: u32,
+    /// Instructions laid out (prologue, EXIT and `BRA` self included; padding not).
+    pub instructions: usize,
+    pub stack_frame: u32,
+    /// Bytes stored and loaded by spill code (the `STL`/`LDL` into the spill area above the
+    /// `.local` data), counted statically as ptxas does.
+    pub spill_store_bytes: u32,
+    pub spill_load_bytes: u32,
+    /// Bytes of constant bank 0 (0x140 + parameters).
+    pub cmem0: u32,
+    /// Bytes of shared memory.
+    pub smem: u64,
+}
+
+/// The result of [`compile`].
+#[derive(Clone, Debug)]
+pub struct Output {
+    pub cubin: Vec<u8>,
+    /// The SASS listing of every kernel.
+    pub sass: String,
+    /// The dump [`Options::emit`] asked for (the SASS listing for `Emit::Sass`).
+    pub text: String,
+    /// Warnings.
+    pub diagnostics: Vec<Diagnostic>,
+    pub kernels: Vec<KernelReport>,
+    /// `ptxas -v` style lines (empty unless [`Options::verbose`]).
+    pub info_log: String,
+}
+
+/// Compile PTX text to an sm_5x cubin.
+pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
+    let file = SourceFile::new(opts.file_name.clone(), ptx_text);
+    let (ast, warnings) = ptx::parse_and_check(&file)?;
+    let module = ir::build(&ast, &file).map_err(Diagnostics)?;
+    let err = |kernel: &str, msg: String| {
+        Diagnostics(vec![Diagnostic::error(
+            &file,
+            kernel_span(&ast, kernel),
+            msg,
+        )])
+    };
+    let global_vars: Vec<&str> = module
+        .vars
+        .values()
+        .filter(|v| v.space == ir::Space::Global)
+        .map(|v| v.name.as_str())
+        .collect();
+    if let Some(name) = global_vars.first() {
+        return Err(Diagnostics(vec![Diagnostic::error(
+            &file,
+            Span::new(0, 0),
+            format!("module-scope .global variable `{name}`: the cubin writer stage does not emit global data and relocations yet"),
+        )]));
+    }
+
+    let lower_opts = LowerOptions {
+        assume_inbounds: opts.assume_inbounds,
+    };
+    let max_regs = opts.max_regs.unwrap_or(255).min(255);
+    let local_data = lower::local_size(&module).next_multiple_of(16);
+    let alloc_opts = AllocOptions {
+        max_regs: max_regs as u8,
+        checker: cfg!(debug_assertions),
+        // Spill slots go after the module's `.local` data, both addressed from R1.
+        spill_base: local_data,
+    };
+    let (shared, const_data) = module_memory(&module);
+
+    let mut out = Output {
+        cubin: Vec::new(),
+        sass: String::new(),
+        text: String::new(),
+        diagnostics: warnings,
+        kernels: Vec::new(),
+        info_log: String::new(),
+    };
+    let mut specs = Vec::new();
+    for f in &module.functions {
+        let name = f.name.as_str();
+        if opts.emit == Emit::Ir {
+            let _ = writeln!(out.text, "{f}");
+        }
+        let vcode = lower::lower_function(&module, f, &lower_opts)
+            .map_err(|e| err(name, format!("cannot compile kernel `{name}`: {e}")))?;
+        if opts.emit == Emit::Vcode {
+            let _ = writeln!(out.text, "kernel {name}:\n{vcode}");
+        }
+        let alloc = machinst::allocate(&vcode, &alloc_opts).map_err(|e| {
+            err(
+                name,
+                format!("register allocation failed for kernel `{name}`: {e}"),
+            )
+        })?;
+        if opts.emit == Emit::Alloc {
+            let _ = writeln!(out.text, "kernel {name}:\n{alloc}");
+        }
+        let frame = if alloc.spill_bytes == 0 && local_data == 0 {
+            0
+        } else {
+            (local_data + alloc.spill_bytes).next_multiple_of(8)
+        };
+        let body = body_from_lowered(lower::emit(&alloc), frame)
+            .map_err(|e| err(name, format!("internal error in kernel `{name}`: {e}")))?;
+        let laid = layout(&body, opts.sched)
+            .map_err(|e| err(name, format!("internal error laying out `{name}`: {e}")))?;
+        let _ = writeln!(out.sass, "\t\tFunction : {name}\n{}", laid.listing());
+
+        let params: Vec<ParamSpec> = f
+            .params
+            .iter()
+            .map(|p| ParamSpec {
+                offset: p.offset.min(u32::from(u16::MAX)) as u16,
+                size: p.size,
+            })
+            .collect();
+        let visible = ast
+            .functions()
+            .find(|af| af.name.text == name)
+            .map_or(true, |af| af.linkage.contains(&ast::Linkage::Visible));
+        let mut k = KernelSpec::new(name, laid.code.clone(), alloc.num_regs);
+        k.visible = visible;
+        k.params = params;
+        k.shared = shared;
+        k.frame_size = frame;
+        k.min_stack_size = frame;
+        k.max_reg_count = max_regs as u16;
+        k.exit_offsets = laid.exit_offsets.clone();
+        k.s2r_ctaid_offsets = laid.s2r_ctaid_offsets.clone();
+        k.barriers = barrier_count(&laid);
+        out.kernels.push(KernelReport {
+            name: name.to_string(),
+            registers: alloc.num_regs,
+            instructions: live_instructions(&laid),
+            stack_frame: frame,
+            spill_store_bytes: spill_bytes(&laid, Form::STL, local_data),
+            spill_load_bytes: spill_bytes(&laid, Form::LDL, local_data),
+            cmem0: 0x140 + k.param_bytes(),
+            smem: shared.map_or(0, |s| s.0),
+        });
+        specs.push(k);
+    }
+    if opts.emit == Emit::Sass {
+        out.text = out.sass.clone();
+    }
+    let spec = CubinSpec {
+        arch: opts.arch.sm(),
+        ptx_arch: ptx_target(&ast).unwrap_or(opts.arch.sm()),
+        address_bits: ast.address_size(),
+        kernels: specs,
+        constant3: const_data,
+        global_init: None,
+        global: None,
+        strtab_order: None,
+    };
+    out.cubin = cubin::write(&spec);
+    if opts.verbose {
+        out.info_log = info_log(&out.kernels, opts.arch);
+    }
+    Ok(out)
+}
+
+/// `ptxas -v` lines in ptxas 11.8's format (conventions.md §4.1).
+pub fn info_log(kernels: &[KernelReport], arch: Arch) -> String {
+    let mut s = String::from("ptxas info    : 0 bytes gmem\n");
+    for k in kernels {
+        let _ = writeln!(
+            s,
+            "ptxas info    : Compiling entry function '{}' for '{}'",
+            k.name,
+            arch.name()
+        );
+        let _ = writeln!(s, "ptxas info    : Function properties for {}", k.name);
+        let _ = writeln!(
+            s,
+            "    {} bytes stack frame, {} bytes spill stores, {} bytes spill loads",
+            k.stack_frame, k.spill_store_bytes, k.spill_load_bytes
+        );
+        let smem = if k.smem > 0 {
+            format!("{} bytes smem, ", k.smem)
+        } else {
+            String::new()
+        };
+        let _ = writeln!(
+            s,
+            "ptxas info    : Used {} registers, {smem}{} bytes cmem[0]",
+            k.registers, k.cmem0
+        );
+    }
+    s
+}
+
+/// Turn `lower::emit`'s output (each `BRA`'s `rel` holds its target's index) into a [`Body`],
+/// prepending the frame adjustment `IADD32I R1, R1, -frame` when the kernel spills.
+fn body_from_lowered(insts: Vec<Inst>, frame: u32) -> Result<Body, String> {
+    let shift = usize::from(frame > 0);
+    let mut body = Body::default();
+    if frame > 0 {
+        body.insts.push(
+            Inst::new(Form::IADD32I)
+                .with(Field::Rd, 1)
+                .with(Field::Ra, 1)
+                .with_signed(Field::Imm, -i64::from(frame)),
+        );
+        body.targets.push(None);
+    }
+    let n = insts.len();
+    for mut inst in insts {
+        let target = match inst.form {
+            Form::BRA | Form::SSY | Form::PBK | Form::CAL => {
+                let t = inst.get(Field::Rel).unwrap_or(0) as usize;
+                if t >= n {
+                    return Err(format!("branch to instruction {t} of {n}"));
+                }
+                inst.set(Field::Rel, 0);
+                Some(t + shift)
+            }
+            _ => None,
+        };
+        body.insts.push(inst);
+        body.targets.push(target);
+    }
+    Ok(body)
+}
+
+/// The span of a kernel's name in the source (for stage errors), or the file start.
+fn kernel_span(ast: &ast::Module, name: &str) -> Span {
+    ast.functions()
+        .find(|f| f.name.text == name)
+        .map_or(Span::new(0, 0), |f| f.name.span)
+}
+
+/// The PTX `.target sm_XX` number.
+fn ptx_target(ast: &ast::Module) -> Option<u32> {
+    ast.targets()
+        .iter()
+        .find_map(|t| t.strip_prefix("sm_").and_then(|n| n.parse().ok()))
+}
+
+/// Shared memory (size, alignment) and `.const` data, laid out per space in declaration order
+/// at each variable's alignment, as `lower` assigns their offsets.
+fn module_memory(module: &ir::Module) -> (Option<(u64, u64)>, Option<DataSpec>) {
+    let mut shared: Option<(u64, u64)> = None;
+    let mut cdata = DataSpec {
+        size: 0,
+        align: 4,
+        init: Vec::new(),
+        symbols: Vec::new(),
+    };
+    let mut any_const = false;
+    for v in module.vars.values() {
+        let align = u64::from(v.align.max(1));
+        match v.space {
+            ir::Space::Shared => {
+                let (size, al) = shared.unwrap_or((0, 16));
+                let off = size.next_multiple_of(align);
+                shared = Some((off + u64::from(v.size), al.max(align)));
+            }
+            ir::Space::Const | ir::Space::Param | ir::Space::Generic => {
+                any_const = true;
+                let off = cdata.size.next_multiple_of(align);
+                cdata.size = off + u64::from(v.size);
+                cdata.align = cdata.align.max(align);
+                cdata.init.resize(cdata.size as usize, 0);
+                if let Some(init) = &v.init {
+                    let end = (off as usize + init.len()).min(cdata.size as usize);
+                    cdata.init[off as usize..end].copy_from_slice(&init[..end - off as usize]);
+                }
+                cdata.symbols.push((v.name.clone(), off, u64::from(v.size)));
+            }
+            _ => {}
+        }
+    }
+    (shared, any_const.then_some(cdata))
+}
+
+/// Named barriers used: highest `BAR` id + 1.
+fn barrier_count(laid: &Laid) -> u32 {
+    laid.placed
+        .iter()
+        .filter(|p| p.inst.form == Form::BAR)
+        .map(|p| p.inst.get(Field::Id).unwrap_or(0) as u32 + 1)
+        .max()
+        .unwrap_or(0)
+}
+
+/// Bytes moved by the spill code's `form` (STL or LDL) instructions: those addressing the
+/// spill area `[R1 + off]`, `off >= spill_base` (user `.local` data lies below it).
+fn spill_bytes(laid: &Laid, form: Form, spill_base: u32) -> u32 {
+    laid.placed
+        .iter()
+        .filter(|p| {
+            p.inst.form == form
+                && p.inst.get(Field::Ra) == Some(1)
+                && sm50::rt::sext(p.inst.get(Field::Off).unwrap_or(0), 24) as i64
+                    >= i64::from(spill_base)
+        })
+        .map(|p| match p.inst.get(Field::Size) {
+            Some(0 | 1) => 1,
+            Some(2 | 3) => 2,
+            Some(5) => 8,
+            Some(6) => 16,
+            _ => 4,
+        })
+        .sum()
+}
+
+/// Instructions without the trailing padding NOPs.
+fn live_instructions(laid: &Laid) -> usize {
+    laid.placed.len()
+        - laid
+            .placed
+            .iter()
+            .rev()
+            .take_while(|p| p.inst.form == Form::NOP)
+            .count()
+}

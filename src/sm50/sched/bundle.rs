@@ -1,0 +1,240 @@
+//! Kernel layout: prologue, bundles, branch offsets, the `EXIT; BRA self` tail, NOP padding.
+//!
+//! In: a [`Body`] (a kernel's instructions in layout order with the index each branch goes to).
+//! Out: [`Laid`]: the `.text` words (control words included) exactly in ptxas's shape
+//! (sm50-isa.md §1.1, §3.6–3.7):
+//!
+//! ```text
+//! MOV R1, c[0x0][0x20]      prologue (stack pointer), slot 0, stall 6
+//! ...body...
+//! EXIT                      appended unless the body already ends in an unconditional
+//!                           EXIT or BRA
+//! BRA self                  ptxas ends every kernel so
+//! NOP ...                   padding (control field 0x7e0) to a multiple of 64 bytes
+//! ```
+//!
+//! Instructions go three to a 32-byte bundle after its control word; instruction `n` of the
+//! laid-out sequence sits at byte `32·(n/3) + 8 + 8·(n%3)`. A branch at `addr` to `target`
+//! encodes `rel = target − (addr + 8)`; like ptxas, a target in slot 0 is encoded as its
+//! bundle's base (the control word's address), which the hardware resolves to the same
+//! instruction, except for `BRA self`, which always names itself.
+
+use super::{assign_control, Mode};
+use crate::sm50::{self, Bundle, Ctrl, Field, Form, Inst};
+
+/// A kernel body before layout.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Body {
+    pub insts: Vec<Inst>,
+    /// `targets[i]`: for a branch (`BRA`, `SSY`, `PBK`, `CAL`), the index in `insts` of the
+    /// instruction it goes to; `None` otherwise. May be shorter than `insts`.
+    pub targets: Vec<Option<usize>>,
+}
+
+/// One laid-out instruction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Placed {
+    /// Byte offset in `.text`.
+    pub addr: u64,
+    pub inst: Inst,
+    pub ctrl: Ctrl,
+}
+
+/// A laid-out kernel.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Laid {
+    /// `.text` as little-endian 64-bit words, a multiple of 8 words (64 bytes).
+    pub code: Vec<u64>,
+    /// Every instruction (padding NOPs included) with its address and control field.
+    pub placed: Vec<Placed>,
+    /// Branch targets as indices into `placed` (for [`super::check::check_hazards`]).
+    pub targets: Vec<Option<usize>>,
+    /// Byte offsets of the `EXIT` instructions (EIATTR_EXIT_INSTR_OFFSETS).
+    pub exit_offsets: Vec<u32>,
+    /// Byte offsets of `S2R SR_CTAID.*` (EIATTR_S2RCTAID_INSTR_OFFSETS).
+    pub s2r_ctaid_offsets: Vec<u32>,
+}
+
+/// Why a body cannot be laid out (compiler bugs upstream, reported instead of panicking).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum LayoutError {
+    #[error("branch at body index {at} goes to index {target}, past the end ({len} instructions)")]
+    BadTarget {
+        at: usize,
+        target: usize,
+        len: usize,
+    },
+    #[error("instruction at body index {0} has a branch target but no branch offset field")]
+    NotABranch(usize),
+    #[error("branch at body index {0} has no target")]
+    MissingTarget(usize),
+    #[error("branch offset from {from:#x} to {to:#x} does not fit 24 bits")]
+    OutOfRange { from: u64, to: u64 },
+    #[error("instruction {0:?} at body index {1} is not valid (cross-field check fails)")]
+    Invalid(Form, usize),
+}
+
+/// Byte offset of instruction `n` of the laid-out sequence.
+pub fn inst_addr(n: usize) -> u64 {
+    (n / 3) as u64 * 32 + 8 + (n % 3) as u64 * 8
+}
+
+/// The prologue `MOV R1, c[0x0][0x20]` (= `0x4c98078000870001`).
+pub fn prologue() -> Inst {
+    Inst::new(Form::MOV_C)
+        .with(Field::Rd, 1)
+        .with(Field::Cbk, 0)
+        .with(Field::Cbo, 0x20 / 4)
+}
+
+/// `EXIT` (= `0xe30000000007000f`).
+pub fn exit() -> Inst {
+    Inst::new(Form::EXIT)
+}
+
+/// `BRA` with a zero offset (set by layout).
+pub fn bra() -> Inst {
+    Inst::new(Form::BRA)
+}
+
+/// The canonical `NOP` (= `0x50b0000000070f00`).
+pub fn nop() -> Inst {
+    Inst::new(Form::NOP)
+}
+
+fn is_unconditional(inst: &Inst) -> bool {
+    inst.get(Field::Pg) == Some(7) && inst.get(Field::Pgn) == Some(0)
+}
+
+/// Lay out a kernel: prologue, body, tail, control codes, branch offsets, padding.
+pub fn layout(body: &Body, mode: Mode) -> Result<Laid, LayoutError> {
+    let len = body.insts.len();
+    for (i, inst) in body.insts.iter().enumerate() {
+        if !inst.is_valid() {
+            return Err(LayoutError::Invalid(inst.form, i));
+        }
+        let target = body.targets.get(i).copied().flatten();
+        let has_rel = inst.get(Field::Rel).is_some() && inst.form != Form::BRX;
+        match target {
+            Some(t) if t >= len => {
+                return Err(LayoutError::BadTarget {
+                    at: i,
+                    target: t,
+                    len,
+                });
+            }
+            Some(_) if !has_rel => return Err(LayoutError::NotABranch(i)),
+            None if has_rel => return Err(LayoutError::MissingTarget(i)),
+            _ => {}
+        }
+    }
+    // The full sequence: prologue at 0, the body shifted by one, then the tail.
+    let mut insts = Vec::with_capacity(len + 3);
+    let mut targets = Vec::with_capacity(len + 3);
+    insts.push(prologue());
+    targets.push(None);
+    for (i, inst) in body.insts.iter().enumerate() {
+        insts.push(*inst);
+        targets.push(body.targets.get(i).copied().flatten().map(|t| t + 1));
+    }
+    let ends_cleanly = body
+        .insts
+        .last()
+        .is_some_and(|last| matches!(last.form, Form::EXIT | Form::BRA) && is_unconditional(last));
+    if !ends_cleanly {
+        insts.push(exit());
+        targets.push(None);
+    }
+    let self_index = insts.len();
+    insts.push(bra());
+    targets.push(Some(self_index));
+
+    let mut ctrl = assign_control(&insts, &targets, mode);
+    // ptxas always gives the prologue stall 6; a longer stall is never wrong.
+    ctrl[0].stall = ctrl[0].stall.max(6);
+    // And `BRA self` gets 15, like the EXIT before it (0x7ff).
+    ctrl[self_index].stall = 15;
+
+    // Branch offsets.
+    for (n, target) in targets.iter().enumerate() {
+        let Some(t) = *target else { continue };
+        let from = inst_addr(n);
+        let mut to = inst_addr(t);
+        // ptxas's `BRA self` names itself even in slot 0 (`0xe2400fffff87000f`).
+        if t % 3 == 0 && t != n {
+            to -= 8;
+        }
+        let rel = sm50::ctrl::branch_rel(from, to).ok_or(LayoutError::OutOfRange { from, to })?;
+        insts[n].set(Field::Rel, u64::from(rel));
+    }
+
+    // Padding to a multiple of 8 instruction-or-control words (64 bytes = 6 instructions).
+    while insts.len() % 6 != 0 {
+        insts.push(nop());
+        ctrl.push(Ctrl::NEUTRAL);
+    }
+
+    let mut code = Vec::with_capacity(insts.len() / 3 * 4);
+    let mut placed = Vec::with_capacity(insts.len());
+    let mut exit_offsets = Vec::new();
+    let mut s2r_ctaid_offsets = Vec::new();
+    for (b, chunk) in insts.chunks(3).enumerate() {
+        let c = [ctrl[3 * b], ctrl[3 * b + 1], ctrl[3 * b + 2]];
+        let words = [chunk[0], chunk[1], chunk[2]].map(|i| sm50::encode(&i));
+        code.push(
+            Bundle {
+                ctrl: c,
+                insts: words,
+            }
+            .ctrl_word(),
+        );
+        code.extend_from_slice(&words);
+        for k in 0..3 {
+            let n = 3 * b + k;
+            let addr = inst_addr(n);
+            let inst = chunk[k];
+            if inst.form == Form::EXIT {
+                exit_offsets.push(addr as u32);
+            }
+            if inst.form == Form::S2R && matches!(inst.get(Field::Sr), Some(0x25..=0x27)) {
+                s2r_ctaid_offsets.push(addr as u32);
+            }
+            placed.push(Placed {
+                addr,
+                inst,
+                ctrl: c[k],
+            });
+        }
+    }
+    targets.resize(placed.len(), None);
+    Ok(Laid {
+        code,
+        placed,
+        targets,
+        exit_offsets,
+        s2r_ctaid_offsets,
+    })
+}
+
+impl Laid {
+    /// The listing in `cuobjdump -sass` shape: the control word alone on a line before each
+    /// bundle, then `/*addr*/ text ; /* word */` per instruction.
+    pub fn listing(&self) -> String {
+        let mut s = String::new();
+        for (b, chunk) in self.placed.chunks(3).enumerate() {
+            s.push_str(&format!(
+                "{:>86}\n",
+                format!("/* {:#018x} */", self.code[4 * b])
+            ));
+            for p in chunk {
+                let text = format!("{} ;", sm50::print(&p.inst, p.addr, p.ctrl.reuse));
+                s.push_str(&format!(
+                    "        /*{:04x}*/                   {text:<40} /* {:#018x} */\n",
+                    p.addr,
+                    sm50::encode(&p.inst)
+                ));
+            }
+        }
+        s
+    }
+}

@@ -1,0 +1,353 @@
+//! `leafold::compile` end to end on `examples/seed_lea.ptx` (and a branching kernel):
+//! the cubin reads back, its code passes the independent hazard checker, NVIDIA's
+//! cuobjdump/nvdisasm accept it and print exactly our listing, and the SM50 simulator running
+//! our code produces the same memory as the IR reference interpreter.
+
+use leafold::cubin;
+use leafold::driver::{compile, Emit, Options};
+use leafold::ir::eval::{self, GlobalRegion, Launch};
+use leafold::oracle::Oracle;
+use leafold::sim::{self, KernelInfo};
+use leafold::sm50::sched::check::check_hazards;
+use leafold::sm50::{self, Bundle, Ctrl, Field, Form, Inst};
+use leafold::SourceFile;
+
+const SEED: &str = include_str!("../examples/seed_lea.ptx");
+
+/// A guarded loop: `if (tid < n) for (k = 0; k < n; k++) out[tid] += in[k]`.
+const LOOP: &str = r#"
+.version 7.0
+.target sm_50
+.address_size 64
+
+.visible .entry sum_loop(.param .u64 in, .param .u64 out, .param .u32 n)
+{
+    .reg .b64 %rd<8>;
+    .reg .b32 %r<8>;
+    .reg .pred %p<3>;
+    ld.param.u64 %rd1, [in];
+    ld.param.u64 %rd2, [out];
+    ld.param.u32 %r1, [n];
+    mov.u32 %r2, %tid.x;
+    setp.ge.u32 %p1, %r2, %r1;
+    @%p1 bra DONE;
+    mov.u32 %r3, 0;
+    mov.u32 %r4, 0;
+LOOP:
+    mul.wide.u32 %rd3, %r4, 4;
+    add.s64 %rd4, %rd1, %rd3;
+    ld.global.u32 %r5, [%rd4];
+    add.s32 %r3, %r3, %r5;
+    add.s32 %r4, %r4, 1;
+    setp.lt.u32 %p2, %r4, %r1;
+    @%p2 bra LOOP;
+    mul.wide.u32 %rd5, %r2, 4;
+    add.s64 %rd6, %rd2, %rd5;
+    st.global.u32 [%rd6], %r3;
+DONE:
+    ret;
+}
+"#;
+
+fn opts(name: &str) -> Options {
+    Options {
+        file_name: name.to_string(),
+        emit: Emit::Sass,
+        ..Options::default()
+    }
+}
+
+/// Instruction lines `(address, text)` of a cuobjdump-style listing.
+fn parse_lines(out: &str) -> Vec<(u64, String)> {
+    let mut v = Vec::new();
+    for line in out.lines() {
+        let Some(p) = line.find("/*") else { continue };
+        let rest = &line[p + 2..];
+        let Some(e) = rest.find("*/") else { continue };
+        let Ok(addr) = u64::from_str_radix(&rest[..e], 16) else {
+            continue;
+        };
+        let text = rest[e + 2..].split("/*").next().unwrap_or("").trim();
+        let text = text.trim_end_matches(';').trim();
+        v.push((addr, text.to_string()));
+    }
+    v
+}
+
+/// Decode `.text` words into instructions, control fields and branch targets (indices),
+/// stopping at the padding after the final `BRA` self.
+fn decode_text(code: &[u64]) -> (Vec<Inst>, Vec<Ctrl>, Vec<Option<usize>>) {
+    let mut insts = Vec::new();
+    let mut ctrl = Vec::new();
+    for b in code.chunks(4) {
+        let c = Bundle::split_ctrl(b[0]);
+        for k in 0..3 {
+            insts.push(sm50::decode(b[1 + k]).expect("our code decodes"));
+            ctrl.push(c[k]);
+        }
+    }
+    let mut targets = vec![None; insts.len()];
+    for (n, i) in insts.iter().enumerate() {
+        if matches!(i.form, Form::BRA | Form::SSY | Form::PBK) {
+            let addr = (n / 3 * 32 + 8 + n % 3 * 8) as u64;
+            let rel = sm50::rt::sext(i.get(Field::Rel).unwrap(), 24);
+            let mut t = addr.wrapping_add(8).wrapping_add(rel);
+            if t % 32 == 0 {
+                t += 8; // a slot-0 target encoded as its bundle base
+            }
+            targets[n] = Some((t / 32 * 3 + (t % 32 - 8) / 8) as usize);
+        }
+    }
+    let live = insts.len()
+        - insts
+            .iter()
+            .rev()
+            .take_while(|i| i.form == Form::NOP)
+            .count();
+    insts.truncate(live);
+    ctrl.truncate(live);
+    targets.truncate(live);
+    (insts, ctrl, targets)
+}
+
+fn kernel_code(cubin_bytes: &[u8]) -> (Vec<u64>, u32) {
+    let c = cubin::read(cubin_bytes).expect("our cubin reads back");
+    assert_eq!(c.kernels.len(), 1);
+    (c.kernels[0].code.clone(), c.kernels[0].regcount)
+}
+
+#[test]
+fn seed_compiles_and_reports_like_ptxas() {
+    let mut o = opts("seed_lea.ptx");
+    o.verbose = true;
+    let out = compile(SEED, &o).unwrap_or_else(|d| panic!("{}", leafold::error::render_all(&d.0)));
+    assert_eq!(out.kernels.len(), 1);
+    let k = &out.kernels[0];
+    assert_eq!(k.name, "seed_lea");
+    // 0x140 + 48 parameter bytes, as ptxas reports for this kernel ("368 bytes cmem[0]").
+    assert_eq!(k.cmem0, 368);
+    assert!(out
+        .info_log
+        .contains("ptxas info    : Compiling entry function 'seed_lea' for 'sm_50'"));
+    assert!(out.info_log.contains(&format!(
+        "ptxas info    : Used {} registers, 368 bytes cmem[0]",
+        k.registers
+    )));
+    let (code, regs) = kernel_code(&out.cubin);
+    assert_eq!(regs, k.registers);
+    let (insts, ctrl, targets) = decode_text(&code);
+    assert_eq!(
+        insts[0],
+        sm50::decode(0x4c98078000870001).unwrap(),
+        "prologue"
+    );
+    let errs = check_hazards(&insts, &ctrl, &targets);
+    assert!(errs.is_empty(), "{errs:#?}\n{}", out.sass);
+    // The listing shows the same instructions the cubin holds.
+    assert_eq!(parse_lines(&out.text).len(), code.len() / 4 * 3);
+}
+
+#[test]
+fn loop_kernel_is_hazard_free() {
+    let out = compile(LOOP, &opts("loop.ptx"))
+        .unwrap_or_else(|d| panic!("{}", leafold::error::render_all(&d.0)));
+    let (code, _) = kernel_code(&out.cubin);
+    let (insts, ctrl, targets) = decode_text(&code);
+    assert!(targets.iter().any(Option::is_some), "{}", out.sass);
+    let errs = check_hazards(&insts, &ctrl, &targets);
+    assert!(errs.is_empty(), "{errs:#?}\n{}", out.sass);
+}
+
+#[test]
+fn oracle_accepts_compiled_cubins() {
+    let Some(oracle) = Oracle::for_test("compile_seed") else {
+        return;
+    };
+    let mut spill = opts("seed_spill.ptx");
+    spill.max_regs = Some(6);
+    let mut serial = opts("loop_serial.ptx");
+    serial.sched = leafold::sm50::sched::Mode::Serial;
+    for (name, src, o) in [
+        ("seed_lea.ptx", SEED, opts("seed_lea.ptx")),
+        ("loop.ptx", LOOP, opts("loop.ptx")),
+        ("seed_spill.ptx", SEED, spill),
+        ("loop_serial.ptx", LOOP, serial),
+    ] {
+        let out = compile(src, &o).unwrap();
+        let (code, _) = kernel_code(&out.cubin);
+        let (insts, ctrl, targets) = decode_text(&code);
+        let errs = check_hazards(&insts, &ctrl, &targets);
+        assert!(errs.is_empty(), "{name}: {errs:#?}");
+        let sass = oracle
+            .cuobjdump(&out.cubin, "-sass")
+            .unwrap_or_else(|e| panic!("{name}: cuobjdump rejects our cubin: {e}"));
+        assert_eq!(
+            parse_lines(&sass),
+            parse_lines(&out.sass),
+            "{name}:\n{sass}"
+        );
+        let (code, _) = kernel_code(&out.cubin);
+        let raw = oracle
+            .nvdisasm_raw(&code)
+            .expect("nvdisasm accepts every control field");
+        assert_eq!(parse_lines(&raw), parse_lines(&out.sass), "{name}");
+    }
+}
+
+fn le64(v: &[u64]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+/// Run the kernel in the IR interpreter and in the simulator (on our code) and compare.
+fn run_both(src: &str, launch: &Launch) -> eval::RunOutput {
+    run_both_with(src, launch, &opts("t.ptx"))
+}
+
+fn run_both_with(src: &str, launch: &Launch, o: &Options) -> eval::RunOutput {
+    let file = SourceFile::new("t.ptx", src);
+    let (ast, _) = leafold::ptx::parse_and_check(&file).unwrap();
+    let module = leafold::ir::build(&ast, &file).unwrap();
+    let f = &module.functions[0];
+    let reference = eval::run(&module, &f.name, launch).expect("ir::eval runs");
+    let out = compile(src, o).unwrap();
+    let (code, _) = kernel_code(&out.cubin);
+    let mut info = KernelInfo::new(f.param_size());
+    info.local_size = out.kernels[0].stack_frame;
+    let ours = sim::run(&code, &info, launch).unwrap_or_else(|e| panic!("sim: {e}\n{}", out.sass));
+    if out.kernels[0].stack_frame == 0 {
+        assert_eq!(ours, reference, "{}", out.sass);
+    } else {
+        // Spill slots live in local memory, which the IR knows nothing about.
+        assert_eq!(ours.global, reference.global, "{}", out.sass);
+        assert_eq!(ours.shared, reference.shared, "{}", out.sass);
+    }
+    ours
+}
+
+#[test]
+fn seed_runs_like_the_ir_interpreter() {
+    const A: u64 = 0x1000_0000;
+    const B: u64 = 0x2000_0000;
+    const OUT: u64 = 0x3000_0000;
+    let a: Vec<u64> = (0..128u64).map(|x| (x as f64 * 1.5).to_bits()).collect();
+    let b: Vec<u8> = (0..512u32).map(|x| (x * 7 % 251) as u8).collect();
+    let (i, j, k) = (3u64, 5u32, 2u32);
+    let mut params = Vec::new();
+    params.extend(A.to_le_bytes());
+    params.extend(i.to_le_bytes());
+    params.extend(j.to_le_bytes());
+    params.extend([0; 4]);
+    params.extend(B.to_le_bytes());
+    params.extend(k.to_le_bytes());
+    params.extend([0; 4]);
+    params.extend(OUT.to_le_bytes());
+    let mut launch = Launch::new([1, 1, 1], [1, 1, 1]);
+    launch.params = params;
+    launch.global = vec![
+        GlobalRegion {
+            base: A,
+            bytes: le64(&a),
+        },
+        GlobalRegion {
+            base: B,
+            bytes: b.clone(),
+        },
+        GlobalRegion {
+            base: OUT,
+            bytes: vec![0; 24],
+        },
+    ];
+    // Normal control codes, serial ones, and a register limit that forces spills (the frame
+    // prologue `IADD32I R1, R1, -frame` and STL/LDL): all must compute the same memory.
+    let mut serial = opts("t.ptx");
+    serial.sched = leafold::sm50::sched::Mode::Serial;
+    let mut spill = opts("t.ptx");
+    spill.max_regs = Some(6);
+    assert!(
+        compile(SEED, &spill).unwrap().kernels[0].stack_frame > 0,
+        "spills"
+    );
+    for o in [opts("t.ptx"), serial, spill] {
+        let r = run_both_with(SEED, &launch, &o);
+        let out = r.region(OUT).unwrap();
+        // Hand-computed: out[0] = A[i+10], out[1] = A[100-j], out[2] = B[k*128+20 .. +4].
+        assert_eq!(&out[0..8], &a[13].to_le_bytes());
+        assert_eq!(&out[8..16], &a[95].to_le_bytes());
+        assert_eq!(&out[16..20], &b[276..280]);
+    }
+}
+
+#[test]
+fn loop_runs_like_the_ir_interpreter() {
+    const IN: u64 = 0x1000_0000;
+    const OUT: u64 = 0x2000_0000;
+    let n = 5u32;
+    let input: Vec<u8> = (1..=8u32).flat_map(|x| (x * x).to_le_bytes()).collect();
+    let mut params = Vec::new();
+    params.extend(IN.to_le_bytes());
+    params.extend(OUT.to_le_bytes());
+    params.extend(n.to_le_bytes());
+    let mut launch = Launch::new([1, 1, 1], [8, 1, 1]);
+    launch.params = params;
+    launch.global = vec![
+        GlobalRegion {
+            base: IN,
+            bytes: input,
+        },
+        GlobalRegion {
+            base: OUT,
+            bytes: vec![0; 32],
+        },
+    ];
+    let r = run_both(LOOP, &launch);
+    let out = r.region(OUT).unwrap();
+    // Threads 0..4 store 1+4+9+16+25 = 55; threads 5..7 store nothing.
+    for t in 0..8 {
+        let v = u32::from_le_bytes(out[4 * t..4 * t + 4].try_into().unwrap());
+        assert_eq!(v, if t < 5 { 55 } else { 0 }, "thread {t}");
+    }
+}
+
+/// A kernel with its own `.local` array (frame prologue, STL/LDL at `[R1+off]`).
+const LOCAL: &str = r#"
+.version 7.0
+.target sm_50
+.address_size 64
+
+.visible .entry with_local(.param .u64 out, .param .u32 x)
+{
+    .local .align 4 .b8 buf[16];
+    .reg .b64 %rd<4>;
+    .reg .b32 %r<6>;
+    ld.param.u64 %rd1, [out];
+    ld.param.u32 %r1, [x];
+    st.local.u32 [buf], %r1;
+    add.s32 %r2, %r1, 7;
+    st.local.u32 [buf+12], %r2;
+    ld.local.u32 %r3, [buf];
+    ld.local.u32 %r4, [buf+12];
+    add.s32 %r5, %r3, %r4;
+    st.global.u32 [%rd1], %r5;
+    ret;
+}
+"#;
+
+#[test]
+fn local_array_runs_like_the_ir_interpreter() {
+    const OUT: u64 = 0x1000_0000;
+    let out = compile(LOCAL, &opts("local.ptx"))
+        .unwrap_or_else(|d| panic!("{}", leafold::error::render_all(&d.0)));
+    assert!(out.kernels[0].stack_frame >= 16, "{}", out.sass);
+    let mut params = Vec::new();
+    params.extend(OUT.to_le_bytes());
+    params.extend(5u32.to_le_bytes());
+    params.extend([0; 4]);
+    let mut launch = Launch::new([1, 1, 1], [2, 1, 1]);
+    launch.params = params;
+    launch.global = vec![GlobalRegion {
+        base: OUT,
+        bytes: vec![0; 4],
+    }];
+    let r = run_both(LOCAL, &launch);
+    assert_eq!(r.region(OUT).unwrap(), &17u32.to_le_bytes());
+}
