@@ -11,7 +11,8 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 /// The corpus file whose ptxas cubin is the largest (SDK reduction: ~8,300 instructions, 310 KB).
-const LARGEST: &str = "tests/data/corpus/ptx/gtcasl__gpuocelot__tests_ptx_sdk2.2_reduction_kernel.ptx";
+const LARGEST: &str =
+    "tests/data/corpus/ptx/gtcasl__gpuocelot__tests_ptx_sdk2.2_reduction_kernel.ptx";
 
 fn median_run(program: &Path, args: &[&std::ffi::OsStr]) -> Duration {
     let mut times: Vec<Duration> = (0..15)

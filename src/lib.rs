@@ -8,15 +8,20 @@
 //!
 //! ```text
 //! PTX text ──ptx::parse──▶ AST (spans) ──ptx::check──▶ checked AST ──ir::build──▶ SSA IR
-//!   ──lower──▶ VCode (SM50 forms, virtual registers) ──regalloc2──▶ allocated VCode
-//!   ──sm50::sched──▶ control codes ──sm50::bundle──▶ bytes ──cubin::write──▶ ELF cubin
+//!   ──lower::lower_function──▶ VCode (SM50 forms, virtual registers)
+//!   ──machinst::allocate (regalloc2)──▶ physical registers ──lower::emit──▶ sm50::Inst list
+//!   ──sm50::sched::assign_control──▶ control codes ──sm50::sched::bundle::layout──▶ words
+//!   ──cubin::write──▶ ELF cubin
 //! ```
 //!
-//! and, for reading machine code back, `cubin::read` → `sm50::decode` → `sm50::print`.
+//! [`compile`] (in [`driver`]) runs the whole chain. For reading machine code back:
+//! `cubin::read` → `sm50::decode` → `sm50::print` ([`disasm`] lays it out like cuobjdump).
+//! Two reference semantics make the compiler checkable without a Maxwell GPU: [`ir::eval`]
+//! interprets the IR (what the PTX means) and [`sim`] executes SM50 words (what our SASS does);
+//! `sm50::sched::check` verifies the control codes. [`oracle`] finds NVIDIA's tools for tests.
 //!
-//! What exists today: the PTX front end ([`ptx`]), the SM50 instruction set as data
-//! ([`sm50`], generated from `isa/`), and cubin reading/writing ([`cubin`]). Every error a user
-//! can cause is a [`error::Diagnostic`] with file, line and column; nothing panics on input.
+//! Every error a user can cause is a [`error::Diagnostic`] with file, line and column, or a
+//! typed error for binary input; nothing panics on input.
 
 pub mod cli;
 pub mod cubin;
