@@ -136,3 +136,26 @@ fn operands_and_timing() {
     );
     assert!(ldg.timing().variable);
 }
+
+/// The condition-code flag: `.CC` writes it, `.X` reads it, and in the control-flow forms the
+/// `cc` field is a *test* of it (`CC.NEU` reads it, the default `T` reads nothing).
+#[test]
+fn condition_code_reads_and_writes() {
+    fn cc_ops(word: u64) -> Vec<bool> {
+        let mut v = Vec::new();
+        sm50::decode(word).unwrap().operands(|o| {
+            if let sm50::Operand::Cc { def } = o {
+                v.push(def)
+            }
+        });
+        v
+    }
+    let bra_t = 0xe2400fffff87000f; // BRA self (test T)
+    let bra_neu = 0xe2400fffff87000d; // BRA CC.NEU self
+    assert_eq!(sm50::print(&sm50::decode(bra_neu).unwrap(), 0x10, 0), "BRA CC.NEU, 0x10");
+    assert_eq!(cc_ops(bra_t), Vec::<bool>::new());
+    assert_eq!(cc_ops(bra_neu), vec![false]);
+    assert_eq!(cc_ops(0xe30000000007000f), Vec::<bool>::new()); // EXIT
+    assert_eq!(cc_ops(0x4bd7818005070300), vec![true]); // LEA R0.CC, R3, c[0x0][0x140], 0x3
+    assert_eq!(cc_ops(0x1a1f010005170303), vec![false]); // LEA.HI.X R3, R3, c[..], R2, 0x3
+}

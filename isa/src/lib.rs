@@ -866,11 +866,17 @@ pub fn generate_from(src: &str) -> String {
             )
             .unwrap();
         }
-        if f.fields.iter().any(|d| d.name == "cc") {
+        // A one-bit `cc` is the `.CC` write flag. In the control-flow forms (BRA, EXIT, SYNC,
+        // NOP, ...) `cc` is instead a condition-code test, where 0xf (`T`) reads nothing and
+        // any other test reads the flag.
+        if let Some(cc) = f.fields.iter().find(|d| d.name == "cc") {
+            let (cond, def) = match cc.kind {
+                Kind::Flag => (format!("{} != 0", fv(f, "cc")), true),
+                _ => (format!("{} != 0xf", fv(f, "cc")), false),
+            };
             writeln!(
                 o,
-                "            if {} != 0 {{ v(Operand::Cc {{ def: true }}); }}",
-                fv(f, "cc")
+                "            if {cond} {{ v(Operand::Cc {{ def: {def} }}); }}"
             )
             .unwrap();
         }

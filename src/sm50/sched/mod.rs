@@ -77,17 +77,6 @@ pub struct Access {
 /// What `inst` reads and writes, including its guard predicate.
 pub fn access(inst: &Inst) -> Access {
     let mut a = Access::default();
-    // In BRA/EXIT/SYNC/BRK/RET/BRX/NOP the `cc` field is a condition-code *test* (15 = `T`,
-    // always), not the `.CC` write flag, although the generated operand visitor reports it
-    // as a write. A test other than `T` reads the flag.
-    let cc_is_test = inst
-        .info()
-        .fields
-        .iter()
-        .any(|f| f.field == super::Field::Cc && !matches!(f.kind, super::FieldKind::Flag));
-    if cc_is_test && inst.get(super::Field::Cc).is_some_and(|v| v != 0xf) {
-        a.uses.push(CC);
-    }
     if let (Some(pg), Some(_)) = (inst.get(super::Field::Pg), inst.get(super::Field::Pgn)) {
         if pg != 7 {
             a.uses.push(PRED + pg as usize);
@@ -111,7 +100,6 @@ pub fn access(inst: &Inst) -> Access {
                 a.uses.push(PRED + pred as usize)
             }
         }
-        Operand::Cc { .. } if cc_is_test => {}
         Operand::Cc { def } => {
             if def {
                 a.defs.push(CC)
