@@ -113,8 +113,9 @@ fn class_index(kind: RegKind) -> usize {
 /// is known in any register") instead of being skipped. That empty state then flows to the
 /// block's successors, and the meet at a join (which keeps only the registers known on *every*
 /// incoming edge) can never win those registers back, so later uses report
-/// `UnknownValueInAllocation` although the allocation is right. The allocation itself does not
-/// depend on the layout. The order chosen keeps the input layout where it already has the
+/// `UnknownValueInAllocation` although the allocation is right (the toy-ISA interpreters and
+/// the SM50 nested-loop test confirmed it; ion's own liveness follows the CFG, not the layout,
+/// so only the checker needs this order). The order chosen keeps the input layout where it already has the
 /// property (each step takes the first remaining block, in input order, that has a placed
 /// predecessor), so well-ordered input is left untouched.
 fn prune_unreachable<I: MachInst>(vc: &VCode<I>) -> Result<(VCode<I>, Vec<BlockId>), String> {
