@@ -61,7 +61,9 @@ pub struct AllocatedBlock<I> {
     /// instructions name these numbers.
     pub id: BlockId,
     /// The block of the input VCode it comes from; `None` for a block inserted to split a
-    /// critical edge. Unreachable input blocks are dropped, so later blocks may be renumbered.
+    /// critical edge. Unreachable input blocks are dropped and a block laid out before all of its
+    /// predecessors is moved after the first of them to be placed (regalloc2's checker needs
+    /// that order), so blocks may be renumbered.
     pub origin: Option<BlockId>,
     pub insts: Vec<I>,
 }
@@ -102,39 +104,51 @@ fn class_index(kind: RegKind) -> usize {
 }
 
 /// Drop blocks the entry cannot reach (regalloc2 cannot allocate them: it panics on vregs it
-/// only meets in unreachable code) and renumber the rest in layout order, retargeting the
-/// branches. Returns the new VCode and, per new block, its original id.
+/// only meets in unreachable code) and lay the rest out so that every block but the entry comes
+/// after at least one of its predecessors, renumbering and retargeting the branches. Returns
+/// the new VCode and, per new block, its original id.
+///
+/// Why the order matters: regalloc2's checker visits the blocks first in layout order, and a
+/// block none of whose predecessors has been visited yet starts from an empty state ("nothing
+/// is known in any register") instead of being skipped. That empty state then flows to the
+/// block's successors, and the meet at a join (which keeps only the registers known on *every*
+/// incoming edge) can never win those registers back, so later uses report
+/// `UnknownValueInAllocation` although the allocation is right (the toy-ISA interpreters and
+/// the SM50 nested-loop test confirmed it; ion's own liveness follows the CFG, not the layout,
+/// so only the checker needs this order). The order chosen keeps the input layout where it already has the
+/// property (each step takes the first remaining block, in input order, that has a placed
+/// predecessor), so well-ordered input is left untouched.
 fn prune_unreachable<I: MachInst>(vc: &VCode<I>) -> Result<(VCode<I>, Vec<BlockId>), String> {
     let n = vc.ranges.len();
-    let mut reach = vec![false; n];
-    let mut stack = vec![0usize];
-    reach[0] = true;
-    while let Some(b) = stack.pop() {
-        for (t, _) in &vc.succs[b] {
-            let t = t.0 as usize;
-            if !reach[t] {
-                reach[t] = true;
-                stack.push(t);
-            }
+    let mut preds = vec![Vec::new(); n];
+    for (b, ss) in vc.succs.iter().enumerate() {
+        for (t, _) in ss {
+            preds[t.0 as usize].push(b);
         }
     }
-    let kept: Vec<BlockId> = (0..n)
-        .filter(|b| reach[*b])
-        .map(|b| BlockId(b as u32))
-        .collect();
-    if kept.len() == n {
+    let mut placed = vec![false; n];
+    let mut order = vec![0usize];
+    placed[0] = true;
+    // Quadratic in the worst case, linear for input that is already in a good order (the first
+    // candidate is then always the next block); functions have few blocks.
+    while let Some(b) = (1..n).find(|b| !placed[*b] && preds[*b].iter().any(|p| placed[*p])) {
+        placed[b] = true;
+        order.push(b);
+    }
+    // Blocks never placed are exactly those the entry cannot reach.
+    let kept: Vec<BlockId> = order.iter().map(|b| BlockId(*b as u32)).collect();
+    if order.iter().enumerate().all(|(i, b)| i == *b) && order.len() == n {
         return Ok((vc.clone(), kept));
     }
     let mut new_id = vec![None; n];
-    for (i, b) in kept.iter().enumerate() {
-        new_id[b.0 as usize] = Some(BlockId(i as u32));
+    for (i, b) in order.iter().enumerate() {
+        new_id[*b] = Some(BlockId(i as u32));
     }
     let (blocks, vregs) = vc.to_blocks();
-    let mut out = Vec::with_capacity(kept.len());
-    for (b, mut block) in blocks.into_iter().enumerate() {
-        if !reach[b] {
-            continue;
-        }
+    let mut blocks: Vec<Option<_>> = blocks.into_iter().map(Some).collect();
+    let mut out = Vec::with_capacity(order.len());
+    for &b in &order {
+        let mut block: super::vcode::BlockData<I> = blocks[b].take().ok_or("block placed twice")?;
         for (k, (t, _)) in block.succs.iter_mut().enumerate() {
             // a reachable block's successors are reachable
             *t = new_id[t.0 as usize].ok_or("unreachable successor of a reachable block")?;
@@ -152,7 +166,13 @@ fn prune_unreachable<I: MachInst>(vc: &VCode<I>) -> Result<(VCode<I>, Vec<BlockI
 /// Insert an empty jump block on every edge regalloc2 cannot place moves on: from a block with
 /// several successors to one with several predecessors (a critical edge), and from a branch
 /// with register operands to a block with several predecessors.
-fn split_edges<I: MachInst>(vc: &VCode<I>) -> Result<VCode<I>, String> {
+///
+/// The edge blocks are appended after all other blocks, which can leave a block (a loop header
+/// entered through a split edge) before all of its predecessors; [`allocate`] therefore runs
+/// [`prune_unreachable`] again afterwards to restore the layout property regalloc2's checker
+/// needs. Returns the new VCode and, per block, the block of `vc` it was (`None` for an edge
+/// block).
+fn split_edges<I: MachInst>(vc: &VCode<I>) -> Result<(VCode<I>, Vec<Option<usize>>), String> {
     let n = vc.ranges.len();
     let mut npreds = vec![0usize; n];
     for ss in &vc.succs {
@@ -164,8 +184,9 @@ fn split_edges<I: MachInst>(vc: &VCode<I>) -> Result<VCode<I>, String> {
         let term_has_ops = vc.ra_operands_of(vc.ranges[b].1 as usize - 1) > 0;
         npreds[t] > 1 && (vc.succs[b].len() > 1 || term_has_ops)
     };
+    let mut origin: Vec<Option<usize>> = (0..n).map(Some).collect();
     if !(0..n).any(|b| vc.succs[b].iter().any(|(t, _)| needs(b, t.0 as usize))) {
-        return Ok(vc.clone());
+        return Ok((vc.clone(), origin));
     }
     let (mut blocks, vregs) = vc.to_blocks();
     for b in 0..n {
@@ -180,6 +201,7 @@ fn split_edges<I: MachInst>(vc: &VCode<I>) -> Result<VCode<I>, String> {
                 insts: vec![I::gen_jump(t)],
                 succs: vec![(t, args)],
             });
+            origin.push(None);
             blocks[b].succs[k] = (mid, Vec::new());
             blocks[b]
                 .insts
@@ -188,7 +210,7 @@ fn split_edges<I: MachInst>(vc: &VCode<I>) -> Result<VCode<I>, String> {
                 .set_branch_target(k, mid);
         }
     }
-    VCode::from_blocks(blocks, vregs)
+    Ok((VCode::from_blocks(blocks, vregs)?, origin))
 }
 
 /// Maximum number of simultaneously live vregs per class, and the most operands of each class
@@ -566,7 +588,14 @@ pub fn allocate<I: MachInst>(
     let max_regs = opts.max_regs; // a u8: at most 255, i.e. R0..R254 (255 is RZ)
     let (reachable, origins) = prune_unreachable(vcode).map_err(AllocError::Invalid)?;
     let pa = allocate_preds(&reachable).map_err(AllocError::Predicates)?;
-    let mut vc = split_edges(&pa.vcode).map_err(AllocError::Invalid)?;
+    let (split, split_origin) = split_edges(&pa.vcode).map_err(AllocError::Invalid)?;
+    // Nothing is unreachable any more: this only moves blocks after a predecessor.
+    let (mut vc, order) = prune_unreachable(&split).map_err(AllocError::Invalid)?;
+    // per allocated block: the input block it comes from (None for an edge block)
+    let origins: Vec<Option<BlockId>> = order
+        .iter()
+        .map(|b| split_origin[b.0 as usize].map(|o| origins[o]))
+        .collect();
     let fixed = fixed_regs(&vc.insts);
     let (mut press, mut min_needed) = pressure(&vc);
     let mut kinds = KINDS;
@@ -732,7 +761,7 @@ pub fn allocate<I: MachInst>(
         }
         blocks.push(AllocatedBlock {
             id: BlockId(b as u32),
-            origin: origins.get(b).copied(),
+            origin: origins.get(b).copied().flatten(),
             insts,
         });
     }

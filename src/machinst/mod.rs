@@ -38,10 +38,14 @@
 //!
 //! # Order of work in [`allocate`]
 //!
-//! 1. drop blocks the entry cannot reach (regalloc2 panics on them; lowering may leave some);
+//! 1. drop blocks the entry cannot reach (regalloc2 panics on them; lowering may leave some)
+//!    and make sure every block comes after one of its predecessors in layout (regalloc2's
+//!    checker wrongly rejects correct allocations otherwise, see `alloc::prune_unreachable`);
 //! 2. allocate predicates ([`pred`]), which rewrites predicate block parameters and spills;
 //! 3. split critical edges (and edges out of a branch with register operands into a block with
-//!    several predecessors) with [`MachInst::gen_jump`] blocks, as regalloc2 requires;
+//!    several predecessors) with [`MachInst::gen_jump`] blocks, as regalloc2 requires, and
+//!    restore the layout order of step 1 (an edge block is appended at the end, so the loop
+//!    header it enters may need to move after it);
 //! 4. size the classes, run regalloc2 (ion, SSA validation on), grow and retry on spills, run
 //!    the checker if asked;
 //! 5. rename into packed physical registers, turn edits into [`MachInst::gen_move`],
