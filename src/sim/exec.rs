@@ -515,8 +515,11 @@ impl Sim<'_> {
                     let bv = half(w.val(b, l), hb);
                     let c = half(w.r(rc, l), hc);
                     let ab = add_term(a, na, x) + add_term(bv, nb, x);
+                    // .RS shifts the adder's whole A+B, carry bits included: ptxas's
+                    // mul.hi.u32 sums two 32-bit partial products here and needs bit 32 of
+                    // that sum to land in bit 16 of the result.
                     let ab = match sh {
-                        1 => (ab & 0xffff_ffff) >> 16,
+                        1 => (ab & 0x3_ffff_ffff) >> 16,
                         2 => (ab << 16) & 0xffff_ffff,
                         _ => ab,
                     };
@@ -1025,8 +1028,8 @@ impl Sim<'_> {
             flag(i, Field::Cc),
             f(i, Field::Mode),
         );
-        if mode == 3 || mode > 4 {
-            return Err(unsupported(addr, i, "XMAD.CSFU"));
+        if mode > 4 {
+            return Err(unsupported(addr, i, "XMAD mode 5..7"));
         }
         let h16 = |v: u32, high: bool, signed: bool| -> u32 {
             let h = if high { v >> 16 } else { v & 0xffff };
@@ -1045,6 +1048,7 @@ impl Sim<'_> {
             let cv = match mode {
                 1 => cv & 0xffff,
                 2 => cv >> 16,
+                3 => cv.wrapping_sub(csfu_fixup(av, ah, sa, bv, bh, sb) << 16),
                 4 => cv.wrapping_add(bv << 16),
                 _ => cv,
             };
@@ -1325,6 +1329,32 @@ fn add_term(v: u64, neg: bool, x: bool) -> u64 {
     } else {
         (!v & 0xffff_ffff) + 1
     }
+}
+
+/// The .CSFU ("C sign fix-up") correction of XMAD, in units of 2^16 to subtract from C.
+///
+/// An inference from ptxas's mul.hi.s32 sequence (a = aH:aL, b = bH:bL, halves):
+/// `XMAD t, a, b` (aL·bL); `XMAD.U16.S16 u, a, b.H1` (aL·bH); `XMAD.S16.U16.CHI v, a.H1, b, t`
+/// (aH·bL + t>>16); `XMAD.S16.S16.CSFU w, a.H1, b.H1, RZ`; `IADD3.RS d, v, u, w`. IADD3.RS
+/// adds v and u as unsigned 32-bit numbers, so a negative partial product contributes an
+/// extra 2^32, i.e. 2^16 after the shift; w must take it back. `u` is negative exactly when
+/// bH < 0 and aL != 0, `v` exactly when aH < 0 and bL != 0 (aL·bL>>16 < bL). So .CSFU
+/// subtracts 2^16 for each signed selected half that is negative while the *other* half of
+/// the other operand is non-zero. This is the only rule under which that sequence computes
+/// the signed high word; tests/sim_mulhi.rs checks it on edge values against `ir::eval`.
+fn csfu_fixup(a: u32, ah: bool, sa: bool, b: u32, bh: bool, sb: bool) -> u32 {
+    let (a_sel, a_other) = if ah {
+        (a >> 16, a & 0xffff)
+    } else {
+        (a & 0xffff, a >> 16)
+    };
+    let (b_sel, b_other) = if bh {
+        (b >> 16, b & 0xffff)
+    } else {
+        (b & 0xffff, b >> 16)
+    };
+    let neg = |h: u32, signed: bool| signed && h & 0x8000 != 0;
+    u32::from(neg(a_sel, sa) && b_other != 0) + u32::from(neg(b_sel, sb) && a_other != 0)
 }
 
 /// IADD3 half select: 0 = whole, 1 = .H0, 2 = .H1 (zero-extended).
