@@ -84,7 +84,8 @@
 //!   correctly. `.PO` (both negation bits) is Ra + B + 1. `.SAT` is not modelled.
 //!   `IADD32I` likewise with a 32-bit immediate. `IADD3`: Rd = ±A + ±B + ±C (+CF with .X), the
 //!   register form's .H0/.H1 halves (zero-extended) and .RS/.LS (shift A+B right/left by 16
-//!   before adding C); CC.CF = whether the sum carries past bit 31.
+//!   before adding C; .RS shifts the whole sum, its carry bits 32..33 included, which ptxas's
+//!   mul.hi sequences rely on); CC.CF = whether the sum carries past bit 31.
 //! * `ISCADD`: Rd = (±Ra << s) + ±B, carry as IADD. `ISCADD32I`: (Ra << s) + imm32.
 //! * `LEA`: Rd = lo32((±Ra) << s) + B [+CF with .X]; `.CC` writes CF (carry) and OF (see Plg).
 //!   `LEA.HI`: Rd = hi32((±{Rc:Ra}) << s) + B [+CF with .X], the negation being of the 64-bit
@@ -103,7 +104,11 @@
 //!   (.CLO), or its high half (.CHI), or Rc + (B << 16) (.CBCC, B the whole 32-bit operand).
 //!   Rd = p + C [+CF with .X], CF out with .CC. `.MRG` then replaces Rd's high half with B's low
 //!   half. This makes ptxas's multiply idiom `XMAD t,a,b,RZ; XMAD.MRG u,a,b.H1,RZ;
-//!   XMAD.PSL.CBCC d,a.H1,u.H1,t` compute a·b mod 2^32. .CSFU is not modelled (Unsupported).
+//!   XMAD.PSL.CBCC d,a.H1,u.H1,t` compute a·b mod 2^32. `.CSFU` ("C sign fix-up") is C minus
+//!   2^16 for each selected half that is signed and negative while the other operand's
+//!   *other* half is non-zero: an inference, the one rule under which ptxas's mul.hi.s32
+//!   sequence (`XMAD.S16.S16.CSFU w, a.H1, b.H1, RZ` feeding `IADD3.RS`) is right (see
+//!   `csfu_fixup`; tests/sim_mulhi.rs checks it on edge values against `ir::eval`).
 //! * `SEL`: Rd = Psel ? Ra : B. `ICMP`: Rd = (Rc cmp 0) ? Ra : B. `IMNMX`: min when the
 //!   predicate holds, else max (signed or unsigned); the .XLO/.XMED/.XHI modes are Unsupported.
 //! * `ISETP`: c = (Ra cmp B) signed or .U32; Pd0 = c BOP Pacc, Pd1 = !c BOP Pacc. With .X the
