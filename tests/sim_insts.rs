@@ -465,6 +465,65 @@ fn xmad_multiply_idiom() {
     assert_eq!(regs(&[], &body, &[D::R(5), D::R(6)]), [7, 21]);
 }
 
+/// IMUL/IMUL32I: low or high (.HI) word of the 64-bit product, each operand read as signed
+/// or unsigned. ptxas never emits IMUL for sm_50 (it uses XMAD), so these are encoder words
+/// with hand-worked values.
+#[test]
+fn imul_low_high_and_signedness() {
+    let (a, b) = (0xffff_fffeu32, 0x0000_0003u32); // -2 and 3
+    let imul = |rd: u64, hi: u64, sa: u64, sb: u64| {
+        e(ins(Form::IMUL_R)
+            .with(Field::Rd, rd)
+            .with(Field::Ra, 2)
+            .with(Field::Rb, 3)
+            .with(Field::Hi, hi)
+            .with(Field::Sa, sa)
+            .with(Field::Sb, sb))
+    };
+    let body = [
+        mov32(2, a),
+        mov32(3, b),
+        imul(4, 0, 0, 0),
+        imul(5, 1, 0, 0),
+        imul(6, 1, 1, 1),
+        imul(7, 1, 0, 1),
+        // IMUL32I.S32.S32.HI R8, R2, -0x10: (-2) * (-16) = 32, high word 0.
+        e(ins(Form::IMUL32I)
+            .with(Field::Rd, 8)
+            .with(Field::Ra, 2)
+            .with(Field::Imm, 0xffff_fff0)
+            .with(Field::Hi, 1)
+            .with(Field::Sa, 1)
+            .with(Field::Sb, 1)),
+        // IMUL32I.U32.U32.HI R9, R2, 0xfffffff0: (2^32-2)(2^32-16) >> 32 = 2^32 - 18.
+        e(ins(Form::IMUL32I)
+            .with(Field::Rd, 9)
+            .with(Field::Ra, 2)
+            .with(Field::Imm, 0xffff_fff0)
+            .with(Field::Hi, 1)),
+        // IMUL.S32.S32 R10, R2, -7 (imm20): low word 14.
+        e(ins(Form::IMUL_I)
+            .with(Field::Rd, 10)
+            .with(Field::Ra, 2)
+            .with(Field::ImmImm20s, 0xf_fff9)
+            .with(Field::Sa, 1)
+            .with(Field::Sb, 1)),
+    ];
+    let dump = [4, 5, 6, 7, 8, 9, 10].map(D::R);
+    assert_eq!(
+        regs(&[], &body, &dump),
+        [
+            0xffff_fffa, // low word of any signedness: -6
+            0x0000_0002, // (2^32 - 2) * 3 = 0x2_ffff_fffa
+            0xffff_ffff, // -6 signed: high word all ones
+            0x0000_0002, // unsigned a, signed b = 3: as unsigned
+            0,
+            0xffff_ffee,
+            14,
+        ]
+    );
+}
+
 #[test]
 fn shifts_and_bitfields() {
     let body = [

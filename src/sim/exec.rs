@@ -658,6 +658,42 @@ impl Sim<'_> {
 
             // ---------------------------------------------------------- multiply
             XMAD_R | XMAD_I | XMAD_C | XMAD_CC => self.xmad(w, i, addr, exec)?,
+            IMUL_R | IMUL_C | IMUL_I | IMUL32I => {
+                if flag(i, Field::Cc) {
+                    return Err(unsupported(addr, i, "IMUL.CC"));
+                }
+                let b = if i.form == IMUL32I {
+                    Src::Val(f(i, Field::Imm) as u32)
+                } else {
+                    self.src_b(i, addr)?
+                };
+                let ra = f(i, Field::Ra);
+                let (hi, sa, sb) = (flag(i, Field::Hi), flag(i, Field::Sa), flag(i, Field::Sb));
+                // The full 64-bit product of the operands read as signed or unsigned.
+                let wide = |v: u32, signed: bool| {
+                    if signed {
+                        i64::from(v as i32)
+                    } else {
+                        i64::from(v)
+                    }
+                };
+                self.alu(w, i, exec, |w, l| {
+                    let p = wide(w.r(ra, l), sa).wrapping_mul(wide(w.val(b, l), sb));
+                    if hi {
+                        (p >> 32) as u32
+                    } else {
+                        p as u32
+                    }
+                });
+            }
+            PRMT_R | PRMT_C | PRMT_I => {
+                if f(i, Field::Mode) != 0 {
+                    return Err(unsupported(addr, i, "PRMT with a mode (.F4E, .B4E, ...)"));
+                }
+                let b = self.src_b(i, addr)?;
+                let (ra, rc) = (f(i, Field::Ra), f(i, Field::Rc));
+                self.alu(w, i, exec, |w, l| prmt(w.r(ra, l), w.val(b, l), w.r(rc, l)))
+            }
 
             // ---------------------------------------------------------- compare, select
             ISETP_R | ISETP_C | ISETP_I => {
@@ -1329,6 +1365,23 @@ fn add_term(v: u64, neg: bool, x: bool) -> u64 {
     } else {
         (!v & 0xffff_ffff) + 1
     }
+}
+
+/// PRMT's default mode (PTX `prmt.b32 d, a, b, c` is `PRMT d, a, c, b`): the bytes of
+/// {c:a} are numbered 0..7 from a's low byte; result byte k is the byte named by selector
+/// nibble k's low three bits, or that byte's sign (0x00/0xff) when the nibble's bit 3 is set.
+fn prmt(a: u32, sel: u32, c: u32) -> u32 {
+    let src = u64::from(a) | u64::from(c) << 32;
+    (0..4).fold(0, |d, k| {
+        let nib = sel >> (4 * k);
+        let byte = (src >> (8 * (nib & 7))) as u8;
+        let byte = if nib & 8 != 0 {
+            ((byte as i8) >> 7) as u8
+        } else {
+            byte
+        };
+        d | u32::from(byte) << (8 * k)
+    })
 }
 
 /// The .CSFU ("C sign fix-up") correction of XMAD, in units of 2^16 to subtract from C.
