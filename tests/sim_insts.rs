@@ -244,16 +244,17 @@ fn lea_32bit_plg() {
     let lea = 0x37d0007fffe70000;
     let sw = SHARED_WINDOW_BASE as u32;
     let r = regs(&[], &[mov32(0, sw + 0x12), lea], &[D::R(0), D::P(0)]);
-    assert_eq!(r, [sw + 0x10, 1]);
+    // Plg is "not in the shared window": false inside it.
+    assert_eq!(r, [sw + 0x10, 0]);
     let r = regs(&[], &[mov32(0, 0x5000_0002), lea], &[D::R(0), D::P(0)]);
-    assert_eq!(r, [0x5000_0000, 0]);
+    assert_eq!(r, [0x5000_0000, 1]);
     // Just below the window (the -2 moves it out).
     let r = regs(&[], &[mov32(0, sw + 1), lea], &[D::R(0), D::P(0)]);
-    assert_eq!(r, [sw - 1, 0]);
+    assert_eq!(r, [sw - 1, 1]);
 }
 
-/// 64-bit Plg: `LEA R2.CC, R0, 0x320; LEA.HI.X P0, R3, R0, RZ, R3`: P0 holds when the high
-/// word is 0 and the low word is in the shared window.
+/// 64-bit Plg: `LEA R2.CC, R0, 0x320; LEA.HI.X P0, R3, R0, RZ, R3`: P0 is false ("shared")
+/// when the high word is 0 and the low word is in the shared window.
 #[test]
 fn lea_hi_x_plg() {
     let sw = SHARED_WINDOW_BASE as u32;
@@ -266,11 +267,11 @@ fn lea_hi_x_plg() {
         ];
         regs(&[], &body, &[D::R(2), D::R(3), D::P(0)])
     };
-    assert_eq!(run(sw, 0), [sw + 0x320, 0, 1]);
-    assert_eq!(run(sw, 1), [sw + 0x320, 1, 0]);
-    assert_eq!(run(0x3000_0000, 0), [0x3000_0320, 0, 0]);
+    assert_eq!(run(sw, 0), [sw + 0x320, 0, 0]);
+    assert_eq!(run(sw, 1), [sw + 0x320, 1, 1]);
+    assert_eq!(run(0x3000_0000, 0), [0x3000_0320, 0, 1]);
     // The carry from the low word reaches the high word (and leaves the window).
-    assert_eq!(run(0xffff_fff0, 0), [0x310, 1, 0]);
+    assert_eq!(run(0xffff_fff0, 0), [0x310, 1, 1]);
 }
 
 // ---------------------------------------------------------------- generic memory
@@ -283,51 +284,56 @@ fn generic_ld(p: u64) -> u64 {
         .with(Field::P, p))
 }
 
-/// A generic load with a false predicate from the shared window is a Plg bug, reported.
+/// A generic load whose predicate says "shared" (false) on an address outside the shared
+/// window is a Plg bug, reported; on a shared address it is served from shared memory, and
+/// PT decodes the windows.
 #[test]
 fn generic_ld_plg_mismatch() {
     let sw = SHARED_WINDOW_BASE as u32;
-    let run = Run {
-        shared: 64,
-        ..Run::default()
-    };
-    // P0 is false initially.
-    let body = [mov32(2, sw + 8), mov32(3, 0), generic_ld(0)];
-    let err = run_with(&run, &body, &[D::R(10)]).unwrap_err();
-    assert_eq!(
-        err,
-        SimError::PlgMismatch {
-            addr: 0x18,
-            at: SHARED_WINDOW_BASE + 8
-        }
-    );
-    // With PT the shared window is checked and served.
-    let body = [
-        mov32(2, sw + 8),
-        mov32(3, 0),
-        mov32(4, 0xdead_beef),
-        e(ins(Form::STS)
-            .with(Field::Rd, 4)
-            .with(Field::Ra, RZ)
-            .with(Field::Off, 8)),
-        generic_ld(7),
-    ];
-    let (r, _) = run_with(&run, &body, &[D::R(10)]).unwrap();
-    assert_eq!(r[0], [0xdead_beef]);
-    // A false predicate on a global address is fine.
     let mut data = vec![0; 256];
     data[16..20].copy_from_slice(&0x1234_5678u32.to_le_bytes());
     let run = Run {
+        shared: 64,
         data,
         ..Run::default()
     };
+    // P0 is false initially.
     let body = [
         mov32(2, DATA as u32 + 16),
         mov32(3, (DATA >> 32) as u32),
         generic_ld(0),
     ];
+    let err = run_with(&run, &body, &[D::R(10)]).unwrap_err();
+    assert_eq!(
+        err,
+        SimError::PlgMismatch {
+            addr: 0x18,
+            at: DATA + 16
+        }
+    );
+    // PT on the same global address decodes it.
+    let body = [
+        mov32(2, DATA as u32 + 16),
+        mov32(3, (DATA >> 32) as u32),
+        generic_ld(7),
+    ];
     let (r, _) = run_with(&run, &body, &[D::R(10)]).unwrap();
     assert_eq!(r[0], [0x1234_5678]);
+    // A false predicate and PT on a shared address both read shared memory.
+    for p in [0, 7] {
+        let body = [
+            mov32(2, sw + 8),
+            mov32(3, 0),
+            mov32(4, 0xdead_beef),
+            e(ins(Form::STS)
+                .with(Field::Rd, 4)
+                .with(Field::Ra, RZ)
+                .with(Field::Off, 8)),
+            generic_ld(p),
+        ];
+        let (r, _) = run_with(&run, &body, &[D::R(10)]).unwrap();
+        assert_eq!(r[0], [0xdead_beef], "predicate {p}");
+    }
 }
 
 // ---------------------------------------------------------------- integer ALU

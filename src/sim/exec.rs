@@ -980,7 +980,110 @@ impl Sim<'_> {
                     w.set_p(pd, l, v);
                 }
             }
+            SHFL_RI | SHFL_II | SHFL_RR | SHFL_IR => self.shfl(w, i, exec),
+            ATOM | ATOM_CAS | RED | ATOMS | ATOMS_CAS => self.atomic(w, i, addr, exec)?,
             _ => return Err(unsupported(addr, i, "this instruction")),
+        }
+        Ok(())
+    }
+
+    /// SHFL (the PTX `shfl` rule): b = lane or offset (5 bits), c = clamp (bits 0..4) and
+    /// segment mask (bits 8..12). Every lane first computes its source lane j and whether it
+    /// is in range (Pd); an out-of-range lane gets its own Ra. All reads happen before any
+    /// write. A source lane that is not executing is read all the same (PTX leaves that value
+    /// undefined).
+    fn shfl(&mut self, w: &mut Warp, i: &Inst, exec: u32) {
+        let (rd, ra, pd) = (f(i, Field::Rd), f(i, Field::Ra), f(i, Field::Pd));
+        let (b_reg, c_reg) = match i.form {
+            Form::SHFL_RI => (Some(f(i, Field::Rb)), None),
+            Form::SHFL_RR => (Some(f(i, Field::Rb)), Some(f(i, Field::Rc))),
+            Form::SHFL_IR => (None, Some(f(i, Field::Rc))),
+            _ => (None, None),
+        };
+        let mode = f(i, Field::Mode);
+        let mut out = Vec::new();
+        for l in lanes(exec) {
+            let b = b_reg.map_or(f(i, Field::B) as u32, |r| w.r(r, l)) & 0x1f;
+            let c = c_reg.map_or(f(i, Field::C) as u32, |r| w.r(r, l));
+            let (clamp, mask) = (c & 0x1f, (c >> 8) & 0x1f);
+            let lane = l as u32;
+            let max_lane = (lane & mask) | (clamp & !mask);
+            let min_lane = lane & mask;
+            let (j, ok) = match mode {
+                0 => {
+                    let j = min_lane | (b & !mask);
+                    (j, j <= max_lane)
+                }
+                1 => (lane.wrapping_sub(b), lane >= b && lane - b >= max_lane),
+                2 => (lane + b, lane + b <= max_lane),
+                _ => (lane ^ b, (lane ^ b) <= max_lane),
+            };
+            let j = if ok { j } else { lane };
+            out.push((l, w.r(ra, j as usize), ok));
+        }
+        for (l, v, ok) in out {
+            w.set_r(rd, l, v);
+            w.set_p(pd, l, ok);
+        }
+    }
+
+    /// ATOM/RED (global; `.E` = 64-bit address) and ATOMS (shared, offset in words): 32-bit
+    /// ADD, MIN, MAX (signed with .S32), INC, DEC, AND, OR, XOR, EXCH, and 32-bit CAS (Rb =
+    /// compare, Rb+1 = new value). Lanes act one after another in lane order, so the result
+    /// is one of the orders hardware may pick. 64-bit and float forms are Unsupported.
+    fn atomic(&mut self, w: &mut Warp, i: &Inst, addr: u64, exec: u32) -> Result<(), SimError> {
+        use Form::*;
+        let shared = matches!(i.form, ATOMS | ATOMS_CAS);
+        let cas = matches!(i.form, ATOM_CAS | ATOMS_CAS);
+        let red = i.form == RED;
+        let (ty, op) = if cas {
+            if flag(i, Field::W64) {
+                return Err(unsupported(addr, i, "64-bit CAS"));
+            }
+            (0, 0)
+        } else {
+            (f(i, Field::Ty), f(i, Field::Op))
+        };
+        if ty > 1 || op > 8 {
+            return Err(unsupported(addr, i, "a 64-bit, float or reserved atomic"));
+        }
+        let (rd, ra) = (f(i, Field::Rd), f(i, Field::Ra));
+        // RED's value is in the Rd field; the others read Rb.
+        let rb = if red { rd } else { f(i, Field::Rb) };
+        let off = if shared {
+            f(i, Field::Off) * 4
+        } else {
+            sext(f(i, Field::Off), 20)
+        };
+        let wide = !shared && flag(i, Field::E);
+        for l in lanes(exec) {
+            let base = if wide && ra != RZ {
+                u64::from(w.r(ra + 1, l)) << 32 | u64::from(w.r(ra, l))
+            } else {
+                u64::from(w.r(ra, l))
+            };
+            let at = if wide {
+                base.wrapping_add(off)
+            } else {
+                base.wrapping_add(off) & 0xffff_ffff
+            };
+            let space = if shared { Space::Shared } else { Space::Global };
+            let (b, swap) = (w.r(rb, l), if cas { w.r(rb + 1, l) } else { 0 });
+            let m = self.mem.bytes(addr, space, at, 4)?;
+            let old = u32::from_le_bytes([m[0], m[1], m[2], m[3]]);
+            let new = if cas {
+                if old == b {
+                    swap
+                } else {
+                    old
+                }
+            } else {
+                atomic_op(op, ty == 1, old, b)
+            };
+            m.copy_from_slice(&new.to_le_bytes());
+            if !red {
+                w.set_r(rd, l, old);
+            }
         }
         Ok(())
     }
@@ -1039,7 +1142,9 @@ impl Sim<'_> {
                 detect(r)
             };
             w.set_r(rd, l, r);
-            w.set_p(plg, l, in_window);
+            // Plg is the same bit as CC.OF: "not in the shared window" (see the essay: ptxas's
+            // generic atomics branch to ATOMS when it is false).
+            w.set_p(plg, l, !in_window);
             if cc {
                 w.cc[l] = flags(carry, !in_window, r);
             }
@@ -1224,7 +1329,7 @@ impl Sim<'_> {
             sext(f(i, Field::Off), fi.max(1))
         };
         let wide = flag(i, Field::E);
-        let may_shared_p = get(i, Field::P).unwrap_or(PT);
+        let generic_p = get(i, Field::P).unwrap_or(PT);
         if matches!(i.form, LDC) && f(i, Field::Mode) != 0 {
             return Err(unsupported(addr, i, "LDC .IL/.IS/.ISL"));
         }
@@ -1246,12 +1351,14 @@ impl Sim<'_> {
                 LDL | STL => (Space::Local(thread), at),
                 LDC => (Space::Const(f(i, Field::Bank) as u8), at),
                 _ => {
-                    let may_shared = w.p(may_shared_p, l);
+                    // P true (PT by default): decode the windows; false: Plg said "in the
+                    // shared window", which had better be so.
+                    let decode = w.p(generic_p, l);
                     let in_window = |b: u64| at >= b && at - b < WINDOW_SIZE;
+                    if !decode && !in_window(SHARED_WINDOW_BASE) {
+                        return Err(SimError::PlgMismatch { addr, at });
+                    }
                     if in_window(SHARED_WINDOW_BASE) {
-                        if !may_shared {
-                            return Err(SimError::PlgMismatch { addr, at });
-                        }
                         (Space::Shared, at - SHARED_WINDOW_BASE)
                     } else if in_window(LOCAL_WINDOW_BASE) {
                         (Space::Local(thread), at - LOCAL_WINDOW_BASE)
@@ -1364,6 +1471,37 @@ fn add_term(v: u64, neg: bool, x: bool) -> u64 {
         !v & 0xffff_ffff
     } else {
         (!v & 0xffff_ffff) + 1
+    }
+}
+
+/// The new memory value of a 32-bit atomic `op` (ATOM's encoding) on `old` with operand `b`.
+/// INC and DEC wrap as PTX says: INC gives 0 once old >= b, DEC gives b when old is 0 or
+/// above b.
+fn atomic_op(op: u64, signed: bool, old: u32, b: u32) -> u32 {
+    match op {
+        0 => old.wrapping_add(b),
+        1 if signed => (old as i32).min(b as i32) as u32,
+        1 => old.min(b),
+        2 if signed => (old as i32).max(b as i32) as u32,
+        2 => old.max(b),
+        3 => {
+            if old >= b {
+                0
+            } else {
+                old + 1
+            }
+        }
+        4 => {
+            if old == 0 || old > b {
+                b
+            } else {
+                old - 1
+            }
+        }
+        5 => old & b,
+        6 => old | b,
+        7 => old ^ b,
+        _ => b,
     }
 }
 

@@ -56,15 +56,18 @@
 //!
 //! * `LEA` (the low word) with `.CC`: CC.OF = !detect(result), with
 //!   `detect(lo) = (lo & 0xff000000) == c[0x0][0x0]`. CC.CF is the carry as usual.
-//! * `LEA` (32-bit) writing Plg: Plg = detect(result).
-//! * `LEA.HI` writing Plg: Plg = (result == 0) && !CC.OF, i.e. the 64-bit address
-//!   `{result : lo}` lies in the shared window, where the low word's detect comes from the
-//!   preceding `LEA .CC` through CC.OF. `LEA.HI .CC` passes the detect on the same way
-//!   (CC.OF = !(result == 0 && !CC.OF_in)) so U128 chains keep working.
-//! * Generic `LD`/`ST` predicate operand: true (including PT) means "may be in the shared
-//!   window: check it"; false means "not shared": the address is routed to local/global
-//!   only, and an address that *is* in the shared window is reported as
-//!   [`SimError::PlgMismatch`] (the miscompile it would be), never silently served.
+//! * Plg is the same "not in the shared window" bit as CC.OF: `LEA` (32-bit) writing Plg:
+//!   Plg = !detect(result). `LEA.HI` writing Plg: Plg = !((result == 0) && !CC.OF), i.e.
+//!   false exactly when the 64-bit address `{result : lo}` lies in the shared window, the
+//!   low word's detect coming from the preceding `LEA .CC` through CC.OF. `LEA.HI .CC`
+//!   passes the detect on the same way (CC.OF = Plg) so U128 chains keep working.
+//! * The polarity is ptxas's: for a generic `atom` it computes `LEA.HI.X P0` and branches
+//!   `@!P0` to an `ATOMS` on the address masked to the window offset, `ATOM` otherwise. So a
+//!   false Plg means "shared".
+//! * Generic `LD`/`ST` predicate operand: true (including PT) means "decode the windows";
+//!   false means "shared" (Plg's word for it). A false predicate on an address outside the
+//!   shared window is reported as [`SimError::PlgMismatch`] (the miscompile it would be),
+//!   never silently served.
 //!
 //! # Instruction semantics
 //!
@@ -150,10 +153,22 @@
 //!   predicate holds, else max; a NaN operand yields the other), `VOTE.ALL/ANY/EQ` (Rd = the
 //!   ballot of the executing lanes, Pd = the vote).
 //!
-//! Not modelled (Unsupported with the address): IMUL/IMAD, PRMT, SHFL and atomics (the
-//! instruction set description has no forms for them yet; their words are recognised by opcode
-//! so the error names them), FP64, MUFU, F2F, other I2F/F2I sizes, FSET,
-//! PSET, CAL/RET/BRX, and the modifiers listed above.
+//! * `IMUL`, `IMUL32I`: the low (or, with .HI, high) word of the 64-bit product of Ra and B,
+//!   each read as signed (.S32) or unsigned; .CC is Unsupported.
+//! * `PRMT` (default mode; .F4E/.B4E/.RC8/.ECL/.ECR/.RC16 are Unsupported): PTX `prmt.b32
+//!   d, a, b, c` is `PRMT d, a, c, b`; result byte k is byte (nibble k & 7) of {Rc:Ra}, or its
+//!   sign replicated when nibble bit 3 is set.
+//! * `SHFL.IDX/UP/DOWN/BFLY`: PTX's `shfl` rule with b = lane/offset and c = clamp | segment
+//!   mask << 8; Pd = the source lane is in range (else the lane keeps its own Ra). A source
+//!   lane that is not executing is read anyway (PTX: undefined).
+//! * `ATOM`/`RED` (global, `.E` 64-bit address) and `ATOMS` (shared, offset in words),
+//!   32-bit ADD, MIN, MAX (.S32 signed), INC, DEC, AND, OR, XOR, EXCH and `ATOM(S).CAS`
+//!   (Rb compare, Rb+1 new value). Lanes act one after another in lane order (one of the
+//!   orders hardware may choose); 64-bit and float atomics are Unsupported.
+//!
+//! Not modelled (Unsupported with the address): IMAD (recognised by opcode, since the
+//! instruction set description has no form for it), FP64, MUFU, F2F, other I2F/F2I sizes,
+//! FSET, PSET, CAL/RET/BRX, and the modifiers listed above.
 
 mod cubin;
 mod exec;
@@ -219,8 +234,8 @@ pub enum SimError {
         size: u32,
     },
     #[error(
-        "0x{addr:04x}: generic access at 0x{at:x} is in the shared window but its predicate \
-         says it is not shared (a wrong Plg)"
+        "0x{addr:04x}: generic access at 0x{at:x} is outside the shared window but its \
+         predicate says it is shared (a wrong Plg)"
     )]
     PlgMismatch { addr: u64, at: u64 },
     #[error("0x{addr:04x}: {what}")]
