@@ -384,3 +384,103 @@ fn generic_atomics_pick_global_or_shared() {
     }
     assert_eq!(word(&out, 0, 0), 10 + 3 * 2 * n);
 }
+
+/// 64-bit atomics (register pairs), global and shared, in thread order as above.
+const ATOMICS64: &str = r#"
+.version 7.8
+.target sm_52
+.address_size 64
+.visible .entry k(.param .u64 pa, .param .u64 pout)
+{
+    .reg .u32 %r<4>;
+    .reg .u64 %rd<16>;
+    .shared .align 8 .b8 sm[16];
+    ld.param.u64 %rd0, [pa];
+    ld.param.u64 %rd1, [pout];
+    cvta.to.global.u64 %rd0, %rd0;
+    cvta.to.global.u64 %rd1, %rd1;
+    mov.u32 %r0, %tid.x;
+    cvt.u64.u32 %rd2, %r0;
+    mul.lo.u64 %rd3, %rd2, 0x9e3779b97f4a7c15;
+    atom.global.add.u64 %rd4, [%rd0], %rd3;
+    atom.global.exch.b64 %rd5, [%rd0+8], %rd3;
+    atom.global.cas.b64 %rd6, [%rd0+16], %rd2, 0x100000007;
+    atom.global.min.s64 %rd7, [%rd0+24], %rd3;
+    atom.shared.add.u64 %rd8, [sm], %rd3;
+    atom.shared.cas.b64 %rd9, [sm+8], %rd2, 0x300000003;
+    bar.sync 0;
+    ld.shared.u64 %rd10, [sm];
+    mul.wide.u32 %rd11, %r0, 64;
+    add.s64 %rd12, %rd1, %rd11;
+    st.global.v2.u64 [%rd12], {%rd4, %rd5};
+    st.global.v2.u64 [%rd12+16], {%rd6, %rd7};
+    st.global.v2.u64 [%rd12+32], {%rd8, %rd9};
+    st.global.u64 [%rd12+48], %rd10;
+    ret;
+}
+"#;
+
+#[test]
+fn atomics_64bit_match_sequential_thread_order() {
+    let Some(oracle) = Oracle::for_test("sim_ops::atomics_64bit") else {
+        return;
+    };
+    let (code, info) = compiled(&oracle, ATOMICS64);
+    let n = 64u64;
+    let init = [
+        u64::MAX - 5,
+        0x1111_2222_3333_4444,
+        0,
+        0x7fff_ffff_ffff_ffff,
+    ];
+    let mut l = Launch::new([1, 1, 1], [n as u32, 1, 1]);
+    l.params = [A, OUT].iter().flat_map(|v| v.to_le_bytes()).collect();
+    l.global = vec![
+        GlobalRegion {
+            base: A,
+            bytes: init.iter().flat_map(|v| v.to_le_bytes()).collect(),
+        },
+        GlobalRegion {
+            base: OUT,
+            bytes: vec![0; 64 * n as usize],
+        },
+    ];
+    let out = sim::run(&code, &info, &l).unwrap_or_else(|e| panic!("sim: {e}"));
+    let dword = |r: usize, k: usize| {
+        u64::from(word(&out, r, 2 * k)) | u64::from(word(&out, r, 2 * k + 1)) << 32
+    };
+    let mut g = init;
+    let mut s = [0u64; 2];
+    let mut want = Vec::new();
+    for t in 0..n {
+        let v = t.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        let mut row = [0u64; 7];
+        row[0] = g[0];
+        g[0] = g[0].wrapping_add(v);
+        row[1] = g[1];
+        g[1] = v;
+        row[2] = g[2];
+        if g[2] == t {
+            g[2] = 0x1_0000_0007;
+        }
+        row[3] = g[3];
+        g[3] = (g[3] as i64).min(v as i64) as u64;
+        row[4] = s[0];
+        s[0] = s[0].wrapping_add(v);
+        row[5] = s[1];
+        if s[1] == t {
+            s[1] = 0x3_0000_0003;
+        }
+        want.push(row);
+    }
+    for (t, row) in want.iter_mut().enumerate() {
+        row[6] = s[0];
+        let got: Vec<u64> = (0..7).map(|k| dword(1, 8 * t + k)).collect();
+        assert_eq!(got, row.to_vec(), "thread {t}");
+    }
+    let mem: Vec<u64> = (0..4).map(|k| dword(0, k)).collect();
+    assert_eq!(mem, g.to_vec(), "global words after the kernel");
+    // By hand: the add wraps past 2^64 on thread 1 (old = 2^64 - 6 before it).
+    assert_eq!(want[1][0], u64::MAX - 5);
+    assert_eq!(want[1][2], 0x1_0000_0007);
+}

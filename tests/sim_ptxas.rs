@@ -809,8 +809,8 @@ fn local_array() {
     assert_eq!(u32_at(&r.local[5], 6), 7);
 }
 
-/// 32-bit atomics run (tests/sim_ops.rs); the 64-bit ones are not modelled yet, and the
-/// simulator names the instruction and its address instead of guessing.
+/// Integer atomics run (tests/sim_ops.rs); float ones are not modelled yet, and the simulator
+/// names the instruction and its address instead of guessing.
 #[test]
 fn atomics_are_named_as_unsupported() {
     let Some(oracle) = Oracle::for_test("atomics_are_named_as_unsupported") else {
@@ -819,11 +819,11 @@ fn atomics_are_named_as_unsupported() {
     let ptx = header(64)
         + ".visible .entry k(.param .u64 A)
 {
-  .reg .u32 %r<4>; .reg .u64 %rd<4>;
+  .reg .f32 %f<4>; .reg .u64 %rd<4>;
   ld.param.u64 %rd1, [A];
   cvta.to.global.u64 %rd1, %rd1;
-  atom.global.exch.b64 %rd2, [%rd1], 1;
-  st.global.u64 [%rd1+8], %rd2;
+  atom.global.add.f32 %f1, [%rd1], 0f3F800000;
+  st.global.f32 [%rd1+4], %f1;
   ret;
 }";
     let (code, info) = compile(&oracle, &ptx);
@@ -834,7 +834,7 @@ fn atomics_are_named_as_unsupported() {
     };
     match sim::run(&code, &info, &l) {
         Err(sim::SimError::Unsupported { addr, what }) => {
-            assert!(what.contains("ATOM.E.EXCH.U64"), "{what}");
+            assert!(what.contains("ATOM.E.ADD.F32"), "{what}");
             assert_eq!(addr % 8, 0);
         }
         other => panic!("expected Unsupported, got {other:?}"),

@@ -697,16 +697,19 @@ impl Sim<'_> {
 
             // ---------------------------------------------------------- compare, select
             ISETP_R | ISETP_C | ISETP_I => {
-                if flag(i, Field::X) {
-                    return Err(unsupported(addr, i, "ISETP.X"));
-                }
+                // .X: the high-word step of a wide compare, as for ISET.X.
+                let x = flag(i, Field::X);
                 let b = self.src_b(i, addr)?;
                 let (ra, cmp, sgn) = (f(i, Field::Ra), f(i, Field::Cmp), flag(i, Field::Sgn));
                 let (pacc, paccn, bop) =
                     (f(i, Field::Pacc), flag(i, Field::Paccn), f(i, Field::Bop));
                 let (pd0, pd1) = (f(i, Field::Pd0), f(i, Field::Pd1));
                 for l in lanes(exec) {
-                    let c = icmp(cmp, sgn, w.r(ra, l), w.val(b, l));
+                    let c = if x {
+                        icmp_x(cmp, sgn, w.r(ra, l), w.val(b, l), w.cc[l])
+                    } else {
+                        icmp(cmp, sgn, w.r(ra, l), w.val(b, l))
+                    };
                     let acc = w.p(pacc, l) != paccn;
                     w.set_p(pd0, l, bool_op(bop, c, acc));
                     w.set_p(pd1, l, bool_op(bop, !c, acc));
@@ -1027,62 +1030,93 @@ impl Sim<'_> {
         }
     }
 
-    /// ATOM/RED (global; `.E` = 64-bit address) and ATOMS (shared, offset in words): 32-bit
-    /// ADD, MIN, MAX (signed with .S32), INC, DEC, AND, OR, XOR, EXCH, and 32-bit CAS (Rb =
-    /// compare, Rb+1 = new value). Lanes act one after another in lane order, so the result
-    /// is one of the orders hardware may pick. 64-bit and float forms are Unsupported.
+    /// ATOM/RED (global; `.E` = 64-bit address) and ATOMS (shared, offset in words): ADD,
+    /// MIN, MAX (signed with .S32/.S64), INC, DEC (32-bit only), AND, OR, XOR, EXCH on 32- or
+    /// 64-bit values (a 64-bit operand or result is a register pair), and CAS (Rb = compare,
+    /// then the new value: Rb+1, or Rb+2:Rb+3 with .64). Lanes act one after another in lane
+    /// order, so the result is one of the orders hardware may pick. Float and 128-bit forms
+    /// are Unsupported.
     fn atomic(&mut self, w: &mut Warp, i: &Inst, addr: u64, exec: u32) -> Result<(), SimError> {
         use Form::*;
         let shared = matches!(i.form, ATOMS | ATOMS_CAS);
         let cas = matches!(i.form, ATOM_CAS | ATOMS_CAS);
         let red = i.form == RED;
-        let (ty, op) = if cas {
-            if flag(i, Field::W64) {
-                return Err(unsupported(addr, i, "64-bit CAS"));
-            }
-            (0, 0)
+        // (op, 64-bit, signed); CAS is op 9 here.
+        let (op, wide_val, signed) = if cas {
+            (9, flag(i, Field::W64), false)
         } else {
-            (f(i, Field::Ty), f(i, Field::Op))
+            let (ty, op) = (f(i, Field::Ty), f(i, Field::Op));
+            // ATOMS numbers its types -, .S32, .U64, .S64; ATOM and RED -, .S32, .U64,
+            // .F32, .U128, .S64.
+            let (w64, signed) = match (shared, ty) {
+                (_, 0) => (false, false),
+                (_, 1) => (false, true),
+                (_, 2) => (true, false),
+                (true, 3) | (false, 5) => (true, true),
+                _ => return Err(unsupported(addr, i, "a float or 128-bit atomic")),
+            };
+            if op > 8 || (w64 && (op == 3 || op == 4)) {
+                return Err(unsupported(addr, i, "this atomic operation"));
+            }
+            (op, w64, signed)
         };
-        if ty > 1 || op > 8 {
-            return Err(unsupported(addr, i, "a 64-bit, float or reserved atomic"));
-        }
+        let size = if wide_val { 8 } else { 4 };
         let (rd, ra) = (f(i, Field::Rd), f(i, Field::Ra));
         // RED's value is in the Rd field; the others read Rb.
         let rb = if red { rd } else { f(i, Field::Rb) };
+        let nregs = if wide_val { 2 } else { 1 } * if cas { 2 } else { 1 };
+        if (rb != RZ && rb + nregs > RZ) || (!red && rd != RZ && wide_val && rd + 2 > RZ) {
+            return Err(unsupported(addr, i, "a register range past R254"));
+        }
         let off = if shared {
             f(i, Field::Off) * 4
         } else {
             sext(f(i, Field::Off), 20)
         };
-        let wide = !shared && flag(i, Field::E);
+        let wide_addr = !shared && flag(i, Field::E);
+        // A 32- or 64-bit operand from register `r` (a pair for 64 bits; RZ reads 0).
+        let val = |w: &Warp, r: u64, l: usize| {
+            let lo = u64::from(w.r(r, l));
+            if wide_val && r != RZ {
+                lo | u64::from(w.r(r + 1, l)) << 32
+            } else {
+                lo
+            }
+        };
         for l in lanes(exec) {
-            let base = if wide && ra != RZ {
+            let base = if wide_addr && ra != RZ {
                 u64::from(w.r(ra + 1, l)) << 32 | u64::from(w.r(ra, l))
             } else {
                 u64::from(w.r(ra, l))
             };
-            let at = if wide {
+            let at = if wide_addr {
                 base.wrapping_add(off)
             } else {
                 base.wrapping_add(off) & 0xffff_ffff
             };
             let space = if shared { Space::Shared } else { Space::Global };
-            let (b, swap) = (w.r(rb, l), if cas { w.r(rb + 1, l) } else { 0 });
-            let m = self.mem.bytes(addr, space, at, 4)?;
-            let old = u32::from_le_bytes([m[0], m[1], m[2], m[3]]);
-            let new = if cas {
-                if old == b {
-                    swap
-                } else {
-                    old
-                }
+            let b = val(w, rb, l);
+            let swap = if cas {
+                val(w, if rb == RZ { RZ } else { rb + nregs / 2 }, l)
             } else {
-                atomic_op(op, ty == 1, old, b)
+                0
             };
-            m.copy_from_slice(&new.to_le_bytes());
+            let m = self.mem.bytes(addr, space, at, size)?;
+            let mut buf = [0u8; 8];
+            buf[..size as usize].copy_from_slice(m);
+            let old = u64::from_le_bytes(buf);
+            let new = match op {
+                9 if old == b => swap,
+                9 => old,
+                _ if wide_val => atomic_op64(op, signed, old, b),
+                _ => u64::from(atomic_op(op, signed, old as u32, b as u32)),
+            };
+            m.copy_from_slice(&new.to_le_bytes()[..size as usize]);
             if !red {
-                w.set_r(rd, l, old);
+                w.set_r(rd, l, old as u32);
+                if wide_val && rd != RZ {
+                    w.set_r(rd + 1, l, (old >> 32) as u32);
+                }
             }
         }
         Ok(())
@@ -1498,6 +1532,21 @@ fn atomic_op(op: u64, signed: bool, old: u32, b: u32) -> u32 {
                 old - 1
             }
         }
+        5 => old & b,
+        6 => old | b,
+        7 => old ^ b,
+        _ => b,
+    }
+}
+
+/// [`atomic_op`] on 64-bit values (no INC/DEC).
+fn atomic_op64(op: u64, signed: bool, old: u64, b: u64) -> u64 {
+    match op {
+        0 => old.wrapping_add(b),
+        1 if signed => (old as i64).min(b as i64) as u64,
+        1 => old.min(b),
+        2 if signed => (old as i64).max(b as i64) as u64,
+        2 => old.max(b),
         5 => old & b,
         6 => old | b,
         7 => old ^ b,

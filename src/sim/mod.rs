@@ -161,10 +161,12 @@
 //! * `SHFL.IDX/UP/DOWN/BFLY`: PTX's `shfl` rule with b = lane/offset and c = clamp | segment
 //!   mask << 8; Pd = the source lane is in range (else the lane keeps its own Ra). A source
 //!   lane that is not executing is read anyway (PTX: undefined).
-//! * `ATOM`/`RED` (global, `.E` 64-bit address) and `ATOMS` (shared, offset in words),
-//!   32-bit ADD, MIN, MAX (.S32 signed), INC, DEC, AND, OR, XOR, EXCH and `ATOM(S).CAS`
-//!   (Rb compare, Rb+1 new value). Lanes act one after another in lane order (one of the
-//!   orders hardware may choose); 64-bit and float atomics are Unsupported.
+//! * `ATOM`/`RED` (global, `.E` 64-bit address) and `ATOMS` (shared, offset in words):
+//!   ADD, MIN, MAX (.S32/.S64 signed), INC and DEC (32-bit), AND, OR, XOR, EXCH on 32- or
+//!   64-bit values (register pairs), and `ATOM(S).CAS[.64]` (Rb compare, then the new value
+//!   at Rb+1, or Rb+2:Rb+3). Lanes act one after another in lane order (one of the orders
+//!   hardware may choose); float and 128-bit atomics are Unsupported. ATOM is not a generic
+//!   access: ptxas routes shared-window addresses to ATOMS itself (see Plg above).
 //!
 //! Not modelled (Unsupported with the address): IMAD (recognised by opcode, since the
 //! instruction set description has no form for it), FP64, MUFU, F2F, other I2F/F2I sizes,
