@@ -166,8 +166,25 @@ fn conversions() {
     }
 }
 
-// sregs_arith is not here: ptxas turns its mul.hi.s32 into XMAD.CSFU, which the simulator
-// does not model yet (build_eval.rs checks that kernel by hand instead).
+#[test]
+fn sregs_arith() {
+    // mul.hi.s32 (XMAD.CSFU in ptxas's code), mul.hi.u32 and mad.hi at sign and carry edges.
+    for (x, y) in [
+        (0x9000_0005u64, 0x0000_7003u64),
+        (0xffff_ffff, 0xffff_ffff),
+        (0x8000_0000, 0x7fff_ffff),
+        (0x0001_ffff, 0xffff_0000),
+        (0x7fff_ffff, 0x8000_ffff),
+    ] {
+        check(
+            "sregs_arith",
+            &[OUT, x, y],
+            vec![r(OUT, vec![0; 64 * 64])],
+            32,
+            0,
+        );
+    }
+}
 
 #[test]
 fn barrier_reverse() {

@@ -244,16 +244,17 @@ fn lea_32bit_plg() {
     let lea = 0x37d0007fffe70000;
     let sw = SHARED_WINDOW_BASE as u32;
     let r = regs(&[], &[mov32(0, sw + 0x12), lea], &[D::R(0), D::P(0)]);
-    assert_eq!(r, [sw + 0x10, 1]);
+    // Plg is "not in the shared window": false inside it.
+    assert_eq!(r, [sw + 0x10, 0]);
     let r = regs(&[], &[mov32(0, 0x5000_0002), lea], &[D::R(0), D::P(0)]);
-    assert_eq!(r, [0x5000_0000, 0]);
+    assert_eq!(r, [0x5000_0000, 1]);
     // Just below the window (the -2 moves it out).
     let r = regs(&[], &[mov32(0, sw + 1), lea], &[D::R(0), D::P(0)]);
-    assert_eq!(r, [sw - 1, 0]);
+    assert_eq!(r, [sw - 1, 1]);
 }
 
-/// 64-bit Plg: `LEA R2.CC, R0, 0x320; LEA.HI.X P0, R3, R0, RZ, R3`: P0 holds when the high
-/// word is 0 and the low word is in the shared window.
+/// 64-bit Plg: `LEA R2.CC, R0, 0x320; LEA.HI.X P0, R3, R0, RZ, R3`: P0 is false ("shared")
+/// when the high word is 0 and the low word is in the shared window.
 #[test]
 fn lea_hi_x_plg() {
     let sw = SHARED_WINDOW_BASE as u32;
@@ -266,11 +267,11 @@ fn lea_hi_x_plg() {
         ];
         regs(&[], &body, &[D::R(2), D::R(3), D::P(0)])
     };
-    assert_eq!(run(sw, 0), [sw + 0x320, 0, 1]);
-    assert_eq!(run(sw, 1), [sw + 0x320, 1, 0]);
-    assert_eq!(run(0x3000_0000, 0), [0x3000_0320, 0, 0]);
+    assert_eq!(run(sw, 0), [sw + 0x320, 0, 0]);
+    assert_eq!(run(sw, 1), [sw + 0x320, 1, 1]);
+    assert_eq!(run(0x3000_0000, 0), [0x3000_0320, 0, 1]);
     // The carry from the low word reaches the high word (and leaves the window).
-    assert_eq!(run(0xffff_fff0, 0), [0x310, 1, 0]);
+    assert_eq!(run(0xffff_fff0, 0), [0x310, 1, 1]);
 }
 
 // ---------------------------------------------------------------- generic memory
@@ -283,51 +284,56 @@ fn generic_ld(p: u64) -> u64 {
         .with(Field::P, p))
 }
 
-/// A generic load with a false predicate from the shared window is a Plg bug, reported.
+/// A generic load whose predicate says "shared" (false) on an address outside the shared
+/// window is a Plg bug, reported; on a shared address it is served from shared memory, and
+/// PT decodes the windows.
 #[test]
 fn generic_ld_plg_mismatch() {
     let sw = SHARED_WINDOW_BASE as u32;
-    let run = Run {
-        shared: 64,
-        ..Run::default()
-    };
-    // P0 is false initially.
-    let body = [mov32(2, sw + 8), mov32(3, 0), generic_ld(0)];
-    let err = run_with(&run, &body, &[D::R(10)]).unwrap_err();
-    assert_eq!(
-        err,
-        SimError::PlgMismatch {
-            addr: 0x18,
-            at: SHARED_WINDOW_BASE + 8
-        }
-    );
-    // With PT the shared window is checked and served.
-    let body = [
-        mov32(2, sw + 8),
-        mov32(3, 0),
-        mov32(4, 0xdead_beef),
-        e(ins(Form::STS)
-            .with(Field::Rd, 4)
-            .with(Field::Ra, RZ)
-            .with(Field::Off, 8)),
-        generic_ld(7),
-    ];
-    let (r, _) = run_with(&run, &body, &[D::R(10)]).unwrap();
-    assert_eq!(r[0], [0xdead_beef]);
-    // A false predicate on a global address is fine.
     let mut data = vec![0; 256];
     data[16..20].copy_from_slice(&0x1234_5678u32.to_le_bytes());
     let run = Run {
+        shared: 64,
         data,
         ..Run::default()
     };
+    // P0 is false initially.
     let body = [
         mov32(2, DATA as u32 + 16),
         mov32(3, (DATA >> 32) as u32),
         generic_ld(0),
     ];
+    let err = run_with(&run, &body, &[D::R(10)]).unwrap_err();
+    assert_eq!(
+        err,
+        SimError::PlgMismatch {
+            addr: 0x18,
+            at: DATA + 16
+        }
+    );
+    // PT on the same global address decodes it.
+    let body = [
+        mov32(2, DATA as u32 + 16),
+        mov32(3, (DATA >> 32) as u32),
+        generic_ld(7),
+    ];
     let (r, _) = run_with(&run, &body, &[D::R(10)]).unwrap();
     assert_eq!(r[0], [0x1234_5678]);
+    // A false predicate and PT on a shared address both read shared memory.
+    for p in [0, 7] {
+        let body = [
+            mov32(2, sw + 8),
+            mov32(3, 0),
+            mov32(4, 0xdead_beef),
+            e(ins(Form::STS)
+                .with(Field::Rd, 4)
+                .with(Field::Ra, RZ)
+                .with(Field::Off, 8)),
+            generic_ld(p),
+        ];
+        let (r, _) = run_with(&run, &body, &[D::R(10)]).unwrap();
+        assert_eq!(r[0], [0xdead_beef], "predicate {p}");
+    }
 }
 
 // ---------------------------------------------------------------- integer ALU
@@ -463,6 +469,65 @@ fn xmad_multiply_idiom() {
             .with(Field::Mode, 2)),
     ];
     assert_eq!(regs(&[], &body, &[D::R(5), D::R(6)]), [7, 21]);
+}
+
+/// IMUL/IMUL32I: low or high (.HI) word of the 64-bit product, each operand read as signed
+/// or unsigned. ptxas never emits IMUL for sm_50 (it uses XMAD), so these are encoder words
+/// with hand-worked values.
+#[test]
+fn imul_low_high_and_signedness() {
+    let (a, b) = (0xffff_fffeu32, 0x0000_0003u32); // -2 and 3
+    let imul = |rd: u64, hi: u64, sa: u64, sb: u64| {
+        e(ins(Form::IMUL_R)
+            .with(Field::Rd, rd)
+            .with(Field::Ra, 2)
+            .with(Field::Rb, 3)
+            .with(Field::Hi, hi)
+            .with(Field::Sa, sa)
+            .with(Field::Sb, sb))
+    };
+    let body = [
+        mov32(2, a),
+        mov32(3, b),
+        imul(4, 0, 0, 0),
+        imul(5, 1, 0, 0),
+        imul(6, 1, 1, 1),
+        imul(7, 1, 0, 1),
+        // IMUL32I.S32.S32.HI R8, R2, -0x10: (-2) * (-16) = 32, high word 0.
+        e(ins(Form::IMUL32I)
+            .with(Field::Rd, 8)
+            .with(Field::Ra, 2)
+            .with(Field::Imm, 0xffff_fff0)
+            .with(Field::Hi, 1)
+            .with(Field::Sa, 1)
+            .with(Field::Sb, 1)),
+        // IMUL32I.U32.U32.HI R9, R2, 0xfffffff0: (2^32-2)(2^32-16) >> 32 = 2^32 - 18.
+        e(ins(Form::IMUL32I)
+            .with(Field::Rd, 9)
+            .with(Field::Ra, 2)
+            .with(Field::Imm, 0xffff_fff0)
+            .with(Field::Hi, 1)),
+        // IMUL.S32.S32 R10, R2, -7 (imm20): low word 14.
+        e(ins(Form::IMUL_I)
+            .with(Field::Rd, 10)
+            .with(Field::Ra, 2)
+            .with(Field::ImmImm20s, 0xf_fff9)
+            .with(Field::Sa, 1)
+            .with(Field::Sb, 1)),
+    ];
+    let dump = [4, 5, 6, 7, 8, 9, 10].map(D::R);
+    assert_eq!(
+        regs(&[], &body, &dump),
+        [
+            0xffff_fffa, // low word of any signedness: -6
+            0x0000_0002, // (2^32 - 2) * 3 = 0x2_ffff_fffa
+            0xffff_ffff, // -6 signed: high word all ones
+            0x0000_0002, // unsigned a, signed b = 3: as unsigned
+            0,
+            0xffff_ffee,
+            14,
+        ]
+    );
 }
 
 #[test]

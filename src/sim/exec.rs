@@ -515,8 +515,11 @@ impl Sim<'_> {
                     let bv = half(w.val(b, l), hb);
                     let c = half(w.r(rc, l), hc);
                     let ab = add_term(a, na, x) + add_term(bv, nb, x);
+                    // .RS shifts the adder's whole A+B, carry bits included: ptxas's
+                    // mul.hi.u32 sums two 32-bit partial products here and needs bit 32 of
+                    // that sum to land in bit 16 of the result.
                     let ab = match sh {
-                        1 => (ab & 0xffff_ffff) >> 16,
+                        1 => (ab & 0x3_ffff_ffff) >> 16,
                         2 => (ab << 16) & 0xffff_ffff,
                         _ => ab,
                     };
@@ -655,19 +658,58 @@ impl Sim<'_> {
 
             // ---------------------------------------------------------- multiply
             XMAD_R | XMAD_I | XMAD_C | XMAD_CC => self.xmad(w, i, addr, exec)?,
+            IMUL_R | IMUL_C | IMUL_I | IMUL32I => {
+                if flag(i, Field::Cc) {
+                    return Err(unsupported(addr, i, "IMUL.CC"));
+                }
+                let b = if i.form == IMUL32I {
+                    Src::Val(f(i, Field::Imm) as u32)
+                } else {
+                    self.src_b(i, addr)?
+                };
+                let ra = f(i, Field::Ra);
+                let (hi, sa, sb) = (flag(i, Field::Hi), flag(i, Field::Sa), flag(i, Field::Sb));
+                // The full 64-bit product of the operands read as signed or unsigned.
+                let wide = |v: u32, signed: bool| {
+                    if signed {
+                        i64::from(v as i32)
+                    } else {
+                        i64::from(v)
+                    }
+                };
+                self.alu(w, i, exec, |w, l| {
+                    let p = wide(w.r(ra, l), sa).wrapping_mul(wide(w.val(b, l), sb));
+                    if hi {
+                        (p >> 32) as u32
+                    } else {
+                        p as u32
+                    }
+                });
+            }
+            PRMT_R | PRMT_C | PRMT_I => {
+                if f(i, Field::Mode) != 0 {
+                    return Err(unsupported(addr, i, "PRMT with a mode (.F4E, .B4E, ...)"));
+                }
+                let b = self.src_b(i, addr)?;
+                let (ra, rc) = (f(i, Field::Ra), f(i, Field::Rc));
+                self.alu(w, i, exec, |w, l| prmt(w.r(ra, l), w.val(b, l), w.r(rc, l)))
+            }
 
             // ---------------------------------------------------------- compare, select
             ISETP_R | ISETP_C | ISETP_I => {
-                if flag(i, Field::X) {
-                    return Err(unsupported(addr, i, "ISETP.X"));
-                }
+                // .X: the high-word step of a wide compare, as for ISET.X.
+                let x = flag(i, Field::X);
                 let b = self.src_b(i, addr)?;
                 let (ra, cmp, sgn) = (f(i, Field::Ra), f(i, Field::Cmp), flag(i, Field::Sgn));
                 let (pacc, paccn, bop) =
                     (f(i, Field::Pacc), flag(i, Field::Paccn), f(i, Field::Bop));
                 let (pd0, pd1) = (f(i, Field::Pd0), f(i, Field::Pd1));
                 for l in lanes(exec) {
-                    let c = icmp(cmp, sgn, w.r(ra, l), w.val(b, l));
+                    let c = if x {
+                        icmp_x(cmp, sgn, w.r(ra, l), w.val(b, l), w.cc[l])
+                    } else {
+                        icmp(cmp, sgn, w.r(ra, l), w.val(b, l))
+                    };
                     let acc = w.p(pacc, l) != paccn;
                     w.set_p(pd0, l, bool_op(bop, c, acc));
                     w.set_p(pd1, l, bool_op(bop, !c, acc));
@@ -941,7 +983,141 @@ impl Sim<'_> {
                     w.set_p(pd, l, v);
                 }
             }
+            SHFL_RI | SHFL_II | SHFL_RR | SHFL_IR => self.shfl(w, i, exec),
+            ATOM | ATOM_CAS | RED | ATOMS | ATOMS_CAS => self.atomic(w, i, addr, exec)?,
             _ => return Err(unsupported(addr, i, "this instruction")),
+        }
+        Ok(())
+    }
+
+    /// SHFL (the PTX `shfl` rule): b = lane or offset (5 bits), c = clamp (bits 0..4) and
+    /// segment mask (bits 8..12). Every lane first computes its source lane j and whether it
+    /// is in range (Pd); an out-of-range lane gets its own Ra. All reads happen before any
+    /// write. A source lane that is not executing is read all the same (PTX leaves that value
+    /// undefined).
+    fn shfl(&mut self, w: &mut Warp, i: &Inst, exec: u32) {
+        let (rd, ra, pd) = (f(i, Field::Rd), f(i, Field::Ra), f(i, Field::Pd));
+        let (b_reg, c_reg) = match i.form {
+            Form::SHFL_RI => (Some(f(i, Field::Rb)), None),
+            Form::SHFL_RR => (Some(f(i, Field::Rb)), Some(f(i, Field::Rc))),
+            Form::SHFL_IR => (None, Some(f(i, Field::Rc))),
+            _ => (None, None),
+        };
+        let mode = f(i, Field::Mode);
+        let mut out = Vec::new();
+        for l in lanes(exec) {
+            let b = b_reg.map_or(f(i, Field::B) as u32, |r| w.r(r, l)) & 0x1f;
+            let c = c_reg.map_or(f(i, Field::C) as u32, |r| w.r(r, l));
+            let (clamp, mask) = (c & 0x1f, (c >> 8) & 0x1f);
+            let lane = l as u32;
+            let max_lane = (lane & mask) | (clamp & !mask);
+            let min_lane = lane & mask;
+            let (j, ok) = match mode {
+                0 => {
+                    let j = min_lane | (b & !mask);
+                    (j, j <= max_lane)
+                }
+                1 => (lane.wrapping_sub(b), lane >= b && lane - b >= max_lane),
+                2 => (lane + b, lane + b <= max_lane),
+                _ => (lane ^ b, (lane ^ b) <= max_lane),
+            };
+            let j = if ok { j } else { lane };
+            out.push((l, w.r(ra, j as usize), ok));
+        }
+        for (l, v, ok) in out {
+            w.set_r(rd, l, v);
+            w.set_p(pd, l, ok);
+        }
+    }
+
+    /// ATOM/RED (global; `.E` = 64-bit address) and ATOMS (shared, offset in words): ADD,
+    /// MIN, MAX (signed with .S32/.S64), INC, DEC (32-bit only), AND, OR, XOR, EXCH on 32- or
+    /// 64-bit values (a 64-bit operand or result is a register pair), and CAS (Rb = compare,
+    /// then the new value: Rb+1, or Rb+2:Rb+3 with .64). Lanes act one after another in lane
+    /// order, so the result is one of the orders hardware may pick. Float and 128-bit forms
+    /// are Unsupported.
+    fn atomic(&mut self, w: &mut Warp, i: &Inst, addr: u64, exec: u32) -> Result<(), SimError> {
+        use Form::*;
+        let shared = matches!(i.form, ATOMS | ATOMS_CAS);
+        let cas = matches!(i.form, ATOM_CAS | ATOMS_CAS);
+        let red = i.form == RED;
+        // (op, 64-bit, signed); CAS is op 9 here.
+        let (op, wide_val, signed) = if cas {
+            (9, flag(i, Field::W64), false)
+        } else {
+            let (ty, op) = (f(i, Field::Ty), f(i, Field::Op));
+            // ATOMS numbers its types -, .S32, .U64, .S64; ATOM and RED -, .S32, .U64,
+            // .F32, .U128, .S64.
+            let (w64, signed) = match (shared, ty) {
+                (_, 0) => (false, false),
+                (_, 1) => (false, true),
+                (_, 2) => (true, false),
+                (true, 3) | (false, 5) => (true, true),
+                _ => return Err(unsupported(addr, i, "a float or 128-bit atomic")),
+            };
+            if op > 8 || (w64 && (op == 3 || op == 4)) {
+                return Err(unsupported(addr, i, "this atomic operation"));
+            }
+            (op, w64, signed)
+        };
+        let size = if wide_val { 8 } else { 4 };
+        let (rd, ra) = (f(i, Field::Rd), f(i, Field::Ra));
+        // RED's value is in the Rd field; the others read Rb.
+        let rb = if red { rd } else { f(i, Field::Rb) };
+        let nregs = if wide_val { 2 } else { 1 } * if cas { 2 } else { 1 };
+        if (rb != RZ && rb + nregs > RZ) || (!red && rd != RZ && wide_val && rd + 2 > RZ) {
+            return Err(unsupported(addr, i, "a register range past R254"));
+        }
+        let off = if shared {
+            f(i, Field::Off) * 4
+        } else {
+            sext(f(i, Field::Off), 20)
+        };
+        let wide_addr = !shared && flag(i, Field::E);
+        // A 32- or 64-bit operand from register `r` (a pair for 64 bits; RZ reads 0).
+        let val = |w: &Warp, r: u64, l: usize| {
+            let lo = u64::from(w.r(r, l));
+            if wide_val && r != RZ {
+                lo | u64::from(w.r(r + 1, l)) << 32
+            } else {
+                lo
+            }
+        };
+        for l in lanes(exec) {
+            let base = if wide_addr && ra != RZ {
+                u64::from(w.r(ra + 1, l)) << 32 | u64::from(w.r(ra, l))
+            } else {
+                u64::from(w.r(ra, l))
+            };
+            let at = if wide_addr {
+                base.wrapping_add(off)
+            } else {
+                base.wrapping_add(off) & 0xffff_ffff
+            };
+            let space = if shared { Space::Shared } else { Space::Global };
+            let b = val(w, rb, l);
+            let swap = if cas {
+                val(w, if rb == RZ { RZ } else { rb + nregs / 2 }, l)
+            } else {
+                0
+            };
+            let m = self.mem.bytes(addr, space, at, size)?;
+            let mut buf = [0u8; 8];
+            buf[..size as usize].copy_from_slice(m);
+            let old = u64::from_le_bytes(buf);
+            let new = match op {
+                9 if old == b => swap,
+                9 => old,
+                _ if wide_val => atomic_op64(op, signed, old, b),
+                _ => u64::from(atomic_op(op, signed, old as u32, b as u32)),
+            };
+            m.copy_from_slice(&new.to_le_bytes()[..size as usize]);
+            if !red {
+                w.set_r(rd, l, old as u32);
+                if wide_val && rd != RZ {
+                    w.set_r(rd + 1, l, (old >> 32) as u32);
+                }
+            }
         }
         Ok(())
     }
@@ -1000,7 +1176,9 @@ impl Sim<'_> {
                 detect(r)
             };
             w.set_r(rd, l, r);
-            w.set_p(plg, l, in_window);
+            // Plg is the same bit as CC.OF: "not in the shared window" (see the essay: ptxas's
+            // generic atomics branch to ATOMS when it is false).
+            w.set_p(plg, l, !in_window);
             if cc {
                 w.cc[l] = flags(carry, !in_window, r);
             }
@@ -1025,8 +1203,8 @@ impl Sim<'_> {
             flag(i, Field::Cc),
             f(i, Field::Mode),
         );
-        if mode == 3 || mode > 4 {
-            return Err(unsupported(addr, i, "XMAD.CSFU"));
+        if mode > 4 {
+            return Err(unsupported(addr, i, "XMAD mode 5..7"));
         }
         let h16 = |v: u32, high: bool, signed: bool| -> u32 {
             let h = if high { v >> 16 } else { v & 0xffff };
@@ -1045,6 +1223,7 @@ impl Sim<'_> {
             let cv = match mode {
                 1 => cv & 0xffff,
                 2 => cv >> 16,
+                3 => cv.wrapping_sub(csfu_fixup(av, ah, sa, bv, bh, sb) << 16),
                 4 => cv.wrapping_add(bv << 16),
                 _ => cv,
             };
@@ -1184,7 +1363,7 @@ impl Sim<'_> {
             sext(f(i, Field::Off), fi.max(1))
         };
         let wide = flag(i, Field::E);
-        let may_shared_p = get(i, Field::P).unwrap_or(PT);
+        let generic_p = get(i, Field::P).unwrap_or(PT);
         if matches!(i.form, LDC) && f(i, Field::Mode) != 0 {
             return Err(unsupported(addr, i, "LDC .IL/.IS/.ISL"));
         }
@@ -1206,12 +1385,14 @@ impl Sim<'_> {
                 LDL | STL => (Space::Local(thread), at),
                 LDC => (Space::Const(f(i, Field::Bank) as u8), at),
                 _ => {
-                    let may_shared = w.p(may_shared_p, l);
+                    // P true (PT by default): decode the windows; false: Plg said "in the
+                    // shared window", which had better be so.
+                    let decode = w.p(generic_p, l);
                     let in_window = |b: u64| at >= b && at - b < WINDOW_SIZE;
+                    if !decode && !in_window(SHARED_WINDOW_BASE) {
+                        return Err(SimError::PlgMismatch { addr, at });
+                    }
                     if in_window(SHARED_WINDOW_BASE) {
-                        if !may_shared {
-                            return Err(SimError::PlgMismatch { addr, at });
-                        }
                         (Space::Shared, at - SHARED_WINDOW_BASE)
                     } else if in_window(LOCAL_WINDOW_BASE) {
                         (Space::Local(thread), at - LOCAL_WINDOW_BASE)
@@ -1325,6 +1506,95 @@ fn add_term(v: u64, neg: bool, x: bool) -> u64 {
     } else {
         (!v & 0xffff_ffff) + 1
     }
+}
+
+/// The new memory value of a 32-bit atomic `op` (ATOM's encoding) on `old` with operand `b`.
+/// INC and DEC wrap as PTX says: INC gives 0 once old >= b, DEC gives b when old is 0 or
+/// above b.
+fn atomic_op(op: u64, signed: bool, old: u32, b: u32) -> u32 {
+    match op {
+        0 => old.wrapping_add(b),
+        1 if signed => (old as i32).min(b as i32) as u32,
+        1 => old.min(b),
+        2 if signed => (old as i32).max(b as i32) as u32,
+        2 => old.max(b),
+        3 => {
+            if old >= b {
+                0
+            } else {
+                old + 1
+            }
+        }
+        4 => {
+            if old == 0 || old > b {
+                b
+            } else {
+                old - 1
+            }
+        }
+        5 => old & b,
+        6 => old | b,
+        7 => old ^ b,
+        _ => b,
+    }
+}
+
+/// [`atomic_op`] on 64-bit values (no INC/DEC).
+fn atomic_op64(op: u64, signed: bool, old: u64, b: u64) -> u64 {
+    match op {
+        0 => old.wrapping_add(b),
+        1 if signed => (old as i64).min(b as i64) as u64,
+        1 => old.min(b),
+        2 if signed => (old as i64).max(b as i64) as u64,
+        2 => old.max(b),
+        5 => old & b,
+        6 => old | b,
+        7 => old ^ b,
+        _ => b,
+    }
+}
+
+/// PRMT's default mode (PTX `prmt.b32 d, a, b, c` is `PRMT d, a, c, b`): the bytes of
+/// {c:a} are numbered 0..7 from a's low byte; result byte k is the byte named by selector
+/// nibble k's low three bits, or that byte's sign (0x00/0xff) when the nibble's bit 3 is set.
+fn prmt(a: u32, sel: u32, c: u32) -> u32 {
+    let src = u64::from(a) | u64::from(c) << 32;
+    (0..4).fold(0, |d, k| {
+        let nib = sel >> (4 * k);
+        let byte = (src >> (8 * (nib & 7))) as u8;
+        let byte = if nib & 8 != 0 {
+            ((byte as i8) >> 7) as u8
+        } else {
+            byte
+        };
+        d | u32::from(byte) << (8 * k)
+    })
+}
+
+/// The .CSFU ("C sign fix-up") correction of XMAD, in units of 2^16 to subtract from C.
+///
+/// An inference from ptxas's mul.hi.s32 sequence (a = aH:aL, b = bH:bL, halves):
+/// `XMAD t, a, b` (aL·bL); `XMAD.U16.S16 u, a, b.H1` (aL·bH); `XMAD.S16.U16.CHI v, a.H1, b, t`
+/// (aH·bL + t>>16); `XMAD.S16.S16.CSFU w, a.H1, b.H1, RZ`; `IADD3.RS d, v, u, w`. IADD3.RS
+/// adds v and u as unsigned 32-bit numbers, so a negative partial product contributes an
+/// extra 2^32, i.e. 2^16 after the shift; w must take it back. `u` is negative exactly when
+/// bH < 0 and aL != 0, `v` exactly when aH < 0 and bL != 0 (aL·bL>>16 < bL). So .CSFU
+/// subtracts 2^16 for each signed selected half that is negative while the *other* half of
+/// the other operand is non-zero. This is the only rule under which that sequence computes
+/// the signed high word; tests/sim_mulhi.rs checks it on edge values against `ir::eval`.
+fn csfu_fixup(a: u32, ah: bool, sa: bool, b: u32, bh: bool, sb: bool) -> u32 {
+    let (a_sel, a_other) = if ah {
+        (a >> 16, a & 0xffff)
+    } else {
+        (a & 0xffff, a >> 16)
+    };
+    let (b_sel, b_other) = if bh {
+        (b >> 16, b & 0xffff)
+    } else {
+        (b & 0xffff, b >> 16)
+    };
+    let neg = |h: u32, signed: bool| signed && h & 0x8000 != 0;
+    u32::from(neg(a_sel, sa) && b_other != 0) + u32::from(neg(b_sel, sb) && a_other != 0)
 }
 
 /// IADD3 half select: 0 = whole, 1 = .H0, 2 = .H1 (zero-extended).

@@ -56,15 +56,18 @@
 //!
 //! * `LEA` (the low word) with `.CC`: CC.OF = !detect(result), with
 //!   `detect(lo) = (lo & 0xff000000) == c[0x0][0x0]`. CC.CF is the carry as usual.
-//! * `LEA` (32-bit) writing Plg: Plg = detect(result).
-//! * `LEA.HI` writing Plg: Plg = (result == 0) && !CC.OF, i.e. the 64-bit address
-//!   `{result : lo}` lies in the shared window, where the low word's detect comes from the
-//!   preceding `LEA .CC` through CC.OF. `LEA.HI .CC` passes the detect on the same way
-//!   (CC.OF = !(result == 0 && !CC.OF_in)) so U128 chains keep working.
-//! * Generic `LD`/`ST` predicate operand: true (including PT) means "may be in the shared
-//!   window: check it"; false means "not shared": the address is routed to local/global
-//!   only, and an address that *is* in the shared window is reported as
-//!   [`SimError::PlgMismatch`] (the miscompile it would be), never silently served.
+//! * Plg is the same "not in the shared window" bit as CC.OF: `LEA` (32-bit) writing Plg:
+//!   Plg = !detect(result). `LEA.HI` writing Plg: Plg = !((result == 0) && !CC.OF), i.e.
+//!   false exactly when the 64-bit address `{result : lo}` lies in the shared window, the
+//!   low word's detect coming from the preceding `LEA .CC` through CC.OF. `LEA.HI .CC`
+//!   passes the detect on the same way (CC.OF = Plg) so U128 chains keep working.
+//! * The polarity is ptxas's: for a generic `atom` it computes `LEA.HI.X P0` and branches
+//!   `@!P0` to an `ATOMS` on the address masked to the window offset, `ATOM` otherwise. So a
+//!   false Plg means "shared".
+//! * Generic `LD`/`ST` predicate operand: true (including PT) means "decode the windows";
+//!   false means "shared" (Plg's word for it). A false predicate on an address outside the
+//!   shared window is reported as [`SimError::PlgMismatch`] (the miscompile it would be),
+//!   never silently served.
 //!
 //! # Instruction semantics
 //!
@@ -84,7 +87,8 @@
 //!   correctly. `.PO` (both negation bits) is Ra + B + 1. `.SAT` is not modelled.
 //!   `IADD32I` likewise with a 32-bit immediate. `IADD3`: Rd = ±A + ±B + ±C (+CF with .X), the
 //!   register form's .H0/.H1 halves (zero-extended) and .RS/.LS (shift A+B right/left by 16
-//!   before adding C); CC.CF = whether the sum carries past bit 31.
+//!   before adding C; .RS shifts the whole sum, its carry bits 32..33 included, which ptxas's
+//!   mul.hi sequences rely on); CC.CF = whether the sum carries past bit 31.
 //! * `ISCADD`: Rd = (±Ra << s) + ±B, carry as IADD. `ISCADD32I`: (Ra << s) + imm32.
 //! * `LEA`: Rd = lo32((±Ra) << s) + B [+CF with .X]; `.CC` writes CF (carry) and OF (see Plg).
 //!   `LEA.HI`: Rd = hi32((±{Rc:Ra}) << s) + B [+CF with .X], the negation being of the 64-bit
@@ -103,7 +107,11 @@
 //!   (.CLO), or its high half (.CHI), or Rc + (B << 16) (.CBCC, B the whole 32-bit operand).
 //!   Rd = p + C [+CF with .X], CF out with .CC. `.MRG` then replaces Rd's high half with B's low
 //!   half. This makes ptxas's multiply idiom `XMAD t,a,b,RZ; XMAD.MRG u,a,b.H1,RZ;
-//!   XMAD.PSL.CBCC d,a.H1,u.H1,t` compute a·b mod 2^32. .CSFU is not modelled (Unsupported).
+//!   XMAD.PSL.CBCC d,a.H1,u.H1,t` compute a·b mod 2^32. `.CSFU` ("C sign fix-up") is C minus
+//!   2^16 for each selected half that is signed and negative while the other operand's
+//!   *other* half is non-zero: an inference, the one rule under which ptxas's mul.hi.s32
+//!   sequence (`XMAD.S16.S16.CSFU w, a.H1, b.H1, RZ` feeding `IADD3.RS`) is right (see
+//!   `csfu_fixup`; tests/sim_mulhi.rs checks it on edge values against `ir::eval`).
 //! * `SEL`: Rd = Psel ? Ra : B. `ICMP`: Rd = (Rc cmp 0) ? Ra : B. `IMNMX`: min when the
 //!   predicate holds, else max (signed or unsigned); the .XLO/.XMED/.XHI modes are Unsupported.
 //! * `ISETP`: c = (Ra cmp B) signed or .U32; Pd0 = c BOP Pacc, Pd1 = !c BOP Pacc. With .X the
@@ -145,10 +153,24 @@
 //!   predicate holds, else max; a NaN operand yields the other), `VOTE.ALL/ANY/EQ` (Rd = the
 //!   ballot of the executing lanes, Pd = the vote).
 //!
-//! Not modelled (Unsupported with the address): IMUL/IMAD, PRMT, SHFL and atomics (the
-//! instruction set description has no forms for them yet; their words are recognised by opcode
-//! so the error names them), FP64, MUFU, F2F, other I2F/F2I sizes, FSET,
-//! PSET, CAL/RET/BRX, and the modifiers listed above.
+//! * `IMUL`, `IMUL32I`: the low (or, with .HI, high) word of the 64-bit product of Ra and B,
+//!   each read as signed (.S32) or unsigned; .CC is Unsupported.
+//! * `PRMT` (default mode; .F4E/.B4E/.RC8/.ECL/.ECR/.RC16 are Unsupported): PTX `prmt.b32
+//!   d, a, b, c` is `PRMT d, a, c, b`; result byte k is byte (nibble k & 7) of {Rc:Ra}, or its
+//!   sign replicated when nibble bit 3 is set.
+//! * `SHFL.IDX/UP/DOWN/BFLY`: PTX's `shfl` rule with b = lane/offset and c = clamp | segment
+//!   mask << 8; Pd = the source lane is in range (else the lane keeps its own Ra). A source
+//!   lane that is not executing is read anyway (PTX: undefined).
+//! * `ATOM`/`RED` (global, `.E` 64-bit address) and `ATOMS` (shared, offset in words):
+//!   ADD, MIN, MAX (.S32/.S64 signed), INC and DEC (32-bit), AND, OR, XOR, EXCH on 32- or
+//!   64-bit values (register pairs), and `ATOM(S).CAS[.64]` (Rb compare, then the new value
+//!   at Rb+1, or Rb+2:Rb+3). Lanes act one after another in lane order (one of the orders
+//!   hardware may choose); float and 128-bit atomics are Unsupported. ATOM is not a generic
+//!   access: ptxas routes shared-window addresses to ATOMS itself (see Plg above).
+//!
+//! Not modelled (Unsupported with the address): IMAD (recognised by opcode, since the
+//! instruction set description has no form for it), FP64, MUFU, F2F, other I2F/F2I sizes,
+//! FSET, PSET, CAL/RET/BRX, and the modifiers listed above.
 
 mod cubin;
 mod exec;
@@ -214,8 +236,8 @@ pub enum SimError {
         size: u32,
     },
     #[error(
-        "0x{addr:04x}: generic access at 0x{at:x} is in the shared window but its predicate \
-         says it is not shared (a wrong Plg)"
+        "0x{addr:04x}: generic access at 0x{at:x} is outside the shared window but its \
+         predicate says it is shared (a wrong Plg)"
     )]
     PlgMismatch { addr: u64, at: u64 },
     #[error("0x{addr:04x}: {what}")]
@@ -292,28 +314,15 @@ impl Program {
 }
 
 /// Instructions ptxas emits that `isa/sm50.isa` does not describe yet, recognised by their
-/// opcode bits (48..63, value and mask) so the error can name them. IMUL, IMUL32I and the
-/// atomics are from sm50-isa.md §3.3/§3.5; PRMT, IMAD and SHFL from envytools' `gm107.c`
-/// (not verified here; they only name an error).
+/// opcode bits (48..63, value and mask) so the error can name them: IMAD, from envytools'
+/// `gm107.c` (not verified here; it only names an error). PRMT, IMUL, SHFL and the atomics
+/// have decoder forms now and are handled (or refused by name) in `exec`.
 fn missing_form(w: u64) -> Option<&'static str> {
     const TABLE: &[(u16, u16, &str)] = &[
-        (0x5bc0, 0xfff8, "PRMT"),
-        (0x4bc0, 0xfff8, "PRMT"),
-        (0x36c0, 0xfef8, "PRMT"),
-        (0x5c38, 0xfff8, "IMUL"),
-        (0x4c38, 0xfff8, "IMUL"),
-        (0x3838, 0xfef8, "IMUL"),
-        (0x1f00, 0xff00, "IMUL32I"),
         (0x5a00, 0xff80, "IMAD"),
         (0x4a00, 0xff80, "IMAD"),
         (0x5200, 0xff80, "IMAD"),
         (0x3400, 0xfe80, "IMAD"),
-        (0xeef0, 0xfff0, "ATOM.CAS"),
-        (0xed00, 0xff00, "ATOM"),
-        (0xebf8, 0xfff8, "RED"),
-        (0xee40, 0xfff0, "ATOMS.CAS"),
-        (0xec00, 0xff00, "ATOMS"),
-        (0xef10, 0xfff8, "SHFL"),
     ];
     let top = (w >> 48) as u16;
     TABLE
