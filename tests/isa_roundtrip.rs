@@ -152,7 +152,10 @@ fn condition_code_reads_and_writes() {
     }
     let bra_t = 0xe2400fffff87000f; // BRA self (test T)
     let bra_neu = 0xe2400fffff87000d; // BRA CC.NEU self
-    assert_eq!(sm50::print(&sm50::decode(bra_neu).unwrap(), 0x10, 0), "BRA CC.NEU, 0x10");
+    assert_eq!(
+        sm50::print(&sm50::decode(bra_neu).unwrap(), 0x10, 0),
+        "BRA CC.NEU, 0x10"
+    );
     assert_eq!(cc_ops(bra_t), Vec::<bool>::new());
     assert_eq!(cc_ops(bra_neu), vec![false]);
     assert_eq!(cc_ops(0xe30000000007000f), Vec::<bool>::new()); // EXIT

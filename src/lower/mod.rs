@@ -19,9 +19,12 @@
 //!
 //! # The generic-access predicate
 //!
-//! A generic `LD`/`ST` takes a predicate that says "the address is in the shared window"
-//! (sm50-isa.md §3.2; what exactly the hardware does with it is an open question). PT is the
-//! always-correct answer (full window check, as nouveau does). When a chain computes the
+//! A generic `LD`/`ST` takes a window predicate (sm50-isa.md §3.2; what exactly the hardware
+//! does with it is an open question). Our model, shared with `sim`: `Plg` is *not in the
+//! shared window* (the bit the seed calls CC.OF = !(shared-window-detect)); ptxas's generic
+//! atomics branch `@!P0` to `ATOMS`, which fixes that polarity. On LD/ST, true means "decode
+//! the windows" and false means "shared", so PT is the always-correct answer (full window
+//! check, as nouveau does), and the chain's own `Plg` is correct for the address it computed. When a chain computes the
 //! address anyway, its last `LEA` writes `Plg` for free and the access uses it. Without
 //! [`LowerOptions::assume_inbounds`], `Plg` must describe the *final* address, so a non-zero
 //! displacement is added inside the chain (two more LEAs, as ptxas also spends); with it, the
