@@ -2,11 +2,12 @@
 //! diagnostics (never a panic); every cubin produced passes the hazard checker on its decoded
 //! code, and (with the oracle) cuobjdump accepts it and prints exactly our listing.
 
+mod common;
+
 use leafold::cubin;
 use leafold::driver::{compile, Emit, Options};
 use leafold::oracle::Oracle;
-use leafold::sm50::sched::check::check_hazards;
-use leafold::sm50::{self, Bundle, Field, Form};
+use leafold::sm50::sched::check::check_code;
 
 fn corpus() -> Vec<(String, String)> {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/corpus/ptx");
@@ -25,53 +26,6 @@ fn corpus() -> Vec<(String, String)> {
         .collect();
     v.sort();
     v
-}
-
-fn parse_lines(out: &str) -> Vec<(u64, String)> {
-    let mut v = Vec::new();
-    for line in out.lines() {
-        let Some(p) = line.find("/*") else { continue };
-        let rest = &line[p + 2..];
-        let Some(e) = rest.find("*/") else { continue };
-        let Ok(addr) = u64::from_str_radix(&rest[..e], 16) else {
-            continue;
-        };
-        let text = rest[e + 2..].split("/*").next().unwrap_or("").trim();
-        v.push((addr, text.trim_end_matches(';').trim().to_string()));
-    }
-    v
-}
-
-/// Hazards in one kernel's `.text` (decoded; padding after the last `BRA` self dropped).
-fn hazards(code: &[u64]) -> Vec<String> {
-    let mut insts = Vec::new();
-    let mut ctrl = Vec::new();
-    for b in code.chunks(4) {
-        let c = Bundle::split_ctrl(b[0]);
-        for k in 0..3 {
-            insts.push(sm50::decode(b[1 + k]).expect("our code decodes"));
-            ctrl.push(c[k]);
-        }
-    }
-    let mut targets = vec![None; insts.len()];
-    for (n, i) in insts.iter().enumerate() {
-        if matches!(i.form, Form::BRA | Form::SSY | Form::PBK) {
-            let addr = (n / 3 * 32 + 8 + n % 3 * 8) as u64;
-            let rel = sm50::rt::sext(i.get(Field::Rel).unwrap(), 24);
-            let mut t = addr.wrapping_add(8).wrapping_add(rel);
-            if t % 32 == 0 {
-                t += 8;
-            }
-            targets[n] = Some((t / 32 * 3 + (t % 32 - 8) / 8) as usize);
-        }
-    }
-    let live = insts.len()
-        - insts
-            .iter()
-            .rev()
-            .take_while(|i| i.form == Form::NOP)
-            .count();
-    check_hazards(&insts[..live], &ctrl[..live], &targets[..live])
 }
 
 #[test]
@@ -97,7 +51,7 @@ fn corpus_compiles_or_gets_diagnostics_and_output_is_hazard_free() {
         let c = cubin::read(&out.cubin).unwrap_or_else(|e| panic!("{name}: {e}"));
         for k in &c.kernels {
             kernels += 1;
-            let errs = hazards(&k.code);
+            let errs = check_code(&k.code);
             assert!(errs.is_empty(), "{name} {}: {errs:#?}", k.name);
         }
         if let Some(o) = &oracle {
@@ -106,8 +60,8 @@ fn corpus_compiles_or_gets_diagnostics_and_output_is_hazard_free() {
                 .unwrap_or_else(|e| panic!("{name}: cuobjdump rejects our cubin: {e}"));
             // cuobjdump lists kernels in file order (the reverse of PTX order); compare sets
             // of (address, text) per kernel by sorting both listings.
-            let mut theirs = parse_lines(&sass);
-            let mut ours = parse_lines(&out.sass);
+            let mut theirs = common::parse_lines(&sass);
+            let mut ours = common::parse_lines(&out.sass);
             theirs.sort();
             ours.sort();
             assert_eq!(theirs, ours, "{name}");

@@ -3,13 +3,15 @@
 //! cuobjdump/nvdisasm accept it and print exactly our listing, and the SM50 simulator running
 //! our code produces the same memory as the IR reference interpreter.
 
+mod common;
+
 use leafold::cubin;
 use leafold::driver::{compile, Emit, Options};
 use leafold::ir::eval::{self, GlobalRegion, Launch};
 use leafold::oracle::Oracle;
 use leafold::sim::{self, KernelInfo};
-use leafold::sm50::sched::check::check_hazards;
-use leafold::sm50::{self, Bundle, Ctrl, Field, Form, Inst};
+use leafold::sm50::sched::check::{check_hazards, decode_text};
+use leafold::sm50;
 use leafold::SourceFile;
 
 const SEED: &str = include_str!("../examples/seed_lea.ptx");
@@ -57,59 +59,6 @@ fn opts(name: &str) -> Options {
     }
 }
 
-/// Instruction lines `(address, text)` of a cuobjdump-style listing.
-fn parse_lines(out: &str) -> Vec<(u64, String)> {
-    let mut v = Vec::new();
-    for line in out.lines() {
-        let Some(p) = line.find("/*") else { continue };
-        let rest = &line[p + 2..];
-        let Some(e) = rest.find("*/") else { continue };
-        let Ok(addr) = u64::from_str_radix(&rest[..e], 16) else {
-            continue;
-        };
-        let text = rest[e + 2..].split("/*").next().unwrap_or("").trim();
-        let text = text.trim_end_matches(';').trim();
-        v.push((addr, text.to_string()));
-    }
-    v
-}
-
-/// Decode `.text` words into instructions, control fields and branch targets (indices),
-/// stopping at the padding after the final `BRA` self.
-fn decode_text(code: &[u64]) -> (Vec<Inst>, Vec<Ctrl>, Vec<Option<usize>>) {
-    let mut insts = Vec::new();
-    let mut ctrl = Vec::new();
-    for b in code.chunks(4) {
-        let c = Bundle::split_ctrl(b[0]);
-        for k in 0..3 {
-            insts.push(sm50::decode(b[1 + k]).expect("our code decodes"));
-            ctrl.push(c[k]);
-        }
-    }
-    let mut targets = vec![None; insts.len()];
-    for (n, i) in insts.iter().enumerate() {
-        if matches!(i.form, Form::BRA | Form::SSY | Form::PBK) {
-            let addr = (n / 3 * 32 + 8 + n % 3 * 8) as u64;
-            let rel = sm50::rt::sext(i.get(Field::Rel).unwrap(), 24);
-            let mut t = addr.wrapping_add(8).wrapping_add(rel);
-            if t % 32 == 0 {
-                t += 8; // a slot-0 target encoded as its bundle base
-            }
-            targets[n] = Some((t / 32 * 3 + (t % 32 - 8) / 8) as usize);
-        }
-    }
-    let live = insts.len()
-        - insts
-            .iter()
-            .rev()
-            .take_while(|i| i.form == Form::NOP)
-            .count();
-    insts.truncate(live);
-    ctrl.truncate(live);
-    targets.truncate(live);
-    (insts, ctrl, targets)
-}
-
 fn kernel_code(cubin_bytes: &[u8]) -> (Vec<u64>, u32) {
     let c = cubin::read(cubin_bytes).expect("our cubin reads back");
     assert_eq!(c.kernels.len(), 1);
@@ -135,7 +84,7 @@ fn seed_compiles_and_reports_like_ptxas() {
     )));
     let (code, regs) = kernel_code(&out.cubin);
     assert_eq!(regs, k.registers);
-    let (insts, ctrl, targets) = decode_text(&code);
+    let (insts, ctrl, targets) = decode_text(&code).expect("our code decodes");
     assert_eq!(
         insts[0],
         sm50::decode(0x4c98078000870001).unwrap(),
@@ -144,7 +93,7 @@ fn seed_compiles_and_reports_like_ptxas() {
     let errs = check_hazards(&insts, &ctrl, &targets);
     assert!(errs.is_empty(), "{errs:#?}\n{}", out.sass);
     // The listing shows the same instructions the cubin holds.
-    assert_eq!(parse_lines(&out.text).len(), code.len() / 4 * 3);
+    assert_eq!(common::parse_lines(&out.text).len(), code.len() / 4 * 3);
 }
 
 #[test]
@@ -152,7 +101,7 @@ fn loop_kernel_is_hazard_free() {
     let out = compile(LOOP, &opts("loop.ptx"))
         .unwrap_or_else(|d| panic!("{}", leafold::error::render_all(&d.0)));
     let (code, _) = kernel_code(&out.cubin);
-    let (insts, ctrl, targets) = decode_text(&code);
+    let (insts, ctrl, targets) = decode_text(&code).expect("our code decodes");
     assert!(targets.iter().any(Option::is_some), "{}", out.sass);
     let errs = check_hazards(&insts, &ctrl, &targets);
     assert!(errs.is_empty(), "{errs:#?}\n{}", out.sass);
@@ -175,22 +124,26 @@ fn oracle_accepts_compiled_cubins() {
     ] {
         let out = compile(src, &o).unwrap();
         let (code, _) = kernel_code(&out.cubin);
-        let (insts, ctrl, targets) = decode_text(&code);
+        let (insts, ctrl, targets) = decode_text(&code).expect("our code decodes");
         let errs = check_hazards(&insts, &ctrl, &targets);
         assert!(errs.is_empty(), "{name}: {errs:#?}");
         let sass = oracle
             .cuobjdump(&out.cubin, "-sass")
             .unwrap_or_else(|e| panic!("{name}: cuobjdump rejects our cubin: {e}"));
         assert_eq!(
-            parse_lines(&sass),
-            parse_lines(&out.sass),
+            common::parse_lines(&sass),
+            common::parse_lines(&out.sass),
             "{name}:\n{sass}"
         );
         let (code, _) = kernel_code(&out.cubin);
         let raw = oracle
             .nvdisasm_raw(&code)
             .expect("nvdisasm accepts every control field");
-        assert_eq!(parse_lines(&raw), parse_lines(&out.sass), "{name}");
+        assert_eq!(
+            common::parse_lines(&raw),
+            common::parse_lines(&out.sass),
+            "{name}"
+        );
     }
 }
 

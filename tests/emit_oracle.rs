@@ -3,6 +3,8 @@
 //! words (so every control field is legal), and both print, line for line, exactly what our
 //! printer prints. The independent hazard checker must pass on the same code.
 
+mod common;
+
 use leafold::cubin::{self, CubinSpec, KernelSpec, ParamSpec};
 use leafold::oracle::Oracle;
 use leafold::sm50::sched::bundle::{exit, layout, Body, Laid};
@@ -142,23 +144,6 @@ fn guarded_copy() -> Body {
     Body { insts, targets }
 }
 
-/// nvdisasm/cuobjdump instruction lines: (address, text without the trailing `;`).
-fn parse_lines(out: &str) -> Vec<(u64, String)> {
-    let mut v = Vec::new();
-    for line in out.lines() {
-        let Some(p) = line.find("/*") else { continue };
-        let rest = &line[p + 2..];
-        let Some(e) = rest.find("*/") else { continue };
-        let Ok(addr) = u64::from_str_radix(&rest[..e], 16) else {
-            continue;
-        };
-        let text = rest[e + 2..].split("/*").next().unwrap_or("").trim();
-        let text = text.trim_end_matches(';').trim();
-        v.push((addr, text.to_string()));
-    }
-    v
-}
-
 fn ours(laid: &Laid) -> Vec<(u64, String)> {
     laid.placed
         .iter()
@@ -190,7 +175,7 @@ fn check_kernel(oracle: &Oracle, name: &str, body: &Body, params: Vec<ParamSpec>
             .nvdisasm_raw(&laid.code)
             .expect("nvdisasm accepts the code");
         assert_eq!(
-            parse_lines(&raw),
+            common::parse_lines(&raw),
             ours(&laid),
             "{name} {mode:?}: nvdisasm text"
         );
@@ -216,7 +201,7 @@ fn check_kernel(oracle: &Oracle, name: &str, body: &Body, params: Vec<ParamSpec>
             .expect("cuobjdump accepts the cubin");
         assert!(sass.contains(&format!("Function : {name}")), "{sass}");
         assert_eq!(
-            parse_lines(&sass),
+            common::parse_lines(&sass),
             ours(&laid),
             "{name} {mode:?}: cuobjdump text"
         );

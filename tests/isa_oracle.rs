@@ -4,6 +4,8 @@
 //! Also checks that the control fields nvdisasm rejects are the ones `Ctrl::validate`
 //! rejects.
 
+mod common;
+
 use leafold::oracle::Oracle;
 use leafold::sm50::{self, Bundle, Ctrl, Form, Inst, FORMS};
 
@@ -40,23 +42,6 @@ fn random_ctrl(rng: &mut Rng, variable: bool) -> Ctrl {
     }
 }
 
-/// Parse nvdisasm's instruction lines: (address, text).
-fn parse_lines(out: &str) -> Vec<(u64, String)> {
-    let mut v = Vec::new();
-    for line in out.lines() {
-        let Some(p) = line.find("/*") else { continue };
-        let rest = &line[p + 2..];
-        let Some(e) = rest.find("*/") else { continue };
-        let Ok(addr) = u64::from_str_radix(&rest[..e], 16) else {
-            continue;
-        };
-        let text = rest[e + 2..].split("/*").next().unwrap_or("").trim();
-        let text = text.trim_end_matches(';').trim();
-        v.push((addr, text.to_string()));
-    }
-    v
-}
-
 /// Disassemble `insts` with their control fields; returns (ours, nvdisasm's) per line.
 fn check_batch(
     oracle: &Oracle,
@@ -79,7 +64,8 @@ fn check_batch(
         words.extend(b.insts);
     }
     let out = oracle.nvdisasm_raw(&words).map_err(|e| e.to_string())?;
-    let theirs: std::collections::HashMap<u64, String> = parse_lines(&out).into_iter().collect();
+    let theirs: std::collections::HashMap<u64, String> =
+        common::parse_lines(&out).into_iter().collect();
     Ok(ours
         .into_iter()
         .map(|(a, t, w)| (t, theirs.get(&a).cloned().unwrap_or_default(), w))

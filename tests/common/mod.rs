@@ -115,3 +115,21 @@ pub fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec
             .collect()
     })
 }
+
+/// Instruction lines `(address, text)` of an nvdisasm or cuobjdump listing, the text without
+/// its trailing `;` (control-word-only lines have no text and are skipped by callers' zips).
+pub fn parse_lines(out: &str) -> Vec<(u64, String)> {
+    let mut v = Vec::new();
+    for line in out.lines() {
+        let Some(p) = line.find("/*") else { continue };
+        let rest = &line[p + 2..];
+        let Some(e) = rest.find("*/") else { continue };
+        let Ok(addr) = u64::from_str_radix(&rest[..e], 16) else {
+            continue;
+        };
+        let text = rest[e + 2..].split("/*").next().unwrap_or("").trim();
+        let text = text.trim_end_matches(';').trim();
+        v.push((addr, text.to_string()));
+    }
+    v
+}

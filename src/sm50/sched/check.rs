@@ -18,7 +18,61 @@
 //! * every control field passes [`crate::sm50::Ctrl::validate`].
 
 use super::{access, bare_transfer, fixed_latency, is_control, leaders, Access, LAT_BARRIER};
-use crate::sm50::{Ctrl, Inst};
+use crate::sm50::{self, Bundle, Ctrl, DecodeError, Field, Form, Inst};
+
+/// Instructions, their control fields and branch targets (instruction indices), as
+/// [`check_hazards`] takes them.
+pub type DecodedText = (Vec<Inst>, Vec<Ctrl>, Vec<Option<usize>>);
+
+/// Decode a kernel's `.text` words (bundles of a control word and three instructions) into
+/// instructions, their control fields and their branch targets (instruction indices), and
+/// drop the NOP padding after the last instruction. A BRA/SSY/PBK target in slot 0 may be
+/// encoded as its bundle's base (ptxas's habit); both spellings give the same index.
+pub fn decode_text(code: &[u64]) -> Result<DecodedText, DecodeError> {
+    let mut insts = Vec::new();
+    let mut ctrl = Vec::new();
+    for b in code.chunks(4) {
+        let c = Bundle::split_ctrl(b[0]);
+        for (k, &word) in b.iter().skip(1).enumerate() {
+            insts.push(sm50::decode(word)?);
+            ctrl.push(c[k]);
+        }
+    }
+    let mut targets = vec![None; insts.len()];
+    for (n, i) in insts.iter().enumerate() {
+        if matches!(i.form, Form::BRA | Form::SSY | Form::PBK) {
+            let Some(rel) = i.get(Field::Rel) else {
+                continue;
+            };
+            let addr = (n / 3 * 32 + 8 + n % 3 * 8) as u64;
+            let mut t = addr.wrapping_add(8).wrapping_add(sm50::rt::sext(rel, 24));
+            if t % 32 == 0 {
+                t += 8;
+            }
+            let index = (t / 32).checked_mul(3).zip((t % 32).checked_sub(8));
+            targets[n] = index.map(|(b, s)| (b + s / 8) as usize);
+        }
+    }
+    let live = insts.len()
+        - insts
+            .iter()
+            .rev()
+            .take_while(|i| i.form == Form::NOP)
+            .count();
+    insts.truncate(live);
+    ctrl.truncate(live);
+    targets.truncate(live);
+    Ok((insts, ctrl, targets))
+}
+
+/// [`check_hazards`] over a kernel's `.text` words; a word that does not decode is reported
+/// as a violation too.
+pub fn check_code(code: &[u64]) -> Vec<String> {
+    match decode_text(code) {
+        Ok((insts, ctrl, targets)) => check_hazards(&insts, &ctrl, &targets),
+        Err(e) => vec![e.to_string()],
+    }
+}
 
 /// Check `ctrl` for `insts`; returns one message per violation.
 pub fn check_hazards(insts: &[Inst], ctrl: &[Ctrl], targets: &[Option<usize>]) -> Vec<String> {
