@@ -10,8 +10,8 @@ use leafold::driver::{compile, Emit, Options};
 use leafold::ir::eval::{self, GlobalRegion, Launch};
 use leafold::oracle::Oracle;
 use leafold::sim::{self, KernelInfo};
-use leafold::sm50::sched::check::{check_hazards, decode_text};
 use leafold::sm50;
+use leafold::sm50::sched::check::{check_hazards, decode_text};
 use leafold::SourceFile;
 
 const SEED: &str = include_str!("../examples/seed_lea.ptx");
