@@ -799,7 +799,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             if let Some(s) = self.scopes[k].syms.get(name) {
                 return Some(Err(s.clone()));
             }
-            if let Some((prefix, n)) = split_numbered(name) {
+            if let Some((prefix, n)) = crate::ptx::check::split_numbered(name) {
                 let hit = self.scopes[k]
                     .ranges
                     .get(prefix)
@@ -2518,21 +2518,4 @@ fn instr_name(i: &Instruction) -> String {
         s.push_str(&m.text());
     }
     s
-}
-
-/// Split `%rd12` into (`%rd`, 12), as the checker does for `%rd<N>` declarations.
-fn split_numbered(name: &str) -> Option<(&str, u32)> {
-    let digits = name
-        .bytes()
-        .rev()
-        .take_while(|b| b.is_ascii_digit())
-        .count();
-    if digits == 0 || digits == name.len() {
-        return None;
-    }
-    let (prefix, num) = name.split_at(name.len() - digits);
-    if num.len() > 1 && num.starts_with('0') {
-        return None;
-    }
-    Some((prefix, num.parse().ok()?))
 }

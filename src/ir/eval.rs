@@ -107,6 +107,36 @@ pub struct Launch {
 }
 
 impl Launch {
+    /// Check the caller's global regions: none wraps around the address space, none overlaps
+    /// `windows` (the generic-address windows of the model running them), and none overlaps
+    /// another region or `reserved` (e.g. the module's own `.global` variables). The message
+    /// is the reason, for the runner's `BadLaunch` error. Shared by `ir::eval` and `sim`, so
+    /// both accept exactly the same launches.
+    pub fn check_global_regions(
+        &self,
+        windows: std::ops::Range<u64>,
+        reserved: Option<(u64, u64)>,
+    ) -> Result<(), String> {
+        let mut spans: Vec<(u64, u64)> = Vec::new();
+        for r in &self.global {
+            let Some(end) = r.base.checked_add(r.bytes.len() as u64) else {
+                return Err(format!("region at 0x{:x} wraps around", r.base));
+            };
+            if r.base < windows.end && end > windows.start {
+                return Err(format!("region at 0x{:x} overlaps a window", r.base));
+            }
+            spans.push((r.base, end));
+        }
+        spans.extend(reserved);
+        spans.sort();
+        for w in spans.windows(2) {
+            if w[1].0 < w[0].1 {
+                return Err(format!("global regions at 0x{:x} overlap", w[1].0));
+            }
+        }
+        Ok(())
+    }
+
     pub fn new(grid: [u32; 3], block: [u32; 3]) -> Launch {
         Launch {
             grid,
@@ -319,25 +349,11 @@ struct Memory {
 impl Memory {
     fn new(module: &Module, layout: &VarLayout, launch: &Launch) -> Result<Memory, EvalError> {
         let bad = |m: String| Err(EvalError::BadLaunch(m));
+        let module_globals = (layout.global_size > 0)
+            .then(|| (MODULE_GLOBAL_BASE, MODULE_GLOBAL_BASE + layout.global_size));
         let windows = SHARED_WINDOW_BASE..CONST_WINDOW_BASE + WINDOW_SIZE;
-        let mut spans: Vec<(u64, u64)> = Vec::new();
-        for r in &launch.global {
-            let Some(end) = r.base.checked_add(r.bytes.len() as u64) else {
-                return bad(format!("region at 0x{:x} wraps around", r.base));
-            };
-            if r.base < windows.end && end > windows.start {
-                return bad(format!("region at 0x{:x} overlaps a window", r.base));
-            }
-            spans.push((r.base, end));
-        }
-        if layout.global_size > 0 {
-            spans.push((MODULE_GLOBAL_BASE, MODULE_GLOBAL_BASE + layout.global_size));
-        }
-        spans.sort();
-        for w in spans.windows(2) {
-            if w[1].0 < w[0].1 {
-                return bad(format!("global regions at 0x{:x} overlap", w[1].0));
-            }
+        if let Err(m) = launch.check_global_regions(windows, module_globals) {
+            return bad(m);
         }
         let shared_static = layout.shared_size.next_multiple_of(16);
         let shared_total = shared_static + u64::from(launch.dynamic_shared);

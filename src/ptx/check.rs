@@ -71,8 +71,9 @@ struct Checker<'a, 'f> {
     in_control: bool,
 }
 
-/// Split `%rd12` into (`%rd`, 12) for parameterized register lookup.
-fn split_numbered(name: &str) -> Option<(&str, u32)> {
+/// Split `%rd12` into (`%rd`, 12) for parameterized register lookup (`%rd<N>` declarations);
+/// `None` for names without a number or with a leading zero (`%r01` is its own name).
+pub fn split_numbered(name: &str) -> Option<(&str, u32)> {
     let digits = name
         .bytes()
         .rev()

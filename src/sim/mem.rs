@@ -51,21 +51,8 @@ impl Memory {
     pub fn new(info: &KernelInfo, launch: &Launch) -> Result<Memory, SimError> {
         let bad = |m: String| Err(SimError::BadLaunch(m));
         let windows = SHARED_WINDOW_BASE..LOCAL_WINDOW_BASE + WINDOW_SIZE;
-        let mut spans = Vec::new();
-        for r in &launch.global {
-            let Some(end) = r.base.checked_add(r.bytes.len() as u64) else {
-                return bad(format!("region at 0x{:x} wraps around", r.base));
-            };
-            if r.base < windows.end && end > windows.start {
-                return bad(format!("region at 0x{:x} overlaps a window", r.base));
-            }
-            spans.push((r.base, end));
-        }
-        spans.sort();
-        for w in spans.windows(2) {
-            if w[1].0 < w[0].1 {
-                return bad(format!("global regions at 0x{:x} overlap", w[1].0));
-            }
+        if let Err(m) = launch.check_global_regions(windows, None) {
+            return bad(m);
         }
         if (launch.params.len() as u64) < u64::from(info.param_size) {
             return bad(format!(
