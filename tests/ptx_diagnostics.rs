@@ -286,3 +286,83 @@ fn declared_function_never_defined() {
         "t.ptx:3:7: error: function 'g' is declared but never defined (declare it .extern if it lives elsewhere)\n3 | .func g ();\n  |       ^\n",
     );
 }
+
+/// A kernel declaring registers of every shape, with `line` as its only instruction (line 10).
+fn typed_kernel(line: &str) -> String {
+    format!(
+        ".version 7.0\n.target sm_50\n.address_size 64\n.entry k()\n{{\n\t.reg .u32 %r<4>;\n\t.reg .u64 %rd<4>;\n\t.reg .pred %p<3>;\n\t.reg .f32 %f<3>;\n\t{line}\n\tret;\n}}\n"
+    )
+}
+
+/// `line` is rejected with exactly one type-mismatch error on `operand` (its first occurrence
+/// after the opcode), which is declared `.decl` where the instruction wants `.want`.
+fn expect_mismatch(line: &str, operand: &str, decl: &str, want: &str) {
+    let opcode = line.split_whitespace().next().unwrap();
+    let after = line.find(' ').unwrap();
+    let col = 2 + after + line[after..].find(operand).unwrap();
+    let caret = format!("{}{}", " ".repeat(col), "^".repeat(operand.len()));
+    let expected = format!(
+        "t.ptx:10:{col}: error: type mismatch: '{operand}' is .{decl} but '{opcode}' expects .{want}\n10 |  {line}\n   |{caret}\n"
+    );
+    expect_error(&typed_kernel(line), &expected);
+}
+
+fn expect_clean(line: &str) {
+    let (got, is_err) = render(&typed_kernel(line));
+    assert!(!is_err, "`{line}` was rejected:\n{got}");
+}
+
+/// The operand typing rules of opcodes whose operands do not all share the instruction type
+/// (seeds §6.1: operand types must be compatible with the instruction type).
+#[test]
+fn operand_types_of_mixed_type_opcodes() {
+    // atom/red: every non-address operand has the instruction type.
+    expect_mismatch("atom.global.add.u32 %r1, [%rd1], %f1;", "%f1", "f32", "u32");
+    expect_mismatch("red.global.add.u64 [%rd1], %f1;", "%f1", "f32", "u64");
+    expect_clean("atom.global.cas.b32 %r1, [%rd1], %r2, %r3;");
+    // bfe: d, a typed; b, c .u32.
+    expect_mismatch("bfe.u32 %r1, %r2, %rd1, 8;", "%rd1", "u64", "u32");
+    expect_mismatch("bfe.u64 %r1, %rd2, 0, 8;", "%r1", "u32", "u64");
+    expect_clean("bfe.s64 %rd1, %rd2, %r1, %r2;");
+    // bfi: f, a, b typed; c, d .u32.
+    expect_mismatch("bfi.b64 %rd1, %rd2, %rd3, %r1, %rd0;", "%rd0", "u64", "u32");
+    expect_clean("bfi.b64 %rd1, %rd2, %rd3, %r1, 4;");
+    // clz/popc/bfind: d .u32 whatever a's width.
+    expect_mismatch("clz.b64 %rd1, %rd2;", "%rd1", "u64", "u32");
+    expect_mismatch("popc.b32 %r1, %rd2;", "%rd2", "u64", "b32");
+    expect_clean("bfind.u64 %r1, %rd2;");
+    // testp: p predicate, a typed.
+    expect_mismatch("testp.finite.f32 %r1, %f1;", "%r1", "u32", "pred");
+    expect_clean("testp.notanumber.f32 %p1, %f1;");
+    // vote: d typed (.pred or .b32), a predicate, membermask .u32.
+    expect_mismatch("vote.ballot.b32 %r1, %r2;", "%r2", "u32", "pred");
+    expect_mismatch("vote.sync.all.pred %p1, %p2, %rd1;", "%rd1", "u64", "u32");
+    expect_clean("vote.sync.ballot.b32 %r1, !%p1, 0xffffffff;");
+    // shfl: d, a typed; optional |p predicate; b, c, membermask .u32.
+    expect_mismatch(
+        "shfl.sync.bfly.b32 %r1|%r2, %r3, 1, 31, -1;",
+        "%r2",
+        "u32",
+        "pred",
+    );
+    expect_mismatch("shfl.down.b32 %r1, %rd1, 1, 31;", "%rd1", "u64", "b32");
+    expect_clean("shfl.sync.idx.b32 %r1|%p1, %f1, %r2, 31, 0xffffffff;");
+    // isspacep: p predicate.
+    expect_mismatch("isspacep.shared %r1, %rd1;", "%r1", "u32", "pred");
+    expect_clean("isspacep.global %p1, %rd1;");
+    // slct: d, a, b first type, c second type.
+    expect_mismatch("slct.u32.s32 %r1, %r2, %r3, %f1;", "%f1", "f32", "s32");
+    expect_clean("slct.f32.f32 %f1, %f2, %f1, %f2;");
+    // cvta, prmt, shf: all operands typed.
+    expect_mismatch("cvta.to.global.u64 %rd1, %r1;", "%r1", "u32", "u64");
+    expect_mismatch("prmt.b32 %r1, %r2, %rd3, 0x3210;", "%rd3", "u64", "b32");
+    expect_mismatch("shf.l.wrap.b32 %r1, %r2, %r3, %rd1;", "%rd1", "u64", "b32");
+    // dp4a: 32-bit registers.
+    expect_mismatch("dp4a.u32.u32 %r1, %r2, %rd1, %r3;", "%rd1", "u64", "b32");
+    // bar: ids and counts .u32; bar.red a predicate last.
+    expect_mismatch("bar.sync %rd1;", "%rd1", "u64", "u32");
+    expect_mismatch("bar.red.popc.u32 %r1, 0, %r2;", "%r2", "u32", "pred");
+    expect_clean("bar.red.and.pred %p1, 0, !%p2;");
+    // Video instructions: d and c the first type, a the second, b the third.
+    expect_mismatch("vadd.u32.u32.u32 %r1, %r2, %rd1;", "%rd1", "u64", "u32");
+}

@@ -527,8 +527,24 @@ impl<'a, 'f> Checker<'a, 'f> {
         self.spaces(i);
         self.shape(i);
         let types = i.types();
-        let Some(&ty) = types.last() else { return };
         let ops = &i.operands;
+        // Rules for opcodes that may carry no type modifier at all.
+        match info.rule {
+            Rule::Isspacep => {
+                if let Some(p) = ops.first() {
+                    self.pred_operand(i, p);
+                }
+                return;
+            }
+            Rule::Bar if types.is_empty() => {
+                for o in ops {
+                    self.operand_type(i, o, Type::U32, false);
+                }
+                return;
+            }
+            _ => {}
+        }
+        let Some(&ty) = types.last() else { return };
         let is_mem = matches!(info.rule, Rule::Mem);
         match info.rule {
             Rule::Same => {
@@ -605,7 +621,102 @@ impl<'a, 'f> Checker<'a, 'f> {
                     }
                 }
             }
-            Rule::Control | Rule::Free => {}
+            Rule::Bfe | Rule::Bfi => {
+                let typed = if info.rule == Rule::Bfe { 2 } else { 3 };
+                for (k, o) in ops.iter().enumerate() {
+                    let t = if k < typed { ty } else { Type::U32 };
+                    self.operand_type(i, o, t, false);
+                }
+            }
+            Rule::Count => {
+                if let [d, a] = &ops[..] {
+                    self.operand_type(i, d, Type::U32, false);
+                    self.operand_type(i, a, ty, false);
+                }
+            }
+            Rule::Testp => {
+                if let [p, a] = &ops[..] {
+                    self.pred_operand(i, p);
+                    self.operand_type(i, a, ty, false);
+                }
+            }
+            Rule::Vote => {
+                if let Some(d) = ops.first() {
+                    if ty == Type::Pred {
+                        self.pred_operand(i, d);
+                    } else {
+                        self.operand_type(i, d, ty, false);
+                    }
+                }
+                if let Some(a) = ops.get(1) {
+                    self.pred_operand(i, a);
+                }
+                if let Some(mask) = ops.get(2) {
+                    self.operand_type(i, mask, Type::U32, false);
+                }
+            }
+            Rule::Shfl => {
+                match ops.first() {
+                    Some(Operand::PredPair(d, p)) => {
+                        self.operand_type(i, &Operand::Name(d.clone()), ty, false);
+                        self.pred_operand(i, &Operand::Name(p.clone()));
+                    }
+                    Some(d) => self.operand_type(i, d, ty, false),
+                    None => {}
+                }
+                if let Some(a) = ops.get(1) {
+                    self.operand_type(i, a, ty, false);
+                }
+                for o in ops.iter().skip(2) {
+                    self.operand_type(i, o, Type::U32, false);
+                }
+            }
+            Rule::Slct => {
+                if let (Some(&dt), [d, a, b, c]) = (types.first(), &ops[..]) {
+                    for o in [d, a, b] {
+                        self.operand_type(i, o, dt, false);
+                    }
+                    self.operand_type(i, c, ty, false);
+                }
+            }
+            Rule::Dp => {
+                for o in ops {
+                    self.operand_type(i, o, Type::B32, false);
+                }
+            }
+            Rule::Bar => {
+                // A typed `bar.red`: the result, one or two .u32 operands, a predicate last.
+                if let Some((c, rest)) = ops[..].split_last() {
+                    if let Some((d, counts)) = rest.split_first() {
+                        if ty == Type::Pred {
+                            self.pred_operand(i, d);
+                        } else {
+                            self.operand_type(i, d, ty, false);
+                        }
+                        for o in counts {
+                            self.operand_type(i, o, Type::U32, false);
+                        }
+                    }
+                    self.pred_operand(i, c);
+                }
+            }
+            Rule::Video => {
+                // `vset` has no destination type: its result is .u32.
+                let (dt, at, bt) = match types[..] {
+                    [d, a, b, ..] => (d, a, b),
+                    [a, b] => (Type::U32, a, b),
+                    _ => return,
+                };
+                for (k, o) in ops.iter().enumerate() {
+                    let t = match k {
+                        1 => at,
+                        2 => bt,
+                        _ => dt,
+                    };
+                    self.operand_type(i, o, t, false);
+                }
+            }
+            Rule::Isspacep | Rule::Control | Rule::Free => {}
         }
     }
 

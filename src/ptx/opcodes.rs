@@ -48,7 +48,35 @@ pub enum Rule {
     Mem,
     /// Branch or call targets.
     Control,
-    /// Operands are not type-checked (textures, surfaces, matrix, barrier forms, ...).
+    /// `bfe d, a, b, c`: `d, a` instruction type, `b, c` .u32 (position and length).
+    Bfe,
+    /// `bfi f, a, b, c, d`: `f, a, b` instruction type, `c, d` .u32.
+    Bfi,
+    /// `clz`/`popc`/`bfind d, a`: `d` .u32 whatever the width of `a`, `a` instruction type.
+    Count,
+    /// `testp.op.type p, a`: `p` predicate, `a` instruction type.
+    Testp,
+    /// `vote.mode.type d, {!}a{, membermask}`: `d` instruction type (.pred or .b32), `a`
+    /// predicate, `membermask` .u32.
+    Vote,
+    /// `shfl.mode.b32 d{|p}, a, b, c{, membermask}`: `d, a` instruction type, `p` predicate,
+    /// `b, c, membermask` .u32.
+    Shfl,
+    /// `isspacep.space p, a`: `p` predicate; `a` an address (no instruction type).
+    Isspacep,
+    /// `slct.dtype.ctype d, a, b, c`: `d, a, b` first type, `c` second type.
+    Slct,
+    /// `dp4a`/`dp2a d, a, b, c`: every operand a 32-bit register.
+    Dp,
+    /// `bar.sync a{, b}` / `bar.arrive a, b`: `a, b` .u32; `bar.red.op.type d, a{, b}, {!}c`:
+    /// `d` instruction type, `a, b` .u32, `c` predicate.
+    Bar,
+    /// Video instructions `vop.dtype.atype.btype d, a, b{, c}`: `d` and `c` the first type,
+    /// `a` the second, `b` the third.
+    Video,
+    /// Operands are not type-checked: textures and surfaces (opaque handles and coordinate
+    /// vectors), the sm_80+ matrix, bulk-copy and mbarrier families, `alloca`/`stacksave`,
+    /// `match`, cache hints, and opcodes without operands.
     Free,
 }
 
@@ -112,45 +140,45 @@ opcodes! {
     Alloca "alloca" [U; 1 0 0 0 0] ["local"] 2 3 Free;
     And "and" [B | PRED; 0 0 0 0 0] [] 3 3 Same;
     Applypriority "applypriority" [B; 1 0 0 0 0] ["L2" "evict_normal" "L2::evict_normal"] 2 2 Free;
-    Atom "atom" [ALL; 1 0 0 1 0] ["and" "or" "xor" "cas" "exch" "add" "inc" "dec" "min" "max" "noftz" "relaxed" "acquire" "release" "acq_rel" "sc" "cta" "gpu" "sys" "cluster" "L2::cache_hint" "mmio"] 3 5 Free;
-    Bar "bar" [U | B | PRED; 0 0 0 0 0] ["sync" "arrive" "red" "popc" "and" "or" "aligned" "warp" "cta"] 0 4 Free;
-    Barrier "barrier" [U | B | PRED; 0 0 0 0 0] ["sync" "arrive" "red" "popc" "and" "or" "aligned" "cta" "cluster" "wait" "relaxed" "acquire" "release"] 0 4 Free;
-    Bfe "bfe" [I | B; 0 0 0 0 0] [] 4 4 Free;
-    Bfi "bfi" [B; 0 0 0 0 0] [] 5 5 Free;
-    Bfind "bfind" [I; 0 0 0 0 0] ["shiftamt"] 2 2 Free;
-    Bmsk "bmsk" [B; 0 0 0 0 0] ["clamp" "wrap"] 3 3 Free;
+    Atom "atom" [ALL; 1 0 0 1 0] ["and" "or" "xor" "cas" "exch" "add" "inc" "dec" "min" "max" "noftz" "relaxed" "acquire" "release" "acq_rel" "sc" "cta" "gpu" "sys" "cluster" "L2::cache_hint" "mmio"] 3 5 Mem;
+    Bar "bar" [U | B | PRED; 0 0 0 0 0] ["sync" "arrive" "red" "popc" "and" "or" "aligned" "warp" "cta"] 0 4 Bar;
+    Barrier "barrier" [U | B | PRED; 0 0 0 0 0] ["sync" "arrive" "red" "popc" "and" "or" "aligned" "cta" "cluster" "wait" "relaxed" "acquire" "release"] 0 4 Bar;
+    Bfe "bfe" [I | B; 0 0 0 0 0] [] 4 4 Bfe;
+    Bfi "bfi" [B; 0 0 0 0 0] [] 5 5 Bfi;
+    Bfind "bfind" [I; 0 0 0 0 0] ["shiftamt"] 2 2 Count;
+    Bmsk "bmsk" [B; 0 0 0 0 0] ["clamp" "wrap"] 3 3 Same;
     Bra "bra" [0; 0 0 0 0 0] ["uni"] 1 1 Control;
     Brev "brev" [B; 0 0 0 0 0] [] 2 2 Same;
     Brkpt "brkpt" [0; 0 0 0 0 0] [] 0 0 Free;
     Brx "brx" [0; 0 0 0 0 0] ["idx" "uni"] 2 2 Control;
     Call "call" [0; 0 0 0 0 0] ["uni"] 1 4 Control;
-    Clz "clz" [B; 0 0 0 0 0] [] 2 2 Free;
+    Clz "clz" [B; 0 0 0 0 0] [] 2 2 Count;
     Cnot "cnot" [B; 0 0 0 0 0] [] 2 2 Same;
     Copysign "copysign" [F; 0 0 0 0 0] [] 3 3 Same;
     Cos "cos" [F32; 0 0 0 0 0] ["approx" "ftz"] 2 2 Same;
     Cp "cp" [ALL; 1 0 0 0 1] [] 0 8 Free;
     Createpolicy "createpolicy" [B; 0 0 0 0 1] [] 2 4 Free;
     Cvt "cvt" [ALL; 0 0 1 0 0] ["ftz" "sat" "relu" "satfinite" "pack"] 2 4 Cvt;
-    Cvta "cvta" [U; 1 0 0 0 0] ["to"] 2 2 Free;
+    Cvta "cvta" [U; 1 0 0 0 0] ["to"] 2 2 Same;
     Discard "discard" [0; 1 0 0 0 1] [] 2 2 Free;
     Div "div" [I | F; 0 0 1 0 0] ["approx" "full" "ftz"] 3 3 Same;
-    Dp2a "dp2a" [I; 0 0 0 0 0] ["lo" "hi"] 4 4 Free;
-    Dp4a "dp4a" [I; 0 0 0 0 0] [] 4 4 Free;
+    Dp2a "dp2a" [I; 0 0 0 0 0] ["lo" "hi"] 4 4 Dp;
+    Dp4a "dp4a" [I; 0 0 0 0 0] [] 4 4 Dp;
     Elect "elect" [0; 0 0 0 0 0] ["sync"] 2 2 Free;
     Ex2 "ex2" [F32 | H; 0 0 0 0 0] ["approx" "ftz" "full"] 2 2 Same;
     Exit "exit" [0; 0 0 0 0 0] [] 0 0 Free;
     Fence "fence" [0; 0 0 0 0 1] [] 0 2 Free;
     Fma "fma" [F | H; 0 0 1 0 0] ["ftz" "sat" "relu" "oob"] 4 4 Same;
-    Fns "fns" [B; 0 0 0 0 0] [] 4 4 Free;
+    Fns "fns" [B; 0 0 0 0 0] [] 4 4 Same;
     Getctarank "getctarank" [U | B; 1 0 0 0 0] [] 2 2 Free;
     Griddepcontrol "griddepcontrol" [0; 0 0 0 0 0] ["launch_dependents" "wait"] 0 0 Free;
-    Isspacep "isspacep" [0; 1 0 0 0 0] [] 2 2 Free;
+    Isspacep "isspacep" [0; 1 0 0 0 0] [] 2 2 Isspacep;
     Istypep "istypep" [OPAQUE; 0 0 0 0 0] [] 2 2 Free;
     Ld "ld" [ALL; 1 0 0 1 0] ["ca" "cg" "cs" "lu" "cv" "volatile" "relaxed" "acquire" "weak" "mmio" "cta" "gpu" "sys" "cluster" "nc" "L1::evict_normal" "L1::evict_unchanged" "L1::evict_first" "L1::evict_last" "L1::no_allocate" "L2::evict_first" "L2::evict_last" "L2::cache_hint" "L2::64B" "L2::128B" "L2::256B" "unified"] 2 3 Mem;
     Ldmatrix "ldmatrix" [B; 1 0 0 0 1] [] 2 2 Free;
     Ldu "ldu" [ALL; 1 0 0 1 0] [] 2 2 Mem;
     Lg2 "lg2" [F32; 0 0 0 0 0] ["approx" "ftz" "full"] 2 2 Same;
-    Lop3 "lop3" [B; 0 0 0 0 0] [] 5 5 Free;
+    Lop3 "lop3" [B; 0 0 0 0 0] [] 5 5 Same;
     Mad "mad" [I | F | H; 0 0 1 0 0] ["lo" "hi" "wide" "sat" "ftz" "cc"] 4 4 Same;
     Mad24 "mad24" [I; 0 0 0 0 0] ["lo" "hi" "sat"] 4 4 Same;
     Madc "madc" [I; 0 0 0 0 0] ["lo" "hi" "cc"] 4 4 Same;
@@ -166,18 +194,18 @@ opcodes! {
     Mul "mul" [I | F | H | B; 0 0 1 0 0] ["lo" "hi" "wide" "ftz" "sat"] 3 3 Same;
     Mul24 "mul24" [I; 0 0 0 0 0] ["lo" "hi"] 3 3 Same;
     Multimem "multimem" [ALL; 1 0 0 1 1] [] 2 3 Free;
-    Nanosleep "nanosleep" [U; 0 0 0 0 0] [] 1 1 Free;
+    Nanosleep "nanosleep" [U; 0 0 0 0 0] [] 1 1 Same;
     Neg "neg" [S | F | H; 0 0 0 0 0] ["ftz" "relu"] 2 2 Same;
     Not "not" [B | PRED; 0 0 0 0 0] [] 2 2 Same;
     Or "or" [B | PRED; 0 0 0 0 0] [] 3 3 Same;
     Pmevent "pmevent" [0; 0 0 0 0 0] ["mask"] 1 1 Free;
-    Popc "popc" [B; 0 0 0 0 0] [] 2 2 Free;
+    Popc "popc" [B; 0 0 0 0 0] [] 2 2 Count;
     Prefetch "prefetch" [0; 1 0 0 0 1] [] 1 1 Free;
     Prefetchu "prefetchu" [0; 0 0 0 0 0] ["L1"] 1 1 Free;
-    Prmt "prmt" [B; 0 0 0 0 0] ["f4e" "b4e" "rc8" "ecl" "ecr" "rc16"] 4 4 Free;
+    Prmt "prmt" [B; 0 0 0 0 0] ["f4e" "b4e" "rc8" "ecl" "ecr" "rc16"] 4 4 Same;
     Rcp "rcp" [F; 0 0 1 0 0] ["approx" "ftz"] 2 2 Same;
-    Red "red" [ALL; 1 0 0 1 0] ["and" "or" "xor" "add" "inc" "dec" "min" "max" "noftz" "relaxed" "release" "cta" "gpu" "sys" "cluster" "L2::cache_hint" "mmio"] 2 3 Free;
-    Redux "redux" [I | B | F32; 0 0 0 0 0] ["sync" "add" "min" "max" "and" "or" "xor" "abs" "NaN"] 3 3 Free;
+    Red "red" [ALL; 1 0 0 1 0] ["and" "or" "xor" "add" "inc" "dec" "min" "max" "noftz" "relaxed" "release" "cta" "gpu" "sys" "cluster" "L2::cache_hint" "mmio"] 2 3 Mem;
+    Redux "redux" [I | B | F32; 0 0 0 0 0] ["sync" "add" "min" "max" "and" "or" "xor" "abs" "NaN"] 3 3 Shift;
     Rem "rem" [I; 0 0 0 0 0] [] 3 3 Same;
     Ret "ret" [0; 0 0 0 0 0] ["uni"] 0 0 Free;
     Rsqrt "rsqrt" [F; 0 0 0 0 0] ["approx" "ftz"] 2 2 Same;
@@ -186,12 +214,12 @@ opcodes! {
     Set "set" [ALL; 0 1 0 0 0] ["and" "or" "xor" "ftz"] 3 4 Set;
     Setmaxnreg "setmaxnreg" [U; 0 0 0 0 0] ["inc" "dec" "sync" "aligned"] 1 1 Free;
     Setp "setp" [ALL; 0 1 0 0 0] ["and" "or" "xor" "ftz"] 3 4 Setp;
-    Shf "shf" [B; 0 0 0 0 0] ["l" "r" "clamp" "wrap"] 4 4 Free;
-    Shfl "shfl" [B; 0 0 0 0 0] ["up" "down" "bfly" "idx" "sync"] 4 5 Free;
+    Shf "shf" [B; 0 0 0 0 0] ["l" "r" "clamp" "wrap"] 4 4 Same;
+    Shfl "shfl" [B; 0 0 0 0 0] ["up" "down" "bfly" "idx" "sync"] 4 5 Shfl;
     Shl "shl" [B; 0 0 0 0 0] [] 3 3 Shift;
     Shr "shr" [B | I; 0 0 0 0 0] [] 3 3 Shift;
     Sin "sin" [F32; 0 0 0 0 0] ["approx" "ftz"] 2 2 Same;
-    Slct "slct" [ALL; 0 0 0 0 0] ["ftz"] 4 4 Free;
+    Slct "slct" [ALL; 0 0 0 0 0] ["ftz"] 4 4 Slct;
     Sqrt "sqrt" [F; 0 0 1 0 0] ["approx" "ftz"] 2 2 Same;
     St "st" [ALL; 1 0 0 1 0] ["wb" "cg" "cs" "wt" "volatile" "relaxed" "release" "weak" "mmio" "cta" "gpu" "sys" "cluster" "L1::evict_normal" "L1::evict_unchanged" "L1::evict_first" "L1::evict_last" "L1::no_allocate" "L2::evict_first" "L2::evict_last" "L2::cache_hint"] 2 3 Mem;
     Stackrestore "stackrestore" [U; 0 0 0 0 0] [] 1 1 Free;
@@ -203,37 +231,37 @@ opcodes! {
     Suq "suq" [B; 0 0 0 0 0] ["width" "height" "depth" "channel_data_type" "channel_order" "array_size" "memory_layout"] 2 2 Free;
     Sured "sured" [ALL; 0 0 0 0 0] ["b" "p" "add" "min" "max" "and" "or" "1d" "2d" "3d" "trap" "clamp" "zero"] 2 2 Free;
     Sust "sust" [ALL; 0 0 0 1 0] ["b" "p" "1d" "2d" "3d" "a1d" "a2d" "trap" "clamp" "zero" "wb" "cg" "cs" "wt"] 2 2 Free;
-    Szext "szext" [I; 0 0 0 0 0] ["clamp" "wrap"] 3 3 Free;
+    Szext "szext" [I; 0 0 0 0 0] ["clamp" "wrap"] 3 3 Shift;
     Tanh "tanh" [F32 | H; 0 0 0 0 0] ["approx"] 2 2 Same;
-    Testp "testp" [F; 0 0 0 0 0] ["finite" "infinite" "number" "notanumber" "normal" "subnormal"] 2 2 Free;
+    Testp "testp" [F; 0 0 0 0 0] ["finite" "infinite" "number" "notanumber" "normal" "subnormal"] 2 2 Testp;
     Tex "tex" [ALL; 0 0 0 1 0] ["1d" "2d" "3d" "a1d" "a2d" "cube" "acube" "2dms" "a2dms" "base" "level" "grad" "clamp" "ftz"] 2 5 Free;
     Tld4 "tld4" [ALL; 0 0 0 1 0] ["r" "g" "b" "a" "2d" "a2d" "cube" "acube"] 2 4 Free;
     Trap "trap" [0; 0 0 0 0 0] [] 0 0 Free;
     Txq "txq" [B; 0 0 0 0 0] ["width" "height" "depth" "channel_data_type" "channel_order" "normalized_coords" "filter_mode" "addr_mode_0" "addr_mode_1" "addr_mode_2" "samplerref" "texref" "array_size" "num_mipmap_levels" "num_samples" "force_unnormalized_coords" "level"] 2 3 Free;
-    Vabsdiff "vabsdiff" [I; 0 0 0 0 0] ["sat" "add" "min" "max" "b0" "b1" "b2" "b3" "h0" "h1"] 3 4 Free;
-    Vabsdiff2 "vabsdiff2" [I; 0 0 0 0 1] [] 3 4 Free;
-    Vabsdiff4 "vabsdiff4" [I; 0 0 0 0 1] [] 3 4 Free;
-    Vadd "vadd" [I; 0 0 0 0 0] ["sat" "add" "min" "max" "b0" "b1" "b2" "b3" "h0" "h1"] 3 4 Free;
-    Vadd2 "vadd2" [I; 0 0 0 0 1] [] 3 4 Free;
-    Vadd4 "vadd4" [I; 0 0 0 0 1] [] 3 4 Free;
-    Vavrg2 "vavrg2" [I; 0 0 0 0 1] [] 3 4 Free;
-    Vavrg4 "vavrg4" [I; 0 0 0 0 1] [] 3 4 Free;
-    Vmad "vmad" [I; 0 0 0 0 1] [] 4 4 Free;
-    Vmax "vmax" [I; 0 0 0 0 0] ["sat" "add" "min" "max" "b0" "b1" "b2" "b3" "h0" "h1"] 3 4 Free;
-    Vmax2 "vmax2" [I; 0 0 0 0 1] [] 3 4 Free;
-    Vmax4 "vmax4" [I; 0 0 0 0 1] [] 3 4 Free;
-    Vmin "vmin" [I; 0 0 0 0 0] ["sat" "add" "min" "max" "b0" "b1" "b2" "b3" "h0" "h1"] 3 4 Free;
-    Vmin2 "vmin2" [I; 0 0 0 0 1] [] 3 4 Free;
-    Vmin4 "vmin4" [I; 0 0 0 0 1] [] 3 4 Free;
-    Vote "vote" [B | PRED; 0 0 0 0 0] ["all" "any" "uni" "ballot" "sync"] 2 3 Free;
-    Vset "vset" [I; 0 1 0 0 0] ["add" "min" "max" "b0" "b1" "b2" "b3" "h0" "h1"] 3 4 Free;
-    Vset2 "vset2" [I; 0 1 0 0 1] [] 3 4 Free;
-    Vset4 "vset4" [I; 0 1 0 0 1] [] 3 4 Free;
-    Vshl "vshl" [I; 0 0 0 0 0] ["sat" "add" "min" "max" "clamp" "wrap" "b0" "b1" "b2" "b3" "h0" "h1"] 3 4 Free;
-    Vshr "vshr" [I; 0 0 0 0 0] ["sat" "add" "min" "max" "clamp" "wrap" "b0" "b1" "b2" "b3" "h0" "h1"] 3 4 Free;
-    Vsub "vsub" [I; 0 0 0 0 0] ["sat" "add" "min" "max" "b0" "b1" "b2" "b3" "h0" "h1"] 3 4 Free;
-    Vsub2 "vsub2" [I; 0 0 0 0 1] [] 3 4 Free;
-    Vsub4 "vsub4" [I; 0 0 0 0 1] [] 3 4 Free;
+    Vabsdiff "vabsdiff" [I; 0 0 0 0 0] ["sat" "add" "min" "max" "b0" "b1" "b2" "b3" "h0" "h1"] 3 4 Video;
+    Vabsdiff2 "vabsdiff2" [I; 0 0 0 0 1] [] 3 4 Video;
+    Vabsdiff4 "vabsdiff4" [I; 0 0 0 0 1] [] 3 4 Video;
+    Vadd "vadd" [I; 0 0 0 0 0] ["sat" "add" "min" "max" "b0" "b1" "b2" "b3" "h0" "h1"] 3 4 Video;
+    Vadd2 "vadd2" [I; 0 0 0 0 1] [] 3 4 Video;
+    Vadd4 "vadd4" [I; 0 0 0 0 1] [] 3 4 Video;
+    Vavrg2 "vavrg2" [I; 0 0 0 0 1] [] 3 4 Video;
+    Vavrg4 "vavrg4" [I; 0 0 0 0 1] [] 3 4 Video;
+    Vmad "vmad" [I; 0 0 0 0 1] [] 4 4 Video;
+    Vmax "vmax" [I; 0 0 0 0 0] ["sat" "add" "min" "max" "b0" "b1" "b2" "b3" "h0" "h1"] 3 4 Video;
+    Vmax2 "vmax2" [I; 0 0 0 0 1] [] 3 4 Video;
+    Vmax4 "vmax4" [I; 0 0 0 0 1] [] 3 4 Video;
+    Vmin "vmin" [I; 0 0 0 0 0] ["sat" "add" "min" "max" "b0" "b1" "b2" "b3" "h0" "h1"] 3 4 Video;
+    Vmin2 "vmin2" [I; 0 0 0 0 1] [] 3 4 Video;
+    Vmin4 "vmin4" [I; 0 0 0 0 1] [] 3 4 Video;
+    Vote "vote" [B | PRED; 0 0 0 0 0] ["all" "any" "uni" "ballot" "sync"] 2 3 Vote;
+    Vset "vset" [I; 0 1 0 0 0] ["add" "min" "max" "b0" "b1" "b2" "b3" "h0" "h1"] 3 4 Video;
+    Vset2 "vset2" [I; 0 1 0 0 1] [] 3 4 Video;
+    Vset4 "vset4" [I; 0 1 0 0 1] [] 3 4 Video;
+    Vshl "vshl" [I; 0 0 0 0 0] ["sat" "add" "min" "max" "clamp" "wrap" "b0" "b1" "b2" "b3" "h0" "h1"] 3 4 Video;
+    Vshr "vshr" [I; 0 0 0 0 0] ["sat" "add" "min" "max" "clamp" "wrap" "b0" "b1" "b2" "b3" "h0" "h1"] 3 4 Video;
+    Vsub "vsub" [I; 0 0 0 0 0] ["sat" "add" "min" "max" "b0" "b1" "b2" "b3" "h0" "h1"] 3 4 Video;
+    Vsub2 "vsub2" [I; 0 0 0 0 1] [] 3 4 Video;
+    Vsub4 "vsub4" [I; 0 0 0 0 1] [] 3 4 Video;
     Wgmma "wgmma" [ALL; 0 0 0 0 1] [] 0 8 Free;
     Wmma "wmma" [ALL; 1 0 0 0 1] [] 2 5 Free;
     Xor "xor" [B | PRED; 0 0 0 0 0] [] 3 3 Same;
