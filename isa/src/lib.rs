@@ -58,6 +58,8 @@ pub struct FieldDef {
     pub reuse: Option<u8>,
     /// Register count: a constant, or computed from another field.
     pub width: Width,
+    /// `defuse`: a written register that is also read first (FFMA32I's C is its Rd).
+    pub also_use: bool,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -70,6 +72,13 @@ pub enum Width {
     Log(String),
     /// A flag field: set → 2 registers.
     Flag2(String),
+    /// TEXS/TLDS first destination: 2 registers when the second destination (the other
+    /// field) is not RZ or the component mask names two components (mask ≥ 4), else 1.
+    TexLo(String, String),
+    /// TEXS/TLDS second destination: the fourth component (mask 4 = RGBA) makes it a pair.
+    TexHi(String),
+    /// TEX: one register per bit set in a component-mask field.
+    Popc(String),
 }
 
 impl FieldDef {
@@ -234,7 +243,11 @@ pub fn parse(src: &str) -> Vec<FormDef> {
 }
 
 fn split_print(s: &str) -> (String, Vec<String>) {
-    let (m, ops) = s.split_once('|').unwrap_or((s, ""));
+    // The mnemonic ends at the first ` | ` (a bare `|` may be an alternative in a condition).
+    let (m, ops) = s
+        .split_once(" | ")
+        .or_else(|| s.trim_end().strip_suffix(" |").map(|m| (m, "")))
+        .unwrap_or((s, ""));
     let ops = ops
         .split(" , ")
         .map(|o| o.trim().to_string())
@@ -286,11 +299,16 @@ fn parse_field(s: &str) -> Result<FieldDef, String> {
         def: None,
         reuse: None,
         width: Width::One,
+        also_use: false,
     };
     for a in it {
         match a {
             "def" => f.def = Some(true),
             "use" => f.def = Some(false),
+            "defuse" => {
+                f.def = Some(true);
+                f.also_use = true;
+            }
             "A" => f.reuse = Some(0),
             "B" => f.reuse = Some(1),
             "C" => f.reuse = Some(2),
@@ -299,6 +317,12 @@ fn parse_field(s: &str) -> Result<FieldDef, String> {
             _ if a.starts_with("wmem=") => f.width = Width::Mem(a[5..].to_string()),
             _ if a.starts_with("wlog=") => f.width = Width::Log(a[5..].to_string()),
             _ if a.starts_with("wflag=") => f.width = Width::Flag2(a[6..].to_string()),
+            _ if a.starts_with("wtexlo=") => {
+                let (mask, other) = a[7..].split_once(':').expect("wtexlo=MASK:OTHER");
+                f.width = Width::TexLo(mask.to_string(), other.to_string());
+            }
+            _ if a.starts_with("wtexhi=") => f.width = Width::TexHi(a[7..].to_string()),
+            _ if a.starts_with("wpopc=") => f.width = Width::Popc(a[6..].to_string()),
             _ => return Err(format!("field attribute {a}")),
         }
     }
@@ -523,6 +547,20 @@ fn compile_token(form: &FormDef, tok: &str, late_reuse: &dyn Fn(&str) -> bool, o
                 panic!("form {}: {{B}} without a B group", form.name);
             }
         }
+        // Texture instructions print their control word's reuse bits 0-1 as a phase suffix.
+        "phase" => writeln!(
+            out,
+            "s.push_str(match reuse & 3 {{ 1 => \".T\", 2 => \".P\", 3 => \".INVALIDPHASE3\", _ => \"\" }});"
+        )
+        .unwrap(),
+        // `.reuse` by control-word slot number, for an operand that is not its own field
+        // (FFMA32I's C operand is its Rd).
+        "reuseslot" => writeln!(
+            out,
+            "if reuse & {} != 0 {{ s.push_str(\".reuse\"); }}",
+            1u32 << args[1].parse::<u32>().expect("reuse slot number")
+        )
+        .unwrap(),
         // A register's `.reuse`, placed explicitly (B = the B-operand register, if any).
         "reuse" => {
             if args[1] == "B" {
@@ -851,9 +889,21 @@ pub fn generate_from(src: &str) -> String {
                 Width::Mem(g) => format!("rt::mem_width({})", fv(f, g)),
                 Width::Log(g) => format!("if {} == 3 {{ 2 }} else {{ 1 }}", fv(f, g)),
                 Width::Flag2(g) => format!("if {} != 0 {{ 2 }} else {{ 1 }}", fv(f, g)),
+                Width::TexLo(m, r) => format!(
+                    "if {} != 255 || {} >= 4 {{ 2 }} else {{ 1 }}",
+                    fv(f, r),
+                    fv(f, m)
+                ),
+                Width::TexHi(m) => format!("if {} == 4 {{ 2 }} else {{ 1 }}", fv(f, m)),
+                Width::Popc(m) => format!("({} as u32).count_ones().max(1) as u8", fv(f, m)),
             };
             match fd.kind {
-                Kind::Reg => writeln!(o, "            if i.f[{k}] != 255 {{ v(Operand::Reg {{ reg: i.f[{k}] as u8, width: {width}, def: {def} }}); }}").unwrap(),
+                Kind::Reg => {
+                    if fd.also_use {
+                        writeln!(o, "            if i.f[{k}] != 255 {{ v(Operand::Reg {{ reg: i.f[{k}] as u8, width: {width}, def: false }}); }}").unwrap();
+                    }
+                    writeln!(o, "            if i.f[{k}] != 255 {{ v(Operand::Reg {{ reg: i.f[{k}] as u8, width: {width}, def: {def} }}); }}").unwrap()
+                }
                 Kind::Pred => writeln!(o, "            if i.f[{k}] != 7 {{ v(Operand::Pred {{ pred: i.f[{k}] as u8, def: {def} }}); }}").unwrap(),
                 _ => panic!("form {}: def/use on a non-register field {}", f.name, fd.name),
             }
