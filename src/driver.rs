@@ -264,6 +264,7 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
         global_init: None,
         global: None,
         strtab_order: None,
+        handles: Vec::new(),
     };
     out.cubin = cubin::write(&spec);
     if opts.verbose {

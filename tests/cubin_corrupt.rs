@@ -75,6 +75,7 @@ fn base() -> Vec<u8> {
             symbols: vec![("z".into(), 0, 32)],
         }),
         strtab_order: None,
+        handles: Vec::new(),
     })
 }
 

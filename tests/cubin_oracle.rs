@@ -62,6 +62,7 @@ fn hand_spec(arch: u32, address_bits: u32) -> CubinSpec {
             symbols: vec![("zeroed".into(), 0, 64)],
         }),
         strtab_order: None,
+        handles: Vec::new(),
     }
 }
 
@@ -442,7 +443,7 @@ fn reader_parses_every_corpus_cubin_like_cuobjdump() {
     // Regression floor for the writer (measured: 100 of 130 with ptxas's string order; the
     // rest use textures, `.rel.nv.constant0` relocations or other sections we do not write).
     assert!(
-        identical >= 100,
+        identical >= 119,
         "only {identical} corpus cubins re-written byte-identically"
     );
 }

@@ -194,6 +194,7 @@ fn check_kernel(oracle: &Oracle, name: &str, body: &Body, params: Vec<ParamSpec>
             global_init: None,
             global: None,
             strtab_order: None,
+            handles: Vec::new(),
         };
         let bytes = cubin::write(&spec);
         let sass = oracle

@@ -6,7 +6,8 @@
 //! - Kernels are laid out in the **reverse** of their PTX order (ptxas does so); the module
 //!   `.nv.info` lists them in PTX order. `CubinSpec::kernels` is in PTX order.
 //! - Sections: null, `.shstrtab`, `.strtab`, `.symtab`, `.nv.info`, every `.nv.info.<k>`,
-//!   `.nv.rel.action`, every `.rel.text.<k>`, `.nv.constant3`, per kernel `.nv.constant2.<k>`
+//!   `.nv.rel.action`, every `.rel.text.<k>`, every `.rel.nv.constant0.<k>` (texture header
+//!   indices), `.nv.constant3`, per kernel `.nv.constant2.<k>`
 //!   and `.nv.constant0.<k>`, every `.text.<k>`, `.nv.global.init`, then the NOBITS sections
 //!   in creation order (first kernel's `.nv.shared`/`.nv.local`, `.nv.global`, the other
 //!   kernels'). Data follows the 64-byte ELF header, each section at its alignment (a NOBITS
@@ -19,7 +20,8 @@
 //!   section symbols, (first kernel only) module data sections each followed by its
 //!   variables, `.nv.constant2`, LOCAL/WEAK subroutines, `.nv.constant0`; then
 //!   `.nv.rel.action`; then the GLOBAL symbols: `.visible` kernels (`FUNC`, `STO_CUDA_ENTRY`),
-//!   each followed by its GLOBAL subroutines.
+//!   each followed by its GLOBAL subroutines; last, the texture/sampler/surface reference
+//!   symbols (GLOBAL, undefined), which `.rel.nv.constant0.<k>` entries name.
 //! - Module `.nv.info`, per kernel in PTX order: REGCOUNT, then MAX_STACK_SIZE /
 //!   MIN_STACK_SIZE / FRAME_SIZE for each subroutine (last symbol first), then for the kernel.
 //! - String tables: ptxas interns every name it creates, including sections it then does not
@@ -67,6 +69,11 @@ pub struct CubinSpec {
     /// symbols it later drops (shared variables such as `$__buf__6`), in an order that
     /// depends on its internals; [`CubinSpec::from_cubin`] records them here.
     pub strtab_order: Option<Vec<String>>,
+    /// Texture, sampler and surface reference symbols (`.global .texref tex;`): a name and
+    /// the ELF `st_info` ptxas gives it (GLOBAL, a CUDA-specific type such as 10 for a
+    /// texture), written after every other symbol, undefined (section 0). Kernels refer to
+    /// them through [`KernelSpec::const0_relocs`].
+    pub handles: Vec<(String, u8)>,
 }
 
 /// A module-level data section and the variables in it.
@@ -152,6 +159,10 @@ pub struct KernelSpec {
     /// `.nv.constant2.<k>` literals.
     pub constant2: Option<Vec<u8>>,
     pub relocs: Vec<RelocSpec>,
+    /// Relocations of `.nv.constant0.<k>` (`.rel.nv.constant0.<k>`): the driver fills in a
+    /// texture/sampler header index (R_CUDA_TEX_HEADER_INDEX) after the parameters. The
+    /// constant bank grows to hold every relocated word.
+    pub const0_relocs: Vec<RelocSpec>,
 }
 
 impl KernelSpec {
@@ -178,6 +189,7 @@ impl KernelSpec {
             extra_info: Vec::new(),
             constant2: None,
             relocs: Vec::new(),
+            const0_relocs: Vec::new(),
         }
     }
 
@@ -188,6 +200,16 @@ impl KernelSpec {
             .map(|p| u32::from(p.offset) + p.size)
             .max()
             .unwrap_or(0)
+    }
+
+    /// Bytes of `.nv.constant0.<k>`: the parameters after the driver's 0x140 bytes, and any
+    /// relocated word past them.
+    pub fn constant0_bytes(&self) -> u64 {
+        let params = u64::from(PARAM_BASE) + u64::from(self.param_bytes());
+        self.const0_relocs
+            .iter()
+            .map(|r| r.offset + 4)
+            .fold(params, u64::max)
     }
 }
 
@@ -372,6 +394,19 @@ pub fn write(spec: &CubinSpec) -> Vec<u8> {
             })
         })
         .collect();
+    let kcrel: Vec<Option<usize>> = ks
+        .iter()
+        .map(|k| {
+            (!k.const0_relocs.is_empty()).then(|| {
+                push(Sec::new(
+                    format!(".rel.nv.constant0.{}", k.name),
+                    elf::SHT_REL,
+                    0,
+                    8,
+                ))
+            })
+        })
+        .collect();
     let mut data_idx: std::collections::HashMap<&str, usize> = Default::default();
     if let Some((n, d, t, f)) = data_secs.first().filter(|s| s.0 == ".nv.constant3") {
         data_idx.insert(n, push(data_section(n, d, *t, *f)));
@@ -396,7 +431,7 @@ pub fn write(spec: &CubinSpec) -> Vec<u8> {
             alloc,
             4,
         );
-        s.data = vec![0; usize::from(PARAM_BASE) + k.param_bytes() as usize];
+        s.data = vec![0; k.constant0_bytes() as usize];
         kc0.push(push(s));
     }
     let ktext: Vec<usize> = ks
@@ -531,6 +566,16 @@ pub fn write(spec: &CubinSpec) -> Vec<u8> {
             syms.push(function_sym(i, f));
         }
     }
+    for (name, info) in &spec.handles {
+        syms.push(Sym {
+            name: name.clone(),
+            info: *info,
+            other: 0,
+            shndx: 0,
+            value: 0,
+            size: 0,
+        });
+    }
     let sym_of = |name: &str| syms.iter().position(|s| s.name == name).unwrap_or(0);
 
     // 3. String tables, interned in ptxas's order.
@@ -597,6 +642,15 @@ pub fn write(spec: &CubinSpec) -> Vec<u8> {
     }
     shs.add(".nv.rel.action");
     strs.add(".nv.rel.action");
+    for (i, k) in ks.iter().enumerate() {
+        if kcrel[i].is_some() {
+            shs.add(&format!(".rel.nv.constant0.{}", k.name));
+            strs.add(&format!(".rel.nv.constant0.{}", k.name));
+        }
+    }
+    for (name, _) in &spec.handles {
+        strs.add(name);
+    }
     // Any name not interned above (e.g. a section the rules missed) still gets an entry.
     for s in &secs[1..] {
         shs.add(&s.name);
@@ -676,23 +730,30 @@ pub fn write(spec: &CubinSpec) -> Vec<u8> {
     }
     secs[rel_action].data = rel_action_table();
     secs[rel_action].entsize = 8;
+    let rel_entries = |relocs: &[RelocSpec]| -> Vec<u8> {
+        relocs
+            .iter()
+            .flat_map(|r| {
+                let mut e = r.offset.to_le_bytes().to_vec();
+                let info = ((sym_of(&r.symbol) as u64) << 32) | u64::from(r.rtype);
+                e.extend_from_slice(&info.to_le_bytes());
+                e
+            })
+            .collect()
+    };
     for (i, k) in ks.iter().enumerate() {
-        if let Some(ri) = krel[i] {
-            let data = k
-                .relocs
-                .iter()
-                .flat_map(|r| {
-                    let mut e = r.offset.to_le_bytes().to_vec();
-                    let info = ((sym_of(&r.symbol) as u64) << 32) | u64::from(r.rtype);
-                    e.extend_from_slice(&info.to_le_bytes());
-                    e
-                })
-                .collect();
-            let s = &mut secs[ri];
-            s.data = data;
-            s.link = symtab as u32;
-            s.info = ktext[i] as u32;
-            s.entsize = 16;
+        for (ri, relocs, target) in [
+            (krel[i], &k.relocs, ktext[i]),
+            (kcrel[i], &k.const0_relocs, kc0[i]),
+        ] {
+            if let Some(ri) = ri {
+                let data = rel_entries(relocs);
+                let s = &mut secs[ri];
+                s.data = data;
+                s.link = symtab as u32;
+                s.info = target as u32;
+                s.entsize = 16;
+            }
         }
         if let Some(ci) = kc2[i] {
             secs[ci].info = ktext[i] as u32;
@@ -905,21 +966,25 @@ impl CubinSpec {
                             | Attribute::IndirectBranchTargets(_)
                     )
                 };
-                let relocs = c
-                    .relocations
-                    .iter()
-                    .filter(|r| r.target == k.text_section)
-                    .flat_map(|r| r.relocs.iter())
-                    .map(|r| RelocSpec {
-                        offset: r.offset,
-                        symbol: c
-                            .symbols
-                            .get(r.sym as usize)
-                            .map(|s| s.name.clone())
-                            .unwrap_or_default(),
-                        rtype: r.rtype,
-                    })
-                    .collect();
+                let relocs_of = |target: Option<usize>| -> Vec<RelocSpec> {
+                    c.relocations
+                        .iter()
+                        .filter(|r| Some(r.target) == target)
+                        .flat_map(|r| r.relocs.iter())
+                        .map(|r| RelocSpec {
+                            offset: r.offset,
+                            symbol: c
+                                .symbols
+                                .get(r.sym as usize)
+                                .map(|s| s.name.clone())
+                                .unwrap_or_default(),
+                            rtype: r.rtype,
+                        })
+                        .collect()
+                };
+                let relocs = relocs_of(Some(k.text_section));
+                let const0 = format!(".nv.constant0.{}", k.name);
+                let const0_relocs = relocs_of(c.sections.iter().position(|s| s.name == const0));
                 KernelSpec {
                     name: k.name.clone(),
                     visible: c
@@ -967,6 +1032,7 @@ impl CubinSpec {
                     extra_info: k.info.iter().filter(|a| !standard(a)).cloned().collect(),
                     constant2: k.constant2.clone(),
                     relocs,
+                    const0_relocs,
                 }
             })
             .collect();
@@ -979,6 +1045,14 @@ impl CubinSpec {
             global_init: data(".nv.global.init"),
             global: data(".nv.global"),
             strtab_order: strtab_names(c),
+            // Undefined symbols with a type: texture, sampler and surface references.
+            handles: c
+                .symbols
+                .iter()
+                .skip(1)
+                .filter(|y| y.shndx == 0 && y.info & 0xf != 0 && !y.name.is_empty())
+                .map(|y| (y.name.clone(), y.info))
+                .collect(),
         }
     }
 }
