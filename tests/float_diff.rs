@@ -232,11 +232,13 @@ fn body_f32_ftz_sat_minmax_neg_abs_and_immediates() -> String {
     sub.rm.f32 %f21, 0f00000001, %f2;
     neg.ftz.f32 %f22, %f3;
     min.ftz.f32 %f23, %f3, 0f80000000;
+    mul.ftz.sat.f32 %f24, %f2, 0f3DCCCCCD;
+    sub.ftz.f32 %f25, %f3, 0f3DCCCCCD;
 ";
     body.to_string()
         + &store32(&[
             "%f10", "%f11", "%f12", "%f13", "%f14", "%f15", "%f16", "%f17", "%f18", "%f19", "%f20",
-            "%f21", "%f22", "%f23",
+            "%f21", "%f22", "%f23", "%f24", "%f25",
         ])
 }
 

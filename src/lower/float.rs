@@ -19,9 +19,10 @@
 //! `FADD.SAT R, R, -RZ`, `cvt.rzi.s8.f32` is `F2I.S32` + `I2I.S8.S32.SAT`). The B operand is a
 //! constant-bank word (kernel parameters) or an immediate when the float fits the 20-bit
 //! immediate form (f32 with the low 12 bits zero, f64 with the low 44 bits zero); anything
-//! else is put in a register. `.sat` on i2f is a following `FADD.SAT`. Not selected:
-//! `.sat` on f64 and f16 results (no SM50 form has it), FADD32I/FMUL32I/FFMA32I (immediates
-//! that do not fit 20 bits are moved to a register instead).
+//! else is put in a register, except that `fadd`/`fsub`/`fmul.rn` take a full 32-bit
+//! immediate in `FADD32I`/`FMUL32I`. Not selected: `.sat` on f64 and f16 results (no SM50
+//! form has it); the ISA table has no `FFMA32I`, so an FFMA immediate that does not fit 20
+//! bits goes to a register.
 
 use super::{Class, Lowerer, Src};
 use crate::ir::float::{FloatBinOp, FloatCC, FloatFmt, FloatOp, FloatUnOp, Round};
@@ -89,6 +90,18 @@ impl Lowerer<'_> {
         op: FloatOp,
         args: &[Value],
     ) -> Result<(), LowerError> {
+        // SM50's f64 instructions have no .FTZ (PTX has no f64 .ftz either).
+        let f64_ftz = match op {
+            FloatOp::Binary { fmt, ftz, .. }
+            | FloatOp::Fma { fmt, ftz, .. }
+            | FloatOp::Unary { fmt, ftz, .. }
+            | FloatOp::Cmp { fmt, ftz, .. }
+            | FloatOp::RoundInt { fmt, ftz, .. } => fmt == FloatFmt::F64 && ftz,
+            _ => false,
+        };
+        if f64_ftz {
+            return Err(self.unsupported(".ftz on f64"));
+        }
         match op {
             FloatOp::Binary {
                 op: bop,
@@ -114,6 +127,16 @@ impl Lowerer<'_> {
                     (_, true) => ((Form::DMNMX_R, Form::DMNMX_C, Form::DMNMX_I), false),
                 };
                 let minmax = matches!(bop, FloatBinOp::Min | FloatBinOp::Max);
+                // A full 32-bit immediate: FADD32I / FMUL32I (they have no rounding field,
+                // and FADD32I no .SAT), as ptxas uses them.
+                let sat_ok = !sat || bop == FloatBinOp::Mul;
+                if !f64 && !minmax && rnd == Round::Rn && sat_ok {
+                    if let Class::Imm(k) = self.class(args[1]) {
+                        if k as u32 & 0xfff != 0 {
+                            return self.float_imm32(v, bop, args[0], k as u32, ftz, sat);
+                        }
+                    }
+                }
                 if minmax && sat {
                     return Err(self.unsupported("min/max with .sat"));
                 }
@@ -298,6 +321,38 @@ impl Lowerer<'_> {
         };
         setup(&mut inst);
         i.piece(inst, &refs);
+        self.push(i);
+        self.set_loc(v, Loc { vreg: d, offset: 0 });
+        Ok(())
+    }
+
+    /// `FADD32I` / `FMUL32I rd, ra, imm` (sub: `FADD32I` with `-imm`).
+    fn float_imm32(
+        &mut self,
+        v: Value,
+        bop: FloatBinOp,
+        a: Value,
+        imm: u32,
+        ftz: bool,
+        sat: bool,
+    ) -> Result<(), LowerError> {
+        let al = self.reg(a)?;
+        let d = self.new_vreg(RegKind::B32);
+        let mut i = Sm50Inst::new(Role::Plain);
+        let dop = i.def(d, false);
+        let aop = i.use_(al.vreg);
+        let inst = if bop == FloatBinOp::Mul {
+            sm50::Inst::new(Form::FMUL32I)
+                .with(Field::Imm, u64::from(imm))
+                .with(Field::Fmz, u64::from(ftz))
+                .with(Field::Sat, u64::from(sat))
+        } else {
+            sm50::Inst::new(Form::FADD32I)
+                .with(Field::Imm, u64::from(imm))
+                .with(Field::Negb, u64::from(bop == FloatBinOp::Sub))
+                .with(Field::Ftz, u64::from(ftz))
+        };
+        i.piece(inst, &[(Field::Rd, dop, 0), (Field::Ra, aop, al.offset)]);
         self.push(i);
         self.set_loc(v, Loc { vreg: d, offset: 0 });
         Ok(())
