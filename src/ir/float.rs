@@ -1146,4 +1146,39 @@ mod tests {
             ));
         }
     }
+
+    #[test]
+    fn directed_rounding_in_the_subnormal_and_half_ranges() {
+        let tiny = 1u64; // 2^-1074
+        let half = 0.5f64.to_bits();
+        let m = |r| mul(FloatFmt::F64, tiny, half, r, false);
+        assert_eq!(
+            (m(Round::Rn), m(Round::Rz), m(Round::Rm), m(Round::Rp)),
+            (0, 0, 0, 1)
+        );
+        let neg = tiny | 1 << 63;
+        let m = |r| mul(FloatFmt::F64, neg, half, r, false);
+        assert_eq!(m(Round::Rm), neg);
+        assert_eq!(m(Round::Rp), 1 << 63);
+        // 1.5 * 2^-1074 is 1.5 units of the subnormal grid: rn ties to even (2), rz 1.
+        let m = |r| mul(FloatFmt::F64, 1.5f64.to_bits(), tiny, r, false);
+        assert_eq!((m(Round::Rn), m(Round::Rz), m(Round::Rp)), (2, 1, 2));
+        // f32 -> f16: 1 + 2^-11 is halfway between 1 and the next f16 (ties to even: 1).
+        let x = u64::from((1.0f32 + 2f32.powi(-11)).to_bits());
+        let c = |r| convert(FloatFmt::F32, FloatFmt::F16, x, r, false);
+        assert_eq!(
+            (c(Round::Rn), c(Round::Rz), c(Round::Rp)),
+            (0x3c00, 0x3c00, 0x3c01)
+        );
+        // 65520 rounds to f16 infinity under rn, to the largest f16 under rz.
+        let big = u64::from(65520.0f32.to_bits());
+        assert_eq!(
+            convert(FloatFmt::F32, FloatFmt::F16, big, Round::Rn, false),
+            0x7c00
+        );
+        assert_eq!(
+            convert(FloatFmt::F32, FloatFmt::F16, big, Round::Rz, false),
+            0x7bff
+        );
+    }
 }
