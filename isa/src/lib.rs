@@ -887,7 +887,7 @@ pub fn generate_from(src: &str) -> String {
                 Width::One => "1".to_string(),
                 Width::Const(n) => n.to_string(),
                 Width::Mem(g) => format!("rt::mem_width({})", fv(f, g)),
-                Width::Log(g) => format!("if {} == 3 {{ 2 }} else {{ 1 }}", fv(f, g)),
+                Width::Log(g) => format!("if {} & 3 == 3 {{ 2 }} else {{ 1 }}", fv(f, g)),
                 Width::Flag2(g) => format!("if {} != 0 {{ 2 }} else {{ 1 }}", fv(f, g)),
                 Width::TexLo(m, r) => format!(
                     "if {} != 255 || {} >= 4 {{ 2 }} else {{ 1 }}",

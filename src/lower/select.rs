@@ -28,8 +28,8 @@
 //!
 //! `mulhi`, `mulwide` and 64-bit `mul` by anything but a power of two, 64-bit shifts by a
 //! non-constant, 64-bit min/max, predicate `select`, the address of a `.global` variable (it
-//! needs a relocation the cubin writer does not offer yet), `cvta` of the const space, and
-//! floating-point arithmetic (float values can be loaded, stored, moved and selected). The IR
+//! needs a relocation the cubin writer does not offer yet) and `cvta` of the const space.
+//! Floating-point operations are selected in the child module `float` (`lower/float.rs`). The IR
 //! has no add-with-carry, so there are no extended-precision chains to lower; they would be
 //! one more [`Sm50Inst`] shape: `LEA.CC` followed by `LEA.HI.X.CC` links (the seed's U128
 //! example), each link reading the previous word pair.
@@ -42,6 +42,9 @@
 //! variables first and the spill slots after them), `.param` → `c[0x0][0x140 + offset]`.
 
 use std::collections::{HashMap, HashSet};
+
+#[path = "float.rs"]
+mod float;
 
 use smallvec::SmallVec;
 
@@ -640,6 +643,7 @@ impl<'a> Lowerer<'a> {
                 self.push(i);
                 Ok(())
             }
+            InstData::Float { op, args } => self.lower_float(results[0], op, &args),
         }
     }
 

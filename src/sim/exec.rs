@@ -84,7 +84,7 @@ enum State {
     Done,
 }
 
-struct Warp {
+pub(super) struct Warp {
     /// `regs[r * 32 + lane]`, r in 0..255.
     regs: Vec<u32>,
     preds: [u8; 32],
@@ -99,7 +99,7 @@ struct Warp {
 }
 
 impl Warp {
-    fn r(&self, reg: u64, lane: usize) -> u32 {
+    pub(super) fn r(&self, reg: u64, lane: usize) -> u32 {
         if reg >= RZ {
             0
         } else {
@@ -107,17 +107,17 @@ impl Warp {
         }
     }
 
-    fn set_r(&mut self, reg: u64, lane: usize, v: u32) {
+    pub(super) fn set_r(&mut self, reg: u64, lane: usize, v: u32) {
         if reg < RZ {
             self.regs[reg as usize * 32 + lane] = v;
         }
     }
 
-    fn p(&self, p: u64, lane: usize) -> bool {
+    pub(super) fn p(&self, p: u64, lane: usize) -> bool {
         p >= PT || (self.preds[lane] >> p) & 1 != 0
     }
 
-    fn set_p(&mut self, p: u64, lane: usize, v: bool) {
+    pub(super) fn set_p(&mut self, p: u64, lane: usize, v: bool) {
         if p < PT {
             if v {
                 self.preds[lane] |= 1 << p;
@@ -178,7 +178,7 @@ fn slot_table() -> &'static (usize, Vec<u8>) {
 }
 
 /// A field's value, `None` when the form has no such field (same as `Inst::get`).
-fn get(i: &Inst, field: Field) -> Option<u64> {
+pub(super) fn get(i: &Inst, field: Field) -> Option<u64> {
     let (per_form, t) = slot_table();
     if field as usize >= *per_form {
         return None;
@@ -189,23 +189,23 @@ fn get(i: &Inst, field: Field) -> Option<u64> {
     }
 }
 
-fn f(i: &Inst, field: Field) -> u64 {
+pub(super) fn f(i: &Inst, field: Field) -> u64 {
     get(i, field).unwrap_or(0)
 }
 
-fn flag(i: &Inst, field: Field) -> bool {
+pub(super) fn flag(i: &Inst, field: Field) -> bool {
     f(i, field) != 0
 }
 
 /// Iterate over the set bits of a lane mask.
-fn lanes(mask: u32) -> impl Iterator<Item = usize> {
+pub(super) fn lanes(mask: u32) -> impl Iterator<Item = usize> {
     (0..32).filter(move |l| mask >> l & 1 != 0)
 }
 
-struct Sim<'a> {
+pub(super) struct Sim<'a> {
     prog: &'a Program,
     launch: &'a Launch,
-    mem: Memory,
+    pub(super) mem: Memory,
     ctaid: [u32; 3],
     steps: u64,
 }
@@ -865,104 +865,11 @@ impl Sim<'_> {
 
             // ---------------------------------------------------------- FP32
             FADD_R | FADD_C | FADD_I | FADD32I | FMUL_R | FMUL_C | FMUL_I | FMUL32I | FFMA_R
-            | FFMA_C | FFMA_CC | FFMA_I => self.fp32(w, i, addr, exec)?,
-            FSETP_R | FSETP_C | FSETP_I => {
-                let b = self.src_b(i, addr)?;
-                let ra = f(i, Field::Ra);
-                let (na, nb) = (flag(i, Field::Nega), flag(i, Field::Negb));
-                let (aa, ab) = (flag(i, Field::Absa), flag(i, Field::Absb));
-                let ftz = flag(i, Field::Ftz);
-                let (cmp, bop) = (f(i, Field::Cmp), f(i, Field::Bop));
-                let (pacc, paccn) = (f(i, Field::Pacc), flag(i, Field::Paccn));
-                let (pd0, pd1) = (f(i, Field::Pd0), f(i, Field::Pd1));
-                for l in lanes(exec) {
-                    let a = fmod(w.r(ra, l), aa, na, ftz);
-                    let bv = fmod(w.val(b, l), ab, nb, ftz);
-                    let c = fcmp(cmp, a, bv);
-                    let acc = w.p(pacc, l) != paccn;
-                    w.set_p(pd0, l, bool_op(bop, c, acc));
-                    w.set_p(pd1, l, bool_op(bop, !c, acc));
-                }
-            }
-            I2F_R | I2F_C | I2F_I => {
-                if f(i, Field::Dsz) != 2 || f(i, Field::Rnd) != 0 || f(i, Field::St) & 3 == 3 {
-                    return Err(unsupported(
-                        addr,
-                        i,
-                        "I2F other than to F32 (RN) from 8..32 bits",
-                    ));
-                }
-                if flag(i, Field::Cc) {
-                    return Err(unsupported(addr, i, "I2F.CC"));
-                }
-                let b = self.src_b(i, addr)?;
-                let (st, bsel) = (f(i, Field::St), f(i, Field::Bsel));
-                let (neg, abs) = (flag(i, Field::Negb), flag(i, Field::Absb));
-                let bits = 8u32 << (st & 3);
-                self.alu(w, i, exec, |w, l| {
-                    let raw = u64::from(w.val(b, l) >> (8 * bsel));
-                    let mut v = if st & 4 != 0 {
-                        sext(raw, bits) as i64
-                    } else {
-                        (raw & ((1u64 << bits) - 1)) as i64
-                    };
-                    if abs {
-                        v = v.abs();
-                    }
-                    if neg {
-                        v = -v;
-                    }
-                    (v as f32).to_bits()
-                });
-            }
-            F2I_R | F2I_C | F2I_I => {
-                let dt = f(i, Field::Dt);
-                if f(i, Field::Ssz) != 2 || !matches!(dt, 2 | 6) || flag(i, Field::H1) {
-                    return Err(unsupported(addr, i, "F2I other than F32 to 32-bit"));
-                }
-                if flag(i, Field::Cc) {
-                    return Err(unsupported(addr, i, "F2I.CC"));
-                }
-                let b = self.src_b(i, addr)?;
-                let (rnd, ftz) = (f(i, Field::Rnd), flag(i, Field::Ftz));
-                let (neg, abs) = (flag(i, Field::Negb), flag(i, Field::Absb));
-                self.alu(w, i, exec, |w, l| {
-                    let x = fmod(w.val(b, l), abs, neg, ftz);
-                    let x = match rnd {
-                        0 => x.round_ties_even(),
-                        1 => x.floor(),
-                        2 => x.ceil(),
-                        _ => x.trunc(),
-                    };
-                    // Rust's float-to-int casts saturate and send NaN to 0.
-                    if dt == 6 {
-                        x as i32 as u32
-                    } else {
-                        x as u32
-                    }
-                });
-            }
-            FMNMX_R | FMNMX_C | FMNMX_I => {
-                if flag(i, Field::Cc) {
-                    return Err(unsupported(addr, i, "FMNMX.CC"));
-                }
-                let b = self.src_b(i, addr)?;
-                let ra = f(i, Field::Ra);
-                let (na, nb) = (flag(i, Field::Nega), flag(i, Field::Negb));
-                let (aa, ab) = (flag(i, Field::Absa), flag(i, Field::Absb));
-                let ftz = flag(i, Field::Ftz);
-                let (pacc, paccn) = (f(i, Field::Pacc), flag(i, Field::Paccn));
-                self.alu(w, i, exec, |w, l| {
-                    let a = fmod(w.r(ra, l), aa, na, ftz);
-                    let bv = fmod(w.val(b, l), ab, nb, ftz);
-                    // min/max return the other operand when one is NaN.
-                    let r = if w.p(pacc, l) != paccn {
-                        a.min(bv)
-                    } else {
-                        a.max(bv)
-                    };
-                    r.to_bits()
-                });
+            | FFMA_C | FFMA_CC | FFMA_I | FSETP_R | FSETP_C | FSETP_I | FMNMX_R | FMNMX_C
+            | FMNMX_I | DADD_R | DADD_C | DADD_I | DMUL_R | DMUL_C | DMUL_I | DFMA_R | DFMA_C
+            | DFMA_CC | DFMA_I | DSETP_R | DSETP_C | DSETP_I | DMNMX_R | DMNMX_C | DMNMX_I
+            | I2F_R | I2F_C | I2F_I | F2I_R | F2I_C | F2I_I | F2F_R | F2F_C | F2F_I => {
+                self.float(w, i, addr, exec)?
             }
             VOTE => {
                 let (pa, pan, pd) = (f(i, Field::Pa), flag(i, Field::Pan), f(i, Field::Pd));
@@ -1429,55 +1336,6 @@ impl Sim<'_> {
         }
         Ok(())
     }
-
-    fn fp32(&mut self, w: &mut Warp, i: &Inst, addr: u64, exec: u32) -> Result<(), SimError> {
-        use Form::*;
-        if flag(i, Field::Cc) || flag(i, Field::Sat) || f(i, Field::Rnd) != 0 {
-            return Err(unsupported(addr, i, "FP32 .CC/.SAT/rounding modes"));
-        }
-        if f(i, Field::Scale) != 0 || f(i, Field::Fmz) == 2 {
-            return Err(unsupported(addr, i, "FMUL scaling/.FMZ"));
-        }
-        let b = match i.form {
-            FADD32I | FMUL32I => Src::Val(f(i, Field::Imm) as u32),
-            _ => self.src_b(i, addr)?,
-        };
-        let c = self.src_c(i, addr)?;
-        let ra = f(i, Field::Ra);
-        let (na, nb, nc) = (
-            flag(i, Field::Nega),
-            flag(i, Field::Negb),
-            flag(i, Field::Negc),
-        );
-        let (aa, ab) = (flag(i, Field::Absa), flag(i, Field::Absb));
-        let ftz = flag(i, Field::Ftz) || f(i, Field::Fmz) == 1;
-        let form = i.form;
-        self.alu(w, i, exec, |w, l| {
-            let a = fmod(w.r(ra, l), aa, false, ftz);
-            let bv = fmod(w.val(b, l), ab, false, ftz);
-            let r = match form {
-                FADD_R | FADD_C | FADD_I | FADD32I => {
-                    (if na { -a } else { a }) + (if nb { -bv } else { bv })
-                }
-                FMUL_R | FMUL_C | FMUL_I | FMUL32I => {
-                    let p = a * bv;
-                    if nb {
-                        -p
-                    } else {
-                        p
-                    }
-                }
-                _ => {
-                    let cv = fmod(w.val(c, l), false, nc, ftz);
-                    let a = if nb { -a } else { a };
-                    a.mul_add(bv, cv)
-                }
-            };
-            let r = if ftz { flush(r) } else { r };
-            r.to_bits()
-        });
-        Ok(())
-    }
 }
 
 impl Warp {
@@ -1489,7 +1347,7 @@ impl Warp {
     }
 }
 
-fn unsupported(addr: u64, i: &Inst, what: &str) -> SimError {
+pub(super) fn unsupported(addr: u64, i: &Inst, what: &str) -> SimError {
     SimError::Unsupported {
         addr,
         what: format!("{what} ({})", crate::sm50::print(i, addr, 0)),
@@ -1698,50 +1556,5 @@ fn bfe(a: u32, pos: u32, len: u32, signed: bool) -> u32 {
         sext(v, len) as u32
     } else {
         v as u32
-    }
-}
-
-fn flush(x: f32) -> f32 {
-    if x.is_subnormal() {
-        0.0f32.copysign(x)
-    } else {
-        x
-    }
-}
-
-fn fmod(bits: u32, abs: bool, neg: bool, ftz: bool) -> f32 {
-    let mut x = f32::from_bits(bits);
-    if ftz {
-        x = flush(x);
-    }
-    if abs {
-        x = x.abs();
-    }
-    if neg {
-        -x
-    } else {
-        x
-    }
-}
-
-/// FP compare: F, LT, EQ, LE, GT, NE, GE, NUM, NAN, then the unordered LTU..GEU, T.
-fn fcmp(cmp: u64, a: f32, b: f32) -> bool {
-    let unordered = a.is_nan() || b.is_nan();
-    let ordered = |c: u64| match c {
-        1 => a < b,
-        2 => a == b,
-        3 => a <= b,
-        4 => a > b,
-        5 => a != b && !unordered,
-        6 => a >= b,
-        _ => false,
-    };
-    match cmp {
-        0 => false,
-        1..=6 => ordered(cmp),
-        7 => !unordered,
-        8 => unordered,
-        9..=14 => unordered || ordered(cmp - 8),
-        _ => true,
     }
 }

@@ -145,13 +145,14 @@
 //!   it. `EXIT`: the executing lanes leave for good. Entries whose lanes all left are skipped.
 //! * `BAR.SYNC`: the warp waits for the rest of its CTA (barrier id and thread count ignored).
 //! * `NOP`, `DEPBAR`, `MEMBAR`: nothing (a functional model has no pending operations).
-//! * `FADD`, `FMUL`, `FFMA` (round to nearest, .FTZ, negation/absolute value; other rounding
-//!   modes, .SAT and FMUL scaling are Unsupported), `FSETP` (ordered and unordered compares).
-//!
-//! * `I2F` (8/16/32-bit integer to F32, round to nearest), `F2I` (F32 to U32/S32 with ROUND
-//!   (ties to even), FLOOR, CEIL, TRUNC; saturating, NaN gives 0), `FMNMX` (min when the
-//!   predicate holds, else max; a NaN operand yields the other), `VOTE.ALL/ANY/EQ` (Rd = the
-//!   ballot of the executing lanes, Pd = the vote).
+//! * Floating point (`float.rs`): `FADD`, `FMUL`, `FFMA` (and `FADD32I`/`FMUL32I`), `FSETP`,
+//!   `FMNMX`, `DADD`, `DMUL`, `DFMA`, `DSETP`, `DMNMX`, `I2F`, `F2I` and `F2F` at every size,
+//!   with every rounding mode, .FTZ, .SAT and operand negation/absolute value, computed by
+//!   the exact IEEE core of `ir::float` (the reference the IR interpreter uses): NaN results
+//!   are canonical, `F2I` saturates (NaN gives 0), `FMNMX`/`DMNMX` give the minimum when the
+//!   predicate holds (a NaN operand yields the other, -0 < +0). FMUL scaling, .FMZ and .CC
+//!   are Unsupported.
+//! * `VOTE.ALL/ANY/EQ` (Rd = the ballot of the executing lanes, Pd = the vote).
 //!
 //! * `IMUL`, `IMUL32I`: the low (or, with .HI, high) word of the 64-bit product of Ra and B,
 //!   each read as signed (.S32) or unsigned; .CC is Unsupported.
@@ -169,11 +170,12 @@
 //!   access: ptxas routes shared-window addresses to ATOMS itself (see Plg above).
 //!
 //! Not modelled (Unsupported with the address): IMAD (recognised by opcode, since the
-//! instruction set description has no form for it), FP64, MUFU, F2F, other I2F/F2I sizes,
+//! instruction set description has no form for it), MUFU,
 //! FSET, PSET, CAL/RET/BRX, and the modifiers listed above.
 
 mod cubin;
 mod exec;
+mod float;
 mod mem;
 
 use crate::ir::eval::{Launch, RunOutput};

@@ -399,7 +399,7 @@ pub mod rt {
 
     /// nvdisasm's float spelling, inferred from its output: integers below 1e9 (probed:
     /// 999999936 as an integer, 1e9 in exponent form) print as integers, other integers
-    /// as C `%.20e`, everything else as C `%.20g`; infinities and NaNs as `+INF `,
+    /// as C `%.20e`, everything else as C `%.20g`; -0 as `-0.0 `; infinities and NaNs as `+INF `,
     /// `+QNAN `, `+SNAN ` (with the trailing space).
     /// `quiet` is the NaN's quiet bit: nvdisasm prints `QNAN` or `SNAN`.
     fn float_text(v: f64, neg: bool, quiet: bool) -> String {
@@ -412,7 +412,8 @@ pub mod rt {
             return if neg { "-INF ".into() } else { "+INF ".into() };
         }
         if v == 0.0 {
-            return if neg { "-0".into() } else { "0".into() };
+            // Probed: nvdisasm spells negative zero `-0.0 ` (trailing space, like INF).
+            return if neg { "-0.0 ".into() } else { "0".into() };
         }
         if v.fract() == 0.0 && v.abs() < 1e9 {
             return format!("{}", v as i64);

@@ -1,0 +1,387 @@
+//! Floating-point instructions of the simulator: FADD/FMUL/FFMA (and the 32-bit immediate
+//! forms), FSETP, FMNMX, DADD/DMUL/DFMA/DSETP/DMNMX, I2F, F2I and F2F.
+//!
+//! In: a decoded instruction and the warp state. Out: the destination registers/predicates
+//! of every executing lane, or [`SimError::Unsupported`] for a field combination not
+//! modelled (`.CC`, FMUL scaling and `.FMZ`, `.H1` on non-F16 sources). The arithmetic is
+//! the exact IEEE core of [`crate::ir::float`] (the IR reference uses the same functions),
+//! so a NaN result is canonical, `.FTZ` flushes subnormal inputs and outputs, and `.SAT`
+//! clamps to [+0, 1]. Operand modifiers (`-`, `|x|`) act on the sign bit before the
+//! operation; an f64 lives in an aligned register pair (low word in the even register);
+//! an F16 value is the low half of its register (the high half with `.H1`).
+
+use super::exec::{f, flag, get, lanes, unsupported, Sim, Warp};
+use super::SimError;
+use crate::ir::float::{self as fl, FloatCC, FloatFmt, Round};
+use crate::ir::Type;
+use crate::sm50::{Field, Form, Inst};
+
+/// A float source: a register (pair) or a fixed value.
+#[derive(Clone, Copy)]
+enum FSrc {
+    Reg(u64),
+    Val(u64),
+}
+
+fn round(code: u64) -> Round {
+    match code & 3 {
+        0 => Round::Rn,
+        1 => Round::Rm,
+        2 => Round::Rp,
+        _ => Round::Rz,
+    }
+}
+
+fn fmt_of(code: u64) -> Option<FloatFmt> {
+    match code {
+        1 => Some(FloatFmt::F16),
+        2 => Some(FloatFmt::F32),
+        3 => Some(FloatFmt::F64),
+        _ => None,
+    }
+}
+
+/// The FSETP/DSETP condition; `Err` for the constant ones (`.F` = false, `.T` = true).
+fn cond(code: u64) -> Result<FloatCC, bool> {
+    Ok(match code {
+        1 => FloatCC::Lt,
+        2 => FloatCC::Eq,
+        3 => FloatCC::Le,
+        4 => FloatCC::Gt,
+        5 => FloatCC::Ne,
+        6 => FloatCC::Ge,
+        7 => FloatCC::Num,
+        8 => FloatCC::Nan,
+        9 => FloatCC::Ltu,
+        10 => FloatCC::Equ,
+        11 => FloatCC::Leu,
+        12 => FloatCC::Gtu,
+        13 => FloatCC::Neu,
+        14 => FloatCC::Geu,
+        0 => return Err(false),
+        _ => return Err(true),
+    })
+}
+
+/// Apply `|x|` then `-x` to the sign bit of a `bits`-wide float.
+fn modify(x: u64, bits: u32, abs: bool, neg: bool) -> u64 {
+    let s = 1u64 << (bits - 1);
+    let x = if abs { x & !s } else { x };
+    if neg {
+        x ^ s
+    } else {
+        x
+    }
+}
+
+fn bool_op(op: u64, a: bool, b: bool) -> bool {
+    match op {
+        0 => a && b,
+        1 => a || b,
+        _ => a ^ b,
+    }
+}
+
+impl Warp {
+    /// A register of `words` 32-bit words (1 or 2) starting at `r`.
+    fn rw(&self, r: u64, words: u32, lane: usize) -> u64 {
+        let lo = u64::from(self.r(r, lane));
+        if words == 2 {
+            lo | u64::from(self.r(r + 1, lane)) << 32
+        } else {
+            lo
+        }
+    }
+
+    fn set_rw(&mut self, r: u64, words: u32, lane: usize, v: u64) {
+        self.set_r(r, lane, v as u32);
+        if words == 2 {
+            self.set_r(r + 1, lane, (v >> 32) as u32);
+        }
+    }
+
+    fn fval(&self, s: FSrc, words: u32, lane: usize) -> u64 {
+        match s {
+            FSrc::Reg(r) => self.rw(r, words, lane),
+            FSrc::Val(v) => v,
+        }
+    }
+}
+
+impl Sim<'_> {
+    /// The B operand of a float instruction, `words` wide.
+    fn fsrc_b(&mut self, i: &Inst, addr: u64, words: u32) -> Result<FSrc, SimError> {
+        if let Some(rb) = get(i, Field::Rb) {
+            return Ok(FSrc::Reg(rb));
+        }
+        if let Some(off) = get(i, Field::Cbo) {
+            let bank = get(i, Field::Cbk).or(get(i, Field::Cbks)).unwrap_or(0) as u8;
+            let lo = u64::from(self.mem.const32(addr, bank, off * 4)?);
+            let hi = if words == 2 {
+                u64::from(self.mem.const32(addr, bank, off * 4 + 4)?)
+            } else {
+                0
+            };
+            return Ok(FSrc::Val(lo | hi << 32));
+        }
+        if let Some(v) = get(i, Field::ImmF32i) {
+            return Ok(FSrc::Val(v << 12));
+        }
+        if let Some(v) = get(i, Field::ImmF64i) {
+            return Ok(FSrc::Val(v << 44));
+        }
+        if let Some(v) = get(i, Field::Imm) {
+            return Ok(FSrc::Val(v & 0xffff_ffff));
+        }
+        if let Some(v) = get(i, Field::ImmImm20s) {
+            return Ok(FSrc::Val(crate::sm50::rt::sext(v, 20)));
+        }
+        Err(unsupported(
+            addr,
+            i,
+            "a float instruction without a B operand",
+        ))
+    }
+
+    /// Execute one floating-point instruction (see the module essay).
+    pub(super) fn float(
+        &mut self,
+        w: &mut Warp,
+        i: &Inst,
+        addr: u64,
+        exec: u32,
+    ) -> Result<(), SimError> {
+        use Form::*;
+        if flag(i, Field::Cc) {
+            return Err(unsupported(addr, i, "float .CC"));
+        }
+        let wide = matches!(
+            i.form,
+            DADD_R
+                | DADD_C
+                | DADD_I
+                | DMUL_R
+                | DMUL_C
+                | DMUL_I
+                | DFMA_R
+                | DFMA_C
+                | DFMA_CC
+                | DFMA_I
+                | DSETP_R
+                | DSETP_C
+                | DSETP_I
+                | DMNMX_R
+                | DMNMX_C
+                | DMNMX_I
+        );
+        let (fmt, words, bits) = if wide {
+            (FloatFmt::F64, 2, 64)
+        } else {
+            (FloatFmt::F32, 1, 32)
+        };
+        match i.form {
+            I2F_R | I2F_C | I2F_I => return self.i2f(w, i, addr, exec),
+            F2I_R | F2I_C | F2I_I => return self.f2i(w, i, addr, exec),
+            F2F_R | F2F_C | F2F_I => return self.f2f(w, i, addr, exec),
+            _ => {}
+        }
+        if f(i, Field::Scale) != 0 || f(i, Field::Fmz) == 2 {
+            return Err(unsupported(addr, i, "FMUL scaling/.FMZ"));
+        }
+        let ftz = flag(i, Field::Ftz) || f(i, Field::Fmz) == 1;
+        let sat = flag(i, Field::Sat);
+        let rnd = round(f(i, Field::Rnd));
+        let ra = f(i, Field::Ra);
+        let (na, nb, nc) = (
+            flag(i, Field::Nega),
+            flag(i, Field::Negb),
+            flag(i, Field::Negc),
+        );
+        let (aa, ab) = (flag(i, Field::Absa), flag(i, Field::Absb));
+        let (b, c) = if matches!(i.form, FFMA_CC | DFMA_CC) {
+            let off = f(i, Field::Cbo);
+            let bank = f(i, Field::Cbk) as u8;
+            let lo = u64::from(self.mem.const32(addr, bank, off * 4)?);
+            let hi = if wide {
+                u64::from(self.mem.const32(addr, bank, off * 4 + 4)?)
+            } else {
+                0
+            };
+            (FSrc::Reg(f(i, Field::Rb)), FSrc::Val(lo | hi << 32))
+        } else {
+            let b = self.fsrc_b(i, addr, words)?;
+            let c = get(i, Field::Rc).map_or(FSrc::Val(0), FSrc::Reg);
+            (b, c)
+        };
+        let sat_if = |r: u64| if sat { fl::saturate(fmt, r) } else { r };
+        let rd = f(i, Field::Rd);
+        match i.form {
+            FADD_R | FADD_C | FADD_I | FADD32I | DADD_R | DADD_C | DADD_I => {
+                for l in lanes(exec) {
+                    let a = modify(w.rw(ra, words, l), bits, aa, na);
+                    let bv = modify(w.fval(b, words, l), bits, ab, nb);
+                    let r = sat_if(fl::add(fmt, a, bv, rnd, ftz));
+                    w.set_rw(rd, words, l, r);
+                }
+            }
+            FMUL_R | FMUL_C | FMUL_I | FMUL32I | DMUL_R | DMUL_C | DMUL_I => {
+                for l in lanes(exec) {
+                    let a = w.rw(ra, words, l);
+                    let bv = modify(w.fval(b, words, l), bits, false, nb);
+                    let r = sat_if(fl::mul(fmt, a, bv, rnd, ftz));
+                    w.set_rw(rd, words, l, r);
+                }
+            }
+            FFMA_R | FFMA_C | FFMA_CC | FFMA_I | DFMA_R | DFMA_C | DFMA_CC | DFMA_I => {
+                for l in lanes(exec) {
+                    let a = w.rw(ra, words, l);
+                    let bv = modify(w.fval(b, words, l), bits, false, nb);
+                    let cv = modify(w.fval(c, words, l), bits, false, nc);
+                    let r = sat_if(fl::fma(fmt, a, bv, cv, rnd, ftz));
+                    w.set_rw(rd, words, l, r);
+                }
+            }
+            FMNMX_R | FMNMX_C | FMNMX_I | DMNMX_R | DMNMX_C | DMNMX_I => {
+                let (pacc, paccn) = (f(i, Field::Pacc), flag(i, Field::Paccn));
+                for l in lanes(exec) {
+                    let a = modify(w.rw(ra, words, l), bits, aa, na);
+                    let bv = modify(w.fval(b, words, l), bits, ab, nb);
+                    let min = w.p(pacc, l) != paccn;
+                    w.set_rw(rd, words, l, fl::minmax(fmt, a, bv, !min, ftz));
+                }
+            }
+            FSETP_R | FSETP_C | FSETP_I | DSETP_R | DSETP_C | DSETP_I => {
+                let cc = cond(f(i, Field::Cmp));
+                let bop = f(i, Field::Bop);
+                let (pacc, paccn) = (f(i, Field::Pacc), flag(i, Field::Paccn));
+                let (pd0, pd1) = (f(i, Field::Pd0), f(i, Field::Pd1));
+                for l in lanes(exec) {
+                    let a = modify(w.rw(ra, words, l), bits, aa, na);
+                    let bv = modify(w.fval(b, words, l), bits, ab, nb);
+                    let r = match cc {
+                        Ok(cc) => cc.holds(fl::compare(fmt, a, bv, ftz)),
+                        Err(k) => k,
+                    };
+                    let acc = w.p(pacc, l) != paccn;
+                    w.set_p(pd0, l, bool_op(bop, r, acc));
+                    w.set_p(pd1, l, bool_op(bop, !r, acc));
+                }
+            }
+            _ => return Err(unsupported(addr, i, "this float instruction")),
+        }
+        Ok(())
+    }
+
+    fn i2f(&mut self, w: &mut Warp, i: &Inst, addr: u64, exec: u32) -> Result<(), SimError> {
+        let (st, bsel) = (f(i, Field::St), f(i, Field::Bsel));
+        let Some(to) = fmt_of(f(i, Field::Dsz)) else {
+            return Err(unsupported(addr, i, "I2F size"));
+        };
+        let src_bits = 8u32 << (st & 3);
+        let b = self.fsrc_b(i, addr, if src_bits == 64 { 2 } else { 1 })?;
+        let (neg, abs) = (flag(i, Field::Negb), flag(i, Field::Absb));
+        let rnd = round(f(i, Field::Rnd));
+        let rd = f(i, Field::Rd);
+        let words_out = if to == FloatFmt::F64 { 2 } else { 1 };
+        for l in lanes(exec) {
+            let raw = w.fval(b, if src_bits == 64 { 2 } else { 1 }, l);
+            let raw = if src_bits < 32 {
+                raw >> (8 * bsel)
+            } else {
+                raw
+            };
+            let raw = if src_bits == 64 {
+                raw
+            } else {
+                raw & ((1u64 << src_bits) - 1)
+            };
+            let mut v: i128 = if st & 4 != 0 {
+                i128::from(crate::sm50::rt::sext(raw, src_bits) as i64)
+            } else {
+                i128::from(raw)
+            };
+            if abs {
+                v = v.abs();
+            }
+            if neg {
+                v = -v;
+            }
+            let r = fl::round_to(to, v < 0, v.unsigned_abs(), 0, rnd, false);
+            w.set_rw(rd, words_out, l, r);
+        }
+        Ok(())
+    }
+
+    fn f2i(&mut self, w: &mut Warp, i: &Inst, addr: u64, exec: u32) -> Result<(), SimError> {
+        let dt = f(i, Field::Dt);
+        let Some(from) = fmt_of(f(i, Field::Ssz)) else {
+            return Err(unsupported(addr, i, "F2I size"));
+        };
+        let (to, words_out) = match dt & 3 {
+            2 => (Type::I32, 1),
+            3 => (Type::I64, 2),
+            _ => return Err(unsupported(addr, i, "F2I to 8/16 bits")),
+        };
+        let h1 = flag(i, Field::H1);
+        if h1 && from != FloatFmt::F16 {
+            return Err(unsupported(addr, i, "F2I .H1 on a non-F16 source"));
+        }
+        let words_in = if from == FloatFmt::F64 { 2 } else { 1 };
+        let b = self.fsrc_b(i, addr, words_in)?;
+        let (neg, abs) = (flag(i, Field::Negb), flag(i, Field::Absb));
+        let (rnd, ftz) = (round(f(i, Field::Rnd)), flag(i, Field::Ftz));
+        let rd = f(i, Field::Rd);
+        for l in lanes(exec) {
+            let x = source(w.fval(b, words_in, l), from, h1);
+            let x = modify(x, from.bits(), abs, neg);
+            let r = fl::to_int(from, x, to, dt & 4 != 0, rnd, ftz);
+            w.set_rw(rd, words_out, l, r);
+        }
+        Ok(())
+    }
+
+    fn f2f(&mut self, w: &mut Warp, i: &Inst, addr: u64, exec: u32) -> Result<(), SimError> {
+        let (Some(to), Some(from)) = (fmt_of(f(i, Field::Dsz)), fmt_of(f(i, Field::Ssz))) else {
+            return Err(unsupported(addr, i, "F2F size"));
+        };
+        let h1 = flag(i, Field::H1);
+        if h1 && from != FloatFmt::F16 {
+            return Err(unsupported(addr, i, "F2F .H1 on a non-F16 source"));
+        }
+        let ri = flag(i, Field::Ri);
+        if ri != (to == from) {
+            return Err(unsupported(addr, i, "F2F rounding vs. sizes"));
+        }
+        let words_in = if from == FloatFmt::F64 { 2 } else { 1 };
+        let words_out = if to == FloatFmt::F64 { 2 } else { 1 };
+        let b = self.fsrc_b(i, addr, words_in)?;
+        let (neg, abs) = (flag(i, Field::Negb), flag(i, Field::Absb));
+        let (rnd, ftz, sat) = (
+            round(f(i, Field::Rm)),
+            flag(i, Field::Ftz),
+            flag(i, Field::Sat),
+        );
+        let rd = f(i, Field::Rd);
+        for l in lanes(exec) {
+            let x = source(w.fval(b, words_in, l), from, h1);
+            let x = modify(x, from.bits(), abs, neg);
+            let r = if ri {
+                fl::round_int(to, x, rnd, ftz)
+            } else {
+                fl::convert(from, to, x, rnd, ftz)
+            };
+            let r = if sat { fl::saturate(to, r) } else { r };
+            w.set_rw(rd, words_out, l, r);
+        }
+        Ok(())
+    }
+}
+
+/// The bits of a `from` operand in a register value (an F16 is a half of the word).
+fn source(raw: u64, from: FloatFmt, h1: bool) -> u64 {
+    match from {
+        FloatFmt::F16 => (raw >> if h1 { 16 } else { 0 }) & 0xffff,
+        FloatFmt::F32 => raw & 0xffff_ffff,
+        FloatFmt::F64 => raw,
+    }
+}
