@@ -187,3 +187,55 @@ fn inlined_calls_evaluate_as_written() {
         assert_eq!(u32_at(&out, 4), f(r2, x), "x = {x}");
     }
 }
+
+/// Build a generated module and return its diagnostics.
+fn diagnostics(src: &str) -> String {
+    let file = SourceFile::new("gen.ptx", src.to_string());
+    let (ast, _) = ptx::parse_and_check(&file).unwrap();
+    match ir::build(&ast, &file) {
+        Ok(_) => String::new(),
+        Err(d) => leafold::error::render_all(&d),
+    }
+}
+
+/// A chain of calls deeper than the inlining limit (32) is refused at the call that
+/// crosses it; a chain within it builds.
+#[test]
+fn inlining_depth_is_limited() {
+    let chain = |n: usize| {
+        let mut s = String::from(".version 7.0\n.target sm_50\n.address_size 64\n");
+        s.push_str(&format!(".func f{n}()\n{{\n    ret;\n}}\n"));
+        for k in (0..n).rev() {
+            s.push_str(&format!(
+                ".func f{k}()\n{{\n    call.uni f{}, ();\n    ret;\n}}\n",
+                k + 1
+            ));
+        }
+        s.push_str(".visible .entry k()\n{\n    call.uni f0, ();\n    ret;\n}\n");
+        s
+    };
+    assert_eq!(diagnostics(&chain(30)), "");
+    let d = diagnostics(&chain(40));
+    assert!(d.contains("calls nested deeper than 32"), "{d}");
+    assert_eq!(d.matches("error:").count(), 1, "{d}");
+}
+
+/// Each level calls the next twice: 2^18 copies of the leaf would exceed the size limit
+/// (200,000 instructions); the call that crosses it is refused.
+#[test]
+fn inlined_size_is_limited() {
+    let mut s = String::from(".version 7.0\n.target sm_50\n.address_size 64\n");
+    s.push_str(".func f18()\n{\n    .reg .b32 %r1;\n    mov.u32 %r1, 1;\n    ret;\n}\n");
+    for k in (0..18).rev() {
+        s.push_str(&format!(
+            ".func f{k}()\n{{\n    call.uni f{n}, ();\n    call.uni f{n}, ();\n    ret;\n}}\n",
+            n = k + 1
+        ));
+    }
+    s.push_str(".visible .entry k()\n{\n    call.uni f0, ();\n    ret;\n}\n");
+    let d = diagnostics(&s);
+    assert!(
+        d.contains("inlining makes the kernel longer than 200000 instructions"),
+        "{d}"
+    );
+}
