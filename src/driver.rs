@@ -169,6 +169,7 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
         }
     }
     let (global_data, global_init) = global_memory(&module);
+    let gmem = global_data.as_ref().map_or(0, |g| g.size);
 
     let lower_opts = LowerOptions {
         assume_inbounds: opts.assume_inbounds,
@@ -292,14 +293,15 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
     };
     out.cubin = cubin::write(&spec);
     if opts.verbose {
-        out.info_log = info_log(&out.kernels, opts.arch);
+        out.info_log = info_log(&out.kernels, opts.arch, gmem);
     }
     Ok(out)
 }
 
 /// `ptxas -v` lines in ptxas 11.8's format (conventions.md §4.1).
-pub fn info_log(kernels: &[KernelReport], arch: Arch) -> String {
-    let mut s = String::from("ptxas info    : 0 bytes gmem\n");
+/// `gmem` is the size of the module's `.global` data.
+pub fn info_log(kernels: &[KernelReport], arch: Arch, gmem: u64) -> String {
+    let mut s = format!("ptxas info    : {gmem} bytes gmem\n");
     for k in kernels {
         let _ = writeln!(
             s,

@@ -123,7 +123,14 @@ fn run_both(name: &str, src: &str, launch: &Launch) -> eval::RunOutput {
 
 #[test]
 fn global_variables_are_relocated_and_run_like_the_ir() {
-    let out = compile(GLOBALS, &opts("globals.ptx")).unwrap();
+    let mut o = opts("globals.ptx");
+    o.verbose = true;
+    let out = compile(GLOBALS, &o).unwrap();
+    // ptxas 11.8 -v says the same for this module (40 initialized + 40 zeroed bytes).
+    assert_eq!(
+        out.info_log.lines().next(),
+        Some("ptxas info    : 80 bytes gmem")
+    );
     let c = cubin::read(&out.cubin).unwrap();
     let init = c.section(".nv.global.init").expect(".nv.global.init");
     // table (32 bytes), counter = 7 at 32, hist zeros at 40..72, total zero at 72..80.
