@@ -445,7 +445,7 @@ impl FnBuilder<'_, '_> {
                 Some(s) => s,
                 None => {
                     // A register or immediate argument to a `.param` parameter.
-                    let Some(ty) = int_of_bits(size * 8) else {
+                    let Some(ty) = size.checked_mul(8).and_then(int_of_bits) else {
                         self.error(
                             arg.span(),
                             format!(
@@ -562,6 +562,11 @@ impl FnBuilder<'_, '_> {
     }
 
     fn arg_in_range(&mut self, s: usize, off: u32, bytes: u32, span: Span) -> Option<()> {
+        if !matches!(bytes, 1 | 2 | 4 | 8) {
+            // Whole-variable copies of arrays between `.param` and registers.
+            self.error(span, format!("unsupported {bytes}-byte parameter access (a register holds 1, 2, 4 or 8 bytes)"));
+            return None;
+        }
         let size = self.stores[s].size;
         if off.checked_add(bytes).map_or(true, |e| e > size) {
             self.error(
@@ -698,7 +703,8 @@ impl FnBuilder<'_, '_> {
             return None;
         };
         for (k, dst) in dsts.into_iter().enumerate() {
-            let v = self.arg_read(store, off + k as u32 * elem, elem, span)?;
+            let at = off.saturating_add((k as u32).saturating_mul(elem));
+            let v = self.arg_read(store, at, elem, span)?;
             self.write(dst, v, signed, ins.operands[0].span())?;
         }
         Some(())
@@ -721,7 +727,7 @@ impl FnBuilder<'_, '_> {
         for &v in values {
             let bytes = self.func.values[v].ty.bytes().unwrap_or(1);
             self.arg_write(store, at, bytes, v, span)?;
-            at += bytes;
+            at = at.saturating_add(bytes);
         }
         Some(())
     }
