@@ -519,6 +519,8 @@ struct FnBuilder<'m, 'f> {
     frames: Vec<calls::Frame>,
     /// `.param` variables of the body and of inlined callees.
     stores: Vec<calls::ArgStore>,
+    /// Names of the module's `.func`s (for a clear error when one is used as a value).
+    functions: HashSet<String>,
 }
 
 impl<'m, 'f> FnBuilder<'m, 'f> {
@@ -567,6 +569,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             err_start: 0,
             frames: Vec::new(),
             stores: Vec::new(),
+            functions: funcs.keys().map(|k| k.to_string()).collect(),
         };
         b.err_start = b.m.errors.len();
         b.carry = b.new_var(Type::Pred);
@@ -1582,6 +1585,16 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                     }
                 }
                 Some(Err(sym)) => self.symbol_value(n, &sym, want, 0),
+                None if self.functions.contains(&n.text) => {
+                    self.error(
+                        n.span,
+                        format!(
+                            "unsupported use of function '{}' as a value (leafold inlines calls: there are no function addresses or indirect calls)",
+                            n.text
+                        ),
+                    );
+                    None
+                }
                 None => {
                     self.error(n.span, format!("undeclared name '{}'", n.text));
                     None
