@@ -10,6 +10,10 @@
 //! `ptxas -v` prints). Every failure is a [`Diagnostics`] with file, line and column: front-end
 //! errors carry their own spans; a later stage's failure points at the kernel's name.
 //!
+//! Module `.global` variables become one data section laid out like `ir::eval`'s (see
+//! `global_memory`), and every `MOV32I` that selection marked with a [`lower::Reloc`] becomes an
+//! `R_CUDA_ABS32_LO_20`/`HI_20` relocation at its final byte offset, as ptxas writes them.
+//!
 //! Invariants: nothing here panics on user input; the cubin is produced only when every
 //! kernel compiled.
 
@@ -152,19 +156,20 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
             msg,
         )])
     };
-    let global_vars: Vec<&str> = module
-        .vars
-        .values()
-        .filter(|v| v.space == ir::Space::Global)
-        .map(|v| v.name.as_str())
-        .collect();
-    if let Some(name) = global_vars.first() {
-        return Err(Diagnostics(vec![Diagnostic::error(
-            &file,
-            Span::new(0, 0),
-            format!("module-scope .global variable `{name}`: the cubin writer stage does not emit global data and relocations yet"),
-        )]));
+    if ast.address_size() != 64 {
+        if let Some(v) = module.vars.values().find(|v| v.space == ir::Space::Global) {
+            return Err(Diagnostics(vec![Diagnostic::error(
+                &file,
+                Span::new(0, 0),
+                format!(
+                    "module-scope .global variable `{}` in a 32-bit module: only 64-bit global addresses are relocated",
+                    v.name
+                ),
+            )]));
+        }
     }
+    let (global_data, global_init) = global_memory(&module);
+    let gmem = global_data.as_ref().map_or(0, |g| g.size);
 
     let lower_opts = LowerOptions {
         assume_inbounds: opts.assume_inbounds,
@@ -212,7 +217,8 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
         } else {
             (local_data + alloc.spill_bytes).next_multiple_of(8)
         };
-        let body = body_from_lowered(lower::emit(&alloc), frame)
+        let (code, relocs) = lower::emit_relocated(&alloc);
+        let body = body_from_lowered(code, frame)
             .map_err(|e| err(name, format!("internal error in kernel `{name}`: {e}")))?;
         let laid = layout(&body, opts.sched)
             .map_err(|e| err(name, format!("internal error laying out `{name}`: {e}")))?;
@@ -240,6 +246,26 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
         k.exit_offsets = laid.exit_offsets.clone();
         k.s2r_ctaid_offsets = laid.s2r_ctaid_offsets.clone();
         k.barriers = barrier_count(&laid);
+        // Code index k is body index k (+1 after the frame adjustment), and the layout puts
+        // its prologue first: placed index k + 1 (+1).
+        let shift = 1 + usize::from(frame > 0);
+        for (at, r) in relocs {
+            let Some(p) = laid.placed.get(at + shift) else {
+                return Err(err(
+                    name,
+                    format!("internal error: relocation past the code of `{name}`"),
+                ));
+            };
+            k.relocs.push(cubin::RelocSpec {
+                offset: p.addr,
+                symbol: module.vars[r.var].name.clone(),
+                rtype: if r.hi {
+                    R_CUDA_ABS32_HI_20
+                } else {
+                    R_CUDA_ABS32_LO_20
+                },
+            });
+        }
         out.kernels.push(KernelReport {
             name: name.to_string(),
             registers: alloc.num_regs,
@@ -261,21 +287,22 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
         address_bits: ast.address_size(),
         kernels: specs,
         constant3: const_data,
-        global_init: None,
-        global: None,
+        global_init: global_init.then(|| global_data.clone()).flatten(),
+        global: (!global_init).then_some(global_data).flatten(),
         strtab_order: None,
         handles: Vec::new(),
     };
     out.cubin = cubin::write(&spec);
     if opts.verbose {
-        out.info_log = info_log(&out.kernels, opts.arch);
+        out.info_log = info_log(&out.kernels, opts.arch, gmem);
     }
     Ok(out)
 }
 
 /// `ptxas -v` lines in ptxas 11.8's format (conventions.md §4.1).
-pub fn info_log(kernels: &[KernelReport], arch: Arch) -> String {
-    let mut s = String::from("ptxas info    : 0 bytes gmem\n");
+/// `gmem` is the size of the module's `.global` data.
+pub fn info_log(kernels: &[KernelReport], arch: Arch, gmem: u64) -> String {
+    let mut s = format!("ptxas info    : {gmem} bytes gmem\n");
     for k in kernels {
         let _ = writeln!(
             s,
@@ -385,6 +412,49 @@ fn module_memory(module: &ir::Module) -> (Option<(u64, u64)>, Option<DataSpec>) 
         }
     }
     (shared, any_const.then_some(cdata))
+}
+
+/// `R_CUDA_ABS32_LO_20` / `R_CUDA_ABS32_HI_20`: the low / high word of a symbol's address into
+/// a `MOV32I`'s 32-bit immediate (what ptxas 11.8 emits for a `.global` variable's address).
+pub const R_CUDA_ABS32_LO_20: u32 = 0x2b;
+pub const R_CUDA_ABS32_HI_20: u32 = 0x2c;
+
+/// The module's `.global` variables as one data section, and whether it holds initial bytes.
+///
+/// Variables are laid out in declaration order at their alignment, exactly as
+/// [`ir::eval`] places them at `MODULE_GLOBAL_BASE`, so the simulator running our cubin and the
+/// IR interpreter see the same bytes at the same addresses. ptxas splits initialized
+/// (`.nv.global.init`) from zero-initialized (`.nv.global`, NOBITS) variables; when a module has
+/// both, leafold keeps them together in `.nv.global.init` (zeros written out) to keep that
+/// layout.
+fn global_memory(module: &ir::Module) -> (Option<DataSpec>, bool) {
+    let mut g = DataSpec {
+        size: 0,
+        align: 1,
+        init: Vec::new(),
+        symbols: Vec::new(),
+    };
+    let mut any = false;
+    let mut any_init = false;
+    for v in module
+        .vars
+        .values()
+        .filter(|v| v.space == ir::Space::Global)
+    {
+        any = true;
+        let align = u64::from(v.align.max(1));
+        let off = g.size.next_multiple_of(align);
+        g.size = off + u64::from(v.size);
+        g.align = g.align.max(align);
+        g.init.resize(g.size as usize, 0);
+        if let Some(init) = &v.init {
+            any_init = true;
+            let end = (off as usize + init.len()).min(g.size as usize);
+            g.init[off as usize..end].copy_from_slice(&init[..end - off as usize]);
+        }
+        g.symbols.push((v.name.clone(), off, u64::from(v.size)));
+    }
+    (any.then_some(g), any_init)
 }
 
 /// Named barriers used: highest `BAR` id + 1.

@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 /// Kernels that built when this floor was last raised; the count may only go up.
-const BUILT_FLOOR: usize = 103;
+const BUILT_FLOOR: usize = 107;
 
 #[test]
 fn corpus_kernels_build_or_say_why() {

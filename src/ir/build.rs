@@ -59,6 +59,15 @@
 //! machine carry as ptxas reads it: `sub.cc` leaves "no borrow" and `subc` is `a + ~b + CF`
 //! (so `subc` after `add.cc` subtracts one more when the add did *not* carry).
 //!
+//! # Calls
+//!
+//! leafold has no call ABI: every direct `call` of a `.func` defined in the module is inlined
+//! while the body is flattened (`calls.rs`), with fresh registers and addressable variables
+//! per copy, `.param` arguments and results kept in SSA variables, and the callee's `ret` a
+//! branch to the return point. Recursion, calls through a register, callees without a body
+//! (`vprintf`, `malloc`) and over-deep or over-long inlining are diagnosed at the `call`.
+//! `.func` definitions are not built on their own: only kernels reach the IR.
+//!
 //! # Addresses
 //!
 //! `[reg]`, `[reg+imm]`, `[var]`, `[var+imm]`, `[imm]` and `var[imm]`/`var[reg+imm]` (the
@@ -72,6 +81,8 @@ mod float;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
+
+mod calls;
 
 use cranelift_entity::{EntityRef, SecondaryMap};
 use smallvec::SmallVec;
@@ -143,24 +154,28 @@ pub fn build_partial(module: &ast::Module, file: &Arc<SourceFile>) -> Partial {
         }
     }
     let mut failed = Vec::new();
+    let funcs = calls::function_table(module);
     for f in module.functions() {
         let Some(body) = &f.body else { continue };
         if f.kind == ast::FuncKind::Func {
-            m.errors.push(Diagnostic::error(
-                file,
-                f.name.span,
-                format!(
-                    "unsupported function '{}' (device functions and calls are not lowered yet)",
-                    f.name.text
-                ),
-            ));
-            failed.push(f.name.text.clone());
+            // Device functions are inlined into the kernels that call them (see calls.rs).
             continue;
         }
         let before = m.errors.len();
-        match FnBuilder::run(&mut m, f, body, &module_regs) {
+        match FnBuilder::run(&mut m, f, body, &module_regs, &funcs) {
             Some(func) if m.errors.len() == before => m.ir.functions.push(func),
             _ => failed.push(f.name.text.clone()),
+        }
+        // A callee inlined twice reports its problems once.
+        let mut seen = HashSet::new();
+        let mut k = before;
+        while k < m.errors.len() {
+            let e = &m.errors[k];
+            if seen.insert((e.span.start, e.span.end, e.message.clone())) {
+                k += 1;
+            } else {
+                m.errors.remove(k);
+            }
         }
     }
     Partial {
@@ -188,8 +203,11 @@ enum Sym {
     },
     /// A kernel parameter at a byte offset of the param space.
     Param { offset: u32 },
-    /// A declared name the IR has no storage for (textures, samplers, `.param` in a body).
+    /// A declared name the IR has no storage for (textures, samplers).
     Opaque(&'static str),
+    /// A `.param` variable of a body or an inlined callee: bytes kept in registers
+    /// (`calls::ArgStore`), with no address.
+    Arg { store: usize },
 }
 
 struct ModuleBuilder<'f> {
@@ -421,27 +439,19 @@ struct Scope {
     syms: HashMap<String, Sym>,
 }
 
-/// One flattened statement.
+/// One flattened statement (`calls::Expander` flattens bodies and inlines calls).
 enum Item<'a> {
     Enter,
     Exit,
     Decl(&'a ast::VarDecl),
     Label(&'a ast::Name),
     Instr(&'a Instruction),
-}
-
-fn flatten<'a>(b: &'a ast::Block, out: &mut Vec<Item<'a>>) {
-    out.push(Item::Enter);
-    for s in &b.stmts {
-        match s {
-            ast::Statement::Var(v) => out.push(Item::Decl(v)),
-            ast::Statement::Label(n) => out.push(Item::Label(n)),
-            ast::Statement::Instr(i) => out.push(Item::Instr(i)),
-            ast::Statement::Block(inner) => flatten(inner, out),
-            _ => {}
-        }
-    }
-    out.push(Item::Exit);
+    /// The start of an inlined callee's body.
+    CallBegin(calls::CallSite<'a>),
+    /// Its end: the callee's return point.
+    CallEnd(calls::CallSite<'a>),
+    /// After a guarded call: where the skipped call joins (frame number).
+    CallJoin(usize),
 }
 
 /// How a PTX instruction ends a block.
@@ -472,7 +482,8 @@ fn flow(i: &Instruction) -> Flow {
 /// edges enter each.
 struct Plan {
     starts: HashMap<usize, Block>,
-    labels: HashMap<String, Block>,
+    /// By inlined frame (0: the kernel) and label.
+    labels: HashMap<(usize, String), Block>,
     /// The block after a conditional terminator at this item.
     fall: HashMap<usize, Block>,
 }
@@ -506,6 +517,12 @@ struct FnBuilder<'m, 'f> {
     guard: Option<(Value, bool)>,
     /// Errors already reported before this kernel.
     err_start: usize,
+    /// The inlined calls being walked, innermost last.
+    frames: Vec<calls::Frame>,
+    /// `.param` variables of the body and of inlined callees.
+    stores: Vec<calls::ArgStore>,
+    /// Names of the module's `.func`s (for a clear error when one is used as a value).
+    functions: HashSet<String>,
 }
 
 impl<'m, 'f> FnBuilder<'m, 'f> {
@@ -514,6 +531,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         f: &ast::Function,
         body: &ast::Block,
         module_regs: &[&ast::VarDecl],
+        funcs: &HashMap<&str, &ast::Function>,
     ) -> Option<Function> {
         let mut func = Function::new(&f.name.text);
         let mut params = Scope::default();
@@ -551,6 +569,9 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             undef_insts: HashSet::new(),
             guard: None,
             err_start: 0,
+            frames: Vec::new(),
+            stores: Vec::new(),
+            functions: funcs.keys().map(|k| k.to_string()).collect(),
         };
         b.err_start = b.m.errors.len();
         b.carry = b.new_var(Type::Pred);
@@ -559,7 +580,11 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             b.declare(v);
         }
         let mut items = Vec::new();
-        flatten(body, &mut items);
+        let mut expander = calls::Expander::new(funcs);
+        expander.expand(body, &mut items);
+        for (span, msg) in expander.errors {
+            b.error(span, msg);
+        }
         b.body(&items, f.name.span)
     }
 
@@ -605,26 +630,49 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         let mut cur = self.entry;
         let mut state = Flow::Straight;
         let mut empty = false;
-        let mut targets: Vec<(String, Span)> = Vec::new();
+        let mut targets: Vec<((usize, String), Span)> = Vec::new();
+        // The inlined frame each item belongs to (labels are per frame).
+        let mut frames: Vec<usize> = vec![0];
+        // Frames with a `ret` that branches to their return point.
+        let mut returning: HashSet<usize> = HashSet::new();
         for (i, item) in items.iter().enumerate() {
-            match item {
-                Item::Label(n) => {
-                    if state == Flow::Straight && empty && cur != self.entry {
-                        plan.labels.insert(n.text.clone(), cur);
-                        continue;
-                    }
+            if calls::final_ret(items, i) {
+                // A callee's last `ret` falls through to its return point: no block needed.
+                continue;
+            }
+            let frame = frames.last().copied().unwrap_or(0);
+            let label = match item {
+                Item::Label(n) => Some((frame, n.text.clone())),
+                Item::CallEnd(c) => {
+                    frames.pop();
+                    Some((c.frame, calls::RET_LABEL.to_string()))
+                }
+                Item::CallJoin(f) => Some((*f, calls::JOIN_LABEL.to_string())),
+                _ => None,
+            };
+            if let Some(key) = label {
+                let unentered = matches!(item, Item::CallEnd(c) if !returning.contains(&c.frame));
+                // A label may be a loop head, which the entry block cannot be; nothing
+                // branches to the return point of a callee without an early `ret`.
+                if state == Flow::Straight && ((empty && cur != self.entry) || unentered) {
+                    plan.labels.insert(key, cur);
+                } else {
                     let b = self.new_block(0);
                     self.sealed[b] = false;
                     if state == Flow::Straight {
                         self.expected[b] += 1;
                     }
                     plan.starts.insert(i, b);
-                    plan.labels.insert(n.text.clone(), b);
+                    plan.labels.insert(key, b);
                     cur = b;
                     state = Flow::Straight;
-                    empty = true;
                 }
-                Item::Instr(ins) => {
+                // `CallEnd` emits the result copies: a join after it needs its own block.
+                empty = !matches!(item, Item::CallEnd(_));
+                continue;
+            }
+            match item {
+                Item::Instr(_) | Item::CallBegin(_) => {
                     if state == Flow::Stop {
                         // Code after an unconditional terminator with no label: unreachable.
                         let b = self.new_block(0);
@@ -633,11 +681,31 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                         cur = b;
                     }
                     empty = false;
-                    state = flow(ins);
-                    if ins.opcode == Opcode::Bra {
-                        if let Some(Operand::Name(n)) = ins.operands.first() {
-                            targets.push((n.text.clone(), n.span));
+                    match item {
+                        Item::Instr(ins) => {
+                            state = flow(ins);
+                            if ins.opcode == Opcode::Bra {
+                                if let Some(Operand::Name(n)) = ins.operands.first() {
+                                    targets.push(((frame, n.text.clone()), n.span));
+                                }
+                            }
+                            if ins.opcode == Opcode::Ret && frame != 0 {
+                                // An inlined `ret` branches to the frame's return point.
+                                targets.push(((frame, calls::RET_LABEL.to_string()), ins.span));
+                                returning.insert(frame);
+                            }
                         }
+                        Item::CallBegin(c) => {
+                            frames.push(c.frame);
+                            state = Flow::Straight;
+                            if c.ins.guard.is_some() {
+                                // A guarded call branches over the copy to its join.
+                                targets
+                                    .push(((c.frame, calls::JOIN_LABEL.to_string()), c.ins.span));
+                                state = Flow::Fall;
+                            }
+                        }
+                        _ => {}
                     }
                     if state == Flow::Fall {
                         let b = self.new_block(1);
@@ -695,7 +763,17 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                     self.scopes.pop();
                 }
                 Item::Decl(v) => self.declare(v),
-                Item::Label(_) => {}
+                Item::Label(_) | Item::CallJoin(_) => {}
+                Item::CallBegin(c) => {
+                    // Always entered (the plan gives it a block), so scopes stay balanced.
+                    let fall = plan.fall.get(&i).copied();
+                    self.call_begin(c, &plan, fall);
+                    if c.ins.guard.is_some() {
+                        open = false;
+                    }
+                }
+                Item::CallEnd(c) => self.call_end(c),
+                Item::Instr(_) if calls::final_ret(items, i) => {}
                 Item::Instr(ins) => {
                     if !open {
                         continue;
@@ -742,6 +820,17 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
     // ---- declarations ---------------------------------------------------------------------
 
     fn declare(&mut self, v: &ast::VarDecl) {
+        if v.space == StateSpace::Param {
+            // A call's argument or result variable: bytes in registers (calls.rs).
+            for d in &v.names {
+                let size = calls::decl_size(v, d);
+                let sym = self.new_store(size);
+                if let Some(s) = self.scopes.last_mut() {
+                    s.syms.insert(d.name.text.clone(), sym);
+                }
+            }
+            return;
+        }
         if v.space != StateSpace::Reg {
             for d in &v.names {
                 let mut ir_name = format!("{}.{}", self.kernel, d.name.text);
@@ -1265,7 +1354,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                     self.error(ins.span, "unsupported branch operand");
                     return None;
                 };
-                let Some(&target) = plan.labels.get(&n.text) else {
+                let Some(&target) = plan.labels.get(&(self.frame_id(), n.text.clone())) else {
                     self.error(n.span, format!("unknown label '{}'", n.text));
                     return None;
                 };
@@ -1288,6 +1377,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                 }
                 Some(())
             }
+            Opcode::Ret if self.frame_id() != 0 => self.frame_ret(ins, guard, plan, fall),
             Opcode::Ret | Opcode::Exit => {
                 match (guard, fall) {
                     (None, _) => {
@@ -1500,6 +1590,16 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                     }
                 }
                 Some(Err(sym)) => self.symbol_value(n, &sym, want, 0),
+                None if self.functions.contains(&n.text) => {
+                    self.error(
+                        n.span,
+                        format!(
+                            "unsupported use of function '{}' as a value (leafold inlines calls: there are no function addresses or indirect calls)",
+                            n.text
+                        ),
+                    );
+                    None
+                }
                 None => {
                     self.error(n.span, format!("undeclared name '{}'", n.text));
                     None
@@ -1581,6 +1681,16 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                 self.error(
                     n.span,
                     format!("unsupported use of '{}': {what} are not lowered", n.text),
+                );
+                return None;
+            }
+            Sym::Arg { .. } => {
+                self.error(
+                    n.span,
+                    format!(
+                        "unsupported address of call parameter '{}' (leafold inlines calls, so call parameters have no address)",
+                        n.text
+                    ),
                 );
                 return None;
             }
@@ -2378,6 +2488,11 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             );
             return None;
         }
+        if space == Space::Param {
+            if let Some((store, off)) = self.arg_operand(&ins.operands[1]) {
+                return self.load_arg(ins, store, off, ty, signed, dsts);
+            }
+        }
         // ld.param of a kernel parameter by name: a read at a known offset.
         let direct = match &ins.operands[1] {
             Operand::Address(ast::AddrExpr {
@@ -2418,10 +2533,14 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         if ins.operands.len() != 2 {
             return self.unsupported(ins, "cache-policy operands are not supported");
         }
-        if matches!(space, Space::Param | Space::Const) {
+        let arg = match space {
+            Space::Param => self.arg_operand(&ins.operands[0]),
+            _ => None,
+        };
+        if arg.is_none() && matches!(space, Space::Param | Space::Const) {
             return self.unsupported(
                 ins,
-                "stores to the param space are call arguments, which are not lowered yet",
+                "only stores to call parameters and results can write the param space",
             );
         }
         let srcs: Vec<&Operand> = match &ins.operands[1] {
@@ -2450,6 +2569,9 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                 format!("{} values for a .v{width} store", values.len()),
             );
             return None;
+        }
+        if let Some((store, off)) = arg {
+            return self.store_arg(ins, store, off, &values);
         }
         let (addr, off) = self.address(&ins.operands[0], space)?;
         self.ins().store(space, addr, off, &values);

@@ -43,6 +43,17 @@ pub struct Piece {
     pub refs: SmallVec<[RegRef; 4]>,
     /// For a `BRA`: the index into [`Sm50Inst::targets`] it jumps to.
     pub target: Option<u8>,
+    /// A relocation the cubin writer attaches to this instruction (a `.global` variable's
+    /// address in a `MOV32I`).
+    pub reloc: Option<Reloc>,
+}
+
+/// Which half of a module variable's address a `MOV32I` receives from the loader.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Reloc {
+    pub var: crate::ir::GlobalVar,
+    /// `R_CUDA_ABS32_HI_20` (the upper 32 bits) rather than `R_CUDA_ABS32_LO_20`.
+    pub hi: bool,
 }
 
 /// One register operand of the whole sequence.
@@ -114,6 +125,7 @@ impl Sm50Inst {
                 .map(|&(field, op, offset)| RegRef { field, op, offset })
                 .collect(),
             target: None,
+            reloc: None,
         });
     }
 
@@ -133,6 +145,7 @@ impl Sm50Inst {
             inst,
             refs,
             target: Some(target),
+            reloc: None,
         });
     }
 

@@ -156,6 +156,7 @@ pub fn wide_chain(
                     .into_iter()
                     .collect(),
                     target: None,
+                    reloc: None,
                 },
             );
             refs2.push((Field::Rc, t, 0));

@@ -49,7 +49,7 @@ pub mod inst;
 pub mod lea;
 mod select;
 
-pub use inst::{Operand, Piece, RegRef, Role, Sm50Inst};
+pub use inst::{Operand, Piece, RegRef, Reloc, Role, Sm50Inst};
 
 use crate::ir;
 use crate::machinst::{Allocated, BlockId, VCode};
@@ -106,18 +106,28 @@ pub fn local_size(module: &ir::Module) -> u32 {
 /// `BRA` fields hold). Panics only if `alloc` still has virtual registers, which
 /// `machinst::allocate` never returns.
 pub fn emit(alloc: &Allocated<Sm50Inst>) -> Vec<sm50::Inst> {
-    // Pass 1: resolve registers; keep (instruction, branch target block).
+    emit_relocated(alloc).0
+}
+
+/// [`emit`], also returning the relocations: (index in the code, relocation).
+pub fn emit_relocated(alloc: &Allocated<Sm50Inst>) -> (Vec<sm50::Inst>, Vec<(usize, Reloc)>) {
+    // Pass 1: resolve registers; keep (instruction, branch target block), and each
+    // instruction's relocation beside it.
     type Flat = Vec<(sm50::Inst, Option<BlockId>)>;
     let mut blocks: Vec<(BlockId, Flat)> = Vec::new();
+    let mut block_relocs: Vec<Vec<Option<Reloc>>> = Vec::new();
     for b in &alloc.blocks {
         let mut insts = Vec::new();
+        let mut relocs = Vec::new();
         for i in &b.insts {
             let pieces = i
                 .resolve()
                 .unwrap_or_else(|e| panic!("lower::emit on unallocated code: {e}"));
+            relocs.extend(i.pieces.iter().map(|p| p.reloc));
             insts.extend(pieces);
         }
         blocks.push((b.id, insts));
+        block_relocs.push(relocs);
     }
     // Pass 2: fall-through. A trailing `BRA next` goes; `@P BRA next ; BRA other` becomes
     // `@!P BRA other`.
@@ -152,15 +162,21 @@ pub fn emit(alloc: &Allocated<Sm50Inst>) -> Vec<sm50::Inst> {
         n += insts.len();
     }
     let mut out = Vec::with_capacity(n);
-    for (_, insts) in blocks {
-        for (mut inst, target) in insts {
+    let mut relocs = Vec::new();
+    for ((_, insts), brel) in blocks.into_iter().zip(block_relocs) {
+        // Pass 2 only drops or rewrites a block's trailing branches, which carry no
+        // relocation: the first pieces keep their indices.
+        for (k, (mut inst, target)) in insts.into_iter().enumerate() {
             if let Some(t) = target {
                 inst.set(Field::Rel, start.get(&t).copied().unwrap_or(n) as u64);
+            }
+            if let Some(Some(r)) = brel.get(k) {
+                relocs.push((out.len(), *r));
             }
             out.push(inst);
         }
     }
-    out
+    (out, relocs)
 }
 
 /// An unconditional `BRA` (guard PT, not negated).

@@ -27,9 +27,11 @@
 //! # Not supported (a [`LowerError::Unsupported`] naming the instruction)
 //!
 //! `mulhi`, `mulwide` and 64-bit `mul` by anything but a power of two, 64-bit shifts by a
-//! non-constant, 64-bit min/max, predicate `select`, the address of a `.global` variable (it
-//! needs a relocation the cubin writer does not offer yet) and `cvta` of the const space.
-//! Floating-point operations are selected in the child module `float` (`lower/float.rs`). The IR
+//! non-constant, 64-bit min/max, predicate `select`, a 32-bit address of a `.global` variable
+//! (a 64-bit one is ptxas's `MOV32I lo, 0x0` / `MOV32I hi, 0x0` pair, each piece carrying the
+//! [`super::Reloc`] the driver turns into `R_CUDA_ABS32_LO_20`/`HI_20`) and `cvta` of the
+//! const space. Floating-point operations are selected in the child module `float`
+//! (`lower/float.rs`). The IR
 //! has no add-with-carry, so there are no extended-precision chains to lower; they would be
 //! one more [`Sm50Inst`] shape: `LEA.CC` followed by `LEA.HI.X.CC` links (the seed's U128
 //! example), each link reading the previous word pair.
@@ -665,8 +667,29 @@ impl<'a> Lowerer<'a> {
         let kind = kind_of(ty);
         let class = self.class(v);
         if let Some(InstData::SymbolAddr { var, .. }) = self.def_of(v) {
+            let var = *var;
+            let space = self.module.vars.get(var).map(|d| d.space);
+            if space == Some(Space::Global) && kind == RegKind::B64 {
+                // ptxas's sequence: `MOV32I lo, 0x0` and `MOV32I hi, 0x0`, which the loader
+                // patches (R_CUDA_ABS32_LO_20 / R_CUDA_ABS32_HI_20) with the variable's address.
+                let d = self.new_vreg(kind);
+                let mut i = Sm50Inst::new(Role::Plain);
+                let dop = i.def(d, true);
+                for w in 0..2u8 {
+                    i.piece(
+                        sm50::Inst::new(Form::MOV32I).with(Field::Imm, 0),
+                        &[(Field::Rd, dop, w)],
+                    );
+                    if let Some(p) = i.pieces.last_mut() {
+                        p.reloc = Some(super::Reloc { var, hi: w == 1 });
+                    }
+                }
+                self.push(i);
+                self.set_loc(v, Loc { vreg: d, offset: 0 });
+                return Ok(());
+            }
             if matches!(class, Class::Reg) {
-                let space = self.module.vars.get(*var).map_or("?", |d| d.space.name());
+                let space = space.map_or("?", |s| s.name());
                 return Err(self.unsupported(format!(
                     "the address of a .{space} variable (needs a frame layout or relocations)"
                 )));

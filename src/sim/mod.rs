@@ -181,7 +181,7 @@ mod mem;
 use crate::ir::eval::{Launch, RunOutput};
 use crate::sm50;
 
-pub use cubin::load_kernel;
+pub use cubin::{load_kernel, load_kernel_globals};
 pub use mem::{CONST_BANK0_SIZE, PARAM_BASE};
 
 /// What the simulator needs to know about a kernel besides its code.
@@ -361,9 +361,20 @@ pub fn run(code: &[u64], info: &KernelInfo, launch: &Launch) -> Result<RunOutput
 }
 
 /// Run kernel `name` of a cubin (see [`load_kernel`] for what is read from it).
+///
+/// The module's `.global` data is placed at [`crate::ir::eval::MODULE_GLOBAL_BASE`], where the
+/// IR interpreter puts it, and its region comes last in the output, as there.
 pub fn run_cubin(cubin: &[u8], name: &str, launch: &Launch) -> Result<RunOutput, SimError> {
-    let (code, info) = load_kernel(cubin, name)?;
-    run(&code, &info, launch)
+    let base = crate::ir::eval::MODULE_GLOBAL_BASE;
+    let (code, info, region) = load_kernel_globals(cubin, name, base)?;
+    match region {
+        None => run(&code, &info, launch),
+        Some(r) => {
+            let mut l = launch.clone();
+            l.global.push(r);
+            run(&code, &info, &l)
+        }
+    }
 }
 
 /// Like [`run`], also returning how many warp-instructions were executed (for speed

@@ -1,0 +1,749 @@
+//! Device-function calls, by inlining (part of `ir::build`).
+//!
+//! In: a kernel body whose `call` instructions name `.func` definitions of the same module.
+//! Out: the flattened statement list of the kernel with every direct call replaced by the
+//! callee's body between [`Item::CallBegin`] and [`Item::CallEnd`] markers, and, while the
+//! builder walks that list, the SSA values that carry arguments and results across them.
+//! leafold has no call ABI: the IR of a kernel is one function with no calls in it.
+//!
+//! # Expansion ([`Expander`])
+//!
+//! Before the block plan is made, [`Expander::expand`] flattens the body like
+//! `build::flatten`, and at each `call` flattens the callee's body in place (recursively,
+//! so nested calls are inlined too). Each inlined body is a *frame* with its own number
+//! (the kernel is frame 0): its labels are keyed by frame in the plan, so the same label in
+//! two copies names two blocks, and its `ret` is a branch to the frame's return label, which
+//! the `CallEnd` marker starts (`exit` still ends the thread). A guarded call (`@p call`)
+//! branches over the whole copy to a join label after `CallEnd`.
+//!
+//! Refused with a diagnostic at the `call`: recursion (direct or mutual: the callee is already
+//! being inlined), calls through a register (`call %rd, (...), proto`), callees with no body
+//! (`.extern .func vprintf`, `malloc`: leafold links nothing), nesting deeper than
+//! [`MAX_DEPTH`], and kernels that inlining would make longer than [`MAX_INSTRS`]
+//! instructions.
+//!
+//! # Scopes and fresh names
+//!
+//! At `CallBegin` the builder sets the caller's scope stack aside and gives the callee a new
+//! one holding only its parameters; the callee's `{ }` scopes then declare its registers
+//! afresh, so every inlined copy has its own variables (and so its own SSA names), and a
+//! callee cannot see the caller's registers. Addressable variables a callee declares
+//! (`.local` arrays, `__local_depot` stacks) become module variables named
+//! `kernel.callee.name` (numbered when a second copy exists), one per copy. `CallEnd`
+//! restores the caller's scopes.
+//!
+//! # Parameters
+//!
+//! A `.param` variable declared in a body (the call sequence's `param0`, `retval0`) and a
+//! callee's `.param` parameter are an [`ArgStore`]: bytes with no address, kept in SSA
+//! variables. A store is cut into *slots* (disjoint byte ranges, each one register
+//! variable) when it is first touched: an access of 1, 2, 4 or 8 bytes covering only
+//! untouched bytes makes one slot, so the usual `st.param.b64 [param0], %rd1` /
+//! `ld.param.u64 %rd2, [foo_param_0]` pair is one variable and costs no instruction. Any other
+//! overlap (byte-wise struct copies read back as words, and the reverse) is composed with
+//! shifts, masks and ors over the slots it touches, which is always exact. The callee's
+//! parameter names are bound to the caller's argument stores (no copy); a register or
+//! immediate argument is first written into a fresh store. `.reg` parameters and results
+//! (`.func (.reg .b32 %r) f(.reg .b32 %a)`) are fresh register variables assigned at
+//! `CallBegin` (arguments) and read at `CallEnd` (results). A `.param` variable whose address is
+//! taken (`mov.u64 %rd, param0`) is refused: it has none.
+
+use std::collections::HashMap;
+
+use super::{ast, int_of_bits, ir_type, Block, FnBuilder, Item, Plan, Scope, Sym, Type, VarId};
+use crate::error::Span;
+use crate::ir::{BinaryOp, Value};
+use crate::ptx::ast::{Instruction, Opcode, Operand, StateSpace};
+
+/// The label key of a frame's return point (a space cannot occur in a PTX label).
+pub(super) const RET_LABEL: &str = " ret";
+/// The label key of the join after a guarded call.
+pub(super) const JOIN_LABEL: &str = " join";
+/// Calls nested deeper than this are refused.
+pub(super) const MAX_DEPTH: usize = 32;
+/// A kernel that inlining would make longer than this many instructions is refused.
+pub(super) const MAX_INSTRS: usize = 200_000;
+
+/// One inlined call.
+#[derive(Clone, Copy)]
+pub(super) struct CallSite<'a> {
+    /// The frame number of the callee's copy (1 and up).
+    pub frame: usize,
+    pub ins: &'a Instruction,
+    pub callee: &'a ast::Function,
+}
+
+/// The `.func` definitions of a module by name: a definition with a body wins over a
+/// declaration, a strong definition over a `.weak` one.
+pub(super) fn function_table(module: &ast::Module) -> HashMap<&str, &ast::Function> {
+    let mut t: HashMap<&str, &ast::Function> = HashMap::new();
+    for f in module.functions() {
+        if f.kind != ast::FuncKind::Func {
+            continue;
+        }
+        let rank = |f: &ast::Function| {
+            u8::from(f.body.is_some()) * 2 + u8::from(!f.linkage.contains(&ast::Linkage::Weak))
+        };
+        match t.get(f.name.text.as_str()) {
+            Some(old) if rank(old) >= rank(f) => {}
+            _ => {
+                t.insert(&f.name.text, f);
+            }
+        }
+    }
+    t
+}
+
+/// Flattens a body with calls inlined; see the module essay.
+pub(super) struct Expander<'a, 't> {
+    pub funcs: &'t HashMap<&'a str, &'a ast::Function>,
+    /// Refused calls: where, and why.
+    pub errors: Vec<(Span, String)>,
+    next_frame: usize,
+    /// The functions being inlined, outermost first.
+    stack: Vec<&'a str>,
+    instrs: usize,
+}
+
+impl<'a, 't> Expander<'a, 't> {
+    pub fn new(funcs: &'t HashMap<&'a str, &'a ast::Function>) -> Self {
+        Expander {
+            funcs,
+            errors: Vec::new(),
+            next_frame: 1,
+            stack: Vec::new(),
+            instrs: 0,
+        }
+    }
+
+    pub fn expand(&mut self, b: &'a ast::Block, out: &mut Vec<Item<'a>>) {
+        out.push(Item::Enter);
+        for s in &b.stmts {
+            match s {
+                ast::Statement::Var(v) => out.push(Item::Decl(v)),
+                ast::Statement::Label(n) => out.push(Item::Label(n)),
+                ast::Statement::Instr(i) if i.opcode == Opcode::Call => self.call(i, out),
+                ast::Statement::Instr(i) => {
+                    self.instrs += 1;
+                    out.push(Item::Instr(i));
+                }
+                ast::Statement::Block(inner) => self.expand(inner, out),
+                _ => {}
+            }
+        }
+        out.push(Item::Exit);
+    }
+
+    fn refuse(&mut self, span: Span, msg: String) {
+        self.errors.push((span, msg));
+    }
+
+    fn call(&mut self, ins: &'a Instruction, out: &mut Vec<Item<'a>>) {
+        let Some(Operand::Name(target)) = ins
+            .operands
+            .iter()
+            .find(|o| !matches!(o, Operand::List(..)))
+        else {
+            return self.refuse(ins.span, "unsupported call: no callee operand".into());
+        };
+        let Some(&callee) = self.funcs.get(target.text.as_str()) else {
+            return self.refuse(
+                target.span,
+                format!(
+                    "unsupported indirect call through '{}' (leafold inlines calls, so it needs the callee's name)",
+                    target.text
+                ),
+            );
+        };
+        let Some(body) = &callee.body else {
+            return self.refuse(
+                target.span,
+                format!(
+                    "unsupported call to '{}': it is declared without a body ({}leafold inlines calls and links nothing)",
+                    target.text,
+                    if callee.linkage.contains(&ast::Linkage::Extern) { "an .extern function such as vprintf or malloc comes from a library; " } else { "" }
+                ),
+            );
+        };
+        if let Some(at) = self.stack.iter().position(|&f| f == target.text) {
+            let mut chain: Vec<&str> = self.stack[at..].to_vec();
+            chain.push(&target.text);
+            return self.refuse(
+                target.span,
+                format!(
+                    "unsupported recursive call to '{}' ({}): leafold inlines calls and cannot inline recursion",
+                    target.text,
+                    chain.join(" -> ")
+                ),
+            );
+        }
+        if self.stack.len() >= MAX_DEPTH {
+            return self.refuse(
+                target.span,
+                format!(
+                    "unsupported call to '{}': calls nested deeper than {MAX_DEPTH} are not inlined",
+                    target.text
+                ),
+            );
+        }
+        if self.instrs > MAX_INSTRS {
+            return self.refuse(
+                target.span,
+                format!(
+                    "unsupported call to '{}': inlining makes the kernel longer than {MAX_INSTRS} instructions",
+                    target.text
+                ),
+            );
+        }
+        let site = CallSite {
+            frame: self.next_frame,
+            ins,
+            callee,
+        };
+        self.next_frame += 1;
+        out.push(Item::CallBegin(site));
+        self.stack.push(&target.text);
+        self.expand(body, out);
+        self.stack.pop();
+        out.push(Item::CallEnd(site));
+        if ins.guard.is_some() {
+            out.push(Item::CallJoin(site.frame));
+        }
+    }
+}
+
+/// The bytes of one `.param` variable of a body or callee; see the module essay.
+pub(super) struct ArgStore {
+    size: u32,
+    /// Disjoint slots, in creation order.
+    slots: Vec<Slot>,
+}
+
+#[derive(Clone, Copy)]
+struct Slot {
+    off: u32,
+    bytes: u32,
+    var: VarId,
+}
+
+/// Where a result of an inlined call comes from, or goes to.
+#[derive(Clone, Copy)]
+enum Place {
+    Var(VarId),
+    /// A whole store of this many bytes.
+    Store(usize, u32),
+}
+
+/// An inlined call being walked.
+pub(super) struct Frame {
+    id: usize,
+    saved_scopes: Vec<Scope>,
+    saved_prefix: String,
+    /// Results: copied from the first place to the second at `CallEnd`.
+    rets: Vec<(Place, Place)>,
+}
+
+/// The size in bytes of one declarator of a parameter declaration.
+pub(super) fn decl_size(d: &ast::VarDecl, n: &ast::Declarator) -> u32 {
+    let elem = d.ty.bits().div_ceil(8) * d.vector.unwrap_or(1);
+    let count: u64 = n.resolved_dims().iter().map(|x| x.unwrap_or(0)).product();
+    u32::try_from(u64::from(elem).saturating_mul(count)).unwrap_or(u32::MAX)
+}
+
+impl FnBuilder<'_, '_> {
+    /// The frame being walked (0: the kernel itself).
+    pub(super) fn frame_id(&self) -> usize {
+        self.frames.last().map_or(0, |f| f.id)
+    }
+
+    /// A new `.param` store of `size` bytes.
+    pub(super) fn new_store(&mut self, size: u32) -> Sym {
+        self.stores.push(ArgStore {
+            size,
+            slots: Vec::new(),
+        });
+        Sym::Arg {
+            store: self.stores.len() - 1,
+        }
+    }
+
+    /// The store and byte offset an `ld.param`/`st.param` address names, if it names one.
+    pub(super) fn arg_operand(&mut self, op: &Operand) -> Option<(usize, i64)> {
+        let Operand::Address(ast::AddrExpr {
+            base: Some(n),
+            offset,
+            ..
+        }) = op
+        else {
+            return None;
+        };
+        match self.lookup(&n.text) {
+            Some(Err(Sym::Arg { store })) => Some((store, *offset)),
+            _ => None,
+        }
+    }
+
+    /// `ret` inside an inlined callee: a branch to the frame's return point.
+    pub(super) fn frame_ret(
+        &mut self,
+        ins: &Instruction,
+        guard: Option<(Value, bool)>,
+        plan: &Plan,
+        fall: Option<Block>,
+    ) -> Option<()> {
+        let Some(&target) = plan.labels.get(&(self.frame_id(), RET_LABEL.to_string())) else {
+            self.error(
+                ins.span,
+                "internal error: no return point for an inlined call",
+            );
+            return None;
+        };
+        self.call_branch(ins.span, target, guard, fall)
+    }
+
+    /// Jump to `target`, or branch there when the guard holds and fall through otherwise.
+    fn call_branch(
+        &mut self,
+        span: Span,
+        target: Block,
+        guard: Option<(Value, bool)>,
+        fall: Option<Block>,
+    ) -> Option<()> {
+        match (guard, fall) {
+            (None, _) => self.terminate_jump(target),
+            (Some((p, false)), Some(fall)) => self.brif(p, target, fall),
+            (Some((p, true)), Some(fall)) => self.brif(p, fall, target),
+            (Some(_), None) => {
+                self.error(span, "internal error: no fall-through block");
+                return None;
+            }
+        }
+        Some(())
+    }
+
+    /// Enter an inlined callee: bind its parameters and results, branch over it when the
+    /// call is guarded, and give it its own scopes.
+    pub(super) fn call_begin(&mut self, site: &CallSite<'_>, plan: &Plan, fall: Option<Block>) {
+        let mut scope = Scope::default();
+        let rets = self.arg_bind(site, &mut scope).unwrap_or_default();
+        if let Some(g) = &site.ins.guard {
+            let join = plan
+                .labels
+                .get(&(site.frame, JOIN_LABEL.to_string()))
+                .copied();
+            let p = self.reg_var(&g.pred).map(|v| (self.use_var(v), v));
+            match (p, join, fall) {
+                (Some((p, v)), Some(join), Some(fall)) if self.var_ty[v] == Type::Pred => {
+                    // Skip the copy (and its result copies) when the guard fails.
+                    if g.negated {
+                        self.brif(p, join, fall);
+                    } else {
+                        self.brif(p, fall, join);
+                    }
+                }
+                (Some(_), ..) => {
+                    self.error(g.pred.span, format!("'{}' is not a predicate", g.pred.text))
+                }
+                (None, ..) => {}
+            }
+        }
+        let saved_scopes = std::mem::replace(&mut self.scopes, vec![scope]);
+        let prefix = format!("{}.{}", self.kernel, site.callee.name.text);
+        let saved_prefix = std::mem::replace(&mut self.kernel, prefix);
+        self.frames.push(Frame {
+            id: site.frame,
+            saved_scopes,
+            saved_prefix,
+            rets,
+        });
+    }
+
+    /// Leave an inlined callee: restore the caller's scopes and copy the results.
+    pub(super) fn call_end(&mut self, site: &CallSite<'_>) {
+        let Some(frame) = self.frames.pop() else {
+            self.error(site.ins.span, "internal error: unbalanced inlined call");
+            return;
+        };
+        self.scopes = frame.saved_scopes;
+        self.kernel = frame.saved_prefix;
+        for (from, to) in frame.rets {
+            let v = match from {
+                Place::Var(var) => Some(self.use_var(var)),
+                Place::Store(s, size) => self.arg_read(s, 0, size, site.ins.span),
+            };
+            let Some(v) = v else { continue };
+            match to {
+                Place::Var(var) => {
+                    let _ = self.write(Some(var), v, false, site.ins.span);
+                }
+                Place::Store(s, size) => {
+                    let _ = self.arg_write(s, 0, size, v, site.ins.span);
+                }
+            }
+        }
+    }
+
+    /// Bind the callee's parameter names in `scope` (arguments are read in the caller's
+    /// scopes, which are still current) and plan the result copies.
+    fn arg_bind(&mut self, site: &CallSite<'_>, scope: &mut Scope) -> Option<Vec<(Place, Place)>> {
+        let ops = &site.ins.operands;
+        let k = ops.iter().position(|o| !matches!(o, Operand::List(..)))?;
+        let list = |o: Option<&Operand>| match o {
+            Some(Operand::List(v, _)) => v.clone(),
+            _ => Vec::new(),
+        };
+        let ret_ops = if k > 0 {
+            list(ops.get(k - 1))
+        } else {
+            Vec::new()
+        };
+        let arg_ops = list(ops.get(k + 1));
+        let callee = site.callee;
+        let params = callee
+            .params
+            .iter()
+            .flat_map(|d| d.names.iter().map(move |n| (d, n)));
+        for (i, (d, n)) in params.enumerate() {
+            let Some(arg) = arg_ops.get(i) else {
+                self.error(
+                    site.ins.span,
+                    format!("call to '{}' lacks argument {}", callee.name.text, i + 1),
+                );
+                return None;
+            };
+            let size = decl_size(d, n);
+            if d.space == StateSpace::Reg {
+                let info = self.arg_reg_param(d, n)?;
+                let ty = self.var_ty[info];
+                let v = match arg {
+                    Operand::Name(a) => match self.lookup(&a.text) {
+                        Some(Err(Sym::Arg { store })) => {
+                            let bytes = ty.bytes().unwrap_or(1);
+                            self.arg_read(store, 0, bytes, a.span)?
+                        }
+                        _ => self.read(arg, ty, Some(d.ty))?,
+                    },
+                    _ => self.read(arg, ty, Some(d.ty))?,
+                };
+                self.def_var(info, v);
+                scope.regs.insert(
+                    n.name.text.clone(),
+                    super::RegInfo {
+                        vars: [info].into_iter().collect(),
+                    },
+                );
+                continue;
+            }
+            let sym = match arg {
+                Operand::Name(a) => match self.lookup(&a.text) {
+                    Some(Err(s @ Sym::Arg { .. })) => Some(s),
+                    _ => None,
+                },
+                _ => None,
+            };
+            let sym = match sym {
+                Some(s) => s,
+                None => {
+                    // A register or immediate argument to a `.param` parameter.
+                    let Some(ty) = size.checked_mul(8).and_then(int_of_bits) else {
+                        self.error(
+                            arg.span(),
+                            format!(
+                                "unsupported argument for the {size}-byte parameter '{}'",
+                                n.name.text
+                            ),
+                        );
+                        return None;
+                    };
+                    let v = self.read(arg, ty, Some(d.ty))?;
+                    let s = self.new_store(size);
+                    if let Sym::Arg { store } = s {
+                        self.arg_write(store, 0, size, v, arg.span())?;
+                    }
+                    s
+                }
+            };
+            scope.syms.insert(n.name.text.clone(), sym);
+        }
+        let mut rets = Vec::new();
+        let decls = callee
+            .rets
+            .iter()
+            .flatten()
+            .flat_map(|d| d.names.iter().map(move |n| (d, n)));
+        for (i, (d, n)) in decls.enumerate() {
+            let size = decl_size(d, n);
+            let dest = ret_ops.get(i);
+            // Where the caller wants the result.
+            let to = match dest {
+                None | Some(Operand::Sink(_)) => None,
+                Some(Operand::Name(a)) => match self.lookup(&a.text) {
+                    Some(Err(Sym::Arg { store })) => Some(Err(store)),
+                    _ => Some(Ok(self.dest1(dest?)??)),
+                },
+                Some(other) => Some(Ok(self.dest1(other)??)),
+            };
+            if d.space == StateSpace::Reg {
+                let var = self.arg_reg_param(d, n)?;
+                scope.regs.insert(
+                    n.name.text.clone(),
+                    super::RegInfo {
+                        vars: [var].into_iter().collect(),
+                    },
+                );
+                let bytes = self.var_ty[var].bytes().unwrap_or(1);
+                match to {
+                    None => {}
+                    Some(Ok(dv)) => rets.push((Place::Var(var), Place::Var(dv))),
+                    Some(Err(s)) => rets.push((Place::Var(var), Place::Store(s, bytes))),
+                }
+                continue;
+            }
+            let sym = match to {
+                // The callee writes the caller's store itself.
+                Some(Err(s)) => Sym::Arg { store: s },
+                Some(Ok(dv)) => {
+                    let s = self.new_store(size);
+                    if let Sym::Arg { store } = s {
+                        rets.push((Place::Store(store, size), Place::Var(dv)));
+                    }
+                    s
+                }
+                None => self.new_store(size),
+            };
+            scope.syms.insert(n.name.text.clone(), sym);
+        }
+        Some(rets)
+    }
+
+    /// A fresh scalar register variable for a `.reg` parameter or result.
+    fn arg_reg_param(&mut self, d: &ast::VarDecl, n: &ast::Declarator) -> Option<VarId> {
+        match ir_type(d.ty) {
+            Some(ty) if d.vector.is_none() && n.dims.is_empty() => Some(self.new_var(ty)),
+            _ => {
+                self.error(n.name.span, format!("unsupported register parameter '{}' (only scalar integer, bit and predicate registers)", n.name.text));
+                None
+            }
+        }
+    }
+
+    /// The slots covering `[off, off+bytes)` of a store, making slots for untouched bytes.
+    fn arg_slots(&mut self, s: usize, off: u32, bytes: u32, ty: Option<Type>) -> Vec<Slot> {
+        let end = off + bytes;
+        let mut hit: Vec<Slot> = self.stores[s]
+            .slots
+            .iter()
+            .copied()
+            .filter(|sl| sl.off < end && off < sl.off + sl.bytes)
+            .collect();
+        if hit.is_empty() && matches!(bytes, 1 | 2 | 4 | 8) {
+            let ty = ty.unwrap_or_else(|| int_of_bits(bytes * 8).unwrap_or(Type::I8));
+            let sl = Slot {
+                off,
+                bytes,
+                var: self.new_var(ty),
+            };
+            self.stores[s].slots.push(sl);
+            return vec![sl];
+        }
+        // Untouched bytes become one-byte slots.
+        for b in off..end {
+            if !hit.iter().any(|sl| sl.off <= b && b < sl.off + sl.bytes) {
+                let sl = Slot {
+                    off: b,
+                    bytes: 1,
+                    var: self.new_var(Type::I8),
+                };
+                self.stores[s].slots.push(sl);
+                hit.push(sl);
+            }
+        }
+        hit
+    }
+
+    fn arg_in_range(&mut self, s: usize, off: u32, bytes: u32, span: Span) -> Option<()> {
+        if !matches!(bytes, 1 | 2 | 4 | 8) {
+            // Whole-variable copies of arrays between `.param` and registers.
+            self.error(span, format!("unsupported {bytes}-byte parameter access (a register holds 1, 2, 4 or 8 bytes)"));
+            return None;
+        }
+        let size = self.stores[s].size;
+        if off.checked_add(bytes).map_or(true, |e| e > size) {
+            self.error(
+                span,
+                format!(
+                    "access of {bytes} bytes at offset {off} is outside the {size}-byte parameter"
+                ),
+            );
+            return None;
+        }
+        Some(())
+    }
+
+    fn arg_widen(&mut self, v: Value) -> Option<Value> {
+        self.fit(v, Type::I64, false)
+    }
+
+    fn arg_shift(&mut self, op: BinaryOp, v: Value, bytes: u32) -> Value {
+        if bytes == 0 {
+            return v;
+        }
+        let k = self.iconst(Type::I32, i64::from(bytes * 8));
+        self.ins().binary(op, v, k)
+    }
+
+    fn arg_mask(&mut self, bytes: u32) -> Value {
+        let m = if bytes >= 8 {
+            -1
+        } else {
+            (1i64 << (bytes * 8)) - 1
+        };
+        self.iconst(Type::I64, m)
+    }
+
+    /// Read `bytes` bytes at `off` of a store as an integer of that width.
+    pub(super) fn arg_read(&mut self, s: usize, off: u32, bytes: u32, span: Span) -> Option<Value> {
+        self.arg_in_range(s, off, bytes, span)?;
+        let slots = self.arg_slots(s, off, bytes, None);
+        if let [sl] = slots[..] {
+            if sl.off == off && sl.bytes == bytes {
+                return Some(self.use_var(sl.var));
+            }
+        }
+        let Some(ty) = int_of_bits(bytes * 8) else {
+            self.error(span, format!("unsupported {bytes}-byte parameter access"));
+            return None;
+        };
+        let mut acc = self.iconst(Type::I64, 0);
+        for sl in slots {
+            let lo = off.max(sl.off);
+            let hi = (off + bytes).min(sl.off + sl.bytes);
+            let v = self.use_var(sl.var);
+            let Some(v) = self.arg_widen(v) else {
+                self.error(
+                    span,
+                    "unsupported mix of parameter accesses of different types",
+                );
+                return None;
+            };
+            let v = self.arg_shift(BinaryOp::ShrU, v, lo - sl.off);
+            let m = self.arg_mask(hi - lo);
+            let v = self.ins().binary(BinaryOp::And, v, m);
+            let v = self.arg_shift(BinaryOp::Shl, v, lo - off);
+            acc = self.ins().binary(BinaryOp::Or, acc, v);
+        }
+        self.fit(acc, ty, false)
+    }
+
+    /// Write the `bytes`-byte integer `v` at `off` of a store.
+    pub(super) fn arg_write(
+        &mut self,
+        s: usize,
+        off: u32,
+        bytes: u32,
+        v: Value,
+        span: Span,
+    ) -> Option<()> {
+        self.arg_in_range(s, off, bytes, span)?;
+        let ty = self.func.values[v].ty;
+        let slots = self.arg_slots(s, off, bytes, Some(ty));
+        if let [sl] = slots[..] {
+            if sl.off == off && sl.bytes == bytes && self.var_ty[sl.var] == ty {
+                self.def_var(sl.var, v);
+                return Some(());
+            }
+        }
+        let Some(val) = self.arg_widen(v) else {
+            self.error(
+                span,
+                "unsupported mix of parameter accesses of different types",
+            );
+            return None;
+        };
+        for sl in slots {
+            let lo = off.max(sl.off);
+            let hi = (off + bytes).min(sl.off + sl.bytes);
+            let old = self.use_var(sl.var);
+            let slot_ty = self.var_ty[sl.var];
+            let Some(old) = self.arg_widen(old) else {
+                self.error(
+                    span,
+                    "unsupported mix of parameter accesses of different types",
+                );
+                return None;
+            };
+            let part = self.arg_shift(BinaryOp::ShrU, val, lo - off);
+            let m = self.arg_mask(hi - lo);
+            let part = self.ins().binary(BinaryOp::And, part, m);
+            let part = self.arg_shift(BinaryOp::Shl, part, lo - sl.off);
+            let m = self.arg_shift(BinaryOp::Shl, m, lo - sl.off);
+            let keep = self.ins().unary(crate::ir::UnaryOp::Not, m);
+            let old = self.ins().binary(BinaryOp::And, old, keep);
+            let new = self.ins().binary(BinaryOp::Or, old, part);
+            let new = self.fit(new, slot_ty, false)?;
+            self.def_var(sl.var, new);
+        }
+        Some(())
+    }
+
+    /// `ld.param` from a store: one read per vector element.
+    pub(super) fn load_arg(
+        &mut self,
+        ins: &Instruction,
+        store: usize,
+        off: i64,
+        ty: Type,
+        signed: bool,
+        dsts: Vec<Option<VarId>>,
+    ) -> Option<()> {
+        let elem = ty.bytes().unwrap_or(1);
+        let span = ins.operands[1].span();
+        let Ok(off) = u32::try_from(off) else {
+            self.error(span, "negative parameter offset");
+            return None;
+        };
+        for (k, dst) in dsts.into_iter().enumerate() {
+            let at = off.saturating_add((k as u32).saturating_mul(elem));
+            let v = self.arg_read(store, at, elem, span)?;
+            self.write(dst, v, signed, ins.operands[0].span())?;
+        }
+        Some(())
+    }
+
+    /// `st.param` into a store: one write per vector element.
+    pub(super) fn store_arg(
+        &mut self,
+        ins: &Instruction,
+        store: usize,
+        off: i64,
+        values: &[Value],
+    ) -> Option<()> {
+        let span = ins.operands[0].span();
+        let Ok(off) = u32::try_from(off) else {
+            self.error(span, "negative parameter offset");
+            return None;
+        };
+        let mut at = off;
+        for &v in values {
+            let bytes = self.func.values[v].ty.bytes().unwrap_or(1);
+            self.arg_write(store, at, bytes, v, span)?;
+            at = at.saturating_add(bytes);
+        }
+        Some(())
+    }
+}
+
+/// Whether item `i` is an unguarded `ret` that only scope ends separate from the end of its
+/// inlined callee: it needs no branch, the return point follows.
+pub(super) fn final_ret(items: &[Item<'_>], i: usize) -> bool {
+    let Some(Item::Instr(ins)) = items.get(i) else {
+        return false;
+    };
+    if ins.opcode != Opcode::Ret || ins.guard.is_some() {
+        return false;
+    }
+    items[i + 1..]
+        .iter()
+        .find(|it| !matches!(it, Item::Exit))
+        .is_some_and(|it| matches!(it, Item::CallEnd(_)))
+}
