@@ -96,6 +96,8 @@ pub(super) struct Lowerer<'a> {
     chains: HashMap<ChainKey, (VReg, Option<VReg>)>,
     /// Byte offsets of `.shared` and `.const` variables in their spaces.
     var_offsets: Vec<u32>,
+    /// `brif`s whose condition is warp-uniform (no `SSY` needed).
+    uniform: HashSet<Inst>,
 }
 
 fn kind_of(ty: Type) -> RegKind {
@@ -250,6 +252,7 @@ impl<'a> Lowerer<'a> {
             non_address_use,
             chains: HashMap::new(),
             var_offsets,
+            uniform: super::reconverge::uniform_branches(f),
         }
     }
 
@@ -619,6 +622,7 @@ impl<'a> Lowerer<'a> {
                     .copied()
                     .unwrap_or(BlockId(0));
                 let mut i = Sm50Inst::new(Role::Branch);
+                i.uniform = self.uniform.contains(&inst);
                 let p = i.use_(c.vreg);
                 i.targets.push(t);
                 i.targets.push(e);

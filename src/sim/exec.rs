@@ -443,6 +443,19 @@ impl Sim<'_> {
                     return Err(unsupported(addr, i, "BAR other than BAR.SYNC"));
                 }
                 if exec != 0 {
+                    // sm_5x counts a barrier arrival per warp: a warp whose live lanes are
+                    // not all here (some wait on the divergence stack, or the guard split
+                    // them) arrives for all of them, which PTX leaves undefined (bar.sync in
+                    // divergent code). Report it instead of picking one outcome.
+                    if exec != w.active || w.active != !w.exited {
+                        return Err(SimError::Divergence {
+                            addr,
+                            what: format!(
+                                "BAR.SYNC in a diverged warp (lanes {:#010x} of live {:#010x})",
+                                exec, !w.exited
+                            ),
+                        });
+                    }
                     w.state = State::AtBarrier;
                 }
             }

@@ -144,6 +144,10 @@
 //!   `BRK`: the executing lanes leave every entry above the innermost break entry and wait for
 //!   it. `EXIT`: the executing lanes leave for good. Entries whose lanes all left are skipped.
 //! * `BAR.SYNC`: the warp waits for the rest of its CTA (barrier id and thread count ignored).
+//!   A warp reaching it with some live lanes missing (waiting on the divergence stack, or
+//!   guarded off) is [`SimError::Divergence`]: sm_5x counts arrivals per warp, so the missing
+//!   lanes would be counted as arrived while they are not (PTX: undefined for sm_6x and
+//!   below). Code without `SSY`/`SYNC` around a divergent branch before a barrier fails here.
 //! * `NOP`, `DEPBAR`, `MEMBAR`: nothing (a functional model has no pending operations).
 //! * `FADD`, `FMUL`, `FFMA` (round to nearest, .FTZ, negation/absolute value; other rounding
 //!   modes, .SAT and FMUL scaling are Unsupported), `FSETP` (ordered and unordered compares).
