@@ -18,7 +18,7 @@ use leafold::sm50::sched::check::{check_hazards, decode_text};
 use leafold::SourceFile;
 
 const OUT: u64 = 0x1000_0000;
-const KERNELS: [&str; 7] = [
+const KERNELS: [&str; 10] = [
     "if_else",
     "nested_if",
     "loop_break",
@@ -26,6 +26,9 @@ const KERNELS: [&str; 7] = [
     "if_bar",
     "uniform_loop",
     "loop_at_entry",
+    "bar_named",
+    "bar_arrive",
+    "unreachable",
 ];
 
 fn source(name: &str) -> String {
@@ -211,5 +214,31 @@ fn oracle_prints_our_listing() {
             common::parse_lines(&out.sass),
             "{name}"
         );
+    }
+}
+
+/// What sm_5x or leafold cannot do gets a diagnostic naming the construct, its line and why.
+#[test]
+fn unsupported_forms_are_named_errors() {
+    let cases = [
+        ("bar.red.popc.u32 %r3, 1, %p1;", "BAR.RED"),
+        ("bar.red.and.pred %p2, 1, %p1;", "BAR.RED"),
+        ("bar.sync %r1;", "register"),
+        ("bar.sync 1, %r1;", "register"),
+        ("bar.sync 1, 40;", "multiple of 32"),
+        ("bar.arrive 1;", "without a thread count"),
+        ("fence.sc.cta;", "sm_70"),
+        ("trap;", "BPT.TRAP"),
+    ];
+    for (line, why) in cases {
+        let src = format!(
+            ".version 7.0\n.target sm_50\n.address_size 64\n.visible .entry k(.param .u32 n)\n{{\n\
+             .reg .pred %p<4>; .reg .b32 %r<8>;\nld.param.u32 %r1, [n];\n\
+             setp.ne.u32 %p1, %r1, 0;\n{line}\nret;\n}}\n"
+        );
+        let d = compile(&src, &opts("k", true)).expect_err(line);
+        let text = leafold::error::render_all(&d.0);
+        assert!(text.contains(why), "{line}: {text}");
+        assert!(text.contains("k.ptx:9:"), "{line}: {text}");
     }
 }

@@ -269,6 +269,26 @@ pub(crate) fn write_inst(
         } => write!(f, "brif {cond}, {}, {}", Call(then_dest), Call(else_dest)),
         InstData::Return => write!(f, "ret"),
         InstData::Barrier => write!(f, "barrier"),
+        InstData::NamedBarrier { id, count, wait } => {
+            write!(
+                f,
+                "{} {id}",
+                if *wait { "barrier" } else { "barrier.arrive" }
+            )?;
+            match count {
+                Some(c) => write!(f, ", {c}"),
+                None => Ok(()),
+            }
+        }
+        InstData::MemBar { scope } => write!(
+            f,
+            "membar.{}",
+            match scope {
+                super::MemScope::Cta => "cta",
+                super::MemScope::Gl => "gl",
+                super::MemScope::Sys => "sys",
+            }
+        ),
     }
 }
 

@@ -314,7 +314,11 @@ impl<'a> Lowerer<'a> {
                 let root = d.is_terminator()
                     || matches!(
                         d,
-                        InstData::Load { .. } | InstData::Store { .. } | InstData::Barrier
+                        InstData::Load { .. }
+                            | InstData::Store { .. }
+                            | InstData::Barrier
+                            | InstData::NamedBarrier { .. }
+                            | InstData::MemBar { .. }
                     );
                 if root && needed.insert(i) {
                     work.push(i);
@@ -641,6 +645,35 @@ impl<'a> Lowerer<'a> {
                 // BAR.SYNC 0x0: barrier 0, all threads of the CTA.
                 let mut i = Sm50Inst::new(Role::Plain);
                 i.piece(sm50::Inst::new(Form::BAR), &[]);
+                self.push(i);
+                Ok(())
+            }
+            InstData::NamedBarrier { id, count, wait } => {
+                // BAR.SYNC id[, count] / BAR.ARV id, count (count 0 = the whole CTA).
+                let bar = sm50::Inst::new(Form::BAR)
+                    .with(Field::Id, u64::from(id))
+                    .with(Field::Cnt, u64::from(count.unwrap_or(0)))
+                    .with(Field::Mode, u64::from(!wait));
+                let mut i = Sm50Inst::new(Role::Plain);
+                i.piece(bar, &[]);
+                self.push(i);
+                Ok(())
+            }
+            InstData::MemBar { scope } => {
+                // As ptxas 11.8: MEMBAR.CTA, MEMBAR.GL.IVALLD, MEMBAR.SYS.IVALLD (the wider
+                // scopes also invalidate the SM's L1 lines, so later loads see other SMs).
+                let (code, ival) = match scope {
+                    ir::MemScope::Cta => (0, 0),
+                    ir::MemScope::Gl => (1, 1),
+                    ir::MemScope::Sys => (2, 1),
+                };
+                let mut i = Sm50Inst::new(Role::Plain);
+                i.piece(
+                    sm50::Inst::new(Form::MEMBAR)
+                        .with(Field::Scope, code)
+                        .with(Field::Ival, ival),
+                    &[],
+                );
                 self.push(i);
                 Ok(())
             }

@@ -439,8 +439,9 @@ impl Sim<'_> {
                 w.leave(exec);
             }
             BAR => {
-                if f(i, Field::Mode) != 0 {
-                    return Err(unsupported(addr, i, "BAR other than BAR.SYNC"));
+                let mode = f(i, Field::Mode);
+                if mode > 1 {
+                    return Err(unsupported(addr, i, "BAR other than BAR.SYNC and BAR.ARV"));
                 }
                 if exec != 0 {
                     // sm_5x counts a barrier arrival per warp: a warp whose live lanes are
@@ -451,12 +452,18 @@ impl Sim<'_> {
                         return Err(SimError::Divergence {
                             addr,
                             what: format!(
-                                "BAR.SYNC in a diverged warp (lanes {:#010x} of live {:#010x})",
-                                exec, !w.exited
+                                "{} in a diverged warp (lanes {:#010x} of live {:#010x})",
+                                if mode == 0 { "BAR.SYNC" } else { "BAR.ARV" },
+                                exec,
+                                !w.exited
                             ),
                         });
                     }
-                    w.state = State::AtBarrier;
+                    // BAR.ARV counts the arrival and goes on: in this one-warp-at-a-time
+                    // model nothing else is observable.
+                    if mode == 0 {
+                        w.state = State::AtBarrier;
+                    }
                 }
             }
             NOP | DEPBAR | MEMBAR => {}

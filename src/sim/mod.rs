@@ -143,7 +143,8 @@
 //!   entry resumes its lanes, a reconvergence entry resumes all its lanes at its target.
 //!   `BRK`: the executing lanes leave every entry above the innermost break entry and wait for
 //!   it. `EXIT`: the executing lanes leave for good. Entries whose lanes all left are skipped.
-//! * `BAR.SYNC`: the warp waits for the rest of its CTA (barrier id and thread count ignored).
+//! * `BAR.SYNC`: the warp waits for the rest of its CTA (barrier id and thread count ignored:
+//!   every named barrier is the whole-CTA barrier, as in `ir::eval`). `BAR.ARV` goes on.
 //!   A warp reaching it with some live lanes missing (waiting on the divergence stack, or
 //!   guarded off) is [`SimError::Divergence`]: sm_5x counts arrivals per warp, so the missing
 //!   lanes would be counted as arrived while they are not (PTX: undefined for sm_6x and
