@@ -18,7 +18,7 @@ use leafold::sm50::sched::check::{check_hazards, decode_text};
 use leafold::SourceFile;
 
 const OUT: u64 = 0x1000_0000;
-const KERNELS: [&str; 10] = [
+const KERNELS: [&str; 11] = [
     "if_else",
     "nested_if",
     "loop_break",
@@ -29,6 +29,7 @@ const KERNELS: [&str; 10] = [
     "bar_named",
     "bar_arrive",
     "unreachable",
+    "loop_if",
 ];
 
 fn source(name: &str) -> String {
