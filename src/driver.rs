@@ -95,6 +95,9 @@ pub struct Options {
     pub file_name: String,
     /// Control-code mode (serial = wait on everything, for hazard bisection).
     pub sched: Mode,
+    /// Leave out `SSY`/`SYNC` (see `lower::reconverge`): divergent paths then never meet
+    /// again. Only for showing what reconvergence is for (tests); never correct with barriers.
+    pub no_reconvergence: bool,
 }
 
 impl Default for Options {
@@ -107,6 +110,7 @@ impl Default for Options {
             max_regs: None,
             file_name: "<input>".to_string(),
             sched: Mode::Normal,
+            no_reconvergence: false,
         }
     }
 }
@@ -217,7 +221,7 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
         } else {
             (local_data + alloc.spill_bytes).next_multiple_of(8)
         };
-        let (code, relocs) = lower::emit_relocated(&alloc);
+        let (code, relocs) = lower::emit_relocated_with(&alloc, !opts.no_reconvergence);
         let body = body_from_lowered(code, frame)
             .map_err(|e| err(name, format!("internal error in kernel `{name}`: {e}")))?;
         let laid = layout(&body, opts.sched)

@@ -109,6 +109,7 @@ pub fn run(args: &Args) -> u8 {
         assume_inbounds: args.assume_inbounds,
         max_regs: args.maxrregcount.filter(|&n| n <= 255),
         file_name: args.file.display().to_string(),
+        no_reconvergence: false,
         sched: if args.serial {
             Mode::Serial
         } else {

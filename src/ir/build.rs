@@ -92,8 +92,10 @@ use super::{
     InstNode, IntCC, Module, Space, SpecialReg, Type, UnaryOp, Value, ValueData, ValueDef, VarData,
 };
 use crate::error::{Diagnostic, SourceFile, Span};
+
+mod sync;
 use crate::ptx::ast;
-use crate::ptx::ast::{CmpOp, Init, Instruction, Modifier, Opcode, Operand, StateSpace, TypeKind};
+use crate::ptx::ast::{CmpOp, Init, Instruction, Opcode, Operand, StateSpace, TypeKind};
 
 /// Build a whole module. `Err` carries every diagnostic when any kernel cannot be built.
 pub fn build(module: &ast::Module, file: &Arc<SourceFile>) -> Result<Module, Vec<Diagnostic>> {
@@ -1488,7 +1490,9 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             | Opcode::Tanh
             | Opcode::Testp
             | Opcode::Copysign => "floating-point arithmetic is not in the IR yet",
-            Opcode::Membar | Opcode::Fence => "memory fences are not in the IR yet",
+            Opcode::Membar | Opcode::Fence => return self.membar(ins),
+            Opcode::Trap => "trap needs BPT.TRAP, which leafold's SM50 description lacks",
+            Opcode::Brx => "indirect branches (brx.idx) are not supported",
             Opcode::Div | Opcode::Rem => "integer division is not in the IR yet",
             _ => "not in the IR yet",
         };
@@ -2283,22 +2287,6 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         self.write(dst, d, false, ops[0].span())
     }
 
-    fn barrier(&mut self, ins: &Instruction) -> Option<()> {
-        let zero = matches!(
-            ins.operands[..],
-            [Operand::Imm(ast::Imm::Int { value: 0, .. }, _)]
-        );
-        let plain = ins
-            .mods
-            .iter()
-            .all(|m| matches!(m, Modifier::Flag("sync" | "aligned" | "cta")));
-        if !ins.has_flag("sync") || !zero || !plain {
-            return self.unsupported(ins, "only 'bar.sync 0' without a thread count is in the IR");
-        }
-        self.ins().barrier();
-        Some(())
-    }
-
     // -- memory --
 
     fn mem_space(&mut self, ins: &Instruction) -> Option<Space> {
@@ -2589,7 +2577,9 @@ fn map_values(data: &InstData, mut f: impl FnMut(Value) -> Value) -> InstData {
         | InstData::SpecialReg { .. }
         | InstData::SymbolAddr { .. }
         | InstData::Return
-        | InstData::Barrier => {}
+        | InstData::Barrier
+        | InstData::NamedBarrier { .. }
+        | InstData::MemBar { .. } => {}
         InstData::Unary { arg, .. }
         | InstData::Convert { arg, .. }
         | InstData::Cvta { arg, .. } => *arg = f(*arg),

@@ -319,6 +319,14 @@ impl<'f> FunctionBuilder<'f> {
         self.push(InstData::Barrier, &[])
     }
 
+    pub fn named_barrier(&mut self, id: u8, count: Option<u32>, wait: bool) -> Inst {
+        self.push(InstData::NamedBarrier { id, count, wait }, &[])
+    }
+
+    pub fn membar(&mut self, scope: super::MemScope) -> Inst {
+        self.push(InstData::MemBar { scope }, &[])
+    }
+
     pub fn ret(&mut self) -> Inst {
         self.push(InstData::Return, &[])
     }

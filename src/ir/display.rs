@@ -277,6 +277,26 @@ pub(crate) fn write_inst(
             }
             Ok(())
         }
+        InstData::NamedBarrier { id, count, wait } => {
+            write!(
+                f,
+                "{} {id}",
+                if *wait { "barrier" } else { "barrier.arrive" }
+            )?;
+            match count {
+                Some(c) => write!(f, ", {c}"),
+                None => Ok(()),
+            }
+        }
+        InstData::MemBar { scope } => write!(
+            f,
+            "membar.{}",
+            match scope {
+                super::MemScope::Cta => "cta",
+                super::MemScope::Gl => "gl",
+                super::MemScope::Sys => "sys",
+            }
+        ),
     }
 }
 

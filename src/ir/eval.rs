@@ -51,7 +51,11 @@
 //! `barrier` makes `step` return `AtBarrier`; `run_cta` advances every thread until it is at
 //! the barrier or has exited before letting any continue, and threads that exited count as
 //! arrived (PTX leaves a barrier that not all threads reach undefined; this is the choice that
-//! cannot deadlock). Because threads run in a fixed order between barriers, a data race gives
+//! cannot deadlock). A named barrier (`bar.sync N[, count]`) is modelled the same way, as a
+//! barrier for the whole CTA: exact when every thread of the CTA takes part (no count, or the
+//! CTA's size), and otherwise right only for kernels whose partial barriers every live thread
+//! reaches; `bar.arrive` and `membar` do nothing here (threads run one at a time, so accesses
+//! are already ordered). Because threads run in a fixed order between barriers, a data race gives
 //! one deterministic answer here, not an error: races are not detected. A step limit (total
 //! instructions of the launch) stops infinite loops.
 
@@ -672,10 +676,13 @@ impl Thread {
                 out = Some(op.eval(&a));
             }
             InstData::Return => return Ok(Status::Exited),
-            InstData::Barrier => {
+            InstData::Barrier | InstData::NamedBarrier { wait: true, .. } => {
                 self.pos += 1;
                 return Ok(Status::AtBarrier);
             }
+            // Arriving does not wait; threads run one at a time here, so every access is
+            // already ordered and a fence has nothing to do.
+            InstData::NamedBarrier { wait: false, .. } | InstData::MemBar { .. } => {}
         }
         if let (Some(r), Some(x)) = (result, out) {
             self.set(r, x, ty_of(r));

@@ -332,6 +332,17 @@ pub enum IntCC {
     Uge,
 }
 
+/// The scope a `membar` orders memory accesses at.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
+pub enum MemScope {
+    /// `membar.cta`: the threads of the CTA.
+    Cta,
+    /// `membar.gl`: every thread of the device.
+    Gl,
+    /// `membar.sys`: the device and the host.
+    Sys,
+}
+
 /// Direction of a `cvta`.
 #[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
 pub enum CvtaDir {
@@ -441,6 +452,18 @@ pub enum InstData {
         op: float::FloatOp,
         args: SmallVec<[Value; 3]>,
     },
+    /// `bar.sync`/`barrier.sync` (`wait`) or `bar.arrive` (not `wait`) on barrier `id`
+    /// (0..=15) for `count` threads (a multiple of 32; `None`: every thread of the CTA).
+    NamedBarrier {
+        id: u8,
+        count: Option<u32>,
+        wait: bool,
+    },
+    /// `membar.{cta,gl,sys}`: this thread's memory accesses before it are seen before those
+    /// after it, by every thread of the scope.
+    MemBar {
+        scope: MemScope,
+    },
 }
 
 impl InstData {
@@ -461,7 +484,9 @@ impl InstData {
             | InstData::SpecialReg { .. }
             | InstData::SymbolAddr { .. }
             | InstData::Return
-            | InstData::Barrier => {}
+            | InstData::Barrier
+            | InstData::NamedBarrier { .. }
+            | InstData::MemBar { .. } => {}
             InstData::Unary { arg, .. }
             | InstData::Convert { arg, .. }
             | InstData::Cvta { arg, .. } => out.push(*arg),

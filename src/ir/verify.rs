@@ -460,6 +460,16 @@ impl Verifier<'_> {
                 problems.extend(op.check());
                 expect_results(&[op.result_type()], &mut problems);
             }
+            InstData::NamedBarrier { id, count, .. } => {
+                if *id > 15 {
+                    problems.push(format!("barrier id {id} is not in 0..=15"));
+                }
+                if count.is_some_and(|c| c == 0 || c % 32 != 0) {
+                    problems.push("barrier thread count must be a non-zero multiple of 32".into());
+                }
+                expect_results(&[], &mut problems)
+            }
+            InstData::MemBar { .. } => expect_results(&[], &mut problems),
         }
         for message in problems {
             self.errors.push(VerifierError::Type { inst, message });

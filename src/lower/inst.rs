@@ -82,6 +82,9 @@ pub struct Sm50Inst {
     pub ops: SmallVec<[Operand; 4]>,
     pub role: Role,
     pub targets: SmallVec<[BlockId; 2]>,
+    /// On a conditional branch: its condition is the same in every lane of a warp (see
+    /// `reconverge`), so it needs no `SSY`/`SYNC`. `false` (the safe answer) everywhere else.
+    pub uniform: bool,
 }
 
 impl Sm50Inst {
@@ -91,6 +94,7 @@ impl Sm50Inst {
             ops: SmallVec::new(),
             role,
             targets: SmallVec::new(),
+            uniform: false,
         }
     }
 

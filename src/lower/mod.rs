@@ -15,7 +15,9 @@
 //!   index's high word, and `Plg` for generic accesses;
 //! * `select`: demand-driven selection of everything (memory ops pick LDG/STG, LD/ST,
 //!   LDS/STS, LDC and place the displacement; the integer subset gets simple correct forms);
-//! * [`inst`]: [`Sm50Inst`], the `MachInst` the allocator sees.
+//! * [`inst`]: [`Sm50Inst`], the `MachInst` the allocator sees;
+//! * [`reconverge`]: which branches may diverge (selection marks the uniform ones), and, in
+//!   [`emit`], `SSY`/`SYNC` so that the lanes of a warp meet again after them.
 //!
 //! # The generic-access predicate
 //!
@@ -34,10 +36,14 @@
 //!
 //! # What `emit` hands on
 //!
-//! The flattened instructions in layout order, with every `BRA`'s `rel` field holding the
-//! *index* of its target instruction in the returned vector (the emit stage turns indices into
-//! byte offsets, `target = addr + 8 + rel`). A `BRA` to the next block is dropped, and a
-//! conditional branch whose taken side is the next block is inverted. Every `ret` becomes
+//! The flattened instructions in layout order, with every `BRA`'s and `SSY`'s `rel` field
+//! holding the *index* of its target instruction in the returned vector (the emit stage turns
+//! indices into byte offsets, `target = addr + 8 + rel`). Before layout, [`reconverge`] adds
+//! `SSY` and turns branches into reconvergence points into `SYNC`, branches to blocks that
+//! are only `BRA x`, `SYNC` or `EXIT` are threaded or folded (`@P0 SYNC`, `@P0 EXIT`), and
+//! blocks nothing names any more are dropped. A `BRA` to the next block is dropped, and a
+//! conditional branch whose taken side is the next block is inverted (`@P BRA next; SYNC`
+//! becomes `@!P SYNC`). Every `ret` becomes
 //! `EXIT`; the prologue (`MOV R1, c[0x0][0x20]`, the frame adjustment `IADD32I R1, R1,
 //! -frame` with frame = [`local_size`] rounded to 16 + [`Allocated::spill_bytes`]) and the
 //! trailing `BRA` self + padding are the emit stage's. `.local` accesses address
@@ -47,6 +53,7 @@
 pub mod amode;
 pub mod inst;
 pub mod lea;
+pub mod reconverge;
 mod select;
 
 pub use inst::{Operand, Piece, RegRef, Reloc, Role, Sm50Inst};
@@ -106,17 +113,43 @@ pub fn local_size(module: &ir::Module) -> u32 {
 /// `BRA` fields hold). Panics only if `alloc` still has virtual registers, which
 /// `machinst::allocate` never returns.
 pub fn emit(alloc: &Allocated<Sm50Inst>) -> Vec<sm50::Inst> {
-    emit_relocated(alloc).0
+    emit_relocated_with(alloc, true).0
+}
+
+/// [`emit`], with the `SSY`/`SYNC` of [`reconverge`] only when `reconverge` holds (without,
+/// divergent paths never meet again: for tests that show why they must).
+pub fn emit_with(alloc: &Allocated<Sm50Inst>, reconverge: bool) -> Vec<sm50::Inst> {
+    emit_relocated_with(alloc, reconverge).0
 }
 
 /// [`emit`], also returning the relocations: (index in the code, relocation).
 pub fn emit_relocated(alloc: &Allocated<Sm50Inst>) -> (Vec<sm50::Inst>, Vec<(usize, Reloc)>) {
+    emit_relocated_with(alloc, true)
+}
+
+/// [`emit_with`] and [`emit_relocated`] in one.
+///
+/// Relocations are kept per block by instruction index. That stays right through the later
+/// passes because every one of them only touches a block's trailing transfers (`SSY` is
+/// inserted before the trailing `BRA`/`SYNC` run, `SYNC`/`EXIT` replace branches, and the
+/// fall-through pass drops or rewrites the last one or two branches), which never carry a
+/// relocation; whole blocks that disappear hold nothing but a transfer.
+pub fn emit_relocated_with(
+    alloc: &Allocated<Sm50Inst>,
+    reconverge: bool,
+) -> (Vec<sm50::Inst>, Vec<(usize, Reloc)>) {
     // Pass 1: resolve registers; keep (instruction, branch target block), and each
     // instruction's relocation beside it.
-    type Flat = Vec<(sm50::Inst, Option<BlockId>)>;
     let mut blocks: Vec<(BlockId, Flat)> = Vec::new();
-    let mut block_relocs: Vec<Vec<Option<Reloc>>> = Vec::new();
+    let mut block_relocs: std::collections::HashMap<BlockId, Vec<Option<Reloc>>> =
+        Default::default();
+    let mut divergent = Vec::new();
     for b in &alloc.blocks {
+        divergent.push(
+            b.insts
+                .last()
+                .is_some_and(|t| t.role == Role::Branch && t.targets.len() == 2 && !t.uniform),
+        );
         let mut insts = Vec::new();
         let mut relocs = Vec::new();
         for i in &b.insts {
@@ -127,10 +160,16 @@ pub fn emit_relocated(alloc: &Allocated<Sm50Inst>) -> (Vec<sm50::Inst>, Vec<(usi
             insts.extend(pieces);
         }
         blocks.push((b.id, insts));
-        block_relocs.push(relocs);
+        block_relocs.insert(b.id, relocs);
     }
+    // Reconvergence (`SSY`/`SYNC`), then `@P SYNC` / `@P EXIT` for branches to blocks that
+    // hold only that. If the placement does not verify, the sides run one after the other.
+    if reconverge {
+        reconverge::insert_reconvergence(&mut blocks, &divergent);
+    }
+    reconverge::fold_trivial_targets(&mut blocks);
     // Pass 2: fall-through. A trailing `BRA next` goes; `@P BRA next ; BRA other` becomes
-    // `@!P BRA other`.
+    // `@!P BRA other` (and `@P BRA next ; SYNC` or `EXIT` becomes `@!P SYNC` or `@!P EXIT`).
     for k in 0..blocks.len() {
         let Some(next) = blocks.get(k + 1).map(|b| b.0) else {
             continue;
@@ -143,6 +182,7 @@ pub fn emit_relocated(alloc: &Allocated<Sm50Inst>) -> (Vec<sm50::Inst>, Vec<(usi
         }
         if n >= 2
             && insts[n - 2].1 == Some(next)
+            && insts[n - 2].0.form == Form::BRA
             && insts[n - 1].1.is_some()
             && is_plain_bra(&insts[n - 1].0)
             && !is_plain_bra(&insts[n - 2].0)
@@ -152,6 +192,20 @@ pub fn emit_relocated(alloc: &Allocated<Sm50Inst>) -> (Vec<sm50::Inst>, Vec<(usi
             let neg = last.0.get(Field::Pgn).unwrap_or(0);
             last.0.set(Field::Pgn, neg ^ 1);
             last.1 = other;
+        } else if n >= 2
+            && insts[n - 2].1 == Some(next)
+            && insts[n - 2].0.form == Form::BRA
+            && !is_plain_bra(&insts[n - 2].0)
+            && is_bare(&insts[n - 1].0)
+        {
+            let form = insts.pop().map_or(Form::SYNC, |(i, _)| i.form);
+            let last = insts.last_mut().expect("n >= 2");
+            let neg = last.0.get(Field::Pgn).unwrap_or(0);
+            let pg = last.0.get(Field::Pg).unwrap_or(7);
+            last.0 = sm50::Inst::new(form)
+                .with(Field::Pg, pg)
+                .with(Field::Pgn, neg ^ 1);
+            last.1 = None;
         }
     }
     // Pass 3: block start indices, then targets.
@@ -163,14 +217,14 @@ pub fn emit_relocated(alloc: &Allocated<Sm50Inst>) -> (Vec<sm50::Inst>, Vec<(usi
     }
     let mut out = Vec::with_capacity(n);
     let mut relocs = Vec::new();
-    for ((_, insts), brel) in blocks.into_iter().zip(block_relocs) {
-        // Pass 2 only drops or rewrites a block's trailing branches, which carry no
-        // relocation: the first pieces keep their indices.
+    for (id, insts) in blocks {
+        let brel = block_relocs.remove(&id).unwrap_or_default();
         for (k, (mut inst, target)) in insts.into_iter().enumerate() {
             if let Some(t) = target {
                 inst.set(Field::Rel, start.get(&t).copied().unwrap_or(n) as u64);
             }
             if let Some(Some(r)) = brel.get(k) {
+                debug_assert!(target.is_none(), "a relocation on a branch");
                 relocs.push((out.len(), *r));
             }
             out.push(inst);
@@ -178,6 +232,16 @@ pub fn emit_relocated(alloc: &Allocated<Sm50Inst>) -> (Vec<sm50::Inst>, Vec<(usi
     }
     (out, relocs)
 }
+
+/// An unguarded `SYNC` or `EXIT`.
+fn is_bare(i: &sm50::Inst) -> bool {
+    matches!(i.form, Form::SYNC | Form::EXIT)
+        && i.get(Field::Pg) == Some(7)
+        && i.get(Field::Pgn) == Some(0)
+}
+
+/// A flattened block: instructions with the block each branch (or `SSY`) names.
+type Flat = Vec<(sm50::Inst, Option<BlockId>)>;
 
 /// An unconditional `BRA` (guard PT, not negated).
 fn is_plain_bra(i: &sm50::Inst) -> bool {

@@ -101,6 +101,8 @@ pub(super) struct Lowerer<'a> {
     chains: HashMap<ChainKey, (VReg, Option<VReg>)>,
     /// Byte offsets of `.shared` and `.const` variables in their spaces.
     var_offsets: Vec<u32>,
+    /// `brif`s whose condition is warp-uniform (no `SSY` needed).
+    uniform: HashSet<Inst>,
 }
 
 fn kind_of(ty: Type) -> RegKind {
@@ -255,6 +257,7 @@ impl<'a> Lowerer<'a> {
             non_address_use,
             chains: HashMap::new(),
             var_offsets,
+            uniform: super::reconverge::uniform_branches(f),
         }
     }
 
@@ -316,7 +319,11 @@ impl<'a> Lowerer<'a> {
                 let root = d.is_terminator()
                     || matches!(
                         d,
-                        InstData::Load { .. } | InstData::Store { .. } | InstData::Barrier
+                        InstData::Load { .. }
+                            | InstData::Store { .. }
+                            | InstData::Barrier
+                            | InstData::NamedBarrier { .. }
+                            | InstData::MemBar { .. }
                     );
                 if root && needed.insert(i) {
                     work.push(i);
@@ -624,6 +631,7 @@ impl<'a> Lowerer<'a> {
                     .copied()
                     .unwrap_or(BlockId(0));
                 let mut i = Sm50Inst::new(Role::Branch);
+                i.uniform = self.uniform.contains(&inst);
                 let p = i.use_(c.vreg);
                 i.targets.push(t);
                 i.targets.push(e);
@@ -646,6 +654,35 @@ impl<'a> Lowerer<'a> {
                 Ok(())
             }
             InstData::Float { op, args } => self.lower_float(results[0], op, &args),
+            InstData::NamedBarrier { id, count, wait } => {
+                // BAR.SYNC id[, count] / BAR.ARV id, count (count 0 = the whole CTA).
+                let bar = sm50::Inst::new(Form::BAR)
+                    .with(Field::Id, u64::from(id))
+                    .with(Field::Cnt, u64::from(count.unwrap_or(0)))
+                    .with(Field::Mode, u64::from(!wait));
+                let mut i = Sm50Inst::new(Role::Plain);
+                i.piece(bar, &[]);
+                self.push(i);
+                Ok(())
+            }
+            InstData::MemBar { scope } => {
+                // As ptxas 11.8: MEMBAR.CTA, MEMBAR.GL.IVALLD, MEMBAR.SYS.IVALLD (the wider
+                // scopes also invalidate the SM's L1 lines, so later loads see other SMs).
+                let (code, ival) = match scope {
+                    ir::MemScope::Cta => (0, 0),
+                    ir::MemScope::Gl => (1, 1),
+                    ir::MemScope::Sys => (2, 1),
+                };
+                let mut i = Sm50Inst::new(Role::Plain);
+                i.piece(
+                    sm50::Inst::new(Form::MEMBAR)
+                        .with(Field::Scope, code)
+                        .with(Field::Ival, ival),
+                    &[],
+                );
+                self.push(i);
+                Ok(())
+            }
         }
     }
 

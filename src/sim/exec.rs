@@ -439,11 +439,31 @@ impl Sim<'_> {
                 w.leave(exec);
             }
             BAR => {
-                if f(i, Field::Mode) != 0 {
-                    return Err(unsupported(addr, i, "BAR other than BAR.SYNC"));
+                let mode = f(i, Field::Mode);
+                if mode > 1 {
+                    return Err(unsupported(addr, i, "BAR other than BAR.SYNC and BAR.ARV"));
                 }
                 if exec != 0 {
-                    w.state = State::AtBarrier;
+                    // sm_5x counts a barrier arrival per warp: a warp whose live lanes are
+                    // not all here (some wait on the divergence stack, or the guard split
+                    // them) arrives for all of them, which PTX leaves undefined (bar.sync in
+                    // divergent code). Report it instead of picking one outcome.
+                    if exec != w.active || w.active != !w.exited {
+                        return Err(SimError::Divergence {
+                            addr,
+                            what: format!(
+                                "{} in a diverged warp (lanes {:#010x} of live {:#010x})",
+                                if mode == 0 { "BAR.SYNC" } else { "BAR.ARV" },
+                                exec,
+                                !w.exited
+                            ),
+                        });
+                    }
+                    // BAR.ARV counts the arrival and goes on: in this one-warp-at-a-time
+                    // model nothing else is observable.
+                    if mode == 0 {
+                        w.state = State::AtBarrier;
+                    }
                 }
             }
             NOP | DEPBAR | MEMBAR => {}

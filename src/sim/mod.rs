@@ -143,7 +143,12 @@
 //!   entry resumes its lanes, a reconvergence entry resumes all its lanes at its target.
 //!   `BRK`: the executing lanes leave every entry above the innermost break entry and wait for
 //!   it. `EXIT`: the executing lanes leave for good. Entries whose lanes all left are skipped.
-//! * `BAR.SYNC`: the warp waits for the rest of its CTA (barrier id and thread count ignored).
+//! * `BAR.SYNC`: the warp waits for the rest of its CTA (barrier id and thread count ignored:
+//!   every named barrier is the whole-CTA barrier, as in `ir::eval`). `BAR.ARV` goes on.
+//!   A warp reaching it with some live lanes missing (waiting on the divergence stack, or
+//!   guarded off) is [`SimError::Divergence`]: sm_5x counts arrivals per warp, so the missing
+//!   lanes would be counted as arrived while they are not (PTX: undefined for sm_6x and
+//!   below). Code without `SSY`/`SYNC` around a divergent branch before a barrier fails here.
 //! * `NOP`, `DEPBAR`, `MEMBAR`: nothing (a functional model has no pending operations).
 //! * Floating point (`float.rs`): `FADD`, `FMUL`, `FFMA` (and `FADD32I`/`FMUL32I`), `FSETP`,
 //!   `FMNMX`, `DADD`, `DMUL`, `DFMA`, `DSETP`, `DMNMX`, `I2F`, `F2I` and `F2F` at every size,

@@ -41,9 +41,10 @@ pub fn run(m: Option<&Module>, f: &Function, opts: LowerOptions) -> Stages {
 pub fn sass_text(insts: &[sm50::Inst]) -> String {
     let mut s = String::new();
     for (k, i) in insts.iter().enumerate() {
-        let text = if i.form == Form::BRA {
+        let text = if i.form == Form::BRA || i.form == Form::SSY {
             let t = sm50::print(i, 0, 0);
-            let cut = t.find("BRA").map_or(t.len(), |p| p + 3);
+            let name = if i.form == Form::BRA { "BRA" } else { "SSY" };
+            let cut = t.find(name).map_or(t.len(), |p| p + 3);
             format!("{} .L{}", &t[..cut], i.get(Field::Rel).unwrap_or(0))
         } else {
             sm50::print(i, 0, 0)

@@ -1,0 +1,560 @@
+//! Reconvergence: `SSY` / `SYNC` around branches that may diverge, so that the lanes of a warp
+//! that took different paths run together again where the paths meet.
+//!
+//! In: [`uniform_branches`] reads an IR function and says which `brif`s have a warp-uniform
+//! condition (selection marks those branches [`Sm50Inst::uniform`](super::Sm50Inst)).
+//! [`insert_reconvergence`] reads the allocated, flattened blocks of `lower::emit` (every block
+//! ending in explicit `BRA`s or `EXIT`, moves and spills already in place) with one flag per
+//! block: "ends in a branch that may diverge". Out: the same blocks with `SSY` pushed before
+//! those branches and the `BRA`s that arrive at a reconvergence point turned into `SYNC`.
+//! [`fold_trivial_targets`] then turns a branch to a block that is only `SYNC` or `EXIT` into
+//! that instruction under the branch's guard (`@P0 SYNC`, `@P0 EXIT`, as ptxas writes them)
+//! and drops the blocks nothing reaches any more.
+//!
+//! # The machine model (sm50-isa.md, and `sim`'s essay)
+//!
+//! A warp has one program counter and an active mask. A branch whose guard holds in only some
+//! active lanes pushes the other lanes (with the fall-through address) on the warp's
+//! divergence stack and runs the taken lanes. `SSY target` pushes a token (target, active
+//! mask). `SYNC` parks the lanes that execute it; when no active lane is left, the innermost
+//! stack entry resumes: a pending branch side, or, once every side is done, the token, which
+//! restarts all its lanes at `target`. `EXIT` removes lanes from every entry. Without a token
+//! nothing ever reconverges: the two sides of a branch run one after the other to `EXIT`,
+//! every instruction after the join twice, which is wrong for `BAR.SYNC` (hardware counts a
+//! warp's arrival once), `SHFL` and `VOTE`, and slow everywhere.
+//!
+//! # Which branches (uniformity, [`uniform_branches`])
+//!
+//! A value is *uniform* when it is computed only from constants, kernel parameters,
+//! `%ntid`/`%ctaid`/`%nctaid`/`%gridid`/`%warpid`/`%nwarpid`, `.param`/`.const` loads at uniform
+//! addresses, and pure operations on uniform values. A block parameter is uniform when every
+//! incoming value is and no divergent branch can reach its block from two sides: parameters of
+//! the blocks a divergent branch reaches before its reconvergence point, and of that point, are
+//! divergent. When a divergent branch lies on a cycle that avoids its reconvergence point (a
+//! loop with a divergent exit), lanes leave the loop in different iterations, so every value
+//! defined in the loop is divergent after it. This is iterated to a fixpoint. Everything else
+//! (`%tid`, `%laneid`, memory other than `.param`/`.const`, any instruction this pass does
+//! not know) is divergent. `bra.uni` is not recorded by the IR, so it earns nothing here:
+//! being conservative costs an `SSY`, never correctness.
+//!
+//! # Where `SSY` and `SYNC` go ([`insert_reconvergence`])
+//!
+//! Rules, checked against ptxas 11.8 (`ptxas -arch sm_50`, `cuobjdump -sass`):
+//! 1. For a divergent branch in block B, the reconvergence point R is B's immediate
+//!    post-dominator (a virtual exit node post-dominates every `EXIT`). When R is that virtual
+//!    exit, or a block that is nothing but `EXIT` (the sides meet only by exiting: `@P0
+//!    EXIT`, an early `ret` in divergent code), no token is pushed, as ptxas does.
+//! 2. The token is pushed in the *site* block S: B itself, unless B lies on a cycle that
+//!    avoids R (a loop whose exit diverges); then S is the nearest dominator of B that R
+//!    post-dominates and that no such cycle contains (the loop's preheader: ptxas's `SSY`
+//!    before the loop, `@P0 SYNC` at the break and `SYNC` after the back edge). A token pushed
+//!    inside the loop would be pushed once per iteration and popped once.
+//! 3. The *region* of a site is every block reachable from S without passing R. S must
+//!    dominate its region (no lane enters it without the token); otherwise the branch gets no
+//!    token. A site inside the region of another site with the same R is dropped: one token
+//!    serves every divergent branch of the region (every lane still reaches R through one
+//!    `SYNC`, and `SYNC` resumes pending sides before it pops the token).
+//! 4. `SYNC` replaces every branch from a region block to R (a guarded `BRA` becomes a guarded
+//!    `SYNC`). Since the allocator splits critical edges and puts an edge's moves before the
+//!    branch that ends it, the moves into R's parameters run before the lanes park: nothing
+//!    the allocator inserts can land between a `SYNC` and its reconvergence point.
+//! 5. Nested regions nest: an inner region's R is inside the outer region (or is the outer's
+//!    R, rule 3). Several tokens pushed in one block go outer (farther R) first.
+//!
+//! The result is verified, not trusted: a symbolic walk over the CFG carries the stack of
+//! pending reconvergence targets, pops it on each `SYNC` edge, and requires every block to be
+//! entered with one and the same stack from every predecessor, and no branch to reach a target
+//! buried under another token. If that fails (an irreducible CFG, say), the function keeps its
+//! plain branches: serial execution of the sides, which is what it had before.
+
+use std::collections::{HashMap, HashSet};
+
+use super::Flat;
+use crate::ir::{self, Function, InstData, Space, SpecialReg, Value};
+use crate::machinst::BlockId;
+use crate::sm50::{self, Field, Form};
+
+// ----------------------------------------------------------------------------- CFG analyses
+
+/// Reverse postorder of the nodes reachable from `root` along `next`.
+fn rpo(root: usize, next: &[Vec<usize>]) -> Vec<usize> {
+    let mut seen = vec![false; next.len()];
+    let mut post = Vec::new();
+    let mut stack = vec![(root, 0usize)];
+    seen[root] = true;
+    while let Some(&mut (n, ref mut i)) = stack.last_mut() {
+        if let Some(&s) = next[n].get(*i) {
+            *i += 1;
+            if !seen[s] {
+                seen[s] = true;
+                stack.push((s, 0));
+            }
+        } else {
+            post.push(n);
+            stack.pop();
+        }
+    }
+    post.reverse();
+    post
+}
+
+/// Immediate dominators over `next` from `root` (Cooper, Harvey and Kennedy, "A Simple, Fast
+/// Dominance Algorithm"); `prev` are the reverse edges. `None` for unreachable nodes; the root
+/// is its own.
+fn idoms(root: usize, next: &[Vec<usize>], prev: &[Vec<usize>]) -> Vec<Option<usize>> {
+    let order = rpo(root, next);
+    let mut index = vec![usize::MAX; next.len()];
+    for (k, &n) in order.iter().enumerate() {
+        index[n] = k;
+    }
+    let mut idom: Vec<Option<usize>> = vec![None; next.len()];
+    idom[root] = Some(root);
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for &b in &order[1..] {
+            let mut new: Option<usize> = None;
+            for &p in &prev[b] {
+                if idom[p].is_none() {
+                    continue;
+                }
+                new = Some(match new {
+                    None => p,
+                    Some(mut a) => {
+                        let mut c = p;
+                        while a != c {
+                            while index[a] > index[c] {
+                                a = idom[a].unwrap_or(root);
+                            }
+                            while index[c] > index[a] {
+                                c = idom[c].unwrap_or(root);
+                            }
+                        }
+                        a
+                    }
+                });
+            }
+            if new.is_some() && idom[b] != new {
+                idom[b] = new;
+                changed = true;
+            }
+        }
+    }
+    idom
+}
+
+/// Whether `a` dominates `b` in the tree `idom`.
+fn dominates(idom: &[Option<usize>], a: usize, mut b: usize) -> bool {
+    loop {
+        if a == b {
+            return true;
+        }
+        match idom[b] {
+            Some(p) if p != b => b = p,
+            _ => return false,
+        }
+    }
+}
+
+/// A function's control flow: successors per node (node 0 the entry), dominators and
+/// post-dominators (the virtual exit is node `n`).
+struct Cfg {
+    succs: Vec<Vec<usize>>,
+    idom: Vec<Option<usize>>,
+    ipdom: Vec<Option<usize>>,
+}
+
+impl Cfg {
+    fn new(mut succs: Vec<Vec<usize>>) -> Cfg {
+        let n = succs.len();
+        for s in &mut succs {
+            let mut seen = HashSet::new();
+            s.retain(|x| seen.insert(*x));
+        }
+        let mut preds = vec![Vec::new(); n];
+        for (u, ss) in succs.iter().enumerate() {
+            for &s in ss {
+                preds[s].push(u);
+            }
+        }
+        let idom = if n == 0 {
+            Vec::new()
+        } else {
+            idoms(0, &succs, &preds)
+        };
+        // The reverse graph with a virtual exit `n` that every exiting block leads to.
+        let mut rnext = preds.clone();
+        let mut rprev = succs.clone();
+        rnext.push((0..n).filter(|&u| succs[u].is_empty()).collect());
+        rprev.push(Vec::new());
+        for u in 0..n {
+            if succs[u].is_empty() {
+                rprev[u].push(n);
+            }
+        }
+        let ipdom = idoms(n, &rnext, &rprev);
+        Cfg { succs, idom, ipdom }
+    }
+
+    fn exit(&self) -> usize {
+        self.succs.len()
+    }
+
+    /// Blocks reachable from `s`'s successors without passing `r`.
+    fn region(&self, s: usize, r: usize) -> Vec<bool> {
+        let mut in_region = vec![false; self.succs.len()];
+        let mut work: Vec<usize> = self.succs[s].clone();
+        while let Some(b) = work.pop() {
+            if b == r || in_region[b] {
+                continue;
+            }
+            in_region[b] = true;
+            work.extend(self.succs[b].iter().copied());
+        }
+        in_region
+    }
+
+    /// Depth of `b` in the post-dominator tree (the virtual exit is 0).
+    fn pdom_depth(&self, mut b: usize) -> usize {
+        let mut d = 0;
+        while let Some(p) = self.ipdom[b] {
+            if p == b {
+                break;
+            }
+            b = p;
+            d += 1;
+        }
+        d
+    }
+
+    /// The site for a divergent branch in `b` reconverging at `r` (rule 2), if any.
+    fn site(&self, b: usize, r: usize) -> Option<(usize, Vec<bool>)> {
+        let mut s = b;
+        loop {
+            if !dominates(&self.ipdom, r, s) {
+                return None;
+            }
+            let region = self.region(s, r);
+            if !region[s] {
+                let dominated = (0..region.len())
+                    .filter(|&k| region[k])
+                    .all(|k| dominates(&self.idom, s, k));
+                return dominated.then_some((s, region));
+            }
+            match self.idom[s] {
+                Some(p) if p != s => s = p,
+                _ => return None,
+            }
+        }
+    }
+}
+
+// ------------------------------------------------------------------------------ uniformity
+
+/// Whether an instruction's results are divergent whatever its operands are.
+fn source_divergent(d: &InstData) -> bool {
+    match d {
+        InstData::Iconst { .. }
+        | InstData::Fconst { .. }
+        | InstData::LoadParam { .. }
+        | InstData::SymbolAddr { .. }
+        | InstData::Unary { .. }
+        | InstData::Binary { .. }
+        | InstData::MulWide { .. }
+        | InstData::Convert { .. }
+        | InstData::Select { .. }
+        | InstData::Icmp { .. }
+        | InstData::Cvta { .. } => false,
+        InstData::SpecialReg { reg } => !matches!(
+            reg,
+            SpecialReg::Ntid(_)
+                | SpecialReg::Ctaid(_)
+                | SpecialReg::Nctaid(_)
+                | SpecialReg::GridId
+                | SpecialReg::WarpId
+                | SpecialReg::NWarpId
+        ),
+        InstData::Load { space, .. } => !matches!(space, Space::Param | Space::Const),
+        // Anything else that has results (memory with side effects, instructions added
+        // later): divergent until shown otherwise.
+        _ => true,
+    }
+}
+
+/// The `brif` instructions of `f` whose condition is warp-uniform (see the module essay).
+pub fn uniform_branches(f: &Function) -> HashSet<ir::Inst> {
+    let index: HashMap<ir::Block, usize> =
+        f.layout.iter().enumerate().map(|(k, &b)| (b, k)).collect();
+    let term = |b: ir::Block| f.blocks[b].insts.last().map(|&i| (i, &f.insts[i].data));
+    let succs: Vec<Vec<usize>> = f
+        .layout
+        .iter()
+        .map(|&b| {
+            term(b).map_or(Vec::new(), |(_, d)| {
+                d.targets()
+                    .iter()
+                    .filter_map(|t| index.get(&t.block).copied())
+                    .collect()
+            })
+        })
+        .collect();
+    let cfg = Cfg::new(succs);
+    // (block parameter, incoming value) pairs.
+    let mut incoming: Vec<(Value, Value)> = Vec::new();
+    for &b in &f.layout {
+        if let Some((_, d)) = term(b) {
+            for t in d.targets() {
+                for (&p, &a) in f.blocks[t.block].params.iter().zip(&t.args) {
+                    incoming.push((p, a));
+                }
+            }
+        }
+    }
+    let mut divergent: HashSet<Value> = HashSet::new();
+    // Divergent branches already accounted for (their regions only grow the set once).
+    let mut done: HashSet<ir::Inst> = HashSet::new();
+    loop {
+        let mut changed = false;
+        for &b in &f.layout {
+            for &i in &f.blocks[b].insts {
+                let node = &f.insts[i];
+                if node.results.iter().all(|v| divergent.contains(v)) {
+                    continue;
+                }
+                if source_divergent(&node.data)
+                    || node.data.operands().iter().any(|v| divergent.contains(v))
+                {
+                    for &v in &node.results {
+                        changed |= divergent.insert(v);
+                    }
+                }
+            }
+        }
+        for &(p, a) in &incoming {
+            if divergent.contains(&a) {
+                changed |= divergent.insert(p);
+            }
+        }
+        for (k, &b) in f.layout.iter().enumerate() {
+            let Some((i, InstData::Brif { cond, .. })) = term(b) else {
+                continue;
+            };
+            if !divergent.contains(cond) || !done.insert(i) {
+                continue;
+            }
+            changed = true;
+            let r = cfg.ipdom[k].unwrap_or(cfg.exit());
+            let region = cfg.region(k, r);
+            let cyclic = region[k];
+            for (j, &blk) in f.layout.iter().enumerate() {
+                if !(region[j] || j == r) {
+                    continue;
+                }
+                divergent.extend(f.blocks[blk].params.iter().copied());
+                if cyclic && region[j] {
+                    for &i in &f.blocks[blk].insts {
+                        divergent.extend(f.insts[i].results.iter().copied());
+                    }
+                }
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    f.layout
+        .iter()
+        .filter_map(|&b| match term(b) {
+            Some((i, InstData::Brif { cond, .. })) if !divergent.contains(cond) => Some(i),
+            _ => None,
+        })
+        .collect()
+}
+
+// ------------------------------------------------------------------ SSY / SYNC placement
+
+fn is_bra(i: &sm50::Inst) -> bool {
+    i.form == Form::BRA
+}
+
+/// `inst`'s guard copied onto a fresh instruction of `form`.
+fn guarded(form: Form, inst: &sm50::Inst) -> sm50::Inst {
+    sm50::Inst::new(form)
+        .with(Field::Pg, inst.get(Field::Pg).unwrap_or(7))
+        .with(Field::Pgn, inst.get(Field::Pgn).unwrap_or(0))
+}
+
+/// Push tokens and turn branches into `SYNC` (see the module essay). `divergent[k]`: block
+/// `k` ends in a conditional branch that may diverge. Returns whether the placement verified
+/// (when it did not, `blocks` is unchanged).
+pub(super) fn insert_reconvergence(blocks: &mut [(BlockId, Flat)], divergent: &[bool]) -> bool {
+    let index: HashMap<BlockId, usize> = blocks.iter().enumerate().map(|(k, b)| (b.0, k)).collect();
+    // Per block: (position, target) of each branch.
+    let edges: Vec<Vec<(usize, usize)>> = blocks
+        .iter()
+        .map(|(_, insts)| {
+            insts
+                .iter()
+                .enumerate()
+                .filter(|(_, (i, _))| is_bra(i))
+                .filter_map(|(p, (_, t))| t.and_then(|t| index.get(&t)).map(|&k| (p, k)))
+                .collect()
+        })
+        .collect();
+    let cfg = Cfg::new(
+        edges
+            .iter()
+            .map(|e| e.iter().map(|&(_, k)| k).collect())
+            .collect(),
+    );
+    // Candidate sites (rules 1 and 2), keyed by (site, target).
+    let mut sites: HashMap<(usize, usize), Vec<bool>> = HashMap::new();
+    for k in 0..blocks.len() {
+        if !divergent.get(k).copied().unwrap_or(false) || cfg.succs[k].len() < 2 {
+            continue;
+        }
+        let Some(r) = cfg.ipdom[k] else { continue };
+        // Sides that meet only to exit need not meet at all (rule 1).
+        if r == cfg.exit() || matches!(blocks[r].1.as_slice(), [(i, None)] if bare(i, Form::EXIT)) {
+            continue;
+        }
+        if let Some((s, region)) = cfg.site(k, r) {
+            sites.entry((s, r)).or_insert(region);
+        }
+    }
+    // Rule 3: one token per region and target.
+    let keys: Vec<(usize, usize)> = sites.keys().copied().collect();
+    let kept: Vec<(usize, usize)> = keys
+        .iter()
+        .copied()
+        .filter(|&(s, r)| {
+            !keys
+                .iter()
+                .any(|&(s1, r1)| r1 == r && s1 != s && sites[&(s1, r1)][s])
+        })
+        .collect();
+    if kept.is_empty() {
+        return true;
+    }
+    // Rule 5: pushes per block, outer (nearer the exit in the post-dominator tree) first.
+    let mut pushes: Vec<Vec<usize>> = vec![Vec::new(); blocks.len()];
+    for &(s, r) in &kept {
+        pushes[s].push(r);
+    }
+    for p in &mut pushes {
+        p.sort_by_key(|&r| (cfg.pdom_depth(r), r));
+    }
+    // The symbolic walk: which edges SYNC, and does every block see one stack.
+    let mut state: Vec<Option<Vec<usize>>> = vec![None; blocks.len()];
+    state[0] = Some(Vec::new());
+    let mut syncs: HashSet<(usize, usize)> = HashSet::new();
+    for u in rpo(0, &cfg.succs) {
+        let Some(mut out) = state[u].clone() else {
+            return false;
+        };
+        out.extend(pushes[u].iter().copied());
+        for &(pos, s) in &edges[u] {
+            let arriving = if out.last() == Some(&s) {
+                syncs.insert((u, pos));
+                out[..out.len() - 1].to_vec()
+            } else if out.contains(&s) {
+                return false;
+            } else {
+                out.clone()
+            };
+            match &state[s] {
+                None => state[s] = Some(arriving),
+                Some(prev) if *prev == arriving => {}
+                Some(_) => return false,
+            }
+        }
+    }
+    // Apply: SYNCs first (positions unchanged), then the SSYs before each site's branches.
+    for &(u, pos) in &syncs {
+        let (inst, target) = &mut blocks[u].1[pos];
+        *inst = guarded(Form::SYNC, inst);
+        *target = None;
+    }
+    let ids: Vec<BlockId> = blocks.iter().map(|b| b.0).collect();
+    for (u, rs) in pushes.iter().enumerate() {
+        if rs.is_empty() {
+            continue;
+        }
+        let insts = &mut blocks[u].1;
+        let mut at = insts.len();
+        while at > 0 && matches!(insts[at - 1].0.form, Form::BRA | Form::SYNC) {
+            at -= 1;
+        }
+        for (k, &r) in rs.iter().enumerate() {
+            insts.insert(at + k, (sm50::Inst::new(Form::SSY), Some(ids[r])));
+        }
+    }
+    true
+}
+
+/// An unguarded instruction of `form`.
+fn bare(i: &sm50::Inst, form: Form) -> bool {
+    i.form == form && i.get(Field::Pg).unwrap_or(7) == 7 && i.get(Field::Pgn).unwrap_or(0) == 0
+}
+
+/// Branches to a block that holds nothing but `BRA x` go to `x`; a branch to a block that
+/// holds nothing but `SYNC` or `EXIT` becomes that instruction under
+/// the branch's guard; then blocks that no branch or `SSY` names any more go (every block
+/// still ends in an unconditional transfer here, so none is entered by falling through).
+/// The entry block always stays.
+pub(super) fn fold_trivial_targets(blocks: &mut Vec<(BlockId, Flat)>) {
+    // Jump threading first: a block that is only `BRA x` (an edge block that needed no
+    // moves) sends its branches, and any `SSY` naming it, straight to `x`.
+    let forward: HashMap<BlockId, BlockId> = blocks
+        .iter()
+        .filter_map(|(id, insts)| match insts.as_slice() {
+            [(i, Some(t))] if bare(i, Form::BRA) && t != id => Some((*id, *t)),
+            _ => None,
+        })
+        .collect();
+    for (_, insts) in blocks.iter_mut() {
+        for (_, target) in insts.iter_mut() {
+            if let Some(t) = target {
+                let mut hops = 0;
+                while let Some(&next) = forward.get(t) {
+                    // A cycle of empty jumps is an infinite loop; leave it as it is.
+                    hops += 1;
+                    if hops > forward.len() {
+                        break;
+                    }
+                    *t = next;
+                }
+            }
+        }
+    }
+    let trivial: HashMap<BlockId, Form> = blocks
+        .iter()
+        .filter_map(|(id, insts)| match insts.as_slice() {
+            [(i, None)] if bare(i, Form::SYNC) => Some((*id, Form::SYNC)),
+            [(i, None)] if bare(i, Form::EXIT) => Some((*id, Form::EXIT)),
+            _ => None,
+        })
+        .collect();
+    for (_, insts) in blocks.iter_mut() {
+        for (inst, target) in insts.iter_mut() {
+            if let Some(&form) = target.and_then(|t| trivial.get(&t)) {
+                if is_bra(inst) {
+                    *inst = guarded(form, inst);
+                    *target = None;
+                }
+            }
+        }
+    }
+    loop {
+        let named: HashSet<BlockId> = blocks
+            .iter()
+            .flat_map(|(_, insts)| insts.iter().filter_map(|(_, t)| *t))
+            .collect();
+        let before = blocks.len();
+        let mut first = true;
+        blocks.retain(|(id, _)| std::mem::take(&mut first) || named.contains(id));
+        if blocks.len() == before {
+            break;
+        }
+    }
+}

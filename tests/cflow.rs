@@ -1,0 +1,324 @@
+//! Divergence and reconvergence (`lower::reconverge`) end to end, on the kernels of
+//! tests/data/cflow/*.ptx (each file says in its header what it pins down):
+//! * snapshots of the IR and of the SASS with its control codes;
+//! * every cubin passes the hazard checker, and cuobjdump/nvdisasm print our listing;
+//! * `ir::eval` and the simulator running our code write the same memory, over several warps
+//!   and CTAs and several `n` (all lanes one way, all the other way, split inside a warp);
+//! * without `SSY`/`SYNC` (`Options::no_reconvergence`) a barrier after divergent code is
+//!   reported by the simulator as a diverged warp at `BAR.SYNC`: what reconvergence is for.
+
+mod common;
+
+use leafold::cubin;
+use leafold::driver::{compile, Emit, Options, Output};
+use leafold::ir::eval::{self, GlobalRegion, Launch, RunOutput};
+use leafold::oracle::Oracle;
+use leafold::sim::{self, SimError};
+use leafold::sm50::sched::check::{check_hazards, decode_text};
+use leafold::SourceFile;
+
+const OUT: u64 = 0x1000_0000;
+const KERNELS: [&str; 11] = [
+    "if_else",
+    "nested_if",
+    "loop_break",
+    "early_exit",
+    "if_bar",
+    "uniform_loop",
+    "loop_at_entry",
+    "bar_named",
+    "bar_arrive",
+    "unreachable",
+    "loop_if",
+];
+
+fn source(name: &str) -> String {
+    let path = format!("{}/tests/data/cflow/{name}.ptx", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read_to_string(path).unwrap()
+}
+
+fn opts(name: &str, reconverge: bool) -> Options {
+    Options {
+        file_name: format!("{name}.ptx"),
+        emit: Emit::Sass,
+        no_reconvergence: !reconverge,
+        ..Options::default()
+    }
+}
+
+fn build(name: &str, reconverge: bool) -> Output {
+    compile(&source(name), &opts(name, reconverge))
+        .unwrap_or_else(|d| panic!("{name}: {}", leafold::error::render_all(&d.0)))
+}
+
+fn ir_text(name: &str) -> String {
+    let file = SourceFile::new(format!("{name}.ptx"), source(name));
+    let (ast, _) = leafold::ptx::parse_and_check(&file).unwrap();
+    leafold::ir::build(&ast, &file).unwrap().to_string()
+}
+
+/// The listing with a control-code column, as `leafold disasm --ctrl` prints it.
+fn listing(out: &Output) -> String {
+    let c = cubin::read(&out.cubin).unwrap();
+    leafold::disasm::listing(
+        &c,
+        leafold::disasm::ListingOptions {
+            ctrl: true,
+            raw: false,
+        },
+    )
+}
+
+fn launch(n: u32, grid: u32, block: u32) -> Launch {
+    let mut l = Launch::new([grid, 1, 1], [block, 1, 1]);
+    l.params = OUT.to_le_bytes().to_vec();
+    l.params.extend(n.to_le_bytes());
+    l.global = vec![GlobalRegion {
+        base: OUT,
+        bytes: vec![0xee; (grid * block * 4) as usize],
+    }];
+    l
+}
+
+fn eval_run(name: &str, l: &Launch) -> RunOutput {
+    let file = SourceFile::new(format!("{name}.ptx"), source(name));
+    let (ast, _) = leafold::ptx::parse_and_check(&file).unwrap();
+    let module = leafold::ir::build(&ast, &file).unwrap();
+    eval::run(&module, name, l).unwrap_or_else(|e| panic!("{name}: eval: {e}"))
+}
+
+#[test]
+fn snapshots() {
+    for name in KERNELS {
+        let out = build(name, true);
+        insta::assert_snapshot!(
+            name,
+            format!("{}\n---- SASS\n{}", ir_text(name), listing(&out))
+        );
+    }
+}
+
+#[test]
+fn every_cubin_is_hazard_free() {
+    for name in KERNELS {
+        for reconverge in [true, false] {
+            let out = build(name, reconverge);
+            let c = cubin::read(&out.cubin).unwrap();
+            let (insts, ctrl, targets) = decode_text(&c.kernels[0].code).unwrap();
+            let errs = check_hazards(&insts, &ctrl, &targets);
+            assert!(errs.is_empty(), "{name}: {errs:#?}\n{}", out.sass);
+        }
+    }
+}
+
+#[test]
+fn placement_follows_the_rules() {
+    let count = |out: &Output, what: &str| {
+        out.sass
+            .lines()
+            .filter(|l| l.split(';').next().unwrap_or("").contains(what))
+            .count()
+    };
+    // One token per divergent region; none for uniform branches or exits.
+    let ie = build("if_else", true);
+    assert_eq!(count(&ie, "SSY"), 1, "{}", ie.sass);
+    assert_eq!(count(&ie, "SYNC"), 2, "{}", ie.sass);
+    let ni = build("nested_if", true);
+    assert_eq!(count(&ni, "SSY"), 2, "{}", ni.sass);
+    let lb = build("loop_break", true);
+    assert_eq!(count(&lb, "SSY"), 1, "{}", lb.sass);
+    assert_eq!(count(&lb, "@P0 SYNC"), 1, "{}", lb.sass);
+    let ee = build("early_exit", true);
+    assert_eq!(count(&ee, "SSY"), 0, "{}", ee.sass);
+    assert_eq!(count(&ee, "@P0 EXIT"), 2, "{}", ee.sass);
+    let ul = build("uniform_loop", true);
+    assert_eq!(count(&ul, "SSY") + count(&ul, "SYNC"), 0, "{}", ul.sass);
+    // The loop's token is pushed before the loop: the back edge goes to the instruction after
+    // the SSY, never to it or before it.
+    let lines = common::parse_lines(&lb.sass);
+    let ssy = lines.iter().find(|(_, t)| t.starts_with("SSY")).unwrap().0;
+    for (addr, text) in &lines {
+        if let Some(t) = text
+            .strip_prefix("BRA 0x")
+            .or(text.strip_prefix("@P0 BRA 0x"))
+        {
+            let t = u64::from_str_radix(t.trim_end_matches(" ;").trim(), 16).unwrap();
+            assert!(
+                t > ssy || t == *addr,
+                "branch to {t:#x} re-runs the SSY at {ssy:#x}"
+            );
+        }
+    }
+}
+
+/// `n` values: every lane one way, every lane the other, split inside warp 0 and warp 1.
+const NS: [u32; 5] = [0, 1000, 5, 40, 3];
+
+#[test]
+fn eval_and_sim_agree() {
+    for name in KERNELS {
+        let out = build(name, true);
+        for n in NS {
+            for (grid, block) in [(1, 32), (2, 96), (3, 50)] {
+                let l = launch(n, grid, block);
+                let reference = eval_run(name, &l);
+                let ours = sim::run_cubin(&out.cubin, name, &l)
+                    .unwrap_or_else(|e| panic!("{name} n={n}: sim: {e}\n{}", out.sass));
+                assert_eq!(ours.global, reference.global, "{name} n={n}\n{}", out.sass);
+                assert_eq!(ours.shared, reference.shared, "{name} n={n}\n{}", out.sass);
+            }
+        }
+    }
+}
+
+#[test]
+fn barrier_after_divergence_needs_reconvergence() {
+    for name in ["if_bar", "loop_break"] {
+        let plain = build(name, false);
+        let l = launch(40, 2, 96);
+        match sim::run_cubin(&plain.cubin, name, &l) {
+            Err(SimError::Divergence { what, .. }) => assert!(what.contains("BAR.SYNC"), "{what}"),
+            other => panic!("{name} without SSY: expected a diverged barrier, got {other:?}"),
+        }
+        // With n = 0 every lane takes one side, nothing diverges and the plain code is
+        // right too.
+        let l = launch(0, 2, 96);
+        let ours = sim::run_cubin(&plain.cubin, name, &l).unwrap();
+        assert_eq!(ours.global, eval_run(name, &l).global);
+    }
+    // Without a barrier, serial execution of the sides still computes the right values.
+    let plain = build("if_else", false);
+    let l = launch(40, 2, 96);
+    let ours = sim::run_cubin(&plain.cubin, "if_else", &l).unwrap();
+    assert_eq!(ours.global, eval_run("if_else", &l).global);
+}
+
+#[test]
+fn oracle_prints_our_listing() {
+    let Some(oracle) = Oracle::for_test("cflow") else {
+        return;
+    };
+    for name in KERNELS {
+        let out = build(name, true);
+        let sass = oracle
+            .cuobjdump(&out.cubin, "-sass")
+            .unwrap_or_else(|e| panic!("{name}: cuobjdump rejects our cubin: {e}"));
+        assert_eq!(
+            common::parse_lines(&sass),
+            common::parse_lines(&out.sass),
+            "{name}:\n{sass}"
+        );
+        let c = cubin::read(&out.cubin).unwrap();
+        let raw = oracle.nvdisasm_raw(&c.kernels[0].code).unwrap();
+        assert_eq!(
+            common::parse_lines(&raw),
+            common::parse_lines(&out.sass),
+            "{name}"
+        );
+    }
+}
+
+/// What sm_5x or leafold cannot do gets a diagnostic naming the construct, its line and why.
+#[test]
+fn unsupported_forms_are_named_errors() {
+    let cases = [
+        ("bar.red.popc.u32 %r3, 1, %p1;", "BAR.RED"),
+        ("bar.red.and.pred %p2, 1, %p1;", "BAR.RED"),
+        ("bar.sync %r1;", "register"),
+        ("bar.sync 1, %r1;", "register"),
+        ("bar.sync 1, 40;", "multiple of 32"),
+        ("bar.arrive 1;", "without a thread count"),
+        ("fence.sc.cta;", "sm_70"),
+        ("trap;", "BPT.TRAP"),
+    ];
+    for (line, why) in cases {
+        let src = format!(
+            ".version 7.0\n.target sm_50\n.address_size 64\n.visible .entry k(.param .u32 n)\n{{\n\
+             .reg .pred %p<4>; .reg .b32 %r<8>;\nld.param.u32 %r1, [n];\n\
+             setp.ne.u32 %p1, %r1, 0;\n{line}\nret;\n}}\n"
+        );
+        let d = compile(&src, &opts("k", true)).expect_err(line);
+        let text = leafold::error::render_all(&d.0);
+        assert!(text.contains(why), "{line}: {text}");
+        assert!(text.contains("k.ptx:9:"), "{line}: {text}");
+    }
+}
+
+/// Under a register limit the allocator spills around divergent code (reloads on the edges
+/// into the join, stores before the branch); the `SYNC`s still come after every edge's moves
+/// and the results still match the interpreter.
+#[test]
+fn spills_around_divergence_keep_results() {
+    for (name, regs) in [("nested_if", 5), ("loop_break", 6)] {
+        let mut o = opts(name, true);
+        o.max_regs = Some(regs);
+        let out = compile(&source(name), &o).unwrap();
+        assert!(
+            out.kernels[0].spill_store_bytes > 0,
+            "{name} spills\n{}",
+            out.sass
+        );
+        let c = cubin::read(&out.cubin).unwrap();
+        let (insts, ctrl, targets) = decode_text(&c.kernels[0].code).unwrap();
+        assert!(check_hazards(&insts, &ctrl, &targets).is_empty());
+        for n in NS {
+            let l = launch(n, 2, 96);
+            let ours = sim::run_cubin(&out.cubin, name, &l)
+                .unwrap_or_else(|e| panic!("{name} n={n}: sim: {e}\n{}", out.sass));
+            let reference = eval_run(name, &l);
+            assert_eq!(ours.global, reference.global, "{name} n={n}\n{}", out.sass);
+            assert_eq!(ours.shared, reference.shared, "{name} n={n}\n{}", out.sass);
+        }
+    }
+}
+
+/// A whole corpus kernel: the CUDA SDK's bitonic sort (256 threads, 8 warps, data-dependent
+/// swaps nested in two loops, `bar.sync` after them). One token covers the nested divergent
+/// swaps up to the barrier. Our code sorts (checked directly, not only against the
+/// interpreter), and without reconvergence the first diverged warp reaches the barrier split.
+#[test]
+fn bitonic_sort_from_the_corpus() {
+    let path = format!(
+        "{}/tests/data/corpus/ptx/gtcasl__gpuocelot__tests_ptx_sdk2.2_bitonic.ptx",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let src = String::from_utf8_lossy(&std::fs::read(path).unwrap()).into_owned();
+    let name = "_Z11bitonicSortPi";
+    let mut seed = 0x2545_f491_u32;
+    let values: Vec<i32> = (0..256)
+        .map(|_| {
+            seed ^= seed << 13;
+            seed ^= seed >> 17;
+            seed ^= seed << 5;
+            (seed % 1000) as i32 - 500
+        })
+        .collect();
+    let mut l = Launch::new([1, 1, 1], [256, 1, 1]);
+    l.params = OUT.to_le_bytes().to_vec();
+    l.dynamic_shared = 1024;
+    l.global = vec![GlobalRegion {
+        base: OUT,
+        bytes: values.iter().flat_map(|v| v.to_le_bytes()).collect(),
+    }];
+    let mut sorted = values.clone();
+    sorted.sort();
+    let want: Vec<u8> = sorted.iter().flat_map(|v| v.to_le_bytes()).collect();
+    let file = SourceFile::new("bitonic.ptx", src.as_str());
+    let (ast, _) = leafold::ptx::parse_and_check(&file).unwrap();
+    let module = leafold::ir::build(&ast, &file).unwrap();
+    let reference = eval::run(&module, name, &l).unwrap();
+    assert_eq!(reference.region(OUT).unwrap(), &want[..]);
+    let out = compile(&src, &opts("bitonic", true)).unwrap();
+    let ours =
+        sim::run_cubin(&out.cubin, name, &l).unwrap_or_else(|e| panic!("sim: {e}\n{}", out.sass));
+    assert_eq!(ours.region(OUT).unwrap(), &want[..], "{}", out.sass);
+    let plain = compile(&src, &opts("bitonic", false)).unwrap();
+    assert!(
+        matches!(
+            sim::run_cubin(&plain.cubin, name, &l),
+            Err(SimError::Divergence { .. })
+        ),
+        "{}",
+        plain.sass
+    );
+}
