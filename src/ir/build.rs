@@ -68,6 +68,8 @@
 //! generic address; a variable's own-space address is `i32` except for `.global` variables in a
 //! 64-bit module.
 
+mod divide;
+
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
@@ -1372,6 +1374,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             Opcode::Ld | Opcode::Ldu => return self.load(ins),
             Opcode::St => return self.store(ins),
             Opcode::Bar | Opcode::Barrier => return self.barrier(ins),
+            Opcode::Div | Opcode::Rem => return self.div_rem(ins),
             Opcode::Tex
             | Opcode::Tld4
             | Opcode::Txq
@@ -1394,7 +1397,6 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             | Opcode::Testp
             | Opcode::Copysign => "floating-point arithmetic is not in the IR yet",
             Opcode::Membar | Opcode::Fence => "memory fences are not in the IR yet",
-            Opcode::Div | Opcode::Rem => "integer division is not in the IR yet",
             _ => "not in the IR yet",
         };
         self.unsupported(ins, why)

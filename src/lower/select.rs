@@ -26,6 +26,7 @@
 //!
 //! # Not supported (a [`LowerError::Unsupported`] naming the instruction)
 //!
+//! 64-bit `div`/`rem` (8..32-bit division is one branch-free sequence, see `div.rs`),
 //! `mulhi`, `mulwide` and 64-bit `mul` by anything but a power of two, 64-bit shifts by a
 //! non-constant, 64-bit min/max, predicate `select`, the address of a `.global` variable (it
 //! needs a relocation the cubin writer does not offer yet), `cvta` of the const space, and
@@ -40,6 +41,8 @@
 //! `.shared` → `LDS.U`/`STS`, `.const` → `LDC` from bank 3, `.local` → `LDL`/`STL` at
 //! `[R1 + offset]` (a local address is an offset from the stack pointer; the frame holds the
 //! variables first and the spill slots after them), `.param` → `c[0x0][0x140 + offset]`.
+
+mod div;
 
 use std::collections::{HashMap, HashSet};
 
@@ -872,6 +875,9 @@ impl<'a> Lowerer<'a> {
                 self.push(i);
                 self.set_loc(v, Loc { vreg: d, offset: 0 });
                 Ok(())
+            }
+            BinaryOp::DivU | BinaryOp::DivS | BinaryOp::RemU | BinaryOp::RemS => {
+                self.lower_divide(v, op, args)
             }
         }
     }

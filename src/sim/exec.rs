@@ -2,7 +2,7 @@
 //! The semantics are documented in the module essay of [`crate::sim`].
 
 use super::mem::{Memory, Space};
-use super::{branch_target, next_addr, KernelInfo, Program, SimError};
+use super::{branch_target, next_addr, KernelInfo, Program, SimError, SimOptions};
 use crate::ir::eval::{Launch, RunOutput, LOCAL_WINDOW_BASE, SHARED_WINDOW_BASE, WINDOW_SIZE};
 use std::sync::OnceLock;
 
@@ -84,7 +84,7 @@ enum State {
     Done,
 }
 
-struct Warp {
+pub(super) struct Warp {
     /// `regs[r * 32 + lane]`, r in 0..255.
     regs: Vec<u32>,
     preds: [u8; 32],
@@ -99,7 +99,7 @@ struct Warp {
 }
 
 impl Warp {
-    fn r(&self, reg: u64, lane: usize) -> u32 {
+    pub(super) fn r(&self, reg: u64, lane: usize) -> u32 {
         if reg >= RZ {
             0
         } else {
@@ -151,7 +151,7 @@ impl Warp {
 
 /// A 32-bit source operand, resolved once per instruction.
 #[derive(Clone, Copy)]
-enum Src {
+pub(super) enum Src {
     Reg(u64),
     Val(u32),
 }
@@ -189,11 +189,11 @@ fn get(i: &Inst, field: Field) -> Option<u64> {
     }
 }
 
-fn f(i: &Inst, field: Field) -> u64 {
+pub(super) fn f(i: &Inst, field: Field) -> u64 {
     get(i, field).unwrap_or(0)
 }
 
-fn flag(i: &Inst, field: Field) -> bool {
+pub(super) fn flag(i: &Inst, field: Field) -> bool {
     f(i, field) != 0
 }
 
@@ -202,18 +202,20 @@ fn lanes(mask: u32) -> impl Iterator<Item = usize> {
     (0..32).filter(move |l| mask >> l & 1 != 0)
 }
 
-struct Sim<'a> {
+pub(super) struct Sim<'a> {
     prog: &'a Program,
     launch: &'a Launch,
     mem: Memory,
     ctaid: [u32; 3],
     steps: u64,
+    pub(super) opts: SimOptions,
 }
 
 pub(crate) fn run(
     prog: &Program,
     info: &KernelInfo,
     launch: &Launch,
+    opts: &SimOptions,
 ) -> Result<(RunOutput, u64), SimError> {
     if launch.grid.contains(&0) || launch.block.contains(&0) {
         return Err(SimError::BadLaunch(
@@ -236,6 +238,7 @@ pub(crate) fn run(
         mem: Memory::new(info, launch)?,
         ctaid: [0; 3],
         steps: 0,
+        opts: *opts,
     };
     let mut shared = Vec::new();
     let mut local = Vec::new();
@@ -299,7 +302,7 @@ impl Sim<'_> {
     }
 
     /// The B operand (register, constant or immediate).
-    fn src_b(&mut self, i: &Inst, addr: u64) -> Result<Src, SimError> {
+    pub(super) fn src_b(&mut self, i: &Inst, addr: u64) -> Result<Src, SimError> {
         if matches!(i.form, Form::XMAD_CC | Form::BFI_CC | Form::FFMA_CC) {
             return Ok(Src::Reg(f(i, Field::Rb)));
         }
@@ -985,6 +988,8 @@ impl Sim<'_> {
             }
             SHFL_RI | SHFL_II | SHFL_RR | SHFL_IR => self.shfl(w, i, exec),
             ATOM | ATOM_CAS | RED | ATOMS | ATOMS_CAS => self.atomic(w, i, addr, exec)?,
+            MUFU => self.mufu(w, i, exec)?,
+            RRO_R | RRO_C | RRO_I => self.rro(w, i, addr, exec)?,
             _ => return Err(unsupported(addr, i, "this instruction")),
         }
         Ok(())
@@ -1123,7 +1128,13 @@ impl Sim<'_> {
     }
 
     /// Write a 32-bit result per executing lane.
-    fn alu(&self, w: &mut Warp, i: &Inst, exec: u32, mut op: impl FnMut(&Warp, usize) -> u32) {
+    pub(super) fn alu(
+        &self,
+        w: &mut Warp,
+        i: &Inst,
+        exec: u32,
+        mut op: impl FnMut(&Warp, usize) -> u32,
+    ) {
         let rd = f(i, Field::Rd);
         for l in lanes(exec) {
             let v = op(w, l);
@@ -1481,7 +1492,7 @@ impl Sim<'_> {
 }
 
 impl Warp {
-    fn val(&self, s: Src, lane: usize) -> u32 {
+    pub(super) fn val(&self, s: Src, lane: usize) -> u32 {
         match s {
             Src::Reg(r) => self.r(r, lane),
             Src::Val(v) => v,
