@@ -26,7 +26,8 @@
 //!
 //! # Not supported (a [`LowerError::Unsupported`] naming the instruction)
 //!
-//! 64-bit `div`/`rem` (8..32-bit division is one branch-free sequence, see `div.rs`),
+//! 64-bit `div`/`rem` (8..32-bit division is one branch-free sequence, see `div.rs`; `ir::build`
+//! expands PTX's 64-bit division into a loop of plain operations instead),
 //! `mulhi`, `mulwide` and 64-bit `mul` by anything but a power of two, 64-bit shifts by a
 //! non-constant, 64-bit min/max, predicate `select`, the address of a `.global` variable (it
 //! needs a relocation the cubin writer does not offer yet), `cvta` of the const space, and

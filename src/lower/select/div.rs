@@ -3,7 +3,8 @@
 //!
 //! In: a binary IR instruction with one of those opcodes. Out: one multi-piece [`Sm50Inst`]
 //! whose result is the quotient or remainder as the `ir` essay defines it (all ones for a zero
-//! divisor; `MIN / -1` wraps). 64-bit division is refused with [`LowerError::Unsupported`].
+//! divisor; `MIN / -1` wraps). 64-bit division IR is refused with [`LowerError::Unsupported`]:
+//! `ir::build` never produces it, expanding PTX's 64-bit `div`/`rem` into a loop instead.
 //!
 //! # The unsigned core (n / d, 32 bits)
 //!
