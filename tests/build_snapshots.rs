@@ -48,7 +48,10 @@ snap!(
     set_mul24,
     ssa_corners,
     carry_sub,
-    module_reg
+    module_reg,
+    float_arith,
+    float_cmp,
+    float_cvt
 );
 
 /// Constructs outside the subset are diagnostics with file, line and column, one per

@@ -43,8 +43,8 @@
 //!
 //! Each register has one IR type: the integer of its declared width (`.f32`/`.b32`/`.u32` are
 //! all `i32`), or `pred`. Floating-point data is carried as its bits, which is exact for the
-//! moves, loads, stores and selects the subset allows; floating-point arithmetic is reported
-//! as unsupported until the IR has it. A value narrower than its destination register (a
+//! moves, loads, stores and selects; floating-point instructions become IR `Float`
+//! operations that name their format (`build/float.rs`). A value narrower than its destination register (a
 //! `ld.u8` or `cvt` into a 32-bit register) is extended by the signedness of the instruction
 //! type (`.s` sign-extends, `.u`/`.b` zero-extend; seed 6.5.1 note 1); a register wider than an
 //! instruction's operand type (loads, stores, `cvt` accept those) is truncated.
@@ -69,6 +69,7 @@
 //! 64-bit module.
 
 mod divide;
+mod float;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -1355,6 +1356,9 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
     }
 
     fn body_instr(&mut self, ins: &Instruction) -> Option<()> {
+        if let Some(r) = self.float_instr(ins) {
+            return r;
+        }
         let why = match ins.opcode {
             Opcode::Add | Opcode::Sub => return self.add_sub(ins),
             Opcode::Addc | Opcode::Subc => return self.addc_subc(ins),
@@ -2489,6 +2493,11 @@ fn map_values(data: &InstData, mut f: impl FnMut(Value) -> Value) -> InstData {
         // Block arguments were already rebuilt by the caller.
         InstData::Jump { .. } => {}
         InstData::Brif { cond, .. } => *cond = f(*cond),
+        InstData::Float { args, .. } => {
+            for v in args.iter_mut() {
+                *v = f(*v);
+            }
+        }
     }
     d
 }

@@ -303,6 +303,18 @@ impl<'f> FunctionBuilder<'f> {
         )
     }
 
+    /// A floating-point operation (see [`super::float`]); its one result.
+    pub fn float(&mut self, op: super::float::FloatOp, args: &[Value]) -> Value {
+        let ty = op.result_type();
+        self.push1(
+            InstData::Float {
+                op,
+                args: args.iter().copied().collect(),
+            },
+            ty,
+        )
+    }
+
     pub fn barrier(&mut self) -> Inst {
         self.push(InstData::Barrier, &[])
     }

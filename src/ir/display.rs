@@ -273,6 +273,14 @@ pub(crate) fn write_inst(
         } => write!(f, "brif {cond}, {}, {}", Call(then_dest), Call(else_dest)),
         InstData::Return => write!(f, "ret"),
         InstData::Barrier => write!(f, "barrier"),
+        InstData::Float { op, args } => {
+            write!(f, "{}", op.display_name())?;
+            for (i, a) in args.iter().enumerate() {
+                let sep = if i == 0 { " " } else { ", " };
+                write!(f, "{sep}{a}")?;
+            }
+            Ok(())
+        }
     }
 }
 

@@ -58,6 +58,7 @@
 use std::fmt;
 
 use cranelift_entity::EntityRef;
+use smallvec::SmallVec;
 
 use super::{
     verify_in_module, BinaryOp, Block, ConvOp, CvtaDir, Function, Inst, InstData, IntCC, Module,
@@ -665,6 +666,10 @@ impl Thread {
                 };
                 self.branch(func, dest.block, &dest.args);
                 return Ok(Status::Running);
+            }
+            InstData::Float { op, args } => {
+                let a: SmallVec<[u64; 3]> = args.iter().map(|&v| self.get(v)).collect();
+                out = Some(op.eval(&a));
             }
             InstData::Return => return Ok(Status::Exited),
             InstData::Barrier => {

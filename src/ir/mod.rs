@@ -94,13 +94,30 @@
 //! match the target's parameters in number and type; every block ends with exactly one
 //! terminator and has none before it; the entry block has no parameters.
 //!
-//! Floating point, atomics, named/counted barriers and calls are not here yet; they are new [`InstData`]
+//! # Floating point
+//!
+//! Float values are integer bit carriers (`i32` for `.f32`, `i64` for `.f64`, `i16` for
+//! `.f16`): the opcode names the format, so loads, stores, moves and selects of floats need
+//! no bitcasts. Every float operation is one `InstData::Float { op, args }`; [`float`]
+//! describes the operations and gives their exact IEEE semantics (rounding modes, `.ftz`,
+//! `.sat`, canonical NaN, saturating float→integer conversion).
+//!
+//! ```text
+//! add.rn.ftz.f32 d, a, b                fadd.rn.ftz.f32 a, b
+//! fma.rn.f32 / mad.f32 (fused)          ffma.rn.f32 a, b, c
+//! setp.ltu.f32 p, a, b                  fcmp.ltu.f32 a, b
+//! cvt.rn.f32.s32 / cvt.rzi.s32.f32      i2f.rn.f32.s.i32 / f2i.rzi.s.i32.f32
+//! cvt.rn.f16.f32 / cvt.rmi.f32.f32      f2f.rn.f16.f32 / frint.rmi.f32
+//! ```
+//!
+//! Atomics, named/counted barriers and calls are not here yet; they are new [`InstData`]
 //! variants (and new `Opcode` spellings) and nothing else in the shape has to change.
 
 pub mod build;
 mod builder;
 mod display;
 pub mod eval;
+pub mod float;
 mod verify;
 
 pub use build::build;
@@ -433,6 +450,11 @@ pub enum InstData {
     /// `bar.sync` / `barrier.sync` with no thread count: wait until every thread of the CTA
     /// that has not exited has arrived here (exited threads count as arrived).
     Barrier,
+    /// A floating-point operation on integer bit carriers; see [`float`].
+    Float {
+        op: float::FloatOp,
+        args: SmallVec<[Value; 3]>,
+    },
 }
 
 impl InstData {
@@ -470,6 +492,7 @@ impl InstData {
                 out.extend_from_slice(values);
             }
             InstData::Jump { dest } => out.extend_from_slice(&dest.args),
+            InstData::Float { args, .. } => out.extend_from_slice(args),
             InstData::Brif {
                 cond,
                 then_dest,

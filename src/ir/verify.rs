@@ -446,6 +446,20 @@ impl Verifier<'_> {
             InstData::Jump { .. } | InstData::Return | InstData::Barrier => {
                 expect_results(&[], &mut problems)
             }
+            InstData::Float { op, args } => {
+                let want = op.operand_types();
+                let have: Vec<Type> = args.iter().map(|&v| t(v)).collect();
+                if have[..] != want[..] {
+                    problems.push(format!(
+                        "{}: operands are ({}), expected ({})",
+                        op.display_name(),
+                        join(&have),
+                        join(&want)
+                    ));
+                }
+                problems.extend(op.check());
+                expect_results(&[op.result_type()], &mut problems);
+            }
         }
         for message in problems {
             self.errors.push(VerifierError::Type { inst, message });

@@ -644,6 +644,7 @@ impl<'a> Lowerer<'a> {
                 self.push(i);
                 Ok(())
             }
+            InstData::Float { op, .. } => Err(self.unsupported(op.display_name())),
         }
     }
 
