@@ -3,6 +3,9 @@
 //! that `.approx` results can be compared byte for byte.
 //!
 //! In: raw f32 bits (for `RCP64H`/`RSQ64H` the high word of an f64). Out: raw result bits.
+//! [`eval`] is one `MUFU` instruction, [`rro`] one `RRO`, and [`approx`] a whole PTX f32
+//! `.approx` function (or `div.full`) as the sequence `lower` emits for it computes it: that
+//! is the meaning `ir::eval` gives `FloatOp::Approx`.
 //!
 //! # The model (a choice, not a hardware fact)
 //!
@@ -145,4 +148,137 @@ pub fn perturb(r: u32, ulps: i32, wide: bool) -> u32 {
     let moved = i64::from(mag) + i64::from(ulps);
     let moved = moved.clamp(1, i64::from(exp_mask) - 1) as u32;
     (r & 0x8000_0000) | moved
+}
+
+/// The PTX f32 functions built on the unit (`rcp.approx`, `sqrt.approx`, `rsqrt.approx`,
+/// `sin`/`cos`/`lg2`/`ex2.approx`, `div.approx`, `div.full`).
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
+pub enum Approx {
+    Rcp,
+    Sqrt,
+    Rsqrt,
+    Sin,
+    Cos,
+    Lg2,
+    Ex2,
+    Div,
+    DivFull,
+}
+
+impl Approx {
+    /// Operands: 2 for the divisions, else 1.
+    pub fn arity(self) -> usize {
+        match self {
+            Approx::Div | Approx::DivFull => 2,
+            _ => 1,
+        }
+    }
+
+    /// The IR spelling, e.g. `rcp.approx`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Approx::Rcp => "rcp.approx",
+            Approx::Sqrt => "sqrt.approx",
+            Approx::Rsqrt => "rsqrt.approx",
+            Approx::Sin => "sin.approx",
+            Approx::Cos => "cos.approx",
+            Approx::Lg2 => "lg2.approx",
+            Approx::Ex2 => "ex2.approx",
+            Approx::Div => "div.approx",
+            Approx::DivFull => "div.full",
+        }
+    }
+}
+
+/// 2^-126, the smallest normal f32: below it the unit would see a flushed zero.
+const MIN_NORMAL: f32 = f32::MIN_POSITIVE;
+const TWO_24: f32 = 16_777_216.0;
+const TWO_126: f32 = 8.507_059e37;
+
+fn unit(func: Func, x: f32) -> f32 {
+    f32::from_bits(eval(func, x.to_bits()))
+}
+
+fn ftz(x: f32) -> f32 {
+    flush32(x)
+}
+
+/// `func` of `a` (and `b` for the divisions), `.ftz` or not, exactly as the sequences
+/// `lower` emits compute it on the model (ptxas's shapes): the `.ftz` forms are the bare unit
+/// (`div.approx.ftz` = `a · RCP(b)` with a flushing multiply); the others first scale an
+/// operand the unit would flush (|x| < 2^-126, or `ex2` of x < -126) by an exact power of
+/// two and undo it on the result, and `div.full` also scales a divisor above 2^126 by 1/4 so
+/// that its reciprocal stays normal. Every multiply is an IEEE f32 multiply (round to
+/// nearest); a NaN result may be any NaN.
+pub fn approx(func: Approx, ftz_mode: bool, a: u32, b: u32) -> u32 {
+    let (x, y) = (f32::from_bits(a), f32::from_bits(b));
+    let r = match (func, ftz_mode) {
+        (Approx::Sin, _) => unit(Func::Sin, f32::from_bits(rro(a))),
+        (Approx::Cos, _) => unit(Func::Cos, f32::from_bits(rro(a))),
+        (Approx::Rcp, true) => unit(Func::Rcp, x),
+        (Approx::Sqrt, true) => unit(Func::Rcp, unit(Func::Rsq, x)),
+        (Approx::Rsqrt, true) => unit(Func::Rsq, x),
+        (Approx::Lg2, true) => unit(Func::Lg2, x),
+        (Approx::Ex2, true) => unit(Func::Ex2, f32::from_bits(rro(a))),
+        (Approx::Div, true) => ftz(ftz(unit(Func::Rcp, y)) * ftz(x)),
+        (Approx::Rcp, false) => {
+            // s = 2^24 for tiny |x|, 1/4 for huge |x|, else 1; 1/x = s · RCP(s · x).
+            let mut s = 1.0f32;
+            if !(x.abs() >= MIN_NORMAL || x.is_nan()) {
+                s = TWO_24;
+            }
+            if x.abs() > TWO_126 {
+                s = 0.25;
+            }
+            unit(Func::Rcp, x * s) * s
+        }
+        (Approx::Sqrt | Approx::Rsqrt | Approx::Lg2, false) => {
+            let normal = x.abs() >= MIN_NORMAL || x.is_nan();
+            let t = if normal { x } else { x * TWO_24 };
+            let r = match func {
+                Approx::Sqrt => unit(Func::Rcp, unit(Func::Rsq, t)),
+                Approx::Rsqrt => unit(Func::Rsq, t),
+                _ => unit(Func::Lg2, t),
+            };
+            match (normal, func) {
+                (true, _) => r,
+                (false, Approx::Sqrt) => r * (1.0 / 4096.0),
+                (false, Approx::Rsqrt) => r * 4096.0,
+                (false, _) => r + -24.0,
+            }
+        }
+        (Approx::Ex2, false) => {
+            // 2^x = (2^(x/2))^2 where 2^x would be subnormal.
+            let big = x >= -126.0 || x.is_nan();
+            let t = if big { x } else { x * 0.5 };
+            let r = unit(Func::Ex2, f32::from_bits(rro(t.to_bits())));
+            if big {
+                r
+            } else {
+                r * r
+            }
+        }
+        (Approx::Div, false) => {
+            let normal = y.abs() >= MIN_NORMAL || y.is_nan();
+            let (xs, ys) = if normal {
+                (x, y)
+            } else {
+                (x * TWO_24, y * TWO_24)
+            };
+            unit(Func::Rcp, ys) * xs
+        }
+        (Approx::DivFull, _) => {
+            let (mut xs, mut ys) = (x, y);
+            if y.abs() > TWO_126 {
+                xs = x * 0.25;
+                ys = y * 0.25;
+            }
+            if !(y.abs() >= MIN_NORMAL || y.is_nan()) {
+                xs *= TWO_24;
+                ys *= TWO_24;
+            }
+            unit(Func::Rcp, ys) * xs
+        }
+    };
+    r.to_bits()
 }

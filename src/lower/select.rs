@@ -43,6 +43,7 @@
 //! `[R1 + offset]` (a local address is an offset from the stack pointer; the frame holds the
 //! variables first and the spill slots after them), `.param` → `c[0x0][0x140 + offset]`.
 
+mod approx;
 mod div;
 
 use std::collections::{HashMap, HashSet};
@@ -53,6 +54,7 @@ use super::amode::{match_address, AddrMode, Base, Ext, Facts, Index};
 use super::inst::{Role, Sm50Inst};
 use super::lea::{fits_imm20, narrow_chain, wide_chain, ChainBase, ChainIndex, Loc};
 use super::{LowerError, LowerOptions};
+use crate::ir::float::FloatOp;
 use crate::ir::{
     self, BinaryOp, Block, ConvOp, CvtaDir, Function, Inst, InstData, IntCC, Space, SpecialReg,
     Type, UnaryOp, Value, ValueDef,
@@ -644,6 +646,10 @@ impl<'a> Lowerer<'a> {
                 self.push(i);
                 Ok(())
             }
+            InstData::Float {
+                op: FloatOp::Approx { func, ftz },
+                ref args,
+            } => self.lower_approx(results[0], func, ftz, args),
             InstData::Float { op, .. } => Err(self.unsupported(op.display_name())),
         }
     }

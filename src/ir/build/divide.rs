@@ -5,15 +5,18 @@
 //! instruction (the selector has a branch-free sequence for it); for 64-bit types a
 //! shift-subtract loop of plain IR operations (`div_rem_64`) with the same semantics, since a
 //! 64-bit sequence would need branches inside one machine instruction. Floating-point `div`
-//! is refused here with a diagnostic until the float ops exist in the IR.
+//! goes to `approx.rs`.
 
 use super::FnBuilder;
 use crate::ir::{BinaryOp, IntCC, Type, UnaryOp, Value};
-use crate::ptx::ast::{Instruction, Opcode};
+use crate::ptx::ast::{Instruction, Opcode, TypeKind};
 
 impl FnBuilder<'_, '_> {
     /// `div.{u,s}N d, a, b` / `rem.{u,s}N d, a, b` for N = 16, 32, 64 (and 8 if it appears).
     pub(super) fn div_rem(&mut self, ins: &Instruction) -> Option<()> {
+        if ins.ty().is_some_and(|t| t.kind() == TypeKind::Float) {
+            return self.approx_fn(ins);
+        }
         let (ty, signed) = self.int_type(ins)?;
         self.reject_flags(ins, &["approx", "full", "ftz"])?;
         let ops = self.ops(ins, 3)?;
