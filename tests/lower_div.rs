@@ -303,3 +303,44 @@ fn nvdisasm_agrees_with_our_printer() {
         assert_eq!(common::parse_lines(&raw), ours, "{op}.{ty}");
     }
 }
+
+/// 16-bit operands straight from the parameter space: `b` sits at byte 2 of a constant-bank
+/// word, which must be shifted down (a `c[0x0][0x148]` read would give `a` again).
+#[test]
+fn narrow_parameters_at_odd_offsets() {
+    let src = std::fs::read_to_string(format!(
+        "{}/tests/data/fpmath/div_s16.ptx",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap();
+    let out = compile(&src, &opts()).unwrap();
+    let code = cubin::read(&out.cubin).unwrap().kernels[0].code.clone();
+    let file = SourceFile::new("div_s16.ptx", &src);
+    let (ast, _) = leafold::ptx::parse_and_check(&file).unwrap();
+    let module = leafold::ir::build(&ast, &file).unwrap();
+    let info = KernelInfo::new(module.functions[0].param_size());
+    for (a, b) in [(1000i16, 7i16), (-32768, -1), (-7, 2), (5, 0), (300, -300)] {
+        let mut launch = Launch::new([1, 1, 1], [1, 1, 1]);
+        launch.params = OUT.to_le_bytes().to_vec();
+        launch.params.extend(a.to_le_bytes());
+        launch.params.extend(b.to_le_bytes());
+        launch.global = vec![GlobalRegion {
+            base: OUT,
+            bytes: vec![0; 2],
+        }];
+        let reference = eval::run(&module, "div_s16", &launch).unwrap();
+        let ours = sim::run(&code, &info, &launch).unwrap();
+        let want = expect("div", true, 16, a as u16 as u64, b as u16 as u64) as u16;
+        assert_eq!(
+            reference.region(OUT).unwrap(),
+            want.to_le_bytes(),
+            "{a} / {b}"
+        );
+        assert_eq!(
+            ours.region(OUT).unwrap(),
+            want.to_le_bytes(),
+            "{a} / {b}\n{}",
+            out.sass
+        );
+    }
+}

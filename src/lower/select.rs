@@ -425,6 +425,9 @@ impl<'a> Lowerer<'a> {
         match d {
             InstData::Iconst { ty, imm } => Class::Imm(sext_imm(*ty, *imm)),
             InstData::Fconst { ty, bits } => Class::Imm(sext_imm(*ty, *bits)),
+            // A narrow parameter inside a word (`.u16` at offset 2): only a register holds it
+            // at bit 0 (see `materialize`); a `c[0x0][..]` operand would read the whole word.
+            InstData::LoadParam { offset, .. } if offset % 4 != 0 => Class::Reg,
             InstData::LoadParam { offset, .. } => Class::Cbuf(0x140 + offset),
             InstData::SpecialReg { reg } => match reg {
                 SpecialReg::Ntid(d) => Class::Cbuf(0x8 + 4 * d.index() as u32),
@@ -681,6 +684,22 @@ impl<'a> Lowerer<'a> {
         }
         let d = self.new_vreg(kind);
         let mut i = Sm50Inst::new(Role::Plain);
+        if let Some(&InstData::LoadParam { offset, .. }) = self.def_of(v) {
+            if offset % 4 != 0 {
+                // MOV the containing word, then shift the value down to bit 0 (the high bits
+                // of an i8/i16 register are unspecified, so a logical shift is enough).
+                let dop = i.def(d, true);
+                let word = u64::from((0x140 + offset) / 4);
+                let mov = sm50::Inst::new(Form::MOV_C).with(Field::Cbo, word);
+                i.piece(mov, &[(Field::Rd, dop, 0)]);
+                let shr = sm50::Inst::new(Form::SHR_I)
+                    .with(Field::ImmImm20s, u64::from(8 * (offset % 4)));
+                i.piece(shr, &[(Field::Rd, dop, 0), (Field::Ra, dop, 0)]);
+                self.push(i);
+                self.set_loc(v, Loc { vreg: d, offset: 0 });
+                return Ok(());
+            }
+        }
         match (kind, class) {
             (RegKind::Pred, Class::Imm(k)) => {
                 // PSETP.AND.AND d, PT, PT, PT, PT (or !PT for false)
