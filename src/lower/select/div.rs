@@ -29,7 +29,7 @@
 //! unsigned); the quotient is negated when the signs differ, the remainder when `n < 0`.
 //! Narrow (8/16-bit) operands are sign- or zero-extended first; the low bits of the 32-bit
 //! result are then the narrow result. tests/lower_div.rs runs the sequence in the simulator
-//! against `ir::eval` on edge and random operands, also with `MUFU` perturbed by ±1 ulp.
+//! against `ir::eval` on edge and random operands, also with `MUFU` perturbed by ±1 and ±2 ulps.
 
 use super::Lowerer;
 use crate::ir::{BinaryOp, Type, Value};
