@@ -163,6 +163,9 @@ pub enum Approx {
     Ex2,
     Div,
     DivFull,
+    /// `sqrt.rn.f32`: the IEEE square root, correctly rounded (not an approximation; it
+    /// lives here because its sequence is built on `MUFU.RSQ` like the others).
+    SqrtRn,
 }
 
 impl Approx {
@@ -186,6 +189,7 @@ impl Approx {
             Approx::Ex2 => "ex2.approx",
             Approx::Div => "div.approx",
             Approx::DivFull => "div.full",
+            Approx::SqrtRn => "sqrt.rn",
         }
     }
 }
@@ -213,6 +217,16 @@ fn ftz(x: f32) -> f32 {
 pub fn approx(func: Approx, ftz_mode: bool, a: u32, b: u32) -> u32 {
     let (x, y) = (f32::from_bits(a), f32::from_bits(b));
     let r = match (func, ftz_mode) {
+        (Approx::SqrtRn, _) => {
+            // Correctly rounded: the f64 square root of an f32 is exact to 53 bits, and
+            // rounding that to 24 bits cannot double-round (53 >= 2 * 24 + 2).
+            let r = f64::from(x).sqrt();
+            return if r.is_nan() {
+                NAN
+            } else {
+                (r as f32).to_bits()
+            };
+        }
         (Approx::Sin, _) => unit(Func::Sin, f32::from_bits(rro(a))),
         (Approx::Cos, _) => unit(Func::Cos, f32::from_bits(rro(a))),
         (Approx::Rcp, true) => unit(Func::Rcp, x),

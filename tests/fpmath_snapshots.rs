@@ -54,5 +54,6 @@ snap!(
     lg2_approx,
     sin_approx,
     ex2_approx,
-    div_full
+    div_full,
+    sqrt_rn
 );

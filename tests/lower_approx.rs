@@ -13,7 +13,7 @@ use leafold::cubin;
 use leafold::driver::{compile, Emit, Options};
 use leafold::ir::eval::{self, GlobalRegion, Launch};
 use leafold::oracle::Oracle;
-use leafold::sim::{self, KernelInfo};
+use leafold::sim::{self, KernelInfo, SimOptions};
 use leafold::sm50::sched::check::{check_hazards, decode_text};
 use leafold::SourceFile;
 
@@ -22,7 +22,8 @@ const B: u64 = 0x2000_0000;
 const OUT: u64 = 0x3000_0000;
 const BLOCK: u32 = 256;
 
-const OPS: [&str; 16] = [
+const OPS: [&str; 17] = [
+    "sqrt.rn.f32",
     "rcp.approx.f32",
     "rcp.approx.ftz.f32",
     "sqrt.approx.f32",
@@ -181,6 +182,20 @@ fn same(x: u32, y: u32) -> bool {
 
 /// Run `op` in eval and sim on `inputs()`, assert they agree; return (a, b, results).
 fn check(op: &str) -> (Vec<u32>, Vec<u32>, Vec<u32>) {
+    let (a, b) = inputs();
+    check_on(op, a, b, 0)
+}
+
+/// [`check`] on given operands (padded to whole CTAs) with MUFU results moved by `ulps`.
+fn check_on(
+    op: &str,
+    mut a: Vec<u32>,
+    mut b: Vec<u32>,
+    ulps: i32,
+) -> (Vec<u32>, Vec<u32>, Vec<u32>) {
+    let n = a.len().div_ceil(BLOCK as usize) * BLOCK as usize;
+    a.resize(n, 0x3f80_0000);
+    b.resize(n, 0x3f80_0000);
     let src = kernel(op);
     let out = compile(&src, &opts())
         .unwrap_or_else(|d| panic!("{op}: {}", leafold::error::render_all(&d.0)));
@@ -190,8 +205,6 @@ fn check(op: &str) -> (Vec<u32>, Vec<u32>, Vec<u32>) {
     assert!(errs.is_empty(), "{op}: {errs:#?}\n{}", out.sass);
     assert!(out.sass.contains("MUFU"), "{op}:\n{}", out.sass);
 
-    let (a, b) = inputs();
-    let n = a.len();
     let mut launch = Launch::new([n as u32 / BLOCK, 1, 1], [BLOCK, 1, 1]);
     launch.params = [A, B, OUT].iter().flat_map(|x| x.to_le_bytes()).collect();
     launch.global = vec![
@@ -214,12 +227,14 @@ fn check(op: &str) -> (Vec<u32>, Vec<u32>, Vec<u32>) {
     let reference = eval::run(&module, "k", &launch).expect("ir::eval runs");
     let want = words(reference.region(OUT).unwrap());
     let info = KernelInfo::new(module.functions[0].param_size());
-    let ours = sim::run(&code, &info, &launch).unwrap_or_else(|e| panic!("{op}: sim: {e}"));
+    let o = SimOptions { mufu_ulps: ulps };
+    let ours =
+        sim::run_with(&code, &info, &launch, &o).unwrap_or_else(|e| panic!("{op}: sim: {e}"));
     let got = words(ours.region(OUT).unwrap());
     for k in 0..n {
         assert!(
             same(got[k], want[k]),
-            "{op}({:#x}, {:#x}): sim {:#x}, eval {:#x}\n{}",
+            "{op}({:#x}, {:#x}) MUFU {ulps:+}: sim {:#x}, eval {:#x}\n{}",
             a[k],
             b[k],
             got[k],
@@ -318,7 +333,7 @@ fn what_sm5x_lacks_is_a_named_diagnostic() {
     for (op, needle) in [
         ("tanh.approx.f32", "tanh requires sm_75"),
         ("rcp.rn.f32", "IEEE-rounded rcp"),
-        ("sqrt.rn.f32", "IEEE-rounded sqrt"),
+        ("sqrt.rn.ftz.f32", "IEEE-rounded sqrt"),
         ("div.rn.f32", "IEEE-rounded div"),
         ("div.full.ftz.f32", "div.full.ftz"),
     ] {
@@ -330,5 +345,36 @@ fn what_sm5x_lacks_is_a_named_diagnostic() {
             text.contains("approx.ptx:"),
             "{op}: the diagnostic names the line: {text}"
         );
+    }
+}
+
+/// `sqrt.rn.f32` is IEEE-exact: equal to the correctly rounded root (computed here from the
+/// f64 root, which cannot double-round) on every exponent's boundary values and 16k random
+/// patterns, also when every MUFU result is off by up to 2 ulps.
+#[test]
+fn sqrt_rn_is_exact_even_with_perturbed_mufu() {
+    let mut a = specials();
+    for e in 0..256u32 {
+        for m in [0, 1, 2, 0x40_0000, 0x7f_fffe, 0x7f_ffff, 0x12_3456] {
+            a.push(e << 23 | m);
+        }
+    }
+    let mut rng = Rng(0x5eed);
+    for _ in 0..16384 {
+        a.push(rng.next() & 0x7fff_ffff);
+    }
+    let b = vec![0; a.len()];
+    for ulps in [0, 1, -1, 2, -2] {
+        let (a, _, r) = check_on("sqrt.rn.f32", a.clone(), b.clone(), ulps);
+        for (x, got) in a.iter().zip(&r) {
+            let want = f64::from(f32::from_bits(*x)).sqrt() as f32;
+            assert!(
+                same(*got, want.to_bits()),
+                "sqrt.rn({:e} = {x:#x}) = {:#x}, want {:#x}",
+                f32::from_bits(*x),
+                got,
+                want.to_bits()
+            );
+        }
     }
 }

@@ -3,8 +3,8 @@
 //! function unit model of [`crate::mufu::approx`].
 //!
 //! In: one checked instruction of those opcodes. Out: the IR value written to the
-//! destination, or a diagnostic naming what is not supported: the IEEE-rounded forms
-//! (`.rn`/`.rz`/`.rm`/`.rp`: not lowered yet), `.f64` forms other than those, `div.full.ftz`,
+//! destination, or a diagnostic naming what is not supported: the IEEE-rounded forms other
+//! than `sqrt.rn.f32` (not lowered yet), `.f64` forms, `div.full.ftz`,
 //! and what sm_5x cannot do at all (`tanh`, `ex2.f16`: sm_75 and later).
 
 use super::FnBuilder;
@@ -38,6 +38,18 @@ impl FnBuilder<'_, '_> {
         }
         let full = ins.has_flag("full");
         let ftz = ins.has_flag("ftz");
+        let sqrt_rn = ins.opcode == Opcode::Sqrt
+            && ins.rounding() == Some(ast::Rounding::Rn)
+            && !ftz
+            && !ins.has_flag("approx");
+        if sqrt_rn {
+            let ops = self.ops(ins, 2)?;
+            let a = self.read(&ops[1], Type::I32, ty)?;
+            let func = Approx::SqrtRn;
+            let d = self.ins().float(FloatOp::Approx { func, ftz: false }, &[a]);
+            let dst = self.dest1(&ops[0])?;
+            return self.write(dst, d, false, ops[0].span());
+        }
         if !(ins.has_flag("approx") || full) {
             return self.unsupported(
                 ins,

@@ -22,6 +22,10 @@
 //! div.approx            FSETP.GEU p, |b|, 2^-126 ; scale a and b by 2^24 when !p
 //!                       MUFU.RCP t, b' ; FMUL d, t, a'
 //! div.full              as div.approx, and both scaled by 1/4 first when |b| > 2^126
+//! sqrt.rn               (IEEE, correctly rounded) t = x < 2^-64 ? x·2^64 : x
+//!                       s = t·RSQ(t), one FFMA Newton step, then two exact FFMA residual
+//!                       tests: s -= 1 ulp if t < s², s += 1 ulp if t - s² > s·ulp(s);
+//!                       s·2^-32 if scaled; ±0, +inf kept, negatives and NaN → NaN
 //! ```
 
 use super::Lowerer;
@@ -45,6 +49,11 @@ const TWO_24: f32 = 16_777_216.0;
 const TWO_126: f32 = 8.507_059e37;
 const GEU: u64 = 14;
 const GT: u64 = 4;
+const LT: u64 = 1;
+const EQ: u64 = 2;
+const TWO_64: f32 = 18_446_744_073_709_551_616.0;
+const TWO_M64: f32 = 1.0 / 18_446_744_073_709_551_616.0;
+const TWO_M32: f32 = 1.0 / 4_294_967_296.0;
 
 /// Pieces over operand numbers (all words 0).
 struct Seq {
@@ -108,6 +117,77 @@ impl Seq {
     fn mufu(&mut self, func: Func, d: u8, a: u8) {
         let inst = sm50::Inst::new(Form::MUFU).with(Field::Op, func.code());
         self.put(inst, &[(Field::Rd, d), (Field::Ra, a)]);
+    }
+
+    /// `FFMA d, a, {-}b, c`.
+    fn ffma(&mut self, d: u8, a: u8, negb: bool, b: u8, c: u8) {
+        let inst = sm50::Inst::new(Form::FFMA_R).with(Field::Negb, negb as u64);
+        self.put(
+            inst,
+            &[
+                (Field::Rd, d),
+                (Field::Ra, a),
+                (Field::Rb, b),
+                (Field::Rc, c),
+            ],
+        );
+    }
+
+    /// `{@[!]g} IADD32I d, a, imm`: moves an f32 by `imm` units in the last place.
+    fn iadd32i(&mut self, guard: Option<(u8, bool)>, d: u8, a: u8, imm: i32) {
+        let mut inst = sm50::Inst::new(Form::IADD32I).with(Field::Imm, imm as u32 as u64);
+        let mut refs = vec![(Field::Rd, d), (Field::Ra, a)];
+        if let Some((g, neg)) = guard {
+            inst.set(Field::Pgn, neg as u64);
+            refs.push((Field::Pg, g));
+        }
+        self.put(inst, &refs);
+    }
+
+    /// `sqrt.rn.f32 d = √x`, correctly rounded for every input (see the module essay).
+    #[allow(clippy::too_many_arguments)]
+    fn sqrt_rn(&mut self, d: u8, x: u8, t: u8, u: u8, w: u8, p: u8, q: u8) {
+        // Scale tiny inputs (subnormals included) by 2^64 so that every quantity below is a
+        // normal number, and the result by 2^-32 at the end (exact: √x is never subnormal).
+        self.fsetp(p, LT, x, false, TWO_M64);
+        self.mov(t, x);
+        self.fmul_i(Some((p, false)), t, x, TWO_64);
+        // s0 = t · RSQ(t); one Newton step s1 = s0 + (t - s0²) · RSQ(t)/2: within 1 ulp.
+        self.mufu(Func::Rsq, u, t);
+        self.fmul_r(None, d, t, u, false);
+        self.fmul_i(None, u, u, 0.5);
+        self.ffma(w, d, true, d, t);
+        self.ffma(d, w, false, u, d);
+        // Make s ≤ √t: the residual t - s² is computed exactly by the FFMA, so its sign is.
+        self.ffma(w, d, true, d, t);
+        self.fsetp(q, LT, w, false, 0.0);
+        self.iadd32i(Some((q, false)), d, d, -1);
+        // Round up iff t > (s + u/2)², u = ulp(s): with s = S·u and t a multiple of u², that
+        // is t - s² > s·u, both sides exact (a power-of-two product, an FFMA residual whose
+        // rounding cannot cross the integer multiple of u² it is compared with).
+        self.ffma(w, d, true, d, t);
+        let and = sm50::Inst::new(Form::LOP32I)
+            .with(Field::Op, 0)
+            .with(Field::Imm, 0x7f80_0000);
+        self.put(and, &[(Field::Rd, u), (Field::Ra, d)]);
+        self.iadd32i(None, u, u, -(23 << 23));
+        self.fmul_r(None, u, d, u, false);
+        let gt = sm50::Inst::new(Form::FSETP_R).with(Field::Cmp, GT);
+        self.put(gt, &[(Field::Pd0, q), (Field::Ra, w), (Field::Rb, u)]);
+        self.iadd32i(Some((q, false)), d, d, 1);
+        self.fmul_i(Some((p, false)), d, d, TWO_M32);
+        // Specials: +0, -0 and +inf are their own roots; negatives and NaN give NaN.
+        self.fsetp(p, GT, x, false, 0.0);
+        let lt_inf = sm50::Inst::new(Form::FSETP_I)
+            .with(Field::Cmp, LT)
+            .with(Field::ImmF32i, f32i(f32::INFINITY));
+        self.put(lt_inf, &[(Field::Pd0, p), (Field::Ra, x), (Field::Pacc, p)]);
+        self.mov32i(Some((p, true)), d, f32::from_bits(crate::mufu::NAN));
+        for special in [0.0, f32::INFINITY] {
+            self.fsetp(q, EQ, x, false, special);
+            let mov = sm50::Inst::new(Form::MOV_R).with(Field::Pgn, 0);
+            self.put(mov, &[(Field::Rd, d), (Field::Rb, x), (Field::Pg, q)]);
+        }
     }
 
     /// `RRO.SINCOS` (`ex2` false) or `RRO.EX2`.
@@ -215,6 +295,10 @@ impl Lowerer<'_> {
                 s.rro(true, t, t);
                 s.mufu(Func::Ex2, d, t);
                 s.fmul_r(Some((p, true)), d, d, d, false);
+            }
+            (Approx::SqrtRn, _) => {
+                let w = temp(&mut s, RegKind::B32);
+                s.sqrt_rn(d, x, t, u, w, p, q);
             }
             (Approx::Div | Approx::DivFull, _) => {
                 let y = y.expect("div has two operands");
