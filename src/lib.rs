@@ -31,6 +31,7 @@ pub mod error;
 pub mod ir;
 pub mod lower;
 pub mod machinst;
+pub mod mufu;
 pub mod oracle;
 pub mod ptx;
 pub mod sim;

@@ -10,7 +10,7 @@ use proptest::prelude::*;
 
 const OUT: u64 = 0x1_0000_0000;
 const INTS: [Type; 4] = [Type::I8, Type::I16, Type::I32, Type::I64];
-const BINARY: [BinaryOp; 15] = [
+const BINARY: [BinaryOp; 19] = [
     BinaryOp::Add,
     BinaryOp::Sub,
     BinaryOp::Mul,
@@ -26,6 +26,10 @@ const BINARY: [BinaryOp; 15] = [
     BinaryOp::MinU,
     BinaryOp::MaxS,
     BinaryOp::MaxU,
+    BinaryOp::DivU,
+    BinaryOp::DivS,
+    BinaryOp::RemU,
+    BinaryOp::RemS,
 ];
 const CCS: [IntCC; 10] = [
     IntCC::Eq,
@@ -162,6 +166,13 @@ macro_rules! native {
             BinaryOp::MinU => x.min(y),
             BinaryOp::MaxS => sx.max(sy) as $u,
             BinaryOp::MaxU => x.max(y),
+            // Division by zero is all ones in the IR; MIN / -1 wraps.
+            BinaryOp::DivU => x.checked_div(y).unwrap_or(<$u>::MAX),
+            BinaryOp::RemU => x.checked_rem(y).unwrap_or(<$u>::MAX),
+            BinaryOp::DivS if sy == 0 => <$u>::MAX,
+            BinaryOp::DivS => sx.wrapping_div(sy) as $u,
+            BinaryOp::RemS if sy == 0 => <$u>::MAX,
+            BinaryOp::RemS => sx.wrapping_rem(sy) as $u,
         };
         r as u64
     }};
@@ -199,7 +210,14 @@ proptest! {
         c in shift_count(),
     ) {
         let t = INTS[ti];
-        let y = if op.is_shift() { c } else { y };
+        let div = matches!(op, BinaryOp::DivU | BinaryOp::DivS | BinaryOp::RemU | BinaryOp::RemS);
+        let y = match c % 4 {
+            _ if op.is_shift() => c,
+            // Divisors 0 and -1 (the special cases) a quarter of the time each.
+            0 if div => 0,
+            1 if div => u64::MAX,
+            _ => y,
+        };
         let expected = match t {
             Type::I8 => native!(u8, i8, op, x, y),
             Type::I16 => native!(u16, i16, op, x, y),

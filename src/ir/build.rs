@@ -77,6 +77,8 @@
 //! generic address; a variable's own-space address is `i32` except for `.global` variables in a
 //! 64-bit module.
 
+mod approx;
+mod divide;
 mod float;
 
 use std::collections::{HashMap, HashSet};
@@ -1469,6 +1471,15 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             Opcode::Ld | Opcode::Ldu => return self.load(ins),
             Opcode::St => return self.store(ins),
             Opcode::Bar | Opcode::Barrier => return self.barrier(ins),
+            Opcode::Div | Opcode::Rem => return self.div_rem(ins),
+            Opcode::Rcp
+            | Opcode::Sqrt
+            | Opcode::Rsqrt
+            | Opcode::Sin
+            | Opcode::Cos
+            | Opcode::Lg2
+            | Opcode::Ex2 => return self.approx_fn(ins),
+            Opcode::Tanh => "tanh requires sm_75 (MUFU.TANH); sm_5x has no such instruction",
             Opcode::Tex
             | Opcode::Tld4
             | Opcode::Txq
@@ -1479,21 +1490,12 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             | Opcode::Istypep => "leafold does not lower textures or surfaces",
             Opcode::Atom | Opcode::Red => "atomics are not in the IR yet",
             Opcode::Call => "calls are not lowered yet",
-            Opcode::Fma
-            | Opcode::Rcp
-            | Opcode::Sqrt
-            | Opcode::Rsqrt
-            | Opcode::Sin
-            | Opcode::Cos
-            | Opcode::Lg2
-            | Opcode::Ex2
-            | Opcode::Tanh
-            | Opcode::Testp
-            | Opcode::Copysign => "floating-point arithmetic is not in the IR yet",
+            Opcode::Fma | Opcode::Testp | Opcode::Copysign => {
+                "floating-point arithmetic is not in the IR yet"
+            }
             Opcode::Membar | Opcode::Fence => return self.membar(ins),
             Opcode::Trap => "trap needs BPT.TRAP, which leafold's SM50 description lacks",
             Opcode::Brx => "indirect branches (brx.idx) are not supported",
-            Opcode::Div | Opcode::Rem => "integer division is not in the IR yet",
             _ => "not in the IR yet",
         };
         self.unsupported(ins, why)

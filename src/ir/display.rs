@@ -87,6 +87,10 @@ impl BinaryOp {
             BinaryOp::MinU => "min.u",
             BinaryOp::MaxS => "max.s",
             BinaryOp::MaxU => "max.u",
+            BinaryOp::DivU => "div.u",
+            BinaryOp::DivS => "div.s",
+            BinaryOp::RemU => "rem.u",
+            BinaryOp::RemS => "rem.s",
         }
     }
 }

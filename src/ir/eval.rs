@@ -753,6 +753,23 @@ fn binary(op: BinaryOp, ty: Type, a: u64, b: u64) -> u64 {
             }
         }
         BinaryOp::MaxU => a.max(b),
+        BinaryOp::DivU | BinaryOp::DivS | BinaryOp::RemU | BinaryOp::RemS => divide(op, a, b, x, y),
+    }
+}
+
+/// Integer division as the IR defines it (see the `ir` essay): by zero gives all ones; the
+/// signed overflow wraps. `a`, `b` are zero-extended and `x`, `y` sign-extended operands of
+/// one type; the result is masked by the caller to that type.
+fn divide(op: BinaryOp, a: u64, b: u64, x: i64, y: i64) -> u64 {
+    if b == 0 {
+        return u64::MAX;
+    }
+    match op {
+        BinaryOp::DivU => a / b,
+        BinaryOp::RemU => a % b,
+        // `wrapping_*`: i64::MIN / -1 is the one overflow (64-bit); narrower types fit.
+        BinaryOp::DivS => x.wrapping_div(y) as u64,
+        _ => x.wrapping_rem(y) as u64,
     }
 }
 

@@ -258,6 +258,12 @@ pub enum FloatOp {
         ftz: bool,
         sat: bool,
     },
+    /// An f32 `.approx` function (and `div.approx`/`div.full`): defined as the special
+    /// function unit's model, see [`crate::mufu::approx`].
+    Approx {
+        func: crate::mufu::Approx,
+        ftz: bool,
+    },
 }
 
 impl FloatOp {
@@ -273,6 +279,7 @@ impl FloatOp {
             | FloatOp::RoundInt { fmt, .. } => smallvec![fmt.carrier()],
             FloatOp::FromInt { from, .. } => smallvec![from],
             FloatOp::Convert { from, .. } => smallvec![from.carrier()],
+            FloatOp::Approx { func, .. } => smallvec![Type::I32; func.arity()],
         }
     }
 
@@ -286,6 +293,7 @@ impl FloatOp {
             FloatOp::Cmp { .. } => Type::Pred,
             FloatOp::ToInt { to, .. } => to,
             FloatOp::Convert { to, .. } => to.carrier(),
+            FloatOp::Approx { .. } => Type::I32,
         }
     }
 
@@ -399,6 +407,9 @@ impl FloatOp {
             FloatOp::RoundInt { fmt, rnd, ftz, sat } => {
                 format!("frint.{}i{}.{}", rnd.name(), fl(ftz, sat), fmt.name())
             }
+            FloatOp::Approx { func, ftz } => {
+                format!("{}{}.f32", func.name(), fl(ftz, false))
+            }
         }
     }
 
@@ -454,6 +465,9 @@ impl FloatOp {
             } => saturate_if(to, convert(from, to, arg(0), rnd, ftz), sat),
             FloatOp::RoundInt { fmt, rnd, ftz, sat } => {
                 saturate_if(fmt, round_int(fmt, arg(0), rnd, ftz), sat)
+            }
+            FloatOp::Approx { func, ftz } => {
+                u64::from(crate::mufu::approx(func, ftz, arg(0) as u32, arg(1) as u32))
             }
         }
     }

@@ -28,6 +28,12 @@
 //!   `shr.u` give 0 and `shr.s` fills every bit with the sign.
 //! * `and`, `or`, `xor`, `not`: bitwise; they also accept `pred` operands (PTX `and.pred`).
 //! * `min.s`, `min.u`, `max.s`, `max.u`.
+//! * `div.u`, `div.s`, `rem.u`, `rem.s`: quotient rounded toward zero, remainder with the
+//!   dividend's sign. PTX leaves division by zero unspecified and SM50 has no divide
+//!   instruction; the IR defines it as *all ones* (quotient and remainder alike), which is what
+//!   ptxas 11.8's `div`/`rem` sequences produce (`LOP.PASS_B d, RZ, ~divisor` when the divisor
+//!   is zero) and what `lower::div` emits. The signed overflow `MIN / -1` wraps to `MIN`
+//!   (its remainder is 0), as two's complement negation of `|MIN|` does.
 //! * `sext`, `zext`, `trunc`: PTX `cvt` between integers (seed 6.5.1): `chop` is `trunc`,
 //!   `sext`/`zext` are themselves. A chop into a register wider than its format
 //!   (`cvt.s16.u32` into a 32-bit register) is built as `trunc.i16` then `sext.i32`.
@@ -287,6 +293,14 @@ pub enum BinaryOp {
     MinU,
     MaxS,
     MaxU,
+    /// Unsigned quotient, rounded toward zero. By zero: all ones (see the essay).
+    DivU,
+    /// Signed quotient, rounded toward zero; `MIN / -1` wraps to `MIN`. By zero: all ones.
+    DivS,
+    /// Unsigned remainder. By zero: all ones.
+    RemU,
+    /// Signed remainder, the sign of the dividend; `MIN % -1` is 0. By zero: all ones.
+    RemS,
 }
 
 impl BinaryOp {

@@ -269,6 +269,8 @@ impl Lowerer<'_> {
                 self.set_loc(v, Loc { vreg: d, offset: 0 });
                 Ok(())
             }
+            // MUFU-based approximations are selected by `approx.rs` before this is reached.
+            FloatOp::Approx { .. } => Err(self.unsupported(op.display_name())),
         }
     }
 

@@ -26,6 +26,8 @@
 //!
 //! # Not supported (a [`LowerError::Unsupported`] naming the instruction)
 //!
+//! 64-bit `div`/`rem` (8..32-bit division is one branch-free sequence, see `div.rs`; `ir::build`
+//! expands PTX's 64-bit division into a loop of plain operations instead),
 //! `mulhi`, `mulwide` and 64-bit `mul` by anything but a power of two, 64-bit shifts by a
 //! non-constant, 64-bit min/max, predicate `select`, a 32-bit address of a `.global` variable
 //! (a 64-bit one is ptxas's `MOV32I lo, 0x0` / `MOV32I hi, 0x0` pair, each piece carrying the
@@ -43,6 +45,9 @@
 //! `[R1 + offset]` (a local address is an offset from the stack pointer; the frame holds the
 //! variables first and the spill slots after them), `.param` → `c[0x0][0x140 + offset]`.
 
+mod approx;
+mod div;
+
 use std::collections::{HashMap, HashSet};
 
 #[path = "float.rs"]
@@ -54,6 +59,7 @@ use super::amode::{match_address, AddrMode, Base, Ext, Facts, Index};
 use super::inst::{Role, Sm50Inst};
 use super::lea::{fits_imm20, narrow_chain, wide_chain, ChainBase, ChainIndex, Loc};
 use super::{LowerError, LowerOptions};
+use crate::ir::float::FloatOp;
 use crate::ir::{
     self, BinaryOp, Block, ConvOp, CvtaDir, Function, Inst, InstData, IntCC, Space, SpecialReg,
     Type, UnaryOp, Value, ValueDef,
@@ -431,6 +437,9 @@ impl<'a> Lowerer<'a> {
         match d {
             InstData::Iconst { ty, imm } => Class::Imm(sext_imm(*ty, *imm)),
             InstData::Fconst { ty, bits } => Class::Imm(sext_imm(*ty, *bits)),
+            // A narrow parameter inside a word (`.u16` at offset 2): only a register holds it
+            // at bit 0 (see `materialize`); a `c[0x0][..]` operand would read the whole word.
+            InstData::LoadParam { offset, .. } if offset % 4 != 0 => Class::Reg,
             InstData::LoadParam { offset, .. } => Class::Cbuf(0x140 + offset),
             InstData::SpecialReg { reg } => match reg {
                 SpecialReg::Ntid(d) => Class::Cbuf(0x8 + 4 * d.index() as u32),
@@ -653,6 +662,10 @@ impl<'a> Lowerer<'a> {
                 self.push(i);
                 Ok(())
             }
+            InstData::Float {
+                op: FloatOp::Approx { func, ftz },
+                ref args,
+            } => self.lower_approx(results[0], func, ftz, args),
             InstData::Float { op, args } => self.lower_float(results[0], op, &args),
             InstData::NamedBarrier { id, count, wait } => {
                 // BAR.SYNC id[, count] / BAR.ARV id, count (count 0 = the whole CTA).
@@ -734,6 +747,22 @@ impl<'a> Lowerer<'a> {
         }
         let d = self.new_vreg(kind);
         let mut i = Sm50Inst::new(Role::Plain);
+        if let Some(&InstData::LoadParam { offset, .. }) = self.def_of(v) {
+            if offset % 4 != 0 {
+                // MOV the containing word, then shift the value down to bit 0 (the high bits
+                // of an i8/i16 register are unspecified, so a logical shift is enough).
+                let dop = i.def(d, true);
+                let word = u64::from((0x140 + offset) / 4);
+                let mov = sm50::Inst::new(Form::MOV_C).with(Field::Cbo, word);
+                i.piece(mov, &[(Field::Rd, dop, 0)]);
+                let shr = sm50::Inst::new(Form::SHR_I)
+                    .with(Field::ImmImm20s, u64::from(8 * (offset % 4)));
+                i.piece(shr, &[(Field::Rd, dop, 0), (Field::Ra, dop, 0)]);
+                self.push(i);
+                self.set_loc(v, Loc { vreg: d, offset: 0 });
+                return Ok(());
+            }
+        }
         match (kind, class) {
             (RegKind::Pred, Class::Imm(k)) => {
                 // PSETP.AND.AND d, PT, PT, PT, PT (or !PT for false)
@@ -936,6 +965,9 @@ impl<'a> Lowerer<'a> {
                 self.push(i);
                 self.set_loc(v, Loc { vreg: d, offset: 0 });
                 Ok(())
+            }
+            BinaryOp::DivU | BinaryOp::DivS | BinaryOp::RemU | BinaryOp::RemS => {
+                self.lower_divide(v, op, args)
             }
         }
     }

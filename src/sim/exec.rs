@@ -2,7 +2,7 @@
 //! The semantics are documented in the module essay of [`crate::sim`].
 
 use super::mem::{Memory, Space};
-use super::{branch_target, next_addr, KernelInfo, Program, SimError};
+use super::{branch_target, next_addr, KernelInfo, Program, SimError, SimOptions};
 use crate::ir::eval::{Launch, RunOutput, LOCAL_WINDOW_BASE, SHARED_WINDOW_BASE, WINDOW_SIZE};
 use std::sync::OnceLock;
 
@@ -151,7 +151,7 @@ impl Warp {
 
 /// A 32-bit source operand, resolved once per instruction.
 #[derive(Clone, Copy)]
-enum Src {
+pub(super) enum Src {
     Reg(u64),
     Val(u32),
 }
@@ -208,12 +208,14 @@ pub(super) struct Sim<'a> {
     pub(super) mem: Memory,
     ctaid: [u32; 3],
     steps: u64,
+    pub(super) opts: SimOptions,
 }
 
 pub(crate) fn run(
     prog: &Program,
     info: &KernelInfo,
     launch: &Launch,
+    opts: &SimOptions,
 ) -> Result<(RunOutput, u64), SimError> {
     if launch.grid.contains(&0) || launch.block.contains(&0) {
         return Err(SimError::BadLaunch(
@@ -236,6 +238,7 @@ pub(crate) fn run(
         mem: Memory::new(info, launch)?,
         ctaid: [0; 3],
         steps: 0,
+        opts: *opts,
     };
     let mut shared = Vec::new();
     let mut local = Vec::new();
@@ -299,7 +302,7 @@ impl Sim<'_> {
     }
 
     /// The B operand (register, constant or immediate).
-    fn src_b(&mut self, i: &Inst, addr: u64) -> Result<Src, SimError> {
+    pub(super) fn src_b(&mut self, i: &Inst, addr: u64) -> Result<Src, SimError> {
         if matches!(i.form, Form::XMAD_CC | Form::BFI_CC | Form::FFMA_CC) {
             return Ok(Src::Reg(f(i, Field::Rb)));
         }
@@ -912,6 +915,8 @@ impl Sim<'_> {
             }
             SHFL_RI | SHFL_II | SHFL_RR | SHFL_IR => self.shfl(w, i, exec),
             ATOM | ATOM_CAS | RED | ATOMS | ATOMS_CAS => self.atomic(w, i, addr, exec)?,
+            MUFU => self.mufu(w, i, exec)?,
+            RRO_R | RRO_C | RRO_I => self.rro(w, i, addr, exec)?,
             _ => return Err(unsupported(addr, i, "this instruction")),
         }
         Ok(())
@@ -1050,7 +1055,13 @@ impl Sim<'_> {
     }
 
     /// Write a 32-bit result per executing lane.
-    fn alu(&self, w: &mut Warp, i: &Inst, exec: u32, mut op: impl FnMut(&Warp, usize) -> u32) {
+    pub(super) fn alu(
+        &self,
+        w: &mut Warp,
+        i: &Inst,
+        exec: u32,
+        mut op: impl FnMut(&Warp, usize) -> u32,
+    ) {
         let rd = f(i, Field::Rd);
         for l in lanes(exec) {
             let v = op(w, l);
@@ -1359,7 +1370,7 @@ impl Sim<'_> {
 }
 
 impl Warp {
-    fn val(&self, s: Src, lane: usize) -> u32 {
+    pub(super) fn val(&self, s: Src, lane: usize) -> u32 {
         match s {
             Src::Reg(r) => self.r(r, lane),
             Src::Val(v) => v,

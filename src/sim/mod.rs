@@ -173,21 +173,29 @@
 //!   at Rb+1, or Rb+2:Rb+3). Lanes act one after another in lane order (one of the orders
 //!   hardware may choose); float and 128-bit atomics are Unsupported. ATOM is not a generic
 //!   access: ptxas routes shared-window addresses to ATOMS itself (see Plg above).
+//! * `MUFU.RCP/RSQ/SIN/COS/LG2/EX2/RCP64H/RSQ64H` (`.SAT`, negated/absolute operand) and
+//!   `RRO`: the numeric model of [`crate::mufu`] (the exact function rounded to f32, or to the
+//!   high word of an f64; subnormals flushed; RRO the identity). Hardware is within ~1-2 ulp
+//!   of it, so [`SimOptions::mufu_ulps`] ([`run_with`]) moves every finite non-zero MUFU
+//!   result by that many ulps: IEEE-exact sequences must give the same results for any
+//!   small perturbation.
 //!
 //! Not modelled (Unsupported with the address): IMAD (recognised by opcode, since the
-//! instruction set description has no form for it), MUFU,
+//! instruction set description had no form for it when the simulator was written),
 //! FSET, PSET, CAL/RET/BRX, and the modifiers listed above.
 
 mod cubin;
 mod exec;
 mod float;
 mod mem;
+mod mufu;
 
 use crate::ir::eval::{Launch, RunOutput};
 use crate::sm50;
 
 pub use cubin::{load_kernel, load_kernel_globals};
 pub use mem::{CONST_BANK0_SIZE, PARAM_BASE};
+pub use mufu::SimOptions;
 
 /// What the simulator needs to know about a kernel besides its code.
 #[derive(Clone, Debug, Default)]
@@ -362,7 +370,17 @@ pub(crate) fn branch_target(addr: u64, rel: u64) -> u64 {
 
 /// Run a kernel: `code` is the raw `.text.<kernel>` section as 64-bit words.
 pub fn run(code: &[u64], info: &KernelInfo, launch: &Launch) -> Result<RunOutput, SimError> {
-    exec::run(&Program::new(code), info, launch).map(|(out, _)| out)
+    run_with(code, info, launch, &SimOptions::default())
+}
+
+/// [`run`] with [`SimOptions`] (e.g. perturbed `MUFU` results).
+pub fn run_with(
+    code: &[u64],
+    info: &KernelInfo,
+    launch: &Launch,
+    opts: &SimOptions,
+) -> Result<RunOutput, SimError> {
+    exec::run(&Program::new(code), info, launch, opts).map(|(out, _)| out)
 }
 
 /// Run kernel `name` of a cubin (see [`load_kernel`] for what is read from it).
@@ -389,7 +407,7 @@ pub fn run_counted(
     info: &KernelInfo,
     launch: &Launch,
 ) -> Result<(RunOutput, u64), SimError> {
-    exec::run(&Program::new(code), info, launch)
+    exec::run(&Program::new(code), info, launch, &SimOptions::default())
 }
 
 /// Words of a `.text` section given as little-endian bytes (a trailing partial word is an

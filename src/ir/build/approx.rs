@@ -1,0 +1,85 @@
+//! PTX `rcp`, `sqrt`, `rsqrt`, `sin`, `cos`, `lg2`, `ex2` and float `div` → the IR's
+//! `FloatOp::Approx` (f32 `.approx` forms and `div.full`), whose meaning is the special
+//! function unit model of [`crate::mufu::approx`].
+//!
+//! In: one checked instruction of those opcodes. Out: the IR value written to the
+//! destination, or a diagnostic naming what is not supported: the IEEE-rounded forms other
+//! than `sqrt.rn.f32` (not lowered yet), `.f64` forms, `div.full.ftz`,
+//! and what sm_5x cannot do at all (`tanh`, `ex2.f16`: sm_75 and later).
+
+use super::FnBuilder;
+use crate::ir::float::FloatOp;
+use crate::ir::Type;
+use crate::mufu::Approx;
+use crate::ptx::ast::{self, Instruction, Opcode};
+
+impl FnBuilder<'_, '_> {
+    /// One of the functions above; `Opcode::Div` only with a float type.
+    pub(super) fn approx_fn(&mut self, ins: &Instruction) -> Option<()> {
+        let name = match ins.opcode {
+            Opcode::Rcp => "rcp",
+            Opcode::Sqrt => "sqrt",
+            Opcode::Rsqrt => "rsqrt",
+            Opcode::Sin => "sin",
+            Opcode::Cos => "cos",
+            Opcode::Lg2 => "lg2",
+            Opcode::Ex2 => "ex2",
+            _ => "div",
+        };
+        let ty = ins.ty();
+        if matches!(
+            ty,
+            Some(ast::Type::F16 | ast::Type::F16x2 | ast::Type::Bf16)
+        ) {
+            return self.unsupported(ins, &format!("{name} on half precision requires sm_75"));
+        }
+        if ty != Some(ast::Type::F32) {
+            return self.unsupported(ins, &format!("only f32 {name} is lowered"));
+        }
+        let full = ins.has_flag("full");
+        let ftz = ins.has_flag("ftz");
+        let sqrt_rn = ins.opcode == Opcode::Sqrt
+            && ins.rounding() == Some(ast::Rounding::Rn)
+            && !ftz
+            && !ins.has_flag("approx");
+        if sqrt_rn {
+            let ops = self.ops(ins, 2)?;
+            let a = self.read(&ops[1], Type::I32, ty)?;
+            let func = Approx::SqrtRn;
+            let d = self.ins().float(FloatOp::Approx { func, ftz: false }, &[a]);
+            let dst = self.dest1(&ops[0])?;
+            return self.write(dst, d, false, ops[0].span());
+        }
+        if !(ins.has_flag("approx") || full) {
+            return self.unsupported(
+                ins,
+                &format!("IEEE-rounded {name} (no '.approx') is not lowered yet"),
+            );
+        }
+        let func = match ins.opcode {
+            Opcode::Rcp => Approx::Rcp,
+            Opcode::Sqrt => Approx::Sqrt,
+            Opcode::Rsqrt => Approx::Rsqrt,
+            Opcode::Sin => Approx::Sin,
+            Opcode::Cos => Approx::Cos,
+            Opcode::Lg2 => Approx::Lg2,
+            Opcode::Ex2 => Approx::Ex2,
+            _ if full && ftz => {
+                return self.unsupported(ins, "div.full.ftz is not lowered (div.full is)")
+            }
+            _ if full => Approx::DivFull,
+            _ => Approx::Div,
+        };
+        if ins.rounding().is_some() {
+            return self.unsupported(ins, "a rounding modifier on an approximate function");
+        }
+        let ops = self.ops(ins, 1 + func.arity())?;
+        let mut args = Vec::with_capacity(2);
+        for op in &ops[1..] {
+            args.push(self.read(op, Type::I32, ty)?);
+        }
+        let d = self.ins().float(FloatOp::Approx { func, ftz }, &args);
+        let dst = self.dest1(&ops[0])?;
+        self.write(dst, d, false, ops[0].span())
+    }
+}

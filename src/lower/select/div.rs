@@ -1,0 +1,290 @@
+//! Integer division: `div.u`/`div.s`/`rem.u`/`rem.s` on 8..32-bit values as one branch-free
+//! instruction sequence (SM50 has no divide instruction).
+//!
+//! In: a binary IR instruction with one of those opcodes. Out: one multi-piece [`Sm50Inst`]
+//! whose result is the quotient or remainder as the `ir` essay defines it (all ones for a zero
+//! divisor; `MIN / -1` wraps). 64-bit division IR is refused with [`LowerError::Unsupported`]:
+//! `ir::build` never produces it, expanding PTX's 64-bit `div`/`rem` into a loop instead.
+//!
+//! # The unsigned core (n / d, 32 bits)
+//!
+//! The shape of ptxas 11.8's own sequence, with one deliberate difference in step 1-3:
+//!
+//! 1. `f = I2F.F32.U32 d` (round to nearest), `f = MUFU.RCP f`.
+//! 2. `f = IADD32I f, 0x0ffffffa`: adds 32 to the exponent (×2^32) and subtracts 6 units in
+//!    the last place, then `y = F2I.FTZ.U32.F32.TRUNC f`. ptxas converts with `.RP` and
+//!    subtracts 2 ulps; we convert to nearest (the conversion the simulator already models)
+//!    and subtract 6. A relative error of `e` units of 2^-24 survives subtracting `k` ulps
+//!    (each more than 2^-24 relative) when `k > e`: the conversion gives 1, a `MUFU.RCP`
+//!    error of `j` ulps gives `2j`, so 6 ulps cover an `RCP` off by up to 2 ulps and
+//!    `y ≤ 2^32 / d` always, with `y ≥ (2^32 / d)(1 - 2^-20)` roughly.
+//! 3. One Newton step in integers: `e = -(y·d) mod 2^32 = 2^32 - y·d` (exact because `y·d ≤
+//!    2^32`), `y += mulhi(y, e)`. With `y = Y(1 - ε)`, `Y = 2^32/d`, this gives `Y(1 - ε²)`
+//!    minus a truncation, still `≤ Y` and now within 2 of it.
+//! 4. `q = mulhi(n, y)` is then `⌊n/d⌋ - k` with `k ∈ {0, 1, 2}`; `r = n - q·d` (never
+//!    overflows: `0 ≤ r ≤ n`). Two steps of `if r ≥ d { r -= d; q += 1 }` finish.
+//! 5. `d = 0`: `@P MOV32I out, 0xffffffff` (the steps above compute garbage but never fault).
+//!
+//! Signed: the core runs on `|n|`, `|d|` (`I2I.S32.S32 |x|`, whose `|MIN|` is `2^31` read as
+//! unsigned); the quotient is negated when the signs differ, the remainder when `n < 0`.
+//! Narrow (8/16-bit) operands are sign- or zero-extended first; the low bits of the 32-bit
+//! result are then the narrow result. tests/lower_div.rs runs the sequence in the simulator
+//! against `ir::eval` on edge and random operands, also with `MUFU` perturbed by ±1 and ±2 ulps.
+
+use super::Lowerer;
+use crate::ir::{BinaryOp, Type, Value};
+use crate::lower::inst::{Role, Sm50Inst};
+use crate::lower::lea::Loc;
+use crate::lower::LowerError;
+use crate::machinst::RegKind;
+use crate::sm50::{self, Field, Form};
+
+/// A register operand of the sequence: operand number and word.
+#[derive(Clone, Copy)]
+struct R(u8, u8);
+
+/// RZ as a register reference: an operand-less field keeps its RZ default, so `None`.
+type Ro = Option<R>;
+
+fn refs(list: &[(Field, Ro)]) -> Vec<(Field, u8, u8)> {
+    list.iter()
+        .filter_map(|&(f, r)| r.map(|R(op, w)| (f, op, w)))
+        .collect()
+}
+
+/// Builder of the sequence's pieces over named operands.
+struct Seq {
+    i: Sm50Inst,
+}
+
+impl Seq {
+    fn put(&mut self, inst: sm50::Inst, list: &[(Field, Ro)]) {
+        self.i.piece(inst, &refs(list));
+    }
+
+    /// `XMAD{.PSL}{mode}{.MRG} d, a{.H1}, b{.H1}, c`: `mode` 0 none, 2 CHI, 4 CBCC.
+    #[allow(clippy::too_many_arguments)]
+    fn xmad(
+        &mut self,
+        d: R,
+        a: R,
+        ah: bool,
+        b: R,
+        bh: bool,
+        c: Ro,
+        psl: bool,
+        mode: u64,
+        mrg: bool,
+    ) {
+        let inst = sm50::Inst::new(Form::XMAD_R)
+            .with(Field::Ah, ah as u64)
+            .with(Field::Bh, bh as u64)
+            .with(Field::Psl, psl as u64)
+            .with(Field::Mode, mode)
+            .with(Field::Mrg, mrg as u64);
+        self.put(
+            inst,
+            &[
+                (Field::Rd, Some(d)),
+                (Field::Ra, Some(a)),
+                (Field::Rb, Some(b)),
+                (Field::Rc, c),
+            ],
+        );
+    }
+
+    /// `d = a · b mod 2^32` (ptxas's three-XMAD idiom), with `t` as scratch; `d` may be `a`
+    /// only if it is not `b`. `c` is added (XMAD's first C operand), RZ for none.
+    fn mul_lo(&mut self, d: R, a: R, b: R, c: Ro, t: R) {
+        // t0 = a.lo·b.lo + c ; t = MRG(a.lo·b.hi) ; d = (a.hi·t.hi << 16) + t0 + (t << 16)
+        self.xmad(d, a, false, b, false, c, false, 0, false);
+        self.xmad(t, a, false, b, true, None, false, 0, true);
+        self.xmad(d, a, true, t, true, Some(d), true, 4, false);
+    }
+
+    /// `d = mulhi.u32(a, b) + c` (ptxas's mul.hi idiom), scratch `t`, `u`, `w`; `d` may
+    /// alias `a` or `b` (written last).
+    #[allow(clippy::too_many_arguments)]
+    fn mul_hi(&mut self, d: R, a: R, b: R, c: Ro, t: R, u: R, w: R) {
+        self.xmad(t, a, false, b, false, None, false, 0, false);
+        self.xmad(u, a, false, b, true, None, false, 0, false);
+        self.xmad(w, a, true, b, true, c, false, 0, false);
+        self.xmad(t, a, true, b, false, Some(t), false, 2, false);
+        let rs = sm50::Inst::new(Form::IADD3_R).with(Field::Sh, 1);
+        self.put(
+            rs,
+            &[
+                (Field::Rd, Some(d)),
+                (Field::Ra, Some(t)),
+                (Field::Rb, Some(u)),
+                (Field::Rc, Some(w)),
+            ],
+        );
+    }
+
+    /// `ISETP.<cmp>{.U32}.AND p, PT, a, b, PT` (`b` None = RZ); cmp codes as `cmp_code`.
+    fn isetp(&mut self, p: R, cmp: u64, signed: bool, a: R, b: Ro) {
+        let inst = sm50::Inst::new(Form::ISETP_R)
+            .with(Field::Cmp, cmp)
+            .with(Field::Sgn, signed as u64);
+        self.put(
+            inst,
+            &[(Field::Pd0, Some(p)), (Field::Ra, Some(a)), (Field::Rb, b)],
+        );
+    }
+
+    /// `@p IADD d, ±a, ±b` (`b` None = RZ).
+    fn iadd(&mut self, guard: Option<R>, d: R, nega: bool, a: R, negb: bool, b: Ro) {
+        let inst = sm50::Inst::new(Form::IADD_R)
+            .with(Field::Nega, nega as u64)
+            .with(Field::Negb, negb as u64);
+        self.put(
+            inst,
+            &[
+                (Field::Pg, guard),
+                (Field::Rd, Some(d)),
+                (Field::Ra, Some(a)),
+                (Field::Rb, b),
+            ],
+        );
+    }
+
+    fn iadd32i(&mut self, guard: Option<R>, d: R, a: R, imm: u32) {
+        let inst = sm50::Inst::new(Form::IADD32I).with(Field::Imm, u64::from(imm));
+        self.put(
+            inst,
+            &[
+                (Field::Pg, guard),
+                (Field::Rd, Some(d)),
+                (Field::Ra, Some(a)),
+            ],
+        );
+    }
+}
+
+impl Lowerer<'_> {
+    /// `v = op(args)` for op one of DivU, DivS, RemU, RemS (see the module essay).
+    pub(super) fn lower_divide(
+        &mut self,
+        v: Value,
+        op: BinaryOp,
+        args: [Value; 2],
+    ) -> Result<(), LowerError> {
+        let ty = self.ty(v);
+        if ty == Type::I64 {
+            return Err(self.unsupported(format!("64-bit integer division ({}.i64)", op.name())));
+        }
+        let signed = matches!(op, BinaryOp::DivS | BinaryOp::RemS);
+        let is_div = matches!(op, BinaryOp::DivU | BinaryOp::DivS);
+        let n = self.div_operand(args[0], signed)?;
+        let d = self.div_operand(args[1], signed)?;
+
+        let out = self.new_vreg(RegKind::B32);
+        let mut s = Seq {
+            i: Sm50Inst::new(Role::Plain),
+        };
+        let temp = |s: &mut Seq, this: &mut Self, kind: RegKind| {
+            let t = this.new_vreg(kind);
+            R(s.i.def(t, true), 0)
+        };
+        let o = R(s.i.def(out, true), 0);
+        let f = temp(&mut s, self, RegKind::B32);
+        let y = temp(&mut s, self, RegKind::B32);
+        let t = temp(&mut s, self, RegKind::B32);
+        let u = temp(&mut s, self, RegKind::B32);
+        let w = temp(&mut s, self, RegKind::B32);
+        let p = temp(&mut s, self, RegKind::Pred);
+        let nin = R(s.i.use_(n.vreg), n.offset);
+        let din = R(s.i.use_(d.vreg), d.offset);
+        // The unsigned operands: the inputs themselves, or their magnitudes.
+        let (nu, du) = if signed {
+            let na = temp(&mut s, self, RegKind::B32);
+            let da = temp(&mut s, self, RegKind::B32);
+            for (dst, src) in [(na, nin), (da, din)] {
+                let abs = sm50::Inst::new(Form::I2I_R)
+                    .with(Field::Dt, 6)
+                    .with(Field::St, 6)
+                    .with(Field::Absb, 1);
+                s.put(abs, &[(Field::Rd, Some(dst)), (Field::Rb, Some(src))]);
+            }
+            (na, da)
+        } else {
+            (nin, din)
+        };
+        // The quotient and remainder registers: the result is one of them.
+        let (q, r) = if is_div { (o, f) } else { (f, o) };
+
+        // 1-2: y ≈ 2^32 / d from below.
+        let i2f = sm50::Inst::new(Form::I2F_R)
+            .with(Field::Dsz, 2)
+            .with(Field::St, 2);
+        s.put(i2f, &[(Field::Rd, Some(f)), (Field::Rb, Some(du))]);
+        let rcp = sm50::Inst::new(Form::MUFU).with(Field::Op, 4);
+        s.put(rcp, &[(Field::Rd, Some(f)), (Field::Ra, Some(f))]);
+        s.iadd32i(None, f, f, 0x0fff_fffa);
+        let f2i = sm50::Inst::new(Form::F2I_R)
+            .with(Field::Dt, 2)
+            .with(Field::Ssz, 2)
+            .with(Field::Rnd, 3)
+            .with(Field::Ftz, 1);
+        s.put(f2i, &[(Field::Rd, Some(y)), (Field::Rb, Some(f))]);
+        // 3: e = -(y·d); y += mulhi(y, e).
+        s.mul_lo(t, y, du, None, u);
+        s.iadd(None, t, true, t, false, None);
+        s.mul_hi(y, y, t, Some(y), f, u, w);
+        // 4: q = mulhi(n, y); r = n - q·d = (-q)·d + n; two corrections.
+        s.mul_hi(q, y, nu, None, t, u, w);
+        s.iadd(None, t, true, q, false, None);
+        s.mul_lo(r, t, du, Some(nu), u);
+        for _ in 0..2 {
+            s.isetp(p, 6, false, r, Some(du));
+            s.iadd(Some(p), r, false, r, true, Some(du));
+            if is_div {
+                s.iadd32i(Some(p), q, q, 1);
+            }
+        }
+        if signed {
+            if is_div {
+                // Negative quotient when the signs differ.
+                let x = sm50::Inst::new(Form::LOP_R).with(Field::Op, 2);
+                s.put(
+                    x,
+                    &[
+                        (Field::Rd, Some(t)),
+                        (Field::Ra, Some(nin)),
+                        (Field::Rb, Some(din)),
+                    ],
+                );
+                s.isetp(p, 1, true, t, None);
+            } else {
+                // The remainder takes the dividend's sign.
+                s.isetp(p, 1, true, nin, None);
+            }
+            s.iadd(Some(p), o, true, o, false, None);
+        }
+        // 5: a zero divisor gives all ones.
+        s.isetp(p, 2, false, din, None);
+        let ones = sm50::Inst::new(Form::MOV32I).with(Field::Imm, 0xffff_ffff);
+        s.put(ones, &[(Field::Pg, Some(p)), (Field::Rd, Some(o))]);
+
+        self.push(s.i);
+        self.set_loc(
+            v,
+            Loc {
+                vreg: out,
+                offset: 0,
+            },
+        );
+        Ok(())
+    }
+
+    /// An operand of the division as a full 32-bit register: narrow values extended.
+    fn div_operand(&mut self, x: Value, signed: bool) -> Result<Loc, LowerError> {
+        let ty = self.ty(x);
+        let l = self.reg(x)?;
+        if ty.bits() >= 32 {
+            return Ok(l);
+        }
+        self.extend_narrow(l, ty, signed, None)
+    }
+}
