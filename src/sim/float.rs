@@ -1,5 +1,5 @@
 //! Floating-point instructions of the simulator: FADD/FMUL/FFMA (and the 32-bit immediate
-//! forms), FSETP, FMNMX, DADD/DMUL/DFMA/DSETP/DMNMX, I2F, F2I and F2F.
+//! forms), FSETP, FSET, FMNMX, DADD/DMUL/DFMA/DSETP/DSET/DMNMX, I2F, F2I and F2F.
 //!
 //! In: a decoded instruction and the warp state. Out: the destination registers/predicates
 //! of every executing lane, or [`SimError::Unsupported`] for a field combination not
@@ -173,6 +173,9 @@ impl Sim<'_> {
                 | DMNMX_R
                 | DMNMX_C
                 | DMNMX_I
+                | DSET_R
+                | DSET_C
+                | DSET_I
         );
         let (fmt, words, bits) = if wide {
             (FloatFmt::F64, 2, 64)
@@ -265,6 +268,27 @@ impl Sim<'_> {
                     let acc = w.p(pacc, l) != paccn;
                     w.set_p(pd0, l, bool_op(bop, r, acc));
                     w.set_p(pd1, l, bool_op(bop, !r, acc));
+                }
+            }
+            FSET_R | FSET_C | FSET_I | DSET_R | DSET_C | DSET_I => {
+                // A 32-bit result: 1.0f (.BF) or all ones where the test holds, else 0.
+                let cc = cond(f(i, Field::Cmp));
+                let bop = f(i, Field::Bop);
+                let (pacc, paccn) = (f(i, Field::Pacc), flag(i, Field::Paccn));
+                let t = if flag(i, Field::Bf) {
+                    0x3f80_0000
+                } else {
+                    u32::MAX
+                };
+                for l in lanes(exec) {
+                    let a = modify(w.rw(ra, words, l), bits, aa, na);
+                    let bv = modify(w.fval(b, words, l), bits, ab, nb);
+                    let r = match cc {
+                        Ok(cc) => cc.holds(fl::compare(fmt, a, bv, ftz)),
+                        Err(k) => k,
+                    };
+                    let acc = w.p(pacc, l) != paccn;
+                    w.set_r(rd, l, if bool_op(bop, r, acc) { t } else { 0 });
                 }
             }
             _ => return Err(unsupported(addr, i, "this float instruction")),

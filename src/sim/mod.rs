@@ -151,7 +151,7 @@
 //!   below). Code without `SSY`/`SYNC` around a divergent branch before a barrier fails here.
 //! * `NOP`, `DEPBAR`, `MEMBAR`: nothing (a functional model has no pending operations).
 //! * Floating point (`float.rs`): `FADD`, `FMUL`, `FFMA` (and `FADD32I`/`FMUL32I`), `FSETP`,
-//!   `FMNMX`, `DADD`, `DMUL`, `DFMA`, `DSETP`, `DMNMX`, `I2F`, `F2I` and `F2F` at every size,
+//!   `FSET`, `FMNMX`, `DADD`, `DMUL`, `DFMA`, `DSETP`, `DSET`, `DMNMX`, `I2F`, `F2I` and `F2F` at every size,
 //!   with every rounding mode, .FTZ, .SAT and operand negation/absolute value, computed by
 //!   the exact IEEE core of `ir::float` (the reference the IR interpreter uses): NaN results
 //!   are canonical, `F2I` saturates (NaN gives 0), `FMNMX`/`DMNMX` give the minimum when the
@@ -182,7 +182,7 @@
 //!
 //! Not modelled (Unsupported with the address): IMAD (recognised by opcode, since the
 //! instruction set description had no form for it when the simulator was written),
-//! FSET, PSET, CAL/RET/BRX, and the modifiers listed above.
+//! PSET, CAL/RET/BRX, and the modifiers listed above.
 
 mod cubin;
 mod exec;

@@ -8,9 +8,10 @@
 //! Choices, where PTX leaves room:
 //!
 //! * An arithmetic instruction without a rounding modifier rounds to nearest (`rn`).
-//! * `mad.f32` without a rounding modifier is fused (one rounding), like `fma.rn.f32`: PTX
-//!   defines `mad.f32` on sm_20 and later as "computed to infinite precision, then rounded",
-//!   and ptxas emits FFMA for it.
+//! * `mad.rn.f32` etc. are fused (one rounding), like `fma`: PTX defines `mad.f32` on sm_20
+//!   and later as "computed to infinite precision, then rounded", and ptxas emits FFMA.
+//!   ptxas 11.8 refuses `mad.f32` *without* a rounding modifier for sm_50 ("Rounding
+//!   modifier required"); leafold accepts it and reads it as `mad.rn.f32`.
 //! * `.ftz` is honoured on `.f32` only (PTX allows it nowhere else); `.sat` on f32 and f64.
 //! * `neg`/`abs` are float operations (not sign-bit flips) because they are lowered to
 //!   FADD/DADD with operand modifiers, which canonicalise a NaN.
