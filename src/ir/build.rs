@@ -68,6 +68,8 @@
 //! generic address; a variable's own-space address is `i32` except for `.global` variables in a
 //! 64-bit module.
 
+mod bits;
+
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
@@ -76,7 +78,8 @@ use smallvec::SmallVec;
 
 use super::{
     BinaryOp, Block, BlockCall, CvtaDir, Dim, Function, FunctionBuilder, GlobalVar, Inst, InstData,
-    InstNode, IntCC, Module, Space, SpecialReg, Type, UnaryOp, Value, ValueData, ValueDef, VarData,
+    InstNode, IntCC, LaneMask, Module, Space, SpecialReg, Type, UnaryOp, Value, ValueData,
+    ValueDef, VarData,
 };
 use crate::error::{Diagnostic, SourceFile, Span};
 use crate::ptx::ast;
@@ -1372,6 +1375,15 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             Opcode::Ld | Opcode::Ldu => return self.load(ins),
             Opcode::St => return self.store(ins),
             Opcode::Bar | Opcode::Barrier => return self.barrier(ins),
+            Opcode::Clz
+            | Opcode::Popc
+            | Opcode::Brev
+            | Opcode::Bfind
+            | Opcode::Bfe
+            | Opcode::Bfi
+            | Opcode::Prmt
+            | Opcode::Shf
+            | Opcode::Sad => return self.bit_instr(ins),
             Opcode::Tex
             | Opcode::Tld4
             | Opcode::Txq
@@ -2487,6 +2499,11 @@ fn map_values(data: &InstData, mut f: impl FnMut(Value) -> Value) -> InstData {
         // Block arguments were already rebuilt by the caller.
         InstData::Jump { .. } => {}
         InstData::Brif { cond, .. } => *cond = f(*cond),
+        InstData::Bits { args, .. } => {
+            for v in args.iter_mut() {
+                *v = f(*v);
+            }
+        }
     }
     d
 }
@@ -2507,6 +2524,13 @@ fn special(name: &str, comp: Option<ast::Component>) -> Option<SpecialReg> {
         "%warpid" if comp.is_none() => SpecialReg::WarpId,
         "%nwarpid" if comp.is_none() => SpecialReg::NWarpId,
         "%gridid" if comp.is_none() => SpecialReg::GridId,
+        "%clock" if comp.is_none() => SpecialReg::Clock,
+        "%clock64" if comp.is_none() => SpecialReg::Clock64,
+        "%lanemask_eq" if comp.is_none() => SpecialReg::LaneMask(LaneMask::Eq),
+        "%lanemask_lt" if comp.is_none() => SpecialReg::LaneMask(LaneMask::Lt),
+        "%lanemask_le" if comp.is_none() => SpecialReg::LaneMask(LaneMask::Le),
+        "%lanemask_gt" if comp.is_none() => SpecialReg::LaneMask(LaneMask::Gt),
+        "%lanemask_ge" if comp.is_none() => SpecialReg::LaneMask(LaneMask::Ge),
         _ => return None,
     })
 }

@@ -153,6 +153,17 @@ impl<'f> FunctionBuilder<'f> {
         self.binary(BinaryOp::Shl, a, count)
     }
 
+    /// A bit-field operation ([`super::BitOp`]) on `i32` operands; the result is `i32`.
+    pub fn bits(&mut self, op: super::BitOp, args: &[Value]) -> Value {
+        self.push1(
+            InstData::Bits {
+                op,
+                args: args.iter().copied().collect(),
+            },
+            Type::I32,
+        )
+    }
+
     pub fn mul_wide(&mut self, signed: bool, a: Value, b: Value) -> Value {
         let ty = self.ty(a);
         // An operand with no wider type gets its own type back; the verifier rejects it.

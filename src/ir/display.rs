@@ -65,6 +65,9 @@ impl Display for SpecialReg {
             SpecialReg::WarpId => f.write_str("%warpid"),
             SpecialReg::NWarpId => f.write_str("%nwarpid"),
             SpecialReg::GridId => f.write_str("%gridid"),
+            SpecialReg::LaneMask(m) => write!(f, "%lanemask_{}", m.name()),
+            SpecialReg::Clock => f.write_str("%clock"),
+            SpecialReg::Clock64 => f.write_str("%clock64"),
         }
     }
 }
@@ -269,6 +272,13 @@ pub(crate) fn write_inst(
         } => write!(f, "brif {cond}, {}, {}", Call(then_dest), Call(else_dest)),
         InstData::Return => write!(f, "ret"),
         InstData::Barrier => write!(f, "barrier"),
+        InstData::Bits { op, args } => {
+            write!(f, "{}", op.name())?;
+            for (k, a) in args.iter().enumerate() {
+                write!(f, "{} {a}", if k == 0 { "" } else { "," })?;
+            }
+            Ok(())
+        }
     }
 }
 

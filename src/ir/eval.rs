@@ -671,6 +671,10 @@ impl Thread {
                 self.pos += 1;
                 return Ok(Status::AtBarrier);
             }
+            InstData::Bits { op, args } => {
+                let vals: Vec<u64> = args.iter().map(|&a| self.get(a)).collect();
+                out = Some(op.eval(&vals));
+            }
         }
         if let (Some(r), Some(x)) = (result, out) {
             self.set(r, x, ty_of(r));
@@ -702,6 +706,8 @@ impl Thread {
             SpecialReg::WarpId => self.linear / 32,
             SpecialReg::NWarpId => per_cta.div_ceil(32),
             SpecialReg::GridId => return l.gridid,
+            SpecialReg::LaneMask(m) => m.mask(self.linear % 32),
+            SpecialReg::Clock | SpecialReg::Clock64 => 0,
         })
     }
 }

@@ -51,6 +51,8 @@
 //!   windows of seed 6.4.1.1; see [`eval`] for the window model.
 //! * `jump`, `brif` (on a `pred`), `ret`: terminators, with block arguments.
 //! * `barrier`: PTX `bar.sync 0` without a thread count (a CTA-wide barrier).
+//! * `clz`, `popc`, `brev`, `bfind`, `bfe`, `bfi`, `prmt` on `i32` ([`bits`], [`BitOp`]).
+//! * `%lanemask_{eq,lt,le,gt,ge}`: the lane's bit, the bits below it, etc. (`i32`).
 //!
 //! # How PTX maps onto it (for `ir::build`)
 //!
@@ -91,12 +93,14 @@
 //! Floating point, atomics, named/counted barriers and calls are not here yet; they are new [`InstData`]
 //! variants (and new `Opcode` spellings) and nothing else in the shape has to change.
 
+pub mod bits;
 pub mod build;
 mod builder;
 mod display;
 pub mod eval;
 mod verify;
 
+pub use bits::BitOp;
 pub use build::build;
 pub use builder::FunctionBuilder;
 pub use verify::{verify, verify_in_module, verify_module, VerifierError};
@@ -238,13 +242,53 @@ pub enum SpecialReg {
     NWarpId,
     /// `%gridid`, 64-bit.
     GridId,
+    /// `%lanemask_eq` .. `%lanemask_ge`: bit masks of lanes relative to `%laneid`.
+    LaneMask(LaneMask),
+    /// `%clock` (i32) and `%clock64` (i64): cycle counters. `ir::eval` cannot know cycles and
+    /// reads 0; no test may compare their values.
+    Clock,
+    Clock64,
+}
+
+/// Which `%lanemask_*` register: the lanes equal to, below, ... the reading lane.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
+pub enum LaneMask {
+    Eq,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+impl LaneMask {
+    pub fn name(self) -> &'static str {
+        match self {
+            LaneMask::Eq => "eq",
+            LaneMask::Lt => "lt",
+            LaneMask::Le => "le",
+            LaneMask::Gt => "gt",
+            LaneMask::Ge => "ge",
+        }
+    }
+
+    /// The mask for lane `lane` (0..31).
+    pub fn mask(self, lane: u32) -> u32 {
+        let bit = 1u32 << (lane & 31);
+        match self {
+            LaneMask::Eq => bit,
+            LaneMask::Lt => bit - 1,
+            LaneMask::Le => bit | (bit - 1),
+            LaneMask::Gt => !(bit | (bit - 1)),
+            LaneMask::Ge => !(bit - 1),
+        }
+    }
 }
 
 impl SpecialReg {
     /// The type PTX gives the register (`.u32` except `%gridid`, `.u64`).
     pub fn ty(self) -> Type {
         match self {
-            SpecialReg::GridId => Type::I64,
+            SpecialReg::GridId | SpecialReg::Clock64 => Type::I64,
             _ => Type::I32,
         }
     }
@@ -419,6 +463,11 @@ pub enum InstData {
     /// `bar.sync` / `barrier.sync` with no thread count: wait until every thread of the CTA
     /// that has not exited has arrived here (exited threads count as arrived).
     Barrier,
+    /// A bit-field operation on `i32` operands with an `i32` result ([`bits`]).
+    Bits {
+        op: BitOp,
+        args: SmallVec<[Value; 4]>,
+    },
 }
 
 impl InstData {
@@ -465,6 +514,7 @@ impl InstData {
                 out.extend_from_slice(&then_dest.args);
                 out.extend_from_slice(&else_dest.args);
             }
+            InstData::Bits { args, .. } => out.extend_from_slice(args),
         }
         out
     }

@@ -446,6 +446,22 @@ impl Verifier<'_> {
             InstData::Jump { .. } | InstData::Return | InstData::Barrier => {
                 expect_results(&[], &mut problems)
             }
+            InstData::Bits { op, args } => {
+                if args.len() != op.arity() {
+                    problems.push(format!(
+                        "{}: takes {} operands, got {}",
+                        op.name(),
+                        op.arity(),
+                        args.len()
+                    ));
+                }
+                for &a in args {
+                    if t(a) != Type::I32 {
+                        problems.push(format!("{}: operands must be i32, got {}", op.name(), t(a)));
+                    }
+                }
+                expect_results(&[Type::I32], &mut problems);
+            }
         }
         for message in problems {
             self.errors.push(VerifierError::Type { inst, message });

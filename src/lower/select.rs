@@ -24,9 +24,13 @@
 //! them (add, sub, mul, shl, logic, trunc, stores) use the register as is; those that do
 //! (compares, right shifts, min/max, extensions) normalize first (`BFE`, `LOP32I.AND`).
 //!
+//! Multiplication by anything but a power of two (`mulhi`, `mulwide`, 64- and 16-bit `mul`)
+//! is in the child module `mul`: ptxas's `XMAD` sequences. Bit-field operations and the clock
+//! registers are in `bits`.
+//!
 //! # Not supported (a [`LowerError::Unsupported`] naming the instruction)
 //!
-//! `mulhi`, `mulwide` and 64-bit `mul` by anything but a power of two, 64-bit shifts by a
+//! 64-bit shifts by a
 //! non-constant, 64-bit min/max, predicate `select`, the address of a `.global` variable (it
 //! needs a relocation the cubin writer does not offer yet), `cvta` of the const space, and
 //! floating-point arithmetic (float values can be loaded, stored, moved and selected). The IR
@@ -40,6 +44,9 @@
 //! `.shared` → `LDS.U`/`STS`, `.const` → `LDC` from bank 3, `.local` → `LDL`/`STL` at
 //! `[R1 + offset]` (a local address is an offset from the stack pointer; the frame holds the
 //! variables first and the spill slots after them), `.param` → `c[0x0][0x140 + offset]`.
+
+mod bits;
+mod mul;
 
 use std::collections::{HashMap, HashSet};
 
@@ -640,6 +647,7 @@ impl<'a> Lowerer<'a> {
                 self.push(i);
                 Ok(())
             }
+            InstData::Bits { op, args } => self.lower_bits(results[0], op, &args),
         }
     }
 
@@ -712,6 +720,10 @@ impl<'a> Lowerer<'a> {
             SpecialReg::Ctaid(d) => 0x25 + d.index() as u64,
             SpecialReg::LaneId => 0x00,
             SpecialReg::WarpId => 0x03,
+            // SR_EQMASK .. SR_GEMASK
+            SpecialReg::LaneMask(m) => 0x38 + m as u64,
+            SpecialReg::Clock => return self.lower_clock(v, false),
+            SpecialReg::Clock64 => return self.lower_clock(v, true),
             _ => return self.materialize(v),
         };
         let d = self.new_vreg(RegKind::B32);
@@ -797,12 +809,12 @@ impl<'a> Lowerer<'a> {
                     let x = if c == args[1] { args[0] } else { args[1] };
                     return self.shift_const(v, x, BinaryOp::Shl, k.trailing_zeros() as i64);
                 }
-                if wide {
-                    return Err(self.unsupported("64-bit mul by a non-power-of-two"));
+                if ty != Type::I32 {
+                    return self.lower_mul_general(v, args);
                 }
                 self.lower_mul32(v, args)
             }
-            BinaryOp::MulHiS | BinaryOp::MulHiU => Err(self.unsupported("mulhi (mul.hi)")),
+            BinaryOp::MulHiS | BinaryOp::MulHiU => self.lower_mulhi(v, op, args),
             BinaryOp::Shl | BinaryOp::ShrU | BinaryOp::ShrS => {
                 if let Class::Imm(k) = self.class(args[1]) {
                     return self.shift_const(v, args[0], op, k & 0xffff_ffff);
@@ -1212,7 +1224,7 @@ impl<'a> Lowerer<'a> {
         Ok(())
     }
 
-    /// `mulwide` by a power of two is an extension and a shift; anything else is unsupported.
+    /// `mulwide` by a power of two is an extension and a shift; anything else goes to `mul.rs`.
     fn lower_mulwide(
         &mut self,
         v: Value,
@@ -1229,12 +1241,9 @@ impl<'a> Lowerer<'a> {
                 }
                 _ => None,
             });
-        let Some((x, k)) = k else {
-            return Err(self.unsupported("mulwide by a non-power-of-two"));
+        let Some((x, k)) = k.filter(|_| self.ty(v) == Type::I64) else {
+            return self.lower_mulwide_general(v, signed, args);
         };
-        if self.ty(v) != Type::I64 {
-            return Err(self.unsupported("16-bit mulwide"));
-        }
         let a = self.reg(x)?;
         let d = self.new_vreg(RegKind::B64);
         let mut i = Sm50Inst::new(Role::Plain);
