@@ -81,13 +81,14 @@ fn compile_checked(test: &str, src: &str) -> leafold::driver::Output {
     out
 }
 
-/// A launch of one CTA of 64 threads over random input (seeded).
-fn launch(seed: u64) -> Launch {
+/// A launch of `ctas` CTAs of 64 threads over random input (seeded); every CTA reads the same
+/// input. `out` has the per-thread slots and 256 more bytes for counters.
+fn launch(seed: u64, ctas: u32) -> Launch {
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ (seed + 1).wrapping_mul(0x1234_5678_9abc));
     let input: Vec<u8> = (0..THREADS * 8)
         .flat_map(|_| rng.word().to_le_bytes())
         .collect();
-    let mut launch = Launch::new([1, 1, 1], [THREADS, 1, 1]);
+    let mut launch = Launch::new([ctas, 1, 1], [THREADS, 1, 1]);
     launch.params = IN
         .to_le_bytes()
         .into_iter()
@@ -100,7 +101,7 @@ fn launch(seed: u64) -> Launch {
         },
         GlobalRegion {
             base: OUT,
-            bytes: vec![0; 32 * THREADS as usize],
+            bytes: vec![0; 32 * THREADS as usize + 256],
         },
     ];
     launch
@@ -109,6 +110,11 @@ fn launch(seed: u64) -> Launch {
 /// Compile `tests/data/intops/NAME.ptx`, snapshot its IR and SASS, and compare eval and sim
 /// over `launches` random launches. Returns the SASS listing for further assertions.
 fn differential(name: &str, launches: u64) -> String {
+    differential_grid(name, launches, 1)
+}
+
+/// [`differential`] over `ctas` CTAs.
+fn differential_grid(name: &str, launches: u64, ctas: u32) -> String {
     let src = kernel(name);
     let out = compile_checked(name, &src);
     let file = SourceFile::new("t.ptx", &src);
@@ -116,7 +122,7 @@ fn differential(name: &str, launches: u64) -> String {
     let module = leafold::ir::build(&ast, &file).unwrap();
     insta::assert_snapshot!(name, format!("{module}\n---- SASS\n{}", out.sass));
     for seed in 0..launches {
-        let launch = launch(seed);
+        let launch = launch(seed, ctas);
         let reference = eval::run(&module, "k", &launch).expect("ir::eval runs");
         let ours = sim::run_cubin(&out.cubin, "k", &launch)
             .unwrap_or_else(|e| panic!("sim: {e}\n{}", out.sass));
@@ -209,10 +215,61 @@ fn clocks_compile_and_run() {
 ";
     let out = compile_checked("clocks", &src);
     assert!(count(&out.sass, "CS2R") >= 5, "{}", out.sass);
-    let ours = sim::run_cubin(&out.cubin, "k", &launch(0)).expect("sim runs");
+    let ours = sim::run_cubin(&out.cubin, "k", &launch(0, 1)).expect("sim runs");
     let region = ours.region(OUT).unwrap();
     for t in 0..THREADS as usize {
         let d = u64::from_le_bytes(region[32 * t..32 * t + 8].try_into().unwrap());
         assert!(d < 1 << 40, "thread {t}: clock went backwards ({d:#x})");
     }
+}
+
+/// 32-bit atomics over two CTAs: ATOM with results on per-thread slots, RED for unread
+/// results on shared counters, ATOMS on a .shared counter.
+#[test]
+fn atomics() {
+    let sass = differential_grid("atomics", 4, 2);
+    for m in [
+        "ATOM.E.ADD",
+        "ATOM.E.CAS",
+        "RED.E.ADD",
+        "RED.E.MAX.S32",
+        "RED.E.INC",
+        "ATOMS.ADD",
+    ] {
+        assert!(count(&sass, m) > 0, "{m} in\n{sass}");
+    }
+}
+
+/// 64-bit atomics (register pairs and the CAS quad) over two CTAs.
+#[test]
+fn atomics64() {
+    let sass = differential_grid("atomics64", 4, 2);
+    for m in [
+        "ATOM.E.ADD.U64",
+        "ATOM.E.CAS.64",
+        "RED.E.MIN.S64",
+        "ATOMS.ADD.U64",
+    ] {
+        assert!(count(&sass, m) > 0, "{m} in\n{sass}");
+    }
+}
+
+/// A generic-space atomic is refused with a diagnostic naming it, not compiled wrongly.
+#[test]
+fn generic_atomic_is_a_diagnostic() {
+    let src = kernel("bits")
+        .split("    clz.b32")
+        .next()
+        .unwrap()
+        .to_string()
+        + "    atom.add.u32 %r4, [%rd15], 1;\n    st.global.u32 [%rd15+4], %r4;\n    ret;\n}\n";
+    let opts = Options {
+        file_name: "generic.ptx".into(),
+        ..Options::default()
+    };
+    let Err(err) = compile(&src, &opts) else {
+        panic!("a generic atomic must be refused")
+    };
+    let text = leafold::error::render_all(&err.0);
+    assert!(text.contains("generic"), "{text}");
 }

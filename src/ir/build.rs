@@ -68,6 +68,7 @@
 //! generic address; a variable's own-space address is `i32` except for `.global` variables in a
 //! 64-bit module.
 
+mod atomics;
 mod bits;
 
 use std::collections::{HashMap, HashSet};
@@ -1316,7 +1317,13 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             _ => {
                 let side_effect = matches!(
                     ins.opcode,
-                    Opcode::Ld | Opcode::Ldu | Opcode::St | Opcode::Bar | Opcode::Barrier
+                    Opcode::Ld
+                        | Opcode::Ldu
+                        | Opcode::St
+                        | Opcode::Bar
+                        | Opcode::Barrier
+                        | Opcode::Atom
+                        | Opcode::Red
                 );
                 match guard {
                     None => self.body_instr(ins),
@@ -1392,7 +1399,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             | Opcode::Sured
             | Opcode::Suq
             | Opcode::Istypep => "leafold does not lower textures or surfaces",
-            Opcode::Atom | Opcode::Red => "atomics are not in the IR yet",
+            Opcode::Atom | Opcode::Red => return self.atomic(ins),
             Opcode::Call => "calls are not lowered yet",
             Opcode::Fma
             | Opcode::Rcp
@@ -2500,6 +2507,12 @@ fn map_values(data: &InstData, mut f: impl FnMut(Value) -> Value) -> InstData {
         InstData::Jump { .. } => {}
         InstData::Brif { cond, .. } => *cond = f(*cond),
         InstData::Bits { args, .. } => {
+            for v in args.iter_mut() {
+                *v = f(*v);
+            }
+        }
+        InstData::Atomic { addr, args, .. } => {
+            *addr = f(*addr);
             for v in args.iter_mut() {
                 *v = f(*v);
             }

@@ -153,6 +153,29 @@ impl<'f> FunctionBuilder<'f> {
         self.binary(BinaryOp::Shl, a, count)
     }
 
+    /// An atomic read-modify-write ([`super::atomic`]); the result is the old value.
+    pub fn atomic(
+        &mut self,
+        op: super::AtomOp,
+        space: Space,
+        ty: Type,
+        addr: Value,
+        offset: i32,
+        args: &[Value],
+    ) -> Value {
+        self.push1(
+            InstData::Atomic {
+                op,
+                space,
+                ty,
+                addr,
+                offset,
+                args: args.iter().copied().collect(),
+            },
+            ty,
+        )
+    }
+
     /// A bit-field operation ([`super::BitOp`]) on `i32` operands; the result is `i32`.
     pub fn bits(&mut self, op: super::BitOp, args: &[Value]) -> Value {
         self.push1(

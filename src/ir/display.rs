@@ -272,6 +272,24 @@ pub(crate) fn write_inst(
         } => write!(f, "brif {cond}, {}, {}", Call(then_dest), Call(else_dest)),
         InstData::Return => write!(f, "ret"),
         InstData::Barrier => write!(f, "barrier"),
+        InstData::Atomic {
+            op,
+            space,
+            ty,
+            addr,
+            offset,
+            args,
+        } => {
+            write!(f, "atom.{}.{}.{ty} [{addr}", space.name(), op.name())?;
+            if *offset != 0 {
+                write!(f, "{offset:+}")?;
+            }
+            write!(f, "]")?;
+            for a in args {
+                write!(f, ", {a}")?;
+            }
+            Ok(())
+        }
         InstData::Bits { op, args } => {
             write!(f, "{}", op.name())?;
             for (k, a) in args.iter().enumerate() {

@@ -675,6 +675,24 @@ impl Thread {
                 let vals: Vec<u64> = args.iter().map(|&a| self.get(a)).collect();
                 out = Some(op.eval(&vals));
             }
+            InstData::Atomic {
+                op,
+                space,
+                ty,
+                addr,
+                offset,
+                args,
+            } => {
+                // One whole read-modify-write, in this thread's turn (see `ir::atomic`).
+                let size = ty.bytes().unwrap_or(4);
+                let ea = effective_address(*space, self.get(*addr), *offset);
+                let (sp, a) = resolve(inst, *space, ea, size)?;
+                let old = tm.read(inst, sp, a, size)?;
+                let b = args.first().map_or(0, |&v| self.get(v));
+                let c = args.get(1).map_or(0, |&v| self.get(v));
+                tm.write(inst, sp, a, size, op.apply(ty.bits(), old, b, c))?;
+                out = Some(old);
+            }
         }
         if let (Some(r), Some(x)) = (result, out) {
             self.set(r, x, ty_of(r));

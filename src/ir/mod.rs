@@ -53,6 +53,8 @@
 //! * `barrier`: PTX `bar.sync 0` without a thread count (a CTA-wide barrier).
 //! * `clz`, `popc`, `brev`, `bfind`, `bfe`, `bfi`, `prmt` on `i32` ([`bits`], [`BitOp`]).
 //! * `%lanemask_{eq,lt,le,gt,ge}`: the lane's bit, the bits below it, etc. (`i32`).
+//! * `atom.<space>.<op>.<ty> [a + off], b (, c)`: atomic read-modify-write ([`atomic`]),
+//!   whose result is the old value; PTX `red` is the same with the result unused.
 //!
 //! # How PTX maps onto it (for `ir::build`)
 //!
@@ -90,9 +92,10 @@
 //! match the target's parameters in number and type; every block ends with exactly one
 //! terminator and has none before it; the entry block has no parameters.
 //!
-//! Floating point, atomics, named/counted barriers and calls are not here yet; they are new [`InstData`]
+//! Floating point, named/counted barriers and calls are not here yet; they are new [`InstData`]
 //! variants (and new `Opcode` spellings) and nothing else in the shape has to change.
 
+pub mod atomic;
 pub mod bits;
 pub mod build;
 mod builder;
@@ -100,6 +103,7 @@ mod display;
 pub mod eval;
 mod verify;
 
+pub use atomic::AtomOp;
 pub use bits::BitOp;
 pub use build::build;
 pub use builder::FunctionBuilder;
@@ -468,6 +472,16 @@ pub enum InstData {
         op: BitOp,
         args: SmallVec<[Value; 4]>,
     },
+    /// `atom`/`red` ([`atomic`]): `[addr + offset]` in `space` (global, shared, generic)
+    /// becomes `op(old, args..)`; the one result, of type `ty` (i32 or i64), is `old`.
+    Atomic {
+        op: AtomOp,
+        space: Space,
+        ty: Type,
+        addr: Value,
+        offset: i32,
+        args: SmallVec<[Value; 2]>,
+    },
 }
 
 impl InstData {
@@ -515,6 +529,10 @@ impl InstData {
                 out.extend_from_slice(&else_dest.args);
             }
             InstData::Bits { args, .. } => out.extend_from_slice(args),
+            InstData::Atomic { addr, args, .. } => {
+                out.push(*addr);
+                out.extend_from_slice(args);
+            }
         }
         out
     }

@@ -4,9 +4,9 @@
 //!
 //! # Demand
 //!
-//! Roots are the instructions with effects: loads, stores, barriers and terminators. Every
-//! other instruction is lowered only if one of its results is *demanded in a register* by an
-//! instruction that is itself lowered. To know what an instruction demands, it is lowered once
+//! Roots are the instructions with effects: loads, stores, atomics, barriers and terminators.
+//! Every other instruction is lowered only if one of its results is *demanded in a register*
+//! by an instruction that is itself lowered. To know what an instruction demands, it is lowered once
 //! in *planning* mode: the same code runs, but it records the values it asks for
 //! ([`Lowerer::reg`]) instead of emitting anything. Emission then runs the same code again.
 //! So what is demanded and what is emitted cannot disagree. A value used only inside an address
@@ -26,7 +26,7 @@
 //!
 //! Multiplication by anything but a power of two (`mulhi`, `mulwide`, 64- and 16-bit `mul`)
 //! is in the child module `mul`: ptxas's `XMAD` sequences. Bit-field operations and the clock
-//! registers are in `bits`.
+//! registers are in `bits`; atomics (`ATOM`, `RED`, `ATOMS`) in `atomic`.
 //!
 //! # Not supported (a [`LowerError::Unsupported`] naming the instruction)
 //!
@@ -45,6 +45,7 @@
 //! `[R1 + offset]` (a local address is an offset from the stack pointer; the frame holds the
 //! variables first and the spill slots after them), `.param` → `c[0x0][0x140 + offset]`.
 
+mod atomic;
 mod bits;
 mod mul;
 
@@ -143,7 +144,10 @@ fn non_address_uses(f: &Function) -> HashSet<Value> {
     let mut used = HashSet::new();
     // Direct uses outside addresses and address arithmetic.
     for node in f.insts.values() {
-        let skip_first = matches!(node.data, InstData::Load { .. } | InstData::Store { .. });
+        let skip_first = matches!(
+            node.data,
+            InstData::Load { .. } | InstData::Store { .. } | InstData::Atomic { .. }
+        );
         if foldable(&node.data) {
             continue;
         }
@@ -318,7 +322,10 @@ impl<'a> Lowerer<'a> {
                 let root = d.is_terminator()
                     || matches!(
                         d,
-                        InstData::Load { .. } | InstData::Store { .. } | InstData::Barrier
+                        InstData::Load { .. }
+                            | InstData::Store { .. }
+                            | InstData::Barrier
+                            | InstData::Atomic { .. }
                     );
                 if root && needed.insert(i) {
                     work.push(i);
@@ -648,6 +655,14 @@ impl<'a> Lowerer<'a> {
                 Ok(())
             }
             InstData::Bits { op, args } => self.lower_bits(results[0], op, &args),
+            InstData::Atomic {
+                op,
+                space,
+                ty,
+                addr,
+                offset,
+                args,
+            } => self.lower_atomic(results[0], op, space, ty, addr, offset, &args),
         }
     }
 
