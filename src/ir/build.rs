@@ -1905,8 +1905,9 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
     /// (sign-extended from bit 23 for `.s32`), plus `c` for `mad24`.
     fn mul24(&mut self, ins: &Instruction) -> Option<()> {
         let (ty, signed) = self.int_type(ins)?;
-        if ty != Type::I32 || !ins.has_flag("lo") || ins.has_flag("sat") {
-            return self.unsupported(ins, "only mul24.lo and mad24.lo on 32-bit integers");
+        let hi = ins.has_flag("hi");
+        if ty != Type::I32 || !(ins.has_flag("lo") || hi) || ins.has_flag("sat") {
+            return self.unsupported(ins, "only mul24/mad24 .lo and .hi on 32-bit integers");
         }
         let n = if ins.opcode == Opcode::Mad24 { 4 } else { 3 };
         let ops = self.ops(ins, n)?;
@@ -1923,7 +1924,15 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                 self.ins().binary(BinaryOp::And, x, mask)
             });
         }
-        let mut d = self.ins().mul(v[0]?, v[1]?);
+        let mut d = if hi {
+            // .hi: bits 16..47 of the 48-bit product of the 24-bit operands.
+            let w = self.ins().mul_wide(signed, v[0]?, v[1]?);
+            let k = self.iconst(Type::I32, 16);
+            let w = self.ins().binary(BinaryOp::ShrU, w, k);
+            self.ins().trunc(Type::I32, w)
+        } else {
+            self.ins().mul(v[0]?, v[1]?)
+        };
         if n == 4 {
             let c = self.read(&ops[3], ty, it)?;
             d = self.ins().add(d, c);
