@@ -273,3 +273,12 @@ fn generic_atomic_is_a_diagnostic() {
     let text = leafold::error::render_all(&err.0);
     assert!(text.contains("generic"), "{text}");
 }
+
+/// Warp votes over whole warps and a partial active mask (a divergent branch).
+#[test]
+fn vote() {
+    let sass = differential("vote", 8);
+    for m in ["VOTE.ALL", "VOTE.ANY", "VOTE.EQ"] {
+        assert!(count(&sass, m) > 0, "{m} in\n{sass}");
+    }
+}

@@ -70,6 +70,7 @@
 
 mod atomics;
 mod bits;
+mod warp;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -1324,6 +1325,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                         | Opcode::Barrier
                         | Opcode::Atom
                         | Opcode::Red
+                        | Opcode::Vote
                 );
                 match guard {
                     None => self.body_instr(ins),
@@ -1400,6 +1402,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             | Opcode::Suq
             | Opcode::Istypep => "leafold does not lower textures or surfaces",
             Opcode::Atom | Opcode::Red => return self.atomic(ins),
+            Opcode::Vote => return self.vote(ins),
             Opcode::Call => "calls are not lowered yet",
             Opcode::Fma
             | Opcode::Rcp
@@ -2493,7 +2496,8 @@ fn map_values(data: &InstData, mut f: impl FnMut(Value) -> Value) -> InstData {
         | InstData::Barrier => {}
         InstData::Unary { arg, .. }
         | InstData::Convert { arg, .. }
-        | InstData::Cvta { arg, .. } => *arg = f(*arg),
+        | InstData::Cvta { arg, .. }
+        | InstData::Vote { arg, .. } => *arg = f(*arg),
         InstData::Binary { args, .. }
         | InstData::MulWide { args, .. }
         | InstData::Icmp { args, .. } => {

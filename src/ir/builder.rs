@@ -176,6 +176,16 @@ impl<'f> FunctionBuilder<'f> {
         )
     }
 
+    /// A warp vote ([`super::warp`]) on a predicate.
+    pub fn vote(&mut self, mode: super::VoteMode, arg: Value) -> Value {
+        let ty = if mode == super::VoteMode::Ballot {
+            Type::I32
+        } else {
+            Type::Pred
+        };
+        self.push1(InstData::Vote { mode, arg }, ty)
+    }
+
     /// A bit-field operation ([`super::BitOp`]) on `i32` operands; the result is `i32`.
     pub fn bits(&mut self, op: super::BitOp, args: &[Value]) -> Value {
         self.push1(

@@ -290,6 +290,7 @@ pub(crate) fn write_inst(
             }
             Ok(())
         }
+        InstData::Vote { mode, arg } => write!(f, "vote.{} {arg}", mode.name()),
         InstData::Bits { op, args } => {
             write!(f, "{}", op.name())?;
             for (k, a) in args.iter().enumerate() {

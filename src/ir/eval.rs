@@ -51,7 +51,9 @@
 //! `barrier` makes `step` return `AtBarrier`; `run_cta` advances every thread until it is at
 //! the barrier or has exited before letting any continue, and threads that exited count as
 //! arrived (PTX leaves a barrier that not all threads reach undefined; this is the choice that
-//! cannot deadlock). Because threads run in a fixed order between barriers, a data race gives
+//! cannot deadlock). A warp vote (`ir::warp`) stops a thread in the same way, before it; the
+//! threads of a warp stopped at one vote take it together before any barrier opens.
+//! Because threads run in a fixed order between barriers, a data race gives
 //! one deterministic answer here, not an error: races are not detected. A step limit (total
 //! instructions of the launch) stops infinite loops.
 
@@ -422,6 +424,8 @@ enum Status {
     Running,
     /// Stopped just after a barrier, waiting for the rest of the CTA.
     AtBarrier,
+    /// Stopped *at* a warp vote, waiting for its warp (see `ir::warp`).
+    AtVote,
     Exited,
 }
 
@@ -485,6 +489,12 @@ fn run_cta(
         if status.iter().all(|&s| s == Status::Exited) {
             break;
         }
+        // Votes first: the lanes of a warp stopped at one vote take it together and run on;
+        // barriers open only once no thread is left at a vote.
+        if status.contains(&Status::AtVote) {
+            resolve_votes(ctx.func, &mut threads, &mut status);
+            continue;
+        }
         for s in &mut status {
             if *s == Status::AtBarrier {
                 *s = Status::Running;
@@ -492,6 +502,39 @@ fn run_cta(
         }
     }
     Ok((shared, locals))
+}
+
+/// Every group of threads of one warp stopped at the same vote takes it: each gets the
+/// result and moves past the vote.
+fn resolve_votes(func: &Function, threads: &mut [Thread], status: &mut [Status]) {
+    let mut groups: std::collections::BTreeMap<(u32, Inst), Vec<usize>> = Default::default();
+    for (k, t) in threads.iter().enumerate() {
+        if status[k] == Status::AtVote {
+            let inst = func.blocks[t.block].insts[t.pos];
+            groups.entry((t.linear / 32, inst)).or_default().push(k);
+        }
+    }
+    for ((_, inst), ks) in groups {
+        let node = &func.insts[inst];
+        let InstData::Vote { mode, arg } = node.data else {
+            continue;
+        };
+        let (mut active, mut ballot) = (0u32, 0u32);
+        for &k in &ks {
+            let bit = 1u32 << (threads[k].linear % 32);
+            active |= bit;
+            if threads[k].get(arg) != 0 {
+                ballot |= bit;
+            }
+        }
+        let r = mode.eval(ballot, active);
+        let res = node.results[0];
+        for &k in &ks {
+            threads[k].set(res, r, func.values[res].ty);
+            threads[k].pos += 1;
+            status[k] = Status::Running;
+        }
+    }
 }
 
 /// Sign-extend the low `bits` of `x`.
@@ -675,6 +718,8 @@ impl Thread {
                 let vals: Vec<u64> = args.iter().map(|&a| self.get(a)).collect();
                 out = Some(op.eval(&vals));
             }
+            // Stop here, unexecuted: `run_cta` resolves the vote for the whole warp.
+            InstData::Vote { .. } => return Ok(Status::AtVote),
             InstData::Atomic {
                 op,
                 space,

@@ -55,6 +55,7 @@
 //! * `%lanemask_{eq,lt,le,gt,ge}`: the lane's bit, the bits below it, etc. (`i32`).
 //! * `atom.<space>.<op>.<ty> [a + off], b (, c)`: atomic read-modify-write ([`atomic`]),
 //!   whose result is the old value; PTX `red` is the same with the result unused.
+//! * `vote.{all,any,uni,ballot} p`: a warp vote ([`warp`]).
 //!
 //! # How PTX maps onto it (for `ir::build`)
 //!
@@ -102,12 +103,14 @@ mod builder;
 mod display;
 pub mod eval;
 mod verify;
+pub mod warp;
 
 pub use atomic::AtomOp;
 pub use bits::BitOp;
 pub use build::build;
 pub use builder::FunctionBuilder;
 pub use verify::{verify, verify_in_module, verify_module, VerifierError};
+pub use warp::VoteMode;
 
 use cranelift_entity::{entity_impl, PrimaryMap};
 use smallvec::SmallVec;
@@ -482,6 +485,11 @@ pub enum InstData {
         offset: i32,
         args: SmallVec<[Value; 2]>,
     },
+    /// A warp vote ([`warp`]) on a predicate: a `pred` result, or the `i32` ballot.
+    Vote {
+        mode: VoteMode,
+        arg: Value,
+    },
 }
 
 impl InstData {
@@ -505,7 +513,8 @@ impl InstData {
             | InstData::Barrier => {}
             InstData::Unary { arg, .. }
             | InstData::Convert { arg, .. }
-            | InstData::Cvta { arg, .. } => out.push(*arg),
+            | InstData::Cvta { arg, .. }
+            | InstData::Vote { arg, .. } => out.push(*arg),
             InstData::Binary { args, .. }
             | InstData::MulWide { args, .. }
             | InstData::Icmp { args, .. } => out.extend_from_slice(args),

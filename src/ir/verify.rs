@@ -478,6 +478,17 @@ impl Verifier<'_> {
                 }
                 expect_results(&[*ty], &mut problems);
             }
+            InstData::Vote { mode, arg } => {
+                if t(*arg) != Type::Pred {
+                    problems.push(format!("vote: operand must be pred, got {}", t(*arg)));
+                }
+                let r = if *mode == crate::ir::VoteMode::Ballot {
+                    Type::I32
+                } else {
+                    Type::Pred
+                };
+                expect_results(&[r], &mut problems);
+            }
             InstData::Bits { op, args } => {
                 if args.len() != op.arity() {
                     problems.push(format!(

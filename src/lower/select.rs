@@ -26,7 +26,7 @@
 //!
 //! Multiplication by anything but a power of two (`mulhi`, `mulwide`, 64- and 16-bit `mul`)
 //! is in the child module `mul`: ptxas's `XMAD` sequences. Bit-field operations and the clock
-//! registers are in `bits`; atomics (`ATOM`, `RED`, `ATOMS`) in `atomic`.
+//! registers are in `bits`; atomics (`ATOM`, `RED`, `ATOMS`) in `atomic`; votes in `warp`.
 //!
 //! # Not supported (a [`LowerError::Unsupported`] naming the instruction)
 //!
@@ -48,6 +48,7 @@
 mod atomic;
 mod bits;
 mod mul;
+mod warp;
 
 use std::collections::{HashMap, HashSet};
 
@@ -663,6 +664,7 @@ impl<'a> Lowerer<'a> {
                 offset,
                 args,
             } => self.lower_atomic(results[0], op, space, ty, addr, offset, &args),
+            InstData::Vote { mode, arg } => self.lower_vote(results[0], mode, arg),
         }
     }
 
