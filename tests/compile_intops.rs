@@ -282,3 +282,12 @@ fn vote() {
         assert!(count(&sass, m) > 0, "{m} in\n{sass}");
     }
 }
+
+/// Warp shuffles in every mode and operand form, with the in-range predicate.
+#[test]
+fn shfl() {
+    let sass = differential("shfl", 8);
+    for m in ["SHFL.IDX", "SHFL.UP", "SHFL.DOWN", "SHFL.BFLY"] {
+        assert!(count(&sass, m) > 0, "{m} in\n{sass}");
+    }
+}

@@ -1326,6 +1326,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                         | Opcode::Atom
                         | Opcode::Red
                         | Opcode::Vote
+                        | Opcode::Shfl
                 );
                 match guard {
                     None => self.body_instr(ins),
@@ -1403,6 +1404,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             | Opcode::Istypep => "leafold does not lower textures or surfaces",
             Opcode::Atom | Opcode::Red => return self.atomic(ins),
             Opcode::Vote => return self.vote(ins),
+            Opcode::Shfl => return self.shfl(ins),
             Opcode::Call => "calls are not lowered yet",
             Opcode::Fma
             | Opcode::Rcp
@@ -2526,6 +2528,11 @@ fn map_values(data: &InstData, mut f: impl FnMut(Value) -> Value) -> InstData {
         }
         InstData::Atomic { addr, args, .. } => {
             *addr = f(*addr);
+            for v in args.iter_mut() {
+                *v = f(*v);
+            }
+        }
+        InstData::Shfl { args, .. } => {
             for v in args.iter_mut() {
                 *v = f(*v);
             }

@@ -186,6 +186,19 @@ impl<'f> FunctionBuilder<'f> {
         self.push1(InstData::Vote { mode, arg }, ty)
     }
 
+    /// A warp shuffle ([`super::warp`]): the value and the in-range predicate.
+    pub fn shfl(&mut self, mode: super::ShflMode, a: Value, b: Value, c: Value) -> (Value, Value) {
+        let inst = self.push(
+            InstData::Shfl {
+                mode,
+                args: [a, b, c],
+            },
+            &[Type::I32, Type::Pred],
+        );
+        let r = &self.func.insts[inst].results;
+        (r[0], r[1])
+    }
+
     /// A bit-field operation ([`super::BitOp`]) on `i32` operands; the result is `i32`.
     pub fn bits(&mut self, op: super::BitOp, args: &[Value]) -> Value {
         self.push1(

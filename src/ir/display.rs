@@ -291,6 +291,10 @@ pub(crate) fn write_inst(
             Ok(())
         }
         InstData::Vote { mode, arg } => write!(f, "vote.{} {arg}", mode.name()),
+        InstData::Shfl { mode, args } => {
+            let [a, b, c] = args;
+            write!(f, "shfl.{} {a}, {b}, {c}", mode.name())
+        }
         InstData::Bits { op, args } => {
             write!(f, "{}", op.name())?;
             for (k, a) in args.iter().enumerate() {

@@ -51,8 +51,8 @@
 //! `barrier` makes `step` return `AtBarrier`; `run_cta` advances every thread until it is at
 //! the barrier or has exited before letting any continue, and threads that exited count as
 //! arrived (PTX leaves a barrier that not all threads reach undefined; this is the choice that
-//! cannot deadlock). A warp vote (`ir::warp`) stops a thread in the same way, before it; the
-//! threads of a warp stopped at one vote take it together before any barrier opens.
+//! cannot deadlock). A warp vote or shuffle (`ir::warp`) stops a thread in the same way,
+//! before it; the threads of a warp stopped at one take it together before any barrier opens.
 //! Because threads run in a fixed order between barriers, a data race gives
 //! one deterministic answer here, not an error: races are not detected. A step limit (total
 //! instructions of the launch) stops infinite loops.
@@ -424,7 +424,7 @@ enum Status {
     Running,
     /// Stopped just after a barrier, waiting for the rest of the CTA.
     AtBarrier,
-    /// Stopped *at* a warp vote, waiting for its warp (see `ir::warp`).
+    /// Stopped *at* a warp vote or shuffle, waiting for its warp (see `ir::warp`).
     AtVote,
     Exited,
 }
@@ -516,6 +516,26 @@ fn resolve_votes(func: &Function, threads: &mut [Thread], status: &mut [Status])
     }
     for ((_, inst), ks) in groups {
         let node = &func.insts[inst];
+        if let InstData::Shfl { mode, args } = node.data {
+            // Read every source first, then write.
+            let by_lane = |lane: u32| ks.iter().copied().find(|&k| threads[k].linear % 32 == lane);
+            let mut out = Vec::new();
+            for &k in &ks {
+                let t = &threads[k];
+                let lane = t.linear % 32;
+                let (j, ok) = mode.source(lane, t.get(args[1]) as u32, t.get(args[2]) as u32);
+                let src = by_lane(j).unwrap_or(k);
+                out.push((k, threads[src].get(args[0]), ok));
+            }
+            let (rv, rp) = (node.results[0], node.results[1]);
+            for (k, x, ok) in out {
+                threads[k].set(rv, x, Type::I32);
+                threads[k].set(rp, u64::from(ok), Type::Pred);
+                threads[k].pos += 1;
+                status[k] = Status::Running;
+            }
+            continue;
+        }
         let InstData::Vote { mode, arg } = node.data else {
             continue;
         };
@@ -719,7 +739,7 @@ impl Thread {
                 out = Some(op.eval(&vals));
             }
             // Stop here, unexecuted: `run_cta` resolves the vote for the whole warp.
-            InstData::Vote { .. } => return Ok(Status::AtVote),
+            InstData::Vote { .. } | InstData::Shfl { .. } => return Ok(Status::AtVote),
             InstData::Atomic {
                 op,
                 space,

@@ -55,7 +55,8 @@
 //! * `%lanemask_{eq,lt,le,gt,ge}`: the lane's bit, the bits below it, etc. (`i32`).
 //! * `atom.<space>.<op>.<ty> [a + off], b (, c)`: atomic read-modify-write ([`atomic`]),
 //!   whose result is the old value; PTX `red` is the same with the result unused.
-//! * `vote.{all,any,uni,ballot} p`: a warp vote ([`warp`]).
+//! * `vote.{all,any,uni,ballot} p`: a warp vote; `v, p = shfl.{idx,up,down,bfly} a, b, c`: a
+//!   warp shuffle ([`warp`]).
 //!
 //! # How PTX maps onto it (for `ir::build`)
 //!
@@ -110,7 +111,7 @@ pub use bits::BitOp;
 pub use build::build;
 pub use builder::FunctionBuilder;
 pub use verify::{verify, verify_in_module, verify_module, VerifierError};
-pub use warp::VoteMode;
+pub use warp::{ShflMode, VoteMode};
 
 use cranelift_entity::{entity_impl, PrimaryMap};
 use smallvec::SmallVec;
@@ -490,6 +491,12 @@ pub enum InstData {
         mode: VoteMode,
         arg: Value,
     },
+    /// A warp shuffle ([`warp`]) of `args[0]` with lane operand `args[1]` and clamp/segment
+    /// operand `args[2]` (all i32); results: the value (i32) and the in-range predicate.
+    Shfl {
+        mode: ShflMode,
+        args: [Value; 3],
+    },
 }
 
 impl InstData {
@@ -542,6 +549,7 @@ impl InstData {
                 out.push(*addr);
                 out.extend_from_slice(args);
             }
+            InstData::Shfl { args, .. } => out.extend_from_slice(args),
         }
         out
     }

@@ -478,6 +478,14 @@ impl Verifier<'_> {
                 }
                 expect_results(&[*ty], &mut problems);
             }
+            InstData::Shfl { args, .. } => {
+                for &a in args {
+                    if t(a) != Type::I32 {
+                        problems.push(format!("shfl: operands must be i32, got {}", t(a)));
+                    }
+                }
+                expect_results(&[Type::I32, Type::Pred], &mut problems);
+            }
             InstData::Vote { mode, arg } => {
                 if t(*arg) != Type::Pred {
                     problems.push(format!("vote: operand must be pred, got {}", t(*arg)));

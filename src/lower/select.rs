@@ -26,7 +26,8 @@
 //!
 //! Multiplication by anything but a power of two (`mulhi`, `mulwide`, 64- and 16-bit `mul`)
 //! is in the child module `mul`: ptxas's `XMAD` sequences. Bit-field operations and the clock
-//! registers are in `bits`; atomics (`ATOM`, `RED`, `ATOMS`) in `atomic`; votes in `warp`.
+//! registers are in `bits`; atomics (`ATOM`, `RED`, `ATOMS`) in `atomic`; votes and
+//! shuffles in `warp`.
 //!
 //! # Not supported (a [`LowerError::Unsupported`] naming the instruction)
 //!
@@ -665,6 +666,7 @@ impl<'a> Lowerer<'a> {
                 args,
             } => self.lower_atomic(results[0], op, space, ty, addr, offset, &args),
             InstData::Vote { mode, arg } => self.lower_vote(results[0], mode, arg),
+            InstData::Shfl { mode, args } => self.lower_shfl(&results, mode, args),
         }
     }
 
