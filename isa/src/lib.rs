@@ -9,7 +9,8 @@
 //! The description language (see the header of `sm50.isa` for the full grammar):
 //! - `class NAME lat=fixed|var ver=TAG`: starts a family; the `field` and `print` lines that
 //!   follow are shared by the forms of the class.
-//! - `field NAME KIND BITS [def|use] [A|B|C] [w2|w4|wmem=F|wlog=F]`: a named bit field.
+//! - `field NAME KIND BITS [def|use] [A|B|C] [w2|w4|wmem=F|wlog=F|wflag=F|wtab=F:W/W/..]`:
+//!   a named bit field (`wtab`: register count looked up by field F's value).
 //! - `print MNEMONIC | OPERAND , OPERAND ...`: the nvdisasm text template.
 //! - `form SUFFIX OPC/MASK [B=reg|cbuf|imm20s|imm20u|f32i|f64i|imm32]`: one encoding form;
 //!   `OPC/MASK` are the fixed bits 48..63; `field`/`print` lines after it belong to it alone.
@@ -79,6 +80,8 @@ pub enum Width {
     TexHi(String),
     /// TEX: one register per bit set in a component-mask field.
     Popc(String),
+    /// Looked up by another field's value in a table (values past its end → 1).
+    Table(String, Vec<u8>),
 }
 
 impl FieldDef {
@@ -323,6 +326,16 @@ fn parse_field(s: &str) -> Result<FieldDef, String> {
             }
             _ if a.starts_with("wtexhi=") => f.width = Width::TexHi(a[7..].to_string()),
             _ if a.starts_with("wpopc=") => f.width = Width::Popc(a[6..].to_string()),
+            _ if a.starts_with("wtab=") => {
+                let (g, tab) = a[5..]
+                    .split_once(':')
+                    .ok_or_else(|| format!("wtab needs FIELD:W/W/..., got {a}"))?;
+                let tab = tab
+                    .split('/')
+                    .map(|w| w.parse::<u8>().map_err(|e| format!("{a}: {e}")))
+                    .collect::<Result<Vec<u8>, String>>()?;
+                f.width = Width::Table(g.to_string(), tab);
+            }
             _ => return Err(format!("field attribute {a}")),
         }
     }
@@ -896,6 +909,9 @@ pub fn generate_from(src: &str) -> String {
                 ),
                 Width::TexHi(m) => format!("if {} == 4 {{ 2 }} else {{ 1 }}", fv(f, m)),
                 Width::Popc(m) => format!("({} as u32).count_ones().max(1) as u8", fv(f, m)),
+                Width::Table(g, tab) => {
+                    format!("{tab:?}.get({} as usize).copied().unwrap_or(1u8)", fv(f, g))
+                }
             };
             match fd.kind {
                 Kind::Reg => {

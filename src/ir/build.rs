@@ -80,6 +80,9 @@
 mod approx;
 mod divide;
 mod float;
+mod atomics;
+mod bits;
+mod warp;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -91,7 +94,8 @@ use smallvec::SmallVec;
 
 use super::{
     BinaryOp, Block, BlockCall, CvtaDir, Dim, Function, FunctionBuilder, GlobalVar, Inst, InstData,
-    InstNode, IntCC, Module, Space, SpecialReg, Type, UnaryOp, Value, ValueData, ValueDef, VarData,
+    InstNode, IntCC, LaneMask, Module, Space, SpecialReg, Type, UnaryOp, Value, ValueData,
+    ValueDef, VarData,
 };
 use crate::error::{Diagnostic, SourceFile, Span};
 
@@ -1409,7 +1413,15 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             _ => {
                 let side_effect = matches!(
                     ins.opcode,
-                    Opcode::Ld | Opcode::Ldu | Opcode::St | Opcode::Bar | Opcode::Barrier
+                    Opcode::Ld
+                        | Opcode::Ldu
+                        | Opcode::St
+                        | Opcode::Bar
+                        | Opcode::Barrier
+                        | Opcode::Atom
+                        | Opcode::Red
+                        | Opcode::Vote
+                        | Opcode::Shfl
                 );
                 match guard {
                     None => self.body_instr(ins),
@@ -1480,6 +1492,15 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             | Opcode::Lg2
             | Opcode::Ex2 => return self.approx_fn(ins),
             Opcode::Tanh => "tanh requires sm_75 (MUFU.TANH); sm_5x has no such instruction",
+            Opcode::Clz
+            | Opcode::Popc
+            | Opcode::Brev
+            | Opcode::Bfind
+            | Opcode::Bfe
+            | Opcode::Bfi
+            | Opcode::Prmt
+            | Opcode::Shf
+            | Opcode::Sad => return self.bit_instr(ins),
             Opcode::Tex
             | Opcode::Tld4
             | Opcode::Txq
@@ -1488,7 +1509,9 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             | Opcode::Sured
             | Opcode::Suq
             | Opcode::Istypep => "leafold does not lower textures or surfaces",
-            Opcode::Atom | Opcode::Red => "atomics are not in the IR yet",
+            Opcode::Atom | Opcode::Red => return self.atomic(ins),
+            Opcode::Vote => return self.vote(ins),
+            Opcode::Shfl => return self.shfl(ins),
             Opcode::Call => "calls are not lowered yet",
             Opcode::Fma | Opcode::Testp | Opcode::Copysign => {
                 "floating-point arithmetic is not in the IR yet"
@@ -2007,8 +2030,9 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
     /// (sign-extended from bit 23 for `.s32`), plus `c` for `mad24`.
     fn mul24(&mut self, ins: &Instruction) -> Option<()> {
         let (ty, signed) = self.int_type(ins)?;
-        if ty != Type::I32 || !ins.has_flag("lo") || ins.has_flag("sat") {
-            return self.unsupported(ins, "only mul24.lo and mad24.lo on 32-bit integers");
+        let hi = ins.has_flag("hi");
+        if ty != Type::I32 || !(ins.has_flag("lo") || hi) || ins.has_flag("sat") {
+            return self.unsupported(ins, "only mul24/mad24 .lo and .hi on 32-bit integers");
         }
         let n = if ins.opcode == Opcode::Mad24 { 4 } else { 3 };
         let ops = self.ops(ins, n)?;
@@ -2025,7 +2049,15 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                 self.ins().binary(BinaryOp::And, x, mask)
             });
         }
-        let mut d = self.ins().mul(v[0]?, v[1]?);
+        let mut d = if hi {
+            // .hi: bits 16..47 of the 48-bit product of the 24-bit operands.
+            let w = self.ins().mul_wide(signed, v[0]?, v[1]?);
+            let k = self.iconst(Type::I32, 16);
+            let w = self.ins().binary(BinaryOp::ShrU, w, k);
+            self.ins().trunc(Type::I32, w)
+        } else {
+            self.ins().mul(v[0]?, v[1]?)
+        };
         if n == 4 {
             let c = self.read(&ops[3], ty, it)?;
             d = self.ins().add(d, c);
@@ -2584,7 +2616,8 @@ fn map_values(data: &InstData, mut f: impl FnMut(Value) -> Value) -> InstData {
         | InstData::MemBar { .. } => {}
         InstData::Unary { arg, .. }
         | InstData::Convert { arg, .. }
-        | InstData::Cvta { arg, .. } => *arg = f(*arg),
+        | InstData::Cvta { arg, .. }
+        | InstData::Vote { arg, .. } => *arg = f(*arg),
         InstData::Binary { args, .. }
         | InstData::MulWide { args, .. }
         | InstData::Icmp { args, .. } => {
@@ -2611,6 +2644,22 @@ fn map_values(data: &InstData, mut f: impl FnMut(Value) -> Value) -> InstData {
                 *v = f(*v);
             }
         }
+        InstData::Bits { args, .. } => {
+            for v in args.iter_mut() {
+                *v = f(*v);
+            }
+        }
+        InstData::Atomic { addr, args, .. } => {
+            *addr = f(*addr);
+            for v in args.iter_mut() {
+                *v = f(*v);
+            }
+        }
+        InstData::Shfl { args, .. } => {
+            for v in args.iter_mut() {
+                *v = f(*v);
+            }
+        }
     }
     d
 }
@@ -2631,6 +2680,13 @@ fn special(name: &str, comp: Option<ast::Component>) -> Option<SpecialReg> {
         "%warpid" if comp.is_none() => SpecialReg::WarpId,
         "%nwarpid" if comp.is_none() => SpecialReg::NWarpId,
         "%gridid" if comp.is_none() => SpecialReg::GridId,
+        "%clock" if comp.is_none() => SpecialReg::Clock,
+        "%clock64" if comp.is_none() => SpecialReg::Clock64,
+        "%lanemask_eq" if comp.is_none() => SpecialReg::LaneMask(LaneMask::Eq),
+        "%lanemask_lt" if comp.is_none() => SpecialReg::LaneMask(LaneMask::Lt),
+        "%lanemask_le" if comp.is_none() => SpecialReg::LaneMask(LaneMask::Le),
+        "%lanemask_gt" if comp.is_none() => SpecialReg::LaneMask(LaneMask::Gt),
+        "%lanemask_ge" if comp.is_none() => SpecialReg::LaneMask(LaneMask::Ge),
         _ => return None,
     })
 }

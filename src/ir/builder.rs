@@ -153,6 +153,63 @@ impl<'f> FunctionBuilder<'f> {
         self.binary(BinaryOp::Shl, a, count)
     }
 
+    /// An atomic read-modify-write ([`super::atomic`]); the result is the old value.
+    pub fn atomic(
+        &mut self,
+        op: super::AtomOp,
+        space: Space,
+        ty: Type,
+        addr: Value,
+        offset: i32,
+        args: &[Value],
+    ) -> Value {
+        self.push1(
+            InstData::Atomic {
+                op,
+                space,
+                ty,
+                addr,
+                offset,
+                args: args.iter().copied().collect(),
+            },
+            ty,
+        )
+    }
+
+    /// A warp vote ([`super::warp`]) on a predicate.
+    pub fn vote(&mut self, mode: super::VoteMode, arg: Value) -> Value {
+        let ty = if mode == super::VoteMode::Ballot {
+            Type::I32
+        } else {
+            Type::Pred
+        };
+        self.push1(InstData::Vote { mode, arg }, ty)
+    }
+
+    /// A warp shuffle ([`super::warp`]): the value and the in-range predicate.
+    pub fn shfl(&mut self, mode: super::ShflMode, a: Value, b: Value, c: Value) -> (Value, Value) {
+        let inst = self.push(
+            InstData::Shfl {
+                mode,
+                args: [a, b, c],
+            },
+            &[Type::I32, Type::Pred],
+        );
+        let r = &self.func.insts[inst].results;
+        (r[0], r[1])
+    }
+
+    /// A bit-field operation ([`super::BitOp`]) on `i32` operands; the result is `i32`.
+    pub fn bits(&mut self, op: super::BitOp, args: &[Value]) -> Value {
+        self.push1(
+            InstData::Bits {
+                op,
+                args: args.iter().copied().collect(),
+            },
+            Type::I32,
+        )
+    }
+
     pub fn mul_wide(&mut self, signed: bool, a: Value, b: Value) -> Value {
         let ty = self.ty(a);
         // An operand with no wider type gets its own type back; the verifier rejects it.

@@ -65,6 +65,9 @@ impl Display for SpecialReg {
             SpecialReg::WarpId => f.write_str("%warpid"),
             SpecialReg::NWarpId => f.write_str("%nwarpid"),
             SpecialReg::GridId => f.write_str("%gridid"),
+            SpecialReg::LaneMask(m) => write!(f, "%lanemask_{}", m.name()),
+            SpecialReg::Clock => f.write_str("%clock"),
+            SpecialReg::Clock64 => f.write_str("%clock64"),
         }
     }
 }
@@ -301,6 +304,36 @@ pub(crate) fn write_inst(
                 super::MemScope::Sys => "sys",
             }
         ),
+        InstData::Atomic {
+            op,
+            space,
+            ty,
+            addr,
+            offset,
+            args,
+        } => {
+            write!(f, "atom.{}.{}.{ty} [{addr}", space.name(), op.name())?;
+            if *offset != 0 {
+                write!(f, "{offset:+}")?;
+            }
+            write!(f, "]")?;
+            for a in args {
+                write!(f, ", {a}")?;
+            }
+            Ok(())
+        }
+        InstData::Vote { mode, arg } => write!(f, "vote.{} {arg}", mode.name()),
+        InstData::Shfl { mode, args } => {
+            let [a, b, c] = args;
+            write!(f, "shfl.{} {a}, {b}, {c}", mode.name())
+        }
+        InstData::Bits { op, args } => {
+            write!(f, "{}", op.name())?;
+            for (k, a) in args.iter().enumerate() {
+                write!(f, "{} {a}", if k == 0 { "" } else { "," })?;
+            }
+            Ok(())
+        }
     }
 }
 

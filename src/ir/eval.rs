@@ -55,7 +55,9 @@
 //! barrier for the whole CTA: exact when every thread of the CTA takes part (no count, or the
 //! CTA's size), and otherwise right only for kernels whose partial barriers every live thread
 //! reaches; `bar.arrive` and `membar` do nothing here (threads run one at a time, so accesses
-//! are already ordered). Because threads run in a fixed order between barriers, a data race gives
+//! are already ordered). A warp vote or shuffle (`ir::warp`) stops a thread in the same way,
+//! before it; the threads of a warp stopped at one take it together before any barrier opens.
+//! Because threads run in a fixed order between barriers, a data race gives
 //! one deterministic answer here, not an error: races are not detected. A step limit (total
 //! instructions of the launch) stops infinite loops.
 
@@ -427,6 +429,8 @@ enum Status {
     Running,
     /// Stopped just after a barrier, waiting for the rest of the CTA.
     AtBarrier,
+    /// Stopped *at* a warp vote or shuffle, waiting for its warp (see `ir::warp`).
+    AtVote,
     Exited,
 }
 
@@ -490,6 +494,12 @@ fn run_cta(
         if status.iter().all(|&s| s == Status::Exited) {
             break;
         }
+        // Votes first: the lanes of a warp stopped at one vote take it together and run on;
+        // barriers open only once no thread is left at a vote.
+        if status.contains(&Status::AtVote) {
+            resolve_votes(ctx.func, &mut threads, &mut status);
+            continue;
+        }
         for s in &mut status {
             if *s == Status::AtBarrier {
                 *s = Status::Running;
@@ -497,6 +507,59 @@ fn run_cta(
         }
     }
     Ok((shared, locals))
+}
+
+/// Every group of threads of one warp stopped at the same vote takes it: each gets the
+/// result and moves past the vote.
+fn resolve_votes(func: &Function, threads: &mut [Thread], status: &mut [Status]) {
+    let mut groups: std::collections::BTreeMap<(u32, Inst), Vec<usize>> = Default::default();
+    for (k, t) in threads.iter().enumerate() {
+        if status[k] == Status::AtVote {
+            let inst = func.blocks[t.block].insts[t.pos];
+            groups.entry((t.linear / 32, inst)).or_default().push(k);
+        }
+    }
+    for ((_, inst), ks) in groups {
+        let node = &func.insts[inst];
+        if let InstData::Shfl { mode, args } = node.data {
+            // Read every source first, then write.
+            let by_lane = |lane: u32| ks.iter().copied().find(|&k| threads[k].linear % 32 == lane);
+            let mut out = Vec::new();
+            for &k in &ks {
+                let t = &threads[k];
+                let lane = t.linear % 32;
+                let (j, ok) = mode.source(lane, t.get(args[1]) as u32, t.get(args[2]) as u32);
+                let src = by_lane(j).unwrap_or(k);
+                out.push((k, threads[src].get(args[0]), ok));
+            }
+            let (rv, rp) = (node.results[0], node.results[1]);
+            for (k, x, ok) in out {
+                threads[k].set(rv, x, Type::I32);
+                threads[k].set(rp, u64::from(ok), Type::Pred);
+                threads[k].pos += 1;
+                status[k] = Status::Running;
+            }
+            continue;
+        }
+        let InstData::Vote { mode, arg } = node.data else {
+            continue;
+        };
+        let (mut active, mut ballot) = (0u32, 0u32);
+        for &k in &ks {
+            let bit = 1u32 << (threads[k].linear % 32);
+            active |= bit;
+            if threads[k].get(arg) != 0 {
+                ballot |= bit;
+            }
+        }
+        let r = mode.eval(ballot, active);
+        let res = node.results[0];
+        for &k in &ks {
+            threads[k].set(res, r, func.values[res].ty);
+            threads[k].pos += 1;
+            status[k] = Status::Running;
+        }
+    }
 }
 
 /// Sign-extend the low `bits` of `x`.
@@ -683,6 +746,30 @@ impl Thread {
             // Arriving does not wait; threads run one at a time here, so every access is
             // already ordered and a fence has nothing to do.
             InstData::NamedBarrier { wait: false, .. } | InstData::MemBar { .. } => {}
+            InstData::Bits { op, args } => {
+                let vals: Vec<u64> = args.iter().map(|&a| self.get(a)).collect();
+                out = Some(op.eval(&vals));
+            }
+            // Stop here, unexecuted: `run_cta` resolves the vote for the whole warp.
+            InstData::Vote { .. } | InstData::Shfl { .. } => return Ok(Status::AtVote),
+            InstData::Atomic {
+                op,
+                space,
+                ty,
+                addr,
+                offset,
+                args,
+            } => {
+                // One whole read-modify-write, in this thread's turn (see `ir::atomic`).
+                let size = ty.bytes().unwrap_or(4);
+                let ea = effective_address(*space, self.get(*addr), *offset);
+                let (sp, a) = resolve(inst, *space, ea, size)?;
+                let old = tm.read(inst, sp, a, size)?;
+                let b = args.first().map_or(0, |&v| self.get(v));
+                let c = args.get(1).map_or(0, |&v| self.get(v));
+                tm.write(inst, sp, a, size, op.apply(ty.bits(), old, b, c))?;
+                out = Some(old);
+            }
         }
         if let (Some(r), Some(x)) = (result, out) {
             self.set(r, x, ty_of(r));
@@ -714,6 +801,8 @@ impl Thread {
             SpecialReg::WarpId => self.linear / 32,
             SpecialReg::NWarpId => per_cta.div_ceil(32),
             SpecialReg::GridId => return l.gridid,
+            SpecialReg::LaneMask(m) => m.mask(self.linear % 32),
+            SpecialReg::Clock | SpecialReg::Clock64 => 0,
         })
     }
 }

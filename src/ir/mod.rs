@@ -57,6 +57,12 @@
 //!   windows of seed 6.4.1.1; see [`eval`] for the window model.
 //! * `jump`, `brif` (on a `pred`), `ret`: terminators, with block arguments.
 //! * `barrier`: PTX `bar.sync 0` without a thread count (a CTA-wide barrier).
+//! * `clz`, `popc`, `brev`, `bfind`, `bfe`, `bfi`, `prmt` on `i32` ([`bits`], [`BitOp`]).
+//! * `%lanemask_{eq,lt,le,gt,ge}`: the lane's bit, the bits below it, etc. (`i32`).
+//! * `atom.<space>.<op>.<ty> [a + off], b (, c)`: atomic read-modify-write ([`atomic`]),
+//!   whose result is the old value; PTX `red` is the same with the result unused.
+//! * `vote.{all,any,uni,ballot} p`: a warp vote; `v, p = shfl.{idx,up,down,bfly} a, b, c`: a
+//!   warp shuffle ([`warp`]).
 //!
 //! # How PTX maps onto it (for `ir::build`)
 //!
@@ -110,19 +116,25 @@
 //! cvt.rn.f16.f32 / cvt.rmi.f32.f32      f2f.rn.f16.f32 / frint.rmi.f32
 //! ```
 //!
-//! Atomics, named/counted barriers and calls are not here yet; they are new [`InstData`]
+//! Calls are inlined by the builder, so the IR has none. Anything new is a new [`InstData`]
 //! variants (and new `Opcode` spellings) and nothing else in the shape has to change.
 
+pub mod atomic;
+pub mod bits;
 pub mod build;
 mod builder;
 mod display;
 pub mod eval;
 pub mod float;
 mod verify;
+pub mod warp;
 
+pub use atomic::AtomOp;
+pub use bits::BitOp;
 pub use build::build;
 pub use builder::FunctionBuilder;
 pub use verify::{verify, verify_in_module, verify_module, VerifierError};
+pub use warp::{ShflMode, VoteMode};
 
 use cranelift_entity::{entity_impl, PrimaryMap};
 use smallvec::SmallVec;
@@ -261,13 +273,53 @@ pub enum SpecialReg {
     NWarpId,
     /// `%gridid`, 64-bit.
     GridId,
+    /// `%lanemask_eq` .. `%lanemask_ge`: bit masks of lanes relative to `%laneid`.
+    LaneMask(LaneMask),
+    /// `%clock` (i32) and `%clock64` (i64): cycle counters. `ir::eval` cannot know cycles and
+    /// reads 0; no test may compare their values.
+    Clock,
+    Clock64,
+}
+
+/// Which `%lanemask_*` register: the lanes equal to, below, ... the reading lane.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
+pub enum LaneMask {
+    Eq,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+impl LaneMask {
+    pub fn name(self) -> &'static str {
+        match self {
+            LaneMask::Eq => "eq",
+            LaneMask::Lt => "lt",
+            LaneMask::Le => "le",
+            LaneMask::Gt => "gt",
+            LaneMask::Ge => "ge",
+        }
+    }
+
+    /// The mask for lane `lane` (0..31).
+    pub fn mask(self, lane: u32) -> u32 {
+        let bit = 1u32 << (lane & 31);
+        match self {
+            LaneMask::Eq => bit,
+            LaneMask::Lt => bit - 1,
+            LaneMask::Le => bit | (bit - 1),
+            LaneMask::Gt => !(bit | (bit - 1)),
+            LaneMask::Ge => !(bit - 1),
+        }
+    }
 }
 
 impl SpecialReg {
     /// The type PTX gives the register (`.u32` except `%gridid`, `.u64`).
     pub fn ty(self) -> Type {
         match self {
-            SpecialReg::GridId => Type::I64,
+            SpecialReg::GridId | SpecialReg::Clock64 => Type::I64,
             _ => Type::I32,
         }
     }
@@ -478,6 +530,32 @@ pub enum InstData {
     MemBar {
         scope: MemScope,
     },
+    /// A bit-field operation on `i32` operands with an `i32` result ([`bits`]).
+    Bits {
+        op: BitOp,
+        args: SmallVec<[Value; 4]>,
+    },
+    /// `atom`/`red` ([`atomic`]): `[addr + offset]` in `space` (global, shared, generic)
+    /// becomes `op(old, args..)`; the one result, of type `ty` (i32 or i64), is `old`.
+    Atomic {
+        op: AtomOp,
+        space: Space,
+        ty: Type,
+        addr: Value,
+        offset: i32,
+        args: SmallVec<[Value; 2]>,
+    },
+    /// A warp vote ([`warp`]) on a predicate: a `pred` result, or the `i32` ballot.
+    Vote {
+        mode: VoteMode,
+        arg: Value,
+    },
+    /// A warp shuffle ([`warp`]) of `args[0]` with lane operand `args[1]` and clamp/segment
+    /// operand `args[2]` (all i32); results: the value (i32) and the in-range predicate.
+    Shfl {
+        mode: ShflMode,
+        args: [Value; 3],
+    },
 }
 
 impl InstData {
@@ -503,7 +581,8 @@ impl InstData {
             | InstData::MemBar { .. } => {}
             InstData::Unary { arg, .. }
             | InstData::Convert { arg, .. }
-            | InstData::Cvta { arg, .. } => out.push(*arg),
+            | InstData::Cvta { arg, .. }
+            | InstData::Vote { arg, .. } => out.push(*arg),
             InstData::Binary { args, .. }
             | InstData::MulWide { args, .. }
             | InstData::Icmp { args, .. } => out.extend_from_slice(args),
@@ -527,6 +606,12 @@ impl InstData {
                 out.extend_from_slice(&then_dest.args);
                 out.extend_from_slice(&else_dest.args);
             }
+            InstData::Bits { args, .. } => out.extend_from_slice(args),
+            InstData::Atomic { addr, args, .. } => {
+                out.push(*addr);
+                out.extend_from_slice(args);
+            }
+            InstData::Shfl { args, .. } => out.extend_from_slice(args),
         }
         out
     }

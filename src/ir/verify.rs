@@ -22,8 +22,8 @@ use std::collections::HashMap;
 use cranelift_entity::SecondaryMap;
 
 use super::{
-    Block, ConvOp, Function, GlobalVar, Inst, InstData, Module, Space, Type, UnaryOp, Value,
-    ValueDef,
+    AtomOp, Block, ConvOp, Function, GlobalVar, Inst, InstData, Module, Space, Type, UnaryOp,
+    Value, ValueDef,
 };
 
 /// One verifier finding. The `Display` text is the user-visible message.
@@ -470,6 +470,73 @@ impl Verifier<'_> {
                 expect_results(&[], &mut problems)
             }
             InstData::MemBar { .. } => expect_results(&[], &mut problems),
+            InstData::Atomic {
+                op,
+                space,
+                ty,
+                addr,
+                args,
+                ..
+            } => {
+                let name = format!("atom.{}", op.name());
+                if !matches!(space, Space::Global | Space::Shared | Space::Generic) {
+                    problems.push(format!("{name}: no atomics in the .{} space", space.name()));
+                }
+                if !matches!(ty, Type::I32 | Type::I64) {
+                    problems.push(format!("{name}: type must be i32 or i64, got {ty}"));
+                }
+                if matches!(op, AtomOp::Inc | AtomOp::Dec) && *ty != Type::I32 {
+                    problems.push(format!("{name}: 32-bit only"));
+                }
+                let at = t(*addr);
+                if !matches!(at, Type::I32 | Type::I64) {
+                    problems.push(format!("{name}: address must be i32 or i64, got {at}"));
+                }
+                if args.len() != op.arity() {
+                    problems.push(format!("{name}: takes {} operands", op.arity()));
+                }
+                for &a in args {
+                    if t(a) != *ty {
+                        problems.push(format!("{name}: operands must be {ty}, got {}", t(a)));
+                    }
+                }
+                expect_results(&[*ty], &mut problems);
+            }
+            InstData::Shfl { args, .. } => {
+                for &a in args {
+                    if t(a) != Type::I32 {
+                        problems.push(format!("shfl: operands must be i32, got {}", t(a)));
+                    }
+                }
+                expect_results(&[Type::I32, Type::Pred], &mut problems);
+            }
+            InstData::Vote { mode, arg } => {
+                if t(*arg) != Type::Pred {
+                    problems.push(format!("vote: operand must be pred, got {}", t(*arg)));
+                }
+                let r = if *mode == crate::ir::VoteMode::Ballot {
+                    Type::I32
+                } else {
+                    Type::Pred
+                };
+                expect_results(&[r], &mut problems);
+            }
+            InstData::Bits { op, args } => {
+                if args.len() != op.arity() {
+                    problems.push(format!(
+                        "{}: takes {} operands, got {}",
+                        op.name(),
+                        op.arity(),
+                        args.len()
+                    ));
+                }
+                for &a in args {
+                    if t(a) != Type::I32 {
+                        problems.push(format!("{}: operands must be i32, got {}", op.name(), t(a)));
+                    }
+                }
+                expect_results(&[Type::I32], &mut problems);
+            }
         }
         for message in problems {
             self.errors.push(VerifierError::Type { inst, message });

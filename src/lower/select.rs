@@ -4,9 +4,9 @@
 //!
 //! # Demand
 //!
-//! Roots are the instructions with effects: loads, stores, barriers and terminators. Every
-//! other instruction is lowered only if one of its results is *demanded in a register* by an
-//! instruction that is itself lowered. To know what an instruction demands, it is lowered once
+//! Roots are the instructions with effects: loads, stores, atomics, barriers and terminators.
+//! Every other instruction is lowered only if one of its results is *demanded in a register*
+//! by an instruction that is itself lowered. To know what an instruction demands, it is lowered once
 //! in *planning* mode: the same code runs, but it records the values it asks for
 //! ([`Lowerer::reg`]) instead of emitting anything. Emission then runs the same code again.
 //! So what is demanded and what is emitted cannot disagree. A value used only inside an address
@@ -24,11 +24,16 @@
 //! them (add, sub, mul, shl, logic, trunc, stores) use the register as is; those that do
 //! (compares, right shifts, min/max, extensions) normalize first (`BFE`, `LOP32I.AND`).
 //!
+//! Multiplication by anything but a power of two (`mulhi`, `mulwide`, 64- and 16-bit `mul`)
+//! is in the child module `mul`: ptxas's `XMAD` sequences. Bit-field operations and the clock
+//! registers are in `bits`; atomics (`ATOM`, `RED`, `ATOMS`) in `atomic`; votes and
+//! shuffles in `warp`.
+//!
 //! # Not supported (a [`LowerError::Unsupported`] naming the instruction)
 //!
 //! 64-bit `div`/`rem` (8..32-bit division is one branch-free sequence, see `div.rs`; `ir::build`
 //! expands PTX's 64-bit division into a loop of plain operations instead),
-//! `mulhi`, `mulwide` and 64-bit `mul` by anything but a power of two, 64-bit shifts by a
+//! 64-bit shifts by a
 //! non-constant, 64-bit min/max, predicate `select`, a 32-bit address of a `.global` variable
 //! (a 64-bit one is ptxas's `MOV32I lo, 0x0` / `MOV32I hi, 0x0` pair, each piece carrying the
 //! [`super::Reloc`] the driver turns into `R_CUDA_ABS32_LO_20`/`HI_20`) and `cvta` of the
@@ -47,6 +52,10 @@
 
 mod approx;
 mod div;
+mod atomic;
+mod bits;
+mod mul;
+mod warp;
 
 use std::collections::{HashMap, HashSet};
 
@@ -149,7 +158,10 @@ fn non_address_uses(f: &Function) -> HashSet<Value> {
     let mut used = HashSet::new();
     // Direct uses outside addresses and address arithmetic.
     for node in f.insts.values() {
-        let skip_first = matches!(node.data, InstData::Load { .. } | InstData::Store { .. });
+        let skip_first = matches!(
+            node.data,
+            InstData::Load { .. } | InstData::Store { .. } | InstData::Atomic { .. }
+        );
         if foldable(&node.data) {
             continue;
         }
@@ -330,6 +342,7 @@ impl<'a> Lowerer<'a> {
                             | InstData::Barrier
                             | InstData::NamedBarrier { .. }
                             | InstData::MemBar { .. }
+                            | InstData::Atomic { .. }
                     );
                 if root && needed.insert(i) {
                     work.push(i);
@@ -696,6 +709,17 @@ impl<'a> Lowerer<'a> {
                 self.push(i);
                 Ok(())
             }
+            InstData::Bits { op, args } => self.lower_bits(results[0], op, &args),
+            InstData::Atomic {
+                op,
+                space,
+                ty,
+                addr,
+                offset,
+                args,
+            } => self.lower_atomic(results[0], op, space, ty, addr, offset, &args),
+            InstData::Vote { mode, arg } => self.lower_vote(results[0], mode, arg),
+            InstData::Shfl { mode, args } => self.lower_shfl(&results, mode, args),
         }
     }
 
@@ -805,6 +829,10 @@ impl<'a> Lowerer<'a> {
             SpecialReg::Ctaid(d) => 0x25 + d.index() as u64,
             SpecialReg::LaneId => 0x00,
             SpecialReg::WarpId => 0x03,
+            // SR_EQMASK .. SR_GEMASK
+            SpecialReg::LaneMask(m) => 0x38 + m as u64,
+            SpecialReg::Clock => return self.lower_clock(v, false),
+            SpecialReg::Clock64 => return self.lower_clock(v, true),
             _ => return self.materialize(v),
         };
         let d = self.new_vreg(RegKind::B32);
@@ -890,12 +918,12 @@ impl<'a> Lowerer<'a> {
                     let x = if c == args[1] { args[0] } else { args[1] };
                     return self.shift_const(v, x, BinaryOp::Shl, k.trailing_zeros() as i64);
                 }
-                if wide {
-                    return Err(self.unsupported("64-bit mul by a non-power-of-two"));
+                if ty != Type::I32 {
+                    return self.lower_mul_general(v, args);
                 }
                 self.lower_mul32(v, args)
             }
-            BinaryOp::MulHiS | BinaryOp::MulHiU => Err(self.unsupported("mulhi (mul.hi)")),
+            BinaryOp::MulHiS | BinaryOp::MulHiU => self.lower_mulhi(v, op, args),
             BinaryOp::Shl | BinaryOp::ShrU | BinaryOp::ShrS => {
                 if let Class::Imm(k) = self.class(args[1]) {
                     return self.shift_const(v, args[0], op, k & 0xffff_ffff);
@@ -1308,7 +1336,7 @@ impl<'a> Lowerer<'a> {
         Ok(())
     }
 
-    /// `mulwide` by a power of two is an extension and a shift; anything else is unsupported.
+    /// `mulwide` by a power of two is an extension and a shift; anything else goes to `mul.rs`.
     fn lower_mulwide(
         &mut self,
         v: Value,
@@ -1325,12 +1353,9 @@ impl<'a> Lowerer<'a> {
                 }
                 _ => None,
             });
-        let Some((x, k)) = k else {
-            return Err(self.unsupported("mulwide by a non-power-of-two"));
+        let Some((x, k)) = k.filter(|_| self.ty(v) == Type::I64) else {
+            return self.lower_mulwide_general(v, signed, args);
         };
-        if self.ty(v) != Type::I64 {
-            return Err(self.unsupported("16-bit mulwide"));
-        }
         let a = self.reg(x)?;
         let d = self.new_vreg(RegKind::B64);
         let mut i = Sm50Inst::new(Role::Plain);

@@ -813,8 +813,8 @@ impl Sim<'_> {
 
             // ---------------------------------------------------------- bit fields
             BFE_R | BFE_C | BFE_I => {
-                if flag(i, Field::Brev) || flag(i, Field::Cc) {
-                    return Err(unsupported(addr, i, "BFE.BREV/.CC"));
+                if flag(i, Field::Cc) {
+                    return Err(unsupported(addr, i, "BFE.CC"));
                 }
                 let b = if i.form == BFE_I {
                     Src::Val(f(i, Field::ImmImm20s) as u32 & 0xfffff)
@@ -822,9 +822,14 @@ impl Sim<'_> {
                     self.src_b(i, addr)?
                 };
                 let (ra, sgn) = (f(i, Field::Ra), flag(i, Field::Sgn));
+                // .BREV reverses the source before the extraction: ptxas's `brev.b32` is
+                // `BFE.U32.BREV d, a, 0x2000` (the whole word), where either order agrees.
+                let brev = flag(i, Field::Brev);
                 self.alu(w, i, exec, |w, l| {
                     let ctl = w.val(b, l);
-                    bfe(w.r(ra, l), ctl & 0xff, (ctl >> 8) & 0xff, sgn)
+                    let a = w.r(ra, l);
+                    let a = if brev { a.reverse_bits() } else { a };
+                    bfe(a, ctl & 0xff, (ctl >> 8) & 0xff, sgn)
                 });
             }
             BFI_R | BFI_C | BFI_I | BFI_CC => {
@@ -1571,15 +1576,18 @@ fn icmp_x(cmp: u64, signed: bool, a: u32, b: u32, cc: u8) -> bool {
 }
 
 fn bfe(a: u32, pos: u32, len: u32, signed: bool) -> u32 {
-    let wide = if signed {
-        a as i32 as i64 as u64
-    } else {
-        u64::from(a)
-    };
     if len == 0 {
         return 0;
     }
-    let v = if pos >= 64 { 0 } else { wide >> pos };
+    // Bits past bit 31 read as the sign (signed) or 0, however far past: PTX's rule, which
+    // ptxas relies on when it emits one BFE for `bfe.s32` with a register position. An
+    // arithmetic shift of the sign-extended word gives exactly that.
+    let wide = if signed {
+        i64::from(a as i32)
+    } else {
+        i64::from(a)
+    };
+    let v = (wide >> pos.min(63)) as u64;
     let len = len.min(32);
     let v = v & ((1u64 << len) - 1);
     if signed {

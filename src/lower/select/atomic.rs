@@ -1,0 +1,139 @@
+//! Atomics (`ir::atomic`) in the global and shared spaces, in ptxas's forms:
+//!
+//! ```text
+//! global, result read     ATOM[.E].op[.type] d, [a+off20], b      ATOM[.E].CAS[.64] d, [a], b, b+1|b+2
+//! global, result unread   RED[.E].op[.type] [a+off20], b          (exch/cas: ATOM with d = RZ)
+//! shared                  ATOMS.op[.type] d, [a+off*4], b          ATOMS.CAS[.64] d, [a], b, ...
+//!                         (d = RZ when unread: sm_50 has no shared RED)
+//! ```
+//!
+//! The address goes through the same matcher as loads and stores (chains, constant-bank bases);
+//! a displacement the instruction cannot hold (signed 20 bits for ATOM/RED; a non-negative
+//! multiple of 4 below 2^24 for ATOMS, which counts words) is added to the address first.
+//! `.S32`/`.S64` only matter for min/max; other operations use the unsigned spelling. CAS
+//! reads its compare and new values from consecutive registers, gathered into an aligned pair
+//! (quad for 64 bits). Generic-space atomics are refused: ptxas tests the shared window and
+//! branches between ATOMS and ATOM, a control-flow shape this lowering does not build yet.
+
+use super::Lowerer;
+use crate::ir::{AtomOp, Space, Type, Value};
+use crate::lower::inst::{Role, Sm50Inst};
+use crate::lower::lea::Loc;
+use crate::lower::LowerError;
+use crate::machinst::RegKind;
+use crate::sm50::{self, Field, Form};
+
+impl<'a> Lowerer<'a> {
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn lower_atomic(
+        &mut self,
+        v: Value,
+        op: AtomOp,
+        space: Space,
+        ty: Type,
+        addr: Value,
+        offset: i32,
+        args: &[Value],
+    ) -> Result<(), LowerError> {
+        let shared = match space {
+            Space::Global => false,
+            Space::Shared => true,
+            _ => {
+                return Err(self.unsupported(format!(
+                    "an atomic in the .{} space (only .global and .shared)",
+                    space.name()
+                )))
+            }
+        };
+        let wide = ty == Type::I64;
+        // Is the old value read anywhere? (Then it needs a register; else RED / RZ.)
+        let used = self
+            .f
+            .insts
+            .values()
+            .any(|n| n.data.operands().contains(&v));
+        let cas = op == AtomOp::Cas;
+        let data = if cas {
+            let total = if wide { 16 } else { 8 };
+            self.store_data(args, total)?
+        } else {
+            let b = args
+                .first()
+                .copied()
+                .ok_or_else(|| LowerError::Internal("atomic without an operand".into()))?;
+            self.reg(b)?
+        };
+        let mut access = self.address(space, addr, offset)?;
+        let fits = if shared {
+            access.disp >= 0 && access.disp % 4 == 0 && access.disp < (1 << 24)
+        } else {
+            (-(1 << 19)..(1 << 19)).contains(&access.disp)
+        };
+        // A constant address is `[RZ + disp]` when the displacement fits (a 32-bit one only:
+        // `.E` would read RZ as a pair, which is fine, but keep the common shapes).
+        if !fits || (access.addr.is_none() && access.wide) {
+            let base = access.addr;
+            access.addr = Some(self.add_disp(base, access.disp, access.wide)?);
+            access.disp = 0;
+        }
+        let red = !used && !shared && !matches!(op, AtomOp::Exch | AtomOp::Cas);
+        let code = match op {
+            AtomOp::Add => 0,
+            AtomOp::MinS | AtomOp::MinU => 1,
+            AtomOp::MaxS | AtomOp::MaxU => 2,
+            AtomOp::Inc => 3,
+            AtomOp::Dec => 4,
+            AtomOp::And => 5,
+            AtomOp::Or => 6,
+            AtomOp::Xor => 7,
+            AtomOp::Exch | AtomOp::Cas => 8,
+        };
+        let signed = matches!(op, AtomOp::MinS | AtomOp::MaxS);
+        // Type codes: ATOM/RED -, .S32, .U64, .F32, .U128, .S64; ATOMS -, .S32, .U64, .S64.
+        let ty_code = match (wide, signed, shared) {
+            (false, false, _) => 0,
+            (false, true, _) => 1,
+            (true, false, _) => 2,
+            (true, true, true) => 3,
+            (true, true, false) => 5,
+        };
+        let form = match (shared, cas, red) {
+            (false, true, _) => Form::ATOM_CAS,
+            (true, true, _) => Form::ATOMS_CAS,
+            (false, false, true) => Form::RED,
+            (false, false, false) => Form::ATOM,
+            (true, false, _) => Form::ATOMS,
+        };
+        let mut inst = sm50::Inst::new(form);
+        if cas {
+            inst.set(Field::W64, wide as u64);
+        } else {
+            inst.set(Field::Op, code);
+            inst.set(Field::Ty, ty_code);
+        }
+        if shared {
+            inst.set(Field::Off, (access.disp / 4) as u64);
+        } else {
+            inst.set(Field::E, access.wide as u64);
+            inst = inst.with_signed(Field::Off, access.disp);
+        }
+        let mut i = Sm50Inst::new(Role::Plain);
+        let mut refs = Vec::new();
+        if let Some(base) = access.addr {
+            let aop = i.use_(base.vreg);
+            refs.push((Field::Ra, aop, base.offset));
+        }
+        let dop = i.use_(data.vreg);
+        let data_field = if red { Field::Rd } else { Field::Rb };
+        refs.push((data_field, dop, data.offset));
+        if used {
+            let d = self.new_vreg(if wide { RegKind::B64 } else { RegKind::B32 });
+            let rop = i.def(d, false);
+            refs.push((Field::Rd, rop, 0));
+            self.set_loc(v, Loc { vreg: d, offset: 0 });
+        }
+        i.piece(inst, &refs);
+        self.push(i);
+        Ok(())
+    }
+}

@@ -1,0 +1,220 @@
+//! Bit-field operations ([`BitOp`], all on `i32`) and the cycle counters, as ptxas 11.8 emits
+//! them for sm_50 (read from its output):
+//!
+//! ```text
+//! clz       FLO.U32 t, a ; IADD32I d, -t, 0x1f     (FLO of 0 is all ones: 31 - (-1) = 32)
+//! popc      POPC d, a
+//! brev      BFE.U32.BREV d, a, 0x2000              (the whole word, reversed)
+//! bfind     FLO[.U32][.SH] d, a
+//! bfe       BFE[.U32] d, a, pos | len << 8          (constants: one immediate)
+//!           BFI ctl, len, 0x808, pos ; BFE d, a, ctl  (registers: build the control word)
+//! bfi       BFI d, a, ctl, b                        (ctl as for bfe)
+//! prmt      PRMT d, a, sel, b                       (PTX's b goes in the C slot)
+//! %clock    CS2R d, SR_CLOCKLO
+//! %clock64  CS2R hi, SR_CLOCKHI ; CS2R lo, SR_CLOCKLO ; ISETP.LT p, lo, RZ ; @!p CS2R hi, SR_CLOCKHI
+//! ```
+//!
+//! BFE and BFI read only the low 8 bits of each control byte, which is PTX's `& 0xff` of
+//! `pos` and `len`; a constant pair is folded into the immediate. `%clock64` re-reads the high
+//! word when the low word's top bit is clear (it may have just wrapped), as ptxas does.
+
+use super::{Lowerer, Src};
+use crate::ir::{BitOp, Value};
+use crate::lower::inst::{Role, Sm50Inst};
+use crate::lower::lea::Loc;
+use crate::lower::LowerError;
+use crate::machinst::RegKind;
+use crate::sm50::{self, Field, Form};
+
+/// A BFE/BFI control word: an immediate, or a temporary (def operand number).
+#[derive(Clone, Copy)]
+enum Ctl {
+    Imm(i64),
+    Tmp(u8),
+}
+
+impl<'a> Lowerer<'a> {
+    /// One single-source piece `form d, B` (FLO, POPC) with B from `x`.
+    fn b_only(
+        &mut self,
+        i: &mut Sm50Inst,
+        forms: (Form, Form, Form),
+        d: (u8, u8),
+        x: Value,
+        flags: &[(Field, u64)],
+    ) -> Result<(), LowerError> {
+        let s = self.src20(x)?;
+        let mut refs = vec![(Field::Rd, d.0, d.1)];
+        let mut inst = Self::with_b(i, forms, s, 0, &mut refs);
+        for &(f, v) in flags {
+            inst.set(f, v);
+        }
+        i.piece(inst, &refs);
+        Ok(())
+    }
+
+    /// The BFE/BFI control word `pos | len << 8`: an immediate when both are constants,
+    /// else `BFI ctl, len, 0x808, pos` into a temporary of `i` (its operand number: a later
+    /// piece reads it through the def, since a use of it in the same instruction would break
+    /// SSA for the allocator).
+    fn bit_control(&mut self, i: &mut Sm50Inst, pos: Value, len: Value) -> Result<Ctl, LowerError> {
+        if let (Some(p), Some(l)) = (self.imm_of(pos), self.imm_of(len)) {
+            return Ok(Ctl::Imm((p & 0xff) | (l & 0xff) << 8));
+        }
+        let pl = self.reg(pos)?;
+        let ll = self.reg(len)?;
+        let t = self.new_vreg(RegKind::B32);
+        let top = i.def(t, true);
+        let pop = i.use_(pl.vreg);
+        let lop = i.use_(ll.vreg);
+        i.piece(
+            sm50::Inst::new(Form::BFI_I).with(Field::ImmImm20s, 0x808),
+            &[
+                (Field::Rd, top, 0),
+                (Field::Ra, lop, ll.offset),
+                (Field::Rc, pop, pl.offset),
+            ],
+        );
+        Ok(Ctl::Tmp(top))
+    }
+
+    /// A BFE/BFI piece (`forms`: register and immediate) with B = the control word.
+    fn with_ctl(forms: (Form, Form), ctl: Ctl, refs: &mut Vec<(Field, u8, u8)>) -> sm50::Inst {
+        match ctl {
+            Ctl::Imm(k) => sm50::Inst::new(forms.1).with_signed(Field::ImmImm20s, k),
+            Ctl::Tmp(op) => {
+                refs.push((Field::Rb, op, 0));
+                sm50::Inst::new(forms.0)
+            }
+        }
+    }
+
+    /// `v` as a compile-time integer, if it is one.
+    fn imm_of(&self, v: Value) -> Option<i64> {
+        match self.class(v) {
+            super::Class::Imm(k) => Some(k),
+            _ => None,
+        }
+    }
+
+    pub(super) fn lower_bits(
+        &mut self,
+        v: Value,
+        op: BitOp,
+        args: &[Value],
+    ) -> Result<(), LowerError> {
+        let arg = |k: usize| {
+            args.get(k)
+                .copied()
+                .ok_or_else(|| LowerError::Internal(format!("{v}: missing operand")))
+        };
+        let d = self.new_vreg(RegKind::B32);
+        let mut i = Sm50Inst::new(Role::Plain);
+        // Sequences with a temporary make every def early (see `inst`).
+        let multi = matches!(op, BitOp::Clz | BitOp::Bfe { .. } | BitOp::Bfi);
+        let dop = i.def(d, multi);
+        let flo = (Form::FLO_R, Form::FLO_C, Form::FLO_I);
+        match op {
+            BitOp::Clz => {
+                let t = self.new_vreg(RegKind::B32);
+                let top = i.def(t, true);
+                self.b_only(&mut i, flo, (top, 0), arg(0)?, &[])?;
+                let sub = sm50::Inst::new(Form::IADD32I)
+                    .with(Field::Nega, 1)
+                    .with(Field::Imm, 0x1f);
+                i.piece(sub, &[(Field::Rd, dop, 0), (Field::Ra, top, 0)]);
+            }
+            BitOp::Popc => {
+                let forms = (Form::POPC_R, Form::POPC_C, Form::POPC_I);
+                self.b_only(&mut i, forms, (dop, 0), arg(0)?, &[])?;
+            }
+            BitOp::Bfind { signed, shiftamt } => {
+                let flags = [(Field::Sgn, signed as u64), (Field::Sh, shiftamt as u64)];
+                self.b_only(&mut i, flo, (dop, 0), arg(0)?, &flags)?;
+            }
+            BitOp::Brev => {
+                let a = self.reg(arg(0)?)?;
+                let aop = i.use_(a.vreg);
+                let inst = sm50::Inst::new(Form::BFE_I)
+                    .with(Field::Brev, 1)
+                    .with(Field::ImmImm20s, 0x2000);
+                i.piece(inst, &[(Field::Rd, dop, 0), (Field::Ra, aop, a.offset)]);
+            }
+            BitOp::Bfe { signed } => {
+                let a = self.reg(arg(0)?)?;
+                let ctl = self.bit_control(&mut i, arg(1)?, arg(2)?)?;
+                let aop = i.use_(a.vreg);
+                let mut refs = vec![(Field::Rd, dop, 0), (Field::Ra, aop, a.offset)];
+                let forms = (Form::BFE_R, Form::BFE_I);
+                let inst = Self::with_ctl(forms, ctl, &mut refs).with(Field::Sgn, signed as u64);
+                i.piece(inst, &refs);
+            }
+            BitOp::Bfi => {
+                let a = self.reg(arg(0)?)?;
+                let b = self.reg(arg(1)?)?;
+                let ctl = self.bit_control(&mut i, arg(2)?, arg(3)?)?;
+                let aop = i.use_(a.vreg);
+                let bop = i.use_(b.vreg);
+                let mut refs = vec![
+                    (Field::Rd, dop, 0),
+                    (Field::Ra, aop, a.offset),
+                    (Field::Rc, bop, b.offset),
+                ];
+                let forms = (Form::BFI_R, Form::BFI_I);
+                let inst = Self::with_ctl(forms, ctl, &mut refs);
+                i.piece(inst, &refs);
+            }
+            BitOp::Prmt => {
+                let a = self.reg(arg(0)?)?;
+                let b = self.reg(arg(1)?)?;
+                // Only the selector's low 16 bits count.
+                let sel = match self.imm_of(arg(2)?) {
+                    Some(k) => Src::Imm(k & 0xffff),
+                    None => self.src20(arg(2)?)?,
+                };
+                let aop = i.use_(a.vreg);
+                let bop = i.use_(b.vreg);
+                let mut refs = vec![
+                    (Field::Rd, dop, 0),
+                    (Field::Ra, aop, a.offset),
+                    (Field::Rc, bop, b.offset),
+                ];
+                let forms = (Form::PRMT_R, Form::PRMT_C, Form::PRMT_I);
+                let inst = Self::with_b(&mut i, forms, sel, 0, &mut refs);
+                i.piece(inst, &refs);
+            }
+        }
+        self.push(i);
+        self.set_loc(v, Loc { vreg: d, offset: 0 });
+        Ok(())
+    }
+
+    /// `%clock` / `%clock64` (see the module essay).
+    pub(super) fn lower_clock(&mut self, v: Value, wide: bool) -> Result<(), LowerError> {
+        const LO: u64 = 0x50;
+        const HI: u64 = 0x51;
+        let cs2r = |sr: u64| sm50::Inst::new(Form::CS2R).with(Field::Sr, sr);
+        let mut i = Sm50Inst::new(Role::Plain);
+        let d = self.new_vreg(if wide { RegKind::B64 } else { RegKind::B32 });
+        if !wide {
+            let dop = i.def(d, false);
+            i.piece(cs2r(LO), &[(Field::Rd, dop, 0)]);
+        } else {
+            let dop = i.def(d, true);
+            let p = self.new_vreg(RegKind::Pred);
+            let pop = i.def(p, true);
+            i.piece(cs2r(HI), &[(Field::Rd, dop, 1)]);
+            i.piece(cs2r(LO), &[(Field::Rd, dop, 0)]);
+            // ISETP.LT.AND p, PT, lo, RZ, PT
+            let isetp = sm50::Inst::new(Form::ISETP_R)
+                .with(Field::Cmp, 1)
+                .with(Field::Sgn, 1);
+            i.piece(isetp, &[(Field::Pd0, pop, 0), (Field::Ra, dop, 0)]);
+            let again = cs2r(HI).with(Field::Pgn, 1);
+            i.piece(again, &[(Field::Rd, dop, 1), (Field::Pg, pop, 0)]);
+        }
+        self.push(i);
+        self.set_loc(v, Loc { vreg: d, offset: 0 });
+        Ok(())
+    }
+}
