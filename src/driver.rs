@@ -91,6 +91,17 @@ pub struct Options {
     pub file_name: String,
     /// Control-code mode (serial = wait on everything, for hazard bisection).
     pub sched: Mode,
+    /// A deliberate miscompilation, for tests that the verifier catches one.
+    #[doc(hidden)]
+    pub debug_inject: Option<InjectBug>,
+}
+
+/// A known-bad compiler change [`Options::debug_inject`] can switch on.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InjectBug {
+    /// Every `LEA` / `LEA.HI` shifts by one more than it should.
+    WrongLeaScale,
 }
 
 impl Default for Options {
@@ -103,6 +114,7 @@ impl Default for Options {
             max_regs: None,
             file_name: "<input>".to_string(),
             sched: Mode::Normal,
+            debug_inject: None,
         }
     }
 }
@@ -212,7 +224,7 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
         } else {
             (local_data + alloc.spill_bytes).next_multiple_of(8)
         };
-        let body = body_from_lowered(lower::emit(&alloc), frame)
+        let body = body_from_lowered(inject(lower::emit(&alloc), opts.debug_inject), frame)
             .map_err(|e| err(name, format!("internal error in kernel `{name}`: {e}")))?;
         let laid = layout(&body, opts.sched)
             .map_err(|e| err(name, format!("internal error laying out `{name}`: {e}")))?;
@@ -333,6 +345,20 @@ fn body_from_lowered(insts: Vec<Inst>, frame: u32) -> Result<Body, String> {
         body.targets.push(target);
     }
     Ok(body)
+}
+
+/// Apply a deliberate miscompilation (tests of the verifier only).
+fn inject(mut insts: Vec<Inst>, bug: Option<InjectBug>) -> Vec<Inst> {
+    if bug == Some(InjectBug::WrongLeaScale) {
+        for i in &mut insts {
+            if matches!(i.info().class, "LEA" | "LEA_HI") {
+                if let Some(s) = i.get(Field::S) {
+                    i.set(Field::S, (s + 1) % 32);
+                }
+            }
+        }
+    }
+    insts
 }
 
 /// The span of a kernel's name in the source (for stage errors), or the file start.

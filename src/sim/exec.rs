@@ -2,6 +2,7 @@
 //! The semantics are documented in the module essay of [`crate::sim`].
 
 use super::mem::{Memory, Space};
+use super::trace::WriteLog;
 use super::{branch_target, next_addr, KernelInfo, Program, SimError};
 use crate::ir::eval::{Launch, RunOutput, LOCAL_WINDOW_BASE, SHARED_WINDOW_BASE, WINDOW_SIZE};
 use std::sync::OnceLock;
@@ -215,6 +216,16 @@ pub(crate) fn run(
     info: &KernelInfo,
     launch: &Launch,
 ) -> Result<(RunOutput, u64), SimError> {
+    run_logged(prog, info, launch, None).map(|(out, steps, _)| (out, steps))
+}
+
+/// [`run`], recording the last writer of each byte in `log` when one is given.
+pub(crate) fn run_logged(
+    prog: &Program,
+    info: &KernelInfo,
+    launch: &Launch,
+    log: Option<WriteLog>,
+) -> Result<(RunOutput, u64, Option<WriteLog>), SimError> {
     if launch.grid.contains(&0) || launch.block.contains(&0) {
         return Err(SimError::BadLaunch(
             "grid and block dimensions must be at least 1".into(),
@@ -237,6 +248,7 @@ pub(crate) fn run(
         ctaid: [0; 3],
         steps: 0,
     };
+    sim.mem.log = log;
     let mut shared = Vec::new();
     let mut local = Vec::new();
     for z in 0..launch.grid[2] {
@@ -249,6 +261,7 @@ pub(crate) fn run(
             }
         }
     }
+    let log = sim.mem.log.take();
     Ok((
         RunOutput {
             global: sim.mem.global,
@@ -256,6 +269,7 @@ pub(crate) fn run(
             local,
         },
         sim.steps,
+        log,
     ))
 }
 
@@ -1112,6 +1126,7 @@ impl Sim<'_> {
                 _ => u64::from(atomic_op(op, signed, old as u32, b as u32)),
             };
             m.copy_from_slice(&new.to_le_bytes()[..size as usize]);
+            self.mem.note_write(addr, space, at, size);
             if !red {
                 w.set_r(rd, l, old as u32);
                 if wide_val && rd != RZ {
@@ -1425,6 +1440,7 @@ impl Sim<'_> {
                 }
                 let m = self.mem.bytes(addr, space, at, bytes)?;
                 m.copy_from_slice(&buf[..bytes as usize]);
+                self.mem.note_write(addr, space, at, bytes);
             }
         }
         Ok(())

@@ -168,6 +168,9 @@
 //!   hardware may choose); float and 128-bit atomics are Unsupported. ATOM is not a generic
 //!   access: ptxas routes shared-window addresses to ATOMS itself (see Plg above).
 //!
+//! [`run_traced`] also returns a [`WriteLog`]: the `.text` offset of the store or atomic that
+//! last wrote each byte, which `leafold verify` prints for the first differing byte.
+//!
 //! Not modelled (Unsupported with the address): IMAD (recognised by opcode, since the
 //! instruction set description has no form for it), FP64, MUFU, F2F, other I2F/F2I sizes,
 //! FSET, PSET, CAL/RET/BRX, and the modifiers listed above.
@@ -175,12 +178,14 @@
 mod cubin;
 mod exec;
 mod mem;
+mod trace;
 
 use crate::ir::eval::{Launch, RunOutput};
 use crate::sm50;
 
 pub use cubin::load_kernel;
 pub use mem::{CONST_BANK0_SIZE, PARAM_BASE};
+pub use trace::{Loc, WriteLog};
 
 /// What the simulator needs to know about a kernel besides its code.
 #[derive(Clone, Debug, Default)]
@@ -372,6 +377,18 @@ pub fn run_counted(
     launch: &Launch,
 ) -> Result<(RunOutput, u64), SimError> {
     exec::run(&Program::new(code), info, launch)
+}
+
+/// Like [`run`], also recording which instruction last wrote each byte (slower: for
+/// explaining a mismatch, see [`WriteLog`]).
+pub fn run_traced(
+    code: &[u64],
+    info: &KernelInfo,
+    launch: &Launch,
+) -> Result<(RunOutput, WriteLog), SimError> {
+    let (out, _, log) =
+        exec::run_logged(&Program::new(code), info, launch, Some(WriteLog::default()))?;
+    Ok((out, log.unwrap_or_default()))
 }
 
 /// Words of a `.text` section given as little-endian bytes (a trailing partial word is an
