@@ -34,6 +34,7 @@ pub mod lower;
 pub mod machinst;
 pub mod oracle;
 pub mod ptx;
+pub mod ptxgen;
 pub mod sim;
 pub mod sm50;
 pub mod verify;

@@ -64,6 +64,9 @@ pub struct VerifyOptions {
     pub compile: Options,
     /// ptxas's cubin of the same PTX: also run it through the simulator against the reference.
     pub ptxas_cubin: Option<Vec<u8>>,
+    /// Simulate only ptxas's cubin (validating the simulator even where leafold's code
+    /// mismatches).
+    pub only_ptxas: bool,
 }
 
 impl Default for VerifyOptions {
@@ -76,6 +79,7 @@ impl Default for VerifyOptions {
             buffer_size: None,
             compile: Options::default(),
             ptxas_cubin: None,
+            only_ptxas: false,
         }
     }
 }
@@ -275,6 +279,7 @@ pub fn verify_kernel(
             }
         };
         let sides = std::iter::once((Side::Leafold, &ours))
+            .filter(|_| !opts.only_ptxas)
             .chain(theirs.as_ref().map(|t| (Side::Ptxas, t)));
         for (side, (code, info)) in sides {
             let got = sim::run_counted(code, info, &launch);

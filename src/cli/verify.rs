@@ -38,6 +38,9 @@ pub struct Args {
     /// Also run ptxas's cubin through the simulator (validates the simulator).
     #[arg(long)]
     pub against_ptxas: bool,
+    /// Compile with a deliberate wrong LEA scale (to see the verifier catch it).
+    #[arg(long, hide = true)]
+    pub debug_wrong_lea_scale: bool,
 }
 
 /// `X[,Y[,Z]]` with every number at least 1.
@@ -78,9 +81,13 @@ pub fn run(args: &Args) -> u8 {
         buffer_size: args.buffer_size,
         compile: Options {
             file_name: args.file.display().to_string(),
+            debug_inject: args
+                .debug_wrong_lea_scale
+                .then_some(crate::driver::InjectBug::WrongLeaScale),
             ..Options::default()
         },
         ptxas_cubin: None,
+        only_ptxas: false,
     };
     if args.against_ptxas {
         let Some(oracle) = crate::oracle::Oracle::find() else {
