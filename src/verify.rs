@@ -134,6 +134,8 @@ pub struct Verdict {
     pub outcome: Outcome,
     /// Warp-instructions the simulator executed for leafold's code, over all runs.
     pub sim_steps: u64,
+    /// Seconds the simulator took for them.
+    pub sim_seconds: f64,
 }
 
 impl Verdict {
@@ -215,6 +217,7 @@ pub fn verify_kernel(
         kernel: f.name.clone(),
         outcome: Outcome::CannotRun(String::new()),
         sim_steps: 0,
+        sim_seconds: 0.0,
     };
     let ours = match sim::load_kernel(cubin, &f.name) {
         Ok(k) => k,
@@ -282,11 +285,13 @@ pub fn verify_kernel(
             .filter(|_| !opts.only_ptxas)
             .chain(theirs.as_ref().map(|t| (Side::Ptxas, t)));
         for (side, (code, info)) in sides {
+            let start = std::time::Instant::now();
             let got = sim::run_counted(code, info, &launch);
             let got = match got {
                 Ok((out, steps)) => {
                     if side == Side::Leafold {
                         verdict.sim_steps += steps;
+                        verdict.sim_seconds += start.elapsed().as_secs_f64();
                     }
                     out
                 }

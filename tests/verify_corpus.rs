@@ -72,10 +72,13 @@ fn corpus_kernels_verify() {
     let mut mismatches = Vec::new();
     let mut known = Vec::new();
     let mut compiled = 0;
+    let (mut steps, mut seconds) = (0u64, 0f64);
     for (name, ours, theirs) in &results {
         let Some(ours) = ours else { continue };
         compiled += 1;
         for v in ours {
+            steps += v.sim_steps;
+            seconds += v.sim_seconds;
             match &v.outcome {
                 Outcome::Match { .. } => verified += 1,
                 Outcome::CannotRun(why) => cannot.push(format!("{name}: {}: {why}", v.kernel)),
@@ -99,6 +102,10 @@ fn corpus_kernels_verify() {
         }
     }
     println!("{compiled} corpus files compile; {verified} kernels verified (leafold), {verified_ptxas} also with ptxas's code");
+    println!(
+        "simulator: {steps} warp-instructions in {seconds:.3} s ({:.0} per second, test profile)",
+        steps as f64 / seconds.max(1e-9)
+    );
     println!("cannot run ({}):", cannot.len());
     for c in &cannot {
         println!("  {c}");
@@ -120,4 +127,58 @@ fn corpus_kernels_verify() {
             "{verified_ptxas} verified with ptxas, expected at least {MIN_VERIFIED_PTXAS}"
         );
     }
+}
+
+/// Kernels of the test suite's own PTX files verified when this test was written.
+const MIN_SUITE_VERIFIED: usize = 12;
+
+/// Every kernel of the test suite's PTX files (tests/data/build, tests/data/ptx,
+/// tests/data/lower, examples) that leafold compiles, verified the same way; the files that
+/// do not compile and the kernels that cannot run are printed.
+#[test]
+fn suite_kernels_verify() {
+    let mut files = Vec::new();
+    for dir in [
+        "tests/data/build",
+        "tests/data/ptx",
+        "tests/data/lower",
+        "examples",
+    ] {
+        let Ok(rd) = std::fs::read_dir(dir) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            let p = e.path();
+            if p.extension().is_some_and(|x| x == "ptx") {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    let (mut verified, mut not_compiled) = (0, 0);
+    let mut problems = Vec::new();
+    for p in &files {
+        let text = std::fs::read_to_string(p).unwrap();
+        let name = p.display().to_string();
+        let Ok(vs) = verify_file(&text, None, &opts(&name)) else {
+            not_compiled += 1;
+            continue;
+        };
+        for v in vs {
+            match &v.outcome {
+                Outcome::Match { .. } => verified += 1,
+                Outcome::CannotRun(why) => println!("{name}: {}: cannot run: {why}", v.kernel),
+                Outcome::Mismatch(_) => problems.push(format!("{name}: {v}")),
+            }
+        }
+    }
+    println!(
+        "{} files, {not_compiled} do not compile; {verified} kernels verified",
+        files.len()
+    );
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    assert!(
+        verified >= MIN_SUITE_VERIFIED,
+        "{verified} verified, expected at least {MIN_SUITE_VERIFIED}"
+    );
 }
