@@ -160,4 +160,21 @@ fn fuzz_findings_still_mismatch() {
     assert!(matches!(v[0].outcome, Outcome::Mismatch(_)), "{}", v[0]);
     let text = v[0].to_string();
     assert!(text.contains("first difference at global"), "{text}");
+
+    // The launch the fuzzer used (see the file's header).
+    let o = VerifyOptions {
+        grid: [1, 1, 1],
+        block: [64, 1, 1],
+        buffer_size: Some(32768),
+        seed: 6072529,
+        runs: 1,
+        ..opts(None)
+    };
+    let src = include_str!("data/fuzz-found/predicated_ld_u64.ptx");
+    let v = verify_file(src, None, &o).unwrap();
+    let text = v[0].to_string();
+    assert!(
+        text.contains("first difference at global 0x2ffffd112: reference 0x00, leafold 0x40"),
+        "{text}"
+    );
 }
