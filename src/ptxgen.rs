@@ -13,7 +13,7 @@
 //!   its own slice of `pout` (`gtid · SLICE`) and of the shared array, and reads another
 //!   thread's shared slice only in a phase (between `bar.sync 0`s) where no shared store
 //!   happens. Barriers are only emitted at the top level, and only before the first
-//!   conditional block or loop (see `Gen::diverged` for why).
+//!   conditional block, loop or guarded access (see `Gen::diverged` for why).
 //! * **Defined**: a register written inside a conditional block (or by a predicated
 //!   instruction) is either one that already held a value or is forgotten after the block;
 //!   loops run at least once.
@@ -486,6 +486,9 @@ impl Gen<'_, '_> {
                     self.update32(Some(&p));
                 } else {
                     self.access(Some(&p));
+                    // leafold lowers a guarded load or store as a branch around it: that
+                    // diverges too (tests/data/fuzz-found/predicated_ld_u64.ptx).
+                    self.diverged = true;
                 }
             }
             14..=15 if self.depth < 2 => {
