@@ -98,6 +98,17 @@ pub struct Options {
     /// Leave out `SSY`/`SYNC` (see `lower::reconverge`): divergent paths then never meet
     /// again. Only for showing what reconvergence is for (tests); never correct with barriers.
     pub no_reconvergence: bool,
+    /// A deliberate miscompilation, for tests that the verifier catches one.
+    #[doc(hidden)]
+    pub debug_inject: Option<InjectBug>,
+}
+
+/// A known-bad compiler change [`Options::debug_inject`] can switch on.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InjectBug {
+    /// Every `LEA` / `LEA.HI` shifts by one more than it should.
+    WrongLeaScale,
 }
 
 impl Default for Options {
@@ -111,6 +122,7 @@ impl Default for Options {
             file_name: "<input>".to_string(),
             sched: Mode::Normal,
             no_reconvergence: false,
+            debug_inject: None,
         }
     }
 }
@@ -222,7 +234,7 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
             (local_data + alloc.spill_bytes).next_multiple_of(8)
         };
         let (code, relocs) = lower::emit_relocated_with(&alloc, !opts.no_reconvergence);
-        let body = body_from_lowered(code, frame)
+        let body = body_from_lowered(inject(code, opts.debug_inject), frame)
             .map_err(|e| err(name, format!("internal error in kernel `{name}`: {e}")))?;
         let laid = layout(&body, opts.sched)
             .map_err(|e| err(name, format!("internal error laying out `{name}`: {e}")))?;
@@ -365,6 +377,20 @@ fn body_from_lowered(insts: Vec<Inst>, frame: u32) -> Result<Body, String> {
         body.targets.push(target);
     }
     Ok(body)
+}
+
+/// Apply a deliberate miscompilation (tests of the verifier only).
+fn inject(mut insts: Vec<Inst>, bug: Option<InjectBug>) -> Vec<Inst> {
+    if bug == Some(InjectBug::WrongLeaScale) {
+        for i in &mut insts {
+            if matches!(i.info().class, "LEA" | "LEA_HI") {
+                if let Some(s) = i.get(Field::S) {
+                    i.set(Field::S, (s + 1) % 32);
+                }
+            }
+        }
+    }
+    insts
 }
 
 /// The span of a kernel's name in the source (for stage errors), or the file start.

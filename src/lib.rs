@@ -18,7 +18,8 @@
 //! `cubin::read` → `sm50::decode` → `sm50::print` ([`disasm`] lays it out like cuobjdump).
 //! Two reference semantics make the compiler checkable without a Maxwell GPU: [`ir::eval`]
 //! interprets the IR (what the PTX means) and [`sim`] executes SM50 words (what our SASS does);
-//! `sm50::sched::check` verifies the control codes. [`oracle`] finds NVIDIA's tools for tests.
+//! `sm50::sched::check` verifies the control codes; [`verify`] compares the two on random
+//! inputs (`leafold verify`). [`oracle`] finds NVIDIA's tools for tests.
 //!
 //! Every error a user can cause is a [`error::Diagnostic`] with file, line and column, or a
 //! typed error for binary input; nothing panics on input.
@@ -34,8 +35,10 @@ pub mod machinst;
 pub mod mufu;
 pub mod oracle;
 pub mod ptx;
+pub mod ptxgen;
 pub mod sim;
 pub mod sm50;
+pub mod verify;
 
 pub use driver::{compile, Options, Output};
 pub use error::{Diagnostic, Diagnostics, SourceFile, Span};

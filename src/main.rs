@@ -23,6 +23,8 @@ enum Command {
     Disasm(leafold::cli::disasm::Args),
     /// Compile a PTX file to an sm_50/52/53 cubin (ptxas-style options).
     Compile(leafold::cli::compile::Args),
+    /// Compile, then compare the reference interpreter and the simulator on random inputs.
+    Verify(leafold::cli::verify::Args),
 }
 
 fn main() -> ExitCode {
@@ -31,6 +33,7 @@ fn main() -> ExitCode {
         Command::Check(args) => leafold::cli::check::run(&args),
         Command::Disasm(args) => leafold::cli::disasm::run(&args),
         Command::Compile(args) => leafold::cli::compile::run(&args),
+        Command::Verify(args) => leafold::cli::verify::run(&args),
     };
     ExitCode::from(code)
 }

@@ -115,6 +115,7 @@ pub fn run(args: &Args) -> u8 {
         } else {
             Mode::Normal
         },
+        debug_inject: None,
     };
     let out = match compile(&text, &opts) {
         Ok(o) => o,

@@ -2,6 +2,7 @@
 //! The semantics are documented in the module essay of [`crate::sim`].
 
 use super::mem::{Memory, Space};
+use super::trace::WriteLog;
 use super::{branch_target, next_addr, KernelInfo, Program, SimError, SimOptions};
 use crate::ir::eval::{Launch, RunOutput, LOCAL_WINDOW_BASE, SHARED_WINDOW_BASE, WINDOW_SIZE};
 use std::sync::OnceLock;
@@ -217,6 +218,17 @@ pub(crate) fn run(
     launch: &Launch,
     opts: &SimOptions,
 ) -> Result<(RunOutput, u64), SimError> {
+    run_logged(prog, info, launch, opts, None).map(|(out, steps, _)| (out, steps))
+}
+
+/// [`run`], recording the last writer of each byte in `log` when one is given.
+pub(crate) fn run_logged(
+    prog: &Program,
+    info: &KernelInfo,
+    launch: &Launch,
+    opts: &SimOptions,
+    log: Option<WriteLog>,
+) -> Result<(RunOutput, u64, Option<WriteLog>), SimError> {
     if launch.grid.contains(&0) || launch.block.contains(&0) {
         return Err(SimError::BadLaunch(
             "grid and block dimensions must be at least 1".into(),
@@ -240,6 +252,7 @@ pub(crate) fn run(
         steps: 0,
         opts: *opts,
     };
+    sim.mem.log = log;
     let mut shared = Vec::new();
     let mut local = Vec::new();
     for z in 0..launch.grid[2] {
@@ -252,6 +265,7 @@ pub(crate) fn run(
             }
         }
     }
+    let log = sim.mem.log.take();
     Ok((
         RunOutput {
             global: sim.mem.global,
@@ -259,6 +273,7 @@ pub(crate) fn run(
             local,
         },
         sim.steps,
+        log,
     ))
 }
 
@@ -1048,6 +1063,7 @@ impl Sim<'_> {
                 _ => u64::from(atomic_op(op, signed, old as u32, b as u32)),
             };
             m.copy_from_slice(&new.to_le_bytes()[..size as usize]);
+            self.mem.note_write(addr, space, at, size);
             if !red {
                 w.set_r(rd, l, old as u32);
                 if wide_val && rd != RZ {
@@ -1367,6 +1383,7 @@ impl Sim<'_> {
                 }
                 let m = self.mem.bytes(addr, space, at, bytes)?;
                 m.copy_from_slice(&buf[..bytes as usize]);
+                self.mem.note_write(addr, space, at, bytes);
             }
         }
         Ok(())

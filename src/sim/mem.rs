@@ -2,6 +2,7 @@
 //! local memory and the constant banks. Every access is bounds- and alignment-checked here and
 //! fails with a [`SimError`] naming the instruction address.
 
+use super::trace::{Loc, WriteLog};
 use super::{KernelInfo, SimError};
 use crate::ir::eval::{GlobalRegion, Launch, LOCAL_WINDOW_BASE, SHARED_WINDOW_BASE, WINDOW_SIZE};
 
@@ -41,6 +42,11 @@ pub(crate) struct Memory {
     pub banks: Vec<Vec<u8>>,
     pub shared_size: usize,
     pub local_size: usize,
+    /// Which instruction wrote each byte last (`sim::run_traced`); `None`: not recorded.
+    pub log: Option<WriteLog>,
+    /// CTAs started so far and threads in the CTAs before the running one (for [`Loc`]).
+    pub ctas: usize,
+    pub threads_before: usize,
 }
 
 fn put32(b: &mut [u8], off: usize, v: u32) {
@@ -106,11 +112,17 @@ impl Memory {
             banks,
             shared_size: shared_size as usize,
             local_size: local_size as usize,
+            log: None,
+            ctas: 0,
+            threads_before: 0,
         })
     }
 
     /// Fresh shared and local memory for a CTA of `threads` threads.
     pub fn start_cta(&mut self, threads: usize) {
+        // Every CTA of a launch has the same number of threads.
+        self.threads_before = self.ctas * threads;
+        self.ctas += 1;
         self.shared = vec![0; self.shared_size];
         self.local = vec![vec![0; self.local_size]; threads];
     }
@@ -163,6 +175,25 @@ impl Memory {
             Some(end) if end <= buf.len() as u64 => Ok(&mut buf[at as usize..end as usize]),
             _ => Err(oob),
         }
+    }
+
+    /// Record that the instruction at `pc` wrote `size` bytes at `at` of `space` (when the
+    /// write log is on).
+    pub fn note_write(&mut self, pc: u64, space: Space, at: u64, size: u32) {
+        let Some(log) = &mut self.log else { return };
+        let first = match space {
+            Space::Global => Loc::Global(at),
+            Space::Shared => Loc::Shared {
+                cta: self.ctas.saturating_sub(1),
+                offset: at,
+            },
+            Space::Local(t) => Loc::Local {
+                thread: self.threads_before + t,
+                offset: at,
+            },
+            Space::Const(_) => return,
+        };
+        log.note(pc, first, size);
     }
 
     /// Read a 32-bit constant (ALU `c[bank][off]` operands).

@@ -180,6 +180,9 @@
 //!   result by that many ulps: IEEE-exact sequences must give the same results for any
 //!   small perturbation.
 //!
+//! [`run_traced`] also returns a [`WriteLog`]: the `.text` offset of the store or atomic that
+//! last wrote each byte, which `leafold verify` prints for the first differing byte.
+//!
 //! Not modelled (Unsupported with the address): IMAD (recognised by opcode, since the
 //! instruction set description had no form for it when the simulator was written),
 //! PSET, CAL/RET/BRX, and the modifiers listed above.
@@ -189,6 +192,7 @@ mod exec;
 mod float;
 mod mem;
 mod mufu;
+mod trace;
 
 use crate::ir::eval::{Launch, RunOutput};
 use crate::sm50;
@@ -196,6 +200,7 @@ use crate::sm50;
 pub use cubin::{load_kernel, load_kernel_globals};
 pub use mem::{CONST_BANK0_SIZE, PARAM_BASE};
 pub use mufu::SimOptions;
+pub use trace::{Loc, WriteLog};
 
 /// What the simulator needs to know about a kernel besides its code.
 #[derive(Clone, Debug, Default)]
@@ -408,6 +413,24 @@ pub fn run_counted(
     launch: &Launch,
 ) -> Result<(RunOutput, u64), SimError> {
     exec::run(&Program::new(code), info, launch, &SimOptions::default())
+}
+
+/// Like [`run`], also recording which instruction last wrote each byte (slower: for
+/// explaining a mismatch, see [`WriteLog`]).
+pub fn run_traced(
+    code: &[u64],
+    info: &KernelInfo,
+    launch: &Launch,
+) -> Result<(RunOutput, WriteLog), SimError> {
+    let (out, _, log) =
+        exec::run_logged(
+            &Program::new(code),
+            info,
+            launch,
+            &SimOptions::default(),
+            Some(WriteLog::default()),
+        )?;
+    Ok((out, log.unwrap_or_default()))
 }
 
 /// Words of a `.text` section given as little-endian bytes (a trailing partial word is an

@@ -1,0 +1,123 @@
+//! `leafold verify FILE.ptx`: compile, then run the reference interpreter and the simulator
+//! on seeded random inputs and compare every byte written (see [`crate::verify`]).
+//!
+//! Options: `--kernel K` (default: every kernel), `--seed N`, `--runs R`, `--grid X[,Y,Z]`,
+//! `--block X[,Y,Z]`, `--buffer-size BYTES`, `--against-ptxas` (also simulate ptxas's cubin
+//! of the same file; needs the oracle, `LEAFOLD_ORACLE`). Exit code: 0 every kernel matched,
+//! 1 a mismatch (the report names the kernel, seed, inputs, first differing byte and the SASS
+//! instruction that wrote it), 2 a kernel cannot be run (the reason is printed), the file
+//! cannot be read or compiled, or the arguments are bad.
+
+use crate::driver::Options;
+use crate::error::render_all;
+use crate::verify::{verify_file, VerifyOptions};
+use std::path::PathBuf;
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The PTX file to verify.
+    pub file: PathBuf,
+    /// Only this kernel.
+    #[arg(long)]
+    pub kernel: Option<String>,
+    /// Seed of the first run (run r uses seed + r).
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Runs, each with fresh random inputs.
+    #[arg(long, default_value_t = 3)]
+    pub runs: u32,
+    /// CTAs per grid: X[,Y[,Z]].
+    #[arg(long, default_value = "2")]
+    pub grid: String,
+    /// Threads per CTA: X[,Y[,Z]].
+    #[arg(long, default_value = "64")]
+    pub block: String,
+    /// Bytes of each pointer parameter's buffer (default: 64 KiB, then 1 MiB if needed).
+    #[arg(long)]
+    pub buffer_size: Option<u64>,
+    /// Also run ptxas's cubin through the simulator (validates the simulator).
+    #[arg(long)]
+    pub against_ptxas: bool,
+    /// Compile with a deliberate wrong LEA scale (to see the verifier catch it).
+    #[arg(long, hide = true)]
+    pub debug_wrong_lea_scale: bool,
+}
+
+/// `X[,Y[,Z]]` with every number at least 1.
+pub fn parse_dims(s: &str) -> Option<[u32; 3]> {
+    let mut d = [1u32; 3];
+    let parts: Vec<&str> = s.split(',').collect();
+    if parts.is_empty() || parts.len() > 3 {
+        return None;
+    }
+    for (k, p) in parts.iter().enumerate() {
+        d[k] = p.trim().parse().ok().filter(|&n| n >= 1)?;
+    }
+    Some(d)
+}
+
+pub fn run(args: &Args) -> u8 {
+    let (Some(grid), Some(block)) = (parse_dims(&args.grid), parse_dims(&args.block)) else {
+        eprintln!("error: --grid and --block take X[,Y[,Z]] with numbers of at least 1");
+        return 2;
+    };
+    if args.buffer_size.is_some_and(|b| b == 0 || b > 1 << 28) {
+        eprintln!("error: --buffer-size must be between 1 and 268435456");
+        return 2;
+    }
+    let bytes = match std::fs::read(&args.file) {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!("{}: error: cannot read file: {e}", args.file.display());
+            return 2;
+        }
+    };
+    let text = String::from_utf8_lossy(&bytes);
+    let mut opts = VerifyOptions {
+        seed: args.seed,
+        runs: args.runs,
+        grid,
+        block,
+        buffer_size: args.buffer_size,
+        compile: Options {
+            file_name: args.file.display().to_string(),
+            debug_inject: args
+                .debug_wrong_lea_scale
+                .then_some(crate::driver::InjectBug::WrongLeaScale),
+            ..Options::default()
+        },
+        ptxas_cubin: None,
+        only_ptxas: false,
+    };
+    if args.against_ptxas {
+        let Some(oracle) = crate::oracle::Oracle::find() else {
+            eprintln!(
+                "error: --against-ptxas needs ptxas (set LEAFOLD_ORACLE to its bin directory)"
+            );
+            return 2;
+        };
+        match oracle.ptxas(&text, "sm_50", &[]) {
+            Ok(c) => opts.ptxas_cubin = Some(c),
+            Err(e) => {
+                eprintln!("error: ptxas rejects {}: {e}", args.file.display());
+                return 2;
+            }
+        }
+    }
+    let verdicts = match verify_file(&text, args.kernel.as_deref(), &opts) {
+        Ok(v) => v,
+        Err(d) => {
+            eprint!("{}", render_all(&d.0));
+            return 2;
+        }
+    };
+    let mut code = 0;
+    for v in &verdicts {
+        println!("{v}");
+        code = match (code, v.exit_code()) {
+            (1, _) | (_, 1) => 1,
+            (a, b) => a.max(b),
+        };
+    }
+    code
+}

@@ -1,0 +1,816 @@
+//! A generator of random, valid PTX kernels for differential fuzzing (`leafold verify`'s
+//! machinery on programs nobody wrote by hand).
+//!
+//! In: a [`Source`] of choices (a fuzzer's bytes, then a seeded generator when they run out;
+//! or a seed alone). Out: a [`GenKernel`]: PTX text of one kernel `fz` with the launch shape
+//! it was built for. Every kernel is valid and deterministic by construction:
+//!
+//! * **In bounds**: every address is `base + (index << scale) + displacement` (in one of
+//!   several shapes: `mul.wide`, `cvt` + `shl`, `mad.wide`, `mad.lo`, 32-bit `shl` + `add`,
+//!   `end - index · size`, displacement in the chain or in the instruction), where the index
+//!   is an arbitrary arithmetic tree masked with `and` to the region's element count.
+//! * **Race free**: the input buffers (`pin0`, `pin1`) are only read; each thread writes only
+//!   its own slice of `pout` (`gtid · SLICE`) and of the shared array, and reads another
+//!   thread's shared slice only in a phase (between `bar.sync 0`s) where no shared store
+//!   happens. Barriers are only emitted at the top level, and only before the first
+//!   conditional block, loop or guarded access (see `Gen::diverged` for why).
+//! * **Defined**: a register written inside a conditional block (or by a predicated
+//!   instruction) is either one that already held a value or is forgotten after the block;
+//!   loops run at least once.
+//!
+//! What varies: 32- or 64-bit modules, global (`ld.global`, via `cvta.to.global`, or
+//! generic), shared (32-bit, 64-bit or generic through `cvta.shared`) and local (likewise)
+//! accesses of 1, 2, 4 and 8 bytes and `.v2.u32`, arithmetic trees over `%tid.x`,
+//! `%ctaid.x`, `%ntid.x`, scalar parameters and loaded values (add, sub, mul.lo,
+//! mad.lo, shl, shr, and, or, xor, not, neg, min, max, cvt, mul.wide by powers of two,
+//! 64-bit add/sub/shl/xor; no mul.hi, which leafold does not lower yet),
+//! predicated instructions, conditional blocks and loops with per-thread trip counts 1..4.
+//!
+//! The launch: [`GenKernel::grid`] × [`GenKernel::block`] threads, and every pointer parameter
+//! a buffer of [`GenKernel::buffer_size`] bytes (what `verify`'s input filler gives them).
+
+use std::fmt::Write as _;
+
+use crate::verify::Rng;
+
+/// Bytes of `pout` each thread owns.
+pub const SLICE: u32 = 512;
+/// Bytes of the shared array each thread owns.
+pub const SHARED_SLICE: u32 = 64;
+/// Bytes of the per-thread local array.
+pub const LOCAL_BYTES: u32 = 128;
+/// Elements (of any size) an input-buffer index may reach, before the displacement.
+const INPUT_ELEMS: u32 = 1024;
+
+/// A generated kernel and the launch it was made for.
+#[derive(Clone, Debug)]
+pub struct GenKernel {
+    pub ptx: String,
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    pub buffer_size: u64,
+}
+
+/// Where choices come from: bytes first (so a fuzzer's mutations steer the program), then a
+/// generator seeded from them.
+pub struct Source<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+    rng: Rng,
+}
+
+impl<'a> Source<'a> {
+    pub fn from_bytes(bytes: &'a [u8]) -> Source<'a> {
+        let seed = bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
+            (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+        });
+        Source {
+            bytes,
+            pos: 0,
+            rng: Rng::new(seed),
+        }
+    }
+
+    pub fn from_seed(seed: u64) -> Source<'static> {
+        Source {
+            bytes: &[],
+            pos: 0,
+            rng: Rng::new(seed),
+        }
+    }
+
+    /// A choice in `0..n` (`n >= 1`).
+    pub fn below(&mut self, n: u32) -> u32 {
+        let n = n.max(1);
+        if self.pos < self.bytes.len() {
+            let b = self.bytes[self.pos];
+            self.pos += 1;
+            u32::from(b) % n
+        } else {
+            self.rng.below(u64::from(n)) as u32
+        }
+    }
+
+    fn chance(&mut self, percent: u32) -> bool {
+        self.below(100) < percent
+    }
+}
+
+/// Which memory a region lives in and how its base is held.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    /// `ld.global`/`st.global` on a global address.
+    Global,
+    /// Generic `ld`/`st` (a global or window address).
+    Generic,
+    /// `ld.shared`/`st.shared` on a shared-space address.
+    Shared,
+    /// `ld.local`/`st.local` on a local-space address.
+    Local,
+}
+
+/// A region accesses may go to: a base register and how far indices may reach.
+#[derive(Clone, Debug)]
+struct Region {
+    base: String,
+    wide: bool,
+    kind: Kind,
+    /// Bytes reachable from the base: [0, bytes).
+    bytes: u32,
+    writable: bool,
+    /// Shared memory of other threads (reads only in a phase without shared stores).
+    shared_other: bool,
+    shared_own: bool,
+}
+
+struct Gen<'s, 'a> {
+    src: &'s mut Source<'a>,
+    body: String,
+    n32: u32,
+    n64: u32,
+    npred: u32,
+    nlabel: u32,
+    v32: Vec<String>,
+    v64: Vec<String>,
+    regions: Vec<Region>,
+    depth: u32,
+    budget: u32,
+    sh_written: bool,
+    sh_read_other: bool,
+    /// A conditional block or loop has been emitted: no barrier may follow (leafold emits no
+    /// reconvergence point for a divergent branch yet, so a warp may reach a `BAR.SYNC`
+    /// diverged; tests/data/fuzz-found/diverged_barrier.ptx is that finding).
+    diverged: bool,
+}
+
+impl Gen<'_, '_> {
+    fn r32(&mut self) -> String {
+        self.n32 += 1;
+        format!("%r{}", self.n32)
+    }
+    fn r64(&mut self) -> String {
+        self.n64 += 1;
+        format!("%rd{}", self.n64)
+    }
+    fn pred(&mut self) -> String {
+        self.npred += 1;
+        format!("%p{}", self.npred)
+    }
+    fn emit(&mut self, line: &str) {
+        for _ in 0..=self.depth {
+            self.body.push_str("    ");
+        }
+        self.body.push_str(line);
+        self.body.push('\n');
+    }
+    fn pick<T: Clone>(&mut self, v: &[T]) -> T {
+        v[self.src.below(v.len() as u32) as usize].clone()
+    }
+    /// A 32-bit operand: a value register, or sometimes an immediate.
+    fn op32(&mut self) -> String {
+        if self.src.chance(25) {
+            let imm = [
+                0u32,
+                1,
+                2,
+                3,
+                4,
+                7,
+                8,
+                16,
+                31,
+                100,
+                255,
+                0xffff,
+                0x7fff_ffff,
+            ];
+            let v = self.pick(&imm);
+            if self.src.chance(20) {
+                format!("-{v}")
+            } else {
+                v.to_string()
+            }
+        } else {
+            let v = self.v32.clone();
+            self.pick(&v)
+        }
+    }
+    fn val32(&mut self) -> String {
+        let v = self.v32.clone();
+        self.pick(&v)
+    }
+    fn val64(&mut self) -> String {
+        let v = self.v64.clone();
+        self.pick(&v)
+    }
+
+    /// A new 32-bit value from an arithmetic step.
+    fn arith32(&mut self) {
+        let d = self.r32();
+        let (a, b, c) = (self.val32(), self.op32(), self.op32());
+        let line = match self.src.below(16) {
+            0 => format!("add.s32 {d}, {a}, {b};"),
+            1 => format!("sub.s32 {d}, {a}, {b};"),
+            2 => format!("mul.lo.s32 {d}, {a}, {b};"),
+            // (mul.hi is not lowered by leafold yet.)
+            3 => format!("mul.lo.u32 {d}, {a}, {b};"),
+            4 => format!("mad.lo.s32 {d}, {a}, {b}, {c};"),
+            5 => format!("shl.b32 {d}, {a}, {};", self.src.below(32)),
+            6 => format!("shr.u32 {d}, {a}, {};", self.src.below(32)),
+            7 => format!("shr.s32 {d}, {a}, {};", self.src.below(32)),
+            8 => format!("and.b32 {d}, {a}, {b};"),
+            9 => format!("or.b32 {d}, {a}, {b};"),
+            10 => format!("xor.b32 {d}, {a}, {b};"),
+            11 => format!("not.b32 {d}, {a};"),
+            12 => format!("neg.s32 {d}, {a};"),
+            13 => format!("min.u32 {d}, {a}, {b};"),
+            14 => format!("max.s32 {d}, {a}, {b};"),
+            _ => {
+                let w = self.val64();
+                format!("cvt.u32.u64 {d}, {w};")
+            }
+        };
+        self.emit(&line);
+        self.v32.push(d);
+    }
+
+    /// A new 64-bit value.
+    fn arith64(&mut self) {
+        let d = self.r64();
+        let a = self.val32();
+        let (x, y) = (self.val64(), self.val64());
+        let line = match self.src.below(8) {
+            0 => format!("cvt.u64.u32 {d}, {a};"),
+            1 => format!("cvt.s64.s32 {d}, {a};"),
+            // leafold lowers `mul.wide` by powers of two (address scaling) only.
+            2 => format!("mul.wide.u32 {d}, {a}, {};", 1u32 << self.src.below(5)),
+            3 => format!("mul.wide.s32 {d}, {a}, {};", 1u32 << self.src.below(5)),
+            4 => format!("add.s64 {d}, {x}, {y};"),
+            5 => format!("sub.s64 {d}, {x}, {y};"),
+            6 => format!("shl.b64 {d}, {x}, {};", self.src.below(64)),
+            _ => format!("xor.b64 {d}, {x}, {y};"),
+        };
+        self.emit(&line);
+        self.v64.push(d);
+    }
+
+    /// An existing value register overwritten (a loop-carried or predicated update).
+    fn update32(&mut self, guard: Option<&str>) {
+        let d = self.val32();
+        let b = self.op32();
+        let g = guard.map_or(String::new(), |p| format!("@{p} "));
+        let op = self.pick(&["add.s32", "xor.b32", "sub.s32", "mul.lo.s32"]);
+        self.emit(&format!("{g}{op} {d}, {d}, {b};"));
+    }
+
+    /// A comparison into a new predicate.
+    fn compare(&mut self) -> String {
+        let p = self.pred();
+        let (a, b) = (self.val32(), self.op32());
+        let cmp = self.pick(&["lt", "le", "gt", "ge", "eq", "ne"]);
+        let ty = self.pick(&["u32", "s32"]);
+        self.emit(&format!("setp.{cmp}.{ty} {p}, {a}, {b};"));
+        p
+    }
+
+    /// An address inside region `r` for `size`-byte elements: (address register, immediate
+    /// displacement), as a register of the region's width.
+    fn address(&mut self, r: &Region, size: u32) -> (String, i64) {
+        let elems = r.bytes / size;
+        // Half the elements for the index, half for the displacement.
+        let half = (elems / 2).max(1);
+        let mask = half.next_power_of_two() / if half.is_power_of_two() { 1 } else { 2 } - 1;
+        let disp_elems = self.src.below(elems - mask);
+        let v = self.val32();
+        let i = self.r32();
+        self.emit(&format!("and.b32 {i}, {v}, {mask};"));
+        let log = size.trailing_zeros();
+        let mut disp = i64::from(disp_elems * size);
+        let mut addr;
+        // Part of the displacement may go into the chain instead of the instruction.
+        let in_chain = self.src.chance(30);
+        if r.wide {
+            let a = self.r64();
+            let x = self.r64();
+            let base = r.base.clone();
+            match self.src.below(6) {
+                0 => {
+                    self.emit(&format!("mul.wide.u32 {x}, {i}, {size};"));
+                    self.emit(&format!("add.s64 {a}, {base}, {x};"));
+                }
+                1 => {
+                    self.emit(&format!("cvt.u64.u32 {x}, {i};"));
+                    let y = self.r64();
+                    self.emit(&format!("shl.b64 {y}, {x}, {log};"));
+                    self.emit(&format!("add.s64 {a}, {y}, {base};"));
+                }
+                2 => {
+                    self.emit(&format!("mad.wide.u32 {a}, {i}, {size}, {base};"));
+                }
+                3 => {
+                    self.emit(&format!("cvt.s64.s32 {x}, {i};"));
+                    let y = self.r64();
+                    self.emit(&format!("mul.lo.s64 {y}, {x}, {size};"));
+                    self.emit(&format!("add.s64 {a}, {base}, {y};"));
+                }
+                4 => {
+                    // end - index · size, end = base + mask · size.
+                    let e = self.r64();
+                    self.emit(&format!("add.s64 {e}, {base}, {};", mask * size));
+                    self.emit(&format!("mul.wide.s32 {x}, {i}, {size};"));
+                    self.emit(&format!("sub.s64 {a}, {e}, {x};"));
+                }
+                _ => {
+                    let b = self.r32();
+                    self.emit(&format!("shl.b32 {b}, {i}, {log};"));
+                    self.emit(&format!("cvt.u64.u32 {x}, {b};"));
+                    self.emit(&format!("add.s64 {a}, {base}, {x};"));
+                }
+            }
+            addr = a;
+            if in_chain && disp > 0 {
+                let c = self.r64();
+                self.emit(&format!("add.s64 {c}, {addr}, {disp};"));
+                addr = c;
+                disp = 0;
+            }
+        } else {
+            let a = self.r32();
+            let base = r.base.clone();
+            match self.src.below(4) {
+                0 => self.emit(&format!("mad.lo.s32 {a}, {i}, {size}, {base};")),
+                1 => {
+                    let x = self.r32();
+                    self.emit(&format!("shl.b32 {x}, {i}, {log};"));
+                    self.emit(&format!("add.s32 {a}, {base}, {x};"));
+                }
+                2 => {
+                    let (e, x) = (self.r32(), self.r32());
+                    self.emit(&format!("add.s32 {e}, {base}, {};", mask * size));
+                    self.emit(&format!("mul.lo.s32 {x}, {i}, {size};"));
+                    self.emit(&format!("sub.s32 {a}, {e}, {x};"));
+                }
+                _ => {
+                    let x = self.r32();
+                    self.emit(&format!("mul.lo.u32 {x}, {i}, {size};"));
+                    self.emit(&format!("add.s32 {a}, {x}, {base};"));
+                }
+            }
+            addr = a;
+            if in_chain && disp > 0 {
+                let c = self.r32();
+                self.emit(&format!("add.s32 {c}, {addr}, {disp};"));
+                addr = c;
+                disp = 0;
+            }
+        }
+        (addr, disp)
+    }
+
+    /// A load or store somewhere allowed at this point.
+    fn access(&mut self, guard: Option<&str>) {
+        // Where a barrier may be placed to start a new shared-memory phase.
+        let top = self.depth == 0 && !self.diverged;
+        let store = self.src.chance(45);
+        let allowed: Vec<Region> = self
+            .regions
+            .iter()
+            .filter(|r| {
+                if store {
+                    r.writable && !(r.shared_own && self.sh_read_other && !top)
+                } else {
+                    !(r.shared_other && self.sh_written && !top)
+                }
+            })
+            .cloned()
+            .collect();
+        if allowed.is_empty() {
+            return;
+        }
+        let r = self.pick(&allowed);
+        if r.shared_own && store && self.sh_read_other || r.shared_other && self.sh_written {
+            // Only reached at the top level (see the filter): start a new phase.
+            self.emit("bar.sync 0;");
+            self.sh_read_other = false;
+            self.sh_written = false;
+        }
+        if r.shared_own && store {
+            self.sh_written = true;
+        }
+        if r.shared_other {
+            self.sh_read_other = true;
+        }
+        let (size, ty, vec2) = match self.src.below(7) {
+            0 => (1, if store { "u8" } else { "s8" }, false),
+            1 => (1, "u8", false),
+            2 => (2, if store { "u16" } else { "s16" }, false),
+            3 => (4, "u32", false),
+            4 => (4, "b32", false),
+            5 => (8, "u64", false),
+            _ => (8, "u32", true),
+        };
+        let (addr, disp) = self.address(&r, size);
+        let space = match r.kind {
+            Kind::Global => ".global",
+            Kind::Generic => "",
+            Kind::Shared => ".shared",
+            Kind::Local => ".local",
+        };
+        let at = if disp != 0 {
+            format!("[{addr}+{disp}]")
+        } else {
+            format!("[{addr}]")
+        };
+        let g = guard.map_or(String::new(), |p| format!("@{p} "));
+        // A guarded load writes registers that already hold values.
+        if store {
+            let v = if vec2 {
+                format!("{{{}, {}}}", self.val32(), self.val32())
+            } else if size == 8 {
+                self.val64()
+            } else {
+                self.val32()
+            };
+            let op = if vec2 { "st{space}.v2" } else { "st{space}" }.replace("{space}", space);
+            self.emit(&format!("{g}{op}.{ty} {at}, {v};"));
+        } else {
+            let op = if vec2 { "ld{space}.v2" } else { "ld{space}" }.replace("{space}", space);
+            if vec2 {
+                let (a, b) = if guard.is_some() {
+                    (self.val32(), self.val32())
+                } else {
+                    (self.r32(), self.r32())
+                };
+                self.emit(&format!("{g}{op}.{ty} {{{a}, {b}}}, {at};"));
+                if guard.is_none() {
+                    self.v32.push(a);
+                    self.v32.push(b);
+                }
+            } else if size == 8 {
+                let d = if guard.is_some() {
+                    self.val64()
+                } else {
+                    self.r64()
+                };
+                self.emit(&format!("{g}{op}.{ty} {d}, {at};"));
+                if guard.is_none() {
+                    self.v64.push(d);
+                }
+            } else {
+                let d = if guard.is_some() {
+                    self.val32()
+                } else {
+                    self.r32()
+                };
+                self.emit(&format!("{g}{op}.{ty} {d}, {at};"));
+                if guard.is_none() {
+                    self.v32.push(d);
+                }
+            }
+        }
+    }
+
+    fn statement(&mut self) {
+        if self.budget == 0 {
+            return;
+        }
+        self.budget -= 1;
+        match self.src.below(20) {
+            0..=4 => self.arith32(),
+            5..=6 => self.arith64(),
+            7..=11 => self.access(None),
+            12 => self.update32(None),
+            13 => {
+                let p = self.compare();
+                if self.src.chance(50) {
+                    self.update32(Some(&p));
+                } else {
+                    self.access(Some(&p));
+                    // leafold lowers a guarded load or store as a branch around it: that
+                    // diverges too (tests/data/fuzz-found/predicated_ld_u64.ptx).
+                    self.diverged = true;
+                }
+            }
+            14..=15 if self.depth < 2 => {
+                self.diverged = true;
+                // if (!p) { ... }
+                let p = self.compare();
+                self.nlabel += 1;
+                let l = format!("$SKIP{}", self.nlabel);
+                self.emit(&format!("@{p} bra {l};"));
+                let (k32, k64) = (self.v32.len(), self.v64.len());
+                self.depth += 1;
+                for _ in 0..1 + self.src.below(4) {
+                    self.statement();
+                }
+                self.depth -= 1;
+                self.v32.truncate(k32);
+                self.v64.truncate(k64);
+                self.emit(&format!("{l}:"));
+            }
+            16..=17 if self.depth < 2 => {
+                self.diverged = true;
+                // A loop with a per-thread trip count of 1..4.
+                let (t, c) = (self.r32(), self.r32());
+                let v = self.val32();
+                let n = self.r32();
+                self.emit(&format!("and.b32 {t}, {v}, 3;"));
+                self.emit(&format!("add.s32 {n}, {t}, 1;"));
+                self.emit(&format!("mov.u32 {c}, 0;"));
+                self.nlabel += 1;
+                let l = format!("$LOOP{}", self.nlabel);
+                self.emit(&format!("{l}:"));
+                self.depth += 1;
+                // The counter itself must not be updated (the loop would not end): the body
+                // sees a copy.
+                let cv = self.r32();
+                self.emit(&format!("mov.u32 {cv}, {c};"));
+                self.v32.push(cv);
+                for _ in 0..1 + self.src.below(4) {
+                    self.statement();
+                }
+                self.emit(&format!("add.s32 {c}, {c}, 1;"));
+                let p = self.pred();
+                self.emit(&format!("setp.lt.u32 {p}, {c}, {n};"));
+                self.emit(&format!("@{p} bra {l};"));
+                self.depth -= 1;
+                self.v32.push(c);
+            }
+            _ => self.arith32(),
+        }
+    }
+}
+
+/// Generate one kernel.
+pub fn generate(src: &mut Source) -> GenKernel {
+    let addr64 = src.below(4) != 0;
+    let block_x = [32u32, 64, 96][src.below(3) as usize];
+    let grid_x = 1 + src.below(2);
+    let threads = block_x * grid_x;
+    let ptr = if addr64 { "u64" } else { "u32" };
+    let mut g = Gen {
+        src,
+        body: String::new(),
+        n32: 0,
+        n64: 0,
+        npred: 0,
+        nlabel: 0,
+        v32: Vec::new(),
+        v64: Vec::new(),
+        regions: Vec::new(),
+        depth: 0,
+        budget: 0,
+        sh_written: false,
+        sh_read_other: false,
+        diverged: false,
+    };
+    g.budget = 8 + g.src.below(32);
+    // Prologue: parameters, special registers, the thread's slices.
+    let (tid, cta, ntid) = (g.r32(), g.r32(), g.r32());
+    g.emit(&format!("mov.u32 {tid}, %tid.x;"));
+    g.emit(&format!("mov.u32 {cta}, %ctaid.x;"));
+    g.emit(&format!("mov.u32 {ntid}, %ntid.x;"));
+    let (s0, s1) = (g.r32(), g.r32());
+    g.emit(&format!("ld.param.u32 {s0}, [s0];"));
+    g.emit(&format!("ld.param.u32 {s1}, [s1];"));
+    let s2 = g.r64();
+    g.emit(&format!("ld.param.u64 {s2}, [s2];"));
+    g.v32
+        .extend([tid.clone(), cta.clone(), ntid.clone(), s0, s1]);
+    g.v64.push(s2);
+    let gtid = g.r32();
+    g.emit(&format!("mad.lo.s32 {gtid}, {cta}, {ntid}, {tid};"));
+    g.v32.push(gtid.clone());
+
+    let new_ptr = |g: &mut Gen| if addr64 { g.r64() } else { g.r32() };
+    let mut ins = Vec::new();
+    for name in ["pin0", "pin1", "pout"] {
+        let r = new_ptr(&mut g);
+        g.emit(&format!("ld.param.{ptr} {r}, [{name}];"));
+        ins.push(r);
+    }
+    for input in ins.iter().take(2) {
+        let kind = if g.src.chance(50) {
+            Kind::Global
+        } else {
+            Kind::Generic
+        };
+        let mut base = input.clone();
+        if kind == Kind::Global && g.src.chance(50) {
+            let c = new_ptr(&mut g);
+            g.emit(&format!("cvta.to.global.{ptr} {c}, {base};"));
+            base = c;
+        }
+        g.regions.push(Region {
+            base,
+            wide: addr64,
+            kind,
+            bytes: INPUT_ELEMS * 8 * 2,
+            writable: false,
+            shared_other: false,
+            shared_own: false,
+        });
+    }
+    // The output slice: pout + gtid · SLICE.
+    let out = new_ptr(&mut g);
+    if addr64 {
+        let x = g.r64();
+        g.emit(&format!("mul.wide.u32 {x}, {gtid}, {SLICE};"));
+        g.emit(&format!("add.s64 {out}, {}, {x};", ins[2]));
+    } else {
+        g.emit(&format!("mad.lo.s32 {out}, {gtid}, {SLICE}, {};", ins[2]));
+    }
+    let out_kind = if g.src.chance(50) {
+        Kind::Global
+    } else {
+        Kind::Generic
+    };
+    g.regions.push(Region {
+        base: out.clone(),
+        wide: addr64,
+        kind: out_kind,
+        bytes: SLICE / 2,
+        writable: true,
+        shared_other: false,
+        shared_own: false,
+    });
+    // Shared: the whole array (reads) and the thread's own slice; local: the array.
+    let shared_bytes = block_x * SHARED_SLICE;
+    let use_shared = g.src.chance(70);
+    if use_shared {
+        let wide = addr64 && g.src.chance(50);
+        let generic = g.src.chance(35);
+        let (base, kind, wide) = if generic {
+            let (s, c) = (new_ptr(&mut g), new_ptr(&mut g));
+            g.emit(&format!("mov.{ptr} {s}, sh;"));
+            g.emit(&format!("cvta.shared.{ptr} {c}, {s};"));
+            (c, Kind::Generic, addr64)
+        } else if wide {
+            let s = g.r64();
+            g.emit(&format!("mov.u64 {s}, sh;"));
+            (s, Kind::Shared, true)
+        } else {
+            let s = g.r32();
+            g.emit(&format!("mov.u32 {s}, sh;"));
+            (s, Kind::Shared, false)
+        };
+        let own = if wide {
+            let (x, o) = (g.r64(), g.r64());
+            g.emit(&format!("mul.wide.u32 {x}, {tid}, {SHARED_SLICE};"));
+            g.emit(&format!("add.s64 {o}, {base}, {x};"));
+            o
+        } else {
+            let o = g.r32();
+            g.emit(&format!("mad.lo.s32 {o}, {tid}, {SHARED_SLICE}, {base};"));
+            o
+        };
+        let whole = 1u32 << (31 - shared_bytes.leading_zeros());
+        g.regions.push(Region {
+            base,
+            wide,
+            kind,
+            bytes: whole,
+            writable: false,
+            shared_other: true,
+            shared_own: false,
+        });
+        g.regions.push(Region {
+            base: own,
+            wide,
+            kind,
+            bytes: SHARED_SLICE,
+            writable: true,
+            shared_other: false,
+            shared_own: true,
+        });
+    }
+    let use_local = g.src.chance(40);
+    if use_local {
+        let generic = g.src.chance(35);
+        let (base, kind, wide) = if generic {
+            let (s, c) = (new_ptr(&mut g), new_ptr(&mut g));
+            g.emit(&format!("mov.{ptr} {s}, lc;"));
+            g.emit(&format!("cvta.local.{ptr} {c}, {s};"));
+            (c, Kind::Generic, addr64)
+        } else if addr64 && g.src.chance(50) {
+            let s = g.r64();
+            g.emit(&format!("mov.u64 {s}, lc;"));
+            (s, Kind::Local, true)
+        } else {
+            let s = g.r32();
+            g.emit(&format!("mov.u32 {s}, lc;"));
+            (s, Kind::Local, false)
+        };
+        g.regions.push(Region {
+            base,
+            wide,
+            kind,
+            bytes: LOCAL_BYTES,
+            writable: true,
+            shared_other: false,
+            shared_own: false,
+        });
+    }
+
+    while g.budget > 0 {
+        g.statement();
+    }
+
+    // Epilogue: a few values into the second half of the thread's output slice.
+    let space = if out_kind == Kind::Global {
+        ".global"
+    } else {
+        ""
+    };
+    let n32 = g.v32.len();
+    for (k, v) in g.v32[n32.saturating_sub(4)..].to_vec().iter().enumerate() {
+        g.emit(&format!(
+            "st{space}.u32 [{out}+{}], {v};",
+            SLICE / 2 + 4 * k as u32
+        ));
+    }
+    let n64 = g.v64.len();
+    for (k, v) in g.v64[n64.saturating_sub(4)..].to_vec().iter().enumerate() {
+        g.emit(&format!(
+            "st{space}.u64 [{out}+{}], {v};",
+            SLICE / 2 + 16 + 8 * k as u32
+        ));
+    }
+    g.emit("ret;");
+
+    let mut ptx = String::new();
+    let _ = writeln!(
+        ptx,
+        ".version 7.0\n.target sm_50\n.address_size {}\n",
+        if addr64 { 64 } else { 32 }
+    );
+    let _ = writeln!(
+        ptx,
+        ".visible .entry fz(.param .{ptr} pin0, .param .{ptr} pin1, .param .{ptr} pout, \
+         .param .u32 s0, .param .u32 s1, .param .u64 s2)\n{{"
+    );
+    let _ = writeln!(ptx, "    .reg .b32 %r<{}>;", g.n32 + 1);
+    let _ = writeln!(ptx, "    .reg .b64 %rd<{}>;", g.n64 + 1);
+    let _ = writeln!(ptx, "    .reg .pred %p<{}>;", g.npred + 1);
+    if use_shared {
+        let _ = writeln!(ptx, "    .shared .align 16 .b8 sh[{shared_bytes}];");
+    }
+    if use_local {
+        let _ = writeln!(ptx, "    .local .align 16 .b8 lc[{LOCAL_BYTES}];");
+    }
+    ptx.push_str(&g.body);
+    ptx.push_str("}\n");
+    let total = u64::from(threads) * u64::from(SLICE);
+    GenKernel {
+        ptx,
+        grid: [grid_x, 1, 1],
+        block: [block_x, 1, 1],
+        buffer_size: total.max(u64::from(INPUT_ELEMS) * 8 * 2 + 1024),
+    }
+}
+
+/// Compile a generated kernel (regalloc2's checker is on in debug builds), check the control
+/// codes of its cubin with `sm50::sched::check`, and verify it against the reference on one
+/// random input (`seed`). Every failure is an error with the PTX attached: a generated
+/// kernel is valid by construction, so a compile error, a hazard, a kernel that cannot run or
+/// a mismatch is a finding.
+pub fn check_generated(k: &GenKernel, seed: u64) -> Result<(), String> {
+    let opts = crate::verify::VerifyOptions {
+        seed,
+        runs: 1,
+        grid: k.grid,
+        block: k.block,
+        buffer_size: Some(k.buffer_size),
+        compile: crate::driver::Options {
+            file_name: "fz.ptx".to_string(),
+            ..crate::driver::Options::default()
+        },
+        ptxas_cubin: None,
+        only_ptxas: false,
+    };
+    let fail = |what: String| Err(format!("{what}\n--- PTX ---\n{}", k.ptx));
+    let out = match crate::compile(&k.ptx, &opts.compile) {
+        Ok(o) => o,
+        Err(d) => return fail(format!("compile: {}", crate::error::render_all(&d.0))),
+    };
+    let file = match crate::cubin::read(&out.cubin) {
+        Ok(f) => f,
+        Err(e) => return fail(format!("our cubin does not read back: {e}")),
+    };
+    for kern in &file.kernels {
+        let errs = crate::sm50::sched::check::check_code(&kern.code);
+        if !errs.is_empty() {
+            return fail(format!("hazards: {errs:?}\n{}", out.sass));
+        }
+    }
+    let verdicts = match crate::verify::verify_file(&k.ptx, None, &opts) {
+        Ok(v) => v,
+        Err(d) => return fail(format!("verify: {}", crate::error::render_all(&d.0))),
+    };
+    for v in verdicts {
+        if v.exit_code() != 0 {
+            return fail(format!("{v}\n{}", out.sass));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,603 @@
+//! Differential verification: what the PTX means (`ir::eval`) against what our SASS does
+//! (`sim` running leafold's cubin), on seeded random inputs, compared byte for byte.
+//!
+//! In: PTX text, a kernel name and [`VerifyOptions`] (seed, runs, grid, block, buffer size,
+//! optionally ptxas's cubin of the same text). Out: a [`Verdict`] per kernel: every run
+//! matched, or the first mismatch (which byte, both values, the SASS instruction that last
+//! wrote it), or the reason the kernel cannot be run at all.
+//!
+//! # Inputs
+//!
+//! * **Pointer parameters** are found by data flow ([`pointer_params`]): a parameter whose
+//!   loaded value reaches the address of a global or generic load/store through `add`, `sub`,
+//!   `select`, `cvta` and block arguments (not through `mul`, `shl` or conversions, which make
+//!   indices), with the address's width. Each gets its own buffer of random bytes
+//!   (`buffer_size`, default 64 KiB, retried at 1 MiB when the reference faults with the
+//!   default). In 64-bit modules buffer k straddles the 4 GB line `(k + 1) << 32`, so that
+//!   every carry from the low address word into the high one is exercised; in 32-bit modules
+//!   buffers sit at `0x1000_0000 · (k + 1)` (below 4 GB, away from the generic windows).
+//! * **Scalar parameters** get random values below 64 (for every byte count up to 8; bigger
+//!   parameters get random bytes), so that values used as sizes or indices stay inside the
+//!   buffers more often than not.
+//! * A module with an `extern .shared` array (size 0) gets 4 KiB of dynamic shared memory.
+//!
+//! Run `r` uses the seed `seed + r`; each run is reproducible from its seed alone.
+//!
+//! # Comparison
+//!
+//! Every byte of every global buffer, of each CTA's shared memory and of each thread's local
+//! memory (the part the PTX declares: the simulator's frame also holds spill slots, which the
+//! IR knows nothing about). For ptxas's cubin only global and shared memory are compared
+//! (ptxas lays out its own stack). A fault of the simulator on code whose reference run
+//! succeeded (out of bounds, wrong `Plg`, branch out of the code, step limit) is a mismatch
+//! too; an instruction the simulator does not model makes the kernel "cannot run".
+//!
+//! The PTX line behind a SASS instruction is not reported: the IR keeps no source
+//! positions, so the driver cannot map it (the report says so).
+
+use std::fmt::{self, Write as _};
+
+use crate::driver::{compile, Options};
+use crate::error::{Diagnostics, SourceFile};
+use crate::ir::eval::{self, GlobalRegion, Launch, RunOutput};
+use crate::ir::{self, Function, InstData, Space, Value, ValueDef};
+use crate::sim::{self, Loc};
+use crate::sm50;
+
+/// Default bytes per pointer parameter's buffer.
+pub const DEFAULT_BUFFER: u64 = 64 * 1024;
+/// Buffer size tried when the reference run faults with [`DEFAULT_BUFFER`].
+pub const LARGE_BUFFER: u64 = 1024 * 1024;
+/// Dynamic shared memory given to modules with an `extern .shared` array.
+pub const DYNAMIC_SHARED: u32 = 4096;
+
+/// How to verify.
+#[derive(Clone, Debug)]
+pub struct VerifyOptions {
+    pub seed: u64,
+    pub runs: u32,
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    /// Bytes per pointer parameter's buffer (`None`: 64 KiB, then 1 MiB).
+    pub buffer_size: Option<u64>,
+    /// Options for leafold's compile.
+    pub compile: Options,
+    /// ptxas's cubin of the same PTX: also run it through the simulator against the reference.
+    pub ptxas_cubin: Option<Vec<u8>>,
+    /// Simulate only ptxas's cubin (validating the simulator even where leafold's code
+    /// mismatches).
+    pub only_ptxas: bool,
+}
+
+impl Default for VerifyOptions {
+    fn default() -> Self {
+        VerifyOptions {
+            seed: 1,
+            runs: 3,
+            grid: [2, 1, 1],
+            block: [64, 1, 1],
+            buffer_size: None,
+            compile: Options::default(),
+            ptxas_cubin: None,
+            only_ptxas: false,
+        }
+    }
+}
+
+/// Whose code ran in the simulator.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Side {
+    Leafold,
+    Ptxas,
+}
+
+impl fmt::Display for Side {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Side::Leafold => "leafold",
+            Side::Ptxas => "ptxas",
+        })
+    }
+}
+
+/// The first difference between the reference and the simulator.
+#[derive(Clone, Debug)]
+pub struct Mismatch {
+    pub side: Side,
+    /// The seed of the failing run.
+    pub seed: u64,
+    /// A summary of the launch (grid, block, parameters, buffers).
+    pub inputs: String,
+    /// What went wrong: the first differing byte, or the simulator's fault.
+    pub what: String,
+    /// The SASS instruction (`.text` offset and text) that last wrote the byte, if known.
+    pub writer: Option<(u64, String)>,
+}
+
+/// The outcome for one kernel.
+#[derive(Clone, Debug)]
+pub enum Outcome {
+    /// Every run matched on every byte; `ptxas` says whether ptxas's code was checked too.
+    Match {
+        runs: u32,
+        ptxas: bool,
+    },
+    Mismatch(Box<Mismatch>),
+    /// The kernel cannot be run (the reason names the construct or the fault).
+    CannotRun(String),
+}
+
+/// The verdict for one kernel.
+#[derive(Clone, Debug)]
+pub struct Verdict {
+    pub kernel: String,
+    pub outcome: Outcome,
+    /// Warp-instructions the simulator executed for leafold's code, over all runs.
+    pub sim_steps: u64,
+    /// Seconds the simulator took for them.
+    pub sim_seconds: f64,
+}
+
+impl Verdict {
+    /// 0 when everything matched, 1 on a mismatch, 2 when the kernel cannot be run.
+    pub fn exit_code(&self) -> u8 {
+        match self.outcome {
+            Outcome::Match { .. } => 0,
+            Outcome::Mismatch(_) => 1,
+            Outcome::CannotRun(_) => 2,
+        }
+    }
+}
+
+impl fmt::Display for Verdict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let k = &self.kernel;
+        match &self.outcome {
+            Outcome::Match { runs, ptxas } => {
+                let p = if *ptxas { " (leafold and ptxas)" } else { "" };
+                write!(f, "{k}: OK, {runs} runs match{p}")
+            }
+            Outcome::CannotRun(why) => write!(f, "{k}: cannot run: {why}"),
+            Outcome::Mismatch(m) => {
+                writeln!(f, "{k}: MISMATCH ({} code, seed {})", m.side, m.seed)?;
+                writeln!(f, "  inputs: {}", m.inputs)?;
+                writeln!(f, "  {}", m.what)?;
+                match &m.writer {
+                    Some((pc, text)) => writeln!(f, "  written by /*{pc:04x}*/ {text}")?,
+                    None => writeln!(f, "  no instruction of the simulated code wrote it")?,
+                }
+                write!(
+                    f,
+                    "  PTX line: not known (the IR keeps no source positions)"
+                )
+            }
+        }
+    }
+}
+
+/// Verify every kernel of `ptx` (or only `kernel`). Errors: the PTX does not compile, or no
+/// kernel has that name.
+pub fn verify_file(
+    ptx: &str,
+    kernel: Option<&str>,
+    opts: &VerifyOptions,
+) -> Result<Vec<Verdict>, Diagnostics> {
+    let out = compile(ptx, &opts.compile)?;
+    let file = SourceFile::new(opts.compile.file_name.clone(), ptx);
+    let (ast, _) = crate::ptx::parse_and_check(&file)?;
+    let module = ir::build(&ast, &file).map_err(Diagnostics)?;
+    let addr32 = ast.address_size() == 32;
+    let mut v = Vec::new();
+    for f in &module.functions {
+        if kernel.is_some_and(|k| k != f.name) {
+            continue;
+        }
+        v.push(verify_kernel(&module, f, addr32, &out.cubin, opts));
+    }
+    if v.is_empty() {
+        let name = kernel.unwrap_or("");
+        return Err(Diagnostics(vec![crate::Diagnostic::error(
+            &file,
+            crate::Span::new(0, 0),
+            format!("no kernel named `{name}`"),
+        )]));
+    }
+    Ok(v)
+}
+
+/// Verify kernel `f` of `module` (compiled into `cubin`, `addr32` for `.address_size 32`).
+pub fn verify_kernel(
+    module: &ir::Module,
+    f: &Function,
+    addr32: bool,
+    cubin: &[u8],
+    opts: &VerifyOptions,
+) -> Verdict {
+    let mut verdict = Verdict {
+        kernel: f.name.clone(),
+        outcome: Outcome::CannotRun(String::new()),
+        sim_steps: 0,
+        sim_seconds: 0.0,
+    };
+    let ours = match sim::load_kernel(cubin, &f.name) {
+        Ok(k) => k,
+        Err(e) => {
+            verdict.outcome = Outcome::CannotRun(format!("leafold's cubin: {e}"));
+            return verdict;
+        }
+    };
+    let theirs = match &opts.ptxas_cubin {
+        Some(c) => match sim::load_kernel(c, &f.name) {
+            Ok(k) => Some(k),
+            Err(e) => {
+                verdict.outcome = Outcome::CannotRun(format!("ptxas's cubin: {e}"));
+                return verdict;
+            }
+        },
+        None => None,
+    };
+    let pointers = pointer_params(f);
+    let dynamic_shared = if module
+        .vars
+        .values()
+        .any(|v| v.space == Space::Shared && v.size == 0)
+    {
+        DYNAMIC_SHARED
+    } else {
+        0
+    };
+    for r in 0..opts.runs {
+        let seed = opts.seed.wrapping_add(u64::from(r));
+        let mut tries: Vec<u64> = match opts.buffer_size {
+            Some(b) => vec![b],
+            None => vec![DEFAULT_BUFFER, LARGE_BUFFER],
+        };
+        let (launch, reference) = loop {
+            let size = tries.remove(0);
+            let launch = match make_launch(f, &pointers, addr32, size, seed, opts) {
+                Ok(mut l) => {
+                    l.dynamic_shared = dynamic_shared;
+                    l
+                }
+                Err(why) => {
+                    verdict.outcome = Outcome::CannotRun(why);
+                    return verdict;
+                }
+            };
+            match eval::run(module, &f.name, &launch) {
+                Ok(out) => break (launch, out),
+                Err(e) if tries.is_empty() => {
+                    let why = match e {
+                        eval::EvalError::OutOfBounds { .. }
+                        | eval::EvalError::Unmapped { .. }
+                        | eval::EvalError::Misaligned { .. } => format!(
+                            "the reference run (seed {seed}) faults on the random inputs: {e}"
+                        ),
+                        _ => format!("the reference interpreter cannot run it: {e}"),
+                    };
+                    verdict.outcome = Outcome::CannotRun(why);
+                    return verdict;
+                }
+                Err(_) => {}
+            }
+        };
+        let sides = std::iter::once((Side::Leafold, &ours))
+            .filter(|_| !opts.only_ptxas)
+            .chain(theirs.as_ref().map(|t| (Side::Ptxas, t)));
+        for (side, (code, info)) in sides {
+            let start = std::time::Instant::now();
+            let got = sim::run_counted(code, info, &launch);
+            let got = match got {
+                Ok((out, steps)) => {
+                    if side == Side::Leafold {
+                        verdict.sim_steps += steps;
+                        verdict.sim_seconds += start.elapsed().as_secs_f64();
+                    }
+                    out
+                }
+                Err(sim::SimError::Unsupported { addr, what }) => {
+                    verdict.outcome = Outcome::CannotRun(format!(
+                        "the simulator cannot run {side}'s code: 0x{addr:04x}: {what}"
+                    ));
+                    return verdict;
+                }
+                Err(e) => {
+                    let writer = fault_addr(&e).map(|pc| (pc, sass_at(code, pc)));
+                    verdict.outcome = Outcome::Mismatch(Box::new(Mismatch {
+                        side,
+                        seed,
+                        inputs: summary(&launch, f, &pointers),
+                        what: format!(
+                            "the reference ran, {side}'s code faults in the simulator: {e}"
+                        ),
+                        writer,
+                    }));
+                    return verdict;
+                }
+            };
+            if let Some(d) = first_difference(&reference, &got, side == Side::Leafold) {
+                let writer = sim::run_traced(code, info, &launch)
+                    .ok()
+                    .and_then(|(_, log)| log.last_writer(d.loc))
+                    .map(|pc| (pc, sass_at(code, pc)));
+                verdict.outcome = Outcome::Mismatch(Box::new(Mismatch {
+                    side,
+                    seed,
+                    inputs: summary(&launch, f, &pointers),
+                    what: format!(
+                        "first difference at {}: reference 0x{:02x}, {side} 0x{:02x}",
+                        d.describe(),
+                        d.expected,
+                        d.got
+                    ),
+                    writer,
+                }));
+                return verdict;
+            }
+        }
+    }
+    verdict.outcome = Outcome::Match {
+        runs: opts.runs,
+        ptxas: theirs.is_some(),
+    };
+    verdict
+}
+
+/// The instruction address a simulator error names.
+fn fault_addr(e: &sim::SimError) -> Option<u64> {
+    use sim::SimError::*;
+    match e {
+        Decode { addr, .. }
+        | Unsupported { addr, .. }
+        | BadPc { addr, .. }
+        | OutOfBounds { addr, .. }
+        | Unmapped { addr, .. }
+        | Misaligned { addr, .. }
+        | PlgMismatch { addr, .. }
+        | Divergence { addr, .. }
+        | StepLimit { addr, .. } => Some(*addr),
+        BadLaunch(_) | BadCubin(_) => None,
+    }
+}
+
+/// The SASS text of the instruction at `.text` offset `pc`.
+pub fn sass_at(code: &[u64], pc: u64) -> String {
+    match code.get((pc / 8) as usize).map(|&w| sm50::decode(w)) {
+        Some(Ok(i)) => sm50::print(&i, pc, 0),
+        Some(Err(_)) => format!("(word {:#018x} does not decode)", code[(pc / 8) as usize]),
+        None => "(outside the code)".to_string(),
+    }
+}
+
+/// A differing byte.
+struct Difference {
+    loc: Loc,
+    expected: u8,
+    got: u8,
+}
+
+impl Difference {
+    fn describe(&self) -> String {
+        match self.loc {
+            Loc::Global(a) => format!("global 0x{a:x}"),
+            Loc::Shared { cta, offset } => format!("shared 0x{offset:x} of CTA {cta}"),
+            Loc::Local { thread, offset } => {
+                format!("local 0x{offset:x} of thread {thread} (launch-wide index)")
+            }
+        }
+    }
+}
+
+/// The first byte where `got` differs from `reference`: global regions, then shared memory,
+/// then (with `local`) the declared part of each thread's local memory.
+fn first_difference(reference: &RunOutput, got: &RunOutput, local: bool) -> Option<Difference> {
+    for r in &reference.global {
+        let Some(g) = got.region(r.base) else {
+            return Some(Difference {
+                loc: Loc::Global(r.base),
+                expected: r.bytes.first().copied().unwrap_or(0),
+                got: 0,
+            });
+        };
+        if let Some(i) = (0..r.bytes.len()).find(|&i| g.get(i) != Some(&r.bytes[i])) {
+            return Some(Difference {
+                loc: Loc::Global(r.base + i as u64),
+                expected: r.bytes[i],
+                got: g.get(i).copied().unwrap_or(0),
+            });
+        }
+    }
+    for (cta, (e, g)) in reference.shared.iter().zip(&got.shared).enumerate() {
+        if let Some(i) = (0..e.len()).find(|&i| g.get(i) != Some(&e[i])) {
+            return Some(Difference {
+                loc: Loc::Shared {
+                    cta,
+                    offset: i as u64,
+                },
+                expected: e[i],
+                got: g.get(i).copied().unwrap_or(0),
+            });
+        }
+    }
+    if local {
+        for (thread, (e, g)) in reference.local.iter().zip(&got.local).enumerate() {
+            if let Some(i) = (0..e.len()).find(|&i| g.get(i) != Some(&e[i])) {
+                return Some(Difference {
+                    loc: Loc::Local {
+                        thread,
+                        offset: i as u64,
+                    },
+                    expected: e[i],
+                    got: g.get(i).copied().unwrap_or(0),
+                });
+            }
+        }
+    }
+    None
+}
+
+/// A small deterministic generator (SplitMix64): no dependency, and a run is reproducible
+/// from its seed alone.
+#[derive(Clone, Debug)]
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed)
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform-ish in `0..n` (`n > 0`).
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next_u64() % n.max(1)
+    }
+
+    pub fn fill(&mut self, bytes: &mut [u8]) {
+        for c in bytes.chunks_mut(8) {
+            let v = self.next_u64().to_le_bytes();
+            c.copy_from_slice(&v[..c.len()]);
+        }
+    }
+}
+
+/// Where pointer parameter number `k` (of those found) gets its buffer.
+fn buffer_base(k: usize, size: u64, addr32: bool) -> Option<u64> {
+    if addr32 {
+        let base = 0x1000_0000u64 * (k as u64 + 1);
+        (base + size <= 1 << 32).then_some(base)
+    } else {
+        // Straddle the 4 GB line (k + 1) << 32: carries into the high word get exercised.
+        let line = (k as u64 + 1) << 32;
+        Some(line - (size / 2) / 256 * 256)
+    }
+}
+
+/// The launch of run `seed`: parameters and buffers as the module essay says.
+fn make_launch(
+    f: &Function,
+    pointers: &[usize],
+    addr32: bool,
+    buffer: u64,
+    seed: u64,
+    opts: &VerifyOptions,
+) -> Result<Launch, String> {
+    let mut rng = Rng::new(seed);
+    let mut launch = Launch::new(opts.grid, opts.block);
+    let mut params = vec![0u8; f.param_size() as usize];
+    for (i, p) in f.params.iter().enumerate() {
+        let at = p.offset as usize;
+        let dst = &mut params[at..at + p.size as usize];
+        if let Some(k) = pointers.iter().position(|&x| x == i) {
+            let base = buffer_base(k, buffer, addr32).ok_or_else(|| {
+                format!(
+                    "{} pointer parameters of {buffer} bytes do not fit a 32-bit address space",
+                    pointers.len()
+                )
+            })?;
+            let mut bytes = vec![0u8; buffer as usize];
+            rng.fill(&mut bytes);
+            launch.global.push(GlobalRegion { base, bytes });
+            let b = base.to_le_bytes();
+            let n = dst.len().min(8);
+            dst[..n].copy_from_slice(&b[..n]);
+        } else if p.size <= 8 {
+            let v = rng.below(64).to_le_bytes();
+            let n = dst.len();
+            dst.copy_from_slice(&v[..n]);
+        } else {
+            rng.fill(dst);
+        }
+    }
+    launch.params = params;
+    Ok(launch)
+}
+
+/// One line describing a launch's inputs.
+fn summary(launch: &Launch, f: &Function, pointers: &[usize]) -> String {
+    let mut s = format!("grid {:?}, block {:?}; params:", launch.grid, launch.block);
+    for (i, p) in f.params.iter().enumerate() {
+        let at = p.offset as usize;
+        let bytes = &launch.params[at..at + p.size as usize];
+        let mut v = [0u8; 8];
+        let n = bytes.len().min(8);
+        v[..n].copy_from_slice(&bytes[..n]);
+        let v = u64::from_le_bytes(v);
+        let kind = if pointers.contains(&i) {
+            "pointer"
+        } else {
+            "scalar"
+        };
+        let _ = write!(s, " {}={v:#x} ({kind})", p.name);
+    }
+    let _ = write!(
+        s,
+        "; {} buffers of {} random bytes",
+        launch.global.len(),
+        launch.global.first().map_or(0, |r| r.bytes.len())
+    );
+    s
+}
+
+/// Indices of the parameters that hold pointers: their `param` load reaches the address of
+/// a global or generic access through `add`, `sub`, `select`, `cvta` or block arguments, and
+/// has the address's type. Multiplications, shifts and conversions stop the walk: what goes
+/// through them is an index, not a base.
+pub fn pointer_params(f: &Function) -> Vec<usize> {
+    // Incoming arguments of each block parameter.
+    let mut incoming: std::collections::HashMap<Value, Vec<Value>> = Default::default();
+    for node in f.insts.values() {
+        for call in node.data.targets() {
+            for (&p, &a) in f.blocks[call.block].params.iter().zip(&call.args) {
+                incoming.entry(p).or_default().push(a);
+            }
+        }
+    }
+    let mut found = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for node in f.insts.values() {
+        let addr = match &node.data {
+            InstData::Load { space, addr, .. } | InstData::Store { space, addr, .. }
+                if matches!(space, Space::Global | Space::Generic) =>
+            {
+                *addr
+            }
+            _ => continue,
+        };
+        let ty = f.value_type(addr);
+        let mut stack = vec![addr];
+        while let Some(v) = stack.pop() {
+            if !seen.insert((v, ty)) {
+                continue;
+            }
+            match f.values[v].def {
+                ValueDef::Param(..) => {
+                    stack.extend(incoming.get(&v).into_iter().flatten().copied());
+                }
+                ValueDef::Result(inst, _) => match &f.insts[inst].data {
+                    InstData::LoadParam { ty: pty, offset } if *pty == ty => {
+                        if let Some(i) = f.params.iter().position(|p| p.offset == *offset) {
+                            found.push(i);
+                        }
+                    }
+                    InstData::Binary {
+                        op: ir::BinaryOp::Add | ir::BinaryOp::Sub,
+                        args,
+                    } => stack.extend_from_slice(args),
+                    InstData::Select { args, .. } => stack.extend_from_slice(args),
+                    InstData::Cvta { arg, .. } => stack.push(*arg),
+                    _ => {}
+                },
+            }
+        }
+    }
+    found.sort_unstable();
+    found.dedup();
+    found
+}

@@ -1,0 +1,180 @@
+//! The verifier catches a known-bad compiler change: with `Options::debug_inject =
+//! WrongLeaScale` every LEA shifts by one too many, and `verify` must report a mismatch
+//! (naming the store that wrote the wrong byte), while the same kernel compiled correctly
+//! verifies. Also the `leafold verify` exit codes: 0 match, 1 mismatch, 2 cannot run.
+
+use leafold::driver::{InjectBug, Options};
+use leafold::verify::{verify_file, Outcome, VerifyOptions};
+use std::process::Command;
+
+const SEED: &str = include_str!("../examples/seed_lea.ptx");
+
+/// `out[tid] = in[tid + 3]` with a 64-bit index: one LEA / LEA.HI.X chain per access.
+const COPY: &str = r#"
+.version 7.0
+.target sm_50
+.address_size 64
+
+.visible .entry copy(.param .u64 in, .param .u64 out)
+{
+    .reg .b64 %rd<8>;
+    .reg .b32 %r<4>;
+    ld.param.u64 %rd1, [in];
+    ld.param.u64 %rd2, [out];
+    mov.u32 %r1, %tid.x;
+    mul.wide.u32 %rd3, %r1, 4;
+    add.s64 %rd4, %rd1, %rd3;
+    ld.global.u32 %r2, [%rd4+12];
+    add.s64 %rd5, %rd2, %rd3;
+    st.global.u32 [%rd5], %r2;
+    ret;
+}
+"#;
+
+fn opts(bug: Option<InjectBug>) -> VerifyOptions {
+    VerifyOptions {
+        compile: Options {
+            debug_inject: bug,
+            ..Options::default()
+        },
+        ..VerifyOptions::default()
+    }
+}
+
+#[test]
+fn correct_code_verifies() {
+    for src in [SEED, COPY] {
+        for v in verify_file(src, None, &opts(None)).unwrap() {
+            assert!(matches!(v.outcome, Outcome::Match { runs: 3, .. }), "{v}");
+        }
+    }
+}
+
+#[test]
+fn wrong_lea_scale_is_caught() {
+    let mut named = 0;
+    for src in [SEED, COPY] {
+        let bad = leafold::compile(src, &opts(Some(InjectBug::WrongLeaScale)).compile).unwrap();
+        let good = leafold::compile(src, &Options::default()).unwrap();
+        assert_ne!(bad.sass, good.sass, "the injection changes the code");
+        for v in verify_file(src, None, &opts(Some(InjectBug::WrongLeaScale))).unwrap() {
+            let Outcome::Mismatch(m) = &v.outcome else {
+                panic!("not caught: {v}\n{}", bad.sass);
+            };
+            assert_eq!(m.side, leafold::verify::Side::Leafold);
+            assert_eq!(m.seed, 1, "the first run already differs");
+            // Either a wrong byte (written by a store) or a fault of the wrong address.
+            let text = v.to_string();
+            assert!(
+                text.contains("first difference at global")
+                    || text.contains("faults in the simulator"),
+                "{text}"
+            );
+            // The byte the reference wrote may be one our code never wrote (the store went
+            // elsewhere); otherwise the store (or faulting access) is named.
+            match m.writer.clone() {
+                Some((pc, sass)) => {
+                    named += 1;
+                    assert!(bad.sass.contains(&format!("/*{pc:04x}*/")), "{pc:x}");
+                    assert!(sass.starts_with("ST") || sass.starts_with("LD"), "{sass}");
+                    assert!(text.contains(&format!("by /*{pc:04x}*/ {sass}")), "{text}");
+                }
+                None => assert!(text.contains("no instruction of the simulated code wrote it")),
+            }
+        }
+    }
+    assert!(named > 0, "no mismatch named its instruction");
+}
+
+fn cli(args: &[&str], ptx: &str) -> (i32, String) {
+    let dir = std::env::temp_dir().join(format!("leafold-verify-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join(format!("k{}.ptx", ptx.len()));
+    std::fs::write(&file, ptx).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_leafold"))
+        .arg("verify")
+        .arg(&file)
+        .args(args)
+        .output()
+        .unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    (out.status.code().unwrap_or(-1), text)
+}
+
+/// Reads a pointer from memory and dereferences it: random inputs make it fault.
+const CHASE: &str = r#"
+.version 7.0
+.target sm_50
+.address_size 64
+
+.visible .entry chase(.param .u64 in, .param .u64 out)
+{
+    .reg .b64 %rd<4>;
+    .reg .b32 %r<2>;
+    ld.param.u64 %rd1, [in];
+    ld.param.u64 %rd2, [out];
+    ld.global.u64 %rd3, [%rd1];
+    ld.global.u32 %r1, [%rd3];
+    st.global.u32 [%rd2], %r1;
+    ret;
+}
+"#;
+
+#[test]
+fn cli_exit_codes() {
+    let (code, text) = cli(&["--runs", "2", "--grid", "1", "--block", "32,2"], COPY);
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("copy: OK, 2 runs match"), "{text}");
+    let (code, text) = cli(&["--debug-wrong-lea-scale", "--seed", "9"], COPY);
+    assert_eq!(code, 1, "{text}");
+    assert!(
+        text.contains("copy: MISMATCH (leafold code, seed 9)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("inputs: grid [2, 1, 1], block [64, 1, 1]"),
+        "{text}"
+    );
+    assert!(text.contains("PTX line: not known"), "{text}");
+    let (code, text) = cli(&[], CHASE);
+    assert_eq!(code, 2, "{text}");
+    assert!(text.contains("chase: cannot run"), "{text}");
+    let (code, text) = cli(&["--kernel", "nope"], COPY);
+    assert_eq!(code, 2, "{text}");
+    let (code, text) = cli(&["--grid", "0"], COPY);
+    assert_eq!(code, 2, "{text}");
+}
+
+/// Findings of the fuzzer kept as files: each still mismatches (the compiler bug is open).
+/// When a fix lands this fails: move the file's kernel into a passing test then.
+#[test]
+fn fuzz_findings_still_mismatch() {
+    let o = VerifyOptions {
+        grid: [1, 1, 1],
+        block: [32, 1, 1],
+        ..opts(None)
+    };
+    let src = include_str!("data/fuzz-found/diverged_barrier.ptx");
+    let v = verify_file(src, None, &o).unwrap();
+    assert!(matches!(v[0].outcome, Outcome::Mismatch(_)), "{}", v[0]);
+    let text = v[0].to_string();
+    assert!(text.contains("first difference at global"), "{text}");
+
+    // The launch the fuzzer used (see the file's header).
+    let o = VerifyOptions {
+        grid: [1, 1, 1],
+        block: [64, 1, 1],
+        buffer_size: Some(32768),
+        seed: 6072529,
+        runs: 1,
+        ..opts(None)
+    };
+    let src = include_str!("data/fuzz-found/predicated_ld_u64.ptx");
+    let v = verify_file(src, None, &o).unwrap();
+    let text = v[0].to_string();
+    assert!(
+        text.contains("first difference at global 0x2ffffd112: reference 0x00, leafold 0x40"),
+        "{text}"
+    );
+}
