@@ -48,6 +48,8 @@ use smallvec::SmallVec;
 use super::amode::{match_address, AddrMode, Base, Ext, Facts, Index};
 use super::inst::{Role, Sm50Inst};
 use super::lea::{fits_imm20, narrow_chain, wide_chain, ChainBase, ChainIndex, Loc};
+use super::plain;
+use super::stats::{Fold, FoldStats};
 use super::{LowerError, LowerOptions};
 use crate::ir::{
     self, BinaryOp, Block, ConvOp, CvtaDir, Function, Inst, InstData, IntCC, Space, SpecialReg,
@@ -96,6 +98,8 @@ pub(super) struct Lowerer<'a> {
     chains: HashMap<ChainKey, (VReg, Option<VReg>)>,
     /// Byte offsets of `.shared` and `.const` variables in their spaces.
     var_offsets: Vec<u32>,
+    /// What folding did (`--stats`); counted outside planning only.
+    stats: FoldStats,
 }
 
 fn kind_of(ty: Type) -> RegKind {
@@ -250,6 +254,7 @@ impl<'a> Lowerer<'a> {
             non_address_use,
             chains: HashMap::new(),
             var_offsets,
+            stats: FoldStats::default(),
         }
     }
 
@@ -262,7 +267,7 @@ impl<'a> Lowerer<'a> {
 
     // ------------------------------------------------------------------ driver
 
-    pub(super) fn run(mut self) -> Result<VCode<Sm50Inst>, LowerError> {
+    pub(super) fn run(mut self) -> Result<(VCode<Sm50Inst>, FoldStats), LowerError> {
         let needed = self.demand()?;
         // VCode's entry block may not be a branch target; when the IR's is one (a loop at
         // the very top of a kernel), an empty block that falls into it goes first.
@@ -298,7 +303,9 @@ impl<'a> Lowerer<'a> {
                 }
             }
         }
-        self.vb.finish().map_err(LowerError::Internal)
+        let stats = std::mem::take(&mut self.stats);
+        let vcode = self.vb.finish().map_err(LowerError::Internal)?;
+        Ok((vcode, stats))
     }
 
     /// The instructions to lower: roots and everything a lowered instruction demands.
@@ -912,6 +919,9 @@ impl<'a> Lowerer<'a> {
     /// of a shift, an extension and an add. Plain `a + b` stays an IADD, which has immediate
     /// forms; a sum with a constant part too stays an IADD (the chain would need two more LEAs).
     fn add_as_chain(&mut self, v: Value) -> Result<bool, LowerError> {
+        if self.opts.fold != Fold::Full {
+            return Ok(false);
+        }
         let wide = match self.ty(v) {
             Type::I64 => true,
             Type::I32 => false,
@@ -928,6 +938,13 @@ impl<'a> Lowerer<'a> {
             return Ok(false);
         };
         if mode.disp != 0 || (ix.shift == 0 && ix.ext == Ext::None) {
+            if self.planning.is_none() {
+                self.stats.reject(if mode.disp != 0 {
+                    "sum with a constant part (IADD is shorter)"
+                } else {
+                    "plain sum without shift or extension (IADD)"
+                });
+            }
             return Ok(false);
         }
         let (reg, _) = self.chain(mode, 0, false, false)?;
@@ -1666,9 +1683,10 @@ impl<'a> Lowerer<'a> {
         // A lone parameter base gets a chain only for a 64-bit generic access (where it buys
         // Plg); elsewhere two MOVs (one for 32 bits) cost as much and are shared by every
         // block.
-        let has_chain =
-            mode.index.is_some() || (matches!(mode.base, Base::Param { .. }) && generic && wide);
-        let plg = generic && has_chain;
+        let fold = self.opts.fold != Fold::None;
+        let has_chain = mode.index.is_some()
+            || (matches!(mode.base, Base::Param { .. }) && generic && wide && fold);
+        let plg = generic && has_chain && fold;
         let disp_in_chain =
             plg && !self.opts.assume_inbounds && mode.disp != 0 && fits_imm20(mode.disp);
         let plg = plg && (disp_in_chain || self.opts.assume_inbounds || mode.disp == 0);
@@ -1728,6 +1746,15 @@ impl<'a> Lowerer<'a> {
             mem_disp = 0;
         }
         a.disp = mem_disp;
+        if self.planning.is_none() {
+            let st = &mut self.stats;
+            st.plg_folds += a.pred.is_some() as u32;
+            st.disp_folds += (mem_disp != 0) as u32;
+            st.disp_in_chain += (chain_disp != 0) as u32;
+            if generic && has_chain && fold && a.pred.is_none() {
+                st.reject("generic access: displacement beyond imm20, no Plg from the chain");
+            }
+        }
         Ok(a)
     }
 
@@ -1744,8 +1771,10 @@ impl<'a> Lowerer<'a> {
             plg,
             sp: sp_base,
         };
-        if self.planning.is_none() {
+        // `--fold=lea` builds every access its own chain.
+        if self.planning.is_none() && self.opts.fold != Fold::Lea {
             if let Some(r) = self.chains.get(&key) {
+                self.stats.chains_shared += 1;
                 return Ok(*r);
             }
         }
@@ -1779,6 +1808,10 @@ impl<'a> Lowerer<'a> {
             }
         };
         let c = match (mode.wide, index) {
+            (true, _) if self.opts.fold == Fold::None => plain::wide_chain(&mut fresh, base, index),
+            (false, Some(index)) if self.opts.fold == Fold::None => {
+                plain::narrow_chain(&mut fresh, base, index)
+            }
             (true, _) => wide_chain(&mut fresh, base, index, disp, plg),
             (false, Some(index)) => narrow_chain(&mut fresh, base, index, disp, plg),
             (false, None) => {
@@ -1792,6 +1825,7 @@ impl<'a> Lowerer<'a> {
         self.push(inst);
         if !planning {
             self.chains.insert(key, out);
+            self.stats.chains_formed += 1;
         }
         Ok(out)
     }
