@@ -24,6 +24,8 @@ enum Command {
     /// Compile PTX files to sm_50/52/53 cubins (ptxas-style options; also `leafold ptxas`).
     #[command(visible_alias = "ptxas")]
     Compile(leafold::cli::compile::Args),
+    /// Compare leafold with NVIDIA ptxas 11.8 -O3 per kernel (needs the oracle).
+    Compare(leafold::cli::compare::Args),
 }
 
 fn main() -> ExitCode {
@@ -41,6 +43,7 @@ fn main() -> ExitCode {
         Command::Check(args) => leafold::cli::check::run(&args),
         Command::Disasm(args) => leafold::cli::disasm::run(&args),
         Command::Compile(args) => leafold::cli::compile::run_with_warnings(&args, &line.warnings),
+        Command::Compare(args) => leafold::cli::compare::run(&args),
     };
     ExitCode::from(code)
 }

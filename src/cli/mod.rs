@@ -4,6 +4,7 @@
 
 pub mod batch;
 pub mod check;
+pub mod compare;
 pub mod compile;
 pub mod disasm;
 pub mod ptxas;
