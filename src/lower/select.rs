@@ -150,23 +150,30 @@ fn non_address_uses(f: &Function) -> HashSet<Value> {
             }
         }
     }
-    // The operands of foldable instructions whose result is used that way, to a fixpoint.
-    loop {
-        let mut changed = false;
-        for node in f.insts.values() {
-            if foldable(&node.data) && node.results.iter().any(|r| used.contains(r)) {
-                for v in node.data.operands() {
-                    changed |= used.insert(v);
+    // The operands of foldable instructions whose result is used that way, transitively: a
+    // worklist over the values newly found used (linear; a pass-until-fixpoint loop was
+    // quadratic on long accumulator chains).
+    let mut def: HashMap<Value, &InstData> = HashMap::new();
+    for node in f.insts.values() {
+        if foldable(&node.data) {
+            for r in &node.results {
+                def.insert(*r, &node.data);
+            }
+        }
+    }
+    let mut work: Vec<Value> = used.iter().copied().collect();
+    while let Some(v) = work.pop() {
+        if let Some(d) = def.get(&v) {
+            for x in d.operands() {
+                if used.insert(x) {
+                    work.push(x);
                 }
             }
         }
-        if !changed {
-            return used;
-        }
     }
+    used
 }
 
-/// The LOP operation code of a bitwise op.
 fn lop_code(op: BinaryOp) -> u64 {
     match op {
         BinaryOp::And => 0,
