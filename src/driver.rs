@@ -22,7 +22,7 @@ use std::fmt::Write as _;
 use crate::cubin::{self, CubinSpec, DataSpec, KernelSpec, ParamSpec};
 use crate::error::{Diagnostic, Diagnostics, SourceFile, Span};
 use crate::ir;
-use crate::lower::{self, LowerOptions};
+use crate::lower::{self, Fold, FoldStats, LowerOptions};
 use crate::machinst::{self, AllocOptions};
 use crate::ptx::{self, ast};
 use crate::sm50::sched::bundle::{layout, Body, Laid};
@@ -95,6 +95,11 @@ pub struct Options {
     pub file_name: String,
     /// Control-code mode (serial = wait on everything, for hazard bisection).
     pub sched: Mode,
+    /// `-e/--entry`: compile only these kernels (empty: all). A name the module does not
+    /// define is an error.
+    pub entries: Vec<String>,
+    /// Folding strategy (`--fold`).
+    pub fold: Fold,
     /// Leave out `SSY`/`SYNC` (see `lower::reconverge`): divergent paths then never meet
     /// again. Only for showing what reconvergence is for (tests); never correct with barriers.
     pub no_reconvergence: bool,
@@ -123,6 +128,8 @@ impl Default for Options {
             sched: Mode::Normal,
             no_reconvergence: false,
             debug_inject: None,
+            entries: Vec::new(),
+            fold: Fold::Full,
         }
     }
 }
@@ -143,6 +150,8 @@ pub struct KernelReport {
     pub cmem0: u32,
     /// Bytes of shared memory.
     pub smem: u64,
+    /// What address folding did (`--stats`).
+    pub fold: FoldStats,
 }
 
 /// The result of [`compile`].
@@ -189,6 +198,7 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
 
     let lower_opts = LowerOptions {
         assume_inbounds: opts.assume_inbounds,
+        fold: opts.fold,
     };
     let max_regs = opts.max_regs.unwrap_or(255).min(255);
     let local_data = lower::local_size(&module).next_multiple_of(16);
@@ -208,13 +218,27 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
         kernels: Vec::new(),
         info_log: String::new(),
     };
+    if let Some(missing) = opts
+        .entries
+        .iter()
+        .find(|e| !module.functions.iter().any(|f| &f.name == *e))
+    {
+        return Err(Diagnostics(vec![Diagnostic::error(
+            &file,
+            Span::new(0, 0),
+            format!("entry function '{missing}' (-e/--entry) is not defined in this module"),
+        )]));
+    }
     let mut specs = Vec::new();
     for f in &module.functions {
         let name = f.name.as_str();
+        if !opts.entries.is_empty() && !opts.entries.iter().any(|e| e == name) {
+            continue;
+        }
         if opts.emit == Emit::Ir {
             let _ = writeln!(out.text, "{f}");
         }
-        let vcode = lower::lower_function(&module, f, &lower_opts)
+        let (vcode, mut fold) = lower::lower_function_stats(&module, f, &lower_opts)
             .map_err(|e| err(name, format!("cannot compile kernel `{name}`: {e}")))?;
         if opts.emit == Emit::Vcode {
             let _ = writeln!(out.text, "kernel {name}:\n{vcode}");
@@ -291,6 +315,10 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
             spill_load_bytes: spill_bytes(&laid, Form::LDL, local_data),
             cmem0: 0x140 + k.param_bytes(),
             smem: shared.map_or(0, |s| s.0),
+            fold: {
+                fold.sass = lower::stats::count_sass(laid.placed.iter().map(|p| &p.inst));
+                fold
+            },
         });
         specs.push(k);
     }

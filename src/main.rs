@@ -21,18 +21,31 @@ enum Command {
     Check(leafold::cli::check::Args),
     /// Disassemble an sm_50/52/53 cubin like `cuobjdump -sass`.
     Disasm(leafold::cli::disasm::Args),
-    /// Compile a PTX file to an sm_50/52/53 cubin (ptxas-style options).
+    /// Compile PTX files to sm_50/52/53 cubins (ptxas-style options; also `leafold ptxas`).
+    #[command(visible_alias = "ptxas")]
     Compile(leafold::cli::compile::Args),
     /// Compile, then compare the reference interpreter and the simulator on random inputs.
     Verify(leafold::cli::verify::Args),
+    /// Compare leafold with NVIDIA ptxas 11.8 -O3 per kernel (needs the oracle).
+    Compare(leafold::cli::compare::Args),
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse_from(leafold::cli::compile::ptxas_style_args(std::env::args_os()));
+    // `ptxas ...` (the binary under that name) and `leafold ptxas ...` mean `compile`, with
+    // ptxas's option spellings rewritten first.
+    let line = match leafold::cli::ptxas::command_line(std::env::args_os().collect()) {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("ptxas fatal   : {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let cli = Cli::parse_from(line.args);
     let code = match cli.command {
         Command::Check(args) => leafold::cli::check::run(&args),
         Command::Disasm(args) => leafold::cli::disasm::run(&args),
-        Command::Compile(args) => leafold::cli::compile::run(&args),
+        Command::Compile(args) => leafold::cli::compile::run_with_warnings(&args, &line.warnings),
+        Command::Compare(args) => leafold::cli::compare::run(&args),
         Command::Verify(args) => leafold::cli::verify::run(&args),
     };
     ExitCode::from(code)

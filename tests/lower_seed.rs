@@ -63,6 +63,7 @@ fn seed_lea_inbounds_matches_the_seed_shapes() {
         &seed_lea(),
         LowerOptions {
             assume_inbounds: true,
+            ..LowerOptions::default()
         },
     );
     insta::assert_snapshot!("seed_lea_inbounds_vcode", st.vcode);
@@ -115,6 +116,7 @@ fn seed_32bit_byte_access() {
         &f,
         LowerOptions {
             assume_inbounds: true,
+            ..LowerOptions::default()
         },
     );
     insta::assert_snapshot!("seed_32bit_byte_sass", sass_text(&st.sass));

@@ -1,22 +1,35 @@
-//! `leafold compile FILE.ptx -o FILE.cubin`: ptxas-style compilation.
+//! `leafold compile FILE.ptx -o FILE.cubin`: ptxas-style compilation, also reached as
+//! `leafold ptxas ...` and by the binary under the name `ptxas` (see [`super::ptxas`], which
+//! rewrites ptxas's spellings first).
 //!
-//! Accepts ptxas's spellings: `-arch sm_52`, `-arch=sm_52`, `--gpu-name sm_52`; `-v` prints
-//! the resource-usage lines in ptxas 11.8's format to stderr (where ptxas prints them);
-//! `--emit ir|vcode|alloc|sass|cubin` prints a stage's dump to stdout (`cubin`, the default,
-//! writes only the file); `--assume-inbounds`; `--maxrregcount N`; `--serial` waits on every
-//! scoreboard (hazard bisection). Exit code: 0 success, 1 errors in the input, 2 bad
+//! Options mirror ptxas 11.8: `-arch/--gpu-name`, `-o/--output-file` (default `elf.o`),
+//! `-O0..-O3`, `-v` (resource-usage lines in ptxas 11.8's format on stderr), `--maxrregcount`,
+//! `-e/--entry` (only the named kernels), `-w`, `-Werror`, `--warn-on-spills`, `--version`;
+//! `-lineinfo`, `-g` and `-c` are accepted with a warning (leafold writes no line table, no
+//! debug information and no relocatable object). leafold's own: `--emit
+//! ir|vcode|alloc|sass|cubin` prints a stage's dump to stdout (`cubin`, the default, writes
+//! only the file), `--assume-inbounds`, `--serial` (wait on every scoreboard, for hazard
+//! bisection), `--fold=none|lea|full` (see [`crate::lower::stats`]) and `--stats` (JSON per
+//! kernel on stdout, [`super::stats`]). Several inputs or a directory switch to batch mode
+//! ([`super::batch`]).
+//! Exit code: 0 success, 1 errors in the input (or warnings under `-Werror`), 2 bad
 //! arguments or unreadable/unwritable files.
 
+use super::stats::stats_json;
 use crate::driver::{compile, Arch, Emit, Options};
 use crate::error::render_all;
+use crate::lower::Fold;
 use crate::sm50::sched::Mode;
-use std::path::PathBuf;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
 
-#[derive(clap::Args, Debug)]
+#[derive(clap::Args, Debug, Default)]
 pub struct Args {
-    /// The PTX file to compile.
-    pub file: PathBuf,
-    /// Output cubin (default: `elf.o` in the current directory, as ptxas).
+    /// PTX files or directories (searched recursively for *.ptx). More than one input, or a
+    /// directory, compiles them all in parallel (batch mode).
+    pub files: Vec<PathBuf>,
+    /// Output cubin (default: `elf.o` in the current directory, as ptxas). In batch mode a
+    /// directory (created if missing); without it each cubin goes next to its input.
     #[arg(short = 'o', long = "output-file")]
     pub output: Option<PathBuf>,
     /// Target: sm_50, sm_52 or sm_53.
@@ -38,28 +51,43 @@ pub struct Args {
     /// Control codes that wait on everything (slow; for bisecting hazards).
     #[arg(long)]
     pub serial: bool,
-}
-
-/// Rewrite ptxas's single-dash long options (`-arch sm_52`, `-arch=sm_52`, `-maxrregcount`,
-/// `-o` stays) into the double-dash form clap parses. Other arguments pass unchanged.
-pub fn ptxas_style_args(
-    args: impl IntoIterator<Item = std::ffi::OsString>,
-) -> Vec<std::ffi::OsString> {
-    const LONG: [&str; 4] = ["arch", "maxrregcount", "gpu-name", "output-file"];
-    args.into_iter()
-        .map(|a| {
-            let Some(s) = a.to_str() else { return a };
-            let Some(rest) = s.strip_prefix('-') else {
-                return a;
-            };
-            let name = rest.split('=').next().unwrap_or("");
-            if !rest.starts_with('-') && LONG.contains(&name) {
-                format!("--{rest}").into()
-            } else {
-                a
-            }
-        })
-        .collect()
+    /// ptxas optimisation level 0-3 (accepted; leafold has one level).
+    #[arg(short = 'O', long = "opt-level", value_parser = clap::value_parser!(u8).range(0..=3))]
+    pub opt_level: Option<u8>,
+    /// `-lineinfo`: accepted, no line table is written (warning).
+    #[arg(long = "generate-line-info")]
+    pub line_info: bool,
+    /// `-g`: accepted, no debug information is written (warning).
+    #[arg(short = 'g', long = "device-debug")]
+    pub device_debug: bool,
+    /// Compile only these entry functions (comma-separated or repeated).
+    #[arg(short = 'e', long = "entry", value_delimiter = ',')]
+    pub entry: Vec<String>,
+    /// `-c`: accepted; leafold writes a whole-program (ET_EXEC) cubin (warning).
+    #[arg(short = 'c', long = "compile-only")]
+    pub compile_only: bool,
+    /// Print no warnings.
+    #[arg(short = 'w', long = "disable-warnings")]
+    pub disable_warnings: bool,
+    /// Treat warnings about the input (and spills with --warn-on-spills) as errors.
+    #[arg(long = "warning-as-error")]
+    pub warning_as_error: bool,
+    /// Warn when a kernel spills registers to local memory.
+    #[arg(long = "warn-on-spills")]
+    pub warn_on_spills: bool,
+    /// Print the version and exit.
+    #[arg(short = 'V', long = "version")]
+    pub version: bool,
+    /// Batch mode: number of parallel jobs (default: one per CPU).
+    #[arg(short = 'j', long = "jobs")]
+    pub jobs: Option<usize>,
+    /// Address folding: none (ISCADD/SHL/IADD baseline), lea (one LEA chain per access) or
+    /// full (shared chains, sums as chains; the default).
+    #[arg(long, default_value = "full")]
+    pub fold: String,
+    /// Print per-kernel folding statistics as JSON on stdout.
+    #[arg(long)]
+    pub stats: bool,
 }
 
 /// Parse the `--emit` value.
@@ -74,7 +102,56 @@ pub fn parse_emit(s: &str) -> Option<Emit> {
     })
 }
 
+/// What compiling one file produced: text for stdout and stderr (printed by the caller, so
+/// that batch mode can keep each file's lines together) and the file's exit code.
+#[derive(Debug, Default)]
+pub struct FileResult {
+    pub stdout: String,
+    pub stderr: String,
+    pub code: u8,
+}
+
 pub fn run(args: &Args) -> u8 {
+    run_with_warnings(args, &[])
+}
+
+/// [`run`], first printing `pre` (warnings about ignored ptxas options from
+/// [`super::ptxas::normalize`]) unless `-w`.
+pub fn run_with_warnings(args: &Args, pre: &[String]) -> u8 {
+    if args.version {
+        println!(
+            "leafold: PTX to SASS compiler for NVIDIA Maxwell (ptxas-compatible command line)"
+        );
+        println!(
+            "leafold {}, targets sm_50, sm_52, sm_53",
+            env!("CARGO_PKG_VERSION")
+        );
+        return 0;
+    }
+    let mut notes: Vec<String> = pre.to_vec();
+    for (on, what) in [
+        (args.line_info, "-lineinfo: no line table is written"),
+        (args.device_debug, "-g: no debug information is written"),
+        (
+            args.compile_only,
+            "-c: leafold writes a whole-program (ET_EXEC) cubin, not a relocatable one",
+        ),
+    ] {
+        if on {
+            notes.push(format!("ptxas warning : {what}; option ignored"));
+        }
+    }
+    if !args.disable_warnings {
+        for n in &notes {
+            eprintln!("{n}");
+        }
+    }
+    if args.files.is_empty() {
+        eprintln!(
+            "ptxas fatal   : No input files specified; use option --help for more information"
+        );
+        return 2;
+    }
     let Some(arch) = Arch::parse(&args.arch) else {
         eprintln!(
             "ptxas fatal   : Value '{}' is not defined for option 'gpu-name' (leafold supports sm_50, sm_52, sm_53)",
@@ -89,26 +166,25 @@ pub fn run(args: &Args) -> u8 {
         );
         return 2;
     };
+    let Some(fold) = Fold::parse(&args.fold) else {
+        eprintln!(
+            "error: unknown --fold value '{}' (expected none, lea or full)",
+            args.fold
+        );
+        return 2;
+    };
     if let Some(n) = args.maxrregcount {
-        if n > 255 {
+        if n > 255 && !args.disable_warnings {
             eprintln!("ptxas warning : Too big maxrregcount value specified {n}, will be ignored");
         }
     }
-    let bytes = match std::fs::read(&args.file) {
-        Ok(b) => b,
-        Err(e) => {
-            eprintln!("{}: error: cannot read file: {e}", args.file.display());
-            return 2;
-        }
-    };
-    let text = String::from_utf8_lossy(&bytes);
     let opts = Options {
         arch,
         emit,
         verbose: args.verbose,
         assume_inbounds: args.assume_inbounds,
         max_regs: args.maxrregcount.filter(|&n| n <= 255),
-        file_name: args.file.display().to_string(),
+        file_name: String::new(),
         no_reconvergence: false,
         sched: if args.serial {
             Mode::Serial
@@ -116,32 +192,117 @@ pub fn run(args: &Args) -> u8 {
             Mode::Normal
         },
         debug_inject: None,
+        entries: args.entry.clone(),
+        fold,
+    };
+    if super::batch::is_batch(args) {
+        return super::batch::run(args, &opts);
+    }
+    let input = &args.files[0];
+    let output = if emit == Emit::Cubin || args.output.is_some() {
+        Some(
+            args.output
+                .clone()
+                .unwrap_or_else(|| PathBuf::from("elf.o")),
+        )
+    } else {
+        None
+    };
+    let r = compile_file(input, output.as_deref(), &opts, args);
+    print!("{}", r.stdout);
+    eprint!("{}", r.stderr);
+    r.code
+}
+
+/// Compile `input`; write the cubin to `output` when given. `opts.file_name` is replaced by
+/// the input's path. Warnings obey `-w`, `-Werror` and `--warn-on-spills`.
+pub fn compile_file(
+    input: &Path,
+    output: Option<&Path>,
+    opts: &Options,
+    args: &Args,
+) -> FileResult {
+    let mut r = FileResult::default();
+    let bytes = match std::fs::read(input) {
+        Ok(b) => b,
+        Err(e) => {
+            r.stderr = format!("{}: error: cannot read file: {e}\n", input.display());
+            r.code = 2;
+            return r;
+        }
+    };
+    let text = String::from_utf8_lossy(&bytes);
+    let opts = Options {
+        file_name: input.display().to_string(),
+        ..opts.clone()
     };
     let out = match compile(&text, &opts) {
         Ok(o) => o,
         Err(diags) => {
-            eprint!("{}", render_all(&diags.0));
-            return 1;
+            r.stderr = render_all(&diags.0);
+            r.code = 1;
+            return r;
         }
     };
-    if !out.diagnostics.is_empty() {
-        eprint!("{}", render_all(&out.diagnostics));
-    }
-    if emit != Emit::Cubin {
-        print!("{}", out.text);
-    }
-    let path = args
-        .output
-        .clone()
-        .unwrap_or_else(|| PathBuf::from("elf.o"));
-    if emit == Emit::Cubin || args.output.is_some() {
-        if let Err(e) = std::fs::write(&path, &out.cubin) {
-            eprintln!("{}: error: cannot write file: {e}", path.display());
-            return 2;
+    let mut warnings = render_all(&out.diagnostics);
+    if args.warn_on_spills {
+        for k in out
+            .kernels
+            .iter()
+            .filter(|k| k.spill_store_bytes + k.spill_load_bytes > 0)
+        {
+            let _ = writeln!(
+                warnings,
+                "ptxas warning : Registers are spilled to local memory in function '{}', {} bytes spill stores, {} bytes spill loads",
+                k.name, k.spill_store_bytes, k.spill_load_bytes
+            );
         }
     }
-    if args.verbose {
-        eprint!("{}", out.info_log);
+    if !warnings.is_empty() {
+        if args.warning_as_error {
+            r.stderr = warnings;
+            r.stderr
+                .push_str("ptxas error   : warnings treated as errors (-Werror)\n");
+            r.code = 1;
+            return r;
+        }
+        if !args.disable_warnings {
+            r.stderr.push_str(&warnings);
+        }
     }
-    0
+    if opts.emit != Emit::Cubin {
+        r.stdout = out.text;
+    }
+    if args.stats {
+        // The baseline: the same kernels without folding (the file compiled once, so it
+        // compiles again; emit nothing but the reports).
+        let none = Options {
+            fold: Fold::None,
+            emit: Emit::Cubin,
+            verbose: false,
+            ..opts.clone()
+        };
+        let baseline = compile(&text, &none).map_or(Vec::new(), |o| o.kernels);
+        r.stdout.push_str(&stats_json(
+            &opts.file_name,
+            opts.fold,
+            &out.kernels,
+            &baseline,
+        ));
+    }
+    if let Some(path) = output {
+        if let Err(e) = std::fs::write(path, &out.cubin) {
+            let _ = writeln!(
+                r.stderr,
+                "{}: error: cannot write file: {e}",
+                path.display()
+            );
+            r.code = 2;
+            return r;
+        }
+    }
+    if opts.verbose {
+        r.stderr.push_str(&out.info_log);
+    }
+    r
 }

@@ -2,7 +2,11 @@
 //! `run(&Args) -> u8` returning the process exit code: 0 success, 1 errors in the input,
 //! 2 the tool could not do its job (unreadable file, bad arguments).
 
+pub mod batch;
 pub mod check;
+pub mod compare;
 pub mod compile;
 pub mod disasm;
 pub mod verify;
+pub mod ptxas;
+pub mod stats;

@@ -18,6 +18,8 @@
 //! * [`inst`]: [`Sm50Inst`], the `MachInst` the allocator sees;
 //! * [`reconverge`]: which branches may diverge (selection marks the uniform ones), and, in
 //!   [`emit`], `SSY`/`SYNC` so that the lanes of a warp meet again after them.
+//! * [`plain`] and [`stats`]: the `--fold=none` baseline without LEA, the [`Fold`]
+//!   strategies, and the per-kernel [`FoldStats`] selection counts.
 //!
 //! # The generic-access predicate
 //!
@@ -54,9 +56,12 @@ pub mod amode;
 pub mod inst;
 pub mod lea;
 pub mod reconverge;
+pub mod plain;
 mod select;
+pub mod stats;
 
 pub use inst::{Operand, Piece, RegRef, Reloc, Role, Sm50Inst};
+pub use stats::{Fold, FoldStats};
 
 use crate::ir;
 use crate::machinst::{Allocated, BlockId, VCode};
@@ -68,6 +73,8 @@ pub struct LowerOptions {
     /// Generic accesses may take `Plg` from the chain without their displacement: the
     /// programmer promises `base + index` and `base + index + disp` are in the same window.
     pub assume_inbounds: bool,
+    /// Folding strategy (`--fold`, see [`stats`]).
+    pub fold: Fold,
 }
 
 /// Why a function could not be lowered.
@@ -90,6 +97,16 @@ pub fn lower_function(
     func: &ir::Function,
     opts: &LowerOptions,
 ) -> Result<VCode<Sm50Inst>, LowerError> {
+    lower_function_stats(module, func, opts).map(|(vcode, _)| vcode)
+}
+
+/// [`lower_function`], also returning what folding did (SASS counts left zero: they exist
+/// only after allocation and layout).
+pub fn lower_function_stats(
+    module: &ir::Module,
+    func: &ir::Function,
+    opts: &LowerOptions,
+) -> Result<(VCode<Sm50Inst>, FoldStats), LowerError> {
     ir::verify_in_module(module, func).map_err(|e| LowerError::Invalid(format!("{e:?}")))?;
     select::Lowerer::new(module, func, opts).run()
 }

@@ -67,6 +67,8 @@ use smallvec::SmallVec;
 use super::amode::{match_address, AddrMode, Base, Ext, Facts, Index};
 use super::inst::{Role, Sm50Inst};
 use super::lea::{fits_imm20, narrow_chain, wide_chain, ChainBase, ChainIndex, Loc};
+use super::plain;
+use super::stats::{Fold, FoldStats};
 use super::{LowerError, LowerOptions};
 use crate::ir::float::FloatOp;
 use crate::ir::{
@@ -118,6 +120,8 @@ pub(super) struct Lowerer<'a> {
     var_offsets: Vec<u32>,
     /// `brif`s whose condition is warp-uniform (no `SSY` needed).
     uniform: HashSet<Inst>,
+    /// What folding did (`--stats`); counted outside planning only.
+    stats: FoldStats,
 }
 
 fn kind_of(ty: Type) -> RegKind {
@@ -171,23 +175,30 @@ fn non_address_uses(f: &Function) -> HashSet<Value> {
             }
         }
     }
-    // The operands of foldable instructions whose result is used that way, to a fixpoint.
-    loop {
-        let mut changed = false;
-        for node in f.insts.values() {
-            if foldable(&node.data) && node.results.iter().any(|r| used.contains(r)) {
-                for v in node.data.operands() {
-                    changed |= used.insert(v);
+    // The operands of foldable instructions whose result is used that way, transitively: a
+    // worklist over the values newly found used (linear; a pass-until-fixpoint loop was
+    // quadratic on long accumulator chains).
+    let mut def: HashMap<Value, &InstData> = HashMap::new();
+    for node in f.insts.values() {
+        if foldable(&node.data) {
+            for r in &node.results {
+                def.insert(*r, &node.data);
+            }
+        }
+    }
+    let mut work: Vec<Value> = used.iter().copied().collect();
+    while let Some(v) = work.pop() {
+        if let Some(d) = def.get(&v) {
+            for x in d.operands() {
+                if used.insert(x) {
+                    work.push(x);
                 }
             }
         }
-        if !changed {
-            return used;
-        }
     }
+    used
 }
 
-/// The LOP operation code of a bitwise op.
 fn lop_code(op: BinaryOp) -> u64 {
     match op {
         BinaryOp::And => 0,
@@ -276,6 +287,7 @@ impl<'a> Lowerer<'a> {
             chains: HashMap::new(),
             var_offsets,
             uniform: super::reconverge::uniform_branches(f),
+            stats: FoldStats::default(),
         }
     }
 
@@ -288,7 +300,7 @@ impl<'a> Lowerer<'a> {
 
     // ------------------------------------------------------------------ driver
 
-    pub(super) fn run(mut self) -> Result<VCode<Sm50Inst>, LowerError> {
+    pub(super) fn run(mut self) -> Result<(VCode<Sm50Inst>, FoldStats), LowerError> {
         let needed = self.demand()?;
         // VCode's entry block may not be a branch target; when the IR's is one (a loop at
         // the very top of a kernel), an empty block that falls into it goes first.
@@ -324,7 +336,9 @@ impl<'a> Lowerer<'a> {
                 }
             }
         }
-        self.vb.finish().map_err(LowerError::Internal)
+        let stats = std::mem::take(&mut self.stats);
+        let vcode = self.vb.finish().map_err(LowerError::Internal)?;
+        Ok((vcode, stats))
     }
 
     /// The instructions to lower: roots and everything a lowered instruction demands.
@@ -1036,6 +1050,9 @@ impl<'a> Lowerer<'a> {
     /// of a shift, an extension and an add. Plain `a + b` stays an IADD, which has immediate
     /// forms; a sum with a constant part too stays an IADD (the chain would need two more LEAs).
     fn add_as_chain(&mut self, v: Value) -> Result<bool, LowerError> {
+        if self.opts.fold != Fold::Full {
+            return Ok(false);
+        }
         let wide = match self.ty(v) {
             Type::I64 => true,
             Type::I32 => false,
@@ -1052,6 +1069,13 @@ impl<'a> Lowerer<'a> {
             return Ok(false);
         };
         if mode.disp != 0 || (ix.shift == 0 && ix.ext == Ext::None) {
+            if self.planning.is_none() {
+                self.stats.reject(if mode.disp != 0 {
+                    "sum with a constant part (IADD is shorter)"
+                } else {
+                    "plain sum without shift or extension (IADD)"
+                });
+            }
             return Ok(false);
         }
         let (reg, _) = self.chain(mode, 0, false, false)?;
@@ -1787,9 +1811,10 @@ impl<'a> Lowerer<'a> {
         // A lone parameter base gets a chain only for a 64-bit generic access (where it buys
         // Plg); elsewhere two MOVs (one for 32 bits) cost as much and are shared by every
         // block.
-        let has_chain =
-            mode.index.is_some() || (matches!(mode.base, Base::Param { .. }) && generic && wide);
-        let plg = generic && has_chain;
+        let fold = self.opts.fold != Fold::None;
+        let has_chain = mode.index.is_some()
+            || (matches!(mode.base, Base::Param { .. }) && generic && wide && fold);
+        let plg = generic && has_chain && fold;
         let disp_in_chain =
             plg && !self.opts.assume_inbounds && mode.disp != 0 && fits_imm20(mode.disp);
         let plg = plg && (disp_in_chain || self.opts.assume_inbounds || mode.disp == 0);
@@ -1849,6 +1874,15 @@ impl<'a> Lowerer<'a> {
             mem_disp = 0;
         }
         a.disp = mem_disp;
+        if self.planning.is_none() {
+            let st = &mut self.stats;
+            st.plg_folds += a.pred.is_some() as u32;
+            st.disp_folds += (mem_disp != 0) as u32;
+            st.disp_in_chain += (chain_disp != 0) as u32;
+            if generic && has_chain && fold && a.pred.is_none() {
+                st.reject("generic access: displacement beyond imm20, no Plg from the chain");
+            }
+        }
         Ok(a)
     }
 
@@ -1865,8 +1899,10 @@ impl<'a> Lowerer<'a> {
             plg,
             sp: sp_base,
         };
-        if self.planning.is_none() {
+        // `--fold=lea` builds every access its own chain.
+        if self.planning.is_none() && self.opts.fold != Fold::Lea {
             if let Some(r) = self.chains.get(&key) {
+                self.stats.chains_shared += 1;
                 return Ok(*r);
             }
         }
@@ -1900,6 +1936,10 @@ impl<'a> Lowerer<'a> {
             }
         };
         let c = match (mode.wide, index) {
+            (true, _) if self.opts.fold == Fold::None => plain::wide_chain(&mut fresh, base, index),
+            (false, Some(index)) if self.opts.fold == Fold::None => {
+                plain::narrow_chain(&mut fresh, base, index)
+            }
             (true, _) => wide_chain(&mut fresh, base, index, disp, plg),
             (false, Some(index)) => narrow_chain(&mut fresh, base, index, disp, plg),
             (false, None) => {
@@ -1913,6 +1953,7 @@ impl<'a> Lowerer<'a> {
         self.push(inst);
         if !planning {
             self.chains.insert(key, out);
+            self.stats.chains_formed += 1;
         }
         Ok(out)
     }

@@ -1,0 +1,109 @@
+//! Compile speed: `cargo bench --bench compile`.
+//!
+//! * `compile/corpus`: every corpus file leafold compiles, compiled once per iteration
+//!   (criterion's estimate); with the oracle installed, the same files go through ptxas 11.8
+//!   `-O3` once each in the same run and the ratio ptxas/leafold is printed (ptxas's time is
+//!   its process wall time, leafold's the in-process `compile`; see `leafold compare`).
+//! * `compile/generated_20k`: one generated 20,000-line address-heavy kernel
+//!   (benches/gen/mod.rs; goal < 100 ms).
+//!
+//! Peak memory is measured outside criterion (README, "Performance"): `/usr/bin/time -v` on
+//! the release binary compiling a generated ~4 MB file.
+
+#[path = "gen/mod.rs"]
+mod gen;
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use leafold::driver::{compile, Options};
+use leafold::oracle::Oracle;
+use std::hint::black_box;
+use std::path::PathBuf;
+use std::time::Instant;
+
+/// Corpus files (path, text) that leafold compiles.
+fn compiled_corpus() -> Vec<(PathBuf, String)> {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/corpus/ptx");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .expect("corpus directory")
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "ptx"))
+        .collect();
+    files.sort();
+    files
+        .into_iter()
+        .filter_map(|p| {
+            let text = String::from_utf8_lossy(&std::fs::read(&p).ok()?).into_owned();
+            compile(&text, &Options::default()).ok()?;
+            Some((p, text))
+        })
+        .collect()
+}
+
+/// ptxas -O3 wall time over `files`, in seconds (None without the oracle or if one fails).
+fn ptxas_seconds(files: &[(PathBuf, String)]) -> Option<f64> {
+    let oracle = Oracle::find()?;
+    let out = std::env::temp_dir().join(format!("leafold-bench-{}.cubin", std::process::id()));
+    let t = Instant::now();
+    for (p, _) in files {
+        let ok = std::process::Command::new(&oracle.ptxas)
+            .args(["-arch=sm_50", "-O3"])
+            .arg(p)
+            .arg("-o")
+            .arg(&out)
+            .output()
+            .ok()?
+            .status
+            .success();
+        if !ok {
+            return None;
+        }
+    }
+    let _ = std::fs::remove_file(&out);
+    Some(t.elapsed().as_secs_f64())
+}
+
+fn bench(c: &mut Criterion) {
+    let files = compiled_corpus();
+    let bytes: usize = files.iter().map(|f| f.1.len()).sum();
+    let opts = Options::default();
+    let mut g = c.benchmark_group("compile");
+    g.throughput(Throughput::Bytes(bytes as u64));
+    g.sample_size(20);
+    g.bench_function("corpus", |b| {
+        b.iter(|| {
+            for (_, text) in &files {
+                black_box(compile(text, &opts).unwrap());
+            }
+        })
+    });
+    // The ratio in one run: leafold's mean over a few passes against ptxas's one pass.
+    let passes = 5;
+    let t = Instant::now();
+    for _ in 0..passes {
+        for (_, text) in &files {
+            black_box(compile(text, &opts).unwrap());
+        }
+    }
+    let ours = t.elapsed().as_secs_f64() / f64::from(passes);
+    match ptxas_seconds(&files) {
+        Some(theirs) => println!(
+            "corpus ({} files): leafold {:.1} ms, ptxas 11.8 -O3 {:.1} ms, ratio ptxas/leafold = {:.1}",
+            files.len(),
+            ours * 1e3,
+            theirs * 1e3,
+            theirs / ours
+        ),
+        None => println!("corpus: ptxas not found (oracle not installed); no ratio"),
+    }
+
+    let big = gen::generate(1, 20_000);
+    g.throughput(Throughput::Bytes(big.len() as u64));
+    g.sample_size(10);
+    g.bench_function("generated_20k", |b| {
+        b.iter(|| black_box(compile(&big, &opts).unwrap()))
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

@@ -1,0 +1,572 @@
+//! `leafold compare FILE.ptx... [--json] [--svg FILE]`: leafold against NVIDIA ptxas 11.8
+//! `-O3`, kernel by kernel.
+//!
+//! In: PTX files (directories are searched for `*.ptx` as in batch mode) and the oracle
+//! (`leafold::oracle::Oracle::find`: `$LEAFOLD_ORACLE`, `~/.cache/leafold/oracle/bin` or
+//! `PATH`); without ptxas the command fails with a message saying how to install it.
+//! Out: a table (or `--json`) with, per kernel both compilers compiled: instructions,
+//! address-arithmetic instructions (LEA, ISCADD, IADD*, SHL/SHR/SHF, XMAD, MOV; see
+//! [`crate::lower::stats`]), LEAs, the sum of the control words' stall counts (a static issue
+//! estimate: `sm50::sched` has no cost model yet, so the column is labelled "stalls"),
+//! registers, shared and local (stack frame) bytes; per file the compile times; a totals row;
+//! and optionally an SVG bar chart.
+//!
+//! Both sides are measured the same way: instruction counts come from decoding each cubin's
+//! `.text` (NOP padding dropped), registers from the cubin, shared/local bytes from the `-v`
+//! report. leafold's time is the in-process `compile` call; ptxas's is the wall time of its
+//! process (what a build pays), so the ratio is what swapping one for the other saves.
+//! Files one side cannot compile are listed as skipped, with the first line of the reason.
+
+use super::stats::json_str;
+use crate::cubin;
+use crate::driver::{compile, info_log, Arch, Options};
+use crate::lower::stats::{is_address_arith, is_lea};
+use crate::lower::Fold;
+use crate::oracle::Oracle;
+use crate::sm50::sched::check::decode_text;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// PTX files or directories (searched recursively for *.ptx).
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    /// Also write a bar chart (instructions and address arithmetic per kernel) as SVG.
+    #[arg(long)]
+    pub svg: Option<PathBuf>,
+    /// Target: sm_50, sm_52 or sm_53.
+    #[arg(long = "arch", visible_alias = "gpu-name", default_value = "sm_50")]
+    pub arch: String,
+    /// leafold's folding strategy (none, lea, full).
+    #[arg(long, default_value = "full")]
+    pub fold: String,
+    /// Compile leafold's side with --assume-inbounds.
+    #[arg(long)]
+    pub assume_inbounds: bool,
+}
+
+/// One compiler's figures for one kernel.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Side {
+    pub instructions: u32,
+    pub address_arith: u32,
+    pub lea: u32,
+    pub stalls: u32,
+    pub registers: u32,
+    pub shared: u64,
+    pub local: u32,
+}
+
+impl Side {
+    fn add(&mut self, o: &Side) {
+        self.instructions += o.instructions;
+        self.address_arith += o.address_arith;
+        self.lea += o.lea;
+        self.stalls += o.stalls;
+        self.registers += o.registers;
+        self.shared += o.shared;
+        self.local += o.local;
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Row {
+    pub file: String,
+    pub kernel: String,
+    pub leafold: Side,
+    pub ptxas: Side,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Report {
+    pub rows: Vec<Row>,
+    /// Per compared file: (file, leafold ms, ptxas ms).
+    pub times: Vec<(String, f64, f64)>,
+    /// (file, why).
+    pub skipped: Vec<(String, String)>,
+}
+
+impl Report {
+    pub fn totals(&self) -> (Side, Side) {
+        let (mut l, mut p) = (Side::default(), Side::default());
+        for r in &self.rows {
+            l.add(&r.leafold);
+            p.add(&r.ptxas);
+        }
+        (l, p)
+    }
+
+    pub fn time_totals(&self) -> (f64, f64) {
+        self.times
+            .iter()
+            .fold((0.0, 0.0), |(a, b), t| (a + t.1, b + t.2))
+    }
+}
+
+pub fn run(args: &Args) -> u8 {
+    let Some(oracle) = Oracle::find() else {
+        eprintln!(
+            "error: leafold compare needs NVIDIA ptxas 11.8 (with nvdisasm and cuobjdump): run \
+             scripts/install-oracle.sh and export LEAFOLD_ORACLE=~/.cache/leafold/oracle/bin"
+        );
+        return 2;
+    };
+    let Some(arch) = Arch::parse(&args.arch) else {
+        eprintln!(
+            "error: unknown --arch '{}' (sm_50, sm_52 or sm_53)",
+            args.arch
+        );
+        return 2;
+    };
+    let Some(fold) = Fold::parse(&args.fold) else {
+        eprintln!("error: unknown --fold '{}' (none, lea or full)", args.fold);
+        return 2;
+    };
+    let jobs = match super::batch::jobs(&args.files, None) {
+        Ok(j) => j,
+        Err(e) => {
+            eprintln!("{e}");
+            return 2;
+        }
+    };
+    let opts = Options {
+        arch,
+        fold,
+        assume_inbounds: args.assume_inbounds,
+        ..Options::default()
+    };
+    let mut report = Report::default();
+    for job in &jobs {
+        compare_file(&oracle, &job.input, &opts, &mut report);
+    }
+    if args.json {
+        print!("{}", to_json(&report));
+    } else {
+        print!("{}", to_table(&report));
+    }
+    if let Some(path) = &args.svg {
+        if let Err(e) = std::fs::write(path, to_svg(&report)) {
+            eprintln!("{}: error: cannot write file: {e}", path.display());
+            return 2;
+        }
+    }
+    0
+}
+
+fn first_line(s: &str) -> String {
+    s.lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .to_string()
+}
+
+/// Compile `path` with both compilers and append its rows (or why it was skipped).
+pub fn compare_file(oracle: &Oracle, path: &Path, opts: &Options, report: &mut Report) {
+    let file = path.display().to_string();
+    let text = match std::fs::read(path) {
+        Ok(b) => String::from_utf8_lossy(&b).into_owned(),
+        Err(e) => {
+            report.skipped.push((file, format!("cannot read: {e}")));
+            return;
+        }
+    };
+    let opts = Options {
+        file_name: file.clone(),
+        ..opts.clone()
+    };
+    let t = Instant::now();
+    let ours = compile(&text, &opts);
+    let ours_ms = t.elapsed().as_secs_f64() * 1e3;
+    let ours = match ours {
+        Ok(o) => o,
+        Err(d) => {
+            let msg = d.0.first().map_or(String::new(), |d| d.message.clone());
+            report.skipped.push((file, format!("leafold: {msg}")));
+            return;
+        }
+    };
+    let (theirs, theirs_ms, log) = match run_ptxas(oracle, path, &opts.arch.name()) {
+        Ok(r) => r,
+        Err(e) => {
+            report
+                .skipped
+                .push((file, format!("ptxas: {}", first_line(&e))));
+            return;
+        }
+    };
+    // Only the per-kernel lines are read back, so the module gmem figure does not matter.
+    let our_sides = match sides(&ours.cubin, &info_log(&ours.kernels, opts.arch, 0)) {
+        Ok(s) => s,
+        Err(e) => {
+            report.skipped.push((file, format!("leafold cubin: {e}")));
+            return;
+        }
+    };
+    let their_sides = match sides(&theirs, &log) {
+        Ok(s) => s,
+        Err(e) => {
+            report.skipped.push((file, format!("ptxas cubin: {e}")));
+            return;
+        }
+    };
+    let mut any = false;
+    for (name, l) in &our_sides {
+        if let Some((_, p)) = their_sides.iter().find(|(n, _)| n == name) {
+            any = true;
+            report.rows.push(Row {
+                file: file.clone(),
+                kernel: name.clone(),
+                leafold: *l,
+                ptxas: *p,
+            });
+        }
+    }
+    if any {
+        report.times.push((file, ours_ms, theirs_ms));
+    } else {
+        report
+            .skipped
+            .push((file, "no kernel compiled by both".to_string()));
+    }
+}
+
+/// `ptxas -arch=.. -O3 -v FILE -o tmp`: (cubin, wall ms, the -v log).
+fn run_ptxas(oracle: &Oracle, path: &Path, arch: &str) -> Result<(Vec<u8>, f64, String), String> {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static N: AtomicU64 = AtomicU64::new(0);
+    let out = std::env::temp_dir().join(format!(
+        "leafold-compare-{}-{}.cubin",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    ));
+    let t = Instant::now();
+    let o = std::process::Command::new(&oracle.ptxas)
+        .arg(format!("-arch={arch}"))
+        .args(["-O3", "-v"])
+        .arg(path)
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", oracle.ptxas.display()))?;
+    let ms = t.elapsed().as_secs_f64() * 1e3;
+    let log = String::from_utf8_lossy(&o.stderr).into_owned() + &String::from_utf8_lossy(&o.stdout);
+    if !o.status.success() {
+        let _ = std::fs::remove_file(&out);
+        return Err(log);
+    }
+    let bytes = std::fs::read(&out).map_err(|e| e.to_string());
+    let _ = std::fs::remove_file(&out);
+    Ok((bytes?, ms, log))
+}
+
+/// Per kernel: figures from the cubin's code and the `-v` log's stack frame / smem.
+fn sides(cubin_bytes: &[u8], log: &str) -> Result<Vec<(String, Side)>, String> {
+    let c = cubin::read(cubin_bytes).map_err(|e| e.to_string())?;
+    let mut v = Vec::new();
+    for k in &c.kernels {
+        let (insts, ctrls, _) = decode_text(&k.code).map_err(|e| format!("{}: {e}", k.name))?;
+        let mut s = Side {
+            registers: k.regcount,
+            ..Side::default()
+        };
+        for (i, c) in insts.iter().zip(&ctrls) {
+            s.instructions += 1;
+            s.address_arith += is_address_arith(i.form) as u32;
+            s.lea += is_lea(i.form) as u32;
+            s.stalls += u32::from(c.stall);
+        }
+        let (local, shared) = parse_v(log, &k.name);
+        s.local = local;
+        s.shared = shared;
+        v.push((k.name.clone(), s));
+    }
+    Ok(v)
+}
+
+/// (stack frame bytes, smem bytes) of `kernel` in a ptxas `-v` log.
+pub fn parse_v(log: &str, kernel: &str) -> (u32, u64) {
+    let mut lines = log.lines();
+    let header = format!("Function properties for {kernel}");
+    let (mut frame, mut smem) = (0, 0);
+    while let Some(l) = lines.next() {
+        if !l.ends_with(&header) {
+            continue;
+        }
+        for l in lines.by_ref() {
+            if let Some(n) = number_before(l, " bytes stack frame") {
+                frame = n as u32;
+            }
+            if l.contains("Used ") {
+                smem = number_before(l, " bytes smem").unwrap_or(0);
+                break;
+            }
+        }
+        break;
+    }
+    (frame, smem)
+}
+
+/// The number just before `what` in `line` (`"    24 bytes stack frame, ..."` → 24).
+fn number_before(line: &str, what: &str) -> Option<u64> {
+    let at = line.find(what)?;
+    line[..at].trim().rsplit([' ', ',']).next()?.parse().ok()
+}
+
+fn ratio(a: f64, b: f64) -> String {
+    if b == 0.0 {
+        "-".to_string()
+    } else {
+        format!("{:.2}", a / b)
+    }
+}
+
+/// The human-readable table: `leafold/ptxas` per column.
+pub fn to_table(r: &Report) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "{:<40} {:>9} {:>9} {:>7} {:>9} {:>7} {:>11} {:>9}",
+        "kernel (leafold/ptxas)", "insts", "addr", "LEA", "stalls", "regs", "smem", "local"
+    );
+    let cell = |a: u64, b: u64| format!("{a}/{b}");
+    let mut line = |name: &str, l: &Side, p: &Side| {
+        let _ = writeln!(
+            s,
+            "{:<40} {:>9} {:>9} {:>7} {:>9} {:>7} {:>11} {:>9}",
+            name,
+            cell(l.instructions.into(), p.instructions.into()),
+            cell(l.address_arith.into(), p.address_arith.into()),
+            cell(l.lea.into(), p.lea.into()),
+            cell(l.stalls.into(), p.stalls.into()),
+            cell(l.registers.into(), p.registers.into()),
+            cell(l.shared, p.shared),
+            cell(l.local.into(), p.local.into()),
+        );
+    };
+    for row in &r.rows {
+        let name: String = row.kernel.chars().take(40).collect();
+        line(&name, &row.leafold, &row.ptxas);
+    }
+    let (l, p) = r.totals();
+    line("TOTAL", &l, &p);
+    let (lt, pt) = r.time_totals();
+    let _ = writeln!(
+        s,
+        "\n{} kernels in {} files; {} files skipped",
+        r.rows.len(),
+        r.times.len(),
+        r.skipped.len()
+    );
+    let _ = writeln!(
+        s,
+        "instructions leafold/ptxas = {}; address arithmetic leafold/ptxas = {}",
+        ratio(l.instructions.into(), p.instructions.into()),
+        ratio(l.address_arith.into(), p.address_arith.into())
+    );
+    let _ = writeln!(
+        s,
+        "compile time: leafold {lt:.1} ms, ptxas -O3 {pt:.1} ms (ptxas/leafold = {})",
+        ratio(pt, lt)
+    );
+    for (f, why) in &r.skipped {
+        let _ = writeln!(s, "skipped {f}: {why}");
+    }
+    s
+}
+
+fn side_json(x: &Side) -> String {
+    format!(
+        "{{\"instructions\": {}, \"address_arith\": {}, \"lea\": {}, \"stalls\": {}, \
+         \"registers\": {}, \"shared\": {}, \"local\": {}}}",
+        x.instructions, x.address_arith, x.lea, x.stalls, x.registers, x.shared, x.local
+    )
+}
+
+/// `{"kernels": [...], "files": [...], "skipped": [...], "totals": {...}}`.
+pub fn to_json(r: &Report) -> String {
+    let mut s = String::from("{\"kernels\": [");
+    for (n, row) in r.rows.iter().enumerate() {
+        let _ = write!(
+            s,
+            "{}\n  {{\"file\": {}, \"kernel\": {}, \"leafold\": {}, \"ptxas\": {}}}",
+            if n == 0 { "" } else { "," },
+            json_str(&row.file),
+            json_str(&row.kernel),
+            side_json(&row.leafold),
+            side_json(&row.ptxas)
+        );
+    }
+    s.push_str("\n], \"files\": [");
+    for (n, (f, l, p)) in r.times.iter().enumerate() {
+        let _ = write!(
+            s,
+            "{}\n  {{\"file\": {}, \"leafold_ms\": {l:.3}, \"ptxas_ms\": {p:.3}}}",
+            if n == 0 { "" } else { "," },
+            json_str(f)
+        );
+    }
+    s.push_str("\n], \"skipped\": [");
+    for (n, (f, why)) in r.skipped.iter().enumerate() {
+        let _ = write!(
+            s,
+            "{}\n  {{\"file\": {}, \"why\": {}}}",
+            if n == 0 { "" } else { "," },
+            json_str(f),
+            json_str(why)
+        );
+    }
+    let (l, p) = r.totals();
+    let (lt, pt) = r.time_totals();
+    let _ = writeln!(
+        s,
+        "\n], \"totals\": {{\"leafold\": {}, \"ptxas\": {}, \"leafold_ms\": {lt:.3}, \"ptxas_ms\": {pt:.3}}}}}",
+        side_json(&l),
+        side_json(&p)
+    );
+    s
+}
+
+/// A grouped bar chart: per kernel, instructions and address arithmetic of both compilers.
+pub fn to_svg(r: &Report) -> String {
+    const BAR: usize = 7;
+    const GROUP: usize = 4 * BAR + 10;
+    const H: usize = 240;
+    const TOP: usize = 40;
+    let max = r
+        .rows
+        .iter()
+        .map(|x| x.leafold.instructions.max(x.ptxas.instructions))
+        .max()
+        .unwrap_or(1)
+        .max(1) as usize;
+    let width = 60 + GROUP * r.rows.len().max(1) + 20;
+    let height = TOP + H + 170;
+    let mut s = format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" \
+         font-family=\"sans-serif\" font-size=\"10\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n\
+         <text x=\"10\" y=\"16\" font-size=\"13\">leafold vs ptxas 11.8 -O3: instructions and address arithmetic per kernel</text>\n"
+    );
+    let colours = [
+        ("#1f77b4", "leafold instructions"),
+        ("#aec7e8", "ptxas instructions"),
+        ("#d62728", "leafold address arith."),
+        ("#ff9896", "ptxas address arith."),
+    ];
+    for (n, (c, label)) in colours.iter().enumerate() {
+        let x = 10 + n * 170;
+        let _ = writeln!(
+            s,
+            "<rect x=\"{x}\" y=\"24\" width=\"10\" height=\"10\" fill=\"{c}\"/><text x=\"{}\" y=\"33\">{label}</text>",
+            x + 14
+        );
+    }
+    let base = TOP + H;
+    let _ = writeln!(
+        s,
+        "<line x1=\"50\" y1=\"{base}\" x2=\"{}\" y2=\"{base}\" stroke=\"black\"/>\n<text x=\"5\" y=\"{}\">{max}</text>\n<text x=\"5\" y=\"{base}\">0</text>",
+        width - 10,
+        TOP + 10
+    );
+    for (k, row) in r.rows.iter().enumerate() {
+        let x0 = 60 + k * GROUP;
+        let vals = [
+            row.leafold.instructions,
+            row.ptxas.instructions,
+            row.leafold.address_arith,
+            row.ptxas.address_arith,
+        ];
+        for (n, v) in vals.iter().enumerate() {
+            let h = *v as usize * H / max;
+            let _ = writeln!(
+                s,
+                "<rect x=\"{}\" y=\"{}\" width=\"{BAR}\" height=\"{h}\" fill=\"{}\"><title>{}: {v}</title></rect>",
+                x0 + n * BAR,
+                base - h,
+                colours[n].0,
+                colours[n].1
+            );
+        }
+        let name: String = row
+            .kernel
+            .chars()
+            .take(28)
+            .map(|c| match c {
+                '<' | '>' | '&' | '"' => '_',
+                c => c,
+            })
+            .collect();
+        let (tx, ty) = (x0 + 2 * BAR, base + 8);
+        let _ = writeln!(
+            s,
+            "<text x=\"{tx}\" y=\"{ty}\" transform=\"rotate(60 {tx} {ty})\">{name}</text>"
+        );
+    }
+    s.push_str("</svg>\n");
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_ptxas_v_lines() {
+        let log = "ptxas info    : 0 bytes gmem\n\
+            ptxas info    : Compiling entry function 'a' for 'sm_50'\n\
+            ptxas info    : Function properties for a\n    \
+            24 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n\
+            ptxas info    : Used 8 registers, 64 bytes smem, 336 bytes cmem[0]\n\
+            ptxas info    : Compiling entry function 'b' for 'sm_50'\n\
+            ptxas info    : Function properties for b\n    \
+            0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n\
+            ptxas info    : Used 4 registers, 328 bytes cmem[0]\n";
+        assert_eq!(parse_v(log, "a"), (24, 64));
+        assert_eq!(parse_v(log, "b"), (0, 0));
+        assert_eq!(parse_v(log, "c"), (0, 0));
+    }
+
+    #[test]
+    fn totals_and_outputs() {
+        let side = |i| Side {
+            instructions: i,
+            address_arith: i / 2,
+            ..Side::default()
+        };
+        let r = Report {
+            rows: vec![
+                Row {
+                    file: "f".into(),
+                    kernel: "k<1>".into(),
+                    leafold: side(10),
+                    ptxas: side(12),
+                },
+                Row {
+                    file: "f".into(),
+                    kernel: "m".into(),
+                    leafold: side(4),
+                    ptxas: side(6),
+                },
+            ],
+            times: vec![("f".into(), 1.0, 50.0)],
+            skipped: vec![("g".into(), "ptxas: x".into())],
+        };
+        let (l, p) = r.totals();
+        assert_eq!((l.instructions, p.instructions), (14, 18));
+        let t = to_table(&r);
+        assert!(
+            t.contains("TOTAL") && t.contains("14/18") && t.contains("= 50.00"),
+            "{t}"
+        );
+        let j = to_json(&r);
+        assert!(j.contains("\"kernel\": \"k<1>\"") && j.contains("\"ptxas_ms\": 50.000"));
+        let svg = to_svg(&r);
+        assert!(
+            svg.starts_with("<svg") && svg.contains("k_1_") && svg.trim_end().ends_with("</svg>")
+        );
+    }
+}

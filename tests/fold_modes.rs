@@ -1,0 +1,291 @@
+//! `--fold=none|lea|full`: every strategy computes the same memory as the IR reference
+//! interpreter (simulator running our SASS vs `ir::eval`), produces hazard-free code on the
+//! corpus, and the strategies order as intended (none has no LEA chains; full is never longer
+//! than lea on these kernels). Also `--stats` on the command line.
+
+mod common;
+
+use leafold::cubin;
+use leafold::driver::{compile, Emit, Options};
+use leafold::ir::eval::{self, GlobalRegion, Launch};
+use leafold::lower::Fold;
+use leafold::sim::{self, KernelInfo};
+use leafold::sm50::sched::check::check_code;
+use leafold::SourceFile;
+
+const SEED: &str = include_str!("../examples/seed_lea.ptx");
+
+/// Address shapes beyond the seed: a zero-extended scaled index with a displacement, a
+/// generic access with a displacement, a sign-extended (possibly negative) scaled index, a
+/// 64-bit index shifted by 3, and 32-bit shared addresses, one with a reversed index.
+const SHAPES: &str = r#"
+.version 7.0
+.target sm_50
+.address_size 64
+
+.visible .entry shapes(.param .u64 out, .param .u64 in, .param .u32 j, .param .u64 q)
+{
+    .shared .align 4 .b8 sm[64];
+    .reg .b64 %rd<20>;
+    .reg .b32 %r<24>;
+    ld.param.u64 %rd1, [out];
+    ld.param.u64 %rd2, [in];
+    ld.param.u32 %r1, [j];
+    ld.param.u64 %rd10, [q];
+    mov.u32 %r2, %tid.x;
+    mul.wide.u32 %rd3, %r2, 4;
+    add.s64 %rd4, %rd2, %rd3;
+    ld.global.u32 %r3, [%rd4+8];
+    ld.u32 %r11, [%rd4+4];
+    mul.wide.s32 %rd5, %r1, 4;
+    add.s64 %rd6, %rd4, %rd5;
+    ld.global.u32 %r12, [%rd6];
+    shl.b64 %rd11, %rd10, 3;
+    add.s64 %rd12, %rd2, %rd11;
+    ld.global.u32 %r13, [%rd12];
+    shl.b32 %r4, %r2, 2;
+    mov.u32 %r5, sm;
+    add.s32 %r6, %r5, %r4;
+    st.shared.u32 [%r6], %r3;
+    sub.s32 %r7, 7, %r2;
+    shl.b32 %r8, %r7, 2;
+    add.s32 %r9, %r5, %r8;
+    st.shared.u32 [%r9+32], %r11;
+    bar.sync 0;
+    ld.shared.u32 %r10, [%r6+32];
+    add.s32 %r14, %r10, %r12;
+    add.s32 %r15, %r14, %r13;
+    add.s32 %r16, %r15, %r3;
+    add.s64 %rd7, %rd1, %rd3;
+    st.global.u32 [%rd7], %r16;
+    ret;
+}
+"#;
+
+fn opts(fold: Fold) -> Options {
+    Options {
+        file_name: "t.ptx".into(),
+        emit: Emit::Sass,
+        fold,
+        ..Options::default()
+    }
+}
+
+fn opts_inbounds(fold: Fold, inbounds: bool) -> Options {
+    Options {
+        assume_inbounds: inbounds,
+        ..opts(fold)
+    }
+}
+
+/// The simulator on our code (compiled with `fold`) against `ir::eval`; returns the
+/// compiled kernel's report.
+fn run_both_with(src: &str, launch: &Launch, o: &Options) -> leafold::driver::KernelReport {
+    let fold = o.fold;
+    let file = SourceFile::new("t.ptx", src);
+    let (ast, _) = leafold::ptx::parse_and_check(&file).unwrap();
+    let module = leafold::ir::build(&ast, &file).unwrap();
+    let f = &module.functions[0];
+    let reference = eval::run(&module, &f.name, launch).expect("ir::eval runs");
+    let out = compile(src, o).unwrap_or_else(|e| panic!("{fold:?}: {e:?}"));
+    let c = cubin::read(&out.cubin).unwrap();
+    let code = &c.kernels[0].code;
+    assert!(
+        check_code(code).is_empty(),
+        "{fold:?} hazards\n{}",
+        out.sass
+    );
+    let mut info = KernelInfo::new(f.param_size());
+    info.local_size = out.kernels[0].stack_frame;
+    info.shared_size = out.kernels[0].smem as u32;
+    let ours =
+        sim::run(code, &info, launch).unwrap_or_else(|e| panic!("{fold:?} sim: {e}\n{}", out.sass));
+    assert_eq!(ours, reference, "{fold:?}\n{}", out.sass);
+    out.kernels[0].clone()
+}
+
+fn le64(v: &[u64]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+fn seed_launch() -> Launch {
+    const A: u64 = 0x1000_0000;
+    const B: u64 = 0x2000_0000;
+    const OUT: u64 = 0x3000_0000;
+    let a: Vec<u64> = (0..128u64).map(|x| x * 0x0101_0101 + 7).collect();
+    let b: Vec<u8> = (0..512u32).map(|x| (x * 7 % 251) as u8).collect();
+    let mut params = Vec::new();
+    params.extend(A.to_le_bytes());
+    params.extend(3u64.to_le_bytes());
+    params.extend(5u32.to_le_bytes());
+    params.extend([0; 4]);
+    params.extend(B.to_le_bytes());
+    params.extend(2u32.to_le_bytes());
+    params.extend([0; 4]);
+    params.extend(OUT.to_le_bytes());
+    let mut launch = Launch::new([1, 1, 1], [1, 1, 1]);
+    launch.params = params;
+    launch.global = vec![
+        GlobalRegion {
+            base: A,
+            bytes: le64(&a),
+        },
+        GlobalRegion { base: B, bytes: b },
+        GlobalRegion {
+            base: OUT,
+            bytes: vec![0; 24],
+        },
+    ];
+    launch
+}
+
+fn shapes_launch(j: i32, q: u64) -> Launch {
+    const IN: u64 = 0x1000_0000;
+    const OUT: u64 = 0x2000_0000;
+    let input: Vec<u8> = (0..256u32)
+        .flat_map(|x| (x * 3 + 1).to_le_bytes())
+        .collect();
+    let mut params = Vec::new();
+    params.extend(OUT.to_le_bytes());
+    params.extend((IN + 0x200).to_le_bytes());
+    params.extend(j.to_le_bytes());
+    params.extend([0; 4]);
+    params.extend(q.to_le_bytes());
+    let mut launch = Launch::new([1, 1, 1], [8, 1, 1]);
+    launch.params = params;
+    launch.global = vec![
+        GlobalRegion {
+            base: IN,
+            bytes: input,
+        },
+        GlobalRegion {
+            base: OUT,
+            bytes: vec![0; 32],
+        },
+    ];
+    launch
+}
+
+#[test]
+fn every_strategy_computes_what_the_ir_computes() {
+    for fold in [Fold::None, Fold::Lea, Fold::Full] {
+        for inbounds in [false, true] {
+            let o = opts_inbounds(fold, inbounds);
+            run_both_with(SEED, &seed_launch(), &o);
+            for (j, q) in [(0, 0), (-5, 3), (9, 17)] {
+                run_both_with(SHAPES, &shapes_launch(j, q), &o);
+            }
+        }
+    }
+}
+
+/// With `--assume-inbounds` (displacements stay in the instruction, as `none` keeps them),
+/// folding only removes instructions. Without it, a generic access's `Plg` costs the two
+/// in-chain displacement LEAs, which is why the seed (three generic accesses) is *longer*
+/// folded than not: `none` uses `PT` and leaves the window check to the hardware.
+#[test]
+fn strategies_order_as_intended() {
+    for (src, launch) in [(SEED, seed_launch()), (SHAPES, shapes_launch(1, 2))] {
+        let run = |fold| run_both_with(src, &launch, &opts_inbounds(fold, true));
+        let none = run(Fold::None);
+        let lea = run(Fold::Lea);
+        let full = run(Fold::Full);
+        // `none` removes the address chains' LEAs; a 64-bit shift or mul.wide whose value
+        // has other uses keeps its LEA form (the shapes kernel's `tid * 4`).
+        assert!(
+            none.fold.sass.lea < full.fold.sass.lea,
+            "{}: none {} full {}",
+            none.name,
+            none.fold.sass.lea,
+            full.fold.sass.lea
+        );
+        if src == SEED {
+            assert_eq!(none.fold.sass.lea, 0);
+        }
+        assert!(full.fold.sass.lea > 0, "{}", full.name);
+        assert!(full.fold.chains_formed > 0);
+        assert!(
+            full.fold.sass.instructions <= lea.fold.sass.instructions
+                && full.fold.sass.instructions < none.fold.sass.instructions,
+            "{}: none {} lea {} full {}",
+            full.name,
+            none.fold.sass.instructions,
+            lea.fold.sass.instructions,
+            full.fold.sass.instructions
+        );
+        assert_eq!(none.fold.plg_folds, 0);
+    }
+}
+
+#[test]
+fn corpus_compiles_hazard_free_in_every_strategy() {
+    let mut compiled = [0usize; 3];
+    for file in common::corpus() {
+        let (name, text) = (file.name, file.ptx);
+        let full = compile(&text, &opts(Fold::Full)).is_ok();
+        for (n, fold) in [Fold::None, Fold::Lea, Fold::Full].into_iter().enumerate() {
+            let Ok(out) = compile(&text, &opts(fold)) else {
+                assert!(!full, "{name}: compiles with full but not with {fold:?}");
+                continue;
+            };
+            compiled[n] += 1;
+            let c = cubin::read(&out.cubin).unwrap();
+            for k in &c.kernels {
+                let errs = check_code(&k.code);
+                assert!(errs.is_empty(), "{name} {fold:?} {}: {errs:#?}", k.name);
+            }
+        }
+    }
+    assert!(
+        compiled[2] >= 14 && compiled.iter().all(|&c| c == compiled[2]),
+        "{compiled:?}"
+    );
+}
+
+#[test]
+fn stats_flag_prints_json_per_kernel() {
+    let seed = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/seed_lea.ptx");
+    let dir = std::env::temp_dir().join(format!("leafold_fold_stats_{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut counts = Vec::new();
+    for fold in ["none", "lea", "full"] {
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_leafold"))
+            .args([
+                "compile",
+                "--assume-inbounds",
+                "--stats",
+                "--fold",
+                fold,
+                "-o",
+            ])
+            .arg(dir.join("s.cubin"))
+            .arg(&seed)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let json = String::from_utf8(o.stdout).unwrap();
+        assert!(json.contains(&format!("\"fold\": \"{fold}\"")), "{json}");
+        assert!(json.contains("\"name\": \"seed_lea\""), "{json}");
+        let field = |key: &str| -> i64 {
+            let at = json
+                .find(&format!("\"{key}\": "))
+                .unwrap_or_else(|| panic!("{key}: {json}"));
+            let rest = &json[at + key.len() + 4..];
+            let end = rest.find([',', '}']).unwrap();
+            rest[..end].trim().parse().unwrap()
+        };
+        if fold == "none" {
+            assert_eq!(field("saved_vs_none"), 0);
+            assert_eq!(field("lea"), 0);
+        } else {
+            assert!(field("saved_vs_none") > 0, "{json}");
+        }
+        counts.push(field("instructions"));
+    }
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_leafold"))
+        .args(["compile", "--fold=most"])
+        .arg(&seed)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+}
