@@ -23,6 +23,8 @@ enum Command {
     Disasm(leafold::cli::disasm::Args),
     /// Compile a PTX file to an sm_50/52/53 cubin (ptxas-style options).
     Compile(leafold::cli::compile::Args),
+    /// Check a cubin's control codes for hazards; exit 1 if any is found.
+    Hazards(leafold::cli::hazards::Args),
 }
 
 fn main() -> ExitCode {
@@ -31,6 +33,7 @@ fn main() -> ExitCode {
         Command::Check(args) => leafold::cli::check::run(&args),
         Command::Disasm(args) => leafold::cli::disasm::run(&args),
         Command::Compile(args) => leafold::cli::compile::run(&args),
+        Command::Hazards(args) => leafold::cli::hazards::run(&args),
     };
     ExitCode::from(code)
 }

@@ -140,6 +140,25 @@ pub fn run(args: &Args) -> u8 {
     }
     if args.verbose {
         eprint!("{}", out.info_log);
+        eprint!("{}", static_cycles_log(&out.cubin));
     }
     0
+}
+
+/// One line per kernel after ptxas's `-v` lines (which stay byte-compatible): the static
+/// issue cycles of [`crate::sm50::sched::cost`].
+fn static_cycles_log(cubin: &[u8]) -> String {
+    let Ok(c) = crate::cubin::read(cubin) else {
+        return String::new();
+    };
+    c.kernels
+        .iter()
+        .filter_map(|k| {
+            let n = crate::sm50::sched::cost::kernel_cycles(&k.code)?;
+            Some(format!(
+                "leafold info  : Static issue cycles for '{}': {n}\n",
+                k.name
+            ))
+        })
+        .collect()
 }

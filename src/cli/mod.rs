@@ -5,3 +5,4 @@
 pub mod check;
 pub mod compile;
 pub mod disasm;
+pub mod hazards;
