@@ -69,7 +69,7 @@ fn ptxas_kernels(oracle: &Oracle) -> (Vec<Kernel>, usize) {
 }
 
 #[test]
-#[ignore = "the model still reports ~670 hazards on 336 ptxas kernels (subroutine returns, \
+#[ignore = "the model still reports 666 hazards on 336 ptxas kernels (subroutine returns, \
             MUFU/I2F results across loops, reuse on FADD slot C): model gaps to close"]
 fn ptxas_code_checks_clean() {
     let Some(oracle) = Oracle::for_test("ptxas_code_checks_clean") else {
@@ -209,7 +209,6 @@ impl Rate {
 }
 
 #[test]
-#[ignore = "runs the checker thousands of times; run with `-- --ignored`"]
 fn mutants_of_ptxas_code_are_caught() {
     let Some(oracle) = Oracle::for_test("mutants_of_ptxas_code_are_caught") else {
         return;
@@ -317,4 +316,54 @@ fn undecodable_word_is_one_report() {
     ];
     let h = hazards(&code);
     assert_eq!(h.len(), 1, "{h:?}");
+}
+
+/// The static cost model on leafold's and ptxas's code for every corpus kernel both compile
+/// (same kernel name): prints the median of ours / theirs. Both must have a cost.
+#[test]
+fn static_cycles_ours_vs_ptxas() {
+    let Some(oracle) = Oracle::for_test("static_cycles_ours_vs_ptxas") else {
+        return;
+    };
+    use leafold::driver::{compile, Emit, Options};
+    use leafold::sm50::sched::cost::kernel_cycles;
+    let files: Vec<_> = common::corpus()
+        .into_iter()
+        .filter(|f| f.plan != common::Plan::Fails)
+        .collect();
+    let mut ratios = Vec::new();
+    for f in &files {
+        let opts = Options {
+            file_name: f.name.clone(),
+            emit: Emit::Sass,
+            ..Options::default()
+        };
+        let Ok(out) = compile(&f.ptx, &opts) else {
+            continue;
+        };
+        let ours = cubin::read(&out.cubin).unwrap();
+        let bytes = common::ptxas_cached(&oracle, &f.ptx_for_ptxas, "sm_50").unwrap();
+        let theirs = cubin::read(&bytes).unwrap();
+        for k in &ours.kernels {
+            let Some(t) = theirs.kernels.iter().find(|t| t.name == k.name) else {
+                continue;
+            };
+            let a = kernel_cycles(&k.code).expect("our code decodes");
+            let Some(b) = kernel_cycles(&t.code) else {
+                continue;
+            };
+            assert!(a > 0 && b > 0, "{}: {a} vs {b}", k.name);
+            println!("  {}:{}: ours {a}, ptxas {b}", f.name, k.name);
+            ratios.push(a as f64 / b as f64);
+        }
+    }
+    ratios.sort_by(f64::total_cmp);
+    assert!(!ratios.is_empty(), "no kernel compiled by both");
+    println!(
+        "static issue cycles, leafold / ptxas, over {} kernels: median {:.2}, min {:.2}, max {:.2}",
+        ratios.len(),
+        ratios[ratios.len() / 2],
+        ratios[0],
+        ratios[ratios.len() - 1]
+    );
 }
