@@ -47,11 +47,12 @@
 //!
 //! **Static checks** on every instruction: [`crate::sm50::Ctrl::validate`] (barrier 6,
 //! barriers on fixed-latency instructions, reuse bit 3); a reuse flag on an operand slot
-//! that reads no register, or whose register the flagged instruction itself overwrites
+//! whose register the flagged instruction itself overwrites
 //! (ptxas flags operands that a later, not necessarily the next, instruction reads from the
-//! cache, so "the next instruction reads it" is not a rule); a dual-issue pair that is not a fixed-latency ALU
-//! instruction followed by a variable-latency or control instruction (every pair ptxas
-//! emits has that shape, sm50-isa.md §1.4).
+//! cache, so "the next instruction reads it" is not a rule); a dual-issue pair whose first
+//! instruction is a control transfer, or whose second is a fixed-latency ALU instruction, or
+//! both reading a constant bank (ptxas pairs a fixed-latency ALU or FP64 instruction with a
+//! following variable-latency or control one, sm50-isa.md §1.4).
 
 use super::bundle::inst_addr;
 use super::{access, fixed_latency, is_control, Access, Res, CC, LAT_BARRIER, PRED};
@@ -624,21 +625,18 @@ impl<'a> Checker<'a> {
             let name = ["A", "B", "C"][slot];
             let reg = slot_reg(&inst, slot);
             let overwritten = reg.is_some_and(|r| self.acc[k].defs.contains(&(r as usize)));
-            if reg.is_none() || overwritten {
+            if overwritten {
                 let msg = format!(
-                    "`{}`: reuse flag on slot {name}, which {}",
+                    "`{}`: reuse flag on slot {name}, whose register this instruction \
+                     overwrites (the cache would hold a stale value)",
                     self.text(k),
-                    if overwritten {
-                        "this instruction overwrites (the cache would hold a stale value)"
-                    } else {
-                        "reads no register"
-                    }
                 );
                 self.report(HazardKind::BadReuse, k, None, msg);
             }
         }
         if reachable[k] && c.stall == 0 && c.yield_ {
-            let first_ok = !inst.info().variable_latency && !is_control(&inst);
+            // ptxas pairs FP64 (variable-latency) instructions with a following branch too.
+            let first_ok = !is_control(&inst);
             let second_ok = self.insts.get(k + 1).is_some_and(|n| {
                 n.info().variable_latency
                     || is_control(n)
