@@ -7,6 +7,7 @@
 //! code cannot be checked then; the message says which word).
 
 use crate::sm50::sched::check::{hazards, HazardKind};
+use std::io::Write;
 use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
@@ -44,14 +45,18 @@ pub fn run(args: &Args) -> u8 {
         return 2;
     }
     let mut code = 0u8;
+    let mut out = std::io::stdout().lock();
     for k in kernels {
         for h in hazards(&k.code) {
             if h.kind == HazardKind::Undecodable {
                 eprintln!("{path}: error: {}{h}: cannot check this kernel", k.name);
                 code = 2;
             } else {
-                println!("{}{h}", k.name);
                 code = code.max(1);
+                // A closed pipe (`| head`) ends the listing, not the process with a panic.
+                if writeln!(out, "{}{h}", k.name).is_err() {
+                    return code;
+                }
             }
         }
     }

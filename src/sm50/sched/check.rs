@@ -32,8 +32,9 @@
 //!   scoreboard relies on an order that does not exist (a scoreboard reused across pipes).
 //!
 //! **Control flow.** Successors: the fall-through unless the instruction is an unconditional
-//! `BRA`/`EXIT`/`RET`/`SYNC`/`BRK`/`BRX`; a branch target; `SYNC` → every `SSY` target,
-//! `BRK` → every `PBK` target, `RET` → every instruction after a `CAL`, `BRX` → every block
+//! `BRA`/`EXIT`/`RET`/`SYNC`/`BRK`/`BRX`; a branch target; `SYNC` → the target of the
+//! innermost `SSY` before it whose target lies after it (every `SSY` target if none does),
+//! `BRK` → likewise for `PBK`, `RET` → every instruction after a `CAL`, `BRX` → every block
 //! leader. A divergent warp also resumes its other side when one side reaches `SYNC`, `BRK`,
 //! `EXIT` or `RET`; those edges are left out on purpose: the resumed side runs other lanes,
 //! so the first side's pending writes and reads concern registers of lanes it does not
@@ -320,14 +321,20 @@ fn successors(insts: &[Inst], targets: &[Option<usize>]) -> Vec<Vec<usize>> {
         };
         !(pg == 7 && pgn == 0) || cc != 15
     };
-    let of_class = |c: &str| -> Vec<usize> {
-        (0..n)
-            .filter(|&k| class(k) == c)
+    // The reconvergence point of a SYNC (BRK): the target of the innermost SSY (PBK) before
+    // it whose target lies after it (ptxas's code is structured so); every such target when
+    // none encloses it.
+    let matching = |k: usize, c: &str| -> Vec<usize> {
+        let all: Vec<usize> = (0..n)
+            .filter(|&j| class(j) == c)
             .filter_map(target)
-            .collect()
+            .collect();
+        (0..k)
+            .rev()
+            .find(|&j| class(j) == c && target(j).is_some_and(|t| t > k))
+            .and_then(target)
+            .map_or(all, |t| vec![t])
     };
-    let ssy = of_class("SSY");
-    let pbk = of_class("PBK");
     let after_cal: Vec<usize> = (0..n)
         .filter(|&k| class(k) == "CAL" && k + 1 < n)
         .map(|k| k + 1)
@@ -344,8 +351,8 @@ fn successors(insts: &[Inst], targets: &[Option<usize>]) -> Vec<Vec<usize>> {
             }
             match c {
                 "BRA" | "CAL" => s.extend(target(k)),
-                "SYNC" => s.extend(&ssy),
-                "BRK" => s.extend(&pbk),
+                "SYNC" => s.extend(matching(k, "SSY")),
+                "BRK" => s.extend(matching(k, "PBK")),
                 "RET" => s.extend(&after_cal),
                 "BRX" => s.extend(&all_leaders),
                 _ => {}
