@@ -69,8 +69,8 @@ fn ptxas_kernels(oracle: &Oracle) -> (Vec<Kernel>, usize) {
 }
 
 #[test]
-#[ignore = "the model still reports 187 hazards on 336 ptxas kernels (read barriers and \
-            pending results carried around loops and subroutines): model gaps to close"]
+#[ignore = "the model still reports 21 hazards on 336 ptxas kernels (pending results \
+            carried around loops and subroutines): model gaps to close"]
 fn ptxas_code_checks_clean() {
     let Some(oracle) = Oracle::for_test("ptxas_code_checks_clean") else {
         return;

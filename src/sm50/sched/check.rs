@@ -24,6 +24,8 @@
 //!   on, and overwriting one earlier is a hazard.
 //! * Two instructions guarded by the same predicate with opposite senses never depend on each
 //!   other (no lane runs both).
+//! * A non-memory variable-latency instruction without a write barrier (ptxas does this for
+//!   some I2I and MUFU) is taken as fixed-latency: its result is readable after 6 cycles.
 //! * ptxas leaves the barrier off an operation that a later one of the same pipe (global,
 //!   shared, constant memory; otherwise the same instruction class) covers: such an operation
 //!   joins the next barrier set in its pipe and completes with it.
@@ -414,6 +416,10 @@ impl<'a> Checker<'a> {
         let accs: &'a [Access] = self.acc;
         let acc = &accs[k];
         let variable = inst.info().variable_latency;
+        // ptxas leaves the write barrier off some non-memory variable-latency instructions
+        // (I2I, MUFU) and reads their result like a fixed-latency one: model them so.
+        let fixed_like =
+            variable && c.wbar.is_none() && !matches!(pipe(&inst), "global" | "shared" | "LDC");
 
         // 1. Waits: the wait mask, and DEPBAR's own scoreboard set and counter.
         let mut wait = c.wait & 0x3f;
@@ -508,6 +514,7 @@ impl<'a> Checker<'a> {
                     .ops
                     .iter()
                     .filter(|o| !o.read && o.res.contains(&r))
+                    .filter(|o| !complementary(&inst, &self.insts[o.at]))
                     .map(|o| (o.at, o.sb))
                     .collect();
                 for (p, sb) in pending {
@@ -527,7 +534,11 @@ impl<'a> Checker<'a> {
         // 3. Writes: pending results and pending source reads of earlier operations.
         for &r in &acc.defs {
             let mut found = Vec::new();
+            let insts = self.insts;
             for op in st.ops.iter_mut() {
+                if complementary(&inst, &insts[op.at]) {
+                    continue;
+                }
                 if let Some(pos) = op.res.iter().position(|&x| x == r) {
                     op.res.remove(pos);
                     found.push((op.at, op.read, op.sb));
@@ -553,7 +564,11 @@ impl<'a> Checker<'a> {
                     self.report(kind, k, Some(p), msg);
                 }
             }
-            let left = if variable { 0 } else { fixed_latency(r) as u8 };
+            let left = if variable && !fixed_like {
+                0
+            } else {
+                fixed_latency(r) as u8
+            };
             st.set_fixed(r, left, k);
         }
 
@@ -596,7 +611,9 @@ impl<'a> Checker<'a> {
                     });
                 }
             };
-            add(false, c.wbar, acc.defs.clone());
+            if !fixed_like {
+                add(false, c.wbar, acc.defs.clone());
+            }
             // Without a read barrier the sources are read early (ptxas overwrites the address
             // registers of loads and stores right after issue); with one they are pending
             // until it is waited on.
