@@ -69,8 +69,8 @@ fn ptxas_kernels(oracle: &Oracle) -> (Vec<Kernel>, usize) {
 }
 
 #[test]
-#[ignore = "the model still reports 21 hazards on 336 ptxas kernels (pending results \
-            carried around loops and subroutines): model gaps to close"]
+#[ignore = "the model still reports 16 hazards in 4 of 336 ptxas kernels (MUFU results \
+            of code at the kernel end reach earlier code: CAL/RET edges too coarse?)"]
 fn ptxas_code_checks_clean() {
     let Some(oracle) = Oracle::for_test("ptxas_code_checks_clean") else {
         return;

@@ -24,6 +24,8 @@
 //!   on, and overwriting one earlier is a hazard.
 //! * Two instructions guarded by the same predicate with opposite senses never depend on each
 //!   other (no lane runs both).
+//! * A variable-latency instruction may overwrite the pending sources or result of an earlier
+//!   one of the same pipe without waiting (in-order completion, as ptxas assumes).
 //! * A non-memory variable-latency instruction without a write barrier (ptxas does this for
 //!   some I2I and MUFU) is taken as fixed-latency: its result is readable after 6 cycles.
 //! * ptxas leaves the barrier off an operation that a later one of the same pipe (global,
@@ -535,8 +537,11 @@ impl<'a> Checker<'a> {
         for &r in &acc.defs {
             let mut found = Vec::new();
             let insts = self.insts;
+            // A later operation of the same in-order pipe writes after the earlier one has
+            // read its sources and written its results.
+            let in_order = |p: &Inst| variable && !fixed_like && pipe(p) == pipe(&inst);
             for op in st.ops.iter_mut() {
-                if complementary(&inst, &insts[op.at]) {
+                if complementary(&inst, &insts[op.at]) || in_order(&insts[op.at]) {
                     continue;
                 }
                 if let Some(pos) = op.res.iter().position(|&x| x == r) {
