@@ -38,7 +38,8 @@
 //! **Control flow.** Successors: the fall-through unless the instruction is an unconditional
 //! `BRA`/`EXIT`/`RET`/`SYNC`/`BRK`/`BRX`; a branch target; `SYNC` → the target of the
 //! innermost `SSY` before it whose target lies after it (every `SSY` target if none does),
-//! `BRK` → likewise for `PBK`, `RET` → every instruction after a `CAL`, `BRX` → every block
+//! `BRK` → likewise for `PBK`, `RET` → the instruction after every `CAL` of its subroutine
+//! (the one at the greatest `CAL` target before it), `BRX` → every block
 //! leader. A divergent warp also resumes its other side when one side reaches `SYNC`, `BRK`,
 //! `EXIT` or `RET`; those edges are left out on purpose: the resumed side runs other lanes,
 //! so the first side's pending writes and reads concern registers of lanes it does not
@@ -339,10 +340,20 @@ fn successors(insts: &[Inst], targets: &[Option<usize>]) -> Vec<Vec<usize>> {
             .and_then(target)
             .map_or(all, |t| vec![t])
     };
-    let after_cal: Vec<usize> = (0..n)
+    // A RET returns after the CALs of its own subroutine: the one starting at the greatest
+    // CAL target at or before it (subroutines follow the kernel body in ptxas's layout);
+    // after every CAL when no target precedes it.
+    let cals: Vec<(usize, usize)> = (0..n)
         .filter(|&k| class(k) == "CAL" && k + 1 < n)
-        .map(|k| k + 1)
+        .filter_map(|k| target(k).map(|t| (k, t)))
         .collect();
+    let returns = |k: usize| -> Vec<usize> {
+        let start = cals.iter().map(|&(_, t)| t).filter(|&t| t <= k).max();
+        cals.iter()
+            .filter(|&&(_, t)| start.map_or(true, |s| s == t))
+            .map(|&(c, _)| c + 1)
+            .collect()
+    };
     let leaders = super::leaders(insts, targets);
     let all_leaders: Vec<usize> = (0..n).filter(|&k| leaders[k]).collect();
     (0..n)
@@ -357,7 +368,7 @@ fn successors(insts: &[Inst], targets: &[Option<usize>]) -> Vec<Vec<usize>> {
                 "BRA" | "CAL" => s.extend(target(k)),
                 "SYNC" => s.extend(matching(k, "SSY")),
                 "BRK" => s.extend(matching(k, "PBK")),
-                "RET" => s.extend(&after_cal),
+                "RET" => s.extend(returns(k)),
                 "BRX" => s.extend(&all_leaders),
                 _ => {}
             }
