@@ -28,6 +28,8 @@ enum Command {
     Verify(leafold::cli::verify::Args),
     /// Compare leafold with NVIDIA ptxas 11.8 -O3 per kernel (needs the oracle).
     Compare(leafold::cli::compare::Args),
+    /// Check a cubin's control codes for hazards; exit 1 if any is found.
+    Hazards(leafold::cli::hazards::Args),
 }
 
 fn main() -> ExitCode {
@@ -47,6 +49,7 @@ fn main() -> ExitCode {
         Command::Compile(args) => leafold::cli::compile::run_with_warnings(&args, &line.warnings),
         Command::Compare(args) => leafold::cli::compare::run(&args),
         Command::Verify(args) => leafold::cli::verify::run(&args),
+        Command::Hazards(args) => leafold::cli::hazards::run(&args),
     };
     ExitCode::from(code)
 }

@@ -303,6 +303,25 @@ pub fn compile_file(
     }
     if opts.verbose {
         r.stderr.push_str(&out.info_log);
+        r.stderr.push_str(&static_cycles_log(&out.cubin));
     }
     r
+}
+
+/// One line per kernel after ptxas's `-v` lines (which stay byte-compatible): the static
+/// issue cycles of [`crate::sm50::sched::cost`].
+fn static_cycles_log(cubin: &[u8]) -> String {
+    let Ok(c) = crate::cubin::read(cubin) else {
+        return String::new();
+    };
+    c.kernels
+        .iter()
+        .filter_map(|k| {
+            let n = crate::sm50::sched::cost::kernel_cycles(&k.code)?;
+            Some(format!(
+                "leafold info  : Static issue cycles for '{}': {n}\n",
+                k.name
+            ))
+        })
+        .collect()
 }

@@ -10,3 +10,4 @@ pub mod disasm;
 pub mod verify;
 pub mod ptxas;
 pub mod stats;
+pub mod hazards;

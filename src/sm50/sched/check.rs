@@ -1,24 +1,70 @@
-//! An independent hazard checker for control codes, used by tests and `--verify`-style checks.
+//! A hazard checker for any SM50 code (ours or ptxas's): a dataflow analysis over the
+//! control-flow graph of the decoded instructions and their control fields.
 //!
-//! In: instructions in layout order, their control fields and branch targets. Out: a list of
-//! violations (empty = no hazard found). It does not share state-tracking code with
-//! [`super::assign_control`]: it looks, for every operand of every instruction, backwards for
-//! the producer along the straight-line path and checks the obligations directly:
+//! In: instructions in layout order, their control fields and branch targets (instruction
+//! indices), as [`decode_text`] gives them for a kernel's `.text`. Out: a list of [`Hazard`]s
+//! (empty = nothing found), each with the address and text of the instruction where it shows
+//! and, where there is one, of the earlier instruction involved. It shares no state-tracking
+//! code with [`super::assign_control`], so it checks the assigner rather than repeating it.
 //!
-//! * fixed-latency producer → reader: issue cycles apart ≥ 6 (GPR, carry) or 13 (predicate);
-//! * variable-latency producer → reader or overwriter: some instruction after the producer, up
-//!   to and including the consumer, waits on the producer's write scoreboard, at least 2 cycles
-//!   after the producer issued;
-//! * variable-latency reader → later overwriter of a source (not also one of its results): the
-//!   reader has a read scoreboard and something up to the overwriter waits on it;
-//! * at block boundaries: every leader waits on every scoreboard the function uses (an
-//!   operand-free jump need not: its target waits), and the
-//!   last instruction before a leader (or a control transfer) stalls until every fixed-latency
-//!   result issued before it is ready;
-//! * every control field passes [`crate::sm50::Ctrl::validate`].
+//! **Timing model** (sm50-isa.md §1–§2). Instruction `n+1` issues `stall(n)` cycles after
+//! instruction `n`; a dual-issue pair (stall 0, bit 4 set) issues in the same cycle, so it
+//! counts 0. A wait on a scoreboard may take any time, so it never counts as elapsed cycles.
+//! The yield bit only lets another warp issue in between, which delays but never hurts, so it
+//! is not modelled.
+//! * A fixed-latency result (GPR, carry flag: 6 cycles; predicate: 13) may not be read before
+//!   that many cycles, summed along **every** path that reaches the reader.
+//! * A variable-latency instruction's result is pending until a wait on its write scoreboard
+//!   (a wait-mask bit, or `DEPBAR.LE SBn, k` once at least `k` later operations were issued on
+//!   SBn: a scoreboard is a counter, and like ptxas we take operations on one scoreboard to
+//!   complete in order). Reading or overwriting a pending result is a hazard.
+//! * Its GPR/carry sources are read 2 cycles after issue at the latest ([`VAR_READ`]: ptxas
+//!   issues loads, stores and conversions 2 cycles after a fixed-latency producer of their
+//!   operands), unless it sets a read scoreboard: then they are pending until that is waited
+//!   on, and overwriting one earlier is a hazard.
+//! * Two instructions guarded by the same predicate with opposite senses never depend on each
+//!   other (no lane runs both).
+//! * A variable-latency instruction may overwrite the pending sources or result of an earlier
+//!   one of the same pipe without waiting (in-order completion, as ptxas assumes).
+//! * A non-memory variable-latency instruction without a write barrier (ptxas does this for
+//!   some I2I and MUFU) is taken as fixed-latency: its result is readable after 6 cycles.
+//! * ptxas leaves the barrier off an operation that a later one of the same pipe (global,
+//!   shared, constant memory; otherwise the same instruction class) covers: such an operation
+//!   joins the next barrier set in its pipe and completes with it.
+//! * A wait less than 2 cycles after its scoreboard was set is a hazard (barriers become
+//!   active one cycle late). `DEPBAR.LE` that splits operations of different pipes on one
+//!   scoreboard relies on an order that does not exist (a scoreboard reused across pipes).
+//!
+//! **Control flow.** Successors: the fall-through unless the instruction is an unconditional
+//! `BRA`/`EXIT`/`RET`/`SYNC`/`BRK`/`BRX`; a branch target; `SYNC` → the target of the
+//! innermost `SSY` before it whose target lies after it (every `SSY` target if none does),
+//! `BRK` → likewise for `PBK`, `RET` → the instruction after every `CAL` of its subroutine
+//! (the one at the greatest `CAL` target before it), `BRX` → every block
+//! leader. A divergent warp also resumes its other side when one side reaches `SYNC`, `BRK`,
+//! `EXIT` or `RET`; those edges are left out on purpose: the resumed side runs other lanes,
+//! so the first side's pending writes and reads concern registers of lanes it does not
+//! touch, and at the reconvergence point (the `SSY` target) the first side's state still
+//! arrives through its own `SYNC` edge, with no fewer pending operations and no more elapsed
+//! cycles than in reality. The state at a point is, per register/predicate/CC, the cycles left on a pending fixed-latency
+//! write, plus the set of pending variable-latency operations (scoreboard, how many later
+//! operations it has, cycles since issue). Join = worst case (max cycles left, union of
+//! pending operations, min counts and ages); the iteration runs to a fixpoint (all values are
+//! bounded, so it terminates), and a final pass over every reachable block reports.
+//!
+//! **Static checks** on every instruction: [`crate::sm50::Ctrl::validate`] (barrier 6,
+//! barriers on fixed-latency instructions, reuse bit 3); a reuse flag on an operand slot
+//! whose register the flagged instruction itself overwrites
+//! (ptxas flags operands that a later, not necessarily the next, instruction reads from the
+//! cache, so "the next instruction reads it" is not a rule); a dual-issue pair whose first
+//! instruction is a control transfer, or whose second is a fixed-latency ALU instruction, or
+//! both reading a constant bank (ptxas pairs a fixed-latency ALU or FP64 instruction with a
+//! following variable-latency or control one, sm50-isa.md §1.4).
 
-use super::{access, bare_transfer, fixed_latency, is_control, leaders, Access, LAT_BARRIER};
-use crate::sm50::{self, Bundle, Ctrl, DecodeError, Field, Form, Inst};
+use super::bundle::inst_addr;
+use super::{access, fixed_latency, is_control, Access, Res, CC, LAT_BARRIER, PRED};
+use crate::sm50::{self, Bundle, Ctrl, DecodeError, Field, FieldKind, Form, Inst};
+use std::collections::BTreeSet;
+use std::fmt;
 
 /// Instructions, their control fields and branch targets (instruction indices), as
 /// [`check_hazards`] takes them.
@@ -26,7 +72,7 @@ pub type DecodedText = (Vec<Inst>, Vec<Ctrl>, Vec<Option<usize>>);
 
 /// Decode a kernel's `.text` words (bundles of a control word and three instructions) into
 /// instructions, their control fields and their branch targets (instruction indices), and
-/// drop the NOP padding after the last instruction. A BRA/SSY/PBK target in slot 0 may be
+/// drop the NOP padding after the last instruction. A BRA/SSY/PBK/CAL target in slot 0 may be
 /// encoded as its bundle's base (ptxas's habit); both spellings give the same index.
 pub fn decode_text(code: &[u64]) -> Result<DecodedText, DecodeError> {
     let mut insts = Vec::new();
@@ -40,7 +86,7 @@ pub fn decode_text(code: &[u64]) -> Result<DecodedText, DecodeError> {
     }
     let mut targets = vec![None; insts.len()];
     for (n, i) in insts.iter().enumerate() {
-        if matches!(i.form, Form::BRA | Form::SSY | Form::PBK) {
+        if matches!(i.form, Form::BRA | Form::SSY | Form::PBK | Form::CAL) {
             let Some(rel) = i.get(Field::Rel) else {
                 continue;
             };
@@ -65,117 +111,664 @@ pub fn decode_text(code: &[u64]) -> Result<DecodedText, DecodeError> {
     Ok((insts, ctrl, targets))
 }
 
-/// [`check_hazards`] over a kernel's `.text` words; a word that does not decode is reported
-/// as a violation too.
-pub fn check_code(code: &[u64]) -> Vec<String> {
-    match decode_text(code) {
-        Ok((insts, ctrl, targets)) => check_hazards(&insts, &ctrl, &targets),
-        Err(e) => vec![e.to_string()],
+/// What went wrong.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum HazardKind {
+    /// A fixed-latency result read before its latency elapsed (on some path).
+    EarlyRead,
+    /// A variable-latency result read without waiting on its scoreboard.
+    UnwaitedRead,
+    /// A pending variable-latency result overwritten (its late write would win).
+    UnwaitedOverwrite,
+    /// A variable-latency instruction's source overwritten before its read barrier cleared.
+    SourceOverwrite,
+    /// A scoreboard waited on less than 2 cycles after it was set.
+    EarlyWait,
+    /// `DEPBAR.LE` counting operations of different pipes on one scoreboard.
+    MixedScoreboard,
+    /// A control field nvdisasm rejects.
+    IllegalControl,
+    /// A reuse flag the next instruction cannot use.
+    BadReuse,
+    /// A dual-issue pair of a shape the hardware does not pair.
+    BadDualIssue,
+    /// A word that does not decode (the code cannot be checked).
+    Undecodable,
+}
+
+/// One hazard: where it shows, what, and the earlier instruction involved.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Hazard {
+    pub kind: HazardKind,
+    /// Instruction index and byte offset in `.text` where it shows.
+    pub at: usize,
+    pub addr: u64,
+    /// The earlier instruction involved (producer, scoreboard setter), if any.
+    pub other: Option<usize>,
+    /// The message, instruction texts included.
+    pub message: String,
+}
+
+impl fmt::Display for Hazard {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "+{:#06x}: {}", self.addr, self.message)
     }
 }
 
-/// Check `ctrl` for `insts`; returns one message per violation.
-pub fn check_hazards(insts: &[Inst], ctrl: &[Ctrl], targets: &[Option<usize>]) -> Vec<String> {
-    let mut errs = Vec::new();
-    let n = insts.len().min(ctrl.len());
-    let lead = leaders(&insts[..n], targets);
-    let acc: Vec<Access> = insts[..n].iter().map(access).collect();
-    // Issue cycles along the layout order.
-    let mut t = vec![0u32; n];
-    for k in 1..n {
-        t[k] = t[k - 1] + u32::from(ctrl[k - 1].stall);
-    }
-    let used = ctrl[..n].iter().fold(0u8, |m, c| {
-        m | c.wbar.map_or(0, |b| 1 << b) | c.rbar.map_or(0, |b| 1 << b)
-    });
+/// [`hazards`] as strings (one per hazard, `+0xADDR: message`).
+pub fn check_code(code: &[u64]) -> Vec<String> {
+    hazards(code).iter().map(Hazard::to_string).collect()
+}
 
-    for k in 0..n {
-        if let Err(e) = ctrl[k].validate(insts[k].info().variable_latency) {
-            errs.push(format!("{k}: illegal control field: {e}"));
+/// Every hazard in a kernel's `.text` words; a word that does not decode is one
+/// [`HazardKind::Undecodable`] hazard (nothing else is checked then).
+pub fn hazards(code: &[u64]) -> Vec<Hazard> {
+    match decode_text(code) {
+        Ok((insts, ctrl, targets)) => analyze(&insts, &ctrl, &targets),
+        Err(e) => {
+            let at = code
+                .chunks(4)
+                .flat_map(|b| b.iter().skip(1))
+                .position(|&w| sm50::decode(w).is_err())
+                .unwrap_or(0);
+            vec![Hazard {
+                kind: HazardKind::Undecodable,
+                at,
+                addr: inst_addr(at),
+                other: None,
+                message: e.to_string(),
+            }]
         }
-        if lead[k]
-            && (k > 0 || targets.contains(&Some(0)))
-            && !bare_transfer(&insts[k], &acc[k])
-            && ctrl[k].wait & used != used
-        {
-            errs.push(format!(
-                "{k}: block leader waits on {:#x}, not every used scoreboard {used:#x}",
-                ctrl[k].wait
-            ));
+    }
+}
+
+/// [`analyze`] as strings.
+pub fn check_hazards(insts: &[Inst], ctrl: &[Ctrl], targets: &[Option<usize>]) -> Vec<String> {
+    analyze(insts, ctrl, targets)
+        .iter()
+        .map(Hazard::to_string)
+        .collect()
+}
+
+/// Cycles a variable-latency instruction needs after a fixed-latency GPR/carry producer.
+pub const VAR_READ: u32 = 2;
+
+/// Whether two instructions are guarded by the same predicate with opposite senses (no lane
+/// executes both, so no dependency between them).
+fn complementary(a: &Inst, b: &Inst) -> bool {
+    match (
+        a.get(Field::Pg).zip(a.get(Field::Pgn)),
+        b.get(Field::Pg).zip(b.get(Field::Pgn)),
+    ) {
+        (Some((pa, na)), Some((pb, nb))) => pa == pb && pa != 7 && na != nb,
+        _ => false,
+    }
+}
+
+/// Bounds that keep the lattice finite.
+const AGE_CAP: u8 = 15;
+const AFTER_CAP: u8 = 63;
+
+/// Which in-order completion queue a variable-latency instruction belongs to.
+pub fn pipe(inst: &Inst) -> &'static str {
+    match inst.info().class {
+        "LDG" | "STG" | "LD" | "ST" | "LDL" | "STL" | "ATOM" | "ATOM_CAS" | "RED" => "global",
+        "LDS" | "STS" | "ATOMS" | "ATOMS_CAS" => "shared",
+        c => c,
+    }
+}
+
+/// One pending variable-latency operation (its write, or its reads of its sources).
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Op {
+    at: usize,
+    read: bool,
+    /// The scoreboard that covers it; `None`: not yet covered by any.
+    sb: Option<u8>,
+    /// Operations issued on `sb` after it (saturating).
+    after: u8,
+    /// Cycles since issue (saturating).
+    age: u8,
+    /// Resources still pending.
+    res: Vec<Res>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct State {
+    /// Pending fixed-latency writes: resource, cycles left before it is readable (> 0), and
+    /// the producer; sorted by resource, one entry per resource.
+    fixed: Vec<(Res, u8, usize)>,
+    /// Pending operations, sorted by `(at, read)`.
+    ops: Vec<Op>,
+}
+
+impl State {
+    fn new() -> State {
+        State {
+            fixed: Vec::new(),
+            ops: Vec::new(),
         }
-        // Some instruction in (p, k] waits on scoreboard b, 2+ cycles after p issued.
-        let waited = |p: usize, b: u8| {
-            (p + 1..=k).any(|j| ctrl[j].wait & (1 << b) != 0 && t[j] >= t[p] + LAT_BARRIER)
-        };
-        // Reads and overwrites of earlier results (RAW, WAW).
-        let touched: Vec<(usize, bool)> = acc[k]
-            .uses
+    }
+
+    fn fixed_left(&self, r: Res) -> Option<(u8, usize)> {
+        self.fixed
             .iter()
-            .map(|&r| (r, false))
-            .chain(acc[k].defs.iter().map(|&r| (r, true)))
-            .collect();
-        for (r, is_def) in touched {
-            let Some(p) = (0..k)
-                .rev()
-                .take_while(|&p| !lead[p + 1])
-                .find(|&p| acc[p].defs.contains(&r))
-            else {
-                continue;
-            };
-            if insts[p].info().variable_latency {
-                match ctrl[p].wbar {
-                    Some(b) if waited(p, b) => {}
-                    Some(b) => errs.push(format!(
-                        "{k}: reads/writes resource {r} from {p} without waiting on SB{b}"
-                    )),
-                    None => errs.push(format!(
-                        "{k}: resource {r} from variable-latency {p} has no write scoreboard"
-                    )),
-                }
-            } else if !is_def && t[k] < t[p] + fixed_latency(r) {
-                errs.push(format!(
-                    "{k}: reads resource {r} {} cycles after {p} wrote it (needs {})",
-                    t[k] - t[p],
-                    fixed_latency(r)
-                ));
+            .find(|f| f.0 == r)
+            .map(|&(_, left, p)| (left, p))
+    }
+
+    fn set_fixed(&mut self, r: Res, left: u8, p: usize) {
+        self.fixed.retain(|f| f.0 != r);
+        if left > 0 {
+            self.fixed.push((r, left, p));
+            self.fixed.sort_unstable_by_key(|f| f.0);
+        }
+    }
+
+    /// Worst case of both; returns whether `self` changed.
+    fn join(&mut self, o: &State) -> bool {
+        let before = self.clone();
+        for &(r, left, p) in &o.fixed {
+            if self.fixed_left(r).map_or(true, |(l, _)| left > l) {
+                self.set_fixed(r, left, p);
             }
         }
-        // Overwrites of sources still to be read by variable-latency instructions (WAR).
-        for &r in &acc[k].defs {
-            for p in (0..k).rev().take_while(|&p| !lead[p + 1]) {
-                if !insts[p].info().variable_latency
-                    || !acc[p].late_uses.contains(&r)
-                    || acc[p].defs.contains(&r)
-                {
-                    continue;
-                }
-                match ctrl[p].rbar {
-                    Some(b) if waited(p, b) => {}
-                    _ => errs.push(format!(
-                        "{k}: overwrites resource {r}, a source of {p}, before it is read"
-                    )),
-                }
-            }
-        }
-        // Block ends: every fixed-latency result ready before the next block starts.
-        let ends = is_control(&insts[k]) || (k + 1 < n && lead[k + 1]);
-        if ends {
-            let next = t[k] + u32::from(ctrl[k].stall);
-            for p in (0..=k).rev() {
-                if !insts[p].info().variable_latency {
-                    for &r in &acc[p].defs {
-                        if t[p] + fixed_latency(r) > next {
-                            errs.push(format!(
-                                "{k}: block ends before resource {r} from {p} is ready"
-                            ));
+        for op in &o.ops {
+            match self
+                .ops
+                .iter_mut()
+                .find(|m| m.at == op.at && m.read == op.read)
+            {
+                Some(m) => {
+                    if m.sb != op.sb {
+                        m.sb = None;
+                    }
+                    m.after = m.after.min(op.after);
+                    m.age = m.age.min(op.age);
+                    for &r in &op.res {
+                        if !m.res.contains(&r) {
+                            m.res.push(r);
                         }
                     }
+                    m.res.sort_unstable();
                 }
-                if lead[p] {
-                    break;
+                None => self.ops.push(op.clone()),
+            }
+        }
+        self.ops.sort_by_key(|m| (m.at, m.read));
+        *self != before
+    }
+}
+
+fn res_name(r: Res) -> String {
+    if r == CC {
+        "CC".into()
+    } else if r >= PRED {
+        format!("P{}", r - PRED)
+    } else {
+        format!("R{r}")
+    }
+}
+
+/// The successors of each instruction, and whether it is reachable code at all.
+fn successors(insts: &[Inst], targets: &[Option<usize>]) -> Vec<Vec<usize>> {
+    let n = insts.len();
+    let target = |k: usize| targets.get(k).copied().flatten().filter(|&t| t < n);
+    let class = |k: usize| insts[k].info().class;
+    let guarded = |k: usize| {
+        let i = &insts[k];
+        let pg = i.get(Field::Pg).unwrap_or(7);
+        let pgn = i.get(Field::Pgn).unwrap_or(0);
+        let cc = if i.form == Form::BRA {
+            i.get(Field::Cc).unwrap_or(15)
+        } else {
+            15
+        };
+        !(pg == 7 && pgn == 0) || cc != 15
+    };
+    // The reconvergence point of a SYNC (BRK): the target of the innermost SSY (PBK) before
+    // it whose target lies after it (ptxas's code is structured so); every such target when
+    // none encloses it.
+    let matching = |k: usize, c: &str| -> Vec<usize> {
+        let all: Vec<usize> = (0..n)
+            .filter(|&j| class(j) == c)
+            .filter_map(target)
+            .collect();
+        (0..k)
+            .rev()
+            .find(|&j| class(j) == c && target(j).is_some_and(|t| t > k))
+            .and_then(target)
+            .map_or(all, |t| vec![t])
+    };
+    // A RET returns after the CALs of its own subroutine: the one starting at the greatest
+    // CAL target at or before it (subroutines follow the kernel body in ptxas's layout);
+    // after every CAL when no target precedes it.
+    let cals: Vec<(usize, usize)> = (0..n)
+        .filter(|&k| class(k) == "CAL" && k + 1 < n)
+        .filter_map(|k| target(k).map(|t| (k, t)))
+        .collect();
+    let returns = |k: usize| -> Vec<usize> {
+        let start = cals.iter().map(|&(_, t)| t).filter(|&t| t <= k).max();
+        cals.iter()
+            .filter(|&&(_, t)| start.map_or(true, |s| s == t))
+            .map(|&(c, _)| c + 1)
+            .collect()
+    };
+    let leaders = super::leaders(insts, targets);
+    let all_leaders: Vec<usize> = (0..n).filter(|&k| leaders[k]).collect();
+    (0..n)
+        .map(|k| {
+            let mut s: Vec<usize> = Vec::new();
+            let c = class(k);
+            let ends = matches!(c, "BRA" | "EXIT" | "RET" | "SYNC" | "BRK" | "BRX");
+            if (!ends || guarded(k)) && k + 1 < n {
+                s.push(k + 1);
+            }
+            match c {
+                "BRA" | "CAL" => s.extend(target(k)),
+                "SYNC" => s.extend(matching(k, "SSY")),
+                "BRK" => s.extend(matching(k, "PBK")),
+                "RET" => s.extend(returns(k)),
+                "BRX" => s.extend(&all_leaders),
+                _ => {}
+            }
+            s.sort_unstable();
+            s.dedup();
+            s
+        })
+        .collect()
+}
+
+/// The register a reuse slot (0 = A, 1 = B, 2 = C) of `inst` reads, if any: the register
+/// field encoded at bits 8, 20 or 39.
+fn slot_reg(inst: &Inst, slot: usize) -> Option<u64> {
+    let start = [8, 20, 39][slot];
+    inst.info()
+        .fields
+        .iter()
+        .enumerate()
+        .find(|(_, f)| matches!(f.kind, FieldKind::Reg) && f.bits.first() == Some(&(start, 8)))
+        .map(|(k, _)| inst.f[k])
+        .filter(|&r| r != 255)
+}
+
+/// Whether `inst` reads a constant bank operand.
+fn reads_cbuf(inst: &Inst) -> bool {
+    inst.get(Field::Cbk).is_some()
+}
+
+struct Checker<'a> {
+    insts: &'a [Inst],
+    ctrl: &'a [Ctrl],
+    acc: &'a [Access],
+    out: Vec<Hazard>,
+    seen: BTreeSet<(HazardKind, usize, Option<usize>, String)>,
+}
+
+impl<'a> Checker<'a> {
+    fn text(&self, k: usize) -> String {
+        sm50::print(&self.insts[k], inst_addr(k), self.ctrl[k].reuse)
+    }
+
+    fn report(&mut self, kind: HazardKind, at: usize, other: Option<usize>, message: String) {
+        if self.seen.insert((kind, at, other, message.clone())) {
+            self.out.push(Hazard {
+                kind,
+                at,
+                addr: inst_addr(at),
+                other,
+                message,
+            });
+        }
+    }
+
+    /// Transfer one instruction over `st`; report only when `report`.
+    fn step(&mut self, k: usize, st: &mut State, report: bool) {
+        let inst = self.insts[k];
+        let c = self.ctrl[k];
+        let accs: &'a [Access] = self.acc;
+        let acc = &accs[k];
+        let variable = inst.info().variable_latency;
+        // ptxas leaves the write barrier off some non-memory variable-latency instructions
+        // (I2I, MUFU) and reads their result like a fixed-latency one: model them so.
+        let fixed_like =
+            variable && c.wbar.is_none() && !matches!(pipe(&inst), "global" | "shared" | "LDC");
+
+        // 1. Waits: the wait mask, and DEPBAR's own scoreboard set and counter.
+        let mut wait = c.wait & 0x3f;
+        let mut depbar: Option<(u8, u8)> = None;
+        if inst.form == Form::DEPBAR {
+            wait |= inst.get(Field::Ws).unwrap_or(0) as u8 & 0x3f;
+            if inst.get(Field::Le) == Some(1) {
+                let sb = inst.get(Field::Sb).unwrap_or(0) as u8;
+                let cnt = inst.get(Field::Cnt).unwrap_or(0) as u8;
+                if sb < 6 {
+                    depbar = Some((sb, cnt));
                 }
             }
         }
+        let mut early = Vec::new();
+        for b in 0..6u8 {
+            if wait & (1 << b) != 0 {
+                for op in st.ops.iter().filter(|o| o.sb == Some(b)) {
+                    if u32::from(op.age) < LAT_BARRIER {
+                        early.push((op.at, b, op.age));
+                    }
+                }
+            }
+        }
+        st.ops
+            .retain(|o| !matches!(o.sb, Some(b) if wait & (1 << b) != 0));
+        if let Some((b, cnt)) = depbar {
+            let done = |o: &Op| o.sb == Some(b) && o.after >= cnt;
+            let left = |o: &Op| o.sb == Some(b) && o.after < cnt;
+            let done_pipes: BTreeSet<&str> = st
+                .ops
+                .iter()
+                .filter(|o| done(o))
+                .map(|o| pipe(&self.insts[o.at]))
+                .collect();
+            let mixed = st
+                .ops
+                .iter()
+                .find(|o| left(o) && done_pipes.iter().any(|p| *p != pipe(&self.insts[o.at])));
+            if let (Some(m), true) = (mixed, report) {
+                let msg = format!(
+                    "DEPBAR.LE SB{b}, {cnt:#x} counts on in-order completion, but `{}` at \
+                     +{:#06x} shares SB{b} with operations of another pipe",
+                    self.text(m.at),
+                    inst_addr(m.at)
+                );
+                let at = m.at;
+                self.report(HazardKind::MixedScoreboard, k, Some(at), msg);
+            }
+            for op in st.ops.iter().filter(|o| done(o)) {
+                if u32::from(op.age) < LAT_BARRIER {
+                    early.push((op.at, b, op.age));
+                }
+            }
+            st.ops.retain(|o| !done(o));
+        }
+        if report {
+            for (p, b, age) in early {
+                let msg = format!(
+                    "waits on SB{b} {age} cycles after `{}` at +{:#06x} set it (needs {LAT_BARRIER})",
+                    self.text(p),
+                    inst_addr(p)
+                );
+                self.report(HazardKind::EarlyWait, k, Some(p), msg);
+            }
+        }
+
+        // 2. Reads.
+        for &r in &acc.uses {
+            let (left, p) = st.fixed_left(r).unwrap_or((0, 0));
+            let need = fixed_latency(r);
+            // Variable-latency instructions read GPR and carry sources late: ptxas issues
+            // them 2 cycles after the producer (sm50-isa.md §2.2 gives 6 for ALU readers).
+            let late = if variable && (r < PRED || r == CC) {
+                need - VAR_READ
+            } else {
+                0
+            };
+            if u32::from(left) > late && !complementary(&inst, &self.insts[p]) && report {
+                let msg = format!(
+                    "{} read by `{}` {} cycles after `{}` at +{:#06x} (needs {need})",
+                    res_name(r),
+                    self.text(k),
+                    need - u32::from(left),
+                    self.text(p),
+                    inst_addr(p)
+                );
+                self.report(HazardKind::EarlyRead, k, Some(p), msg);
+            }
+            if report {
+                let pending: Vec<(usize, Option<u8>)> = st
+                    .ops
+                    .iter()
+                    .filter(|o| !o.read && o.res.contains(&r))
+                    .filter(|o| !complementary(&inst, &self.insts[o.at]))
+                    .map(|o| (o.at, o.sb))
+                    .collect();
+                for (p, sb) in pending {
+                    let msg = format!(
+                        "{} read by `{}` without waiting on {} of `{}` at +{:#06x}",
+                        res_name(r),
+                        self.text(k),
+                        sb.map_or("a scoreboard (it has none)".into(), |b| format!("SB{b}")),
+                        self.text(p),
+                        inst_addr(p)
+                    );
+                    self.report(HazardKind::UnwaitedRead, k, Some(p), msg);
+                }
+            }
+        }
+
+        // 3. Writes: pending results and pending source reads of earlier operations.
+        for &r in &acc.defs {
+            let mut found = Vec::new();
+            let insts = self.insts;
+            // A later operation of the same in-order pipe writes after the earlier one has
+            // read its sources and written its results.
+            let in_order = |p: &Inst| variable && !fixed_like && pipe(p) == pipe(&inst);
+            for op in st.ops.iter_mut() {
+                if complementary(&inst, &insts[op.at]) || in_order(&insts[op.at]) {
+                    continue;
+                }
+                if let Some(pos) = op.res.iter().position(|&x| x == r) {
+                    op.res.remove(pos);
+                    found.push((op.at, op.read, op.sb));
+                }
+            }
+            // An operation no scoreboard covers yet and with nothing left pending is gone.
+            st.ops.retain(|o| o.sb.is_some() || !o.res.is_empty());
+            if report {
+                for (p, read, sb) in found {
+                    let sb = sb.map_or("its scoreboard (it has none)".into(), |b| format!("SB{b}"));
+                    let (kind, what) = if read {
+                        (HazardKind::SourceOverwrite, "a source")
+                    } else {
+                        (HazardKind::UnwaitedOverwrite, "the pending result")
+                    };
+                    let msg = format!(
+                        "`{}` overwrites {}, {what} of `{}` at +{:#06x}, before waiting on {sb}",
+                        self.text(k),
+                        res_name(r),
+                        self.text(p),
+                        inst_addr(p)
+                    );
+                    self.report(kind, k, Some(p), msg);
+                }
+            }
+            let left = if variable && !fixed_like {
+                0
+            } else {
+                fixed_latency(r) as u8
+            };
+            st.set_fixed(r, left, k);
+        }
+
+        // 4. New pending operations.
+        if variable {
+            let me = pipe(&inst);
+            let set = |st: &mut State, b: u8| {
+                for op in st.ops.iter_mut().filter(|o| o.sb == Some(b)) {
+                    op.after = op.after.saturating_add(1).min(AFTER_CAP);
+                }
+                // Uncovered operations of the same pipe complete before this one.
+                for op in st.ops.iter_mut().filter(|o| o.sb.is_none()) {
+                    if pipe(&self.insts[op.at]) == me {
+                        op.sb = Some(b);
+                        op.after = 0;
+                    }
+                }
+            };
+            if let Some(b) = c.wbar {
+                set(st, b);
+            }
+            if let Some(b) = c.rbar.filter(|&b| Some(b) != c.wbar) {
+                set(st, b);
+            }
+            let srcs: Vec<Res> = acc
+                .late_uses
+                .iter()
+                .copied()
+                .filter(|r| !acc.defs.contains(r))
+                .collect();
+            let mut add = |read: bool, sb: Option<u8>, res: Vec<Res>| {
+                if sb.is_some() || !res.is_empty() {
+                    st.ops.push(Op {
+                        at: k,
+                        read,
+                        sb,
+                        after: 0,
+                        age: 0,
+                        res,
+                    });
+                }
+            };
+            if !fixed_like {
+                add(false, c.wbar, acc.defs.clone());
+            }
+            // Without a read barrier the sources are read early (ptxas overwrites the address
+            // registers of loads and stores right after issue); with one they are pending
+            // until it is waited on.
+            if let Some(b) = c.rbar {
+                add(true, Some(b), srcs);
+            }
+            st.ops.sort_by_key(|m| (m.at, m.read));
+        }
+
+        // 5. Time passes.
+        let s = c.stall;
+        for f in st.fixed.iter_mut() {
+            f.1 = f.1.saturating_sub(s);
+        }
+        st.fixed.retain(|f| f.1 > 0);
+        for op in st.ops.iter_mut() {
+            op.age = op.age.saturating_add(s).min(AGE_CAP);
+        }
     }
-    errs
+
+    /// Per-instruction checks that need no dataflow.
+    fn static_checks(&mut self, k: usize, reachable: &[bool]) {
+        let inst = self.insts[k];
+        let c = self.ctrl[k];
+        if let Err(e) = c.validate(inst.info().variable_latency) {
+            let msg = format!("`{}`: illegal control field: {e}", self.text(k));
+            self.report(HazardKind::IllegalControl, k, None, msg);
+        }
+        for slot in 0..3 {
+            if c.reuse & (1 << slot) == 0 {
+                continue;
+            }
+            let name = ["A", "B", "C"][slot];
+            let reg = slot_reg(&inst, slot);
+            let overwritten = reg.is_some_and(|r| self.acc[k].defs.contains(&(r as usize)));
+            if overwritten {
+                let msg = format!(
+                    "`{}`: reuse flag on slot {name}, whose register this instruction \
+                     overwrites (the cache would hold a stale value)",
+                    self.text(k),
+                );
+                self.report(HazardKind::BadReuse, k, None, msg);
+            }
+        }
+        if reachable[k] && c.stall == 0 && c.yield_ {
+            // ptxas pairs FP64 (variable-latency) instructions with a following branch too.
+            let first_ok = !is_control(&inst);
+            let second_ok = self.insts.get(k + 1).is_some_and(|n| {
+                n.info().variable_latency
+                    || is_control(n)
+                    || matches!(n.info().class, "SSY" | "PBK" | "DEPBAR")
+            });
+            let both_cbuf = self.insts.get(k + 1).is_some_and(reads_cbuf) && reads_cbuf(&inst);
+            if !first_ok || !second_ok || both_cbuf {
+                let next = if k + 1 < self.insts.len() {
+                    format!("`{}`", self.text(k + 1))
+                } else {
+                    "nothing".into()
+                };
+                let msg = format!(
+                    "dual issue of `{}` with {next}: a pair is a fixed-latency ALU instruction \
+                     then a variable-latency or control one, not both reading a constant bank",
+                    self.text(k)
+                );
+                self.report(HazardKind::BadDualIssue, k, Some(k + 1), msg);
+            }
+        }
+    }
+}
+
+/// Every hazard in `insts` with control fields `ctrl` (see the module essay).
+pub fn analyze(insts: &[Inst], ctrl: &[Ctrl], targets: &[Option<usize>]) -> Vec<Hazard> {
+    let n = insts.len().min(ctrl.len());
+    let insts = &insts[..n];
+    let ctrl = &ctrl[..n];
+    let succ = successors(insts, targets);
+    let acc: Vec<Access> = insts.iter().map(access).collect();
+    let mut ck = Checker {
+        insts,
+        ctrl,
+        acc: &acc,
+        out: Vec::new(),
+        seen: BTreeSet::new(),
+    };
+    if n == 0 {
+        return ck.out;
+    }
+    // Blocks: maximal runs where only the last instruction has other than one successor
+    // `k + 1` and only the first is entered from elsewhere.
+    let mut entered = vec![false; n];
+    entered[0] = true;
+    for (k, s) in succ.iter().enumerate() {
+        for &t in s {
+            if t != k + 1 || succ[k].len() != 1 {
+                entered[t] = true;
+            }
+        }
+    }
+    let mut block_end = vec![0; n];
+    let mut k = n;
+    while k > 0 {
+        k -= 1;
+        let ends = k + 1 == n || entered[k + 1] || succ[k] != [k + 1];
+        block_end[k] = if ends { k } else { block_end[k + 1] };
+    }
+    let mut entry: Vec<Option<State>> = vec![None; n];
+    entry[0] = Some(State::new());
+    let mut work: BTreeSet<usize> = BTreeSet::from([0]);
+    let mut reachable = vec![false; n];
+    while let Some(b) = work.pop_first() {
+        let mut st = entry[b].clone().expect("queued blocks have a state");
+        reachable[b..=block_end[b]].fill(true);
+        for k in b..=block_end[b] {
+            ck.step(k, &mut st, false);
+        }
+        for &t in &succ[block_end[b]] {
+            let changed = match &mut entry[t] {
+                Some(e) => e.join(&st),
+                e @ None => {
+                    *e = Some(st.clone());
+                    true
+                }
+            };
+            if changed {
+                work.insert(t);
+            }
+        }
+    }
+    for b in 0..n {
+        if let Some(e) = &entry[b] {
+            let mut st = e.clone();
+            for k in b..=block_end[b] {
+                ck.step(k, &mut st, true);
+            }
+        }
+    }
+    for k in 0..n {
+        ck.static_checks(k, &reachable);
+    }
+    ck.out.sort_by_key(|h| (h.at, h.kind));
+    ck.out
 }

@@ -10,9 +10,9 @@
 //!   until the consumer issues at least that late.
 //! * A **variable-latency** result (loads, S2R, conversions, FP64, MUFU, ...) gets a write
 //!   scoreboard; every instruction that reads or overwrites it first waits on that scoreboard.
-//!   A variable-latency instruction whose GPR (or carry) sources a later instruction of the
-//!   same straight-line region overwrites also gets a read scoreboard, and the overwriter waits
-//!   on it. Predicate operands are read at issue (ptxas overwrites an LD's predicate without
+//!   A variable-latency instruction whose GPR (or carry) sources any other instruction of the
+//!   function overwrites also gets a read scoreboard; an overwriter in the same straight-line
+//!   region waits on it, one elsewhere is covered by its block leader's wait. Predicate operands are read at issue (ptxas overwrites an LD's predicate without
 //!   waiting), so they never need a read scoreboard.
 //! * A wait comes at least 2 cycles after the instruction that set the scoreboard (barriers
 //!   become active one cycle late).
@@ -38,6 +38,7 @@
 
 pub mod bundle;
 pub mod check;
+pub mod cost;
 
 use super::{Ctrl, Inst, Operand};
 
@@ -289,8 +290,12 @@ impl State {
 }
 
 /// Whether a GPR/carry source of instruction `k` (other than one it also writes) is written by
-/// a later instruction before the next block leader.
-fn sources_overwritten(access: &[Access], leaders: &[bool], k: usize) -> bool {
+/// any other instruction of the function. Within `k`'s straight-line region the writer waits
+/// on the read scoreboard itself; a writer elsewhere (a later block, or an earlier one
+/// reached again through a loop) is covered by its block leader's wait on every scoreboard.
+/// Without a read scoreboard nothing would ever guard such a source (the checker's
+/// dataflow finds those).
+fn sources_overwritten(access: &[Access], k: usize) -> bool {
     let srcs: Vec<Res> = access[k]
         .late_uses
         .iter()
@@ -300,15 +305,9 @@ fn sources_overwritten(access: &[Access], leaders: &[bool], k: usize) -> bool {
     if srcs.is_empty() {
         return false;
     }
-    for j in k + 1..access.len() {
-        if leaders[j] {
-            return false;
-        }
-        if access[j].defs.iter().any(|d| srcs.contains(d)) {
-            return true;
-        }
-    }
-    false
+    (0..access.len())
+        .filter(|&j| j != k)
+        .any(|j| access[j].defs.iter().any(|d| srcs.contains(d)))
 }
 
 fn assign_normal(insts: &[Inst], access: &[Access], leaders: &[bool]) -> Vec<Ctrl> {
@@ -337,7 +336,7 @@ fn assign_normal(insts: &[Inst], access: &[Access], leaders: &[bool]) -> Vec<Ctr
         if variable && !a.defs.is_empty() {
             wbar = Some(st.pick(&mut wait, 0));
         }
-        if variable && sources_overwritten(access, leaders, k) {
+        if variable && sources_overwritten(access, k) {
             let avoid = wbar.map_or(0, bit);
             rbar = Some(st.pick(&mut wait, avoid));
         }
