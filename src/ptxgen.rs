@@ -787,6 +787,7 @@ pub fn check_generated(k: &GenKernel, seed: u64) -> Result<(), String> {
         },
         ptxas_cubin: None,
         only_ptxas: false,
+        shape_block: false,
     };
     let fail = |what: String| Err(format!("{what}\n--- PTX ---\n{}", k.ptx));
     let out = match crate::compile(&k.ptx, &opts.compile) {

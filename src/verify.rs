@@ -20,6 +20,9 @@
 //!   parameters get random bytes), so that values used as sizes or indices stay inside the
 //!   buffers more often than not.
 //! * A module with an `extern .shared` array (size 0) gets 4 KiB of dynamic shared memory.
+//! * The block keeps its thread count but becomes 16 × n for a kernel that reads the y
+//!   dimension of `%tid`/`%ntid` (4 × 4 × n for z), unless the caller fixed the shape
+//!   ([`launch_block`]).
 //!
 //! Run `r` uses the seed `seed + r`; each run is reproducible from its seed alone.
 //!
@@ -67,6 +70,9 @@ pub struct VerifyOptions {
     /// Simulate only ptxas's cubin (validating the simulator even where leafold's code
     /// mismatches).
     pub only_ptxas: bool,
+    /// Reshape `block` (same thread count) for kernels that read `%tid.y`/`%tid.z`: see
+    /// [`launch_block`]. Off when the user gave the block shape.
+    pub shape_block: bool,
 }
 
 impl Default for VerifyOptions {
@@ -80,6 +86,7 @@ impl Default for VerifyOptions {
             compile: Options::default(),
             ptxas_cubin: None,
             only_ptxas: false,
+            shape_block: true,
         }
     }
 }
@@ -219,7 +226,8 @@ pub fn verify_kernel(
         sim_steps: 0,
         sim_seconds: 0.0,
     };
-    let ours = match sim::load_kernel(cubin, &f.name) {
+    let globals = eval::MODULE_GLOBAL_BASE;
+    let ours = match sim::load_kernel_globals(cubin, &f.name, globals) {
         Ok(k) => k,
         Err(e) => {
             verdict.outcome = Outcome::CannotRun(format!("leafold's cubin: {e}"));
@@ -227,7 +235,7 @@ pub fn verify_kernel(
         }
     };
     let theirs = match &opts.ptxas_cubin {
-        Some(c) => match sim::load_kernel(c, &f.name) {
+        Some(c) => match sim::load_kernel_globals(c, &f.name, globals) {
             Ok(k) => Some(k),
             Err(e) => {
                 verdict.outcome = Outcome::CannotRun(format!("ptxas's cubin: {e}"));
@@ -284,9 +292,14 @@ pub fn verify_kernel(
         let sides = std::iter::once((Side::Leafold, &ours))
             .filter(|_| !opts.only_ptxas)
             .chain(theirs.as_ref().map(|t| (Side::Ptxas, t)));
-        for (side, (code, info)) in sides {
+        for (side, (code, info, module_globals)) in sides {
+            // The module's `.global` variables sit where the reference puts them, and their
+            // region comes last in both outputs.
+            let mut launch = launch.clone();
+            launch.global.extend(module_globals.clone());
+            let launch = &launch;
             let start = std::time::Instant::now();
-            let got = sim::run_counted(code, info, &launch);
+            let got = sim::run_counted(code, info, launch);
             let got = match got {
                 Ok((out, steps)) => {
                     if side == Side::Leafold {
@@ -306,7 +319,7 @@ pub fn verify_kernel(
                     verdict.outcome = Outcome::Mismatch(Box::new(Mismatch {
                         side,
                         seed,
-                        inputs: summary(&launch, f, &pointers),
+                        inputs: summary(launch, f, &pointers),
                         what: format!(
                             "the reference ran, {side}'s code faults in the simulator: {e}"
                         ),
@@ -316,14 +329,14 @@ pub fn verify_kernel(
                 }
             };
             if let Some(d) = first_difference(&reference, &got, side == Side::Leafold) {
-                let writer = sim::run_traced(code, info, &launch)
+                let writer = sim::run_traced(code, info, launch)
                     .ok()
                     .and_then(|(_, log)| log.last_writer(d.loc))
                     .map(|pc| (pc, sass_at(code, pc)));
                 verdict.outcome = Outcome::Mismatch(Box::new(Mismatch {
                     side,
                     seed,
-                    inputs: summary(&launch, f, &pointers),
+                    inputs: summary(launch, f, &pointers),
                     what: format!(
                         "first difference at {}: reference 0x{:02x}, {side} 0x{:02x}",
                         d.describe(),
@@ -389,7 +402,7 @@ impl Difference {
 }
 
 /// The first byte where `got` differs from `reference`: global regions, then shared memory,
-/// then (with `local`) the declared part of each thread's local memory.
+/// then (with `local`, for leafold's code) the declared part of each thread's local memory.
 fn first_difference(reference: &RunOutput, got: &RunOutput, local: bool) -> Option<Difference> {
     for r in &reference.global {
         let Some(g) = got.region(r.base) else {
@@ -408,6 +421,12 @@ fn first_difference(reference: &RunOutput, got: &RunOutput, local: bool) -> Opti
         }
     }
     for (cta, (e, g)) in reference.shared.iter().zip(&got.shared).enumerate() {
+        // ptxas allocates only the `.shared` variables a kernel uses (the reference, every
+        // variable of the module), so its shared memory has another layout: compare it only
+        // when the sizes agree. leafold's layout is the reference's (`local` is true).
+        if !local && e.len() != g.len() {
+            continue;
+        }
         if let Some(i) = (0..e.len()).find(|&i| g.get(i) != Some(&e[i])) {
             return Some(Difference {
                 loc: Loc::Shared {
@@ -479,6 +498,36 @@ fn buffer_base(k: usize, size: u64, addr32: bool) -> Option<u64> {
     }
 }
 
+/// The block shape of a launch. A kernel that reads `%tid.y` or `%ntid.y` was written for
+/// two-dimensional blocks (a 16×16 tile, say), and a 64×1 block would make it index its
+/// shared tiles out of bounds, where the fault depends on how the compiler laid the tiles
+/// out; so, with `shape_block`, the same thread count is arranged as 16 × n (and as 4 × 4 × n
+/// for kernels that read the z dimension).
+pub fn launch_block(f: &Function, opts: &VerifyOptions) -> [u32; 3] {
+    let [x, y, z] = opts.block;
+    let threads = x * y * z;
+    if !opts.shape_block || y != 1 || z != 1 {
+        return opts.block;
+    }
+    let reads = |d: ir::Dim| {
+        f.insts.values().any(|n| {
+            matches!(
+                n.data,
+                InstData::SpecialReg {
+                    reg: ir::SpecialReg::Tid(e) | ir::SpecialReg::Ntid(e)
+                } if e == d
+            )
+        })
+    };
+    if reads(ir::Dim::Z) && threads % 16 == 0 {
+        [4, 4, threads / 16]
+    } else if reads(ir::Dim::Y) && threads % 16 == 0 {
+        [16, threads / 16, 1]
+    } else {
+        opts.block
+    }
+}
+
 /// The launch of run `seed`: parameters and buffers as the module essay says.
 fn make_launch(
     f: &Function,
@@ -489,7 +538,7 @@ fn make_launch(
     opts: &VerifyOptions,
 ) -> Result<Launch, String> {
     let mut rng = Rng::new(seed);
-    let mut launch = Launch::new(opts.grid, opts.block);
+    let mut launch = Launch::new(opts.grid, launch_block(f, opts));
     let mut params = vec![0u8; f.param_size() as usize];
     for (i, p) in f.params.iter().enumerate() {
         let at = p.offset as usize;

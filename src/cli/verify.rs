@@ -29,9 +29,10 @@ pub struct Args {
     /// CTAs per grid: X[,Y[,Z]].
     #[arg(long, default_value = "2")]
     pub grid: String,
-    /// Threads per CTA: X[,Y[,Z]].
-    #[arg(long, default_value = "64")]
-    pub block: String,
+    /// Threads per CTA: X[,Y[,Z]] (default 64, arranged as 16×4 for kernels that read
+    /// %tid.y and 4×4×4 for %tid.z).
+    #[arg(long)]
+    pub block: Option<String>,
     /// Bytes of each pointer parameter's buffer (default: 64 KiB, then 1 MiB if needed).
     #[arg(long)]
     pub buffer_size: Option<u64>,
@@ -57,7 +58,10 @@ pub fn parse_dims(s: &str) -> Option<[u32; 3]> {
 }
 
 pub fn run(args: &Args) -> u8 {
-    let (Some(grid), Some(block)) = (parse_dims(&args.grid), parse_dims(&args.block)) else {
+    let (Some(grid), Some(block)) = (
+        parse_dims(&args.grid),
+        parse_dims(args.block.as_deref().unwrap_or("64")),
+    ) else {
         eprintln!("error: --grid and --block take X[,Y[,Z]] with numbers of at least 1");
         return 2;
     };
@@ -88,6 +92,7 @@ pub fn run(args: &Args) -> u8 {
         },
         ptxas_cubin: None,
         only_ptxas: false,
+        shape_block: args.block.is_none(),
     };
     if args.against_ptxas {
         let Some(oracle) = crate::oracle::Oracle::find() else {

@@ -78,10 +78,10 @@
 //! 64-bit module.
 
 mod approx;
-mod divide;
-mod float;
 mod atomics;
 mod bits;
+mod divide;
+mod float;
 mod warp;
 
 use std::collections::{HashMap, HashSet};

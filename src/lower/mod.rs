@@ -55,8 +55,8 @@
 pub mod amode;
 pub mod inst;
 pub mod lea;
-pub mod reconverge;
 pub mod plain;
+pub mod reconverge;
 mod select;
 pub mod stats;
 

@@ -51,9 +51,9 @@
 //! variables first and the spill slots after them), `.param` → `c[0x0][0x140 + offset]`.
 
 mod approx;
-mod div;
 mod atomic;
 mod bits;
+mod div;
 mod mul;
 mod warp;
 

@@ -422,14 +422,13 @@ pub fn run_traced(
     info: &KernelInfo,
     launch: &Launch,
 ) -> Result<(RunOutput, WriteLog), SimError> {
-    let (out, _, log) =
-        exec::run_logged(
-            &Program::new(code),
-            info,
-            launch,
-            &SimOptions::default(),
-            Some(WriteLog::default()),
-        )?;
+    let (out, _, log) = exec::run_logged(
+        &Program::new(code),
+        info,
+        launch,
+        &SimOptions::default(),
+        Some(WriteLog::default()),
+    )?;
     Ok((out, log.unwrap_or_default()))
 }
 

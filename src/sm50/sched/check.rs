@@ -53,7 +53,7 @@
 //!
 //! **Static checks** on every instruction: [`crate::sm50::Ctrl::validate`] (barrier 6,
 //! barriers on fixed-latency instructions, reuse bit 3); a reuse flag on an operand slot
-//! whose register the flagged instruction itself overwrites
+//! whose register the flagged instruction itself overwrites, texture fetches excepted
 //! (ptxas flags operands that a later, not necessarily the next, instruction reads from the
 //! cache, so "the next instruction reads it" is not a rule); a dual-issue pair whose first
 //! instruction is a control transfer, or whose second is a fixed-latency ALU instruction, or
@@ -209,13 +209,23 @@ fn complementary(a: &Inst, b: &Inst) -> bool {
 const AGE_CAP: u8 = 15;
 const AFTER_CAP: u8 = 63;
 
-/// Which in-order completion queue a variable-latency instruction belongs to.
+/// Which in-order completion queue a variable-latency instruction belongs to. Texture fetches
+/// share the global queue: on Maxwell LDG goes through the unified L1/texture cache, and
+/// ptxas counts TLDS and LDG on one scoreboard with `DEPBAR.LE` (parboil spmv).
 pub fn pipe(inst: &Inst) -> &'static str {
     match inst.info().class {
-        "LDG" | "STG" | "LD" | "ST" | "LDL" | "STL" | "ATOM" | "ATOM_CAS" | "RED" => "global",
+        "LDG" | "STG" | "LD" | "ST" | "LDL" | "STL" | "ATOM" | "ATOM_CAS" | "RED" | "TEX"
+        | "TEXS" | "TLDS" => "global",
         "LDS" | "STS" | "ATOMS" | "ATOMS_CAS" => "shared",
         c => c,
     }
+}
+
+/// Texture fetches read their coordinates at issue and the texture unit writes the result
+/// long after, so a reuse flag on a coordinate register the fetch overwrites is legal (ptxas
+/// sets it on `TEXS.T RZ, R13, R13, R8`); for every other instruction it is reported.
+fn is_texture(inst: &Inst) -> bool {
+    matches!(inst.info().class, "TEX" | "TEXS" | "TLDS")
 }
 
 /// One pending variable-latency operation (its write, or its reads of its sources).
@@ -665,7 +675,7 @@ impl<'a> Checker<'a> {
             let name = ["A", "B", "C"][slot];
             let reg = slot_reg(&inst, slot);
             let overwritten = reg.is_some_and(|r| self.acc[k].defs.contains(&(r as usize)));
-            if overwritten {
+            if overwritten && !is_texture(&inst) {
                 let msg = format!(
                     "`{}`: reuse flag on slot {name}, whose register this instruction \
                      overwrites (the cache would hold a stale value)",
