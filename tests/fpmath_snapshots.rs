@@ -55,5 +55,8 @@ snap!(
     sin_approx,
     ex2_approx,
     div_full,
-    sqrt_rn
+    sqrt_rn,
+    div_rn,
+    div_rp,
+    rcp_rz_ftz
 );

@@ -129,6 +129,8 @@ pub enum FloatBinOp {
     Mul,
     Min,
     Max,
+    /// IEEE division, correctly rounded by `rnd` (PTX `div.rn` etc.; `rcp.rn` is `1 / x`).
+    Div,
 }
 
 #[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
@@ -339,6 +341,7 @@ impl FloatOp {
                     FloatBinOp::Mul => ("fmul", true),
                     FloatBinOp::Min => ("fmin", false),
                     FloatBinOp::Max => ("fmax", false),
+                    FloatBinOp::Div => ("fdiv", true),
                 };
                 let r = if r {
                     format!(".{}", rnd.name())
@@ -430,6 +433,7 @@ impl FloatOp {
                     FloatBinOp::Mul => mul(fmt, arg(0), arg(1), rnd, ftz),
                     FloatBinOp::Min => minmax(fmt, arg(0), arg(1), false, ftz),
                     FloatBinOp::Max => minmax(fmt, arg(0), arg(1), true, ftz),
+                    FloatBinOp::Div => div(fmt, arg(0), arg(1), rnd, ftz),
                 };
                 saturate_if(fmt, r, sat)
             }
@@ -686,6 +690,28 @@ pub fn mul(fmt: FloatFmt, a: u64, b: u64, rnd: Round, ftz: bool) -> u64 {
     }
 }
 
+/// IEEE division `a / b`, one rounding: `0/0` and `inf/inf` are NaN, `x/0` is infinite.
+pub fn div(fmt: FloatFmt, a: u64, b: u64, rnd: Round, ftz: bool) -> u64 {
+    let (ca, cb) = (unpack(fmt, a, ftz), unpack(fmt, b, ftz));
+    let sign = sign_of(ca) != sign_of(cb);
+    match (ca, cb) {
+        (Class::Nan, _) | (_, Class::Nan) => canonical_nan(fmt),
+        (Class::Inf(_), Class::Inf(_)) | (Class::Zero(_), Class::Zero(_)) => canonical_nan(fmt),
+        (Class::Inf(_), _) | (_, Class::Zero(_)) => inf(fmt, sign),
+        (Class::Zero(_), _) | (_, Class::Inf(_)) => zero(fmt, sign),
+        (Class::Fin(_, ma, ea), Class::Fin(_, mb, eb)) => {
+            // Dividend's top bit at 126, divisor's at 63: the integer quotient has 63 or 64
+            // bits (far more than 53 + 2), and a nonzero remainder becomes a sticky bit.
+            let sa = ma.leading_zeros() as i32 + 63;
+            let sb = mb.leading_zeros() as i32;
+            let (n, d) = (u128::from(ma) << sa, u128::from(mb << sb));
+            let (q, r) = (n / d, n % d);
+            let mag = q << 1 | u128::from(r != 0);
+            round_to(fmt, sign, mag, ea - sa - (eb - sb) - 1, rnd, ftz)
+        }
+    }
+}
+
 fn sign_of(c: Class) -> bool {
     match c {
         Class::Nan => false,
@@ -922,6 +948,77 @@ pub fn round_int(fmt: FloatFmt, a: u64, rnd: Round, ftz: bool) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `div` against the host: the f64 quotient of two f32s is never within 2^-53 relative
+    /// of an f32 grid point unless it lies on it, so rounding it by `rnd` is exact.
+    #[test]
+    fn div_f32_matches_host_in_every_mode() {
+        let mut vals: Vec<u32> = vec![
+            0,
+            0x8000_0000,
+            1,
+            2,
+            3,
+            0x7f_ffff,
+            0x80_0000,
+            0x80_0001,
+            0x3f80_0000,
+            0x3f80_0001,
+            0x3fff_ffff,
+            0x4040_0000,
+            0x7f7f_ffff,
+            0x7f80_0000,
+            0xff80_0000,
+            0x7fc0_0000,
+            0xbf80_0000,
+            0x0040_0000,
+            0x3400_0000,
+            0x4b80_0000,
+        ];
+        let mut x = 0x1234_5678_9abc_def0u64;
+        for _ in 0..3000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            vals.push(x as u32);
+        }
+        for (i, &a) in vals.iter().enumerate() {
+            for &b in vals.iter().skip(i % 7).step_by(53) {
+                for rnd in [Round::Rn, Round::Rz, Round::Rm, Round::Rp] {
+                    let got = div(FloatFmt::F32, a.into(), b.into(), rnd, false) as u32;
+                    let want = host_div(a, b, rnd);
+                    let same = got == want
+                        || (f32::from_bits(got).is_nan() && f32::from_bits(want).is_nan());
+                    assert!(same, "{a:#x} / {b:#x} {rnd:?}: {got:#x}, want {want:#x}");
+                }
+            }
+        }
+    }
+
+    fn host_div(a: u32, b: u32, rnd: Round) -> u32 {
+        let q = f64::from(f32::from_bits(a)) / f64::from(f32::from_bits(b));
+        let r = q as f32;
+        if q.is_nan() || f64::from(r) == q {
+            return r.to_bits();
+        }
+        let step = |r: f32, away: bool| {
+            let bits = r.to_bits();
+            if away {
+                bits + 1
+            } else {
+                bits - 1
+            }
+        };
+        let above = f64::from(r).abs() > q.abs();
+        let neg = q < 0.0;
+        match rnd {
+            Round::Rn => r.to_bits(),
+            Round::Rz if above => step(r, false),
+            Round::Rp if f64::from(r) < q => step(r, !neg),
+            Round::Rm if f64::from(r) > q => step(r, neg),
+            _ => r.to_bits(),
+        }
+    }
 
     fn f32r(x: u64) -> f32 {
         f32::from_bits(x as u32)

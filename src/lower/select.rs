@@ -54,6 +54,7 @@ mod approx;
 mod atomic;
 mod bits;
 mod div;
+mod fdiv;
 mod mul;
 mod warp;
 

@@ -4,11 +4,12 @@
 //!
 //! In: one checked instruction of those opcodes. Out: the IR value written to the
 //! destination, or a diagnostic naming what is not supported: the IEEE-rounded forms other
-//! than `sqrt.rn.f32` (not lowered yet), `.f64` forms, `div.full.ftz`,
+//! than `sqrt.rn.f32` and f32 `div`/`rcp` (those are `FloatBinOp::Div`, exact IEEE division,
+//! `rcp` as `1.0 / x`), `.f64` forms, `div.full.ftz`,
 //! and what sm_5x cannot do at all (`tanh`, `ex2.f16`: sm_75 and later).
 
 use super::FnBuilder;
-use crate::ir::float::FloatOp;
+use crate::ir::float::{FloatBinOp, FloatFmt, FloatOp, Round};
 use crate::ir::Type;
 use crate::mufu::Approx;
 use crate::ptx::ast::{self, Instruction, Opcode};
@@ -33,11 +34,15 @@ impl FnBuilder<'_, '_> {
         ) {
             return self.unsupported(ins, &format!("{name} on half precision requires sm_75"));
         }
+        let full = ins.has_flag("full");
+        let ftz = ins.has_flag("ftz");
+        let ieee = !(ins.has_flag("approx") || full);
+        if ieee && matches!(ins.opcode, Opcode::Div | Opcode::Rcp) && ty == Some(ast::Type::F32) {
+            return self.ieee_div(ins, ftz);
+        }
         if ty != Some(ast::Type::F32) {
             return self.unsupported(ins, &format!("only f32 {name} is lowered"));
         }
-        let full = ins.has_flag("full");
-        let ftz = ins.has_flag("ftz");
         let sqrt_rn = ins.opcode == Opcode::Sqrt
             && ins.rounding() == Some(ast::Rounding::Rn)
             && !ftz
@@ -79,6 +84,44 @@ impl FnBuilder<'_, '_> {
             args.push(self.read(op, Type::I32, ty)?);
         }
         let d = self.ins().float(FloatOp::Approx { func, ftz }, &args);
+        let dst = self.dest1(&ops[0])?;
+        self.write(dst, d, false, ops[0].span())
+    }
+
+    /// `div.{rn,rz,rm,rp}{.ftz}.f32` → `fdiv`, and `rcp` of those forms → `fdiv 1.0, x`.
+    fn ieee_div(&mut self, ins: &Instruction, ftz: bool) -> Option<()> {
+        let rnd = match ins.rounding() {
+            Some(ast::Rounding::Rn) => Round::Rn,
+            Some(ast::Rounding::Rz) => Round::Rz,
+            Some(ast::Rounding::Rm) => Round::Rm,
+            Some(ast::Rounding::Rp) => Round::Rp,
+            _ => {
+                return self.unsupported(
+                    ins,
+                    "IEEE div/rcp needs a rounding modifier (.rn, .rz, .rm or .rp)",
+                )
+            }
+        };
+        let ty = ins.ty();
+        let (ops, args) = if ins.opcode == Opcode::Rcp {
+            let ops = self.ops(ins, 2)?;
+            let x = self.read(&ops[1], Type::I32, ty)?;
+            let one = self.ins().iconst(Type::I32, 0x3f80_0000);
+            (ops, [one, x])
+        } else {
+            let ops = self.ops(ins, 3)?;
+            let a = self.read(&ops[1], Type::I32, ty)?;
+            let b = self.read(&ops[2], Type::I32, ty)?;
+            (ops, [a, b])
+        };
+        let op = FloatOp::Binary {
+            op: FloatBinOp::Div,
+            fmt: FloatFmt::F32,
+            rnd,
+            ftz,
+            sat: false,
+        };
+        let d = self.ins().float(op, &args);
         let dst = self.dest1(&ops[0])?;
         self.write(dst, d, false, ops[0].span())
     }

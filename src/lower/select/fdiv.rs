@@ -1,0 +1,356 @@
+//! IEEE f32 division (`FloatBinOp::Div`: PTX `div.{rn,rz,rm,rp}{.ftz}.f32`, and `rcp` of
+//! those forms as `1.0 / x`) → one straight-line, predicated SM50 sequence, correctly rounded
+//! for every input.
+//!
+//! In: the two f32 operands (whole 32-bit registers) and the rounding mode. Out: one
+//! multi-piece [`Sm50Inst`] whose result equals [`crate::ir::float::div`] bit for bit. The
+//! only approximate step is `MUFU.RCP`; nothing below relies on how accurate it is beyond
+//! "a few ulps", so the tests run it perturbed by ±2 ulps.
+//!
+//! ```text
+//! normalise   A = |a|'s significand in [1, 2) (a subnormal first scaled by 2^24), ea its
+//!             exponent; B, eb likewise; k = ea - eb; the quotient is Q·2^k, Q = A/B
+//! approximate r = RCP(B); q = A·r; q += (A - B·q)·r          (|q - Q| < 1 ulp)
+//! truncate    q -= 1 ulp if A - B·q < 0 (the FFMA residual is exact, so its sign is):
+//!             q = Q truncated to 24 bits
+//! grid        the result's ulp is 2^(max(ef, -126) - 23), ef = k + exponent(q); in units
+//!             of Q that is 2^-s, s = min(150 - exponent bits of q, k + 149), clamped to
+//!             s >= -2 (every s < -1 rounds alike: N = 0, Q·2^s < 1/2)
+//! integer     N = trunc(q·2^s) = floor(Q·2^s); R = A - B·N·2^-s (exact: it fits 24 bits),
+//!             h = B·2^(-s-1) (exact): Q·2^s - N is > = < 1/2 as R is > = < h, inexact iff R != 0
+//! round       rn: +1 if R > h, or R = h and N odd; rz: never; rp/rm: +1 if R != 0 and the
+//!             sign is + / -. bits = N + (max(ef + 126, 0) << 23) (a carry into the exponent
+//!             is right), overflow (ef >= 128) → inf or the largest finite value by mode
+//! ftz         a subnormal (rounded) result becomes zero
+//! specials    x/0, inf/y → inf; 0/y, x/inf → 0 (with .ftz subnormal inputs are zero);
+//!             then the sign; NaN operands, 0/0 and inf/inf → the canonical NaN
+//! ```
+//!
+//! Every step between "normalise" and "round" works on numbers in [2^-25, 2^25], so no
+//! intermediate overflows or underflows, and every product by a power of two is exact.
+//! Unlike ptxas (an FCHK-guarded fast path and a called slow path) the sequence has no
+//! branch: it is longer, but one instruction of the IR stays one selected instruction.
+
+use super::approx::Seq;
+use super::Lowerer;
+use crate::ir::float::Round;
+use crate::ir::Value;
+use crate::lower::inst::{Role, Sm50Inst};
+use crate::lower::lea::Loc;
+use crate::lower::LowerError;
+use crate::machinst::RegKind;
+use crate::mufu::Func;
+use crate::sm50::{self, Field, Form};
+
+/// FSETP/ISETP comparison codes.
+const LT: u64 = 1;
+const EQ: u64 = 2;
+const GT: u64 = 4;
+const NE: u64 = 5;
+const GE: u64 = 6;
+const NAN_CMP: u64 = 8;
+/// LOP32I operations.
+const AND: u64 = 0;
+const OR: u64 = 1;
+const XOR: u64 = 2;
+/// An optional guard predicate: (operand, negated).
+type Guard = Option<(u8, bool)>;
+
+fn f32i(x: f32) -> u64 {
+    let b = x.to_bits();
+    debug_assert_eq!(b & 0xfff, 0, "{x} is not an f32i immediate");
+    u64::from(((b >> 12) & 0x7ffff) | ((b >> 31) << 19))
+}
+
+impl Seq {
+    /// `inst` with its guard and operands.
+    fn g(&mut self, guard: Guard, mut inst: sm50::Inst, refs: &[(Field, u8)]) {
+        let mut refs = refs.to_vec();
+        if let Some((p, neg)) = guard {
+            inst.set(Field::Pgn, neg as u64);
+            refs.push((Field::Pg, p));
+        }
+        self.put(inst, &refs);
+    }
+
+    /// `FSETP.cmp{.FTZ}.AND|OR p, PT, {|}a{|}, imm, acc` (`acc` None = PT).
+    #[allow(clippy::too_many_arguments)]
+    fn fsetp_imm(
+        &mut self,
+        p: u8,
+        cmp: u64,
+        ftz: bool,
+        a: u8,
+        abs: bool,
+        imm: f32,
+        acc: Option<(u8, u64)>,
+    ) {
+        let mut inst = sm50::Inst::new(Form::FSETP_I)
+            .with(Field::Cmp, cmp)
+            .with(Field::Ftz, ftz as u64)
+            .with(Field::Absa, abs as u64)
+            .with(Field::ImmF32i, f32i(imm));
+        let mut refs = vec![(Field::Pd0, p), (Field::Ra, a)];
+        if let Some((acc, bop)) = acc {
+            inst.set(Field::Bop, bop);
+            refs.push((Field::Pacc, acc));
+        }
+        self.put(inst, &refs);
+    }
+
+    /// `FSETP.cmp.AND|OR p, PT, a, b, acc`.
+    fn fsetp_reg(&mut self, p: u8, cmp: u64, a: u8, b: u8, acc: Option<(u8, u64)>) {
+        let mut inst = sm50::Inst::new(Form::FSETP_R).with(Field::Cmp, cmp);
+        let mut refs = vec![(Field::Pd0, p), (Field::Ra, a), (Field::Rb, b)];
+        if let Some((acc, bop)) = acc {
+            inst.set(Field::Bop, bop);
+            refs.push((Field::Pacc, acc));
+        }
+        self.put(inst, &refs);
+    }
+
+    /// `ISETP.cmp{.U32}.AND p, PT, a, imm, acc` (`acc` None = PT; the codes are FSETP's).
+    fn isetp_imm(&mut self, p: u8, cmp: u64, signed: bool, a: u8, imm: i64, acc: Option<u8>) {
+        let inst = sm50::Inst::new(Form::ISETP_I)
+            .with(Field::Cmp, cmp)
+            .with(Field::Sgn, signed as u64)
+            .with_signed(Field::ImmImm20s, imm);
+        let mut refs = vec![(Field::Pd0, p), (Field::Ra, a)];
+        if let Some(acc) = acc {
+            refs.push((Field::Pacc, acc));
+        }
+        self.put(inst, &refs);
+    }
+
+    fn lop32i(&mut self, d: u8, a: u8, op: u64, imm: u32) {
+        let inst = sm50::Inst::new(Form::LOP32I)
+            .with(Field::Op, op)
+            .with(Field::Imm, u64::from(imm));
+        self.put(inst, &[(Field::Rd, d), (Field::Ra, a)]);
+    }
+
+    /// `{@g} IADD32I d, {-}a, imm`.
+    fn iadd32i_n(&mut self, guard: Guard, d: u8, nega: bool, a: u8, imm: i32) {
+        let inst = sm50::Inst::new(Form::IADD32I)
+            .with(Field::Imm, imm as u32 as u64)
+            .with(Field::Nega, nega as u64);
+        self.g(guard, inst, &[(Field::Rd, d), (Field::Ra, a)]);
+    }
+
+    /// `IADD d, a, {-}b`.
+    fn iadd_r(&mut self, d: u8, a: u8, negb: bool, b: u8) {
+        let inst = sm50::Inst::new(Form::IADD_R).with(Field::Negb, negb as u64);
+        self.put(inst, &[(Field::Rd, d), (Field::Ra, a), (Field::Rb, b)]);
+    }
+
+    /// `IMNMX d, a, imm, PT` (min) or `!PT` (max), signed.
+    fn imnmx_imm(&mut self, d: u8, a: u8, imm: i64, max: bool) {
+        let inst = sm50::Inst::new(Form::IMNMX_I)
+            .with(Field::Sgn, 1)
+            .with(Field::Paccn, max as u64)
+            .with_signed(Field::ImmImm20s, imm);
+        self.put(inst, &[(Field::Rd, d), (Field::Ra, a)]);
+    }
+
+    /// `IMNMX d, a, b, PT` (signed min).
+    fn imin_r(&mut self, d: u8, a: u8, b: u8) {
+        let inst = sm50::Inst::new(Form::IMNMX_R).with(Field::Sgn, 1);
+        self.put(inst, &[(Field::Rd, d), (Field::Ra, a), (Field::Rb, b)]);
+    }
+
+    /// `BFE.U32 d, a, 0x817`: an f32's biased exponent.
+    fn exponent(&mut self, d: u8, a: u8) {
+        let inst = sm50::Inst::new(Form::BFE_I).with(Field::ImmImm20s, 0x817);
+        self.put(inst, &[(Field::Rd, d), (Field::Ra, a)]);
+    }
+
+    /// `FFMA{.rnd} d, {-}a, b, c`.
+    fn ffma_n(&mut self, d: u8, nega: bool, a: u8, b: u8, c: u8) {
+        // FFMA has no A negation; negate B instead (same product).
+        let inst = sm50::Inst::new(Form::FFMA_R).with(Field::Negb, nega as u64);
+        self.put(
+            inst,
+            &[
+                (Field::Rd, d),
+                (Field::Ra, a),
+                (Field::Rb, b),
+                (Field::Rc, c),
+            ],
+        );
+    }
+
+    /// `{@g} MOV32I d, bits`.
+    fn mov32i_bits(&mut self, guard: Guard, d: u8, bits: u32) {
+        let inst = sm50::Inst::new(Form::MOV32I).with(Field::Imm, u64::from(bits));
+        self.g(guard, inst, &[(Field::Rd, d)]);
+    }
+
+    /// `f32 div`, see the module essay. `d` the result; `x`, `y` the operands; `t` eleven
+    /// 32-bit temporaries; `p` three predicates.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn fdiv(&mut self, rnd: Round, ftz: bool, d: u8, x: u8, y: u8, t: &[u8], p: &[u8]) {
+        let [ta, tb, a, b, ea, eb, r, q, k, s, w] = t[..] else {
+            panic!("fdiv needs 11 temporaries");
+        };
+        let [p0, p1, p2] = p[..] else {
+            panic!("fdiv needs 3 predicates");
+        };
+        // Normalise both operands: subnormals scaled by 2^24 (their zero and special values
+        // give garbage here that the end overwrites).
+        for (tx, mx, ex, src) in [(ta, a, ea, x), (tb, b, eb, y)] {
+            self.fsetp_imm(p0, LT, false, src, true, f32::MIN_POSITIVE, None);
+            self.mov(tx, src);
+            self.fmul_i(Some((p0, false)), tx, src, 16_777_216.0);
+            self.exponent(ex, tx);
+            self.lop32i(mx, tx, AND, 0x007f_ffff);
+            self.lop32i(mx, mx, OR, 0x3f80_0000);
+            self.iadd32i_n(Some((p0, false)), ex, false, ex, -24);
+        }
+        self.iadd_r(k, ea, true, eb);
+        // q ≈ A/B within an ulp, then truncated to 24 bits with the exact residual's sign.
+        self.mufu(Func::Rcp, r, b);
+        self.fmul_r(None, q, a, r, false);
+        self.ffma_n(w, true, b, q, a);
+        self.ffma(q, w, false, r, q);
+        self.ffma_n(w, true, b, q, a);
+        self.fsetp_imm(p0, LT, false, w, false, 0.0, None);
+        self.iadd32i_n(Some((p0, false)), q, false, q, -1);
+        // s = max(min(150 - exp(q), k + 149), -2); ta = 2^s, tb = 2^-s, ea = 2^(-s-1).
+        self.exponent(eb, q);
+        self.iadd32i_n(None, s, true, eb, 150);
+        self.iadd32i_n(None, w, false, k, 149);
+        self.imin_r(s, s, w);
+        self.imnmx_imm(s, s, -2, true);
+        let sh = sm50::Inst::new(Form::ISCADD32I)
+            .with(Field::Imm, 0x3f80_0000)
+            .with(Field::S, 23);
+        self.put(sh, &[(Field::Rd, ta), (Field::Ra, s)]);
+        self.iadd32i_n(None, tb, true, ta, 0x7f00_0000);
+        self.iadd32i_n(None, ea, true, ta, 0x7e80_0000);
+        // N = trunc(q·2^s) (as a float in ta, an integer in s); R = A - B·N·2^-s in w;
+        // h = B·2^(-s-1) in ea.
+        self.fmul_r(None, ta, q, ta, false);
+        let trunc = sm50::Inst::new(Form::F2F_R)
+            .with(Field::Dsz, 2)
+            .with(Field::Ssz, 2)
+            .with(Field::Ri, 1)
+            .with(Field::Rm, 3);
+        self.put(trunc, &[(Field::Rd, ta), (Field::Rb, ta)]);
+        let f2i = sm50::Inst::new(Form::F2I_R)
+            .with(Field::Dt, 2)
+            .with(Field::Ssz, 2)
+            .with(Field::Rnd, 3);
+        self.put(f2i, &[(Field::Rd, s), (Field::Rb, ta)]);
+        self.fmul_r(None, ta, ta, tb, false);
+        self.ffma_n(w, true, b, ta, a);
+        self.fmul_r(None, ea, b, ea, false);
+        // The sign: bit 31 of tb.
+        let xor = sm50::Inst::new(Form::LOP_R).with(Field::Op, XOR);
+        self.put(xor, &[(Field::Rd, tb), (Field::Ra, x), (Field::Rb, y)]);
+        // Round N up?
+        let up = match rnd {
+            Round::Rz => false,
+            Round::Rn => {
+                self.lop32i(a, s, AND, 1);
+                self.isetp_imm(p0, NE, false, a, 0, None);
+                self.fsetp_reg(p0, EQ, w, ea, Some((p0, AND)));
+                self.fsetp_reg(p0, GT, w, ea, Some((p0, OR)));
+                true
+            }
+            Round::Rp | Round::Rm => {
+                let cmp = if rnd == Round::Rp { GE } else { LT };
+                self.isetp_imm(p0, cmp, true, tb, 0, None);
+                self.fsetp_imm(p0, NE, false, w, false, 0.0, Some((p0, AND)));
+                true
+            }
+        };
+        if up {
+            self.iadd32i_n(Some((p0, false)), s, false, s, 1);
+        }
+        // Exponent base max(ef + 126, 0) = max(k + exp(q) - 1, 0); overflow when >= 254.
+        self.iadd_r(k, k, false, eb);
+        self.iadd32i_n(None, k, false, k, -1);
+        self.imnmx_imm(k, k, 0, true);
+        let sc = sm50::Inst::new(Form::ISCADD_R).with(Field::S, 23);
+        self.put(sc, &[(Field::Rd, d), (Field::Ra, k), (Field::Rb, s)]);
+        // Overflow: rn → inf; rz → max; rp → inf if positive else max; rm the reverse.
+        self.isetp_imm(p0, GT, true, k, 253, None);
+        let big = match rnd {
+            Round::Rn => 0x7f80_0000,
+            _ => 0x7f7f_ffff,
+        };
+        self.mov32i_bits(Some((p0, false)), d, big);
+        if matches!(rnd, Round::Rp | Round::Rm) {
+            let cmp = if rnd == Round::Rp { GE } else { LT };
+            self.isetp_imm(p1, cmp, true, tb, 0, Some(p0));
+            self.mov32i_bits(Some((p1, false)), d, 0x7f80_0000);
+        }
+        if ftz {
+            self.lop32i(a, d, AND, 0x7f80_0000);
+            self.isetp_imm(p0, EQ, false, a, 0, None);
+            self.mov32i_bits(Some((p0, false)), d, 0);
+        }
+        // Specials. p1: the result is zero (0/y, x/inf); p2: infinite (x/0, inf/y).
+        self.fsetp_imm(p1, EQ, ftz, x, false, 0.0, None);
+        self.fsetp_imm(p1, EQ, false, y, true, f32::INFINITY, Some((p1, OR)));
+        self.fsetp_imm(p2, EQ, ftz, y, false, 0.0, None);
+        self.fsetp_imm(p2, EQ, false, x, true, f32::INFINITY, Some((p2, OR)));
+        self.mov32i_bits(Some((p1, false)), d, 0);
+        self.mov32i_bits(Some((p2, false)), d, 0x7f80_0000);
+        self.lop32i(tb, tb, AND, 0x8000_0000);
+        let or = sm50::Inst::new(Form::LOP_R).with(Field::Op, OR);
+        self.put(or, &[(Field::Rd, d), (Field::Ra, d), (Field::Rb, tb)]);
+        // NaN: a NaN operand, 0/0 or inf/inf.
+        self.fsetp_imm(p1, EQ, ftz, x, false, 0.0, None);
+        self.fsetp_imm(p1, EQ, ftz, y, false, 0.0, Some((p1, AND)));
+        self.fsetp_reg(p1, NAN_CMP, x, y, Some((p1, OR)));
+        self.fsetp_imm(p2, EQ, false, x, true, f32::INFINITY, None);
+        self.fsetp_imm(p2, EQ, false, y, true, f32::INFINITY, Some((p2, AND)));
+        self.mov32i_bits(Some((p1, false)), d, crate::mufu::NAN);
+        self.mov32i_bits(Some((p2, false)), d, crate::mufu::NAN);
+    }
+}
+
+impl Lowerer<'_> {
+    /// `FloatBinOp::Div` on f32 (see the module essay).
+    pub(super) fn lower_fdiv(
+        &mut self,
+        v: Value,
+        rnd: Round,
+        ftz: bool,
+        args: &[Value],
+    ) -> Result<(), LowerError> {
+        let a = self.reg(args[0])?;
+        let b = self.reg(args[1])?;
+        if a.offset != 0 || b.offset != 0 {
+            return Err(self.unsupported("f32 div of a word of a register group"));
+        }
+        let out = self.new_vreg(RegKind::B32);
+        let mut s = Seq {
+            i: Sm50Inst::new(Role::Plain),
+        };
+        let d = s.i.def(out, true);
+        let mut t = Vec::new();
+        for _ in 0..11 {
+            let r = self.new_vreg(RegKind::B32);
+            t.push(s.i.def(r, true));
+        }
+        let mut p = Vec::new();
+        for _ in 0..3 {
+            let r = self.new_vreg(RegKind::Pred);
+            p.push(s.i.def(r, true));
+        }
+        let x = s.i.use_(a.vreg);
+        let y = s.i.use_(b.vreg);
+        s.fdiv(rnd, ftz, d, x, y, &t, &p);
+        self.push(s.i);
+        self.set_loc(
+            v,
+            Loc {
+                vreg: out,
+                offset: 0,
+            },
+        );
+        Ok(())
+    }
+}
