@@ -58,5 +58,6 @@ snap!(
     sqrt_rn,
     div_rn,
     div_rp,
-    rcp_rz_ftz
+    rcp_rz_ftz,
+    div_rn_f64
 );

@@ -4,7 +4,9 @@
 //! two f32s cannot double-round, see `reference`), on zeros, infinities, NaN, subnormals,
 //! the largest and smallest normals, quotients that overflow or underflow, exact halfway
 //! cases of subnormal results, and random operands, with every MUFU result moved by up to
-//! ±2 ulps (the sequence must not depend on an exact reciprocal). Also: the hazard checker
+//! ±2 ulps (the sequence must not depend on an exact reciprocal). The same for `.f64`
+//! (reference: the host's `/` for `rn`, the exact residual's sign for the directed modes).
+//! Also: the hazard checker
 //! is silent, and nvdisasm prints every word as our printer does.
 
 mod common;
@@ -348,4 +350,228 @@ fn div_without_a_rounding_modifier_is_a_named_diagnostic() {
     let text = leafold::error::render_all(&err.0);
     assert!(text.contains("rounding modifier"), "{text}");
     assert!(text.contains("fdiv.ptx:"), "{text}");
+}
+
+fn ops64() -> Vec<String> {
+    let mut v = Vec::new();
+    for f in ["div", "rcp"] {
+        for r in ["rn", "rz", "rm", "rp"] {
+            v.push(format!("{f}.{r}.f64"));
+        }
+    }
+    v
+}
+
+fn kernel64(op: &str) -> String {
+    kernel(op)
+        .replace(".f32", ".f64")
+        .replace("mul.wide.u32 %rd4, %r3, 4", "mul.wide.u32 %rd4, %r3, 8")
+}
+
+fn g(x: f64) -> u64 {
+    x.to_bits()
+}
+
+/// f64 operand pairs: the f32 edge set's analogues, ties of subnormal results, overflow,
+/// and random patterns (some steered to land near the subnormal range and near overflow).
+fn inputs64() -> Vec<(u64, u64)> {
+    let tiny = f64::from_bits(1);
+    let edge: Vec<u64> = [
+        0.0f64,
+        1.0,
+        1.5,
+        3.0,
+        0.1,
+        7.0,
+        f64::MIN_POSITIVE,
+        f64::MAX,
+        f64::INFINITY,
+        1.0 - f64::EPSILON / 2.0,
+        1.0 + f64::EPSILON,
+        2f64.powi(-600),
+        2f64.powi(600),
+        2f64.powi(1022),
+        f64::MIN_POSITIVE * 1.5,
+        tiny,
+        tiny * 3.0,
+        f64::MIN_POSITIVE - tiny,
+    ]
+    .iter()
+    .flat_map(|&x| [g(x), g(-x)])
+    .chain([0x7ff8_0000_0000_0000, 0xfff0_0000_0000_1234])
+    .collect();
+    let mut v = Vec::new();
+    for &a in &edge {
+        for &b in &edge {
+            v.push((a, b));
+        }
+    }
+    for m in [1u64, 3, 5, 7, (1 << 52) - 1, (1 << 52) - 3, (1 << 51) + 1] {
+        for d in [2.0f64, 4.0, -2.0, 0.5, 1.0 + f64::EPSILON, 3.0] {
+            v.push((m, g(d)));
+            v.push((m | 1 << 63, g(d)));
+        }
+    }
+    let mut rng = Rng(0xfeed_f00d);
+    let r64 = |rng: &mut Rng| u64::from(rng.next()) << 32 | u64::from(rng.next());
+    for _ in 0..3000 {
+        v.push((r64(&mut rng), r64(&mut rng)));
+    }
+    for _ in 0..1500 {
+        let (x, y) = (r64(&mut rng), r64(&mut rng));
+        let ea = u64::from(rng.next() % 60);
+        let eb = 1000 + u64::from(rng.next() % 60);
+        let m = 0x800f_ffff_ffff_ffffu64;
+        v.push(((x & m) | ea << 52, (y & m) | eb << 52));
+        v.push((
+            (x & m) | (1990 + ea) << 52,
+            (y & m) | (u64::from(rng.next()) % 80) << 52,
+        ));
+    }
+    v
+}
+
+fn same64(x: u64, y: u64) -> bool {
+    x == y || (f64::from_bits(x).is_nan() && f64::from_bits(y).is_nan())
+}
+
+/// What the host can say about the correctly rounded `a / b`: `rn` is the host's `/`; a
+/// directed result is that or its neighbour, on the side the exact residual's sign says
+/// (checked where the quotient and the dividend are far from underflow and overflow, so
+/// that `mul_add`'s residual x - y·n is exact).
+fn host64_agrees(op: &str, a: u64, b: u64, got: u64) -> bool {
+    let (x, y) = (f64::from_bits(a), f64::from_bits(b));
+    let n = x / y;
+    if op.contains(".rn") {
+        return same64(got, n.to_bits());
+    }
+    if !n.is_finite() || n == 0.0 || n.abs() < 1e-290 || n.abs() > 1e290 || x.abs() < 1e-270 {
+        return true;
+    }
+    let res = (-y).mul_add(n, x);
+    if res == 0.0 {
+        return got == n.to_bits();
+    }
+    // The exact quotient is above n iff res / y > 0.
+    let q_above = (res > 0.0) == (y > 0.0);
+    let next_up = |v: f64| {
+        f64::from_bits(if v > 0.0 {
+            v.to_bits() + 1
+        } else {
+            v.to_bits() - 1
+        })
+    };
+    let next_down = |v: f64| {
+        f64::from_bits(if v > 0.0 {
+            v.to_bits() - 1
+        } else {
+            v.to_bits() + 1
+        })
+    };
+    let rp = if q_above { next_up(n) } else { n };
+    let rm = if q_above { n } else { next_down(n) };
+    let want = if op.contains(".rp") {
+        rp
+    } else if op.contains(".rm") || n > 0.0 {
+        rm
+    } else {
+        rp
+    };
+    got == want.to_bits()
+}
+
+fn check64(op: &str, pairs: &[(u64, u64)], ulps: i32) {
+    let n = pairs.len().div_ceil(BLOCK as usize) * BLOCK as usize;
+    let mut a: Vec<u64> = pairs.iter().map(|p| p.0).collect();
+    let mut b: Vec<u64> = pairs.iter().map(|p| p.1).collect();
+    a.resize(n, g(1.0));
+    b.resize(n, g(1.0));
+    let src = kernel64(op);
+    let out = compile(&src, &opts())
+        .unwrap_or_else(|d| panic!("{op}: {}", leafold::error::render_all(&d.0)));
+    let code = cubin::read(&out.cubin).unwrap().kernels[0].code.clone();
+    let (insts, ctrl, targets) = decode_text(&code).expect("our code decodes");
+    let errs = check_hazards(&insts, &ctrl, &targets);
+    assert!(errs.is_empty(), "{op}: {errs:#?}\n{}", out.sass);
+    assert!(out.sass.contains("MUFU.RCP64H"), "{op}:\n{}", out.sass);
+    let le64 = |v: &[u64]| -> Vec<u8> { v.iter().flat_map(|x| x.to_le_bytes()).collect() };
+    let mut launch = Launch::new([n as u32 / BLOCK, 1, 1], [BLOCK, 1, 1]);
+    launch.params = [A, B, OUT].iter().flat_map(|x| x.to_le_bytes()).collect();
+    launch.global = vec![
+        GlobalRegion {
+            base: A,
+            bytes: le64(&a),
+        },
+        GlobalRegion {
+            base: B,
+            bytes: le64(&b),
+        },
+        GlobalRegion {
+            base: OUT,
+            bytes: vec![0; n * 8],
+        },
+    ];
+    let file = SourceFile::new("fdiv.ptx", &src);
+    let (ast, _) = leafold::ptx::parse_and_check(&file).unwrap();
+    let module = leafold::ir::build(&ast, &file).unwrap();
+    let run = eval::run(&module, "k", &launch).expect("ir::eval runs");
+    let w64 = |b: &[u8]| -> Vec<u64> {
+        b.chunks(8)
+            .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
+            .collect()
+    };
+    let want = w64(run.region(OUT).unwrap());
+    let info = KernelInfo::new(module.functions[0].param_size());
+    let o = SimOptions { mufu_ulps: ulps };
+    let ours =
+        sim::run_with(&code, &info, &launch, &o).unwrap_or_else(|e| panic!("{op}: sim: {e}"));
+    let got = w64(ours.region(OUT).unwrap());
+    let rcp = op.starts_with("rcp");
+    let mut bad = Vec::new();
+    for k in 0..n {
+        let x = if rcp { g(1.0) } else { a[k] };
+        assert!(
+            host64_agrees(op, x, b[k], want[k]),
+            "eval {op}({x:#x}, {:#x}) = {:#x}, host disagrees",
+            b[k],
+            want[k]
+        );
+        if !same64(got[k], want[k]) && bad.len() < 12 {
+            bad.push(format!(
+                "{op}({x:#x} = {:e}, {:#x} = {:e}) MUFU {ulps:+}: sim {:#x}, want {:#x}",
+                f64::from_bits(x),
+                b[k],
+                f64::from_bits(b[k]),
+                got[k],
+                want[k]
+            ));
+        }
+    }
+    assert!(bad.is_empty(), "{}\n{}", bad.join("\n"), out.sass);
+}
+
+#[test]
+fn f64_div_and_rcp_are_correctly_rounded_with_perturbed_mufu() {
+    let pairs = inputs64();
+    for op in ops64() {
+        for ulps in [0, 2, -2] {
+            check64(&op, &pairs, ulps);
+        }
+    }
+}
+
+#[test]
+fn f64_nvdisasm_agrees_with_our_printer() {
+    let Some(oracle) = Oracle::for_test("lower_fdiv") else {
+        return;
+    };
+    for op in ops64() {
+        let out = compile(&kernel64(&op), &opts()).unwrap();
+        let ours = common::parse_lines(&out.sass);
+        let code = cubin::read(&out.cubin).unwrap().kernels[0].code.clone();
+        let raw = oracle
+            .nvdisasm_raw(&code)
+            .expect("nvdisasm accepts our words");
+        assert_eq!(common::parse_lines(&raw), ours, "{op}");
+    }
 }

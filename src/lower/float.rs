@@ -10,7 +10,7 @@
 //! | fmul                        | `FMUL`                            | `DMUL`               |
 //! | ffma                        | `FFMA`                            | `DFMA`               |
 //! | fmin / fmax                 | `FMNMX a, b, PT` / `!PT`          | `DMNMX`              |
-//! | fdiv (IEEE)                 | a sequence, see `select/fdiv.rs`  | not selected yet     |
+//! | fdiv (IEEE)                 | a sequence, see `select/fdiv.rs`  | likewise             |
 //! | fneg / fabs                 | `FADD -a, -RZ` / `FADD abs(a), -RZ` | `DADD` likewise    |
 //! | fcmp                        | `FSETP.cc.AND p, PT, a, b, PT`    | `DSETP`              |
 //! | i2f / f2i / f2f / frint     | `I2F` / `F2I` (+ `I2I.SAT` to 8/16 bits) / `F2F` / `F2F` with `.ROUND`…`.TRUNC` |
@@ -113,10 +113,10 @@ impl Lowerer<'_> {
             } => {
                 self.no_wide_sat(fmt, sat)?;
                 if bop == FloatBinOp::Div {
-                    if fmt != FloatFmt::F32 || sat {
+                    if fmt == FloatFmt::F16 || sat {
                         return Err(self.unsupported(op.display_name()));
                     }
-                    return self.lower_fdiv(v, rnd, ftz, args);
+                    return self.lower_fdiv(v, fmt, rnd, ftz, args);
                 }
                 let f64 = fmt == FloatFmt::F64;
                 let (forms, neg_b) = match (bop, f64) {

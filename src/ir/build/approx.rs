@@ -4,7 +4,7 @@
 //!
 //! In: one checked instruction of those opcodes. Out: the IR value written to the
 //! destination, or a diagnostic naming what is not supported: the IEEE-rounded forms other
-//! than `sqrt.rn.f32` and f32 `div`/`rcp` (those are `FloatBinOp::Div`, exact IEEE division,
+//! than `sqrt.rn.f32` and f32/f64 `div`/`rcp` (those are `FloatBinOp::Div`, exact IEEE division,
 //! `rcp` as `1.0 / x`), `.f64` forms, `div.full.ftz`,
 //! and what sm_5x cannot do at all (`tanh`, `ex2.f16`: sm_75 and later).
 
@@ -37,8 +37,16 @@ impl FnBuilder<'_, '_> {
         let full = ins.has_flag("full");
         let ftz = ins.has_flag("ftz");
         let ieee = !(ins.has_flag("approx") || full);
-        if ieee && matches!(ins.opcode, Opcode::Div | Opcode::Rcp) && ty == Some(ast::Type::F32) {
-            return self.ieee_div(ins, ftz);
+        let wide = ty == Some(ast::Type::F64);
+        if ieee
+            && matches!(ins.opcode, Opcode::Div | Opcode::Rcp)
+            && (wide || ty == Some(ast::Type::F32))
+        {
+            if wide && ftz {
+                return self.unsupported(ins, "'.ftz' on f64");
+            }
+            let fmt = if wide { FloatFmt::F64 } else { FloatFmt::F32 };
+            return self.ieee_div(ins, fmt, ftz);
         }
         if ty != Some(ast::Type::F32) {
             return self.unsupported(ins, &format!("only f32 {name} is lowered"));
@@ -88,8 +96,8 @@ impl FnBuilder<'_, '_> {
         self.write(dst, d, false, ops[0].span())
     }
 
-    /// `div.{rn,rz,rm,rp}{.ftz}.f32` → `fdiv`, and `rcp` of those forms → `fdiv 1.0, x`.
-    fn ieee_div(&mut self, ins: &Instruction, ftz: bool) -> Option<()> {
+    /// `div.{rn,rz,rm,rp}{.ftz}.f32` and `.f64` → `fdiv`, and `rcp` of those forms → `fdiv 1.0, x`.
+    fn ieee_div(&mut self, ins: &Instruction, fmt: FloatFmt, ftz: bool) -> Option<()> {
         let rnd = match ins.rounding() {
             Some(ast::Rounding::Rn) => Round::Rn,
             Some(ast::Rounding::Rz) => Round::Rz,
@@ -103,20 +111,24 @@ impl FnBuilder<'_, '_> {
             }
         };
         let ty = ins.ty();
+        let (it, one) = match fmt {
+            FloatFmt::F64 => (Type::I64, 1f64.to_bits() as i64),
+            _ => (Type::I32, i64::from(1f32.to_bits())),
+        };
         let (ops, args) = if ins.opcode == Opcode::Rcp {
             let ops = self.ops(ins, 2)?;
-            let x = self.read(&ops[1], Type::I32, ty)?;
-            let one = self.ins().iconst(Type::I32, 0x3f80_0000);
+            let x = self.read(&ops[1], it, ty)?;
+            let one = self.ins().iconst(it, one);
             (ops, [one, x])
         } else {
             let ops = self.ops(ins, 3)?;
-            let a = self.read(&ops[1], Type::I32, ty)?;
-            let b = self.read(&ops[2], Type::I32, ty)?;
+            let a = self.read(&ops[1], it, ty)?;
+            let b = self.read(&ops[2], it, ty)?;
             (ops, [a, b])
         };
         let op = FloatOp::Binary {
             op: FloatBinOp::Div,
-            fmt: FloatFmt::F32,
+            fmt,
             rnd,
             ftz,
             sat: false,

@@ -1,6 +1,6 @@
-//! IEEE f32 division (`FloatBinOp::Div`: PTX `div.{rn,rz,rm,rp}{.ftz}.f32`, and `rcp` of
-//! those forms as `1.0 / x`) → one straight-line, predicated SM50 sequence, correctly rounded
-//! for every input.
+//! IEEE division (`FloatBinOp::Div`: PTX `div.{rn,rz,rm,rp}{.ftz}.f32` and `.f64`, and
+//! `rcp` of those forms as `1.0 / x`) → one straight-line, predicated SM50 sequence,
+//! correctly rounded for every input.
 //!
 //! In: the two f32 operands (whole 32-bit registers) and the rounding mode. Out: one
 //! multi-piece [`Sm50Inst`] whose result equals [`crate::ir::float::div`] bit for bit. The
@@ -26,6 +26,11 @@
 //!             then the sign; NaN operands, 0/0 and inf/inf → the canonical NaN
 //! ```
 //!
+//! f64 is the same algorithm on register pairs: `MUFU.RCP64H` (a 20-bit reciprocal of the
+//! high word) plus one DFMA Newton step gives r within ~2^-36, 53-bit significands, 2^54
+//! for subnormals, `s = min(1075 - exp(q), k + 1074)`, `F2I.U64`, 64-bit ±1 steps as
+//! `IADD32I.CC` + `IADD.X`, the exponent base added to the high word at bit 20.
+//!
 //! Every step between "normalise" and "round" works on numbers in [2^-25, 2^25], so no
 //! intermediate overflows or underflows, and every product by a power of two is exact.
 //! Unlike ptxas (an FCHK-guarded fast path and a called slow path) the sequence has no
@@ -33,7 +38,7 @@
 
 use super::approx::Seq;
 use super::Lowerer;
-use crate::ir::float::Round;
+use crate::ir::float::{FloatFmt, Round};
 use crate::ir::Value;
 use crate::lower::inst::{Role, Sm50Inst};
 use crate::lower::lea::Loc;
@@ -311,15 +316,288 @@ impl Seq {
     }
 }
 
+/// A 64-bit register pair operand: (operand number, word).
+type W = (u8, u8);
+
+fn lo(r: u8) -> W {
+    (r, 0)
+}
+
+fn hi(r: u8) -> W {
+    (r, 1)
+}
+
+/// f64 immediates (the 20-bit `f64i` form: the low 44 bits must be zero).
+fn f64i(x: f64) -> u64 {
+    let b = x.to_bits();
+    debug_assert_eq!(b & ((1 << 44) - 1), 0, "{x} is not an f64i immediate");
+    b >> 44
+}
+
+impl Seq {
+    /// `inst` with operands naming words of register groups.
+    fn pw(&mut self, guard: Guard, mut inst: sm50::Inst, refs: &[(Field, W)]) {
+        let mut r: Vec<(Field, u8, u8)> = refs.iter().map(|&(f, (o, w))| (f, o, w)).collect();
+        if let Some((p, neg)) = guard {
+            inst.set(Field::Pgn, neg as u64);
+            r.push((Field::Pg, p, 0));
+        }
+        self.i.piece(inst, &r);
+    }
+
+    /// `DSETP.cmp.AND|OR p, PT, {|}a{|}, imm, acc`.
+    fn dsetp_imm(&mut self, p: u8, cmp: u64, a: u8, abs: bool, imm: f64, acc: Option<(u8, u64)>) {
+        let mut inst = sm50::Inst::new(Form::DSETP_I)
+            .with(Field::Cmp, cmp)
+            .with(Field::Absa, abs as u64)
+            .with(Field::ImmF64i, f64i(imm));
+        let mut refs = vec![(Field::Pd0, (p, 0)), (Field::Ra, lo(a))];
+        if let Some((acc, bop)) = acc {
+            inst.set(Field::Bop, bop);
+            refs.push((Field::Pacc, (acc, 0)));
+        }
+        self.pw(None, inst, &refs);
+    }
+
+    /// `DSETP.cmp.AND|OR p, PT, a, b, acc`.
+    fn dsetp_reg(&mut self, p: u8, cmp: u64, a: u8, b: u8, acc: Option<(u8, u64)>) {
+        let mut inst = sm50::Inst::new(Form::DSETP_R).with(Field::Cmp, cmp);
+        let mut refs = vec![(Field::Pd0, (p, 0)), (Field::Ra, lo(a)), (Field::Rb, lo(b))];
+        if let Some((acc, bop)) = acc {
+            inst.set(Field::Bop, bop);
+            refs.push((Field::Pacc, (acc, 0)));
+        }
+        self.pw(None, inst, &refs);
+    }
+
+    /// `DFMA d, a, {-}b, c`.
+    fn dfma(&mut self, d: u8, a: u8, negb: bool, b: u8, c: u8) {
+        let inst = sm50::Inst::new(Form::DFMA_R).with(Field::Negb, negb as u64);
+        let refs = [
+            (Field::Rd, lo(d)),
+            (Field::Ra, lo(a)),
+            (Field::Rb, lo(b)),
+            (Field::Rc, lo(c)),
+        ];
+        self.pw(None, inst, &refs);
+    }
+
+    /// `DMUL d, a, b`.
+    fn dmul(&mut self, d: u8, a: u8, b: u8) {
+        let refs = [(Field::Rd, lo(d)), (Field::Ra, lo(a)), (Field::Rb, lo(b))];
+        self.pw(None, sm50::Inst::new(Form::DMUL_R), &refs);
+    }
+
+    /// `{@g} MOV32I d, bits` into a word.
+    fn mov32w(&mut self, guard: Guard, d: W, bits: u32) {
+        let inst = sm50::Inst::new(Form::MOV32I).with(Field::Imm, u64::from(bits));
+        self.pw(guard, inst, &[(Field::Rd, d)]);
+    }
+
+    /// `MOV d, a` between words.
+    fn movw(&mut self, d: W, a: W) {
+        self.pw(
+            None,
+            sm50::Inst::new(Form::MOV_R),
+            &[(Field::Rd, d), (Field::Rb, a)],
+        );
+    }
+
+    /// `LOP32I.op d, a, imm` on words.
+    fn lopw(&mut self, d: W, a: W, op: u64, imm: u32) {
+        let inst = sm50::Inst::new(Form::LOP32I)
+            .with(Field::Op, op)
+            .with(Field::Imm, u64::from(imm));
+        self.pw(None, inst, &[(Field::Rd, d), (Field::Ra, a)]);
+    }
+
+    /// `{@g} IADD32I d, {-}a, imm` on words.
+    fn iaddw(&mut self, guard: Guard, d: W, nega: bool, a: W, imm: i32) {
+        let inst = sm50::Inst::new(Form::IADD32I)
+            .with(Field::Imm, imm as u32 as u64)
+            .with(Field::Nega, nega as u64);
+        self.pw(guard, inst, &[(Field::Rd, d), (Field::Ra, a)]);
+    }
+
+    /// `{@g} IADD32I.CC lo, lo, k ; {@g} IADD.X hi, hi, -(k<0)`: a 64-bit add of k = ±1.
+    fn add64(&mut self, guard: Guard, r: u8, k: i32) {
+        let inst = sm50::Inst::new(Form::IADD32I)
+            .with(Field::Imm, k as u32 as u64)
+            .with(Field::Cc, 1);
+        self.pw(guard, inst, &[(Field::Rd, lo(r)), (Field::Ra, lo(r))]);
+        let inst = sm50::Inst::new(Form::IADD_I)
+            .with(Field::X, 1)
+            .with_signed(Field::ImmImm20s, if k < 0 { -1 } else { 0 });
+        self.pw(guard, inst, &[(Field::Rd, hi(r)), (Field::Ra, hi(r))]);
+    }
+
+    /// The 64-bit constant `bits` into the pair `d` (guarded).
+    fn mov64(&mut self, guard: Guard, d: u8, bits: u64) {
+        self.mov32w(guard, lo(d), bits as u32);
+        self.mov32w(guard, hi(d), (bits >> 32) as u32);
+    }
+
+    /// `f64 div`, the f32 algorithm of the module essay with DFMA/DMUL, 53-bit significands
+    /// and 64-bit integer steps. `t`: nine 64-bit temporaries, `u`: four 32-bit ones.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn ddiv(&mut self, rnd: Round, d: u8, x: u8, y: u8, t: &[u8], u: &[u8], p: &[u8]) {
+        let [ta, tb, a, b, r, q, w, p2, h] = t[..] else {
+            panic!("ddiv needs 9 pairs");
+        };
+        let [ea, eb, k, s] = u[..] else {
+            panic!("ddiv needs 4 words");
+        };
+        let [p0, p1, p2p] = p[..] else {
+            panic!("ddiv needs 3 predicates");
+        };
+        let exp = |s: &mut Seq, d: u8, a: W| {
+            let inst = sm50::Inst::new(Form::BFE_I).with(Field::ImmImm20s, 0xb14);
+            s.pw(None, inst, &[(Field::Rd, (d, 0)), (Field::Ra, a)]);
+        };
+        for (tx, mx, ex, src) in [(ta, a, ea, x), (tb, b, eb, y)] {
+            self.dsetp_imm(p0, LT, src, true, f64::MIN_POSITIVE, None);
+            self.movw(lo(tx), lo(src));
+            self.movw(hi(tx), hi(src));
+            let mul = sm50::Inst::new(Form::DMUL_I).with(Field::ImmF64i, f64i(2f64.powi(54)));
+            self.pw(
+                Some((p0, false)),
+                mul,
+                &[(Field::Rd, lo(tx)), (Field::Ra, lo(src))],
+            );
+            exp(self, ex, hi(tx));
+            self.movw(lo(mx), lo(tx));
+            self.lopw(hi(mx), hi(tx), AND, 0x000f_ffff);
+            self.lopw(hi(mx), hi(mx), OR, 0x3ff0_0000);
+            self.iaddw(Some((p0, false)), (ex, 0), false, (ex, 0), -54);
+        }
+        self.iadd_r(k, ea, true, eb);
+        // r ≈ 1/B: RCP64H's high word, one Newton step (error ~2^-36 even off by 2 ulps);
+        // q = A·r corrected once: within an ulp; then truncated by the residual's sign.
+        self.mov64(None, w, 1f64.to_bits());
+        self.mov32w(None, lo(r), 0);
+        let rcp = sm50::Inst::new(Form::MUFU).with(Field::Op, Func::Rcp64h.code());
+        self.pw(None, rcp, &[(Field::Rd, hi(r)), (Field::Ra, hi(b))]);
+        self.dfma(q, b, true, r, w);
+        self.dfma(r, r, false, q, r);
+        self.dmul(q, a, r);
+        self.dfma(w, b, true, q, a);
+        self.dfma(q, w, false, r, q);
+        self.dfma(w, b, true, q, a);
+        self.dsetp_imm(p0, LT, w, false, 0.0, None);
+        self.add64(Some((p0, false)), q, -1);
+        // s = max(min(1075 - exp(q), k + 1074), -2); s then holds 2^s's high word.
+        exp(self, eb, hi(q));
+        self.iadd32i_n(None, s, true, eb, 1075);
+        self.iadd32i_n(None, ea, false, k, 1074);
+        self.imin_r(s, s, ea);
+        self.imnmx_imm(s, s, -2, true);
+        let sh = sm50::Inst::new(Form::ISCADD32I)
+            .with(Field::Imm, 0x3ff0_0000)
+            .with(Field::S, 20);
+        self.put(sh, &[(Field::Rd, s), (Field::Ra, s)]);
+        self.mov32w(None, lo(p2), 0);
+        self.movw(hi(p2), (s, 0));
+        // N = trunc(q·2^s): float in ta, integer in tb; R = A - B·N·2^-s in w; h = B·2^(-s-1).
+        self.dmul(ta, q, p2);
+        let trunc = sm50::Inst::new(Form::F2F_R)
+            .with(Field::Dsz, 3)
+            .with(Field::Ssz, 3)
+            .with(Field::Ri, 1)
+            .with(Field::Rm, 3);
+        self.pw(None, trunc, &[(Field::Rd, lo(ta)), (Field::Rb, lo(ta))]);
+        let f2i = sm50::Inst::new(Form::F2I_R)
+            .with(Field::Dt, 3)
+            .with(Field::Ssz, 3)
+            .with(Field::Rnd, 3);
+        self.pw(None, f2i, &[(Field::Rd, lo(tb)), (Field::Rb, lo(ta))]);
+        self.iaddw(None, hi(p2), true, (s, 0), 0x7fe0_0000);
+        self.dmul(ta, ta, p2);
+        self.dfma(w, b, true, ta, a);
+        self.iaddw(None, hi(p2), true, (s, 0), 0x7fd0_0000);
+        self.dmul(h, b, p2);
+        let xor = sm50::Inst::new(Form::LOP_R).with(Field::Op, XOR);
+        self.pw(
+            None,
+            xor,
+            &[(Field::Rd, (s, 0)), (Field::Ra, hi(x)), (Field::Rb, hi(y))],
+        );
+        let up = match rnd {
+            Round::Rz => false,
+            Round::Rn => {
+                self.lopw((ea, 0), lo(tb), AND, 1);
+                self.isetp_imm(p0, NE, false, ea, 0, None);
+                self.dsetp_reg(p0, EQ, w, h, Some((p0, AND)));
+                self.dsetp_reg(p0, GT, w, h, Some((p0, OR)));
+                true
+            }
+            Round::Rp | Round::Rm => {
+                let cmp = if rnd == Round::Rp { GE } else { LT };
+                self.isetp_imm(p0, cmp, true, s, 0, None);
+                self.dsetp_imm(p0, NE, w, false, 0.0, Some((p0, AND)));
+                true
+            }
+        };
+        if up {
+            self.add64(Some((p0, false)), tb, 1);
+        }
+        // Exponent base max(k + exp(q) - 1, 0) added to N's high word; overflow at >= 2046.
+        self.iadd_r(k, k, false, eb);
+        self.iadd32i_n(None, k, false, k, -1);
+        self.imnmx_imm(k, k, 0, true);
+        let sc = sm50::Inst::new(Form::ISCADD_R).with(Field::S, 20);
+        self.pw(
+            None,
+            sc,
+            &[(Field::Rd, hi(d)), (Field::Ra, (k, 0)), (Field::Rb, hi(tb))],
+        );
+        self.movw(lo(d), lo(tb));
+        self.isetp_imm(p0, GT, true, k, 2045, None);
+        let inf = f64::INFINITY.to_bits();
+        let big = if rnd == Round::Rn { inf } else { inf - 1 };
+        self.mov64(Some((p0, false)), d, big);
+        if matches!(rnd, Round::Rp | Round::Rm) {
+            let cmp = if rnd == Round::Rp { GE } else { LT };
+            self.isetp_imm(p1, cmp, true, s, 0, Some(p0));
+            self.mov64(Some((p1, false)), d, inf);
+        }
+        // Specials, the sign, NaN (as in f32).
+        self.dsetp_imm(p1, EQ, x, false, 0.0, None);
+        self.dsetp_imm(p1, EQ, y, true, f64::INFINITY, Some((p1, OR)));
+        self.dsetp_imm(p2p, EQ, y, false, 0.0, None);
+        self.dsetp_imm(p2p, EQ, x, true, f64::INFINITY, Some((p2p, OR)));
+        self.mov64(Some((p1, false)), d, 0);
+        self.mov64(Some((p2p, false)), d, inf);
+        self.lopw((s, 0), (s, 0), AND, 0x8000_0000);
+        let or = sm50::Inst::new(Form::LOP_R).with(Field::Op, OR);
+        self.pw(
+            None,
+            or,
+            &[(Field::Rd, hi(d)), (Field::Ra, hi(d)), (Field::Rb, (s, 0))],
+        );
+        self.dsetp_imm(p1, EQ, x, false, 0.0, None);
+        self.dsetp_imm(p1, EQ, y, false, 0.0, Some((p1, AND)));
+        self.dsetp_reg(p1, NAN_CMP, x, y, Some((p1, OR)));
+        self.dsetp_imm(p2p, EQ, x, true, f64::INFINITY, None);
+        self.dsetp_imm(p2p, EQ, y, true, f64::INFINITY, Some((p2p, AND)));
+        let nan = crate::ir::float::canonical_nan(crate::ir::float::FloatFmt::F64);
+        self.mov64(Some((p1, false)), d, nan);
+        self.mov64(Some((p2p, false)), d, nan);
+    }
+}
+
 impl Lowerer<'_> {
     /// `FloatBinOp::Div` on f32 (see the module essay).
     pub(super) fn lower_fdiv(
         &mut self,
         v: Value,
+        fmt: FloatFmt,
         rnd: Round,
         ftz: bool,
         args: &[Value],
     ) -> Result<(), LowerError> {
+        if fmt == FloatFmt::F64 {
+            return self.lower_ddiv(v, rnd, args);
+        }
         let a = self.reg(args[0])?;
         let b = self.reg(args[1])?;
         if a.offset != 0 || b.offset != 0 {
@@ -343,6 +621,43 @@ impl Lowerer<'_> {
         let x = s.i.use_(a.vreg);
         let y = s.i.use_(b.vreg);
         s.fdiv(rnd, ftz, d, x, y, &t, &p);
+        self.push(s.i);
+        self.set_loc(
+            v,
+            Loc {
+                vreg: out,
+                offset: 0,
+            },
+        );
+        Ok(())
+    }
+
+    /// `FloatBinOp::Div` on f64.
+    fn lower_ddiv(&mut self, v: Value, rnd: Round, args: &[Value]) -> Result<(), LowerError> {
+        let a = self.reg(args[0])?;
+        let b = self.reg(args[1])?;
+        if a.offset != 0 || b.offset != 0 {
+            return Err(self.unsupported("f64 div of a part of a register group"));
+        }
+        let out = self.new_vreg(RegKind::B64);
+        let mut s = Seq {
+            i: Sm50Inst::new(Role::Plain),
+        };
+        let d = s.i.def(out, true);
+        let mut temps = |s: &mut Seq, kind: RegKind, n: usize| -> Vec<u8> {
+            (0..n)
+                .map(|_| {
+                    let r = self.new_vreg(kind);
+                    s.i.def(r, true)
+                })
+                .collect()
+        };
+        let t = temps(&mut s, RegKind::B64, 9);
+        let u = temps(&mut s, RegKind::B32, 4);
+        let p = temps(&mut s, RegKind::Pred, 3);
+        let x = s.i.use_(a.vreg);
+        let y = s.i.use_(b.vreg);
+        s.ddiv(rnd, d, x, y, &t, &u, &p);
         self.push(s.i);
         self.set_loc(
             v,
