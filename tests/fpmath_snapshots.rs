@@ -59,5 +59,6 @@ snap!(
     div_rn,
     div_rp,
     rcp_rz_ftz,
-    div_rn_f64
+    div_rn_f64,
+    sqrt_rn_f64
 );

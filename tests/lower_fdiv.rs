@@ -5,7 +5,8 @@
 //! the largest and smallest normals, quotients that overflow or underflow, exact halfway
 //! cases of subnormal results, and random operands, with every MUFU result moved by up to
 //! ±2 ulps (the sequence must not depend on an exact reciprocal). The same for `.f64`
-//! (reference: the host's `/` for `rn`, the exact residual's sign for the directed modes).
+//! div, rcp and sqrt (reference: the host's `/` and `sqrt` for `rn`, the exact residual's
+//! sign for the directed modes).
 //! Also: the hazard checker
 //! is silent, and nvdisasm prints every word as our printer does.
 
@@ -354,7 +355,7 @@ fn div_without_a_rounding_modifier_is_a_named_diagnostic() {
 
 fn ops64() -> Vec<String> {
     let mut v = Vec::new();
-    for f in ["div", "rcp"] {
+    for f in ["div", "rcp", "sqrt"] {
         for r in ["rn", "rz", "rm", "rp"] {
             v.push(format!("{f}.{r}.f64"));
         }
@@ -410,6 +411,20 @@ fn inputs64() -> Vec<(u64, u64)> {
         for d in [2.0f64, 4.0, -2.0, 0.5, 1.0 + f64::EPSILON, 3.0] {
             v.push((m, g(d)));
             v.push((m | 1 << 63, g(d)));
+        }
+    }
+    // Squares and their neighbours (sqrt reads the second operand).
+    for k in [
+        3.0f64,
+        9.0,
+        1.0 + f64::EPSILON,
+        1.5,
+        12345.678,
+        2f64.powi(-520) * 3.0,
+    ] {
+        let sq = k * k;
+        for bits in [sq.to_bits() - 1, sq.to_bits(), sq.to_bits() + 1] {
+            v.push((g(1.0), bits));
         }
     }
     let mut rng = Rng(0xfeed_f00d);
@@ -480,6 +495,32 @@ fn host64_agrees(op: &str, a: u64, b: u64, got: u64) -> bool {
     got == want.to_bits()
 }
 
+/// [`host64_agrees`] for `sqrt`: rn is the host's root; a directed result is that or its
+/// neighbour as the exact residual x - n² says.
+fn host64_sqrt_agrees(op: &str, a: u64, got: u64) -> bool {
+    let x = f64::from_bits(a);
+    let n = x.sqrt();
+    if op.contains(".rn") || !n.is_finite() || n <= 0.0 || x < 1e-290 {
+        return same64(got, n.to_bits()) || !op.contains(".rn") && x < 1e-290;
+    }
+    let res = (-n).mul_add(n, x);
+    let want = if res == 0.0 {
+        n
+    } else if res > 0.0 {
+        // The root is above n.
+        if op.contains(".rp") {
+            f64::from_bits(n.to_bits() + 1)
+        } else {
+            n
+        }
+    } else if op.contains(".rp") {
+        n
+    } else {
+        f64::from_bits(n.to_bits() - 1)
+    };
+    got == want.to_bits()
+}
+
 fn check64(op: &str, pairs: &[(u64, u64)], ulps: i32) {
     let n = pairs.len().div_ceil(BLOCK as usize) * BLOCK as usize;
     let mut a: Vec<u64> = pairs.iter().map(|p| p.0).collect();
@@ -493,7 +534,7 @@ fn check64(op: &str, pairs: &[(u64, u64)], ulps: i32) {
     let (insts, ctrl, targets) = decode_text(&code).expect("our code decodes");
     let errs = check_hazards(&insts, &ctrl, &targets);
     assert!(errs.is_empty(), "{op}: {errs:#?}\n{}", out.sass);
-    assert!(out.sass.contains("MUFU.RCP64H"), "{op}:\n{}", out.sass);
+    assert!(out.sass.contains("64H"), "{op}:\n{}", out.sass);
     let le64 = |v: &[u64]| -> Vec<u8> { v.iter().flat_map(|x| x.to_le_bytes()).collect() };
     let mut launch = Launch::new([n as u32 / BLOCK, 1, 1], [BLOCK, 1, 1]);
     launch.params = [A, B, OUT].iter().flat_map(|x| x.to_le_bytes()).collect();
@@ -530,11 +571,15 @@ fn check64(op: &str, pairs: &[(u64, u64)], ulps: i32) {
     let mut bad = Vec::new();
     for k in 0..n {
         let x = if rcp { g(1.0) } else { a[k] };
+        let host = if op.starts_with("sqrt") {
+            host64_sqrt_agrees(op, b[k], want[k])
+        } else {
+            host64_agrees(op, x, b[k], want[k])
+        };
         assert!(
-            host64_agrees(op, x, b[k], want[k]),
+            host,
             "eval {op}({x:#x}, {:#x}) = {:#x}, host disagrees",
-            b[k],
-            want[k]
+            b[k], want[k]
         );
         if !same64(got[k], want[k]) && bad.len() < 12 {
             bad.push(format!(
@@ -551,7 +596,7 @@ fn check64(op: &str, pairs: &[(u64, u64)], ulps: i32) {
 }
 
 #[test]
-fn f64_div_and_rcp_are_correctly_rounded_with_perturbed_mufu() {
+fn f64_div_rcp_sqrt_are_correctly_rounded_with_perturbed_mufu() {
     let pairs = inputs64();
     for op in ops64() {
         for ulps in [0, 2, -2] {

@@ -253,6 +253,12 @@ pub enum FloatOp {
         ftz: bool,
         sat: bool,
     },
+    /// IEEE square root, correctly rounded by `rnd` (PTX `sqrt.rn.f64` etc.).
+    Sqrt {
+        fmt: FloatFmt,
+        rnd: Round,
+        ftz: bool,
+    },
     /// Round to an integral value in the same format (PTX `cvt.rni.f32.f32`).
     RoundInt {
         fmt: FloatFmt,
@@ -278,6 +284,7 @@ impl FloatOp {
             FloatOp::Fma { fmt, .. } => smallvec![fmt.carrier(); 3],
             FloatOp::Unary { fmt, .. }
             | FloatOp::ToInt { fmt, .. }
+            | FloatOp::Sqrt { fmt, .. }
             | FloatOp::RoundInt { fmt, .. } => smallvec![fmt.carrier()],
             FloatOp::FromInt { from, .. } => smallvec![from],
             FloatOp::Convert { from, .. } => smallvec![from.carrier()],
@@ -291,6 +298,7 @@ impl FloatOp {
             | FloatOp::Fma { fmt, .. }
             | FloatOp::Unary { fmt, .. }
             | FloatOp::FromInt { fmt, .. }
+            | FloatOp::Sqrt { fmt, .. }
             | FloatOp::RoundInt { fmt, .. } => fmt.carrier(),
             FloatOp::Cmp { .. } => Type::Pred,
             FloatOp::ToInt { to, .. } => to,
@@ -407,6 +415,9 @@ impl FloatOp {
                 to.name(),
                 from.name()
             ),
+            FloatOp::Sqrt { fmt, rnd, ftz } => {
+                format!("fsqrt.{}{}.{}", rnd.name(), fl(ftz, false), fmt.name())
+            }
             FloatOp::RoundInt { fmt, rnd, ftz, sat } => {
                 format!("frint.{}i{}.{}", rnd.name(), fl(ftz, sat), fmt.name())
             }
@@ -467,6 +478,7 @@ impl FloatOp {
                 ftz,
                 sat,
             } => saturate_if(to, convert(from, to, arg(0), rnd, ftz), sat),
+            FloatOp::Sqrt { fmt, rnd, ftz } => sqrt(fmt, arg(0), rnd, ftz),
             FloatOp::RoundInt { fmt, rnd, ftz, sat } => {
                 saturate_if(fmt, round_int(fmt, arg(0), rnd, ftz), sat)
             }
@@ -710,6 +722,39 @@ pub fn div(fmt: FloatFmt, a: u64, b: u64, rnd: Round, ftz: bool) -> u64 {
             round_to(fmt, sign, mag, ea - sa - (eb - sb) - 1, rnd, ftz)
         }
     }
+}
+
+/// IEEE square root, one rounding: `-0` is `-0`, other negatives are NaN.
+pub fn sqrt(fmt: FloatFmt, a: u64, rnd: Round, ftz: bool) -> u64 {
+    match unpack(fmt, a, ftz) {
+        Class::Nan | Class::Inf(true) | Class::Fin(true, _, _) => canonical_nan(fmt),
+        Class::Inf(false) => inf(fmt, false),
+        Class::Zero(s) => zero(fmt, s),
+        Class::Fin(false, m, e) => {
+            // m·2^e with the significand's top bit at 124 or 125 and an even exponent: the
+            // integer root has 62 or 63 bits, and a nonzero remainder is a sticky bit.
+            let mut sh = m.leading_zeros() as i32 + 60;
+            if (e - sh) % 2 != 0 {
+                sh += 1;
+            }
+            let n = u128::from(m) << sh;
+            let r = isqrt(n);
+            let mag = r << 1 | u128::from(r * r != n);
+            round_to(fmt, false, mag, (e - sh) / 2 - 1, rnd, ftz)
+        }
+    }
+}
+
+/// The integer square root (floor) of `n` < 2^126.
+fn isqrt(n: u128) -> u128 {
+    let (mut r, mut bit) = (0u128, 1u128 << 62);
+    while bit != 0 {
+        if (r | bit) * (r | bit) <= n {
+            r |= bit;
+        }
+        bit >>= 1;
+    }
+    r
 }
 
 fn sign_of(c: Class) -> bool {
@@ -991,6 +1036,55 @@ mod tests {
                         || (f32::from_bits(got).is_nan() && f32::from_bits(want).is_nan());
                     assert!(same, "{a:#x} / {b:#x} {rnd:?}: {got:#x}, want {want:#x}");
                 }
+            }
+        }
+    }
+
+    /// `sqrt` against the host's (correctly rounded) f64 and f32-via-f64 square roots.
+    #[test]
+    fn sqrt_matches_host() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut vals = vec![
+            0u64,
+            1,
+            2,
+            3,
+            0x0010_0000_0000_0000,
+            0x7fef_ffff_ffff_ffff,
+            0x3ff0_0000_0000_0000,
+        ];
+        for _ in 0..20000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            vals.push(x);
+        }
+        for &v in &vals {
+            let got = sqrt(FloatFmt::F64, v, Round::Rn, false);
+            let want = f64::from_bits(v).sqrt();
+            assert!(
+                got == want.to_bits() || (want.is_nan() && got == canonical_nan(FloatFmt::F64)),
+                "sqrt({v:#x})"
+            );
+            let v32 = v as u32;
+            let got = sqrt(FloatFmt::F32, v32.into(), Round::Rn, false) as u32;
+            let want = (f64::from(f32::from_bits(v32)).sqrt() as f32).to_bits();
+            assert!(
+                got == want || f32::from_bits(want).is_nan() && got == 0x7fff_ffff,
+                "sqrt({v32:#x})"
+            );
+            // Directed: rz/rm below the root, rp above, one ulp apart unless exact.
+            let (z, p) = (
+                sqrt(FloatFmt::F64, v, Round::Rz, false),
+                sqrt(FloatFmt::F64, v, Round::Rp, false),
+            );
+            assert_eq!(z, sqrt(FloatFmt::F64, v, Round::Rm, false));
+            let r = f64::from_bits(v).sqrt();
+            // (The residual test of exactness needs a residual that cannot underflow.)
+            if r.is_finite() && f64::from_bits(v) > 1e-290 {
+                let exact = r * r == f64::from_bits(v) && r.mul_add(-r, f64::from_bits(v)) == 0.0;
+                assert_eq!(p - z, u64::from(!exact), "sqrt({v:#x}) rz {z:#x} rp {p:#x}");
+                assert!(z == r.to_bits() || p == r.to_bits());
             }
         }
     }

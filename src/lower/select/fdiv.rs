@@ -583,6 +583,115 @@ impl Seq {
         self.mov64(Some((p1, false)), d, nan);
         self.mov64(Some((p2p, false)), d, nan);
     }
+    /// `sqrt.<rnd>.f64` of the positive finite `x`, specials patched at the end:
+    /// x = X·2^(2j), X in [1, 4) (a subnormal first scaled by 2^54); RSQ64H seed y, one
+    /// coupled Newton step g ≈ √X, h ≈ 1/(2√X), one residual correction g += (X - g²)·h
+    /// (within an ulp), truncation by the exact residual's sign, then up by one ulp when
+    /// rn: X - g² > g·2^-52 (both sides exact multiples of 2^-104 unless equal, so the
+    /// compare of the rounded residual decides; √ never ties), rp: X - g² != 0. The result
+    /// is g with j added to its exponent: a root is never subnormal and never overflows.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn dsqrt(&mut self, rnd: Round, d: u8, x: u8, t: &[u8], u: &[u8], p: &[u8]) {
+        let [tx, xm, g, h, e, c] = t[..] else {
+            panic!("dsqrt needs 6 pairs");
+        };
+        let [ex, j, par] = u[..] else {
+            panic!("dsqrt needs 3 words");
+        };
+        let [p0, p1] = p[..] else {
+            panic!("dsqrt needs 2 predicates");
+        };
+        self.dsetp_imm(p0, LT, x, true, f64::MIN_POSITIVE, None);
+        self.movw(lo(tx), lo(x));
+        self.movw(hi(tx), hi(x));
+        let mul = sm50::Inst::new(Form::DMUL_I).with(Field::ImmF64i, f64i(2f64.powi(54)));
+        self.pw(
+            Some((p0, false)),
+            mul,
+            &[(Field::Rd, lo(tx)), (Field::Ra, lo(x))],
+        );
+        let bfe = sm50::Inst::new(Form::BFE_I).with(Field::ImmImm20s, 0xb14);
+        self.pw(None, bfe, &[(Field::Rd, (ex, 0)), (Field::Ra, hi(tx))]);
+        self.iaddw(None, (ex, 0), false, (ex, 0), -1023);
+        self.iaddw(Some((p0, false)), (ex, 0), false, (ex, 0), -54);
+        // E = 2j + par: X = significand·2^par.
+        self.lop32i(par, ex, AND, 1);
+        let shr = sm50::Inst::new(Form::SHR_I)
+            .with(Field::Sgn, 1)
+            .with(Field::ImmImm20s, 1);
+        self.put(shr, &[(Field::Rd, j), (Field::Ra, ex)]);
+        self.movw(lo(xm), lo(tx));
+        self.lopw(hi(xm), hi(tx), AND, 0x000f_ffff);
+        let sc = sm50::Inst::new(Form::ISCADD_R).with(Field::S, 20);
+        self.pw(
+            None,
+            sc,
+            &[
+                (Field::Rd, hi(xm)),
+                (Field::Ra, (par, 0)),
+                (Field::Rb, hi(xm)),
+            ],
+        );
+        self.iaddw(None, hi(xm), false, hi(xm), 0x3ff0_0000);
+        // Seed and refinement.
+        self.mov32w(None, lo(h), 0);
+        let rsq = sm50::Inst::new(Form::MUFU).with(Field::Op, Func::Rsq64h.code());
+        self.pw(None, rsq, &[(Field::Rd, hi(h)), (Field::Ra, hi(xm))]);
+        self.dmul(g, xm, h);
+        let half = sm50::Inst::new(Form::DMUL_I).with(Field::ImmF64i, f64i(0.5));
+        self.pw(None, half, &[(Field::Rd, lo(h)), (Field::Ra, lo(h))]);
+        self.mov64(None, c, 0.5f64.to_bits());
+        self.dfma(e, g, true, h, c);
+        self.dfma(g, g, false, e, g);
+        self.dfma(h, h, false, e, h);
+        self.dfma(e, g, true, g, xm);
+        self.dfma(g, e, false, h, g);
+        // Truncate, then round.
+        self.dfma(e, g, true, g, xm);
+        self.dsetp_imm(p0, LT, e, false, 0.0, None);
+        self.add64(Some((p0, false)), g, -1);
+        self.dfma(e, g, true, g, xm);
+        let up = match rnd {
+            Round::Rz | Round::Rm => false,
+            Round::Rn => {
+                let ulp = sm50::Inst::new(Form::DMUL_I).with(Field::ImmF64i, f64i(2f64.powi(-52)));
+                self.pw(None, ulp, &[(Field::Rd, lo(c)), (Field::Ra, lo(g))]);
+                self.dsetp_reg(p0, GT, e, c, None);
+                true
+            }
+            Round::Rp => {
+                self.dsetp_imm(p0, NE, e, false, 0.0, None);
+                true
+            }
+        };
+        if up {
+            self.add64(Some((p0, false)), g, 1);
+        }
+        let sc = sm50::Inst::new(Form::ISCADD_R).with(Field::S, 20);
+        self.pw(
+            None,
+            sc,
+            &[(Field::Rd, hi(d)), (Field::Ra, (j, 0)), (Field::Rb, hi(g))],
+        );
+        self.movw(lo(d), lo(g));
+        // ±0 and +inf are their own roots; negatives and NaN give NaN.
+        self.dsetp_imm(p0, EQ, x, false, 0.0, None);
+        self.dsetp_imm(p0, EQ, x, false, f64::INFINITY, Some((p0, OR)));
+        self.pw(
+            Some((p0, false)),
+            sm50::Inst::new(Form::MOV_R),
+            &[(Field::Rd, lo(d)), (Field::Rb, lo(x))],
+        );
+        self.pw(
+            Some((p0, false)),
+            sm50::Inst::new(Form::MOV_R),
+            &[(Field::Rd, hi(d)), (Field::Rb, hi(x))],
+        );
+        self.dsetp_imm(p1, LT, x, false, 0.0, None);
+        self.dsetp_reg(p1, NAN_CMP, x, x, Some((p1, OR)));
+        let nan = crate::ir::float::canonical_nan(FloatFmt::F64);
+        self.mov64(Some((p1, false)), d, nan);
+    }
 }
 
 impl Lowerer<'_> {
@@ -658,6 +767,46 @@ impl Lowerer<'_> {
         let x = s.i.use_(a.vreg);
         let y = s.i.use_(b.vreg);
         s.ddiv(rnd, d, x, y, &t, &u, &p);
+        self.push(s.i);
+        self.set_loc(
+            v,
+            Loc {
+                vreg: out,
+                offset: 0,
+            },
+        );
+        Ok(())
+    }
+
+    /// `FloatOp::Sqrt` on f64.
+    pub(super) fn lower_dsqrt(
+        &mut self,
+        v: Value,
+        rnd: Round,
+        arg: Value,
+    ) -> Result<(), LowerError> {
+        let a = self.reg(arg)?;
+        if a.offset != 0 {
+            return Err(self.unsupported("f64 sqrt of a part of a register group"));
+        }
+        let out = self.new_vreg(RegKind::B64);
+        let mut s = Seq {
+            i: Sm50Inst::new(Role::Plain),
+        };
+        let d = s.i.def(out, true);
+        let mut temps = |s: &mut Seq, kind: RegKind, n: usize| -> Vec<u8> {
+            (0..n)
+                .map(|_| {
+                    let r = self.new_vreg(kind);
+                    s.i.def(r, true)
+                })
+                .collect()
+        };
+        let t = temps(&mut s, RegKind::B64, 6);
+        let u = temps(&mut s, RegKind::B32, 3);
+        let p = temps(&mut s, RegKind::Pred, 2);
+        let x = s.i.use_(a.vreg);
+        s.dsqrt(rnd, d, x, &t, &u, &p);
         self.push(s.i);
         self.set_loc(
             v,
