@@ -1480,6 +1480,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             Opcode::Mov => return self.mov(ins),
             Opcode::Cvt => return self.cvt(ins),
             Opcode::Cvta => return self.cvta(ins),
+            Opcode::Isspacep => return self.isspacep(ins),
             Opcode::Ld | Opcode::Ldu => return self.load(ins),
             Opcode::St => return self.store(ins),
             Opcode::Bar | Opcode::Barrier => return self.barrier(ins),
@@ -2319,6 +2320,41 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         let d = self.ins().cvta(dir, space, ty, a);
         let dst = self.dest1(&ops[0])?;
         self.write(dst, d, false, ops[0].span())
+    }
+
+    /// `isspacep.{shared,local,global} p, a`: `a`'s top 40 bits against those of the
+    /// space's window base (taken as `cvta` of offset 0: the 16 MB window of the generic
+    /// model; the local one is `cvta` of offset 0 plus the stack pointer, hence the mask),
+    /// as ptxas does; global is "neither shared nor local". `.const` has no generic window
+    /// in the lowering (no `cvta.const`), so `isspacep.const` is a diagnostic.
+    fn isspacep(&mut self, ins: &Instruction) -> Option<()> {
+        let space = match ins.space().and_then(ir_space) {
+            Some(s @ (Space::Global | Space::Shared | Space::Local)) => s,
+            _ => return self.unsupported(
+                ins,
+                "isspacep of this space (leafold has generic windows for .shared and .local only)",
+            ),
+        };
+        let ops = self.ops(ins, 2)?;
+        let a = self.read(&ops[1], Type::I64, None)?;
+        let mask = self.iconst(Type::I64, !0xff_ffff);
+        let top = self.ins().binary(BinaryOp::And, a, mask);
+        let in_window = |b: &mut Self, sp: Space, cc: IntCC| {
+            let zero = b.iconst(Type::I64, 0);
+            let base = b.ins().cvta(CvtaDir::ToGeneric, sp, Type::I64, zero);
+            let base = b.ins().binary(BinaryOp::And, base, mask);
+            b.ins().icmp(cc, top, base)
+        };
+        let p = match space {
+            Space::Global => {
+                let s = in_window(self, Space::Shared, IntCC::Ne);
+                let l = in_window(self, Space::Local, IntCC::Ne);
+                self.ins().binary(BinaryOp::And, s, l)
+            }
+            sp => in_window(self, sp, IntCC::Eq),
+        };
+        let dst = self.dest1(&ops[0])?;
+        self.write(dst, p, false, ops[0].span())
     }
 
     // -- memory --
