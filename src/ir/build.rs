@@ -2717,6 +2717,7 @@ fn special(name: &str, comp: Option<ast::Component>) -> Option<SpecialReg> {
         "%nwarpid" if comp.is_none() => SpecialReg::NWarpId,
         "%gridid" if comp.is_none() => SpecialReg::GridId,
         "%clock" if comp.is_none() => SpecialReg::Clock,
+        "%smid" if comp.is_none() => SpecialReg::SmId,
         "%clock64" if comp.is_none() => SpecialReg::Clock64,
         "%lanemask_eq" if comp.is_none() => SpecialReg::LaneMask(LaneMask::Eq),
         "%lanemask_lt" if comp.is_none() => SpecialReg::LaneMask(LaneMask::Lt),

@@ -802,7 +802,7 @@ impl Thread {
             SpecialReg::NWarpId => per_cta.div_ceil(32),
             SpecialReg::GridId => return l.gridid,
             SpecialReg::LaneMask(m) => m.mask(self.linear % 32),
-            SpecialReg::Clock | SpecialReg::Clock64 => 0,
+            SpecialReg::Clock | SpecialReg::Clock64 | SpecialReg::SmId => 0,
         })
     }
 }

@@ -279,6 +279,9 @@ pub enum SpecialReg {
     /// reads 0; no test may compare their values.
     Clock,
     Clock64,
+    /// `%smid`: the SM running the thread (bits 20..28 of SR_VIRTID, as ptxas reads it).
+    /// The models have one SM: `ir::eval` reads 0, as the simulator's SR_VIRTID gives.
+    SmId,
 }
 
 /// Which `%lanemask_*` register: the lanes equal to, below, ... the reading lane.

@@ -843,7 +843,7 @@ impl<'a> Lowerer<'a> {
             SpecialReg::Tid(d) => 0x21 + d.index() as u64,
             SpecialReg::Ctaid(d) => 0x25 + d.index() as u64,
             SpecialReg::LaneId => 0x00,
-            SpecialReg::WarpId => 0x03,
+            SpecialReg::WarpId | SpecialReg::SmId => 0x03,
             // SR_EQMASK .. SR_GEMASK
             SpecialReg::LaneMask(m) => 0x38 + m as u64,
             SpecialReg::Clock => return self.lower_clock(v, false),
@@ -853,11 +853,17 @@ impl<'a> Lowerer<'a> {
         let d = self.new_vreg(RegKind::B32);
         let mut i = Sm50Inst::new(Role::Plain);
         let s2r = sm50::Inst::new(Form::S2R).with(Field::Sr, sr);
-        if reg == SpecialReg::WarpId {
-            // %warpid = BFE.U32(SR_VIRTID, 0x608), as ptxas does.
+        if matches!(reg, SpecialReg::WarpId | SpecialReg::SmId) {
+            // %warpid = BFE.U32(SR_VIRTID, 0x608), %smid = BFE.U32(SR_VIRTID, 0x914), as
+            // ptxas does.
             let dop = i.def(d, false);
             i.piece(s2r, &[(Field::Rd, dop, 0)]);
-            let bfe = sm50::Inst::new(Form::BFE_I).with(Field::ImmImm20s, 0x608);
+            let field = if reg == SpecialReg::WarpId {
+                0x608
+            } else {
+                0x914
+            };
+            let bfe = sm50::Inst::new(Form::BFE_I).with(Field::ImmImm20s, field);
             i.piece(bfe, &[(Field::Rd, dop, 0), (Field::Ra, dop, 0)]);
         } else {
             let dop = i.def(d, false);
