@@ -985,14 +985,15 @@ impl Sim<'_> {
     /// MIN, MAX (signed with .S32/.S64), INC, DEC (32-bit only), AND, OR, XOR, EXCH on 32- or
     /// 64-bit values (a 64-bit operand or result is a register pair), and CAS (Rb = compare,
     /// then the new value: Rb+1, or Rb+2:Rb+3 with .64). Lanes act one after another in lane
-    /// order, so the result is one of the orders hardware may pick. Float and 128-bit forms
-    /// are Unsupported.
+    /// order, so the result is one of the orders hardware may pick. `.F32.FTZ.RN` ADD (global)
+    /// adds f32s, rounding to nearest and flushing subnormals; other float and 128-bit
+    /// forms are Unsupported.
     fn atomic(&mut self, w: &mut Warp, i: &Inst, addr: u64, exec: u32) -> Result<(), SimError> {
         use Form::*;
         let shared = matches!(i.form, ATOMS | ATOMS_CAS);
         let cas = matches!(i.form, ATOM_CAS | ATOMS_CAS);
         let red = i.form == RED;
-        // (op, 64-bit, signed); CAS is op 9 here.
+        // (op, 64-bit, signed); CAS is op 9 here, f32 add (ATOM/RED .F32.FTZ.RN) op 10.
         let (op, wide_val, signed) = if cas {
             (9, flag(i, Field::W64), false)
         } else {
@@ -1004,9 +1005,11 @@ impl Sim<'_> {
                 (_, 1) => (false, true),
                 (_, 2) => (true, false),
                 (true, 3) | (false, 5) => (true, true),
+                (false, 3) if op == 0 => (false, false),
                 _ => return Err(unsupported(addr, i, "a float or 128-bit atomic")),
             };
-            if op > 8 || (w64 && (op == 3 || op == 4)) {
+            let op = if !shared && ty == 3 { 10 } else { op };
+            if (op > 8 && op != 10) || (w64 && (op == 3 || op == 4)) {
                 return Err(unsupported(addr, i, "this atomic operation"));
             }
             (op, w64, signed)
@@ -1059,6 +1062,10 @@ impl Sim<'_> {
             let new = match op {
                 9 if old == b => swap,
                 9 => old,
+                10 => {
+                    use crate::ir::float::{add, FloatFmt, Round};
+                    add(FloatFmt::F32, old, b, Round::Rn, true)
+                }
                 _ if wide_val => atomic_op64(op, signed, old, b),
                 _ => u64::from(atomic_op(op, signed, old as u32, b as u32)),
             };
