@@ -484,26 +484,15 @@ impl Sim<'_> {
                 }
             }
             CAL => {
-                if exec != 0 {
-                    let target = branch_target(addr, f(i, Field::Rel));
-                    self.prog.get(target, addr)?;
-                    // Lanes guarded off skip the call: they wait as a divergence entry and
-                    // resume at the return address after the callers come back.
-                    if exec != w.active {
-                        w.stack.push(Entry {
-                            kind: Kind::Div,
-                            pc: w.pc,
-                            mask: w.active & !exec,
-                        });
-                    }
-                    w.stack.push(Entry {
-                        kind: Kind::Call,
-                        pc: w.pc,
-                        mask: exec,
-                    });
-                    w.active = exec;
-                    w.pc = target;
-                }
+                // CAL has no guard: every active lane calls.
+                let target = branch_target(addr, f(i, Field::Rel));
+                self.prog.get(target, addr)?;
+                w.stack.push(Entry {
+                    kind: Kind::Call,
+                    pc: w.pc,
+                    mask: w.active,
+                });
+                w.pc = target;
             }
             RET => {
                 if exec != 0 {

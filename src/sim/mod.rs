@@ -152,10 +152,9 @@
 //!   `BAR.RED.POPC/AND/OR` is `BAR.SYNC` that also reduces its predicate over the arriving
 //!   threads; once every warp has arrived, `B2R.RESULT Rd, Pd` reads the count (after .POPC,
 //!   into Rd) or the vote (after .AND/.OR, into Pd); other B2R pairings are Unsupported.
-//! * `CAL` pushes a call entry (the return address, the calling lanes; lanes guarded off wait
-//!   as a divergence entry at the return address) and jumps; `RET` works like `BRK` on the
-//!   innermost call entry: the returning lanes leave every entry above it and resume at the
-//!   return address once all its lanes have returned or exited.
+//! * `CAL` (unguarded) pushes a call entry (the return address, the active lanes) and jumps;
+//!   `RET` works like `BRK` on the innermost call entry: the returning lanes leave every entry
+//!   above it and resume at the return address once all its lanes have returned or exited.
 //! * `PSET`: Rd = ((Pa BOP1 Pb) BOP2 Pc) ? (1.0 with .BF, else 0xffffffff) : 0.
 //!   `R2P PR, Ra.Bn, mask`: each predicate Pk (k < 7) whose mask bit k is set becomes bit k
 //!   of Ra's byte n (ptxas restores spilled predicates so). `P2R Rd, PR, Ra.Bn, mask`: Ra with
