@@ -337,6 +337,7 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
         global: (!global_init).then_some(global_data).flatten(),
         strtab_order: None,
         handles: Vec::new(),
+        symbol_order: None,
         abi_version: 7,
         texmode_independent: ast.targets().contains(&"texmode_independent"),
     };

@@ -84,6 +84,7 @@ fn base() -> Vec<u8> {
         }),
         strtab_order: None,
         handles: Vec::new(),
+        symbol_order: None,
         abi_version: 7,
         texmode_independent: false,
     })

@@ -26,17 +26,8 @@ const NOP: u64 = 0x50b0000000070f00;
 const NOT_IDENTICAL: &[(&str, &str)] = &[
     (
         "gtcasl__gpuocelot__tests_ptx_optix_kernel_trace_device0_1.ptx",
-        "symbol order: ptxas lists module data symbols (and their section symbols) in the order \
-         the code first uses them, interleaving .nv.global and .nv.constant3 variables; the \
-         writer groups them per section",
-    ),
-    (
-        "gtcasl__gpuocelot__tests_ptx_unstructured_complex.ptx",
-        "symbol order: .nv.global.init and .nv.global variables interleaved by first use",
-    ),
-    (
-        "gtcasl__gpuocelot__tests_ptx_unstructured_mcx_core.ptx",
-        "symbol order: .nv.constant3 and .nv.global variables interleaved by first use",
+        "section order: ptxas puts `.nv.global` (NOBITS) before the kernel's `.nv.local`; the \
+         writer puts a kernel's `.nv.shared`/`.nv.local` first",
     ),
     (
         "vosen__ZLUDA__ptx_src_test__Z9vectorAddPKfS0_Pfi.ptx",
@@ -100,6 +91,7 @@ fn hand_spec(arch: u32, address_bits: u32) -> CubinSpec {
         }),
         strtab_order: None,
         handles: Vec::new(),
+        symbol_order: None,
         abi_version: 7,
         texmode_independent: false,
     }
@@ -215,6 +207,7 @@ fn hand_built_cubins_are_accepted_by_nvidia_tools() {
             let mut again = CubinSpec::from_cubin(&back);
             assert!(again.strtab_order.is_some());
             again.strtab_order = None;
+            again.symbol_order = None;
             assert_eq!(again, spec, "{what}: spec round trip");
             let second = back.kernels.iter().find(|k| k.name == "second").unwrap();
             assert_eq!(second.regcount, 4);
@@ -336,6 +329,7 @@ fn writer_reproduces_ptxas_bytes_for_small_kernels() {
         same(cubin::write(&spec), "ptxas's string order");
         if !matches!(*name, "local_extern_shared" | "shared_bar") {
             spec.strtab_order = None;
+            spec.symbol_order = None;
             same(cubin::write(&spec), "our default string order");
         }
     }
@@ -450,6 +444,7 @@ fn reader_parses_every_corpus_cubin_like_cuobjdump() {
                             differing.push(file.clone());
                         }
                         spec.strtab_order = None;
+                        spec.symbol_order = None;
                         if cubin::write(&spec) == bytes {
                             identical.1 += 1;
                         }
@@ -481,7 +476,7 @@ fn reader_parses_every_corpus_cubin_like_cuobjdump() {
             .join("\n")
     );
     assert_eq!(read + failed, files.len());
-    // Every difference is explained in NOT_IDENTICAL (measured: 125 of 130 identical).
+    // Every difference is explained in NOT_IDENTICAL (measured: 127 of 130 identical).
     let mut differing: Vec<&str> = results
         .iter()
         .flat_map(|r| r.4.iter().map(|s| s.as_str()))
@@ -494,7 +489,7 @@ fn reader_parses_every_corpus_cubin_like_cuobjdump() {
         "cubins not re-written byte-identically differ from the explained list NOT_IDENTICAL"
     );
     assert!(
-        identical >= 125,
+        identical >= 127,
         "only {identical} corpus cubins re-written byte-identically"
     );
 }

@@ -195,6 +195,7 @@ fn check_kernel(oracle: &Oracle, name: &str, body: &Body, params: Vec<ParamSpec>
             global: None,
             strtab_order: None,
             handles: Vec::new(),
+            symbol_order: None,
             abi_version: 7,
             texmode_independent: false,
         };

@@ -74,6 +74,13 @@ pub struct CubinSpec {
     /// texture), written after every other symbol, undefined (section 0). Kernels refer to
     /// them through [`KernelSpec::const0_relocs`].
     pub handles: Vec<(String, u8)>,
+    /// The local symbols' order, by name, to reproduce a given file (`None`: ptxas's order
+    /// for code that uses module data in declaration order). ptxas creates data symbols as
+    /// the code first uses them, so with several data sections their variables interleave
+    /// (`gproperty` in `.nv.constant3`, then `.nv.global` and `gcfg`, then more constants);
+    /// [`CubinSpec::from_cubin`] records the order here. Names not listed keep their place
+    /// after the listed ones.
+    pub symbol_order: Option<Vec<String>>,
     /// ELF `EI_ABIVERSION`: 7, or 2 when ptxas disabled its calling ABI (it does for modules
     /// with module-scope `.reg`/`.local` variables, and warns so).
     pub abi_version: u8,
@@ -585,6 +592,23 @@ pub fn write(spec: &CubinSpec) -> Vec<u8> {
             size: 0,
         });
     }
+    if let Some(order) = &spec.symbol_order {
+        let rank = |s: &Sym| {
+            order
+                .iter()
+                .position(|n| *n == s.name)
+                .unwrap_or(usize::MAX)
+        };
+        syms[1..first_global].sort_by_key(rank);
+        for (i, k) in ks.iter().enumerate() {
+            if !k.visible {
+                ksym[i] = syms[..first_global]
+                    .iter()
+                    .position(|s| s.name == k.name && s.info & 0xf == elf::STT_FUNC)
+                    .unwrap_or(ksym[i]);
+            }
+        }
+    }
     let sym_of = |name: &str| syms.iter().position(|s| s.name == name).unwrap_or(0);
 
     // 3. String tables, interned in ptxas's order.
@@ -1084,6 +1108,7 @@ impl CubinSpec {
                 .filter(|y| y.shndx == 0 && y.info & 0xf != 0 && !y.name.is_empty())
                 .map(|y| (y.name.clone(), y.info))
                 .collect(),
+            symbol_order: Some(c.symbols.iter().skip(1).map(|y| y.name.clone()).collect()),
             abi_version: c.header.abi_version,
             texmode_independent: c.header.flags & 0x200 != 0,
         }
