@@ -226,7 +226,7 @@ pub fn verify_kernel(
         sim_steps: 0,
         sim_seconds: 0.0,
     };
-    let globals = eval::MODULE_GLOBAL_BASE;
+    let globals = eval::module_global_base(module);
     let ours = match sim::load_kernel_globals(cubin, &f.name, globals) {
         Ok(k) => k,
         Err(e) => {

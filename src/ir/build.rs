@@ -123,6 +123,11 @@ pub struct Partial {
     pub failed: Vec<String>,
     /// Every error, for the failed kernels and for module-level declarations.
     pub errors: Vec<Diagnostic>,
+    /// How many of `errors` come first from module-level declarations; the rest belong to
+    /// the kernels of `failed`.
+    pub declaration_errors: usize,
+    /// For each kernel of `failed`, the range of `errors` that are its own.
+    pub failed_errors: Vec<std::ops::Range<usize>>,
 }
 
 /// Build every kernel that can be built; see [`Partial`].
@@ -130,7 +135,10 @@ pub fn build_partial(module: &ast::Module, file: &Arc<SourceFile>) -> Partial {
     let mut m = ModuleBuilder {
         file,
         wide: module.address_size() == 64,
-        ir: Module::new(),
+        ir: Module {
+            addr32: module.address_size() != 64,
+            ..Module::new()
+        },
         globals: HashMap::new(),
         errors: Vec::new(),
     };
@@ -161,7 +169,9 @@ pub fn build_partial(module: &ast::Module, file: &Arc<SourceFile>) -> Partial {
             }
         }
     }
+    let declaration_errors = m.errors.len();
     let mut failed = Vec::new();
+    let mut failed_errors = Vec::new();
     let funcs = calls::function_table(module);
     for f in module.functions() {
         let Some(body) = &f.body else { continue };
@@ -170,10 +180,16 @@ pub fn build_partial(module: &ast::Module, file: &Arc<SourceFile>) -> Partial {
             continue;
         }
         let before = m.errors.len();
-        match FnBuilder::run(&mut m, f, body, &module_regs, &funcs) {
-            Some(func) if m.errors.len() == before => m.ir.functions.push(func),
-            _ => failed.push(f.name.text.clone()),
-        }
+        let built = match FnBuilder::run(&mut m, f, body, &module_regs, &funcs) {
+            Some(func) if m.errors.len() == before => {
+                m.ir.functions.push(func);
+                true
+            }
+            _ => {
+                failed.push(f.name.text.clone());
+                false
+            }
+        };
         // A callee inlined twice reports its problems once.
         let mut seen = HashSet::new();
         let mut k = before;
@@ -185,11 +201,16 @@ pub fn build_partial(module: &ast::Module, file: &Arc<SourceFile>) -> Partial {
                 m.errors.remove(k);
             }
         }
+        if !built {
+            failed_errors.push(before..m.errors.len());
+        }
     }
     Partial {
         module: m.ir,
         failed,
         errors: m.errors,
+        declaration_errors,
+        failed_errors,
     }
 }
 

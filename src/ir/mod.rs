@@ -755,6 +755,9 @@ pub struct VarData {
 pub struct Module {
     pub vars: PrimaryMap<GlobalVar, VarData>,
     pub functions: Vec<Function>,
+    /// `.address_size 32` (or none given): addresses, `.global` variables' included, are 32
+    /// bits, so [`eval`] places the module's `.global` variables below 4 GB.
+    pub addr32: bool,
 }
 
 impl Module {
