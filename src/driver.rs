@@ -462,7 +462,7 @@ fn module_memory(module: &ir::Module) -> (Option<(u64, u64)>, Option<DataSpec>) 
         symbols: Vec::new(),
     };
     let mut any_const = false;
-    for v in module.vars.values() {
+    for (_, v) in module.vars_in_layout_order() {
         let align = u64::from(v.align.max(1));
         match v.space {
             ir::Space::Shared => {

@@ -13,10 +13,9 @@
 //! addressable variables (`.local`, `.shared`, ...) become module variables named
 //! `kernel.name` (a dot cannot occur in a PTX identifier, so the name is unique; the same name
 //! in a second `{ }` scope becomes `kernel.name.2`). An unsized module-scope `.extern .shared`
-//! array is the dynamic shared memory: it is placed after every sized module-scope shared
-//! variable with alignment 16, which is where [`super::eval`] puts the dynamic bytes (a
-//! kernel-scope one is added where it is declared, which is only right when no sized shared
-//! variable of a kernel follows it).
+//! array is the dynamic shared memory, with alignment 16; every layout of the module's memory
+//! ([`Module::vars_in_layout_order`]) puts it after every sized variable, kernel-scope ones
+//! included, which is where [`super::eval`] puts the dynamic bytes.
 //! Kernel parameters become [`super::KernelParam`]s at their natural (or declared) alignment.
 //!
 //! # SSA construction

@@ -327,15 +327,15 @@ struct VarLayout {
 impl VarLayout {
     fn new(module: &Module) -> VarLayout {
         let mut l = VarLayout {
-            offsets: Vec::new(),
-            addrs: Vec::new(),
+            offsets: vec![0; module.vars.len()],
+            addrs: vec![0; module.vars.len()],
             global_base: module_global_base(module),
             global_size: 0,
             shared_size: 0,
             local_size: 0,
             const_size: 0,
         };
-        for v in module.vars.values() {
+        for (gv, v) in module.vars_in_layout_order() {
             let size = match v.space {
                 Space::Global => &mut l.global_size,
                 Space::Shared => &mut l.shared_size,
@@ -347,13 +347,13 @@ impl VarLayout {
             let align = u64::from(v.align.max(1));
             let off = size.next_multiple_of(align);
             *size = off + u64::from(v.size);
-            l.offsets.push(off);
+            l.offsets[gv.index()] = off;
             let base = if v.space == Space::Global {
                 l.global_base
             } else {
                 0
             };
-            l.addrs.push(base + off);
+            l.addrs[gv.index()] = base + off;
         }
         l
     }

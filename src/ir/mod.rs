@@ -765,6 +765,17 @@ impl Module {
         Module::default()
     }
 
+    /// The variables in layout order: declaration order, except that unsized `.shared`
+    /// arrays (the dynamic shared memory, aligned to 16 by `build`) come after every other
+    /// variable, so that they start past all static shared data, kernel-scope variables
+    /// declared after them included. `eval`, `lower` and the driver all lay out memory in
+    /// this order.
+    pub fn vars_in_layout_order(&self) -> impl Iterator<Item = (GlobalVar, &VarData)> {
+        let dynamic = |v: &VarData| v.space == Space::Shared && v.size == 0;
+        let sized = self.vars.iter().filter(move |(_, v)| !dynamic(v));
+        sized.chain(self.vars.iter().filter(move |(_, v)| dynamic(v)))
+    }
+
     pub fn add_var(&mut self, var: VarData) -> GlobalVar {
         self.vars.push(var)
     }

@@ -254,24 +254,22 @@ fn size_code(bytes: u32, signed: bool) -> u64 {
 impl<'a> Lowerer<'a> {
     pub(super) fn new(module: &'a ir::Module, f: &'a Function, opts: &'a LowerOptions) -> Self {
         let non_address_use = non_address_uses(f);
-        // Variables are laid out per space in declaration order at their alignment, exactly
-        // as `ir::eval` does (its const region also holds param/generic-space variables).
+        // Variables are laid out per space in `vars_in_layout_order` at their alignment,
+        // exactly as `ir::eval` does (its const region also holds param/generic-space
+        // variables).
         let mut sizes = [0u32; 3];
-        let mut var_offsets = Vec::new();
-        for v in module.vars.values() {
+        let mut var_offsets = vec![0; module.vars.len()];
+        for (gv, v) in module.vars_in_layout_order() {
             let slot = match v.space {
                 Space::Shared => Some(0),
                 Space::Local => Some(2),
                 Space::Const | Space::Param | Space::Generic => Some(1),
                 _ => None,
             };
-            match slot {
-                Some(s) => {
-                    let off = sizes[s].next_multiple_of(v.align.max(1));
-                    sizes[s] = off.saturating_add(v.size);
-                    var_offsets.push(off);
-                }
-                None => var_offsets.push(0),
+            if let Some(s) = slot {
+                let off = sizes[s].next_multiple_of(v.align.max(1));
+                sizes[s] = off.saturating_add(v.size);
+                var_offsets[gv.as_u32() as usize] = off;
             }
         }
         Lowerer {
