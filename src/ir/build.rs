@@ -1490,6 +1490,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             Opcode::Mul => return self.mul(ins),
             Opcode::Mad => return self.mad(ins),
             Opcode::Shl | Opcode::Shr => return self.shift(ins),
+            Opcode::Vshl | Opcode::Vshr => return self.video_shift(ins),
             Opcode::And | Opcode::Or | Opcode::Xor => return self.bitwise(ins),
             Opcode::Not | Opcode::Neg | Opcode::Abs | Opcode::Cnot => return self.unary(ins),
             Opcode::Min | Opcode::Max => return self.minmax(ins),
@@ -1972,6 +1973,50 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         let d = self.ins().binary(op, a, n);
         let dst = self.dest1(&ops[0])?;
         self.write(dst, d, signed, ops[0].span())
+    }
+
+    /// `vshl`/`vshr` in their scalar form: `.u32`/`.s32` operands without byte or half
+    /// selectors or `.sat`. `tmp = a << b` (`a >> b`, arithmetic for `.s32` `a`), the count
+    /// clamped to 32 (`.clamp`: what PTX's own shifts do) or taken mod 32 (`.wrap`), then
+    /// `d = tmp + c` with `.add`. (Without `.sat` the result is the low 32 bits of PTX's wider
+    /// intermediate, which is what 32-bit arithmetic gives.)
+    fn video_shift(&mut self, ins: &Instruction) -> Option<()> {
+        use ast::Type::{S32, U32};
+        let types = ins.types();
+        let scalar = types.len() == 3
+            && types[..2].iter().all(|t| matches!(t, U32 | S32))
+            && types[2] == U32
+            && !["sat", "min", "max", "b0", "b1", "b2", "b3", "h0", "h1"]
+                .iter()
+                .any(|f| ins.has_flag(f));
+        let wrap = ins.has_flag("wrap");
+        if !scalar || wrap == ins.has_flag("clamp") {
+            return self.unsupported(
+                ins,
+                "only the scalar .u32/.s32 form with .clamp or .wrap and an optional .add",
+            );
+        }
+        let add = ins.has_flag("add");
+        let ops = self.ops(ins, if add { 4 } else { 3 })?;
+        let signed_a = types[1] == S32;
+        let a = self.read(&ops[1], Type::I32, Some(types[1]))?;
+        let mut n = self.read(&ops[2], Type::I32, Some(U32))?;
+        if wrap {
+            let m = self.iconst(Type::I32, 31);
+            n = self.ins().binary(BinaryOp::And, n, m);
+        }
+        let op = match (ins.opcode, signed_a) {
+            (Opcode::Vshl, _) => BinaryOp::Shl,
+            (_, true) => BinaryOp::ShrS,
+            (_, false) => BinaryOp::ShrU,
+        };
+        let mut d = self.ins().binary(op, a, n);
+        if add {
+            let c = self.read(&ops[3], Type::I32, Some(types[0]))?;
+            d = self.ins().binary(BinaryOp::Add, d, c);
+        }
+        let dst = self.dest1(&ops[0])?;
+        self.write(dst, d, types[0] == S32, ops[0].span())
     }
 
     fn pred_or_int(&mut self, ins: &Instruction) -> Option<Type> {
