@@ -4,7 +4,9 @@
 //!   errors;
 //! * the dynamic shared array (`.extern .shared x[]`) starts after every static shared
 //!   variable, a kernel-scope one declared after it included, in `ir::eval`, in the selected
-//!   code and in the cubin's shared size, so the two never overlap.
+//!   code and in the cubin's shared size, so the two never overlap;
+//! * the scalar video shifts (`vshl`/`vshr` with `.clamp`/`.wrap` and `.add`) give the
+//!   values the PTX definition gives, in `ir::eval` and in the simulator running our code.
 
 use leafold::cubin;
 use leafold::driver::{compile, Emit, Options};
@@ -144,5 +146,68 @@ fn dynamic_shared_memory_follows_kernel_scope_shared_variables() {
             let v = u32::from_le_bytes(got[at..at + 4].try_into().unwrap());
             assert_eq!(v, 0x1122_3344 + (t + 1) % threads, "thread {t}");
         }
+    }
+}
+
+/// The scalar video shifts: `out[0] = vshr.clamp.add(a, b, c)`, `out[1] = vshr.s32 clamp`,
+/// `out[2] = vshl.wrap(a, b)`, `out[3] = vshl.clamp.add(a, b, c)`.
+const VIDEO_SHIFTS: &str = r#"
+.version 7.0
+.target sm_50
+.address_size 64
+
+.visible .entry video_shifts(.param .u64 out, .param .u32 a, .param .u32 b, .param .u32 c)
+{
+    .reg .b32 %r<8>;
+    .reg .b64 %rd1;
+    ld.param.u64 %rd1, [out];
+    ld.param.u32 %r1, [a];
+    ld.param.u32 %r2, [b];
+    ld.param.u32 %r3, [c];
+    vshr.u32.u32.u32.clamp.add %r4, %r1, %r2, %r3;
+    vshr.s32.s32.u32.clamp %r5, %r1, %r2;
+    vshl.u32.u32.u32.wrap %r6, %r1, %r2;
+    vshl.u32.u32.u32.clamp.add %r7, %r1, %r2, %r3;
+    st.global.v4.u32 [%rd1], {%r4, %r5, %r6, %r7};
+    ret;
+}
+"#;
+
+#[test]
+fn scalar_video_shifts() {
+    const OUT: u64 = 0x1000_0000;
+    let out = compile(VIDEO_SHIFTS, &opts(&[]))
+        .unwrap_or_else(|d| panic!("{}", leafold::error::render_all(&d.0)));
+    let file = SourceFile::new("k.ptx", VIDEO_SHIFTS);
+    let (ast, _) = leafold::ptx::parse_and_check(&file).unwrap();
+    let module = leafold::ir::build(&ast, &file).unwrap();
+    let a = 0x8000_00f0u32;
+    let c = 7u32;
+    for b in [0u32, 4, 31, 32, 33, 40, 0xffff_ffff] {
+        let mut l = Launch::new([1, 1, 1], [1, 1, 1]);
+        l.params = OUT.to_le_bytes().to_vec();
+        for v in [a, b, c] {
+            l.params.extend(v.to_le_bytes());
+        }
+        l.global = vec![GlobalRegion {
+            base: OUT,
+            bytes: vec![0; 16],
+        }];
+        let reference = eval::run(&module, "video_shifts", &l).unwrap();
+        let ours = sim::run_cubin(&out.cubin, "video_shifts", &l)
+            .unwrap_or_else(|e| panic!("sim: {e}\n{}", out.sass));
+        assert_eq!(ours.global, reference.global, "b = {b}\n{}", out.sass);
+        let got: Vec<u32> = reference
+            .region(OUT)
+            .unwrap()
+            .chunks(4)
+            .map(|w| u32::from_le_bytes(w.try_into().unwrap()))
+            .collect();
+        let clamped = b.min(32);
+        let shr = if clamped == 32 { 0 } else { a >> clamped };
+        let sar = ((a as i32) >> clamped.min(31)) as u32;
+        let shl = if clamped == 32 { 0 } else { a << clamped };
+        let expected = [shr.wrapping_add(c), sar, a << (b & 31), shl.wrapping_add(c)];
+        assert_eq!(got, expected, "b = {b}");
     }
 }
