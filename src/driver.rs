@@ -12,17 +12,22 @@
 //!
 //! Module `.global` variables become one data section laid out like `ir::eval`'s (see
 //! `global_memory`), and every `MOV32I` that selection marked with a [`lower::Reloc`] becomes an
-//! `R_CUDA_ABS32_LO_20`/`HI_20` relocation at its final byte offset, as ptxas writes them.
+//! `R_CUDA_ABS32_LO_20`/`HI_20` relocation (a 64-bit module) or an `R_CUDA_ABS32_20` one (a
+//! 32-bit module) at its final byte offset, as ptxas writes them.
+//!
+//! With [`Options::entries`] (`-e`), only the named kernels are compiled, and only they (and
+//! the module's declarations) need to build: a construct leafold does not support in another
+//! kernel is no error.
 //!
 //! Invariants: nothing here panics on user input; the cubin is produced only when every
-//! kernel compiled.
+//! requested kernel compiled.
 
 use std::fmt::Write as _;
 
 use crate::cubin::{self, CubinSpec, DataSpec, KernelSpec, ParamSpec};
 use crate::error::{Diagnostic, Diagnostics, SourceFile, Span};
 use crate::ir;
-use crate::lower::{self, Fold, FoldStats, LowerOptions};
+use crate::lower::{self, Fold, FoldStats, LowerOptions, RelocWord};
 use crate::machinst::{self, AllocOptions};
 use crate::ptx::{self, ast};
 use crate::sm50::sched::bundle::{layout, Body, Laid};
@@ -173,7 +178,30 @@ pub struct Output {
 pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
     let file = SourceFile::new(opts.file_name.clone(), ptx_text);
     let (ast, warnings) = ptx::parse_and_check(&file)?;
-    let module = ir::build(&ast, &file).map_err(Diagnostics)?;
+    let module = if opts.entries.is_empty() {
+        ir::build(&ast, &file).map_err(Diagnostics)?
+    } else {
+        // `-e`: only the named kernels (and the module's declarations) must build; what the
+        // other kernels use does not matter.
+        let p = ir::build::build_partial(&ast, &file);
+        let mut errors = p.errors[..p.declaration_errors].to_vec();
+        for (name, range) in p.failed.iter().zip(&p.failed_errors) {
+            if opts.entries.contains(name) {
+                if range.is_empty() {
+                    errors.push(Diagnostic::error(
+                        &file,
+                        kernel_span(&ast, name),
+                        format!("kernel `{name}` could not be built"),
+                    ));
+                }
+                errors.extend_from_slice(&p.errors[range.clone()]);
+            }
+        }
+        if !errors.is_empty() {
+            return Err(Diagnostics(errors));
+        }
+        p.module
+    };
     let err = |kernel: &str, msg: String| {
         Diagnostics(vec![Diagnostic::error(
             &file,
@@ -181,18 +209,6 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
             msg,
         )])
     };
-    if ast.address_size() != 64 {
-        if let Some(v) = module.vars.values().find(|v| v.space == ir::Space::Global) {
-            return Err(Diagnostics(vec![Diagnostic::error(
-                &file,
-                Span::new(0, 0),
-                format!(
-                    "module-scope .global variable `{}` in a 32-bit module: only 64-bit global addresses are relocated",
-                    v.name
-                ),
-            )]));
-        }
-    }
     let (global_data, global_init) = global_memory(&module);
     let gmem = global_data.as_ref().map_or(0, |g| g.size);
 
@@ -301,10 +317,10 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
             k.relocs.push(cubin::RelocSpec {
                 offset: p.addr,
                 symbol: module.vars[r.var].name.clone(),
-                rtype: if r.hi {
-                    R_CUDA_ABS32_HI_20
-                } else {
-                    R_CUDA_ABS32_LO_20
+                rtype: match r.word {
+                    RelocWord::Lo => R_CUDA_ABS32_LO_20,
+                    RelocWord::Hi => R_CUDA_ABS32_HI_20,
+                    RelocWord::Abs32 => R_CUDA_ABS32_20,
                 },
             });
         }
@@ -451,7 +467,7 @@ fn module_memory(module: &ir::Module) -> (Option<(u64, u64)>, Option<DataSpec>) 
         symbols: Vec::new(),
     };
     let mut any_const = false;
-    for v in module.vars.values() {
+    for (_, v) in module.vars_in_layout_order() {
         let align = u64::from(v.align.max(1));
         match v.space {
             ir::Space::Shared => {
@@ -481,6 +497,8 @@ fn module_memory(module: &ir::Module) -> (Option<(u64, u64)>, Option<DataSpec>) 
 /// a `MOV32I`'s 32-bit immediate (what ptxas 11.8 emits for a `.global` variable's address).
 pub const R_CUDA_ABS32_LO_20: u32 = 0x2b;
 pub const R_CUDA_ABS32_HI_20: u32 = 0x2c;
+/// `R_CUDA_ABS32_20`: a 32-bit module's whole symbol address into a `MOV32I`'s immediate.
+pub const R_CUDA_ABS32_20: u32 = 0x2a;
 
 /// The module's `.global` variables as one data section, and whether it holds initial bytes.
 ///

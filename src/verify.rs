@@ -182,17 +182,29 @@ impl fmt::Display for Verdict {
     }
 }
 
-/// Verify every kernel of `ptx` (or only `kernel`). Errors: the PTX does not compile, or no
-/// kernel has that name.
+/// Verify every kernel of `ptx` (or only `kernel`, compiled on its own as with `-e`, so that
+/// what other kernels use does not matter). Errors: the PTX does not compile, or no kernel
+/// has that name.
 pub fn verify_file(
     ptx: &str,
     kernel: Option<&str>,
     opts: &VerifyOptions,
 ) -> Result<Vec<Verdict>, Diagnostics> {
-    let out = compile(ptx, &opts.compile)?;
+    let mut copts = opts.compile.clone();
+    if let Some(k) = kernel {
+        if copts.entries.is_empty() {
+            copts.entries = vec![k.to_string()];
+        }
+    }
+    let out = compile(ptx, &copts)?;
     let file = SourceFile::new(opts.compile.file_name.clone(), ptx);
     let (ast, _) = crate::ptx::parse_and_check(&file)?;
-    let module = ir::build(&ast, &file).map_err(Diagnostics)?;
+    let module = if copts.entries.is_empty() {
+        ir::build(&ast, &file).map_err(Diagnostics)?
+    } else {
+        // The compile succeeded, so the requested kernels built.
+        ir::build::build_partial(&ast, &file).module
+    };
     let addr32 = ast.address_size() == 32;
     let mut v = Vec::new();
     for f in &module.functions {
@@ -226,7 +238,7 @@ pub fn verify_kernel(
         sim_steps: 0,
         sim_seconds: 0.0,
     };
-    let globals = eval::MODULE_GLOBAL_BASE;
+    let globals = eval::module_global_base(module);
     let ours = match sim::load_kernel_globals(cubin, &f.name, globals) {
         Ok(k) => k,
         Err(e) => {

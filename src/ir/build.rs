@@ -13,10 +13,9 @@
 //! addressable variables (`.local`, `.shared`, ...) become module variables named
 //! `kernel.name` (a dot cannot occur in a PTX identifier, so the name is unique; the same name
 //! in a second `{ }` scope becomes `kernel.name.2`). An unsized module-scope `.extern .shared`
-//! array is the dynamic shared memory: it is placed after every sized module-scope shared
-//! variable with alignment 16, which is where [`super::eval`] puts the dynamic bytes (a
-//! kernel-scope one is added where it is declared, which is only right when no sized shared
-//! variable of a kernel follows it).
+//! array is the dynamic shared memory, with alignment 16; every layout of the module's memory
+//! ([`Module::vars_in_layout_order`]) puts it after every sized variable, kernel-scope ones
+//! included, which is where [`super::eval`] puts the dynamic bytes.
 //! Kernel parameters become [`super::KernelParam`]s at their natural (or declared) alignment.
 //!
 //! # SSA construction
@@ -123,6 +122,11 @@ pub struct Partial {
     pub failed: Vec<String>,
     /// Every error, for the failed kernels and for module-level declarations.
     pub errors: Vec<Diagnostic>,
+    /// How many of `errors` come first from module-level declarations; the rest belong to
+    /// the kernels of `failed`.
+    pub declaration_errors: usize,
+    /// For each kernel of `failed`, the range of `errors` that are its own.
+    pub failed_errors: Vec<std::ops::Range<usize>>,
 }
 
 /// Build every kernel that can be built; see [`Partial`].
@@ -130,7 +134,10 @@ pub fn build_partial(module: &ast::Module, file: &Arc<SourceFile>) -> Partial {
     let mut m = ModuleBuilder {
         file,
         wide: module.address_size() == 64,
-        ir: Module::new(),
+        ir: Module {
+            addr32: module.address_size() != 64,
+            ..Module::new()
+        },
         globals: HashMap::new(),
         errors: Vec::new(),
     };
@@ -161,7 +168,9 @@ pub fn build_partial(module: &ast::Module, file: &Arc<SourceFile>) -> Partial {
             }
         }
     }
+    let declaration_errors = m.errors.len();
     let mut failed = Vec::new();
+    let mut failed_errors = Vec::new();
     let funcs = calls::function_table(module);
     for f in module.functions() {
         let Some(body) = &f.body else { continue };
@@ -170,10 +179,16 @@ pub fn build_partial(module: &ast::Module, file: &Arc<SourceFile>) -> Partial {
             continue;
         }
         let before = m.errors.len();
-        match FnBuilder::run(&mut m, f, body, &module_regs, &funcs) {
-            Some(func) if m.errors.len() == before => m.ir.functions.push(func),
-            _ => failed.push(f.name.text.clone()),
-        }
+        let built = match FnBuilder::run(&mut m, f, body, &module_regs, &funcs) {
+            Some(func) if m.errors.len() == before => {
+                m.ir.functions.push(func);
+                true
+            }
+            _ => {
+                failed.push(f.name.text.clone());
+                false
+            }
+        };
         // A callee inlined twice reports its problems once.
         let mut seen = HashSet::new();
         let mut k = before;
@@ -185,11 +200,16 @@ pub fn build_partial(module: &ast::Module, file: &Arc<SourceFile>) -> Partial {
                 m.errors.remove(k);
             }
         }
+        if !built {
+            failed_errors.push(before..m.errors.len());
+        }
     }
     Partial {
         module: m.ir,
         failed,
         errors: m.errors,
+        declaration_errors,
+        failed_errors,
     }
 }
 
@@ -1470,6 +1490,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             Opcode::Mul => return self.mul(ins),
             Opcode::Mad => return self.mad(ins),
             Opcode::Shl | Opcode::Shr => return self.shift(ins),
+            Opcode::Vshl | Opcode::Vshr => return self.video_shift(ins),
             Opcode::And | Opcode::Or | Opcode::Xor => return self.bitwise(ins),
             Opcode::Not | Opcode::Neg | Opcode::Abs | Opcode::Cnot => return self.unary(ins),
             Opcode::Min | Opcode::Max => return self.minmax(ins),
@@ -1953,6 +1974,50 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         let d = self.ins().binary(op, a, n);
         let dst = self.dest1(&ops[0])?;
         self.write(dst, d, signed, ops[0].span())
+    }
+
+    /// `vshl`/`vshr` in their scalar form: `.u32`/`.s32` operands without byte or half
+    /// selectors or `.sat`. `tmp = a << b` (`a >> b`, arithmetic for `.s32` `a`), the count
+    /// clamped to 32 (`.clamp`: what PTX's own shifts do) or taken mod 32 (`.wrap`), then
+    /// `d = tmp + c` with `.add`. (Without `.sat` the result is the low 32 bits of PTX's wider
+    /// intermediate, which is what 32-bit arithmetic gives.)
+    fn video_shift(&mut self, ins: &Instruction) -> Option<()> {
+        use ast::Type::{S32, U32};
+        let types = ins.types();
+        let scalar = types.len() == 3
+            && types[..2].iter().all(|t| matches!(t, U32 | S32))
+            && types[2] == U32
+            && !["sat", "min", "max", "b0", "b1", "b2", "b3", "h0", "h1"]
+                .iter()
+                .any(|f| ins.has_flag(f));
+        let wrap = ins.has_flag("wrap");
+        if !scalar || wrap == ins.has_flag("clamp") {
+            return self.unsupported(
+                ins,
+                "only the scalar .u32/.s32 form with .clamp or .wrap and an optional .add",
+            );
+        }
+        let add = ins.has_flag("add");
+        let ops = self.ops(ins, if add { 4 } else { 3 })?;
+        let signed_a = types[1] == S32;
+        let a = self.read(&ops[1], Type::I32, Some(types[1]))?;
+        let mut n = self.read(&ops[2], Type::I32, Some(U32))?;
+        if wrap {
+            let m = self.iconst(Type::I32, 31);
+            n = self.ins().binary(BinaryOp::And, n, m);
+        }
+        let op = match (ins.opcode, signed_a) {
+            (Opcode::Vshl, _) => BinaryOp::Shl,
+            (_, true) => BinaryOp::ShrS,
+            (_, false) => BinaryOp::ShrU,
+        };
+        let mut d = self.ins().binary(op, a, n);
+        if add {
+            let c = self.read(&ops[3], Type::I32, Some(types[0]))?;
+            d = self.ins().binary(BinaryOp::Add, d, c);
+        }
+        let dst = self.dest1(&ops[0])?;
+        self.write(dst, d, types[0] == S32, ops[0].span())
     }
 
     fn pred_or_int(&mut self, ins: &Instruction) -> Option<Type> {

@@ -758,11 +758,25 @@ pub struct VarData {
 pub struct Module {
     pub vars: PrimaryMap<GlobalVar, VarData>,
     pub functions: Vec<Function>,
+    /// `.address_size 32` (or none given): addresses, `.global` variables' included, are 32
+    /// bits, so [`eval`] places the module's `.global` variables below 4 GB.
+    pub addr32: bool,
 }
 
 impl Module {
     pub fn new() -> Module {
         Module::default()
+    }
+
+    /// The variables in layout order: declaration order, except that unsized `.shared`
+    /// arrays (the dynamic shared memory, aligned to 16 by `build`) come after every other
+    /// variable, so that they start past all static shared data, kernel-scope variables
+    /// declared after them included. `eval`, `lower` and the driver all lay out memory in
+    /// this order.
+    pub fn vars_in_layout_order(&self) -> impl Iterator<Item = (GlobalVar, &VarData)> {
+        let dynamic = |v: &VarData| v.space == Space::Shared && v.size == 0;
+        let sized = self.vars.iter().filter(move |(_, v)| !dynamic(v));
+        sized.chain(self.vars.iter().filter(move |(_, v)| dynamic(v)))
     }
 
     pub fn add_var(&mut self, var: VarData) -> GlobalVar {

@@ -48,12 +48,22 @@ pub struct Piece {
     pub reloc: Option<Reloc>,
 }
 
-/// Which half of a module variable's address a `MOV32I` receives from the loader.
+/// Which part of a module variable's address a `MOV32I` receives from the loader.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Reloc {
     pub var: crate::ir::GlobalVar,
-    /// `R_CUDA_ABS32_HI_20` (the upper 32 bits) rather than `R_CUDA_ABS32_LO_20`.
-    pub hi: bool,
+    pub word: RelocWord,
+}
+
+/// The part of an address a relocated `MOV32I` holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RelocWord {
+    /// The low 32 bits of a 64-bit address (`R_CUDA_ABS32_LO_20`).
+    Lo,
+    /// The high 32 bits of a 64-bit address (`R_CUDA_ABS32_HI_20`).
+    Hi,
+    /// The whole address of a 32-bit module (`R_CUDA_ABS32_20`).
+    Abs32,
 }
 
 /// One register operand of the whole sequence.

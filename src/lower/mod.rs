@@ -60,7 +60,7 @@ pub mod reconverge;
 mod select;
 pub mod stats;
 
-pub use inst::{Operand, Piece, RegRef, Reloc, Role, Sm50Inst};
+pub use inst::{Operand, Piece, RegRef, Reloc, RelocWord, Role, Sm50Inst};
 pub use stats::{Fold, FoldStats};
 
 use crate::ir;

@@ -400,10 +400,16 @@ pub fn run_with(
 
 /// Run kernel `name` of a cubin (see [`load_kernel`] for what is read from it).
 ///
-/// The module's `.global` data is placed at [`crate::ir::eval::MODULE_GLOBAL_BASE`], where the
-/// IR interpreter puts it, and its region comes last in the output, as there.
+/// The module's `.global` data is placed where the IR interpreter puts it,
+/// [`crate::ir::eval::MODULE_GLOBAL_BASE`] (`MODULE_GLOBAL_BASE_32` for a 32-bit cubin), and
+/// its region comes last in the output, as there.
 pub fn run_cubin(cubin: &[u8], name: &str, launch: &Launch) -> Result<RunOutput, SimError> {
-    let base = crate::ir::eval::MODULE_GLOBAL_BASE;
+    let wide = crate::cubin::read(cubin).map_or(true, |c| c.header.is_64bit());
+    let base = if wide {
+        crate::ir::eval::MODULE_GLOBAL_BASE
+    } else {
+        crate::ir::eval::MODULE_GLOBAL_BASE_32
+    };
     let (code, info, region) = load_kernel_globals(cubin, name, base)?;
     match region {
         None => run(&code, &info, launch),
