@@ -103,6 +103,9 @@ pub struct Options {
     /// Leave out `SSY`/`SYNC` (see `lower::reconverge`): divergent paths then never meet
     /// again. Only for showing what reconvergence is for (tests); never correct with barriers.
     pub no_reconvergence: bool,
+    /// Fill [`Output::explain`]: the SASS listing annotated with PTX lines and the address
+    /// expression of each `LEA` chain (`--explain`).
+    pub explain: bool,
     /// A deliberate miscompilation, for tests that the verifier catches one.
     #[doc(hidden)]
     pub debug_inject: Option<InjectBug>,
@@ -130,6 +133,7 @@ impl Default for Options {
             debug_inject: None,
             entries: Vec::new(),
             fold: Fold::Full,
+            explain: false,
         }
     }
 }
@@ -152,6 +156,23 @@ pub struct KernelReport {
     pub smem: u64,
     /// What address folding did (`--stats`).
     pub fold: FoldStats,
+    /// The PTX line each laid-out instruction came from, in `.text` order (index `n` is the
+    /// instruction at byte `32·(n/3) + 8 + 8·(n%3)`; control words are not counted). `None`
+    /// for what no PTX instruction asked for: the prologue, the frame adjustment, the
+    /// allocator's moves/spills/reloads, the final `EXIT`/`BRA` self and the padding.
+    pub src_lines: Vec<Option<u32>>,
+}
+
+impl KernelReport {
+    /// The PTX line of the instruction at `.text` byte offset `addr` (see [`Self::src_lines`]).
+    pub fn ptx_line_at(&self, addr: u64) -> Option<u32> {
+        let slot = addr % 32;
+        if slot < 8 || addr % 8 != 0 {
+            return None;
+        }
+        let n = 3 * (addr / 32) + (slot - 8) / 8;
+        self.src_lines.get(n as usize).copied().flatten()
+    }
 }
 
 /// The result of [`compile`].
@@ -167,6 +188,8 @@ pub struct Output {
     pub kernels: Vec<KernelReport>,
     /// `ptxas -v` style lines (empty unless [`Options::verbose`]).
     pub info_log: String,
+    /// The annotated listing (empty unless [`Options::explain`]).
+    pub explain: String,
 }
 
 /// Compile PTX text to an sm_5x cubin.
@@ -199,6 +222,7 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
     let lower_opts = LowerOptions {
         assume_inbounds: opts.assume_inbounds,
         fold: opts.fold,
+        explain: opts.explain,
     };
     let max_regs = opts.max_regs.unwrap_or(255).min(255);
     let local_data = lower::local_size(&module).next_multiple_of(16);
@@ -217,6 +241,7 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
         diagnostics: warnings,
         kernels: Vec::new(),
         info_log: String::new(),
+        explain: String::new(),
     };
     if let Some(missing) = opts
         .entries
@@ -257,12 +282,37 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
         } else {
             (local_data + alloc.spill_bytes).next_multiple_of(8)
         };
-        let (code, relocs) = lower::emit_relocated_with(&alloc, !opts.no_reconvergence);
+        let lower::Emitted {
+            code,
+            relocs,
+            srclocs,
+            notes,
+        } = lower::emit_all(&alloc, !opts.no_reconvergence);
         let body = body_from_lowered(inject(code, opts.debug_inject), frame)
             .map_err(|e| err(name, format!("internal error in kernel `{name}`: {e}")))?;
         let laid = layout(&body, opts.sched)
             .map_err(|e| err(name, format!("internal error laying out `{name}`: {e}")))?;
         let _ = writeln!(out.sass, "\t\tFunction : {name}\n{}", laid.listing());
+        // Code index k is body index k (+1 after the frame adjustment), and the layout puts
+        // its prologue first: placed index k + 1 (+1).
+        let shift = 1 + usize::from(frame > 0);
+        let mut src_lines = vec![None; laid.placed.len()];
+        for (k, loc) in srclocs.iter().enumerate() {
+            if let Some(l) = src_lines.get_mut(k + shift) {
+                *l = loc.ptx_line();
+            }
+        }
+        if opts.explain {
+            explain_kernel(
+                &mut out.explain,
+                name,
+                &laid,
+                &src_lines,
+                &notes,
+                shift,
+                &file,
+            );
+        }
 
         let params: Vec<ParamSpec> = f
             .params
@@ -286,9 +336,6 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
         k.exit_offsets = laid.exit_offsets.clone();
         k.s2r_ctaid_offsets = laid.s2r_ctaid_offsets.clone();
         k.barriers = barrier_count(&laid);
-        // Code index k is body index k (+1 after the frame adjustment), and the layout puts
-        // its prologue first: placed index k + 1 (+1).
-        let shift = 1 + usize::from(frame > 0);
         for (at, r) in relocs {
             let Some(p) = laid.placed.get(at + shift) else {
                 return Err(err(
@@ -319,6 +366,7 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
                 fold.sass = lower::stats::count_sass(laid.placed.iter().map(|p| &p.inst));
                 fold
             },
+            src_lines,
         });
         specs.push(k);
     }
@@ -341,6 +389,53 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
         out.info_log = info_log(&out.kernels, opts.arch, gmem);
     }
     Ok(out)
+}
+
+/// Append kernel `name`'s `--explain` listing to `out`: each run of instructions from one PTX
+/// line under a `// line N: <PTX text>` header (`// no PTX line` for the prologue, the
+/// allocator's code and the tail), each chain's address expression after its first
+/// instruction, the padding left out. `notes` index the emitted code, which sits at placed
+/// index + `shift`.
+fn explain_kernel(
+    out: &mut String,
+    name: &str,
+    laid: &Laid,
+    src_lines: &[Option<u32>],
+    notes: &[(usize, Box<str>)],
+    shift: usize,
+    file: &SourceFile,
+) {
+    let _ = writeln!(out, "\t\tFunction : {name}");
+    let live = live_instructions(laid);
+    let mut notes = notes.iter().peekable();
+    let mut prev: Option<Option<u32>> = None;
+    for (n, p) in laid.placed.iter().enumerate().take(live) {
+        let line = src_lines.get(n).copied().flatten();
+        if prev != Some(line) {
+            match line {
+                Some(l) => {
+                    let text = file.line_text(l as usize).trim();
+                    let _ = writeln!(out, "        // line {l}: {text}");
+                }
+                None => {
+                    let _ = writeln!(out, "        // no PTX line");
+                }
+            }
+            prev = Some(line);
+        }
+        let text = format!("{} ;", sm50::print(&p.inst, p.addr, p.ctrl.reuse));
+        while notes.peek().is_some_and(|(k, _)| k + shift < n) {
+            notes.next();
+        }
+        let note = match notes.peek() {
+            Some((k, t)) if k + shift == n => {
+                notes.next();
+                format!("  // chain: {t}")
+            }
+            _ => String::new(),
+        };
+        let _ = writeln!(out, "        /*{:04x}*/    {text}{note}", p.addr);
+    }
 }
 
 /// `ptxas -v` lines in ptxas 11.8's format (conventions.md §4.1).

@@ -82,6 +82,8 @@ pub use vcode::{VCode, VCodeBuilder};
 
 use std::fmt;
 
+pub use crate::ir::SrcLoc;
+
 /// The width class of a virtual register.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum RegKind {
@@ -292,6 +294,13 @@ pub trait MachInst: Clone + fmt::Debug + fmt::Display {
     /// Retarget a branch: its successor number `succ_index` is now `target` (critical-edge
     /// splitting inserts a block between). Non-branches ignore it.
     fn set_branch_target(&mut self, succ_index: usize, target: BlockId);
+    /// The PTX line this instruction was selected for ([`SrcLoc::NONE`] for code that
+    /// allocation adds: moves, spills, reloads, edge jumps).
+    fn srcloc(&self) -> SrcLoc {
+        SrcLoc::NONE
+    }
+    /// Record the PTX line ([`VCodeBuilder`] does, for every instruction it is given).
+    fn set_srcloc(&mut self, _loc: SrcLoc) {}
 }
 
 impl fmt::Display for VReg {

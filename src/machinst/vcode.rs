@@ -7,7 +7,8 @@
 //! physical fields are left out: they are not regalloc2's business).
 
 use super::{
-    BlockId, MachInst, OpConstraint, OpKind, OpPos, OpSpec, PhysReg, Reg, RegKind, Terminator, VReg,
+    BlockId, MachInst, OpConstraint, OpKind, OpPos, OpSpec, PhysReg, Reg, RegKind, SrcLoc,
+    Terminator, VReg,
 };
 use regalloc2 as ra;
 
@@ -26,6 +27,8 @@ pub struct VCodeBuilder<I> {
     blocks: Vec<BlockData<I>>,
     vregs: Vec<RegKind>,
     terminated: Vec<bool>,
+    /// Given to every instruction pushed that has none of its own.
+    srcloc: SrcLoc,
 }
 
 impl<I: MachInst> Default for VCodeBuilder<I> {
@@ -40,6 +43,19 @@ impl<I: MachInst> VCodeBuilder<I> {
             blocks: Vec::new(),
             vregs: Vec::new(),
             terminated: Vec::new(),
+            srcloc: SrcLoc::NONE,
+        }
+    }
+
+    /// The source position given to the instructions pushed from now on (lowering sets it to
+    /// each IR instruction's before selecting it).
+    pub fn set_srcloc(&mut self, loc: SrcLoc) {
+        self.srcloc = loc;
+    }
+
+    fn stamp(&self, inst: &mut I) {
+        if inst.srcloc() == SrcLoc::NONE {
+            inst.set_srcloc(self.srcloc);
         }
     }
 
@@ -72,13 +88,15 @@ impl<I: MachInst> VCodeBuilder<I> {
     }
 
     /// Append a non-terminator instruction to `block`.
-    pub fn push(&mut self, block: BlockId, inst: I) {
+    pub fn push(&mut self, block: BlockId, mut inst: I) {
+        self.stamp(&mut inst);
         self.blocks[block.0 as usize].insts.push(inst);
     }
 
     /// End `block` with `inst`; `succs` lists its successors in the order the instruction names
     /// them (empty for a return), each with the arguments for the successor's parameters.
-    pub fn terminate(&mut self, block: BlockId, inst: I, succs: Vec<(BlockId, Vec<VReg>)>) {
+    pub fn terminate(&mut self, block: BlockId, mut inst: I, succs: Vec<(BlockId, Vec<VReg>)>) {
+        self.stamp(&mut inst);
         let b = &mut self.blocks[block.0 as usize];
         b.insts.push(inst);
         b.succs = succs;
