@@ -103,6 +103,9 @@ pub struct Options {
     /// Leave out `SSY`/`SYNC` (see `lower::reconverge`): divergent paths then never meet
     /// again. Only for showing what reconvergence is for (tests); never correct with barriers.
     pub no_reconvergence: bool,
+    /// Fill [`Output::sass`] (on by default; the command line turns it off when it prints no
+    /// listing: formatting every instruction costs time and memory on big inputs).
+    pub sass_listing: bool,
     /// Fill [`Output::explain`]: the SASS listing annotated with PTX lines and the address
     /// expression of each `LEA` chain (`--explain`).
     pub explain: bool,
@@ -134,6 +137,7 @@ impl Default for Options {
             entries: Vec::new(),
             fold: Fold::Full,
             explain: false,
+            sass_listing: true,
         }
     }
 }
@@ -179,7 +183,8 @@ impl KernelReport {
 #[derive(Clone, Debug)]
 pub struct Output {
     pub cubin: Vec<u8>,
-    /// The SASS listing of every kernel.
+    /// The SASS listing of every kernel (empty when [`Options::sass_listing`] is off and
+    /// [`Options::emit`] is not [`Emit::Sass`]).
     pub sass: String,
     /// The dump [`Options::emit`] asked for (the SASS listing for `Emit::Sass`).
     pub text: String,
@@ -190,13 +195,52 @@ pub struct Output {
     pub info_log: String,
     /// The annotated listing (empty unless [`Options::explain`]).
     pub explain: String,
+    /// Seconds spent in each stage, summed over the kernels, in pipeline order
+    /// (`--time-passes`).
+    pub pass_times: PassTimes,
+}
+
+/// Seconds per compile stage (see [`Output::pass_times`]).
+#[derive(Clone, Debug, Default)]
+pub struct PassTimes(pub Vec<(&'static str, f64)>);
+
+impl PassTimes {
+    /// Add the time since `*t` to stage `name` and restart `*t`.
+    fn lap(&mut self, name: &'static str, t: &mut std::time::Instant) {
+        let now = std::time::Instant::now();
+        let secs = now.duration_since(*t).as_secs_f64();
+        *t = now;
+        match self.0.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, s)) => *s += secs,
+            None => self.0.push((name, secs)),
+        }
+    }
+}
+
+impl std::fmt::Display for PassTimes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let total: f64 = self.0.iter().map(|(_, s)| s).sum();
+        for (name, secs) in &self.0 {
+            writeln!(
+                f,
+                "{name:<10} {:>9.3} ms {:>5.1}%",
+                secs * 1e3,
+                100.0 * secs / total.max(1e-12)
+            )?;
+        }
+        writeln!(f, "{:<10} {:>9.3} ms", "total", total * 1e3)
+    }
 }
 
 /// Compile PTX text to an sm_5x cubin.
 pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
+    let mut times = PassTimes::default();
+    let mut t = std::time::Instant::now();
     let file = SourceFile::new(opts.file_name.clone(), ptx_text);
     let (ast, warnings) = ptx::parse_and_check(&file)?;
+    times.lap("parse", &mut t);
     let module = ir::build(&ast, &file).map_err(Diagnostics)?;
+    times.lap("ir-build", &mut t);
     let err = |kernel: &str, msg: String| {
         Diagnostics(vec![Diagnostic::error(
             &file,
@@ -242,6 +286,7 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
         kernels: Vec::new(),
         info_log: String::new(),
         explain: String::new(),
+        pass_times: PassTimes::default(),
     };
     if let Some(missing) = opts
         .entries
@@ -263,8 +308,10 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
         if opts.emit == Emit::Ir {
             let _ = writeln!(out.text, "{f}");
         }
+        times.lap("other", &mut t);
         let (vcode, mut fold) = lower::lower_function_stats(&module, f, &lower_opts)
             .map_err(|e| err(name, format!("cannot compile kernel `{name}`: {e}")))?;
+        times.lap("lower", &mut t);
         if opts.emit == Emit::Vcode {
             let _ = writeln!(out.text, "kernel {name}:\n{vcode}");
         }
@@ -274,6 +321,7 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
                 format!("register allocation failed for kernel `{name}`: {e}"),
             )
         })?;
+        times.lap("regalloc", &mut t);
         if opts.emit == Emit::Alloc {
             let _ = writeln!(out.text, "kernel {name}:\n{alloc}");
         }
@@ -288,11 +336,15 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
             srclocs,
             notes,
         } = lower::emit_all(&alloc, !opts.no_reconvergence);
+        times.lap("emit", &mut t);
         let body = body_from_lowered(inject(code, opts.debug_inject), frame)
             .map_err(|e| err(name, format!("internal error in kernel `{name}`: {e}")))?;
         let laid = layout(&body, opts.sched)
             .map_err(|e| err(name, format!("internal error laying out `{name}`: {e}")))?;
-        let _ = writeln!(out.sass, "\t\tFunction : {name}\n{}", laid.listing());
+        times.lap("schedule", &mut t);
+        if opts.sass_listing || opts.emit == Emit::Sass {
+            let _ = writeln!(out.sass, "\t\tFunction : {name}\n{}", laid.listing());
+        }
         // Code index k is body index k (+1 after the frame adjustment), and the layout puts
         // its prologue first: placed index k + 1 (+1).
         let shift = 1 + usize::from(frame > 0);
@@ -313,6 +365,7 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
                 &file,
             );
         }
+        times.lap("listing", &mut t);
 
         let params: Vec<ParamSpec> = f
             .params
@@ -384,10 +437,13 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
         strtab_order: None,
         handles: Vec::new(),
     };
+    times.lap("other", &mut t);
     out.cubin = cubin::write(&spec);
+    times.lap("cubin", &mut t);
     if opts.verbose {
         out.info_log = info_log(&out.kernels, opts.arch, gmem);
     }
+    out.pass_times = times;
     Ok(out)
 }
 

@@ -94,6 +94,9 @@ pub struct Args {
     /// expression each LEA chain computes (on stdout; no cubin unless -o is given).
     #[arg(long)]
     pub explain: bool,
+    /// Print the seconds spent in each compile stage on stderr.
+    #[arg(long = "time-passes")]
+    pub time_passes: bool,
 }
 
 /// Parse the `--emit` value.
@@ -201,6 +204,8 @@ pub fn run_with_warnings(args: &Args, pre: &[String]) -> u8 {
         entries: args.entry.clone(),
         fold,
         explain: args.explain,
+        // Only `--emit sass` prints the listing.
+        sass_listing: false,
     };
     if super::batch::is_batch(args) {
         return super::batch::run(args, &opts);
@@ -309,6 +314,9 @@ pub fn compile_file(
             r.code = 2;
             return r;
         }
+    }
+    if args.time_passes {
+        let _ = write!(r.stderr, "{}", out.pass_times);
     }
     if opts.verbose {
         r.stderr.push_str(&out.info_log);

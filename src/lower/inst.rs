@@ -275,6 +275,12 @@ impl MachInst for Sm50Inst {
         }
     }
 
+    fn for_each_operand(&self, f: &mut dyn FnMut(Reg, OpSpec)) {
+        for op in &self.ops {
+            f(op.reg, op.spec);
+        }
+    }
+
     fn terminator(&self) -> Terminator {
         match self.role {
             Role::Ret => Terminator::Ret,

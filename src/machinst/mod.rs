@@ -274,6 +274,13 @@ pub enum Terminator {
 pub trait MachInst: Clone + fmt::Debug + fmt::Display {
     /// Call `f` once per register field, in a fixed order.
     fn visit_operands(&mut self, f: &mut dyn FnMut(&mut Reg, OpSpec));
+    /// [`MachInst::visit_operands`] without changing anything (the allocator's analyses call
+    /// it for every instruction, several times: an ISA should override the default, which
+    /// visits a copy).
+    fn for_each_operand(&self, f: &mut dyn FnMut(Reg, OpSpec)) {
+        let mut copy = self.clone();
+        copy.visit_operands(&mut |r, spec| f(*r, spec));
+    }
     /// Whether (and how) this instruction ends a block.
     fn terminator(&self) -> Terminator;
     /// `Some((dst, src))` for a plain register copy, which is dropped after allocation when both

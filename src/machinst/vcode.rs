@@ -153,9 +153,8 @@ pub(crate) struct FieldInfo {
 
 /// Every field of `inst`, in visit order (None for physical fields).
 pub(crate) fn fields<I: MachInst>(inst: &I) -> Vec<Option<FieldInfo>> {
-    let mut copy = inst.clone();
     let mut out = Vec::new();
-    copy.visit_operands(&mut |r, spec| match *r {
+    inst.for_each_operand(&mut |r, spec| match r {
         Reg::Virt(vreg) => out.push(Some(FieldInfo { vreg, spec })),
         _ => out.push(None),
     });
@@ -194,12 +193,13 @@ impl<I: MachInst> VCode<I> {
         let mut succs = Vec::new();
         let mut ranges = Vec::new();
         let mut defined = vec![false; vregs.len()];
-        let mut define = |v: VReg, what: &str| -> Result<(), String> {
+        // `what` describes the definition for an error message: formatted only on error.
+        let mut define = |v: VReg, what: &dyn Fn() -> String| -> Result<(), String> {
             let slot = defined
                 .get_mut(v.index as usize)
-                .ok_or_else(|| format!("{v} is not a vreg of this function ({what})"))?;
+                .ok_or_else(|| format!("{v} is not a vreg of this function ({})", what()))?;
             if *slot {
-                return Err(format!("{v} is defined twice ({what})"));
+                return Err(format!("{v} is defined twice ({})", what()));
             }
             *slot = true;
             Ok(())
@@ -207,7 +207,7 @@ impl<I: MachInst> VCode<I> {
         for (bi, b) in blocks.into_iter().enumerate() {
             let start = insts.len() as u32;
             for p in &b.params {
-                define(*p, &format!("parameter of b{bi}"))?;
+                define(*p, &|| format!("parameter of b{bi}"))?;
             }
             let count = b.insts.len();
             for (k, inst) in b.insts.into_iter().enumerate() {
@@ -228,7 +228,7 @@ impl<I: MachInst> VCode<I> {
                         return Err(format!("{}: unknown vreg or wrong kind", f.vreg));
                     }
                     if f.spec.kind == OpKind::Def {
-                        define(f.vreg, &format!("instruction `{inst}`"))?;
+                        define(f.vreg, &|| format!("instruction `{inst}`"))?;
                     }
                     if f.vreg.kind == RegKind::Pred && f.spec.constraint != OpConstraint::Reg {
                         return Err(format!(
