@@ -309,7 +309,8 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
             let _ = writeln!(out.text, "{f}");
         }
         times.lap("other", &mut t);
-        let (vcode, mut fold) = lower::lower_function_stats(&module, f, &lower_opts)
+        // `ir::build` verified every function it returned.
+        let (vcode, mut fold) = lower::lower_verified_stats(&module, f, &lower_opts)
             .map_err(|e| err(name, format!("cannot compile kernel `{name}`: {e}")))?;
         times.lap("lower", &mut t);
         if opts.emit == Emit::Vcode {

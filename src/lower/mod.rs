@@ -118,6 +118,16 @@ pub fn lower_function_stats(
     opts: &LowerOptions,
 ) -> Result<(VCode<Sm50Inst>, FoldStats), LowerError> {
     ir::verify_in_module(module, func).map_err(|e| LowerError::Invalid(format!("{e:?}")))?;
+    lower_verified_stats(module, func, opts)
+}
+
+/// [`lower_function_stats`] for a function known to verify (every function `ir::build`
+/// returns does: it verifies them itself), without verifying it again.
+pub fn lower_verified_stats(
+    module: &ir::Module,
+    func: &ir::Function,
+    opts: &LowerOptions,
+) -> Result<(VCode<Sm50Inst>, FoldStats), LowerError> {
     select::Lowerer::new(module, func, opts).run()
 }
 

@@ -681,7 +681,8 @@ pub fn allocate<I: MachInst>(
     let (mut spills, mut reloads) = (0, 0);
     let mut blocks = Vec::with_capacity(vc.num_blocks());
     for b in 0..vc.num_blocks() {
-        let mut insts = Vec::new();
+        let (s, e) = vc.ranges[b];
+        let mut insts = Vec::with_capacity((e - s) as usize + 4);
         for item in out.block_insts_and_edits(&vc, ra::Block::new(b)) {
             match item {
                 ra::InstOrEdit::Edit(ra::Edit::Move { from, to }) => {

@@ -188,10 +188,10 @@ impl<I: MachInst> VCode<I> {
         if !blocks[0].params.is_empty() {
             return Err("the entry block has parameters".into());
         }
-        let mut insts = Vec::new();
-        let mut params = Vec::new();
-        let mut succs = Vec::new();
-        let mut ranges = Vec::new();
+        let mut insts = Vec::with_capacity(blocks.iter().map(|b| b.insts.len()).sum());
+        let mut params = Vec::with_capacity(n);
+        let mut succs = Vec::with_capacity(n);
+        let mut ranges = Vec::with_capacity(n);
         let mut defined = vec![false; vregs.len()];
         // `what` describes the definition for an error message: formatted only on error.
         let mut define = |v: VReg, what: &dyn Fn() -> String| -> Result<(), String> {
