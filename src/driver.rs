@@ -316,7 +316,7 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
         if opts.emit == Emit::Vcode {
             let _ = writeln!(out.text, "kernel {name}:\n{vcode}");
         }
-        let alloc = machinst::allocate(&vcode, &alloc_opts).map_err(|e| {
+        let alloc = machinst::allocate_owned(vcode, &alloc_opts).map_err(|e| {
             err(
                 name,
                 format!("register allocation failed for kernel `{name}`: {e}"),

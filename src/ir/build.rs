@@ -1291,9 +1291,9 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             }
         }
         f.reg_names = old.reg_names.clone();
-        for (v, &k) in &old.value_names {
-            if let Some(&nv) = vmap.get(v) {
-                f.value_names.insert(nv, k);
+        for (v, &k) in old.value_names.iter().filter(|(_, k)| **k != 0) {
+            if let Some(&nv) = vmap.get(&v) {
+                f.value_names[nv] = k;
             }
         }
         let map = |v: Value| vmap.get(&resolve(v)).copied();
@@ -1848,7 +1848,9 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             None => v,
         };
         if let Some(k) = self.var_name[var] {
-            self.func.value_names.entry(v).or_insert(k);
+            if self.func.value_names[v] == 0 {
+                self.func.value_names[v] = k + 1;
+            }
         }
         self.def_var(var, v);
         Some(())

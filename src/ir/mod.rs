@@ -136,8 +136,6 @@ pub use builder::FunctionBuilder;
 pub use verify::{verify, verify_in_module, verify_module, VerifierError};
 pub use warp::{ShflMode, VoteMode};
 
-use std::collections::HashMap;
-
 use cranelift_entity::{entity_impl, PrimaryMap, SecondaryMap};
 use smallvec::SmallVec;
 
@@ -708,9 +706,9 @@ pub struct Function {
     /// The PTX line each instruction was built from ([`SrcLoc::NONE`] when unknown); set by
     /// [`FunctionBuilder::set_srcloc`], read by lowering (`--explain`, the verifier's report).
     pub srclocs: SecondaryMap<Inst, SrcLoc>,
-    /// The PTX register a value was first written to, as an index into `reg_names` (for
-    /// `--explain`'s address expressions only; absent for temporaries).
-    pub value_names: HashMap<Value, u32>,
+    /// The PTX register a value was first written to, as 1 + an index into `reg_names`
+    /// (0: none, as for temporaries); for `--explain`'s address expressions only.
+    pub value_names: SecondaryMap<Value, u32>,
     /// PTX register names that `value_names` refers to.
     pub reg_names: Vec<String>,
 }
@@ -775,7 +773,7 @@ impl Function {
 
     /// The PTX register `v` was first written to, if it was written to one.
     pub fn value_name(&self, v: Value) -> Option<&str> {
-        let k = *self.value_names.get(&v)?;
+        let k = self.value_names[v].checked_sub(1)?;
         self.reg_names.get(k as usize).map(String::as_str)
     }
 }

@@ -78,7 +78,9 @@ pub enum Role {
 /// A machine instruction for `machinst`: pieces + operands (see the module essay).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Sm50Inst {
-    pub pieces: SmallVec<[Piece; 2]>,
+    /// One piece inline (most instructions); longer sequences go to the heap, which keeps
+    /// the instruction small (it is copied through every allocator pass).
+    pub pieces: SmallVec<[Piece; 1]>,
     pub ops: SmallVec<[Operand; 4]>,
     pub role: Role,
     pub targets: SmallVec<[BlockId; 2]>,

@@ -576,6 +576,14 @@ pub fn allocate<I: MachInst>(
     vcode: &VCode<I>,
     opts: &AllocOptions,
 ) -> Result<Allocated<I>, AllocError> {
+    allocate_owned(vcode.clone(), opts)
+}
+
+/// [`allocate`], consuming the code (no copy of it is made).
+pub fn allocate_owned<I: MachInst>(
+    vcode: VCode<I>,
+    opts: &AllocOptions,
+) -> Result<Allocated<I>, AllocError> {
     let spill_base = opts
         .spill_base
         .checked_next_multiple_of(16)
@@ -587,7 +595,7 @@ pub fn allocate<I: MachInst>(
         })?;
     let max_regs = opts.max_regs; // a u8: at most 255, i.e. R0..R254 (255 is RZ)
                                   // Each pass takes the code and hands it back untouched when it has nothing to do.
-    let (reachable, origins) = prune_unreachable(vcode.clone()).map_err(AllocError::Invalid)?;
+    let (reachable, origins) = prune_unreachable(vcode).map_err(AllocError::Invalid)?;
     let pa = allocate_preds(reachable).map_err(AllocError::Predicates)?;
     let (split, split_origin) = split_edges(pa.vcode).map_err(AllocError::Invalid)?;
     // Nothing is unreachable any more: this only moves blocks after a predecessor.

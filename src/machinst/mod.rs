@@ -77,7 +77,7 @@ mod display;
 pub mod pred;
 mod vcode;
 
-pub use alloc::{allocate, AllocError, AllocOptions, Allocated, AllocatedBlock};
+pub use alloc::{allocate, allocate_owned, AllocError, AllocOptions, Allocated, AllocatedBlock};
 pub use vcode::{VCode, VCodeBuilder};
 
 use std::fmt;
