@@ -14,6 +14,13 @@
 //! `global_memory`), and every `MOV32I` that selection marked with a [`lower::Reloc`] becomes an
 //! `R_CUDA_ABS32_LO_20`/`HI_20` relocation at its final byte offset, as ptxas writes them.
 //!
+//! Source lines: `ir::build` records each IR instruction's PTX line, selection stamps it on
+//! the machine instructions, and [`lower::emit_all`] returns one per emitted instruction; the
+//! layout keeps body order (prologue first, frame adjustment next), so
+//! [`KernelReport::src_lines`] is that list shifted by the instructions placed before the
+//! body. `--explain` ([`Options::explain`]) prints the listing with those lines and each LEA
+//! chain's address expression; [`Output::pass_times`] times each stage.
+//!
 //! Invariants: nothing here panics on user input; the cubin is produced only when every
 //! kernel compiled.
 

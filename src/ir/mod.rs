@@ -100,6 +100,10 @@
 //! match the target's parameters in number and type; every block ends with exactly one
 //! terminator and has none before it; the entry block has no parameters.
 //!
+//! Beside the code, a function keeps debugging facts that no pass reads for semantics:
+//! `srclocs` (the PTX line of each instruction, [`SrcLoc`]) and `value_names` (the PTX
+//! register a value was first written to), both for `--explain` and the verifier's report.
+//!
 //! # Floating point
 //!
 //! Float values are integer bit carriers (`i32` for `.f32`, `i64` for `.f64`, `i16` for
