@@ -19,7 +19,7 @@
 //! bundle's base (the control word's address), which the hardware resolves to the same
 //! instruction, except for `BRA self`, which always names itself.
 
-use super::{assign_control, Mode};
+use super::{assign_control, list, Mode};
 use crate::sm50::{self, Bundle, Ctrl, Field, Form, Inst};
 
 /// A kernel body before layout.
@@ -149,6 +149,11 @@ pub fn layout(body: &Body, mode: Mode) -> Result<Laid, LayoutError> {
     insts.push(bra());
     targets.push(Some(self_index));
 
+    // Reorder inside blocks (the prologue, branches and the tail are fences and stay put).
+    if mode == Mode::Normal {
+        let order = list::schedule(&insts, &targets);
+        (insts, targets) = list::permute(&insts, &targets, &order);
+    }
     let mut ctrl = assign_control(&insts, &targets, mode);
     // ptxas always gives the prologue stall 6; a longer stall is never wrong.
     ctrl[0].stall = ctrl[0].stall.max(6);
