@@ -287,10 +287,10 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
         k.s2r_ctaid_offsets = laid.s2r_ctaid_offsets.clone();
         k.barriers = barrier_count(&laid);
         // Code index k is body index k (+1 after the frame adjustment), and the layout puts
-        // its prologue first: placed index k + 1 (+1).
+        // its prologue first: index k + 1 (+1) before scheduling, `moved` after.
         let shift = 1 + usize::from(frame > 0);
         for (at, r) in relocs {
-            let Some(p) = laid.placed.get(at + shift) else {
+            let Some(p) = laid.moved.get(at + shift).and_then(|&m| laid.placed.get(m)) else {
                 return Err(err(
                     name,
                     format!("internal error: relocation past the code of `{name}`"),

@@ -127,14 +127,14 @@ fn edge(insts: &[Inst], acc: &[Access], i: usize, j: usize) -> Option<u32> {
 /// The order of one block `insts[start..end]` (indices into `insts`).
 fn schedule_block(insts: &[Inst], acc: &[Access], start: usize, end: usize) -> Vec<usize> {
     let n = end - start;
-    // preds[j] = (i, latency), local indices.
-    let mut preds: Vec<Vec<(usize, u32)>> = vec![Vec::new(); n];
+    // Edges as successor lists (local indices) and predecessor counts.
+    let mut npreds = vec![0usize; n];
     let mut succs: Vec<Vec<(usize, u32)>> = vec![Vec::new(); n];
-    for j in 0..n {
-        for i in 0..j {
+    for (j, np) in npreds.iter_mut().enumerate() {
+        for (i, si) in succs.iter_mut().enumerate().take(j) {
             if let Some(l) = edge(insts, acc, start + i, start + j) {
-                preds[j].push((i, l));
-                succs[i].push((j, l));
+                *np += 1;
+                si.push((j, l));
             }
         }
     }
@@ -147,7 +147,7 @@ fn schedule_block(insts: &[Inst], acc: &[Access], start: usize, end: usize) -> V
             .max()
             .unwrap_or(0);
     }
-    let mut left: Vec<usize> = preds.iter().map(Vec::len).collect();
+    let mut left = npreds;
     let mut earliest = vec![0u32; n];
     let mut done = vec![false; n];
     let mut order = Vec::with_capacity(n);
@@ -247,7 +247,7 @@ mod tests {
             (Inst::new(Form::EXIT), true),
             (Inst::new(Form::BRA), true),
             (Inst::new(Form::NOP), true),
-            (reg(Form::MOV, 2, 3), false),
+            (reg(Form::IADD_R, 2, 3), false),
         ];
         for (inst, want) in table {
             assert_eq!(is_fence(&inst), want, "{}", crate::sm50::print(&inst, 0, 0));
