@@ -19,8 +19,10 @@
 //!   waiting), so they never need a read scoreboard.
 //! * A wait comes at least 2 cycles after the instruction that set the scoreboard (barriers
 //!   become active one cycle late).
-//! * Scoreboards are counters: when all six are busy, the oldest one is reused after the
-//!   instruction waits on it, which is always correct (a wait waits for every operation on it).
+//! * Scoreboards are counters: when all six are busy, the conservative assignment reuses the
+//!   oldest after the instruction waits on it; the dataflow assignment instead adds the new
+//!   operation to the most recently set one (no wait). Both are correct: a wait waits for
+//!   every operation on the scoreboard.
 //!
 //! **Control flow** ([`assign_dataflow`]): a forward dataflow over the blocks carries what is
 //! pending at each block start: per register, predicate and CC the cycles left on a
@@ -350,6 +352,22 @@ impl State {
         *wait |= bit(oldest);
         oldest
     }
+
+    /// Like [`State::pick`], but when all six are busy the new operation joins the most
+    /// recently set scoreboard instead of waiting for the oldest (ptxas puts every global
+    /// load on SB5 so): a wait on a scoreboard waits for every operation on it, so each
+    /// reader still waits long enough, only perhaps longer.
+    fn pick_or_share(&self, wait: &mut u8, avoid: u8) -> u8 {
+        let free = (0..6u8).find(|&i| {
+            avoid & bit(i) == 0 && (self.set_time[i as usize].is_none() || *wait & bit(i) != 0)
+        });
+        free.unwrap_or_else(|| {
+            (0..6u8)
+                .filter(|&i| avoid & bit(i) == 0)
+                .max_by_key(|&i| self.set_time[i as usize])
+                .expect("at most one scoreboard is avoided")
+        })
+    }
 }
 
 /// Whether a GPR/carry source of instruction `k` (other than one it also writes) is written by
@@ -642,10 +660,10 @@ fn assign_block(
         let mut wbar = None;
         let mut rbar = None;
         if variable && !a.defs.is_empty() {
-            wbar = Some(st.pick(&mut wait, 0));
+            wbar = Some(st.pick_or_share(&mut wait, 0));
         }
         if variable && sources_overwritten(insts, access, k) {
-            rbar = Some(st.pick(&mut wait, wbar.map_or(0, bit)));
+            rbar = Some(st.pick_or_share(&mut wait, wbar.map_or(0, bit)));
         }
         let mut earliest = T0;
         if let Some(prev) = out.last() {
