@@ -270,6 +270,8 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
             .map(|p| ParamSpec {
                 offset: p.offset.min(u32::from(u16::MAX)) as u16,
                 size: p.size,
+                // `.ptr` parameter attributes are not recorded in the IR yet.
+                pointee: 0,
             })
             .collect();
         let visible = ast
@@ -335,6 +337,9 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
         global: (!global_init).then_some(global_data).flatten(),
         strtab_order: None,
         handles: Vec::new(),
+        symbol_order: None,
+        abi_version: 7,
+        texmode_independent: ast.targets().contains(&"texmode_independent"),
     };
     out.cubin = cubin::write(&spec);
     if opts.verbose {

@@ -1517,7 +1517,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                 "floating-point arithmetic is not in the IR yet"
             }
             Opcode::Membar | Opcode::Fence => return self.membar(ins),
-            Opcode::Trap => "trap needs BPT.TRAP, which leafold's SM50 description lacks",
+            Opcode::Trap => "trap is not compiled yet: the IR has no trap to lower to BPT.TRAP",
             Opcode::Brx => "indirect branches (brx.idx) are not supported",
             _ => "not in the IR yet",
         };
