@@ -370,22 +370,29 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
             let _ = writeln!(out.sass, "\t\tFunction : {name}\n{}", laid.listing());
         }
         // Code index k is body index k (+1 after the frame adjustment), and the layout puts
-        // its prologue first: placed index k + 1 (+1).
+        // its prologue first: index k + 1 (+1) before scheduling; `moved` says where list
+        // scheduling placed it.
         let shift = 1 + usize::from(frame > 0);
+        let placed_at = |k: usize| laid.moved.get(k + shift).copied();
         let mut src_lines = vec![None; laid.placed.len()];
         for (k, loc) in srclocs.iter().enumerate() {
-            if let Some(l) = src_lines.get_mut(k + shift) {
+            if let Some(l) = placed_at(k).and_then(|m| src_lines.get_mut(m)) {
                 *l = loc.ptx_line();
             }
         }
         if opts.explain {
+            let mut placed_notes: Vec<(usize, Box<str>)> = notes
+                .iter()
+                .filter_map(|(k, t)| placed_at(*k).map(|m| (m, t.clone())))
+                .collect();
+            placed_notes.sort_by_key(|n| n.0);
             explain_kernel(
                 &mut out.explain,
                 name,
                 &laid,
                 &src_lines,
-                &notes,
-                shift,
+                &placed_notes,
+                0,
                 &file,
             );
         }
@@ -416,7 +423,7 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
         k.s2r_ctaid_offsets = laid.s2r_ctaid_offsets.clone();
         k.barriers = barrier_count(&laid);
         for (at, r) in relocs {
-            let Some(p) = laid.placed.get(at + shift) else {
+            let Some(p) = laid.moved.get(at + shift).and_then(|&m| laid.placed.get(m)) else {
                 return Err(err(
                     name,
                     format!("internal error: relocation past the code of `{name}`"),

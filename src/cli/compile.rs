@@ -8,11 +8,12 @@
 //! `-lineinfo`, `-g` and `-c` are accepted with a warning (leafold writes no line table, no
 //! debug information and no relocatable object). leafold's own: `--emit
 //! ir|vcode|alloc|sass|cubin` prints a stage's dump to stdout (`cubin`, the default, writes
-//! only the file), `--assume-inbounds`, `--serial` (wait on every scoreboard, for hazard
-//! bisection), `--fold=none|lea|full` (see [`crate::lower::stats`]) and `--stats` (JSON per
-//! kernel on stdout, [`super::stats`]), `--explain` (the SASS with each instruction's PTX line
-//! and each LEA chain's address expression on stdout, [`crate::driver::Options::explain`]).
-//! Several inputs or a directory switch to batch mode
+//! only the file), `--assume-inbounds`, `--sched=list|inorder|serial` (`--serial` is
+//! `--sched=serial`: wait on every scoreboard, for hazard bisection), `--fold=none|lea|full`
+//! (see [`crate::lower::stats`]), `--stats` (JSON per kernel on stdout, [`super::stats`]) and
+//! `--explain` (the SASS with each instruction's PTX line and each LEA chain's address
+//! expression on stdout, [`crate::driver::Options::explain`]). Several inputs or a directory
+//! switch to batch mode
 //! ([`super::batch`]).
 //! Exit code: 0 success, 1 errors in the input (or warnings under `-Werror`), 2 bad
 //! arguments or unreadable/unwritable files.
@@ -50,7 +51,12 @@ pub struct Args {
     /// Use at most N registers per thread (at most 255).
     #[arg(long = "maxrregcount")]
     pub maxrregcount: Option<u32>,
-    /// Control codes that wait on everything (slow; for bisecting hazards).
+    /// Scheduling: `list` (default: reorder blocks, waits at first use, dual issue),
+    /// `inorder` (the same control codes without reordering) or `serial` (wait on
+    /// everything, stall 15; for bisecting hazards).
+    #[arg(long = "sched", value_name = "MODE", value_parser = ["list", "inorder", "serial"])]
+    pub sched: Option<String>,
+    /// Alias of `--sched=serial`.
     #[arg(long)]
     pub serial: bool,
     /// ptxas optimisation level 0-3 (accepted; leafold has one level).
@@ -195,10 +201,10 @@ pub fn run_with_warnings(args: &Args, pre: &[String]) -> u8 {
         max_regs: args.maxrregcount.filter(|&n| n <= 255),
         file_name: String::new(),
         no_reconvergence: false,
-        sched: if args.serial {
-            Mode::Serial
-        } else {
-            Mode::Normal
+        sched: match (args.serial, args.sched.as_deref()) {
+            (true, _) | (_, Some("serial")) => Mode::Serial,
+            (_, Some("inorder")) => Mode::InOrder,
+            _ => Mode::Normal,
         },
         debug_inject: None,
         entries: args.entry.clone(),

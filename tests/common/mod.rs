@@ -133,6 +133,9 @@ pub fn parse_lines(out: &str) -> Vec<(u64, String)> {
         };
         let text = rest[e + 2..].split("/*").next().unwrap_or("").trim();
         let text = text.trim_end_matches(';').trim();
+        // nvdisasm braces a dual-issue pair: `{ FIRST ;` ... `SECOND }`.
+        let text = text.trim_start_matches('{').trim_start();
+        let text = text.trim_end_matches('}').trim_end();
         v.push((addr, text.to_string()));
     }
     v
