@@ -274,6 +274,17 @@ pub fn verify_kernel(
             };
             match eval::run(module, &f.name, &launch) {
                 Ok(out) => break (launch, out),
+                // No run of this kernel can be compared (a bigger buffer does not help).
+                Err(e @ eval::EvalError::Unknowable { .. }) => {
+                    verdict.outcome = Outcome::CannotRun(format!("{e}"));
+                    return verdict;
+                }
+                Err(e @ eval::EvalError::Undefined { .. }) => {
+                    verdict.outcome = Outcome::CannotRun(format!(
+                        "the PTX is undefined on the random inputs of seed {seed}: {e}"
+                    ));
+                    return verdict;
+                }
                 Err(e) if tries.is_empty() => {
                     let why = match e {
                         eval::EvalError::OutOfBounds { .. }
