@@ -10,7 +10,9 @@
 //! ir|vcode|alloc|sass|cubin` prints a stage's dump to stdout (`cubin`, the default, writes
 //! only the file), `--assume-inbounds`, `--serial` (wait on every scoreboard, for hazard
 //! bisection), `--fold=none|lea|full` (see [`crate::lower::stats`]) and `--stats` (JSON per
-//! kernel on stdout, [`super::stats`]). Several inputs or a directory switch to batch mode
+//! kernel on stdout, [`super::stats`]), `--explain` (the SASS with each instruction's PTX line
+//! and each LEA chain's address expression on stdout, [`crate::driver::Options::explain`]).
+//! Several inputs or a directory switch to batch mode
 //! ([`super::batch`]).
 //! Exit code: 0 success, 1 errors in the input (or warnings under `-Werror`), 2 bad
 //! arguments or unreadable/unwritable files.
@@ -88,6 +90,13 @@ pub struct Args {
     /// Print per-kernel folding statistics as JSON on stdout.
     #[arg(long)]
     pub stats: bool,
+    /// Print the SASS annotated with the PTX line each instruction came from and the address
+    /// expression each LEA chain computes (on stdout; no cubin unless -o is given).
+    #[arg(long)]
+    pub explain: bool,
+    /// Print the seconds spent in each compile stage on stderr.
+    #[arg(long = "time-passes")]
+    pub time_passes: bool,
 }
 
 /// Parse the `--emit` value.
@@ -194,12 +203,15 @@ pub fn run_with_warnings(args: &Args, pre: &[String]) -> u8 {
         debug_inject: None,
         entries: args.entry.clone(),
         fold,
+        explain: args.explain,
+        // Only `--emit sass` prints the listing.
+        sass_listing: false,
     };
     if super::batch::is_batch(args) {
         return super::batch::run(args, &opts);
     }
     let input = &args.files[0];
-    let output = if emit == Emit::Cubin || args.output.is_some() {
+    let output = if (emit == Emit::Cubin && !args.explain) || args.output.is_some() {
         Some(
             args.output
                 .clone()
@@ -273,6 +285,7 @@ pub fn compile_file(
     if opts.emit != Emit::Cubin {
         r.stdout = out.text;
     }
+    r.stdout.push_str(&out.explain);
     if args.stats {
         // The baseline: the same kernels without folding (the file compiled once, so it
         // compiles again; emit nothing but the reports).
@@ -280,6 +293,7 @@ pub fn compile_file(
             fold: Fold::None,
             emit: Emit::Cubin,
             verbose: false,
+            explain: false,
             ..opts.clone()
         };
         let baseline = compile(&text, &none).map_or(Vec::new(), |o| o.kernels);
@@ -300,6 +314,9 @@ pub fn compile_file(
             r.code = 2;
             return r;
         }
+    }
+    if args.time_passes {
+        let _ = write!(r.stderr, "{}", out.pass_times);
     }
     if opts.verbose {
         r.stderr.push_str(&out.info_log);

@@ -94,7 +94,7 @@ use smallvec::SmallVec;
 
 use super::{
     BinaryOp, Block, BlockCall, CvtaDir, Dim, Function, FunctionBuilder, GlobalVar, Inst, InstData,
-    InstNode, IntCC, LaneMask, Module, Space, SpecialReg, Type, UnaryOp, Value, ValueData,
+    InstNode, IntCC, LaneMask, Module, Space, SpecialReg, SrcLoc, Type, UnaryOp, Value, ValueData,
     ValueDef, VarData,
 };
 use crate::error::{Diagnostic, SourceFile, Span};
@@ -506,6 +506,10 @@ struct FnBuilder<'m, 'f> {
     order: Vec<Block>,
     // Registers.
     var_ty: Vec<Type>,
+    /// Each variable's PTX register name (an index into `func.reg_names`), for scalars.
+    var_name: Vec<Option<u32>>,
+    /// The PTX line of the instruction being translated (recorded on what it builds).
+    srcloc: SrcLoc,
     scopes: Vec<Scope>,
     carry: VarId,
     // SSA state.
@@ -563,6 +567,8 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             entry: Block::new(0),
             order: Vec::new(),
             var_ty: Vec::new(),
+            var_name: Vec::new(),
+            srcloc: SrcLoc::NONE,
             scopes: vec![params],
             carry: 0,
             defs: SecondaryMap::new(),
@@ -602,6 +608,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
 
     fn new_var(&mut self, ty: Type) -> VarId {
         self.var_ty.push(ty);
+        self.var_name.push(None);
         self.var_ty.len() - 1
     }
 
@@ -617,9 +624,16 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
     /// A builder appending to the current block.
     fn ins(&mut self) -> FunctionBuilder<'_> {
         let cur = self.cur;
+        let srcloc = self.srcloc;
         let mut fb = FunctionBuilder::new(&mut self.func);
         fb.switch_to_block(cur);
+        fb.set_srcloc(srcloc);
         fb
+    }
+
+    /// Record `span`'s line on the instructions built from now on.
+    fn at(&mut self, span: Span) {
+        self.srcloc = SrcLoc::line(self.m.file.line_of(span.start) as u32);
     }
 
     fn switch_to(&mut self, b: Block) {
@@ -775,12 +789,16 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                 Item::CallBegin(c) => {
                     // Always entered (the plan gives it a block), so scopes stay balanced.
                     let fall = plan.fall.get(&i).copied();
+                    self.at(c.ins.span);
                     self.call_begin(c, &plan, fall);
                     if c.ins.guard.is_some() {
                         open = false;
                     }
                 }
-                Item::CallEnd(c) => self.call_end(c),
+                Item::CallEnd(c) => {
+                    self.at(c.ins.span);
+                    self.call_end(c)
+                }
                 Item::Instr(_) if calls::final_ret(items, i) => {}
                 Item::Instr(ins) => {
                     if !open {
@@ -789,6 +807,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                     let fall = plan.fall.get(&i).copied();
                     // On `None` the error is already reported: keep going to find more
                     // (the kernel fails either way).
+                    self.at(ins.span);
                     let _ = self.instruction(ins, &plan, fall);
                     if flow(ins) != Flow::Straight {
                         open = false;
@@ -872,7 +891,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                     );
                 }
             } else {
-                let info = self.make_reg(ty, width);
+                let info = self.make_reg(ty, width, &d.name.text);
                 if let Some(s) = self.scopes.last_mut() {
                     s.regs.insert(d.name.text.clone(), info);
                 }
@@ -880,12 +899,16 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         }
     }
 
-    fn make_reg(&mut self, ty: Option<Type>, width: u32) -> RegInfo {
+    fn make_reg(&mut self, ty: Option<Type>, width: u32, name: &str) -> RegInfo {
         // A register of a type the IR cannot hold gets no variables; using it is an error.
-        let vars = match ty {
+        let vars: SmallVec<[VarId; 4]> = match ty {
             Some(t) => (0..width).map(|_| self.new_var(t)).collect(),
             None => SmallVec::new(),
         };
+        if let [var] = vars[..] {
+            self.var_name[var] = Some(self.func.reg_names.len() as u32);
+            self.func.reg_names.push(name.to_string());
+        }
         RegInfo { vars }
     }
 
@@ -908,7 +931,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                     if let Some(info) = made {
                         return Some(Ok(info));
                     }
-                    let info = self.make_reg(ty, width);
+                    let info = self.make_reg(ty, width, name);
                     if let Some(r) = self.scopes[k].ranges.get_mut(prefix) {
                         r.made.insert(n, info.clone());
                     }
@@ -1267,6 +1290,12 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                 }
             }
         }
+        f.reg_names = old.reg_names.clone();
+        for (v, &k) in &old.value_names {
+            if let Some(&nv) = vmap.get(v) {
+                f.value_names.insert(nv, k);
+            }
+        }
         let map = |v: Value| vmap.get(&resolve(v)).copied();
         for &b in order {
             let nb = bmap[&b];
@@ -1336,6 +1365,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                     results,
                     block: nb,
                 });
+                f.srclocs[ni] = old.srclocs[i];
                 f.blocks[nb].insts.push(ni);
             }
         }
@@ -1817,6 +1847,9 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             }
             None => v,
         };
+        if let Some(k) = self.var_name[var] {
+            self.func.value_names.entry(v).or_insert(k);
+        }
         self.def_var(var, v);
         Some(())
     }

@@ -136,7 +136,9 @@ pub use builder::FunctionBuilder;
 pub use verify::{verify, verify_in_module, verify_module, VerifierError};
 pub use warp::{ShflMode, VoteMode};
 
-use cranelift_entity::{entity_impl, PrimaryMap};
+use std::collections::HashMap;
+
+use cranelift_entity::{entity_impl, PrimaryMap, SecondaryMap};
 use smallvec::SmallVec;
 
 /// An SSA value: an instruction result or a block parameter.
@@ -673,6 +675,26 @@ pub struct KernelParam {
     pub align: u32,
 }
 
+/// Where an instruction comes from: a 1-based PTX line, or none (instructions made by tests
+/// or by lowering itself). Four bytes, so every IR and machine instruction can carry one.
+#[derive(Copy, Clone, Default, PartialEq, Eq, Hash, Debug)]
+pub struct SrcLoc(u32);
+
+impl SrcLoc {
+    /// No source position.
+    pub const NONE: SrcLoc = SrcLoc(0);
+
+    /// PTX line `line` (1-based; 0 gives [`SrcLoc::NONE`]).
+    pub fn line(line: u32) -> SrcLoc {
+        SrcLoc(line)
+    }
+
+    /// The 1-based PTX line, if known.
+    pub fn ptx_line(self) -> Option<u32> {
+        (self.0 != 0).then_some(self.0)
+    }
+}
+
 /// A kernel (`.entry`).
 #[derive(Clone, Debug, Default)]
 pub struct Function {
@@ -683,6 +705,14 @@ pub struct Function {
     pub blocks: PrimaryMap<Block, BlockData>,
     /// Blocks in layout order; the first is the entry block.
     pub layout: Vec<Block>,
+    /// The PTX line each instruction was built from ([`SrcLoc::NONE`] when unknown); set by
+    /// [`FunctionBuilder::set_srcloc`], read by lowering (`--explain`, the verifier's report).
+    pub srclocs: SecondaryMap<Inst, SrcLoc>,
+    /// The PTX register a value was first written to, as an index into `reg_names` (for
+    /// `--explain`'s address expressions only; absent for temporaries).
+    pub value_names: HashMap<Value, u32>,
+    /// PTX register names that `value_names` refers to.
+    pub reg_names: Vec<String>,
 }
 
 impl Function {
@@ -736,6 +766,17 @@ impl Function {
 
     pub fn inst_results(&self, inst: Inst) -> &[Value] {
         &self.insts[inst].results
+    }
+
+    /// The PTX line `inst` was built from.
+    pub fn srcloc(&self, inst: Inst) -> SrcLoc {
+        self.srclocs[inst]
+    }
+
+    /// The PTX register `v` was first written to, if it was written to one.
+    pub fn value_name(&self, v: Value) -> Option<&str> {
+        let k = *self.value_names.get(&v)?;
+        self.reg_names.get(k as usize).map(String::as_str)
     }
 }
 

@@ -24,7 +24,7 @@ use std::fmt;
 use smallvec::SmallVec;
 
 use crate::machinst::{
-    BlockId, MachInst, OpSpec, PhysPred, PhysReg, Reg, RegKind, Terminator, VReg,
+    BlockId, MachInst, OpSpec, PhysPred, PhysReg, Reg, RegKind, SrcLoc, Terminator, VReg,
 };
 use crate::sm50::{self, Field, Form};
 
@@ -85,6 +85,11 @@ pub struct Sm50Inst {
     /// On a conditional branch: its condition is the same in every lane of a warp (see
     /// `reconverge`), so it needs no `SSY`/`SYNC`. `false` (the safe answer) everywhere else.
     pub uniform: bool,
+    /// The PTX line of the IR instruction this was selected for (`VCodeBuilder` sets it).
+    pub srcloc: SrcLoc,
+    /// For `--explain`: what the instruction computes, when that is worth saying (the address
+    /// expression of a `LEA` chain). Only filled when [`super::LowerOptions::explain`] is set.
+    pub note: Option<Box<str>>,
 }
 
 impl Sm50Inst {
@@ -95,6 +100,8 @@ impl Sm50Inst {
             role,
             targets: SmallVec::new(),
             uniform: false,
+            srcloc: SrcLoc::NONE,
+            note: None,
         }
     }
 
@@ -268,6 +275,12 @@ impl MachInst for Sm50Inst {
         }
     }
 
+    fn for_each_operand(&self, f: &mut dyn FnMut(Reg, OpSpec)) {
+        for op in &self.ops {
+            f(op.reg, op.spec);
+        }
+    }
+
     fn terminator(&self) -> Terminator {
         match self.role {
             Role::Ret => Terminator::Ret,
@@ -351,5 +364,13 @@ impl MachInst for Sm50Inst {
                 *t = target;
             }
         }
+    }
+
+    fn srcloc(&self) -> SrcLoc {
+        self.srcloc
+    }
+
+    fn set_srcloc(&mut self, loc: SrcLoc) {
+        self.srcloc = loc;
     }
 }

@@ -332,6 +332,7 @@ impl<'a> Lowerer<'a> {
             }
             for &i in &self.f.blocks[b].insts {
                 if needed.contains(&i) {
+                    self.vb.set_srcloc(self.f.srcloc(i));
                     self.lower_inst(i)?;
                 }
             }
@@ -1949,7 +1950,10 @@ impl<'a> Lowerer<'a> {
             }
         };
         let out = (c.addr, c.plg);
-        let inst = c.inst;
+        let mut inst = c.inst;
+        if self.opts.explain && !planning {
+            inst.note = Some(super::explain::chain_expr(self.f, &mode, disp, sp_base).into());
+        }
         self.push(inst);
         if !planning {
             self.chains.insert(key, out);
