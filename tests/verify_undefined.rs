@@ -1,8 +1,9 @@
 //! Launches on which the PTX has no single meaning: the reference interpreter detects them
 //! (data races on shared memory, `bar.sync` in divergent code, shared accesses outside the
-//! kernel's variables, `%clock`), and `verify` says "cannot run" with the reason instead of
-//! reporting a mismatch. Each rule has a control kernel that differs only in the one thing
-//! the rule is about and verifies.
+//! kernel's variables, `%clock`), and `verify` says why instead of reporting a mismatch:
+//! where one thread per CTA makes the launch defined, it verifies that launch and says so,
+//! otherwise the kernel "cannot run". Each rule has a control kernel that differs only in
+//! the one thing the rule is about and verifies on the full launch.
 //!
 //! Also here: the corpus mismatches these rules and the model fixes removed, reduced to a few
 //! lines each (see `KNOWN_MISMATCHES` in tests/verify_corpus.rs).
@@ -24,16 +25,36 @@ fn opts() -> VerifyOptions {
     }
 }
 
-/// The outcome of the only kernel of `ptx`, as text (`OK` or the "cannot run" reason);
-/// panics on a mismatch, which none of these kernels may give.
-fn outcome(ptx: &str) -> String {
-    let v = verify_file(ptx, None, &opts()).expect("compiles");
-    assert_eq!(v.len(), 1);
+/// The outcome of kernel `kernel` of `ptx`, as text: `OK` (the full launch matched),
+/// `ONE THREAD: <why the full launch is undefined>`, or the "cannot run" reason; panics on
+/// a mismatch, which none of these kernels may give.
+fn outcome_of(ptx: &str, kernel: &str) -> String {
+    let v = verify_file(ptx, Some(kernel), &opts()).expect("compiles");
     match &v[0].outcome {
-        Outcome::Match { .. } => "OK".to_string(),
+        Outcome::Match {
+            one_thread: None, ..
+        } => "OK".to_string(),
+        Outcome::Match {
+            one_thread: Some(why),
+            ..
+        } => {
+            assert!(
+                v[0].to_string().contains("with one thread per CTA"),
+                "{}",
+                v[0]
+            );
+            format!("ONE THREAD: {why}")
+        }
         Outcome::CannotRun(why) => why.clone(),
         Outcome::Mismatch(_) => panic!("{}", v[0]),
     }
+}
+
+/// [`outcome_of`] the only kernel of `ptx`.
+fn outcome(ptx: &str) -> String {
+    let v = verify_file(ptx, None, &opts()).expect("compiles");
+    assert_eq!(v.len(), 1);
+    outcome_of(ptx, &v[0].kernel)
 }
 
 const HEAD: &str = ".version 7.0\n.target sm_50\n.address_size 64\n";
@@ -74,7 +95,7 @@ fn a_shared_race_cannot_run_and_the_barrier_fixes_it() {
     assert_eq!(outcome(&reverse(true)), "OK");
     let why = outcome(&reverse(false));
     assert!(
-        why.contains("undefined on the random inputs of seed 3")
+        why.starts_with("ONE THREAD: the PTX is undefined on the random inputs of seed 3")
             && why.contains(
                 "data race on shared memory: thread 32 writes byte 0x80, which thread 31 accessed"
             ),
@@ -121,7 +142,8 @@ fn atomics_do_not_race_with_each_other_but_do_with_plain_stores() {
     assert_eq!(outcome(&counter(false)), "OK");
     let why = outcome(&counter(true));
     assert!(
-        why.contains("thread 1 atomically updates byte 0x0, which thread 0 accessed"),
+        why.starts_with("ONE THREAD: ")
+            && why.contains("thread 1 atomically updates byte 0x0, which thread 0 accessed"),
         "{why}"
     );
 }
@@ -167,7 +189,8 @@ fn a_barrier_in_divergent_code_cannot_run() {
     assert_eq!(outcome(&split_barrier(false)), "OK");
     let why = outcome(&split_barrier(true));
     assert!(
-        why.contains("bar.sync in divergent code: thread 0 waits at")
+        why.starts_with("ONE THREAD: ")
+            && why.contains("bar.sync in divergent code: thread 0 waits at")
             && why.contains("thread 16 of the same warp at"),
         "{why}"
     );
@@ -225,9 +248,9 @@ fn a_kernel_reading_the_clock_cannot_be_compared() {
     }
 }
 
-/// Kernel `a` uses `sa` (16 bytes), kernel `b` uses `sb`; in the module's layout `sb`
-/// follows `sa`. `a` reads sa[idx] with idx = tid (`past`: idx = tid + 4, running into
-/// `sb` for tid >= 0 from word 4 on).
+/// Kernel `a` uses `sa` (256 bytes), kernel `b` uses `sb`; in the module's layout `sb`
+/// follows `sa`. `a` reads sa[idx] with idx = tid (`past`: idx = tid + 64, inside `sb` for
+/// every thread, even alone in its CTA).
 fn neighbours(past: bool) -> String {
     format!(
         "{HEAD}.shared .align 4 .b8 sa[256];
@@ -258,26 +281,19 @@ fn neighbours(past: bool) -> String {
     ret;
 }}
 ",
-        if past { 4 } else { 0 }
+        if past { 64 } else { 0 }
     )
 }
 
 #[test]
 fn a_shared_access_outside_the_kernels_variables_cannot_run() {
-    let run = |ptx: &str| {
-        let v = verify_file(ptx, Some("a"), &opts()).expect("compiles");
-        match &v[0].outcome {
-            Outcome::Match { .. } => "OK".to_string(),
-            Outcome::CannotRun(why) => why.clone(),
-            Outcome::Mismatch(_) => panic!("{}", v[0]),
-        }
-    };
-    assert_eq!(run(&neighbours(false)), "OK");
-    let why = run(&neighbours(true));
+    assert_eq!(outcome_of(&neighbours(false), "a"), "OK");
+    let why = outcome_of(&neighbours(true), "a");
     assert!(
-        why.contains(
-            "thread 60's 4-byte shared access at 0x100 lies outside every .shared variable"
-        ),
+        why.starts_with("the PTX is undefined on the random inputs of seed 3")
+            && why.contains(
+                "thread 0's 4-byte shared access at 0x100 lies outside every .shared variable"
+            ),
         "{why}"
     );
 }

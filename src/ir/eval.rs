@@ -242,6 +242,21 @@ pub enum EvalError {
     Unknowable { inst: Inst, what: &'static str },
 }
 
+impl EvalError {
+    /// The instruction the error names, if any.
+    pub fn inst(&self) -> Option<Inst> {
+        match self {
+            EvalError::Invalid(_) | EvalError::NoKernel(_) | EvalError::BadLaunch(_) => None,
+            EvalError::OutOfBounds { inst, .. }
+            | EvalError::Unmapped { inst, .. }
+            | EvalError::Misaligned { inst, .. }
+            | EvalError::StepLimit { inst, .. }
+            | EvalError::Undefined { inst, .. }
+            | EvalError::Unknowable { inst, .. } => Some(*inst),
+        }
+    }
+}
+
 fn join_errors(errors: &[VerifierError]) -> String {
     errors
         .iter()
