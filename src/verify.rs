@@ -9,9 +9,9 @@
 //! # Inputs
 //!
 //! * **Pointer parameters** are found by data flow ([`pointer_params`]): a parameter whose
-//!   loaded value reaches the address of a global or generic load/store through `add`, `sub`,
-//!   `select`, `cvta` and block arguments (not through `mul`, `shl` or conversions, which make
-//!   indices), with the address's width. Each gets its own buffer of random bytes
+//!   loaded value reaches the address of a global or generic load, store or atomic through
+//!   `add`, `sub`, `select`, `cvta` and block arguments (not through `mul`, `shl` or
+//!   conversions, which make indices), with the address's width. Each gets its own buffer of random bytes
 //!   (`buffer_size`, default 64 KiB, retried at 1 MiB when the reference faults with the
 //!   default). In 64-bit modules buffer k straddles the 4 GB line `(k + 1) << 32`, so that
 //!   every carry from the low address word into the high one is exercised; in 32-bit modules
@@ -35,10 +35,14 @@
 //! succeeded (out of bounds, wrong `Plg`, branch out of the code, step limit) is a mismatch
 //! too; an instruction the simulator does not model makes the kernel "cannot run".
 //!
-//! A mismatch in leafold's code names the PTX line of the instruction that wrote the byte
-//! (or faulted), from the driver's per-instruction source lines
-//! ([`crate::driver::KernelReport::src_lines`]); code that no PTX instruction asked for
-//! (moves, spills, the prologue) and ptxas's code have none.
+//! # Where
+//!
+//! A mismatch names the SASS instruction that last wrote the differing byte (the simulator
+//! logs writers) and, for leafold's code, the PTX line that instruction was lowered from
+//! (`KernelReport::ptx_line_at`, from the IR's source positions), with the line's text. An
+//! instruction no PTX instruction asked for (prologue, allocator move, spill, reload) has no
+//! line, and neither has ptxas's code. A reference error ("cannot run") names the IR
+//! instruction and its PTX line.
 
 use std::fmt::{self, Write as _};
 
@@ -121,18 +125,21 @@ pub struct Mismatch {
     pub what: String,
     /// The SASS instruction (`.text` offset and text) that last wrote the byte, if known.
     pub writer: Option<(u64, String)>,
-    /// The PTX line (number and text) the writer was compiled from, when known (leafold's
-    /// code only; filled by [`verify_file`]).
+    /// The PTX line (1-based) and its text that the writer was lowered from: leafold's code
+    /// only, and only for instructions some PTX instruction asked for.
     pub ptx_line: Option<(u32, String)>,
 }
 
 /// The outcome for one kernel.
 #[derive(Clone, Debug)]
 pub enum Outcome {
-    /// Every run matched on every byte; `ptxas` says whether ptxas's code was checked too.
+    /// Every run matched on every byte; `ptxas` says whether ptxas's code was checked too;
+    /// `one_thread` gives the reason when the runs had one thread per CTA (see
+    /// [`verify_kernel`]).
     Match {
         runs: u32,
         ptxas: bool,
+        one_thread: Option<String>,
     },
     Mismatch(Box<Mismatch>),
     /// The kernel cannot be run (the reason names the construct or the fault).
@@ -165,9 +172,21 @@ impl fmt::Display for Verdict {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let k = &self.kernel;
         match &self.outcome {
-            Outcome::Match { runs, ptxas } => {
+            Outcome::Match {
+                runs,
+                ptxas,
+                one_thread,
+            } => {
                 let p = if *ptxas { " (leafold and ptxas)" } else { "" };
-                write!(f, "{k}: OK, {runs} runs match{p}")
+                write!(f, "{k}: OK, {runs} runs match{p}")?;
+                match one_thread {
+                    Some(why) => write!(
+                        f,
+                        ", with one thread per CTA, because with the full \
+                         block: {why}"
+                    ),
+                    None => Ok(()),
+                }
             }
             Outcome::CannotRun(why) => write!(f, "{k}: cannot run: {why}"),
             Outcome::Mismatch(m) => {
@@ -178,14 +197,15 @@ impl fmt::Display for Verdict {
                     Some((pc, text)) => writeln!(f, "  written by /*{pc:04x}*/ {text}")?,
                     None => writeln!(f, "  no instruction of the simulated code wrote it")?,
                 }
-                match (&m.ptx_line, m.side) {
-                    (Some((line, text)), _) => write!(f, "  PTX line {line}: {text}"),
-                    (None, Side::Ptxas) => write!(f, "  PTX line: not known for ptxas's code"),
-                    (None, Side::Leafold) if m.writer.is_some() => write!(
+                match (&m.ptx_line, m.side, &m.writer) {
+                    (Some((n, text)), _, _) => write!(f, "  PTX line {n}: {}", text.trim()),
+                    (None, _, None) => write!(f, "  PTX line: none (no writer)"),
+                    (None, Side::Ptxas, _) => write!(f, "  PTX line: not known for ptxas's code"),
+                    (None, Side::Leafold, _) => write!(
                         f,
-                        "  PTX line: none (the instruction is the prologue, a move, a spill or a reload)"
+                        "  PTX line: none (no PTX instruction asked for the writer: prologue, \
+                         register move, spill or reload)"
                     ),
-                    (None, Side::Leafold) => write!(f, "  PTX line: not known"),
                 }
             }
         }
@@ -221,13 +241,13 @@ pub fn verify_file(
         if kernel.is_some_and(|k| k != f.name) {
             continue;
         }
+        let report = out.kernels.iter().find(|k| k.name == f.name);
         let mut verdict = verify_kernel(&module, f, addr32, &out.cubin, opts);
         if let Outcome::Mismatch(m) = &mut verdict.outcome {
-            let report = out.kernels.iter().find(|k| k.name == f.name);
-            if let (Side::Leafold, Some((pc, _)), Some(k)) = (m.side, &m.writer, report) {
-                m.ptx_line = k
+            if let (Side::Leafold, Some((pc, _)), Some(r)) = (m.side, &m.writer, report) {
+                m.ptx_line = r
                     .ptx_line_at(*pc)
-                    .map(|l| (l, file.line_text(l as usize).trim().to_string()));
+                    .map(|n| (n, file.line_text(n as usize).to_string()));
             }
         }
         v.push(verdict);
@@ -243,8 +263,51 @@ pub fn verify_file(
     Ok(v)
 }
 
+/// How a "cannot run" reason starts when the PTX is undefined on the launch.
+const UNDEFINED: &str = "the PTX is undefined";
+
 /// Verify kernel `f` of `module` (compiled into `cubin`, `addr32` for `.address_size 32`).
+///
+/// When the reference finds the PTX undefined on the launch (a race between threads, a
+/// barrier in divergent code) and the block has more than one thread, the runs are done again
+/// with one thread per CTA, where neither can happen; if those match, the verdict is a match
+/// that says so (many small test kernels are written for one thread, and every thread of
+/// them stores to the same place).
 pub fn verify_kernel(
+    module: &ir::Module,
+    f: &Function,
+    addr32: bool,
+    cubin: &[u8],
+    opts: &VerifyOptions,
+) -> Verdict {
+    let full = verify_launch(module, f, addr32, cubin, opts);
+    let Outcome::CannotRun(why) = &full.outcome else {
+        return full;
+    };
+    if !why.starts_with(UNDEFINED) || launch_block(f, opts).iter().product::<u32>() == 1 {
+        return full;
+    }
+    let one = VerifyOptions {
+        block: [1, 1, 1],
+        shape_block: false,
+        ..opts.clone()
+    };
+    let mut single = verify_launch(module, f, addr32, cubin, &one);
+    single.sim_steps += full.sim_steps;
+    single.sim_seconds += full.sim_seconds;
+    match &mut single.outcome {
+        Outcome::Match { one_thread, .. } => {
+            *one_thread = Some(why.clone());
+            single
+        }
+        // A mismatch on the smaller launch is a finding; anything else keeps the first reason.
+        Outcome::Mismatch(_) => single,
+        Outcome::CannotRun(_) => full,
+    }
+}
+
+/// [`verify_kernel`] on the launch `opts` describes.
+fn verify_launch(
     module: &ir::Module,
     f: &Function,
     addr32: bool,
@@ -303,16 +366,33 @@ pub fn verify_kernel(
                     return verdict;
                 }
             };
+            let at = |e: &eval::EvalError| match e.inst().and_then(|i| f.srcloc(i).ptx_line()) {
+                Some(n) => format!(" (PTX line {n})"),
+                None => String::new(),
+            };
             match eval::run(module, &f.name, &launch) {
                 Ok(out) => break (launch, out),
+                // No run of this kernel can be compared (a bigger buffer does not help).
+                Err(e @ eval::EvalError::Unknowable { .. }) => {
+                    verdict.outcome = Outcome::CannotRun(format!("{e}{}", at(&e)));
+                    return verdict;
+                }
+                Err(e @ eval::EvalError::Undefined { .. }) => {
+                    verdict.outcome = Outcome::CannotRun(format!(
+                        "{UNDEFINED} on the random inputs of seed {seed}: {e}{}",
+                        at(&e)
+                    ));
+                    return verdict;
+                }
                 Err(e) if tries.is_empty() => {
                     let why = match e {
                         eval::EvalError::OutOfBounds { .. }
                         | eval::EvalError::Unmapped { .. }
                         | eval::EvalError::Misaligned { .. } => format!(
-                            "the reference run (seed {seed}) faults on the random inputs: {e}"
+                            "the reference run (seed {seed}) faults on the random inputs: {e}{}",
+                            at(&e)
                         ),
-                        _ => format!("the reference interpreter cannot run it: {e}"),
+                        _ => format!("the reference interpreter cannot run it: {e}{}", at(&e)),
                     };
                     verdict.outcome = Outcome::CannotRun(why);
                     return verdict;
@@ -385,6 +465,7 @@ pub fn verify_kernel(
     verdict.outcome = Outcome::Match {
         runs: opts.runs,
         ptxas: theirs.is_some(),
+        one_thread: None,
     };
     verdict
 }
@@ -628,7 +709,7 @@ fn summary(launch: &Launch, f: &Function, pointers: &[usize]) -> String {
 }
 
 /// Indices of the parameters that hold pointers: their `param` load reaches the address of
-/// a global or generic access through `add`, `sub`, `select`, `cvta` or block arguments, and
+/// a global or generic access (load, store or atomic) through `add`, `sub`, `select`, `cvta` or block arguments, and
 /// has the address's type. Multiplications, shifts and conversions stop the walk: what goes
 /// through them is an index, not a base.
 pub fn pointer_params(f: &Function) -> Vec<usize> {
@@ -645,7 +726,9 @@ pub fn pointer_params(f: &Function) -> Vec<usize> {
     let mut seen = std::collections::HashSet::new();
     for node in f.insts.values() {
         let addr = match &node.data {
-            InstData::Load { space, addr, .. } | InstData::Store { space, addr, .. }
+            InstData::Load { space, addr, .. }
+            | InstData::Store { space, addr, .. }
+            | InstData::Atomic { space, addr, .. }
                 if matches!(space, Space::Global | Space::Generic) =>
             {
                 *addr

@@ -16,38 +16,28 @@ use leafold::driver::Options;
 use leafold::oracle::Oracle;
 use leafold::verify::{verify_file, Outcome, VerifyOptions};
 
-/// Kernels verified (leafold's code) when this test was written.
-const MIN_VERIFIED: usize = 288;
+/// Kernels verified (leafold's code) when this test was written: 240, of which 20 only with
+/// one thread per CTA (their full launch races or diverges at a barrier, see
+/// `verify::verify_kernel`; printed by the test).
+const MIN_VERIFIED: usize = 240;
 /// Kernels whose ptxas cubin also matched when this test was written.
-const MIN_VERIFIED_PTXAS: usize = 271;
+const MIN_VERIFIED_PTXAS: usize = 225;
 /// Known mismatches: (file, kernel, whose code: "leafold" or "ptxas", cause). Each entry
-/// must still mismatch (the test fails when one verifies, so that it is removed). They
-/// appeared when float kernels started to compile (75 corpus files, up from 16); the cause
-/// column says what is known. When the compiler or the models are fixed, remove the entry.
+/// must still mismatch (the test fails when one verifies, so that it is removed), and each
+/// names a cause that is not a bug of leafold, the simulator or the reference.
+///
+/// The 27 that appeared when float kernels started to compile were triaged: races on shared
+/// memory (atom_add, scan_naive, convolutionColumnGPU, needle_cuda_shared_1), `bar.sync` in
+/// divergent code (barrier-deadlock) and `%clock` (clock) are now detected by the reference
+/// and "cannot run"; ptxas's faults in dct8x8 and thrust's reduce_intervals were accesses
+/// past the kernel's own `.shared` variables into another kernel's (now detected too); the
+/// Mandelbrot_sm13 kernels read their last parameter word whole, which the simulator now
+/// allows (see tests/verify_undefined.rs for each, reduced).
 const KNOWN_MISMATCHES: &[(&str, &str, &str, &str)] = &[
-    ("gtcasl__gpuocelot__tests_ptx_parboil_mri-fhd.ptx", "_Z16ComputeRhoPhiGPUiPfS_S_S_S_S_", "ptxas", "untriaged"),
-    ("gtcasl__gpuocelot__tests_ptx_rodinia_needle.ptx", "_Z20needle_cuda_shared_1PiS_S_iiii", "leafold", "untriaged"),
-    ("gtcasl__gpuocelot__tests_ptx_rodinia_needle.ptx", "_Z20needle_cuda_shared_1PiS_S_iiii", "ptxas", "untriaged: ptxas's code faults where the reference does not"),
-    ("gtcasl__gpuocelot__tests_ptx_sdk2.2_clock.ptx", "_Z14timedReductionPKfPfPl", "leafold", "reads %clock, which the reference reads as 0"),
-    ("gtcasl__gpuocelot__tests_ptx_sdk2.2_clock.ptx", "_Z14timedReductionPKfPfPl", "ptxas", "reads %clock, which the reference reads as 0"),
-    ("gtcasl__gpuocelot__tests_ptx_sdk2.2_convolutionSeparable_kernel.ptx", "_Z20convolutionColumnGPUPfS_iiii", "leafold", "untriaged: both codes agree, the reference differs"),
-    ("gtcasl__gpuocelot__tests_ptx_sdk2.2_convolutionSeparable_kernel.ptx", "_Z20convolutionColumnGPUPfS_iiii", "ptxas", "untriaged: both codes agree, the reference differs"),
-    ("gtcasl__gpuocelot__tests_ptx_sdk2.2_dct8x8_kernel2.ptx", "_Z14CUDAkernel2DCTPfi", "ptxas", "untriaged: ptxas's code faults where the reference does not"),
-    ("gtcasl__gpuocelot__tests_ptx_sdk2.2_scan.ptx", "_Z10scan_naivePfS_i", "leafold", "untriaged: both codes agree, the reference differs (a shared-memory race on random n?)"),
-    ("gtcasl__gpuocelot__tests_ptx_sdk2.2_scan.ptx", "_Z10scan_naivePfS_i", "ptxas", "untriaged: both codes agree, the reference differs (a shared-memory race on random n?)"),
-    ("gtcasl__gpuocelot__tests_ptx_sdk2.2_scan_naive_kernel.ptx", "_Z10scan_naivePfS_i", "leafold", "untriaged: both codes agree, the reference differs (a shared-memory race on random n?)"),
-    ("gtcasl__gpuocelot__tests_ptx_sdk2.2_scan_naive_kernel.ptx", "_Z10scan_naivePfS_i", "ptxas", "untriaged: both codes agree, the reference differs (a shared-memory race on random n?)"),
-    ("gtcasl__gpuocelot__tests_ptx_synthetic_barrier-deadlock.ptx", "deadlock_one", "leafold", "bar.sync in divergent code on purpose (undefined in PTX); the reference does not detect it"),
-    ("gtcasl__gpuocelot__tests_ptx_synthetic_barrier-deadlock.ptx", "deadlock_one", "ptxas", "bar.sync in divergent code on purpose (undefined in PTX); the reference does not detect it"),
-    ("gtcasl__gpuocelot__tests_ptx_synthetic_barrier-deadlock.ptx", "deadlock_two", "leafold", "bar.sync in divergent code on purpose (undefined in PTX); the reference does not detect it"),
-    ("gtcasl__gpuocelot__tests_ptx_synthetic_barrier-deadlock.ptx", "deadlock_two", "ptxas", "bar.sync in divergent code on purpose (undefined in PTX); the reference does not detect it"),
-    ("gtcasl__gpuocelot__tests_ptx_thrust_Unique.ptx", "_ZN6thrust6detail6device4cuda16reduce_intervalsILj256ENS_18transform_iteratorINS0_21predicate_to_integralINS_8identityIiEEiEENS0_15normal_iteratorINS_10device_ptrIiEEEEiNS_11use_defaultEEEiSC_NS_4plusIiEEEEvT0_T1_SI_T2_T3_", "ptxas", "untriaged"),
-    ("gtcasl__gpuocelot__tests_ptx_unstructured_Mandelbrot_sm13.ptx", "_Z18MandelbrotDS0_sm13P6uchar4iiifffffffS_iiiib", "leafold", "untriaged: leafold only"),
-    ("gtcasl__gpuocelot__tests_ptx_unstructured_Mandelbrot_sm13.ptx", "_Z18MandelbrotDS1_sm13P6uchar4iiifffffffS_iiiib", "leafold", "untriaged: leafold only"),
-    ("gtcasl__gpuocelot__tests_ptx_unstructured_Mandelbrot_sm13.ptx", "_Z16Mandelbrot0_sm13IfLi16EEvP6uchar4iiiT_S2_S2_S2_S2_S0_iiiib", "leafold", "untriaged: leafold only"),
-    ("gtcasl__gpuocelot__tests_ptx_unstructured_Mandelbrot_sm13.ptx", "_Z16Mandelbrot0_sm13IdLi16EEvP6uchar4iiiT_S2_S2_S2_S2_S0_iiiib", "leafold", "untriaged: leafold only"),
-    ("gtcasl__gpuocelot__tests_ptx_unstructured_Mandelbrot_sm13.ptx", "_Z16Mandelbrot1_sm13IfEvP6uchar4iiiT_S2_S2_S2_S2_S0_iiiib", "leafold", "untriaged: leafold only"),
-    ("gtcasl__gpuocelot__tests_ptx_unstructured_Mandelbrot_sm13.ptx", "_Z16Mandelbrot1_sm13IdEvP6uchar4iiiT_S2_S2_S2_S2_S0_iiiib", "leafold", "untriaged: leafold only"),
+    ("gtcasl__gpuocelot__tests_ptx_parboil_mri-fhd.ptx", "_Z16ComputeRhoPhiGPUiPfS_S_S_S_S_", "ptxas",
+     "ptxas contracts `mul.f32` + `sub.f32` (no rounding modifier, so PTX allows it) into one FFMA, which rounds once; the reference rounds both"),
+    ("gtcasl__gpuocelot__tests_ptx_sdk2.2_dct8x8_kernel2.ptx", "_Z14CUDAkernel2DCTPfi", "ptxas",
+     "ptxas contracts 10 `mul.f32` + `add.f32` pairs (no rounding modifier) into FFMA (28 FFMA for the PTX's 18 fma); the reference rounds each; seen on the one-thread launch"),
     // Newly compiling once IEEE div/rcp were lowered (branch fpdiv); not triaged yet.
     ("gtcasl__gpuocelot__tests_ptx_parboil_pns.ptx", "_Z14PetrinetKernelPiPfS_iii", "leafold", "untriaged: leafold only (an STG.E.U8 result)"),
     ("gtcasl__gpuocelot__tests_ptx_rodinia_lud_kernel.ptx", "_Z12lud_diagonalPfii", "leafold", "untriaged: ptxas's code faults too (shared access out of bounds on random matrix_dim)"),
@@ -57,10 +47,6 @@ const KNOWN_MISMATCHES: &[(&str, &str, &str, &str)] = &[
     ("gtcasl__gpuocelot__tests_ptx_sdk2.2_dxtc.ptx", "_Z8compressPKjS0_P5uint2", "leafold", "untriaged: both codes agree, the reference differs"),
     ("gtcasl__gpuocelot__tests_ptx_sdk2.2_dxtc.ptx", "_Z8compressPKjS0_P5uint2", "ptxas", "untriaged: both codes agree, the reference differs"),
     ("gtcasl__gpuocelot__tests_ptx_sdk2.2_postProcessGL.ptx", "_Z11cudaProcessPiS_iiiiff", "leafold", "untriaged: leafold only; first difference in shared memory written before any division"),
-    ("vosen__ZLUDA__ptx_src_test_spirv_run_32_atom_add.ptx", "atom_add", "leafold", "untriaged: both codes agree, the reference differs"),
-    ("vosen__ZLUDA__ptx_src_test_spirv_run_32_atom_add.ptx", "atom_add", "ptxas", "untriaged: both codes agree, the reference differs"),
-    ("vosen__ZLUDA__ptx_src_test_spirv_run_atom_add.ptx", "atom_add", "leafold", "untriaged: both codes agree, the reference differs"),
-    ("vosen__ZLUDA__ptx_src_test_spirv_run_atom_add.ptx", "atom_add", "ptxas", "untriaged: both codes agree, the reference differs"),
 ];
 
 fn is_known(file: &str, kernel: &str, side: &str) -> bool {
@@ -131,6 +117,7 @@ fn corpus_kernels_verify() {
     let mut cannot = Vec::new();
     let mut mismatches = Vec::new();
     let mut known = Vec::new();
+    let mut one_thread_names = Vec::new();
     let mut compiled = 0;
     let (mut steps, mut seconds) = (0u64, 0f64);
     for (name, ours, theirs) in &results {
@@ -140,7 +127,12 @@ fn corpus_kernels_verify() {
             steps += v.sim_steps;
             seconds += v.sim_seconds;
             match &v.outcome {
-                Outcome::Match { .. } => verified += 1,
+                Outcome::Match { one_thread, .. } => {
+                    verified += 1;
+                    if one_thread.is_some() {
+                        one_thread_names.push(format!("{name}: {}", v.kernel));
+                    }
+                }
                 Outcome::CannotRun(why) => cannot.push(format!("{name}: {}: {why}", v.kernel)),
                 Outcome::Mismatch(_) if is_known(name, &v.kernel, "leafold") => {
                     known.push(format!("{name}: {} (leafold)", v.kernel))
@@ -170,6 +162,13 @@ fn corpus_kernels_verify() {
         "simulator: {steps} warp-instructions in {seconds:.3} s ({:.0} per second, test profile)",
         steps as f64 / seconds.max(1e-9)
     );
+    println!(
+        "verified with one thread per CTA (the full block is undefined) ({}):",
+        one_thread_names.len()
+    );
+    for n in &one_thread_names {
+        println!("  {n}");
+    }
     println!("cannot run ({}):", cannot.len());
     for c in &cannot {
         println!("  {c}");
@@ -198,7 +197,7 @@ fn corpus_kernels_verify() {
 }
 
 /// Kernels of the test suite's own PTX files verified when this test was written.
-const MIN_SUITE_VERIFIED: usize = 22;
+const MIN_SUITE_VERIFIED: usize = 24;
 
 /// Every kernel of the test suite's PTX files (tests/data/build, tests/data/ptx,
 /// tests/data/lower, examples) that leafold compiles, verified the same way; the files that

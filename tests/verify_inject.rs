@@ -78,6 +78,14 @@ fn wrong_lea_scale_is_caught() {
                     assert!(bad.sass.contains(&format!("/*{pc:04x}*/")), "{pc:x}");
                     assert!(sass.starts_with("ST") || sass.starts_with("LD"), "{sass}");
                     assert!(text.contains(&format!("by /*{pc:04x}*/ {sass}")), "{text}");
+                    // ... with the PTX line the access was lowered from (its text, too).
+                    let (line, ptx) = m.ptx_line.clone().expect("a PTX line for a load/store");
+                    assert!(ptx.contains("ld.") || ptx.contains("st."), "{line}: {ptx}");
+                    assert_eq!(src.lines().nth(line as usize - 1), Some(ptx.as_str()));
+                    assert!(
+                        text.contains(&format!("PTX line {line}: {}", ptx.trim())),
+                        "{text}"
+                    );
                 }
                 None => assert!(text.contains("no instruction of the simulated code wrote it")),
             }
@@ -136,7 +144,13 @@ fn cli_exit_codes() {
         text.contains("inputs: grid [2, 1, 1], block [64, 1, 1]"),
         "{text}"
     );
-    assert!(text.contains("PTX line: not known"), "{text}");
+    // The wrong byte is one no store of ours wrote (the store went elsewhere), so there is no
+    // writer and no PTX line; `wrong_lea_scale_is_caught` checks the lines of named writers.
+    assert!(
+        text.contains("no instruction of the simulated code wrote it")
+            && text.contains("PTX line: none (no writer)"),
+        "{text}"
+    );
     let (code, text) = cli(&[], CHASE);
     assert_eq!(code, 2, "{text}");
     assert!(text.contains("chase: cannot run"), "{text}");

@@ -58,9 +58,35 @@
 //! reaches; `bar.arrive` and `membar` do nothing here (threads run one at a time, so accesses
 //! are already ordered). A warp vote or shuffle (`ir::warp`) stops a thread in the same way,
 //! before it; the threads of a warp stopped at one take it together before any barrier opens.
-//! Because threads run in a fixed order between barriers, a data race gives
-//! one deterministic answer here, not an error: races are not detected. A step limit (total
-//! instructions of the launch) stops infinite loops.
+//! A step limit (total instructions of the launch) stops infinite loops.
+//!
+//! # Undefined and unknowable runs
+//!
+//! Some launches have no single meaning to compare against; the run stops with an error
+//! instead of an arbitrary answer ([`EvalError::Undefined`], [`EvalError::Unknowable`]):
+//!
+//! * **Divergent barrier.** When a barrier opens, the threads of one warp must all wait at
+//!   the same barrier instruction: PTX (for sm_6x and below) requires every thread of a warp
+//!   to execute the same `bar`, so a `bar.sync` in code where the warp has diverged (lanes at
+//!   two different `bar.sync`s, as in `if (tid < 16) { ..; bar } else { bar; .. }`) is
+//!   undefined. Different warps may wait at different instructions, and threads that exited
+//!   count as arrived (the early-`ret` idiom: the hardware drops exited warps from the count).
+//! * **Data race on shared memory.** Two different threads of a CTA access the same shared
+//!   byte in one barrier interval (between two openings of a barrier), at least one of them
+//!   writes, and they are not both atomic: the PTX memory model gives such a program no
+//!   meaning, and the interpreter's thread order would otherwise pick one answer silently. A
+//!   shadow per shared byte records the interval's writer, reader(s) and atomic user(s);
+//!   votes and shuffles do not end an interval (they are not memory barriers). Warp-
+//!   synchronous code that leans on lockstep execution without barriers counts as racy, as
+//!   PTX says. Global memory is not checked (the CTAs of a launch are not ordered at all, and
+//!   a per-byte shadow of every buffer costs more than it finds).
+//! * **Shared access outside the kernel's variables.** The shared layout holds every
+//!   `.shared` variable of the module, but a kernel may only touch the variables it names
+//!   (and the dynamic part): an access elsewhere ran off an array into a neighbour, which
+//!   PTX leaves undefined (ptxas, allocating only the variables a kernel uses, faults or
+//!   reads something else there).
+//! * **`%clock`/`%clock64`.** Their values depend on timing no model knows, so a kernel that
+//!   reads one cannot be compared; the read is the error.
 
 use std::fmt;
 
@@ -220,6 +246,28 @@ pub enum EvalError {
     },
     #[error("{inst}: step limit of {limit} instructions reached")]
     StepLimit { inst: Inst, limit: u64 },
+    /// The PTX has no defined meaning on this launch (a data race, a divergent barrier): no
+    /// result can be compared. See the module essay for the rules.
+    #[error("{inst}: undefined in PTX: {why}")]
+    Undefined { inst: Inst, why: String },
+    /// The kernel reads a value no model can know (`%clock`, `%clock64`).
+    #[error("{inst}: reads {what}, whose value cannot be known, so no run can be compared")]
+    Unknowable { inst: Inst, what: &'static str },
+}
+
+impl EvalError {
+    /// The instruction the error names, if any.
+    pub fn inst(&self) -> Option<Inst> {
+        match self {
+            EvalError::Invalid(_) | EvalError::NoKernel(_) | EvalError::BadLaunch(_) => None,
+            EvalError::OutOfBounds { inst, .. }
+            | EvalError::Unmapped { inst, .. }
+            | EvalError::Misaligned { inst, .. }
+            | EvalError::StepLimit { inst, .. }
+            | EvalError::Undefined { inst, .. }
+            | EvalError::Unknowable { inst, .. } => Some(*inst),
+        }
+    }
 }
 
 fn join_errors(errors: &[VerifierError]) -> String {
@@ -251,6 +299,7 @@ pub fn run_in(module: &Module, func: &Function, launch: &Launch) -> Result<RunOu
     check_launch(func, launch)?;
     let layout = VarLayout::new(module);
     let mut mem = Memory::new(module, &layout, launch)?;
+    let shared_vars = shared_ranges(module, func, &layout, mem.shared_init.len() as u64);
 
     let ctas = launch.grid.iter().map(|&d| u64::from(d)).product::<u64>();
     let mut shared_out = Vec::new();
@@ -264,6 +313,7 @@ pub fn run_in(module: &Module, func: &Function, launch: &Launch) -> Result<RunOu
                     layout: &layout,
                     launch,
                     ctaid: [cx, cy, cz],
+                    shared_vars: &shared_vars,
                 };
                 let (shared, locals) = run_cta(&ctx, &mut mem, &mut steps)?;
                 shared_out.push(shared);
@@ -430,6 +480,41 @@ struct Ctx<'a> {
     layout: &'a VarLayout,
     launch: &'a Launch,
     ctaid: [u32; 3],
+    /// The shared bytes the kernel may touch (see [`shared_ranges`]).
+    shared_vars: &'a [std::ops::Range<u64>],
+}
+
+/// The byte ranges of the `.shared` variables `func` names, and the dynamic part (the
+/// `extern .shared` array) when the launch has one. The module's other variables are laid
+/// out too (the layout is the module's), but a kernel that reaches them through a pointer
+/// into one of its own has run off that array: undefined in PTX, and ptxas, which allocates
+/// only the variables a kernel uses, gives such an access another meaning or a fault.
+fn shared_ranges(
+    module: &Module,
+    func: &Function,
+    layout: &VarLayout,
+    total: u64,
+) -> Vec<std::ops::Range<u64>> {
+    let static_end = layout.shared_size.next_multiple_of(16);
+    let mut r: Vec<std::ops::Range<u64>> = Vec::new();
+    for node in func.insts.values() {
+        let InstData::SymbolAddr { var, .. } = node.data else {
+            continue;
+        };
+        let Some(v) = module.vars.get(var) else {
+            continue;
+        };
+        if v.space == Space::Shared {
+            let off = layout.offsets[var.index()];
+            r.push(off..off + u64::from(v.size));
+        }
+    }
+    if total > static_end {
+        r.push(static_end..total);
+    }
+    r.sort_by_key(|x| x.start);
+    r.dedup();
+    r
 }
 
 /// Memory one thread can reach while it runs: the launch-wide stores plus its CTA's shared
@@ -439,14 +524,15 @@ struct ThreadMem<'a> {
     shared: &'a mut Vec<u8>,
     local: &'a mut Vec<u8>,
     params: &'a [u8],
+    races: &'a mut RaceShadow,
 }
 
 /// What a step left the thread doing.
 #[derive(Copy, Clone, PartialEq, Eq, Debug)]
 enum Status {
     Running,
-    /// Stopped just after a barrier, waiting for the rest of the CTA.
-    AtBarrier,
+    /// Stopped just after this barrier instruction, waiting for the rest of the CTA.
+    AtBarrier(Inst),
     /// Stopped *at* a warp vote or shuffle, waiting for its warp (see `ir::warp`).
     AtVote,
     Exited,
@@ -486,6 +572,10 @@ fn run_cta(
         }
     }
     let params = &ctx.launch.params[..];
+    let mut races = RaceShadow {
+        vars: ctx.shared_vars.to_vec(),
+        ..RaceShadow::default()
+    };
     let mut status = vec![Status::Running; threads.len()];
     // Each round runs every thread, in linear order, until it exits or reaches a barrier;
     // then the barrier opens for all waiting threads. Without barriers that is one round in
@@ -500,6 +590,7 @@ fn run_cta(
                 shared: &mut shared,
                 local,
                 params,
+                races: &mut races,
             };
             loop {
                 let s = thread.step(ctx, &mut tm, steps)?;
@@ -518,13 +609,42 @@ fn run_cta(
             resolve_votes(ctx.func, &mut threads, &mut status);
             continue;
         }
+        check_barrier(&threads, &status)?;
         for s in &mut status {
-            if *s == Status::AtBarrier {
+            if matches!(*s, Status::AtBarrier(_)) {
                 *s = Status::Running;
             }
         }
+        // A new barrier interval: accesses before the barrier are ordered before those after.
+        races.clear();
     }
     Ok((shared, locals))
+}
+
+/// Check a barrier about to open (every live thread is waiting at one): the threads of a
+/// warp must all wait at the same barrier instruction (PTX: on sm_6x and below, every thread
+/// of a warp executes the same `bar` instruction; in divergent code the barrier is
+/// undefined). Warps may wait at different instructions (the hardware counts arrivals per
+/// barrier), and threads that exited count as arrived.
+fn check_barrier(threads: &[Thread], status: &[Status]) -> Result<(), EvalError> {
+    let mut first: std::collections::BTreeMap<u32, (u32, Inst)> = Default::default();
+    for (t, s) in threads.iter().zip(status) {
+        let Status::AtBarrier(inst) = *s else {
+            continue;
+        };
+        let (other, at) = *first.entry(t.linear / 32).or_insert((t.linear, inst));
+        if at != inst {
+            return Err(EvalError::Undefined {
+                inst,
+                why: format!(
+                    "bar.sync in divergent code: thread {} waits at {at}, thread {} of the same \
+                     warp at {inst}",
+                    other, t.linear
+                ),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// Every group of threads of one warp stopped at the same vote takes it: each gets the
@@ -580,6 +700,115 @@ fn resolve_votes(func: &Function, threads: &mut [Thread], status: &mut [Status])
     }
 }
 
+/// How an instruction touches memory, for race detection.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Access {
+    Read,
+    Write,
+    Atomic,
+}
+
+/// A cell of [`RaceShadow`] names no thread, one (linear index + 1), or several.
+const MANY: u16 = u16::MAX;
+
+/// Who touched each byte of a CTA's shared memory in the current barrier interval: per
+/// byte, the thread that wrote it non-atomically, the thread(s) that read it, and the
+/// thread(s) that accessed it atomically (0: none, `linear + 1`, or [`MANY`]). Allocated at
+/// the first shared access; only touched cells are cleared when a barrier opens.
+#[derive(Default)]
+struct RaceShadow {
+    cells: Vec<[u16; 3]>,
+    touched: Vec<u32>,
+    /// The shared variables the kernel uses ([`shared_ranges`]).
+    vars: Vec<std::ops::Range<u64>>,
+}
+
+impl RaceShadow {
+    fn clear(&mut self) {
+        for &i in &self.touched {
+            self.cells[i as usize] = [0; 3];
+        }
+        self.touched.clear();
+    }
+
+    /// Record `thread`'s access to shared bytes `range` (already bounds-checked against a
+    /// shared memory of `len` bytes); a conflict with another thread's access in the same
+    /// interval (at least one writing, not both atomic) is an `Undefined` error.
+    fn note(
+        &mut self,
+        inst: Inst,
+        len: usize,
+        range: std::ops::Range<usize>,
+        thread: u32,
+        kind: Access,
+    ) -> Result<(), EvalError> {
+        let (start, end) = (range.start as u64, range.end as u64);
+        if !self.vars.iter().any(|v| v.start <= start && end <= v.end) {
+            return Err(EvalError::Undefined {
+                inst,
+                why: format!(
+                    "thread {thread}'s {}-byte shared access at 0x{start:x} lies outside \
+                     every .shared variable the kernel uses",
+                    end - start
+                ),
+            });
+        }
+        if self.cells.len() != len {
+            self.cells = vec![[0; 3]; len];
+            self.touched.clear();
+        }
+        // Threads per CTA are at most 1024, so `thread + 1` fits below MANY.
+        let me = thread as u16 + 1;
+        let other = |x: u16| x != 0 && x != me;
+        for i in range {
+            let c = &mut self.cells[i];
+            if *c == [0; 3] {
+                self.touched.push(i as u32);
+            }
+            let [w, r, a] = *c;
+            let (conflict, with) = match kind {
+                Access::Read => (other(w) || other(a), if other(w) { w } else { a }),
+                Access::Write => (
+                    other(w) || other(r) || other(a),
+                    [w, r, a].into_iter().find(|&x| other(x)).unwrap_or(0),
+                ),
+                Access::Atomic => (other(w) || other(r), if other(w) { w } else { r }),
+            };
+            if conflict {
+                let who = if with == MANY {
+                    "other threads".to_string()
+                } else {
+                    format!("thread {}", with - 1)
+                };
+                let what = match kind {
+                    Access::Read => "reads",
+                    Access::Write => "writes",
+                    Access::Atomic => "atomically updates",
+                };
+                return Err(EvalError::Undefined {
+                    inst,
+                    why: format!(
+                        "data race on shared memory: thread {thread} {what} byte 0x{i:x}, which \
+                         {who} accessed (at least one writing, not both atomically) with no \
+                         barrier between"
+                    ),
+                });
+            }
+            let slot = match kind {
+                Access::Write => 0,
+                Access::Read => 1,
+                Access::Atomic => 2,
+            };
+            c[slot] = match c[slot] {
+                0 => me,
+                x if x == me => me,
+                _ => MANY,
+            };
+        }
+        Ok(())
+    }
+}
+
 /// Sign-extend the low `bits` of `x`.
 fn sx(x: u64, bits: u32) -> i64 {
     let shift = 64 - bits;
@@ -623,6 +852,16 @@ impl Thread {
                 let size = ty.bytes().unwrap_or(1);
                 let addr = u64::from(*offset);
                 out = Some(read(inst, Space::Param, tm.params, addr, size)?);
+            }
+            InstData::SpecialReg {
+                reg: reg @ (SpecialReg::Clock | SpecialReg::Clock64),
+            } => {
+                let what = if *reg == SpecialReg::Clock {
+                    "%clock"
+                } else {
+                    "%clock64"
+                };
+                return Err(EvalError::Unknowable { inst, what });
             }
             InstData::SpecialReg { reg } => out = Some(self.special(ctx, *reg)),
             InstData::SymbolAddr { var, .. } => {
@@ -693,6 +932,7 @@ impl Thread {
                 let ea = effective_address(*space, self.get(*addr), *offset);
                 let total = elem * u32::from(*width);
                 let (sp, base) = resolve(inst, *space, ea, total)?;
+                tm.note(inst, sp, base, total, self.linear, Access::Read)?;
                 for (i, &r) in node.results.iter().enumerate() {
                     let a = base.wrapping_add(u64::from(elem) * i as u64);
                     let x = tm.read(inst, sp, a, elem)?;
@@ -712,6 +952,7 @@ impl Thread {
                 let (sp, base) = resolve(inst, *space, ea, total)?;
                 // Check the whole access before writing any of it.
                 tm.check(inst, sp, base, total)?;
+                tm.note(inst, sp, base, total, self.linear, Access::Write)?;
                 for (i, &v) in values.iter().enumerate() {
                     let a = base.wrapping_add(u64::from(elem) * i as u64);
                     tm.write(inst, sp, a, elem, self.get(v))?;
@@ -759,7 +1000,7 @@ impl Thread {
             InstData::Return => return Ok(Status::Exited),
             InstData::Barrier | InstData::NamedBarrier { wait: true, .. } => {
                 self.pos += 1;
-                return Ok(Status::AtBarrier);
+                return Ok(Status::AtBarrier(inst));
             }
             // Arriving does not wait; threads run one at a time here, so every access is
             // already ordered and a fence has nothing to do.
@@ -782,6 +1023,7 @@ impl Thread {
                 let size = ty.bytes().unwrap_or(4);
                 let ea = effective_address(*space, self.get(*addr), *offset);
                 let (sp, a) = resolve(inst, *space, ea, size)?;
+                tm.note(inst, sp, a, size, self.linear, Access::Atomic)?;
                 let old = tm.read(inst, sp, a, size)?;
                 let b = args.first().map_or(0, |&v| self.get(v));
                 let c = args.get(1).map_or(0, |&v| self.get(v));
@@ -820,7 +1062,10 @@ impl Thread {
             SpecialReg::NWarpId => per_cta.div_ceil(32),
             SpecialReg::GridId => return l.gridid,
             SpecialReg::LaneMask(m) => m.mask(self.linear % 32),
-            SpecialReg::Clock | SpecialReg::Clock64 | SpecialReg::SmId => 0,
+            // Rejected in `step` before getting here.
+            SpecialReg::Clock | SpecialReg::Clock64 => 0,
+            // The SM a CTA runs on: 0 in this model (no test compares it).
+            SpecialReg::SmId => 0,
         })
     }
 }
@@ -1002,6 +1247,24 @@ impl ThreadMem<'_> {
             .iter()
             .rev()
             .fold(0u64, |acc, &b| (acc << 8) | u64::from(b)))
+    }
+
+    /// Record an access for race detection (shared memory only; see the module essay).
+    fn note(
+        &mut self,
+        inst: Inst,
+        space: Space,
+        addr: u64,
+        size: u32,
+        thread: u32,
+        kind: Access,
+    ) -> Result<(), EvalError> {
+        if space != Space::Shared {
+            return Ok(());
+        }
+        let len = self.shared.len();
+        let r = range_in(inst, space, len, addr, size)?;
+        self.races.note(inst, len, r, thread, kind)
     }
 
     fn check(&mut self, inst: Inst, space: Space, addr: u64, size: u32) -> Result<(), EvalError> {

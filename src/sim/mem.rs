@@ -84,7 +84,11 @@ impl Memory {
             return bad("a CTA needs more than 1 GB of memory".into());
         }
 
-        let mut b0 = vec![0u8; (PARAM_BASE + info.param_size) as usize];
+        // A `c[0x0][off]` operand reads a whole 32-bit word, and a bank is bound in whole
+        // words, so the word holding the last parameter bytes reads whole even when the
+        // parameters end inside it (an `.s8` last parameter: leafold MOVs its word and
+        // extracts the byte); the bytes past the parameters read as zero.
+        let mut b0 = vec![0u8; (PARAM_BASE + info.param_size).next_multiple_of(4) as usize];
         put32(&mut b0, 0x0, SHARED_WINDOW_BASE as u32);
         put32(&mut b0, 0x4, LOCAL_WINDOW_BASE as u32);
         for d in 0..3 {
@@ -95,7 +99,7 @@ impl Memory {
         b0[0x28..0x30].copy_from_slice(&launch.gridid.to_le_bytes());
         put32(&mut b0, 0xfc, launch.dynamic_shared);
         let p = info.param_size as usize;
-        b0[PARAM_BASE as usize..].copy_from_slice(&launch.params[..p]);
+        b0[PARAM_BASE as usize..PARAM_BASE as usize + p].copy_from_slice(&launch.params[..p]);
 
         let mut banks = vec![Vec::new(); 32];
         banks[0] = b0;

@@ -1,0 +1,325 @@
+//! Launches on which the PTX has no single meaning: the reference interpreter detects them
+//! (data races on shared memory, `bar.sync` in divergent code, shared accesses outside the
+//! kernel's variables, `%clock`), and `verify` says why instead of reporting a mismatch:
+//! where one thread per CTA makes the launch defined, it verifies that launch and says so,
+//! otherwise the kernel "cannot run". Each rule has a control kernel that differs only in
+//! the one thing the rule is about and verifies on the full launch.
+//!
+//! Also here: the corpus mismatches these rules and the model fixes removed, reduced to a few
+//! lines each (see `KNOWN_MISMATCHES` in tests/verify_corpus.rs).
+
+use leafold::driver::Options;
+use leafold::verify::{verify_file, Outcome, VerifyOptions};
+
+fn opts() -> VerifyOptions {
+    VerifyOptions {
+        seed: 3,
+        runs: 2,
+        grid: [2, 1, 1],
+        block: [64, 1, 1],
+        compile: Options {
+            file_name: "undefined.ptx".to_string(),
+            ..Options::default()
+        },
+        ..VerifyOptions::default()
+    }
+}
+
+/// The outcome of kernel `kernel` of `ptx`, as text: `OK` (the full launch matched),
+/// `ONE THREAD: <why the full launch is undefined>`, or the "cannot run" reason; panics on
+/// a mismatch, which none of these kernels may give.
+fn outcome_of(ptx: &str, kernel: &str) -> String {
+    let v = verify_file(ptx, Some(kernel), &opts()).expect("compiles");
+    match &v[0].outcome {
+        Outcome::Match {
+            one_thread: None, ..
+        } => "OK".to_string(),
+        Outcome::Match {
+            one_thread: Some(why),
+            ..
+        } => {
+            assert!(
+                v[0].to_string().contains("with one thread per CTA"),
+                "{}",
+                v[0]
+            );
+            format!("ONE THREAD: {why}")
+        }
+        Outcome::CannotRun(why) => why.clone(),
+        Outcome::Mismatch(_) => panic!("{}", v[0]),
+    }
+}
+
+/// [`outcome_of`] the only kernel of `ptx`.
+fn outcome(ptx: &str) -> String {
+    let v = verify_file(ptx, None, &opts()).expect("compiles");
+    assert_eq!(v.len(), 1);
+    outcome_of(ptx, &v[0].kernel)
+}
+
+const HEAD: &str = ".version 7.0\n.target sm_50\n.address_size 64\n";
+
+/// Every thread stores its tid to sh[tid], then (after a barrier when `sync`) reads
+/// sh[63 - tid] and stores it to out[ctaid * 64 + tid].
+fn reverse(sync: bool) -> String {
+    format!(
+        "{HEAD}.visible .entry rev(.param .u64 out)
+{{
+    .shared .align 4 .b8 sh[256];
+    .reg .b32 %r<8>;
+    .reg .b64 %rd<6>;
+    mov.u32 %r1, %tid.x;
+    shl.b32 %r2, %r1, 2;
+    mov.u32 %r3, sh;
+    add.u32 %r4, %r3, %r2;
+    st.shared.u32 [%r4], %r1;
+    {}
+    sub.u32 %r5, 252, %r2;
+    add.u32 %r5, %r3, %r5;
+    ld.shared.u32 %r6, [%r5];
+    mov.u32 %r7, %ctaid.x;
+    mad.lo.u32 %r7, %r7, 64, %r1;
+    ld.param.u64 %rd1, [out];
+    mul.wide.u32 %rd2, %r7, 4;
+    add.u64 %rd3, %rd1, %rd2;
+    st.global.u32 [%rd3], %r6;
+    ret;
+}}
+",
+        if sync { "bar.sync 0;" } else { "" }
+    )
+}
+
+#[test]
+fn a_shared_race_cannot_run_and_the_barrier_fixes_it() {
+    assert_eq!(outcome(&reverse(true)), "OK");
+    let why = outcome(&reverse(false));
+    assert!(
+        why.starts_with("ONE THREAD: the PTX is undefined on the random inputs of seed 3")
+            && why.contains(
+                "data race on shared memory: thread 32 writes byte 0x80, which thread 31 accessed"
+            ),
+        "{why}"
+    );
+}
+
+/// Every thread adds 1 to sh[0] atomically (`plain`: thread 0 first stores 0 there without
+/// a barrier), then after a barrier thread 0 copies sh[0] out.
+fn counter(plain: bool) -> String {
+    format!(
+        "{HEAD}.visible .entry count(.param .u64 out)
+{{
+    .shared .align 4 .b8 sh[4];
+    .reg .b32 %r<4>;
+    .reg .b64 %rd<4>;
+    .reg .pred %p<2>;
+    mov.u32 %r1, %tid.x;
+    setp.ne.u32 %p1, %r1, 0;
+    {}
+    atom.shared.add.u32 %r2, [sh], 1;
+    bar.sync 0;
+    @%p1 bra DONE;
+    ld.shared.u32 %r3, [sh];
+    ld.param.u64 %rd1, [out];
+    mov.u32 %r1, %ctaid.x;
+    mul.wide.u32 %rd2, %r1, 4;
+    add.u64 %rd3, %rd1, %rd2;
+    st.global.u32 [%rd3], %r3;
+DONE:
+    ret;
+}}
+",
+        if plain {
+            "@!%p1 st.shared.u32 [sh], 0;"
+        } else {
+            ""
+        }
+    )
+}
+
+#[test]
+fn atomics_do_not_race_with_each_other_but_do_with_plain_stores() {
+    assert_eq!(outcome(&counter(false)), "OK");
+    let why = outcome(&counter(true));
+    assert!(
+        why.starts_with("ONE THREAD: ")
+            && why.contains("thread 1 atomically updates byte 0x0, which thread 0 accessed"),
+        "{why}"
+    );
+}
+
+/// Lanes below 16 and the others wait at two different `bar.sync`s (`divergent`), or every
+/// thread at the same one after the branch joins.
+fn split_barrier(divergent: bool) -> String {
+    let (then_bar, else_bar, join_bar) = if divergent {
+        ("bar.sync 0;", "bar.sync 0;", "")
+    } else {
+        ("", "", "bar.sync 0;")
+    };
+    format!(
+        "{HEAD}.visible .entry split(.param .u64 out)
+{{
+    .reg .b32 %r<4>;
+    .reg .b64 %rd<4>;
+    .reg .pred %p<2>;
+    mov.u32 %r1, %tid.x;
+    mov.u32 %r2, %ctaid.x;
+    mad.lo.u32 %r2, %r2, 64, %r1;
+    ld.param.u64 %rd1, [out];
+    mul.wide.u32 %rd2, %r2, 4;
+    add.u64 %rd3, %rd1, %rd2;
+    setp.lt.u32 %p1, %r1, 16;
+    @%p1 bra LOW;
+    {else_bar}
+    st.global.u32 [%rd3], 2;
+    bra.uni JOIN;
+LOW:
+    {then_bar}
+    st.global.u32 [%rd3], 1;
+JOIN:
+    {join_bar}
+    ret;
+}}
+"
+    )
+}
+
+#[test]
+fn a_barrier_in_divergent_code_cannot_run() {
+    assert_eq!(outcome(&split_barrier(false)), "OK");
+    let why = outcome(&split_barrier(true));
+    assert!(
+        why.starts_with("ONE THREAD: ")
+            && why.contains("bar.sync in divergent code: thread 0 waits at")
+            && why.contains("thread 16 of the same warp at"),
+        "{why}"
+    );
+}
+
+/// Threads with tid >= 32 return; the rest pass a barrier. Exited threads count as arrived
+/// (the early-return idiom), so this is defined and verifies.
+#[test]
+fn threads_that_returned_do_not_make_a_barrier_divergent() {
+    let ptx = format!(
+        "{HEAD}.visible .entry early(.param .u64 out)
+{{
+    .reg .b32 %r<4>;
+    .reg .b64 %rd<4>;
+    .reg .pred %p<2>;
+    mov.u32 %r1, %tid.x;
+    setp.ge.u32 %p1, %r1, 32;
+    @%p1 ret;
+    bar.sync 0;
+    mov.u32 %r2, %ctaid.x;
+    mad.lo.u32 %r2, %r2, 64, %r1;
+    ld.param.u64 %rd1, [out];
+    mul.wide.u32 %rd2, %r2, 4;
+    add.u64 %rd3, %rd1, %rd2;
+    st.global.u32 [%rd3], %r1;
+    ret;
+}}
+"
+    );
+    assert_eq!(outcome(&ptx), "OK");
+}
+
+#[test]
+fn a_kernel_reading_the_clock_cannot_be_compared() {
+    for (reg, ty) in [("%clock", "u32"), ("%clock64", "u64")] {
+        let ptx = format!(
+            "{HEAD}.visible .entry clk(.param .u64 out)
+{{
+    .reg .b32 %r<2>;
+    .reg .b64 %rd<3>;
+    mov.{ty} %{}1, {reg};
+    ld.param.u64 %rd2, [out];
+    st.global.{ty} [%rd2], %{}1;
+    ret;
+}}
+",
+            if ty == "u32" { "r" } else { "rd" },
+            if ty == "u32" { "r" } else { "rd" },
+        );
+        let why = outcome(&ptx);
+        assert!(
+            why.contains(&format!("reads {reg}, whose value cannot be known")),
+            "{why}"
+        );
+    }
+}
+
+/// Kernel `a` uses `sa` (256 bytes), kernel `b` uses `sb`; in the module's layout `sb`
+/// follows `sa`. `a` reads sa[idx] with idx = tid (`past`: idx = tid + 64, inside `sb` for
+/// every thread, even alone in its CTA).
+fn neighbours(past: bool) -> String {
+    format!(
+        "{HEAD}.shared .align 4 .b8 sa[256];
+.shared .align 4 .b8 sb[256];
+.visible .entry a(.param .u64 out)
+{{
+    .reg .b32 %r<6>;
+    .reg .b64 %rd<4>;
+    mov.u32 %r1, %tid.x;
+    add.u32 %r2, %r1, {};
+    shl.b32 %r2, %r2, 2;
+    mov.u32 %r3, sa;
+    add.u32 %r3, %r3, %r2;
+    ld.shared.u32 %r4, [%r3];
+    mov.u32 %r5, %ctaid.x;
+    mad.lo.u32 %r5, %r5, 64, %r1;
+    ld.param.u64 %rd1, [out];
+    mul.wide.u32 %rd2, %r5, 4;
+    add.u64 %rd3, %rd1, %rd2;
+    st.global.u32 [%rd3], %r4;
+    ret;
+}}
+.visible .entry b(.param .u64 out)
+{{
+    .reg .b32 %r<2>;
+    mov.u32 %r1, %tid.x;
+    st.shared.u32 [sb], %r1;
+    ret;
+}}
+",
+        if past { 64 } else { 0 }
+    )
+}
+
+#[test]
+fn a_shared_access_outside_the_kernels_variables_cannot_run() {
+    assert_eq!(outcome_of(&neighbours(false), "a"), "OK");
+    let why = outcome_of(&neighbours(true), "a");
+    assert!(
+        why.starts_with("the PTX is undefined on the random inputs of seed 3")
+            && why.contains(
+                "thread 0's 4-byte shared access at 0x100 lies outside every .shared variable"
+            ),
+        "{why}"
+    );
+}
+
+/// Reduced from the Mandelbrot_sm13 corpus kernels: an `.s8` parameter last, so the
+/// parameters end inside a word. leafold MOVs that word from `c[0x0]` and extracts the byte
+/// (ptxas uses LDC.U8); the simulator used to fault on the word's bytes past the
+/// parameters, though a constant operand reads whole words.
+#[test]
+fn a_byte_parameter_at_the_end_of_the_parameters_verifies() {
+    let ptx = format!(
+        "{HEAD}.visible .entry last_byte(.param .u64 out, .param .u32 n, .param .s8 flag)
+{{
+    .reg .b32 %r<4>;
+    .reg .b64 %rd<4>;
+    ld.param.s8 %r1, [flag];
+    ld.param.u32 %r2, [n];
+    add.u32 %r3, %r1, %r2;
+    mov.u32 %r2, %tid.x;
+    ld.param.u64 %rd1, [out];
+    mul.wide.u32 %rd2, %r2, 4;
+    add.u64 %rd3, %rd1, %rd2;
+    st.global.u32 [%rd3], %r3;
+    ret;
+}}
+"
+    );
+    assert_eq!(outcome(&ptx), "OK");
+}
