@@ -247,7 +247,7 @@ pub fn verify_file(
             if let (Side::Leafold, Some((pc, _)), Some(r)) = (m.side, &m.writer, report) {
                 m.ptx_line = r
                     .ptx_line_at(*pc)
-                    .map(|n| (n, file.line_text(n as usize).to_string()));
+                    .map(|n| (n, file.line_text(n as usize).trim().to_string()));
             }
         }
         v.push(verdict);

@@ -883,6 +883,9 @@ impl Sim<'_> {
                 });
             }
             R2P_I => {
+                if flag(i, Field::Ccm) {
+                    return Err(unsupported(addr, i, "R2P CC"));
+                }
                 let b = self.src_b(i, addr)?;
                 let (ra, shift) = (f(i, Field::Ra), 8 * f(i, Field::Bsel));
                 for l in lanes(exec) {

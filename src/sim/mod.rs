@@ -158,7 +158,8 @@
 //! * `PSET`: Rd = ((Pa BOP1 Pb) BOP2 Pc) ? (1.0 with .BF, else 0xffffffff) : 0.
 //!   `R2P PR, Ra.Bn, mask`: each predicate Pk (k < 7) whose mask bit k is set becomes bit k
 //!   of Ra's byte n (ptxas restores spilled predicates so). `P2R Rd, PR, Ra.Bn, mask`: Ra with
-//!   byte n's masked bits replaced by the predicates P0..P6 (`P2R … CC` is Unsupported).
+//!   byte n's masked bits replaced by the predicates P0..P6 (`P2R … CC` and `R2P CC, …`, which
+//!   move the condition code, are Unsupported).
 //! * `NOP`, `DEPBAR`, `MEMBAR`: nothing (a functional model has no pending operations).
 //! * Floating point (`float.rs`): `FADD`, `FMUL`, `FFMA` (and `FADD32I`/`FMUL32I`), `FSETP`,
 //!   `FSET`, `FMNMX`, `DADD`, `DMUL`, `DFMA`, `DSETP`, `DSET`, `DMNMX`, `I2F`, `F2I` and `F2F` at every size,

@@ -133,9 +133,10 @@ pub fn parse_lines(out: &str) -> Vec<(u64, String)> {
         };
         let text = rest[e + 2..].split("/*").next().unwrap_or("").trim();
         let text = text.trim_end_matches(';').trim();
-        // nvdisasm braces a dual-issue pair: `{ FIRST ;` ... `SECOND }`.
-        let text = text.trim_start_matches('{').trim_start();
-        let text = text.trim_end_matches('}').trim_end();
+        // nvdisasm braces a dual-issue pair: `{ FIRST ;` ... `SECOND }` (with the spaces; the
+        // braces of `DEPBAR {4,2,1,0}` are the instruction's own).
+        let text = text.strip_prefix("{ ").unwrap_or(text).trim_start();
+        let text = text.strip_suffix(" }").unwrap_or(text).trim_end();
         v.push((addr, text.to_string()));
     }
     v
