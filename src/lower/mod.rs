@@ -53,6 +53,7 @@
 //! their spaces (`.const` in bank 3), which the cubin writer must lay out the same way.
 
 pub mod amode;
+pub mod carry;
 pub mod inst;
 pub mod lea;
 pub mod plain;

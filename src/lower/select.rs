@@ -39,9 +39,10 @@
 //! [`super::Reloc`] the driver turns into `R_CUDA_ABS32_LO_20`/`HI_20`) and `cvta` of the
 //! const space. Floating-point operations are selected in the child module `float`
 //! (`lower/float.rs`). The IR
-//! has no add-with-carry, so there are no extended-precision chains to lower; they would be
-//! one more [`Sm50Inst`] shape: `LEA.CC` followed by `LEA.HI.X.CC` links (the seed's U128
-//! example), each link reading the previous word pair.
+//! has no add-with-carry (carries are predicates, see `ir::build`); with `--fold=full` the
+//! add/compare/select shape of an `add.cc`/`addc` chain over (shifted) words is recognised by
+//! [`super::carry`] and emitted as one [`Sm50Inst`]: `LEA.CC` followed by `LEA.HI.X[.CC]`
+//! links (the seed's U128 example), each link reading the previous word.
 //!
 //! # Spaces
 //!
@@ -65,8 +66,11 @@ mod float;
 use smallvec::SmallVec;
 
 use super::amode::{match_address, AddrMode, Base, Ext, Facts, Index};
+use super::carry::{find_chains, CarryChain};
 use super::inst::{Role, Sm50Inst};
-use super::lea::{fits_imm20, narrow_chain, wide_chain, ChainBase, ChainIndex, Loc};
+use super::lea::{
+    carry_chain, fits_imm20, narrow_chain, plg_step, wide_chain, ChainBase, ChainIndex, Loc,
+};
 use super::plain;
 use super::stats::{Fold, FoldStats};
 use super::{LowerError, LowerOptions};
@@ -96,7 +100,8 @@ enum Class {
     Cbuf(u32),
 }
 
-/// Key of a chain shared by several accesses of one block.
+/// Key of a chain shared by several accesses (of one block, or of blocks its block
+/// dominates).
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 struct ChainKey {
     mode: AddrMode,
@@ -115,7 +120,22 @@ pub(super) struct Lowerer<'a> {
     /// `Some` while planning: the values asked for in registers.
     planning: Option<Vec<Value>>,
     non_address_use: HashSet<Value>,
-    chains: HashMap<ChainKey, (VReg, Option<VReg>)>,
+    /// Chains built so far, with the IR block each was built in: an access reuses one built in
+    /// a block that dominates its own (see [`Lowerer::chain`]).
+    chains: HashMap<ChainKey, Vec<(Block, VReg, Option<VReg>)>>,
+    /// Sign words (`SHR s, i, 0x1f`) of sign-extended chain indices, with their blocks.
+    signs: HashMap<Value, Vec<(Block, Loc)>>,
+    /// `base + disp` steps with Plg ([`Lowerer::plg_step`]), by base register and
+    /// displacement, with their blocks (shared within a block only).
+    plg_steps: HashMap<(VReg, i64), (Block, VReg, VReg)>,
+    doms: ir::Dominators,
+    /// Extended-precision carry chains (`--fold=full`), and for each result the chain's
+    /// index; a chain is emitted once, where its first demanded result is lowered.
+    carry_chains: Vec<CarryChain>,
+    carry_of: HashMap<Value, usize>,
+    carry_done: HashMap<usize, Vec<VReg>>,
+    /// The IR block being lowered.
+    cur_ir: Option<Block>,
     /// Byte offsets of `.shared` and `.const` variables in their spaces.
     var_offsets: Vec<u32>,
     /// `brif`s whose condition is warp-uniform (no `SSY` needed).
@@ -285,6 +305,13 @@ impl<'a> Lowerer<'a> {
             planning: None,
             non_address_use,
             chains: HashMap::new(),
+            signs: HashMap::new(),
+            plg_steps: HashMap::new(),
+            doms: ir::Dominators::of(f),
+            carry_chains: Vec::new(),
+            carry_of: HashMap::new(),
+            carry_done: HashMap::new(),
+            cur_ir: None,
             var_offsets,
             uniform: super::reconverge::uniform_branches(f),
             stats: FoldStats::default(),
@@ -301,6 +328,14 @@ impl<'a> Lowerer<'a> {
     // ------------------------------------------------------------------ driver
 
     pub(super) fn run(mut self) -> Result<(VCode<Sm50Inst>, FoldStats), LowerError> {
+        if self.opts.fold == Fold::Full {
+            self.carry_chains = find_chains(self.f);
+            for (k, c) in self.carry_chains.iter().enumerate() {
+                for l in &c.links {
+                    self.carry_of.insert(l.result, k);
+                }
+            }
+        }
         let needed = self.demand()?;
         // VCode's entry block may not be a branch target; when the IR's is one (a loop at
         // the very top of a kernel), an empty block that falls into it goes first.
@@ -324,7 +359,7 @@ impl<'a> Lowerer<'a> {
         }
         for &b in &self.f.layout {
             self.cur = self.blocks[&b];
-            self.chains.clear();
+            self.cur_ir = Some(b);
             for &p in &self.f.blocks[b].params {
                 let kind = kind_of(self.f.value_type(p));
                 let v = self.vb.add_block_param(self.cur, kind);
@@ -916,6 +951,9 @@ impl<'a> Lowerer<'a> {
         let wide = kind == RegKind::B64;
         match op {
             BinaryOp::Add | BinaryOp::Sub => {
+                if let Some(&k) = self.carry_of.get(&v) {
+                    return self.lower_carry_chain(k);
+                }
                 if self.add_as_chain(v)? {
                     return Ok(());
                 }
@@ -1087,6 +1125,44 @@ impl<'a> Lowerer<'a> {
             },
         );
         Ok(true)
+    }
+
+    /// A word of an extended-precision carry chain ([`super::carry`]): the whole chain is one
+    /// `LEA` + `LEA.HI.X` links instruction, emitted with its first demanded result.
+    fn lower_carry_chain(&mut self, k: usize) -> Result<(), LowerError> {
+        let chain = self.carry_chains[k].clone();
+        if self.planning.is_none() && self.carry_done.contains_key(&k) {
+            return Ok(());
+        }
+        let mut links = Vec::new();
+        for l in &chain.links {
+            links.push((self.reg(l.base)?, self.reg(l.word)?));
+        }
+        let planning = self.planning.is_some();
+        let vb = &mut self.vb;
+        let mut fresh = |kind: RegKind| {
+            if planning {
+                VReg { index: 0, kind }
+            } else {
+                vb.new_vreg(kind)
+            }
+        };
+        let (inst, results) = carry_chain(&mut fresh, &links, chain.shift);
+        self.push(inst);
+        if !planning {
+            for (l, r) in chain.links.iter().zip(&results) {
+                self.set_loc(
+                    l.result,
+                    Loc {
+                        vreg: *r,
+                        offset: 0,
+                    },
+                );
+            }
+            self.carry_done.insert(k, results);
+            self.stats.chains_formed += 1;
+        }
+        Ok(())
     }
 
     /// add/sub: `IADD` / `IADD32I` (32-bit), `IADD.CC` + `IADD.X` (64-bit). A subtraction
@@ -1837,7 +1913,17 @@ impl<'a> Lowerer<'a> {
             // R1 is the base, of the chain or of the instruction.
             a.sp = true;
         }
-        if has_chain {
+        if has_chain && chain_disp != 0 && self.opts.fold == Fold::Full {
+            // Plg must cover the displacement: a shared chain for the rest of the address,
+            // then `base + disp` with Plg per displacement (see `lea::plg_step`).
+            let (base, _) = self.chain(mode, 0, false, a.sp)?;
+            let (reg, p) = self.plg_step(base, chain_disp, wide)?;
+            a.addr = Some(Loc {
+                vreg: reg,
+                offset: 0,
+            });
+            a.pred = Some(p);
+        } else if has_chain {
             let (reg, p) = self.chain(mode, chain_disp, plg, a.sp)?;
             a.addr = Some(Loc {
                 vreg: reg,
@@ -1899,11 +1985,24 @@ impl<'a> Lowerer<'a> {
             plg,
             sp: sp_base,
         };
-        // `--fold=lea` builds every access its own chain.
+        // `--fold=lea` builds every access its own chain. Otherwise a chain built earlier in
+        // this block or in a block that dominates it is reused: its registers hold the same
+        // address on every path here (the IR is SSA, so the leaves cannot have changed). The
+        // trade-off is a longer live range (a loop-invariant chain lives through the loop)
+        // against two or more instructions per access. A chain with `Plg` is shared within
+        // its block only: predicate registers are few (7) and a live one across blocks is
+        // more likely to cost a spill than the pair it saves.
+        let here = self.cur_ir;
         if self.planning.is_none() && self.opts.fold != Fold::Lea {
-            if let Some(r) = self.chains.get(&key) {
+            let doms = &self.doms;
+            let found = self.chains.get(&key).and_then(|v| {
+                v.iter().rev().find(|(b, _, p)| {
+                    here.is_some_and(|h| *b == h || (p.is_none() && doms.dominates(*b, h)))
+                })
+            });
+            if let Some(&(_, r, p)) = found {
                 self.stats.chains_shared += 1;
-                return Ok(*r);
+                return Ok((r, p));
             }
         }
         let base = match mode.base {
@@ -1918,12 +2017,22 @@ impl<'a> Lowerer<'a> {
                 ext,
                 shift,
                 neg,
-            }) => Some(ChainIndex {
-                loc: self.reg(value)?,
-                ext,
-                shift,
-                neg,
-            }),
+            }) => {
+                let loc = self.reg(value)?;
+                let share = mode.wide && ext == Ext::Sext && self.opts.fold == Fold::Full;
+                let sign = if share {
+                    Some(self.sign_word(value, loc))
+                } else {
+                    None
+                };
+                Some(ChainIndex {
+                    loc,
+                    ext,
+                    shift,
+                    neg,
+                    sign,
+                })
+            }
             None => None,
         };
         let planning = self.planning.is_some();
@@ -1952,10 +2061,85 @@ impl<'a> Lowerer<'a> {
         let inst = c.inst;
         self.push(inst);
         if !planning {
-            self.chains.insert(key, out);
+            if let Some(h) = here {
+                self.chains.entry(key).or_default().push((h, out.0, out.1));
+            }
             self.stats.chains_formed += 1;
         }
         Ok(out)
+    }
+
+    /// `base + disp` with its Plg (shared with earlier accesses of this block).
+    fn plg_step(&mut self, base: VReg, disp: i64, wide: bool) -> Result<(VReg, VReg), LowerError> {
+        let key = (base, disp);
+        let here = self.cur_ir;
+        if self.planning.is_none() {
+            if let Some(&(b, r, p)) = self.plg_steps.get(&key) {
+                if Some(b) == here {
+                    self.stats.chains_shared += 1;
+                    return Ok((r, p));
+                }
+            }
+        }
+        let planning = self.planning.is_some();
+        let vb = &mut self.vb;
+        let mut fresh = |k: RegKind| {
+            if planning {
+                VReg { index: 0, kind: k }
+            } else {
+                vb.new_vreg(k)
+            }
+        };
+        let c = plg_step(
+            &mut fresh,
+            Loc {
+                vreg: base,
+                offset: 0,
+            },
+            disp,
+            wide,
+        );
+        let out = (c.addr, c.plg.unwrap_or(c.addr));
+        self.push(c.inst);
+        if !planning {
+            if let Some(h) = here {
+                self.plg_steps.insert(key, (h, out.0, out.1));
+            }
+        }
+        Ok(out)
+    }
+
+    /// The sign word of the i32 `v` (in `loc`): `SHR s, v, 0x1f`, built once and reused in
+    /// this block and the blocks it dominates, like chains.
+    fn sign_word(&mut self, v: Value, loc: Loc) -> Loc {
+        let here = self.cur_ir;
+        if self.planning.is_none() {
+            let doms = &self.doms;
+            let found = self.signs.get(&v).and_then(|list| {
+                list.iter()
+                    .rev()
+                    .find(|(b, _)| here.is_some_and(|h| doms.dominates(*b, h)))
+            });
+            if let Some(&(_, l)) = found {
+                return l;
+            }
+        }
+        let d = self.new_vreg(RegKind::B32);
+        let mut i = Sm50Inst::new(Role::Plain);
+        let dop = i.def(d, false);
+        let a = i.use_(loc.vreg);
+        let shr = sm50::Inst::new(Form::SHR_I)
+            .with(Field::Sgn, 1)
+            .with(Field::ImmImm20s, 0x1f);
+        i.piece(shr, &[(Field::Rd, dop, 0), (Field::Ra, a, loc.offset)]);
+        self.push(i);
+        let out = Loc { vreg: d, offset: 0 };
+        if self.planning.is_none() {
+            if let Some(h) = here {
+                self.signs.entry(v).or_default().push((h, out));
+            }
+        }
+        out
     }
 
     /// `base + R1`: a `.local` offset in a register made into an address.
