@@ -1256,6 +1256,36 @@ impl<'a> Lowerer<'a> {
     /// ptxas's 32-bit multiply: `XMAD t, a, b, RZ ; XMAD.MRG u, a, b.H1, RZ ;
     /// XMAD.PSL.CBCC d, a.H1, u.H1, t`.
     fn lower_mul32(&mut self, v: Value, args: [Value; 2]) -> Result<(), LowerError> {
+        // By a 16-bit constant, ptxas's two-instruction shape (the constant fits XMAD's
+        // immediate): `XMAD t, a, k, RZ ; XMAD.PSL d, a.H1, k, t` = a.lo·k + (a.hi·k << 16).
+        let k16 = [(1, 0), (0, 1)]
+            .into_iter()
+            .find_map(|(c, x)| match self.class(args[c]) {
+                Class::Imm(k) if (0..1 << 16).contains(&k) => Some((k as u64, args[x])),
+                _ => None,
+            });
+        if let Some((k, x)) = k16 {
+            let a = self.reg(x)?;
+            let d = self.new_vreg(RegKind::B32);
+            let t = self.new_vreg(RegKind::B32);
+            let mut i = Sm50Inst::new(Role::Plain);
+            let dop = i.def(d, false);
+            let top = i.def(t, true);
+            let aop = i.use_(a.vreg);
+            let x = sm50::Inst::new(Form::XMAD_I).with(Field::ImmImm16, k);
+            i.piece(x, &[(Field::Rd, top, 0), (Field::Ra, aop, a.offset)]);
+            i.piece(
+                x.with(Field::Psl, 1).with(Field::Ah, 1),
+                &[
+                    (Field::Rd, dop, 0),
+                    (Field::Ra, aop, a.offset),
+                    (Field::Rc, top, 0),
+                ],
+            );
+            self.push(i);
+            self.set_loc(v, Loc { vreg: d, offset: 0 });
+            return Ok(());
+        }
         let a = self.reg(args[0])?;
         let b = self.reg(args[1])?;
         let d = self.new_vreg(RegKind::B32);
@@ -1540,6 +1570,9 @@ impl<'a> Lowerer<'a> {
         if kind == RegKind::Pred {
             return Err(self.unsupported("select of predicates"));
         }
+        if kind == RegKind::B32 && self.select_imm(v, cond, args)? {
+            return Ok(());
+        }
         let c = self.reg(cond)?;
         let a = self.reg(args[0])?;
         let b = if kind == RegKind::B64 {
@@ -1575,6 +1608,48 @@ impl<'a> Lowerer<'a> {
         self.push(i);
         self.set_loc(v, Loc { vreg: d, offset: 0 });
         Ok(())
+    }
+
+    /// A 32-bit select with a constant first operand, without materializing it (ptxas's
+    /// shapes): `c ? 0 : b` is `SEL d, RZ, b, c`; `c ? k : b` (k an imm20, b not a constant
+    /// or 0) is `SEL d, b|RZ, k, !c`. Returns false when neither applies.
+    fn select_imm(&mut self, v: Value, cond: Value, args: [Value; 2]) -> Result<bool, LowerError> {
+        let Class::Imm(ka) = self.class(args[0]) else {
+            return Ok(false);
+        };
+        let (ra, b, negate) = if ka == 0 {
+            (None, self.src20(args[1])?, false)
+        } else if !fits_imm20(ka) {
+            return Ok(false);
+        } else {
+            match self.class(args[1]) {
+                Class::Imm(0) => (None, Src::Imm(ka), true),
+                Class::Imm(_) => return Ok(false),
+                _ => (Some(self.reg(args[1])?), Src::Imm(ka), true),
+            }
+        };
+        let c = self.reg(cond)?;
+        let d = self.new_vreg(RegKind::B32);
+        let mut i = Sm50Inst::new(Role::Plain);
+        let dop = i.def(d, false);
+        let cop = i.use_(c.vreg);
+        let mut refs = vec![(Field::Rd, dop, 0), (Field::Ps, cop, 0)];
+        if let Some(a) = ra {
+            let aop = i.use_(a.vreg);
+            refs.push((Field::Ra, aop, a.offset));
+        }
+        let inst = Self::with_b(
+            &mut i,
+            (Form::SEL_R, Form::SEL_C, Form::SEL_I),
+            b,
+            0,
+            &mut refs,
+        )
+        .with(Field::Psn, negate as u64);
+        i.piece(inst, &refs);
+        self.push(i);
+        self.set_loc(v, Loc { vreg: d, offset: 0 });
+        Ok(true)
     }
 
     /// `ISETP.<cc>[.U32].AND p, PT, a, b, PT`; 64-bit compares combine three ISETPs through the
@@ -1776,12 +1851,21 @@ impl<'a> Lowerer<'a> {
         if matches!(space, Space::Param | Space::Const) {
             return Err(self.unsupported(format!("store to the .{} space", space.name())));
         }
-        let data = self.store_data(values, total)?;
+        // A zero of at most 32 bits is stored from RZ (an unset register field), no MOV32I.
+        let zero =
+            values.len() == 1 && total <= 4 && matches!(self.class(values[0]), Class::Imm(0));
+        let data = if zero {
+            None
+        } else {
+            Some(self.store_data(values, total)?)
+        };
         let access = self.address(space, addr, offset)?;
         let mut i = Sm50Inst::new(Role::Plain);
         let (inst, mut refs) = self.mem_inst(&mut i, space, &access, true, total)?;
-        let sop = i.use_(data.vreg);
-        refs.push((Field::Rd, sop, data.offset));
+        if let Some(data) = data {
+            let sop = i.use_(data.vreg);
+            refs.push((Field::Rd, sop, data.offset));
+        }
         i.piece(inst, &refs);
         self.push(i);
         Ok(())
