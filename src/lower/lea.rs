@@ -244,16 +244,32 @@ pub fn fits_imm20(v: i64) -> bool {
 
 /// An extended-precision carry chain (seed 001's U128 example, see [`super::carry`]):
 /// `LEA d0.CC, w0, a0, s` then `LEA.HI.X d_k[.CC], w_{k-1}, a_k, w_k, s` per further word, the
-/// last without `.CC`. `links` are `(a_k, w_k)`; returns the instruction and the result
-/// registers `d_k` (early defs: every piece reads leaves after the first has written).
+/// last without `.CC`. `links` are `(a_k, w_k)`; returns the instruction and where each
+/// result `d_k` lives: the words of one pair or quad for 2 or 4 links (so a `.v2`/`.v4`
+/// store of the results needs no gathering MOVs), separate registers otherwise. All are
+/// early defs: every piece reads leaves after the first has written.
 pub fn carry_chain(
     new_vreg: &mut dyn FnMut(RegKind) -> VReg,
     links: &[(Loc, Loc)],
     shift: u8,
-) -> (Sm50Inst, Vec<VReg>) {
+) -> (Sm50Inst, Vec<Loc>) {
     let mut i = Sm50Inst::new(Role::Plain);
-    let results: Vec<VReg> = links.iter().map(|_| new_vreg(RegKind::B32)).collect();
-    let defs: Vec<u8> = results.iter().map(|&r| i.def(r, true)).collect();
+    let n = links.len();
+    let (results, defs): (Vec<Loc>, Vec<(u8, u8)>) = match n {
+        2 | 4 => {
+            let v = new_vreg(if n == 2 { RegKind::B64 } else { RegKind::B128 });
+            let d = i.def(v, true);
+            (0..n as u8)
+                .map(|k| (Loc { vreg: v, offset: k }, (d, k)))
+                .unzip()
+        }
+        _ => (0..n)
+            .map(|_| {
+                let v = new_vreg(RegKind::B32);
+                (Loc { vreg: v, offset: 0 }, (i.def(v, true), 0))
+            })
+            .unzip(),
+    };
     // One operand per register group, however many of its words the chain reads.
     let mut ops: Vec<(VReg, u8)> = Vec::new();
     let mut op = |i: &mut Sm50Inst, l: Loc| -> (u8, u8) {
@@ -272,7 +288,6 @@ pub fn carry_chain(
         .map(|&(a, w)| (op(&mut i, a), op(&mut i, w)))
         .collect();
     let s = u64::from(shift);
-    let n = links.len();
     for k in 0..n {
         let ((a, ao), (w, wo)) = uses[k];
         let cc = u64::from(k + 1 < n);
@@ -283,7 +298,7 @@ pub fn carry_chain(
             i.piece(
                 lea,
                 &[
-                    (Field::Rd, defs[0], 0),
+                    (Field::Rd, defs[0].0, defs[0].1),
                     (Field::Ra, w, wo),
                     (Field::Rb, a, ao),
                 ],
@@ -297,7 +312,7 @@ pub fn carry_chain(
             i.piece(
                 lea,
                 &[
-                    (Field::Rd, defs[k], 0),
+                    (Field::Rd, defs[k].0, defs[k].1),
                     (Field::Ra, pw, pwo),
                     (Field::Rb, a, ao),
                     (Field::Rc, w, wo),

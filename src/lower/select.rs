@@ -133,7 +133,7 @@ pub(super) struct Lowerer<'a> {
     /// index; a chain is emitted once, where its first demanded result is lowered.
     carry_chains: Vec<CarryChain>,
     carry_of: HashMap<Value, usize>,
-    carry_done: HashMap<usize, Vec<VReg>>,
+    carry_done: HashMap<usize, Vec<Loc>>,
     /// The IR block being lowered.
     cur_ir: Option<Block>,
     /// Byte offsets of `.shared` and `.const` variables in their spaces.
@@ -1151,13 +1151,7 @@ impl<'a> Lowerer<'a> {
         self.push(inst);
         if !planning {
             for (l, r) in chain.links.iter().zip(&results) {
-                self.set_loc(
-                    l.result,
-                    Loc {
-                        vreg: *r,
-                        offset: 0,
-                    },
-                );
+                self.set_loc(l.result, *r);
             }
             self.carry_done.insert(k, results);
             self.stats.chains_formed += 1;
