@@ -18,8 +18,8 @@
 //! ```
 //!
 //! Trade-offs: the sign word is one `SHR` (no `BFE` as in the seed). With `--fold=full` the
-//! selector computes it once per index (`ChainIndex::sign`) and every chain over that index
-//! reads it, one instruction saved per further chain for a register that lives longer;
+//! selector computes it once per index (`ChainIndex::sign`) when several chains use that
+//! index, and every one of them reads it, one instruction saved per further chain for a register that lives longer;
 //! otherwise it lives inside the chain, in the high word of the result. A displacement in
 //! the chain costs two more LEAs (64-bit) or one (32-bit) and is asked for only where the
 //! predicate must cover the final address (generic accesses without `assume_inbounds`); a
@@ -324,22 +324,25 @@ pub fn carry_chain(
 }
 
 /// `base + disp` and its `Plg`, for a generic access whose base chain is shared with other
-/// accesses (`--fold=full`): `LEA d.lo.CC, base.lo, disp; LEA.HI.X P, d.hi, RZ, base.hi,
-/// RZ|ones` (64-bit; a negative `disp` needs the all-ones high word, `MOV32I`) or
-/// `LEA P, d, base, disp` (32-bit). Two instructions per access (one for 32 bits) on top of
-/// one shared chain, against a whole chain per displacement.
+/// accesses (`--fold=full`): `LEA d.lo.CC, base.lo, disp; LEA.HI.X P, d.hi, RZ, base.hi, RZ`
+/// (64-bit) or `LEA P, d, base, disp` (32-bit). Two instructions per access (one for 32 bits)
+/// on top of one shared chain, against a whole chain per displacement. Only for `disp > 0`:
+/// a negative one needs an all-ones high word in a register of its own, and that extra
+/// register is kept inside the in-place chain of [`wide_chain`] instead. The result is a late
+/// def: each piece reads the base word it overwrites before writing it, so `d` may take the
+/// base's registers (what keeps this within a tight `--maxrregcount`).
 pub fn plg_step(
     new_vreg: &mut dyn FnMut(RegKind) -> VReg,
     base: Loc,
     disp: i64,
     wide: bool,
 ) -> Chain {
-    debug_assert!(fits_imm20(disp));
+    debug_assert!(disp > 0 && fits_imm20(disp));
     let addr = new_vreg(if wide { RegKind::B64 } else { RegKind::B32 });
     let plg = new_vreg(RegKind::Pred);
     let mut i = Sm50Inst::new(Role::Plain);
-    let d = i.def(addr, wide);
-    let p = i.def(plg, wide);
+    let d = i.def(addr, false);
+    let p = i.def(plg, false);
     let b = i.use_(base.vreg);
     let lo = sm50::Inst::new(Form::LEA_I)
         .with(Field::Cc, wide as u64)
@@ -353,28 +356,17 @@ pub fn plg_step(
                 (Field::Plg, p, 0),
             ],
         );
-        return Chain {
-            inst: i,
-            addr,
-            plg: Some(plg),
-        };
-    }
-    let mut hi_refs = vec![
-        (Field::Rd, d, 1),
-        (Field::Rb, b, base.offset + 1),
-        (Field::Plg, p, 0),
-    ];
-    if disp < 0 {
-        let ones = new_vreg(RegKind::B32);
-        let t = i.def(ones, true);
+    } else {
+        i.piece(lo, &[(Field::Rd, d, 0), (Field::Ra, b, base.offset)]);
         i.piece(
-            sm50::Inst::new(Form::MOV32I).with(Field::Imm, 0xffff_ffff),
-            &[(Field::Rd, t, 0)],
+            sm50::Inst::new(Form::LEA_HI_R).with(Field::X, 1),
+            &[
+                (Field::Rd, d, 1),
+                (Field::Rb, b, base.offset + 1),
+                (Field::Plg, p, 0),
+            ],
         );
-        hi_refs.push((Field::Rc, t, 0));
     }
-    i.piece(lo, &[(Field::Rd, d, 0), (Field::Ra, b, base.offset)]);
-    i.piece(sm50::Inst::new(Form::LEA_HI_R).with(Field::X, 1), &hi_refs);
     Chain {
         inst: i,
         addr,

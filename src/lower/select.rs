@@ -125,6 +125,8 @@ pub(super) struct Lowerer<'a> {
     chains: HashMap<ChainKey, Vec<(Block, VReg, Option<VReg>)>>,
     /// Sign words (`SHR s, i, 0x1f`) of sign-extended chain indices, with their blocks.
     signs: HashMap<Value, Vec<(Block, Loc)>>,
+    /// How many chains (counted while planning) use each sign-extended index.
+    sext_chains: HashMap<Value, u32>,
     /// `base + disp` steps with Plg ([`Lowerer::plg_step`]), by base register and
     /// displacement, with their blocks (shared within a block only).
     plg_steps: HashMap<(VReg, i64), (Block, VReg, VReg)>,
@@ -306,6 +308,7 @@ impl<'a> Lowerer<'a> {
             non_address_use,
             chains: HashMap::new(),
             signs: HashMap::new(),
+            sext_chains: HashMap::new(),
             plg_steps: HashMap::new(),
             doms: ir::Dominators::of(f),
             carry_chains: Vec::new(),
@@ -1991,7 +1994,7 @@ impl<'a> Lowerer<'a> {
             // R1 is the base, of the chain or of the instruction.
             a.sp = true;
         }
-        if has_chain && chain_disp != 0 && self.opts.fold == Fold::Full {
+        if has_chain && chain_disp > 0 && self.opts.fold == Fold::Full {
             // Plg must cover the displacement: a shared chain for the rest of the address,
             // then `base + disp` with Plg per displacement (see `lea::plg_step`).
             let (base, _) = self.chain(mode, 0, false, a.sp)?;
@@ -2097,8 +2100,14 @@ impl<'a> Lowerer<'a> {
                 neg,
             }) => {
                 let loc = self.reg(value)?;
-                let share = mode.wide && ext == Ext::Sext && self.opts.fold == Fold::Full;
-                let sign = if share {
+                let sext = mode.wide && ext == Ext::Sext && self.opts.fold == Fold::Full;
+                if sext && self.planning.is_some() {
+                    *self.sext_chains.entry(value).or_default() += 1;
+                }
+                // A sign word of its own only pays when several chains read it; for one it
+                // would cost a register the in-chain form does not (tight --maxrregcount).
+                let share = sext && self.sext_chains.get(&value).copied().unwrap_or(0) > 1;
+                let sign = if share && self.planning.is_none() {
                     Some(self.sign_word(value, loc))
                 } else {
                     None
