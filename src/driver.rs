@@ -12,17 +12,29 @@
 //!
 //! Module `.global` variables become one data section laid out like `ir::eval`'s (see
 //! `global_memory`), and every `MOV32I` that selection marked with a [`lower::Reloc`] becomes an
-//! `R_CUDA_ABS32_LO_20`/`HI_20` relocation at its final byte offset, as ptxas writes them.
+//! `R_CUDA_ABS32_LO_20`/`HI_20` relocation (a 64-bit module) or an `R_CUDA_ABS32_20` one (a
+//! 32-bit module) at its final byte offset, as ptxas writes them.
+//!
+//! With [`Options::entries`] (`-e`), only the named kernels are compiled, and only they (and
+//! the module's declarations) need to build: a construct leafold does not support in another
+//! kernel is no error.
+//!
+//! Source lines: `ir::build` records each IR instruction's PTX line, selection stamps it on
+//! the machine instructions, and [`lower::emit_all`] returns one per emitted instruction; the
+//! layout keeps body order (prologue first, frame adjustment next), so
+//! [`KernelReport::src_lines`] is that list shifted by the instructions placed before the
+//! body. `--explain` ([`Options::explain`]) prints the listing with those lines and each LEA
+//! chain's address expression; [`Output::pass_times`] times each stage.
 //!
 //! Invariants: nothing here panics on user input; the cubin is produced only when every
-//! kernel compiled.
+//! requested kernel compiled.
 
 use std::fmt::Write as _;
 
 use crate::cubin::{self, CubinSpec, DataSpec, KernelSpec, ParamSpec};
 use crate::error::{Diagnostic, Diagnostics, SourceFile, Span};
 use crate::ir;
-use crate::lower::{self, Fold, FoldStats, LowerOptions};
+use crate::lower::{self, Fold, FoldStats, LowerOptions, RelocWord};
 use crate::machinst::{self, AllocOptions};
 use crate::ptx::{self, ast};
 use crate::sm50::sched::bundle::{layout, Body, Laid};
@@ -103,6 +115,12 @@ pub struct Options {
     /// Leave out `SSY`/`SYNC` (see `lower::reconverge`): divergent paths then never meet
     /// again. Only for showing what reconvergence is for (tests); never correct with barriers.
     pub no_reconvergence: bool,
+    /// Fill [`Output::sass`] (on by default; the command line turns it off when it prints no
+    /// listing: formatting every instruction costs time and memory on big inputs).
+    pub sass_listing: bool,
+    /// Fill [`Output::explain`]: the SASS listing annotated with PTX lines and the address
+    /// expression of each `LEA` chain (`--explain`).
+    pub explain: bool,
     /// A deliberate miscompilation, for tests that the verifier catches one.
     #[doc(hidden)]
     pub debug_inject: Option<InjectBug>,
@@ -130,6 +148,8 @@ impl Default for Options {
             debug_inject: None,
             entries: Vec::new(),
             fold: Fold::Full,
+            explain: false,
+            sass_listing: true,
         }
     }
 }
@@ -152,13 +172,31 @@ pub struct KernelReport {
     pub smem: u64,
     /// What address folding did (`--stats`).
     pub fold: FoldStats,
+    /// The PTX line each laid-out instruction came from, in `.text` order (index `n` is the
+    /// instruction at byte `32·(n/3) + 8 + 8·(n%3)`; control words are not counted). `None`
+    /// for what no PTX instruction asked for: the prologue, the frame adjustment, the
+    /// allocator's moves/spills/reloads, the final `EXIT`/`BRA` self and the padding.
+    pub src_lines: Vec<Option<u32>>,
+}
+
+impl KernelReport {
+    /// The PTX line of the instruction at `.text` byte offset `addr` (see [`Self::src_lines`]).
+    pub fn ptx_line_at(&self, addr: u64) -> Option<u32> {
+        let slot = addr % 32;
+        if slot < 8 || addr % 8 != 0 {
+            return None;
+        }
+        let n = 3 * (addr / 32) + (slot - 8) / 8;
+        self.src_lines.get(n as usize).copied().flatten()
+    }
 }
 
 /// The result of [`compile`].
 #[derive(Clone, Debug)]
 pub struct Output {
     pub cubin: Vec<u8>,
-    /// The SASS listing of every kernel.
+    /// The SASS listing of every kernel (empty when [`Options::sass_listing`] is off and
+    /// [`Options::emit`] is not [`Emit::Sass`]).
     pub sass: String,
     /// The dump [`Options::emit`] asked for (the SASS listing for `Emit::Sass`).
     pub text: String,
@@ -167,13 +205,77 @@ pub struct Output {
     pub kernels: Vec<KernelReport>,
     /// `ptxas -v` style lines (empty unless [`Options::verbose`]).
     pub info_log: String,
+    /// The annotated listing (empty unless [`Options::explain`]).
+    pub explain: String,
+    /// Seconds spent in each stage, summed over the kernels, in pipeline order
+    /// (`--time-passes`).
+    pub pass_times: PassTimes,
+}
+
+/// Seconds per compile stage (see [`Output::pass_times`]).
+#[derive(Clone, Debug, Default)]
+pub struct PassTimes(pub Vec<(&'static str, f64)>);
+
+impl PassTimes {
+    /// Add the time since `*t` to stage `name` and restart `*t`.
+    fn lap(&mut self, name: &'static str, t: &mut std::time::Instant) {
+        let now = std::time::Instant::now();
+        let secs = now.duration_since(*t).as_secs_f64();
+        *t = now;
+        match self.0.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, s)) => *s += secs,
+            None => self.0.push((name, secs)),
+        }
+    }
+}
+
+impl std::fmt::Display for PassTimes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let total: f64 = self.0.iter().map(|(_, s)| s).sum();
+        for (name, secs) in &self.0 {
+            writeln!(
+                f,
+                "{name:<10} {:>9.3} ms {:>5.1}%",
+                secs * 1e3,
+                100.0 * secs / total.max(1e-12)
+            )?;
+        }
+        writeln!(f, "{:<10} {:>9.3} ms", "total", total * 1e3)
+    }
 }
 
 /// Compile PTX text to an sm_5x cubin.
 pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
+    let mut times = PassTimes::default();
+    let mut t = std::time::Instant::now();
     let file = SourceFile::new(opts.file_name.clone(), ptx_text);
     let (ast, warnings) = ptx::parse_and_check(&file)?;
-    let module = ir::build(&ast, &file).map_err(Diagnostics)?;
+    times.lap("parse", &mut t);
+    let module = if opts.entries.is_empty() {
+        ir::build(&ast, &file).map_err(Diagnostics)?
+    } else {
+        // `-e`: only the named kernels (and the module's declarations) must build; what the
+        // other kernels use does not matter.
+        let p = ir::build::build_partial(&ast, &file);
+        let mut errors = p.errors[..p.declaration_errors].to_vec();
+        for (name, range) in p.failed.iter().zip(&p.failed_errors) {
+            if opts.entries.contains(name) {
+                if range.is_empty() {
+                    errors.push(Diagnostic::error(
+                        &file,
+                        kernel_span(&ast, name),
+                        format!("kernel `{name}` could not be built"),
+                    ));
+                }
+                errors.extend_from_slice(&p.errors[range.clone()]);
+            }
+        }
+        if !errors.is_empty() {
+            return Err(Diagnostics(errors));
+        }
+        p.module
+    };
+    times.lap("ir-build", &mut t);
     let err = |kernel: &str, msg: String| {
         Diagnostics(vec![Diagnostic::error(
             &file,
@@ -181,24 +283,13 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
             msg,
         )])
     };
-    if ast.address_size() != 64 {
-        if let Some(v) = module.vars.values().find(|v| v.space == ir::Space::Global) {
-            return Err(Diagnostics(vec![Diagnostic::error(
-                &file,
-                Span::new(0, 0),
-                format!(
-                    "module-scope .global variable `{}` in a 32-bit module: only 64-bit global addresses are relocated",
-                    v.name
-                ),
-            )]));
-        }
-    }
     let (global_data, global_init) = global_memory(&module);
     let gmem = global_data.as_ref().map_or(0, |g| g.size);
 
     let lower_opts = LowerOptions {
         assume_inbounds: opts.assume_inbounds,
         fold: opts.fold,
+        explain: opts.explain,
     };
     let max_regs = opts.max_regs.unwrap_or(255).min(255);
     let local_data = lower::local_size(&module).next_multiple_of(16);
@@ -217,6 +308,8 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
         diagnostics: warnings,
         kernels: Vec::new(),
         info_log: String::new(),
+        explain: String::new(),
+        pass_times: PassTimes::default(),
     };
     if let Some(missing) = opts
         .entries
@@ -238,17 +331,21 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
         if opts.emit == Emit::Ir {
             let _ = writeln!(out.text, "{f}");
         }
-        let (vcode, mut fold) = lower::lower_function_stats(&module, f, &lower_opts)
+        times.lap("other", &mut t);
+        // `ir::build` verified every function it returned.
+        let (vcode, mut fold) = lower::lower_verified_stats(&module, f, &lower_opts)
             .map_err(|e| err(name, format!("cannot compile kernel `{name}`: {e}")))?;
+        times.lap("lower", &mut t);
         if opts.emit == Emit::Vcode {
             let _ = writeln!(out.text, "kernel {name}:\n{vcode}");
         }
-        let alloc = machinst::allocate(&vcode, &alloc_opts).map_err(|e| {
+        let alloc = machinst::allocate_owned(vcode, &alloc_opts).map_err(|e| {
             err(
                 name,
                 format!("register allocation failed for kernel `{name}`: {e}"),
             )
         })?;
+        times.lap("regalloc", &mut t);
         if opts.emit == Emit::Alloc {
             let _ = writeln!(out.text, "kernel {name}:\n{alloc}");
         }
@@ -257,12 +354,49 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
         } else {
             (local_data + alloc.spill_bytes).next_multiple_of(8)
         };
-        let (code, relocs) = lower::emit_relocated_with(&alloc, !opts.no_reconvergence);
+        let lower::Emitted {
+            code,
+            relocs,
+            srclocs,
+            notes,
+        } = lower::emit_all(&alloc, !opts.no_reconvergence);
+        times.lap("emit", &mut t);
         let body = body_from_lowered(inject(code, opts.debug_inject), frame)
             .map_err(|e| err(name, format!("internal error in kernel `{name}`: {e}")))?;
         let laid = layout(&body, opts.sched)
             .map_err(|e| err(name, format!("internal error laying out `{name}`: {e}")))?;
-        let _ = writeln!(out.sass, "\t\tFunction : {name}\n{}", laid.listing());
+        times.lap("schedule", &mut t);
+        if opts.sass_listing || opts.emit == Emit::Sass {
+            let _ = writeln!(out.sass, "\t\tFunction : {name}\n{}", laid.listing());
+        }
+        // Code index k is body index k (+1 after the frame adjustment), and the layout puts
+        // its prologue first: index k + 1 (+1) before scheduling; `moved` says where list
+        // scheduling placed it.
+        let shift = 1 + usize::from(frame > 0);
+        let placed_at = |k: usize| laid.moved.get(k + shift).copied();
+        let mut src_lines = vec![None; laid.placed.len()];
+        for (k, loc) in srclocs.iter().enumerate() {
+            if let Some(l) = placed_at(k).and_then(|m| src_lines.get_mut(m)) {
+                *l = loc.ptx_line();
+            }
+        }
+        if opts.explain {
+            let mut placed_notes: Vec<(usize, Box<str>)> = notes
+                .iter()
+                .filter_map(|(k, t)| placed_at(*k).map(|m| (m, t.clone())))
+                .collect();
+            placed_notes.sort_by_key(|n| n.0);
+            explain_kernel(
+                &mut out.explain,
+                name,
+                &laid,
+                &src_lines,
+                &placed_notes,
+                0,
+                &file,
+            );
+        }
+        times.lap("listing", &mut t);
 
         let params: Vec<ParamSpec> = f
             .params
@@ -270,6 +404,8 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
             .map(|p| ParamSpec {
                 offset: p.offset.min(u32::from(u16::MAX)) as u16,
                 size: p.size,
+                // `.ptr` parameter attributes are not recorded in the IR yet.
+                pointee: 0,
             })
             .collect();
         let visible = ast
@@ -286,11 +422,8 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
         k.exit_offsets = laid.exit_offsets.clone();
         k.s2r_ctaid_offsets = laid.s2r_ctaid_offsets.clone();
         k.barriers = barrier_count(&laid);
-        // Code index k is body index k (+1 after the frame adjustment), and the layout puts
-        // its prologue first: placed index k + 1 (+1).
-        let shift = 1 + usize::from(frame > 0);
         for (at, r) in relocs {
-            let Some(p) = laid.placed.get(at + shift) else {
+            let Some(p) = laid.moved.get(at + shift).and_then(|&m| laid.placed.get(m)) else {
                 return Err(err(
                     name,
                     format!("internal error: relocation past the code of `{name}`"),
@@ -299,10 +432,10 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
             k.relocs.push(cubin::RelocSpec {
                 offset: p.addr,
                 symbol: module.vars[r.var].name.clone(),
-                rtype: if r.hi {
-                    R_CUDA_ABS32_HI_20
-                } else {
-                    R_CUDA_ABS32_LO_20
+                rtype: match r.word {
+                    RelocWord::Lo => R_CUDA_ABS32_LO_20,
+                    RelocWord::Hi => R_CUDA_ABS32_HI_20,
+                    RelocWord::Abs32 => R_CUDA_ABS32_20,
                 },
             });
         }
@@ -319,6 +452,7 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
                 fold.sass = lower::stats::count_sass(laid.placed.iter().map(|p| &p.inst));
                 fold
             },
+            src_lines,
         });
         specs.push(k);
     }
@@ -335,12 +469,65 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
         global: (!global_init).then_some(global_data).flatten(),
         strtab_order: None,
         handles: Vec::new(),
+        symbol_order: None,
+        abi_version: 7,
+        texmode_independent: ast.targets().contains(&"texmode_independent"),
     };
+    times.lap("other", &mut t);
     out.cubin = cubin::write(&spec);
+    times.lap("cubin", &mut t);
     if opts.verbose {
         out.info_log = info_log(&out.kernels, opts.arch, gmem);
     }
+    out.pass_times = times;
     Ok(out)
+}
+
+/// Append kernel `name`'s `--explain` listing to `out`: each run of instructions from one PTX
+/// line under a `// line N: <PTX text>` header (`// no PTX line` for the prologue, the
+/// allocator's code and the tail), each chain's address expression after its first
+/// instruction, the padding left out. `notes` index the emitted code, which sits at placed
+/// index + `shift`.
+fn explain_kernel(
+    out: &mut String,
+    name: &str,
+    laid: &Laid,
+    src_lines: &[Option<u32>],
+    notes: &[(usize, Box<str>)],
+    shift: usize,
+    file: &SourceFile,
+) {
+    let _ = writeln!(out, "\t\tFunction : {name}");
+    let live = live_instructions(laid);
+    let mut notes = notes.iter().peekable();
+    let mut prev: Option<Option<u32>> = None;
+    for (n, p) in laid.placed.iter().enumerate().take(live) {
+        let line = src_lines.get(n).copied().flatten();
+        if prev != Some(line) {
+            match line {
+                Some(l) => {
+                    let text = file.line_text(l as usize).trim();
+                    let _ = writeln!(out, "        // line {l}: {text}");
+                }
+                None => {
+                    let _ = writeln!(out, "        // no PTX line");
+                }
+            }
+            prev = Some(line);
+        }
+        let text = format!("{} ;", sm50::print(&p.inst, p.addr, p.ctrl.reuse));
+        while notes.peek().is_some_and(|(k, _)| k + shift < n) {
+            notes.next();
+        }
+        let note = match notes.peek() {
+            Some((k, t)) if k + shift == n => {
+                notes.next();
+                format!("  // chain: {t}")
+            }
+            _ => String::new(),
+        };
+        let _ = writeln!(out, "        /*{:04x}*/    {text}{note}", p.addr);
+    }
 }
 
 /// `ptxas -v` lines in ptxas 11.8's format (conventions.md §4.1).
@@ -446,7 +633,7 @@ fn module_memory(module: &ir::Module) -> (Option<(u64, u64)>, Option<DataSpec>) 
         symbols: Vec::new(),
     };
     let mut any_const = false;
-    for v in module.vars.values() {
+    for (_, v) in module.vars_in_layout_order() {
         let align = u64::from(v.align.max(1));
         match v.space {
             ir::Space::Shared => {
@@ -476,6 +663,8 @@ fn module_memory(module: &ir::Module) -> (Option<(u64, u64)>, Option<DataSpec>) 
 /// a `MOV32I`'s 32-bit immediate (what ptxas 11.8 emits for a `.global` variable's address).
 pub const R_CUDA_ABS32_LO_20: u32 = 0x2b;
 pub const R_CUDA_ABS32_HI_20: u32 = 0x2c;
+/// `R_CUDA_ABS32_20`: a 32-bit module's whole symbol address into a `MOV32I`'s immediate.
+pub const R_CUDA_ABS32_20: u32 = 0x2a;
 
 /// The module's `.global` variables as one data section, and whether it holds initial bytes.
 ///

@@ -79,6 +79,15 @@ impl SourceFile {
         SourceFile::new(name, String::from_utf8_lossy(bytes).into_owned())
     }
 
+    /// 1-based line of a byte offset (what [`SourceFile::line_col`] gives, without the column).
+    pub fn line_of(&self, offset: u32) -> usize {
+        let offset = offset.min(self.text.len() as u32);
+        match self.line_starts.binary_search(&offset) {
+            Ok(i) => i + 1,
+            Err(i) => i,
+        }
+    }
+
     /// 1-based line and column (in characters) of a byte offset.
     pub fn line_col(&self, offset: u32) -> (usize, usize) {
         let offset = offset.min(self.text.len() as u32);

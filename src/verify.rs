@@ -35,8 +35,10 @@
 //! succeeded (out of bounds, wrong `Plg`, branch out of the code, step limit) is a mismatch
 //! too; an instruction the simulator does not model makes the kernel "cannot run".
 //!
-//! The PTX line behind a SASS instruction is not reported: the IR keeps no source
-//! positions, so the driver cannot map it (the report says so).
+//! A mismatch in leafold's code names the PTX line of the instruction that wrote the byte
+//! (or faulted), from the driver's per-instruction source lines
+//! ([`crate::driver::KernelReport::src_lines`]); code that no PTX instruction asked for
+//! (moves, spills, the prologue) and ptxas's code have none.
 
 use std::fmt::{self, Write as _};
 
@@ -119,6 +121,9 @@ pub struct Mismatch {
     pub what: String,
     /// The SASS instruction (`.text` offset and text) that last wrote the byte, if known.
     pub writer: Option<(u64, String)>,
+    /// The PTX line (number and text) the writer was compiled from, when known (leafold's
+    /// code only; filled by [`verify_file`]).
+    pub ptx_line: Option<(u32, String)>,
 }
 
 /// The outcome for one kernel.
@@ -173,33 +178,59 @@ impl fmt::Display for Verdict {
                     Some((pc, text)) => writeln!(f, "  written by /*{pc:04x}*/ {text}")?,
                     None => writeln!(f, "  no instruction of the simulated code wrote it")?,
                 }
-                write!(
-                    f,
-                    "  PTX line: not known (the IR keeps no source positions)"
-                )
+                match (&m.ptx_line, m.side) {
+                    (Some((line, text)), _) => write!(f, "  PTX line {line}: {text}"),
+                    (None, Side::Ptxas) => write!(f, "  PTX line: not known for ptxas's code"),
+                    (None, Side::Leafold) if m.writer.is_some() => write!(
+                        f,
+                        "  PTX line: none (the instruction is the prologue, a move, a spill or a reload)"
+                    ),
+                    (None, Side::Leafold) => write!(f, "  PTX line: not known"),
+                }
             }
         }
     }
 }
 
-/// Verify every kernel of `ptx` (or only `kernel`). Errors: the PTX does not compile, or no
-/// kernel has that name.
+/// Verify every kernel of `ptx` (or only `kernel`, compiled on its own as with `-e`, so that
+/// what other kernels use does not matter). Errors: the PTX does not compile, or no kernel
+/// has that name.
 pub fn verify_file(
     ptx: &str,
     kernel: Option<&str>,
     opts: &VerifyOptions,
 ) -> Result<Vec<Verdict>, Diagnostics> {
-    let out = compile(ptx, &opts.compile)?;
+    let mut copts = opts.compile.clone();
+    if let Some(k) = kernel {
+        if copts.entries.is_empty() {
+            copts.entries = vec![k.to_string()];
+        }
+    }
+    let out = compile(ptx, &copts)?;
     let file = SourceFile::new(opts.compile.file_name.clone(), ptx);
     let (ast, _) = crate::ptx::parse_and_check(&file)?;
-    let module = ir::build(&ast, &file).map_err(Diagnostics)?;
+    let module = if copts.entries.is_empty() {
+        ir::build(&ast, &file).map_err(Diagnostics)?
+    } else {
+        // The compile succeeded, so the requested kernels built.
+        ir::build::build_partial(&ast, &file).module
+    };
     let addr32 = ast.address_size() == 32;
     let mut v = Vec::new();
     for f in &module.functions {
         if kernel.is_some_and(|k| k != f.name) {
             continue;
         }
-        v.push(verify_kernel(&module, f, addr32, &out.cubin, opts));
+        let mut verdict = verify_kernel(&module, f, addr32, &out.cubin, opts);
+        if let Outcome::Mismatch(m) = &mut verdict.outcome {
+            let report = out.kernels.iter().find(|k| k.name == f.name);
+            if let (Side::Leafold, Some((pc, _)), Some(k)) = (m.side, &m.writer, report) {
+                m.ptx_line = k
+                    .ptx_line_at(*pc)
+                    .map(|l| (l, file.line_text(l as usize).trim().to_string()));
+            }
+        }
+        v.push(verdict);
     }
     if v.is_empty() {
         let name = kernel.unwrap_or("");
@@ -226,7 +257,7 @@ pub fn verify_kernel(
         sim_steps: 0,
         sim_seconds: 0.0,
     };
-    let globals = eval::MODULE_GLOBAL_BASE;
+    let globals = eval::module_global_base(module);
     let ours = match sim::load_kernel_globals(cubin, &f.name, globals) {
         Ok(k) => k,
         Err(e) => {
@@ -324,6 +355,7 @@ pub fn verify_kernel(
                             "the reference ran, {side}'s code faults in the simulator: {e}"
                         ),
                         writer,
+                        ptx_line: None,
                     }));
                     return verdict;
                 }
@@ -344,6 +376,7 @@ pub fn verify_kernel(
                         d.got
                     ),
                     writer,
+                    ptx_line: None,
                 }));
                 return verdict;
             }

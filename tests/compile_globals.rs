@@ -1,7 +1,8 @@
 //! Module `.global` variables end to end: `leafold compile` writes their data
 //! (`.nv.global.init`, or `.nv.global` when none has an initializer) and relocates every use of
 //! their addresses as ptxas 11.8 does (`MOV32I lo, 0x0` / `MOV32I hi, 0x0` with
-//! `R_CUDA_ABS32_LO_20` / `R_CUDA_ABS32_HI_20`); the simulator, loading the cubin like a
+//! `R_CUDA_ABS32_LO_20` / `R_CUDA_ABS32_HI_20`; in a 32-bit module one `MOV32I` with
+//! `R_CUDA_ABS32_20`, the address below 4 GB); the simulator, loading the cubin like a
 //! driver (`sim::run_cubin`), writes the same memory as `ir::eval` (module variables
 //! included); with the oracle, cuobjdump and nvdisasm accept the cubin and print our listing,
 //! and ptxas's cubin of the same PTX carries the same relocation types against the same
@@ -10,8 +11,10 @@
 mod common;
 
 use leafold::cubin;
-use leafold::driver::{compile, Emit, Options, R_CUDA_ABS32_HI_20, R_CUDA_ABS32_LO_20};
-use leafold::ir::eval::{self, GlobalRegion, Launch, MODULE_GLOBAL_BASE};
+use leafold::driver::{
+    compile, Emit, Options, R_CUDA_ABS32_20, R_CUDA_ABS32_HI_20, R_CUDA_ABS32_LO_20,
+};
+use leafold::ir::eval::{self, GlobalRegion, Launch, MODULE_GLOBAL_BASE, MODULE_GLOBAL_BASE_32};
 use leafold::oracle::Oracle;
 use leafold::sim;
 use leafold::sm50::sched::check::{check_hazards, decode_text};
@@ -75,6 +78,34 @@ const ZEROED: &str = r#"
     mov.u64 %rd2, slots;
     add.s64 %rd3, %rd2, %rd1;
     st.global.u32 [%rd3], %r1;
+    ret;
+}
+"#;
+
+/// A 32-bit module (`.address_size 32`): addresses of `.global` variables are 32 bits, one
+/// relocated `MOV32I` each. `out[t] = table[t] + counter`, then `table[t] = t`.
+const GLOBALS32: &str = r#"
+.version 7.0
+.target sm_50
+.address_size 32
+
+.global .align 4 .u32 counter = 5;
+.global .align 4 .b32 table[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+
+.visible .entry globals32(.param .u32 out)
+{
+    .reg .b32 %r<10>;
+    ld.param.u32 %r1, [out];
+    mov.u32 %r2, %tid.x;
+    shl.b32 %r3, %r2, 2;
+    mov.u32 %r4, table;
+    add.s32 %r5, %r4, %r3;
+    ld.global.u32 %r6, [%r5];
+    ld.global.u32 %r7, [counter];
+    add.s32 %r6, %r6, %r7;
+    add.s32 %r8, %r1, %r3;
+    st.global.u32 [%r8], %r6;
+    st.global.u32 [%r5], %r2;
     ret;
 }
 "#;
@@ -173,11 +204,44 @@ fn global_variables_are_relocated_and_run_like_the_ir() {
 }
 
 #[test]
+fn a_32_bit_module_relocates_32_bit_addresses() {
+    let out = compile(GLOBALS32, &opts("globals32.ptx"))
+        .unwrap_or_else(|d| panic!("{}", leafold::error::render_all(&d.0)));
+    let r = relocs(&out.cubin);
+    assert_eq!(
+        r,
+        [
+            (R_CUDA_ABS32_20, "counter".to_string()),
+            (R_CUDA_ABS32_20, "table".to_string())
+        ]
+    );
+    let mut launch = Launch::new([1, 1, 1], [8, 1, 1]);
+    launch.params = (OUT as u32).to_le_bytes().to_vec();
+    launch.global = vec![GlobalRegion {
+        base: OUT,
+        bytes: vec![0; 32],
+    }];
+    let got = run_both("globals32.ptx", GLOBALS32, &launch);
+    let outr = got.region(OUT).unwrap();
+    for t in 0..8u32 {
+        let v = u32::from_le_bytes(outr[4 * t as usize..4 * t as usize + 4].try_into().unwrap());
+        assert_eq!(v, t + 1 + 5, "thread {t}");
+    }
+    // counter (4 bytes), then table[t] = t.
+    let module = got.region(MODULE_GLOBAL_BASE_32).unwrap();
+    assert_eq!(&module[8..12], &1u32.to_le_bytes());
+}
+
+#[test]
 fn oracle_accepts_relocated_cubins_like_ptxas() {
     let Some(oracle) = Oracle::for_test("compile_globals") else {
         return;
     };
-    for (name, src) in [("globals.ptx", GLOBALS), ("zeroed.ptx", ZEROED)] {
+    for (name, src) in [
+        ("globals.ptx", GLOBALS),
+        ("zeroed.ptx", ZEROED),
+        ("globals32.ptx", GLOBALS32),
+    ] {
         let out = compile(src, &opts(name)).unwrap();
         let sass = oracle
             .cuobjdump(&out.cubin, "-sass")

@@ -23,8 +23,16 @@ fn base() -> Vec<u8> {
     ];
     let mut a = KernelSpec::new("a", code.clone(), 8);
     a.params = vec![
-        ParamSpec { offset: 0, size: 8 },
-        ParamSpec { offset: 8, size: 4 },
+        ParamSpec {
+            offset: 0,
+            size: 8,
+            pointee: 0,
+        },
+        ParamSpec {
+            offset: 8,
+            size: 4,
+            pointee: 0,
+        },
     ];
     a.exit_offsets = vec![0x30];
     a.s2r_ctaid_offsets = vec![0x10];
@@ -76,6 +84,9 @@ fn base() -> Vec<u8> {
         }),
         strtab_order: None,
         handles: Vec::new(),
+        symbol_order: None,
+        abi_version: 7,
+        texmode_independent: false,
     })
 }
 

@@ -20,6 +20,26 @@ const MOV_R1: u64 = 0x4c98078000870001; // MOV R1, c[0x0][0x20]
 const EXIT: u64 = 0xe30000000007000f;
 const BRA_SELF: u64 = 0xe2400fffff87000f; // BRA to itself
 const NOP: u64 = 0x50b0000000070f00;
+/// Corpus cubins that our writer does not reproduce byte for byte from the spec our reader
+/// extracts, and why. The corpus test fails when one of them becomes identical (remove it)
+/// or when another file differs.
+const NOT_IDENTICAL: &[(&str, &str)] = &[
+    (
+        "gtcasl__gpuocelot__tests_ptx_optix_kernel_trace_device0_1.ptx",
+        "section order: ptxas puts `.nv.global` (NOBITS) before the kernel's `.nv.local`; the \
+         writer puts a kernel's `.nv.shared`/`.nv.local` first",
+    ),
+    (
+        "vosen__ZLUDA__ptx_src_test__Z9vectorAddPKfS0_Pfi.ptx",
+        "`.target …, debug`: ptxas writes DWARF (.debug_*, .nv_debug_*, their relocations) and \
+         .nv.callgraph, which neither the reader's spec nor the writer carries",
+    ),
+    (
+        "vosen__ZLUDA__ptx_src_test_vectorAdd_kernel64.ptx",
+        "`.target …, debug`: DWARF sections and .nv.callgraph, as above",
+    ),
+];
+
 // Control words ptxas 11.8 wrote for an empty kernel's two bundles.
 const CTL0: u64 = 0x001fbc00fde007f6;
 const CTL1: u64 = 0x001ffc00ffe007ed;
@@ -32,8 +52,16 @@ fn empty_code() -> Vec<u64> {
 fn hand_spec(arch: u32, address_bits: u32) -> CubinSpec {
     let mut a = KernelSpec::new("first_kernel", empty_code(), 2);
     a.params = vec![
-        ParamSpec { offset: 0, size: 8 },
-        ParamSpec { offset: 8, size: 4 },
+        ParamSpec {
+            offset: 0,
+            size: 8,
+            pointee: 0,
+        },
+        ParamSpec {
+            offset: 8,
+            size: 4,
+            pointee: 0,
+        },
     ];
     a.exit_offsets = vec![0x30];
     let mut b = KernelSpec::new("second", empty_code(), 4);
@@ -63,6 +91,9 @@ fn hand_spec(arch: u32, address_bits: u32) -> CubinSpec {
         }),
         strtab_order: None,
         handles: Vec::new(),
+        symbol_order: None,
+        abi_version: 7,
+        texmode_independent: false,
     }
 }
 
@@ -176,6 +207,7 @@ fn hand_built_cubins_are_accepted_by_nvidia_tools() {
             let mut again = CubinSpec::from_cubin(&back);
             assert!(again.strtab_order.is_some());
             again.strtab_order = None;
+            again.symbol_order = None;
             assert_eq!(again, spec, "{what}: spec round trip");
             let second = back.kernels.iter().find(|k| k.name == "second").unwrap();
             assert_eq!(second.regcount, 4);
@@ -297,6 +329,7 @@ fn writer_reproduces_ptxas_bytes_for_small_kernels() {
         same(cubin::write(&spec), "ptxas's string order");
         if !matches!(*name, "local_extern_shared" | "shared_bar") {
             spec.strtab_order = None;
+            spec.symbol_order = None;
             same(cubin::write(&spec), "our default string order");
         }
     }
@@ -355,7 +388,7 @@ fn reader_parses_every_corpus_cubin_like_cuobjdump() {
     let chunks: Vec<&[common::CorpusFile]> = files.chunks(files.len().div_ceil(2)).collect();
     // Per worker: (cubins read, ptxas failures the MANIFEST predicts, (byte-identical with
     // ptxas's string order, with ours), problems).
-    type Tally = (usize, usize, (usize, usize), Vec<String>);
+    type Tally = (usize, usize, (usize, usize), Vec<String>, Vec<String>);
     let results: Vec<Tally> = std::thread::scope(|s| {
         let handles: Vec<_> = chunks
             .iter()
@@ -364,6 +397,7 @@ fn reader_parses_every_corpus_cubin_like_cuobjdump() {
                 s.spawn(move || {
                     let (mut read, mut failed_as_manifest, mut identical) = (0, 0, (0, 0));
                     let mut problems = Vec::new();
+                    let mut differing = Vec::new();
                     for entry in chunk.iter() {
                         let file = &entry.name;
                         let bytes = match common::ptxas_cached(o, &entry.ptx_for_ptxas, "sm_50") {
@@ -407,13 +441,15 @@ fn reader_parses_every_corpus_cubin_like_cuobjdump() {
                             identical.0 += 1;
                         } else {
                             eprintln!("not byte-identical when re-written: {file}");
+                            differing.push(file.clone());
                         }
                         spec.strtab_order = None;
+                        spec.symbol_order = None;
                         if cubin::write(&spec) == bytes {
                             identical.1 += 1;
                         }
                     }
-                    (read, failed_as_manifest, identical, problems)
+                    (read, failed_as_manifest, identical, problems, differing)
                 })
             })
             .collect();
@@ -440,10 +476,20 @@ fn reader_parses_every_corpus_cubin_like_cuobjdump() {
             .join("\n")
     );
     assert_eq!(read + failed, files.len());
-    // Regression floor for the writer (measured: 100 of 130 with ptxas's string order; the
-    // rest use textures, `.rel.nv.constant0` relocations or other sections we do not write).
+    // Every difference is explained in NOT_IDENTICAL (measured: 127 of 130 identical).
+    let mut differing: Vec<&str> = results
+        .iter()
+        .flat_map(|r| r.4.iter().map(|s| s.as_str()))
+        .collect();
+    differing.sort_unstable();
+    let mut known: Vec<&str> = NOT_IDENTICAL.iter().map(|k| k.0).collect();
+    known.sort_unstable();
+    assert_eq!(
+        differing, known,
+        "cubins not re-written byte-identically differ from the explained list NOT_IDENTICAL"
+    );
     assert!(
-        identical >= 119,
+        identical >= 127,
         "only {identical} corpus cubins re-written byte-identically"
     );
 }

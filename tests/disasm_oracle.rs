@@ -3,8 +3,8 @@
 //! same dual-issue braces. Lines are compared after collapsing runs of spaces, because
 //! cuobjdump's comment column differs from ours when a kernel's widest line is the second of a
 //! dual-issued pair (see the `disasm` module essay); the test also reports how many listings
-//! are byte-identical. Instructions the ISA description does not model (textures, video
-//! ops) print as `UNKNOWN 0x…`; they are counted, and every other line must match exactly.
+//! are byte-identical. Instructions the ISA description does not model would print as
+//! `UNKNOWN 0x…`; the corpus has none left, and every line must match exactly.
 
 mod common;
 
@@ -80,11 +80,8 @@ fn listings_match_cuobjdump_on_the_corpus() {
          {unknown} instructions not modelled, printed UNKNOWN), {identical} byte-identical",
         files.len()
     );
-    // Only texture/video/debug instructions are unmodelled, about 0.8% of the corpus's code.
-    assert!(
-        unknown * 100 < lines,
-        "{unknown} unmodelled of {lines} lines"
-    );
+    // Every instruction of the corpus is modelled (issue 3).
+    assert_eq!(unknown, 0, "{unknown} unmodelled of {lines} lines");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 

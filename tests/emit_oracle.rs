@@ -195,6 +195,9 @@ fn check_kernel(oracle: &Oracle, name: &str, body: &Body, params: Vec<ParamSpec>
             global: None,
             strtab_order: None,
             handles: Vec::new(),
+            symbol_order: None,
+            abi_version: 7,
+            texmode_independent: false,
         };
         let bytes = cubin::write(&spec);
         let sass = oracle
@@ -219,11 +222,20 @@ fn lea_chain_kernel_is_accepted_and_printed_identically() {
         return;
     };
     let params = vec![
-        ParamSpec { offset: 0, size: 8 },
-        ParamSpec { offset: 8, size: 8 },
+        ParamSpec {
+            offset: 0,
+            size: 8,
+            pointee: 0,
+        },
+        ParamSpec {
+            offset: 8,
+            size: 8,
+            pointee: 0,
+        },
         ParamSpec {
             offset: 16,
             size: 8,
+            pointee: 0,
         },
     ];
     check_kernel(&oracle, "lea_chain", &lea_chain(), params);
@@ -235,11 +247,20 @@ fn branching_kernel_is_accepted_and_printed_identically() {
         return;
     };
     let params = vec![
-        ParamSpec { offset: 0, size: 8 },
-        ParamSpec { offset: 8, size: 8 },
+        ParamSpec {
+            offset: 0,
+            size: 8,
+            pointee: 0,
+        },
+        ParamSpec {
+            offset: 8,
+            size: 8,
+            pointee: 0,
+        },
         ParamSpec {
             offset: 16,
             size: 4,
+            pointee: 0,
         },
     ];
     check_kernel(&oracle, "guarded_copy", &guarded_copy(), params);
@@ -248,7 +269,8 @@ fn branching_kernel_is_accepted_and_printed_identically() {
 /// The control codes of the LEA chain, read as ptxas's fields: what must hold for the model.
 #[test]
 fn lea_chain_control_fields() {
-    let laid = layout(&lea_chain(), Mode::Normal).unwrap();
+    // The fields of this instruction order (InOrder: the positions below are fixed).
+    let laid = layout(&lea_chain(), Mode::InOrder).unwrap();
     let p = &laid.placed;
     // [0] MOV R1 prologue, [1..] the body.
     let ld = &p[7];

@@ -55,5 +55,10 @@ snap!(
     sin_approx,
     ex2_approx,
     div_full,
-    sqrt_rn
+    sqrt_rn,
+    div_rn,
+    div_rp,
+    rcp_rz_ftz,
+    div_rn_f64,
+    sqrt_rn_f64
 );

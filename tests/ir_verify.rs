@@ -258,8 +258,8 @@ fn unknown_module_variable() {
     });
     assert_eq!(verify(&f), Ok(()));
     let m = Module {
-        vars: Default::default(),
         functions: vec![f],
+        ..Module::default()
     };
     assert_eq!(
         verify_module(&m),

@@ -424,9 +424,15 @@ fn global_variable_address_is_relocated() {
     let vc = lower::lower_function(&m, &f, &LowerOptions::default()).unwrap();
     let al = leafold::machinst::allocate(&vc, &Default::default()).unwrap();
     let (code, relocs) = lower::emit_relocated(&al);
-    let mut halves: Vec<bool> = relocs.iter().map(|(_, r)| r.hi).collect();
+    let mut halves: Vec<bool> = relocs
+        .iter()
+        .map(|(_, r)| r.word == lower::RelocWord::Hi)
+        .collect();
     halves.sort();
     assert_eq!(halves, [false, true], "{}", sass_text(&code));
+    assert!(relocs
+        .iter()
+        .all(|(_, r)| r.word != lower::RelocWord::Abs32));
     for (at, r) in relocs {
         assert_eq!(r.var, g);
         assert_eq!(code[at].form, leafold::sm50::Form::MOV32I);

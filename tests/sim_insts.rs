@@ -1121,3 +1121,155 @@ fn conversions_and_vote() {
         [f(-5.0), m(-2), m(-3), m(-2), m(-2), f(-5.0), 0b111, 1, 0]
     );
 }
+
+/// CAL/RET with a divergent early return: lanes < 5 return after one step, the others after
+/// two; all resume after the CAL together.
+#[test]
+fn call_with_divergent_return() {
+    let rel = |target: u64, at: u64| target.wrapping_sub(at + 8) & 0xff_ffff;
+    let ret = |pg: u64| e(ins(Form::RET).with(Field::Pg, pg));
+    let add = |rd: u64, ra: u64, v: u64| {
+        e(ins(Form::IADD32I)
+            .with(Field::Rd, rd)
+            .with(Field::Ra, ra)
+            .with(Field::Imm, v))
+    };
+    let body = [
+        e(ins(Form::S2R).with(Field::Rd, 0).with(Field::Sr, 0)), // 0x08 lane
+        mov32(4, 0),                                             // 0x10
+        e(ins(Form::CAL).with(Field::Rel, rel(0x48, 0x18))),     // 0x18
+        add(5, 4, 100),                                          // 0x28: after the return
+        bra(0x30, 0x88, 7, 0),                                   // 0x30
+        NOP,                                                     // 0x38
+        add(4, 4, 1),                                            // 0x48: the subroutine
+        e(ins(Form::ISETP_I)
+            .with(Field::Pd0, 0)
+            .with(Field::Ra, 0)
+            .with(Field::ImmImm20s, 5)
+            .with(Field::Cmp, 1)), // 0x50: P0 = lane < 5
+        ret(0),                                                  // 0x58: @P0 RET
+        add(4, 4, 10),                                           // 0x68
+        ret(7),                                                  // 0x70
+        NOP,                                                     // 0x78
+        mov32(6, 7),                                             // 0x88
+    ];
+    let run = Run {
+        threads: 32,
+        ..Run::default()
+    };
+    let (r, _) = run_with(&run, &body, &[D::R(4), D::R(5), D::R(6)]).unwrap();
+    for (lane, v) in r.iter().enumerate() {
+        let want = if lane < 5 { [1, 101, 7] } else { [11, 111, 7] };
+        assert_eq!(v[..], want, "lane {lane}");
+    }
+}
+
+/// A RET with no CAL on the stack is a divergence error, not a crash.
+#[test]
+fn ret_without_call_is_an_error() {
+    let run = Run::default();
+    let err = run_with(&run, &[e(ins(Form::RET))], &[]).unwrap_err();
+    assert!(
+        err.to_string().contains("RET without a matching CAL"),
+        "{err}"
+    );
+}
+
+/// R2P restores predicates from a register byte; P2R saves them back; PSET combines them.
+#[test]
+fn predicate_register_moves_and_pset() {
+    let pset = |rd: u64, b1: u64, pbn: u64, bf: u64| {
+        e(ins(Form::PSET)
+            .with(Field::Rd, rd)
+            .with(Field::Pa, 0)
+            .with(Field::Pb, 1)
+            .with(Field::Pbn, pbn)
+            .with(Field::Bop1, b1)
+            .with(Field::Bf, bf))
+    };
+    let body = [
+        mov32(1, 0b0110_0101 << 8),
+        // R2P PR, R1.B1, 0x7f: P0..P6 = bits 8..14 of R1 = 1,0,1,0,0,1,1.
+        e(ins(Form::R2P_I)
+            .with(Field::Ra, 1)
+            .with(Field::Bsel, 1)
+            .with(Field::ImmImm20u, 0x7f)),
+        // P2R R3, PR, RZ, 0x7f: the seven predicates as bits 0..6.
+        e(ins(Form::P2R_I)
+            .with(Field::Rd, 3)
+            .with(Field::ImmImm20s, 0x7f)),
+        mov32(8, 0xffff_ffff),
+        // P2R.B2 R7, PR, R8, 0xf: only bits 16..19 of R8 are replaced (by P0..P3 = 0101b).
+        e(ins(Form::P2R_I)
+            .with(Field::Rd, 7)
+            .with(Field::Ra, 8)
+            .with(Field::Bsel, 2)
+            .with(Field::ImmImm20s, 0xf)),
+        pset(9, 0, 0, 0),  // PSET.AND.AND R9, P0, P1, PT: false
+        pset(10, 1, 0, 0), // PSET.OR.AND R10, P0, P1, PT: true
+        pset(11, 0, 1, 1), // PSET.BF.AND.AND R11, P0, !P1, PT: 1.0
+    ];
+    let got = regs(
+        &[],
+        &body,
+        &[
+            D::P(0),
+            D::P(1),
+            D::P(2),
+            D::P(5),
+            D::P(6),
+            D::R(3),
+            D::R(7),
+            D::R(9),
+            D::R(10),
+            D::R(11),
+        ],
+    );
+    assert_eq!(
+        got,
+        [
+            1,
+            0,
+            1,
+            1,
+            1,
+            0x65,
+            0xfff5_ffff,
+            0,
+            0xffff_ffff,
+            0x3f80_0000
+        ]
+    );
+}
+
+/// BAR.RED over a CTA of two warps: 20 of 64 threads hold the predicate. B2R.RESULT reads the
+/// count after .POPC and the vote after .AND/.OR; a guarded-off ALU predicate reads as PT.
+#[test]
+fn bar_red_reduces_over_the_cta() {
+    let red = |ro: u64, bp: u64| e(ins(Form::BAR_RED).with(Field::Ro, ro).with(Field::Bp, bp));
+    let b2r = |rd: u64, pd: u64| e(ins(Form::B2R).with(Field::Rd, rd).with(Field::Pd, pd));
+    let body = [
+        e(ins(Form::S2R).with(Field::Rd, 0).with(Field::Sr, 0x21)), // tid.x
+        e(ins(Form::ISETP_I)
+            .with(Field::Pd0, 1)
+            .with(Field::Ra, 0)
+            .with(Field::ImmImm20s, 20)
+            .with(Field::Cmp, 1)), // P1 = tid < 20
+        red(0, 1),
+        b2r(2, 7), // R2 = popc
+        red(1, 1),
+        b2r(RZ, 2), // P2 = and
+        red(2, 1),
+        b2r(RZ, 3), // P3 = or
+        red(1, 7),
+        b2r(RZ, 4), // P4 = and over PT
+    ];
+    let run = Run {
+        threads: 64,
+        ..Run::default()
+    };
+    let (r, _) = run_with(&run, &body, &[D::R(2), D::P(2), D::P(3), D::P(4)]).unwrap();
+    for (t, v) in r.iter().enumerate() {
+        assert_eq!(v[..], [20, 0, 1, 1], "thread {t}");
+    }
+}

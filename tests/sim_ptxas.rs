@@ -809,11 +809,10 @@ fn local_array() {
     assert_eq!(u32_at(&r.local[5], 6), 7);
 }
 
-/// Integer atomics run (tests/sim_ops.rs); float ones are not modelled yet, and the simulator
-/// names the instruction and its address instead of guessing.
+/// Integer atomics run (tests/sim_ops.rs); so does ptxas's f32 add (`ATOM.E.ADD.F32.FTZ.RN`).
 #[test]
-fn atomics_are_named_as_unsupported() {
-    let Some(oracle) = Oracle::for_test("atomics_are_named_as_unsupported") else {
+fn ptxas_float_atomic_add_runs() {
+    let Some(oracle) = Oracle::for_test("ptxas_float_atomic_add_runs") else {
         return;
     };
     let ptx = header(64)
@@ -827,18 +826,18 @@ fn atomics_are_named_as_unsupported() {
   ret;
 }";
     let (code, info) = compile(&oracle, &ptx);
+    let mut mem = vec![0u8; 16];
+    mem[..4].copy_from_slice(&2.5f32.to_bits().to_le_bytes());
     let l = Launch {
         params: params64(&[A]),
-        global: vec![region(A, vec![0; 16])],
+        global: vec![region(A, mem)],
         ..Launch::new([1, 1, 1], [1, 1, 1])
     };
-    match sim::run(&code, &info, &l) {
-        Err(sim::SimError::Unsupported { addr, what }) => {
-            assert!(what.contains("ATOM.E.ADD.F32"), "{what}");
-            assert_eq!(addr % 8, 0);
-        }
-        other => panic!("expected Unsupported, got {other:?}"),
-    }
+    // ptxas's ATOM.E.ADD.F32.FTZ.RN: memory 2.5 + 1.0, the old value 2.5 returned.
+    let out = sim::run(&code, &info, &l).expect("the simulator runs ATOM.F32");
+    let m = out.region(A).unwrap();
+    assert_eq!(&m[..4], &3.5f32.to_bits().to_le_bytes());
+    assert_eq!(&m[4..8], &2.5f32.to_bits().to_le_bytes());
 }
 
 /// 3-D blocks and a 2-D grid: thread numbering (x fastest, 32 per warp) and %tid/%ctaid

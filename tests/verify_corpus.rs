@@ -1,4 +1,5 @@
-//! Differential verification of the corpus: every corpus kernel leafold compiles runs in the
+//! Differential verification of the corpus: every corpus kernel leafold compiles (with its
+//! whole file, or on its own with `-e` when the file does not compile whole) runs in the
 //! IR reference interpreter and, as leafold's SASS, in the simulator, on 2 CTAs × 64 threads
 //! with 2 seeded random inputs each; every byte of global, shared and declared local memory
 //! must match. With the oracle, ptxas's cubin of the same file runs through the simulator
@@ -16,9 +17,9 @@ use leafold::oracle::Oracle;
 use leafold::verify::{verify_file, Outcome, VerifyOptions};
 
 /// Kernels verified (leafold's code) when this test was written.
-const MIN_VERIFIED: usize = 220;
+const MIN_VERIFIED: usize = 288;
 /// Kernels whose ptxas cubin also matched when this test was written.
-const MIN_VERIFIED_PTXAS: usize = 210;
+const MIN_VERIFIED_PTXAS: usize = 271;
 /// Known mismatches: (file, kernel, whose code: "leafold" or "ptxas", cause). Each entry
 /// must still mismatch (the test fails when one verifies, so that it is removed). They
 /// appeared when float kernels started to compile (75 corpus files, up from 16); the cause
@@ -47,6 +48,15 @@ const KNOWN_MISMATCHES: &[(&str, &str, &str, &str)] = &[
     ("gtcasl__gpuocelot__tests_ptx_unstructured_Mandelbrot_sm13.ptx", "_Z16Mandelbrot0_sm13IdLi16EEvP6uchar4iiiT_S2_S2_S2_S2_S0_iiiib", "leafold", "untriaged: leafold only"),
     ("gtcasl__gpuocelot__tests_ptx_unstructured_Mandelbrot_sm13.ptx", "_Z16Mandelbrot1_sm13IfEvP6uchar4iiiT_S2_S2_S2_S2_S0_iiiib", "leafold", "untriaged: leafold only"),
     ("gtcasl__gpuocelot__tests_ptx_unstructured_Mandelbrot_sm13.ptx", "_Z16Mandelbrot1_sm13IdEvP6uchar4iiiT_S2_S2_S2_S2_S0_iiiib", "leafold", "untriaged: leafold only"),
+    // Newly compiling once IEEE div/rcp were lowered (branch fpdiv); not triaged yet.
+    ("gtcasl__gpuocelot__tests_ptx_parboil_pns.ptx", "_Z14PetrinetKernelPiPfS_iii", "leafold", "untriaged: leafold only (an STG.E.U8 result)"),
+    ("gtcasl__gpuocelot__tests_ptx_rodinia_lud_kernel.ptx", "_Z12lud_diagonalPfii", "leafold", "untriaged: ptxas's code faults too (shared access out of bounds on random matrix_dim)"),
+    ("gtcasl__gpuocelot__tests_ptx_rodinia_lud_kernel.ptx", "_Z12lud_diagonalPfii", "ptxas", "untriaged: ptxas's code faults where the reference does not (shared out of bounds)"),
+    ("gtcasl__gpuocelot__tests_ptx_rodinia_lud_kernel.ptx", "_Z13lud_perimeterPfii", "leafold", "untriaged: ptxas's code faults too (shared access out of bounds on random matrix_dim)"),
+    ("gtcasl__gpuocelot__tests_ptx_rodinia_lud_kernel.ptx", "_Z13lud_perimeterPfii", "ptxas", "untriaged: ptxas's code faults where the reference does not (shared out of bounds)"),
+    ("gtcasl__gpuocelot__tests_ptx_sdk2.2_dxtc.ptx", "_Z8compressPKjS0_P5uint2", "leafold", "untriaged: both codes agree, the reference differs"),
+    ("gtcasl__gpuocelot__tests_ptx_sdk2.2_dxtc.ptx", "_Z8compressPKjS0_P5uint2", "ptxas", "untriaged: both codes agree, the reference differs"),
+    ("gtcasl__gpuocelot__tests_ptx_sdk2.2_postProcessGL.ptx", "_Z11cudaProcessPiS_iiiiff", "leafold", "untriaged: leafold only; first difference in shared memory written before any division"),
     ("vosen__ZLUDA__ptx_src_test_spirv_run_32_atom_add.ptx", "atom_add", "leafold", "untriaged: both codes agree, the reference differs"),
     ("vosen__ZLUDA__ptx_src_test_spirv_run_32_atom_add.ptx", "atom_add", "ptxas", "untriaged: both codes agree, the reference differs"),
     ("vosen__ZLUDA__ptx_src_test_spirv_run_atom_add.ptx", "atom_add", "leafold", "untriaged: both codes agree, the reference differs"),
@@ -71,6 +81,18 @@ fn opts(name: &str) -> VerifyOptions {
     }
 }
 
+/// The `.entry` names of a corpus file (empty when it does not parse).
+fn entry_names(name: &str, ptx: &str) -> Vec<String> {
+    let file = leafold::SourceFile::new(name, ptx);
+    let Ok((ast, _)) = leafold::ptx::parse_and_check(&file) else {
+        return Vec::new();
+    };
+    ast.functions()
+        .filter(|f| f.kind == leafold::ptx::ast::FuncKind::Entry)
+        .map(|f| f.name.text.clone())
+        .collect()
+}
+
 #[test]
 fn corpus_kernels_verify() {
     let oracle = Oracle::for_test("verify_corpus");
@@ -78,7 +100,14 @@ fn corpus_kernels_verify() {
     let results = par_map(&files, |f| {
         let mut o = opts(&f.name);
         let Ok(first) = verify_file(&f.ptx, None, &o) else {
-            return (f.name.clone(), None, None);
+            // The file does not compile whole: verify the kernels that compile on their own
+            // (`-e`, as the compile_rate test counts them), leafold's code only.
+            let single: Vec<_> = entry_names(&f.name, &f.ptx)
+                .iter()
+                .filter_map(|k| verify_file(&f.ptx, Some(k), &o).ok())
+                .flatten()
+                .collect();
+            return (f.name.clone(), Some(single).filter(|v| !v.is_empty()), None);
         };
         // ptxas's code, separately, so a simulator gap on ptxas's code does not hide our
         // result.
@@ -136,7 +165,7 @@ fn corpus_kernels_verify() {
             }
         }
     }
-    println!("{compiled} corpus files compile; {verified} kernels verified (leafold), {verified_ptxas} also with ptxas's code");
+    println!("{compiled} corpus files compile (whole, or some kernels on their own); {verified} kernels verified (leafold), {verified_ptxas} also with ptxas's code");
     println!(
         "simulator: {steps} warp-instructions in {seconds:.3} s ({:.0} per second, test profile)",
         steps as f64 / seconds.max(1e-9)

@@ -8,9 +8,12 @@
 //! `-lineinfo`, `-g` and `-c` are accepted with a warning (leafold writes no line table, no
 //! debug information and no relocatable object). leafold's own: `--emit
 //! ir|vcode|alloc|sass|cubin` prints a stage's dump to stdout (`cubin`, the default, writes
-//! only the file), `--assume-inbounds`, `--serial` (wait on every scoreboard, for hazard
-//! bisection), `--fold=none|lea|full` (see [`crate::lower::stats`]) and `--stats` (JSON per
-//! kernel on stdout, [`super::stats`]). Several inputs or a directory switch to batch mode
+//! only the file), `--assume-inbounds`, `--sched=list|inorder|serial` (`--serial` is
+//! `--sched=serial`: wait on every scoreboard, for hazard bisection), `--fold=none|lea|full`
+//! (see [`crate::lower::stats`]), `--stats` (JSON per kernel on stdout, [`super::stats`]) and
+//! `--explain` (the SASS with each instruction's PTX line and each LEA chain's address
+//! expression on stdout, [`crate::driver::Options::explain`]). Several inputs or a directory
+//! switch to batch mode
 //! ([`super::batch`]).
 //! Exit code: 0 success, 1 errors in the input (or warnings under `-Werror`), 2 bad
 //! arguments or unreadable/unwritable files.
@@ -48,7 +51,12 @@ pub struct Args {
     /// Use at most N registers per thread (at most 255).
     #[arg(long = "maxrregcount")]
     pub maxrregcount: Option<u32>,
-    /// Control codes that wait on everything (slow; for bisecting hazards).
+    /// Scheduling: `list` (default: reorder blocks, waits at first use, dual issue),
+    /// `inorder` (the same control codes without reordering) or `serial` (wait on
+    /// everything, stall 15; for bisecting hazards).
+    #[arg(long = "sched", value_name = "MODE", value_parser = ["list", "inorder", "serial"])]
+    pub sched: Option<String>,
+    /// Alias of `--sched=serial`.
     #[arg(long)]
     pub serial: bool,
     /// ptxas optimisation level 0-3 (accepted; leafold has one level).
@@ -88,6 +96,13 @@ pub struct Args {
     /// Print per-kernel folding statistics as JSON on stdout.
     #[arg(long)]
     pub stats: bool,
+    /// Print the SASS annotated with the PTX line each instruction came from and the address
+    /// expression each LEA chain computes (on stdout; no cubin unless -o is given).
+    #[arg(long)]
+    pub explain: bool,
+    /// Print the seconds spent in each compile stage on stderr.
+    #[arg(long = "time-passes")]
+    pub time_passes: bool,
 }
 
 /// Parse the `--emit` value.
@@ -186,20 +201,23 @@ pub fn run_with_warnings(args: &Args, pre: &[String]) -> u8 {
         max_regs: args.maxrregcount.filter(|&n| n <= 255),
         file_name: String::new(),
         no_reconvergence: false,
-        sched: if args.serial {
-            Mode::Serial
-        } else {
-            Mode::Normal
+        sched: match (args.serial, args.sched.as_deref()) {
+            (true, _) | (_, Some("serial")) => Mode::Serial,
+            (_, Some("inorder")) => Mode::InOrder,
+            _ => Mode::Normal,
         },
         debug_inject: None,
         entries: args.entry.clone(),
         fold,
+        explain: args.explain,
+        // Only `--emit sass` prints the listing.
+        sass_listing: false,
     };
     if super::batch::is_batch(args) {
         return super::batch::run(args, &opts);
     }
     let input = &args.files[0];
-    let output = if emit == Emit::Cubin || args.output.is_some() {
+    let output = if (emit == Emit::Cubin && !args.explain) || args.output.is_some() {
         Some(
             args.output
                 .clone()
@@ -273,6 +291,7 @@ pub fn compile_file(
     if opts.emit != Emit::Cubin {
         r.stdout = out.text;
     }
+    r.stdout.push_str(&out.explain);
     if args.stats {
         // The baseline: the same kernels without folding (the file compiled once, so it
         // compiles again; emit nothing but the reports).
@@ -280,6 +299,7 @@ pub fn compile_file(
             fold: Fold::None,
             emit: Emit::Cubin,
             verbose: false,
+            explain: false,
             ..opts.clone()
         };
         let baseline = compile(&text, &none).map_or(Vec::new(), |o| o.kernels);
@@ -300,6 +320,9 @@ pub fn compile_file(
             r.code = 2;
             return r;
         }
+    }
+    if args.time_passes {
+        let _ = write!(r.stderr, "{}", out.pass_times);
     }
     if opts.verbose {
         r.stderr.push_str(&out.info_log);

@@ -74,6 +74,19 @@ pub struct CubinSpec {
     /// texture), written after every other symbol, undefined (section 0). Kernels refer to
     /// them through [`KernelSpec::const0_relocs`].
     pub handles: Vec<(String, u8)>,
+    /// The local symbols' order, by name, to reproduce a given file (`None`: ptxas's order
+    /// for code that uses module data in declaration order). ptxas creates data symbols as
+    /// the code first uses them, so with several data sections their variables interleave
+    /// (`gproperty` in `.nv.constant3`, then `.nv.global` and `gcfg`, then more constants);
+    /// [`CubinSpec::from_cubin`] records the order here. Names not listed keep their place
+    /// after the listed ones.
+    pub symbol_order: Option<Vec<String>>,
+    /// ELF `EI_ABIVERSION`: 7, or 2 when ptxas disabled its calling ABI (it does for modules
+    /// with module-scope `.reg`/`.local` variables, and warns so).
+    pub abi_version: u8,
+    /// `.target … texmode_independent`: `e_flags` has 0x200 (EF_CUDA_TEXMODE_INDEPENDANT)
+    /// instead of 0x100 (unified texture mode, the default).
+    pub texmode_independent: bool,
 }
 
 /// A module-level data section and the variables in it.
@@ -93,6 +106,9 @@ pub struct DataSpec {
 pub struct ParamSpec {
     pub offset: u16,
     pub size: u32,
+    /// KPARAM_INFO flag bits 0..11 for a `.ptr` parameter (`.ptr.global.align 4`): log2 of
+    /// the pointee alignment in bits 0..7, its state space in 8..11; 0 for other parameters.
+    pub pointee: u32,
 }
 
 /// A subroutine placed inside a kernel's `.text` (a PTX `.func`, or one of ptxas's helpers
@@ -576,6 +592,23 @@ pub fn write(spec: &CubinSpec) -> Vec<u8> {
             size: 0,
         });
     }
+    if let Some(order) = &spec.symbol_order {
+        let rank = |s: &Sym| {
+            order
+                .iter()
+                .position(|n| *n == s.name)
+                .unwrap_or(usize::MAX)
+        };
+        syms[1..first_global].sort_by_key(rank);
+        for (i, k) in ks.iter().enumerate() {
+            if !k.visible {
+                ksym[i] = syms[..first_global]
+                    .iter()
+                    .position(|s| s.name == k.name && s.info & 0xf == elf::STT_FUNC)
+                    .unwrap_or(ksym[i]);
+            }
+        }
+    }
     let sym_of = |name: &str| syms.iter().position(|s| s.name == name).unwrap_or(0);
 
     // 3. String tables, interned in ptxas's order.
@@ -803,10 +836,18 @@ pub fn write(spec: &CubinSpec) -> Vec<u8> {
         let start = offsets[a];
         let mut file_end = start;
         let mut mem = start;
+        let mut after_bits = false;
         for &i in &rw {
             mem = align_up(mem, secs[i].align) + secs[i].size();
             if secs[i].sh_type != elf::SHT_NOBITS {
                 file_end = offsets[i] + secs[i].size();
+                after_bits = true;
+            } else if after_bits {
+                // ptxas's file size runs to the aligned offset of the NOBITS section that
+                // follows initialised data (`.nv.global.init` of 4 bytes, then a 16-aligned
+                // `.nv.shared.<k>`: filesz 16).
+                file_end = offsets[i];
+                after_bits = false;
             }
         }
         loads.push((elf::PF_R | elf::PF_W, start, file_end - start, mem - start));
@@ -817,7 +858,13 @@ pub fn write(spec: &CubinSpec) -> Vec<u8> {
     let mut out = Vec::with_capacity((phoff + phsize) as usize);
     // ELF header.
     out.extend_from_slice(&elf::ELFMAG);
-    out.extend_from_slice(&[elf::ELFCLASS64, elf::ELFDATA2LSB, elf::EV_CURRENT, 0x33, 7]);
+    out.extend_from_slice(&[
+        elf::ELFCLASS64,
+        elf::ELFDATA2LSB,
+        elf::EV_CURRENT,
+        0x33,
+        spec.abi_version,
+    ]);
     out.resize(16, 0);
     out.extend_from_slice(&elf::ET_EXEC.to_le_bytes());
     out.extend_from_slice(&super::EM_CUDA.to_le_bytes());
@@ -825,7 +872,11 @@ pub fn write(spec: &CubinSpec) -> Vec<u8> {
     out.extend_from_slice(&0u64.to_le_bytes()); // entry
     out.extend_from_slice(&phoff.to_le_bytes());
     out.extend_from_slice(&shoff.to_le_bytes());
-    out.extend_from_slice(&elf_flags(spec.arch, spec.ptx_arch, spec.address_bits).to_le_bytes());
+    let mut flags = elf_flags(spec.arch, spec.ptx_arch, spec.address_bits);
+    if spec.texmode_independent {
+        flags = flags & !0x100 | 0x200;
+    }
+    out.extend_from_slice(&flags.to_le_bytes());
     for h in [
         64u16,
         56,
@@ -875,7 +926,8 @@ pub fn write(spec: &CubinSpec) -> Vec<u8> {
 }
 
 /// ELF `e_flags` for a ptxas 11.8 cubin: SM in bits 0..7, the PTX `.target` SM in bits
-/// 16..23, 0x100 always (meaning unconfirmed), 0x400 for 64-bit addressing.
+/// 16..23, 0x100 (EF_CUDA_TEXMODE_UNIFIED; `CubinSpec::texmode_independent` replaces it by
+/// 0x200), 0x400 for 64-bit addressing.
 pub fn elf_flags(arch: u32, ptx_arch: u32, address_bits: u32) -> u32 {
     let addr = if address_bits == 64 { 0x400 } else { 0 };
     (arch & 0xff) | ((ptx_arch & 0xff) << 16) | 0x100 | addr
@@ -897,15 +949,16 @@ fn kernel_info(k: &KernelSpec, constant0_sym: u32) -> Vec<Attribute> {
         });
         v.push(Attribute::CbankParamSize(size));
         for (ordinal, p) in k.params.iter().enumerate().rev() {
-            v.push(Attribute::KParamInfo(KParamInfo::plain(
-                ordinal as u16,
-                p.offset,
-                p.size,
-            )));
+            let mut info = KParamInfo::plain(ordinal as u16, p.offset, p.size);
+            info.flags |= p.pointee & 0xfff;
+            v.push(Attribute::KParamInfo(info));
         }
     }
     v.push(Attribute::MaxRegCount(k.max_reg_count));
-    v.extend(k.extra_info.iter().cloned());
+    // ptxas writes EIATTR_MAX_THREADS (`.maxntid`) late, between the indirect branch
+    // targets and CRS_STACK_SIZE; every other extra record comes right here.
+    let late = |a: &&Attribute| a.code() == eiattr::code::MAX_THREADS;
+    v.extend(k.extra_info.iter().filter(|a| !late(a)).cloned());
     if !k.s2r_ctaid_offsets.is_empty() {
         v.push(Attribute::S2rCtaidInstrOffsets(k.s2r_ctaid_offsets.clone()));
     }
@@ -917,6 +970,7 @@ fn kernel_info(k: &KernelSpec, constant0_sym: u32) -> Vec<Attribute> {
             k.indirect_branch_targets.clone(),
         ));
     }
+    v.extend(k.extra_info.iter().filter(late).cloned());
     if let Some(c) = k.crs_stack_size {
         v.push(Attribute::CrsStackSize(c));
     }
@@ -999,6 +1053,7 @@ impl CubinSpec {
                         .map(|p| ParamSpec {
                             offset: p.offset,
                             size: p.size,
+                            pointee: p.info.flags & 0xfff,
                         })
                         .collect(),
                     shared: k.shared,
@@ -1053,6 +1108,9 @@ impl CubinSpec {
                 .filter(|y| y.shndx == 0 && y.info & 0xf != 0 && !y.name.is_empty())
                 .map(|y| (y.name.clone(), y.info))
                 .collect(),
+            symbol_order: Some(c.symbols.iter().skip(1).map(|y| y.name.clone()).collect()),
+            abi_version: c.header.abi_version,
+            texmode_independent: c.header.flags & 0x200 != 0,
         }
     }
 }

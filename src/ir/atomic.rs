@@ -32,6 +32,9 @@ pub enum AtomOp {
     Exch,
     /// `old == b ? c : old`.
     Cas,
+    /// f32 `old + b`, rounded to nearest with subnormal inputs and result flushed to zero
+    /// (PTX `atom.add.f32`, SM50 `ATOM.ADD.F32.FTZ.RN`); 32-bit only.
+    FAdd,
 }
 
 impl AtomOp {
@@ -49,6 +52,7 @@ impl AtomOp {
             AtomOp::Xor => "xor",
             AtomOp::Exch => "exch",
             AtomOp::Cas => "cas",
+            AtomOp::FAdd => "add.f32",
         }
     }
 
@@ -95,6 +99,10 @@ impl AtomOp {
             AtomOp::Or => old | b,
             AtomOp::Xor => old ^ b,
             AtomOp::Exch => b,
+            AtomOp::FAdd => {
+                use crate::ir::float::{add, FloatFmt, Round};
+                add(FloatFmt::F32, old, b, Round::Rn, true)
+            }
             AtomOp::Cas => {
                 if old == b {
                     c
@@ -114,6 +122,12 @@ mod tests {
     #[test]
     fn pinned_values() {
         assert_eq!(AtomOp::Add.apply(32, 0xffff_ffff, 2, 0), 1);
+        // 1.5 + 2.25 = 3.75; a subnormal operand is flushed (1 + 2^-149 = 1).
+        assert_eq!(
+            AtomOp::FAdd.apply(32, 0x3fc0_0000, 0x4010_0000, 0),
+            0x4070_0000
+        );
+        assert_eq!(AtomOp::FAdd.apply(32, 0x3f80_0000, 1, 0), 0x3f80_0000);
         assert_eq!(AtomOp::MinS.apply(32, 5, 0xffff_ffff, 0), 0xffff_ffff);
         assert_eq!(AtomOp::MinU.apply(32, 5, 0xffff_ffff, 0), 5);
         assert_eq!(AtomOp::MaxS.apply(64, 5, u64::MAX, 0), 5);

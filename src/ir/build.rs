@@ -13,10 +13,9 @@
 //! addressable variables (`.local`, `.shared`, ...) become module variables named
 //! `kernel.name` (a dot cannot occur in a PTX identifier, so the name is unique; the same name
 //! in a second `{ }` scope becomes `kernel.name.2`). An unsized module-scope `.extern .shared`
-//! array is the dynamic shared memory: it is placed after every sized module-scope shared
-//! variable with alignment 16, which is where [`super::eval`] puts the dynamic bytes (a
-//! kernel-scope one is added where it is declared, which is only right when no sized shared
-//! variable of a kernel follows it).
+//! array is the dynamic shared memory, with alignment 16; every layout of the module's memory
+//! ([`Module::vars_in_layout_order`]) puts it after every sized variable, kernel-scope ones
+//! included, which is where [`super::eval`] puts the dynamic bytes.
 //! Kernel parameters become [`super::KernelParam`]s at their natural (or declared) alignment.
 //!
 //! # SSA construction
@@ -94,7 +93,7 @@ use smallvec::SmallVec;
 
 use super::{
     BinaryOp, Block, BlockCall, CvtaDir, Dim, Function, FunctionBuilder, GlobalVar, Inst, InstData,
-    InstNode, IntCC, LaneMask, Module, Space, SpecialReg, Type, UnaryOp, Value, ValueData,
+    InstNode, IntCC, LaneMask, Module, Space, SpecialReg, SrcLoc, Type, UnaryOp, Value, ValueData,
     ValueDef, VarData,
 };
 use crate::error::{Diagnostic, SourceFile, Span};
@@ -123,6 +122,11 @@ pub struct Partial {
     pub failed: Vec<String>,
     /// Every error, for the failed kernels and for module-level declarations.
     pub errors: Vec<Diagnostic>,
+    /// How many of `errors` come first from module-level declarations; the rest belong to
+    /// the kernels of `failed`.
+    pub declaration_errors: usize,
+    /// For each kernel of `failed`, the range of `errors` that are its own.
+    pub failed_errors: Vec<std::ops::Range<usize>>,
 }
 
 /// Build every kernel that can be built; see [`Partial`].
@@ -130,7 +134,10 @@ pub fn build_partial(module: &ast::Module, file: &Arc<SourceFile>) -> Partial {
     let mut m = ModuleBuilder {
         file,
         wide: module.address_size() == 64,
-        ir: Module::new(),
+        ir: Module {
+            addr32: module.address_size() != 64,
+            ..Module::new()
+        },
         globals: HashMap::new(),
         errors: Vec::new(),
     };
@@ -161,7 +168,9 @@ pub fn build_partial(module: &ast::Module, file: &Arc<SourceFile>) -> Partial {
             }
         }
     }
+    let declaration_errors = m.errors.len();
     let mut failed = Vec::new();
+    let mut failed_errors = Vec::new();
     let funcs = calls::function_table(module);
     for f in module.functions() {
         let Some(body) = &f.body else { continue };
@@ -170,10 +179,16 @@ pub fn build_partial(module: &ast::Module, file: &Arc<SourceFile>) -> Partial {
             continue;
         }
         let before = m.errors.len();
-        match FnBuilder::run(&mut m, f, body, &module_regs, &funcs) {
-            Some(func) if m.errors.len() == before => m.ir.functions.push(func),
-            _ => failed.push(f.name.text.clone()),
-        }
+        let built = match FnBuilder::run(&mut m, f, body, &module_regs, &funcs) {
+            Some(func) if m.errors.len() == before => {
+                m.ir.functions.push(func);
+                true
+            }
+            _ => {
+                failed.push(f.name.text.clone());
+                false
+            }
+        };
         // A callee inlined twice reports its problems once.
         let mut seen = HashSet::new();
         let mut k = before;
@@ -185,11 +200,16 @@ pub fn build_partial(module: &ast::Module, file: &Arc<SourceFile>) -> Partial {
                 m.errors.remove(k);
             }
         }
+        if !built {
+            failed_errors.push(before..m.errors.len());
+        }
     }
     Partial {
         module: m.ir,
         failed,
         errors: m.errors,
+        declaration_errors,
+        failed_errors,
     }
 }
 
@@ -506,6 +526,10 @@ struct FnBuilder<'m, 'f> {
     order: Vec<Block>,
     // Registers.
     var_ty: Vec<Type>,
+    /// Each variable's PTX register name (an index into `func.reg_names`), for scalars.
+    var_name: Vec<Option<u32>>,
+    /// The PTX line of the instruction being translated (recorded on what it builds).
+    srcloc: SrcLoc,
     scopes: Vec<Scope>,
     carry: VarId,
     // SSA state.
@@ -563,6 +587,8 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             entry: Block::new(0),
             order: Vec::new(),
             var_ty: Vec::new(),
+            var_name: Vec::new(),
+            srcloc: SrcLoc::NONE,
             scopes: vec![params],
             carry: 0,
             defs: SecondaryMap::new(),
@@ -602,6 +628,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
 
     fn new_var(&mut self, ty: Type) -> VarId {
         self.var_ty.push(ty);
+        self.var_name.push(None);
         self.var_ty.len() - 1
     }
 
@@ -617,9 +644,16 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
     /// A builder appending to the current block.
     fn ins(&mut self) -> FunctionBuilder<'_> {
         let cur = self.cur;
+        let srcloc = self.srcloc;
         let mut fb = FunctionBuilder::new(&mut self.func);
         fb.switch_to_block(cur);
+        fb.set_srcloc(srcloc);
         fb
+    }
+
+    /// Record `span`'s line on the instructions built from now on.
+    fn at(&mut self, span: Span) {
+        self.srcloc = SrcLoc::line(self.m.file.line_of(span.start) as u32);
     }
 
     fn switch_to(&mut self, b: Block) {
@@ -775,12 +809,16 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                 Item::CallBegin(c) => {
                     // Always entered (the plan gives it a block), so scopes stay balanced.
                     let fall = plan.fall.get(&i).copied();
+                    self.at(c.ins.span);
                     self.call_begin(c, &plan, fall);
                     if c.ins.guard.is_some() {
                         open = false;
                     }
                 }
-                Item::CallEnd(c) => self.call_end(c),
+                Item::CallEnd(c) => {
+                    self.at(c.ins.span);
+                    self.call_end(c)
+                }
                 Item::Instr(_) if calls::final_ret(items, i) => {}
                 Item::Instr(ins) => {
                     if !open {
@@ -789,6 +827,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                     let fall = plan.fall.get(&i).copied();
                     // On `None` the error is already reported: keep going to find more
                     // (the kernel fails either way).
+                    self.at(ins.span);
                     let _ = self.instruction(ins, &plan, fall);
                     if flow(ins) != Flow::Straight {
                         open = false;
@@ -872,7 +911,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                     );
                 }
             } else {
-                let info = self.make_reg(ty, width);
+                let info = self.make_reg(ty, width, &d.name.text);
                 if let Some(s) = self.scopes.last_mut() {
                     s.regs.insert(d.name.text.clone(), info);
                 }
@@ -880,12 +919,16 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         }
     }
 
-    fn make_reg(&mut self, ty: Option<Type>, width: u32) -> RegInfo {
+    fn make_reg(&mut self, ty: Option<Type>, width: u32, name: &str) -> RegInfo {
         // A register of a type the IR cannot hold gets no variables; using it is an error.
-        let vars = match ty {
+        let vars: SmallVec<[VarId; 4]> = match ty {
             Some(t) => (0..width).map(|_| self.new_var(t)).collect(),
             None => SmallVec::new(),
         };
+        if let [var] = vars[..] {
+            self.var_name[var] = Some(self.func.reg_names.len() as u32);
+            self.func.reg_names.push(name.to_string());
+        }
         RegInfo { vars }
     }
 
@@ -908,7 +951,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                     if let Some(info) = made {
                         return Some(Ok(info));
                     }
-                    let info = self.make_reg(ty, width);
+                    let info = self.make_reg(ty, width, name);
                     if let Some(r) = self.scopes[k].ranges.get_mut(prefix) {
                         r.made.insert(n, info.clone());
                     }
@@ -1267,6 +1310,12 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                 }
             }
         }
+        f.reg_names = old.reg_names.clone();
+        for (v, &k) in old.value_names.iter().filter(|(_, k)| **k != 0) {
+            if let Some(&nv) = vmap.get(&v) {
+                f.value_names[nv] = k;
+            }
+        }
         let map = |v: Value| vmap.get(&resolve(v)).copied();
         for &b in order {
             let nb = bmap[&b];
@@ -1336,6 +1385,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                     results,
                     block: nb,
                 });
+                f.srclocs[ni] = old.srclocs[i];
                 f.blocks[nb].insts.push(ni);
             }
         }
@@ -1470,6 +1520,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             Opcode::Mul => return self.mul(ins),
             Opcode::Mad => return self.mad(ins),
             Opcode::Shl | Opcode::Shr => return self.shift(ins),
+            Opcode::Vshl | Opcode::Vshr => return self.video_shift(ins),
             Opcode::And | Opcode::Or | Opcode::Xor => return self.bitwise(ins),
             Opcode::Not | Opcode::Neg | Opcode::Abs | Opcode::Cnot => return self.unary(ins),
             Opcode::Min | Opcode::Max => return self.minmax(ins),
@@ -1480,6 +1531,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             Opcode::Mov => return self.mov(ins),
             Opcode::Cvt => return self.cvt(ins),
             Opcode::Cvta => return self.cvta(ins),
+            Opcode::Isspacep => return self.isspacep(ins),
             Opcode::Ld | Opcode::Ldu => return self.load(ins),
             Opcode::St => return self.store(ins),
             Opcode::Bar | Opcode::Barrier => return self.barrier(ins),
@@ -1517,7 +1569,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                 "floating-point arithmetic is not in the IR yet"
             }
             Opcode::Membar | Opcode::Fence => return self.membar(ins),
-            Opcode::Trap => "trap needs BPT.TRAP, which leafold's SM50 description lacks",
+            Opcode::Trap => "trap is not compiled yet: the IR has no trap to lower to BPT.TRAP",
             Opcode::Brx => "indirect branches (brx.idx) are not supported",
             _ => "not in the IR yet",
         };
@@ -1817,6 +1869,11 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             }
             None => v,
         };
+        if let Some(k) = self.var_name[var] {
+            if self.func.value_names[v] == 0 {
+                self.func.value_names[v] = k + 1;
+            }
+        }
         self.def_var(var, v);
         Some(())
     }
@@ -1952,6 +2009,50 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         let d = self.ins().binary(op, a, n);
         let dst = self.dest1(&ops[0])?;
         self.write(dst, d, signed, ops[0].span())
+    }
+
+    /// `vshl`/`vshr` in their scalar form: `.u32`/`.s32` operands without byte or half
+    /// selectors or `.sat`. `tmp = a << b` (`a >> b`, arithmetic for `.s32` `a`), the count
+    /// clamped to 32 (`.clamp`: what PTX's own shifts do) or taken mod 32 (`.wrap`), then
+    /// `d = tmp + c` with `.add`. (Without `.sat` the result is the low 32 bits of PTX's wider
+    /// intermediate, which is what 32-bit arithmetic gives.)
+    fn video_shift(&mut self, ins: &Instruction) -> Option<()> {
+        use ast::Type::{S32, U32};
+        let types = ins.types();
+        let scalar = types.len() == 3
+            && types[..2].iter().all(|t| matches!(t, U32 | S32))
+            && types[2] == U32
+            && !["sat", "min", "max", "b0", "b1", "b2", "b3", "h0", "h1"]
+                .iter()
+                .any(|f| ins.has_flag(f));
+        let wrap = ins.has_flag("wrap");
+        if !scalar || wrap == ins.has_flag("clamp") {
+            return self.unsupported(
+                ins,
+                "only the scalar .u32/.s32 form with .clamp or .wrap and an optional .add",
+            );
+        }
+        let add = ins.has_flag("add");
+        let ops = self.ops(ins, if add { 4 } else { 3 })?;
+        let signed_a = types[1] == S32;
+        let a = self.read(&ops[1], Type::I32, Some(types[1]))?;
+        let mut n = self.read(&ops[2], Type::I32, Some(U32))?;
+        if wrap {
+            let m = self.iconst(Type::I32, 31);
+            n = self.ins().binary(BinaryOp::And, n, m);
+        }
+        let op = match (ins.opcode, signed_a) {
+            (Opcode::Vshl, _) => BinaryOp::Shl,
+            (_, true) => BinaryOp::ShrS,
+            (_, false) => BinaryOp::ShrU,
+        };
+        let mut d = self.ins().binary(op, a, n);
+        if add {
+            let c = self.read(&ops[3], Type::I32, Some(types[0]))?;
+            d = self.ins().binary(BinaryOp::Add, d, c);
+        }
+        let dst = self.dest1(&ops[0])?;
+        self.write(dst, d, types[0] == S32, ops[0].span())
     }
 
     fn pred_or_int(&mut self, ins: &Instruction) -> Option<Type> {
@@ -2321,6 +2422,41 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         self.write(dst, d, false, ops[0].span())
     }
 
+    /// `isspacep.{shared,local,global} p, a`: `a`'s top 40 bits against those of the
+    /// space's window base (taken as `cvta` of offset 0: the 16 MB window of the generic
+    /// model; the local one is `cvta` of offset 0 plus the stack pointer, hence the mask),
+    /// as ptxas does; global is "neither shared nor local". `.const` has no generic window
+    /// in the lowering (no `cvta.const`), so `isspacep.const` is a diagnostic.
+    fn isspacep(&mut self, ins: &Instruction) -> Option<()> {
+        let space = match ins.space().and_then(ir_space) {
+            Some(s @ (Space::Global | Space::Shared | Space::Local)) => s,
+            _ => return self.unsupported(
+                ins,
+                "isspacep of this space (leafold has generic windows for .shared and .local only)",
+            ),
+        };
+        let ops = self.ops(ins, 2)?;
+        let a = self.read(&ops[1], Type::I64, None)?;
+        let mask = self.iconst(Type::I64, !0xff_ffff);
+        let top = self.ins().binary(BinaryOp::And, a, mask);
+        let in_window = |b: &mut Self, sp: Space, cc: IntCC| {
+            let zero = b.iconst(Type::I64, 0);
+            let base = b.ins().cvta(CvtaDir::ToGeneric, sp, Type::I64, zero);
+            let base = b.ins().binary(BinaryOp::And, base, mask);
+            b.ins().icmp(cc, top, base)
+        };
+        let p = match space {
+            Space::Global => {
+                let s = in_window(self, Space::Shared, IntCC::Ne);
+                let l = in_window(self, Space::Local, IntCC::Ne);
+                self.ins().binary(BinaryOp::And, s, l)
+            }
+            sp => in_window(self, sp, IntCC::Eq),
+        };
+        let dst = self.dest1(&ops[0])?;
+        self.write(dst, p, false, ops[0].span())
+    }
+
     // -- memory --
 
     fn mem_space(&mut self, ins: &Instruction) -> Option<Space> {
@@ -2681,6 +2817,7 @@ fn special(name: &str, comp: Option<ast::Component>) -> Option<SpecialReg> {
         "%nwarpid" if comp.is_none() => SpecialReg::NWarpId,
         "%gridid" if comp.is_none() => SpecialReg::GridId,
         "%clock" if comp.is_none() => SpecialReg::Clock,
+        "%smid" if comp.is_none() => SpecialReg::SmId,
         "%clock64" if comp.is_none() => SpecialReg::Clock64,
         "%lanemask_eq" if comp.is_none() => SpecialReg::LaneMask(LaneMask::Eq),
         "%lanemask_lt" if comp.is_none() => SpecialReg::LaneMask(LaneMask::Lt),

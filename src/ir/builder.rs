@@ -11,18 +11,29 @@ use smallvec::SmallVec;
 
 use super::{
     BinaryOp, Block, BlockCall, ConvOp, CvtaDir, Function, GlobalVar, Inst, InstData, InstNode,
-    IntCC, Space, SpecialReg, Type, UnaryOp, Value, ValueData, ValueDef,
+    IntCC, Space, SpecialReg, SrcLoc, Type, UnaryOp, Value, ValueData, ValueDef,
 };
 
 pub struct FunctionBuilder<'f> {
     pub func: &'f mut Function,
     current: Option<Block>,
+    /// Recorded for every appended instruction.
+    srcloc: SrcLoc,
 }
 
 impl<'f> FunctionBuilder<'f> {
     pub fn new(func: &'f mut Function) -> FunctionBuilder<'f> {
         let current = func.layout.last().copied();
-        FunctionBuilder { func, current }
+        FunctionBuilder {
+            func,
+            current,
+            srcloc: SrcLoc::NONE,
+        }
+    }
+
+    /// The source position recorded for the instructions appended from now on.
+    pub fn set_srcloc(&mut self, loc: SrcLoc) {
+        self.srcloc = loc;
     }
 
     /// Create a block at the end of the layout (the first one created is the entry).
@@ -69,6 +80,9 @@ impl<'f> FunctionBuilder<'f> {
             self.func.insts[inst].results.push(v);
         }
         self.func.blocks[block].insts.push(inst);
+        if self.srcloc != SrcLoc::NONE {
+            self.func.srclocs[inst] = self.srcloc;
+        }
         inst
     }
 

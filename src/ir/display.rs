@@ -67,6 +67,7 @@ impl Display for SpecialReg {
             SpecialReg::GridId => f.write_str("%gridid"),
             SpecialReg::LaneMask(m) => write!(f, "%lanemask_{}", m.name()),
             SpecialReg::Clock => f.write_str("%clock"),
+            SpecialReg::SmId => f.write_str("%smid"),
             SpecialReg::Clock64 => f.write_str("%clock64"),
         }
     }

@@ -12,7 +12,8 @@
 //! Memory is byte-addressed and little-endian, one store per state space:
 //!
 //! * **global**: the launch's [`GlobalRegion`]s plus one region holding the module's `.global`
-//!   variables at [`MODULE_GLOBAL_BASE`]. An access must lie wholly inside one region.
+//!   variables at [`module_global_base`] ([`MODULE_GLOBAL_BASE`], or [`MODULE_GLOBAL_BASE_32`]
+//!   in a 32-bit module). An access must lie wholly inside one region.
 //! * **shared**: one array per CTA: the module's `.shared` variables, then
 //!   `Launch::dynamic_shared` bytes (16-aligned, the `extern .shared` array).
 //! * **local**: one array per thread: the module's `.local` variables, then
@@ -81,6 +82,18 @@ pub const CONST_WINDOW_BASE: u64 = 0x0300_0000;
 pub const WINDOW_SIZE: u64 = 0x0100_0000;
 /// Where the module's `.global` variables live.
 pub const MODULE_GLOBAL_BASE: u64 = 0x7_0000_0000;
+/// Where a 32-bit module's `.global` variables live (their addresses are 32 bits): above the
+/// windows, below the buffers `verify` gives 32-bit kernels.
+pub const MODULE_GLOBAL_BASE_32: u64 = 0x0800_0000;
+
+/// Where `module`'s `.global` variables live.
+pub fn module_global_base(module: &Module) -> u64 {
+    if module.addr32 {
+        MODULE_GLOBAL_BASE_32
+    } else {
+        MODULE_GLOBAL_BASE
+    }
+}
 /// Default instruction budget of a launch.
 pub const DEFAULT_STEP_LIMIT: u64 = 10_000_000;
 /// Most threads one launch may have (local memory is allocated per thread).
@@ -162,7 +175,7 @@ impl Launch {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RunOutput {
     /// The launch's regions in order, then (if the module has `.global` variables) the
-    /// module's region at [`MODULE_GLOBAL_BASE`].
+    /// module's region at [`module_global_base`].
     pub global: Vec<GlobalRegion>,
     /// Shared memory of each CTA, in launch order (x fastest).
     pub shared: Vec<Vec<u8>>,
@@ -262,7 +275,7 @@ pub fn run_in(module: &Module, func: &Function, launch: &Launch) -> Result<RunOu
     let mut global = mem.global;
     if layout.global_size > 0 {
         global.push(GlobalRegion {
-            base: MODULE_GLOBAL_BASE,
+            base: layout.global_base,
             bytes: mem.module_global,
         });
     }
@@ -303,6 +316,8 @@ struct VarLayout {
     /// What `addr` yields for each variable: the offset, or for `.global` variables the
     /// global address.
     addrs: Vec<u64>,
+    /// See [`module_global_base`].
+    global_base: u64,
     global_size: u64,
     shared_size: u64,
     local_size: u64,
@@ -312,14 +327,15 @@ struct VarLayout {
 impl VarLayout {
     fn new(module: &Module) -> VarLayout {
         let mut l = VarLayout {
-            offsets: Vec::new(),
-            addrs: Vec::new(),
+            offsets: vec![0; module.vars.len()],
+            addrs: vec![0; module.vars.len()],
+            global_base: module_global_base(module),
             global_size: 0,
             shared_size: 0,
             local_size: 0,
             const_size: 0,
         };
-        for v in module.vars.values() {
+        for (gv, v) in module.vars_in_layout_order() {
             let size = match v.space {
                 Space::Global => &mut l.global_size,
                 Space::Shared => &mut l.shared_size,
@@ -331,13 +347,13 @@ impl VarLayout {
             let align = u64::from(v.align.max(1));
             let off = size.next_multiple_of(align);
             *size = off + u64::from(v.size);
-            l.offsets.push(off);
+            l.offsets[gv.index()] = off;
             let base = if v.space == Space::Global {
-                MODULE_GLOBAL_BASE
+                l.global_base
             } else {
                 0
             };
-            l.addrs.push(base + off);
+            l.addrs[gv.index()] = base + off;
         }
         l
     }
@@ -347,6 +363,7 @@ impl VarLayout {
 struct Memory {
     global: Vec<GlobalRegion>,
     module_global: Vec<u8>,
+    module_global_base: u64,
     constant: Vec<u8>,
     /// Initial images of shared and local memory (variables' initializers).
     shared_init: Vec<u8>,
@@ -357,7 +374,7 @@ impl Memory {
     fn new(module: &Module, layout: &VarLayout, launch: &Launch) -> Result<Memory, EvalError> {
         let bad = |m: String| Err(EvalError::BadLaunch(m));
         let module_globals = (layout.global_size > 0)
-            .then(|| (MODULE_GLOBAL_BASE, MODULE_GLOBAL_BASE + layout.global_size));
+            .then(|| (layout.global_base, layout.global_base + layout.global_size));
         let windows = SHARED_WINDOW_BASE..CONST_WINDOW_BASE + WINDOW_SIZE;
         if let Err(m) = launch.check_global_regions(windows, module_globals) {
             return bad(m);
@@ -386,6 +403,7 @@ impl Memory {
         let mut m = Memory {
             global: launch.global.clone(),
             module_global: vec![0; layout.global_size as usize],
+            module_global_base: layout.global_base,
             constant: vec![0; layout.const_size as usize],
             shared_init: vec![0; shared_total as usize],
             local_init: vec![0; local_total as usize],
@@ -802,7 +820,7 @@ impl Thread {
             SpecialReg::NWarpId => per_cta.div_ceil(32),
             SpecialReg::GridId => return l.gridid,
             SpecialReg::LaneMask(m) => m.mask(self.linear % 32),
-            SpecialReg::Clock | SpecialReg::Clock64 => 0,
+            SpecialReg::Clock | SpecialReg::Clock64 | SpecialReg::SmId => 0,
         })
     }
 }
@@ -952,10 +970,9 @@ impl ThreadMem<'_> {
             }
             Space::Global | Space::Generic => {
                 let end = addr.saturating_add(u64::from(size));
-                if addr >= MODULE_GLOBAL_BASE
-                    && end <= MODULE_GLOBAL_BASE + self.mem.module_global.len() as u64
-                {
-                    let off = addr - MODULE_GLOBAL_BASE;
+                let base = self.mem.module_global_base;
+                if addr >= base && end <= base + self.mem.module_global.len() as u64 {
+                    let off = addr - base;
                     let r = off as usize..(off + u64::from(size)) as usize;
                     return Ok((&mut self.mem.module_global, r));
                 }

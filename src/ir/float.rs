@@ -129,6 +129,8 @@ pub enum FloatBinOp {
     Mul,
     Min,
     Max,
+    /// IEEE division, correctly rounded by `rnd` (PTX `div.rn` etc.; `rcp.rn` is `1 / x`).
+    Div,
 }
 
 #[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
@@ -251,6 +253,12 @@ pub enum FloatOp {
         ftz: bool,
         sat: bool,
     },
+    /// IEEE square root, correctly rounded by `rnd` (PTX `sqrt.rn.f64` etc.).
+    Sqrt {
+        fmt: FloatFmt,
+        rnd: Round,
+        ftz: bool,
+    },
     /// Round to an integral value in the same format (PTX `cvt.rni.f32.f32`).
     RoundInt {
         fmt: FloatFmt,
@@ -276,6 +284,7 @@ impl FloatOp {
             FloatOp::Fma { fmt, .. } => smallvec![fmt.carrier(); 3],
             FloatOp::Unary { fmt, .. }
             | FloatOp::ToInt { fmt, .. }
+            | FloatOp::Sqrt { fmt, .. }
             | FloatOp::RoundInt { fmt, .. } => smallvec![fmt.carrier()],
             FloatOp::FromInt { from, .. } => smallvec![from],
             FloatOp::Convert { from, .. } => smallvec![from.carrier()],
@@ -289,6 +298,7 @@ impl FloatOp {
             | FloatOp::Fma { fmt, .. }
             | FloatOp::Unary { fmt, .. }
             | FloatOp::FromInt { fmt, .. }
+            | FloatOp::Sqrt { fmt, .. }
             | FloatOp::RoundInt { fmt, .. } => fmt.carrier(),
             FloatOp::Cmp { .. } => Type::Pred,
             FloatOp::ToInt { to, .. } => to,
@@ -339,6 +349,7 @@ impl FloatOp {
                     FloatBinOp::Mul => ("fmul", true),
                     FloatBinOp::Min => ("fmin", false),
                     FloatBinOp::Max => ("fmax", false),
+                    FloatBinOp::Div => ("fdiv", true),
                 };
                 let r = if r {
                     format!(".{}", rnd.name())
@@ -404,6 +415,9 @@ impl FloatOp {
                 to.name(),
                 from.name()
             ),
+            FloatOp::Sqrt { fmt, rnd, ftz } => {
+                format!("fsqrt.{}{}.{}", rnd.name(), fl(ftz, false), fmt.name())
+            }
             FloatOp::RoundInt { fmt, rnd, ftz, sat } => {
                 format!("frint.{}i{}.{}", rnd.name(), fl(ftz, sat), fmt.name())
             }
@@ -430,6 +444,7 @@ impl FloatOp {
                     FloatBinOp::Mul => mul(fmt, arg(0), arg(1), rnd, ftz),
                     FloatBinOp::Min => minmax(fmt, arg(0), arg(1), false, ftz),
                     FloatBinOp::Max => minmax(fmt, arg(0), arg(1), true, ftz),
+                    FloatBinOp::Div => div(fmt, arg(0), arg(1), rnd, ftz),
                 };
                 saturate_if(fmt, r, sat)
             }
@@ -463,6 +478,7 @@ impl FloatOp {
                 ftz,
                 sat,
             } => saturate_if(to, convert(from, to, arg(0), rnd, ftz), sat),
+            FloatOp::Sqrt { fmt, rnd, ftz } => sqrt(fmt, arg(0), rnd, ftz),
             FloatOp::RoundInt { fmt, rnd, ftz, sat } => {
                 saturate_if(fmt, round_int(fmt, arg(0), rnd, ftz), sat)
             }
@@ -684,6 +700,61 @@ pub fn mul(fmt: FloatFmt, a: u64, b: u64, rnd: Round, ftz: bool) -> u64 {
             ftz,
         ),
     }
+}
+
+/// IEEE division `a / b`, one rounding: `0/0` and `inf/inf` are NaN, `x/0` is infinite.
+pub fn div(fmt: FloatFmt, a: u64, b: u64, rnd: Round, ftz: bool) -> u64 {
+    let (ca, cb) = (unpack(fmt, a, ftz), unpack(fmt, b, ftz));
+    let sign = sign_of(ca) != sign_of(cb);
+    match (ca, cb) {
+        (Class::Nan, _) | (_, Class::Nan) => canonical_nan(fmt),
+        (Class::Inf(_), Class::Inf(_)) | (Class::Zero(_), Class::Zero(_)) => canonical_nan(fmt),
+        (Class::Inf(_), _) | (_, Class::Zero(_)) => inf(fmt, sign),
+        (Class::Zero(_), _) | (_, Class::Inf(_)) => zero(fmt, sign),
+        (Class::Fin(_, ma, ea), Class::Fin(_, mb, eb)) => {
+            // Dividend's top bit at 126, divisor's at 63: the integer quotient has 63 or 64
+            // bits (far more than 53 + 2), and a nonzero remainder becomes a sticky bit.
+            let sa = ma.leading_zeros() as i32 + 63;
+            let sb = mb.leading_zeros() as i32;
+            let (n, d) = (u128::from(ma) << sa, u128::from(mb << sb));
+            let (q, r) = (n / d, n % d);
+            let mag = q << 1 | u128::from(r != 0);
+            round_to(fmt, sign, mag, ea - sa - (eb - sb) - 1, rnd, ftz)
+        }
+    }
+}
+
+/// IEEE square root, one rounding: `-0` is `-0`, other negatives are NaN.
+pub fn sqrt(fmt: FloatFmt, a: u64, rnd: Round, ftz: bool) -> u64 {
+    match unpack(fmt, a, ftz) {
+        Class::Nan | Class::Inf(true) | Class::Fin(true, _, _) => canonical_nan(fmt),
+        Class::Inf(false) => inf(fmt, false),
+        Class::Zero(s) => zero(fmt, s),
+        Class::Fin(false, m, e) => {
+            // m·2^e with the significand's top bit at 124 or 125 and an even exponent: the
+            // integer root has 62 or 63 bits, and a nonzero remainder is a sticky bit.
+            let mut sh = m.leading_zeros() as i32 + 60;
+            if (e - sh) % 2 != 0 {
+                sh += 1;
+            }
+            let n = u128::from(m) << sh;
+            let r = isqrt(n);
+            let mag = r << 1 | u128::from(r * r != n);
+            round_to(fmt, false, mag, (e - sh) / 2 - 1, rnd, ftz)
+        }
+    }
+}
+
+/// The integer square root (floor) of `n` < 2^126.
+fn isqrt(n: u128) -> u128 {
+    let (mut r, mut bit) = (0u128, 1u128 << 62);
+    while bit != 0 {
+        if (r | bit) * (r | bit) <= n {
+            r |= bit;
+        }
+        bit >>= 1;
+    }
+    r
 }
 
 fn sign_of(c: Class) -> bool {
@@ -922,6 +993,126 @@ pub fn round_int(fmt: FloatFmt, a: u64, rnd: Round, ftz: bool) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `div` against the host: the f64 quotient of two f32s is never within 2^-53 relative
+    /// of an f32 grid point unless it lies on it, so rounding it by `rnd` is exact.
+    #[test]
+    fn div_f32_matches_host_in_every_mode() {
+        let mut vals: Vec<u32> = vec![
+            0,
+            0x8000_0000,
+            1,
+            2,
+            3,
+            0x7f_ffff,
+            0x80_0000,
+            0x80_0001,
+            0x3f80_0000,
+            0x3f80_0001,
+            0x3fff_ffff,
+            0x4040_0000,
+            0x7f7f_ffff,
+            0x7f80_0000,
+            0xff80_0000,
+            0x7fc0_0000,
+            0xbf80_0000,
+            0x0040_0000,
+            0x3400_0000,
+            0x4b80_0000,
+        ];
+        let mut x = 0x1234_5678_9abc_def0u64;
+        for _ in 0..3000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            vals.push(x as u32);
+        }
+        for (i, &a) in vals.iter().enumerate() {
+            for &b in vals.iter().skip(i % 7).step_by(53) {
+                for rnd in [Round::Rn, Round::Rz, Round::Rm, Round::Rp] {
+                    let got = div(FloatFmt::F32, a.into(), b.into(), rnd, false) as u32;
+                    let want = host_div(a, b, rnd);
+                    let same = got == want
+                        || (f32::from_bits(got).is_nan() && f32::from_bits(want).is_nan());
+                    assert!(same, "{a:#x} / {b:#x} {rnd:?}: {got:#x}, want {want:#x}");
+                }
+            }
+        }
+    }
+
+    /// `sqrt` against the host's (correctly rounded) f64 and f32-via-f64 square roots.
+    #[test]
+    fn sqrt_matches_host() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut vals = vec![
+            0u64,
+            1,
+            2,
+            3,
+            0x0010_0000_0000_0000,
+            0x7fef_ffff_ffff_ffff,
+            0x3ff0_0000_0000_0000,
+        ];
+        for _ in 0..20000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            vals.push(x);
+        }
+        for &v in &vals {
+            let got = sqrt(FloatFmt::F64, v, Round::Rn, false);
+            let want = f64::from_bits(v).sqrt();
+            assert!(
+                got == want.to_bits() || (want.is_nan() && got == canonical_nan(FloatFmt::F64)),
+                "sqrt({v:#x})"
+            );
+            let v32 = v as u32;
+            let got = sqrt(FloatFmt::F32, v32.into(), Round::Rn, false) as u32;
+            let want = (f64::from(f32::from_bits(v32)).sqrt() as f32).to_bits();
+            assert!(
+                got == want || f32::from_bits(want).is_nan() && got == 0x7fff_ffff,
+                "sqrt({v32:#x})"
+            );
+            // Directed: rz/rm below the root, rp above, one ulp apart unless exact.
+            let (z, p) = (
+                sqrt(FloatFmt::F64, v, Round::Rz, false),
+                sqrt(FloatFmt::F64, v, Round::Rp, false),
+            );
+            assert_eq!(z, sqrt(FloatFmt::F64, v, Round::Rm, false));
+            let r = f64::from_bits(v).sqrt();
+            // (The residual test of exactness needs a residual that cannot underflow.)
+            if r.is_finite() && f64::from_bits(v) > 1e-290 {
+                let exact = r * r == f64::from_bits(v) && r.mul_add(-r, f64::from_bits(v)) == 0.0;
+                assert_eq!(p - z, u64::from(!exact), "sqrt({v:#x}) rz {z:#x} rp {p:#x}");
+                assert!(z == r.to_bits() || p == r.to_bits());
+            }
+        }
+    }
+
+    fn host_div(a: u32, b: u32, rnd: Round) -> u32 {
+        let q = f64::from(f32::from_bits(a)) / f64::from(f32::from_bits(b));
+        let r = q as f32;
+        if q.is_nan() || f64::from(r) == q {
+            return r.to_bits();
+        }
+        let step = |r: f32, away: bool| {
+            let bits = r.to_bits();
+            if away {
+                bits + 1
+            } else {
+                bits - 1
+            }
+        };
+        let above = f64::from(r).abs() > q.abs();
+        let neg = q < 0.0;
+        match rnd {
+            Round::Rn => r.to_bits(),
+            Round::Rz if above => step(r, false),
+            Round::Rp if f64::from(r) < q => step(r, !neg),
+            Round::Rm if f64::from(r) > q => step(r, neg),
+            _ => r.to_bits(),
+        }
+    }
 
     fn f32r(x: u64) -> f32 {
         f32::from_bits(x as u32)

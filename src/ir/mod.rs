@@ -100,6 +100,10 @@
 //! match the target's parameters in number and type; every block ends with exactly one
 //! terminator and has none before it; the entry block has no parameters.
 //!
+//! Beside the code, a function keeps debugging facts that no pass reads for semantics:
+//! `srclocs` (the PTX line of each instruction, [`SrcLoc`]) and `value_names` (the PTX
+//! register a value was first written to), both for `--explain` and the verifier's report.
+//!
 //! # Floating point
 //!
 //! Float values are integer bit carriers (`i32` for `.f32`, `i64` for `.f64`, `i16` for
@@ -137,7 +141,7 @@ pub(crate) use verify::Dominators;
 pub use verify::{verify, verify_in_module, verify_module, VerifierError};
 pub use warp::{ShflMode, VoteMode};
 
-use cranelift_entity::{entity_impl, PrimaryMap};
+use cranelift_entity::{entity_impl, PrimaryMap, SecondaryMap};
 use smallvec::SmallVec;
 
 /// An SSA value: an instruction result or a block parameter.
@@ -280,6 +284,9 @@ pub enum SpecialReg {
     /// reads 0; no test may compare their values.
     Clock,
     Clock64,
+    /// `%smid`: the SM running the thread (bits 20..28 of SR_VIRTID, as ptxas reads it).
+    /// The models have one SM: `ir::eval` reads 0, as the simulator's SR_VIRTID gives.
+    SmId,
 }
 
 /// Which `%lanemask_*` register: the lanes equal to, below, ... the reading lane.
@@ -674,6 +681,26 @@ pub struct KernelParam {
     pub align: u32,
 }
 
+/// Where an instruction comes from: a 1-based PTX line, or none (instructions made by tests
+/// or by lowering itself). Four bytes, so every IR and machine instruction can carry one.
+#[derive(Copy, Clone, Default, PartialEq, Eq, Hash, Debug)]
+pub struct SrcLoc(u32);
+
+impl SrcLoc {
+    /// No source position.
+    pub const NONE: SrcLoc = SrcLoc(0);
+
+    /// PTX line `line` (1-based; 0 gives [`SrcLoc::NONE`]).
+    pub fn line(line: u32) -> SrcLoc {
+        SrcLoc(line)
+    }
+
+    /// The 1-based PTX line, if known.
+    pub fn ptx_line(self) -> Option<u32> {
+        (self.0 != 0).then_some(self.0)
+    }
+}
+
 /// A kernel (`.entry`).
 #[derive(Clone, Debug, Default)]
 pub struct Function {
@@ -684,6 +711,14 @@ pub struct Function {
     pub blocks: PrimaryMap<Block, BlockData>,
     /// Blocks in layout order; the first is the entry block.
     pub layout: Vec<Block>,
+    /// The PTX line each instruction was built from ([`SrcLoc::NONE`] when unknown); set by
+    /// [`FunctionBuilder::set_srcloc`], read by lowering (`--explain`, the verifier's report).
+    pub srclocs: SecondaryMap<Inst, SrcLoc>,
+    /// The PTX register a value was first written to, as 1 + an index into `reg_names`
+    /// (0: none, as for temporaries); for `--explain`'s address expressions only.
+    pub value_names: SecondaryMap<Value, u32>,
+    /// PTX register names that `value_names` refers to.
+    pub reg_names: Vec<String>,
 }
 
 impl Function {
@@ -738,6 +773,17 @@ impl Function {
     pub fn inst_results(&self, inst: Inst) -> &[Value] {
         &self.insts[inst].results
     }
+
+    /// The PTX line `inst` was built from.
+    pub fn srcloc(&self, inst: Inst) -> SrcLoc {
+        self.srclocs[inst]
+    }
+
+    /// The PTX register `v` was first written to, if it was written to one.
+    pub fn value_name(&self, v: Value) -> Option<&str> {
+        let k = self.value_names[v].checked_sub(1)?;
+        self.reg_names.get(k as usize).map(String::as_str)
+    }
 }
 
 /// A module variable: its space, size, alignment and optional initial bytes.
@@ -756,11 +802,25 @@ pub struct VarData {
 pub struct Module {
     pub vars: PrimaryMap<GlobalVar, VarData>,
     pub functions: Vec<Function>,
+    /// `.address_size 32` (or none given): addresses, `.global` variables' included, are 32
+    /// bits, so [`eval`] places the module's `.global` variables below 4 GB.
+    pub addr32: bool,
 }
 
 impl Module {
     pub fn new() -> Module {
         Module::default()
+    }
+
+    /// The variables in layout order: declaration order, except that unsized `.shared`
+    /// arrays (the dynamic shared memory, aligned to 16 by `build`) come after every other
+    /// variable, so that they start past all static shared data, kernel-scope variables
+    /// declared after them included. `eval`, `lower` and the driver all lay out memory in
+    /// this order.
+    pub fn vars_in_layout_order(&self) -> impl Iterator<Item = (GlobalVar, &VarData)> {
+        let dynamic = |v: &VarData| v.space == Space::Shared && v.size == 0;
+        let sized = self.vars.iter().filter(move |(_, v)| !dynamic(v));
+        sized.chain(self.vars.iter().filter(move |(_, v)| dynamic(v)))
     }
 
     pub fn add_var(&mut self, var: VarData) -> GlobalVar {

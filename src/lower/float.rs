@@ -10,6 +10,8 @@
 //! | fmul                        | `FMUL`                            | `DMUL`               |
 //! | ffma                        | `FFMA`                            | `DFMA`               |
 //! | fmin / fmax                 | `FMNMX a, b, PT` / `!PT`          | `DMNMX`              |
+//! | fdiv (IEEE)                 | a sequence, see `select/fdiv.rs`  | likewise             |
+//! | fsqrt (IEEE)                | not selected (`sqrt.rn` is `Approx`) | `select/fdiv.rs`  |
 //! | fneg / fabs                 | `FADD -a, -RZ` / `FADD abs(a), -RZ` | `DADD` likewise    |
 //! | fcmp                        | `FSETP.cc.AND p, PT, a, b, PT`    | `DSETP`              |
 //! | i2f / f2i / f2f / frint     | `I2F` / `F2I` (+ `I2I.SAT` to 8/16 bits) / `F2F` / `F2F` with `.ROUND`…`.TRUNC` |
@@ -96,6 +98,7 @@ impl Lowerer<'_> {
             | FloatOp::Fma { fmt, ftz, .. }
             | FloatOp::Unary { fmt, ftz, .. }
             | FloatOp::Cmp { fmt, ftz, .. }
+            | FloatOp::Sqrt { fmt, ftz, .. }
             | FloatOp::RoundInt { fmt, ftz, .. } => fmt == FloatFmt::F64 && ftz,
             _ => false,
         };
@@ -111,6 +114,12 @@ impl Lowerer<'_> {
                 sat,
             } => {
                 self.no_wide_sat(fmt, sat)?;
+                if bop == FloatBinOp::Div {
+                    if fmt == FloatFmt::F16 || sat {
+                        return Err(self.unsupported(op.display_name()));
+                    }
+                    return self.lower_fdiv(v, fmt, rnd, ftz, args);
+                }
                 let f64 = fmt == FloatFmt::F64;
                 let (forms, neg_b) = match (bop, f64) {
                     (FloatBinOp::Add | FloatBinOp::Sub, false) => (
@@ -249,6 +258,12 @@ impl Lowerer<'_> {
                 let d = self.conv_piece(inst, args[0], to.carrier())?;
                 self.set_loc(v, Loc { vreg: d, offset: 0 });
                 Ok(())
+            }
+            FloatOp::Sqrt { fmt, rnd, .. } => {
+                if fmt != FloatFmt::F64 {
+                    return Err(self.unsupported(op.display_name()));
+                }
+                self.lower_dsqrt(v, rnd, args[0])
             }
             FloatOp::RoundInt { fmt, rnd, ftz, sat } => {
                 self.no_wide_sat(fmt, sat)?;

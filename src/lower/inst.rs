@@ -24,7 +24,7 @@ use std::fmt;
 use smallvec::SmallVec;
 
 use crate::machinst::{
-    BlockId, MachInst, OpSpec, PhysPred, PhysReg, Reg, RegKind, Terminator, VReg,
+    BlockId, MachInst, OpSpec, PhysPred, PhysReg, Reg, RegKind, SrcLoc, Terminator, VReg,
 };
 use crate::sm50::{self, Field, Form};
 
@@ -48,12 +48,22 @@ pub struct Piece {
     pub reloc: Option<Reloc>,
 }
 
-/// Which half of a module variable's address a `MOV32I` receives from the loader.
+/// Which part of a module variable's address a `MOV32I` receives from the loader.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Reloc {
     pub var: crate::ir::GlobalVar,
-    /// `R_CUDA_ABS32_HI_20` (the upper 32 bits) rather than `R_CUDA_ABS32_LO_20`.
-    pub hi: bool,
+    pub word: RelocWord,
+}
+
+/// The part of an address a relocated `MOV32I` holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RelocWord {
+    /// The low 32 bits of a 64-bit address (`R_CUDA_ABS32_LO_20`).
+    Lo,
+    /// The high 32 bits of a 64-bit address (`R_CUDA_ABS32_HI_20`).
+    Hi,
+    /// The whole address of a 32-bit module (`R_CUDA_ABS32_20`).
+    Abs32,
 }
 
 /// One register operand of the whole sequence.
@@ -78,13 +88,20 @@ pub enum Role {
 /// A machine instruction for `machinst`: pieces + operands (see the module essay).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Sm50Inst {
-    pub pieces: SmallVec<[Piece; 2]>,
+    /// One piece inline (most instructions); longer sequences go to the heap, which keeps
+    /// the instruction small (it is copied through every allocator pass).
+    pub pieces: SmallVec<[Piece; 1]>,
     pub ops: SmallVec<[Operand; 4]>,
     pub role: Role,
     pub targets: SmallVec<[BlockId; 2]>,
     /// On a conditional branch: its condition is the same in every lane of a warp (see
     /// `reconverge`), so it needs no `SSY`/`SYNC`. `false` (the safe answer) everywhere else.
     pub uniform: bool,
+    /// The PTX line of the IR instruction this was selected for (`VCodeBuilder` sets it).
+    pub srcloc: SrcLoc,
+    /// For `--explain`: what the instruction computes, when that is worth saying (the address
+    /// expression of a `LEA` chain). Only filled when [`super::LowerOptions::explain`] is set.
+    pub note: Option<Box<str>>,
 }
 
 impl Sm50Inst {
@@ -95,6 +112,8 @@ impl Sm50Inst {
             role,
             targets: SmallVec::new(),
             uniform: false,
+            srcloc: SrcLoc::NONE,
+            note: None,
         }
     }
 
@@ -268,6 +287,12 @@ impl MachInst for Sm50Inst {
         }
     }
 
+    fn for_each_operand(&self, f: &mut dyn FnMut(Reg, OpSpec)) {
+        for op in &self.ops {
+            f(op.reg, op.spec);
+        }
+    }
+
     fn terminator(&self) -> Terminator {
         match self.role {
             Role::Ret => Terminator::Ret,
@@ -351,5 +376,13 @@ impl MachInst for Sm50Inst {
                 *t = target;
             }
         }
+    }
+
+    fn srcloc(&self) -> SrcLoc {
+        self.srcloc
+    }
+
+    fn set_srcloc(&mut self, loc: SrcLoc) {
+        self.srcloc = loc;
     }
 }

@@ -21,6 +21,12 @@
 //!   [`emit`], `SSY`/`SYNC` so that the lanes of a warp meet again after them.
 //! * [`plain`] and [`stats`]: the `--fold=none` baseline without LEA, the [`Fold`]
 //!   strategies, and the per-kernel [`FoldStats`] selection counts.
+//! * `explain`: the address expression of each chain, for `--explain`.
+//!
+//! Every [`Sm50Inst`] carries the PTX line ([`SrcLoc`]) of the IR instruction it was selected
+//! for (the `VCodeBuilder` stamps it; everything a selection rule pushes while lowering one IR
+//! instruction gets that instruction's line, shared chains the first user's). [`emit_all`]
+//! hands the lines on, one per emitted instruction.
 //!
 //! # The generic-access predicate
 //!
@@ -57,6 +63,7 @@
 
 pub mod amode;
 pub mod carry;
+mod explain;
 pub mod inst;
 pub mod lea;
 pub mod plain;
@@ -64,11 +71,11 @@ pub mod reconverge;
 mod select;
 pub mod stats;
 
-pub use inst::{Operand, Piece, RegRef, Reloc, Role, Sm50Inst};
+pub use inst::{Operand, Piece, RegRef, Reloc, RelocWord, Role, Sm50Inst};
 pub use stats::{Fold, FoldStats};
 
 use crate::ir;
-use crate::machinst::{Allocated, BlockId, VCode};
+use crate::machinst::{Allocated, BlockId, SrcLoc, VCode};
 use crate::sm50::{self, Field, Form};
 
 /// Options that change selection.
@@ -79,6 +86,9 @@ pub struct LowerOptions {
     pub assume_inbounds: bool,
     /// Folding strategy (`--fold`, see [`stats`]).
     pub fold: Fold,
+    /// Describe each `LEA` chain's address expression in its [`Sm50Inst::note`]
+    /// (`--explain`; costs a string per chain, so off by default).
+    pub explain: bool,
 }
 
 /// Why a function could not be lowered.
@@ -112,6 +122,16 @@ pub fn lower_function_stats(
     opts: &LowerOptions,
 ) -> Result<(VCode<Sm50Inst>, FoldStats), LowerError> {
     ir::verify_in_module(module, func).map_err(|e| LowerError::Invalid(format!("{e:?}")))?;
+    lower_verified_stats(module, func, opts)
+}
+
+/// [`lower_function_stats`] for a function known to verify (every function `ir::build`
+/// returns does: it verifies them itself), without verifying it again.
+pub fn lower_verified_stats(
+    module: &ir::Module,
+    func: &ir::Function,
+    opts: &LowerOptions,
+) -> Result<(VCode<Sm50Inst>, FoldStats), LowerError> {
     select::Lowerer::new(module, func, opts).run()
 }
 
@@ -149,20 +169,44 @@ pub fn emit_relocated(alloc: &Allocated<Sm50Inst>) -> (Vec<sm50::Inst>, Vec<(usi
 }
 
 /// [`emit_with`] and [`emit_relocated`] in one.
-///
-/// Relocations are kept per block by instruction index. That stays right through the later
-/// passes because every one of them only touches a block's trailing transfers (`SSY` is
-/// inserted before the trailing `BRA`/`SYNC` run, `SYNC`/`EXIT` replace branches, and the
-/// fall-through pass drops or rewrites the last one or two branches), which never carry a
-/// relocation; whole blocks that disappear hold nothing but a transfer.
 pub fn emit_relocated_with(
     alloc: &Allocated<Sm50Inst>,
     reconverge: bool,
 ) -> (Vec<sm50::Inst>, Vec<(usize, Reloc)>) {
+    let e = emit_all(alloc, reconverge);
+    (e.code, e.relocs)
+}
+
+/// What [`emit_all`] produces: the code and, per instruction, what it came from.
+#[derive(Clone, Debug, Default)]
+pub struct Emitted {
+    /// The instructions (see the module essay for what the `BRA` fields hold).
+    pub code: Vec<sm50::Inst>,
+    /// Relocations: (index in `code`, relocation).
+    pub relocs: Vec<(usize, Reloc)>,
+    /// One per instruction of `code`: the PTX line of the IR instruction it was selected for.
+    pub srclocs: Vec<SrcLoc>,
+    /// `(index in code, text)`: the [`Sm50Inst::note`]s, on each sequence's first instruction.
+    pub notes: Vec<(usize, Box<str>)>,
+}
+
+/// [`emit_relocated_with`], also giving each instruction's source line and note.
+///
+/// Relocations, source lines and notes are kept per block by instruction index. That stays
+/// right through the later passes because every one of them only touches a block's trailing
+/// transfers (`SSY` is inserted before the trailing `BRA`/`SYNC` run, `SYNC`/`EXIT` replace
+/// branches, and the fall-through pass drops or rewrites the last one or two branches), which
+/// never carry a relocation or a note; whole blocks that disappear hold nothing but a
+/// transfer. A transfer pushed past the block's original length (after an `SSY` went in
+/// before it) takes the source line of the block's last instruction, its terminator.
+pub fn emit_all(alloc: &Allocated<Sm50Inst>, reconverge: bool) -> Emitted {
     // Pass 1: resolve registers; keep (instruction, branch target block), and each
     // instruction's relocation beside it.
     let mut blocks: Vec<(BlockId, Flat)> = Vec::new();
     let mut block_relocs: std::collections::HashMap<BlockId, Vec<Option<Reloc>>> =
+        Default::default();
+    let mut block_srclocs: std::collections::HashMap<BlockId, Vec<SrcLoc>> = Default::default();
+    let mut block_notes: std::collections::HashMap<BlockId, Vec<(usize, Box<str>)>> =
         Default::default();
     let mut divergent = Vec::new();
     for b in &alloc.blocks {
@@ -173,15 +217,25 @@ pub fn emit_relocated_with(
         );
         let mut insts = Vec::new();
         let mut relocs = Vec::new();
+        let mut srclocs = Vec::new();
+        let mut notes = Vec::new();
         for i in &b.insts {
             let pieces = i
                 .resolve()
                 .unwrap_or_else(|e| panic!("lower::emit on unallocated code: {e}"));
             relocs.extend(i.pieces.iter().map(|p| p.reloc));
+            if let Some(n) = &i.note {
+                notes.push((insts.len(), n.clone()));
+            }
+            srclocs.extend(std::iter::repeat(i.srcloc).take(pieces.len()));
             insts.extend(pieces);
         }
         blocks.push((b.id, insts));
         block_relocs.insert(b.id, relocs);
+        block_srclocs.insert(b.id, srclocs);
+        if !notes.is_empty() {
+            block_notes.insert(b.id, notes);
+        }
     }
     // Reconvergence (`SSY`/`SYNC`), then `@P SYNC` / `@P EXIT` for branches to blocks that
     // hold only that. If the placement does not verify, the sides run one after the other.
@@ -238,9 +292,22 @@ pub fn emit_relocated_with(
     }
     let mut out = Vec::with_capacity(n);
     let mut relocs = Vec::new();
+    let mut srclocs = Vec::with_capacity(n);
+    let mut notes = Vec::new();
     for (id, insts) in blocks {
         let brel = block_relocs.remove(&id).unwrap_or_default();
+        let blocs = block_srclocs.remove(&id).unwrap_or_default();
+        for (k, note) in block_notes.remove(&id).unwrap_or_default() {
+            notes.push((out.len() + k, note));
+        }
         for (k, (mut inst, target)) in insts.into_iter().enumerate() {
+            srclocs.push(
+                blocs
+                    .get(k)
+                    .or(blocs.last())
+                    .copied()
+                    .unwrap_or(SrcLoc::NONE),
+            );
             if let Some(t) = target {
                 inst.set(Field::Rel, start.get(&t).copied().unwrap_or(n) as u64);
             }
@@ -251,7 +318,12 @@ pub fn emit_relocated_with(
             out.push(inst);
         }
     }
-    (out, relocs)
+    Emitted {
+        code: out,
+        relocs,
+        srclocs,
+        notes,
+    }
 }
 
 /// An unguarded `SYNC` or `EXIT`.

@@ -34,10 +34,10 @@
 //! 64-bit `div`/`rem` (8..32-bit division is one branch-free sequence, see `div.rs`; `ir::build`
 //! expands PTX's 64-bit division into a loop of plain operations instead),
 //! 64-bit shifts by a
-//! non-constant, 64-bit min/max, predicate `select`, a 32-bit address of a `.global` variable
-//! (a 64-bit one is ptxas's `MOV32I lo, 0x0` / `MOV32I hi, 0x0` pair, each piece carrying the
-//! [`super::Reloc`] the driver turns into `R_CUDA_ABS32_LO_20`/`HI_20`) and `cvta` of the
-//! const space. Floating-point operations are selected in the child module `float`
+//! non-constant, 64-bit min/max, predicate `select` and `cvta` of the const space. (The
+//! address of a `.global` variable is ptxas's `MOV32I lo, 0x0` / `MOV32I hi, 0x0` pair, each
+//! piece carrying the [`super::Reloc`] the driver turns into `R_CUDA_ABS32_LO_20`/`HI_20`; in
+//! a 32-bit module, where the address is 32 bits, one `MOV32I` with `R_CUDA_ABS32_20`.) Floating-point operations are selected in the child module `float`
 //! (`lower/float.rs`). The IR
 //! has no add-with-carry (carries are predicates, see `ir::build`); with `--fold=full` the
 //! add/compare/select shape of an `add.cc`/`addc` chain over (shifted) words is recognised by
@@ -55,6 +55,7 @@ mod approx;
 mod atomic;
 mod bits;
 mod div;
+mod fdiv;
 mod mul;
 mod warp;
 
@@ -67,7 +68,7 @@ use smallvec::SmallVec;
 
 use super::amode::{match_address, AddrMode, Base, Ext, Facts, Index};
 use super::carry::{find_chains, CarryChain};
-use super::inst::{Role, Sm50Inst};
+use super::inst::{RelocWord, Role, Sm50Inst};
 use super::lea::{
     carry_chain, fits_imm20, narrow_chain, plg_step, wide_chain, ChainBase, ChainIndex, Loc,
 };
@@ -276,24 +277,22 @@ fn size_code(bytes: u32, signed: bool) -> u64 {
 impl<'a> Lowerer<'a> {
     pub(super) fn new(module: &'a ir::Module, f: &'a Function, opts: &'a LowerOptions) -> Self {
         let non_address_use = non_address_uses(f);
-        // Variables are laid out per space in declaration order at their alignment, exactly
-        // as `ir::eval` does (its const region also holds param/generic-space variables).
+        // Variables are laid out per space in `vars_in_layout_order` at their alignment,
+        // exactly as `ir::eval` does (its const region also holds param/generic-space
+        // variables).
         let mut sizes = [0u32; 3];
-        let mut var_offsets = Vec::new();
-        for v in module.vars.values() {
+        let mut var_offsets = vec![0; module.vars.len()];
+        for (gv, v) in module.vars_in_layout_order() {
             let slot = match v.space {
                 Space::Shared => Some(0),
                 Space::Local => Some(2),
                 Space::Const | Space::Param | Space::Generic => Some(1),
                 _ => None,
             };
-            match slot {
-                Some(s) => {
-                    let off = sizes[s].next_multiple_of(v.align.max(1));
-                    sizes[s] = off.saturating_add(v.size);
-                    var_offsets.push(off);
-                }
-                None => var_offsets.push(0),
+            if let Some(s) = slot {
+                let off = sizes[s].next_multiple_of(v.align.max(1));
+                sizes[s] = off.saturating_add(v.size);
+                var_offsets[gv.as_u32() as usize] = off;
             }
         }
         Lowerer {
@@ -370,6 +369,7 @@ impl<'a> Lowerer<'a> {
             }
             for &i in &self.f.blocks[b].insts {
                 if needed.contains(&i) {
+                    self.vb.set_srcloc(self.f.srcloc(i));
                     self.lower_inst(i)?;
                 }
             }
@@ -795,19 +795,25 @@ impl<'a> Lowerer<'a> {
         if let Some(InstData::SymbolAddr { var, .. }) = self.def_of(v) {
             let var = *var;
             let space = self.module.vars.get(var).map(|d| d.space);
-            if space == Some(Space::Global) && kind == RegKind::B64 {
+            if space == Some(Space::Global) && matches!(kind, RegKind::B64 | RegKind::B32) {
                 // ptxas's sequence: `MOV32I lo, 0x0` and `MOV32I hi, 0x0`, which the loader
-                // patches (R_CUDA_ABS32_LO_20 / R_CUDA_ABS32_HI_20) with the variable's address.
+                // patches (R_CUDA_ABS32_LO_20 / R_CUDA_ABS32_HI_20) with the variable's address;
+                // a 32-bit address (a 32-bit module) is one `MOV32I` (R_CUDA_ABS32_20).
+                let words: &[RelocWord] = if kind == RegKind::B64 {
+                    &[RelocWord::Lo, RelocWord::Hi]
+                } else {
+                    &[RelocWord::Abs32]
+                };
                 let d = self.new_vreg(kind);
                 let mut i = Sm50Inst::new(Role::Plain);
                 let dop = i.def(d, true);
-                for w in 0..2u8 {
+                for (w, &word) in (0u8..).zip(words) {
                     i.piece(
                         sm50::Inst::new(Form::MOV32I).with(Field::Imm, 0),
                         &[(Field::Rd, dop, w)],
                     );
                     if let Some(p) = i.pieces.last_mut() {
-                        p.reloc = Some(super::Reloc { var, hi: w == 1 });
+                        p.reloc = Some(super::Reloc { var, word });
                     }
                 }
                 self.push(i);
@@ -880,7 +886,7 @@ impl<'a> Lowerer<'a> {
             SpecialReg::Tid(d) => 0x21 + d.index() as u64,
             SpecialReg::Ctaid(d) => 0x25 + d.index() as u64,
             SpecialReg::LaneId => 0x00,
-            SpecialReg::WarpId => 0x03,
+            SpecialReg::WarpId | SpecialReg::SmId => 0x03,
             // SR_EQMASK .. SR_GEMASK
             SpecialReg::LaneMask(m) => 0x38 + m as u64,
             SpecialReg::Clock => return self.lower_clock(v, false),
@@ -890,11 +896,17 @@ impl<'a> Lowerer<'a> {
         let d = self.new_vreg(RegKind::B32);
         let mut i = Sm50Inst::new(Role::Plain);
         let s2r = sm50::Inst::new(Form::S2R).with(Field::Sr, sr);
-        if reg == SpecialReg::WarpId {
-            // %warpid = BFE.U32(SR_VIRTID, 0x608), as ptxas does.
+        if matches!(reg, SpecialReg::WarpId | SpecialReg::SmId) {
+            // %warpid = BFE.U32(SR_VIRTID, 0x608), %smid = BFE.U32(SR_VIRTID, 0x914), as
+            // ptxas does.
             let dop = i.def(d, false);
             i.piece(s2r, &[(Field::Rd, dop, 0)]);
-            let bfe = sm50::Inst::new(Form::BFE_I).with(Field::ImmImm20s, 0x608);
+            let field = if reg == SpecialReg::WarpId {
+                0x608
+            } else {
+                0x914
+            };
+            let bfe = sm50::Inst::new(Form::BFE_I).with(Field::ImmImm20s, field);
             i.piece(bfe, &[(Field::Rd, dop, 0), (Field::Ra, dop, 0)]);
         } else {
             let dop = i.def(d, false);
@@ -2145,7 +2157,10 @@ impl<'a> Lowerer<'a> {
             }
         };
         let out = (c.addr, c.plg);
-        let inst = c.inst;
+        let mut inst = c.inst;
+        if self.opts.explain && !planning {
+            inst.note = Some(super::explain::chain_expr(self.f, &mode, disp, sp_base).into());
+        }
         self.push(inst);
         if !planning {
             if let Some(h) = here {

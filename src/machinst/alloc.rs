@@ -118,7 +118,7 @@ fn class_index(kind: RegKind) -> usize {
 /// so only the checker needs this order). The order chosen keeps the input layout where it already has the
 /// property (each step takes the first remaining block, in input order, that has a placed
 /// predecessor), so well-ordered input is left untouched.
-fn prune_unreachable<I: MachInst>(vc: &VCode<I>) -> Result<(VCode<I>, Vec<BlockId>), String> {
+fn prune_unreachable<I: MachInst>(vc: VCode<I>) -> Result<(VCode<I>, Vec<BlockId>), String> {
     let n = vc.ranges.len();
     let mut preds = vec![Vec::new(); n];
     for (b, ss) in vc.succs.iter().enumerate() {
@@ -138,7 +138,7 @@ fn prune_unreachable<I: MachInst>(vc: &VCode<I>) -> Result<(VCode<I>, Vec<BlockI
     // Blocks never placed are exactly those the entry cannot reach.
     let kept: Vec<BlockId> = order.iter().map(|b| BlockId(*b as u32)).collect();
     if order.iter().enumerate().all(|(i, b)| i == *b) && order.len() == n {
-        return Ok((vc.clone(), kept));
+        return Ok((vc, kept));
     }
     let mut new_id = vec![None; n];
     for (i, b) in order.iter().enumerate() {
@@ -172,7 +172,7 @@ fn prune_unreachable<I: MachInst>(vc: &VCode<I>) -> Result<(VCode<I>, Vec<BlockI
 /// [`prune_unreachable`] again afterwards to restore the layout property regalloc2's checker
 /// needs. Returns the new VCode and, per block, the block of `vc` it was (`None` for an edge
 /// block).
-fn split_edges<I: MachInst>(vc: &VCode<I>) -> Result<(VCode<I>, Vec<Option<usize>>), String> {
+fn split_edges<I: MachInst>(vc: VCode<I>) -> Result<(VCode<I>, Vec<Option<usize>>), String> {
     let n = vc.ranges.len();
     let mut npreds = vec![0usize; n];
     for ss in &vc.succs {
@@ -186,7 +186,7 @@ fn split_edges<I: MachInst>(vc: &VCode<I>) -> Result<(VCode<I>, Vec<Option<usize
     };
     let mut origin: Vec<Option<usize>> = (0..n).map(Some).collect();
     if !(0..n).any(|b| vc.succs[b].iter().any(|(t, _)| needs(b, t.0 as usize))) {
-        return Ok((vc.clone(), origin));
+        return Ok((vc, origin));
     }
     let (mut blocks, vregs) = vc.to_blocks();
     for b in 0..n {
@@ -576,6 +576,14 @@ pub fn allocate<I: MachInst>(
     vcode: &VCode<I>,
     opts: &AllocOptions,
 ) -> Result<Allocated<I>, AllocError> {
+    allocate_owned(vcode.clone(), opts)
+}
+
+/// [`allocate`], consuming the code (no copy of it is made).
+pub fn allocate_owned<I: MachInst>(
+    vcode: VCode<I>,
+    opts: &AllocOptions,
+) -> Result<Allocated<I>, AllocError> {
     let spill_base = opts
         .spill_base
         .checked_next_multiple_of(16)
@@ -586,11 +594,12 @@ pub fn allocate<I: MachInst>(
             ))
         })?;
     let max_regs = opts.max_regs; // a u8: at most 255, i.e. R0..R254 (255 is RZ)
+                                  // Each pass takes the code and hands it back untouched when it has nothing to do.
     let (reachable, origins) = prune_unreachable(vcode).map_err(AllocError::Invalid)?;
-    let pa = allocate_preds(&reachable).map_err(AllocError::Predicates)?;
-    let (split, split_origin) = split_edges(&pa.vcode).map_err(AllocError::Invalid)?;
+    let pa = allocate_preds(reachable).map_err(AllocError::Predicates)?;
+    let (split, split_origin) = split_edges(pa.vcode).map_err(AllocError::Invalid)?;
     // Nothing is unreachable any more: this only moves blocks after a predecessor.
-    let (mut vc, order) = prune_unreachable(&split).map_err(AllocError::Invalid)?;
+    let (mut vc, order) = prune_unreachable(split).map_err(AllocError::Invalid)?;
     // per allocated block: the input block it comes from (None for an edge block)
     let origins: Vec<Option<BlockId>> = order
         .iter()
@@ -680,7 +689,8 @@ pub fn allocate<I: MachInst>(
     let (mut spills, mut reloads) = (0, 0);
     let mut blocks = Vec::with_capacity(vc.num_blocks());
     for b in 0..vc.num_blocks() {
-        let mut insts = Vec::new();
+        let (s, e) = vc.ranges[b];
+        let mut insts = Vec::with_capacity((e - s) as usize + 4);
         for item in out.block_insts_and_edits(&vc, ra::Block::new(b)) {
             match item {
                 ra::InstOrEdit::Edit(ra::Edit::Move { from, to }) => {

@@ -77,10 +77,12 @@ mod display;
 pub mod pred;
 mod vcode;
 
-pub use alloc::{allocate, AllocError, AllocOptions, Allocated, AllocatedBlock};
+pub use alloc::{allocate, allocate_owned, AllocError, AllocOptions, Allocated, AllocatedBlock};
 pub use vcode::{VCode, VCodeBuilder};
 
 use std::fmt;
+
+pub use crate::ir::SrcLoc;
 
 /// The width class of a virtual register.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -272,6 +274,13 @@ pub enum Terminator {
 pub trait MachInst: Clone + fmt::Debug + fmt::Display {
     /// Call `f` once per register field, in a fixed order.
     fn visit_operands(&mut self, f: &mut dyn FnMut(&mut Reg, OpSpec));
+    /// [`MachInst::visit_operands`] without changing anything (the allocator's analyses call
+    /// it for every instruction, several times: an ISA should override the default, which
+    /// visits a copy).
+    fn for_each_operand(&self, f: &mut dyn FnMut(Reg, OpSpec)) {
+        let mut copy = self.clone();
+        copy.visit_operands(&mut |r, spec| f(*r, spec));
+    }
     /// Whether (and how) this instruction ends a block.
     fn terminator(&self) -> Terminator;
     /// `Some((dst, src))` for a plain register copy, which is dropped after allocation when both
@@ -292,6 +301,13 @@ pub trait MachInst: Clone + fmt::Debug + fmt::Display {
     /// Retarget a branch: its successor number `succ_index` is now `target` (critical-edge
     /// splitting inserts a block between). Non-branches ignore it.
     fn set_branch_target(&mut self, succ_index: usize, target: BlockId);
+    /// The PTX line this instruction was selected for ([`SrcLoc::NONE`] for code that
+    /// allocation adds: moves, spills, reloads, edge jumps).
+    fn srcloc(&self) -> SrcLoc {
+        SrcLoc::NONE
+    }
+    /// Record the PTX line ([`VCodeBuilder`] does, for every instruction it is given).
+    fn set_srcloc(&mut self, _loc: SrcLoc) {}
 }
 
 impl fmt::Display for VReg {

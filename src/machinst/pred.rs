@@ -97,10 +97,10 @@ pub(crate) struct PredAlloc<I> {
 }
 
 /// Rewrite predicate block parameters into 32-bit ones (step 1 of the module essay).
-fn demote_pred_params<I: MachInst>(vc: &VCode<I>) -> Result<VCode<I>, String> {
+fn demote_pred_params<I: MachInst>(vc: VCode<I>) -> Result<VCode<I>, String> {
     let has_any = vc.params.iter().flatten().any(|p| p.kind == RegKind::Pred);
     if !has_any {
-        return Ok(vc.clone());
+        return Ok(vc);
     }
     let (mut blocks, mut vregs) = vc.to_blocks();
     let mut fresh = |kind: RegKind| {
@@ -249,7 +249,7 @@ fn spill<I: MachInst>(
 }
 
 /// Allocate every predicate vreg of `vc` (see the module essay).
-pub(crate) fn allocate_preds<I: MachInst>(vc: &VCode<I>) -> Result<PredAlloc<I>, String> {
+pub(crate) fn allocate_preds<I: MachInst>(vc: VCode<I>) -> Result<PredAlloc<I>, String> {
     let mut vc = demote_pred_params(vc)?;
     let mut unspillable = BTreeSet::new();
     let mut spilled = 0;

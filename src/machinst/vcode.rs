@@ -7,7 +7,8 @@
 //! physical fields are left out: they are not regalloc2's business).
 
 use super::{
-    BlockId, MachInst, OpConstraint, OpKind, OpPos, OpSpec, PhysReg, Reg, RegKind, Terminator, VReg,
+    BlockId, MachInst, OpConstraint, OpKind, OpPos, OpSpec, PhysReg, Reg, RegKind, SrcLoc,
+    Terminator, VReg,
 };
 use regalloc2 as ra;
 
@@ -26,6 +27,8 @@ pub struct VCodeBuilder<I> {
     blocks: Vec<BlockData<I>>,
     vregs: Vec<RegKind>,
     terminated: Vec<bool>,
+    /// Given to every instruction pushed that has none of its own.
+    srcloc: SrcLoc,
 }
 
 impl<I: MachInst> Default for VCodeBuilder<I> {
@@ -40,6 +43,19 @@ impl<I: MachInst> VCodeBuilder<I> {
             blocks: Vec::new(),
             vregs: Vec::new(),
             terminated: Vec::new(),
+            srcloc: SrcLoc::NONE,
+        }
+    }
+
+    /// The source position given to the instructions pushed from now on (lowering sets it to
+    /// each IR instruction's before selecting it).
+    pub fn set_srcloc(&mut self, loc: SrcLoc) {
+        self.srcloc = loc;
+    }
+
+    fn stamp(&self, inst: &mut I) {
+        if inst.srcloc() == SrcLoc::NONE {
+            inst.set_srcloc(self.srcloc);
         }
     }
 
@@ -72,13 +88,15 @@ impl<I: MachInst> VCodeBuilder<I> {
     }
 
     /// Append a non-terminator instruction to `block`.
-    pub fn push(&mut self, block: BlockId, inst: I) {
+    pub fn push(&mut self, block: BlockId, mut inst: I) {
+        self.stamp(&mut inst);
         self.blocks[block.0 as usize].insts.push(inst);
     }
 
     /// End `block` with `inst`; `succs` lists its successors in the order the instruction names
     /// them (empty for a return), each with the arguments for the successor's parameters.
-    pub fn terminate(&mut self, block: BlockId, inst: I, succs: Vec<(BlockId, Vec<VReg>)>) {
+    pub fn terminate(&mut self, block: BlockId, mut inst: I, succs: Vec<(BlockId, Vec<VReg>)>) {
+        self.stamp(&mut inst);
         let b = &mut self.blocks[block.0 as usize];
         b.insts.push(inst);
         b.succs = succs;
@@ -135,9 +153,8 @@ pub(crate) struct FieldInfo {
 
 /// Every field of `inst`, in visit order (None for physical fields).
 pub(crate) fn fields<I: MachInst>(inst: &I) -> Vec<Option<FieldInfo>> {
-    let mut copy = inst.clone();
     let mut out = Vec::new();
-    copy.visit_operands(&mut |r, spec| match *r {
+    inst.for_each_operand(&mut |r, spec| match r {
         Reg::Virt(vreg) => out.push(Some(FieldInfo { vreg, spec })),
         _ => out.push(None),
     });
@@ -171,17 +188,18 @@ impl<I: MachInst> VCode<I> {
         if !blocks[0].params.is_empty() {
             return Err("the entry block has parameters".into());
         }
-        let mut insts = Vec::new();
-        let mut params = Vec::new();
-        let mut succs = Vec::new();
-        let mut ranges = Vec::new();
+        let mut insts = Vec::with_capacity(blocks.iter().map(|b| b.insts.len()).sum());
+        let mut params = Vec::with_capacity(n);
+        let mut succs = Vec::with_capacity(n);
+        let mut ranges = Vec::with_capacity(n);
         let mut defined = vec![false; vregs.len()];
-        let mut define = |v: VReg, what: &str| -> Result<(), String> {
+        // `what` describes the definition for an error message: formatted only on error.
+        let mut define = |v: VReg, what: &dyn Fn() -> String| -> Result<(), String> {
             let slot = defined
                 .get_mut(v.index as usize)
-                .ok_or_else(|| format!("{v} is not a vreg of this function ({what})"))?;
+                .ok_or_else(|| format!("{v} is not a vreg of this function ({})", what()))?;
             if *slot {
-                return Err(format!("{v} is defined twice ({what})"));
+                return Err(format!("{v} is defined twice ({})", what()));
             }
             *slot = true;
             Ok(())
@@ -189,7 +207,7 @@ impl<I: MachInst> VCode<I> {
         for (bi, b) in blocks.into_iter().enumerate() {
             let start = insts.len() as u32;
             for p in &b.params {
-                define(*p, &format!("parameter of b{bi}"))?;
+                define(*p, &|| format!("parameter of b{bi}"))?;
             }
             let count = b.insts.len();
             for (k, inst) in b.insts.into_iter().enumerate() {
@@ -210,7 +228,7 @@ impl<I: MachInst> VCode<I> {
                         return Err(format!("{}: unknown vreg or wrong kind", f.vreg));
                     }
                     if f.spec.kind == OpKind::Def {
-                        define(f.vreg, &format!("instruction `{inst}`"))?;
+                        define(f.vreg, &|| format!("instruction `{inst}`"))?;
                     }
                     if f.vreg.kind == RegKind::Pred && f.spec.constraint != OpConstraint::Reg {
                         return Err(format!(

@@ -40,7 +40,9 @@ pub fn load_kernel(cubin: &[u8], name: &str) -> Result<(Vec<u64>, KernelInfo), S
 }
 
 /// `R_CUDA_ABS32_LO_20` / `R_CUDA_ABS32_HI_20`: a word of a symbol's address into bits 20..52
-/// of an instruction (a `MOV32I`'s immediate).
+/// of an instruction (a `MOV32I`'s immediate); `R_CUDA_ABS32_20`: the whole address there (a
+/// 32-bit module's).
+const ABS32_20: u32 = 0x2a;
 const ABS32_LO_20: u32 = 0x2b;
 const ABS32_HI_20: u32 = 0x2c;
 
@@ -97,7 +99,13 @@ pub fn load_kernel_globals(
             };
             let addr = sec_addr + sym.value + r.addend.unwrap_or(0) as u64;
             let word = match r.rtype {
-                ABS32_LO_20 => addr & 0xffff_ffff,
+                ABS32_20 if addr >> 32 != 0 => {
+                    return Err(bad(format!(
+                        "a 32-bit relocation of `{}` at {addr:#x}, above 4 GB",
+                        sym.name
+                    )))
+                }
+                ABS32_20 | ABS32_LO_20 => addr & 0xffff_ffff,
                 ABS32_HI_20 => addr >> 32,
                 t => return Err(bad(format!("relocation type {t:#x} is not modelled"))),
             };

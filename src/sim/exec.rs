@@ -69,6 +69,8 @@ enum Kind {
     Div,
     /// PBK: where BRK lanes go.
     Brk,
+    /// CAL: where RET lanes go (the return address).
+    Call,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -210,6 +212,30 @@ pub(super) struct Sim<'a> {
     ctaid: [u32; 3],
     steps: u64,
     pub(super) opts: SimOptions,
+    /// The BAR.RED reduction of the CTA's current barrier, and of the last completed one.
+    red: Reduction,
+    red_result: Reduction,
+}
+
+/// A BAR.RED reduction over the arriving threads' predicate.
+#[derive(Clone, Copy, Debug)]
+struct Reduction {
+    /// The `.POPC`/`.AND`/`.OR` selector of the BAR.RED that contributed, if any did.
+    mode: Option<u64>,
+    count: u32,
+    all: bool,
+    any: bool,
+}
+
+impl Default for Reduction {
+    fn default() -> Reduction {
+        Reduction {
+            mode: None,
+            count: 0,
+            all: true,
+            any: false,
+        }
+    }
 }
 
 pub(crate) fn run(
@@ -251,6 +277,8 @@ pub(crate) fn run_logged(
         ctaid: [0; 3],
         steps: 0,
         opts: *opts,
+        red: Reduction::default(),
+        red_result: Reduction::default(),
     };
     sim.mem.log = log;
     let mut shared = Vec::new();
@@ -280,6 +308,8 @@ pub(crate) fn run_logged(
 impl Sim<'_> {
     fn run_cta(&mut self, threads: usize) -> Result<(), SimError> {
         self.mem.start_cta(threads);
+        self.red = Reduction::default();
+        self.red_result = Reduction::default();
         let nwarps = threads.div_ceil(32);
         let mut warps: Vec<Warp> = (0..nwarps)
             .map(|w| {
@@ -307,7 +337,11 @@ impl Sim<'_> {
             if warps.iter().all(|w| w.state == State::Done) {
                 return Ok(());
             }
-            // Every live warp is at the barrier: release them.
+            // Every live warp is at the barrier: release them, publishing a BAR.RED
+            // reduction for B2R.RESULT and starting the next one.
+            if self.red.mode.is_some() {
+                self.red_result = std::mem::take(&mut self.red);
+            }
             for w in warps.iter_mut() {
                 if w.state == State::AtBarrier {
                     w.state = State::Running;
@@ -449,6 +483,33 @@ impl Sim<'_> {
                     w.leave(exec);
                 }
             }
+            CAL => {
+                // CAL has no guard: every active lane calls.
+                let target = branch_target(addr, f(i, Field::Rel));
+                self.prog.get(target, addr)?;
+                w.stack.push(Entry {
+                    kind: Kind::Call,
+                    pc: w.pc,
+                    mask: w.active,
+                });
+                w.pc = target;
+            }
+            RET => {
+                if exec != 0 {
+                    let Some(k) = w.stack.iter().rposition(|e| e.kind == Kind::Call) else {
+                        return Err(SimError::Divergence {
+                            addr,
+                            what: "RET without a matching CAL".into(),
+                        });
+                    };
+                    // Like BRK: the returning lanes leave every entry inside the call and
+                    // wait at the call entry, which resumes them at the return address.
+                    for e in &mut w.stack[k + 1..] {
+                        e.mask &= !exec;
+                    }
+                    w.leave(exec);
+                }
+            }
             EXIT => {
                 w.exited |= exec;
                 for e in &mut w.stack {
@@ -456,10 +517,10 @@ impl Sim<'_> {
                 }
                 w.leave(exec);
             }
-            BAR => {
+            BAR | BAR_RED => {
                 let mode = f(i, Field::Mode);
-                if mode > 1 {
-                    return Err(unsupported(addr, i, "BAR other than BAR.SYNC and BAR.ARV"));
+                if mode == 2 && f(i, Field::Ro) > 2 {
+                    return Err(unsupported(addr, i, "this BAR.RED mode"));
                 }
                 if exec != 0 {
                     // sm_5x counts a barrier arrival per warp: a warp whose live lanes are
@@ -471,15 +532,27 @@ impl Sim<'_> {
                             addr,
                             what: format!(
                                 "{} in a diverged warp (lanes {:#010x} of live {:#010x})",
-                                if mode == 0 { "BAR.SYNC" } else { "BAR.ARV" },
+                                ["BAR.SYNC", "BAR.ARV", "BAR.RED"][mode as usize],
                                 exec,
                                 !w.exited
                             ),
                         });
                     }
+                    // BAR.RED adds the lanes' predicate to the CTA's reduction, which
+                    // B2R.RESULT reads once every warp has arrived.
+                    if mode == 2 {
+                        let (bp, bpn) = (f(i, Field::Bp), flag(i, Field::Bpn));
+                        for l in lanes(exec) {
+                            let p = w.p(bp, l) != bpn;
+                            self.red.count += u32::from(p);
+                            self.red.all &= p;
+                            self.red.any |= p;
+                        }
+                        self.red.mode = Some(f(i, Field::Ro));
+                    }
                     // BAR.ARV counts the arrival and goes on: in this one-warp-at-a-time
                     // model nothing else is observable.
-                    if mode == 0 {
+                    if mode != 1 {
                         w.state = State::AtBarrier;
                     }
                 }
@@ -790,6 +863,66 @@ impl Sim<'_> {
                     }
                 });
             }
+            PSET => {
+                let (pa, pan) = (f(i, Field::Pa), flag(i, Field::Pan));
+                let (pb, pbn) = (f(i, Field::Pb), flag(i, Field::Pbn));
+                let (pc, pcn) = (f(i, Field::Pc), flag(i, Field::Pcn));
+                let (b1, b2) = (f(i, Field::Bop1), f(i, Field::Bop2));
+                let one = if flag(i, Field::Bf) {
+                    1.0f32.to_bits()
+                } else {
+                    u32::MAX
+                };
+                self.alu(w, i, exec, |w, l| {
+                    let t = bool_op(b1, w.p(pa, l) != pan, w.p(pb, l) != pbn);
+                    if bool_op(b2, t, w.p(pc, l) != pcn) {
+                        one
+                    } else {
+                        0
+                    }
+                });
+            }
+            R2P_I => {
+                let b = self.src_b(i, addr)?;
+                let (ra, shift) = (f(i, Field::Ra), 8 * f(i, Field::Bsel));
+                for l in lanes(exec) {
+                    let bits = w.r(ra, l) >> shift;
+                    let mask = w.val(b, l);
+                    for p in 0..7u64 {
+                        if mask >> p & 1 != 0 {
+                            w.set_p(p, l, bits >> p & 1 != 0);
+                        }
+                    }
+                }
+            }
+            P2R_I | P2R_R | P2R_C => {
+                if flag(i, Field::Ccm) {
+                    return Err(unsupported(addr, i, "P2R CC"));
+                }
+                let b = self.src_b(i, addr)?;
+                let (ra, shift) = (f(i, Field::Ra), 8 * f(i, Field::Bsel));
+                self.alu(w, i, exec, |w, l| {
+                    let mask = (w.val(b, l) & 0xff) << shift;
+                    let pr = u32::from(w.preds[l] & 0x7f) << shift;
+                    (w.r(ra, l) & !mask) | (pr & mask)
+                });
+            }
+            B2R => {
+                let (rd, pd) = (f(i, Field::Rd), f(i, Field::Pd));
+                let red = self.red_result;
+                let Some(mode) = red.mode else {
+                    return Err(unsupported(addr, i, "B2R.RESULT before any BAR.RED"));
+                };
+                // Rd is only known to hold the count after .POPC, Pd the vote after .AND/.OR
+                // (the forms ptxas emits); other combinations are not modelled.
+                if (mode == 0 && pd != PT) || (mode != 0 && rd != RZ) {
+                    return Err(unsupported(addr, i, "this B2R.RESULT after this BAR.RED"));
+                }
+                for l in lanes(exec) {
+                    w.set_r(rd, l, red.count);
+                    w.set_p(pd, l, if mode == 1 { red.all } else { red.any });
+                }
+            }
             PSETP => {
                 let (pa, pan) = (f(i, Field::Pa), flag(i, Field::Pan));
                 let (pb, pbn) = (f(i, Field::Pb), flag(i, Field::Pbn));
@@ -985,14 +1118,15 @@ impl Sim<'_> {
     /// MIN, MAX (signed with .S32/.S64), INC, DEC (32-bit only), AND, OR, XOR, EXCH on 32- or
     /// 64-bit values (a 64-bit operand or result is a register pair), and CAS (Rb = compare,
     /// then the new value: Rb+1, or Rb+2:Rb+3 with .64). Lanes act one after another in lane
-    /// order, so the result is one of the orders hardware may pick. Float and 128-bit forms
-    /// are Unsupported.
+    /// order, so the result is one of the orders hardware may pick. `.F32.FTZ.RN` ADD (global)
+    /// adds f32s, rounding to nearest and flushing subnormals; other float and 128-bit
+    /// forms are Unsupported.
     fn atomic(&mut self, w: &mut Warp, i: &Inst, addr: u64, exec: u32) -> Result<(), SimError> {
         use Form::*;
         let shared = matches!(i.form, ATOMS | ATOMS_CAS);
         let cas = matches!(i.form, ATOM_CAS | ATOMS_CAS);
         let red = i.form == RED;
-        // (op, 64-bit, signed); CAS is op 9 here.
+        // (op, 64-bit, signed); CAS is op 9 here, f32 add (ATOM/RED .F32.FTZ.RN) op 10.
         let (op, wide_val, signed) = if cas {
             (9, flag(i, Field::W64), false)
         } else {
@@ -1004,9 +1138,11 @@ impl Sim<'_> {
                 (_, 1) => (false, true),
                 (_, 2) => (true, false),
                 (true, 3) | (false, 5) => (true, true),
+                (false, 3) if op == 0 => (false, false),
                 _ => return Err(unsupported(addr, i, "a float or 128-bit atomic")),
             };
-            if op > 8 || (w64 && (op == 3 || op == 4)) {
+            let op = if !shared && ty == 3 { 10 } else { op };
+            if (op > 8 && op != 10) || (w64 && (op == 3 || op == 4)) {
                 return Err(unsupported(addr, i, "this atomic operation"));
             }
             (op, w64, signed)
@@ -1059,6 +1195,10 @@ impl Sim<'_> {
             let new = match op {
                 9 if old == b => swap,
                 9 => old,
+                10 => {
+                    use crate::ir::float::{add, FloatFmt, Round};
+                    add(FloatFmt::F32, old, b, Round::Rn, true)
+                }
                 _ if wide_val => atomic_op64(op, signed, old, b),
                 _ => u64::from(atomic_op(op, signed, old as u32, b as u32)),
             };

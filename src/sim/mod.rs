@@ -149,6 +149,16 @@
 //!   guarded off) is [`SimError::Divergence`]: sm_5x counts arrivals per warp, so the missing
 //!   lanes would be counted as arrived while they are not (PTX: undefined for sm_6x and
 //!   below). Code without `SSY`/`SYNC` around a divergent branch before a barrier fails here.
+//!   `BAR.RED.POPC/AND/OR` is `BAR.SYNC` that also reduces its predicate over the arriving
+//!   threads; once every warp has arrived, `B2R.RESULT Rd, Pd` reads the count (after .POPC,
+//!   into Rd) or the vote (after .AND/.OR, into Pd); other B2R pairings are Unsupported.
+//! * `CAL` (unguarded) pushes a call entry (the return address, the active lanes) and jumps;
+//!   `RET` works like `BRK` on the innermost call entry: the returning lanes leave every entry
+//!   above it and resume at the return address once all its lanes have returned or exited.
+//! * `PSET`: Rd = ((Pa BOP1 Pb) BOP2 Pc) ? (1.0 with .BF, else 0xffffffff) : 0.
+//!   `R2P PR, Ra.Bn, mask`: each predicate Pk (k < 7) whose mask bit k is set becomes bit k
+//!   of Ra's byte n (ptxas restores spilled predicates so). `P2R Rd, PR, Ra.Bn, mask`: Ra with
+//!   byte n's masked bits replaced by the predicates P0..P6 (`P2R … CC` is Unsupported).
 //! * `NOP`, `DEPBAR`, `MEMBAR`: nothing (a functional model has no pending operations).
 //! * Floating point (`float.rs`): `FADD`, `FMUL`, `FFMA` (and `FADD32I`/`FMUL32I`), `FSETP`,
 //!   `FSET`, `FMNMX`, `DADD`, `DMUL`, `DFMA`, `DSETP`, `DSET`, `DMNMX`, `I2F`, `F2I` and `F2F` at every size,
@@ -185,7 +195,7 @@
 //!
 //! Not modelled (Unsupported with the address): IMAD (recognised by opcode, since the
 //! instruction set description had no form for it when the simulator was written),
-//! PSET, CAL/RET/BRX, and the modifiers listed above.
+//! BRX, JCAL/PRET, and the modifiers listed above.
 
 mod cubin;
 mod exec;
@@ -390,10 +400,16 @@ pub fn run_with(
 
 /// Run kernel `name` of a cubin (see [`load_kernel`] for what is read from it).
 ///
-/// The module's `.global` data is placed at [`crate::ir::eval::MODULE_GLOBAL_BASE`], where the
-/// IR interpreter puts it, and its region comes last in the output, as there.
+/// The module's `.global` data is placed where the IR interpreter puts it,
+/// [`crate::ir::eval::MODULE_GLOBAL_BASE`] (`MODULE_GLOBAL_BASE_32` for a 32-bit cubin), and
+/// its region comes last in the output, as there.
 pub fn run_cubin(cubin: &[u8], name: &str, launch: &Launch) -> Result<RunOutput, SimError> {
-    let base = crate::ir::eval::MODULE_GLOBAL_BASE;
+    let wide = crate::cubin::read(cubin).map_or(true, |c| c.header.is_64bit());
+    let base = if wide {
+        crate::ir::eval::MODULE_GLOBAL_BASE
+    } else {
+        crate::ir::eval::MODULE_GLOBAL_BASE_32
+    };
     let (code, info, region) = load_kernel_globals(cubin, name, base)?;
     match region {
         None => run(&code, &info, launch),

@@ -23,6 +23,8 @@ pub struct CorpusFile {
     pub ptx_for_ptxas: String,
     /// The file as committed.
     pub ptx: String,
+    /// The manifest marks the file TEXTURE: it uses textures or surfaces.
+    pub texture: bool,
 }
 
 /// Every corpus file with its manifest verdict, in manifest order.
@@ -50,11 +52,13 @@ pub fn corpus() -> Vec<CorpusFile> {
         } else {
             ptx.clone()
         };
+        let texture = cols.iter().skip(13).any(|c| c.contains("TEXTURE"));
         v.push(CorpusFile {
             name,
             plan,
             ptx_for_ptxas,
             ptx,
+            texture,
         });
     }
     assert!(v.len() >= 130, "MANIFEST rows: {}", v.len());
@@ -129,6 +133,9 @@ pub fn parse_lines(out: &str) -> Vec<(u64, String)> {
         };
         let text = rest[e + 2..].split("/*").next().unwrap_or("").trim();
         let text = text.trim_end_matches(';').trim();
+        // nvdisasm braces a dual-issue pair: `{ FIRST ;` ... `SECOND }`.
+        let text = text.trim_start_matches('{').trim_start();
+        let text = text.trim_end_matches('}').trim_end();
         v.push((addr, text.to_string()));
     }
     v

@@ -4,11 +4,12 @@
 //!
 //! In: one checked instruction of those opcodes. Out: the IR value written to the
 //! destination, or a diagnostic naming what is not supported: the IEEE-rounded forms other
-//! than `sqrt.rn.f32` (not lowered yet), `.f64` forms, `div.full.ftz`,
+//! than `sqrt.rn.f32` and f32/f64 `div`/`rcp` (those are `FloatBinOp::Div`, exact IEEE division,
+//! `rcp` as `1.0 / x`) and `sqrt.<rnd>.f64` (`FloatOp::Sqrt`), other `.f64` forms, `div.full.ftz`,
 //! and what sm_5x cannot do at all (`tanh`, `ex2.f16`: sm_75 and later).
 
 use super::FnBuilder;
-use crate::ir::float::FloatOp;
+use crate::ir::float::{FloatBinOp, FloatFmt, FloatOp, Round};
 use crate::ir::Type;
 use crate::mufu::Approx;
 use crate::ptx::ast::{self, Instruction, Opcode};
@@ -33,11 +34,45 @@ impl FnBuilder<'_, '_> {
         ) {
             return self.unsupported(ins, &format!("{name} on half precision requires sm_75"));
         }
+        let full = ins.has_flag("full");
+        let ftz = ins.has_flag("ftz");
+        let ieee = !(ins.has_flag("approx") || full);
+        let wide = ty == Some(ast::Type::F64);
+        if ieee
+            && matches!(ins.opcode, Opcode::Div | Opcode::Rcp)
+            && (wide || ty == Some(ast::Type::F32))
+        {
+            if wide && ftz {
+                return self.unsupported(ins, "'.ftz' on f64");
+            }
+            let fmt = if wide { FloatFmt::F64 } else { FloatFmt::F32 };
+            return self.ieee_div(ins, fmt, ftz);
+        }
+        if ieee && ins.opcode == Opcode::Sqrt && wide {
+            let rnd = match ins.rounding() {
+                Some(ast::Rounding::Rn) => Round::Rn,
+                Some(ast::Rounding::Rz) => Round::Rz,
+                Some(ast::Rounding::Rm) => Round::Rm,
+                Some(ast::Rounding::Rp) => Round::Rp,
+                _ => return self.unsupported(ins, "sqrt.f64 needs .rn, .rz, .rm or .rp"),
+            };
+            if ftz {
+                return self.unsupported(ins, "'.ftz' on f64");
+            }
+            let ops = self.ops(ins, 2)?;
+            let x = self.read(&ops[1], Type::I64, ty)?;
+            let op = FloatOp::Sqrt {
+                fmt: FloatFmt::F64,
+                rnd,
+                ftz: false,
+            };
+            let d = self.ins().float(op, &[x]);
+            let dst = self.dest1(&ops[0])?;
+            return self.write(dst, d, false, ops[0].span());
+        }
         if ty != Some(ast::Type::F32) {
             return self.unsupported(ins, &format!("only f32 {name} is lowered"));
         }
-        let full = ins.has_flag("full");
-        let ftz = ins.has_flag("ftz");
         let sqrt_rn = ins.opcode == Opcode::Sqrt
             && ins.rounding() == Some(ast::Rounding::Rn)
             && !ftz
@@ -79,6 +114,48 @@ impl FnBuilder<'_, '_> {
             args.push(self.read(op, Type::I32, ty)?);
         }
         let d = self.ins().float(FloatOp::Approx { func, ftz }, &args);
+        let dst = self.dest1(&ops[0])?;
+        self.write(dst, d, false, ops[0].span())
+    }
+
+    /// `div.{rn,rz,rm,rp}{.ftz}.f32` and `.f64` → `fdiv`, and `rcp` of those forms → `fdiv 1.0, x`.
+    fn ieee_div(&mut self, ins: &Instruction, fmt: FloatFmt, ftz: bool) -> Option<()> {
+        let rnd = match ins.rounding() {
+            Some(ast::Rounding::Rn) => Round::Rn,
+            Some(ast::Rounding::Rz) => Round::Rz,
+            Some(ast::Rounding::Rm) => Round::Rm,
+            Some(ast::Rounding::Rp) => Round::Rp,
+            _ => {
+                return self.unsupported(
+                    ins,
+                    "IEEE div/rcp needs a rounding modifier (.rn, .rz, .rm or .rp)",
+                )
+            }
+        };
+        let ty = ins.ty();
+        let (it, one) = match fmt {
+            FloatFmt::F64 => (Type::I64, 1f64.to_bits() as i64),
+            _ => (Type::I32, i64::from(1f32.to_bits())),
+        };
+        let (ops, args) = if ins.opcode == Opcode::Rcp {
+            let ops = self.ops(ins, 2)?;
+            let x = self.read(&ops[1], it, ty)?;
+            let one = self.ins().iconst(it, one);
+            (ops, [one, x])
+        } else {
+            let ops = self.ops(ins, 3)?;
+            let a = self.read(&ops[1], it, ty)?;
+            let b = self.read(&ops[2], it, ty)?;
+            (ops, [a, b])
+        };
+        let op = FloatOp::Binary {
+            op: FloatBinOp::Div,
+            fmt,
+            rnd,
+            ftz,
+            sat: false,
+        };
+        let d = self.ins().float(op, &args);
         let dst = self.dest1(&ops[0])?;
         self.write(dst, d, false, ops[0].span())
     }

@@ -3,8 +3,10 @@
 //! `atom{.sem}{.scope}{.space}.op.type d, [a], b{, c}` and `red{.sem}{.scope}{.space}.op.type
 //! [a], b`. The memory-order and scope qualifiers are accepted and dropped: sm_5x atomics are
 //! relaxed and device-wide, and no other thread order is observable in `ir::eval` (see
-//! `ir::atomic`). `red` is an `atom` whose result is never read. Refused with a diagnostic:
-//! floating-point atomics (`.f32`, `.f64`, `.f16`), 16- and 128-bit ones, `inc`/`dec` on 64
+//! `ir::atomic`). `red` is an `atom` whose result is never read. `atom/red.add.f32` is
+//! `AtomOp::FAdd` (round to nearest, flush to zero, as SM50's only float atomic). Refused
+//! with a diagnostic: other floating-point atomics (`.f64`, `.f16`, and f32 operations
+//! other than `add`), 16- and 128-bit ones, `inc`/`dec` on 64
 //! bits, cache hints, and spaces other than global, shared and generic.
 
 use super::FnBuilder;
@@ -24,7 +26,7 @@ impl FnBuilder<'_, '_> {
             return self.unsupported(ins, "no instruction type");
         };
         if t.kind() == TypeKind::Float {
-            return self.unsupported(ins, "floating-point atomics are not lowered yet");
+            return self.float_atomic(ins, space);
         }
         let (ty, signed) = self.int_type(ins)?;
         if !matches!(ty, Type::I32 | Type::I64) {
@@ -68,5 +70,28 @@ impl FnBuilder<'_, '_> {
         }
         let dst = self.dest1(&ops[0])?;
         self.write(dst, old, signed, ops[0].span())
+    }
+
+    /// `atom{.space}.add.f32 d, [a], b` and `red{.space}.add.f32 [a], b`.
+    fn float_atomic(&mut self, ins: &Instruction, space: Space) -> Option<()> {
+        if ins.ty() != Some(crate::ptx::ast::Type::F32) || !ins.has_flag("add") {
+            return self.unsupported(
+                ins,
+                "floating-point atomics other than add.f32 (sm_5x has no others)",
+            );
+        }
+        let red = ins.opcode == Opcode::Red;
+        let first = if red { 0 } else { 1 };
+        let ops = self.ops(ins, first + 2)?;
+        let (addr, offset) = self.address(&ops[first], space)?;
+        let b = self.read(&ops[first + 1], Type::I32, ins.ty())?;
+        let old = self
+            .ins()
+            .atomic(AtomOp::FAdd, space, Type::I32, addr, offset, &[b]);
+        if red {
+            return Some(());
+        }
+        let dst = self.dest1(&ops[0])?;
+        self.write(dst, old, false, ops[0].span())
     }
 }

@@ -4,7 +4,8 @@
 //! In: one `bar`/`barrier`/`membar`/`fence` instruction. Out: `Barrier` (the plain
 //! `bar.sync 0`, as before), `NamedBarrier` or `MemBar`, or a diagnostic naming what sm_5x or
 //! leafold cannot do: a barrier number or count in a register (the SM50 description has only
-//! the immediate forms of `BAR`), `bar.red` (`BAR.RED` + `B2R` are not described yet), and
+//! the immediate forms of `BAR`), `bar.red` (the IR has no barrier reduction yet, although
+//! the SM50 description has `BAR.RED` and `B2R.RESULT`), and
 //! `fence` (PTX 6.0 requires sm_70 for it; sm_5x has `membar`).
 
 use super::FnBuilder;
@@ -24,7 +25,7 @@ impl FnBuilder<'_, '_> {
         if ins.has_flag("red") {
             return self.unsupported(
                 ins,
-                "bar.red needs BAR.RED and B2R, which leafold's SM50 description lacks",
+                "bar.red is not compiled yet: the IR has no barrier reduction to lower to BAR.RED and B2R.RESULT",
             );
         }
         let wait = ins.has_flag("sync");

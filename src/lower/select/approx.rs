@@ -56,12 +56,12 @@ const TWO_M64: f32 = 1.0 / 18_446_744_073_709_551_616.0;
 const TWO_M32: f32 = 1.0 / 4_294_967_296.0;
 
 /// Pieces over operand numbers (all words 0).
-struct Seq {
-    i: Sm50Inst,
+pub(super) struct Seq {
+    pub(super) i: Sm50Inst,
 }
 
 impl Seq {
-    fn put(&mut self, inst: sm50::Inst, refs: &[(Field, u8)]) {
+    pub(super) fn put(&mut self, inst: sm50::Inst, refs: &[(Field, u8)]) {
         let r: Vec<(Field, u8, u8)> = refs.iter().map(|&(f, o)| (f, o, 0)).collect();
         self.i.piece(inst, &r);
     }
@@ -76,7 +76,7 @@ impl Seq {
     }
 
     /// `{@[!]g} FMUL d, a, imm`.
-    fn fmul_i(&mut self, guard: Option<(u8, bool)>, d: u8, a: u8, imm: f32) {
+    pub(super) fn fmul_i(&mut self, guard: Option<(u8, bool)>, d: u8, a: u8, imm: f32) {
         let mut inst = sm50::Inst::new(Form::FMUL_I).with(Field::ImmF32i, f32i(imm));
         let mut refs = vec![(Field::Rd, d), (Field::Ra, a)];
         if let Some((g, neg)) = guard {
@@ -87,7 +87,7 @@ impl Seq {
     }
 
     /// `{@[!]g} FMUL{.FTZ} d, a, b`.
-    fn fmul_r(&mut self, guard: Option<(u8, bool)>, d: u8, a: u8, b: u8, ftz: bool) {
+    pub(super) fn fmul_r(&mut self, guard: Option<(u8, bool)>, d: u8, a: u8, b: u8, ftz: bool) {
         let mut inst = sm50::Inst::new(Form::FMUL_R).with(Field::Fmz, ftz as u64);
         let mut refs = vec![(Field::Rd, d), (Field::Ra, a), (Field::Rb, b)];
         if let Some((g, neg)) = guard {
@@ -107,20 +107,20 @@ impl Seq {
         self.put(inst, &refs);
     }
 
-    fn mov(&mut self, d: u8, a: u8) {
+    pub(super) fn mov(&mut self, d: u8, a: u8) {
         self.put(
             sm50::Inst::new(Form::MOV_R),
             &[(Field::Rd, d), (Field::Rb, a)],
         );
     }
 
-    fn mufu(&mut self, func: Func, d: u8, a: u8) {
+    pub(super) fn mufu(&mut self, func: Func, d: u8, a: u8) {
         let inst = sm50::Inst::new(Form::MUFU).with(Field::Op, func.code());
         self.put(inst, &[(Field::Rd, d), (Field::Ra, a)]);
     }
 
     /// `FFMA d, a, {-}b, c`.
-    fn ffma(&mut self, d: u8, a: u8, negb: bool, b: u8, c: u8) {
+    pub(super) fn ffma(&mut self, d: u8, a: u8, negb: bool, b: u8, c: u8) {
         let inst = sm50::Inst::new(Form::FFMA_R).with(Field::Negb, negb as u64);
         self.put(
             inst,

@@ -3,6 +3,7 @@
 //! ```text
 //! global, result read     ATOM[.E].op[.type] d, [a+off20], b      ATOM[.E].CAS[.64] d, [a], b, b+1|b+2
 //! global, result unread   RED[.E].op[.type] [a+off20], b          (exch/cas: ATOM with d = RZ)
+//! global add.f32          ATOM/RED[.E].ADD.F32.FTZ.RN             (shared: not selected)
 //! shared                  ATOMS.op[.type] d, [a+off*4], b          ATOMS.CAS[.64] d, [a], b, ...
 //!                         (d = RZ when unread: sm_50 has no shared RED)
 //! ```
@@ -46,6 +47,12 @@ impl<'a> Lowerer<'a> {
             }
         };
         let wide = ty == Type::I64;
+        let float = op == AtomOp::FAdd;
+        if float && shared {
+            return Err(self.unsupported(
+                "atom.shared.add.f32 (sm_50 has no shared float atomic; the CAS loop is not built yet)",
+            ));
+        }
         // Is the old value read anywhere? (Then it needs a register; else RED / RZ.)
         let used = self
             .f
@@ -78,7 +85,7 @@ impl<'a> Lowerer<'a> {
         }
         let red = !used && !shared && !matches!(op, AtomOp::Exch | AtomOp::Cas);
         let code = match op {
-            AtomOp::Add => 0,
+            AtomOp::Add | AtomOp::FAdd => 0,
             AtomOp::MinS | AtomOp::MinU => 1,
             AtomOp::MaxS | AtomOp::MaxU => 2,
             AtomOp::Inc => 3,
@@ -91,6 +98,7 @@ impl<'a> Lowerer<'a> {
         let signed = matches!(op, AtomOp::MinS | AtomOp::MaxS);
         // Type codes: ATOM/RED -, .S32, .U64, .F32, .U128, .S64; ATOMS -, .S32, .U64, .S64.
         let ty_code = match (wide, signed, shared) {
+            _ if float => 3,
             (false, false, _) => 0,
             (false, true, _) => 1,
             (true, false, _) => 2,

@@ -19,7 +19,7 @@
 //! bundle's base (the control word's address), which the hardware resolves to the same
 //! instruction, except for `BRA self`, which always names itself.
 
-use super::{assign_control, Mode};
+use super::{assign_control, list, Mode};
 use crate::sm50::{self, Bundle, Ctrl, Field, Form, Inst};
 
 /// A kernel body before layout.
@@ -53,6 +53,9 @@ pub struct Laid {
     pub exit_offsets: Vec<u32>,
     /// Byte offsets of `S2R SR_CTAID.*` (EIATTR_S2RCTAID_INSTR_OFFSETS).
     pub s2r_ctaid_offsets: Vec<u32>,
+    /// `moved[i]`: where instruction `i` of the unscheduled sequence (prologue at 0, body
+    /// index `b` at `b + 1`, then the tail) ended up in `placed` after list scheduling.
+    pub moved: Vec<usize>,
 }
 
 /// Why a body cannot be laid out (compiler bugs upstream, reported instead of panicking).
@@ -149,6 +152,15 @@ pub fn layout(body: &Body, mode: Mode) -> Result<Laid, LayoutError> {
     insts.push(bra());
     targets.push(Some(self_index));
 
+    // Reorder inside blocks (the prologue, branches and the tail are fences and stay put).
+    let mut moved: Vec<usize> = (0..insts.len()).collect();
+    if mode == Mode::Normal {
+        let order = list::schedule(&insts, &targets);
+        (insts, targets) = list::permute(&insts, &targets, &order);
+        for (new, &old) in order.iter().enumerate() {
+            moved[old] = new;
+        }
+    }
     let mut ctrl = assign_control(&insts, &targets, mode);
     // ptxas always gives the prologue stall 6; a longer stall is never wrong.
     ctrl[0].stall = ctrl[0].stall.max(6);
@@ -213,6 +225,7 @@ pub fn layout(body: &Body, mode: Mode) -> Result<Laid, LayoutError> {
         targets,
         exit_offsets,
         s2r_ctaid_offsets,
+        moved,
     })
 }
 

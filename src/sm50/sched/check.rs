@@ -321,7 +321,7 @@ fn res_name(r: Res) -> String {
 }
 
 /// The successors of each instruction, and whether it is reachable code at all.
-fn successors(insts: &[Inst], targets: &[Option<usize>]) -> Vec<Vec<usize>> {
+pub(crate) fn successors(insts: &[Inst], targets: &[Option<usize>]) -> Vec<Vec<usize>> {
     let n = insts.len();
     let target = |k: usize| targets.get(k).copied().flatten().filter(|&t| t < n);
     let class = |k: usize| insts[k].info().class;
@@ -391,7 +391,7 @@ fn successors(insts: &[Inst], targets: &[Option<usize>]) -> Vec<Vec<usize>> {
 
 /// The register a reuse slot (0 = A, 1 = B, 2 = C) of `inst` reads, if any: the register
 /// field encoded at bits 8, 20 or 39.
-fn slot_reg(inst: &Inst, slot: usize) -> Option<u64> {
+pub(crate) fn slot_reg(inst: &Inst, slot: usize) -> Option<u64> {
     let start = [8, 20, 39][slot];
     inst.info()
         .fields
@@ -403,7 +403,7 @@ fn slot_reg(inst: &Inst, slot: usize) -> Option<u64> {
 }
 
 /// Whether `inst` reads a constant bank operand.
-fn reads_cbuf(inst: &Inst) -> bool {
+pub(crate) fn reads_cbuf(inst: &Inst) -> bool {
     inst.get(Field::Cbk).is_some()
 }
 

@@ -1,53 +1,81 @@
-//! Control codes: stall counts, scoreboards, wait masks and yield bits (sm50-isa.md §1–§2).
+//! Control codes: stall counts, scoreboards, wait masks, yield bits, dual issue and operand
+//! reuse (sm50-isa.md §1–§2); [`list`] orders the instructions of each block before.
 //!
 //! In: a function's SM50 instructions in layout order, with the instruction index each branch
 //! goes to. Out: one [`Ctrl`] per instruction, every field legal for nvdisasm
-//! ([`Ctrl::validate`]).
+//! ([`Ctrl::validate`]), and no hazard the checker ([`check`]) can find.
 //!
 //! The model (latencies as ptxas's stall counts imply them, sm50-isa.md §2.2):
 //! * A **fixed-latency** result is ready 6 cycles after issue (GPRs and the carry flag) or
 //!   13 cycles (predicates). The stall field of the instruction before a consumer is raised
 //!   until the consumer issues at least that late.
 //! * A **variable-latency** result (loads, S2R, conversions, FP64, MUFU, ...) gets a write
-//!   scoreboard; every instruction that reads or overwrites it first waits on that scoreboard.
+//!   scoreboard; the first instruction that reads or overwrites it waits on that scoreboard.
 //!   A variable-latency instruction whose GPR (or carry) sources any other instruction of the
-//!   function overwrites also gets a read scoreboard; an overwriter in the same straight-line
-//!   region waits on it, one elsewhere is covered by its block leader's wait. Predicate operands are read at issue (ptxas overwrites an LD's predicate without
+//!   function overwrites also gets a read scoreboard, which the overwriter waits on; loads and
+//!   texture fetches excepted, which read their address registers at issue (as ptxas and
+//!   the checker take it).
+//!   Predicate operands are read at issue (ptxas overwrites an LD's predicate without
 //!   waiting), so they never need a read scoreboard.
 //! * A wait comes at least 2 cycles after the instruction that set the scoreboard (barriers
 //!   become active one cycle late).
-//! * Scoreboards are counters: when all six are busy, the oldest one is reused after the
-//!   instruction waits on it, which is always correct (a wait waits for every operation on it).
+//! * Scoreboards are counters: when all six are busy, the conservative assignment reuses the
+//!   oldest after the instruction waits on it; the dataflow assignment instead adds the new
+//!   operation to the most recently set one (no wait). Both are correct: a wait waits for
+//!   every operation on the scoreboard.
 //!
-//! Control flow is handled the simplest correct way: a block *leader* (a branch target, or the
-//! instruction after a branch, EXIT, SYNC, BRK, RET, CAL or BRX) waits on every scoreboard the
-//! function uses (unless it is itself an operand-free jump, whose target waits instead), and the last instruction before a leader (and every control transfer) stalls
-//! until every fixed-latency result is ready. So no hazard crosses a block edge, along any path.
-//! The scheduling issue will replace this with a dataflow analysis.
+//! **Control flow** ([`assign_dataflow`]): a forward dataflow over the blocks carries what is
+//! pending at each block start: per register, predicate and CC the cycles left on a
+//! fixed-latency write and the scoreboards guarding a variable-latency write or source read;
+//! per scoreboard the fewest cycles since it was set. Join = worst case (max cycles, union of
+//! scoreboards, min age); edges are the checker's ([`check::successors`]). Inside a block
+//! the straight-line assignment starts from that state, so a wait comes at the first real
+//! consumer, in whatever block. A block's first instruction cannot be delayed by a stall of
+//! its own, so each block's last stall covers the operands of the instructions it may go to
+//! and lets every scoreboard it set become active. The iteration runs to a fixpoint (capped;
+//! past the cap, and whenever the checker objects to the result, the conservative assignment
+//! below is used instead: a debug build panics then, so the tests see it).
+//!
+//! **Dual issue** ([`pairable`]): an instruction issues in the same cycle as the one before
+//! (stall 0, yield bit set) when that one is a fixed-latency ALU instruction, this one a
+//! variable-latency or control instruction, they are independent, at most one reads a
+//! constant bank, this one waits on nothing and the one before is not itself the second of
+//! a pair. **Reuse** ([`reuse_flags`]): a source slot of a fixed-latency ALU instruction is
+//! flagged when the next instruction of the same block reads the same register in the same
+//! slot and the flagged instruction does not overwrite it.
 //!
 //! Fixed stalls after control instructions follow ptxas: 13 after BRA/SYNC/BRK/RET/CAL/BRX,
-//! 15 after EXIT and BAR, 5 after MEMBAR. No dual issue (every stall is at least 1) and no
-//! operand reuse (reuse caches are an optimisation; leaving them off is always correct).
+//! 15 after EXIT and BAR, 5 after MEMBAR.
 //!
 //! Yield bit: ptxas sets bit 4 on most instructions and clears it on predicate writers whose
 //! stall covers the predicate latency (stall ≥ 12), and on every stall of exactly 12 (all 404
 //! such instructions in 60 corpus kernels); we do the same.
 //!
-//! [`Mode::Serial`] is a debugging mode: every instruction stalls 15 cycles and waits on every
-//! scoreboard still pending, so any remaining hazard must be in the model, not the assignment.
+//! **Conservative assignment** ([`assign_normal`] plus leader waits): every block leader
+//! (a branch target, or the instruction after a control transfer) waits on every scoreboard
+//! the function uses, and the last instruction of a block stalls until every fixed-latency
+//! result is ready; no dual issue, no reuse. [`Mode::Serial`] is a debugging mode on top of
+//! it: every instruction stalls 15 cycles and waits on every scoreboard still pending, so any
+//! remaining hazard must be in the model, not the assignment. [`Mode::InOrder`] is `Normal`
+//! without the reordering.
 
 pub mod bundle;
 pub mod check;
 pub mod cost;
+pub mod list;
 
 use super::{Ctrl, Inst, Operand};
 
 /// How control codes are assigned.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Mode {
-    /// Minimal stalls and waits the latency model allows.
+    /// List scheduling inside blocks, then minimal stalls, waits at the first reader,
+    /// dual issue and operand reuse.
     #[default]
     Normal,
+    /// The control codes of `Normal` on the instructions in selection order (no reordering;
+    /// for bisecting a scheduling problem).
+    InOrder,
     /// Wait on everything and stall 15 after every instruction (hazard bisection).
     Serial,
 }
@@ -170,11 +198,52 @@ pub fn leaders(insts: &[Inst], targets: &[Option<usize>]) -> Vec<bool> {
 /// Assign a control field to every instruction. `targets[i]` is the index of the instruction
 /// branch `i` jumps to (`None` for non-branches; a shorter slice means no more branches).
 pub fn assign_control(insts: &[Inst], targets: &[Option<usize>], mode: Mode) -> Vec<Ctrl> {
-    let leaders = leaders(insts, targets);
     let access: Vec<Access> = insts.iter().map(access).collect();
     let mut ctrl = match mode {
-        Mode::Normal => assign_normal(insts, &access, &leaders),
-        Mode::Serial => assign_serial(insts, &access),
+        Mode::Normal | Mode::InOrder => match assign_dataflow(insts, &access, targets) {
+            Some(c) => c,
+            None => conservative(insts, &access, targets, mode),
+        },
+        Mode::Serial => conservative(insts, &access, targets, mode),
+    };
+    for (c, inst) in ctrl.iter_mut().zip(insts) {
+        c.yield_ = !(c.stall == 12 || (inst.timing().writes_pred && c.stall >= 12));
+    }
+    if mode != Mode::Serial {
+        reuse_flags(insts, &access, &leaders(insts, targets), &mut ctrl);
+        // The dataflow assignment is new; the checker (validated on ptxas's code) is the
+        // judge. Should it ever object, fall back to the conservative assignment, which waits
+        // at every block leader.
+        if !check::analyze(insts, &ctrl, targets).is_empty() {
+            debug_assert!(
+                false,
+                "scheduled control codes have hazards: {:?}",
+                check::check_hazards(insts, &ctrl, targets)
+            );
+            ctrl = conservative(insts, &access, targets, mode);
+            for (c, inst) in ctrl.iter_mut().zip(insts) {
+                c.yield_ = !(c.stall == 12 || (inst.timing().writes_pred && c.stall >= 12));
+            }
+        }
+    }
+    for (c, inst) in ctrl.iter_mut().zip(insts) {
+        debug_assert_eq!(c.validate(inst.info().variable_latency), Ok(()));
+    }
+    ctrl
+}
+
+/// The block-leader assignment (and the serial mode): every leader waits on every scoreboard
+/// the function uses, every block drains its fixed latencies, nothing is paired.
+fn conservative(
+    insts: &[Inst],
+    access: &[Access],
+    targets: &[Option<usize>],
+    mode: Mode,
+) -> Vec<Ctrl> {
+    let leaders = leaders(insts, targets);
+    let mut ctrl = match mode {
+        Mode::Normal | Mode::InOrder => assign_normal(insts, access, &leaders),
+        Mode::Serial => assign_serial(insts, access),
     };
     // Leaders wait on every scoreboard used anywhere (a jump may arrive from any block).
     let used = ctrl.iter().fold(0u8, |m, c| {
@@ -186,10 +255,6 @@ pub fn assign_control(insts: &[Inst], targets: &[Option<usize>], mode: Mode) -> 
         if lead && (k > 0 || entry_targeted) && !bare_transfer(&insts[k], &access[k]) {
             c.wait |= used;
         }
-    }
-    for (c, inst) in ctrl.iter_mut().zip(insts) {
-        c.yield_ = !(c.stall == 12 || (inst.timing().writes_pred && c.stall >= 12));
-        debug_assert_eq!(c.validate(inst.info().variable_latency), Ok(()));
     }
     ctrl
 }
@@ -287,6 +352,22 @@ impl State {
         *wait |= bit(oldest);
         oldest
     }
+
+    /// Like [`State::pick`], but when all six are busy the new operation joins the most
+    /// recently set scoreboard instead of waiting for the oldest (ptxas puts every global
+    /// load on SB5 so): a wait on a scoreboard waits for every operation on it, so each
+    /// reader still waits long enough, only perhaps longer.
+    fn pick_or_share(&self, wait: &mut u8, avoid: u8) -> u8 {
+        let free = (0..6u8).find(|&i| {
+            avoid & bit(i) == 0 && (self.set_time[i as usize].is_none() || *wait & bit(i) != 0)
+        });
+        free.unwrap_or_else(|| {
+            (0..6u8)
+                .filter(|&i| avoid & bit(i) == 0)
+                .max_by_key(|&i| self.set_time[i as usize])
+                .expect("at most one scoreboard is avoided")
+        })
+    }
 }
 
 /// Whether a GPR/carry source of instruction `k` (other than one it also writes) is written by
@@ -295,7 +376,15 @@ impl State {
 /// reached again through a loop) is covered by its block leader's wait on every scoreboard.
 /// Without a read scoreboard nothing would ever guard such a source (the checker's
 /// dataflow finds those).
-fn sources_overwritten(access: &[Access], k: usize) -> bool {
+fn sources_overwritten(insts: &[Inst], access: &[Access], k: usize) -> bool {
+    // Loads and texture fetches read their address (coordinate) registers at issue: ptxas
+    // overwrites them right after without a read barrier, and the checker models it so.
+    if matches!(
+        insts[k].info().class,
+        "LDG" | "LD" | "LDL" | "LDS" | "LDC" | "TEX" | "TEXS" | "TLDS"
+    ) {
+        return false;
+    }
     let srcs: Vec<Res> = access[k]
         .late_uses
         .iter()
@@ -336,7 +425,7 @@ fn assign_normal(insts: &[Inst], access: &[Access], leaders: &[bool]) -> Vec<Ctr
         if variable && !a.defs.is_empty() {
             wbar = Some(st.pick(&mut wait, 0));
         }
-        if variable && sources_overwritten(access, k) {
+        if variable && sources_overwritten(insts, access, k) {
             let avoid = wbar.map_or(0, bit);
             rbar = Some(st.pick(&mut wait, avoid));
         }
@@ -408,4 +497,288 @@ fn assign_normal(insts: &[Inst], access: &[Access], leaders: &[bool]) -> Vec<Ctr
         t_prev = t;
     }
     out
+}
+
+/// Issue cycle of a block's first instruction in [`assign_dataflow`]'s block-local clock
+/// (larger than any age carried in, so earlier events have non-negative times).
+const T0: u32 = 32;
+/// Saturation of the cycles and ages carried across block edges.
+const CARRY_CAP: u32 = 15;
+
+/// What is pending when a block starts, joined (worst case) over its predecessors.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Entry {
+    /// Cycles until a fixed-latency result is readable.
+    left: Vec<u8>,
+    /// Scoreboards guarding pending variable-latency writes / source reads of a resource.
+    wmask: Vec<u8>,
+    rmask: Vec<u8>,
+    /// Cycles since each pending scoreboard was last set (the least over all paths).
+    age: [Option<u8>; 6],
+}
+
+impl Entry {
+    fn empty() -> Entry {
+        Entry {
+            left: vec![0; NUM_RES],
+            wmask: vec![0; NUM_RES],
+            rmask: vec![0; NUM_RES],
+            age: [None; 6],
+        }
+    }
+
+    /// Worst case of both; whether `self` changed.
+    fn join(&mut self, o: &Entry) -> bool {
+        let before = self.clone();
+        for r in 0..NUM_RES {
+            self.left[r] = self.left[r].max(o.left[r]);
+            self.wmask[r] |= o.wmask[r];
+            self.rmask[r] |= o.rmask[r];
+        }
+        for b in 0..6 {
+            self.age[b] = match (self.age[b], o.age[b]) {
+                (Some(x), Some(y)) => Some(x.min(y)),
+                (x, y) => x.or(y),
+            };
+        }
+        *self != before
+    }
+
+    fn state(&self) -> State {
+        let mut st = State::new();
+        for r in 0..NUM_RES {
+            st.ready[r] = T0 + u32::from(self.left[r]);
+            st.wmask[r] = self.wmask[r];
+            st.rmask[r] = self.rmask[r];
+        }
+        for b in 0..6 {
+            st.set_time[b] = self.age[b].map(|a| T0 - u32::from(a));
+        }
+        st
+    }
+}
+
+/// Whether `second` may issue in the same cycle as `first` (sm50-isa.md §1.4, and the
+/// checker's rule): a fixed-latency ALU instruction, then a variable-latency or control one,
+/// not both reading a constant bank, and the second touching nothing the first writes or
+/// reads (no same-cycle dependency of any kind).
+pub fn pairable(first: &Inst, fa: &Access, second: &Inst, sa: &Access) -> bool {
+    let alu = |i: &Inst| {
+        !i.info().variable_latency
+            && !is_control(i)
+            && !list::is_fence(i)
+            && i.form != super::Form::NOP
+    };
+    // LDC reads the constant bank too.
+    let cbuf = |i: &Inst| check::reads_cbuf(i) || i.info().class == "LDC";
+    let second_ok = second.info().variable_latency
+        || is_control(second)
+        || matches!(second.info().class, "SSY" | "PBK");
+    let independent = !sa.uses.iter().chain(&sa.defs).any(|r| fa.defs.contains(r))
+        && !sa.defs.iter().any(|r| fa.uses.contains(r));
+    alu(first) && second_ok && independent && !(cbuf(first) && cbuf(second))
+}
+
+/// Control fields with waits where the first reader needs them: a forward dataflow of
+/// pending fixed latencies and scoreboards over the blocks ([`check::successors`] gives the
+/// edges, the same the checker follows), iterated to a fixpoint, and inside each block the
+/// straight-line assignment of [`State`] with dual issue. `None` when the iteration does not
+/// settle (the caller then uses the conservative assignment).
+fn assign_dataflow(
+    insts: &[Inst],
+    access: &[Access],
+    targets: &[Option<usize>],
+) -> Option<Vec<Ctrl>> {
+    let n = insts.len();
+    if n == 0 {
+        return Some(Vec::new());
+    }
+    let lead = leaders(insts, targets);
+    let succ = check::successors(insts, targets);
+    let starts: Vec<usize> = (0..n).filter(|&k| lead[k]).collect();
+    let block_of = {
+        let mut b = vec![0; n];
+        let mut cur = 0;
+        for k in 0..n {
+            if lead[k] && k > 0 {
+                cur += 1;
+            }
+            b[k] = cur;
+        }
+        b
+    };
+    let end_of = |b: usize| starts.get(b + 1).copied().unwrap_or(n);
+    let mut entry: Vec<Entry> = vec![Entry::empty(); starts.len()];
+    let mut ctrl = vec![Ctrl::NEUTRAL; n];
+    let mut work: std::collections::BTreeSet<usize> = (0..starts.len()).collect();
+    let mut visits = 0usize;
+    while let Some(b) = work.pop_first() {
+        visits += 1;
+        if visits > 50 * starts.len() + 100 {
+            return None;
+        }
+        let (s, e) = (starts[b], end_of(b));
+        let (c, exit) = assign_block(insts, access, &succ[e - 1], s, e, &entry[b])?;
+        ctrl[s..e].copy_from_slice(&c);
+        for &t in &succ[e - 1] {
+            let tb = block_of[t];
+            if starts[tb] != t {
+                return None; // an edge into the middle of a block: not expected here
+            }
+            if entry[tb].join(&exit) {
+                work.insert(tb);
+            }
+        }
+    }
+    Some(ctrl)
+}
+
+/// One block `insts[s..e]` from its entry state: its control fields and the state at its end.
+/// `next` are the instructions control may go to after the block: its last stall makes their
+/// operands ready and lets every scoreboard it set become active.
+fn assign_block(
+    insts: &[Inst],
+    access: &[Access],
+    next: &[usize],
+    s: usize,
+    e: usize,
+    entry: &Entry,
+) -> Option<(Vec<Ctrl>, Entry)> {
+    let mut st = entry.state();
+    let mut out: Vec<Ctrl> = Vec::with_capacity(e - s);
+    let mut t_prev = T0;
+    for k in s..e {
+        let a = &access[k];
+        let variable = insts[k].info().variable_latency;
+        let mut wait = 0u8;
+        for &r in &a.uses {
+            wait |= st.wmask[r];
+        }
+        for &r in &a.defs {
+            wait |= st.wmask[r] | st.rmask[r];
+        }
+        let mut wbar = None;
+        let mut rbar = None;
+        if variable && !a.defs.is_empty() {
+            wbar = Some(st.pick_or_share(&mut wait, 0));
+        }
+        if variable && sources_overwritten(insts, access, k) {
+            rbar = Some(st.pick_or_share(&mut wait, wbar.map_or(0, bit)));
+        }
+        let mut earliest = T0;
+        if let Some(prev) = out.last() {
+            // The previous instruction may pair with this one unless it is itself the
+            // second of a pair.
+            let prev_paired = k >= s + 2 && out[k - s - 2].stall == 0;
+            let pair = !prev_paired
+                && wait == 0
+                && prev.stall == 1
+                && pairable(&insts[k - 1], &access[k - 1], &insts[k], a);
+            earliest = t_prev + if pair { 0 } else { u32::from(prev.stall) };
+        }
+        for &r in &a.uses {
+            earliest = earliest.max(st.ready[r]);
+        }
+        for i in 0..6u8 {
+            if wait & bit(i) != 0 {
+                if let Some(t) = st.set_time[i as usize] {
+                    earliest = earliest.max(t + LAT_BARRIER);
+                }
+            }
+        }
+        let t = earliest;
+        if k == s {
+            if t != T0 {
+                return None; // the predecessors' drain should have made this impossible
+            }
+        } else {
+            let stall = t - t_prev;
+            if stall > 15 {
+                return None;
+            }
+            out[k - s - 1].stall = stall as u8;
+        }
+        st.clear(wait);
+        for &r in &a.defs {
+            if variable {
+                st.wmask[r] = wbar.map_or(0, bit);
+                st.ready[r] = st.ready[r].max(t);
+            } else {
+                st.wmask[r] = 0;
+                st.ready[r] = t + fixed_latency(r);
+            }
+        }
+        if let Some(b) = rbar {
+            for &r in &a.late_uses {
+                if !a.defs.contains(&r) {
+                    st.rmask[r] |= bit(b);
+                }
+            }
+        }
+        for b in [wbar, rbar].into_iter().flatten() {
+            st.set_time[b as usize] = Some(t);
+        }
+        out.push(Ctrl {
+            stall: min_stall_after(&insts[k]),
+            yield_: true,
+            wbar,
+            rbar,
+            wait,
+            reuse: 0,
+        });
+        t_prev = t;
+    }
+    // The last stall: the next block's first instruction must find its operands ready and
+    // every scoreboard active (it is issued at the next block's T0, without a stall of its own).
+    let mut drain = 0u32;
+    for &nx in next {
+        for &r in &access[nx].uses {
+            drain = drain.max(st.ready[r].saturating_sub(t_prev));
+        }
+    }
+    for t in st.set_time.iter().flatten() {
+        drain = drain.max((t + LAT_BARRIER).saturating_sub(t_prev));
+    }
+    let last = out.last_mut().expect("a block has an instruction");
+    last.stall = last.stall.max(drain.min(15) as u8);
+    let t_end = t_prev + u32::from(last.stall);
+    let mut exit = Entry::empty();
+    for r in 0..NUM_RES {
+        exit.left[r] = st.ready[r].saturating_sub(t_end).min(CARRY_CAP) as u8;
+        exit.wmask[r] = st.wmask[r];
+        exit.rmask[r] = st.rmask[r];
+    }
+    for b in 0..6 {
+        exit.age[b] = st.set_time[b].map(|x| (t_end - x).min(CARRY_CAP) as u8);
+    }
+    Some((out, exit))
+}
+
+/// Operand reuse flags: slot A, B or C of instruction `k` is flagged when instruction `k + 1`
+/// (same block, so it always executes right after) reads the same register in the same slot
+/// and `k` does not overwrite it. Only between fixed-latency ALU instructions (ptxas's
+/// common case; memory operands go through other paths).
+fn reuse_flags(insts: &[Inst], access: &[Access], leaders: &[bool], ctrl: &mut [Ctrl]) {
+    let alu = |i: &Inst| !i.info().variable_latency && !is_control(i) && !list::is_fence(i);
+    for k in 0..insts.len().saturating_sub(1) {
+        if leaders[k + 1] || !alu(&insts[k]) || !alu(&insts[k + 1]) {
+            continue;
+        }
+        for slot in 0..3 {
+            let (Some(r), Some(r2)) = (
+                check::slot_reg(&insts[k], slot),
+                check::slot_reg(&insts[k + 1], slot),
+            ) else {
+                continue;
+            };
+            let r = r as usize;
+            if r == r2 as usize
+                && access[k].uses.contains(&r)
+                && access[k + 1].uses.contains(&r)
+                && !access[k].defs.contains(&r)
+            {
+                ctrl[k].reuse |= 1 << slot;
+            }
+        }
+    }
 }

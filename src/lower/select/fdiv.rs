@@ -1,0 +1,820 @@
+//! IEEE division (`FloatBinOp::Div`: PTX `div.{rn,rz,rm,rp}{.ftz}.f32` and `.f64`, and
+//! `rcp` of those forms as `1.0 / x`) → one straight-line, predicated SM50 sequence,
+//! correctly rounded for every input.
+//!
+//! In: the two f32 operands (whole 32-bit registers) and the rounding mode. Out: one
+//! multi-piece [`Sm50Inst`] whose result equals [`crate::ir::float::div`] bit for bit. The
+//! only approximate step is `MUFU.RCP`; nothing below relies on how accurate it is beyond
+//! "a few ulps", so the tests run it perturbed by ±2 ulps.
+//!
+//! ```text
+//! normalise   A = |a|'s significand in [1, 2) (a subnormal first scaled by 2^24), ea its
+//!             exponent; B, eb likewise; k = ea - eb; the quotient is Q·2^k, Q = A/B
+//! approximate r = RCP(B); q = A·r; q += (A - B·q)·r          (|q - Q| < 1 ulp)
+//! truncate    q -= 1 ulp if A - B·q < 0 (the FFMA residual is exact, so its sign is):
+//!             q = Q truncated to 24 bits
+//! grid        the result's ulp is 2^(max(ef, -126) - 23), ef = k + exponent(q); in units
+//!             of Q that is 2^-s, s = min(150 - exponent bits of q, k + 149), clamped to
+//!             s >= -2 (every s < -1 rounds alike: N = 0, Q·2^s < 1/2)
+//! integer     N = trunc(q·2^s) = floor(Q·2^s); R = A - B·N·2^-s (exact: it fits 24 bits),
+//!             h = B·2^(-s-1) (exact): Q·2^s - N is > = < 1/2 as R is > = < h, inexact iff R != 0
+//! round       rn: +1 if R > h, or R = h and N odd; rz: never; rp/rm: +1 if R != 0 and the
+//!             sign is + / -. bits = N + (max(ef + 126, 0) << 23) (a carry into the exponent
+//!             is right), overflow (ef >= 128) → inf or the largest finite value by mode
+//! ftz         a subnormal (rounded) result becomes zero
+//! specials    x/0, inf/y → inf; 0/y, x/inf → 0 (with .ftz subnormal inputs are zero);
+//!             then the sign; NaN operands, 0/0 and inf/inf → the canonical NaN
+//! ```
+//!
+//! f64 is the same algorithm on register pairs: `MUFU.RCP64H` (a 20-bit reciprocal of the
+//! high word) plus one DFMA Newton step gives r within ~2^-36, 53-bit significands, 2^54
+//! for subnormals, `s = min(1075 - exp(q), k + 1074)`, `F2I.U64`, 64-bit ±1 steps as
+//! `IADD32I.CC` + `IADD.X`, the exponent base added to the high word at bit 20.
+//!
+//! Every step between "normalise" and "round" works on numbers in [2^-25, 2^25], so no
+//! intermediate overflows or underflows, and every product by a power of two is exact.
+//! Unlike ptxas (an FCHK-guarded fast path and a called slow path) the sequence has no
+//! branch: it is longer, but one instruction of the IR stays one selected instruction.
+
+use super::approx::Seq;
+use super::Lowerer;
+use crate::ir::float::{FloatFmt, Round};
+use crate::ir::Value;
+use crate::lower::inst::{Role, Sm50Inst};
+use crate::lower::lea::Loc;
+use crate::lower::LowerError;
+use crate::machinst::RegKind;
+use crate::mufu::Func;
+use crate::sm50::{self, Field, Form};
+
+/// FSETP/ISETP comparison codes.
+const LT: u64 = 1;
+const EQ: u64 = 2;
+const GT: u64 = 4;
+const NE: u64 = 5;
+const GE: u64 = 6;
+const NAN_CMP: u64 = 8;
+/// LOP32I operations.
+const AND: u64 = 0;
+const OR: u64 = 1;
+const XOR: u64 = 2;
+/// An optional guard predicate: (operand, negated).
+type Guard = Option<(u8, bool)>;
+
+fn f32i(x: f32) -> u64 {
+    let b = x.to_bits();
+    debug_assert_eq!(b & 0xfff, 0, "{x} is not an f32i immediate");
+    u64::from(((b >> 12) & 0x7ffff) | ((b >> 31) << 19))
+}
+
+impl Seq {
+    /// `inst` with its guard and operands.
+    fn g(&mut self, guard: Guard, mut inst: sm50::Inst, refs: &[(Field, u8)]) {
+        let mut refs = refs.to_vec();
+        if let Some((p, neg)) = guard {
+            inst.set(Field::Pgn, neg as u64);
+            refs.push((Field::Pg, p));
+        }
+        self.put(inst, &refs);
+    }
+
+    /// `FSETP.cmp{.FTZ}.AND|OR p, PT, {|}a{|}, imm, acc` (`acc` None = PT).
+    #[allow(clippy::too_many_arguments)]
+    fn fsetp_imm(
+        &mut self,
+        p: u8,
+        cmp: u64,
+        ftz: bool,
+        a: u8,
+        abs: bool,
+        imm: f32,
+        acc: Option<(u8, u64)>,
+    ) {
+        let mut inst = sm50::Inst::new(Form::FSETP_I)
+            .with(Field::Cmp, cmp)
+            .with(Field::Ftz, ftz as u64)
+            .with(Field::Absa, abs as u64)
+            .with(Field::ImmF32i, f32i(imm));
+        let mut refs = vec![(Field::Pd0, p), (Field::Ra, a)];
+        if let Some((acc, bop)) = acc {
+            inst.set(Field::Bop, bop);
+            refs.push((Field::Pacc, acc));
+        }
+        self.put(inst, &refs);
+    }
+
+    /// `FSETP.cmp.AND|OR p, PT, a, b, acc`.
+    fn fsetp_reg(&mut self, p: u8, cmp: u64, a: u8, b: u8, acc: Option<(u8, u64)>) {
+        let mut inst = sm50::Inst::new(Form::FSETP_R).with(Field::Cmp, cmp);
+        let mut refs = vec![(Field::Pd0, p), (Field::Ra, a), (Field::Rb, b)];
+        if let Some((acc, bop)) = acc {
+            inst.set(Field::Bop, bop);
+            refs.push((Field::Pacc, acc));
+        }
+        self.put(inst, &refs);
+    }
+
+    /// `ISETP.cmp{.U32}.AND p, PT, a, imm, acc` (`acc` None = PT; the codes are FSETP's).
+    fn isetp_imm(&mut self, p: u8, cmp: u64, signed: bool, a: u8, imm: i64, acc: Option<u8>) {
+        let inst = sm50::Inst::new(Form::ISETP_I)
+            .with(Field::Cmp, cmp)
+            .with(Field::Sgn, signed as u64)
+            .with_signed(Field::ImmImm20s, imm);
+        let mut refs = vec![(Field::Pd0, p), (Field::Ra, a)];
+        if let Some(acc) = acc {
+            refs.push((Field::Pacc, acc));
+        }
+        self.put(inst, &refs);
+    }
+
+    fn lop32i(&mut self, d: u8, a: u8, op: u64, imm: u32) {
+        let inst = sm50::Inst::new(Form::LOP32I)
+            .with(Field::Op, op)
+            .with(Field::Imm, u64::from(imm));
+        self.put(inst, &[(Field::Rd, d), (Field::Ra, a)]);
+    }
+
+    /// `{@g} IADD32I d, {-}a, imm`.
+    fn iadd32i_n(&mut self, guard: Guard, d: u8, nega: bool, a: u8, imm: i32) {
+        let inst = sm50::Inst::new(Form::IADD32I)
+            .with(Field::Imm, imm as u32 as u64)
+            .with(Field::Nega, nega as u64);
+        self.g(guard, inst, &[(Field::Rd, d), (Field::Ra, a)]);
+    }
+
+    /// `IADD d, a, {-}b`.
+    fn iadd_r(&mut self, d: u8, a: u8, negb: bool, b: u8) {
+        let inst = sm50::Inst::new(Form::IADD_R).with(Field::Negb, negb as u64);
+        self.put(inst, &[(Field::Rd, d), (Field::Ra, a), (Field::Rb, b)]);
+    }
+
+    /// `IMNMX d, a, imm, PT` (min) or `!PT` (max), signed.
+    fn imnmx_imm(&mut self, d: u8, a: u8, imm: i64, max: bool) {
+        let inst = sm50::Inst::new(Form::IMNMX_I)
+            .with(Field::Sgn, 1)
+            .with(Field::Paccn, max as u64)
+            .with_signed(Field::ImmImm20s, imm);
+        self.put(inst, &[(Field::Rd, d), (Field::Ra, a)]);
+    }
+
+    /// `IMNMX d, a, b, PT` (signed min).
+    fn imin_r(&mut self, d: u8, a: u8, b: u8) {
+        let inst = sm50::Inst::new(Form::IMNMX_R).with(Field::Sgn, 1);
+        self.put(inst, &[(Field::Rd, d), (Field::Ra, a), (Field::Rb, b)]);
+    }
+
+    /// `BFE.U32 d, a, 0x817`: an f32's biased exponent.
+    fn exponent(&mut self, d: u8, a: u8) {
+        let inst = sm50::Inst::new(Form::BFE_I).with(Field::ImmImm20s, 0x817);
+        self.put(inst, &[(Field::Rd, d), (Field::Ra, a)]);
+    }
+
+    /// `FFMA{.rnd} d, {-}a, b, c`.
+    fn ffma_n(&mut self, d: u8, nega: bool, a: u8, b: u8, c: u8) {
+        // FFMA has no A negation; negate B instead (same product).
+        let inst = sm50::Inst::new(Form::FFMA_R).with(Field::Negb, nega as u64);
+        self.put(
+            inst,
+            &[
+                (Field::Rd, d),
+                (Field::Ra, a),
+                (Field::Rb, b),
+                (Field::Rc, c),
+            ],
+        );
+    }
+
+    /// `{@g} MOV32I d, bits`.
+    fn mov32i_bits(&mut self, guard: Guard, d: u8, bits: u32) {
+        let inst = sm50::Inst::new(Form::MOV32I).with(Field::Imm, u64::from(bits));
+        self.g(guard, inst, &[(Field::Rd, d)]);
+    }
+
+    /// `f32 div`, see the module essay. `d` the result; `x`, `y` the operands; `t` eleven
+    /// 32-bit temporaries; `p` three predicates.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn fdiv(&mut self, rnd: Round, ftz: bool, d: u8, x: u8, y: u8, t: &[u8], p: &[u8]) {
+        let [ta, tb, a, b, ea, eb, r, q, k, s, w] = t[..] else {
+            panic!("fdiv needs 11 temporaries");
+        };
+        let [p0, p1, p2] = p[..] else {
+            panic!("fdiv needs 3 predicates");
+        };
+        // Normalise both operands: subnormals scaled by 2^24 (their zero and special values
+        // give garbage here that the end overwrites).
+        for (tx, mx, ex, src) in [(ta, a, ea, x), (tb, b, eb, y)] {
+            self.fsetp_imm(p0, LT, false, src, true, f32::MIN_POSITIVE, None);
+            self.mov(tx, src);
+            self.fmul_i(Some((p0, false)), tx, src, 16_777_216.0);
+            self.exponent(ex, tx);
+            self.lop32i(mx, tx, AND, 0x007f_ffff);
+            self.lop32i(mx, mx, OR, 0x3f80_0000);
+            self.iadd32i_n(Some((p0, false)), ex, false, ex, -24);
+        }
+        self.iadd_r(k, ea, true, eb);
+        // q ≈ A/B within an ulp, then truncated to 24 bits with the exact residual's sign.
+        self.mufu(Func::Rcp, r, b);
+        self.fmul_r(None, q, a, r, false);
+        self.ffma_n(w, true, b, q, a);
+        self.ffma(q, w, false, r, q);
+        self.ffma_n(w, true, b, q, a);
+        self.fsetp_imm(p0, LT, false, w, false, 0.0, None);
+        self.iadd32i_n(Some((p0, false)), q, false, q, -1);
+        // s = max(min(150 - exp(q), k + 149), -2); ta = 2^s, tb = 2^-s, ea = 2^(-s-1).
+        self.exponent(eb, q);
+        self.iadd32i_n(None, s, true, eb, 150);
+        self.iadd32i_n(None, w, false, k, 149);
+        self.imin_r(s, s, w);
+        self.imnmx_imm(s, s, -2, true);
+        let sh = sm50::Inst::new(Form::ISCADD32I)
+            .with(Field::Imm, 0x3f80_0000)
+            .with(Field::S, 23);
+        self.put(sh, &[(Field::Rd, ta), (Field::Ra, s)]);
+        self.iadd32i_n(None, tb, true, ta, 0x7f00_0000);
+        self.iadd32i_n(None, ea, true, ta, 0x7e80_0000);
+        // N = trunc(q·2^s) (as a float in ta, an integer in s); R = A - B·N·2^-s in w;
+        // h = B·2^(-s-1) in ea.
+        self.fmul_r(None, ta, q, ta, false);
+        let trunc = sm50::Inst::new(Form::F2F_R)
+            .with(Field::Dsz, 2)
+            .with(Field::Ssz, 2)
+            .with(Field::Ri, 1)
+            .with(Field::Rm, 3);
+        self.put(trunc, &[(Field::Rd, ta), (Field::Rb, ta)]);
+        let f2i = sm50::Inst::new(Form::F2I_R)
+            .with(Field::Dt, 2)
+            .with(Field::Ssz, 2)
+            .with(Field::Rnd, 3);
+        self.put(f2i, &[(Field::Rd, s), (Field::Rb, ta)]);
+        self.fmul_r(None, ta, ta, tb, false);
+        self.ffma_n(w, true, b, ta, a);
+        self.fmul_r(None, ea, b, ea, false);
+        // The sign: bit 31 of tb.
+        let xor = sm50::Inst::new(Form::LOP_R).with(Field::Op, XOR);
+        self.put(xor, &[(Field::Rd, tb), (Field::Ra, x), (Field::Rb, y)]);
+        // Round N up?
+        let up = match rnd {
+            Round::Rz => false,
+            Round::Rn => {
+                self.lop32i(a, s, AND, 1);
+                self.isetp_imm(p0, NE, false, a, 0, None);
+                self.fsetp_reg(p0, EQ, w, ea, Some((p0, AND)));
+                self.fsetp_reg(p0, GT, w, ea, Some((p0, OR)));
+                true
+            }
+            Round::Rp | Round::Rm => {
+                let cmp = if rnd == Round::Rp { GE } else { LT };
+                self.isetp_imm(p0, cmp, true, tb, 0, None);
+                self.fsetp_imm(p0, NE, false, w, false, 0.0, Some((p0, AND)));
+                true
+            }
+        };
+        if up {
+            self.iadd32i_n(Some((p0, false)), s, false, s, 1);
+        }
+        // Exponent base max(ef + 126, 0) = max(k + exp(q) - 1, 0); overflow when >= 254.
+        self.iadd_r(k, k, false, eb);
+        self.iadd32i_n(None, k, false, k, -1);
+        self.imnmx_imm(k, k, 0, true);
+        let sc = sm50::Inst::new(Form::ISCADD_R).with(Field::S, 23);
+        self.put(sc, &[(Field::Rd, d), (Field::Ra, k), (Field::Rb, s)]);
+        // Overflow: rn → inf; rz → max; rp → inf if positive else max; rm the reverse.
+        self.isetp_imm(p0, GT, true, k, 253, None);
+        let big = match rnd {
+            Round::Rn => 0x7f80_0000,
+            _ => 0x7f7f_ffff,
+        };
+        self.mov32i_bits(Some((p0, false)), d, big);
+        if matches!(rnd, Round::Rp | Round::Rm) {
+            let cmp = if rnd == Round::Rp { GE } else { LT };
+            self.isetp_imm(p1, cmp, true, tb, 0, Some(p0));
+            self.mov32i_bits(Some((p1, false)), d, 0x7f80_0000);
+        }
+        if ftz {
+            self.lop32i(a, d, AND, 0x7f80_0000);
+            self.isetp_imm(p0, EQ, false, a, 0, None);
+            self.mov32i_bits(Some((p0, false)), d, 0);
+        }
+        // Specials. p1: the result is zero (0/y, x/inf); p2: infinite (x/0, inf/y).
+        self.fsetp_imm(p1, EQ, ftz, x, false, 0.0, None);
+        self.fsetp_imm(p1, EQ, false, y, true, f32::INFINITY, Some((p1, OR)));
+        self.fsetp_imm(p2, EQ, ftz, y, false, 0.0, None);
+        self.fsetp_imm(p2, EQ, false, x, true, f32::INFINITY, Some((p2, OR)));
+        self.mov32i_bits(Some((p1, false)), d, 0);
+        self.mov32i_bits(Some((p2, false)), d, 0x7f80_0000);
+        self.lop32i(tb, tb, AND, 0x8000_0000);
+        let or = sm50::Inst::new(Form::LOP_R).with(Field::Op, OR);
+        self.put(or, &[(Field::Rd, d), (Field::Ra, d), (Field::Rb, tb)]);
+        // NaN: a NaN operand, 0/0 or inf/inf.
+        self.fsetp_imm(p1, EQ, ftz, x, false, 0.0, None);
+        self.fsetp_imm(p1, EQ, ftz, y, false, 0.0, Some((p1, AND)));
+        self.fsetp_reg(p1, NAN_CMP, x, y, Some((p1, OR)));
+        self.fsetp_imm(p2, EQ, false, x, true, f32::INFINITY, None);
+        self.fsetp_imm(p2, EQ, false, y, true, f32::INFINITY, Some((p2, AND)));
+        self.mov32i_bits(Some((p1, false)), d, crate::mufu::NAN);
+        self.mov32i_bits(Some((p2, false)), d, crate::mufu::NAN);
+    }
+}
+
+/// A 64-bit register pair operand: (operand number, word).
+type W = (u8, u8);
+
+fn lo(r: u8) -> W {
+    (r, 0)
+}
+
+fn hi(r: u8) -> W {
+    (r, 1)
+}
+
+/// f64 immediates (the 20-bit `f64i` form: the low 44 bits must be zero).
+fn f64i(x: f64) -> u64 {
+    let b = x.to_bits();
+    debug_assert_eq!(b & ((1 << 44) - 1), 0, "{x} is not an f64i immediate");
+    b >> 44
+}
+
+impl Seq {
+    /// `inst` with operands naming words of register groups.
+    fn pw(&mut self, guard: Guard, mut inst: sm50::Inst, refs: &[(Field, W)]) {
+        let mut r: Vec<(Field, u8, u8)> = refs.iter().map(|&(f, (o, w))| (f, o, w)).collect();
+        if let Some((p, neg)) = guard {
+            inst.set(Field::Pgn, neg as u64);
+            r.push((Field::Pg, p, 0));
+        }
+        self.i.piece(inst, &r);
+    }
+
+    /// `DSETP.cmp.AND|OR p, PT, {|}a{|}, imm, acc`.
+    fn dsetp_imm(&mut self, p: u8, cmp: u64, a: u8, abs: bool, imm: f64, acc: Option<(u8, u64)>) {
+        let mut inst = sm50::Inst::new(Form::DSETP_I)
+            .with(Field::Cmp, cmp)
+            .with(Field::Absa, abs as u64)
+            .with(Field::ImmF64i, f64i(imm));
+        let mut refs = vec![(Field::Pd0, (p, 0)), (Field::Ra, lo(a))];
+        if let Some((acc, bop)) = acc {
+            inst.set(Field::Bop, bop);
+            refs.push((Field::Pacc, (acc, 0)));
+        }
+        self.pw(None, inst, &refs);
+    }
+
+    /// `DSETP.cmp.AND|OR p, PT, a, b, acc`.
+    fn dsetp_reg(&mut self, p: u8, cmp: u64, a: u8, b: u8, acc: Option<(u8, u64)>) {
+        let mut inst = sm50::Inst::new(Form::DSETP_R).with(Field::Cmp, cmp);
+        let mut refs = vec![(Field::Pd0, (p, 0)), (Field::Ra, lo(a)), (Field::Rb, lo(b))];
+        if let Some((acc, bop)) = acc {
+            inst.set(Field::Bop, bop);
+            refs.push((Field::Pacc, (acc, 0)));
+        }
+        self.pw(None, inst, &refs);
+    }
+
+    /// `DFMA d, a, {-}b, c`.
+    fn dfma(&mut self, d: u8, a: u8, negb: bool, b: u8, c: u8) {
+        let inst = sm50::Inst::new(Form::DFMA_R).with(Field::Negb, negb as u64);
+        let refs = [
+            (Field::Rd, lo(d)),
+            (Field::Ra, lo(a)),
+            (Field::Rb, lo(b)),
+            (Field::Rc, lo(c)),
+        ];
+        self.pw(None, inst, &refs);
+    }
+
+    /// `DMUL d, a, b`.
+    fn dmul(&mut self, d: u8, a: u8, b: u8) {
+        let refs = [(Field::Rd, lo(d)), (Field::Ra, lo(a)), (Field::Rb, lo(b))];
+        self.pw(None, sm50::Inst::new(Form::DMUL_R), &refs);
+    }
+
+    /// `{@g} MOV32I d, bits` into a word.
+    fn mov32w(&mut self, guard: Guard, d: W, bits: u32) {
+        let inst = sm50::Inst::new(Form::MOV32I).with(Field::Imm, u64::from(bits));
+        self.pw(guard, inst, &[(Field::Rd, d)]);
+    }
+
+    /// `MOV d, a` between words.
+    fn movw(&mut self, d: W, a: W) {
+        self.pw(
+            None,
+            sm50::Inst::new(Form::MOV_R),
+            &[(Field::Rd, d), (Field::Rb, a)],
+        );
+    }
+
+    /// `LOP32I.op d, a, imm` on words.
+    fn lopw(&mut self, d: W, a: W, op: u64, imm: u32) {
+        let inst = sm50::Inst::new(Form::LOP32I)
+            .with(Field::Op, op)
+            .with(Field::Imm, u64::from(imm));
+        self.pw(None, inst, &[(Field::Rd, d), (Field::Ra, a)]);
+    }
+
+    /// `{@g} IADD32I d, {-}a, imm` on words.
+    fn iaddw(&mut self, guard: Guard, d: W, nega: bool, a: W, imm: i32) {
+        let inst = sm50::Inst::new(Form::IADD32I)
+            .with(Field::Imm, imm as u32 as u64)
+            .with(Field::Nega, nega as u64);
+        self.pw(guard, inst, &[(Field::Rd, d), (Field::Ra, a)]);
+    }
+
+    /// `{@g} IADD32I.CC lo, lo, k ; {@g} IADD.X hi, hi, -(k<0)`: a 64-bit add of k = ±1.
+    fn add64(&mut self, guard: Guard, r: u8, k: i32) {
+        let inst = sm50::Inst::new(Form::IADD32I)
+            .with(Field::Imm, k as u32 as u64)
+            .with(Field::Cc, 1);
+        self.pw(guard, inst, &[(Field::Rd, lo(r)), (Field::Ra, lo(r))]);
+        let inst = sm50::Inst::new(Form::IADD_I)
+            .with(Field::X, 1)
+            .with_signed(Field::ImmImm20s, if k < 0 { -1 } else { 0 });
+        self.pw(guard, inst, &[(Field::Rd, hi(r)), (Field::Ra, hi(r))]);
+    }
+
+    /// The 64-bit constant `bits` into the pair `d` (guarded).
+    fn mov64(&mut self, guard: Guard, d: u8, bits: u64) {
+        self.mov32w(guard, lo(d), bits as u32);
+        self.mov32w(guard, hi(d), (bits >> 32) as u32);
+    }
+
+    /// `f64 div`, the f32 algorithm of the module essay with DFMA/DMUL, 53-bit significands
+    /// and 64-bit integer steps. `t`: nine 64-bit temporaries, `u`: four 32-bit ones.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn ddiv(&mut self, rnd: Round, d: u8, x: u8, y: u8, t: &[u8], u: &[u8], p: &[u8]) {
+        let [ta, tb, a, b, r, q, w, p2, h] = t[..] else {
+            panic!("ddiv needs 9 pairs");
+        };
+        let [ea, eb, k, s] = u[..] else {
+            panic!("ddiv needs 4 words");
+        };
+        let [p0, p1, p2p] = p[..] else {
+            panic!("ddiv needs 3 predicates");
+        };
+        let exp = |s: &mut Seq, d: u8, a: W| {
+            let inst = sm50::Inst::new(Form::BFE_I).with(Field::ImmImm20s, 0xb14);
+            s.pw(None, inst, &[(Field::Rd, (d, 0)), (Field::Ra, a)]);
+        };
+        for (tx, mx, ex, src) in [(ta, a, ea, x), (tb, b, eb, y)] {
+            self.dsetp_imm(p0, LT, src, true, f64::MIN_POSITIVE, None);
+            self.movw(lo(tx), lo(src));
+            self.movw(hi(tx), hi(src));
+            let mul = sm50::Inst::new(Form::DMUL_I).with(Field::ImmF64i, f64i(2f64.powi(54)));
+            self.pw(
+                Some((p0, false)),
+                mul,
+                &[(Field::Rd, lo(tx)), (Field::Ra, lo(src))],
+            );
+            exp(self, ex, hi(tx));
+            self.movw(lo(mx), lo(tx));
+            self.lopw(hi(mx), hi(tx), AND, 0x000f_ffff);
+            self.lopw(hi(mx), hi(mx), OR, 0x3ff0_0000);
+            self.iaddw(Some((p0, false)), (ex, 0), false, (ex, 0), -54);
+        }
+        self.iadd_r(k, ea, true, eb);
+        // r ≈ 1/B: RCP64H's high word, one Newton step (error ~2^-36 even off by 2 ulps);
+        // q = A·r corrected once: within an ulp; then truncated by the residual's sign.
+        self.mov64(None, w, 1f64.to_bits());
+        self.mov32w(None, lo(r), 0);
+        let rcp = sm50::Inst::new(Form::MUFU).with(Field::Op, Func::Rcp64h.code());
+        self.pw(None, rcp, &[(Field::Rd, hi(r)), (Field::Ra, hi(b))]);
+        self.dfma(q, b, true, r, w);
+        self.dfma(r, r, false, q, r);
+        self.dmul(q, a, r);
+        self.dfma(w, b, true, q, a);
+        self.dfma(q, w, false, r, q);
+        self.dfma(w, b, true, q, a);
+        self.dsetp_imm(p0, LT, w, false, 0.0, None);
+        self.add64(Some((p0, false)), q, -1);
+        // s = max(min(1075 - exp(q), k + 1074), -2); s then holds 2^s's high word.
+        exp(self, eb, hi(q));
+        self.iadd32i_n(None, s, true, eb, 1075);
+        self.iadd32i_n(None, ea, false, k, 1074);
+        self.imin_r(s, s, ea);
+        self.imnmx_imm(s, s, -2, true);
+        let sh = sm50::Inst::new(Form::ISCADD32I)
+            .with(Field::Imm, 0x3ff0_0000)
+            .with(Field::S, 20);
+        self.put(sh, &[(Field::Rd, s), (Field::Ra, s)]);
+        self.mov32w(None, lo(p2), 0);
+        self.movw(hi(p2), (s, 0));
+        // N = trunc(q·2^s): float in ta, integer in tb; R = A - B·N·2^-s in w; h = B·2^(-s-1).
+        self.dmul(ta, q, p2);
+        let trunc = sm50::Inst::new(Form::F2F_R)
+            .with(Field::Dsz, 3)
+            .with(Field::Ssz, 3)
+            .with(Field::Ri, 1)
+            .with(Field::Rm, 3);
+        self.pw(None, trunc, &[(Field::Rd, lo(ta)), (Field::Rb, lo(ta))]);
+        let f2i = sm50::Inst::new(Form::F2I_R)
+            .with(Field::Dt, 3)
+            .with(Field::Ssz, 3)
+            .with(Field::Rnd, 3);
+        self.pw(None, f2i, &[(Field::Rd, lo(tb)), (Field::Rb, lo(ta))]);
+        self.iaddw(None, hi(p2), true, (s, 0), 0x7fe0_0000);
+        self.dmul(ta, ta, p2);
+        self.dfma(w, b, true, ta, a);
+        self.iaddw(None, hi(p2), true, (s, 0), 0x7fd0_0000);
+        self.dmul(h, b, p2);
+        let xor = sm50::Inst::new(Form::LOP_R).with(Field::Op, XOR);
+        self.pw(
+            None,
+            xor,
+            &[(Field::Rd, (s, 0)), (Field::Ra, hi(x)), (Field::Rb, hi(y))],
+        );
+        let up = match rnd {
+            Round::Rz => false,
+            Round::Rn => {
+                self.lopw((ea, 0), lo(tb), AND, 1);
+                self.isetp_imm(p0, NE, false, ea, 0, None);
+                self.dsetp_reg(p0, EQ, w, h, Some((p0, AND)));
+                self.dsetp_reg(p0, GT, w, h, Some((p0, OR)));
+                true
+            }
+            Round::Rp | Round::Rm => {
+                let cmp = if rnd == Round::Rp { GE } else { LT };
+                self.isetp_imm(p0, cmp, true, s, 0, None);
+                self.dsetp_imm(p0, NE, w, false, 0.0, Some((p0, AND)));
+                true
+            }
+        };
+        if up {
+            self.add64(Some((p0, false)), tb, 1);
+        }
+        // Exponent base max(k + exp(q) - 1, 0) added to N's high word; overflow at >= 2046.
+        self.iadd_r(k, k, false, eb);
+        self.iadd32i_n(None, k, false, k, -1);
+        self.imnmx_imm(k, k, 0, true);
+        let sc = sm50::Inst::new(Form::ISCADD_R).with(Field::S, 20);
+        self.pw(
+            None,
+            sc,
+            &[(Field::Rd, hi(d)), (Field::Ra, (k, 0)), (Field::Rb, hi(tb))],
+        );
+        self.movw(lo(d), lo(tb));
+        self.isetp_imm(p0, GT, true, k, 2045, None);
+        let inf = f64::INFINITY.to_bits();
+        let big = if rnd == Round::Rn { inf } else { inf - 1 };
+        self.mov64(Some((p0, false)), d, big);
+        if matches!(rnd, Round::Rp | Round::Rm) {
+            let cmp = if rnd == Round::Rp { GE } else { LT };
+            self.isetp_imm(p1, cmp, true, s, 0, Some(p0));
+            self.mov64(Some((p1, false)), d, inf);
+        }
+        // Specials, the sign, NaN (as in f32).
+        self.dsetp_imm(p1, EQ, x, false, 0.0, None);
+        self.dsetp_imm(p1, EQ, y, true, f64::INFINITY, Some((p1, OR)));
+        self.dsetp_imm(p2p, EQ, y, false, 0.0, None);
+        self.dsetp_imm(p2p, EQ, x, true, f64::INFINITY, Some((p2p, OR)));
+        self.mov64(Some((p1, false)), d, 0);
+        self.mov64(Some((p2p, false)), d, inf);
+        self.lopw((s, 0), (s, 0), AND, 0x8000_0000);
+        let or = sm50::Inst::new(Form::LOP_R).with(Field::Op, OR);
+        self.pw(
+            None,
+            or,
+            &[(Field::Rd, hi(d)), (Field::Ra, hi(d)), (Field::Rb, (s, 0))],
+        );
+        self.dsetp_imm(p1, EQ, x, false, 0.0, None);
+        self.dsetp_imm(p1, EQ, y, false, 0.0, Some((p1, AND)));
+        self.dsetp_reg(p1, NAN_CMP, x, y, Some((p1, OR)));
+        self.dsetp_imm(p2p, EQ, x, true, f64::INFINITY, None);
+        self.dsetp_imm(p2p, EQ, y, true, f64::INFINITY, Some((p2p, AND)));
+        let nan = crate::ir::float::canonical_nan(crate::ir::float::FloatFmt::F64);
+        self.mov64(Some((p1, false)), d, nan);
+        self.mov64(Some((p2p, false)), d, nan);
+    }
+    /// `sqrt.<rnd>.f64` of the positive finite `x`, specials patched at the end:
+    /// x = X·2^(2j), X in [1, 4) (a subnormal first scaled by 2^54); RSQ64H seed y, one
+    /// coupled Newton step g ≈ √X, h ≈ 1/(2√X), one residual correction g += (X - g²)·h
+    /// (within an ulp), truncation by the exact residual's sign, then up by one ulp when
+    /// rn: X - g² > g·2^-52 (both sides exact multiples of 2^-104 unless equal, so the
+    /// compare of the rounded residual decides; √ never ties), rp: X - g² != 0. The result
+    /// is g with j added to its exponent: a root is never subnormal and never overflows.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn dsqrt(&mut self, rnd: Round, d: u8, x: u8, t: &[u8], u: &[u8], p: &[u8]) {
+        let [tx, xm, g, h, e, c] = t[..] else {
+            panic!("dsqrt needs 6 pairs");
+        };
+        let [ex, j, par] = u[..] else {
+            panic!("dsqrt needs 3 words");
+        };
+        let [p0, p1] = p[..] else {
+            panic!("dsqrt needs 2 predicates");
+        };
+        self.dsetp_imm(p0, LT, x, true, f64::MIN_POSITIVE, None);
+        self.movw(lo(tx), lo(x));
+        self.movw(hi(tx), hi(x));
+        let mul = sm50::Inst::new(Form::DMUL_I).with(Field::ImmF64i, f64i(2f64.powi(54)));
+        self.pw(
+            Some((p0, false)),
+            mul,
+            &[(Field::Rd, lo(tx)), (Field::Ra, lo(x))],
+        );
+        let bfe = sm50::Inst::new(Form::BFE_I).with(Field::ImmImm20s, 0xb14);
+        self.pw(None, bfe, &[(Field::Rd, (ex, 0)), (Field::Ra, hi(tx))]);
+        self.iaddw(None, (ex, 0), false, (ex, 0), -1023);
+        self.iaddw(Some((p0, false)), (ex, 0), false, (ex, 0), -54);
+        // E = 2j + par: X = significand·2^par.
+        self.lop32i(par, ex, AND, 1);
+        let shr = sm50::Inst::new(Form::SHR_I)
+            .with(Field::Sgn, 1)
+            .with(Field::ImmImm20s, 1);
+        self.put(shr, &[(Field::Rd, j), (Field::Ra, ex)]);
+        self.movw(lo(xm), lo(tx));
+        self.lopw(hi(xm), hi(tx), AND, 0x000f_ffff);
+        let sc = sm50::Inst::new(Form::ISCADD_R).with(Field::S, 20);
+        self.pw(
+            None,
+            sc,
+            &[
+                (Field::Rd, hi(xm)),
+                (Field::Ra, (par, 0)),
+                (Field::Rb, hi(xm)),
+            ],
+        );
+        self.iaddw(None, hi(xm), false, hi(xm), 0x3ff0_0000);
+        // Seed and refinement.
+        self.mov32w(None, lo(h), 0);
+        let rsq = sm50::Inst::new(Form::MUFU).with(Field::Op, Func::Rsq64h.code());
+        self.pw(None, rsq, &[(Field::Rd, hi(h)), (Field::Ra, hi(xm))]);
+        self.dmul(g, xm, h);
+        let half = sm50::Inst::new(Form::DMUL_I).with(Field::ImmF64i, f64i(0.5));
+        self.pw(None, half, &[(Field::Rd, lo(h)), (Field::Ra, lo(h))]);
+        self.mov64(None, c, 0.5f64.to_bits());
+        self.dfma(e, g, true, h, c);
+        self.dfma(g, g, false, e, g);
+        self.dfma(h, h, false, e, h);
+        self.dfma(e, g, true, g, xm);
+        self.dfma(g, e, false, h, g);
+        // Truncate, then round.
+        self.dfma(e, g, true, g, xm);
+        self.dsetp_imm(p0, LT, e, false, 0.0, None);
+        self.add64(Some((p0, false)), g, -1);
+        self.dfma(e, g, true, g, xm);
+        let up = match rnd {
+            Round::Rz | Round::Rm => false,
+            Round::Rn => {
+                let ulp = sm50::Inst::new(Form::DMUL_I).with(Field::ImmF64i, f64i(2f64.powi(-52)));
+                self.pw(None, ulp, &[(Field::Rd, lo(c)), (Field::Ra, lo(g))]);
+                self.dsetp_reg(p0, GT, e, c, None);
+                true
+            }
+            Round::Rp => {
+                self.dsetp_imm(p0, NE, e, false, 0.0, None);
+                true
+            }
+        };
+        if up {
+            self.add64(Some((p0, false)), g, 1);
+        }
+        let sc = sm50::Inst::new(Form::ISCADD_R).with(Field::S, 20);
+        self.pw(
+            None,
+            sc,
+            &[(Field::Rd, hi(d)), (Field::Ra, (j, 0)), (Field::Rb, hi(g))],
+        );
+        self.movw(lo(d), lo(g));
+        // ±0 and +inf are their own roots; negatives and NaN give NaN.
+        self.dsetp_imm(p0, EQ, x, false, 0.0, None);
+        self.dsetp_imm(p0, EQ, x, false, f64::INFINITY, Some((p0, OR)));
+        self.pw(
+            Some((p0, false)),
+            sm50::Inst::new(Form::MOV_R),
+            &[(Field::Rd, lo(d)), (Field::Rb, lo(x))],
+        );
+        self.pw(
+            Some((p0, false)),
+            sm50::Inst::new(Form::MOV_R),
+            &[(Field::Rd, hi(d)), (Field::Rb, hi(x))],
+        );
+        self.dsetp_imm(p1, LT, x, false, 0.0, None);
+        self.dsetp_reg(p1, NAN_CMP, x, x, Some((p1, OR)));
+        let nan = crate::ir::float::canonical_nan(FloatFmt::F64);
+        self.mov64(Some((p1, false)), d, nan);
+    }
+}
+
+impl Lowerer<'_> {
+    /// `FloatBinOp::Div` on f32 (see the module essay).
+    pub(super) fn lower_fdiv(
+        &mut self,
+        v: Value,
+        fmt: FloatFmt,
+        rnd: Round,
+        ftz: bool,
+        args: &[Value],
+    ) -> Result<(), LowerError> {
+        if fmt == FloatFmt::F64 {
+            return self.lower_ddiv(v, rnd, args);
+        }
+        let a = self.reg(args[0])?;
+        let b = self.reg(args[1])?;
+        if a.offset != 0 || b.offset != 0 {
+            return Err(self.unsupported("f32 div of a word of a register group"));
+        }
+        let out = self.new_vreg(RegKind::B32);
+        let mut s = Seq {
+            i: Sm50Inst::new(Role::Plain),
+        };
+        let d = s.i.def(out, true);
+        let mut t = Vec::new();
+        for _ in 0..11 {
+            let r = self.new_vreg(RegKind::B32);
+            t.push(s.i.def(r, true));
+        }
+        let mut p = Vec::new();
+        for _ in 0..3 {
+            let r = self.new_vreg(RegKind::Pred);
+            p.push(s.i.def(r, true));
+        }
+        let x = s.i.use_(a.vreg);
+        let y = s.i.use_(b.vreg);
+        s.fdiv(rnd, ftz, d, x, y, &t, &p);
+        self.push(s.i);
+        self.set_loc(
+            v,
+            Loc {
+                vreg: out,
+                offset: 0,
+            },
+        );
+        Ok(())
+    }
+
+    /// `FloatBinOp::Div` on f64.
+    fn lower_ddiv(&mut self, v: Value, rnd: Round, args: &[Value]) -> Result<(), LowerError> {
+        let a = self.reg(args[0])?;
+        let b = self.reg(args[1])?;
+        if a.offset != 0 || b.offset != 0 {
+            return Err(self.unsupported("f64 div of a part of a register group"));
+        }
+        let out = self.new_vreg(RegKind::B64);
+        let mut s = Seq {
+            i: Sm50Inst::new(Role::Plain),
+        };
+        let d = s.i.def(out, true);
+        let mut temps = |s: &mut Seq, kind: RegKind, n: usize| -> Vec<u8> {
+            (0..n)
+                .map(|_| {
+                    let r = self.new_vreg(kind);
+                    s.i.def(r, true)
+                })
+                .collect()
+        };
+        let t = temps(&mut s, RegKind::B64, 9);
+        let u = temps(&mut s, RegKind::B32, 4);
+        let p = temps(&mut s, RegKind::Pred, 3);
+        let x = s.i.use_(a.vreg);
+        let y = s.i.use_(b.vreg);
+        s.ddiv(rnd, d, x, y, &t, &u, &p);
+        self.push(s.i);
+        self.set_loc(
+            v,
+            Loc {
+                vreg: out,
+                offset: 0,
+            },
+        );
+        Ok(())
+    }
+
+    /// `FloatOp::Sqrt` on f64.
+    pub(super) fn lower_dsqrt(
+        &mut self,
+        v: Value,
+        rnd: Round,
+        arg: Value,
+    ) -> Result<(), LowerError> {
+        let a = self.reg(arg)?;
+        if a.offset != 0 {
+            return Err(self.unsupported("f64 sqrt of a part of a register group"));
+        }
+        let out = self.new_vreg(RegKind::B64);
+        let mut s = Seq {
+            i: Sm50Inst::new(Role::Plain),
+        };
+        let d = s.i.def(out, true);
+        let mut temps = |s: &mut Seq, kind: RegKind, n: usize| -> Vec<u8> {
+            (0..n)
+                .map(|_| {
+                    let r = self.new_vreg(kind);
+                    s.i.def(r, true)
+                })
+                .collect()
+        };
+        let t = temps(&mut s, RegKind::B64, 6);
+        let u = temps(&mut s, RegKind::B32, 3);
+        let p = temps(&mut s, RegKind::Pred, 2);
+        let x = s.i.use_(a.vreg);
+        s.dsqrt(rnd, d, x, &t, &u, &p);
+        self.push(s.i);
+        self.set_loc(
+            v,
+            Loc {
+                vreg: out,
+                offset: 0,
+            },
+        );
+        Ok(())
+    }
+}

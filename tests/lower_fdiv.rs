@@ -1,0 +1,622 @@
+//! IEEE f32 division and reciprocal (`div.{rn,rz,rm,rp}{.ftz}.f32`, `rcp` likewise) end to
+//! end: PTX → our cubin → the simulator, compared bit for bit with `ir::eval` AND with an
+//! independent reference (the host's f64 quotient, rounded by the mode: an f64 quotient of
+//! two f32s cannot double-round, see `reference`), on zeros, infinities, NaN, subnormals,
+//! the largest and smallest normals, quotients that overflow or underflow, exact halfway
+//! cases of subnormal results, and random operands, with every MUFU result moved by up to
+//! ±2 ulps (the sequence must not depend on an exact reciprocal). The same for `.f64`
+//! div, rcp and sqrt (reference: the host's `/` and `sqrt` for `rn`, the exact residual's
+//! sign for the directed modes).
+//! Also: the hazard checker
+//! is silent, and nvdisasm prints every word as our printer does.
+
+mod common;
+
+use leafold::cubin;
+use leafold::driver::{compile, Emit, Options};
+use leafold::ir::eval::{self, GlobalRegion, Launch};
+use leafold::oracle::Oracle;
+use leafold::sim::{self, KernelInfo, SimOptions};
+use leafold::sm50::sched::check::{check_hazards, decode_text};
+use leafold::SourceFile;
+
+const A: u64 = 0x1000_0000;
+const B: u64 = 0x2000_0000;
+const OUT: u64 = 0x3000_0000;
+const BLOCK: u32 = 256;
+
+fn ops() -> Vec<String> {
+    let mut v = Vec::new();
+    for f in ["div", "rcp"] {
+        for r in ["rn", "rz", "rm", "rp"] {
+            for ftz in ["", ".ftz"] {
+                v.push(format!("{f}.{r}{ftz}.f32"));
+            }
+        }
+    }
+    v
+}
+
+fn kernel(op: &str) -> String {
+    let args = if op.starts_with("div") {
+        "%f3, %f1, %f2"
+    } else {
+        "%f3, %f2"
+    };
+    format!(
+        r#"
+.version 7.0
+.target sm_50
+.address_size 64
+
+.visible .entry k(.param .u64 pa, .param .u64 pb, .param .u64 pout)
+{{
+    .reg .f32 %f<4>;
+    .reg .b32 %r<4>;
+    .reg .b64 %rd<12>;
+    ld.param.u64 %rd1, [pa];
+    ld.param.u64 %rd2, [pb];
+    ld.param.u64 %rd3, [pout];
+    mov.u32 %r1, %ctaid.x;
+    mov.u32 %r2, %tid.x;
+    mad.lo.s32 %r3, %r1, {BLOCK}, %r2;
+    mul.wide.u32 %rd4, %r3, 4;
+    add.s64 %rd5, %rd1, %rd4;
+    add.s64 %rd6, %rd2, %rd4;
+    add.s64 %rd7, %rd3, %rd4;
+    ld.global.f32 %f1, [%rd5];
+    ld.global.f32 %f2, [%rd6];
+    {op} {args};
+    st.global.f32 [%rd7], %f3;
+    ret;
+}}
+"#
+    )
+}
+
+fn opts() -> Options {
+    Options {
+        file_name: "fdiv.ptx".to_string(),
+        emit: Emit::Sass,
+        ..Options::default()
+    }
+}
+
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u32 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        (self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 32) as u32
+    }
+}
+
+fn f(x: f32) -> u32 {
+    x.to_bits()
+}
+
+/// Operand pairs (a, b).
+fn inputs() -> Vec<(u32, u32)> {
+    let edge: Vec<u32> = [
+        0.0f32,
+        1.0,
+        1.5,
+        3.0,
+        0.1,
+        7.0,
+        f32::MIN_POSITIVE,
+        f32::MAX,
+        f32::INFINITY,
+        1.0 - f32::EPSILON / 2.0,
+        1.0 + f32::EPSILON,
+        2.0f32.powi(-100),
+        2.0f32.powi(100),
+        2.0f32.powi(126),
+        2.0f32.powi(-126) * 1.5,
+    ]
+    .iter()
+    .flat_map(|&x| [f(x), f(-x)])
+    .chain([
+        1,
+        2,
+        3,
+        0x7f_ffff,
+        0x40_0000,
+        0x80_0001,
+        0x7fc0_0000,
+        0xffc0_1234,
+    ])
+    .collect();
+    let mut v = Vec::new();
+    for &a in &edge {
+        for &b in &edge {
+            v.push((a, b));
+        }
+    }
+    // Subnormal results with exact ties and near-ties (odd multiple of 2^-149 over 2, 4..),
+    // results next to the normal/subnormal boundary, overflow and the largest finite value.
+    for m in [1u32, 3, 5, 7, 0x7f_ffff, 0x7f_fffd, 0x40_0001] {
+        for d in [2.0f32, 4.0, 8.0, -2.0, 0.5, 1.0 + f32::EPSILON, 3.0] {
+            v.push((m, f(d)));
+            v.push((m | 0x8000_0000, f(d)));
+        }
+    }
+    for (a, b) in [
+        (f32::MIN_POSITIVE, 1.0 + f32::EPSILON),
+        (f32::MIN_POSITIVE, 1.0 - f32::EPSILON / 2.0),
+        (f32::MIN_POSITIVE * 2.0, 2.0 + 2.0 * f32::EPSILON),
+        (f32::MAX, 0.5),
+        (f32::MAX, 1.0 - f32::EPSILON / 2.0),
+        (f32::MAX, 1.0 + f32::EPSILON),
+        (f32::MAX, f32::MIN_POSITIVE),
+        (1.0, f32::MAX),
+        (1.0, 2.0f32.powi(-149)),
+        (2.0f32.powi(-149), f32::MAX),
+        (2.0f32.powi(-149), 2.0f32.powi(127)),
+        (3.0 * 2.0f32.powi(-149), 4.0),
+        (3.0, 2.0f32.powi(127) * 1.5),
+    ] {
+        for (x, y) in [(a, b), (-a, b), (a, -b), (-a, -b)] {
+            v.push((f(x), f(y)));
+        }
+    }
+    let mut rng = Rng(0x0dd_ba11_cafe);
+    for _ in 0..6000 {
+        v.push((rng.next(), rng.next()));
+    }
+    // Random operands whose quotient lands near the subnormal range and near overflow.
+    for _ in 0..3000 {
+        let (x, y) = (rng.next(), rng.next());
+        let ea = rng.next() % 40;
+        let eb = 60 + rng.next() % 40;
+        let a = (x & 0x807f_ffff) | (ea << 23);
+        let b = (y & 0x807f_ffff) | ((127 + eb) << 23);
+        v.push((a, b));
+        v.push((
+            (x & 0x807f_ffff) | ((214 + ea % 40) << 23),
+            (y & 0x807f_ffff) | ((rng.next() % 90) << 23),
+        ));
+    }
+    v
+}
+
+fn le(v: &[u32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+fn words(bytes: &[u8]) -> Vec<u32> {
+    bytes
+        .chunks(4)
+        .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+        .collect()
+}
+
+fn same(x: u32, y: u32) -> bool {
+    x == y || (f32::from_bits(x).is_nan() && f32::from_bits(y).is_nan())
+}
+
+/// The correctly rounded `a / b` from the host. The f64 quotient of two f32s is within
+/// 2^-53 relative of the true one, and the true one is either on the f32 grid of its
+/// binade or at least 2^-48 relative away from every grid point and midpoint (a - b·m is a
+/// nonzero multiple of 2^-47 relative), so the f64 value rounds like the exact one.
+fn reference(op: &str, a: u32, b: u32) -> u32 {
+    let ftz = op.contains(".ftz");
+    let flush = |x: u32| {
+        if ftz && x & 0x7f80_0000 == 0 {
+            x & 0x8000_0000
+        } else {
+            x
+        }
+    };
+    let (a, b) = (flush(a), flush(b));
+    let q = f64::from(f32::from_bits(a)) / f64::from(f32::from_bits(b));
+    let r = q as f32;
+    let bits = if q.is_nan() || f64::from(r) == q {
+        r.to_bits()
+    } else {
+        let neg = q < 0.0;
+        let away = |r: f32| r.to_bits() + 1;
+        let toward = |r: f32| r.to_bits() - 1;
+        let rf = f64::from(r);
+        if op.contains(".rz") && rf.abs() > q.abs() {
+            toward(r)
+        } else if op.contains(".rp") && rf < q {
+            if neg {
+                toward(r)
+            } else {
+                away(r)
+            }
+        } else if op.contains(".rm") && rf > q {
+            if neg {
+                away(r)
+            } else {
+                toward(r)
+            }
+        } else {
+            r.to_bits()
+        }
+    };
+    if ftz && bits & 0x7f80_0000 == 0 {
+        bits & 0x8000_0000
+    } else {
+        bits
+    }
+}
+
+/// Compile `op`, check its code's hazards, run sim (MUFU moved by `ulps`) and eval on
+/// `pairs`; assert sim == eval == reference.
+fn check(op: &str, pairs: &[(u32, u32)], ulps: i32) {
+    let n = pairs.len().div_ceil(BLOCK as usize) * BLOCK as usize;
+    let mut a: Vec<u32> = pairs.iter().map(|p| p.0).collect();
+    let mut b: Vec<u32> = pairs.iter().map(|p| p.1).collect();
+    a.resize(n, 0x3f80_0000);
+    b.resize(n, 0x3f80_0000);
+    let src = kernel(op);
+    let out = compile(&src, &opts())
+        .unwrap_or_else(|d| panic!("{op}: {}", leafold::error::render_all(&d.0)));
+    let code = cubin::read(&out.cubin).unwrap().kernels[0].code.clone();
+    let (insts, ctrl, targets) = decode_text(&code).expect("our code decodes");
+    let errs = check_hazards(&insts, &ctrl, &targets);
+    assert!(errs.is_empty(), "{op}: {errs:#?}\n{}", out.sass);
+    assert!(out.sass.contains("MUFU.RCP"), "{op}:\n{}", out.sass);
+
+    let mut launch = Launch::new([n as u32 / BLOCK, 1, 1], [BLOCK, 1, 1]);
+    launch.params = [A, B, OUT].iter().flat_map(|x| x.to_le_bytes()).collect();
+    launch.global = vec![
+        GlobalRegion {
+            base: A,
+            bytes: le(&a),
+        },
+        GlobalRegion {
+            base: B,
+            bytes: le(&b),
+        },
+        GlobalRegion {
+            base: OUT,
+            bytes: vec![0; n * 4],
+        },
+    ];
+    let file = SourceFile::new("fdiv.ptx", &src);
+    let (ast, _) = leafold::ptx::parse_and_check(&file).unwrap();
+    let module = leafold::ir::build(&ast, &file).unwrap();
+    let reference_run = eval::run(&module, "k", &launch).expect("ir::eval runs");
+    let want = words(reference_run.region(OUT).unwrap());
+    let info = KernelInfo::new(module.functions[0].param_size());
+    let o = SimOptions { mufu_ulps: ulps };
+    let ours =
+        sim::run_with(&code, &info, &launch, &o).unwrap_or_else(|e| panic!("{op}: sim: {e}"));
+    let got = words(ours.region(OUT).unwrap());
+    let rcp = op.starts_with("rcp");
+    let mut bad = Vec::new();
+    for k in 0..n {
+        let x = if rcp { 0x3f80_0000 } else { a[k] };
+        let host = reference(op, x, b[k]);
+        assert!(
+            same(want[k], host),
+            "eval {op}({:#x}, {:#x}) = {:#x}, host says {host:#x}",
+            x,
+            b[k],
+            want[k]
+        );
+        if !same(got[k], want[k]) && bad.len() < 12 {
+            bad.push(format!(
+                "{op}({:#x} = {:e}, {:#x} = {:e}) MUFU {ulps:+}: sim {:#x}, want {:#x}",
+                x,
+                f32::from_bits(x),
+                b[k],
+                f32::from_bits(b[k]),
+                got[k],
+                want[k]
+            ));
+        }
+    }
+    assert!(bad.is_empty(), "{}\n{}", bad.join("\n"), out.sass);
+}
+
+#[test]
+fn div_and_rcp_are_correctly_rounded_with_perturbed_mufu() {
+    let pairs = inputs();
+    for op in ops() {
+        for ulps in [0, 2, -2, 1, -1] {
+            check(&op, &pairs, ulps);
+        }
+    }
+}
+
+#[test]
+fn nvdisasm_agrees_with_our_printer() {
+    let Some(oracle) = Oracle::for_test("lower_fdiv") else {
+        return;
+    };
+    for op in ops() {
+        let out = compile(&kernel(&op), &opts()).unwrap();
+        let sass = oracle
+            .cuobjdump(&out.cubin, "-sass")
+            .unwrap_or_else(|e| panic!("{op}: cuobjdump rejects our cubin: {e}"));
+        let ours = common::parse_lines(&out.sass);
+        assert_eq!(common::parse_lines(&sass), ours, "{op}:\n{sass}");
+        let code = cubin::read(&out.cubin).unwrap().kernels[0].code.clone();
+        let raw = oracle
+            .nvdisasm_raw(&code)
+            .expect("nvdisasm accepts our words");
+        assert_eq!(common::parse_lines(&raw), ours, "{op}");
+    }
+}
+
+#[test]
+fn div_without_a_rounding_modifier_is_a_named_diagnostic() {
+    let src = kernel("div.f32");
+    let err = compile(&src, &opts()).expect_err("div.f32");
+    let text = leafold::error::render_all(&err.0);
+    assert!(text.contains("rounding modifier"), "{text}");
+    assert!(text.contains("fdiv.ptx:"), "{text}");
+}
+
+fn ops64() -> Vec<String> {
+    let mut v = Vec::new();
+    for f in ["div", "rcp", "sqrt"] {
+        for r in ["rn", "rz", "rm", "rp"] {
+            v.push(format!("{f}.{r}.f64"));
+        }
+    }
+    v
+}
+
+fn kernel64(op: &str) -> String {
+    kernel(op)
+        .replace(".f32", ".f64")
+        .replace("mul.wide.u32 %rd4, %r3, 4", "mul.wide.u32 %rd4, %r3, 8")
+}
+
+fn g(x: f64) -> u64 {
+    x.to_bits()
+}
+
+/// f64 operand pairs: the f32 edge set's analogues, ties of subnormal results, overflow,
+/// and random patterns (some steered to land near the subnormal range and near overflow).
+fn inputs64() -> Vec<(u64, u64)> {
+    let tiny = f64::from_bits(1);
+    let edge: Vec<u64> = [
+        0.0f64,
+        1.0,
+        1.5,
+        3.0,
+        0.1,
+        7.0,
+        f64::MIN_POSITIVE,
+        f64::MAX,
+        f64::INFINITY,
+        1.0 - f64::EPSILON / 2.0,
+        1.0 + f64::EPSILON,
+        2f64.powi(-600),
+        2f64.powi(600),
+        2f64.powi(1022),
+        f64::MIN_POSITIVE * 1.5,
+        tiny,
+        tiny * 3.0,
+        f64::MIN_POSITIVE - tiny,
+    ]
+    .iter()
+    .flat_map(|&x| [g(x), g(-x)])
+    .chain([0x7ff8_0000_0000_0000, 0xfff0_0000_0000_1234])
+    .collect();
+    let mut v = Vec::new();
+    for &a in &edge {
+        for &b in &edge {
+            v.push((a, b));
+        }
+    }
+    for m in [1u64, 3, 5, 7, (1 << 52) - 1, (1 << 52) - 3, (1 << 51) + 1] {
+        for d in [2.0f64, 4.0, -2.0, 0.5, 1.0 + f64::EPSILON, 3.0] {
+            v.push((m, g(d)));
+            v.push((m | 1 << 63, g(d)));
+        }
+    }
+    // Squares and their neighbours (sqrt reads the second operand).
+    for k in [
+        3.0f64,
+        9.0,
+        1.0 + f64::EPSILON,
+        1.5,
+        12345.678,
+        2f64.powi(-520) * 3.0,
+    ] {
+        let sq = k * k;
+        for bits in [sq.to_bits() - 1, sq.to_bits(), sq.to_bits() + 1] {
+            v.push((g(1.0), bits));
+        }
+    }
+    let mut rng = Rng(0xfeed_f00d);
+    let r64 = |rng: &mut Rng| u64::from(rng.next()) << 32 | u64::from(rng.next());
+    for _ in 0..3000 {
+        v.push((r64(&mut rng), r64(&mut rng)));
+    }
+    for _ in 0..1500 {
+        let (x, y) = (r64(&mut rng), r64(&mut rng));
+        let ea = u64::from(rng.next() % 60);
+        let eb = 1000 + u64::from(rng.next() % 60);
+        let m = 0x800f_ffff_ffff_ffffu64;
+        v.push(((x & m) | ea << 52, (y & m) | eb << 52));
+        v.push((
+            (x & m) | (1990 + ea) << 52,
+            (y & m) | (u64::from(rng.next()) % 80) << 52,
+        ));
+    }
+    v
+}
+
+fn same64(x: u64, y: u64) -> bool {
+    x == y || (f64::from_bits(x).is_nan() && f64::from_bits(y).is_nan())
+}
+
+/// What the host can say about the correctly rounded `a / b`: `rn` is the host's `/`; a
+/// directed result is that or its neighbour, on the side the exact residual's sign says
+/// (checked where the quotient and the dividend are far from underflow and overflow, so
+/// that `mul_add`'s residual x - y·n is exact).
+fn host64_agrees(op: &str, a: u64, b: u64, got: u64) -> bool {
+    let (x, y) = (f64::from_bits(a), f64::from_bits(b));
+    let n = x / y;
+    if op.contains(".rn") {
+        return same64(got, n.to_bits());
+    }
+    if !n.is_finite() || n == 0.0 || n.abs() < 1e-290 || n.abs() > 1e290 || x.abs() < 1e-270 {
+        return true;
+    }
+    let res = (-y).mul_add(n, x);
+    if res == 0.0 {
+        return got == n.to_bits();
+    }
+    // The exact quotient is above n iff res / y > 0.
+    let q_above = (res > 0.0) == (y > 0.0);
+    let next_up = |v: f64| {
+        f64::from_bits(if v > 0.0 {
+            v.to_bits() + 1
+        } else {
+            v.to_bits() - 1
+        })
+    };
+    let next_down = |v: f64| {
+        f64::from_bits(if v > 0.0 {
+            v.to_bits() - 1
+        } else {
+            v.to_bits() + 1
+        })
+    };
+    let rp = if q_above { next_up(n) } else { n };
+    let rm = if q_above { n } else { next_down(n) };
+    let want = if op.contains(".rp") {
+        rp
+    } else if op.contains(".rm") || n > 0.0 {
+        rm
+    } else {
+        rp
+    };
+    got == want.to_bits()
+}
+
+/// [`host64_agrees`] for `sqrt`: rn is the host's root; a directed result is that or its
+/// neighbour as the exact residual x - n² says.
+fn host64_sqrt_agrees(op: &str, a: u64, got: u64) -> bool {
+    let x = f64::from_bits(a);
+    let n = x.sqrt();
+    if op.contains(".rn") || !n.is_finite() || n <= 0.0 || x < 1e-290 {
+        return same64(got, n.to_bits()) || !op.contains(".rn") && x < 1e-290;
+    }
+    let res = (-n).mul_add(n, x);
+    let want = if res == 0.0 {
+        n
+    } else if res > 0.0 {
+        // The root is above n.
+        if op.contains(".rp") {
+            f64::from_bits(n.to_bits() + 1)
+        } else {
+            n
+        }
+    } else if op.contains(".rp") {
+        n
+    } else {
+        f64::from_bits(n.to_bits() - 1)
+    };
+    got == want.to_bits()
+}
+
+fn check64(op: &str, pairs: &[(u64, u64)], ulps: i32) {
+    let n = pairs.len().div_ceil(BLOCK as usize) * BLOCK as usize;
+    let mut a: Vec<u64> = pairs.iter().map(|p| p.0).collect();
+    let mut b: Vec<u64> = pairs.iter().map(|p| p.1).collect();
+    a.resize(n, g(1.0));
+    b.resize(n, g(1.0));
+    let src = kernel64(op);
+    let out = compile(&src, &opts())
+        .unwrap_or_else(|d| panic!("{op}: {}", leafold::error::render_all(&d.0)));
+    let code = cubin::read(&out.cubin).unwrap().kernels[0].code.clone();
+    let (insts, ctrl, targets) = decode_text(&code).expect("our code decodes");
+    let errs = check_hazards(&insts, &ctrl, &targets);
+    assert!(errs.is_empty(), "{op}: {errs:#?}\n{}", out.sass);
+    assert!(out.sass.contains("64H"), "{op}:\n{}", out.sass);
+    let le64 = |v: &[u64]| -> Vec<u8> { v.iter().flat_map(|x| x.to_le_bytes()).collect() };
+    let mut launch = Launch::new([n as u32 / BLOCK, 1, 1], [BLOCK, 1, 1]);
+    launch.params = [A, B, OUT].iter().flat_map(|x| x.to_le_bytes()).collect();
+    launch.global = vec![
+        GlobalRegion {
+            base: A,
+            bytes: le64(&a),
+        },
+        GlobalRegion {
+            base: B,
+            bytes: le64(&b),
+        },
+        GlobalRegion {
+            base: OUT,
+            bytes: vec![0; n * 8],
+        },
+    ];
+    let file = SourceFile::new("fdiv.ptx", &src);
+    let (ast, _) = leafold::ptx::parse_and_check(&file).unwrap();
+    let module = leafold::ir::build(&ast, &file).unwrap();
+    let run = eval::run(&module, "k", &launch).expect("ir::eval runs");
+    let w64 = |b: &[u8]| -> Vec<u64> {
+        b.chunks(8)
+            .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
+            .collect()
+    };
+    let want = w64(run.region(OUT).unwrap());
+    let info = KernelInfo::new(module.functions[0].param_size());
+    let o = SimOptions { mufu_ulps: ulps };
+    let ours =
+        sim::run_with(&code, &info, &launch, &o).unwrap_or_else(|e| panic!("{op}: sim: {e}"));
+    let got = w64(ours.region(OUT).unwrap());
+    let rcp = op.starts_with("rcp");
+    let mut bad = Vec::new();
+    for k in 0..n {
+        let x = if rcp { g(1.0) } else { a[k] };
+        let host = if op.starts_with("sqrt") {
+            host64_sqrt_agrees(op, b[k], want[k])
+        } else {
+            host64_agrees(op, x, b[k], want[k])
+        };
+        assert!(
+            host,
+            "eval {op}({x:#x}, {:#x}) = {:#x}, host disagrees",
+            b[k], want[k]
+        );
+        if !same64(got[k], want[k]) && bad.len() < 12 {
+            bad.push(format!(
+                "{op}({x:#x} = {:e}, {:#x} = {:e}) MUFU {ulps:+}: sim {:#x}, want {:#x}",
+                f64::from_bits(x),
+                b[k],
+                f64::from_bits(b[k]),
+                got[k],
+                want[k]
+            ));
+        }
+    }
+    assert!(bad.is_empty(), "{}\n{}", bad.join("\n"), out.sass);
+}
+
+#[test]
+fn f64_div_rcp_sqrt_are_correctly_rounded_with_perturbed_mufu() {
+    let pairs = inputs64();
+    for op in ops64() {
+        for ulps in [0, 2, -2] {
+            check64(&op, &pairs, ulps);
+        }
+    }
+}
+
+#[test]
+fn f64_nvdisasm_agrees_with_our_printer() {
+    let Some(oracle) = Oracle::for_test("lower_fdiv") else {
+        return;
+    };
+    for op in ops64() {
+        let out = compile(&kernel64(&op), &opts()).unwrap();
+        let ours = common::parse_lines(&out.sass);
+        let code = cubin::read(&out.cubin).unwrap().kernels[0].code.clone();
+        let raw = oracle
+            .nvdisasm_raw(&code)
+            .expect("nvdisasm accepts our words");
+        assert_eq!(common::parse_lines(&raw), ours, "{op}");
+    }
+}

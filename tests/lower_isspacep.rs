@@ -1,0 +1,130 @@
+//! `isspacep.{shared,local,global}` end to end: a kernel tests a shared, a local and a
+//! global address (and one just past the shared window) with each form; the simulator
+//! running our SASS must agree with `ir::eval` and with the expected answers, and nvdisasm
+//! must print our words as we do. `isspacep.const` is a named diagnostic.
+
+mod common;
+
+use leafold::cubin;
+use leafold::driver::{compile, Emit, Options};
+use leafold::ir::eval::{self, GlobalRegion, Launch};
+use leafold::oracle::Oracle;
+use leafold::sim;
+use leafold::SourceFile;
+
+const OUT: u64 = 0x3000_0000;
+
+const SRC: &str = r#"
+.version 7.0
+.target sm_50
+.address_size 64
+
+.visible .entry k(.param .u64 pout)
+{
+    .shared .align 4 .b32 sh[64];
+    .local .align 4 .b32 lo[4];
+    .reg .pred %p<4>;
+    .reg .b32 %r<8>;
+    .reg .b64 %rd<12>;
+    ld.param.u64 %rd1, [pout];
+    mov.u32 %r1, %tid.x;
+    mov.u64 %rd2, sh;
+    cvta.shared.u64 %rd2, %rd2;
+    mov.u64 %rd3, lo;
+    cvta.local.u64 %rd3, %rd3;
+    cvta.to.global.u64 %rd4, %rd1;
+    add.s64 %rd5, %rd2, 16777216;
+    mul.wide.u32 %rd6, %r1, 16;
+    add.s64 %rd7, %rd4, %rd6;
+    st.local.u32 [lo], %r1;
+    // Row of four words per thread: shared, local, global, past-the-shared-window.
+    isspacep.shared %p1, %rd2;
+    isspacep.local %p2, %rd2;
+    isspacep.global %p3, %rd2;
+    selp.u32 %r2, 1, 0, %p1;
+    selp.u32 %r3, 2, 0, %p2;
+    selp.u32 %r4, 4, 0, %p3;
+    or.b32 %r2, %r2, %r3;
+    or.b32 %r2, %r2, %r4;
+    st.global.u32 [%rd7], %r2;
+    isspacep.shared %p1, %rd3;
+    isspacep.local %p2, %rd3;
+    isspacep.global %p3, %rd3;
+    selp.u32 %r2, 1, 0, %p1;
+    selp.u32 %r3, 2, 0, %p2;
+    selp.u32 %r4, 4, 0, %p3;
+    or.b32 %r2, %r2, %r3;
+    or.b32 %r2, %r2, %r4;
+    st.global.u32 [%rd7+4], %r2;
+    isspacep.shared %p1, %rd4;
+    isspacep.local %p2, %rd4;
+    isspacep.global %p3, %rd4;
+    selp.u32 %r2, 1, 0, %p1;
+    selp.u32 %r3, 2, 0, %p2;
+    selp.u32 %r4, 4, 0, %p3;
+    or.b32 %r2, %r2, %r3;
+    or.b32 %r2, %r2, %r4;
+    st.global.u32 [%rd7+8], %r2;
+    isspacep.shared %p1, %rd5;
+    selp.u32 %r2, 1, 0, %p1;
+    st.global.u32 [%rd7+12], %r2;
+    ret;
+}
+"#;
+
+fn opts() -> Options {
+    Options {
+        file_name: "isspacep.ptx".to_string(),
+        emit: Emit::Sass,
+        ..Options::default()
+    }
+}
+
+#[test]
+fn sim_and_eval_classify_addresses_alike() {
+    let out =
+        compile(SRC, &opts()).unwrap_or_else(|d| panic!("{}", leafold::error::render_all(&d.0)));
+    let n = 64u32;
+    let mut launch = Launch::new([1, 1, 1], [n, 1, 1]);
+    launch.params = OUT.to_le_bytes().to_vec();
+    launch.global = vec![GlobalRegion {
+        base: OUT,
+        bytes: vec![0; n as usize * 16],
+    }];
+    let file = SourceFile::new("isspacep.ptx", SRC);
+    let (ast, _) = leafold::ptx::parse_and_check(&file).unwrap();
+    let module = leafold::ir::build(&ast, &file).unwrap();
+    let want = eval::run(&module, "k", &launch).expect("ir::eval runs");
+    let got = sim::run_cubin(&out.cubin, "k", &launch).unwrap_or_else(|e| panic!("sim: {e}"));
+    let (w, g) = (want.region(OUT).unwrap(), got.region(OUT).unwrap());
+    assert_eq!(w, g, "sim and eval differ\n{}", out.sass);
+    let words: Vec<u32> = g
+        .chunks(4)
+        .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    for t in 0..n as usize {
+        assert_eq!(&words[4 * t..4 * t + 4], &[1, 2, 4, 0], "thread {t}");
+    }
+}
+
+#[test]
+fn nvdisasm_agrees_with_our_printer() {
+    let Some(oracle) = Oracle::for_test("lower_isspacep") else {
+        return;
+    };
+    let out = compile(SRC, &opts()).unwrap();
+    let code = cubin::read(&out.cubin).unwrap().kernels[0].code.clone();
+    let raw = oracle
+        .nvdisasm_raw(&code)
+        .expect("nvdisasm accepts our words");
+    assert_eq!(common::parse_lines(&raw), common::parse_lines(&out.sass));
+}
+
+#[test]
+fn isspacep_const_is_a_named_diagnostic() {
+    let src = SRC.replace("isspacep.shared %p1, %rd5", "isspacep.const %p1, %rd5");
+    let err = compile(&src, &opts()).expect_err("isspacep.const");
+    let text = leafold::error::render_all(&err.0);
+    assert!(text.contains("isspacep"), "{text}");
+    assert!(text.contains("isspacep.ptx:"), "{text}");
+}

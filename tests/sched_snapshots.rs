@@ -1,0 +1,144 @@
+//! Scheduled SASS with its control-code column, pinned: the seed examples
+//! (`tests/data/fold/seed*.ptx`) and a loop with loads. Each snapshot ends with the static
+//! issue cycles ([`leafold::sm50::sched::cost`]) of the kernel under the three scheduling
+//! modes, so a change of schedule shows its cost. Every cubin is checked for hazards first.
+
+use leafold::cubin;
+use leafold::disasm::{self, ListingOptions};
+use leafold::driver::{Emit, Options};
+use leafold::sm50::sched::check::check_code;
+use leafold::sm50::sched::cost::kernel_cycles;
+use leafold::sm50::sched::Mode;
+
+/// A loop with two loads per iteration feeding float work, and a store after it.
+const LOOP_LOADS: &str = r#"
+.version 7.0
+.target sm_50
+.address_size 64
+
+.visible .entry dot_loop(.param .u64 a, .param .u64 b, .param .u64 out, .param .u32 n)
+{
+    .reg .b64 %rd<12>;
+    .reg .b32 %r<8>;
+    .reg .f32 %f<8>;
+    .reg .pred %p<3>;
+    ld.param.u64 %rd1, [a];
+    ld.param.u64 %rd2, [b];
+    ld.param.u64 %rd3, [out];
+    ld.param.u32 %r1, [n];
+    mov.u32 %r2, %tid.x;
+    mov.f32 %f1, 0f00000000;
+    mov.u32 %r4, 0;
+    setp.eq.u32 %p1, %r1, 0;
+    @%p1 bra DONE;
+LOOP:
+    mul.wide.u32 %rd4, %r4, 4;
+    add.s64 %rd5, %rd1, %rd4;
+    add.s64 %rd6, %rd2, %rd4;
+    ld.global.f32 %f2, [%rd5];
+    ld.global.f32 %f3, [%rd6];
+    add.u32 %r4, %r4, 1;
+    mul.f32 %f4, %f2, 0f40000000;
+    fma.rn.f32 %f1, %f4, %f3, %f1;
+    setp.lt.u32 %p2, %r4, %r1;
+    @%p2 bra LOOP;
+DONE:
+    mul.wide.u32 %rd7, %r2, 4;
+    add.s64 %rd8, %rd3, %rd7;
+    st.global.f32 [%rd8], %f1;
+    ret;
+}
+"#;
+
+fn text_words(c: &cubin::Cubin) -> Vec<(String, Vec<u64>)> {
+    c.sections
+        .iter()
+        .filter(|s| s.name.starts_with(".text."))
+        .map(|s| {
+            let words = s
+                .data
+                .chunks(8)
+                .map(|b| u64::from_le_bytes(b.try_into().unwrap()))
+                .collect();
+            (s.name.clone(), words)
+        })
+        .collect()
+}
+
+fn scheduled(name: &str, ptx: &str) -> String {
+    let compile = |sched| {
+        let opts = Options {
+            emit: Emit::Cubin,
+            file_name: name.to_string(),
+            sched,
+            ..Options::default()
+        };
+        let out = match leafold::compile(ptx, &opts) {
+            Ok(out) => out,
+            Err(d) => panic!("{}", leafold::error::render_all(&d.0)),
+        };
+        let c = cubin::read(&out.cubin).expect("our cubin reads back");
+        for (section, words) in text_words(&c) {
+            let hazards = check_code(&words);
+            assert!(hazards.is_empty(), "{name} {section}: {hazards:#?}");
+        }
+        c
+    };
+    let c = compile(Mode::Normal);
+    let mut s = disasm::listing(
+        &c,
+        ListingOptions {
+            ctrl: true,
+            raw: false,
+        },
+    );
+    s.push_str("\n== static issue cycles ==\n");
+    let modes = [Mode::Normal, Mode::InOrder, Mode::Serial];
+    let per_mode: Vec<Vec<(String, Vec<u64>)>> =
+        modes.iter().map(|&m| text_words(&compile(m))).collect();
+    for (k, (section, _)) in per_mode[0].iter().enumerate() {
+        let cycles: Vec<String> = modes
+            .iter()
+            .zip(&per_mode)
+            .map(|(m, t)| format!("{m:?} {}", kernel_cycles(&t[k].1).expect("decodes")))
+            .collect();
+        s.push_str(&format!("{section}: {}\n", cycles.join(", ")));
+    }
+    s
+}
+
+fn seed(file: &str) -> String {
+    let path = format!("{}/tests/data/fold/{file}", env!("CARGO_MANIFEST_DIR"));
+    let ptx = std::fs::read_to_string(&path).unwrap();
+    scheduled(file, &ptx)
+}
+
+#[test]
+fn sched_seed1_a64_index() {
+    insta::assert_snapshot!(seed("seed1_a64_index.ptx"));
+}
+
+#[test]
+fn sched_seed2_a_100_minus_i() {
+    insta::assert_snapshot!(seed("seed2_a_100_minus_i.ptx"));
+}
+
+#[test]
+fn sched_seed3_struct_field_cbank() {
+    insta::assert_snapshot!(seed("seed3_struct_field_cbank.ptx"));
+}
+
+#[test]
+fn sched_seed4_u8_32bit() {
+    insta::assert_snapshot!(seed("seed4_u8_32bit.ptx"));
+}
+
+#[test]
+fn sched_seed5_u128_scaled_add() {
+    insta::assert_snapshot!(seed("seed5_u128_scaled_add.ptx"));
+}
+
+#[test]
+fn sched_loop_with_loads() {
+    insta::assert_snapshot!(scheduled("dot_loop.ptx", LOOP_LOADS));
+}
