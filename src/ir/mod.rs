@@ -137,6 +137,7 @@ pub use atomic::AtomOp;
 pub use bits::BitOp;
 pub use build::build;
 pub use builder::FunctionBuilder;
+pub(crate) use verify::Dominators;
 pub use verify::{verify, verify_in_module, verify_module, VerifierError};
 pub use warp::{ShflMode, VoteMode};
 

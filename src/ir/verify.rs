@@ -588,8 +588,9 @@ fn join(types: &[Type]) -> String {
 }
 
 /// Immediate dominators by the Cooper–Harvey–Kennedy iteration over reverse postorder.
-/// Function sizes here are small and the iteration is simple enough to trust.
-struct Dominators {
+/// Function sizes here are small and the iteration is simple enough to trust. Also used by
+/// instruction selection to share address chains with dominated blocks.
+pub(crate) struct Dominators {
     /// Reverse-postorder number of each reachable block.
     rpo_index: SecondaryMap<Block, Option<usize>>,
     /// Immediate dominator, indexed by RPO number (the entry is its own).
@@ -597,6 +598,18 @@ struct Dominators {
 }
 
 impl Dominators {
+    /// Dominators over the blocks in `func`'s layout.
+    pub(crate) fn of(func: &Function) -> Dominators {
+        if func.layout.is_empty() {
+            return Dominators {
+                rpo_index: SecondaryMap::new(),
+                idom: Vec::new(),
+            };
+        }
+        let in_layout: HashMap<Block, ()> = func.layout.iter().map(|&b| (b, ())).collect();
+        Dominators::compute(func, &in_layout)
+    }
+
     fn compute(func: &Function, in_layout: &HashMap<Block, ()>) -> Dominators {
         let entry = func.layout[0];
         let succs = |b: Block| -> Vec<Block> {
@@ -678,7 +691,7 @@ impl Dominators {
     }
 
     /// Does `a` dominate `b` (reflexively)? False if either is unreachable.
-    fn dominates(&self, a: Block, b: Block) -> bool {
+    pub(crate) fn dominates(&self, a: Block, b: Block) -> bool {
         let (Some(a), Some(mut b)) = (self.rpo_index[a], self.rpo_index[b]) else {
             return false;
         };

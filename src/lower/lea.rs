@@ -11,14 +11,16 @@
 //! ```text
 //! 64-bit:  [SHR d.hi, i, 0x1f]                      only for a sign-extended i32 index
 //!          LEA      d.lo.CC, [-]i.lo, base.lo, s     base: register, c[0x0][0x140+off], RZ
-//!          LEA.HI.X [P,] d.hi, [-]i.lo, base.hi, i.hi|RZ|d.hi, s
+//!          LEA.HI.X [P,] d.hi, [-]i.lo, base.hi, i.hi|RZ|d.hi|sign, s
 //!          [LEA d.lo.CC, d.lo, disp ; LEA.HI.X [P,] d.hi, RZ, d.hi, RZ|ones]   disp in chain
 //! 32-bit:  LEA [P,] d, [-]i, base, s                 base: register, c[..], imm20, RZ
 //!          [LEA P, d, d, disp]                       disp in chain
 //! ```
 //!
-//! Trade-offs: the sign word lives inside the chain (one `SHR`, no `BFE` + extra register as
-//! in the seed) because `LEA.HI.X` reads it in the same pseudo-instruction. A displacement in
+//! Trade-offs: the sign word is one `SHR` (no `BFE` as in the seed). With `--fold=full` the
+//! selector computes it once per index (`ChainIndex::sign`) when several chains use that
+//! index, and every one of them reads it, one instruction saved per further chain for a register that lives longer;
+//! otherwise it lives inside the chain, in the high word of the result. A displacement in
 //! the chain costs two more LEAs (64-bit) or one (32-bit) and is asked for only where the
 //! predicate must cover the final address (generic accesses without `assume_inbounds`); a
 //! negative one needs an all-ones high word (`MOV32I t, 0xffffffff`), as LEA.HI has no
@@ -54,6 +56,10 @@ pub struct ChainIndex {
     pub ext: Ext,
     pub shift: u8,
     pub neg: bool,
+    /// For a sign-extended index of a 64-bit chain: its sign word already in a register
+    /// (`SHR s, i, 0x1f`, shared by every chain over the same index); `None`: the chain
+    /// computes it itself into the high word of its result.
+    pub sign: Option<Loc>,
 }
 
 /// What a chain produced.
@@ -85,8 +91,11 @@ pub fn wide_chain(
     let scale = index.map_or(0, |ix| u64::from(ix.shift));
     let neg = index.is_some_and(|ix| ix.neg) as u64;
 
+    let sign = index
+        .and_then(|ix| ix.sign)
+        .map(|l| (i.use_(l.vreg), l.offset));
     if let Some((op, ix)) = ix {
-        if ix.ext == Ext::Sext {
+        if ix.ext == Ext::Sext && sign.is_none() {
             let shr = sm50::Inst::new(Form::SHR_I)
                 .with(Field::Sgn, 1)
                 .with(Field::ImmImm20s, 0x1f);
@@ -114,7 +123,10 @@ pub fn wide_chain(
         match ix.ext {
             Ext::None => hi_refs.push((Field::Rc, op, ix.loc.offset + 1)),
             Ext::Zext => {}
-            Ext::Sext => hi_refs.push((Field::Rc, d, 1)),
+            Ext::Sext => match sign {
+                Some((s, o)) => hi_refs.push((Field::Rc, s, o)),
+                None => hi_refs.push((Field::Rc, d, 1)),
+            },
         }
     }
     match (base, b) {
@@ -228,4 +240,136 @@ pub fn narrow_chain(
 
 pub fn fits_imm20(v: i64) -> bool {
     (-(1 << 19)..(1 << 19)).contains(&v)
+}
+
+/// An extended-precision carry chain (seed 001's U128 example, see [`super::carry`]):
+/// `LEA d0.CC, w0, a0, s` then `LEA.HI.X d_k[.CC], w_{k-1}, a_k, w_k, s` per further word, the
+/// last without `.CC`. `links` are `(a_k, w_k)`; returns the instruction and where each
+/// result `d_k` lives: the words of one pair or quad for 2 or 4 links (so a `.v2`/`.v4`
+/// store of the results needs no gathering MOVs), separate registers otherwise. All are
+/// early defs: every piece reads leaves after the first has written.
+pub fn carry_chain(
+    new_vreg: &mut dyn FnMut(RegKind) -> VReg,
+    links: &[(Loc, Loc)],
+    shift: u8,
+) -> (Sm50Inst, Vec<Loc>) {
+    let mut i = Sm50Inst::new(Role::Plain);
+    let n = links.len();
+    let (results, defs): (Vec<Loc>, Vec<(u8, u8)>) = match n {
+        2 | 4 => {
+            let v = new_vreg(if n == 2 { RegKind::B64 } else { RegKind::B128 });
+            let d = i.def(v, true);
+            (0..n as u8)
+                .map(|k| (Loc { vreg: v, offset: k }, (d, k)))
+                .unzip()
+        }
+        _ => (0..n)
+            .map(|_| {
+                let v = new_vreg(RegKind::B32);
+                (Loc { vreg: v, offset: 0 }, (i.def(v, true), 0))
+            })
+            .unzip(),
+    };
+    // One operand per register group, however many of its words the chain reads.
+    let mut ops: Vec<(VReg, u8)> = Vec::new();
+    let mut op = |i: &mut Sm50Inst, l: Loc| -> (u8, u8) {
+        let o = match ops.iter().find(|(v, _)| *v == l.vreg) {
+            Some(&(_, o)) => o,
+            None => {
+                let o = i.use_(l.vreg);
+                ops.push((l.vreg, o));
+                o
+            }
+        };
+        (o, l.offset)
+    };
+    let uses: Vec<((u8, u8), (u8, u8))> = links
+        .iter()
+        .map(|&(a, w)| (op(&mut i, a), op(&mut i, w)))
+        .collect();
+    let s = u64::from(shift);
+    for k in 0..n {
+        let ((a, ao), (w, wo)) = uses[k];
+        let cc = u64::from(k + 1 < n);
+        if k == 0 {
+            let lea = sm50::Inst::new(Form::LEA_R)
+                .with(Field::Cc, cc)
+                .with(Field::S, s);
+            i.piece(
+                lea,
+                &[
+                    (Field::Rd, defs[0].0, defs[0].1),
+                    (Field::Ra, w, wo),
+                    (Field::Rb, a, ao),
+                ],
+            );
+        } else {
+            let (_, (pw, pwo)) = uses[k - 1];
+            let lea = sm50::Inst::new(Form::LEA_HI_R)
+                .with(Field::X, 1)
+                .with(Field::Cc, cc)
+                .with(Field::S, s);
+            i.piece(
+                lea,
+                &[
+                    (Field::Rd, defs[k].0, defs[k].1),
+                    (Field::Ra, pw, pwo),
+                    (Field::Rb, a, ao),
+                    (Field::Rc, w, wo),
+                ],
+            );
+        }
+    }
+    (i, results)
+}
+
+/// `base + disp` and its `Plg`, for a generic access whose base chain is shared with other
+/// accesses (`--fold=full`): `LEA d.lo.CC, base.lo, disp; LEA.HI.X P, d.hi, RZ, base.hi, RZ`
+/// (64-bit) or `LEA P, d, base, disp` (32-bit). Two instructions per access (one for 32 bits)
+/// on top of one shared chain, against a whole chain per displacement. Only for `disp > 0`:
+/// a negative one needs an all-ones high word in a register of its own, and that extra
+/// register is kept inside the in-place chain of [`wide_chain`] instead. The result is a late
+/// def: each piece reads the base word it overwrites before writing it, so `d` may take the
+/// base's registers (what keeps this within a tight `--maxrregcount`).
+pub fn plg_step(
+    new_vreg: &mut dyn FnMut(RegKind) -> VReg,
+    base: Loc,
+    disp: i64,
+    wide: bool,
+) -> Chain {
+    debug_assert!(disp > 0 && fits_imm20(disp));
+    let addr = new_vreg(if wide { RegKind::B64 } else { RegKind::B32 });
+    let plg = new_vreg(RegKind::Pred);
+    let mut i = Sm50Inst::new(Role::Plain);
+    let d = i.def(addr, false);
+    let p = i.def(plg, false);
+    let b = i.use_(base.vreg);
+    let lo = sm50::Inst::new(Form::LEA_I)
+        .with(Field::Cc, wide as u64)
+        .with_signed(Field::ImmImm20s, disp);
+    if !wide {
+        i.piece(
+            lo,
+            &[
+                (Field::Rd, d, 0),
+                (Field::Ra, b, base.offset),
+                (Field::Plg, p, 0),
+            ],
+        );
+    } else {
+        i.piece(lo, &[(Field::Rd, d, 0), (Field::Ra, b, base.offset)]);
+        i.piece(
+            sm50::Inst::new(Form::LEA_HI_R).with(Field::X, 1),
+            &[
+                (Field::Rd, d, 1),
+                (Field::Rb, b, base.offset + 1),
+                (Field::Plg, p, 0),
+            ],
+        );
+    }
+    Chain {
+        inst: i,
+        addr,
+        plg: Some(plg),
+    }
 }

@@ -12,7 +12,8 @@
 //!   indices, then the base, with kernel parameters read from the constant bank);
 //! * [`lea`]: build the chain for a matched address: `LEA` (32-bit) or `LEA.CC` +
 //!   `LEA.HI.X` (64-bit) as one pseudo-instruction, with `-Ra`, the sign word or `RZ` as the
-//!   index's high word, and `Plg` for generic accesses;
+//!   index's high word, and `Plg` for generic accesses; also the extended-precision
+//!   `LEA.CC` + `LEA.HI.X.CC` links of the carry chains [`carry`] finds in the IR;
 //! * `select`: demand-driven selection of everything (memory ops pick LDG/STG, LD/ST,
 //!   LDS/STS, LDC and place the displacement; the integer subset gets simple correct forms);
 //! * [`inst`]: [`Sm50Inst`], the `MachInst` the allocator sees;
@@ -37,7 +38,9 @@
 //! check, as nouveau does), and the chain's own `Plg` is correct for the address it computed. When a chain computes the
 //! address anyway, its last `LEA` writes `Plg` for free and the access uses it. Without
 //! [`LowerOptions::assume_inbounds`], `Plg` must describe the *final* address, so a non-zero
-//! displacement is added inside the chain (two more LEAs, as ptxas also spends); with it, the
+//! displacement is added inside the chain (two more LEAs, as ptxas also spends; with
+//! `--fold=full` they are a step of their own on top of the base chain, which other accesses
+//! and dominated blocks share, see `lea::plg_step`); with it, the
 //! displacement stays in the instruction's imm32 as in the seed's examples. An access whose
 //! address no chain computes (a pointer in a register plus a displacement) uses PT: building
 //! a chain only to obtain the predicate would cost two instructions and buy nothing certain.
@@ -59,6 +62,7 @@
 //! their spaces (`.const` in bank 3), which the cubin writer must lay out the same way.
 
 pub mod amode;
+pub mod carry;
 mod explain;
 pub mod inst;
 pub mod lea;

@@ -39,9 +39,10 @@
 //! piece carrying the [`super::Reloc`] the driver turns into `R_CUDA_ABS32_LO_20`/`HI_20`; in
 //! a 32-bit module, where the address is 32 bits, one `MOV32I` with `R_CUDA_ABS32_20`.) Floating-point operations are selected in the child module `float`
 //! (`lower/float.rs`). The IR
-//! has no add-with-carry, so there are no extended-precision chains to lower; they would be
-//! one more [`Sm50Inst`] shape: `LEA.CC` followed by `LEA.HI.X.CC` links (the seed's U128
-//! example), each link reading the previous word pair.
+//! has no add-with-carry (carries are predicates, see `ir::build`); with `--fold=full` the
+//! add/compare/select shape of an `add.cc`/`addc` chain over (shifted) words is recognised by
+//! [`super::carry`] and emitted as one [`Sm50Inst`]: `LEA.CC` followed by `LEA.HI.X[.CC]`
+//! links (the seed's U128 example), each link reading the previous word.
 //!
 //! # Spaces
 //!
@@ -66,8 +67,11 @@ mod float;
 use smallvec::SmallVec;
 
 use super::amode::{match_address, AddrMode, Base, Ext, Facts, Index};
+use super::carry::{find_chains, CarryChain};
 use super::inst::{RelocWord, Role, Sm50Inst};
-use super::lea::{fits_imm20, narrow_chain, wide_chain, ChainBase, ChainIndex, Loc};
+use super::lea::{
+    carry_chain, fits_imm20, narrow_chain, plg_step, wide_chain, ChainBase, ChainIndex, Loc,
+};
 use super::plain;
 use super::stats::{Fold, FoldStats};
 use super::{LowerError, LowerOptions};
@@ -97,7 +101,8 @@ enum Class {
     Cbuf(u32),
 }
 
-/// Key of a chain shared by several accesses of one block.
+/// Key of a chain shared by several accesses (of one block, or of blocks its block
+/// dominates).
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 struct ChainKey {
     mode: AddrMode,
@@ -116,7 +121,24 @@ pub(super) struct Lowerer<'a> {
     /// `Some` while planning: the values asked for in registers.
     planning: Option<Vec<Value>>,
     non_address_use: HashSet<Value>,
-    chains: HashMap<ChainKey, (VReg, Option<VReg>)>,
+    /// Chains built so far, with the IR block each was built in: an access reuses one built in
+    /// a block that dominates its own (see [`Lowerer::chain`]).
+    chains: HashMap<ChainKey, Vec<(Block, VReg, Option<VReg>)>>,
+    /// Sign words (`SHR s, i, 0x1f`) of sign-extended chain indices, with their blocks.
+    signs: HashMap<Value, Vec<(Block, Loc)>>,
+    /// How many chains (counted while planning) use each sign-extended index.
+    sext_chains: HashMap<Value, u32>,
+    /// `base + disp` steps with Plg ([`Lowerer::plg_step`]), by base register and
+    /// displacement, with their blocks (shared within a block only).
+    plg_steps: HashMap<(VReg, i64), (Block, VReg, VReg)>,
+    doms: ir::Dominators,
+    /// Extended-precision carry chains (`--fold=full`), and for each result the chain's
+    /// index; a chain is emitted once, where its first demanded result is lowered.
+    carry_chains: Vec<CarryChain>,
+    carry_of: HashMap<Value, usize>,
+    carry_done: HashMap<usize, Vec<Loc>>,
+    /// The IR block being lowered.
+    cur_ir: Option<Block>,
     /// Byte offsets of `.shared` and `.const` variables in their spaces.
     var_offsets: Vec<u32>,
     /// `brif`s whose condition is warp-uniform (no `SSY` needed).
@@ -284,6 +306,14 @@ impl<'a> Lowerer<'a> {
             planning: None,
             non_address_use,
             chains: HashMap::new(),
+            signs: HashMap::new(),
+            sext_chains: HashMap::new(),
+            plg_steps: HashMap::new(),
+            doms: ir::Dominators::of(f),
+            carry_chains: Vec::new(),
+            carry_of: HashMap::new(),
+            carry_done: HashMap::new(),
+            cur_ir: None,
             var_offsets,
             uniform: super::reconverge::uniform_branches(f),
             stats: FoldStats::default(),
@@ -300,6 +330,14 @@ impl<'a> Lowerer<'a> {
     // ------------------------------------------------------------------ driver
 
     pub(super) fn run(mut self) -> Result<(VCode<Sm50Inst>, FoldStats), LowerError> {
+        if self.opts.fold == Fold::Full {
+            self.carry_chains = find_chains(self.f);
+            for (k, c) in self.carry_chains.iter().enumerate() {
+                for l in &c.links {
+                    self.carry_of.insert(l.result, k);
+                }
+            }
+        }
         let needed = self.demand()?;
         // VCode's entry block may not be a branch target; when the IR's is one (a loop at
         // the very top of a kernel), an empty block that falls into it goes first.
@@ -323,7 +361,7 @@ impl<'a> Lowerer<'a> {
         }
         for &b in &self.f.layout {
             self.cur = self.blocks[&b];
-            self.chains.clear();
+            self.cur_ir = Some(b);
             for &p in &self.f.blocks[b].params {
                 let kind = kind_of(self.f.value_type(p));
                 let v = self.vb.add_block_param(self.cur, kind);
@@ -928,6 +966,9 @@ impl<'a> Lowerer<'a> {
         let wide = kind == RegKind::B64;
         match op {
             BinaryOp::Add | BinaryOp::Sub => {
+                if let Some(&k) = self.carry_of.get(&v) {
+                    return self.lower_carry_chain(k);
+                }
                 if self.add_as_chain(v)? {
                     return Ok(());
                 }
@@ -1101,6 +1142,38 @@ impl<'a> Lowerer<'a> {
         Ok(true)
     }
 
+    /// A word of an extended-precision carry chain ([`super::carry`]): the whole chain is one
+    /// `LEA` + `LEA.HI.X` links instruction, emitted with its first demanded result.
+    fn lower_carry_chain(&mut self, k: usize) -> Result<(), LowerError> {
+        let chain = self.carry_chains[k].clone();
+        if self.planning.is_none() && self.carry_done.contains_key(&k) {
+            return Ok(());
+        }
+        let mut links = Vec::new();
+        for l in &chain.links {
+            links.push((self.reg(l.base)?, self.reg(l.word)?));
+        }
+        let planning = self.planning.is_some();
+        let vb = &mut self.vb;
+        let mut fresh = |kind: RegKind| {
+            if planning {
+                VReg { index: 0, kind }
+            } else {
+                vb.new_vreg(kind)
+            }
+        };
+        let (inst, results) = carry_chain(&mut fresh, &links, chain.shift);
+        self.push(inst);
+        if !planning {
+            for (l, r) in chain.links.iter().zip(&results) {
+                self.set_loc(l.result, *r);
+            }
+            self.carry_done.insert(k, results);
+            self.stats.chains_formed += 1;
+        }
+        Ok(())
+    }
+
     /// add/sub: `IADD` / `IADD32I` (32-bit), `IADD.CC` + `IADD.X` (64-bit). A subtraction
     /// negates its register operand in the A slot, the shape ptxas uses for 64-bit `a - b`.
     fn lower_add(
@@ -1192,6 +1265,36 @@ impl<'a> Lowerer<'a> {
     /// ptxas's 32-bit multiply: `XMAD t, a, b, RZ ; XMAD.MRG u, a, b.H1, RZ ;
     /// XMAD.PSL.CBCC d, a.H1, u.H1, t`.
     fn lower_mul32(&mut self, v: Value, args: [Value; 2]) -> Result<(), LowerError> {
+        // By a 16-bit constant, ptxas's two-instruction shape (the constant fits XMAD's
+        // immediate): `XMAD t, a, k, RZ ; XMAD.PSL d, a.H1, k, t` = a.lo·k + (a.hi·k << 16).
+        let k16 = [(1, 0), (0, 1)]
+            .into_iter()
+            .find_map(|(c, x)| match self.class(args[c]) {
+                Class::Imm(k) if (0..1 << 16).contains(&k) => Some((k as u64, args[x])),
+                _ => None,
+            });
+        if let Some((k, x)) = k16 {
+            let a = self.reg(x)?;
+            let d = self.new_vreg(RegKind::B32);
+            let t = self.new_vreg(RegKind::B32);
+            let mut i = Sm50Inst::new(Role::Plain);
+            let dop = i.def(d, false);
+            let top = i.def(t, true);
+            let aop = i.use_(a.vreg);
+            let x = sm50::Inst::new(Form::XMAD_I).with(Field::ImmImm16, k);
+            i.piece(x, &[(Field::Rd, top, 0), (Field::Ra, aop, a.offset)]);
+            i.piece(
+                x.with(Field::Psl, 1).with(Field::Ah, 1),
+                &[
+                    (Field::Rd, dop, 0),
+                    (Field::Ra, aop, a.offset),
+                    (Field::Rc, top, 0),
+                ],
+            );
+            self.push(i);
+            self.set_loc(v, Loc { vreg: d, offset: 0 });
+            return Ok(());
+        }
         let a = self.reg(args[0])?;
         let b = self.reg(args[1])?;
         let d = self.new_vreg(RegKind::B32);
@@ -1476,6 +1579,9 @@ impl<'a> Lowerer<'a> {
         if kind == RegKind::Pred {
             return Err(self.unsupported("select of predicates"));
         }
+        if kind == RegKind::B32 && self.select_imm(v, cond, args)? {
+            return Ok(());
+        }
         let c = self.reg(cond)?;
         let a = self.reg(args[0])?;
         let b = if kind == RegKind::B64 {
@@ -1511,6 +1617,48 @@ impl<'a> Lowerer<'a> {
         self.push(i);
         self.set_loc(v, Loc { vreg: d, offset: 0 });
         Ok(())
+    }
+
+    /// A 32-bit select with a constant first operand, without materializing it (ptxas's
+    /// shapes): `c ? 0 : b` is `SEL d, RZ, b, c`; `c ? k : b` (k an imm20, b not a constant
+    /// or 0) is `SEL d, b|RZ, k, !c`. Returns false when neither applies.
+    fn select_imm(&mut self, v: Value, cond: Value, args: [Value; 2]) -> Result<bool, LowerError> {
+        let Class::Imm(ka) = self.class(args[0]) else {
+            return Ok(false);
+        };
+        let (ra, b, negate) = if ka == 0 {
+            (None, self.src20(args[1])?, false)
+        } else if !fits_imm20(ka) {
+            return Ok(false);
+        } else {
+            match self.class(args[1]) {
+                Class::Imm(0) => (None, Src::Imm(ka), true),
+                Class::Imm(_) => return Ok(false),
+                _ => (Some(self.reg(args[1])?), Src::Imm(ka), true),
+            }
+        };
+        let c = self.reg(cond)?;
+        let d = self.new_vreg(RegKind::B32);
+        let mut i = Sm50Inst::new(Role::Plain);
+        let dop = i.def(d, false);
+        let cop = i.use_(c.vreg);
+        let mut refs = vec![(Field::Rd, dop, 0), (Field::Ps, cop, 0)];
+        if let Some(a) = ra {
+            let aop = i.use_(a.vreg);
+            refs.push((Field::Ra, aop, a.offset));
+        }
+        let inst = Self::with_b(
+            &mut i,
+            (Form::SEL_R, Form::SEL_C, Form::SEL_I),
+            b,
+            0,
+            &mut refs,
+        )
+        .with(Field::Psn, negate as u64);
+        i.piece(inst, &refs);
+        self.push(i);
+        self.set_loc(v, Loc { vreg: d, offset: 0 });
+        Ok(true)
     }
 
     /// `ISETP.<cc>[.U32].AND p, PT, a, b, PT`; 64-bit compares combine three ISETPs through the
@@ -1712,12 +1860,21 @@ impl<'a> Lowerer<'a> {
         if matches!(space, Space::Param | Space::Const) {
             return Err(self.unsupported(format!("store to the .{} space", space.name())));
         }
-        let data = self.store_data(values, total)?;
+        // A zero of at most 32 bits is stored from RZ (an unset register field), no MOV32I.
+        let zero =
+            values.len() == 1 && total <= 4 && matches!(self.class(values[0]), Class::Imm(0));
+        let data = if zero {
+            None
+        } else {
+            Some(self.store_data(values, total)?)
+        };
         let access = self.address(space, addr, offset)?;
         let mut i = Sm50Inst::new(Role::Plain);
         let (inst, mut refs) = self.mem_inst(&mut i, space, &access, true, total)?;
-        let sop = i.use_(data.vreg);
-        refs.push((Field::Rd, sop, data.offset));
+        if let Some(data) = data {
+            let sop = i.use_(data.vreg);
+            refs.push((Field::Rd, sop, data.offset));
+        }
         i.piece(inst, &refs);
         self.push(i);
         Ok(())
@@ -1849,7 +2006,17 @@ impl<'a> Lowerer<'a> {
             // R1 is the base, of the chain or of the instruction.
             a.sp = true;
         }
-        if has_chain {
+        if has_chain && chain_disp > 0 && self.opts.fold == Fold::Full {
+            // Plg must cover the displacement: a shared chain for the rest of the address,
+            // then `base + disp` with Plg per displacement (see `lea::plg_step`).
+            let (base, _) = self.chain(mode, 0, false, a.sp)?;
+            let (reg, p) = self.plg_step(base, chain_disp, wide)?;
+            a.addr = Some(Loc {
+                vreg: reg,
+                offset: 0,
+            });
+            a.pred = Some(p);
+        } else if has_chain {
             let (reg, p) = self.chain(mode, chain_disp, plg, a.sp)?;
             a.addr = Some(Loc {
                 vreg: reg,
@@ -1911,11 +2078,24 @@ impl<'a> Lowerer<'a> {
             plg,
             sp: sp_base,
         };
-        // `--fold=lea` builds every access its own chain.
+        // `--fold=lea` builds every access its own chain. Otherwise a chain built earlier in
+        // this block or in a block that dominates it is reused: its registers hold the same
+        // address on every path here (the IR is SSA, so the leaves cannot have changed). The
+        // trade-off is a longer live range (a loop-invariant chain lives through the loop)
+        // against two or more instructions per access. A chain with `Plg` is shared within
+        // its block only: predicate registers are few (7) and a live one across blocks is
+        // more likely to cost a spill than the pair it saves.
+        let here = self.cur_ir;
         if self.planning.is_none() && self.opts.fold != Fold::Lea {
-            if let Some(r) = self.chains.get(&key) {
+            let doms = &self.doms;
+            let found = self.chains.get(&key).and_then(|v| {
+                v.iter().rev().find(|(b, _, p)| {
+                    here.is_some_and(|h| *b == h || (p.is_none() && doms.dominates(*b, h)))
+                })
+            });
+            if let Some(&(_, r, p)) = found {
                 self.stats.chains_shared += 1;
-                return Ok(*r);
+                return Ok((r, p));
             }
         }
         let base = match mode.base {
@@ -1930,12 +2110,28 @@ impl<'a> Lowerer<'a> {
                 ext,
                 shift,
                 neg,
-            }) => Some(ChainIndex {
-                loc: self.reg(value)?,
-                ext,
-                shift,
-                neg,
-            }),
+            }) => {
+                let loc = self.reg(value)?;
+                let sext = mode.wide && ext == Ext::Sext && self.opts.fold == Fold::Full;
+                if sext && self.planning.is_some() {
+                    *self.sext_chains.entry(value).or_default() += 1;
+                }
+                // A sign word of its own only pays when several chains read it; for one it
+                // would cost a register the in-chain form does not (tight --maxrregcount).
+                let share = sext && self.sext_chains.get(&value).copied().unwrap_or(0) > 1;
+                let sign = if share && self.planning.is_none() {
+                    Some(self.sign_word(value, loc))
+                } else {
+                    None
+                };
+                Some(ChainIndex {
+                    loc,
+                    ext,
+                    shift,
+                    neg,
+                    sign,
+                })
+            }
             None => None,
         };
         let planning = self.planning.is_some();
@@ -1967,10 +2163,85 @@ impl<'a> Lowerer<'a> {
         }
         self.push(inst);
         if !planning {
-            self.chains.insert(key, out);
+            if let Some(h) = here {
+                self.chains.entry(key).or_default().push((h, out.0, out.1));
+            }
             self.stats.chains_formed += 1;
         }
         Ok(out)
+    }
+
+    /// `base + disp` with its Plg (shared with earlier accesses of this block).
+    fn plg_step(&mut self, base: VReg, disp: i64, wide: bool) -> Result<(VReg, VReg), LowerError> {
+        let key = (base, disp);
+        let here = self.cur_ir;
+        if self.planning.is_none() {
+            if let Some(&(b, r, p)) = self.plg_steps.get(&key) {
+                if Some(b) == here {
+                    self.stats.chains_shared += 1;
+                    return Ok((r, p));
+                }
+            }
+        }
+        let planning = self.planning.is_some();
+        let vb = &mut self.vb;
+        let mut fresh = |k: RegKind| {
+            if planning {
+                VReg { index: 0, kind: k }
+            } else {
+                vb.new_vreg(k)
+            }
+        };
+        let c = plg_step(
+            &mut fresh,
+            Loc {
+                vreg: base,
+                offset: 0,
+            },
+            disp,
+            wide,
+        );
+        let out = (c.addr, c.plg.unwrap_or(c.addr));
+        self.push(c.inst);
+        if !planning {
+            if let Some(h) = here {
+                self.plg_steps.insert(key, (h, out.0, out.1));
+            }
+        }
+        Ok(out)
+    }
+
+    /// The sign word of the i32 `v` (in `loc`): `SHR s, v, 0x1f`, built once and reused in
+    /// this block and the blocks it dominates, like chains.
+    fn sign_word(&mut self, v: Value, loc: Loc) -> Loc {
+        let here = self.cur_ir;
+        if self.planning.is_none() {
+            let doms = &self.doms;
+            let found = self.signs.get(&v).and_then(|list| {
+                list.iter()
+                    .rev()
+                    .find(|(b, _)| here.is_some_and(|h| doms.dominates(*b, h)))
+            });
+            if let Some(&(_, l)) = found {
+                return l;
+            }
+        }
+        let d = self.new_vreg(RegKind::B32);
+        let mut i = Sm50Inst::new(Role::Plain);
+        let dop = i.def(d, false);
+        let a = i.use_(loc.vreg);
+        let shr = sm50::Inst::new(Form::SHR_I)
+            .with(Field::Sgn, 1)
+            .with(Field::ImmImm20s, 0x1f);
+        i.piece(shr, &[(Field::Rd, dop, 0), (Field::Ra, a, loc.offset)]);
+        self.push(i);
+        let out = Loc { vreg: d, offset: 0 };
+        if self.planning.is_none() {
+            if let Some(h) = here {
+                self.signs.entry(v).or_default().push((h, out));
+            }
+        }
+        out
     }
 
     /// `base + R1`: a `.local` offset in a register made into an address.

@@ -14,7 +14,10 @@
 //!   displacements as the default rules decide); chains are not shared between accesses and
 //!   plain-value sums are not turned into chains.
 //! * [`Fold::Full`] (default): `Lea` plus sharing identical chains across the accesses of a
-//!   block and computing address-shaped plain sums (`base + (index << s)`) as chains.
+//!   block and of the blocks it dominates (one sign word per sign-extended index, one base
+//!   chain under per-displacement `Plg` steps), computing address-shaped plain sums
+//!   (`base + (index << s)`) as chains, and extended-precision `add.cc`/`addc` chains as
+//!   `LEA` + `LEA.HI.X` links (`lower::carry`). Carry chains count as chains formed.
 
 use crate::sm50::{Form, Inst};
 use std::collections::BTreeMap;
