@@ -81,7 +81,10 @@ fn wrong_lea_scale_is_caught() {
                     // ... with the PTX line the access was lowered from (its text, too).
                     let (line, ptx) = m.ptx_line.clone().expect("a PTX line for a load/store");
                     assert!(ptx.contains("ld.") || ptx.contains("st."), "{line}: {ptx}");
-                    assert_eq!(src.lines().nth(line as usize - 1), Some(ptx.as_str()));
+                    assert_eq!(
+                        src.lines().nth(line as usize - 1).map(str::trim),
+                        Some(ptx.as_str())
+                    );
                     assert!(
                         text.contains(&format!("PTX line {line}: {}", ptx.trim())),
                         "{text}"
