@@ -695,6 +695,17 @@ impl Seq {
 }
 
 impl Lowerer<'_> {
+    /// `n` fresh virtual registers of `kind`, defined (clobbered) by the sequence `s`: its
+    /// scratch registers.
+    fn seq_temps(&mut self, s: &mut Seq, kind: RegKind, n: usize) -> Vec<u8> {
+        (0..n)
+            .map(|_| {
+                let r = self.new_vreg(kind);
+                s.i.def(r, true)
+            })
+            .collect()
+    }
+
     /// `FloatBinOp::Div` on f32 (see the module essay).
     pub(super) fn lower_fdiv(
         &mut self,
@@ -717,16 +728,8 @@ impl Lowerer<'_> {
             i: Sm50Inst::new(Role::Plain),
         };
         let d = s.i.def(out, true);
-        let mut t = Vec::new();
-        for _ in 0..11 {
-            let r = self.new_vreg(RegKind::B32);
-            t.push(s.i.def(r, true));
-        }
-        let mut p = Vec::new();
-        for _ in 0..3 {
-            let r = self.new_vreg(RegKind::Pred);
-            p.push(s.i.def(r, true));
-        }
+        let t = self.seq_temps(&mut s, RegKind::B32, 11);
+        let p = self.seq_temps(&mut s, RegKind::Pred, 3);
         let x = s.i.use_(a.vreg);
         let y = s.i.use_(b.vreg);
         s.fdiv(rnd, ftz, d, x, y, &t, &p);
@@ -753,17 +756,9 @@ impl Lowerer<'_> {
             i: Sm50Inst::new(Role::Plain),
         };
         let d = s.i.def(out, true);
-        let mut temps = |s: &mut Seq, kind: RegKind, n: usize| -> Vec<u8> {
-            (0..n)
-                .map(|_| {
-                    let r = self.new_vreg(kind);
-                    s.i.def(r, true)
-                })
-                .collect()
-        };
-        let t = temps(&mut s, RegKind::B64, 9);
-        let u = temps(&mut s, RegKind::B32, 4);
-        let p = temps(&mut s, RegKind::Pred, 3);
+        let t = self.seq_temps(&mut s, RegKind::B64, 9);
+        let u = self.seq_temps(&mut s, RegKind::B32, 4);
+        let p = self.seq_temps(&mut s, RegKind::Pred, 3);
         let x = s.i.use_(a.vreg);
         let y = s.i.use_(b.vreg);
         s.ddiv(rnd, d, x, y, &t, &u, &p);
@@ -794,17 +789,9 @@ impl Lowerer<'_> {
             i: Sm50Inst::new(Role::Plain),
         };
         let d = s.i.def(out, true);
-        let mut temps = |s: &mut Seq, kind: RegKind, n: usize| -> Vec<u8> {
-            (0..n)
-                .map(|_| {
-                    let r = self.new_vreg(kind);
-                    s.i.def(r, true)
-                })
-                .collect()
-        };
-        let t = temps(&mut s, RegKind::B64, 6);
-        let u = temps(&mut s, RegKind::B32, 3);
-        let p = temps(&mut s, RegKind::Pred, 2);
+        let t = self.seq_temps(&mut s, RegKind::B64, 6);
+        let u = self.seq_temps(&mut s, RegKind::B32, 3);
+        let p = self.seq_temps(&mut s, RegKind::Pred, 2);
         let x = s.i.use_(a.vreg);
         s.dsqrt(rnd, d, x, &t, &u, &p);
         self.push(s.i);

@@ -321,6 +321,42 @@ impl State {
             .fold(0, |m, i| m | bit(i))
     }
 
+    /// Issue an instruction at cycle `t`: waiting on `wait` clears those scoreboards, then its
+    /// writes become pending (on `wbar` if `variable`, else for the fixed latency) and its late
+    /// reads are guarded by `rbar`.
+    fn issue(
+        &mut self,
+        a: &Access,
+        variable: bool,
+        wbar: Option<u8>,
+        rbar: Option<u8>,
+        wait: u8,
+        t: u32,
+    ) {
+        self.clear(wait);
+        for &r in &a.defs {
+            if variable {
+                self.wmask[r] = wbar.map_or(0, bit);
+                // An earlier fixed-latency write may still be in flight; readers wait on the
+                // scoreboard anyway, and block ends keep draining it.
+                self.ready[r] = self.ready[r].max(t);
+            } else {
+                self.wmask[r] = 0;
+                self.ready[r] = t + fixed_latency(r);
+            }
+        }
+        if let Some(b) = rbar {
+            for &r in &a.late_uses {
+                if !a.defs.contains(&r) {
+                    self.rmask[r] |= bit(b);
+                }
+            }
+        }
+        for b in [wbar, rbar].into_iter().flatten() {
+            self.set_time[b as usize] = Some(t);
+        }
+    }
+
     /// After waiting on `mask`, nothing guarded by those scoreboards is pending.
     fn clear(&mut self, mask: u8) {
         if mask == 0 {
@@ -452,28 +488,7 @@ fn assign_normal(insts: &[Inst], access: &[Access], leaders: &[bool]) -> Vec<Ctr
             out[k - 1].stall = stall.min(15) as u8;
         }
         // 4. Issue: waits clear scoreboards, then the new operations set theirs.
-        st.clear(wait);
-        for &r in &a.defs {
-            if variable {
-                st.wmask[r] = wbar.map_or(0, bit);
-                // An earlier fixed-latency write may still be in flight; readers wait on the
-                // scoreboard anyway, and block ends keep draining it.
-                st.ready[r] = st.ready[r].max(t);
-            } else {
-                st.wmask[r] = 0;
-                st.ready[r] = t + fixed_latency(r);
-            }
-        }
-        if let Some(b) = rbar {
-            for &r in &a.late_uses {
-                if !a.defs.contains(&r) {
-                    st.rmask[r] |= bit(b);
-                }
-            }
-        }
-        for b in [wbar, rbar].into_iter().flatten() {
-            st.set_time[b as usize] = Some(t);
-        }
+        st.issue(a, variable, wbar, rbar, wait, t);
         out.push(Ctrl {
             stall: min_stall_after(&insts[k]),
             yield_: true,
@@ -698,26 +713,7 @@ fn assign_block(
             }
             out[k - s - 1].stall = stall as u8;
         }
-        st.clear(wait);
-        for &r in &a.defs {
-            if variable {
-                st.wmask[r] = wbar.map_or(0, bit);
-                st.ready[r] = st.ready[r].max(t);
-            } else {
-                st.wmask[r] = 0;
-                st.ready[r] = t + fixed_latency(r);
-            }
-        }
-        if let Some(b) = rbar {
-            for &r in &a.late_uses {
-                if !a.defs.contains(&r) {
-                    st.rmask[r] |= bit(b);
-                }
-            }
-        }
-        for b in [wbar, rbar].into_iter().flatten() {
-            st.set_time[b as usize] = Some(t);
-        }
+        st.issue(a, variable, wbar, rbar, wait, t);
         out.push(Ctrl {
             stall: min_stall_after(&insts[k]),
             yield_: true,
