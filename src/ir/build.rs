@@ -83,7 +83,7 @@ mod divide;
 mod float;
 mod warp;
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::sync::Arc;
 
 mod calls;
@@ -138,7 +138,7 @@ pub fn build_partial(module: &ast::Module, file: &Arc<SourceFile>) -> Partial {
             addr32: module.address_size() != 64,
             ..Module::new()
         },
-        globals: HashMap::new(),
+        globals: HashMap::default(),
         errors: Vec::new(),
     };
     // Sized variables first, unsized extern shared arrays last (see the essay).
@@ -190,7 +190,7 @@ pub fn build_partial(module: &ast::Module, file: &Arc<SourceFile>) -> Partial {
             }
         };
         // A callee inlined twice reports its problems once.
-        let mut seen = HashSet::new();
+        let mut seen = HashSet::default();
         let mut k = before;
         while k < m.errors.len() {
             let e = &m.errors[k];
@@ -596,11 +596,11 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             expected: SecondaryMap::new(),
             sealed: SecondaryMap::new(),
             incomplete: SecondaryMap::new(),
-            param_var: HashMap::new(),
-            incoming: HashMap::new(),
+            param_var: HashMap::default(),
+            incoming: HashMap::default(),
             pending: Vec::new(),
-            undef: HashMap::new(),
-            undef_insts: HashSet::new(),
+            undef: HashMap::default(),
+            undef_insts: HashSet::default(),
             guard: None,
             err_start: 0,
             frames: Vec::new(),
@@ -665,9 +665,9 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
 
     fn plan(&mut self, items: &[Item<'_>]) -> Plan {
         let mut plan = Plan {
-            starts: HashMap::new(),
-            labels: HashMap::new(),
-            fall: HashMap::new(),
+            starts: HashMap::default(),
+            labels: HashMap::default(),
+            fall: HashMap::default(),
         };
         let mut cur = self.entry;
         let mut state = Flow::Straight;
@@ -676,7 +676,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         // The inlined frame each item belongs to (labels are per frame).
         let mut frames: Vec<usize> = vec![0];
         // Frames with a `ret` that branches to their return point.
-        let mut returning: HashSet<usize> = HashSet::new();
+        let mut returning: HashSet<usize> = HashSet::default();
         for (i, item) in items.iter().enumerate() {
             if calls::final_ret(items, i) {
                 // A callee's last `ret` falls through to its return point: no block needed.
@@ -906,7 +906,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                             count,
                             ty,
                             width,
-                            made: HashMap::new(),
+                            made: HashMap::default(),
                         },
                     );
                 }
@@ -1022,7 +1022,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
 
     fn read_var(&mut self, var: VarId, block: Block) -> Value {
         let mut chain = Vec::new();
-        let mut seen = HashSet::new();
+        let mut seen = HashSet::default();
         let mut b = block;
         let result = loop {
             if let Some(&v) = self.defs[b].get(&var) {
@@ -1075,7 +1075,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             };
             let mut preds = self.preds[b].clone();
             preds.dedup();
-            let mut seen = HashSet::new();
+            let mut seen = HashSet::default();
             for pred in preds {
                 if !seen.insert(pred) {
                     continue;
@@ -1106,7 +1106,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         for &t in targets {
             self.preds[t].push(cur);
         }
-        let mut done = HashSet::new();
+        let mut done = HashSet::default();
         for &t in targets {
             if done.insert(t) && !self.sealed[t] && self.preds[t].len() as u32 >= self.expected[t] {
                 self.seal(t);
@@ -1129,7 +1129,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
     fn finish(self, span: Span) -> Option<Function> {
         let func = &self.func;
         // Reachability over the emitted terminators.
-        let mut reachable: HashSet<Block> = HashSet::new();
+        let mut reachable: HashSet<Block> = HashSet::default();
         let mut stack = vec![self.entry];
         while let Some(b) = stack.pop() {
             if !reachable.insert(b) {
@@ -1142,14 +1142,14 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             }
         }
         // Trivial parameter removal over reachable predecessors.
-        let mut alias: HashMap<Value, Value> = HashMap::new();
+        let mut alias: HashMap<Value, Value> = HashMap::default();
         fn resolve(alias: &HashMap<Value, Value>, mut v: Value) -> Value {
             while let Some(&a) = alias.get(&v) {
                 v = a;
             }
             v
         }
-        let mut removed: HashSet<Value> = HashSet::new();
+        let mut removed: HashSet<Value> = HashSet::default();
         loop {
             let mut changed = false;
             for &b in &self.order {
@@ -1243,7 +1243,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                 .collect()
         };
         // Which undef constants are used (after aliasing)?
-        let mut used: HashSet<Value> = HashSet::new();
+        let mut used: HashSet<Value> = HashSet::default();
         for &b in order {
             for &i in &old.blocks[b].insts {
                 // The undef constants' own operands do not keep them alive.
@@ -1276,14 +1276,14 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         };
         let mut f = Function::new(&old.name);
         f.params = old.params.clone();
-        let mut bmap: HashMap<Block, Block> = HashMap::new();
+        let mut bmap: HashMap<Block, Block> = HashMap::default();
         for &b in order {
             let nb = f.blocks.push(Default::default());
             f.layout.push(nb);
             bmap.insert(b, nb);
         }
         // Number every value first: a use may come before its definition in layout order.
-        let mut vmap: HashMap<Value, Value> = HashMap::new();
+        let mut vmap: HashMap<Value, Value> = HashMap::default();
         let mut next_inst = 0usize;
         for &b in order {
             let nb = bmap[&b];
