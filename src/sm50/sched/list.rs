@@ -177,13 +177,16 @@ fn candidate_preds(
     acc: &[Access],
     start: usize,
     end: usize,
+    regs: &mut RegTables,
     mut f: impl FnMut(usize, &[usize]),
 ) {
     // The latest fence, or instruction 0 (which every later instruction follows too).
     let mut last_fence: Option<usize> = None;
-    let mut writers: Vec<Vec<usize>> = vec![Vec::new(); super::NUM_RES];
-    let mut last_writer: Vec<Option<usize>> = vec![None; super::NUM_RES];
-    let mut readers: Vec<Vec<usize>> = vec![Vec::new(); super::NUM_RES];
+    let RegTables {
+        writers,
+        last_writer,
+        readers,
+    } = regs;
     let mut last_store: [Option<usize>; 4] = [None; 4];
     // pending_loads[y][s]: loads of space y not yet covered for a later store to space s.
     let mut pending_loads: [[Vec<usize>; 4]; 4] = Default::default();
@@ -258,17 +261,55 @@ fn candidate_preds(
             Mem::None => {}
         }
     }
+    regs.clear(&acc[start..end]);
+}
+
+/// The per-register tables of [`candidate_preds`] (indexed by [`super::Res`]): allocated once
+/// per function and cleared after each block, since most blocks are short.
+struct RegTables {
+    /// Writes not yet covered by a later write, for later reads.
+    writers: Vec<Vec<usize>>,
+    last_writer: Vec<Option<usize>>,
+    /// Reads since the latest write.
+    readers: Vec<Vec<usize>>,
+}
+
+impl RegTables {
+    fn new() -> RegTables {
+        RegTables {
+            writers: vec![Vec::new(); super::NUM_RES],
+            last_writer: vec![None; super::NUM_RES],
+            readers: vec![Vec::new(); super::NUM_RES],
+        }
+    }
+
+    /// Forget what the instructions with accesses `acc` recorded.
+    fn clear(&mut self, acc: &[Access]) {
+        for a in acc {
+            for &r in a.uses.iter().chain(&a.defs) {
+                self.writers[r].clear();
+                self.last_writer[r] = None;
+                self.readers[r].clear();
+            }
+        }
+    }
 }
 
 /// The order of one block `insts[start..end]` (indices into `insts`).
-fn schedule_block(insts: &[Inst], acc: &[Access], start: usize, end: usize) -> Vec<usize> {
+fn schedule_block(
+    insts: &[Inst],
+    acc: &[Access],
+    start: usize,
+    end: usize,
+    regs: &mut RegTables,
+) -> Vec<usize> {
     use std::cmp::Reverse;
     use std::collections::BinaryHeap;
     let n = end - start;
     // Edges as successor lists (local indices) and predecessor counts.
     let mut npreds = vec![0usize; n];
     let mut succs: Vec<Vec<(usize, u32)>> = vec![Vec::new(); n];
-    candidate_preds(insts, acc, start, end, |j, preds| {
+    candidate_preds(insts, acc, start, end, regs, |j, preds| {
         for &i in preds {
             if let Some(l) = edge(insts, acc, i, j) {
                 npreds[j - start] += 1;
@@ -332,6 +373,7 @@ fn schedule_block(insts: &[Inst], acc: &[Access], start: usize, end: usize) -> V
 pub fn schedule(insts: &[Inst], targets: &[Option<usize>]) -> Vec<usize> {
     let lead = leaders(insts, targets);
     let acc: Vec<Access> = insts.iter().map(access).collect();
+    let mut regs = RegTables::new();
     let mut order = Vec::with_capacity(insts.len());
     let mut start = 0;
     while start < insts.len() {
@@ -339,7 +381,7 @@ pub fn schedule(insts: &[Inst], targets: &[Option<usize>]) -> Vec<usize> {
         while end < insts.len() && !lead[end] {
             end += 1;
         }
-        order.extend(schedule_block(insts, &acc, start, end));
+        order.extend(schedule_block(insts, &acc, start, end, &mut regs));
         start = end;
     }
     order
@@ -453,6 +495,8 @@ mod tests {
             seed ^= seed << 17;
             seed % n
         };
+        // One set of tables for every block, as `schedule` uses them.
+        let mut regs = RegTables::new();
         let mut compared = 0;
         for round in 0..400 {
             let len = 1 + rand(if round % 10 == 0 { 120 } else { 40 }) as usize;
@@ -480,7 +524,7 @@ mod tests {
             // The whole sequence as one block, and a block starting after instruction 0.
             for start in [0, 1.min(len - 1)] {
                 assert_eq!(
-                    schedule_block(&insts, &acc, start, len),
+                    schedule_block(&insts, &acc, start, len, &mut regs),
                     schedule_block_full_graph(&insts, &acc, start, len),
                     "round {round}, block from {start}"
                 );
