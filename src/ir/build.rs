@@ -140,7 +140,11 @@ pub fn build_partial(module: &ast::Module, file: &Arc<SourceFile>) -> Partial {
         },
         globals: HashMap::new(),
         errors: Vec::new(),
+        func_order: HashMap::new(),
     };
+    for (i, f) in (0u32..).zip(module.functions()) {
+        m.func_order.entry(f.name.text.clone()).or_insert(i);
+    }
     // Sized variables first, unsized extern shared arrays last (see the essay).
     let decls: Vec<&ast::VarDecl> = module
         .items
@@ -245,6 +249,8 @@ struct ModuleBuilder<'f> {
     ir: Module,
     globals: HashMap<String, Sym>,
     errors: Vec<Diagnostic>,
+    /// Each function's name and the index of its first declaration (for [`VarScope`]).
+    func_order: HashMap<String, u32>,
 }
 
 fn ir_space(s: StateSpace) -> Option<Space> {
@@ -888,6 +894,9 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                     ir_name = format!("{}.{}.{n}", self.kernel, d.name.text);
                 }
                 if let Some(sym) = self.m.declare_var(v, d, &ir_name) {
+                    if let Sym::Var { gv, .. } = sym {
+                        self.m.ir.var_scopes[gv] = self.frame_scope();
+                    }
                     if let Some(s) = self.scopes.last_mut() {
                         s.syms.insert(d.name.text.clone(), sym);
                     }

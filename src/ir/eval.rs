@@ -297,7 +297,7 @@ pub fn run_function(func: &Function, launch: &Launch) -> Result<RunOutput, EvalE
 pub fn run_in(module: &Module, func: &Function, launch: &Launch) -> Result<RunOutput, EvalError> {
     verify_in_module(module, func).map_err(EvalError::Invalid)?;
     check_launch(func, launch)?;
-    let layout = VarLayout::new(module);
+    let layout = VarLayout::new(module, func);
     let mut mem = Memory::new(module, &layout, launch)?;
     let shared_vars = shared_ranges(module, func, &layout, mem.shared_init.len() as u64);
 
@@ -370,25 +370,37 @@ struct VarLayout {
     global_base: u64,
     global_size: u64,
     shared_size: u64,
+    /// Whether each variable is a `.shared` one the kernel names (has storage).
+    shared_named: Vec<bool>,
     local_size: u64,
     const_size: u64,
 }
 
 impl VarLayout {
-    fn new(module: &Module) -> VarLayout {
+    fn new(module: &Module, func: &Function) -> VarLayout {
+        let shared = module.shared_layout(func);
         let mut l = VarLayout {
             offsets: vec![0; module.vars.len()],
             addrs: vec![0; module.vars.len()],
             global_base: module_global_base(module),
             global_size: 0,
             shared_size: 0,
+            shared_named: vec![false; module.vars.len()],
             local_size: 0,
             const_size: 0,
         };
+        l.shared_size = u64::from(shared.size);
         for (gv, v) in module.vars_in_layout_order() {
             let size = match v.space {
+                Space::Shared => {
+                    // The kernel's own layout; a variable it does not name has no storage.
+                    let off = shared.offsets.get(&gv).map_or(0, |&o| u64::from(o));
+                    l.shared_named[gv.index()] = shared.offsets.contains_key(&gv);
+                    l.offsets[gv.index()] = off;
+                    l.addrs[gv.index()] = off;
+                    continue;
+                }
                 Space::Global => &mut l.global_size,
-                Space::Shared => &mut l.shared_size,
                 Space::Local => &mut l.local_size,
                 // Param and generic variables have no storage of their own; give them const
                 // storage so that an address still resolves somewhere read-only.
@@ -464,6 +476,7 @@ impl Memory {
             let n = init.len().min(v.size as usize);
             let dst = match v.space {
                 Space::Global => &mut m.module_global,
+                Space::Shared if !layout.shared_named[i] => continue,
                 Space::Shared => &mut m.shared_init,
                 Space::Local => &mut m.local_init,
                 Space::Const | Space::Param | Space::Generic => &mut m.constant,
@@ -485,10 +498,10 @@ struct Ctx<'a> {
 }
 
 /// The byte ranges of the `.shared` variables `func` names, and the dynamic part (the
-/// `extern .shared` array) when the launch has one. The module's other variables are laid
-/// out too (the layout is the module's), but a kernel that reaches them through a pointer
-/// into one of its own has run off that array: undefined in PTX, and ptxas, which allocates
-/// only the variables a kernel uses, gives such an access another meaning or a fault.
+/// `extern .shared` array) when the launch has one. Only these variables have storage
+/// ([`Module::shared_layout`], as ptxas allocates them); a kernel that reaches the padding
+/// between them through a pointer into one of its arrays has run off that array: undefined
+/// in PTX.
 fn shared_ranges(
     module: &Module,
     func: &Function,
