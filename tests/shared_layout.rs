@@ -67,7 +67,15 @@ fn launch(m: &Module) -> Launch {
     l
 }
 
-const FILES: [&str; 5] = ["extern", "sized", "scopes", "prototype", "three20k"];
+const FILES: [&str; 7] = [
+    "extern",
+    "sized",
+    "scopes",
+    "prototype",
+    "hidden",
+    "visibility",
+    "three20k",
+];
 
 /// What each kernel of `name` writes to the output buffer, under eval and under the
 /// simulator running `cubin`.

@@ -525,6 +525,8 @@ struct Plan {
 struct FnBuilder<'m, 'f> {
     m: &'m mut ModuleBuilder<'f>,
     kernel: String,
+    /// Where the kernel's own variables go in the shared layout (by its `.visible`).
+    own_scope: super::VarScope,
     func: Function,
     cur: Block,
     entry: Block,
@@ -588,6 +590,11 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         let mut b = FnBuilder {
             m,
             kernel: f.name.text.clone(),
+            own_scope: if f.linkage.contains(&ast::Linkage::Visible) {
+                super::VarScope::Kernel
+            } else {
+                super::VarScope::HiddenKernel
+            },
             func,
             cur: Block::new(0),
             entry: Block::new(0),

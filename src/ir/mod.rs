@@ -799,12 +799,12 @@ pub struct VarData {
 }
 
 /// Where a variable was declared. ptxas lays out a kernel's `.shared` variables in this
-/// order: the kernel's own, then the module's, then those of the `.func`s it inlines (by the
-/// position of each function's first declaration in the file); declaration order within
-/// each. The derived `Ord` is that order.
+/// order: a `.visible` kernel's own, then the module's, then those of the `.func`s it inlines
+/// (by the position of each function's first declaration in the file), then a non-visible
+/// kernel's own; declaration order within each. The derived `Ord` is that order.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum VarScope {
-    /// Declared in a kernel's body.
+    /// Declared in the body of a `.visible` kernel.
     Kernel,
     /// Declared at module scope.
     #[default]
@@ -812,6 +812,8 @@ pub enum VarScope {
     /// Declared in the body of an inlined `.func`: the index of the function's first
     /// declaration among the module's functions.
     Callee(u32),
+    /// Declared in the body of a kernel that is not `.visible`.
+    HiddenKernel,
 }
 
 /// One kernel's static shared memory, as ptxas allocates it: only the `.shared` variables the

@@ -364,7 +364,7 @@ impl FnBuilder<'_, '_> {
 
     /// Where a variable declared now belongs: the kernel's body or the innermost callee's.
     pub(super) fn frame_scope(&self) -> VarScope {
-        self.frames.last().map_or(VarScope::Kernel, |f| f.scope)
+        self.frames.last().map_or(self.own_scope, |f| f.scope)
     }
 
     /// Leave an inlined callee: restore the caller's scopes and copy the results.
