@@ -80,11 +80,10 @@
 //!   synchronous code that leans on lockstep execution without barriers counts as racy, as
 //!   PTX says. Global memory is not checked (the CTAs of a launch are not ordered at all, and
 //!   a per-byte shadow of every buffer costs more than it finds).
-//! * **Shared access outside the kernel's variables.** The shared layout holds every
-//!   `.shared` variable of the module, but a kernel may only touch the variables it names
-//!   (and the dynamic part): an access elsewhere ran off an array into a neighbour, which
-//!   PTX leaves undefined (ptxas, allocating only the variables a kernel uses, faults or
-//!   reads something else there).
+//! * **Shared access outside the kernel's variables.** The shared layout holds only the
+//!   `.shared` variables the kernel names (and the dynamic part), as ptxas allocates them
+//!   (`Module::shared_layout`): an access in the padding between them or past their end ran
+//!   off an array, which PTX leaves undefined (the hardware faults or reads a neighbour).
 //! * **`%clock`/`%clock64`.** Their values depend on timing no model knows, so a kernel that
 //!   reads one cannot be compared; the read is the error.
 
@@ -1184,6 +1183,22 @@ fn read(inst: Inst, space: Space, bytes: &[u8], addr: u64, size: u32) -> Result<
         .fold(0u64, |acc, &b| (acc << 8) | u64::from(b)))
 }
 
+/// A shared access past the kernel's `len` bytes of shared memory (but inside the window)
+/// is an array overrun: undefined, like an access between the kernel's variables (see the
+/// essay), not a fault.
+fn within_shared(inst: Inst, addr: u64, size: u32, len: usize) -> Result<(), EvalError> {
+    if addr.saturating_add(u64::from(size)) > len as u64 && addr < WINDOW_SIZE {
+        return Err(EvalError::Undefined {
+            inst,
+            why: format!(
+                "{size}-byte shared access at 0x{addr:x} lies outside every .shared variable \
+                 the kernel uses (past its {len} bytes of shared memory)"
+            ),
+        });
+    }
+    Ok(())
+}
+
 fn range_in(
     inst: Inst,
     space: Space,
@@ -1213,7 +1228,10 @@ impl ThreadMem<'_> {
         size: u32,
     ) -> Result<(&mut [u8], std::ops::Range<usize>), EvalError> {
         let bytes: &mut [u8] = match space {
-            Space::Shared => self.shared,
+            Space::Shared => {
+                within_shared(inst, addr, size, self.shared.len())?;
+                self.shared
+            }
             Space::Local => self.local,
             Space::Const => &mut self.mem.constant,
             // Param bytes are only read through `read` below; stores to param are rejected by
@@ -1276,6 +1294,7 @@ impl ThreadMem<'_> {
             return Ok(());
         }
         let len = self.shared.len();
+        within_shared(inst, addr, size, len)?;
         let r = range_in(inst, space, len, addr, size)?;
         self.races.note(inst, len, r, thread, kind)
     }
