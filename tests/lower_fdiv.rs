@@ -372,8 +372,10 @@ fn f32_sqrt_is_correctly_rounded_in_every_mode_with_perturbed_mufu() {
     let mut pairs = inputs();
     let mut rng = Rng(0x5eed_5a2e);
     for _ in 0..3000 {
-        // A 12-bit significand squares exactly to an f32.
-        let s = f32::from_bits((rng.next() & 0x0fff_f000) | 0x1000_0000);
+        // A 12-bit significand squares exactly to an f32; exponents 2^-57..2^62 keep the
+        // square normal and finite.
+        let e = 70 + rng.next() % 120;
+        let s = f32::from_bits((e << 23) | (rng.next() & 0x007f_f000));
         let sq = f(s * s);
         for x in [sq - 1, sq, sq + 1] {
             pairs.push((0, x));
