@@ -2441,17 +2441,29 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
     /// `isspacep.{shared,local,global} p, a`: `a`'s top 40 bits against those of the
     /// space's window base (taken as `cvta` of offset 0: the 16 MB window of the generic
     /// model; the local one is `cvta` of offset 0 plus the stack pointer, hence the mask),
-    /// as ptxas does; global is "neither shared nor local". `.const` has no generic window
-    /// in the lowering (no `cvta.const`), so `isspacep.const` is a diagnostic.
+    /// as ptxas does; global is "neither shared nor local". `isspacep.const` is false: sm_5x
+    /// has no generic window onto constant memory, and ptxas 11.8's sequence for it
+    /// (`IADD RZ.CC, lo, -c[0x0][0xd0]`, then `ISETP.GE.U32.X` of the high word against
+    /// `c[0x0][0xd4]` ANDed with its own negation) is false for every address.
+    /// `isspacep.param` needs sm_70 (ptxas refuses it for sm_5x): a diagnostic.
     fn isspacep(&mut self, ins: &Instruction) -> Option<()> {
-        let space = match ins.space().and_then(ir_space) {
-            Some(s @ (Space::Global | Space::Shared | Space::Local)) => s,
-            _ => return self.unsupported(
-                ins,
-                "isspacep of this space (leafold has generic windows for .shared and .local only)",
-            ),
-        };
+        let space =
+            match ins.space().and_then(ir_space) {
+                Some(s @ (Space::Global | Space::Shared | Space::Local | Space::Const)) => s,
+                Some(Space::Param) => return self.unsupported(
+                    ins,
+                    "isspacep.param requires sm_70 or later (sm_5x has no generic .param window)",
+                ),
+                _ => return self.unsupported(ins, "isspacep of this state space"),
+            };
         let ops = self.ops(ins, 2)?;
+        if space == Space::Const {
+            // The operand is still read (and checked); the answer does not depend on it.
+            self.read(&ops[1], Type::I64, None)?;
+            let f = self.pred_const(false);
+            let dst = self.dest1(&ops[0])?;
+            return self.write(dst, f, false, ops[0].span());
+        }
         let a = self.read(&ops[1], Type::I64, None)?;
         let mask = self.iconst(Type::I64, !0xff_ffff);
         let top = self.ins().binary(BinaryOp::And, a, mask);
