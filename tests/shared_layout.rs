@@ -192,13 +192,9 @@ fn corpus_sections_match_ptxas() {
         rows
     });
     let rows: Vec<_> = rows.into_iter().flatten().collect();
-    let total = |side: fn(&(String, String, Option<(u64, u64)>, Option<(u64, u64)>)) -> u64| {
-        rows.iter().map(side).sum::<u64>()
-    };
-    let (mine, theirs) = (
-        total(|r| r.2.map_or(0, |s| s.0)),
-        total(|r| r.3.map_or(0, |s| s.0)),
-    );
+    let size = |s: &Option<(u64, u64)>| s.map_or(0, |s| s.0);
+    let mine: u64 = rows.iter().map(|r| size(&r.2)).sum();
+    let theirs: u64 = rows.iter().map(|r| size(&r.3)).sum();
     println!(
         "{} kernels; .nv.shared bytes: leafold {mine}, ptxas {theirs}",
         rows.len()
