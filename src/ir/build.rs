@@ -140,7 +140,7 @@ pub fn build_partial(module: &ast::Module, file: &Arc<SourceFile>) -> Partial {
         },
         globals: HashMap::default(),
         errors: Vec::new(),
-        func_order: HashMap::new(),
+        func_order: HashMap::default(),
     };
     for (i, f) in (0u32..).zip(module.functions()) {
         m.func_order.entry(f.name.text.clone()).or_insert(i);
