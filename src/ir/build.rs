@@ -83,7 +83,7 @@ mod divide;
 mod float;
 mod warp;
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::sync::Arc;
 
 mod calls;
@@ -138,9 +138,9 @@ pub fn build_partial(module: &ast::Module, file: &Arc<SourceFile>) -> Partial {
             addr32: module.address_size() != 64,
             ..Module::new()
         },
-        globals: HashMap::new(),
+        globals: HashMap::default(),
         errors: Vec::new(),
-        func_order: HashMap::new(),
+        func_order: HashMap::default(),
     };
     for (i, f) in (0u32..).zip(module.functions()) {
         m.func_order.entry(f.name.text.clone()).or_insert(i);
@@ -194,7 +194,7 @@ pub fn build_partial(module: &ast::Module, file: &Arc<SourceFile>) -> Partial {
             }
         };
         // A callee inlined twice reports its problems once.
-        let mut seen = HashSet::new();
+        let mut seen = HashSet::default();
         let mut k = before;
         while k < m.errors.len() {
             let e = &m.errors[k];
@@ -609,11 +609,11 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             expected: SecondaryMap::new(),
             sealed: SecondaryMap::new(),
             incomplete: SecondaryMap::new(),
-            param_var: HashMap::new(),
-            incoming: HashMap::new(),
+            param_var: HashMap::default(),
+            incoming: HashMap::default(),
             pending: Vec::new(),
-            undef: HashMap::new(),
-            undef_insts: HashSet::new(),
+            undef: HashMap::default(),
+            undef_insts: HashSet::default(),
             guard: None,
             err_start: 0,
             frames: Vec::new(),
@@ -678,9 +678,9 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
 
     fn plan(&mut self, items: &[Item<'_>]) -> Plan {
         let mut plan = Plan {
-            starts: HashMap::new(),
-            labels: HashMap::new(),
-            fall: HashMap::new(),
+            starts: HashMap::default(),
+            labels: HashMap::default(),
+            fall: HashMap::default(),
         };
         let mut cur = self.entry;
         let mut state = Flow::Straight;
@@ -689,7 +689,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         // The inlined frame each item belongs to (labels are per frame).
         let mut frames: Vec<usize> = vec![0];
         // Frames with a `ret` that branches to their return point.
-        let mut returning: HashSet<usize> = HashSet::new();
+        let mut returning: HashSet<usize> = HashSet::default();
         for (i, item) in items.iter().enumerate() {
             if calls::final_ret(items, i) {
                 // A callee's last `ret` falls through to its return point: no block needed.
@@ -922,7 +922,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                             count,
                             ty,
                             width,
-                            made: HashMap::new(),
+                            made: HashMap::default(),
                         },
                     );
                 }
@@ -1038,7 +1038,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
 
     fn read_var(&mut self, var: VarId, block: Block) -> Value {
         let mut chain = Vec::new();
-        let mut seen = HashSet::new();
+        let mut seen = HashSet::default();
         let mut b = block;
         let result = loop {
             if let Some(&v) = self.defs[b].get(&var) {
@@ -1091,7 +1091,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             };
             let mut preds = self.preds[b].clone();
             preds.dedup();
-            let mut seen = HashSet::new();
+            let mut seen = HashSet::default();
             for pred in preds {
                 if !seen.insert(pred) {
                     continue;
@@ -1122,7 +1122,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         for &t in targets {
             self.preds[t].push(cur);
         }
-        let mut done = HashSet::new();
+        let mut done = HashSet::default();
         for &t in targets {
             if done.insert(t) && !self.sealed[t] && self.preds[t].len() as u32 >= self.expected[t] {
                 self.seal(t);
@@ -1145,7 +1145,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
     fn finish(self, span: Span) -> Option<Function> {
         let func = &self.func;
         // Reachability over the emitted terminators.
-        let mut reachable: HashSet<Block> = HashSet::new();
+        let mut reachable: HashSet<Block> = HashSet::default();
         let mut stack = vec![self.entry];
         while let Some(b) = stack.pop() {
             if !reachable.insert(b) {
@@ -1158,14 +1158,14 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             }
         }
         // Trivial parameter removal over reachable predecessors.
-        let mut alias: HashMap<Value, Value> = HashMap::new();
+        let mut alias: HashMap<Value, Value> = HashMap::default();
         fn resolve(alias: &HashMap<Value, Value>, mut v: Value) -> Value {
             while let Some(&a) = alias.get(&v) {
                 v = a;
             }
             v
         }
-        let mut removed: HashSet<Value> = HashSet::new();
+        let mut removed: HashSet<Value> = HashSet::default();
         loop {
             let mut changed = false;
             for &b in &self.order {
@@ -1259,7 +1259,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                 .collect()
         };
         // Which undef constants are used (after aliasing)?
-        let mut used: HashSet<Value> = HashSet::new();
+        let mut used: HashSet<Value> = HashSet::default();
         for &b in order {
             for &i in &old.blocks[b].insts {
                 // The undef constants' own operands do not keep them alive.
@@ -1292,14 +1292,14 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         };
         let mut f = Function::new(&old.name);
         f.params = old.params.clone();
-        let mut bmap: HashMap<Block, Block> = HashMap::new();
+        let mut bmap: HashMap<Block, Block> = HashMap::default();
         for &b in order {
             let nb = f.blocks.push(Default::default());
             f.layout.push(nb);
             bmap.insert(b, nb);
         }
         // Number every value first: a use may come before its definition in layout order.
-        let mut vmap: HashMap<Value, Value> = HashMap::new();
+        let mut vmap: HashMap<Value, Value> = HashMap::default();
         let mut next_inst = 0usize;
         for &b in order {
             let nb = bmap[&b];

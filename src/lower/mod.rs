@@ -205,10 +205,9 @@ pub fn emit_all(alloc: &Allocated<Sm50Inst>, reconverge: bool) -> Emitted {
     // Pass 1: resolve registers; keep (instruction, branch target block), and each
     // instruction's relocation beside it.
     let mut blocks: Vec<(BlockId, Flat)> = Vec::new();
-    let mut block_relocs: std::collections::HashMap<BlockId, Vec<Option<Reloc>>> =
-        Default::default();
-    let mut block_srclocs: std::collections::HashMap<BlockId, Vec<SrcLoc>> = Default::default();
-    let mut block_notes: std::collections::HashMap<BlockId, Vec<(usize, Box<str>)>> =
+    let mut block_relocs: rustc_hash::FxHashMap<BlockId, Vec<Option<Reloc>>> = Default::default();
+    let mut block_srclocs: rustc_hash::FxHashMap<BlockId, Vec<SrcLoc>> = Default::default();
+    let mut block_notes: rustc_hash::FxHashMap<BlockId, Vec<(usize, Box<str>)>> =
         Default::default();
     let mut divergent = Vec::new();
     for b in &alloc.blocks {
@@ -286,7 +285,7 @@ pub fn emit_all(alloc: &Allocated<Sm50Inst>, reconverge: bool) -> Emitted {
         }
     }
     // Pass 3: block start indices, then targets.
-    let mut start = std::collections::HashMap::new();
+    let mut start = rustc_hash::FxHashMap::default();
     let mut n = 0usize;
     for (id, insts) in &blocks {
         start.insert(*id, n);

@@ -59,7 +59,7 @@ mod fdiv;
 mod mul;
 mod warp;
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 #[path = "float.rs"]
 mod float;
@@ -182,7 +182,7 @@ fn non_address_uses(f: &Function) -> HashSet<Value> {
                 }
         )
     };
-    let mut used = HashSet::new();
+    let mut used = HashSet::default();
     // Direct uses outside addresses and address arithmetic.
     for node in f.insts.values() {
         let skip_first = matches!(
@@ -201,7 +201,7 @@ fn non_address_uses(f: &Function) -> HashSet<Value> {
     // The operands of foldable instructions whose result is used that way, transitively: a
     // worklist over the values newly found used (linear; a pass-until-fixpoint loop was
     // quadratic on long accumulator chains).
-    let mut def: HashMap<Value, &InstData> = HashMap::new();
+    let mut def: HashMap<Value, &InstData> = HashMap::default();
     for node in f.insts.values() {
         if foldable(&node.data) {
             for r in &node.results {
@@ -302,19 +302,19 @@ impl<'a> Lowerer<'a> {
             f,
             opts,
             vb: VCodeBuilder::new(),
-            blocks: HashMap::new(),
-            locs: HashMap::new(),
+            blocks: HashMap::default(),
+            locs: HashMap::default(),
             cur: BlockId(0),
             planning: None,
             non_address_use,
-            chains: HashMap::new(),
-            signs: HashMap::new(),
-            sext_chains: HashMap::new(),
-            plg_steps: HashMap::new(),
+            chains: HashMap::default(),
+            signs: HashMap::default(),
+            sext_chains: HashMap::default(),
+            plg_steps: HashMap::default(),
             doms: ir::Dominators::of(f),
             carry_chains: Vec::new(),
-            carry_of: HashMap::new(),
-            carry_done: HashMap::new(),
+            carry_of: HashMap::default(),
+            carry_done: HashMap::default(),
             cur_ir: None,
             var_offsets,
             uniform: super::reconverge::uniform_branches(f),
@@ -383,7 +383,7 @@ impl<'a> Lowerer<'a> {
 
     /// The instructions to lower: roots and everything a lowered instruction demands.
     fn demand(&mut self) -> Result<HashSet<Inst>, LowerError> {
-        let mut needed = HashSet::new();
+        let mut needed = HashSet::default();
         let mut work = Vec::new();
         for &b in &self.f.layout {
             for &i in &self.f.blocks[b].insts {
@@ -403,7 +403,7 @@ impl<'a> Lowerer<'a> {
                 }
             }
         }
-        let mut demanded = HashSet::new();
+        let mut demanded = HashSet::default();
         while let Some(i) = work.pop() {
             self.planning = Some(Vec::new());
             let r = self.lower_inst(i);

@@ -48,7 +48,7 @@
 //! `CallBegin` (arguments) and read at `CallEnd` (results). A `.param` variable whose address is
 //! taken (`mov.u64 %rd, param0`) is refused: it has none.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use super::{ast, int_of_bits, ir_type, Block, FnBuilder, Item, Plan, Scope, Sym, Type, VarId};
 use crate::error::Span;
@@ -76,7 +76,7 @@ pub(super) struct CallSite<'a> {
 /// The `.func` definitions of a module by name: a definition with a body wins over a
 /// declaration, a strong definition over a `.weak` one.
 pub(super) fn function_table(module: &ast::Module) -> HashMap<&str, &ast::Function> {
-    let mut t: HashMap<&str, &ast::Function> = HashMap::new();
+    let mut t: HashMap<&str, &ast::Function> = HashMap::default();
     for f in module.functions() {
         if f.kind != ast::FuncKind::Func {
             continue;
