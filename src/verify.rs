@@ -696,6 +696,7 @@ fn make_launch(
 ) -> Result<Launch, String> {
     let mut rng = Rng::new(seed);
     let mut launch = Launch::new(opts.grid, launch_block(f, opts));
+    launch.global_races = true;
     let mut params = vec![0u8; f.param_size() as usize];
     for (i, p) in f.params.iter().enumerate() {
         let at = p.offset as usize;

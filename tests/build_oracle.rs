@@ -84,30 +84,11 @@ fn check(name: &str, values: &[u64], global: Vec<GlobalRegion>, block: u32, dyna
     let text = source(name);
     let m = build(name, &text);
     let (code, info) = compile(&oracle, name, &text);
-    // Most of these kernels index by `%tid` only, or store every thread's result to the same
-    // place: the CTAs (and threads) of a bigger launch race on global memory, which the
-    // reference rejects as undefined. Take the biggest launch that is defined: 2 CTAs, one
-    // CTA, or one thread.
-    let shapes = [
-        ([2, 1, 1], [block, 1, 1]),
-        ([1, 1, 1], [block, 1, 1]),
-        ([1, 1, 1], [1, 1, 1]),
-    ];
-    let mut found = None;
-    for (grid, blk) in shapes {
-        let mut l = Launch::new(grid, blk);
-        l.params = params(&m, values);
-        l.global = global.clone();
-        l.dynamic_shared = dynamic;
-        match eval::run(&m, name, &l) {
-            Err(eval::EvalError::Undefined { .. }) => continue,
-            r => {
-                found = Some((l.clone(), r.unwrap_or_else(|e| panic!("{name}: eval: {e}"))));
-                break;
-            }
-        }
-    }
-    let (l, reference) = found.unwrap_or_else(|| panic!("{name}: undefined even on one thread"));
+    let mut l = Launch::new([2, 1, 1], [block, 1, 1]);
+    l.params = params(&m, values);
+    l.global = global;
+    l.dynamic_shared = dynamic;
+    let reference = eval::run(&m, name, &l).unwrap_or_else(|e| panic!("{name}: eval: {e}"));
     let simulated = sim::run(&code, &info, &l).unwrap_or_else(|e| panic!("{name}: sim: {e}"));
     assert_eq!(simulated.global, reference.global, "{name}: global memory");
     assert_eq!(simulated.shared, reference.shared, "{name}: shared memory");

@@ -79,7 +79,8 @@
 //!   votes and shuffles do not end an interval (they are not memory barriers). Warp-
 //!   synchronous code that leans on lockstep execution without barriers counts as racy, as
 //!   PTX says.
-//! * **Data race on global memory.** The same rule over the whole launch: two different
+//! * **Data race on global memory** (when [`Launch::global_races`] asks for it, as `verify`
+//!   does). The same rule over the whole launch: two different
 //!   threads access the same global byte, at least one writes, not both atomically, and
 //!   nothing orders them. A barrier orders the threads of one CTA (accesses before an
 //!   opening come before those after it); nothing orders the threads of different CTAs,
@@ -159,6 +160,10 @@ pub struct Launch {
     pub local_size: u32,
     pub step_limit: u64,
     pub gridid: u64,
+    /// Detect data races on global memory (see the module essay). Off by default: many
+    /// tests run kernels written for one thread on several, where every thread stores the
+    /// same value to the same place, and compare the result on purpose; `verify` turns it on.
+    pub global_races: bool,
 }
 
 impl Launch {
@@ -202,6 +207,7 @@ impl Launch {
             local_size: 0,
             step_limit: DEFAULT_STEP_LIMIT,
             gridid: 0,
+            global_races: false,
         }
     }
 }
@@ -469,7 +475,11 @@ impl Memory {
             constant: vec![0; layout.const_size as usize],
             shared_init: vec![0; shared_total as usize],
             local_init: vec![0; local_total as usize],
-            global_races: GlobalShadow::new(launch.global.len() + 1, launch.block.iter().product()),
+            global_races: GlobalShadow::new(
+                launch.global_races,
+                launch.global.len() + 1,
+                launch.block.iter().product(),
+            ),
         };
         for (i, v) in module.vars.values().enumerate() {
             let Some(init) = &v.init else { continue };
@@ -922,6 +932,8 @@ impl Who {
 ///
 /// Each region's shadow is allocated (zeroed) at its first access.
 struct GlobalShadow {
+    /// [`Launch::global_races`]: when off, nothing is recorded.
+    on: bool,
     /// Per region and byte: writer, reader(s), atomic user(s).
     regions: Vec<Vec<[WhoCell; 3]>>,
     epoch: u32,
@@ -935,8 +947,9 @@ struct GlobalShadow {
 }
 
 impl GlobalShadow {
-    fn new(regions: usize, cta_threads: u32) -> GlobalShadow {
+    fn new(on: bool, regions: usize, cta_threads: u32) -> GlobalShadow {
         GlobalShadow {
+            on,
             regions: vec![Vec::new(); regions],
             epoch: 0,
             cta_start: 0,
@@ -1524,6 +1537,9 @@ impl ThreadMem<'_> {
                 let Some((k, r)) = self.mem.global_at(addr, size) else {
                     return Err(EvalError::Unmapped { inst, addr, size });
                 };
+                if !self.mem.global_races.on {
+                    return Ok(());
+                }
                 let len = match self.mem.global.get(k) {
                     Some(region) => region.bytes.len(),
                     None => self.mem.module_global.len(),
