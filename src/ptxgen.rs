@@ -777,8 +777,9 @@ pub fn generate(src: &mut Source) -> GenKernel {
 /// Compile a generated kernel (regalloc2's checker is on in debug builds), check the control
 /// codes of its cubin with `sm50::sched::check`, and verify it against the reference on one
 /// random input (`seed`). Every failure is an error with the PTX attached: a generated
-/// kernel is valid by construction, so a compile error, a hazard, a kernel that cannot run or
-/// a mismatch is a finding.
+/// kernel is valid by construction, so a compile error, a hazard, a kernel that cannot run,
+/// a launch the reference finds undefined (a race, also on global memory) or a mismatch is
+/// a finding.
 pub fn check_generated(k: &GenKernel, seed: u64) -> Result<(), String> {
     let opts = crate::verify::VerifyOptions {
         seed,
@@ -814,7 +815,17 @@ pub fn check_generated(k: &GenKernel, seed: u64) -> Result<(), String> {
         Err(d) => return fail(format!("verify: {}", crate::error::render_all(&d.0))),
     };
     for v in verdicts {
-        if v.exit_code() != 0 {
+        // A match on a smaller launch (the full one races or diverges at a barrier) is a
+        // finding too: the generator promises kernels defined on their whole launch, and a
+        // fallback would quietly test one thread instead.
+        let fallback = matches!(
+            v.outcome,
+            crate::verify::Outcome::Match {
+                one_thread: Some(_),
+                ..
+            }
+        );
+        if v.exit_code() != 0 || fallback {
             return fail(format!("{v}\n{}", out.sass));
         }
     }

@@ -135,11 +135,12 @@ pub struct Mismatch {
 pub enum Outcome {
     /// Every run matched on every byte; `ptxas` says whether ptxas's code was checked too;
     /// `one_thread` gives the reason when the runs had one thread per CTA (see
-    /// [`verify_kernel`]).
+    /// [`verify_kernel`]); `one_cta` says they also had one CTA only.
     Match {
         runs: u32,
         ptxas: bool,
         one_thread: Option<String>,
+        one_cta: bool,
     },
     Mismatch(Box<Mismatch>),
     /// The kernel cannot be run (the reason names the construct or the fault).
@@ -176,13 +177,19 @@ impl fmt::Display for Verdict {
                 runs,
                 ptxas,
                 one_thread,
+                one_cta,
             } => {
                 let p = if *ptxas { " (leafold and ptxas)" } else { "" };
                 write!(f, "{k}: OK, {runs} runs match{p}")?;
+                let shape = if *one_cta {
+                    "one thread in one CTA"
+                } else {
+                    "one thread per CTA"
+                };
                 match one_thread {
                     Some(why) => write!(
                         f,
-                        ", with one thread per CTA, because with the full \
+                        ", with {shape}, because with the full \
                          block: {why}"
                     ),
                     None => Ok(()),
@@ -270,9 +277,11 @@ const UNDEFINED: &str = "the PTX is undefined";
 ///
 /// When the reference finds the PTX undefined on the launch (a race between threads, a
 /// barrier in divergent code) and the block has more than one thread, the runs are done again
-/// with one thread per CTA, where neither can happen; if those match, the verdict is a match
-/// that says so (many small test kernels are written for one thread, and every thread of
-/// them stores to the same place).
+/// with one thread per CTA, where neither a barrier nor a race inside a CTA can happen; if
+/// that launch is still undefined (a race on global memory between CTAs) and the grid has
+/// more than one CTA, they are done once more with a single thread in a single CTA. If the
+/// smaller launch matches, the verdict is a match that says so (many small test kernels are
+/// written for one thread, and every thread of them stores to the same place).
 pub fn verify_kernel(
     module: &ir::Module,
     f: &Function,
@@ -284,25 +293,58 @@ pub fn verify_kernel(
     let Outcome::CannotRun(why) = &full.outcome else {
         return full;
     };
-    if !why.starts_with(UNDEFINED) || launch_block(f, opts).iter().product::<u32>() == 1 {
+    let threads = launch_block(f, opts).iter().product::<u32>();
+    let ctas = opts.grid.iter().product::<u32>();
+    if !why.starts_with(UNDEFINED) || threads * ctas == 1 {
         return full;
     }
-    let one = VerifyOptions {
-        block: [1, 1, 1],
-        shape_block: false,
-        ..opts.clone()
-    };
-    let mut single = verify_launch(module, f, addr32, cubin, &one);
-    single.sim_steps += full.sim_steps;
-    single.sim_seconds += full.sim_seconds;
-    match &mut single.outcome {
-        Outcome::Match { one_thread, .. } => {
-            *one_thread = Some(why.clone());
-            single
+    let mut why = why.clone();
+    let (mut steps, mut seconds) = (full.sim_steps, full.sim_seconds);
+    // One thread per CTA (when the block has more than one), then one thread in all (when
+    // the grid has more than one CTA).
+    let mut smaller = Vec::new();
+    if threads > 1 {
+        smaller.push(opts.grid);
+    }
+    if ctas > 1 {
+        smaller.push([1, 1, 1]);
+    }
+    for grid in smaller {
+        let o = VerifyOptions {
+            grid,
+            block: [1, 1, 1],
+            shape_block: false,
+            ..opts.clone()
+        };
+        let mut v = verify_launch(module, f, addr32, cubin, &o);
+        steps += v.sim_steps;
+        seconds += v.sim_seconds;
+        v.sim_steps = steps;
+        v.sim_seconds = seconds;
+        match &mut v.outcome {
+            Outcome::Match {
+                one_thread,
+                one_cta,
+                ..
+            } => {
+                *one_thread = Some(why);
+                *one_cta = grid == [1, 1, 1];
+                return v;
+            }
+            // A mismatch on the smaller launch is a finding.
+            Outcome::Mismatch(_) => return v,
+            // Still undefined: try the next, smaller launch, and say why.
+            Outcome::CannotRun(w) if w.starts_with(UNDEFINED) => {
+                write!(why, "; with one thread per CTA: {w}").ok();
+            }
+            // Anything else keeps the first reason.
+            Outcome::CannotRun(_) => break,
         }
-        // A mismatch on the smaller launch is a finding; anything else keeps the first reason.
-        Outcome::Mismatch(_) => single,
-        Outcome::CannotRun(_) => full,
+    }
+    Verdict {
+        sim_steps: steps,
+        sim_seconds: seconds,
+        ..full
     }
 }
 
@@ -466,6 +508,7 @@ fn verify_launch(
         runs: opts.runs,
         ptxas: theirs.is_some(),
         one_thread: None,
+        one_cta: false,
     };
     verdict
 }
@@ -653,6 +696,7 @@ fn make_launch(
 ) -> Result<Launch, String> {
     let mut rng = Rng::new(seed);
     let mut launch = Launch::new(opts.grid, launch_block(f, opts));
+    launch.global_races = true;
     let mut params = vec![0u8; f.param_size() as usize];
     for (i, p) in f.params.iter().enumerate() {
         let at = p.offset as usize;

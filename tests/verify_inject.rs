@@ -9,7 +9,9 @@ use std::process::Command;
 
 const SEED: &str = include_str!("../examples/seed_lea.ptx");
 
-/// `out[tid] = in[tid + 3]` with a 64-bit index: one LEA / LEA.HI.X chain per access.
+/// `out[i] = in[i + 3]` (i = ctaid × ntid + tid, so that no two threads of the launch store
+/// to one word, a race the reference would reject) with a 64-bit index: one LEA / LEA.HI.X
+/// chain per access.
 const COPY: &str = r#"
 .version 7.0
 .target sm_50
@@ -22,6 +24,9 @@ const COPY: &str = r#"
     ld.param.u64 %rd1, [in];
     ld.param.u64 %rd2, [out];
     mov.u32 %r1, %tid.x;
+    mov.u32 %r3, %ctaid.x;
+    mov.u32 %r0, %ntid.x;
+    mad.lo.u32 %r1, %r3, %r0, %r1;
     mul.wide.u32 %rd3, %r1, 4;
     add.s64 %rd4, %rd1, %rd3;
     ld.global.u32 %r2, [%rd4+12];

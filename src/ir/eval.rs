@@ -78,8 +78,18 @@
 //!   shadow per shared byte records the interval's writer, reader(s) and atomic user(s);
 //!   votes and shuffles do not end an interval (they are not memory barriers). Warp-
 //!   synchronous code that leans on lockstep execution without barriers counts as racy, as
-//!   PTX says. Global memory is not checked (the CTAs of a launch are not ordered at all, and
-//!   a per-byte shadow of every buffer costs more than it finds).
+//!   PTX says.
+//! * **Data race on global memory** (when [`Launch::global_races`] asks for it, as `verify`
+//!   does). The same rule over the whole launch: two different
+//!   threads access the same global byte, at least one writes, not both atomically, and
+//!   nothing orders them. A barrier orders the threads of one CTA (accesses before an
+//!   opening come before those after it); nothing orders the threads of different CTAs,
+//!   except message passing through a fence and an atomic (`membar.gl`, then an atomic that
+//!   a later CTA's atomic on the same address reads), modelled approximately, erring towards
+//!   fewer races. A shadow per global byte (allocated per buffer at its first access)
+//!   records the last writer, the reader(s) and the atomic user(s) with the barrier epoch of
+//!   each ([`GlobalShadow`] has the exact rule). A kernel whose threads all store to one
+//!   place (common in small tests written for one thread) is racy on a full launch.
 //! * **Shared access outside the kernel's variables.** The shared layout holds only the
 //!   `.shared` variables the kernel names (and the dynamic part), as ptxas allocates them
 //!   (`Module::shared_layout`): an access in the padding between them or past their end ran
@@ -93,8 +103,8 @@ use cranelift_entity::EntityRef;
 use smallvec::SmallVec;
 
 use super::{
-    verify_in_module, BinaryOp, Block, ConvOp, CvtaDir, Function, Inst, InstData, IntCC, Module,
-    Space, SpecialReg, Type, UnaryOp, Value, VerifierError,
+    verify_in_module, BinaryOp, Block, ConvOp, CvtaDir, Function, Inst, InstData, IntCC, MemScope,
+    Module, Space, SpecialReg, Type, UnaryOp, Value, VerifierError,
 };
 
 /// Generic address of shared offset 0 (what `c[0x0][0x0]` holds in our model).
@@ -149,6 +159,10 @@ pub struct Launch {
     pub local_size: u32,
     pub step_limit: u64,
     pub gridid: u64,
+    /// Detect data races on global memory (see the module essay). Off by default: many
+    /// tests run kernels written for one thread on several, where every thread stores the
+    /// same value to the same place, and compare the result on purpose; `verify` turns it on.
+    pub global_races: bool,
 }
 
 impl Launch {
@@ -192,6 +206,7 @@ impl Launch {
             local_size: 0,
             step_limit: DEFAULT_STEP_LIMIT,
             gridid: 0,
+            global_races: false,
         }
     }
 }
@@ -312,6 +327,7 @@ pub fn run_in(module: &Module, func: &Function, launch: &Launch) -> Result<RunOu
                     layout: &layout,
                     launch,
                     ctaid: [cx, cy, cz],
+                    cta_index: cx + launch.grid[0] * (cy + launch.grid[1] * cz),
                     shared_vars: &shared_vars,
                 };
                 let (shared, locals) = run_cta(&ctx, &mut mem, &mut steps)?;
@@ -429,6 +445,8 @@ struct Memory {
     /// Initial images of shared and local memory (variables' initializers).
     shared_init: Vec<u8>,
     local_init: Vec<u8>,
+    /// Race detection on global memory (the launch regions, then `module_global`).
+    global_races: GlobalShadow,
 }
 
 impl Memory {
@@ -468,6 +486,11 @@ impl Memory {
             constant: vec![0; layout.const_size as usize],
             shared_init: vec![0; shared_total as usize],
             local_init: vec![0; local_total as usize],
+            global_races: GlobalShadow::new(
+                launch.global_races,
+                launch.global.len() + 1,
+                launch.block.iter().product(),
+            ),
         };
         for (i, v) in module.vars.values().enumerate() {
             let Some(init) = &v.init else { continue };
@@ -486,12 +509,34 @@ impl Memory {
     }
 }
 
+impl Memory {
+    /// The global store holding `[addr, addr + size)` wholly: its index (a launch region,
+    /// or `global.len()` for the module's `.global` variables) and the byte range in it.
+    fn global_at(&self, addr: u64, size: u32) -> Option<(usize, std::ops::Range<usize>)> {
+        let end = addr.checked_add(u64::from(size))?;
+        let base = self.module_global_base;
+        let (k, start) = if addr >= base && end <= base + self.module_global.len() as u64 {
+            (self.global.len(), base)
+        } else {
+            let k = self
+                .global
+                .iter()
+                .position(|r| addr >= r.base && end <= r.base + r.bytes.len() as u64)?;
+            (k, self.global[k].base)
+        };
+        let off = (addr - start) as usize;
+        Some((k, off..off + size as usize))
+    }
+}
+
 /// What stays fixed while a CTA runs.
 struct Ctx<'a> {
     func: &'a Function,
     layout: &'a VarLayout,
     launch: &'a Launch,
     ctaid: [u32; 3],
+    /// `ctaid` as one number, x fastest (the order CTAs run in).
+    cta_index: u32,
     /// The shared bytes the kernel may touch (see [`shared_ranges`]).
     shared_vars: &'a [std::ops::Range<u64>],
 }
@@ -537,6 +582,9 @@ struct ThreadMem<'a> {
     local: &'a mut Vec<u8>,
     params: &'a [u8],
     races: &'a mut RaceShadow,
+    /// Launch-wide index of the CTA's thread 0 (CTA index × threads per CTA), so that
+    /// `first_thread + linear` names a thread of the whole launch (global race detection).
+    first_thread: u32,
 }
 
 /// What a step left the thread doing.
@@ -557,6 +605,9 @@ struct Thread {
     block: Block,
     pos: usize,
     regs: Vec<u64>,
+    /// Has executed `membar.gl` or `membar.sys` (its global atomics release; see
+    /// [`GlobalShadow`]).
+    fenced: bool,
 }
 
 fn run_cta(
@@ -578,12 +629,16 @@ fn run_cta(
                     block: entry,
                     pos: 0,
                     regs: vec![0; ctx.func.values.len()],
+                    fenced: false,
                 });
                 locals.push(mem.local_init.clone());
             }
         }
     }
     let params = &ctx.launch.params[..];
+    mem.global_races.begin_cta();
+    // At most MAX_THREADS (2^20) threads in all, so this fits.
+    let first_thread = ctx.cta_index * threads.len() as u32;
     let mut races = RaceShadow {
         vars: ctx.shared_vars.to_vec(),
         ..RaceShadow::default()
@@ -603,6 +658,7 @@ fn run_cta(
                 local,
                 params,
                 races: &mut races,
+                first_thread,
             };
             loop {
                 let s = thread.step(ctx, &mut tm, steps)?;
@@ -629,6 +685,7 @@ fn run_cta(
         }
         // A new barrier interval: accesses before the barrier are ordered before those after.
         races.clear();
+        mem.global_races.barrier();
     }
     Ok((shared, locals))
 }
@@ -816,6 +873,215 @@ impl RaceShadow {
                 x if x == me => me,
                 _ => MANY,
             };
+        }
+        Ok(())
+    }
+}
+
+/// One entry of [`GlobalShadow`]: a thread of the launch (0: none, `index + 1`, or
+/// [`MANY_GLOBAL`]) and the epochs of its access (for `MANY`, the oldest and the newest
+/// member's; for one thread both are the same).
+#[derive(Clone, Copy, Default, PartialEq, Eq, Debug)]
+struct Who {
+    thread: u32,
+    first: u32,
+    last: u32,
+}
+
+/// A [`Who`] naming at least two different threads.
+const MANY_GLOBAL: u32 = u32::MAX;
+
+/// A [`Who`] as stored: plain zeroed integers, so that a region's shadow is allocated as
+/// zeroed pages that cost nothing until touched.
+type WhoCell = [u32; 3];
+
+impl Who {
+    fn load(c: WhoCell) -> Who {
+        Who {
+            thread: c[0],
+            first: c[1],
+            last: c[2],
+        }
+    }
+
+    fn store(self) -> WhoCell {
+        [self.thread, self.first, self.last]
+    }
+}
+
+/// Who touched each byte of global memory during the launch, for race detection across
+/// the CTAs and barrier intervals of the whole launch (see the module essay).
+///
+/// Time is counted in epochs: each CTA starts a new one and each barrier opening in it
+/// starts another, so epochs only grow and `cta_start` is the first epoch of the running
+/// CTA. An earlier access (thread `t`, epoch `e`) is ordered before the current one (thread
+/// `me`, epoch `now`) when `t == me` (program order), when `cta_start <= e < now` (same
+/// CTA, an earlier barrier interval), or when `e <= acquired` (published to the running CTA
+/// by a fence and an atomic, below); anything else (another CTA: `e < cta_start`; or the
+/// same interval) is unordered.
+///
+/// Per byte: the last non-atomic writer, and the reader(s) and the atomic user(s) as one
+/// [`Who`] each. When a new access is ordered after the recorded one, it replaces it: every
+/// later access that is unordered with the old one is unordered with the new one too
+/// (later CTAs are unordered with both; later intervals of this CTA are ordered after
+/// both), so no race is missed. When they are unordered, the entry becomes `MANY` with the
+/// oldest and newest epochs; a `MANY` entry whose oldest epoch lies in the running CTA thus
+/// has all its members in one interval (members of earlier intervals would have been
+/// replaced), and one whose oldest epoch is older has a member in another CTA. So `MANY` is
+/// ordered before an access exactly when `cta_start <= first && last < now`, or when all
+/// its members were acquired (`last <= acquired`).
+///
+/// **Fence and atomic.** The one way PTX orders threads of different CTAs that corpus
+/// kernels use is message passing through an atomic (`threadFenceReduction`: store a
+/// partial result, `membar.gl`, `atom.inc` a counter; the CTA whose atomic sees the last
+/// count reads everyone's results). Modelled at epoch granularity: a global atomic by a
+/// thread that has executed `membar.gl`/`membar.sys` releases, remembering the epoch
+/// for the atomic's address; a later atomic on that address from another CTA acquires, and
+/// from then on every access of an epoch up to the released one counts as ordered before
+/// the rest of the acquiring CTA. This errs towards finding fewer races (a whole epoch is
+/// released, and so is everything older; the fence after the acquiring atomic is not
+/// required), never more.
+///
+/// Each region's shadow is allocated (zeroed) at its first access.
+struct GlobalShadow {
+    /// [`Launch::global_races`]: when off, nothing is recorded.
+    on: bool,
+    /// Per region and byte: writer, reader(s), atomic user(s).
+    regions: Vec<Vec<[WhoCell; 3]>>,
+    epoch: u32,
+    cta_start: u32,
+    /// Epochs up to this one are ordered before what the running CTA does from now on.
+    acquired: u32,
+    /// For each global address an atomic released at, the newest epoch it released.
+    released: std::collections::HashMap<u64, u32>,
+    /// Threads per CTA (to name a racing thread by CTA and index).
+    cta_threads: u32,
+}
+
+impl GlobalShadow {
+    fn new(on: bool, regions: usize, cta_threads: u32) -> GlobalShadow {
+        GlobalShadow {
+            on,
+            regions: vec![Vec::new(); regions],
+            epoch: 0,
+            cta_start: 0,
+            acquired: 0,
+            released: Default::default(),
+            cta_threads: cta_threads.max(1),
+        }
+    }
+
+    /// A new CTA starts running: nothing in it is ordered after what earlier CTAs did.
+    fn begin_cta(&mut self) {
+        self.epoch += 1;
+        self.cta_start = self.epoch;
+        self.acquired = 0;
+    }
+
+    /// A barrier opened in the running CTA.
+    fn barrier(&mut self) {
+        self.epoch += 1;
+    }
+
+    /// A global atomic at `addr`: it acquires what an earlier CTA released there, and
+    /// releases this epoch when its thread has `fenced`.
+    fn atomic(&mut self, addr: u64, fenced: bool) {
+        if let Some(&e) = self.released.get(&addr) {
+            if e < self.cta_start {
+                self.acquired = self.acquired.max(e);
+            }
+        }
+        if fenced {
+            self.released.insert(addr, self.epoch);
+        }
+    }
+
+    fn name(&self, thread: u32) -> String {
+        if thread == MANY_GLOBAL {
+            return "other threads".to_string();
+        }
+        let t = thread - 1;
+        format!(
+            "thread {} of CTA {}",
+            t % self.cta_threads,
+            t / self.cta_threads
+        )
+    }
+
+    /// Record the access of launch thread `thread` to bytes `range` of global store `k`
+    /// (`len` bytes; `addr` is the access's global address); a conflict with an unordered
+    /// access of another thread (at least one writing, not both atomic) is `Undefined`.
+    #[allow(clippy::too_many_arguments)]
+    fn note(
+        &mut self,
+        inst: Inst,
+        k: usize,
+        len: usize,
+        range: std::ops::Range<usize>,
+        addr: u64,
+        thread: u32,
+        kind: Access,
+    ) -> Result<(), EvalError> {
+        let (now, start, acquired) = (self.epoch, self.cta_start, self.acquired);
+        let me = thread + 1;
+        let ordered = |w: Who| {
+            w.thread == 0
+                || w.thread == me
+                || (start <= w.first && w.last < now)
+                || w.last <= acquired
+        };
+        let cells = &mut self.regions[k];
+        if cells.len() != len {
+            *cells = vec![[[0; 3]; 3]; len];
+        }
+        for (n, i) in range.enumerate() {
+            let [w, r, a] = cells[i].map(Who::load);
+            let none = Who::default();
+            let with = match kind {
+                Access::Read => [w, a, none],
+                Access::Write => [w, r, a],
+                Access::Atomic => [w, r, none],
+            }
+            .into_iter()
+            .find(|&x| !ordered(x));
+            if let Some(with) = with {
+                let what = match kind {
+                    Access::Read => "reads",
+                    Access::Write => "writes",
+                    Access::Atomic => "atomically updates",
+                };
+                return Err(EvalError::Undefined {
+                    inst,
+                    why: format!(
+                        "data race on global memory: {} {what} the byte at 0x{:x}, which {} \
+                         accessed (at least one writing, not both atomically) with nothing \
+                         ordering the two",
+                        self.name(me),
+                        addr + n as u64,
+                        self.name(with.thread)
+                    ),
+                });
+            }
+            let slot = match kind {
+                Access::Write => 0,
+                Access::Read => 1,
+                Access::Atomic => 2,
+            };
+            let old = Who::load(cells[i][slot]);
+            let new = if kind == Access::Write || ordered(old) {
+                Who {
+                    thread: me,
+                    first: now,
+                    last: now,
+                }
+            } else {
+                Who {
+                    thread: MANY_GLOBAL,
+                    first: old.first,
+                    last: now,
+                }
+            };
+            cells[i][slot] = new.store();
         }
         Ok(())
     }
@@ -1015,8 +1281,16 @@ impl Thread {
                 return Ok(Status::AtBarrier(inst));
             }
             // Arriving does not wait; threads run one at a time here, so every access is
-            // already ordered and a fence has nothing to do.
-            InstData::NamedBarrier { wait: false, .. } | InstData::MemBar { .. } => {}
+            // already ordered and a fence has nothing to do but mark the thread, whose
+            // global atomics then release for race detection ([`GlobalShadow`]).
+            InstData::NamedBarrier { wait: false, .. } | InstData::MemBar { .. } => {
+                if let InstData::MemBar {
+                    scope: MemScope::Gl | MemScope::Sys,
+                } = node.data
+                {
+                    self.fenced = true;
+                }
+            }
             InstData::Bits { op, args } => {
                 let vals: Vec<u64> = args.iter().map(|&a| self.get(a)).collect();
                 out = Some(op.eval(&vals));
@@ -1035,6 +1309,9 @@ impl Thread {
                 let size = ty.bytes().unwrap_or(4);
                 let ea = effective_address(*space, self.get(*addr), *offset);
                 let (sp, a) = resolve(inst, *space, ea, size)?;
+                if sp == Space::Global {
+                    tm.mem.global_races.atomic(a, self.fenced);
+                }
                 tm.note(inst, sp, a, size, self.linear, Access::Atomic)?;
                 let old = tm.read(inst, sp, a, size)?;
                 let b = args.first().map_or(0, |&v| self.get(v));
@@ -1245,24 +1522,14 @@ impl ThreadMem<'_> {
                 })
             }
             Space::Global | Space::Generic => {
-                let end = addr.saturating_add(u64::from(size));
-                let base = self.mem.module_global_base;
-                if addr >= base && end <= base + self.mem.module_global.len() as u64 {
-                    let off = addr - base;
-                    let r = off as usize..(off + u64::from(size)) as usize;
-                    return Ok((&mut self.mem.module_global, r));
-                }
-                let Some(region) = self
-                    .mem
-                    .global
-                    .iter_mut()
-                    .find(|r| addr >= r.base && end <= r.base + r.bytes.len() as u64)
-                else {
+                let Some((k, r)) = self.mem.global_at(addr, size) else {
                     return Err(EvalError::Unmapped { inst, addr, size });
                 };
-                let off = addr - region.base;
-                let r = off as usize..(off + u64::from(size)) as usize;
-                return Ok((&mut region.bytes, r));
+                let bytes = match self.mem.global.get_mut(k) {
+                    Some(region) => &mut region.bytes,
+                    None => &mut self.mem.module_global,
+                };
+                return Ok((bytes, r));
             }
         };
         let r = range_in(inst, space, bytes.len(), addr, size)?;
@@ -1280,7 +1547,8 @@ impl ThreadMem<'_> {
             .fold(0u64, |acc, &b| (acc << 8) | u64::from(b)))
     }
 
-    /// Record an access for race detection (shared memory only; see the module essay).
+    /// Record an access for race detection (shared and global memory; see the module
+    /// essay). `thread` is the thread's linear index in its CTA.
     fn note(
         &mut self,
         inst: Inst,
@@ -1290,13 +1558,29 @@ impl ThreadMem<'_> {
         thread: u32,
         kind: Access,
     ) -> Result<(), EvalError> {
-        if space != Space::Shared {
-            return Ok(());
+        match space {
+            Space::Shared => {
+                let len = self.shared.len();
+                within_shared(inst, addr, size, len)?;
+                let r = range_in(inst, space, len, addr, size)?;
+                self.races.note(inst, len, r, thread, kind)
+            }
+            Space::Global | Space::Generic => {
+                let Some((k, r)) = self.mem.global_at(addr, size) else {
+                    return Err(EvalError::Unmapped { inst, addr, size });
+                };
+                if !self.mem.global_races.on {
+                    return Ok(());
+                }
+                let len = match self.mem.global.get(k) {
+                    Some(region) => region.bytes.len(),
+                    None => self.mem.module_global.len(),
+                };
+                let who = self.first_thread + thread;
+                self.mem.global_races.note(inst, k, len, r, addr, who, kind)
+            }
+            _ => Ok(()),
         }
-        let len = self.shared.len();
-        within_shared(inst, addr, size, len)?;
-        let r = range_in(inst, space, len, addr, size)?;
-        self.races.note(inst, len, r, thread, kind)
     }
 
     fn check(&mut self, inst: Inst, space: Space, addr: u64, size: u32) -> Result<(), EvalError> {
