@@ -33,8 +33,7 @@
 //!
 //! 64-bit `div`/`rem` (8..32-bit division is one branch-free sequence, see `div.rs`; `ir::build`
 //! expands PTX's 64-bit division into a loop of plain operations instead),
-//! 64-bit shifts by a
-//! non-constant, 64-bit min/max, predicate `select` and `cvta` of the const space. (The
+//! 64-bit min/max, predicate `select` and `cvta` of the const space. (The
 //! address of a `.global` variable is ptxas's `MOV32I lo, 0x0` / `MOV32I hi, 0x0` pair, each
 //! piece carrying the [`super::Reloc`] the driver turns into `R_CUDA_ABS32_LO_20`/`HI_20`; in
 //! a 32-bit module, where the address is 32 bits, one `MOV32I` with `R_CUDA_ABS32_20`.) Floating-point operations are selected in the child module `float`
@@ -996,7 +995,7 @@ impl<'a> Lowerer<'a> {
                     return self.shift_const(v, args[0], op, k & 0xffff_ffff);
                 }
                 if wide {
-                    return Err(self.unsupported("64-bit shift by a non-constant"));
+                    return self.shift64_var(v, op, args);
                 }
                 let a = match op {
                     BinaryOp::Shl => self.reg(args[0])?,
@@ -1345,6 +1344,55 @@ impl<'a> Lowerer<'a> {
     /// `x << k`: `LEA d.lo, x.lo, RZ, k ; LEA.HI d.hi, x.lo, RZ, x.hi, k`;
     /// `x >> k`: `LEA.HI d.lo, x.lo, RZ, x.hi, 32-k ; SHR d.hi, x.hi, k`;
     /// counts of 32 or more move words and fill with zero or the sign.
+    /// A 64-bit shift by a register count, as ptxas: a funnel shift for the word that takes
+    /// bits from both halves and a plain shift for the other. `shl`: `SHF.L.U64 hi, lo, n, hi`
+    /// + `SHL lo, lo, n`; `shr`: `SHF.R.{U64,S64} lo, lo, n, hi` + `SHR{.U32} hi, hi, n`.
+    /// Without `.W` the hardware clamps the count (SHL/SHR at 32, SHF.U64/S64 at 64), which is
+    /// PTX's clamping of counts beyond the width: every 32-bit count is exact, 0xffffffff too.
+    fn shift64_var(&mut self, v: Value, op: BinaryOp, args: [Value; 2]) -> Result<(), LowerError> {
+        let a = self.reg(args[0])?;
+        let n = self.reg(args[1])?;
+        let d = self.new_vreg(RegKind::B64);
+        let mut i = Sm50Inst::new(Role::Plain);
+        let dop = i.def(d, true);
+        let aop = i.use_(a.vreg);
+        let nop = i.use_(n.vreg);
+        let (o, no) = (a.offset, n.offset);
+        let signed = op == BinaryOp::ShrS;
+        // The funnel word: hi for a left shift, lo for a right one.
+        let (funnel, word, plain) = if op == BinaryOp::Shl {
+            (Form::SHF_LR, 1, Form::SHL_R)
+        } else {
+            (Form::SHF_RR, 0, Form::SHR_R)
+        };
+        let shf = sm50::Inst::new(funnel).with(Field::Ty, 2 + signed as u64);
+        i.piece(
+            shf,
+            &[
+                (Field::Rd, dop, word),
+                (Field::Ra, aop, o),
+                (Field::Rb, nop, no),
+                (Field::Rc, aop, o + 1),
+            ],
+        );
+        let other = 1 - word;
+        let mut sh = sm50::Inst::new(plain);
+        if signed {
+            sh.set(Field::Sgn, 1);
+        }
+        i.piece(
+            sh,
+            &[
+                (Field::Rd, dop, other),
+                (Field::Ra, aop, o + other),
+                (Field::Rb, nop, no),
+            ],
+        );
+        self.push(i);
+        self.set_loc(v, Loc { vreg: d, offset: 0 });
+        Ok(())
+    }
+
     fn shift_const(&mut self, v: Value, x: Value, op: BinaryOp, k: i64) -> Result<(), LowerError> {
         let ty = self.ty(v);
         let wide = kind_of(ty) == RegKind::B64;
