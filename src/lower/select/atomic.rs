@@ -127,7 +127,8 @@ impl<'a> Lowerer<'a> {
     /// each guarded by the window predicate (true: not in the shared window):
     ///
     /// ```text
-    /// LEA RZ.CC, a.lo, RZ ; LEA.HI.X P, RZ, a.lo, RZ, a.hi      (32-bit: LEA P, RZ, a, RZ)
+    /// LEA RZ.CC, a.lo, RZ ; LEA.HI.X P, RZ, a.lo, RZ, a.hi      (32-bit: LEA P, RZ, a, RZ;
+    ///                                                          none when a chain gave Plg)
     /// LOP32I.AND t, a.lo, 0xffffff
     /// @!P ATOMS.op d, [t], b
     /// @P  ATOM[.E].op d, [a], b          (RED [a], b when d is unread)
@@ -160,25 +161,31 @@ impl<'a> Lowerer<'a> {
             base => self.add_disp(base, access.disp, access.wide)?,
         };
         let mut i = Sm50Inst::new(Role::Plain);
-        let p = self.new_vreg(RegKind::Pred);
+        // A chain that computed the final address gave its Plg already (with
+        // --assume-inbounds the chain's Plg may leave out a displacement: test again).
+        let chain_plg = access
+            .pred
+            .filter(|_| access.disp == 0 && !self.opts.assume_inbounds);
+        let (pop, own) = match chain_plg {
+            Some(p) => (i.use_(p), false),
+            None => {
+                let p = self.new_vreg(RegKind::Pred);
+                (i.def(p, true), true)
+            }
+        };
         let t = self.new_vreg(RegKind::B32);
-        let pop = i.def(p, true);
         let top = i.def(t, true);
         let aop = i.use_(a.vreg);
         let o = a.offset;
-        if access.wide {
+        if own && access.wide {
             let lo = sm50::Inst::new(Form::LEA_R).with(Field::Cc, 1);
             i.piece(lo, &[(Field::Ra, aop, o)]);
             let hi = sm50::Inst::new(Form::LEA_HI_R).with(Field::X, 1);
             i.piece(
                 hi,
-                &[
-                    (Field::Ra, aop, o),
-                    (Field::Rc, aop, o + 1),
-                    (Field::Plg, pop, 0),
-                ],
+                &[(Field::Ra, aop, o), (Field::Rc, aop, o + 1), (Field::Plg, pop, 0)],
             );
-        } else {
+        } else if own {
             let lea = sm50::Inst::new(Form::LEA_R);
             i.piece(lea, &[(Field::Ra, aop, o), (Field::Plg, pop, 0)]);
         }
