@@ -183,7 +183,11 @@ impl<'a> Lowerer<'a> {
             let hi = sm50::Inst::new(Form::LEA_HI_R).with(Field::X, 1);
             i.piece(
                 hi,
-                &[(Field::Ra, aop, o), (Field::Rc, aop, o + 1), (Field::Plg, pop, 0)],
+                &[
+                    (Field::Ra, aop, o),
+                    (Field::Rc, aop, o + 1),
+                    (Field::Plg, pop, 0),
+                ],
             );
         } else if own {
             let lea = sm50::Inst::new(Form::LEA_R);
