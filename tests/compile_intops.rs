@@ -324,6 +324,24 @@ fn shift64() {
     }
 }
 
+/// `bar.red.popc/and/or` (negated operands, numbered barriers, a thread count) over two
+/// CTAs: each CTA's reduction of its own threads' predicates, against `ir::eval`.
+#[test]
+fn bar_red() {
+    let sass = differential_grid("bar_red", 6, 2);
+    for m in [
+        "BAR.RED.POPC 0x0, P",
+        "BAR.RED.POPC 0x1, 0x40, !P",
+        "BAR.RED.AND",
+        "BAR.RED.OR",
+        "B2R.RESULT RZ, P",
+    ] {
+        assert!(sass.contains(m), "{m} in\n{sass}");
+    }
+    assert_eq!(count(&sass, "MEMBAR.CTA"), 6, "{sass}");
+    assert_eq!(count(&sass, "B2R.RESULT"), 6, "{sass}");
+}
+
 /// Warp votes over whole warps and a partial active mask (a divergent branch).
 #[test]
 fn vote() {

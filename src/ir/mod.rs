@@ -433,6 +433,50 @@ pub struct BlockCall {
     pub args: SmallVec<[Value; 4]>,
 }
 
+/// The reduction of a `bar.red` ([`InstData::BarrierRed`]) over the arriving threads'
+/// predicates.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
+pub enum BarRedOp {
+    /// How many are true (`bar.red.popc.u32`, an `i32` result).
+    Popc,
+    /// Whether all are true (`bar.red.and.pred`).
+    And,
+    /// Whether any is true (`bar.red.or.pred`).
+    Or,
+}
+
+impl BarRedOp {
+    pub fn name(self) -> &'static str {
+        match self {
+            BarRedOp::Popc => "popc",
+            BarRedOp::And => "and",
+            BarRedOp::Or => "or",
+        }
+    }
+
+    pub fn result_type(self) -> Type {
+        match self {
+            BarRedOp::Popc => Type::I32,
+            _ => Type::Pred,
+        }
+    }
+
+    /// The result, given the arriving threads' predicates.
+    pub fn eval(self, preds: impl IntoIterator<Item = bool>) -> u64 {
+        let (mut n, mut all, mut any) = (0u64, true, false);
+        for p in preds {
+            n += u64::from(p);
+            all &= p;
+            any |= p;
+        }
+        match self {
+            BarRedOp::Popc => n,
+            BarRedOp::And => u64::from(all),
+            BarRedOp::Or => u64::from(any),
+        }
+    }
+}
+
 /// An instruction's opcode and operands. Results live in [`InstNode::results`].
 #[derive(Clone, PartialEq, Debug)]
 pub enum InstData {
@@ -533,6 +577,15 @@ pub enum InstData {
         count: Option<u32>,
         wait: bool,
     },
+    /// `bar.red`: a barrier (as [`InstData::NamedBarrier`] with `wait`) that also reduces
+    /// the predicate `arg` over the threads that arrive ([`BarRedOp`]); every one of them
+    /// gets the result (`i32` for `popc`, `pred` for `and`/`or`).
+    BarrierRed {
+        op: BarRedOp,
+        id: u8,
+        count: Option<u32>,
+        arg: Value,
+    },
     /// `membar.{cta,gl,sys}`: this thread's memory accesses before it are seen before those
     /// after it, by every thread of the scope.
     MemBar {
@@ -590,7 +643,8 @@ impl InstData {
             InstData::Unary { arg, .. }
             | InstData::Convert { arg, .. }
             | InstData::Cvta { arg, .. }
-            | InstData::Vote { arg, .. } => out.push(*arg),
+            | InstData::Vote { arg, .. }
+            | InstData::BarrierRed { arg, .. } => out.push(*arg),
             InstData::Binary { args, .. }
             | InstData::MulWide { args, .. }
             | InstData::Icmp { args, .. } => out.extend_from_slice(args),

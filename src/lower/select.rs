@@ -392,6 +392,7 @@ impl<'a> Lowerer<'a> {
                             | InstData::Store { .. }
                             | InstData::Barrier
                             | InstData::NamedBarrier { .. }
+                            | InstData::BarrierRed { .. }
                             | InstData::MemBar { .. }
                             | InstData::Atomic { .. }
                     );
@@ -742,6 +743,9 @@ impl<'a> Lowerer<'a> {
                 self.push(i);
                 Ok(())
             }
+            InstData::BarrierRed { op, id, count, arg } => {
+                self.lower_barrier_red(results[0], op, id, count, arg)
+            }
             InstData::MemBar { scope } => {
                 // As ptxas 11.8: MEMBAR.CTA, MEMBAR.GL.IVALLD, MEMBAR.SYS.IVALLD (the wider
                 // scopes also invalidate the SM's L1 lines, so later loads see other SMs).
@@ -772,6 +776,54 @@ impl<'a> Lowerer<'a> {
             InstData::Vote { mode, arg } => self.lower_vote(results[0], mode, arg),
             InstData::Shfl { mode, args } => self.lower_shfl(&results, mode, args),
         }
+    }
+
+    /// `bar.red` as ptxas 11.8: `BAR.RED.{POPC,AND,OR} id[, count], {!}P`, `MEMBAR.CTA`, then
+    /// `B2R.RESULT Rd` (the count) or `B2R.RESULT RZ, Pd` (the vote). The three stay in order
+    /// (BAR, MEMBAR and B2R are scheduling fences).
+    fn lower_barrier_red(
+        &mut self,
+        v: Value,
+        op: ir::BarRedOp,
+        id: u8,
+        count: Option<u32>,
+        arg: Value,
+    ) -> Result<(), LowerError> {
+        // `bar.red ..., !c` reads c through BAR.RED's own negation, as ptxas.
+        let (arg, neg) = match self.def_of(arg) {
+            Some(&InstData::Unary {
+                op: ir::UnaryOp::Not,
+                arg: inner,
+            }) if self.ty(inner) == Type::Pred => (inner, true),
+            _ => (arg, false),
+        };
+        let p = self.reg(arg)?;
+        let mut bar = Sm50Inst::new(Role::Plain);
+        let pop = bar.use_(p.vreg);
+        let ro = match op {
+            ir::BarRedOp::Popc => 0,
+            ir::BarRedOp::And => 1,
+            ir::BarRedOp::Or => 2,
+        };
+        let inst = sm50::Inst::new(Form::BAR_RED)
+            .with(Field::Id, u64::from(id))
+            .with(Field::Cnt, u64::from(count.unwrap_or(0)))
+            .with(Field::Ro, ro)
+            .with(Field::Bpn, neg as u64);
+        bar.piece(inst, &[(Field::Bp, pop, 0)]);
+        self.push(bar);
+        let mut fence = Sm50Inst::new(Role::Plain);
+        fence.piece(sm50::Inst::new(Form::MEMBAR), &[]);
+        self.push(fence);
+        let popc = op == ir::BarRedOp::Popc;
+        let d = self.new_vreg(if popc { RegKind::B32 } else { RegKind::Pred });
+        let mut b2r = Sm50Inst::new(Role::Plain);
+        let dop = b2r.def(d, false);
+        let field = if popc { Field::Rd } else { Field::Pd };
+        b2r.piece(sm50::Inst::new(Form::B2R), &[(field, dop, 0)]);
+        self.push(b2r);
+        self.set_loc(v, Loc { vreg: d, offset: 0 });
+        Ok(())
     }
 
     fn block_args(&mut self, args: &[Value]) -> Result<Vec<VReg>, LowerError> {
