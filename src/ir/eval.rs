@@ -55,9 +55,9 @@
 //! cannot deadlock). A named barrier (`bar.sync N[, count]`) is modelled the same way, as a
 //! barrier for the whole CTA: exact when every thread of the CTA takes part (no count, or the
 //! CTA's size), and otherwise right only for kernels whose partial barriers every live thread
-//! reaches; a `bar.red` is such a barrier whose opening also hands every waiting thread the
-//! reduction of the waiting threads' predicates; `bar.arrive` and `membar` do nothing here (threads run one at a time, so accesses
-//! are already ordered). A warp vote or shuffle (`ir::warp`) stops a thread in the same way,
+//! reaches. A `bar.red` is such a barrier whose opening also hands every waiting thread the
+//! reduction of the waiting threads' predicates. `bar.arrive` and `membar` do nothing here
+//! (threads run one at a time, so accesses are already ordered). A warp vote or shuffle (`ir::warp`) stops a thread in the same way,
 //! before it; the threads of a warp stopped at one take it together before any barrier opens.
 //! A step limit (total instructions of the launch) stops infinite loops.
 //!

@@ -57,6 +57,8 @@
 //!   windows of seed 6.4.1.1; see [`eval`] for the window model.
 //! * `jump`, `brif` (on a `pred`), `ret`: terminators, with block arguments.
 //! * `barrier`: PTX `bar.sync 0` without a thread count (a CTA-wide barrier).
+//! * `barrier.red.{popc,and,or} id[, count], p`: a barrier that reduces the predicate `p`
+//!   over the arriving threads ([`BarRedOp`]): the count (`i32`) or the vote (`pred`).
 //! * `clz`, `popc`, `brev`, `bfind`, `bfe`, `bfi`, `prmt` on `i32` ([`bits`], [`BitOp`]).
 //! * `%lanemask_{eq,lt,le,gt,ge}`: the lane's bit, the bits below it, etc. (`i32`).
 //! * `atom.<space>.<op>.<ty> [a + off], b (, c)`: atomic read-modify-write ([`atomic`]),
@@ -90,6 +92,7 @@
 //! cvta.to.global.u64 / cvta.shared.u64  cvta.to.global.i64 / cvta.shared.i64
 //! bra L / @%p bra L / ret, exit         jump / brif %p, L, <fall-through block> / ret
 //! bar.sync 0                            barrier
+//! bar.red.popc.u32 d, 1, 64, !%p        not.pred, then barrier.red.popc 1, 64, v (an i32)
 //! @%p add ... (a value result)          compute, then select %p, new, old
 //! @%p st ... (a side effect)            brif around it into a new block
 //! ```
