@@ -1391,16 +1391,12 @@ impl<'a> Lowerer<'a> {
         Ok(())
     }
 
-    /// Shifts by a constant. 32-bit: `SHL`/`SHR` imm. 64-bit, all with LEA forms whose
-    /// meaning ptxas shows (`LEA.HI d, lo, RZ, hi, s` = high word of `{hi:lo} << s`):
-    /// `x << k`: `LEA d.lo, x.lo, RZ, k ; LEA.HI d.hi, x.lo, RZ, x.hi, k`;
-    /// `x >> k`: `LEA.HI d.lo, x.lo, RZ, x.hi, 32-k ; SHR d.hi, x.hi, k`;
-    /// counts of 32 or more move words and fill with zero or the sign.
     /// A 64-bit shift by a register count, as ptxas: a funnel shift for the word that takes
-    /// bits from both halves and a plain shift for the other. `shl`: `SHF.L.U64 hi, lo, n, hi`
-    /// + `SHL lo, lo, n`; `shr`: `SHF.R.{U64,S64} lo, lo, n, hi` + `SHR{.U32} hi, hi, n`.
-    /// Without `.W` the hardware clamps the count (SHL/SHR at 32, SHF.U64/S64 at 64), which is
-    /// PTX's clamping of counts beyond the width: every 32-bit count is exact, 0xffffffff too.
+    /// bits from both halves and a plain shift for the other. `shl` is `SHF.L.U64 hi, lo, n,
+    /// hi` and `SHL lo, lo, n`; `shr` is `SHF.R.{U64,S64} lo, lo, n, hi` and `SHR{.U32} hi,
+    /// hi, n`. Without `.W` the hardware clamps the count (SHL/SHR at 32, SHF.U64/S64 at 64),
+    /// which is PTX's clamping of counts beyond the width: every 32-bit count is exact,
+    /// 0xffffffff too.
     fn shift64_var(&mut self, v: Value, op: BinaryOp, args: [Value; 2]) -> Result<(), LowerError> {
         let a = self.reg(args[0])?;
         let n = self.reg(args[1])?;
@@ -1445,6 +1441,11 @@ impl<'a> Lowerer<'a> {
         Ok(())
     }
 
+    /// Shifts by a constant. 32-bit: `SHL`/`SHR` imm. 64-bit, all with LEA forms whose
+    /// meaning ptxas shows (`LEA.HI d, lo, RZ, hi, s` = high word of `{hi:lo} << s`):
+    /// `x << k`: `LEA d.lo, x.lo, RZ, k ; LEA.HI d.hi, x.lo, RZ, x.hi, k`;
+    /// `x >> k`: `LEA.HI d.lo, x.lo, RZ, x.hi, 32-k ; SHR d.hi, x.hi, k`;
+    /// counts of 32 or more move words and fill with zero or the sign.
     fn shift_const(&mut self, v: Value, x: Value, op: BinaryOp, k: i64) -> Result<(), LowerError> {
         let ty = self.ty(v);
         let wide = kind_of(ty) == RegKind::B64;
