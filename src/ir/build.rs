@@ -140,7 +140,11 @@ pub fn build_partial(module: &ast::Module, file: &Arc<SourceFile>) -> Partial {
         },
         globals: HashMap::new(),
         errors: Vec::new(),
+        func_order: HashMap::new(),
     };
+    for (i, f) in (0u32..).zip(module.functions()) {
+        m.func_order.entry(f.name.text.clone()).or_insert(i);
+    }
     // Sized variables first, unsized extern shared arrays last (see the essay).
     let decls: Vec<&ast::VarDecl> = module
         .items
@@ -245,6 +249,8 @@ struct ModuleBuilder<'f> {
     ir: Module,
     globals: HashMap<String, Sym>,
     errors: Vec<Diagnostic>,
+    /// Each function's name and the index of its first declaration (for [`VarScope`]).
+    func_order: HashMap<String, u32>,
 }
 
 fn ir_space(s: StateSpace) -> Option<Space> {
@@ -519,6 +525,8 @@ struct Plan {
 struct FnBuilder<'m, 'f> {
     m: &'m mut ModuleBuilder<'f>,
     kernel: String,
+    /// Where the kernel's own variables go in the shared layout (by its `.visible`).
+    own_scope: super::VarScope,
     func: Function,
     cur: Block,
     entry: Block,
@@ -582,6 +590,11 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         let mut b = FnBuilder {
             m,
             kernel: f.name.text.clone(),
+            own_scope: if f.linkage.contains(&ast::Linkage::Visible) {
+                super::VarScope::Kernel
+            } else {
+                super::VarScope::HiddenKernel
+            },
             func,
             cur: Block::new(0),
             entry: Block::new(0),
@@ -888,6 +901,9 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                     ir_name = format!("{}.{}.{n}", self.kernel, d.name.text);
                 }
                 if let Some(sym) = self.m.declare_var(v, d, &ir_name) {
+                    if let Sym::Var { gv, .. } = sym {
+                        self.m.ir.var_scopes[gv] = self.frame_scope();
+                    }
                     if let Some(s) = self.scopes.last_mut() {
                         s.syms.insert(d.name.text.clone(), sym);
                     }
@@ -2425,17 +2441,29 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
     /// `isspacep.{shared,local,global} p, a`: `a`'s top 40 bits against those of the
     /// space's window base (taken as `cvta` of offset 0: the 16 MB window of the generic
     /// model; the local one is `cvta` of offset 0 plus the stack pointer, hence the mask),
-    /// as ptxas does; global is "neither shared nor local". `.const` has no generic window
-    /// in the lowering (no `cvta.const`), so `isspacep.const` is a diagnostic.
+    /// as ptxas does; global is "neither shared nor local". `isspacep.const` is false: sm_5x
+    /// has no generic window onto constant memory, and ptxas 11.8's sequence for it
+    /// (`IADD RZ.CC, lo, -c[0x0][0xd0]`, then `ISETP.GE.U32.X` of the high word against
+    /// `c[0x0][0xd4]` ANDed with its own negation) is false for every address.
+    /// `isspacep.param` needs sm_70 (ptxas refuses it for sm_5x): a diagnostic.
     fn isspacep(&mut self, ins: &Instruction) -> Option<()> {
-        let space = match ins.space().and_then(ir_space) {
-            Some(s @ (Space::Global | Space::Shared | Space::Local)) => s,
-            _ => return self.unsupported(
-                ins,
-                "isspacep of this space (leafold has generic windows for .shared and .local only)",
-            ),
-        };
+        let space =
+            match ins.space().and_then(ir_space) {
+                Some(s @ (Space::Global | Space::Shared | Space::Local | Space::Const)) => s,
+                Some(Space::Param) => return self.unsupported(
+                    ins,
+                    "isspacep.param requires sm_70 or later (sm_5x has no generic .param window)",
+                ),
+                _ => return self.unsupported(ins, "isspacep of this state space"),
+            };
         let ops = self.ops(ins, 2)?;
+        if space == Space::Const {
+            // The operand is still read (and checked); the answer does not depend on it.
+            self.read(&ops[1], Type::I64, None)?;
+            let f = self.pred_const(false);
+            let dst = self.dest1(&ops[0])?;
+            return self.write(dst, f, false, ops[0].span());
+        }
         let a = self.read(&ops[1], Type::I64, None)?;
         let mask = self.iconst(Type::I64, !0xff_ffff);
         let top = self.ins().binary(BinaryOp::And, a, mask);

@@ -58,8 +58,10 @@
 //! `EXIT`; the prologue (`MOV R1, c[0x0][0x20]`, the frame adjustment `IADD32I R1, R1,
 //! -frame` with frame = [`local_size`] rounded to 16 + [`Allocated::spill_bytes`]) and the
 //! trailing `BRA` self + padding are the emit stage's. `.local` accesses address
-//! `[R1 + offset]` and `.shared`/`.const` variables sit at their declaration-order offsets in
-//! their spaces (`.const` in bank 3), which the cubin writer must lay out the same way.
+//! `[R1 + offset]`, `.const` variables sit at their declaration-order offsets in bank 3 and
+//! `.shared` variables at the kernel's own offsets (`ir::Module::shared_layout`: only the
+//! variables it names, as ptxas allocates them), which the cubin writer must lay out the same
+//! way.
 
 pub mod amode;
 pub mod carry;

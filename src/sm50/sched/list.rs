@@ -17,8 +17,11 @@
 //! * `j` overwrites what `i` reads or writes: 1 (order only; the control codes cover the
 //!   rest);
 //! * memory: two accesses of which at least one is a store, unless they are in provably
-//!   different state spaces (global, local, shared; generic addresses may be any): 1. Loads
-//!   may pass loads; constant loads (LDC) pass everything;
+//!   different state spaces (global, local, shared; generic addresses may be any), or in the
+//!   same space off the same base register, which nothing between them overwrites, with
+//!   byte ranges `[off, off + size)` that do not overlap ([`disjoint`]; `[R2]` and
+//!   `[R2+0x4]` as 4-byte accesses): 1. Loads may pass loads; constant loads (LDC) pass
+//!   everything;
 //! * a *fence* stays in place relative to everything: control transfers and SSY/PBK, BAR,
 //!   MEMBAR, DEPBAR, atomics and reductions, KIL, NOP, clock and timer reads (S2R/CS2R of
 //!   SR_CLOCK*, SR_GLOBALTIMER*), P2R/R2P/B2R and VOTE (whole-predicate-file or lane-mask
@@ -79,6 +82,55 @@ fn mem_conflict(a: Mem, b: Mem) -> bool {
     }
 }
 
+/// The base register, displacement and width in bytes of a plain load or store
+/// (`[Ra+off]`, any space), with whether the address is 64-bit (`.E`); `None` for anything
+/// else (texture fetches, an unknown size).
+fn address(inst: &Inst) -> Option<(u64, i64, i64, bool)> {
+    let off_bits = match inst.info().class {
+        "LD" | "ST" => 32,
+        "LDG" | "STG" | "LDS" | "STS" | "LDL" | "STL" => 24,
+        _ => return None,
+    };
+    let size = match inst.get(Field::Size)? {
+        0 | 1 => 1,
+        2 | 3 => 2,
+        4 => 4,
+        5 => 8,
+        6 => 16,
+        7 if matches!(inst.info().class, "LD" | "LDG") => 16, // .U.128
+        _ => return None,
+    };
+    let off = crate::sm50::rt::sext(inst.get(Field::Off)?, off_bits) as i64;
+    let wide = inst.get(Field::E) == Some(1);
+    Some((inst.get(Field::Ra)?, off, size, wide))
+}
+
+/// Whether memory accesses `i` and `j` (`i` before `j` in one block, both plain loads or
+/// stores of the same state space) provably touch different bytes: the same base register
+/// (pair, for `.E`), which neither `i` nor anything between them writes, so both addresses
+/// are that one value plus their displacements, and byte ranges that do not overlap. (RZ as
+/// the base is the same value too.)
+fn disjoint(insts: &[Inst], acc: &[Access], i: usize, j: usize) -> bool {
+    let (Some((ra, oi, si, wi)), Some((rb, oj, sj, wj))) = (address(&insts[i]), address(&insts[j]))
+    else {
+        return false;
+    };
+    if ra != rb || wi != wj {
+        return false;
+    }
+    let base: Vec<usize> = if ra == 255 {
+        Vec::new()
+    } else if wi {
+        vec![ra as usize, ra as usize + 1]
+    } else {
+        vec![ra as usize]
+    };
+    let rewritten = acc[i..j]
+        .iter()
+        .any(|a| a.defs.iter().any(|d| base.contains(d)));
+    !rewritten && (oi + si <= oj || oj + sj <= oi)
+}
+
 /// Whether `inst` must stay in place relative to every other instruction of its block.
 pub fn is_fence(inst: &Inst) -> bool {
     let class = inst.info().class;
@@ -93,6 +145,16 @@ pub fn is_fence(inst: &Inst) -> bool {
         "S2R" => matches!(inst.get(Field::Sr), Some(1 | 0x50..=0x53) | None),
         _ => false,
     }
+}
+
+/// Whether `i` and `j` access the same state space and [`disjoint`] bytes of it.
+fn same_space_disjoint(insts: &[Inst], acc: &[Access], i: usize, j: usize) -> bool {
+    let space = |m: Mem| match m {
+        Mem::Load(s) | Mem::Store(s) => Some(s),
+        Mem::None => None,
+    };
+    let (a, b) = (space(mem(&insts[i])), space(mem(&insts[j])));
+    a.is_some() && a == b && disjoint(insts, acc, i, j)
 }
 
 /// Latency of the edge `i → j`, or `None` when `j` may go before `i`.
@@ -118,7 +180,7 @@ fn edge(insts: &[Inst], acc: &[Access], i: usize, j: usize) -> Option<u32> {
     {
         need(1);
     }
-    if mem_conflict(mem(&insts[i]), mem(&insts[j])) {
+    if mem_conflict(mem(&insts[i]), mem(&insts[j])) && !same_space_disjoint(insts, acc, i, j) {
         need(1);
     }
     lat
@@ -233,6 +295,89 @@ mod tests {
         ];
         for (a, b, want) in table {
             assert_eq!(mem_conflict(a, b), want, "{a:?} then {b:?}");
+        }
+    }
+
+    #[test]
+    fn same_base_disjointness() {
+        let mem = |form: Form, ra: u64, off: u64, size: u64| {
+            Inst::new(form)
+                .with(Field::Rd, 30)
+                .with(Field::Ra, ra)
+                .with(Field::Off, off)
+                .with(Field::Size, size)
+        };
+        let w = |i: Inst| i.with(Field::E, 1);
+        // (block, first, second, provably different bytes of one space)
+        let table = [
+            (vec![mem(Form::STS, 4, 0, 4), mem(Form::LDS, 4, 4, 4)], true),
+            (vec![mem(Form::STS, 4, 4, 4), mem(Form::LDS, 4, 0, 4)], true),
+            (
+                vec![mem(Form::STS, 4, 0, 5), mem(Form::LDS, 4, 4, 4)],
+                false,
+            ), // .64 overlaps
+            (
+                vec![mem(Form::STS, 4, 0, 4), mem(Form::LDS, 5, 4, 4)],
+                false,
+            ), // other base
+            (
+                vec![mem(Form::STS, 4, 0, 4), mem(Form::LDS, 4, 0, 4)],
+                false,
+            ), // same bytes
+            (vec![mem(Form::STS, 4, 0, 0), mem(Form::LDS, 4, 1, 0)], true), // bytes
+            (
+                vec![mem(Form::STS, 4, 0xfffffc, 4), mem(Form::LDS, 4, 0, 4)],
+                true,
+            ), // -4
+            (
+                vec![mem(Form::STS, 4, 0, 4), mem(Form::LDG, 4, 4, 4)],
+                false,
+            ), // two spaces
+            (vec![mem(Form::STL, 4, 0, 4), mem(Form::LDL, 4, 8, 4)], true),
+            (
+                vec![w(mem(Form::STG, 4, 0, 4)), w(mem(Form::LDG, 4, 4, 4))],
+                true,
+            ),
+            (
+                vec![w(mem(Form::STG, 4, 0, 4)), mem(Form::LDG, 4, 4, 4)],
+                false,
+            ), // .E vs not
+            (
+                vec![
+                    mem(Form::STS, 4, 0, 4),
+                    reg(Form::IADD_R, 4, 4),
+                    mem(Form::LDS, 4, 4, 4),
+                ],
+                false, // base rewritten between
+            ),
+            (
+                vec![
+                    w(mem(Form::STG, 4, 0, 4)),
+                    reg(Form::IADD_R, 5, 4),
+                    w(mem(Form::LDG, 4, 4, 4)),
+                ],
+                false, // high half of the .E pair rewritten
+            ),
+            (
+                vec![
+                    mem(Form::LDS, 4, 0, 4).with(Field::Rd, 4),
+                    mem(Form::STS, 4, 4, 4),
+                ],
+                false, // the load itself writes the base
+            ),
+        ];
+        for (block, want) in table {
+            let acc: Vec<Access> = block.iter().map(access).collect();
+            let j = block.len() - 1;
+            assert_eq!(
+                same_space_disjoint(&block, &acc, 0, j),
+                want,
+                "{:?}",
+                block
+                    .iter()
+                    .map(|i| crate::sm50::print(i, 0, 0))
+                    .collect::<Vec<_>>()
+            );
         }
     }
 
