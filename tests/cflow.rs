@@ -222,8 +222,8 @@ fn oracle_prints_our_listing() {
 #[test]
 fn unsupported_forms_are_named_errors() {
     let cases = [
-        ("bar.red.popc.u32 %r3, 1, %p1;", "BAR.RED"),
-        ("bar.red.and.pred %p2, 1, %p1;", "BAR.RED"),
+        ("bar.red.popc.u32 %r3, %r1, %p1;", "register"),
+        ("bar.red.and.pred %p2, 1, 40, %p1;", "multiple of 32"),
         ("bar.sync %r1;", "register"),
         ("bar.sync 1, %r1;", "register"),
         ("bar.sync 1, 40;", "multiple of 32"),

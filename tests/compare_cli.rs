@@ -142,6 +142,12 @@ fn address_arithmetic_against_ptxas_on_the_corpus() {
 }
 
 /// Measured with `leafold compare tests/data/corpus/ptx examples/seed_lea.ptx` (see the test
-/// above; 341 kernels: 27557/25983 = 1.061 and 68026/67787 = 1.004), rounded up by 0.01.
-const RATIO_FLOOR: f64 = 1.07;
-const INSTRUCTION_FLOOR: f64 = 1.01;
+/// above), rounded up by 0.01. 341 kernels gave 27557/25983 = 1.061 and 68026/67787 = 1.004;
+/// the files that compile since 64-bit register shifts, generic atomics and `bar.red` were
+/// lowered (branch atomics) raise both: MC-GPU's `track_particles` alone spends 3276
+/// address-arithmetic instructions against ptxas's 2078 (constant-bank offsets beyond LDC's
+/// signed 16 bits built as `IADD32I Rn, RZ, off` + `LDC c[0x3][Rn]`; 6801 instructions
+/// against 5360), and vm 4311 against 3611 instructions. The kernels measured before keep
+/// their figures.
+const RATIO_FLOOR: f64 = 1.10;
+const INSTRUCTION_FLOOR: f64 = 1.04;

@@ -254,24 +254,92 @@ fn atomics64() {
     }
 }
 
-/// A generic-space atomic is refused with a diagnostic naming it, not compiled wrongly.
+/// Generic-space atomics: on global slots and on shared words reached through `cvta.shared`
+/// (and counters hit by every thread), each a window test plus `ATOMS` and `ATOM`/`RED`
+/// under opposite predicates.
 #[test]
-fn generic_atomic_is_a_diagnostic() {
+fn generic_atomics() {
+    let sass = differential("generic_atomics", 4);
+    for m in [
+        "@!P",
+        "ATOMS.ADD",
+        "ATOM.E.ADD",
+        "ATOMS.CAS",
+        "ATOM.E.CAS",
+        "ATOMS.EXCH.U64",
+        "ATOM.E.EXCH.U64",
+        "ATOMS.INC",
+        "ATOMS.MAX.S32",
+        "RED.E.ADD",
+    ] {
+        assert!(sass.contains(m), "{m} in\n{sass}");
+    }
+    // Each guarded pair is one shared and one global atomic (eight generic atomics).
+    let guarded = sass
+        .lines()
+        .filter(|l| l.contains("@!P") && l.contains("ATOMS."))
+        .count();
+    let global = sass
+        .lines()
+        .filter(|l| l.contains("@P") && (l.contains("ATOM.") || l.contains("RED.")))
+        .count();
+    assert_eq!((guarded, global), (8, 8), "{sass}");
+}
+
+/// A generic `atom.add.f32` (whose shared path needs a CAS loop) is refused with a
+/// diagnostic naming it, not compiled wrongly.
+#[test]
+fn generic_float_atomic_is_a_diagnostic() {
     let src = kernel("bits")
         .split("    clz.b32")
         .next()
         .unwrap()
         .to_string()
-        + "    atom.add.u32 %r4, [%rd15], 1;\n    st.global.u32 [%rd15+4], %r4;\n    ret;\n}\n";
+        + "    atom.add.f32 %r4, [%rd15], 0f3F800000;\n    st.global.u32 [%rd15+4], %r4;\n    ret;\n}\n";
     let opts = Options {
         file_name: "generic.ptx".into(),
         ..Options::default()
     };
     let Err(err) = compile(&src, &opts) else {
-        panic!("a generic atomic must be refused")
+        panic!("a generic float atomic must be refused")
     };
     let text = leafold::error::render_all(&err.0);
-    assert!(text.contains("generic"), "{text}");
+    assert!(text.contains("atom.add.f32 in the generic space"), "{text}");
+}
+
+/// 64-bit shifts by a register count: every PTX edge count (0, 31, 32, 33, 63, 64, 65,
+/// 0xffffffff) and random ones, against the reference's clamping semantics.
+#[test]
+fn shift64() {
+    let sass = differential("shift64", 8);
+    for m in [
+        "SHF.L.U64",
+        "SHF.R.U64",
+        "SHF.R.S64",
+        "SHL ",
+        "SHR.U32",
+        "SHR ",
+    ] {
+        assert!(sass.contains(m), "{m} in\n{sass}");
+    }
+}
+
+/// `bar.red.popc/and/or` (negated operands, numbered barriers, a thread count) over two
+/// CTAs: each CTA's reduction of its own threads' predicates, against `ir::eval`.
+#[test]
+fn bar_red() {
+    let sass = differential_grid("bar_red", 6, 2);
+    for m in [
+        "BAR.RED.POPC 0x0, P",
+        "BAR.RED.POPC 0x1, 0x40, !P",
+        "BAR.RED.AND",
+        "BAR.RED.OR",
+        "B2R.RESULT RZ, P",
+    ] {
+        assert!(sass.contains(m), "{m} in\n{sass}");
+    }
+    assert_eq!(count(&sass, "MEMBAR.CTA"), 6, "{sass}");
+    assert_eq!(count(&sass, "B2R.RESULT"), 6, "{sass}");
 }
 
 /// Warp votes over whole warps and a partial active mask (a divergent branch).

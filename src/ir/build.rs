@@ -2781,7 +2781,8 @@ fn map_values(data: &InstData, mut f: impl FnMut(Value) -> Value) -> InstData {
         InstData::Unary { arg, .. }
         | InstData::Convert { arg, .. }
         | InstData::Cvta { arg, .. }
-        | InstData::Vote { arg, .. } => *arg = f(*arg),
+        | InstData::Vote { arg, .. }
+        | InstData::BarrierRed { arg, .. } => *arg = f(*arg),
         InstData::Binary { args, .. }
         | InstData::MulWide { args, .. }
         | InstData::Icmp { args, .. } => {

@@ -394,6 +394,20 @@ impl<'f> FunctionBuilder<'f> {
         self.push(InstData::NamedBarrier { id, count, wait }, &[])
     }
 
+    /// `bar.red`: the reduction of `arg` (a predicate) over the CTA, after a barrier.
+    pub fn barrier_red(
+        &mut self,
+        op: super::BarRedOp,
+        id: u8,
+        count: Option<u32>,
+        arg: Value,
+    ) -> Value {
+        self.push1(
+            InstData::BarrierRed { op, id, count, arg },
+            op.result_type(),
+        )
+    }
+
     pub fn membar(&mut self, scope: super::MemScope) -> Inst {
         self.push(InstData::MemBar { scope }, &[])
     }

@@ -296,6 +296,13 @@ pub(crate) fn write_inst(
                 None => Ok(()),
             }
         }
+        InstData::BarrierRed { op, id, count, arg } => {
+            write!(f, "barrier.red.{} {id}", op.name())?;
+            if let Some(c) = count {
+                write!(f, ", {c}")?;
+            }
+            write!(f, ", {arg}")
+        }
         InstData::MemBar { scope } => write!(
             f,
             "membar.{}",

@@ -55,8 +55,9 @@
 //! cannot deadlock). A named barrier (`bar.sync N[, count]`) is modelled the same way, as a
 //! barrier for the whole CTA: exact when every thread of the CTA takes part (no count, or the
 //! CTA's size), and otherwise right only for kernels whose partial barriers every live thread
-//! reaches; `bar.arrive` and `membar` do nothing here (threads run one at a time, so accesses
-//! are already ordered). A warp vote or shuffle (`ir::warp`) stops a thread in the same way,
+//! reaches. A `bar.red` is such a barrier whose opening also hands every waiting thread the
+//! reduction of the waiting threads' predicates. `bar.arrive` and `membar` do nothing here
+//! (threads run one at a time, so accesses are already ordered). A warp vote or shuffle (`ir::warp`) stops a thread in the same way,
 //! before it; the threads of a warp stopped at one take it together before any barrier opens.
 //! A step limit (total instructions of the launch) stops infinite loops.
 //!
@@ -678,6 +679,7 @@ fn run_cta(
             continue;
         }
         check_barrier(&threads, &status)?;
+        reduce_barrier(ctx.func, &mut threads, &status)?;
         for s in &mut status {
             if matches!(*s, Status::AtBarrier(_)) {
                 *s = Status::Running;
@@ -711,6 +713,66 @@ fn check_barrier(threads: &[Thread], status: &[Status]) -> Result<(), EvalError>
                     other, t.linear
                 ),
             });
+        }
+    }
+    Ok(())
+}
+
+/// A barrier about to open that is a `bar.red`: every waiting thread gets the reduction of
+/// the waiting threads' predicates (threads that exited take no part, as in the simulator).
+/// Threads waiting at a `bar.red` and at another kind of barrier, or at `bar.red`s of
+/// different reductions, are [`EvalError::Undefined`] (PTX requires the threads of a
+/// `bar.red` to use the same reduction; the model has one CTA-wide barrier).
+fn reduce_barrier(
+    func: &Function,
+    threads: &mut [Thread],
+    status: &[Status],
+) -> Result<(), EvalError> {
+    let mut op = None;
+    let mut first = None;
+    for s in status {
+        let Status::AtBarrier(inst) = *s else {
+            continue;
+        };
+        let this = match func.insts[inst].data {
+            InstData::BarrierRed { op, .. } => Some(op),
+            _ => None,
+        };
+        match first {
+            None => {
+                first = Some(inst);
+                op = this;
+            }
+            Some(at) if this != op => {
+                return Err(EvalError::Undefined {
+                    inst,
+                    why: format!(
+                        "threads wait at different barriers ({at} and {inst}), one of them a \
+                         bar.red"
+                    ),
+                })
+            }
+            Some(_) => {}
+        }
+    }
+    let Some(op) = op else { return Ok(()) };
+    let arg_of = |inst: Inst| match func.insts[inst].data {
+        InstData::BarrierRed { arg, .. } => Some(arg),
+        _ => None,
+    };
+    let preds: Vec<bool> = threads
+        .iter()
+        .zip(status)
+        .filter_map(|(t, s)| match *s {
+            Status::AtBarrier(inst) => arg_of(inst).map(|a| t.get(a) != 0),
+            _ => None,
+        })
+        .collect();
+    let r = op.eval(preds);
+    for (t, s) in threads.iter_mut().zip(status) {
+        if let Status::AtBarrier(inst) = *s {
+            let res = func.insts[inst].results[0];
+            t.set(res, r, op.result_type());
         }
     }
     Ok(())
@@ -1276,7 +1338,9 @@ impl Thread {
                 out = Some(op.eval(&a));
             }
             InstData::Return => return Ok(Status::Exited),
-            InstData::Barrier | InstData::NamedBarrier { wait: true, .. } => {
+            InstData::Barrier
+            | InstData::NamedBarrier { wait: true, .. }
+            | InstData::BarrierRed { .. } => {
                 self.pos += 1;
                 return Ok(Status::AtBarrier(inst));
             }

@@ -57,6 +57,8 @@
 //!   windows of seed 6.4.1.1; see [`eval`] for the window model.
 //! * `jump`, `brif` (on a `pred`), `ret`: terminators, with block arguments.
 //! * `barrier`: PTX `bar.sync 0` without a thread count (a CTA-wide barrier).
+//! * `barrier.red.{popc,and,or} id[, count], p`: a barrier that reduces the predicate `p`
+//!   over the arriving threads ([`BarRedOp`]): the count (`i32`) or the vote (`pred`).
 //! * `clz`, `popc`, `brev`, `bfind`, `bfe`, `bfi`, `prmt` on `i32` ([`bits`], [`BitOp`]).
 //! * `%lanemask_{eq,lt,le,gt,ge}`: the lane's bit, the bits below it, etc. (`i32`).
 //! * `atom.<space>.<op>.<ty> [a + off], b (, c)`: atomic read-modify-write ([`atomic`]),
@@ -90,6 +92,7 @@
 //! cvta.to.global.u64 / cvta.shared.u64  cvta.to.global.i64 / cvta.shared.i64
 //! bra L / @%p bra L / ret, exit         jump / brif %p, L, <fall-through block> / ret
 //! bar.sync 0                            barrier
+//! bar.red.popc.u32 d, 1, 64, !%p        not.pred, then barrier.red.popc 1, 64, v (an i32)
 //! @%p add ... (a value result)          compute, then select %p, new, old
 //! @%p st ... (a side effect)            brif around it into a new block
 //! ```
@@ -434,6 +437,50 @@ pub struct BlockCall {
     pub args: SmallVec<[Value; 4]>,
 }
 
+/// The reduction of a `bar.red` ([`InstData::BarrierRed`]) over the arriving threads'
+/// predicates.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
+pub enum BarRedOp {
+    /// How many are true (`bar.red.popc.u32`, an `i32` result).
+    Popc,
+    /// Whether all are true (`bar.red.and.pred`).
+    And,
+    /// Whether any is true (`bar.red.or.pred`).
+    Or,
+}
+
+impl BarRedOp {
+    pub fn name(self) -> &'static str {
+        match self {
+            BarRedOp::Popc => "popc",
+            BarRedOp::And => "and",
+            BarRedOp::Or => "or",
+        }
+    }
+
+    pub fn result_type(self) -> Type {
+        match self {
+            BarRedOp::Popc => Type::I32,
+            _ => Type::Pred,
+        }
+    }
+
+    /// The result, given the arriving threads' predicates.
+    pub fn eval(self, preds: impl IntoIterator<Item = bool>) -> u64 {
+        let (mut n, mut all, mut any) = (0u64, true, false);
+        for p in preds {
+            n += u64::from(p);
+            all &= p;
+            any |= p;
+        }
+        match self {
+            BarRedOp::Popc => n,
+            BarRedOp::And => u64::from(all),
+            BarRedOp::Or => u64::from(any),
+        }
+    }
+}
+
 /// An instruction's opcode and operands. Results live in [`InstNode::results`].
 #[derive(Clone, PartialEq, Debug)]
 pub enum InstData {
@@ -534,6 +581,15 @@ pub enum InstData {
         count: Option<u32>,
         wait: bool,
     },
+    /// `bar.red`: a barrier (as [`InstData::NamedBarrier`] with `wait`) that also reduces
+    /// the predicate `arg` over the threads that arrive ([`BarRedOp`]); every one of them
+    /// gets the result (`i32` for `popc`, `pred` for `and`/`or`).
+    BarrierRed {
+        op: BarRedOp,
+        id: u8,
+        count: Option<u32>,
+        arg: Value,
+    },
     /// `membar.{cta,gl,sys}`: this thread's memory accesses before it are seen before those
     /// after it, by every thread of the scope.
     MemBar {
@@ -591,7 +647,8 @@ impl InstData {
             InstData::Unary { arg, .. }
             | InstData::Convert { arg, .. }
             | InstData::Cvta { arg, .. }
-            | InstData::Vote { arg, .. } => out.push(*arg),
+            | InstData::Vote { arg, .. }
+            | InstData::BarrierRed { arg, .. } => out.push(*arg),
             InstData::Binary { args, .. }
             | InstData::MulWide { args, .. }
             | InstData::Icmp { args, .. } => out.extend_from_slice(args),

@@ -469,6 +469,18 @@ impl Verifier<'_> {
                 }
                 expect_results(&[], &mut problems)
             }
+            InstData::BarrierRed { op, id, count, arg } => {
+                if *id > 15 {
+                    problems.push(format!("barrier id {id} is not in 0..=15"));
+                }
+                if count.is_some_and(|c| c == 0 || c % 32 != 0) {
+                    problems.push("barrier thread count must be a non-zero multiple of 32".into());
+                }
+                if t(*arg) != Type::Pred {
+                    problems.push(format!("bar.red: operand must be pred, got {}", t(*arg)));
+                }
+                expect_results(&[op.result_type()], &mut problems)
+            }
             InstData::MemBar { .. } => expect_results(&[], &mut problems),
             InstData::Atomic {
                 op,

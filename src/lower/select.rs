@@ -33,8 +33,7 @@
 //!
 //! 64-bit `div`/`rem` (8..32-bit division is one branch-free sequence, see `div.rs`; `ir::build`
 //! expands PTX's 64-bit division into a loop of plain operations instead),
-//! 64-bit shifts by a
-//! non-constant, 64-bit min/max, predicate `select` and `cvta` of the const space. (The
+//! 64-bit min/max, predicate `select` and `cvta` of the const space. (The
 //! address of a `.global` variable is ptxas's `MOV32I lo, 0x0` / `MOV32I hi, 0x0` pair, each
 //! piece carrying the [`super::Reloc`] the driver turns into `R_CUDA_ABS32_LO_20`/`HI_20`; in
 //! a 32-bit module, where the address is 32 bits, one `MOV32I` with `R_CUDA_ABS32_20`.) Floating-point operations are selected in the child module `float`
@@ -395,6 +394,7 @@ impl<'a> Lowerer<'a> {
                             | InstData::Store { .. }
                             | InstData::Barrier
                             | InstData::NamedBarrier { .. }
+                            | InstData::BarrierRed { .. }
                             | InstData::MemBar { .. }
                             | InstData::Atomic { .. }
                     );
@@ -745,6 +745,9 @@ impl<'a> Lowerer<'a> {
                 self.push(i);
                 Ok(())
             }
+            InstData::BarrierRed { op, id, count, arg } => {
+                self.lower_barrier_red(results[0], op, id, count, arg)
+            }
             InstData::MemBar { scope } => {
                 // As ptxas 11.8: MEMBAR.CTA, MEMBAR.GL.IVALLD, MEMBAR.SYS.IVALLD (the wider
                 // scopes also invalidate the SM's L1 lines, so later loads see other SMs).
@@ -775,6 +778,54 @@ impl<'a> Lowerer<'a> {
             InstData::Vote { mode, arg } => self.lower_vote(results[0], mode, arg),
             InstData::Shfl { mode, args } => self.lower_shfl(&results, mode, args),
         }
+    }
+
+    /// `bar.red` as ptxas 11.8: `BAR.RED.{POPC,AND,OR} id[, count], {!}P`, `MEMBAR.CTA`, then
+    /// `B2R.RESULT Rd` (the count) or `B2R.RESULT RZ, Pd` (the vote). The three stay in order
+    /// (BAR, MEMBAR and B2R are scheduling fences).
+    fn lower_barrier_red(
+        &mut self,
+        v: Value,
+        op: ir::BarRedOp,
+        id: u8,
+        count: Option<u32>,
+        arg: Value,
+    ) -> Result<(), LowerError> {
+        // `bar.red ..., !c` reads c through BAR.RED's own negation, as ptxas.
+        let (arg, neg) = match self.def_of(arg) {
+            Some(&InstData::Unary {
+                op: ir::UnaryOp::Not,
+                arg: inner,
+            }) if self.ty(inner) == Type::Pred => (inner, true),
+            _ => (arg, false),
+        };
+        let p = self.reg(arg)?;
+        let mut bar = Sm50Inst::new(Role::Plain);
+        let pop = bar.use_(p.vreg);
+        let ro = match op {
+            ir::BarRedOp::Popc => 0,
+            ir::BarRedOp::And => 1,
+            ir::BarRedOp::Or => 2,
+        };
+        let inst = sm50::Inst::new(Form::BAR_RED)
+            .with(Field::Id, u64::from(id))
+            .with(Field::Cnt, u64::from(count.unwrap_or(0)))
+            .with(Field::Ro, ro)
+            .with(Field::Bpn, neg as u64);
+        bar.piece(inst, &[(Field::Bp, pop, 0)]);
+        self.push(bar);
+        let mut fence = Sm50Inst::new(Role::Plain);
+        fence.piece(sm50::Inst::new(Form::MEMBAR), &[]);
+        self.push(fence);
+        let popc = op == ir::BarRedOp::Popc;
+        let d = self.new_vreg(if popc { RegKind::B32 } else { RegKind::Pred });
+        let mut b2r = Sm50Inst::new(Role::Plain);
+        let dop = b2r.def(d, false);
+        let field = if popc { Field::Rd } else { Field::Pd };
+        b2r.piece(sm50::Inst::new(Form::B2R), &[(field, dop, 0)]);
+        self.push(b2r);
+        self.set_loc(v, Loc { vreg: d, offset: 0 });
+        Ok(())
     }
 
     fn block_args(&mut self, args: &[Value]) -> Result<Vec<VReg>, LowerError> {
@@ -998,7 +1049,7 @@ impl<'a> Lowerer<'a> {
                     return self.shift_const(v, args[0], op, k & 0xffff_ffff);
                 }
                 if wide {
-                    return Err(self.unsupported("64-bit shift by a non-constant"));
+                    return self.shift64_var(v, op, args);
                 }
                 let a = match op {
                     BinaryOp::Shl => self.reg(args[0])?,
@@ -1335,6 +1386,56 @@ impl<'a> Lowerer<'a> {
                 (Field::Ra, aop, a.offset),
                 (Field::Rb, uop, 0),
                 (Field::Rc, top, 0),
+            ],
+        );
+        self.push(i);
+        self.set_loc(v, Loc { vreg: d, offset: 0 });
+        Ok(())
+    }
+
+    /// A 64-bit shift by a register count, as ptxas: a funnel shift for the word that takes
+    /// bits from both halves and a plain shift for the other. `shl` is `SHF.L.U64 hi, lo, n,
+    /// hi` and `SHL lo, lo, n`; `shr` is `SHF.R.{U64,S64} lo, lo, n, hi` and `SHR{.U32} hi,
+    /// hi, n`. Without `.W` the hardware clamps the count (SHL/SHR at 32, SHF.U64/S64 at 64),
+    /// which is PTX's clamping of counts beyond the width: every 32-bit count is exact,
+    /// 0xffffffff too.
+    fn shift64_var(&mut self, v: Value, op: BinaryOp, args: [Value; 2]) -> Result<(), LowerError> {
+        let a = self.reg(args[0])?;
+        let n = self.reg(args[1])?;
+        let d = self.new_vreg(RegKind::B64);
+        let mut i = Sm50Inst::new(Role::Plain);
+        let dop = i.def(d, true);
+        let aop = i.use_(a.vreg);
+        let nop = i.use_(n.vreg);
+        let (o, no) = (a.offset, n.offset);
+        let signed = op == BinaryOp::ShrS;
+        // The funnel word: hi for a left shift, lo for a right one.
+        let (funnel, word, plain) = if op == BinaryOp::Shl {
+            (Form::SHF_LR, 1, Form::SHL_R)
+        } else {
+            (Form::SHF_RR, 0, Form::SHR_R)
+        };
+        let shf = sm50::Inst::new(funnel).with(Field::Ty, 2 + signed as u64);
+        i.piece(
+            shf,
+            &[
+                (Field::Rd, dop, word),
+                (Field::Ra, aop, o),
+                (Field::Rb, nop, no),
+                (Field::Rc, aop, o + 1),
+            ],
+        );
+        let other = 1 - word;
+        let mut sh = sm50::Inst::new(plain);
+        if signed {
+            sh.set(Field::Sgn, 1);
+        }
+        i.piece(
+            sh,
+            &[
+                (Field::Rd, dop, other),
+                (Field::Ra, aop, o + other),
+                (Field::Rb, nop, no),
             ],
         );
         self.push(i);

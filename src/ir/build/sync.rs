@@ -2,14 +2,13 @@
 //! optional thread count, and `membar.{cta,gl,sys}` (declared from `build.rs`).
 //!
 //! In: one `bar`/`barrier`/`membar`/`fence` instruction. Out: `Barrier` (the plain
-//! `bar.sync 0`, as before), `NamedBarrier` or `MemBar`, or a diagnostic naming what sm_5x or
-//! leafold cannot do: a barrier number or count in a register (the SM50 description has only
-//! the immediate forms of `BAR`), `bar.red` (the IR has no barrier reduction yet, although
-//! the SM50 description has `BAR.RED` and `B2R.RESULT`), and
-//! `fence` (PTX 6.0 requires sm_70 for it; sm_5x has `membar`).
+//! `bar.sync 0`, as before), `NamedBarrier`, `BarrierRed` (`bar.red.popc.u32`,
+//! `bar.red.{and,or}.pred`) or `MemBar`, or a diagnostic naming what sm_5x or leafold cannot
+//! do: a barrier number or count in a register (the SM50 description has only the immediate
+//! forms of `BAR`), and `fence` (PTX 6.0 requires sm_70 for it; sm_5x has `membar`).
 
 use super::FnBuilder;
-use crate::ir::MemScope;
+use crate::ir::{BarRedOp, MemScope, Type};
 use crate::ptx::ast::{self, Instruction, Modifier, Opcode, Operand};
 
 /// An immediate integer operand.
@@ -23,10 +22,7 @@ fn imm(op: &Operand) -> Option<i64> {
 impl FnBuilder<'_, '_> {
     pub(super) fn barrier(&mut self, ins: &Instruction) -> Option<()> {
         if ins.has_flag("red") {
-            return self.unsupported(
-                ins,
-                "bar.red is not compiled yet: the IR has no barrier reduction to lower to BAR.RED and B2R.RESULT",
-            );
+            return self.barrier_red(ins);
         }
         let wait = ins.has_flag("sync");
         if !wait && !ins.has_flag("arrive") {
@@ -40,40 +36,87 @@ impl FnBuilder<'_, '_> {
             let what = format!("the modifier {m:?} of a barrier");
             return self.unsupported(ins, &what);
         }
-        let Some(id) = ins.operands.first().and_then(imm) else {
-            return self.unsupported(
-                ins,
-                "a barrier number in a register (BAR with a register operand is not described)",
-            );
-        };
-        if !(0..=15).contains(&id) {
-            return self.unsupported(ins, "a barrier number outside 0..15");
-        }
-        let count = match ins.operands.get(1) {
-            None => None,
-            Some(op) => match imm(op) {
-                Some(c) if c > 0 && c % 32 == 0 && c <= 1024 => Some(c as u32),
-                Some(_) => {
-                    return self.unsupported(
-                        ins,
-                        "a thread count that is not a multiple of 32 in 32..1024",
-                    )
-                }
-                None => return self.unsupported(
-                    ins,
-                    "a thread count in a register (BAR with a register operand is not described)",
-                ),
-            },
-        };
+        let (id, count) = self.barrier_number(ins, &ins.operands)?;
         if !wait && count.is_none() {
             return self.unsupported(ins, "bar.arrive without a thread count");
         }
         if wait && id == 0 && count.is_none() {
             self.ins().barrier();
         } else {
-            self.ins().named_barrier(id as u8, count, wait);
+            self.ins().named_barrier(id, count, wait);
         }
         Some(())
+    }
+
+    /// The barrier number and thread count of a `bar` whose operands (after any destination)
+    /// are `ops`: both immediate (the only forms the SM50 description has).
+    fn barrier_number(&mut self, ins: &Instruction, ops: &[Operand]) -> Option<(u8, Option<u32>)> {
+        let Some(id) = ops.first().and_then(imm) else {
+            let why =
+                "a barrier number in a register (BAR with a register operand is not described)";
+            return self.unsupported(ins, why).and(None);
+        };
+        if !(0..=15).contains(&id) {
+            return self
+                .unsupported(ins, "a barrier number outside 0..15")
+                .and(None);
+        }
+        let count = match ops.get(1) {
+            None => None,
+            Some(op) => match imm(op) {
+                Some(c) if c > 0 && c % 32 == 0 && c <= 1024 => Some(c as u32),
+                Some(_) => {
+                    let why = "a thread count that is not a multiple of 32 in 32..1024";
+                    return self.unsupported(ins, why).and(None);
+                }
+                None => {
+                    let why = "a thread count in a register (BAR with a register operand is not described)";
+                    return self.unsupported(ins, why).and(None);
+                }
+            },
+        };
+        Some((id as u8, count))
+    }
+
+    /// `bar{.cta}.red.popc.u32 d, a{, b}, {!}c` and `bar{.cta}.red.{and,or}.pred p, a{, b},
+    /// {!}c` (also spelled `barrier`): a barrier that reduces the predicate `c` over the CTA.
+    fn barrier_red(&mut self, ins: &Instruction) -> Option<()> {
+        let op = [
+            ("popc", BarRedOp::Popc),
+            ("and", BarRedOp::And),
+            ("or", BarRedOp::Or),
+        ]
+        .into_iter()
+        .find(|(f, _)| ins.has_flag(f))
+        .map(|(_, op)| op);
+        let Some(op) = op else {
+            return self.unsupported(ins, "bar.red without popc, and or or");
+        };
+        if let Some(m) = ins.mods.iter().find(|m| {
+            !matches!(
+                m,
+                Modifier::Flag("red" | "popc" | "and" | "or" | "aligned" | "cta" | "sync")
+            ) && !matches!(m, Modifier::Type(_))
+        }) {
+            let what = format!("the modifier {m:?} of bar.red");
+            return self.unsupported(ins, &what);
+        }
+        let want = match op {
+            BarRedOp::Popc => ast::Type::U32,
+            _ => ast::Type::Pred,
+        };
+        if ins.ty() != Some(want) {
+            return self.unsupported(ins, "bar.red.popc is .u32, bar.red.and/.or are .pred");
+        }
+        let n = ins.operands.len();
+        if !(3..=4).contains(&n) {
+            return self.unsupported(ins, "bar.red takes d, a{, b}, c");
+        }
+        let (id, count) = self.barrier_number(ins, &ins.operands[1..n - 1])?;
+        let c = self.read(&ins.operands[n - 1], Type::Pred, None)?;
+        let r = self.ins().barrier_red(op, id, count, c);
+        let dst = self.dest1(&ins.operands[0])?;
+        self.write(dst, r, false, ins.operands[0].span())
     }
 
     pub(super) fn membar(&mut self, ins: &Instruction) -> Option<()> {

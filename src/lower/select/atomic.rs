@@ -3,7 +3,7 @@
 //! ```text
 //! global, result read     ATOM[.E].op[.type] d, [a+off20], b      ATOM[.E].CAS[.64] d, [a], b, b+1|b+2
 //! global, result unread   RED[.E].op[.type] [a+off20], b          (exch/cas: ATOM with d = RZ)
-//! global add.f32          ATOM/RED[.E].ADD.F32.FTZ.RN             (shared: not selected)
+//! global add.f32          ATOM/RED[.E].ADD.F32.FTZ.RN             (shared, generic: refused)
 //! shared                  ATOMS.op[.type] d, [a+off*4], b          ATOMS.CAS[.64] d, [a], b, ...
 //!                         (d = RZ when unread: sm_50 has no shared RED)
 //! ```
@@ -13,8 +13,9 @@
 //! multiple of 4 below 2^24 for ATOMS, which counts words) is added to the address first.
 //! `.S32`/`.S64` only matter for min/max; other operations use the unsigned spelling. CAS
 //! reads its compare and new values from consecutive registers, gathered into an aligned pair
-//! (quad for 64 bits). Generic-space atomics are refused: ptxas tests the shared window and
-//! branches between ATOMS and ATOM, a control-flow shape this lowering does not build yet.
+//! (quad for 64 bits). Generic-space atomics test the shared window and run `ATOMS` or
+//! `ATOM` under the window predicate (see [`Lowerer::lower_generic_atomic`]); ptxas does the
+//! same with a branch.
 
 use super::Lowerer;
 use crate::ir::{AtomOp, Space, Type, Value};
@@ -39,9 +40,10 @@ impl<'a> Lowerer<'a> {
         let shared = match space {
             Space::Global => false,
             Space::Shared => true,
+            Space::Generic => return self.lower_generic_atomic(v, op, ty, addr, offset, args),
             _ => {
                 return Err(self.unsupported(format!(
-                    "an atomic in the .{} space (only .global and .shared)",
+                    "an atomic in the .{} space (only .global, .shared and generic)",
                     space.name()
                 )))
             }
@@ -54,22 +56,8 @@ impl<'a> Lowerer<'a> {
             ));
         }
         // Is the old value read anywhere? (Then it needs a register; else RED / RZ.)
-        let used = self
-            .f
-            .insts
-            .values()
-            .any(|n| n.data.operands().contains(&v));
-        let cas = op == AtomOp::Cas;
-        let data = if cas {
-            let total = if wide { 16 } else { 8 };
-            self.store_data(args, total)?
-        } else {
-            let b = args
-                .first()
-                .copied()
-                .ok_or_else(|| LowerError::Internal("atomic without an operand".into()))?;
-            self.reg(b)?
-        };
+        let used = self.result_used(v);
+        let data = self.atomic_data(op, wide, args)?;
         let mut access = self.address(space, addr, offset)?;
         let fits = if shared {
             access.disp >= 0 && access.disp % 4 == 0 && access.disp < (1 << 24)
@@ -84,41 +72,7 @@ impl<'a> Lowerer<'a> {
             access.disp = 0;
         }
         let red = !used && !shared && !matches!(op, AtomOp::Exch | AtomOp::Cas);
-        let code = match op {
-            AtomOp::Add | AtomOp::FAdd => 0,
-            AtomOp::MinS | AtomOp::MinU => 1,
-            AtomOp::MaxS | AtomOp::MaxU => 2,
-            AtomOp::Inc => 3,
-            AtomOp::Dec => 4,
-            AtomOp::And => 5,
-            AtomOp::Or => 6,
-            AtomOp::Xor => 7,
-            AtomOp::Exch | AtomOp::Cas => 8,
-        };
-        let signed = matches!(op, AtomOp::MinS | AtomOp::MaxS);
-        // Type codes: ATOM/RED -, .S32, .U64, .F32, .U128, .S64; ATOMS -, .S32, .U64, .S64.
-        let ty_code = match (wide, signed, shared) {
-            _ if float => 3,
-            (false, false, _) => 0,
-            (false, true, _) => 1,
-            (true, false, _) => 2,
-            (true, true, true) => 3,
-            (true, true, false) => 5,
-        };
-        let form = match (shared, cas, red) {
-            (false, true, _) => Form::ATOM_CAS,
-            (true, true, _) => Form::ATOMS_CAS,
-            (false, false, true) => Form::RED,
-            (false, false, false) => Form::ATOM,
-            (true, false, _) => Form::ATOMS,
-        };
-        let mut inst = sm50::Inst::new(form);
-        if cas {
-            inst.set(Field::W64, wide as u64);
-        } else {
-            inst.set(Field::Op, code);
-            inst.set(Field::Ty, ty_code);
-        }
+        let mut inst = atom_inst(op, wide, shared, red);
         if shared {
             inst.set(Field::Off, (access.disp / 4) as u64);
         } else {
@@ -144,4 +98,176 @@ impl<'a> Lowerer<'a> {
         self.push(i);
         Ok(())
     }
+
+    /// Is the old value read anywhere? (Then it needs a register; else RED / RZ.)
+    fn result_used(&self, v: Value) -> bool {
+        self.f
+            .insts
+            .values()
+            .any(|n| n.data.operands().contains(&v))
+    }
+
+    /// The data register: the operand, or for CAS the compare and new values gathered into
+    /// consecutive registers.
+    fn atomic_data(&mut self, op: AtomOp, wide: bool, args: &[Value]) -> Result<Loc, LowerError> {
+        if op == AtomOp::Cas {
+            let total = if wide { 16 } else { 8 };
+            return self.store_data(args, total);
+        }
+        let b = args
+            .first()
+            .copied()
+            .ok_or_else(|| LowerError::Internal("atomic without an operand".into()))?;
+        self.reg(b)
+    }
+
+    /// A generic-space atomic, as ptxas: test the final address against the shared window,
+    /// then `ATOMS` on the window offset (the address's low 24 bits) or `ATOM[.E]`/`RED` on
+    /// the address itself. ptxas branches between the two; here one sequence holds both,
+    /// each guarded by the window predicate (true: not in the shared window):
+    ///
+    /// ```text
+    /// LEA RZ.CC, a.lo, RZ ; LEA.HI.X P, RZ, a.lo, RZ, a.hi      (32-bit: LEA P, RZ, a, RZ;
+    ///                                                          none when a chain gave Plg)
+    /// LOP32I.AND t, a.lo, 0xffffff
+    /// @!P ATOMS.op d, [t], b
+    /// @P  ATOM[.E].op d, [a], b          (RED [a], b when d is unread)
+    /// ```
+    ///
+    /// Every def is early (no piece may overwrite a register a later piece reads), and each
+    /// lane runs exactly one of the two atomics, so `d` is written once. A `.local` address
+    /// takes the global path, as in ptxas (PTX leaves atomics on local memory undefined).
+    fn lower_generic_atomic(
+        &mut self,
+        v: Value,
+        op: AtomOp,
+        ty: Type,
+        addr: Value,
+        offset: i32,
+        args: &[Value],
+    ) -> Result<(), LowerError> {
+        if op == AtomOp::FAdd {
+            return Err(self.unsupported(
+                "atom.add.f32 in the generic space (the shared path needs a CAS loop, not built yet)",
+            ));
+        }
+        let wide = ty == Type::I64;
+        let used = self.result_used(v);
+        let data = self.atomic_data(op, wide, args)?;
+        let access = self.address(Space::Generic, addr, offset)?;
+        // The window test needs the final address in a register.
+        let a = match access.addr {
+            Some(base) if access.disp == 0 => base,
+            base => self.add_disp(base, access.disp, access.wide)?,
+        };
+        let mut i = Sm50Inst::new(Role::Plain);
+        // A chain that computed the final address gave its Plg already (with
+        // --assume-inbounds the chain's Plg may leave out a displacement: test again).
+        let chain_plg = access
+            .pred
+            .filter(|_| access.disp == 0 && !self.opts.assume_inbounds);
+        let (pop, own) = match chain_plg {
+            Some(p) => (i.use_(p), false),
+            None => {
+                let p = self.new_vreg(RegKind::Pred);
+                (i.def(p, true), true)
+            }
+        };
+        let t = self.new_vreg(RegKind::B32);
+        let top = i.def(t, true);
+        let aop = i.use_(a.vreg);
+        let o = a.offset;
+        if own && access.wide {
+            let lo = sm50::Inst::new(Form::LEA_R).with(Field::Cc, 1);
+            i.piece(lo, &[(Field::Ra, aop, o)]);
+            let hi = sm50::Inst::new(Form::LEA_HI_R).with(Field::X, 1);
+            i.piece(
+                hi,
+                &[
+                    (Field::Ra, aop, o),
+                    (Field::Rc, aop, o + 1),
+                    (Field::Plg, pop, 0),
+                ],
+            );
+        } else if own {
+            let lea = sm50::Inst::new(Form::LEA_R);
+            i.piece(lea, &[(Field::Ra, aop, o), (Field::Plg, pop, 0)]);
+        }
+        let and = sm50::Inst::new(Form::LOP32I).with(Field::Imm, 0xff_ffff);
+        i.piece(and, &[(Field::Rd, top, 0), (Field::Ra, aop, o)]);
+        let dop = i.use_(data.vreg);
+        let rop = if used {
+            let d = self.new_vreg(if wide { RegKind::B64 } else { RegKind::B32 });
+            self.set_loc(v, Loc { vreg: d, offset: 0 });
+            Some(i.def(d, true))
+        } else {
+            None
+        };
+        let red = !used && !matches!(op, AtomOp::Exch | AtomOp::Cas);
+        for shared in [true, false] {
+            let mut inst = atom_inst(op, wide, shared, red && !shared);
+            inst.set(Field::Pgn, shared as u64);
+            let mut refs = vec![(Field::Pg, pop, 0)];
+            if shared {
+                refs.push((Field::Ra, top, 0));
+            } else {
+                inst.set(Field::E, access.wide as u64);
+                refs.push((Field::Ra, aop, o));
+            }
+            let red_here = red && !shared;
+            refs.push((
+                if red_here { Field::Rd } else { Field::Rb },
+                dop,
+                data.offset,
+            ));
+            if let Some(rop) = rop {
+                refs.push((Field::Rd, rop, 0));
+            }
+            i.piece(inst, &refs);
+        }
+        self.push(i);
+        Ok(())
+    }
+}
+
+/// The atomic instruction for `op` without its address and registers: `ATOMS` (shared),
+/// `RED` (global, old value unread) or `ATOM` (global), with the operation and type codes.
+fn atom_inst(op: AtomOp, wide: bool, shared: bool, red: bool) -> sm50::Inst {
+    let cas = op == AtomOp::Cas;
+    let code = match op {
+        AtomOp::Add | AtomOp::FAdd => 0,
+        AtomOp::MinS | AtomOp::MinU => 1,
+        AtomOp::MaxS | AtomOp::MaxU => 2,
+        AtomOp::Inc => 3,
+        AtomOp::Dec => 4,
+        AtomOp::And => 5,
+        AtomOp::Or => 6,
+        AtomOp::Xor => 7,
+        AtomOp::Exch | AtomOp::Cas => 8,
+    };
+    let signed = matches!(op, AtomOp::MinS | AtomOp::MaxS);
+    // Type codes: ATOM/RED -, .S32, .U64, .F32, .U128, .S64; ATOMS -, .S32, .U64, .S64.
+    let ty_code = match (wide, signed, shared) {
+        _ if op == AtomOp::FAdd => 3,
+        (false, false, _) => 0,
+        (false, true, _) => 1,
+        (true, false, _) => 2,
+        (true, true, true) => 3,
+        (true, true, false) => 5,
+    };
+    let form = match (shared, cas, red) {
+        (false, true, _) => Form::ATOM_CAS,
+        (true, true, _) => Form::ATOMS_CAS,
+        (false, false, true) => Form::RED,
+        (false, false, false) => Form::ATOM,
+        (true, false, _) => Form::ATOMS,
+    };
+    let mut inst = sm50::Inst::new(form);
+    if cas {
+        inst.set(Field::W64, wide as u64);
+    } else {
+        inst.set(Field::Op, code);
+        inst.set(Field::Ty, ty_code);
+    }
+    inst
 }
