@@ -2097,6 +2097,22 @@ impl<'a> Lowerer<'a> {
                 self.stats.chains_shared += 1;
                 return Ok((r, p));
             }
+            // An access that needs no Plg also takes the address of the same chain built with
+            // one (a generic access at displacement 0 before the `plg_step`s of its
+            // neighbours): the address words do not depend on the predicate, so only the
+            // dominance rule of plain chains applies.
+            if !plg {
+                let with_plg = ChainKey { plg: true, ..key };
+                let found = self.chains.get(&with_plg).and_then(|v| {
+                    v.iter()
+                        .rev()
+                        .find(|(b, _, _)| here.is_some_and(|h| doms.dominates(*b, h)))
+                });
+                if let Some(&(_, r, _)) = found {
+                    self.stats.chains_shared += 1;
+                    return Ok((r, None));
+                }
+            }
         }
         let base = match mode.base {
             Base::None if sp_base => ChainBase::Sp,
