@@ -121,7 +121,9 @@ fn address_arithmetic_against_ptxas_on_the_corpus() {
     let json = String::from_utf8(o.stdout).unwrap();
     let kernels = json.matches("\"kernel\": ").count();
     let totals = &json[json.find("\"totals\"").expect("totals")..];
-    let subset = &json[json.find("\"address_only\": {").expect("address_only totals")..];
+    let subset = &json[json
+        .find("\"address_only\": {")
+        .expect("address_only totals")..];
     let field_in = |part: &str, side: &str, name: &str| -> u64 {
         let s = &part[part.find(&format!("\"{side}\"")).unwrap()..];
         let s = &s[s.find(&format!("\"{name}\": ")).unwrap() + name.len() + 4..];
