@@ -299,7 +299,7 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
         // Spill slots go after the module's `.local` data, both addressed from R1.
         spill_base: local_data,
     };
-    let (shared, const_data) = module_memory(&module);
+    let const_data = module_constants(&module);
 
     let mut out = Output {
         cubin: Vec::new(),
@@ -415,7 +415,10 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
         let mut k = KernelSpec::new(name, laid.code.clone(), alloc.num_regs);
         k.visible = visible;
         k.params = params;
-        k.shared = shared;
+        let shared = module.shared_layout(f);
+        k.shared = shared
+            .section
+            .then_some((u64::from(shared.size), u64::from(shared.align)));
         k.frame_size = frame;
         k.min_stack_size = frame;
         k.max_reg_count = max_regs as u16;
@@ -447,7 +450,7 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
             spill_store_bytes: spill_bytes(&laid, Form::STL, local_data),
             spill_load_bytes: spill_bytes(&laid, Form::LDL, local_data),
             cmem0: 0x140 + k.param_bytes(),
-            smem: shared.map_or(0, |s| s.0),
+            smem: u64::from(shared.size),
             fold: {
                 fold.sass = lower::stats::count_sass(laid.placed.iter().map(|p| &p.inst));
                 fold
@@ -622,10 +625,9 @@ fn ptx_target(ast: &ast::Module) -> Option<u32> {
         .find_map(|t| t.strip_prefix("sm_").and_then(|n| n.parse().ok()))
 }
 
-/// Shared memory (size, alignment) and `.const` data, laid out per space in declaration order
-/// at each variable's alignment, as `lower` assigns their offsets.
-fn module_memory(module: &ir::Module) -> (Option<(u64, u64)>, Option<DataSpec>) {
-    let mut shared: Option<(u64, u64)> = None;
+/// The `.const` data, laid out in declaration order at each variable's alignment, as `lower`
+/// assigns their offsets. (Shared memory is per kernel: `ir::Module::shared_layout`.)
+fn module_constants(module: &ir::Module) -> Option<DataSpec> {
     let mut cdata = DataSpec {
         size: 0,
         align: 4,
@@ -635,28 +637,20 @@ fn module_memory(module: &ir::Module) -> (Option<(u64, u64)>, Option<DataSpec>) 
     let mut any_const = false;
     for (_, v) in module.vars_in_layout_order() {
         let align = u64::from(v.align.max(1));
-        match v.space {
-            ir::Space::Shared => {
-                let (size, al) = shared.unwrap_or((0, 16));
-                let off = size.next_multiple_of(align);
-                shared = Some((off + u64::from(v.size), al.max(align)));
+        if let ir::Space::Const | ir::Space::Param | ir::Space::Generic = v.space {
+            any_const = true;
+            let off = cdata.size.next_multiple_of(align);
+            cdata.size = off + u64::from(v.size);
+            cdata.align = cdata.align.max(align);
+            cdata.init.resize(cdata.size as usize, 0);
+            if let Some(init) = &v.init {
+                let end = (off as usize + init.len()).min(cdata.size as usize);
+                cdata.init[off as usize..end].copy_from_slice(&init[..end - off as usize]);
             }
-            ir::Space::Const | ir::Space::Param | ir::Space::Generic => {
-                any_const = true;
-                let off = cdata.size.next_multiple_of(align);
-                cdata.size = off + u64::from(v.size);
-                cdata.align = cdata.align.max(align);
-                cdata.init.resize(cdata.size as usize, 0);
-                if let Some(init) = &v.init {
-                    let end = (off as usize + init.len()).min(cdata.size as usize);
-                    cdata.init[off as usize..end].copy_from_slice(&init[..end - off as usize]);
-                }
-                cdata.symbols.push((v.name.clone(), off, u64::from(v.size)));
-            }
-            _ => {}
+            cdata.symbols.push((v.name.clone(), off, u64::from(v.size)));
         }
     }
-    (shared, any_const.then_some(cdata))
+    any_const.then_some(cdata)
 }
 
 /// `R_CUDA_ABS32_LO_20` / `R_CUDA_ABS32_HI_20`: the low / high word of a symbol's address into

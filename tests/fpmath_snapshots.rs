@@ -60,5 +60,7 @@ snap!(
     div_rp,
     rcp_rz_ftz,
     div_rn_f64,
-    sqrt_rn_f64
+    sqrt_rn_f64,
+    sqrt_rz,
+    sqrt_rp_ftz
 );

@@ -7,6 +7,8 @@
 //! ±2 ulps (the sequence must not depend on an exact reciprocal). The same for `.f64`
 //! div, rcp and sqrt (reference: the host's `/` and `sqrt` for `rn`, the exact residual's
 //! sign for the directed modes).
+//! `sqrt.{rn,rz,rm,rp}{.ftz}.f32` likewise (reference: the host's f64 root, rounded to f32,
+//! and the sign of s² - x in f64).
 //! Also: the hazard checker
 //! is silent, and nvdisasm prints every word as our printer does.
 
@@ -244,6 +246,36 @@ fn reference(op: &str, a: u32, b: u32) -> u32 {
     }
 }
 
+/// The correctly rounded `sqrt.<rnd>{.ftz}.f32` of `x` from the host: the f64 root of an f32
+/// rounded to f32 is the rn result (53 >= 2·24 + 2 bits: no double rounding), and whether it
+/// lies above or below the exact root is the sign of s² - x, exact in f64 (s² has 48 bits).
+fn sqrt_reference(op: &str, x: u32) -> u32 {
+    let ftz = op.contains(".ftz");
+    let x = if ftz && x & 0x7f80_0000 == 0 {
+        x & 0x8000_0000
+    } else {
+        x
+    };
+    let xf = f64::from(f32::from_bits(x));
+    let r = xf.sqrt();
+    if r.is_nan() {
+        return 0x7fff_ffff;
+    }
+    if xf == 0.0 || r.is_infinite() {
+        return x;
+    }
+    let s = r as f32;
+    let sq = f64::from(s) * f64::from(s);
+    let bits = s.to_bits();
+    if (op.contains(".rz") || op.contains(".rm")) && sq > xf {
+        bits - 1
+    } else if op.contains(".rp") && sq < xf {
+        bits + 1
+    } else {
+        bits
+    }
+}
+
 /// Compile `op`, check its code's hazards, run sim (MUFU moved by `ulps`) and eval on
 /// `pairs`; assert sim == eval == reference.
 fn check(op: &str, pairs: &[(u32, u32)], ulps: i32) {
@@ -259,7 +291,12 @@ fn check(op: &str, pairs: &[(u32, u32)], ulps: i32) {
     let (insts, ctrl, targets) = decode_text(&code).expect("our code decodes");
     let errs = check_hazards(&insts, &ctrl, &targets);
     assert!(errs.is_empty(), "{op}: {errs:#?}\n{}", out.sass);
-    assert!(out.sass.contains("MUFU.RCP"), "{op}:\n{}", out.sass);
+    let unit = if op.starts_with("sqrt") {
+        "MUFU.RSQ"
+    } else {
+        "MUFU.RCP"
+    };
+    assert!(out.sass.contains(unit), "{op}:\n{}", out.sass);
 
     let mut launch = Launch::new([n as u32 / BLOCK, 1, 1], [BLOCK, 1, 1]);
     launch.params = [A, B, OUT].iter().flat_map(|x| x.to_le_bytes()).collect();
@@ -291,7 +328,11 @@ fn check(op: &str, pairs: &[(u32, u32)], ulps: i32) {
     let mut bad = Vec::new();
     for k in 0..n {
         let x = if rcp { 0x3f80_0000 } else { a[k] };
-        let host = reference(op, x, b[k]);
+        let host = if op.starts_with("sqrt") {
+            sqrt_reference(op, b[k])
+        } else {
+            reference(op, x, b[k])
+        };
         assert!(
             same(want[k], host),
             "eval {op}({:#x}, {:#x}) = {:#x}, host says {host:#x}",
@@ -324,12 +365,42 @@ fn div_and_rcp_are_correctly_rounded_with_perturbed_mufu() {
     }
 }
 
+/// `sqrt.<rnd>{.ftz}.f32` on the division inputs' second operands, plus squares of random
+/// f32s (exact roots) and their neighbours, and subnormals.
+#[test]
+fn f32_sqrt_is_correctly_rounded_in_every_mode_with_perturbed_mufu() {
+    let mut pairs = inputs();
+    let mut rng = Rng(0x5eed_5a2e);
+    for _ in 0..3000 {
+        // A 12-bit significand squares exactly to an f32; exponents 2^-57..2^62 keep the
+        // square normal and finite.
+        let e = 70 + rng.next() % 120;
+        let s = f32::from_bits((e << 23) | (rng.next() & 0x007f_f000));
+        let sq = f(s * s);
+        for x in [sq - 1, sq, sq + 1] {
+            pairs.push((0, x));
+        }
+        pairs.push((0, rng.next() & 0x807f_ffff));
+    }
+    for r in ["rn", "rz", "rm", "rp"] {
+        for ftz in ["", ".ftz"] {
+            let op = format!("sqrt.{r}{ftz}.f32");
+            for ulps in [0, 2, -2] {
+                check(&op, &pairs, ulps);
+            }
+        }
+    }
+}
+
 #[test]
 fn nvdisasm_agrees_with_our_printer() {
     let Some(oracle) = Oracle::for_test("lower_fdiv") else {
         return;
     };
-    for op in ops() {
+    let sqrt = ["rn", "rz", "rm", "rp"]
+        .iter()
+        .flat_map(|r| ["", ".ftz"].map(|ftz| format!("sqrt.{r}{ftz}.f32")));
+    for op in ops().into_iter().chain(sqrt) {
         let out = compile(&kernel(&op), &opts()).unwrap();
         let sass = oracle
             .cuobjdump(&out.cubin, "-sass")

@@ -61,7 +61,7 @@ fn global_accesses_share_one_chain() {
 #[test]
 fn shared_access_uses_a_32bit_lea() {
     let mut m = Module::new();
-    let _pad = m.add_var(VarData {
+    let pad = m.add_var(VarData {
         name: "pad".into(),
         space: Space::Shared,
         size: 16,
@@ -79,6 +79,9 @@ fn shared_access_uses_a_32bit_lea() {
     let mut b = FunctionBuilder::new(&mut f);
     let blk = b.create_block();
     b.switch_to_block(blk);
+    // The kernel names `pad` (its address is unused), so `pad` has storage and `smem`
+    // sits at 0x10 (a kernel gets only the shared variables it names).
+    b.symbol_addr(Type::I32, pad);
     let tid = b.special_reg(SpecialReg::Tid(Dim::X));
     let base = b.symbol_addr(Type::I32, smem);
     let two = b.iconst(Type::I32, 2);

@@ -46,6 +46,14 @@ fn lds(d: u64, a: u64) -> Inst {
         .with(Field::Ra, a)
         .with(Field::Size, 4)
 }
+/// `inst` with the displacement `off` (and, for `Some(size)`, that size field).
+fn at(inst: Inst, off: u64, size: Option<u64>) -> Inst {
+    let i = inst.with(Field::Off, off);
+    match size {
+        Some(s) => i.with(Field::Size, s),
+        None => i,
+    }
+}
 fn s2r(d: u64, sr: u64) -> Inst {
     Inst::new(Form::S2R).with(Field::Rd, d).with(Field::Sr, sr)
 }
@@ -149,6 +157,54 @@ fn list_scheduling_order_rules() {
             vec![iadd(1, 1, 1), sts(10, 11), lds(2, 4), iadd(3, 2, 2), exit()],
             sts(10, 11),
             lds(2, 4),
+        ),
+        (
+            "a shared load passes a shared store off the same base, other bytes",
+            vec![
+                iadd(1, 1, 1),
+                sts(10, 11),
+                at(lds(2, 10), 4, None),
+                iadd(3, 2, 2),
+                exit(),
+            ],
+            at(lds(2, 10), 4, None),
+            sts(10, 11),
+        ),
+        (
+            "a global load passes a global store off the same base, other bytes",
+            vec![
+                iadd(1, 1, 1),
+                at(stg(10, 11), 8, None),
+                ldg(2, 10),
+                iadd(3, 2, 2),
+                exit(),
+            ],
+            ldg(2, 10),
+            at(stg(10, 11), 8, None),
+        ),
+        (
+            "a shared load does not pass an overlapping shared store (STS.64 at 0, LDS at 4)",
+            vec![
+                iadd(1, 1, 1),
+                at(sts(10, 12), 0, Some(5)),
+                at(lds(2, 10), 4, None),
+                iadd(3, 2, 2),
+                exit(),
+            ],
+            at(sts(10, 12), 0, Some(5)),
+            at(lds(2, 10), 4, None),
+        ),
+        (
+            "a load does not pass a store off another base",
+            vec![
+                iadd(1, 1, 1),
+                sts(10, 11),
+                at(lds(2, 12), 4, None),
+                iadd(3, 2, 2),
+                exit(),
+            ],
+            sts(10, 11),
+            at(lds(2, 12), 4, None),
         ),
         (
             "a clock read is a fence",

@@ -379,13 +379,15 @@ fn sides(cubin_bytes: &[u8], log: &str) -> Result<Vec<(String, Side)>, String> {
     Ok(v)
 }
 
-/// (stack frame bytes, smem bytes) of `kernel` in a ptxas `-v` log.
+/// (stack frame bytes, smem bytes) of `kernel` in a ptxas `-v` log: the lines after
+/// `Compiling entry function 'kernel'` up to its `Used ...` line (the `Function properties`
+/// line between them is missing when ptxas disables the ABI).
 pub fn parse_v(log: &str, kernel: &str) -> (u32, u64) {
     let mut lines = log.lines();
-    let header = format!("Function properties for {kernel}");
+    let header = format!("Compiling entry function '{kernel}' for");
     let (mut frame, mut smem) = (0, 0);
     while let Some(l) = lines.next() {
-        if !l.ends_with(&header) {
+        if !l.contains(&header) {
             continue;
         }
         for l in lines.by_ref() {
@@ -639,7 +641,11 @@ mod tests {
             ptxas info    : Compiling entry function 'b' for 'sm_50'\n\
             ptxas info    : Function properties for b\n    \
             0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n\
-            ptxas info    : Used 4 registers, 328 bytes cmem[0]\n";
+            ptxas info    : Used 4 registers, 328 bytes cmem[0]\n\
+            ptxas warning : Use of module scoped .local or .reg variable '%ra<' found, disabling ABI\n\
+            ptxas info    : Compiling entry function 'noabi' for 'sm_50'\n\
+            ptxas info    : Used 26 registers, 2048 bytes smem, 340 bytes cmem[0]\n";
+        assert_eq!(parse_v(log, "noabi"), (0, 2048));
         assert_eq!(parse_v(log, "a"), (24, 64));
         assert_eq!(parse_v(log, "b"), (0, 0));
         assert_eq!(parse_v(log, "c"), (0, 0));

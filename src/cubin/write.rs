@@ -253,7 +253,7 @@ fn rel_action_table() -> Vec<u8> {
 /// A string table that hands out each name's offset once (ptxas shares repeated names).
 struct StrTab {
     bytes: Vec<u8>,
-    index: std::collections::HashMap<String, u32>,
+    index: rustc_hash::FxHashMap<String, u32>,
 }
 
 impl StrTab {
@@ -423,7 +423,7 @@ pub fn write(spec: &CubinSpec) -> Vec<u8> {
             })
         })
         .collect();
-    let mut data_idx: std::collections::HashMap<&str, usize> = Default::default();
+    let mut data_idx: rustc_hash::FxHashMap<&str, usize> = Default::default();
     if let Some((n, d, t, f)) = data_secs.first().filter(|s| s.0 == ".nv.constant3") {
         data_idx.insert(n, push(data_section(n, d, *t, *f)));
     }

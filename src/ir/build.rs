@@ -83,7 +83,7 @@ mod divide;
 mod float;
 mod warp;
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::sync::Arc;
 
 mod calls;
@@ -138,9 +138,13 @@ pub fn build_partial(module: &ast::Module, file: &Arc<SourceFile>) -> Partial {
             addr32: module.address_size() != 64,
             ..Module::new()
         },
-        globals: HashMap::new(),
+        globals: HashMap::default(),
         errors: Vec::new(),
+        func_order: HashMap::default(),
     };
+    for (i, f) in (0u32..).zip(module.functions()) {
+        m.func_order.entry(f.name.text.clone()).or_insert(i);
+    }
     // Sized variables first, unsized extern shared arrays last (see the essay).
     let decls: Vec<&ast::VarDecl> = module
         .items
@@ -190,7 +194,7 @@ pub fn build_partial(module: &ast::Module, file: &Arc<SourceFile>) -> Partial {
             }
         };
         // A callee inlined twice reports its problems once.
-        let mut seen = HashSet::new();
+        let mut seen = HashSet::default();
         let mut k = before;
         while k < m.errors.len() {
             let e = &m.errors[k];
@@ -245,6 +249,8 @@ struct ModuleBuilder<'f> {
     ir: Module,
     globals: HashMap<String, Sym>,
     errors: Vec<Diagnostic>,
+    /// Each function's name and the index of its first declaration (for [`VarScope`]).
+    func_order: HashMap<String, u32>,
 }
 
 fn ir_space(s: StateSpace) -> Option<Space> {
@@ -519,6 +525,8 @@ struct Plan {
 struct FnBuilder<'m, 'f> {
     m: &'m mut ModuleBuilder<'f>,
     kernel: String,
+    /// Where the kernel's own variables go in the shared layout (by its `.visible`).
+    own_scope: super::VarScope,
     func: Function,
     cur: Block,
     entry: Block,
@@ -582,6 +590,11 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         let mut b = FnBuilder {
             m,
             kernel: f.name.text.clone(),
+            own_scope: if f.linkage.contains(&ast::Linkage::Visible) {
+                super::VarScope::Kernel
+            } else {
+                super::VarScope::HiddenKernel
+            },
             func,
             cur: Block::new(0),
             entry: Block::new(0),
@@ -596,11 +609,11 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             expected: SecondaryMap::new(),
             sealed: SecondaryMap::new(),
             incomplete: SecondaryMap::new(),
-            param_var: HashMap::new(),
-            incoming: HashMap::new(),
+            param_var: HashMap::default(),
+            incoming: HashMap::default(),
             pending: Vec::new(),
-            undef: HashMap::new(),
-            undef_insts: HashSet::new(),
+            undef: HashMap::default(),
+            undef_insts: HashSet::default(),
             guard: None,
             err_start: 0,
             frames: Vec::new(),
@@ -665,9 +678,9 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
 
     fn plan(&mut self, items: &[Item<'_>]) -> Plan {
         let mut plan = Plan {
-            starts: HashMap::new(),
-            labels: HashMap::new(),
-            fall: HashMap::new(),
+            starts: HashMap::default(),
+            labels: HashMap::default(),
+            fall: HashMap::default(),
         };
         let mut cur = self.entry;
         let mut state = Flow::Straight;
@@ -676,7 +689,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         // The inlined frame each item belongs to (labels are per frame).
         let mut frames: Vec<usize> = vec![0];
         // Frames with a `ret` that branches to their return point.
-        let mut returning: HashSet<usize> = HashSet::new();
+        let mut returning: HashSet<usize> = HashSet::default();
         for (i, item) in items.iter().enumerate() {
             if calls::final_ret(items, i) {
                 // A callee's last `ret` falls through to its return point: no block needed.
@@ -888,6 +901,9 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                     ir_name = format!("{}.{}.{n}", self.kernel, d.name.text);
                 }
                 if let Some(sym) = self.m.declare_var(v, d, &ir_name) {
+                    if let Sym::Var { gv, .. } = sym {
+                        self.m.ir.var_scopes[gv] = self.frame_scope();
+                    }
                     if let Some(s) = self.scopes.last_mut() {
                         s.syms.insert(d.name.text.clone(), sym);
                     }
@@ -906,7 +922,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                             count,
                             ty,
                             width,
-                            made: HashMap::new(),
+                            made: HashMap::default(),
                         },
                     );
                 }
@@ -1022,7 +1038,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
 
     fn read_var(&mut self, var: VarId, block: Block) -> Value {
         let mut chain = Vec::new();
-        let mut seen = HashSet::new();
+        let mut seen = HashSet::default();
         let mut b = block;
         let result = loop {
             if let Some(&v) = self.defs[b].get(&var) {
@@ -1075,7 +1091,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             };
             let mut preds = self.preds[b].clone();
             preds.dedup();
-            let mut seen = HashSet::new();
+            let mut seen = HashSet::default();
             for pred in preds {
                 if !seen.insert(pred) {
                     continue;
@@ -1106,7 +1122,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         for &t in targets {
             self.preds[t].push(cur);
         }
-        let mut done = HashSet::new();
+        let mut done = HashSet::default();
         for &t in targets {
             if done.insert(t) && !self.sealed[t] && self.preds[t].len() as u32 >= self.expected[t] {
                 self.seal(t);
@@ -1129,7 +1145,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
     fn finish(self, span: Span) -> Option<Function> {
         let func = &self.func;
         // Reachability over the emitted terminators.
-        let mut reachable: HashSet<Block> = HashSet::new();
+        let mut reachable: HashSet<Block> = HashSet::default();
         let mut stack = vec![self.entry];
         while let Some(b) = stack.pop() {
             if !reachable.insert(b) {
@@ -1142,14 +1158,14 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             }
         }
         // Trivial parameter removal over reachable predecessors.
-        let mut alias: HashMap<Value, Value> = HashMap::new();
+        let mut alias: HashMap<Value, Value> = HashMap::default();
         fn resolve(alias: &HashMap<Value, Value>, mut v: Value) -> Value {
             while let Some(&a) = alias.get(&v) {
                 v = a;
             }
             v
         }
-        let mut removed: HashSet<Value> = HashSet::new();
+        let mut removed: HashSet<Value> = HashSet::default();
         loop {
             let mut changed = false;
             for &b in &self.order {
@@ -1243,7 +1259,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                 .collect()
         };
         // Which undef constants are used (after aliasing)?
-        let mut used: HashSet<Value> = HashSet::new();
+        let mut used: HashSet<Value> = HashSet::default();
         for &b in order {
             for &i in &old.blocks[b].insts {
                 // The undef constants' own operands do not keep them alive.
@@ -1276,14 +1292,14 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         };
         let mut f = Function::new(&old.name);
         f.params = old.params.clone();
-        let mut bmap: HashMap<Block, Block> = HashMap::new();
+        let mut bmap: HashMap<Block, Block> = HashMap::default();
         for &b in order {
             let nb = f.blocks.push(Default::default());
             f.layout.push(nb);
             bmap.insert(b, nb);
         }
         // Number every value first: a use may come before its definition in layout order.
-        let mut vmap: HashMap<Value, Value> = HashMap::new();
+        let mut vmap: HashMap<Value, Value> = HashMap::default();
         let mut next_inst = 0usize;
         for &b in order {
             let nb = bmap[&b];
@@ -2425,17 +2441,29 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
     /// `isspacep.{shared,local,global} p, a`: `a`'s top 40 bits against those of the
     /// space's window base (taken as `cvta` of offset 0: the 16 MB window of the generic
     /// model; the local one is `cvta` of offset 0 plus the stack pointer, hence the mask),
-    /// as ptxas does; global is "neither shared nor local". `.const` has no generic window
-    /// in the lowering (no `cvta.const`), so `isspacep.const` is a diagnostic.
+    /// as ptxas does; global is "neither shared nor local". `isspacep.const` is false: sm_5x
+    /// has no generic window onto constant memory, and ptxas 11.8's sequence for it
+    /// (`IADD RZ.CC, lo, -c[0x0][0xd0]`, then `ISETP.GE.U32.X` of the high word against
+    /// `c[0x0][0xd4]` ANDed with its own negation) is false for every address.
+    /// `isspacep.param` needs sm_70 (ptxas refuses it for sm_5x): a diagnostic.
     fn isspacep(&mut self, ins: &Instruction) -> Option<()> {
-        let space = match ins.space().and_then(ir_space) {
-            Some(s @ (Space::Global | Space::Shared | Space::Local)) => s,
-            _ => return self.unsupported(
-                ins,
-                "isspacep of this space (leafold has generic windows for .shared and .local only)",
-            ),
-        };
+        let space =
+            match ins.space().and_then(ir_space) {
+                Some(s @ (Space::Global | Space::Shared | Space::Local | Space::Const)) => s,
+                Some(Space::Param) => return self.unsupported(
+                    ins,
+                    "isspacep.param requires sm_70 or later (sm_5x has no generic .param window)",
+                ),
+                _ => return self.unsupported(ins, "isspacep of this state space"),
+            };
         let ops = self.ops(ins, 2)?;
+        if space == Space::Const {
+            // The operand is still read (and checked); the answer does not depend on it.
+            self.read(&ops[1], Type::I64, None)?;
+            let f = self.pred_const(false);
+            let dst = self.dest1(&ops[0])?;
+            return self.write(dst, f, false, ops[0].span());
+        }
         let a = self.read(&ops[1], Type::I64, None)?;
         let mask = self.iconst(Type::I64, !0xff_ffff);
         let top = self.ins().binary(BinaryOp::And, a, mask);

@@ -80,11 +80,10 @@
 //!   synchronous code that leans on lockstep execution without barriers counts as racy, as
 //!   PTX says. Global memory is not checked (the CTAs of a launch are not ordered at all, and
 //!   a per-byte shadow of every buffer costs more than it finds).
-//! * **Shared access outside the kernel's variables.** The shared layout holds every
-//!   `.shared` variable of the module, but a kernel may only touch the variables it names
-//!   (and the dynamic part): an access elsewhere ran off an array into a neighbour, which
-//!   PTX leaves undefined (ptxas, allocating only the variables a kernel uses, faults or
-//!   reads something else there).
+//! * **Shared access outside the kernel's variables.** The shared layout holds only the
+//!   `.shared` variables the kernel names (and the dynamic part), as ptxas allocates them
+//!   (`Module::shared_layout`): an access in the padding between them or past their end ran
+//!   off an array, which PTX leaves undefined (the hardware faults or reads a neighbour).
 //! * **`%clock`/`%clock64`.** Their values depend on timing no model knows, so a kernel that
 //!   reads one cannot be compared; the read is the error.
 
@@ -297,7 +296,7 @@ pub fn run_function(func: &Function, launch: &Launch) -> Result<RunOutput, EvalE
 pub fn run_in(module: &Module, func: &Function, launch: &Launch) -> Result<RunOutput, EvalError> {
     verify_in_module(module, func).map_err(EvalError::Invalid)?;
     check_launch(func, launch)?;
-    let layout = VarLayout::new(module);
+    let layout = VarLayout::new(module, func);
     let mut mem = Memory::new(module, &layout, launch)?;
     let shared_vars = shared_ranges(module, func, &layout, mem.shared_init.len() as u64);
 
@@ -370,25 +369,37 @@ struct VarLayout {
     global_base: u64,
     global_size: u64,
     shared_size: u64,
+    /// Whether each variable is a `.shared` one the kernel names (has storage).
+    shared_named: Vec<bool>,
     local_size: u64,
     const_size: u64,
 }
 
 impl VarLayout {
-    fn new(module: &Module) -> VarLayout {
+    fn new(module: &Module, func: &Function) -> VarLayout {
+        let shared = module.shared_layout(func);
         let mut l = VarLayout {
             offsets: vec![0; module.vars.len()],
             addrs: vec![0; module.vars.len()],
             global_base: module_global_base(module),
             global_size: 0,
             shared_size: 0,
+            shared_named: vec![false; module.vars.len()],
             local_size: 0,
             const_size: 0,
         };
+        l.shared_size = u64::from(shared.size);
         for (gv, v) in module.vars_in_layout_order() {
             let size = match v.space {
+                Space::Shared => {
+                    // The kernel's own layout; a variable it does not name has no storage.
+                    let off = shared.offsets.get(&gv).map_or(0, |&o| u64::from(o));
+                    l.shared_named[gv.index()] = shared.offsets.contains_key(&gv);
+                    l.offsets[gv.index()] = off;
+                    l.addrs[gv.index()] = off;
+                    continue;
+                }
                 Space::Global => &mut l.global_size,
-                Space::Shared => &mut l.shared_size,
                 Space::Local => &mut l.local_size,
                 // Param and generic variables have no storage of their own; give them const
                 // storage so that an address still resolves somewhere read-only.
@@ -464,6 +475,7 @@ impl Memory {
             let n = init.len().min(v.size as usize);
             let dst = match v.space {
                 Space::Global => &mut m.module_global,
+                Space::Shared if !layout.shared_named[i] => continue,
                 Space::Shared => &mut m.shared_init,
                 Space::Local => &mut m.local_init,
                 Space::Const | Space::Param | Space::Generic => &mut m.constant,
@@ -485,10 +497,10 @@ struct Ctx<'a> {
 }
 
 /// The byte ranges of the `.shared` variables `func` names, and the dynamic part (the
-/// `extern .shared` array) when the launch has one. The module's other variables are laid
-/// out too (the layout is the module's), but a kernel that reaches them through a pointer
-/// into one of its own has run off that array: undefined in PTX, and ptxas, which allocates
-/// only the variables a kernel uses, gives such an access another meaning or a fault.
+/// `extern .shared` array) when the launch has one. Only these variables have storage
+/// ([`Module::shared_layout`], as ptxas allocates them); a kernel that reaches the padding
+/// between them through a pointer into one of its arrays has run off that array: undefined
+/// in PTX.
 fn shared_ranges(
     module: &Module,
     func: &Function,
@@ -1171,6 +1183,22 @@ fn read(inst: Inst, space: Space, bytes: &[u8], addr: u64, size: u32) -> Result<
         .fold(0u64, |acc, &b| (acc << 8) | u64::from(b)))
 }
 
+/// A shared access past the kernel's `len` bytes of shared memory (but inside the window)
+/// is an array overrun: undefined, like an access between the kernel's variables (see the
+/// essay), not a fault.
+fn within_shared(inst: Inst, addr: u64, size: u32, len: usize) -> Result<(), EvalError> {
+    if addr.saturating_add(u64::from(size)) > len as u64 && addr < WINDOW_SIZE {
+        return Err(EvalError::Undefined {
+            inst,
+            why: format!(
+                "{size}-byte shared access at 0x{addr:x} lies outside every .shared variable \
+                 the kernel uses (past its {len} bytes of shared memory)"
+            ),
+        });
+    }
+    Ok(())
+}
+
 fn range_in(
     inst: Inst,
     space: Space,
@@ -1200,7 +1228,10 @@ impl ThreadMem<'_> {
         size: u32,
     ) -> Result<(&mut [u8], std::ops::Range<usize>), EvalError> {
         let bytes: &mut [u8] = match space {
-            Space::Shared => self.shared,
+            Space::Shared => {
+                within_shared(inst, addr, size, self.shared.len())?;
+                self.shared
+            }
             Space::Local => self.local,
             Space::Const => &mut self.mem.constant,
             // Param bytes are only read through `read` below; stores to param are rejected by
@@ -1263,6 +1294,7 @@ impl ThreadMem<'_> {
             return Ok(());
         }
         let len = self.shared.len();
+        within_shared(inst, addr, size, len)?;
         let r = range_in(inst, space, len, addr, size)?;
         self.races.note(inst, len, r, thread, kind)
     }

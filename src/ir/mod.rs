@@ -143,6 +143,7 @@ pub use warp::{ShflMode, VoteMode};
 
 use cranelift_entity::{entity_impl, PrimaryMap, SecondaryMap};
 use smallvec::SmallVec;
+use std::collections::HashMap;
 
 /// An SSA value: an instruction result or a block parameter.
 #[derive(Copy, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -797,10 +798,48 @@ pub struct VarData {
     pub init: Option<Vec<u8>>,
 }
 
+/// Where a variable was declared. ptxas lays out a kernel's `.shared` variables in this
+/// order: a `.visible` kernel's own, then the module's, then those of the `.func`s it inlines
+/// (by the position of each function's first declaration in the file), then a non-visible
+/// kernel's own; declaration order within each. The derived `Ord` is that order.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum VarScope {
+    /// Declared in the body of a `.visible` kernel.
+    Kernel,
+    /// Declared at module scope.
+    #[default]
+    Module,
+    /// Declared in the body of an inlined `.func`: the index of the function's first
+    /// declaration among the module's functions.
+    Callee(u32),
+    /// Declared in the body of a kernel that is not `.visible`.
+    HiddenKernel,
+}
+
+/// One kernel's static shared memory, as ptxas allocates it: only the `.shared` variables the
+/// kernel names (its inlined callees' included), in [`VarScope`] order, each at its
+/// alignment; the dynamic (`extern`, unsized) arrays start at `size`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SharedLayout {
+    /// The byte offset of every `.shared` variable the kernel names, dynamic ones included.
+    pub offsets: HashMap<GlobalVar, u32>,
+    /// The size of the static part: the end of the last variable, rounded up to 16 (to the
+    /// dynamic arrays' alignment) when the module declares a dynamic array.
+    pub size: u32,
+    /// The section's alignment: the largest variable alignment, at least 16 when the module
+    /// declares a dynamic array.
+    pub align: u32,
+    /// Whether the kernel gets a `.nv.shared.<kernel>` section at all: it names a variable,
+    /// or the module declares a dynamic array (then every kernel gets one, perhaps empty).
+    pub section: bool,
+}
+
 /// A PTX module: variables and kernels.
 #[derive(Clone, Debug, Default)]
 pub struct Module {
     pub vars: PrimaryMap<GlobalVar, VarData>,
+    /// Where each variable was declared ([`VarScope::Module`] unless `build` says otherwise).
+    pub var_scopes: SecondaryMap<GlobalVar, VarScope>,
     pub functions: Vec<Function>,
     /// `.address_size 32` (or none given): addresses, `.global` variables' included, are 32
     /// bits, so [`eval`] places the module's `.global` variables below 4 GB.
@@ -815,8 +854,8 @@ impl Module {
     /// The variables in layout order: declaration order, except that unsized `.shared`
     /// arrays (the dynamic shared memory, aligned to 16 by `build`) come after every other
     /// variable, so that they start past all static shared data, kernel-scope variables
-    /// declared after them included. `eval`, `lower` and the driver all lay out memory in
-    /// this order.
+    /// declared after them included. `eval`, `lower` and the driver lay out `.const` and
+    /// `.local` memory in this order; `.shared` memory is per kernel ([`Module::shared_layout`]).
     pub fn vars_in_layout_order(&self) -> impl Iterator<Item = (GlobalVar, &VarData)> {
         let dynamic = |v: &VarData| v.space == Space::Shared && v.size == 0;
         let sized = self.vars.iter().filter(move |(_, v)| !dynamic(v));
@@ -825,5 +864,60 @@ impl Module {
 
     pub fn add_var(&mut self, var: VarData) -> GlobalVar {
         self.vars.push(var)
+    }
+
+    /// The `.shared` memory of kernel `f` (see [`SharedLayout`]); `eval`, `lower` and the
+    /// driver all use it, so the code, the cubin's `.nv.shared.<kernel>` section and the
+    /// reference interpreter agree.
+    pub fn shared_layout(&self, f: &Function) -> SharedLayout {
+        let is_dynamic = |v: &VarData| v.size == 0;
+        let mut named: Vec<GlobalVar> = f
+            .insts
+            .values()
+            .filter_map(|n| match n.data {
+                InstData::SymbolAddr { var, .. } => Some(var),
+                _ => None,
+            })
+            .filter(|&gv| self.vars.get(gv).is_some_and(|v| v.space == Space::Shared))
+            .collect();
+        named.sort_by_key(|&gv| (self.var_scopes[gv], gv));
+        named.dedup();
+        let any_dynamic = self
+            .vars
+            .values()
+            .any(|v| v.space == Space::Shared && is_dynamic(v));
+        let mut l = SharedLayout {
+            align: 1,
+            section: any_dynamic || !named.is_empty(),
+            ..SharedLayout::default()
+        };
+        let mut end = 0u32;
+        for &gv in &named {
+            let v = &self.vars[gv];
+            if is_dynamic(v) {
+                continue;
+            }
+            let align = v.align.max(1);
+            let off = end.next_multiple_of(align);
+            l.offsets.insert(gv, off);
+            end = off.saturating_add(v.size);
+            l.align = l.align.max(align);
+        }
+        if any_dynamic {
+            let dyn_align = self
+                .vars
+                .values()
+                .filter(|v| v.space == Space::Shared && is_dynamic(v))
+                .fold(16, |a, v| a.max(v.align));
+            l.align = l.align.max(dyn_align);
+            end = end.next_multiple_of(dyn_align);
+        }
+        l.size = end;
+        for &gv in &named {
+            if is_dynamic(&self.vars[gv]) {
+                l.offsets.insert(gv, end);
+            }
+        }
+        l
     }
 }

@@ -17,7 +17,7 @@
 //! same choice). A use in a reachable block of a value defined in an unreachable one is still
 //! an error, because that definition never dominates anything.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use cranelift_entity::SecondaryMap;
 
@@ -144,8 +144,8 @@ impl Verifier<'_> {
             return;
         };
         // Layout sanity first: the other checks index blocks and instructions through it.
-        let mut seen_blocks = HashMap::new();
-        let mut positions = Positions::new();
+        let mut seen_blocks = HashMap::default();
+        let mut positions = Positions::default();
         for &block in &func.layout {
             if !func.blocks.is_valid(block) {
                 self.errors.push(VerifierError::UnknownBlock { block });

@@ -18,7 +18,7 @@
 //! is lowered. Intermediate values (the carry predicates, `t_k`, the shifted words) are not
 //! replaced: a user outside the chain still gets them from ordinary lowering.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use crate::ir::{BinaryOp, Function, Inst, InstData, IntCC, Type, Value, ValueDef};
 
@@ -49,8 +49,8 @@ struct Finder<'a> {
 
 /// The carry chains of `f`, each with at least two links.
 pub fn find_chains(f: &Function) -> Vec<CarryChain> {
-    let mut users: HashMap<Value, Vec<Inst>> = HashMap::new();
-    let mut pos = HashMap::new();
+    let mut users: HashMap<Value, Vec<Inst>> = HashMap::default();
+    let mut pos = HashMap::default();
     for &b in &f.layout {
         for (k, &i) in f.blocks[b].insts.iter().enumerate() {
             pos.insert(i, k);

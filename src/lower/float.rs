@@ -259,12 +259,11 @@ impl Lowerer<'_> {
                 self.set_loc(v, Loc { vreg: d, offset: 0 });
                 Ok(())
             }
-            FloatOp::Sqrt { fmt, rnd, .. } => {
-                if fmt != FloatFmt::F64 {
-                    return Err(self.unsupported(op.display_name()));
-                }
-                self.lower_dsqrt(v, rnd, args[0])
-            }
+            FloatOp::Sqrt { fmt, rnd, ftz } => match fmt {
+                FloatFmt::F64 => self.lower_dsqrt(v, rnd, args[0]),
+                FloatFmt::F32 => self.lower_fsqrt(v, rnd, ftz, args[0]),
+                _ => Err(self.unsupported(op.display_name())),
+            },
             FloatOp::RoundInt { fmt, rnd, ftz, sat } => {
                 self.no_wide_sat(fmt, sat)?;
                 if fmt == FloatFmt::F16 {

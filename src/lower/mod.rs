@@ -58,8 +58,10 @@
 //! `EXIT`; the prologue (`MOV R1, c[0x0][0x20]`, the frame adjustment `IADD32I R1, R1,
 //! -frame` with frame = [`local_size`] rounded to 16 + [`Allocated::spill_bytes`]) and the
 //! trailing `BRA` self + padding are the emit stage's. `.local` accesses address
-//! `[R1 + offset]` and `.shared`/`.const` variables sit at their declaration-order offsets in
-//! their spaces (`.const` in bank 3), which the cubin writer must lay out the same way.
+//! `[R1 + offset]`, `.const` variables sit at their declaration-order offsets in bank 3 and
+//! `.shared` variables at the kernel's own offsets (`ir::Module::shared_layout`: only the
+//! variables it names, as ptxas allocates them), which the cubin writer must lay out the same
+//! way.
 
 pub mod amode;
 pub mod carry;
@@ -203,10 +205,9 @@ pub fn emit_all(alloc: &Allocated<Sm50Inst>, reconverge: bool) -> Emitted {
     // Pass 1: resolve registers; keep (instruction, branch target block), and each
     // instruction's relocation beside it.
     let mut blocks: Vec<(BlockId, Flat)> = Vec::new();
-    let mut block_relocs: std::collections::HashMap<BlockId, Vec<Option<Reloc>>> =
-        Default::default();
-    let mut block_srclocs: std::collections::HashMap<BlockId, Vec<SrcLoc>> = Default::default();
-    let mut block_notes: std::collections::HashMap<BlockId, Vec<(usize, Box<str>)>> =
+    let mut block_relocs: rustc_hash::FxHashMap<BlockId, Vec<Option<Reloc>>> = Default::default();
+    let mut block_srclocs: rustc_hash::FxHashMap<BlockId, Vec<SrcLoc>> = Default::default();
+    let mut block_notes: rustc_hash::FxHashMap<BlockId, Vec<(usize, Box<str>)>> =
         Default::default();
     let mut divergent = Vec::new();
     for b in &alloc.blocks {
@@ -284,7 +285,7 @@ pub fn emit_all(alloc: &Allocated<Sm50Inst>, reconverge: bool) -> Emitted {
         }
     }
     // Pass 3: block start indices, then targets.
-    let mut start = std::collections::HashMap::new();
+    let mut start = rustc_hash::FxHashMap::default();
     let mut n = 0usize;
     for (id, insts) in &blocks {
         start.insert(*id, n);

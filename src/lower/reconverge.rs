@@ -67,7 +67,7 @@
 //! buried under another token. If that fails (an irreducible CFG, say), the function keeps its
 //! plain branches: serial execution of the sides, which is what it had before.
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use super::Flat;
 use crate::ir::{self, Function, InstData, Space, SpecialReg, Value};
@@ -168,7 +168,7 @@ impl Cfg {
     fn new(mut succs: Vec<Vec<usize>>) -> Cfg {
         let n = succs.len();
         for s in &mut succs {
-            let mut seen = HashSet::new();
+            let mut seen = HashSet::default();
             s.retain(|x| seen.insert(*x));
         }
         let mut preds = vec![Vec::new(); n];
@@ -310,9 +310,9 @@ pub fn uniform_branches(f: &Function) -> HashSet<ir::Inst> {
             }
         }
     }
-    let mut divergent: HashSet<Value> = HashSet::new();
+    let mut divergent: HashSet<Value> = HashSet::default();
     // Divergent branches already accounted for (their regions only grow the set once).
-    let mut done: HashSet<ir::Inst> = HashSet::new();
+    let mut done: HashSet<ir::Inst> = HashSet::default();
     loop {
         let mut changed = false;
         for &b in &f.layout {
@@ -408,7 +408,7 @@ pub(super) fn insert_reconvergence(blocks: &mut [(BlockId, Flat)], divergent: &[
             .collect(),
     );
     // Candidate sites (rules 1 and 2), keyed by (site, target).
-    let mut sites: HashMap<(usize, usize), Vec<bool>> = HashMap::new();
+    let mut sites: HashMap<(usize, usize), Vec<bool>> = HashMap::default();
     for k in 0..blocks.len() {
         if !divergent.get(k).copied().unwrap_or(false) || cfg.succs[k].len() < 2 {
             continue;
@@ -447,7 +447,7 @@ pub(super) fn insert_reconvergence(blocks: &mut [(BlockId, Flat)], divergent: &[
     // The symbolic walk: which edges SYNC, and does every block see one stack.
     let mut state: Vec<Option<Vec<usize>>> = vec![None; blocks.len()];
     state[0] = Some(Vec::new());
-    let mut syncs: HashSet<(usize, usize)> = HashSet::new();
+    let mut syncs: HashSet<(usize, usize)> = HashSet::default();
     for u in rpo(0, &cfg.succs) {
         let Some(mut out) = state[u].clone() else {
             return false;

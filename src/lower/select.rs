@@ -59,7 +59,7 @@ mod fdiv;
 mod mul;
 mod warp;
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 #[path = "float.rs"]
 mod float;
@@ -185,7 +185,7 @@ fn non_address_uses(f: &Function) -> HashSet<Value> {
                 }
         )
     };
-    let mut used = HashSet::new();
+    let mut used = HashSet::default();
     // Direct uses outside addresses and address arithmetic.
     for node in f.insts.values() {
         let skip_first = matches!(
@@ -204,7 +204,7 @@ fn non_address_uses(f: &Function) -> HashSet<Value> {
     // The operands of foldable instructions whose result is used that way, transitively: a
     // worklist over the values newly found used (linear; a pass-until-fixpoint loop was
     // quadratic on long accumulator chains).
-    let mut def: HashMap<Value, &InstData> = HashMap::new();
+    let mut def: HashMap<Value, &InstData> = HashMap::default();
     for node in f.insts.values() {
         if foldable(&node.data) {
             for r in &node.results {
@@ -280,14 +280,16 @@ fn size_code(bytes: u32, signed: bool) -> u64 {
 impl<'a> Lowerer<'a> {
     pub(super) fn new(module: &'a ir::Module, f: &'a Function, opts: &'a LowerOptions) -> Self {
         let non_address_use = non_address_uses(f);
-        // Variables are laid out per space in `vars_in_layout_order` at their alignment,
-        // exactly as `ir::eval` does (its const region also holds param/generic-space
-        // variables).
+        // `.local` and `.const` variables are laid out per space in `vars_in_layout_order`
+        // at their alignment, exactly as `ir::eval` does (its const region also holds
+        // param/generic-space variables); `.shared` ones per kernel, by `shared_layout`.
         let mut sizes = [0u32; 3];
         let mut var_offsets = vec![0; module.vars.len()];
+        for (gv, off) in module.shared_layout(f).offsets {
+            var_offsets[gv.as_u32() as usize] = off;
+        }
         for (gv, v) in module.vars_in_layout_order() {
             let slot = match v.space {
-                Space::Shared => Some(0),
                 Space::Local => Some(2),
                 Space::Const | Space::Param | Space::Generic => Some(1),
                 _ => None,
@@ -303,13 +305,13 @@ impl<'a> Lowerer<'a> {
             f,
             opts,
             vb: VCodeBuilder::new(),
-            blocks: HashMap::new(),
-            locs: HashMap::new(),
+            blocks: HashMap::default(),
+            locs: HashMap::default(),
             cur: BlockId(0),
             planning: None,
             non_address_use,
             use_count: {
-                let mut n: HashMap<Value, u32> = HashMap::new();
+                let mut n: HashMap<Value, u32> = HashMap::default();
                 for node in f.insts.values() {
                     for v in node.data.operands() {
                         *n.entry(v).or_default() += 1;
@@ -317,14 +319,14 @@ impl<'a> Lowerer<'a> {
                 }
                 n
             },
-            chains: HashMap::new(),
-            signs: HashMap::new(),
-            sext_chains: HashMap::new(),
-            plg_steps: HashMap::new(),
+            chains: HashMap::default(),
+            signs: HashMap::default(),
+            sext_chains: HashMap::default(),
+            plg_steps: HashMap::default(),
             doms: ir::Dominators::of(f),
             carry_chains: Vec::new(),
-            carry_of: HashMap::new(),
-            carry_done: HashMap::new(),
+            carry_of: HashMap::default(),
+            carry_done: HashMap::default(),
             cur_ir: None,
             var_offsets,
             uniform: super::reconverge::uniform_branches(f),
@@ -393,7 +395,7 @@ impl<'a> Lowerer<'a> {
 
     /// The instructions to lower: roots and everything a lowered instruction demands.
     fn demand(&mut self) -> Result<HashSet<Inst>, LowerError> {
-        let mut needed = HashSet::new();
+        let mut needed = HashSet::default();
         let mut work = Vec::new();
         for &b in &self.f.layout {
             for &i in &self.f.blocks[b].insts {
@@ -413,7 +415,7 @@ impl<'a> Lowerer<'a> {
                 }
             }
         }
-        let mut demanded = HashSet::new();
+        let mut demanded = HashSet::default();
         while let Some(i) = work.pop() {
             self.planning = Some(Vec::new());
             let r = self.lower_inst(i);

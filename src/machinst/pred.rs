@@ -18,7 +18,8 @@
 
 use super::vcode::{fields, BlockData, VCode};
 use super::{MachInst, OpKind, OpPos, PhysPred, Reg, RegKind, VReg};
-use std::collections::{BTreeSet, HashMap};
+use rustc_hash::FxHashMap as HashMap;
+use std::collections::BTreeSet;
 
 /// Allocatable predicates: P0..P6 (P7 is PT).
 pub const NUM_PREDS: usize = 7;
@@ -143,7 +144,7 @@ fn demote_pred_params<I: MachInst>(vc: VCode<I>) -> Result<VCode<I>, String> {
 /// Live interval hulls (in half-instruction points) of every predicate vreg.
 fn intervals<I: MachInst>(vc: &VCode<I>) -> HashMap<u32, (u32, u32)> {
     let (live_in, live_out) = liveness(vc, &|k| k == RegKind::Pred);
-    let mut iv: HashMap<u32, (u32, u32)> = HashMap::new();
+    let mut iv: HashMap<u32, (u32, u32)> = HashMap::default();
     let mut touch = |v: u32, p: u32| {
         let e = iv.entry(v).or_insert((p, p));
         e.0 = e.0.min(p);
@@ -178,7 +179,7 @@ fn scan(
     let mut order: Vec<(u32, u32, u32)> = iv.iter().map(|(v, (lo, hi))| (*lo, *hi, *v)).collect();
     order.sort();
     let mut active: Vec<(u32, u32, u8)> = Vec::new(); // (hi, vreg, reg)
-    let mut out = HashMap::new();
+    let mut out = HashMap::default();
     for (lo, hi, v) in order {
         active.retain(|(ahi, _, _)| *ahi >= lo);
         let used: Vec<u8> = active.iter().map(|a| a.2).collect();

@@ -24,7 +24,7 @@
 use crate::error::{Diagnostic, SourceFile, Span};
 use crate::ptx::ast::*;
 use crate::ptx::opcodes::{Opcode, Rule};
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::sync::Arc;
 
 /// Check a module; returns errors and warnings.
@@ -32,9 +32,9 @@ pub fn check(module: &Module, file: &Arc<SourceFile>) -> Vec<Diagnostic> {
     let mut c = Checker {
         file,
         diags: Vec::new(),
-        globals: HashMap::new(),
+        globals: HashMap::default(),
         scopes: Vec::new(),
-        labels: HashSet::new(),
+        labels: HashSet::default(),
         in_control: false,
     };
     c.module(module);

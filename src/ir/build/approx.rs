@@ -5,7 +5,8 @@
 //! In: one checked instruction of those opcodes. Out: the IR value written to the
 //! destination, or a diagnostic naming what is not supported: the IEEE-rounded forms other
 //! than `sqrt.rn.f32` and f32/f64 `div`/`rcp` (those are `FloatBinOp::Div`, exact IEEE division,
-//! `rcp` as `1.0 / x`) and `sqrt.<rnd>.f64` (`FloatOp::Sqrt`), other `.f64` forms, `div.full.ftz`,
+//! `rcp` as `1.0 / x`) and `sqrt.<rnd>{.ftz}.f32`/`.f64` (`FloatOp::Sqrt`; plain `sqrt.rn.f32`
+//! is `Approx::SqrtRn`, the same value), other `.f64` forms, `div.full.ftz`,
 //! and what sm_5x cannot do at all (`tanh`, `ex2.f16`: sm_75 and later).
 
 use super::FnBuilder;
@@ -48,7 +49,12 @@ impl FnBuilder<'_, '_> {
             let fmt = if wide { FloatFmt::F64 } else { FloatFmt::F32 };
             return self.ieee_div(ins, fmt, ftz);
         }
-        if ieee && ins.opcode == Opcode::Sqrt && wide {
+        // IEEE sqrt: f64, and f32 other than plain `sqrt.rn.f32` (which the approx path's
+        // `SqrtRn` sequence computes, as ptxas's shape).
+        let f32_rounded = ty == Some(ast::Type::F32)
+            && ins.rounding().is_some()
+            && (ftz || ins.rounding() != Some(ast::Rounding::Rn));
+        if ieee && ins.opcode == Opcode::Sqrt && (wide || f32_rounded) {
             let rnd = match ins.rounding() {
                 Some(ast::Rounding::Rn) => Round::Rn,
                 Some(ast::Rounding::Rz) => Round::Rz,
@@ -56,16 +62,17 @@ impl FnBuilder<'_, '_> {
                 Some(ast::Rounding::Rp) => Round::Rp,
                 _ => return self.unsupported(ins, "sqrt.f64 needs .rn, .rz, .rm or .rp"),
             };
-            if ftz {
+            if ftz && wide {
                 return self.unsupported(ins, "'.ftz' on f64");
             }
-            let ops = self.ops(ins, 2)?;
-            let x = self.read(&ops[1], Type::I64, ty)?;
-            let op = FloatOp::Sqrt {
-                fmt: FloatFmt::F64,
-                rnd,
-                ftz: false,
+            let (fmt, ir_ty) = if wide {
+                (FloatFmt::F64, Type::I64)
+            } else {
+                (FloatFmt::F32, Type::I32)
             };
+            let ops = self.ops(ins, 2)?;
+            let x = self.read(&ops[1], ir_ty, ty)?;
+            let op = FloatOp::Sqrt { fmt, rnd, ftz };
             let d = self.ins().float(op, &[x]);
             let dst = self.dest1(&ops[0])?;
             return self.write(dst, d, false, ops[0].span());

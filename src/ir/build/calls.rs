@@ -48,11 +48,11 @@
 //! `CallBegin` (arguments) and read at `CallEnd` (results). A `.param` variable whose address is
 //! taken (`mov.u64 %rd, param0`) is refused: it has none.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use super::{ast, int_of_bits, ir_type, Block, FnBuilder, Item, Plan, Scope, Sym, Type, VarId};
 use crate::error::Span;
-use crate::ir::{BinaryOp, Value};
+use crate::ir::{BinaryOp, Value, VarScope};
 use crate::ptx::ast::{Instruction, Opcode, Operand, StateSpace};
 
 /// The label key of a frame's return point (a space cannot occur in a PTX label).
@@ -76,7 +76,7 @@ pub(super) struct CallSite<'a> {
 /// The `.func` definitions of a module by name: a definition with a body wins over a
 /// declaration, a strong definition over a `.weak` one.
 pub(super) fn function_table(module: &ast::Module) -> HashMap<&str, &ast::Function> {
-    let mut t: HashMap<&str, &ast::Function> = HashMap::new();
+    let mut t: HashMap<&str, &ast::Function> = HashMap::default();
     for f in module.functions() {
         if f.kind != ast::FuncKind::Func {
             continue;
@@ -239,6 +239,8 @@ pub(super) struct Frame {
     id: usize,
     saved_scopes: Vec<Scope>,
     saved_prefix: String,
+    /// Where the callee's own variables go in the shared layout.
+    scope: VarScope,
     /// Results: copied from the first place to the second at `CallEnd`.
     rets: Vec<(Place, Place)>,
 }
@@ -350,12 +352,19 @@ impl FnBuilder<'_, '_> {
         let saved_scopes = std::mem::replace(&mut self.scopes, vec![scope]);
         let prefix = format!("{}.{}", self.kernel, site.callee.name.text);
         let saved_prefix = std::mem::replace(&mut self.kernel, prefix);
+        let order = self.m.func_order.get(&site.callee.name.text).copied();
         self.frames.push(Frame {
             id: site.frame,
             saved_scopes,
             saved_prefix,
+            scope: VarScope::Callee(order.unwrap_or(u32::MAX)),
             rets,
         });
+    }
+
+    /// Where a variable declared now belongs: the kernel's body or the innermost callee's.
+    pub(super) fn frame_scope(&self) -> VarScope {
+        self.frames.last().map_or(self.own_scope, |f| f.scope)
     }
 
     /// Leave an inlined callee: restore the caller's scopes and copy the results.

@@ -26,9 +26,13 @@
 //!                       s = t·RSQ(t), one FFMA Newton step, then two exact FFMA residual
 //!                       tests: s -= 1 ulp if t < s², s += 1 ulp if t - s² > s·ulp(s);
 //!                       s·2^-32 if scaled; ±0, +inf kept, negatives and NaN → NaN
+//! sqrt.rz/.rm/.rp       (`FloatOp::Sqrt` f32) the same truncated s; rz/rm keep it (√ ≥ 0),
+//!                       rp adds 1 ulp if t - s² != 0; .ftz (any mode): a subnormal x gives
+//!                       the zero of its sign
 //! ```
 
 use super::Lowerer;
+use crate::ir::float::Round;
 use crate::ir::Value;
 use crate::lower::inst::{Role, Sm50Inst};
 use crate::lower::lea::Loc;
@@ -51,6 +55,7 @@ const GEU: u64 = 14;
 const GT: u64 = 4;
 const LT: u64 = 1;
 const EQ: u64 = 2;
+const NE: u64 = 5;
 const TWO_64: f32 = 18_446_744_073_709_551_616.0;
 const TWO_M64: f32 = 1.0 / 18_446_744_073_709_551_616.0;
 const TWO_M32: f32 = 1.0 / 4_294_967_296.0;
@@ -144,9 +149,18 @@ impl Seq {
         self.put(inst, &refs);
     }
 
-    /// `sqrt.rn.f32 d = √x`, correctly rounded for every input (see the module essay).
+    /// `sqrt.<rnd>{.ftz}.f32 d = √x`, correctly rounded for every input (see the module
+    /// essay): the root truncated to 24 bits, then one ulp up where the mode says so.
     #[allow(clippy::too_many_arguments)]
-    fn sqrt_rn(&mut self, d: u8, x: u8, t: u8, u: u8, w: u8, p: u8, q: u8) {
+    pub(super) fn sqrt_f32(
+        &mut self,
+        rnd: Round,
+        ftz: bool,
+        d: u8,
+        x: u8,
+        [t, u, w]: [u8; 3],
+        [p, q]: [u8; 2],
+    ) {
         // Scale tiny inputs (subnormals included) by 2^64 so that every quantity below is a
         // normal number, and the result by 2^-32 at the end (exact: √x is never subnormal).
         self.fsetp(p, LT, x, false, TWO_M64);
@@ -162,19 +176,33 @@ impl Seq {
         self.ffma(w, d, true, d, t);
         self.fsetp(q, LT, w, false, 0.0);
         self.iadd32i(Some((q, false)), d, d, -1);
-        // Round up iff t > (s + u/2)², u = ulp(s): with s = S·u and t a multiple of u², that
-        // is t - s² > s·u, both sides exact (a power-of-two product, an FFMA residual whose
-        // rounding cannot cross the integer multiple of u² it is compared with).
-        self.ffma(w, d, true, d, t);
-        let and = sm50::Inst::new(Form::LOP32I)
-            .with(Field::Op, 0)
-            .with(Field::Imm, 0x7f80_0000);
-        self.put(and, &[(Field::Rd, u), (Field::Ra, d)]);
-        self.iadd32i(None, u, u, -(23 << 23));
-        self.fmul_r(None, u, d, u, false);
-        let gt = sm50::Inst::new(Form::FSETP_R).with(Field::Cmp, GT);
-        self.put(gt, &[(Field::Pd0, q), (Field::Ra, w), (Field::Rb, u)]);
-        self.iadd32i(Some((q, false)), d, d, 1);
+        // s is √t truncated to 24 bits. rz and rm (√ is positive) keep it.
+        match rnd {
+            Round::Rz | Round::Rm => {}
+            Round::Rn => {
+                // Round up iff t > (s + u/2)², u = ulp(s): with s = S·u and t a multiple of
+                // u², that is t - s² > s·u, both sides exact (a power-of-two product, an
+                // FFMA residual whose rounding cannot cross the integer multiple of u² it is
+                // compared with).
+                self.ffma(w, d, true, d, t);
+                let and = sm50::Inst::new(Form::LOP32I)
+                    .with(Field::Op, 0)
+                    .with(Field::Imm, 0x7f80_0000);
+                self.put(and, &[(Field::Rd, u), (Field::Ra, d)]);
+                self.iadd32i(None, u, u, -(23 << 23));
+                self.fmul_r(None, u, d, u, false);
+                let gt = sm50::Inst::new(Form::FSETP_R).with(Field::Cmp, GT);
+                self.put(gt, &[(Field::Pd0, q), (Field::Ra, w), (Field::Rb, u)]);
+                self.iadd32i(Some((q, false)), d, d, 1);
+            }
+            Round::Rp => {
+                // Up iff inexact: the residual t - s² (its FFMA rounding keeps a nonzero
+                // value nonzero: t ≥ 2^-64, so |t - s²| ≥ ulp(s)² ≥ 2^-110 is normal).
+                self.ffma(w, d, true, d, t);
+                self.fsetp(q, NE, w, false, 0.0);
+                self.iadd32i(Some((q, false)), d, d, 1);
+            }
+        }
         self.fmul_i(Some((p, false)), d, d, TWO_M32);
         // Specials: +0, -0 and +inf are their own roots; negatives and NaN give NaN.
         self.fsetp(p, GT, x, false, 0.0);
@@ -188,6 +216,15 @@ impl Seq {
             let mov = sm50::Inst::new(Form::MOV_R).with(Field::Pgn, 0);
             self.put(mov, &[(Field::Rd, d), (Field::Rb, x), (Field::Pg, q)]);
         }
+        if ftz {
+            // A subnormal input is a zero of its sign, its own root.
+            self.fsetp(q, LT, x, true, f32::MIN_POSITIVE);
+            let sign = sm50::Inst::new(Form::LOP32I)
+                .with(Field::Op, 0)
+                .with(Field::Imm, 0x8000_0000)
+                .with(Field::Pgn, 0);
+            self.put(sign, &[(Field::Rd, d), (Field::Ra, x), (Field::Pg, q)]);
+        }
     }
 
     /// `RRO.SINCOS` (`ex2` false) or `RRO.EX2`.
@@ -198,6 +235,46 @@ impl Seq {
 }
 
 impl Lowerer<'_> {
+    /// `FloatOp::Sqrt` on f32: `sqrt.<rnd>{.ftz}.f32` (see [`Seq::sqrt_f32`]).
+    pub(super) fn lower_fsqrt(
+        &mut self,
+        v: Value,
+        rnd: Round,
+        ftz: bool,
+        arg: Value,
+    ) -> Result<(), LowerError> {
+        let a = self.reg(arg)?;
+        if a.offset != 0 {
+            return Err(self.unsupported("f32 sqrt of a word of a register group"));
+        }
+        let out = self.new_vreg(RegKind::B32);
+        let mut s = Seq {
+            i: Sm50Inst::new(Role::Plain),
+        };
+        let d = s.i.def(out, true);
+        let mut temp = |s: &mut Seq, kind: RegKind| {
+            let t = self.new_vreg(kind);
+            s.i.def(t, true)
+        };
+        let t = [
+            temp(&mut s, RegKind::B32),
+            temp(&mut s, RegKind::B32),
+            temp(&mut s, RegKind::B32),
+        ];
+        let p = [temp(&mut s, RegKind::Pred), temp(&mut s, RegKind::Pred)];
+        let x = s.i.use_(a.vreg);
+        s.sqrt_f32(rnd, ftz, d, x, t, p);
+        self.push(s.i);
+        self.set_loc(
+            v,
+            Loc {
+                vreg: out,
+                offset: 0,
+            },
+        );
+        Ok(())
+    }
+
     pub(super) fn lower_approx(
         &mut self,
         v: Value,
@@ -298,7 +375,7 @@ impl Lowerer<'_> {
             }
             (Approx::SqrtRn, _) => {
                 let w = temp(&mut s, RegKind::B32);
-                s.sqrt_rn(d, x, t, u, w, p, q);
+                s.sqrt_f32(Round::Rn, false, d, x, [t, u, w], [p, q]);
             }
             (Approx::Div | Approx::DivFull, _) => {
                 let y = y.expect("div has two operands");

@@ -46,14 +46,24 @@ pub fn latency(inst: &Inst) -> u64 {
     }
 }
 
-/// Issue cycles of `insts[range]` walked in order with nothing pending at the start.
+/// Issue cycles of `insts` walked in order with nothing pending at the start.
 fn walk(insts: &[Inst], ctrl: &[Ctrl]) -> u64 {
+    let issue = trace(insts, ctrl);
+    match (issue.last(), ctrl.get(issue.len().wrapping_sub(1))) {
+        (Some(&t), Some(c)) => t + u64::from(c.stall),
+        _ => 0,
+    }
+}
+
+/// The modelled issue cycle of each instruction of `insts`, walked in order with nothing
+/// pending at the start (what [`cycles`] sums; for finding where a schedule loses cycles).
+pub fn trace(insts: &[Inst], ctrl: &[Ctrl]) -> Vec<u64> {
+    let mut issue = Vec::with_capacity(insts.len());
     // Per scoreboard: completion cycles of its operations in issue order.
     let mut pending: [Vec<u64>; 6] = Default::default();
-    let mut t = 0u64;
     let mut next = 0u64;
     for (inst, c) in insts.iter().zip(ctrl) {
-        t = next;
+        let mut t = next;
         let mut wait = c.wait & 0x3f;
         if inst.form == Form::DEPBAR {
             wait |= inst.get(Field::Ws).unwrap_or(0) as u8 & 0x3f;
@@ -79,13 +89,10 @@ fn walk(insts: &[Inst], ctrl: &[Ctrl]) -> u64 {
         if let Some(b) = c.rbar.filter(|&b| b < 6) {
             pending[b as usize].push(t + READ_LATENCY.min(latency(inst)));
         }
+        issue.push(t);
         next = t + u64::from(c.stall);
     }
-    if insts.is_empty() {
-        0
-    } else {
-        t + u64::from(ctrl[insts.len() - 1].stall)
-    }
+    issue
 }
 
 /// Issue cycles of a whole kernel (layout order, each instruction once).
