@@ -99,3 +99,4 @@ fold_case!(
 );
 fold_case!(shared_space_32bit_lea, "shared_space_32bit_lea.ptx");
 fold_case!(far_displacement, "far_displacement.ptx");
+fold_case!(generic_plg_chain_shared, "generic_plg_chain_shared.ptx");

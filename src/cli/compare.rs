@@ -16,6 +16,18 @@
 //! report. leafold's time is the in-process `compile` call; ptxas's is the wall time of its
 //! process (what a build pays), so the ratio is what swapping one for the other saves.
 //! Files one side cannot compile are listed as skipped, with the first line of the reason.
+//!
+//! Each kernel is also classified as *address-only* ([`address_only`]) when its PTX uses
+//! nothing but issue 4's address subset (point 2 of the issue): `ld`/`st` in any space (any
+//! data type, scalar or vector), `mov` of integer values (registers, immediates, special
+//! registers, variable addresses), integer `add`/`sub` (with `addc`/`subc`, the carry
+//! chains of point 3), `mul.lo/hi/wide`, `mad.lo/wide`, `shl`/`shr`/`and`/`or`/`xor`/`not`/
+//! `neg`/`min`/`max`, `cvt` between integer types without rounding or saturation,
+//! `cvta`/`cvta.to`, and `ret`/`exit`. The issue lists no comparison and no branch, so
+//! `setp`, `bra`, `selp`, guards (`@p`) and therefore loops take a kernel out of the subset,
+//! as do calls, barriers, atomics and any float arithmetic. The table marks such kernels
+//! with `*` and a second summary line totals them (`address_only` in `--json`): issue 4's
+//! figure "over the address-only kernels of the corpus".
 
 use super::stats::json_str;
 use crate::cubin;
@@ -23,6 +35,7 @@ use crate::driver::{compile, info_log, Arch, Options};
 use crate::lower::stats::{is_address_arith, is_lea};
 use crate::lower::Fold;
 use crate::oracle::Oracle;
+use crate::ptx::ast::{self, Modifier, Statement, TypeKind};
 use crate::sm50::sched::check::decode_text;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -78,6 +91,8 @@ impl Side {
 pub struct Row {
     pub file: String,
     pub kernel: String,
+    /// Whether the kernel's PTX stays inside issue 4's address subset ([`address_only`]).
+    pub address_only: bool,
     pub leafold: Side,
     pub ptxas: Side,
 }
@@ -99,6 +114,17 @@ impl Report {
             p.add(&r.ptxas);
         }
         (l, p)
+    }
+
+    /// Totals over the address-only rows: (kernels, leafold, ptxas).
+    pub fn address_only_totals(&self) -> (usize, Side, Side) {
+        let (mut n, mut l, mut p) = (0, Side::default(), Side::default());
+        for r in self.rows.iter().filter(|r| r.address_only) {
+            n += 1;
+            l.add(&r.leafold);
+            p.add(&r.ptxas);
+        }
+        (n, l, p)
     }
 
     pub fn time_totals(&self) -> (f64, f64) {
@@ -214,6 +240,7 @@ pub fn compare_file(oracle: &Oracle, path: &Path, opts: &Options, report: &mut R
             return;
         }
     };
+    let subset = address_only_kernels(&file, &text);
     let mut any = false;
     for (name, l) in &our_sides {
         if let Some((_, p)) = their_sides.iter().find(|(n, _)| n == name) {
@@ -221,6 +248,7 @@ pub fn compare_file(oracle: &Oracle, path: &Path, opts: &Options, report: &mut R
             report.rows.push(Row {
                 file: file.clone(),
                 kernel: name.clone(),
+                address_only: subset.iter().any(|k| k == name),
                 leafold: *l,
                 ptxas: *p,
             });
@@ -233,6 +261,69 @@ pub fn compare_file(oracle: &Oracle, path: &Path, opts: &Options, report: &mut R
             .skipped
             .push((file, "no kernel compiled by both".to_string()));
     }
+}
+
+/// The names of the kernels (`.entry`) of `text` that are address-only (empty when the file
+/// does not parse, which cannot happen for a file leafold compiled).
+fn address_only_kernels(file: &str, text: &str) -> Vec<String> {
+    let src = crate::error::SourceFile::new(file, text);
+    let Ok((module, _)) = crate::ptx::parse_and_check(&src) else {
+        return Vec::new();
+    };
+    module
+        .functions()
+        .filter(|f| f.kind == ast::FuncKind::Entry && address_only(f))
+        .map(|f| f.name.text.clone())
+        .collect()
+}
+
+/// Whether a kernel's body uses only issue 4's address subset (the rule is in the module
+/// essay). A declaration without a body is not a kernel and is not address-only.
+pub fn address_only(f: &ast::Function) -> bool {
+    fn block(b: &ast::Block) -> bool {
+        b.stmts.iter().all(|s| match s {
+            Statement::Instr(i) => instruction(i),
+            Statement::Block(b) => block(b),
+            Statement::Label(_) | Statement::Var(_) | Statement::Loc(_) | Statement::Pragma(..) => {
+                true
+            }
+            Statement::Targets { .. } | Statement::Prototype { .. } => false,
+        })
+    }
+    fn integer_types(i: &ast::Instruction) -> bool {
+        i.mods.iter().all(|m| match m {
+            Modifier::Type(t) => matches!(
+                t.kind(),
+                TypeKind::Bits | TypeKind::Unsigned | TypeKind::Signed
+            ),
+            _ => true,
+        })
+    }
+    fn flags_within(i: &ast::Instruction, allowed: &[&str]) -> bool {
+        i.mods.iter().all(|m| match m {
+            Modifier::Flag(f) => allowed.contains(f),
+            Modifier::Type(_) => true,
+            _ => false,
+        })
+    }
+    fn instruction(i: &ast::Instruction) -> bool {
+        if i.guard.is_some() {
+            return false;
+        }
+        match i.opcode.name() {
+            "ld" | "st" | "ret" | "exit" | "cvta" => true,
+            "mov" => integer_types(i),
+            "add" | "sub" | "addc" | "subc" => integer_types(i) && flags_within(i, &["cc", "sat"]),
+            "shl" | "shr" | "and" | "or" | "xor" | "not" | "neg" | "min" | "max" => {
+                integer_types(i) && flags_within(i, &[])
+            }
+            "mul" => integer_types(i) && flags_within(i, &["lo", "hi", "wide"]),
+            "mad" => integer_types(i) && flags_within(i, &["lo", "wide"]),
+            "cvt" => integer_types(i) && flags_within(i, &[]),
+            _ => false,
+        }
+    }
+    f.body.as_ref().is_some_and(block)
 }
 
 /// `ptxas -arch=.. -O3 -v FILE -o tmp`: (cubin, wall ms, the -v log).
@@ -332,14 +423,22 @@ pub fn to_table(r: &Report) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "{:<40} {:>9} {:>9} {:>7} {:>9} {:>7} {:>11} {:>9}",
-        "kernel (leafold/ptxas)", "insts", "addr", "LEA", "stalls", "regs", "smem", "local"
+        "{:<40} {:>9} {:>9} {:>7} {:>9} {:>7} {:>11} {:>9} {:>7}",
+        "kernel (leafold/ptxas)",
+        "insts",
+        "addr",
+        "LEA",
+        "stalls",
+        "regs",
+        "smem",
+        "local",
+        "subset"
     );
     let cell = |a: u64, b: u64| format!("{a}/{b}");
-    let mut line = |name: &str, l: &Side, p: &Side| {
+    let mut line = |name: &str, l: &Side, p: &Side, subset: &str| {
         let _ = writeln!(
             s,
-            "{:<40} {:>9} {:>9} {:>7} {:>9} {:>7} {:>11} {:>9}",
+            "{:<40} {:>9} {:>9} {:>7} {:>9} {:>7} {:>11} {:>9} {:>7}",
             name,
             cell(l.instructions.into(), p.instructions.into()),
             cell(l.address_arith.into(), p.address_arith.into()),
@@ -348,14 +447,18 @@ pub fn to_table(r: &Report) -> String {
             cell(l.registers.into(), p.registers.into()),
             cell(l.shared, p.shared),
             cell(l.local.into(), p.local.into()),
+            subset,
         );
     };
     for row in &r.rows {
         let name: String = row.kernel.chars().take(40).collect();
-        line(&name, &row.leafold, &row.ptxas);
+        let subset = if row.address_only { "addr" } else { "-" };
+        line(&name, &row.leafold, &row.ptxas, subset);
     }
     let (l, p) = r.totals();
-    line("TOTAL", &l, &p);
+    line("TOTAL", &l, &p, "all");
+    let (an, al, ap) = r.address_only_totals();
+    line("TOTAL address-only", &al, &ap, "addr");
     let (lt, pt) = r.time_totals();
     let _ = writeln!(
         s,
@@ -369,6 +472,13 @@ pub fn to_table(r: &Report) -> String {
         "instructions leafold/ptxas = {}; address arithmetic leafold/ptxas = {}",
         ratio(l.instructions.into(), p.instructions.into()),
         ratio(l.address_arith.into(), p.address_arith.into())
+    );
+    let _ = writeln!(
+        s,
+        "address-only kernels ({an}): instructions leafold/ptxas = {}; address arithmetic \
+         leafold/ptxas = {}",
+        ratio(al.instructions.into(), ap.instructions.into()),
+        ratio(al.address_arith.into(), ap.address_arith.into())
     );
     let _ = writeln!(
         s,
@@ -395,10 +505,11 @@ pub fn to_json(r: &Report) -> String {
     for (n, row) in r.rows.iter().enumerate() {
         let _ = write!(
             s,
-            "{}\n  {{\"file\": {}, \"kernel\": {}, \"leafold\": {}, \"ptxas\": {}}}",
+            "{}\n  {{\"file\": {}, \"kernel\": {}, \"address_only\": {}, \"leafold\": {}, \"ptxas\": {}}}",
             if n == 0 { "" } else { "," },
             json_str(&row.file),
             json_str(&row.kernel),
+            row.address_only,
             side_json(&row.leafold),
             side_json(&row.ptxas)
         );
@@ -424,9 +535,13 @@ pub fn to_json(r: &Report) -> String {
     }
     let (l, p) = r.totals();
     let (lt, pt) = r.time_totals();
+    let (an, al, ap) = r.address_only_totals();
     let _ = writeln!(
         s,
-        "\n], \"totals\": {{\"leafold\": {}, \"ptxas\": {}, \"leafold_ms\": {lt:.3}, \"ptxas_ms\": {pt:.3}}}}}",
+        "\n], \"address_only\": {{\"kernels\": {an}, \"leafold\": {}, \"ptxas\": {}}}, \
+         \"totals\": {{\"leafold\": {}, \"ptxas\": {}, \"leafold_ms\": {lt:.3}, \"ptxas_ms\": {pt:.3}}}}}",
+        side_json(&al),
+        side_json(&ap),
         side_json(&l),
         side_json(&p)
     );
@@ -548,12 +663,14 @@ mod tests {
                 Row {
                     file: "f".into(),
                     kernel: "k<1>".into(),
+                    address_only: true,
                     leafold: side(10),
                     ptxas: side(12),
                 },
                 Row {
                     file: "f".into(),
                     kernel: "m".into(),
+                    address_only: false,
                     leafold: side(4),
                     ptxas: side(6),
                 },
@@ -568,11 +685,65 @@ mod tests {
             t.contains("TOTAL") && t.contains("14/18") && t.contains("= 50.00"),
             "{t}"
         );
+        assert!(
+            t.contains("address-only kernels (1): instructions leafold/ptxas = 0.83"),
+            "{t}"
+        );
         let j = to_json(&r);
         assert!(j.contains("\"kernel\": \"k<1>\"") && j.contains("\"ptxas_ms\": 50.000"));
+        assert!(
+            j.contains("\"address_only\": {\"kernels\": 1, \"leafold\": {\"instructions\": 10,"),
+            "{j}"
+        );
         let svg = to_svg(&r);
         assert!(
             svg.starts_with("<svg") && svg.contains("k_1_") && svg.trim_end().ends_with("</svg>")
         );
+    }
+
+    fn classify(body: &str) -> bool {
+        let text = format!(
+            ".version 7.0\n.target sm_50\n.address_size 64\n\
+             .visible .entry k(.param .u64 p, .param .u32 n)\n{{\n\
+             .reg .b64 %rd<8>;\n.reg .b32 %r<8>;\n.reg .f32 %f<4>;\n.reg .pred %p<2>;\n\
+             {body}\nret;\n}}\n"
+        );
+        let src = crate::error::SourceFile::new("t.ptx", text);
+        let (m, _) = crate::ptx::parse_and_check(&src).expect("test PTX parses");
+        let f = m.functions().next().unwrap();
+        address_only(f)
+    }
+
+    #[test]
+    fn address_only_follows_the_issue_subset() {
+        // Inside: parameters, special registers, integer arithmetic, cvt, cvta, loads and
+        // stores of any data type.
+        assert!(classify(
+            "ld.param.u64 %rd1, [p];\nld.param.u32 %r1, [n];\nmov.u32 %r2, %tid.x;\n\
+             mad.lo.s32 %r3, %r1, %r2, 4;\nmul.wide.s32 %rd2, %r3, 4;\n\
+             cvta.to.global.u64 %rd3, %rd1;\nadd.s64 %rd4, %rd3, %rd2;\n\
+             ld.global.f32 %f1, [%rd4+16];\nst.global.v2.f32 [%rd4], {%f1, %f1};\n\
+             cvt.u64.u32 %rd5, %r2;\nshl.b64 %rd6, %rd5, 2;\nneg.s32 %r4, %r2;\n\
+             min.u32 %r5, %r4, %r2;\nst.shared.u32 [%rd6], %r5;"
+        ));
+        // Outside: comparisons and branches (so loops), predication, float arithmetic,
+        // float moves, saturating or rounding cvt, mul24, barriers.
+        for extra in [
+            "setp.lt.u32 %p1, %r1, 4;",
+            "L: bra L;",
+            "add.f32 %f1, %f1, %f1;",
+            "mov.f32 %f1, 0f3F800000;",
+            "cvt.rzi.s32.f32 %r1, %f1;",
+            "cvt.sat.u8.u32 %r1, %r2;",
+            "mul24.lo.u32 %r1, %r2, %r3;",
+            "bar.sync 0;",
+            "selp.u32 %r1, %r2, %r3, %p1;",
+        ] {
+            assert!(!classify(extra), "{extra}");
+        }
+        assert!(!classify("@%p1 st.global.u32 [%rd1], %r1;"));
+        assert!(classify(
+            "add.cc.u32 %r1, %r2, %r3;\naddc.u32 %r4, %r5, %r6;"
+        ));
     }
 }

@@ -120,6 +120,9 @@ pub(super) struct Lowerer<'a> {
     /// `Some` while planning: the values asked for in registers.
     planning: Option<Vec<Value>>,
     non_address_use: HashSet<Value>,
+    /// How many operand slots of the function read each value (a `mul` read once, by an
+    /// `add`, is folded into that add's XMADs: [`Lowerer::lower_mad32`]).
+    use_count: HashMap<Value, u32>,
     /// Chains built so far, with the IR block each was built in: an access reuses one built in
     /// a block that dominates its own (see [`Lowerer::chain`]).
     chains: HashMap<ChainKey, Vec<(Block, VReg, Option<VReg>)>>,
@@ -306,6 +309,15 @@ impl<'a> Lowerer<'a> {
             cur: BlockId(0),
             planning: None,
             non_address_use,
+            use_count: {
+                let mut n: HashMap<Value, u32> = HashMap::default();
+                for node in f.insts.values() {
+                    for v in node.data.operands() {
+                        *n.entry(v).or_default() += 1;
+                    }
+                }
+                n
+            },
             chains: HashMap::default(),
             signs: HashMap::default(),
             sext_chains: HashMap::default(),
@@ -1025,6 +1037,9 @@ impl<'a> Lowerer<'a> {
                 if self.add_as_chain(v)? {
                     return Ok(());
                 }
+                if op == BinaryOp::Add && self.lower_mad32(v, args)? {
+                    return Ok(());
+                }
                 self.lower_add(v, op == BinaryOp::Sub, args, wide)
             }
             BinaryOp::Mul => {
@@ -1348,8 +1363,77 @@ impl<'a> Lowerer<'a> {
             self.set_loc(v, Loc { vreg: d, offset: 0 });
             return Ok(());
         }
-        let a = self.reg(args[0])?;
-        let b = self.reg(args[1])?;
+        // A factor in the constant bank (`%ntid.x`, a kernel parameter) is read in place by
+        // the first two XMADs, as ptxas does (`XMAD t, a, c[0x0][0x8], RZ ; XMAD.MRG u, a,
+        // c[0x0][0x8].H1, RZ`), which saves the MOV into a register. The third XMAD reads
+        // only `a` and `u`. (`mul.lo` commutes, so either operand may be the bank one.)
+        self.mul32_xmads(v, args, None)
+    }
+
+    /// `a * b + c` for an i32 `add` whose one operand is an i32 `mul` of two non-constant
+    /// factors that nothing else reads: ptxas's `mad.lo` shape, the addend in the first XMAD's
+    /// C slot (`XMAD t, a, b, c ; XMAD.MRG u, a, b.H1, RZ ; XMAD.PSL.CBCC d, a.H1, u.H1, t`),
+    /// which saves the IADD (`%ctaid.x * %ntid.x + %tid.x`); the `mul` must be in the add's
+    /// block (see below). Correct because the sequence is
+    /// `(a.lo·b.lo + c) + ((a.hi·b.lo + a.lo·b.hi) << 16)` modulo 2^32. Returns false (nothing
+    /// emitted) when the shape does not apply.
+    fn lower_mad32(&mut self, v: Value, args: [Value; 2]) -> Result<bool, LowerError> {
+        if self.ty(v) != Type::I32 {
+            return Ok(false);
+        }
+        for (m, c) in [(args[0], args[1]), (args[1], args[0])] {
+            let Some(&InstData::Binary {
+                op: BinaryOp::Mul,
+                args: factors,
+            }) = self.def_of(m)
+            else {
+                continue;
+            };
+            // Only a product of this block: one in a dominating block (a loop-invariant
+            // stride) is computed once there, and folding it here would repeat three XMADs
+            // per iteration to save one IADD.
+            // (From the IR, not `cur_ir`, so that planning and emission agree.)
+            let block = |x: Value| match self.f.values[x].def {
+                ValueDef::Result(i, _) => Some(self.f.insts[i].block),
+                ValueDef::Param(..) => None,
+            };
+            let same_block = block(m).is_some() && block(m) == block(v);
+            let plain = |x: Value| !matches!(self.class(x), Class::Imm(_));
+            if !same_block
+                || self.ty(m) != Type::I32
+                || self.use_count.get(&m) != Some(&1)
+                || !matches!(self.class(c), Class::Reg)
+                || !factors.iter().all(|&x| plain(x))
+            {
+                continue;
+            }
+            self.mul32_xmads(v, factors, Some(c))?;
+            return Ok(true);
+        }
+        Ok(false)
+    }
+
+    /// The three XMADs of a 32-bit multiply, plus `addend` in the first one's C slot.
+    fn mul32_xmads(
+        &mut self,
+        v: Value,
+        args: [Value; 2],
+        addend: Option<Value>,
+    ) -> Result<(), LowerError> {
+        let cb = [(1, 0), (0, 1)]
+            .into_iter()
+            .find_map(|(c, x)| match self.class(args[c]) {
+                Class::Cbuf(o) => Some((o, args[x])),
+                _ => None,
+            });
+        let (a, b) = match cb {
+            Some((o, x)) => (self.reg(x)?, Err(o)),
+            None => (self.reg(args[0])?, Ok(self.reg(args[1])?)),
+        };
+        let c = match addend {
+            Some(c) => Some(self.reg(c)?),
+            None => None,
+        };
         let d = self.new_vreg(RegKind::B32);
         let t = self.new_vreg(RegKind::B32);
         let u = self.new_vreg(RegKind::B32);
@@ -1358,24 +1442,35 @@ impl<'a> Lowerer<'a> {
         let top = i.def(t, true);
         let uop = i.def(u, true);
         let aop = i.use_(a.vreg);
-        let bop = i.use_(b.vreg);
         let x = sm50::Inst::new(Form::XMAD_R);
-        i.piece(
-            x,
-            &[
-                (Field::Rd, top, 0),
-                (Field::Ra, aop, a.offset),
-                (Field::Rb, bop, b.offset),
-            ],
-        );
-        i.piece(
-            x.with(Field::Mrg, 1).with(Field::Bh, 1),
-            &[
-                (Field::Rd, uop, 0),
-                (Field::Ra, aop, a.offset),
-                (Field::Rb, bop, b.offset),
-            ],
-        );
+        let mut first = vec![(Field::Rd, top, 0), (Field::Ra, aop, a.offset)];
+        if let Some(c) = c {
+            let cop = i.use_(c.vreg);
+            first.push((Field::Rc, cop, c.offset));
+        }
+        match b {
+            Ok(b) => {
+                let bop = i.use_(b.vreg);
+                first.push((Field::Rb, bop, b.offset));
+                i.piece(x, &first);
+                i.piece(
+                    x.with(Field::Mrg, 1).with(Field::Bh, 1),
+                    &[
+                        (Field::Rd, uop, 0),
+                        (Field::Ra, aop, a.offset),
+                        (Field::Rb, bop, b.offset),
+                    ],
+                );
+            }
+            Err(o) => {
+                let xc = sm50::Inst::new(Form::XMAD_C).with(Field::Cbo, u64::from(o / 4));
+                i.piece(xc, &first);
+                i.piece(
+                    xc.with(Field::Mrg, 1).with(Field::Bh, 1),
+                    &[(Field::Rd, uop, 0), (Field::Ra, aop, a.offset)],
+                );
+            }
+        }
         i.piece(
             x.with(Field::Psl, 1)
                 .with(Field::Mode, 4)
@@ -2199,6 +2294,22 @@ impl<'a> Lowerer<'a> {
             if let Some(&(_, r, p)) = found {
                 self.stats.chains_shared += 1;
                 return Ok((r, p));
+            }
+            // An access that needs no Plg also takes the address of the same chain built with
+            // one (a generic access at displacement 0 before the `plg_step`s of its
+            // neighbours): the address words do not depend on the predicate, so only the
+            // dominance rule of plain chains applies.
+            if !plg {
+                let with_plg = ChainKey { plg: true, ..key };
+                let found = self.chains.get(&with_plg).and_then(|v| {
+                    v.iter()
+                        .rev()
+                        .find(|(b, _, _)| here.is_some_and(|h| doms.dominates(*b, h)))
+                });
+                if let Some(&(_, r, _)) = found {
+                    self.stats.chains_shared += 1;
+                    return Ok((r, None));
+                }
             }
         }
         let base = match mode.base {
