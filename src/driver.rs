@@ -359,7 +359,11 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
             relocs,
             srclocs,
             notes,
+            reconvergence_error,
         } = lower::emit_all(&alloc, !opts.no_reconvergence);
+        if let Some(why) = reconvergence_error {
+            return Err(err(name, format!("cannot compile kernel `{name}`: {why}")));
+        }
         times.lap("emit", &mut t);
         let body = body_from_lowered(inject(code, opts.debug_inject), frame)
             .map_err(|e| err(name, format!("internal error in kernel `{name}`: {e}")))?;

@@ -18,7 +18,7 @@ use leafold::sm50::sched::check::{check_hazards, decode_text};
 use leafold::SourceFile;
 
 const OUT: u64 = 0x1000_0000;
-const KERNELS: [&str; 11] = [
+const KERNELS: [&str; 12] = [
     "if_else",
     "nested_if",
     "loop_break",
@@ -30,6 +30,7 @@ const KERNELS: [&str; 11] = [
     "bar_arrive",
     "unreachable",
     "loop_if",
+    "spin_loop",
 ];
 
 fn source(name: &str) -> String {
@@ -131,6 +132,16 @@ fn placement_follows_the_rules() {
     let ee = build("early_exit", true);
     assert_eq!(count(&ee, "SSY"), 0, "{}", ee.sass);
     assert_eq!(count(&ee, "@P0 EXIT"), 2, "{}", ee.sass);
+    // The header's own point (the outer latch) cannot take a token: the next post-dominator,
+    // the block of the barrier, does; one token, pushed before both loops.
+    let sl = build("spin_loop", true);
+    assert_eq!(count(&sl, "SSY"), 1, "{}", sl.sass);
+    let sl_lines = common::parse_lines(&sl.sass);
+    let bar = sl_lines
+        .iter()
+        .position(|(_, t)| t.starts_with("BAR.SYNC"))
+        .unwrap();
+    assert!(sl_lines[bar - 1].1.starts_with("SYNC"), "{}", sl.sass);
     let ul = build("uniform_loop", true);
     assert_eq!(count(&ul, "SSY") + count(&ul, "SYNC"), 0, "{}", ul.sass);
     // The loop's token is pushed before the loop: the back edge goes to the instruction after

@@ -190,6 +190,10 @@ pub struct Emitted {
     pub srclocs: Vec<SrcLoc>,
     /// `(index in code, text)`: the [`Sm50Inst::note`]s, on each sequence's first instruction.
     pub notes: Vec<(usize, Box<str>)>,
+    /// Why the code must not be used: a divergent branch got no reconvergence point and an
+    /// instruction that needs the whole warp (`BAR`, `SHFL`, `VOTE`) follows it (see
+    /// [`reconverge::insert_reconvergence`]). `None` when the code is usable.
+    pub reconvergence_error: Option<String>,
 }
 
 /// [`emit_relocated_with`], also giving each instruction's source line and note.
@@ -239,10 +243,13 @@ pub fn emit_all(alloc: &Allocated<Sm50Inst>, reconverge: bool) -> Emitted {
         }
     }
     // Reconvergence (`SSY`/`SYNC`), then `@P SYNC` / `@P EXIT` for branches to blocks that
-    // hold only that. If the placement does not verify, the sides run one after the other.
-    if reconverge {
-        reconverge::insert_reconvergence(&mut blocks, &divergent);
-    }
+    // hold only that. A branch whose token cannot be placed runs its sides one after the
+    // other; that is an error only where the split warp would reach a barrier or a shuffle.
+    let reconvergence_error = if reconverge {
+        reconverge::insert_reconvergence(&mut blocks, &divergent).err()
+    } else {
+        None
+    };
     reconverge::fold_trivial_targets(&mut blocks);
     // Pass 2: fall-through. A trailing `BRA next` goes; `@P BRA next ; BRA other` becomes
     // `@!P BRA other` (and `@P BRA next ; SYNC` or `EXIT` becomes `@!P SYNC` or `@!P EXIT`).
@@ -324,6 +331,7 @@ pub fn emit_all(alloc: &Allocated<Sm50Inst>, reconverge: bool) -> Emitted {
         relocs,
         srclocs,
         notes,
+        reconvergence_error,
     }
 }
 

@@ -64,8 +64,15 @@
 //! The result is verified, not trusted: a symbolic walk over the CFG carries the stack of
 //! pending reconvergence targets, pops it on each `SYNC` edge, and requires every block to be
 //! entered with one and the same stack from every predecessor, and no branch to reach a target
-//! buried under another token. If that fails (an irreducible CFG, say), the function keeps its
-//! plain branches: serial execution of the sides, which is what it had before.
+//! buried under another token. When the placement of every branch's nearest point does not
+//! verify (a point inside a loop whose back edge re-enters the region: lanes would come back
+//! without the token), branches are placed one at a time, each at its nearest post-dominator
+//! that still verifies with those kept so far (so a farther point, after the loop), or at
+//! none. A branch without its own token reconverges at the enclosing token's point, or never:
+//! harmless for ordinary instructions (the sides run one after the other), wrong for those
+//! that count the warp's lanes together (`BAR`, `SHFL`, `VOTE`, `B2R`). If one of those lies
+//! between the branch's nearest point and where its lanes actually meet, the kernel is refused
+//! with an error rather than compiled wrong.
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
@@ -385,9 +392,21 @@ fn guarded(form: Form, inst: &sm50::Inst) -> sm50::Inst {
 }
 
 /// Push tokens and turn branches into `SYNC` (see the module essay). `divergent[k]`: block
-/// `k` ends in a conditional branch that may diverge. Returns whether the placement verified
-/// (when it did not, `blocks` is unchanged).
-pub(super) fn insert_reconvergence(blocks: &mut [(BlockId, Flat)], divergent: &[bool]) -> bool {
+/// `k` ends in a conditional branch that may diverge.
+///
+/// Each divergent branch has candidate placements: its site for its immediate post-dominator
+/// (rule 1), then for each farther post-dominator in turn. All first candidates are tried
+/// together; when that set does not verify (a reconvergence point inside a loop that leads
+/// back into the region, say), placements are chosen one branch at a time, keeping each
+/// branch's first candidate that still verifies with those kept so far. A branch left without
+/// a token runs its sides one after the other up to the enclosing token's point (or to
+/// `EXIT`): harmless, unless an instruction that needs the whole warp (`BAR`, `SHFL`, `VOTE`,
+/// `B2R`) lies on that way: then the result is `Err` naming the block, and the caller must
+/// not use the code. On `Err` and on success alike, `blocks` holds a verified placement.
+pub(super) fn insert_reconvergence(
+    blocks: &mut [(BlockId, Flat)],
+    divergent: &[bool],
+) -> Result<(), String> {
     let index: HashMap<BlockId, usize> = blocks.iter().enumerate().map(|(k, b)| (b.0, k)).collect();
     // Per block: (position, target) of each branch.
     let edges: Vec<Vec<(usize, usize)>> = blocks
@@ -407,76 +426,97 @@ pub(super) fn insert_reconvergence(blocks: &mut [(BlockId, Flat)], divergent: &[
             .map(|e| e.iter().map(|&(_, k)| k).collect())
             .collect(),
     );
-    // Candidate sites (rules 1 and 2), keyed by (site, target).
-    let mut sites: HashMap<(usize, usize), Vec<bool>> = HashMap::default();
+    let exits_only = |r: usize| {
+        r == cfg.exit() || matches!(blocks[r].1.as_slice(), [(i, None)] if bare(i, Form::EXIT))
+    };
+    // Candidate sites per divergent branch, nearest reconvergence point first.
+    let mut candidates: Vec<(usize, Vec<Site>)> = Vec::new();
     for k in 0..blocks.len() {
         if !divergent.get(k).copied().unwrap_or(false) || cfg.succs[k].len() < 2 {
             continue;
         }
-        let Some(r) = cfg.ipdom[k] else { continue };
+        let mut list = Vec::new();
+        let mut r = cfg.ipdom[k];
         // Sides that meet only to exit need not meet at all (rule 1).
-        if r == cfg.exit() || matches!(blocks[r].1.as_slice(), [(i, None)] if bare(i, Form::EXIT)) {
-            continue;
+        while let Some(t) = r.filter(|&t| !exits_only(t)) {
+            if let Some((s, region)) = cfg.site(k, t) {
+                list.push(Site { s, r: t, region });
+            }
+            if list.len() == MAX_CANDIDATES {
+                break;
+            }
+            r = cfg.ipdom[t].filter(|&p| p != t);
         }
-        if let Some((s, region)) = cfg.site(k, r) {
-            sites.entry((s, r)).or_insert(region);
+        if cfg.ipdom[k].is_some_and(|t| !exits_only(t)) {
+            candidates.push((k, list));
         }
     }
-    // Rule 3: one token per region and target.
-    let keys: Vec<(usize, usize)> = sites.keys().copied().collect();
-    let kept: Vec<(usize, usize)> = keys
-        .iter()
-        .copied()
-        .filter(|&(s, r)| {
-            !keys
-                .iter()
-                .any(|&(s1, r1)| r1 == r && s1 != s && sites[&(s1, r1)][s])
-        })
-        .collect();
-    if kept.is_empty() {
-        return true;
+    let firsts: Vec<&Site> = candidates.iter().filter_map(|(_, l)| l.first()).collect();
+    if let Some(placed) = walk(&cfg, &edges, &firsts) {
+        apply(blocks, &placed);
+        return Ok(());
     }
-    // Rule 5: pushes per block, outer (nearer the exit in the post-dominator tree) first.
-    let mut pushes: Vec<Vec<usize>> = vec![Vec::new(); blocks.len()];
-    for &(s, r) in &kept {
-        pushes[s].push(r);
-    }
-    for p in &mut pushes {
-        p.sort_by_key(|&r| (cfg.pdom_depth(r), r));
-    }
-    // The symbolic walk: which edges SYNC, and does every block see one stack.
-    let mut state: Vec<Option<Vec<usize>>> = vec![None; blocks.len()];
-    state[0] = Some(Vec::new());
-    let mut syncs: HashSet<(usize, usize)> = HashSet::default();
-    for u in rpo(0, &cfg.succs) {
-        let Some(mut out) = state[u].clone() else {
-            return false;
-        };
-        out.extend(pushes[u].iter().copied());
-        for &(pos, s) in &edges[u] {
-            let arriving = if out.last() == Some(&s) {
-                syncs.insert((u, pos));
-                out[..out.len() - 1].to_vec()
-            } else if out.contains(&s) {
-                return false;
-            } else {
-                out.clone()
-            };
-            match &state[s] {
-                None => state[s] = Some(arriving),
-                Some(prev) if *prev == arriving => {}
-                Some(_) => return false,
+    let mut chosen: Vec<&Site> = Vec::new();
+    let mut placed = walk(&cfg, &edges, &chosen).expect("a placement without tokens verifies");
+    for (_, list) in &candidates {
+        for site in list {
+            if chosen.iter().any(|c| c.s == site.s && c.r == site.r) {
+                break;
+            }
+            chosen.push(site);
+            match walk(&cfg, &edges, &chosen) {
+                Some(p) => {
+                    placed = p;
+                    break;
+                }
+                None => {
+                    chosen.pop();
+                }
             }
         }
     }
-    // Apply: SYNCs first (positions unchanged), then the SSYs before each site's branches.
-    for &(u, pos) in &syncs {
+    apply(blocks, &placed);
+    // A branch's lanes now meet at the innermost token on the stack as its block ends (or
+    // never). Where that is not its immediate post-dominator, the way from there to the
+    // meeting point runs with the warp split: nothing on it may need the whole warp.
+    for (k, _) in &candidates {
+        let (Some(r0), Some(entry)) = (cfg.ipdom[*k], placed.state[*k].as_ref()) else {
+            continue;
+        };
+        let meet = placed.pushes[*k].last().or(entry.last()).copied();
+        if meet == Some(r0) {
+            continue;
+        }
+        let mut seen = vec![false; blocks.len()];
+        let mut work = vec![r0];
+        while let Some(b) = work.pop() {
+            if Some(b) == meet || b >= blocks.len() || seen[b] {
+                continue;
+            }
+            seen[b] = true;
+            if let Some((i, _)) = blocks[b].1.iter().find(|(i, _)| needs_whole_warp(i)) {
+                return Err(format!(
+                    "no reconvergence point could be placed for a divergent branch, and a \
+                     {:?} after it would run with the warp split",
+                    i.form
+                ));
+            }
+            work.extend(cfg.succs[b].iter().copied());
+        }
+    }
+    Ok(())
+}
+
+/// Turn the placement's branches into `SYNC` (positions unchanged), then push the `SSY`s
+/// before each site's trailing branches.
+fn apply(blocks: &mut [(BlockId, Flat)], placed: &Placement) {
+    for &(u, pos) in &placed.syncs {
         let (inst, target) = &mut blocks[u].1[pos];
         *inst = guarded(Form::SYNC, inst);
         *target = None;
     }
     let ids: Vec<BlockId> = blocks.iter().map(|b| b.0).collect();
-    for (u, rs) in pushes.iter().enumerate() {
+    for (u, rs) in placed.pushes.iter().enumerate() {
         if rs.is_empty() {
             continue;
         }
@@ -489,7 +529,100 @@ pub(super) fn insert_reconvergence(blocks: &mut [(BlockId, Flat)], divergent: &[
             insts.insert(at + k, (sm50::Inst::new(Form::SSY), Some(ids[r])));
         }
     }
-    true
+}
+
+/// At most this many reconvergence points are tried per branch.
+const MAX_CANDIDATES: usize = 4;
+
+/// A candidate token: pushed in `s`, popped at `r`, covering `region` (rules 2 and 3).
+struct Site {
+    s: usize,
+    r: usize,
+    region: Vec<bool>,
+}
+
+/// A verified placement: per block, the stack on entry and the targets it pushes; the
+/// `(block, branch position)` pairs that become `SYNC`.
+struct Placement {
+    state: Vec<Option<Vec<usize>>>,
+    pushes: Vec<Vec<usize>>,
+    syncs: HashSet<(usize, usize)>,
+}
+
+/// Instructions that count the warp's lanes together: a split warp would arrive twice.
+fn needs_whole_warp(i: &sm50::Inst) -> bool {
+    matches!(
+        i.form,
+        Form::BAR
+            | Form::BAR_RED
+            | Form::B2R
+            | Form::VOTE
+            | Form::SHFL_II
+            | Form::SHFL_IR
+            | Form::SHFL_RI
+            | Form::SHFL_RR
+    )
+}
+
+/// Rules 3 and 5 over `sites`, then the symbolic walk (see the module essay): `None` when a
+/// block would be entered with two different stacks, or a branch would reach a target buried
+/// under another token.
+fn walk(cfg: &Cfg, edges: &[Vec<(usize, usize)>], sites: &[&Site]) -> Option<Placement> {
+    let n = edges.len();
+    // Rule 3: one token per region and target.
+    let kept: Vec<(usize, usize)> = sites
+        .iter()
+        .filter(|a| {
+            !sites
+                .iter()
+                .any(|b| b.r == a.r && b.s != a.s && b.region[a.s])
+        })
+        .map(|a| (a.s, a.r))
+        .collect();
+    // Rule 5: pushes per block, outer (nearer the exit in the post-dominator tree) first.
+    let mut pushes: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for &(s, r) in &kept {
+        if !pushes[s].contains(&r) {
+            pushes[s].push(r);
+        }
+    }
+    for p in &mut pushes {
+        p.sort_by_key(|&r| (cfg.pdom_depth(r), r));
+    }
+    let mut state: Vec<Option<Vec<usize>>> = vec![None; n];
+    let mut syncs: HashSet<(usize, usize)> = HashSet::default();
+    if n == 0 {
+        return Some(Placement {
+            state,
+            pushes,
+            syncs,
+        });
+    }
+    state[0] = Some(Vec::new());
+    for u in rpo(0, &cfg.succs) {
+        let mut out = state[u].clone()?;
+        out.extend(pushes[u].iter().copied());
+        for &(pos, s) in &edges[u] {
+            let arriving = if out.last() == Some(&s) {
+                syncs.insert((u, pos));
+                out[..out.len() - 1].to_vec()
+            } else if out.contains(&s) {
+                return None;
+            } else {
+                out.clone()
+            };
+            match &state[s] {
+                None => state[s] = Some(arriving),
+                Some(prev) if *prev == arriving => {}
+                Some(_) => return None,
+            }
+        }
+    }
+    Some(Placement {
+        state,
+        pushes,
+        syncs,
+    })
 }
 
 /// An unguarded instruction of `form`.
