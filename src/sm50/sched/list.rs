@@ -19,7 +19,7 @@
 //! * memory: two accesses of which at least one is a store, unless they are in provably
 //!   different state spaces (global, local, shared; generic addresses may be any), or in the
 //!   same space off the same base register, which nothing between them overwrites, with
-//!   byte ranges `[off, off + size)` that do not overlap ([`disjoint`]; `[R2]` and
+//!   byte ranges `[off, off + size)` that do not overlap ([`same_space_disjoint`]; `[R2]` and
 //!   `[R2+0x4]` as 4-byte accesses): 1. Loads may pass loads; constant loads (LDC) pass
 //!   everything;
 //! * a *fence* stays in place relative to everything: control transfers and SSY/PBK, BAR,
@@ -110,30 +110,48 @@ fn address(inst: &Inst) -> Option<(u64, i64, i64, bool)> {
     Some((inst.get(Field::Ra)?, off, size, wide))
 }
 
-/// Whether memory accesses `i` and `j` (`i` before `j` in one block, both plain loads or
-/// stores of the same state space) provably touch different bytes: the same base register
-/// (pair, for `.E`), which neither `i` nor anything between them writes, so both addresses
-/// are that one value plus their displacements, and byte ranges that do not overlap. (RZ as
-/// the base is the same value too.)
-fn disjoint(insts: &[Inst], acc: &[Access], i: usize, j: usize) -> bool {
+/// The base registers of memory accesses `i` and `j` when both are plain loads or stores of
+/// the same state space off the same base register (pair, for `.E`) with byte ranges that do
+/// not overlap: then they touch different bytes unless something between them rewrites one
+/// of those registers (the caller's check). `None` otherwise. RZ as the base gives no
+/// register (it is the same value everywhere).
+fn apart_off_one_base(insts: &[Inst], i: usize, j: usize) -> Option<Vec<usize>> {
+    let space = |m: Mem| match m {
+        Mem::Load(s) | Mem::Store(s) => Some(s),
+        Mem::None => None,
+    };
+    let (a, b) = (space(mem(&insts[i])), space(mem(&insts[j])));
+    if a.is_none() || a != b {
+        return None;
+    }
     let (Some((ra, oi, si, wi)), Some((rb, oj, sj, wj))) = (address(&insts[i]), address(&insts[j]))
     else {
-        return false;
+        return None;
     };
-    if ra != rb || wi != wj {
-        return false;
+    if ra != rb || wi != wj || !(oi + si <= oj || oj + sj <= oi) {
+        return None;
     }
-    let base: Vec<usize> = if ra == 255 {
+    Some(if ra == 255 {
         Vec::new()
     } else if wi {
         vec![ra as usize, ra as usize + 1]
     } else {
         vec![ra as usize]
+    })
+}
+
+/// Whether memory accesses `i` and `j` (`i` before `j` in one block) provably touch
+/// different bytes of one state space: [`apart_off_one_base`], and neither `i` nor anything
+/// between them writes the base. (The definition; [`candidate_preds`] decides the same from
+/// its table of latest writers.)
+#[cfg(test)]
+fn same_space_disjoint(insts: &[Inst], acc: &[Access], i: usize, j: usize) -> bool {
+    let Some(base) = apart_off_one_base(insts, i, j) else {
+        return false;
     };
-    let rewritten = acc[i..j]
+    !acc[i..j]
         .iter()
-        .any(|a| a.defs.iter().any(|d| base.contains(d)));
-    !rewritten && (oi + si <= oj || oj + sj <= oi)
+        .any(|a| a.defs.iter().any(|d| base.contains(d)))
 }
 
 /// Whether `inst` must stay in place relative to every other instruction of its block.
@@ -152,18 +170,19 @@ pub fn is_fence(inst: &Inst) -> bool {
     }
 }
 
-/// Whether `i` and `j` access the same state space and [`disjoint`] bytes of it.
-fn same_space_disjoint(insts: &[Inst], acc: &[Access], i: usize, j: usize) -> bool {
-    let space = |m: Mem| match m {
-        Mem::Load(s) | Mem::Store(s) => Some(s),
-        Mem::None => None,
-    };
-    let (a, b) = (space(mem(&insts[i])), space(mem(&insts[j])));
-    a.is_some() && a == b && disjoint(insts, acc, i, j)
+/// Latency of the edge `i → j`, or `None` when `j` may go before `i`.
+#[cfg(test)]
+fn edge(insts: &[Inst], acc: &[Access], i: usize, j: usize) -> Option<u32> {
+    let mem_order =
+        mem_conflict(mem(&insts[i]), mem(&insts[j])) && !same_space_disjoint(insts, acc, i, j);
+    match (edge_without_memory(insts, acc, i, j), mem_order) {
+        (l, false) => l,
+        (l, true) => Some(l.unwrap_or(1)),
+    }
 }
 
-/// Latency of the edge `i → j`, or `None` when `j` may go before `i`.
-fn edge(insts: &[Inst], acc: &[Access], i: usize, j: usize) -> Option<u32> {
+/// [`edge`] less its memory rule, which [`candidate_preds`] decides.
+fn edge_without_memory(insts: &[Inst], acc: &[Access], i: usize, j: usize) -> Option<u32> {
     let (a, b) = (&acc[i], &acc[j]);
     let mut lat: Option<u32> = None;
     let mut need = |l: u32| lat = Some(lat.map_or(l, |x| x.max(l)));
@@ -183,9 +202,6 @@ fn edge(insts: &[Inst], acc: &[Access], i: usize, j: usize) -> Option<u32> {
         .iter()
         .any(|r| a.uses.contains(r) || a.defs.contains(r))
     {
-        need(1);
-    }
-    if mem_conflict(mem(&insts[i]), mem(&insts[j])) && !same_space_disjoint(insts, acc, i, j) {
         need(1);
     }
     lat
@@ -231,16 +247,23 @@ fn raw_latency(inst: &Inst, r: usize) -> u32 {
 /// * a register read depends on the earlier writes not yet *covered*: a write `w'` is
 ///   covered by a later write `w` of the same register when `1 + raw_latency(w)` is at least
 ///   `raw_latency(w')` (the path `w' → w → reader` is as long);
-/// * memory: an access depends on the latest store to each space it may alias, and a store
-///   also on the loads it may alias that no later store covers: a store to space `x`
-///   covers the loads of space `y` it may alias for later stores to spaces `s` it may alias.
+/// * memory: since accesses off one base may pass each other, one store does not stand for
+///   the stores before it, so an access is checked against *every* store (and a store against
+///   every load) of the spaces it may alias since those spaces' latest *memory fence*, and
+///   depends on each it may touch, and on the fences. These are the `mem` predecessors:
+///   edges of latency 1 that [`edge_without_memory`] does not give. To stay linear, an
+///   access that would check more than [`MEM_WINDOW`] earlier ones becomes the memory fence
+///   of every space it may alias: it depends on all of them, and later accesses of those
+///   spaces depend on it. That keeps order (never reorders what the full graph orders) but
+///   can order more than the full graph, in long runs of memory accesses only.
 fn candidate_preds(
     insts: &[Inst],
     acc: &[Access],
     start: usize,
     end: usize,
     regs: &mut RegTables,
-    mut f: impl FnMut(usize, &[usize]),
+    window: usize,
+    mut f: impl FnMut(usize, &[usize], &[usize]),
 ) {
     // The latest fence, or instruction 0 (which every later instruction follows too).
     let mut last_fence: Option<usize> = None;
@@ -249,12 +272,15 @@ fn candidate_preds(
         last_writer,
         readers,
     } = regs;
-    let mut last_store: [Option<usize>; 4] = [None; 4];
-    // pending_loads[y][s]: loads of space y not yet covered for a later store to space s.
-    let mut pending_loads: [[Vec<usize>; 4]; 4] = Default::default();
+    // Per space: stores and loads since its memory fence, and that fence.
+    let mut stores: [Vec<usize>; 4] = Default::default();
+    let mut loads: [Vec<usize>; 4] = Default::default();
+    let mut mem_fence: [Option<usize>; 4] = [None; 4];
     let mut cand: Vec<usize> = Vec::new();
+    let mut mem_preds: Vec<usize> = Vec::new();
     for j in start..end {
         cand.clear();
+        mem_preds.clear();
         let fence = is_fence(&insts[j]);
         if fence {
             cand.extend(last_fence.unwrap_or(start)..j);
@@ -270,23 +296,39 @@ fn candidate_preds(
             cand.extend(last_writer[r]);
         }
         let m = mem(&insts[j]);
+        let mut becomes_mem_fence = false;
         if let Mem::Load(s) | Mem::Store(s) = m {
-            for x in SPACES {
-                if may_alias(x, s) {
-                    cand.extend(last_store[space_index(x)]);
+            let is_store = matches!(m, Mem::Store(_));
+            let aliased = || SPACES.into_iter().filter(move |&x| may_alias(x, s));
+            let earlier: usize = aliased()
+                .map(|x| {
+                    let k = space_index(x);
+                    stores[k].len() + if is_store { loads[k].len() } else { 0 }
+                })
+                .sum();
+            becomes_mem_fence = earlier > window;
+            for x in aliased() {
+                let k = space_index(x);
+                mem_preds.extend(mem_fence[k]);
+                let loads_k: &[usize] = if is_store { &loads[k] } else { &[] };
+                for &i in stores[k].iter().chain(loads_k) {
+                    debug_assert!(mem_conflict(mem(&insts[i]), m));
+                    let apart = !becomes_mem_fence
+                        && apart_off_one_base(insts, i, j).is_some_and(|base| {
+                            base.iter().all(|&r| last_writer[r].is_none_or(|w| w < i))
+                        });
+                    if !apart {
+                        mem_preds.push(i);
+                    }
                 }
             }
-        }
-        if let Mem::Store(s) = m {
-            for y in SPACES {
-                if may_alias(y, s) {
-                    cand.extend_from_slice(&pending_loads[space_index(y)][space_index(s)]);
-                }
-            }
+            mem_preds.sort_unstable();
+            mem_preds.dedup();
+            cand.extend_from_slice(&mem_preds);
         }
         cand.sort_unstable();
         cand.dedup();
-        f(j, &cand);
+        f(j, &cand, &mem_preds);
 
         // What `j` adds for the instructions after it.
         if fence || j == 0 {
@@ -302,29 +344,27 @@ fn candidate_preds(
             writers[r].retain(|&w| 1 + lat < raw_latency(&insts[w], r));
             writers[r].push(j);
         }
-        match m {
-            Mem::Load(y) => {
-                for s in SPACES {
-                    if may_alias(y, s) {
-                        pending_loads[space_index(y)][space_index(s)].push(j);
-                    }
+        if let Mem::Load(s) | Mem::Store(s) = m {
+            if becomes_mem_fence {
+                for x in SPACES.into_iter().filter(|&x| may_alias(x, s)) {
+                    let k = space_index(x);
+                    stores[k].clear();
+                    loads[k].clear();
+                    mem_fence[k] = Some(j);
                 }
+            } else if matches!(m, Mem::Store(_)) {
+                stores[space_index(s)].push(j);
+            } else {
+                loads[space_index(s)].push(j);
             }
-            Mem::Store(x) => {
-                last_store[space_index(x)] = Some(j);
-                for y in SPACES {
-                    for s in SPACES {
-                        if may_alias(y, x) && may_alias(x, s) {
-                            pending_loads[space_index(y)][space_index(s)].clear();
-                        }
-                    }
-                }
-            }
-            Mem::None => {}
         }
     }
     regs.clear(&acc[start..end]);
 }
+
+/// How many earlier stores (and, for a store, loads) an access is checked against before it
+/// becomes a memory fence instead (see [`candidate_preds`]).
+const MEM_WINDOW: usize = 64;
 
 /// The per-register tables of [`candidate_preds`] (indexed by [`super::Res`]): allocated once
 /// per function and cleared after each block, since most blocks are short.
@@ -364,6 +404,7 @@ fn schedule_block(
     start: usize,
     end: usize,
     regs: &mut RegTables,
+    window: usize,
 ) -> Vec<usize> {
     use std::cmp::Reverse;
     use std::collections::BinaryHeap;
@@ -371,14 +412,24 @@ fn schedule_block(
     // Edges as successor lists (local indices) and predecessor counts.
     let mut npreds = vec![0usize; n];
     let mut succs: Vec<Vec<(usize, u32)>> = vec![Vec::new(); n];
-    candidate_preds(insts, acc, start, end, regs, |j, preds| {
-        for &i in preds {
-            if let Some(l) = edge(insts, acc, i, j) {
-                npreds[j - start] += 1;
-                succs[i - start].push((j - start, l));
+    candidate_preds(
+        insts,
+        acc,
+        start,
+        end,
+        regs,
+        window,
+        |j, preds, mem_preds| {
+            for &i in preds {
+                let ordered = mem_preds.binary_search(&i).is_ok();
+                let l = edge_without_memory(insts, acc, i, j);
+                if let Some(l) = if ordered { Some(l.unwrap_or(1)) } else { l } {
+                    npreds[j - start] += 1;
+                    succs[i - start].push((j - start, l));
+                }
             }
-        }
-    });
+        },
+    );
     // Critical path to the end of the block.
     let mut height = vec![0u32; n];
     for i in (0..n).rev() {
@@ -443,7 +494,9 @@ pub fn schedule(insts: &[Inst], targets: &[Option<usize>]) -> Vec<usize> {
         while end < insts.len() && !lead[end] {
             end += 1;
         }
-        order.extend(schedule_block(insts, &acc, start, end, &mut regs));
+        order.extend(schedule_block(
+            insts, &acc, start, end, &mut regs, MEM_WINDOW,
+        ));
         start = end;
     }
     order
@@ -579,6 +632,12 @@ mod tests {
                             _ => {}
                         }
                     }
+                    // Small displacements and sizes off the few base registers, so that
+                    // same-base disjointness (and its absence) comes up often.
+                    if inst.get(Field::Off).is_some() && inst.get(Field::Size).is_some() {
+                        inst.set(Field::Off, 4 * rand(4));
+                        inst.set(Field::Size, [0, 4, 5, 6][rand(4) as usize]);
+                    }
                     inst
                 })
                 .collect();
@@ -586,10 +645,24 @@ mod tests {
             // The whole sequence as one block, and a block starting after instruction 0.
             for start in [0, 1.min(len - 1)] {
                 assert_eq!(
-                    schedule_block(&insts, &acc, start, len, &mut regs),
+                    schedule_block(&insts, &acc, start, len, &mut regs, usize::MAX),
                     schedule_block_full_graph(&insts, &acc, start, len),
                     "round {round}, block from {start}"
                 );
+                // With a small window, accesses become memory fences: the order may differ
+                // from the full graph's, but it must keep every edge of it.
+                let order = schedule_block(&insts, &acc, start, len, &mut regs, 2);
+                let mut pos = vec![0; len];
+                for (p, &o) in order.iter().enumerate() {
+                    pos[o] = p;
+                }
+                for j in start..len {
+                    for i in start..j {
+                        if edge(&insts, &acc, i, j).is_some() {
+                            assert!(pos[i] < pos[j], "round {round}: {i} -> {j} reversed");
+                        }
+                    }
+                }
                 compared += 1;
             }
         }
