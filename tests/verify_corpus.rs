@@ -41,21 +41,6 @@ const KNOWN_MISMATCHES: &[(&str, &str, &str, &str)] = &[
      "ptxas contracts `mul.f32` + `sub.f32` (no rounding modifier, so PTX allows it) into one FFMA, which rounds once; the reference rounds both"),
     ("gtcasl__gpuocelot__tests_ptx_sdk2.2_dct8x8_kernel2.ptx", "_Z14CUDAkernel2DCTPfi", "ptxas",
      "ptxas contracts 10 `mul.f32` + `add.f32` pairs (no rounding modifier) into FFMA (28 FFMA for the PTX's 18 fma); the reference rounds each; seen on the one-thread launch"),
-    // Newly compiling once 64-bit register shifts and generic atomics were lowered (branch
-    // atomics).
-    // WRONG CODE, open bug (reconvergence, src/lower/reconverge.rs): the divergent
-    // `@!%p1 bra $Lt_12_240642` (PTX line 5095) gets no SSY token, so leafold's BAR.SYNC
-    // (PTX line 5114) runs with lane 31 only and the simulator stops with a divergence error;
-    // ptxas's code verifies.
-    ("gtcasl__gpuocelot__tests_ptx_unstructured_MC-GPU_v1.1.ptx", "_Z15track_particlesiiiPyP6float2S1_P6float3S3_P15rayleigh_structP14compton_struct", "leafold",
-     "WRONG CODE: open bug, no SSY before a divergent branch that skips to bar.sync (PTX line 5095)"),
-    // Every thread stores its `atom.inc` result to the same `out_addr`: the bytes left there
-    // depend on the order of the atomics and of the racing stores (undefined in PTX; the
-    // reference detects shared-memory races, not global ones). One thread per CTA verifies.
-    ("vosen__ZLUDA__ptx_src_test_spirv_run_atom_inc.ptx", "atom_inc", "leafold",
-     "global write race: all threads store their atomic's old value to one address"),
-    ("vosen__ZLUDA__ptx_src_test_spirv_run_atom_inc.ptx", "atom_inc", "ptxas",
-     "global write race: all threads store their atomic's old value to one address"),
     // The one-thread launch (the full block races on shared memory): ptxas's code never
     // writes reg_global[8] (a module `.global` both CTAs write), where the reference writes
     // 5; leafold's code matches. Untriaged; a race between the two CTAs on the module
