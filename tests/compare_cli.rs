@@ -171,8 +171,14 @@ fn address_arithmetic_against_ptxas_on_the_corpus() {
 }
 
 /// Measured with `leafold compare tests/data/corpus/ptx examples/seed_lea.ptx` (see the test
-/// above), rounded up to the next hundredth. MEASURE
-const RATIO_FLOOR: f64 = 1.10;
-const INSTRUCTION_FLOOR: f64 = 1.04;
-/// The same over the address-only kernels, rounded up likewise.
+/// above), rounded up to the next hundredth. 358 kernels: address arithmetic 32717/30322 =
+/// 1.079, instructions 80935/78747 = 1.028. The 341 kernels measured before 64-bit register
+/// shifts, generic atomics and `bar.red` were lowered give 27170/25983 = 1.046 and 0.998; the
+/// files that compile since then raise both: MC-GPU's `track_particles` spends 3276
+/// address-arithmetic instructions against ptxas's 2078 (constant-bank offsets beyond LDC's
+/// signed 16 bits built as `IADD32I Rn, RZ, off` + `LDC c[0x3][Rn]`), and vm 4311 against
+/// 3611 instructions.
+const RATIO_FLOOR: f64 = 1.08;
+const INSTRUCTION_FLOOR: f64 = 1.03;
+/// The same over the 15 address-only kernels (211/157 = 1.344), rounded up likewise.
 const SUBSET_RATIO_FLOOR: f64 = 1.35;
