@@ -2481,7 +2481,8 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
 
     /// `top` (a generic address ANDed with `mask`, the bits above the 16 MB window offset)
     /// compared by `cc` with the same bits of `sp`'s window base: `Eq` is "inside `sp`'s
-    /// window" (`isspacep`; the generic float atomics' shared test).
+    /// window", `Ne` outside (`isspacep`; the generic float atomics' branch, whose shared
+    /// `Ne` selection turns into ptxas's `LEA`/`LEA.HI.X` window predicate).
     pub(super) fn window_cmp(&mut self, top: Value, mask: Value, sp: Space, cc: IntCC) -> Value {
         let zero = self.iconst(Type::I64, 0);
         let base = self.ins().cvta(CvtaDir::ToGeneric, sp, Type::I64, zero);
