@@ -82,7 +82,9 @@ fn compile_checked(test: &str, src: &str) -> leafold::driver::Output {
 }
 
 /// A launch of `ctas` CTAs of 64 threads over random input (seeded); every CTA reads the same
-/// input. `out` has the per-thread slots and 256 more bytes for counters.
+/// input. `out` has 32 bytes for every thread of the launch and 256 more bytes for counters:
+/// a kernel indexes its slots by `%tid` (every CTA writing the same values; counters at
+/// `out + 2048`) or by the global thread id (counters at `out + 2048 * ctas`).
 fn launch(seed: u64, ctas: u32) -> Launch {
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ (seed + 1).wrapping_mul(0x1234_5678_9abc));
     let input: Vec<u8> = (0..THREADS * 8)
@@ -101,7 +103,7 @@ fn launch(seed: u64, ctas: u32) -> Launch {
         },
         GlobalRegion {
             base: OUT,
-            bytes: vec![0; 32 * THREADS as usize + 256],
+            bytes: vec![0; 32 * (THREADS * ctas) as usize + 256],
         },
     ];
     launch
@@ -115,6 +117,18 @@ fn differential(name: &str, launches: u64) -> String {
 
 /// [`differential`] over `ctas` CTAs.
 fn differential_grid(name: &str, launches: u64, ctas: u32) -> String {
+    differential_runs(name, launches, ctas, false).0
+}
+
+/// [`differential_grid`], with `ir::eval` also detecting races on global memory when
+/// `races` (the kernel must have none), returning each launch with the bytes of `out`.
+fn differential_runs(
+    name: &str,
+    launches: u64,
+    ctas: u32,
+    races: bool,
+) -> (String, Vec<(Launch, Vec<u8>)>) {
+    let mut runs = Vec::new();
     let src = kernel(name);
     let out = compile_checked(name, &src);
     let file = SourceFile::new("t.ptx", &src);
@@ -122,14 +136,16 @@ fn differential_grid(name: &str, launches: u64, ctas: u32) -> String {
     let module = leafold::ir::build(&ast, &file).unwrap();
     insta::assert_snapshot!(name, format!("{module}\n---- SASS\n{}", out.sass));
     for seed in 0..launches {
-        let launch = launch(seed, ctas);
+        let mut launch = launch(seed, ctas);
+        launch.global_races = races;
         let reference = eval::run(&module, "k", &launch).expect("ir::eval runs");
         let ours = sim::run_cubin(&out.cubin, "k", &launch)
             .unwrap_or_else(|e| panic!("sim: {e}\n{}", out.sass));
         let (a, b) = (ours.region(OUT).unwrap(), reference.region(OUT).unwrap());
         if let Some(k) = (0..a.len() / 4).find(|k| a[4 * k..4 * k + 4] != b[4 * k..4 * k + 4]) {
             let w = |m: &[u8]| u32::from_le_bytes(m[4 * k..4 * k + 4].try_into().unwrap());
-            let inp = launch.global[0].bytes[32 * (k / 8)..32 * (k / 8) + 32].to_vec();
+            let t = (k / 8) % THREADS as usize;
+            let inp = launch.global[0].bytes[32 * t..32 * t + 32].to_vec();
             panic!(
                 "seed {seed}, thread {}, word {}: sim {:#x}, eval {:#x}; input {inp:02x?}\n{}",
                 k / 8,
@@ -139,8 +155,9 @@ fn differential_grid(name: &str, launches: u64, ctas: u32) -> String {
                 out.sass
             );
         }
+        runs.push((launch, a.to_vec()));
     }
-    out.sass
+    (out.sass, runs)
 }
 
 fn count(sass: &str, mnemonic: &str) -> usize {
@@ -286,25 +303,156 @@ fn generic_atomics() {
     assert_eq!((guarded, global), (8, 8), "{sass}");
 }
 
-/// A generic `atom.add.f32` (whose shared path needs a CAS loop) is refused with a
-/// diagnostic naming it, not compiled wrongly.
+/// Float atomic adds without hardware support on sm_5x, as ptxas builds them: a CAS loop
+/// (`LDS`, a non-flushing `FADD`, `ATOMS.CAS`, a divergent back edge inside `SSY`/`SYNC`).
+/// The counters are hit by every lane of a warp at once, so in the simulator lanes contend
+/// and retry; their addends are small integers (or powers of two) whose sums are exact in
+/// any order, so the simulator's lane order and `ir::eval`'s thread order give the same
+/// bytes (see each kernel's header). Three CTAs of 64 threads, six launches, global races
+/// detected; besides agreeing with `ir::eval`, the results are checked against sums
+/// computed here. Returns the SASS and, per launch, the input words and the output words.
+fn float_cas_loop(name: &str) -> (String, Vec<Words>) {
+    let (sass, runs) = differential_runs(name, 6, CTAS, true);
+    for m in ["LDS.U.32", "ATOMS.CAS", "SSY", "SYNC"] {
+        assert!(sass.contains(m), "{m} in\n{sass}");
+    }
+    // The loop's add keeps subnormals (shared float atomics do not flush).
+    assert!(
+        sass.lines()
+            .any(|l| l.contains("FADD ") && !l.contains(".FTZ")),
+        "{sass}"
+    );
+    let words = |b: &[u8]| -> Vec<u32> {
+        b.chunks(4)
+            .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+            .collect()
+    };
+    let runs = runs
+        .iter()
+        .map(|(l, out)| (words(&l.global[0].bytes), words(out)))
+        .collect();
+    (sass, runs)
+}
+
+const CTAS: u32 = 3;
+
+/// One launch's input words and output words.
+type Words = (Vec<u32>, Vec<u32>);
+
+/// Σ f(tid, input words of tid) over the threads of one CTA, as an f32 (exact: small).
+fn cta_sum(input: &[u32], f: impl Fn(usize, &[u32]) -> u32) -> u32 {
+    let total: u32 = (0..THREADS as usize)
+        .map(|t| f(t, &input[8 * t..8 * t + 8]))
+        .sum();
+    (total as f32).to_bits()
+}
+
+/// `atom.shared.add.f32`, its old value read.
 #[test]
-fn generic_float_atomic_is_a_diagnostic() {
+fn fatomic_shared() {
+    let (sass, runs) = float_cas_loop("fatomic_shared");
+    assert_eq!(count(&sass, "ATOMS.CAS"), 3, "{sass}");
+    for (input, out) in runs {
+        for g in 0..(CTAS * THREADS) as usize {
+            let t = g % THREADS as usize;
+            let w = &out[8 * g..8 * g + 8];
+            assert_eq!(
+                w[0],
+                input[8 * t],
+                "thread {g}: the old value is the slot's"
+            );
+            let quarter = cta_sum(&input, |u, x| if u % 4 == t % 4 { x[2] & 15 } else { 0 });
+            assert_eq!(w[2], quarter, "thread {g}: counter tid & 3");
+            assert_eq!(w[3], 64f32.to_bits(), "thread {g}: +1.0 by 64 threads");
+            // The +1.0 counter's old values were 0..63, once each.
+            assert_eq!((w[4], w[5], w[6]), (!0, !0, 63 * 64 / 2), "thread {g}");
+            assert_eq!(w[7], 1, "thread {g}: old + addend <= final");
+        }
+    }
+}
+
+/// `red.shared.add.f32`: the same loop.
+#[test]
+fn fatomic_shared_red() {
+    let (sass, runs) = float_cas_loop("fatomic_shared_red");
+    assert_eq!(count(&sass, "ATOMS.CAS"), 4, "{sass}");
+    for (input, out) in runs {
+        for g in 0..(CTAS * THREADS) as usize {
+            let t = g % THREADS as usize;
+            let w = &out[8 * g..8 * g + 8];
+            let eighth = cta_sum(&input, |u, x| if u % 8 == t % 8 { x[2] & 31 } else { 0 });
+            assert_eq!(w[1], eighth, "thread {g}: counter tid & 7");
+            assert_eq!(
+                f32::from_bits(w[2]),
+                15.9375,
+                "thread {g}: 8 x (2^0 + .. + 2^-7)"
+            );
+            assert_eq!(
+                w[3],
+                cta_sum(&input, |_, x| x[2] & 31),
+                "thread {g}: [%r+20]"
+            );
+        }
+    }
+}
+
+/// Generic `atom.add.f32` / `red.add.f32`: the shared-window test, then the global float
+/// atomic (flushing) or the shared CAS loop; one instruction reaches both windows within a
+/// warp.
+#[test]
+fn fatomic_generic() {
+    let (sass, runs) = float_cas_loop("fatomic_generic");
+    assert_eq!(count(&sass, "ATOMS.CAS"), 4, "{sass}");
+    assert_eq!(count(&sass, "ATOM.E.ADD.F32.FTZ.RN"), 2, "{sass}");
+    assert_eq!(count(&sass, "RED.E.ADD.F32.FTZ.RN"), 2, "{sass}");
+    for (input, out) in runs {
+        for g in 0..(CTAS * THREADS) as usize {
+            let t = g % THREADS as usize;
+            let w = &out[8 * g..8 * g + 8];
+            assert_eq!(
+                w[1],
+                input[8 * t],
+                "thread {g}: the old value is the slot's"
+            );
+            assert_eq!(
+                w[4],
+                cta_sum(&input, |_, x| x[2] & 15),
+                "thread {g}: cnt[0]"
+            );
+            let even = cta_sum(&input, |u, x| if u % 2 == 0 { x[2] & 15 } else { 0 });
+            assert_eq!(w[5], even, "thread {g}: cnt[1]");
+            assert_eq!(w[6], 1, "thread {g}: old + addend <= final");
+        }
+        // The global counters, hit by every CTA.
+        let c = (8 * CTAS * THREADS) as usize;
+        let all = cta_sum(&input, |_, x| CTAS * (x[2] & 15));
+        let odd = cta_sum(
+            &input,
+            |u, x| if u % 2 == 1 { CTAS * (x[2] & 15) } else { 0 },
+        );
+        assert_eq!((out[c], out[c + 1]), (all, odd), "global counters");
+    }
+}
+
+/// `atom.add.f64` needs sm_60: refused with a diagnostic naming it, not compiled wrongly.
+#[test]
+fn f64_atomic_add_is_a_diagnostic() {
     let src = kernel("bits")
         .split("    clz.b32")
         .next()
         .unwrap()
         .to_string()
-        + "    atom.add.f32 %r4, [%rd15], 0f3F800000;\n    st.global.u32 [%rd15+4], %r4;\n    ret;\n}\n";
+        + "    atom.global.add.f64 %rd4, [%rd15], %rd0;\n    st.global.u64 [%rd15+8], %rd4;\n    ret;\n}\n";
     let opts = Options {
-        file_name: "generic.ptx".into(),
+        file_name: "f64.ptx".into(),
         ..Options::default()
     };
     let Err(err) = compile(&src, &opts) else {
-        panic!("a generic float atomic must be refused")
+        panic!("a 64-bit float atomic add must be refused")
     };
     let text = leafold::error::render_all(&err.0);
-    assert!(text.contains("atom.add.f32 in the generic space"), "{text}");
+    assert!(text.contains("atom.global.add.f64"), "{text}");
+    assert!(text.contains("sm_60"), "{text}");
 }
 
 /// 64-bit shifts by a register count: every PTX edge count (0, 31, 32, 33, 63, 64, 65,

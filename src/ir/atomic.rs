@@ -6,6 +6,13 @@
 //! value; `red` is an `atom` whose result nobody reads, and lowering picks `RED` from that.
 //! Out: [`AtomOp::apply`], the new memory value, which `ir::eval` writes back.
 //!
+//! Two operations are not PTX's own. [`AtomOp::FAdd`] is the hardware's global float add
+//! (`ATOM.ADD.F32.FTZ.RN`), so the IR has it in the global space only: sm_5x has no shared
+//! float atomic, and `ir::build` expands `atom/red.shared.add.f32` and the generic forms
+//! into a compare-and-swap loop (`build/atomics.rs`). That loop starts from
+//! [`AtomOp::Load`], an atomic read of the shared word (an `LDS`): a plain load there
+//! would race with the other threads' atomics and make the launch undefined in `ir::eval`.
+//!
 //! # Order
 //!
 //! `ir::eval` runs threads one after another in linear order (CTAs in order, x fastest), so
@@ -33,8 +40,11 @@ pub enum AtomOp {
     /// `old == b ? c : old`.
     Cas,
     /// f32 `old + b`, rounded to nearest with subnormal inputs and result flushed to zero
-    /// (PTX `atom.add.f32`, SM50 `ATOM.ADD.F32.FTZ.RN`); 32-bit only.
+    /// (PTX `atom.global.add.f32`, SM50 `ATOM.ADD.F32.FTZ.RN`); 32-bit and global only.
     FAdd,
+    /// An atomic read: the result is the word, which stays as it is (no operand). The
+    /// first read of a CAS loop; shared only (`LDS`: an aligned word is read whole).
+    Load,
 }
 
 impl AtomOp {
@@ -53,15 +63,16 @@ impl AtomOp {
             AtomOp::Exch => "exch",
             AtomOp::Cas => "cas",
             AtomOp::FAdd => "add.f32",
+            AtomOp::Load => "load",
         }
     }
 
     /// How many value operands it takes (after the address).
     pub fn arity(self) -> usize {
-        if self == AtomOp::Cas {
-            2
-        } else {
-            1
+        match self {
+            AtomOp::Cas => 2,
+            AtomOp::Load => 0,
+            _ => 1,
         }
     }
 
@@ -99,6 +110,7 @@ impl AtomOp {
             AtomOp::Or => old | b,
             AtomOp::Xor => old ^ b,
             AtomOp::Exch => b,
+            AtomOp::Load => old,
             AtomOp::FAdd => {
                 use crate::ir::float::{add, FloatFmt, Round};
                 add(FloatFmt::F32, old, b, Round::Rn, true)
@@ -138,5 +150,6 @@ mod tests {
         assert_eq!(AtomOp::Dec.apply(32, 3, 7, 0), 2);
         assert_eq!(AtomOp::Cas.apply(32, 3, 3, 9), 9);
         assert_eq!(AtomOp::Cas.apply(32, 4, 3, 9), 4);
+        assert_eq!(AtomOp::Load.apply(32, 0x7fff_ffff, 5, 9), 0x7fff_ffff);
     }
 }

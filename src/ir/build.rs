@@ -2467,22 +2467,27 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         let a = self.read(&ops[1], Type::I64, None)?;
         let mask = self.iconst(Type::I64, !0xff_ffff);
         let top = self.ins().binary(BinaryOp::And, a, mask);
-        let in_window = |b: &mut Self, sp: Space, cc: IntCC| {
-            let zero = b.iconst(Type::I64, 0);
-            let base = b.ins().cvta(CvtaDir::ToGeneric, sp, Type::I64, zero);
-            let base = b.ins().binary(BinaryOp::And, base, mask);
-            b.ins().icmp(cc, top, base)
-        };
         let p = match space {
             Space::Global => {
-                let s = in_window(self, Space::Shared, IntCC::Ne);
-                let l = in_window(self, Space::Local, IntCC::Ne);
+                let s = self.window_cmp(top, mask, Space::Shared, IntCC::Ne);
+                let l = self.window_cmp(top, mask, Space::Local, IntCC::Ne);
                 self.ins().binary(BinaryOp::And, s, l)
             }
-            sp => in_window(self, sp, IntCC::Eq),
+            sp => self.window_cmp(top, mask, sp, IntCC::Eq),
         };
         let dst = self.dest1(&ops[0])?;
         self.write(dst, p, false, ops[0].span())
+    }
+
+    /// `top` (a generic address ANDed with `mask`, the bits above the 16 MB window offset)
+    /// compared by `cc` with the same bits of `sp`'s window base: `Eq` is "inside `sp`'s
+    /// window", `Ne` outside (`isspacep`; the generic float atomics' branch, whose shared
+    /// `Ne` selection turns into ptxas's `LEA`/`LEA.HI.X` window predicate).
+    pub(super) fn window_cmp(&mut self, top: Value, mask: Value, sp: Space, cc: IntCC) -> Value {
+        let zero = self.iconst(Type::I64, 0);
+        let base = self.ins().cvta(CvtaDir::ToGeneric, sp, Type::I64, zero);
+        let base = self.ins().binary(BinaryOp::And, base, mask);
+        self.ins().icmp(cc, top, base)
     }
 
     // -- memory --

@@ -104,8 +104,8 @@ use cranelift_entity::EntityRef;
 use smallvec::SmallVec;
 
 use super::{
-    verify_in_module, BinaryOp, Block, ConvOp, CvtaDir, Function, Inst, InstData, IntCC, MemScope,
-    Module, Space, SpecialReg, Type, UnaryOp, Value, VerifierError,
+    verify_in_module, AtomOp, BinaryOp, Block, ConvOp, CvtaDir, Function, Inst, InstData, IntCC,
+    MemScope, Module, Space, SpecialReg, Type, UnaryOp, Value, VerifierError,
 };
 
 /// Generic address of shared offset 0 (what `c[0x0][0x0]` holds in our model).
@@ -1380,7 +1380,10 @@ impl Thread {
                 let old = tm.read(inst, sp, a, size)?;
                 let b = args.first().map_or(0, |&v| self.get(v));
                 let c = args.get(1).map_or(0, |&v| self.get(v));
-                tm.write(inst, sp, a, size, op.apply(ty.bits(), old, b, c))?;
+                // An atomic read (a CAS loop's first) leaves the word as it is.
+                if *op != AtomOp::Load {
+                    tm.write(inst, sp, a, size, op.apply(ty.bits(), old, b, c))?;
+                }
                 out = Some(old);
             }
         }

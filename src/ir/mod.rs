@@ -63,6 +63,8 @@
 //! * `%lanemask_{eq,lt,le,gt,ge}`: the lane's bit, the bits below it, etc. (`i32`).
 //! * `atom.<space>.<op>.<ty> [a + off], b (, c)`: atomic read-modify-write ([`atomic`]),
 //!   whose result is the old value; PTX `red` is the same with the result unused.
+//!   `atom.global.add.f32` is the hardware's float add; shared and generic float adds are
+//!   compare-and-swap loops that start from `atom.shared.load`, an atomic read.
 //! * `vote.{all,any,uni,ballot} p`: a warp vote; `v, p = shfl.{idx,up,down,bfly} a, b, c`: a
 //!   warp shuffle ([`warp`]).
 //!

@@ -497,8 +497,18 @@ impl Verifier<'_> {
                 if !matches!(ty, Type::I32 | Type::I64) {
                     problems.push(format!("{name}: type must be i32 or i64, got {ty}"));
                 }
-                if matches!(op, AtomOp::Inc | AtomOp::Dec) && *ty != Type::I32 {
+                if matches!(op, AtomOp::Inc | AtomOp::Dec | AtomOp::FAdd | AtomOp::Load)
+                    && *ty != Type::I32
+                {
                     problems.push(format!("{name}: 32-bit only"));
+                }
+                // The hardware's float add is global; shared and generic ones are CAS loops
+                // starting from an atomic read of the shared word (`ir::atomic`).
+                if *op == AtomOp::FAdd && *space != Space::Global {
+                    problems.push(format!("{name}: .global only (others are CAS loops)"));
+                }
+                if *op == AtomOp::Load && *space != Space::Shared {
+                    problems.push(format!("{name}: .shared only"));
                 }
                 let at = t(*addr);
                 if !matches!(at, Type::I32 | Type::I64) {

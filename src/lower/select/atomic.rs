@@ -3,10 +3,15 @@
 //! ```text
 //! global, result read     ATOM[.E].op[.type] d, [a+off20], b      ATOM[.E].CAS[.64] d, [a], b, b+1|b+2
 //! global, result unread   RED[.E].op[.type] [a+off20], b          (exch/cas: ATOM with d = RZ)
-//! global add.f32          ATOM/RED[.E].ADD.F32.FTZ.RN             (shared, generic: refused)
+//! global add.f32          ATOM/RED[.E].ADD.F32.FTZ.RN
 //! shared                  ATOMS.op[.type] d, [a+off*4], b          ATOMS.CAS[.64] d, [a], b, ...
 //!                         (d = RZ when unread: sm_50 has no shared RED)
+//! shared atomic read      LDS.U.32 d, [a+off]                      (AtomOp::Load)
 //! ```
+//!
+//! Shared and generic `add.f32` never get here: `ir::build` expands them into CAS loops
+//! (`ir/build/atomics.rs`) of `AtomOp::Load`, `fadd` and `ATOMS.CAS`, since a loop needs
+//! blocks and selection emits one instruction's pieces into one block.
 //!
 //! The address goes through the same matcher as loads and stores (chains, constant-bank bases);
 //! a displacement the instruction cannot hold (signed 20 bits for ATOM/RED; a non-negative
@@ -49,11 +54,17 @@ impl<'a> Lowerer<'a> {
             }
         };
         let wide = ty == Type::I64;
-        let float = op == AtomOp::FAdd;
-        if float && shared {
-            return Err(self.unsupported(
-                "atom.shared.add.f32 (sm_50 has no shared float atomic; the CAS loop is not built yet)",
-            ));
+        if op == AtomOp::Load && shared {
+            // An aligned word is read whole: a plain LDS is an atomic read.
+            return self.lower_load(&[v], space, ty, 1, addr, offset);
+        }
+        if (op == AtomOp::FAdd && shared) || op == AtomOp::Load {
+            return Err(LowerError::Internal(format!(
+                "atom.{}.{} reached selection (ir::build expands shared float adds into CAS \
+                 loops; atomic reads are shared only)",
+                space.name(),
+                op.name()
+            )));
         }
         // Is the old value read anywhere? (Then it needs a register; else RED / RZ.)
         let used = self.result_used(v);
@@ -146,10 +157,11 @@ impl<'a> Lowerer<'a> {
         offset: i32,
         args: &[Value],
     ) -> Result<(), LowerError> {
-        if op == AtomOp::FAdd {
-            return Err(self.unsupported(
-                "atom.add.f32 in the generic space (the shared path needs a CAS loop, not built yet)",
-            ));
+        if matches!(op, AtomOp::FAdd | AtomOp::Load) {
+            return Err(LowerError::Internal(format!(
+                "a generic atom.{} reached selection (ir::build expands generic float adds)",
+                op.name()
+            )));
         }
         let wide = ty == Type::I64;
         let used = self.result_used(v);
@@ -244,6 +256,8 @@ fn atom_inst(op: AtomOp, wide: bool, shared: bool, red: bool) -> sm50::Inst {
         AtomOp::Or => 6,
         AtomOp::Xor => 7,
         AtomOp::Exch | AtomOp::Cas => 8,
+        // Lowered as LDS, never through here.
+        AtomOp::Load => 0,
     };
     let signed = matches!(op, AtomOp::MinS | AtomOp::MaxS);
     // Type codes: ATOM/RED -, .S32, .U64, .F32, .U128, .S64; ATOMS -, .S32, .U64, .S64.
