@@ -13,7 +13,9 @@
 //! Module `.global` variables become one data section laid out like `ir::eval`'s (see
 //! `global_memory`), and every `MOV32I` that selection marked with a [`lower::Reloc`] becomes an
 //! `R_CUDA_ABS32_LO_20`/`HI_20` relocation (a 64-bit module) or an `R_CUDA_ABS32_20` one (a
-//! 32-bit module) at its final byte offset, as ptxas writes them.
+//! 32-bit module) at its final byte offset, as ptxas writes them. Addresses in `.global` and
+//! `.const` initializers ([`ir::AddrInit`]) become data relocations of `.nv.global.init` /
+//! `.nv.constant3` (`R_CUDA_G64`, `R_CUDA_G32`, `R_CUDA_G8_<n>`; see `data_relocations`).
 //!
 //! With [`Options::entries`] (`-e`), only the named kernels are compiled, and only they (and
 //! the module's declarations) need to build: a construct leafold does not support in another
@@ -283,7 +285,7 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
             msg,
         )])
     };
-    let (global_data, global_init) = global_memory(&module);
+    let (mut global_data, global_init) = global_memory(&module);
     let gmem = global_data.as_ref().map_or(0, |g| g.size);
 
     let lower_opts = LowerOptions {
@@ -299,7 +301,8 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
         // Spill slots go after the module's `.local` data, both addressed from R1.
         spill_base: local_data,
     };
-    let const_data = module_constants(&module);
+    let mut const_data = module_constants(&module);
+    let data_relocs = data_relocations(&module, global_data.as_mut(), const_data.as_mut());
 
     let mut out = Output {
         cubin: Vec::new(),
@@ -479,6 +482,7 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
         symbol_order: None,
         abi_version: 7,
         texmode_independent: ast.targets().contains(&"texmode_independent"),
+        data_relocs,
     };
     times.lap("other", &mut t);
     out.cubin = cubin::write(&spec);
@@ -656,6 +660,102 @@ fn module_constants(module: &ir::Module) -> Option<DataSpec> {
     }
     any_const.then_some(cdata)
 }
+
+/// The data relocations for the addresses in `.global` and `.const` initializers
+/// ([`ir::AddrInit`]), as ptxas 11.8 writes them: `R_CUDA_G64` for an 8-byte element,
+/// `R_CUDA_G8_<8k>` for a `mask()` byte (byte k of the address), against the named variable,
+/// the offset as addend; every entry without an addend in `.rel.<section>`, those with one in
+/// `.rela.<section>`; the relocated bytes stay zero. A `.global` variable's plain and
+/// generic addresses are the same; a `.const` variable's plain address is its offset in
+/// `.nv.constant3`, which ptxas writes as data, not as a relocation (done here, into
+/// `constant`/`global`'s bytes).
+///
+/// One deviation: for a 4-byte element (`.u32 p = x`) ptxas (with its default `-m64`, a
+/// 64-bit ELF as leafold writes) also emits `R_CUDA_G64`, which writes 8 bytes into the 4-byte
+/// variable and so over the 4 bytes after it; leafold writes `R_CUDA_G32`, which is what
+/// ptxas `-m32` writes for the same element.
+fn data_relocations(
+    module: &ir::Module,
+    mut global: Option<&mut DataSpec>,
+    mut constant: Option<&mut DataSpec>,
+) -> Vec<cubin::DataRelocs> {
+    let offset_in = |d: &Option<&mut DataSpec>, name: &str| -> Option<u64> {
+        let d = d.as_deref()?;
+        d.symbols.iter().find(|s| s.0 == name).map(|s| s.1)
+    };
+    // (global: rel, rela), (const: rel, rela)
+    let mut groups: [Vec<cubin::DataRelocSpec>; 4] = Default::default();
+    for (gv, v) in module.vars.iter() {
+        let Some(addrs) = module.addr_inits.get(gv).filter(|a| !a.is_empty()) else {
+            continue;
+        };
+        let (section, base) = match v.space {
+            ir::Space::Global => (0, offset_in(&global, &v.name)),
+            ir::Space::Const => (2, offset_in(&constant, &v.name)),
+            _ => continue,
+        };
+        let Some(base) = base else { continue };
+        for a in addrs {
+            let Some(t) = module.vars.get(a.target) else {
+                continue;
+            };
+            if t.space == ir::Space::Const && !a.generic {
+                // An offset in the const space: known now.
+                let Some(toff) = offset_in(&constant, &t.name) else {
+                    continue;
+                };
+                let data = if section == 0 {
+                    global.as_deref_mut()
+                } else {
+                    constant.as_deref_mut()
+                };
+                if let Some(d) = data {
+                    let end = ((base + u64::from(v.size)) as usize).min(d.init.len());
+                    if let Some(bytes) = d.init.get_mut(base as usize..end) {
+                        a.patch(bytes, toff);
+                    }
+                }
+                continue;
+            }
+            let rtype = match a.width {
+                ir::AddrWidth::Word(8) => R_CUDA_G64,
+                ir::AddrWidth::Word(_) => R_CUDA_G32,
+                ir::AddrWidth::Byte(shift) => R_CUDA_G8_0 + u32::from(shift.min(56) / 8),
+            };
+            groups[section + usize::from(a.addend != 0)].push(cubin::DataRelocSpec {
+                offset: base + u64::from(a.offset),
+                symbol: t.name.clone(),
+                rtype,
+                addend: a.addend,
+            });
+        }
+    }
+    let names = [
+        ".nv.global.init",
+        ".nv.global.init",
+        ".nv.constant3",
+        ".nv.constant3",
+    ];
+    groups
+        .into_iter()
+        .enumerate()
+        .filter(|(_, g)| !g.is_empty())
+        .map(|(i, relocs)| cubin::DataRelocs {
+            section: names[i].to_string(),
+            rela: i % 2 == 1,
+            relocs,
+        })
+        .collect()
+}
+
+/// `R_CUDA_G64`: the 64-bit generic address of a symbol (plus the addend) into 8 bytes of
+/// data.
+pub const R_CUDA_G64: u32 = 0x4;
+/// `R_CUDA_G32`: its low 32 bits into 4 bytes of data.
+pub const R_CUDA_G32: u32 = 0x3;
+/// `R_CUDA_G8_0`: byte 0 of the generic address into one byte of data; `R_CUDA_G8_<8k>` is
+/// `R_CUDA_G8_0 + k` (byte k, up to `R_CUDA_G8_56` = 0x5b).
+pub const R_CUDA_G8_0: u32 = 0x54;
 
 /// `R_CUDA_ABS32_LO_20` / `R_CUDA_ABS32_HI_20`: the low / high word of a symbol's address into
 /// a `MOV32I`'s 32-bit immediate (what ptxas 11.8 emits for a `.global` variable's address).

@@ -69,7 +69,7 @@ fn unsupported_constructs_are_diagnostics() {
     insta::assert_snapshot!("unsupported", text);
 }
 
-/// Module-level problems (an address initializer) and a texture read are
+/// Module-level problems (a function's address in an initializer) and a texture read are
 /// diagnostics; `build_partial` still builds the kernel that needs none of them.
 #[test]
 fn unsupported_module_constructs_are_diagnostics() {

@@ -133,7 +133,12 @@ fn initializers_nested_incomplete_and_sized_from_list() {
 
 #[test]
 fn address_initializers() {
-    let m = module(".global .u32 bar[] = {1, 2};\n.global .u64 p = generic(bar)+8;\n.global .u32 q = bar+4;\n.global .u8 b[] = {0xff00(generic(bar)+4)};\n");
+    // mask() (the last one) needs PTX ISA 7.1.
+    let src = ".global .u32 bar[] = {1, 2};\n.global .u64 p = generic(bar)+8;\n.global .u32 q = bar+4;\n.global .u8 b[] = {0xff00(generic(bar)+4)};\n";
+    let file = SourceFile::new("t.ptx", format!("{}{src}", HEAD.replace("7.0", "7.1")));
+    let m = ptx::parse_and_check(&file)
+        .unwrap_or_else(|d| panic!("unexpected errors:\n{d}"))
+        .0;
     let v = vars(&m);
     assert!(
         matches!(&v[1].names[0].init, Some(Init::Addr { name, generic: true, offset: 8, mask: None, .. }) if name.text == "bar")

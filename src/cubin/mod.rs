@@ -24,7 +24,10 @@ mod write;
 pub use dump::{dump_info, header_flags_text};
 pub use eiattr::{Attribute, BranchTargets, Format, KParamInfo};
 pub use read::read;
-pub use write::{write, CubinSpec, DataSpec, FunctionSpec, KernelSpec, ParamSpec, RelocSpec};
+pub use write::{
+    write, CubinSpec, DataRelocSpec, DataRelocs, DataSpec, FunctionSpec, KernelSpec, ParamSpec,
+    RelocSpec,
+};
 
 /// Why a byte string is not a cubin we can read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -7,7 +7,8 @@
 //!   `.nv.info` lists them in PTX order. `CubinSpec::kernels` is in PTX order.
 //! - Sections: null, `.shstrtab`, `.strtab`, `.symtab`, `.nv.info`, every `.nv.info.<k>`,
 //!   `.nv.rel.action`, every `.rel.text.<k>`, every `.rel.nv.constant0.<k>` (texture header
-//!   indices), `.nv.constant3`, per kernel `.nv.constant2.<k>`
+//!   indices), the data relocations (`.rel`/`.rela` of `.nv.global.init` and `.nv.constant3`:
+//!   addresses in initializers), `.nv.constant3`, per kernel `.nv.constant2.<k>`
 //!   and `.nv.constant0.<k>`, every `.text.<k>`, `.nv.global.init`, then the NOBITS sections
 //!   in creation order (first kernel's `.nv.shared`/`.nv.local`, `.nv.global`, the other
 //!   kernels'). Data follows the 64-byte ELF header, each section at its alignment (a NOBITS
@@ -87,6 +88,41 @@ pub struct CubinSpec {
     /// `.target … texmode_independent`: `e_flags` has 0x200 (EF_CUDA_TEXMODE_INDEPENDANT)
     /// instead of 0x100 (unified texture mode, the default).
     pub texmode_independent: bool,
+    /// Relocations of module data (addresses in variables' initializers), one relocation
+    /// section each, written in this order after the kernels' code relocations.
+    pub data_relocs: Vec<DataRelocs>,
+}
+
+/// The relocations of one module data section: `.rel.<section>` (entries without addend)
+/// or `.rela.<section>` (ptxas puts every entry with a nonzero addend there, and leaves the
+/// relocated bytes zero in both).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DataRelocs {
+    /// The data section they patch: `.nv.global.init` or `.nv.constant3`.
+    pub section: String,
+    /// `.rela` (with addends) rather than `.rel`.
+    pub rela: bool,
+    pub relocs: Vec<DataRelocSpec>,
+}
+
+impl DataRelocs {
+    /// The relocation section's name.
+    pub fn name(&self) -> String {
+        format!(".rel{}{}", if self.rela { "a" } else { "" }, self.section)
+    }
+}
+
+/// A relocation of module data against a module symbol.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DataRelocSpec {
+    /// Byte offset in the data section.
+    pub offset: u64,
+    /// Name of a variable of the module.
+    pub symbol: String,
+    /// `R_CUDA_*` type (`R_CUDA_G64`, `R_CUDA_G32`, `R_CUDA_G8_<n>`).
+    pub rtype: u32,
+    /// The addend (written only in a `.rela` section).
+    pub addend: i64,
 }
 
 /// A module-level data section and the variables in it.
@@ -423,6 +459,22 @@ pub fn write(spec: &CubinSpec) -> Vec<u8> {
             })
         })
         .collect();
+    // Data relocations: after the code's, before the data they patch.
+    let drel: Vec<(usize, &DataRelocs)> = spec
+        .data_relocs
+        .iter()
+        .filter(|d| !d.relocs.is_empty())
+        .map(|d| {
+            let (t, entsize) = if d.rela {
+                (elf::SHT_RELA, 24)
+            } else {
+                (elf::SHT_REL, 16)
+            };
+            let mut s = Sec::new(d.name(), t, 0, 8);
+            s.entsize = entsize;
+            (push(s), d)
+        })
+        .collect();
     let mut data_idx: rustc_hash::FxHashMap<&str, usize> = Default::default();
     if let Some((n, d, t, f)) = data_secs.first().filter(|s| s.0 == ".nv.constant3") {
         data_idx.insert(n, push(data_section(n, d, *t, *f)));
@@ -673,6 +725,10 @@ pub fn write(spec: &CubinSpec) -> Vec<u8> {
             "_param"
         });
     }
+    for (ri, _) in &drel {
+        shs.add(&secs[*ri].name);
+        strs.add(&secs[*ri].name);
+    }
     shs.add(".nv.rel.action");
     strs.add(".nv.rel.action");
     for (i, k) in ks.iter().enumerate() {
@@ -774,6 +830,26 @@ pub fn write(spec: &CubinSpec) -> Vec<u8> {
             })
             .collect()
     };
+    for (ri, d) in &drel {
+        let data: Vec<u8> = d
+            .relocs
+            .iter()
+            .flat_map(|r| {
+                let mut e = r.offset.to_le_bytes().to_vec();
+                let info = ((sym_of(&r.symbol) as u64) << 32) | u64::from(r.rtype);
+                e.extend_from_slice(&info.to_le_bytes());
+                if d.rela {
+                    e.extend_from_slice(&r.addend.to_le_bytes());
+                }
+                e
+            })
+            .collect();
+        let target = data_index(&d.section).unwrap_or(0);
+        let s = &mut secs[*ri];
+        s.data = data;
+        s.link = symtab as u32;
+        s.info = target as u32;
+    }
     for (i, k) in ks.iter().enumerate() {
         for (ri, relocs, target) in [
             (krel[i], &k.relocs, ktext[i]),
@@ -1111,6 +1187,34 @@ impl CubinSpec {
             symbol_order: Some(c.symbols.iter().skip(1).map(|y| y.name.clone()).collect()),
             abi_version: c.header.abi_version,
             texmode_independent: c.header.flags & 0x200 != 0,
+            data_relocs: c
+                .relocations
+                .iter()
+                .filter_map(|r| {
+                    let target = c.sections.get(r.target)?;
+                    if !matches!(target.name.as_str(), ".nv.global.init" | ".nv.constant3") {
+                        return None;
+                    }
+                    Some(DataRelocs {
+                        section: target.name.clone(),
+                        rela: c.sections.get(r.section)?.sh_type == elf::SHT_RELA,
+                        relocs: r
+                            .relocs
+                            .iter()
+                            .map(|e| DataRelocSpec {
+                                offset: e.offset,
+                                symbol: c
+                                    .symbols
+                                    .get(e.sym as usize)
+                                    .map(|s| s.name.clone())
+                                    .unwrap_or_default(),
+                                rtype: e.rtype,
+                                addend: e.addend.unwrap_or(0),
+                            })
+                            .collect(),
+                    })
+                })
+                .collect(),
         }
     }
 }

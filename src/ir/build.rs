@@ -9,7 +9,11 @@
 //! # Variables
 //!
 //! Module `.global`/`.const`/`.shared`/`.local` variables become [`VarData`] (initializers
-//! flattened to little-endian bytes, row-major, short brace lists zero-padded). Kernel-scope
+//! flattened to little-endian bytes, row-major, short brace lists zero-padded). An address in
+//! an initializer (`x`, `generic(x)+8`, `0xff00(x)`) leaves zero bytes and an [`AddrInit`] in
+//! [`Module::addr_inits`], naming the `.global`/`.const` variable (module or enclosing kernel
+//! scope); a function's or kernel's address is refused (calls are inlined: no function has
+//! an address). Kernel-scope
 //! addressable variables (`.local`, `.shared`, ...) become module variables named
 //! `kernel.name` (a dot cannot occur in a PTX identifier, so the name is unique; the same name
 //! in a second `{ }` scope becomes `kernel.name.2`). An unsized module-scope `.extern .shared`
@@ -92,9 +96,9 @@ use cranelift_entity::{EntityRef, SecondaryMap};
 use smallvec::SmallVec;
 
 use super::{
-    BinaryOp, Block, BlockCall, CvtaDir, Dim, Function, FunctionBuilder, GlobalVar, Inst, InstData,
-    InstNode, IntCC, LaneMask, Module, Space, SpecialReg, SrcLoc, Type, UnaryOp, Value, ValueData,
-    ValueDef, VarData,
+    AddrInit, AddrWidth, BinaryOp, Block, BlockCall, CvtaDir, Dim, Function, FunctionBuilder,
+    GlobalVar, Inst, InstData, InstNode, IntCC, LaneMask, Module, Space, SpecialReg, SrcLoc, Type,
+    UnaryOp, Value, ValueData, ValueDef, VarData,
 };
 use crate::error::{Diagnostic, SourceFile, Span};
 
@@ -141,9 +145,13 @@ pub fn build_partial(module: &ast::Module, file: &Arc<SourceFile>) -> Partial {
         globals: HashMap::default(),
         errors: Vec::new(),
         func_order: HashMap::default(),
+        kernels: HashSet::default(),
     };
     for (i, f) in (0u32..).zip(module.functions()) {
         m.func_order.entry(f.name.text.clone()).or_insert(i);
+        if f.kind == ast::FuncKind::Entry {
+            m.kernels.insert(f.name.text.clone());
+        }
     }
     // Sized variables first, unsized extern shared arrays last (see the essay).
     let decls: Vec<&ast::VarDecl> = module
@@ -165,7 +173,7 @@ pub fn build_partial(module: &ast::Module, file: &Arc<SourceFile>) -> Partial {
         for v in decls.iter().filter(|v| v.space != StateSpace::Reg) {
             for d in &v.names {
                 if is_unsized(d) == pass_unsized {
-                    if let Some(sym) = m.declare_var(v, d, &d.name.text) {
+                    if let Some(sym) = m.declare_var(v, d, &d.name.text, &|_| None) {
                         m.globals.insert(d.name.text.clone(), sym);
                     }
                 }
@@ -251,6 +259,8 @@ struct ModuleBuilder<'f> {
     errors: Vec<Diagnostic>,
     /// Each function's name and the index of its first declaration (for [`VarScope`]).
     func_order: HashMap<String, u32>,
+    /// The names of the module's kernels (`.entry`).
+    kernels: HashSet<String>,
 }
 
 fn ir_space(s: StateSpace) -> Option<Space> {
@@ -304,8 +314,16 @@ impl ModuleBuilder<'_> {
         }
     }
 
-    /// Add an addressable variable to the IR module under `ir_name`.
-    fn declare_var(&mut self, v: &ast::VarDecl, d: &ast::Declarator, ir_name: &str) -> Option<Sym> {
+    /// Add an addressable variable to the IR module under `ir_name`. `scoped` finds the
+    /// names of an enclosing body (a kernel-scope declaration's initializer may name them);
+    /// module-scope names are looked up after it.
+    fn declare_var(
+        &mut self,
+        v: &ast::VarDecl,
+        d: &ast::Declarator,
+        ir_name: &str,
+        scoped: &dyn Fn(&str) -> Option<Sym>,
+    ) -> Option<Sym> {
         if v.ty.kind() == TypeKind::Opaque || v.space == StateSpace::Tex {
             return Some(Sym::Opaque("texture, sampler and surface references"));
         }
@@ -347,6 +365,7 @@ impl ModuleBuilder<'_> {
         if dims.iter().any(|x| x.is_none()) && space == Space::Shared {
             align = align.max(16);
         }
+        let mut addrs: Vec<PendingAddr> = Vec::new();
         let init = match &d.init {
             None => None,
             Some(init) => {
@@ -362,10 +381,22 @@ impl ModuleBuilder<'_> {
                 }
                 let mut bytes = Vec::new();
                 let all: Vec<u64> = dims.iter().map(|x| x.unwrap_or(0)).collect();
-                self.fill_init(v, init, &all, elem, size, 0, &mut bytes)?;
+                let mut fill = Fill {
+                    bytes: &mut bytes,
+                    addrs: &mut addrs,
+                };
+                self.fill_init(v, init, &all, elem, size, 0, &mut fill)?;
+                // An address-only initializer still makes the variable initialized data.
+                if !addrs.is_empty() && bytes.len() < size as usize {
+                    bytes.resize(size as usize, 0);
+                }
                 Some(bytes)
             }
         };
+        let mut resolved = Vec::with_capacity(addrs.len());
+        for a in &addrs {
+            resolved.push(self.resolve_addr(a, scoped)?);
+        }
         let gv = self.ir.add_var(VarData {
             name: ir_name.to_string(),
             space,
@@ -373,11 +404,75 @@ impl ModuleBuilder<'_> {
             align,
             init,
         });
+        if !resolved.is_empty() {
+            self.ir.addr_inits[gv] = resolved;
+        }
         Some(Sym::Var { gv, space, elem })
+    }
+
+    /// The variable an address initializer names. The checker has made sure it is a
+    /// `.global` or `.const` variable or a function declared before; a function's address
+    /// is refused here (leafold inlines every call, so functions have no address).
+    fn resolve_addr(
+        &mut self,
+        a: &PendingAddr,
+        scoped: &dyn Fn(&str) -> Option<Sym>,
+    ) -> Option<AddrInit> {
+        let name = a.name.text.as_str();
+        let sym = scoped(name).or_else(|| self.globals.get(name).cloned());
+        match sym {
+            Some(Sym::Var {
+                gv,
+                space: Space::Global | Space::Const,
+                ..
+            }) => Some(AddrInit {
+                offset: a.offset,
+                target: gv,
+                generic: a.generic,
+                addend: a.addend,
+                width: a.width,
+            }),
+            Some(Sym::Var { space, .. }) => {
+                self.error(
+                    a.name.span,
+                    format!(
+                        "bad initializer: '{name}' is a .{} variable; only the addresses of .global and .const variables can initialize one",
+                        space.name()
+                    ),
+                );
+                None
+            }
+            _ if self.kernels.contains(name) => {
+                self.error(
+                    a.name.span,
+                    format!(
+                        "unsupported initializer: the address of kernel '{name}' (a function descriptor for dynamic parallelism, R_CUDA_FUNC_DESC_64) is not emitted by leafold"
+                    ),
+                );
+                None
+            }
+            _ if self.func_order.contains_key(name) => {
+                self.error(
+                    a.name.span,
+                    format!(
+                        "unsupported initializer: the address of function '{name}': leafold inlines every call, so functions have no address"
+                    ),
+                );
+                None
+            }
+            _ => {
+                self.error(
+                    a.name.span,
+                    format!("unsupported initializer: '{name}' has no address in leafold"),
+                );
+                None
+            }
+        }
     }
 
     /// Write `init` for an array of the remaining `dims` at byte `at` of `out` (at most
     /// `size` bytes: the checker already refused initializers longer than their array).
+    /// Addresses leave zero bytes and a [`PendingAddr`] each.
     #[allow(clippy::too_many_arguments)]
     fn fill_init(
         &mut self,
@@ -387,7 +482,7 @@ impl ModuleBuilder<'_> {
         elem: u32,
         size: u32,
         at: u64,
-        out: &mut Vec<u8>,
+        out: &mut Fill<'_>,
     ) -> Option<()> {
         let scalar = v.ty.bits().div_ceil(8);
         match (init, dims.split_first()) {
@@ -414,24 +509,75 @@ impl ModuleBuilder<'_> {
                 if end > u64::from(size) {
                     return Some(());
                 }
-                if end as usize > out.len() {
-                    out.resize(end as usize, 0);
+                if end as usize > out.bytes.len() {
+                    out.bytes.resize(end as usize, 0);
                 }
                 for k in 0..scalar as usize {
-                    out[at as usize + k] = (bits >> (8 * k)) as u8;
+                    out.bytes[at as usize + k] = (bits >> (8 * k)) as u8;
                 }
                 Some(())
             }
-            (Init::Addr { span, .. }, _) => {
-                self.error(
-                    *span,
-                    "unsupported initializer: addresses of variables need relocations, which leafold does not emit yet",
-                );
-                None
+            (
+                Init::Addr {
+                    name,
+                    generic,
+                    offset,
+                    mask,
+                    span,
+                },
+                _,
+            ) => {
+                let width = match (mask, scalar) {
+                    (None, 4 | 8) => AddrWidth::Word(scalar as u8),
+                    (Some(m), 1 | 4 | 8) if m.count_ones() == 8 && m.trailing_zeros() % 8 == 0 => {
+                        AddrWidth::Byte(m.trailing_zeros() as u8)
+                    }
+                    _ => {
+                        // The checker refuses these; say so rather than guess.
+                        self.error(
+                            *span,
+                            format!(
+                                "bad initializer: an address cannot initialize a .{} variable",
+                                v.ty.name()
+                            ),
+                        );
+                        return None;
+                    }
+                };
+                let end = at.saturating_add(u64::from(scalar));
+                if end > u64::from(size) {
+                    return Some(());
+                }
+                if end as usize > out.bytes.len() {
+                    out.bytes.resize(end as usize, 0);
+                }
+                out.addrs.push(PendingAddr {
+                    offset: at as u32,
+                    name: name.clone(),
+                    generic: *generic,
+                    addend: *offset,
+                    width,
+                });
+                Some(())
             }
             (Init::Fields(..), _) => Some(()),
         }
     }
+}
+
+/// Where [`ModuleBuilder::fill_init`] writes: the initial bytes, and the addresses found.
+struct Fill<'a> {
+    bytes: &'a mut Vec<u8>,
+    addrs: &'a mut Vec<PendingAddr>,
+}
+
+/// An address in an initializer whose name is not resolved yet.
+struct PendingAddr {
+    offset: u32,
+    name: ast::Name,
+    generic: bool,
+    addend: i64,
+    width: AddrWidth,
 }
 
 /// The bits an immediate stores into a variable or operand of PTX type `t`.
@@ -900,7 +1046,11 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                     n += 1;
                     ir_name = format!("{}.{}.{n}", self.kernel, d.name.text);
                 }
-                if let Some(sym) = self.m.declare_var(v, d, &ir_name) {
+                let scopes = &self.scopes;
+                let scoped = |n: &str| -> Option<Sym> {
+                    scopes.iter().rev().find_map(|s| s.syms.get(n).cloned())
+                };
+                if let Some(sym) = self.m.declare_var(v, d, &ir_name, &scoped) {
                     if let Sym::Var { gv, .. } = sym {
                         self.m.ir.var_scopes[gv] = self.frame_scope();
                     }

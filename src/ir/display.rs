@@ -19,8 +19,8 @@
 use std::fmt::{self, Display, Formatter};
 
 use super::{
-    BinaryOp, BlockCall, ConvOp, CvtaDir, Dim, Function, InstData, IntCC, Module, SpecialReg, Type,
-    UnaryOp, Value,
+    AddrWidth, BinaryOp, BlockCall, ConvOp, CvtaDir, Dim, Function, InstData, IntCC, Module,
+    SpecialReg, Type, UnaryOp, Value,
 };
 
 impl Display for Type {
@@ -421,6 +421,34 @@ impl Display for Module {
                         write!(f, " ")?;
                     }
                     write!(f, "{b:02x}")?;
+                }
+                write!(f, "]")?;
+            }
+            if let Some(addrs) = self.addr_inits.get(var).filter(|a| !a.is_empty()) {
+                write!(f, ", addresses [")?;
+                for (i, a) in addrs.iter().enumerate() {
+                    if i > 0 {
+                        write!(f, ", ")?;
+                    }
+                    let target = self
+                        .vars
+                        .get(a.target)
+                        .map_or_else(|| a.target.to_string(), |t| format!("@{}", t.name));
+                    write!(f, "+{}: ", a.offset)?;
+                    match a.width {
+                        AddrWidth::Word(n) => write!(f, "u{} ", 8 * u32::from(n))?,
+                        AddrWidth::Byte(s) => write!(f, "byte {} of ", s / 8)?,
+                    }
+                    if a.generic {
+                        write!(f, "generic({target})")?;
+                    } else {
+                        write!(f, "{target}")?;
+                    }
+                    match a.addend {
+                        0 => {}
+                        k if k < 0 => write!(f, " - {}", k.unsigned_abs())?,
+                        k => write!(f, " + {k}")?,
+                    }
                 }
                 write!(f, "]")?;
             }

@@ -23,6 +23,10 @@
 //!
 //! Variables of one space are laid out in declaration order, each at its alignment. Bytes
 //! without an initializer start as zero (PTX says "unknown but constant"; zero is one such).
+//! An address in a `.global` or `.const` variable's initializer ([`super::AddrInit`]: `p = x`,
+//! `generic(x) + 8`, `0xff00(x)`) is the address a `mov` of the variable yields, plus the
+//! offset: a `.global` variable's global address (its generic address too), a `.const`
+//! variable's offset in the const space, or with `generic()` its address in the const window.
 //!
 //! Addresses in a non-generic space are offsets into that space, 32 bits wide: the address
 //! value is zero-extended, the signed offset added, and the sum truncated to 32 bits (seed
@@ -505,6 +509,31 @@ impl Memory {
                 Space::Const | Space::Param | Space::Generic => &mut m.constant,
             };
             dst[off..off + n].copy_from_slice(&init[..n]);
+        }
+        // Addresses in initializers (a loader's data relocations).
+        for (gv, addrs) in module.addr_inits.iter() {
+            let Some(v) = module.vars.get(gv) else {
+                continue;
+            };
+            let dst = match v.space {
+                Space::Global => &mut m.module_global,
+                Space::Const => &mut m.constant,
+                _ => continue,
+            };
+            let off = layout.offsets[gv.index()] as usize;
+            let end = (off + v.size as usize).min(dst.len());
+            for a in addrs {
+                let Some(t) = module.vars.get(a.target) else {
+                    continue;
+                };
+                let target = match t.space {
+                    Space::Const if a.generic => {
+                        CONST_WINDOW_BASE + layout.offsets[a.target.index()]
+                    }
+                    _ => layout.addrs[a.target.index()],
+                };
+                a.patch(&mut dst[off.min(end)..end], target);
+            }
         }
         Ok(m)
     }

@@ -857,6 +857,54 @@ pub struct VarData {
     pub init: Option<Vec<u8>>,
 }
 
+/// An address in a variable's initializer (`p = x`, `generic(x)+8`, `0xff00(x)`). Its bytes
+/// in [`VarData::init`] are zero; whoever lays memory out writes the address there: `eval`
+/// directly, the driver as a data relocation of the cubin (`R_CUDA_G64`, ...) that a loader
+/// (the simulator's included) applies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AddrInit {
+    /// Byte offset in the variable.
+    pub offset: u32,
+    /// The `.global` or `.const` variable whose address it is.
+    pub target: GlobalVar,
+    /// `generic(x)`: the generic address. For a `.global` variable it is the same as the
+    /// plain one (the global window is the identity); for a `.const` one the plain address
+    /// is its offset in the const space, the generic one lies in the const window.
+    pub generic: bool,
+    /// Added to the address (wrapping): `x + 8`.
+    pub addend: i64,
+    pub width: AddrWidth,
+}
+
+/// How much of the address an [`AddrInit`] stores.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AddrWidth {
+    /// The low 4 or 8 bytes, little-endian (a `.u32` or `.u64` element).
+    Word(u8),
+    /// One byte: bits `shift..shift + 8` of the address (`mask()`, e.g. `0xff00(x)` has shift
+    /// 8), into the element's lowest byte.
+    Byte(u8),
+}
+
+impl AddrInit {
+    /// Write the initializer into `bytes` (the variable's bytes), for the target address
+    /// `addr` (the addend not yet added). Bytes past the end are dropped.
+    pub fn patch(&self, bytes: &mut [u8], addr: u64) {
+        let v = addr.wrapping_add(self.addend as u64);
+        let le = v.to_le_bytes();
+        let (src, n) = match self.width {
+            AddrWidth::Word(n) => (&le[..], usize::from(n.min(8))),
+            AddrWidth::Byte(shift) => (&le[usize::from(shift.min(56) / 8)..], 1),
+        };
+        let at = self.offset as usize;
+        for (k, &b) in src.iter().take(n).enumerate() {
+            if let Some(d) = bytes.get_mut(at + k) {
+                *d = b;
+            }
+        }
+    }
+}
+
 /// Where a variable was declared. ptxas lays out a kernel's `.shared` variables in this
 /// order: a `.visible` kernel's own, then the module's, then those of the `.func`s it inlines
 /// (by the position of each function's first declaration in the file), then a non-visible
@@ -899,6 +947,8 @@ pub struct Module {
     pub vars: PrimaryMap<GlobalVar, VarData>,
     /// Where each variable was declared ([`VarScope::Module`] unless `build` says otherwise).
     pub var_scopes: SecondaryMap<GlobalVar, VarScope>,
+    /// The addresses in each variable's initializer, by offset (empty for most variables).
+    pub addr_inits: SecondaryMap<GlobalVar, Vec<AddrInit>>,
     pub functions: Vec<Function>,
     /// `.address_size 32` (or none given): addresses, `.global` variables' included, are 32
     /// bits, so [`eval`] places the module's `.global` variables below 4 GB.

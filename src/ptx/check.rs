@@ -33,6 +33,9 @@ pub fn check(module: &Module, file: &Arc<SourceFile>) -> Vec<Diagnostic> {
         file,
         diags: Vec::new(),
         globals: HashMap::default(),
+        version: module.version(),
+        module_names: HashSet::default(),
+        declaring: "",
         scopes: Vec::new(),
         labels: HashSet::default(),
         in_control: false,
@@ -49,6 +52,8 @@ enum Sym<'a> {
         defined: bool,
         rets: usize,
         params: usize,
+        /// An `.entry`.
+        kernel: bool,
     },
     /// A label, `.callprototype` or `.branchtargets` name: only branch and call operands.
     Label,
@@ -65,6 +70,12 @@ struct Checker<'a, 'f> {
     file: &'f Arc<SourceFile>,
     diags: Vec<Diagnostic>,
     globals: HashMap<&'a str, Sym<'a>>,
+    /// The module's `.version` (major, minor).
+    version: Option<(u32, u32)>,
+    /// Every module-scope variable and function name (to tell a name declared too late from
+    /// an undeclared one), and the variable whose initializer is being checked.
+    module_names: HashSet<&'a str>,
+    declaring: &'a str,
     scopes: Vec<Scope<'a>>,
     labels: HashSet<&'a str>,
     /// Inside the operands of a branch or call (where labels are allowed).
@@ -99,6 +110,17 @@ impl<'a, 'f> Checker<'a, 'f> {
     }
 
     fn module(&mut self, m: &'a Module) {
+        for item in &m.items {
+            match item {
+                Item::Var(v) => self
+                    .module_names
+                    .extend(v.names.iter().map(|d| d.name.text.as_str())),
+                Item::Function(f) => {
+                    self.module_names.insert(&f.name.text);
+                }
+                _ => {}
+            }
+        }
         self.items(m);
         // A function declared without `.extern` must be defined in this module (ptxas
         // compiles whole programs: "Unresolved extern function").
@@ -189,6 +211,7 @@ impl<'a, 'f> Checker<'a, 'f> {
                             defined: defined || was_defined,
                             rets: f.rets.as_ref().map_or(0, |r| r.len()),
                             params: f.params.len(),
+                            kernel: f.kind == FuncKind::Entry,
                         },
                     );
                     self.function(f);
@@ -325,6 +348,7 @@ impl<'a, 'f> Checker<'a, 'f> {
             _ => {}
         }
         let dims = d.resolved_dims();
+        self.declaring = &d.name.text;
         self.init_shape(v, init, &dims);
     }
 
@@ -377,23 +401,122 @@ impl<'a, 'f> Checker<'a, 'f> {
                     );
                 }
             }
-            Init::Addr { name, mask, .. } => {
-                if mask.is_none() && v.ty.bits() < 32 {
+            Init::Addr {
+                name,
+                mask,
+                generic,
+                offset,
+                span,
+            } => self.init_addr(v, name, *mask, *generic, *offset, *span),
+        }
+    }
+
+    /// An address in an initializer (`x`, `generic(x)+4`, `0xff00(x)`), with ptxas 11.8's
+    /// rules: the name is a `.global` or `.const` variable or a function declared before
+    /// (kernels included, not the variable itself); a function's address takes neither
+    /// `generic()` nor an offset; the variable is `.u32` or `.u64`, or with a mask `.u8` too
+    /// (ptxas: "Initial value type mismatch"); a mask is one byte of the address
+    /// (0xff << 8k) and needs PTX ISA 7.1.
+    fn init_addr(
+        &mut self,
+        v: &'a VarDecl,
+        name: &'a Name,
+        mask: Option<u64>,
+        generic: bool,
+        offset: i64,
+        span: Span,
+    ) {
+        let ty_ok = match mask {
+            None => matches!(v.ty, Type::U32 | Type::U64),
+            Some(_) => matches!(v.ty, Type::U8 | Type::U32 | Type::U64),
+        };
+        if !ty_ok {
+            let allowed = if mask.is_some() {
+                ".u8, .u32 or .u64"
+            } else {
+                ".u32 or .u64 (.u8 with a mask such as 0xff(x))"
+            };
+            self.error(
+                span,
+                format!(
+                    "bad initializer: an address can only initialize a {allowed} variable, not .{}",
+                    v.ty.name()
+                ),
+            );
+        }
+        if let Some(m) = mask {
+            if m.count_ones() != 8 || m.trailing_zeros() % 8 != 0 {
+                self.error(
+                    span,
+                    format!(
+                        "bad initializer: mask {m:#x} is not one byte of the address (0xff, 0xff00, ..., 0xff00000000000000)"
+                    ),
+                );
+            }
+            if let Some((major, minor)) = self.version.filter(|&v| v < (7, 1)) {
+                self.error(
+                    span,
+                    format!(
+                        "bad initializer: mask() in an initializer requires PTX ISA 7.1 (this module is .version {major}.{minor})"
+                    ),
+                );
+            }
+        }
+        // Scopes, then module names; a label is no initializer.
+        let found = self
+            .scopes
+            .iter()
+            .rev()
+            .find_map(|s| s.names.get(name.text.as_str()).copied())
+            .or_else(|| self.globals.get(name.text.as_str()).copied());
+        match found {
+            Some(Sym::Var(t)) if matches!(t.space, StateSpace::Global | StateSpace::Const) => {}
+            Some(Sym::Var(t)) => self.error(
+                name.span,
+                format!(
+                    "bad initializer: '{}' is a {} variable; only the addresses of .global and .const variables can initialize a variable",
+                    name.text,
+                    t.space.name()
+                ),
+            ),
+            Some(Sym::Func { kernel, .. }) => {
+                let what = if kernel { "kernel" } else { "function" };
+                if generic {
                     self.error(
-                        name.span,
+                        span,
                         format!(
-                            "bad initializer: an address does not fit in .{}",
-                            v.ty.name()
+                            "bad initializer: generic() of {what} '{}' (only variables have generic addresses)",
+                            name.text
+                        ),
+                    );
+                } else if offset != 0 {
+                    self.error(
+                        span,
+                        format!(
+                            "bad initializer: an offset cannot be added to the address of {what} '{}'",
+                            name.text
                         ),
                     );
                 }
-                if !self.globals.contains_key(name.text.as_str()) {
-                    self.error(
-                        name.span,
-                        format!("undeclared variable '{}' in initializer", name.text),
-                    );
-                }
             }
+            _ if name.text == self.declaring => self.error(
+                name.span,
+                format!(
+                    "bad initializer: '{}' names the variable it initializes",
+                    name.text
+                ),
+            ),
+            None if self.module_names.contains(name.text.as_str()) => self.error(
+                name.span,
+                format!(
+                    "bad initializer: '{}' is declared after this initializer; an initializer can only name what is declared before it",
+                    name.text
+                ),
+            ),
+            Some(Sym::Label) | None => self.error(
+                name.span,
+                format!("undeclared variable '{}' in initializer", name.text),
+            ),
         }
     }
 

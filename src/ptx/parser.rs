@@ -920,10 +920,21 @@ impl<'a> Parser<'a> {
             (first, false)
         };
         let mut offset = 0;
-        if matches!(self.peek(), Tok::Plus | Tok::Minus) {
-            let neg = self.bump().kind == Tok::Minus;
+        if self.peek() == Tok::Minus {
+            // ptxas: "syntax error"; the grammar is var+offset (the offset may be negative).
+            let t = self.bump();
+            self.error(
+                t.span,
+                format!(
+                    "bad initializer: an address takes an offset as '{0}+offset' ('{0}+-4'), not '{0}-offset'",
+                    name.text
+                ),
+            );
+            return Err(());
+        }
+        if self.eat(Tok::Plus) {
             let (v, _) = self.const_int("offset")?;
-            offset = if neg { v.wrapping_neg() } else { v };
+            offset = v;
         }
         Ok(Init::Addr {
             name,

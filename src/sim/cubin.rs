@@ -4,10 +4,11 @@
 //! memory; `.nv.constant2.<k>` and `.nv.constant3` = constant banks 2 and 3;
 //! EIATTR_MIN_STACK_SIZE of the kernel = the per-thread frame. Every malformed input is a
 //! [`SimError::BadCubin`], never a panic. [`load_kernel_globals`] also places the module's
-//! `.global` data and applies the code's relocations against it (what a driver's loader does).
+//! `.global` data and applies the code's relocations against it and the data relocations of
+//! `.nv.global.init` and `.nv.constant3` (addresses in initializers), as a driver's loader does.
 
 use super::{KernelInfo, SimError, PARAM_BASE};
-use crate::ir::eval::GlobalRegion;
+use crate::ir::eval::{GlobalRegion, CONST_WINDOW_BASE};
 
 /// The code and kernel information of kernel `name` in `cubin`.
 pub fn load_kernel(cubin: &[u8], name: &str) -> Result<(Vec<u64>, KernelInfo), SimError> {
@@ -45,23 +46,38 @@ pub fn load_kernel(cubin: &[u8], name: &str) -> Result<(Vec<u64>, KernelInfo), S
 const ABS32_20: u32 = 0x2a;
 const ABS32_LO_20: u32 = 0x2b;
 const ABS32_HI_20: u32 = 0x2c;
+/// Data relocations (addresses in initializers): `R_CUDA_G64` / `R_CUDA_G32` write the
+/// symbol's generic address plus the addend into 8 / 4 bytes, `R_CUDA_G8_<8k>` (0x54 + k)
+/// byte k of it into one byte.
+const G32: u32 = 0x3;
+const G64: u32 = 0x4;
+const G8_0: u32 = 0x54;
+const G8_56: u32 = 0x5b;
 
-/// Load the module's global data like a driver would: `.nv.global.init` at `base`, then
-/// `.nv.global` (zeros) at its alignment, and patch kernel `name`'s code for its relocations
-/// against symbols in them. Returns the code and the module-global region (`None` when the
-/// module has no global data). A relocation of another type against global data is a
-/// [`SimError::BadCubin`]; relocations against other symbols are left alone.
+/// Load the module's data like a driver would and patch kernel `name`'s code for its
+/// relocations against it. Returns the code, the kernel information (constant bank 3
+/// relocated) and the module-global region (`None` when the module has no global data).
+///
+/// `.nv.global.init` goes at `base`, then `.nv.global` (zeros) at its alignment. A symbol of
+/// those sections has its address there; a symbol of `.nv.constant3` has the generic address
+/// `CONST_WINDOW_BASE + value` (our model's const window, as `ir::eval` gives `generic(x)` of
+/// a `.const` variable; generic loads read bank 3 there). Code relocations
+/// (`R_CUDA_ABS32_*`) against global data are applied; so are the data relocations of
+/// `.nv.global.init` and `.nv.constant3` (`R_CUDA_G64`/`G32`/`G8_<n>`, from `.rel` sections
+/// with addend 0 or `.rela` ones). A relocation of another type against module data is a
+/// [`SimError::BadCubin`]; code relocations against other symbols (functions, textures) are
+/// left alone.
 pub fn load_kernel_globals(
     cubin: &[u8],
     name: &str,
     base: u64,
 ) -> Result<(Vec<u64>, KernelInfo, Option<GlobalRegion>), SimError> {
     let bad = SimError::BadCubin;
-    let (mut code, info) = load_kernel(cubin, name)?;
+    let (mut code, mut info) = load_kernel(cubin, name)?;
     let file = crate::cubin::read(cubin).map_err(|e| bad(e.to_string()))?;
     let mut bytes: Vec<u8> = Vec::new();
-    // Section index -> its address.
-    let mut placed: Vec<(usize, u64)> = Vec::new();
+    // Section index -> (its address, its offset in `bytes`).
+    let mut placed: Vec<(usize, u64, usize)> = Vec::new();
     for sname in [".nv.global.init", ".nv.global"] {
         if let Some(i) = file.sections.iter().position(|s| s.name == sname) {
             let s = &file.sections[i];
@@ -73,47 +89,96 @@ pub fn load_kernel_globals(
             bytes.resize(end, 0);
             let n = s.data.len().min(s.size as usize);
             bytes[at as usize..at as usize + n].copy_from_slice(&s.data[..n]);
-            placed.push((i, base + at));
+            placed.push((i, base + at, at as usize));
         }
     }
+    let const3 = file.sections.iter().position(|s| s.name == ".nv.constant3");
+    // The address of a symbol in module data, if it is in module data.
+    let address = |sym: &crate::cubin::Symbol| -> Option<u64> {
+        let sec = usize::from(sym.shndx);
+        if let Some(&(_, addr, _)) = placed.iter().find(|(i, _, _)| *i == sec) {
+            return Some(addr + sym.value);
+        }
+        (Some(sec) == const3).then(|| CONST_WINDOW_BASE + sym.value)
+    };
     let k = file
         .kernels
         .iter()
         .find(|k| k.name == name)
         .ok_or_else(|| bad(format!("no kernel '{name}'")))?;
-    for rs in file
-        .relocations
-        .iter()
-        .filter(|r| r.target == k.text_section)
-    {
+    for rs in &file.relocations {
+        let target = rs.target;
+        let data_in = placed
+            .iter()
+            .find(|p| p.0 == target && file.sections[target].name == ".nv.global.init")
+            .map(|p| p.2);
+        let in_const3 = Some(target) == const3;
+        if target != k.text_section && data_in.is_none() && !in_const3 {
+            continue;
+        }
         for r in &rs.relocs {
             let sym = file
                 .symbols
                 .get(r.sym as usize)
                 .ok_or_else(|| bad(format!("relocation symbol {}", r.sym)))?;
-            let Some(&(_, sec_addr)) = placed.iter().find(|(i, _)| *i == usize::from(sym.shndx))
-            else {
-                // Against something else (a function, a texture): not modelled, left as
-                // `load_kernel` leaves every relocation.
-                continue;
-            };
-            let addr = sec_addr + sym.value + r.addend.unwrap_or(0) as u64;
-            let word = match r.rtype {
-                ABS32_20 if addr >> 32 != 0 => {
-                    return Err(bad(format!(
-                        "a 32-bit relocation of `{}` at {addr:#x}, above 4 GB",
-                        sym.name
-                    )))
+            let Some(sym_addr) = address(sym) else {
+                if target == k.text_section {
+                    // Against something else (a function, a texture): not modelled, left as
+                    // `load_kernel` leaves every relocation.
+                    continue;
                 }
-                ABS32_20 | ABS32_LO_20 => addr & 0xffff_ffff,
-                ABS32_HI_20 => addr >> 32,
-                t => return Err(bad(format!("relocation type {t:#x} is not modelled"))),
+                return Err(bad(format!(
+                    "a data relocation against `{}`, which is not module data",
+                    sym.name
+                )));
             };
-            let w = code
-                .get_mut((r.offset / 8) as usize)
-                .filter(|_| r.offset % 8 == 0)
-                .ok_or_else(|| bad(format!("relocation at {:#x}", r.offset)))?;
-            *w = (*w & !(0xffff_ffff << 20)) | (word << 20);
+            let addr = sym_addr.wrapping_add(r.addend.unwrap_or(0) as u64);
+            if target == k.text_section {
+                let word = match r.rtype {
+                    ABS32_20 if addr >> 32 != 0 => {
+                        return Err(bad(format!(
+                            "a 32-bit relocation of `{}` at {addr:#x}, above 4 GB",
+                            sym.name
+                        )))
+                    }
+                    ABS32_20 | ABS32_LO_20 => addr & 0xffff_ffff,
+                    ABS32_HI_20 => addr >> 32,
+                    t => return Err(bad(format!("relocation type {t:#x} is not modelled"))),
+                };
+                let w = code
+                    .get_mut((r.offset / 8) as usize)
+                    .filter(|_| r.offset % 8 == 0)
+                    .ok_or_else(|| bad(format!("relocation at {:#x}", r.offset)))?;
+                *w = (*w & !(0xffff_ffff << 20)) | (word << 20);
+                continue;
+            }
+            let le = addr.to_le_bytes();
+            let patch: &[u8] = match r.rtype {
+                G64 => &le,
+                G32 => &le[..4],
+                t @ G8_0..=G8_56 => &le[(t - G8_0) as usize..][..1],
+                t => return Err(bad(format!("data relocation type {t:#x} is not modelled"))),
+            };
+            let (dst, at): (&mut Vec<u8>, usize) = match data_in {
+                Some(start) => (&mut bytes, start),
+                None => {
+                    let Some(b) = info.banks.iter_mut().find(|b| b.0 == 3) else {
+                        return Err(bad("no constant bank 3 to relocate".into()));
+                    };
+                    (&mut b.1, 0)
+                }
+            };
+            let size = file.sections[target].size as usize;
+            let off = usize::try_from(r.offset)
+                .ok()
+                .filter(|&o| o + patch.len() <= size && at + o + patch.len() <= dst.len())
+                .ok_or_else(|| {
+                    bad(format!(
+                        "data relocation at {:#x} past the end of {}",
+                        r.offset, file.sections[target].name
+                    ))
+                })?;
+            dst[at + off..at + off + patch.len()].copy_from_slice(patch);
         }
     }
     let region = (!placed.is_empty()).then_some(GlobalRegion { base, bytes });

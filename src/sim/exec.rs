@@ -4,7 +4,9 @@
 use super::mem::{Memory, Space};
 use super::trace::WriteLog;
 use super::{branch_target, next_addr, KernelInfo, Program, SimError, SimOptions};
-use crate::ir::eval::{Launch, RunOutput, LOCAL_WINDOW_BASE, SHARED_WINDOW_BASE, WINDOW_SIZE};
+use crate::ir::eval::{
+    Launch, RunOutput, CONST_WINDOW_BASE, LOCAL_WINDOW_BASE, SHARED_WINDOW_BASE, WINDOW_SIZE,
+};
 use std::sync::OnceLock;
 
 use crate::sm50::{rt::sext, Field, Form, Inst, FORMS};
@@ -1497,6 +1499,16 @@ impl Sim<'_> {
                         (Space::Shared, at - SHARED_WINDOW_BASE)
                     } else if in_window(LOCAL_WINDOW_BASE) {
                         (Space::Local(thread), at - LOCAL_WINDOW_BASE)
+                    } else if in_window(CONST_WINDOW_BASE) {
+                        // `generic(x)` of a `.const` variable (an address in an initializer):
+                        // bank 3, read-only.
+                        if !load {
+                            return Err(SimError::Unsupported {
+                                addr,
+                                what: format!("a generic store into the const window (0x{at:x})"),
+                            });
+                        }
+                        (Space::Const(3), at - CONST_WINDOW_BASE)
                     } else {
                         (Space::Global, at)
                     }

@@ -4,7 +4,9 @@
 
 use super::trace::{Loc, WriteLog};
 use super::{KernelInfo, SimError};
-use crate::ir::eval::{GlobalRegion, Launch, LOCAL_WINDOW_BASE, SHARED_WINDOW_BASE, WINDOW_SIZE};
+use crate::ir::eval::{
+    GlobalRegion, Launch, CONST_WINDOW_BASE, LOCAL_WINDOW_BASE, SHARED_WINDOW_BASE, WINDOW_SIZE,
+};
 
 /// Offset of the first kernel parameter in constant bank 0 (sm50-isa.md §4).
 pub const PARAM_BASE: u32 = 0x140;
@@ -56,7 +58,7 @@ fn put32(b: &mut [u8], off: usize, v: u32) {
 impl Memory {
     pub fn new(info: &KernelInfo, launch: &Launch) -> Result<Memory, SimError> {
         let bad = |m: String| Err(SimError::BadLaunch(m));
-        let windows = SHARED_WINDOW_BASE..LOCAL_WINDOW_BASE + WINDOW_SIZE;
+        let windows = SHARED_WINDOW_BASE..CONST_WINDOW_BASE + WINDOW_SIZE;
         if let Err(m) = launch.check_global_regions(windows, None) {
             return bad(m);
         }

@@ -42,8 +42,11 @@
 //!   `[0xfc]` dynamic shared size, `[0x140..]` the parameter bytes. Other banks come from
 //!   [`KernelInfo::banks`] (ptxas's `.nv.constant2` literals, `.nv.constant3` user data).
 //! * **generic** addresses (LD/ST): the shared window `[SHARED_WINDOW_BASE, +WINDOW_SIZE)` and
-//!   the local window `[LOCAL_WINDOW_BASE, +WINDOW_SIZE)` map to offsets; anything else is
-//!   global. Without `.E` the address is the 32-bit register value, zero-extended.
+//!   the local window `[LOCAL_WINDOW_BASE, +WINDOW_SIZE)` map to offsets; so does the const
+//!   window `[CONST_WINDOW_BASE, +WINDOW_SIZE)`, onto bank 3 for loads only (where
+//!   `generic(x)` of a `.const` variable in an initializer points; a store there is an error);
+//!   anything else is global. Without `.E` the address is the 32-bit register value,
+//!   zero-extended.
 //!
 //! Every access must be naturally aligned to its size; a misaligned one is
 //! [`SimError::Misaligned`] (PTX leaves it undefined; `ir::eval` rejects it too).
