@@ -31,7 +31,8 @@
 //! Every byte of every global buffer, of each CTA's shared memory and of each thread's local
 //! memory (the part the PTX declares: the simulator's frame also holds spill slots, which the
 //! IR knows nothing about). For ptxas's cubin only global and shared memory are compared
-//! (ptxas lays out its own stack). A fault of the simulator on code whose reference run
+//! (ptxas lays out its own stack), and the module's `.global` variables by name: ptxas
+//! orders them its own way, so each one's bytes are read where ptxas's symbol table puts it. A fault of the simulator on code whose reference run
 //! succeeded (out of bounds, wrong `Plg`, branch out of the code, step limit) is a mismatch
 //! too; an instruction the simulator does not model makes the kernel "cannot run".
 //!
@@ -482,6 +483,12 @@ fn verify_launch(
                     return verdict;
                 }
             };
+            let mut got = got;
+            if side == Side::Ptxas {
+                if let Some(c) = &opts.ptxas_cubin {
+                    relayout_module_globals(&mut got, &reference, cubin, c, globals);
+                }
+            }
             if let Some(d) = first_difference(&reference, &got, side == Side::Leafold) {
                 let writer = sim::run_traced(code, info, launch)
                     .ok()
@@ -511,6 +518,44 @@ fn verify_launch(
         one_cta: false,
     };
     verdict
+}
+
+/// ptxas orders the module's `.global` variables its own way; leafold's cubin places them
+/// where the reference does. Move each variable's bytes in `got` (a run of ptxas's cubin
+/// `theirs`) to its address in `ours`, so the module region compares variable by variable.
+/// Bytes outside every variable of `ours` (padding), and variables ptxas dropped (unused),
+/// take the reference's bytes.
+fn relayout_module_globals(
+    got: &mut RunOutput,
+    reference: &RunOutput,
+    ours: &[u8],
+    theirs: &[u8],
+    base: u64,
+) {
+    let (Ok(ours), Ok(theirs)) = (
+        sim::global_symbols(ours, base),
+        sim::global_symbols(theirs, base),
+    ) else {
+        return;
+    };
+    let (Some(want), Some(region)) = (
+        reference.global.iter().find(|r| r.base == base),
+        got.global.iter_mut().find(|r| r.base == base),
+    ) else {
+        return;
+    };
+    let mut bytes = want.bytes.clone();
+    for (name, at, size) in &ours {
+        let Some((_, from, _)) = theirs.iter().find(|t| &t.0 == name) else {
+            continue;
+        };
+        let (to, from) = ((at - base) as usize, (from - base) as usize);
+        let n = (*size as usize)
+            .min(bytes.len().saturating_sub(to))
+            .min(region.bytes.len().saturating_sub(from));
+        bytes[to..to + n].copy_from_slice(&region.bytes[from..from + n]);
+    }
+    region.bytes = bytes;
 }
 
 /// The instruction address a simulator error names.

@@ -67,6 +67,50 @@ const G8_56: u32 = 0x5b;
 /// with addend 0 or `.rela` ones). A relocation of another type against module data is a
 /// [`SimError::BadCubin`]; code relocations against other symbols (functions, textures) are
 /// left alone.
+/// Where a driver puts the module's global data: `.nv.global.init` at `base`, then
+/// `.nv.global` (zeros) at its alignment. Returns the initial bytes and, per placed section,
+/// (section index, its address, its offset in the bytes).
+#[allow(clippy::type_complexity)]
+fn place_globals(
+    file: &crate::cubin::Cubin,
+    base: u64,
+) -> Result<(Vec<u8>, Vec<(usize, u64, usize)>), SimError> {
+    let mut bytes: Vec<u8> = Vec::new();
+    let mut placed = Vec::new();
+    for sname in [".nv.global.init", ".nv.global"] {
+        if let Some(i) = file.sections.iter().position(|s| s.name == sname) {
+            let s = &file.sections[i];
+            let at = (bytes.len() as u64).next_multiple_of(s.align.max(1));
+            let end = usize::try_from(at + s.size)
+                .ok()
+                .filter(|&e| e <= 1 << 30)
+                .ok_or_else(|| SimError::BadCubin(format!("{sname} of {} bytes", s.size)))?;
+            bytes.resize(end, 0);
+            let n = s.data.len().min(s.size as usize);
+            bytes[at as usize..at as usize + n].copy_from_slice(&s.data[..n]);
+            placed.push((i, base + at, at as usize));
+        }
+    }
+    Ok((bytes, placed))
+}
+
+/// The module's `.global` variables as [`load_kernel_globals`] places them: (name,
+/// address, size) of every named symbol in `.nv.global.init` / `.nv.global`. Two compilers
+/// may order these variables differently; the names say which bytes are whose.
+pub fn global_symbols(cubin: &[u8], base: u64) -> Result<Vec<(String, u64, u64)>, SimError> {
+    let file = crate::cubin::read(cubin).map_err(|e| SimError::BadCubin(e.to_string()))?;
+    let (_, placed) = place_globals(&file, base)?;
+    Ok(file
+        .symbols
+        .iter()
+        .filter(|y| !y.name.is_empty())
+        .filter_map(|y| {
+            let (_, addr, _) = placed.iter().find(|p| p.0 == usize::from(y.shndx))?;
+            Some((y.name.clone(), addr + y.value, y.size))
+        })
+        .collect())
+}
+
 pub fn load_kernel_globals(
     cubin: &[u8],
     name: &str,
@@ -75,23 +119,7 @@ pub fn load_kernel_globals(
     let bad = SimError::BadCubin;
     let (mut code, mut info) = load_kernel(cubin, name)?;
     let file = crate::cubin::read(cubin).map_err(|e| bad(e.to_string()))?;
-    let mut bytes: Vec<u8> = Vec::new();
-    // Section index -> (its address, its offset in `bytes`).
-    let mut placed: Vec<(usize, u64, usize)> = Vec::new();
-    for sname in [".nv.global.init", ".nv.global"] {
-        if let Some(i) = file.sections.iter().position(|s| s.name == sname) {
-            let s = &file.sections[i];
-            let at = (bytes.len() as u64).next_multiple_of(s.align.max(1));
-            let end = usize::try_from(at + s.size)
-                .ok()
-                .filter(|&e| e <= 1 << 30)
-                .ok_or_else(|| bad(format!("{sname} of {} bytes", s.size)))?;
-            bytes.resize(end, 0);
-            let n = s.data.len().min(s.size as usize);
-            bytes[at as usize..at as usize + n].copy_from_slice(&s.data[..n]);
-            placed.push((i, base + at, at as usize));
-        }
-    }
+    let (mut bytes, placed) = place_globals(&file, base)?;
     let const3 = file.sections.iter().position(|s| s.name == ".nv.constant3");
     // The address of a symbol in module data, if it is in module data.
     let address = |sym: &crate::cubin::Symbol| -> Option<u64> {

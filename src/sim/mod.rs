@@ -211,7 +211,7 @@ mod trace;
 use crate::ir::eval::{Launch, RunOutput};
 use crate::sm50;
 
-pub use cubin::{load_kernel, load_kernel_globals};
+pub use cubin::{global_symbols, load_kernel, load_kernel_globals};
 pub use mem::{CONST_BANK0_SIZE, PARAM_BASE};
 pub use mufu::SimOptions;
 pub use trace::{Loc, WriteLog};
