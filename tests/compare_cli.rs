@@ -177,8 +177,12 @@ fn address_arithmetic_against_ptxas_on_the_corpus() {
 /// files that compile since then raise both: MC-GPU's `track_particles` spends 3276
 /// address-arithmetic instructions against ptxas's 2078 (constant-bank offsets beyond LDC's
 /// signed 16 bits built as `IADD32I Rn, RZ, off` + `LDC c[0x3][Rn]`), and vm 4311 against
-/// 3611 instructions.
-const RATIO_FLOOR: f64 = 1.08;
-const INSTRUCTION_FLOOR: f64 = 1.03;
+/// 3611 instructions. Since shared and generic float atomics are lowered, optix's
+/// `__globfunc__Z5tracev` compiles whole too (359 kernels: 33614/30966 = 1.086, instructions
+/// 84445/80985 = 1.043): alone it is 903/644 address arithmetic and 3528/2238 instructions,
+/// because leafold keeps its 2912-byte `.local` arrays in local memory, where ptxas promotes
+/// them to registers (0 bytes of stack).
+const RATIO_FLOOR: f64 = 1.09;
+const INSTRUCTION_FLOOR: f64 = 1.05;
 /// The same over the 15 address-only kernels (211/157 = 1.344), rounded up likewise.
 const SUBSET_RATIO_FLOOR: f64 = 1.35;
