@@ -206,6 +206,14 @@ fn bits64() {
     differential("bits64", 8);
 }
 
+/// mad.cc/madc chains, 64-bit min/max and slct.f32 (rejected before the construct audit).
+#[test]
+fn carry_mad() {
+    let sass = differential("carry_mad", 8);
+    assert_eq!(count(&sass, "IMNMX"), 0, "{sass}");
+    assert!(count(&sass, "FSETP") >= 2, "{sass}");
+}
+
 #[test]
 fn shf_sad() {
     differential("shf_sad", 8);
