@@ -212,7 +212,8 @@ fn ftz(x: f32) -> f32 {
 /// (`div.approx.ftz` = `a · RCP(b)` with a flushing multiply); the others first scale an
 /// operand the unit would flush (|x| < 2^-126, or `ex2` of x < -126) by an exact power of
 /// two and undo it on the result, and `div.full` also scales a divisor above 2^126 by 1/4 so
-/// that its reciprocal stays normal. Every multiply is an IEEE f32 multiply (round to
+/// that its reciprocal stays normal (`div.full.ftz` does only that, with a flushing
+/// multiply). Every multiply is an IEEE f32 multiply (round to
 /// nearest); a NaN result may be any NaN.
 pub fn approx(func: Approx, ftz_mode: bool, a: u32, b: u32) -> u32 {
     let (x, y) = (f32::from_bits(a), f32::from_bits(b));
@@ -281,7 +282,15 @@ pub fn approx(func: Approx, ftz_mode: bool, a: u32, b: u32) -> u32 {
             };
             unit(Func::Rcp, ys) * xs
         }
-        (Approx::DivFull, _) => {
+        (Approx::DivFull, true) => {
+            let (xs, ys) = if y.abs() > TWO_126 {
+                (x * 0.25, y * 0.25)
+            } else {
+                (x, y)
+            };
+            ftz(ftz(unit(Func::Rcp, ys)) * ftz(xs))
+        }
+        (Approx::DivFull, false) => {
             let (mut xs, mut ys) = (x, y);
             if y.abs() > TWO_126 {
                 xs = x * 0.25;
@@ -294,5 +303,11 @@ pub fn approx(func: Approx, ftz_mode: bool, a: u32, b: u32) -> u32 {
             unit(Func::Rcp, ys) * xs
         }
     };
-    r.to_bits()
+    // The last step is a MUFU, FMUL or FADD, which all give the canonical NaN (a Rust
+    // multiply would keep an operand's payload instead).
+    if r.is_nan() {
+        NAN
+    } else {
+        r.to_bits()
+    }
 }

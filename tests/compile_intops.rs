@@ -206,6 +206,29 @@ fn bits64() {
     differential("bits64", 8);
 }
 
+/// mad.cc/madc chains, 64-bit min/max and slct.f32 (rejected before the construct audit).
+#[test]
+fn carry_mad() {
+    let sass = differential("carry_mad", 8);
+    assert_eq!(count(&sass, "IMNMX"), 0, "{sass}");
+    assert!(count(&sass, "FSETP") >= 2, "{sass}");
+}
+
+/// A construct the lowering refuses (here `.sat` on an f64 `cvt`, which ptxas compiles)
+/// names its PTX line, not only the kernel.
+#[test]
+fn lowering_refusal_names_the_ptx_line() {
+    let src = kernel("carry_mad").replace(
+        "    ret;",
+        "    mov.b64 %rd9, %rd0;\n    cvt.rni.sat.f64.f64 %rd9, %rd9;\n    st.global.u64 [%rd15], %rd9;\n    ret;",
+    );
+    let line = src.lines().position(|l| l.contains("cvt.rni.sat")).unwrap() + 1;
+    let opts = Options::default();
+    let err = compile(&src, &opts).expect_err("f64 .sat is not lowered");
+    let text = leafold::error::render_all(&err.0);
+    assert!(text.contains(&format!("(PTX line {line})")), "{text}");
+}
+
 #[test]
 fn shf_sad() {
     differential("shf_sad", 8);

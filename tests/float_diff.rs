@@ -361,6 +361,21 @@ fn body_conversions_float_float() -> String {
         + "    st.global.b64 [%rd6+56], %fd12;\n    st.global.b64 [%rd6+64], %fd13;\n"
 }
 
+/// `div.full.ftz.f32` (rejected before the construct audit): ptxas's shape, the divisor above
+/// 2^126 and the dividend scaled by 1/4, `MUFU.RCP`, a flushing multiply; next to `div.full`.
+#[test]
+fn div_full_ftz() {
+    check(
+        &("
+    div.full.ftz.f32 %f10, %f1, %f2;
+    div.full.ftz.f32 %f11, %f3, %f1;
+    div.full.f32 %f12, %f1, %f2;
+"
+        .to_string()
+            + &store32(&["%f10", "%f11", "%f12"])),
+    );
+}
+
 /// Every float kernel above: cuobjdump accepts the cubin, and cuobjdump and nvdisasm (on the
 /// raw words, so every control field is legal) print exactly our listing.
 #[test]

@@ -101,6 +101,7 @@ use super::{
     UnaryOp, Value, ValueData, ValueDef, VarData,
 };
 use crate::error::{Diagnostic, SourceFile, Span};
+use crate::ir::float::{FloatCC, FloatFmt, FloatOp};
 
 mod sync;
 use crate::ptx::ast;
@@ -1685,6 +1686,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             Opcode::Addc | Opcode::Subc => return self.addc_subc(ins),
             Opcode::Mul => return self.mul(ins),
             Opcode::Mad => return self.mad(ins),
+            Opcode::Madc => return self.mad_cc(ins),
             Opcode::Shl | Opcode::Shr => return self.shift(ins),
             Opcode::Vshl | Opcode::Vshr => return self.video_shift(ins),
             Opcode::And | Opcode::Or | Opcode::Xor => return self.bitwise(ins),
@@ -2134,9 +2136,59 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         self.write(dst, d, signed, ops[0].span())
     }
 
-    fn mad(&mut self, ins: &Instruction) -> Option<()> {
+    /// `mad.lo.cc`, `mad.hi.cc` and `madc{.cc}` (`.lo`/`.hi`, 32 and 64 bits): the product's
+    /// half `p`, then `d = p + c (+ CF for madc)`, with the carry out of that addition, which
+    /// is the carry ptxas's `XMAD`/`IMAD` chains leave (PTX: "the carry-out of the add").
+    fn mad_cc(&mut self, ins: &Instruction) -> Option<()> {
         let (ty, signed) = self.int_type(ins)?;
-        self.reject_flags(ins, &["sat", "cc"])?;
+        self.reject_flags(ins, &["sat"])?;
+        let ops = self.ops(ins, 4)?;
+        let it = ins.ty();
+        let a = self.read(&ops[1], ty, it)?;
+        let b = self.read(&ops[2], ty, it)?;
+        let c = self.read(&ops[3], ty, it)?;
+        let p = match Self::mode(ins) {
+            Some("lo") => self.ins().mul(a, b),
+            Some("hi") => {
+                let op = if signed {
+                    BinaryOp::MulHiS
+                } else {
+                    BinaryOp::MulHiU
+                };
+                self.ins().binary(op, a, b)
+            }
+            _ => return self.unsupported(ins, "mad with a carry needs .lo or .hi"),
+        };
+        let t = self.ins().add(p, c);
+        let (d, c1) = if ins.opcode == Opcode::Madc {
+            let cin = self.use_var(self.carry);
+            let one = self.iconst(ty, 1);
+            let zero = self.iconst(ty, 0);
+            let k = self.ins().select(cin, one, zero);
+            let d = self.ins().add(t, k);
+            (d, Some(self.ins().icmp(IntCC::Ult, d, t)))
+        } else {
+            (t, None)
+        };
+        let dst = self.dest1(&ops[0])?;
+        self.write(dst, d, signed, ops[0].span())?;
+        if ins.has_flag("cc") {
+            let c0 = self.ins().icmp(IntCC::Ult, t, p);
+            let cout = match c1 {
+                Some(c1) => self.ins().binary(BinaryOp::Or, c0, c1),
+                None => c0,
+            };
+            self.write(Some(self.carry), cout, false, ins.span)?;
+        }
+        Some(())
+    }
+
+    fn mad(&mut self, ins: &Instruction) -> Option<()> {
+        if ins.has_flag("cc") {
+            return self.mad_cc(ins);
+        }
+        let (ty, signed) = self.int_type(ins)?;
+        self.reject_flags(ins, &["sat"])?;
         let ops = self.ops(ins, 4)?;
         let it = ins.ty();
         let a = self.read(&ops[1], ty, it)?;
@@ -2288,7 +2340,20 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             (false, true) => BinaryOp::MaxS,
             (false, false) => BinaryOp::MaxU,
         };
-        let d = self.ins().binary(op, a, b);
+        let d = if ty == Type::I64 {
+            // SM50 has no 64-bit IMNMX: a compare and a select, as ptxas does
+            // (ISETP + ISETP.X, then SEL on each half).
+            let cc = match (ins.opcode == Opcode::Min, signed) {
+                (true, true) => IntCC::Slt,
+                (true, false) => IntCC::Ult,
+                (false, true) => IntCC::Sgt,
+                (false, false) => IntCC::Ugt,
+            };
+            let p = self.ins().icmp(cc, a, b);
+            self.ins().select(p, a, b)
+        } else {
+            self.ins().binary(op, a, b)
+        };
         let dst = self.dest1(&ops[0])?;
         self.write(dst, d, signed, ops[0].span())
     }
@@ -2449,8 +2514,8 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             [d, c] => (d, c),
             _ => return self.unsupported(ins, "unexpected types"),
         };
-        if ct != ast::Type::S32 {
-            return self.unsupported(ins, "only an .s32 selector is in the IR");
+        if !matches!(ct, ast::Type::S32 | ast::Type::F32) {
+            return self.unsupported(ins, "the selector must be .s32 or .f32");
         }
         let Some(ty) = ir_type(dt).filter(|t| t.is_int()) else {
             return self.unsupported(ins, "unsupported result type");
@@ -2460,7 +2525,18 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         let b = self.read(&ops[2], ty, Some(dt))?;
         let c = self.read(&ops[3], Type::I32, Some(ct))?;
         let z = self.iconst(Type::I32, 0);
-        let p = self.ins().icmp(IntCC::Sge, c, z);
+        let p = if ct == ast::Type::F32 {
+            // `c >= 0` as a float comparison: -0 selects a, NaN selects b, and with .ftz a
+            // negative subnormal (flushed to -0) selects a.
+            let cmp = FloatOp::Cmp {
+                cc: FloatCC::Ge,
+                fmt: FloatFmt::F32,
+                ftz: ins.has_flag("ftz"),
+            };
+            self.ins().float(cmp, &[c, z])
+        } else {
+            self.ins().icmp(IntCC::Sge, c, z)
+        };
         let d = self.ins().select(p, a, b);
         let dst = self.dest1(&ops[0])?;
         self.write(dst, d, false, ops[0].span())

@@ -333,10 +333,16 @@ impl<'a> Lowerer<'a> {
         }
     }
 
+    /// The IR instruction being lowered names its PTX line (when it has one), so that the
+    /// diagnostic, which points at the kernel, also says which instruction it is.
     fn unsupported(&self, what: impl Into<String>) -> LowerError {
+        let mut what = what.into();
+        if let Some(line) = self.vb.srcloc().ptx_line() {
+            what = format!("{what} (PTX line {line})");
+        }
         LowerError::Unsupported {
             func: self.f.name.clone(),
-            what: what.into(),
+            what,
         }
     }
 
@@ -352,6 +358,7 @@ impl<'a> Lowerer<'a> {
             }
         }
         let needed = self.demand()?;
+        self.vb.set_srcloc(crate::machinst::SrcLoc::NONE);
         // VCode's entry block may not be a branch target; when the IR's is one (a loop at
         // the very top of a kernel), an empty block that falls into it goes first.
         let entry = self.f.entry_block();
@@ -418,6 +425,7 @@ impl<'a> Lowerer<'a> {
         let mut demanded = HashSet::default();
         while let Some(i) = work.pop() {
             self.planning = Some(Vec::new());
+            self.vb.set_srcloc(self.f.srcloc(i));
             let r = self.lower_inst(i);
             let asked = self.planning.take().unwrap_or_default();
             r?;

@@ -53,6 +53,11 @@ impl<I: MachInst> VCodeBuilder<I> {
         self.srcloc = loc;
     }
 
+    /// The source position set by [`Self::set_srcloc`].
+    pub fn srcloc(&self) -> SrcLoc {
+        self.srcloc
+    }
+
     fn stamp(&self, inst: &mut I) {
         if inst.srcloc() == SrcLoc::NONE {
             inst.set_srcloc(self.srcloc);

@@ -6,7 +6,7 @@
 //! destination, or a diagnostic naming what is not supported: the IEEE-rounded forms other
 //! than `sqrt.rn.f32` and f32/f64 `div`/`rcp` (those are `FloatBinOp::Div`, exact IEEE division,
 //! `rcp` as `1.0 / x`) and `sqrt.<rnd>{.ftz}.f32`/`.f64` (`FloatOp::Sqrt`; plain `sqrt.rn.f32`
-//! is `Approx::SqrtRn`, the same value), other `.f64` forms, `div.full.ftz`,
+//! is `Approx::SqrtRn`, the same value), other `.f64` forms
 //! and what sm_5x cannot do at all (`tanh`, `ex2.f16`: sm_75 and later).
 
 use super::FnBuilder;
@@ -106,9 +106,6 @@ impl FnBuilder<'_, '_> {
             Opcode::Cos => Approx::Cos,
             Opcode::Lg2 => Approx::Lg2,
             Opcode::Ex2 => Approx::Ex2,
-            _ if full && ftz => {
-                return self.unsupported(ins, "div.full.ftz is not lowered (div.full is)")
-            }
             _ if full => Approx::DivFull,
             _ => Approx::Div,
         };

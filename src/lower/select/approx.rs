@@ -377,6 +377,18 @@ impl Lowerer<'_> {
                 let w = temp(&mut s, RegKind::B32);
                 s.sqrt_f32(Round::Rn, false, d, x, [t, u, w], [p, q]);
             }
+            (Approx::DivFull, true) => {
+                // ptxas's div.full.ftz: the divisor above 2^126 and the dividend scaled by
+                // 1/4 (the reciprocal stays normal), no subnormal scaling (FTZ flushes it).
+                let y = y.expect("div has two operands");
+                s.mov(t, y);
+                s.mov(u, x);
+                s.fsetp(q, GT, y, true, TWO_126);
+                s.fmul_i(Some((q, false)), t, t, 0.25);
+                s.fmul_i(Some((q, false)), u, u, 0.25);
+                s.mufu(Func::Rcp, t, t);
+                s.fmul_r(None, d, t, u, true);
+            }
             (Approx::Div | Approx::DivFull, _) => {
                 let y = y.expect("div has two operands");
                 // t = scaled b, u = scaled a.
