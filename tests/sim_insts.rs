@@ -1043,6 +1043,47 @@ fn fp32_basics() {
     assert_eq!(r, [f(-2.5), f(-6.0), f(-5.75), f(2.5), 1, 0]);
 }
 
+/// FCHK.DIVIDE (the simulator's conservative model: only plainly normal operands with a
+/// quotient far from the exponent limits pass the fast path) and FMUL's scaling (`.D2`,
+/// `.M4`: the exact product times 2^k, one rounding).
+#[test]
+fn fchk_and_scaled_fmul() {
+    let f = |x: f32| x.to_bits();
+    let fchk = |pd: u64, ra: u64, rb: u64| {
+        e(ins(Form::FCHK_R)
+            .with(Field::Pd, pd)
+            .with(Field::Ra, ra)
+            .with(Field::Rb, rb))
+    };
+    let fmul = |rd: u64, scale: u64| {
+        e(ins(Form::FMUL_R)
+            .with(Field::Rd, rd)
+            .with(Field::Ra, 0)
+            .with(Field::Rb, 1)
+            .with(Field::Scale, scale))
+    };
+    let body = [
+        mov32(0, f(6.0)),
+        mov32(1, f(3.0)),
+        mov32(2, f(0.0)),
+        mov32(3, 1),                 // the smallest subnormal
+        mov32(5, f(2f32.powi(100))), // a quotient of 2^130 with R6
+        mov32(6, f(2f32.powi(-30))),
+        fchk(0, 0, 1), // 6 / 3: fast
+        fchk(1, 0, 2), // 6 / 0: slow
+        fchk(2, 3, 1), // subnormal / 3: slow
+        fchk(3, 5, 6), // 2^100 / 2^-30 overflows: slow
+        fmul(7, 1),    // .D2: 6 * 3 / 2
+        fmul(8, 5),    // .M4: 6 * 3 * 4
+    ];
+    let r = regs(
+        &[],
+        &body,
+        &[D::P(0), D::P(1), D::P(2), D::P(3), D::R(7), D::R(8)],
+    );
+    assert_eq!(r, [0, 1, 1, 1, f(9.0), f(72.0)]);
+}
+
 /// I2F, F2I rounding modes, FMNMX and VOTE.
 #[test]
 fn conversions_and_vote() {

@@ -702,6 +702,22 @@ pub fn mul(fmt: FloatFmt, a: u64, b: u64, rnd: Round, ftz: bool) -> u64 {
     }
 }
 
+/// `a · b · 2^k` with one rounding (the exact product scaled, then rounded): the simulator's
+/// model of SM50's `FMUL.D2/.D4/.D8/.M2/.M4/.M8`. With `k = 0` it is [`mul`].
+pub fn mul_scaled(fmt: FloatFmt, a: u64, b: u64, k: i32, rnd: Round, ftz: bool) -> u64 {
+    match (unpack(fmt, a, ftz), unpack(fmt, b, ftz)) {
+        (Class::Fin(sa, ma, ea), Class::Fin(sb, mb, eb)) => round_to(
+            fmt,
+            sa != sb,
+            u128::from(ma) * u128::from(mb),
+            ea + eb + k,
+            rnd,
+            ftz,
+        ),
+        _ => mul(fmt, a, b, rnd, ftz),
+    }
+}
+
 /// IEEE division `a / b`, one rounding: `0/0` and `inf/inf` are NaN, `x/0` is infinite.
 pub fn div(fmt: FloatFmt, a: u64, b: u64, rnd: Round, ftz: bool) -> u64 {
     let (ca, cb) = (unpack(fmt, a, ftz), unpack(fmt, b, ftz));

@@ -21,7 +21,7 @@ const ZF: u8 = 4;
 const SF: u8 = 8;
 
 /// ZF and SF of a 32-bit result.
-fn zs(r: u32) -> u8 {
+pub(super) fn zs(r: u32) -> u8 {
     flags(false, false, r)
 }
 
@@ -93,7 +93,7 @@ pub(super) struct Warp {
     /// `regs[r * 32 + lane]`, r in 0..255.
     regs: Vec<u32>,
     preds: [u8; 32],
-    cc: [u8; 32],
+    pub(super) cc: [u8; 32],
     pc: u64,
     active: u32,
     exited: u32,
@@ -1050,7 +1050,9 @@ impl Sim<'_> {
             | FMNMX_I | DADD_R | DADD_C | DADD_I | DMUL_R | DMUL_C | DMUL_I | DFMA_R | DFMA_C
             | DFMA_CC | DFMA_I | DSETP_R | DSETP_C | DSETP_I | DMNMX_R | DMNMX_C | DMNMX_I
             | I2F_R | I2F_C | I2F_I | F2I_R | F2I_C | F2I_I | F2F_R | F2F_C | F2F_I | FSET_R
-            | FSET_C | FSET_I | DSET_R | DSET_C | DSET_I => self.float(w, i, addr, exec)?,
+            | FSET_C | FSET_I | DSET_R | DSET_C | DSET_I | FCHK_R | FCHK_C | FCHK_I => {
+                self.float(w, i, addr, exec)?
+            }
             VOTE => {
                 let (pa, pan, pd) = (f(i, Field::Pa), flag(i, Field::Pan), f(i, Field::Pd));
                 let mut ballot = 0u32;

@@ -1,20 +1,45 @@
 //! Floating-point instructions of the simulator: FADD/FMUL/FFMA (and the 32-bit immediate
-//! forms), FSETP, FSET, FMNMX, DADD/DMUL/DFMA/DSETP/DSET/DMNMX, I2F, F2I and F2F.
+//! forms), FSETP, FSET, FMNMX, DADD/DMUL/DFMA/DSETP/DSET/DMNMX, I2F, F2I, F2F and FCHK
+//! (a conservative model, see [`fchk_divide`]).
 //!
 //! In: a decoded instruction and the warp state. Out: the destination registers/predicates
 //! of every executing lane, or [`SimError::Unsupported`] for a field combination not
-//! modelled (`.CC`, FMUL scaling and `.FMZ`, `.H1` on non-F16 sources). The arithmetic is
+//! modelled (`.CC` other than on FSET/DSET, FMUL `.FMZ`, `.H1` on non-F16 sources).
+//! FMUL's scaling (`.D2` .. `.M8`) multiplies the exact product by 2^k before its one
+//! rounding (a model: checked on ptxas's code by `leafold verify --against-ptxas`). The arithmetic is
 //! the exact IEEE core of [`crate::ir::float`] (the IR reference uses the same functions),
 //! so a NaN result is canonical, `.FTZ` flushes subnormal inputs and outputs, and `.SAT`
 //! clamps to [+0, 1]. Operand modifiers (`-`, `|x|`) act on the sign bit before the
 //! operation; an f64 lives in an aligned register pair (low word in the even register);
 //! an F16 value is the low half of its register (the high half with `.H1`).
 
-use super::exec::{f, flag, get, lanes, unsupported, Sim, Warp};
+use super::exec::{f, flag, get, lanes, unsupported, zs, Sim, Warp};
 use super::SimError;
 use crate::ir::float::{self as fl, FloatCC, FloatFmt, Round};
 use crate::ir::Type;
 use crate::sm50::{Field, Form, Inst};
+
+/// `FCHK.DIVIDE P, a, b`: whether ptxas's fast f32 division (a reciprocal refined by FFMA,
+/// `q = a·r`, one FFMA correction) might not give the correctly rounded `a / b`, so that the
+/// code takes its slow path (a called subroutine that handles every input). NVIDIA does not
+/// document the exact test; this model is *conservative*: it passes (false) only where
+/// every step of the fast path stays normal and finite, far from the edges: `a` and `b`
+/// finite and normal, `b`'s exponent in [-124, 124] (its reciprocal normal), `a`'s in
+/// [-100, 125] (the remainder `a - b·q`, about 2^-24·a, stays normal) and the quotient's
+/// exponent, `e(a) - e(b)`, in [-124, 124]. Everything else (zeros, subnormals, infinities,
+/// NaN, large exponent gaps) is flagged. Flagging more inputs than the hardware only moves
+/// them to the slow path, which must be exact on its own; flagging fewer would run the fast
+/// path where it can be wrong, and `verify` would show a mismatch on ptxas's code.
+pub(super) fn fchk_divide(a: u32, b: u32) -> bool {
+    let exp = |x: u32| ((x >> 23) & 0xff) as i32;
+    let (ea, eb) = (exp(a), exp(b));
+    let normal = |e: i32| (1..=254).contains(&e);
+    if !normal(ea) || !normal(eb) {
+        return true;
+    }
+    let (ea, eb) = (ea - 127, eb - 127);
+    !((-124..=124).contains(&eb) && (-100..=125).contains(&ea) && (-124..=124).contains(&(ea - eb)))
+}
 
 /// A float source: a register (pair) or a fixed value.
 #[derive(Clone, Copy)]
@@ -152,7 +177,10 @@ impl Sim<'_> {
         exec: u32,
     ) -> Result<(), SimError> {
         use Form::*;
-        if flag(i, Field::Cc) {
+        // `.CC` on FSET/DSET sets ZF/SF from the 32-bit result, as on ISET (ptxas's f32
+        // division slow path tests `FSET.NEU ... RZ.CC, |x|, +INF` with `BRA CC.EQ`).
+        let set_cc = flag(i, Field::Cc);
+        if set_cc && !matches!(i.form, FSET_R | FSET_C | FSET_I | DSET_R | DSET_C | DSET_I) {
             return Err(unsupported(addr, i, "float .CC"));
         }
         let wide = matches!(
@@ -188,9 +216,16 @@ impl Sim<'_> {
             F2F_R | F2F_C | F2F_I => return self.f2f(w, i, addr, exec),
             _ => {}
         }
-        if f(i, Field::Scale) != 0 || f(i, Field::Fmz) == 2 {
-            return Err(unsupported(addr, i, "FMUL scaling/.FMZ"));
+        if f(i, Field::Fmz) == 2 {
+            return Err(unsupported(addr, i, "FMUL .FMZ"));
         }
+        // FMUL's `.D2/.D4/.D8` and `.M8/.M4/.M2`: the product times 2^k, rounded once.
+        let scale = match f(i, Field::Scale) {
+            0 => 0,
+            s @ 1..=3 => -(s as i32),
+            s @ 4..=6 => 7 - s as i32,
+            _ => return Err(unsupported(addr, i, "this FMUL scale")),
+        };
         let ftz = flag(i, Field::Ftz) || f(i, Field::Fmz) == 1;
         let sat = flag(i, Field::Sat);
         let rnd = round(f(i, Field::Rnd));
@@ -231,7 +266,7 @@ impl Sim<'_> {
                 for l in lanes(exec) {
                     let a = w.rw(ra, words, l);
                     let bv = modify(w.fval(b, words, l), bits, false, nb);
-                    let r = sat_if(fl::mul(fmt, a, bv, rnd, ftz));
+                    let r = sat_if(fl::mul_scaled(fmt, a, bv, scale, rnd, ftz));
                     w.set_rw(rd, words, l, r);
                 }
             }
@@ -288,7 +323,19 @@ impl Sim<'_> {
                         Err(k) => k,
                     };
                     let acc = w.p(pacc, l) != paccn;
-                    w.set_r(rd, l, if bool_op(bop, r, acc) { t } else { 0 });
+                    let v = if bool_op(bop, r, acc) { t } else { 0 };
+                    w.set_r(rd, l, v);
+                    if set_cc {
+                        w.cc[l] = zs(v);
+                    }
+                }
+            }
+            FCHK_R | FCHK_C | FCHK_I => {
+                let pd = f(i, Field::Pd);
+                for l in lanes(exec) {
+                    let a = modify(w.rw(ra, 1, l), 32, aa, na) as u32;
+                    let bv = modify(w.fval(b, 1, l), 32, ab, nb) as u32;
+                    w.set_p(pd, l, fchk_divide(a, bv));
                 }
             }
             _ => return Err(unsupported(addr, i, "this float instruction")),
