@@ -356,7 +356,7 @@ fn candidate_preds(
                         && !is_strong
                         && !strong(&insts[i])
                         && apart_off_one_base(insts, i, j).is_some_and(|base| {
-                            base.iter().all(|&r| last_writer[r].is_none_or(|w| w < i))
+                            base.iter().all(|&r| last_writer[r].map_or(true, |w| w < i))
                         });
                     if !apart {
                         mem_preds.push(i);
