@@ -4,7 +4,7 @@
 
 use leafold::ir::eval::{self, GlobalRegion, Launch};
 use leafold::ir::{
-    verify, BinaryOp, Function, FunctionBuilder, IntCC, Space, Type, UnaryOp, Value,
+    verify, BinaryOp, CacheOp, Function, FunctionBuilder, IntCC, Space, Type, UnaryOp, Value,
 };
 use proptest::prelude::*;
 
@@ -31,6 +31,17 @@ const BINARY: [BinaryOp; 19] = [
     BinaryOp::RemU,
     BinaryOp::RemS,
 ];
+const CACHES: [CacheOp; 8] = [
+    CacheOp::Default,
+    CacheOp::Cg,
+    CacheOp::Cs,
+    CacheOp::Lu,
+    CacheOp::Cv,
+    CacheOp::Wt,
+    CacheOp::Nc,
+    CacheOp::Volatile,
+];
+
 const CCS: [IntCC; 10] = [
     IntCC::Eq,
     IntCC::Ne,
@@ -332,6 +343,7 @@ fn arbitrary_inst(
             width: (imm as u8) % 5,
             addr: a,
             offset: (imm as i32) % 64,
+            cache: CACHES[usize::from(v3) % CACHES.len()],
         },
         10 => InstData::Store {
             space,
@@ -339,6 +351,7 @@ fn arbitrary_inst(
             addr: a,
             offset: (imm as i32) % 64,
             values: [b, c].into_iter().take(1 + (imm as usize & 1)).collect(),
+            cache: CACHES[usize::from(v3) % CACHES.len()],
         },
         11 => InstData::Cvta {
             dir: if imm & 1 == 0 {

@@ -96,9 +96,9 @@ use cranelift_entity::{EntityRef, SecondaryMap};
 use smallvec::SmallVec;
 
 use super::{
-    AddrInit, AddrWidth, BinaryOp, Block, BlockCall, CvtaDir, Dim, Function, FunctionBuilder,
-    GlobalVar, Inst, InstData, InstNode, IntCC, LaneMask, Module, Space, SpecialReg, SrcLoc, Type,
-    UnaryOp, Value, ValueData, ValueDef, VarData,
+    AddrInit, AddrWidth, BinaryOp, Block, BlockCall, CacheOp, CvtaDir, Dim, Function,
+    FunctionBuilder, GlobalVar, Inst, InstData, InstNode, IntCC, LaneMask, Module, Space,
+    SpecialReg, SrcLoc, Type, UnaryOp, Value, ValueData, ValueDef, VarData,
 };
 use crate::error::{Diagnostic, SourceFile, Span};
 use crate::ir::float::{FloatCC, FloatFmt, FloatOp};
@@ -2935,8 +2935,11 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                 .map(|k| self.ins().load_param(ty, base + k * elem))
                 .collect()
         } else {
+            let cache = self.cache_op(ins, space)?;
             let (addr, off) = self.address(&ins.operands[1], space)?;
-            self.ins().load(space, ty, width, addr, off).into_vec()
+            self.ins()
+                .load_cached(space, ty, width, addr, off, cache)
+                .into_vec()
         };
         for (dst, v) in dsts.into_iter().zip(values) {
             self.write(dst, v, signed, ins.operands[0].span())?;
@@ -2990,9 +2993,53 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         if let Some((store, off)) = arg {
             return self.store_arg(ins, store, off, &values);
         }
+        let cache = self.cache_op(ins, space)?;
         let (addr, off) = self.address(&ins.operands[0], space)?;
-        self.ins().store(space, addr, off, &values);
+        self.ins().store_cached(space, addr, off, &values, cache);
         Some(())
+    }
+
+    /// The cache operator of an `ld`/`st` (see `lower::select::cache` for what each becomes).
+    /// `.ca`/`.wb` are the defaults; `.nc` wins over an operator after it; `.relaxed`,
+    /// `.acquire` and `.release` (sm_70 PTX) are taken as `.volatile`, their sm_5x analogue.
+    /// ptxas's errors: `.volatile` on `.local`, `.nc` outside `.global`, `.nc.lu`.
+    fn cache_op(&mut self, ins: &Instruction, space: Space) -> Option<CacheOp> {
+        let volatile = ["volatile", "relaxed", "acquire", "release"]
+            .iter()
+            .any(|f| ins.has_flag(f));
+        if volatile && space == Space::Local {
+            self.error(
+                ins.span,
+                "modifier '.volatile' cannot be applied to the '.local' space",
+            );
+            return None;
+        }
+        if ins.has_flag("nc") {
+            if space != Space::Global {
+                self.error(ins.span, "ld.nc needs the .global space");
+                return None;
+            }
+            if ins.has_flag("lu") {
+                self.error(ins.span, "illegal cache operation .lu for ld.nc");
+                return None;
+            }
+            return Some(CacheOp::Nc);
+        }
+        if volatile {
+            return Some(CacheOp::Volatile);
+        }
+        let ops = [
+            ("cg", CacheOp::Cg),
+            ("cs", CacheOp::Cs),
+            ("lu", CacheOp::Lu),
+            ("cv", CacheOp::Cv),
+            ("wt", CacheOp::Wt),
+        ];
+        Some(
+            ops.iter()
+                .find(|(f, _)| ins.has_flag(f))
+                .map_or(CacheOp::Default, |&(_, c)| c),
+        )
     }
 }
 

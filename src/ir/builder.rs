@@ -10,8 +10,8 @@
 use smallvec::SmallVec;
 
 use super::{
-    BinaryOp, Block, BlockCall, ConvOp, CvtaDir, Function, GlobalVar, Inst, InstData, InstNode,
-    IntCC, Space, SpecialReg, SrcLoc, Type, UnaryOp, Value, ValueData, ValueDef,
+    BinaryOp, Block, BlockCall, CacheOp, ConvOp, CvtaDir, Function, GlobalVar, Inst, InstData,
+    InstNode, IntCC, Space, SpecialReg, SrcLoc, Type, UnaryOp, Value, ValueData, ValueDef,
 };
 
 pub struct FunctionBuilder<'f> {
@@ -294,6 +294,19 @@ impl<'f> FunctionBuilder<'f> {
         addr: Value,
         offset: i32,
     ) -> SmallVec<[Value; 4]> {
+        self.load_cached(space, ty, width, addr, offset, CacheOp::Default)
+    }
+
+    /// [`Self::load`] with a cache operator.
+    pub fn load_cached(
+        &mut self,
+        space: Space,
+        ty: Type,
+        width: u8,
+        addr: Value,
+        offset: i32,
+        cache: CacheOp,
+    ) -> SmallVec<[Value; 4]> {
         let types: SmallVec<[Type; 4]> = (0..width).map(|_| ty).collect();
         let inst = self.push(
             InstData::Load {
@@ -302,6 +315,7 @@ impl<'f> FunctionBuilder<'f> {
                 width,
                 addr,
                 offset,
+                cache,
             },
             &types,
         );
@@ -315,6 +329,18 @@ impl<'f> FunctionBuilder<'f> {
 
     /// A store of 1, 2 or 4 elements; the element type is that of the first value.
     pub fn store(&mut self, space: Space, addr: Value, offset: i32, values: &[Value]) -> Inst {
+        self.store_cached(space, addr, offset, values, CacheOp::Default)
+    }
+
+    /// [`Self::store`] with a cache operator.
+    pub fn store_cached(
+        &mut self,
+        space: Space,
+        addr: Value,
+        offset: i32,
+        values: &[Value],
+        cache: CacheOp,
+    ) -> Inst {
         let ty = values.first().map_or(Type::I32, |&v| self.ty(v));
         self.push(
             InstData::Store {
@@ -323,6 +349,7 @@ impl<'f> FunctionBuilder<'f> {
                 addr,
                 offset,
                 values: values.iter().copied().collect(),
+                cache,
             },
             &[],
         )

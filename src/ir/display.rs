@@ -19,8 +19,8 @@
 use std::fmt::{self, Display, Formatter};
 
 use super::{
-    AddrWidth, BinaryOp, BlockCall, ConvOp, CvtaDir, Dim, Function, InstData, IntCC, Module,
-    SpecialReg, Type, UnaryOp, Value,
+    AddrWidth, BinaryOp, BlockCall, CacheOp, ConvOp, CvtaDir, Dim, Function, InstData, IntCC,
+    Module, SpecialReg, Type, UnaryOp, Value,
 };
 
 impl Display for Type {
@@ -172,6 +172,18 @@ impl Display for Addr {
     }
 }
 
+/// `.cg`, `.volatile`, ...; nothing for the default operator.
+struct Cache(CacheOp);
+
+impl Display for Cache {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            CacheOp::Default => Ok(()),
+            c => write!(f, ".{}", c.name()),
+        }
+    }
+}
+
 /// The instruction text after `results = `, using the module for variable names if given.
 pub(crate) fn write_inst(
     f: &mut Formatter<'_>,
@@ -234,13 +246,15 @@ pub(crate) fn write_inst(
             width,
             addr,
             offset,
+            cache,
         } => {
             let v = if *width > 1 {
                 format!(".v{width}")
             } else {
                 String::new()
             };
-            write!(f, "load.{space}{v}.{ty} {}", Addr(*addr, *offset))
+            let c = Cache(*cache);
+            write!(f, "load.{space}{c}{v}.{ty} {}", Addr(*addr, *offset))
         }
         InstData::Store {
             space,
@@ -248,13 +262,15 @@ pub(crate) fn write_inst(
             addr,
             offset,
             values,
+            cache,
         } => {
             let v = if values.len() > 1 {
                 format!(".v{}", values.len())
             } else {
                 String::new()
             };
-            write!(f, "store.{space}{v}.{ty} {}, ", Addr(*addr, *offset))?;
+            let c = Cache(*cache);
+            write!(f, "store.{space}{c}{v}.{ty} {}, ", Addr(*addr, *offset))?;
             write_list(f, values)
         }
         InstData::Cvta {

@@ -21,6 +21,10 @@
 //! * **const**: the module's `.const` variables (read-only).
 //! * **param**: the launch's parameter bytes (read-only).
 //!
+//! No caches are modelled: a load's or store's cache operator (`.cg`, `.cs`, `.lu`, `.cv`,
+//! `.wt`, `.nc`, [`super::CacheOp`]) changes nothing here, and neither does `.volatile`
+//! (one thread's accesses happen in program order anyway; the simulator agrees).
+//!
 //! Variables of one space are laid out in declaration order, each at its alignment. Bytes
 //! without an initializer start as zero (PTX says "unknown but constant"; zero is one such).
 //! An address in a `.global` or `.const` variable's initializer ([`super::AddrInit`]: `p = x`,
@@ -1296,6 +1300,7 @@ impl Thread {
                 width,
                 addr,
                 offset,
+                cache: _,
             } => {
                 let elem = ty.bytes().unwrap_or(1);
                 let ea = effective_address(*space, self.get(*addr), *offset);
@@ -1314,6 +1319,7 @@ impl Thread {
                 addr,
                 offset,
                 values,
+                cache: _,
             } => {
                 let elem = ty.bytes().unwrap_or(1);
                 let ea = effective_address(*space, self.get(*addr), *offset);

@@ -230,6 +230,49 @@ impl Type {
     }
 }
 
+/// The cache operator of a load or store, or `.volatile`, as the PTX wrote it.
+///
+/// A hint for the memory system only: `ir::eval` and the simulator read and write memory
+/// alike under every operator (no caches are modelled). Selection turns it into the SASS
+/// cache field as ptxas 11.8 does (the table is in `lower::select::cache`); `Volatile` also
+/// keeps its place among the accesses of its space (the scheduler's rule for `.CV`/`.WT`).
+/// `.ca` on a load and `.wb` on a store are PTX's defaults and become `Default`.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug, Default)]
+pub enum CacheOp {
+    #[default]
+    Default,
+    /// `.cg`: cache in L2, not L1.
+    Cg,
+    /// `.cs`: streaming, likely accessed once.
+    Cs,
+    /// `.lu` (loads): last use.
+    Lu,
+    /// `.cv` (loads): do not cache, fetch again.
+    Cv,
+    /// `.wt` (stores): write through.
+    Wt,
+    /// `ld.global.nc`: the non-coherent (read-only) path, whatever cache operator follows.
+    Nc,
+    /// `ld.volatile` / `st.volatile`.
+    Volatile,
+}
+
+impl CacheOp {
+    /// The IR spelling, `""` for the default.
+    pub fn name(self) -> &'static str {
+        match self {
+            CacheOp::Default => "",
+            CacheOp::Cg => "cg",
+            CacheOp::Cs => "cs",
+            CacheOp::Lu => "lu",
+            CacheOp::Cv => "cv",
+            CacheOp::Wt => "wt",
+            CacheOp::Nc => "nc",
+            CacheOp::Volatile => "volatile",
+        }
+    }
+}
+
 /// A PTX state space.
 #[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
 pub enum Space {
@@ -536,21 +579,24 @@ pub enum InstData {
         cc: IntCC,
         args: [Value; 2],
     },
-    /// `width` results of type `ty` read from `[addr + offset]`.
+    /// `width` results of type `ty` read from `[addr + offset]`, with the PTX cache operator.
     Load {
         space: Space,
         ty: Type,
         width: u8,
         addr: Value,
         offset: i32,
+        cache: CacheOp,
     },
-    /// The values (1, 2 or 4, all of type `ty`) written to `[addr + offset]`.
+    /// The values (1, 2 or 4, all of type `ty`) written to `[addr + offset]`, with the PTX
+    /// cache operator.
     Store {
         space: Space,
         ty: Type,
         addr: Value,
         offset: i32,
         values: SmallVec<[Value; 4]>,
+        cache: CacheOp,
     },
     /// Convert between a generic address and an address in `space` (`ty`: i32 or i64).
     Cvta {

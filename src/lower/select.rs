@@ -53,6 +53,7 @@
 mod approx;
 mod atomic;
 mod bits;
+mod cache;
 mod div;
 mod fdiv;
 mod mul;
@@ -76,8 +77,8 @@ use super::stats::{Fold, FoldStats};
 use super::{LowerError, LowerOptions};
 use crate::ir::float::FloatOp;
 use crate::ir::{
-    self, BinaryOp, Block, ConvOp, CvtaDir, Function, Inst, InstData, IntCC, Space, SpecialReg,
-    Type, UnaryOp, Value, ValueDef,
+    self, BinaryOp, Block, CacheOp, ConvOp, CvtaDir, Function, Inst, InstData, IntCC, Space,
+    SpecialReg, Type, UnaryOp, Value, ValueDef,
 };
 use crate::machinst::{BlockId, OpSpec, PhysReg, Reg, RegKind, VCode, VCodeBuilder, VReg};
 use crate::sm50::{self, Field, Form};
@@ -685,14 +686,16 @@ impl<'a> Lowerer<'a> {
                 width,
                 addr,
                 offset,
-            } => self.lower_load(&results, space, ty, width, addr, offset),
+                cache,
+            } => self.lower_load(&results, space, ty, width, addr, offset, cache),
             InstData::Store {
                 space,
                 ty,
                 addr,
                 offset,
                 values,
-            } => self.lower_store(space, ty, addr, offset, &values),
+                cache,
+            } => self.lower_store(space, ty, addr, offset, &values, cache),
             InstData::Cvta {
                 dir,
                 space,
@@ -2065,6 +2068,7 @@ impl<'a> Lowerer<'a> {
 
     // ------------------------------------------------------------ memory
 
+    #[allow(clippy::too_many_arguments)]
     fn lower_load(
         &mut self,
         results: &[Value],
@@ -2073,6 +2077,7 @@ impl<'a> Lowerer<'a> {
         width: u8,
         addr: Value,
         offset: i32,
+        cache: CacheOp,
     ) -> Result<(), LowerError> {
         let bytes = ty.bytes().unwrap_or(4);
         let total = bytes * u32::from(width);
@@ -2080,7 +2085,7 @@ impl<'a> Lowerer<'a> {
             // Narrow elements: one scalar access each (total alignment covers each element).
             for (k, &r) in results.iter().enumerate() {
                 let off = offset.wrapping_add((k as u32 * bytes) as i32);
-                self.lower_load(&[r], space, ty, 1, addr, off)?;
+                self.lower_load(&[r], space, ty, 1, addr, off, cache)?;
             }
             return Ok(());
         }
@@ -2097,7 +2102,8 @@ impl<'a> Lowerer<'a> {
         let d = self.new_vreg(kind);
         let mut i = Sm50Inst::new(Role::Plain);
         let dop = i.def(d, false);
-        let (inst, mut refs) = self.mem_inst(&mut i, space, &access, false, total)?;
+        let (mut inst, mut refs) = self.mem_inst(&mut i, space, &access, false, total)?;
+        cache::set_field(&mut inst, cache);
         refs.push((Field::Rd, dop, 0));
         i.piece(inst, &refs);
         self.push(i);
@@ -2120,13 +2126,14 @@ impl<'a> Lowerer<'a> {
         addr: Value,
         offset: i32,
         values: &[Value],
+        cache: CacheOp,
     ) -> Result<(), LowerError> {
         let bytes = ty.bytes().unwrap_or(4);
         let total = bytes * values.len() as u32;
         if values.len() > 1 && (bytes < 4 || total > 16) {
             for (k, &v) in values.iter().enumerate() {
                 let off = offset.wrapping_add((k as u32 * bytes) as i32);
-                self.lower_store(space, ty, addr, off, &[v])?;
+                self.lower_store(space, ty, addr, off, &[v], cache)?;
             }
             return Ok(());
         }
@@ -2143,7 +2150,8 @@ impl<'a> Lowerer<'a> {
         };
         let access = self.address(space, addr, offset)?;
         let mut i = Sm50Inst::new(Role::Plain);
-        let (inst, mut refs) = self.mem_inst(&mut i, space, &access, true, total)?;
+        let (mut inst, mut refs) = self.mem_inst(&mut i, space, &access, true, total)?;
+        cache::set_field(&mut inst, cache);
         if let Some(data) = data {
             let sop = i.use_(data.vreg);
             refs.push((Field::Rd, sop, data.offset));

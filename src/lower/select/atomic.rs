@@ -56,7 +56,15 @@ impl<'a> Lowerer<'a> {
         let wide = ty == Type::I64;
         if op == AtomOp::Load && shared {
             // An aligned word is read whole: a plain LDS is an atomic read.
-            return self.lower_load(&[v], space, ty, 1, addr, offset);
+            return self.lower_load(
+                &[v],
+                space,
+                ty,
+                1,
+                addr,
+                offset,
+                crate::ir::CacheOp::Default,
+            );
         }
         if (op == AtomOp::FAdd && shared) || op == AtomOp::Load {
             return Err(LowerError::Internal(format!(

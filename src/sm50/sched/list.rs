@@ -22,6 +22,14 @@
 //!   byte ranges `[off, off + size)` that do not overlap ([`same_space_disjoint`]; `[R2]` and
 //!   `[R2+0x4]` as 4-byte accesses): 1. Loads may pass loads; constant loads (LDC) pass
 //!   everything;
+//! * *strong* accesses, a `.CV` load or a `.WT` store (LDG/LD/STG/ST; what `ld.volatile`,
+//!   `st.volatile`, `ld.cv` and `st.wt` become): 1 to and from every access of a space they
+//!   may alias, loads included and without the same-base exemption: a volatile access acts
+//!   as a memory fence of its space, so it is never hoisted over, sunk under or swapped with
+//!   another access there (volatile spin-waits and warp-synchronous `volatile` shared code
+//!   rely on program order; a relaxed reading would allow more, but the SASS has nothing
+//!   finer to go by and volatile code is rare). Volatile shared accesses cannot be told from
+//!   plain ones in SASS (ptxas gives both `LDS.U.32`/`STS`) and get the ordinary rule;
 //! * a *fence* stays in place relative to everything: control transfers and SSY/PBK, BAR,
 //!   MEMBAR, DEPBAR, atomics and reductions, KIL, NOP, clock and timer reads (S2R/CS2R of
 //!   SR_CLOCK*, SR_GLOBALTIMER*), P2R/R2P/B2R and VOTE (whole-predicate-file or lane-mask
@@ -75,6 +83,12 @@ fn mem(inst: &Inst) -> Mem {
         "STS" => Mem::Store(Space::Shared),
         _ => Mem::None,
     }
+}
+
+/// Whether `inst` is a strong access (see the module notes): a load with cache mode `.CV`
+/// or a store with `.WT`, field value 3 in both of their cache enums.
+fn strong(inst: &Inst) -> bool {
+    matches!(inst.info().class, "LDG" | "LD" | "STG" | "ST") && inst.get(Field::Cache) == Some(3)
 }
 
 /// Whether two memory accesses must keep their order.
@@ -173,8 +187,15 @@ pub fn is_fence(inst: &Inst) -> bool {
 /// Latency of the edge `i → j`, or `None` when `j` may go before `i`.
 #[cfg(test)]
 fn edge(insts: &[Inst], acc: &[Access], i: usize, j: usize) -> Option<u32> {
-    let mem_order =
-        mem_conflict(mem(&insts[i]), mem(&insts[j])) && !same_space_disjoint(insts, acc, i, j);
+    let (mi, mj) = (mem(&insts[i]), mem(&insts[j]));
+    let mem_order = if strong(&insts[i]) || strong(&insts[j]) {
+        match (mi, mj) {
+            (Mem::Load(x) | Mem::Store(x), Mem::Load(y) | Mem::Store(y)) => may_alias(x, y),
+            _ => false,
+        }
+    } else {
+        mem_conflict(mi, mj) && !same_space_disjoint(insts, acc, i, j)
+    };
     match (edge_without_memory(insts, acc, i, j), mem_order) {
         (l, false) => l,
         (l, true) => Some(l.unwrap_or(1)),
@@ -255,7 +276,12 @@ fn raw_latency(inst: &Inst, r: usize) -> u32 {
 ///   access that would check more than [`MEM_WINDOW`] earlier ones becomes the memory fence
 ///   of every space it may alias: it depends on all of them, and later accesses of those
 ///   spaces depend on it. That keeps order (never reorders what the full graph orders) but
-///   can order more than the full graph, in long runs of memory accesses only.
+///   can order more than the full graph, in long runs of memory accesses only. A memory
+///   fence depends on every earlier access of those spaces, loads included (a load that
+///   became one used to skip the earlier loads, which later stores then no longer saw). A
+///   strong access (`.CV` load, `.WT` store) is checked like a store against loads and
+///   stores, joins the stores for later accesses (loads included) to check, and is never
+///   exempt as same-base disjoint.
 fn candidate_preds(
     insts: &[Inst],
     acc: &[Access],
@@ -299,23 +325,38 @@ fn candidate_preds(
         let mut becomes_mem_fence = false;
         if let Mem::Load(s) | Mem::Store(s) = m {
             let is_store = matches!(m, Mem::Store(_));
+            // A strong access checks loads too, and is checked by later loads (it is kept
+            // with the stores), never exempt as same-base disjoint.
+            let is_strong = strong(&insts[j]);
+            let check_loads = is_store || is_strong;
             let aliased = || SPACES.into_iter().filter(move |&x| may_alias(x, s));
             let earlier: usize = aliased()
                 .map(|x| {
                     let k = space_index(x);
-                    stores[k].len() + if is_store { loads[k].len() } else { 0 }
+                    stores[k].len() + if check_loads { loads[k].len() } else { 0 }
                 })
                 .sum();
             becomes_mem_fence = earlier > window;
             for x in aliased() {
                 let k = space_index(x);
                 mem_preds.extend(mem_fence[k]);
-                let loads_k: &[usize] = if is_store { &loads[k] } else { &[] };
+                let loads_k: &[usize] = if check_loads || becomes_mem_fence {
+                    &loads[k]
+                } else {
+                    &[]
+                };
                 for &i in stores[k].iter().chain(loads_k) {
-                    debug_assert!(mem_conflict(mem(&insts[i]), m));
+                    debug_assert!(
+                        becomes_mem_fence
+                            || is_strong
+                            || strong(&insts[i])
+                            || mem_conflict(mem(&insts[i]), m)
+                    );
                     let apart = !becomes_mem_fence
+                        && !is_strong
+                        && !strong(&insts[i])
                         && apart_off_one_base(insts, i, j).is_some_and(|base| {
-                            base.iter().all(|&r| last_writer[r].is_none_or(|w| w < i))
+                            base.iter().all(|&r| last_writer[r].map_or(true, |w| w < i))
                         });
                     if !apart {
                         mem_preds.push(i);
@@ -352,7 +393,7 @@ fn candidate_preds(
                     loads[k].clear();
                     mem_fence[k] = Some(j);
                 }
-            } else if matches!(m, Mem::Store(_)) {
+            } else if matches!(m, Mem::Store(_)) || strong(&insts[j]) {
                 stores[space_index(s)].push(j);
             } else {
                 loads[space_index(s)].push(j);
@@ -637,6 +678,10 @@ mod tests {
                     if inst.get(Field::Off).is_some() && inst.get(Field::Size).is_some() {
                         inst.set(Field::Off, 4 * rand(4));
                         inst.set(Field::Size, [0, 4, 5, 6][rand(4) as usize]);
+                    }
+                    // Cache modes, `.CV`/`.WT` (strong accesses) among them.
+                    if inst.get(Field::Cache).is_some() {
+                        inst.set(Field::Cache, rand(4));
                     }
                     inst
                 })
