@@ -560,6 +560,16 @@ impl Sim<'_> {
                 }
             }
             NOP | DEPBAR | MEMBAR => {}
+            // BPT has no guard: any live lane here stops the launch. Only the TRAP mode
+            // (PTX `trap`) is modelled; the others are debugger breakpoints.
+            BPT => {
+                if f(i, Field::Mode) != 3 {
+                    return Err(unsupported(addr, i, "BPT other than BPT.TRAP"));
+                }
+                if exec != 0 {
+                    return Err(SimError::Trap { addr });
+                }
+            }
 
             // ---------------------------------------------------------- moves
             MOV_R | MOV_C | MOV_I => {
