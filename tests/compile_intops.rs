@@ -201,6 +201,16 @@ fn bitfield() {
     }
 }
 
+/// prmt's modes: the mode field of PRMT, the semantics of each (eval == sim) on random
+/// selectors and the thread id's low bits.
+#[test]
+fn prmt_modes() {
+    let sass = differential("prmt_modes", 8);
+    for m in [".F4E", ".B4E", ".RC8", ".ECL", ".ECR", ".RC16"] {
+        assert!(count(&sass, &format!("PRMT{m}")) > 0, "PRMT{m} in\n{sass}");
+    }
+}
+
 #[test]
 fn bits64() {
     differential("bits64", 8);

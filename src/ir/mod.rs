@@ -139,7 +139,7 @@ mod verify;
 pub mod warp;
 
 pub use atomic::AtomOp;
-pub use bits::BitOp;
+pub use bits::{BitOp, PrmtMode};
 pub use build::build;
 pub use builder::FunctionBuilder;
 pub(crate) use verify::Dominators;
