@@ -62,5 +62,6 @@ snap!(
     div_rn_f64,
     sqrt_rn_f64,
     sqrt_rz,
-    sqrt_rp_ftz
+    sqrt_rp_ftz,
+    cvt_sat_f64
 );
