@@ -63,5 +63,6 @@ snap!(
     sqrt_rn_f64,
     sqrt_rz,
     sqrt_rp_ftz,
-    cvt_sat_f64
+    cvt_sat_f64,
+    rcp_rsqrt_approx_ftz_f64
 );
