@@ -166,6 +166,12 @@ pub enum Approx {
     /// `sqrt.rn.f32`: the IEEE square root, correctly rounded (not an approximation; it
     /// lives here because its sequence is built on `MUFU.RSQ` like the others).
     SqrtRn,
+    /// `rcp.approx.ftz.f64`: `MUFU.RCP64H` on the operand's high word gives the result's
+    /// high word, over a zero low word (ptxas's `MOV lo, RZ`). Its IR operand and result
+    /// are `i64` ([`Approx::carrier`]); [`approx`] takes and gives the high words.
+    Rcp64h,
+    /// `rsqrt.approx.ftz.f64` likewise: `MUFU.RSQ64H` on the high word.
+    Rsqrt64h,
 }
 
 impl Approx {
@@ -174,6 +180,14 @@ impl Approx {
         match self {
             Approx::Div | Approx::DivFull => 2,
             _ => 1,
+        }
+    }
+
+    /// The IR type of the operands and the result: `i64` for the f64 forms, else `i32`.
+    pub fn carrier(self) -> crate::ir::Type {
+        match self {
+            Approx::Rcp64h | Approx::Rsqrt64h => crate::ir::Type::I64,
+            _ => crate::ir::Type::I32,
         }
     }
 
@@ -190,6 +204,8 @@ impl Approx {
             Approx::Div => "div.approx",
             Approx::DivFull => "div.full",
             Approx::SqrtRn => "sqrt.rn",
+            Approx::Rcp64h => "rcp.approx",
+            Approx::Rsqrt64h => "rsqrt.approx",
         }
     }
 }
@@ -228,6 +244,9 @@ pub fn approx(func: Approx, ftz_mode: bool, a: u32, b: u32) -> u32 {
                 (r as f32).to_bits()
             };
         }
+        // Words of an f64, not f32 values.
+        (Approx::Rcp64h, _) => return eval(Func::Rcp64h, a),
+        (Approx::Rsqrt64h, _) => return eval(Func::Rsq64h, a),
         (Approx::Sin, _) => unit(Func::Sin, f32::from_bits(rro(a))),
         (Approx::Cos, _) => unit(Func::Cos, f32::from_bits(rro(a))),
         (Approx::Rcp, true) => unit(Func::Rcp, x),

@@ -36,6 +36,10 @@
 //! succeeded (out of bounds, wrong `Plg`, branch out of the code, step limit) is a mismatch
 //! too; an instruction the simulator does not model makes the kernel "cannot run".
 //!
+//! A launch on which the reference executes `trap` has no defined memory (the launch is
+//! aborted): it matches when the simulator stops at a `BPT.TRAP` too, and is a mismatch when
+//! the code runs to the end or faults otherwise; memory is not compared.
+//!
 //! # Where
 //!
 //! A mismatch names the SASS instruction that last wrote the differing byte (the simulator
@@ -414,7 +418,11 @@ fn verify_launch(
                 None => String::new(),
             };
             match eval::run(module, &f.name, &launch) {
-                Ok(out) => break (launch, out),
+                Ok(out) => break (launch, Ok(out)),
+                // A trapping launch has no defined memory: the simulator must trap too.
+                Err(e @ eval::EvalError::Trapped { .. }) => {
+                    break (launch, Err(format!("{e}{}", at(&e))));
+                }
                 // No run of this kernel can be compared (a bigger buffer does not help).
                 Err(e @ eval::EvalError::Unknowable { .. }) => {
                     verdict.outcome = Outcome::CannotRun(format!("{e}{}", at(&e)));
@@ -454,6 +462,34 @@ fn verify_launch(
             let launch = &launch;
             let start = std::time::Instant::now();
             let got = sim::run_counted(code, info, launch);
+            let reference = match (&reference, got) {
+                (Ok(r), got) => (r, got),
+                (Err(_), Err(sim::SimError::Trap { .. })) => continue,
+                (Err(_), Err(sim::SimError::Unsupported { addr, what })) => {
+                    verdict.outcome = Outcome::CannotRun(format!(
+                        "the simulator cannot run {side}'s code: 0x{addr:04x}: {what}"
+                    ));
+                    return verdict;
+                }
+                (Err(trap), got) => {
+                    let what = match got {
+                        Ok(_) => format!("the reference traps ({trap}); {side}'s code does not"),
+                        Err(e) => format!(
+                            "the reference traps ({trap}); {side}'s code faults instead: {e}"
+                        ),
+                    };
+                    verdict.outcome = Outcome::Mismatch(Box::new(Mismatch {
+                        side,
+                        seed,
+                        inputs: summary(launch, f, &pointers),
+                        what,
+                        writer: None,
+                        ptx_line: None,
+                    }));
+                    return verdict;
+                }
+            };
+            let (reference, got) = reference;
             let got = match got {
                 Ok((out, steps)) => {
                     if side == Side::Leafold {
@@ -486,10 +522,10 @@ fn verify_launch(
             let mut got = got;
             if side == Side::Ptxas {
                 if let Some(c) = &opts.ptxas_cubin {
-                    relayout_module_globals(&mut got, &reference, cubin, c, globals);
+                    relayout_module_globals(&mut got, reference, cubin, c, globals);
                 }
             }
-            if let Some(d) = first_difference(&reference, &got, side == Side::Leafold) {
+            if let Some(d) = first_difference(reference, &got, side == Side::Leafold) {
                 let writer = sim::run_traced(code, info, launch)
                     .ok()
                     .and_then(|(_, log)| log.last_writer(d.loc))
@@ -570,7 +606,8 @@ fn fault_addr(e: &sim::SimError) -> Option<u64> {
         | Misaligned { addr, .. }
         | PlgMismatch { addr, .. }
         | Divergence { addr, .. }
-        | StepLimit { addr, .. } => Some(*addr),
+        | StepLimit { addr, .. }
+        | Trap { addr } => Some(*addr),
         BadLaunch(_) | BadCubin(_) => None,
     }
 }

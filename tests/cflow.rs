@@ -240,7 +240,6 @@ fn unsupported_forms_are_named_errors() {
         ("bar.sync 1, 40;", "multiple of 32"),
         ("bar.arrive 1;", "without a thread count"),
         ("fence.sc.cta;", "sm_70"),
-        ("trap;", "BPT.TRAP"),
     ];
     for (line, why) in cases {
         let src = format!(
@@ -332,4 +331,84 @@ fn bitonic_sort_from_the_corpus() {
         "{}",
         plain.sass
     );
+}
+
+/// `trap` (tests/data/cflow/trap.ptx): BPT.TRAP 0x1 twice, hazard-free, cuobjdump prints
+/// our listing; a launch in which a thread reaches it traps in both `ir::eval`
+/// (`EvalError::Trapped`, naming the PTX line) and the simulator (`SimError::Trap` at a
+/// BPT.TRAP); one in which none does writes the same memory; `leafold verify` counts a
+/// launch that traps on both sides as a match.
+#[test]
+fn trap_stops_the_launch() {
+    let name = "trap";
+    let out = build(name, true);
+    insta::assert_snapshot!(
+        name,
+        format!("{}\n---- SASS\n{}", ir_text(name), listing(&out))
+    );
+    assert_eq!(out.sass.matches("BPT.TRAP 0x1").count(), 2, "{}", out.sass);
+    let c = cubin::read(&out.cubin).unwrap();
+    let (insts, ctrl, targets) = decode_text(&c.kernels[0].code).unwrap();
+    let errs = check_hazards(&insts, &ctrl, &targets);
+    assert!(errs.is_empty(), "{errs:#?}\n{}", out.sass);
+    let file = SourceFile::new("trap.ptx", source(name));
+    let (ast, _) = leafold::ptx::parse_and_check(&file).unwrap();
+    let module = leafold::ir::build(&ast, &file).unwrap();
+    let f = module.functions.iter().find(|f| f.name == name).unwrap();
+    for n in NS {
+        for (grid, block) in [(1, 32), (2, 96), (3, 50)] {
+            let l = launch(n, grid, block);
+            let traps = n + 1 < block;
+            match (
+                eval::run(&module, name, &l),
+                sim::run_cubin(&out.cubin, name, &l),
+            ) {
+                (Err(e @ eval::EvalError::Trapped { inst }), Err(SimError::Trap { addr })) => {
+                    assert!(traps, "n={n} block={block}: {e}");
+                    let line = f.srcloc(inst).ptx_line().unwrap();
+                    let text = source(name)
+                        .lines()
+                        .nth(line as usize - 1)
+                        .unwrap()
+                        .to_string();
+                    assert!(text.contains("trap;"), "line {line}: {text}");
+                    let at = common::parse_lines(&out.sass)
+                        .into_iter()
+                        .find(|(a, _)| *a == addr)
+                        .unwrap();
+                    assert!(at.1.starts_with("BPT.TRAP"), "{at:?}");
+                }
+                (Ok(reference), Ok(ours)) => {
+                    assert!(!traps, "n={n} block={block}: no trap");
+                    assert_eq!(ours.global, reference.global, "n={n}\n{}", out.sass);
+                }
+                (a, b) => panic!(
+                    "n={n} grid={grid} block={block}: eval {:?}, sim {:?}",
+                    a.err(),
+                    b.err()
+                ),
+            }
+        }
+    }
+    // The file (whatever random n verify picks) and a kernel that always traps.
+    let always = source(name).replace("  @%p1 trap;", "  trap;");
+    for src in [source(name), always] {
+        let v =
+            leafold::verify::verify_file(&src, None, &leafold::verify::VerifyOptions::default())
+                .unwrap();
+        assert!(
+            v.iter()
+                .all(|v| matches!(v.outcome, leafold::verify::Outcome::Match { .. })),
+            "{:?}",
+            v.iter().map(|v| v.to_string()).collect::<Vec<_>>()
+        );
+    }
+    if let Some(oracle) = Oracle::for_test("cflow::trap") {
+        let sass = oracle.cuobjdump(&out.cubin, "-sass").unwrap();
+        assert_eq!(
+            common::parse_lines(&sass),
+            common::parse_lines(&out.sass),
+            "{sass}"
+        );
+    }
 }

@@ -201,6 +201,16 @@ fn bitfield() {
     }
 }
 
+/// prmt's modes: the mode field of PRMT, the semantics of each (eval == sim) on random
+/// selectors and the thread id's low bits.
+#[test]
+fn prmt_modes() {
+    let sass = differential("prmt_modes", 8);
+    for m in [".F4E", ".B4E", ".RC8", ".ECL", ".ECR", ".RC16"] {
+        assert!(count(&sass, &format!("PRMT{m}")) > 0, "PRMT{m} in\n{sass}");
+    }
+}
+
 #[test]
 fn bits64() {
     differential("bits64", 8);
@@ -214,17 +224,17 @@ fn carry_mad() {
     assert!(count(&sass, "FSETP") >= 2, "{sass}");
 }
 
-/// A construct the lowering refuses (here `.sat` on an f64 `cvt`, which ptxas compiles)
-/// names its PTX line, not only the kernel.
+/// A construct the lowering refuses (here `.sat` on an int-to-f16 `cvt`, which ptxas
+/// compiles) names its PTX line, not only the kernel.
 #[test]
 fn lowering_refusal_names_the_ptx_line() {
     let src = kernel("carry_mad").replace(
         "    ret;",
-        "    mov.b64 %rd9, %rd0;\n    cvt.rni.sat.f64.f64 %rd9, %rd9;\n    st.global.u64 [%rd15], %rd9;\n    ret;",
+        "    .reg .b16 %h<2>;\n    cvt.rn.sat.f16.s32 %h1, %r0;\n    st.global.u16 [%rd15], %h1;\n    ret;",
     );
-    let line = src.lines().position(|l| l.contains("cvt.rni.sat")).unwrap() + 1;
+    let line = src.lines().position(|l| l.contains("sat.f16")).unwrap() + 1;
     let opts = Options::default();
-    let err = compile(&src, &opts).expect_err("f64 .sat is not lowered");
+    let err = compile(&src, &opts).expect_err("i2f.sat to f16 is not lowered");
     let text = leafold::error::render_all(&err.0);
     assert!(text.contains(&format!("(PTX line {line})")), "{text}");
 }

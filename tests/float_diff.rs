@@ -361,6 +361,29 @@ fn body_conversions_float_float() -> String {
         + "    st.global.b64 [%rd6+56], %fd12;\n    st.global.b64 [%rd6+64], %fd13;\n"
 }
 
+#[test]
+fn conversions_sat_f64() {
+    check(&body_conversions_sat_f64());
+}
+
+/// `.sat` on f64 results (rejected before the gaps audit): the conversion, then ptxas's
+/// `DMNMX` with +0 (`!PT`) and with 1 (`PT`); NaN and -0 become +0.
+fn body_conversions_sat_f64() -> String {
+    let body = "
+    cvt.sat.f64.f64 %fd10, %fd1;
+    cvt.rni.sat.f64.f64 %fd11, %fd2;
+    cvt.rzi.sat.f64.f64 %fd12, %fd3;
+    cvt.rmi.sat.f64.f64 %fd13, %fd1;
+    cvt.sat.f64.f32 %fd14, %f2;
+    cvt.rn.sat.f64.s32 %fd15, %r2;
+    cvt.rz.sat.f64.u64 %fd16, %rd7;
+";
+    body.to_string()
+        + &store64(&[
+            "%fd10", "%fd11", "%fd12", "%fd13", "%fd14", "%fd15", "%fd16",
+        ])
+}
+
 /// `div.full.ftz.f32` (rejected before the construct audit): ptxas's shape, the divisor above
 /// 2^126 and the dividend scaled by 1/4, `MUFU.RCP`, a flushing multiply; next to `div.full`.
 #[test]
@@ -396,6 +419,7 @@ fn oracle_prints_our_float_listings() {
         ("comparisons_f32_and_f64", body_comparisons_f32_and_f64()),
         ("conversions_int_float", body_conversions_int_float()),
         ("conversions_float_float", body_conversions_float_float()),
+        ("conversions_sat_f64", body_conversions_sat_f64()),
     ];
     for (name, body) in bodies {
         let o = Options {

@@ -62,5 +62,7 @@ snap!(
     div_rn_f64,
     sqrt_rn_f64,
     sqrt_rz,
-    sqrt_rp_ftz
+    sqrt_rp_ftz,
+    cvt_sat_f64,
+    rcp_rsqrt_approx_ftz_f64
 );

@@ -51,7 +51,8 @@ fn check(code: &[u64]) {
                 | SimError::Misaligned { addr, .. }
                 | SimError::PlgMismatch { addr, .. }
                 | SimError::Divergence { addr, .. }
-                | SimError::StepLimit { addr, .. } => addr,
+                | SimError::StepLimit { addr, .. }
+                | SimError::Trap { addr } => addr,
                 SimError::BadLaunch(_) | SimError::BadCubin(_) => unreachable!(),
             };
             assert!(addr % 8 == 0, "{e}");

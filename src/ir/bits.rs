@@ -29,10 +29,69 @@ pub enum BitOp {
     /// `bfi a, b, pos, len`: `b` with `len` bits at `pos` replaced by the low bits of `a`
     /// (bits that would land past bit 31 are dropped).
     Bfi,
-    /// `prmt a, b, sel` in the default mode: result byte k is byte `sel[4k+2..4k]` of the
-    /// 8-byte `{b, a}` (a's low byte is byte 0), or that byte's sign replicated when
-    /// `sel[4k+3]` is set.
-    Prmt,
+    /// `prmt a, b, sel` ([`PrmtMode`]). In the default mode result byte k is byte
+    /// `sel[4k+2..4k]` of the 8-byte `{b, a}` (a's low byte is byte 0), or that byte's sign
+    /// replicated when `sel[4k+3]` is set; the other modes pick bytes by `sel[1:0]` alone.
+    Prmt { mode: PrmtMode },
+}
+
+/// `prmt.b32{.mode}`: how the selector picks the result's bytes from `{b, a}`. The
+/// discriminants are the SASS `PRMT` mode field's values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PrmtMode {
+    /// No mode: four 4-bit selectors (with sign replication).
+    Default = 0,
+    /// `.f4e`, forward 4 extract: bytes `s+3, s+2, s+1, s` (mod 8), `s = sel[1:0]`.
+    F4e = 1,
+    /// `.b4e`, backward 4 extract: bytes `s-3, s-2, s-1, s` (mod 8).
+    B4e = 2,
+    /// `.rc8`, replicate 8: byte `s` in all four places.
+    Rc8 = 3,
+    /// `.ecl`, edge clamp left: byte k is byte `max(k, s)`.
+    Ecl = 4,
+    /// `.ecr`, edge clamp right: byte k is byte `min(k, s)`.
+    Ecr = 5,
+    /// `.rc16`, replicate 16: halfword `s & 1` in both halves.
+    Rc16 = 6,
+}
+
+impl PrmtMode {
+    /// Every mode, default first, in the order of their discriminants.
+    pub const ALL: [PrmtMode; 7] = [
+        PrmtMode::Default,
+        PrmtMode::F4e,
+        PrmtMode::B4e,
+        PrmtMode::Rc8,
+        PrmtMode::Ecl,
+        PrmtMode::Ecr,
+        PrmtMode::Rc16,
+    ];
+
+    /// The PTX suffix (`""` for the default mode).
+    pub fn suffix(self) -> &'static str {
+        match self {
+            PrmtMode::Default => "",
+            PrmtMode::F4e => ".f4e",
+            PrmtMode::B4e => ".b4e",
+            PrmtMode::Rc8 => ".rc8",
+            PrmtMode::Ecl => ".ecl",
+            PrmtMode::Ecr => ".ecr",
+            PrmtMode::Rc16 => ".rc16",
+        }
+    }
+
+    /// The source byte (0..7 of `{b, a}`) that result byte `k` (0..3) takes for selector
+    /// `s = sel[1:0]`, in a mode other than the default.
+    fn byte(self, k: u32, s: u32) -> u32 {
+        match self {
+            PrmtMode::Default | PrmtMode::F4e => (s + k) & 7,
+            PrmtMode::B4e => (s + 8 - k) & 7,
+            PrmtMode::Rc8 => s,
+            PrmtMode::Ecl => k.max(s),
+            PrmtMode::Ecr => k.min(s),
+            PrmtMode::Rc16 => 2 * (s & 1) + (k & 1),
+        }
+    }
 }
 
 impl BitOp {
@@ -40,7 +99,7 @@ impl BitOp {
     pub fn arity(self) -> usize {
         match self {
             BitOp::Clz | BitOp::Popc | BitOp::Brev | BitOp::Bfind { .. } => 1,
-            BitOp::Bfe { .. } | BitOp::Prmt => 3,
+            BitOp::Bfe { .. } | BitOp::Prmt { .. } => 3,
             BitOp::Bfi => 4,
         }
     }
@@ -70,7 +129,27 @@ impl BitOp {
             BitOp::Bfe { signed: false } => "bfe.u",
             BitOp::Bfe { signed: true } => "bfe.s",
             BitOp::Bfi => "bfi",
-            BitOp::Prmt => "prmt",
+            BitOp::Prmt {
+                mode: PrmtMode::Default,
+            } => "prmt",
+            BitOp::Prmt {
+                mode: PrmtMode::F4e,
+            } => "prmt.f4e",
+            BitOp::Prmt {
+                mode: PrmtMode::B4e,
+            } => "prmt.b4e",
+            BitOp::Prmt {
+                mode: PrmtMode::Rc8,
+            } => "prmt.rc8",
+            BitOp::Prmt {
+                mode: PrmtMode::Ecl,
+            } => "prmt.ecl",
+            BitOp::Prmt {
+                mode: PrmtMode::Ecr,
+            } => "prmt.ecr",
+            BitOp::Prmt {
+                mode: PrmtMode::Rc16,
+            } => "prmt.rc16",
         }
     }
 
@@ -116,7 +195,15 @@ impl BitOp {
                     (f & !(1 << (pos + i))) | (bit << (pos + i))
                 })
             }
-            BitOp::Prmt => {
+            BitOp::Prmt { mode } if mode != PrmtMode::Default => {
+                let src = u64::from(x(0)) | (u64::from(x(1)) << 32);
+                let s = x(2) & 3;
+                (0..4).fold(0u32, |d, k| {
+                    let byte = (src >> (8 * mode.byte(k, s))) as u8;
+                    d | (u32::from(byte) << (8 * k))
+                })
+            }
+            BitOp::Prmt { .. } => {
                 let src = u64::from(x(0)) | (u64::from(x(1)) << 32);
                 let sel = x(2);
                 (0..4).fold(0u32, |d, k| {
@@ -137,7 +224,7 @@ impl BitOp {
 
 #[cfg(test)]
 mod tests {
-    use super::BitOp;
+    use super::{BitOp, PrmtMode};
 
     #[test]
     fn pinned_values() {
@@ -174,12 +261,30 @@ mod tests {
         assert_eq!(BitOp::Bfi.eval(&[0xff, 0, 30, 8]), 0xc000_0000);
         assert_eq!(BitOp::Bfi.eval(&[0xff, 7, 4, 0]), 7);
         assert_eq!(
-            BitOp::Prmt.eval(&[0x4433_2211, 0x8877_6655, 0x7654_3210]),
+            BitOp::Prmt {
+                mode: PrmtMode::Default
+            }
+            .eval(&[0x4433_2211, 0x8877_6655, 0x7654_3210]),
             0x4433_2211
         );
         assert_eq!(
-            BitOp::Prmt.eval(&[0x4433_2211, 0x8877_6655, 0x0000_000f]),
+            BitOp::Prmt {
+                mode: PrmtMode::Default
+            }
+            .eval(&[0x4433_2211, 0x8877_6655, 0x0000_000f]),
             0x1111_11ff
         );
+        // The PTX ISA's tables for the modes, at selector 1 (bytes of {b, a} = 88..11).
+        let (a, b) = (0x4433_2211, 0x8877_6655);
+        let at = |mode, s| BitOp::Prmt { mode }.eval(&[a, b, s]);
+        assert_eq!(at(PrmtMode::F4e, 1), 0x5544_3322);
+        assert_eq!(at(PrmtMode::F4e, 0xfffc), 0x4433_2211);
+        assert_eq!(at(PrmtMode::B4e, 1), 0x7788_1122);
+        assert_eq!(at(PrmtMode::B4e, 3), 0x1122_3344);
+        assert_eq!(at(PrmtMode::Rc8, 2), 0x3333_3333);
+        assert_eq!(at(PrmtMode::Ecl, 1), 0x4433_2222);
+        assert_eq!(at(PrmtMode::Ecr, 2), 0x3333_2211);
+        assert_eq!(at(PrmtMode::Rc16, 1), 0x4433_4433);
+        assert_eq!(at(PrmtMode::Rc16, 2), 0x2211_2211);
     }
 }

@@ -1639,6 +1639,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                         | Opcode::Red
                         | Opcode::Vote
                         | Opcode::Shfl
+                        | Opcode::Trap
                 );
                 match guard {
                     None => self.body_instr(ins),
@@ -1737,7 +1738,10 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                 "floating-point arithmetic is not in the IR yet"
             }
             Opcode::Membar | Opcode::Fence => return self.membar(ins),
-            Opcode::Trap => "trap is not compiled yet: the IR has no trap to lower to BPT.TRAP",
+            Opcode::Trap => {
+                self.ins().trap();
+                return Some(());
+            }
             Opcode::Brx => "indirect branches (brx.idx) are not supported",
             _ => "not in the IR yet",
         };
@@ -3055,7 +3059,8 @@ fn map_values(data: &InstData, mut f: impl FnMut(Value) -> Value) -> InstData {
         | InstData::Return
         | InstData::Barrier
         | InstData::NamedBarrier { .. }
-        | InstData::MemBar { .. } => {}
+        | InstData::MemBar { .. }
+        | InstData::Trap => {}
         InstData::Unary { arg, .. }
         | InstData::Convert { arg, .. }
         | InstData::Cvta { arg, .. }

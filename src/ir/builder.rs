@@ -439,6 +439,10 @@ impl<'f> FunctionBuilder<'f> {
         self.push(InstData::MemBar { scope }, &[])
     }
 
+    pub fn trap(&mut self) -> Inst {
+        self.push(InstData::Trap, &[])
+    }
+
     pub fn ret(&mut self) -> Inst {
         self.push(InstData::Return, &[])
     }

@@ -292,6 +292,7 @@ pub(crate) fn write_inst(
             else_dest,
         } => write!(f, "brif {cond}, {}, {}", Call(then_dest), Call(else_dest)),
         InstData::Return => write!(f, "ret"),
+        InstData::Trap => write!(f, "trap"),
         InstData::Barrier => write!(f, "barrier"),
         InstData::Float { op, args } => {
             write!(f, "{}", op.display_name())?;

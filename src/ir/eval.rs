@@ -276,6 +276,10 @@ pub enum EvalError {
     /// The kernel reads a value no model can know (`%clock`, `%clock64`).
     #[error("{inst}: reads {what}, whose value cannot be known, so no run can be compared")]
     Unknowable { inst: Inst, what: &'static str },
+    /// A thread executed `trap`: the launch is aborted (PTX: "abort execution and generate
+    /// an interrupt to the host CPU"), so no memory is defined afterwards.
+    #[error("{inst}: the kernel trapped (trap)")]
+    Trapped { inst: Inst },
 }
 
 impl EvalError {
@@ -288,7 +292,8 @@ impl EvalError {
             | EvalError::Misaligned { inst, .. }
             | EvalError::StepLimit { inst, .. }
             | EvalError::Undefined { inst, .. }
-            | EvalError::Unknowable { inst, .. } => Some(*inst),
+            | EvalError::Unknowable { inst, .. }
+            | EvalError::Trapped { inst } => Some(*inst),
         }
     }
 }
@@ -1373,6 +1378,7 @@ impl Thread {
                 out = Some(op.eval(&a));
             }
             InstData::Return => return Ok(Status::Exited),
+            InstData::Trap => return Err(EvalError::Trapped { inst }),
             InstData::Barrier
             | InstData::NamedBarrier { wait: true, .. }
             | InstData::BarrierRed { .. } => {

@@ -288,7 +288,7 @@ impl FloatOp {
             | FloatOp::RoundInt { fmt, .. } => smallvec![fmt.carrier()],
             FloatOp::FromInt { from, .. } => smallvec![from],
             FloatOp::Convert { from, .. } => smallvec![from.carrier()],
-            FloatOp::Approx { func, .. } => smallvec![Type::I32; func.arity()],
+            FloatOp::Approx { func, .. } => smallvec![func.carrier(); func.arity()],
         }
     }
 
@@ -303,7 +303,7 @@ impl FloatOp {
             FloatOp::Cmp { .. } => Type::Pred,
             FloatOp::ToInt { to, .. } => to,
             FloatOp::Convert { to, .. } => to.carrier(),
-            FloatOp::Approx { .. } => Type::I32,
+            FloatOp::Approx { func, .. } => func.carrier(),
         }
     }
 
@@ -422,7 +422,12 @@ impl FloatOp {
                 format!("frint.{}i{}.{}", rnd.name(), fl(ftz, sat), fmt.name())
             }
             FloatOp::Approx { func, ftz } => {
-                format!("{}{}.f32", func.name(), fl(ftz, false))
+                let ty = if func.carrier() == Type::I64 {
+                    "f64"
+                } else {
+                    "f32"
+                };
+                format!("{}{}.{ty}", func.name(), fl(ftz, false))
             }
         }
     }
@@ -481,6 +486,11 @@ impl FloatOp {
             FloatOp::Sqrt { fmt, rnd, ftz } => sqrt(fmt, arg(0), rnd, ftz),
             FloatOp::RoundInt { fmt, rnd, ftz, sat } => {
                 saturate_if(fmt, round_int(fmt, arg(0), rnd, ftz), sat)
+            }
+            FloatOp::Approx { func, ftz } if func.carrier() == Type::I64 => {
+                // The unit on the high word; the low word of the result is zero.
+                let hi = crate::mufu::approx(func, ftz, (arg(0) >> 32) as u32, 0);
+                u64::from(hi) << 32
             }
             FloatOp::Approx { func, ftz } => {
                 u64::from(crate::mufu::approx(func, ftz, arg(0) as u32, arg(1) as u32))

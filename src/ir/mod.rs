@@ -139,7 +139,7 @@ mod verify;
 pub mod warp;
 
 pub use atomic::AtomOp;
-pub use bits::BitOp;
+pub use bits::{BitOp, PrmtMode};
 pub use build::build;
 pub use builder::FunctionBuilder;
 pub(crate) use verify::Dominators;
@@ -643,6 +643,10 @@ pub enum InstData {
     MemBar {
         scope: MemScope,
     },
+    /// `trap`: abort the launch with an error reported to the host. Not a terminator: as
+    /// ptxas does (`BPT.TRAP 0x1` and then the code that follows), control falls through in
+    /// the IR, but no thread runs past it ([`eval`] stops with `EvalError::Trapped`).
+    Trap,
     /// A bit-field operation on `i32` operands with an `i32` result ([`bits`]).
     Bits {
         op: BitOp,
@@ -691,7 +695,8 @@ impl InstData {
             | InstData::Return
             | InstData::Barrier
             | InstData::NamedBarrier { .. }
-            | InstData::MemBar { .. } => {}
+            | InstData::MemBar { .. }
+            | InstData::Trap => {}
             InstData::Unary { arg, .. }
             | InstData::Convert { arg, .. }
             | InstData::Cvta { arg, .. }

@@ -481,7 +481,7 @@ impl Verifier<'_> {
                 }
                 expect_results(&[op.result_type()], &mut problems)
             }
-            InstData::MemBar { .. } => expect_results(&[], &mut problems),
+            InstData::MemBar { .. } | InstData::Trap => expect_results(&[], &mut problems),
             InstData::Atomic {
                 op,
                 space,

@@ -22,7 +22,7 @@
 //! constant-bank word (kernel parameters) or an immediate when the float fits the 20-bit
 //! immediate form (f32 with the low 12 bits zero, f64 with the low 44 bits zero); anything
 //! else is put in a register, except that `fadd`/`fsub`/`fmul.rn` take a full 32-bit
-//! immediate in `FADD32I`/`FMUL32I`. Not selected: `.sat` on f64 and f16 results (no SM50
+//! immediate in `FADD32I`/`FMUL32I`. `.sat` on an f64 `cvt` result is `DMNMX` with +0 (`!PT`) then with 1 (`PT`), as ptxas. Not selected: other `.sat` on f64 and f16 results (no SM50
 //! form has it); the ISA table has no `FFMA32I`, so an FFMA immediate that does not fit 20
 //! bits goes to a register.
 
@@ -113,6 +113,16 @@ impl Lowerer<'_> {
                 ftz,
                 sat,
             } => {
+                // `cvt.sat.f64.f64` is `x + -0.0` with .sat in the IR: the clamp alone (x + -0
+                // is x, a NaN becomes +0 in the clamp anyway), as ptxas.
+                if sat && fmt == FloatFmt::F64 && bop == FloatBinOp::Add {
+                    if let Class::Imm(k) = self.class(args[1]) {
+                        let s = self.reg(args[0])?;
+                        if k as u64 == 1 << 63 && s.offset == 0 {
+                            return self.dmnmx_sat(v, s.vreg);
+                        }
+                    }
+                }
                 self.no_wide_sat(fmt, sat)?;
                 if bop == FloatBinOp::Div {
                     if fmt == FloatFmt::F16 || sat {
@@ -194,14 +204,17 @@ impl Lowerer<'_> {
                 sat,
                 ..
             } => {
-                if sat && fmt != FloatFmt::F32 {
-                    return Err(self.unsupported("i2f.sat to f16/f64"));
+                if sat && fmt == FloatFmt::F16 {
+                    return Err(self.unsupported("i2f.sat to f16"));
                 }
                 let inst = sm50::Inst::new(Form::I2F_R)
                     .with(Field::Dsz, size_code(fmt))
                     .with(Field::St, int_code(from, signed))
                     .with(Field::Rnd, rnd_code(rnd));
                 let d = self.conv_piece(inst, args[0], fmt.carrier())?;
+                if sat && fmt == FloatFmt::F64 {
+                    return self.dmnmx_sat(v, d);
+                }
                 if sat {
                     return self.fadd_sat(v, d);
                 }
@@ -246,16 +259,22 @@ impl Lowerer<'_> {
                 ftz,
                 sat,
             } => {
-                self.no_wide_sat(to, sat)?;
+                let dsat = sat && to == FloatFmt::F64;
+                if !dsat {
+                    self.no_wide_sat(to, sat)?;
+                }
                 let mut inst = sm50::Inst::new(Form::F2F_R)
                     .with(Field::Dsz, size_code(to))
                     .with(Field::Ssz, size_code(from))
                     .with(Field::Rm, rnd_code(rnd));
                 set_ftz(&mut inst, ftz);
-                if sat {
+                if sat && !dsat {
                     inst.set(Field::Sat, 1);
                 }
                 let d = self.conv_piece(inst, args[0], to.carrier())?;
+                if dsat {
+                    return self.dmnmx_sat(v, d);
+                }
                 self.set_loc(v, Loc { vreg: d, offset: 0 });
                 Ok(())
             }
@@ -265,7 +284,10 @@ impl Lowerer<'_> {
                 _ => Err(self.unsupported(op.display_name())),
             },
             FloatOp::RoundInt { fmt, rnd, ftz, sat } => {
-                self.no_wide_sat(fmt, sat)?;
+                let dsat = sat && fmt == FloatFmt::F64;
+                if !dsat {
+                    self.no_wide_sat(fmt, sat)?;
+                }
                 if fmt == FloatFmt::F16 {
                     return Err(self.unsupported("frint.f16"));
                 }
@@ -276,10 +298,13 @@ impl Lowerer<'_> {
                     .with(Field::Ri, 1)
                     .with(Field::Rm, rnd_code(rnd));
                 set_ftz(&mut inst, ftz);
-                if sat {
+                if sat && !dsat {
                     inst.set(Field::Sat, 1);
                 }
                 let d = self.conv_piece(inst, args[0], fmt.carrier())?;
+                if dsat {
+                    return self.dmnmx_sat(v, d);
+                }
                 self.set_loc(v, Loc { vreg: d, offset: 0 });
                 Ok(())
             }
@@ -490,6 +515,28 @@ impl Lowerer<'_> {
     }
 
     /// `FADD.SAT v, s, -RZ`: clamp an f32 in a register to [+0, 1].
+    /// `.sat` on an f64 result, as ptxas 11.8 writes it (F2F has no usable .SAT at f64):
+    /// `DMNMX t, s, RZ, !PT` (the maximum with +0: NaN and -0 give +0) and then
+    /// `DMNMX d, t, 1, PT` (the minimum with 1.0).
+    fn dmnmx_sat(&mut self, v: Value, s: crate::machinst::VReg) -> Result<(), LowerError> {
+        let t = self.new_vreg(RegKind::B64);
+        let mut i = Sm50Inst::new(Role::Plain);
+        let dop = i.def(t, false);
+        let sop = i.use_(s);
+        let inst = sm50::Inst::new(Form::DMNMX_R).with(Field::Paccn, 1);
+        i.piece(inst, &[(Field::Rd, dop, 0), (Field::Ra, sop, 0)]);
+        self.push(i);
+        let d = self.new_vreg(RegKind::B64);
+        let mut i = Sm50Inst::new(Role::Plain);
+        let dop = i.def(d, false);
+        let top = i.use_(t);
+        let inst = sm50::Inst::new(Form::DMNMX_I).with(Field::ImmF64i, 1f64.to_bits() >> 44);
+        i.piece(inst, &[(Field::Rd, dop, 0), (Field::Ra, top, 0)]);
+        self.push(i);
+        self.set_loc(v, Loc { vreg: d, offset: 0 });
+        Ok(())
+    }
+
     fn fadd_sat(&mut self, v: Value, s: crate::machinst::VReg) -> Result<(), LowerError> {
         let d = self.new_vreg(RegKind::B32);
         let mut i = Sm50Inst::new(Role::Plain);

@@ -416,6 +416,7 @@ impl<'a> Lowerer<'a> {
                             | InstData::NamedBarrier { .. }
                             | InstData::BarrierRed { .. }
                             | InstData::MemBar { .. }
+                            | InstData::Trap
                             | InstData::Atomic { .. }
                     );
                 if root && needed.insert(i) {
@@ -784,6 +785,19 @@ impl<'a> Lowerer<'a> {
                     sm50::Inst::new(Form::MEMBAR)
                         .with(Field::Scope, code)
                         .with(Field::Ival, ival),
+                    &[],
+                );
+                self.push(i);
+                Ok(())
+            }
+            InstData::Trap => {
+                // As ptxas 11.8: `BPT.TRAP 0x1`, and the code after it follows (BPT has no
+                // guard; a guarded trap is a branch around it, built by `ir::build`).
+                let mut i = Sm50Inst::new(Role::Plain);
+                i.piece(
+                    sm50::Inst::new(Form::BPT)
+                        .with(Field::Mode, 3)
+                        .with(Field::Imm, 1),
                     &[],
                 );
                 self.push(i);

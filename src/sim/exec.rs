@@ -560,6 +560,16 @@ impl Sim<'_> {
                 }
             }
             NOP | DEPBAR | MEMBAR => {}
+            // BPT has no guard: any live lane here stops the launch. Only the TRAP mode
+            // (PTX `trap`) is modelled; the others are debugger breakpoints.
+            BPT => {
+                if f(i, Field::Mode) != 3 {
+                    return Err(unsupported(addr, i, "BPT other than BPT.TRAP"));
+                }
+                if exec != 0 {
+                    return Err(SimError::Trap { addr });
+                }
+            }
 
             // ---------------------------------------------------------- moves
             MOV_R | MOV_C | MOV_I => {
@@ -800,12 +810,15 @@ impl Sim<'_> {
                 });
             }
             PRMT_R | PRMT_C | PRMT_I => {
-                if f(i, Field::Mode) != 0 {
-                    return Err(unsupported(addr, i, "PRMT with a mode (.F4E, .B4E, ...)"));
+                let mode = f(i, Field::Mode);
+                if mode > 6 {
+                    return Err(unsupported(addr, i, "PRMT mode 7"));
                 }
                 let b = self.src_b(i, addr)?;
                 let (ra, rc) = (f(i, Field::Ra), f(i, Field::Rc));
-                self.alu(w, i, exec, |w, l| prmt(w.r(ra, l), w.val(b, l), w.r(rc, l)))
+                self.alu(w, i, exec, |w, l| {
+                    prmt(mode, w.r(ra, l), w.val(b, l), w.r(rc, l))
+                })
             }
 
             // ---------------------------------------------------------- compare, select
@@ -1621,11 +1634,29 @@ fn atomic_op64(op: u64, signed: bool, old: u64, b: u64) -> u64 {
     }
 }
 
-/// PRMT's default mode (PTX `prmt.b32 d, a, b, c` is `PRMT d, a, c, b`): the bytes of
-/// {c:a} are numbered 0..7 from a's low byte; result byte k is the byte named by selector
-/// nibble k's low three bits, or that byte's sign (0x00/0xff) when the nibble's bit 3 is set.
-fn prmt(a: u32, sel: u32, c: u32) -> u32 {
+/// PRMT (PTX `prmt.b32 d, a, b, c` is `PRMT d, a, c, b`): the bytes of {c:a} are numbered
+/// 0..7 from a's low byte. Default mode: result byte k is the byte named by selector nibble
+/// k's low three bits, or that byte's sign (0x00/0xff) when the nibble's bit 3 is set. The
+/// other modes (1..6: F4E, B4E, RC8, ECL, ECR, RC16) use the selector's two low bits `s` to
+/// pick one of four byte patterns, here a table per mode of the four selectors' results
+/// (each entry: the source bytes of result bytes 3, 2, 1, 0, as the PTX ISA lists them).
+fn prmt(mode: u64, a: u32, sel: u32, c: u32) -> u32 {
+    const TABLE: [[[u8; 4]; 4]; 6] = [
+        [[3, 2, 1, 0], [4, 3, 2, 1], [5, 4, 3, 2], [6, 5, 4, 3]], // F4E
+        [[5, 6, 7, 0], [6, 7, 0, 1], [7, 0, 1, 2], [0, 1, 2, 3]], // B4E
+        [[0, 0, 0, 0], [1, 1, 1, 1], [2, 2, 2, 2], [3, 3, 3, 3]], // RC8
+        [[3, 2, 1, 0], [3, 2, 1, 1], [3, 2, 2, 2], [3, 3, 3, 3]], // ECL
+        [[0, 0, 0, 0], [1, 1, 1, 0], [2, 2, 1, 0], [3, 2, 1, 0]], // ECR
+        [[1, 0, 1, 0], [3, 2, 3, 2], [1, 0, 1, 0], [3, 2, 3, 2]], // RC16
+    ];
     let src = u64::from(a) | u64::from(c) << 32;
+    if mode != 0 {
+        let row = TABLE[mode as usize - 1][(sel & 3) as usize];
+        return (0..4).fold(0, |d, k| {
+            let byte = (src >> (8 * row[3 - k])) as u8;
+            d | u32::from(byte) << (8 * k)
+        });
+    }
     (0..4).fold(0, |d, k| {
         let nib = sel >> (4 * k);
         let byte = (src >> (8 * (nib & 7))) as u8;

@@ -175,9 +175,12 @@
 //!
 //! * `IMUL`, `IMUL32I`: the low (or, with .HI, high) word of the 64-bit product of Ra and B,
 //!   each read as signed (.S32) or unsigned; .CC is Unsupported.
-//! * `PRMT` (default mode; .F4E/.B4E/.RC8/.ECL/.ECR/.RC16 are Unsupported): PTX `prmt.b32
-//!   d, a, b, c` is `PRMT d, a, c, b`; result byte k is byte (nibble k & 7) of {Rc:Ra}, or its
-//!   sign replicated when nibble bit 3 is set.
+//! * `PRMT`: PTX `prmt.b32{.mode} d, a, b, c` is `PRMT{.MODE} d, a, c, b`; default mode:
+//!   result byte k is byte (nibble k & 7) of {Rc:Ra}, or its sign replicated when nibble bit 3
+//!   is set; .F4E/.B4E/.RC8/.ECL/.ECR/.RC16: the PTX ISA's table of the four byte patterns
+//!   picked by the selector's two low bits.
+//! * `BPT.TRAP` (PTX `trap`): any live lane stops the launch with `SimError::Trap`; the other
+//!   BPT modes are Unsupported.
 //! * `SHFL.IDX/UP/DOWN/BFLY`: PTX's `shfl` rule with b = lane/offset and c = clamp | segment
 //!   mask << 8; Pd = the source lane is in range (else the lane keeps its own Ra). A source
 //!   lane that is not executing is read anyway (PTX: undefined).
@@ -278,6 +281,10 @@ pub enum SimError {
     Divergence { addr: u64, what: String },
     #[error("0x{addr:04x}: step limit of {limit} warp-instructions reached")]
     StepLimit { addr: u64, limit: u64 },
+    /// A warp executed `BPT.TRAP` (PTX `trap`): the launch is aborted and the host sees an
+    /// error, so no memory is defined afterwards.
+    #[error("0x{addr:04x}: the kernel trapped (BPT.TRAP)")]
+    Trap { addr: u64 },
 }
 
 /// The decoded program: one entry per instruction slot, addressed by byte offset.

@@ -6,7 +6,9 @@
 //! destination, or a diagnostic naming what is not supported: the IEEE-rounded forms other
 //! than `sqrt.rn.f32` and f32/f64 `div`/`rcp` (those are `FloatBinOp::Div`, exact IEEE division,
 //! `rcp` as `1.0 / x`) and `sqrt.<rnd>{.ftz}.f32`/`.f64` (`FloatOp::Sqrt`; plain `sqrt.rn.f32`
-//! is `Approx::SqrtRn`, the same value), other `.f64` forms
+//! is `Approx::SqrtRn`, the same value), other `.f64` forms (`rcp.approx.ftz.f64` and
+//! `rsqrt.approx.ftz.f64` are `Approx::Rcp64h`/`Rsqrt64h` on i64: the unit's 64-bit-high
+//! form; `rsqrt.approx.f64` without `.ftz` is ptxas's refined sequence, not lowered yet)
 //! and what sm_5x cannot do at all (`tanh`, `ex2.f16`: sm_75 and later).
 
 use super::FnBuilder;
@@ -77,6 +79,13 @@ impl FnBuilder<'_, '_> {
             let dst = self.dest1(&ops[0])?;
             return self.write(dst, d, false, ops[0].span());
         }
+        if wide
+            && ftz
+            && ins.has_flag("approx")
+            && matches!(ins.opcode, Opcode::Rcp | Opcode::Rsqrt)
+        {
+            return self.approx_f64_ftz(ins);
+        }
         if ty != Some(ast::Type::F32) {
             return self.unsupported(ins, &format!("only f32 {name} is lowered"));
         }
@@ -118,6 +127,22 @@ impl FnBuilder<'_, '_> {
             args.push(self.read(op, Type::I32, ty)?);
         }
         let d = self.ins().float(FloatOp::Approx { func, ftz }, &args);
+        let dst = self.dest1(&ops[0])?;
+        self.write(dst, d, false, ops[0].span())
+    }
+
+    /// `rcp.approx.ftz.f64` / `rsqrt.approx.ftz.f64`, as ptxas 11.8 compiles them: the unit's
+    /// 64-bit-high form (`MUFU.RCP64H`/`RSQ64H`) on the operand's high word gives the
+    /// result's high word, over a zero low word.
+    fn approx_f64_ftz(&mut self, ins: &Instruction) -> Option<()> {
+        let ops = self.ops(ins, 2)?;
+        let x = self.read(&ops[1], Type::I64, ins.ty())?;
+        let func = if ins.opcode == Opcode::Rcp {
+            Approx::Rcp64h
+        } else {
+            Approx::Rsqrt64h
+        };
+        let d = self.ins().float(FloatOp::Approx { func, ftz: true }, &[x]);
         let dst = self.dest1(&ops[0])?;
         self.write(dst, d, false, ops[0].span())
     }

@@ -10,10 +10,10 @@
 //! turns a position p into `63 - p`. `shf.l` is `(b << n) | (a >> (32 - n))`, `shf.r` is
 //! `(a >> n) | (b << (32 - n))` with `n = c & 31` (`.wrap`) or `min(c, 32)` (`.clamp`): the
 //! IR's shifts give 0 for counts of 32 or more, which is exactly the end cases PTX wants.
-//! Refused with a diagnostic: 64-bit `bfe`/`bfi`, `prmt` with a mode (`.f4e`, ...).
+//! Refused with a diagnostic: 64-bit `bfe`/`bfi`.
 
 use super::FnBuilder;
-use crate::ir::{BinaryOp, BitOp, IntCC, Type, UnaryOp, Value};
+use crate::ir::{BinaryOp, BitOp, IntCC, PrmtMode, Type, UnaryOp, Value};
 use crate::ptx::ast::{self, Instruction, Opcode};
 
 impl FnBuilder<'_, '_> {
@@ -46,13 +46,6 @@ impl FnBuilder<'_, '_> {
         match ins.opcode {
             Opcode::Shf => return self.shf(ins),
             Opcode::Sad => return self.sad(ins),
-            Opcode::Prmt
-                if ["f4e", "b4e", "rc8", "ecl", "ecr", "rc16"]
-                    .iter()
-                    .any(|m| ins.has_flag(m)) =>
-            {
-                return self.unsupported(ins, "prmt modes (.f4e, .b4e, ...) are not lowered yet");
-            }
             _ => {}
         }
         let (ty, signed) = self.int_type(ins)?;
@@ -143,7 +136,12 @@ impl FnBuilder<'_, '_> {
                 // prmt.b32 d, a, b, c
                 let b = self.read(&ops[2], Type::I32, it)?;
                 let c = self.read(&ops[3], Type::I32, it)?;
-                self.ins().bits(BitOp::Prmt, &[a, b, c])
+                let mode = PrmtMode::ALL[1..]
+                    .iter()
+                    .copied()
+                    .find(|m| ins.has_flag(&m.suffix()[1..]))
+                    .unwrap_or(PrmtMode::Default);
+                self.ins().bits(BitOp::Prmt { mode }, &[a, b, c])
             }
         };
         let dst = self.dest1(&ops[0])?;

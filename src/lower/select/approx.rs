@@ -283,6 +283,31 @@ impl Lowerer<'_> {
         args: &[Value],
     ) -> Result<(), LowerError> {
         let a = self.reg(args[0])?;
+        if let Approx::Rcp64h | Approx::Rsqrt64h = func {
+            // As ptxas: `MOV d.lo, RZ` and `MUFU.RCP64H/RSQ64H d.hi, a.hi`. d and a are
+            // aligned pairs, so d.lo is never a.hi: the MOV cannot clobber the operand.
+            let f = if func == Approx::Rcp64h {
+                Func::Rcp64h
+            } else {
+                Func::Rsq64h
+            };
+            let out = self.new_vreg(RegKind::B64);
+            let mut i = Sm50Inst::new(Role::Plain);
+            let dop = i.def(out, false);
+            let aop = i.use_(a.vreg);
+            i.piece(sm50::Inst::new(Form::MOV_R), &[(Field::Rd, dop, 0)]);
+            let inst = sm50::Inst::new(Form::MUFU).with(Field::Op, f.code());
+            i.piece(inst, &[(Field::Rd, dop, 1), (Field::Ra, aop, a.offset + 1)]);
+            self.push(i);
+            self.set_loc(
+                v,
+                Loc {
+                    vreg: out,
+                    offset: 0,
+                },
+            );
+            return Ok(());
+        }
         let b = match args.get(1) {
             Some(&x) => Some(self.reg(x)?),
             None => None,
@@ -373,6 +398,7 @@ impl Lowerer<'_> {
                 s.mufu(Func::Ex2, d, t);
                 s.fmul_r(Some((p, true)), d, d, d, false);
             }
+            (Approx::Rcp64h | Approx::Rsqrt64h, _) => unreachable!("selected above"),
             (Approx::SqrtRn, _) => {
                 let w = temp(&mut s, RegKind::B32);
                 s.sqrt_f32(Round::Rn, false, d, x, [t, u, w], [p, q]);

@@ -9,7 +9,7 @@
 //! bfe       BFE[.U32] d, a, pos | len << 8          (constants: one immediate)
 //!           BFI ctl, len, 0x808, pos ; BFE d, a, ctl  (registers: build the control word)
 //! bfi       BFI d, a, ctl, b                        (ctl as for bfe)
-//! prmt      PRMT d, a, sel, b                       (PTX's b goes in the C slot)
+//! prmt      PRMT{.mode} d, a, sel, b                (PTX's b goes in the C slot)
 //! %clock    CS2R d, SR_CLOCKLO
 //! %clock64  CS2R hi, SR_CLOCKHI ; CS2R lo, SR_CLOCKLO ; ISETP.LT p, lo, RZ ; @!p CS2R hi, SR_CLOCKHI
 //! ```
@@ -164,7 +164,7 @@ impl<'a> Lowerer<'a> {
                 let inst = Self::with_ctl(forms, ctl, &mut refs);
                 i.piece(inst, &refs);
             }
-            BitOp::Prmt => {
+            BitOp::Prmt { mode } => {
                 let a = self.reg(arg(0)?)?;
                 let b = self.reg(arg(1)?)?;
                 // Only the selector's low 16 bits count.
@@ -180,7 +180,8 @@ impl<'a> Lowerer<'a> {
                     (Field::Rc, bop, b.offset),
                 ];
                 let forms = (Form::PRMT_R, Form::PRMT_C, Form::PRMT_I);
-                let inst = Self::with_b(&mut i, forms, sel, 0, &mut refs);
+                let inst =
+                    Self::with_b(&mut i, forms, sel, 0, &mut refs).with(Field::Mode, mode as u64);
                 i.piece(inst, &refs);
             }
         }
