@@ -835,10 +835,11 @@ pub enum Operand {
         offset: i64,
         span: Span,
     },
-    /// `var[imm]`, `var[reg+imm]`: array element notation.
+    /// `var[imm]`, `var[reg+imm]`: array element notation. (The index is boxed: this rare
+    /// form would otherwise make every operand 88 bytes instead of 56.)
     Indexed {
         base: Name,
-        index: AddrExpr,
+        index: Box<AddrExpr>,
         span: Span,
     },
     /// `{a, b, c, d}`.
