@@ -14,6 +14,10 @@
 #[path = "gen/mod.rs"]
 mod gen;
 
+/// The allocator of the `leafold` binary, so that the figures are what the command gets.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use leafold::driver::{compile, Options};
 use leafold::oracle::Oracle;
