@@ -64,5 +64,6 @@ snap!(
     sqrt_rz,
     sqrt_rp_ftz,
     cvt_sat_f64,
-    rcp_rsqrt_approx_ftz_f64
+    rcp_rsqrt_approx_ftz_f64,
+    cvt_sat_f16
 );
