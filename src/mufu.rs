@@ -170,7 +170,9 @@ pub enum Approx {
     /// high word, over a zero low word (ptxas's `MOV lo, RZ`). Its IR operand and result
     /// are `i64` ([`Approx::carrier`]); [`approx`] takes and gives the high words.
     Rcp64h,
-    /// `rsqrt.approx.ftz.f64` likewise: `MUFU.RSQ64H` on the high word.
+    /// `rsqrt.approx.ftz.f64` likewise: `MUFU.RSQ64H` on the high word. `rsqrt.approx.f64`
+    /// without `.ftz` uses it too, on the operand scaled by 2^54 (result by 2^27) when the
+    /// operand is subnormal, selected in the IR (`ir::build`'s approx essay).
     Rsqrt64h,
 }
 

@@ -224,17 +224,17 @@ fn carry_mad() {
     assert!(count(&sass, "FSETP") >= 2, "{sass}");
 }
 
-/// A construct the lowering refuses (here `.sat` on an int-to-f16 `cvt`, which ptxas
-/// compiles) names its PTX line, not only the kernel.
+/// A construct the lowering refuses (here `cvt.rni.f16.f16`, an f16 round-to-integer,
+/// which ptxas compiles) names its PTX line, not only the kernel.
 #[test]
 fn lowering_refusal_names_the_ptx_line() {
     let src = kernel("carry_mad").replace(
         "    ret;",
-        "    .reg .b16 %h<2>;\n    cvt.rn.sat.f16.s32 %h1, %r0;\n    st.global.u16 [%rd15], %h1;\n    ret;",
+        "    .reg .b16 %h<3>;\n    cvt.u16.u32 %h1, %r0;\n    cvt.rni.f16.f16 %h2, %h1;\n    st.global.u16 [%rd15], %h2;\n    ret;",
     );
-    let line = src.lines().position(|l| l.contains("sat.f16")).unwrap() + 1;
+    let line = src.lines().position(|l| l.contains("rni.f16")).unwrap() + 1;
     let opts = Options::default();
-    let err = compile(&src, &opts).expect_err("i2f.sat to f16 is not lowered");
+    let err = compile(&src, &opts).expect_err("frint.f16 is not lowered");
     let text = leafold::error::render_all(&err.0);
     assert!(text.contains(&format!("(PTX line {line})")), "{text}");
 }

@@ -384,6 +384,48 @@ fn body_conversions_sat_f64() -> String {
         ])
 }
 
+#[test]
+fn conversions_sat_int_to_f16() {
+    check(&body_conversions_sat_int_to_f16());
+}
+
+/// `.sat` on int-to-f16 `cvt` (rejected before): `I2F.F32` then `F2F.F16.F32.SAT` with the
+/// same rounding; the result is +0 or 1 except for the integers 0 and 1 themselves. The
+/// inputs are the random words and small integers (-1..=2) made from them.
+fn body_conversions_sat_int_to_f16() -> String {
+    let body = "
+    and.b32 %r10, %r2, 3;
+    add.s32 %r10, %r10, -1;
+    cvt.s64.s32 %rd10, %r10;
+    cvt.u16.u32 %h6, %r10;
+    cvt.u16.u32 %h7, %r3;
+    cvt.rn.sat.f16.s32 %h1, %r10;
+    cvt.rz.sat.f16.u32 %h2, %r10;
+    cvt.rm.sat.f16.s64 %h3, %rd10;
+    cvt.rp.sat.f16.u64 %h4, %rd7;
+    cvt.rn.sat.f16.s16 %h5, %h6;
+    cvt.u32.u16 %r11, %h1;
+    cvt.u32.u16 %r12, %h2;
+    cvt.u32.u16 %r13, %h3;
+    cvt.u32.u16 %r14, %h4;
+    cvt.u32.u16 %r15, %h5;
+    cvt.rn.sat.f16.s32 %h1, %r2;
+    cvt.rp.sat.f16.u32 %h2, %r3;
+    cvt.rz.sat.f16.s64 %h3, %rd7;
+    cvt.rm.sat.f16.u16 %h4, %h6;
+    cvt.rn.sat.f16.s16 %h5, %h7;
+    cvt.u32.u16 %r16, %h1;
+    cvt.u32.u16 %r17, %h2;
+    cvt.u32.u16 %r18, %h3;
+    cvt.u32.u16 %r19, %h4;
+    cvt.u32.u16 %r20, %h5;
+";
+    body.to_string()
+        + &store32(&[
+            "%r11", "%r12", "%r13", "%r14", "%r15", "%r16", "%r17", "%r18", "%r19", "%r20",
+        ])
+}
+
 /// `div.full.ftz.f32` (rejected before the construct audit): ptxas's shape, the divisor above
 /// 2^126 and the dividend scaled by 1/4, `MUFU.RCP`, a flushing multiply; next to `div.full`.
 #[test]
@@ -420,6 +462,10 @@ fn oracle_prints_our_float_listings() {
         ("conversions_int_float", body_conversions_int_float()),
         ("conversions_float_float", body_conversions_float_float()),
         ("conversions_sat_f64", body_conversions_sat_f64()),
+        (
+            "conversions_sat_int_to_f16",
+            body_conversions_sat_int_to_f16(),
+        ),
     ];
     for (name, body) in bodies {
         let o = Options {

@@ -64,5 +64,7 @@ snap!(
     sqrt_rz,
     sqrt_rp_ftz,
     cvt_sat_f64,
-    rcp_rsqrt_approx_ftz_f64
+    rcp_rsqrt_approx_ftz_f64,
+    cvt_sat_f16,
+    rsqrt_approx_f64
 );

@@ -22,7 +22,7 @@
 //! constant-bank word (kernel parameters) or an immediate when the float fits the 20-bit
 //! immediate form (f32 with the low 12 bits zero, f64 with the low 44 bits zero); anything
 //! else is put in a register, except that `fadd`/`fsub`/`fmul.rn` take a full 32-bit
-//! immediate in `FADD32I`/`FMUL32I`. `.sat` on an f64 `cvt` result is `DMNMX` with +0 (`!PT`) then with 1 (`PT`), as ptxas. Not selected: other `.sat` on f64 and f16 results (no SM50
+//! immediate in `FADD32I`/`FMUL32I`. `.sat` on an f64 `cvt` result is `DMNMX` with +0 (`!PT`) then with 1 (`PT`), as ptxas; `.sat` on an int-to-f16 `cvt` is `I2F.F32` then `F2F.F16.F32.SAT`. Not selected: other `.sat` on f64 and f16 results (no SM50
 //! form has it); the ISA table has no `FFMA32I`, so an FFMA immediate that does not fit 20
 //! bits goes to a register.
 
@@ -205,7 +205,24 @@ impl Lowerer<'_> {
                 ..
             } => {
                 if sat && fmt == FloatFmt::F16 {
-                    return Err(self.unsupported("i2f.sat to f16"));
+                    // As ptxas 11.8 for 32/64-bit sources: I2F.F32 with the rounding, then
+                    // F2F.F16.F32 with it and .SAT (ptxas converts 8/16-bit sources straight to
+                    // f16 and clamps with F2F.F16.F16.PASS.SAT; through f32 is as exact).
+                    // Exact despite two roundings: an integer other than 0 and 1 is at least 2
+                    // or at most -1 in f32 under every rounding, so the clamp gives 1 or +0.
+                    let inst = sm50::Inst::new(Form::I2F_R)
+                        .with(Field::Dsz, size_code(FloatFmt::F32))
+                        .with(Field::St, int_code(from, signed))
+                        .with(Field::Rnd, rnd_code(rnd));
+                    let t = self.conv_piece(inst, args[0], FloatFmt::F32.carrier())?;
+                    let inst = sm50::Inst::new(Form::F2F_R)
+                        .with(Field::Dsz, size_code(FloatFmt::F16))
+                        .with(Field::Ssz, size_code(FloatFmt::F32))
+                        .with(Field::Rm, rnd_code(rnd))
+                        .with(Field::Sat, 1);
+                    let d = self.conv_from_vreg(inst, t, RegKind::B32)?;
+                    self.set_loc(v, Loc { vreg: d, offset: 0 });
+                    return Ok(());
                 }
                 let inst = sm50::Inst::new(Form::I2F_R)
                     .with(Field::Dsz, size_code(fmt))

@@ -8,12 +8,15 @@
 //! `rcp` as `1.0 / x`) and `sqrt.<rnd>{.ftz}.f32`/`.f64` (`FloatOp::Sqrt`; plain `sqrt.rn.f32`
 //! is `Approx::SqrtRn`, the same value), other `.f64` forms (`rcp.approx.ftz.f64` and
 //! `rsqrt.approx.ftz.f64` are `Approx::Rcp64h`/`Rsqrt64h` on i64: the unit's 64-bit-high
-//! form; `rsqrt.approx.f64` without `.ftz` is ptxas's refined sequence, not lowered yet)
+//! form; `rsqrt.approx.f64` without `.ftz` is the same `Rsqrt64h` on the operand, or on it
+//! scaled by 2^54 with the result scaled by 2^27 when it is subnormal, selected in the IR:
+//! exactly rsqrt of the operand within the unit model, since both scalings are exact; not
+//! ptxas's refined sequence, and not its bits)
 //! and what sm_5x cannot do at all (`tanh`, `ex2.f16`: sm_75 and later).
 
 use super::FnBuilder;
 use crate::ir::float::{FloatBinOp, FloatFmt, FloatOp, Round};
-use crate::ir::Type;
+use crate::ir::{BinaryOp, IntCC, Type};
 use crate::mufu::Approx;
 use crate::ptx::ast::{self, Instruction, Opcode};
 
@@ -86,6 +89,9 @@ impl FnBuilder<'_, '_> {
         {
             return self.approx_f64_ftz(ins);
         }
+        if wide && !ftz && ins.has_flag("approx") && ins.opcode == Opcode::Rsqrt {
+            return self.rsqrt_approx_f64(ins);
+        }
         if ty != Some(ast::Type::F32) {
             return self.unsupported(ins, &format!("only f32 {name} is lowered"));
         }
@@ -143,6 +149,42 @@ impl FnBuilder<'_, '_> {
             Approx::Rsqrt64h
         };
         let d = self.ins().float(FloatOp::Approx { func, ftz: true }, &[x]);
+        let dst = self.dest1(&ops[0])?;
+        self.write(dst, d, false, ops[0].span())
+    }
+
+    /// `rsqrt.approx.f64` without `.ftz`: the `.ftz` form (`MUFU.RSQ64H` on the high word)
+    /// on `x`, except that a subnormal `x` (exponent field 0, nonzero; either sign) is
+    /// scaled by 2^54 first (exact, and the scaled value is normal) and the result by 2^27
+    /// (exact): rsqrt(x 2^54) 2^27 = rsqrt(x). The test is on the whole word, so it holds
+    /// for subnormals with a zero high word too. Built from IR operations, so `ir::eval`
+    /// and the machine run the same model (ptxas instead uses a refined sequence with a
+    /// slow path; this is a different approximation of the same function, not its bits).
+    fn rsqrt_approx_f64(&mut self, ins: &Instruction) -> Option<()> {
+        let ops = self.ops(ins, 2)?;
+        let x = self.read(&ops[1], Type::I64, ins.ty())?;
+        let mut b = self.ins();
+        let mask = b.iconst(Type::I64, 0x7fff_ffff_ffff_ffff);
+        let mag = b.binary(BinaryOp::And, x, mask);
+        let one = b.iconst(Type::I64, 1);
+        let m1 = b.sub(mag, one);
+        let lim = b.iconst(Type::I64, 0x000f_ffff_ffff_ffff);
+        let sub = b.icmp(IntCC::Ult, m1, lim);
+        let mul = FloatOp::Binary {
+            op: FloatBinOp::Mul,
+            fmt: FloatFmt::F64,
+            rnd: Round::Rn,
+            ftz: false,
+            sat: false,
+        };
+        let k54 = b.iconst(Type::I64, 2f64.powi(54).to_bits() as i64);
+        let scaled = b.float(mul, &[x, k54]);
+        let y = b.select(sub, scaled, x);
+        let func = Approx::Rsqrt64h;
+        let r = b.float(FloatOp::Approx { func, ftz: true }, &[y]);
+        let k27 = b.iconst(Type::I64, 2f64.powi(27).to_bits() as i64);
+        let rs = b.float(mul, &[r, k27]);
+        let d = b.select(sub, rs, r);
         let dst = self.dest1(&ops[0])?;
         self.write(dst, d, false, ops[0].span())
     }
