@@ -224,19 +224,26 @@ fn carry_mad() {
     assert!(count(&sass, "FSETP") >= 2, "{sass}");
 }
 
-/// A construct the lowering refuses (here `cvt.rni.f16.f16`, an f16 round-to-integer,
-/// which ptxas compiles) names its PTX line, not only the kernel.
+/// A construct the lowering refuses (here `.ftz` on an f16 round-to-integer, which ptxas
+/// rejects too) names its PTX line, not only the kernel.
 #[test]
 fn lowering_refusal_names_the_ptx_line() {
     let src = kernel("carry_mad").replace(
         "    ret;",
-        "    .reg .b16 %h<3>;\n    cvt.u16.u32 %h1, %r0;\n    cvt.rni.f16.f16 %h2, %h1;\n    st.global.u16 [%rd15], %h2;\n    ret;",
+        "    .reg .b16 %h<3>;\n    cvt.u16.u32 %h1, %r0;\n    cvt.rni.ftz.f16.f16 %h2, %h1;\n    st.global.u16 [%rd15], %h2;\n    ret;",
     );
-    let line = src.lines().position(|l| l.contains("rni.f16")).unwrap() + 1;
+    let line = src.lines().position(|l| l.contains("rni.ftz.f16")).unwrap() + 1;
     let opts = Options::default();
-    let err = compile(&src, &opts).expect_err("frint.f16 is not lowered");
+    let err = compile(&src, &opts).expect_err(".ftz on an f16 frint is refused");
     let text = leafold::error::render_all(&err.0);
     assert!(text.contains(&format!("(PTX line {line})")), "{text}");
+}
+
+/// 128-bit `ld.const` as two `LDC.64`, at an immediate and a per-thread register address.
+#[test]
+fn const_v4() {
+    let sass = differential("const_v4", 4);
+    assert_eq!(sass.matches("LDC.64").count(), 6, "{sass}");
 }
 
 #[test]

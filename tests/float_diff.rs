@@ -426,6 +426,34 @@ fn body_conversions_sat_int_to_f16() -> String {
         ])
 }
 
+/// f16 round-to-integer (`cvt.rni/rzi/rmi/rpi{.sat}.f16.f16`, rejected before): ptxas's
+/// `F2F.F32.F16`, `F2F.F32.F32.ROUND/TRUNC/FLOOR/CEIL{.SAT}`, `F2F.F16.F32`, on the random
+/// words' low halves (every f16 class: subnormals, halves, NaN, infinities).
+#[test]
+fn f16_round_to_integer() {
+    check(&body_f16_round_to_integer());
+}
+
+fn body_f16_round_to_integer() -> String {
+    let body = "
+    cvt.u16.u32 %h1, %r2;
+    cvt.u16.u32 %h2, %r3;
+    cvt.rni.f16.f16 %h3, %h1;
+    cvt.rzi.f16.f16 %h4, %h1;
+    cvt.rmi.f16.f16 %h5, %h2;
+    cvt.rpi.sat.f16.f16 %h6, %h2;
+    cvt.u32.u16 %r11, %h3;
+    cvt.u32.u16 %r12, %h4;
+    cvt.u32.u16 %r13, %h5;
+    cvt.u32.u16 %r14, %h6;
+    cvt.rpi.f16.f16 %h3, %h1;
+    cvt.rmi.sat.f16.f16 %h4, %h1;
+    cvt.u32.u16 %r15, %h3;
+    cvt.u32.u16 %r16, %h4;
+";
+    body.to_string() + &store32(&["%r11", "%r12", "%r13", "%r14", "%r15", "%r16"])
+}
+
 /// `div.full.ftz.f32` (rejected before the construct audit): ptxas's shape, the divisor above
 /// 2^126 and the dividend scaled by 1/4, `MUFU.RCP`, a flushing multiply; next to `div.full`.
 #[test]
@@ -466,6 +494,7 @@ fn oracle_prints_our_float_listings() {
             "conversions_sat_int_to_f16",
             body_conversions_sat_int_to_f16(),
         ),
+        ("f16_round_to_integer", body_f16_round_to_integer()),
     ];
     for (name, body) in bodies {
         let o = Options {

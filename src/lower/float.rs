@@ -301,12 +301,12 @@ impl Lowerer<'_> {
                 _ => Err(self.unsupported(op.display_name())),
             },
             FloatOp::RoundInt { fmt, rnd, ftz, sat } => {
+                if fmt == FloatFmt::F16 {
+                    return self.lower_frint_f16(v, rnd, ftz, sat, args[0]);
+                }
                 let dsat = sat && fmt == FloatFmt::F64;
                 if !dsat {
                     self.no_wide_sat(fmt, sat)?;
-                }
-                if fmt == FloatFmt::F16 {
-                    return Err(self.unsupported("frint.f16"));
                 }
                 // .ROUND .FLOOR .CEIL .TRUNC are rm = 0..3 with ri set.
                 let mut inst = sm50::Inst::new(Form::F2F_R)
@@ -328,6 +328,40 @@ impl Lowerer<'_> {
             // MUFU-based approximations are selected by `approx.rs` before this is reached.
             FloatOp::Approx { .. } => Err(self.unsupported(op.display_name())),
         }
+    }
+
+    /// `cvt.{rni,rzi,rmi,rpi}{.sat}.f16.f16` as ptxas 11.8 builds it: widen to f32
+    /// (`F2F.F32.F16`, exact), round there (`F2F.F32.F32.ROUND/TRUNC/FLOOR/CEIL`, with
+    /// `.SAT`), narrow back (`F2F.F16.F32`, exact: a rounded f16 value, or 0 and 1, is an
+    /// f16). ptxas rejects `.ftz` on this conversion, and so does this: widened f16
+    /// subnormals are normal f32 values, which a flush would not touch.
+    fn lower_frint_f16(
+        &mut self,
+        v: Value,
+        rnd: Round,
+        ftz: bool,
+        sat: bool,
+        a: Value,
+    ) -> Result<(), LowerError> {
+        if ftz {
+            return Err(self.unsupported(".ftz on an f16 round-to-integer cvt"));
+        }
+        let f2f = |to: FloatFmt, from: FloatFmt| {
+            sm50::Inst::new(Form::F2F_R)
+                .with(Field::Dsz, size_code(to))
+                .with(Field::Ssz, size_code(from))
+        };
+        let wide = self.conv_piece(f2f(FloatFmt::F32, FloatFmt::F16), a, Type::I32)?;
+        let mut round = f2f(FloatFmt::F32, FloatFmt::F32)
+            .with(Field::Ri, 1)
+            .with(Field::Rm, rnd_code(rnd));
+        if sat {
+            round.set(Field::Sat, 1);
+        }
+        let rounded = self.conv_from_vreg(round, wide, RegKind::B32)?;
+        let d = self.conv_from_vreg(f2f(FloatFmt::F16, FloatFmt::F32), rounded, RegKind::B32)?;
+        self.set_loc(v, Loc { vreg: d, offset: 0 });
+        Ok(())
     }
 
     fn no_wide_sat(&self, fmt: FloatFmt, sat: bool) -> Result<(), LowerError> {
