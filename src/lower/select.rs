@@ -2106,6 +2106,14 @@ impl<'a> Lowerer<'a> {
         if space == Space::Param {
             return self.load_param_space(results, ty, width, addr, offset);
         }
+        if space == Space::Const && total > 8 && width > 1 {
+            // LDC reads at most 64 bits: two halves (`LDC.64` twice, as ptxas does).
+            let half = results.len() / 2;
+            let w = width / 2;
+            let second = offset.wrapping_add((total / 2) as i32);
+            self.lower_load(&results[..half], space, ty, w, addr, offset, cache)?;
+            return self.lower_load(&results[half..], space, ty, w, addr, second, cache);
+        }
         let kind = match total {
             8 => RegKind::B64,
             16 => RegKind::B128,
