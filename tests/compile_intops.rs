@@ -224,17 +224,17 @@ fn carry_mad() {
     assert!(count(&sass, "FSETP") >= 2, "{sass}");
 }
 
-/// A construct the lowering refuses (here `.ftz` on an f16 round-to-integer, which ptxas
-/// rejects too) names its PTX line, not only the kernel.
+/// A construct the lowering refuses (here a `.local` offset past the 24 bits of LDL's
+/// immediate) names its PTX line, not only the kernel.
 #[test]
 fn lowering_refusal_names_the_ptx_line() {
     let src = kernel("carry_mad").replace(
         "    ret;",
-        "    .reg .b16 %h<3>;\n    cvt.u16.u32 %h1, %r0;\n    cvt.rni.ftz.f16.f16 %h2, %h1;\n    st.global.u16 [%rd15], %h2;\n    ret;",
+        "    .local .b8 big[20000000];\n    ld.local.u32 %r9, [big+16777220];\n    st.global.u32 [%rd15], %r9;\n    ret;",
     );
-    let line = src.lines().position(|l| l.contains("rni.ftz.f16")).unwrap() + 1;
+    let line = src.lines().position(|l| l.contains("[big+")).unwrap() + 1;
     let opts = Options::default();
-    let err = compile(&src, &opts).expect_err(".ftz on an f16 frint is refused");
+    let err = compile(&src, &opts).expect_err("the offset is refused");
     let text = leafold::error::render_all(&err.0);
     assert!(text.contains(&format!("(PTX line {line})")), "{text}");
 }
