@@ -333,8 +333,9 @@ impl Lowerer<'_> {
     /// `cvt.{rni,rzi,rmi,rpi}{.sat}.f16.f16` as ptxas 11.8 builds it: widen to f32
     /// (`F2F.F32.F16`, exact), round there (`F2F.F32.F32.ROUND/TRUNC/FLOOR/CEIL`, with
     /// `.SAT`), narrow back (`F2F.F16.F32`, exact: a rounded f16 value, or 0 and 1, is an
-    /// f16). ptxas rejects `.ftz` on this conversion, and so does this: widened f16
-    /// subnormals are normal f32 values, which a flush would not touch.
+    /// f16). ptxas rejects `.ftz` on this conversion and `ir::build` drops it; were it set,
+    /// it is refused here, since widened f16 subnormals are normal f32 values that a flush
+    /// would not touch.
     fn lower_frint_f16(
         &mut self,
         v: Value,
