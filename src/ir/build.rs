@@ -2116,6 +2116,20 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         ["lo", "hi", "wide"].into_iter().find(|m| ins.has_flag(m))
     }
 
+    /// The low (`"lo"`) or high (`"hi"`) half of the product `a * b`, as `mul` and the
+    /// carrying `mad`s take it.
+    fn product_half(&mut self, half: &str, signed: bool, a: Value, b: Value) -> Value {
+        if half == "lo" {
+            return self.ins().mul(a, b);
+        }
+        let op = if signed {
+            BinaryOp::MulHiS
+        } else {
+            BinaryOp::MulHiU
+        };
+        self.ins().binary(op, a, b)
+    }
+
     fn mul(&mut self, ins: &Instruction) -> Option<()> {
         let (ty, signed) = self.int_type(ins)?;
         self.reject_flags(ins, &["sat"])?;
@@ -2124,15 +2138,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         let a = self.read(&ops[1], ty, it)?;
         let b = self.read(&ops[2], ty, it)?;
         let d = match Self::mode(ins) {
-            Some("lo") => self.ins().mul(a, b),
-            Some("hi") => {
-                let op = if signed {
-                    BinaryOp::MulHiS
-                } else {
-                    BinaryOp::MulHiU
-                };
-                self.ins().binary(op, a, b)
-            }
+            Some(half @ ("lo" | "hi")) => self.product_half(half, signed, a, b),
             Some(_) if matches!(ty, Type::I16 | Type::I32) => self.ins().mul_wide(signed, a, b),
             _ => return self.unsupported(ins, "integer mul needs .lo, .hi or .wide (16/32-bit)"),
         };
@@ -2152,15 +2158,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         let b = self.read(&ops[2], ty, it)?;
         let c = self.read(&ops[3], ty, it)?;
         let p = match Self::mode(ins) {
-            Some("lo") => self.ins().mul(a, b),
-            Some("hi") => {
-                let op = if signed {
-                    BinaryOp::MulHiS
-                } else {
-                    BinaryOp::MulHiU
-                };
-                self.ins().binary(op, a, b)
-            }
+            Some(half @ ("lo" | "hi")) => self.product_half(half, signed, a, b),
             _ => return self.unsupported(ins, "mad with a carry needs .lo or .hi"),
         };
         let t = self.ins().add(p, c);
