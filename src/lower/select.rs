@@ -2012,18 +2012,7 @@ impl<'a> Lowerer<'a> {
         let mut i = Sm50Inst::new(Role::Plain);
         let dop = i.def(d, false);
         let aop = i.use_(al.vreg);
-        let o = al.offset;
-        let lo = sm50::Inst::new(Form::LEA_R).with(Field::Cc, 1);
-        i.piece(lo, &[(Field::Ra, aop, o)]);
-        let hi = sm50::Inst::new(Form::LEA_HI_R).with(Field::X, 1);
-        i.piece(
-            hi,
-            &[
-                (Field::Ra, aop, o),
-                (Field::Rc, aop, o + 1),
-                (Field::Plg, dop, 0),
-            ],
-        );
+        window_test_pieces(&mut i, aop, al.offset, dop);
         self.push(i);
         self.set_loc(v, Loc { vreg: d, offset: 0 });
         Ok(())
@@ -2680,4 +2669,21 @@ struct Access {
     pred: Option<VReg>,
     disp: i64,
     wide: bool,
+}
+
+/// The 64-bit shared-window test as two pieces of `i`: `LEA RZ.CC, a.lo, RZ` then
+/// `LEA.HI.X P, RZ, a.lo, RZ, a.hi`, whose `Plg` (operand `pop`) is true exactly outside
+/// the window. `aop` is the address pair's operand, `o` its first word.
+pub(super) fn window_test_pieces(i: &mut Sm50Inst, aop: u8, o: u8, pop: u8) {
+    let lo = sm50::Inst::new(Form::LEA_R).with(Field::Cc, 1);
+    i.piece(lo, &[(Field::Ra, aop, o)]);
+    let hi = sm50::Inst::new(Form::LEA_HI_R).with(Field::X, 1);
+    i.piece(
+        hi,
+        &[
+            (Field::Ra, aop, o),
+            (Field::Rc, aop, o + 1),
+            (Field::Plg, pop, 0),
+        ],
+    );
 }

@@ -198,17 +198,7 @@ impl<'a> Lowerer<'a> {
         let aop = i.use_(a.vreg);
         let o = a.offset;
         if own && access.wide {
-            let lo = sm50::Inst::new(Form::LEA_R).with(Field::Cc, 1);
-            i.piece(lo, &[(Field::Ra, aop, o)]);
-            let hi = sm50::Inst::new(Form::LEA_HI_R).with(Field::X, 1);
-            i.piece(
-                hi,
-                &[
-                    (Field::Ra, aop, o),
-                    (Field::Rc, aop, o + 1),
-                    (Field::Plg, pop, 0),
-                ],
-            );
+            super::window_test_pieces(&mut i, aop, o, pop);
         } else if own {
             let lea = sm50::Inst::new(Form::LEA_R);
             i.piece(lea, &[(Field::Ra, aop, o), (Field::Plg, pop, 0)]);
