@@ -128,8 +128,9 @@ fn address(inst: &Inst) -> Option<(u64, i64, i64, bool)> {
 /// the same state space off the same base register (pair, for `.E`) with byte ranges that do
 /// not overlap: then they touch different bytes unless something between them rewrites one
 /// of those registers (the caller's check). `None` otherwise. RZ as the base gives no
-/// register (it is the same value everywhere).
-fn apart_off_one_base(insts: &[Inst], i: usize, j: usize) -> Option<Vec<usize>> {
+/// register (it is the same value everywhere). A range, not a list: this runs for every
+/// candidate pair of a block's memory accesses.
+fn apart_off_one_base(insts: &[Inst], i: usize, j: usize) -> Option<std::ops::Range<usize>> {
     let space = |m: Mem| match m {
         Mem::Load(s) | Mem::Store(s) => Some(s),
         Mem::None => None,
@@ -145,12 +146,11 @@ fn apart_off_one_base(insts: &[Inst], i: usize, j: usize) -> Option<Vec<usize>> 
     if ra != rb || wi != wj || !(oi + si <= oj || oj + sj <= oi) {
         return None;
     }
-    Some(if ra == 255 {
-        Vec::new()
-    } else if wi {
-        vec![ra as usize, ra as usize + 1]
-    } else {
-        vec![ra as usize]
+    let ra = ra as usize;
+    Some(match (ra, wi) {
+        (255, _) => 0..0,
+        (_, true) => ra..ra + 2,
+        (_, false) => ra..ra + 1,
     })
 }
 
@@ -355,8 +355,8 @@ fn candidate_preds(
                     let apart = !becomes_mem_fence
                         && !is_strong
                         && !strong(&insts[i])
-                        && apart_off_one_base(insts, i, j).is_some_and(|base| {
-                            base.iter().all(|&r| last_writer[r].map_or(true, |w| w < i))
+                        && apart_off_one_base(insts, i, j).is_some_and(|mut base| {
+                            base.all(|r| last_writer[r].map_or(true, |w| w < i))
                         });
                     if !apart {
                         mem_preds.push(i);
