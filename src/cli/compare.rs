@@ -49,7 +49,7 @@ pub struct Args {
     /// Print JSON instead of a table.
     #[arg(long)]
     pub json: bool,
-    /// Also write a bar chart (instructions and address arithmetic per kernel) as SVG.
+    /// Also write a chart (per-kernel ratios, sorted, and the totals) as SVG.
     #[arg(long)]
     pub svg: Option<PathBuf>,
     /// Target: sm_50, sm_52 or sm_53.
@@ -548,81 +548,196 @@ pub fn to_json(r: &Report) -> String {
     s
 }
 
-/// A grouped bar chart: per kernel, instructions and address arithmetic of both compilers.
+/// The chart for the README, readable at any corpus size (a fixed 900 × 440 canvas):
+///
+/// * left, one dot per kernel: leafold/ptxas for instructions (blue) and for address
+///   arithmetic (red), each series sorted, on a log scale from 1/4 to 4 (clamped), with the
+///   line at 1 (= ptxas) and each series' median written beside it; kernels where ptxas
+///   spends no address arithmetic have no ratio and are left out of the red series (counted
+///   in the legend);
+/// * right, the totals as ratios: instructions, address arithmetic and stall cycles over all
+///   kernels, and over issue 4's address-only subset.
 pub fn to_svg(r: &Report) -> String {
-    const BAR: usize = 7;
-    const GROUP: usize = 4 * BAR + 10;
-    const H: usize = 240;
-    const TOP: usize = 40;
-    let max = r
-        .rows
-        .iter()
-        .map(|x| x.leafold.instructions.max(x.ptxas.instructions))
-        .max()
-        .unwrap_or(1)
-        .max(1) as usize;
-    let width = 60 + GROUP * r.rows.len().max(1) + 20;
-    let height = TOP + H + 170;
+    const W: f64 = 900.0;
+    const H: f64 = 440.0;
+    // The scatter's plot area.
+    const X0: f64 = 60.0;
+    const X1: f64 = 560.0;
+    const Y0: f64 = 60.0;
+    const Y1: f64 = 380.0;
+    const LOG_SPAN: f64 = 2.0; // log2 of 4: the axis runs from 1/4 to 4
+    let y_of = |ratio: f64| {
+        let l = ratio.log2().clamp(-LOG_SPAN, LOG_SPAN);
+        Y0 + (LOG_SPAN - l) / (2.0 * LOG_SPAN) * (Y1 - Y0)
+    };
     let mut s = format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" \
-         font-family=\"sans-serif\" font-size=\"10\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n\
-         <text x=\"10\" y=\"16\" font-size=\"13\">leafold vs ptxas 11.8 -O3: instructions and address arithmetic per kernel</text>\n"
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{W}\" height=\"{H}\" \
+         font-family=\"sans-serif\" font-size=\"11\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n\
+         <text x=\"10\" y=\"20\" font-size=\"14\">leafold vs ptxas 11.8 -O3 over {} kernels (lower is better for leafold)</text>\n",
+        r.rows.len()
     );
-    let colours = [
-        ("#1f77b4", "leafold instructions"),
-        ("#aec7e8", "ptxas instructions"),
-        ("#d62728", "leafold address arith."),
-        ("#ff9896", "ptxas address arith."),
-    ];
-    for (n, (c, label)) in colours.iter().enumerate() {
-        let x = 10 + n * 170;
+    // Axes and grid of the scatter.
+    for (ratio, label) in [
+        (0.25, "1/4"),
+        (0.5, "1/2"),
+        (1.0, "1"),
+        (2.0, "2"),
+        (4.0, "4"),
+    ] {
+        let y = y_of(ratio);
+        let (stroke, width) = if ratio == 1.0 {
+            ("black", 1.5)
+        } else {
+            ("#dddddd", 1.0)
+        };
         let _ = writeln!(
             s,
-            "<rect x=\"{x}\" y=\"24\" width=\"10\" height=\"10\" fill=\"{c}\"/><text x=\"{}\" y=\"33\">{label}</text>",
-            x + 14
+            "<line x1=\"{X0}\" y1=\"{y:.1}\" x2=\"{X1}\" y2=\"{y:.1}\" stroke=\"{stroke}\" stroke-width=\"{width}\"/>\
+             <text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\">{label}</text>",
+            X0 - 6.0,
+            y + 4.0
         );
     }
-    let base = TOP + H;
     let _ = writeln!(
         s,
-        "<line x1=\"50\" y1=\"{base}\" x2=\"{}\" y2=\"{base}\" stroke=\"black\"/>\n<text x=\"5\" y=\"{}\">{max}</text>\n<text x=\"5\" y=\"{base}\">0</text>",
-        width - 10,
-        TOP + 10
+        "<text x=\"16\" y=\"{:.1}\" transform=\"rotate(-90 16 {:.1})\" text-anchor=\"middle\">leafold / ptxas (log scale)</text>\n\
+         <text x=\"{:.1}\" y=\"{}\" text-anchor=\"middle\">kernels, each series sorted by its ratio</text>",
+        (Y0 + Y1) / 2.0,
+        (Y0 + Y1) / 2.0,
+        (X0 + X1) / 2.0,
+        Y1 + 20.0
     );
-    for (k, row) in r.rows.iter().enumerate() {
-        let x0 = 60 + k * GROUP;
-        let vals = [
-            row.leafold.instructions,
-            row.ptxas.instructions,
-            row.leafold.address_arith,
-            row.ptxas.address_arith,
-        ];
-        for (n, v) in vals.iter().enumerate() {
-            let h = *v as usize * H / max;
-            let _ = writeln!(
-                s,
-                "<rect x=\"{}\" y=\"{}\" width=\"{BAR}\" height=\"{h}\" fill=\"{}\"><title>{}: {v}</title></rect>",
-                x0 + n * BAR,
-                base - h,
-                colours[n].0,
-                colours[n].1
-            );
-        }
-        let name: String = row
-            .kernel
-            .chars()
-            .take(28)
-            .map(|c| match c {
-                '<' | '>' | '&' | '"' => '_',
-                c => c,
-            })
+    let series = |f: fn(&Side) -> u32| -> Vec<f64> {
+        let mut v: Vec<f64> = r
+            .rows
+            .iter()
+            .filter(|x| f(&x.ptxas) > 0)
+            .map(|x| f64::from(f(&x.leafold)) / f64::from(f(&x.ptxas)))
             .collect();
-        let (tx, ty) = (x0 + 2 * BAR, base + 8);
+        v.sort_by(f64::total_cmp);
+        v
+    };
+    let inst = series(|x| x.instructions);
+    let addr = series(|x| x.address_arith);
+    let median = |v: &[f64]| match v.len() {
+        0 => f64::NAN,
+        n if n % 2 == 1 => v[n / 2],
+        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    };
+    let no_addr = r.rows.len() - addr.len();
+    let legend = [
+        (
+            "#1f77b4",
+            format!("instructions (median {:.2})", median(&inst)),
+        ),
+        (
+            "#d62728",
+            match no_addr {
+                0 => format!("address arithmetic (median {:.2})", median(&addr)),
+                n => format!(
+                    "address arithmetic (median {:.2}; {n} kernels without any in ptxas left out)",
+                    median(&addr)
+                ),
+            },
+        ),
+    ];
+    for (n, (colour, text)) in legend.iter().enumerate() {
+        let y = 36.0 + 14.0 * n as f64;
         let _ = writeln!(
             s,
-            "<text x=\"{tx}\" y=\"{ty}\" transform=\"rotate(60 {tx} {ty})\">{name}</text>"
+            "<circle cx=\"{}\" cy=\"{:.1}\" r=\"4\" fill=\"{colour}\"/><text x=\"{}\" y=\"{:.1}\">{text}</text>",
+            X0 + 4.0,
+            y - 4.0,
+            X0 + 14.0,
+            y
         );
     }
+    for (v, colour) in [(&inst, "#1f77b4"), (&addr, "#d62728")] {
+        let step = (X1 - X0) / v.len().max(1) as f64;
+        for (k, ratio) in v.iter().enumerate() {
+            let _ = writeln!(
+                s,
+                "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"2\" fill=\"{colour}\" fill-opacity=\"0.7\"><title>{ratio:.3}</title></circle>",
+                X0 + step * (k as f64 + 0.5),
+                y_of(*ratio)
+            );
+        }
+    }
+    // Totals, as bars of leafold/ptxas with the line at 1.
+    let (l, p) = r.totals();
+    let (na, la, pa) = r.address_only_totals();
+    let quotient = |a: u32, b: u32| {
+        if b == 0 {
+            f64::NAN
+        } else {
+            f64::from(a) / f64::from(b)
+        }
+    };
+    let groups = [
+        (
+            format!("all {} kernels", r.rows.len()),
+            [
+                quotient(l.instructions, p.instructions),
+                quotient(l.address_arith, p.address_arith),
+                quotient(l.stalls, p.stalls),
+            ],
+        ),
+        (
+            format!("{na} address-only"),
+            [
+                quotient(la.instructions, pa.instructions),
+                quotient(la.address_arith, pa.address_arith),
+                quotient(la.stalls, pa.stalls),
+            ],
+        ),
+    ];
+    const BX0: f64 = 620.0;
+    const BAR: f64 = 34.0;
+    let _ = writeln!(
+        s,
+        "<text x=\"{BX0}\" y=\"{}\">totals, leafold / ptxas</text>",
+        Y0 - 8.0
+    );
+    for (g, (label, values)) in groups.iter().enumerate() {
+        let gx = BX0 + g as f64 * (3.0 * BAR + 30.0);
+        for (n, q) in values.iter().enumerate() {
+            if !q.is_finite() {
+                continue;
+            }
+            let colour = ["#1f77b4", "#d62728", "#7f7f7f"][n];
+            let (top, base) = (y_of(*q), y_of(1.0));
+            let (y, h) = if top < base {
+                (top, base - top)
+            } else {
+                (base, top - base)
+            };
+            let x = gx + n as f64 * BAR;
+            let _ = writeln!(
+                s,
+                "<rect x=\"{x:.1}\" y=\"{y:.1}\" width=\"{:.1}\" height=\"{:.1}\" fill=\"{colour}\"/>\
+                 <text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"10\">{q:.2}</text>",
+                BAR - 4.0,
+                h.max(1.0),
+                x + (BAR - 4.0) / 2.0,
+                if top < base { y - 3.0 } else { y + h + 11.0 }
+            );
+        }
+        let _ = writeln!(
+            s,
+            "<text x=\"{:.1}\" y=\"{}\" text-anchor=\"middle\">{label}</text>",
+            gx + 1.5 * BAR - 2.0,
+            Y1 + 20.0
+        );
+    }
+    let _ = writeln!(
+        s,
+        "<line x1=\"{BX0}\" y1=\"{:.1}\" x2=\"{}\" y2=\"{:.1}\" stroke=\"black\" stroke-width=\"1.5\"/>\n\
+         <text x=\"{BX0}\" y=\"{}\">bars: instructions (blue), address arithmetic (red), stall cycles (grey)</text>",
+        y_of(1.0),
+        W - 20.0,
+        y_of(1.0),
+        Y1 + 44.0
+    );
     s.push_str("</svg>\n");
     s
 }
@@ -696,8 +811,16 @@ mod tests {
             "{j}"
         );
         let svg = to_svg(&r);
-        assert!(
-            svg.starts_with("<svg") && svg.contains("k_1_") && svg.trim_end().ends_with("</svg>")
+        assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
+        // Two kernels with ratios 10/12 and 4/6 (instructions) and 5/6 and 2/3 (address
+        // arithmetic): the medians and the totals (14/18) are written out.
+        assert!(svg.contains("instructions (median 0.75)"), "{svg}");
+        assert!(svg.contains("address arithmetic (median 0.75)"), "{svg}");
+        assert!(svg.contains(">0.78</text>"), "{svg}");
+        assert_eq!(
+            svg.matches("<circle").count(),
+            2 + 4,
+            "legend + one dot per ratio"
         );
     }
 
