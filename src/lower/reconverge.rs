@@ -150,25 +150,61 @@ fn idoms(root: usize, next: &[Vec<usize>], prev: &[Vec<usize>]) -> Vec<Option<us
     idom
 }
 
-/// Whether `a` dominates `b` in the tree `idom`.
-fn dominates(idom: &[Option<usize>], a: usize, mut b: usize) -> bool {
-    loop {
-        if a == b {
-            return true;
-        }
-        match idom[b] {
-            Some(p) if p != b => b = p,
-            _ => return false,
-        }
-    }
-}
-
 /// A function's control flow: successors per node (node 0 the entry), dominators and
 /// post-dominators (the virtual exit is node `n`).
 struct Cfg {
     succs: Vec<Vec<usize>>,
     idom: Vec<Option<usize>>,
     ipdom: Vec<Option<usize>>,
+    /// Preorder interval `[enter, leave)` of each node in the dominator tree: `a` dominates
+    /// `b` iff `b`'s enter number lies in `a`'s interval (O(1) instead of a walk up `idom`).
+    /// Unreachable nodes get an empty interval.
+    dom_interval: Vec<(u32, u32)>,
+    /// The same for the post-dominator tree (`ipdom`, the virtual exit included).
+    pdom_interval: Vec<(u32, u32)>,
+    /// Scratch for [`Cfg::region`]: `seen[b] == stamp` marks a block of the current walk, so
+    /// that a walk costs its region's size, not the function's.
+    seen: std::cell::RefCell<(Vec<u32>, u32)>,
+}
+
+/// Whether `b` lies in `a`'s subtree, given [`tree_intervals`].
+fn within(interval: &[(u32, u32)], a: usize, b: usize) -> bool {
+    let (ea, la) = interval[a];
+    let eb = interval[b].0;
+    a == b || (eb != u32::MAX && ea <= eb && eb < la)
+}
+
+/// Preorder intervals of the tree given by `parent` (a root is its own parent or has none).
+fn tree_intervals(parent: &[Option<usize>]) -> Vec<(u32, u32)> {
+    let n = parent.len();
+    let mut children = vec![Vec::new(); n];
+    let mut roots = Vec::new();
+    for (b, p) in parent.iter().enumerate() {
+        match *p {
+            Some(p) if p != b => children[p].push(b),
+            Some(_) => roots.push(b),
+            None => {}
+        }
+    }
+    let mut interval = vec![(u32::MAX, u32::MAX); n];
+    let mut clock = 0u32;
+    for root in roots {
+        let mut stack = vec![(root, 0usize)];
+        interval[root].0 = clock;
+        clock += 1;
+        while let Some(&mut (b, ref mut i)) = stack.last_mut() {
+            if let Some(&c) = children[b].get(*i) {
+                *i += 1;
+                interval[c].0 = clock;
+                clock += 1;
+                stack.push((c, 0));
+            } else {
+                interval[b].1 = clock;
+                stack.pop();
+            }
+        }
+    }
+    interval
 }
 
 impl Cfg {
@@ -200,25 +236,79 @@ impl Cfg {
             }
         }
         let ipdom = idoms(n, &rnext, &rprev);
-        Cfg { succs, idom, ipdom }
+        let dom_interval = tree_intervals(&idom);
+        let pdom_interval = tree_intervals(&ipdom);
+        Cfg {
+            seen: std::cell::RefCell::new((vec![0; n], 0)),
+            succs,
+            idom,
+            ipdom,
+            dom_interval,
+            pdom_interval,
+        }
+    }
+
+    /// Whether `a` dominates `b` (both reachable; an unreachable node dominates nothing and
+    /// is dominated by nothing but itself).
+    fn dominates(&self, a: usize, b: usize) -> bool {
+        within(&self.dom_interval, a, b)
+    }
+
+    /// Whether `a` post-dominates `b` (the virtual exit is node `n`).
+    fn post_dominates(&self, a: usize, b: usize) -> bool {
+        within(&self.pdom_interval, a, b)
     }
 
     fn exit(&self) -> usize {
         self.succs.len()
     }
 
-    /// Blocks reachable from `s`'s successors without passing `r`.
-    fn region(&self, s: usize, r: usize) -> Vec<bool> {
-        let mut in_region = vec![false; self.succs.len()];
+    /// Blocks reachable from `s`'s successors without passing `r`, in no particular order;
+    /// until the next call, [`Cfg::in_last_region`] tests membership in O(1).
+    fn region(&self, s: usize, r: usize) -> Vec<usize> {
+        // `stop` never accepts, so the walk always completes.
+        self.region_until(s, r, |_| false).unwrap_or_default()
+    }
+
+    /// [`Cfg::region`], stopping at the first block `stop` accepts: `Err(that block)`.
+    fn region_until(
+        &self,
+        s: usize,
+        r: usize,
+        stop: impl Fn(usize) -> bool,
+    ) -> Result<Vec<usize>, usize> {
+        let mut scratch = self.seen.borrow_mut();
+        let (seen, stamp) = &mut *scratch;
+        *stamp = stamp.wrapping_add(1);
+        if *stamp == 0 {
+            seen.fill(0);
+            *stamp = 1;
+        }
+        let mut members = Vec::new();
         let mut work: Vec<usize> = self.succs[s].clone();
         while let Some(b) = work.pop() {
-            if b == r || in_region[b] {
+            if b == r || seen[b] == *stamp {
                 continue;
             }
-            in_region[b] = true;
+            if stop(b) {
+                return Err(b);
+            }
+            seen[b] = *stamp;
+            members.push(b);
             work.extend(self.succs[b].iter().copied());
         }
-        in_region
+        Ok(members)
+    }
+
+    /// Whether `b` is in the region of (`s`, `r`).
+    fn in_region_walk(&self, s: usize, r: usize, b: usize) -> bool {
+        self.region_until(s, r, |k| k == b).is_err()
+    }
+
+    /// Whether `b` belongs to the region the last [`Cfg::region`] call returned.
+    fn in_last_region(&self, b: usize) -> bool {
+        let scratch = self.seen.borrow();
+        scratch.0[b] == scratch.1
     }
 
     /// Depth of `b` in the post-dominator tree (the virtual exit is 0).
@@ -235,18 +325,26 @@ impl Cfg {
     }
 
     /// The site for a divergent branch in `b` reconverging at `r` (rule 2), if any.
-    fn site(&self, b: usize, r: usize) -> Option<(usize, Vec<bool>)> {
+    fn site(&self, b: usize, r: usize) -> Option<(usize, Vec<usize>)> {
         let mut s = b;
         loop {
-            if !dominates(&self.ipdom, r, s) {
+            if !self.post_dominates(r, s) {
                 return None;
             }
-            let region = self.region(s, r);
-            if !region[s] {
-                let dominated = (0..region.len())
-                    .filter(|&k| region[k])
-                    .all(|k| dominates(&self.idom, s, k));
-                return dominated.then_some((s, region));
+            // The walk stops at the first block `s` does not dominate: the region is not
+            // this site's then, and the only question left is whether `s` is in it (a cycle
+            // through `s`: try the dominator), which the rest of the walk answers.
+            match self.region_until(s, r, |k| k == s || !self.dominates(s, k)) {
+                Ok(mut region) => {
+                    region.sort_unstable();
+                    return Some((s, region));
+                }
+                Err(k) if k == s => {}
+                Err(_) => {
+                    if !self.in_region_walk(s, r, s) {
+                        return None;
+                    }
+                }
             }
             match self.idom[s] {
                 Some(p) if p != s => s = p,
@@ -352,13 +450,14 @@ pub fn uniform_branches(f: &Function) -> HashSet<ir::Inst> {
             changed = true;
             let r = cfg.ipdom[k].unwrap_or(cfg.exit());
             let region = cfg.region(k, r);
-            let cyclic = region[k];
-            for (j, &blk) in f.layout.iter().enumerate() {
-                if !(region[j] || j == r) {
-                    continue;
-                }
+            let cyclic = cfg.in_last_region(k);
+            if let Some(&blk) = f.layout.get(r) {
                 divergent.extend(f.blocks[blk].params.iter().copied());
-                if cyclic && region[j] {
+            }
+            for &j in &region {
+                let blk = f.layout[j];
+                divergent.extend(f.blocks[blk].params.iter().copied());
+                if cyclic {
                     for &i in &f.blocks[blk].insts {
                         divergent.extend(f.insts[i].results.iter().copied());
                     }
@@ -534,11 +633,17 @@ fn apply(blocks: &mut [(BlockId, Flat)], placed: &Placement) {
 /// At most this many reconvergence points are tried per branch.
 const MAX_CANDIDATES: usize = 4;
 
-/// A candidate token: pushed in `s`, popped at `r`, covering `region` (rules 2 and 3).
+/// A candidate token: pushed in `s`, popped at `r`, covering `region` (rules 2 and 3;
+/// sorted block indices).
 struct Site {
     s: usize,
     r: usize,
-    region: Vec<bool>,
+    region: Vec<usize>,
+}
+
+/// Whether block `b` is in `region` (sorted, as [`Cfg::region`] returns it).
+fn in_region(region: &[usize], b: usize) -> bool {
+    region.binary_search(&b).is_ok()
 }
 
 /// A verified placement: per block, the stack on entry and the targets it pushes; the
@@ -575,7 +680,7 @@ fn walk(cfg: &Cfg, edges: &[Vec<(usize, usize)>], sites: &[&Site]) -> Option<Pla
         .filter(|a| {
             !sites
                 .iter()
-                .any(|b| b.r == a.r && b.s != a.s && b.region[a.s])
+                .any(|b| b.r == a.r && b.s != a.s && in_region(&b.region, a.s))
         })
         .map(|a| (a.s, a.r))
         .collect();
@@ -688,6 +793,118 @@ pub(super) fn fold_trivial_targets(blocks: &mut Vec<(BlockId, Flat)>) {
         blocks.retain(|(id, _)| std::mem::take(&mut first) || named.contains(id));
         if blocks.len() == before {
             break;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `a` dominates `b` by walking up the tree: the definition the intervals replace.
+    fn walk_up(idom: &[Option<usize>], a: usize, mut b: usize) -> bool {
+        loop {
+            if a == b {
+                return true;
+            }
+            match idom[b] {
+                Some(p) if p != b => b = p,
+                _ => return false,
+            }
+        }
+    }
+
+    /// Rule 2 as the module essay states it, with whole regions and tree walks: the
+    /// reference for [`Cfg::site`], which stops its walks early.
+    fn site_by_definition(cfg: &Cfg, b: usize, r: usize) -> Option<(usize, Vec<usize>)> {
+        let mut s = b;
+        loop {
+            if !walk_up(&cfg.ipdom, r, s) {
+                return None;
+            }
+            let mut region = cfg.region(s, r);
+            region.sort_unstable();
+            if region.binary_search(&s).is_err() {
+                let dominated = region.iter().all(|&k| walk_up(&cfg.idom, s, k));
+                return dominated.then_some((s, region));
+            }
+            match cfg.idom[s] {
+                Some(p) if p != s => s = p,
+                _ => return None,
+            }
+        }
+    }
+
+    /// On random graphs (a chain of blocks with random extra edges, some blocks unreachable),
+    /// dominance and post-dominance by interval agree with the walk up the trees for every
+    /// pair, regions hold exactly the blocks reachable without passing the target, and sites
+    /// are those of the definition.
+    #[test]
+    fn intervals_agree_with_tree_walks() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = |m: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % m as u64) as usize
+        };
+        for _ in 0..200 {
+            let n = 1 + next(12);
+            let succs: Vec<Vec<usize>> = (0..n)
+                .map(|b| {
+                    let mut s = Vec::new();
+                    if b + 1 < n && next(4) != 0 {
+                        s.push(b + 1);
+                    }
+                    for _ in 0..next(3) {
+                        s.push(next(n));
+                    }
+                    s
+                })
+                .collect();
+            let cfg = Cfg::new(succs.clone());
+            for a in 0..n {
+                for b in 0..n {
+                    assert_eq!(
+                        cfg.dominates(a, b),
+                        walk_up(&cfg.idom, a, b),
+                        "{succs:?} {a} {b}"
+                    );
+                }
+            }
+            for a in 0..=n {
+                for b in 0..=n {
+                    assert_eq!(
+                        cfg.post_dominates(a, b),
+                        walk_up(&cfg.ipdom, a, b),
+                        "{succs:?} {a} {b}"
+                    );
+                }
+            }
+            for s in 0..n {
+                for r in 0..=n {
+                    let mut want = vec![false; n];
+                    let mut work = succs[s].clone();
+                    while let Some(b) = work.pop() {
+                        if b != r && !want[b] {
+                            want[b] = true;
+                            work.extend(succs[b].iter().copied());
+                        }
+                    }
+                    let mut got = cfg.region(s, r);
+                    for b in 0..n {
+                        assert_eq!(cfg.in_last_region(b), want[b], "{succs:?} {s} {r} {b}");
+                    }
+                    got.sort_unstable();
+                    let want: Vec<usize> = (0..n).filter(|&b| want[b]).collect();
+                    assert_eq!(got, want, "{succs:?} {s} {r}");
+                    assert_eq!(
+                        cfg.site(s, r),
+                        site_by_definition(&cfg, s, r),
+                        "{succs:?} {s} {r}"
+                    );
+                }
+            }
         }
     }
 }
