@@ -892,8 +892,8 @@ mod tests {
                         }
                     }
                     let mut got = cfg.region(s, r);
-                    for b in 0..n {
-                        assert_eq!(cfg.in_last_region(b), want[b], "{succs:?} {s} {r} {b}");
+                    for (b, &w) in want.iter().enumerate() {
+                        assert_eq!(cfg.in_last_region(b), w, "{succs:?} {s} {r} {b}");
                     }
                     got.sort_unstable();
                     let want: Vec<usize> = (0..n).filter(|&b| want[b]).collect();
