@@ -229,6 +229,23 @@ pub fn build_partial(module: &ast::Module, file: &Arc<SourceFile>) -> Partial {
 /// Initialized variables larger than this are refused rather than materialized.
 const MAX_INIT_BYTES: u32 = 1 << 28;
 
+/// `blocks` without repeats, in first-seen order: a linear scan for the few predecessors a
+/// block usually has, a set for a join of many edges.
+fn unique_in_order(blocks: &[Block]) -> SmallVec<[Block; 4]> {
+    let mut out: SmallVec<[Block; 4]> = SmallVec::new();
+    if blocks.len() > 16 {
+        let mut seen = HashSet::default();
+        out.extend(blocks.iter().copied().filter(|b| seen.insert(*b)));
+    } else {
+        for &b in blocks {
+            if !out.contains(&b) {
+                out.push(b);
+            }
+        }
+    }
+    out
+}
+
 fn is_unsized(d: &ast::Declarator) -> bool {
     d.resolved_dims().iter().any(|x| x.is_none())
 }
@@ -1188,15 +1205,15 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
     }
 
     fn read_var(&mut self, var: VarId, block: Block) -> Value {
-        let mut chain = Vec::new();
-        let mut seen = HashSet::default();
+        let mut chain: SmallVec<[Block; 8]> = SmallVec::new();
         let mut b = block;
         let result = loop {
             if let Some(&v) = self.defs[b].get(&var) {
                 break v;
             }
-            if !seen.insert(b) {
-                // A cycle of single-predecessor blocks: unreachable code.
+            if chain.len() > self.func.blocks.len() {
+                // More single-predecessor steps than blocks: a cycle of them, which only
+                // unreachable code forms.
                 break self.undef[&self.var_ty[var]];
             }
             if !self.sealed[b] {
@@ -1240,13 +1257,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             let ValueDef::Param(b, _) = self.func.values[p].def else {
                 continue;
             };
-            let mut preds = self.preds[b].clone();
-            preds.dedup();
-            let mut seen = HashSet::default();
-            for pred in preds {
-                if !seen.insert(pred) {
-                    continue;
-                }
+            for pred in unique_in_order(&self.preds[b]) {
                 let v = self.read_var(var, pred);
                 if let Some(list) = self.incoming.get_mut(&p) {
                     list.push((pred, v));
