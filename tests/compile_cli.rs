@@ -87,6 +87,43 @@ fn emit_stages_print_to_stdout() {
     }
 }
 
+/// `-o -` is standard output: the text of `--emit ir|sass|...`, or the cubin itself; never
+/// a file named `-`.
+#[test]
+fn dash_output_is_stdout() {
+    let d = scratch("dash");
+    let o = leafold()
+        .current_dir(&d)
+        .args(["compile", "--emit", "sass", "-o", "-"])
+        .arg(seed())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("MOV R1, c[0x0][0x20]"));
+    assert!(!d.join("-").exists(), "`-o -` wrote a file named -");
+    let o = leafold()
+        .current_dir(&d)
+        .args(["compile", "-o", "-"])
+        .arg(seed())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(!d.join("-").exists(), "`-o -` wrote a file named -");
+    let file = d.join("seed.cubin");
+    let f = leafold()
+        .args(["compile", "-o"])
+        .arg(&file)
+        .arg(seed())
+        .output()
+        .unwrap();
+    assert!(f.status.success());
+    assert_eq!(
+        o.stdout,
+        std::fs::read(&file).unwrap(),
+        "stdout is the cubin"
+    );
+}
+
 #[test]
 fn bad_arch_and_bad_input_fail_cleanly() {
     let d = scratch("bad");

@@ -124,6 +124,8 @@ pub struct FileResult {
     pub stdout: String,
     pub stderr: String,
     pub code: u8,
+    /// The cubin, for `-o -` with `--emit cubin`: written to stdout after `stdout`.
+    pub cubin_to_stdout: Option<Vec<u8>>,
 }
 
 pub fn run(args: &Args) -> u8 {
@@ -228,6 +230,14 @@ pub fn run_with_warnings(args: &Args, pre: &[String]) -> u8 {
     };
     let r = compile_file(input, output.as_deref(), &opts, args);
     print!("{}", r.stdout);
+    if let Some(cubin) = &r.cubin_to_stdout {
+        use std::io::Write as _;
+        let mut out = std::io::stdout().lock();
+        if let Err(e) = out.write_all(cubin).and_then(|()| out.flush()) {
+            eprintln!("error: cannot write the cubin to standard output: {e}");
+            return 2;
+        }
+    }
     eprint!("{}", r.stderr);
     r.code
 }
@@ -310,7 +320,13 @@ pub fn compile_file(
             &baseline,
         ));
     }
-    if let Some(path) = output {
+    if output == Some(Path::new("-")) {
+        // `-o -`: standard output. With `--emit` of a text form, that text is what goes
+        // there (no file named `-`); otherwise the cubin itself.
+        if opts.emit == Emit::Cubin && !opts.explain {
+            r.cubin_to_stdout = Some(out.cubin.clone());
+        }
+    } else if let Some(path) = output {
         if let Err(e) = std::fs::write(path, &out.cubin) {
             let _ = writeln!(
                 r.stderr,
