@@ -180,12 +180,13 @@ fn launches(name: &str, seed: u64) -> Vec<Launch> {
         }
         "ifconv" => {
             // Partial last CTA (n below the thread count), odd block sizes, flag on and off.
+            // `in` holds only n words: a guarded-off load past it must not fault.
             for (grid, block, n, flag) in [(2, 64, 100u32, 1u32), (3, 32, 50, 0), (1, 96, 96, 7)] {
                 let len = (grid * block) as usize;
                 let mut l = Launch::new([grid, 1, 1], [block, 1, 1]);
                 l.params = params(&[IN0, OUT], &[n, flag]);
                 l.global = vec![
-                    region(IN0, r.u32s(len, 2000)),
+                    region(IN0, r.u32s(n as usize, 2000)),
                     region(OUT, r.bytes(4 * len)),
                 ];
                 v.push(l);
