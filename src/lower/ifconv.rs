@@ -54,7 +54,7 @@ pub const MAX_SIDE: usize = 8;
 
 /// Per block: relocations, source lines (one per instruction) and notes (instruction index,
 /// text), as `emit_all` keeps them.
-pub(super) struct Side<'a> {
+pub(super) struct Meta<'a> {
     pub relocs: &'a mut HashMap<BlockId, Vec<Option<Reloc>>>,
     pub srclocs: &'a mut HashMap<BlockId, Vec<SrcLoc>>,
     pub notes: &'a mut HashMap<BlockId, Vec<(usize, Box<str>)>>,
@@ -164,7 +164,7 @@ fn plain_bra(i: &sm50::Inst) -> bool {
 pub(super) fn if_convert(
     blocks: &mut Vec<(BlockId, Flat)>,
     divergent: &mut Vec<bool>,
-    mut side: Side<'_>,
+    mut meta: Meta<'_>,
 ) -> usize {
     let index: HashMap<BlockId, usize> = blocks.iter().enumerate().map(|(k, b)| (b.0, k)).collect();
     // Branches naming each block.
@@ -217,15 +217,15 @@ pub(super) fn if_convert(
             // `BRA j` (with the source line of the conditional branch).
             let a_id = blocks[a].0;
             let n = blocks[a].1.len();
-            let a_locs = side.srclocs.entry(a_id).or_default();
+            let a_locs = meta.srclocs.entry(a_id).or_default();
             let bra_loc = a_locs
                 .get(n - 2)
                 .or(a_locs.last())
                 .copied()
                 .unwrap_or(SrcLoc::NONE);
             a_locs.truncate(n - 2);
-            side.relocs.entry(a_id).or_default().truncate(n - 2);
-            if let Some(v) = side.notes.get_mut(&a_id) {
+            meta.relocs.entry(a_id).or_default().truncate(n - 2);
+            if let Some(v) = meta.notes.get_mut(&a_id) {
                 v.retain(|(k, _)| *k < n - 2);
             }
             blocks[a].1.truncate(n - 2);
@@ -239,7 +239,7 @@ pub(super) fn if_convert(
                     })
                     .collect();
                 let s_id = blocks[s].0;
-                append_meta(&mut side, a_id, blocks[a].1.len(), s_id, body.len());
+                append_meta(&mut meta, a_id, blocks[a].1.len(), s_id, body.len());
                 blocks[a].1.extend(body);
                 blocks[s].1.clear();
                 dead[s] = true;
@@ -251,8 +251,8 @@ pub(super) fn if_convert(
             }
             let j_id = blocks[j].0;
             blocks[a].1.push((sm50::Inst::new(Form::BRA), Some(j_id)));
-            side.srclocs.entry(a_id).or_default().push(bra_loc);
-            side.relocs.entry(a_id).or_default().push(None);
+            meta.srclocs.entry(a_id).or_default().push(bra_loc);
+            meta.relocs.entry(a_id).or_default().push(None);
             preds[j] += 1;
             divergent[a] = false;
             converted += 1;
@@ -260,10 +260,10 @@ pub(super) fn if_convert(
             if preds[j] == 1 && j != 0 && j != a {
                 let n = blocks[a].1.len();
                 blocks[a].1.truncate(n - 1);
-                side.srclocs.entry(a_id).or_default().truncate(n - 1);
-                side.relocs.entry(a_id).or_default().truncate(n - 1);
+                meta.srclocs.entry(a_id).or_default().truncate(n - 1);
+                meta.relocs.entry(a_id).or_default().truncate(n - 1);
                 let j_insts = std::mem::take(&mut blocks[j].1);
-                append_meta(&mut side, a_id, n - 1, j_id, j_insts.len());
+                append_meta(&mut meta, a_id, n - 1, j_id, j_insts.len());
                 blocks[a].1.extend(j_insts);
                 divergent[a] = divergent[j];
                 dead[j] = true;
@@ -301,26 +301,26 @@ fn two_way(insts: &Flat) -> Option<(BlockId, BlockId, u64, u64)> {
 
 /// Move the first `len` relocations, source lines and notes of block `from` to the end of
 /// block `to`, whose instructions so far number `at`.
-fn append_meta(side: &mut Side<'_>, to: BlockId, at: usize, from: BlockId, len: usize) {
-    let mut relocs = side.relocs.remove(&from).unwrap_or_default();
+fn append_meta(meta: &mut Meta<'_>, to: BlockId, at: usize, from: BlockId, len: usize) {
+    let mut relocs = meta.relocs.remove(&from).unwrap_or_default();
     relocs.resize(len, None);
-    let dst = side.relocs.entry(to).or_default();
+    let dst = meta.relocs.entry(to).or_default();
     dst.resize(at, None);
     dst.extend(relocs);
-    let mut locs = side.srclocs.remove(&from).unwrap_or_default();
+    let mut locs = meta.srclocs.remove(&from).unwrap_or_default();
     let fill = locs.last().copied().unwrap_or(SrcLoc::NONE);
     locs.resize(len, fill);
-    let dst = side.srclocs.entry(to).or_default();
+    let dst = meta.srclocs.entry(to).or_default();
     let fill = dst.last().copied().unwrap_or(SrcLoc::NONE);
     dst.resize(at, fill);
     dst.extend(locs);
-    let notes = side.notes.remove(&from).unwrap_or_default();
+    let notes = meta.notes.remove(&from).unwrap_or_default();
     let moved: Vec<(usize, Box<str>)> = notes
         .into_iter()
         .filter(|(k, _)| *k < len)
         .map(|(k, t)| (at + k, t))
         .collect();
     if !moved.is_empty() {
-        side.notes.entry(to).or_default().extend(moved);
+        meta.notes.entry(to).or_default().extend(moved);
     }
 }

@@ -273,7 +273,7 @@ pub fn emit_all_with(alloc: &Allocated<Sm50Inst>, opts: &EmitOptions) -> Emitted
         ifconv::if_convert(
             &mut blocks,
             &mut divergent,
-            ifconv::Side {
+            ifconv::Meta {
                 relocs: &mut block_relocs,
                 srclocs: &mut block_srclocs,
                 notes: &mut block_notes,
