@@ -117,6 +117,9 @@ pub struct Options {
     /// Leave out `SSY`/`SYNC` (see `lower::reconverge`): divergent paths then never meet
     /// again. Only for showing what reconvergence is for (tests); never correct with barriers.
     pub no_reconvergence: bool,
+    /// Keep every branch as a branch (`--no-ifconv`): no predicated code from
+    /// `lower::ifconv`.
+    pub no_ifconv: bool,
     /// Fill [`Output::sass`] (on by default; the command line turns it off when it prints no
     /// listing: formatting every instruction costs time and memory on big inputs).
     pub sass_listing: bool,
@@ -147,6 +150,7 @@ impl Default for Options {
             file_name: "<input>".to_string(),
             sched: Mode::Normal,
             no_reconvergence: false,
+            no_ifconv: false,
             debug_inject: None,
             entries: Vec::new(),
             fold: Fold::Full,
@@ -363,7 +367,13 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
             srclocs,
             notes,
             reconvergence_error,
-        } = lower::emit_all(&alloc, !opts.no_reconvergence);
+        } = lower::emit_all_with(
+            &alloc,
+            &lower::EmitOptions {
+                reconverge: !opts.no_reconvergence,
+                if_convert: !opts.no_ifconv,
+            },
+        );
         if let Some(why) = reconvergence_error {
             return Err(err(name, format!("cannot compile kernel `{name}`: {why}")));
         }

@@ -6,6 +6,10 @@
 //!   and CTAs and several `n` (all lanes one way, all the other way, split inside a warp);
 //! * without `SSY`/`SYNC` (`Options::no_reconvergence`) a barrier after divergent code is
 //!   reported by the simulator as a diverged warp at `BAR.SYNC`: what reconvergence is for.
+//!
+//! If-conversion (`lower::ifconv`) is off here (`Options::no_ifconv`): it would turn the
+//! small branches these kernels are made of into predicated code, leaving nothing to place
+//! tokens for. `eval_and_sim_agree` also runs every kernel with it on.
 
 mod common;
 
@@ -43,6 +47,7 @@ fn opts(name: &str, reconverge: bool) -> Options {
         file_name: format!("{name}.ptx"),
         emit: Emit::Sass,
         no_reconvergence: !reconverge,
+        no_ifconv: true,
         ..Options::default()
     }
 }
@@ -167,8 +172,15 @@ const NS: [u32; 5] = [0, 1000, 5, 40, 3];
 
 #[test]
 fn eval_and_sim_agree() {
-    for name in KERNELS {
-        let out = build(name, true);
+    for (name, ifconv) in KERNELS.iter().flat_map(|&k| [(k, false), (k, true)]) {
+        let out = compile(
+            &source(name),
+            &Options {
+                no_ifconv: !ifconv,
+                ..opts(name, true)
+            },
+        )
+        .unwrap_or_else(|d| panic!("{name}: {}", leafold::error::render_all(&d.0)));
         for n in NS {
             for (grid, block) in [(1, 32), (2, 96), (3, 50)] {
                 let l = launch(n, grid, block);

@@ -129,6 +129,52 @@ fn cases() -> Vec<Case> {
             vec![c(12), c(1)],
             &[K::EarlyRead],
         ),
+        // A guarded write may leave the old value (if-conversion's code): it does not end
+        // the pending state of an earlier write of the same register.
+        case(
+            "guarded load after a fixed write, read 3 cycles after it",
+            vec![iadd(2, 0, 0), ldg(2, 4).with(Field::Pg, 0), iadd(3, 2, 2)],
+            vec![c(1), w(c(2), 0), b(c(1), 1)],
+            &[K::EarlyRead],
+        ),
+        case(
+            "guarded load after a fixed write, read 6 cycles after it",
+            vec![iadd(2, 0, 0), ldg(2, 4).with(Field::Pg, 0), iadd(3, 2, 2)],
+            vec![c(4), w(c(2), 0), b(c(1), 1)],
+            &[],
+        ),
+        case(
+            "opposite guards: the reader under the first needs its 6 cycles",
+            vec![
+                iadd(2, 0, 0).with(Field::Pg, 0),
+                iadd(2, 5, 5).with(Field::Pg, 0).with(Field::Pgn, 1),
+                iadd(3, 2, 2).with(Field::Pg, 0),
+            ],
+            vec![c(1), c(1), c(1)],
+            &[K::EarlyRead],
+        ),
+        case(
+            "opposite guards: the reader under the first 6 cycles after it",
+            vec![
+                iadd(2, 0, 0).with(Field::Pg, 0),
+                iadd(2, 5, 5).with(Field::Pg, 0).with(Field::Pgn, 1),
+                iadd(3, 2, 2).with(Field::Pg, 0),
+            ],
+            vec![c(5), c(1), c(1)],
+            &[],
+        ),
+        case(
+            "guarded load, unguarded reader waits on it",
+            vec![ldg(2, 4), iadd(2, 5, 5).with(Field::Pg, 0), iadd(3, 2, 2)],
+            vec![w(c(2), 0), b(c(6), 1), c(1)],
+            &[],
+        ),
+        case(
+            "guarded overwrite of a pending load without waiting",
+            vec![ldg(2, 4), iadd(2, 5, 5).with(Field::Pg, 0), iadd(3, 2, 2)],
+            vec![w(c(2), 0), c(6), b(c(1), 1)],
+            &[K::UnwaitedOverwrite],
+        ),
         // Variable latency: waits on the write scoreboard, at least 2 cycles after it is set.
         case(
             "load waited",

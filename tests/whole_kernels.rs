@@ -1,7 +1,8 @@
 //! Whole kernels of the kinds users write (tests/data/kernels/*.ptx, each file's header says
 //! what it is): vector add, tiled matrix multiply with shared memory, a shared-memory
 //! reduction with `bar.sync` after divergent code, a histogram with shared and global
-//! atomics, and a data-dependent divergent loop. For each:
+//! atomics, a data-dependent divergent loop, and the branch shapes if-conversion predicates
+//! (and some it must not). For each:
 //! * a snapshot of the SASS with its control codes, under the file's header comment;
 //! * the cubin passes the hazard checker, and cuobjdump prints our listing (with the oracle);
 //! * `ir::eval` and the simulator running our code write the same global and shared memory,
@@ -17,12 +18,13 @@ use leafold::sim;
 use leafold::sm50::sched::check::check_code;
 use leafold::SourceFile;
 
-const KERNELS: [&str; 5] = [
+const KERNELS: [&str; 6] = [
     "vector_add",
     "matmul_tiled",
     "reduce_bar",
     "histogram_atomic",
     "divergent_loop",
+    "ifconv",
 ];
 
 /// Buffer bases (each buffer is far smaller than the gap).
@@ -176,6 +178,20 @@ fn launches(name: &str, seed: u64) -> Vec<Launch> {
                 v.push(l);
             }
         }
+        "ifconv" => {
+            // Partial last CTA (n below the thread count), odd block sizes, flag on and off.
+            // `in` holds only n words: a guarded-off load past it must not fault.
+            for (grid, block, n, flag) in [(2, 64, 100u32, 1u32), (3, 32, 50, 0), (1, 96, 96, 7)] {
+                let len = (grid * block) as usize;
+                let mut l = Launch::new([grid, 1, 1], [block, 1, 1]);
+                l.params = params(&[IN0, OUT], &[n, flag]);
+                l.global = vec![
+                    region(IN0, r.u32s(n as usize, 2000)),
+                    region(OUT, r.bytes(4 * len)),
+                ];
+                v.push(l);
+            }
+        }
         _ => unreachable!("no launches for {name}"),
     }
     v
@@ -187,6 +203,45 @@ fn snapshots() {
         let out = build(name);
         insta::assert_snapshot!(name, format!("{}\n{}", header(name), listing(&out)));
     }
+}
+
+/// The `ifconv` kernel: shapes (1) to (4) lose their branches, (5) to (7) keep theirs, so
+/// one `SSY`/`@P SYNC`/`SYNC` (the long divergent side) and two `@P BRA` (the uniform sides
+/// with `bar.sync` and `vote`) are left; without if-conversion (4) is a branch too and
+/// (1) to (3) each push a token.
+#[test]
+fn ifconv_predicates_short_sides_only() {
+    let count = |out: &Output, mnemonic: &str| {
+        out.sass
+            .lines()
+            .filter(|l| {
+                l.split(';').next().is_some_and(|t| {
+                    t.split_whitespace()
+                        .any(|w| w == mnemonic || w.starts_with(&format!("{mnemonic}.")))
+                })
+            })
+            .count()
+    };
+    let on = build("ifconv");
+    let off = compile(
+        &source("ifconv"),
+        &Options {
+            file_name: "ifconv.ptx".into(),
+            emit: Emit::Sass,
+            no_ifconv: true,
+            ..Options::default()
+        },
+    )
+    .unwrap_or_else(|d| panic!("{}", leafold::error::render_all(&d.0)));
+    assert_eq!(count(&on, "SSY"), 1, "{}", on.sass);
+    assert_eq!(count(&on, "SYNC"), 2, "{}", on.sass);
+    // (6), (7) and the final `BRA` to itself.
+    assert_eq!(count(&on, "BRA"), 3, "{}", on.sass);
+    assert!(on.sass.contains("@!P0 LDG.E"), "{}", on.sass);
+    assert!(on.sass.contains("@!P0 STS"), "{}", on.sass);
+    assert_eq!(count(&off, "SSY"), 4, "{}", off.sass);
+    assert!(count(&off, "BRA") > 3, "{}", off.sass);
+    assert!(!off.sass.contains("@!P0 LDG.E"), "{}", off.sass);
 }
 
 #[test]

@@ -56,6 +56,9 @@ pub struct Args {
     /// everything, stall 15; for bisecting hazards).
     #[arg(long = "sched", value_name = "MODE", value_parser = ["list", "inorder", "serial"])]
     pub sched: Option<String>,
+    /// Keep every branch: no if-conversion of short branch sides into predicated code.
+    #[arg(long = "no-ifconv")]
+    pub no_ifconv: bool,
     /// Alias of `--sched=serial`.
     #[arg(long)]
     pub serial: bool,
@@ -203,6 +206,7 @@ pub fn run_with_warnings(args: &Args, pre: &[String]) -> u8 {
         max_regs: args.maxrregcount.filter(|&n| n <= 255),
         file_name: String::new(),
         no_reconvergence: false,
+        no_ifconv: args.no_ifconv,
         sched: match (args.serial, args.sched.as_deref()) {
             (true, _) | (_, Some("serial")) => Mode::Serial,
             (_, Some("inorder")) => Mode::InOrder,

@@ -17,6 +17,8 @@
 //! * `select`: demand-driven selection of everything (memory ops pick LDG/STG, LD/ST,
 //!   LDS/STS, LDC and place the displacement; the integer subset gets simple correct forms);
 //! * [`inst`]: [`Sm50Inst`], the `MachInst` the allocator sees;
+//! * [`ifconv`]: in [`emit`], short branch sides (if-then, if/else) become predicated
+//!   straight-line code before reconvergence is placed (off with [`EmitOptions::if_convert`]);
 //! * [`reconverge`]: which branches may diverge (selection marks the uniform ones), and, in
 //!   [`emit`], `SSY`/`SYNC` so that the lanes of a warp meet again after them.
 //! * [`plain`] and [`stats`]: the `--fold=none` baseline without LEA, the [`Fold`]
@@ -49,7 +51,8 @@
 //!
 //! The flattened instructions in layout order, with every `BRA`'s and `SSY`'s `rel` field
 //! holding the *index* of its target instruction in the returned vector (the emit stage turns
-//! indices into byte offsets, `target = addr + 8 + rel`). Before layout, [`reconverge`] adds
+//! indices into byte offsets, `target = addr + 8 + rel`). Before layout, [`ifconv`] turns the
+//! short sides of branches into guarded instructions of the branching block, [`reconverge`] adds
 //! `SSY` and turns branches into reconvergence points into `SYNC`, branches to blocks that
 //! are only `BRA x`, `SYNC` or `EXIT` are threaded or folded (`@P0 SYNC`, `@P0 EXIT`), and
 //! blocks nothing names any more are dropped. A `BRA` to the next block is dropped, and a
@@ -66,6 +69,7 @@
 pub mod amode;
 pub mod carry;
 mod explain;
+pub mod ifconv;
 pub mod inst;
 pub mod lea;
 pub mod plain;
@@ -198,7 +202,8 @@ pub struct Emitted {
 
 /// [`emit_relocated_with`], also giving each instruction's source line and note.
 ///
-/// Relocations, source lines and notes are kept per block by instruction index. That stays
+/// Relocations, source lines and notes are kept per block by instruction index. [`ifconv`]
+/// moves them with the instructions it moves. That stays
 /// right through the later passes because every one of them only touches a block's trailing
 /// transfers (`SSY` is inserted before the trailing `BRA`/`SYNC` run, `SYNC`/`EXIT` replace
 /// branches, and the fall-through pass drops or rewrites the last one or two branches), which
@@ -206,6 +211,28 @@ pub struct Emitted {
 /// transfer. A transfer pushed past the block's original length (after an `SSY` went in
 /// before it) takes the source line of the block's last instruction, its terminator.
 pub fn emit_all(alloc: &Allocated<Sm50Inst>, reconverge: bool) -> Emitted {
+    emit_all_with(
+        alloc,
+        &EmitOptions {
+            reconverge,
+            if_convert: reconverge,
+        },
+    )
+}
+
+/// What [`emit_all_with`] does besides flattening.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EmitOptions {
+    /// Place `SSY`/`SYNC` ([`reconverge`]).
+    pub reconverge: bool,
+    /// Turn short branch sides into predicated code first ([`ifconv`]).
+    pub if_convert: bool,
+}
+
+/// [`emit_all`] with every option: [`ifconv`] (when `opts.if_convert`) runs on the
+/// flattened blocks before [`reconverge`], so a converted branch needs no token.
+pub fn emit_all_with(alloc: &Allocated<Sm50Inst>, opts: &EmitOptions) -> Emitted {
+    let reconverge = opts.reconverge;
     // Pass 1: resolve registers; keep (instruction, branch target block), and each
     // instruction's relocation beside it.
     let mut blocks: Vec<(BlockId, Flat)> = Vec::new();
@@ -241,6 +268,17 @@ pub fn emit_all(alloc: &Allocated<Sm50Inst>, reconverge: bool) -> Emitted {
         if !notes.is_empty() {
             block_notes.insert(b.id, notes);
         }
+    }
+    if opts.if_convert {
+        ifconv::if_convert(
+            &mut blocks,
+            &mut divergent,
+            ifconv::Meta {
+                relocs: &mut block_relocs,
+                srclocs: &mut block_srclocs,
+                notes: &mut block_notes,
+            },
+        );
     }
     // Reconvergence (`SSY`/`SYNC`), then `@P SYNC` / `@P EXIT` for branches to blocks that
     // hold only that. A branch whose token cannot be placed runs its sides one after the

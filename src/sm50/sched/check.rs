@@ -24,6 +24,9 @@
 //!   on, and overwriting one earlier is a hazard.
 //! * Two instructions guarded by the same predicate with opposite senses never depend on each
 //!   other (no lane runs both).
+//! * A guarded write may leave the old value (in the lanes where its guard is off), so it
+//!   does not end an earlier fixed-latency write still in flight unless that one is under the
+//!   same guard; a register can then have several pending fixed-latency writes at once.
 //! * A variable-latency instruction may overwrite the pending sources or result of an earlier
 //!   one of the same pipe without waiting (in-order completion, as ptxas assumes).
 //! * A non-memory variable-latency instruction without a write barrier (ptxas does this for
@@ -205,6 +208,12 @@ fn complementary(a: &Inst, b: &Inst) -> bool {
     }
 }
 
+/// An instruction's guard (predicate, negated), `None` for `PT`.
+fn guard(i: &Inst) -> Option<(u64, u64)> {
+    let (pg, pgn) = i.get(Field::Pg).zip(i.get(Field::Pgn))?;
+    (pg != 7).then_some((pg, pgn))
+}
+
 /// Bounds that keep the lattice finite.
 const AGE_CAP: u8 = 15;
 const AFTER_CAP: u8 = 63;
@@ -246,7 +255,8 @@ struct Op {
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct State {
     /// Pending fixed-latency writes: resource, cycles left before it is readable (> 0), and
-    /// the producer; sorted by resource, one entry per resource.
+    /// the producer; sorted by resource and producer. A resource has several entries when a
+    /// guarded write did not supersede an earlier one (see [`State::set_fixed`]).
     fixed: Vec<(Res, u8, usize)>,
     /// Pending operations, sorted by `(at, read)`.
     ops: Vec<Op>,
@@ -260,18 +270,28 @@ impl State {
         }
     }
 
-    fn fixed_left(&self, r: Res) -> Option<(u8, usize)> {
+    /// The pending fixed-latency writes of `r`: (cycles left, producer).
+    fn fixed_of(&self, r: Res) -> Vec<(u8, usize)> {
         self.fixed
             .iter()
-            .find(|f| f.0 == r)
+            .filter(|f| f.0 == r)
             .map(|&(_, left, p)| (left, p))
+            .collect()
     }
 
-    fn set_fixed(&mut self, r: Res, left: u8, p: usize) {
-        self.fixed.retain(|f| f.0 != r);
+    /// `insts[p]` writes `r`, readable after `left` cycles (0: at once). An unguarded write
+    /// ends every earlier pending fixed-latency write of `r`; a guarded one leaves the old
+    /// value in the lanes where it is off, so it ends only those under the same guard that
+    /// are ready no later than it (if-converted code: `IADD R2 ; @P0 LDG R2` must not make
+    /// `R2` readable before the `IADD`'s 6 cycles, nor `@!P0 MOV R2` hide an `@P0 IADD R2`
+    /// from a reader under `@P0`).
+    fn set_fixed(&mut self, r: Res, left: u8, p: usize, insts: &[Inst]) {
+        let g = guard(&insts[p]);
+        self.fixed
+            .retain(|&(x, l, q)| x != r || !(g.is_none() || (guard(&insts[q]) == g && l <= left)));
         if left > 0 {
             self.fixed.push((r, left, p));
-            self.fixed.sort_unstable_by_key(|f| f.0);
+            self.fixed.sort_unstable_by_key(|f| (f.0, f.2));
         }
     }
 
@@ -279,8 +299,12 @@ impl State {
     fn join(&mut self, o: &State) -> bool {
         let before = self.clone();
         for &(r, left, p) in &o.fixed {
-            if self.fixed_left(r).map_or(true, |(l, _)| left > l) {
-                self.set_fixed(r, left, p);
+            match self.fixed.iter_mut().find(|f| f.0 == r && f.2 == p) {
+                Some(f) => f.1 = f.1.max(left),
+                None => {
+                    self.fixed.push((r, left, p));
+                    self.fixed.sort_unstable_by_key(|f| (f.0, f.2));
+                }
             }
         }
         for op in &o.ops {
@@ -512,25 +536,26 @@ impl<'a> Checker<'a> {
 
         // 2. Reads.
         for &r in &acc.uses {
-            let (left, p) = st.fixed_left(r).unwrap_or((0, 0));
-            let need = fixed_latency(r);
-            // Variable-latency instructions read GPR and carry sources late: ptxas issues
-            // them 2 cycles after the producer (sm50-isa.md §2.2 gives 6 for ALU readers).
-            let late = if variable && (r < PRED || r == CC) {
-                need - VAR_READ
-            } else {
-                0
-            };
-            if u32::from(left) > late && !complementary(&inst, &self.insts[p]) && report {
-                let msg = format!(
-                    "{} read by `{}` {} cycles after `{}` at +{:#06x} (needs {need})",
-                    res_name(r),
-                    self.text(k),
-                    need - u32::from(left),
-                    self.text(p),
-                    inst_addr(p)
-                );
-                self.report(HazardKind::EarlyRead, k, Some(p), msg);
+            for (left, p) in st.fixed_of(r) {
+                let need = fixed_latency(r);
+                // Variable-latency instructions read GPR and carry sources late: ptxas issues
+                // them 2 cycles after the producer (sm50-isa.md §2.2 gives 6 for ALU readers).
+                let late = if variable && (r < PRED || r == CC) {
+                    need - VAR_READ
+                } else {
+                    0
+                };
+                if u32::from(left) > late && !complementary(&inst, &self.insts[p]) && report {
+                    let msg = format!(
+                        "{} read by `{}` {} cycles after `{}` at +{:#06x} (needs {need})",
+                        res_name(r),
+                        self.text(k),
+                        need - u32::from(left),
+                        self.text(p),
+                        inst_addr(p)
+                    );
+                    self.report(HazardKind::EarlyRead, k, Some(p), msg);
+                }
             }
             if report {
                 let pending: Vec<(usize, Option<u8>)> = st
@@ -595,7 +620,7 @@ impl<'a> Checker<'a> {
             } else {
                 fixed_latency(r) as u8
             };
-            st.set_fixed(r, left, k);
+            st.set_fixed(r, left, k, self.insts);
         }
 
         // 4. New pending operations.
