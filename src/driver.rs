@@ -1,8 +1,8 @@
 //! The compile driver: PTX text in, a cubin (and every intermediate dump) out.
 //!
 //! ```text
-//! ptx::parse_and_check → ir::build → per kernel: lower::lower_function → machinst::allocate
-//!   → lower::emit → sm50::sched (control codes, layout) → cubin::write
+//! ptx::parse_and_check → ir::build → ir::simplify → per kernel: lower::lower_function
+//!   → machinst::allocate → lower::emit → sm50::sched (control codes, layout) → cubin::write
 //! ```
 //!
 //! In: the PTX text and [`Options`]. Out: [`Output`] with the cubin bytes, the SASS listing,
@@ -278,6 +278,27 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
         p.module
     };
     times.lap("ir-build", &mut t);
+    // Constant folding and identities (`ir::simplify`): lowering, and `--emit ir`, see the
+    // simplified kernels; `verify` runs the reference on the unsimplified ones.
+    let mut module = module;
+    for f in &mut module.functions {
+        ir::simplify::simplify(f);
+    }
+    if cfg!(debug_assertions) {
+        if let Err(e) = ir::verify_module(&module) {
+            let msg = e
+                .iter()
+                .map(|e| e.to_string())
+                .collect::<Vec<_>>()
+                .join("; ");
+            return Err(Diagnostics(vec![Diagnostic::error(
+                &file,
+                Span::new(0, 0),
+                format!("internal error: the simplified IR does not verify: {msg}"),
+            )]));
+        }
+    }
+    times.lap("simplify", &mut t);
     let err = |kernel: &str, msg: String| {
         Diagnostics(vec![Diagnostic::error(
             &file,
