@@ -17,6 +17,7 @@ use proptest::prelude::*;
 const OUT: u64 = 0x1_0000_0000;
 
 type Body = fn(&mut FunctionBuilder, Value, Value) -> Value;
+type FoldBody = dyn Fn(&mut FunctionBuilder) -> Value;
 
 /// The kernel: `x = param[0]`, `y = param[8]` (both of type `ty`), store `body(x, y)` (a
 /// predicate as an i32 0/1) to `[param[16]]`.
@@ -257,7 +258,7 @@ proptest! {
     fn folding_agrees_with_eval(a: u64, c: u64, op: usize, t: usize, cc: usize) {
         let ty = int_type(t);
         let op = binary_op(op);
-        let cases: Vec<Box<dyn Fn(&mut FunctionBuilder) -> Value>> = vec![
+        let cases: Vec<Box<FoldBody>> = vec![
             Box::new(move |b| {
                 let x = b.iconst(ty, a as i64);
                 let count_ty = if op.is_shift() { Type::I32 } else { ty };

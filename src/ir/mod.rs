@@ -125,6 +125,14 @@
 //! cvt.rn.f16.f32 / cvt.rmi.f32.f32      f2f.rn.f16.f32 / frint.rmi.f32
 //! ```
 //!
+//! # Simplification
+//!
+//! [`simplify`] folds constants and applies algebraic identities on a built function (it
+//! evaluates with [`eval::pure`], the interpreter's own per-operation code), and drops the
+//! pure instructions left without users. The driver runs it between `build` and lowering;
+//! `verify` evaluates the function as `build` made it, so each differential run checks
+//! `simplify` as well.
+//!
 //! Calls are inlined by the builder, so the IR has none. Anything new is a new [`InstData`]
 //! variants (and new `Opcode` spellings) and nothing else in the shape has to change.
 

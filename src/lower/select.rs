@@ -24,6 +24,12 @@
 //! them (add, sub, mul, shl, logic, trunc, stores) use the register as is; those that do
 //! (compares, right shifts, min/max, extensions) normalize first (`BFE`, `LOP32I.AND`).
 //!
+//! A 64-bit value built from two words, `or(zext lo, shl(zext hi, 32))` (PTX `mov.b64 d,
+//! {lo, hi}`; a constant word is also recognised), is the pair itself: one `MOV` per word
+//! into it (`Lowerer::lower_pair`), not two extensions, a shift and two `LOP.OR`s. The words
+//! stay in their own registers until then: the allocator's scalar and pair classes are
+//! disjoint, so the moves cannot be coalesced away.
+//!
 //! Multiplication by anything but a power of two (`mulhi`, `mulwide`, 64- and 16-bit `mul`)
 //! is in the child module `mul`: ptxas's `XMAD` sequences. Bit-field operations and the clock
 //! registers are in `bits`; atomics (`ATOM`, `RED`, `ATOMS`) in `atomic`; votes and
