@@ -1,8 +1,8 @@
 //! The compile driver: PTX text in, a cubin (and every intermediate dump) out.
 //!
 //! ```text
-//! ptx::parse_and_check → ir::build → per kernel: lower::lower_function → machinst::allocate
-//!   → lower::emit → sm50::sched (control codes, layout) → cubin::write
+//! ptx::parse_and_check → ir::build → ir::simplify → per kernel: lower::lower_function
+//!   → machinst::allocate → lower::emit → sm50::sched (control codes, layout) → cubin::write
 //! ```
 //!
 //! In: the PTX text and [`Options`]. Out: [`Output`] with the cubin bytes, the SASS listing,
@@ -282,6 +282,32 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
         p.module
     };
     times.lap("ir-build", &mut t);
+    // Constant folding and identities (`ir::simplify`): lowering, and `--emit ir`, see the
+    // simplified kernels; `verify` runs the reference on the unsimplified ones.
+    // Only the kernels that will be compiled (`-e`); debug builds verify each result.
+    let mut module = module;
+    let mut functions = std::mem::take(&mut module.functions);
+    for f in &mut functions {
+        if !opts.entries.is_empty() && !opts.entries.contains(&f.name) {
+            continue;
+        }
+        ir::simplify::simplify(f);
+        if cfg!(debug_assertions) {
+            if let Err(e) = ir::verify_in_module(&module, f) {
+                let msg = e.iter().map(|e| e.to_string()).collect::<Vec<_>>();
+                return Err(Diagnostics(vec![Diagnostic::error(
+                    &file,
+                    kernel_span(&ast, &f.name),
+                    format!(
+                        "internal error: the simplified IR does not verify: {}",
+                        msg.join("; ")
+                    ),
+                )]));
+            }
+        }
+    }
+    module.functions = functions;
+    times.lap("simplify", &mut t);
     let err = |kernel: &str, msg: String| {
         Diagnostics(vec![Diagnostic::error(
             &file,

@@ -216,6 +216,17 @@ fn bits64() {
     differential("bits64", 8);
 }
 
+/// `mov.b64 {lo, hi}` (words from registers, a constant and the parameter bank) and
+/// `mul.hi` by powers of two, after `ir::simplify`: pairs are word moves, no LOP.OR or SHL;
+/// the multiplications are shifts, no XMAD.
+#[test]
+fn pair64() {
+    let sass = differential("pair64", 8);
+    assert_eq!(count(&sass, "LOP.OR"), 0, "{sass}");
+    assert_eq!(count(&sass, "SHL"), 0, "{sass}");
+    assert_eq!(count(&sass, "XMAD"), 0, "{sass}");
+}
+
 /// mad.cc/madc chains, 64-bit min/max and slct.f32 (rejected before the construct audit).
 #[test]
 fn carry_mad() {

@@ -1246,59 +1246,12 @@ impl Thread {
                 // Verified against the module, so the variable exists.
                 out = Some(ctx.layout.addrs[var.index()]);
             }
-            InstData::Unary { op, arg } => {
-                let a = self.get(*arg);
-                out = Some(match op {
-                    UnaryOp::Not => !a,
-                    UnaryOp::Neg => a.wrapping_neg(),
-                });
-            }
-            InstData::Binary { op, args } => {
-                let ty = ty_of(args[0]);
-                out = Some(binary(*op, ty, self.get(args[0]), self.get(args[1])));
-            }
-            InstData::MulWide { signed, args } => {
-                let bits = ty_of(args[0]).bits();
-                let (a, b) = (self.get(args[0]), self.get(args[1]));
-                out = Some(if *signed {
-                    (sx(a, bits) * sx(b, bits)) as u64
-                } else {
-                    a * b
-                });
-            }
-            InstData::Convert { op, arg, .. } => {
-                let a = self.get(*arg);
-                out = Some(match op {
-                    ConvOp::Sext => sx(a, ty_of(*arg).bits()) as u64,
-                    ConvOp::Zext | ConvOp::Trunc => a,
-                });
-            }
-            InstData::Select { cond, args } => {
-                let pick = if self.get(*cond) != 0 {
-                    args[0]
-                } else {
-                    args[1]
-                };
-                out = Some(self.get(pick));
-            }
-            InstData::Icmp { cc, args } => {
-                let bits = ty_of(args[0]).bits();
-                let (a, b) = (self.get(args[0]), self.get(args[1]));
-                let (x, y) = (sx(a, bits), sx(b, bits));
-                let r = match cc {
-                    IntCC::Eq => a == b,
-                    IntCC::Ne => a != b,
-                    IntCC::Slt => x < y,
-                    IntCC::Sle => x <= y,
-                    IntCC::Sgt => x > y,
-                    IntCC::Sge => x >= y,
-                    IntCC::Ult => a < b,
-                    IntCC::Ule => a <= b,
-                    IntCC::Ugt => a > b,
-                    IntCC::Uge => a >= b,
-                };
-                out = Some(u64::from(r));
-            }
+            InstData::Unary { .. }
+            | InstData::Binary { .. }
+            | InstData::MulWide { .. }
+            | InstData::Convert { .. }
+            | InstData::Select { .. }
+            | InstData::Icmp { .. } => out = pure(&node.data, ty_of, |v| self.get(v)),
             InstData::Load {
                 space,
                 ty,
@@ -1396,10 +1349,7 @@ impl Thread {
                     self.fenced = true;
                 }
             }
-            InstData::Bits { op, args } => {
-                let vals: Vec<u64> = args.iter().map(|&a| self.get(a)).collect();
-                out = Some(op.eval(&vals));
-            }
+            InstData::Bits { .. } => out = pure(&node.data, ty_of, |v| self.get(v)),
             // Stop here, unexecuted: `run_cta` resolves the vote for the whole warp.
             InstData::Vote { .. } | InstData::Shfl { .. } => return Ok(Status::AtVote),
             InstData::Atomic {
@@ -1465,6 +1415,71 @@ impl Thread {
             SpecialReg::SmId => 0,
         })
     }
+}
+
+/// The result of a *pure* instruction: one whose value depends on its operands' values and
+/// nothing else (no memory, no thread, no launch): `Unary`, `Binary`, `MulWide`, `Convert`,
+/// `Select`, `Icmp` and `Bits`. `ty_of` gives each operand's type and `get` its value (masked
+/// to its type, as registers hold them); the result is *not* masked to the result's type
+/// (the caller does, as [`Thread::step`] does when it writes the register). `None` for every
+/// other instruction.
+///
+/// This is the one definition of these operations: the interpreter runs it, and
+/// `ir::simplify` folds constants with it, so folding cannot disagree with the reference.
+pub fn pure(
+    data: &InstData,
+    ty_of: impl Fn(Value) -> Type,
+    get: impl Fn(Value) -> u64,
+) -> Option<u64> {
+    Some(match data {
+        InstData::Unary { op, arg } => {
+            let a = get(*arg);
+            match op {
+                UnaryOp::Not => !a,
+                UnaryOp::Neg => a.wrapping_neg(),
+            }
+        }
+        InstData::Binary { op, args } => binary(*op, ty_of(args[0]), get(args[0]), get(args[1])),
+        InstData::MulWide { signed, args } => {
+            let bits = ty_of(args[0]).bits();
+            let (a, b) = (get(args[0]), get(args[1]));
+            if *signed {
+                (sx(a, bits) * sx(b, bits)) as u64
+            } else {
+                a * b
+            }
+        }
+        InstData::Convert { op, arg, .. } => {
+            let a = get(*arg);
+            match op {
+                ConvOp::Sext => sx(a, ty_of(*arg).bits()) as u64,
+                ConvOp::Zext | ConvOp::Trunc => a,
+            }
+        }
+        InstData::Select { cond, args } => get(if get(*cond) != 0 { args[0] } else { args[1] }),
+        InstData::Icmp { cc, args } => {
+            let bits = ty_of(args[0]).bits();
+            let (a, b) = (get(args[0]), get(args[1]));
+            let (x, y) = (sx(a, bits), sx(b, bits));
+            u64::from(match cc {
+                IntCC::Eq => a == b,
+                IntCC::Ne => a != b,
+                IntCC::Slt => x < y,
+                IntCC::Sle => x <= y,
+                IntCC::Sgt => x > y,
+                IntCC::Sge => x >= y,
+                IntCC::Ult => a < b,
+                IntCC::Ule => a <= b,
+                IntCC::Ugt => a > b,
+                IntCC::Uge => a >= b,
+            })
+        }
+        InstData::Bits { op, args } => {
+            let vals: SmallVec<[u64; 4]> = args.iter().map(|&a| get(a)).collect();
+            op.eval(&vals)
+        }
+        _ => return None,
+    })
 }
 
 fn binary(op: BinaryOp, ty: Type, a: u64, b: u64) -> u64 {

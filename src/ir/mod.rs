@@ -125,6 +125,14 @@
 //! cvt.rn.f16.f32 / cvt.rmi.f32.f32      f2f.rn.f16.f32 / frint.rmi.f32
 //! ```
 //!
+//! # Simplification
+//!
+//! [`simplify`] folds constants and applies algebraic identities on a built function (it
+//! evaluates with [`eval::pure`], the interpreter's own per-operation code), and drops the
+//! pure instructions left without users. The driver runs it between `build` and lowering;
+//! `verify` evaluates the function as `build` made it, so each differential run checks
+//! `simplify` as well.
+//!
 //! Calls are inlined by the builder, so the IR has none. Anything new is a new [`InstData`]
 //! variants (and new `Opcode` spellings) and nothing else in the shape has to change.
 
@@ -135,6 +143,7 @@ mod builder;
 mod display;
 pub mod eval;
 pub mod float;
+pub mod simplify;
 mod verify;
 pub mod warp;
 
@@ -733,6 +742,62 @@ impl InstData {
             InstData::Shfl { args, .. } => out.extend_from_slice(args),
         }
         out
+    }
+
+    /// Replace every value this instruction reads (the same ones, in the same order, as
+    /// [`InstData::operands`], block arguments included) by `f` of it.
+    pub fn map_operands(&mut self, mut f: impl FnMut(Value) -> Value) {
+        let call = |c: &mut BlockCall, f: &mut dyn FnMut(Value) -> Value| {
+            for v in c.args.iter_mut() {
+                *v = f(*v);
+            }
+        };
+        match self {
+            InstData::Iconst { .. }
+            | InstData::Fconst { .. }
+            | InstData::LoadParam { .. }
+            | InstData::SpecialReg { .. }
+            | InstData::SymbolAddr { .. }
+            | InstData::Return
+            | InstData::Barrier
+            | InstData::NamedBarrier { .. }
+            | InstData::MemBar { .. }
+            | InstData::Trap => {}
+            InstData::Unary { arg, .. }
+            | InstData::Convert { arg, .. }
+            | InstData::Cvta { arg, .. }
+            | InstData::Vote { arg, .. }
+            | InstData::BarrierRed { arg, .. }
+            | InstData::Load { addr: arg, .. } => *arg = f(*arg),
+            InstData::Binary { args, .. }
+            | InstData::MulWide { args, .. }
+            | InstData::Icmp { args, .. } => args.iter_mut().for_each(|v| *v = f(*v)),
+            InstData::Shfl { args, .. } => args.iter_mut().for_each(|v| *v = f(*v)),
+            InstData::Select { cond, args } => {
+                *cond = f(*cond);
+                args.iter_mut().for_each(|v| *v = f(*v));
+            }
+            InstData::Store { addr, values, .. } => {
+                *addr = f(*addr);
+                values.iter_mut().for_each(|v| *v = f(*v));
+            }
+            InstData::Atomic { addr, args, .. } => {
+                *addr = f(*addr);
+                args.iter_mut().for_each(|v| *v = f(*v));
+            }
+            InstData::Float { args, .. } => args.iter_mut().for_each(|v| *v = f(*v)),
+            InstData::Bits { args, .. } => args.iter_mut().for_each(|v| *v = f(*v)),
+            InstData::Jump { dest } => call(dest, &mut f),
+            InstData::Brif {
+                cond,
+                then_dest,
+                else_dest,
+            } => {
+                *cond = f(*cond);
+                call(then_dest, &mut f);
+                call(else_dest, &mut f);
+            }
+        }
     }
 
     /// Branch targets of a terminator (empty for others).

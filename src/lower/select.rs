@@ -24,6 +24,12 @@
 //! them (add, sub, mul, shl, logic, trunc, stores) use the register as is; those that do
 //! (compares, right shifts, min/max, extensions) normalize first (`BFE`, `LOP32I.AND`).
 //!
+//! A 64-bit value built from two words, `or(zext lo, shl(zext hi, 32))` (PTX `mov.b64 d,
+//! {lo, hi}`; a constant word is also recognised), is the pair itself: one `MOV` per word
+//! into it (`Lowerer::lower_pair`), not two extensions, a shift and two `LOP.OR`s. The words
+//! stay in their own registers until then: the allocator's scalar and pair classes are
+//! disjoint, so the moves cannot be coalesced away.
+//!
 //! Multiplication by anything but a power of two (`mulhi`, `mulwide`, 64- and 16-bit `mul`)
 //! is in the child module `mul`: ptxas's `XMAD` sequences. Bit-field operations and the clock
 //! registers are in `bits`; atomics (`ATOM`, `RED`, `ATOMS`) in `atomic`; votes and
@@ -91,6 +97,16 @@ enum Src {
     Imm(i64),
     /// A word in constant bank 0, by byte offset (the high word of a pair at +4).
     Cbuf(u32),
+}
+
+/// A word of a 64-bit value built from two halves ([`Lowerer::pair_words`]).
+#[derive(Clone, Copy)]
+enum Word {
+    /// An i32 value.
+    Val(Value),
+    /// The low word of an i64 value.
+    Low(Value),
+    Imm(u32),
 }
 
 /// What a value is before it is put in a register.
@@ -1125,6 +1141,7 @@ impl<'a> Lowerer<'a> {
                 self.set_loc(v, Loc { vreg: d, offset: 0 });
                 Ok(())
             }
+            BinaryOp::Or if wide && self.lower_pair(v, args)? => Ok(()),
             BinaryOp::And | BinaryOp::Or | BinaryOp::Xor => self.lower_logic(v, op, args, wide),
             BinaryOp::MinS | BinaryOp::MinU | BinaryOp::MaxS | BinaryOp::MaxU => {
                 if wide {
@@ -1649,6 +1666,92 @@ impl<'a> Lowerer<'a> {
         self.push(i);
         self.set_loc(v, Loc { vreg: d, offset: 0 });
         Ok(())
+    }
+
+    /// One word of a 64-bit value built from two 32-bit halves (see [`Self::pair_words`]).
+    fn pair_word(&self, v: Value, high: bool) -> Option<Word> {
+        match *self.def_of(v)? {
+            InstData::Iconst { imm, .. } => {
+                let (word, other) = if high {
+                    (imm >> 32, imm as u32)
+                } else {
+                    (imm & 0xffff_ffff, (imm >> 32) as u32)
+                };
+                (other == 0).then_some(Word::Imm(word as u32))
+            }
+            InstData::Convert {
+                op: ConvOp::Zext,
+                arg,
+                ..
+            } if !high && self.ty(arg) == Type::I32 => Some(Word::Val(arg)),
+            InstData::Binary {
+                op: BinaryOp::Shl,
+                args: [x, n],
+            } if high && matches!(self.class(n), Class::Imm(32)) => match *self.def_of(x)? {
+                InstData::Convert {
+                    op: ConvOp::Zext | ConvOp::Sext,
+                    arg,
+                    ..
+                } if self.ty(arg) == Type::I32 => Some(Word::Val(arg)),
+                _ => Some(Word::Low(x)),
+            },
+            _ => None,
+        }
+    }
+
+    /// `or.i64 a, b` where one side has only low bits and the other only high bits, as PTX
+    /// `mov.b64 d, {lo, hi}` builds it (`or(zext lo, shl(zext hi, 32))`, or a constant
+    /// half): the words, low first.
+    fn pair_words(&self, args: [Value; 2]) -> Option<(Word, Word)> {
+        [(args[0], args[1]), (args[1], args[0])]
+            .into_iter()
+            .find_map(|(a, b)| Some((self.pair_word(a, false)?, self.pair_word(b, true)?)))
+    }
+
+    /// A 64-bit value that [`Self::pair_words`] recognises: each word moved into the pair
+    /// (`MOV`, `MOV32I`, `MOV` from the constant bank or from `RZ`), instead of extending
+    /// both halves, shifting one and ORing them.
+    fn lower_pair(&mut self, v: Value, args: [Value; 2]) -> Result<bool, LowerError> {
+        let Some((lo, hi)) = self.pair_words(args) else {
+            return Ok(false);
+        };
+        let srcs = [lo, hi]
+            .into_iter()
+            .map(|w| {
+                Ok(match w {
+                    Word::Val(x) => self.src(x)?,
+                    Word::Low(x) => Src::Reg(self.reg(x)?),
+                    Word::Imm(k) => Src::Imm(i64::from(k)),
+                })
+            })
+            .collect::<Result<SmallVec<[Src; 2]>, LowerError>>()?;
+        let d = self.new_vreg(RegKind::B64);
+        let mut i = Sm50Inst::new(Role::Plain);
+        let dop = i.def(d, true);
+        for (w, s) in (0u8..).zip(srcs) {
+            match s {
+                Src::Reg(l) => {
+                    let sop = i.use_(l.vreg);
+                    i.piece(
+                        sm50::Inst::new(Form::MOV_R),
+                        &[(Field::Rd, dop, w), (Field::Rb, sop, l.offset)],
+                    );
+                }
+                Src::Cbuf(o) => i.piece(
+                    sm50::Inst::new(Form::MOV_C).with(Field::Cbo, u64::from(o / 4)),
+                    &[(Field::Rd, dop, w)],
+                ),
+                // MOV d, RZ
+                Src::Imm(0) => i.piece(sm50::Inst::new(Form::MOV_R), &[(Field::Rd, dop, w)]),
+                Src::Imm(k) => i.piece(
+                    sm50::Inst::new(Form::MOV32I).with(Field::Imm, k as u64 & 0xffff_ffff),
+                    &[(Field::Rd, dop, w)],
+                ),
+            }
+        }
+        self.push(i);
+        self.set_loc(v, Loc { vreg: d, offset: 0 });
+        Ok(true)
     }
 
     fn lower_logic(

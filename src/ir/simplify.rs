@@ -1,0 +1,435 @@
+//! IR simplification: constant folding and algebraic identities, between `ir::build` and
+//! lowering.
+//!
+//! In: a verified [`Function`]. Out: the same function, still verified (debug builds and the
+//! tests check it with [`super::verify`]), in which
+//!
+//! * every *pure* integer instruction (`Unary`, `Binary`, `MulWide`, `Convert`, `Select`,
+//!   `Icmp`, `Bits`) whose operands are all known constants has been folded: an integer
+//!   result becomes an `iconst` in place (same value, same PTX line); a `pred` result, which
+//!   the IR cannot spell as a constant (`iconst` is integer-only), stays as it is but is
+//!   *known* to this pass, so its users (`select`, `and.pred`, ...) fold in turn;
+//! * identities with one constant or two equal operands have been applied: `x+0`, `x-0`,
+//!   `x*1`, `x*0`, `x<<0`, `x>>0`, `x|0`, `x^0`, `x&0`, `x&-1`, `x|-1`, `x/1`, `x%1`, `x-x`,
+//!   `x^x`, `x&x`, `x|x`, `min/max(x, x)`, `0<<n`, `0>>n`, `select(p, a, a)`,
+//!   `select(const, a, b)`, `icmp x, x`, `trunc(zext/sext x)` back to x's type,
+//!   `not(not x)`, `neg(neg x)`, and `mulhi.u x, 2^k` → `shr.u x, N-k` (`mulhi.s x, 2^k` →
+//!   `shr.s x, N-k` while 2^k is positive); `mul` by 2^k is left alone, as selection already
+//!   turns it into a shift;
+//! * the pure instructions left without users have been removed (dead-code elimination).
+//!
+//! # The one definition of each operation
+//!
+//! Folding evaluates with [`eval::pure`], the very function the reference interpreter runs
+//! for these instructions, so a folded constant is by construction the value `ir::eval`
+//! computes. The identities are not evaluations; the unit tests below check each of them
+//! against `eval::pure` on random operands. Float operations are not folded.
+//!
+//! # How values are replaced
+//!
+//! The IR has no value aliases. An identity that gives an existing value `x` for result `r`
+//! records `r → x` in a replacement map, and every operand (block arguments of `jump` and
+//! `brif` included) is rewritten through that map ([`InstData::map_operands`]) before its
+//! instruction is looked at, and once more over the whole function at the end. `x` is always
+//! an operand of `r`'s own instruction, so it dominates every use of `r`, and has `r`'s
+//! type: the rewrite keeps the verifier's invariants. Blocks are visited in layout order,
+//! repeated until nothing changes (a value defined in a block laid out after one of its
+//! users' blocks is caught by the next round; in practice two rounds suffice).
+//!
+//! # Removal
+//!
+//! Lowering is demand-driven and never selects a value nobody demands, so dead instructions
+//! cost no SASS; they are removed anyway, because lowering also *counts* uses (single-use
+//! values fold into their user, values used outside addresses stay in registers) and a dead
+//! `add x, 0` would still count as a use of `x`. A removed instruction leaves its block's
+//! list; the entity map cannot shrink, so its node stays in `Function::insts` with its data
+//! replaced by an operand-less `iconst` (a tombstone that no block holds, so no pass reads it
+//! as code, and whose old operands no longer count as uses). Only the pure instructions
+//! above, `iconst` and `fconst` are ever removed: a dead `addr.shared @var` stays, since the
+//! kernel's shared-memory layout (`Module::shared_layout`) is decided by the variables its
+//! instructions name, and it must not change between the reference and the compiled code.
+//!
+//! # Where it runs
+//!
+//! `driver::compile` runs it on each kernel after `ir::build` and before lowering; `--emit
+//! ir` prints the simplified IR, which is what lowering receives. `leafold verify` builds
+//! the IR itself and runs `ir::eval` on the *unsimplified* function, so every differential
+//! run checks this pass as well as lowering.
+
+use rustc_hash::FxHashMap as HashMap;
+
+use super::eval;
+use super::{
+    BinaryOp, Block, ConvOp, Function, Inst, InstData, InstNode, IntCC, Type, Value, ValueData,
+    ValueDef,
+};
+
+/// What [`simplify`] did to one function.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Instructions folded into an `iconst` (or, with a `pred` result, known constant).
+    pub folded: usize,
+    /// Results replaced by an existing value or rewritten into a cheaper operation.
+    pub rewritten: usize,
+    /// Dead instructions removed.
+    pub removed: usize,
+}
+
+/// Simplify `func` in place (see the module documentation).
+pub fn simplify(func: &mut Function) -> Stats {
+    let mut s = Simplifier {
+        f: func,
+        repl: HashMap::default(),
+        known: HashMap::default(),
+        stats: Stats::default(),
+    };
+    // Each round only adds facts (replacements, known predicates, folded instructions), so
+    // it terminates; the cap only bounds pathological layouts.
+    for _ in 0..16 {
+        if !s.round() {
+            break;
+        }
+    }
+    s.rewrite_all();
+    s.remove_dead();
+    s.stats
+}
+
+/// What one instruction simplifies to.
+enum Action {
+    /// The result is this constant (an integer result becomes an `iconst`).
+    Const(u64),
+    /// The result is this existing value.
+    Alias(Value),
+    /// The instruction becomes `op x, count` with a new `iconst.i32 count`.
+    Shift(BinaryOp, Value, u64),
+}
+
+struct Simplifier<'f> {
+    f: &'f mut Function,
+    /// Result → the value that replaces it.
+    repl: HashMap<Value, Value>,
+    /// Predicates known to be constant (integers are known from their `iconst`).
+    known: HashMap<Value, u64>,
+    stats: Stats,
+}
+
+/// The instructions that compute from their operands alone (see [`eval::pure`]).
+fn is_pure(d: &InstData) -> bool {
+    matches!(
+        d,
+        InstData::Unary { .. }
+            | InstData::Binary { .. }
+            | InstData::MulWide { .. }
+            | InstData::Convert { .. }
+            | InstData::Select { .. }
+            | InstData::Icmp { .. }
+            | InstData::Bits { .. }
+    )
+}
+
+/// Sign-extend the low `bits` of `x` (how `FunctionBuilder::iconst` stores immediates).
+fn sext(x: u64, bits: u32) -> u64 {
+    let shift = 64 - bits.min(64);
+    (((x << shift) as i64) >> shift) as u64
+}
+
+fn resolve(repl: &HashMap<Value, Value>, mut v: Value) -> Value {
+    // Every target is an operand of the replaced value's instruction, defined before it, so
+    // the chain cannot cycle.
+    while let Some(&n) = repl.get(&v) {
+        v = n;
+    }
+    v
+}
+
+impl Simplifier<'_> {
+    fn ty(&self, v: Value) -> Type {
+        self.f.values[v].ty
+    }
+
+    fn def(&self, v: Value) -> Option<&InstData> {
+        match self.f.values[v].def {
+            ValueDef::Result(i, _) => Some(&self.f.insts[i].data),
+            ValueDef::Param(..) => None,
+        }
+    }
+
+    /// The value of `v` if it is a known constant, masked to its type.
+    fn known(&self, v: Value) -> Option<u64> {
+        if let Some(&c) = self.known.get(&v) {
+            return Some(c);
+        }
+        match self.def(v)? {
+            InstData::Iconst { imm, .. } => Some(imm & self.ty(v).mask()),
+            _ => None,
+        }
+    }
+
+    /// One pass over the blocks in layout order; whether anything changed.
+    fn round(&mut self) -> bool {
+        let mut changed = false;
+        for b in self.f.layout.clone() {
+            let insts = std::mem::take(&mut self.f.blocks[b].insts);
+            let mut out = Vec::with_capacity(insts.len());
+            for inst in insts {
+                let repl = &self.repl;
+                self.f.insts[inst].data.map_operands(|v| resolve(repl, v));
+                changed |= self.apply(b, inst, &mut out);
+                out.push(inst);
+            }
+            self.f.blocks[b].insts = out;
+        }
+        changed
+    }
+
+    /// Simplify `inst` (of block `b`); new instructions go to `out` before it.
+    fn apply(&mut self, b: Block, inst: Inst, out: &mut Vec<Inst>) -> bool {
+        let node = &self.f.insts[inst];
+        let &[r] = &node.results[..] else {
+            return false;
+        };
+        if self.repl.contains_key(&r) || self.known.contains_key(&r) {
+            return false;
+        }
+        let Some(action) = self.action(&node.data) else {
+            return false;
+        };
+        let rty = self.ty(r);
+        match action {
+            Action::Const(c) => {
+                let c = c & rty.mask();
+                if rty.is_int() {
+                    self.f.insts[inst].data = InstData::Iconst {
+                        ty: rty,
+                        imm: sext(c, rty.bits()),
+                    };
+                } else if rty == Type::Pred {
+                    self.known.insert(r, c);
+                } else {
+                    return false;
+                }
+                self.stats.folded += 1;
+            }
+            Action::Alias(x) => {
+                self.repl.insert(r, x);
+                self.stats.rewritten += 1;
+            }
+            Action::Shift(op, x, count) => {
+                let k = self.iconst(b, inst, Type::I32, count);
+                out.push(k);
+                let v = self.f.insts[k].results[0];
+                self.f.insts[inst].data = InstData::Binary { op, args: [x, v] };
+                self.stats.rewritten += 1;
+            }
+        }
+        true
+    }
+
+    /// A new `iconst` in block `b`, with `at`'s PTX line (the caller places it).
+    fn iconst(&mut self, b: Block, at: Inst, ty: Type, imm: u64) -> Inst {
+        let k = self.f.insts.push(InstNode {
+            data: InstData::Iconst {
+                ty,
+                imm: sext(imm, ty.bits()),
+            },
+            results: Default::default(),
+            block: b,
+        });
+        let v = self.f.values.push(ValueData {
+            ty,
+            def: ValueDef::Result(k, 0),
+        });
+        self.f.insts[k].results.push(v);
+        self.f.srclocs[k] = self.f.srclocs[at];
+        k
+    }
+
+    fn action(&self, d: &InstData) -> Option<Action> {
+        if !is_pure(d) {
+            return None;
+        }
+        let ops = d.operands();
+        if ops.iter().all(|&v| self.known(v).is_some()) {
+            let get = |v: Value| self.known(v).unwrap_or(0);
+            return eval::pure(d, |v| self.ty(v), get).map(Action::Const);
+        }
+        match *d {
+            InstData::Binary { op, args } => self.binary(op, args),
+            InstData::Icmp { cc, args } if args[0] == args[1] => {
+                Some(Action::Const(u64::from(matches!(
+                    cc,
+                    IntCC::Eq | IntCC::Sle | IntCC::Sge | IntCC::Ule | IntCC::Uge
+                ))))
+            }
+            InstData::Select { cond, args } => match self.known(cond) {
+                Some(c) => Some(Action::Alias(if c != 0 { args[0] } else { args[1] })),
+                None if args[0] == args[1] => Some(Action::Alias(args[0])),
+                None => None,
+            },
+            InstData::Convert {
+                op: ConvOp::Trunc,
+                ty,
+                arg,
+            } => match *self.def(arg)? {
+                InstData::Convert {
+                    op: ConvOp::Sext | ConvOp::Zext,
+                    arg: x,
+                    ..
+                } if self.ty(x) == ty => Some(Action::Alias(x)),
+                _ => None,
+            },
+            InstData::Unary { op, arg } => match *self.def(arg)? {
+                InstData::Unary { op: inner, arg: x } if inner == op => Some(Action::Alias(x)),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    fn binary(&self, op: BinaryOp, [a, b]: [Value; 2]) -> Option<Action> {
+        use Action::{Alias, Const};
+        let ty = self.ty(a);
+        let ones = ty.mask();
+        let (ka, kb) = (self.known(a), self.known(b));
+        let same = a == b;
+        Some(match op {
+            BinaryOp::Add if kb == Some(0) => Alias(a),
+            BinaryOp::Add if ka == Some(0) => Alias(b),
+            BinaryOp::Sub if kb == Some(0) => Alias(a),
+            BinaryOp::Sub | BinaryOp::Xor if same => Const(0),
+            BinaryOp::Mul if kb == Some(1) => Alias(a),
+            BinaryOp::Mul if ka == Some(1) => Alias(b),
+            BinaryOp::Mul if ka == Some(0) || kb == Some(0) => Const(0),
+            BinaryOp::MulHiU | BinaryOp::MulHiS => return self.mulhi(op, a, b, ka, kb),
+            BinaryOp::Shl | BinaryOp::ShrU | BinaryOp::ShrS if kb == Some(0) => Alias(a),
+            BinaryOp::Shl | BinaryOp::ShrU | BinaryOp::ShrS if ka == Some(0) => Const(0),
+            BinaryOp::And if kb == Some(ones) => Alias(a),
+            BinaryOp::And if ka == Some(ones) => Alias(b),
+            BinaryOp::And if ka == Some(0) || kb == Some(0) => Const(0),
+            BinaryOp::Or | BinaryOp::Xor if kb == Some(0) => Alias(a),
+            BinaryOp::Or | BinaryOp::Xor if ka == Some(0) => Alias(b),
+            BinaryOp::Or if ka == Some(ones) || kb == Some(ones) => Const(ones),
+            BinaryOp::And
+            | BinaryOp::Or
+            | BinaryOp::MinS
+            | BinaryOp::MinU
+            | BinaryOp::MaxS
+            | BinaryOp::MaxU
+                if same =>
+            {
+                Alias(a)
+            }
+            BinaryOp::DivU | BinaryOp::DivS if kb == Some(1) => Alias(a),
+            BinaryOp::RemU | BinaryOp::RemS if kb == Some(1) => Const(0),
+            // Division by zero is all ones in the IR, whatever the dividend.
+            BinaryOp::DivU | BinaryOp::DivS | BinaryOp::RemU | BinaryOp::RemS if kb == Some(0) => {
+                Const(ones)
+            }
+            _ => return None,
+        })
+    }
+
+    /// `mulhi x, 2^k`: the high half of `x << k` is `x >> (N - k)`.
+    fn mulhi(
+        &self,
+        op: BinaryOp,
+        a: Value,
+        b: Value,
+        ka: Option<u64>,
+        kb: Option<u64>,
+    ) -> Option<Action> {
+        let (x, k) = match (ka, kb) {
+            (_, Some(k)) => (a, k),
+            (Some(k), _) => (b, k),
+            _ => return None,
+        };
+        let n = u64::from(self.ty(a).bits());
+        if k == 0 {
+            return Some(Action::Const(0));
+        }
+        if !k.is_power_of_two() {
+            return None;
+        }
+        let s = u64::from(k.trailing_zeros());
+        match op {
+            // k = 1: the high half of x is 0 (`shr.u x, N` would say the same, at a cost).
+            BinaryOp::MulHiU if s == 0 => Some(Action::Const(0)),
+            BinaryOp::MulHiU => Some(Action::Shift(BinaryOp::ShrU, x, n - s)),
+            // 2^k read as signed must be positive: k ≤ N - 2.
+            BinaryOp::MulHiS if s + 2 <= n => Some(Action::Shift(BinaryOp::ShrS, x, n - s)),
+            _ => None,
+        }
+    }
+
+    /// Rewrite every operand in the function through the replacement map.
+    fn rewrite_all(&mut self) {
+        let repl = &self.repl;
+        for &b in &self.f.layout {
+            for &i in &self.f.blocks[b].insts {
+                self.f.insts[i].data.map_operands(|v| resolve(repl, v));
+            }
+        }
+    }
+
+    /// Remove the pure instructions (and constants) whose results nothing uses.
+    fn remove_dead(&mut self) {
+        let removable = |d: &InstData| {
+            is_pure(d) || matches!(d, InstData::Iconst { .. } | InstData::Fconst { .. })
+        };
+        let mut uses: HashMap<Value, u32> = HashMap::default();
+        for &b in &self.f.layout {
+            for &i in &self.f.blocks[b].insts {
+                for v in self.f.insts[i].data.operands() {
+                    *uses.entry(v).or_default() += 1;
+                }
+            }
+        }
+        let unused = |uses: &HashMap<Value, u32>, n: &InstNode| {
+            n.results
+                .iter()
+                .all(|r| uses.get(r).copied().unwrap_or(0) == 0)
+        };
+        let mut work: Vec<Inst> = Vec::new();
+        for &b in &self.f.layout {
+            for &i in &self.f.blocks[b].insts {
+                let n = &self.f.insts[i];
+                if removable(&n.data) && unused(&uses, n) {
+                    work.push(i);
+                }
+            }
+        }
+        let mut dead: HashMap<Inst, ()> = HashMap::default();
+        while let Some(i) = work.pop() {
+            if dead.contains_key(&i) {
+                continue;
+            }
+            dead.insert(i, ());
+            for v in self.f.insts[i].data.operands() {
+                let n = uses.entry(v).or_default();
+                *n = n.saturating_sub(1);
+                if *n == 0 {
+                    if let ValueDef::Result(d, _) = self.f.values[v].def {
+                        let node = &self.f.insts[d];
+                        if removable(&node.data) && unused(&uses, node) {
+                            work.push(d);
+                        }
+                    }
+                }
+            }
+        }
+        if dead.is_empty() {
+            return;
+        }
+        for b in self.f.layout.clone() {
+            self.f.blocks[b].insts.retain(|i| !dead.contains_key(i));
+        }
+        for &i in dead.keys() {
+            self.f.insts[i].data = InstData::Iconst {
+                ty: Type::I32,
+                imm: 0,
+            };
+        }
+        self.stats.removed = dead.len();
+    }
+}
