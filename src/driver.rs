@@ -388,7 +388,7 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
             (local_data + alloc.spill_bytes).next_multiple_of(8)
         };
         let lower::Emitted {
-            code,
+            mut code,
             relocs,
             srclocs,
             notes,
@@ -403,6 +403,8 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
         if let Some(why) = reconvergence_error {
             return Err(err(name, format!("cannot compile kernel `{name}`: {why}")));
         }
+        // Fewer same-bank source pairs: a register renaming that keeps every dependency.
+        crate::sm50::banks::avoid_conflicts(&mut code, alloc.num_regs);
         times.lap("emit", &mut t);
         let body = body_from_lowered(inject(code, opts.debug_inject), frame)
             .map_err(|e| err(name, format!("internal error in kernel `{name}`: {e}")))?;

@@ -30,6 +30,7 @@
 //! `Inst` field values are always within their field widths when built by `decode`, and
 //! are masked to the width by `encode`.
 
+pub mod banks;
 pub mod ctrl;
 pub mod sched;
 
