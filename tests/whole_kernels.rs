@@ -215,8 +215,8 @@ fn launches(name: &str, seed: u64) -> Vec<Launch> {
                 l.global = vec![
                     region(IN0, r.f32s_special(len)),
                     region(IN1, r.f64s(len)),
-                    region(OUT, r.bytes(64 * len)),
-                    region(OUT1, r.bytes(128 * len)),
+                    region(OUT, r.bytes(80 * len)),
+                    region(OUT1, r.bytes(160 * len)),
                 ];
                 v.push(l);
             }
@@ -277,16 +277,17 @@ fn float_literals_pool() {
     assert_eq!(word(0x14), 0x7fc0_0001);
     assert_eq!(dword(0x20), 0.1f64.to_bits());
     assert_eq!(dword(0x48), 0x7ff8_0000_0000_0001);
-    assert_eq!(pool.len(), 0x50);
-    // Each constant once: the listing reads 13 distinct offsets, the 7 f32 and 6 f64
-    // literals (0.1 is read by five f32 and four f64 instructions).
+    assert_eq!(dword(0x50), (-0.0f64).to_bits());
+    assert_eq!(pool.len(), 0x58);
+    // Each constant once: the listing reads 8 f32 and 7 f64 literals (SEL reads each word of
+    // an f64 at +0 and +4), and 0.1 is read by six f32 and four f64 instructions.
     let mut read: Vec<usize> = out
         .sass
         .split("c[0x2][0x")
         .skip(1)
         .map(|t| usize::from_str_radix(&t[..t.find(']').unwrap()], 16).unwrap())
         .collect();
-    assert_eq!(read.iter().filter(|&&o| o == 0).count(), 5, "{}", out.sass);
+    assert_eq!(read.iter().filter(|&&o| o == 0).count(), 6, "{}", out.sass);
     assert_eq!(
         read.iter().filter(|&&o| o == 0x20).count(),
         4,
@@ -296,7 +297,8 @@ fn float_literals_pool() {
     read.sort_unstable();
     read.dedup();
     let expect = [
-        0x0, 0x4, 0x8, 0xc, 0x10, 0x14, 0x18, 0x20, 0x28, 0x30, 0x38, 0x40, 0x48,
+        0x0, 0x4, 0x8, 0xc, 0x10, 0x14, 0x18, 0x1c, 0x20, 0x28, 0x30, 0x38, 0x40, 0x44, 0x48, 0x4c,
+        0x50, 0x54,
     ];
     assert_eq!(read, expect, "{}", out.sass);
 }

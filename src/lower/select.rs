@@ -1849,15 +1849,32 @@ impl<'a> Lowerer<'a> {
         if kind == RegKind::B32 && self.select_imm(v, cond, args)? {
             return Ok(());
         }
-        let c = self.reg(cond)?;
-        let a = self.reg(args[0])?;
-        let b = if kind == RegKind::B64 {
-            match self.src(args[1])? {
-                Src::Imm(_) => Src::Reg(self.reg(args[1])?),
-                s => s,
-            }
+        // A constant that no immediate holds is read from the literal pool (constant bank 2),
+        // as ptxas does (float constants are `iconst`s of their bits in the IR); a constant
+        // first operand goes to B: `c ? k : b` is `SEL d, b, k, !c`.
+        let swap = matches!(self.class(args[0]), Class::Imm(_))
+            && matches!(self.class(args[1]), Class::Reg);
+        let (av, bv) = if swap {
+            (args[1], args[0])
         } else {
-            self.src20(args[1])?
+            (args[0], args[1])
+        };
+        let c = self.reg(cond)?;
+        let a = self.reg(av)?;
+        let b = match self.class(bv) {
+            Class::Imm(k) if kind == RegKind::B64 => {
+                if fits_imm20(i64::from(k as i32)) && fits_imm20(k >> 32) {
+                    Src::Imm(k)
+                } else {
+                    Src::Lit(self.literal(k as u64, 8)?)
+                }
+            }
+            Class::Imm(k) if !fits_imm20(k) => Src::Lit(self.literal(u64::from(k as u32), 4)?),
+            _ if kind == RegKind::B64 => match self.src(bv)? {
+                Src::Imm(_) => Src::Reg(self.reg(bv)?),
+                s => s,
+            },
+            _ => self.src20(bv)?,
         };
         let d = self.new_vreg(kind);
         let mut i = Sm50Inst::new(Role::Plain);
@@ -1878,7 +1895,8 @@ impl<'a> Lowerer<'a> {
                 b,
                 w,
                 &mut refs,
-            );
+            )
+            .with(Field::Psn, u64::from(swap));
             i.piece(inst, &refs);
         }
         self.push(i);
