@@ -181,8 +181,10 @@ fn address_arithmetic_against_ptxas_on_the_corpus() {
 /// `__globfunc__Z5tracev` compiles whole too (359 kernels: 33614/30966 = 1.086, instructions
 /// 84445/80985 = 1.043): alone it is 903/644 address arithmetic and 3528/2238 instructions,
 /// because leafold keeps its 2912-byte `.local` arrays in local memory, where ptxas promotes
-/// them to registers (0 bytes of stack).
-const RATIO_FLOOR: f64 = 1.09;
-const INSTRUCTION_FLOOR: f64 = 1.05;
+/// them to registers (0 bytes of stack). Since float constants that no immediate holds are
+/// read from the literal pool in constant bank 2 (`c[0x2][off]`) instead of being built with
+/// MOV32I (pairs), the 359 kernels give 32239/30966 = 1.041 and 83070/80985 = 1.026.
+const RATIO_FLOOR: f64 = 1.05;
+const INSTRUCTION_FLOOR: f64 = 1.03;
 /// The same over the 15 address-only kernels (211/157 = 1.344), rounded up likewise.
 const SUBSET_RATIO_FLOOR: f64 = 1.35;

@@ -18,13 +18,25 @@
 //!
 //! These are the shapes ptxas emits (checked with the oracle: `neg.f32` is
 //! `FADD R, -R, -RZ`, `abs.f64` is `DADD R, -RZ, |R|`, `cvt.sat.f32.f32` is
-//! `FADD.SAT R, R, -RZ`, `cvt.rzi.s8.f32` is `F2I.S32` + `I2I.S8.S32.SAT`). The B operand is a
-//! constant-bank word (kernel parameters) or an immediate when the float fits the 20-bit
-//! immediate form (f32 with the low 12 bits zero, f64 with the low 44 bits zero); anything
-//! else is put in a register, except that `fadd`/`fsub`/`fmul.rn` take a full 32-bit
-//! immediate in `FADD32I`/`FMUL32I`. `.sat` on an f64 `cvt` result is `DMNMX` with +0 (`!PT`) then with 1 (`PT`), as ptxas; `.sat` on an int-to-f16 `cvt` is `I2F.F32` then `F2F.F16.F32.SAT`. Not selected: other `.sat` on f64 and f16 results (no SM50
-//! form has it); the ISA table has no `FFMA32I`, so an FFMA immediate that does not fit 20
-//! bits goes to a register.
+//! `FADD.SAT R, R, -RZ`, `cvt.rzi.s8.f32` is `F2I.S32` + `I2I.S8.S32.SAT`).
+//!
+//! # Constant operands
+//!
+//! The B operand is a constant-bank word (kernel parameters: `c[0x0][..]`), an immediate when
+//! the float fits the 20-bit immediate form (its top 20 bits: f32 with the low 12 bits zero,
+//! f64 with the low 44 bits zero; so 1.5, -2.5, ±0, ±inf and the canonical NaN are
+//! immediates), or, for any other f32/f64 constant, a literal in the kernel's pool in constant
+//! bank 2 (`c[0x2][off]`, `Lowerer::literal`: the raw bits, so negative values, -0.0, NaN
+//! payloads and denormals are exact); `fadd`/`fsub`/`fmul.rn` (no `.sat` on add) take a
+//! full 32-bit f32 immediate in `FADD32I`/`FMUL32I` instead, as ptxas. FFMA/DFMA read a
+//! constant addend from its bank (the `CC` form, `FFMA d, a, b, c[..][..]`) when B is a
+//! register; when both B and C are constants, C goes to a register (as ptxas does; an
+//! `FFMA32I` would cost the same). A constant A operand (no constant form) swaps into B:
+//! add, mul, min, max and fma's factors commute exactly; `k - x` is `-x + k`; `k < x` is
+//! `x > k`. These are ptxas 11.8's shapes and its pool layout (checked with the oracle).
+//!
+//! `.sat` on an f64 `cvt` result is `DMNMX` with +0 (`!PT`) then with 1 (`PT`), as ptxas; `.sat` on an int-to-f16 `cvt` is `I2F.F32` then `F2F.F16.F32.SAT`. Not selected: other `.sat` on f64 and f16 results (no SM50
+//! form has it).
 
 use super::{Class, Lowerer, Src};
 use crate::ir::float::{FloatBinOp, FloatCC, FloatFmt, FloatOp, FloatUnOp, Round};

@@ -114,9 +114,9 @@ pub struct Lowered {
     pub vcode: VCode<Sm50Inst>,
     /// What folding did (SASS counts left zero: they exist only after allocation and layout).
     pub fold: FoldStats,
-    /// The literal pool the code reads as `c[0x2][off]` (floating-point constants that no
-    /// immediate form holds exactly): the bytes of the kernel's `.nv.constant2.<kernel>`
-    /// section, empty when the code reads none.
+    /// The literal pool the code reads as `c[0x2][off]` (constants that no immediate form
+    /// holds exactly): the bytes of the kernel's `.nv.constant2.<kernel>` section, empty when
+    /// the code reads none.
     pub constant2: Vec<u8>,
 }
 

@@ -13,7 +13,9 @@
 //! (`shl`, `mul.wide`, `add` feeding a load) is never demanded: the address matcher folds it
 //! and asks only for the leaves. Constants, kernel parameters and `%ntid`-style registers are
 //! operands (`imm20`, `imm32`, `c[0x0][..]`) and are materialized only where no form takes
-//! them.
+//! them. Float constants that no immediate holds (and `selp` constants) are read from the
+//! kernel's literal pool, `c[0x2][off]` ([`Lowerer::literal`]; the driver writes it as
+//! `.nv.constant2.<kernel>`).
 //!
 //! # Values in registers
 //!
@@ -151,9 +153,10 @@ pub(super) struct Lowerer<'a> {
     uniform: HashSet<Inst>,
     /// What folding did (`--stats`); counted outside planning only.
     stats: FoldStats,
-    /// The literal pool, `.nv.constant2.<kernel>` (constant bank 2): the floating-point
-    /// constants that operands read as `c[0x2][off]`, each once (by bits and size), in the
-    /// order emission first asks for them, each at its own alignment (as ptxas lays it out).
+    /// The literal pool, `.nv.constant2.<kernel>` (constant bank 2): the constants (float
+    /// operands, `selp` operands) that instructions read as `c[0x2][off]`, each once (by bits
+    /// and size), in the order emission first asks for them, each at its own alignment (as
+    /// ptxas lays it out).
     lits: Vec<u8>,
     lit_offsets: HashMap<(u64, u8), u32>,
 }
