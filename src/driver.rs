@@ -366,7 +366,11 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
         }
         times.lap("other", &mut t);
         // `ir::build` verified every function it returned.
-        let (vcode, mut fold) = lower::lower_verified_stats(&module, f, &lower_opts)
+        let lower::Lowered {
+            vcode,
+            mut fold,
+            constant2,
+        } = lower::lower_verified_stats(&module, f, &lower_opts)
             .map_err(|e| err(name, format!("cannot compile kernel `{name}`: {e}")))?;
         times.lap("lower", &mut t);
         if opts.emit == Emit::Vcode {
@@ -464,6 +468,7 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
         k.shared = shared
             .section
             .then_some((u64::from(shared.size), u64::from(shared.align)));
+        k.constant2 = (!constant2.is_empty()).then_some(constant2);
         k.frame_size = frame;
         k.min_stack_size = frame;
         k.max_reg_count = max_regs as u16;

@@ -12,7 +12,7 @@ use leafold::cubin;
 use leafold::driver::{compile, Emit, Options};
 use leafold::ir::eval::{self, GlobalRegion, Launch};
 use leafold::oracle::Oracle;
-use leafold::sim::{self, KernelInfo};
+use leafold::sim;
 use leafold::sm50::sched::check::{check_hazards, decode_text};
 use leafold::SourceFile;
 
@@ -131,8 +131,9 @@ fn check(body: &str) {
     let (insts, ctrl, targets) = decode_text(&code).unwrap();
     let hazards = check_hazards(&insts, &ctrl, &targets);
     assert!(hazards.is_empty(), "{hazards:?}\n{}", out.sass);
-    let mut info = KernelInfo::new(f.param_size());
-    info.local_size = out.kernels[0].stack_frame;
+    // As a loader does: parameters, frame and the literal pool (constant bank 2) from the cubin.
+    let (_, info) = sim::load_kernel(&out.cubin, &f.name).expect("our cubin loads");
+    assert_eq!(info.param_size, f.param_size());
     for seed in 1..=8u64 {
         let mut launch = Launch::new([1, 1, 1], [THREADS, 1, 1]);
         launch.params = [IN.to_le_bytes(), OUT.to_le_bytes()].concat();

@@ -1,10 +1,12 @@
 //! Whole kernels of the kinds users write (tests/data/kernels/*.ptx, each file's header says
 //! what it is): vector add, tiled matrix multiply with shared memory, a shared-memory
 //! reduction with `bar.sync` after divergent code, a histogram with shared and global
-//! atomics, a data-dependent divergent loop, and the branch shapes if-conversion predicates
-//! (and some it must not). For each:
+//! atomics, a data-dependent divergent loop, the branch shapes if-conversion predicates
+//! (and some it must not), and f32/f64 constants in every operand form (immediates,
+//! FADD32I/FMUL32I, the literal pool in constant bank 2). For each:
 //! * a snapshot of the SASS with its control codes, under the file's header comment;
-//! * the cubin passes the hazard checker, and cuobjdump prints our listing (with the oracle);
+//! * the cubin passes the hazard checker, and cuobjdump and nvdisasm print our listing (with
+//!   the oracle);
 //! * `ir::eval` and the simulator running our code write the same global and shared memory,
 //!   on several launches with seeded random inputs.
 
@@ -18,19 +20,21 @@ use leafold::sim;
 use leafold::sm50::sched::check::check_code;
 use leafold::SourceFile;
 
-const KERNELS: [&str; 6] = [
+const KERNELS: [&str; 7] = [
     "vector_add",
     "matmul_tiled",
     "reduce_bar",
     "histogram_atomic",
     "divergent_loop",
     "ifconv",
+    "float_literals",
 ];
 
 /// Buffer bases (each buffer is far smaller than the gap).
 const IN0: u64 = 0x1_0000_0000;
 const IN1: u64 = 0x2_0000_0000;
 const OUT: u64 = 0x3_0000_0000;
+const OUT1: u64 = 0x4_0000_0000;
 
 fn source(name: &str) -> String {
     let path = format!(
@@ -89,6 +93,33 @@ impl Rng {
     fn f32s(&mut self, n: usize) -> Vec<u8> {
         (0..n)
             .flat_map(|_| ((self.below(2001) as f32 - 1000.0) / 64.0).to_le_bytes())
+            .collect()
+    }
+    /// Doubles of every kind: small values with few significant bits, values with all 52
+    /// (near the constants 0.1 and 0.7 that float_literals compares with), and now and then
+    /// +-0, +-inf, a NaN or a denormal.
+    fn f64s(&mut self, n: usize) -> Vec<u8> {
+        (0..n)
+            .flat_map(|_| {
+                let x = match self.below(12) {
+                    0 => 0.0,
+                    1 => -0.0,
+                    2 => f64::INFINITY,
+                    3 => f64::NEG_INFINITY,
+                    4 => f64::NAN,
+                    5 => 1e-310 * f64::from(self.below(5)),
+                    6..=8 => (f64::from(self.below(2001)) - 1000.0) / 64.0,
+                    _ => f64::from(self.next()) / f64::from(u32::MAX) - 0.2,
+                };
+                x.to_le_bytes()
+            })
+            .collect()
+    }
+    /// Floats of every kind, as [`Rng::f64s`] (rounded to f32).
+    fn f32s_special(&mut self, n: usize) -> Vec<u8> {
+        self.f64s(n)
+            .chunks(8)
+            .flat_map(|c| (f64::from_le_bytes(c.try_into().unwrap()) as f32).to_le_bytes())
             .collect()
     }
     fn u32s(&mut self, n: usize, below: u32) -> Vec<u8> {
@@ -192,6 +223,20 @@ fn launches(name: &str, seed: u64) -> Vec<Launch> {
                 v.push(l);
             }
         }
+        "float_literals" => {
+            for (grid, block, n) in [(2, 64, 100u32), (1, 96, 96)] {
+                let len = (grid * block) as usize;
+                let mut l = Launch::new([grid, 1, 1], [block, 1, 1]);
+                l.params = params(&[IN0, IN1, OUT, OUT1], &[n]);
+                l.global = vec![
+                    region(IN0, r.f32s_special(len)),
+                    region(IN1, r.f64s(len)),
+                    region(OUT, r.bytes(80 * len)),
+                    region(OUT1, r.bytes(160 * len)),
+                ];
+                v.push(l);
+            }
+        }
         _ => unreachable!("no launches for {name}"),
     }
     v
@@ -259,8 +304,58 @@ fn hazard_free_and_listed_by_cuobjdump() {
                 common::parse_lines(&out.sass),
                 "{name}"
             );
+            let raw = o.nvdisasm_raw(&c.kernels[0].code).unwrap();
+            assert_eq!(
+                common::parse_lines(&raw),
+                common::parse_lines(&out.sass),
+                "{name}: nvdisasm"
+            );
         }
     }
+}
+
+/// float_literals's constants that no immediate holds are in its literal pool, each once, at
+/// the offsets its listing reads (f32 words first met, then 8-aligned f64s), as ptxas lays
+/// them out.
+#[test]
+fn float_literals_pool() {
+    let out = build("float_literals");
+    let c = cubin::read(&out.cubin).unwrap();
+    let pool = c.kernels[0]
+        .constant2
+        .clone()
+        .expect("a .nv.constant2 section");
+    let word = |o: usize| u32::from_le_bytes(pool[o..o + 4].try_into().unwrap());
+    let dword = |o: usize| u64::from_le_bytes(pool[o..o + 8].try_into().unwrap());
+    assert_eq!(word(0x0), 0.1f32.to_bits());
+    assert_eq!(word(0x4), (-3.3f32).to_bits());
+    assert_eq!(word(0x14), 0x7fc0_0001);
+    assert_eq!(dword(0x20), 0.1f64.to_bits());
+    assert_eq!(dword(0x48), 0x7ff8_0000_0000_0001);
+    assert_eq!(dword(0x50), (-0.0f64).to_bits());
+    assert_eq!(pool.len(), 0x58);
+    // Each constant once: the listing reads 8 f32 and 7 f64 literals (SEL reads each word of
+    // an f64 at +0 and +4), and 0.1 is read by six f32 and four f64 instructions.
+    let mut read: Vec<usize> = out
+        .sass
+        .split("c[0x2][0x")
+        .skip(1)
+        .map(|t| usize::from_str_radix(&t[..t.find(']').unwrap()], 16).unwrap())
+        .collect();
+    assert_eq!(read.iter().filter(|&&o| o == 0).count(), 6, "{}", out.sass);
+    assert_eq!(
+        read.iter().filter(|&&o| o == 0x20).count(),
+        4,
+        "{}",
+        out.sass
+    );
+    read.sort_unstable();
+    read.dedup();
+    let expect = [
+        0x0, 0x4, 0x8, 0xc, 0x10, 0x14, 0x18, 0x1c, 0x20, 0x28, 0x30, 0x38, 0x40, 0x44, 0x48, 0x4c,
+        0x50, 0x54,
+    ];
+    assert_eq!(read, expect, "{}", out.sass);
 }
 
 #[test]

@@ -18,13 +18,25 @@
 //!
 //! These are the shapes ptxas emits (checked with the oracle: `neg.f32` is
 //! `FADD R, -R, -RZ`, `abs.f64` is `DADD R, -RZ, |R|`, `cvt.sat.f32.f32` is
-//! `FADD.SAT R, R, -RZ`, `cvt.rzi.s8.f32` is `F2I.S32` + `I2I.S8.S32.SAT`). The B operand is a
-//! constant-bank word (kernel parameters) or an immediate when the float fits the 20-bit
-//! immediate form (f32 with the low 12 bits zero, f64 with the low 44 bits zero); anything
-//! else is put in a register, except that `fadd`/`fsub`/`fmul.rn` take a full 32-bit
-//! immediate in `FADD32I`/`FMUL32I`. `.sat` on an f64 `cvt` result is `DMNMX` with +0 (`!PT`) then with 1 (`PT`), as ptxas; `.sat` on an int-to-f16 `cvt` is `I2F.F32` then `F2F.F16.F32.SAT`. Not selected: other `.sat` on f64 and f16 results (no SM50
-//! form has it); the ISA table has no `FFMA32I`, so an FFMA immediate that does not fit 20
-//! bits goes to a register.
+//! `FADD.SAT R, R, -RZ`, `cvt.rzi.s8.f32` is `F2I.S32` + `I2I.S8.S32.SAT`).
+//!
+//! # Constant operands
+//!
+//! The B operand is a constant-bank word (kernel parameters: `c[0x0][..]`), an immediate when
+//! the float fits the 20-bit immediate form (its top 20 bits: f32 with the low 12 bits zero,
+//! f64 with the low 44 bits zero; so 1.5, -2.5, ±0, ±inf and the canonical NaN are
+//! immediates), or, for any other f32/f64 constant, a literal in the kernel's pool in constant
+//! bank 2 (`c[0x2][off]`, `Lowerer::literal`: the raw bits, so negative values, -0.0, NaN
+//! payloads and denormals are exact); `fadd`/`fsub`/`fmul.rn` (no `.sat` on add) take a
+//! full 32-bit f32 immediate in `FADD32I`/`FMUL32I` instead, as ptxas. FFMA/DFMA read a
+//! constant addend from its bank (the `CC` form, `FFMA d, a, b, c[..][..]`) when B is a
+//! register; when both B and C are constants, C goes to a register (as ptxas does; an
+//! `FFMA32I` would cost the same). A constant A operand (no constant form) swaps into B:
+//! add, mul, min, max and fma's factors commute exactly; `k - x` is `-x + k`; `k < x` is
+//! `x > k`. These are ptxas 11.8's shapes and its pool layout (checked with the oracle).
+//!
+//! `.sat` on an f64 `cvt` result is `DMNMX` with +0 (`!PT`) then with 1 (`PT`), as ptxas; `.sat` on an int-to-f16 `cvt` is `I2F.F32` then `F2F.F16.F32.SAT`. Not selected: other `.sat` on f64 and f16 results (no SM50
+//! form has it).
 
 use super::{Class, Lowerer, Src};
 use crate::ir::float::{FloatBinOp, FloatCC, FloatFmt, FloatOp, FloatUnOp, Round};
@@ -62,6 +74,31 @@ fn cmp_code(cc: FloatCC) -> u64 {
         FloatCC::Gtu => 12,
         FloatCC::Neu => 13,
         FloatCC::Geu => 14,
+    }
+}
+
+/// The condition that holds for `(b, a)` when `cc` holds for `(a, b)`.
+fn swapped_cc(cc: FloatCC) -> FloatCC {
+    match cc {
+        FloatCC::Lt => FloatCC::Gt,
+        FloatCC::Gt => FloatCC::Lt,
+        FloatCC::Le => FloatCC::Ge,
+        FloatCC::Ge => FloatCC::Le,
+        FloatCC::Ltu => FloatCC::Gtu,
+        FloatCC::Gtu => FloatCC::Ltu,
+        FloatCC::Leu => FloatCC::Geu,
+        FloatCC::Geu => FloatCC::Leu,
+        FloatCC::Eq | FloatCC::Ne | FloatCC::Num | FloatCC::Nan | FloatCC::Equ | FloatCC::Neu => cc,
+    }
+}
+
+/// Whether the 20-bit float immediate (the top 20 bits of the f32 or f64) holds the constant
+/// `k` (raw bits) exactly: its low 12 (f32) or 44 (f64) bits are zero.
+fn imm20_exact(k: i64, fmt: FloatFmt) -> bool {
+    match fmt {
+        FloatFmt::F32 => k as u32 & 0xfff == 0,
+        FloatFmt::F64 => k as u64 & ((1 << 44) - 1) == 0,
+        FloatFmt::F16 => false,
     }
 }
 
@@ -130,6 +167,14 @@ impl Lowerer<'_> {
                     }
                     return self.lower_fdiv(v, fmt, rnd, ftz, args);
                 }
+                // A constant A operand goes in the B slot, the only one with constant forms:
+                // the operands of add, mul, min and max swap; `k - x` is `-x + k`.
+                let (a, b, neg_a) = if self.const_first(args[0], args[1]) {
+                    (args[1], args[0], bop == FloatBinOp::Sub)
+                } else {
+                    (args[0], args[1], false)
+                };
+                let bop = if neg_a { FloatBinOp::Add } else { bop };
                 let f64 = fmt == FloatFmt::F64;
                 let (forms, neg_b) = match (bop, f64) {
                     (FloatBinOp::Add | FloatBinOp::Sub, false) => (
@@ -149,19 +194,22 @@ impl Lowerer<'_> {
                 // A full 32-bit immediate: FADD32I / FMUL32I (they have no rounding field,
                 // and FADD32I no .SAT), as ptxas uses them.
                 let sat_ok = !sat || bop == FloatBinOp::Mul;
-                if !f64 && !minmax && rnd == Round::Rn && sat_ok {
-                    if let Class::Imm(k) = self.class(args[1]) {
+                if fmt == FloatFmt::F32 && !minmax && rnd == Round::Rn && sat_ok {
+                    if let Class::Imm(k) = self.class(b) {
                         if k as u32 & 0xfff != 0 {
-                            return self.float_imm32(v, bop, args[0], k as u32, ftz, sat);
+                            return self.float_imm32(v, bop, a, neg_a, k as u32, ftz, sat);
                         }
                     }
                 }
                 if minmax && sat {
                     return Err(self.unsupported("min/max with .sat"));
                 }
-                self.float_ab(v, fmt, args[0], Some(args[1]), forms, |inst| {
+                self.float_ab(v, fmt, a, Some(b), forms, |inst| {
                     if neg_b {
                         inst.set(Field::Negb, 1);
+                    }
+                    if neg_a {
+                        inst.set(Field::Nega, 1);
                     }
                     if minmax {
                         // PT picks the minimum, !PT the maximum.
@@ -372,15 +420,32 @@ impl Lowerer<'_> {
         Ok(())
     }
 
-    /// The B operand of a float instruction: a constant word, an immediate that the 20-bit
-    /// float immediate holds exactly, or a register.
+    /// The B operand of a float instruction: a constant word (a kernel parameter), an
+    /// immediate that the 20-bit float immediate holds exactly, any other f32/f64 constant
+    /// as a literal in constant bank 2, or a register.
     fn float_src(&mut self, v: Value, fmt: FloatFmt) -> Result<Src, LowerError> {
         Ok(match self.class(v) {
             Class::Cbuf(o) => Src::Cbuf(o),
-            Class::Imm(k) if fmt == FloatFmt::F32 && k as u32 & 0xfff == 0 => Src::Imm(k),
-            Class::Imm(k) if fmt == FloatFmt::F64 && k as u64 & ((1 << 44) - 1) == 0 => Src::Imm(k),
+            Class::Imm(k) if imm20_exact(k, fmt) => Src::Imm(k),
+            _ => self.const_word(v, fmt)?,
+        })
+    }
+
+    /// `v` as an operand that a constant-bank slot can hold (FFMA/DFMA's C): a kernel
+    /// parameter's word, a literal in constant bank 2 for an f32/f64 constant, or a register.
+    fn const_word(&mut self, v: Value, fmt: FloatFmt) -> Result<Src, LowerError> {
+        Ok(match (self.class(v), fmt) {
+            (Class::Cbuf(o), _) => Src::Cbuf(o),
+            (Class::Imm(k), FloatFmt::F32) => Src::Lit(self.literal(u64::from(k as u32), 4)?),
+            (Class::Imm(k), FloatFmt::F64) => Src::Lit(self.literal(k as u64, 8)?),
             _ => Src::Reg(self.reg(v)?),
         })
+    }
+
+    /// Whether `a` is a constant (immediate or constant-bank word) and `b` is not: then
+    /// `b` should take the A slot, which only a register can fill.
+    fn const_first(&self, a: Value, b: Value) -> bool {
+        !matches!(self.class(a), Class::Reg) && matches!(self.class(b), Class::Reg)
     }
 
     /// `op rd, ra, B` (B = `b`, or RZ when `None`), fields set by `setup`.
@@ -419,12 +484,15 @@ impl Lowerer<'_> {
         Ok(())
     }
 
-    /// `FADD32I` / `FMUL32I rd, ra, imm` (sub: `FADD32I` with `-imm`).
+    /// `FADD32I` / `FMUL32I rd, ra, imm` (sub: `FADD32I` with `-imm`; `neg_a`: `-ra`, for a
+    /// `k - x` whose operands were swapped).
+    #[allow(clippy::too_many_arguments)]
     fn float_imm32(
         &mut self,
         v: Value,
         bop: FloatBinOp,
         a: Value,
+        neg_a: bool,
         imm: u32,
         ftz: bool,
         sat: bool,
@@ -443,6 +511,7 @@ impl Lowerer<'_> {
             sm50::Inst::new(Form::FADD32I)
                 .with(Field::Imm, u64::from(imm))
                 .with(Field::Negb, u64::from(bop == FloatBinOp::Sub))
+                .with(Field::Nega, u64::from(neg_a))
                 .with(Field::Ftz, u64::from(ftz))
         };
         i.piece(inst, &[(Field::Rd, dop, 0), (Field::Ra, aop, al.offset)]);
@@ -461,26 +530,55 @@ impl Lowerer<'_> {
         args: &[Value],
     ) -> Result<(), LowerError> {
         let f64 = fmt == FloatFmt::F64;
-        let al = self.reg(args[0])?;
-        let bs = self.float_src(args[1], fmt)?;
-        let cl = self.reg(args[2])?;
+        // A constant multiplicand goes in the B slot (a*b = b*a exactly).
+        let (a, b) = if self.const_first(args[0], args[1]) {
+            (args[1], args[0])
+        } else {
+            (args[0], args[1])
+        };
+        let c = args[2];
+        let al = self.reg(a)?;
         let kind = if f64 { RegKind::B64 } else { RegKind::B32 };
-        let d = self.new_vreg(kind);
-        let mut i = Sm50Inst::new(Role::Plain);
-        let dop = i.def(d, false);
-        let aop = i.use_(al.vreg);
-        let cop = i.use_(cl.vreg);
-        let mut refs = vec![
-            (Field::Rd, dop, 0),
-            (Field::Ra, aop, al.offset),
-            (Field::Rc, cop, cl.offset),
-        ];
         let forms = if f64 {
             (Form::DFMA_R, Form::DFMA_C, Form::DFMA_I)
         } else {
             (Form::FFMA_R, Form::FFMA_C, Form::FFMA_I)
         };
-        let mut inst = with_float_b(&mut i, forms, bs, fmt, &mut refs);
+        // With B in a register, a constant addend is read from its bank (the CC form,
+        // `FFMA d, a, b, c[..][..]`); otherwise B takes the constant form and C a register.
+        let b_reg = matches!(self.class(b), Class::Reg);
+        let c_const = !matches!(self.class(c), Class::Reg);
+        let (bs, cs) = if b_reg && c_const {
+            let bl = self.reg(b)?;
+            (Src::Reg(bl), self.const_word(c, fmt)?)
+        } else {
+            (self.float_src(b, fmt)?, Src::Reg(self.reg(c)?))
+        };
+        let d = self.new_vreg(kind);
+        let mut i = Sm50Inst::new(Role::Plain);
+        let dop = i.def(d, false);
+        let aop = i.use_(al.vreg);
+        let mut refs = vec![(Field::Rd, dop, 0), (Field::Ra, aop, al.offset)];
+        let mut inst = match (bs, cs) {
+            (Src::Reg(bl), Src::Cbuf(o) | Src::Lit(o)) => {
+                let bop = i.use_(bl.vreg);
+                refs.push((Field::Rb, bop, bl.offset));
+                let bank = if matches!(cs, Src::Lit(_)) { 2 } else { 0 };
+                let form = if f64 { Form::DFMA_CC } else { Form::FFMA_CC };
+                sm50::Inst::new(form)
+                    .with(Field::Cbk, bank)
+                    .with(Field::Cbo, u64::from(o / 4))
+            }
+            (_, cs) => {
+                let cl = match cs {
+                    Src::Reg(cl) => cl,
+                    _ => self.reg(c)?,
+                };
+                let cop = i.use_(cl.vreg);
+                refs.push((Field::Rc, cop, cl.offset));
+                with_float_b(&mut i, forms, bs, fmt, &mut refs)
+            }
+        };
         inst.set(Field::Rnd, rnd_code(rnd));
         if !f64 {
             if ftz {
@@ -505,8 +603,14 @@ impl Lowerer<'_> {
         args: &[Value],
     ) -> Result<(), LowerError> {
         let f64 = fmt == FloatFmt::F64;
-        let al = self.reg(args[0])?;
-        let bs = self.float_src(args[1], fmt)?;
+        // `k < x` is `x > k`: the constant goes in the B slot.
+        let (a, b, cc) = if self.const_first(args[0], args[1]) {
+            (args[1], args[0], swapped_cc(cc))
+        } else {
+            (args[0], args[1], cc)
+        };
+        let al = self.reg(a)?;
+        let bs = self.float_src(b, fmt)?;
         let d = self.new_vreg(RegKind::Pred);
         let mut i = Sm50Inst::new(Role::Plain);
         let dop = i.def(d, false);
@@ -634,6 +738,9 @@ fn with_float_b(
             sm50::Inst::new(forms.0)
         }
         Src::Cbuf(o) => sm50::Inst::new(forms.1).with(Field::Cbo, u64::from(o / 4)),
+        Src::Lit(o) => sm50::Inst::new(forms.1)
+            .with(Field::Cbk, 2)
+            .with(Field::Cbo, u64::from(o / 4)),
         Src::Imm(k) => {
             if fmt == FloatFmt::F64 {
                 sm50::Inst::new(forms.2).with(Field::ImmF64i, (k as u64) >> 44)

@@ -111,22 +111,35 @@ pub enum LowerError {
     Internal(String),
 }
 
-/// Select SM50 instructions for `func` (a kernel of `module`).
+/// What selection produces for one kernel.
+#[derive(Debug)]
+pub struct Lowered {
+    /// The code over virtual registers.
+    pub vcode: VCode<Sm50Inst>,
+    /// What folding did (SASS counts left zero: they exist only after allocation and layout).
+    pub fold: FoldStats,
+    /// The literal pool the code reads as `c[0x2][off]` (constants that no immediate form
+    /// holds exactly): the bytes of the kernel's `.nv.constant2.<kernel>` section, empty when
+    /// the code reads none.
+    pub constant2: Vec<u8>,
+}
+
+/// Select SM50 instructions for `func` (a kernel of `module`). The code may read constant
+/// bank 2: a cubin needs [`Lowered::constant2`] from [`lower_function_stats`] beside it.
 pub fn lower_function(
     module: &ir::Module,
     func: &ir::Function,
     opts: &LowerOptions,
 ) -> Result<VCode<Sm50Inst>, LowerError> {
-    lower_function_stats(module, func, opts).map(|(vcode, _)| vcode)
+    lower_function_stats(module, func, opts).map(|l| l.vcode)
 }
 
-/// [`lower_function`], also returning what folding did (SASS counts left zero: they exist
-/// only after allocation and layout).
+/// [`lower_function`], also returning what folding did and the literal pool.
 pub fn lower_function_stats(
     module: &ir::Module,
     func: &ir::Function,
     opts: &LowerOptions,
-) -> Result<(VCode<Sm50Inst>, FoldStats), LowerError> {
+) -> Result<Lowered, LowerError> {
     ir::verify_in_module(module, func).map_err(|e| LowerError::Invalid(format!("{e:?}")))?;
     lower_verified_stats(module, func, opts)
 }
@@ -137,7 +150,7 @@ pub fn lower_verified_stats(
     module: &ir::Module,
     func: &ir::Function,
     opts: &LowerOptions,
-) -> Result<(VCode<Sm50Inst>, FoldStats), LowerError> {
+) -> Result<Lowered, LowerError> {
     select::Lowerer::new(module, func, opts).run()
 }
 

@@ -13,7 +13,9 @@
 //! (`shl`, `mul.wide`, `add` feeding a load) is never demanded: the address matcher folds it
 //! and asks only for the leaves. Constants, kernel parameters and `%ntid`-style registers are
 //! operands (`imm20`, `imm32`, `c[0x0][..]`) and are materialized only where no form takes
-//! them.
+//! them. Float constants that no immediate holds (and `selp` constants) are read from the
+//! kernel's literal pool, `c[0x2][off]` ([`Lowerer::literal`]; the driver writes it as
+//! `.nv.constant2.<kernel>`).
 //!
 //! # Values in registers
 //!
@@ -86,7 +88,7 @@ use crate::ir::{
     self, BinaryOp, Block, CacheOp, ConvOp, CvtaDir, Function, Inst, InstData, IntCC, Space,
     SpecialReg, Type, UnaryOp, Value, ValueDef,
 };
-use crate::machinst::{BlockId, OpSpec, PhysReg, Reg, RegKind, VCode, VCodeBuilder, VReg};
+use crate::machinst::{BlockId, OpSpec, PhysReg, Reg, RegKind, VCodeBuilder, VReg};
 use crate::sm50::{self, Field, Form};
 
 /// A source operand as an instruction form can take it.
@@ -97,6 +99,9 @@ enum Src {
     Imm(i64),
     /// A word in constant bank 0, by byte offset (the high word of a pair at +4).
     Cbuf(u32),
+    /// A literal in constant bank 2, the kernel's literal pool (see [`Lowerer::literal`]), by
+    /// byte offset (the high word of a pair at +4).
+    Lit(u32),
 }
 
 /// A word of a 64-bit value built from two halves ([`Lowerer::pair_words`]).
@@ -164,7 +169,16 @@ pub(super) struct Lowerer<'a> {
     uniform: HashSet<Inst>,
     /// What folding did (`--stats`); counted outside planning only.
     stats: FoldStats,
+    /// The literal pool, `.nv.constant2.<kernel>` (constant bank 2): the constants (float
+    /// operands, `selp` operands) that instructions read as `c[0x2][off]`, each once (by bits
+    /// and size), in the order emission first asks for them, each at its own alignment (as
+    /// ptxas lays it out).
+    lits: Vec<u8>,
+    lit_offsets: HashMap<(u64, u8), u32>,
 }
+
+/// The size of a constant bank: the pool must fit (the `cbo` field addresses 64 KiB).
+const BANK_BYTES: usize = 0x10000;
 
 fn kind_of(ty: Type) -> RegKind {
     match ty {
@@ -347,6 +361,8 @@ impl<'a> Lowerer<'a> {
             var_offsets,
             uniform: super::reconverge::uniform_branches(f),
             stats: FoldStats::default(),
+            lits: Vec::new(),
+            lit_offsets: HashMap::default(),
         }
     }
 
@@ -365,7 +381,7 @@ impl<'a> Lowerer<'a> {
 
     // ------------------------------------------------------------------ driver
 
-    pub(super) fn run(mut self) -> Result<(VCode<Sm50Inst>, FoldStats), LowerError> {
+    pub(super) fn run(mut self) -> Result<super::Lowered, LowerError> {
         if self.opts.fold == Fold::Full {
             self.carry_chains = find_chains(self.f);
             for (k, c) in self.carry_chains.iter().enumerate() {
@@ -412,8 +428,13 @@ impl<'a> Lowerer<'a> {
             }
         }
         let stats = std::mem::take(&mut self.stats);
+        let constant2 = std::mem::take(&mut self.lits);
         let vcode = self.vb.finish().map_err(LowerError::Internal)?;
-        Ok((vcode, stats))
+        Ok(super::Lowered {
+            vcode,
+            fold: stats,
+            constant2,
+        })
     }
 
     /// The instructions to lower: roots and everything a lowered instruction demands.
@@ -510,6 +531,29 @@ impl<'a> Lowerer<'a> {
             .get(&v)
             .copied()
             .ok_or_else(|| LowerError::Internal(format!("{v} used before it was lowered")))
+    }
+
+    /// The byte offset in the literal pool (constant bank 2) of the `bytes`-byte constant
+    /// `bits` (4 or 8 bytes, little-endian, at its own alignment), added on first use; an
+    /// error when the bank is full. While planning nothing is added (the offset is a
+    /// placeholder): the pool holds what emission uses, in the order it uses it.
+    fn literal(&mut self, bits: u64, bytes: u8) -> Result<u32, LowerError> {
+        if self.planning.is_some() {
+            return Ok(0);
+        }
+        if let Some(&o) = self.lit_offsets.get(&(bits, bytes)) {
+            return Ok(o);
+        }
+        let at = self.lits.len().next_multiple_of(usize::from(bytes));
+        if at + usize::from(bytes) > BANK_BYTES {
+            return Err(self.unsupported("more than 64 KiB of floating-point literals"));
+        }
+        self.lits.resize(at, 0);
+        self.lits
+            .extend_from_slice(&bits.to_le_bytes()[..usize::from(bytes)]);
+        let o = at as u32;
+        self.lit_offsets.insert((bits, bytes), o);
+        Ok(o)
     }
 
     /// `v` as one whole register group of its own kind (block arguments, moves): a word of
@@ -620,7 +664,7 @@ impl<'a> Lowerer<'a> {
                 let m = k as u64 & ty.mask();
                 Ok(Src::Imm(if signed { sext_imm(ty, m) } else { m as i64 }))
             }
-            Src::Cbuf(_) => {
+            Src::Cbuf(_) | Src::Lit(_) => {
                 let l = self.reg(v)?;
                 Ok(Src::Reg(self.extend_narrow(l, ty, signed, None)?))
             }
@@ -671,6 +715,9 @@ impl<'a> Lowerer<'a> {
             Src::Cbuf(o) => {
                 sm50::Inst::new(forms.1).with(Field::Cbo, u64::from(o / 4 + word as u32))
             }
+            Src::Lit(o) => sm50::Inst::new(forms.1)
+                .with(Field::Cbk, 2)
+                .with(Field::Cbo, u64::from(o / 4 + word as u32)),
             Src::Imm(k) => {
                 let w = if word == 0 { k } else { k >> 32 };
                 let w = if word == 0 { i64::from(w as i32) } else { w };
@@ -1322,7 +1369,7 @@ impl<'a> Lowerer<'a> {
         let (a_loc, b_src, neg_a, neg_b) = if neg_b {
             match bsrc {
                 Src::Reg(bl) => match self.src(a)? {
-                    s @ (Src::Reg(_) | Src::Cbuf(_)) => (bl, s, true, false),
+                    s @ (Src::Reg(_) | Src::Cbuf(_) | Src::Lit(_)) => (bl, s, true, false),
                     Src::Imm(k) if fits_imm20(k) || !wide => (bl, Src::Imm(k), true, false),
                     Src::Imm(_) => (bl, Src::Reg(self.reg(a)?), true, false),
                 },
@@ -1908,15 +1955,32 @@ impl<'a> Lowerer<'a> {
         if kind == RegKind::B32 && self.select_imm(v, cond, args)? {
             return Ok(());
         }
-        let c = self.reg(cond)?;
-        let a = self.reg(args[0])?;
-        let b = if kind == RegKind::B64 {
-            match self.src(args[1])? {
-                Src::Imm(_) => Src::Reg(self.reg(args[1])?),
-                s => s,
-            }
+        // A constant that no immediate holds is read from the literal pool (constant bank 2),
+        // as ptxas does (float constants are `iconst`s of their bits in the IR); a constant
+        // first operand goes to B: `c ? k : b` is `SEL d, b, k, !c`.
+        let swap = matches!(self.class(args[0]), Class::Imm(_))
+            && matches!(self.class(args[1]), Class::Reg);
+        let (av, bv) = if swap {
+            (args[1], args[0])
         } else {
-            self.src20(args[1])?
+            (args[0], args[1])
+        };
+        let c = self.reg(cond)?;
+        let a = self.reg(av)?;
+        let b = match self.class(bv) {
+            Class::Imm(k) if kind == RegKind::B64 => {
+                if fits_imm20(i64::from(k as i32)) && fits_imm20(k >> 32) {
+                    Src::Imm(k)
+                } else {
+                    Src::Lit(self.literal(k as u64, 8)?)
+                }
+            }
+            Class::Imm(k) if !fits_imm20(k) => Src::Lit(self.literal(u64::from(k as u32), 4)?),
+            _ if kind == RegKind::B64 => match self.src(bv)? {
+                Src::Imm(_) => Src::Reg(self.reg(bv)?),
+                s => s,
+            },
+            _ => self.src20(bv)?,
         };
         let d = self.new_vreg(kind);
         let mut i = Sm50Inst::new(Role::Plain);
@@ -1937,7 +2001,8 @@ impl<'a> Lowerer<'a> {
                 b,
                 w,
                 &mut refs,
-            );
+            )
+            .with(Field::Psn, u64::from(swap));
             i.piece(inst, &refs);
         }
         self.push(i);
