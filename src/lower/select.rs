@@ -1788,6 +1788,12 @@ impl<'a> Lowerer<'a> {
                     sm50::Inst::new(Form::MOV_C).with(Field::Cbo, u64::from(o / 4)),
                     &[(Field::Rd, dop, w)],
                 ),
+                Src::Lit(o) => i.piece(
+                    sm50::Inst::new(Form::MOV_C)
+                        .with(Field::Cbk, 2)
+                        .with(Field::Cbo, u64::from(o / 4)),
+                    &[(Field::Rd, dop, w)],
+                ),
                 // MOV d, RZ
                 Src::Imm(0) => i.piece(sm50::Inst::new(Form::MOV_R), &[(Field::Rd, dop, w)]),
                 Src::Imm(k) => i.piece(
