@@ -76,7 +76,12 @@ fn compare_reports_both_compilers() {
         "{table}"
     );
     let chart = std::fs::read_to_string(&svg).unwrap();
-    assert!(chart.starts_with("<svg") && chart.contains("seed_lea"));
+    // One kernel: its ratios are the medians, and the address-only totals are drawn.
+    assert!(
+        chart.starts_with("<svg") && chart.contains("over 1 kernels"),
+        "{chart}"
+    );
+    assert!(chart.contains("instructions (median ") && chart.contains("1 address-only"));
 
     let o = leafold()
         .args(["compare", "--json"])
@@ -188,9 +193,10 @@ fn address_arithmetic_against_ptxas_on_the_corpus() {
 /// (`c[0x2][off]`) instead of being built with MOV32I (pairs): alone 32239 = 1.041 and
 /// 83070 = 1.026; if-conversion (`lower::ifconv`: short branch sides as predicated code
 /// instead of `SSY`/`@P SYNC`/`SYNC` or `BRA`) brings the instructions below ptxas's and
-/// leaves address arithmetic as it was. All three: RATIO_MEASURED.
-const RATIO_FLOOR: f64 = 1.08;
-const INSTRUCTION_FLOOR: f64 = 0.98;
+/// leaves address arithmetic as it was. All three: 31760/30966 = 1.026, instructions
+/// 77153/80985 = 0.953.
+const RATIO_FLOOR: f64 = 1.03;
+const INSTRUCTION_FLOOR: f64 = 0.96;
 /// The same over the 15 address-only kernels (211/157 = 1.344 before `ir::simplify`, 168/157
 /// = 1.070 since; `mul.hi.u64 x, 2` alone went from 41 to 7), rounded up likewise.
 const SUBSET_RATIO_FLOOR: f64 = 1.08;
