@@ -86,10 +86,9 @@ pub fn avoid_conflicts(insts: &mut [Inst], num_regs: u32) -> usize {
                 }
                 let first = usize::from(reg) / 4;
                 let last = (usize::from(reg) + usize::from(width) - 1) / 4;
-                for q in first..=last {
-                    if q < quads {
-                        step[q] = step[q].max(if width > 2 { 4 } else { 2 });
-                    }
+                let need = if width > 2 { 4 } else { 2 };
+                for s in step.iter_mut().take(last + 1).skip(first) {
+                    *s = (*s).max(need);
                 }
             }
         });
