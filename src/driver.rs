@@ -282,6 +282,10 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
         p.module
     };
     times.lap("ir-build", &mut t);
+    // The few facts later stages need from the AST; the AST itself (most of the memory on a
+    // large file) goes before lowering starts.
+    let facts = AstFacts::of(&ast);
+    drop(ast);
     // Constant folding and identities (`ir::simplify`): lowering, and `--emit ir`, see the
     // simplified kernels; `verify` runs the reference on the unsimplified ones.
     // Only the kernels that will be compiled (`-e`); debug builds verify each result.
@@ -297,7 +301,7 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
                 let msg = e.iter().map(|e| e.to_string()).collect::<Vec<_>>();
                 return Err(Diagnostics(vec![Diagnostic::error(
                     &file,
-                    kernel_span(&ast, &f.name),
+                    facts.span(&f.name),
                     format!(
                         "internal error: the simplified IR does not verify: {}",
                         msg.join("; ")
@@ -309,11 +313,7 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
     module.functions = functions;
     times.lap("simplify", &mut t);
     let err = |kernel: &str, msg: String| {
-        Diagnostics(vec![Diagnostic::error(
-            &file,
-            kernel_span(&ast, kernel),
-            msg,
-        )])
+        Diagnostics(vec![Diagnostic::error(&file, facts.span(kernel), msg)])
     };
     let (mut global_data, global_init) = global_memory(&module);
     let gmem = global_data.as_ref().map_or(0, |g| g.size);
@@ -457,10 +457,7 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
                 pointee: 0,
             })
             .collect();
-        let visible = ast
-            .functions()
-            .find(|af| af.name.text == name)
-            .map_or(true, |af| af.linkage.contains(&ast::Linkage::Visible));
+        let visible = facts.visible(name);
         let mut k = KernelSpec::new(name, laid.code.clone(), alloc.num_regs);
         k.visible = visible;
         k.params = params;
@@ -514,8 +511,8 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
     }
     let spec = CubinSpec {
         arch: opts.arch.sm(),
-        ptx_arch: ptx_target(&ast).unwrap_or(opts.arch.sm()),
-        address_bits: ast.address_size(),
+        ptx_arch: facts.ptx_target.unwrap_or(opts.arch.sm()),
+        address_bits: facts.address_bits,
         kernels: specs,
         constant3: const_data,
         global_init: global_init.then(|| global_data.clone()).flatten(),
@@ -524,7 +521,7 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
         handles: Vec::new(),
         symbol_order: None,
         abi_version: 7,
-        texmode_independent: ast.targets().contains(&"texmode_independent"),
+        texmode_independent: facts.texmode_independent,
         data_relocs,
     };
     times.lap("other", &mut t);
@@ -667,6 +664,43 @@ fn kernel_span(ast: &ast::Module, name: &str) -> Span {
     ast.functions()
         .find(|f| f.name.text == name)
         .map_or(Span::new(0, 0), |f| f.name.span)
+}
+
+/// What compiling needs from the AST once the IR is built (so that the AST can go).
+struct AstFacts {
+    /// Per function name: its name's span and whether it is `.visible`.
+    functions: rustc_hash::FxHashMap<String, (Span, bool)>,
+    ptx_target: Option<u32>,
+    address_bits: u32,
+    texmode_independent: bool,
+}
+
+impl AstFacts {
+    fn of(ast: &ast::Module) -> AstFacts {
+        let mut functions = rustc_hash::FxHashMap::default();
+        for f in ast.functions() {
+            functions.entry(f.name.text.to_string()).or_insert((
+                f.name.span,
+                f.linkage.contains(&ast::Linkage::Visible),
+            ));
+        }
+        AstFacts {
+            functions,
+            ptx_target: ptx_target(ast),
+            address_bits: ast.address_size(),
+            texmode_independent: ast.targets().contains(&"texmode_independent"),
+        }
+    }
+
+    /// Where kernel `name` is named (the file start if it is not a function of the file).
+    fn span(&self, name: &str) -> Span {
+        self.functions.get(name).map_or(Span::new(0, 0), |f| f.0)
+    }
+
+    /// Whether `name` is `.visible` (a name the file does not define counts as visible).
+    fn visible(&self, name: &str) -> bool {
+        self.functions.get(name).map_or(true, |f| f.1)
+    }
 }
 
 /// The PTX `.target sm_XX` number.
