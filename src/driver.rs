@@ -679,10 +679,9 @@ impl AstFacts {
     fn of(ast: &ast::Module) -> AstFacts {
         let mut functions = rustc_hash::FxHashMap::default();
         for f in ast.functions() {
-            functions.entry(f.name.text.to_string()).or_insert((
-                f.name.span,
-                f.linkage.contains(&ast::Linkage::Visible),
-            ));
+            functions
+                .entry(f.name.text.to_string())
+                .or_insert((f.name.span, f.linkage.contains(&ast::Linkage::Visible)));
         }
         AstFacts {
             functions,
