@@ -223,21 +223,7 @@ fn oracle_prints_our_listing() {
     };
     for name in KERNELS {
         let out = build(name, true);
-        let sass = oracle
-            .cuobjdump(&out.cubin, "-sass")
-            .unwrap_or_else(|e| panic!("{name}: cuobjdump rejects our cubin: {e}"));
-        assert_eq!(
-            common::parse_lines(&sass),
-            common::parse_lines(&out.sass),
-            "{name}:\n{sass}"
-        );
-        let c = cubin::read(&out.cubin).unwrap();
-        let raw = oracle.nvdisasm_raw(&c.kernels[0].code).unwrap();
-        assert_eq!(
-            common::parse_lines(&raw),
-            common::parse_lines(&out.sass),
-            "{name}"
-        );
+        common::assert_oracle_prints_our_listing(&oracle, name, &out.cubin, &out.sass);
     }
 }
 
@@ -416,11 +402,6 @@ fn trap_stops_the_launch() {
         );
     }
     if let Some(oracle) = Oracle::for_test("cflow::trap") {
-        let sass = oracle.cuobjdump(&out.cubin, "-sass").unwrap();
-        assert_eq!(
-            common::parse_lines(&sass),
-            common::parse_lines(&out.sass),
-            "{sass}"
-        );
+        common::assert_cuobjdump_lists(&oracle, "trap", &out.cubin, &out.sass);
     }
 }

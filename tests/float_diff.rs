@@ -504,22 +504,6 @@ fn oracle_prints_our_float_listings() {
             ..Options::default()
         };
         let out = compile(&kernel(&body), &o).unwrap_or_else(|e| panic!("{e}"));
-        let sass = oracle
-            .cuobjdump(&out.cubin, "-sass")
-            .unwrap_or_else(|e| panic!("{name}: cuobjdump rejects our cubin: {e}"));
-        let (theirs, ours) = (common::parse_lines(&sass), common::parse_lines(&out.sass));
-        for (t, o) in theirs.iter().zip(&ours) {
-            assert_eq!(t, o, "{name}: cuobjdump vs ours\n{sass}");
-        }
-        assert_eq!(theirs.len(), ours.len(), "{name}");
-        let code = cubin::read(&out.cubin).unwrap().kernels[0].code.clone();
-        let raw = oracle
-            .nvdisasm_raw(&code)
-            .expect("nvdisasm accepts our words");
-        assert_eq!(
-            common::parse_lines(&raw),
-            common::parse_lines(&out.sass),
-            "{name}"
-        );
+        common::assert_oracle_prints_our_listing(&oracle, name, &out.cubin, &out.sass);
     }
 }

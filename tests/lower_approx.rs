@@ -13,7 +13,7 @@ use leafold::cubin;
 use leafold::driver::{compile, Emit, Options};
 use leafold::ir::eval::{self, GlobalRegion, Launch};
 use leafold::oracle::Oracle;
-use leafold::sim::{self, KernelInfo, SimOptions};
+use leafold::sim::{self, SimOptions};
 use leafold::sm50::sched::check::{check_hazards, decode_text};
 use leafold::SourceFile;
 
@@ -227,7 +227,7 @@ fn check_on(
     let module = leafold::ir::build(&ast, &file).unwrap();
     let reference = eval::run(&module, "k", &launch).expect("ir::eval runs");
     let want = words(reference.region(OUT).unwrap());
-    let info = KernelInfo::new(module.functions[0].param_size());
+    let (_, info) = common::load_our_kernel(&out, &module.functions[0]);
     let o = SimOptions { mufu_ulps: ulps };
     let ours =
         sim::run_with(&code, &info, &launch, &o).unwrap_or_else(|e| panic!("{op}: sim: {e}"));
@@ -316,16 +316,7 @@ fn nvdisasm_agrees_with_our_printer() {
     };
     for op in OPS {
         let out = compile(&kernel(op), &opts()).unwrap();
-        let sass = oracle
-            .cuobjdump(&out.cubin, "-sass")
-            .unwrap_or_else(|e| panic!("{op}: cuobjdump rejects our cubin: {e}"));
-        let ours = common::parse_lines(&out.sass);
-        assert_eq!(common::parse_lines(&sass), ours, "{op}:\n{sass}");
-        let code = cubin::read(&out.cubin).unwrap().kernels[0].code.clone();
-        let raw = oracle
-            .nvdisasm_raw(&code)
-            .expect("nvdisasm accepts our words");
-        assert_eq!(common::parse_lines(&raw), ours, "{op}");
+        common::assert_oracle_prints_our_listing(&oracle, op, &out.cubin, &out.sass);
     }
 }
 
@@ -454,7 +445,7 @@ fn f64_approx_ftz_forms() {
         let (ast, _) = leafold::ptx::parse_and_check(&file).unwrap();
         let module = leafold::ir::build(&ast, &file).unwrap();
         let reference = eval::run(&module, "k", &launch).expect("ir::eval runs");
-        let info = KernelInfo::new(module.functions[0].param_size());
+        let (_, info) = common::load_our_kernel(&out, &module.functions[0]);
         let ours = sim::run_with(&code, &info, &launch, &SimOptions::default())
             .unwrap_or_else(|e| panic!("{op}: sim: {e}"));
         let want = reference.region(OUT).unwrap();

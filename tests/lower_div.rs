@@ -12,7 +12,7 @@ use leafold::cubin;
 use leafold::driver::{compile, Emit, Options};
 use leafold::ir::eval::{self, GlobalRegion, Launch};
 use leafold::oracle::Oracle;
-use leafold::sim::{self, KernelInfo, SimOptions};
+use leafold::sim::{self, SimOptions};
 use leafold::sm50::sched::check::{check_hazards, decode_text};
 use leafold::SourceFile;
 
@@ -179,7 +179,7 @@ fn check(op: &str, ty: &str, bits: u32) -> Vec<u8> {
     let module = leafold::ir::build(&ast, &file).unwrap();
     let reference = eval::run(&module, "k", &launch).expect("ir::eval runs");
     let want = reference.region(OUT).unwrap().to_vec();
-    let info = KernelInfo::new(module.functions[0].param_size());
+    let (_, info) = common::load_our_kernel(&out, &module.functions[0]);
     for ulps in [0, 1, -1, 2, -2] {
         let o = SimOptions { mufu_ulps: ulps };
         let ours = sim::run_with(&code, &info, &launch, &o)
@@ -291,16 +291,8 @@ fn nvdisasm_agrees_with_our_printer() {
     ] {
         let width = if ty.ends_with("16") { 2 } else { 4 };
         let out = compile(&kernel(op, ty, width), &opts()).unwrap();
-        let sass = oracle
-            .cuobjdump(&out.cubin, "-sass")
-            .unwrap_or_else(|e| panic!("{op}.{ty}: cuobjdump rejects our cubin: {e}"));
-        let ours = common::parse_lines(&out.sass);
-        assert_eq!(common::parse_lines(&sass), ours, "{op}.{ty}:\n{sass}");
-        let code = cubin::read(&out.cubin).unwrap().kernels[0].code.clone();
-        let raw = oracle
-            .nvdisasm_raw(&code)
-            .expect("nvdisasm accepts our words");
-        assert_eq!(common::parse_lines(&raw), ours, "{op}.{ty}");
+        let what = format!("{op}.{ty}");
+        common::assert_oracle_prints_our_listing(&oracle, &what, &out.cubin, &out.sass);
     }
 }
 
@@ -318,7 +310,7 @@ fn narrow_parameters_at_odd_offsets() {
     let file = SourceFile::new("div_s16.ptx", &src);
     let (ast, _) = leafold::ptx::parse_and_check(&file).unwrap();
     let module = leafold::ir::build(&ast, &file).unwrap();
-    let info = KernelInfo::new(module.functions[0].param_size());
+    let (_, info) = common::load_our_kernel(&out, &module.functions[0]);
     for (a, b) in [(1000i16, 7i16), (-32768, -1), (-7, 2), (5, 0), (300, -300)] {
         let mut launch = Launch::new([1, 1, 1], [1, 1, 1]);
         launch.params = OUT.to_le_bytes().to_vec();

@@ -18,7 +18,7 @@ use leafold::cubin;
 use leafold::driver::{compile, Emit, Options};
 use leafold::ir::eval::{self, GlobalRegion, Launch};
 use leafold::oracle::Oracle;
-use leafold::sim::{self, KernelInfo, SimOptions};
+use leafold::sim::{self, SimOptions};
 use leafold::sm50::sched::check::{check_hazards, decode_text};
 use leafold::SourceFile;
 
@@ -319,7 +319,7 @@ fn check(op: &str, pairs: &[(u32, u32)], ulps: i32) {
     let module = leafold::ir::build(&ast, &file).unwrap();
     let reference_run = eval::run(&module, "k", &launch).expect("ir::eval runs");
     let want = words(reference_run.region(OUT).unwrap());
-    let info = KernelInfo::new(module.functions[0].param_size());
+    let (_, info) = common::load_our_kernel(&out, &module.functions[0]);
     let o = SimOptions { mufu_ulps: ulps };
     let ours =
         sim::run_with(&code, &info, &launch, &o).unwrap_or_else(|e| panic!("{op}: sim: {e}"));
@@ -402,16 +402,7 @@ fn nvdisasm_agrees_with_our_printer() {
         .flat_map(|r| ["", ".ftz"].map(|ftz| format!("sqrt.{r}{ftz}.f32")));
     for op in ops().into_iter().chain(sqrt) {
         let out = compile(&kernel(&op), &opts()).unwrap();
-        let sass = oracle
-            .cuobjdump(&out.cubin, "-sass")
-            .unwrap_or_else(|e| panic!("{op}: cuobjdump rejects our cubin: {e}"));
-        let ours = common::parse_lines(&out.sass);
-        assert_eq!(common::parse_lines(&sass), ours, "{op}:\n{sass}");
-        let code = cubin::read(&out.cubin).unwrap().kernels[0].code.clone();
-        let raw = oracle
-            .nvdisasm_raw(&code)
-            .expect("nvdisasm accepts our words");
-        assert_eq!(common::parse_lines(&raw), ours, "{op}");
+        common::assert_oracle_prints_our_listing(&oracle, &op, &out.cubin, &out.sass);
     }
 }
 
@@ -633,7 +624,7 @@ fn check64(op: &str, pairs: &[(u64, u64)], ulps: i32) {
             .collect()
     };
     let want = w64(run.region(OUT).unwrap());
-    let info = KernelInfo::new(module.functions[0].param_size());
+    let (_, info) = common::load_our_kernel(&out, &module.functions[0]);
     let o = SimOptions { mufu_ulps: ulps };
     let ours =
         sim::run_with(&code, &info, &launch, &o).unwrap_or_else(|e| panic!("{op}: sim: {e}"));

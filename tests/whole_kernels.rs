@@ -298,18 +298,7 @@ fn hazard_free_and_listed_by_cuobjdump() {
         let errs = check_code(&c.kernels[0].code);
         assert!(errs.is_empty(), "{name}: {errs:#?}\n{}", out.sass);
         if let Some(o) = &oracle {
-            let sass = o.cuobjdump(&out.cubin, "-sass").unwrap();
-            assert_eq!(
-                common::parse_lines(&sass),
-                common::parse_lines(&out.sass),
-                "{name}"
-            );
-            let raw = o.nvdisasm_raw(&c.kernels[0].code).unwrap();
-            assert_eq!(
-                common::parse_lines(&raw),
-                common::parse_lines(&out.sass),
-                "{name}: nvdisasm"
-            );
+            common::assert_oracle_prints_our_listing(o, name, &out.cubin, &out.sass);
         }
     }
 }

@@ -141,3 +141,99 @@ pub fn parse_lines(out: &str) -> Vec<(u64, String)> {
     }
     v
 }
+
+/// With the oracle, NVIDIA's tools print our code as our printer does: `cuobjdump -sass` lists
+/// `cubin` exactly as `sass` (the listing `compile` returned), line for line, and nvdisasm
+/// prints the words of the cubin's first kernel the same way. `what` names the case in the
+/// failure messages. For a cubin of one kernel (see [`assert_cuobjdump_lists_unordered`]).
+pub fn assert_oracle_prints_our_listing(oracle: &Oracle, what: &str, cubin: &[u8], sass: &str) {
+    assert_cuobjdump_lists(oracle, what, cubin, sass);
+    let c = leafold::cubin::read(cubin)
+        .unwrap_or_else(|e| panic!("{what}: our cubin does not read back: {e}"));
+    let raw = oracle
+        .nvdisasm_raw(&c.kernels[0].code)
+        .unwrap_or_else(|e| panic!("{what}: nvdisasm rejects our words: {e}"));
+    same_lines(
+        what,
+        "nvdisasm",
+        &parse_lines(&raw),
+        &parse_lines(sass),
+        &raw,
+    );
+}
+
+/// `cuobjdump -sass` of `cubin` lists exactly the instructions of `sass` (our printer's
+/// listing of it), at the same addresses and in the same order. Returns cuobjdump's listing.
+pub fn assert_cuobjdump_lists(oracle: &Oracle, what: &str, cubin: &[u8], sass: &str) -> String {
+    let listing = oracle
+        .cuobjdump(cubin, "-sass")
+        .unwrap_or_else(|e| panic!("{what}: cuobjdump rejects our cubin: {e}"));
+    same_lines(
+        what,
+        "cuobjdump",
+        &parse_lines(&listing),
+        &parse_lines(sass),
+        &listing,
+    );
+    listing
+}
+
+/// [`assert_cuobjdump_lists`] for a cubin of several kernels: cuobjdump lists kernels in file
+/// order (the reverse of PTX order), so the two sets of (address, text) lines are compared.
+pub fn assert_cuobjdump_lists_unordered(oracle: &Oracle, what: &str, cubin: &[u8], sass: &str) {
+    let listing = oracle
+        .cuobjdump(cubin, "-sass")
+        .unwrap_or_else(|e| panic!("{what}: cuobjdump rejects our cubin: {e}"));
+    let mut theirs = parse_lines(&listing);
+    let mut ours = parse_lines(sass);
+    theirs.sort();
+    ours.sort();
+    same_lines(what, "cuobjdump", &theirs, &ours, &listing);
+}
+
+/// The lines a tool printed are ours; a failure names the first line that differs and shows
+/// the tool's whole listing.
+fn same_lines(
+    what: &str,
+    tool: &str,
+    theirs: &[(u64, String)],
+    ours: &[(u64, String)],
+    listing: &str,
+) {
+    for (t, o) in theirs.iter().zip(ours) {
+        assert_eq!(t, o, "{what}: {tool} (left) vs ours (right)\n{listing}");
+    }
+    assert_eq!(
+        theirs.len(),
+        ours.len(),
+        "{what}: {tool} lists {} instructions, we print {}\n{listing}",
+        theirs.len(),
+        ours.len()
+    );
+}
+
+/// Kernel `f` of our compiled `out` as a driver loads it: [`leafold::sim::load_kernel`] takes
+/// the code, the parameter bytes, the shared and stack sizes and constant banks 2 (the
+/// kernel's literal pool) and 3 from the cubin. Checks that what it read agrees with the IR's
+/// parameter size and with the compile report.
+pub fn load_our_kernel(
+    out: &leafold::driver::Output,
+    f: &leafold::ir::Function,
+) -> (Vec<u64>, leafold::sim::KernelInfo) {
+    let name = &f.name;
+    let (code, info) = leafold::sim::load_kernel(&out.cubin, name)
+        .unwrap_or_else(|e| panic!("{name}: our cubin does not load: {e}"));
+    let report = out
+        .kernels
+        .iter()
+        .find(|k| &k.name == name)
+        .unwrap_or_else(|| panic!("{name}: not in the compile report"));
+    assert_eq!(info.param_size, f.param_size(), "{name}: parameter bytes");
+    assert_eq!(info.local_size, report.stack_frame, "{name}: stack frame");
+    assert_eq!(
+        u64::from(info.shared_size),
+        report.smem,
+        "{name}: shared bytes"
+    );
+    (code, info)
+}
