@@ -5,6 +5,8 @@
 //! values: ptxas's reading of the PTX is the reference for ours (build_eval.rs checks values
 //! by hand). Skipped, with the oracle's notice, where ptxas is not installed.
 
+mod common;
+
 use leafold::ir::eval::{self, GlobalRegion, Launch};
 use leafold::ir::{self, Module};
 use leafold::oracle::Oracle;
@@ -36,14 +38,9 @@ fn compile(oracle: &Oracle, name: &str, text: &str) -> (Vec<u64>, KernelInfo) {
 
 /// Deterministic pseudo-random bytes.
 fn noise(n: usize, seed: u64) -> Vec<u8> {
-    let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
-    (0..n)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u8
-        })
+    common::noise(n, seed)
+        .into_iter()
+        .map(|w| w as u8)
         .collect()
 }
 

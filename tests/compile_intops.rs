@@ -8,8 +8,11 @@
 //! * encoding: every instruction word disassembles under nvdisasm to our printer's text (when
 //!   the oracle is installed).
 
+mod common;
+
 mod lower_common;
 
+use common::Rng;
 use leafold::cubin;
 use leafold::driver::{compile, Emit, Options};
 use leafold::ir::eval::{self, GlobalRegion, Launch};
@@ -31,17 +34,8 @@ fn kernel(name: &str) -> String {
     std::fs::read_to_string(path).unwrap()
 }
 
-/// A small deterministic generator (xorshift64*), so failures reproduce.
-struct Rng(u64);
-
+/// Inputs of the kinds this test needs, drawn from [`common::Rng`].
 impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
     /// A 32-bit word: random, or (one time in three) an edge value.
     fn word(&mut self) -> u32 {
         const EDGE: [u32; 10] = [

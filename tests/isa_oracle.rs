@@ -6,19 +6,9 @@
 
 mod common;
 
+use common::Rng;
 use leafold::oracle::Oracle;
 use leafold::sm50::{self, Bundle, Ctrl, Form, Inst, FORMS};
-
-/// xorshift64*: deterministic, no dependency.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-}
 
 /// A random control field that nvdisasm accepts for an instruction of this latency class,
 /// never forming a dual-issue pair (stall 0 with bit 4 set), so each line stands alone.

@@ -9,6 +9,7 @@
 
 mod common;
 
+use common::Rng;
 use leafold::cubin;
 use leafold::driver::{compile, Emit, Options};
 use leafold::ir::eval::{self, GlobalRegion, Launch};
@@ -130,16 +131,6 @@ fn specials() -> Vec<u32> {
     v
 }
 
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u32 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        (self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 32) as u32
-    }
-}
-
 /// Operand pairs: specials × specials, then random bit patterns and random values of
 /// moderate size (where sin/cos/ex2 are meaningful).
 fn inputs() -> (Vec<u32>, Vec<u32>) {
@@ -153,10 +144,10 @@ fn inputs() -> (Vec<u32>, Vec<u32>) {
     }
     let mut rng = Rng(0x1234_5678_9abc_def1);
     for _ in 0..2048 {
-        a.push(rng.next());
-        b.push(rng.next());
-        let x = (rng.next() as i32 as f32) / 1.0e7;
-        let y = (rng.next() as i32 as f32) / 1.0e7;
+        a.push(rng.next_u32());
+        b.push(rng.next_u32());
+        let x = (rng.next_u32() as i32 as f32) / 1.0e7;
+        let y = (rng.next_u32() as i32 as f32) / 1.0e7;
         a.push(x.to_bits());
         b.push(y.to_bits());
     }
@@ -347,7 +338,7 @@ fn sqrt_rn_is_exact_even_with_perturbed_mufu() {
     }
     let mut rng = Rng(0x5eed);
     for _ in 0..16384 {
-        a.push(rng.next() & 0x7fff_ffff);
+        a.push(rng.next_u32() & 0x7fff_ffff);
     }
     let b = vec![0; a.len()];
     for ulps in [0, 1, -1, 2, -2] {

@@ -8,6 +8,7 @@
 
 mod common;
 
+use common::Rng;
 use leafold::cubin;
 use leafold::driver::{compile, Emit, Options};
 use leafold::ir::eval::{self, GlobalRegion, Launch};
@@ -87,17 +88,6 @@ fn edges(bits: u32) -> Vec<u64> {
     v.sort_unstable();
     v.dedup();
     v
-}
-
-/// A small deterministic generator (xorshift64*), so failures reproduce.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
 }
 
 /// Operand pairs: edges × edges, random × edges, random × random (of random magnitude,

@@ -14,6 +14,7 @@
 
 mod common;
 
+use common::Rng;
 use leafold::cubin;
 use leafold::driver::{compile, Emit, Options};
 use leafold::ir::eval::{self, GlobalRegion, Launch};
@@ -81,16 +82,6 @@ fn opts() -> Options {
         file_name: "fdiv.ptx".to_string(),
         emit: Emit::Sass,
         ..Options::default()
-    }
-}
-
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u32 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        (self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 32) as u32
     }
 }
 
@@ -165,19 +156,19 @@ fn inputs() -> Vec<(u32, u32)> {
     }
     let mut rng = Rng(0x0dd_ba11_cafe);
     for _ in 0..6000 {
-        v.push((rng.next(), rng.next()));
+        v.push((rng.next_u32(), rng.next_u32()));
     }
     // Random operands whose quotient lands near the subnormal range and near overflow.
     for _ in 0..3000 {
-        let (x, y) = (rng.next(), rng.next());
-        let ea = rng.next() % 40;
-        let eb = 60 + rng.next() % 40;
+        let (x, y) = (rng.next_u32(), rng.next_u32());
+        let ea = rng.next_u32() % 40;
+        let eb = 60 + rng.next_u32() % 40;
         let a = (x & 0x807f_ffff) | (ea << 23);
         let b = (y & 0x807f_ffff) | ((127 + eb) << 23);
         v.push((a, b));
         v.push((
             (x & 0x807f_ffff) | ((214 + ea % 40) << 23),
-            (y & 0x807f_ffff) | ((rng.next() % 90) << 23),
+            (y & 0x807f_ffff) | ((rng.next_u32() % 90) << 23),
         ));
     }
     v
@@ -374,13 +365,13 @@ fn f32_sqrt_is_correctly_rounded_in_every_mode_with_perturbed_mufu() {
     for _ in 0..3000 {
         // A 12-bit significand squares exactly to an f32; exponents 2^-57..2^62 keep the
         // square normal and finite.
-        let e = 70 + rng.next() % 120;
-        let s = f32::from_bits((e << 23) | (rng.next() & 0x007f_f000));
+        let e = 70 + rng.next_u32() % 120;
+        let s = f32::from_bits((e << 23) | (rng.next_u32() & 0x007f_f000));
         let sq = f(s * s);
         for x in [sq - 1, sq, sq + 1] {
             pairs.push((0, x));
         }
-        pairs.push((0, rng.next() & 0x807f_ffff));
+        pairs.push((0, rng.next_u32() & 0x807f_ffff));
     }
     for r in ["rn", "rz", "rm", "rp"] {
         for ftz in ["", ".ftz"] {
@@ -490,19 +481,19 @@ fn inputs64() -> Vec<(u64, u64)> {
         }
     }
     let mut rng = Rng(0xfeed_f00d);
-    let r64 = |rng: &mut Rng| u64::from(rng.next()) << 32 | u64::from(rng.next());
+    let r64 = |rng: &mut Rng| u64::from(rng.next_u32()) << 32 | u64::from(rng.next_u32());
     for _ in 0..3000 {
         v.push((r64(&mut rng), r64(&mut rng)));
     }
     for _ in 0..1500 {
         let (x, y) = (r64(&mut rng), r64(&mut rng));
-        let ea = u64::from(rng.next() % 60);
-        let eb = 1000 + u64::from(rng.next() % 60);
+        let ea = u64::from(rng.next_u32() % 60);
+        let eb = 1000 + u64::from(rng.next_u32() % 60);
         let m = 0x800f_ffff_ffff_ffffu64;
         v.push(((x & m) | ea << 52, (y & m) | eb << 52));
         v.push((
             (x & m) | (1990 + ea) << 52,
-            (y & m) | (u64::from(rng.next()) % 80) << 52,
+            (y & m) | (u64::from(rng.next_u32()) % 80) << 52,
         ));
     }
     v

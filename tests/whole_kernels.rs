@@ -12,6 +12,7 @@
 
 mod common;
 
+use common::Rng;
 use leafold::cubin;
 use leafold::driver::{compile, Emit, Options, Output};
 use leafold::ir::eval::{self, GlobalRegion, Launch};
@@ -75,18 +76,10 @@ fn listing(out: &Output) -> String {
     )
 }
 
-/// A small deterministic generator (xorshift64*), so every run sees the same inputs.
-struct Rng(u64);
-
+/// Inputs of the kinds this test needs, drawn from [`common::Rng`].
 impl Rng {
-    fn next(&mut self) -> u32 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        (self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 32) as u32
-    }
     fn below(&mut self, n: u32) -> u32 {
-        self.next() % n
+        self.next_u32() % n
     }
     /// Floats with few significant bits, so sums of products are exact-ish but order matters
     /// (both sides must use the same order).
@@ -109,7 +102,7 @@ impl Rng {
                     4 => f64::NAN,
                     5 => 1e-310 * f64::from(self.below(5)),
                     6..=8 => (f64::from(self.below(2001)) - 1000.0) / 64.0,
-                    _ => f64::from(self.next()) / f64::from(u32::MAX) - 0.2,
+                    _ => f64::from(self.next_u32()) / f64::from(u32::MAX) - 0.2,
                 };
                 x.to_le_bytes()
             })
@@ -128,7 +121,7 @@ impl Rng {
             .collect()
     }
     fn bytes(&mut self, n: usize) -> Vec<u8> {
-        (0..n).map(|_| self.next() as u8).collect()
+        (0..n).map(|_| self.next_u32() as u8).collect()
     }
 }
 

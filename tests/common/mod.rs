@@ -237,3 +237,34 @@ pub fn load_our_kernel(
     );
     (code, info)
 }
+
+/// A small deterministic generator (xorshift64*), so every run sees the same inputs and a
+/// failure reproduces.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    /// The high half of [`Rng::next`] (its better bits).
+    pub fn next_u32(&mut self) -> u32 {
+        (self.next() >> 32) as u32
+    }
+}
+
+/// `n` deterministic pseudo-random words (xorshift) from `seed`.
+pub fn noise(n: usize, seed: u64) -> Vec<u32> {
+    let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u32
+        })
+        .collect()
+}
