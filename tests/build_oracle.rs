@@ -8,11 +8,9 @@
 mod common;
 
 use leafold::ir::eval::{self, GlobalRegion, Launch};
-use leafold::ir::{self, Module};
+use leafold::ir::Module;
 use leafold::oracle::Oracle;
-use leafold::ptx;
 use leafold::sim::{self, KernelInfo};
-use leafold::SourceFile;
 
 /// Below 4 GB (for the 32-bit modules) and clear of the shared/local/const windows.
 const A: u64 = 0x1000_0000;
@@ -25,9 +23,7 @@ fn source(name: &str) -> String {
 }
 
 fn build(name: &str, text: &str) -> Module {
-    let file = SourceFile::new(format!("{name}.ptx"), text.to_string());
-    let (module, _) = ptx::parse_and_check(&file).unwrap();
-    ir::build(&module, &file).unwrap()
+    common::ir_module(format!("{name}.ptx"), text)
 }
 
 /// ptxas's code for kernel `name` and what the simulator needs to know about it.

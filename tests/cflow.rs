@@ -19,7 +19,6 @@ use leafold::ir::eval::{self, GlobalRegion, Launch, RunOutput};
 use leafold::oracle::Oracle;
 use leafold::sim::{self, SimError};
 use leafold::sm50::sched::check::{check_hazards, decode_text};
-use leafold::SourceFile;
 
 const OUT: u64 = 0x1000_0000;
 const KERNELS: [&str; 12] = [
@@ -58,9 +57,7 @@ fn build(name: &str, reconverge: bool) -> Output {
 }
 
 fn ir_text(name: &str) -> String {
-    let file = SourceFile::new(format!("{name}.ptx"), source(name));
-    let (ast, _) = leafold::ptx::parse_and_check(&file).unwrap();
-    leafold::ir::build(&ast, &file).unwrap().to_string()
+    common::ir_module(format!("{name}.ptx"), source(name)).to_string()
 }
 
 /// The listing with a control-code column, as `leafold disasm --ctrl` prints it.
@@ -87,9 +84,7 @@ fn launch(n: u32, grid: u32, block: u32) -> Launch {
 }
 
 fn eval_run(name: &str, l: &Launch) -> RunOutput {
-    let file = SourceFile::new(format!("{name}.ptx"), source(name));
-    let (ast, _) = leafold::ptx::parse_and_check(&file).unwrap();
-    let module = leafold::ir::build(&ast, &file).unwrap();
+    let module = common::ir_module(format!("{name}.ptx"), source(name));
     eval::run(&module, name, l).unwrap_or_else(|e| panic!("{name}: eval: {e}"))
 }
 
@@ -311,9 +306,7 @@ fn bitonic_sort_from_the_corpus() {
     let mut sorted = values.clone();
     sorted.sort();
     let want: Vec<u8> = sorted.iter().flat_map(|v| v.to_le_bytes()).collect();
-    let file = SourceFile::new("bitonic.ptx", src.as_str());
-    let (ast, _) = leafold::ptx::parse_and_check(&file).unwrap();
-    let module = leafold::ir::build(&ast, &file).unwrap();
+    let module = common::ir_module("bitonic.ptx", src.as_str());
     let reference = eval::run(&module, name, &l).unwrap();
     assert_eq!(reference.region(OUT).unwrap(), &want[..]);
     let out = compile(&src, &opts("bitonic", true)).unwrap();
@@ -349,9 +342,7 @@ fn trap_stops_the_launch() {
     let (insts, ctrl, targets) = decode_text(&c.kernels[0].code).unwrap();
     let errs = check_hazards(&insts, &ctrl, &targets);
     assert!(errs.is_empty(), "{errs:#?}\n{}", out.sass);
-    let file = SourceFile::new("trap.ptx", source(name));
-    let (ast, _) = leafold::ptx::parse_and_check(&file).unwrap();
-    let module = leafold::ir::build(&ast, &file).unwrap();
+    let module = common::ir_module("trap.ptx", source(name));
     let f = module.functions.iter().find(|f| f.name == name).unwrap();
     for n in NS {
         for (grid, block) in [(1, 32), (2, 96), (3, 50)] {

@@ -24,7 +24,6 @@ use leafold::ir::eval::{self, GlobalRegion, Launch, MODULE_GLOBAL_BASE, MODULE_G
 use leafold::oracle::Oracle;
 use leafold::sim;
 use leafold::sm50::sched::check::{check_hazards, decode_text};
-use leafold::SourceFile;
 
 const OUT: u64 = 0x1000_0000;
 const FILES: [&str; 5] = [
@@ -128,10 +127,7 @@ fn data_relocs(c: &Cubin) -> Vec<DataReloc> {
 /// buffer (64 bytes at OUT) and the module-global region.
 fn run_both(name: &str) -> (Vec<u8>, Vec<u8>) {
     let src = source(name);
-    let file = SourceFile::new(format!("{name}.ptx"), &src);
-    let (ast, _) = leafold::ptx::parse_and_check(&file).unwrap();
-    let module = leafold::ir::build(&ast, &file)
-        .unwrap_or_else(|d| panic!("{}", leafold::error::render_all(&d)));
+    let module = common::ir_module(format!("{name}.ptx"), &src);
     let out = compile(&src, &opts(name))
         .unwrap_or_else(|d| panic!("{}", leafold::error::render_all(&d.0)));
     let c = cubin::read(&out.cubin).unwrap();
@@ -257,9 +253,7 @@ fn kernel_scope_initializers_name_module_and_kernel_variables() {
 #[test]
 fn the_ir_lists_each_address() {
     let src = source("global_pointers");
-    let file = SourceFile::new("global_pointers.ptx", &src);
-    let (ast, _) = leafold::ptx::parse_and_check(&file).unwrap();
-    let module = leafold::ir::build(&ast, &file).unwrap();
+    let module = common::ir_module("global_pointers.ptx", &src);
     let text = module.to_string();
     assert!(
         text.contains(

@@ -11,7 +11,6 @@ use leafold::ir::eval::{self, GlobalRegion, Launch};
 use leafold::oracle::Oracle;
 use leafold::sim;
 use leafold::sm50::sched::check::{check_hazards, decode_text};
-use leafold::SourceFile;
 
 const OUT: u64 = 0x1000_0000;
 const IN: u64 = 0x2000_0000;
@@ -31,9 +30,7 @@ fn opts(name: &str) -> Options {
 
 /// Compile, check hazards, run both, compare every byte; returns the OUT region.
 fn run_both(name: &str, src: &str, launch: &Launch) -> Vec<u8> {
-    let file = SourceFile::new(name, src);
-    let (ast, _) = leafold::ptx::parse_and_check(&file).unwrap();
-    let module = leafold::ir::build(&ast, &file).unwrap();
+    let module = common::ir_module(name, src);
     let f = &module.functions[0];
     let reference = eval::run(&module, &f.name, launch).expect("ir::eval runs");
     let out = compile(src, &opts(name))

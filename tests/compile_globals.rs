@@ -18,7 +18,6 @@ use leafold::ir::eval::{self, GlobalRegion, Launch, MODULE_GLOBAL_BASE, MODULE_G
 use leafold::oracle::Oracle;
 use leafold::sim;
 use leafold::sm50::sched::check::{check_hazards, decode_text};
-use leafold::SourceFile;
 
 /// `out[t] = table[t] + counter`, `hist[t] = t`, and thread 0 stores `counter + 5` into `total`
 /// (no location is written by one thread and read by another: the simulator runs a warp in
@@ -136,9 +135,7 @@ fn relocs(bytes: &[u8]) -> Vec<(u32, String)> {
 }
 
 fn run_both(name: &str, src: &str, launch: &Launch) -> eval::RunOutput {
-    let file = SourceFile::new(name, src);
-    let (ast, _) = leafold::ptx::parse_and_check(&file).unwrap();
-    let module = leafold::ir::build(&ast, &file).unwrap();
+    let module = common::ir_module(name, src);
     let reference = eval::run(&module, &module.functions[0].name, launch).unwrap();
     let out = compile(src, &opts(name))
         .unwrap_or_else(|d| panic!("{}", leafold::error::render_all(&d.0)));

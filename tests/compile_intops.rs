@@ -18,7 +18,6 @@ use leafold::driver::{compile, Emit, Options};
 use leafold::ir::eval::{self, GlobalRegion, Launch};
 use leafold::sim;
 use leafold::sm50::sched::check::{check_hazards, decode_text};
-use leafold::SourceFile;
 
 const IN: u64 = 0x1000_0000;
 const OUT: u64 = 0x2000_0000;
@@ -125,9 +124,7 @@ fn differential_runs(
     let mut runs = Vec::new();
     let src = kernel(name);
     let out = compile_checked(name, &src);
-    let file = SourceFile::new("t.ptx", &src);
-    let (ast, _) = leafold::ptx::parse_and_check(&file).unwrap();
-    let module = leafold::ir::build(&ast, &file).unwrap();
+    let module = common::ir_module("t.ptx", &src);
     insta::assert_snapshot!(name, format!("{module}\n---- SASS\n{}", out.sass));
     for seed in 0..launches {
         let mut launch = launch(seed, ctas);

@@ -12,7 +12,6 @@ use leafold::oracle::Oracle;
 use leafold::sim;
 use leafold::sm50;
 use leafold::sm50::sched::check::{check_hazards, decode_text};
-use leafold::SourceFile;
 
 const SEED: &str = include_str!("../examples/seed_lea.ptx");
 
@@ -141,9 +140,7 @@ fn run_both(src: &str, launch: &Launch) -> eval::RunOutput {
 }
 
 fn run_both_with(src: &str, launch: &Launch, o: &Options) -> eval::RunOutput {
-    let file = SourceFile::new("t.ptx", src);
-    let (ast, _) = leafold::ptx::parse_and_check(&file).unwrap();
-    let module = leafold::ir::build(&ast, &file).unwrap();
+    let module = common::ir_module("t.ptx", src);
     let f = &module.functions[0];
     let reference = eval::run(&module, &f.name, launch).expect("ir::eval runs");
     let out = compile(src, o).unwrap();

@@ -14,7 +14,6 @@ use leafold::ir::eval::{self, GlobalRegion, Launch};
 use leafold::oracle::Oracle;
 use leafold::sim;
 use leafold::sm50::sched::check::{check_hazards, decode_text};
-use leafold::SourceFile;
 
 const IN: u64 = 0x1000_0000;
 const OUT: u64 = 0x2000_0000;
@@ -115,10 +114,7 @@ fn inputs(seed: u64) -> Vec<u8> {
 /// Compile `body`, check hazards, and compare the simulator with `ir::eval` on 8 launches.
 fn check(body: &str) {
     let src = kernel(body);
-    let file = SourceFile::new("t.ptx", src.clone());
-    let (ast, _) = leafold::ptx::parse_and_check(&file).unwrap();
-    let module = leafold::ir::build(&ast, &file)
-        .unwrap_or_else(|d| panic!("{}", leafold::error::render_all(&d)));
+    let module = common::ir_module("t.ptx", src.clone());
     let f = &module.functions[0];
     let o = Options {
         file_name: "t.ptx".into(),

@@ -11,7 +11,6 @@ use leafold::ir::eval::{self, GlobalRegion, Launch};
 use leafold::lower::Fold;
 use leafold::sim;
 use leafold::sm50::sched::check::check_code;
-use leafold::SourceFile;
 
 const SEED: &str = include_str!("../examples/seed_lea.ptx");
 
@@ -82,9 +81,7 @@ fn opts_inbounds(fold: Fold, inbounds: bool) -> Options {
 /// compiled kernel's report.
 fn run_both_with(src: &str, launch: &Launch, o: &Options) -> leafold::driver::KernelReport {
     let fold = o.fold;
-    let file = SourceFile::new("t.ptx", src);
-    let (ast, _) = leafold::ptx::parse_and_check(&file).unwrap();
-    let module = leafold::ir::build(&ast, &file).unwrap();
+    let module = common::ir_module("t.ptx", src);
     let f = &module.functions[0];
     let reference = eval::run(&module, &f.name, launch).expect("ir::eval runs");
     let out = compile(src, o).unwrap_or_else(|e| panic!("{fold:?}: {e:?}"));

@@ -16,7 +16,6 @@ use leafold::ir::eval::{self, GlobalRegion, Launch};
 use leafold::oracle::Oracle;
 use leafold::sim::{self, SimOptions};
 use leafold::sm50::sched::check::{check_hazards, decode_text};
-use leafold::SourceFile;
 
 const A: u64 = 0x1000_0000;
 const B: u64 = 0x2000_0000;
@@ -213,9 +212,7 @@ fn check_on(
             bytes: vec![0; n * 4],
         },
     ];
-    let file = SourceFile::new("approx.ptx", &src);
-    let (ast, _) = leafold::ptx::parse_and_check(&file).unwrap();
-    let module = leafold::ir::build(&ast, &file).unwrap();
+    let module = common::ir_module("approx.ptx", &src);
     let reference = eval::run(&module, "k", &launch).expect("ir::eval runs");
     let want = words(reference.region(OUT).unwrap());
     let (_, info) = common::load_our_kernel(&out, &module.functions[0]);
@@ -432,9 +429,7 @@ fn f64_approx_ftz_forms() {
                 bytes: vec![0; n * 8],
             },
         ];
-        let file = SourceFile::new("approx.ptx", &src);
-        let (ast, _) = leafold::ptx::parse_and_check(&file).unwrap();
-        let module = leafold::ir::build(&ast, &file).unwrap();
+        let module = common::ir_module("approx.ptx", &src);
         let reference = eval::run(&module, "k", &launch).expect("ir::eval runs");
         let (_, info) = common::load_our_kernel(&out, &module.functions[0]);
         let ours = sim::run_with(&code, &info, &launch, &SimOptions::default())

@@ -15,7 +15,6 @@ use leafold::ir::eval::{self, GlobalRegion, Launch};
 use leafold::oracle::Oracle;
 use leafold::sim::{self, SimOptions};
 use leafold::sm50::sched::check::{check_hazards, decode_text};
-use leafold::SourceFile;
 
 const A: u64 = 0x1000_0000;
 const B: u64 = 0x2000_0000;
@@ -164,9 +163,7 @@ fn check(op: &str, ty: &str, bits: u32) -> Vec<u8> {
     ];
     launch.step_limit = u64::MAX / 2;
 
-    let file = SourceFile::new("div.ptx", &src);
-    let (ast, _) = leafold::ptx::parse_and_check(&file).unwrap();
-    let module = leafold::ir::build(&ast, &file).unwrap();
+    let module = common::ir_module("div.ptx", &src);
     let reference = eval::run(&module, "k", &launch).expect("ir::eval runs");
     let want = reference.region(OUT).unwrap().to_vec();
     let (_, info) = common::load_our_kernel(&out, &module.functions[0]);
@@ -297,9 +294,7 @@ fn narrow_parameters_at_odd_offsets() {
     .unwrap();
     let out = compile(&src, &opts()).unwrap();
     let code = cubin::read(&out.cubin).unwrap().kernels[0].code.clone();
-    let file = SourceFile::new("div_s16.ptx", &src);
-    let (ast, _) = leafold::ptx::parse_and_check(&file).unwrap();
-    let module = leafold::ir::build(&ast, &file).unwrap();
+    let module = common::ir_module("div_s16.ptx", &src);
     let (_, info) = common::load_our_kernel(&out, &module.functions[0]);
     for (a, b) in [(1000i16, 7i16), (-32768, -1), (-7, 2), (5, 0), (300, -300)] {
         let mut launch = Launch::new([1, 1, 1], [1, 1, 1]);

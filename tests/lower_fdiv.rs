@@ -21,7 +21,6 @@ use leafold::ir::eval::{self, GlobalRegion, Launch};
 use leafold::oracle::Oracle;
 use leafold::sim::{self, SimOptions};
 use leafold::sm50::sched::check::{check_hazards, decode_text};
-use leafold::SourceFile;
 
 const A: u64 = 0x1000_0000;
 const B: u64 = 0x2000_0000;
@@ -305,9 +304,7 @@ fn check(op: &str, pairs: &[(u32, u32)], ulps: i32) {
             bytes: vec![0; n * 4],
         },
     ];
-    let file = SourceFile::new("fdiv.ptx", &src);
-    let (ast, _) = leafold::ptx::parse_and_check(&file).unwrap();
-    let module = leafold::ir::build(&ast, &file).unwrap();
+    let module = common::ir_module("fdiv.ptx", &src);
     let reference_run = eval::run(&module, "k", &launch).expect("ir::eval runs");
     let want = words(reference_run.region(OUT).unwrap());
     let (_, info) = common::load_our_kernel(&out, &module.functions[0]);
@@ -605,9 +602,7 @@ fn check64(op: &str, pairs: &[(u64, u64)], ulps: i32) {
             bytes: vec![0; n * 8],
         },
     ];
-    let file = SourceFile::new("fdiv.ptx", &src);
-    let (ast, _) = leafold::ptx::parse_and_check(&file).unwrap();
-    let module = leafold::ir::build(&ast, &file).unwrap();
+    let module = common::ir_module("fdiv.ptx", &src);
     let run = eval::run(&module, "k", &launch).expect("ir::eval runs");
     let w64 = |b: &[u8]| -> Vec<u64> {
         b.chunks(8)

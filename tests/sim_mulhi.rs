@@ -12,11 +12,9 @@ mod common;
 
 use common::noise;
 use leafold::ir::eval::{self, GlobalRegion, Launch, RunOutput};
-use leafold::ir::{self, Module};
+use leafold::ir::Module;
 use leafold::oracle::Oracle;
-use leafold::ptx;
 use leafold::sim;
-use leafold::SourceFile;
 
 const A: u64 = 0x1000_0000;
 const B: u64 = 0x1800_0000;
@@ -73,9 +71,7 @@ const EDGES: [u32; 13] = [
 ];
 
 fn build() -> Module {
-    let file = SourceFile::new("mulhi.ptx".to_string(), PTX.to_string());
-    let (module, _) = ptx::parse_and_check(&file).unwrap();
-    ir::build(&module, &file).unwrap()
+    common::ir_module("mulhi.ptx", PTX)
 }
 
 fn bytes(words: &[u32]) -> Vec<u8> {

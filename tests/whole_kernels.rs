@@ -19,7 +19,6 @@ use leafold::ir::eval::{self, GlobalRegion, Launch};
 use leafold::oracle::Oracle;
 use leafold::sim;
 use leafold::sm50::sched::check::check_code;
-use leafold::SourceFile;
 
 const KERNELS: [&str; 7] = [
     "vector_add",
@@ -344,9 +343,7 @@ fn float_literals_pool() {
 fn eval_and_sim_agree_on_random_inputs() {
     for name in KERNELS {
         let out = build(name);
-        let file = SourceFile::new(format!("{name}.ptx"), source(name));
-        let (ast, _) = leafold::ptx::parse_and_check(&file).unwrap();
-        let module = leafold::ir::build(&ast, &file).unwrap();
+        let module = common::ir_module(format!("{name}.ptx"), source(name));
         for seed in 1..=3 {
             for l in launches(name, seed) {
                 let reference = eval::run(&module, name, &l)

@@ -268,3 +268,13 @@ pub fn noise(n: usize, seed: u64) -> Vec<u32> {
         })
         .collect()
 }
+
+/// The IR module of PTX text `src` (`name` is the file name diagnostics give); panics with
+/// the rendered diagnostics when the text does not parse, check or build.
+pub fn ir_module(name: impl Into<String>, src: impl Into<String>) -> leafold::ir::Module {
+    let file = leafold::SourceFile::new(name, src);
+    let render = |d: &[leafold::error::Diagnostic]| leafold::error::render_all(d);
+    let (ast, _) =
+        leafold::ptx::parse_and_check(&file).unwrap_or_else(|d| panic!("parse: {}", render(&d.0)));
+    leafold::ir::build(&ast, &file).unwrap_or_else(|d| panic!("IR build: {}", render(&d)))
+}
