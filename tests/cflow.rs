@@ -18,7 +18,7 @@ use leafold::driver::{compile, Emit, Options, Output};
 use leafold::ir::eval::{self, GlobalRegion, Launch, RunOutput};
 use leafold::oracle::Oracle;
 use leafold::sim::{self, SimError};
-use leafold::sm50::sched::check::{check_hazards, decode_text};
+use leafold::sm50::sched::check::check_code;
 
 const OUT: u64 = 0x1000_0000;
 const KERNELS: [&str; 12] = [
@@ -105,8 +105,7 @@ fn every_cubin_is_hazard_free() {
         for reconverge in [true, false] {
             let out = build(name, reconverge);
             let c = cubin::read(&out.cubin).unwrap();
-            let (insts, ctrl, targets) = decode_text(&c.kernels[0].code).unwrap();
-            let errs = check_hazards(&insts, &ctrl, &targets);
+            let errs = check_code(&c.kernels[0].code);
             assert!(errs.is_empty(), "{name}: {errs:#?}\n{}", out.sass);
         }
     }
@@ -262,8 +261,7 @@ fn spills_around_divergence_keep_results() {
             out.sass
         );
         let c = cubin::read(&out.cubin).unwrap();
-        let (insts, ctrl, targets) = decode_text(&c.kernels[0].code).unwrap();
-        assert!(check_hazards(&insts, &ctrl, &targets).is_empty());
+        assert!(check_code(&c.kernels[0].code).is_empty());
         for n in NS {
             let l = launch(n, 2, 96);
             let ours = sim::run_cubin(&out.cubin, name, &l)
@@ -339,8 +337,7 @@ fn trap_stops_the_launch() {
     );
     assert_eq!(out.sass.matches("BPT.TRAP 0x1").count(), 2, "{}", out.sass);
     let c = cubin::read(&out.cubin).unwrap();
-    let (insts, ctrl, targets) = decode_text(&c.kernels[0].code).unwrap();
-    let errs = check_hazards(&insts, &ctrl, &targets);
+    let errs = check_code(&c.kernels[0].code);
     assert!(errs.is_empty(), "{errs:#?}\n{}", out.sass);
     let module = common::ir_module("trap.ptx", source(name));
     let f = module.functions.iter().find(|f| f.name == name).unwrap();

@@ -23,7 +23,7 @@ use leafold::driver::{compile, Emit, Options, R_CUDA_G32, R_CUDA_G64, R_CUDA_G8_
 use leafold::ir::eval::{self, GlobalRegion, Launch, MODULE_GLOBAL_BASE, MODULE_GLOBAL_BASE_32};
 use leafold::oracle::Oracle;
 use leafold::sim;
-use leafold::sm50::sched::check::{check_hazards, decode_text};
+use leafold::sm50::sched::check::check_code;
 
 const OUT: u64 = 0x1000_0000;
 const FILES: [&str; 5] = [
@@ -131,8 +131,7 @@ fn run_both(name: &str) -> (Vec<u8>, Vec<u8>) {
     let out = compile(&src, &opts(name))
         .unwrap_or_else(|d| panic!("{}", leafold::error::render_all(&d.0)));
     let c = cubin::read(&out.cubin).unwrap();
-    let (insts, ctrl, targets) = decode_text(&c.kernels[0].code).unwrap();
-    let errs = check_hazards(&insts, &ctrl, &targets);
+    let errs = check_code(&c.kernels[0].code);
     assert!(errs.is_empty(), "{name}: {errs:#?}\n{}", out.sass);
     let mut launch = Launch::new([1, 1, 1], [1, 1, 1]);
     launch.params = if module.addr32 {

@@ -10,7 +10,7 @@ use leafold::driver::{compile, Emit, Options};
 use leafold::ir::eval::{self, GlobalRegion, Launch};
 use leafold::oracle::Oracle;
 use leafold::sim;
-use leafold::sm50::sched::check::{check_hazards, decode_text};
+use leafold::sm50::sched::check::check_code;
 
 const OUT: u64 = 0x1000_0000;
 const IN: u64 = 0x2000_0000;
@@ -36,8 +36,7 @@ fn run_both(name: &str, src: &str, launch: &Launch) -> Vec<u8> {
     let out = compile(src, &opts(name))
         .unwrap_or_else(|d| panic!("{name}: {}", leafold::error::render_all(&d.0)));
     let (code, info) = common::load_our_kernel(&out, f);
-    let (insts, ctrl, targets) = decode_text(&code).expect("our code decodes");
-    let errs = check_hazards(&insts, &ctrl, &targets);
+    let errs = check_code(&code);
     assert!(errs.is_empty(), "{name}: {errs:#?}\n{}", out.sass);
     let ours =
         sim::run(&code, &info, launch).unwrap_or_else(|e| panic!("{name}: sim: {e}\n{}", out.sass));

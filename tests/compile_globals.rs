@@ -17,7 +17,7 @@ use leafold::driver::{
 use leafold::ir::eval::{self, GlobalRegion, Launch, MODULE_GLOBAL_BASE, MODULE_GLOBAL_BASE_32};
 use leafold::oracle::Oracle;
 use leafold::sim;
-use leafold::sm50::sched::check::{check_hazards, decode_text};
+use leafold::sm50::sched::check::check_code;
 
 /// `out[t] = table[t] + counter`, `hist[t] = t`, and thread 0 stores `counter + 5` into `total`
 /// (no location is written by one thread and read by another: the simulator runs a warp in
@@ -140,8 +140,7 @@ fn run_both(name: &str, src: &str, launch: &Launch) -> eval::RunOutput {
     let out = compile(src, &opts(name))
         .unwrap_or_else(|d| panic!("{}", leafold::error::render_all(&d.0)));
     let c = cubin::read(&out.cubin).unwrap();
-    let (insts, ctrl, targets) = decode_text(&c.kernels[0].code).unwrap();
-    let errs = check_hazards(&insts, &ctrl, &targets);
+    let errs = check_code(&c.kernels[0].code);
     assert!(errs.is_empty(), "{errs:#?}\n{}", out.sass);
     let ours = sim::run_cubin(&out.cubin, &module.functions[0].name, launch)
         .unwrap_or_else(|e| panic!("sim: {e}\n{}", out.sass));

@@ -11,7 +11,7 @@ use leafold::ir::eval::{self, GlobalRegion, Launch};
 use leafold::oracle::Oracle;
 use leafold::sim;
 use leafold::sm50;
-use leafold::sm50::sched::check::{check_hazards, decode_text};
+use leafold::sm50::sched::check::{check_code, check_hazards, decode_text};
 
 const SEED: &str = include_str!("../examples/seed_lea.ptx");
 
@@ -123,8 +123,7 @@ fn oracle_accepts_compiled_cubins() {
     ] {
         let out = compile(src, &o).unwrap();
         let (code, _) = kernel_code(&out.cubin);
-        let (insts, ctrl, targets) = decode_text(&code).expect("our code decodes");
-        let errs = check_hazards(&insts, &ctrl, &targets);
+        let errs = check_code(&code);
         assert!(errs.is_empty(), "{name}: {errs:#?}");
         common::assert_oracle_prints_our_listing(&oracle, name, &out.cubin, &out.sass);
     }

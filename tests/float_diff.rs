@@ -13,7 +13,7 @@ use leafold::driver::{compile, Emit, Options};
 use leafold::ir::eval::{self, GlobalRegion, Launch};
 use leafold::oracle::Oracle;
 use leafold::sim;
-use leafold::sm50::sched::check::{check_hazards, decode_text};
+use leafold::sm50::sched::check::check_code;
 
 const IN: u64 = 0x1000_0000;
 const OUT: u64 = 0x2000_0000;
@@ -124,8 +124,7 @@ fn check(body: &str) {
     let out = compile(&src, &o).unwrap_or_else(|e| panic!("{e}"));
     let c = cubin::read(&out.cubin).unwrap();
     let code = c.kernels[0].code.clone();
-    let (insts, ctrl, targets) = decode_text(&code).unwrap();
-    let hazards = check_hazards(&insts, &ctrl, &targets);
+    let hazards = check_code(&code);
     assert!(hazards.is_empty(), "{hazards:?}\n{}", out.sass);
     // As a loader does: parameters, frame and the literal pool (constant bank 2) from the cubin.
     let (_, info) = sim::load_kernel(&out.cubin, &f.name).expect("our cubin loads");

@@ -15,7 +15,7 @@ use leafold::driver::{compile, Emit, Options};
 use leafold::ir::eval::{self, GlobalRegion, Launch};
 use leafold::oracle::Oracle;
 use leafold::sim::{self, SimOptions};
-use leafold::sm50::sched::check::{check_hazards, decode_text};
+use leafold::sm50::sched::check::check_code;
 
 const A: u64 = 0x1000_0000;
 const B: u64 = 0x2000_0000;
@@ -191,8 +191,7 @@ fn check_on(
     let out = compile(&src, &opts())
         .unwrap_or_else(|d| panic!("{op}: {}", leafold::error::render_all(&d.0)));
     let code = cubin::read(&out.cubin).unwrap().kernels[0].code.clone();
-    let (insts, ctrl, targets) = decode_text(&code).expect("our code decodes");
-    let errs = check_hazards(&insts, &ctrl, &targets);
+    let errs = check_code(&code);
     assert!(errs.is_empty(), "{op}: {errs:#?}\n{}", out.sass);
     assert!(out.sass.contains("MUFU"), "{op}:\n{}", out.sass);
 
@@ -375,8 +374,7 @@ fn f64_approx_ftz_forms() {
         let out = compile(&src, &opts())
             .unwrap_or_else(|d| panic!("{op}: {}", leafold::error::render_all(&d.0)));
         let code = cubin::read(&out.cubin).unwrap().kernels[0].code.clone();
-        let (insts, ctrl, targets) = decode_text(&code).expect("our code decodes");
-        let errs = check_hazards(&insts, &ctrl, &targets);
+        let errs = check_code(&code);
         assert!(errs.is_empty(), "{op}: {errs:#?}\n{}", out.sass);
         let unit = if op.starts_with("rcp") {
             "MUFU.RCP64H"

@@ -14,7 +14,7 @@ use leafold::driver::{compile, Emit, Options};
 use leafold::ir::eval::{self, GlobalRegion, Launch};
 use leafold::oracle::Oracle;
 use leafold::sim::{self, SimOptions};
-use leafold::sm50::sched::check::{check_hazards, decode_text};
+use leafold::sm50::sched::check::check_code;
 
 const A: u64 = 0x1000_0000;
 const B: u64 = 0x2000_0000;
@@ -136,8 +136,7 @@ fn check(op: &str, ty: &str, bits: u32) -> Vec<u8> {
         compile(&src, &opts()).unwrap_or_else(|d| panic!("{}", leafold::error::render_all(&d.0)));
     let c = cubin::read(&out.cubin).expect("our cubin reads back");
     let code = c.kernels[0].code.clone();
-    let (insts, ctrl, targets) = decode_text(&code).expect("our code decodes");
-    let errs = check_hazards(&insts, &ctrl, &targets);
+    let errs = check_code(&code);
     assert!(errs.is_empty(), "{errs:#?}\n{}", out.sass);
 
     let mut p = pairs(bits, 0x9e37_79b9_7f4a_7c15 ^ u64::from(bits));

@@ -20,7 +20,7 @@ use leafold::driver::{compile, Emit, Options};
 use leafold::ir::eval::{self, GlobalRegion, Launch};
 use leafold::oracle::Oracle;
 use leafold::sim::{self, SimOptions};
-use leafold::sm50::sched::check::{check_hazards, decode_text};
+use leafold::sm50::sched::check::check_code;
 
 const A: u64 = 0x1000_0000;
 const B: u64 = 0x2000_0000;
@@ -278,8 +278,7 @@ fn check(op: &str, pairs: &[(u32, u32)], ulps: i32) {
     let out = compile(&src, &opts())
         .unwrap_or_else(|d| panic!("{op}: {}", leafold::error::render_all(&d.0)));
     let code = cubin::read(&out.cubin).unwrap().kernels[0].code.clone();
-    let (insts, ctrl, targets) = decode_text(&code).expect("our code decodes");
-    let errs = check_hazards(&insts, &ctrl, &targets);
+    let errs = check_code(&code);
     assert!(errs.is_empty(), "{op}: {errs:#?}\n{}", out.sass);
     let unit = if op.starts_with("sqrt") {
         "MUFU.RSQ"
@@ -581,8 +580,7 @@ fn check64(op: &str, pairs: &[(u64, u64)], ulps: i32) {
     let out = compile(&src, &opts())
         .unwrap_or_else(|d| panic!("{op}: {}", leafold::error::render_all(&d.0)));
     let code = cubin::read(&out.cubin).unwrap().kernels[0].code.clone();
-    let (insts, ctrl, targets) = decode_text(&code).expect("our code decodes");
-    let errs = check_hazards(&insts, &ctrl, &targets);
+    let errs = check_code(&code);
     assert!(errs.is_empty(), "{op}: {errs:#?}\n{}", out.sass);
     assert!(out.sass.contains("64H"), "{op}:\n{}", out.sass);
     let le64 = |v: &[u64]| -> Vec<u8> { v.iter().flat_map(|x| x.to_le_bytes()).collect() };
