@@ -10,8 +10,6 @@
 
 mod common;
 
-mod lower_common;
-
 use common::Rng;
 use leafold::cubin;
 use leafold::driver::{compile, Emit, Options};
@@ -70,7 +68,7 @@ fn compile_checked(test: &str, src: &str) -> leafold::driver::Output {
     let (insts, ctrl, targets) = decode_text(&c.kernels[0].code).expect("decodes");
     let errs = check_hazards(&insts, &ctrl, &targets);
     assert!(errs.is_empty(), "hazards: {errs:?}\n{}", out.sass);
-    lower_common::check_with_nvdisasm(test, &insts);
+    common::check_with_nvdisasm(test, &insts);
     out
 }
 

@@ -5,6 +5,7 @@
 #![allow(dead_code)]
 
 use leafold::oracle::Oracle;
+use leafold::sm50::{self, Bundle, Ctrl, Field, Form};
 use std::hash::{Hash, Hasher};
 use std::path::PathBuf;
 
@@ -277,4 +278,43 @@ pub fn ir_module(name: impl Into<String>, src: impl Into<String>) -> leafold::ir
     let (ast, _) =
         leafold::ptx::parse_and_check(&file).unwrap_or_else(|d| panic!("parse: {}", render(&d.0)));
     leafold::ir::build(&ast, &file).unwrap_or_else(|d| panic!("IR build: {}", render(&d)))
+}
+
+/// Every instruction of `insts` (selected code, before any cubin) encodes to a word nvdisasm
+/// prints exactly as our printer does (neutral control words). Skips with the oracle's notice
+/// when the tools are absent.
+pub fn check_with_nvdisasm(test: &str, insts: &[sm50::Inst]) {
+    let Some(oracle) = Oracle::for_test(test) else {
+        return;
+    };
+    let mut words = Vec::new();
+    let mut ours = Vec::new();
+    for (n, chunk) in insts.chunks(3).enumerate() {
+        let mut b = Bundle {
+            ctrl: [Ctrl::NEUTRAL; 3],
+            insts: [0x50b0000000070f00; 3],
+        };
+        for (k, i) in chunk.iter().enumerate() {
+            // BRA holds an instruction index here; give it a real (small, forward-safe) offset
+            // so the word is an ordinary branch.
+            let mut i = *i;
+            if i.form == Form::BRA {
+                i.set(Field::Rel, 0x10);
+            }
+            b.insts[k] = sm50::encode(&i);
+            let addr = (n * 32 + 8 + 8 * k) as u64;
+            ours.push((addr, sm50::print(&i, addr, 0)));
+        }
+        words.push(b.ctrl_word());
+        words.extend(b.insts);
+    }
+    let out = oracle.nvdisasm_raw(&words).expect("nvdisasm runs");
+    let theirs: std::collections::HashMap<u64, String> = parse_lines(&out).into_iter().collect();
+    for (addr, text) in ours {
+        assert_eq!(
+            theirs.get(&addr).map(String::as_str),
+            Some(text.as_str()),
+            "instruction at {addr:#x}"
+        );
+    }
 }
