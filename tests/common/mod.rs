@@ -287,27 +287,24 @@ pub fn check_with_nvdisasm(test: &str, insts: &[sm50::Inst]) {
     let Some(oracle) = Oracle::for_test(test) else {
         return;
     };
-    let mut words = Vec::new();
-    let mut ours = Vec::new();
-    for (n, chunk) in insts.chunks(3).enumerate() {
-        let mut b = Bundle {
-            ctrl: [Ctrl::NEUTRAL; 3],
-            insts: [0x50b0000000070f00; 3],
-        };
-        for (k, i) in chunk.iter().enumerate() {
-            // BRA holds an instruction index here; give it a real (small, forward-safe) offset
-            // so the word is an ordinary branch.
+    // BRA holds an instruction index here; give it a real (small, forward-safe) offset so the
+    // word is an ordinary branch.
+    let insts: Vec<(sm50::Inst, Ctrl)> = insts
+        .iter()
+        .map(|i| {
             let mut i = *i;
             if i.form == Form::BRA {
                 i.set(Field::Rel, 0x10);
             }
-            b.insts[k] = sm50::encode(&i);
-            let addr = (n * 32 + 8 + 8 * k) as u64;
-            ours.push((addr, sm50::print(&i, addr, 0)));
-        }
-        words.push(b.ctrl_word());
-        words.extend(b.insts);
-    }
+            (i, Ctrl::NEUTRAL)
+        })
+        .collect();
+    let (words, addrs) = bundle_words(&insts);
+    let ours: Vec<(u64, String)> = insts
+        .iter()
+        .zip(addrs)
+        .map(|((i, _), addr)| (addr, sm50::print(i, addr, 0)))
+        .collect();
     let out = oracle.nvdisasm_raw(&words).expect("nvdisasm runs");
     let theirs: std::collections::HashMap<u64, String> = parse_lines(&out).into_iter().collect();
     for (addr, text) in ours {
@@ -317,4 +314,26 @@ pub fn check_with_nvdisasm(test: &str, insts: &[sm50::Inst]) {
             "instruction at {addr:#x}"
         );
     }
+}
+
+/// Instructions with their control fields packed three to a bundle, as the words of a
+/// `.text` section (the last bundle padded with NOPs); returns the words and each
+/// instruction's byte address in them.
+pub fn bundle_words(insts: &[(sm50::Inst, Ctrl)]) -> (Vec<u64>, Vec<u64>) {
+    let mut words = Vec::new();
+    let mut addrs = Vec::new();
+    for (n, chunk) in insts.chunks(3).enumerate() {
+        let mut b = Bundle {
+            ctrl: [Ctrl::NEUTRAL; 3],
+            insts: [0x50b0000000070f00; 3],
+        };
+        for (k, (i, c)) in chunk.iter().enumerate() {
+            b.ctrl[k] = *c;
+            b.insts[k] = sm50::encode(i);
+            addrs.push((n * 32 + 8 + 8 * k) as u64);
+        }
+        words.push(b.ctrl_word());
+        words.extend(b.insts);
+    }
+    (words, addrs)
 }
