@@ -1,6 +1,13 @@
-//! Shared helpers for the oracle tests over the corpus: what MANIFEST.md says ptxas 11.8 does
-//! with each file, the `.target`/`.version` rewrite it needs, and a compile cache so the
-//! several corpus tests compile each file with ptxas once per checkout, not once per test.
+//! Helpers shared by the integration tests (each test file that needs them says `mod common;`):
+//! * the corpus: what MANIFEST.md says ptxas 11.8 does with each file, the
+//!   `.target`/`.version` rewrite it needs, and a compile cache so the several corpus tests
+//!   compile each file with ptxas once per checkout, not once per test;
+//! * the oracle checks of our code: `cuobjdump -sass` and nvdisasm print our cubin (or our
+//!   selected instructions) exactly as our printer does ([`assert_oracle_prints_our_listing`],
+//!   [`check_with_nvdisasm`]), over listings read by [`parse_lines`];
+//! * running our code: [`ir_module`] (PTX text to IR) and [`load_our_kernel`] (the code and
+//!   `KernelInfo` from our cubin, as a loader reads them, constant banks included);
+//! * deterministic inputs: [`Rng`] (xorshift64*) and [`noise`].
 
 #![allow(dead_code)]
 
