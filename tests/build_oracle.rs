@@ -5,13 +5,12 @@
 //! values: ptxas's reading of the PTX is the reference for ours (build_eval.rs checks values
 //! by hand). Skipped, with the oracle's notice, where ptxas is not installed.
 
+mod common;
+
 use leafold::ir::eval::{self, GlobalRegion, Launch};
-use leafold::ir::{self, Module};
+use leafold::ir::Module;
 use leafold::oracle::Oracle;
-use leafold::ptx;
-use leafold::sim::{self, KernelInfo, PARAM_BASE};
-use leafold::SourceFile;
-use object::{Object, ObjectSection};
+use leafold::sim::{self, KernelInfo};
 
 /// Below 4 GB (for the 32-bit modules) and clear of the shared/local/const windows.
 const A: u64 = 0x1000_0000;
@@ -24,44 +23,20 @@ fn source(name: &str) -> String {
 }
 
 fn build(name: &str, text: &str) -> Module {
-    let file = SourceFile::new(format!("{name}.ptx"), text.to_string());
-    let (module, _) = ptx::parse_and_check(&file).unwrap();
-    ir::build(&module, &file).unwrap()
+    common::ir_module(format!("{name}.ptx"), text)
 }
 
 /// ptxas's code for kernel `name` and what the simulator needs to know about it.
 fn compile(oracle: &Oracle, name: &str, text: &str) -> (Vec<u64>, KernelInfo) {
     let cubin = oracle.ptxas(text, "sm_52", &[]).expect("ptxas");
-    let file = object::File::parse(&cubin[..]).expect("cubin parses as ELF");
-    let section = |s: &str| {
-        file.section_by_name(s)
-            .map(|s| (s.size(), s.data().expect("section data").to_vec()))
-    };
-    let (_, text) = section(&format!(".text.{name}")).expect("kernel text");
-    let code = sim::words(&text).expect("whole words");
-    let mut info = KernelInfo::default();
-    if let Some((size, _)) = section(&format!(".nv.constant0.{name}")) {
-        info.param_size = size as u32 - PARAM_BASE;
-    }
-    if let Some((size, _)) = section(&format!(".nv.shared.{name}")) {
-        info.shared_size = size as u32;
-    }
-    if let Some((_, data)) = section(&format!(".nv.constant2.{name}")) {
-        info.banks.push((2, data));
-    }
-    (code, info)
+    sim::load_kernel(&cubin, name).unwrap_or_else(|e| panic!("{name}: ptxas's cubin: {e}"))
 }
 
 /// Deterministic pseudo-random bytes.
 fn noise(n: usize, seed: u64) -> Vec<u8> {
-    let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
-    (0..n)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u8
-        })
+    common::noise(n, seed)
+        .into_iter()
+        .map(|w| w as u8)
         .collect()
 }
 

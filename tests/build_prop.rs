@@ -12,9 +12,8 @@ use leafold::ir::eval::{self, EvalError, GlobalRegion, Launch};
 use leafold::ir::{self, Module};
 use leafold::oracle::Oracle;
 use leafold::ptx;
-use leafold::sim::{self, KernelInfo, SimError, PARAM_BASE};
+use leafold::sim::{self, KernelInfo, SimError};
 use leafold::SourceFile;
-use object::{Object, ObjectSection};
 use proptest::prelude::*;
 
 const OUT: u64 = 0x2000_0000;
@@ -213,17 +212,7 @@ proptest! {
 
 fn ptxas_code(oracle: &Oracle, text: &str) -> (Vec<u64>, KernelInfo) {
     let cubin = oracle.ptxas(text, "sm_52", &[]).expect("ptxas");
-    let file = object::File::parse(&cubin[..]).expect("ELF");
-    let text_sec = file.section_by_name(".text.k").expect(".text.k");
-    let code = sim::words(text_sec.data().unwrap()).expect("words");
-    let mut info = KernelInfo::default();
-    if let Some(s) = file.section_by_name(".nv.constant0.k") {
-        info.param_size = s.size() as u32 - PARAM_BASE;
-    }
-    if let Some(s) = file.section_by_name(".nv.constant2.k") {
-        info.banks.push((2, s.data().unwrap().to_vec()));
-    }
-    (code, info)
+    sim::load_kernel(&cubin, "k").unwrap_or_else(|e| panic!("ptxas's cubin: {e}\n{text}"))
 }
 
 proptest! {

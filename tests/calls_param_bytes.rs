@@ -5,6 +5,9 @@
 //! give the bytes a plain byte-array model gives, and the simulator running the compiled
 //! kernel must agree with `ir::eval`.
 
+mod common;
+
+use common::Rng;
 use leafold::driver::{compile, Options};
 use leafold::ir::eval::{self, GlobalRegion, Launch};
 use leafold::sim;
@@ -12,16 +15,8 @@ use leafold::SourceFile;
 
 const OUT: u64 = 0x1000_0000;
 
-/// A small deterministic generator (xorshift64*).
-struct Rng(u64);
-
+/// Inputs of the kinds this test needs, drawn from [`common::Rng`].
 impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
     fn below(&mut self, n: u64) -> u64 {
         self.next() % n
     }

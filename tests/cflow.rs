@@ -18,8 +18,7 @@ use leafold::driver::{compile, Emit, Options, Output};
 use leafold::ir::eval::{self, GlobalRegion, Launch, RunOutput};
 use leafold::oracle::Oracle;
 use leafold::sim::{self, SimError};
-use leafold::sm50::sched::check::{check_hazards, decode_text};
-use leafold::SourceFile;
+use leafold::sm50::sched::check::check_code;
 
 const OUT: u64 = 0x1000_0000;
 const KERNELS: [&str; 12] = [
@@ -58,9 +57,7 @@ fn build(name: &str, reconverge: bool) -> Output {
 }
 
 fn ir_text(name: &str) -> String {
-    let file = SourceFile::new(format!("{name}.ptx"), source(name));
-    let (ast, _) = leafold::ptx::parse_and_check(&file).unwrap();
-    leafold::ir::build(&ast, &file).unwrap().to_string()
+    common::ir_module(format!("{name}.ptx"), source(name)).to_string()
 }
 
 /// The listing with a control-code column, as `leafold disasm --ctrl` prints it.
@@ -87,9 +84,7 @@ fn launch(n: u32, grid: u32, block: u32) -> Launch {
 }
 
 fn eval_run(name: &str, l: &Launch) -> RunOutput {
-    let file = SourceFile::new(format!("{name}.ptx"), source(name));
-    let (ast, _) = leafold::ptx::parse_and_check(&file).unwrap();
-    let module = leafold::ir::build(&ast, &file).unwrap();
+    let module = common::ir_module(format!("{name}.ptx"), source(name));
     eval::run(&module, name, l).unwrap_or_else(|e| panic!("{name}: eval: {e}"))
 }
 
@@ -110,8 +105,7 @@ fn every_cubin_is_hazard_free() {
         for reconverge in [true, false] {
             let out = build(name, reconverge);
             let c = cubin::read(&out.cubin).unwrap();
-            let (insts, ctrl, targets) = decode_text(&c.kernels[0].code).unwrap();
-            let errs = check_hazards(&insts, &ctrl, &targets);
+            let errs = check_code(&c.kernels[0].code);
             assert!(errs.is_empty(), "{name}: {errs:#?}\n{}", out.sass);
         }
     }
@@ -223,21 +217,7 @@ fn oracle_prints_our_listing() {
     };
     for name in KERNELS {
         let out = build(name, true);
-        let sass = oracle
-            .cuobjdump(&out.cubin, "-sass")
-            .unwrap_or_else(|e| panic!("{name}: cuobjdump rejects our cubin: {e}"));
-        assert_eq!(
-            common::parse_lines(&sass),
-            common::parse_lines(&out.sass),
-            "{name}:\n{sass}"
-        );
-        let c = cubin::read(&out.cubin).unwrap();
-        let raw = oracle.nvdisasm_raw(&c.kernels[0].code).unwrap();
-        assert_eq!(
-            common::parse_lines(&raw),
-            common::parse_lines(&out.sass),
-            "{name}"
-        );
+        common::assert_oracle_prints_our_listing(&oracle, name, &out.cubin, &out.sass);
     }
 }
 
@@ -281,8 +261,7 @@ fn spills_around_divergence_keep_results() {
             out.sass
         );
         let c = cubin::read(&out.cubin).unwrap();
-        let (insts, ctrl, targets) = decode_text(&c.kernels[0].code).unwrap();
-        assert!(check_hazards(&insts, &ctrl, &targets).is_empty());
+        assert!(check_code(&c.kernels[0].code).is_empty());
         for n in NS {
             let l = launch(n, 2, 96);
             let ours = sim::run_cubin(&out.cubin, name, &l)
@@ -325,9 +304,7 @@ fn bitonic_sort_from_the_corpus() {
     let mut sorted = values.clone();
     sorted.sort();
     let want: Vec<u8> = sorted.iter().flat_map(|v| v.to_le_bytes()).collect();
-    let file = SourceFile::new("bitonic.ptx", src.as_str());
-    let (ast, _) = leafold::ptx::parse_and_check(&file).unwrap();
-    let module = leafold::ir::build(&ast, &file).unwrap();
+    let module = common::ir_module("bitonic.ptx", src.as_str());
     let reference = eval::run(&module, name, &l).unwrap();
     assert_eq!(reference.region(OUT).unwrap(), &want[..]);
     let out = compile(&src, &opts("bitonic", true)).unwrap();
@@ -360,12 +337,9 @@ fn trap_stops_the_launch() {
     );
     assert_eq!(out.sass.matches("BPT.TRAP 0x1").count(), 2, "{}", out.sass);
     let c = cubin::read(&out.cubin).unwrap();
-    let (insts, ctrl, targets) = decode_text(&c.kernels[0].code).unwrap();
-    let errs = check_hazards(&insts, &ctrl, &targets);
+    let errs = check_code(&c.kernels[0].code);
     assert!(errs.is_empty(), "{errs:#?}\n{}", out.sass);
-    let file = SourceFile::new("trap.ptx", source(name));
-    let (ast, _) = leafold::ptx::parse_and_check(&file).unwrap();
-    let module = leafold::ir::build(&ast, &file).unwrap();
+    let module = common::ir_module("trap.ptx", source(name));
     let f = module.functions.iter().find(|f| f.name == name).unwrap();
     for n in NS {
         for (grid, block) in [(1, 32), (2, 96), (3, 50)] {
@@ -416,11 +390,6 @@ fn trap_stops_the_launch() {
         );
     }
     if let Some(oracle) = Oracle::for_test("cflow::trap") {
-        let sass = oracle.cuobjdump(&out.cubin, "-sass").unwrap();
-        assert_eq!(
-            common::parse_lines(&sass),
-            common::parse_lines(&out.sass),
-            "{sass}"
-        );
+        common::assert_cuobjdump_lists(&oracle, "trap", &out.cubin, &out.sass);
     }
 }

@@ -23,8 +23,7 @@ use leafold::driver::{compile, Emit, Options, R_CUDA_G32, R_CUDA_G64, R_CUDA_G8_
 use leafold::ir::eval::{self, GlobalRegion, Launch, MODULE_GLOBAL_BASE, MODULE_GLOBAL_BASE_32};
 use leafold::oracle::Oracle;
 use leafold::sim;
-use leafold::sm50::sched::check::{check_hazards, decode_text};
-use leafold::SourceFile;
+use leafold::sm50::sched::check::check_code;
 
 const OUT: u64 = 0x1000_0000;
 const FILES: [&str; 5] = [
@@ -128,15 +127,11 @@ fn data_relocs(c: &Cubin) -> Vec<DataReloc> {
 /// buffer (64 bytes at OUT) and the module-global region.
 fn run_both(name: &str) -> (Vec<u8>, Vec<u8>) {
     let src = source(name);
-    let file = SourceFile::new(format!("{name}.ptx"), &src);
-    let (ast, _) = leafold::ptx::parse_and_check(&file).unwrap();
-    let module = leafold::ir::build(&ast, &file)
-        .unwrap_or_else(|d| panic!("{}", leafold::error::render_all(&d)));
+    let module = common::ir_module(format!("{name}.ptx"), &src);
     let out = compile(&src, &opts(name))
         .unwrap_or_else(|d| panic!("{}", leafold::error::render_all(&d.0)));
     let c = cubin::read(&out.cubin).unwrap();
-    let (insts, ctrl, targets) = decode_text(&c.kernels[0].code).unwrap();
-    let errs = check_hazards(&insts, &ctrl, &targets);
+    let errs = check_code(&c.kernels[0].code);
     assert!(errs.is_empty(), "{name}: {errs:#?}\n{}", out.sass);
     let mut launch = Launch::new([1, 1, 1], [1, 1, 1]);
     launch.params = if module.addr32 {
@@ -257,9 +252,7 @@ fn kernel_scope_initializers_name_module_and_kernel_variables() {
 #[test]
 fn the_ir_lists_each_address() {
     let src = source("global_pointers");
-    let file = SourceFile::new("global_pointers.ptx", &src);
-    let (ast, _) = leafold::ptx::parse_and_check(&file).unwrap();
-    let module = leafold::ir::build(&ast, &file).unwrap();
+    let module = common::ir_module("global_pointers.ptx", &src);
     let text = module.to_string();
     assert!(
         text.contains(
@@ -278,20 +271,11 @@ fn relocations_match_ptxas_and_nvidia_tools_accept_the_cubins() {
     for name in FILES {
         let src = source(name);
         let out = compile(&src, &opts(name)).unwrap();
-        let sass = oracle
-            .cuobjdump(&out.cubin, "-sass")
-            .unwrap_or_else(|e| panic!("{name}: cuobjdump rejects our cubin: {e}"));
-        assert_eq!(
-            common::parse_lines(&sass),
-            common::parse_lines(&out.sass),
-            "{name}"
-        );
+        common::assert_oracle_prints_our_listing(&oracle, name, &out.cubin, &out.sass);
         let elf = oracle
             .cuobjdump(&out.cubin, "-elf")
             .unwrap_or_else(|e| panic!("{name}: cuobjdump -elf rejects our cubin: {e}"));
         let c = cubin::read(&out.cubin).unwrap();
-        let raw = oracle.nvdisasm_raw(&c.kernels[0].code).unwrap();
-        assert_eq!(common::parse_lines(&raw), common::parse_lines(&out.sass));
         let ours = data_relocs(&c);
         assert!(!ours.is_empty(), "{name}");
         // cuobjdump names each relocation type.

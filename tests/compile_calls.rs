@@ -6,13 +6,11 @@
 
 mod common;
 
-use leafold::cubin;
 use leafold::driver::{compile, Emit, Options};
 use leafold::ir::eval::{self, GlobalRegion, Launch};
 use leafold::oracle::Oracle;
-use leafold::sim::{self, KernelInfo};
-use leafold::sm50::sched::check::{check_hazards, decode_text};
-use leafold::SourceFile;
+use leafold::sim;
+use leafold::sm50::sched::check::check_code;
 
 const OUT: u64 = 0x1000_0000;
 const IN: u64 = 0x2000_0000;
@@ -32,23 +30,14 @@ fn opts(name: &str) -> Options {
 
 /// Compile, check hazards, run both, compare every byte; returns the OUT region.
 fn run_both(name: &str, src: &str, launch: &Launch) -> Vec<u8> {
-    let file = SourceFile::new(name, src);
-    let (ast, _) = leafold::ptx::parse_and_check(&file).unwrap();
-    let module = leafold::ir::build(&ast, &file).unwrap();
+    let module = common::ir_module(name, src);
     let f = &module.functions[0];
     let reference = eval::run(&module, &f.name, launch).expect("ir::eval runs");
     let out = compile(src, &opts(name))
         .unwrap_or_else(|d| panic!("{name}: {}", leafold::error::render_all(&d.0)));
-    let c = cubin::read(&out.cubin).expect("our cubin reads back");
-    let code = c.kernels[0].code.clone();
-    let (insts, ctrl, targets) = decode_text(&code).expect("our code decodes");
-    let errs = check_hazards(&insts, &ctrl, &targets);
+    let (code, info) = common::load_our_kernel(&out, f);
+    let errs = check_code(&code);
     assert!(errs.is_empty(), "{name}: {errs:#?}\n{}", out.sass);
-    let mut info = KernelInfo::new(f.param_size());
-    info.local_size = out.kernels[0].stack_frame;
-    if let Some(data) = c.constant3() {
-        info.banks.push((3, data.to_vec()));
-    }
     let ours =
         sim::run(&code, &info, launch).unwrap_or_else(|e| panic!("{name}: sim: {e}\n{}", out.sass));
     // Local memory holds spill slots the IR knows nothing about: compare global and shared.
@@ -173,22 +162,6 @@ fn oracle_accepts_call_cubins() {
     srcs.push(("const_table".into(), CONST_TABLE.into()));
     for (name, src) in srcs {
         let out = compile(&src, &opts(&name)).unwrap();
-        let sass = oracle
-            .cuobjdump(&out.cubin, "-sass")
-            .unwrap_or_else(|e| panic!("{name}: cuobjdump rejects our cubin: {e}"));
-        assert_eq!(
-            common::parse_lines(&sass),
-            common::parse_lines(&out.sass),
-            "{name}:\n{sass}"
-        );
-        let c = cubin::read(&out.cubin).unwrap();
-        let raw = oracle
-            .nvdisasm_raw(&c.kernels[0].code)
-            .expect("nvdisasm accepts every control field");
-        assert_eq!(
-            common::parse_lines(&raw),
-            common::parse_lines(&out.sass),
-            "{name}"
-        );
+        common::assert_oracle_prints_our_listing(&oracle, &name, &out.cubin, &out.sass);
     }
 }

@@ -55,16 +55,7 @@ fn corpus_compiles_or_gets_diagnostics_and_output_is_hazard_free() {
             assert!(errs.is_empty(), "{name} {}: {errs:#?}", k.name);
         }
         if let Some(o) = &oracle {
-            let sass = o
-                .cuobjdump(&out.cubin, "-sass")
-                .unwrap_or_else(|e| panic!("{name}: cuobjdump rejects our cubin: {e}"));
-            // cuobjdump lists kernels in file order (the reverse of PTX order); compare sets
-            // of (address, text) per kernel by sorting both listings.
-            let mut theirs = common::parse_lines(&sass);
-            let mut ours = common::parse_lines(&out.sass);
-            theirs.sort();
-            ours.sort();
-            assert_eq!(theirs, ours, "{name}");
+            common::assert_cuobjdump_lists_unordered(o, name, &out.cubin, &out.sass);
         }
     }
     println!(

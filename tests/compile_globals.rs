@@ -17,8 +17,7 @@ use leafold::driver::{
 use leafold::ir::eval::{self, GlobalRegion, Launch, MODULE_GLOBAL_BASE, MODULE_GLOBAL_BASE_32};
 use leafold::oracle::Oracle;
 use leafold::sim;
-use leafold::sm50::sched::check::{check_hazards, decode_text};
-use leafold::SourceFile;
+use leafold::sm50::sched::check::check_code;
 
 /// `out[t] = table[t] + counter`, `hist[t] = t`, and thread 0 stores `counter + 5` into `total`
 /// (no location is written by one thread and read by another: the simulator runs a warp in
@@ -136,15 +135,12 @@ fn relocs(bytes: &[u8]) -> Vec<(u32, String)> {
 }
 
 fn run_both(name: &str, src: &str, launch: &Launch) -> eval::RunOutput {
-    let file = SourceFile::new(name, src);
-    let (ast, _) = leafold::ptx::parse_and_check(&file).unwrap();
-    let module = leafold::ir::build(&ast, &file).unwrap();
+    let module = common::ir_module(name, src);
     let reference = eval::run(&module, &module.functions[0].name, launch).unwrap();
     let out = compile(src, &opts(name))
         .unwrap_or_else(|d| panic!("{}", leafold::error::render_all(&d.0)));
     let c = cubin::read(&out.cubin).unwrap();
-    let (insts, ctrl, targets) = decode_text(&c.kernels[0].code).unwrap();
-    let errs = check_hazards(&insts, &ctrl, &targets);
+    let errs = check_code(&c.kernels[0].code);
     assert!(errs.is_empty(), "{errs:#?}\n{}", out.sass);
     let ours = sim::run_cubin(&out.cubin, &module.functions[0].name, launch)
         .unwrap_or_else(|e| panic!("sim: {e}\n{}", out.sass));
@@ -243,20 +239,10 @@ fn oracle_accepts_relocated_cubins_like_ptxas() {
         ("globals32.ptx", GLOBALS32),
     ] {
         let out = compile(src, &opts(name)).unwrap();
-        let sass = oracle
-            .cuobjdump(&out.cubin, "-sass")
-            .unwrap_or_else(|e| panic!("{name}: cuobjdump rejects our cubin: {e}"));
-        assert_eq!(
-            common::parse_lines(&sass),
-            common::parse_lines(&out.sass),
-            "{name}"
-        );
+        common::assert_oracle_prints_our_listing(&oracle, name, &out.cubin, &out.sass);
         oracle
             .cuobjdump(&out.cubin, "-elf")
             .unwrap_or_else(|e| panic!("{name}: cuobjdump -elf rejects our cubin: {e}"));
-        let c = cubin::read(&out.cubin).unwrap();
-        let raw = oracle.nvdisasm_raw(&c.kernels[0].code).unwrap();
-        assert_eq!(common::parse_lines(&raw), common::parse_lines(&out.sass));
         let theirs = common::ptxas_cached(&oracle, src, "sm_50").unwrap();
         assert_eq!(relocs(&out.cubin), relocs(&theirs), "{name}");
     }

@@ -8,14 +8,14 @@
 //! * encoding: every instruction word disassembles under nvdisasm to our printer's text (when
 //!   the oracle is installed).
 
-mod lower_common;
+mod common;
 
+use common::Rng;
 use leafold::cubin;
 use leafold::driver::{compile, Emit, Options};
 use leafold::ir::eval::{self, GlobalRegion, Launch};
 use leafold::sim;
 use leafold::sm50::sched::check::{check_hazards, decode_text};
-use leafold::SourceFile;
 
 const IN: u64 = 0x1000_0000;
 const OUT: u64 = 0x2000_0000;
@@ -31,17 +31,8 @@ fn kernel(name: &str) -> String {
     std::fs::read_to_string(path).unwrap()
 }
 
-/// A small deterministic generator (xorshift64*), so failures reproduce.
-struct Rng(u64);
-
+/// Inputs of the kinds this test needs, drawn from [`common::Rng`].
 impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
     /// A 32-bit word: random, or (one time in three) an edge value.
     fn word(&mut self) -> u32 {
         const EDGE: [u32; 10] = [
@@ -77,7 +68,7 @@ fn compile_checked(test: &str, src: &str) -> leafold::driver::Output {
     let (insts, ctrl, targets) = decode_text(&c.kernels[0].code).expect("decodes");
     let errs = check_hazards(&insts, &ctrl, &targets);
     assert!(errs.is_empty(), "hazards: {errs:?}\n{}", out.sass);
-    lower_common::check_with_nvdisasm(test, &insts);
+    common::check_with_nvdisasm(test, &insts);
     out
 }
 
@@ -131,9 +122,7 @@ fn differential_runs(
     let mut runs = Vec::new();
     let src = kernel(name);
     let out = compile_checked(name, &src);
-    let file = SourceFile::new("t.ptx", &src);
-    let (ast, _) = leafold::ptx::parse_and_check(&file).unwrap();
-    let module = leafold::ir::build(&ast, &file).unwrap();
+    let module = common::ir_module("t.ptx", &src);
     insta::assert_snapshot!(name, format!("{module}\n---- SASS\n{}", out.sass));
     for seed in 0..launches {
         let mut launch = launch(seed, ctas);

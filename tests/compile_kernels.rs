@@ -8,11 +8,12 @@
 //! * the scalar video shifts (`vshl`/`vshr` with `.clamp`/`.wrap` and `.add`) give the
 //!   values the PTX definition gives, in `ir::eval` and in the simulator running our code.
 
+mod common;
+
 use leafold::cubin;
 use leafold::driver::{compile, Emit, Options};
 use leafold::ir::eval::{self, GlobalRegion, Launch};
 use leafold::sim;
-use leafold::SourceFile;
 
 const TWO_KERNELS: &str = r#"
 .version 7.0
@@ -124,9 +125,7 @@ fn dynamic_shared_memory_follows_kernel_scope_shared_variables() {
     // `flag`, padded to 16 where `dyn` starts: ptxas 11.8 -v also says 16 bytes smem for this
     // kernel, and its code addresses `dyn` at 0x10 too.
     assert_eq!(c.kernels[0].shared.map(|s| s.0), Some(16));
-    let file = SourceFile::new("k.ptx", DYNAMIC_AFTER_STATIC);
-    let (ast, _) = leafold::ptx::parse_and_check(&file).unwrap();
-    let module = leafold::ir::build(&ast, &file).unwrap();
+    let module = common::ir_module("k.ptx", DYNAMIC_AFTER_STATIC);
     for threads in [32u32, 64] {
         let mut l = Launch::new([1, 1, 1], [threads, 1, 1]);
         l.params = OUT.to_le_bytes().to_vec();
@@ -178,9 +177,7 @@ fn scalar_video_shifts() {
     const OUT: u64 = 0x1000_0000;
     let out = compile(VIDEO_SHIFTS, &opts(&[]))
         .unwrap_or_else(|d| panic!("{}", leafold::error::render_all(&d.0)));
-    let file = SourceFile::new("k.ptx", VIDEO_SHIFTS);
-    let (ast, _) = leafold::ptx::parse_and_check(&file).unwrap();
-    let module = leafold::ir::build(&ast, &file).unwrap();
+    let module = common::ir_module("k.ptx", VIDEO_SHIFTS);
     let a = 0x8000_00f0u32;
     let c = 7u32;
     for b in [0u32, 4, 31, 32, 33, 40, 0xffff_ffff] {

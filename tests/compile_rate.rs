@@ -71,14 +71,8 @@ fn file_rows(oracle: &Oracle, f: &CorpusFile) -> Result<Vec<Row>, String> {
                     .unwrap_or_else(|| panic!("{} {}: not in our cubin", f.name, k.name));
                 let errs = check_code(&ck.code);
                 assert!(errs.is_empty(), "{} {}: {errs:#?}", f.name, k.name);
-                let sass = oracle
-                    .cuobjdump(&out.cubin, "-sass")
-                    .unwrap_or_else(|e| panic!("{} {}: cuobjdump rejects it: {e}", f.name, k.name));
-                let mut listed = common::parse_lines(&sass);
-                let mut printed = common::parse_lines(&out.sass);
-                listed.sort();
-                printed.sort();
-                assert_eq!(listed, printed, "{} {}", f.name, k.name);
+                let what = format!("{} {}", f.name, k.name);
+                common::assert_cuobjdump_lists_unordered(oracle, &what, &out.cubin, &out.sass);
                 let n = instructions(&ck.code)
                     .unwrap_or_else(|| panic!("{} {}: our code does not decode", f.name, k.name));
                 Ok((n, ms))

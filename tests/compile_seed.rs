@@ -9,10 +9,9 @@ use leafold::cubin;
 use leafold::driver::{compile, Emit, Options};
 use leafold::ir::eval::{self, GlobalRegion, Launch};
 use leafold::oracle::Oracle;
-use leafold::sim::{self, KernelInfo};
+use leafold::sim;
 use leafold::sm50;
-use leafold::sm50::sched::check::{check_hazards, decode_text};
-use leafold::SourceFile;
+use leafold::sm50::sched::check::{check_code, check_hazards, decode_text};
 
 const SEED: &str = include_str!("../examples/seed_lea.ptx");
 
@@ -124,26 +123,9 @@ fn oracle_accepts_compiled_cubins() {
     ] {
         let out = compile(src, &o).unwrap();
         let (code, _) = kernel_code(&out.cubin);
-        let (insts, ctrl, targets) = decode_text(&code).expect("our code decodes");
-        let errs = check_hazards(&insts, &ctrl, &targets);
+        let errs = check_code(&code);
         assert!(errs.is_empty(), "{name}: {errs:#?}");
-        let sass = oracle
-            .cuobjdump(&out.cubin, "-sass")
-            .unwrap_or_else(|e| panic!("{name}: cuobjdump rejects our cubin: {e}"));
-        assert_eq!(
-            common::parse_lines(&sass),
-            common::parse_lines(&out.sass),
-            "{name}:\n{sass}"
-        );
-        let (code, _) = kernel_code(&out.cubin);
-        let raw = oracle
-            .nvdisasm_raw(&code)
-            .expect("nvdisasm accepts every control field");
-        assert_eq!(
-            common::parse_lines(&raw),
-            common::parse_lines(&out.sass),
-            "{name}"
-        );
+        common::assert_oracle_prints_our_listing(&oracle, name, &out.cubin, &out.sass);
     }
 }
 
@@ -157,15 +139,11 @@ fn run_both(src: &str, launch: &Launch) -> eval::RunOutput {
 }
 
 fn run_both_with(src: &str, launch: &Launch, o: &Options) -> eval::RunOutput {
-    let file = SourceFile::new("t.ptx", src);
-    let (ast, _) = leafold::ptx::parse_and_check(&file).unwrap();
-    let module = leafold::ir::build(&ast, &file).unwrap();
+    let module = common::ir_module("t.ptx", src);
     let f = &module.functions[0];
     let reference = eval::run(&module, &f.name, launch).expect("ir::eval runs");
     let out = compile(src, o).unwrap();
-    let (code, _) = kernel_code(&out.cubin);
-    let mut info = KernelInfo::new(f.param_size());
-    info.local_size = out.kernels[0].stack_frame;
+    let (code, info) = common::load_our_kernel(&out, f);
     let ours = sim::run(&code, &info, launch).unwrap_or_else(|e| panic!("sim: {e}\n{}", out.sass));
     if out.kernels[0].stack_frame == 0 {
         assert_eq!(ours, reference, "{}", out.sass);

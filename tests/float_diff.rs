@@ -13,8 +13,7 @@ use leafold::driver::{compile, Emit, Options};
 use leafold::ir::eval::{self, GlobalRegion, Launch};
 use leafold::oracle::Oracle;
 use leafold::sim;
-use leafold::sm50::sched::check::{check_hazards, decode_text};
-use leafold::SourceFile;
+use leafold::sm50::sched::check::check_code;
 
 const IN: u64 = 0x1000_0000;
 const OUT: u64 = 0x2000_0000;
@@ -115,10 +114,7 @@ fn inputs(seed: u64) -> Vec<u8> {
 /// Compile `body`, check hazards, and compare the simulator with `ir::eval` on 8 launches.
 fn check(body: &str) {
     let src = kernel(body);
-    let file = SourceFile::new("t.ptx", src.clone());
-    let (ast, _) = leafold::ptx::parse_and_check(&file).unwrap();
-    let module = leafold::ir::build(&ast, &file)
-        .unwrap_or_else(|d| panic!("{}", leafold::error::render_all(&d)));
+    let module = common::ir_module("t.ptx", src.clone());
     let f = &module.functions[0];
     let o = Options {
         file_name: "t.ptx".into(),
@@ -128,8 +124,7 @@ fn check(body: &str) {
     let out = compile(&src, &o).unwrap_or_else(|e| panic!("{e}"));
     let c = cubin::read(&out.cubin).unwrap();
     let code = c.kernels[0].code.clone();
-    let (insts, ctrl, targets) = decode_text(&code).unwrap();
-    let hazards = check_hazards(&insts, &ctrl, &targets);
+    let hazards = check_code(&code);
     assert!(hazards.is_empty(), "{hazards:?}\n{}", out.sass);
     // As a loader does: parameters, frame and the literal pool (constant bank 2) from the cubin.
     let (_, info) = sim::load_kernel(&out.cubin, &f.name).expect("our cubin loads");
@@ -504,22 +499,6 @@ fn oracle_prints_our_float_listings() {
             ..Options::default()
         };
         let out = compile(&kernel(&body), &o).unwrap_or_else(|e| panic!("{e}"));
-        let sass = oracle
-            .cuobjdump(&out.cubin, "-sass")
-            .unwrap_or_else(|e| panic!("{name}: cuobjdump rejects our cubin: {e}"));
-        let (theirs, ours) = (common::parse_lines(&sass), common::parse_lines(&out.sass));
-        for (t, o) in theirs.iter().zip(&ours) {
-            assert_eq!(t, o, "{name}: cuobjdump vs ours\n{sass}");
-        }
-        assert_eq!(theirs.len(), ours.len(), "{name}");
-        let code = cubin::read(&out.cubin).unwrap().kernels[0].code.clone();
-        let raw = oracle
-            .nvdisasm_raw(&code)
-            .expect("nvdisasm accepts our words");
-        assert_eq!(
-            common::parse_lines(&raw),
-            common::parse_lines(&out.sass),
-            "{name}"
-        );
+        common::assert_oracle_prints_our_listing(&oracle, name, &out.cubin, &out.sass);
     }
 }

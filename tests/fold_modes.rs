@@ -9,9 +9,8 @@ use leafold::cubin;
 use leafold::driver::{compile, Emit, Options};
 use leafold::ir::eval::{self, GlobalRegion, Launch};
 use leafold::lower::Fold;
-use leafold::sim::{self, KernelInfo};
+use leafold::sim;
 use leafold::sm50::sched::check::check_code;
-use leafold::SourceFile;
 
 const SEED: &str = include_str!("../examples/seed_lea.ptx");
 
@@ -82,24 +81,18 @@ fn opts_inbounds(fold: Fold, inbounds: bool) -> Options {
 /// compiled kernel's report.
 fn run_both_with(src: &str, launch: &Launch, o: &Options) -> leafold::driver::KernelReport {
     let fold = o.fold;
-    let file = SourceFile::new("t.ptx", src);
-    let (ast, _) = leafold::ptx::parse_and_check(&file).unwrap();
-    let module = leafold::ir::build(&ast, &file).unwrap();
+    let module = common::ir_module("t.ptx", src);
     let f = &module.functions[0];
     let reference = eval::run(&module, &f.name, launch).expect("ir::eval runs");
     let out = compile(src, o).unwrap_or_else(|e| panic!("{fold:?}: {e:?}"));
-    let c = cubin::read(&out.cubin).unwrap();
-    let code = &c.kernels[0].code;
+    let (code, info) = common::load_our_kernel(&out, f);
     assert!(
-        check_code(code).is_empty(),
+        check_code(&code).is_empty(),
         "{fold:?} hazards\n{}",
         out.sass
     );
-    let mut info = KernelInfo::new(f.param_size());
-    info.local_size = out.kernels[0].stack_frame;
-    info.shared_size = out.kernels[0].smem as u32;
-    let ours =
-        sim::run(code, &info, launch).unwrap_or_else(|e| panic!("{fold:?} sim: {e}\n{}", out.sass));
+    let ours = sim::run(&code, &info, launch)
+        .unwrap_or_else(|e| panic!("{fold:?} sim: {e}\n{}", out.sass));
     assert_eq!(ours, reference, "{fold:?}\n{}", out.sass);
     out.kernels[0].clone()
 }

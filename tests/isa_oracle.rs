@@ -6,19 +6,9 @@
 
 mod common;
 
+use common::Rng;
 use leafold::oracle::Oracle;
 use leafold::sm50::{self, Bundle, Ctrl, Form, Inst, FORMS};
-
-/// xorshift64*: deterministic, no dependency.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-}
 
 /// A random control field that nvdisasm accepts for an instruction of this latency class,
 /// never forming a dual-issue pair (stall 0 with bit 4 set), so each line stands alone.
@@ -47,22 +37,11 @@ fn check_batch(
     oracle: &Oracle,
     insts: &[(Inst, Ctrl)],
 ) -> Result<Vec<(String, String, u64)>, String> {
-    let mut words = Vec::new();
-    let mut ours = Vec::new();
-    for (n, chunk) in insts.chunks(3).enumerate() {
-        let mut b = Bundle {
-            ctrl: [Ctrl::NEUTRAL; 3],
-            insts: [0x50b0000000070f00; 3],
-        };
-        for (k, (i, c)) in chunk.iter().enumerate() {
-            b.ctrl[k] = *c;
-            b.insts[k] = sm50::encode(i);
-            let addr = (n * 32 + 8 + 8 * k) as u64;
-            ours.push((addr, sm50::print(i, addr, c.reuse), b.insts[k]));
-        }
-        words.push(b.ctrl_word());
-        words.extend(b.insts);
-    }
+    let (words, addrs) = common::bundle_words(insts);
+    let ours = insts
+        .iter()
+        .zip(addrs)
+        .map(|((i, c), addr)| (addr, sm50::print(i, addr, c.reuse), sm50::encode(i)));
     let out = oracle.nvdisasm_raw(&words).map_err(|e| e.to_string())?;
     let theirs: std::collections::HashMap<u64, String> =
         common::parse_lines(&out).into_iter().collect();

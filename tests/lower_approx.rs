@@ -9,13 +9,13 @@
 
 mod common;
 
+use common::Rng;
 use leafold::cubin;
 use leafold::driver::{compile, Emit, Options};
 use leafold::ir::eval::{self, GlobalRegion, Launch};
 use leafold::oracle::Oracle;
-use leafold::sim::{self, KernelInfo, SimOptions};
-use leafold::sm50::sched::check::{check_hazards, decode_text};
-use leafold::SourceFile;
+use leafold::sim::{self, SimOptions};
+use leafold::sm50::sched::check::check_code;
 
 const A: u64 = 0x1000_0000;
 const B: u64 = 0x2000_0000;
@@ -130,16 +130,6 @@ fn specials() -> Vec<u32> {
     v
 }
 
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u32 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        (self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 32) as u32
-    }
-}
-
 /// Operand pairs: specials × specials, then random bit patterns and random values of
 /// moderate size (where sin/cos/ex2 are meaningful).
 fn inputs() -> (Vec<u32>, Vec<u32>) {
@@ -153,10 +143,10 @@ fn inputs() -> (Vec<u32>, Vec<u32>) {
     }
     let mut rng = Rng(0x1234_5678_9abc_def1);
     for _ in 0..2048 {
-        a.push(rng.next());
-        b.push(rng.next());
-        let x = (rng.next() as i32 as f32) / 1.0e7;
-        let y = (rng.next() as i32 as f32) / 1.0e7;
+        a.push(rng.next_u32());
+        b.push(rng.next_u32());
+        let x = (rng.next_u32() as i32 as f32) / 1.0e7;
+        let y = (rng.next_u32() as i32 as f32) / 1.0e7;
         a.push(x.to_bits());
         b.push(y.to_bits());
     }
@@ -201,8 +191,7 @@ fn check_on(
     let out = compile(&src, &opts())
         .unwrap_or_else(|d| panic!("{op}: {}", leafold::error::render_all(&d.0)));
     let code = cubin::read(&out.cubin).unwrap().kernels[0].code.clone();
-    let (insts, ctrl, targets) = decode_text(&code).expect("our code decodes");
-    let errs = check_hazards(&insts, &ctrl, &targets);
+    let errs = check_code(&code);
     assert!(errs.is_empty(), "{op}: {errs:#?}\n{}", out.sass);
     assert!(out.sass.contains("MUFU"), "{op}:\n{}", out.sass);
 
@@ -222,12 +211,10 @@ fn check_on(
             bytes: vec![0; n * 4],
         },
     ];
-    let file = SourceFile::new("approx.ptx", &src);
-    let (ast, _) = leafold::ptx::parse_and_check(&file).unwrap();
-    let module = leafold::ir::build(&ast, &file).unwrap();
+    let module = common::ir_module("approx.ptx", &src);
     let reference = eval::run(&module, "k", &launch).expect("ir::eval runs");
     let want = words(reference.region(OUT).unwrap());
-    let info = KernelInfo::new(module.functions[0].param_size());
+    let (_, info) = common::load_our_kernel(&out, &module.functions[0]);
     let o = SimOptions { mufu_ulps: ulps };
     let ours =
         sim::run_with(&code, &info, &launch, &o).unwrap_or_else(|e| panic!("{op}: sim: {e}"));
@@ -316,16 +303,7 @@ fn nvdisasm_agrees_with_our_printer() {
     };
     for op in OPS {
         let out = compile(&kernel(op), &opts()).unwrap();
-        let sass = oracle
-            .cuobjdump(&out.cubin, "-sass")
-            .unwrap_or_else(|e| panic!("{op}: cuobjdump rejects our cubin: {e}"));
-        let ours = common::parse_lines(&out.sass);
-        assert_eq!(common::parse_lines(&sass), ours, "{op}:\n{sass}");
-        let code = cubin::read(&out.cubin).unwrap().kernels[0].code.clone();
-        let raw = oracle
-            .nvdisasm_raw(&code)
-            .expect("nvdisasm accepts our words");
-        assert_eq!(common::parse_lines(&raw), ours, "{op}");
+        common::assert_oracle_prints_our_listing(&oracle, op, &out.cubin, &out.sass);
     }
 }
 
@@ -356,7 +334,7 @@ fn sqrt_rn_is_exact_even_with_perturbed_mufu() {
     }
     let mut rng = Rng(0x5eed);
     for _ in 0..16384 {
-        a.push(rng.next() & 0x7fff_ffff);
+        a.push(rng.next_u32() & 0x7fff_ffff);
     }
     let b = vec![0; a.len()];
     for ulps in [0, 1, -1, 2, -2] {
@@ -396,8 +374,7 @@ fn f64_approx_ftz_forms() {
         let out = compile(&src, &opts())
             .unwrap_or_else(|d| panic!("{op}: {}", leafold::error::render_all(&d.0)));
         let code = cubin::read(&out.cubin).unwrap().kernels[0].code.clone();
-        let (insts, ctrl, targets) = decode_text(&code).expect("our code decodes");
-        let errs = check_hazards(&insts, &ctrl, &targets);
+        let errs = check_code(&code);
         assert!(errs.is_empty(), "{op}: {errs:#?}\n{}", out.sass);
         let unit = if op.starts_with("rcp") {
             "MUFU.RCP64H"
@@ -450,11 +427,9 @@ fn f64_approx_ftz_forms() {
                 bytes: vec![0; n * 8],
             },
         ];
-        let file = SourceFile::new("approx.ptx", &src);
-        let (ast, _) = leafold::ptx::parse_and_check(&file).unwrap();
-        let module = leafold::ir::build(&ast, &file).unwrap();
+        let module = common::ir_module("approx.ptx", &src);
         let reference = eval::run(&module, "k", &launch).expect("ir::eval runs");
-        let info = KernelInfo::new(module.functions[0].param_size());
+        let (_, info) = common::load_our_kernel(&out, &module.functions[0]);
         let ours = sim::run_with(&code, &info, &launch, &SimOptions::default())
             .unwrap_or_else(|e| panic!("{op}: sim: {e}"));
         let want = reference.region(OUT).unwrap();

@@ -8,13 +8,13 @@
 
 mod common;
 
+use common::Rng;
 use leafold::cubin;
 use leafold::driver::{compile, Emit, Options};
 use leafold::ir::eval::{self, GlobalRegion, Launch};
 use leafold::oracle::Oracle;
-use leafold::sim::{self, KernelInfo, SimOptions};
-use leafold::sm50::sched::check::{check_hazards, decode_text};
-use leafold::SourceFile;
+use leafold::sim::{self, SimOptions};
+use leafold::sm50::sched::check::check_code;
 
 const A: u64 = 0x1000_0000;
 const B: u64 = 0x2000_0000;
@@ -89,17 +89,6 @@ fn edges(bits: u32) -> Vec<u64> {
     v
 }
 
-/// A small deterministic generator (xorshift64*), so failures reproduce.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-}
-
 /// Operand pairs: edges × edges, random × edges, random × random (of random magnitude,
 /// so that small divisors and quotients near their limits are common).
 fn pairs(bits: u32, seed: u64) -> Vec<(u64, u64)> {
@@ -147,8 +136,7 @@ fn check(op: &str, ty: &str, bits: u32) -> Vec<u8> {
         compile(&src, &opts()).unwrap_or_else(|d| panic!("{}", leafold::error::render_all(&d.0)));
     let c = cubin::read(&out.cubin).expect("our cubin reads back");
     let code = c.kernels[0].code.clone();
-    let (insts, ctrl, targets) = decode_text(&code).expect("our code decodes");
-    let errs = check_hazards(&insts, &ctrl, &targets);
+    let errs = check_code(&code);
     assert!(errs.is_empty(), "{errs:#?}\n{}", out.sass);
 
     let mut p = pairs(bits, 0x9e37_79b9_7f4a_7c15 ^ u64::from(bits));
@@ -174,12 +162,10 @@ fn check(op: &str, ty: &str, bits: u32) -> Vec<u8> {
     ];
     launch.step_limit = u64::MAX / 2;
 
-    let file = SourceFile::new("div.ptx", &src);
-    let (ast, _) = leafold::ptx::parse_and_check(&file).unwrap();
-    let module = leafold::ir::build(&ast, &file).unwrap();
+    let module = common::ir_module("div.ptx", &src);
     let reference = eval::run(&module, "k", &launch).expect("ir::eval runs");
     let want = reference.region(OUT).unwrap().to_vec();
-    let info = KernelInfo::new(module.functions[0].param_size());
+    let (_, info) = common::load_our_kernel(&out, &module.functions[0]);
     for ulps in [0, 1, -1, 2, -2] {
         let o = SimOptions { mufu_ulps: ulps };
         let ours = sim::run_with(&code, &info, &launch, &o)
@@ -291,16 +277,8 @@ fn nvdisasm_agrees_with_our_printer() {
     ] {
         let width = if ty.ends_with("16") { 2 } else { 4 };
         let out = compile(&kernel(op, ty, width), &opts()).unwrap();
-        let sass = oracle
-            .cuobjdump(&out.cubin, "-sass")
-            .unwrap_or_else(|e| panic!("{op}.{ty}: cuobjdump rejects our cubin: {e}"));
-        let ours = common::parse_lines(&out.sass);
-        assert_eq!(common::parse_lines(&sass), ours, "{op}.{ty}:\n{sass}");
-        let code = cubin::read(&out.cubin).unwrap().kernels[0].code.clone();
-        let raw = oracle
-            .nvdisasm_raw(&code)
-            .expect("nvdisasm accepts our words");
-        assert_eq!(common::parse_lines(&raw), ours, "{op}.{ty}");
+        let what = format!("{op}.{ty}");
+        common::assert_oracle_prints_our_listing(&oracle, &what, &out.cubin, &out.sass);
     }
 }
 
@@ -315,10 +293,8 @@ fn narrow_parameters_at_odd_offsets() {
     .unwrap();
     let out = compile(&src, &opts()).unwrap();
     let code = cubin::read(&out.cubin).unwrap().kernels[0].code.clone();
-    let file = SourceFile::new("div_s16.ptx", &src);
-    let (ast, _) = leafold::ptx::parse_and_check(&file).unwrap();
-    let module = leafold::ir::build(&ast, &file).unwrap();
-    let info = KernelInfo::new(module.functions[0].param_size());
+    let module = common::ir_module("div_s16.ptx", &src);
+    let (_, info) = common::load_our_kernel(&out, &module.functions[0]);
     for (a, b) in [(1000i16, 7i16), (-32768, -1), (-7, 2), (5, 0), (300, -300)] {
         let mut launch = Launch::new([1, 1, 1], [1, 1, 1]);
         launch.params = OUT.to_le_bytes().to_vec();

@@ -13,7 +13,6 @@ use leafold::driver::{compile, Emit, Options};
 use leafold::ir::eval::{self, GlobalRegion, Launch};
 use leafold::oracle::Oracle;
 use leafold::sim;
-use leafold::SourceFile;
 
 const X: u64 = 0x1000_0000;
 const SLOT: u64 = 0x2000_0000;
@@ -128,9 +127,7 @@ fn sim_agrees_with_eval() {
             bytes: vec![0; 16],
         },
     ];
-    let file = SourceFile::new("fatomic.ptx", SRC);
-    let (ast, _) = leafold::ptx::parse_and_check(&file).unwrap();
-    let module = leafold::ir::build(&ast, &file).unwrap();
+    let module = common::ir_module("fatomic.ptx", SRC);
     let want = eval::run(&module, "k", &launch).expect("ir::eval runs");
     let got = sim::run_cubin(&out.cubin, "k", &launch).unwrap_or_else(|e| panic!("sim: {e}"));
     let same =

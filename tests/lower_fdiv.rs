@@ -14,13 +14,13 @@
 
 mod common;
 
+use common::Rng;
 use leafold::cubin;
 use leafold::driver::{compile, Emit, Options};
 use leafold::ir::eval::{self, GlobalRegion, Launch};
 use leafold::oracle::Oracle;
-use leafold::sim::{self, KernelInfo, SimOptions};
-use leafold::sm50::sched::check::{check_hazards, decode_text};
-use leafold::SourceFile;
+use leafold::sim::{self, SimOptions};
+use leafold::sm50::sched::check::check_code;
 
 const A: u64 = 0x1000_0000;
 const B: u64 = 0x2000_0000;
@@ -81,16 +81,6 @@ fn opts() -> Options {
         file_name: "fdiv.ptx".to_string(),
         emit: Emit::Sass,
         ..Options::default()
-    }
-}
-
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u32 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        (self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 32) as u32
     }
 }
 
@@ -165,19 +155,19 @@ fn inputs() -> Vec<(u32, u32)> {
     }
     let mut rng = Rng(0x0dd_ba11_cafe);
     for _ in 0..6000 {
-        v.push((rng.next(), rng.next()));
+        v.push((rng.next_u32(), rng.next_u32()));
     }
     // Random operands whose quotient lands near the subnormal range and near overflow.
     for _ in 0..3000 {
-        let (x, y) = (rng.next(), rng.next());
-        let ea = rng.next() % 40;
-        let eb = 60 + rng.next() % 40;
+        let (x, y) = (rng.next_u32(), rng.next_u32());
+        let ea = rng.next_u32() % 40;
+        let eb = 60 + rng.next_u32() % 40;
         let a = (x & 0x807f_ffff) | (ea << 23);
         let b = (y & 0x807f_ffff) | ((127 + eb) << 23);
         v.push((a, b));
         v.push((
             (x & 0x807f_ffff) | ((214 + ea % 40) << 23),
-            (y & 0x807f_ffff) | ((rng.next() % 90) << 23),
+            (y & 0x807f_ffff) | ((rng.next_u32() % 90) << 23),
         ));
     }
     v
@@ -288,8 +278,7 @@ fn check(op: &str, pairs: &[(u32, u32)], ulps: i32) {
     let out = compile(&src, &opts())
         .unwrap_or_else(|d| panic!("{op}: {}", leafold::error::render_all(&d.0)));
     let code = cubin::read(&out.cubin).unwrap().kernels[0].code.clone();
-    let (insts, ctrl, targets) = decode_text(&code).expect("our code decodes");
-    let errs = check_hazards(&insts, &ctrl, &targets);
+    let errs = check_code(&code);
     assert!(errs.is_empty(), "{op}: {errs:#?}\n{}", out.sass);
     let unit = if op.starts_with("sqrt") {
         "MUFU.RSQ"
@@ -314,12 +303,10 @@ fn check(op: &str, pairs: &[(u32, u32)], ulps: i32) {
             bytes: vec![0; n * 4],
         },
     ];
-    let file = SourceFile::new("fdiv.ptx", &src);
-    let (ast, _) = leafold::ptx::parse_and_check(&file).unwrap();
-    let module = leafold::ir::build(&ast, &file).unwrap();
+    let module = common::ir_module("fdiv.ptx", &src);
     let reference_run = eval::run(&module, "k", &launch).expect("ir::eval runs");
     let want = words(reference_run.region(OUT).unwrap());
-    let info = KernelInfo::new(module.functions[0].param_size());
+    let (_, info) = common::load_our_kernel(&out, &module.functions[0]);
     let o = SimOptions { mufu_ulps: ulps };
     let ours =
         sim::run_with(&code, &info, &launch, &o).unwrap_or_else(|e| panic!("{op}: sim: {e}"));
@@ -374,13 +361,13 @@ fn f32_sqrt_is_correctly_rounded_in_every_mode_with_perturbed_mufu() {
     for _ in 0..3000 {
         // A 12-bit significand squares exactly to an f32; exponents 2^-57..2^62 keep the
         // square normal and finite.
-        let e = 70 + rng.next() % 120;
-        let s = f32::from_bits((e << 23) | (rng.next() & 0x007f_f000));
+        let e = 70 + rng.next_u32() % 120;
+        let s = f32::from_bits((e << 23) | (rng.next_u32() & 0x007f_f000));
         let sq = f(s * s);
         for x in [sq - 1, sq, sq + 1] {
             pairs.push((0, x));
         }
-        pairs.push((0, rng.next() & 0x807f_ffff));
+        pairs.push((0, rng.next_u32() & 0x807f_ffff));
     }
     for r in ["rn", "rz", "rm", "rp"] {
         for ftz in ["", ".ftz"] {
@@ -402,16 +389,7 @@ fn nvdisasm_agrees_with_our_printer() {
         .flat_map(|r| ["", ".ftz"].map(|ftz| format!("sqrt.{r}{ftz}.f32")));
     for op in ops().into_iter().chain(sqrt) {
         let out = compile(&kernel(&op), &opts()).unwrap();
-        let sass = oracle
-            .cuobjdump(&out.cubin, "-sass")
-            .unwrap_or_else(|e| panic!("{op}: cuobjdump rejects our cubin: {e}"));
-        let ours = common::parse_lines(&out.sass);
-        assert_eq!(common::parse_lines(&sass), ours, "{op}:\n{sass}");
-        let code = cubin::read(&out.cubin).unwrap().kernels[0].code.clone();
-        let raw = oracle
-            .nvdisasm_raw(&code)
-            .expect("nvdisasm accepts our words");
-        assert_eq!(common::parse_lines(&raw), ours, "{op}");
+        common::assert_oracle_prints_our_listing(&oracle, &op, &out.cubin, &out.sass);
     }
 }
 
@@ -499,19 +477,19 @@ fn inputs64() -> Vec<(u64, u64)> {
         }
     }
     let mut rng = Rng(0xfeed_f00d);
-    let r64 = |rng: &mut Rng| u64::from(rng.next()) << 32 | u64::from(rng.next());
+    let r64 = |rng: &mut Rng| u64::from(rng.next_u32()) << 32 | u64::from(rng.next_u32());
     for _ in 0..3000 {
         v.push((r64(&mut rng), r64(&mut rng)));
     }
     for _ in 0..1500 {
         let (x, y) = (r64(&mut rng), r64(&mut rng));
-        let ea = u64::from(rng.next() % 60);
-        let eb = 1000 + u64::from(rng.next() % 60);
+        let ea = u64::from(rng.next_u32() % 60);
+        let eb = 1000 + u64::from(rng.next_u32() % 60);
         let m = 0x800f_ffff_ffff_ffffu64;
         v.push(((x & m) | ea << 52, (y & m) | eb << 52));
         v.push((
             (x & m) | (1990 + ea) << 52,
-            (y & m) | (u64::from(rng.next()) % 80) << 52,
+            (y & m) | (u64::from(rng.next_u32()) % 80) << 52,
         ));
     }
     v
@@ -602,8 +580,7 @@ fn check64(op: &str, pairs: &[(u64, u64)], ulps: i32) {
     let out = compile(&src, &opts())
         .unwrap_or_else(|d| panic!("{op}: {}", leafold::error::render_all(&d.0)));
     let code = cubin::read(&out.cubin).unwrap().kernels[0].code.clone();
-    let (insts, ctrl, targets) = decode_text(&code).expect("our code decodes");
-    let errs = check_hazards(&insts, &ctrl, &targets);
+    let errs = check_code(&code);
     assert!(errs.is_empty(), "{op}: {errs:#?}\n{}", out.sass);
     assert!(out.sass.contains("64H"), "{op}:\n{}", out.sass);
     let le64 = |v: &[u64]| -> Vec<u8> { v.iter().flat_map(|x| x.to_le_bytes()).collect() };
@@ -623,9 +600,7 @@ fn check64(op: &str, pairs: &[(u64, u64)], ulps: i32) {
             bytes: vec![0; n * 8],
         },
     ];
-    let file = SourceFile::new("fdiv.ptx", &src);
-    let (ast, _) = leafold::ptx::parse_and_check(&file).unwrap();
-    let module = leafold::ir::build(&ast, &file).unwrap();
+    let module = common::ir_module("fdiv.ptx", &src);
     let run = eval::run(&module, "k", &launch).expect("ir::eval runs");
     let w64 = |b: &[u8]| -> Vec<u64> {
         b.chunks(8)
@@ -633,7 +608,7 @@ fn check64(op: &str, pairs: &[(u64, u64)], ulps: i32) {
             .collect()
     };
     let want = w64(run.region(OUT).unwrap());
-    let info = KernelInfo::new(module.functions[0].param_size());
+    let (_, info) = common::load_our_kernel(&out, &module.functions[0]);
     let o = SimOptions { mufu_ulps: ulps };
     let ours =
         sim::run_with(&code, &info, &launch, &o).unwrap_or_else(|e| panic!("{op}: sim: {e}"));

@@ -12,7 +12,6 @@ use leafold::driver::{compile, Emit, Options};
 use leafold::ir::eval::{self, GlobalRegion, Launch};
 use leafold::oracle::Oracle;
 use leafold::sim;
-use leafold::SourceFile;
 
 const OUT: u64 = 0x3000_0000;
 
@@ -93,9 +92,7 @@ fn sim_and_eval_classify_addresses_alike() {
         base: OUT,
         bytes: vec![0; n as usize * 16],
     }];
-    let file = SourceFile::new("isspacep.ptx", SRC);
-    let (ast, _) = leafold::ptx::parse_and_check(&file).unwrap();
-    let module = leafold::ir::build(&ast, &file).unwrap();
+    let module = common::ir_module("isspacep.ptx", SRC);
     let want = eval::run(&module, "k", &launch).expect("ir::eval runs");
     let got = sim::run_cubin(&out.cubin, "k", &launch).unwrap_or_else(|e| panic!("sim: {e}"));
     let (w, g) = (want.region(OUT).unwrap(), got.region(OUT).unwrap());
@@ -201,9 +198,7 @@ fn isspacep_const_is_false_as_in_ptxas() {
     }
     insta::assert_snapshot!("isspacep_const_sass", text);
     let launch = const_launch();
-    let file = SourceFile::new("isspacep.ptx", CONST_SRC);
-    let (ast, _) = leafold::ptx::parse_and_check(&file).unwrap();
-    let module = leafold::ir::build(&ast, &file).unwrap();
+    let module = common::ir_module("isspacep.ptx", CONST_SRC);
     let want = eval::run(&module, "kc", &launch).expect("ir::eval runs");
     let got = sim::run_cubin(&out.cubin, "kc", &launch).unwrap_or_else(|e| panic!("sim: {e}"));
     let zeros = vec![0u8; 64 * 4];

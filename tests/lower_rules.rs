@@ -3,14 +3,16 @@
 //! assertions pin the property the rule exists for. Every emitted word is checked against
 //! nvdisasm when the oracle is installed.
 
+mod common;
 mod lower_common;
 
+use common::check_with_nvdisasm;
 use leafold::ir::{
     BinaryOp, CvtaDir, Dim, Function, FunctionBuilder, IntCC, Module, Space, SpecialReg, Type,
     UnaryOp, VarData,
 };
 use leafold::lower::{self, LowerError, LowerOptions};
-use lower_common::{check_with_nvdisasm, count, run, sass_text};
+use lower_common::{count, run, sass_text};
 
 fn kernel(name: &str, params: &[(&str, u32)]) -> (Function, Vec<u32>) {
     let mut f = Function::new(name);

@@ -2,11 +2,13 @@
 //! through lowering, allocation (regalloc2 checker on) and emit. Snapshots pin the VCode and
 //! the final SASS; the assertions pin the shapes the seed describes.
 
+mod common;
 mod lower_common;
 
+use common::check_with_nvdisasm;
 use leafold::ir::{FunctionBuilder, Space, Type};
 use leafold::lower::LowerOptions;
-use lower_common::{check_with_nvdisasm, count, run, sass_text};
+use lower_common::{count, run, sass_text};
 
 /// examples/seed_lea.ptx: out[0] = A[i + 10] (64-bit i), out[1] = A[100 - j] (signed 32-bit j),
 /// out[2] = B[k].field (128-byte structs, field at 20, unsigned 32-bit k); generic loads,

@@ -8,7 +8,6 @@ use leafold::driver::{compile, Emit, Options};
 use leafold::ir::eval::{self, GlobalRegion, Launch};
 use leafold::oracle::Oracle;
 use leafold::sim;
-use leafold::SourceFile;
 
 const OUT: u64 = 0x3000_0000;
 
@@ -59,9 +58,7 @@ fn smid_is_virtid_bits_20_to_28() {
         base: OUT,
         bytes: vec![0xff; 64 * 4],
     }];
-    let file = SourceFile::new("smid.ptx", SRC);
-    let (ast, _) = leafold::ptx::parse_and_check(&file).unwrap();
-    let module = leafold::ir::build(&ast, &file).unwrap();
+    let module = common::ir_module("smid.ptx", SRC);
     let want = eval::run(&module, "k", &launch).expect("ir::eval runs");
     let got = sim::run_cubin(&out.cubin, "k", &launch).unwrap_or_else(|e| panic!("sim: {e}"));
     assert_eq!(want.region(OUT), got.region(OUT));

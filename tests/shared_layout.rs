@@ -19,9 +19,7 @@ use leafold::driver::{compile, Options};
 use leafold::ir::eval::{self, GlobalRegion, Launch};
 use leafold::ir::{self, Module};
 use leafold::oracle::Oracle;
-use leafold::ptx;
 use leafold::sim;
-use leafold::SourceFile;
 
 const OUT: u64 = 0x1000_0000;
 
@@ -34,9 +32,7 @@ fn data(name: &str) -> String {
 }
 
 fn build(name: &str, text: &str) -> Module {
-    let file = SourceFile::new(format!("{name}.ptx"), text.to_string());
-    let (module, _) = ptx::parse_and_check(&file).unwrap();
-    ir::build(&module, &file).unwrap()
+    common::ir_module(format!("{name}.ptx"), text)
 }
 
 fn ours(name: &str, text: &str) -> Vec<u8> {

@@ -8,12 +8,13 @@
 //! IADD3.RS to keep the carry of A+B (0xffffffff² once gave 0xfffefffe), the signed one needs
 //! XMAD.CSFU.
 
+mod common;
+
+use common::noise;
 use leafold::ir::eval::{self, GlobalRegion, Launch, RunOutput};
-use leafold::ir::{self, Module};
+use leafold::ir::Module;
 use leafold::oracle::Oracle;
-use leafold::ptx;
 use leafold::sim;
-use leafold::SourceFile;
 
 const A: u64 = 0x1000_0000;
 const B: u64 = 0x1800_0000;
@@ -69,23 +70,8 @@ const EDGES: [u32; 13] = [
     0xffff_ffff,
 ];
 
-/// Deterministic pseudo-random words (xorshift).
-fn noise(n: usize, seed: u64) -> Vec<u32> {
-    let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
-    (0..n)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u32
-        })
-        .collect()
-}
-
 fn build() -> Module {
-    let file = SourceFile::new("mulhi.ptx".to_string(), PTX.to_string());
-    let (module, _) = ptx::parse_and_check(&file).unwrap();
-    ir::build(&module, &file).unwrap()
+    common::ir_module("mulhi.ptx", PTX)
 }
 
 fn bytes(words: &[u32]) -> Vec<u8> {

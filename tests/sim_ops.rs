@@ -2,6 +2,9 @@
 //! compiled by ptxas (sm_52) against values worked out here from the PTX ISA's definitions,
 //! over edge and pseudo-random inputs. Skipped, with the oracle's notice, without ptxas.
 
+mod common;
+
+use common::noise;
 use leafold::ir::eval::{GlobalRegion, Launch, RunOutput};
 use leafold::oracle::Oracle;
 use leafold::sim;
@@ -12,19 +15,6 @@ const OUT: u64 = 0x2000_0000;
 fn compiled(oracle: &Oracle, ptx: &str) -> (Vec<u64>, sim::KernelInfo) {
     let cubin = oracle.ptxas(ptx, "sm_52", &[]).expect("ptxas");
     sim::load_kernel(&cubin, "k").expect("cubin loads")
-}
-
-/// Deterministic pseudo-random words (xorshift).
-fn noise(n: usize, seed: u64) -> Vec<u32> {
-    let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
-    (0..n)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u32
-        })
-        .collect()
 }
 
 fn bytes(words: &[u32]) -> Vec<u8> {

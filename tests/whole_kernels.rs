@@ -12,13 +12,13 @@
 
 mod common;
 
+use common::Rng;
 use leafold::cubin;
 use leafold::driver::{compile, Emit, Options, Output};
 use leafold::ir::eval::{self, GlobalRegion, Launch};
 use leafold::oracle::Oracle;
 use leafold::sim;
 use leafold::sm50::sched::check::check_code;
-use leafold::SourceFile;
 
 const KERNELS: [&str; 7] = [
     "vector_add",
@@ -75,18 +75,10 @@ fn listing(out: &Output) -> String {
     )
 }
 
-/// A small deterministic generator (xorshift64*), so every run sees the same inputs.
-struct Rng(u64);
-
+/// Inputs of the kinds this test needs, drawn from [`common::Rng`].
 impl Rng {
-    fn next(&mut self) -> u32 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        (self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 32) as u32
-    }
     fn below(&mut self, n: u32) -> u32 {
-        self.next() % n
+        self.next_u32() % n
     }
     /// Floats with few significant bits, so sums of products are exact-ish but order matters
     /// (both sides must use the same order).
@@ -109,7 +101,7 @@ impl Rng {
                     4 => f64::NAN,
                     5 => 1e-310 * f64::from(self.below(5)),
                     6..=8 => (f64::from(self.below(2001)) - 1000.0) / 64.0,
-                    _ => f64::from(self.next()) / f64::from(u32::MAX) - 0.2,
+                    _ => f64::from(self.next_u32()) / f64::from(u32::MAX) - 0.2,
                 };
                 x.to_le_bytes()
             })
@@ -128,7 +120,7 @@ impl Rng {
             .collect()
     }
     fn bytes(&mut self, n: usize) -> Vec<u8> {
-        (0..n).map(|_| self.next() as u8).collect()
+        (0..n).map(|_| self.next_u32() as u8).collect()
     }
 }
 
@@ -298,18 +290,7 @@ fn hazard_free_and_listed_by_cuobjdump() {
         let errs = check_code(&c.kernels[0].code);
         assert!(errs.is_empty(), "{name}: {errs:#?}\n{}", out.sass);
         if let Some(o) = &oracle {
-            let sass = o.cuobjdump(&out.cubin, "-sass").unwrap();
-            assert_eq!(
-                common::parse_lines(&sass),
-                common::parse_lines(&out.sass),
-                "{name}"
-            );
-            let raw = o.nvdisasm_raw(&c.kernels[0].code).unwrap();
-            assert_eq!(
-                common::parse_lines(&raw),
-                common::parse_lines(&out.sass),
-                "{name}: nvdisasm"
-            );
+            common::assert_oracle_prints_our_listing(o, name, &out.cubin, &out.sass);
         }
     }
 }
@@ -362,9 +343,7 @@ fn float_literals_pool() {
 fn eval_and_sim_agree_on_random_inputs() {
     for name in KERNELS {
         let out = build(name);
-        let file = SourceFile::new(format!("{name}.ptx"), source(name));
-        let (ast, _) = leafold::ptx::parse_and_check(&file).unwrap();
-        let module = leafold::ir::build(&ast, &file).unwrap();
+        let module = common::ir_module(format!("{name}.ptx"), source(name));
         for seed in 1..=3 {
             for l in launches(name, seed) {
                 let reference = eval::run(&module, name, &l)

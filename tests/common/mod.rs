@@ -1,10 +1,18 @@
-//! Shared helpers for the oracle tests over the corpus: what MANIFEST.md says ptxas 11.8 does
-//! with each file, the `.target`/`.version` rewrite it needs, and a compile cache so the
-//! several corpus tests compile each file with ptxas once per checkout, not once per test.
+//! Helpers shared by the integration tests (each test file that needs them says `mod common;`):
+//! * the corpus: what MANIFEST.md says ptxas 11.8 does with each file, the
+//!   `.target`/`.version` rewrite it needs, and a compile cache so the several corpus tests
+//!   compile each file with ptxas once per checkout, not once per test;
+//! * the oracle checks of our code: `cuobjdump -sass` and nvdisasm print our cubin (or our
+//!   selected instructions) exactly as our printer does ([`assert_oracle_prints_our_listing`],
+//!   [`check_with_nvdisasm`]), over listings read by [`parse_lines`];
+//! * running our code: [`ir_module`] (PTX text to IR) and [`load_our_kernel`] (the code and
+//!   `KernelInfo` from our cubin, as a loader reads them, constant banks included);
+//! * deterministic inputs: [`Rng`] (xorshift64*) and [`noise`].
 
 #![allow(dead_code)]
 
 use leafold::oracle::Oracle;
+use leafold::sm50::{self, Bundle, Ctrl, Field, Form};
 use std::hash::{Hash, Hasher};
 use std::path::PathBuf;
 
@@ -140,4 +148,199 @@ pub fn parse_lines(out: &str) -> Vec<(u64, String)> {
         v.push((addr, text.to_string()));
     }
     v
+}
+
+/// With the oracle, NVIDIA's tools print our code as our printer does: `cuobjdump -sass` lists
+/// `cubin` exactly as `sass` (the listing `compile` returned), line for line, and nvdisasm
+/// prints the words of the cubin's first kernel the same way. `what` names the case in the
+/// failure messages. For a cubin of one kernel (see [`assert_cuobjdump_lists_unordered`]).
+pub fn assert_oracle_prints_our_listing(oracle: &Oracle, what: &str, cubin: &[u8], sass: &str) {
+    assert_cuobjdump_lists(oracle, what, cubin, sass);
+    let c = leafold::cubin::read(cubin)
+        .unwrap_or_else(|e| panic!("{what}: our cubin does not read back: {e}"));
+    let raw = oracle
+        .nvdisasm_raw(&c.kernels[0].code)
+        .unwrap_or_else(|e| panic!("{what}: nvdisasm rejects our words: {e}"));
+    same_lines(
+        what,
+        "nvdisasm",
+        &parse_lines(&raw),
+        &parse_lines(sass),
+        &raw,
+    );
+}
+
+/// `cuobjdump -sass` of `cubin` lists exactly the instructions of `sass` (our printer's
+/// listing of it), at the same addresses and in the same order. Returns cuobjdump's listing.
+pub fn assert_cuobjdump_lists(oracle: &Oracle, what: &str, cubin: &[u8], sass: &str) -> String {
+    let listing = oracle
+        .cuobjdump(cubin, "-sass")
+        .unwrap_or_else(|e| panic!("{what}: cuobjdump rejects our cubin: {e}"));
+    same_lines(
+        what,
+        "cuobjdump",
+        &parse_lines(&listing),
+        &parse_lines(sass),
+        &listing,
+    );
+    listing
+}
+
+/// [`assert_cuobjdump_lists`] for a cubin of several kernels: cuobjdump lists kernels in file
+/// order (the reverse of PTX order), so the two sets of (address, text) lines are compared.
+pub fn assert_cuobjdump_lists_unordered(oracle: &Oracle, what: &str, cubin: &[u8], sass: &str) {
+    let listing = oracle
+        .cuobjdump(cubin, "-sass")
+        .unwrap_or_else(|e| panic!("{what}: cuobjdump rejects our cubin: {e}"));
+    let mut theirs = parse_lines(&listing);
+    let mut ours = parse_lines(sass);
+    theirs.sort();
+    ours.sort();
+    same_lines(what, "cuobjdump", &theirs, &ours, &listing);
+}
+
+/// The lines a tool printed are ours; a failure names the first line that differs and shows
+/// the tool's whole listing.
+fn same_lines(
+    what: &str,
+    tool: &str,
+    theirs: &[(u64, String)],
+    ours: &[(u64, String)],
+    listing: &str,
+) {
+    for (t, o) in theirs.iter().zip(ours) {
+        assert_eq!(t, o, "{what}: {tool} (left) vs ours (right)\n{listing}");
+    }
+    assert_eq!(
+        theirs.len(),
+        ours.len(),
+        "{what}: {tool} lists {} instructions, we print {}\n{listing}",
+        theirs.len(),
+        ours.len()
+    );
+}
+
+/// Kernel `f` of our compiled `out` as a driver loads it: [`leafold::sim::load_kernel`] takes
+/// the code, the parameter bytes, the shared and stack sizes and constant banks 2 (the
+/// kernel's literal pool) and 3 from the cubin. Checks that what it read agrees with the IR's
+/// parameter size and with the compile report.
+pub fn load_our_kernel(
+    out: &leafold::driver::Output,
+    f: &leafold::ir::Function,
+) -> (Vec<u64>, leafold::sim::KernelInfo) {
+    let name = &f.name;
+    let (code, info) = leafold::sim::load_kernel(&out.cubin, name)
+        .unwrap_or_else(|e| panic!("{name}: our cubin does not load: {e}"));
+    let report = out
+        .kernels
+        .iter()
+        .find(|k| &k.name == name)
+        .unwrap_or_else(|| panic!("{name}: not in the compile report"));
+    assert_eq!(info.param_size, f.param_size(), "{name}: parameter bytes");
+    assert_eq!(info.local_size, report.stack_frame, "{name}: stack frame");
+    assert_eq!(
+        u64::from(info.shared_size),
+        report.smem,
+        "{name}: shared bytes"
+    );
+    (code, info)
+}
+
+/// A small deterministic generator (xorshift64*), so every run sees the same inputs and a
+/// failure reproduces.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    /// The high half of [`Rng::next`] (its better bits).
+    pub fn next_u32(&mut self) -> u32 {
+        (self.next() >> 32) as u32
+    }
+}
+
+/// `n` deterministic pseudo-random words (xorshift) from `seed`.
+pub fn noise(n: usize, seed: u64) -> Vec<u32> {
+    let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u32
+        })
+        .collect()
+}
+
+/// The IR module of PTX text `src` (`name` is the file name diagnostics give); panics with
+/// the rendered diagnostics when the text does not parse, check or build.
+pub fn ir_module(name: impl Into<String>, src: impl Into<String>) -> leafold::ir::Module {
+    let file = leafold::SourceFile::new(name, src);
+    let render = |d: &[leafold::error::Diagnostic]| leafold::error::render_all(d);
+    let (ast, _) =
+        leafold::ptx::parse_and_check(&file).unwrap_or_else(|d| panic!("parse: {}", render(&d.0)));
+    leafold::ir::build(&ast, &file).unwrap_or_else(|d| panic!("IR build: {}", render(&d)))
+}
+
+/// Every instruction of `insts` (selected code, before any cubin) encodes to a word nvdisasm
+/// prints exactly as our printer does (neutral control words). Skips with the oracle's notice
+/// when the tools are absent.
+pub fn check_with_nvdisasm(test: &str, insts: &[sm50::Inst]) {
+    let Some(oracle) = Oracle::for_test(test) else {
+        return;
+    };
+    // BRA holds an instruction index here; give it a real (small, forward-safe) offset so the
+    // word is an ordinary branch.
+    let insts: Vec<(sm50::Inst, Ctrl)> = insts
+        .iter()
+        .map(|i| {
+            let mut i = *i;
+            if i.form == Form::BRA {
+                i.set(Field::Rel, 0x10);
+            }
+            (i, Ctrl::NEUTRAL)
+        })
+        .collect();
+    let (words, addrs) = bundle_words(&insts);
+    let ours: Vec<(u64, String)> = insts
+        .iter()
+        .zip(addrs)
+        .map(|((i, _), addr)| (addr, sm50::print(i, addr, 0)))
+        .collect();
+    let out = oracle.nvdisasm_raw(&words).expect("nvdisasm runs");
+    let theirs: std::collections::HashMap<u64, String> = parse_lines(&out).into_iter().collect();
+    for (addr, text) in ours {
+        assert_eq!(
+            theirs.get(&addr).map(String::as_str),
+            Some(text.as_str()),
+            "instruction at {addr:#x}"
+        );
+    }
+}
+
+/// Instructions with their control fields packed three to a bundle, as the words of a
+/// `.text` section (the last bundle padded with NOPs); returns the words and each
+/// instruction's byte address in them.
+pub fn bundle_words(insts: &[(sm50::Inst, Ctrl)]) -> (Vec<u64>, Vec<u64>) {
+    let mut words = Vec::new();
+    let mut addrs = Vec::new();
+    for (n, chunk) in insts.chunks(3).enumerate() {
+        let mut b = Bundle {
+            ctrl: [Ctrl::NEUTRAL; 3],
+            insts: [0x50b0000000070f00; 3],
+        };
+        for (k, (i, c)) in chunk.iter().enumerate() {
+            b.ctrl[k] = *c;
+            b.insts[k] = sm50::encode(i);
+            addrs.push((n * 32 + 8 + 8 * k) as u64);
+        }
+        words.push(b.ctrl_word());
+        words.extend(b.insts);
+    }
+    (words, addrs)
 }
