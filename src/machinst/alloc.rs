@@ -220,32 +220,44 @@ fn pressure<I: MachInst>(vc: &VCode<I>) -> ([usize; 3], [usize; 3]) {
     let mut max = [0usize; 3];
     let mut min_needed = [0usize; 3];
     let class_of_vreg = |v: u32| class_of(vc.classes[v as usize]);
+    // `live` as a dense flag per vreg, and the vregs flagged (to clear them per block)
+    let mut live = vec![false; vc.vregs.len()];
+    let mut flagged: Vec<u32> = Vec::new();
     for (b, out) in live_out.iter().enumerate() {
         let (s, e) = vc.ranges[b];
-        let mut live = out.clone();
-        for (_, args) in &vc.succs[b] {
-            live.extend(args.iter().map(|a| a.index));
-        }
         // per-class counts of `live`, kept in step with it
         let mut c = [0usize; 3];
-        for v in &live {
-            c[class_of_vreg(*v)] += 1;
+        let mut insert = |live: &mut [bool], c: &mut [usize; 3], v: u32| {
+            if !live[v as usize] {
+                live[v as usize] = true;
+                flagged.push(v);
+                c[class_of_vreg(v)] += 1;
+            }
+        };
+        for &v in out {
+            insert(&mut live, &mut c, v);
         }
+        for (_, args) in &vc.succs[b] {
+            for a in args {
+                insert(&mut live, &mut c, a.index);
+            }
+        }
+        let mut fs = Vec::new();
         for i in (s..e).rev() {
-            let fs: Vec<_> = fields(&vc.insts[i as usize])
-                .into_iter()
-                .flatten()
-                .filter(|f| f.vreg.kind != RegKind::Pred)
-                .collect();
+            fs.clear();
+            fs.extend(
+                fields(&vc.insts[i as usize])
+                    .into_iter()
+                    .flatten()
+                    .filter(|f| f.vreg.kind != RegKind::Pred),
+            );
             let mut here = [0usize; 3];
             for f in &fs {
                 here[class_of_vreg(f.vreg.index)] += 1;
             }
             // just after the instruction: everything live plus its defs
             for f in fs.iter().filter(|f| f.spec.kind == OpKind::Def) {
-                if live.insert(f.vreg.index) {
-                    c[class_of_vreg(f.vreg.index)] += 1;
-                }
+                insert(&mut live, &mut c, f.vreg.index);
             }
             for k in 0..3 {
                 max[k] = max[k].max(c[k]);
@@ -253,18 +265,21 @@ fn pressure<I: MachInst>(vc: &VCode<I>) -> ([usize; 3], [usize; 3]) {
             }
             // just before it: defs dead, uses live
             for f in fs.iter().filter(|f| f.spec.kind == OpKind::Def) {
-                if live.remove(&f.vreg.index) {
-                    c[class_of_vreg(f.vreg.index)] -= 1;
+                let v = f.vreg.index;
+                if live[v as usize] {
+                    live[v as usize] = false;
+                    c[class_of_vreg(v)] -= 1;
                 }
             }
             for f in fs.iter().filter(|f| f.spec.kind == OpKind::Use) {
-                if live.insert(f.vreg.index) {
-                    c[class_of_vreg(f.vreg.index)] += 1;
-                }
+                insert(&mut live, &mut c, f.vreg.index);
             }
             for k in 0..3 {
                 max[k] = max[k].max(c[k]);
             }
+        }
+        for v in flagged.drain(..) {
+            live[v as usize] = false;
         }
     }
     (max, min_needed)

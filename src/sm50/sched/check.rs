@@ -363,16 +363,20 @@ pub(crate) fn successors(insts: &[Inst], targets: &[Option<usize>]) -> Vec<Vec<u
     // The reconvergence point of a SYNC (BRK): the target of the innermost SSY (PBK) before
     // it whose target lies after it (ptxas's code is structured so); every such target when
     // none encloses it.
-    let matching = |k: usize, c: &str| -> Vec<usize> {
-        let all: Vec<usize> = (0..n)
+    // (The fallback lists are gathered once, not per SYNC / BRK: that was quadratic.)
+    let all_of = |c: &str| -> Vec<usize> {
+        (0..n)
             .filter(|&j| class(j) == c)
             .filter_map(target)
-            .collect();
+            .collect()
+    };
+    let (all_ssy, all_pbk) = (all_of("SSY"), all_of("PBK"));
+    let matching = |k: usize, c: &str, all: &[usize]| -> Vec<usize> {
         (0..k)
             .rev()
             .find(|&j| class(j) == c && target(j).is_some_and(|t| t > k))
             .and_then(target)
-            .map_or(all, |t| vec![t])
+            .map_or_else(|| all.to_vec(), |t| vec![t])
     };
     // A RET returns after the CALs of its own subroutine: the one starting at the greatest
     // CAL target at or before it (subroutines follow the kernel body in ptxas's layout);
@@ -400,8 +404,8 @@ pub(crate) fn successors(insts: &[Inst], targets: &[Option<usize>]) -> Vec<Vec<u
             }
             match c {
                 "BRA" | "CAL" => s.extend(target(k)),
-                "SYNC" => s.extend(matching(k, "SSY")),
-                "BRK" => s.extend(matching(k, "PBK")),
+                "SYNC" => s.extend(matching(k, "SSY", &all_ssy)),
+                "BRK" => s.extend(matching(k, "PBK", &all_pbk)),
                 "RET" => s.extend(returns(k)),
                 "BRX" => s.extend(&all_leaders),
                 _ => {}
