@@ -131,9 +131,14 @@ fn prune_unreachable<I: MachInst>(vc: VCode<I>) -> Result<(VCode<I>, Vec<BlockId
     placed[0] = true;
     // Quadratic in the worst case, linear for input that is already in a good order (the first
     // candidate is then always the next block); functions have few blocks.
-    while let Some(b) = (1..n).find(|b| !placed[*b] && preds[*b].iter().any(|p| placed[*p])) {
+    // `lo`: every block before it is placed, so the search can start there.
+    let mut lo = 1;
+    while let Some(b) = (lo..n).find(|b| !placed[*b] && preds[*b].iter().any(|p| placed[*p])) {
         placed[b] = true;
         order.push(b);
+        while lo < n && placed[lo] {
+            lo += 1;
+        }
     }
     // Blocks never placed are exactly those the entry cannot reach.
     let kept: Vec<BlockId> = order.iter().map(|b| BlockId(*b as u32)).collect();
@@ -144,7 +149,7 @@ fn prune_unreachable<I: MachInst>(vc: VCode<I>) -> Result<(VCode<I>, Vec<BlockId
     for (i, b) in order.iter().enumerate() {
         new_id[*b] = Some(BlockId(i as u32));
     }
-    let (blocks, vregs) = vc.to_blocks();
+    let (blocks, vregs) = vc.into_blocks();
     let mut blocks: Vec<Option<_>> = blocks.into_iter().map(Some).collect();
     let mut out = Vec::with_capacity(order.len());
     for &b in &order {

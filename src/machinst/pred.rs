@@ -138,7 +138,7 @@ fn demote_pred_params<I: MachInst>(vc: VCode<I>) -> Result<VCode<I>, String> {
     if !has_any {
         return Ok(vc);
     }
-    let (mut blocks, mut vregs) = vc.to_blocks();
+    let (mut blocks, mut vregs) = vc.into_blocks();
     let mut fresh = |kind: RegKind| {
         let v = VReg {
             index: vregs.len() as u32,
