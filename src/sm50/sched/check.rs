@@ -64,7 +64,7 @@
 //! following variable-latency or control one, sm50-isa.md §1.4).
 
 use super::bundle::inst_addr;
-use super::{access, fixed_latency, is_control, Access, Res, CC, LAT_BARRIER, PRED};
+use super::{access, fixed_latency, is_control, Access, Regs, Res, CC, LAT_BARRIER, PRED};
 use crate::sm50::{self, Bundle, Ctrl, DecodeError, Field, FieldKind, Form, Inst};
 use std::collections::BTreeSet;
 use std::fmt;
@@ -249,7 +249,7 @@ struct Op {
     /// Cycles since issue (saturating).
     age: u8,
     /// Resources still pending.
-    res: Vec<Res>,
+    res: Regs,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -648,13 +648,13 @@ impl<'a> Checker<'a> {
             if let Some(b) = c.rbar.filter(|&b| Some(b) != c.wbar) {
                 set(st, b);
             }
-            let srcs: Vec<Res> = acc
+            let srcs: Regs = acc
                 .late_uses
                 .iter()
                 .copied()
                 .filter(|r| !acc.defs.contains(r))
                 .collect();
-            let mut add = |read: bool, sb: Option<u8>, res: Vec<Res>| {
+            let mut add = |read: bool, sb: Option<u8>, res: Regs| {
                 if sb.is_some() || !res.is_empty() {
                     st.ops.push(Op {
                         at: k,
@@ -742,14 +742,27 @@ impl<'a> Checker<'a> {
 /// Every hazard in `insts` with control fields `ctrl` (see the module essay).
 pub fn analyze(insts: &[Inst], ctrl: &[Ctrl], targets: &[Option<usize>]) -> Vec<Hazard> {
     let n = insts.len().min(ctrl.len());
+    let acc: Vec<Access> = insts[..n].iter().map(access).collect();
+    analyze_with(insts, ctrl, targets, &acc)
+}
+
+/// [`analyze`] given [`access`] of (at least) the first `min(insts.len(), ctrl.len())`
+/// instructions, as the scheduler already has it.
+pub(crate) fn analyze_with(
+    insts: &[Inst],
+    ctrl: &[Ctrl],
+    targets: &[Option<usize>],
+    acc: &[Access],
+) -> Vec<Hazard> {
+    let n = insts.len().min(ctrl.len());
     let insts = &insts[..n];
     let ctrl = &ctrl[..n];
+    let acc = &acc[..n];
     let succ = successors(insts, targets);
-    let acc: Vec<Access> = insts.iter().map(access).collect();
     let mut ck = Checker {
         insts,
         ctrl,
-        acc: &acc,
+        acc,
         out: Vec::new(),
         seen: BTreeSet::new(),
     };
