@@ -538,8 +538,8 @@ impl<'a> Checker<'a> {
             }
         }
 
-        // 2. Reads.
-        for &r in &acc.uses {
+        // 2. Reads (nothing to do but report: the state does not change here).
+        for &r in acc.uses.iter().filter(|_| report) {
             for (left, p) in st.fixed_of(r) {
                 let need = fixed_latency(r);
                 // Variable-latency instructions read GPR and carry sources late: ptxas issues
@@ -549,7 +549,7 @@ impl<'a> Checker<'a> {
                 } else {
                     0
                 };
-                if u32::from(left) > late && !complementary(&inst, &self.insts[p]) && report {
+                if u32::from(left) > late && !complementary(&inst, &self.insts[p]) {
                     let msg = format!(
                         "{} read by `{}` {} cycles after `{}` at +{:#06x} (needs {need})",
                         res_name(r),
@@ -561,25 +561,23 @@ impl<'a> Checker<'a> {
                     self.report(HazardKind::EarlyRead, k, Some(p), msg);
                 }
             }
-            if report {
-                let pending: Vec<(usize, Option<u8>)> = st
-                    .ops
-                    .iter()
-                    .filter(|o| !o.read && o.res.contains(&r))
-                    .filter(|o| !complementary(&inst, &self.insts[o.at]))
-                    .map(|o| (o.at, o.sb))
-                    .collect();
-                for (p, sb) in pending {
-                    let msg = format!(
-                        "{} read by `{}` without waiting on {} of `{}` at +{:#06x}",
-                        res_name(r),
-                        self.text(k),
-                        sb.map_or("a scoreboard (it has none)".into(), |b| format!("SB{b}")),
-                        self.text(p),
-                        inst_addr(p)
-                    );
-                    self.report(HazardKind::UnwaitedRead, k, Some(p), msg);
-                }
+            let pending: Vec<(usize, Option<u8>)> = st
+                .ops
+                .iter()
+                .filter(|o| !o.read && o.res.contains(&r))
+                .filter(|o| !complementary(&inst, &self.insts[o.at]))
+                .map(|o| (o.at, o.sb))
+                .collect();
+            for (p, sb) in pending {
+                let msg = format!(
+                    "{} read by `{}` without waiting on {} of `{}` at +{:#06x}",
+                    res_name(r),
+                    self.text(k),
+                    sb.map_or("a scoreboard (it has none)".into(), |b| format!("SB{b}")),
+                    self.text(p),
+                    inst_addr(p)
+                );
+                self.report(HazardKind::UnwaitedRead, k, Some(p), msg);
             }
         }
 
