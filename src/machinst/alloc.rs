@@ -131,9 +131,14 @@ fn prune_unreachable<I: MachInst>(vc: VCode<I>) -> Result<(VCode<I>, Vec<BlockId
     placed[0] = true;
     // Quadratic in the worst case, linear for input that is already in a good order (the first
     // candidate is then always the next block); functions have few blocks.
-    while let Some(b) = (1..n).find(|b| !placed[*b] && preds[*b].iter().any(|p| placed[*p])) {
+    // `lo`: every block before it is placed, so the search can start there.
+    let mut lo = 1;
+    while let Some(b) = (lo..n).find(|b| !placed[*b] && preds[*b].iter().any(|p| placed[*p])) {
         placed[b] = true;
         order.push(b);
+        while lo < n && placed[lo] {
+            lo += 1;
+        }
     }
     // Blocks never placed are exactly those the entry cannot reach.
     let kept: Vec<BlockId> = order.iter().map(|b| BlockId(*b as u32)).collect();
@@ -144,7 +149,7 @@ fn prune_unreachable<I: MachInst>(vc: VCode<I>) -> Result<(VCode<I>, Vec<BlockId
     for (i, b) in order.iter().enumerate() {
         new_id[*b] = Some(BlockId(i as u32));
     }
-    let (blocks, vregs) = vc.to_blocks();
+    let (blocks, vregs) = vc.into_blocks();
     let mut blocks: Vec<Option<_>> = blocks.into_iter().map(Some).collect();
     let mut out = Vec::with_capacity(order.len());
     for &b in &order {
@@ -220,32 +225,44 @@ fn pressure<I: MachInst>(vc: &VCode<I>) -> ([usize; 3], [usize; 3]) {
     let mut max = [0usize; 3];
     let mut min_needed = [0usize; 3];
     let class_of_vreg = |v: u32| class_of(vc.classes[v as usize]);
+    // `live` as a dense flag per vreg, and the vregs flagged (to clear them per block)
+    let mut live = vec![false; vc.vregs.len()];
+    let mut flagged: Vec<u32> = Vec::new();
     for (b, out) in live_out.iter().enumerate() {
         let (s, e) = vc.ranges[b];
-        let mut live = out.clone();
-        for (_, args) in &vc.succs[b] {
-            live.extend(args.iter().map(|a| a.index));
-        }
         // per-class counts of `live`, kept in step with it
         let mut c = [0usize; 3];
-        for v in &live {
-            c[class_of_vreg(*v)] += 1;
+        let mut insert = |live: &mut [bool], c: &mut [usize; 3], v: u32| {
+            if !live[v as usize] {
+                live[v as usize] = true;
+                flagged.push(v);
+                c[class_of_vreg(v)] += 1;
+            }
+        };
+        for &v in out {
+            insert(&mut live, &mut c, v);
         }
+        for (_, args) in &vc.succs[b] {
+            for a in args {
+                insert(&mut live, &mut c, a.index);
+            }
+        }
+        let mut fs = Vec::new();
         for i in (s..e).rev() {
-            let fs: Vec<_> = fields(&vc.insts[i as usize])
-                .into_iter()
-                .flatten()
-                .filter(|f| f.vreg.kind != RegKind::Pred)
-                .collect();
+            fs.clear();
+            fs.extend(
+                fields(&vc.insts[i as usize])
+                    .into_iter()
+                    .flatten()
+                    .filter(|f| f.vreg.kind != RegKind::Pred),
+            );
             let mut here = [0usize; 3];
             for f in &fs {
                 here[class_of_vreg(f.vreg.index)] += 1;
             }
             // just after the instruction: everything live plus its defs
             for f in fs.iter().filter(|f| f.spec.kind == OpKind::Def) {
-                if live.insert(f.vreg.index) {
-                    c[class_of_vreg(f.vreg.index)] += 1;
-                }
+                insert(&mut live, &mut c, f.vreg.index);
             }
             for k in 0..3 {
                 max[k] = max[k].max(c[k]);
@@ -253,18 +270,21 @@ fn pressure<I: MachInst>(vc: &VCode<I>) -> ([usize; 3], [usize; 3]) {
             }
             // just before it: defs dead, uses live
             for f in fs.iter().filter(|f| f.spec.kind == OpKind::Def) {
-                if live.remove(&f.vreg.index) {
-                    c[class_of_vreg(f.vreg.index)] -= 1;
+                let v = f.vreg.index;
+                if live[v as usize] {
+                    live[v as usize] = false;
+                    c[class_of_vreg(v)] -= 1;
                 }
             }
             for f in fs.iter().filter(|f| f.spec.kind == OpKind::Use) {
-                if live.insert(f.vreg.index) {
-                    c[class_of_vreg(f.vreg.index)] += 1;
-                }
+                insert(&mut live, &mut c, f.vreg.index);
             }
             for k in 0..3 {
                 max[k] = max[k].max(c[k]);
             }
+        }
+        for v in flagged.drain(..) {
+            live[v as usize] = false;
         }
     }
     (max, min_needed)

@@ -25,68 +25,103 @@ use std::collections::BTreeSet;
 pub const NUM_PREDS: usize = 7;
 
 /// Per-block live-in and live-out sets of the vregs `want` selects (backward dataflow; block
-/// parameters are defined at the block's top, branch arguments are used by the terminator).
+/// parameters are defined at the block's top, branch arguments are used by the terminator),
+/// each in increasing vreg order. The sets are dense bit sets over the selected vregs while
+/// the fixpoint is computed (the least fixpoint does not depend on the visiting order).
 pub(crate) fn liveness<I: MachInst>(
     vc: &VCode<I>,
     want: &dyn Fn(RegKind) -> bool,
-) -> (Vec<BTreeSet<u32>>, Vec<BTreeSet<u32>>) {
+) -> (Vec<Vec<u32>>, Vec<Vec<u32>>) {
     let n = vc.ranges.len();
+    // dense numbering of the selected vregs, in vreg order
+    let mut dense = vec![u32::MAX; vc.vregs.len()];
+    let mut vreg_of: Vec<u32> = Vec::new();
+    for (v, kind) in vc.vregs.iter().enumerate() {
+        if want(*kind) {
+            dense[v] = vreg_of.len() as u32;
+            vreg_of.push(v as u32);
+        }
+    }
+    let words = vreg_of.len().div_ceil(64);
+    let mut gen = vec![0u64; n * words];
+    let mut kill = vec![0u64; n * words];
+    let set = |bits: &mut [u64], d: u32| bits[d as usize / 64] |= 1 << (d % 64);
+    let clear = |bits: &mut [u64], d: u32| bits[d as usize / 64] &= !(1 << (d % 64));
     // upward-exposed uses and defs per block
-    let mut gen = vec![BTreeSet::new(); n];
-    let mut kill = vec![BTreeSet::new(); n];
     for b in 0..n {
         let (s, e) = vc.ranges[b];
+        let (g, k) = (
+            &mut gen[b * words..(b + 1) * words],
+            &mut kill[b * words..(b + 1) * words],
+        );
         for (_, args) in &vc.succs[b] {
             for a in args.iter().filter(|a| want(a.kind)) {
-                gen[b].insert(a.index);
+                set(g, dense[a.index as usize]);
             }
         }
         for inst in vc.insts[s as usize..e as usize].iter().rev() {
-            for f in fields(inst)
-                .into_iter()
-                .flatten()
-                .filter(|f| want(f.vreg.kind))
-            {
+            let fs = fields(inst);
+            for f in fs.iter().flatten().filter(|f| want(f.vreg.kind)) {
                 if f.spec.kind == OpKind::Def {
-                    gen[b].remove(&f.vreg.index);
-                    kill[b].insert(f.vreg.index);
+                    clear(g, dense[f.vreg.index as usize]);
+                    set(k, dense[f.vreg.index as usize]);
                 }
             }
-            for f in fields(inst)
-                .into_iter()
-                .flatten()
-                .filter(|f| want(f.vreg.kind))
-            {
+            for f in fs.iter().flatten().filter(|f| want(f.vreg.kind)) {
                 if f.spec.kind == OpKind::Use {
-                    gen[b].insert(f.vreg.index);
+                    set(g, dense[f.vreg.index as usize]);
                 }
             }
         }
         for p in vc.params[b].iter().filter(|p| want(p.kind)) {
-            gen[b].remove(&p.index);
-            kill[b].insert(p.index);
+            clear(g, dense[p.index as usize]);
+            set(k, dense[p.index as usize]);
         }
     }
-    let mut live_in = vec![BTreeSet::new(); n];
-    let mut live_out: Vec<BTreeSet<u32>> = vec![BTreeSet::new(); n];
+    let mut live_in = vec![0u64; n * words];
+    let mut live_out = vec![0u64; n * words];
+    let mut out = vec![0u64; words];
     let mut changed = true;
     while changed {
         changed = false;
         for b in (0..n).rev() {
-            let mut out = BTreeSet::new();
+            out.fill(0);
             for (t, _) in &vc.succs[b] {
-                out.extend(live_in[t.0 as usize].iter().copied());
+                let t = t.0 as usize;
+                for (o, i) in out.iter_mut().zip(&live_in[t * words..(t + 1) * words]) {
+                    *o |= *i;
+                }
             }
-            let mut inn: BTreeSet<u32> = out.difference(&kill[b]).copied().collect();
-            inn.extend(gen[b].iter().copied());
-            if inn != live_in[b] || out != live_out[b] {
-                live_in[b] = inn;
-                live_out[b] = out;
+            let r = b * words..(b + 1) * words;
+            if out[..] != live_out[r.clone()] {
+                live_out[r.clone()].copy_from_slice(&out);
                 changed = true;
+            }
+            for w in 0..words {
+                let inn = (out[w] & !kill[b * words + w]) | gen[b * words + w];
+                if inn != live_in[b * words + w] {
+                    live_in[b * words + w] = inn;
+                    changed = true;
+                }
             }
         }
     }
-    (live_in, live_out)
+    let lists = |bits: &[u64]| -> Vec<Vec<u32>> {
+        (0..n)
+            .map(|b| {
+                let mut l = Vec::new();
+                for (w, &x) in bits[b * words..(b + 1) * words].iter().enumerate() {
+                    let mut x = x;
+                    while x != 0 {
+                        l.push(vreg_of[w * 64 + x.trailing_zeros() as usize]);
+                        x &= x - 1;
+                    }
+                }
+                l
+            })
+            .collect()
+    };
+    (lists(&live_in), lists(&live_out))
 }
 
 /// The result of predicate allocation.
@@ -103,7 +138,7 @@ fn demote_pred_params<I: MachInst>(vc: VCode<I>) -> Result<VCode<I>, String> {
     if !has_any {
         return Ok(vc);
     }
-    let (mut blocks, mut vregs) = vc.to_blocks();
+    let (mut blocks, mut vregs) = vc.into_blocks();
     let mut fresh = |kind: RegKind| {
         let v = VReg {
             index: vregs.len() as u32,

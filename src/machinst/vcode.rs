@@ -11,6 +11,7 @@ use super::{
     Terminator, VReg,
 };
 use regalloc2 as ra;
+use smallvec::SmallVec;
 
 /// One block as the builder collects it.
 #[derive(Clone, Debug)]
@@ -133,7 +134,10 @@ pub struct VCode<I> {
     /// 4-byte spill slots per value of each class (1, 2, 4 unless a class holds scalars).
     pub(crate) slot_words: [usize; 3],
     // regalloc2 views, derived from the above.
-    ra_ops: Vec<Vec<ra::Operand>>,
+    /// Every instruction's operands, one after another: instruction `i`'s are
+    /// `ra_ops[ra_op_start[i]..ra_op_start[i + 1]]` (one vector, not one per instruction).
+    ra_ops: Vec<ra::Operand>,
+    ra_op_start: Vec<u32>,
     ra_params: Vec<Vec<ra::VReg>>,
     ra_succs: Vec<Vec<ra::Block>>,
     ra_preds: Vec<Vec<ra::Block>>,
@@ -156,9 +160,11 @@ pub(crate) struct FieldInfo {
     pub spec: OpSpec,
 }
 
-/// Every field of `inst`, in visit order (None for physical fields).
-pub(crate) fn fields<I: MachInst>(inst: &I) -> Vec<Option<FieldInfo>> {
-    let mut out = Vec::new();
+/// Every field of `inst`, in visit order (None for physical fields). Inline up to eight
+/// fields: this is called for every instruction by several passes, and a heap vector per call
+/// was a visible share of compile time.
+pub(crate) fn fields<I: MachInst>(inst: &I) -> SmallVec<[Option<FieldInfo>; 8]> {
+    let mut out = SmallVec::new();
     inst.for_each_operand(&mut |r, spec| match r {
         Reg::Virt(vreg) => out.push(Some(FieldInfo { vreg, spec })),
         _ => out.push(None),
@@ -284,6 +290,7 @@ impl<I: MachInst> VCode<I> {
             classes: Vec::new(),
             slot_words: [1, 2, 4],
             ra_ops: Vec::new(),
+            ra_op_start: Vec::new(),
             ra_params: Vec::new(),
             ra_succs: Vec::new(),
             ra_preds: Vec::new(),
@@ -310,6 +317,25 @@ impl<I: MachInst> VCode<I> {
         (blocks, self.vregs.clone())
     }
 
+    /// [`Self::to_blocks`] without copying: the blocks take the instructions, parameters and
+    /// successors over (the ranges are consecutive from 0, as [`Self::from_blocks`] lays them
+    /// out).
+    pub(crate) fn into_blocks(self) -> (Vec<BlockData<I>>, Vec<RegKind>) {
+        let mut insts = self.insts.into_iter();
+        let blocks = self
+            .ranges
+            .iter()
+            .zip(self.params)
+            .zip(self.succs)
+            .map(|((&(s, e), params), succs)| BlockData {
+                params,
+                insts: insts.by_ref().take((e - s) as usize).collect(),
+                succs,
+            })
+            .collect();
+        (blocks, self.vregs)
+    }
+
     /// Give every vreg a regalloc2 class (see `alloc`'s scalar overflow).
     pub(crate) fn set_classes(
         &mut self,
@@ -325,14 +351,19 @@ impl<I: MachInst> VCode<I> {
         let n = self.ranges.len();
         let classes = self.classes.clone();
         let ra_vreg = |v: VReg| ra::VReg::new(v.index as usize, classes[v.index as usize]);
-        self.ra_ops = Vec::with_capacity(self.insts.len());
+        self.ra_ops = Vec::with_capacity(2 * self.insts.len());
+        self.ra_op_start = Vec::with_capacity(self.insts.len() + 1);
+        self.ra_op_start.push(0);
         self.terms = Vec::with_capacity(self.insts.len());
+        let mut map: SmallVec<[usize; 8]> = SmallVec::new();
+        let mut ops: SmallVec<[FieldInfo; 8]> = SmallVec::new();
         for inst in &self.insts {
             self.terms.push(inst.terminator());
             let fs = fields(inst);
             // visit position -> regalloc2 operand index
-            let mut map = vec![usize::MAX; fs.len()];
-            let mut ops = Vec::new();
+            map.clear();
+            map.resize(fs.len(), usize::MAX);
+            ops.clear();
             for (k, f) in fs.iter().enumerate() {
                 if let Some(f) = f {
                     if f.vreg.kind != RegKind::Pred {
@@ -341,7 +372,6 @@ impl<I: MachInst> VCode<I> {
                     }
                 }
             }
-            let mut out = Vec::with_capacity(ops.len());
             for f in &ops {
                 let constraint = match f.spec.constraint {
                     OpConstraint::Reg => ra::OperandConstraint::Reg,
@@ -369,9 +399,10 @@ impl<I: MachInst> VCode<I> {
                     OpPos::Early => ra::OperandPos::Early,
                     OpPos::Late => ra::OperandPos::Late,
                 };
-                out.push(ra::Operand::new(ra_vreg(f.vreg), constraint, kind, pos));
+                self.ra_ops
+                    .push(ra::Operand::new(ra_vreg(f.vreg), constraint, kind, pos));
             }
-            self.ra_ops.push(out);
+            self.ra_op_start.push(self.ra_ops.len() as u32);
         }
         self.ra_params = self
             .params
@@ -421,7 +452,8 @@ impl<I: MachInst> VCode<I> {
         to_preg: &dyn Fn(RegKind, PhysReg) -> Option<ra::PReg>,
     ) -> Result<(), String> {
         for (i, inst) in self.insts.iter().enumerate() {
-            let ops: Vec<FieldInfo> = fields(inst)
+            let base = self.ra_op_start[i] as usize;
+            let ops: SmallVec<[FieldInfo; 8]> = fields(inst)
                 .into_iter()
                 .flatten()
                 .filter(|f| f.vreg.kind != RegKind::Pred)
@@ -431,8 +463,8 @@ impl<I: MachInst> VCode<I> {
                     let preg = to_preg(f.vreg.kind, r).ok_or_else(|| {
                         format!("`{inst}`: fixed register {r} is not usable for {}", f.vreg)
                     })?;
-                    let old = self.ra_ops[i][k];
-                    self.ra_ops[i][k] = ra::Operand::new(
+                    let old = self.ra_ops[base + k];
+                    self.ra_ops[base + k] = ra::Operand::new(
                         old.vreg(),
                         ra::OperandConstraint::FixedReg(preg),
                         old.kind(),
@@ -450,7 +482,7 @@ impl<I: MachInst> VCode<I> {
 
     /// How many regalloc2 operands instruction `i` has.
     pub(crate) fn ra_operands_of(&self, i: usize) -> usize {
-        self.ra_ops[i].len()
+        (self.ra_op_start[i + 1] - self.ra_op_start[i]) as usize
     }
 
     /// The instructions of `block`.
@@ -513,7 +545,8 @@ impl<I: MachInst> ra::Function for VCode<I> {
         &self.ra_args[block.index()][succ_idx]
     }
     fn inst_operands(&self, insn: ra::Inst) -> &[ra::Operand] {
-        &self.ra_ops[insn.index()]
+        let i = insn.index();
+        &self.ra_ops[self.ra_op_start[i] as usize..self.ra_op_start[i + 1] as usize]
     }
     fn inst_clobbers(&self, _insn: ra::Inst) -> ra::PRegSet {
         ra::PRegSet::empty()

@@ -64,7 +64,7 @@
 //! following variable-latency or control one, sm50-isa.md §1.4).
 
 use super::bundle::inst_addr;
-use super::{access, fixed_latency, is_control, Access, Res, CC, LAT_BARRIER, PRED};
+use super::{access, fixed_latency, is_control, Access, Regs, Res, CC, LAT_BARRIER, PRED};
 use crate::sm50::{self, Bundle, Ctrl, DecodeError, Field, FieldKind, Form, Inst};
 use std::collections::BTreeSet;
 use std::fmt;
@@ -249,7 +249,7 @@ struct Op {
     /// Cycles since issue (saturating).
     age: u8,
     /// Resources still pending.
-    res: Vec<Res>,
+    res: Regs,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -363,16 +363,20 @@ pub(crate) fn successors(insts: &[Inst], targets: &[Option<usize>]) -> Vec<Vec<u
     // The reconvergence point of a SYNC (BRK): the target of the innermost SSY (PBK) before
     // it whose target lies after it (ptxas's code is structured so); every such target when
     // none encloses it.
-    let matching = |k: usize, c: &str| -> Vec<usize> {
-        let all: Vec<usize> = (0..n)
+    // (The fallback lists are gathered once, not per SYNC / BRK: that was quadratic.)
+    let all_of = |c: &str| -> Vec<usize> {
+        (0..n)
             .filter(|&j| class(j) == c)
             .filter_map(target)
-            .collect();
+            .collect()
+    };
+    let (all_ssy, all_pbk) = (all_of("SSY"), all_of("PBK"));
+    let matching = |k: usize, c: &str, all: &[usize]| -> Vec<usize> {
         (0..k)
             .rev()
             .find(|&j| class(j) == c && target(j).is_some_and(|t| t > k))
             .and_then(target)
-            .map_or(all, |t| vec![t])
+            .map_or_else(|| all.to_vec(), |t| vec![t])
     };
     // A RET returns after the CALs of its own subroutine: the one starting at the greatest
     // CAL target at or before it (subroutines follow the kernel body in ptxas's layout);
@@ -400,8 +404,8 @@ pub(crate) fn successors(insts: &[Inst], targets: &[Option<usize>]) -> Vec<Vec<u
             }
             match c {
                 "BRA" | "CAL" => s.extend(target(k)),
-                "SYNC" => s.extend(matching(k, "SSY")),
-                "BRK" => s.extend(matching(k, "PBK")),
+                "SYNC" => s.extend(matching(k, "SSY", &all_ssy)),
+                "BRK" => s.extend(matching(k, "PBK", &all_pbk)),
                 "RET" => s.extend(returns(k)),
                 "BRX" => s.extend(&all_leaders),
                 _ => {}
@@ -534,8 +538,8 @@ impl<'a> Checker<'a> {
             }
         }
 
-        // 2. Reads.
-        for &r in &acc.uses {
+        // 2. Reads (nothing to do but report: the state does not change here).
+        for &r in acc.uses.iter().filter(|_| report) {
             for (left, p) in st.fixed_of(r) {
                 let need = fixed_latency(r);
                 // Variable-latency instructions read GPR and carry sources late: ptxas issues
@@ -545,7 +549,7 @@ impl<'a> Checker<'a> {
                 } else {
                     0
                 };
-                if u32::from(left) > late && !complementary(&inst, &self.insts[p]) && report {
+                if u32::from(left) > late && !complementary(&inst, &self.insts[p]) {
                     let msg = format!(
                         "{} read by `{}` {} cycles after `{}` at +{:#06x} (needs {need})",
                         res_name(r),
@@ -557,25 +561,23 @@ impl<'a> Checker<'a> {
                     self.report(HazardKind::EarlyRead, k, Some(p), msg);
                 }
             }
-            if report {
-                let pending: Vec<(usize, Option<u8>)> = st
-                    .ops
-                    .iter()
-                    .filter(|o| !o.read && o.res.contains(&r))
-                    .filter(|o| !complementary(&inst, &self.insts[o.at]))
-                    .map(|o| (o.at, o.sb))
-                    .collect();
-                for (p, sb) in pending {
-                    let msg = format!(
-                        "{} read by `{}` without waiting on {} of `{}` at +{:#06x}",
-                        res_name(r),
-                        self.text(k),
-                        sb.map_or("a scoreboard (it has none)".into(), |b| format!("SB{b}")),
-                        self.text(p),
-                        inst_addr(p)
-                    );
-                    self.report(HazardKind::UnwaitedRead, k, Some(p), msg);
-                }
+            let pending: Vec<(usize, Option<u8>)> = st
+                .ops
+                .iter()
+                .filter(|o| !o.read && o.res.contains(&r))
+                .filter(|o| !complementary(&inst, &self.insts[o.at]))
+                .map(|o| (o.at, o.sb))
+                .collect();
+            for (p, sb) in pending {
+                let msg = format!(
+                    "{} read by `{}` without waiting on {} of `{}` at +{:#06x}",
+                    res_name(r),
+                    self.text(k),
+                    sb.map_or("a scoreboard (it has none)".into(), |b| format!("SB{b}")),
+                    self.text(p),
+                    inst_addr(p)
+                );
+                self.report(HazardKind::UnwaitedRead, k, Some(p), msg);
             }
         }
 
@@ -644,13 +646,13 @@ impl<'a> Checker<'a> {
             if let Some(b) = c.rbar.filter(|&b| Some(b) != c.wbar) {
                 set(st, b);
             }
-            let srcs: Vec<Res> = acc
+            let srcs: Regs = acc
                 .late_uses
                 .iter()
                 .copied()
                 .filter(|r| !acc.defs.contains(r))
                 .collect();
-            let mut add = |read: bool, sb: Option<u8>, res: Vec<Res>| {
+            let mut add = |read: bool, sb: Option<u8>, res: Regs| {
                 if sb.is_some() || !res.is_empty() {
                     st.ops.push(Op {
                         at: k,
@@ -738,14 +740,27 @@ impl<'a> Checker<'a> {
 /// Every hazard in `insts` with control fields `ctrl` (see the module essay).
 pub fn analyze(insts: &[Inst], ctrl: &[Ctrl], targets: &[Option<usize>]) -> Vec<Hazard> {
     let n = insts.len().min(ctrl.len());
+    let acc: Vec<Access> = insts[..n].iter().map(access).collect();
+    analyze_with(insts, ctrl, targets, &acc)
+}
+
+/// [`analyze`] given [`access`] of (at least) the first `min(insts.len(), ctrl.len())`
+/// instructions, as the scheduler already has it.
+pub(crate) fn analyze_with(
+    insts: &[Inst],
+    ctrl: &[Ctrl],
+    targets: &[Option<usize>],
+    acc: &[Access],
+) -> Vec<Hazard> {
+    let n = insts.len().min(ctrl.len());
     let insts = &insts[..n];
     let ctrl = &ctrl[..n];
+    let acc = &acc[..n];
     let succ = successors(insts, targets);
-    let acc: Vec<Access> = insts.iter().map(access).collect();
     let mut ck = Checker {
         insts,
         ctrl,
-        acc: &acc,
+        acc,
         out: Vec::new(),
         seen: BTreeSet::new(),
     };

@@ -96,12 +96,16 @@ pub const NUM_RES: usize = 265;
 /// The registers an instruction reads and writes, as [`Res`] indices (RZ and PT excluded).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Access {
-    pub uses: Vec<Res>,
-    pub defs: Vec<Res>,
+    pub uses: Regs,
+    pub defs: Regs,
     /// The subset of `uses` that a variable-latency instruction may read after issue (GPRs
     /// and the carry flag; not predicates, not the guard).
-    pub late_uses: Vec<Res>,
+    pub late_uses: Regs,
 }
+
+/// A short list of [`Res`]: inline up to eight (an access is computed per instruction by
+/// the scheduler and again by the checker; heap vectors there were a visible cost).
+pub type Regs = smallvec::SmallVec<[Res; 8]>;
 
 /// What `inst` reads and writes, including its guard predicate.
 pub fn access(inst: &Inst) -> Access {
@@ -214,7 +218,7 @@ pub fn assign_control(insts: &[Inst], targets: &[Option<usize>], mode: Mode) -> 
         // The dataflow assignment is new; the checker (validated on ptxas's code) is the
         // judge. Should it ever object, fall back to the conservative assignment, which waits
         // at every block leader.
-        if !check::analyze(insts, &ctrl, targets).is_empty() {
+        if !check::analyze_with(insts, &ctrl, targets, &access).is_empty() {
             debug_assert!(
                 false,
                 "scheduled control codes have hazards: {:?}",
