@@ -54,16 +54,25 @@ fn compare_reports_both_compilers() {
     // Each cell is leafold/ptxas; both compilers emit a few dozen instructions here.
     // The last cell is the subset marker: seed_lea uses only issue 4's address subset.
     assert!(row.ends_with(" addr"), "{row}");
-    let cells: Vec<(u32, u32)> = row
+    let cells: Vec<(u64, u64)> = row
         .split_whitespace()
         .skip(1)
-        .take(7)
+        .take(8)
         .map(|c| {
             let (a, b) = c.split_once('/').unwrap();
             (a.parse().unwrap(), b.parse().unwrap())
         })
         .collect();
-    assert_eq!(cells.len(), 7, "{row}");
+    assert_eq!(cells.len(), 8, "{row}");
+    // Static issue cycles (column 5) are at least the stall sum (column 4) on both sides.
+    assert!(
+        cells[4].0 >= cells[3].0 && cells[4].1 >= cells[3].1 && cells[4].1 > 0,
+        "{row}"
+    );
+    assert!(
+        table.contains("static issue cycles leafold/ptxas = "),
+        "{table}"
+    );
     let (ours, theirs) = cells[0];
     assert!(
         (10..100).contains(&ours) && (10..100).contains(&theirs),

@@ -6,10 +6,12 @@
 //! `PATH`); without ptxas the command fails with a message saying how to install it.
 //! Out: a table (or `--json`) with, per kernel both compilers compiled: instructions,
 //! address-arithmetic instructions (LEA, ISCADD, IADD*, SHL/SHR/SHF, XMAD, MOV; see
-//! [`crate::lower::stats`]), LEAs, the sum of the control words' stall counts (a static issue
-//! estimate: `sm50::sched` has no cost model yet, so the column is labelled "stalls"),
-//! registers, shared and local (stack frame) bytes; per file the compile times; a totals row;
-//! and optionally an SVG bar chart.
+//! [`crate::lower::stats`]), LEAs, the sum of the control words' stall counts, the static
+//! issue cycles of the cost model ([`crate::sm50::sched::cost`]: stalls plus modelled
+//! scoreboard waits, one pass over the code in layout order, the same model on both cubins),
+//! registers, shared and local (stack frame) bytes; per file the compile times; a totals row
+//! with the per-kernel median of the cycle ratio (issue 6's figure); and optionally an SVG
+//! chart.
 //!
 //! Both sides are measured the same way: instruction counts come from decoding each cubin's
 //! `.text` (NOP padding dropped), registers from the cubin, shared/local bytes from the `-v`
@@ -70,6 +72,8 @@ pub struct Side {
     pub address_arith: u32,
     pub lea: u32,
     pub stalls: u32,
+    /// Static issue cycles ([`crate::sm50::sched::cost::cycles`]).
+    pub cycles: u64,
     pub registers: u32,
     pub shared: u64,
     pub local: u32,
@@ -81,6 +85,7 @@ impl Side {
         self.address_arith += o.address_arith;
         self.lea += o.lea;
         self.stalls += o.stalls;
+        self.cycles += o.cycles;
         self.registers += o.registers;
         self.shared += o.shared;
         self.local += o.local;
@@ -125,6 +130,19 @@ impl Report {
             p.add(&r.ptxas);
         }
         (n, l, p)
+    }
+
+    /// The median over kernels of leafold's static issue cycles / ptxas's (kernels where
+    /// ptxas's cost is 0 left out); `None` without such kernels.
+    pub fn median_cycle_ratio(&self) -> Option<f64> {
+        let mut v: Vec<f64> = self
+            .rows
+            .iter()
+            .filter(|r| r.ptxas.cycles > 0)
+            .map(|r| r.leafold.cycles as f64 / r.ptxas.cycles as f64)
+            .collect();
+        v.sort_by(f64::total_cmp);
+        (!v.is_empty()).then(|| v[v.len() / 2])
     }
 
     pub fn time_totals(&self) -> (f64, f64) {
@@ -365,6 +383,7 @@ fn sides(cubin_bytes: &[u8], log: &str) -> Result<Vec<(String, Side)>, String> {
             registers: k.regcount,
             ..Side::default()
         };
+        s.cycles = crate::sm50::sched::cost::cycles(&insts, &ctrls);
         for (i, c) in insts.iter().zip(&ctrls) {
             s.instructions += 1;
             s.address_arith += is_address_arith(i.form) as u32;
@@ -423,12 +442,13 @@ pub fn to_table(r: &Report) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "{:<40} {:>9} {:>9} {:>7} {:>9} {:>7} {:>11} {:>9} {:>7}",
+        "{:<40} {:>9} {:>9} {:>7} {:>9} {:>11} {:>7} {:>11} {:>9} {:>7}",
         "kernel (leafold/ptxas)",
         "insts",
         "addr",
         "LEA",
         "stalls",
+        "cycles",
         "regs",
         "smem",
         "local",
@@ -438,12 +458,13 @@ pub fn to_table(r: &Report) -> String {
     let mut line = |name: &str, l: &Side, p: &Side, subset: &str| {
         let _ = writeln!(
             s,
-            "{:<40} {:>9} {:>9} {:>7} {:>9} {:>7} {:>11} {:>9} {:>7}",
+            "{:<40} {:>9} {:>9} {:>7} {:>9} {:>11} {:>7} {:>11} {:>9} {:>7}",
             name,
             cell(l.instructions.into(), p.instructions.into()),
             cell(l.address_arith.into(), p.address_arith.into()),
             cell(l.lea.into(), p.lea.into()),
             cell(l.stalls.into(), p.stalls.into()),
+            cell(l.cycles, p.cycles),
             cell(l.registers.into(), p.registers.into()),
             cell(l.shared, p.shared),
             cell(l.local.into(), p.local.into()),
@@ -482,6 +503,13 @@ pub fn to_table(r: &Report) -> String {
     );
     let _ = writeln!(
         s,
+        "static issue cycles leafold/ptxas = {} in total, per-kernel median {}",
+        ratio(l.cycles as f64, p.cycles as f64),
+        r.median_cycle_ratio()
+            .map_or_else(|| "-".to_string(), |m| format!("{m:.2}"))
+    );
+    let _ = writeln!(
+        s,
         "compile time: leafold {lt:.1} ms, ptxas -O3 {pt:.1} ms (ptxas/leafold = {})",
         ratio(pt, lt)
     );
@@ -494,8 +522,8 @@ pub fn to_table(r: &Report) -> String {
 fn side_json(x: &Side) -> String {
     format!(
         "{{\"instructions\": {}, \"address_arith\": {}, \"lea\": {}, \"stalls\": {}, \
-         \"registers\": {}, \"shared\": {}, \"local\": {}}}",
-        x.instructions, x.address_arith, x.lea, x.stalls, x.registers, x.shared, x.local
+         \"cycles\": {}, \"registers\": {}, \"shared\": {}, \"local\": {}}}",
+        x.instructions, x.address_arith, x.lea, x.stalls, x.cycles, x.registers, x.shared, x.local
     )
 }
 
@@ -555,7 +583,7 @@ pub fn to_json(r: &Report) -> String {
 ///   line at 1 (= ptxas) and each series' median written beside it; kernels where ptxas
 ///   spends no address arithmetic have no ratio and are left out of the red series (counted
 ///   in the legend);
-/// * right, the totals as ratios: instructions, address arithmetic and stall cycles over all
+/// * right, the totals as ratios: instructions, address arithmetic and static issue cycles over all
 ///   kernels, and over issue 4's address-only subset.
 pub fn to_svg(r: &Report) -> String {
     const W: f64 = 900.0;
@@ -673,13 +701,20 @@ pub fn to_svg(r: &Report) -> String {
             f64::from(a) / f64::from(b)
         }
     };
+    let quotient_u64 = |a: u64, b: u64| {
+        if b == 0 {
+            f64::NAN
+        } else {
+            a as f64 / b as f64
+        }
+    };
     let groups = [
         (
             format!("all {} kernels", r.rows.len()),
             [
                 quotient(l.instructions, p.instructions),
                 quotient(l.address_arith, p.address_arith),
-                quotient(l.stalls, p.stalls),
+                quotient_u64(l.cycles, p.cycles),
             ],
         ),
         (
@@ -687,7 +722,7 @@ pub fn to_svg(r: &Report) -> String {
             [
                 quotient(la.instructions, pa.instructions),
                 quotient(la.address_arith, pa.address_arith),
-                quotient(la.stalls, pa.stalls),
+                quotient_u64(la.cycles, pa.cycles),
             ],
         ),
     ];
@@ -732,7 +767,7 @@ pub fn to_svg(r: &Report) -> String {
     let _ = writeln!(
         s,
         "<line x1=\"{BX0}\" y1=\"{:.1}\" x2=\"{}\" y2=\"{:.1}\" stroke=\"black\" stroke-width=\"1.5\"/>\n\
-         <text x=\"{BX0}\" y=\"{}\">bars: instructions (blue), address arithmetic (red), stall cycles (grey)</text>",
+         <text x=\"{BX0}\" y=\"{}\">bars: instructions (blue), address arithmetic (red), static issue cycles (grey)</text>",
         y_of(1.0),
         W - 20.0,
         y_of(1.0),
