@@ -1513,13 +1513,11 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                                 .get(&p)
                                 .and_then(|l| l.iter().find(|(pred, _)| *pred == b))
                                 .map(|&(_, v)| v);
-                            match v.and_then(map) {
-                                Some(x) => x,
-                                None => {
-                                    failed = true;
-                                    p
-                                }
-                            }
+                            // Mapped below with every other operand.
+                            v.unwrap_or_else(|| {
+                                failed = true;
+                                p
+                            })
                         })
                         .collect();
                     BlockCall {
@@ -1547,7 +1545,8 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                     }
                     other => other.clone(),
                 };
-                let data = map_values(&data, |v| match map(v) {
+                let mut data = data;
+                data.map_operands(|v| match map(v) {
                     Some(x) => x,
                     None => {
                         failed = true;
@@ -3054,71 +3053,6 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                 .map_or(CacheOp::Default, |&(_, c)| c),
         )
     }
-}
-
-/// Rebuild `data` with every value operand mapped through `f`.
-fn map_values(data: &InstData, mut f: impl FnMut(Value) -> Value) -> InstData {
-    let mut d = data.clone();
-    match &mut d {
-        InstData::Iconst { .. }
-        | InstData::Fconst { .. }
-        | InstData::LoadParam { .. }
-        | InstData::SpecialReg { .. }
-        | InstData::SymbolAddr { .. }
-        | InstData::Return
-        | InstData::Barrier
-        | InstData::NamedBarrier { .. }
-        | InstData::MemBar { .. }
-        | InstData::Trap => {}
-        InstData::Unary { arg, .. }
-        | InstData::Convert { arg, .. }
-        | InstData::Cvta { arg, .. }
-        | InstData::Vote { arg, .. }
-        | InstData::BarrierRed { arg, .. } => *arg = f(*arg),
-        InstData::Binary { args, .. }
-        | InstData::MulWide { args, .. }
-        | InstData::Icmp { args, .. } => {
-            args[0] = f(args[0]);
-            args[1] = f(args[1]);
-        }
-        InstData::Select { cond, args } => {
-            *cond = f(*cond);
-            args[0] = f(args[0]);
-            args[1] = f(args[1]);
-        }
-        InstData::Load { addr, .. } => *addr = f(*addr),
-        InstData::Store { addr, values, .. } => {
-            *addr = f(*addr);
-            for v in values.iter_mut() {
-                *v = f(*v);
-            }
-        }
-        // Block arguments were already rebuilt by the caller.
-        InstData::Jump { .. } => {}
-        InstData::Brif { cond, .. } => *cond = f(*cond),
-        InstData::Float { args, .. } => {
-            for v in args.iter_mut() {
-                *v = f(*v);
-            }
-        }
-        InstData::Bits { args, .. } => {
-            for v in args.iter_mut() {
-                *v = f(*v);
-            }
-        }
-        InstData::Atomic { addr, args, .. } => {
-            *addr = f(*addr);
-            for v in args.iter_mut() {
-                *v = f(*v);
-            }
-        }
-        InstData::Shfl { args, .. } => {
-            for v in args.iter_mut() {
-                *v = f(*v);
-            }
-        }
-    }
-    d
 }
 
 fn special(name: &str, comp: Option<ast::Component>) -> Option<SpecialReg> {
