@@ -7,10 +7,9 @@
 //! pass that did nothing would fail here too.
 
 use leafold::ir::eval::{self, GlobalRegion, Launch};
-use leafold::ir::simplify::simplify;
+use leafold::ir::simplify::{is_pure, simplify};
 use leafold::ir::{
-    verify, BinaryOp, BitOp, ConvOp, Function, FunctionBuilder, InstData, IntCC, Space, Type,
-    UnaryOp, Value,
+    verify, BinaryOp, BitOp, ConvOp, Function, FunctionBuilder, IntCC, Space, Type, UnaryOp, Value,
 };
 use proptest::prelude::*;
 
@@ -52,19 +51,6 @@ fn run(f: &Function, x: u64, y: u64) -> Vec<u8> {
     }];
     let out = eval::run_function(f, &launch).expect("run");
     out.region(OUT).unwrap().to_vec()
-}
-
-fn is_pure(d: &InstData) -> bool {
-    matches!(
-        d,
-        InstData::Unary { .. }
-            | InstData::Binary { .. }
-            | InstData::MulWide { .. }
-            | InstData::Convert { .. }
-            | InstData::Select { .. }
-            | InstData::Icmp { .. }
-            | InstData::Bits { .. }
-    )
 }
 
 /// The pure instructions left in the function's blocks.

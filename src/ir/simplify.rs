@@ -115,7 +115,7 @@ struct Simplifier<'f> {
 }
 
 /// The instructions that compute from their operands alone (see [`eval::pure`]).
-fn is_pure(d: &InstData) -> bool {
+pub fn is_pure(d: &InstData) -> bool {
     matches!(
         d,
         InstData::Unary { .. }
