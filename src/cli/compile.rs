@@ -324,13 +324,10 @@ pub fn compile_file(
             &baseline,
         ));
     }
-    if output == Some(Path::new("-")) {
-        // `-o -`: standard output. With `--emit` of a text form, that text is what goes
-        // there (no file named `-`); otherwise the cubin itself.
-        if opts.emit == Emit::Cubin && !opts.explain {
-            r.cubin_to_stdout = Some(out.cubin.clone());
-        }
-    } else if let Some(path) = output {
+    // `-o -` is standard output: the cubin itself (handed over at the end), or, with `--emit`
+    // of a text form, that text (and no file named `-`).
+    let to_stdout = output == Some(Path::new("-"));
+    if let Some(path) = output.filter(|_| !to_stdout) {
         if let Err(e) = std::fs::write(path, &out.cubin) {
             let _ = writeln!(
                 r.stderr,
@@ -347,6 +344,9 @@ pub fn compile_file(
     if opts.verbose {
         r.stderr.push_str(&out.info_log);
         r.stderr.push_str(&static_cycles_log(&out.cubin));
+    }
+    if to_stdout && opts.emit == Emit::Cubin && !opts.explain {
+        r.cubin_to_stdout = Some(out.cubin);
     }
     r
 }
