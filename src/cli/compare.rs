@@ -694,14 +694,7 @@ pub fn to_svg(r: &Report) -> String {
     // Totals, as bars of leafold/ptxas with the line at 1.
     let (l, p) = r.totals();
     let (na, la, pa) = r.address_only_totals();
-    let quotient = |a: u32, b: u32| {
-        if b == 0 {
-            f64::NAN
-        } else {
-            f64::from(a) / f64::from(b)
-        }
-    };
-    let quotient_u64 = |a: u64, b: u64| {
+    let quotient = |a: u64, b: u64| {
         if b == 0 {
             f64::NAN
         } else {
@@ -712,17 +705,17 @@ pub fn to_svg(r: &Report) -> String {
         (
             format!("all {} kernels", r.rows.len()),
             [
-                quotient(l.instructions, p.instructions),
-                quotient(l.address_arith, p.address_arith),
-                quotient_u64(l.cycles, p.cycles),
+                quotient(l.instructions.into(), p.instructions.into()),
+                quotient(l.address_arith.into(), p.address_arith.into()),
+                quotient(l.cycles, p.cycles),
             ],
         ),
         (
             format!("{na} address-only"),
             [
-                quotient(la.instructions, pa.instructions),
-                quotient(la.address_arith, pa.address_arith),
-                quotient_u64(la.cycles, pa.cycles),
+                quotient(la.instructions.into(), pa.instructions.into()),
+                quotient(la.address_arith.into(), pa.address_arith.into()),
+                quotient(la.cycles, pa.cycles),
             ],
         ),
     ];
