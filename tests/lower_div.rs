@@ -130,10 +130,16 @@ fn le(v: &[u64], width: u32) -> Vec<u8> {
 /// Compile, then run the kernel on `pairs` in `ir::eval` and (with each MUFU perturbation)
 /// in the simulator; all must agree. Returns the results for the caller's own checks.
 fn check(op: &str, ty: &str, bits: u32) -> Vec<u8> {
+    let src = kernel(op, ty, bits / 8);
+    check_src(&format!("{op}.{ty}"), &src, bits, 1).remove(0)
+}
+
+/// Like [`check`] for any kernel `k(pa, pb, out0, .., out{outs-1})` over the operand
+/// pairs: returns each output region as `ir::eval` computed it (the simulator agreed).
+fn check_src(what: &str, src: &str, bits: u32, outs: usize) -> Vec<Vec<u8>> {
     let width = bits / 8;
-    let src = kernel(op, ty, width);
     let out =
-        compile(&src, &opts()).unwrap_or_else(|d| panic!("{}", leafold::error::render_all(&d.0)));
+        compile(src, &opts()).unwrap_or_else(|d| panic!("{}", leafold::error::render_all(&d.0)));
     let c = cubin::read(&out.cubin).expect("our cubin reads back");
     let code = c.kernels[0].code.clone();
     let errs = check_code(&code);
@@ -144,8 +150,13 @@ fn check(op: &str, ty: &str, bits: u32) -> Vec<u8> {
     p.resize(n, (7, 3));
     let a: Vec<u64> = p.iter().map(|x| x.0).collect();
     let b: Vec<u64> = p.iter().map(|x| x.1).collect();
+    let outs: Vec<u64> = (0..outs as u64).map(|k| OUT + k * 0x100_0000).collect();
     let mut launch = Launch::new([n as u32 / BLOCK, 1, 1], [BLOCK, 1, 1]);
-    launch.params = [A, B, OUT].iter().flat_map(|x| x.to_le_bytes()).collect();
+    launch.params = [A, B]
+        .iter()
+        .chain(&outs)
+        .flat_map(|x| x.to_le_bytes())
+        .collect();
     launch.global = vec![
         GlobalRegion {
             base: A,
@@ -155,32 +166,39 @@ fn check(op: &str, ty: &str, bits: u32) -> Vec<u8> {
             base: B,
             bytes: le(&b, width),
         },
-        GlobalRegion {
-            base: OUT,
-            bytes: vec![0; n * width as usize],
-        },
     ];
+    for &o in &outs {
+        launch.global.push(GlobalRegion {
+            base: o,
+            bytes: vec![0; n * width as usize],
+        });
+    }
     launch.step_limit = u64::MAX / 2;
 
-    let module = common::ir_module("div.ptx", &src);
+    let module = common::ir_module("div.ptx", src);
     let reference = eval::run(&module, "k", &launch).expect("ir::eval runs");
-    let want = reference.region(OUT).unwrap().to_vec();
+    let want: Vec<Vec<u8>> = outs
+        .iter()
+        .map(|&o| reference.region(o).unwrap().to_vec())
+        .collect();
     let (_, info) = common::load_our_kernel(&out, &module.functions[0]);
     for ulps in [0, 1, -1, 2, -2] {
-        let o = SimOptions { mufu_ulps: ulps };
-        let ours = sim::run_with(&code, &info, &launch, &o)
+        let opts = SimOptions { mufu_ulps: ulps };
+        let ours = sim::run_with(&code, &info, &launch, &opts)
             .unwrap_or_else(|e| panic!("sim: {e}\n{}", out.sass));
-        let got = ours.region(OUT).unwrap();
-        for (k, (g, w)) in got
-            .chunks(width as usize)
-            .zip(want.chunks(width as usize))
-            .enumerate()
-        {
-            assert_eq!(
-                g, w,
-                "{op}.{ty}: {:#x} / {:#x} with MUFU {ulps:+} ulps: sim {g:02x?}, eval {w:02x?}",
-                a[k], b[k]
-            );
+        for (&o, want) in outs.iter().zip(&want) {
+            let got = ours.region(o).unwrap();
+            for (k, (g, w)) in got
+                .chunks(width as usize)
+                .zip(want.chunks(width as usize))
+                .enumerate()
+            {
+                assert_eq!(
+                    g, w,
+                    "{what} (output at {o:#x}): {:#x}, {:#x} with MUFU {ulps:+} ulps: sim {g:02x?}, eval {w:02x?}",
+                    a[k], b[k]
+                );
+            }
         }
     }
     want
@@ -318,5 +336,90 @@ fn narrow_parameters_at_odd_offsets() {
             "{a} / {b}\n{}",
             out.sass
         );
+    }
+}
+
+/// `out0 = a / b`, `out1 = a % b`, `out2 = (a ^ 0x5a5a) / b`, `out3 = b % a`: three
+/// divisions by `b` share one reciprocal of `b` (and `a / b`, `a % b` one quotient), so the
+/// shared lowering runs; the fourth divides by `a` alone.
+fn shared_kernel(ty: &str) -> String {
+    format!(
+        r#"
+.version 7.0
+.target sm_50
+.address_size 64
+
+.visible .entry k(.param .u64 pa, .param .u64 pb, .param .u64 po0, .param .u64 po1,
+                  .param .u64 po2, .param .u64 po3)
+{{
+    .reg .b32 %v<12>;
+    .reg .b32 %r<4>;
+    .reg .b64 %rd<20>;
+    ld.param.u64 %rd1, [pa];
+    ld.param.u64 %rd2, [pb];
+    mov.u32 %r1, %ctaid.x;
+    mov.u32 %r2, %tid.x;
+    mad.lo.s32 %r3, %r1, {BLOCK}, %r2;
+    mul.wide.u32 %rd4, %r3, 4;
+    add.s64 %rd5, %rd1, %rd4;
+    add.s64 %rd6, %rd2, %rd4;
+    ld.global.{ty} %v1, [%rd5];
+    ld.global.{ty} %v2, [%rd6];
+    div.{ty} %v3, %v1, %v2;
+    rem.{ty} %v4, %v1, %v2;
+    xor.b32 %v5, %v1, 0x5a5a;
+    div.{ty} %v6, %v5, %v2;
+    rem.{ty} %v7, %v2, %v1;
+    ld.param.u64 %rd7, [po0];
+    add.s64 %rd8, %rd7, %rd4;
+    st.global.{ty} [%rd8], %v3;
+    ld.param.u64 %rd9, [po1];
+    add.s64 %rd10, %rd9, %rd4;
+    st.global.{ty} [%rd10], %v4;
+    ld.param.u64 %rd11, [po2];
+    add.s64 %rd12, %rd11, %rd4;
+    st.global.{ty} [%rd12], %v6;
+    ld.param.u64 %rd13, [po3];
+    add.s64 %rd14, %rd13, %rd4;
+    st.global.{ty} [%rd14], %v7;
+    ret;
+}}
+"#
+    )
+}
+
+/// Divisions sharing a divisor (and a `div`/`rem` pair sharing both operands) are lowered
+/// with one reciprocal and one quotient: every result still matches the reference and the
+/// independent expectation, with MUFU perturbed too; and the sharing really happens (one
+/// `MUFU.RCP` per distinct divisor).
+#[test]
+fn shared_divisors() {
+    for ty in ["u32", "s32"] {
+        let src = shared_kernel(ty);
+        let got = check_src(&format!("shared {ty}"), &src, 32, 4);
+        let signed = ty.starts_with('s');
+        let p = pairs(32, 0x9e37_79b9_7f4a_7c15 ^ 32);
+        let word = |out: &[u8], k: usize| {
+            u64::from(u32::from_le_bytes(
+                out[k * 4..k * 4 + 4].try_into().unwrap(),
+            ))
+        };
+        for (k, &(a, b)) in p.iter().enumerate() {
+            let cases = [
+                ("div", a, b, &got[0]),
+                ("rem", a, b, &got[1]),
+                ("div", a ^ 0x5a5a, b, &got[2]),
+                ("rem", b, a, &got[3]),
+            ];
+            for (op, x, y, out) in cases {
+                assert_eq!(
+                    word(out, k),
+                    expect(op, signed, 32, x, y),
+                    "{op}.{ty} {x:#x}, {y:#x}"
+                );
+            }
+        }
+        let sass = compile(&src, &opts()).unwrap().sass;
+        assert_eq!(sass.matches("MUFU.RCP").count(), 2, "{sass}");
     }
 }

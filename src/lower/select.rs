@@ -175,6 +175,8 @@ pub(super) struct Lowerer<'a> {
     /// ptxas lays it out).
     lits: Vec<u8>,
     lit_offsets: HashMap<(u64, u8), u32>,
+    /// Integer divisions that share a divisor, and the shared parts built so far.
+    div_share: div::DivShare,
 }
 
 /// The size of a constant bank: the pool must fit (the `cbo` field addresses 64 KiB).
@@ -363,6 +365,7 @@ impl<'a> Lowerer<'a> {
             stats: FoldStats::default(),
             lits: Vec::new(),
             lit_offsets: HashMap::default(),
+            div_share: div::DivShare::of(f),
         }
     }
 

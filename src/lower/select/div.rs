@@ -32,12 +32,14 @@
 //! against `ir::eval` on edge and random operands, also with `MUFU` perturbed by ±1 and ±2 ulps.
 
 use super::Lowerer;
-use crate::ir::{BinaryOp, Type, Value};
+use crate::ir::{BinaryOp, Block, Function, InstData, Type, Value};
 use crate::lower::inst::{Role, Sm50Inst};
 use crate::lower::lea::Loc;
 use crate::lower::LowerError;
 use crate::machinst::RegKind;
+use crate::machinst::VReg;
 use crate::sm50::{self, Field, Form};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 /// A register operand of the sequence: operand number and word.
 #[derive(Clone, Copy)]
@@ -162,6 +164,143 @@ impl Seq {
     }
 }
 
+/// The scratch registers of the sequence.
+#[derive(Clone, Copy)]
+struct Scratch {
+    f: R,
+    t: R,
+    u: R,
+    w: R,
+}
+
+impl Seq {
+    /// `dst = |src|` (`I2I.S32.S32 |x|`; `|MIN|` is 2^31 read as unsigned).
+    fn abs(&mut self, dst: R, src: R) {
+        let abs = sm50::Inst::new(Form::I2I_R)
+            .with(Field::Dt, 6)
+            .with(Field::St, 6)
+            .with(Field::Absb, 1);
+        self.put(abs, &[(Field::Rd, Some(dst)), (Field::Rb, Some(src))]);
+    }
+
+    /// Steps 1-3 of the module essay: `y ≈ 2^32 / du` from below, within 2.
+    fn reciprocal(&mut self, y: R, du: R, s: Scratch) {
+        let Scratch { f, t, u, w } = s;
+        // 1-2: y ≈ 2^32 / d from below.
+        let i2f = sm50::Inst::new(Form::I2F_R)
+            .with(Field::Dsz, 2)
+            .with(Field::St, 2);
+        self.put(i2f, &[(Field::Rd, Some(f)), (Field::Rb, Some(du))]);
+        let rcp = sm50::Inst::new(Form::MUFU).with(Field::Op, 4);
+        self.put(rcp, &[(Field::Rd, Some(f)), (Field::Ra, Some(f))]);
+        self.iadd32i(None, f, f, 0x0fff_fffa);
+        let f2i = sm50::Inst::new(Form::F2I_R)
+            .with(Field::Dt, 2)
+            .with(Field::Ssz, 2)
+            .with(Field::Rnd, 3)
+            .with(Field::Ftz, 1);
+        self.put(f2i, &[(Field::Rd, Some(y)), (Field::Rb, Some(f))]);
+        // 3: e = -(y·d); y += mulhi(y, e).
+        self.mul_lo(t, y, du, None, u);
+        self.iadd(None, t, true, t, false, None);
+        self.mul_hi(y, y, t, Some(y), f, u, w);
+    }
+
+    /// Step 4: `q = ⌊nu / du⌋`, `r = nu mod du` from `y` (`count` false: `q` is left
+    /// 0..2 short, for a remainder nobody divides for).
+    #[allow(clippy::too_many_arguments)]
+    fn quotient(&mut self, q: R, r: R, nu: R, du: R, y: R, p: R, s: Scratch, count: bool) {
+        let Scratch { t, u, w, .. } = s;
+        // 4: q = mulhi(n, y); r = n - q·d = (-q)·d + n; two corrections.
+        self.mul_hi(q, y, nu, None, t, u, w);
+        self.iadd(None, t, true, q, false, None);
+        self.mul_lo(r, t, du, Some(nu), u);
+        for _ in 0..2 {
+            self.isetp(p, 6, false, r, Some(du));
+            self.iadd(Some(p), r, false, r, true, Some(du));
+            if count {
+                self.iadd32i(Some(p), q, q, 1);
+            }
+        }
+    }
+
+    /// The signs and the zero divisor, on `o` (which holds the unsigned quotient or
+    /// remainder): negated when the signs differ (a quotient) or `n < 0` (a remainder), all
+    /// ones when `d = 0`.
+    #[allow(clippy::too_many_arguments)]
+    fn finish(&mut self, o: R, nin: R, din: R, p: R, t: R, signed: bool, is_div: bool) {
+        if signed {
+            if is_div {
+                // Negative quotient when the signs differ.
+                let x = sm50::Inst::new(Form::LOP_R).with(Field::Op, 2);
+                self.put(
+                    x,
+                    &[
+                        (Field::Rd, Some(t)),
+                        (Field::Ra, Some(nin)),
+                        (Field::Rb, Some(din)),
+                    ],
+                );
+                self.isetp(p, 1, true, t, None);
+            } else {
+                // The remainder takes the dividend's sign.
+                self.isetp(p, 1, true, nin, None);
+            }
+            self.iadd(Some(p), o, true, o, false, None);
+        }
+        // 5: a zero divisor gives all ones.
+        self.isetp(p, 2, false, din, None);
+        let ones = sm50::Inst::new(Form::MOV32I).with(Field::Imm, 0xffff_ffff);
+        self.put(ones, &[(Field::Pg, Some(p)), (Field::Rd, Some(o))]);
+    }
+}
+
+/// Which divisions of a function can share work: a key `(divisor, signed)` read by two or
+/// more divisions shares its reciprocal (steps 1-3, 13 instructions), and a key
+/// `(dividend, divisor, signed)` read twice (a `div` and a `rem`) shares the quotient (step 4).
+#[derive(Default)]
+pub(super) struct DivShare {
+    divisors: HashMap<(Value, bool), u32>,
+    /// The `(n, d, signed)` that a `div` reads (a shared quotient must then be exact).
+    divides: HashSet<(Value, Value, bool)>,
+    /// Built reciprocals: `(divisor, signed)` → (IR block, `|d|` when signed, `y`).
+    recips: HashMap<(Value, bool), Vec<(Block, Option<VReg>, VReg)>>,
+    /// Built quotients: `(n, d, signed)` → (IR block, unsigned `q`, unsigned `r`).
+    quots: HashMap<(Value, Value, bool), Vec<(Block, VReg, VReg)>>,
+}
+
+impl DivShare {
+    /// Count the 32-bit-or-narrower divisions of `f` by their operands.
+    pub(super) fn of(f: &Function) -> DivShare {
+        let mut s = DivShare::default();
+        for b in &f.layout {
+            for &i in &f.blocks[*b].insts {
+                let InstData::Binary { op, args } = f.insts[i].data else {
+                    continue;
+                };
+                let (signed, is_div) = match op {
+                    BinaryOp::DivU => (false, true),
+                    BinaryOp::DivS => (true, true),
+                    BinaryOp::RemU => (false, false),
+                    BinaryOp::RemS => (true, false),
+                    _ => continue,
+                };
+                *s.divisors.entry((args[1], signed)).or_default() += 1;
+                if is_div {
+                    s.divides.insert((args[0], args[1], signed));
+                }
+            }
+        }
+        s
+    }
+}
+
+/// Whether a part built in IR block `b` may be reused in `here`: `b` is `here` or dominates
+/// it (the IR is SSA, so the operands have the same values on every path).
+fn visible(doms: &crate::ir::Dominators, here: Option<Block>, b: Block) -> bool {
+    here.is_some_and(|h| b == h || doms.dominates(b, h))
+}
+
 impl Lowerer<'_> {
     /// `v = op(args)` for op one of DivU, DivS, RemU, RemS (see the module essay).
     pub(super) fn lower_divide(
@@ -176,6 +315,10 @@ impl Lowerer<'_> {
         }
         let signed = matches!(op, BinaryOp::DivS | BinaryOp::RemS);
         let is_div = matches!(op, BinaryOp::DivU | BinaryOp::DivS);
+        let shared = self.div_share.divisors.get(&(args[1], signed)) > Some(&1);
+        if shared {
+            return self.lower_divide_shared(v, args, signed, is_div);
+        }
         let n = self.div_operand(args[0], signed)?;
         let d = self.div_operand(args[1], signed)?;
 
@@ -200,73 +343,166 @@ impl Lowerer<'_> {
         let (nu, du) = if signed {
             let na = temp(&mut s, self, RegKind::B32);
             let da = temp(&mut s, self, RegKind::B32);
-            for (dst, src) in [(na, nin), (da, din)] {
-                let abs = sm50::Inst::new(Form::I2I_R)
-                    .with(Field::Dt, 6)
-                    .with(Field::St, 6)
-                    .with(Field::Absb, 1);
-                s.put(abs, &[(Field::Rd, Some(dst)), (Field::Rb, Some(src))]);
-            }
+            s.abs(na, nin);
+            s.abs(da, din);
             (na, da)
         } else {
             (nin, din)
         };
         // The quotient and remainder registers: the result is one of them.
         let (q, r) = if is_div { (o, f) } else { (f, o) };
+        let scratch = Scratch { f, t, u, w };
+        s.reciprocal(y, du, scratch);
+        s.quotient(q, r, nu, du, y, p, scratch, is_div);
+        s.finish(o, nin, din, p, t, signed, is_div);
 
-        // 1-2: y ≈ 2^32 / d from below.
-        let i2f = sm50::Inst::new(Form::I2F_R)
-            .with(Field::Dsz, 2)
-            .with(Field::St, 2);
-        s.put(i2f, &[(Field::Rd, Some(f)), (Field::Rb, Some(du))]);
-        let rcp = sm50::Inst::new(Form::MUFU).with(Field::Op, 4);
-        s.put(rcp, &[(Field::Rd, Some(f)), (Field::Ra, Some(f))]);
-        s.iadd32i(None, f, f, 0x0fff_fffa);
-        let f2i = sm50::Inst::new(Form::F2I_R)
-            .with(Field::Dt, 2)
-            .with(Field::Ssz, 2)
-            .with(Field::Rnd, 3)
-            .with(Field::Ftz, 1);
-        s.put(f2i, &[(Field::Rd, Some(y)), (Field::Rb, Some(f))]);
-        // 3: e = -(y·d); y += mulhi(y, e).
-        s.mul_lo(t, y, du, None, u);
-        s.iadd(None, t, true, t, false, None);
-        s.mul_hi(y, y, t, Some(y), f, u, w);
-        // 4: q = mulhi(n, y); r = n - q·d = (-q)·d + n; two corrections.
-        s.mul_hi(q, y, nu, None, t, u, w);
-        s.iadd(None, t, true, q, false, None);
-        s.mul_lo(r, t, du, Some(nu), u);
-        for _ in 0..2 {
-            s.isetp(p, 6, false, r, Some(du));
-            s.iadd(Some(p), r, false, r, true, Some(du));
-            if is_div {
-                s.iadd32i(Some(p), q, q, 1);
-            }
-        }
-        if signed {
-            if is_div {
-                // Negative quotient when the signs differ.
-                let x = sm50::Inst::new(Form::LOP_R).with(Field::Op, 2);
-                s.put(
-                    x,
-                    &[
-                        (Field::Rd, Some(t)),
-                        (Field::Ra, Some(nin)),
-                        (Field::Rb, Some(din)),
-                    ],
-                );
-                s.isetp(p, 1, true, t, None);
-            } else {
-                // The remainder takes the dividend's sign.
-                s.isetp(p, 1, true, nin, None);
-            }
-            s.iadd(Some(p), o, true, o, false, None);
-        }
-        // 5: a zero divisor gives all ones.
-        s.isetp(p, 2, false, din, None);
-        let ones = sm50::Inst::new(Form::MOV32I).with(Field::Imm, 0xffff_ffff);
-        s.put(ones, &[(Field::Pg, Some(p)), (Field::Rd, Some(o))]);
+        self.push(s.i);
+        self.set_loc(
+            v,
+            Loc {
+                vreg: out,
+                offset: 0,
+            },
+        );
+        Ok(())
+    }
 
+    /// A division whose divisor other divisions share: the reciprocal (with `|d|`) is one
+    /// instruction, built once and reused in the blocks its block dominates (like address
+    /// chains: a longer live range against 13 instructions per division); the unsigned
+    /// quotient and remainder are another, shared by a `div` and a `rem` of the same
+    /// operands; the result is a third, which copies the shared quotient or remainder first
+    /// (one `MOV` more than the single sequence, which works in place).
+    fn lower_divide_shared(
+        &mut self,
+        v: Value,
+        args: [Value; 2],
+        signed: bool,
+        is_div: bool,
+    ) -> Result<(), LowerError> {
+        let n = self.div_operand(args[0], signed)?;
+        let d = self.div_operand(args[1], signed)?;
+        let here = self.cur_ir;
+        let planning = self.planning.is_some();
+
+        // The reciprocal of |d|.
+        let rkey = (args[1], signed);
+        let found = (!planning)
+            .then(|| self.div_share.recips.get(&rkey))
+            .flatten()
+            .and_then(|l| {
+                l.iter()
+                    .rev()
+                    .find(|e| visible(&self.doms, here, e.0))
+                    .copied()
+            });
+        let (dabs, y) = match found {
+            Some((_, dabs, y)) => (dabs, y),
+            None => {
+                let mut s = Seq {
+                    i: Sm50Inst::new(Role::Plain),
+                };
+                let yv = self.new_vreg(RegKind::B32);
+                let y = R(s.i.def(yv, true), 0);
+                let dabs = signed.then(|| self.new_vreg(RegKind::B32));
+                let da = dabs.map(|r| R(s.i.def(r, true), 0));
+                let mut temp = |s: &mut Seq| R(s.i.def(self.new_vreg(RegKind::B32), true), 0);
+                let scratch = Scratch {
+                    f: temp(&mut s),
+                    t: temp(&mut s),
+                    u: temp(&mut s),
+                    w: temp(&mut s),
+                };
+                let din = R(s.i.use_(d.vreg), d.offset);
+                let du = match da {
+                    Some(da) => {
+                        s.abs(da, din);
+                        da
+                    }
+                    None => din,
+                };
+                s.reciprocal(y, du, scratch);
+                self.push(s.i);
+                if let (false, Some(h)) = (planning, here) {
+                    self.div_share
+                        .recips
+                        .entry(rkey)
+                        .or_default()
+                        .push((h, dabs, yv));
+                }
+                (dabs, yv)
+            }
+        };
+
+        // The unsigned quotient and remainder.
+        let qkey = (args[0], args[1], signed);
+        let has_div = self.div_share.divides.contains(&qkey);
+        let found = (!planning)
+            .then(|| self.div_share.quots.get(&qkey))
+            .flatten()
+            .and_then(|l| {
+                l.iter()
+                    .rev()
+                    .find(|e| visible(&self.doms, here, e.0))
+                    .copied()
+            });
+        let (qv, rv) = match found {
+            Some((_, q, r)) => (q, r),
+            None => {
+                let mut s = Seq {
+                    i: Sm50Inst::new(Role::Plain),
+                };
+                let (qv, rv) = (self.new_vreg(RegKind::B32), self.new_vreg(RegKind::B32));
+                let q = R(s.i.def(qv, true), 0);
+                let r = R(s.i.def(rv, true), 0);
+                let mut temp = |s: &mut Seq, kind| R(s.i.def(self.new_vreg(kind), true), 0);
+                let scratch = Scratch {
+                    f: temp(&mut s, RegKind::B32),
+                    t: temp(&mut s, RegKind::B32),
+                    u: temp(&mut s, RegKind::B32),
+                    w: temp(&mut s, RegKind::B32),
+                };
+                let p = temp(&mut s, RegKind::Pred);
+                let nu = if signed {
+                    let na = temp(&mut s, RegKind::B32);
+                    let nin = R(s.i.use_(n.vreg), n.offset);
+                    s.abs(na, nin);
+                    na
+                } else {
+                    R(s.i.use_(n.vreg), n.offset)
+                };
+                let du = match dabs {
+                    Some(da) => R(s.i.use_(da), 0),
+                    None => R(s.i.use_(d.vreg), d.offset),
+                };
+                let yr = R(s.i.use_(y), 0);
+                s.quotient(q, r, nu, du, yr, p, scratch, has_div);
+                self.push(s.i);
+                if let (false, Some(h)) = (planning, here) {
+                    self.div_share
+                        .quots
+                        .entry(qkey)
+                        .or_default()
+                        .push((h, qv, rv));
+                }
+                (qv, rv)
+            }
+        };
+
+        // The result: a copy of q or r with the signs and the zero divisor applied.
+        let out = self.new_vreg(RegKind::B32);
+        let mut s = Seq {
+            i: Sm50Inst::new(Role::Plain),
+        };
+        let o = R(s.i.def(out, true), 0);
+        let t = R(s.i.def(self.new_vreg(RegKind::B32), true), 0);
+        let p = R(s.i.def(self.new_vreg(RegKind::Pred), true), 0);
+        let src = R(s.i.use_(if is_div { qv } else { rv }), 0);
+        let nin = R(s.i.use_(n.vreg), n.offset);
+        let din = R(s.i.use_(d.vreg), d.offset);
+        let mov = sm50::Inst::new(Form::MOV_R);
+        s.put(mov, &[(Field::Rd, Some(o)), (Field::Rb, Some(src))]);
+        s.finish(o, nin, din, p, t, signed, is_div);
         self.push(s.i);
         self.set_loc(
             v,
