@@ -255,6 +255,11 @@ impl Seq {
     }
 }
 
+/// A built reciprocal: its IR block, `|d|` (signed divisions), `y`.
+type Recip = (Block, Option<VReg>, VReg);
+/// A built unsigned quotient: its IR block, `q`, `r`.
+type Quot = (Block, VReg, VReg);
+
 /// Which divisions of a function can share work: a key `(divisor, signed)` read by two or
 /// more divisions shares its reciprocal (steps 1-3, 13 instructions), and a key
 /// `(dividend, divisor, signed)` read twice (a `div` and a `rem`) shares the quotient (step 4).
@@ -264,9 +269,9 @@ pub(super) struct DivShare {
     /// The `(n, d, signed)` that a `div` reads (a shared quotient must then be exact).
     divides: HashSet<(Value, Value, bool)>,
     /// Built reciprocals: `(divisor, signed)` → (IR block, `|d|` when signed, `y`).
-    recips: HashMap<(Value, bool), Vec<(Block, Option<VReg>, VReg)>>,
+    recips: HashMap<(Value, bool), Vec<Recip>>,
     /// Built quotients: `(n, d, signed)` → (IR block, unsigned `q`, unsigned `r`).
-    quots: HashMap<(Value, Value, bool), Vec<(Block, VReg, VReg)>>,
+    quots: HashMap<(Value, Value, bool), Vec<Quot>>,
 }
 
 impl DivShare {
