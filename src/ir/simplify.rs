@@ -13,7 +13,8 @@
 //!   `x*1`, `x*0`, `x<<0`, `x>>0`, `x|0`, `x^0`, `x&0`, `x&-1`, `x|-1`, `x/1`, `x%1`, `x-x`,
 //!   `x^x`, `x&x`, `x|x`, `min/max(x, x)`, `0<<n`, `0>>n`, `select(p, a, a)`,
 //!   `select(const, a, b)`, `icmp x, x`, `trunc(zext/sext x)` back to x's type,
-//!   `not(not x)`, `neg(neg x)`, and `mulhi.u x, 2^k` → `shr.u x, N-k` (`mulhi.s x, 2^k` →
+//!   `not(not x)`, `neg(neg x)`, `x + neg y` and `neg y + x` → `x - y`, `x - neg y` →
+//!   `x + y`, and `mulhi.u x, 2^k` → `shr.u x, N-k` (`mulhi.s x, 2^k` →
 //!   `shr.s x, N-k` while 2^k is positive); `mul` by 2^k is left alone, as selection already
 //!   turns it into a shift;
 //! * the pure instructions left without users have been removed (dead-code elimination).
@@ -60,8 +61,8 @@ use rustc_hash::FxHashMap as HashMap;
 
 use super::eval;
 use super::{
-    BinaryOp, Block, ConvOp, Function, Inst, InstData, InstNode, IntCC, Type, Value, ValueData,
-    ValueDef,
+    BinaryOp, Block, ConvOp, Function, Inst, InstData, InstNode, IntCC, Type, UnaryOp, Value,
+    ValueData, ValueDef,
 };
 
 /// What [`simplify`] did to one function.
@@ -103,6 +104,8 @@ enum Action {
     Alias(Value),
     /// The instruction becomes `op x, count` with a new `iconst.i32 count`.
     Shift(BinaryOp, Value, u64),
+    /// The instruction becomes this binary operation on existing values.
+    Binary(BinaryOp, [Value; 2]),
 }
 
 struct Simplifier<'f> {
@@ -222,6 +225,10 @@ impl Simplifier<'_> {
                 self.f.insts[inst].data = InstData::Binary { op, args: [x, v] };
                 self.stats.rewritten += 1;
             }
+            Action::Binary(op, args) => {
+                self.f.insts[inst].data = InstData::Binary { op, args };
+                self.stats.rewritten += 1;
+            }
         }
         true
     }
@@ -287,12 +294,41 @@ impl Simplifier<'_> {
         }
     }
 
+    /// `x` when `v` is `neg x`.
+    fn negated(&self, v: Value) -> Option<Value> {
+        match *self.def(v)? {
+            InstData::Unary {
+                op: UnaryOp::Neg,
+                arg,
+            } => Some(arg),
+            _ => None,
+        }
+    }
+
     fn binary(&self, op: BinaryOp, [a, b]: [Value; 2]) -> Option<Action> {
         use Action::{Alias, Const};
         let ty = self.ty(a);
         let ones = ty.mask();
         let (ka, kb) = (self.known(a), self.known(b));
         let same = a == b;
+        // A negation folds into the add or sub that reads it (SASS negates an IADD operand
+        // for free); the `neg` itself goes if nothing else reads it.
+        match op {
+            BinaryOp::Add => {
+                if let Some(x) = self.negated(b) {
+                    return Some(Action::Binary(BinaryOp::Sub, [a, x]));
+                }
+                if let Some(x) = self.negated(a) {
+                    return Some(Action::Binary(BinaryOp::Sub, [b, x]));
+                }
+            }
+            BinaryOp::Sub => {
+                if let Some(x) = self.negated(b) {
+                    return Some(Action::Binary(BinaryOp::Add, [a, x]));
+                }
+            }
+            _ => {}
+        }
         Some(match op {
             BinaryOp::Add if kb == Some(0) => Alias(a),
             BinaryOp::Add if ka == Some(0) => Alias(b),
