@@ -106,6 +106,9 @@ enum Action {
     Shift(BinaryOp, Value, u64),
     /// The instruction becomes this binary operation on existing values.
     Binary(BinaryOp, [Value; 2]),
+    /// A 64-bit `mul` of two extended 32-bit values becomes `mulwide` of them; `Err(c)`
+    /// is a constant operand, which gets a new `iconst.i32`.
+    Wide(bool, Value, Result<Value, u64>),
 }
 
 struct Simplifier<'f> {
@@ -229,6 +232,21 @@ impl Simplifier<'_> {
                 self.f.insts[inst].data = InstData::Binary { op, args };
                 self.stats.rewritten += 1;
             }
+            Action::Wide(signed, x, y) => {
+                let y = match y {
+                    Ok(y) => y,
+                    Err(c) => {
+                        let k = self.iconst(b, inst, Type::I32, c);
+                        out.push(k);
+                        self.f.insts[k].results[0]
+                    }
+                };
+                self.f.insts[inst].data = InstData::MulWide {
+                    signed,
+                    args: [x, y],
+                };
+                self.stats.rewritten += 1;
+            }
         }
         true
     }
@@ -294,6 +312,48 @@ impl Simplifier<'_> {
         }
     }
 
+    /// `(signed, x)` when `v` is `sext x` / `zext x` of an i32 `x`.
+    fn extended(&self, v: Value) -> Option<(bool, Value)> {
+        match *self.def(v)? {
+            InstData::Convert {
+                op: op @ (ConvOp::Sext | ConvOp::Zext),
+                arg,
+                ..
+            } if self.ty(arg) == Type::I32 => Some((op == ConvOp::Sext, arg)),
+            _ => None,
+        }
+    }
+
+    /// `mul.i64 a, b` where both are 32-bit values extended the same way (or one is and the
+    /// other a constant that the same extension of its low word gives back) is their exact
+    /// product: `mulwide` (7 instructions instead of 14, no high-word terms). A power-of-two
+    /// constant is left to selection, which shifts it.
+    fn widening(&self, a: Value, b: Value) -> Option<Action> {
+        let fits = |signed: bool, c: u64| {
+            if signed {
+                c as i64 == i64::from(c as i32)
+            } else {
+                c <= u64::from(u32::MAX)
+            }
+        };
+        for (p, q) in [(a, b), (b, a)] {
+            let Some((signed, x)) = self.extended(p) else {
+                continue;
+            };
+            if let Some((s2, y)) = self.extended(q) {
+                if s2 == signed {
+                    return Some(Action::Wide(signed, x, Ok(y)));
+                }
+            }
+            if let Some(c) = self.known(q) {
+                if c != 0 && fits(signed, c) && !c.is_power_of_two() {
+                    return Some(Action::Wide(signed, x, Err(c & 0xffff_ffff)));
+                }
+            }
+        }
+        None
+    }
+
     /// `x` when `v` is `neg x`.
     fn negated(&self, v: Value) -> Option<Value> {
         match *self.def(v)? {
@@ -325,6 +385,11 @@ impl Simplifier<'_> {
             BinaryOp::Sub => {
                 if let Some(x) = self.negated(b) {
                     return Some(Action::Binary(BinaryOp::Add, [a, x]));
+                }
+            }
+            BinaryOp::Mul if ty == Type::I64 => {
+                if let Some(w) = self.widening(a, b) {
+                    return Some(w);
                 }
             }
             _ => {}
