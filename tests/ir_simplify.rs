@@ -9,7 +9,8 @@
 use leafold::ir::eval::{self, GlobalRegion, Launch};
 use leafold::ir::simplify::{is_pure, simplify};
 use leafold::ir::{
-    verify, BinaryOp, BitOp, ConvOp, Function, FunctionBuilder, IntCC, Space, Type, UnaryOp, Value,
+    verify, BinaryOp, BitOp, ConvOp, Dim, Function, FunctionBuilder, InstData, IntCC, Space,
+    SpecialReg, Type, UnaryOp, Value,
 };
 use proptest::prelude::*;
 
@@ -168,6 +169,19 @@ fn rules() -> Vec<(&'static str, Type, Body, usize, &'static str)> {
         ("zext x*sext y", Type::I32, |b, x, y| { let (p, q) = (b.zext(Type::I64, x), b.sext(Type::I64, y)); b.mul(p, q) }, 3, "mul.i64"),
         ("zext x*-3", Type::I32, |b, x, _| { let p = b.zext(Type::I64, x); let c = b.iconst(Type::I64, -3); b.mul(p, c) }, 2, "mul.i64"),
         ("sext x*2^31", Type::I32, |b, x, _| { let p = b.sext(Type::I64, x); let c = b.iconst(Type::I64, 3 << 31); b.mul(p, c) }, 2, "mul.i64"),
+        ("numbering: x*y, y*x", Type::I32, |b, x, y| { let p = b.mul(x, y); let q = b.mul(y, x); b.sub(p, q) }, 0, "iconst.i32 0"),
+        ("numbering: equal constants", Type::I64, |b, x, _| {
+            let (c1, c2) = (k(b, x, 12345), k(b, x, 12345));
+            let (p, q) = (b.add(x, c1), b.add(x, c2));
+            b.binary(B::Xor, p, q)
+        }, 0, "iconst.i64 0"),
+        ("numbering: %tid.x twice", Type::I32, |b, _, _| {
+            let t1 = b.special_reg(SpecialReg::Tid(Dim::X));
+            let t2 = b.special_reg(SpecialReg::Tid(Dim::X));
+            b.sub(t1, t2)
+        }, 0, "iconst.i32 0"),
+        // Not commutative: x-y and y-x stay two.
+        ("numbering: x-y, y-x", Type::I32, |b, x, y| { let p = b.sub(x, y); let q = b.sub(y, x); b.add(p, q) }, 3, "sub.i32"),
         ("mulhi.u x,2 (i64)", Type::I64, |b, x, _| { let c = k(b, x, 2); b.binary(B::MulHiU, x, c) }, 1, "shr.u.i64"),
         ("mulhi.u 16,x", Type::I32, |b, x, _| { let c = k(b, x, 16); b.binary(B::MulHiU, c, x) }, 1, "shr.u.i32"),
         ("mulhi.u x,2^31", Type::I32, |b, x, _| { let c = k(b, x, 1 << 31); b.binary(B::MulHiU, x, c) }, 1, "shr.u.i32"),
@@ -295,4 +309,39 @@ proptest! {
             prop_assert_eq!(pure_left(&s), 0, "not folded:\n{}\n{}", f, s);
         }
     }
+}
+
+/// Value numbering across blocks: a computation in a block that dominates another is reused
+/// there; one in a sibling block (which does not dominate) is not.
+#[test]
+fn numbering_follows_dominance() {
+    let f = kernel(Type::I32, |b, x, y| {
+        let (left, right, join) = (b.create_block(), b.create_block(), b.create_block());
+        let j = b.append_block_param(join, Type::I32);
+        let m = b.mul(x, y);
+        let p = b.icmp(IntCC::Ult, x, y);
+        b.brif(p, left, &[], right, &[]);
+        b.switch_to_block(left);
+        let m2 = b.mul(y, x); // dominated by the entry's x*y: reused
+        let s = b.add(x, y);
+        let l = b.add(m2, s);
+        b.jump(join, &[l]);
+        b.switch_to_block(right);
+        let s2 = b.add(x, y); // the left block does not dominate this one: stays
+        let r = b.add(m, s2);
+        b.jump(join, &[r]);
+        b.switch_to_block(join);
+        j
+    });
+    let operands = [(3, 5), (5, 3), (0, 0), (u64::MAX, 1), (7, 7)];
+    let s = simplified(&f, &operands);
+    let count = |op: BinaryOp| {
+        s.layout
+            .iter()
+            .flat_map(|&b| &s.blocks[b].insts)
+            .filter(|&&i| matches!(s.insts[i].data, InstData::Binary { op: o, .. } if o == op))
+            .count()
+    };
+    assert_eq!(count(BinaryOp::Mul), 1, "{s}");
+    assert_eq!(count(BinaryOp::Add), 4, "{s}");
 }

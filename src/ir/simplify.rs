@@ -58,11 +58,12 @@
 //! run checks this pass as well as lowering.
 
 use rustc_hash::FxHashMap as HashMap;
+use smallvec::SmallVec;
 
 use super::eval;
 use super::{
-    BinaryOp, Block, ConvOp, Function, Inst, InstData, InstNode, IntCC, Type, UnaryOp, Value,
-    ValueData, ValueDef,
+    BinaryOp, BitOp, Block, ConvOp, Function, GlobalVar, Inst, InstData, InstNode, IntCC,
+    SpecialReg, Type, UnaryOp, Value, ValueData, ValueDef,
 };
 
 /// What [`simplify`] did to one function.
@@ -72,14 +73,19 @@ pub struct Stats {
     pub folded: usize,
     /// Results replaced by an existing value or rewritten into a cheaper operation.
     pub rewritten: usize,
+    /// Results replaced by an earlier equal computation (value numbering).
+    pub numbered: usize,
     /// Dead instructions removed.
     pub removed: usize,
 }
 
 /// Simplify `func` in place (see the module documentation).
 pub fn simplify(func: &mut Function) -> Stats {
+    let doms = super::Dominators::of(func);
     let mut s = Simplifier {
         f: func,
+        doms,
+        numbering: HashMap::default(),
         repl: HashMap::default(),
         known: HashMap::default(),
         stats: Stats::default(),
@@ -94,6 +100,30 @@ pub fn simplify(func: &mut Function) -> Stats {
     s.rewrite_all();
     s.remove_dead();
     s.stats
+}
+
+/// The operation of an instruction for value numbering ([`Key`]).
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+enum Head {
+    Unary(UnaryOp),
+    Binary(BinaryOp),
+    MulWide(bool),
+    Convert(ConvOp),
+    Select,
+    Icmp(IntCC),
+    Bits(BitOp),
+    Sreg(SpecialReg),
+    Symbol(GlobalVar),
+}
+
+/// Two instructions with equal keys compute the same value: the operation, the result
+/// type, and the operands ([`Simplifier::operand_key`]), sorted where the operation
+/// commutes.
+#[derive(Clone, PartialEq, Eq, Hash)]
+struct Key {
+    head: Head,
+    ty: Type,
+    operands: SmallVec<[(u8, u8, u64); 3]>,
 }
 
 /// What one instruction simplifies to.
@@ -113,6 +143,10 @@ enum Action {
 
 struct Simplifier<'f> {
     f: &'f mut Function,
+    doms: super::Dominators,
+    /// Value numbering of the current round: each pure computation's first result, by
+    /// operation and operands, with its block.
+    numbering: HashMap<Key, SmallVec<[(Block, Value); 2]>>,
     /// Result → the value that replaces it.
     repl: HashMap<Value, Value>,
     /// Predicates known to be constant (integers are known from their `iconst`).
@@ -175,6 +209,7 @@ impl Simplifier<'_> {
     /// One pass over the blocks in layout order; whether anything changed.
     fn round(&mut self) -> bool {
         let mut changed = false;
+        self.numbering.clear();
         for b in self.f.layout.clone() {
             let insts = std::mem::take(&mut self.f.blocks[b].insts);
             let mut out = Vec::with_capacity(insts.len());
@@ -182,11 +217,117 @@ impl Simplifier<'_> {
                 let repl = &self.repl;
                 self.f.insts[inst].data.map_operands(|v| resolve(repl, v));
                 changed |= self.apply(b, inst, &mut out);
+                changed |= self.number(b, inst);
                 out.push(inst);
             }
             self.f.blocks[b].insts = out;
         }
         changed
+    }
+
+    /// Value numbering: when an earlier instruction of this block, or one in a block that
+    /// dominates it, computes the same operation on the same operands, `inst`'s result is
+    /// that one's (the IR is SSA, so equal operands are equal values on every path); else
+    /// `inst` is recorded. Whether `inst` was replaced.
+    fn number(&mut self, b: Block, inst: Inst) -> bool {
+        let node = &self.f.insts[inst];
+        let &[r] = &node.results[..] else {
+            return false;
+        };
+        if self.repl.contains_key(&r) || self.known.contains_key(&r) {
+            return false;
+        }
+        let Some(key) = self.key(&node.data, self.ty(r)) else {
+            return false;
+        };
+        let doms = &self.doms;
+        let list = self.numbering.entry(key).or_default();
+        let earlier = list
+            .iter()
+            .rev()
+            .find(|(d, _)| *d == b || doms.dominates(*d, b));
+        match earlier {
+            Some(&(_, v)) if v != r => {
+                self.repl.insert(r, v);
+                self.stats.numbered += 1;
+                true
+            }
+            Some(_) => false,
+            None => {
+                list.push((b, r));
+                false
+            }
+        }
+    }
+
+    /// An operand as value numbering sees it: an integer constant or a kernel parameter by
+    /// its contents (two `iconst 4` are the same operand), any other value by itself.
+    /// Constants and parameters carry their width (an `i16` 5 is not an `i32` 5 to an
+    /// operation that reads both widths).
+    fn operand_key(&self, v: Value) -> (u8, u8, u64) {
+        let bits = self.ty(v).bits() as u8;
+        if let Some(c) = self.known(v) {
+            return (1, bits, c);
+        }
+        match self.def(v) {
+            Some(&InstData::LoadParam { offset, .. }) => (2, bits, u64::from(offset)),
+            _ => (0, 0, u64::from(v.as_u32())),
+        }
+    }
+
+    /// The value-numbering key of `d` (result type `ty`), for the operations that compute
+    /// from their operands alone and the special registers that stay constant for a thread
+    /// (not `%clock`, `%warpid`, `%smid`, which may change while it runs).
+    fn key(&self, d: &InstData, ty: Type) -> Option<Key> {
+        use BinaryOp as B;
+        let ops = |vs: &[Value]| {
+            vs.iter()
+                .map(|&v| self.operand_key(v))
+                .collect::<SmallVec<_>>()
+        };
+        let (head, mut operands, commutes) = match *d {
+            InstData::Unary { op, arg } => (Head::Unary(op), ops(&[arg]), false),
+            InstData::Binary { op, args } => {
+                let commutes = matches!(
+                    op,
+                    B::Add
+                        | B::Mul
+                        | B::MulHiU
+                        | B::MulHiS
+                        | B::And
+                        | B::Or
+                        | B::Xor
+                        | B::MinS
+                        | B::MinU
+                        | B::MaxS
+                        | B::MaxU
+                );
+                (Head::Binary(op), ops(&args), commutes)
+            }
+            InstData::MulWide { signed, args } => (Head::MulWide(signed), ops(&args), true),
+            InstData::Convert { op, arg, .. } => (Head::Convert(op), ops(&[arg]), false),
+            InstData::Select { cond, args } => {
+                (Head::Select, ops(&[cond, args[0], args[1]]), false)
+            }
+            InstData::Icmp { cc, args } => (
+                Head::Icmp(cc),
+                ops(&args),
+                matches!(cc, IntCC::Eq | IntCC::Ne),
+            ),
+            InstData::Bits { op, ref args } => (Head::Bits(op), ops(args), false),
+            InstData::SpecialReg { reg } => match reg {
+                SpecialReg::Clock | SpecialReg::Clock64 | SpecialReg::WarpId | SpecialReg::SmId => {
+                    return None
+                }
+                _ => (Head::Sreg(reg), SmallVec::new(), false),
+            },
+            InstData::SymbolAddr { var, .. } => (Head::Symbol(var), SmallVec::new(), false),
+            _ => return None,
+        };
+        if commutes {
+            operands.sort_unstable();
+        }
+        Some(Key { head, ty, operands })
     }
 
     /// Simplify `inst` (of block `b`); new instructions go to `out` before it.
