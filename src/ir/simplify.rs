@@ -17,6 +17,12 @@
 //!   `x + y`, and `mulhi.u x, 2^k` → `shr.u x, N-k` (`mulhi.s x, 2^k` →
 //!   `shr.s x, N-k` while 2^k is positive); `mul` by 2^k is left alone, as selection already
 //!   turns it into a shift;
+//! * value numbering has been applied: a pure computation, or a read of a special register
+//!   that stays constant for the thread (`%tid`, `%ctaid`, ...; not `%clock`, `%warpid`,
+//!   `%smid`), equal to one earlier in its block or in a block that dominates its own is
+//!   replaced by that one. Equal means same operation, result type and operands, where
+//!   constants and kernel parameters compare by contents (two `iconst 4` are one operand) and
+//!   the operands of a commutative operation are sorted;
 //! * the pure instructions left without users have been removed (dead-code elimination).
 //!
 //! # The one definition of each operation
@@ -31,9 +37,11 @@
 //! The IR has no value aliases. An identity that gives an existing value `x` for result `r`
 //! records `r → x` in a replacement map, and every operand (block arguments of `jump` and
 //! `brif` included) is rewritten through that map ([`InstData::map_operands`]) before its
-//! instruction is looked at, and once more over the whole function at the end. `x` is always
-//! an operand of `r`'s own instruction, so it dominates every use of `r`, and has `r`'s
-//! type: the rewrite keeps the verifier's invariants. Blocks are visited in layout order,
+//! instruction is looked at, and once more over the whole function at the end. `x` is an
+//! operand of `r`'s own instruction (an identity) or the result of an equal instruction
+//! earlier in `r`'s block or in a dominating block (value numbering): either way it is
+//! defined before `r` and dominates every use of `r`, and it has `r`'s type, so the rewrite
+//! keeps the verifier's invariants and the map has no cycles. Blocks are visited in layout order,
 //! repeated until nothing changes (a value defined in a block laid out after one of its
 //! users' blocks is caught by the next round; in practice two rounds suffice).
 //!
@@ -175,8 +183,8 @@ fn sext(x: u64, bits: u32) -> u64 {
 }
 
 fn resolve(repl: &HashMap<Value, Value>, mut v: Value) -> Value {
-    // Every target is an operand of the replaced value's instruction, defined before it, so
-    // the chain cannot cycle.
+    // Every target is defined before the value it replaces (an operand of its instruction,
+    // or an equal computation that dominates it), so the chain cannot cycle.
     while let Some(&n) = repl.get(&v) {
         v = n;
     }
