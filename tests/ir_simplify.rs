@@ -182,6 +182,83 @@ fn rules() -> Vec<(&'static str, Type, Body, usize, &'static str)> {
         }, 0, "iconst.i32 0"),
         // Not commutative: x-y and y-x stay two.
         ("numbering: x-y, y-x", Type::I32, |b, x, y| { let p = b.sub(x, y); let q = b.sub(y, x); b.add(p, q) }, 3, "sub.i32"),
+        ("neg(select(p,1,0))", Type::I32, |b, x, y| {
+            let p = b.icmp(IntCC::Ult, x, y);
+            let (one, zero) = (k(b, x, 1), k(b, x, 0));
+            let s = b.select(p, one, zero);
+            b.unary(UnaryOp::Neg, s)
+        }, 2, "select"),
+        ("not(select(p,-1,5))", Type::I16, |b, x, y| {
+            let p = b.icmp(IntCC::Sgt, x, y);
+            let (m1, five) = (k(b, x, -1), k(b, x, 5));
+            let s = b.select(p, m1, five);
+            b.unary(UnaryOp::Not, s)
+        }, 2, "select"),
+        ("and(set, x)", Type::I32, |b, x, y| {
+            let p = b.icmp(IntCC::Eq, x, y);
+            let (m1, zero) = (k(b, x, -1), k(b, x, 0));
+            let s = b.select(p, m1, zero);
+            b.binary(B::And, s, x)
+        }, 2, "select"),
+        ("or(x, selp 0, -1)", Type::I64, |b, x, y| {
+            let p = b.icmp(IntCC::Ult, x, y);
+            let (m1, zero) = (k(b, x, -1), k(b, x, 0));
+            let s = b.select(p, zero, m1);
+            b.binary(B::Or, x, s)
+        }, 2, "select"),
+        ("y * selp 1, 0", Type::I32, |b, x, y| {
+            let p = b.icmp(IntCC::Slt, x, y);
+            let (one, zero) = (k(b, x, 1), k(b, x, 0));
+            let s = b.select(p, one, zero);
+            b.mul(y, s)
+        }, 2, "select"),
+        ("x - selp 0, 0", Type::I16, |b, x, y| {
+            let p = b.icmp(IntCC::Slt, x, y);
+            let (z1, z2) = (k(b, x, 0), k(b, x, 0));
+            let s = b.select(p, z1, z2);
+            b.sub(x, s)
+        }, 0, ""),
+        // select(p, 2, 0) - x: neither outcome is x or a constant: left alone.
+        ("selp 2, 0 - x", Type::I32, |b, x, y| {
+            let p = b.icmp(IntCC::Slt, x, y);
+            let (two, zero) = (k(b, x, 2), k(b, x, 0));
+            let s = b.select(p, two, zero);
+            b.sub(s, x)
+        }, 3, "sub.i32"),
+        ("selp 1,0 == 0", Type::I32, |b, x, y| {
+            let p = b.icmp(IntCC::Ult, x, y);
+            let (one, zero, z) = (k(b, x, 1), k(b, x, 0), k(b, x, 0));
+            let s = b.select(p, one, zero);
+            b.icmp(IntCC::Eq, s, z)
+        }, 3, "not.pred"),
+        ("selp 1,0 != 1", Type::I32, |b, x, y| {
+            let p = b.icmp(IntCC::Ult, x, y);
+            let (one, zero, o) = (k(b, x, 1), k(b, x, 0), k(b, x, 1));
+            let s = b.select(p, one, zero);
+            b.icmp(IntCC::Ne, s, o)
+        }, 3, "not.pred"),
+        ("selp 1,0 == 7", Type::I32, |b, x, y| {
+            let p = b.icmp(IntCC::Ult, x, y);
+            let (one, zero, c) = (k(b, x, 1), k(b, x, 0), k(b, x, 7));
+            let s = b.select(p, one, zero);
+            b.icmp(IntCC::Eq, s, c)
+        }, 0, "iconst.i32 0"),
+        ("selp 1,0 & selp 1,0", Type::I32, |b, x, y| {
+            let p = b.icmp(IntCC::Ult, x, y);
+            let q = b.icmp(IntCC::Eq, x, y);
+            let (one, zero) = (k(b, x, 1), k(b, x, 0));
+            let s = b.select(p, one, zero);
+            let t = b.select(q, one, zero);
+            b.binary(B::And, s, t)
+        }, 4, "and.pred"),
+        ("selp 0,-1 | selp 0,-1", Type::I64, |b, x, y| {
+            let p = b.icmp(IntCC::Ult, x, y);
+            let q = b.icmp(IntCC::Sgt, x, y);
+            let (m1, zero) = (k(b, x, -1), k(b, x, 0));
+            let s = b.select(p, zero, m1);
+            let t = b.select(q, zero, m1);
+            b.binary(B::Or, s, t)
+        }, 4, "and.pred"),
         ("mulhi.u x,2 (i64)", Type::I64, |b, x, _| { let c = k(b, x, 2); b.binary(B::MulHiU, x, c) }, 1, "shr.u.i64"),
         ("mulhi.u 16,x", Type::I32, |b, x, _| { let c = k(b, x, 16); b.binary(B::MulHiU, c, x) }, 1, "shr.u.i32"),
         ("mulhi.u x,2^31", Type::I32, |b, x, _| { let c = k(b, x, 1 << 31); b.binary(B::MulHiU, x, c) }, 1, "shr.u.i32"),

@@ -14,7 +14,13 @@
 //!   `x^x`, `x&x`, `x|x`, `min/max(x, x)`, `0<<n`, `0>>n`, `select(p, a, a)`,
 //!   `select(const, a, b)`, `icmp x, x`, `trunc(zext/sext x)` back to x's type,
 //!   `not(not x)`, `neg(neg x)`, `x + neg y` and `neg y + x` → `x - y`, `x - neg y` →
-//!   `x + y`, and `mulhi.u x, 2^k` → `shr.u x, N-k` (`mulhi.s x, 2^k` →
+//!   `x + y`, `mul.i64` of two equally extended i32 values (or of one and a constant that
+//!   extends the same way) → `mulwide`; selects between two constants (PTX `set`/`selp`
+//!   booleans): `neg`/`not` of one → a select of the folded constants, `and`/`or`/`xor`/
+//!   `add`/`sub`/`mul` of one and `x` whose two outcomes are each `x` or a constant → a
+//!   select of those, `and`/`or` of two over the same constants → a select on `and`/`or` of
+//!   their predicates, `==`/`!=` of one against a constant → its predicate, the predicate's
+//!   `not`, or a constant; and `mulhi.u x, 2^k` → `shr.u x, N-k` (`mulhi.s x, 2^k` →
 //!   `shr.s x, N-k` while 2^k is positive); `mul` by 2^k is left alone, as selection already
 //!   turns it into a shift;
 //! * value numbering has been applied: a pure computation, or a read of a special register
@@ -144,6 +150,15 @@ enum Action {
     Shift(BinaryOp, Value, u64),
     /// The instruction becomes this binary operation on existing values.
     Binary(BinaryOp, [Value; 2]),
+    /// The instruction becomes `not p` (a predicate).
+    Not(Value),
+    /// The instruction becomes `select(op(p, q), a, b)` with a new predicate `op` and new
+    /// `iconst`s `a`, `b`.
+    PredSelect(BinaryOp, Value, Value, u64, u64),
+    /// An operation on a `select` between two constants becomes a `select` between its two
+    /// outcomes: `select(cond, a, b)`, each an existing value (`Ok`) or a constant that gets
+    /// a new `iconst` (`Err`).
+    Select(Value, [Result<Value, u64>; 2]),
     /// A 64-bit `mul` of two extended 32-bit values becomes `mulwide` of them; `Err(c)`
     /// is a constant operand, which gets a new `iconst.i32`.
     Wide(bool, Value, Result<Value, u64>),
@@ -381,6 +396,49 @@ impl Simplifier<'_> {
                 self.f.insts[inst].data = InstData::Binary { op, args };
                 self.stats.rewritten += 1;
             }
+            Action::Not(p) => {
+                self.f.insts[inst].data = InstData::Unary {
+                    op: UnaryOp::Not,
+                    arg: p,
+                };
+                self.stats.rewritten += 1;
+            }
+            Action::PredSelect(op, p, q, x, y) => {
+                let t = self.f.insts.push(InstNode {
+                    data: InstData::Binary { op, args: [p, q] },
+                    results: Default::default(),
+                    block: b,
+                });
+                let tv = self.f.values.push(ValueData {
+                    ty: Type::Pred,
+                    def: ValueDef::Result(t, 0),
+                });
+                self.f.insts[t].results.push(tv);
+                self.f.srclocs[t] = self.f.srclocs[inst];
+                out.push(t);
+                let ka = self.iconst(b, inst, rty, x);
+                out.push(ka);
+                let kb = self.iconst(b, inst, rty, y);
+                out.push(kb);
+                let args = [self.f.insts[ka].results[0], self.f.insts[kb].results[0]];
+                self.f.insts[inst].data = InstData::Select { cond: tv, args };
+                self.stats.rewritten += 1;
+            }
+            Action::Select(cond, arms) => {
+                let mut args = [cond; 2];
+                for (arg, arm) in args.iter_mut().zip(arms) {
+                    *arg = match arm {
+                        Ok(v) => v,
+                        Err(c) => {
+                            let k = self.iconst(b, inst, rty, c);
+                            out.push(k);
+                            self.f.insts[k].results[0]
+                        }
+                    };
+                }
+                self.f.insts[inst].data = InstData::Select { cond, args };
+                self.stats.rewritten += 1;
+            }
             Action::Wide(signed, x, y) => {
                 let y = match y {
                     Ok(y) => y,
@@ -436,6 +494,10 @@ impl Simplifier<'_> {
                     IntCC::Eq | IntCC::Sle | IntCC::Sge | IntCC::Ule | IntCC::Uge
                 ))))
             }
+            InstData::Icmp {
+                cc: cc @ (IntCC::Eq | IntCC::Ne),
+                args,
+            } => self.test_of_select(cc, args),
             InstData::Select { cond, args } => match self.known(cond) {
                 Some(c) => Some(Action::Alias(if c != 0 { args[0] } else { args[1] })),
                 None if args[0] == args[1] => Some(Action::Alias(args[0])),
@@ -455,6 +517,16 @@ impl Simplifier<'_> {
             },
             InstData::Unary { op, arg } => match *self.def(arg)? {
                 InstData::Unary { op: inner, arg: x } if inner == op => Some(Action::Alias(x)),
+                // `neg(set)`, `not(selp 1, 0)`: one SEL of the other two constants instead of
+                // a SEL and an IADD/LOP.
+                InstData::Select { cond, args } if self.ty(arg).is_int() => {
+                    let (a, b) = (self.known(args[0])?, self.known(args[1])?);
+                    let f = |c: u64| match op {
+                        UnaryOp::Neg => c.wrapping_neg(),
+                        UnaryOp::Not => !c,
+                    };
+                    Some(Action::Select(cond, [Err(f(a)), Err(f(b))]))
+                }
                 _ => None,
             },
             _ => None,
@@ -503,6 +575,113 @@ impl Simplifier<'_> {
         None
     }
 
+    /// `select(p, k1, k2) ==/!= c` (k1 != k2, c constant): `p`, `not p`, or a constant.
+    fn test_of_select(&self, cc: IntCC, args: [Value; 2]) -> Option<Action> {
+        for (s, c) in [(args[0], args[1]), (args[1], args[0])] {
+            let Some(&InstData::Select { cond, args: arms }) = self.def(s) else {
+                continue;
+            };
+            let (Some(k1), Some(k2), Some(c)) =
+                (self.known(arms[0]), self.known(arms[1]), self.known(c))
+            else {
+                continue;
+            };
+            if k1 == k2 {
+                continue;
+            }
+            let eq = cc == IntCC::Eq;
+            return Some(if c == k1 {
+                if eq {
+                    Action::Alias(cond)
+                } else {
+                    Action::Not(cond)
+                }
+            } else if c == k2 {
+                if eq {
+                    Action::Not(cond)
+                } else {
+                    Action::Alias(cond)
+                }
+            } else {
+                Action::Const(u64::from(!eq))
+            });
+        }
+        None
+    }
+
+    /// `and`/`or` of `select(p, k1, k2)` and `select(q, k1, k2)` (the same two constants,
+    /// each its own result under the operation, and `op(k1, k2)` one of them): one `select`
+    /// on `p and q` or `p or q` (predicate logic instead of two SELs and a LOP).
+    fn select_logic(&self, op: BinaryOp, a: Value, b: Value) -> Option<Action> {
+        let sel = |v: Value| match *self.def(v)? {
+            InstData::Select { cond, args } => {
+                Some((cond, self.known(args[0])?, self.known(args[1])?))
+            }
+            _ => None,
+        };
+        let ((p, k1, k2), (q, j1, j2)) = (sel(a)?, sel(b)?);
+        if (k1, k2) != (j1, j2) || k1 == k2 {
+            return None;
+        }
+        let f = |x: u64, y: u64| match op {
+            BinaryOp::And => x & y,
+            _ => x | y,
+        };
+        if f(k1, k1) != k1 || f(k2, k2) != k2 || f(k1, k2) != f(k2, k1) {
+            return None;
+        }
+        let m = f(k1, k2);
+        let pop = if m == k2 {
+            BinaryOp::And
+        } else if m == k1 {
+            BinaryOp::Or
+        } else {
+            return None;
+        };
+        Some(Action::PredSelect(pop, p, q, k1, k2))
+    }
+
+    /// `op(select(p, k1, k2), x)` (either operand order where `op` commutes; `x - select`
+    /// is not rewritten) where `op(k, x)` is `x` or a constant for both `k`
+    /// (`and` with 0 / -1, `or` with 0 / -1, `xor`/`add` with 0, `mul` with 0 / 1):
+    /// `select(p, op(k1, x), op(k2, x))`, one SEL instead of a SEL and the operation
+    /// (Open64's `set` then `and`).
+    fn through_select(&self, op: BinaryOp, a: Value, b: Value) -> Option<Action> {
+        use BinaryOp as B;
+        let ty = self.ty(a);
+        if !ty.is_int() || self.ty(b) != ty {
+            return None;
+        }
+        let ones = ty.mask();
+        let outcome = |k: u64, x: Value| -> Option<Result<Value, u64>> {
+            Some(match (op, k) {
+                (B::And, 0) | (B::Mul, 0) => Err(0),
+                (B::Or, k) if k == ones => Err(ones),
+                (B::And, k) if k == ones => Ok(x),
+                (B::Or | B::Xor | B::Add | B::Sub, 0) | (B::Mul, 1) => Ok(x),
+                _ => return None,
+            })
+        };
+        let commutes = matches!(op, B::And | B::Or | B::Xor | B::Add | B::Mul);
+        let order: &[(Value, Value)] = if commutes {
+            &[(a, b), (b, a)]
+        } else {
+            &[(b, a)]
+        };
+        for &(s, x) in order {
+            let Some(&InstData::Select { cond, args }) = self.def(s) else {
+                continue;
+            };
+            let (Some(k1), Some(k2)) = (self.known(args[0]), self.known(args[1])) else {
+                continue;
+            };
+            if let (Some(r1), Some(r2)) = (outcome(k1, x), outcome(k2, x)) {
+                return Some(Action::Select(cond, [r1, r2]));
+            }
+        }
+        None
+    }
+
     /// `x` when `v` is `neg x`.
     fn negated(&self, v: Value) -> Option<Value> {
         match *self.def(v)? {
@@ -542,6 +721,15 @@ impl Simplifier<'_> {
                 }
             }
             _ => {}
+        }
+        // Two selects: predicate logic first (a test of the result then folds too).
+        if matches!(op, BinaryOp::And | BinaryOp::Or) && ty.is_int() {
+            if let Some(s) = self.select_logic(op, a, b) {
+                return Some(s);
+            }
+        }
+        if let Some(s) = self.through_select(op, a, b) {
+            return Some(s);
         }
         Some(match op {
             BinaryOp::Add if kb == Some(0) => Alias(a),
