@@ -259,6 +259,19 @@ fn rules() -> Vec<(&'static str, Type, Body, usize, &'static str)> {
             let t = b.select(q, zero, m1);
             b.binary(B::Or, s, t)
         }, 4, "and.pred"),
+        ("zext(trunc.i16 %tid.x) + x", Type::I32, |b, x, _| {
+            let t = b.special_reg(SpecialReg::Tid(Dim::X));
+            let n = b.trunc(Type::I16, t);
+            let z = b.zext(Type::I32, n);
+            b.add(z, x)
+        }, 1, "add.i32"),
+        // %ctaid.x may be 2^31 - 1: the truncation stays.
+        ("zext(trunc.i16 %ctaid.x) + x", Type::I32, |b, x, _| {
+            let t = b.special_reg(SpecialReg::Ctaid(Dim::X));
+            let n = b.trunc(Type::I16, t);
+            let z = b.zext(Type::I32, n);
+            b.add(z, x)
+        }, 3, "trunc.i16"),
         ("mulhi.u x,2 (i64)", Type::I64, |b, x, _| { let c = k(b, x, 2); b.binary(B::MulHiU, x, c) }, 1, "shr.u.i64"),
         ("mulhi.u 16,x", Type::I32, |b, x, _| { let c = k(b, x, 16); b.binary(B::MulHiU, c, x) }, 1, "shr.u.i32"),
         ("mulhi.u x,2^31", Type::I32, |b, x, _| { let c = k(b, x, 1 << 31); b.binary(B::MulHiU, x, c) }, 1, "shr.u.i32"),

@@ -13,6 +13,8 @@
 //!   `x*1`, `x*0`, `x<<0`, `x>>0`, `x|0`, `x^0`, `x&0`, `x&-1`, `x|-1`, `x/1`, `x%1`, `x-x`,
 //!   `x^x`, `x&x`, `x|x`, `min/max(x, x)`, `0<<n`, `0>>n`, `select(p, a, a)`,
 //!   `select(const, a, b)`, `icmp x, x`, `trunc(zext/sext x)` back to x's type,
+//!   `zext/sext(trunc x)` back to x's type when x is a special register whose range fits
+//!   the narrow type (`%tid.x` < 1024, `%ctaid.y` < 65536, ...),
 //!   `not(not x)`, `neg(neg x)`, `x + neg y` and `neg y + x` → `x - y`, `x - neg y` →
 //!   `x + y`, `mul.i64` of two equally extended i32 values (or of one and a constant that
 //!   extends the same way) → `mulwide`; selects between two constants (PTX `set`/`selp`
@@ -515,6 +517,25 @@ impl Simplifier<'_> {
                 } if self.ty(x) == ty => Some(Action::Alias(x)),
                 _ => None,
             },
+            // `cvt.u32.u16` of a `%tid.x` read into a 16-bit register (Open64's idiom): the
+            // value already fits the narrow type, so truncating and extending it back is the
+            // value itself.
+            InstData::Convert {
+                op: op @ (ConvOp::Zext | ConvOp::Sext),
+                ty,
+                arg,
+            } => match *self.def(arg)? {
+                InstData::Convert {
+                    op: ConvOp::Trunc,
+                    arg: x,
+                    ..
+                } if self.ty(x) == ty => {
+                    let narrow = self.ty(arg).bits();
+                    let fits = self.width_bound(x)? + u32::from(op == ConvOp::Sext) <= narrow;
+                    fits.then_some(Action::Alias(x))
+                }
+                _ => None,
+            },
             InstData::Unary { op, arg } => match *self.def(arg)? {
                 InstData::Unary { op: inner, arg: x } if inner == op => Some(Action::Alias(x)),
                 // `neg(set)`, `not(selp 1, 0)`: one SEL of the other two constants instead of
@@ -531,6 +552,25 @@ impl Simplifier<'_> {
             },
             _ => None,
         }
+    }
+
+    /// A bound on how many low bits `v` can have set, where the IR knows one: the special
+    /// registers whose ranges CUDA bounds (a block has at most 1024 threads and 64 in z, a
+    /// grid at most 65535 blocks in y and z, a warp 32 lanes).
+    fn width_bound(&self, v: Value) -> Option<u32> {
+        use super::Dim::{X, Y, Z};
+        let InstData::SpecialReg { reg } = *self.def(v)? else {
+            return None;
+        };
+        Some(match reg {
+            SpecialReg::Tid(X | Y) => 10,
+            SpecialReg::Tid(Z) => 6,
+            SpecialReg::Ntid(X | Y) => 11,
+            SpecialReg::Ntid(Z) => 7,
+            SpecialReg::Ctaid(Y | Z) | SpecialReg::Nctaid(Y | Z) => 16,
+            SpecialReg::LaneId => 5,
+            _ => return None,
+        })
     }
 
     /// `(signed, x)` when `v` is `sext x` / `zext x` of an i32 `x`.
