@@ -95,6 +95,10 @@ pub struct LowerOptions {
     /// Describe each `LEA` chain's address expression in its [`Sm50Inst::note`]
     /// (`--explain`; costs a string per chain, so off by default).
     pub explain: bool,
+    /// Keep `div.rn.f32` / `rcp.rn.f32` as the whole inline sequence at every site
+    /// (`--no-subroutines`) instead of a fast path that calls the kernel's one slow-path
+    /// subroutine (`select::fdiv`).
+    pub no_subroutines: bool,
 }
 
 /// Why a function could not be lowered.
@@ -375,6 +379,31 @@ pub fn emit_all_with(alloc: &Allocated<Sm50Inst>, opts: &EmitOptions) -> Emitted
                 relocs.push((out.len(), *r));
             }
             out.push(inst);
+        }
+    }
+    // Pass 4: the slow-path subroutine (`select::fdiv`), once, after the kernel's code when
+    // some `CAL` calls it; the kernel's code first ends in an `EXIT` if it could fall through.
+    if out.iter().any(|i| i.form == Form::CAL) {
+        let ends = out.last().is_some_and(|l| {
+            matches!(l.form, Form::EXIT | Form::BRA)
+                && l.get(Field::Pg) == Some(7)
+                && l.get(Field::Pgn) == Some(0)
+        });
+        if !ends {
+            out.push(sm50::Inst::new(Form::EXIT));
+            srclocs.push(SrcLoc::NONE);
+        }
+        let start = out.len() as u64;
+        for i in out.iter_mut().filter(|i| i.form == Form::CAL) {
+            debug_assert_eq!(i.get(Field::Rel), Some(select::CAL_FDIV));
+            i.set(Field::Rel, start);
+        }
+        let sub = select::fdiv_slow_path()
+            .resolve()
+            .expect("the slow path names only physical registers");
+        for (inst, _) in sub {
+            out.push(inst);
+            srclocs.push(SrcLoc::NONE);
         }
     }
     Emitted {

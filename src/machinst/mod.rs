@@ -308,6 +308,14 @@ pub trait MachInst: Clone + fmt::Debug + fmt::Display {
     }
     /// Record the PTX line ([`VCodeBuilder`] does, for every instruction it is given).
     fn set_srcloc(&mut self, _loc: SrcLoc) {}
+    /// What this instruction overwrites besides its defs (a call: the scratch registers and
+    /// predicates of the subroutine it calls): 32-bit registers and predicates. No value that
+    /// is live across the instruction is given one of them; the registers are fixed
+    /// registers of the 32-bit class (they never move when the allocator packs registers).
+    /// Default: nothing.
+    fn clobbers(&self) -> (&'static [PhysReg], &'static [PhysPred]) {
+        (&[], &[])
+    }
 }
 
 impl fmt::Display for VReg {
