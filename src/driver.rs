@@ -371,28 +371,30 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
         }
         times.lap("other", &mut t);
         // `ir::build` verified every function it returned.
-        let lower_and_allocate = |lower_opts: &LowerOptions,
-                                  times: &mut PassTimes,
-                                  t: &mut std::time::Instant|
-         -> Result<(lower::Lowered, String, machinst::Allocated<_>), Diagnostics> {
-            let lowered = lower::lower_verified_stats(&module, f, lower_opts)
-                .map_err(|e| err(name, format!("cannot compile kernel `{name}`: {e}")))?;
-            times.lap("lower", t);
-            let text = if opts.emit == Emit::Vcode {
-                format!("kernel {name}:\n{}\n", lowered.vcode)
-            } else {
-                String::new()
+        let lower_and_allocate =
+            |lower_opts: &LowerOptions,
+             times: &mut PassTimes,
+             t: &mut std::time::Instant|
+             -> Result<(lower::Lowered, String, machinst::Allocated<_>), Diagnostics> {
+                let lowered = lower::lower_verified_stats(&module, f, lower_opts)
+                    .map_err(|e| err(name, format!("cannot compile kernel `{name}`: {e}")))?;
+                times.lap("lower", t);
+                let text = if opts.emit == Emit::Vcode {
+                    format!("kernel {name}:\n{}\n", lowered.vcode)
+                } else {
+                    String::new()
+                };
+                let alloc = machinst::allocate(&lowered.vcode, &alloc_opts).map_err(|e| {
+                    err(
+                        name,
+                        format!("register allocation failed for kernel `{name}`: {e}"),
+                    )
+                })?;
+                times.lap("regalloc", t);
+                Ok((lowered, text, alloc))
             };
-            let alloc = machinst::allocate(&lowered.vcode, &alloc_opts).map_err(|e| {
-                err(
-                    name,
-                    format!("register allocation failed for kernel `{name}`: {e}"),
-                )
-            })?;
-            times.lap("regalloc", t);
-            Ok((lowered, text, alloc))
-        };
-        let (mut lowered, mut vtext, mut alloc) = lower_and_allocate(&lower_opts, &mut times, &mut t)?;
+        let (mut lowered, mut vtext, mut alloc) =
+            lower_and_allocate(&lower_opts, &mut times, &mut t)?;
         // The slow-path subroutine pins 14 registers (`lower::select::fdiv`): where that makes
         // a kernel spill, the inline division may spill less; keep whichever spills less.
         if alloc.spill_bytes > 0 && !lower_opts.no_subroutines && lowered.vcode.has_clobbers() {

@@ -287,8 +287,8 @@ fn check_with(op: &str, pairs: &[(u32, u32)], ulps: i32, inline: bool) {
         no_subroutines: inline,
         ..opts()
     };
-    let out = compile(&src, &o)
-        .unwrap_or_else(|d| panic!("{op}: {}", leafold::error::render_all(&d.0)));
+    let out =
+        compile(&src, &o).unwrap_or_else(|d| panic!("{op}: {}", leafold::error::render_all(&d.0)));
     // div.rn / rcp.rn without .ftz: a fast path per site, one subroutine after the code.
     let fast = is_fast_path(op) && !inline;
     for what in ["FCHK.DIVIDE", "CAL ", "RET"] {

@@ -140,12 +140,9 @@ pub fn layout(body: &Body, mode: Mode) -> Result<Laid, LayoutError> {
         insts.push(*inst);
         targets.push(body.targets.get(i).copied().flatten().map(|t| t + 1));
     }
-    let ends_cleanly = body
-        .insts
-        .last()
-        .is_some_and(|last| {
-            matches!(last.form, Form::EXIT | Form::BRA | Form::RET) && is_unconditional(last)
-        });
+    let ends_cleanly = body.insts.last().is_some_and(|last| {
+        matches!(last.form, Form::EXIT | Form::BRA | Form::RET) && is_unconditional(last)
+    });
     if !ends_cleanly {
         insts.push(exit());
         targets.push(None);
