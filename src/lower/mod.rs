@@ -65,6 +65,13 @@
 //! `.shared` variables at the kernel's own offsets (`ir::Module::shared_layout`: only the
 //! variables it names, as ptxas allocates them), which the cubin writer must lay out the same
 //! way.
+//!
+//! When the code calls the f32 division slow path (a `CAL` piece, `select::fdiv`), the
+//! subroutine comes once after the kernel's code (an `EXIT` first if that code could fall
+//! through), ending in `RET`; every `CAL`'s `rel` then holds the subroutine's first index, and
+//! its instructions have no PTX line. The `CAL` is the last piece of an ordinary (non-
+//! terminator) instruction, so it sits inside a block: `ifconv` never guards it (it has no
+//! guard field) and the scheduler sees a control transfer (a block boundary).
 
 pub mod amode;
 pub mod carry;

@@ -65,6 +65,15 @@
 //! The rewrite happens on the VCode, so regalloc2 and its checker see the conversion
 //! instructions as ordinary instructions with ordinary 32-bit operands.
 //!
+//! # Calls
+//!
+//! An instruction may overwrite registers besides its defs ([`MachInst::clobbers`]: a call of
+//! a subroutine that works on fixed registers). The clobbered 32-bit registers are fixed
+//! registers of the scalar class (they are laid out first and never renamed by the packing,
+//! and the class is sized for them on top of the pressure estimate) and go to regalloc2 as
+//! the instruction's clobbers; clobbered predicates are avoided by [`pred`] for every
+//! predicate live across the instruction. The call's operands use [`OpSpec::fixed`].
+//!
 //! # Pseudo-instructions
 //!
 //! A carry chain (`LEA.CC` + `LEA.HI.X`, `IADD.CC` + `IADD.X`) is one [`MachInst`] until

@@ -10,7 +10,8 @@
 //! back with `gen_gpr_to_pred` at its top. (2) Liveness by the usual backward dataflow; each
 //! predicate gets the *hull* of its live points in layout order (one interval, conservative:
 //! holes are ignored, so intervals that do not overlap are never live together). (3) Linear
-//! scan over 7 registers; when an interval finds none free, the live interval that ends last
+//! scan over 7 registers (an interval live across an instruction that clobbers predicates,
+//! [`MachInst::clobbers`], takes none of those); when an interval finds none free, the live interval that ends last
 //! (among those not created by a previous spill) is spilled: its value is copied to a fresh
 //! 32-bit vreg right after its definition and each use reads a fresh predicate converted back
 //! just before it. The pass then starts over; every round removes one long interval, so it
