@@ -393,15 +393,22 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
                 times.lap("regalloc", t);
                 Ok((lowered, text, alloc))
             };
-        let (mut lowered, mut vtext, mut alloc) =
-            lower_and_allocate(&lower_opts, &mut times, &mut t)?;
         // The slow-path subroutine pins 14 registers (`lower::select::fdiv`): where that makes
-        // a kernel spill, the inline division may spill less; keep whichever spills less.
-        if alloc.spill_bytes > 0 && !lower_opts.no_subroutines && lowered.vcode.has_clobbers() {
-            let inline = LowerOptions {
-                no_subroutines: true,
-                ..lower_opts
+        // a kernel spill, the inline division may spill less; keep whichever spills less. And
+        // where those registers do not fit under `--maxrregcount`, the inline code may.
+        let inline = LowerOptions {
+            no_subroutines: true,
+            ..lower_opts
+        };
+        let (mut lowered, mut vtext, mut alloc) =
+            match lower_and_allocate(&lower_opts, &mut times, &mut t) {
+                Ok(x) => x,
+                Err(e) if !lower_opts.no_subroutines => {
+                    lower_and_allocate(&inline, &mut times, &mut t).map_err(|_| e)?
+                }
+                Err(e) => return Err(e),
             };
+        if alloc.spill_bytes > 0 && !lower_opts.no_subroutines && lowered.vcode.has_clobbers() {
             let other = lower_and_allocate(&inline, &mut times, &mut t)?;
             if other.2.spill_bytes < alloc.spill_bytes {
                 (lowered, vtext, alloc) = other;
