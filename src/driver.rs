@@ -371,28 +371,41 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
         }
         times.lap("other", &mut t);
         // `ir::build` verified every function it returned.
-        let lower_and_allocate =
-            |lower_opts: &LowerOptions,
-             times: &mut PassTimes,
-             t: &mut std::time::Instant|
-             -> Result<(lower::Lowered, String, machinst::Allocated<_>), Diagnostics> {
-                let lowered = lower::lower_verified_stats(&module, f, lower_opts)
-                    .map_err(|e| err(name, format!("cannot compile kernel `{name}`: {e}")))?;
-                times.lap("lower", t);
-                let text = if opts.emit == Emit::Vcode {
-                    format!("kernel {name}:\n{}\n", lowered.vcode)
-                } else {
-                    String::new()
-                };
-                let alloc = machinst::allocate(&lowered.vcode, &alloc_opts).map_err(|e| {
-                    err(
-                        name,
-                        format!("register allocation failed for kernel `{name}`: {e}"),
-                    )
-                })?;
-                times.lap("regalloc", t);
-                Ok((lowered, text, alloc))
+        // Lower and allocate the kernel: (fold statistics, literal pool, the `--emit vcode`
+        // text, the allocation, whether it calls a subroutine).
+        type Compiled = (
+            FoldStats,
+            Vec<u8>,
+            String,
+            machinst::Allocated<lower::Sm50Inst>,
+            bool,
+        );
+        let lower_and_allocate = |lower_opts: &LowerOptions,
+                                  times: &mut PassTimes,
+                                  t: &mut std::time::Instant|
+         -> Result<Compiled, Diagnostics> {
+            let lower::Lowered {
+                vcode,
+                fold,
+                constant2,
+            } = lower::lower_verified_stats(&module, f, lower_opts)
+                .map_err(|e| err(name, format!("cannot compile kernel `{name}`: {e}")))?;
+            times.lap("lower", t);
+            let text = if opts.emit == Emit::Vcode {
+                format!("kernel {name}:\n{vcode}\n")
+            } else {
+                String::new()
             };
+            let calls = vcode.has_clobbers();
+            let alloc = machinst::allocate_owned(vcode, &alloc_opts).map_err(|e| {
+                err(
+                    name,
+                    format!("register allocation failed for kernel `{name}`: {e}"),
+                )
+            })?;
+            times.lap("regalloc", t);
+            Ok((fold, constant2, text, alloc, calls))
+        };
         // The slow-path subroutine pins 14 registers (`lower::select::fdiv`): where that makes
         // a kernel spill, the inline division may spill less; keep whichever spills less. And
         // where those registers do not fit under `--maxrregcount`, the inline code may.
@@ -400,25 +413,20 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
             no_subroutines: true,
             ..lower_opts
         };
-        let (mut lowered, mut vtext, mut alloc) =
-            match lower_and_allocate(&lower_opts, &mut times, &mut t) {
-                Ok(x) => x,
-                Err(e) if !lower_opts.no_subroutines => {
-                    lower_and_allocate(&inline, &mut times, &mut t).map_err(|_| e)?
-                }
-                Err(e) => return Err(e),
-            };
-        if alloc.spill_bytes > 0 && !lower_opts.no_subroutines && lowered.vcode.has_clobbers() {
+        let mut compiled = match lower_and_allocate(&lower_opts, &mut times, &mut t) {
+            Ok(x) => x,
+            Err(e) if !lower_opts.no_subroutines => {
+                lower_and_allocate(&inline, &mut times, &mut t).map_err(|_| e)?
+            }
+            Err(e) => return Err(e),
+        };
+        if compiled.3.spill_bytes > 0 && compiled.4 {
             let other = lower_and_allocate(&inline, &mut times, &mut t)?;
-            if other.2.spill_bytes < alloc.spill_bytes {
-                (lowered, vtext, alloc) = other;
+            if other.3.spill_bytes < compiled.3.spill_bytes {
+                compiled = other;
             }
         }
-        let lower::Lowered {
-            vcode: _,
-            mut fold,
-            constant2,
-        } = lowered;
+        let (mut fold, constant2, vtext, alloc, _) = compiled;
         out.text.push_str(&vtext);
         if opts.emit == Emit::Alloc {
             let _ = writeln!(out.text, "kernel {name}:\n{alloc}");
