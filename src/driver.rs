@@ -120,6 +120,9 @@ pub struct Options {
     /// Keep every branch as a branch (`--no-ifconv`): no predicated code from
     /// `lower::ifconv`.
     pub no_ifconv: bool,
+    /// Keep `div.rn.f32` / `rcp.rn.f32` inline at every site (`--no-subroutines`): no fast
+    /// path and no slow-path subroutine (see `lower::LowerOptions::no_subroutines`).
+    pub no_subroutines: bool,
     /// Fill [`Output::sass`] (on by default; the command line turns it off when it prints no
     /// listing: formatting every instruction costs time and memory on big inputs).
     pub sass_listing: bool,
@@ -151,6 +154,7 @@ impl Default for Options {
             sched: Mode::Normal,
             no_reconvergence: false,
             no_ifconv: false,
+            no_subroutines: false,
             debug_inject: None,
             entries: Vec::new(),
             fold: Fold::Full,
@@ -322,6 +326,7 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
         assume_inbounds: opts.assume_inbounds,
         fold: opts.fold,
         explain: opts.explain,
+        no_subroutines: opts.no_subroutines,
     };
     let max_regs = opts.max_regs.unwrap_or(255).min(255);
     let local_data = lower::local_size(&module).next_multiple_of(16);
@@ -366,23 +371,63 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
         }
         times.lap("other", &mut t);
         // `ir::build` verified every function it returned.
-        let lower::Lowered {
-            vcode,
-            mut fold,
-            constant2,
-        } = lower::lower_verified_stats(&module, f, &lower_opts)
-            .map_err(|e| err(name, format!("cannot compile kernel `{name}`: {e}")))?;
-        times.lap("lower", &mut t);
-        if opts.emit == Emit::Vcode {
-            let _ = writeln!(out.text, "kernel {name}:\n{vcode}");
+        // Lower and allocate the kernel: (fold statistics, literal pool, the `--emit vcode`
+        // text, the allocation, whether it calls a subroutine).
+        type Compiled = (
+            FoldStats,
+            Vec<u8>,
+            String,
+            machinst::Allocated<lower::Sm50Inst>,
+            bool,
+        );
+        let lower_and_allocate = |lower_opts: &LowerOptions,
+                                  times: &mut PassTimes,
+                                  t: &mut std::time::Instant|
+         -> Result<Compiled, Diagnostics> {
+            let lower::Lowered {
+                vcode,
+                fold,
+                constant2,
+            } = lower::lower_verified_stats(&module, f, lower_opts)
+                .map_err(|e| err(name, format!("cannot compile kernel `{name}`: {e}")))?;
+            times.lap("lower", t);
+            let text = if opts.emit == Emit::Vcode {
+                format!("kernel {name}:\n{vcode}\n")
+            } else {
+                String::new()
+            };
+            let calls = vcode.has_clobbers();
+            let alloc = machinst::allocate_owned(vcode, &alloc_opts).map_err(|e| {
+                err(
+                    name,
+                    format!("register allocation failed for kernel `{name}`: {e}"),
+                )
+            })?;
+            times.lap("regalloc", t);
+            Ok((fold, constant2, text, alloc, calls))
+        };
+        // The slow-path subroutine pins 14 registers (`lower::select::fdiv`): where that makes
+        // a kernel spill, the inline division may spill less; keep whichever spills less. And
+        // where those registers do not fit under `--maxrregcount`, the inline code may.
+        let inline = LowerOptions {
+            no_subroutines: true,
+            ..lower_opts
+        };
+        let mut compiled = match lower_and_allocate(&lower_opts, &mut times, &mut t) {
+            Ok(x) => x,
+            Err(e) if !lower_opts.no_subroutines => {
+                lower_and_allocate(&inline, &mut times, &mut t).map_err(|_| e)?
+            }
+            Err(e) => return Err(e),
+        };
+        if compiled.3.spill_bytes > 0 && compiled.4 {
+            let other = lower_and_allocate(&inline, &mut times, &mut t)?;
+            if other.3.spill_bytes < compiled.3.spill_bytes {
+                compiled = other;
+            }
         }
-        let alloc = machinst::allocate_owned(vcode, &alloc_opts).map_err(|e| {
-            err(
-                name,
-                format!("register allocation failed for kernel `{name}`: {e}"),
-            )
-        })?;
-        times.lap("regalloc", &mut t);
+        let (mut fold, constant2, vtext, alloc, _) = compiled;
+        out.text.push_str(&vtext);
         if opts.emit == Emit::Alloc {
             let _ = writeln!(out.text, "kernel {name}:\n{alloc}");
         }

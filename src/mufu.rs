@@ -17,7 +17,9 @@
 //! (`div.rn`, `rcp.rn`, `sqrt.rn`, integer division) must not depend on these bits: the
 //! simulator can perturb every finite non-zero result by a number of ulps
 //! ([`perturb`], `sim::SimOptions::mufu_ulps`) and the tests check that the final results do
-//! not change.
+//! not change. One exception: the FCHK fast path of `div.rn.f32`/`rcp.rn.f32`
+//! (`lower::select::fdiv`) is ptxas's one Newton step, which is right only where the unit
+//! returns what ptxas counts on; it is tested on this model unperturbed.
 //!
 //! Inputs and outputs are flushed: a subnormal input counts as a zero of its sign and a
 //! subnormal result becomes a zero of its sign (the SFU works on normal numbers; ptxas wraps

@@ -203,9 +203,12 @@ fn address_arithmetic_against_ptxas_on_the_corpus() {
 /// 83070 = 1.026; if-conversion (`lower::ifconv`: short branch sides as predicated code
 /// instead of `SSY`/`@P SYNC`/`SYNC` or `BRA`) brings the instructions below ptxas's and
 /// leaves address arithmetic as it was. All three: 31760/30966 = 1.026, instructions
-/// 77153/80985 = 0.953.
-const RATIO_FLOOR: f64 = 1.03;
-const INSTRUCTION_FLOOR: f64 = 0.96;
+/// 77153/80985 = 0.953. `div.rn.f32`/`rcp.rn.f32` as ptxas's FCHK fast path plus one
+/// slow-path subroutine per kernel (`lower::select::fdiv`; inline where the subroutine's
+/// pinned registers make a kernel spill more): 30263/30966 = 0.977, instructions 72888 =
+/// 0.900.
+const RATIO_FLOOR: f64 = 0.98;
+const INSTRUCTION_FLOOR: f64 = 0.91;
 /// The same over the 15 address-only kernels (211/157 = 1.344 before `ir::simplify`, 168/157
 /// = 1.070 since; `mul.hi.u64 x, 2` alone went from 41 to 7), rounded up likewise.
 const SUBSET_RATIO_FLOOR: f64 = 1.08;

@@ -66,5 +66,6 @@ snap!(
     cvt_sat_f64,
     rcp_rsqrt_approx_ftz_f64,
     cvt_sat_f16,
-    rsqrt_approx_f64
+    rsqrt_approx_f64,
+    div_rn_sub
 );

@@ -59,6 +59,10 @@ pub struct Args {
     /// Keep every branch: no if-conversion of short branch sides into predicated code.
     #[arg(long = "no-ifconv")]
     pub no_ifconv: bool,
+    /// Keep IEEE f32 division inline at every site: no fast path calling a shared slow-path
+    /// subroutine.
+    #[arg(long = "no-subroutines")]
+    pub no_subroutines: bool,
     /// Alias of `--sched=serial`.
     #[arg(long)]
     pub serial: bool,
@@ -207,6 +211,7 @@ pub fn run_with_warnings(args: &Args, pre: &[String]) -> u8 {
         file_name: String::new(),
         no_reconvergence: false,
         no_ifconv: args.no_ifconv,
+        no_subroutines: args.no_subroutines,
         sched: match (args.serial, args.sched.as_deref()) {
             (true, _) | (_, Some("serial")) => Mode::Serial,
             (_, Some("inorder")) => Mode::InOrder,

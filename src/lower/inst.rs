@@ -385,4 +385,14 @@ impl MachInst for Sm50Inst {
     fn set_srcloc(&mut self, loc: SrcLoc) {
         self.srcloc = loc;
     }
+
+    /// A `CAL` of the f32 division slow path clobbers its scratch registers and predicates
+    /// (`select::fdiv`); nothing else clobbers anything.
+    fn clobbers(&self) -> (&'static [PhysReg], &'static [PhysPred]) {
+        if self.pieces.iter().any(|p| p.inst.form == Form::CAL) {
+            super::select::CALL_CLOBBERS
+        } else {
+            (&[], &[])
+        }
+    }
 }

@@ -65,6 +65,13 @@
 //! `.shared` variables at the kernel's own offsets (`ir::Module::shared_layout`: only the
 //! variables it names, as ptxas allocates them), which the cubin writer must lay out the same
 //! way.
+//!
+//! When the code calls the f32 division slow path (a `CAL` piece, `select::fdiv`), the
+//! subroutine comes once after the kernel's code (an `EXIT` first if that code could fall
+//! through), ending in `RET`; every `CAL`'s `rel` then holds the subroutine's first index, and
+//! its instructions have no PTX line. The `CAL` is the last piece of an ordinary (non-
+//! terminator) instruction, so it sits inside a block: `ifconv` never guards it (it has no
+//! guard field) and the scheduler sees a control transfer (a block boundary).
 
 pub mod amode;
 pub mod carry;
@@ -95,6 +102,10 @@ pub struct LowerOptions {
     /// Describe each `LEA` chain's address expression in its [`Sm50Inst::note`]
     /// (`--explain`; costs a string per chain, so off by default).
     pub explain: bool,
+    /// Keep `div.rn.f32` / `rcp.rn.f32` as the whole inline sequence at every site
+    /// (`--no-subroutines`) instead of a fast path that calls the kernel's one slow-path
+    /// subroutine (`select::fdiv`).
+    pub no_subroutines: bool,
 }
 
 /// Why a function could not be lowered.
@@ -375,6 +386,31 @@ pub fn emit_all_with(alloc: &Allocated<Sm50Inst>, opts: &EmitOptions) -> Emitted
                 relocs.push((out.len(), *r));
             }
             out.push(inst);
+        }
+    }
+    // Pass 4: the slow-path subroutine (`select::fdiv`), once, after the kernel's code when
+    // some `CAL` calls it; the kernel's code first ends in an `EXIT` if it could fall through.
+    if out.iter().any(|i| i.form == Form::CAL) {
+        let ends = out.last().is_some_and(|l| {
+            matches!(l.form, Form::EXIT | Form::BRA)
+                && l.get(Field::Pg) == Some(7)
+                && l.get(Field::Pgn) == Some(0)
+        });
+        if !ends {
+            out.push(sm50::Inst::new(Form::EXIT));
+            srclocs.push(SrcLoc::NONE);
+        }
+        let start = out.len() as u64;
+        for i in out.iter_mut().filter(|i| i.form == Form::CAL) {
+            debug_assert_eq!(i.get(Field::Rel), Some(select::CAL_FDIV));
+            i.set(Field::Rel, start);
+        }
+        let sub = select::fdiv_slow_path()
+            .resolve()
+            .expect("the slow path names only physical registers");
+        for (inst, _) in sub {
+            out.push(inst);
+            srclocs.push(SrcLoc::NONE);
         }
     }
     Emitted {

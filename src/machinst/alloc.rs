@@ -643,10 +643,12 @@ pub fn allocate_owned<I: MachInst>(
     // Start at the pressure estimate (every register of a class costs 1, 2 or 4 GPRs whether
     // used or not, so slack is expensive); constraints such as early defs can need more, and
     // then the allocation spills and the retry below grows the class.
+    // Fixed registers (a call's operands and clobbers) sit in their class on top of what
+    // the pressure estimate asks for: values that live across the call cannot use them.
     let mut want = [0usize; 3];
     for c in 0..3 {
         if used[c] {
-            want[c] = press[c];
+            want[c] = press[c] + fixed.iter().filter(|(k, _)| class_index(*k) == c).count();
         }
     }
     let ra_opts = ra::RegallocOptions {

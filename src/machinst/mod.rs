@@ -65,6 +65,15 @@
 //! The rewrite happens on the VCode, so regalloc2 and its checker see the conversion
 //! instructions as ordinary instructions with ordinary 32-bit operands.
 //!
+//! # Calls
+//!
+//! An instruction may overwrite registers besides its defs ([`MachInst::clobbers`]: a call of
+//! a subroutine that works on fixed registers). The clobbered 32-bit registers are fixed
+//! registers of the scalar class (they are laid out first and never renamed by the packing,
+//! and the class is sized for them on top of the pressure estimate) and go to regalloc2 as
+//! the instruction's clobbers; clobbered predicates are avoided by [`pred`] for every
+//! predicate live across the instruction. The call's operands use [`OpSpec::fixed`].
+//!
 //! # Pseudo-instructions
 //!
 //! A carry chain (`LEA.CC` + `LEA.HI.X`, `IADD.CC` + `IADD.X`) is one [`MachInst`] until
@@ -308,6 +317,14 @@ pub trait MachInst: Clone + fmt::Debug + fmt::Display {
     }
     /// Record the PTX line ([`VCodeBuilder`] does, for every instruction it is given).
     fn set_srcloc(&mut self, _loc: SrcLoc) {}
+    /// What this instruction overwrites besides its defs (a call: the scratch registers and
+    /// predicates of the subroutine it calls): 32-bit registers and predicates. No value that
+    /// is live across the instruction is given one of them; the registers are fixed
+    /// registers of the 32-bit class (they never move when the allocator packs registers).
+    /// Default: nothing.
+    fn clobbers(&self) -> (&'static [PhysReg], &'static [PhysPred]) {
+        (&[], &[])
+    }
 }
 
 impl fmt::Display for VReg {

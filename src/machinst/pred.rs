@@ -10,7 +10,8 @@
 //! back with `gen_gpr_to_pred` at its top. (2) Liveness by the usual backward dataflow; each
 //! predicate gets the *hull* of its live points in layout order (one interval, conservative:
 //! holes are ignored, so intervals that do not overlap are never live together). (3) Linear
-//! scan over 7 registers; when an interval finds none free, the live interval that ends last
+//! scan over 7 registers (an interval live across an instruction that clobbers predicates,
+//! [`MachInst::clobbers`], takes none of those); when an interval finds none free, the live interval that ends last
 //! (among those not created by a previous spill) is spilled: its value is copied to a fresh
 //! 32-bit vreg right after its definition and each use reads a fresh predicate converted back
 //! just before it. The pass then starts over; every round removes one long interval, so it
@@ -206,10 +207,31 @@ fn intervals<I: MachInst>(vc: &VCode<I>) -> HashMap<u32, (u32, u32)> {
     iv
 }
 
-/// Linear scan; `Err(v)` names the predicate to spill.
+/// The predicates [`MachInst::clobbers`] names, per instruction point: `(2i, mask)` for
+/// instruction `i` (bit `r` = `P<r>`), only for instructions that clobber any.
+fn clobber_points<I: MachInst>(vc: &VCode<I>) -> Vec<(u32, u8)> {
+    let mut out = Vec::new();
+    for (i, inst) in vc.insts.iter().enumerate() {
+        let mask = inst
+            .clobbers()
+            .1
+            .iter()
+            .filter(|p| (p.0 as usize) < NUM_PREDS)
+            .fold(0u8, |m, p| m | 1 << p.0);
+        if mask != 0 {
+            out.push((2 * i as u32, mask));
+        }
+    }
+    out
+}
+
+/// Linear scan; `Err(v)` names the predicate to spill. An interval that is live across a
+/// clobbering instruction (its hull holds both that instruction's points) avoids the
+/// predicates the instruction clobbers.
 fn scan(
     iv: &HashMap<u32, (u32, u32)>,
     unspillable: &BTreeSet<u32>,
+    clobbered: &[(u32, u8)],
 ) -> Result<HashMap<u32, PhysPred>, Option<u32>> {
     let mut order: Vec<(u32, u32, u32)> = iv.iter().map(|(v, (lo, hi))| (*lo, *hi, *v)).collect();
     order.sort();
@@ -218,7 +240,13 @@ fn scan(
     for (lo, hi, v) in order {
         active.retain(|(ahi, _, _)| *ahi >= lo);
         let used: Vec<u8> = active.iter().map(|a| a.2).collect();
-        if let Some(r) = (0..NUM_PREDS as u8).find(|r| !used.contains(r)) {
+        let forbidden = clobbered
+            .iter()
+            .filter(|(p, _)| lo <= *p && hi > *p)
+            .fold(0u8, |m, (_, c)| m | c);
+        if let Some(r) =
+            (0..NUM_PREDS as u8).find(|r| !used.contains(r) && forbidden & (1 << r) == 0)
+        {
             active.push((hi, v, r));
             out.insert(v, PhysPred(r));
         } else {
@@ -292,7 +320,7 @@ pub(crate) fn allocate_preds<I: MachInst>(vc: VCode<I>) -> Result<PredAlloc<I>, 
     let limit = vc.vregs.iter().filter(|k| **k == RegKind::Pred).count() + 1;
     for _ in 0..=limit {
         let iv = intervals(&vc);
-        match scan(&iv, &unspillable) {
+        match scan(&iv, &unspillable, &clobber_points(&vc)) {
             Ok(assignment) => {
                 return Ok(PredAlloc {
                     vcode: vc,

@@ -138,6 +138,8 @@ pub struct VCode<I> {
     /// `ra_ops[ra_op_start[i]..ra_op_start[i + 1]]` (one vector, not one per instruction).
     ra_ops: Vec<ra::Operand>,
     ra_op_start: Vec<u32>,
+    /// Per instruction, the registers [`MachInst::clobbers`] names (set by `resolve_fixed`).
+    ra_clobbers: Vec<ra::PRegSet>,
     ra_params: Vec<Vec<ra::VReg>>,
     ra_succs: Vec<Vec<ra::Block>>,
     ra_preds: Vec<Vec<ra::Block>>,
@@ -172,10 +174,16 @@ pub(crate) fn fields<I: MachInst>(inst: &I) -> SmallVec<[Option<FieldInfo>; 8]> 
     out
 }
 
-/// Physical registers that regalloc2 must be able to name for fixed constraints, per kind.
+/// Physical registers that regalloc2 must be able to name for fixed constraints and
+/// clobbers ([`MachInst::clobbers`], 32-bit), per kind.
 pub(crate) fn fixed_regs<I: MachInst>(insts: &[I]) -> Vec<(RegKind, PhysReg)> {
     let mut out = Vec::new();
     for inst in insts {
+        for r in inst.clobbers().0 {
+            if !out.contains(&(RegKind::B32, *r)) {
+                out.push((RegKind::B32, *r));
+            }
+        }
         for f in fields(inst).into_iter().flatten() {
             if let OpConstraint::Fixed(r) = f.spec.constraint {
                 if !out.contains(&(f.vreg.kind, r)) {
@@ -291,6 +299,7 @@ impl<I: MachInst> VCode<I> {
             slot_words: [1, 2, 4],
             ra_ops: Vec::new(),
             ra_op_start: Vec::new(),
+            ra_clobbers: Vec::new(),
             ra_params: Vec::new(),
             ra_succs: Vec::new(),
             ra_preds: Vec::new(),
@@ -446,12 +455,19 @@ impl<I: MachInst> VCode<I> {
         Ok(())
     }
 
-    /// Resolve `Fixed` constraints to regalloc2 PRegs once the environment is known.
+    /// Resolve `Fixed` constraints and clobbers to regalloc2 PRegs once the environment is
+    /// known.
     pub(crate) fn resolve_fixed(
         &mut self,
         to_preg: &dyn Fn(RegKind, PhysReg) -> Option<ra::PReg>,
     ) -> Result<(), String> {
+        self.ra_clobbers = vec![ra::PRegSet::empty(); self.insts.len()];
         for (i, inst) in self.insts.iter().enumerate() {
+            for r in inst.clobbers().0 {
+                let preg = to_preg(RegKind::B32, *r)
+                    .ok_or_else(|| format!("`{inst}`: clobbered register {r} is not usable"))?;
+                self.ra_clobbers[i].add(preg);
+            }
             let base = self.ra_op_start[i] as usize;
             let ops: SmallVec<[FieldInfo; 8]> = fields(inst)
                 .into_iter()
@@ -478,6 +494,14 @@ impl<I: MachInst> VCode<I> {
 
     pub fn num_blocks(&self) -> usize {
         self.ranges.len()
+    }
+
+    /// Whether any instruction clobbers registers or predicates ([`MachInst::clobbers`]).
+    pub fn has_clobbers(&self) -> bool {
+        self.insts.iter().any(|i| {
+            let (r, p) = i.clobbers();
+            !r.is_empty() || !p.is_empty()
+        })
     }
 
     /// How many regalloc2 operands instruction `i` has.
@@ -548,8 +572,11 @@ impl<I: MachInst> ra::Function for VCode<I> {
         let i = insn.index();
         &self.ra_ops[self.ra_op_start[i] as usize..self.ra_op_start[i + 1] as usize]
     }
-    fn inst_clobbers(&self, _insn: ra::Inst) -> ra::PRegSet {
-        ra::PRegSet::empty()
+    fn inst_clobbers(&self, insn: ra::Inst) -> ra::PRegSet {
+        self.ra_clobbers
+            .get(insn.index())
+            .copied()
+            .unwrap_or_else(ra::PRegSet::empty)
     }
     fn num_vregs(&self) -> usize {
         self.vregs.len()

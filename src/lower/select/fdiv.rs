@@ -33,8 +33,34 @@
 //!
 //! Every step between "normalise" and "round" works on numbers in [2^-25, 2^25], so no
 //! intermediate overflows or underflows, and every product by a power of two is exact.
-//! Unlike ptxas (an FCHK-guarded fast path and a called slow path) the sequence has no
-//! branch: it is longer, but one instruction of the IR stays one selected instruction.
+//!
+//! # Fast path and slow-path subroutine (`div.rn.f32`, `rcp.rn.f32`, no `.ftz`)
+//!
+//! As ptxas does, these get a short fast path at each site and one shared subroutine per
+//! kernel (unless [`crate::lower::LowerOptions::no_subroutines`]). The site is one
+//! multi-piece instruction:
+//!
+//! ```text
+//! MUFU.RCP r, y ; FFMA t, y, -r, c[0x2][1.0] ; FFMA t, r, t, r     refined reciprocal
+//! FFMA q, x, t, RZ ; FFMA e, y, -q, x ; FFMA q, t, e, q            q in SLOW_Q
+//! CAL slow                                                         x in SLOW_X, y in SLOW_Y
+//! ```
+//!
+//! (ptxas's FFMA sequence operation for operation: it is right, on hardware, wherever
+//! `FCHK.DIVIDE` does not flag the operands. Unlike everything else here it depends on the
+//! bits `MUFU.RCP` returns, not only on their accuracy: `RCP(1 - 2^-24) = 1.0`, within half
+//! an ulp, would make `1 / (1 - 2^-24)` round to 1.0. The simulator's model gives the
+//! correctly rounded reciprocal, on which it is tested; `--no-subroutines` avoids it.) The subroutine ([`fdiv_slow_path`], placed
+//! after the kernel's code by `lower::emit`) starts `FCHK.DIVIDE P, x, y ; @!P RET`, so the
+//! lanes whose fast quotient is right return at once (a divergent `RET`), and the others
+//! compute the exact quotient with the sequence above on fixed registers ([`SLOW_X`],
+//! [`SLOW_Y`], [`SLOW_Q`], [`SLOW_TEMPS`], [`SLOW_PREDS`]) and overwrite `SLOW_Q`. The call
+//! pins its operands to those registers (`OpSpec::fixed`; the fast path's own three
+//! scratch values take the first three of `SLOW_TEMPS`) and clobbers the other scratch
+//! registers and the predicates (`MachInst::clobbers`), so the allocator keeps no value that
+//! lives across it there. No branch and no `SSY`/`SYNC` at the site: the CAL is taken by
+//! every lane, the call stack entry reconverges them at the return. Other modes keep the
+//! inline sequence.
 
 use super::approx::Seq;
 use super::Lowerer;
@@ -43,7 +69,7 @@ use crate::ir::Value;
 use crate::lower::inst::{Role, Sm50Inst};
 use crate::lower::lea::Loc;
 use crate::lower::LowerError;
-use crate::machinst::RegKind;
+use crate::machinst::{OpSpec, PhysPred, PhysReg, Reg, RegKind, VReg};
 use crate::mufu::Func;
 use crate::sm50::{self, Field, Form};
 
@@ -694,7 +720,121 @@ impl Seq {
     }
 }
 
+/// The f32 slow path's dividend (see the module essay).
+pub(crate) const SLOW_X: PhysReg = PhysReg(2);
+/// The f32 slow path's divisor.
+pub(crate) const SLOW_Y: PhysReg = PhysReg(3);
+/// The fast quotient on the way in, the exact one on the way out.
+pub(crate) const SLOW_Q: PhysReg = PhysReg(4);
+/// The slow path's scratch registers: R5..R15, so that with R2..R4 the subroutine takes one
+/// aligned run R2..R15 and leaves R0 and every pair and quad base below R16 to the kernel's
+/// packing as little fragmented as possible.
+pub(crate) const SLOW_TEMPS: [PhysReg; 11] = [
+    PhysReg(5),
+    PhysReg(6),
+    PhysReg(7),
+    PhysReg(8),
+    PhysReg(9),
+    PhysReg(10),
+    PhysReg(11),
+    PhysReg(12),
+    PhysReg(13),
+    PhysReg(14),
+    PhysReg(15),
+];
+/// The slow path's predicates: the highest ones, which the predicate allocator (lowest
+/// free first) hands out last.
+pub(crate) const SLOW_PREDS: [PhysPred; 3] = [PhysPred(4), PhysPred(5), PhysPred(6)];
+
+/// The f32 `div.rn` slow-path subroutine on physical registers (see the module essay):
+/// `FCHK.DIVIDE ; @!P RET ; <exact sequence> ; RET`.
+pub(crate) fn fdiv_slow_path() -> Sm50Inst {
+    let mut s = Seq {
+        i: Sm50Inst::new(Role::Plain),
+    };
+    let d = s.i.op(Reg::Phys(SLOW_Q), OpSpec::early_def());
+    let t: Vec<u8> = SLOW_TEMPS
+        .iter()
+        .map(|r| s.i.op(Reg::Phys(*r), OpSpec::early_def()))
+        .collect();
+    let p: Vec<u8> = SLOW_PREDS
+        .iter()
+        .map(|r| s.i.op(Reg::Pred(*r), OpSpec::early_def()))
+        .collect();
+    let x = s.i.op(Reg::Phys(SLOW_X), OpSpec::use_());
+    let y = s.i.op(Reg::Phys(SLOW_Y), OpSpec::use_());
+    let fchk = sm50::Inst::new(Form::FCHK_R);
+    s.put(fchk, &[(Field::Pd, p[0]), (Field::Ra, x), (Field::Rb, y)]);
+    s.g(Some((p[0], true)), sm50::Inst::new(Form::RET), &[]);
+    s.fdiv(Round::Rn, false, d, x, y, &t, &p);
+    s.put(sm50::Inst::new(Form::RET), &[]);
+    s.i
+}
+
+/// What a call of the slow path clobbers besides its defs: the subroutine's scratch
+/// registers but the three the fast path defines (a def and a clobber may not name one
+/// register), and its predicates.
+pub(crate) const CALL_CLOBBERS: (&[PhysReg], &[PhysPred]) = (
+    {
+        let (_, rest) = SLOW_TEMPS.split_at(3);
+        rest
+    },
+    &SLOW_PREDS,
+);
+
+/// The placeholder `rel` of a `CAL` to the f32 division slow path (`lower::emit` sets the
+/// real target, the subroutine's first instruction).
+pub(crate) const CAL_FDIV: u64 = 0;
+
 impl Lowerer<'_> {
+    /// `div.rn.f32 out, x, y` (no `.ftz`): ptxas's fast path, then a call of the slow path
+    /// (see the module essay).
+    fn lower_fdiv_fast(&mut self, out: VReg, x: VReg, y: VReg) -> Result<(), LowerError> {
+        let one = self.literal(u64::from(1f32.to_bits()), 4)?;
+        // The call needs x and y in two registers; x / x gets a copy.
+        let y = if x == y {
+            let c = self.new_vreg(RegKind::B32);
+            let mut mv = Sm50Inst::new(Role::Move);
+            let d = mv.def(c, false);
+            let a = mv.use_(y);
+            mv.piece(
+                sm50::Inst::new(Form::MOV_R),
+                &[(Field::Rd, d, 0), (Field::Rb, a, 0)],
+            );
+            self.push(mv);
+            c
+        } else {
+            y
+        };
+        let mut s = Seq {
+            i: Sm50Inst::new(Role::Plain),
+        };
+        let q = s.i.op(Reg::Virt(out), OpSpec::early_def().fixed(SLOW_Q));
+        // The fast path's scratch registers are the subroutine's first three: the call
+        // overwrites them anyway, so they cost no register of their own.
+        let [r, t, e] = [0, 1, 2].map(|k| {
+            let v = self.new_vreg(RegKind::B32);
+            s.i.op(Reg::Virt(v), OpSpec::early_def().fixed(SLOW_TEMPS[k]))
+        });
+        let xo = s.i.op(Reg::Virt(x), OpSpec::use_().fixed(SLOW_X));
+        let yo = s.i.op(Reg::Virt(y), OpSpec::use_().fixed(SLOW_Y));
+        s.mufu(Func::Rcp, r, yo);
+        let ffma_c = sm50::Inst::new(Form::FFMA_CC)
+            .with(Field::Negb, 1)
+            .with(Field::Cbk, 2)
+            .with(Field::Cbo, u64::from(one / 4));
+        s.put(ffma_c, &[(Field::Rd, t), (Field::Ra, yo), (Field::Rb, r)]);
+        s.ffma(t, r, false, t, r);
+        let rz = sm50::Inst::new(Form::FFMA_R).with(Field::Rc, 255);
+        s.put(rz, &[(Field::Rd, q), (Field::Ra, xo), (Field::Rb, t)]);
+        s.ffma(e, yo, true, q, xo);
+        s.ffma(q, t, false, e, q);
+        let cal = sm50::Inst::new(Form::CAL).with(Field::Rel, CAL_FDIV);
+        s.put(cal, &[]);
+        self.push(s.i);
+        Ok(())
+    }
+
     /// `n` fresh virtual registers of `kind`, defined (clobbered) by the sequence `s`: its
     /// scratch registers.
     fn seq_temps(&mut self, s: &mut Seq, kind: RegKind, n: usize) -> Vec<u8> {
@@ -724,6 +864,17 @@ impl Lowerer<'_> {
             return Err(self.unsupported("f32 div of a word of a register group"));
         }
         let out = self.new_vreg(RegKind::B32);
+        if rnd == Round::Rn && !ftz && !self.opts.no_subroutines {
+            self.lower_fdiv_fast(out, a.vreg, b.vreg)?;
+            self.set_loc(
+                v,
+                Loc {
+                    vreg: out,
+                    offset: 0,
+                },
+            );
+            return Ok(());
+        }
         let mut s = Seq {
             i: Sm50Inst::new(Role::Plain),
         };

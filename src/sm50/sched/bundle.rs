@@ -8,7 +8,7 @@
 //! MOV R1, c[0x0][0x20]      prologue (stack pointer), slot 0, stall 6
 //! ...body...
 //! EXIT                      appended unless the body already ends in an unconditional
-//!                           EXIT or BRA
+//!                           EXIT, BRA or RET (a subroutine after the kernel's code)
 //! BRA self                  ptxas ends every kernel so
 //! NOP ...                   padding (control field 0x7e0) to a multiple of 64 bytes
 //! ```
@@ -140,10 +140,9 @@ pub fn layout(body: &Body, mode: Mode) -> Result<Laid, LayoutError> {
         insts.push(*inst);
         targets.push(body.targets.get(i).copied().flatten().map(|t| t + 1));
     }
-    let ends_cleanly = body
-        .insts
-        .last()
-        .is_some_and(|last| matches!(last.form, Form::EXIT | Form::BRA) && is_unconditional(last));
+    let ends_cleanly = body.insts.last().is_some_and(|last| {
+        matches!(last.form, Form::EXIT | Form::BRA | Form::RET) && is_unconditional(last)
+    });
     if !ends_cleanly {
         insts.push(exit());
         targets.push(None);

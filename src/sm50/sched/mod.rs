@@ -44,6 +44,9 @@
 //! flagged when the next instruction of the same block reads the same register in the same
 //! slot and the flagged instruction does not overwrite it.
 //!
+//! `CAL` and `RET` wait on every pending scoreboard (the subroutine starts and returns with
+//! none pending: see [`assign_block`]).
+//!
 //! Fixed stalls after control instructions follow ptxas: 13 after BRA/SYNC/BRK/RET/CAL/BRX,
 //! 15 after EXIT and BAR, 5 after MEMBAR.
 //!
@@ -675,6 +678,12 @@ fn assign_block(
         }
         for &r in &a.defs {
             wait |= st.wmask[r] | st.rmask[r];
+        }
+        // A call and a return wait on every pending scoreboard: a subroutine is entered from
+        // every call site and returns to all of them, so whatever one caller (or the
+        // subroutine) left pending would otherwise flow to every other site as a wait.
+        if matches!(insts[k].info().class, "CAL" | "RET") {
+            wait |= st.pending();
         }
         let mut wbar = None;
         let mut rbar = None;
