@@ -151,20 +151,26 @@ pub fn encode(inst: &Inst) -> u64 {
 /// The guard (`@P0 `) is included; the trailing ` ;` is not.
 pub fn print(inst: &Inst, addr: u64, reuse: u8) -> String {
     let mut s = String::new();
+    print_to(&mut s, inst, addr, reuse);
+    s
+}
+
+/// [`print`], appended to `s` (a listing writes every instruction into one string).
+pub fn print_to(s: &mut String, inst: &Inst, addr: u64, reuse: u8) {
+    let start = s.len();
     if let (Some(pg), Some(neg)) = (inst.get(Field::Pg), inst.get(Field::Pgn)) {
         if !(pg == 7 && neg == 0) {
             s.push('@');
             if neg != 0 {
                 s.push('!');
             }
-            rt::pred(&mut s, pg);
+            rt::pred(s, pg);
             s.push(' ');
         }
     }
-    print_gen(inst, addr, reuse, &mut s);
+    print_gen(inst, addr, reuse, s);
     // `+INF ` carries a trailing space inside operand lists, none at the end of the line.
-    s.truncate(s.trim_end().len());
-    s
+    s.truncate(start + s[start..].trim_end().len());
 }
 
 impl Inst {
