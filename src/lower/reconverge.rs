@@ -165,6 +165,11 @@ struct Cfg {
     /// Scratch for [`Cfg::region`]: `seen[b] == stamp` marks a block of the current walk, so
     /// that a walk costs its region's size, not the function's; and the walk's queue.
     seen: std::cell::RefCell<(Vec<u32>, u32, Vec<usize>)>,
+    /// [`Cfg::site`]'s steps that did not end the search, by (candidate site, point): `true`
+    /// when the candidate lies on a cycle of its region (try its dominator), `false` when it
+    /// fails. Branches of one loop climb the same dominators towards the same points, and
+    /// each such step walks the whole loop: remembered, it is walked once.
+    steps: std::cell::RefCell<HashMap<(usize, usize), bool>>,
 }
 
 /// Whether `b` lies in `a`'s subtree, given [`tree_intervals`].
@@ -240,6 +245,7 @@ impl Cfg {
         let pdom_interval = tree_intervals(&ipdom);
         Cfg {
             seen: std::cell::RefCell::new((vec![0; n], 0, Vec::new())),
+            steps: std::cell::RefCell::new(HashMap::default()),
             succs,
             idom,
             ipdom,
@@ -334,6 +340,18 @@ impl Cfg {
             if !self.post_dominates(r, s) {
                 return None;
             }
+            let known = self.steps.borrow().get(&(s, r)).copied();
+            match known {
+                Some(false) => return None,
+                Some(true) => match self.idom[s] {
+                    Some(p) if p != s => {
+                        s = p;
+                        continue;
+                    }
+                    _ => return None,
+                },
+                None => {}
+            }
             // One walk answers both questions: whether `s` lies on a cycle inside its region
             // (then try the dominator), and otherwise whether `s` dominates every block of
             // the region (its blocks are kept only while it does).
@@ -351,11 +369,13 @@ impl Cfg {
             });
             if s_outside {
                 if escaped {
+                    self.steps.borrow_mut().insert((s, r), false);
                     return None;
                 }
                 region.sort_unstable();
                 return Some((s, region));
             }
+            self.steps.borrow_mut().insert((s, r), true);
             match self.idom[s] {
                 Some(p) if p != s => s = p,
                 _ => return None,
