@@ -173,6 +173,39 @@ pub fn print_to(s: &mut String, inst: &Inst, addr: u64, reuse: u8) {
     s.truncate(start + s[start..].trim_end().len());
 }
 
+/// [`Inst::slot`] for every form and field, built once: `slots[form * stride + field]` is the
+/// field's index in the form's field list, [`NO_SLOT`] when the form has no such field.
+/// (Every pass reads fields through `get`; a search of the field list per read was a visible
+/// cost.)
+struct SlotTable {
+    stride: usize,
+    slots: Vec<u8>,
+}
+
+const NO_SLOT: u8 = u8::MAX;
+
+fn slot_table() -> &'static SlotTable {
+    static TABLE: std::sync::OnceLock<SlotTable> = std::sync::OnceLock::new();
+    TABLE.get_or_init(|| {
+        let stride = FORMS
+            .iter()
+            .flat_map(|f| f.fields.iter())
+            .map(|f| f.field as usize + 1)
+            .max()
+            .unwrap_or(0);
+        let mut slots = vec![NO_SLOT; FORMS.len() * stride];
+        for (n, form) in FORMS.iter().enumerate() {
+            debug_assert_eq!(form.form as usize, n);
+            // The first field of that name, as a search of the list finds it.
+            for (k, f) in form.fields.iter().enumerate().rev() {
+                slots[n * stride + f.field as usize] =
+                    u8::try_from(k).expect("fewer than 255 fields per form");
+            }
+        }
+        SlotTable { stride, slots }
+    })
+}
+
 impl Inst {
     /// A new instruction of `form` with every field at its neutral value: registers RZ,
     /// predicates PT (guard: always), constants at their required value, enums at their
@@ -215,7 +248,15 @@ impl Inst {
 
     /// Index of `field` in this form's field list.
     pub fn slot(&self, field: Field) -> Option<usize> {
-        self.info().fields.iter().position(|f| f.field == field)
+        let t = slot_table();
+        // A field no form has lies past the table's width.
+        if field as usize >= t.stride {
+            return None;
+        }
+        match t.slots[self.form as usize * t.stride + field as usize] {
+            NO_SLOT => None,
+            k => Some(usize::from(k)),
+        }
     }
 
     /// A field's raw value, or `None` when the form has no such field.

@@ -156,10 +156,21 @@ pub fn fixed_latency(r: Res) -> u32 {
 
 /// Whether the instruction transfers control (the next instruction starts a block).
 pub fn is_control(inst: &Inst) -> bool {
-    matches!(
-        inst.info().class,
-        "BRA" | "BRX" | "SYNC" | "BRK" | "RET" | "EXIT" | "CAL"
-    )
+    // Per form, decided once (every pass asks this of every instruction; the string
+    // comparisons of the class were a visible cost).
+    static CONTROL: std::sync::OnceLock<Vec<bool>> = std::sync::OnceLock::new();
+    let table = CONTROL.get_or_init(|| {
+        super::FORMS
+            .iter()
+            .map(|f| {
+                matches!(
+                    f.class,
+                    "BRA" | "BRX" | "SYNC" | "BRK" | "RET" | "EXIT" | "CAL"
+                )
+            })
+            .collect()
+    });
+    table[inst.form as usize]
 }
 
 /// The stall ptxas always puts after this instruction (0 = no minimum of its own).
