@@ -236,16 +236,23 @@ impl Laid {
     /// Written straight into one string (no string per line or per instruction): the
     /// listing is made for every kernel by default.
     pub fn listing(&self) -> String {
+        let mut s = String::new();
+        self.listing_to(&mut s);
+        s
+    }
+
+    /// [`Self::listing`], appended to `s` (the driver collects every kernel's in one string).
+    pub fn listing_to(&self, s: &mut String) {
         use std::fmt::Write as _;
         // About 130 bytes per instruction line, 87 per control word line.
-        let mut s = String::with_capacity(130 * self.placed.len() + 30 * self.placed.len());
+        s.reserve(130 * self.placed.len() + 30 * self.placed.len());
         for (b, chunk) in self.placed.chunks(3).enumerate() {
             // `/* 0x%016x */` is always 24 characters, right-aligned to 86.
             let _ = writeln!(s, "{:62}/* {:#018x} */", "", self.code[4 * b]);
             for p in chunk {
                 let _ = write!(s, "        /*{:04x}*/                   ", p.addr);
                 let start = s.len();
-                sm50::print_to(&mut s, &p.inst, p.addr, p.ctrl.reuse);
+                sm50::print_to(s, &p.inst, p.addr, p.ctrl.reuse);
                 s.push_str(" ;");
                 // Left-aligned in 40 characters, as `{:<40}` pads.
                 let width = s[start..].chars().count();
@@ -255,6 +262,5 @@ impl Laid {
                 let _ = writeln!(s, " /* {:#018x} */", sm50::encode(&p.inst));
             }
         }
-        s
     }
 }
