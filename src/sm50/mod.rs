@@ -326,6 +326,10 @@ impl Inst {
 
 /// Helpers called by the generated printer: nvdisasm's number and operand spelling.
 pub mod rt {
+    // `write!` into the string rather than `push_str(&format!(..))`: no temporary string
+    // per register or number printed.
+    use std::fmt::Write as _;
+
     /// Sign-extend the low `bits` bits of `v`.
     pub fn sext(v: u64, bits: u32) -> u64 {
         let sh = 64 - bits;
@@ -333,16 +337,16 @@ pub mod rt {
     }
 
     pub fn hex(s: &mut String, v: u64) {
-        s.push_str(&format!("{v:#x}"));
+        let _ = write!(s, "{v:#x}");
     }
 
     /// Signed hex: `-0x2`.
     pub fn shex(s: &mut String, v: u64) {
         let v = v as i64;
         if v < 0 {
-            s.push_str(&format!("-{:#x}", v.unsigned_abs()));
+            let _ = write!(s, "-{:#x}", v.unsigned_abs());
         } else {
-            s.push_str(&format!("{v:#x}"));
+            let _ = write!(s, "{v:#x}");
         }
     }
 
@@ -350,7 +354,7 @@ pub mod rt {
         if r == 255 {
             s.push_str("RZ");
         } else {
-            s.push_str(&format!("R{r}"));
+            let _ = write!(s, "R{r}");
         }
         if reuse {
             s.push_str(".reuse");
@@ -361,13 +365,13 @@ pub mod rt {
         if p == 7 {
             s.push_str("PT");
         } else {
-            s.push_str(&format!("P{p}"));
+            let _ = write!(s, "P{p}");
         }
     }
 
     /// `c[bank][offset]`: the field holds offset/4; the byte offset prints as signed 16-bit.
     pub fn cbuf(s: &mut String, bank: u64, off4: u64) {
-        s.push_str(&format!("c[{bank:#x}]["));
+        let _ = write!(s, "c[{bank:#x}][");
         shex(s, sext(off4 << 2, 16));
         s.push(']');
     }
@@ -384,14 +388,14 @@ pub mod rt {
 
     /// `c[bank] [offset]`: XMAD's constant operand, which nvdisasm prints with a space.
     pub fn cbuf_spaced(s: &mut String, bank: u64, off4: u64) {
-        s.push_str(&format!("c[{bank:#x}] ["));
+        let _ = write!(s, "c[{bank:#x}] [");
         shex(s, sext(off4 << 2, 16));
         s.push(']');
     }
 
     /// Indexed constant `c[bank][Ra+off]`.
     pub fn cbufr(s: &mut String, bank: u64, ra: u64, off: u64, reuse: bool) {
-        s.push_str(&format!("c[{bank:#x}]"));
+        let _ = write!(s, "c[{bank:#x}]");
         // nvdisasm prints no `.reuse` inside the brackets, and `c[b][0x0]` (not `[RZ]`)
         // for an absolute offset of zero.
         let _ = reuse;
