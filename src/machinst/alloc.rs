@@ -204,8 +204,8 @@ fn split_edges<I: MachInst>(vc: VCode<I>) -> Result<(VCode<I>, Vec<Option<usize>
     }
     let (mut blocks, vregs) = vc.into_blocks();
     for b in 0..n {
-        for k in 0..blocks[b].succs.len() {
-            if !split[b][k] {
+        for (k, &cut) in split[b].iter().enumerate() {
+            if !cut {
                 continue;
             }
             let (t, args) = blocks[b].succs[k].clone();
