@@ -461,7 +461,9 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
             .map_err(|e| err(name, format!("internal error laying out `{name}`: {e}")))?;
         times.lap("schedule", &mut t);
         if opts.sass_listing || opts.emit == Emit::Sass {
-            let _ = writeln!(out.sass, "\t\tFunction : {name}\n{}", laid.listing());
+            let _ = writeln!(out.sass, "\t\tFunction : {name}");
+            laid.listing_to(&mut out.sass);
+            out.sass.push('\n');
         }
         // Code index k is body index k (+1 after the frame adjustment), and the layout puts
         // its prologue first: index k + 1 (+1) before scheduling; `moved` says where list

@@ -1149,8 +1149,19 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
     /// The scalar register variable a name refers to.
     fn reg_var(&mut self, n: &ast::Name) -> Option<VarId> {
         match self.lookup(&n.text) {
-            Some(Ok(r)) if r.vars.len() == 1 => Some(r.vars[0]),
-            Some(Ok(r)) if r.vars.is_empty() => {
+            Some(Ok(r)) => self.scalar_var(n, &r),
+            _ => {
+                self.error(n.span, format!("'{}' is not a register", n.text));
+                None
+            }
+        }
+    }
+
+    /// The variable of scalar register `n`, whose [`Self::lookup`] gave `r`.
+    fn scalar_var(&mut self, n: &ast::Name, r: &RegInfo) -> Option<VarId> {
+        match r.vars.len() {
+            1 => Some(r.vars[0]),
+            0 => {
                 self.error(
                     n.span,
                     format!(
@@ -1160,7 +1171,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                 );
                 None
             }
-            Some(Ok(_)) => {
+            _ => {
                 self.error(
                     n.span,
                     format!(
@@ -1168,10 +1179,6 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                         n.text
                     ),
                 );
-                None
-            }
-            _ => {
-                self.error(n.span, format!("'{}' is not a register", n.text));
                 None
             }
         }
@@ -1844,8 +1851,9 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         };
         match op {
             Operand::Name(n) => match self.lookup(&n.text) {
-                Some(Ok(_)) => {
-                    let var = self.reg_var(n)?;
+                Some(Ok(r)) => {
+                    // (`lookup` once: `reg_var` would repeat it.)
+                    let var = self.scalar_var(n, &r)?;
                     let v = self.use_var(var);
                     match self.fit(v, want, false) {
                         Some(v) => Some(v),

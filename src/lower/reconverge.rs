@@ -163,8 +163,13 @@ struct Cfg {
     /// The same for the post-dominator tree (`ipdom`, the virtual exit included).
     pdom_interval: Vec<(u32, u32)>,
     /// Scratch for [`Cfg::region`]: `seen[b] == stamp` marks a block of the current walk, so
-    /// that a walk costs its region's size, not the function's.
-    seen: std::cell::RefCell<(Vec<u32>, u32)>,
+    /// that a walk costs its region's size, not the function's; and the walk's queue.
+    seen: std::cell::RefCell<(Vec<u32>, u32, Vec<usize>)>,
+    /// [`Cfg::site`]'s steps that did not end the search, by (candidate site, point): `true`
+    /// when the candidate lies on a cycle of its region (try its dominator), `false` when it
+    /// fails. Branches of one loop climb the same dominators towards the same points, and
+    /// each such step walks the whole loop: remembered, it is walked once.
+    steps: std::cell::RefCell<HashMap<(usize, usize), bool>>,
 }
 
 /// Whether `b` lies in `a`'s subtree, given [`tree_intervals`].
@@ -239,7 +244,8 @@ impl Cfg {
         let dom_interval = tree_intervals(&idom);
         let pdom_interval = tree_intervals(&ipdom);
         Cfg {
-            seen: std::cell::RefCell::new((vec![0; n], 0)),
+            seen: std::cell::RefCell::new((vec![0; n], 0, Vec::new())),
+            steps: std::cell::RefCell::new(HashMap::default()),
             succs,
             idom,
             ipdom,
@@ -266,43 +272,46 @@ impl Cfg {
     /// Blocks reachable from `s`'s successors without passing `r`, in no particular order;
     /// until the next call, [`Cfg::in_last_region`] tests membership in O(1).
     fn region(&self, s: usize, r: usize) -> Vec<usize> {
-        // `stop` never accepts, so the walk always completes.
-        self.region_until(s, r, |_| false).unwrap_or_default()
+        let mut members = Vec::new();
+        self.walk_region(s, r, |b| {
+            members.push(b);
+            true
+        });
+        members
     }
 
-    /// [`Cfg::region`], stopping at the first block `stop` accepts: `Err(that block)`.
-    fn region_until(
-        &self,
-        s: usize,
-        r: usize,
-        stop: impl Fn(usize) -> bool,
-    ) -> Result<Vec<usize>, usize> {
+    /// Visit each block of the region of (`s`, `r`) once (see [`Cfg::region`]), in no
+    /// particular order, until `visit` returns false; whether the walk went to the end.
+    /// A block is marked when it is queued (so the queue never holds it twice), and the
+    /// scratch queue is reused: a walk allocates nothing.
+    fn walk_region(&self, s: usize, r: usize, mut visit: impl FnMut(usize) -> bool) -> bool {
         let mut scratch = self.seen.borrow_mut();
-        let (seen, stamp) = &mut *scratch;
+        let (seen, stamp, work) = &mut *scratch;
         *stamp = stamp.wrapping_add(1);
         if *stamp == 0 {
             seen.fill(0);
             *stamp = 1;
         }
-        let mut members = Vec::new();
-        let mut work: Vec<usize> = self.succs[s].clone();
-        while let Some(b) = work.pop() {
-            if b == r || seen[b] == *stamp {
-                continue;
+        let stamp = *stamp;
+        work.clear();
+        let queue = |b: usize, seen: &mut Vec<u32>, work: &mut Vec<usize>| {
+            if b != r && seen[b] != stamp {
+                seen[b] = stamp;
+                work.push(b);
             }
-            if stop(b) {
-                return Err(b);
-            }
-            seen[b] = *stamp;
-            members.push(b);
-            work.extend(self.succs[b].iter().copied());
+        };
+        for &c in &self.succs[s] {
+            queue(c, seen, work);
         }
-        Ok(members)
-    }
-
-    /// Whether `b` is in the region of (`s`, `r`).
-    fn in_region_walk(&self, s: usize, r: usize, b: usize) -> bool {
-        self.region_until(s, r, |k| k == b).is_err()
+        while let Some(b) = work.pop() {
+            if !visit(b) {
+                return false;
+            }
+            for &c in &self.succs[b] {
+                queue(c, seen, work);
+            }
+        }
+        true
     }
 
     /// Whether `b` belongs to the region the last [`Cfg::region`] call returned.
@@ -331,21 +340,42 @@ impl Cfg {
             if !self.post_dominates(r, s) {
                 return None;
             }
-            // The walk stops at the first block `s` does not dominate: the region is not
-            // this site's then, and the only question left is whether `s` is in it (a cycle
-            // through `s`: try the dominator), which the rest of the walk answers.
-            match self.region_until(s, r, |k| k == s || !self.dominates(s, k)) {
-                Ok(mut region) => {
-                    region.sort_unstable();
-                    return Some((s, region));
-                }
-                Err(k) if k == s => {}
-                Err(_) => {
-                    if !self.in_region_walk(s, r, s) {
-                        return None;
+            let known = self.steps.borrow().get(&(s, r)).copied();
+            match known {
+                Some(false) => return None,
+                Some(true) => match self.idom[s] {
+                    Some(p) if p != s => {
+                        s = p;
+                        continue;
                     }
-                }
+                    _ => return None,
+                },
+                None => {}
             }
+            // One walk answers both questions: whether `s` lies on a cycle inside its region
+            // (then try the dominator), and otherwise whether `s` dominates every block of
+            // the region (its blocks are kept only while it does).
+            let mut region = Vec::new();
+            let mut escaped = false;
+            let s_outside = self.walk_region(s, r, |k| {
+                if k == s {
+                    return false;
+                }
+                escaped |= !self.dominates(s, k);
+                if !escaped {
+                    region.push(k);
+                }
+                true
+            });
+            if s_outside {
+                if escaped {
+                    self.steps.borrow_mut().insert((s, r), false);
+                    return None;
+                }
+                region.sort_unstable();
+                return Some((s, region));
+            }
+            self.steps.borrow_mut().insert((s, r), true);
             match self.idom[s] {
                 Some(p) if p != s => s = p,
                 _ => return None,

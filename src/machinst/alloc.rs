@@ -190,16 +190,25 @@ fn split_edges<I: MachInst>(vc: VCode<I>) -> Result<(VCode<I>, Vec<Option<usize>
         npreds[t] > 1 && (vc.succs[b].len() > 1 || term_has_ops)
     };
     let mut origin: Vec<Option<usize>> = (0..n).map(Some).collect();
-    if !(0..n).any(|b| vc.succs[b].iter().any(|(t, _)| needs(b, t.0 as usize))) {
+    // The edges to split, decided before the blocks are taken apart (without copying them).
+    let split: Vec<Vec<bool>> = (0..n)
+        .map(|b| {
+            vc.succs[b]
+                .iter()
+                .map(|(t, _)| needs(b, t.0 as usize))
+                .collect()
+        })
+        .collect();
+    if !split.iter().flatten().any(|&s| s) {
         return Ok((vc, origin));
     }
-    let (mut blocks, vregs) = vc.to_blocks();
+    let (mut blocks, vregs) = vc.into_blocks();
     for b in 0..n {
-        for k in 0..blocks[b].succs.len() {
-            let (t, args) = blocks[b].succs[k].clone();
-            if !needs(b, t.0 as usize) {
+        for (k, &cut) in split[b].iter().enumerate() {
+            if !cut {
                 continue;
             }
+            let (t, args) = blocks[b].succs[k].clone();
             let mid = BlockId(blocks.len() as u32);
             blocks.push(super::vcode::BlockData {
                 params: Vec::new(),
@@ -710,6 +719,12 @@ pub fn allocate_owned<I: MachInst>(
     };
     let (mut spills, mut reloads) = (0, 0);
     let mut blocks = Vec::with_capacity(vc.num_blocks());
+    // The instructions move into the result (each is visited once; the edits iterator only
+    // needs the block ranges), rather than being cloned.
+    let mut taken: Vec<Option<I>> = std::mem::take(&mut vc.insts)
+        .into_iter()
+        .map(Some)
+        .collect();
     for b in 0..vc.num_blocks() {
         let (s, e) = vc.ranges[b];
         let mut insts = Vec::with_capacity((e - s) as usize + 4);
@@ -748,7 +763,12 @@ pub fn allocate_owned<I: MachInst>(
                     }
                 }
                 ra::InstOrEdit::Inst(i) => {
-                    let mut inst = vc.insts[i.index()].clone();
+                    let Some(mut inst) = taken.get_mut(i.index()).and_then(Option::take) else {
+                        return Err(AllocError::Regalloc(format!(
+                            "instruction {} placed twice",
+                            i.index()
+                        )));
+                    };
                     let allocs = out.inst_allocs(i);
                     let mut k = 0;
                     let mut bad = None;

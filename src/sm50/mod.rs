@@ -151,20 +151,59 @@ pub fn encode(inst: &Inst) -> u64 {
 /// The guard (`@P0 `) is included; the trailing ` ;` is not.
 pub fn print(inst: &Inst, addr: u64, reuse: u8) -> String {
     let mut s = String::new();
+    print_to(&mut s, inst, addr, reuse);
+    s
+}
+
+/// [`print`], appended to `s` (a listing writes every instruction into one string).
+pub fn print_to(s: &mut String, inst: &Inst, addr: u64, reuse: u8) {
+    let start = s.len();
     if let (Some(pg), Some(neg)) = (inst.get(Field::Pg), inst.get(Field::Pgn)) {
         if !(pg == 7 && neg == 0) {
             s.push('@');
             if neg != 0 {
                 s.push('!');
             }
-            rt::pred(&mut s, pg);
+            rt::pred(s, pg);
             s.push(' ');
         }
     }
-    print_gen(inst, addr, reuse, &mut s);
+    print_gen(inst, addr, reuse, s);
     // `+INF ` carries a trailing space inside operand lists, none at the end of the line.
-    s.truncate(s.trim_end().len());
-    s
+    s.truncate(start + s[start..].trim_end().len());
+}
+
+/// [`Inst::slot`] for every form and field, built once: `slots[form * stride + field]` is the
+/// field's index in the form's field list, [`NO_SLOT`] when the form has no such field.
+/// (Every pass reads fields through `get`; a search of the field list per read was a visible
+/// cost.)
+struct SlotTable {
+    stride: usize,
+    slots: Vec<u8>,
+}
+
+const NO_SLOT: u8 = u8::MAX;
+
+fn slot_table() -> &'static SlotTable {
+    static TABLE: std::sync::OnceLock<SlotTable> = std::sync::OnceLock::new();
+    TABLE.get_or_init(|| {
+        let stride = FORMS
+            .iter()
+            .flat_map(|f| f.fields.iter())
+            .map(|f| f.field as usize + 1)
+            .max()
+            .unwrap_or(0);
+        let mut slots = vec![NO_SLOT; FORMS.len() * stride];
+        for (n, form) in FORMS.iter().enumerate() {
+            debug_assert_eq!(form.form as usize, n);
+            // The first field of that name, as a search of the list finds it.
+            for (k, f) in form.fields.iter().enumerate().rev() {
+                slots[n * stride + f.field as usize] =
+                    u8::try_from(k).expect("fewer than 255 fields per form");
+            }
+        }
+        SlotTable { stride, slots }
+    })
 }
 
 impl Inst {
@@ -209,7 +248,15 @@ impl Inst {
 
     /// Index of `field` in this form's field list.
     pub fn slot(&self, field: Field) -> Option<usize> {
-        self.info().fields.iter().position(|f| f.field == field)
+        let t = slot_table();
+        // A field no form has lies past the table's width.
+        if field as usize >= t.stride {
+            return None;
+        }
+        match t.slots[self.form as usize * t.stride + field as usize] {
+            NO_SLOT => None,
+            k => Some(usize::from(k)),
+        }
     }
 
     /// A field's raw value, or `None` when the form has no such field.
@@ -279,6 +326,10 @@ impl Inst {
 
 /// Helpers called by the generated printer: nvdisasm's number and operand spelling.
 pub mod rt {
+    // `write!` into the string rather than `push_str(&format!(..))`: no temporary string
+    // per register or number printed.
+    use std::fmt::Write as _;
+
     /// Sign-extend the low `bits` bits of `v`.
     pub fn sext(v: u64, bits: u32) -> u64 {
         let sh = 64 - bits;
@@ -286,16 +337,16 @@ pub mod rt {
     }
 
     pub fn hex(s: &mut String, v: u64) {
-        s.push_str(&format!("{v:#x}"));
+        let _ = write!(s, "{v:#x}");
     }
 
     /// Signed hex: `-0x2`.
     pub fn shex(s: &mut String, v: u64) {
         let v = v as i64;
         if v < 0 {
-            s.push_str(&format!("-{:#x}", v.unsigned_abs()));
+            let _ = write!(s, "-{:#x}", v.unsigned_abs());
         } else {
-            s.push_str(&format!("{v:#x}"));
+            let _ = write!(s, "{v:#x}");
         }
     }
 
@@ -303,7 +354,7 @@ pub mod rt {
         if r == 255 {
             s.push_str("RZ");
         } else {
-            s.push_str(&format!("R{r}"));
+            let _ = write!(s, "R{r}");
         }
         if reuse {
             s.push_str(".reuse");
@@ -314,13 +365,13 @@ pub mod rt {
         if p == 7 {
             s.push_str("PT");
         } else {
-            s.push_str(&format!("P{p}"));
+            let _ = write!(s, "P{p}");
         }
     }
 
     /// `c[bank][offset]`: the field holds offset/4; the byte offset prints as signed 16-bit.
     pub fn cbuf(s: &mut String, bank: u64, off4: u64) {
-        s.push_str(&format!("c[{bank:#x}]["));
+        let _ = write!(s, "c[{bank:#x}][");
         shex(s, sext(off4 << 2, 16));
         s.push(']');
     }
@@ -337,14 +388,14 @@ pub mod rt {
 
     /// `c[bank] [offset]`: XMAD's constant operand, which nvdisasm prints with a space.
     pub fn cbuf_spaced(s: &mut String, bank: u64, off4: u64) {
-        s.push_str(&format!("c[{bank:#x}] ["));
+        let _ = write!(s, "c[{bank:#x}] [");
         shex(s, sext(off4 << 2, 16));
         s.push(']');
     }
 
     /// Indexed constant `c[bank][Ra+off]`.
     pub fn cbufr(s: &mut String, bank: u64, ra: u64, off: u64, reuse: bool) {
-        s.push_str(&format!("c[{bank:#x}]"));
+        let _ = write!(s, "c[{bank:#x}]");
         // nvdisasm prints no `.reuse` inside the brackets, and `c[b][0x0]` (not `[RZ]`)
         // for an absolute offset of zero.
         let _ = reuse;

@@ -231,22 +231,35 @@ pub fn layout(body: &Body, mode: Mode) -> Result<Laid, LayoutError> {
 impl Laid {
     /// The listing in `cuobjdump -sass` shape: the control word alone on a line before each
     /// bundle, then `/*addr*/ text ; /* word */` per instruction.
+    ///
+    /// Written straight into one string (no string per line or per instruction): the
+    /// listing is made for every kernel by default.
     pub fn listing(&self) -> String {
         let mut s = String::new();
+        self.listing_to(&mut s);
+        s
+    }
+
+    /// [`Self::listing`], appended to `s` (the driver collects every kernel's in one string).
+    pub fn listing_to(&self, s: &mut String) {
+        use std::fmt::Write as _;
+        // About 130 bytes per instruction line, 87 per control word line.
+        s.reserve(130 * self.placed.len() + 30 * self.placed.len());
         for (b, chunk) in self.placed.chunks(3).enumerate() {
-            s.push_str(&format!(
-                "{:>86}\n",
-                format!("/* {:#018x} */", self.code[4 * b])
-            ));
+            // `/* 0x%016x */` is always 24 characters, right-aligned to 86.
+            let _ = writeln!(s, "{:62}/* {:#018x} */", "", self.code[4 * b]);
             for p in chunk {
-                let text = format!("{} ;", sm50::print(&p.inst, p.addr, p.ctrl.reuse));
-                s.push_str(&format!(
-                    "        /*{:04x}*/                   {text:<40} /* {:#018x} */\n",
-                    p.addr,
-                    sm50::encode(&p.inst)
-                ));
+                let _ = write!(s, "        /*{:04x}*/                   ", p.addr);
+                let start = s.len();
+                sm50::print_to(s, &p.inst, p.addr, p.ctrl.reuse);
+                s.push_str(" ;");
+                // Left-aligned in 40 characters, as `{:<40}` pads.
+                let width = s[start..].chars().count();
+                for _ in width..40 {
+                    s.push(' ');
+                }
+                let _ = writeln!(s, " /* {:#018x} */", sm50::encode(&p.inst));
             }
         }
-        s
     }
 }

@@ -159,10 +159,21 @@ pub fn fixed_latency(r: Res) -> u32 {
 
 /// Whether the instruction transfers control (the next instruction starts a block).
 pub fn is_control(inst: &Inst) -> bool {
-    matches!(
-        inst.info().class,
-        "BRA" | "BRX" | "SYNC" | "BRK" | "RET" | "EXIT" | "CAL"
-    )
+    // Per form, decided once (every pass asks this of every instruction; the string
+    // comparisons of the class were a visible cost).
+    static CONTROL: std::sync::OnceLock<Vec<bool>> = std::sync::OnceLock::new();
+    let table = CONTROL.get_or_init(|| {
+        super::FORMS
+            .iter()
+            .map(|f| {
+                matches!(
+                    f.class,
+                    "BRA" | "BRX" | "SYNC" | "BRK" | "RET" | "EXIT" | "CAL"
+                )
+            })
+            .collect()
+    });
+    table[inst.form as usize]
 }
 
 /// The stall ptxas always puts after this instruction (0 = no minimum of its own).
@@ -206,12 +217,13 @@ pub fn leaders(insts: &[Inst], targets: &[Option<usize>]) -> Vec<bool> {
 /// branch `i` jumps to (`None` for non-branches; a shorter slice means no more branches).
 pub fn assign_control(insts: &[Inst], targets: &[Option<usize>], mode: Mode) -> Vec<Ctrl> {
     let access: Vec<Access> = insts.iter().map(access).collect();
+    let written = written_anywhere(&access);
     let mut ctrl = match mode {
-        Mode::Normal | Mode::InOrder => match assign_dataflow(insts, &access, targets) {
+        Mode::Normal | Mode::InOrder => match assign_dataflow(insts, &access, &written, targets) {
             Some(c) => c,
-            None => conservative(insts, &access, targets, mode),
+            None => conservative(insts, &access, &written, targets, mode),
         },
-        Mode::Serial => conservative(insts, &access, targets, mode),
+        Mode::Serial => conservative(insts, &access, &written, targets, mode),
     };
     for (c, inst) in ctrl.iter_mut().zip(insts) {
         c.yield_ = !(c.stall == 12 || (inst.timing().writes_pred && c.stall >= 12));
@@ -227,7 +239,7 @@ pub fn assign_control(insts: &[Inst], targets: &[Option<usize>], mode: Mode) -> 
                 "scheduled control codes have hazards: {:?}",
                 check::check_hazards(insts, &ctrl, targets)
             );
-            ctrl = conservative(insts, &access, targets, mode);
+            ctrl = conservative(insts, &access, &written, targets, mode);
             for (c, inst) in ctrl.iter_mut().zip(insts) {
                 c.yield_ = !(c.stall == 12 || (inst.timing().writes_pred && c.stall >= 12));
             }
@@ -244,12 +256,13 @@ pub fn assign_control(insts: &[Inst], targets: &[Option<usize>], mode: Mode) -> 
 fn conservative(
     insts: &[Inst],
     access: &[Access],
+    written: &[bool],
     targets: &[Option<usize>],
     mode: Mode,
 ) -> Vec<Ctrl> {
     let leaders = leaders(insts, targets);
     let mut ctrl = match mode {
-        Mode::Normal | Mode::InOrder => assign_normal(insts, access, &leaders),
+        Mode::Normal | Mode::InOrder => assign_normal(insts, access, written, &leaders),
         Mode::Serial => assign_serial(insts, access),
     };
     // Leaders wait on every scoreboard used anywhere (a jump may arrive from any block).
@@ -301,13 +314,14 @@ fn assign_serial(insts: &[Inst], access: &[Access]) -> Vec<Ctrl> {
 }
 
 /// Straight-line state of the normal assignment.
+/// (Fixed-size arrays, like [`Entry`]'s: the dataflow makes one per block visit.)
 struct State {
     /// Cycle at which a fixed-latency result becomes readable.
-    ready: Vec<u32>,
+    ready: [u32; NUM_RES],
     /// Scoreboards guarding a pending variable-latency write of the resource.
-    wmask: Vec<u8>,
+    wmask: [u8; NUM_RES],
     /// Scoreboards guarding a pending read of the resource by a variable-latency instruction.
-    rmask: Vec<u8>,
+    rmask: [u8; NUM_RES],
     /// Issue cycle of the last instruction that set each scoreboard, while it may be pending.
     set_time: [Option<u32>; 6],
 }
@@ -315,9 +329,9 @@ struct State {
 impl State {
     fn new() -> State {
         State {
-            ready: vec![0; NUM_RES],
-            wmask: vec![0; NUM_RES],
-            rmask: vec![0; NUM_RES],
+            ready: [0; NUM_RES],
+            wmask: [0; NUM_RES],
+            rmask: [0; NUM_RES],
             set_time: [None; 6],
         }
     }
@@ -419,7 +433,11 @@ impl State {
 /// reached again through a loop) is covered by its block leader's wait on every scoreboard.
 /// Without a read scoreboard nothing would ever guard such a source (the checker's
 /// dataflow finds those).
-fn sources_overwritten(insts: &[Inst], access: &[Access], k: usize) -> bool {
+///
+/// `written` is [`written_anywhere`] of `access`: a source `k` does not write itself is
+/// written by another instruction exactly when some instruction writes it (this was a scan
+/// of every instruction per variable-latency instruction, quadratic in the function size).
+fn sources_overwritten(insts: &[Inst], access: &[Access], written: &[bool], k: usize) -> bool {
     // Loads and texture fetches read their address (coordinate) registers at issue: ptxas
     // overwrites them right after without a read barrier, and the checker models it so.
     if matches!(
@@ -428,21 +446,29 @@ fn sources_overwritten(insts: &[Inst], access: &[Access], k: usize) -> bool {
     ) {
         return false;
     }
-    let srcs: Vec<Res> = access[k]
+    access[k]
         .late_uses
         .iter()
-        .copied()
-        .filter(|r| !access[k].defs.contains(r))
-        .collect();
-    if srcs.is_empty() {
-        return false;
-    }
-    (0..access.len())
-        .filter(|&j| j != k)
-        .any(|j| access[j].defs.iter().any(|d| srcs.contains(d)))
+        .any(|&r| !access[k].defs.contains(&r) && written[r])
 }
 
-fn assign_normal(insts: &[Inst], access: &[Access], leaders: &[bool]) -> Vec<Ctrl> {
+/// Per resource, whether any instruction writes it (indexed by [`Res`]).
+fn written_anywhere(access: &[Access]) -> Vec<bool> {
+    let mut written = vec![false; NUM_RES];
+    for a in access {
+        for &d in &a.defs {
+            written[d] = true;
+        }
+    }
+    written
+}
+
+fn assign_normal(
+    insts: &[Inst],
+    access: &[Access],
+    written: &[bool],
+    leaders: &[bool],
+) -> Vec<Ctrl> {
     let n = insts.len();
     let mut out: Vec<Ctrl> = Vec::with_capacity(n);
     let mut st = State::new();
@@ -468,7 +494,7 @@ fn assign_normal(insts: &[Inst], access: &[Access], leaders: &[bool]) -> Vec<Ctr
         if variable && !a.defs.is_empty() {
             wbar = Some(st.pick(&mut wait, 0));
         }
-        if variable && sources_overwritten(insts, access, k) {
+        if variable && sources_overwritten(insts, access, written, k) {
             let avoid = wbar.map_or(0, bit);
             rbar = Some(st.pick(&mut wait, avoid));
         }
@@ -528,13 +554,15 @@ const T0: u32 = 32;
 const CARRY_CAP: u32 = 15;
 
 /// What is pending when a block starts, joined (worst case) over its predecessors.
+/// (Fixed-size arrays: one per block, and one more per block visit; heap vectors, cloned by
+/// every join, were a visible cost.)
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct Entry {
     /// Cycles until a fixed-latency result is readable.
-    left: Vec<u8>,
+    left: [u8; NUM_RES],
     /// Scoreboards guarding pending variable-latency writes / source reads of a resource.
-    wmask: Vec<u8>,
-    rmask: Vec<u8>,
+    wmask: [u8; NUM_RES],
+    rmask: [u8; NUM_RES],
     /// Cycles since each pending scoreboard was last set (the least over all paths).
     age: [Option<u8>; 6],
 }
@@ -542,28 +570,34 @@ struct Entry {
 impl Entry {
     fn empty() -> Entry {
         Entry {
-            left: vec![0; NUM_RES],
-            wmask: vec![0; NUM_RES],
-            rmask: vec![0; NUM_RES],
+            left: [0; NUM_RES],
+            wmask: [0; NUM_RES],
+            rmask: [0; NUM_RES],
             age: [None; 6],
         }
     }
 
     /// Worst case of both; whether `self` changed.
     fn join(&mut self, o: &Entry) -> bool {
-        let before = self.clone();
+        let mut changed = false;
         for r in 0..NUM_RES {
-            self.left[r] = self.left[r].max(o.left[r]);
-            self.wmask[r] |= o.wmask[r];
-            self.rmask[r] |= o.rmask[r];
+            let left = self.left[r].max(o.left[r]);
+            let wmask = self.wmask[r] | o.wmask[r];
+            let rmask = self.rmask[r] | o.rmask[r];
+            changed |= left != self.left[r] || wmask != self.wmask[r] || rmask != self.rmask[r];
+            self.left[r] = left;
+            self.wmask[r] = wmask;
+            self.rmask[r] = rmask;
         }
         for b in 0..6 {
-            self.age[b] = match (self.age[b], o.age[b]) {
+            let age = match (self.age[b], o.age[b]) {
                 (Some(x), Some(y)) => Some(x.min(y)),
                 (x, y) => x.or(y),
             };
+            changed |= age != self.age[b];
+            self.age[b] = age;
         }
-        *self != before
+        changed
     }
 
     fn state(&self) -> State {
@@ -609,6 +643,7 @@ pub fn pairable(first: &Inst, fa: &Access, second: &Inst, sa: &Access) -> bool {
 fn assign_dataflow(
     insts: &[Inst],
     access: &[Access],
+    written: &[bool],
     targets: &[Option<usize>],
 ) -> Option<Vec<Ctrl>> {
     let n = insts.len();
@@ -640,7 +675,7 @@ fn assign_dataflow(
             return None;
         }
         let (s, e) = (starts[b], end_of(b));
-        let (c, exit) = assign_block(insts, access, &succ[e - 1], s, e, &entry[b])?;
+        let (c, exit) = assign_block(insts, access, written, &succ[e - 1], s, e, &entry[b])?;
         ctrl[s..e].copy_from_slice(&c);
         for &t in &succ[e - 1] {
             let tb = block_of[t];
@@ -661,6 +696,7 @@ fn assign_dataflow(
 fn assign_block(
     insts: &[Inst],
     access: &[Access],
+    written: &[bool],
     next: &[usize],
     s: usize,
     e: usize,
@@ -690,7 +726,7 @@ fn assign_block(
         if variable && !a.defs.is_empty() {
             wbar = Some(st.pick_or_share(&mut wait, 0));
         }
-        if variable && sources_overwritten(insts, access, k) {
+        if variable && sources_overwritten(insts, access, written, k) {
             rbar = Some(st.pick_or_share(&mut wait, wbar.map_or(0, bit)));
         }
         let mut earliest = T0;
