@@ -300,10 +300,21 @@ impl DivShare {
     }
 }
 
-/// Whether a part built in IR block `b` may be reused in `here`: `b` is `here` or dominates
-/// it (the IR is SSA, so the operands have the same values on every path).
-fn visible(doms: &crate::ir::Dominators, here: Option<Block>, b: Block) -> bool {
-    here.is_some_and(|h| b == h || doms.dominates(b, h))
+/// The latest part of `list` built in an IR block that is `here` or dominates it (the IR is
+/// SSA, so its operands have the same values on every path here); none while planning.
+fn built<T: Copy>(
+    doms: &crate::ir::Dominators,
+    here: Option<Block>,
+    planning: bool,
+    list: Option<&Vec<T>>,
+    block: impl Fn(&T) -> Block,
+) -> Option<T> {
+    let h = here.filter(|_| !planning)?;
+    list?
+        .iter()
+        .rev()
+        .find(|e| block(e) == h || doms.dominates(block(e), h))
+        .copied()
 }
 
 impl Lowerer<'_> {
@@ -392,15 +403,13 @@ impl Lowerer<'_> {
 
         // The reciprocal of |d|.
         let rkey = (args[1], signed);
-        let found = (!planning)
-            .then(|| self.div_share.recips.get(&rkey))
-            .flatten()
-            .and_then(|l| {
-                l.iter()
-                    .rev()
-                    .find(|e| visible(&self.doms, here, e.0))
-                    .copied()
-            });
+        let found = built(
+            &self.doms,
+            here,
+            planning,
+            self.div_share.recips.get(&rkey),
+            |e| e.0,
+        );
         let (dabs, y) = match found {
             Some((_, dabs, y)) => (dabs, y),
             None => {
@@ -442,15 +451,13 @@ impl Lowerer<'_> {
         // The unsigned quotient and remainder.
         let qkey = (args[0], args[1], signed);
         let has_div = self.div_share.divides.contains(&qkey);
-        let found = (!planning)
-            .then(|| self.div_share.quots.get(&qkey))
-            .flatten()
-            .and_then(|l| {
-                l.iter()
-                    .rev()
-                    .find(|e| visible(&self.doms, here, e.0))
-                    .copied()
-            });
+        let found = built(
+            &self.doms,
+            here,
+            planning,
+            self.div_share.quots.get(&qkey),
+            |e| e.0,
+        );
         let (qv, rv) = match found {
             Some((_, q, r)) => (q, r),
             None => {
