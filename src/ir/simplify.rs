@@ -150,10 +150,8 @@ enum Action {
     Alias(Value),
     /// The instruction becomes `op x, count` with a new `iconst.i32 count`.
     Shift(BinaryOp, Value, u64),
-    /// The instruction becomes this binary operation on existing values.
-    Binary(BinaryOp, [Value; 2]),
-    /// The instruction becomes `not p` (a predicate).
-    Not(Value),
+    /// The instruction becomes this one (same result, operands that already exist).
+    Become(InstData),
     /// The instruction becomes `select(op(p, q), a, b)` with a new predicate `op` and new
     /// `iconst`s `a`, `b`.
     PredSelect(BinaryOp, Value, Value, u64, u64),
@@ -388,68 +386,22 @@ impl Simplifier<'_> {
                 self.stats.rewritten += 1;
             }
             Action::Shift(op, x, count) => {
-                let k = self.iconst(b, inst, Type::I32, count);
-                out.push(k);
-                let v = self.f.insts[k].results[0];
-                self.f.insts[inst].data = InstData::Binary { op, args: [x, v] };
+                let k = self.operand(b, inst, Type::I32, Err(count), out);
+                self.f.insts[inst].data = InstData::Binary { op, args: [x, k] };
                 self.stats.rewritten += 1;
             }
-            Action::Binary(op, args) => {
-                self.f.insts[inst].data = InstData::Binary { op, args };
-                self.stats.rewritten += 1;
-            }
-            Action::Not(p) => {
-                self.f.insts[inst].data = InstData::Unary {
-                    op: UnaryOp::Not,
-                    arg: p,
-                };
+            Action::Become(data) => {
+                self.f.insts[inst].data = data;
                 self.stats.rewritten += 1;
             }
             Action::PredSelect(op, p, q, x, y) => {
-                let t = self.f.insts.push(InstNode {
-                    data: InstData::Binary { op, args: [p, q] },
-                    results: Default::default(),
-                    block: b,
-                });
-                let tv = self.f.values.push(ValueData {
-                    ty: Type::Pred,
-                    def: ValueDef::Result(t, 0),
-                });
-                self.f.insts[t].results.push(tv);
-                self.f.srclocs[t] = self.f.srclocs[inst];
-                out.push(t);
-                let ka = self.iconst(b, inst, rty, x);
-                out.push(ka);
-                let kb = self.iconst(b, inst, rty, y);
-                out.push(kb);
-                let args = [self.f.insts[ka].results[0], self.f.insts[kb].results[0]];
-                self.f.insts[inst].data = InstData::Select { cond: tv, args };
-                self.stats.rewritten += 1;
+                let data = InstData::Binary { op, args: [p, q] };
+                let t = self.insert(b, inst, data, Type::Pred, out);
+                self.select(b, inst, rty, t, [Err(x), Err(y)], out);
             }
-            Action::Select(cond, arms) => {
-                let mut args = [cond; 2];
-                for (arg, arm) in args.iter_mut().zip(arms) {
-                    *arg = match arm {
-                        Ok(v) => v,
-                        Err(c) => {
-                            let k = self.iconst(b, inst, rty, c);
-                            out.push(k);
-                            self.f.insts[k].results[0]
-                        }
-                    };
-                }
-                self.f.insts[inst].data = InstData::Select { cond, args };
-                self.stats.rewritten += 1;
-            }
+            Action::Select(cond, arms) => self.select(b, inst, rty, cond, arms, out),
             Action::Wide(signed, x, y) => {
-                let y = match y {
-                    Ok(y) => y,
-                    Err(c) => {
-                        let k = self.iconst(b, inst, Type::I32, c);
-                        out.push(k);
-                        self.f.insts[k].results[0]
-                    }
-                };
+                let y = self.operand(b, inst, Type::I32, y, out);
                 self.f.insts[inst].data = InstData::MulWide {
                     signed,
                     args: [x, y],
@@ -460,13 +412,18 @@ impl Simplifier<'_> {
         true
     }
 
-    /// A new `iconst` in block `b`, with `at`'s PTX line (the caller places it).
-    fn iconst(&mut self, b: Block, at: Inst, ty: Type, imm: u64) -> Inst {
+    /// A new instruction `data` with one result of type `ty` in block `b`, with `at`'s PTX
+    /// line, placed in `out` (before `at`); its result.
+    fn insert(
+        &mut self,
+        b: Block,
+        at: Inst,
+        data: InstData,
+        ty: Type,
+        out: &mut Vec<Inst>,
+    ) -> Value {
         let k = self.f.insts.push(InstNode {
-            data: InstData::Iconst {
-                ty,
-                imm: sext(imm, ty.bits()),
-            },
+            data,
             results: Default::default(),
             block: b,
         });
@@ -476,7 +433,38 @@ impl Simplifier<'_> {
         });
         self.f.insts[k].results.push(v);
         self.f.srclocs[k] = self.f.srclocs[at];
-        k
+        out.push(k);
+        v
+    }
+
+    /// An operand: an existing value, or (`Err`) a new `iconst` of type `ty` placed in `out`.
+    fn operand(
+        &mut self,
+        b: Block,
+        at: Inst,
+        ty: Type,
+        x: Result<Value, u64>,
+        out: &mut Vec<Inst>,
+    ) -> Value {
+        x.unwrap_or_else(|c| {
+            let imm = sext(c, ty.bits());
+            self.insert(b, at, InstData::Iconst { ty, imm }, ty, out)
+        })
+    }
+
+    /// `at` becomes `select(cond, arms)` (arms of type `ty`).
+    fn select(
+        &mut self,
+        b: Block,
+        at: Inst,
+        ty: Type,
+        cond: Value,
+        arms: [Result<Value, u64>; 2],
+        out: &mut Vec<Inst>,
+    ) {
+        let args = arms.map(|a| self.operand(b, at, ty, a, out));
+        self.f.insts[at].data = InstData::Select { cond, args };
+        self.stats.rewritten += 1;
     }
 
     fn action(&self, d: &InstData) -> Option<Action> {
@@ -629,21 +617,19 @@ impl Simplifier<'_> {
             if k1 == k2 {
                 continue;
             }
+            // `select == c` is `cond` when c is the true arm, `not cond` when it is the false
+            // one; `!=` the other way round; any other c never matches.
             let eq = cc == IntCC::Eq;
-            return Some(if c == k1 {
-                if eq {
-                    Action::Alias(cond)
-                } else {
-                    Action::Not(cond)
-                }
-            } else if c == k2 {
-                if eq {
-                    Action::Not(cond)
-                } else {
-                    Action::Alias(cond)
-                }
-            } else {
-                Action::Const(u64::from(!eq))
+            let not = Action::Become(InstData::Unary {
+                op: UnaryOp::Not,
+                arg: cond,
+            });
+            return Some(match (c == k1, c == k2) {
+                (true, _) if eq => Action::Alias(cond),
+                (true, _) => not,
+                (_, true) if eq => not,
+                (_, true) => Action::Alias(cond),
+                _ => Action::Const(u64::from(!eq)),
             });
         }
         None
@@ -744,15 +730,24 @@ impl Simplifier<'_> {
         match op {
             BinaryOp::Add => {
                 if let Some(x) = self.negated(b) {
-                    return Some(Action::Binary(BinaryOp::Sub, [a, x]));
+                    return Some(Action::Become(InstData::Binary {
+                        op: BinaryOp::Sub,
+                        args: [a, x],
+                    }));
                 }
                 if let Some(x) = self.negated(a) {
-                    return Some(Action::Binary(BinaryOp::Sub, [b, x]));
+                    return Some(Action::Become(InstData::Binary {
+                        op: BinaryOp::Sub,
+                        args: [b, x],
+                    }));
                 }
             }
             BinaryOp::Sub => {
                 if let Some(x) = self.negated(b) {
-                    return Some(Action::Binary(BinaryOp::Add, [a, x]));
+                    return Some(Action::Become(InstData::Binary {
+                        op: BinaryOp::Add,
+                        args: [a, x],
+                    }));
                 }
             }
             BinaryOp::Mul if ty == Type::I64 => {
