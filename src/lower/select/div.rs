@@ -342,23 +342,19 @@ impl Lowerer<'_> {
         let mut s = Seq {
             i: Sm50Inst::new(Role::Plain),
         };
-        let temp = |s: &mut Seq, this: &mut Self, kind: RegKind| {
-            let t = this.new_vreg(kind);
-            R(s.i.def(t, true), 0)
-        };
         let o = R(s.i.def(out, true), 0);
-        let f = temp(&mut s, self, RegKind::B32);
-        let y = temp(&mut s, self, RegKind::B32);
-        let t = temp(&mut s, self, RegKind::B32);
-        let u = temp(&mut s, self, RegKind::B32);
-        let w = temp(&mut s, self, RegKind::B32);
-        let p = temp(&mut s, self, RegKind::Pred);
+        let f = self.temp(&mut s, RegKind::B32);
+        let y = self.temp(&mut s, RegKind::B32);
+        let t = self.temp(&mut s, RegKind::B32);
+        let u = self.temp(&mut s, RegKind::B32);
+        let w = self.temp(&mut s, RegKind::B32);
+        let p = self.temp(&mut s, RegKind::Pred);
         let nin = R(s.i.use_(n.vreg), n.offset);
         let din = R(s.i.use_(d.vreg), d.offset);
         // The unsigned operands: the inputs themselves, or their magnitudes.
         let (nu, du) = if signed {
-            let na = temp(&mut s, self, RegKind::B32);
-            let da = temp(&mut s, self, RegKind::B32);
+            let na = self.temp(&mut s, RegKind::B32);
+            let da = self.temp(&mut s, RegKind::B32);
             s.abs(na, nin);
             s.abs(da, din);
             (na, da)
@@ -420,13 +416,7 @@ impl Lowerer<'_> {
                 let y = R(s.i.def(yv, true), 0);
                 let dabs = signed.then(|| self.new_vreg(RegKind::B32));
                 let da = dabs.map(|r| R(s.i.def(r, true), 0));
-                let mut temp = |s: &mut Seq| R(s.i.def(self.new_vreg(RegKind::B32), true), 0);
-                let scratch = Scratch {
-                    f: temp(&mut s),
-                    t: temp(&mut s),
-                    u: temp(&mut s),
-                    w: temp(&mut s),
-                };
+                let scratch = self.scratch(&mut s);
                 let din = R(s.i.use_(d.vreg), d.offset);
                 let du = match da {
                     Some(da) => {
@@ -467,16 +457,10 @@ impl Lowerer<'_> {
                 let (qv, rv) = (self.new_vreg(RegKind::B32), self.new_vreg(RegKind::B32));
                 let q = R(s.i.def(qv, true), 0);
                 let r = R(s.i.def(rv, true), 0);
-                let mut temp = |s: &mut Seq, kind| R(s.i.def(self.new_vreg(kind), true), 0);
-                let scratch = Scratch {
-                    f: temp(&mut s, RegKind::B32),
-                    t: temp(&mut s, RegKind::B32),
-                    u: temp(&mut s, RegKind::B32),
-                    w: temp(&mut s, RegKind::B32),
-                };
-                let p = temp(&mut s, RegKind::Pred);
+                let scratch = self.scratch(&mut s);
+                let p = self.temp(&mut s, RegKind::Pred);
                 let nu = if signed {
-                    let na = temp(&mut s, RegKind::B32);
+                    let na = self.temp(&mut s, RegKind::B32);
                     let nin = R(s.i.use_(n.vreg), n.offset);
                     s.abs(na, nin);
                     na
@@ -507,8 +491,8 @@ impl Lowerer<'_> {
             i: Sm50Inst::new(Role::Plain),
         };
         let o = R(s.i.def(out, true), 0);
-        let t = R(s.i.def(self.new_vreg(RegKind::B32), true), 0);
-        let p = R(s.i.def(self.new_vreg(RegKind::Pred), true), 0);
+        let t = self.temp(&mut s, RegKind::B32);
+        let p = self.temp(&mut s, RegKind::Pred);
         let src = R(s.i.use_(if is_div { qv } else { rv }), 0);
         let nin = R(s.i.use_(n.vreg), n.offset);
         let din = R(s.i.use_(d.vreg), d.offset);
@@ -524,6 +508,22 @@ impl Lowerer<'_> {
             },
         );
         Ok(())
+    }
+
+    /// A new scratch register of the sequence (an early def).
+    fn temp(&mut self, s: &mut Seq, kind: RegKind) -> R {
+        let t = self.new_vreg(kind);
+        R(s.i.def(t, true), 0)
+    }
+
+    /// Four new 32-bit scratch registers, `f`, `t`, `u`, `w` in that order.
+    fn scratch(&mut self, s: &mut Seq) -> Scratch {
+        Scratch {
+            f: self.temp(s, RegKind::B32),
+            t: self.temp(s, RegKind::B32),
+            u: self.temp(s, RegKind::B32),
+            w: self.temp(s, RegKind::B32),
+        }
     }
 
     /// An operand of the division as a full 32-bit register: narrow values extended.
