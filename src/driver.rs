@@ -329,13 +329,6 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
         no_subroutines: opts.no_subroutines,
     };
     let max_regs = opts.max_regs.unwrap_or(255).min(255);
-    let local_data = lower::local_size(&module).next_multiple_of(16);
-    let alloc_opts = AllocOptions {
-        max_regs: max_regs as u8,
-        checker: cfg!(debug_assertions),
-        // Spill slots go after the module's `.local` data, both addressed from R1.
-        spill_base: local_data,
-    };
     let mut const_data = module_constants(&module);
     let data_relocs = data_relocations(&module, global_data.as_mut(), const_data.as_mut());
 
@@ -369,6 +362,13 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
         if opts.emit == Emit::Ir {
             let _ = writeln!(out.text, "{f}");
         }
+        let local_data = lower::local_size(&module, f).next_multiple_of(16);
+        let alloc_opts = AllocOptions {
+            max_regs: max_regs as u8,
+            checker: cfg!(debug_assertions),
+            // Spill slots go after the kernel's `.local` data, both addressed from R1.
+            spill_base: local_data,
+        };
         times.lap("other", &mut t);
         // `ir::build` verified every function it returned.
         // Lower and allocate the kernel: (fold statistics, literal pool, the `--emit vcode`

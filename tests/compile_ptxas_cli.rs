@@ -404,3 +404,68 @@ fn batch_compiles_a_tree_and_reports_each_failure() {
     assert_eq!(o.status.code(), Some(2));
     assert_eq!(stderr(&o).lines().last(), Some("1 compiled, 1 failed"));
 }
+
+/// Each kernel's stack frame holds only the `.local` variables it names (as ptxas's does):
+/// a module of two kernels with their own local arrays reports each one's own size under
+/// `-v`, not their sum.
+#[test]
+fn each_kernel_frames_only_its_own_locals() {
+    let ptx = "
+.version 7.0
+.target sm_50
+.address_size 64
+
+.visible .entry small(.param .u64 p, .param .u32 i)
+{
+    .local .align 4 .b8 a[16];
+    .reg .b64 %rd<6>;
+    .reg .b32 %r<3>;
+    ld.param.u64 %rd1, [p];
+    ld.param.u32 %r1, [i];
+    mov.u64 %rd2, a;
+    mul.wide.u32 %rd3, %r1, 4;
+    add.u64 %rd4, %rd2, %rd3;
+    st.local.u32 [%rd4], %r1;
+    ld.local.u32 %r2, [a+4];
+    cvta.to.global.u64 %rd5, %rd1;
+    st.global.u32 [%rd5], %r2;
+    ret;
+}
+
+.visible .entry big(.param .u64 p, .param .u32 i)
+{
+    .local .align 8 .b8 b[64];
+    .reg .b64 %rd<6>;
+    .reg .b32 %r<3>;
+    ld.param.u64 %rd1, [p];
+    ld.param.u32 %r1, [i];
+    mov.u64 %rd2, b;
+    mul.wide.u32 %rd3, %r1, 8;
+    add.u64 %rd4, %rd2, %rd3;
+    st.local.u32 [%rd4], %r1;
+    ld.local.u32 %r2, [b+8];
+    cvta.to.global.u64 %rd5, %rd1;
+    st.global.u32 [%rd5], %r2;
+    ret;
+}
+";
+    let dir = scratch("frames");
+    let src = dir.join("frames.ptx");
+    std::fs::write(&src, ptx).unwrap();
+    let o = leafold()
+        .args(["compile", "-v", "-o"])
+        .arg(dir.join("frames.cubin"))
+        .arg(&src)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let log = stderr(&o);
+    let frame = |kernel: &str| -> u32 {
+        let at = log
+            .find(&format!("Function properties for {kernel}\n"))
+            .unwrap_or_else(|| panic!("no properties for {kernel}:\n{log}"));
+        let line = log[at..].lines().nth(1).unwrap();
+        line.split_whitespace().next().unwrap().parse().unwrap()
+    };
+    assert_eq!((frame("small"), frame("big")), (16, 64), "{log}");
+}

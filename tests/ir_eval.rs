@@ -682,23 +682,30 @@ fn mad_variants_expand_to_mul_and_add() {
 #[test]
 fn huge_memory_is_a_bad_launch() {
     let mut m = Module::new();
-    m.add_var(VarData {
+    let big = m.add_var(VarData {
         name: "big".into(),
         space: Space::Local,
         size: 0x00f0_0000,
         align: 4,
         init: None,
     });
-    let mut func = Function::new("k");
-    let mut b = FunctionBuilder::new(&mut func);
-    let e = b.create_block();
-    b.switch_to_block(e);
-    b.ret();
-    m.functions.push(func);
+    // A kernel that names `big` (its address) gets its storage; one that does not, none.
+    for (name, names_big) in [("k", true), ("other", false)] {
+        let mut func = Function::new(name);
+        let mut b = FunctionBuilder::new(&mut func);
+        let e = b.create_block();
+        b.switch_to_block(e);
+        if names_big {
+            b.symbol_addr(Type::I64, big);
+        }
+        b.ret();
+        m.functions.push(func);
+    }
     // 15 MB of local memory for each of 1024 threads.
     let e = eval::run(&m, "k", &Launch::new([1, 1, 1], [1024, 1, 1])).unwrap_err();
     assert!(matches!(e, EvalError::BadLaunch(_)), "{e}");
     assert!(eval::run(&m, "k", &Launch::new([1, 1, 1], [2, 1, 1])).is_ok());
+    assert!(eval::run(&m, "other", &Launch::new([1, 1, 1], [1024, 1, 1])).is_ok());
 }
 
 /// sh[tid] = tid * 3; barrier; out[tid] = sh[ntid - 1 - tid], over 2 CTAs of 8 threads.

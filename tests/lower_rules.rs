@@ -365,7 +365,7 @@ fn unsupported_ir_is_an_error() {
 #[test]
 fn local_array_is_addressed_from_r1() {
     let mut m = Module::new();
-    let _x = m.add_var(VarData {
+    let x = m.add_var(VarData {
         name: "x".into(),
         space: Space::Local,
         size: 4,
@@ -384,6 +384,7 @@ fn local_array_is_addressed_from_r1() {
     let blk = b.create_block();
     b.switch_to_block(blk);
     let i = b.load_param(Type::I32, p[0]);
+    b.symbol_addr(Type::I32, x); // named, so `x` takes the first 4 bytes
     let base = b.symbol_addr(Type::I32, arr);
     let two = b.iconst(Type::I32, 2);
     let s = b.shl(i, two);
@@ -395,7 +396,10 @@ fn local_array_is_addressed_from_r1() {
     b.store(Space::Global, out, 0, &[x]);
     b.ret();
     m.functions.push(f.clone());
-    assert_eq!(lower::local_size(&m), 72);
+    assert_eq!(lower::local_size(&m, &f), 72);
+    // A kernel reserves nothing for local variables it does not name.
+    let (empty, _) = kernel("none", &[]);
+    assert_eq!(lower::local_size(&m, &empty), 0);
     let st = run(Some(&m), &f, LowerOptions::default());
     insta::assert_snapshot!("local_sass", sass_text(&st.sass));
     assert_eq!(count(&st.sass, "LEA"), 1);

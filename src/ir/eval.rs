@@ -401,6 +401,8 @@ struct VarLayout {
     shared_size: u64,
     /// Whether each variable is a `.shared` one the kernel names (has storage).
     shared_named: Vec<bool>,
+    /// Whether each variable is a `.local` one the kernel names (has storage).
+    local_named: Vec<bool>,
     local_size: u64,
     const_size: u64,
 }
@@ -415,10 +417,13 @@ impl VarLayout {
             global_size: 0,
             shared_size: 0,
             shared_named: vec![false; module.vars.len()],
+            local_named: vec![false; module.vars.len()],
             local_size: 0,
             const_size: 0,
         };
         l.shared_size = u64::from(shared.size);
+        let (local, local_size) = module.local_layout(func);
+        l.local_size = u64::from(local_size);
         for (gv, v) in module.vars_in_layout_order() {
             let size = match v.space {
                 Space::Shared => {
@@ -429,8 +434,15 @@ impl VarLayout {
                     l.addrs[gv.index()] = off;
                     continue;
                 }
+                Space::Local => {
+                    // The kernel's own layout; a variable it does not name has no storage.
+                    let off = local.get(&gv).map_or(0, |&o| u64::from(o));
+                    l.local_named[gv.index()] = local.contains_key(&gv);
+                    l.offsets[gv.index()] = off;
+                    l.addrs[gv.index()] = off;
+                    continue;
+                }
                 Space::Global => &mut l.global_size,
-                Space::Local => &mut l.local_size,
                 // Param and generic variables have no storage of their own; give them const
                 // storage so that an address still resolves somewhere read-only.
                 Space::Const | Space::Param | Space::Generic => &mut l.const_size,
@@ -514,6 +526,7 @@ impl Memory {
                 Space::Global => &mut m.module_global,
                 Space::Shared if !layout.shared_named[i] => continue,
                 Space::Shared => &mut m.shared_init,
+                Space::Local if !layout.local_named[i] => continue,
                 Space::Local => &mut m.local_init,
                 Space::Const | Space::Param | Space::Generic => &mut m.constant,
             };

@@ -1079,8 +1079,9 @@ impl Module {
     /// The variables in layout order: declaration order, except that unsized `.shared`
     /// arrays (the dynamic shared memory, aligned to 16 by `build`) come after every other
     /// variable, so that they start past all static shared data, kernel-scope variables
-    /// declared after them included. `eval`, `lower` and the driver lay out `.const` and
-    /// `.local` memory in this order; `.shared` memory is per kernel ([`Module::shared_layout`]).
+    /// declared after them included. `eval`, `lower` and the driver lay out `.const` memory in
+    /// this order; `.shared` and `.local` memory are per kernel ([`Module::shared_layout`],
+    /// [`Module::local_layout`]), each in this order among the variables the kernel names.
     pub fn vars_in_layout_order(&self) -> impl Iterator<Item = (GlobalVar, &VarData)> {
         let dynamic = |v: &VarData| v.space == Space::Shared && v.size == 0;
         let sized = self.vars.iter().filter(move |(_, v)| !dynamic(v));
@@ -1089,6 +1090,32 @@ impl Module {
 
     pub fn add_var(&mut self, var: VarData) -> GlobalVar {
         self.vars.push(var)
+    }
+
+    /// The `.local` memory of kernel `f`: the byte offset of every `.local` variable the
+    /// kernel names (its inlined callees' included), in layout order at its alignment, and
+    /// the end of the last one. As ptxas does, a kernel reserves no per-thread memory for the
+    /// local variables of other kernels, nor for ones it never names. `eval`, `lower` and the
+    /// driver all use it, so the code, the frame size and the reference interpreter agree.
+    pub fn local_layout(&self, f: &Function) -> (HashMap<GlobalVar, u32>, u32) {
+        let mut named = vec![false; self.vars.len()];
+        for n in f.insts.values() {
+            if let InstData::SymbolAddr { var, .. } = n.data {
+                if let Some(flag) = named.get_mut(var.as_u32() as usize) {
+                    *flag = true;
+                }
+            }
+        }
+        let mut offsets = HashMap::default();
+        let mut end = 0u32;
+        for (gv, v) in self.vars_in_layout_order() {
+            if v.space == Space::Local && named[gv.as_u32() as usize] {
+                let off = end.next_multiple_of(v.align.max(1));
+                offsets.insert(gv, off);
+                end = off.saturating_add(v.size);
+            }
+        }
+        (offsets, end)
     }
 
     /// The `.shared` memory of kernel `f` (see [`SharedLayout`]); `eval`, `lower` and the

@@ -165,19 +165,13 @@ pub fn lower_verified_stats(
     select::Lowerer::new(module, func, opts).run()
 }
 
-/// Bytes of `.local` data the module's variables need per thread: pass it as
-/// `AllocOptions::spill_base`, so that spill slots go after it. Variables are laid out in
-/// declaration order at their alignment (as `ir::eval` does); a `.local` address is an offset
-/// from the stack pointer R1, which the emit stage lowers by the whole frame (this size
-/// rounded up to 16, plus `Allocated::spill_bytes`) in the prologue.
-pub fn local_size(module: &ir::Module) -> u32 {
-    module
-        .vars
-        .values()
-        .filter(|v| v.space == ir::Space::Local)
-        .fold(0u32, |end, v| {
-            end.next_multiple_of(v.align.max(1)).saturating_add(v.size)
-        })
+/// Bytes of `.local` data kernel `f`'s variables need per thread
+/// ([`ir::Module::local_layout`]: only the variables it names): pass it as
+/// `AllocOptions::spill_base`, so that spill slots go after it. A `.local` address is an
+/// offset from the stack pointer R1, which the emit stage lowers by the whole frame (this
+/// size rounded up to 16, plus `Allocated::spill_bytes`) in the prologue.
+pub fn local_size(module: &ir::Module, f: &ir::Function) -> u32 {
+    module.local_layout(f).1
 }
 
 /// Flatten an allocated function into SM50 instructions (see the module essay for what the

@@ -313,23 +313,22 @@ fn size_code(bytes: u32, signed: bool) -> u64 {
 impl<'a> Lowerer<'a> {
     pub(super) fn new(module: &'a ir::Module, f: &'a Function, opts: &'a LowerOptions) -> Self {
         let non_address_use = non_address_uses(f);
-        // `.local` and `.const` variables are laid out per space in `vars_in_layout_order`
-        // at their alignment, exactly as `ir::eval` does (its const region also holds
-        // param/generic-space variables); `.shared` ones per kernel, by `shared_layout`.
-        let mut sizes = [0u32; 3];
+        // `.const` variables are laid out in `vars_in_layout_order` at their alignment,
+        // exactly as `ir::eval` does (its const region also holds param/generic-space
+        // variables); `.shared` and `.local` ones per kernel, by `shared_layout` and
+        // `local_layout`.
+        let mut const_end = 0u32;
         let mut var_offsets = vec![0; module.vars.len()];
         for (gv, off) in module.shared_layout(f).offsets {
             var_offsets[gv.as_u32() as usize] = off;
         }
+        for (gv, off) in module.local_layout(f).0 {
+            var_offsets[gv.as_u32() as usize] = off;
+        }
         for (gv, v) in module.vars_in_layout_order() {
-            let slot = match v.space {
-                Space::Local => Some(2),
-                Space::Const | Space::Param | Space::Generic => Some(1),
-                _ => None,
-            };
-            if let Some(s) = slot {
-                let off = sizes[s].next_multiple_of(v.align.max(1));
-                sizes[s] = off.saturating_add(v.size);
+            if let Space::Const | Space::Param | Space::Generic = v.space {
+                let off = const_end.next_multiple_of(v.align.max(1));
+                const_end = off.saturating_add(v.size);
                 var_offsets[gv.as_u32() as usize] = off;
             }
         }
