@@ -6,7 +6,9 @@
 //! `PATH`); without ptxas the command fails with a message saying how to install it.
 //! Out: a table (or `--json`) with, per kernel both compilers compiled: instructions,
 //! address-arithmetic instructions (LEA, ISCADD, IADD*, SHL/SHR/SHF, XMAD, MOV; see
-//! [`crate::lower::stats`]), LEAs, the sum of the control words' stall counts, the static
+//! [`crate::lower::stats`]), the address slice (arithmetic instructions whose results
+//! reach a memory access's address, found by dataflow: [`crate::sm50::slice`]; the same
+//! goal read exactly rather than by opcode), LEAs, the sum of the control words' stall counts, the static
 //! issue cycles of the cost model ([`crate::sm50::sched::cost`]: stalls plus modelled
 //! scoreboard waits, one pass over the code in layout order, the same model on both cubins),
 //! registers, shared and local (stack frame) bytes; per file the compile times; a totals row
@@ -70,6 +72,9 @@ pub struct Args {
 pub struct Side {
     pub instructions: u32,
     pub address_arith: u32,
+    /// Arithmetic instructions whose results reach a memory address
+    /// ([`crate::sm50::slice::address_slice_arith`]).
+    pub address_slice: u32,
     pub lea: u32,
     pub stalls: u32,
     /// Static issue cycles ([`crate::sm50::sched::cost::cycles`]).
@@ -83,6 +88,7 @@ impl Side {
     fn add(&mut self, o: &Side) {
         self.instructions += o.instructions;
         self.address_arith += o.address_arith;
+        self.address_slice += o.address_slice;
         self.lea += o.lea;
         self.stalls += o.stalls;
         self.cycles += o.cycles;
@@ -378,9 +384,11 @@ fn sides(cubin_bytes: &[u8], log: &str) -> Result<Vec<(String, Side)>, String> {
     let c = cubin::read(cubin_bytes).map_err(|e| e.to_string())?;
     let mut v = Vec::new();
     for k in &c.kernels {
-        let (insts, ctrls, _) = decode_text(&k.code).map_err(|e| format!("{}: {e}", k.name))?;
+        let (insts, ctrls, targets) =
+            decode_text(&k.code).map_err(|e| format!("{}: {e}", k.name))?;
         let mut s = Side {
             registers: k.regcount,
+            address_slice: crate::sm50::slice::address_slice_arith(&insts, &targets),
             ..Side::default()
         };
         s.cycles = crate::sm50::sched::cost::cycles(&insts, &ctrls);
@@ -442,10 +450,11 @@ pub fn to_table(r: &Report) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "{:<40} {:>9} {:>9} {:>7} {:>9} {:>11} {:>7} {:>11} {:>9} {:>7}",
+        "{:<40} {:>9} {:>9} {:>9} {:>7} {:>9} {:>11} {:>7} {:>11} {:>9} {:>7}",
         "kernel (leafold/ptxas)",
         "insts",
         "addr",
+        "slice",
         "LEA",
         "stalls",
         "cycles",
@@ -458,10 +467,11 @@ pub fn to_table(r: &Report) -> String {
     let mut line = |name: &str, l: &Side, p: &Side, subset: &str| {
         let _ = writeln!(
             s,
-            "{:<40} {:>9} {:>9} {:>7} {:>9} {:>11} {:>7} {:>11} {:>9} {:>7}",
+            "{:<40} {:>9} {:>9} {:>9} {:>7} {:>9} {:>11} {:>7} {:>11} {:>9} {:>7}",
             name,
             cell(l.instructions.into(), p.instructions.into()),
             cell(l.address_arith.into(), p.address_arith.into()),
+            cell(l.address_slice.into(), p.address_slice.into()),
             cell(l.lea.into(), p.lea.into()),
             cell(l.stalls.into(), p.stalls.into()),
             cell(l.cycles, p.cycles),
@@ -490,16 +500,19 @@ pub fn to_table(r: &Report) -> String {
     );
     let _ = writeln!(
         s,
-        "instructions leafold/ptxas = {}; address arithmetic leafold/ptxas = {}",
+        "instructions leafold/ptxas = {}; address arithmetic leafold/ptxas = {}; address \
+         slice leafold/ptxas = {}",
         ratio(l.instructions.into(), p.instructions.into()),
-        ratio(l.address_arith.into(), p.address_arith.into())
+        ratio(l.address_arith.into(), p.address_arith.into()),
+        ratio(l.address_slice.into(), p.address_slice.into())
     );
     let _ = writeln!(
         s,
         "address-only kernels ({an}): instructions leafold/ptxas = {}; address arithmetic \
-         leafold/ptxas = {}",
+         leafold/ptxas = {}; address slice leafold/ptxas = {}",
         ratio(al.instructions.into(), ap.instructions.into()),
-        ratio(al.address_arith.into(), ap.address_arith.into())
+        ratio(al.address_arith.into(), ap.address_arith.into()),
+        ratio(al.address_slice.into(), ap.address_slice.into())
     );
     let _ = writeln!(
         s,
@@ -521,9 +534,17 @@ pub fn to_table(r: &Report) -> String {
 
 fn side_json(x: &Side) -> String {
     format!(
-        "{{\"instructions\": {}, \"address_arith\": {}, \"lea\": {}, \"stalls\": {}, \
-         \"cycles\": {}, \"registers\": {}, \"shared\": {}, \"local\": {}}}",
-        x.instructions, x.address_arith, x.lea, x.stalls, x.cycles, x.registers, x.shared, x.local
+        "{{\"instructions\": {}, \"address_arith\": {}, \"address_slice\": {}, \"lea\": {}, \
+         \"stalls\": {}, \"cycles\": {}, \"registers\": {}, \"shared\": {}, \"local\": {}}}",
+        x.instructions,
+        x.address_arith,
+        x.address_slice,
+        x.lea,
+        x.stalls,
+        x.cycles,
+        x.registers,
+        x.shared,
+        x.local
     )
 }
 

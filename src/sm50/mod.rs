@@ -33,6 +33,7 @@
 pub mod banks;
 pub mod ctrl;
 pub mod sched;
+pub mod slice;
 
 pub use ctrl::{Bundle, Ctrl, CtrlError};
 

@@ -1,0 +1,215 @@
+//! The address slice of a kernel's SASS: which instructions compute memory addresses.
+//!
+//! In: decoded instructions in layout order and their branch targets (instruction indices),
+//! as [`super::sched::check::decode_text`] gives them for any cubin, ours or ptxas's. Out: per
+//! instruction, whether its result reaches the address of some memory access
+//! ([`address_slice`]), and the count of those that are arithmetic
+//! ([`address_slice_arith`]).
+//!
+//! `leafold compare`'s "address arithmetic" column counts instructions by opcode class (LEA,
+//! ISCADD, IADD*, SHL/SHR/SHF, XMAD, MOV), whatever their results feed: a float slow path's
+//! exponent arithmetic or an RNG's XMADs count as much as a pointer increment. The slice is
+//! the exact reading of the words: an instruction belongs to it when one of its results
+//! flows, through any chain of instructions, into
+//! * the address register(s) of a load, store or atomic (`Ra`, and `Ra + 1` for `.E`
+//!   64-bit addresses; `RZ` is no register), or
+//! * the window predicate (`Plg`) that a generic `LD`/`ST` reads.
+//!
+//! The analysis is a backward walk over reaching definitions: from each such use, every
+//! path back through the control-flow graph ([`super::sched::check::successors`], the same
+//! graph the hazard checker walks) to the nearest instruction that writes the register, a
+//! guarded write also letting the older value through. Each instruction found joins the
+//! slice and its own sources (not its guard predicate, which chooses whether it runs rather
+//! than what it computes) are followed in turn. A load in the slice (a pointer read from
+//! memory) joins it but its sources are already seeds, and `S2R` sources nothing: the walk
+//! stops there.
+//!
+//! Invariants: the walk visits each (position, register) pair at most once, so it ends in
+//! time linear in instructions times registers; the result does not depend on register
+//! names, only on dataflow, so ours and ptxas's code are measured alike.
+//! [`address_slice_arith`] counts slice members that are neither memory accesses nor
+//! special-register reads: the instructions that do arithmetic on the way to an address.
+
+use super::sched::check::successors;
+use super::sched::{access, Res, NUM_RES, PRED};
+use super::{Field, Form, Inst};
+
+/// What kind of memory access `form` is: `None` for none; `Some(generic)` otherwise.
+fn memory(form: Form) -> Option<bool> {
+    let name = format!("{form:?}");
+    let class = name.split('_').next().unwrap_or("");
+    match class {
+        "LD" | "ST" => Some(true),
+        "LDG" | "STG" | "LDS" | "STS" | "LDL" | "STL" | "LDC" | "ATOM" | "ATOMS" | "RED" => {
+            Some(false)
+        }
+        _ => None,
+    }
+}
+
+/// The resources that give `inst`'s address: its address register(s) and, for a generic
+/// access, its window predicate.
+fn address_uses(inst: &Inst) -> Vec<Res> {
+    let Some(generic) = memory(inst.form) else {
+        return Vec::new();
+    };
+    let mut v = Vec::new();
+    if let Some(ra) = inst.get(Field::Ra) {
+        if ra != 255 {
+            v.push(ra as Res);
+            if inst.get(Field::E) == Some(1) && ra < 254 {
+                v.push(ra as Res + 1);
+            }
+        }
+    }
+    if generic {
+        if let Some(p) = inst.get(Field::P) {
+            if p != 7 {
+                v.push(PRED + p as Res);
+            }
+        }
+    }
+    v
+}
+
+/// Whether `inst` only reads special registers or memory: it joins the slice but its
+/// sources are not followed (a load's own address is a seed already).
+fn is_source(inst: &Inst) -> bool {
+    memory(inst.form).is_some() || matches!(inst.info().class, "S2R" | "CS2R")
+}
+
+/// Per instruction, whether one of its results reaches a memory address (see the module
+/// essay).
+pub fn address_slice(insts: &[Inst], targets: &[Option<usize>]) -> Vec<bool> {
+    let n = insts.len();
+    let succ = successors(insts, targets);
+    let mut preds: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for (k, s) in succ.iter().enumerate() {
+        for &t in s {
+            preds[t].push(k);
+        }
+    }
+    let accesses: Vec<_> = insts.iter().map(access).collect();
+    let guarded = |k: usize| {
+        let i = &insts[k];
+        !(i.get(Field::Pg).unwrap_or(7) == 7 && i.get(Field::Pgn).unwrap_or(0) == 0)
+    };
+    let guard = |k: usize| -> Option<Res> {
+        let pg = insts[k].get(Field::Pg)?;
+        (pg != 7).then_some(PRED + pg as Res)
+    };
+    let mut in_slice = vec![false; n];
+    // `seen[k * NUM_RES + r]`: resource `r` is already wanted just before instruction `k`.
+    let mut seen = vec![false; n * NUM_RES];
+    let mut work: Vec<(usize, Res)> = Vec::new();
+    let mut want = |k: usize, r: Res, work: &mut Vec<(usize, Res)>| {
+        if r < NUM_RES && !std::mem::replace(&mut seen[k * NUM_RES + r], true) {
+            work.push((k, r));
+        }
+    };
+    for (k, inst) in insts.iter().enumerate() {
+        for r in address_uses(inst) {
+            want(k, r, &mut work);
+        }
+    }
+    while let Some((k, r)) = work.pop() {
+        for &p in &preds[k] {
+            if accesses[p].defs.contains(&r) {
+                if !in_slice[p] {
+                    in_slice[p] = true;
+                    if !is_source(&insts[p]) {
+                        let g = guard(p);
+                        for &u in &accesses[p].uses {
+                            if Some(u) != g {
+                                want(p, u, &mut work);
+                            }
+                        }
+                    }
+                }
+                if guarded(p) {
+                    want(p, r, &mut work);
+                }
+            } else {
+                want(p, r, &mut work);
+            }
+        }
+    }
+    in_slice
+}
+
+/// How many instructions of the address slice do arithmetic: slice members other than
+/// memory accesses and special-register reads.
+pub fn address_slice_arith(insts: &[Inst], targets: &[Option<usize>]) -> u32 {
+    address_slice(insts, targets)
+        .iter()
+        .zip(insts)
+        .filter(|(s, i)| **s && !is_source(i))
+        .count() as u32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn r(form: Form, fields: &[(Field, u64)]) -> Inst {
+        fields
+            .iter()
+            .fold(Inst::new(form), |i, &(f, v)| i.with(f, v))
+    }
+
+    /// IADD R2 <- R0 (tid) + c; SHL R3 <- R2; LDS [R3]; an FADD on the loaded value and an
+    /// unrelated IADD are not in the slice.
+    #[test]
+    fn follows_sources_of_an_address_only() {
+        let insts = vec![
+            r(Form::S2R, &[(Field::Rd, 0), (Field::Sr, 0x21)]),
+            r(
+                Form::IADD_C,
+                &[(Field::Rd, 2), (Field::Ra, 0), (Field::Cbo, 2)],
+            ),
+            r(
+                Form::SHL_I,
+                &[(Field::Rd, 3), (Field::Ra, 2), (Field::ImmImm20s, 2)],
+            ),
+            r(
+                Form::IADD_C,
+                &[(Field::Rd, 5), (Field::Ra, 0), (Field::Cbo, 3)],
+            ),
+            r(Form::LDS, &[(Field::Rd, 4), (Field::Ra, 3)]),
+            r(
+                Form::FADD_R,
+                &[(Field::Rd, 4), (Field::Ra, 4), (Field::Rb, 5)],
+            ),
+            r(Form::EXIT, &[]),
+        ];
+        let targets = vec![None; insts.len()];
+        let s = address_slice(&insts, &targets);
+        assert_eq!(s, [true, true, true, false, false, false, false]);
+        assert_eq!(address_slice_arith(&insts, &targets), 2);
+    }
+
+    /// A loop: R2 starts at 0 and is bumped by 4 each trip; the bump reaches the next trip's
+    /// address through the back edge.
+    #[test]
+    fn back_edges_and_guarded_writes() {
+        let insts = vec![
+            r(Form::MOV32I, &[(Field::Rd, 2), (Field::Imm, 0)]),
+            r(Form::LDS, &[(Field::Rd, 4), (Field::Ra, 2)]),
+            r(
+                Form::IADD32I,
+                &[(Field::Rd, 2), (Field::Ra, 2), (Field::Imm, 4)],
+            ),
+            // @P0 MOV R2, R6: a guarded write lets the older value (the IADD's) through too.
+            r(
+                Form::MOV_R,
+                &[(Field::Rd, 2), (Field::Rb, 6), (Field::Pg, 0)],
+            ),
+            r(Form::BRA, &[(Field::Pg, 1)]),
+            r(Form::EXIT, &[]),
+        ];
+        let mut targets = vec![None; insts.len()];
+        targets[4] = Some(1);
+        let s = address_slice(&insts, &targets);
+        assert_eq!(s, [true, false, true, true, false, false]);
+    }
+}
