@@ -224,9 +224,9 @@ fn address_arithmetic_against_ptxas_on_the_corpus() {
 /// selects as well: 28470/30966 = 0.919, instructions 70418 = 0.870.
 const RATIO_FLOOR: f64 = 0.93;
 const INSTRUCTION_FLOOR: f64 = 0.88;
-/// The address slice (arithmetic instructions whose results reach a load's, store's or
-/// atomic's address, `leafold::sm50::slice`), measured when it was added: 28975/32435 = 0.893.
-const SLICE_FLOOR: f64 = 0.90;
+/// The address slice (integer arithmetic whose results reach a load's, store's or atomic's
+/// address, `leafold::sm50::slice`), measured when it was added: 19707/25110 = 0.785.
+const SLICE_FLOOR: f64 = 0.79;
 /// The same over the 15 address-only kernels (211/157 = 1.344 before `ir::simplify`, 168/157
 /// = 1.070 since; `mul.hi.u64 x, 2` alone went from 41 to 7), rounded up likewise.
 const SUBSET_RATIO_FLOOR: f64 = 1.08;

@@ -20,15 +20,22 @@
 //! graph the hazard checker walks) to the nearest instruction that writes the register, a
 //! guarded write also letting the older value through. Each instruction found joins the
 //! slice and its own sources (not its guard predicate, which chooses whether it runs rather
-//! than what it computes) are followed in turn. A load in the slice (a pointer read from
-//! memory) joins it but its sources are already seeds, and `S2R` sources nothing: the walk
-//! stops there.
+//! than what it computes) are followed in turn. The walk stops at instructions that bring
+//! data into the integer arithmetic rather than compute on it: loads (a pointer read from
+//! memory; the load's own address is a seed already), special registers, shuffles, votes,
+//! textures, and floating point, conversions from float included (an index computed from a
+//! float, as in a trig argument reduction, is data-dependent addressing, like an index loaded
+//! from memory). They join the slice but are not counted.
+//!
+//! The walk is path-insensitive: a guarded write lets the older value through whatever the
+//! guard of the reader, so predicated code (ours after if-conversion, ptxas's) can pull in a
+//! little more than a path-sensitive analysis would. Both compilers' code is measured alike.
 //!
 //! Invariants: the walk visits each (position, register) pair at most once, so it ends in
 //! time linear in instructions times registers; the result does not depend on register
 //! names, only on dataflow, so ours and ptxas's code are measured alike.
-//! [`address_slice_arith`] counts slice members that are neither memory accesses nor
-//! special-register reads: the instructions that do arithmetic on the way to an address.
+//! [`address_slice_arith`] counts slice members other than those sources: the integer
+//! instructions that do arithmetic on the way to an address.
 
 use super::sched::check::successors;
 use super::sched::{access, Res, NUM_RES, PRED};
@@ -72,10 +79,48 @@ fn address_uses(inst: &Inst) -> Vec<Res> {
     v
 }
 
-/// Whether `inst` only reads special registers or memory: it joins the slice but its
-/// sources are not followed (a load's own address is a seed already).
+/// Whether `inst` brings data into the integer arithmetic rather than computing on it: a
+/// memory access (a loaded pointer; a load's own address is a seed already), a special
+/// register, another lane's value (`SHFL`, `VOTE`), a texture fetch, or floating point
+/// (any float or double instruction, `MUFU`, and the conversions from float, `F2I`/`F2F`:
+/// an index computed from a float, as in a trig reduction, is data-dependent addressing, like
+/// an index loaded from memory). It joins the slice, but its sources are not followed and it
+/// is not counted as address arithmetic.
 fn is_source(inst: &Inst) -> bool {
-    memory(inst.form).is_some() || matches!(inst.info().class, "S2R" | "CS2R")
+    memory(inst.form).is_some()
+        || matches!(
+            inst.info().class,
+            "S2R"
+                | "CS2R"
+                | "SHFL"
+                | "VOTE"
+                | "TEX"
+                | "TEXS"
+                | "TLDS"
+                | "FADD"
+                | "FMUL"
+                | "FFMA"
+                | "FADD32I"
+                | "FMUL32I"
+                | "FFMA32I"
+                | "FSETP"
+                | "FSET"
+                | "FCMP"
+                | "FMNMX"
+                | "MUFU"
+                | "RRO"
+                | "FCHK"
+                | "FCHK_I"
+                | "DADD"
+                | "DMUL"
+                | "DFMA"
+                | "DSETP"
+                | "DSET"
+                | "DMNMX"
+                | "I2F"
+                | "F2I"
+                | "F2F"
+        )
 }
 
 /// Per instruction, whether one of its results reaches a memory address (see the module
@@ -137,8 +182,8 @@ pub fn address_slice(insts: &[Inst], targets: &[Option<usize>]) -> Vec<bool> {
     in_slice
 }
 
-/// How many instructions of the address slice do arithmetic: slice members other than
-/// memory accesses and special-register reads.
+/// How many instructions of the address slice do integer arithmetic: slice members other
+/// than the sources where the walk stops (memory, special registers, floating point ...).
 pub fn address_slice_arith(insts: &[Inst], targets: &[Option<usize>]) -> u32 {
     address_slice(insts, targets)
         .iter()
@@ -186,6 +231,29 @@ mod tests {
         let s = address_slice(&insts, &targets);
         assert_eq!(s, [true, true, true, false, false, false, false]);
         assert_eq!(address_slice_arith(&insts, &targets), 2);
+    }
+
+    /// An index converted from a float is data: the F2I joins the slice and is not counted,
+    /// the float arithmetic before it is not followed; the SHL after it is counted.
+    #[test]
+    fn floats_are_data() {
+        let insts = vec![
+            r(
+                Form::FADD_R,
+                &[(Field::Rd, 2), (Field::Ra, 0), (Field::Rb, 1)],
+            ),
+            r(Form::F2I_R, &[(Field::Rd, 3), (Field::Rb, 2)]),
+            r(
+                Form::SHL_I,
+                &[(Field::Rd, 4), (Field::Ra, 3), (Field::ImmImm20s, 2)],
+            ),
+            r(Form::LDS, &[(Field::Rd, 5), (Field::Ra, 4)]),
+            r(Form::EXIT, &[]),
+        ];
+        let targets = vec![None; insts.len()];
+        let s = address_slice(&insts, &targets);
+        assert_eq!(s, [false, true, true, false, false]);
+        assert_eq!(address_slice_arith(&insts, &targets), 1);
     }
 
     /// A loop: R2 starts at 0 and is bumped by 4 each trip; the bump reaches the next trip's
