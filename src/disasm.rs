@@ -32,6 +32,9 @@ pub struct ListingOptions {
     pub ctrl: bool,
     /// Print the raw words only.
     pub raw: bool,
+    /// Mark the instructions of the address slice (`*` before the address; see
+    /// [`crate::sm50::slice`]): the ones whose results reach a memory address.
+    pub slice: bool,
 }
 
 /// One instruction ready to lay out.
@@ -127,6 +130,11 @@ fn instruction_lines(code: &[u64], opts: ListingOptions) -> String {
             lines[i + 1].dual_second = true;
         }
     }
+    // Decoding the whole text (padding dropped) gives the same order as `lines`.
+    let in_slice = match sm50::sched::check::decode_text(code) {
+        Ok((insts, _, targets)) if opts.slice => sm50::slice::address_slice(&insts, &targets),
+        _ => Vec::new(),
+    };
     let ctrl_col = if opts.ctrl { 23 } else { 0 };
     let widest = lines.iter().map(|l| body(l).len()).max().unwrap_or(0);
     let column = 35 + ctrl_col + widest + 2;
@@ -137,7 +145,12 @@ fn instruction_lines(code: &[u64], opts: ListingOptions) -> String {
             let word = code[(i / 3) * 4];
             let _ = writeln!(out, "{:column$}/* 0x{word:016x} */", "");
         }
-        let mut s = format!("        /*{:04x}*/", l.addr);
+        let mark = if in_slice.get(i) == Some(&true) {
+            '*'
+        } else {
+            ' '
+        };
+        let mut s = format!("      {mark} /*{:04x}*/", l.addr);
         if opts.ctrl {
             let _ = write!(s, " {}  ", l.ctrl.cuasm());
         }

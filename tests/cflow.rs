@@ -68,6 +68,7 @@ fn listing(out: &Output) -> String {
         leafold::disasm::ListingOptions {
             ctrl: true,
             raw: false,
+            slice: false,
         },
     )
 }

@@ -104,3 +104,57 @@ fn corrupt_cubin_is_a_clear_error_from_the_cli() {
         "{err}"
     );
 }
+
+/// `--slice` marks address-slice instructions with `*` and changes nothing else; and a reader
+/// that closes the pipe early (`leafold disasm big.cubin | head`) ends the command quietly
+/// instead of a panic.
+#[test]
+fn slice_marks_and_closed_pipes() {
+    use std::io::Read as _;
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let ptx = std::fs::read_to_string(
+        root.join("tests/data/corpus/ptx/gtcasl__gpuocelot__tests_ptx_unstructured_vm.ptx"),
+    )
+    .unwrap();
+    let out = leafold::driver::compile(&ptx, &leafold::driver::Options::default()).unwrap();
+    let dir = std::env::temp_dir().join(format!("leafold-disasm-slice-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("vm.cubin");
+    std::fs::write(&path, &out.cubin).unwrap();
+    let run = |slice: bool| {
+        let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_leafold"));
+        c.arg("disasm").arg(&path);
+        if slice {
+            c.arg("--slice");
+        }
+        let o = c.output().unwrap();
+        assert!(o.status.success());
+        String::from_utf8(o.stdout).unwrap()
+    };
+    let (plain, marked) = (run(false), run(true));
+    let marks = marked.matches("      * /*").count();
+    assert!(marks > 100, "{marks} instructions marked");
+    assert_eq!(marked.replace("      * /*", "        /*"), plain);
+
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_leafold"))
+        .arg("disasm")
+        .arg(&path)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut head = [0u8; 64];
+    child.stdout.take().unwrap().read_exact(&mut head).unwrap(); // then the pipe closes
+    let o = child.wait_with_output().unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(
+        plain.len() > 1 << 17,
+        "the listing must outgrow the pipe buffer"
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}

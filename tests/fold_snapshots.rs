@@ -49,6 +49,7 @@ fn pipeline(file: &str, assume_inbounds: bool) -> String {
         ListingOptions {
             ctrl: true,
             raw: false,
+            slice: false,
         },
     );
     format!(

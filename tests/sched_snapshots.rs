@@ -90,6 +90,7 @@ fn scheduled(name: &str, ptx: &str) -> String {
         ListingOptions {
             ctrl: true,
             raw: false,
+            slice: false,
         },
     );
     s.push_str("\n== static issue cycles ==\n");

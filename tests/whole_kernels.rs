@@ -71,6 +71,7 @@ fn listing(out: &Output) -> String {
         leafold::disasm::ListingOptions {
             ctrl: true,
             raw: false,
+            slice: false,
         },
     )
 }

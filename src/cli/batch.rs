@@ -118,8 +118,8 @@ pub fn run(args: &Args, opts: &Options) -> u8 {
     let mut code = 0;
     for (job, r) in jobs.iter().zip(&results) {
         if !r.stdout.is_empty() {
-            println!("// {}", job.input.display());
-            print!("{}", r.stdout);
+            super::print_out(&format!("// {}\n", job.input.display()));
+            super::print_out(&r.stdout);
         }
         eprint!("{}", r.stderr);
         if r.code != 0 {

@@ -35,7 +35,7 @@ pub fn run(args: &Args) -> u8 {
                 diags.extend(crate::ptx::check(m, &file));
             }
             if args.dump_ast {
-                print!("{}", crate::ptx::dump_ast(m));
+                super::print_out(&crate::ptx::dump_ast(m));
             }
         }
         eprint!("{}", render_all(&diags));

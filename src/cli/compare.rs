@@ -195,9 +195,9 @@ pub fn run(args: &Args) -> u8 {
         compare_file(&oracle, &job.input, &opts, &mut report);
     }
     if args.json {
-        print!("{}", to_json(&report));
+        super::print_out(&to_json(&report));
     } else {
-        print!("{}", to_table(&report));
+        super::print_out(&to_table(&report));
     }
     if let Some(path) = &args.svg {
         if let Err(e) = std::fs::write(path, to_svg(&report)) {

@@ -238,7 +238,7 @@ pub fn run_with_warnings(args: &Args, pre: &[String]) -> u8 {
         None
     };
     let r = compile_file(input, output.as_deref(), &opts, args);
-    print!("{}", r.stdout);
+    super::print_out(&r.stdout);
     if let Some(cubin) = &r.cubin_to_stdout {
         use std::io::Write as _;
         let mut out = std::io::stdout().lock();

@@ -1,5 +1,6 @@
 //! `leafold disasm FILE.cubin`: SASS text like `cuobjdump -sass`, for any sm_50/52/53 cubin.
-//! `--ctrl` adds a control-code column, `--raw` prints the words. A cubin that cannot be read
+//! `--ctrl` adds a control-code column, `--raw` prints the words, `--slice` marks the
+//! address slice. A cubin that cannot be read
 //! is an error naming the file and the reason (exit 1); an unreadable file exits 2.
 
 use crate::disasm::{listing, ListingOptions};
@@ -15,6 +16,10 @@ pub struct Args {
     /// Print raw instruction words only.
     #[arg(long)]
     pub raw: bool,
+    /// Mark with `*` the instructions whose results reach a memory address (the address
+    /// slice that `leafold compare` counts).
+    #[arg(long)]
+    pub slice: bool,
 }
 
 pub fn run(args: &Args) -> u8 {
@@ -35,7 +40,8 @@ pub fn run(args: &Args) -> u8 {
     let opts = ListingOptions {
         ctrl: args.ctrl,
         raw: args.raw,
+        slice: args.slice,
     };
-    print!("{}", listing(&cubin, opts));
+    super::print_out(&listing(&cubin, opts));
     0
 }

@@ -11,3 +11,12 @@ pub mod hazards;
 pub mod ptxas;
 pub mod stats;
 pub mod verify;
+
+/// Write `text` to standard output. A reader that closed the pipe early (`leafold disasm
+/// x.cubin | head`) is not an error: the rest is dropped, as Unix tools do, where `print!`
+/// would panic.
+pub fn print_out(text: &str) {
+    use std::io::Write as _;
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+}

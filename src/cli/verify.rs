@@ -118,7 +118,7 @@ pub fn run(args: &Args) -> u8 {
     };
     let mut code = 0;
     for v in &verdicts {
-        println!("{v}");
+        super::print_out(&format!("{v}\n"));
         code = match (code, v.exit_code()) {
             (1, _) | (_, 1) => 1,
             (a, b) => a.max(b),
