@@ -282,3 +282,71 @@ fn stats_flag_prints_json_per_kernel() {
         .unwrap();
     assert_eq!(o.status.code(), Some(2));
 }
+
+/// 64-bit addresses whose base is a 32-bit value widened (`cvt.u64.u32`, `cvt.s64.s32`):
+/// every strategy computes what the IR computes, and `--fold=full` reads the base's words
+/// apart (the value and `RZ` or its sign word), so no `MOV` builds the base as a pair.
+#[test]
+fn extended_bases_are_read_in_halves() {
+    const EXT: &str = r#"
+.version 7.0
+.target sm_50
+.address_size 64
+
+.visible .entry extbase(.param .u64 out, .param .u32 lo, .param .u32 j)
+{
+    .reg .b64 %rd<12>;
+    .reg .b32 %r<10>;
+    ld.param.u64 %rd1, [out];
+    ld.param.u32 %r1, [lo];
+    ld.param.u32 %r2, [j];
+    mov.u32 %r3, %tid.x;
+    cvt.u64.u32 %rd2, %r1;
+    mul.wide.u32 %rd3, %r3, 4;
+    add.s64 %rd4, %rd2, %rd3;
+    ld.global.u32 %r4, [%rd4];
+    add.s32 %r5, %r1, 16;
+    cvt.s64.s32 %rd5, %r5;
+    mul.wide.s32 %rd6, %r2, 4;
+    add.s64 %rd7, %rd5, %rd6;
+    ld.global.u32 %r6, [%rd7+8];
+    add.s32 %r7, %r4, %r6;
+    add.s64 %rd8, %rd1, %rd3;
+    st.global.u32 [%rd8], %r7;
+    ret;
+}
+"#;
+    const IN: u64 = 0x1000_0000;
+    const OUT: u64 = 0x2000_0000;
+    for j in [0i32, 3, -2] {
+        let mut params = Vec::new();
+        params.extend(OUT.to_le_bytes());
+        params.extend((IN as u32 + 0x40).to_le_bytes());
+        params.extend(j.to_le_bytes());
+        let mut launch = Launch::new([1, 1, 1], [8, 1, 1]);
+        launch.params = params;
+        launch.global = vec![
+            GlobalRegion {
+                base: IN,
+                bytes: (0..64u32).flat_map(|x| (x * 5 + 2).to_le_bytes()).collect(),
+            },
+            GlobalRegion {
+                base: OUT,
+                bytes: vec![0; 32],
+            },
+        ];
+        for fold in [Fold::None, Fold::Lea, Fold::Full] {
+            run_both_with(EXT, &launch, &opts(fold));
+        }
+    }
+    let out = compile(EXT, &opts(Fold::Full)).unwrap();
+    let pair_moves: Vec<&str> = out
+        .sass
+        .lines()
+        .filter(|l| {
+            let t: Vec<&str> = l.split_whitespace().collect();
+            t.len() > 3 && t[1] == "MOV" && t[3].starts_with('R')
+        })
+        .collect();
+    assert!(pair_moves.is_empty(), "{pair_moves:?}\n{}", out.sass);
+}

@@ -17,6 +17,10 @@
 //!          [LEA P, d, d, disp]                       disp in chain
 //! ```
 //!
+//! A base that is an i32 widened to 64 bits ([`ChainBase::Split`]) gives `base.lo` = the
+//! value and `base.hi` = `RZ` (zero extension) or its shared sign word, so it is never built
+//! as a pair first.
+//!
 //! Trade-offs: the sign word is one `SHR` (no `BFE` as in the seed). With `--fold=full` the
 //! selector computes it once per index (`ChainIndex::sign`) when several chains use that
 //! index, and every one of them reads it, one instruction saved per further chain for a register that lives longer;
@@ -46,6 +50,14 @@ pub enum ChainBase {
     Reg(Loc),
     /// Byte offset in constant bank 0 (low word; the high word follows at +4).
     Cbuf(u32),
+    /// A 64-bit base whose words live apart: an extended i32 value as the low word and, as
+    /// the high word, its sign word (`SHR s, x, 0x1f`, sign extension) or `RZ` (`None`,
+    /// zero extension). LEA reads base.lo and base.hi from separate fields, so the extended
+    /// value need not be built as a pair (`MOV lo, x` + `SHR hi, x, 0x1f`) first.
+    Split {
+        lo: Loc,
+        hi: Option<Loc>,
+    },
     /// The stack pointer R1 (32-bit chains of `.local` addresses only).
     Sp,
 }
@@ -86,6 +98,13 @@ pub fn wide_chain(
     let ix = index.map(|ix| (i.use_(ix.loc.vreg), ix));
     let b = match base {
         ChainBase::Reg(l) => Some((i.use_(l.vreg), l.offset)),
+        _ => None,
+    };
+    let split = match base {
+        ChainBase::Split { lo, hi } => Some((
+            (i.use_(lo.vreg), lo.offset),
+            hi.map(|h| (i.use_(h.vreg), h.offset)),
+        )),
         _ => None,
     };
     let scale = index.map_or(0, |ix| u64::from(ix.shift));
@@ -139,6 +158,12 @@ pub fn wide_chain(
             hi_refs.push((Field::Rb, op, o + 1));
         }
         _ => {}
+    }
+    if let Some(((op, o), hi)) = split {
+        lo_refs.push((Field::Rb, op, o));
+        if let Some((hop, ho)) = hi {
+            hi_refs.push((Field::Rb, hop, ho));
+        }
     }
     if disp == 0 {
         if let Some(p) = p {
@@ -211,7 +236,8 @@ pub fn narrow_chain(
     let mut refs = vec![(Field::Rd, d, 0), (Field::Ra, x, index.loc.offset)];
     match base {
         ChainBase::Cbuf(off) => lea.set(Field::Cbo, u64::from(off / 4)),
-        ChainBase::Reg(l) => {
+        // A 32-bit address reads only the low word of a split base.
+        ChainBase::Reg(l) | ChainBase::Split { lo: l, .. } => {
             let b = i.use_(l.vreg);
             refs.push((Field::Rb, b, l.offset));
         }

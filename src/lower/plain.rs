@@ -43,6 +43,8 @@ fn base_op(i: &mut Sm50Inst, base: ChainBase) -> Option<(u8, u8)> {
         ChainBase::Reg(l) => Some((i.use_(l.vreg), l.offset)),
         ChainBase::Sp => Some((i.op(Reg::Phys(PhysReg::SP), OpSpec::use_()), 0)),
         ChainBase::Cbuf(_) | ChainBase::None => None,
+        // `Lowerer::split_base` makes split bases for `--fold=full` only.
+        ChainBase::Split { .. } => unreachable!("a split base in a --fold=none chain"),
     }
 }
 

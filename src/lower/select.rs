@@ -2586,7 +2586,18 @@ impl<'a> Lowerer<'a> {
         let base = match mode.base {
             Base::None if sp_base => ChainBase::Sp,
             Base::None => ChainBase::None,
-            Base::Reg(v) => ChainBase::Reg(self.reg(v)?),
+            Base::Reg(v) => match self.split_base(v, mode.wide) {
+                Some((x, Ext::Sext)) => {
+                    let lo = self.reg(x)?;
+                    let hi = self.sign_word(x, lo);
+                    ChainBase::Split { lo, hi: Some(hi) }
+                }
+                Some((x, _)) => ChainBase::Split {
+                    lo: self.reg(x)?,
+                    hi: None,
+                },
+                None => ChainBase::Reg(self.reg(v)?),
+            },
             Base::Param { offset, .. } => ChainBase::Cbuf(0x140 + offset),
         };
         let index = match mode.index {
@@ -2698,6 +2709,30 @@ impl<'a> Lowerer<'a> {
 
     /// The sign word of the i32 `v` (in `loc`): `SHR s, v, 0x1f`, built once and reused in
     /// this block and the blocks it dominates, like chains.
+    /// For the base `v` of a 64-bit chain (`--fold=full`): `(x, ext)` when `v` is an i32 `x`
+    /// zero-extended, or sign-extended and used by nothing but addresses. The chain then reads
+    /// `x` and `RZ` or its sign word as the base's two words, so `v` need not be built as a
+    /// pair: a `MOV` saved, and for a sign extension the `SHR` is the shared sign word, as an
+    /// index's. A zero-extended `v` that something else needs as a pair costs nothing more
+    /// (`x` is in a register to build it anyway); a sign-extended one would cost a second
+    /// `SHR`, so it stays a pair. Decided from the IR alone, so planning and emission agree.
+    fn split_base(&self, v: Value, wide: bool) -> Option<(Value, Ext)> {
+        if !wide || self.opts.fold != Fold::Full {
+            return None;
+        }
+        let ValueDef::Result(def, _) = self.f.values[v].def else {
+            return None;
+        };
+        match self.f.insts[def].data {
+            InstData::Convert { op, arg, .. } if self.f.value_type(arg) == Type::I32 => match op {
+                ConvOp::Sext if !self.non_address_use.contains(&v) => Some((arg, Ext::Sext)),
+                ConvOp::Zext => Some((arg, Ext::Zext)),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
     fn sign_word(&mut self, v: Value, loc: Loc) -> Loc {
         let here = self.cur_ir;
         if self.planning.is_none() {
