@@ -350,3 +350,75 @@ fn extended_bases_are_read_in_halves() {
         .collect();
     assert!(pair_moves.is_empty(), "{pair_moves:?}\n{}", out.sass);
 }
+
+/// A loop that bumps a pointer by a scaled stride (`p += stride * 4`): the chain computing the
+/// new `p` may take the old `p`'s registers (only the index must stay apart), so the back edge
+/// needs no `MOV` pair to copy the new pointer into place. Every strategy computes what the IR
+/// computes.
+#[test]
+fn pointer_bump_reuses_its_registers() {
+    const BUMP: &str = r#"
+.version 7.0
+.target sm_50
+.address_size 64
+
+.visible .entry bump(.param .u64 out, .param .u64 in, .param .u32 stride, .param .u32 n)
+{
+    .reg .b64 %rd<8>;
+    .reg .b32 %r<10>;
+    .reg .pred %p<2>;
+    ld.param.u64 %rd1, [out];
+    ld.param.u64 %rd2, [in];
+    ld.param.u32 %r1, [stride];
+    ld.param.u32 %r2, [n];
+    mov.u32 %r3, %tid.x;
+    mul.wide.u32 %rd3, %r3, 4;
+    add.s64 %rd2, %rd2, %rd3;
+    mov.u32 %r4, 0;
+    mov.u32 %r5, 0;
+LOOP:
+    ld.global.u32 %r6, [%rd2];
+    add.s32 %r4, %r4, %r6;
+    mul.wide.u32 %rd4, %r1, 4;
+    add.s64 %rd2, %rd2, %rd4;
+    add.s32 %r5, %r5, 1;
+    setp.lt.u32 %p1, %r5, %r2;
+    @%p1 bra LOOP;
+    add.s64 %rd5, %rd1, %rd3;
+    st.global.u32 [%rd5], %r4;
+    ret;
+}
+"#;
+    const IN: u64 = 0x1000_0000;
+    const OUT: u64 = 0x2000_0000;
+    let mut params = Vec::new();
+    params.extend(OUT.to_le_bytes());
+    params.extend(IN.to_le_bytes());
+    params.extend(8u32.to_le_bytes());
+    params.extend(5u32.to_le_bytes());
+    let mut launch = Launch::new([1, 1, 1], [8, 1, 1]);
+    launch.params = params;
+    launch.global = vec![
+        GlobalRegion {
+            base: IN,
+            bytes: (0..64u32).flat_map(|x| (x * 7 + 1).to_le_bytes()).collect(),
+        },
+        GlobalRegion {
+            base: OUT,
+            bytes: vec![0; 32],
+        },
+    ];
+    for fold in [Fold::None, Fold::Lea, Fold::Full] {
+        run_both_with(BUMP, &launch, &opts(fold));
+    }
+    let out = compile(BUMP, &opts(Fold::Full)).unwrap();
+    let moves: Vec<&str> = out
+        .sass
+        .lines()
+        .filter(|l| {
+            let t: Vec<&str> = l.split_whitespace().collect();
+            t.len() > 3 && t[1] == "MOV" && t[3].starts_with('R')
+        })
+        .collect();
+    assert!(moves.is_empty(), "{moves:?}\n{}", out.sass);
+}

@@ -93,9 +93,17 @@ pub fn wide_chain(
     let addr = new_vreg(RegKind::B64);
     let plg = want_plg.then(|| new_vreg(RegKind::Pred));
     let mut i = Sm50Inst::new(Role::Plain);
-    let d = i.def(addr, true);
+    // Which registers the result may share. Every piece reads the index (and its high word or
+    // sign word) after the first has written `d.lo`, so the index is a late use: `d` never
+    // lands on it. The base is read word by word before that word of `d` is written (`lo`
+    // reads base.lo and writes d.lo; `hi` reads base.hi and writes d.hi), so `d` may take
+    // the base's pair, as a loop's `p = p + stride` wants (no copy back on the back edge) —
+    // unless the chain first writes its own sign word into `d.hi`, before `hi` reads
+    // base.hi: then `d` is an early def, apart from everything.
+    let sign_in_chain = index.is_some_and(|ix| ix.ext == Ext::Sext && ix.sign.is_none());
+    let d = i.def(addr, sign_in_chain);
     let p = plg.map(|p| i.def(p, true));
-    let ix = index.map(|ix| (i.use_(ix.loc.vreg), ix));
+    let ix = index.map(|ix| (i.op(Reg::Virt(ix.loc.vreg), OpSpec::late_use()), ix));
     let b = match base {
         ChainBase::Reg(l) => Some((i.use_(l.vreg), l.offset)),
         _ => None,
@@ -112,7 +120,7 @@ pub fn wide_chain(
 
     let sign = index
         .and_then(|ix| ix.sign)
-        .map(|l| (i.use_(l.vreg), l.offset));
+        .map(|l| (i.op(Reg::Virt(l.vreg), OpSpec::late_use()), l.offset));
     if let Some((op, ix)) = ix {
         if ix.ext == Ext::Sext && sign.is_none() {
             let shr = sm50::Inst::new(Form::SHR_I)
