@@ -1384,7 +1384,11 @@ impl<'a> Lowerer<'a> {
         let kind = if wide { RegKind::B64 } else { RegKind::B32 };
         let d = self.new_vreg(kind);
         let mut i = Sm50Inst::new(Role::Plain);
-        let dop = i.def(d, wide);
+        // A late def even for the two-word form: each IADD reads word `w` of its operands
+        // before it writes word `w` of `d`, and the high one reads no low word, so `d` may
+        // take either operand's pair (a loop's `p += 4` updates `p` in place, with no MOV
+        // pair on the back edge).
+        let dop = i.def(d, false);
         let aop = i.use_(a_loc.vreg);
         let words = if wide { 2 } else { 1 };
         for w in 0..words {
