@@ -519,6 +519,10 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
         k.exit_offsets = laid.exit_offsets.clone();
         k.s2r_ctaid_offsets = laid.s2r_ctaid_offsets.clone();
         k.barriers = barrier_count(&laid);
+        // EIATTR_CRS_STACK_SIZE from the final code (sm50::crs): the driver sizes the
+        // per-warp SSY/PBK/CAL/divergence stack by it.
+        k.crs_stack_size = sm50::crs::stack_size(&laid.code)
+            .map_err(|e| err(name, format!("internal error in kernel `{name}`: {e}")))?;
         for (at, r) in relocs {
             let Some(p) = laid.moved.get(at + shift).and_then(|&m| laid.placed.get(m)) else {
                 return Err(err(

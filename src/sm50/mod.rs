@@ -31,6 +31,7 @@
 //! are masked to the width by `encode`.
 
 pub mod banks;
+pub mod crs;
 pub mod ctrl;
 pub mod sched;
 pub mod slice;
