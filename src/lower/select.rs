@@ -1830,7 +1830,9 @@ impl<'a> Lowerer<'a> {
         let kind = if wide { RegKind::B64 } else { RegKind::B32 };
         let d = self.new_vreg(kind);
         let mut i = Sm50Inst::new(Role::Plain);
-        let dop = i.def(d, wide);
+        // Word by word (each LOP reads word `w` of its operands, then writes word `w` of `d`):
+        // a late def, so `d` may take an operand's pair.
+        let dop = i.def(d, false);
         let aop = i.use_(al.vreg);
         for w in 0..(if wide { 2u8 } else { 1 }) {
             let mut refs = vec![(Field::Rd, dop, w), (Field::Ra, aop, al.offset + w)];
@@ -2795,7 +2797,8 @@ impl<'a> Lowerer<'a> {
         let kind = if wide { RegKind::B64 } else { RegKind::B32 };
         let d = self.new_vreg(kind);
         let mut i = Sm50Inst::new(Role::Plain);
-        let dop = i.def(d, wide);
+        // Word by word, as a 64-bit IADD (see `lower_add`): a late def.
+        let dop = i.def(d, false);
         let bop = base.map(|b| (i.use_(b.vreg), b.offset));
         let mut refs = vec![(Field::Rd, dop, 0)];
         if let Some((op, o)) = bop {
