@@ -165,7 +165,7 @@ fn prune_unreachable<I: MachInst>(vc: VCode<I>) -> Result<(VCode<I>, Vec<BlockId
         }
         out.push(block);
     }
-    Ok((VCode::from_blocks(out, vregs)?, kept))
+    Ok((VCode::from_blocks_underived(out, vregs)?, kept))
 }
 
 /// Insert an empty jump block on every edge regalloc2 cannot place moves on: from a block with
@@ -224,7 +224,7 @@ fn split_edges<I: MachInst>(vc: VCode<I>) -> Result<(VCode<I>, Vec<Option<usize>
                 .set_branch_target(k, mid);
         }
     }
-    Ok((VCode::from_blocks(blocks, vregs)?, origin))
+    Ok((VCode::from_blocks_underived(blocks, vregs)?, origin))
 }
 
 /// Maximum number of simultaneously live vregs per class, and the most operands of each class
@@ -629,6 +629,8 @@ pub fn allocate_owned<I: MachInst>(
     let (split, split_origin) = split_edges(pa.vcode).map_err(AllocError::Invalid)?;
     // Nothing is unreachable any more: this only moves blocks after a predecessor.
     let (mut vc, order) = prune_unreachable(split).map_err(AllocError::Invalid)?;
+    // The passes above rebuild the code without regalloc2's views; regalloc2 needs them.
+    vc.ensure_derived().map_err(AllocError::Invalid)?;
     // per allocated block: the input block it comes from (None for an edge block)
     let origins: Vec<Option<BlockId>> = order
         .iter()
@@ -676,7 +678,14 @@ pub fn allocate_owned<I: MachInst>(
                 .position(|b| *b == r.0)
                 .map(|i| ra::PReg::new(i, ra_class(kind)))
         };
-        vc.resolve_fixed(&to_preg).map_err(AllocError::Invalid)?;
+        if fixed.is_empty() {
+            // `fixed_regs` lists every clobbered register and every fixed constraint: with
+            // none, resolving them would only reset the clobber sets (and it costs a walk
+            // over every operand of the function per attempt).
+            vc.resolve_no_fixed();
+        } else {
+            vc.resolve_fixed(&to_preg).map_err(AllocError::Invalid)?;
+        }
         let env = machine_env(&classes);
         let out =
             ra::run(&vc, &env, &ra_opts).map_err(|e| AllocError::Regalloc(format!("{e:?}")))?;

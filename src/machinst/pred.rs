@@ -174,7 +174,7 @@ fn demote_pred_params<I: MachInst>(vc: VCode<I>) -> Result<VCode<I>, String> {
         let at = block.insts.len() - 1;
         block.insts.splice(at..at, before_term);
     }
-    VCode::from_blocks(blocks, vregs)
+    VCode::from_blocks_underived(blocks, vregs)
 }
 
 /// Live interval hulls (in half-instruction points) of every predicate vreg.
@@ -309,7 +309,7 @@ fn spill<I: MachInst>(
             }
         }
     }
-    VCode::from_blocks(blocks, vregs)
+    VCode::from_blocks_underived(blocks, vregs)
 }
 
 /// Allocate every predicate vreg of `vc` (see the module essay).
