@@ -261,13 +261,14 @@ fn scan(
 }
 
 /// Spill predicate `v` into a 32-bit vreg (step 3 of the module essay). The fresh predicates
-/// created for its uses go into `unspillable`.
+/// created for its uses go into `unspillable`. Consumes the code: its instructions move into
+/// the result (a copy of every instruction per spill was a visible cost).
 fn spill<I: MachInst>(
-    vc: &VCode<I>,
+    vc: VCode<I>,
     v: u32,
     unspillable: &mut BTreeSet<u32>,
 ) -> Result<VCode<I>, String> {
-    let (mut blocks, mut vregs): (Vec<BlockData<I>>, Vec<RegKind>) = vc.to_blocks();
+    let (mut blocks, mut vregs): (Vec<BlockData<I>>, Vec<RegKind>) = vc.into_blocks();
     let g = VReg {
         index: vregs.len() as u32,
         kind: RegKind::B32,
@@ -329,7 +330,7 @@ pub(crate) fn allocate_preds<I: MachInst>(vc: VCode<I>) -> Result<PredAlloc<I>, 
                 })
             }
             Err(Some(v)) => {
-                vc = spill(&vc, v, &mut unspillable)?;
+                vc = spill(vc, v, &mut unspillable)?;
                 spilled += 1;
             }
             Err(None) => break,

@@ -337,23 +337,8 @@ impl<I: MachInst> VCode<I> {
         self.derive_ra()
     }
 
-    /// Back to per-block form (for rewriting passes).
-    pub(crate) fn to_blocks(&self) -> (Vec<BlockData<I>>, Vec<RegKind>) {
-        let blocks = (0..self.ranges.len())
-            .map(|b| {
-                let (s, e) = self.ranges[b];
-                BlockData {
-                    params: self.params[b].clone(),
-                    insts: self.insts[s as usize..e as usize].to_vec(),
-                    succs: self.succs[b].clone(),
-                }
-            })
-            .collect();
-        (blocks, self.vregs.clone())
-    }
-
-    /// [`Self::to_blocks`] without copying: the blocks take the instructions, parameters and
-    /// successors over (the ranges are consecutive from 0, as [`Self::from_blocks`] lays them
+    /// Back to per-block form (for rewriting passes), without copying: the blocks take the
+    /// instructions, parameters and successors over (the ranges are consecutive from 0, as [`Self::from_blocks`] lays them
     /// out).
     pub(crate) fn into_blocks(self) -> (Vec<BlockData<I>>, Vec<RegKind>) {
         let mut insts = self.insts.into_iter();
