@@ -159,6 +159,11 @@ pub fn fixed_latency(r: Res) -> u32 {
 
 /// Whether the instruction transfers control (the next instruction starts a block).
 pub fn is_control(inst: &Inst) -> bool {
+    is_control_form(inst.form as usize)
+}
+
+/// [`is_control`] of the form numbered `form`.
+fn is_control_form(form: usize) -> bool {
     // Per form, decided once (every pass asks this of every instruction; the string
     // comparisons of the class were a visible cost).
     static CONTROL: std::sync::OnceLock<Vec<bool>> = std::sync::OnceLock::new();
@@ -173,7 +178,7 @@ pub fn is_control(inst: &Inst) -> bool {
             })
             .collect()
     });
-    table[inst.form as usize]
+    table[form]
 }
 
 /// The stall ptxas always puts after this instruction (0 = no minimum of its own).
