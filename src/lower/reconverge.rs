@@ -78,9 +78,9 @@ use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use super::Flat;
 use crate::ir::{self, Function, InstData, Space, SpecialReg, Value};
-use cranelift_entity::EntityRef;
 use crate::machinst::BlockId;
 use crate::sm50::{self, Field, Form};
+use cranelift_entity::EntityRef;
 
 // ----------------------------------------------------------------------------- CFG analyses
 

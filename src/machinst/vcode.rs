@@ -562,7 +562,10 @@ impl<I: MachInst> VCode<I> {
 
 impl<I: MachInst> ra::Function for VCode<I> {
     fn num_insts(&self) -> usize {
-        debug_assert!(self.derived, "regalloc2 views used before they were derived");
+        debug_assert!(
+            self.derived,
+            "regalloc2 views used before they were derived"
+        );
         self.insts.len()
     }
     fn num_blocks(&self) -> usize {
