@@ -7,7 +7,7 @@
 //! class slice is built aligned); R1 and RZ are never handed out (they are in no slice); every
 //! register is below `max_regs`; `num_regs` = highest register touched + 1, at least 2.
 
-use super::pred::{allocate_preds, liveness};
+use super::pred::{allocate_preds, liveness_sets};
 use super::vcode::{fields, fixed_regs, ra_class, VCode};
 use super::{BlockId, MachInst, OpKind, PhysReg, Reg, RegKind};
 use regalloc2 as ra;
@@ -230,7 +230,7 @@ fn split_edges<I: MachInst>(vc: VCode<I>) -> Result<(VCode<I>, Vec<Option<usize>
 /// Maximum number of simultaneously live vregs per class, and the most operands of each class
 /// one instruction names (the least a class must have to allocate at all).
 fn pressure<I: MachInst>(vc: &VCode<I>) -> ([usize; 3], [usize; 3]) {
-    let (_, live_out) = liveness(vc, &|k| k != RegKind::Pred);
+    let (_, live_out) = liveness_sets(vc, &|k| k != RegKind::Pred, false);
     let mut max = [0usize; 3];
     let mut min_needed = [0usize; 3];
     let class_of_vreg = |v: u32| class_of(vc.classes[v as usize]);

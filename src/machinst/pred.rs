@@ -33,6 +33,17 @@ pub(crate) fn liveness<I: MachInst>(
     vc: &VCode<I>,
     want: &dyn Fn(RegKind) -> bool,
 ) -> (Vec<Vec<u32>>, Vec<Vec<u32>>) {
+    liveness_sets(vc, want, true)
+}
+
+/// [`liveness`]; the live-in lists only when `with_in` (else they are empty: listing them
+/// costs as much as the rest for a big function, and the pressure estimate needs only the
+/// live-out sets).
+pub(crate) fn liveness_sets<I: MachInst>(
+    vc: &VCode<I>,
+    want: &dyn Fn(RegKind) -> bool,
+    with_in: bool,
+) -> (Vec<Vec<u32>>, Vec<Vec<u32>>) {
     let n = vc.ranges.len();
     // dense numbering of the selected vregs, in vreg order
     let mut dense = vec![u32::MAX; vc.vregs.len()];
@@ -122,7 +133,8 @@ pub(crate) fn liveness<I: MachInst>(
             })
             .collect()
     };
-    (lists(&live_in), lists(&live_out))
+    let ins = if with_in { lists(&live_in) } else { Vec::new() };
+    (ins, lists(&live_out))
 }
 
 /// The result of predicate allocation.
