@@ -819,10 +819,23 @@ pub(crate) fn analyze_with(
     acc: &[Access],
 ) -> Vec<Hazard> {
     let n = insts.len().min(ctrl.len());
+    let succ = successors(&insts[..n], targets);
+    analyze_with_succ(insts, ctrl, acc, &succ)
+}
+
+/// [`analyze_with`] given also `succ`, [`successors`] of the first
+/// `min(insts.len(), ctrl.len())` instructions and the branch targets (the scheduler computes
+/// them for its own dataflow; the function is the same, so is the result).
+pub(crate) fn analyze_with_succ(
+    insts: &[Inst],
+    ctrl: &[Ctrl],
+    acc: &[Access],
+    succ: &[Vec<usize>],
+) -> Vec<Hazard> {
+    let n = insts.len().min(ctrl.len());
     let insts = &insts[..n];
     let ctrl = &ctrl[..n];
     let acc = &acc[..n];
-    let succ = successors(insts, targets);
     let mut ck = Checker {
         insts,
         ctrl,

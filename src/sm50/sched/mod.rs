@@ -223,11 +223,16 @@ pub fn leaders(insts: &[Inst], targets: &[Option<usize>]) -> Vec<bool> {
 pub fn assign_control(insts: &[Inst], targets: &[Option<usize>], mode: Mode) -> Vec<Ctrl> {
     let access: Vec<Access> = insts.iter().map(access).collect();
     let written = written_anywhere(&access);
+    // The control-flow edges, once for the dataflow assignment and the checker (both follow
+    // [`check::successors`]; `ctrl` has one field per instruction, so the checker's are these).
+    let succ = check::successors(insts, targets);
     let mut ctrl = match mode {
-        Mode::Normal | Mode::InOrder => match assign_dataflow(insts, &access, &written, targets) {
-            Some(c) => c,
-            None => conservative(insts, &access, &written, targets, mode),
-        },
+        Mode::Normal | Mode::InOrder => {
+            match assign_dataflow(insts, &access, &written, targets, &succ) {
+                Some(c) => c,
+                None => conservative(insts, &access, &written, targets, mode),
+            }
+        }
         Mode::Serial => conservative(insts, &access, &written, targets, mode),
     };
     for (c, inst) in ctrl.iter_mut().zip(insts) {
@@ -238,7 +243,7 @@ pub fn assign_control(insts: &[Inst], targets: &[Option<usize>], mode: Mode) -> 
         // The dataflow assignment is new; the checker (validated on ptxas's code) is the
         // judge. Should it ever object, fall back to the conservative assignment, which waits
         // at every block leader.
-        if !check::analyze_with(insts, &ctrl, targets, &access).is_empty() {
+        if !check::analyze_with_succ(insts, &ctrl, &access, &succ).is_empty() {
             debug_assert!(
                 false,
                 "scheduled control codes have hazards: {:?}",
@@ -655,13 +660,13 @@ fn assign_dataflow(
     access: &[Access],
     written: &[bool],
     targets: &[Option<usize>],
+    succ: &[Vec<usize>],
 ) -> Option<Vec<Ctrl>> {
     let n = insts.len();
     if n == 0 {
         return Some(Vec::new());
     }
     let lead = leaders(insts, targets);
-    let succ = check::successors(insts, targets);
     let starts: Vec<usize> = (0..n).filter(|&k| lead[k]).collect();
     let block_of = {
         let mut b = vec![0; n];
