@@ -547,8 +547,17 @@ fn schedule_block(
 
 /// The new order of `insts` (`order[new] = old`): each block list-scheduled in place.
 pub fn schedule(insts: &[Inst], targets: &[Option<usize>]) -> Vec<usize> {
-    let lead = leaders(insts, targets);
     let acc: Vec<Access> = insts.iter().map(access).collect();
+    schedule_with(insts, targets, &acc)
+}
+
+/// [`schedule`] given [`access`] of every instruction.
+pub(crate) fn schedule_with(
+    insts: &[Inst],
+    targets: &[Option<usize>],
+    acc: &[Access],
+) -> Vec<usize> {
+    let lead = leaders(insts, targets);
     let mut regs = RegTables::new();
     let mut order = Vec::with_capacity(insts.len());
     let mut start = 0;
@@ -558,7 +567,7 @@ pub fn schedule(insts: &[Inst], targets: &[Option<usize>]) -> Vec<usize> {
             end += 1;
         }
         order.extend(schedule_block(
-            insts, &acc, start, end, &mut regs, MEM_WINDOW,
+            insts, acc, start, end, &mut regs, MEM_WINDOW,
         ));
         start = end;
     }

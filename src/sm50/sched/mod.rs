@@ -221,7 +221,16 @@ pub fn leaders(insts: &[Inst], targets: &[Option<usize>]) -> Vec<bool> {
 /// Assign a control field to every instruction. `targets[i]` is the index of the instruction
 /// branch `i` jumps to (`None` for non-branches; a shorter slice means no more branches).
 pub fn assign_control(insts: &[Inst], targets: &[Option<usize>], mode: Mode) -> Vec<Ctrl> {
-    let access: Vec<Access> = insts.iter().map(access).collect();
+    assign_control_with(insts, targets, mode, insts.iter().map(access).collect())
+}
+
+/// [`assign_control`] given [`access`] of every instruction.
+pub(crate) fn assign_control_with(
+    insts: &[Inst],
+    targets: &[Option<usize>],
+    mode: Mode,
+    access: Vec<Access>,
+) -> Vec<Ctrl> {
     let written = written_anywhere(&access);
     // The control-flow edges, once for the dataflow assignment and the checker (both follow
     // [`check::successors`]; `ctrl` has one field per instruction, so the checker's are these).
