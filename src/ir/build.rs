@@ -1474,9 +1474,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         let mut vmap: SecondaryMap<Value, Option<Value>> = SecondaryMap::new();
         let mut next_inst = 0usize;
         for &b in order {
-            let Some(nb) = bmap[b] else {
-                return None;
-            };
+            let nb = bmap[b]?;
             for (k, p) in kept_params(b).into_iter().enumerate() {
                 let nv = f.values.push(ValueData {
                     ty: old.values[p].ty,
@@ -1508,9 +1506,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         }
         let map = |v: Value| vmap[resolve(v)];
         for &b in order {
-            let Some(nb) = bmap[b] else {
-                return None;
-            };
+            let nb = bmap[b]?;
             for &i in &old.blocks[b].insts {
                 if !keep_inst(i) {
                     continue;
@@ -1570,9 +1566,11 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                 if failed {
                     return None;
                 }
-                let Some(results) = node.results.iter().map(|r| vmap[*r]).collect() else {
-                    return None;
-                };
+                let results = node
+                    .results
+                    .iter()
+                    .map(|r| vmap[*r])
+                    .collect::<Option<_>>()?;
                 let ni = f.insts.push(InstNode {
                     data,
                     results,
