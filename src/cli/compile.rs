@@ -268,7 +268,12 @@ pub fn compile_file(
             return r;
         }
     };
-    let text = String::from_utf8_lossy(&bytes);
+    // `from_utf8` first: the same text for valid UTF-8 (all PTX is ASCII), and its ASCII fast
+    // path is several times quicker than the lossy decoder's scan.
+    let text = match std::str::from_utf8(&bytes) {
+        Ok(s) => std::borrow::Cow::Borrowed(s),
+        Err(_) => String::from_utf8_lossy(&bytes),
+    };
     let opts = Options {
         file_name: input.display().to_string(),
         ..opts.clone()

@@ -1313,11 +1313,13 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
 
     fn finish(self, span: Span) -> Option<Function> {
         let func = &self.func;
+        // The sets and maps below are keyed by entities, so they are flags and slots indexed
+        // by entity (hash maps here were a visible share of building); none is iterated.
         // Reachability over the emitted terminators.
-        let mut reachable: HashSet<Block> = HashSet::default();
+        let mut reachable: SecondaryMap<Block, bool> = SecondaryMap::new();
         let mut stack = vec![self.entry];
         while let Some(b) = stack.pop() {
-            if !reachable.insert(b) {
+            if std::mem::replace(&mut reachable[b], true) {
                 continue;
             }
             if let Some(&last) = func.blocks[b].insts.last() {
@@ -1327,28 +1329,28 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             }
         }
         // Trivial parameter removal over reachable predecessors.
-        let mut alias: HashMap<Value, Value> = HashMap::default();
-        fn resolve(alias: &HashMap<Value, Value>, mut v: Value) -> Value {
-            while let Some(&a) = alias.get(&v) {
+        let mut alias: SecondaryMap<Value, Option<Value>> = SecondaryMap::new();
+        fn resolve(alias: &SecondaryMap<Value, Option<Value>>, mut v: Value) -> Value {
+            while let Some(a) = alias[v] {
                 v = a;
             }
             v
         }
-        let mut removed: HashSet<Value> = HashSet::default();
+        let mut removed: SecondaryMap<Value, bool> = SecondaryMap::new();
         loop {
             let mut changed = false;
             for &b in &self.order {
-                if !reachable.contains(&b) {
+                if !reachable[b] {
                     continue;
                 }
                 for &p in &func.blocks[b].params {
-                    if removed.contains(&p) {
+                    if removed[p] {
                         continue;
                     }
                     let mut only: Option<Value> = None;
                     let mut trivial = true;
                     for &(pred, v) in self.incoming.get(&p).map_or(&[][..], |l| &l[..]) {
-                        if !reachable.contains(&pred) {
+                        if !reachable[pred] {
                             continue;
                         }
                         let v = resolve(&alias, v);
@@ -1363,8 +1365,8 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                     }
                     if trivial {
                         let to = only.unwrap_or(self.undef[&func.values[p].ty]);
-                        alias.insert(p, to);
-                        removed.insert(p);
+                        alias[p] = Some(to);
+                        removed[p] = true;
                         changed = true;
                     }
                 }
@@ -1377,7 +1379,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             .order
             .iter()
             .copied()
-            .filter(|b| reachable.contains(b))
+            .filter(|b| reachable[*b])
             .collect();
         let out = self.compact(&order, &alias, &removed);
         match out {
@@ -1409,12 +1411,12 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
     fn compact(
         &self,
         order: &[Block],
-        alias: &HashMap<Value, Value>,
-        removed: &HashSet<Value>,
+        alias: &SecondaryMap<Value, Option<Value>>,
+        removed: &SecondaryMap<Value, bool>,
     ) -> Option<Function> {
         let old = &self.func;
         let resolve = |mut v: Value| {
-            while let Some(&a) = alias.get(&v) {
+            while let Some(a) = alias[v] {
                 v = a;
             }
             v
@@ -1424,11 +1426,12 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                 .params
                 .iter()
                 .copied()
-                .filter(|p| !removed.contains(p))
+                .filter(|p| !removed[*p])
                 .collect()
         };
-        // Which undef constants are used (after aliasing)?
-        let mut used: HashSet<Value> = HashSet::default();
+        // Which undef constants are used (after aliasing)? (Like the maps below, a slot per
+        // entity rather than a hash map.)
+        let mut used: SecondaryMap<Value, bool> = SecondaryMap::new();
         for &b in order {
             for &i in &old.blocks[b].insts {
                 // The undef constants' own operands do not keep them alive.
@@ -1436,7 +1439,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                     continue;
                 }
                 for v in old.insts[i].data.operands() {
-                    used.insert(resolve(v));
+                    used[resolve(v)] = true;
                 }
                 for call in old.insts[i].data.targets() {
                     let target = call.block;
@@ -1444,7 +1447,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                         if let Some(l) = self.incoming.get(&p) {
                             for &(pred, v) in l {
                                 if pred == b {
-                                    used.insert(resolve(v));
+                                    used[resolve(v)] = true;
                                 }
                             }
                         }
@@ -1453,32 +1456,32 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             }
         }
         // The zero i32 feeds the pred undef.
-        if used.contains(&self.undef[&Type::Pred]) {
-            used.insert(self.undef[&Type::I32]);
+        if used[self.undef[&Type::Pred]] {
+            used[self.undef[&Type::I32]] = true;
         }
         let keep_inst = |i: Inst| {
-            !self.undef_insts.contains(&i) || old.insts[i].results.iter().any(|r| used.contains(r))
+            !self.undef_insts.contains(&i) || old.insts[i].results.iter().any(|r| used[*r])
         };
         let mut f = Function::new(&old.name);
         f.params = old.params.clone();
-        let mut bmap: HashMap<Block, Block> = HashMap::default();
+        let mut bmap: SecondaryMap<Block, Option<Block>> = SecondaryMap::new();
         for &b in order {
             let nb = f.blocks.push(Default::default());
             f.layout.push(nb);
-            bmap.insert(b, nb);
+            bmap[b] = Some(nb);
         }
         // Number every value first: a use may come before its definition in layout order.
-        let mut vmap: HashMap<Value, Value> = HashMap::default();
+        let mut vmap: SecondaryMap<Value, Option<Value>> = SecondaryMap::new();
         let mut next_inst = 0usize;
         for &b in order {
-            let nb = bmap[&b];
+            let nb = bmap[b]?;
             for (k, p) in kept_params(b).into_iter().enumerate() {
                 let nv = f.values.push(ValueData {
                     ty: old.values[p].ty,
                     def: ValueDef::Param(nb, k),
                 });
                 f.blocks[nb].params.push(nv);
-                vmap.insert(p, nv);
+                vmap[p] = Some(nv);
             }
             for &i in &old.blocks[b].insts {
                 if !keep_inst(i) {
@@ -1491,19 +1494,19 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                         ty: old.values[r].ty,
                         def: ValueDef::Result(ni, k),
                     });
-                    vmap.insert(r, nv);
+                    vmap[r] = Some(nv);
                 }
             }
         }
         f.reg_names = old.reg_names.clone();
         for (v, &k) in old.value_names.iter().filter(|(_, k)| **k != 0) {
-            if let Some(&nv) = vmap.get(&v) {
+            if let Some(nv) = vmap[v] {
                 f.value_names[nv] = k;
             }
         }
-        let map = |v: Value| vmap.get(&resolve(v)).copied();
+        let map = |v: Value| vmap[resolve(v)];
         for &b in order {
-            let nb = bmap[&b];
+            let nb = bmap[b]?;
             for &i in &old.blocks[b].insts {
                 if !keep_inst(i) {
                     continue;
@@ -1511,7 +1514,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                 let node = &old.insts[i];
                 let mut failed = false;
                 let mut call = |c: &BlockCall| -> BlockCall {
-                    let target = bmap.get(&c.block).copied();
+                    let target = bmap[c.block];
                     let args = kept_params(c.block)
                         .into_iter()
                         .map(|p| {
@@ -1563,7 +1566,11 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                 if failed {
                     return None;
                 }
-                let results = node.results.iter().map(|r| vmap[r]).collect();
+                let results = node
+                    .results
+                    .iter()
+                    .map(|r| vmap[*r])
+                    .collect::<Option<_>>()?;
                 let ni = f.insts.push(InstNode {
                     data,
                     results,

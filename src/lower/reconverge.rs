@@ -80,6 +80,7 @@ use super::Flat;
 use crate::ir::{self, Function, InstData, Space, SpecialReg, Value};
 use crate::machinst::BlockId;
 use crate::sm50::{self, Field, Form};
+use cranelift_entity::EntityRef;
 
 // ----------------------------------------------------------------------------- CFG analyses
 
@@ -372,7 +373,7 @@ impl Cfg {
                     self.steps.borrow_mut().insert((s, r), false);
                     return None;
                 }
-                region.sort_unstable();
+                sort_blocks(&mut region, self.succs.len());
                 return Some((s, region));
             }
             self.steps.borrow_mut().insert((s, r), true);
@@ -416,6 +417,27 @@ fn source_divergent(d: &InstData) -> bool {
     }
 }
 
+/// A set of values as one flag per value.
+struct DenseSet(Vec<bool>);
+
+impl DenseSet {
+    fn new(n: usize) -> DenseSet {
+        DenseSet(vec![false; n])
+    }
+
+    fn contains(&self, v: &Value) -> bool {
+        self.0.get(v.index()).copied().unwrap_or(false)
+    }
+
+    /// Add `v`; whether it was not in the set before.
+    fn insert(&mut self, v: Value) -> bool {
+        if v.index() >= self.0.len() {
+            self.0.resize(v.index() + 1, false);
+        }
+        !std::mem::replace(&mut self.0[v.index()], true)
+    }
+}
+
 /// The `brif` instructions of `f` whose condition is warp-uniform (see the module essay).
 pub fn uniform_branches(f: &Function) -> HashSet<ir::Inst> {
     let index: HashMap<ir::Block, usize> =
@@ -445,7 +467,9 @@ pub fn uniform_branches(f: &Function) -> HashSet<ir::Inst> {
             }
         }
     }
-    let mut divergent: HashSet<Value> = HashSet::default();
+    // The divergent values, a flag per value (a hash set here was a visible share of the
+    // compile; values are dense indices). `insert` says whether the flag was new.
+    let mut divergent = DenseSet::new(f.values.len());
     // Divergent branches already accounted for (their regions only grow the set once).
     let mut done: HashSet<ir::Inst> = HashSet::default();
     loop {
@@ -482,14 +506,20 @@ pub fn uniform_branches(f: &Function) -> HashSet<ir::Inst> {
             let region = cfg.region(k, r);
             let cyclic = cfg.in_last_region(k);
             if let Some(&blk) = f.layout.get(r) {
-                divergent.extend(f.blocks[blk].params.iter().copied());
+                for &p in &f.blocks[blk].params {
+                    divergent.insert(p);
+                }
             }
             for &j in &region {
                 let blk = f.layout[j];
-                divergent.extend(f.blocks[blk].params.iter().copied());
+                for &p in &f.blocks[blk].params {
+                    divergent.insert(p);
+                }
                 if cyclic {
                     for &i in &f.blocks[blk].insts {
-                        divergent.extend(f.insts[i].results.iter().copied());
+                        for &v in &f.insts[i].results {
+                            divergent.insert(v);
+                        }
                     }
                 }
             }
@@ -669,6 +699,23 @@ struct Site {
     s: usize,
     r: usize,
     region: Vec<usize>,
+}
+
+/// Sort `v`, distinct block indices below `n`. A large region (a big kernel has thousands of
+/// blocks, and its regions nearly as many) is sorted by flagging its blocks and reading the
+/// flags in order, linear instead of `k log k` (the comparison sort was a visible share of
+/// the whole compile); a small one by comparison, so that the flags cost no more than it.
+fn sort_blocks(v: &mut Vec<usize>, n: usize) {
+    if v.len() * 16 < n || v.iter().any(|&b| b >= n) {
+        v.sort_unstable();
+        return;
+    }
+    let mut flag = vec![false; n];
+    for &b in v.iter() {
+        flag[b] = true;
+    }
+    v.clear();
+    v.extend((0..n).filter(|&b| flag[b]));
 }
 
 /// Whether block `b` is in `region` (sorted, as [`Cfg::region`] returns it).

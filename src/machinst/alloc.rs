@@ -7,7 +7,7 @@
 //! class slice is built aligned); R1 and RZ are never handed out (they are in no slice); every
 //! register is below `max_regs`; `num_regs` = highest register touched + 1, at least 2.
 
-use super::pred::{allocate_preds, liveness};
+use super::pred::{allocate_preds, liveness_sets};
 use super::vcode::{fields, fixed_regs, ra_class, VCode};
 use super::{BlockId, MachInst, OpKind, PhysReg, Reg, RegKind};
 use regalloc2 as ra;
@@ -165,7 +165,7 @@ fn prune_unreachable<I: MachInst>(vc: VCode<I>) -> Result<(VCode<I>, Vec<BlockId
         }
         out.push(block);
     }
-    Ok((VCode::from_blocks(out, vregs)?, kept))
+    Ok((VCode::from_blocks_underived(out, vregs)?, kept))
 }
 
 /// Insert an empty jump block on every edge regalloc2 cannot place moves on: from a block with
@@ -224,13 +224,13 @@ fn split_edges<I: MachInst>(vc: VCode<I>) -> Result<(VCode<I>, Vec<Option<usize>
                 .set_branch_target(k, mid);
         }
     }
-    Ok((VCode::from_blocks(blocks, vregs)?, origin))
+    Ok((VCode::from_blocks_underived(blocks, vregs)?, origin))
 }
 
 /// Maximum number of simultaneously live vregs per class, and the most operands of each class
 /// one instruction names (the least a class must have to allocate at all).
 fn pressure<I: MachInst>(vc: &VCode<I>) -> ([usize; 3], [usize; 3]) {
-    let (_, live_out) = liveness(vc, &|k| k != RegKind::Pred);
+    let (_, live_out) = liveness_sets(vc, &|k| k != RegKind::Pred, false);
     let mut max = [0usize; 3];
     let mut min_needed = [0usize; 3];
     let class_of_vreg = |v: u32| class_of(vc.classes[v as usize]);
@@ -629,6 +629,8 @@ pub fn allocate_owned<I: MachInst>(
     let (split, split_origin) = split_edges(pa.vcode).map_err(AllocError::Invalid)?;
     // Nothing is unreachable any more: this only moves blocks after a predecessor.
     let (mut vc, order) = prune_unreachable(split).map_err(AllocError::Invalid)?;
+    // The passes above rebuild the code without regalloc2's views; regalloc2 needs them.
+    vc.ensure_derived().map_err(AllocError::Invalid)?;
     // per allocated block: the input block it comes from (None for an edge block)
     let origins: Vec<Option<BlockId>> = order
         .iter()
@@ -676,7 +678,14 @@ pub fn allocate_owned<I: MachInst>(
                 .position(|b| *b == r.0)
                 .map(|i| ra::PReg::new(i, ra_class(kind)))
         };
-        vc.resolve_fixed(&to_preg).map_err(AllocError::Invalid)?;
+        if fixed.is_empty() {
+            // `fixed_regs` lists every clobbered register and every fixed constraint: with
+            // none, resolving them would only reset the clobber sets (and it costs a walk
+            // over every operand of the function per attempt).
+            vc.resolve_no_fixed();
+        } else {
+            vc.resolve_fixed(&to_preg).map_err(AllocError::Invalid)?;
+        }
         let env = machine_env(&classes);
         let out =
             ra::run(&vc, &env, &ra_opts).map_err(|e| AllocError::Regalloc(format!("{e:?}")))?;

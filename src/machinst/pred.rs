@@ -33,6 +33,17 @@ pub(crate) fn liveness<I: MachInst>(
     vc: &VCode<I>,
     want: &dyn Fn(RegKind) -> bool,
 ) -> (Vec<Vec<u32>>, Vec<Vec<u32>>) {
+    liveness_sets(vc, want, true)
+}
+
+/// [`liveness`]; the live-in lists only when `with_in` (else they are empty: listing them
+/// costs as much as the rest for a big function, and the pressure estimate needs only the
+/// live-out sets).
+pub(crate) fn liveness_sets<I: MachInst>(
+    vc: &VCode<I>,
+    want: &dyn Fn(RegKind) -> bool,
+    with_in: bool,
+) -> (Vec<Vec<u32>>, Vec<Vec<u32>>) {
     let n = vc.ranges.len();
     // dense numbering of the selected vregs, in vreg order
     let mut dense = vec![u32::MAX; vc.vregs.len()];
@@ -122,7 +133,8 @@ pub(crate) fn liveness<I: MachInst>(
             })
             .collect()
     };
-    (lists(&live_in), lists(&live_out))
+    let ins = if with_in { lists(&live_in) } else { Vec::new() };
+    (ins, lists(&live_out))
 }
 
 /// The result of predicate allocation.
@@ -174,7 +186,7 @@ fn demote_pred_params<I: MachInst>(vc: VCode<I>) -> Result<VCode<I>, String> {
         let at = block.insts.len() - 1;
         block.insts.splice(at..at, before_term);
     }
-    VCode::from_blocks(blocks, vregs)
+    VCode::from_blocks_underived(blocks, vregs)
 }
 
 /// Live interval hulls (in half-instruction points) of every predicate vreg.
@@ -261,13 +273,14 @@ fn scan(
 }
 
 /// Spill predicate `v` into a 32-bit vreg (step 3 of the module essay). The fresh predicates
-/// created for its uses go into `unspillable`.
+/// created for its uses go into `unspillable`. Consumes the code: its instructions move into
+/// the result (a copy of every instruction per spill was a visible cost).
 fn spill<I: MachInst>(
-    vc: &VCode<I>,
+    vc: VCode<I>,
     v: u32,
     unspillable: &mut BTreeSet<u32>,
 ) -> Result<VCode<I>, String> {
-    let (mut blocks, mut vregs): (Vec<BlockData<I>>, Vec<RegKind>) = vc.to_blocks();
+    let (mut blocks, mut vregs): (Vec<BlockData<I>>, Vec<RegKind>) = vc.into_blocks();
     let g = VReg {
         index: vregs.len() as u32,
         kind: RegKind::B32,
@@ -309,7 +322,7 @@ fn spill<I: MachInst>(
             }
         }
     }
-    VCode::from_blocks(blocks, vregs)
+    VCode::from_blocks_underived(blocks, vregs)
 }
 
 /// Allocate every predicate vreg of `vc` (see the module essay).
@@ -329,7 +342,7 @@ pub(crate) fn allocate_preds<I: MachInst>(vc: VCode<I>) -> Result<PredAlloc<I>, 
                 })
             }
             Err(Some(v)) => {
-                vc = spill(&vc, v, &mut unspillable)?;
+                vc = spill(vc, v, &mut unspillable)?;
                 spilled += 1;
             }
             Err(None) => break,

@@ -145,6 +145,11 @@ pub struct VCode<I> {
     ra_preds: Vec<Vec<ra::Block>>,
     ra_args: Vec<Vec<Vec<ra::VReg>>>,
     terms: Vec<Terminator>,
+    /// Whether the regalloc2 views above are derived from the current code. The passes of
+    /// `alloc` and `pred` rebuild the code several times before regalloc2 sees it
+    /// ([`Self::from_blocks_underived`]); only the last one needs the views
+    /// ([`Self::ensure_derived`]).
+    derived: bool,
 }
 
 pub(crate) fn ra_class(kind: RegKind) -> ra::RegClass {
@@ -196,7 +201,20 @@ pub(crate) fn fixed_regs<I: MachInst>(insts: &[I]) -> Vec<(RegKind, PhysReg)> {
 }
 
 impl<I: MachInst> VCode<I> {
+    /// Validate and flatten `blocks`, and derive the regalloc2 views (which also checks the
+    /// reuse constraints).
     pub(crate) fn from_blocks(
+        blocks: Vec<BlockData<I>>,
+        vregs: Vec<RegKind>,
+    ) -> Result<Self, String> {
+        let mut vc = Self::from_blocks_underived(blocks, vregs)?;
+        vc.derive_ra()?;
+        Ok(vc)
+    }
+
+    /// [`Self::from_blocks`] without the regalloc2 views, for a rewriting pass whose result
+    /// is rewritten again before allocation; [`Self::ensure_derived`] makes them.
+    pub(crate) fn from_blocks_underived(
         blocks: Vec<BlockData<I>>,
         vregs: Vec<RegKind>,
     ) -> Result<Self, String> {
@@ -305,29 +323,22 @@ impl<I: MachInst> VCode<I> {
             ra_preds: Vec::new(),
             ra_args: Vec::new(),
             terms: Vec::new(),
+            derived: false,
         };
         vc.classes = vc.vregs.iter().map(|k| ra_class(*k)).collect();
-        vc.derive_ra()?;
         Ok(vc)
     }
 
-    /// Back to per-block form (for rewriting passes).
-    pub(crate) fn to_blocks(&self) -> (Vec<BlockData<I>>, Vec<RegKind>) {
-        let blocks = (0..self.ranges.len())
-            .map(|b| {
-                let (s, e) = self.ranges[b];
-                BlockData {
-                    params: self.params[b].clone(),
-                    insts: self.insts[s as usize..e as usize].to_vec(),
-                    succs: self.succs[b].clone(),
-                }
-            })
-            .collect();
-        (blocks, self.vregs.clone())
+    /// Derive the regalloc2 views unless they are current.
+    pub(crate) fn ensure_derived(&mut self) -> Result<(), String> {
+        if self.derived {
+            return Ok(());
+        }
+        self.derive_ra()
     }
 
-    /// [`Self::to_blocks`] without copying: the blocks take the instructions, parameters and
-    /// successors over (the ranges are consecutive from 0, as [`Self::from_blocks`] lays them
+    /// Back to per-block form (for rewriting passes), without copying: the blocks take the
+    /// instructions, parameters and successors over (the ranges are consecutive from 0, as [`Self::from_blocks`] lays them
     /// out).
     pub(crate) fn into_blocks(self) -> (Vec<BlockData<I>>, Vec<RegKind>) {
         let mut insts = self.insts.into_iter();
@@ -357,6 +368,7 @@ impl<I: MachInst> VCode<I> {
     }
 
     fn derive_ra(&mut self) -> Result<(), String> {
+        self.derived = false;
         let n = self.ranges.len();
         let classes = self.classes.clone();
         let ra_vreg = |v: VReg| ra::VReg::new(v.index as usize, classes[v.index as usize]);
@@ -452,6 +464,7 @@ impl<I: MachInst> VCode<I> {
                     .collect()
             })
             .collect();
+        self.derived = true;
         Ok(())
     }
 
@@ -461,6 +474,9 @@ impl<I: MachInst> VCode<I> {
         &mut self,
         to_preg: &dyn Fn(RegKind, PhysReg) -> Option<ra::PReg>,
     ) -> Result<(), String> {
+        if !self.derived {
+            return Err("resolve_fixed before the regalloc2 views are derived".into());
+        }
         self.ra_clobbers = vec![ra::PRegSet::empty(); self.insts.len()];
         for (i, inst) in self.insts.iter().enumerate() {
             for r in inst.clobbers().0 {
@@ -492,6 +508,14 @@ impl<I: MachInst> VCode<I> {
         Ok(())
     }
 
+    /// [`Self::resolve_fixed`] for code with no clobbers and no fixed constraints (an empty
+    /// [`fixed_regs`]): there is nothing to resolve, only the clobber sets to reset.
+    pub(crate) fn resolve_no_fixed(&mut self) {
+        self.ra_clobbers.clear();
+        self.ra_clobbers
+            .resize(self.insts.len(), ra::PRegSet::empty());
+    }
+
     pub fn num_blocks(&self) -> usize {
         self.ranges.len()
     }
@@ -504,9 +528,14 @@ impl<I: MachInst> VCode<I> {
         })
     }
 
-    /// How many regalloc2 operands instruction `i` has.
+    /// How many regalloc2 operands instruction `i` has (its virtual non-predicate operands;
+    /// counted from the instruction, so the views need not be derived).
     pub(crate) fn ra_operands_of(&self, i: usize) -> usize {
-        (self.ra_op_start[i + 1] - self.ra_op_start[i]) as usize
+        fields(&self.insts[i])
+            .iter()
+            .flatten()
+            .filter(|f| f.vreg.kind != RegKind::Pred)
+            .count()
     }
 
     /// The instructions of `block`.
@@ -533,6 +562,10 @@ impl<I: MachInst> VCode<I> {
 
 impl<I: MachInst> ra::Function for VCode<I> {
     fn num_insts(&self) -> usize {
+        debug_assert!(
+            self.derived,
+            "regalloc2 views used before they were derived"
+        );
         self.insts.len()
     }
     fn num_blocks(&self) -> usize {

@@ -73,8 +73,21 @@ fn is_ident_start(b: u8) -> bool {
 }
 
 fn is_ident_char(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b == b'_' || b == b'$'
+    IDENT_CHAR[b as usize]
 }
+
+/// [`is_ident_char`] of every byte, as a table (the lexer asks it of nearly every byte of
+/// the input).
+static IDENT_CHAR: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        t[b] = c.is_ascii_alphanumeric() || c == b'_' || c == b'$';
+        b += 1;
+    }
+    t
+};
 
 /// Lex a whole file.
 pub fn lex(file: &Arc<SourceFile>, diags: &mut Vec<Diagnostic>) -> Vec<Token> {

@@ -214,6 +214,16 @@ impl Inst {
     /// unprinted (else first valid) value, everything else 0. Forms with cross-field checks
     /// (conversions) may need fields set before the result is valid: see [`Inst::is_valid`].
     pub fn new(form: Form) -> Inst {
+        // Every form's neutral instruction, built once (selection and scheduling make one
+        // per instruction, and building it walks the form's fields).
+        static NEUTRAL: std::sync::OnceLock<Vec<Inst>> = std::sync::OnceLock::new();
+        let table =
+            NEUTRAL.get_or_init(|| FORMS.iter().map(|f| Inst::build_neutral(f.form)).collect());
+        table[form as usize]
+    }
+
+    /// [`Inst::new`] computed from the form's field list.
+    fn build_neutral(form: Form) -> Inst {
         let mut i = Inst {
             form,
             f: [0; MAX_FIELDS],

@@ -19,7 +19,7 @@
 //! bundle's base (the control word's address), which the hardware resolves to the same
 //! instruction, except for `BRA self`, which always names itself.
 
-use super::{assign_control, list, Mode};
+use super::{access, assign_control_with, list, Access, Mode};
 use crate::sm50::{self, Bundle, Ctrl, Field, Form, Inst};
 
 /// A kernel body before layout.
@@ -153,14 +153,18 @@ pub fn layout(body: &Body, mode: Mode) -> Result<Laid, LayoutError> {
 
     // Reorder inside blocks (the prologue, branches and the tail are fences and stay put).
     let mut moved: Vec<usize> = (0..insts.len()).collect();
+    // What each instruction reads and writes, once: the scheduler and the control codes both
+    // need it, and reordering only reorders it.
+    let mut acc: Vec<Access> = insts.iter().map(access).collect();
     if mode == Mode::Normal {
-        let order = list::schedule(&insts, &targets);
+        let order = list::schedule_with(&insts, &targets, &acc);
         (insts, targets) = list::permute(&insts, &targets, &order);
+        acc = order.iter().map(|&o| std::mem::take(&mut acc[o])).collect();
         for (new, &old) in order.iter().enumerate() {
             moved[old] = new;
         }
     }
-    let mut ctrl = assign_control(&insts, &targets, mode);
+    let mut ctrl = assign_control_with(&insts, &targets, mode, acc);
     // ptxas always gives the prologue stall 6; a longer stall is never wrong.
     ctrl[0].stall = ctrl[0].stall.max(6);
     // And `BRA self` gets 15, like the EXIT before it (0x7ff).

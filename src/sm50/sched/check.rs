@@ -196,18 +196,6 @@ pub fn check_hazards(insts: &[Inst], ctrl: &[Ctrl], targets: &[Option<usize>]) -
 /// Cycles a variable-latency instruction needs after a fixed-latency GPR/carry producer.
 pub const VAR_READ: u32 = 2;
 
-/// Whether two instructions are guarded by the same predicate with opposite senses (no lane
-/// executes both, so no dependency between them).
-fn complementary(a: &Inst, b: &Inst) -> bool {
-    match (
-        a.get(Field::Pg).zip(a.get(Field::Pgn)),
-        b.get(Field::Pg).zip(b.get(Field::Pgn)),
-    ) {
-        (Some((pa, na)), Some((pb, nb))) => pa == pb && pa != 7 && na != nb,
-        _ => false,
-    }
-}
-
 /// An instruction's guard (predicate, negated), `None` for `PT`.
 fn guard(i: &Inst) -> Option<(u64, u64)> {
     let (pg, pgn) = i.get(Field::Pg).zip(i.get(Field::Pgn))?;
@@ -222,12 +210,41 @@ const AFTER_CAP: u8 = 63;
 /// share the global queue: on Maxwell LDG goes through the unified L1/texture cache, and
 /// ptxas counts TLDS and LDG on one scoreboard with `DEPBAR.LE` (parboil spmv).
 pub fn pipe(inst: &Inst) -> &'static str {
-    match inst.info().class {
+    class_pipe(inst.info().class)
+}
+
+/// [`pipe`] of an instruction class.
+fn class_pipe(class: &'static str) -> &'static str {
+    match class {
         "LDG" | "STG" | "LD" | "ST" | "LDL" | "STL" | "ATOM" | "ATOM_CAS" | "RED" | "TEX"
         | "TEXS" | "TLDS" => "global",
         "LDS" | "STS" | "ATOMS" | "ATOMS_CAS" => "shared",
         c => c,
     }
+}
+
+/// [`pipe`] as a small number per form (equal numbers: the same pipe), decided once: the
+/// checker compares pipes in its inner loops, and comparing the strings there was a visible
+/// share of its time.
+fn pipe_id(inst: &Inst) -> u16 {
+    static IDS: std::sync::OnceLock<Vec<u16>> = std::sync::OnceLock::new();
+    let ids = IDS.get_or_init(|| {
+        let mut names: Vec<&'static str> = Vec::new();
+        sm50::FORMS
+            .iter()
+            .map(|f| {
+                let name = class_pipe(f.class);
+                match names.iter().position(|n| *n == name) {
+                    Some(i) => i as u16,
+                    None => {
+                        names.push(name);
+                        (names.len() - 1) as u16
+                    }
+                }
+            })
+            .collect()
+    });
+    ids[inst.form as usize]
 }
 
 /// Texture fetches read their coordinates at issue and the texture unit writes the result
@@ -285,10 +302,11 @@ impl State {
     /// are ready no later than it (if-converted code: `IADD R2 ; @P0 LDG R2` must not make
     /// `R2` readable before the `IADD`'s 6 cycles, nor `@!P0 MOV R2` hide an `@P0 IADD R2`
     /// from a reader under `@P0`).
-    fn set_fixed(&mut self, r: Res, left: u8, p: usize, insts: &[Inst]) {
-        let g = guard(&insts[p]);
+    /// `guards` is [`guard`] of every instruction.
+    fn set_fixed(&mut self, r: Res, left: u8, p: usize, guards: &[Option<(u64, u64)>]) {
+        let g = guards[p];
         self.fixed
-            .retain(|&(x, l, q)| x != r || !(g.is_none() || (guard(&insts[q]) == g && l <= left)));
+            .retain(|&(x, l, q)| x != r || !(g.is_none() || (guards[q] == g && l <= left)));
         if left > 0 {
             self.fixed.push((r, left, p));
             self.fixed.sort_unstable_by_key(|f| (f.0, f.2));
@@ -296,17 +314,32 @@ impl State {
     }
 
     /// Worst case of both; returns whether `self` changed.
+    ///
+    /// The change is tracked as it happens instead of comparing with a copy taken before
+    /// (that copy was most of the join's cost). Every way the state can change is counted: an
+    /// entry added (always a change), a field lowered or raised, an operation's `sb` cleared,
+    /// and an operation's `res` that was not sorted before it is sorted (sorting a sequence
+    /// changes it exactly when it was not already sorted). `ops` is always sorted by
+    /// `(at, read)` (every step sorts after adding), so the stable sort at the end changes
+    /// nothing unless something was added.
     fn join(&mut self, o: &State) -> bool {
-        let before = self.clone();
+        let mut changed = false;
         for &(r, left, p) in &o.fixed {
             match self.fixed.iter_mut().find(|f| f.0 == r && f.2 == p) {
-                Some(f) => f.1 = f.1.max(left),
+                Some(f) => {
+                    if left > f.1 {
+                        f.1 = left;
+                        changed = true;
+                    }
+                }
                 None => {
                     self.fixed.push((r, left, p));
                     self.fixed.sort_unstable_by_key(|f| (f.0, f.2));
+                    changed = true;
                 }
             }
         }
+        let mut added = false;
         for op in &o.ops {
             match self
                 .ops
@@ -314,23 +347,41 @@ impl State {
                 .find(|m| m.at == op.at && m.read == op.read)
             {
                 Some(m) => {
-                    if m.sb != op.sb {
+                    if m.sb != op.sb && m.sb.is_some() {
                         m.sb = None;
+                        changed = true;
                     }
-                    m.after = m.after.min(op.after);
-                    m.age = m.age.min(op.age);
+                    if op.after < m.after {
+                        m.after = op.after;
+                        changed = true;
+                    }
+                    if op.age < m.age {
+                        m.age = op.age;
+                        changed = true;
+                    }
+                    let mut grew = false;
                     for &r in &op.res {
                         if !m.res.contains(&r) {
                             m.res.push(r);
+                            grew = true;
                         }
                     }
-                    m.res.sort_unstable();
+                    if grew || !m.res.windows(2).all(|w| w[0] <= w[1]) {
+                        m.res.sort_unstable();
+                        changed = true;
+                    }
                 }
-                None => self.ops.push(op.clone()),
+                None => {
+                    self.ops.push(op.clone());
+                    added = true;
+                }
             }
         }
-        self.ops.sort_by_key(|m| (m.at, m.read));
-        *self != before
+        if added {
+            self.ops.sort_by_key(|m| (m.at, m.read));
+            changed = true;
+        }
+        changed
     }
 }
 
@@ -439,11 +490,25 @@ struct Checker<'a> {
     insts: &'a [Inst],
     ctrl: &'a [Ctrl],
     acc: &'a [Access],
+    /// Per instruction, decided once (the steps ask these of other instructions in their
+    /// inner loops): [`guard`], [`pipe_id`], and whether it is variable-latency.
+    guards: Vec<Option<(u64, u64)>>,
+    pipes: Vec<u16>,
+    variable: Vec<bool>,
     out: Vec<Hazard>,
     seen: BTreeSet<(HazardKind, usize, Option<usize>, String)>,
 }
 
 impl<'a> Checker<'a> {
+    /// Whether instructions `a` and `b` are guarded by the same predicate with opposite
+    /// senses (no lane executes both, so no dependency between them), from their guards.
+    fn complementary(&self, a: usize, b: usize) -> bool {
+        match (self.guards[a], self.guards[b]) {
+            (Some((pa, na)), Some((pb, nb))) => pa == pb && na != nb,
+            _ => false,
+        }
+    }
+
     fn text(&self, k: usize) -> String {
         sm50::print(&self.insts[k], inst_addr(k), self.ctrl[k].reuse)
     }
@@ -462,15 +527,16 @@ impl<'a> Checker<'a> {
 
     /// Transfer one instruction over `st`; report only when `report`.
     fn step(&mut self, k: usize, st: &mut State, report: bool) {
-        let inst = self.insts[k];
+        let insts: &'a [Inst] = self.insts;
+        let inst = &insts[k];
         let c = self.ctrl[k];
         let accs: &'a [Access] = self.acc;
         let acc = &accs[k];
-        let variable = inst.info().variable_latency;
+        let variable = self.variable[k];
         // ptxas leaves the write barrier off some non-memory variable-latency instructions
         // (I2I, MUFU) and reads their result like a fixed-latency one: model them so.
         let fixed_like =
-            variable && c.wbar.is_none() && !matches!(pipe(&inst), "global" | "shared" | "LDC");
+            variable && c.wbar.is_none() && !matches!(pipe(inst), "global" | "shared" | "LDC");
 
         // 1. Waits: the wait mask, and DEPBAR's own scoreboard set and counter.
         let mut wait = c.wait & 0x3f;
@@ -487,7 +553,7 @@ impl<'a> Checker<'a> {
         }
         let mut early = Vec::new();
         for b in 0..6u8 {
-            if wait & (1 << b) != 0 {
+            if report && wait & (1 << b) != 0 {
                 for op in st.ops.iter().filter(|o| o.sb == Some(b)) {
                     if u32::from(op.age) < LAT_BARRIER {
                         early.push((op.at, b, op.age));
@@ -520,7 +586,7 @@ impl<'a> Checker<'a> {
                 let at = m.at;
                 self.report(HazardKind::MixedScoreboard, k, Some(at), msg);
             }
-            for op in st.ops.iter().filter(|o| done(o)) {
+            for op in st.ops.iter().filter(|o| report && done(o)) {
                 if u32::from(op.age) < LAT_BARRIER {
                     early.push((op.at, b, op.age));
                 }
@@ -549,7 +615,7 @@ impl<'a> Checker<'a> {
                 } else {
                     0
                 };
-                if u32::from(left) > late && !complementary(&inst, &self.insts[p]) {
+                if u32::from(left) > late && !self.complementary(k, p) {
                     let msg = format!(
                         "{} read by `{}` {} cycles after `{}` at +{:#06x} (needs {need})",
                         res_name(r),
@@ -565,7 +631,7 @@ impl<'a> Checker<'a> {
                 .ops
                 .iter()
                 .filter(|o| !o.read && o.res.contains(&r))
-                .filter(|o| !complementary(&inst, &self.insts[o.at]))
+                .filter(|o| !self.complementary(k, o.at))
                 .map(|o| (o.at, o.sb))
                 .collect();
             for (p, sb) in pending {
@@ -584,12 +650,12 @@ impl<'a> Checker<'a> {
         // 3. Writes: pending results and pending source reads of earlier operations.
         for &r in &acc.defs {
             let mut found = Vec::new();
-            let insts = self.insts;
             // A later operation of the same in-order pipe writes after the earlier one has
             // read its sources and written its results.
-            let in_order = |p: &Inst| variable && !fixed_like && pipe(p) == pipe(&inst);
+            let pipes = &self.pipes;
+            let in_order = |p: usize| variable && !fixed_like && pipes[p] == pipes[k];
             for op in st.ops.iter_mut() {
-                if complementary(&inst, &insts[op.at]) || in_order(&insts[op.at]) {
+                if self.complementary(k, op.at) || in_order(op.at) {
                     continue;
                 }
                 if let Some(pos) = op.res.iter().position(|&x| x == r) {
@@ -622,19 +688,19 @@ impl<'a> Checker<'a> {
             } else {
                 fixed_latency(r) as u8
             };
-            st.set_fixed(r, left, k, self.insts);
+            st.set_fixed(r, left, k, &self.guards);
         }
 
         // 4. New pending operations.
         if variable {
-            let me = pipe(&inst);
+            let me = self.pipes[k];
             let set = |st: &mut State, b: u8| {
                 for op in st.ops.iter_mut().filter(|o| o.sb == Some(b)) {
                     op.after = op.after.saturating_add(1).min(AFTER_CAP);
                 }
                 // Uncovered operations of the same pipe complete before this one.
                 for op in st.ops.iter_mut().filter(|o| o.sb.is_none()) {
-                    if pipe(&self.insts[op.at]) == me {
+                    if self.pipes[op.at] == me {
                         op.sb = Some(b);
                         op.after = 0;
                     }
@@ -753,14 +819,30 @@ pub(crate) fn analyze_with(
     acc: &[Access],
 ) -> Vec<Hazard> {
     let n = insts.len().min(ctrl.len());
+    let succ = successors(&insts[..n], targets);
+    analyze_with_succ(insts, ctrl, acc, &succ)
+}
+
+/// [`analyze_with`] given also `succ`, [`successors`] of the first
+/// `min(insts.len(), ctrl.len())` instructions and the branch targets (the scheduler computes
+/// them for its own dataflow; the function is the same, so is the result).
+pub(crate) fn analyze_with_succ(
+    insts: &[Inst],
+    ctrl: &[Ctrl],
+    acc: &[Access],
+    succ: &[Vec<usize>],
+) -> Vec<Hazard> {
+    let n = insts.len().min(ctrl.len());
     let insts = &insts[..n];
     let ctrl = &ctrl[..n];
     let acc = &acc[..n];
-    let succ = successors(insts, targets);
     let mut ck = Checker {
         insts,
         ctrl,
         acc,
+        guards: insts.iter().map(guard).collect(),
+        pipes: insts.iter().map(pipe_id).collect(),
+        variable: insts.iter().map(|i| i.info().variable_latency).collect(),
         out: Vec::new(),
         seen: BTreeSet::new(),
     };

@@ -170,17 +170,39 @@ fn same_space_disjoint(insts: &[Inst], acc: &[Access], i: usize, j: usize) -> bo
 
 /// Whether `inst` must stay in place relative to every other instruction of its block.
 pub fn is_fence(inst: &Inst) -> bool {
-    let class = inst.info().class;
-    if super::is_control(inst) {
-        return true;
+    // Per form, decided once (the scheduler asks this of every instruction, and the
+    // comparisons of the class strings were a visible cost): a fence, not one, or an S2R,
+    // which is one only when it reads a clock or timer.
+    #[derive(Clone, Copy, PartialEq)]
+    enum Kind {
+        No,
+        Yes,
+        S2R,
     }
-    match class {
-        "SSY" | "PBK" | "BAR" | "MEMBAR" | "DEPBAR" | "ATOM" | "ATOM_CAS" | "ATOMS"
-        | "ATOMS_CAS" | "RED" | "KIL" | "NOP" | "BPT" | "P2R" | "R2P" | "B2R" | "VOTE" | "CCTL"
-        | "JCAL" | "PRET" | "CS2R" => true,
+    static KINDS: std::sync::OnceLock<Vec<Kind>> = std::sync::OnceLock::new();
+    let kinds = KINDS.get_or_init(|| {
+        crate::sm50::FORMS
+            .iter()
+            .enumerate()
+            .map(|(k, f)| {
+                if super::is_control_form(k) {
+                    return Kind::Yes;
+                }
+                match f.class {
+                    "SSY" | "PBK" | "BAR" | "MEMBAR" | "DEPBAR" | "ATOM" | "ATOM_CAS" | "ATOMS"
+                    | "ATOMS_CAS" | "RED" | "KIL" | "NOP" | "BPT" | "P2R" | "R2P" | "B2R"
+                    | "VOTE" | "CCTL" | "JCAL" | "PRET" | "CS2R" => Kind::Yes,
+                    "S2R" => Kind::S2R,
+                    _ => Kind::No,
+                }
+            })
+            .collect()
+    });
+    match kinds[inst.form as usize] {
+        Kind::No => false,
+        Kind::Yes => true,
         // Clock and timer reads observe time; every other special register is constant.
-        "S2R" => matches!(inst.get(Field::Sr), Some(1 | 0x50..=0x53) | None),
-        _ => false,
+        Kind::S2R => matches!(inst.get(Field::Sr), Some(1 | 0x50..=0x53) | None),
     }
 }
 
@@ -525,8 +547,17 @@ fn schedule_block(
 
 /// The new order of `insts` (`order[new] = old`): each block list-scheduled in place.
 pub fn schedule(insts: &[Inst], targets: &[Option<usize>]) -> Vec<usize> {
-    let lead = leaders(insts, targets);
     let acc: Vec<Access> = insts.iter().map(access).collect();
+    schedule_with(insts, targets, &acc)
+}
+
+/// [`schedule`] given [`access`] of every instruction.
+pub(crate) fn schedule_with(
+    insts: &[Inst],
+    targets: &[Option<usize>],
+    acc: &[Access],
+) -> Vec<usize> {
+    let lead = leaders(insts, targets);
     let mut regs = RegTables::new();
     let mut order = Vec::with_capacity(insts.len());
     let mut start = 0;
@@ -536,7 +567,7 @@ pub fn schedule(insts: &[Inst], targets: &[Option<usize>]) -> Vec<usize> {
             end += 1;
         }
         order.extend(schedule_block(
-            insts, &acc, start, end, &mut regs, MEM_WINDOW,
+            insts, acc, start, end, &mut regs, MEM_WINDOW,
         ));
         start = end;
     }

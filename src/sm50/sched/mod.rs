@@ -159,6 +159,11 @@ pub fn fixed_latency(r: Res) -> u32 {
 
 /// Whether the instruction transfers control (the next instruction starts a block).
 pub fn is_control(inst: &Inst) -> bool {
+    is_control_form(inst.form as usize)
+}
+
+/// [`is_control`] of the form numbered `form`.
+fn is_control_form(form: usize) -> bool {
     // Per form, decided once (every pass asks this of every instruction; the string
     // comparisons of the class were a visible cost).
     static CONTROL: std::sync::OnceLock<Vec<bool>> = std::sync::OnceLock::new();
@@ -173,7 +178,7 @@ pub fn is_control(inst: &Inst) -> bool {
             })
             .collect()
     });
-    table[inst.form as usize]
+    table[form]
 }
 
 /// The stall ptxas always puts after this instruction (0 = no minimum of its own).
@@ -216,13 +221,27 @@ pub fn leaders(insts: &[Inst], targets: &[Option<usize>]) -> Vec<bool> {
 /// Assign a control field to every instruction. `targets[i]` is the index of the instruction
 /// branch `i` jumps to (`None` for non-branches; a shorter slice means no more branches).
 pub fn assign_control(insts: &[Inst], targets: &[Option<usize>], mode: Mode) -> Vec<Ctrl> {
-    let access: Vec<Access> = insts.iter().map(access).collect();
+    assign_control_with(insts, targets, mode, insts.iter().map(access).collect())
+}
+
+/// [`assign_control`] given [`access`] of every instruction.
+pub(crate) fn assign_control_with(
+    insts: &[Inst],
+    targets: &[Option<usize>],
+    mode: Mode,
+    access: Vec<Access>,
+) -> Vec<Ctrl> {
     let written = written_anywhere(&access);
+    // The control-flow edges, once for the dataflow assignment and the checker (both follow
+    // [`check::successors`]; `ctrl` has one field per instruction, so the checker's are these).
+    let succ = check::successors(insts, targets);
     let mut ctrl = match mode {
-        Mode::Normal | Mode::InOrder => match assign_dataflow(insts, &access, &written, targets) {
-            Some(c) => c,
-            None => conservative(insts, &access, &written, targets, mode),
-        },
+        Mode::Normal | Mode::InOrder => {
+            match assign_dataflow(insts, &access, &written, targets, &succ) {
+                Some(c) => c,
+                None => conservative(insts, &access, &written, targets, mode),
+            }
+        }
         Mode::Serial => conservative(insts, &access, &written, targets, mode),
     };
     for (c, inst) in ctrl.iter_mut().zip(insts) {
@@ -233,7 +252,7 @@ pub fn assign_control(insts: &[Inst], targets: &[Option<usize>], mode: Mode) -> 
         // The dataflow assignment is new; the checker (validated on ptxas's code) is the
         // judge. Should it ever object, fall back to the conservative assignment, which waits
         // at every block leader.
-        if !check::analyze_with(insts, &ctrl, targets, &access).is_empty() {
+        if !check::analyze_with_succ(insts, &ctrl, &access, &succ).is_empty() {
             debug_assert!(
                 false,
                 "scheduled control codes have hazards: {:?}",
@@ -383,7 +402,12 @@ impl State {
         if mask == 0 {
             return;
         }
-        for m in self.wmask.iter_mut().chain(self.rmask.iter_mut()) {
+        // Two plain loops rather than one over a chained iterator: these vectorise, the chain
+        // did not (it was most of the time spent issuing an instruction).
+        for m in self.wmask.iter_mut() {
+            *m &= !mask;
+        }
+        for m in self.rmask.iter_mut() {
             *m &= !mask;
         }
         for i in 0..6 {
@@ -645,13 +669,13 @@ fn assign_dataflow(
     access: &[Access],
     written: &[bool],
     targets: &[Option<usize>],
+    succ: &[Vec<usize>],
 ) -> Option<Vec<Ctrl>> {
     let n = insts.len();
     if n == 0 {
         return Some(Vec::new());
     }
     let lead = leaders(insts, targets);
-    let succ = check::successors(insts, targets);
     let starts: Vec<usize> = (0..n).filter(|&k| lead[k]).collect();
     let block_of = {
         let mut b = vec![0; n];
