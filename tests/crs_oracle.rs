@@ -182,3 +182,31 @@ fn probe_kernels_match_the_table() {
         assert_eq!(o.crs_stack_size().unwrap_or(0), our, "{name}: ours");
     }
 }
+
+/// Deep nesting is real code, not recursion: a kernel of 80 nested divergent `if`s compiles,
+/// and its record covers the 80 open `SSY`s (ptxas 11.8 writes 0x6f0 for it). Needs no
+/// oracle.
+#[test]
+fn deep_nesting_compiles() {
+    let n = 80;
+    let mut ptx = format!(
+        ".version 7.0\n.target sm_50\n.address_size 64\n.visible .entry deep(.param .u64 out)\n{{\n\
+         .reg .b64 %rd<3>;\n.reg .b32 %r<2>;\n.reg .pred %p<{}>;\n\
+         ld.param.u64 %rd1, [out];\ncvta.to.global.u64 %rd2, %rd1;\nmov.u32 %r1, %tid.x;\n",
+        n + 1
+    );
+    for k in 0..n {
+        ptx += &format!(
+            "setp.gt.u32 %p{k}, %r1, {k};\n@!%p{k} bra L{k};\nst.global.u32 [%rd2+{}], %r1;\n",
+            4 * k
+        );
+    }
+    for k in (0..n).rev() {
+        ptx += &format!("L{k}:\nst.global.u32 [%rd2+{}], %r1;\n", 4 * k + 1024);
+    }
+    ptx += "ret;\n}\n";
+    let out = compile(&ptx, &Options::default()).unwrap_or_else(|d| panic!("{d:?}"));
+    let c = cubin::read(&out.cubin).unwrap();
+    let size = c.kernels[0].crs_stack_size().unwrap_or(0);
+    assert!(size >= 16 * n, "CRS stack {size:#x} for {n} nested regions");
+}

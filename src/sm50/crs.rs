@@ -79,8 +79,10 @@ use std::collections::HashMap;
 pub const UNIT_BYTES: u32 = 16;
 /// Splits counted at most (ptxas reserves this many units for a loop that keeps diverging).
 pub const MAX_SPLITS: u32 = 32;
-/// Open tokens a path may hold before the walk gives up (recursion).
-pub const MAX_TOKENS: usize = 64;
+/// Open tokens a path may hold before the walk gives up: far beyond any real nesting (a
+/// kernel of 80 nested divergent `if`s holds 80, and compiles), so only recursion, whose
+/// stack has no bound, reaches it.
+pub const MAX_TOKENS: usize = 4096;
 /// States visited before the walk gives up.
 const MAX_STATES: usize = 1 << 20;
 
