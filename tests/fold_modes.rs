@@ -283,6 +283,39 @@ fn stats_flag_prints_json_per_kernel() {
     assert_eq!(o.status.code(), Some(2));
 }
 
+/// Where the register-pair tests put their buffers: 64 input words at `IN`, 32 output bytes
+/// at `OUT`.
+const IN: u64 = 0x1000_0000;
+const OUT: u64 = 0x2000_0000;
+
+/// One CTA of 8 threads with `params`, the input words `word(0..64)` at `IN` and a zeroed
+/// output at `OUT`.
+fn in_out_launch(params: Vec<u8>, word: impl Fn(u32) -> u32) -> Launch {
+    let mut launch = Launch::new([1, 1, 1], [8, 1, 1]);
+    launch.params = params;
+    launch.global = vec![
+        GlobalRegion {
+            base: IN,
+            bytes: (0..64u32).flat_map(|x| word(x).to_le_bytes()).collect(),
+        },
+        GlobalRegion {
+            base: OUT,
+            bytes: vec![0; 32],
+        },
+    ];
+    launch
+}
+
+/// The `MOV Rd, Rs` lines of a SASS listing: register-to-register copies.
+fn register_moves(sass: &str) -> Vec<&str> {
+    sass.lines()
+        .filter(|l| {
+            let t: Vec<&str> = l.split_whitespace().collect();
+            t.len() > 3 && t[1] == "MOV" && t[3].starts_with('R')
+        })
+        .collect()
+}
+
 /// 64-bit addresses whose base is a 32-bit value widened (`cvt.u64.u32`, `cvt.s64.s32`):
 /// every strategy computes what the IR computes, and `--fold=full` reads the base's words
 /// apart (the value and `RZ` or its sign word), so no `MOV` builds the base as a pair.
@@ -316,38 +349,18 @@ fn extended_bases_are_read_in_halves() {
     ret;
 }
 "#;
-    const IN: u64 = 0x1000_0000;
-    const OUT: u64 = 0x2000_0000;
     for j in [0i32, 3, -2] {
         let mut params = Vec::new();
         params.extend(OUT.to_le_bytes());
         params.extend((IN as u32 + 0x40).to_le_bytes());
         params.extend(j.to_le_bytes());
-        let mut launch = Launch::new([1, 1, 1], [8, 1, 1]);
-        launch.params = params;
-        launch.global = vec![
-            GlobalRegion {
-                base: IN,
-                bytes: (0..64u32).flat_map(|x| (x * 5 + 2).to_le_bytes()).collect(),
-            },
-            GlobalRegion {
-                base: OUT,
-                bytes: vec![0; 32],
-            },
-        ];
+        let launch = in_out_launch(params, |x| x * 5 + 2);
         for fold in [Fold::None, Fold::Lea, Fold::Full] {
             run_both_with(EXT, &launch, &opts(fold));
         }
     }
     let out = compile(EXT, &opts(Fold::Full)).unwrap();
-    let pair_moves: Vec<&str> = out
-        .sass
-        .lines()
-        .filter(|l| {
-            let t: Vec<&str> = l.split_whitespace().collect();
-            t.len() > 3 && t[1] == "MOV" && t[3].starts_with('R')
-        })
-        .collect();
+    let pair_moves = register_moves(&out.sass);
     assert!(pair_moves.is_empty(), "{pair_moves:?}\n{}", out.sass);
 }
 
@@ -393,37 +406,17 @@ LOOP:
     ret;
 }
 "#;
-    const IN: u64 = 0x1000_0000;
-    const OUT: u64 = 0x2000_0000;
     let mut params = Vec::new();
     params.extend(OUT.to_le_bytes());
     params.extend(IN.to_le_bytes());
     params.extend(8u32.to_le_bytes());
     params.extend(5u32.to_le_bytes());
-    let mut launch = Launch::new([1, 1, 1], [8, 1, 1]);
-    launch.params = params;
-    launch.global = vec![
-        GlobalRegion {
-            base: IN,
-            bytes: (0..64u32).flat_map(|x| (x * 7 + 1).to_le_bytes()).collect(),
-        },
-        GlobalRegion {
-            base: OUT,
-            bytes: vec![0; 32],
-        },
-    ];
+    let launch = in_out_launch(params, |x| x * 7 + 1);
     for fold in [Fold::None, Fold::Lea, Fold::Full] {
         run_both_with(BUMP, &launch, &opts(fold));
     }
     let out = compile(BUMP, &opts(Fold::Full)).unwrap();
-    let moves: Vec<&str> = out
-        .sass
-        .lines()
-        .filter(|l| {
-            let t: Vec<&str> = l.split_whitespace().collect();
-            t.len() > 3 && t[1] == "MOV" && t[3].starts_with('R')
-        })
-        .collect();
+    let moves = register_moves(&out.sass);
     // Only `mov.u64 %rd6, %rd2` before the loop copies a pair (both pointers live on).
     assert_eq!(moves.len(), 2, "{moves:?}\n{}", out.sass);
 }
