@@ -39,17 +39,14 @@
 
 use super::sched::check::successors;
 use super::sched::{access, Res, NUM_RES, PRED};
-use super::{Field, Form, Inst};
+use super::{Field, Inst};
 
-/// What kind of memory access `form` is: `None` for none; `Some(generic)` otherwise.
-fn memory(form: Form) -> Option<bool> {
-    let name = format!("{form:?}");
-    let class = name.split('_').next().unwrap_or("");
-    match class {
+/// What kind of memory access `inst` is: `None` for none; `Some(generic)` otherwise.
+fn memory(inst: &Inst) -> Option<bool> {
+    match inst.info().class {
         "LD" | "ST" => Some(true),
-        "LDG" | "STG" | "LDS" | "STS" | "LDL" | "STL" | "LDC" | "ATOM" | "ATOMS" | "RED" => {
-            Some(false)
-        }
+        "LDG" | "STG" | "LDS" | "STS" | "LDL" | "STL" | "LDC" | "ATOM" | "ATOM_CAS" | "ATOMS"
+        | "ATOMS_CAS" | "RED" => Some(false),
         _ => None,
     }
 }
@@ -57,7 +54,7 @@ fn memory(form: Form) -> Option<bool> {
 /// The resources that give `inst`'s address: its address register(s) and, for a generic
 /// access, its window predicate.
 fn address_uses(inst: &Inst) -> Vec<Res> {
-    let Some(generic) = memory(inst.form) else {
+    let Some(generic) = memory(inst) else {
         return Vec::new();
     };
     let mut v = Vec::new();
@@ -87,7 +84,7 @@ fn address_uses(inst: &Inst) -> Vec<Res> {
 /// an index loaded from memory). It joins the slice, but its sources are not followed and it
 /// is not counted as address arithmetic.
 fn is_source(inst: &Inst) -> bool {
-    memory(inst.form).is_some()
+    memory(inst).is_some()
         || matches!(
             inst.info().class,
             "S2R"
@@ -195,6 +192,7 @@ pub fn address_slice_arith(insts: &[Inst], targets: &[Option<usize>]) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sm50::Form;
 
     fn r(form: Form, fields: &[(Field, u64)]) -> Inst {
         fields
