@@ -104,11 +104,12 @@ pub fn wide_chain(
     let d = i.def(addr, sign_in_chain);
     let p = plg.map(|p| i.def(p, true));
     let ix = index.map(|ix| (i.op(Reg::Virt(ix.loc.vreg), OpSpec::late_use()), ix));
-    let b = match base {
-        ChainBase::Reg(l) => Some((i.use_(l.vreg), l.offset)),
-        _ => None,
-    };
-    let split = match base {
+    // The base's words as (operand, word offset): base.lo, and base.hi unless it is RZ.
+    let base_words = match base {
+        ChainBase::Reg(l) => {
+            let op = i.use_(l.vreg);
+            Some(((op, l.offset), Some((op, l.offset + 1))))
+        }
         ChainBase::Split { lo, hi } => Some((
             (i.use_(lo.vreg), lo.offset),
             hi.map(|h| (i.use_(h.vreg), h.offset)),
@@ -156,20 +157,13 @@ pub fn wide_chain(
             },
         }
     }
-    match (base, b) {
-        (ChainBase::Cbuf(off), _) => {
-            lo.set(Field::Cbo, u64::from(off / 4));
-            hi.set(Field::Cbo, u64::from(off / 4 + 1));
-        }
-        (ChainBase::Reg(_), Some((op, o))) => {
-            lo_refs.push((Field::Rb, op, o));
-            hi_refs.push((Field::Rb, op, o + 1));
-        }
-        _ => {}
+    if let ChainBase::Cbuf(off) = base {
+        lo.set(Field::Cbo, u64::from(off / 4));
+        hi.set(Field::Cbo, u64::from(off / 4 + 1));
     }
-    if let Some(((op, o), hi)) = split {
+    if let Some(((op, o), hi_word)) = base_words {
         lo_refs.push((Field::Rb, op, o));
-        if let Some((hop, ho)) = hi {
+        if let Some((hop, ho)) = hi_word {
             hi_refs.push((Field::Rb, hop, ho));
         }
     }
