@@ -521,7 +521,8 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
         k.barriers = barrier_count(&laid);
         // EIATTR_CRS_STACK_SIZE from the final code (sm50::crs): the driver sizes the
         // per-warp SSY/PBK/CAL/divergence stack by it.
-        k.crs_stack_size = sm50::crs::stack_size(&laid.code)
+        let insts: Vec<sm50::Inst> = laid.placed.iter().map(|p| p.inst).collect();
+        k.crs_stack_size = sm50::crs::record(&insts, &laid.targets)
             .map_err(|e| err(name, format!("internal error in kernel `{name}`: {e}")))?;
         for (at, r) in relocs {
             let Some(p) = laid.moved.get(at + shift).and_then(|&m| laid.placed.get(m)) else {

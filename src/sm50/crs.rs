@@ -250,7 +250,14 @@ pub fn max_units(insts: &[Inst], targets: &[Option<usize>]) -> Result<u32, Strin
 /// (ptxas writes no record then).
 pub fn stack_size(code: &[u64]) -> Result<Option<u32>, String> {
     let (insts, _, targets) = decode_text(code).map_err(|e| format!("undecodable code: {e}"))?;
-    let units = max_units(&insts, &targets)?;
+    record(&insts, &targets)
+}
+
+/// [`stack_size`] for code already decoded (instructions and branch targets as indices, as
+/// the layout stage has them): the compile driver's entry, which need not decode its own
+/// words again.
+pub fn record(insts: &[Inst], targets: &[Option<usize>]) -> Result<Option<u32>, String> {
+    let units = max_units(insts, targets)?;
     Ok((units > 0).then_some(units * UNIT_BYTES))
 }
 
