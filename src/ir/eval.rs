@@ -399,10 +399,9 @@ struct VarLayout {
     global_base: u64,
     global_size: u64,
     shared_size: u64,
-    /// Whether each variable is a `.shared` one the kernel names (has storage).
-    shared_named: Vec<bool>,
-    /// Whether each variable is a `.local` one the kernel names (has storage).
-    local_named: Vec<bool>,
+    /// Whether each variable is a `.shared` or `.local` one the kernel names (has storage:
+    /// those two spaces are laid out per kernel).
+    named: Vec<bool>,
     local_size: u64,
     const_size: u64,
 }
@@ -416,8 +415,7 @@ impl VarLayout {
             global_base: module_global_base(module),
             global_size: 0,
             shared_size: 0,
-            shared_named: vec![false; module.vars.len()],
-            local_named: vec![false; module.vars.len()],
+            named: vec![false; module.vars.len()],
             local_size: 0,
             const_size: 0,
         };
@@ -426,18 +424,15 @@ impl VarLayout {
         l.local_size = u64::from(local_size);
         for (gv, v) in module.vars_in_layout_order() {
             let size = match v.space {
-                Space::Shared => {
+                Space::Shared | Space::Local => {
                     // The kernel's own layout; a variable it does not name has no storage.
-                    let off = shared.offsets.get(&gv).map_or(0, |&o| u64::from(o));
-                    l.shared_named[gv.index()] = shared.offsets.contains_key(&gv);
-                    l.offsets[gv.index()] = off;
-                    l.addrs[gv.index()] = off;
-                    continue;
-                }
-                Space::Local => {
-                    // The kernel's own layout; a variable it does not name has no storage.
-                    let off = local.get(&gv).map_or(0, |&o| u64::from(o));
-                    l.local_named[gv.index()] = local.contains_key(&gv);
+                    let own = if v.space == Space::Shared {
+                        &shared.offsets
+                    } else {
+                        &local
+                    };
+                    let off = own.get(&gv).map_or(0, |&o| u64::from(o));
+                    l.named[gv.index()] = own.contains_key(&gv);
                     l.offsets[gv.index()] = off;
                     l.addrs[gv.index()] = off;
                     continue;
@@ -524,9 +519,8 @@ impl Memory {
             let n = init.len().min(v.size as usize);
             let dst = match v.space {
                 Space::Global => &mut m.module_global,
-                Space::Shared if !layout.shared_named[i] => continue,
+                Space::Shared | Space::Local if !layout.named[i] => continue,
                 Space::Shared => &mut m.shared_init,
-                Space::Local if !layout.local_named[i] => continue,
                 Space::Local => &mut m.local_init,
                 Space::Const | Space::Param | Space::Generic => &mut m.constant,
             };
