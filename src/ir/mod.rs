@@ -1092,24 +1092,34 @@ impl Module {
         self.vars.push(var)
     }
 
+    /// The variables of `space` that `f`'s instructions name (`addr @var`), each once, in
+    /// variable order: the ones a per-kernel layout gives storage.
+    fn named_in(&self, f: &Function, space: Space) -> Vec<GlobalVar> {
+        let mut named: Vec<GlobalVar> = f
+            .insts
+            .values()
+            .filter_map(|n| match n.data {
+                InstData::SymbolAddr { var, .. } => Some(var),
+                _ => None,
+            })
+            .filter(|&gv| self.vars.get(gv).is_some_and(|v| v.space == space))
+            .collect();
+        named.sort_unstable();
+        named.dedup();
+        named
+    }
+
     /// The `.local` memory of kernel `f`: the byte offset of every `.local` variable the
     /// kernel names (its inlined callees' included), in layout order at its alignment, and
     /// the end of the last one. As ptxas does, a kernel reserves no per-thread memory for the
     /// local variables of other kernels, nor for ones it never names. `eval`, `lower` and the
     /// driver all use it, so the code, the frame size and the reference interpreter agree.
     pub fn local_layout(&self, f: &Function) -> (HashMap<GlobalVar, u32>, u32) {
-        let mut named = vec![false; self.vars.len()];
-        for n in f.insts.values() {
-            if let InstData::SymbolAddr { var, .. } = n.data {
-                if let Some(flag) = named.get_mut(var.as_u32() as usize) {
-                    *flag = true;
-                }
-            }
-        }
+        let named = self.named_in(f, Space::Local);
         let mut offsets = HashMap::default();
         let mut end = 0u32;
         for (gv, v) in self.vars_in_layout_order() {
-            if v.space == Space::Local && named[gv.as_u32() as usize] {
+            if named.binary_search(&gv).is_ok() {
                 let off = end.next_multiple_of(v.align.max(1));
                 offsets.insert(gv, off);
                 end = off.saturating_add(v.size);
@@ -1123,17 +1133,8 @@ impl Module {
     /// reference interpreter agree.
     pub fn shared_layout(&self, f: &Function) -> SharedLayout {
         let is_dynamic = |v: &VarData| v.size == 0;
-        let mut named: Vec<GlobalVar> = f
-            .insts
-            .values()
-            .filter_map(|n| match n.data {
-                InstData::SymbolAddr { var, .. } => Some(var),
-                _ => None,
-            })
-            .filter(|&gv| self.vars.get(gv).is_some_and(|v| v.space == Space::Shared))
-            .collect();
+        let mut named = self.named_in(f, Space::Shared);
         named.sort_by_key(|&gv| (self.var_scopes[gv], gv));
-        named.dedup();
         let any_dynamic = self
             .vars
             .values()
