@@ -794,6 +794,7 @@ pub fn check_generated(k: &GenKernel, seed: u64) -> Result<(), String> {
         ptxas_cubin: None,
         only_ptxas: false,
         shape_block: false,
+        check_slice: false,
     };
     let fail = |what: String| Err(format!("{what}\n--- PTX ---\n{}", k.ptx));
     let out = match crate::compile(&k.ptx, &opts.compile) {

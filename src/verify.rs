@@ -84,6 +84,11 @@ pub struct VerifyOptions {
     /// Reshape `block` (same thread count) for kernels that read `%tid.y`/`%tid.z`: see
     /// [`launch_block`]. Off when the user gave the block shape.
     pub shape_block: bool,
+    /// After each matching run, run the code again tracing its dependences and check that
+    /// every instruction the run shows flowing into a memory address is in the static
+    /// address slice ([`crate::sm50::slice`]) that `leafold compare` counts; a miss is a
+    /// mismatch. Slow (a trace of every lane's every instruction).
+    pub check_slice: bool,
 }
 
 impl Default for VerifyOptions {
@@ -98,6 +103,7 @@ impl Default for VerifyOptions {
             ptxas_cubin: None,
             only_ptxas: false,
             shape_block: true,
+            check_slice: false,
         }
     }
 }
@@ -545,6 +551,19 @@ fn verify_launch(
                 }));
                 return verdict;
             }
+            if opts.check_slice {
+                if let Err(what) = check_slice(code, info, launch) {
+                    verdict.outcome = Outcome::Mismatch(Box::new(Mismatch {
+                        side,
+                        seed,
+                        inputs: summary(launch, f, &pointers),
+                        what,
+                        writer: None,
+                        ptx_line: None,
+                    }));
+                    return verdict;
+                }
+            }
         }
     }
     verdict.outcome = Outcome::Match {
@@ -554,6 +573,33 @@ fn verify_launch(
         one_cta: false,
     };
     verdict
+}
+
+/// Check the static address slice of `code` against a traced run on `launch`: every
+/// instruction whose result the run shows reaching a memory address must be in it.
+fn check_slice(code: &[u64], info: &sim::KernelInfo, launch: &Launch) -> Result<(), String> {
+    let (insts, _, targets) = crate::sm50::sched::check::decode_text(code)
+        .map_err(|e| format!("the code does not decode: {e}"))?;
+    let in_slice = crate::sm50::slice::address_slice(&insts, &targets);
+    let (_, deps) = sim::run_dependences(code, info, launch)
+        .map_err(|e| format!("the traced run failed: {e}"))?;
+    let index = |addr: u64| ((addr / 32) * 3 + (addr % 32) / 8).checked_sub(1);
+    let stops = |addr: u64| {
+        index(addr)
+            .and_then(|k| insts.get(k as usize))
+            .is_some_and(crate::sm50::slice::is_source)
+    };
+    let dynamic = deps.slice(stops);
+    for addr in dynamic {
+        let k = index(addr).map(|k| k as usize);
+        if !k.is_some_and(|k| in_slice.get(k) == Some(&true)) {
+            return Err(format!(
+                "the run shows 0x{addr:04x} ({}) reaching a memory address, but the static address slice misses it",
+                sass_at(code, addr)
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// ptxas orders the module's `.global` variables its own way; leafold's cubin places them

@@ -225,8 +225,11 @@ fn address_arithmetic_against_ptxas_on_the_corpus() {
 const RATIO_FLOOR: f64 = 0.93;
 const INSTRUCTION_FLOOR: f64 = 0.88;
 /// The address slice (integer arithmetic whose results reach a load's, store's or atomic's
-/// address, `leafold::sm50::slice`), measured when it was added: 19707/25110 = 0.785.
-const SLICE_FLOOR: f64 = 0.79;
+/// address, `leafold::sm50::slice`): 19707/25110 = 0.785 when it was added; 14305/21351 =
+/// 0.670 since the walk follows the CRS token stack (each `SYNC`/`RET` goes back only where
+/// its own `SSY`/`CAL` says) and same-guard writes (tests/verify_corpus.rs checks the slice
+/// against traced runs of both compilers' code). The goal is 0.75.
+const SLICE_FLOOR: f64 = 0.70;
 /// The same over the 15 address-only kernels (211/157 = 1.344 before `ir::simplify`, 168/157
 /// = 1.070 since; `mul.hi.u64 x, 2` alone went from 41 to 7), rounded up likewise.
 const SUBSET_RATIO_FLOOR: f64 = 1.08;

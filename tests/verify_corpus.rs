@@ -5,6 +5,11 @@
 //! byte of global, shared and declared local memory must match. With the oracle, ptxas's cubin of the same file runs through the simulator
 //! against the same reference (which validates the simulator itself).
 //!
+//! Each matching run is also run again with the simulator's dependence trace, and every
+//! instruction the run shows flowing into a memory address must be in the static address
+//! slice (`sm50::slice`) of that code, leafold's and ptxas's alike: `leafold compare`'s
+//! address-slice column is checked against real runs on both sides.
+//!
 //! Nothing is skipped silently: kernels that cannot be run are printed with the reason, and
 //! the number verified is asserted against what was measured when this test was written, so
 //! a regression that stops kernels from running fails here too.
@@ -61,6 +66,7 @@ fn opts(name: &str) -> VerifyOptions {
             file_name: name.to_string(),
             ..Options::default()
         },
+        check_slice: true,
         ..VerifyOptions::default()
     }
 }

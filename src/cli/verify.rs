@@ -39,6 +39,10 @@ pub struct Args {
     /// Also run ptxas's cubin through the simulator (validates the simulator).
     #[arg(long)]
     pub against_ptxas: bool,
+    /// Also check the address slice `leafold compare` counts against traced runs: every
+    /// instruction a run shows reaching a memory address must be in it (slow)
+    #[arg(long)]
+    pub check_slice: bool,
     /// Compile with a deliberate wrong LEA scale (to see the verifier catch it).
     #[arg(long, hide = true)]
     pub debug_wrong_lea_scale: bool,
@@ -93,6 +97,7 @@ pub fn run(args: &Args) -> u8 {
         ptxas_cubin: None,
         only_ptxas: false,
         shape_block: args.block.is_none(),
+        check_slice: args.check_slice,
     };
     if args.against_ptxas {
         let Some(oracle) = crate::oracle::Oracle::find() else {

@@ -2,13 +2,15 @@
 //! The semantics are documented in the module essay of [`crate::sim`].
 
 use super::mem::{Memory, Space};
-use super::trace::WriteLog;
+use super::trace::{Dependences, WriteLog, NO_WRITER};
 use super::{branch_target, next_addr, KernelInfo, Program, SimError, SimOptions};
 use crate::ir::eval::{
     Launch, RunOutput, CONST_WINDOW_BASE, LOCAL_WINDOW_BASE, SHARED_WINDOW_BASE, WINDOW_SIZE,
 };
 use std::sync::OnceLock;
 
+use crate::sm50::sched::{access, Res, NUM_RES, PRED};
+use crate::sm50::slice;
 use crate::sm50::{rt::sext, Field, Form, Inst, FORMS};
 
 /// CC flag bits.
@@ -217,6 +219,8 @@ pub(super) struct Sim<'a> {
     /// The BAR.RED reduction of the CTA's current barrier, and of the last completed one.
     red: Reduction,
     red_result: Reduction,
+    /// The dependence trace, when one is asked for ([`run_dependences`]).
+    deps: Option<Dependences>,
 }
 
 /// A BAR.RED reduction over the arriving threads' predicate.
@@ -249,6 +253,23 @@ pub(crate) fn run(
     run_logged(prog, info, launch, opts, None).map(|(out, steps, _)| (out, steps))
 }
 
+/// [`run`], also tracing the dependences of every instruction each lane runs.
+pub(crate) fn run_dependences(
+    prog: &Program,
+    info: &KernelInfo,
+    launch: &Launch,
+) -> Result<(RunOutput, Dependences), SimError> {
+    run_inner(
+        prog,
+        info,
+        launch,
+        &SimOptions::default(),
+        None,
+        Some(Dependences::default()),
+    )
+    .map(|(out, _, _, d)| (out, d.unwrap_or_default()))
+}
+
 /// [`run`], recording the last writer of each byte in `log` when one is given.
 pub(crate) fn run_logged(
     prog: &Program,
@@ -257,6 +278,18 @@ pub(crate) fn run_logged(
     opts: &SimOptions,
     log: Option<WriteLog>,
 ) -> Result<(RunOutput, u64, Option<WriteLog>), SimError> {
+    run_inner(prog, info, launch, opts, log, None).map(|(out, steps, log, _)| (out, steps, log))
+}
+
+#[allow(clippy::type_complexity)]
+fn run_inner(
+    prog: &Program,
+    info: &KernelInfo,
+    launch: &Launch,
+    opts: &SimOptions,
+    log: Option<WriteLog>,
+    deps: Option<Dependences>,
+) -> Result<(RunOutput, u64, Option<WriteLog>, Option<Dependences>), SimError> {
     if launch.grid.contains(&0) || launch.block.contains(&0) {
         return Err(SimError::BadLaunch(
             "grid and block dimensions must be at least 1".into(),
@@ -281,6 +314,7 @@ pub(crate) fn run_logged(
         opts: *opts,
         red: Reduction::default(),
         red_result: Reduction::default(),
+        deps,
     };
     sim.mem.log = log;
     let mut shared = Vec::new();
@@ -296,6 +330,7 @@ pub(crate) fn run_logged(
         }
     }
     let log = sim.mem.log.take();
+    let deps = sim.deps.take();
     Ok((
         RunOutput {
             global: sim.mem.global,
@@ -304,12 +339,16 @@ pub(crate) fn run_logged(
         },
         sim.steps,
         log,
+        deps,
     ))
 }
 
 impl Sim<'_> {
     fn run_cta(&mut self, threads: usize) -> Result<(), SimError> {
         self.mem.start_cta(threads);
+        if let Some(d) = &mut self.deps {
+            d.last = vec![NO_WRITER; threads.div_ceil(32) * 32 * NUM_RES];
+        }
         self.red = Reduction::default();
         self.red_result = Reduction::default();
         let nwarps = threads.div_ceil(32);
@@ -416,7 +455,41 @@ impl Sim<'_> {
             }
         }
         w.pc = next_addr(addr);
+        if self.deps.is_some() {
+            self.note_dependences(w.index, &inst, addr, exec);
+        }
         self.exec(w, &inst, addr, exec)
+    }
+
+    /// Record, for every lane in `exec`, what `inst` read and that it is now the last writer
+    /// of what it writes (see [`Dependences`]).
+    fn note_dependences(&mut self, warp: usize, inst: &Inst, addr: u64, exec: u32) {
+        let Some(d) = &mut self.deps else { return };
+        let acc = access(inst);
+        let guard = get(inst, Field::Pg)
+            .filter(|&p| p != PT)
+            .map(|p| PRED + p as Res);
+        let address = slice::address_uses(inst);
+        for l in lanes(exec) {
+            let base = (warp * 32 + l) * NUM_RES;
+            let reads: Vec<u32> = acc
+                .uses
+                .iter()
+                .filter(|&&r| Some(r) != guard && r < NUM_RES)
+                .map(|&r| d.last[base + r])
+                .collect();
+            d.address_writers.extend(
+                address
+                    .iter()
+                    .filter(|&&r| r < NUM_RES)
+                    .map(|&r| d.last[base + r]),
+            );
+            let id = d.nodes.len() as u32;
+            d.nodes.push((addr, reads));
+            for &r in acc.defs.iter().filter(|&&r| r < NUM_RES) {
+                d.last[base + r] = id;
+            }
+        }
     }
 
     fn exec(&mut self, w: &mut Warp, i: &Inst, addr: u64, exec: u32) -> Result<(), SimError> {

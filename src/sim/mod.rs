@@ -217,7 +217,7 @@ use crate::sm50;
 pub use cubin::{global_symbols, load_kernel, load_kernel_globals};
 pub use mem::{CONST_BANK0_SIZE, PARAM_BASE};
 pub use mufu::SimOptions;
-pub use trace::{Loc, WriteLog};
+pub use trace::{Dependences, Loc, WriteLog};
 
 /// What the simulator needs to know about a kernel besides its code.
 #[derive(Clone, Debug, Default)]
@@ -457,6 +457,17 @@ pub fn run_traced(
         Some(WriteLog::default()),
     )?;
     Ok((out, log.unwrap_or_default()))
+}
+
+/// Like [`run`], also tracing, for every instruction each lane runs, which dynamic
+/// instructions wrote what it read ([`Dependences`]; slow: for checking the static address
+/// slice against runs).
+pub fn run_dependences(
+    code: &[u64],
+    info: &KernelInfo,
+    launch: &Launch,
+) -> Result<(RunOutput, Dependences), SimError> {
+    exec::run_dependences(&Program::new(code), info, launch)
 }
 
 /// Words of a `.text` section given as little-endian bytes (a trailing partial word is an

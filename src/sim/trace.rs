@@ -48,3 +48,51 @@ impl WriteLog {
         }
     }
 }
+
+/// The optional dependence trace of a simulation ([`super::run_dependences`]): for every
+/// instruction a lane runs, the dynamic instructions that last wrote what it read. It is the
+/// ground truth the static address slice ([`crate::sm50::slice`]) must cover: whatever a run
+/// shows flowing into an address must be in the slice.
+#[derive(Clone, Debug, Default)]
+pub struct Dependences {
+    /// Per dynamic instruction: its `.text` offset and the dynamic instructions that last
+    /// wrote the registers, predicates and carry it read (its guard excluded); reads of a
+    /// value no instruction wrote (launch state) are left out.
+    pub nodes: Vec<(u64, Vec<u32>)>,
+    /// Per memory access run: the dynamic instructions that last wrote its address registers
+    /// (and, for a generic access, its window predicate).
+    pub address_writers: Vec<u32>,
+    /// Per (warp, lane) of the running CTA, per resource: the last dynamic writer.
+    pub(crate) last: Vec<u32>,
+}
+
+/// No dynamic instruction wrote it (yet).
+pub(crate) const NO_WRITER: u32 = u32::MAX;
+
+impl Dependences {
+    /// The `.text` offsets of the dynamic address slice: the instructions whose run reached an
+    /// address, following the trace back from every address read and stopping, as the static
+    /// slice does, at instructions `stops` says bring data in (memory, special registers,
+    /// floating point).
+    pub fn slice(&self, stops: impl Fn(u64) -> bool) -> std::collections::BTreeSet<u64> {
+        let mut seen = vec![false; self.nodes.len()];
+        let mut work: Vec<u32> = self
+            .address_writers
+            .iter()
+            .copied()
+            .filter(|&n| n != NO_WRITER)
+            .collect();
+        let mut out = std::collections::BTreeSet::new();
+        while let Some(n) = work.pop() {
+            if std::mem::replace(&mut seen[n as usize], true) {
+                continue;
+            }
+            let (addr, deps) = &self.nodes[n as usize];
+            out.insert(*addr);
+            if !stops(*addr) {
+                work.extend(deps.iter().copied().filter(|&d| d != NO_WRITER));
+            }
+        }
+        out
+    }
+}

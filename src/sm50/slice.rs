@@ -16,23 +16,40 @@
 //! * the window predicate (`Plg`) that a generic `LD`/`ST` reads.
 //!
 //! The analysis is a backward walk over reaching definitions: from each such use, every
-//! path back through the control-flow graph ([`super::sched::check::successors`], the same
-//! graph the hazard checker walks) to the nearest instruction that writes the register, a
-//! guarded write also letting the older value through. Each instruction found joins the
-//! slice and its own sources (not its guard predicate, which chooses whether it runs rather
-//! than what it computes) are followed in turn. The walk stops at instructions that bring
-//! data into the integer arithmetic rather than compute on it: loads (a pointer read from
+//! path back through the control-flow graph to the nearest instruction that writes the
+//! register, a guarded write also letting the older value through. Each instruction found
+//! joins the slice and its own sources (not its guard predicate, which chooses whether it runs
+//! rather than what it computes) are followed in turn. The walk stops at instructions that
+//! bring data into the integer arithmetic rather than compute on it: loads (a pointer read from
 //! memory; the load's own address is a seed already), special registers, shuffles, votes,
 //! textures, and floating point, conversions from float included (an index computed from a
 //! float, as in a trig argument reduction, is data-dependent addressing, like an index loaded
 //! from memory). They join the slice but are not counted.
 //!
-//! The walk is path-insensitive: a guarded write lets the older value through whatever the
-//! guard of the reader, so predicated code (ours after if-conversion, ptxas's) can pull in a
-//! little more than a path-sensitive analysis would. Both compilers' code is measured alike.
+//! The graph is the one the machine runs ([`Graph::with_tokens`]): a node is an instruction
+//! together with the CRS token stack it runs under. `SSY`, `PBK` and `CAL` push a token;
+//! `SYNC`, `BRK` and `RET` go where the innermost token of their kind says. So a `SYNC`
+//! reconverges at its own `SSY`'s target wherever the layout put it, and a subroutine called
+//! from several places returns only to the call it came from. (The hazard checker's graph,
+//! [`successors`], matches a `SYNC` to the innermost `SSY` before it whose target follows it,
+//! and when there is none, to every `SSY` target; it returns from a `RET` after every call of
+//! the subroutine. That is safe for hazards, but for dataflow it lets values from unrelated
+//! code through: on MC-GPU's `track_particles` it pulled whole random-number generators into
+//! the slice, on both compilers' code.) Code whose stack cannot be followed from the words
+//! (indirect branches, a pop with no token, more than 2^20 nodes) falls back to that graph.
 //!
-//! Invariants: the walk visits each (position, register) pair at most once, so it ends in
-//! time linear in instructions times registers; the result does not depend on register
+//! Guards are followed a little: a reader remembers its own guard as long as nothing writes
+//! that predicate, and a write under the same guard hides the older value (`@P0 IADD.CC`
+//! then `@P0 IADD.X`: when the `.X` runs, so did the write). Otherwise the walk is
+//! path-insensitive: a guarded write lets the older value through whatever the guard of the
+//! reader, so predicated code can pull in a little more than a path-sensitive analysis
+//! would. Both compilers' code is measured alike, and `leafold verify --check-slice` (on in
+//! tests/verify_corpus.rs for both) checks that every instruction a traced simulator run shows
+//! flowing into an address is in the slice.
+//!
+//! Invariants: the walk visits each (node, register, guard) state at most once, so it ends in
+//! time linear in nodes times registers (nodes are instructions times the token stacks each
+//! runs under, one for most); the result does not depend on register
 //! names, only on dataflow, so ours and ptxas's code are measured alike.
 //! [`address_slice_arith`] counts slice members other than those sources: the integer
 //! instructions that do arithmetic on the way to an address.
@@ -40,6 +57,7 @@
 use super::sched::check::successors;
 use super::sched::{access, Res, NUM_RES, PRED};
 use super::{Field, Inst};
+use rustc_hash::{FxHashMap, FxHashSet};
 
 /// What kind of memory access `inst` is: `None` for none; `Some(generic)` otherwise.
 fn memory(inst: &Inst) -> Option<bool> {
@@ -53,7 +71,7 @@ fn memory(inst: &Inst) -> Option<bool> {
 
 /// The resources that give `inst`'s address: its address register(s) and, for a generic
 /// access, its window predicate.
-fn address_uses(inst: &Inst) -> Vec<Res> {
+pub(crate) fn address_uses(inst: &Inst) -> Vec<Res> {
     let Some(generic) = memory(inst) else {
         return Vec::new();
     };
@@ -83,7 +101,7 @@ fn address_uses(inst: &Inst) -> Vec<Res> {
 /// an index computed from a float, as in a trig reduction, is data-dependent addressing, like
 /// an index loaded from memory). It joins the slice, but its sources are not followed and it
 /// is not counted as address arithmetic.
-fn is_source(inst: &Inst) -> bool {
+pub fn is_source(inst: &Inst) -> bool {
     memory(inst).is_some()
         || matches!(
             inst.info().class,
@@ -124,59 +142,215 @@ fn is_source(inst: &Inst) -> bool {
 /// essay).
 pub fn address_slice(insts: &[Inst], targets: &[Option<usize>]) -> Vec<bool> {
     let n = insts.len();
-    let succ = successors(insts, targets);
-    let mut preds: Vec<Vec<usize>> = vec![Vec::new(); n];
-    for (k, s) in succ.iter().enumerate() {
-        for &t in s {
-            preds[t].push(k);
-        }
-    }
+    let graph = Graph::with_tokens(insts, targets).unwrap_or_else(|| Graph::plain(insts, targets));
     let accesses: Vec<_> = insts.iter().map(access).collect();
-    let guarded = |k: usize| {
-        let i = &insts[k];
-        !(i.get(Field::Pg).unwrap_or(7) == 7 && i.get(Field::Pgn).unwrap_or(0) == 0)
-    };
-    let guard = |k: usize| -> Option<Res> {
-        let pg = insts[k].get(Field::Pg)?;
-        (pg != 7).then_some(PRED + pg as Res)
-    };
+    let guards: Vec<Guard> = insts.iter().map(guard_of).collect();
     let mut in_slice = vec![false; n];
-    // `seen[k * NUM_RES + r]`: resource `r` is already wanted just before instruction `k`.
-    let mut seen = vec![false; n * NUM_RES];
-    let mut work: Vec<(usize, Res)> = Vec::new();
-    let mut want = |k: usize, r: Res, work: &mut Vec<(usize, Res)>| {
-        if r < NUM_RES && !std::mem::replace(&mut seen[k * NUM_RES + r], true) {
-            work.push((k, r));
+    // Every state is wanted at most once; `expanded` holds the nodes whose instruction's
+    // sources have been followed.
+    let mut seen: FxHashSet<Want> = FxHashSet::default();
+    let mut expanded = vec![false; graph.pos.len()];
+    let mut work: Vec<Want> = Vec::new();
+    let mut want = |w: Want, work: &mut Vec<Want>| {
+        if w.res < NUM_RES && seen.insert(w) {
+            work.push(w);
         }
     };
-    for (k, inst) in insts.iter().enumerate() {
-        for r in address_uses(inst) {
-            want(k, r, &mut work);
+    for (node, &k) in graph.pos.iter().enumerate() {
+        for res in address_uses(&insts[k]) {
+            let guard = guards[k];
+            want(Want { node, res, guard }, &mut work);
         }
     }
-    while let Some((k, r)) = work.pop() {
-        for &p in &preds[k] {
-            if accesses[p].defs.contains(&r) {
-                if !in_slice[p] {
-                    in_slice[p] = true;
-                    if !is_source(&insts[p]) {
-                        let g = guard(p);
-                        for &u in &accesses[p].uses {
-                            if Some(u) != g {
-                                want(p, u, &mut work);
-                            }
-                        }
+    while let Some(w) = work.pop() {
+        for &node in &graph.preds[w.node] {
+            let p = graph.pos[node];
+            // The reader's guard still holds just before `p` unless `p` writes its predicate.
+            let guard = match w.guard {
+                Some((pred, _)) if accesses[p].defs.contains(&(PRED + pred as Res)) => None,
+                g => g,
+            };
+            let older = Want {
+                node,
+                res: w.res,
+                guard,
+            };
+            if !accesses[p].defs.contains(&w.res) {
+                want(older, &mut work);
+                continue;
+            }
+            in_slice[p] = true;
+            if !is_source(&insts[p]) && !std::mem::replace(&mut expanded[node], true) {
+                let own = guards[p].map(|(pred, _)| PRED + pred as Res);
+                for &res in &accesses[p].uses {
+                    if Some(res) != own {
+                        let guard = guards[p];
+                        want(Want { node, res, guard }, &mut work);
                     }
                 }
-                if guarded(p) {
-                    want(p, r, &mut work);
-                }
-            } else {
-                want(p, r, &mut work);
+            }
+            // A guarded write lets the older value through, unless the reader runs under
+            // the same guard: then whenever the reader runs, so did this write.
+            if guards[p].is_some() && guard != guards[p] {
+                want(older, &mut work);
             }
         }
     }
     in_slice
+}
+
+/// An instruction's guard: `None` when it always runs (`@PT`), else the predicate and
+/// whether it is negated (`@!P0`; `@!PT`, which never runs, is predicate 7 negated).
+type Guard = Option<(u8, bool)>;
+
+fn guard_of(inst: &Inst) -> Guard {
+    let pg = inst.get(Field::Pg).unwrap_or(7) as u8;
+    let neg = inst.get(Field::Pgn).unwrap_or(0) == 1;
+    (pg != 7 || neg).then_some((pg, neg))
+}
+
+/// One state of the backward walk: `res` is wanted just before the instruction of graph node
+/// `node`, by a reader that runs only under `guard` (the guard of the instruction that reads
+/// it, as long as no instruction in between writes that predicate).
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+struct Want {
+    node: usize,
+    res: Res,
+    guard: Guard,
+}
+
+/// A token on the CRS stack: its kind (`SSY`, `PBK`, `CAL`) and where the matching `SYNC`,
+/// `BRK` or `RET` goes.
+type Token = (&'static str, usize);
+
+/// The control-flow graph the walk follows. Nodes are instructions, each paired with the
+/// CRS token stack it runs under ([`Graph::with_tokens`]); `pos` gives a node's instruction
+/// and `preds` its predecessors.
+struct Graph {
+    pos: Vec<usize>,
+    preds: Vec<Vec<usize>>,
+}
+
+/// More nodes than this, or a deeper token stack, and [`Graph::with_tokens`] gives up.
+const MAX_NODES: usize = 1 << 20;
+const MAX_DEPTH: usize = 64;
+
+impl Graph {
+    /// One node per instruction, the edges of [`successors`] (the hazard checker's graph):
+    /// a `SYNC`/`BRK` goes to its textually enclosing `SSY`/`PBK` target, a `RET` after every
+    /// call of its subroutine.
+    fn plain(insts: &[Inst], targets: &[Option<usize>]) -> Graph {
+        let succ = successors(insts, targets);
+        let mut preds = vec![Vec::new(); insts.len()];
+        for (k, s) in succ.iter().enumerate() {
+            for &t in s {
+                preds[t].push(k);
+            }
+        }
+        Graph {
+            pos: (0..insts.len()).collect(),
+            preds,
+        }
+    }
+
+    /// The graph the machine runs: a node is an instruction and the token stack it runs under,
+    /// from the entry with an empty stack. `SSY`/`PBK`/`CAL` push, `SYNC`/`BRK`/`RET` go to the
+    /// innermost token of their kind and pop it, so each reconverges where its own token says
+    /// (whatever the layout) and each subroutine returns only to the call it came from. `None`
+    /// when the words do not allow it (an indirect branch or call, a pop with no token, a
+    /// branch out of the code, a stack deeper than [`MAX_DEPTH`], more than [`MAX_NODES`]
+    /// nodes); the caller then takes [`Graph::plain`].
+    fn with_tokens(insts: &[Inst], targets: &[Option<usize>]) -> Option<Graph> {
+        let n = insts.len();
+        if n == 0 {
+            return None;
+        }
+        let target = |k: usize| targets.get(k).copied().flatten().filter(|&t| t < n);
+        let mut stacks: Vec<Vec<Token>> = vec![Vec::new()];
+        let mut stack_ids: FxHashMap<Vec<Token>, usize> = FxHashMap::default();
+        stack_ids.insert(Vec::new(), 0);
+        let mut nodes: FxHashMap<(usize, usize), usize> = FxHashMap::default();
+        nodes.insert((0, 0), 0);
+        let mut pos = vec![0];
+        let mut stack_of = vec![0];
+        let mut edges: Vec<(usize, usize)> = Vec::new();
+        let mut work = vec![0];
+        while let Some(node) = work.pop() {
+            let k = pos[node];
+            let stack = &stacks[stack_of[node]];
+            let inst = &insts[k];
+            let class = inst.info().class;
+            let guarded = guard_of(inst).is_some()
+                || (inst.form == crate::sm50::Form::BRA && inst.get(Field::Cc).unwrap_or(15) != 15);
+            let mut next: Vec<(usize, Vec<Token>)> = Vec::new();
+            let pop_to = |kind: &str| -> Option<(usize, Vec<Token>)> {
+                let at = stack.iter().rposition(|t| t.0 == kind)?;
+                Some((stack[at].1, stack[..at].to_vec()))
+            };
+            let ends = matches!(class, "BRA" | "EXIT" | "RET" | "SYNC" | "BRK");
+            if !ends || guarded {
+                if k + 1 < n {
+                    next.push((k + 1, stack.clone()));
+                } else if !matches!(class, "EXIT" | "BRA") {
+                    return None; // falls off the end of the code
+                }
+            }
+            match class {
+                "SSY" | "PBK" => {
+                    let mut s = stack.clone();
+                    s.push((class, target(k)?));
+                    // a guarded push may not happen: then the plain successor stays
+                    if !guarded {
+                        next.clear();
+                    }
+                    next.push((k + 1, s));
+                }
+                "CAL" => {
+                    let mut s = stack.clone();
+                    s.push(("CAL", k + 1));
+                    next = vec![(target(k)?, s)];
+                }
+                "BRA" => next.push((target(k)?, stack.clone())),
+                "SYNC" => next.push(pop_to("SSY")?),
+                "BRK" => next.push(pop_to("PBK")?),
+                "RET" => next.push(pop_to("CAL")?),
+                "BRX" | "JCAL" | "PRET" | "PCNT" | "CONT" | "JMP" | "JMX" => return None,
+                _ => {}
+            }
+            for (t, s) in next {
+                if t >= n || s.len() > MAX_DEPTH {
+                    return None;
+                }
+                let sid = match stack_ids.get(&s) {
+                    Some(&id) => id,
+                    None => {
+                        stacks.push(s.clone());
+                        stack_ids.insert(s, stacks.len() - 1);
+                        stacks.len() - 1
+                    }
+                };
+                let to = match nodes.get(&(t, sid)) {
+                    Some(&id) => id,
+                    None => {
+                        if pos.len() >= MAX_NODES {
+                            return None;
+                        }
+                        pos.push(t);
+                        stack_of.push(sid);
+                        nodes.insert((t, sid), pos.len() - 1);
+                        work.push(pos.len() - 1);
+                        pos.len() - 1
+                    }
+                };
+                edges.push((node, to));
+            }
+        }
+        let mut preds = vec![Vec::new(); pos.len()];
+        for (from, to) in edges {
+            preds[to].push(from);
+        }
+        Some(Graph { pos, preds })
+    }
 }
 
 /// How many instructions of the address slice do integer arithmetic: slice members other
@@ -277,5 +451,114 @@ mod tests {
         targets[4] = Some(1);
         let s = address_slice(&insts, &targets);
         assert_eq!(s, [true, false, true, true, false, false]);
+    }
+
+    /// A `SYNC` laid out after the code that follows its region reconverges at its own
+    /// `SSY`'s target (4), not at a later region's (8). The textual rule (the innermost `SSY`
+    /// before the `SYNC` whose target follows it) finds none for the `SYNC` at 12 and goes to
+    /// every `SSY` target, so R5 from the out-of-line block (11) would reach the `LDS` at 8;
+    /// on every real path R5 is set again at 5 first.
+    #[test]
+    fn sync_reconverges_at_its_own_token() {
+        let insts = vec![
+            /* 0 */ r(Form::SSY, &[]),
+            /* 1 */ r(Form::BRA, &[(Field::Pg, 0)]),
+            /* 2 */ r(Form::MOV32I, &[(Field::Rd, 2), (Field::Imm, 16)]),
+            /* 3 */ r(Form::SYNC, &[]),
+            /* 4 */ r(Form::LDS, &[(Field::Rd, 4), (Field::Ra, 2)]),
+            /* 5 */ r(Form::MOV32I, &[(Field::Rd, 5), (Field::Imm, 0)]),
+            /* 6 */ r(Form::SSY, &[]),
+            /* 7 */ r(Form::SYNC, &[]),
+            /* 8 */ r(Form::LDS, &[(Field::Rd, 4), (Field::Ra, 5)]),
+            /* 9 */ r(Form::EXIT, &[]),
+            // the other side of the branch at 1, placed last
+            /* 10 */
+            r(Form::MOV32I, &[(Field::Rd, 2), (Field::Imm, 32)]),
+            /* 11 */
+            r(
+                Form::IADD32I,
+                &[(Field::Rd, 5), (Field::Ra, 2), (Field::Imm, 8)],
+            ),
+            /* 12 */ r(Form::SYNC, &[]),
+        ];
+        let mut targets = vec![None; insts.len()];
+        targets[0] = Some(4);
+        targets[1] = Some(10);
+        targets[6] = Some(8);
+        let s = address_slice(&insts, &targets);
+        let members: Vec<usize> = (0..insts.len()).filter(|&k| s[k]).collect();
+        assert_eq!(members, [2, 5, 10]);
+    }
+
+    /// A subroutine called from two places returns to the call it came from: R2 is set to
+    /// an address before the first call and to a counter before the second; only the first
+    /// `MOV32I` reaches the `LDS` after the first call. Without call contexts the second one
+    /// would reach it through the subroutine's `RET`.
+    #[test]
+    fn calls_return_to_their_own_caller() {
+        let insts = vec![
+            /* 0 */ r(Form::MOV32I, &[(Field::Rd, 2), (Field::Imm, 64)]),
+            /* 1 */ r(Form::CAL, &[]),
+            /* 2 */ r(Form::LDS, &[(Field::Rd, 4), (Field::Ra, 2)]),
+            /* 3 */ r(Form::MOV32I, &[(Field::Rd, 2), (Field::Imm, 7)]),
+            /* 4 */ r(Form::CAL, &[]),
+            /* 5 */ r(Form::EXIT, &[]),
+            // the subroutine: does not touch R2
+            /* 6 */
+            r(Form::MOV32I, &[(Field::Rd, 6), (Field::Imm, 1)]),
+            /* 7 */ r(Form::RET, &[]),
+        ];
+        let mut targets = vec![None; insts.len()];
+        targets[1] = Some(6);
+        targets[4] = Some(6);
+        let s = address_slice(&insts, &targets);
+        let members: Vec<usize> = (0..insts.len()).filter(|&k| s[k]).collect();
+        assert_eq!(members, [0]);
+    }
+
+    /// `@P0 IADD32I R2.CC` then `@P0 IADD.X R3`: the carry the `.X` reads is the one its own
+    /// guard's write gave, never an older one (whenever the `.X` runs, so did the write), so
+    /// the unrelated carry-out before them stays out of the slice.
+    #[test]
+    fn same_guard_writes_hide_older_values() {
+        let insts = vec![
+            /* 0 */
+            r(
+                Form::IADD32I,
+                &[
+                    (Field::Rd, 8),
+                    (Field::Ra, 9),
+                    (Field::Imm, 1),
+                    (Field::Cc, 1),
+                ],
+            ),
+            /* 1 */
+            r(
+                Form::IADD32I,
+                &[
+                    (Field::Rd, 2),
+                    (Field::Ra, 2),
+                    (Field::Imm, 4),
+                    (Field::Cc, 1),
+                    (Field::Pg, 0),
+                ],
+            ),
+            /* 2 */
+            r(
+                Form::IADD_I,
+                &[
+                    (Field::Rd, 3),
+                    (Field::Ra, 3),
+                    (Field::X, 1),
+                    (Field::Pg, 0),
+                ],
+            ),
+            /* 3 */ r(Form::LDG, &[(Field::Rd, 4), (Field::Ra, 2), (Field::E, 1)]),
+            /* 4 */ r(Form::EXIT, &[]),
+        ];
+        let targets = vec![None; insts.len()];
+        let s = address_slice(&insts, &targets);
+        let members: Vec<usize> = (0..insts.len()).filter(|&k| s[k]).collect();
+        assert_eq!(members, [1, 2]);
     }
 }
