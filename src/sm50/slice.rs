@@ -36,7 +36,7 @@
 //! the subroutine. That is safe for hazards, but for dataflow it lets values from unrelated
 //! code through: on MC-GPU's `track_particles` it pulled whole random-number generators into
 //! the slice, on both compilers' code.) Code whose stack cannot be followed from the words
-//! (indirect branches, a pop with no token, more than 2^20 nodes) falls back to that graph.
+//! (indirect branches, a pop with no token, more than 2^20 nodes or 2^16 stacks) falls back to that graph.
 //!
 //! Guards are followed a little: a reader remembers its own guard as long as nothing writes
 //! that predicate, and a write under the same guard hides the older value (`@P0 IADD.CC`
@@ -219,9 +219,12 @@ struct Want {
     guard: Guard,
 }
 
-/// A token on the CRS stack: its kind (`SSY`, `PBK`, `CAL`) and where the matching `SYNC`,
-/// `BRK` or `RET` goes.
-type Token = (&'static str, usize);
+/// A token on the CRS stack: its kind (0 `SSY`, 1 `PBK`, 2 `CAL`) and where the matching
+/// `SYNC`, `BRK` or `RET` goes.
+type Token = (u8, u32);
+const SSY: u8 = 0;
+const PBK: u8 = 1;
+const CAL: u8 = 2;
 
 /// The control-flow graph the walk follows. Nodes are instructions, each paired with the
 /// CRS token stack it runs under ([`Graph::with_tokens`]); `pos` gives a node's instruction
@@ -231,9 +234,12 @@ struct Graph {
     preds: Vec<Vec<usize>>,
 }
 
-/// More nodes than this, or a deeper token stack, and [`Graph::with_tokens`] gives up.
+/// More nodes or distinct stacks than these, or a deeper token stack, and
+/// [`Graph::with_tokens`] gives up (bounding its memory on any input: at most
+/// `MAX_STACKS * MAX_DEPTH` tokens are stored, twice).
 const MAX_NODES: usize = 1 << 20;
-const MAX_DEPTH: usize = 64;
+const MAX_STACKS: usize = 1 << 16;
+const MAX_DEPTH: usize = 32;
 
 impl Graph {
     /// One node per instruction, the edges of [`successors`] (the hazard checker's graph):
@@ -283,9 +289,9 @@ impl Graph {
             let guarded = guard_of(inst).is_some()
                 || (inst.form == crate::sm50::Form::BRA && inst.get(Field::Cc).unwrap_or(15) != 15);
             let mut next: Vec<(usize, Vec<Token>)> = Vec::new();
-            let pop_to = |kind: &str| -> Option<(usize, Vec<Token>)> {
+            let pop_to = |kind: u8| -> Option<(usize, Vec<Token>)> {
                 let at = stack.iter().rposition(|t| t.0 == kind)?;
-                Some((stack[at].1, stack[..at].to_vec()))
+                Some((stack[at].1 as usize, stack[..at].to_vec()))
             };
             let ends = matches!(class, "BRA" | "EXIT" | "RET" | "SYNC" | "BRK");
             if !ends || guarded {
@@ -298,7 +304,7 @@ impl Graph {
             match class {
                 "SSY" | "PBK" => {
                     let mut s = stack.clone();
-                    s.push((class, target(k)?));
+                    s.push((if class == "SSY" { SSY } else { PBK }, target(k)? as u32));
                     // a guarded push may not happen: then the plain successor stays
                     if !guarded {
                         next.clear();
@@ -307,13 +313,13 @@ impl Graph {
                 }
                 "CAL" => {
                     let mut s = stack.clone();
-                    s.push(("CAL", k + 1));
+                    s.push((CAL, (k + 1) as u32));
                     next = vec![(target(k)?, s)];
                 }
                 "BRA" => next.push((target(k)?, stack.clone())),
-                "SYNC" => next.push(pop_to("SSY")?),
-                "BRK" => next.push(pop_to("PBK")?),
-                "RET" => next.push(pop_to("CAL")?),
+                "SYNC" => next.push(pop_to(SSY)?),
+                "BRK" => next.push(pop_to(PBK)?),
+                "RET" => next.push(pop_to(CAL)?),
                 "BRX" | "JCAL" | "PRET" | "PCNT" | "CONT" | "JMP" | "JMX" => return None,
                 _ => {}
             }
@@ -324,6 +330,9 @@ impl Graph {
                 let sid = match stack_ids.get(&s) {
                     Some(&id) => id,
                     None => {
+                        if stacks.len() >= MAX_STACKS {
+                            return None;
+                        }
                         stacks.push(s.clone());
                         stack_ids.insert(s, stacks.len() - 1);
                         stacks.len() - 1
@@ -560,5 +569,61 @@ mod tests {
         let s = address_slice(&insts, &targets);
         let members: Vec<usize> = (0..insts.len()).filter(|&k| s[k]).collect();
         assert_eq!(members, [1, 2]);
+    }
+
+    /// Random control flow (branches, `SSY`/`SYNC`, `PBK`/`BRK`, `CAL`/`RET` with random
+    /// targets, some out of range or missing) never panics and marks only instructions that
+    /// write something; whatever the token walk cannot follow falls back to the plain graph.
+    #[test]
+    fn random_control_flow_is_handled() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = |m: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % m
+        };
+        for _ in 0..300 {
+            let n = 2 + next(40) as usize;
+            let mut insts = Vec::new();
+            let mut targets = Vec::new();
+            for _ in 0..n {
+                let (inst, t) = match next(10) {
+                    0 => (r(Form::SSY, &[]), true),
+                    1 => (r(Form::SYNC, &[(Field::Pg, next(8))]), false),
+                    2 => (r(Form::BRA, &[(Field::Pg, next(8))]), true),
+                    3 => (r(Form::CAL, &[]), true),
+                    4 => (r(Form::RET, &[(Field::Pg, next(8))]), false),
+                    5 => (r(Form::PBK, &[]), true),
+                    6 => (
+                        r(Form::LDS, &[(Field::Rd, next(4)), (Field::Ra, next(4))]),
+                        false,
+                    ),
+                    7 => (r(Form::EXIT, &[(Field::Pg, next(8))]), false),
+                    _ => (
+                        r(
+                            Form::IADD32I,
+                            &[
+                                (Field::Rd, next(4)),
+                                (Field::Ra, next(4)),
+                                (Field::Imm, 4),
+                                (Field::Pg, next(8)),
+                            ],
+                        ),
+                        false,
+                    ),
+                };
+                insts.push(inst);
+                targets.push(
+                    t.then(|| next(n as u64 + 2) as usize)
+                        .filter(|_| next(8) != 0),
+                );
+            }
+            let s = address_slice(&insts, &targets);
+            assert_eq!(s.len(), n);
+            for (k, &m) in s.iter().enumerate() {
+                assert!(!m || !access(&insts[k]).defs.is_empty(), "{k} marked");
+            }
+        }
     }
 }
