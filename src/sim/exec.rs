@@ -7,6 +7,7 @@ use super::{branch_target, next_addr, KernelInfo, Program, SimError, SimOptions}
 use crate::ir::eval::{
     Launch, RunOutput, CONST_WINDOW_BASE, LOCAL_WINDOW_BASE, SHARED_WINDOW_BASE, WINDOW_SIZE,
 };
+use smallvec::SmallVec;
 use std::sync::OnceLock;
 
 use crate::sm50::sched::{access, Res, NUM_RES, PRED};
@@ -472,20 +473,19 @@ impl Sim<'_> {
         let address = slice::address_uses(inst);
         for l in lanes(exec) {
             let base = (warp * 32 + l) * NUM_RES;
-            let reads: Vec<u32> = acc
+            let last = &d.last;
+            let reads = acc
                 .uses
                 .iter()
                 .filter(|&&r| Some(r) != guard && r < NUM_RES)
-                .map(|&r| d.last[base + r])
-                .collect();
-            d.address_writers.extend(
-                address
-                    .iter()
-                    .filter(|&&r| r < NUM_RES)
-                    .map(|&r| d.last[base + r]),
-            );
-            let id = d.nodes.len() as u32;
-            d.nodes.push((addr, reads));
+                .map(|&r| last[base + r]);
+            let address_writers = address
+                .iter()
+                .filter(|&&r| r < NUM_RES)
+                .map(|&r| last[base + r]);
+            let reads: SmallVec<[u32; 8]> = reads.collect();
+            let address_writers: SmallVec<[u32; 4]> = address_writers.collect();
+            let id = d.push(addr, reads.into_iter(), address_writers.into_iter());
             for &r in acc.defs.iter().filter(|&&r| r < NUM_RES) {
                 d.last[base + r] = id;
             }

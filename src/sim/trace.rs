@@ -52,16 +52,22 @@ impl WriteLog {
 /// The optional dependence trace of a simulation ([`super::run_dependences`]): for every
 /// instruction a lane runs, the dynamic instructions that last wrote what it read. It is the
 /// ground truth the static address slice ([`crate::sm50::slice`]) must cover: whatever a run
-/// shows flowing into an address must be in the slice.
+/// shows flowing into an address must be in the slice. Stored flat (about 16 bytes per
+/// instruction a lane runs) because a run can be millions of them.
 #[derive(Clone, Debug, Default)]
 pub struct Dependences {
-    /// Per dynamic instruction: its `.text` offset and the dynamic instructions that last
-    /// wrote the registers, predicates and carry it read (its guard excluded); reads of a
-    /// value no instruction wrote (launch state) are left out.
-    pub nodes: Vec<(u64, Vec<u32>)>,
+    /// Per dynamic instruction: its `.text` offset / 8.
+    slot: Vec<u32>,
+    /// Per dynamic instruction: where its reads start in `reads` (they end where the next
+    /// one's start).
+    start: Vec<u32>,
+    /// The dynamic instructions that last wrote the registers, predicates and carry each
+    /// dynamic instruction read (its guard excluded); reads of a value no instruction wrote
+    /// (launch state) are left out.
+    reads: Vec<u32>,
     /// Per memory access run: the dynamic instructions that last wrote its address registers
     /// (and, for a generic access, its window predicate).
-    pub address_writers: Vec<u32>,
+    address_writers: Vec<u32>,
     /// Per (warp, lane) of the running CTA, per resource: the last dynamic writer.
     pub(crate) last: Vec<u32>,
 }
@@ -70,27 +76,55 @@ pub struct Dependences {
 pub(crate) const NO_WRITER: u32 = u32::MAX;
 
 impl Dependences {
+    /// How many instructions the lanes ran.
+    pub fn len(&self) -> usize {
+        self.slot.len()
+    }
+
+    /// Whether no lane ran anything.
+    pub fn is_empty(&self) -> bool {
+        self.slot.is_empty()
+    }
+
+    /// Record a lane running the instruction at `.text` offset `addr`, which read the values
+    /// `reads` (their last writers) and, if a memory access, its address from `address`.
+    /// Returns the new dynamic instruction's number.
+    pub(crate) fn push(
+        &mut self,
+        addr: u64,
+        reads: impl Iterator<Item = u32>,
+        address: impl Iterator<Item = u32>,
+    ) -> u32 {
+        let id = self.slot.len() as u32;
+        self.slot.push((addr / 8) as u32);
+        self.start.push(self.reads.len() as u32);
+        self.reads.extend(reads.filter(|&r| r != NO_WRITER));
+        self.address_writers
+            .extend(address.filter(|&r| r != NO_WRITER));
+        id
+    }
+
     /// The `.text` offsets of the dynamic address slice: the instructions whose run reached an
     /// address, following the trace back from every address read and stopping, as the static
     /// slice does, at instructions `stops` says bring data in (memory, special registers,
     /// floating point).
     pub fn slice(&self, stops: impl Fn(u64) -> bool) -> std::collections::BTreeSet<u64> {
-        let mut seen = vec![false; self.nodes.len()];
-        let mut work: Vec<u32> = self
-            .address_writers
-            .iter()
-            .copied()
-            .filter(|&n| n != NO_WRITER)
-            .collect();
+        let mut seen = vec![false; self.slot.len()];
+        let mut work: Vec<u32> = self.address_writers.clone();
         let mut out = std::collections::BTreeSet::new();
         while let Some(n) = work.pop() {
-            if std::mem::replace(&mut seen[n as usize], true) {
+            let n = n as usize;
+            if std::mem::replace(&mut seen[n], true) {
                 continue;
             }
-            let (addr, deps) = &self.nodes[n as usize];
-            out.insert(*addr);
-            if !stops(*addr) {
-                work.extend(deps.iter().copied().filter(|&d| d != NO_WRITER));
+            let addr = u64::from(self.slot[n]) * 8;
+            out.insert(addr);
+            if !stops(addr) {
+                let end = self
+                    .start
+                    .get(n + 1)
+                    .map_or(self.reads.len(), |&e| e as usize);
+                work.extend_from_slice(&self.reads[self.start[n] as usize..end]);
             }
         }
         out
