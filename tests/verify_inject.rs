@@ -159,6 +159,11 @@ fn cli_exit_codes() {
             && text.contains("PTX line: none (no writer)"),
         "{text}"
     );
+    // The address slice checked against traced runs: the chain's LEAs and the index
+    // arithmetic reach the addresses, and the static slice holds them.
+    let (code, text) = cli(&["--check-slice", "--runs", "1"], COPY);
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("copy: OK, 1 runs match"), "{text}");
     let (code, text) = cli(&[], CHASE);
     assert_eq!(code, 2, "{text}");
     assert!(text.contains("chase: cannot run"), "{text}");
