@@ -101,8 +101,11 @@ pub fn is_address_arith(form: Form) -> bool {
         .any(|p| n.starts_with(p))
 }
 
-fn form_name(form: Form) -> String {
-    format!("{form:?}")
+/// The form's name as the instruction set description spells it (`LEA_HI_C`), which is its
+/// `Debug` text (checked for every form by a test): read from the form table, not formatted
+/// per instruction.
+fn form_name(form: Form) -> &'static str {
+    form.info().name
 }
 
 /// Count a kernel's instructions (trailing NOP padding excluded).
@@ -125,6 +128,13 @@ pub fn count_sass<'a>(insts: impl IntoIterator<Item = &'a Inst>) -> SassCounts {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn form_names_are_their_debug_text() {
+        for f in crate::sm50::FORMS.iter() {
+            assert_eq!(form_name(f.form), format!("{:?}", f.form));
+        }
+    }
 
     #[test]
     fn classification() {

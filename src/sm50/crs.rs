@@ -73,7 +73,7 @@
 
 use super::sched::check::decode_text;
 use super::{Field, Inst};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 /// Bytes per stack unit in `EIATTR_CRS_STACK_SIZE`.
 pub const UNIT_BYTES: u32 = 16;
@@ -138,9 +138,10 @@ pub fn max_units(insts: &[Inst], targets: &[Option<usize>]) -> Result<u32, Strin
         "SSY", "PBK", "CAL", "SYNC", "BRK", "RET", "EXIT", "BRA", "BRX", "JCAL", "PRET", "JMX",
         "JMP",
     ];
+    let classes: Vec<&str> = insts.iter().map(|i| i.info().class).collect();
     let mut next_control = vec![n; n + 1];
     for k in (0..n).rev() {
-        next_control[k] = if CONTROL.contains(&insts[k].info().class) {
+        next_control[k] = if CONTROL.contains(&classes[k]) {
             k
         } else {
             next_control[k + 1]
@@ -151,7 +152,7 @@ pub fn max_units(insts: &[Inst], targets: &[Option<usize>]) -> Result<u32, Strin
     // cost of a path is monotone in each, so joining by the element-wise maximum is safe and
     // makes the walk terminate.
     type Skeleton = Vec<(Kind, usize)>;
-    let mut seen: HashMap<(usize, Skeleton), Vec<u32>> = HashMap::new();
+    let mut seen: FxHashMap<(usize, Skeleton), Vec<u32>> = FxHashMap::default();
     let mut work: Vec<(usize, Vec<Token>, u32)> = vec![(0, Vec::new(), 0)];
     let mut best = 0;
     while let Some((k, mut stack, mut splits)) = work.pop() {
@@ -201,7 +202,7 @@ pub fn max_units(insts: &[Inst], targets: &[Option<usize>]) -> Result<u32, Strin
             });
             s
         };
-        match i.info().class {
+        match classes[k] {
             "SSY" => work.push((k + 1, push(Kind::Ssy, target(k)?), splits)),
             "PBK" => work.push((k + 1, push(Kind::Pbk, target(k)?), splits)),
             "CAL" => work.push((target(k)?, push(Kind::Cal, k + 1), splits)),
