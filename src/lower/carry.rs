@@ -18,7 +18,7 @@
 //! is lowered. Intermediate values (the carry predicates, `t_k`, the shifted words) are not
 //! replaced: a user outside the chain still gets them from ordinary lowering.
 
-use rustc_hash::FxHashMap as HashMap;
+use cranelift_entity::SecondaryMap;
 
 use crate::ir::{BinaryOp, Function, Inst, InstData, IntCC, Type, Value, ValueDef};
 
@@ -42,20 +42,31 @@ pub struct CarryChain {
 
 struct Finder<'a> {
     f: &'a Function,
-    users: HashMap<Value, Vec<Inst>>,
+    users: SecondaryMap<Value, Vec<Inst>>,
     /// Position of each instruction in its block.
-    pos: HashMap<Inst, usize>,
+    pos: SecondaryMap<Inst, usize>,
 }
 
 /// The carry chains of `f`, each with at least two links.
 pub fn find_chains(f: &Function) -> Vec<CarryChain> {
-    let mut users: HashMap<Value, Vec<Inst>> = HashMap::default();
-    let mut pos = HashMap::default();
+    // Every chain's first link turns its carry into a word with `select c, 1, 0`: a function
+    // without any `select` has no chain, and most have none (no need for the use lists).
+    let any_select = f.layout.iter().any(|&b| {
+        f.blocks[b]
+            .insts
+            .iter()
+            .any(|&i| matches!(f.insts[i].data, InstData::Select { .. }))
+    });
+    if !any_select {
+        return Vec::new();
+    }
+    let mut users: SecondaryMap<Value, Vec<Inst>> = SecondaryMap::with_capacity(f.values.len());
+    let mut pos: SecondaryMap<Inst, usize> = SecondaryMap::with_capacity(f.insts.len());
     for &b in &f.layout {
         for (k, &i) in f.blocks[b].insts.iter().enumerate() {
-            pos.insert(i, k);
+            pos[i] = k;
             for v in f.insts[i].data.operands() {
-                users.entry(v).or_default().push(i);
+                users[v].push(i);
             }
         }
     }
@@ -112,8 +123,7 @@ impl Finder<'_> {
 
     /// A user of `v` that is `icmp.ult v, other` for `other` in `others`.
     fn carry_test(&self, v: Value, others: &[Value]) -> Option<Value> {
-        self.users
-            .get(&v)?
+        self.users[v]
             .iter()
             .find_map(|&u| match self.f.insts[u].data {
                 InstData::Icmp {
@@ -126,8 +136,7 @@ impl Finder<'_> {
 
     /// A user of the predicate `c` that is `select c, 1, 0` (i32).
     fn carry_word(&self, c: Value) -> Option<Value> {
-        self.users
-            .get(&c)?
+        self.users[c]
             .iter()
             .find_map(|&u| match self.f.insts[u].data {
                 InstData::Select {
@@ -202,7 +211,7 @@ impl Finder<'_> {
             _ => (p, q, 0),
         };
         let block = self.f.insts[i].block;
-        let start = self.pos[&i];
+        let start = self.pos[i];
         let mut links = vec![Link {
             base,
             word,
@@ -224,7 +233,7 @@ impl Finder<'_> {
         }
         // Every leaf must be available where the chain is emitted (the first link).
         let early = |v: Value| match self.inst_of(v) {
-            Some(d) => self.f.insts[d].block != block || self.pos[&d] < start,
+            Some(d) => self.f.insts[d].block != block || self.pos[d] < start,
             None => true,
         };
         if !links.iter().all(|l| early(l.base) && early(l.word)) {
@@ -236,8 +245,7 @@ impl Finder<'_> {
     /// The link consuming the carry word `cw`: `t = a + x; d = t + cw`, and its carry word out
     /// if it has one.
     fn link(&self, cw: Value, s: u8, prev: Value) -> Option<(Link, Option<Value>)> {
-        let users = self.users.get(&cw)?;
-        for &u in users {
+        for &u in &self.users[cw] {
             let Some(d) = self.result(u) else { continue };
             let Some([x, y]) = self.is_add32(d) else {
                 continue;
@@ -266,9 +274,7 @@ impl Finder<'_> {
             let next = (|| {
                 let c1 = self.carry_test(t, &[p, q])?;
                 let c2 = self.carry_test(d, &[t])?;
-                let or = self
-                    .users
-                    .get(&c1)?
+                let or = self.users[c1]
                     .iter()
                     .find_map(|&o| match self.f.insts[o].data {
                         InstData::Binary {
