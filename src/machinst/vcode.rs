@@ -201,19 +201,19 @@ pub(crate) fn fixed_regs<I: MachInst>(insts: &[I]) -> Vec<(RegKind, PhysReg)> {
 }
 
 impl<I: MachInst> VCode<I> {
-    /// Validate and flatten `blocks`, and derive the regalloc2 views (which also checks the
-    /// reuse constraints).
+    /// Validate and flatten `blocks`. The regalloc2 views are not derived here: `alloc`
+    /// rewrites the code (pruning, predicates, edge splitting) before regalloc2 sees it, and
+    /// derives them once on the final code ([`Self::ensure_derived`]); deriving them here was
+    /// wasted for almost every kernel.
     pub(crate) fn from_blocks(
         blocks: Vec<BlockData<I>>,
         vregs: Vec<RegKind>,
     ) -> Result<Self, String> {
-        let mut vc = Self::from_blocks_underived(blocks, vregs)?;
-        vc.derive_ra()?;
-        Ok(vc)
+        Self::from_blocks_underived(blocks, vregs)
     }
 
-    /// [`Self::from_blocks`] without the regalloc2 views, for a rewriting pass whose result
-    /// is rewritten again before allocation; [`Self::ensure_derived`] makes them.
+    /// Validate and flatten `blocks` (every structural rule of the module essay, reuse
+    /// constraints included), without the regalloc2 views; [`Self::ensure_derived`] makes them.
     pub(crate) fn from_blocks_underived(
         blocks: Vec<BlockData<I>>,
         vregs: Vec<RegKind>,
@@ -260,7 +260,8 @@ impl<I: MachInst> VCode<I> {
                         "b{bi}: a return has no successors, a branch has some"
                     ));
                 }
-                for f in fields(&inst).into_iter().flatten() {
+                let fs = fields(&inst);
+                for f in fs.iter().flatten() {
                     if vregs.get(f.vreg.index as usize) != Some(&f.vreg.kind) {
                         return Err(format!("{}: unknown vreg or wrong kind", f.vreg));
                     }
@@ -276,6 +277,18 @@ impl<I: MachInst> VCode<I> {
                         && (f.vreg.kind != RegKind::B64 || f.spec.kind != OpKind::Use)
                     {
                         return Err(format!("`{inst}`: only a use of a pair may read one half"));
+                    }
+                    // A reuse def names a whole use of the same kind (the rule `derive_ra`
+                    // relies on; predicates were refused above).
+                    if let OpConstraint::Reuse(pos) = f.spec.constraint {
+                        let same = fs.get(pos).copied().flatten().is_some_and(|u| {
+                            u.vreg.kind == f.vreg.kind
+                                && u.spec.kind == OpKind::Use
+                                && u.spec.half.is_none()
+                        });
+                        if !same || f.spec.kind != OpKind::Def {
+                            return Err(format!("`{inst}`: bad reuse constraint"));
+                        }
                     }
                 }
                 insts.push(inst);
