@@ -9,7 +9,7 @@
 
 use super::pred::{allocate_preds, liveness_sets};
 use super::vcode::{fields, fixed_regs, ra_class, VCode};
-use super::{BlockId, MachInst, OpKind, PhysReg, Reg, RegKind};
+use super::{BlockId, MachInst, OpKind, PhysReg, Reg, RegKind, VReg};
 use regalloc2 as ra;
 
 /// Options for [`allocate`].
@@ -126,20 +126,7 @@ fn prune_unreachable<I: MachInst>(vc: VCode<I>) -> Result<(VCode<I>, Vec<BlockId
             preds[t.0 as usize].push(b);
         }
     }
-    let mut placed = vec![false; n];
-    let mut order = vec![0usize];
-    placed[0] = true;
-    // Quadratic in the worst case, linear for input that is already in a good order (the first
-    // candidate is then always the next block); functions have few blocks.
-    // `lo`: every block before it is placed, so the search can start there.
-    let mut lo = 1;
-    while let Some(b) = (lo..n).find(|b| !placed[*b] && preds[*b].iter().any(|p| placed[*p])) {
-        placed[b] = true;
-        order.push(b);
-        while lo < n && placed[lo] {
-            lo += 1;
-        }
-    }
+    let order = layout_order(&preds);
     // Blocks never placed are exactly those the entry cannot reach.
     let kept: Vec<BlockId> = order.iter().map(|b| BlockId(*b as u32)).collect();
     if order.iter().enumerate().all(|(i, b)| i == *b) && order.len() == n {
@@ -154,29 +141,62 @@ fn prune_unreachable<I: MachInst>(vc: VCode<I>) -> Result<(VCode<I>, Vec<BlockId
     let mut out = Vec::with_capacity(order.len());
     for &b in &order {
         let mut block: super::vcode::BlockData<I> = blocks[b].take().ok_or("block placed twice")?;
-        for (k, (t, _)) in block.succs.iter_mut().enumerate() {
-            // a reachable block's successors are reachable
-            *t = new_id[t.0 as usize].ok_or("unreachable successor of a reachable block")?;
-            block
-                .insts
-                .last_mut()
-                .ok_or("empty block")?
-                .set_branch_target(k, *t);
-        }
+        retarget(&mut block, &new_id)?;
         out.push(block);
     }
     Ok((VCode::from_blocks_underived(out, vregs)?, kept))
 }
 
+/// Point the successors of `block` (and its terminator) at their new ids.
+fn retarget<I: MachInst>(
+    block: &mut super::vcode::BlockData<I>,
+    new_id: &[Option<BlockId>],
+) -> Result<(), String> {
+    for (k, (t, _)) in block.succs.iter_mut().enumerate() {
+        // a reachable block's successors are reachable
+        *t = new_id[t.0 as usize].ok_or("unreachable successor of a reachable block")?;
+        block
+            .insts
+            .last_mut()
+            .ok_or("empty block")?
+            .set_branch_target(k, *t);
+    }
+    Ok(())
+}
+
+/// The layout order of [`prune_unreachable`] for a CFG given by its predecessor lists: the
+/// entry, then repeatedly the first block not yet placed, in index order, that has a placed
+/// predecessor. Blocks the entry cannot reach are left out.
+fn layout_order(preds: &[Vec<usize>]) -> Vec<usize> {
+    let n = preds.len();
+    let mut placed = vec![false; n];
+    let mut order = vec![0usize];
+    placed[0] = true;
+    // Quadratic in the worst case, linear for input that is already in a good order (the first
+    // candidate is then always the next block); functions have few blocks.
+    // `lo`: every block before it is placed, so the search can start there.
+    let mut lo = 1;
+    while let Some(b) = (lo..n).find(|b| !placed[*b] && preds[*b].iter().any(|p| placed[*p])) {
+        placed[b] = true;
+        order.push(b);
+        while lo < n && placed[lo] {
+            lo += 1;
+        }
+    }
+    order
+}
+
 /// Insert an empty jump block on every edge regalloc2 cannot place moves on: from a block with
 /// several successors to one with several predecessors (a critical edge), and from a branch
-/// with register operands to a block with several predecessors.
+/// with register operands to a block with several predecessors; then lay the blocks out as
+/// [`prune_unreachable`] would.
 ///
-/// The edge blocks are appended after all other blocks, which can leave a block (a loop header
-/// entered through a split edge) before all of its predecessors; [`allocate`] therefore runs
-/// [`prune_unreachable`] again afterwards to restore the layout property regalloc2's checker
-/// needs. Returns the new VCode and, per block, the block of `vc` it was (`None` for an edge
-/// block).
+/// The edge blocks count as appended after all other blocks (in the order of their source
+/// block and successor), which can leave a block (a loop header entered through a split edge)
+/// before all of its predecessors; the layout of [`prune_unreachable`] ([`layout_order`])
+/// restores the property regalloc2's checker needs. Both happen in one rebuild of the code
+/// (splitting and then pruning rebuilt it twice). Returns the new VCode and, per block, the
+/// block of `vc` it was (`None` for an edge block).
 fn split_edges<I: MachInst>(vc: VCode<I>) -> Result<(VCode<I>, Vec<Option<usize>>), String> {
     let n = vc.ranges.len();
     let mut npreds = vec![0usize; n];
@@ -189,7 +209,6 @@ fn split_edges<I: MachInst>(vc: VCode<I>) -> Result<(VCode<I>, Vec<Option<usize>
         let term_has_ops = vc.ra_operands_of(vc.ranges[b].1 as usize - 1) > 0;
         npreds[t] > 1 && (vc.succs[b].len() > 1 || term_has_ops)
     };
-    let mut origin: Vec<Option<usize>> = (0..n).map(Some).collect();
     // The edges to split, decided before the blocks are taken apart (without copying them).
     let split: Vec<Vec<bool>> = (0..n)
         .map(|b| {
@@ -199,32 +218,61 @@ fn split_edges<I: MachInst>(vc: VCode<I>) -> Result<(VCode<I>, Vec<Option<usize>
                 .collect()
         })
         .collect();
-    if !split.iter().flatten().any(|&s| s) {
+    let edge_blocks = split.iter().flatten().filter(|&&s| s).count();
+    // The split CFG: edge block `n + m` is the m-th split edge; its predecessor lists.
+    let total = n + edge_blocks;
+    let mut preds = vec![Vec::new(); total];
+    let mut m = n;
+    for (b, ss) in vc.succs.iter().enumerate() {
+        for (k, (t, _)) in ss.iter().enumerate() {
+            if split[b][k] {
+                preds[m].push(b);
+                preds[t.0 as usize].push(m);
+                m += 1;
+            } else {
+                preds[t.0 as usize].push(b);
+            }
+        }
+    }
+    let order = layout_order(&preds);
+    let origin: Vec<Option<usize>> = order.iter().map(|&b| (b < n).then_some(b)).collect();
+    if edge_blocks == 0 && order.len() == n && order.iter().enumerate().all(|(i, b)| i == *b) {
         return Ok((vc, origin));
     }
-    let (mut blocks, vregs) = vc.into_blocks();
-    for b in 0..n {
-        for (k, &cut) in split[b].iter().enumerate() {
-            if !cut {
-                continue;
+    let mut new_id = vec![None; total];
+    for (i, b) in order.iter().enumerate() {
+        new_id[*b] = Some(BlockId(i as u32));
+    }
+    let (blocks, vregs) = vc.into_blocks();
+    let mut blocks: Vec<Option<_>> = blocks.into_iter().map(Some).collect();
+    // Each edge block's target and arguments, taken from its source block, whose edge then
+    // goes to the edge block (in the numbering of the split CFG).
+    let mut edges: Vec<Option<(BlockId, Vec<VReg>)>> = Vec::with_capacity(edge_blocks);
+    for (b, block) in blocks.iter_mut().enumerate() {
+        let block = block.as_mut().ok_or("block taken twice")?;
+        for (k, succ) in block.succs.iter_mut().enumerate() {
+            if split[b][k] {
+                let mid = BlockId((n + edges.len()) as u32);
+                edges.push(Some(std::mem::replace(succ, (mid, Vec::new()))));
             }
-            let (t, args) = blocks[b].succs[k].clone();
-            let mid = BlockId(blocks.len() as u32);
-            blocks.push(super::vcode::BlockData {
+        }
+    }
+    let mut out = Vec::with_capacity(order.len());
+    for &b in &order {
+        let mut block = if b < n {
+            blocks[b].take().ok_or("block placed twice")?
+        } else {
+            let (t, args) = edges[b - n].take().ok_or("edge block placed twice")?;
+            super::vcode::BlockData {
                 params: Vec::new(),
                 insts: vec![I::gen_jump(t)],
                 succs: vec![(t, args)],
-            });
-            origin.push(None);
-            blocks[b].succs[k] = (mid, Vec::new());
-            blocks[b]
-                .insts
-                .last_mut()
-                .expect("validated: blocks are non-empty")
-                .set_branch_target(k, mid);
-        }
+            }
+        };
+        retarget(&mut block, &new_id)?;
+        out.push(block);
     }
-    Ok((VCode::from_blocks_underived(blocks, vregs)?, origin))
+    Ok((VCode::from_blocks_underived(out, vregs)?, origin))
 }
 
 /// Maximum number of simultaneously live vregs per class, and the most operands of each class
@@ -626,16 +674,12 @@ pub fn allocate_owned<I: MachInst>(
                                   // Each pass takes the code and hands it back untouched when it has nothing to do.
     let (reachable, origins) = prune_unreachable(vcode).map_err(AllocError::Invalid)?;
     let pa = allocate_preds(reachable).map_err(AllocError::Predicates)?;
-    let (split, split_origin) = split_edges(pa.vcode).map_err(AllocError::Invalid)?;
-    // Nothing is unreachable any more: this only moves blocks after a predecessor.
-    let (mut vc, order) = prune_unreachable(split).map_err(AllocError::Invalid)?;
+    let (mut vc, split_origin) = split_edges(pa.vcode).map_err(AllocError::Invalid)?;
     // The passes above rebuild the code without regalloc2's views; regalloc2 needs them.
     vc.ensure_derived().map_err(AllocError::Invalid)?;
     // per allocated block: the input block it comes from (None for an edge block)
-    let origins: Vec<Option<BlockId>> = order
-        .iter()
-        .map(|b| split_origin[b.0 as usize].map(|o| origins[o]))
-        .collect();
+    let origins: Vec<Option<BlockId>> =
+        split_origin.iter().map(|b| b.map(|o| origins[o])).collect();
     let fixed = fixed_regs(&vc.insts);
     let (mut press, mut min_needed) = pressure(&vc);
     let mut kinds = KINDS;
