@@ -278,7 +278,7 @@ fn split_edges<I: MachInst>(vc: VCode<I>) -> Result<(VCode<I>, Vec<Option<usize>
 /// Maximum number of simultaneously live vregs per class, and the most operands of each class
 /// one instruction names (the least a class must have to allocate at all).
 fn pressure<I: MachInst>(vc: &VCode<I>) -> ([usize; 3], [usize; 3]) {
-    let (_, live_out) = liveness_sets(vc, &|k| k != RegKind::Pred, false);
+    let (_, live_out) = liveness_sets(vc, |k| k != RegKind::Pred, false);
     let mut max = [0usize; 3];
     let mut min_needed = [0usize; 3];
     let class_of_vreg = |v: u32| class_of(vc.classes[v as usize]);

@@ -28,10 +28,11 @@ pub const NUM_PREDS: usize = 7;
 /// Per-block live-in and live-out sets of the vregs `want` selects (backward dataflow; block
 /// parameters are defined at the block's top, branch arguments are used by the terminator),
 /// each in increasing vreg order. The sets are dense bit sets over the selected vregs while
-/// the fixpoint is computed (the least fixpoint does not depend on the visiting order).
+/// the fixpoint is computed (the least fixpoint does not depend on the visiting order, so a
+/// worklist computes it).
 pub(crate) fn liveness<I: MachInst>(
     vc: &VCode<I>,
-    want: &dyn Fn(RegKind) -> bool,
+    want: impl Fn(RegKind) -> bool,
 ) -> (Vec<Vec<u32>>, Vec<Vec<u32>>) {
     liveness_sets(vc, want, true)
 }
@@ -41,7 +42,7 @@ pub(crate) fn liveness<I: MachInst>(
 /// live-out sets).
 pub(crate) fn liveness_sets<I: MachInst>(
     vc: &VCode<I>,
-    want: &dyn Fn(RegKind) -> bool,
+    want: impl Fn(RegKind) -> bool,
     with_in: bool,
 ) -> (Vec<Vec<u32>>, Vec<Vec<u32>>) {
     let n = vc.ranges.len();
@@ -93,27 +94,41 @@ pub(crate) fn liveness_sets<I: MachInst>(
     let mut live_in = vec![0u64; n * words];
     let mut live_out = vec![0u64; n * words];
     let mut out = vec![0u64; words];
-    let mut changed = true;
-    while changed {
-        changed = false;
-        for b in (0..n).rev() {
-            out.fill(0);
-            for (t, _) in &vc.succs[b] {
-                let t = t.0 as usize;
-                for (o, i) in out.iter_mut().zip(&live_in[t * words..(t + 1) * words]) {
-                    *o |= *i;
-                }
+    // A worklist: every block once (in reverse layout order), then again only when the
+    // live-in set of a successor grew. Sweeping every block until nothing changed cost a
+    // whole extra sweep at the end and sweeps over blocks with nothing new; both reach the
+    // same (least) fixpoint.
+    let mut preds = vec![Vec::new(); n];
+    for (b, ss) in vc.succs.iter().enumerate() {
+        for (t, _) in ss {
+            preds[t.0 as usize].push(b);
+        }
+    }
+    let mut queue: std::collections::VecDeque<usize> = (0..n).rev().collect();
+    let mut queued = vec![true; n];
+    while let Some(b) = queue.pop_front() {
+        queued[b] = false;
+        out.fill(0);
+        for (t, _) in &vc.succs[b] {
+            let t = t.0 as usize;
+            for (o, i) in out.iter_mut().zip(&live_in[t * words..(t + 1) * words]) {
+                *o |= *i;
             }
-            let r = b * words..(b + 1) * words;
-            if out[..] != live_out[r.clone()] {
-                live_out[r.clone()].copy_from_slice(&out);
-                changed = true;
+        }
+        live_out[b * words..(b + 1) * words].copy_from_slice(&out);
+        let mut grew = false;
+        for w in 0..words {
+            let inn = (out[w] & !kill[b * words + w]) | gen[b * words + w];
+            if inn != live_in[b * words + w] {
+                live_in[b * words + w] = inn;
+                grew = true;
             }
-            for w in 0..words {
-                let inn = (out[w] & !kill[b * words + w]) | gen[b * words + w];
-                if inn != live_in[b * words + w] {
-                    live_in[b * words + w] = inn;
-                    changed = true;
+        }
+        if grew {
+            for &p in &preds[b] {
+                if !queued[p] {
+                    queued[p] = true;
+                    queue.push_back(p);
                 }
             }
         }
@@ -191,7 +206,7 @@ fn demote_pred_params<I: MachInst>(vc: VCode<I>) -> Result<VCode<I>, String> {
 
 /// Live interval hulls (in half-instruction points) of every predicate vreg.
 fn intervals<I: MachInst>(vc: &VCode<I>) -> HashMap<u32, (u32, u32)> {
-    let (live_in, live_out) = liveness(vc, &|k| k == RegKind::Pred);
+    let (live_in, live_out) = liveness(vc, |k| k == RegKind::Pred);
     let mut iv: HashMap<u32, (u32, u32)> = HashMap::default();
     let mut touch = |v: u32, p: u32| {
         let e = iv.entry(v).or_insert((p, p));
