@@ -269,7 +269,7 @@ struct Op {
     res: Regs,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Debug, PartialEq, Eq)]
 struct State {
     /// Pending fixed-latency writes: resource, cycles left before it is readable (> 0), and
     /// the producer; sorted by resource and producer. A resource has several entries when a
@@ -277,6 +277,21 @@ struct State {
     fixed: Vec<(Res, u8, usize)>,
     /// Pending operations, sorted by `(at, read)`.
     ops: Vec<Op>,
+}
+
+impl Clone for State {
+    fn clone(&self) -> State {
+        State {
+            fixed: self.fixed.clone(),
+            ops: self.ops.clone(),
+        }
+    }
+
+    /// Reuses the vectors' allocations (the derived one would drop them and allocate anew).
+    fn clone_from(&mut self, o: &State) {
+        self.fixed.clone_from(&o.fixed);
+        self.ops.clone_from(&o.ops);
+    }
 }
 
 impl State {
@@ -561,8 +576,10 @@ impl<'a> Checker<'a> {
                 }
             }
         }
-        st.ops
-            .retain(|o| !matches!(o.sb, Some(b) if wait & (1 << b) != 0));
+        if wait != 0 {
+            st.ops
+                .retain(|o| !matches!(o.sb, Some(b) if wait & (1 << b) != 0));
+        }
         if let Some((b, cnt)) = depbar {
             let done = |o: &Op| o.sb == Some(b) && o.after >= cnt;
             let left = |o: &Op| o.sb == Some(b) && o.after < cnt;
@@ -871,8 +888,10 @@ pub(crate) fn analyze_with_succ(
     entry[0] = Some(State::new());
     let mut work: BTreeSet<usize> = BTreeSet::from([0]);
     let mut reachable = vec![false; n];
+    // One state buffer for every block visit (`clone_from` keeps its allocations).
+    let mut st = State::new();
     while let Some(b) = work.pop_first() {
-        let mut st = entry[b].clone().expect("queued blocks have a state");
+        st.clone_from(entry[b].as_ref().expect("queued blocks have a state"));
         reachable[b..=block_end[b]].fill(true);
         for k in b..=block_end[b] {
             ck.step(k, &mut st, false);
@@ -892,7 +911,7 @@ pub(crate) fn analyze_with_succ(
     }
     for b in 0..n {
         if let Some(e) = &entry[b] {
-            let mut st = e.clone();
+            st.clone_from(e);
             for k in b..=block_end[b] {
                 ck.step(k, &mut st, true);
             }
