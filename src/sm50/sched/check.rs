@@ -430,18 +430,19 @@ pub(crate) fn successors(insts: &[Inst], targets: &[Option<usize>]) -> Vec<Vec<u
     // it whose target lies after it (ptxas's code is structured so); every such target when
     // none encloses it.
     // (The fallback lists are gathered once, not per SYNC / BRK: that was quadratic.)
-    let all_of = |c: &str| -> Vec<usize> {
-        (0..n)
-            .filter(|&j| class(j) == c)
-            .filter_map(target)
-            .collect()
-    };
-    let (all_ssy, all_pbk) = (all_of("SSY"), all_of("PBK"));
-    let matching = |k: usize, c: &str, all: &[usize]| -> Vec<usize> {
-        (0..k)
+    // The SSY (PBK) instructions in layout order, and their targets.
+    let positions = |c: &str| -> Vec<usize> { (0..n).filter(|&j| class(j) == c).collect() };
+    let (ssy_at, pbk_at) = (positions("SSY"), positions("PBK"));
+    let all_of = |at: &[usize]| -> Vec<usize> { at.iter().filter_map(|&j| target(j)).collect() };
+    let (all_ssy, all_pbk) = (all_of(&ssy_at), all_of(&pbk_at));
+    // (The search looks at the SSYs (PBKs) before `k`, nearest first, not at every
+    // instruction before `k`.)
+    let matching = |k: usize, at: &[usize], all: &[usize]| -> Vec<usize> {
+        at[..at.partition_point(|&j| j < k)]
+            .iter()
             .rev()
-            .find(|&j| class(j) == c && target(j).is_some_and(|t| t > k))
-            .and_then(target)
+            .find(|&&j| target(j).is_some_and(|t| t > k))
+            .and_then(|&j| target(j))
             .map_or_else(|| all.to_vec(), |t| vec![t])
     };
     // A RET returns after the CALs of its own subroutine: the one starting at the greatest
@@ -470,8 +471,8 @@ pub(crate) fn successors(insts: &[Inst], targets: &[Option<usize>]) -> Vec<Vec<u
             }
             match c {
                 "BRA" | "CAL" => s.extend(target(k)),
-                "SYNC" => s.extend(matching(k, "SSY", &all_ssy)),
-                "BRK" => s.extend(matching(k, "PBK", &all_pbk)),
+                "SYNC" => s.extend(matching(k, &ssy_at, &all_ssy)),
+                "BRK" => s.extend(matching(k, &pbk_at, &all_pbk)),
                 "RET" => s.extend(returns(k)),
                 "BRX" => s.extend(&all_leaders),
                 _ => {}
