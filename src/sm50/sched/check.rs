@@ -302,15 +302,6 @@ impl State {
         }
     }
 
-    /// The pending fixed-latency writes of `r`: (cycles left, producer).
-    fn fixed_of(&self, r: Res) -> Vec<(u8, usize)> {
-        self.fixed
-            .iter()
-            .filter(|f| f.0 == r)
-            .map(|&(_, left, p)| (left, p))
-            .collect()
-    }
-
     /// `insts[p]` writes `r`, readable after `left` cycles (0: at once). An unguarded write
     /// ends every earlier pending fixed-latency write of `r`; a guarded one leaves the old
     /// value in the lanes where it is off, so it ends only those under the same guard that
@@ -624,7 +615,7 @@ impl<'a> Checker<'a> {
 
         // 2. Reads (nothing to do but report: the state does not change here).
         for &r in acc.uses.iter().filter(|_| report) {
-            for (left, p) in st.fixed_of(r) {
+            for &(_, left, p) in st.fixed.iter().filter(|f| f.0 == r) {
                 let need = fixed_latency(r);
                 // Variable-latency instructions read GPR and carry sources late: ptxas issues
                 // them 2 cycles after the producer (sm50-isa.md §2.2 gives 6 for ALU readers).
@@ -645,14 +636,11 @@ impl<'a> Checker<'a> {
                     self.report(HazardKind::EarlyRead, k, Some(p), msg);
                 }
             }
-            let pending: Vec<(usize, Option<u8>)> = st
-                .ops
-                .iter()
-                .filter(|o| !o.read && o.res.contains(&r))
-                .filter(|o| !self.complementary(k, o.at))
-                .map(|o| (o.at, o.sb))
-                .collect();
-            for (p, sb) in pending {
+            for o in st.ops.iter().filter(|o| !o.read && o.res.contains(&r)) {
+                if self.complementary(k, o.at) {
+                    continue;
+                }
+                let (p, sb) = (o.at, o.sb);
                 let msg = format!(
                     "{} read by `{}` without waiting on {} of `{}` at +{:#06x}",
                     res_name(r),
@@ -891,12 +879,22 @@ pub(crate) fn analyze_with_succ(
     let mut reachable = vec![false; n];
     // One state buffer for every block visit (`clone_from` keeps its allocations).
     let mut st = State::new();
+    // The hazards found on each block's latest visit. The latest visit of a block starts
+    // from its final entry state (a later change would have queued it again), so these are
+    // exactly what a separate pass over every block from its final entry would report; the
+    // steps change the state the same way whether they report or not. (That separate pass
+    // repeated every step of the function once more.) A hazard names an instruction of its
+    // own block, so the blocks' lists never repeat each other's.
+    let mut block_out: Vec<Vec<Hazard>> = vec![Vec::new(); n];
     while let Some(b) = work.pop_first() {
         st.clone_from(entry[b].as_ref().expect("queued blocks have a state"));
         reachable[b..=block_end[b]].fill(true);
+        ck.out.clear();
+        ck.seen.clear();
         for k in b..=block_end[b] {
-            ck.step(k, &mut st, false);
+            ck.step(k, &mut st, true);
         }
+        block_out[b] = std::mem::take(&mut ck.out);
         for &t in &succ[block_end[b]] {
             let changed = match &mut entry[t] {
                 Some(e) => e.join(&st),
@@ -910,14 +908,8 @@ pub(crate) fn analyze_with_succ(
             }
         }
     }
-    for b in 0..n {
-        if let Some(e) = &entry[b] {
-            st.clone_from(e);
-            for k in b..=block_end[b] {
-                ck.step(k, &mut st, true);
-            }
-        }
-    }
+    ck.out = block_out.into_iter().flatten().collect();
+    ck.seen.clear();
     for k in 0..n {
         ck.static_checks(k, &reachable);
     }
