@@ -17,7 +17,7 @@
 //! just before it. The pass then starts over; every round removes one long interval, so it
 //! terminates (bounded by the number of predicates plus one).
 
-use super::vcode::{fields, BlockData, VCode};
+use super::vcode::{fields, VCode};
 use super::{MachInst, OpKind, OpPos, PhysPred, Reg, RegKind, VReg};
 use rustc_hash::FxHashMap as HashMap;
 use std::collections::BTreeSet;
@@ -289,55 +289,51 @@ fn scan(
 
 /// Spill predicate `v` into a 32-bit vreg (step 3 of the module essay). The fresh predicates
 /// created for its uses go into `unspillable`. Consumes the code: its instructions move into
-/// the result (a copy of every instruction per spill was a visible cost).
+/// the result in one pass over the flat code ([`VCode::insert_around`]; a copy of every
+/// instruction per spill, and then a round trip through per-block lists, were visible costs).
 fn spill<I: MachInst>(
-    vc: VCode<I>,
+    mut vc: VCode<I>,
     v: u32,
     unspillable: &mut BTreeSet<u32>,
 ) -> Result<VCode<I>, String> {
-    let (mut blocks, mut vregs): (Vec<BlockData<I>>, Vec<RegKind>) = vc.into_blocks();
     let g = VReg {
-        index: vregs.len() as u32,
+        index: vc.vregs.len() as u32,
         kind: RegKind::B32,
     };
-    vregs.push(RegKind::B32);
+    vc.vregs.push(RegKind::B32);
     let pv = VReg {
         index: v,
         kind: RegKind::Pred,
     };
-    for block in blocks.iter_mut() {
-        let old = std::mem::take(&mut block.insts);
-        for mut inst in old {
-            let fs = fields(&inst);
-            let uses = fs
-                .iter()
-                .flatten()
-                .any(|f| f.vreg == pv && f.spec.kind == OpKind::Use);
-            let defs = fs
-                .iter()
-                .flatten()
-                .any(|f| f.vreg == pv && f.spec.kind == OpKind::Def);
-            if uses {
-                let fresh = VReg {
-                    index: vregs.len() as u32,
-                    kind: RegKind::Pred,
-                };
-                vregs.push(RegKind::Pred);
-                unspillable.insert(fresh.index);
-                block.insts.push(I::gen_gpr_to_pred(fresh, g));
-                inst.visit_operands(&mut |r, spec| {
-                    if *r == Reg::Virt(pv) && spec.kind == OpKind::Use {
-                        *r = Reg::Virt(fresh);
-                    }
-                });
-            }
-            block.insts.push(inst);
-            if defs {
-                block.insts.push(I::gen_pred_to_gpr(g, pv));
-            }
+    vc.insert_around(|mut inst, out, vregs| {
+        let fs = fields(&inst);
+        let uses = fs
+            .iter()
+            .flatten()
+            .any(|f| f.vreg == pv && f.spec.kind == OpKind::Use);
+        let defs = fs
+            .iter()
+            .flatten()
+            .any(|f| f.vreg == pv && f.spec.kind == OpKind::Def);
+        if uses {
+            let fresh = VReg {
+                index: vregs.len() as u32,
+                kind: RegKind::Pred,
+            };
+            vregs.push(RegKind::Pred);
+            unspillable.insert(fresh.index);
+            out.push(I::gen_gpr_to_pred(fresh, g));
+            inst.visit_operands(&mut |r, spec| {
+                if *r == Reg::Virt(pv) && spec.kind == OpKind::Use {
+                    *r = Reg::Virt(fresh);
+                }
+            });
         }
-    }
-    VCode::from_blocks_underived(blocks, vregs)
+        out.push(inst);
+        if defs {
+            out.push(I::gen_pred_to_gpr(g, pv));
+        }
+    })
 }
 
 /// Allocate every predicate vreg of `vc` (see the module essay).

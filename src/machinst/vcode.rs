@@ -350,6 +350,72 @@ impl<I: MachInst> VCode<I> {
         self.derive_ra()
     }
 
+    /// Rewrite the instructions in place of the per-block round trip ([`Self::into_blocks`],
+    /// [`Self::from_blocks_underived`]) for a pass that only inserts instructions around
+    /// existing ones: `f` gets each instruction in layout order and pushes it, and whatever
+    /// goes before and after it, onto the block's new list; it may add vregs. The blocks,
+    /// their parameters and successors stay. Each block must still end in its terminator and
+    /// hold no other (checked: `Err` otherwise). The pass's other duties (every new vreg
+    /// defined once, operands of the right kind) are its own; debug builds check the whole
+    /// result as [`Self::from_blocks_underived`] does.
+    pub(crate) fn insert_around(
+        self,
+        mut f: impl FnMut(I, &mut Vec<I>, &mut Vec<RegKind>),
+    ) -> Result<Self, String> {
+        let VCode {
+            insts: old,
+            mut vregs,
+            params,
+            succs,
+            ranges: old_ranges,
+            ..
+        } = self;
+        let mut insts = Vec::with_capacity(old.len() + old.len() / 8 + 4);
+        let mut ranges = Vec::with_capacity(old_ranges.len());
+        let mut old = old.into_iter();
+        for (b, &(s, e)) in old_ranges.iter().enumerate() {
+            let start = insts.len();
+            for inst in old.by_ref().take((e - s) as usize) {
+                f(inst, &mut insts, &mut vregs);
+            }
+            let block = &insts[start..];
+            let ends = block.last().map(|i| i.terminator() != Terminator::None);
+            let inner = block[..block.len().saturating_sub(1)]
+                .iter()
+                .any(|i| i.terminator() != Terminator::None);
+            if ends != Some(true) || inner {
+                return Err(format!(
+                    "b{b}: the terminator must be the last instruction, exactly once"
+                ));
+            }
+            ranges.push((start as u32, insts.len() as u32));
+        }
+        let classes = vregs.iter().map(|k| ra_class(*k)).collect();
+        let vc = VCode {
+            insts,
+            vregs,
+            params,
+            succs,
+            ranges,
+            classes,
+            slot_words: [1, 2, 4],
+            ra_ops: Vec::new(),
+            ra_op_start: Vec::new(),
+            ra_clobbers: Vec::new(),
+            ra_params: Vec::new(),
+            ra_succs: Vec::new(),
+            ra_preds: Vec::new(),
+            ra_args: Vec::new(),
+            terms: Vec::new(),
+            derived: false,
+        };
+        if cfg!(debug_assertions) {
+            let (blocks, vregs) = vc.into_blocks();
+            return Self::from_blocks_underived(blocks, vregs);
+        }
+        Ok(vc)
+    }
+
     /// Back to per-block form (for rewriting passes), without copying: the blocks take the
     /// instructions, parameters and successors over (the ranges are consecutive from 0, as [`Self::from_blocks`] lays them
     /// out).
