@@ -285,7 +285,8 @@ fn pressure<I: MachInst>(vc: &VCode<I>) -> ([usize; 3], [usize; 3]) {
     // `live` as a dense flag per vreg, and the vregs flagged (to clear them per block)
     let mut live = vec![false; vc.vregs.len()];
     let mut flagged: Vec<u32> = Vec::new();
-    for (b, out) in live_out.iter().enumerate() {
+    for b in 0..vc.ranges.len() {
+        let out = &live_out[b];
         let (s, e) = vc.ranges[b];
         // per-class counts of `live`, kept in step with it
         let mut c = [0usize; 3];

@@ -33,18 +33,33 @@ pub const NUM_PREDS: usize = 7;
 pub(crate) fn liveness<I: MachInst>(
     vc: &VCode<I>,
     want: impl Fn(RegKind) -> bool,
-) -> (Vec<Vec<u32>>, Vec<Vec<u32>>) {
+) -> (BlockSets, BlockSets) {
     liveness_sets(vc, want, true)
 }
 
-/// [`liveness`]; the live-in lists only when `with_in` (else they are empty: listing them
+/// A vreg list per block, stored as one list (one allocation, not one per block): block
+/// `b`'s is `sets[b]`.
+pub(crate) struct BlockSets {
+    items: Vec<u32>,
+    /// Block `b`'s items are `items[start[b]..start[b + 1]]`.
+    start: Vec<u32>,
+}
+
+impl std::ops::Index<usize> for BlockSets {
+    type Output = [u32];
+    fn index(&self, b: usize) -> &[u32] {
+        &self.items[self.start[b] as usize..self.start[b + 1] as usize]
+    }
+}
+
+/// [`liveness`]; the live-in lists only when `with_in` (else every one is empty: listing them
 /// costs as much as the rest for a big function, and the pressure estimate needs only the
 /// live-out sets).
 pub(crate) fn liveness_sets<I: MachInst>(
     vc: &VCode<I>,
     want: impl Fn(RegKind) -> bool,
     with_in: bool,
-) -> (Vec<Vec<u32>>, Vec<Vec<u32>>) {
+) -> (BlockSets, BlockSets) {
     let n = vc.ranges.len();
     // dense numbering of the selected vregs, in vreg order
     let mut dense = vec![u32::MAX; vc.vregs.len()];
@@ -133,22 +148,33 @@ pub(crate) fn liveness_sets<I: MachInst>(
             }
         }
     }
-    let lists = |bits: &[u64]| -> Vec<Vec<u32>> {
-        (0..n)
-            .map(|b| {
-                let mut l = Vec::new();
-                for (w, &x) in bits[b * words..(b + 1) * words].iter().enumerate() {
-                    let mut x = x;
-                    while x != 0 {
-                        l.push(vreg_of[w * 64 + x.trailing_zeros() as usize]);
-                        x &= x - 1;
-                    }
+    let lists = |bits: &[u64]| -> BlockSets {
+        let mut sets = BlockSets {
+            items: Vec::new(),
+            start: Vec::with_capacity(n + 1),
+        };
+        sets.start.push(0);
+        for b in 0..n {
+            for (w, &x) in bits[b * words..(b + 1) * words].iter().enumerate() {
+                let mut x = x;
+                while x != 0 {
+                    sets.items
+                        .push(vreg_of[w * 64 + x.trailing_zeros() as usize]);
+                    x &= x - 1;
                 }
-                l
-            })
-            .collect()
+            }
+            sets.start.push(sets.items.len() as u32);
+        }
+        sets
     };
-    let ins = if with_in { lists(&live_in) } else { Vec::new() };
+    let ins = if with_in {
+        lists(&live_in)
+    } else {
+        BlockSets {
+            items: Vec::new(),
+            start: vec![0; n + 1],
+        }
+    };
     (ins, lists(&live_out))
 }
 
