@@ -9,7 +9,7 @@
 
 use super::pred::{allocate_preds, liveness_sets};
 use super::vcode::{fields, fixed_regs, ra_class, VCode};
-use super::{BlockId, MachInst, OpKind, PhysReg, Reg, RegKind, VReg};
+use super::{BlockId, MachInst, OpKind, OpPos, PhysReg, Reg, RegKind, VReg};
 use regalloc2 as ra;
 
 /// Options for [`allocate`].
@@ -275,11 +275,25 @@ fn split_edges<I: MachInst>(vc: VCode<I>) -> Result<(VCode<I>, Vec<Option<usize>
     Ok((VCode::from_blocks_underived(out, vregs)?, origin))
 }
 
-/// Maximum number of simultaneously live vregs per class, and the most operands of each class
-/// one instruction names (the least a class must have to allocate at all).
-fn pressure<I: MachInst>(vc: &VCode<I>) -> ([usize; 3], [usize; 3]) {
+/// What [`pressure`] finds, per class.
+struct Pressure {
+    /// Maximum number of simultaneously live vregs, counting an instruction's defs with what
+    /// is live after it and its uses with what is live before it (the class-size estimate).
+    max: [usize; 3],
+    /// The same at regalloc2's two points of each instruction: an early def is also live with
+    /// the instruction's uses, a late use also with its defs. No allocation without spilling
+    /// exists in a class with fewer registers than this (at least `max`).
+    exact: [usize; 3],
+    /// The most operands of the class one instruction names (the least a class must have to
+    /// allocate at all).
+    min_needed: [usize; 3],
+}
+
+/// Register pressure per class (see [`Pressure`]).
+fn pressure<I: MachInst>(vc: &VCode<I>) -> Pressure {
     let (_, live_out) = liveness_sets(vc, |k| k != RegKind::Pred, false);
     let mut max = [0usize; 3];
+    let mut exact = [0usize; 3];
     let mut min_needed = [0usize; 3];
     let class_of_vreg = |v: u32| class_of(vc.classes[v as usize]);
     // `live` as a dense flag per vreg, and the vregs flagged (to clear them per block)
@@ -315,15 +329,34 @@ fn pressure<I: MachInst>(vc: &VCode<I>) -> ([usize; 3], [usize; 3]) {
                     .filter(|f| f.vreg.kind != RegKind::Pred),
             );
             let mut here = [0usize; 3];
+            // early defs; late uses not live after the instruction (each vreg once)
+            let mut early_defs = [0usize; 3];
+            let mut late_uses = [0usize; 3];
             for f in &fs {
                 here[class_of_vreg(f.vreg.index)] += 1;
+                if f.spec.kind == OpKind::Def && f.spec.pos == OpPos::Early {
+                    early_defs[class_of_vreg(f.vreg.index)] += 1;
+                }
             }
             // just after the instruction: everything live plus its defs
             for f in fs.iter().filter(|f| f.spec.kind == OpKind::Def) {
                 insert(&mut live, &mut c, f.vreg.index);
             }
+            for (j, f) in fs.iter().enumerate() {
+                let v = f.vreg.index;
+                if f.spec.kind == OpKind::Use
+                    && f.spec.pos == OpPos::Late
+                    && !live[v as usize]
+                    && !fs[..j]
+                        .iter()
+                        .any(|g| g.vreg.index == v && g.spec.pos == OpPos::Late)
+                {
+                    late_uses[class_of_vreg(v)] += 1;
+                }
+            }
             for k in 0..3 {
                 max[k] = max[k].max(c[k]);
+                exact[k] = exact[k].max(c[k] + late_uses[k]);
                 min_needed[k] = min_needed[k].max(here[k]);
             }
             // just before it: defs dead, uses live
@@ -339,13 +372,18 @@ fn pressure<I: MachInst>(vc: &VCode<I>) -> ([usize; 3], [usize; 3]) {
             }
             for k in 0..3 {
                 max[k] = max[k].max(c[k]);
+                exact[k] = exact[k].max(c[k] + early_defs[k]);
             }
         }
         for v in flagged.drain(..) {
             live[v as usize] = false;
         }
     }
-    (max, min_needed)
+    Pressure {
+        max,
+        exact,
+        min_needed,
+    }
 }
 
 /// More than 64 scalars live at once do not fit the Int class. When the function has no quads
@@ -682,14 +720,15 @@ pub fn allocate_owned<I: MachInst>(
     let origins: Vec<Option<BlockId>> =
         split_origin.iter().map(|b| b.map(|o| origins[o])).collect();
     let fixed = fixed_regs(&vc.insts);
-    let (mut press, mut min_needed) = pressure(&vc);
+    let mut press = pressure(&vc);
     let mut kinds = KINDS;
-    if press[0] > 64 {
+    if press.max[0] > 64 {
         if let Some(k) = overflow_scalars(&mut vc, &fixed).map_err(AllocError::Invalid)? {
             kinds = k;
-            (press, min_needed) = pressure(&vc);
+            press = pressure(&vc);
         }
     }
+    let min_needed = press.min_needed;
     let used: [bool; 3] = [0, 1, 2].map(|c| {
         vc.vregs
             .iter()
@@ -698,13 +737,14 @@ pub fn allocate_owned<I: MachInst>(
     });
     // Start at the pressure estimate (every register of a class costs 1, 2 or 4 GPRs whether
     // used or not, so slack is expensive); constraints such as early defs can need more, and
-    // then the allocation spills and the retry below grows the class.
+    // then the allocation spills and the retry below grows the class (without running
+    // regalloc2 where `Pressure::exact` already says it must spill).
     // Fixed registers (a call's operands and clobbers) sit in their class on top of what
     // the pressure estimate asks for: values that live across the call cannot use them.
     let mut want = [0usize; 3];
     for c in 0..3 {
         if used[c] {
-            want[c] = press[c] + fixed.iter().filter(|(k, _)| class_index(*k) == c).count();
+            want[c] = press.max[c] + fixed.iter().filter(|(k, _)| class_index(*k) == c).count();
         }
     }
     let ra_opts = ra::RegallocOptions {
@@ -716,6 +756,20 @@ pub fn allocate_owned<I: MachInst>(
     let (classes, out) = loop {
         let classes = fit_sizes(&kinds, want, min_needed, &fixed, max_regs)?;
         let sizes = [classes[0].len(), classes[1].len(), classes[2].len()];
+        // A class with fewer registers than values live at one point must spill (a spill
+        // edit in that class): the attempt would be thrown away below, so it is not made and
+        // the sizes grow as that spill would make them grow.
+        let must_spill: [bool; 3] = [0, 1, 2].map(|c| press.exact[c] > sizes[c]);
+        let grows = (0..3).any(|c| must_spill[c] && sizes[c] < 64);
+        if grows && last_sizes != Some(sizes) {
+            last_sizes = Some(sizes);
+            for c in 0..3 {
+                if must_spill[c] {
+                    want[c] = (sizes[c] + sizes[c] / 2 + 4).min(64);
+                }
+            }
+            continue;
+        }
         let to_preg = |kind: RegKind, r: PhysReg| {
             let c = class_index(kind);
             classes[c]
@@ -882,4 +936,54 @@ pub fn allocate_owned<I: MachInst>(
         class_sizes: [classes[0].len(), classes[1].len(), classes[2].len()],
         class_kinds: kinds,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lower::{Role, Sm50Inst};
+    use crate::machinst::{OpSpec, VCodeBuilder};
+
+    /// `defs` 32-bit values, then one instruction reading the first two (their last reads)
+    /// (late reads if `late_reads`; an early def if `def_early`), then a return reading the rest.
+    fn program(late_reads: bool, def_early: bool) -> VCode<Sm50Inst> {
+        let mut b = VCodeBuilder::<Sm50Inst>::new();
+        let blk = b.new_block();
+        let vs: Vec<VReg> = (0..4).map(|_| b.new_vreg(RegKind::B32)).collect();
+        for v in &vs {
+            let mut i = Sm50Inst::new(Role::Plain);
+            i.def(*v, false);
+            b.push(blk, i);
+        }
+        let d = b.new_vreg(RegKind::B32);
+        let mut x = Sm50Inst::new(Role::Plain);
+        let read = if late_reads {
+            OpSpec::late_use()
+        } else {
+            OpSpec::use_()
+        };
+        x.op(Reg::Virt(vs[0]), read);
+        x.op(Reg::Virt(vs[1]), read);
+        x.def(d, def_early);
+        b.push(blk, x);
+        let mut ret = Sm50Inst::new(Role::Ret);
+        for v in [vs[2], vs[3], d] {
+            ret.use_(v);
+        }
+        b.terminate(blk, ret, Vec::new());
+        b.finish().expect("valid vcode")
+    }
+
+    /// Four values live before the middle instruction; an early def or late reads there make
+    /// five live at one of regalloc2's points, which only `exact` counts.
+    #[test]
+    fn exact_pressure_counts_early_defs_and_late_uses() {
+        let plain = pressure(&program(false, false));
+        assert_eq!((plain.max[0], plain.exact[0]), (4, 4));
+        let early = pressure(&program(false, true));
+        assert_eq!((early.max[0], early.exact[0]), (4, 5));
+        let late = pressure(&program(true, false));
+        assert_eq!((late.max[0], late.exact[0]), (4, 5));
+        assert_eq!(late.min_needed[0], 3);
+    }
 }
