@@ -9,7 +9,7 @@
 
 use super::pred::{allocate_preds, liveness_sets};
 use super::vcode::{fields, fixed_regs, ra_class, VCode};
-use super::{BlockId, MachInst, OpKind, PhysReg, Reg, RegKind};
+use super::{BlockId, MachInst, OpKind, OpPos, PhysReg, Reg, RegKind, VReg};
 use regalloc2 as ra;
 
 /// Options for [`allocate`].
@@ -126,20 +126,7 @@ fn prune_unreachable<I: MachInst>(vc: VCode<I>) -> Result<(VCode<I>, Vec<BlockId
             preds[t.0 as usize].push(b);
         }
     }
-    let mut placed = vec![false; n];
-    let mut order = vec![0usize];
-    placed[0] = true;
-    // Quadratic in the worst case, linear for input that is already in a good order (the first
-    // candidate is then always the next block); functions have few blocks.
-    // `lo`: every block before it is placed, so the search can start there.
-    let mut lo = 1;
-    while let Some(b) = (lo..n).find(|b| !placed[*b] && preds[*b].iter().any(|p| placed[*p])) {
-        placed[b] = true;
-        order.push(b);
-        while lo < n && placed[lo] {
-            lo += 1;
-        }
-    }
+    let order = layout_order(&preds);
     // Blocks never placed are exactly those the entry cannot reach.
     let kept: Vec<BlockId> = order.iter().map(|b| BlockId(*b as u32)).collect();
     if order.iter().enumerate().all(|(i, b)| i == *b) && order.len() == n {
@@ -154,29 +141,62 @@ fn prune_unreachable<I: MachInst>(vc: VCode<I>) -> Result<(VCode<I>, Vec<BlockId
     let mut out = Vec::with_capacity(order.len());
     for &b in &order {
         let mut block: super::vcode::BlockData<I> = blocks[b].take().ok_or("block placed twice")?;
-        for (k, (t, _)) in block.succs.iter_mut().enumerate() {
-            // a reachable block's successors are reachable
-            *t = new_id[t.0 as usize].ok_or("unreachable successor of a reachable block")?;
-            block
-                .insts
-                .last_mut()
-                .ok_or("empty block")?
-                .set_branch_target(k, *t);
-        }
+        retarget(&mut block, &new_id)?;
         out.push(block);
     }
     Ok((VCode::from_blocks_underived(out, vregs)?, kept))
 }
 
+/// Point the successors of `block` (and its terminator) at their new ids.
+fn retarget<I: MachInst>(
+    block: &mut super::vcode::BlockData<I>,
+    new_id: &[Option<BlockId>],
+) -> Result<(), String> {
+    for (k, (t, _)) in block.succs.iter_mut().enumerate() {
+        // a reachable block's successors are reachable
+        *t = new_id[t.0 as usize].ok_or("unreachable successor of a reachable block")?;
+        block
+            .insts
+            .last_mut()
+            .ok_or("empty block")?
+            .set_branch_target(k, *t);
+    }
+    Ok(())
+}
+
+/// The layout order of [`prune_unreachable`] for a CFG given by its predecessor lists: the
+/// entry, then repeatedly the first block not yet placed, in index order, that has a placed
+/// predecessor. Blocks the entry cannot reach are left out.
+fn layout_order(preds: &[Vec<usize>]) -> Vec<usize> {
+    let n = preds.len();
+    let mut placed = vec![false; n];
+    let mut order = vec![0usize];
+    placed[0] = true;
+    // Quadratic in the worst case, linear for input that is already in a good order (the first
+    // candidate is then always the next block); functions have few blocks.
+    // `lo`: every block before it is placed, so the search can start there.
+    let mut lo = 1;
+    while let Some(b) = (lo..n).find(|b| !placed[*b] && preds[*b].iter().any(|p| placed[*p])) {
+        placed[b] = true;
+        order.push(b);
+        while lo < n && placed[lo] {
+            lo += 1;
+        }
+    }
+    order
+}
+
 /// Insert an empty jump block on every edge regalloc2 cannot place moves on: from a block with
 /// several successors to one with several predecessors (a critical edge), and from a branch
-/// with register operands to a block with several predecessors.
+/// with register operands to a block with several predecessors; then lay the blocks out as
+/// [`prune_unreachable`] would.
 ///
-/// The edge blocks are appended after all other blocks, which can leave a block (a loop header
-/// entered through a split edge) before all of its predecessors; [`allocate`] therefore runs
-/// [`prune_unreachable`] again afterwards to restore the layout property regalloc2's checker
-/// needs. Returns the new VCode and, per block, the block of `vc` it was (`None` for an edge
-/// block).
+/// The edge blocks count as appended after all other blocks (in the order of their source
+/// block and successor), which can leave a block (a loop header entered through a split edge)
+/// before all of its predecessors; the layout of [`prune_unreachable`] ([`layout_order`])
+/// restores the property regalloc2's checker needs. Both happen in one rebuild of the code
+/// (splitting and then pruning rebuilt it twice). Returns the new VCode and, per block, the
+/// block of `vc` it was (`None` for an edge block).
 fn split_edges<I: MachInst>(vc: VCode<I>) -> Result<(VCode<I>, Vec<Option<usize>>), String> {
     let n = vc.ranges.len();
     let mut npreds = vec![0usize; n];
@@ -189,7 +209,6 @@ fn split_edges<I: MachInst>(vc: VCode<I>) -> Result<(VCode<I>, Vec<Option<usize>
         let term_has_ops = vc.ra_operands_of(vc.ranges[b].1 as usize - 1) > 0;
         npreds[t] > 1 && (vc.succs[b].len() > 1 || term_has_ops)
     };
-    let mut origin: Vec<Option<usize>> = (0..n).map(Some).collect();
     // The edges to split, decided before the blocks are taken apart (without copying them).
     let split: Vec<Vec<bool>> = (0..n)
         .map(|b| {
@@ -199,45 +218,89 @@ fn split_edges<I: MachInst>(vc: VCode<I>) -> Result<(VCode<I>, Vec<Option<usize>
                 .collect()
         })
         .collect();
-    if !split.iter().flatten().any(|&s| s) {
+    let edge_blocks = split.iter().flatten().filter(|&&s| s).count();
+    // The split CFG: edge block `n + m` is the m-th split edge; its predecessor lists.
+    let total = n + edge_blocks;
+    let mut preds = vec![Vec::new(); total];
+    let mut m = n;
+    for (b, ss) in vc.succs.iter().enumerate() {
+        for (k, (t, _)) in ss.iter().enumerate() {
+            if split[b][k] {
+                preds[m].push(b);
+                preds[t.0 as usize].push(m);
+                m += 1;
+            } else {
+                preds[t.0 as usize].push(b);
+            }
+        }
+    }
+    let order = layout_order(&preds);
+    let origin: Vec<Option<usize>> = order.iter().map(|&b| (b < n).then_some(b)).collect();
+    if edge_blocks == 0 && order.len() == n && order.iter().enumerate().all(|(i, b)| i == *b) {
         return Ok((vc, origin));
     }
-    let (mut blocks, vregs) = vc.into_blocks();
-    for b in 0..n {
-        for (k, &cut) in split[b].iter().enumerate() {
-            if !cut {
-                continue;
+    let mut new_id = vec![None; total];
+    for (i, b) in order.iter().enumerate() {
+        new_id[*b] = Some(BlockId(i as u32));
+    }
+    let (blocks, vregs) = vc.into_blocks();
+    let mut blocks: Vec<Option<_>> = blocks.into_iter().map(Some).collect();
+    // Each edge block's target and arguments, taken from its source block, whose edge then
+    // goes to the edge block (in the numbering of the split CFG).
+    let mut edges: Vec<Option<(BlockId, Vec<VReg>)>> = Vec::with_capacity(edge_blocks);
+    for (b, block) in blocks.iter_mut().enumerate() {
+        let block = block.as_mut().ok_or("block taken twice")?;
+        for (k, succ) in block.succs.iter_mut().enumerate() {
+            if split[b][k] {
+                let mid = BlockId((n + edges.len()) as u32);
+                edges.push(Some(std::mem::replace(succ, (mid, Vec::new()))));
             }
-            let (t, args) = blocks[b].succs[k].clone();
-            let mid = BlockId(blocks.len() as u32);
-            blocks.push(super::vcode::BlockData {
+        }
+    }
+    let mut out = Vec::with_capacity(order.len());
+    for &b in &order {
+        let mut block = if b < n {
+            blocks[b].take().ok_or("block placed twice")?
+        } else {
+            let (t, args) = edges[b - n].take().ok_or("edge block placed twice")?;
+            super::vcode::BlockData {
                 params: Vec::new(),
                 insts: vec![I::gen_jump(t)],
                 succs: vec![(t, args)],
-            });
-            origin.push(None);
-            blocks[b].succs[k] = (mid, Vec::new());
-            blocks[b]
-                .insts
-                .last_mut()
-                .expect("validated: blocks are non-empty")
-                .set_branch_target(k, mid);
-        }
+            }
+        };
+        retarget(&mut block, &new_id)?;
+        out.push(block);
     }
-    Ok((VCode::from_blocks_underived(blocks, vregs)?, origin))
+    Ok((VCode::from_blocks_underived(out, vregs)?, origin))
 }
 
-/// Maximum number of simultaneously live vregs per class, and the most operands of each class
-/// one instruction names (the least a class must have to allocate at all).
-fn pressure<I: MachInst>(vc: &VCode<I>) -> ([usize; 3], [usize; 3]) {
-    let (_, live_out) = liveness_sets(vc, &|k| k != RegKind::Pred, false);
+/// What [`pressure`] finds, per class.
+struct Pressure {
+    /// Maximum number of simultaneously live vregs, counting an instruction's defs with what
+    /// is live after it and its uses with what is live before it (the class-size estimate).
+    max: [usize; 3],
+    /// The same at regalloc2's two points of each instruction: an early def is also live with
+    /// the instruction's uses, a late use also with its defs. No allocation without spilling
+    /// exists in a class with fewer registers than this (at least `max`).
+    exact: [usize; 3],
+    /// The most operands of the class one instruction names (the least a class must have to
+    /// allocate at all).
+    min_needed: [usize; 3],
+}
+
+/// Register pressure per class (see [`Pressure`]).
+fn pressure<I: MachInst>(vc: &VCode<I>) -> Pressure {
+    let (_, live_out) = liveness_sets(vc, |k| k != RegKind::Pred, false);
     let mut max = [0usize; 3];
+    let mut exact = [0usize; 3];
     let mut min_needed = [0usize; 3];
     let class_of_vreg = |v: u32| class_of(vc.classes[v as usize]);
     // `live` as a dense flag per vreg, and the vregs flagged (to clear them per block)
     let mut live = vec![false; vc.vregs.len()];
     let mut flagged: Vec<u32> = Vec::new();
-    for (b, out) in live_out.iter().enumerate() {
+    for b in 0..vc.ranges.len() {
+        let out = &live_out[b];
         let (s, e) = vc.ranges[b];
         // per-class counts of `live`, kept in step with it
         let mut c = [0usize; 3];
@@ -266,15 +329,34 @@ fn pressure<I: MachInst>(vc: &VCode<I>) -> ([usize; 3], [usize; 3]) {
                     .filter(|f| f.vreg.kind != RegKind::Pred),
             );
             let mut here = [0usize; 3];
+            // early defs; late uses not live after the instruction (each vreg once)
+            let mut early_defs = [0usize; 3];
+            let mut late_uses = [0usize; 3];
             for f in &fs {
                 here[class_of_vreg(f.vreg.index)] += 1;
+                if f.spec.kind == OpKind::Def && f.spec.pos == OpPos::Early {
+                    early_defs[class_of_vreg(f.vreg.index)] += 1;
+                }
             }
             // just after the instruction: everything live plus its defs
             for f in fs.iter().filter(|f| f.spec.kind == OpKind::Def) {
                 insert(&mut live, &mut c, f.vreg.index);
             }
+            for (j, f) in fs.iter().enumerate() {
+                let v = f.vreg.index;
+                if f.spec.kind == OpKind::Use
+                    && f.spec.pos == OpPos::Late
+                    && !live[v as usize]
+                    && !fs[..j]
+                        .iter()
+                        .any(|g| g.vreg.index == v && g.spec.pos == OpPos::Late)
+                {
+                    late_uses[class_of_vreg(v)] += 1;
+                }
+            }
             for k in 0..3 {
                 max[k] = max[k].max(c[k]);
+                exact[k] = exact[k].max(c[k] + late_uses[k]);
                 min_needed[k] = min_needed[k].max(here[k]);
             }
             // just before it: defs dead, uses live
@@ -290,13 +372,18 @@ fn pressure<I: MachInst>(vc: &VCode<I>) -> ([usize; 3], [usize; 3]) {
             }
             for k in 0..3 {
                 max[k] = max[k].max(c[k]);
+                exact[k] = exact[k].max(c[k] + early_defs[k]);
             }
         }
         for v in flagged.drain(..) {
             live[v as usize] = false;
         }
     }
-    (max, min_needed)
+    Pressure {
+        max,
+        exact,
+        min_needed,
+    }
 }
 
 /// More than 64 scalars live at once do not fit the Int class. When the function has no quads
@@ -626,25 +713,22 @@ pub fn allocate_owned<I: MachInst>(
                                   // Each pass takes the code and hands it back untouched when it has nothing to do.
     let (reachable, origins) = prune_unreachable(vcode).map_err(AllocError::Invalid)?;
     let pa = allocate_preds(reachable).map_err(AllocError::Predicates)?;
-    let (split, split_origin) = split_edges(pa.vcode).map_err(AllocError::Invalid)?;
-    // Nothing is unreachable any more: this only moves blocks after a predecessor.
-    let (mut vc, order) = prune_unreachable(split).map_err(AllocError::Invalid)?;
+    let (mut vc, split_origin) = split_edges(pa.vcode).map_err(AllocError::Invalid)?;
     // The passes above rebuild the code without regalloc2's views; regalloc2 needs them.
     vc.ensure_derived().map_err(AllocError::Invalid)?;
     // per allocated block: the input block it comes from (None for an edge block)
-    let origins: Vec<Option<BlockId>> = order
-        .iter()
-        .map(|b| split_origin[b.0 as usize].map(|o| origins[o]))
-        .collect();
+    let origins: Vec<Option<BlockId>> =
+        split_origin.iter().map(|b| b.map(|o| origins[o])).collect();
     let fixed = fixed_regs(&vc.insts);
-    let (mut press, mut min_needed) = pressure(&vc);
+    let mut press = pressure(&vc);
     let mut kinds = KINDS;
-    if press[0] > 64 {
+    if press.max[0] > 64 {
         if let Some(k) = overflow_scalars(&mut vc, &fixed).map_err(AllocError::Invalid)? {
             kinds = k;
-            (press, min_needed) = pressure(&vc);
+            press = pressure(&vc);
         }
     }
+    let min_needed = press.min_needed;
     let used: [bool; 3] = [0, 1, 2].map(|c| {
         vc.vregs
             .iter()
@@ -653,13 +737,14 @@ pub fn allocate_owned<I: MachInst>(
     });
     // Start at the pressure estimate (every register of a class costs 1, 2 or 4 GPRs whether
     // used or not, so slack is expensive); constraints such as early defs can need more, and
-    // then the allocation spills and the retry below grows the class.
+    // then the allocation spills and the retry below grows the class (without running
+    // regalloc2 where `Pressure::exact` already says it must spill).
     // Fixed registers (a call's operands and clobbers) sit in their class on top of what
     // the pressure estimate asks for: values that live across the call cannot use them.
     let mut want = [0usize; 3];
     for c in 0..3 {
         if used[c] {
-            want[c] = press[c] + fixed.iter().filter(|(k, _)| class_index(*k) == c).count();
+            want[c] = press.max[c] + fixed.iter().filter(|(k, _)| class_index(*k) == c).count();
         }
     }
     let ra_opts = ra::RegallocOptions {
@@ -671,6 +756,20 @@ pub fn allocate_owned<I: MachInst>(
     let (classes, out) = loop {
         let classes = fit_sizes(&kinds, want, min_needed, &fixed, max_regs)?;
         let sizes = [classes[0].len(), classes[1].len(), classes[2].len()];
+        // A class with fewer registers than values live at one point must spill (a spill
+        // edit in that class): the attempt would be thrown away below, so it is not made and
+        // the sizes grow as that spill would make them grow.
+        let must_spill: [bool; 3] = [0, 1, 2].map(|c| press.exact[c] > sizes[c]);
+        let grows = (0..3).any(|c| must_spill[c] && sizes[c] < 64);
+        if grows && last_sizes != Some(sizes) {
+            last_sizes = Some(sizes);
+            for c in 0..3 {
+                if must_spill[c] {
+                    want[c] = (sizes[c] + sizes[c] / 2 + 4).min(64);
+                }
+            }
+            continue;
+        }
         let to_preg = |kind: RegKind, r: PhysReg| {
             let c = class_index(kind);
             classes[c]
@@ -837,4 +936,54 @@ pub fn allocate_owned<I: MachInst>(
         class_sizes: [classes[0].len(), classes[1].len(), classes[2].len()],
         class_kinds: kinds,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lower::{Role, Sm50Inst};
+    use crate::machinst::{OpSpec, VCodeBuilder};
+
+    /// `defs` 32-bit values, then one instruction reading the first two (their last reads)
+    /// (late reads if `late_reads`; an early def if `def_early`), then a return reading the rest.
+    fn program(late_reads: bool, def_early: bool) -> VCode<Sm50Inst> {
+        let mut b = VCodeBuilder::<Sm50Inst>::new();
+        let blk = b.new_block();
+        let vs: Vec<VReg> = (0..4).map(|_| b.new_vreg(RegKind::B32)).collect();
+        for v in &vs {
+            let mut i = Sm50Inst::new(Role::Plain);
+            i.def(*v, false);
+            b.push(blk, i);
+        }
+        let d = b.new_vreg(RegKind::B32);
+        let mut x = Sm50Inst::new(Role::Plain);
+        let read = if late_reads {
+            OpSpec::late_use()
+        } else {
+            OpSpec::use_()
+        };
+        x.op(Reg::Virt(vs[0]), read);
+        x.op(Reg::Virt(vs[1]), read);
+        x.def(d, def_early);
+        b.push(blk, x);
+        let mut ret = Sm50Inst::new(Role::Ret);
+        for v in [vs[2], vs[3], d] {
+            ret.use_(v);
+        }
+        b.terminate(blk, ret, Vec::new());
+        b.finish().expect("valid vcode")
+    }
+
+    /// Four values live before the middle instruction; an early def or late reads there make
+    /// five live at one of regalloc2's points, which only `exact` counts.
+    #[test]
+    fn exact_pressure_counts_early_defs_and_late_uses() {
+        let plain = pressure(&program(false, false));
+        assert_eq!((plain.max[0], plain.exact[0]), (4, 4));
+        let early = pressure(&program(false, true));
+        assert_eq!((early.max[0], early.exact[0]), (4, 5));
+        let late = pressure(&program(true, false));
+        assert_eq!((late.max[0], late.exact[0]), (4, 5));
+        assert_eq!(late.min_needed[0], 3);
+    }
 }

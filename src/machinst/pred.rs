@@ -17,7 +17,7 @@
 //! just before it. The pass then starts over; every round removes one long interval, so it
 //! terminates (bounded by the number of predicates plus one).
 
-use super::vcode::{fields, BlockData, VCode};
+use super::vcode::{fields, VCode};
 use super::{MachInst, OpKind, OpPos, PhysPred, Reg, RegKind, VReg};
 use rustc_hash::FxHashMap as HashMap;
 use std::collections::BTreeSet;
@@ -28,22 +28,38 @@ pub const NUM_PREDS: usize = 7;
 /// Per-block live-in and live-out sets of the vregs `want` selects (backward dataflow; block
 /// parameters are defined at the block's top, branch arguments are used by the terminator),
 /// each in increasing vreg order. The sets are dense bit sets over the selected vregs while
-/// the fixpoint is computed (the least fixpoint does not depend on the visiting order).
+/// the fixpoint is computed (the least fixpoint does not depend on the visiting order, so a
+/// worklist computes it).
 pub(crate) fn liveness<I: MachInst>(
     vc: &VCode<I>,
-    want: &dyn Fn(RegKind) -> bool,
-) -> (Vec<Vec<u32>>, Vec<Vec<u32>>) {
+    want: impl Fn(RegKind) -> bool,
+) -> (BlockSets, BlockSets) {
     liveness_sets(vc, want, true)
 }
 
-/// [`liveness`]; the live-in lists only when `with_in` (else they are empty: listing them
+/// A vreg list per block, stored as one list (one allocation, not one per block): block
+/// `b`'s is `sets[b]`.
+pub(crate) struct BlockSets {
+    items: Vec<u32>,
+    /// Block `b`'s items are `items[start[b]..start[b + 1]]`.
+    start: Vec<u32>,
+}
+
+impl std::ops::Index<usize> for BlockSets {
+    type Output = [u32];
+    fn index(&self, b: usize) -> &[u32] {
+        &self.items[self.start[b] as usize..self.start[b + 1] as usize]
+    }
+}
+
+/// [`liveness`]; the live-in lists only when `with_in` (else every one is empty: listing them
 /// costs as much as the rest for a big function, and the pressure estimate needs only the
 /// live-out sets).
 pub(crate) fn liveness_sets<I: MachInst>(
     vc: &VCode<I>,
-    want: &dyn Fn(RegKind) -> bool,
+    want: impl Fn(RegKind) -> bool,
     with_in: bool,
-) -> (Vec<Vec<u32>>, Vec<Vec<u32>>) {
+) -> (BlockSets, BlockSets) {
     let n = vc.ranges.len();
     // dense numbering of the selected vregs, in vreg order
     let mut dense = vec![u32::MAX; vc.vregs.len()];
@@ -93,47 +109,72 @@ pub(crate) fn liveness_sets<I: MachInst>(
     let mut live_in = vec![0u64; n * words];
     let mut live_out = vec![0u64; n * words];
     let mut out = vec![0u64; words];
-    let mut changed = true;
-    while changed {
-        changed = false;
-        for b in (0..n).rev() {
-            out.fill(0);
-            for (t, _) in &vc.succs[b] {
-                let t = t.0 as usize;
-                for (o, i) in out.iter_mut().zip(&live_in[t * words..(t + 1) * words]) {
-                    *o |= *i;
-                }
+    // A worklist: every block once (in reverse layout order), then again only when the
+    // live-in set of a successor grew. Sweeping every block until nothing changed cost a
+    // whole extra sweep at the end and sweeps over blocks with nothing new; both reach the
+    // same (least) fixpoint.
+    let mut preds = vec![Vec::new(); n];
+    for (b, ss) in vc.succs.iter().enumerate() {
+        for (t, _) in ss {
+            preds[t.0 as usize].push(b);
+        }
+    }
+    let mut queue: std::collections::VecDeque<usize> = (0..n).rev().collect();
+    let mut queued = vec![true; n];
+    while let Some(b) = queue.pop_front() {
+        queued[b] = false;
+        out.fill(0);
+        for (t, _) in &vc.succs[b] {
+            let t = t.0 as usize;
+            for (o, i) in out.iter_mut().zip(&live_in[t * words..(t + 1) * words]) {
+                *o |= *i;
             }
-            let r = b * words..(b + 1) * words;
-            if out[..] != live_out[r.clone()] {
-                live_out[r.clone()].copy_from_slice(&out);
-                changed = true;
+        }
+        live_out[b * words..(b + 1) * words].copy_from_slice(&out);
+        let mut grew = false;
+        for w in 0..words {
+            let inn = (out[w] & !kill[b * words + w]) | gen[b * words + w];
+            if inn != live_in[b * words + w] {
+                live_in[b * words + w] = inn;
+                grew = true;
             }
-            for w in 0..words {
-                let inn = (out[w] & !kill[b * words + w]) | gen[b * words + w];
-                if inn != live_in[b * words + w] {
-                    live_in[b * words + w] = inn;
-                    changed = true;
+        }
+        if grew {
+            for &p in &preds[b] {
+                if !queued[p] {
+                    queued[p] = true;
+                    queue.push_back(p);
                 }
             }
         }
     }
-    let lists = |bits: &[u64]| -> Vec<Vec<u32>> {
-        (0..n)
-            .map(|b| {
-                let mut l = Vec::new();
-                for (w, &x) in bits[b * words..(b + 1) * words].iter().enumerate() {
-                    let mut x = x;
-                    while x != 0 {
-                        l.push(vreg_of[w * 64 + x.trailing_zeros() as usize]);
-                        x &= x - 1;
-                    }
+    let lists = |bits: &[u64]| -> BlockSets {
+        let mut sets = BlockSets {
+            items: Vec::new(),
+            start: Vec::with_capacity(n + 1),
+        };
+        sets.start.push(0);
+        for b in 0..n {
+            for (w, &x) in bits[b * words..(b + 1) * words].iter().enumerate() {
+                let mut x = x;
+                while x != 0 {
+                    sets.items
+                        .push(vreg_of[w * 64 + x.trailing_zeros() as usize]);
+                    x &= x - 1;
                 }
-                l
-            })
-            .collect()
+            }
+            sets.start.push(sets.items.len() as u32);
+        }
+        sets
     };
-    let ins = if with_in { lists(&live_in) } else { Vec::new() };
+    let ins = if with_in {
+        lists(&live_in)
+    } else {
+        BlockSets {
+            items: Vec::new(),
+            start: vec![0; n + 1],
+        }
+    };
     (ins, lists(&live_out))
 }
 
@@ -191,7 +232,7 @@ fn demote_pred_params<I: MachInst>(vc: VCode<I>) -> Result<VCode<I>, String> {
 
 /// Live interval hulls (in half-instruction points) of every predicate vreg.
 fn intervals<I: MachInst>(vc: &VCode<I>) -> HashMap<u32, (u32, u32)> {
-    let (live_in, live_out) = liveness(vc, &|k| k == RegKind::Pred);
+    let (live_in, live_out) = liveness(vc, |k| k == RegKind::Pred);
     let mut iv: HashMap<u32, (u32, u32)> = HashMap::default();
     let mut touch = |v: u32, p: u32| {
         let e = iv.entry(v).or_insert((p, p));
@@ -274,55 +315,51 @@ fn scan(
 
 /// Spill predicate `v` into a 32-bit vreg (step 3 of the module essay). The fresh predicates
 /// created for its uses go into `unspillable`. Consumes the code: its instructions move into
-/// the result (a copy of every instruction per spill was a visible cost).
+/// the result in one pass over the flat code ([`VCode::insert_around`]; a copy of every
+/// instruction per spill, and then a round trip through per-block lists, were visible costs).
 fn spill<I: MachInst>(
-    vc: VCode<I>,
+    mut vc: VCode<I>,
     v: u32,
     unspillable: &mut BTreeSet<u32>,
 ) -> Result<VCode<I>, String> {
-    let (mut blocks, mut vregs): (Vec<BlockData<I>>, Vec<RegKind>) = vc.into_blocks();
     let g = VReg {
-        index: vregs.len() as u32,
+        index: vc.vregs.len() as u32,
         kind: RegKind::B32,
     };
-    vregs.push(RegKind::B32);
+    vc.vregs.push(RegKind::B32);
     let pv = VReg {
         index: v,
         kind: RegKind::Pred,
     };
-    for block in blocks.iter_mut() {
-        let old = std::mem::take(&mut block.insts);
-        for mut inst in old {
-            let fs = fields(&inst);
-            let uses = fs
-                .iter()
-                .flatten()
-                .any(|f| f.vreg == pv && f.spec.kind == OpKind::Use);
-            let defs = fs
-                .iter()
-                .flatten()
-                .any(|f| f.vreg == pv && f.spec.kind == OpKind::Def);
-            if uses {
-                let fresh = VReg {
-                    index: vregs.len() as u32,
-                    kind: RegKind::Pred,
-                };
-                vregs.push(RegKind::Pred);
-                unspillable.insert(fresh.index);
-                block.insts.push(I::gen_gpr_to_pred(fresh, g));
-                inst.visit_operands(&mut |r, spec| {
-                    if *r == Reg::Virt(pv) && spec.kind == OpKind::Use {
-                        *r = Reg::Virt(fresh);
-                    }
-                });
-            }
-            block.insts.push(inst);
-            if defs {
-                block.insts.push(I::gen_pred_to_gpr(g, pv));
-            }
+    vc.insert_around(|mut inst, out, vregs| {
+        let fs = fields(&inst);
+        let uses = fs
+            .iter()
+            .flatten()
+            .any(|f| f.vreg == pv && f.spec.kind == OpKind::Use);
+        let defs = fs
+            .iter()
+            .flatten()
+            .any(|f| f.vreg == pv && f.spec.kind == OpKind::Def);
+        if uses {
+            let fresh = VReg {
+                index: vregs.len() as u32,
+                kind: RegKind::Pred,
+            };
+            vregs.push(RegKind::Pred);
+            unspillable.insert(fresh.index);
+            out.push(I::gen_gpr_to_pred(fresh, g));
+            inst.visit_operands(&mut |r, spec| {
+                if *r == Reg::Virt(pv) && spec.kind == OpKind::Use {
+                    *r = Reg::Virt(fresh);
+                }
+            });
         }
-    }
-    VCode::from_blocks_underived(blocks, vregs)
+        out.push(inst);
+        if defs {
+            out.push(I::gen_pred_to_gpr(g, pv));
+        }
+    })
 }
 
 /// Allocate every predicate vreg of `vc` (see the module essay).

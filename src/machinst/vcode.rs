@@ -201,19 +201,19 @@ pub(crate) fn fixed_regs<I: MachInst>(insts: &[I]) -> Vec<(RegKind, PhysReg)> {
 }
 
 impl<I: MachInst> VCode<I> {
-    /// Validate and flatten `blocks`, and derive the regalloc2 views (which also checks the
-    /// reuse constraints).
+    /// Validate and flatten `blocks`. The regalloc2 views are not derived here: `alloc`
+    /// rewrites the code (pruning, predicates, edge splitting) before regalloc2 sees it, and
+    /// derives them once on the final code ([`Self::ensure_derived`]); deriving them here was
+    /// wasted for almost every kernel.
     pub(crate) fn from_blocks(
         blocks: Vec<BlockData<I>>,
         vregs: Vec<RegKind>,
     ) -> Result<Self, String> {
-        let mut vc = Self::from_blocks_underived(blocks, vregs)?;
-        vc.derive_ra()?;
-        Ok(vc)
+        Self::from_blocks_underived(blocks, vregs)
     }
 
-    /// [`Self::from_blocks`] without the regalloc2 views, for a rewriting pass whose result
-    /// is rewritten again before allocation; [`Self::ensure_derived`] makes them.
+    /// Validate and flatten `blocks` (every structural rule of the module essay, reuse
+    /// constraints included), without the regalloc2 views; [`Self::ensure_derived`] makes them.
     pub(crate) fn from_blocks_underived(
         blocks: Vec<BlockData<I>>,
         vregs: Vec<RegKind>,
@@ -260,7 +260,8 @@ impl<I: MachInst> VCode<I> {
                         "b{bi}: a return has no successors, a branch has some"
                     ));
                 }
-                for f in fields(&inst).into_iter().flatten() {
+                let fs = fields(&inst);
+                for f in fs.iter().flatten() {
                     if vregs.get(f.vreg.index as usize) != Some(&f.vreg.kind) {
                         return Err(format!("{}: unknown vreg or wrong kind", f.vreg));
                     }
@@ -276,6 +277,18 @@ impl<I: MachInst> VCode<I> {
                         && (f.vreg.kind != RegKind::B64 || f.spec.kind != OpKind::Use)
                     {
                         return Err(format!("`{inst}`: only a use of a pair may read one half"));
+                    }
+                    // A reuse def names a whole use of the same kind (the rule `derive_ra`
+                    // relies on; predicates were refused above).
+                    if let OpConstraint::Reuse(pos) = f.spec.constraint {
+                        let same = fs.get(pos).copied().flatten().is_some_and(|u| {
+                            u.vreg.kind == f.vreg.kind
+                                && u.spec.kind == OpKind::Use
+                                && u.spec.half.is_none()
+                        });
+                        if !same || f.spec.kind != OpKind::Def {
+                            return Err(format!("`{inst}`: bad reuse constraint"));
+                        }
                     }
                 }
                 insts.push(inst);
@@ -335,6 +348,72 @@ impl<I: MachInst> VCode<I> {
             return Ok(());
         }
         self.derive_ra()
+    }
+
+    /// Rewrite the instructions in place of the per-block round trip ([`Self::into_blocks`],
+    /// [`Self::from_blocks_underived`]) for a pass that only inserts instructions around
+    /// existing ones: `f` gets each instruction in layout order and pushes it, and whatever
+    /// goes before and after it, onto the block's new list; it may add vregs. The blocks,
+    /// their parameters and successors stay. Each block must still end in its terminator and
+    /// hold no other (checked: `Err` otherwise). The pass's other duties (every new vreg
+    /// defined once, operands of the right kind) are its own; debug builds check the whole
+    /// result as [`Self::from_blocks_underived`] does.
+    pub(crate) fn insert_around(
+        self,
+        mut f: impl FnMut(I, &mut Vec<I>, &mut Vec<RegKind>),
+    ) -> Result<Self, String> {
+        let VCode {
+            insts: old,
+            mut vregs,
+            params,
+            succs,
+            ranges: old_ranges,
+            ..
+        } = self;
+        let mut insts = Vec::with_capacity(old.len() + old.len() / 8 + 4);
+        let mut ranges = Vec::with_capacity(old_ranges.len());
+        let mut old = old.into_iter();
+        for (b, &(s, e)) in old_ranges.iter().enumerate() {
+            let start = insts.len();
+            for inst in old.by_ref().take((e - s) as usize) {
+                f(inst, &mut insts, &mut vregs);
+            }
+            let block = &insts[start..];
+            let ends = block.last().map(|i| i.terminator() != Terminator::None);
+            let inner = block[..block.len().saturating_sub(1)]
+                .iter()
+                .any(|i| i.terminator() != Terminator::None);
+            if ends != Some(true) || inner {
+                return Err(format!(
+                    "b{b}: the terminator must be the last instruction, exactly once"
+                ));
+            }
+            ranges.push((start as u32, insts.len() as u32));
+        }
+        let classes = vregs.iter().map(|k| ra_class(*k)).collect();
+        let vc = VCode {
+            insts,
+            vregs,
+            params,
+            succs,
+            ranges,
+            classes,
+            slot_words: [1, 2, 4],
+            ra_ops: Vec::new(),
+            ra_op_start: Vec::new(),
+            ra_clobbers: Vec::new(),
+            ra_params: Vec::new(),
+            ra_succs: Vec::new(),
+            ra_preds: Vec::new(),
+            ra_args: Vec::new(),
+            terms: Vec::new(),
+            derived: false,
+        };
+        if cfg!(debug_assertions) {
+            let (blocks, vregs) = vc.into_blocks();
+            return Self::from_blocks_underived(blocks, vregs);
+        }
+        Ok(vc)
     }
 
     /// Back to per-block form (for rewriting passes), without copying: the blocks take the

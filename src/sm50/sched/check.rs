@@ -269,7 +269,7 @@ struct Op {
     res: Regs,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Debug, PartialEq, Eq)]
 struct State {
     /// Pending fixed-latency writes: resource, cycles left before it is readable (> 0), and
     /// the producer; sorted by resource and producer. A resource has several entries when a
@@ -279,21 +279,27 @@ struct State {
     ops: Vec<Op>,
 }
 
+impl Clone for State {
+    fn clone(&self) -> State {
+        State {
+            fixed: self.fixed.clone(),
+            ops: self.ops.clone(),
+        }
+    }
+
+    /// Reuses the vectors' allocations (the derived one would drop them and allocate anew).
+    fn clone_from(&mut self, o: &State) {
+        self.fixed.clone_from(&o.fixed);
+        self.ops.clone_from(&o.ops);
+    }
+}
+
 impl State {
     fn new() -> State {
         State {
             fixed: Vec::new(),
             ops: Vec::new(),
         }
-    }
-
-    /// The pending fixed-latency writes of `r`: (cycles left, producer).
-    fn fixed_of(&self, r: Res) -> Vec<(u8, usize)> {
-        self.fixed
-            .iter()
-            .filter(|f| f.0 == r)
-            .map(|&(_, left, p)| (left, p))
-            .collect()
     }
 
     /// `insts[p]` writes `r`, readable after `left` cycles (0: at once). An unguarded write
@@ -415,18 +421,19 @@ pub(crate) fn successors(insts: &[Inst], targets: &[Option<usize>]) -> Vec<Vec<u
     // it whose target lies after it (ptxas's code is structured so); every such target when
     // none encloses it.
     // (The fallback lists are gathered once, not per SYNC / BRK: that was quadratic.)
-    let all_of = |c: &str| -> Vec<usize> {
-        (0..n)
-            .filter(|&j| class(j) == c)
-            .filter_map(target)
-            .collect()
-    };
-    let (all_ssy, all_pbk) = (all_of("SSY"), all_of("PBK"));
-    let matching = |k: usize, c: &str, all: &[usize]| -> Vec<usize> {
-        (0..k)
+    // The SSY (PBK) instructions in layout order, and their targets.
+    let positions = |c: &str| -> Vec<usize> { (0..n).filter(|&j| class(j) == c).collect() };
+    let (ssy_at, pbk_at) = (positions("SSY"), positions("PBK"));
+    let all_of = |at: &[usize]| -> Vec<usize> { at.iter().filter_map(|&j| target(j)).collect() };
+    let (all_ssy, all_pbk) = (all_of(&ssy_at), all_of(&pbk_at));
+    // (The search looks at the SSYs (PBKs) before `k`, nearest first, not at every
+    // instruction before `k`.)
+    let matching = |k: usize, at: &[usize], all: &[usize]| -> Vec<usize> {
+        at[..at.partition_point(|&j| j < k)]
+            .iter()
             .rev()
-            .find(|&j| class(j) == c && target(j).is_some_and(|t| t > k))
-            .and_then(target)
+            .find(|&&j| target(j).is_some_and(|t| t > k))
+            .and_then(|&j| target(j))
             .map_or_else(|| all.to_vec(), |t| vec![t])
     };
     // A RET returns after the CALs of its own subroutine: the one starting at the greatest
@@ -455,8 +462,8 @@ pub(crate) fn successors(insts: &[Inst], targets: &[Option<usize>]) -> Vec<Vec<u
             }
             match c {
                 "BRA" | "CAL" => s.extend(target(k)),
-                "SYNC" => s.extend(matching(k, "SSY", &all_ssy)),
-                "BRK" => s.extend(matching(k, "PBK", &all_pbk)),
+                "SYNC" => s.extend(matching(k, &ssy_at, &all_ssy)),
+                "BRK" => s.extend(matching(k, &pbk_at, &all_pbk)),
                 "RET" => s.extend(returns(k)),
                 "BRX" => s.extend(&all_leaders),
                 _ => {}
@@ -561,8 +568,10 @@ impl<'a> Checker<'a> {
                 }
             }
         }
-        st.ops
-            .retain(|o| !matches!(o.sb, Some(b) if wait & (1 << b) != 0));
+        if wait != 0 {
+            st.ops
+                .retain(|o| !matches!(o.sb, Some(b) if wait & (1 << b) != 0));
+        }
         if let Some((b, cnt)) = depbar {
             let done = |o: &Op| o.sb == Some(b) && o.after >= cnt;
             let left = |o: &Op| o.sb == Some(b) && o.after < cnt;
@@ -606,7 +615,7 @@ impl<'a> Checker<'a> {
 
         // 2. Reads (nothing to do but report: the state does not change here).
         for &r in acc.uses.iter().filter(|_| report) {
-            for (left, p) in st.fixed_of(r) {
+            for &(_, left, p) in st.fixed.iter().filter(|f| f.0 == r) {
                 let need = fixed_latency(r);
                 // Variable-latency instructions read GPR and carry sources late: ptxas issues
                 // them 2 cycles after the producer (sm50-isa.md §2.2 gives 6 for ALU readers).
@@ -627,14 +636,11 @@ impl<'a> Checker<'a> {
                     self.report(HazardKind::EarlyRead, k, Some(p), msg);
                 }
             }
-            let pending: Vec<(usize, Option<u8>)> = st
-                .ops
-                .iter()
-                .filter(|o| !o.read && o.res.contains(&r))
-                .filter(|o| !self.complementary(k, o.at))
-                .map(|o| (o.at, o.sb))
-                .collect();
-            for (p, sb) in pending {
+            for o in st.ops.iter().filter(|o| !o.read && o.res.contains(&r)) {
+                if self.complementary(k, o.at) {
+                    continue;
+                }
+                let (p, sb) = (o.at, o.sb);
                 let msg = format!(
                     "{} read by `{}` without waiting on {} of `{}` at +{:#06x}",
                     res_name(r),
@@ -871,12 +877,24 @@ pub(crate) fn analyze_with_succ(
     entry[0] = Some(State::new());
     let mut work: BTreeSet<usize> = BTreeSet::from([0]);
     let mut reachable = vec![false; n];
+    // One state buffer for every block visit (`clone_from` keeps its allocations).
+    let mut st = State::new();
+    // The hazards found on each block's latest visit. The latest visit of a block starts
+    // from its final entry state (a later change would have queued it again), so these are
+    // exactly what a separate pass over every block from its final entry would report; the
+    // steps change the state the same way whether they report or not. (That separate pass
+    // repeated every step of the function once more.) A hazard names an instruction of its
+    // own block, so the blocks' lists never repeat each other's.
+    let mut block_out: Vec<Vec<Hazard>> = vec![Vec::new(); n];
     while let Some(b) = work.pop_first() {
-        let mut st = entry[b].clone().expect("queued blocks have a state");
+        st.clone_from(entry[b].as_ref().expect("queued blocks have a state"));
         reachable[b..=block_end[b]].fill(true);
+        ck.out.clear();
+        ck.seen.clear();
         for k in b..=block_end[b] {
-            ck.step(k, &mut st, false);
+            ck.step(k, &mut st, true);
         }
+        block_out[b] = std::mem::take(&mut ck.out);
         for &t in &succ[block_end[b]] {
             let changed = match &mut entry[t] {
                 Some(e) => e.join(&st),
@@ -890,14 +908,8 @@ pub(crate) fn analyze_with_succ(
             }
         }
     }
-    for b in 0..n {
-        if let Some(e) = &entry[b] {
-            let mut st = e.clone();
-            for k in b..=block_end[b] {
-                ck.step(k, &mut st, true);
-            }
-        }
-    }
+    ck.out = block_out.into_iter().flatten().collect();
+    ck.seen.clear();
     for k in 0..n {
         ck.static_checks(k, &reachable);
     }

@@ -183,12 +183,20 @@ fn is_control_form(form: usize) -> bool {
 
 /// The stall ptxas always puts after this instruction (0 = no minimum of its own).
 pub fn min_stall_after(inst: &Inst) -> u8 {
-    match inst.info().class {
-        "EXIT" | "BAR" => 15,
-        "BRA" | "BRX" | "SYNC" | "BRK" | "RET" | "CAL" => 13,
-        "MEMBAR" => 5,
-        _ => 1,
-    }
+    // Per form, decided once (asked of every instruction on every block visit).
+    static STALL: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
+    let table = STALL.get_or_init(|| {
+        super::FORMS
+            .iter()
+            .map(|f| match f.class {
+                "EXIT" | "BAR" => 15,
+                "BRA" | "BRX" | "SYNC" | "BRK" | "RET" | "CAL" => 13,
+                "MEMBAR" => 5,
+                _ => 1,
+            })
+            .collect()
+    });
+    table[inst.form as usize]
 }
 
 /// An operand-free control transfer (`BRA` with no guard, `EXIT`, ...): as a block leader it
@@ -651,12 +659,17 @@ pub fn pairable(first: &Inst, fa: &Access, second: &Inst, sa: &Access) -> bool {
     };
     // LDC reads the constant bank too.
     let cbuf = |i: &Inst| check::reads_cbuf(i) || i.info().class == "LDC";
-    let second_ok = second.info().variable_latency
-        || is_control(second)
-        || matches!(second.info().class, "SSY" | "PBK");
-    let independent = !sa.uses.iter().chain(&sa.defs).any(|r| fa.defs.contains(r))
-        && !sa.defs.iter().any(|r| fa.uses.contains(r));
-    alu(first) && second_ok && independent && !(cbuf(first) && cbuf(second))
+    let second_ok = || {
+        second.info().variable_latency
+            || is_control(second)
+            || matches!(second.info().class, "SSY" | "PBK")
+    };
+    let independent = || {
+        !sa.uses.iter().chain(&sa.defs).any(|r| fa.defs.contains(r))
+            && !sa.defs.iter().any(|r| fa.uses.contains(r))
+    };
+    // The cheapest test that fails most often first (most second instructions are ALU ones).
+    second_ok() && alu(first) && independent() && !(cbuf(first) && cbuf(second))
 }
 
 /// Control fields with waits where the first reader needs them: a forward dataflow of
