@@ -552,16 +552,23 @@ fn verify_launch(
                 return verdict;
             }
             if opts.check_slice {
-                if let Err(what) = check_slice(code, info, launch) {
-                    verdict.outcome = Outcome::Mismatch(Box::new(Mismatch {
-                        side,
-                        seed,
-                        inputs: summary(launch, f, &pointers),
-                        what,
-                        writer: None,
-                        ptx_line: None,
-                    }));
-                    return verdict;
+                match check_slice(code, info, launch) {
+                    Ok(()) => {}
+                    Err(SliceCheck::Untraceable(why)) => {
+                        verdict.outcome = Outcome::CannotRun(format!("{side}'s code: {why}"));
+                        return verdict;
+                    }
+                    Err(SliceCheck::Missed(what)) => {
+                        verdict.outcome = Outcome::Mismatch(Box::new(Mismatch {
+                            side,
+                            seed,
+                            inputs: summary(launch, f, &pointers),
+                            what,
+                            writer: None,
+                            ptx_line: None,
+                        }));
+                        return verdict;
+                    }
                 }
             }
         }
@@ -575,14 +582,28 @@ fn verify_launch(
     verdict
 }
 
+/// Why [`check_slice`] failed.
+enum SliceCheck {
+    /// The static slice misses an instruction the run shows reaching an address.
+    Missed(String),
+    /// The run cannot be traced (too long, or it fails when traced).
+    Untraceable(String),
+}
+
 /// Check the static address slice of `code` against a traced run on `launch`: every
 /// instruction whose result the run shows reaching a memory address must be in it.
-fn check_slice(code: &[u64], info: &sim::KernelInfo, launch: &Launch) -> Result<(), String> {
+fn check_slice(code: &[u64], info: &sim::KernelInfo, launch: &Launch) -> Result<(), SliceCheck> {
     let (insts, _, targets) = crate::sm50::sched::check::decode_text(code)
-        .map_err(|e| format!("the code does not decode: {e}"))?;
+        .map_err(|e| SliceCheck::Untraceable(format!("the code does not decode: {e}")))?;
     let in_slice = crate::sm50::slice::address_slice(&insts, &targets);
     let (_, deps) = sim::run_dependences(code, info, launch)
-        .map_err(|e| format!("the traced run failed: {e}"))?;
+        .map_err(|e| SliceCheck::Untraceable(format!("the traced run failed: {e}")))?;
+    if deps.truncated {
+        return Err(SliceCheck::Untraceable(format!(
+            "the run is longer than {} lane-instructions, too long to trace for the slice check",
+            sim::MAX_TRACE
+        )));
+    }
     let index = |addr: u64| ((addr / 32) * 3 + (addr % 32) / 8).checked_sub(1);
     let stops = |addr: u64| {
         index(addr)
@@ -593,10 +614,10 @@ fn check_slice(code: &[u64], info: &sim::KernelInfo, launch: &Launch) -> Result<
     for addr in dynamic {
         let k = index(addr).map(|k| k as usize);
         if !k.is_some_and(|k| in_slice.get(k) == Some(&true)) {
-            return Err(format!(
+            return Err(SliceCheck::Missed(format!(
                 "the run shows 0x{addr:04x} ({}) reaching a memory address, but the static address slice misses it",
                 sass_at(code, addr)
-            ));
+            )));
         }
     }
     Ok(())

@@ -217,7 +217,7 @@ use crate::sm50;
 pub use cubin::{global_symbols, load_kernel, load_kernel_globals};
 pub use mem::{CONST_BANK0_SIZE, PARAM_BASE};
 pub use mufu::SimOptions;
-pub use trace::{Dependences, Loc, WriteLog};
+pub use trace::{Dependences, Loc, WriteLog, MAX_TRACE};
 
 /// What the simulator needs to know about a kernel besides its code.
 #[derive(Clone, Debug, Default)]

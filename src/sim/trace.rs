@@ -70,10 +70,16 @@ pub struct Dependences {
     address_writers: Vec<u32>,
     /// Per (warp, lane) of the running CTA, per resource: the last dynamic writer.
     pub(crate) last: Vec<u32>,
+    /// The run was longer than [`MAX_TRACE`] lane-instructions: recording stopped there, and
+    /// the trace says nothing about the rest.
+    pub truncated: bool,
 }
 
 /// No dynamic instruction wrote it (yet).
 pub(crate) const NO_WRITER: u32 = u32::MAX;
+
+/// The most lane-instructions traced (about 1 GiB of trace).
+pub const MAX_TRACE: usize = 1 << 26;
 
 impl Dependences {
     /// How many instructions the lanes ran.
@@ -95,6 +101,10 @@ impl Dependences {
         reads: impl Iterator<Item = u32>,
         address: impl Iterator<Item = u32>,
     ) -> u32 {
+        if self.slot.len() >= MAX_TRACE {
+            self.truncated = true;
+            return NO_WRITER;
+        }
         let id = self.slot.len() as u32;
         self.slot.push((addr / 8) as u32);
         self.start.push(self.reads.len() as u32);
