@@ -588,36 +588,39 @@ pub(super) fn insert_reconvergence(
     let exits_only = |r: usize| {
         r == cfg.exit() || matches!(blocks[r].1.as_slice(), [(i, None)] if bare(i, Form::EXIT))
     };
-    // Candidate sites per divergent branch, nearest reconvergence point first.
-    let mut candidates: Vec<(usize, Vec<Site>)> = Vec::new();
+    // Candidate sites per divergent branch, nearest reconvergence point first: up to
+    // `MAX_CANDIDATES` sites along the branch's post-dominator chain. Each site walks its
+    // region, and the farther points' regions are the larger ones, so the list is filled in
+    // two steps: first up to its first site (all that the common case, where the first
+    // candidates verify together, looks at), the rest only when those do not verify. The
+    // lists are the same as filled in one go: [`Cfg::site`] depends only on the CFG.
+    let mut candidates: Vec<Candidates> = Vec::new();
     for k in 0..blocks.len() {
         if !divergent.get(k).copied().unwrap_or(false) || cfg.succs[k].len() < 2 {
             continue;
         }
-        let mut list = Vec::new();
-        let mut r = cfg.ipdom[k];
         // Sides that meet only to exit need not meet at all (rule 1).
-        while let Some(t) = r.filter(|&t| !exits_only(t)) {
-            if let Some((s, region)) = cfg.site(k, t) {
-                list.push(Site { s, r: t, region });
-            }
-            if list.len() == MAX_CANDIDATES {
-                break;
-            }
-            r = cfg.ipdom[t].filter(|&p| p != t);
-        }
         if cfg.ipdom[k].is_some_and(|t| !exits_only(t)) {
-            candidates.push((k, list));
+            let mut c = Candidates {
+                k,
+                list: Vec::new(),
+                next: cfg.ipdom[k],
+            };
+            c.fill(&cfg, &exits_only, 1);
+            candidates.push(c);
         }
     }
-    let firsts: Vec<&Site> = candidates.iter().filter_map(|(_, l)| l.first()).collect();
+    let firsts: Vec<&Site> = candidates.iter().filter_map(|c| c.list.first()).collect();
     if let Some(placed) = walk(&cfg, &edges, &firsts) {
         apply(blocks, &placed);
         return Ok(());
     }
+    for c in &mut candidates {
+        c.fill(&cfg, &exits_only, MAX_CANDIDATES);
+    }
     let mut chosen: Vec<&Site> = Vec::new();
     let mut placed = walk(&cfg, &edges, &chosen).expect("a placement without tokens verifies");
-    for (_, list) in &candidates {
+    for Candidates { list, .. } in &candidates {
         for site in list {
             if chosen.iter().any(|c| c.s == site.s && c.r == site.r) {
                 break;
@@ -638,7 +641,7 @@ pub(super) fn insert_reconvergence(
     // A branch's lanes now meet at the innermost token on the stack as its block ends (or
     // never). Where that is not its immediate post-dominator, the way from there to the
     // meeting point runs with the warp split: nothing on it may need the whole warp.
-    for (k, _) in &candidates {
+    for Candidates { k, .. } in &candidates {
         let (Some(r0), Some(entry)) = (cfg.ipdom[*k], placed.state[*k].as_ref()) else {
             continue;
         };
@@ -692,6 +695,35 @@ fn apply(blocks: &mut [(BlockId, Flat)], placed: &Placement) {
 
 /// At most this many reconvergence points are tried per branch.
 const MAX_CANDIDATES: usize = 4;
+
+/// The candidate sites of the divergent branch ending block `k`, found so far.
+struct Candidates {
+    k: usize,
+    list: Vec<Site>,
+    /// The next post-dominator to try, `None` once the chain is done.
+    next: Option<usize>,
+}
+
+impl Candidates {
+    /// Walk on up `k`'s post-dominator chain until `list` holds `want` sites or the chain
+    /// ends (at the virtual exit, or at a point where the sides only meet to exit).
+    fn fill(&mut self, cfg: &Cfg, exits_only: &impl Fn(usize) -> bool, want: usize) {
+        while self.list.len() < want {
+            let Some(t) = self.next.filter(|&t| !exits_only(t)) else {
+                self.next = None;
+                return;
+            };
+            if let Some((s, region)) = cfg.site(self.k, t) {
+                self.list.push(Site { s, r: t, region });
+            }
+            self.next = if self.list.len() == MAX_CANDIDATES {
+                None
+            } else {
+                cfg.ipdom[t].filter(|&p| p != t)
+            };
+        }
+    }
+}
 
 /// A candidate token: pushed in `s`, popped at `r`, covering `region` (rules 2 and 3;
 /// sorted block indices).
