@@ -1291,9 +1291,10 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         for &t in targets {
             self.preds[t].push(cur);
         }
-        let mut done = HashSet::default();
-        for &t in targets {
-            if done.insert(t) && !self.sealed[t] && self.preds[t].len() as u32 >= self.expected[t] {
+        for (k, &t) in targets.iter().enumerate() {
+            // Each target once (a branch's two sides may be one block).
+            let first = !targets[..k].contains(&t);
+            if first && !self.sealed[t] && self.preds[t].len() as u32 >= self.expected[t] {
                 self.seal(t);
             }
         }
