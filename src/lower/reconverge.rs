@@ -611,7 +611,13 @@ pub(super) fn insert_reconvergence(
         }
     }
     let firsts: Vec<&Site> = candidates.iter().filter_map(|c| c.list.first()).collect();
-    if let Some(placed) = walk(&cfg, &edges, &firsts) {
+    // The symbolic walk's block order, the same for every placement tried.
+    let order = if blocks.is_empty() {
+        Vec::new()
+    } else {
+        rpo(0, &cfg.succs)
+    };
+    if let Some(placed) = walk(&cfg, &order, &edges, &firsts) {
         apply(blocks, &placed);
         return Ok(());
     }
@@ -619,14 +625,15 @@ pub(super) fn insert_reconvergence(
         c.fill(&cfg, &exits_only, MAX_CANDIDATES);
     }
     let mut chosen: Vec<&Site> = Vec::new();
-    let mut placed = walk(&cfg, &edges, &chosen).expect("a placement without tokens verifies");
+    let mut placed =
+        walk(&cfg, &order, &edges, &chosen).expect("a placement without tokens verifies");
     for Candidates { list, .. } in &candidates {
         for site in list {
             if chosen.iter().any(|c| c.s == site.s && c.r == site.r) {
                 break;
             }
             chosen.push(site);
-            match walk(&cfg, &edges, &chosen) {
+            match walk(&cfg, &order, &edges, &chosen) {
                 Some(p) => {
                     placed = p;
                     break;
@@ -642,10 +649,13 @@ pub(super) fn insert_reconvergence(
     // never). Where that is not its immediate post-dominator, the way from there to the
     // meeting point runs with the warp split: nothing on it may need the whole warp.
     for Candidates { k, .. } in &candidates {
-        let (Some(r0), Some(entry)) = (cfg.ipdom[*k], placed.state[*k].as_ref()) else {
+        let (Some(r0), Some(entry)) = (cfg.ipdom[*k], placed.state[*k]) else {
             continue;
         };
-        let meet = placed.pushes[*k].last().or(entry.last()).copied();
+        let meet = placed.pushes[*k]
+            .last()
+            .copied()
+            .or(placed.stacks.top(entry));
         if meet == Some(r0) {
             continue;
         }
@@ -755,12 +765,71 @@ fn in_region(region: &[usize], b: usize) -> bool {
     region.binary_search(&b).is_ok()
 }
 
-/// A verified placement: per block, the stack on entry and the targets it pushes; the
-/// `(block, branch position)` pairs that become `SYNC`.
+/// A verified placement: per block, the stack on entry (in `stacks`) and the targets it
+/// pushes; the `(block, branch position)` pairs that become `SYNC`.
 struct Placement {
-    state: Vec<Option<Vec<usize>>>,
+    stacks: Stacks,
+    state: Vec<Option<StackId>>,
     pushes: Vec<Vec<usize>>,
     syncs: HashSet<(usize, usize)>,
+}
+
+/// A stack of reconvergence targets, by its number in [`Stacks`].
+type StackId = u32;
+
+/// The stacks of pending targets the symbolic walk meets, each stored once as a node (its
+/// top target and the stack below it), so that a block's stack is a number: copying it
+/// allocates nothing, and two stacks are equal exactly when their numbers are (a stack is
+/// only ever made by pushing onto a stack already stored, and each push is looked up
+/// first). Stack 0 is the empty one.
+struct Stacks {
+    /// (the stack below, top target) of each stack but the empty one, at index `id - 1`.
+    nodes: Vec<(StackId, usize)>,
+    pushed: HashMap<(StackId, usize), StackId>,
+}
+
+impl Stacks {
+    const EMPTY: StackId = 0;
+
+    fn new() -> Stacks {
+        Stacks {
+            nodes: Vec::new(),
+            pushed: HashMap::default(),
+        }
+    }
+
+    fn push(&mut self, below: StackId, target: usize) -> StackId {
+        let next = self.nodes.len() as StackId + 1;
+        let id = *self.pushed.entry((below, target)).or_insert(next);
+        if id == next {
+            self.nodes.push((below, target));
+        }
+        id
+    }
+
+    fn top(&self, id: StackId) -> Option<usize> {
+        (id != Self::EMPTY).then(|| self.nodes[id as usize - 1].1)
+    }
+
+    /// `id` without its top (the empty stack stays empty).
+    fn pop(&self, id: StackId) -> StackId {
+        if id == Self::EMPTY {
+            id
+        } else {
+            self.nodes[id as usize - 1].0
+        }
+    }
+
+    fn contains(&self, mut id: StackId, target: usize) -> bool {
+        while id != Self::EMPTY {
+            let (below, top) = self.nodes[id as usize - 1];
+            if top == target {
+                return true;
+            }
+            id = below;
+        }
+        false
+    }
 }
 
 /// Instructions that count the warp's lanes together: a split warp would arrive twice.
@@ -778,10 +847,15 @@ fn needs_whole_warp(i: &sm50::Inst) -> bool {
     )
 }
 
-/// Rules 3 and 5 over `sites`, then the symbolic walk (see the module essay): `None` when a
-/// block would be entered with two different stacks, or a branch would reach a target buried
-/// under another token.
-fn walk(cfg: &Cfg, edges: &[Vec<(usize, usize)>], sites: &[&Site]) -> Option<Placement> {
+/// Rules 3 and 5 over `sites`, then the symbolic walk (see the module essay) over the blocks
+/// in `order` (the reverse postorder of the CFG): `None` when a block would be entered with
+/// two different stacks, or a branch would reach a target buried under another token.
+fn walk(
+    cfg: &Cfg,
+    order: &[usize],
+    edges: &[Vec<(usize, usize)>],
+    sites: &[&Site],
+) -> Option<Placement> {
     let n = edges.len();
     // Rule 3: one token per region and target.
     let kept: Vec<(usize, usize)> = sites
@@ -803,36 +877,41 @@ fn walk(cfg: &Cfg, edges: &[Vec<(usize, usize)>], sites: &[&Site]) -> Option<Pla
     for p in &mut pushes {
         p.sort_by_key(|&r| (cfg.pdom_depth(r), r));
     }
-    let mut state: Vec<Option<Vec<usize>>> = vec![None; n];
+    let mut stacks = Stacks::new();
+    let mut state: Vec<Option<StackId>> = vec![None; n];
     let mut syncs: HashSet<(usize, usize)> = HashSet::default();
     if n == 0 {
         return Some(Placement {
+            stacks,
             state,
             pushes,
             syncs,
         });
     }
-    state[0] = Some(Vec::new());
-    for u in rpo(0, &cfg.succs) {
-        let mut out = state[u].clone()?;
-        out.extend(pushes[u].iter().copied());
+    state[0] = Some(Stacks::EMPTY);
+    for &u in order {
+        let mut out = state[u]?;
+        for &r in &pushes[u] {
+            out = stacks.push(out, r);
+        }
         for &(pos, s) in &edges[u] {
-            let arriving = if out.last() == Some(&s) {
+            let arriving = if stacks.top(out) == Some(s) {
                 syncs.insert((u, pos));
-                out[..out.len() - 1].to_vec()
-            } else if out.contains(&s) {
+                stacks.pop(out)
+            } else if stacks.contains(out, s) {
                 return None;
             } else {
-                out.clone()
+                out
             };
-            match &state[s] {
+            match state[s] {
                 None => state[s] = Some(arriving),
-                Some(prev) if *prev == arriving => {}
+                Some(prev) if prev == arriving => {}
                 Some(_) => return None,
             }
         }
     }
     Some(Placement {
+        stacks,
         state,
         pushes,
         syncs,
