@@ -183,15 +183,30 @@ fn within(interval: &[(u32, u32)], a: usize, b: usize) -> bool {
 /// Preorder intervals of the tree given by `parent` (a root is its own parent or has none).
 fn tree_intervals(parent: &[Option<usize>]) -> Vec<(u32, u32)> {
     let n = parent.len();
-    let mut children = vec![Vec::new(); n];
+    // Children in one array, each node's in increasing order: `kids[first[p]..first[p + 1]]`.
+    let mut first = vec![0usize; n + 1];
     let mut roots = Vec::new();
     for (b, p) in parent.iter().enumerate() {
         match *p {
-            Some(p) if p != b => children[p].push(b),
+            Some(p) if p != b => first[p + 1] += 1,
             Some(_) => roots.push(b),
             None => {}
         }
     }
+    for k in 1..=n {
+        first[k] += first[k - 1];
+    }
+    let mut kids = vec![0usize; first[n]];
+    let mut fill = first.clone();
+    for (b, p) in parent.iter().enumerate() {
+        if let Some(p) = *p {
+            if p != b {
+                kids[fill[p]] = b;
+                fill[p] += 1;
+            }
+        }
+    }
+    let children = |b: usize| &kids[first[b]..first[b + 1]];
     let mut interval = vec![(u32::MAX, u32::MAX); n];
     let mut clock = 0u32;
     for root in roots {
@@ -199,7 +214,7 @@ fn tree_intervals(parent: &[Option<usize>]) -> Vec<(u32, u32)> {
         interval[root].0 = clock;
         clock += 1;
         while let Some(&mut (b, ref mut i)) = stack.last_mut() {
-            if let Some(&c) = children[b].get(*i) {
+            if let Some(&c) = children(b).get(*i) {
                 *i += 1;
                 interval[c].0 = clock;
                 clock += 1;
@@ -216,9 +231,17 @@ fn tree_intervals(parent: &[Option<usize>]) -> Vec<(u32, u32)> {
 impl Cfg {
     fn new(mut succs: Vec<Vec<usize>>) -> Cfg {
         let n = succs.len();
+        // Each successor once, first occurrences kept (lists are a block's branch targets:
+        // a scan of the earlier ones is cheaper than a set).
         for s in &mut succs {
-            let mut seen = HashSet::default();
-            s.retain(|x| seen.insert(*x));
+            let mut k = 0;
+            while k < s.len() {
+                if s[..k].contains(&s[k]) {
+                    s.remove(k);
+                } else {
+                    k += 1;
+                }
+            }
         }
         let mut preds = vec![Vec::new(); n];
         for (u, ss) in succs.iter().enumerate() {
@@ -232,7 +255,7 @@ impl Cfg {
             idoms(0, &succs, &preds)
         };
         // The reverse graph with a virtual exit `n` that every exiting block leads to.
-        let mut rnext = preds.clone();
+        let mut rnext = preds;
         let mut rprev = succs.clone();
         rnext.push((0..n).filter(|&u| succs[u].is_empty()).collect());
         rprev.push(Vec::new());
