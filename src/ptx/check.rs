@@ -1210,7 +1210,7 @@ mod tests {
     /// and `u32` overflow give `None`).
     #[test]
     fn split_numbered_matches_parse() {
-        let by_parse = |name: &str| {
+        fn by_parse(name: &str) -> Option<(&str, u32)> {
             let digits = name.bytes().rev().take_while(u8::is_ascii_digit).count();
             if digits == 0 || digits == name.len() {
                 return None;
@@ -1220,7 +1220,7 @@ mod tests {
                 return None;
             }
             Some((prefix, num.parse::<u32>().ok()?))
-        };
+        }
         for name in [
             "%r0",
             "%r1",
