@@ -34,6 +34,7 @@ pub fn parse(file: &Arc<SourceFile>) -> (Option<Module>, Vec<Diagnostic>) {
         diags: &mut diags,
         depth: 0,
         fatal: false,
+        stmts: Vec::new(),
     };
     let module = p.module();
     let usable = !module.items.is_empty() || p.diags.iter().all(|d| !d.is_error());
@@ -49,6 +50,10 @@ struct Parser<'a> {
     depth: u32,
     /// Set after an error that ends parsing (too deep nesting): no follow-on errors.
     fatal: bool,
+    /// The statements of the blocks being parsed, innermost block's last: each block moves
+    /// its own out at their exact count when it closes (instead of growing a vector of
+    /// large statements by doubling and shrinking it to fit).
+    stmts: Vec<Statement>,
 }
 
 /// The most tokens [`Parser::glued_dots`] and [`Parser::operands_ahead`] look ahead.
@@ -1072,7 +1077,18 @@ impl<'a> Parser<'a> {
 
     fn block_inner(&mut self) -> PResult<Block> {
         let open = self.expect(Tok::LBrace, "'{'")?;
-        let mut stmts = Vec::new();
+        let first = self.stmts.len();
+        let r = self.block_body(open);
+        let stmts: Vec<Statement> = self.stmts.drain(first..).collect();
+        let close = r?;
+        Ok(Block {
+            stmts,
+            span: open.span.to(close.span),
+        })
+    }
+
+    /// The statements of a block up to its `}` (pushed on `self.stmts`); the `}`.
+    fn block_body(&mut self, open: Token) -> PResult<Token> {
         loop {
             match self.peek() {
                 Tok::RBrace => break,
@@ -1086,7 +1102,7 @@ impl<'a> Parser<'a> {
             }
             let before = self.pos;
             match self.statement() {
-                Ok(Some(s)) => stmts.push(s),
+                Ok(Some(s)) => self.stmts.push(s),
                 Ok(None) => {}
                 Err(()) => {
                     if self.fatal {
@@ -1099,12 +1115,7 @@ impl<'a> Parser<'a> {
                 }
             }
         }
-        let close = self.bump();
-        stmts.shrink_to_fit();
-        Ok(Block {
-            stmts,
-            span: open.span.to(close.span),
-        })
+        Ok(self.bump())
     }
 
     fn statement(&mut self) -> PResult<Option<Statement>> {
