@@ -679,11 +679,13 @@ fn flow(i: &Instruction) -> Flow {
 /// The block plan of a body: where blocks start, which label names which block, how many
 /// edges enter each.
 struct Plan {
-    starts: HashMap<usize, Block>,
+    /// By item index (one slot per item, and one past the last): the block that starts
+    /// there. Slots, like `fall`, since `body` asks at every item.
+    starts: Vec<Option<Block>>,
     /// By inlined frame (0: the kernel) and label.
     labels: HashMap<(usize, String), Block>,
-    /// The block after a conditional terminator at this item.
-    fall: HashMap<usize, Block>,
+    /// By item index: the block after a conditional terminator at this item.
+    fall: Vec<Option<Block>>,
 }
 
 struct FnBuilder<'m, 'f> {
@@ -842,9 +844,9 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
 
     fn plan(&mut self, items: &[Item<'_>]) -> Plan {
         let mut plan = Plan {
-            starts: HashMap::default(),
+            starts: vec![None; items.len() + 2],
             labels: HashMap::default(),
-            fall: HashMap::default(),
+            fall: vec![None; items.len()],
         };
         let mut cur = self.entry;
         let mut state = Flow::Straight;
@@ -881,7 +883,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                     if state == Flow::Straight {
                         self.expected[b] += 1;
                     }
-                    plan.starts.insert(i, b);
+                    plan.starts[i] = Some(b);
                     plan.labels.insert(key, b);
                     cur = b;
                     state = Flow::Straight;
@@ -896,7 +898,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                         // Code after an unconditional terminator with no label: unreachable.
                         let b = self.new_block(0);
                         self.sealed[b] = false;
-                        plan.starts.insert(i, b);
+                        plan.starts[i] = Some(b);
                         cur = b;
                     }
                     empty = false;
@@ -929,8 +931,8 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                     if state == Flow::Fall {
                         let b = self.new_block(1);
                         self.sealed[b] = false;
-                        plan.fall.insert(i, b);
-                        plan.starts.insert(i + 1, b);
+                        plan.fall[i] = Some(b);
+                        plan.starts[i + 1] = Some(b);
                         cur = b;
                         state = Flow::Straight;
                         empty = true;
@@ -945,7 +947,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             }
         }
         // Blocks nobody enters are sealed from the start.
-        for &b in plan.starts.values() {
+        for &b in plan.starts.iter().flatten() {
             if self.expected[b] == 0 {
                 self.sealed[b] = true;
             }
@@ -969,7 +971,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         let plan = self.plan(items);
         let mut open = true;
         for (i, item) in items.iter().enumerate() {
-            if let Some(&b) = plan.starts.get(&i) {
+            if let Some(b) = plan.starts[i] {
                 if open {
                     self.terminate_jump(b);
                 }
@@ -985,7 +987,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                 Item::Label(_) | Item::CallJoin(_) => {}
                 Item::CallBegin(c) => {
                     // Always entered (the plan gives it a block), so scopes stay balanced.
-                    let fall = plan.fall.get(&i).copied();
+                    let fall = plan.fall[i];
                     self.at(c.ins.span);
                     self.call_begin(c, &plan, fall);
                     if c.ins.guard.is_some() {
@@ -1001,7 +1003,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                     if !open {
                         continue;
                     }
-                    let fall = plan.fall.get(&i).copied();
+                    let fall = plan.fall[i];
                     // On `None` the error is already reported: keep going to find more
                     // (the kernel fails either way).
                     self.at(ins.span);
@@ -1012,7 +1014,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                 }
             }
         }
-        if let Some(&b) = plan.starts.get(&items.len()) {
+        if let Some(b) = plan.starts[items.len()] {
             if open {
                 self.terminate_jump(b);
             }
@@ -1291,9 +1293,10 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         for &t in targets {
             self.preds[t].push(cur);
         }
-        let mut done = HashSet::default();
-        for &t in targets {
-            if done.insert(t) && !self.sealed[t] && self.preds[t].len() as u32 >= self.expected[t] {
+        for (k, &t) in targets.iter().enumerate() {
+            // Each target once (a branch's two sides may be one block).
+            let first = !targets[..k].contains(&t);
+            if first && !self.sealed[t] && self.preds[t].len() as u32 >= self.expected[t] {
                 self.seal(t);
             }
         }

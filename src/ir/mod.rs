@@ -694,8 +694,10 @@ impl InstData {
 
     /// The values this instruction reads, in operand order.
     pub fn operands(&self) -> SmallVec<[Value; 4]> {
-        let mut out = SmallVec::new();
-        match self {
+        use std::slice::from_ref;
+        // Up to three runs of operands, pushed one by one: most instructions have one to
+        // three, and `extend_from_slice` costs more than those pushes.
+        let parts: [&[Value]; 3] = match self {
             InstData::Iconst { .. }
             | InstData::Fconst { .. }
             | InstData::LoadParam { .. }
@@ -705,41 +707,34 @@ impl InstData {
             | InstData::Barrier
             | InstData::NamedBarrier { .. }
             | InstData::MemBar { .. }
-            | InstData::Trap => {}
+            | InstData::Trap => [&[], &[], &[]],
             InstData::Unary { arg, .. }
             | InstData::Convert { arg, .. }
             | InstData::Cvta { arg, .. }
             | InstData::Vote { arg, .. }
-            | InstData::BarrierRed { arg, .. } => out.push(*arg),
+            | InstData::BarrierRed { arg, .. } => [from_ref(arg), &[], &[]],
             InstData::Binary { args, .. }
             | InstData::MulWide { args, .. }
-            | InstData::Icmp { args, .. } => out.extend_from_slice(args),
-            InstData::Select { cond, args } => {
-                out.push(*cond);
-                out.extend_from_slice(args);
-            }
-            InstData::Load { addr, .. } => out.push(*addr),
-            InstData::Store { addr, values, .. } => {
-                out.push(*addr);
-                out.extend_from_slice(values);
-            }
-            InstData::Jump { dest } => out.extend_from_slice(&dest.args),
-            InstData::Float { args, .. } => out.extend_from_slice(args),
+            | InstData::Icmp { args, .. } => [args, &[], &[]],
+            InstData::Select { cond, args } => [from_ref(cond), args, &[]],
+            InstData::Load { addr, .. } => [from_ref(addr), &[], &[]],
+            InstData::Store { addr, values, .. } => [from_ref(addr), values, &[]],
+            InstData::Jump { dest } => [&dest.args, &[], &[]],
+            InstData::Float { args, .. } => [args, &[], &[]],
             InstData::Brif {
                 cond,
                 then_dest,
                 else_dest,
-            } => {
-                out.push(*cond);
-                out.extend_from_slice(&then_dest.args);
-                out.extend_from_slice(&else_dest.args);
+            } => [from_ref(cond), &then_dest.args, &else_dest.args],
+            InstData::Bits { args, .. } => [args, &[], &[]],
+            InstData::Atomic { addr, args, .. } => [from_ref(addr), args, &[]],
+            InstData::Shfl { args, .. } => [args, &[], &[]],
+        };
+        let mut out = SmallVec::new();
+        for part in parts {
+            for &v in part {
+                out.push(v);
             }
-            InstData::Bits { args, .. } => out.extend_from_slice(args),
-            InstData::Atomic { addr, args, .. } => {
-                out.push(*addr);
-                out.extend_from_slice(args);
-            }
-            InstData::Shfl { args, .. } => out.extend_from_slice(args),
         }
         out
     }

@@ -17,9 +17,8 @@
 //! same choice). A use in a reachable block of a value defined in an unreachable one is still
 //! an error, because that definition never dominates anything.
 
-use rustc_hash::FxHashMap as HashMap;
-
 use cranelift_entity::SecondaryMap;
+use smallvec::SmallVec;
 
 use super::{
     AtomOp, Block, ConvOp, Function, GlobalVar, Inst, InstData, Module, Space, Type, UnaryOp,
@@ -133,8 +132,13 @@ struct Verifier<'a> {
     errors: Vec<VerifierError>,
 }
 
-/// Where each placed instruction sits: its block and index in it.
-type Positions = HashMap<Inst, (Block, usize)>;
+/// Where each placed instruction sits: its block and index in it (`None`: not placed).
+/// Slots by instruction, and blocks in the layout as flags by block: the verifier runs on
+/// every function built, and hash maps here were most of its cost.
+type Positions = SecondaryMap<Inst, Option<(Block, usize)>>;
+
+/// Which blocks are in the layout.
+type InLayout = SecondaryMap<Block, bool>;
 
 impl Verifier<'_> {
     fn run(&mut self) {
@@ -144,14 +148,16 @@ impl Verifier<'_> {
             return;
         };
         // Layout sanity first: the other checks index blocks and instructions through it.
-        let mut seen_blocks = HashMap::default();
-        let mut positions = Positions::default();
+        let mut seen_blocks = InLayout::new();
+        seen_blocks.resize(func.blocks.len());
+        let mut positions = Positions::new();
+        positions.resize(func.insts.len());
         for &block in &func.layout {
             if !func.blocks.is_valid(block) {
                 self.errors.push(VerifierError::UnknownBlock { block });
                 return;
             }
-            if seen_blocks.insert(block, ()).is_some() {
+            if std::mem::replace(&mut seen_blocks[block], true) {
                 self.errors.push(VerifierError::DuplicateBlock { block });
                 return;
             }
@@ -169,7 +175,7 @@ impl Verifier<'_> {
                     self.errors.push(VerifierError::UnknownInst { inst, block });
                     return;
                 }
-                if positions.insert(inst, (block, i)).is_some() {
+                if positions[inst].replace((block, i)).is_some() {
                     self.errors.push(VerifierError::DuplicateInst { inst });
                     return;
                 }
@@ -212,7 +218,7 @@ impl Verifier<'_> {
 
     fn check_operands(&mut self, inst: Inst, block: Block, pos: &Positions, doms: &Dominators) {
         let func = self.func;
-        let here = pos[&inst].1;
+        let here = pos[inst].map_or(0, |p| p.1);
         for value in func.insts[inst].data.operands() {
             let Some(def) = func.values.get(value).map(|d| d.def) else {
                 self.errors
@@ -224,11 +230,11 @@ impl Verifier<'_> {
             }
             let ok = match def {
                 ValueDef::Param(def_block, _) => doms.dominates(def_block, block),
-                ValueDef::Result(def_inst, _) => match pos.get(&def_inst) {
+                ValueDef::Result(def_inst, _) => match pos[def_inst] {
                     // A result of an instruction that is not placed anywhere is never defined.
                     None => false,
-                    Some(&(def_block, def_pos)) if def_block == block => def_pos < here,
-                    Some(&(def_block, _)) => doms.dominates(def_block, block),
+                    Some((def_block, def_pos)) if def_block == block => def_pos < here,
+                    Some((def_block, _)) => doms.dominates(def_block, block),
                 },
             };
             if !ok {
@@ -245,7 +251,8 @@ impl Verifier<'_> {
     fn check_types(&mut self, inst: Inst) {
         let node = &self.func.insts[inst];
         let mut problems: Vec<String> = Vec::new();
-        let results: Vec<Type> = node.results.iter().filter_map(|&v| self.ty(v)).collect();
+        let results: SmallVec<[Type; 4]> =
+            node.results.iter().filter_map(|&v| self.ty(v)).collect();
         // Undefined operands were already reported; their types are unknown, so skip the rest.
         if node.data.operands().iter().any(|&v| self.ty(v).is_none()) {
             return;
@@ -253,7 +260,7 @@ impl Verifier<'_> {
         let t = |v: Value| self.ty(v).unwrap_or(Type::Pred);
         let is_addr = |ty: Type| matches!(ty, Type::I32 | Type::I64);
         let expect_results = |want: &[Type], problems: &mut Vec<String>| {
-            if results != want {
+            if results[..] != *want {
                 problems.push(format!(
                     "results are ({}), expected ({})",
                     join(&results),
@@ -565,11 +572,11 @@ impl Verifier<'_> {
         }
     }
 
-    fn check_targets(&mut self, inst: Inst, in_layout: &HashMap<Block, ()>) {
+    fn check_targets(&mut self, inst: Inst, in_layout: &InLayout) {
         let func = self.func;
         for call in func.insts[inst].data.targets() {
             let block = call.block;
-            if !in_layout.contains_key(&block) {
+            if !in_layout[block] {
                 self.errors.push(VerifierError::BadTarget { inst, block });
                 continue;
             }
@@ -628,11 +635,14 @@ impl Dominators {
                 idom: Vec::new(),
             };
         }
-        let in_layout: HashMap<Block, ()> = func.layout.iter().map(|&b| (b, ())).collect();
+        let mut in_layout = InLayout::new();
+        for &b in &func.layout {
+            in_layout[b] = true;
+        }
         Dominators::compute(func, &in_layout)
     }
 
-    fn compute(func: &Function, in_layout: &HashMap<Block, ()>) -> Dominators {
+    fn compute(func: &Function, in_layout: &InLayout) -> Dominators {
         let entry = func.layout[0];
         let succs = |b: Block| -> Vec<Block> {
             func.blocks[b]
@@ -644,7 +654,7 @@ impl Dominators {
                         .targets()
                         .iter()
                         .map(|c| c.block)
-                        .filter(|t| in_layout.contains_key(t))
+                        .filter(|&t| in_layout[t])
                         .collect()
                 })
                 .unwrap_or_default()

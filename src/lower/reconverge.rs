@@ -183,15 +183,30 @@ fn within(interval: &[(u32, u32)], a: usize, b: usize) -> bool {
 /// Preorder intervals of the tree given by `parent` (a root is its own parent or has none).
 fn tree_intervals(parent: &[Option<usize>]) -> Vec<(u32, u32)> {
     let n = parent.len();
-    let mut children = vec![Vec::new(); n];
+    // Children in one array, each node's in increasing order: `kids[first[p]..first[p + 1]]`.
+    let mut first = vec![0usize; n + 1];
     let mut roots = Vec::new();
     for (b, p) in parent.iter().enumerate() {
         match *p {
-            Some(p) if p != b => children[p].push(b),
+            Some(p) if p != b => first[p + 1] += 1,
             Some(_) => roots.push(b),
             None => {}
         }
     }
+    for k in 1..=n {
+        first[k] += first[k - 1];
+    }
+    let mut kids = vec![0usize; first[n]];
+    let mut fill = first.clone();
+    for (b, p) in parent.iter().enumerate() {
+        if let Some(p) = *p {
+            if p != b {
+                kids[fill[p]] = b;
+                fill[p] += 1;
+            }
+        }
+    }
+    let children = |b: usize| &kids[first[b]..first[b + 1]];
     let mut interval = vec![(u32::MAX, u32::MAX); n];
     let mut clock = 0u32;
     for root in roots {
@@ -199,7 +214,7 @@ fn tree_intervals(parent: &[Option<usize>]) -> Vec<(u32, u32)> {
         interval[root].0 = clock;
         clock += 1;
         while let Some(&mut (b, ref mut i)) = stack.last_mut() {
-            if let Some(&c) = children[b].get(*i) {
+            if let Some(&c) = children(b).get(*i) {
                 *i += 1;
                 interval[c].0 = clock;
                 clock += 1;
@@ -216,9 +231,17 @@ fn tree_intervals(parent: &[Option<usize>]) -> Vec<(u32, u32)> {
 impl Cfg {
     fn new(mut succs: Vec<Vec<usize>>) -> Cfg {
         let n = succs.len();
+        // Each successor once, first occurrences kept (lists are a block's branch targets:
+        // a scan of the earlier ones is cheaper than a set).
         for s in &mut succs {
-            let mut seen = HashSet::default();
-            s.retain(|x| seen.insert(*x));
+            let mut k = 0;
+            while k < s.len() {
+                if s[..k].contains(&s[k]) {
+                    s.remove(k);
+                } else {
+                    k += 1;
+                }
+            }
         }
         let mut preds = vec![Vec::new(); n];
         for (u, ss) in succs.iter().enumerate() {
@@ -232,7 +255,7 @@ impl Cfg {
             idoms(0, &succs, &preds)
         };
         // The reverse graph with a virtual exit `n` that every exiting block leads to.
-        let mut rnext = preds.clone();
+        let mut rnext = preds;
         let mut rprev = succs.clone();
         rnext.push((0..n).filter(|&u| succs[u].is_empty()).collect());
         rprev.push(Vec::new());
@@ -588,42 +611,52 @@ pub(super) fn insert_reconvergence(
     let exits_only = |r: usize| {
         r == cfg.exit() || matches!(blocks[r].1.as_slice(), [(i, None)] if bare(i, Form::EXIT))
     };
-    // Candidate sites per divergent branch, nearest reconvergence point first.
-    let mut candidates: Vec<(usize, Vec<Site>)> = Vec::new();
+    // Candidate sites per divergent branch, nearest reconvergence point first: up to
+    // `MAX_CANDIDATES` sites along the branch's post-dominator chain. Each site walks its
+    // region, and the farther points' regions are the larger ones, so the list is filled in
+    // two steps: first up to its first site (all that the common case, where the first
+    // candidates verify together, looks at), the rest only when those do not verify. The
+    // lists are the same as filled in one go: [`Cfg::site`] depends only on the CFG.
+    let mut candidates: Vec<Candidates> = Vec::new();
     for k in 0..blocks.len() {
         if !divergent.get(k).copied().unwrap_or(false) || cfg.succs[k].len() < 2 {
             continue;
         }
-        let mut list = Vec::new();
-        let mut r = cfg.ipdom[k];
         // Sides that meet only to exit need not meet at all (rule 1).
-        while let Some(t) = r.filter(|&t| !exits_only(t)) {
-            if let Some((s, region)) = cfg.site(k, t) {
-                list.push(Site { s, r: t, region });
-            }
-            if list.len() == MAX_CANDIDATES {
-                break;
-            }
-            r = cfg.ipdom[t].filter(|&p| p != t);
-        }
         if cfg.ipdom[k].is_some_and(|t| !exits_only(t)) {
-            candidates.push((k, list));
+            let mut c = Candidates {
+                k,
+                list: Vec::new(),
+                next: cfg.ipdom[k],
+            };
+            c.fill(&cfg, &exits_only, 1);
+            candidates.push(c);
         }
     }
-    let firsts: Vec<&Site> = candidates.iter().filter_map(|(_, l)| l.first()).collect();
-    if let Some(placed) = walk(&cfg, &edges, &firsts) {
+    let firsts: Vec<&Site> = candidates.iter().filter_map(|c| c.list.first()).collect();
+    // The symbolic walk's block order, the same for every placement tried.
+    let order = if blocks.is_empty() {
+        Vec::new()
+    } else {
+        rpo(0, &cfg.succs)
+    };
+    if let Some(placed) = walk(&cfg, &order, &edges, &firsts) {
         apply(blocks, &placed);
         return Ok(());
     }
+    for c in &mut candidates {
+        c.fill(&cfg, &exits_only, MAX_CANDIDATES);
+    }
     let mut chosen: Vec<&Site> = Vec::new();
-    let mut placed = walk(&cfg, &edges, &chosen).expect("a placement without tokens verifies");
-    for (_, list) in &candidates {
+    let mut placed =
+        walk(&cfg, &order, &edges, &chosen).expect("a placement without tokens verifies");
+    for Candidates { list, .. } in &candidates {
         for site in list {
             if chosen.iter().any(|c| c.s == site.s && c.r == site.r) {
                 break;
             }
             chosen.push(site);
-            match walk(&cfg, &edges, &chosen) {
+            match walk(&cfg, &order, &edges, &chosen) {
                 Some(p) => {
                     placed = p;
                     break;
@@ -638,11 +671,14 @@ pub(super) fn insert_reconvergence(
     // A branch's lanes now meet at the innermost token on the stack as its block ends (or
     // never). Where that is not its immediate post-dominator, the way from there to the
     // meeting point runs with the warp split: nothing on it may need the whole warp.
-    for (k, _) in &candidates {
-        let (Some(r0), Some(entry)) = (cfg.ipdom[*k], placed.state[*k].as_ref()) else {
+    for Candidates { k, .. } in &candidates {
+        let (Some(r0), Some(entry)) = (cfg.ipdom[*k], placed.state[*k]) else {
             continue;
         };
-        let meet = placed.pushes[*k].last().or(entry.last()).copied();
+        let meet = placed.pushes[*k]
+            .last()
+            .copied()
+            .or(placed.stacks.top(entry));
         if meet == Some(r0) {
             continue;
         }
@@ -693,6 +729,35 @@ fn apply(blocks: &mut [(BlockId, Flat)], placed: &Placement) {
 /// At most this many reconvergence points are tried per branch.
 const MAX_CANDIDATES: usize = 4;
 
+/// The candidate sites of the divergent branch ending block `k`, found so far.
+struct Candidates {
+    k: usize,
+    list: Vec<Site>,
+    /// The next post-dominator to try, `None` once the chain is done.
+    next: Option<usize>,
+}
+
+impl Candidates {
+    /// Walk on up `k`'s post-dominator chain until `list` holds `want` sites or the chain
+    /// ends (at the virtual exit, or at a point where the sides only meet to exit).
+    fn fill(&mut self, cfg: &Cfg, exits_only: &impl Fn(usize) -> bool, want: usize) {
+        while self.list.len() < want {
+            let Some(t) = self.next.filter(|&t| !exits_only(t)) else {
+                self.next = None;
+                return;
+            };
+            if let Some((s, region)) = cfg.site(self.k, t) {
+                self.list.push(Site { s, r: t, region });
+            }
+            self.next = if self.list.len() == MAX_CANDIDATES {
+                None
+            } else {
+                cfg.ipdom[t].filter(|&p| p != t)
+            };
+        }
+    }
+}
+
 /// A candidate token: pushed in `s`, popped at `r`, covering `region` (rules 2 and 3;
 /// sorted block indices).
 struct Site {
@@ -723,12 +788,71 @@ fn in_region(region: &[usize], b: usize) -> bool {
     region.binary_search(&b).is_ok()
 }
 
-/// A verified placement: per block, the stack on entry and the targets it pushes; the
-/// `(block, branch position)` pairs that become `SYNC`.
+/// A verified placement: per block, the stack on entry (in `stacks`) and the targets it
+/// pushes; the `(block, branch position)` pairs that become `SYNC`.
 struct Placement {
-    state: Vec<Option<Vec<usize>>>,
+    stacks: Stacks,
+    state: Vec<Option<StackId>>,
     pushes: Vec<Vec<usize>>,
     syncs: HashSet<(usize, usize)>,
+}
+
+/// A stack of reconvergence targets, by its number in [`Stacks`].
+type StackId = u32;
+
+/// The stacks of pending targets the symbolic walk meets, each stored once as a node (its
+/// top target and the stack below it), so that a block's stack is a number: copying it
+/// allocates nothing, and two stacks are equal exactly when their numbers are (a stack is
+/// only ever made by pushing onto a stack already stored, and each push is looked up
+/// first). Stack 0 is the empty one.
+struct Stacks {
+    /// (the stack below, top target) of each stack but the empty one, at index `id - 1`.
+    nodes: Vec<(StackId, usize)>,
+    pushed: HashMap<(StackId, usize), StackId>,
+}
+
+impl Stacks {
+    const EMPTY: StackId = 0;
+
+    fn new() -> Stacks {
+        Stacks {
+            nodes: Vec::new(),
+            pushed: HashMap::default(),
+        }
+    }
+
+    fn push(&mut self, below: StackId, target: usize) -> StackId {
+        let next = self.nodes.len() as StackId + 1;
+        let id = *self.pushed.entry((below, target)).or_insert(next);
+        if id == next {
+            self.nodes.push((below, target));
+        }
+        id
+    }
+
+    fn top(&self, id: StackId) -> Option<usize> {
+        (id != Self::EMPTY).then(|| self.nodes[id as usize - 1].1)
+    }
+
+    /// `id` without its top (the empty stack stays empty).
+    fn pop(&self, id: StackId) -> StackId {
+        if id == Self::EMPTY {
+            id
+        } else {
+            self.nodes[id as usize - 1].0
+        }
+    }
+
+    fn contains(&self, mut id: StackId, target: usize) -> bool {
+        while id != Self::EMPTY {
+            let (below, top) = self.nodes[id as usize - 1];
+            if top == target {
+                return true;
+            }
+            id = below;
+        }
+        false
+    }
 }
 
 /// Instructions that count the warp's lanes together: a split warp would arrive twice.
@@ -746,10 +870,15 @@ fn needs_whole_warp(i: &sm50::Inst) -> bool {
     )
 }
 
-/// Rules 3 and 5 over `sites`, then the symbolic walk (see the module essay): `None` when a
-/// block would be entered with two different stacks, or a branch would reach a target buried
-/// under another token.
-fn walk(cfg: &Cfg, edges: &[Vec<(usize, usize)>], sites: &[&Site]) -> Option<Placement> {
+/// Rules 3 and 5 over `sites`, then the symbolic walk (see the module essay) over the blocks
+/// in `order` (the reverse postorder of the CFG): `None` when a block would be entered with
+/// two different stacks, or a branch would reach a target buried under another token.
+fn walk(
+    cfg: &Cfg,
+    order: &[usize],
+    edges: &[Vec<(usize, usize)>],
+    sites: &[&Site],
+) -> Option<Placement> {
     let n = edges.len();
     // Rule 3: one token per region and target.
     let kept: Vec<(usize, usize)> = sites
@@ -771,36 +900,41 @@ fn walk(cfg: &Cfg, edges: &[Vec<(usize, usize)>], sites: &[&Site]) -> Option<Pla
     for p in &mut pushes {
         p.sort_by_key(|&r| (cfg.pdom_depth(r), r));
     }
-    let mut state: Vec<Option<Vec<usize>>> = vec![None; n];
+    let mut stacks = Stacks::new();
+    let mut state: Vec<Option<StackId>> = vec![None; n];
     let mut syncs: HashSet<(usize, usize)> = HashSet::default();
     if n == 0 {
         return Some(Placement {
+            stacks,
             state,
             pushes,
             syncs,
         });
     }
-    state[0] = Some(Vec::new());
-    for u in rpo(0, &cfg.succs) {
-        let mut out = state[u].clone()?;
-        out.extend(pushes[u].iter().copied());
+    state[0] = Some(Stacks::EMPTY);
+    for &u in order {
+        let mut out = state[u]?;
+        for &r in &pushes[u] {
+            out = stacks.push(out, r);
+        }
         for &(pos, s) in &edges[u] {
-            let arriving = if out.last() == Some(&s) {
+            let arriving = if stacks.top(out) == Some(s) {
                 syncs.insert((u, pos));
-                out[..out.len() - 1].to_vec()
-            } else if out.contains(&s) {
+                stacks.pop(out)
+            } else if stacks.contains(out, s) {
                 return None;
             } else {
-                out.clone()
+                out
             };
-            match &state[s] {
+            match state[s] {
                 None => state[s] = Some(arriving),
-                Some(prev) if *prev == arriving => {}
+                Some(prev) if prev == arriving => {}
                 Some(_) => return None,
             }
         }
     }
     Some(Placement {
+        stacks,
         state,
         pushes,
         syncs,

@@ -97,7 +97,13 @@ pub fn split_numbered(name: &str) -> Option<(&str, u32)> {
     if num.len() > 1 && num.starts_with('0') {
         return None;
     }
-    Some((prefix, num.parse().ok()?))
+    // `num` is ASCII digits only: accumulate them (what `str::parse` would do, without its
+    // sign and error handling; this runs for most register names), `None` past `u32::MAX`.
+    let mut n = 0u32;
+    for b in num.bytes() {
+        n = n.checked_mul(10)?.checked_add(u32::from(b - b'0'))?;
+    }
+    Some((prefix, n))
 }
 
 impl<'a, 'f> Checker<'a, 'f> {
@@ -1193,5 +1199,47 @@ pub fn compatible(want: Type, reg: Type, widen: bool) -> bool {
         TypeKind::Pred | TypeKind::Opaque => {
             reg.kind() == TypeKind::Bits || reg.kind() == want.kind()
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::split_numbered;
+
+    /// The digit loop agrees with the definition by `str::parse` (no number, a leading zero,
+    /// and `u32` overflow give `None`).
+    #[test]
+    fn split_numbered_matches_parse() {
+        fn by_parse(name: &str) -> Option<(&str, u32)> {
+            let digits = name.bytes().rev().take_while(u8::is_ascii_digit).count();
+            if digits == 0 || digits == name.len() {
+                return None;
+            }
+            let (prefix, num) = name.split_at(name.len() - digits);
+            if num.len() > 1 && num.starts_with('0') {
+                return None;
+            }
+            Some((prefix, num.parse::<u32>().ok()?))
+        }
+        for name in [
+            "%r0",
+            "%r1",
+            "%rd12",
+            "%r01",
+            "%r00",
+            "%p",
+            "12",
+            "",
+            "%f4294967295",
+            "%f4294967296",
+            "%f42949672950",
+            "%f99999999999999999999",
+            "x1y2",
+        ] {
+            assert_eq!(split_numbered(name), by_parse(name), "{name}");
+        }
+        assert_eq!(split_numbered("%rd12"), Some(("%rd", 12)));
+        assert_eq!(split_numbered("%f4294967295"), Some(("%f", u32::MAX)));
+        assert_eq!(split_numbered("%f4294967296"), None);
     }
 }

@@ -34,6 +34,7 @@ pub fn parse(file: &Arc<SourceFile>) -> (Option<Module>, Vec<Diagnostic>) {
         diags: &mut diags,
         depth: 0,
         fatal: false,
+        stmts: Vec::new(),
     };
     let module = p.module();
     let usable = !module.items.is_empty() || p.diags.iter().all(|d| !d.is_error());
@@ -49,7 +50,14 @@ struct Parser<'a> {
     depth: u32,
     /// Set after an error that ends parsing (too deep nesting): no follow-on errors.
     fatal: bool,
+    /// The statements of the blocks being parsed, innermost block's last: each block moves
+    /// its own out at their exact count when it closes (instead of growing a vector of
+    /// large statements by doubling and shrinking it to fit).
+    stmts: Vec<Statement>,
 }
+
+/// The most tokens [`Parser::glued_dots`] and [`Parser::operands_ahead`] look ahead.
+const LOOKAHEAD: usize = 48;
 
 const SPACE_WORDS: &[&str] = &[
     ".reg", ".sreg", ".const", ".global", ".local", ".param", ".shared", ".tex",
@@ -1069,7 +1077,18 @@ impl<'a> Parser<'a> {
 
     fn block_inner(&mut self) -> PResult<Block> {
         let open = self.expect(Tok::LBrace, "'{'")?;
-        let mut stmts = Vec::new();
+        let first = self.stmts.len();
+        let r = self.block_body(open);
+        let stmts: Vec<Statement> = self.stmts.drain(first..).collect();
+        let close = r?;
+        Ok(Block {
+            stmts,
+            span: open.span.to(close.span),
+        })
+    }
+
+    /// The statements of a block up to its `}` (pushed on `self.stmts`); the `}`.
+    fn block_body(&mut self, open: Token) -> PResult<Token> {
         loop {
             match self.peek() {
                 Tok::RBrace => break,
@@ -1083,7 +1102,7 @@ impl<'a> Parser<'a> {
             }
             let before = self.pos;
             match self.statement() {
-                Ok(Some(s)) => stmts.push(s),
+                Ok(Some(s)) => self.stmts.push(s),
                 Ok(None) => {}
                 Err(()) => {
                     if self.fatal {
@@ -1096,12 +1115,7 @@ impl<'a> Parser<'a> {
                 }
             }
         }
-        let close = self.bump();
-        stmts.shrink_to_fit();
-        Ok(Block {
-            stmts,
-            span: open.span.to(close.span),
-        })
+        Ok(self.bump())
     }
 
     fn statement(&mut self) -> PResult<Option<Statement>> {
@@ -1211,7 +1225,7 @@ impl<'a> Parser<'a> {
             return Err(());
         };
         let info = opcode.info();
-        let mut mods = Vec::new();
+        let mut mods = Vec::with_capacity(self.glued_dots(op_tok.span.end));
         let mut end = op_tok.span;
         while self.peek() == Tok::Dot && self.tok().span.start == end.end {
             let t = self.bump();
@@ -1230,6 +1244,7 @@ impl<'a> Parser<'a> {
         }
         let mut operands = Vec::new();
         if self.peek() != Tok::Semi {
+            operands.reserve_exact(self.operands_ahead());
             loop {
                 operands.push(self.operand(opcode)?);
                 if !self.eat(Tok::Comma) {
@@ -1239,7 +1254,7 @@ impl<'a> Parser<'a> {
         }
         let semi = self.expect(Tok::Semi, "',' or ';'")?;
         // Exact capacities: a 4 MB file has about 130,000 instructions, each holding its
-        // lists until the IR is built.
+        // lists until the IR is built. (Nothing to do when the counts ahead were right.)
         operands.shrink_to_fit();
         mods.shrink_to_fit();
         let n = operands.len();
@@ -1267,6 +1282,39 @@ impl<'a> Parser<'a> {
             operands,
             span: start.to(semi.span),
         })
+    }
+
+    /// How many `.word` tokens follow, each starting where the one before ends (`end` for
+    /// the first): an instruction's modifiers, counted to allocate them at once. At most
+    /// [`LOOKAHEAD`] tokens are looked at.
+    fn glued_dots(&self, mut end: u32) -> usize {
+        let mut n = 0;
+        for t in self.toks[self.pos..].iter().take(LOOKAHEAD) {
+            if t.kind != Tok::Dot || t.span.start != end {
+                break;
+            }
+            end = t.span.end;
+            n += 1;
+        }
+        n
+    }
+
+    /// How many operands the tokens up to the next `;` hold (commas outside brackets, plus
+    /// one), to allocate the list at once: a guess the parse does not rely on, from at most
+    /// [`LOOKAHEAD`] tokens (so that a missing `;` costs no long scans).
+    fn operands_ahead(&self) -> usize {
+        let mut depth = 0u32;
+        let mut n = 1;
+        for t in self.toks[self.pos..].iter().take(LOOKAHEAD) {
+            match t.kind {
+                Tok::Semi | Tok::Eof => break,
+                Tok::LBrace | Tok::LBracket | Tok::LParen => depth += 1,
+                Tok::RBrace | Tok::RBracket | Tok::RParen => depth = depth.saturating_sub(1),
+                Tok::Comma if depth == 0 => n += 1,
+                _ => {}
+            }
+        }
+        n
     }
 
     fn operand(&mut self, op: Opcode) -> PResult<Operand> {
