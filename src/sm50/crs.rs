@@ -74,6 +74,7 @@
 use super::sched::check::decode_text;
 use super::{Field, Inst};
 use rustc_hash::FxHashMap;
+use std::collections::hash_map::Entry;
 
 /// Bytes per stack unit in `EIATTR_CRS_STACK_SIZE`.
 pub const UNIT_BYTES: u32 = 16;
@@ -170,21 +171,29 @@ pub fn max_units(insts: &[Inst], targets: &[Option<usize>]) -> Result<u32, Strin
             ));
         }
         let skeleton: Skeleton = stack.iter().map(|t| (t.kind, t.resume)).collect();
-        let counts: Vec<u32> = stack.iter().map(|t| t.splits).chain([splits]).collect();
-        match seen.get_mut(&(k, skeleton.clone())) {
-            Some(old) => {
-                let joined: Vec<u32> = old.iter().zip(&counts).map(|(a, b)| *a.max(b)).collect();
-                if joined == *old {
+        let counts = stack.iter().map(|t| t.splits).chain([splits]);
+        // (The key moves into the map and the join happens in place: no copy of the
+        // skeleton for the lookup, no joined vector to compare with the old one.)
+        match seen.entry((k, skeleton)) {
+            Entry::Occupied(mut e) => {
+                let old = e.get_mut();
+                let mut grew = false;
+                for (a, b) in old.iter_mut().zip(counts) {
+                    if b > *a {
+                        *a = b;
+                        grew = true;
+                    }
+                }
+                if !grew {
                     continue;
                 }
-                for (t, &c) in stack.iter_mut().zip(&joined) {
+                for (t, &c) in stack.iter_mut().zip(old.iter()) {
                     t.splits = c;
                 }
-                splits = joined[joined.len() - 1];
-                *old = joined;
+                splits = old[old.len() - 1];
             }
-            None => {
-                seen.insert((k, skeleton), counts);
+            Entry::Vacant(e) => {
+                e.insert(counts.collect());
             }
         }
         let tokens: u32 = stack.iter().map(|t| t.kind.units()).sum();
@@ -219,21 +228,21 @@ pub fn max_units(insts: &[Inst], targets: &[Option<usize>]) -> Result<u32, Strin
                 work.push((t.resume, stack[..j].to_vec(), t.splits));
                 if g {
                     let after = if c == "RET" { splits } else { split };
-                    work.push((k + 1, stack.clone(), after));
+                    work.push((k + 1, stack, after));
                 }
             }
             "EXIT" => {
                 if g {
-                    work.push((k + 1, stack.clone(), splits));
+                    work.push((k + 1, stack, splits));
                 }
             }
             "BRA" => {
                 let t = target(k)?;
                 if g {
                     work.push((k + 1, stack.clone(), splits));
-                    work.push((t, stack.clone(), split));
+                    work.push((t, stack, split));
                 } else {
-                    work.push((t, stack.clone(), splits));
+                    work.push((t, stack, splits));
                 }
             }
             c @ ("BRX" | "JCAL" | "PRET" | "JMX" | "JMP") => {
@@ -241,7 +250,7 @@ pub fn max_units(insts: &[Inst], targets: &[Option<usize>]) -> Result<u32, Strin
                     "{c} at instruction {k}: the CRS stack of indirect control flow is not bounded here"
                 ));
             }
-            _ => work.push((k + 1, stack.clone(), splits)),
+            _ => work.push((k + 1, stack, splits)),
         }
     }
     Ok(best)
