@@ -319,13 +319,14 @@ fn candidate_preds(
         writers,
         last_writer,
         readers,
+        stores,
+        loads,
+        cand,
+        mem_preds,
+        ..
     } = regs;
-    // Per space: stores and loads since its memory fence, and that fence.
-    let mut stores: [Vec<usize>; 4] = Default::default();
-    let mut loads: [Vec<usize>; 4] = Default::default();
+    // Per space: stores and loads since its memory fence (`stores`, `loads`), and that fence.
     let mut mem_fence: [Option<usize>; 4] = [None; 4];
-    let mut cand: Vec<usize> = Vec::new();
-    let mut mem_preds: Vec<usize> = Vec::new();
     for j in start..end {
         cand.clear();
         mem_preds.clear();
@@ -391,7 +392,7 @@ fn candidate_preds(
         }
         cand.sort_unstable();
         cand.dedup();
-        f(j, &cand, &mem_preds);
+        f(j, cand, mem_preds);
 
         // What `j` adds for the instructions after it.
         if fence || j == 0 {
@@ -422,6 +423,9 @@ fn candidate_preds(
             }
         }
     }
+    for v in stores.iter_mut().chain(loads.iter_mut()) {
+        v.clear();
+    }
     regs.clear(&acc[start..end]);
 }
 
@@ -429,14 +433,25 @@ fn candidate_preds(
 /// becomes a memory fence instead (see [`candidate_preds`]).
 const MEM_WINDOW: usize = 64;
 
-/// The per-register tables of [`candidate_preds`] (indexed by [`super::Res`]): allocated once
-/// per function and cleared after each block, since most blocks are short.
+/// The per-register tables of [`candidate_preds`] (indexed by [`super::Res`]), and the other
+/// buffers it and [`schedule_block`] fill per block: allocated once per function and cleared
+/// after (or, `succs`, before) each block, since most blocks are short. (Fresh vectors per
+/// block were a visible share of the scheduler's time, in allocation and growth.)
 struct RegTables {
     /// Writes not yet covered by a later write, for later reads.
     writers: Vec<Vec<usize>>,
     last_writer: Vec<Option<usize>>,
     /// Reads since the latest write.
     readers: Vec<Vec<usize>>,
+    /// Per space: stores and loads since its memory fence (empty between blocks).
+    stores: [Vec<usize>; 4],
+    loads: [Vec<usize>; 4],
+    /// One instruction's candidate and memory predecessors.
+    cand: Vec<usize>,
+    mem_preds: Vec<usize>,
+    /// The successor lists of a block's instructions (local indices); a block of `n`
+    /// instructions clears and uses the first `n`.
+    succs: Vec<Vec<(usize, u32)>>,
 }
 
 impl RegTables {
@@ -445,6 +460,11 @@ impl RegTables {
             writers: vec![Vec::new(); super::NUM_RES],
             last_writer: vec![None; super::NUM_RES],
             readers: vec![Vec::new(); super::NUM_RES],
+            stores: Default::default(),
+            loads: Default::default(),
+            cand: Vec::new(),
+            mem_preds: Vec::new(),
+            succs: Vec::new(),
         }
     }
 
@@ -474,7 +494,15 @@ fn schedule_block(
     let n = end - start;
     // Edges as successor lists (local indices) and predecessor counts.
     let mut npreds = vec![0usize; n];
-    let mut succs: Vec<Vec<(usize, u32)>> = vec![Vec::new(); n];
+    // (Taken out of `regs` while `candidate_preds` borrows it, and put back at the end.)
+    let mut all_succs = std::mem::take(&mut regs.succs);
+    if all_succs.len() < n {
+        all_succs.resize(n, Vec::new());
+    }
+    let succs = &mut all_succs[..n];
+    for s in succs.iter_mut() {
+        s.clear();
+    }
     candidate_preds(
         insts,
         acc,
@@ -542,6 +570,7 @@ fn schedule_block(
         }
         t += 1;
     }
+    regs.succs = all_succs;
     order
 }
 
