@@ -243,6 +243,15 @@ fn split_edges<I: MachInst>(vc: VCode<I>) -> Result<(VCode<I>, Vec<Option<usize>
     for (i, b) in order.iter().enumerate() {
         new_id[*b] = Some(BlockId(i as u32));
     }
+    if order
+        .iter()
+        .filter(|&&b| b < n)
+        .collect::<Vec<_>>()
+        .windows(2)
+        .all(|w| w[0] < w[1])
+    {
+        return Ok((split_in_order(vc, &split, &order, &new_id)?, origin));
+    }
     let (blocks, vregs) = vc.into_blocks();
     let mut blocks: Vec<Option<_>> = blocks.into_iter().map(Some).collect();
     // Each edge block's target and arguments, taken from its source block, whose edge then
@@ -273,6 +282,81 @@ fn split_edges<I: MachInst>(vc: VCode<I>) -> Result<(VCode<I>, Vec<Option<usize>
         out.push(block);
     }
     Ok((VCode::from_blocks_underived(out, vregs)?, origin))
+}
+
+/// [`split_edges`]'s rebuild where `order` keeps the input blocks in their order (edge blocks
+/// go between them, almost always so): the instructions move over in one pass, with no
+/// per-block round trip. The result is what the round trip builds from the same blocks: the
+/// same blocks in the same order, each split edge's arguments and original target moved to its
+/// edge block (a jump), every successor renumbered by `new_id` and its branch retargeted.
+/// It is valid code because the input was (only jumps and renumbering are added), which
+/// debug builds check ([`VCode::from_parts_trusted`]).
+fn split_in_order<I: MachInst>(
+    vc: VCode<I>,
+    split: &[Vec<bool>],
+    order: &[usize],
+    new_id: &[Option<BlockId>],
+) -> Result<VCode<I>, String> {
+    let n = vc.ranges.len();
+    let super::vcode::VCode {
+        insts: old_insts,
+        vregs,
+        params: mut old_params,
+        succs: mut old_succs,
+        ranges: old_ranges,
+        ..
+    } = vc;
+    let mut edges: Vec<Option<(BlockId, Vec<VReg>)>> = Vec::new();
+    for (b, ss) in old_succs.iter_mut().enumerate() {
+        for (k, succ) in ss.iter_mut().enumerate() {
+            if split[b][k] {
+                let mid = BlockId((n + edges.len()) as u32);
+                edges.push(Some(std::mem::replace(succ, (mid, Vec::new()))));
+            }
+        }
+    }
+    let mut insts = Vec::with_capacity(old_insts.len() + edges.len());
+    let mut ranges = Vec::with_capacity(order.len());
+    let mut params = Vec::with_capacity(order.len());
+    let mut succs = Vec::with_capacity(order.len());
+    let mut old_insts = old_insts.into_iter();
+    // The index of the next instruction `old_insts` gives.
+    let mut pos = 0u32;
+    for &b in order {
+        let start = insts.len();
+        let mut block_succs = if b < n {
+            let (s, e) = old_ranges[b];
+            // (Blocks left out of `order`, if any, are skipped; the order only goes forward.)
+            if s < pos {
+                return Err("block placed twice".into());
+            }
+            for _ in pos..s {
+                old_insts.next();
+            }
+            insts.extend(old_insts.by_ref().take((e - s) as usize));
+            pos = e;
+            params.push(std::mem::take(&mut old_params[b]));
+            std::mem::take(&mut old_succs[b])
+        } else {
+            let (t, args) = edges[b - n].take().ok_or("edge block placed twice")?;
+            insts.push(I::gen_jump(t));
+            params.push(Vec::new());
+            vec![(t, args)]
+        };
+        if insts.len() == start {
+            return Err("empty block".into());
+        }
+        for (k, (t, _)) in block_succs.iter_mut().enumerate() {
+            *t = new_id[t.0 as usize].ok_or("unreachable successor of a reachable block")?;
+            insts
+                .last_mut()
+                .ok_or("empty block")?
+                .set_branch_target(k, *t);
+        }
+        succs.push(block_succs);
+        ranges.push((start as u32, insts.len() as u32));
+    }
+    VCode::from_parts_trusted(insts, vregs, params, succs, ranges)
 }
 
 /// What [`pressure`] finds, per class.

@@ -390,6 +390,20 @@ impl<I: MachInst> VCode<I> {
             }
             ranges.push((start as u32, insts.len() as u32));
         }
+        Self::from_parts_trusted(insts, vregs, params, succs, ranges)
+    }
+
+    /// The code from its flat parts (block `b` holds `insts[ranges[b].0..ranges[b].1]`, the
+    /// ranges consecutive from 0), for a pass that rewrites valid code into valid code without
+    /// the per-block round trip: the structural rules of [`Self::from_blocks_underived`] are
+    /// the pass's duty, and debug builds check them all by that very round trip.
+    pub(crate) fn from_parts_trusted(
+        insts: Vec<I>,
+        vregs: Vec<RegKind>,
+        params: Vec<Vec<VReg>>,
+        succs: Vec<Vec<(BlockId, Vec<VReg>)>>,
+        ranges: Vec<(u32, u32)>,
+    ) -> Result<Self, String> {
         let classes = vregs.iter().map(|k| ra_class(*k)).collect();
         let vc = VCode {
             insts,
