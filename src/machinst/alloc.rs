@@ -136,6 +136,11 @@ fn prune_unreachable<I: MachInst>(vc: VCode<I>) -> Result<(VCode<I>, Vec<BlockId
     for (i, b) in order.iter().enumerate() {
         new_id[*b] = Some(BlockId(i as u32));
     }
+    if order.windows(2).all(|w| w[0] < w[1]) {
+        // Only unreachable blocks go: the one-pass rebuild, splitting no edge.
+        let split: Vec<Vec<bool>> = vc.succs.iter().map(|ss| vec![false; ss.len()]).collect();
+        return Ok((split_in_order(vc, &split, &order, &new_id)?, kept));
+    }
     let (blocks, vregs) = vc.into_blocks();
     let mut blocks: Vec<Option<_>> = blocks.into_iter().map(Some).collect();
     let mut out = Vec::with_capacity(order.len());
@@ -284,8 +289,8 @@ fn split_edges<I: MachInst>(vc: VCode<I>) -> Result<(VCode<I>, Vec<Option<usize>
     Ok((VCode::from_blocks_underived(out, vregs)?, origin))
 }
 
-/// [`split_edges`]'s rebuild where `order` keeps the input blocks in their order (edge blocks
-/// go between them, almost always so): the instructions move over in one pass, with no
+/// [`split_edges`]'s rebuild (and [`prune_unreachable`]'s, splitting nothing) where `order`
+/// keeps the input blocks in their order (edge blocks go between them, almost always so): the instructions move over in one pass, with no
 /// per-block round trip. The result is what the round trip builds from the same blocks: the
 /// same blocks in the same order, each split edge's arguments and original target moved to its
 /// edge block (a jump), every successor renumbered by `new_id` and its branch retargeted.
