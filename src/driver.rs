@@ -669,6 +669,8 @@ pub fn info_log(kernels: &[KernelReport], arch: Arch, gmem: u64) -> String {
 fn body_from_lowered(insts: Vec<Inst>, frame: u32) -> Result<Body, String> {
     let shift = usize::from(frame > 0);
     let mut body = Body::default();
+    body.insts.reserve(insts.len() + shift);
+    body.targets.reserve(insts.len() + shift);
     if frame > 0 {
         body.insts.push(
             Inst::new(Form::IADD32I)

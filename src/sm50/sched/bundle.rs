@@ -184,6 +184,10 @@ pub fn layout(body: &Body, mode: Mode) -> Result<Laid, LayoutError> {
     }
 
     // Padding to a multiple of 8 instruction-or-control words (64 bytes = 6 instructions).
+    // (Reserved first: both vectors are full here, and growing one copies it whole.)
+    let pad = (6 - insts.len() % 6) % 6;
+    insts.reserve(pad);
+    ctrl.reserve(pad);
     while insts.len() % 6 != 0 {
         insts.push(nop());
         ctrl.push(Ctrl::NEUTRAL);
