@@ -388,7 +388,7 @@ fn candidate_preds(
             }
             mem_preds.sort_unstable();
             mem_preds.dedup();
-            cand.extend_from_slice(&mem_preds);
+            cand.extend_from_slice(mem_preds);
         }
         cand.sort_unstable();
         cand.dedup();
