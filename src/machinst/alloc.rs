@@ -544,7 +544,7 @@ fn overflow_scalars<I: MachInst>(
     let mut pinned = vec![false; n];
     if !fixed.is_empty() {
         for inst in &vc.insts {
-            for f in fields(inst).into_iter().flatten() {
+            for f in fields(inst).iter().flatten() {
                 if matches!(f.spec.constraint, super::OpConstraint::Fixed(_)) {
                     let r = find(&mut parent, f.vreg.index as usize);
                     pinned[r] = true;
@@ -557,7 +557,7 @@ fn overflow_scalars<I: MachInst>(
     // Last use of every vreg in layout order (a hull: enough for a balancing heuristic).
     let mut last_use = vec![0usize; n];
     for (i, inst) in vc.insts.iter().enumerate() {
-        for f in fields(inst).into_iter().flatten() {
+        for f in fields(inst).iter().flatten() {
             last_use[f.vreg.index as usize] = i;
         }
     }
@@ -580,7 +580,7 @@ fn overflow_scalars<I: MachInst>(
             if i == s as usize {
                 defs.extend(vc.params[b].iter().map(|p| p.index));
             }
-            for f in fields(&vc.insts[i]).into_iter().flatten() {
+            for f in fields(&vc.insts[i]).iter().flatten() {
                 if f.spec.kind == super::OpKind::Def {
                     defs.push(f.vreg.index);
                 }

@@ -248,7 +248,7 @@ fn intervals<I: MachInst>(vc: &VCode<I>) -> HashMap<u32, (u32, u32)> {
             touch(*v, 2 * e - 1);
         }
         for i in s..e {
-            for f in fields(&vc.insts[i as usize]).into_iter().flatten() {
+            for f in fields(&vc.insts[i as usize]).iter().flatten() {
                 if f.vreg.kind != RegKind::Pred {
                     continue;
                 }

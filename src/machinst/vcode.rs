@@ -189,7 +189,7 @@ pub(crate) fn fixed_regs<I: MachInst>(insts: &[I]) -> Vec<(RegKind, PhysReg)> {
                 out.push((RegKind::B32, *r));
             }
         }
-        for f in fields(inst).into_iter().flatten() {
+        for f in fields(inst).iter().flatten() {
             if let OpConstraint::Fixed(r) = f.spec.constraint {
                 if !out.contains(&(f.vreg.kind, r)) {
                     out.push((f.vreg.kind, r));
