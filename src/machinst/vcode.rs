@@ -247,7 +247,9 @@ impl<I: MachInst> VCode<I> {
                 define(*p, &|| format!("parameter of b{bi}"))?;
             }
             let count = b.insts.len();
-            for (k, inst) in b.insts.into_iter().enumerate() {
+            // (Checked by reference and moved over in one piece below: moving each
+            // instruction out of the block and into `insts` copied it twice.)
+            for (k, inst) in b.insts.iter().enumerate() {
                 let term = inst.terminator();
                 let last = k + 1 == count;
                 if last != (term != Terminator::None) {
@@ -260,7 +262,7 @@ impl<I: MachInst> VCode<I> {
                         "b{bi}: a return has no successors, a branch has some"
                     ));
                 }
-                let fs = fields(&inst);
+                let fs = fields(inst);
                 for f in fs.iter().flatten() {
                     if vregs.get(f.vreg.index as usize) != Some(&f.vreg.kind) {
                         return Err(format!("{}: unknown vreg or wrong kind", f.vreg));
@@ -291,8 +293,8 @@ impl<I: MachInst> VCode<I> {
                         }
                     }
                 }
-                insts.push(inst);
             }
+            insts.extend(b.insts);
             if count == 0 {
                 return Err(format!("b{bi} is empty"));
             }
