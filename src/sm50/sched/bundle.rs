@@ -136,8 +136,9 @@ pub fn layout(body: &Body, mode: Mode) -> Result<Laid, LayoutError> {
     let mut targets = Vec::with_capacity(len + 3);
     insts.push(prologue());
     targets.push(None);
-    for (i, inst) in body.insts.iter().enumerate() {
-        insts.push(*inst);
+    // (The instructions in one piece: pushing them one by one copied each separately.)
+    insts.extend_from_slice(&body.insts);
+    for i in 0..body.insts.len() {
         targets.push(body.targets.get(i).copied().flatten().map(|t| t + 1));
     }
     let ends_cleanly = body.insts.last().is_some_and(|last| {
@@ -199,7 +200,8 @@ pub fn layout(body: &Body, mode: Mode) -> Result<Laid, LayoutError> {
     let mut s2r_ctaid_offsets = Vec::new();
     for (b, chunk) in insts.chunks(3).enumerate() {
         let c = [ctrl[3 * b], ctrl[3 * b + 1], ctrl[3 * b + 2]];
-        let words = [chunk[0], chunk[1], chunk[2]].map(|i| sm50::encode(&i));
+        // (Encoded in place: an array of the three instructions copied each of them.)
+        let words = [0, 1, 2].map(|j| sm50::encode(&chunk[j]));
         code.push(
             Bundle {
                 ctrl: c,
