@@ -712,10 +712,11 @@ struct FnBuilder<'m, 'f> {
     expected: SecondaryMap<Block, u32>,
     sealed: SecondaryMap<Block, bool>,
     incomplete: SecondaryMap<Block, Vec<Value>>,
-    /// For every block parameter made by the SSA construction: its variable.
-    param_var: HashMap<Value, VarId>,
-    /// Incoming value of each such parameter per predecessor block.
-    incoming: HashMap<Value, Vec<(Block, Value)>>,
+    /// For every block parameter made by the SSA construction: its variable (values are
+    /// dense indices: entity maps instead of hash maps, looked up for every parameter).
+    param_var: SecondaryMap<Value, Option<VarId>>,
+    /// Incoming value of each such parameter per predecessor block (empty for any other).
+    incoming: SecondaryMap<Value, Vec<(Block, Value)>>,
     pending: Vec<Value>,
     undef: HashMap<Type, Value>,
     undef_insts: HashSet<Inst>,
@@ -775,8 +776,8 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             expected: SecondaryMap::new(),
             sealed: SecondaryMap::new(),
             incomplete: SecondaryMap::new(),
-            param_var: HashMap::default(),
-            incoming: HashMap::default(),
+            param_var: SecondaryMap::new(),
+            incoming: SecondaryMap::new(),
             pending: Vec::new(),
             undef: HashMap::default(),
             undef_insts: HashSet::default(),
@@ -1254,23 +1255,23 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
     fn new_param(&mut self, b: Block, var: VarId) -> Value {
         let p = FunctionBuilder::new(&mut self.func).append_block_param(b, self.var_ty[var]);
         self.defs[b].insert(var, p);
-        self.param_var.insert(p, var);
-        self.incoming.insert(p, Vec::new());
+        self.param_var[p] = Some(var);
+        self.incoming[p] = Vec::new();
         p
     }
 
     /// Give every pending parameter its incoming values.
     fn drain(&mut self) {
         while let Some(p) = self.pending.pop() {
-            let var = self.param_var[&p];
+            let Some(var) = self.param_var[p] else {
+                continue;
+            };
             let ValueDef::Param(b, _) = self.func.values[p].def else {
                 continue;
             };
             for pred in unique_in_order(&self.preds[b]) {
                 let v = self.read_var(var, pred);
-                if let Some(list) = self.incoming.get_mut(&p) {
-                    list.push((pred, v));
-                }
+                self.incoming[p].push((pred, v));
             }
         }
     }
@@ -1352,7 +1353,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                     }
                     let mut only: Option<Value> = None;
                     let mut trivial = true;
-                    for &(pred, v) in self.incoming.get(&p).map_or(&[][..], |l| &l[..]) {
+                    for &(pred, v) in &self.incoming[p] {
                         if !reachable[pred] {
                             continue;
                         }
@@ -1447,11 +1448,9 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                 for call in old.insts[i].data.targets() {
                     let target = call.block;
                     for p in kept_params(target) {
-                        if let Some(l) = self.incoming.get(&p) {
-                            for &(pred, v) in l {
-                                if pred == b {
-                                    used[resolve(v)] = true;
-                                }
+                        for &(pred, v) in &self.incoming[p] {
+                            if pred == b {
+                                used[resolve(v)] = true;
                             }
                         }
                     }
@@ -1521,10 +1520,9 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                     let args = kept_params(c.block)
                         .into_iter()
                         .map(|p| {
-                            let v = self
-                                .incoming
-                                .get(&p)
-                                .and_then(|l| l.iter().find(|(pred, _)| *pred == b))
+                            let v = self.incoming[p]
+                                .iter()
+                                .find(|(pred, _)| *pred == b)
                                 .map(|&(_, v)| v);
                             // Mapped below with every other operand.
                             v.unwrap_or_else(|| {
