@@ -957,6 +957,10 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
     }
 
     fn body(mut self, items: &[Item<'_>], span: Span) -> Option<Function> {
+        // About one instruction and one value per statement: reserved once rather than
+        // grown by doubling (capacity only; nothing depends on it).
+        self.func.insts.reserve(items.len());
+        self.func.values.reserve(items.len());
         self.entry = self.new_block(0);
         self.switch_to(self.entry);
         for ty in [Type::I8, Type::I16, Type::I32, Type::I64] {
@@ -1435,7 +1439,10 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         };
         // Which undef constants are used (after aliasing)? (Like the maps below, a slot per
         // entity rather than a hash map.)
+        // Every map and list below is sized once up front (old counts bound the new ones):
+        // growing them entry by entry was a visible share of building.
         let mut used: SecondaryMap<Value, bool> = SecondaryMap::new();
+        used.resize(old.values.len());
         for &b in order {
             for &i in &old.blocks[b].insts {
                 // The undef constants' own operands do not keep them alive.
@@ -1466,7 +1473,12 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         };
         let mut f = Function::new(&old.name);
         f.params = old.params.clone();
+        f.blocks.reserve(order.len());
+        f.layout.reserve(order.len());
+        f.values.reserve(old.values.len());
+        f.insts.reserve(old.insts.len());
         let mut bmap: SecondaryMap<Block, Option<Block>> = SecondaryMap::new();
+        bmap.resize(old.blocks.len());
         for &b in order {
             let nb = f.blocks.push(Default::default());
             f.layout.push(nb);
@@ -1474,6 +1486,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         }
         // Number every value first: a use may come before its definition in layout order.
         let mut vmap: SecondaryMap<Value, Option<Value>> = SecondaryMap::new();
+        vmap.resize(old.values.len());
         let mut next_inst = 0usize;
         for &b in order {
             let nb = bmap[b]?;
