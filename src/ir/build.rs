@@ -961,6 +961,9 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         // grown by doubling (capacity only; nothing depends on it).
         self.func.insts.reserve(items.len());
         self.func.values.reserve(items.len());
+        // The SSA construction's own per-value slots likewise (they still grow past it).
+        self.param_var.resize(items.len());
+        self.incoming.resize(items.len());
         self.entry = self.new_block(0);
         self.switch_to(self.entry);
         for ty in [Type::I8, Type::I16, Type::I32, Type::I64] {
@@ -1324,7 +1327,9 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         // The sets and maps below are keyed by entities, so they are flags and slots indexed
         // by entity (hash maps here were a visible share of building); none is iterated.
         // Reachability over the emitted terminators.
+        // Each is sized once from the function's counts rather than grown slot by slot.
         let mut reachable: SecondaryMap<Block, bool> = SecondaryMap::new();
+        reachable.resize(func.blocks.len());
         let mut stack = vec![self.entry];
         while let Some(b) = stack.pop() {
             if std::mem::replace(&mut reachable[b], true) {
@@ -1338,6 +1343,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         }
         // Trivial parameter removal over reachable predecessors.
         let mut alias: SecondaryMap<Value, Option<Value>> = SecondaryMap::new();
+        alias.resize(func.values.len());
         fn resolve(alias: &SecondaryMap<Value, Option<Value>>, mut v: Value) -> Value {
             while let Some(a) = alias[v] {
                 v = a;
@@ -1345,6 +1351,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             v
         }
         let mut removed: SecondaryMap<Value, bool> = SecondaryMap::new();
+        removed.resize(func.values.len());
         loop {
             let mut changed = false;
             for &b in &self.order {
