@@ -814,6 +814,10 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
 
     fn new_block(&mut self, expected: u32) -> Block {
         let b = FunctionBuilder::new(&mut self.func).create_block();
+        // Room for a few definitions up front: most blocks define or cache several
+        // variables, and growing from empty rehashed each map several times (capacity
+        // only; the map is never iterated).
+        self.defs[b] = HashMap::with_capacity_and_hasher(16, Default::default());
         self.expected[b] = expected;
         if expected == 0 {
             self.sealed[b] = true;
