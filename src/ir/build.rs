@@ -1104,7 +1104,12 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                             count,
                             ty,
                             width,
-                            made: HashMap::default(),
+                            // Room for the declared count (up to 256) up front rather than
+                            // rehashing as registers are first used (capacity only).
+                            made: HashMap::with_capacity_and_hasher(
+                                count.min(256) as usize,
+                                Default::default(),
+                            ),
                         },
                     );
                 }
