@@ -2293,7 +2293,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
     /// intermediate, which is what 32-bit arithmetic gives.)
     fn video_shift(&mut self, ins: &Instruction) -> Option<()> {
         use ast::Type::{S32, U32};
-        let types = ins.types();
+        let types: SmallVec<[_; 4]> = ins.type_mods().collect();
         let scalar = types.len() == 3
             && types[..2].iter().all(|t| matches!(t, U32 | S32))
             && types[2] == U32
@@ -2460,7 +2460,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         // `set.<cmp>.<dtype>.<stype>`: the comparison is on the source type.
         let (ty, signed) = self.int_type(ins)?;
         let set_true: Option<i64> = if ins.opcode == Opcode::Set {
-            match ins.types().first() {
+            match ins.type_mods().next() {
                 Some(ast::Type::F32) => Some(0x3f80_0000),
                 Some(ast::Type::U32 | ast::Type::S32 | ast::Type::B32) => Some(-1),
                 _ => return self.unsupported(ins, "set writes .u32, .s32 or .f32"),
@@ -2567,7 +2567,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
 
     /// `slct.<dtype>.s32 d, a, b, c`: `c >= 0 ? a : b`.
     fn slct(&mut self, ins: &Instruction) -> Option<()> {
-        let (dt, ct) = match ins.types()[..] {
+        let (dt, ct) = match ins.type_mods().collect::<SmallVec<[_; 4]>>()[..] {
             [d, c] => (d, c),
             _ => return self.unsupported(ins, "unexpected types"),
         };
@@ -2663,7 +2663,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
     }
 
     fn cvt(&mut self, ins: &Instruction) -> Option<()> {
-        let types = ins.types();
+        let types: SmallVec<[_; 4]> = ins.type_mods().collect();
         let (dt, st) = match types[..] {
             [d, s] => (d, s),
             [d] => (d, d),

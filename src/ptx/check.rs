@@ -663,7 +663,7 @@ impl<'a, 'f> Checker<'a, 'f> {
         }
         self.spaces(i);
         self.shape(i);
-        let types = i.types();
+        let types: smallvec::SmallVec<[Type; 4]> = i.type_mods().collect();
         let ops = &i.operands;
         // Rules for opcodes that may carry no type modifier at all.
         match info.rule {
