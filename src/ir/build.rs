@@ -712,10 +712,11 @@ struct FnBuilder<'m, 'f> {
     expected: SecondaryMap<Block, u32>,
     sealed: SecondaryMap<Block, bool>,
     incomplete: SecondaryMap<Block, Vec<Value>>,
-    /// For every block parameter made by the SSA construction: its variable.
-    param_var: HashMap<Value, VarId>,
-    /// Incoming value of each such parameter per predecessor block.
-    incoming: HashMap<Value, Vec<(Block, Value)>>,
+    /// For every block parameter made by the SSA construction: its variable (values are
+    /// dense indices: entity maps instead of hash maps, looked up for every parameter).
+    param_var: SecondaryMap<Value, Option<VarId>>,
+    /// Incoming value of each such parameter per predecessor block (empty for any other).
+    incoming: SecondaryMap<Value, Vec<(Block, Value)>>,
     pending: Vec<Value>,
     undef: HashMap<Type, Value>,
     undef_insts: HashSet<Inst>,
@@ -775,8 +776,8 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             expected: SecondaryMap::new(),
             sealed: SecondaryMap::new(),
             incomplete: SecondaryMap::new(),
-            param_var: HashMap::default(),
-            incoming: HashMap::default(),
+            param_var: SecondaryMap::new(),
+            incoming: SecondaryMap::new(),
             pending: Vec::new(),
             undef: HashMap::default(),
             undef_insts: HashSet::default(),
@@ -813,6 +814,10 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
 
     fn new_block(&mut self, expected: u32) -> Block {
         let b = FunctionBuilder::new(&mut self.func).create_block();
+        // Room for a few definitions up front: most blocks define or cache several
+        // variables, and growing from empty rehashed each map several times (capacity
+        // only; the map is never iterated).
+        self.defs[b] = HashMap::with_capacity_and_hasher(16, Default::default());
         self.expected[b] = expected;
         if expected == 0 {
             self.sealed[b] = true;
@@ -956,6 +961,13 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
     }
 
     fn body(mut self, items: &[Item<'_>], span: Span) -> Option<Function> {
+        // About one instruction and one value per statement: reserved once rather than
+        // grown by doubling (capacity only; nothing depends on it).
+        self.func.insts.reserve(items.len());
+        self.func.values.reserve(items.len());
+        // The SSA construction's own per-value slots likewise (they still grow past it).
+        self.param_var.resize(items.len());
+        self.incoming.resize(items.len());
         self.entry = self.new_block(0);
         self.switch_to(self.entry);
         for ty in [Type::I8, Type::I16, Type::I32, Type::I64] {
@@ -1092,7 +1104,12 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                             count,
                             ty,
                             width,
-                            made: HashMap::default(),
+                            // Room for the declared count (up to 256) up front rather than
+                            // rehashing as registers are first used (capacity only).
+                            made: HashMap::with_capacity_and_hasher(
+                                count.min(256) as usize,
+                                Default::default(),
+                            ),
                         },
                     );
                 }
@@ -1254,23 +1271,23 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
     fn new_param(&mut self, b: Block, var: VarId) -> Value {
         let p = FunctionBuilder::new(&mut self.func).append_block_param(b, self.var_ty[var]);
         self.defs[b].insert(var, p);
-        self.param_var.insert(p, var);
-        self.incoming.insert(p, Vec::new());
+        self.param_var[p] = Some(var);
+        self.incoming[p] = Vec::new();
         p
     }
 
     /// Give every pending parameter its incoming values.
     fn drain(&mut self) {
         while let Some(p) = self.pending.pop() {
-            let var = self.param_var[&p];
+            let Some(var) = self.param_var[p] else {
+                continue;
+            };
             let ValueDef::Param(b, _) = self.func.values[p].def else {
                 continue;
             };
             for pred in unique_in_order(&self.preds[b]) {
                 let v = self.read_var(var, pred);
-                if let Some(list) = self.incoming.get_mut(&p) {
-                    list.push((pred, v));
-                }
+                self.incoming[p].push((pred, v));
             }
         }
     }
@@ -1319,7 +1336,9 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         // The sets and maps below are keyed by entities, so they are flags and slots indexed
         // by entity (hash maps here were a visible share of building); none is iterated.
         // Reachability over the emitted terminators.
+        // Each is sized once from the function's counts rather than grown slot by slot.
         let mut reachable: SecondaryMap<Block, bool> = SecondaryMap::new();
+        reachable.resize(func.blocks.len());
         let mut stack = vec![self.entry];
         while let Some(b) = stack.pop() {
             if std::mem::replace(&mut reachable[b], true) {
@@ -1333,6 +1352,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         }
         // Trivial parameter removal over reachable predecessors.
         let mut alias: SecondaryMap<Value, Option<Value>> = SecondaryMap::new();
+        alias.resize(func.values.len());
         fn resolve(alias: &SecondaryMap<Value, Option<Value>>, mut v: Value) -> Value {
             while let Some(a) = alias[v] {
                 v = a;
@@ -1340,6 +1360,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             v
         }
         let mut removed: SecondaryMap<Value, bool> = SecondaryMap::new();
+        removed.resize(func.values.len());
         loop {
             let mut changed = false;
             for &b in &self.order {
@@ -1352,7 +1373,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                     }
                     let mut only: Option<Value> = None;
                     let mut trivial = true;
-                    for &(pred, v) in self.incoming.get(&p).map_or(&[][..], |l| &l[..]) {
+                    for &(pred, v) in &self.incoming[p] {
                         if !reachable[pred] {
                             continue;
                         }
@@ -1434,7 +1455,10 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         };
         // Which undef constants are used (after aliasing)? (Like the maps below, a slot per
         // entity rather than a hash map.)
+        // Every map and list below is sized once up front (old counts bound the new ones):
+        // growing them entry by entry was a visible share of building.
         let mut used: SecondaryMap<Value, bool> = SecondaryMap::new();
+        used.resize(old.values.len());
         for &b in order {
             for &i in &old.blocks[b].insts {
                 // The undef constants' own operands do not keep them alive.
@@ -1447,11 +1471,9 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                 for call in old.insts[i].data.targets() {
                     let target = call.block;
                     for p in kept_params(target) {
-                        if let Some(l) = self.incoming.get(&p) {
-                            for &(pred, v) in l {
-                                if pred == b {
-                                    used[resolve(v)] = true;
-                                }
+                        for &(pred, v) in &self.incoming[p] {
+                            if pred == b {
+                                used[resolve(v)] = true;
                             }
                         }
                     }
@@ -1467,7 +1489,12 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         };
         let mut f = Function::new(&old.name);
         f.params = old.params.clone();
+        f.blocks.reserve(order.len());
+        f.layout.reserve(order.len());
+        f.values.reserve(old.values.len());
+        f.insts.reserve(old.insts.len());
         let mut bmap: SecondaryMap<Block, Option<Block>> = SecondaryMap::new();
+        bmap.resize(old.blocks.len());
         for &b in order {
             let nb = f.blocks.push(Default::default());
             f.layout.push(nb);
@@ -1475,6 +1502,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         }
         // Number every value first: a use may come before its definition in layout order.
         let mut vmap: SecondaryMap<Value, Option<Value>> = SecondaryMap::new();
+        vmap.resize(old.values.len());
         let mut next_inst = 0usize;
         for &b in order {
             let nb = bmap[b]?;
@@ -1521,10 +1549,9 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                     let args = kept_params(c.block)
                         .into_iter()
                         .map(|p| {
-                            let v = self
-                                .incoming
-                                .get(&p)
-                                .and_then(|l| l.iter().find(|(pred, _)| *pred == b))
+                            let v = self.incoming[p]
+                                .iter()
+                                .find(|(pred, _)| *pred == b)
                                 .map(|&(_, v)| v);
                             // Mapped below with every other operand.
                             v.unwrap_or_else(|| {
@@ -2266,7 +2293,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
     /// intermediate, which is what 32-bit arithmetic gives.)
     fn video_shift(&mut self, ins: &Instruction) -> Option<()> {
         use ast::Type::{S32, U32};
-        let types = ins.types();
+        let types: SmallVec<[_; 4]> = ins.type_mods().collect();
         let scalar = types.len() == 3
             && types[..2].iter().all(|t| matches!(t, U32 | S32))
             && types[2] == U32
@@ -2433,7 +2460,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         // `set.<cmp>.<dtype>.<stype>`: the comparison is on the source type.
         let (ty, signed) = self.int_type(ins)?;
         let set_true: Option<i64> = if ins.opcode == Opcode::Set {
-            match ins.types().first() {
+            match ins.type_mods().next() {
                 Some(ast::Type::F32) => Some(0x3f80_0000),
                 Some(ast::Type::U32 | ast::Type::S32 | ast::Type::B32) => Some(-1),
                 _ => return self.unsupported(ins, "set writes .u32, .s32 or .f32"),
@@ -2540,7 +2567,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
 
     /// `slct.<dtype>.s32 d, a, b, c`: `c >= 0 ? a : b`.
     fn slct(&mut self, ins: &Instruction) -> Option<()> {
-        let (dt, ct) = match ins.types()[..] {
+        let (dt, ct) = match ins.type_mods().collect::<SmallVec<[_; 4]>>()[..] {
             [d, c] => (d, c),
             _ => return self.unsupported(ins, "unexpected types"),
         };
@@ -2636,7 +2663,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
     }
 
     fn cvt(&mut self, ins: &Instruction) -> Option<()> {
-        let types = ins.types();
+        let types: SmallVec<[_; 4]> = ins.type_mods().collect();
         let (dt, st) = match types[..] {
             [d, s] => (d, s),
             [d] => (d, d),

@@ -98,10 +98,13 @@ pub struct Stats {
 /// Simplify `func` in place (see the module documentation).
 pub fn simplify(func: &mut Function) -> Stats {
     let doms = super::Dominators::of(func);
+    // At most one numbering entry per instruction: sized once (capacity only; the map is
+    // never iterated) rather than rehashed as it grows.
+    let numbering = HashMap::with_capacity_and_hasher(func.insts.len(), Default::default());
     let mut s = Simplifier {
         f: func,
         doms,
-        numbering: HashMap::default(),
+        numbering,
         repl: HashMap::default(),
         known: HashMap::default(),
         stats: Stats::default(),

@@ -644,34 +644,41 @@ impl Dominators {
 
     fn compute(func: &Function, in_layout: &InLayout) -> Dominators {
         let entry = func.layout[0];
-        let succs = |b: Block| -> Vec<Block> {
-            func.blocks[b]
-                .insts
-                .last()
-                .map(|&i| {
-                    func.insts[i]
-                        .data
-                        .targets()
-                        .iter()
-                        .map(|c| c.block)
-                        .filter(|&t| in_layout[t])
-                        .collect()
-                })
-                .unwrap_or_default()
+        // Every layout block's successors (in layout, in target order), gathered once into
+        // one vector: `flat[range[b].0..range[b].1]`. `in_layout` holds exactly the layout
+        // blocks (both callers), so the walk below never meets a block without its range.
+        let mut flat: Vec<Block> = Vec::new();
+        let mut range: SecondaryMap<Block, (u32, u32)> = SecondaryMap::new();
+        range.resize(func.blocks.len());
+        for &b in &func.layout {
+            let first = flat.len() as u32;
+            if let Some(&i) = func.blocks[b].insts.last() {
+                for c in func.insts[i].data.targets() {
+                    if in_layout[c.block] {
+                        flat.push(c.block);
+                    }
+                }
+            }
+            range[b] = (first, flat.len() as u32);
+        }
+        let succs = |b: Block| -> &[Block] {
+            let (a, z) = range[b];
+            &flat[a as usize..z as usize]
         };
         // Iterative DFS for postorder (no recursion: deep CFGs must not overflow the stack).
         let mut postorder = Vec::new();
         let mut visited: SecondaryMap<Block, bool> = SecondaryMap::new();
-        let mut stack = vec![(entry, succs(entry), 0usize)];
+        visited.resize(func.blocks.len());
+        let mut stack = vec![(entry, 0usize)];
         visited[entry] = true;
-        while let Some((b, ss, i)) = stack.last_mut() {
+        while let Some((b, i)) = stack.last_mut() {
+            let ss = succs(*b);
             if *i < ss.len() {
                 let s = ss[*i];
                 *i += 1;
                 if !visited[s] {
                     visited[s] = true;
-                    let s_succs = succs(s);
-                    stack.push((s, s_succs, 0));
+                    stack.push((s, 0));
                 }
             } else {
                 postorder.push(*b);
@@ -685,7 +692,7 @@ impl Dominators {
         }
         let mut preds: Vec<Vec<usize>> = vec![Vec::new(); rpo.len()];
         for (i, &b) in rpo.iter().enumerate() {
-            for s in succs(b) {
+            for &s in succs(b) {
                 if let Some(si) = rpo_index[s] {
                     preds[si].push(i);
                 }

@@ -440,6 +440,17 @@ fn source_divergent(d: &InstData) -> bool {
     }
 }
 
+/// What a value joining the divergent set makes divergent in [`uniform_branches`].
+#[derive(Clone, Copy)]
+enum Trigger {
+    /// The results of an instruction using it.
+    Results(ir::Inst),
+    /// A block parameter it is an incoming value of.
+    Param(Value),
+    /// The divergence region of the `brif` ending layout block `k`, which it decides.
+    Branch(usize),
+}
+
 /// A set of values as one flag per value.
 struct DenseSet(Vec<bool>);
 
@@ -479,76 +490,110 @@ pub fn uniform_branches(f: &Function) -> HashSet<ir::Inst> {
         })
         .collect();
     let cfg = Cfg::new(succs);
-    // (block parameter, incoming value) pairs.
-    let mut incoming: Vec<(Value, Value)> = Vec::new();
-    for &b in &f.layout {
+    // The least fixpoint of the rules in the module essay, by a worklist: each value is
+    // marked divergent once, and only then are the rules that read it applied (to the
+    // instructions using it, the block parameters it flows into, the branches it decides).
+    // Every rule only adds to the set, and a rule is applied again whenever one of its inputs
+    // joins the set, so the result is the same set that rescanning the whole function until
+    // nothing changed gave, at the cost of one pass instead of one per round.
+    // `uses`: (value index, what it triggers), grouped by value below.
+    let mut uses: Vec<(usize, Trigger)> = Vec::new();
+    let mut divergent = DenseSet::new(f.values.len());
+    let mut work: Vec<Value> = Vec::new();
+    let mark = |v: Value, divergent: &mut DenseSet, work: &mut Vec<Value>| {
+        if divergent.insert(v) {
+            work.push(v);
+        }
+    };
+    for (k, &b) in f.layout.iter().enumerate() {
+        for &i in &f.blocks[b].insts {
+            let node = &f.insts[i];
+            if node.results.is_empty() {
+                continue;
+            }
+            if source_divergent(&node.data) {
+                for &v in &node.results {
+                    mark(v, &mut divergent, &mut work);
+                }
+            } else {
+                for v in node.data.operands() {
+                    uses.push((v.index(), Trigger::Results(i)));
+                }
+            }
+        }
         if let Some((_, d)) = term(b) {
             for t in d.targets() {
+                // (block parameter, incoming value) pairs.
                 for (&p, &a) in f.blocks[t.block].params.iter().zip(&t.args) {
-                    incoming.push((p, a));
+                    uses.push((a.index(), Trigger::Param(p)));
                 }
+            }
+            if let InstData::Brif { cond, .. } = d {
+                uses.push((cond.index(), Trigger::Branch(k)));
             }
         }
     }
-    // The divergent values, a flag per value (a hash set here was a visible share of the
-    // compile; values are dense indices). `insert` says whether the flag was new.
-    let mut divergent = DenseSet::new(f.values.len());
+    // Group by value (a counting sort: `start[v]..start[v + 1]` are `v`'s triggers).
+    // Every value (result, parameter) is a key of `f.values`; operands too in verified IR.
+    let nv = uses
+        .iter()
+        .map(|&(v, _)| v + 1)
+        .fold(f.values.len(), usize::max);
+    let mut start = vec![0usize; nv + 2];
+    for &(v, _) in &uses {
+        start[v + 2] += 1;
+    }
+    for v in 2..start.len() {
+        start[v] += start[v - 1];
+    }
+    let mut grouped = vec![Trigger::Branch(0); uses.len()];
+    for &(v, t) in &uses {
+        grouped[start[v + 1]] = t;
+        start[v + 1] += 1;
+    }
     // Divergent branches already accounted for (their regions only grow the set once).
-    let mut done: HashSet<ir::Inst> = HashSet::default();
-    loop {
-        let mut changed = false;
-        for &b in &f.layout {
-            for &i in &f.blocks[b].insts {
-                let node = &f.insts[i];
-                if node.results.iter().all(|v| divergent.contains(v)) {
-                    continue;
-                }
-                if source_divergent(&node.data)
-                    || node.data.operands().iter().any(|v| divergent.contains(v))
-                {
-                    for &v in &node.results {
-                        changed |= divergent.insert(v);
+    let mut done = vec![false; f.layout.len()];
+    let mut params_done = vec![false; f.layout.len()];
+    let mut results_done = vec![false; f.layout.len()];
+    while let Some(v) = work.pop() {
+        for t in (start[v.index()]..start[v.index() + 1]).map(|j| grouped[j]) {
+            match t {
+                Trigger::Results(i) => {
+                    for &r in &f.insts[i].results {
+                        mark(r, &mut divergent, &mut work);
                     }
                 }
-            }
-        }
-        for &(p, a) in &incoming {
-            if divergent.contains(&a) {
-                changed |= divergent.insert(p);
-            }
-        }
-        for (k, &b) in f.layout.iter().enumerate() {
-            let Some((i, InstData::Brif { cond, .. })) = term(b) else {
-                continue;
-            };
-            if !divergent.contains(cond) || !done.insert(i) {
-                continue;
-            }
-            changed = true;
-            let r = cfg.ipdom[k].unwrap_or(cfg.exit());
-            let region = cfg.region(k, r);
-            let cyclic = cfg.in_last_region(k);
-            if let Some(&blk) = f.layout.get(r) {
-                for &p in &f.blocks[blk].params {
-                    divergent.insert(p);
-                }
-            }
-            for &j in &region {
-                let blk = f.layout[j];
-                for &p in &f.blocks[blk].params {
-                    divergent.insert(p);
-                }
-                if cyclic {
-                    for &i in &f.blocks[blk].insts {
-                        for &v in &f.insts[i].results {
-                            divergent.insert(v);
+                Trigger::Param(p) => mark(p, &mut divergent, &mut work),
+                Trigger::Branch(k) => {
+                    if std::mem::replace(&mut done[k], true) {
+                        continue;
+                    }
+                    let r = cfg.ipdom[k].unwrap_or(cfg.exit());
+                    let region = cfg.region(k, r);
+                    let cyclic = cfg.in_last_region(k);
+                    // A block's parameters (results) marked once are not visited again:
+                    // regions of nested branches overlap.
+                    for j in region
+                        .iter()
+                        .copied()
+                        .chain((r < f.layout.len()).then_some(r))
+                    {
+                        let blk = f.layout[j];
+                        if !std::mem::replace(&mut params_done[j], true) {
+                            for &p in &f.blocks[blk].params {
+                                mark(p, &mut divergent, &mut work);
+                            }
+                        }
+                        if cyclic && j != r && !std::mem::replace(&mut results_done[j], true) {
+                            for &i in &f.blocks[blk].insts {
+                                for &r in &f.insts[i].results {
+                                    mark(r, &mut divergent, &mut work);
+                                }
+                            }
                         }
                     }
                 }
             }
-        }
-        if !changed {
-            break;
         }
     }
     f.layout

@@ -337,13 +337,16 @@ impl<'a> Lowerer<'a> {
             f,
             opts,
             vb: VCodeBuilder::new(),
-            blocks: HashMap::default(),
-            locs: HashMap::default(),
+            // Sized once (capacity only: neither map is iterated): growing them by rehashing
+            // was a visible share of selection.
+            blocks: HashMap::with_capacity_and_hasher(f.layout.len(), Default::default()),
+            locs: HashMap::with_capacity_and_hasher(f.values.len(), Default::default()),
             cur: BlockId(0),
             planning: None,
             non_address_use,
             use_count: {
-                let mut n: HashMap<Value, u32> = HashMap::default();
+                let mut n: HashMap<Value, u32> =
+                    HashMap::with_capacity_and_hasher(f.values.len(), Default::default());
                 for node in f.insts.values() {
                     for v in node.data.operands() {
                         *n.entry(v).or_default() += 1;

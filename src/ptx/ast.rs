@@ -711,17 +711,19 @@ impl Rounding {
 impl Instruction {
     /// The type modifiers in order (`cvt.f32.s32` gives `[F32, S32]`).
     pub fn types(&self) -> Vec<Type> {
-        self.mods
-            .iter()
-            .filter_map(|m| match m {
-                Modifier::Type(t) => Some(*t),
-                _ => None,
-            })
-            .collect()
+        self.type_mods().collect()
+    }
+    /// The type modifiers in order, as [`Instruction::types`] lists them, without
+    /// allocating (checking and building read them for every instruction).
+    pub fn type_mods(&self) -> impl DoubleEndedIterator<Item = Type> + '_ {
+        self.mods.iter().filter_map(|m| match m {
+            Modifier::Type(t) => Some(*t),
+            _ => None,
+        })
     }
     /// The last type modifier (the instruction type for most opcodes).
     pub fn ty(&self) -> Option<Type> {
-        self.types().last().copied()
+        self.type_mods().next_back()
     }
     pub fn space(&self) -> Option<StateSpace> {
         self.mods.iter().find_map(|m| match m {

@@ -39,6 +39,7 @@ pub fn check(module: &Module, file: &Arc<SourceFile>) -> Vec<Diagnostic> {
         scopes: Vec::new(),
         labels: HashSet::default(),
         in_control: false,
+        resolved: Vec::new(),
     };
     c.module(module);
     c.diags
@@ -80,6 +81,11 @@ struct Checker<'a, 'f> {
     labels: HashSet<&'a str>,
     /// Inside the operands of a branch or call (where labels are allowed).
     in_control: bool,
+    /// What the names of the instruction being checked resolved to ([`Checker::resolve`]),
+    /// by the address of their `Name` in the AST: the type checks that follow read them
+    /// back ([`Checker::reg_of`]) instead of looking each name up a second time. Scopes do
+    /// not change within an instruction, and the list is cleared at each instruction.
+    resolved: Vec<(usize, Option<Sym<'a>>)>,
 }
 
 /// Split `%rd12` into (`%rd`, 12) for parameterized register lookup (`%rd<N>` declarations);
@@ -608,6 +614,7 @@ impl<'a, 'f> Checker<'a, 'f> {
     /// Resolve a name used as an operand; reports undeclared names and labels used as data.
     fn resolve(&mut self, n: &Name) -> Option<Sym<'a>> {
         let s = self.lookup(&n.text);
+        self.resolved.push((n as *const Name as usize, s));
         match s {
             None => self.error(n.span, format!("undeclared identifier '{}'", n.text)),
             Some(Sym::Label) if !self.in_control => self.error(
@@ -623,6 +630,7 @@ impl<'a, 'f> Checker<'a, 'f> {
     }
 
     fn instruction(&mut self, i: &'a Instruction) {
+        self.resolved.clear();
         if let Some(g) = &i.guard {
             if let Some(Sym::Var(v)) = self.resolve(&g.pred) {
                 if v.ty != Type::Pred || v.space != StateSpace::Reg {
@@ -655,7 +663,7 @@ impl<'a, 'f> Checker<'a, 'f> {
         }
         self.spaces(i);
         self.shape(i);
-        let types = i.types();
+        let types: smallvec::SmallVec<[Type; 4]> = i.type_mods().collect();
         let ops = &i.operands;
         // Rules for opcodes that may carry no type modifier at all.
         match info.rule {
@@ -954,7 +962,12 @@ impl<'a, 'f> Checker<'a, 'f> {
 
     /// The register declaration a plain name operand refers to, if it is a register.
     fn reg_of(&self, n: &Name) -> Option<&'a VarDecl> {
-        match self.lookup(&n.text) {
+        let at = n as *const Name as usize;
+        let s = match self.resolved.iter().find(|(a, _)| *a == at) {
+            Some(&(_, s)) => s,
+            None => self.lookup(&n.text),
+        };
+        match s {
             Some(Sym::Var(v)) if v.space == StateSpace::Reg => Some(v),
             _ => None,
         }

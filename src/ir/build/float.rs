@@ -83,7 +83,7 @@ impl FnBuilder<'_, '_> {
         let ty = ins.ty()?;
         let is_float = ty.kind() == TypeKind::Float;
         Some(match ins.opcode {
-            Opcode::Cvt if ins.types().iter().any(|t| t.kind() == TypeKind::Float) => {
+            Opcode::Cvt if ins.type_mods().any(|t| t.kind() == TypeKind::Float) => {
                 self.float_cvt(ins)
             }
             Opcode::Add
@@ -212,7 +212,7 @@ impl FnBuilder<'_, '_> {
     fn float_setp(&mut self, ins: &Instruction, fmt: FloatFmt) -> Option<()> {
         let (ftz, _) = self.float_flags(ins, fmt)?;
         let set_true: Option<i64> = if ins.opcode == Opcode::Set {
-            match ins.types().first() {
+            match ins.type_mods().next() {
                 Some(ast::Type::F32) => Some(0x3f80_0000),
                 Some(ast::Type::U32 | ast::Type::S32 | ast::Type::B32) => Some(-1),
                 _ => return self.unsupported(ins, "set writes .u32, .s32 or .f32"),
@@ -337,7 +337,7 @@ impl FnBuilder<'_, '_> {
 
     /// `cvt` with a float on either side (seed 6.5, Tables 17 and 18).
     fn float_cvt(&mut self, ins: &Instruction) -> Option<()> {
-        let types = ins.types();
+        let types: smallvec::SmallVec<[_; 4]> = ins.type_mods().collect();
         let (dt, st) = match types[..] {
             [d, s] => (d, s),
             [d] => (d, d),
