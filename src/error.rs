@@ -273,16 +273,11 @@ mod tests {
             v
         };
         let alphabet = [b'\n', 0x0b, 0x8a, 0x09, b'a', 0x00, 0xff];
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut rng = crate::verify::Rng::new(0x2545_f491_4f6c_dd1d);
         for len in 0..40 {
             for _ in 0..200 {
                 let text: Vec<u8> = (0..len)
-                    .map(|_| {
-                        seed ^= seed << 13;
-                        seed ^= seed >> 7;
-                        seed ^= seed << 17;
-                        alphabet[(seed % alphabet.len() as u64) as usize]
-                    })
+                    .map(|_| alphabet[rng.below(alphabet.len() as u64) as usize])
                     .collect();
                 assert_eq!(line_starts(&text), by_bytes(&text), "{text:?}");
             }

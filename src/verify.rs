@@ -466,6 +466,17 @@ fn verify_launch(
             let mut launch = launch.clone();
             launch.global.extend(module_globals.clone());
             let launch = &launch;
+            // A mismatch with no instruction to name as the writer of a wrong byte.
+            let unattributed = |what: String| {
+                Outcome::Mismatch(Box::new(Mismatch {
+                    side,
+                    seed,
+                    inputs: summary(launch, f, &pointers),
+                    what,
+                    writer: None,
+                    ptx_line: None,
+                }))
+            };
             let start = std::time::Instant::now();
             let got = sim::run_counted(code, info, launch);
             let reference = match (&reference, got) {
@@ -484,14 +495,7 @@ fn verify_launch(
                             "the reference traps ({trap}); {side}'s code faults instead: {e}"
                         ),
                     };
-                    verdict.outcome = Outcome::Mismatch(Box::new(Mismatch {
-                        side,
-                        seed,
-                        inputs: summary(launch, f, &pointers),
-                        what,
-                        writer: None,
-                        ptx_line: None,
-                    }));
+                    verdict.outcome = unattributed(what);
                     return verdict;
                 }
             };
@@ -559,14 +563,7 @@ fn verify_launch(
                         return verdict;
                     }
                     Err(SliceCheck::Missed(what)) => {
-                        verdict.outcome = Outcome::Mismatch(Box::new(Mismatch {
-                            side,
-                            seed,
-                            inputs: summary(launch, f, &pointers),
-                            what,
-                            writer: None,
-                            ptx_line: None,
-                        }));
+                        verdict.outcome = unattributed(what);
                         return verdict;
                     }
                 }

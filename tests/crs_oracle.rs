@@ -30,10 +30,7 @@ fn crs_stack_size_matches_ptxas() {
     let Some(oracle) = Oracle::for_test("crs_stack_size_matches_ptxas") else {
         return;
     };
-    let files: Vec<_> = common::corpus()
-        .into_iter()
-        .filter(|f| f.plan != common::Plan::Fails)
-        .collect();
+    let files = common::ptxas_corpus();
     let cubins = common::par_map(&files, |f| {
         common::ptxas_cached(&oracle, &f.ptx_for_ptxas, "sm_50")
     });

@@ -23,10 +23,7 @@ fn listings_match_cuobjdump_on_the_corpus() {
     let Some(oracle) = Oracle::for_test("listings_match_cuobjdump_on_the_corpus") else {
         return;
     };
-    let files: Vec<_> = common::corpus()
-        .into_iter()
-        .filter(|f| f.plan != common::Plan::Fails)
-        .collect();
+    let files = common::ptxas_corpus();
     let results = common::par_map(&files, |f| {
         let cubin = common::ptxas_cached(&oracle, &f.ptx_for_ptxas, "sm_50")
             .map_err(|e| format!("{}: ptxas: {e}", f.name))?;

@@ -37,10 +37,7 @@ struct Kernel {
 /// ptxas's kernels for every corpus file it compiles (up to `MAX_INSTS` instructions), with
 /// the count of kernels skipped because a word does not decode with our ISA description.
 fn ptxas_kernels(oracle: &Oracle) -> (Vec<Kernel>, usize) {
-    let files: Vec<_> = common::corpus()
-        .into_iter()
-        .filter(|f| f.plan != common::Plan::Fails)
-        .collect();
+    let files = common::ptxas_corpus();
     let cubins = common::par_map(&files, |f| {
         common::ptxas_cached(oracle, &f.ptx_for_ptxas, "sm_50").map(|c| (f.name.clone(), c))
     });
@@ -326,10 +323,7 @@ fn static_cycles_ours_vs_ptxas() {
     };
     use leafold::driver::{compile, Emit, Options};
     use leafold::sm50::sched::cost::kernel_cycles;
-    let files: Vec<_> = common::corpus()
-        .into_iter()
-        .filter(|f| f.plan != common::Plan::Fails)
-        .collect();
+    let files = common::ptxas_corpus();
     let mut ratios = Vec::new();
     let mut inst_ratios = Vec::new();
     // Instructions reading two source registers from one bank (reuse flags not considered),

@@ -322,13 +322,26 @@ impl<I: MachInst> VCode<I> {
                 }
             }
         }
-        let mut vc = VCode {
+        Ok(Self::underived(insts, vregs, params, succs, ranges))
+    }
+
+    /// The code from its flat parts, regalloc2's views not derived yet (no checks: the
+    /// callers' duty).
+    fn underived(
+        insts: Vec<I>,
+        vregs: Vec<RegKind>,
+        params: Vec<Vec<VReg>>,
+        succs: Vec<Vec<(BlockId, Vec<VReg>)>>,
+        ranges: Vec<(u32, u32)>,
+    ) -> Self {
+        let classes = vregs.iter().map(|k| ra_class(*k)).collect();
+        VCode {
             insts,
             vregs,
             params,
             succs,
             ranges,
-            classes: Vec::new(),
+            classes,
             slot_words: [1, 2, 4],
             ra_ops: Vec::new(),
             ra_op_start: Vec::new(),
@@ -339,9 +352,7 @@ impl<I: MachInst> VCode<I> {
             ra_args: Vec::new(),
             terms: Vec::new(),
             derived: false,
-        };
-        vc.classes = vc.vregs.iter().map(|k| ra_class(*k)).collect();
-        Ok(vc)
+        }
     }
 
     /// Derive the regalloc2 views unless they are current.
@@ -406,25 +417,7 @@ impl<I: MachInst> VCode<I> {
         succs: Vec<Vec<(BlockId, Vec<VReg>)>>,
         ranges: Vec<(u32, u32)>,
     ) -> Result<Self, String> {
-        let classes = vregs.iter().map(|k| ra_class(*k)).collect();
-        let vc = VCode {
-            insts,
-            vregs,
-            params,
-            succs,
-            ranges,
-            classes,
-            slot_words: [1, 2, 4],
-            ra_ops: Vec::new(),
-            ra_op_start: Vec::new(),
-            ra_clobbers: Vec::new(),
-            ra_params: Vec::new(),
-            ra_succs: Vec::new(),
-            ra_preds: Vec::new(),
-            ra_args: Vec::new(),
-            terms: Vec::new(),
-            derived: false,
-        };
+        let vc = Self::underived(insts, vregs, params, succs, ranges);
         if cfg!(debug_assertions) {
             let (blocks, vregs) = vc.into_blocks();
             return Self::from_blocks_underived(blocks, vregs);

@@ -383,6 +383,11 @@ mod tests {
             .fold(Inst::new(form), |i, &(f, v)| i.with(f, v))
     }
 
+    /// The positions a slice marks.
+    fn members(s: &[bool]) -> Vec<usize> {
+        (0..s.len()).filter(|&k| s[k]).collect()
+    }
+
     /// IADD R2 <- R0 (tid) + c; SHL R3 <- R2; LDS [R3]; an FADD on the loaded value and an
     /// unrelated IADD are not in the slice.
     #[test]
@@ -494,9 +499,7 @@ mod tests {
         targets[0] = Some(4);
         targets[1] = Some(10);
         targets[6] = Some(8);
-        let s = address_slice(&insts, &targets);
-        let members: Vec<usize> = (0..insts.len()).filter(|&k| s[k]).collect();
-        assert_eq!(members, [2, 5, 10]);
+        assert_eq!(members(&address_slice(&insts, &targets)), [2, 5, 10]);
     }
 
     /// A subroutine called from two places returns to the call it came from: R2 is set to
@@ -520,9 +523,7 @@ mod tests {
         let mut targets = vec![None; insts.len()];
         targets[1] = Some(6);
         targets[4] = Some(6);
-        let s = address_slice(&insts, &targets);
-        let members: Vec<usize> = (0..insts.len()).filter(|&k| s[k]).collect();
-        assert_eq!(members, [0]);
+        assert_eq!(members(&address_slice(&insts, &targets)), [0]);
     }
 
     /// `@P0 IADD32I R2.CC` then `@P0 IADD.X R3`: the carry the `.X` reads is the one its own
@@ -566,9 +567,7 @@ mod tests {
             /* 4 */ r(Form::EXIT, &[]),
         ];
         let targets = vec![None; insts.len()];
-        let s = address_slice(&insts, &targets);
-        let members: Vec<usize> = (0..insts.len()).filter(|&k| s[k]).collect();
-        assert_eq!(members, [1, 2]);
+        assert_eq!(members(&address_slice(&insts, &targets)), [1, 2]);
     }
 
     /// Random control flow (branches, `SSY`/`SYNC`, `PBK`/`BRK`, `CAL`/`RET` with random
@@ -576,13 +575,8 @@ mod tests {
     /// write something; whatever the token walk cannot follow falls back to the plain graph.
     #[test]
     fn random_control_flow_is_handled() {
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut next = |m: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % m
-        };
+        let mut rng = crate::verify::Rng::new(0x2545_f491_4f6c_dd1d);
+        let mut next = |m: u64| rng.below(m);
         for _ in 0..300 {
             let n = 2 + next(40) as usize;
             let mut insts = Vec::new();

@@ -35,6 +35,15 @@ pub struct CorpusFile {
     pub texture: bool,
 }
 
+/// The corpus files ptxas 11.8 compiles for sm_50 (as they are, or after the rewrite), in
+/// manifest order.
+pub fn ptxas_corpus() -> Vec<CorpusFile> {
+    corpus()
+        .into_iter()
+        .filter(|f| f.plan != Plan::Fails)
+        .collect()
+}
+
 /// Every corpus file with its manifest verdict, in manifest order.
 pub fn corpus() -> Vec<CorpusFile> {
     let text = std::fs::read_to_string("tests/data/corpus/MANIFEST.md").unwrap();
