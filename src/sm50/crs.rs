@@ -71,9 +71,10 @@
 //! stack deeper than [`MAX_TOKENS`] (only recursion makes one) is an error. Over the corpus the
 //! walk adds about 10 ms to the 0.85 s of compiling every file (`--time-passes`, "other").
 
-use super::sched::check::decode_text;
-use super::{Field, Inst};
+use super::sched::check::{decode_text, may_skip};
+use super::Inst;
 use rustc_hash::FxHashMap;
+use smallvec::SmallVec;
 use std::collections::hash_map::Entry;
 
 /// Bytes per stack unit in `EIATTR_CRS_STACK_SIZE`.
@@ -88,7 +89,7 @@ pub const MAX_TOKENS: usize = 4096;
 const MAX_STATES: usize = 1 << 20;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-enum Kind {
+pub(crate) enum Kind {
     Ssy,
     Pbk,
     Cal,
@@ -111,11 +112,33 @@ struct Token {
     splits: u32,
 }
 
-/// The units of the deepest path through `insts` (from index 0) with branch targets
-/// `targets` (instruction indices, as [`decode_text`] gives them).
-pub fn max_units(insts: &[Inst], targets: &[Option<usize>]) -> Result<u32, String> {
+/// How one instruction moves a warp along and changes its tokens (the machine of the module
+/// essay): what this module's walk follows, and `sm50::slice`'s dataflow graph too.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Move {
+    /// Go on at `to` with the same tokens. `split`: the lanes that go there left others
+    /// behind (a guarded branch taken; a guarded `SYNC`/`BRK` not taken).
+    Go { to: usize, split: bool },
+    /// Push a token of `kind` that resumes at `resume`, and go on at `to`.
+    Push {
+        to: usize,
+        kind: Kind,
+        resume: usize,
+    },
+    /// End at the innermost token of `kind`: go on where it resumes, with the tokens below it.
+    Pop(Kind),
+}
+
+/// The moves of instruction `k` (branch targets as instruction indices). A fall-through may
+/// be `insts.len()` (off the end); a branch out of the code or indirect control flow is an
+/// error.
+pub(crate) fn moves(
+    insts: &[Inst],
+    targets: &[Option<usize>],
+    k: usize,
+) -> Result<SmallVec<[Move; 2]>, String> {
     let n = insts.len();
-    let target = |k: usize| -> Result<usize, String> {
+    let target = || -> Result<usize, String> {
         targets
             .get(k)
             .copied()
@@ -123,16 +146,61 @@ pub fn max_units(insts: &[Inst], targets: &[Option<usize>]) -> Result<u32, Strin
             .filter(|&t| t < n)
             .ok_or_else(|| format!("instruction {k} branches out of the code"))
     };
-    let guarded = |i: &Inst| {
-        let pg = i.get(Field::Pg).unwrap_or(7);
-        let pgn = i.get(Field::Pgn).unwrap_or(0);
-        let cc = if i.info().class == "BRA" {
-            i.get(Field::Cc).unwrap_or(15)
-        } else {
-            15
-        };
-        pg != 7 || pgn != 0 || cc != 15
-    };
+    let g = may_skip(&insts[k]);
+    let go = |to: usize, split: bool| Move::Go { to, split };
+    let mut v = SmallVec::new();
+    match insts[k].info().class {
+        c @ ("SSY" | "PBK") => {
+            let kind = if c == "SSY" { Kind::Ssy } else { Kind::Pbk };
+            v.push(Move::Push {
+                to: k + 1,
+                kind,
+                resume: target()?,
+            });
+        }
+        "CAL" => v.push(Move::Push {
+            to: target()?,
+            kind: Kind::Cal,
+            resume: k + 1,
+        }),
+        c @ ("SYNC" | "BRK" | "RET") => {
+            v.push(Move::Pop(match c {
+                "SYNC" => Kind::Ssy,
+                "BRK" => Kind::Pbk,
+                _ => Kind::Cal,
+            }));
+            if g {
+                v.push(go(k + 1, c != "RET"));
+            }
+        }
+        "EXIT" => {
+            if g {
+                v.push(go(k + 1, false));
+            }
+        }
+        "BRA" => {
+            let t = target()?;
+            if g {
+                v.push(go(k + 1, false));
+                v.push(go(t, true));
+            } else {
+                v.push(go(t, false));
+            }
+        }
+        c @ ("BRX" | "JCAL" | "PRET" | "JMX" | "JMP") => {
+            return Err(format!(
+                "{c} at instruction {k}: the CRS stack of indirect control flow is not bounded here"
+            ));
+        }
+        _ => v.push(go(k + 1, false)),
+    }
+    Ok(v)
+}
+
+/// The units of the deepest path through `insts` (from index 0) with branch targets
+/// `targets` (instruction indices, as [`decode_text`] gives them).
+pub fn max_units(insts: &[Inst], targets: &[Option<usize>]) -> Result<u32, String> {
+    let n = insts.len();
     // Only control transfers change the state: a walk that reaches any other instruction
     // goes on at the next control transfer after it (or off the end, `n`).
     const CONTROL: &[&str] = &[
@@ -199,58 +267,39 @@ pub fn max_units(insts: &[Inst], targets: &[Option<usize>]) -> Result<u32, Strin
         let tokens: u32 = stack.iter().map(|t| t.kind.units()).sum();
         let unscoped = splits > 0 && !stack.iter().any(|t| t.kind != Kind::Cal);
         best = best.max(tokens + splits + u32::from(unscoped));
-        let i = &insts[k];
-        let g = guarded(i);
         let split = (splits + 1).min(MAX_SPLITS);
-        let push = |kind: Kind, resume: usize| {
-            let mut s = stack.clone();
-            s.push(Token {
-                kind,
-                resume,
-                splits,
-            });
-            s
-        };
-        match classes[k] {
-            "SSY" => work.push((k + 1, push(Kind::Ssy, target(k)?), splits)),
-            "PBK" => work.push((k + 1, push(Kind::Pbk, target(k)?), splits)),
-            "CAL" => work.push((target(k)?, push(Kind::Cal, k + 1), splits)),
-            c @ ("SYNC" | "BRK" | "RET") => {
-                let kind = match c {
-                    "SYNC" => Kind::Ssy,
-                    "BRK" => Kind::Pbk,
-                    _ => Kind::Cal,
-                };
-                let Some(j) = stack.iter().rposition(|t| t.kind == kind) else {
-                    return Err(format!("{c} at instruction {k} has no open token to end"));
-                };
-                let t = stack[j];
-                work.push((t.resume, stack[..j].to_vec(), t.splits));
-                if g {
-                    let after = if c == "RET" { splits } else { split };
-                    work.push((k + 1, stack, after));
+        let mut moves = moves(insts, targets, k)?.into_iter().peekable();
+        while let Some(m) = moves.next() {
+            // The last move takes the token stack over; the others copy it.
+            let tokens = if moves.peek().is_some() {
+                stack.clone()
+            } else {
+                std::mem::take(&mut stack)
+            };
+            match m {
+                Move::Go { to, split: s } => {
+                    work.push((to, tokens, if s { split } else { splits }))
+                }
+                Move::Push { to, kind, resume } => {
+                    let mut tokens = tokens;
+                    tokens.push(Token {
+                        kind,
+                        resume,
+                        splits,
+                    });
+                    work.push((to, tokens, splits));
+                }
+                Move::Pop(kind) => {
+                    let Some(j) = tokens.iter().rposition(|t| t.kind == kind) else {
+                        return Err(format!(
+                            "{} at instruction {k} has no open token to end",
+                            classes[k]
+                        ));
+                    };
+                    let t = tokens[j];
+                    work.push((t.resume, tokens[..j].to_vec(), t.splits));
                 }
             }
-            "EXIT" => {
-                if g {
-                    work.push((k + 1, stack, splits));
-                }
-            }
-            "BRA" => {
-                let t = target(k)?;
-                if g {
-                    work.push((k + 1, stack.clone(), splits));
-                    work.push((t, stack, split));
-                } else {
-                    work.push((t, stack, splits));
-                }
-            }
-            c @ ("BRX" | "JCAL" | "PRET" | "JMX" | "JMP") => {
-                return Err(format!(
-                    "{c} at instruction {k}: the CRS stack of indirect control flow is not bounded here"
-                ));
-            }
-            _ => work.push((k + 1, stack, splits)),
         }
     }
     Ok(best)
@@ -274,6 +323,7 @@ pub fn record(insts: &[Inst], targets: &[Option<usize>]) -> Result<Option<u32>, 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sm50::Field;
     use crate::sm50::Form;
 
     /// A tiny assembler for the cases below: instructions by class, targets by index.

@@ -54,6 +54,7 @@
 //! [`address_slice_arith`] counts slice members other than those sources: the integer
 //! instructions that do arithmetic on the way to an address.
 
+use super::crs::{self, Move};
 use super::sched::check::successors;
 use super::sched::{access, Res, NUM_RES, PRED};
 use super::{Field, Inst};
@@ -219,12 +220,8 @@ struct Want {
     guard: Guard,
 }
 
-/// A token on the CRS stack: its kind (0 `SSY`, 1 `PBK`, 2 `CAL`) and where the matching
-/// `SYNC`, `BRK` or `RET` goes.
-type Token = (u8, u32);
-const SSY: u8 = 0;
-const PBK: u8 = 1;
-const CAL: u8 = 2;
+/// A token on the CRS stack: its kind and where the matching `SYNC`, `BRK` or `RET` goes.
+type Token = (crs::Kind, u32);
 
 /// The control-flow graph the walk follows. Nodes are instructions, each paired with the
 /// CRS token stack it runs under ([`Graph::with_tokens`]); `pos` gives a node's instruction
@@ -271,7 +268,6 @@ impl Graph {
         if n == 0 {
             return None;
         }
-        let target = |k: usize| targets.get(k).copied().flatten().filter(|&t| t < n);
         let mut stacks: Vec<Vec<Token>> = vec![Vec::new()];
         let mut stack_ids: FxHashMap<Vec<Token>, usize> = FxHashMap::default();
         stack_ids.insert(Vec::new(), 0);
@@ -284,44 +280,33 @@ impl Graph {
         while let Some(node) = work.pop() {
             let k = pos[node];
             let stack = &stacks[stack_of[node]];
-            let inst = &insts[k];
-            let class = inst.info().class;
-            let guarded = guard_of(inst).is_some()
-                || (inst.form == crate::sm50::Form::BRA && inst.get(Field::Cc).unwrap_or(15) != 15);
-            let mut next: Vec<(usize, Vec<Token>)> = Vec::new();
-            let pop_to = |kind: u8| -> Option<(usize, Vec<Token>)> {
-                let at = stack.iter().rposition(|t| t.0 == kind)?;
-                Some((stack[at].1 as usize, stack[..at].to_vec()))
-            };
-            let ends = matches!(class, "BRA" | "EXIT" | "RET" | "SYNC" | "BRK");
-            if !ends || guarded {
-                if k + 1 < n {
-                    next.push((k + 1, stack.clone()));
-                } else if !matches!(class, "EXIT" | "BRA") {
-                    return None; // falls off the end of the code
-                }
+            let class = insts[k].info().class;
+            // `crs::moves` walks `PCNT`/`CONT` as plain instructions (the CRS record need not
+            // follow a `CONT`'s jump); dataflow must, and cannot.
+            if matches!(class, "PCNT" | "CONT") {
+                return None;
             }
-            match class {
-                "SSY" | "PBK" => {
-                    let mut s = stack.clone();
-                    s.push((if class == "SSY" { SSY } else { PBK }, target(k)? as u32));
-                    // a guarded push may not happen: then the plain successor stays
-                    if !guarded {
-                        next.clear();
+            let mut next: Vec<(usize, Vec<Token>)> = Vec::new();
+            for m in crs::moves(insts, targets, k).ok()? {
+                match m {
+                    // A guarded `EXIT` or `BRA` may end the code; anything else falling off
+                    // the end is not code the walk can follow.
+                    Move::Go { to, .. } if to >= n => {
+                        if !matches!(class, "EXIT" | "BRA") {
+                            return None;
+                        }
                     }
-                    next.push((k + 1, s));
+                    Move::Go { to, .. } => next.push((to, stack.clone())),
+                    Move::Push { to, kind, resume } => {
+                        let mut s = stack.clone();
+                        s.push((kind, resume as u32));
+                        next.push((to, s));
+                    }
+                    Move::Pop(kind) => {
+                        let at = stack.iter().rposition(|t| t.0 == kind)?;
+                        next.push((stack[at].1 as usize, stack[..at].to_vec()));
+                    }
                 }
-                "CAL" => {
-                    let mut s = stack.clone();
-                    s.push((CAL, (k + 1) as u32));
-                    next = vec![(target(k)?, s)];
-                }
-                "BRA" => next.push((target(k)?, stack.clone())),
-                "SYNC" => next.push(pop_to(SSY)?),
-                "BRK" => next.push(pop_to(PBK)?),
-                "RET" => next.push(pop_to(CAL)?),
-                "BRX" | "JCAL" | "PRET" | "PCNT" | "CONT" | "JMP" | "JMX" => return None,
-                _ => {}
             }
             for (t, s) in next {
                 if t >= n || s.len() > MAX_DEPTH {

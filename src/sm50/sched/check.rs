@@ -401,22 +401,25 @@ fn res_name(r: Res) -> String {
     }
 }
 
+/// Whether `inst` may not take effect in some lanes: a guard other than `PT`, or a `BRA` on a
+/// condition-code test. (For control flow, such an instruction also falls through.)
+pub(crate) fn may_skip(inst: &Inst) -> bool {
+    let pg = inst.get(Field::Pg).unwrap_or(7);
+    let pgn = inst.get(Field::Pgn).unwrap_or(0);
+    let cc = if inst.form == Form::BRA {
+        inst.get(Field::Cc).unwrap_or(15)
+    } else {
+        15
+    };
+    !(pg == 7 && pgn == 0) || cc != 15
+}
+
 /// The successors of each instruction, and whether it is reachable code at all.
 pub(crate) fn successors(insts: &[Inst], targets: &[Option<usize>]) -> Vec<Vec<usize>> {
     let n = insts.len();
     let target = |k: usize| targets.get(k).copied().flatten().filter(|&t| t < n);
     let class = |k: usize| insts[k].info().class;
-    let guarded = |k: usize| {
-        let i = &insts[k];
-        let pg = i.get(Field::Pg).unwrap_or(7);
-        let pgn = i.get(Field::Pgn).unwrap_or(0);
-        let cc = if i.form == Form::BRA {
-            i.get(Field::Cc).unwrap_or(15)
-        } else {
-            15
-        };
-        !(pg == 7 && pgn == 0) || cc != 15
-    };
+    let guarded = |k: usize| may_skip(&insts[k]);
     // The reconvergence point of a SYNC (BRK): the target of the innermost SSY (PBK) before
     // it whose target lies after it (ptxas's code is structured so); every such target when
     // none encloses it.
