@@ -28,8 +28,15 @@
 //! body. `--explain` ([`Options::explain`]) prints the listing with those lines and each LEA
 //! chain's address expression; [`Output::pass_times`] times each stage.
 //!
+//! Kernels compile in parallel (rayon, on the caller's pool: `-j` in the command): each
+//! kernel's IR leaves the module, is simplified, lowered, allocated and laid out on its own
+//! (`compile_kernel` reads nothing another kernel writes), and its IR is freed when it is
+//! done. Results are put together in module order, so every output byte is the same whatever
+//! the thread count. To keep peak memory near the one-thread figure, the kernels in flight
+//! at once total at most `PARALLEL_IR_BUDGET` IR instructions.
+//!
 //! Invariants: nothing here panics on user input; the cubin is produced only when every
-//! requested kernel compiled.
+//! requested kernel compiled; the output does not depend on the number of threads.
 
 use std::fmt::Write as _;
 
@@ -218,7 +225,8 @@ pub struct Output {
     /// The annotated listing (empty unless [`Options::explain`]).
     pub explain: String,
     /// Seconds spent in each stage, summed over the kernels, in pipeline order
-    /// (`--time-passes`).
+    /// (`--time-passes`). Kernels compiled in parallel each count their own time, so the
+    /// total can exceed the wall time.
     pub pass_times: PassTimes,
 }
 
@@ -227,6 +235,16 @@ pub struct Output {
 pub struct PassTimes(pub Vec<(&'static str, f64)>);
 
 impl PassTimes {
+    /// Add every stage of `other` (a kernel's) to this one's.
+    fn add(&mut self, other: &PassTimes) {
+        for &(name, secs) in &other.0 {
+            match self.0.iter_mut().find(|(n, _)| *n == name) {
+                Some((_, s)) => *s += secs,
+                None => self.0.push((name, secs)),
+            }
+        }
+    }
+
     /// Add the time since `*t` to stage `name` and restart `*t`.
     fn lap(&mut self, name: &'static str, t: &mut std::time::Instant) {
         let now = std::time::Instant::now();
@@ -290,35 +308,23 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
     // large file) goes before lowering starts.
     let facts = AstFacts::of(&ast);
     drop(ast);
-    // Constant folding and identities (`ir::simplify`): lowering, and `--emit ir`, see the
-    // simplified kernels; `verify` runs the reference on the unsimplified ones.
-    // Only the kernels that will be compiled (`-e`); debug builds verify each result.
+    // The kernels to compile (`-e`: the named ones) leave the module: each is simplified
+    // and compiled on its own (see `compile_kernel`), and its IR goes when it is done. No
+    // later stage looks at the module's other functions.
     let mut module = module;
     let mut functions = std::mem::take(&mut module.functions);
-    for f in &mut functions {
-        if !opts.entries.is_empty() && !opts.entries.contains(&f.name) {
-            continue;
-        }
-        ir::simplify::simplify(f);
-        if cfg!(debug_assertions) {
-            if let Err(e) = ir::verify_in_module(&module, f) {
-                let msg = e.iter().map(|e| e.to_string()).collect::<Vec<_>>();
-                return Err(Diagnostics(vec![Diagnostic::error(
-                    &file,
-                    facts.span(&f.name),
-                    format!(
-                        "internal error: the simplified IR does not verify: {}",
-                        msg.join("; ")
-                    ),
-                )]));
-            }
-        }
+    if let Some(missing) = opts
+        .entries
+        .iter()
+        .find(|e| !functions.iter().any(|f| &f.name == *e))
+    {
+        return Err(Diagnostics(vec![Diagnostic::error(
+            &file,
+            Span::new(0, 0),
+            format!("entry function '{missing}' (-e/--entry) is not defined in this module"),
+        )]));
     }
-    module.functions = functions;
-    times.lap("simplify", &mut t);
-    let err = |kernel: &str, msg: String| {
-        Diagnostics(vec![Diagnostic::error(&file, facts.span(kernel), msg)])
-    };
+    functions.retain(|f| opts.entries.is_empty() || opts.entries.contains(&f.name));
     let (mut global_data, global_init) = global_memory(&module);
     let gmem = global_data.as_ref().map_or(0, |g| g.size);
 
@@ -342,221 +348,60 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
         explain: String::new(),
         pass_times: PassTimes::default(),
     };
-    if let Some(missing) = opts
-        .entries
-        .iter()
-        .find(|e| !module.functions.iter().any(|f| &f.name == *e))
-    {
-        return Err(Diagnostics(vec![Diagnostic::error(
-            &file,
-            Span::new(0, 0),
-            format!("entry function '{missing}' (-e/--entry) is not defined in this module"),
-        )]));
-    }
-    let mut specs = Vec::new();
-    for f in &module.functions {
-        let name = f.name.as_str();
-        if !opts.entries.is_empty() && !opts.entries.iter().any(|e| e == name) {
-            continue;
+    times.lap("other", &mut t);
+    // Kernels compile independently, in parallel on rayon's current pool (one thread under
+    // `-j 1`); each result lands in module order, so the output does not depend on the
+    // thread count, and the first kernel (in module order) that fails is the error reported.
+    // Each kernel in flight holds its own working set (about 1 KB per IR instruction), so
+    // kernels go in consecutive groups of at most `PARALLEL_IR_BUDGET` instructions (a larger
+    // kernel alone): memory stays near the one-thread figure whatever the thread count.
+    let shared = KernelInputs {
+        module: &module,
+        file: &file,
+        facts: &facts,
+        opts,
+        lower_opts,
+        max_regs,
+    };
+    let mut results: Vec<CompiledKernel> = Vec::with_capacity(functions.len());
+    let mut rest = functions.into_iter().peekable();
+    while let Some(first) = rest.next() {
+        let mut size = first.insts.len();
+        let mut group = vec![first];
+        while let Some(f) = rest.next_if(|f| size + f.insts.len() <= PARALLEL_IR_BUDGET) {
+            size += f.insts.len();
+            group.push(f);
         }
-        if opts.emit == Emit::Ir {
-            let _ = writeln!(out.text, "{f}");
-        }
-        let local_data = lower::local_size(&module, f).next_multiple_of(16);
-        let alloc_opts = AllocOptions {
-            max_regs: max_regs as u8,
-            checker: cfg!(debug_assertions),
-            // Spill slots go after the kernel's `.local` data, both addressed from R1.
-            spill_base: local_data,
-        };
-        times.lap("other", &mut t);
-        // `ir::build` verified every function it returned.
-        // Lower and allocate the kernel: (fold statistics, literal pool, the `--emit vcode`
-        // text, the allocation, whether it calls a subroutine).
-        type Compiled = (
-            FoldStats,
-            Vec<u8>,
-            String,
-            machinst::Allocated<lower::Sm50Inst>,
-            bool,
-        );
-        let lower_and_allocate = |lower_opts: &LowerOptions,
-                                  times: &mut PassTimes,
-                                  t: &mut std::time::Instant|
-         -> Result<Compiled, Diagnostics> {
-            let lower::Lowered {
-                vcode,
-                fold,
-                constant2,
-            } = lower::lower_verified_stats(&module, f, lower_opts)
-                .map_err(|e| err(name, format!("cannot compile kernel `{name}`: {e}")))?;
-            times.lap("lower", t);
-            let text = if opts.emit == Emit::Vcode {
-                format!("kernel {name}:\n{vcode}\n")
-            } else {
-                String::new()
-            };
-            let calls = vcode.has_clobbers();
-            let alloc = machinst::allocate_owned(vcode, &alloc_opts).map_err(|e| {
-                err(
-                    name,
-                    format!("register allocation failed for kernel `{name}`: {e}"),
-                )
-            })?;
-            times.lap("regalloc", t);
-            Ok((fold, constant2, text, alloc, calls))
-        };
-        // The slow-path subroutine pins 14 registers (`lower::select::fdiv`): where that makes
-        // a kernel spill, the inline division may spill less; keep whichever spills less. And
-        // where those registers do not fit under `--maxrregcount`, the inline code may.
-        let inline = LowerOptions {
-            no_subroutines: true,
-            ..lower_opts
-        };
-        let mut compiled = match lower_and_allocate(&lower_opts, &mut times, &mut t) {
-            Ok(x) => x,
-            Err(e) if !lower_opts.no_subroutines => {
-                lower_and_allocate(&inline, &mut times, &mut t).map_err(|_| e)?
-            }
-            Err(e) => return Err(e),
-        };
-        if compiled.3.spill_bytes > 0 && compiled.4 {
-            let other = lower_and_allocate(&inline, &mut times, &mut t)?;
-            if other.3.spill_bytes < compiled.3.spill_bytes {
-                compiled = other;
-            }
-        }
-        let (mut fold, constant2, vtext, alloc, _) = compiled;
-        out.text.push_str(&vtext);
-        if opts.emit == Emit::Alloc {
-            let _ = writeln!(out.text, "kernel {name}:\n{alloc}");
-        }
-        let frame = if alloc.spill_bytes == 0 && local_data == 0 {
-            0
+        let done: Vec<Result<CompiledKernel, Diagnostics>> = if group.len() > 1 {
+            use rayon::prelude::*;
+            group
+                .into_par_iter()
+                .map(|f| compile_kernel(&shared, f))
+                .collect()
         } else {
-            (local_data + alloc.spill_bytes).next_multiple_of(8)
+            group
+                .into_iter()
+                .map(|f| compile_kernel(&shared, f))
+                .collect()
         };
-        let lower::Emitted {
-            mut code,
-            relocs,
-            srclocs,
-            notes,
-            reconvergence_error,
-        } = lower::emit_all_with(
-            &alloc,
-            &lower::EmitOptions {
-                reconverge: !opts.no_reconvergence,
-                if_convert: !opts.no_ifconv,
-            },
-        );
-        if let Some(why) = reconvergence_error {
-            return Err(err(name, format!("cannot compile kernel `{name}`: {why}")));
+        for r in done {
+            results.push(r?);
         }
-        // Fewer same-bank source pairs: a register renaming that keeps every dependency.
-        crate::sm50::banks::avoid_conflicts(&mut code, alloc.num_regs);
-        times.lap("emit", &mut t);
-        let body = body_from_lowered(inject(code, opts.debug_inject), frame)
-            .map_err(|e| err(name, format!("internal error in kernel `{name}`: {e}")))?;
-        let laid = layout(&body, opts.sched)
-            .map_err(|e| err(name, format!("internal error laying out `{name}`: {e}")))?;
-        times.lap("schedule", &mut t);
-        if opts.sass_listing || opts.emit == Emit::Sass {
-            let _ = writeln!(out.sass, "\t\tFunction : {name}");
-            laid.listing_to(&mut out.sass);
-            out.sass.push('\n');
-        }
-        // Code index k is body index k (+1 after the frame adjustment), and the layout puts
-        // its prologue first: index k + 1 (+1) before scheduling; `moved` says where list
-        // scheduling placed it.
-        let shift = 1 + usize::from(frame > 0);
-        let placed_at = |k: usize| laid.moved.get(k + shift).copied();
-        let mut src_lines = vec![None; laid.placed.len()];
-        for (k, loc) in srclocs.iter().enumerate() {
-            if let Some(l) = placed_at(k).and_then(|m| src_lines.get_mut(m)) {
-                *l = loc.ptx_line();
-            }
-        }
-        if opts.explain {
-            let mut placed_notes: Vec<(usize, Box<str>)> = notes
-                .iter()
-                .filter_map(|(k, t)| placed_at(*k).map(|m| (m, t.clone())))
-                .collect();
-            placed_notes.sort_by_key(|n| n.0);
-            explain_kernel(
-                &mut out.explain,
-                name,
-                &laid,
-                &src_lines,
-                &placed_notes,
-                0,
-                &file,
-            );
-        }
-        times.lap("listing", &mut t);
-
-        let params: Vec<ParamSpec> = f
-            .params
-            .iter()
-            .map(|p| ParamSpec {
-                offset: p.offset.min(u32::from(u16::MAX)) as u16,
-                size: p.size,
-                // `.ptr` parameter attributes are not recorded in the IR yet.
-                pointee: 0,
-            })
-            .collect();
-        let visible = facts.visible(name);
-        let mut k = KernelSpec::new(name, laid.code.clone(), alloc.num_regs);
-        k.visible = visible;
-        k.params = params;
-        let shared = module.shared_layout(f);
-        k.shared = shared
-            .section
-            .then_some((u64::from(shared.size), u64::from(shared.align)));
-        k.constant2 = (!constant2.is_empty()).then_some(constant2);
-        k.frame_size = frame;
-        k.min_stack_size = frame;
-        k.max_reg_count = max_regs as u16;
-        k.exit_offsets = laid.exit_offsets.clone();
-        k.s2r_ctaid_offsets = laid.s2r_ctaid_offsets.clone();
-        k.barriers = barrier_count(&laid);
-        // EIATTR_CRS_STACK_SIZE from the final code (sm50::crs): the driver sizes the
-        // per-warp SSY/PBK/CAL/divergence stack by it.
-        let insts: Vec<sm50::Inst> = laid.placed.iter().map(|p| p.inst).collect();
-        k.crs_stack_size = sm50::crs::record(&insts, &laid.targets)
-            .map_err(|e| err(name, format!("internal error in kernel `{name}`: {e}")))?;
-        for (at, r) in relocs {
-            let Some(p) = laid.moved.get(at + shift).and_then(|&m| laid.placed.get(m)) else {
-                return Err(err(
-                    name,
-                    format!("internal error: relocation past the code of `{name}`"),
-                ));
-            };
-            k.relocs.push(cubin::RelocSpec {
-                offset: p.addr,
-                symbol: module.vars[r.var].name.clone(),
-                rtype: match r.word {
-                    RelocWord::Lo => R_CUDA_ABS32_LO_20,
-                    RelocWord::Hi => R_CUDA_ABS32_HI_20,
-                    RelocWord::Abs32 => R_CUDA_ABS32_20,
-                },
-            });
-        }
-        out.kernels.push(KernelReport {
-            name: name.to_string(),
-            registers: alloc.num_regs,
-            instructions: live_instructions(&laid),
-            stack_frame: frame,
-            spill_store_bytes: spill_bytes(&laid, Form::STL, local_data),
-            spill_load_bytes: spill_bytes(&laid, Form::LDL, local_data),
-            cmem0: 0x140 + k.param_bytes(),
-            smem: u64::from(shared.size),
-            fold: {
-                fold.sass = lower::stats::count_sass(laid.placed.iter().map(|p| &p.inst));
-                fold
-            },
-            src_lines,
-        });
-        specs.push(k);
+    }
+    // Each kernel's texts move into the output's and go (the listings of a large file are
+    // megabytes: not two copies at once).
+    let total = |part: fn(&CompiledKernel) -> usize| results.iter().map(part).sum::<usize>();
+    out.text.reserve(total(|k| k.text.len()));
+    out.sass.reserve(total(|k| k.sass.len()));
+    out.explain.reserve(total(|k| k.explain.len()));
+    let mut specs = Vec::with_capacity(results.len());
+    for k in results {
+        out.text.push_str(&k.text);
+        out.sass.push_str(&k.sass);
+        out.explain.push_str(&k.explain);
+        times.add(&k.times);
+        out.kernels.push(k.report);
+        specs.push(k.spec);
     }
     if opts.emit == Emit::Sass {
         out.text = out.sass.clone();
@@ -584,6 +429,282 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
     }
     out.pass_times = times;
     Ok(out)
+}
+
+/// The most IR instructions (summed over kernels) compiled in parallel at once (see
+/// [`compile`]).
+const PARALLEL_IR_BUDGET: usize = 16_384;
+
+/// What every kernel's compile reads (shared by the threads compiling kernels).
+#[derive(Clone, Copy)]
+struct KernelInputs<'a> {
+    module: &'a ir::Module,
+    file: &'a std::sync::Arc<SourceFile>,
+    facts: &'a AstFacts,
+    opts: &'a Options,
+    lower_opts: LowerOptions,
+    max_regs: u32,
+}
+
+/// One kernel's share of the [`Output`].
+struct CompiledKernel {
+    /// Its `--emit vcode` / `--emit alloc` text.
+    text: String,
+    /// Its SASS listing (empty unless asked for).
+    sass: String,
+    /// Its `--explain` listing (empty unless asked for).
+    explain: String,
+    spec: KernelSpec,
+    report: KernelReport,
+    times: PassTimes,
+}
+
+/// Lower, allocate, emit and lay out kernel `f` (see [`compile`]); reads only `inputs`.
+fn compile_kernel(
+    inputs: &KernelInputs,
+    mut f: ir::Function,
+) -> Result<CompiledKernel, Diagnostics> {
+    let KernelInputs {
+        module,
+        file,
+        facts,
+        opts,
+        lower_opts,
+        max_regs,
+    } = *inputs;
+    let name = f.name.clone();
+    let name = name.as_str();
+    let err = |kernel: &str, msg: String| {
+        Diagnostics(vec![Diagnostic::error(file, facts.span(kernel), msg)])
+    };
+    let mut times = PassTimes::default();
+    let mut t = std::time::Instant::now();
+    let mut text = String::new();
+    let mut sass = String::new();
+    let mut explain = String::new();
+    // Constant folding and identities (`ir::simplify`): lowering, and `--emit ir`, see the
+    // simplified kernel; `verify` runs the reference on the unsimplified one. Debug builds
+    // verify the result.
+    ir::simplify::simplify(&mut f);
+    if cfg!(debug_assertions) {
+        if let Err(e) = ir::verify_in_module(module, &f) {
+            let msg = e.iter().map(|e| e.to_string()).collect::<Vec<_>>();
+            return Err(err(
+                name,
+                format!(
+                    "internal error: the simplified IR does not verify: {}",
+                    msg.join("; ")
+                ),
+            ));
+        }
+    }
+    times.lap("simplify", &mut t);
+    if opts.emit == Emit::Ir {
+        let _ = writeln!(text, "{f}");
+    }
+    let f = &f;
+    let local_data = lower::local_size(module, f).next_multiple_of(16);
+    let alloc_opts = AllocOptions {
+        max_regs: max_regs as u8,
+        checker: cfg!(debug_assertions),
+        // Spill slots go after the kernel's `.local` data, both addressed from R1.
+        spill_base: local_data,
+    };
+    // `ir::build` verified every function it returned.
+    // Lower and allocate the kernel: (fold statistics, literal pool, the `--emit vcode`
+    // text, the allocation, whether it calls a subroutine).
+    type Compiled = (
+        FoldStats,
+        Vec<u8>,
+        String,
+        machinst::Allocated<lower::Sm50Inst>,
+        bool,
+    );
+    let lower_and_allocate = |lower_opts: &LowerOptions,
+                              times: &mut PassTimes,
+                              t: &mut std::time::Instant|
+     -> Result<Compiled, Diagnostics> {
+        let lower::Lowered {
+            vcode,
+            fold,
+            constant2,
+        } = lower::lower_verified_stats(module, f, lower_opts)
+            .map_err(|e| err(name, format!("cannot compile kernel `{name}`: {e}")))?;
+        times.lap("lower", t);
+        let text = if opts.emit == Emit::Vcode {
+            format!("kernel {name}:\n{vcode}\n")
+        } else {
+            String::new()
+        };
+        let calls = vcode.has_clobbers();
+        let alloc = machinst::allocate_owned(vcode, &alloc_opts).map_err(|e| {
+            err(
+                name,
+                format!("register allocation failed for kernel `{name}`: {e}"),
+            )
+        })?;
+        times.lap("regalloc", t);
+        Ok((fold, constant2, text, alloc, calls))
+    };
+    // The slow-path subroutine pins 14 registers (`lower::select::fdiv`): where that makes
+    // a kernel spill, the inline division may spill less; keep whichever spills less. And
+    // where those registers do not fit under `--maxrregcount`, the inline code may.
+    let inline = LowerOptions {
+        no_subroutines: true,
+        ..lower_opts
+    };
+    let mut compiled = match lower_and_allocate(&lower_opts, &mut times, &mut t) {
+        Ok(x) => x,
+        Err(e) if !lower_opts.no_subroutines => {
+            lower_and_allocate(&inline, &mut times, &mut t).map_err(|_| e)?
+        }
+        Err(e) => return Err(e),
+    };
+    if compiled.3.spill_bytes > 0 && compiled.4 {
+        let other = lower_and_allocate(&inline, &mut times, &mut t)?;
+        if other.3.spill_bytes < compiled.3.spill_bytes {
+            compiled = other;
+        }
+    }
+    let (mut fold, constant2, vtext, alloc, _) = compiled;
+    text.push_str(&vtext);
+    if opts.emit == Emit::Alloc {
+        let _ = writeln!(text, "kernel {name}:\n{alloc}");
+    }
+    let frame = if alloc.spill_bytes == 0 && local_data == 0 {
+        0
+    } else {
+        (local_data + alloc.spill_bytes).next_multiple_of(8)
+    };
+    let lower::Emitted {
+        mut code,
+        relocs,
+        srclocs,
+        notes,
+        reconvergence_error,
+    } = lower::emit_all_with(
+        &alloc,
+        &lower::EmitOptions {
+            reconverge: !opts.no_reconvergence,
+            if_convert: !opts.no_ifconv,
+        },
+    );
+    if let Some(why) = reconvergence_error {
+        return Err(err(name, format!("cannot compile kernel `{name}`: {why}")));
+    }
+    // Fewer same-bank source pairs: a register renaming that keeps every dependency.
+    crate::sm50::banks::avoid_conflicts(&mut code, alloc.num_regs);
+    times.lap("emit", &mut t);
+    let body = body_from_lowered(inject(code, opts.debug_inject), frame)
+        .map_err(|e| err(name, format!("internal error in kernel `{name}`: {e}")))?;
+    let laid = layout(&body, opts.sched)
+        .map_err(|e| err(name, format!("internal error laying out `{name}`: {e}")))?;
+    times.lap("schedule", &mut t);
+    if opts.sass_listing || opts.emit == Emit::Sass {
+        let _ = writeln!(sass, "\t\tFunction : {name}");
+        laid.listing_to(&mut sass);
+        sass.push('\n');
+    }
+    // Code index k is body index k (+1 after the frame adjustment), and the layout puts
+    // its prologue first: index k + 1 (+1) before scheduling; `moved` says where list
+    // scheduling placed it.
+    let shift = 1 + usize::from(frame > 0);
+    let placed_at = |k: usize| laid.moved.get(k + shift).copied();
+    let mut src_lines = vec![None; laid.placed.len()];
+    for (k, loc) in srclocs.iter().enumerate() {
+        if let Some(l) = placed_at(k).and_then(|m| src_lines.get_mut(m)) {
+            *l = loc.ptx_line();
+        }
+    }
+    if opts.explain {
+        let mut placed_notes: Vec<(usize, Box<str>)> = notes
+            .iter()
+            .filter_map(|(k, t)| placed_at(*k).map(|m| (m, t.clone())))
+            .collect();
+        placed_notes.sort_by_key(|n| n.0);
+        explain_kernel(
+            &mut explain,
+            name,
+            &laid,
+            &src_lines,
+            &placed_notes,
+            0,
+            file,
+        );
+    }
+    times.lap("listing", &mut t);
+
+    let params: Vec<ParamSpec> = f
+        .params
+        .iter()
+        .map(|p| ParamSpec {
+            offset: p.offset.min(u32::from(u16::MAX)) as u16,
+            size: p.size,
+            // `.ptr` parameter attributes are not recorded in the IR yet.
+            pointee: 0,
+        })
+        .collect();
+    let visible = facts.visible(name);
+    let mut k = KernelSpec::new(name, laid.code.clone(), alloc.num_regs);
+    k.visible = visible;
+    k.params = params;
+    let shared = module.shared_layout(f);
+    k.shared = shared
+        .section
+        .then_some((u64::from(shared.size), u64::from(shared.align)));
+    k.constant2 = (!constant2.is_empty()).then_some(constant2);
+    k.frame_size = frame;
+    k.min_stack_size = frame;
+    k.max_reg_count = max_regs as u16;
+    k.exit_offsets = laid.exit_offsets.clone();
+    k.s2r_ctaid_offsets = laid.s2r_ctaid_offsets.clone();
+    k.barriers = barrier_count(&laid);
+    // EIATTR_CRS_STACK_SIZE from the final code (sm50::crs): the driver sizes the
+    // per-warp SSY/PBK/CAL/divergence stack by it.
+    let insts: Vec<sm50::Inst> = laid.placed.iter().map(|p| p.inst).collect();
+    k.crs_stack_size = sm50::crs::record(&insts, &laid.targets)
+        .map_err(|e| err(name, format!("internal error in kernel `{name}`: {e}")))?;
+    for (at, r) in relocs {
+        let Some(p) = laid.moved.get(at + shift).and_then(|&m| laid.placed.get(m)) else {
+            return Err(err(
+                name,
+                format!("internal error: relocation past the code of `{name}`"),
+            ));
+        };
+        k.relocs.push(cubin::RelocSpec {
+            offset: p.addr,
+            symbol: module.vars[r.var].name.clone(),
+            rtype: match r.word {
+                RelocWord::Lo => R_CUDA_ABS32_LO_20,
+                RelocWord::Hi => R_CUDA_ABS32_HI_20,
+                RelocWord::Abs32 => R_CUDA_ABS32_20,
+            },
+        });
+    }
+    let report = KernelReport {
+        name: name.to_string(),
+        registers: alloc.num_regs,
+        instructions: live_instructions(&laid),
+        stack_frame: frame,
+        spill_store_bytes: spill_bytes(&laid, Form::STL, local_data),
+        spill_load_bytes: spill_bytes(&laid, Form::LDL, local_data),
+        cmem0: 0x140 + k.param_bytes(),
+        smem: u64::from(shared.size),
+        fold: {
+            fold.sass = lower::stats::count_sass(laid.placed.iter().map(|p| &p.inst));
+            fold
+        },
+        src_lines,
+    };
+    times.lap("other", &mut t);
+    Ok(CompiledKernel {
+        text,
+        sass,
+        explain,
+        spec: k,
+        report,
+        times,
+    })
 }
 
 /// Append kernel `name`'s `--explain` listing to `out`: each run of instructions from one PTX
