@@ -406,9 +406,14 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
             times.lap("regalloc", t);
             Ok((fold, constant2, text, alloc, calls))
         };
-        // The slow-path subroutine pins 14 registers (`lower::select::fdiv`): where that makes
-        // a kernel spill, the inline division may spill less; keep whichever spills less. And
-        // where those registers do not fit under `--maxrregcount`, the inline code may.
+        // The slow-path subroutine pins 14 registers (`lower::select::fdiv`). Where a kernel
+        // that calls it spills although its values and those registers fit in the registers
+        // (so the spills come from how the allocator worked around the calls, not from
+        // pressure), the inline division may spill less: keep whichever spills less. Where
+        // they do not fit (`spills_forced`), the inline code, with 12 scratch registers at
+        // every division, spills too, and the subroutine version's shorter code is kept
+        // without compiling the other. And where those registers do not fit under
+        // `--maxrregcount` at all, the inline code may.
         let inline = LowerOptions {
             no_subroutines: true,
             ..lower_opts
@@ -420,7 +425,7 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
             }
             Err(e) => return Err(e),
         };
-        if compiled.3.spill_bytes > 0 && compiled.4 {
+        if compiled.3.spill_bytes > 0 && compiled.4 && !compiled.3.spills_forced {
             let other = lower_and_allocate(&inline, &mut times, &mut t)?;
             if other.3.spill_bytes < compiled.3.spill_bytes {
                 compiled = other;
