@@ -409,10 +409,11 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
         // The slow-path subroutine pins 14 registers (`lower::select::fdiv`). Where a kernel
         // that calls it spills although its values and those registers fit in the registers
         // (so the spills come from how the allocator worked around the calls, not from
-        // pressure), the inline division may spill less: keep whichever spills less. Where
-        // they do not fit (`spills_forced`), the inline code, with 12 scratch registers at
-        // every division, spills too, and the subroutine version's shorter code is kept
-        // without compiling the other. And where those registers do not fit under
+        // pressure), or where `--maxrregcount` holds the registers down, the inline division
+        // may spill less: keep whichever spills less. Where they do not fit in the 64 of the
+        // allocator's scalar class (`spills_forced`), the inline code, with 12 scratch
+        // registers at every division, spills too, and the subroutine version's shorter code
+        // is kept without compiling the other. And where those registers do not fit under
         // `--maxrregcount` at all, the inline code may.
         let inline = LowerOptions {
             no_subroutines: true,

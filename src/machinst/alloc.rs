@@ -84,10 +84,10 @@ pub struct Allocated<I> {
     pub pred_spills: usize,
     /// Number of spill (store) instructions inserted.
     pub spills: usize,
-    /// Whether the spills were forced by pressure: in some class that spilled, the values
-    /// live at one point plus the class's fixed registers (which no value live across the
-    /// call naming them can take) outnumber the registers the class had at its largest.
-    /// False when nothing spilled.
+    /// Whether the spills were forced by pressure: in some class that spilled at its limit of
+    /// 64 registers (not held lower by `max_regs`), the values live at one point plus the
+    /// class's fixed registers (which no value live across the call naming them can take)
+    /// outnumber 64. False when nothing spilled.
     pub spills_forced: bool,
     /// Number of reload instructions inserted.
     pub reloads: usize,
@@ -939,17 +939,23 @@ pub fn allocate_owned<I: MachInst>(
         // all the registers makes fewer false dependencies for the scheduler.
         if any_spill && last_regs.is_none() && !fixed.is_empty() {
             let regs = fixed_operand_regs(&vc.insts);
-            let more: [usize; 3] =
-                [0, 1, 2].map(|c| regs.iter().filter(|(k, _)| class_index(*k) == c).count());
-            last_regs = Some(regs);
-            if more.iter().any(|n| *n > 0) {
-                for c in 0..3 {
-                    if more[c] > 0 {
-                        want[c] = (sizes[c] + more[c]).min(64);
-                    }
+            let mut bigger = want;
+            for (c, b) in bigger.iter_mut().enumerate() {
+                let n = regs.iter().filter(|(k, _)| class_index(*k) == c).count();
+                if n > 0 {
+                    *b = (sizes[c] + n).min(64);
                 }
+            }
+            // Not where `max_regs` holds the classes down: there fewer registers tried first
+            // would only spill more.
+            let granted = fit_sizes(&kinds, bigger, min_needed, &fixed, max_regs)
+                .is_ok_and(|l| (0..3).all(|c| l[c].len() >= bigger[c]));
+            if granted && !regs.is_empty() {
+                last_regs = Some(regs);
+                want = bigger;
                 continue;
             }
+            last_regs = Some(Vec::new());
         }
         let grown = (0..3).any(|c| spilled[c] && sizes[c] < 64);
         if !grown || last_sizes == Some(sizes) {
@@ -974,7 +980,7 @@ pub fn allocate_owned<I: MachInst>(
             }
             let forced = (0..3).any(|c| {
                 let fixed_in = fixed.iter().filter(|(k, _)| class_index(*k) == c).count();
-                spilled[c] && press.exact[c] + fixed_in > sizes[c]
+                spilled[c] && sizes[c] == 64 && press.exact[c] + fixed_in > 64
             });
             break (classes, out, forced);
         }
