@@ -546,9 +546,15 @@ fn compile_kernel(
         times.lap("regalloc", t);
         Ok((fold, constant2, text, alloc, calls))
     };
-    // The slow-path subroutine pins 14 registers (`lower::select::fdiv`): where that makes
-    // a kernel spill, the inline division may spill less; keep whichever spills less. And
-    // where those registers do not fit under `--maxrregcount`, the inline code may.
+    // The slow-path subroutine pins 14 registers (`lower::select::fdiv`). Where a kernel
+    // that calls it spills although its values and those registers fit in the registers
+    // (so the spills come from how the allocator worked around the calls, not from
+    // pressure), or where `--maxrregcount` holds the registers down, the inline division
+    // may spill less: keep whichever spills less. Where they do not fit in the 64 of the
+    // allocator's scalar class (`spills_forced`), the inline code, with 12 scratch
+    // registers at every division, spills too, and the subroutine version's shorter code
+    // is kept without compiling the other. And where those registers do not fit under
+    // `--maxrregcount` at all, the inline code may.
     let inline = LowerOptions {
         no_subroutines: true,
         ..lower_opts
@@ -560,7 +566,7 @@ fn compile_kernel(
         }
         Err(e) => return Err(e),
     };
-    if compiled.3.spill_bytes > 0 && compiled.4 {
+    if compiled.3.spill_bytes > 0 && compiled.4 && !compiled.3.spills_forced {
         let other = lower_and_allocate(&inline, &mut times, &mut t)?;
         if other.3.spill_bytes < compiled.3.spill_bytes {
             compiled = other;

@@ -178,6 +178,9 @@ pub(super) struct Lowerer<'a> {
     lit_offsets: HashMap<(u64, u8), u32>,
     /// Integer divisions that share a divisor, and the shared parts built so far.
     div_share: div::DivShare,
+    /// Virtual registers numbered below this were defined before the current block, or
+    /// before the last call of the f32 division subroutine in it (see `fdiv::pinned_operand`).
+    fdiv_floor: u32,
 }
 
 /// The size of a constant bank: the pool must fit (the `cbo` field addresses 64 KiB).
@@ -369,6 +372,7 @@ impl<'a> Lowerer<'a> {
             lits: Vec::new(),
             lit_offsets: HashMap::default(),
             div_share: div::DivShare::of(f),
+            fdiv_floor: 0,
         }
     }
 
@@ -421,6 +425,7 @@ impl<'a> Lowerer<'a> {
         for &b in &self.f.layout {
             self.cur = self.blocks[&b];
             self.cur_ir = Some(b);
+            self.fdiv_floor = self.vb.num_vregs();
             for &p in &self.f.blocks[b].params {
                 let kind = kind_of(self.f.value_type(p));
                 let v = self.vb.add_block_param(self.cur, kind);

@@ -84,6 +84,11 @@ pub struct Allocated<I> {
     pub pred_spills: usize,
     /// Number of spill (store) instructions inserted.
     pub spills: usize,
+    /// Whether the spills were forced by pressure: in some class that spilled at its limit of
+    /// 64 registers (not held lower by `max_regs`), the values live at one point plus the
+    /// class's fixed registers (which no value live across the call naming them can take)
+    /// outnumber 64. False when nothing spilled.
+    pub spills_forced: bool,
     /// Number of reload instructions inserted.
     pub reloads: usize,
     /// Registers in each regalloc2 class (Int, Float, Vector) of the environment that was used.
@@ -753,19 +758,43 @@ fn compact(
     map
 }
 
-fn machine_env(classes: &[Vec<u8>; 3]) -> ra::MachineEnv {
+/// regalloc2's environment for the class slices `classes`: every register preferred but
+/// those of `last` (non-preferred: tried after all the others).
+fn machine_env(classes: &[Vec<u8>; 3], last: &[(RegKind, PhysReg)]) -> ra::MachineEnv {
     let mut preferred = [ra::PRegSet::empty(); 3];
+    let mut non_preferred = [ra::PRegSet::empty(); 3];
     for (c, regs) in classes.iter().enumerate() {
-        for i in 0..regs.len() {
-            preferred[c].add(ra::PReg::new(i, ra_class(KINDS[c]))); // class c by identity
+        for (i, r) in regs.iter().enumerate() {
+            let p = ra::PReg::new(i, ra_class(KINDS[c])); // class c by identity
+            if last.iter().any(|(k, f)| class_index(*k) == c && f.0 == *r) {
+                non_preferred[c].add(p);
+            } else {
+                preferred[c].add(p);
+            }
         }
     }
     ra::MachineEnv {
         preferred_regs_by_class: preferred,
-        non_preferred_regs_by_class: [ra::PRegSet::empty(); 3],
+        non_preferred_regs_by_class: non_preferred,
         scratch_by_class: [None; 3],
         fixed_stack_slots: Vec::new(),
     }
+}
+
+/// The registers that fixed-register operands name (a call's arguments and results; not
+/// its clobbers), per kind.
+fn fixed_operand_regs<I: MachInst>(insts: &[I]) -> Vec<(RegKind, PhysReg)> {
+    let mut out = Vec::new();
+    for inst in insts {
+        for f in fields(inst).iter().flatten() {
+            if let super::OpConstraint::Fixed(r) = f.spec.constraint {
+                if !out.contains(&(f.vreg.kind, r)) {
+                    out.push((f.vreg.kind, r));
+                }
+            }
+        }
+    }
+    out
 }
 
 fn class_of(rc: ra::RegClass) -> usize {
@@ -774,6 +803,34 @@ fn class_of(rc: ra::RegClass) -> usize {
         ra::RegClass::Float => 1,
         ra::RegClass::Vector => 2,
     }
+}
+
+/// The class sizes to start from and the least each class must have (see [`Pressure`]).
+///
+/// Start at the pressure estimate (every register of a class costs 1, 2 or 4 GPRs whether
+/// used or not, so slack is expensive); constraints such as early defs can need more, and
+/// then the allocation spills and the retry in [`allocate_owned`] grows the class (without
+/// running regalloc2 where `Pressure::exact` already says it must spill). Fixed registers (a
+/// call's operands and clobbers) sit in their class on top of what the pressure estimate
+/// asks for: values that live across the call cannot use them.
+fn start_sizes<I: MachInst>(
+    vc: &VCode<I>,
+    press: &Pressure,
+    fixed: &[(RegKind, PhysReg)],
+) -> ([usize; 3], [usize; 3]) {
+    let used: [bool; 3] = [0, 1, 2].map(|c| {
+        vc.vregs
+            .iter()
+            .zip(&vc.classes)
+            .any(|(k, rc)| *k != RegKind::Pred && class_of(*rc) == c)
+    });
+    let mut want = [0usize; 3];
+    for c in 0..3 {
+        if used[c] {
+            want[c] = press.max[c] + fixed.iter().filter(|(k, _)| class_index(*k) == c).count();
+        }
+    }
+    (want, press.min_needed)
 }
 
 /// Allocate registers for `vcode` (see the module essays of `machinst` and this file).
@@ -817,32 +874,16 @@ pub fn allocate_owned<I: MachInst>(
             press = pressure(&vc);
         }
     }
-    let min_needed = press.min_needed;
-    let used: [bool; 3] = [0, 1, 2].map(|c| {
-        vc.vregs
-            .iter()
-            .zip(&vc.classes)
-            .any(|(k, rc)| *k != RegKind::Pred && class_of(*rc) == c)
-    });
-    // Start at the pressure estimate (every register of a class costs 1, 2 or 4 GPRs whether
-    // used or not, so slack is expensive); constraints such as early defs can need more, and
-    // then the allocation spills and the retry below grows the class (without running
-    // regalloc2 where `Pressure::exact` already says it must spill).
-    // Fixed registers (a call's operands and clobbers) sit in their class on top of what
-    // the pressure estimate asks for: values that live across the call cannot use them.
-    let mut want = [0usize; 3];
-    for c in 0..3 {
-        if used[c] {
-            want[c] = press.max[c] + fixed.iter().filter(|(k, _)| class_index(*k) == c).count();
-        }
-    }
+    let (mut want, mut min_needed) = start_sizes(&vc, &press, &fixed);
     let ra_opts = ra::RegallocOptions {
         verbose_log: false,
         validate_ssa: true,
         algorithm: ra::Algorithm::Ion,
     };
     let mut last_sizes = None;
-    let (classes, out) = loop {
+    // Registers regalloc2 tries last, once the retry below has set them.
+    let mut last_regs: Option<Vec<(RegKind, PhysReg)>> = None;
+    let (classes, out, spills_forced) = loop {
         let classes = fit_sizes(&kinds, want, min_needed, &fixed, max_regs)?;
         let sizes = [classes[0].len(), classes[1].len(), classes[2].len()];
         // A class with fewer registers than values live at one point must spill (a spill
@@ -874,7 +915,7 @@ pub fn allocate_owned<I: MachInst>(
         } else {
             vc.resolve_fixed(&to_preg).map_err(AllocError::Invalid)?;
         }
-        let env = machine_env(&classes);
+        let env = machine_env(&classes, last_regs.as_deref().unwrap_or_default());
         let out =
             ra::run(&vc, &env, &ra_opts).map_err(|e| AllocError::Regalloc(format!("{e:?}")))?;
         let mut spilled = [false; 3];
@@ -887,8 +928,49 @@ pub fn allocate_owned<I: MachInst>(
                 }
             }
         }
+        let any_spill = spilled.iter().any(|s| *s);
+        // Code with fixed registers (calls) that spills is allocated again with the fixed
+        // operands' registers tried last, and as many registers more in their class (so that
+        // as many are tried first as before). regalloc2 spreads values over every register
+        // of a class; a long-lived value that sits in a register a call's operand is fixed
+        // to is evicted by that operand, and where no other register is free over the
+        // evicted value's whole range, its pieces between uses go to the stack: a spill at
+        // low pressure. Not done from the start: where nothing spills, spreading values over
+        // all the registers makes fewer false dependencies for the scheduler.
+        if any_spill && last_regs.is_none() && !fixed.is_empty() {
+            let regs = fixed_operand_regs(&vc.insts);
+            let mut bigger = want;
+            for (c, b) in bigger.iter_mut().enumerate() {
+                let n = regs.iter().filter(|(k, _)| class_index(*k) == c).count();
+                if n > 0 {
+                    *b = (sizes[c] + n).min(64);
+                }
+            }
+            // Not where `max_regs` holds the classes down: there fewer registers tried first
+            // would only spill more.
+            let granted = fit_sizes(&kinds, bigger, min_needed, &fixed, max_regs)
+                .is_ok_and(|l| (0..3).all(|c| l[c].len() >= bigger[c]));
+            if granted && !regs.is_empty() {
+                last_regs = Some(regs);
+                want = bigger;
+                continue;
+            }
+            last_regs = Some(Vec::new());
+        }
         let grown = (0..3).any(|c| spilled[c] && sizes[c] < 64);
         if !grown || last_sizes == Some(sizes) {
+            // The 32-bit class holds the fixed registers besides the values: where it spills
+            // at its largest size, a class the code does not use takes scalars too (as for
+            // more than 64 live scalars above), once.
+            if spilled[0] && !fixed.is_empty() && kinds == KINDS {
+                if let Some(k) = overflow_scalars(&mut vc, &fixed).map_err(AllocError::Invalid)? {
+                    kinds = k;
+                    press = pressure(&vc);
+                    (want, min_needed) = start_sizes(&vc, &press, &fixed);
+                    last_sizes = None;
+                    continue;
+                }
+            }
             if opts.checker {
                 let mut checker = ra::checker::Checker::new(&vc, &env);
                 checker.prepare(&out);
@@ -896,7 +978,11 @@ pub fn allocate_owned<I: MachInst>(
                     .run()
                     .map_err(|e| AllocError::Checker(format!("{e:?}")))?;
             }
-            break (classes, out);
+            let forced = (0..3).any(|c| {
+                let fixed_in = fixed.iter().filter(|(k, _)| class_index(*k) == c).count();
+                spilled[c] && sizes[c] == 64 && press.exact[c] + fixed_in > 64
+            });
+            break (classes, out, forced);
         }
         last_sizes = Some(sizes);
         for c in 0..3 {
@@ -1021,6 +1107,7 @@ pub fn allocate_owned<I: MachInst>(
         checked: opts.checker,
         pred_spills: pa.spilled,
         spills,
+        spills_forced,
         reloads,
         class_sizes: [classes[0].len(), classes[1].len(), classes[2].len()],
         class_kinds: kinds,

@@ -73,6 +73,13 @@
 //! and the class is sized for them on top of the pressure estimate) and go to regalloc2 as
 //! the instruction's clobbers; clobbered predicates are avoided by [`pred`] for every
 //! predicate live across the instruction. The call's operands use [`OpSpec::fixed`].
+//! Where code with calls spills, two retries come before giving up: first the fixed
+//! operands' registers become regalloc2's non-preferred registers (tried last), with as many
+//! registers more in their class, so that a long-lived value is not put in one and then
+//! evicted by a call's operand (which can send its pieces to memory at low pressure); then,
+//! where the scalar class spills at 64 registers, an unused class takes scalars too (as
+//! `alloc::overflow_scalars` does for more than 64 live scalars). The result says whether
+//! the spills were forced by pressure plus fixed registers ([`Allocated::spills_forced`]).
 //!
 //! # Pseudo-instructions
 //!

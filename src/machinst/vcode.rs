@@ -75,6 +75,11 @@ impl<I: MachInst> VCodeBuilder<I> {
         v
     }
 
+    /// How many virtual registers exist so far: the index the next one gets.
+    pub fn num_vregs(&self) -> u32 {
+        self.vregs.len() as u32
+    }
+
     /// A new empty block, placed after every block created so far.
     pub fn new_block(&mut self) -> BlockId {
         self.blocks.push(BlockData {

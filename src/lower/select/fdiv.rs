@@ -56,7 +56,8 @@
 //! compute the exact quotient with the sequence above on fixed registers ([`SLOW_X`],
 //! [`SLOW_Y`], [`SLOW_Q`], [`SLOW_TEMPS`], [`SLOW_PREDS`]) and overwrite `SLOW_Q`. The call
 //! pins its operands to those registers (`OpSpec::fixed`; the fast path's own three
-//! scratch values take the first three of `SLOW_TEMPS`) and clobbers the other scratch
+//! scratch values take the first three of `SLOW_TEMPS`; x and y themselves where they die
+//! at the call, else copies of them: `Lowerer::pinned_operand`) and clobbers the other scratch
 //! registers and the predicates (`MachInst::clobbers`), so the allocator keeps no value that
 //! lives across it there. No branch and no `SSY`/`SYNC` at the site: the CAL is taken by
 //! every lane, the call stack entry reconverges them at the return. Other modes keep the
@@ -788,23 +789,19 @@ pub(crate) const CAL_FDIV: u64 = 0;
 
 impl Lowerer<'_> {
     /// `div.rn.f32 out, x, y` (no `.ftz`): ptxas's fast path, then a call of the slow path
-    /// (see the module essay).
-    fn lower_fdiv_fast(&mut self, out: VReg, x: VReg, y: VReg) -> Result<(), LowerError> {
+    /// (see the module essay). `xv` and `yv` are the IR values in `x` and `y`.
+    fn lower_fdiv_fast(
+        &mut self,
+        out: VReg,
+        (x, xv): (VReg, Value),
+        (y, yv): (VReg, Value),
+    ) -> Result<(), LowerError> {
         let one = self.literal(u64::from(1f32.to_bits()), 4)?;
-        // The call needs x and y in two registers; x / x gets a copy.
-        let y = if x == y {
-            let c = self.new_vreg(RegKind::B32);
-            let mut mv = Sm50Inst::new(Role::Move);
-            let d = mv.def(c, false);
-            let a = mv.use_(y);
-            mv.piece(
-                sm50::Inst::new(Form::MOV_R),
-                &[(Field::Rd, d, 0), (Field::Rb, a, 0)],
-            );
-            self.push(mv);
-            c
+        // The call needs x and y in two registers: x / x reads x twice, and y is a copy.
+        let (x, y) = if x == y {
+            (self.pinned_operand(x, xv, 2), self.copy_b32(y))
         } else {
-            y
+            (self.pinned_operand(x, xv, 1), self.pinned_operand(y, yv, 1))
         };
         let mut s = Seq {
             i: Sm50Inst::new(Role::Plain),
@@ -832,7 +829,45 @@ impl Lowerer<'_> {
         let cal = sm50::Inst::new(Form::CAL).with(Field::Rel, CAL_FDIV);
         s.put(cal, &[]);
         self.push(s.i);
+        if self.planning.is_none() {
+            self.fdiv_floor = self.vb.num_vregs();
+        }
         Ok(())
+    }
+
+    /// `v`, holding the IR value `val` and read `reads` times by this division, as an operand
+    /// the call pins to a fixed register: `v` itself where its live range ends here and
+    /// crosses no other call (it is read nowhere else, and was defined in this block since
+    /// its last call: `v` numbered from `fdiv_floor` on), else a copy (a register move).
+    ///
+    /// Why: a value that lives on (a loop-invariant divisor, a constant used again) and is
+    /// also pinned at the call would have its live range cut there, and the allocator puts
+    /// the leftover pieces in memory (spills at low pressure). The copy carries the fixed
+    /// register instead; where the allocator places `v` in it anyway the move is dropped.
+    /// A value that dies here needs no copy, and one would cost a move: the allocator does
+    /// not coalesce explicit moves, so the value would be computed elsewhere and moved.
+    /// (Either form is correct; the choice only decides the code's quality.)
+    fn pinned_operand(&mut self, v: VReg, val: Value, reads: u32) -> VReg {
+        let dies_here = self.use_count.get(&val) == Some(&reads);
+        if dies_here && v.index >= self.fdiv_floor {
+            v
+        } else {
+            self.copy_b32(v)
+        }
+    }
+
+    /// A fresh B32 virtual register holding a copy of `v` (a register move).
+    fn copy_b32(&mut self, v: VReg) -> VReg {
+        let c = self.new_vreg(RegKind::B32);
+        let mut mv = Sm50Inst::new(Role::Move);
+        let d = mv.def(c, false);
+        let a = mv.use_(v);
+        mv.piece(
+            sm50::Inst::new(Form::MOV_R),
+            &[(Field::Rd, d, 0), (Field::Rb, a, 0)],
+        );
+        self.push(mv);
+        c
     }
 
     /// `n` fresh virtual registers of `kind`, defined (clobbered) by the sequence `s`: its
@@ -865,7 +900,7 @@ impl Lowerer<'_> {
         }
         let out = self.new_vreg(RegKind::B32);
         if rnd == Round::Rn && !ftz && !self.opts.no_subroutines {
-            self.lower_fdiv_fast(out, a.vreg, b.vreg)?;
+            self.lower_fdiv_fast(out, (a.vreg, args[0]), (b.vreg, args[1]))?;
             self.set_loc(
                 v,
                 Loc {
