@@ -176,6 +176,14 @@ impl Sm50Inst {
     /// operand that is still virtual (a caller bug: resolve only after allocation).
     pub fn resolve(&self) -> Result<Vec<(sm50::Inst, Option<BlockId>)>, String> {
         let mut out = Vec::with_capacity(self.pieces.len());
+        self.resolve_into(&mut out)?;
+        Ok(out)
+    }
+
+    /// [`Self::resolve`], appending the pieces to `out` (the emitter gathers a block's
+    /// instructions in one vector; a vector per instruction was a copy and an allocation
+    /// each). On an error `out` may hold some of this instruction's pieces.
+    pub fn resolve_into(&self, out: &mut Vec<(sm50::Inst, Option<BlockId>)>) -> Result<(), String> {
         for p in &self.pieces {
             let mut inst = p.inst;
             for r in &p.refs {
@@ -189,7 +197,7 @@ impl Sm50Inst {
             }
             out.push((inst, p.target.map(|t| self.targets[t as usize])));
         }
-        Ok(out)
+        Ok(())
     }
 
     /// Text of one piece; virtual registers are printed by name (`%d3`, `%d3.hi`, `%q1.2`).
