@@ -1465,8 +1465,10 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                 if self.undef_insts.contains(&i) {
                     continue;
                 }
-                for v in old.insts[i].data.operands() {
-                    used[resolve(v)] = true;
+                for part in old.insts[i].data.operand_parts() {
+                    for &v in part {
+                        used[resolve(v)] = true;
+                    }
                 }
                 for call in old.insts[i].data.targets() {
                     let target = call.block;

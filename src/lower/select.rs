@@ -228,9 +228,9 @@ fn non_address_uses(f: &Function) -> HashSet<Value> {
         if foldable(&node.data) {
             continue;
         }
-        for (k, v) in node.data.operands().iter().enumerate() {
+        for (k, &v) in node.data.operand_parts().into_iter().flatten().enumerate() {
             if !(skip_first && k == 0) {
-                used.insert(*v);
+                used.insert(v);
             }
         }
     }
@@ -348,8 +348,10 @@ impl<'a> Lowerer<'a> {
                 let mut n: HashMap<Value, u32> =
                     HashMap::with_capacity_and_hasher(f.values.len(), Default::default());
                 for node in f.insts.values() {
-                    for v in node.data.operands() {
-                        *n.entry(v).or_default() += 1;
+                    for part in node.data.operand_parts() {
+                        for &v in part {
+                            *n.entry(v).or_default() += 1;
+                        }
                     }
                 }
                 n
