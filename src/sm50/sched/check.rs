@@ -314,8 +314,12 @@ impl State {
         self.fixed
             .retain(|&(x, l, q)| x != r || !(g.is_none() || (guards[q] == g && l <= left)));
         if left > 0 {
-            self.fixed.push((r, left, p));
-            self.fixed.sort_unstable_by_key(|f| (f.0, f.2));
+            // Into its place in the order (the list is sorted and no entry has the same
+            // resource and producer: the retain above just ended any earlier write of `r`
+            // by `p`, which has `p`'s guard and no more cycles left), as sorting after a
+            // push would put it.
+            let at = self.fixed.partition_point(|f| (f.0, f.2) < (r, p));
+            self.fixed.insert(at, (r, left, p));
         }
     }
 
@@ -664,13 +668,16 @@ impl<'a> Checker<'a> {
             let pipes = &self.pipes;
             let in_order = |p: usize| variable && !fixed_like && pipes[p] == pipes[k];
             for op in st.ops.iter_mut() {
+                // (Whether the operation has `r` pending first: that is rarely so, and the
+                // other two tests only matter then.)
+                let Some(pos) = op.res.iter().position(|&x| x == r) else {
+                    continue;
+                };
                 if self.complementary(k, op.at) || in_order(op.at) {
                     continue;
                 }
-                if let Some(pos) = op.res.iter().position(|&x| x == r) {
-                    op.res.remove(pos);
-                    found.push((op.at, op.read, op.sb));
-                }
+                op.res.remove(pos);
+                found.push((op.at, op.read, op.sb));
             }
             // An operation no scoreboard covers yet and with nothing left pending is gone.
             st.ops.retain(|o| o.sb.is_some() || !o.res.is_empty());
@@ -727,16 +734,22 @@ impl<'a> Checker<'a> {
                 .copied()
                 .filter(|r| !acc.defs.contains(r))
                 .collect();
+            // Each new operation goes into its place in the `(at, read)` order, after any with
+            // the same key (`ops` is sorted; a stable sort after a push put it there too).
             let mut add = |read: bool, sb: Option<u8>, res: Regs| {
                 if sb.is_some() || !res.is_empty() {
-                    st.ops.push(Op {
-                        at: k,
-                        read,
-                        sb,
-                        after: 0,
-                        age: 0,
-                        res,
-                    });
+                    let at = st.ops.partition_point(|m| (m.at, m.read) <= (k, read));
+                    st.ops.insert(
+                        at,
+                        Op {
+                            at: k,
+                            read,
+                            sb,
+                            after: 0,
+                            age: 0,
+                            res,
+                        },
+                    );
                 }
             };
             if !fixed_like {
@@ -748,7 +761,6 @@ impl<'a> Checker<'a> {
             if let Some(b) = c.rbar {
                 add(true, Some(b), srcs);
             }
-            st.ops.sort_by_key(|m| (m.at, m.read));
         }
 
         // 5. Time passes.
