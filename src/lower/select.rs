@@ -410,7 +410,11 @@ impl<'a> Lowerer<'a> {
             .any(|n| n.data.targets().iter().any(|t| Some(t.block) == entry));
         let pre = entry_targeted.then(|| self.vb.new_block());
         for &b in &self.f.layout {
-            let id = self.vb.new_block();
+            // Room for one machine instruction per IR instruction: folded ones need none,
+            // most others one, and a few more (capacity only).
+            let id = self
+                .vb
+                .new_block_with_capacity(self.f.blocks[b].insts.len());
             self.blocks.insert(b, id);
         }
         if let (Some(pre), Some(e)) = (pre, entry) {

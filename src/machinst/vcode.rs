@@ -77,9 +77,15 @@ impl<I: MachInst> VCodeBuilder<I> {
 
     /// A new empty block, placed after every block created so far.
     pub fn new_block(&mut self) -> BlockId {
+        self.new_block_with_capacity(0)
+    }
+
+    /// [`Self::new_block`] with room for `insts` instructions (capacity only: a block grown
+    /// from empty copies its instructions at every doubling, and they are large).
+    pub fn new_block_with_capacity(&mut self, insts: usize) -> BlockId {
         self.blocks.push(BlockData {
             params: Vec::new(),
-            insts: Vec::new(),
+            insts: Vec::with_capacity(insts),
             succs: Vec::new(),
         });
         self.terminated.push(false);
