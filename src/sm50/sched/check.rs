@@ -419,7 +419,7 @@ pub(crate) fn may_skip(inst: &Inst) -> bool {
 }
 
 /// The successors of each instruction, and whether it is reachable code at all.
-pub(crate) fn successors(insts: &[Inst], targets: &[Option<usize>]) -> Vec<Vec<usize>> {
+pub(crate) fn successors(insts: &[Inst], targets: &[Option<usize>]) -> Vec<Succ> {
     let n = insts.len();
     let target = |k: usize| targets.get(k).copied().flatten().filter(|&t| t < n);
     let class = |k: usize| insts[k].info().class;
@@ -461,7 +461,7 @@ pub(crate) fn successors(insts: &[Inst], targets: &[Option<usize>]) -> Vec<Vec<u
     let all_leaders: Vec<usize> = (0..n).filter(|&k| leaders[k]).collect();
     (0..n)
         .map(|k| {
-            let mut s: Vec<usize> = Vec::new();
+            let mut s = Succ::new();
             let c = class(k);
             let ends = matches!(c, "BRA" | "EXIT" | "RET" | "SYNC" | "BRK" | "BRX");
             if (!ends || guarded(k)) && k + 1 < n {
@@ -472,7 +472,7 @@ pub(crate) fn successors(insts: &[Inst], targets: &[Option<usize>]) -> Vec<Vec<u
                 "SYNC" => s.extend(matching(k, &ssy_at, &all_ssy)),
                 "BRK" => s.extend(matching(k, &pbk_at, &all_pbk)),
                 "RET" => s.extend(returns(k)),
-                "BRX" => s.extend(&all_leaders),
+                "BRX" => s.extend(all_leaders.iter().copied()),
                 _ => {}
             }
             s.sort_unstable();
@@ -481,6 +481,10 @@ pub(crate) fn successors(insts: &[Inst], targets: &[Option<usize>]) -> Vec<Vec<u
         })
         .collect()
 }
+
+/// One instruction's [`successors`]: inline up to two (nearly every instruction has one or
+/// two; a heap vector per instruction was an allocation and a free each).
+pub(crate) type Succ = smallvec::SmallVec<[usize; 2]>;
 
 /// The register a reuse slot (0 = A, 1 = B, 2 = C) of `inst` reads, if any: the register
 /// field encoded at bits 8, 20 or 39.
@@ -851,7 +855,7 @@ pub(crate) fn analyze_with_succ(
     insts: &[Inst],
     ctrl: &[Ctrl],
     acc: &[Access],
-    succ: &[Vec<usize>],
+    succ: &[Succ],
 ) -> Vec<Hazard> {
     let n = insts.len().min(ctrl.len());
     let insts = &insts[..n];
@@ -885,7 +889,7 @@ pub(crate) fn analyze_with_succ(
     let mut k = n;
     while k > 0 {
         k -= 1;
-        let ends = k + 1 == n || entered[k + 1] || succ[k] != [k + 1];
+        let ends = k + 1 == n || entered[k + 1] || succ[k][..] != [k + 1];
         block_end[k] = if ends { k } else { block_end[k + 1] };
     }
     let mut entry: Vec<Option<State>> = vec![None; n];

@@ -701,7 +701,7 @@ fn assign_dataflow(
     access: &[Access],
     written: &[bool],
     targets: &[Option<usize>],
-    succ: &[Vec<usize>],
+    succ: &[check::Succ],
 ) -> Option<Vec<Ctrl>> {
     let n = insts.len();
     if n == 0 {
