@@ -489,13 +489,23 @@ pub(crate) type Succ = smallvec::SmallVec<[usize; 2]>;
 /// The register a reuse slot (0 = A, 1 = B, 2 = C) of `inst` reads, if any: the register
 /// field encoded at bits 8, 20 or 39.
 pub(crate) fn slot_reg(inst: &Inst, slot: usize) -> Option<u64> {
-    let start = [8, 20, 39][slot];
-    inst.info()
-        .fields
-        .iter()
-        .enumerate()
-        .find(|(_, f)| matches!(f.kind, FieldKind::Reg) && f.bits.first() == Some(&(start, 8)))
-        .map(|(k, _)| inst.f[k])
+    // The field of each slot, per form, found once (the search of the form's fields ran
+    // for every slot of every instruction the reuse passes looked at).
+    static SLOTS: std::sync::OnceLock<Vec<[Option<usize>; 3]>> = std::sync::OnceLock::new();
+    let slots = SLOTS.get_or_init(|| {
+        sm50::FORMS
+            .iter()
+            .map(|info| {
+                [8, 20, 39].map(|start| {
+                    info.fields.iter().position(|f| {
+                        matches!(f.kind, FieldKind::Reg) && f.bits.first() == Some(&(start, 8))
+                    })
+                })
+            })
+            .collect()
+    });
+    slots[inst.form as usize][slot]
+        .map(|k| inst.f[k])
         .filter(|&r| r != 255)
 }
 
