@@ -654,8 +654,14 @@ impl Entry {
     /// What is pending after a block whose last instruction issued at `t_end` minus its
     /// stall (`st` is the state then), written over every field of `self`.
     fn store(&mut self, st: &State, t_end: u32) {
+        // In signed arithmetic, which vectorises on the baseline x86-64 target (unsigned
+        // 32-bit min/max has no SSE2 instruction, and this loop ran one element at a time).
+        // The same values: every cycle here is below 2^31 (the block clock starts at `T0`
+        // and advances at most 15 cycles per instruction).
+        debug_assert!(t_end < 1 << 31 && st.ready.iter().all(|&t| t < 1 << 31));
+        let end = t_end as i32;
         for (l, &t) in self.left.iter_mut().zip(&st.ready) {
-            *l = t.saturating_sub(t_end).min(CARRY_CAP) as u8;
+            *l = (t as i32 - end).clamp(0, CARRY_CAP as i32) as u8;
         }
         self.wmask = st.wmask;
         self.rmask = st.rmask;
