@@ -704,6 +704,8 @@ struct FnBuilder<'m, 'f> {
     var_name: Vec<Option<u32>>,
     /// The PTX line of the instruction being translated (recorded on what it builds).
     srcloc: SrcLoc,
+    /// The last line [`Self::at`] found (where the next search starts).
+    line_hint: usize,
     scopes: Vec<Scope>,
     carry: VarId,
     // SSA state.
@@ -769,6 +771,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             var_ty: Vec::new(),
             var_name: Vec::new(),
             srcloc: SrcLoc::NONE,
+            line_hint: 0,
             scopes: vec![params],
             carry: 0,
             defs: SecondaryMap::new(),
@@ -837,7 +840,8 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
 
     /// Record `span`'s line on the instructions built from now on.
     fn at(&mut self, span: Span) {
-        self.srcloc = SrcLoc::line(self.m.file.line_of(span.start) as u32);
+        let line = self.m.file.line_from(span.start, &mut self.line_hint);
+        self.srcloc = SrcLoc::line(line as u32);
     }
 
     fn switch_to(&mut self, b: Block) {
