@@ -185,6 +185,16 @@ pub(crate) fn fields<I: MachInst>(inst: &I) -> SmallVec<[Option<FieldInfo>; 8]> 
     out
 }
 
+/// Calls `f` with each virtual field of `inst`: the `Some` entries of [`fields`], in the
+/// same order, without gathering them into a vector first (for passes that only walk them).
+pub(crate) fn for_each_field<I: MachInst>(inst: &I, mut f: impl FnMut(FieldInfo)) {
+    inst.for_each_operand(&mut |r, spec| {
+        if let Reg::Virt(vreg) = r {
+            f(FieldInfo { vreg, spec });
+        }
+    });
+}
+
 /// Physical registers that regalloc2 must be able to name for fixed constraints and
 /// clobbers ([`MachInst::clobbers`], 32-bit), per kind.
 pub(crate) fn fixed_regs<I: MachInst>(insts: &[I]) -> Vec<(RegKind, PhysReg)> {
