@@ -205,13 +205,13 @@ pub(crate) fn fixed_regs<I: MachInst>(insts: &[I]) -> Vec<(RegKind, PhysReg)> {
                 out.push((RegKind::B32, *r));
             }
         }
-        for f in fields(inst).iter().flatten() {
+        for_each_field(inst, |f| {
             if let OpConstraint::Fixed(r) = f.spec.constraint {
                 if !out.contains(&(f.vreg.kind, r)) {
                     out.push((f.vreg.kind, r));
                 }
             }
-        }
+        });
     }
     out
 }
@@ -484,19 +484,19 @@ impl<I: MachInst> VCode<I> {
         let mut ops: SmallVec<[FieldInfo; 8]> = SmallVec::new();
         for inst in &self.insts {
             self.terms.push(inst.terminator());
-            let fs = fields(inst);
-            // visit position -> regalloc2 operand index
+            // visit position -> regalloc2 operand index (the positions of `fields`, physical
+            // operands included), gathered by one visit of the operands
             map.clear();
-            map.resize(fs.len(), usize::MAX);
             ops.clear();
-            for (k, f) in fs.iter().enumerate() {
-                if let Some(f) = f {
-                    if f.vreg.kind != RegKind::Pred {
-                        map[k] = ops.len();
-                        ops.push(*f);
+            inst.for_each_operand(&mut |r, spec| {
+                map.push(usize::MAX);
+                if let Reg::Virt(vreg) = r {
+                    if vreg.kind != RegKind::Pred {
+                        *map.last_mut().expect("just pushed") = ops.len();
+                        ops.push(FieldInfo { vreg, spec });
                     }
                 }
-            }
+            });
             for f in &ops {
                 let constraint = match f.spec.constraint {
                     OpConstraint::Reg => ra::OperandConstraint::Reg,
@@ -589,11 +589,12 @@ impl<I: MachInst> VCode<I> {
                 self.ra_clobbers[i].add(preg);
             }
             let base = self.ra_op_start[i] as usize;
-            let ops: SmallVec<[FieldInfo; 8]> = fields(inst)
-                .into_iter()
-                .flatten()
-                .filter(|f| f.vreg.kind != RegKind::Pred)
-                .collect();
+            let mut ops: SmallVec<[FieldInfo; 8]> = SmallVec::new();
+            for_each_field(inst, |f| {
+                if f.vreg.kind != RegKind::Pred {
+                    ops.push(f);
+                }
+            });
             for (k, f) in ops.iter().enumerate() {
                 if let OpConstraint::Fixed(r) = f.spec.constraint {
                     let preg = to_preg(f.vreg.kind, r).ok_or_else(|| {
@@ -635,11 +636,11 @@ impl<I: MachInst> VCode<I> {
     /// How many regalloc2 operands instruction `i` has (its virtual non-predicate operands;
     /// counted from the instruction, so the views need not be derived).
     pub(crate) fn ra_operands_of(&self, i: usize) -> usize {
-        fields(&self.insts[i])
-            .iter()
-            .flatten()
-            .filter(|f| f.vreg.kind != RegKind::Pred)
-            .count()
+        let mut n = 0;
+        for_each_field(&self.insts[i], |f| {
+            n += usize::from(f.vreg.kind != RegKind::Pred)
+        });
+        n
     }
 
     /// The instructions of `block`.
