@@ -178,11 +178,18 @@ pub(crate) struct FieldInfo {
 /// was a visible share of compile time.
 pub(crate) fn fields<I: MachInst>(inst: &I) -> SmallVec<[Option<FieldInfo>; 8]> {
     let mut out = SmallVec::new();
+    fields_into(inst, &mut out);
+    out
+}
+
+/// [`fields`] into `out` (cleared first): a pass that needs them by position for every
+/// instruction reuses one vector instead of returning (copying) a new one per instruction.
+pub(crate) fn fields_into<I: MachInst>(inst: &I, out: &mut SmallVec<[Option<FieldInfo>; 8]>) {
+    out.clear();
     inst.for_each_operand(&mut |r, spec| match r {
         Reg::Virt(vreg) => out.push(Some(FieldInfo { vreg, spec })),
         _ => out.push(None),
     });
-    out
 }
 
 /// Calls `f` with each virtual field of `inst`: the `Some` entries of [`fields`], in the
@@ -257,6 +264,8 @@ impl<I: MachInst> VCode<I> {
             *slot = true;
             Ok(())
         };
+        // Each instruction's fields, by position (one vector for all of them).
+        let mut fs: SmallVec<[Option<FieldInfo>; 8]> = SmallVec::new();
         for (bi, b) in blocks.into_iter().enumerate() {
             let start = insts.len() as u32;
             for p in &b.params {
@@ -278,7 +287,7 @@ impl<I: MachInst> VCode<I> {
                         "b{bi}: a return has no successors, a branch has some"
                     ));
                 }
-                let fs = fields(inst);
+                fields_into(inst, &mut fs);
                 for f in fs.iter().flatten() {
                     if vregs.get(f.vreg.index as usize) != Some(&f.vreg.kind) {
                         return Err(format!("{}: unknown vreg or wrong kind", f.vreg));
