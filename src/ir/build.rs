@@ -965,10 +965,12 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
     }
 
     fn body(mut self, items: &[Item<'_>], span: Span) -> Option<Function> {
-        // About one instruction and one value per statement: reserved once rather than
-        // grown by doubling (capacity only; nothing depends on it).
-        self.func.insts.reserve(items.len());
-        self.func.values.reserve(items.len());
+        // Room for two instructions and two values per statement (constants, address
+        // arithmetic and wide operations make more than one of many), reserved once: with
+        // one per statement nearly every function still doubled its instruction table at
+        // the end, copying it whole (capacity only; nothing depends on it).
+        self.func.insts.reserve(2 * items.len());
+        self.func.values.reserve(2 * items.len());
         // The SSA construction's own per-value slots likewise (they still grow past it).
         self.param_var.resize(items.len());
         self.incoming.resize(items.len());
