@@ -474,13 +474,16 @@ impl<'a> Lowerer<'a> {
             }
         }
         let mut demanded = HashSet::default();
+        // One list of asked values for every planned instruction, emptied after each (a new
+        // vector per instruction was an allocation each).
+        let mut asked_buf = Vec::new();
         while let Some(i) = work.pop() {
-            self.planning = Some(Vec::new());
+            self.planning = Some(std::mem::take(&mut asked_buf));
             self.vb.set_srcloc(self.f.srcloc(i));
             let r = self.lower_inst(i);
-            let asked = self.planning.take().unwrap_or_default();
+            let mut asked = self.planning.take().unwrap_or_default();
             r?;
-            for v in asked {
+            for v in asked.drain(..) {
                 if demanded.insert(v) {
                     if let ValueDef::Result(d, _) = self.f.values[v].def {
                         if needed.insert(d) {
@@ -489,6 +492,7 @@ impl<'a> Lowerer<'a> {
                     }
                 }
             }
+            asked_buf = asked;
         }
         Ok(needed)
     }
