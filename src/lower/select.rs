@@ -745,8 +745,11 @@ impl<'a> Lowerer<'a> {
     // ------------------------------------------------------------ dispatch
 
     fn lower_inst(&mut self, inst: Inst) -> Result<(), LowerError> {
-        let node = &self.f.insts[inst];
-        let results: SmallVec<[Value; 4]> = node.results.clone();
+        // `f` outlives the lowerer's own borrows, so the results are read in place (a clone
+        // of the SmallVec per instruction was a visible cost).
+        let f = self.f;
+        let node = &f.insts[inst];
+        let results = &node.results;
         let data = node.data.clone();
         match data {
             InstData::Iconst { .. }
