@@ -141,12 +141,15 @@ impl Sm50Inst {
 
     /// Append a piece whose register fields are `refs` as `(field, op, offset)`.
     pub fn piece(&mut self, inst: sm50::Inst, refs: &[(Field, u8, u8)]) {
+        // Pushed one by one: SmallVec's collect (its generic extend) cost more than these
+        // one to four pushes.
+        let mut r = SmallVec::new();
+        for &(field, op, offset) in refs {
+            r.push(RegRef { field, op, offset });
+        }
         self.pieces.push(Piece {
             inst,
-            refs: refs
-                .iter()
-                .map(|&(field, op, offset)| RegRef { field, op, offset })
-                .collect(),
+            refs: r,
             target: None,
             reloc: None,
         });
