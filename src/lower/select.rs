@@ -770,7 +770,7 @@ impl<'a> Lowerer<'a> {
                 addr,
                 offset,
                 cache,
-            } => self.lower_load(&results, space, ty, width, addr, offset, cache),
+            } => self.lower_load(results, space, ty, width, addr, offset, cache),
             InstData::Store {
                 space,
                 ty,
@@ -895,7 +895,7 @@ impl<'a> Lowerer<'a> {
                 args,
             } => self.lower_atomic(results[0], op, space, ty, addr, offset, &args),
             InstData::Vote { mode, arg } => self.lower_vote(results[0], mode, arg),
-            InstData::Shfl { mode, args } => self.lower_shfl(&results, mode, args),
+            InstData::Shfl { mode, args } => self.lower_shfl(results, mode, args),
         }
     }
 
