@@ -92,6 +92,32 @@ impl SourceFile {
         }
     }
 
+    /// [`Self::line_of`], starting from `hint`, a line an earlier call returned (or 0): the
+    /// builder asks for the line of every statement in order, so the answer is nearly
+    /// always that line or one of the next few, found in a step or two instead of a binary
+    /// search. Any hint gives the same answer (it falls back to the search); `hint` is set
+    /// to the answer.
+    pub fn line_from(&self, offset: u32, hint: &mut usize) -> usize {
+        let offset = offset.min(self.text.len() as u32);
+        // `line_of` is the number of line starts at or before `offset` (the first is 0).
+        let starts = &self.line_starts;
+        let mut line = *hint;
+        if line >= 1 && line <= starts.len() && starts[line - 1] <= offset {
+            let mut steps = 0;
+            while line < starts.len() && starts[line] <= offset && steps < 8 {
+                line += 1;
+                steps += 1;
+            }
+            if line == starts.len() || starts[line] > offset {
+                *hint = line;
+                return line;
+            }
+        }
+        line = self.line_of(offset);
+        *hint = line;
+        line
+    }
+
     /// 1-based line and column (in characters) of a byte offset.
     pub fn line_col(&self, offset: u32) -> (usize, usize) {
         let offset = offset.min(self.text.len() as u32);
@@ -255,6 +281,26 @@ mod tests {
         // A span past the end is clamped rather than panicking.
         let d = Diagnostic::error(&f, Span::new(1000, 2000), "m");
         assert!(d.to_string().starts_with("u.ptx:1:5: error: m"));
+    }
+
+    /// `line_from` gives `line_of`'s answer from any hint: the line before, the same, a few
+    /// after, far after, and past the end, at every offset of a text (line starts, ends,
+    /// empty lines, past the end).
+    #[test]
+    fn line_from_matches_line_of() {
+        let f = SourceFile::new(
+            "h.ptx",
+            "a\n\nbc\nd\n\n\n\n\n\n\n\n\n\nlast line\n\nx".to_string(),
+        );
+        let lines = f.line_starts.len();
+        for offset in 0..f.text.len() as u32 + 3 {
+            for start in 0..lines + 3 {
+                let mut hint = start;
+                let got = f.line_from(offset, &mut hint);
+                assert_eq!(got, f.line_of(offset), "offset {offset}, hint {start}");
+                assert_eq!(hint, got);
+            }
+        }
     }
 
     /// The line index finds exactly the newlines a byte loop finds: at every position of a

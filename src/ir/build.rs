@@ -704,6 +704,8 @@ struct FnBuilder<'m, 'f> {
     var_name: Vec<Option<u32>>,
     /// The PTX line of the instruction being translated (recorded on what it builds).
     srcloc: SrcLoc,
+    /// The last line [`Self::at`] found (where the next search starts).
+    line_hint: usize,
     scopes: Vec<Scope>,
     carry: VarId,
     // SSA state.
@@ -769,6 +771,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             var_ty: Vec::new(),
             var_name: Vec::new(),
             srcloc: SrcLoc::NONE,
+            line_hint: 0,
             scopes: vec![params],
             carry: 0,
             defs: SecondaryMap::new(),
@@ -837,7 +840,8 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
 
     /// Record `span`'s line on the instructions built from now on.
     fn at(&mut self, span: Span) {
-        self.srcloc = SrcLoc::line(self.m.file.line_of(span.start) as u32);
+        let line = self.m.file.line_from(span.start, &mut self.line_hint);
+        self.srcloc = SrcLoc::line(line as u32);
     }
 
     fn switch_to(&mut self, b: Block) {
@@ -961,10 +965,12 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
     }
 
     fn body(mut self, items: &[Item<'_>], span: Span) -> Option<Function> {
-        // About one instruction and one value per statement: reserved once rather than
-        // grown by doubling (capacity only; nothing depends on it).
-        self.func.insts.reserve(items.len());
-        self.func.values.reserve(items.len());
+        // Room for two instructions and two values per statement (constants, address
+        // arithmetic and wide operations make more than one of many), reserved once: with
+        // one per statement nearly every function still doubled its instruction table at
+        // the end, copying it whole (capacity only; nothing depends on it).
+        self.func.insts.reserve(2 * items.len());
+        self.func.values.reserve(2 * items.len());
         // The SSA construction's own per-value slots likewise (they still grow past it).
         self.param_var.resize(items.len());
         self.incoming.resize(items.len());
@@ -1465,8 +1471,10 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                 if self.undef_insts.contains(&i) {
                     continue;
                 }
-                for v in old.insts[i].data.operands() {
-                    used[resolve(v)] = true;
+                for part in old.insts[i].data.operand_parts() {
+                    for &v in part {
+                        used[resolve(v)] = true;
+                    }
                 }
                 for call in old.insts[i].data.targets() {
                     let target = call.block;

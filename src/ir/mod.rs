@@ -694,10 +694,23 @@ impl InstData {
 
     /// The values this instruction reads, in operand order.
     pub fn operands(&self) -> SmallVec<[Value; 4]> {
-        use std::slice::from_ref;
         // Up to three runs of operands, pushed one by one: most instructions have one to
         // three, and `extend_from_slice` costs more than those pushes.
-        let parts: [&[Value]; 3] = match self {
+        let mut out = SmallVec::new();
+        for part in self.operand_parts() {
+            for &v in part {
+                out.push(v);
+            }
+        }
+        out
+    }
+
+    /// [`InstData::operands`] as up to three runs, in operand order (the values of the first
+    /// run, then the second's, then the third's). Passes that only walk the operands loop
+    /// over these, without gathering them into a vector per instruction first.
+    pub fn operand_parts(&self) -> [&[Value]; 3] {
+        use std::slice::from_ref;
+        match self {
             InstData::Iconst { .. }
             | InstData::Fconst { .. }
             | InstData::LoadParam { .. }
@@ -729,14 +742,7 @@ impl InstData {
             InstData::Bits { args, .. } => [args, &[], &[]],
             InstData::Atomic { addr, args, .. } => [from_ref(addr), args, &[]],
             InstData::Shfl { args, .. } => [args, &[], &[]],
-        };
-        let mut out = SmallVec::new();
-        for part in parts {
-            for &v in part {
-                out.push(v);
-            }
         }
-        out
     }
 
     /// Replace every value this instruction reads (the same ones, in the same order, as

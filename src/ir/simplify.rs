@@ -856,8 +856,10 @@ impl Simplifier<'_> {
         let mut uses: HashMap<Value, u32> = HashMap::default();
         for &b in &self.f.layout {
             for &i in &self.f.blocks[b].insts {
-                for v in self.f.insts[i].data.operands() {
-                    *uses.entry(v).or_default() += 1;
+                for part in self.f.insts[i].data.operand_parts() {
+                    for &v in part {
+                        *uses.entry(v).or_default() += 1;
+                    }
                 }
             }
         }

@@ -219,7 +219,7 @@ impl Verifier<'_> {
     fn check_operands(&mut self, inst: Inst, block: Block, pos: &Positions, doms: &Dominators) {
         let func = self.func;
         let here = pos[inst].map_or(0, |p| p.1);
-        for value in func.insts[inst].data.operands() {
+        for &value in func.insts[inst].data.operand_parts().into_iter().flatten() {
             let Some(def) = func.values.get(value).map(|d| d.def) else {
                 self.errors
                     .push(VerifierError::UndefinedValue { inst, value });
@@ -254,7 +254,11 @@ impl Verifier<'_> {
         let results: SmallVec<[Type; 4]> =
             node.results.iter().filter_map(|&v| self.ty(v)).collect();
         // Undefined operands were already reported; their types are unknown, so skip the rest.
-        if node.data.operands().iter().any(|&v| self.ty(v).is_none()) {
+        let parts = node.data.operand_parts();
+        if parts
+            .iter()
+            .any(|p| p.iter().any(|&v| self.ty(v).is_none()))
+        {
             return;
         }
         let t = |v: Value| self.ty(v).unwrap_or(Type::Pred);

@@ -65,8 +65,10 @@ pub fn find_chains(f: &Function) -> Vec<CarryChain> {
     for &b in &f.layout {
         for (k, &i) in f.blocks[b].insts.iter().enumerate() {
             pos[i] = k;
-            for v in f.insts[i].data.operands() {
-                users[v].push(i);
+            for part in f.insts[i].data.operand_parts() {
+                for &v in part {
+                    users[v].push(i);
+                }
             }
         }
     }

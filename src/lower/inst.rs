@@ -141,12 +141,15 @@ impl Sm50Inst {
 
     /// Append a piece whose register fields are `refs` as `(field, op, offset)`.
     pub fn piece(&mut self, inst: sm50::Inst, refs: &[(Field, u8, u8)]) {
+        // Pushed one by one: SmallVec's collect (its generic extend) cost more than these
+        // one to four pushes.
+        let mut r = SmallVec::new();
+        for &(field, op, offset) in refs {
+            r.push(RegRef { field, op, offset });
+        }
         self.pieces.push(Piece {
             inst,
-            refs: refs
-                .iter()
-                .map(|&(field, op, offset)| RegRef { field, op, offset })
-                .collect(),
+            refs: r,
             target: None,
             reloc: None,
         });
@@ -176,6 +179,14 @@ impl Sm50Inst {
     /// operand that is still virtual (a caller bug: resolve only after allocation).
     pub fn resolve(&self) -> Result<Vec<(sm50::Inst, Option<BlockId>)>, String> {
         let mut out = Vec::with_capacity(self.pieces.len());
+        self.resolve_into(&mut out)?;
+        Ok(out)
+    }
+
+    /// [`Self::resolve`], appending the pieces to `out` (the emitter gathers a block's
+    /// instructions in one vector; a vector per instruction was a copy and an allocation
+    /// each). On an error `out` may hold some of this instruction's pieces.
+    pub fn resolve_into(&self, out: &mut Vec<(sm50::Inst, Option<BlockId>)>) -> Result<(), String> {
         for p in &self.pieces {
             let mut inst = p.inst;
             for r in &p.refs {
@@ -189,7 +200,7 @@ impl Sm50Inst {
             }
             out.push((inst, p.target.map(|t| self.targets[t as usize])));
         }
-        Ok(out)
+        Ok(())
     }
 
     /// Text of one piece; virtual registers are printed by name (`%d3`, `%d3.hi`, `%q1.2`).

@@ -265,20 +265,22 @@ pub fn emit_all_with(alloc: &Allocated<Sm50Inst>, opts: &EmitOptions) -> Emitted
                 .last()
                 .is_some_and(|t| t.role == Role::Branch && t.targets.len() == 2 && !t.uniform),
         );
-        let mut insts = Vec::new();
-        let mut relocs = Vec::new();
-        let mut srclocs = Vec::new();
+        // One entry per piece in each list, sized up front (grown from empty, they were
+        // copied whole several times per block).
+        let pieces: usize = b.insts.iter().map(|i| i.pieces.len()).sum();
+        let mut insts = Vec::with_capacity(pieces);
+        let mut relocs = Vec::with_capacity(pieces);
+        let mut srclocs = Vec::with_capacity(pieces);
         let mut notes = Vec::new();
         for i in &b.insts {
-            let pieces = i
-                .resolve()
+            let before = insts.len();
+            i.resolve_into(&mut insts)
                 .unwrap_or_else(|e| panic!("lower::emit on unallocated code: {e}"));
             relocs.extend(i.pieces.iter().map(|p| p.reloc));
             if let Some(n) = &i.note {
-                notes.push((insts.len(), n.clone()));
+                notes.push((before, n.clone()));
             }
-            srclocs.extend(std::iter::repeat(i.srcloc).take(pieces.len()));
-            insts.extend(pieces);
+            srclocs.extend(std::iter::repeat(i.srcloc).take(insts.len() - before));
         }
         blocks.push((b.id, insts));
         block_relocs.insert(b.id, relocs);

@@ -516,8 +516,10 @@ pub fn uniform_branches(f: &Function) -> HashSet<ir::Inst> {
                     mark(v, &mut divergent, &mut work);
                 }
             } else {
-                for v in node.data.operands() {
-                    uses.push((v.index(), Trigger::Results(i)));
+                for part in node.data.operand_parts() {
+                    for &v in part {
+                        uses.push((v.index(), Trigger::Results(i)));
+                    }
                 }
             }
         }

@@ -231,9 +231,9 @@ fn non_address_uses(f: &Function) -> HashSet<Value> {
         if foldable(&node.data) {
             continue;
         }
-        for (k, v) in node.data.operands().iter().enumerate() {
+        for (k, &v) in node.data.operand_parts().into_iter().flatten().enumerate() {
             if !(skip_first && k == 0) {
-                used.insert(*v);
+                used.insert(v);
             }
         }
     }
@@ -351,8 +351,10 @@ impl<'a> Lowerer<'a> {
                 let mut n: HashMap<Value, u32> =
                     HashMap::with_capacity_and_hasher(f.values.len(), Default::default());
                 for node in f.insts.values() {
-                    for v in node.data.operands() {
-                        *n.entry(v).or_default() += 1;
+                    for part in node.data.operand_parts() {
+                        for &v in part {
+                            *n.entry(v).or_default() += 1;
+                        }
                     }
                 }
                 n
@@ -412,7 +414,11 @@ impl<'a> Lowerer<'a> {
             .any(|n| n.data.targets().iter().any(|t| Some(t.block) == entry));
         let pre = entry_targeted.then(|| self.vb.new_block());
         for &b in &self.f.layout {
-            let id = self.vb.new_block();
+            // Room for one machine instruction per IR instruction: folded ones need none,
+            // most others one, and a few more (capacity only).
+            let id = self
+                .vb
+                .new_block_with_capacity(self.f.blocks[b].insts.len());
             self.blocks.insert(b, id);
         }
         if let (Some(pre), Some(e)) = (pre, entry) {
@@ -473,13 +479,16 @@ impl<'a> Lowerer<'a> {
             }
         }
         let mut demanded = HashSet::default();
+        // One list of asked values for every planned instruction, emptied after each (a new
+        // vector per instruction was an allocation each).
+        let mut asked_buf = Vec::new();
         while let Some(i) = work.pop() {
-            self.planning = Some(Vec::new());
+            self.planning = Some(std::mem::take(&mut asked_buf));
             self.vb.set_srcloc(self.f.srcloc(i));
             let r = self.lower_inst(i);
-            let asked = self.planning.take().unwrap_or_default();
+            let mut asked = self.planning.take().unwrap_or_default();
             r?;
-            for v in asked {
+            for v in asked.drain(..) {
                 if demanded.insert(v) {
                     if let ValueDef::Result(d, _) = self.f.values[v].def {
                         if needed.insert(d) {
@@ -488,6 +497,7 @@ impl<'a> Lowerer<'a> {
                     }
                 }
             }
+            asked_buf = asked;
         }
         Ok(needed)
     }
@@ -740,8 +750,11 @@ impl<'a> Lowerer<'a> {
     // ------------------------------------------------------------ dispatch
 
     fn lower_inst(&mut self, inst: Inst) -> Result<(), LowerError> {
-        let node = &self.f.insts[inst];
-        let results: SmallVec<[Value; 4]> = node.results.clone();
+        // `f` outlives the lowerer's own borrows, so the results are read in place (a clone
+        // of the SmallVec per instruction was a visible cost).
+        let f = self.f;
+        let node = &f.insts[inst];
+        let results = &node.results;
         let data = node.data.clone();
         match data {
             InstData::Iconst { .. }
@@ -762,7 +775,7 @@ impl<'a> Lowerer<'a> {
                 addr,
                 offset,
                 cache,
-            } => self.lower_load(&results, space, ty, width, addr, offset, cache),
+            } => self.lower_load(results, space, ty, width, addr, offset, cache),
             InstData::Store {
                 space,
                 ty,
@@ -887,7 +900,7 @@ impl<'a> Lowerer<'a> {
                 args,
             } => self.lower_atomic(results[0], op, space, ty, addr, offset, &args),
             InstData::Vote { mode, arg } => self.lower_vote(results[0], mode, arg),
-            InstData::Shfl { mode, args } => self.lower_shfl(&results, mode, args),
+            InstData::Shfl { mode, args } => self.lower_shfl(results, mode, args),
         }
     }
 

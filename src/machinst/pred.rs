@@ -17,7 +17,7 @@
 //! just before it. The pass then starts over; every round removes one long interval, so it
 //! terminates (bounded by the number of predicates plus one).
 
-use super::vcode::{fields, VCode};
+use super::vcode::{fields, for_each_field, VCode};
 use super::{MachInst, OpKind, OpPos, PhysPred, Reg, RegKind, VReg};
 use rustc_hash::FxHashMap as HashMap;
 use std::collections::BTreeSet;
@@ -88,18 +88,18 @@ pub(crate) fn liveness_sets<I: MachInst>(
             }
         }
         for inst in vc.insts[s as usize..e as usize].iter().rev() {
-            let fs = fields(inst);
-            for f in fs.iter().flatten().filter(|f| want(f.vreg.kind)) {
-                if f.spec.kind == OpKind::Def {
+            // Defs first, then uses (a use of what the instruction defines stays live in).
+            for_each_field(inst, |f| {
+                if want(f.vreg.kind) && f.spec.kind == OpKind::Def {
                     clear(g, dense[f.vreg.index as usize]);
                     set(k, dense[f.vreg.index as usize]);
                 }
-            }
-            for f in fs.iter().flatten().filter(|f| want(f.vreg.kind)) {
-                if f.spec.kind == OpKind::Use {
+            });
+            for_each_field(inst, |f| {
+                if want(f.vreg.kind) && f.spec.kind == OpKind::Use {
                     set(g, dense[f.vreg.index as usize]);
                 }
-            }
+            });
         }
         for p in vc.params[b].iter().filter(|p| want(p.kind)) {
             clear(g, dense[p.index as usize]);
@@ -248,13 +248,12 @@ fn intervals<I: MachInst>(vc: &VCode<I>) -> HashMap<u32, (u32, u32)> {
             touch(*v, 2 * e - 1);
         }
         for i in s..e {
-            for f in fields(&vc.insts[i as usize]).iter().flatten() {
-                if f.vreg.kind != RegKind::Pred {
-                    continue;
+            for_each_field(&vc.insts[i as usize], |f| {
+                if f.vreg.kind == RegKind::Pred {
+                    let late = f.spec.pos == OpPos::Late;
+                    touch(f.vreg.index, 2 * i + late as u32);
                 }
-                let late = f.spec.pos == OpPos::Late;
-                touch(f.vreg.index, 2 * i + late as u32);
-            }
+            });
         }
     }
     iv

@@ -82,9 +82,15 @@ impl<I: MachInst> VCodeBuilder<I> {
 
     /// A new empty block, placed after every block created so far.
     pub fn new_block(&mut self) -> BlockId {
+        self.new_block_with_capacity(0)
+    }
+
+    /// [`Self::new_block`] with room for `insts` instructions (capacity only: a block grown
+    /// from empty copies its instructions at every doubling, and they are large).
+    pub fn new_block_with_capacity(&mut self, insts: usize) -> BlockId {
         self.blocks.push(BlockData {
             params: Vec::new(),
-            insts: Vec::new(),
+            insts: Vec::with_capacity(insts),
             succs: Vec::new(),
         });
         self.terminated.push(false);
@@ -177,11 +183,28 @@ pub(crate) struct FieldInfo {
 /// was a visible share of compile time.
 pub(crate) fn fields<I: MachInst>(inst: &I) -> SmallVec<[Option<FieldInfo>; 8]> {
     let mut out = SmallVec::new();
+    fields_into(inst, &mut out);
+    out
+}
+
+/// [`fields`] into `out` (cleared first): a pass that needs them by position for every
+/// instruction reuses one vector instead of returning (copying) a new one per instruction.
+pub(crate) fn fields_into<I: MachInst>(inst: &I, out: &mut SmallVec<[Option<FieldInfo>; 8]>) {
+    out.clear();
     inst.for_each_operand(&mut |r, spec| match r {
         Reg::Virt(vreg) => out.push(Some(FieldInfo { vreg, spec })),
         _ => out.push(None),
     });
-    out
+}
+
+/// Calls `f` with each virtual field of `inst`: the `Some` entries of [`fields`], in the
+/// same order, without gathering them into a vector first (for passes that only walk them).
+pub(crate) fn for_each_field<I: MachInst>(inst: &I, mut f: impl FnMut(FieldInfo)) {
+    inst.for_each_operand(&mut |r, spec| {
+        if let Reg::Virt(vreg) = r {
+            f(FieldInfo { vreg, spec });
+        }
+    });
 }
 
 /// Physical registers that regalloc2 must be able to name for fixed constraints and
@@ -194,13 +217,13 @@ pub(crate) fn fixed_regs<I: MachInst>(insts: &[I]) -> Vec<(RegKind, PhysReg)> {
                 out.push((RegKind::B32, *r));
             }
         }
-        for f in fields(inst).iter().flatten() {
+        for_each_field(inst, |f| {
             if let OpConstraint::Fixed(r) = f.spec.constraint {
                 if !out.contains(&(f.vreg.kind, r)) {
                     out.push((f.vreg.kind, r));
                 }
             }
-        }
+        });
     }
     out
 }
@@ -246,6 +269,8 @@ impl<I: MachInst> VCode<I> {
             *slot = true;
             Ok(())
         };
+        // Each instruction's fields, by position (one vector for all of them).
+        let mut fs: SmallVec<[Option<FieldInfo>; 8]> = SmallVec::new();
         for (bi, b) in blocks.into_iter().enumerate() {
             let start = insts.len() as u32;
             for p in &b.params {
@@ -267,7 +292,7 @@ impl<I: MachInst> VCode<I> {
                         "b{bi}: a return has no successors, a branch has some"
                     ));
                 }
-                let fs = fields(inst);
+                fields_into(inst, &mut fs);
                 for f in fs.iter().flatten() {
                     if vregs.get(f.vreg.index as usize) != Some(&f.vreg.kind) {
                         return Err(format!("{}: unknown vreg or wrong kind", f.vreg));
@@ -473,19 +498,19 @@ impl<I: MachInst> VCode<I> {
         let mut ops: SmallVec<[FieldInfo; 8]> = SmallVec::new();
         for inst in &self.insts {
             self.terms.push(inst.terminator());
-            let fs = fields(inst);
-            // visit position -> regalloc2 operand index
+            // visit position -> regalloc2 operand index (the positions of `fields`, physical
+            // operands included), gathered by one visit of the operands
             map.clear();
-            map.resize(fs.len(), usize::MAX);
             ops.clear();
-            for (k, f) in fs.iter().enumerate() {
-                if let Some(f) = f {
-                    if f.vreg.kind != RegKind::Pred {
-                        map[k] = ops.len();
-                        ops.push(*f);
+            inst.for_each_operand(&mut |r, spec| {
+                map.push(usize::MAX);
+                if let Reg::Virt(vreg) = r {
+                    if vreg.kind != RegKind::Pred {
+                        *map.last_mut().expect("just pushed") = ops.len();
+                        ops.push(FieldInfo { vreg, spec });
                     }
                 }
-            }
+            });
             for f in &ops {
                 let constraint = match f.spec.constraint {
                     OpConstraint::Reg => ra::OperandConstraint::Reg,
@@ -578,11 +603,12 @@ impl<I: MachInst> VCode<I> {
                 self.ra_clobbers[i].add(preg);
             }
             let base = self.ra_op_start[i] as usize;
-            let ops: SmallVec<[FieldInfo; 8]> = fields(inst)
-                .into_iter()
-                .flatten()
-                .filter(|f| f.vreg.kind != RegKind::Pred)
-                .collect();
+            let mut ops: SmallVec<[FieldInfo; 8]> = SmallVec::new();
+            for_each_field(inst, |f| {
+                if f.vreg.kind != RegKind::Pred {
+                    ops.push(f);
+                }
+            });
             for (k, f) in ops.iter().enumerate() {
                 if let OpConstraint::Fixed(r) = f.spec.constraint {
                     let preg = to_preg(f.vreg.kind, r).ok_or_else(|| {
@@ -624,11 +650,11 @@ impl<I: MachInst> VCode<I> {
     /// How many regalloc2 operands instruction `i` has (its virtual non-predicate operands;
     /// counted from the instruction, so the views need not be derived).
     pub(crate) fn ra_operands_of(&self, i: usize) -> usize {
-        fields(&self.insts[i])
-            .iter()
-            .flatten()
-            .filter(|f| f.vreg.kind != RegKind::Pred)
-            .count()
+        let mut n = 0;
+        for_each_field(&self.insts[i], |f| {
+            n += usize::from(f.vreg.kind != RegKind::Pred)
+        });
+        n
     }
 
     /// The instructions of `block`.

@@ -131,9 +131,12 @@ pub fn layout(body: &Body, mode: Mode) -> Result<Laid, LayoutError> {
             _ => {}
         }
     }
-    // The full sequence: prologue at 0, the body shifted by one, then the tail.
-    let mut insts = Vec::with_capacity(len + 3);
-    let mut targets = Vec::with_capacity(len + 3);
+    // The full sequence: prologue at 0, the body shifted by one, then the tail; at most
+    // `len + 3` instructions, padded to a multiple of 6 at the end. Room for the padding is
+    // made now: pushing it onto a full vector copied the whole vector again.
+    let cap = (len + 3).next_multiple_of(6);
+    let mut insts = Vec::with_capacity(cap);
+    let mut targets = Vec::with_capacity(cap);
     insts.push(prologue());
     targets.push(None);
     // (The instructions in one piece: pushing them one by one copied each separately.)
@@ -159,7 +162,7 @@ pub fn layout(body: &Body, mode: Mode) -> Result<Laid, LayoutError> {
     let mut acc: Vec<Access> = insts.iter().map(access).collect();
     if mode == Mode::Normal {
         let order = list::schedule_with(&insts, &targets, &acc);
-        (insts, targets) = list::permute(&insts, &targets, &order);
+        (insts, targets) = list::permute_with_capacity(&insts, &targets, &order, cap);
         acc = order.iter().map(|&o| std::mem::take(&mut acc[o])).collect();
         for (new, &old) in order.iter().enumerate() {
             moved[old] = new;
@@ -185,10 +188,11 @@ pub fn layout(body: &Body, mode: Mode) -> Result<Laid, LayoutError> {
     }
 
     // Padding to a multiple of 8 instruction-or-control words (64 bytes = 6 instructions).
-    // (Reserved first: both vectors are full here, and growing one copies it whole.)
+    // (`insts` has room for it already; `ctrl` is full here, and growing it by doubling
+    // would copy it more than once.)
     let pad = (6 - insts.len() % 6) % 6;
-    insts.reserve(pad);
-    ctrl.reserve(pad);
+    debug_assert!(insts.capacity() >= insts.len() + pad);
+    ctrl.reserve_exact(pad);
     while insts.len() % 6 != 0 {
         insts.push(nop());
         ctrl.push(Ctrl::NEUTRAL);

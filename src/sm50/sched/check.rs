@@ -314,8 +314,12 @@ impl State {
         self.fixed
             .retain(|&(x, l, q)| x != r || !(g.is_none() || (guards[q] == g && l <= left)));
         if left > 0 {
-            self.fixed.push((r, left, p));
-            self.fixed.sort_unstable_by_key(|f| (f.0, f.2));
+            // Into its place in the order (the list is sorted and no entry has the same
+            // resource and producer: the retain above just ended any earlier write of `r`
+            // by `p`, which has `p`'s guard and no more cycles left), as sorting after a
+            // push would put it.
+            let at = self.fixed.partition_point(|f| (f.0, f.2) < (r, p));
+            self.fixed.insert(at, (r, left, p));
         }
     }
 
@@ -415,7 +419,7 @@ pub(crate) fn may_skip(inst: &Inst) -> bool {
 }
 
 /// The successors of each instruction, and whether it is reachable code at all.
-pub(crate) fn successors(insts: &[Inst], targets: &[Option<usize>]) -> Vec<Vec<usize>> {
+pub(crate) fn successors(insts: &[Inst], targets: &[Option<usize>]) -> Vec<Succ> {
     let n = insts.len();
     let target = |k: usize| targets.get(k).copied().flatten().filter(|&t| t < n);
     let class = |k: usize| insts[k].info().class;
@@ -457,7 +461,7 @@ pub(crate) fn successors(insts: &[Inst], targets: &[Option<usize>]) -> Vec<Vec<u
     let all_leaders: Vec<usize> = (0..n).filter(|&k| leaders[k]).collect();
     (0..n)
         .map(|k| {
-            let mut s: Vec<usize> = Vec::new();
+            let mut s = Succ::new();
             let c = class(k);
             let ends = matches!(c, "BRA" | "EXIT" | "RET" | "SYNC" | "BRK" | "BRX");
             if (!ends || guarded(k)) && k + 1 < n {
@@ -468,7 +472,7 @@ pub(crate) fn successors(insts: &[Inst], targets: &[Option<usize>]) -> Vec<Vec<u
                 "SYNC" => s.extend(matching(k, &ssy_at, &all_ssy)),
                 "BRK" => s.extend(matching(k, &pbk_at, &all_pbk)),
                 "RET" => s.extend(returns(k)),
-                "BRX" => s.extend(&all_leaders),
+                "BRX" => s.extend(all_leaders.iter().copied()),
                 _ => {}
             }
             s.sort_unstable();
@@ -478,16 +482,30 @@ pub(crate) fn successors(insts: &[Inst], targets: &[Option<usize>]) -> Vec<Vec<u
         .collect()
 }
 
+/// One instruction's [`successors`]: inline up to two (nearly every instruction has one or
+/// two; a heap vector per instruction was an allocation and a free each).
+pub(crate) type Succ = smallvec::SmallVec<[usize; 2]>;
+
 /// The register a reuse slot (0 = A, 1 = B, 2 = C) of `inst` reads, if any: the register
 /// field encoded at bits 8, 20 or 39.
 pub(crate) fn slot_reg(inst: &Inst, slot: usize) -> Option<u64> {
-    let start = [8, 20, 39][slot];
-    inst.info()
-        .fields
-        .iter()
-        .enumerate()
-        .find(|(_, f)| matches!(f.kind, FieldKind::Reg) && f.bits.first() == Some(&(start, 8)))
-        .map(|(k, _)| inst.f[k])
+    // The field of each slot, per form, found once (the search of the form's fields ran
+    // for every slot of every instruction the reuse passes looked at).
+    static SLOTS: std::sync::OnceLock<Vec<[Option<usize>; 3]>> = std::sync::OnceLock::new();
+    let slots = SLOTS.get_or_init(|| {
+        sm50::FORMS
+            .iter()
+            .map(|info| {
+                [8, 20, 39].map(|start| {
+                    info.fields.iter().position(|f| {
+                        matches!(f.kind, FieldKind::Reg) && f.bits.first() == Some(&(start, 8))
+                    })
+                })
+            })
+            .collect()
+    });
+    slots[inst.form as usize][slot]
+        .map(|k| inst.f[k])
         .filter(|&r| r != 255)
 }
 
@@ -664,13 +682,16 @@ impl<'a> Checker<'a> {
             let pipes = &self.pipes;
             let in_order = |p: usize| variable && !fixed_like && pipes[p] == pipes[k];
             for op in st.ops.iter_mut() {
+                // (Whether the operation has `r` pending first: that is rarely so, and the
+                // other two tests only matter then.)
+                let Some(pos) = op.res.iter().position(|&x| x == r) else {
+                    continue;
+                };
                 if self.complementary(k, op.at) || in_order(op.at) {
                     continue;
                 }
-                if let Some(pos) = op.res.iter().position(|&x| x == r) {
-                    op.res.remove(pos);
-                    found.push((op.at, op.read, op.sb));
-                }
+                op.res.remove(pos);
+                found.push((op.at, op.read, op.sb));
             }
             // An operation no scoreboard covers yet and with nothing left pending is gone.
             st.ops.retain(|o| o.sb.is_some() || !o.res.is_empty());
@@ -727,16 +748,22 @@ impl<'a> Checker<'a> {
                 .copied()
                 .filter(|r| !acc.defs.contains(r))
                 .collect();
+            // Each new operation goes into its place in the `(at, read)` order, after any with
+            // the same key (`ops` is sorted; a stable sort after a push put it there too).
             let mut add = |read: bool, sb: Option<u8>, res: Regs| {
                 if sb.is_some() || !res.is_empty() {
-                    st.ops.push(Op {
-                        at: k,
-                        read,
-                        sb,
-                        after: 0,
-                        age: 0,
-                        res,
-                    });
+                    let at = st.ops.partition_point(|m| (m.at, m.read) <= (k, read));
+                    st.ops.insert(
+                        at,
+                        Op {
+                            at: k,
+                            read,
+                            sb,
+                            after: 0,
+                            age: 0,
+                            res,
+                        },
+                    );
                 }
             };
             if !fixed_like {
@@ -748,7 +775,6 @@ impl<'a> Checker<'a> {
             if let Some(b) = c.rbar {
                 add(true, Some(b), srcs);
             }
-            st.ops.sort_by_key(|m| (m.at, m.read));
         }
 
         // 5. Time passes.
@@ -839,7 +865,7 @@ pub(crate) fn analyze_with_succ(
     insts: &[Inst],
     ctrl: &[Ctrl],
     acc: &[Access],
-    succ: &[Vec<usize>],
+    succ: &[Succ],
 ) -> Vec<Hazard> {
     let n = insts.len().min(ctrl.len());
     let insts = &insts[..n];
@@ -873,7 +899,7 @@ pub(crate) fn analyze_with_succ(
     let mut k = n;
     while k > 0 {
         k -= 1;
-        let ends = k + 1 == n || entered[k + 1] || succ[k] != [k + 1];
+        let ends = k + 1 == n || entered[k + 1] || succ[k][..] != [k + 1];
         block_end[k] = if ends { k } else { block_end[k + 1] };
     }
     let mut entry: Vec<Option<State>> = vec![None; n];

@@ -610,11 +610,21 @@ pub fn permute(
     targets: &[Option<usize>],
     order: &[usize],
 ) -> (Vec<Inst>, Vec<Option<usize>>) {
-    let new_insts = order.iter().map(|&o| insts[o]).collect();
-    let new_targets = order
-        .iter()
-        .map(|&o| targets.get(o).copied().flatten())
-        .collect();
+    permute_with_capacity(insts, targets, order, order.len())
+}
+
+/// [`permute`] into vectors with room for at least `cap` entries (the layout pads the
+/// sequence afterwards, and growing a full vector copies it).
+pub(crate) fn permute_with_capacity(
+    insts: &[Inst],
+    targets: &[Option<usize>],
+    order: &[usize],
+    cap: usize,
+) -> (Vec<Inst>, Vec<Option<usize>>) {
+    let mut new_insts = Vec::with_capacity(cap.max(order.len()));
+    new_insts.extend(order.iter().map(|&o| insts[o]));
+    let mut new_targets = Vec::with_capacity(cap.max(order.len()));
+    new_targets.extend(order.iter().map(|&o| targets.get(o).copied().flatten()));
     (new_insts, new_targets)
 }
 

@@ -611,15 +611,21 @@ impl Entry {
 
     /// Worst case of both; whether `self` changed.
     fn join(&mut self, o: &Entry) -> bool {
+        // One loop per array: each vectorises (one loop over all three did not). A value
+        // changes exactly when the joined one differs from it.
         let mut changed = false;
-        for r in 0..NUM_RES {
-            let left = self.left[r].max(o.left[r]);
-            let wmask = self.wmask[r] | o.wmask[r];
-            let rmask = self.rmask[r] | o.rmask[r];
-            changed |= left != self.left[r] || wmask != self.wmask[r] || rmask != self.rmask[r];
-            self.left[r] = left;
-            self.wmask[r] = wmask;
-            self.rmask[r] = rmask;
+        for (x, &y) in self.left.iter_mut().zip(&o.left) {
+            let v = (*x).max(y);
+            changed |= v != *x;
+            *x = v;
+        }
+        for (x, &y) in self.wmask.iter_mut().zip(&o.wmask) {
+            changed |= (*x | y) != *x;
+            *x |= y;
+        }
+        for (x, &y) in self.rmask.iter_mut().zip(&o.rmask) {
+            changed |= (*x | y) != *x;
+            *x |= y;
         }
         for b in 0..6 {
             let age = match (self.age[b], o.age[b]) {
@@ -632,17 +638,36 @@ impl Entry {
         changed
     }
 
-    fn state(&self) -> State {
-        let mut st = State::new();
-        for r in 0..NUM_RES {
-            st.ready[r] = T0 + u32::from(self.left[r]);
-            st.wmask[r] = self.wmask[r];
-            st.rmask[r] = self.rmask[r];
+    /// The straight-line state at the block's first instruction (issued at [`T0`]),
+    /// written over every field of `st` (one buffer serves every block visit).
+    fn load(&self, st: &mut State) {
+        for (t, &l) in st.ready.iter_mut().zip(&self.left) {
+            *t = T0 + u32::from(l);
         }
+        st.wmask = self.wmask;
+        st.rmask = self.rmask;
         for b in 0..6 {
             st.set_time[b] = self.age[b].map(|a| T0 - u32::from(a));
         }
-        st
+    }
+
+    /// What is pending after a block whose last instruction issued at `t_end` minus its
+    /// stall (`st` is the state then), written over every field of `self`.
+    fn store(&mut self, st: &State, t_end: u32) {
+        // In signed arithmetic, which vectorises on the baseline x86-64 target (unsigned
+        // 32-bit min/max has no SSE2 instruction, and this loop ran one element at a time).
+        // The same values: every cycle here is below 2^31 (the block clock starts at `T0`
+        // and advances at most 15 cycles per instruction).
+        debug_assert!(t_end < 1 << 31 && st.ready.iter().all(|&t| t < 1 << 31));
+        let end = t_end as i32;
+        for (l, &t) in self.left.iter_mut().zip(&st.ready) {
+            *l = (t as i32 - end).clamp(0, CARRY_CAP as i32) as u8;
+        }
+        self.wmask = st.wmask;
+        self.rmask = st.rmask;
+        for b in 0..6 {
+            self.age[b] = st.set_time[b].map(|x| (t_end - x).min(CARRY_CAP) as u8);
+        }
     }
 }
 
@@ -682,7 +707,7 @@ fn assign_dataflow(
     access: &[Access],
     written: &[bool],
     targets: &[Option<usize>],
-    succ: &[Vec<usize>],
+    succ: &[check::Succ],
 ) -> Option<Vec<Ctrl>> {
     let n = insts.len();
     if n == 0 {
@@ -706,14 +731,27 @@ fn assign_dataflow(
     let mut ctrl = vec![Ctrl::NEUTRAL; n];
     let mut work: std::collections::BTreeSet<usize> = (0..starts.len()).collect();
     let mut visits = 0usize;
+    // One straight-line state and one exit state for every block visit (each visit
+    // overwrites all of both).
+    let mut st = State::new();
+    let mut exit = Entry::empty();
     while let Some(b) = work.pop_first() {
         visits += 1;
         if visits > 50 * starts.len() + 100 {
             return None;
         }
         let (s, e) = (starts[b], end_of(b));
-        let (c, exit) = assign_block(insts, access, written, &succ[e - 1], s, e, &entry[b])?;
-        ctrl[s..e].copy_from_slice(&c);
+        entry[b].load(&mut st);
+        let t_end = assign_block(
+            insts,
+            access,
+            written,
+            &succ[e - 1],
+            s,
+            &mut ctrl[s..e],
+            &mut st,
+        )?;
+        exit.store(&st, t_end);
         for &t in &succ[e - 1] {
             let tb = block_of[t];
             if starts[tb] != t {
@@ -727,20 +765,22 @@ fn assign_dataflow(
     Some(ctrl)
 }
 
-/// One block `insts[s..e]` from its entry state: its control fields and the state at its end.
-/// `next` are the instructions control may go to after the block: its last stall makes their
-/// operands ready and lets every scoreboard it set become active.
+/// One block `insts[s..s + out.len()]` from its entry state `st`: its control fields into
+/// `out`, `st` left as the state after its last instruction issued, and the cycle at which
+/// the block ends (that issue plus the last stall). `next` are the instructions control may
+/// go to after the block: its last stall makes their operands ready and lets every
+/// scoreboard it set become active. (`None`: the caller gives up the dataflow assignment;
+/// `out` is then partly written.)
 fn assign_block(
     insts: &[Inst],
     access: &[Access],
     written: &[bool],
     next: &[usize],
     s: usize,
-    e: usize,
-    entry: &Entry,
-) -> Option<(Vec<Ctrl>, Entry)> {
-    let mut st = entry.state();
-    let mut out: Vec<Ctrl> = Vec::with_capacity(e - s);
+    out: &mut [Ctrl],
+    st: &mut State,
+) -> Option<u32> {
+    let e = s + out.len();
     let mut t_prev = T0;
     for k in s..e {
         let a = &access[k];
@@ -767,7 +807,8 @@ fn assign_block(
             rbar = Some(st.pick_or_share(&mut wait, wbar.map_or(0, bit)));
         }
         let mut earliest = T0;
-        if let Some(prev) = out.last() {
+        if k > s {
+            let prev = &out[k - s - 1];
             // The previous instruction may pair with this one unless it is itself the
             // second of a pair.
             let prev_paired = k >= s + 2 && out[k - s - 2].stall == 0;
@@ -800,14 +841,14 @@ fn assign_block(
             out[k - s - 1].stall = stall as u8;
         }
         st.issue(a, variable, wbar, rbar, wait, t);
-        out.push(Ctrl {
+        out[k - s] = Ctrl {
             stall: min_stall_after(&insts[k]),
             yield_: true,
             wbar,
             rbar,
             wait,
             reuse: 0,
-        });
+        };
         t_prev = t;
     }
     // The last stall: the next block's first instruction must find its operands ready and
@@ -823,17 +864,7 @@ fn assign_block(
     }
     let last = out.last_mut().expect("a block has an instruction");
     last.stall = last.stall.max(drain.min(15) as u8);
-    let t_end = t_prev + u32::from(last.stall);
-    let mut exit = Entry::empty();
-    for r in 0..NUM_RES {
-        exit.left[r] = st.ready[r].saturating_sub(t_end).min(CARRY_CAP) as u8;
-        exit.wmask[r] = st.wmask[r];
-        exit.rmask[r] = st.rmask[r];
-    }
-    for b in 0..6 {
-        exit.age[b] = st.set_time[b].map(|x| (t_end - x).min(CARRY_CAP) as u8);
-    }
-    Some((out, exit))
+    Some(t_prev + u32::from(last.stall))
 }
 
 /// Operand reuse flags: slot A, B or C of instruction `k` is flagged when instruction `k + 1`
