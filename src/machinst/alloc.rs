@@ -416,12 +416,11 @@ fn pressure<I: MachInst>(vc: &VCode<I>) -> Pressure {
         let mut fs = Vec::new();
         for i in (s..e).rev() {
             fs.clear();
-            fs.extend(
-                fields(&vc.insts[i as usize])
-                    .into_iter()
-                    .flatten()
-                    .filter(|f| f.vreg.kind != RegKind::Pred),
-            );
+            super::vcode::for_each_field(&vc.insts[i as usize], |f| {
+                if f.vreg.kind != RegKind::Pred {
+                    fs.push(f);
+                }
+            });
             let mut here = [0usize; 3];
             // early defs; late uses not live after the instruction (each vreg once)
             let mut early_defs = [0usize; 3];
@@ -549,12 +548,12 @@ fn overflow_scalars<I: MachInst>(
     let mut pinned = vec![false; n];
     if !fixed.is_empty() {
         for inst in &vc.insts {
-            for f in fields(inst).iter().flatten() {
+            super::vcode::for_each_field(inst, |f| {
                 if matches!(f.spec.constraint, super::OpConstraint::Fixed(_)) {
                     let r = find(&mut parent, f.vreg.index as usize);
                     pinned[r] = true;
                 }
-            }
+            });
         }
     }
     let targets: Vec<usize> = std::iter::once(0).chain(extra.iter().copied()).collect();
@@ -562,9 +561,7 @@ fn overflow_scalars<I: MachInst>(
     // Last use of every vreg in layout order (a hull: enough for a balancing heuristic).
     let mut last_use = vec![0usize; n];
     for (i, inst) in vc.insts.iter().enumerate() {
-        for f in fields(inst).iter().flatten() {
-            last_use[f.vreg.index as usize] = i;
-        }
+        super::vcode::for_each_field(inst, |f| last_use[f.vreg.index as usize] = i);
     }
     for (b, succs) in vc.succs.iter().enumerate() {
         let term = vc.ranges[b].1 as usize - 1;
@@ -585,11 +582,11 @@ fn overflow_scalars<I: MachInst>(
             if i == s as usize {
                 defs.extend(vc.params[b].iter().map(|p| p.index));
             }
-            for f in fields(&vc.insts[i]).iter().flatten() {
+            super::vcode::for_each_field(&vc.insts[i], |f| {
                 if f.spec.kind == super::OpKind::Def {
                     defs.push(f.vreg.index);
                 }
-            }
+            });
             for list in active.iter_mut() {
                 list.retain(|end| *end >= i);
             }
