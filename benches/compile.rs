@@ -4,10 +4,7 @@
 //!   (criterion's estimate); with the oracle installed, the same files go through ptxas 11.8
 //!   `-O3` once each in the same run and the ratio ptxas/leafold over the files both accept
 //!   is printed (ptxas's time is its process wall time, leafold's the in-process `compile`;
-//!   see `leafold compare`). leafold compiles a file's kernels in parallel on rayon's pool
-//!   (as the command does); the ratio is printed for that and for one thread (a one-thread
-//!   pool), since ptxas 11.8 uses one. `compile/corpus_1thread` is criterion's estimate of
-//!   the latter.
+//!   see `leafold compare`).
 //! * `compile/generated_20k`: one generated 20,000-line address-heavy kernel
 //!   (benches/gen/mod.rs; goal < 100 ms).
 //!
@@ -77,19 +74,12 @@ fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("compile");
     g.throughput(Throughput::Bytes(bytes as u64));
     g.sample_size(20);
-    let one_thread = rayon::ThreadPoolBuilder::new()
-        .num_threads(1)
-        .build()
-        .expect("a one-thread pool");
-    let pass = |files: &[&str]| {
-        for text in files {
-            black_box(compile(text, &opts).unwrap());
-        }
-    };
-    let all: Vec<&str> = files.iter().map(|f| f.1.as_str()).collect();
-    g.bench_function("corpus", |b| b.iter(|| pass(&all)));
-    g.bench_function("corpus_1thread", |b| {
-        b.iter(|| one_thread.install(|| pass(&all)))
+    g.bench_function("corpus", |b| {
+        b.iter(|| {
+            for (_, text) in &files {
+                black_box(compile(text, &opts).unwrap());
+            }
+        })
     });
     // The ratio in one run, over the files both compilers accept: leafold's mean over a few
     // passes against ptxas's one pass.
@@ -103,25 +93,20 @@ fn bench(c: &mut Criterion) {
                 .collect();
             let theirs: f64 = theirs.iter().flatten().sum();
             let passes = 5;
-            let mean = |run: &dyn Fn()| {
-                let t = Instant::now();
-                for _ in 0..passes {
-                    run();
+            let t = Instant::now();
+            for _ in 0..passes {
+                for text in &both {
+                    black_box(compile(text, &opts).unwrap());
                 }
-                t.elapsed().as_secs_f64() / f64::from(passes)
-            };
-            let pool = mean(&|| pass(&both));
-            let single = mean(&|| one_thread.install(|| pass(&both)));
+            }
+            let ours = t.elapsed().as_secs_f64() / f64::from(passes);
             println!(
-                "corpus ({} files both compile, of {} leafold compiles): ptxas 11.8 -O3 {:.1} ms; leafold {:.1} ms on {} threads (ratio ptxas/leafold = {:.1}), {:.1} ms on one thread (ratio {:.1})",
+                "corpus ({} files both compile, of {} leafold compiles): leafold {:.1} ms, ptxas 11.8 -O3 {:.1} ms, ratio ptxas/leafold = {:.1}",
                 both.len(),
                 files.len(),
+                ours * 1e3,
                 theirs * 1e3,
-                pool * 1e3,
-                rayon::current_num_threads(),
-                theirs / pool,
-                single * 1e3,
-                theirs / single
+                theirs / ours
             );
         }
         None => println!("corpus: ptxas not found (oracle not installed); no ratio"),

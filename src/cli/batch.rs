@@ -5,8 +5,7 @@
 //! cubin per input, in `OUTDIR` (created if missing; a file found under a directory argument
 //! keeps its path relative to that directory) or next to its input, `x.ptx` -> `x.cubin`.
 //!
-//! Files compile in parallel (rayon, on the pool `compile::run` starts: `-j N` bounds the
-//! threads, and each file's kernels share them). Each file's messages are
+//! Files compile in parallel (rayon; `-j N` bounds the threads). Each file's messages are
 //! collected and printed together, in input order, after all have finished, so one file's
 //! errors never interleave with another's and never stop the others. A progress bar
 //! (indicatif) is drawn on stderr only when it is a terminal and there are enough files to
@@ -99,8 +98,19 @@ pub fn run(args: &Args, opts: &Options) -> u8 {
             })
             .collect::<Vec<_>>()
     };
-    // On the pool `compile::run` installed (`-j`).
-    let results = work();
+    let results = match args.jobs {
+        Some(n) => match rayon::ThreadPoolBuilder::new()
+            .num_threads(n.max(1))
+            .build()
+        {
+            Ok(pool) => pool.install(work),
+            Err(e) => {
+                eprintln!("error: cannot start {n} threads: {e}");
+                return 2;
+            }
+        },
+        None => work(),
+    };
     if let Some(b) = bar {
         b.finish_and_clear();
     }

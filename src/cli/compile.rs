@@ -93,8 +93,7 @@ pub struct Args {
     /// Print the version and exit.
     #[arg(short = 'V', long = "version")]
     pub version: bool,
-    /// Threads: files of a batch and kernels of a file compile in parallel on at most N
-    /// (default: one per CPU); the output is the same for every N.
+    /// Batch mode: number of parallel jobs (default: one per CPU).
     #[arg(short = 'j', long = "jobs")]
     pub jobs: Option<usize>,
     /// Address folding: none (ISCADD/SHL/IADD baseline), lea (one LEA chain per access) or
@@ -225,31 +224,9 @@ pub fn run_with_warnings(args: &Args, pre: &[String]) -> u8 {
         // Only `--emit sass` prints the listing.
         sass_listing: false,
     };
-    // `-j N` bounds every thread leafold starts (default: one per CPU): the files of a batch
-    // and the kernels of a file compile in parallel on this pool. The compile runs on the
-    // pool too: the memory a file's front end frees goes back to the heap of the thread that
-    // then compiles kernels (mimalloc keeps a heap per thread).
-    let pool = match rayon::ThreadPoolBuilder::new()
-        .num_threads(args.jobs.map_or(0, |n| n.max(1)))
-        .build()
-    {
-        Ok(pool) => pool,
-        Err(e) => {
-            eprintln!("error: cannot start the compile threads: {e}");
-            return 2;
-        }
-    };
-    pool.install(|| {
-        if super::batch::is_batch(args) {
-            super::batch::run(args, &opts)
-        } else {
-            run_one(args, &opts, emit)
-        }
-    })
-}
-
-/// The single-file command (not a batch).
-fn run_one(args: &Args, opts: &Options, emit: Emit) -> u8 {
+    if super::batch::is_batch(args) {
+        return super::batch::run(args, &opts);
+    }
     let input = &args.files[0];
     let output = if (emit == Emit::Cubin && !args.explain) || args.output.is_some() {
         Some(
@@ -260,7 +237,7 @@ fn run_one(args: &Args, opts: &Options, emit: Emit) -> u8 {
     } else {
         None
     };
-    let r = compile_file(input, output.as_deref(), opts, args);
+    let r = compile_file(input, output.as_deref(), &opts, args);
     super::print_out(&r.stdout);
     if let Some(cubin) = &r.cubin_to_stdout {
         use std::io::Write as _;
