@@ -754,22 +754,23 @@ pub fn info_log(kernels: &[KernelReport], arch: Arch, gmem: u64) -> String {
 
 /// Turn `lower::emit`'s output (each `BRA`'s `rel` holds its target's index) into a [`Body`],
 /// prepending the frame adjustment `IADD32I R1, R1, -frame` when the kernel spills.
-fn body_from_lowered(insts: Vec<Inst>, frame: u32) -> Result<Body, String> {
+fn body_from_lowered(mut insts: Vec<Inst>, frame: u32) -> Result<Body, String> {
+    // The emitted vector becomes the body's in place (the prologue, when there is one, goes
+    // in front in one move of the whole vector) rather than each instruction copied over.
+    let n = insts.len();
     let shift = usize::from(frame > 0);
-    let mut body = Body::default();
-    body.insts.reserve(insts.len() + shift);
-    body.targets.reserve(insts.len() + shift);
     if frame > 0 {
-        body.insts.push(
+        insts.insert(
+            0,
             Inst::new(Form::IADD32I)
                 .with(Field::Rd, 1)
                 .with(Field::Ra, 1)
                 .with_signed(Field::Imm, -i64::from(frame)),
         );
-        body.targets.push(None);
     }
-    let n = insts.len();
-    for mut inst in insts {
+    let mut targets = Vec::with_capacity(insts.len());
+    targets.resize(shift, None);
+    for inst in &mut insts[shift..] {
         let target = match inst.form {
             Form::BRA | Form::SSY | Form::PBK | Form::CAL => {
                 let t = inst.get(Field::Rel).unwrap_or(0) as usize;
@@ -781,10 +782,9 @@ fn body_from_lowered(insts: Vec<Inst>, frame: u32) -> Result<Body, String> {
             }
             _ => None,
         };
-        body.insts.push(inst);
-        body.targets.push(target);
+        targets.push(target);
     }
-    Ok(body)
+    Ok(Body { insts, targets })
 }
 
 /// Apply a deliberate miscompilation (tests of the verifier only).

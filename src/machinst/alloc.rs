@@ -1000,11 +1000,11 @@ pub fn allocate_owned<I: MachInst>(
     let (mut spills, mut reloads) = (0, 0);
     let mut blocks = Vec::with_capacity(vc.num_blocks());
     // The instructions move into the result (each is visited once; the edits iterator only
-    // needs the block ranges), rather than being cloned.
-    let mut taken: Vec<Option<I>> = std::mem::take(&mut vc.insts)
-        .into_iter()
-        .map(Some)
-        .collect();
+    // needs the block ranges), rather than being cloned. The blocks' ranges are consecutive
+    // from 0 (`VCode`'s invariant) and regalloc2 yields each block's instructions in order,
+    // so they come out in index order: they are taken straight from the vector's iterator
+    // (one move each, not a move into an `Option` slot and another out of it).
+    let mut taken = std::mem::take(&mut vc.insts).into_iter().enumerate();
     for b in 0..vc.num_blocks() {
         let (s, e) = vc.ranges[b];
         let mut insts = Vec::with_capacity((e - s) as usize + 4);
@@ -1043,11 +1043,14 @@ pub fn allocate_owned<I: MachInst>(
                     }
                 }
                 ra::InstOrEdit::Inst(i) => {
-                    let Some(mut inst) = taken.get_mut(i.index()).and_then(Option::take) else {
-                        return Err(AllocError::Regalloc(format!(
-                            "instruction {} placed twice",
-                            i.index()
-                        )));
+                    let mut inst = match taken.next() {
+                        Some((n, inst)) if n == i.index() => inst,
+                        _ => {
+                            return Err(AllocError::Regalloc(format!(
+                                "instruction {} placed out of order",
+                                i.index()
+                            )))
+                        }
                     };
                     let allocs = out.inst_allocs(i);
                     let mut k = 0;
