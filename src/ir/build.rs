@@ -616,10 +616,24 @@ fn imm_bits(imm: ast::Imm, t: ast::Type) -> u64 {
 /// A PTX register variable (one per scalar register, one per element of a vector register).
 type VarId = usize;
 
-#[derive(Clone)]
+/// The variables a destination operand writes, `None` for `_` (one per element: inline up to
+/// a `.v4`, so a destination costs no allocation).
+type Dests = SmallVec<[Option<VarId>; 4]>;
+
 struct RegInfo {
     /// One variable per element (one for a scalar register).
     vars: SmallVec<[VarId; 4]>,
+}
+
+/// A copy of the element list as one slice copy ([`SmallVec::from_slice`]), where the derived
+/// clone goes element by element through SmallVec's generic extend; every lookup of a
+/// register returns a copy.
+impl Clone for RegInfo {
+    fn clone(&self) -> RegInfo {
+        RegInfo {
+            vars: SmallVec::from_slice(&self.vars),
+        }
+    }
 }
 
 /// A `%r<100>` declaration: variables are made on first use of each index.
@@ -2023,13 +2037,17 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
     }
 
     /// A destination operand: the variables written, `None` entries for `_`.
-    fn dests(&mut self, op: &Operand) -> Option<Vec<Option<VarId>>> {
+    fn dests(&mut self, op: &Operand) -> Option<Dests> {
         match op {
             Operand::Name(n) => {
                 let found = self.lookup(&n.text);
                 match found {
                     Some(Ok(r)) if !r.vars.is_empty() => {
-                        Some(r.vars.iter().map(|&v| Some(v)).collect())
+                        let mut out = Dests::new();
+                        for &v in &r.vars {
+                            out.push(Some(v));
+                        }
+                        Some(out)
                     }
                     Some(Ok(_)) => {
                         self.error(
@@ -2050,17 +2068,25 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                     }
                 }
             }
-            Operand::Elem { name, comp } => Some(vec![Some(self.elem_var(name, *comp)?)]),
-            Operand::Sink(_) => Some(vec![None]),
+            Operand::Elem { name, comp } => {
+                let mut out = Dests::new();
+                out.push(Some(self.elem_var(name, *comp)?));
+                Some(out)
+            }
+            Operand::Sink(_) => {
+                let mut out = Dests::new();
+                out.push(None);
+                Some(out)
+            }
             Operand::Vector(items, _) => {
-                let mut out = Vec::new();
+                let mut out = Dests::new();
                 for it in items {
                     let d = self.dests(it)?;
                     if d.len() != 1 {
                         self.error(it.span(), "unsupported nested vector");
                         return None;
                     }
-                    out.extend(d);
+                    out.push(d[0]);
                 }
                 Some(out)
             }
