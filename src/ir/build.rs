@@ -1144,10 +1144,14 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
 
     fn make_reg(&mut self, ty: Option<Type>, width: u32, name: &str) -> RegInfo {
         // A register of a type the IR cannot hold gets no variables; using it is an error.
-        let vars: SmallVec<[VarId; 4]> = match ty {
-            Some(t) => (0..width).map(|_| self.new_var(t)).collect(),
-            None => SmallVec::new(),
-        };
+        // Pushed one by one (width is 1 to 4 but for odd declarations), not collected
+        // through SmallVec's generic extend: this runs on every register's first use.
+        let mut vars: SmallVec<[VarId; 4]> = SmallVec::new();
+        if let Some(t) = ty {
+            for _ in 0..width {
+                vars.push(self.new_var(t));
+            }
+        }
         if let [var] = vars[..] {
             self.var_name[var] = Some(self.func.reg_names.len() as u32);
             self.func.reg_names.push(name.to_string());
