@@ -2331,7 +2331,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
     /// intermediate, which is what 32-bit arithmetic gives.)
     fn video_shift(&mut self, ins: &Instruction) -> Option<()> {
         use ast::Type::{S32, U32};
-        let types: SmallVec<[_; 4]> = ins.type_mods().collect();
+        let types = ins.type_mod_list();
         let scalar = types.len() == 3
             && types[..2].iter().all(|t| matches!(t, U32 | S32))
             && types[2] == U32
@@ -2605,7 +2605,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
 
     /// `slct.<dtype>.s32 d, a, b, c`: `c >= 0 ? a : b`.
     fn slct(&mut self, ins: &Instruction) -> Option<()> {
-        let (dt, ct) = match ins.type_mods().collect::<SmallVec<[_; 4]>>()[..] {
+        let (dt, ct) = match ins.type_mod_list()[..] {
             [d, c] => (d, c),
             _ => return self.unsupported(ins, "unexpected types"),
         };
@@ -2701,7 +2701,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
     }
 
     fn cvt(&mut self, ins: &Instruction) -> Option<()> {
-        let types: SmallVec<[_; 4]> = ins.type_mods().collect();
+        let types = ins.type_mod_list();
         let (dt, st) = match types[..] {
             [d, s] => (d, s),
             [d] => (d, d),
