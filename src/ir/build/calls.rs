@@ -50,7 +50,9 @@
 
 use rustc_hash::FxHashMap as HashMap;
 
-use super::{ast, int_of_bits, ir_type, Block, Dests, FnBuilder, Item, Plan, Scope, Sym, Type, VarId};
+use super::{
+    ast, int_of_bits, ir_type, Block, Dests, FnBuilder, Item, Plan, Scope, Sym, Type, VarId,
+};
 use crate::error::Span;
 use crate::ir::{BinaryOp, Value, VarScope};
 use crate::ptx::ast::{Instruction, Opcode, Operand, StateSpace};
