@@ -616,10 +616,24 @@ fn imm_bits(imm: ast::Imm, t: ast::Type) -> u64 {
 /// A PTX register variable (one per scalar register, one per element of a vector register).
 type VarId = usize;
 
-#[derive(Clone)]
+/// The variables a destination operand writes, `None` for `_` (one per element: inline up to
+/// a `.v4`, so a destination costs no allocation).
+type Dests = SmallVec<[Option<VarId>; 4]>;
+
 struct RegInfo {
     /// One variable per element (one for a scalar register).
     vars: SmallVec<[VarId; 4]>,
+}
+
+/// A copy of the element list as one slice copy ([`SmallVec::from_slice`]), where the derived
+/// clone goes element by element through SmallVec's generic extend; every lookup of a
+/// register returns a copy.
+impl Clone for RegInfo {
+    fn clone(&self) -> RegInfo {
+        RegInfo {
+            vars: SmallVec::from_slice(&self.vars),
+        }
+    }
 }
 
 /// A `%r<100>` declaration: variables are made on first use of each index.
@@ -1130,10 +1144,14 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
 
     fn make_reg(&mut self, ty: Option<Type>, width: u32, name: &str) -> RegInfo {
         // A register of a type the IR cannot hold gets no variables; using it is an error.
-        let vars: SmallVec<[VarId; 4]> = match ty {
-            Some(t) => (0..width).map(|_| self.new_var(t)).collect(),
-            None => SmallVec::new(),
-        };
+        // Pushed one by one (width is 1 to 4 but for odd declarations), not collected
+        // through SmallVec's generic extend: this runs on every register's first use.
+        let mut vars: SmallVec<[VarId; 4]> = SmallVec::new();
+        if let Some(t) = ty {
+            for _ in 0..width {
+                vars.push(self.new_var(t));
+            }
+        }
         if let [var] = vars[..] {
             self.var_name[var] = Some(self.func.reg_names.len() as u32);
             self.func.reg_names.push(name.to_string());
@@ -2023,13 +2041,17 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
     }
 
     /// A destination operand: the variables written, `None` entries for `_`.
-    fn dests(&mut self, op: &Operand) -> Option<Vec<Option<VarId>>> {
+    fn dests(&mut self, op: &Operand) -> Option<Dests> {
         match op {
             Operand::Name(n) => {
                 let found = self.lookup(&n.text);
                 match found {
                     Some(Ok(r)) if !r.vars.is_empty() => {
-                        Some(r.vars.iter().map(|&v| Some(v)).collect())
+                        let mut out = Dests::new();
+                        for &v in &r.vars {
+                            out.push(Some(v));
+                        }
+                        Some(out)
                     }
                     Some(Ok(_)) => {
                         self.error(
@@ -2050,17 +2072,25 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                     }
                 }
             }
-            Operand::Elem { name, comp } => Some(vec![Some(self.elem_var(name, *comp)?)]),
-            Operand::Sink(_) => Some(vec![None]),
+            Operand::Elem { name, comp } => {
+                let mut out = Dests::new();
+                out.push(Some(self.elem_var(name, *comp)?));
+                Some(out)
+            }
+            Operand::Sink(_) => {
+                let mut out = Dests::new();
+                out.push(None);
+                Some(out)
+            }
             Operand::Vector(items, _) => {
-                let mut out = Vec::new();
+                let mut out = Dests::new();
                 for it in items {
                     let d = self.dests(it)?;
                     if d.len() != 1 {
                         self.error(it.span(), "unsupported nested vector");
                         return None;
                     }
-                    out.extend(d);
+                    out.push(d[0]);
                 }
                 Some(out)
             }
@@ -2301,7 +2331,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
     /// intermediate, which is what 32-bit arithmetic gives.)
     fn video_shift(&mut self, ins: &Instruction) -> Option<()> {
         use ast::Type::{S32, U32};
-        let types: SmallVec<[_; 4]> = ins.type_mods().collect();
+        let types = ins.type_mod_list();
         let scalar = types.len() == 3
             && types[..2].iter().all(|t| matches!(t, U32 | S32))
             && types[2] == U32
@@ -2575,7 +2605,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
 
     /// `slct.<dtype>.s32 d, a, b, c`: `c >= 0 ? a : b`.
     fn slct(&mut self, ins: &Instruction) -> Option<()> {
-        let (dt, ct) = match ins.type_mods().collect::<SmallVec<[_; 4]>>()[..] {
+        let (dt, ct) = match ins.type_mod_list()[..] {
             [d, c] => (d, c),
             _ => return self.unsupported(ins, "unexpected types"),
         };
@@ -2671,7 +2701,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
     }
 
     fn cvt(&mut self, ins: &Instruction) -> Option<()> {
-        let types: SmallVec<[_; 4]> = ins.type_mods().collect();
+        let types = ins.type_mod_list();
         let (dt, st) = match types[..] {
             [d, s] => (d, s),
             [d] => (d, d),

@@ -306,10 +306,14 @@ impl Simplifier<'_> {
     /// (not `%clock`, `%warpid`, `%smid`, which may change while it runs).
     fn key(&self, d: &InstData, ty: Type) -> Option<Key> {
         use BinaryOp as B;
+        // Pushed one by one (at most three), not collected through SmallVec's generic
+        // extend: this runs for every instruction value numbering looks at.
         let ops = |vs: &[Value]| {
-            vs.iter()
-                .map(|&v| self.operand_key(v))
-                .collect::<SmallVec<_>>()
+            let mut keys = SmallVec::new();
+            for &v in vs {
+                keys.push(self.operand_key(v));
+            }
+            keys
         };
         let (head, mut operands, commutes) = match *d {
             InstData::Unary { op, arg } => (Head::Unary(op), ops(&[arg]), false),

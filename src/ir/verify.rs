@@ -251,8 +251,14 @@ impl Verifier<'_> {
     fn check_types(&mut self, inst: Inst) {
         let node = &self.func.insts[inst];
         let mut problems: Vec<String> = Vec::new();
-        let results: SmallVec<[Type; 4]> =
-            node.results.iter().filter_map(|&v| self.ty(v)).collect();
+        // Pushed one by one, not collected through SmallVec's generic extend (every
+        // instruction of every built function comes here).
+        let mut results: SmallVec<[Type; 4]> = SmallVec::new();
+        for &v in &node.results {
+            if let Some(t) = self.ty(v) {
+                results.push(t);
+            }
+        }
         // Undefined operands were already reported; their types are unknown, so skip the rest.
         let parts = node.data.operand_parts();
         if parts

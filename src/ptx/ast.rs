@@ -721,6 +721,16 @@ impl Instruction {
             _ => None,
         })
     }
+    /// The type modifiers in order in a SmallVec (inline up to four), pushed one by one
+    /// rather than collected through SmallVec's generic extend (the builder asks it of every
+    /// `cvt`).
+    pub fn type_mod_list(&self) -> smallvec::SmallVec<[Type; 4]> {
+        let mut out = smallvec::SmallVec::new();
+        for t in self.type_mods() {
+            out.push(t);
+        }
+        out
+    }
     /// The last type modifier (the instruction type for most opcodes).
     pub fn ty(&self) -> Option<Type> {
         self.type_mods().next_back()

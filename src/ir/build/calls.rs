@@ -50,7 +50,9 @@
 
 use rustc_hash::FxHashMap as HashMap;
 
-use super::{ast, int_of_bits, ir_type, Block, FnBuilder, Item, Plan, Scope, Sym, Type, VarId};
+use super::{
+    ast, int_of_bits, ir_type, Block, Dests, FnBuilder, Item, Plan, Scope, Sym, Type, VarId,
+};
 use crate::error::Span;
 use crate::ir::{BinaryOp, Value, VarScope};
 use crate::ptx::ast::{Instruction, Opcode, Operand, StateSpace};
@@ -703,7 +705,7 @@ impl FnBuilder<'_, '_> {
         off: i64,
         ty: Type,
         signed: bool,
-        dsts: Vec<Option<VarId>>,
+        dsts: Dests,
     ) -> Option<()> {
         let elem = ty.bytes().unwrap_or(1);
         let span = ins.operands[1].span();

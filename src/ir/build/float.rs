@@ -337,7 +337,7 @@ impl FnBuilder<'_, '_> {
 
     /// `cvt` with a float on either side (seed 6.5, Tables 17 and 18).
     fn float_cvt(&mut self, ins: &Instruction) -> Option<()> {
-        let types: smallvec::SmallVec<[_; 4]> = ins.type_mods().collect();
+        let types = ins.type_mod_list();
         let (dt, st) = match types[..] {
             [d, s] => (d, s),
             [d] => (d, d),
