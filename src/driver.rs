@@ -234,16 +234,6 @@ pub struct Output {
 pub struct PassTimes(pub Vec<(&'static str, f64)>);
 
 impl PassTimes {
-    /// Add every stage of `other` (a kernel's) to this one's.
-    fn add(&mut self, other: &PassTimes) {
-        for &(name, secs) in &other.0 {
-            match self.0.iter_mut().find(|(n, _)| *n == name) {
-                Some((_, s)) => *s += secs,
-                None => self.0.push((name, secs)),
-            }
-        }
-    }
-
     /// Add the time since `*t` to stage `name` and restart `*t`.
     fn lap(&mut self, name: &'static str, t: &mut std::time::Instant) {
         let now = std::time::Instant::now();
@@ -360,13 +350,7 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
     };
     let mut specs = Vec::with_capacity(functions.len());
     for f in functions {
-        let k = compile_kernel(&inputs, f)?;
-        out.text.push_str(&k.text);
-        out.sass.push_str(&k.sass);
-        out.explain.push_str(&k.explain);
-        times.add(&k.times);
-        out.kernels.push(k.report);
-        specs.push(k.spec);
+        specs.push(compile_kernel(&inputs, f, &mut out, &mut times, &mut t)?);
     }
     if opts.emit == Emit::Sass {
         out.text = out.sass.clone();
@@ -407,24 +391,16 @@ struct KernelInputs<'a> {
     max_regs: u32,
 }
 
-/// One kernel's share of the [`Output`].
-struct CompiledKernel {
-    /// Its `--emit vcode` / `--emit alloc` text.
-    text: String,
-    /// Its SASS listing (empty unless asked for).
-    sass: String,
-    /// Its `--explain` listing (empty unless asked for).
-    explain: String,
-    spec: KernelSpec,
-    report: KernelReport,
-    times: PassTimes,
-}
-
-/// Lower, allocate, emit and lay out kernel `f` (see [`compile`]); reads only `inputs`.
+/// Simplify, lower, allocate, emit and lay out kernel `f` (see [`compile`]): its dumps,
+/// listings and report go to `out`, its stage times to `times` (lapped on `t`); returns its
+/// part of the cubin. Reads nothing another kernel writes.
 fn compile_kernel(
     inputs: &KernelInputs,
     mut f: ir::Function,
-) -> Result<CompiledKernel, Diagnostics> {
+    out: &mut Output,
+    times: &mut PassTimes,
+    t: &mut std::time::Instant,
+) -> Result<KernelSpec, Diagnostics> {
     let KernelInputs {
         module,
         file,
@@ -433,37 +409,26 @@ fn compile_kernel(
         lower_opts,
         max_regs,
     } = *inputs;
-    let name = f.name.clone();
-    let name = name.as_str();
-    let err = |kernel: &str, msg: String| {
-        Diagnostics(vec![Diagnostic::error(file, facts.span(kernel), msg)])
-    };
-    let mut times = PassTimes::default();
-    let mut t = std::time::Instant::now();
-    let mut text = String::new();
-    let mut sass = String::new();
-    let mut explain = String::new();
     // Constant folding and identities (`ir::simplify`): lowering, and `--emit ir`, see the
     // simplified kernel; `verify` runs the reference on the unsimplified one. Debug builds
     // verify the result.
     ir::simplify::simplify(&mut f);
+    let f = &f;
+    let name = f.name.as_str();
+    let err = |msg: String| Diagnostics(vec![Diagnostic::error(file, facts.span(name), msg)]);
     if cfg!(debug_assertions) {
-        if let Err(e) = ir::verify_in_module(module, &f) {
+        if let Err(e) = ir::verify_in_module(module, f) {
             let msg = e.iter().map(|e| e.to_string()).collect::<Vec<_>>();
-            return Err(err(
-                name,
-                format!(
-                    "internal error: the simplified IR does not verify: {}",
-                    msg.join("; ")
-                ),
-            ));
+            return Err(err(format!(
+                "internal error: the simplified IR does not verify: {}",
+                msg.join("; ")
+            )));
         }
     }
-    times.lap("simplify", &mut t);
+    times.lap("simplify", t);
     if opts.emit == Emit::Ir {
-        let _ = writeln!(text, "{f}");
+        let _ = writeln!(out.text, "{f}");
     }
-    let f = &f;
     let local_data = lower::local_size(module, f).next_multiple_of(16);
     let alloc_opts = AllocOptions {
         max_regs: max_regs as u8,
@@ -490,7 +455,7 @@ fn compile_kernel(
             fold,
             constant2,
         } = lower::lower_verified_stats(module, f, lower_opts)
-            .map_err(|e| err(name, format!("cannot compile kernel `{name}`: {e}")))?;
+            .map_err(|e| err(format!("cannot compile kernel `{name}`: {e}")))?;
         times.lap("lower", t);
         let text = if opts.emit == Emit::Vcode {
             format!("kernel {name}:\n{vcode}\n")
@@ -499,10 +464,9 @@ fn compile_kernel(
         };
         let calls = vcode.has_clobbers();
         let alloc = machinst::allocate_owned(vcode, &alloc_opts).map_err(|e| {
-            err(
-                name,
-                format!("register allocation failed for kernel `{name}`: {e}"),
-            )
+            err(format!(
+                "register allocation failed for kernel `{name}`: {e}"
+            ))
         })?;
         times.lap("regalloc", t);
         Ok((fold, constant2, text, alloc, calls))
@@ -520,23 +484,23 @@ fn compile_kernel(
         no_subroutines: true,
         ..lower_opts
     };
-    let mut compiled = match lower_and_allocate(&lower_opts, &mut times, &mut t) {
+    let mut compiled = match lower_and_allocate(&lower_opts, times, t) {
         Ok(x) => x,
         Err(e) if !lower_opts.no_subroutines => {
-            lower_and_allocate(&inline, &mut times, &mut t).map_err(|_| e)?
+            lower_and_allocate(&inline, times, t).map_err(|_| e)?
         }
         Err(e) => return Err(e),
     };
     if compiled.3.spill_bytes > 0 && compiled.4 && !compiled.3.spills_forced {
-        let other = lower_and_allocate(&inline, &mut times, &mut t)?;
+        let other = lower_and_allocate(&inline, times, t)?;
         if other.3.spill_bytes < compiled.3.spill_bytes {
             compiled = other;
         }
     }
     let (mut fold, constant2, vtext, alloc, _) = compiled;
-    text.push_str(&vtext);
+    out.text.push_str(&vtext);
     if opts.emit == Emit::Alloc {
-        let _ = writeln!(text, "kernel {name}:\n{alloc}");
+        let _ = writeln!(out.text, "kernel {name}:\n{alloc}");
     }
     let frame = if alloc.spill_bytes == 0 && local_data == 0 {
         0
@@ -557,20 +521,20 @@ fn compile_kernel(
         },
     );
     if let Some(why) = reconvergence_error {
-        return Err(err(name, format!("cannot compile kernel `{name}`: {why}")));
+        return Err(err(format!("cannot compile kernel `{name}`: {why}")));
     }
     // Fewer same-bank source pairs: a register renaming that keeps every dependency.
     crate::sm50::banks::avoid_conflicts(&mut code, alloc.num_regs);
-    times.lap("emit", &mut t);
+    times.lap("emit", t);
     let body = body_from_lowered(inject(code, opts.debug_inject), frame)
-        .map_err(|e| err(name, format!("internal error in kernel `{name}`: {e}")))?;
+        .map_err(|e| err(format!("internal error in kernel `{name}`: {e}")))?;
     let laid = layout(&body, opts.sched)
-        .map_err(|e| err(name, format!("internal error laying out `{name}`: {e}")))?;
-    times.lap("schedule", &mut t);
+        .map_err(|e| err(format!("internal error laying out `{name}`: {e}")))?;
+    times.lap("schedule", t);
     if opts.sass_listing || opts.emit == Emit::Sass {
-        let _ = writeln!(sass, "\t\tFunction : {name}");
-        laid.listing_to(&mut sass);
-        sass.push('\n');
+        let _ = writeln!(out.sass, "\t\tFunction : {name}");
+        laid.listing_to(&mut out.sass);
+        out.sass.push('\n');
     }
     // Code index k is body index k (+1 after the frame adjustment), and the layout puts
     // its prologue first: index k + 1 (+1) before scheduling; `moved` says where list
@@ -590,7 +554,7 @@ fn compile_kernel(
             .collect();
         placed_notes.sort_by_key(|n| n.0);
         explain_kernel(
-            &mut explain,
+            &mut out.explain,
             name,
             &laid,
             &src_lines,
@@ -599,7 +563,7 @@ fn compile_kernel(
             file,
         );
     }
-    times.lap("listing", &mut t);
+    times.lap("listing", t);
 
     let params: Vec<ParamSpec> = f
         .params
@@ -630,13 +594,12 @@ fn compile_kernel(
     // per-warp SSY/PBK/CAL/divergence stack by it.
     let insts: Vec<sm50::Inst> = laid.placed.iter().map(|p| p.inst).collect();
     k.crs_stack_size = sm50::crs::record(&insts, &laid.targets)
-        .map_err(|e| err(name, format!("internal error in kernel `{name}`: {e}")))?;
+        .map_err(|e| err(format!("internal error in kernel `{name}`: {e}")))?;
     for (at, r) in relocs {
         let Some(p) = laid.moved.get(at + shift).and_then(|&m| laid.placed.get(m)) else {
-            return Err(err(
-                name,
-                format!("internal error: relocation past the code of `{name}`"),
-            ));
+            return Err(err(format!(
+                "internal error: relocation past the code of `{name}`"
+            )));
         };
         k.relocs.push(cubin::RelocSpec {
             offset: p.addr,
@@ -648,7 +611,7 @@ fn compile_kernel(
             },
         });
     }
-    let report = KernelReport {
+    out.kernels.push(KernelReport {
         name: name.to_string(),
         registers: alloc.num_regs,
         instructions: live_instructions(&laid),
@@ -662,16 +625,9 @@ fn compile_kernel(
             fold
         },
         src_lines,
-    };
-    times.lap("other", &mut t);
-    Ok(CompiledKernel {
-        text,
-        sass,
-        explain,
-        spec: k,
-        report,
-        times,
-    })
+    });
+    times.lap("other", t);
+    Ok(k)
 }
 
 /// Append kernel `name`'s `--explain` listing to `out`: each run of instructions from one PTX
