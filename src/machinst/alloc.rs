@@ -8,7 +8,7 @@
 //! register is below `max_regs`; `num_regs` = highest register touched + 1, at least 2.
 
 use super::pred::{allocate_preds, liveness_sets};
-use super::vcode::{fields, fixed_regs, ra_class, VCode};
+use super::vcode::{fields, fixed_operand_regs, fixed_regs, ra_class, VCode};
 use super::{BlockId, MachInst, OpKind, OpPos, PhysReg, Reg, RegKind, VReg};
 use regalloc2 as ra;
 
@@ -741,7 +741,7 @@ fn compact(
     };
     let mut map = classes.clone();
     for c in 0..3 {
-        let nfixed = fixed.iter().filter(|(k, _)| class_index(*k) == c).count();
+        let nfixed = in_class(fixed, c);
         let mut next = packed[c][nfixed..].iter();
         for (i, base) in classes[c].iter().enumerate() {
             if used[c][i] && !is_fixed(c, *base) {
@@ -778,20 +778,9 @@ fn machine_env(classes: &[Vec<u8>; 3], last: &[(RegKind, PhysReg)]) -> ra::Machi
     }
 }
 
-/// The registers that fixed-register operands name (a call's arguments and results; not
-/// its clobbers), per kind.
-fn fixed_operand_regs<I: MachInst>(insts: &[I]) -> Vec<(RegKind, PhysReg)> {
-    let mut out = Vec::new();
-    for inst in insts {
-        for f in fields(inst).iter().flatten() {
-            if let super::OpConstraint::Fixed(r) = f.spec.constraint {
-                if !out.contains(&(f.vreg.kind, r)) {
-                    out.push((f.vreg.kind, r));
-                }
-            }
-        }
-    }
-    out
+/// How many of `regs` are in allocation class `c`.
+fn in_class(regs: &[(RegKind, PhysReg)], c: usize) -> usize {
+    regs.iter().filter(|(k, _)| class_index(*k) == c).count()
 }
 
 fn class_of(rc: ra::RegClass) -> usize {
@@ -824,7 +813,7 @@ fn start_sizes<I: MachInst>(
     let mut want = [0usize; 3];
     for c in 0..3 {
         if used[c] {
-            want[c] = press.max[c] + fixed.iter().filter(|(k, _)| class_index(*k) == c).count();
+            want[c] = press.max[c] + in_class(fixed, c);
         }
     }
     (want, press.min_needed)
@@ -938,7 +927,7 @@ pub fn allocate_owned<I: MachInst>(
             let regs = fixed_operand_regs(&vc.insts);
             let mut bigger = want;
             for (c, b) in bigger.iter_mut().enumerate() {
-                let n = regs.iter().filter(|(k, _)| class_index(*k) == c).count();
+                let n = in_class(&regs, c);
                 if n > 0 {
                     *b = (sizes[c] + n).min(64);
                 }
@@ -976,7 +965,7 @@ pub fn allocate_owned<I: MachInst>(
                     .map_err(|e| AllocError::Checker(format!("{e:?}")))?;
             }
             let forced = (0..3).any(|c| {
-                let fixed_in = fixed.iter().filter(|(k, _)| class_index(*k) == c).count();
+                let fixed_in = in_class(&fixed, c);
                 spilled[c] && sizes[c] == 64 && press.exact[c] + fixed_in > 64
             });
             break (classes, out, forced);

@@ -208,13 +208,25 @@ pub(crate) fn for_each_field<I: MachInst>(inst: &I, mut f: impl FnMut(FieldInfo)
 }
 
 /// Physical registers that regalloc2 must be able to name for fixed constraints and
-/// clobbers ([`MachInst::clobbers`], 32-bit), per kind.
+/// clobbers ([`MachInst::clobbers`], 32-bit), per kind, each once in order of first mention.
 pub(crate) fn fixed_regs<I: MachInst>(insts: &[I]) -> Vec<(RegKind, PhysReg)> {
+    named_regs(insts, true)
+}
+
+/// The registers fixed-register operands name (a call's arguments and results), without the
+/// clobbers, as [`fixed_regs`] lists them.
+pub(crate) fn fixed_operand_regs<I: MachInst>(insts: &[I]) -> Vec<(RegKind, PhysReg)> {
+    named_regs(insts, false)
+}
+
+fn named_regs<I: MachInst>(insts: &[I], clobbers: bool) -> Vec<(RegKind, PhysReg)> {
     let mut out = Vec::new();
     for inst in insts {
-        for r in inst.clobbers().0 {
-            if !out.contains(&(RegKind::B32, *r)) {
-                out.push((RegKind::B32, *r));
+        if clobbers {
+            for r in inst.clobbers().0 {
+                if !out.contains(&(RegKind::B32, *r)) {
+                    out.push((RegKind::B32, *r));
+                }
             }
         }
         for_each_field(inst, |f| {

@@ -722,8 +722,8 @@ impl Instruction {
         })
     }
     /// The type modifiers in order in a SmallVec (inline up to four), pushed one by one
-    /// rather than collected through SmallVec's generic extend (the builder asks it of every
-    /// `cvt`).
+    /// rather than collected through SmallVec's generic extend (the checker asks it of every
+    /// instruction, the builder of every `cvt`).
     pub fn type_mod_list(&self) -> smallvec::SmallVec<[Type; 4]> {
         let mut out = smallvec::SmallVec::new();
         for t in self.type_mods() {

@@ -663,11 +663,7 @@ impl<'a, 'f> Checker<'a, 'f> {
         }
         self.spaces(i);
         self.shape(i);
-        // Pushed one by one (SmallVec's collect goes through its slower generic extend).
-        let mut types: smallvec::SmallVec<[Type; 4]> = smallvec::SmallVec::new();
-        for t in i.type_mods() {
-            types.push(t);
-        }
+        let types = i.type_mod_list();
         let ops = &i.operands;
         // Rules for opcodes that may carry no type modifier at all.
         match info.rule {
