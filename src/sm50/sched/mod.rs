@@ -599,6 +599,16 @@ struct Entry {
     age: [Option<u8>; 6],
 }
 
+/// `dst |= src` element by element; whether any element changed (a loop that vectorises).
+fn or_into(dst: &mut [u8; NUM_RES], src: &[u8; NUM_RES]) -> bool {
+    let mut changed = false;
+    for (x, &y) in dst.iter_mut().zip(src) {
+        changed |= (*x | y) != *x;
+        *x |= y;
+    }
+    changed
+}
+
 impl Entry {
     fn empty() -> Entry {
         Entry {
@@ -619,14 +629,8 @@ impl Entry {
             changed |= v != *x;
             *x = v;
         }
-        for (x, &y) in self.wmask.iter_mut().zip(&o.wmask) {
-            changed |= (*x | y) != *x;
-            *x |= y;
-        }
-        for (x, &y) in self.rmask.iter_mut().zip(&o.rmask) {
-            changed |= (*x | y) != *x;
-            *x |= y;
-        }
+        changed |= or_into(&mut self.wmask, &o.wmask);
+        changed |= or_into(&mut self.rmask, &o.rmask);
         for b in 0..6 {
             let age = match (self.age[b], o.age[b]) {
                 (Some(x), Some(y)) => Some(x.min(y)),
