@@ -819,6 +819,14 @@ fn start_sizes<I: MachInst>(
     (want, press.min_needed)
 }
 
+thread_local! {
+    /// regalloc2's working memory, kept from one allocation to the next on this thread
+    /// (`ra::run` would allocate and zero every table of it again for each function; its
+    /// `Env::new` resets whatever a previous run left, so the result does not depend on it).
+    /// The output is taken out for the caller, and its vectors are handed back at the end.
+    static RA_CTX: std::cell::RefCell<ra::Ctx> = std::cell::RefCell::new(ra::Ctx::default());
+}
+
 /// Allocate registers for `vcode` (see the module essays of `machinst` and this file).
 pub fn allocate<I: MachInst>(
     vcode: &VCode<I>,
@@ -902,8 +910,12 @@ pub fn allocate_owned<I: MachInst>(
             vc.resolve_fixed(&to_preg).map_err(AllocError::Invalid)?;
         }
         let env = machine_env(&classes, last_regs.as_deref().unwrap_or_default());
-        let out =
-            ra::run(&vc, &env, &ra_opts).map_err(|e| AllocError::Regalloc(format!("{e:?}")))?;
+        let out = RA_CTX.with(|ctx| {
+            let mut ctx = ctx.borrow_mut();
+            ra::run_with_ctx(&vc, &env, &ra_opts, &mut ctx)?;
+            Ok(std::mem::take(&mut ctx.output))
+        });
+        let out = out.map_err(|e: ra::RegAllocError| AllocError::Regalloc(format!("{e:?}")))?;
         let mut spilled = [false; 3];
         for (_, ra::Edit::Move { from, to }) in &out.edits {
             for (a, other) in [(from, to), (to, from)] {
@@ -1089,10 +1101,13 @@ pub fn allocate_owned<I: MachInst>(
             insts,
         });
     }
+    let spill_bytes = out.num_spillslots as u32 * 4;
+    // The output's vectors go back to the context, to be filled again by the next run.
+    RA_CTX.with(|ctx| ctx.borrow_mut().output = out);
     Ok(Allocated {
         blocks,
         num_regs: max_reg + 1,
-        spill_bytes: out.num_spillslots as u32 * 4,
+        spill_bytes,
         checked: opts.checker,
         pred_spills: pa.spilled,
         spills,
