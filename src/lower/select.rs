@@ -91,6 +91,7 @@ use crate::ir::{
 };
 use crate::machinst::{BlockId, OpSpec, PhysReg, Reg, RegKind, VCodeBuilder, VReg};
 use crate::sm50::{self, Field, Form};
+use cranelift_entity::EntityRef;
 
 /// A source operand as an instruction form can take it.
 #[derive(Clone, Copy, Debug)]
@@ -138,14 +139,17 @@ pub(super) struct Lowerer<'a> {
     opts: &'a LowerOptions,
     vb: VCodeBuilder<Sm50Inst>,
     blocks: HashMap<Block, BlockId>,
-    locs: HashMap<Value, Loc>,
+    /// Where each lowered value is, by value number (`None` until it is lowered).
+    locs: Vec<Option<Loc>>,
     cur: BlockId,
     /// `Some` while planning: the values asked for in registers.
     planning: Option<Vec<Value>>,
-    non_address_use: HashSet<Value>,
-    /// How many operand slots of the function read each value (a `mul` read once, by an
-    /// `add`, is folded into that add's XMADs: [`Lowerer::lower_mad32`]).
-    use_count: HashMap<Value, u32>,
+    /// By value number: whether the value has a use outside address arithmetic
+    /// ([`non_address_uses`]).
+    non_address_use: Vec<bool>,
+    /// How many operand slots of the function read each value, by value number (a `mul` read
+    /// once, by an `add`, is folded into that add's XMADs: [`Lowerer::lower_mad32`]).
+    use_count: Vec<u32>,
     /// Chains built so far, with the IR block each was built in: an access reuses one built in
     /// a block that dominates its own (see [`Lowerer::chain`]).
     chains: HashMap<ChainKey, Vec<(Block, VReg, Option<VReg>)>>,
@@ -203,7 +207,8 @@ fn sext_imm(ty: Type, imm: u64) -> i64 {
 /// store, and not as an operand of an add/sub/shift/multiply/extension/`cvta.global` whose own
 /// result is used only in address arithmetic. Such values are in a register anyway, so an
 /// address can use them as they are; the others are folded into chains.
-fn non_address_uses(f: &Function) -> HashSet<Value> {
+/// The result is a flag per value number (dense tables: these are read for every operand).
+fn non_address_uses(f: &Function) -> Vec<bool> {
     let foldable = |d: &InstData| {
         matches!(
             d,
@@ -221,7 +226,9 @@ fn non_address_uses(f: &Function) -> HashSet<Value> {
                 }
         )
     };
-    let mut used = HashSet::default();
+    let mut used = vec![false; f.values.len()];
+    // The values flagged so far and not yet followed.
+    let mut work: Vec<Value> = Vec::new();
     // Direct uses outside addresses and address arithmetic.
     for node in f.insts.values() {
         let skip_first = matches!(
@@ -232,8 +239,9 @@ fn non_address_uses(f: &Function) -> HashSet<Value> {
             continue;
         }
         for (k, &v) in node.data.operand_parts().into_iter().flatten().enumerate() {
-            if !(skip_first && k == 0) {
-                used.insert(v);
+            if !(skip_first && k == 0) && !used[v.index()] {
+                used[v.index()] = true;
+                work.push(v);
             }
         }
     }
@@ -248,11 +256,11 @@ fn non_address_uses(f: &Function) -> HashSet<Value> {
             }
         }
     }
-    let mut work: Vec<Value> = used.iter().copied().collect();
     while let Some(v) = work.pop() {
         if let Some(d) = def.get(&v) {
             for x in d.operands() {
-                if used.insert(x) {
+                if !used[x.index()] {
+                    used[x.index()] = true;
                     work.push(x);
                 }
             }
@@ -343,17 +351,16 @@ impl<'a> Lowerer<'a> {
             // Sized once (capacity only: neither map is iterated): growing them by rehashing
             // was a visible share of selection.
             blocks: HashMap::with_capacity_and_hasher(f.layout.len(), Default::default()),
-            locs: HashMap::with_capacity_and_hasher(f.values.len(), Default::default()),
+            locs: vec![None; f.values.len()],
             cur: BlockId(0),
             planning: None,
             non_address_use,
             use_count: {
-                let mut n: HashMap<Value, u32> =
-                    HashMap::with_capacity_and_hasher(f.values.len(), Default::default());
+                let mut n = vec![0u32; f.values.len()];
                 for node in f.insts.values() {
                     for part in node.data.operand_parts() {
                         for &v in part {
-                            *n.entry(v).or_default() += 1;
+                            n[v.index()] += 1;
                         }
                     }
                 }
@@ -435,10 +442,10 @@ impl<'a> Lowerer<'a> {
             for &p in &self.f.blocks[b].params {
                 let kind = kind_of(self.f.value_type(p));
                 let v = self.vb.add_block_param(self.cur, kind);
-                self.locs.insert(p, Loc { vreg: v, offset: 0 });
+                self.locs[p.index()] = Some(Loc { vreg: v, offset: 0 });
             }
             for &i in &self.f.blocks[b].insts {
-                if needed.contains(&i) {
+                if needed[i.index()] {
                     self.vb.set_srcloc(self.f.srcloc(i));
                     self.lower_inst(i)?;
                 }
@@ -454,9 +461,10 @@ impl<'a> Lowerer<'a> {
         })
     }
 
-    /// The instructions to lower: roots and everything a lowered instruction demands.
-    fn demand(&mut self) -> Result<HashSet<Inst>, LowerError> {
-        let mut needed = HashSet::default();
+    /// The instructions to lower (a flag per instruction number): roots and everything a
+    /// lowered instruction demands.
+    fn demand(&mut self) -> Result<Vec<bool>, LowerError> {
+        let mut needed = vec![false; self.f.insts.len()];
         let mut work = Vec::new();
         for &b in &self.f.layout {
             for &i in &self.f.blocks[b].insts {
@@ -473,12 +481,13 @@ impl<'a> Lowerer<'a> {
                             | InstData::Trap
                             | InstData::Atomic { .. }
                     );
-                if root && needed.insert(i) {
+                if root && !needed[i.index()] {
+                    needed[i.index()] = true;
                     work.push(i);
                 }
             }
         }
-        let mut demanded = HashSet::default();
+        let mut demanded = vec![false; self.f.values.len()];
         // One list of asked values for every planned instruction, emptied after each (a new
         // vector per instruction was an allocation each).
         let mut asked_buf = Vec::new();
@@ -489,9 +498,11 @@ impl<'a> Lowerer<'a> {
             let mut asked = self.planning.take().unwrap_or_default();
             r?;
             for v in asked.drain(..) {
-                if demanded.insert(v) {
+                if !demanded[v.index()] {
+                    demanded[v.index()] = true;
                     if let ValueDef::Result(d, _) = self.f.values[v].def {
-                        if needed.insert(d) {
+                        if !needed[d.index()] {
+                            needed[d.index()] = true;
                             work.push(d);
                         }
                     }
@@ -520,7 +531,7 @@ impl<'a> Lowerer<'a> {
 
     fn set_loc(&mut self, v: Value, loc: Loc) {
         if self.planning.is_none() {
-            self.locs.insert(v, loc);
+            self.locs[v.index()] = Some(loc);
         }
     }
 
@@ -549,8 +560,9 @@ impl<'a> Lowerer<'a> {
             });
         }
         self.locs
-            .get(&v)
+            .get(v.index())
             .copied()
+            .flatten()
             .ok_or_else(|| LowerError::Internal(format!("{v} used before it was lowered")))
     }
 
@@ -1292,7 +1304,7 @@ impl<'a> Lowerer<'a> {
             Type::I32 => false,
             _ => return Ok(false),
         };
-        let in_reg = |x: Value| self.non_address_use.contains(&x);
+        let in_reg = |x: Value| self.non_address_use[x.index()];
         let konst = |x: Value| self.known_constant(x);
         let facts = Facts {
             in_register: &in_reg,
@@ -1518,7 +1530,7 @@ impl<'a> Lowerer<'a> {
             let plain = |x: Value| !matches!(self.class(x), Class::Imm(_));
             if !same_block
                 || self.ty(m) != Type::I32
-                || self.use_count.get(&m) != Some(&1)
+                || self.use_count[m.index()] != 1
                 || !matches!(self.class(c), Class::Reg)
                 || !factors.iter().all(|&x| plain(x))
             {
@@ -2458,7 +2470,7 @@ impl<'a> Lowerer<'a> {
     /// Match and build the address of an access (see [`Access`]).
     fn address(&mut self, space: Space, addr: Value, offset: i32) -> Result<Access, LowerError> {
         let wide = matches!(space, Space::Global | Space::Generic) && self.ty(addr) == Type::I64;
-        let in_reg = |v: Value| self.non_address_use.contains(&v);
+        let in_reg = |v: Value| self.non_address_use[v.index()];
         let konst = |v: Value| self.known_constant(v);
         let facts = Facts {
             in_register: &in_reg,
@@ -2752,7 +2764,7 @@ impl<'a> Lowerer<'a> {
         };
         match self.f.insts[def].data {
             InstData::Convert { op, arg, .. } if self.f.value_type(arg) == Type::I32 => match op {
-                ConvOp::Sext if !self.non_address_use.contains(&v) => Some((arg, Ext::Sext)),
+                ConvOp::Sext if !self.non_address_use[v.index()] => Some((arg, Ext::Sext)),
                 ConvOp::Zext => Some((arg, Ext::Zext)),
                 _ => None,
             },

@@ -29,6 +29,7 @@ use crate::lower::lea::Loc;
 use crate::lower::LowerError;
 use crate::machinst::RegKind;
 use crate::sm50::{self, Field, Form};
+use cranelift_entity::EntityRef;
 
 impl<'a> Lowerer<'a> {
     #[allow(clippy::too_many_arguments)]
@@ -120,11 +121,11 @@ impl<'a> Lowerer<'a> {
 
     /// Is the old value read anywhere? (Then it needs a register; else RED / RZ.)
     /// `use_count` counts the operand slots of every instruction of `f` that read each value
-    /// (it has an entry only for a value read at least once, and `f` does not change while
-    /// it is lowered), so this is the scan of every instruction's operands it replaces,
+    /// (non-zero only for a value read at least once, and `f` does not change while it is
+    /// lowered), so this is the scan of every instruction's operands it replaces,
     /// which made each atomic cost a pass over the function.
     fn result_used(&self, v: Value) -> bool {
-        self.use_count.contains_key(&v)
+        self.use_count[v.index()] != 0
     }
 
     /// The data register: the operand, or for CAS the compare and new values gathered into

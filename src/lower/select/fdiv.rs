@@ -73,6 +73,7 @@ use crate::lower::LowerError;
 use crate::machinst::{OpSpec, PhysPred, PhysReg, Reg, RegKind, VReg};
 use crate::mufu::Func;
 use crate::sm50::{self, Field, Form};
+use cranelift_entity::EntityRef;
 
 /// FSETP/ISETP comparison codes.
 const LT: u64 = 1;
@@ -848,7 +849,8 @@ impl Lowerer<'_> {
     /// not coalesce explicit moves, so the value would be computed elsewhere and moved.
     /// (Either form is correct; the choice only decides the code's quality.)
     fn pinned_operand(&mut self, v: VReg, val: Value, reads: u32) -> VReg {
-        let dies_here = self.use_count.get(&val) == Some(&reads);
+        let n = self.use_count[val.index()];
+        let dies_here = n != 0 && n == reads;
         if dies_here && v.index >= self.fdiv_floor {
             v
         } else {
