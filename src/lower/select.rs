@@ -239,7 +239,8 @@ fn non_address_uses(f: &Function) -> Vec<bool> {
             continue;
         }
         for (k, &v) in node.data.operand_parts().into_iter().flatten().enumerate() {
-            if !(skip_first && k == 0) && !used[v.index()] {
+            let address = skip_first && k == 0;
+            if !address && !used[v.index()] {
                 used[v.index()] = true;
                 work.push(v);
             }
