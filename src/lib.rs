@@ -29,6 +29,7 @@ pub mod cubin;
 pub mod disasm;
 pub mod driver;
 pub mod error;
+pub mod heap;
 pub mod ir;
 pub mod lower;
 pub mod machinst;

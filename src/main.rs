@@ -7,9 +7,9 @@ use std::process::ExitCode;
 /// mimalloc instead of the system allocator: compiling allocates many small, short-lived
 /// vectors per instruction and per block, and glibc's malloc/free took about a fifth of the
 /// CPU time of a large compile (the 20,000-line benchmark kernel: 0.12 s -> 0.08 s CPU; see
-/// the README's results).
+/// the README's results). Freed memory stays with the process (`leafold::heap`).
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: leafold::heap::Heap = mimalloc::MiMalloc;
 
 #[derive(Parser)]
 #[command(
@@ -40,6 +40,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    leafold::heap::keep_freed_memory();
     // `ptxas ...` (the binary under that name) and `leafold ptxas ...` mean `compile`, with
     // ptxas's option spellings rewritten first.
     let line = match leafold::cli::ptxas::command_line(std::env::args_os().collect()) {
