@@ -40,9 +40,9 @@ pub fn keep_freed_memory() {
 }
 
 /// mimalloc's current purge delay in milliseconds (-1: never).
-pub fn purge_delay() -> i64 {
+pub fn purge_delay() -> c_long {
     // SAFETY: reads one option (see `keep_freed_memory`).
-    i64::from(unsafe { mi_option_get(MI_OPTION_PURGE_DELAY) })
+    unsafe { mi_option_get(MI_OPTION_PURGE_DELAY) }
 }
 
 #[cfg(test)]
