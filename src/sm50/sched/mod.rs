@@ -600,13 +600,15 @@ struct Entry {
 }
 
 /// `dst |= src` element by element; whether any element changed (a loop that vectorises).
+/// (An element changes exactly when `src` has a bit `dst` lacks; those bits are OR-ed
+/// together, which vectorises better than a flag set per element.)
 fn or_into(dst: &mut [u8; NUM_RES], src: &[u8; NUM_RES]) -> bool {
-    let mut changed = false;
+    let mut new_bits = 0u8;
     for (x, &y) in dst.iter_mut().zip(src) {
-        changed |= (*x | y) != *x;
+        new_bits |= y & !*x;
         *x |= y;
     }
-    changed
+    new_bits != 0
 }
 
 impl Entry {
@@ -623,12 +625,14 @@ impl Entry {
     fn join(&mut self, o: &Entry) -> bool {
         // One loop per array: each vectorises (one loop over all three did not). A value
         // changes exactly when the joined one differs from it.
-        let mut changed = false;
+        // (`diff` gathers the bits of every element that changed: zero exactly when none did.)
+        let mut diff = 0u8;
         for (x, &y) in self.left.iter_mut().zip(&o.left) {
             let v = (*x).max(y);
-            changed |= v != *x;
+            diff |= v ^ *x;
             *x = v;
         }
+        let mut changed = diff != 0;
         changed |= or_into(&mut self.wmask, &o.wmask);
         changed |= or_into(&mut self.rmask, &o.rmask);
         for b in 0..6 {
@@ -655,8 +659,44 @@ impl Entry {
         }
     }
 
+    /// [`Entry::store`] for a block that started from `entered` (loaded with
+    /// [`Entry::load`]) and whose instructions have accesses `block`: the same values,
+    /// computed from `entered` for the resources the block does not write.
+    ///
+    /// Only [`State::issue`] changes `ready` after the load, and only for the resources its
+    /// instruction writes; every other resource still has `ready = T0 + left` with
+    /// `left <= CARRY_CAP`, so its cycles left at `t_end >= T0` are
+    /// `clamp(T0 + left - t_end, 0, CARRY_CAP) = left - (t_end - T0)` saturating at 0: one
+    /// byte-wide saturating subtraction over the array (16 resources per vector instruction),
+    /// where the full computation widens and clamps every resource. The written resources
+    /// are then computed as `store` does.
+    fn store_after(&mut self, entered: &Entry, block: &[Access], st: &State, t_end: u32) {
+        debug_assert!(t_end >= T0);
+        let elapsed = (t_end - T0).min(u32::from(u8::MAX)) as u8;
+        for (l, &x) in self.left.iter_mut().zip(&entered.left) {
+            *l = x.saturating_sub(elapsed);
+        }
+        for a in block {
+            for &r in &a.defs {
+                self.left[r] = st.ready[r].saturating_sub(t_end).min(CARRY_CAP) as u8;
+            }
+        }
+        self.wmask = st.wmask;
+        self.rmask = st.rmask;
+        for b in 0..6 {
+            self.age[b] = st.set_time[b].map(|x| (t_end - x).min(CARRY_CAP) as u8);
+        }
+        debug_assert!({
+            let mut full = Entry::empty();
+            full.store(st, t_end);
+            full == *self
+        });
+    }
+
     /// What is pending after a block whose last instruction issued at `t_end` minus its
     /// stall (`st` is the state then), written over every field of `self`.
+    /// (The definition [`Entry::store_after`] computes faster; debug builds compare them.)
+    #[cfg_attr(not(debug_assertions), allow(dead_code))]
     fn store(&mut self, st: &State, t_end: u32) {
         // In signed arithmetic, which vectorises on the baseline x86-64 target (unsigned
         // 32-bit min/max has no SSE2 instruction, and this loop ran one element at a time).
@@ -755,7 +795,7 @@ fn assign_dataflow(
             &mut ctrl[s..e],
             &mut st,
         )?;
-        exit.store(&st, t_end);
+        exit.store_after(&entry[b], &access[s..e], &st, t_end);
         for &t in &succ[e - 1] {
             let tb = block_of[t];
             if starts[tb] != t {
