@@ -72,7 +72,8 @@ enum Mem {
 }
 
 fn mem(inst: &Inst) -> Mem {
-    match inst.info().class {
+    static MEM: std::sync::OnceLock<Vec<Mem>> = std::sync::OnceLock::new();
+    super::per_form(&MEM, |f| match f.class {
         "LDG" | "TEX" | "TEXS" | "TLDS" => Mem::Load(Space::Global),
         "LD" => Mem::Load(Space::Generic),
         "LDL" => Mem::Load(Space::Local),
@@ -82,13 +83,17 @@ fn mem(inst: &Inst) -> Mem {
         "STL" => Mem::Store(Space::Local),
         "STS" => Mem::Store(Space::Shared),
         _ => Mem::None,
-    }
+    })[inst.form as usize]
 }
 
 /// Whether `inst` is a strong access (see the module notes): a load with cache mode `.CV`
 /// or a store with `.WT`, field value 3 in both of their cache enums.
 fn strong(inst: &Inst) -> bool {
-    matches!(inst.info().class, "LDG" | "LD" | "STG" | "ST") && inst.get(Field::Cache) == Some(3)
+    static MAY_BE_STRONG: std::sync::OnceLock<Vec<bool>> = std::sync::OnceLock::new();
+    let may = super::per_form(&MAY_BE_STRONG, |f| {
+        matches!(f.class, "LDG" | "LD" | "STG" | "ST")
+    });
+    may[inst.form as usize] && inst.get(Field::Cache) == Some(3)
 }
 
 /// Whether two memory accesses must keep their order.
@@ -105,18 +110,28 @@ fn mem_conflict(a: Mem, b: Mem) -> bool {
 /// (`[Ra+off]`, any space), with whether the address is 64-bit (`.E`); `None` for anything
 /// else (texture fetches, an unknown size).
 fn address(inst: &Inst) -> Option<(u64, i64, i64, bool)> {
-    let off_bits = match inst.info().class {
-        "LD" | "ST" => 32,
-        "LDG" | "STG" | "LDS" | "STS" | "LDL" | "STL" => 24,
-        _ => return None,
-    };
+    // Per form: the displacement's width (0: not a plain load or store), and whether size 7
+    // is `.U.128` (LD, LDG).
+    static SHAPE: std::sync::OnceLock<Vec<(u32, bool)>> = std::sync::OnceLock::new();
+    let shape = super::per_form(&SHAPE, |f| {
+        let off_bits = match f.class {
+            "LD" | "ST" => 32,
+            "LDG" | "STG" | "LDS" | "STS" | "LDL" | "STL" => 24,
+            _ => 0,
+        };
+        (off_bits, matches!(f.class, "LD" | "LDG"))
+    });
+    let (off_bits, u128_load) = shape[inst.form as usize];
+    if off_bits == 0 {
+        return None;
+    }
     let size = match inst.get(Field::Size)? {
         0 | 1 => 1,
         2 | 3 => 2,
         4 => 4,
         5 => 8,
         6 => 16,
-        7 if matches!(inst.info().class, "LD" | "LDG") => 16, // .U.128
+        7 if u128_load => 16, // .U.128
         _ => return None,
     };
     let off = crate::sm50::rt::sext(inst.get(Field::Off)?, off_bits) as i64;
@@ -577,16 +592,11 @@ fn schedule_block(
 /// The new order of `insts` (`order[new] = old`): each block list-scheduled in place.
 pub fn schedule(insts: &[Inst], targets: &[Option<usize>]) -> Vec<usize> {
     let acc: Vec<Access> = insts.iter().map(access).collect();
-    schedule_with(insts, targets, &acc)
+    schedule_with(insts, &leaders(insts, targets), &acc)
 }
 
-/// [`schedule`] given [`access`] of every instruction.
-pub(crate) fn schedule_with(
-    insts: &[Inst],
-    targets: &[Option<usize>],
-    acc: &[Access],
-) -> Vec<usize> {
-    let lead = leaders(insts, targets);
+/// [`schedule`] given [`leaders`] and [`access`] of every instruction.
+pub(crate) fn schedule_with(insts: &[Inst], lead: &[bool], acc: &[Access]) -> Vec<usize> {
     let mut regs = RegTables::new();
     let mut order = Vec::with_capacity(insts.len());
     let mut start = 0;

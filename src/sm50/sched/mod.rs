@@ -67,7 +67,7 @@ pub mod check;
 pub mod cost;
 pub mod list;
 
-use super::{Ctrl, Inst, Operand};
+use super::{Ctrl, FormInfo, Inst, Operand};
 
 /// How control codes are assigned.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -146,6 +146,16 @@ pub fn access(inst: &Inst) -> Access {
         }
     });
     a
+}
+
+/// A value per form, computed once from its [`FormInfo`]: the scheduler and the checker ask
+/// questions of every instruction's class, and comparing the class strings each time was a
+/// visible share of their time.
+pub(crate) fn per_form<T>(
+    cell: &'static std::sync::OnceLock<Vec<T>>,
+    f: impl FnMut(&'static FormInfo) -> T,
+) -> &'static [T] {
+    cell.get_or_init(|| super::FORMS.iter().map(f).collect())
 }
 
 /// Latency of a fixed-latency write to `r`.
@@ -229,23 +239,26 @@ pub fn leaders(insts: &[Inst], targets: &[Option<usize>]) -> Vec<bool> {
 /// Assign a control field to every instruction. `targets[i]` is the index of the instruction
 /// branch `i` jumps to (`None` for non-branches; a shorter slice means no more branches).
 pub fn assign_control(insts: &[Inst], targets: &[Option<usize>], mode: Mode) -> Vec<Ctrl> {
-    assign_control_with(insts, targets, mode, insts.iter().map(access).collect())
+    let lead = leaders(insts, targets);
+    assign_control_with(insts, targets, &lead, mode, insts.iter().map(access).collect())
 }
 
-/// [`assign_control`] given [`access`] of every instruction.
+/// [`assign_control`] given [`leaders`] and [`access`] of every instruction.
 pub(crate) fn assign_control_with(
     insts: &[Inst],
     targets: &[Option<usize>],
+    lead: &[bool],
     mode: Mode,
     access: Vec<Access>,
 ) -> Vec<Ctrl> {
+    debug_assert_eq!(lead, leaders(insts, targets));
     let written = written_anywhere(&access);
     // The control-flow edges, once for the dataflow assignment and the checker (both follow
     // [`check::successors`]; `ctrl` has one field per instruction, so the checker's are these).
     let succ = check::successors(insts, targets);
     let mut ctrl = match mode {
         Mode::Normal | Mode::InOrder => {
-            match assign_dataflow(insts, &access, &written, targets, &succ) {
+            match assign_dataflow(insts, &access, &written, lead, &succ) {
                 Some(c) => c,
                 None => conservative(insts, &access, &written, targets, mode),
             }
@@ -256,7 +269,7 @@ pub(crate) fn assign_control_with(
         c.yield_ = !(c.stall == 12 || (inst.timing().writes_pred && c.stall >= 12));
     }
     if mode != Mode::Serial {
-        reuse_flags(insts, &access, &leaders(insts, targets), &mut ctrl);
+        reuse_flags(insts, &access, lead, &mut ctrl);
         // The dataflow assignment is new; the checker (validated on ptxas's code) is the
         // judge. Should it ever object, fall back to the conservative assignment, which waits
         // at every block leader.
@@ -472,10 +485,14 @@ impl State {
 fn sources_overwritten(insts: &[Inst], access: &[Access], written: &[bool], k: usize) -> bool {
     // Loads and texture fetches read their address (coordinate) registers at issue: ptxas
     // overwrites them right after without a read barrier, and the checker models it so.
-    if matches!(
-        insts[k].info().class,
-        "LDG" | "LD" | "LDL" | "LDS" | "LDC" | "TEX" | "TEXS" | "TLDS"
-    ) {
+    static READS_AT_ISSUE: std::sync::OnceLock<Vec<bool>> = std::sync::OnceLock::new();
+    let reads_at_issue = per_form(&READS_AT_ISSUE, |f| {
+        matches!(
+            f.class,
+            "LDG" | "LD" | "LDL" | "LDS" | "LDC" | "TEX" | "TEXS" | "TLDS"
+        )
+    });
+    if reads_at_issue[insts[k].form as usize] {
         return false;
     }
     access[k]
@@ -726,12 +743,14 @@ pub fn pairable(first: &Inst, fa: &Access, second: &Inst, sa: &Access) -> bool {
             && !list::is_fence(i)
             && i.form != super::Form::NOP
     };
-    // LDC reads the constant bank too.
-    let cbuf = |i: &Inst| check::reads_cbuf(i) || i.info().class == "LDC";
+    // Per form: LDC (which reads the constant bank too), and SSY or PBK.
+    static LDC: std::sync::OnceLock<Vec<bool>> = std::sync::OnceLock::new();
+    static SSY_PBK: std::sync::OnceLock<Vec<bool>> = std::sync::OnceLock::new();
+    let ldc = per_form(&LDC, |f| f.class == "LDC");
+    let ssy_pbk = per_form(&SSY_PBK, |f| matches!(f.class, "SSY" | "PBK"));
+    let cbuf = |i: &Inst| check::reads_cbuf(i) || ldc[i.form as usize];
     let second_ok = || {
-        second.info().variable_latency
-            || is_control(second)
-            || matches!(second.info().class, "SSY" | "PBK")
+        second.info().variable_latency || is_control(second) || ssy_pbk[second.form as usize]
     };
     let independent = || {
         !sa.uses.iter().chain(&sa.defs).any(|r| fa.defs.contains(r))
@@ -750,14 +769,13 @@ fn assign_dataflow(
     insts: &[Inst],
     access: &[Access],
     written: &[bool],
-    targets: &[Option<usize>],
+    lead: &[bool],
     succ: &[check::Succ],
 ) -> Option<Vec<Ctrl>> {
     let n = insts.len();
     if n == 0 {
         return Some(Vec::new());
     }
-    let lead = leaders(insts, targets);
     let starts: Vec<usize> = (0..n).filter(|&k| lead[k]).collect();
     let block_of = {
         let mut b = vec![0; n];
@@ -809,6 +827,12 @@ fn assign_dataflow(
     Some(ctrl)
 }
 
+/// Whether `inst` is a `CAL` or a `RET`.
+fn call_or_return(inst: &Inst) -> bool {
+    static TABLE: std::sync::OnceLock<Vec<bool>> = std::sync::OnceLock::new();
+    per_form(&TABLE, |f| matches!(f.class, "CAL" | "RET"))[inst.form as usize]
+}
+
 /// One block `insts[s..s + out.len()]` from its entry state `st`: its control fields into
 /// `out`, `st` left as the state after its last instruction issued, and the cycle at which
 /// the block ends (that issue plus the last stall). `next` are the instructions control may
@@ -839,7 +863,7 @@ fn assign_block(
         // A call and a return wait on every pending scoreboard: a subroutine is entered from
         // every call site and returns to all of them, so whatever one caller (or the
         // subroutine) left pending would otherwise flow to every other site as a wait.
-        if matches!(insts[k].info().class, "CAL" | "RET") {
+        if call_or_return(&insts[k]) {
             wait |= st.pending();
         }
         let mut wbar = None;
