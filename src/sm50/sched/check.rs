@@ -255,7 +255,7 @@ fn is_texture(inst: &Inst) -> bool {
 }
 
 /// One pending variable-latency operation (its write, or its reads of its sources).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Debug, PartialEq, Eq)]
 struct Op {
     at: usize,
     read: bool,
@@ -267,6 +267,22 @@ struct Op {
     age: u8,
     /// Resources still pending.
     res: Regs,
+}
+
+impl Clone for Op {
+    /// The resources copied as one slice (`SmallVec::from_slice`): the derived clone went
+    /// through the generic extend, element by element, for every pending operation of every
+    /// state copied or joined.
+    fn clone(&self) -> Op {
+        Op {
+            at: self.at,
+            read: self.read,
+            sb: self.sb,
+            after: self.after,
+            age: self.age,
+            res: Regs::from_slice(&self.res),
+        }
+    }
 }
 
 #[derive(Debug, PartialEq, Eq)]
@@ -820,7 +836,7 @@ impl<'a> Checker<'a> {
                 }
             };
             if !fixed_like {
-                add(false, c.wbar, acc.defs.clone());
+                add(false, c.wbar, Regs::from_slice(&acc.defs));
             }
             // Without a read barrier the sources are read early (ptxas overwrites the address
             // registers of loads and stores right after issue); with one they are pending
