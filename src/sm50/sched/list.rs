@@ -467,6 +467,15 @@ struct RegTables {
     /// The successor lists of a block's instructions (local indices); a block of `n`
     /// instructions clears and uses the first `n`.
     succs: Vec<Vec<(usize, u32)>>,
+    /// [`schedule_block_into`]'s per-instruction arrays and ready heaps (emptied and sized
+    /// by each block).
+    npreds: Vec<usize>,
+    height: Vec<u32>,
+    earliest: Vec<u32>,
+    waiting: std::collections::BinaryHeap<std::cmp::Reverse<(u32, std::cmp::Reverse<u32>, usize)>>,
+    now: std::collections::BinaryHeap<(u32, std::cmp::Reverse<usize>)>,
+    /// Set while a function is being scheduled on these tables (see [`schedule_with`]).
+    in_use: bool,
 }
 
 impl RegTables {
@@ -480,6 +489,12 @@ impl RegTables {
             cand: Vec::new(),
             mem_preds: Vec::new(),
             succs: Vec::new(),
+            npreds: Vec::new(),
+            height: Vec::new(),
+            earliest: Vec::new(),
+            waiting: Default::default(),
+            now: Default::default(),
+            in_use: false,
         }
     }
 
@@ -496,6 +511,7 @@ impl RegTables {
 }
 
 /// The order of one block `insts[start..end]` (indices into `insts`).
+#[cfg(test)]
 fn schedule_block(
     insts: &[Inst],
     acc: &[Access],
@@ -504,11 +520,29 @@ fn schedule_block(
     regs: &mut RegTables,
     window: usize,
 ) -> Vec<usize> {
+    let mut order = Vec::new();
+    schedule_block_into(insts, acc, start, end, regs, window, &mut order);
+    order
+}
+
+/// [`schedule_block`], the order appended to `order`. Its working arrays are `regs`'s,
+/// emptied and sized for the block here (a fresh vector of each per block was an
+/// allocation and a free each, for every block of every function).
+fn schedule_block_into(
+    insts: &[Inst],
+    acc: &[Access],
+    start: usize,
+    end: usize,
+    regs: &mut RegTables,
+    window: usize,
+    order: &mut Vec<usize>,
+) {
     use std::cmp::Reverse;
-    use std::collections::BinaryHeap;
     let n = end - start;
     // Edges as successor lists (local indices) and predecessor counts.
-    let mut npreds = vec![0usize; n];
+    let mut npreds = std::mem::take(&mut regs.npreds);
+    npreds.clear();
+    npreds.resize(n, 0);
     // (Taken out of `regs` while `candidate_preds` borrows it, and put back at the end.)
     let mut all_succs = std::mem::take(&mut regs.succs);
     if all_succs.len() < n {
@@ -537,7 +571,9 @@ fn schedule_block(
         },
     );
     // Critical path to the end of the block.
-    let mut height = vec![0u32; n];
+    let mut height = std::mem::take(&mut regs.height);
+    height.clear();
+    height.resize(n, 0);
     for i in (0..n).rev() {
         height[i] = succs[i]
             .iter()
@@ -546,17 +582,24 @@ fn schedule_block(
             .unwrap_or(0);
     }
     let mut left = npreds;
-    let mut earliest = vec![0u32; n];
-    let mut order = Vec::with_capacity(n);
+    let mut earliest = std::mem::take(&mut regs.earliest);
+    earliest.clear();
+    earliest.resize(n, 0);
+    let first = order.len();
+    order.reserve(n);
     let mut t = 0u32;
     // Instructions whose predecessors are all issued: `waiting` by the cycle they become
     // ready (their `earliest` is final then), `now` those ready at `t` by priority.
-    let mut waiting: BinaryHeap<Reverse<(u32, Reverse<u32>, usize)>> = (0..n)
-        .filter(|&j| left[j] == 0)
-        .map(|j| Reverse((0, Reverse(height[j]), j)))
-        .collect();
-    let mut now: BinaryHeap<(u32, Reverse<usize>)> = BinaryHeap::new();
-    while order.len() < n {
+    let mut waiting = std::mem::take(&mut regs.waiting);
+    waiting.clear();
+    waiting.extend(
+        (0..n)
+            .filter(|&j| left[j] == 0)
+            .map(|j| Reverse((0, Reverse(height[j]), j))),
+    );
+    let mut now = std::mem::take(&mut regs.now);
+    now.clear();
+    while order.len() - first < n {
         while let Some(&Reverse((e, _, j))) = waiting.peek() {
             if e > t {
                 break;
@@ -586,7 +629,11 @@ fn schedule_block(
         t += 1;
     }
     regs.succs = all_succs;
-    order
+    regs.npreds = left;
+    regs.height = height;
+    regs.earliest = earliest;
+    regs.waiting = waiting;
+    regs.now = now;
 }
 
 /// The new order of `insts` (`order[new] = old`): each block list-scheduled in place.
@@ -597,7 +644,35 @@ pub fn schedule(insts: &[Inst], targets: &[Option<usize>]) -> Vec<usize> {
 
 /// [`schedule`] given [`leaders`] and [`access`] of every instruction.
 pub(crate) fn schedule_with(insts: &[Inst], lead: &[bool], acc: &[Access]) -> Vec<usize> {
-    let mut regs = RegTables::new();
+    // One set of tables per thread, kept from function to function: the vectors keep their
+    // room, where fresh tables per function allocated each register's lists again. Every
+    // block leaves the tables empty (see [`candidate_preds`] and [`schedule_block_into`]);
+    // `in_use` stays set when a block did not finish (a panic), and then the tables are
+    // made anew rather than trusted.
+    thread_local! {
+        static TABLES: std::cell::RefCell<RegTables> = std::cell::RefCell::new(RegTables::new());
+    }
+    TABLES.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut regs) => {
+            if regs.in_use {
+                *regs = RegTables::new();
+            }
+            regs.in_use = true;
+            let order = schedule_with_tables(insts, lead, acc, &mut regs);
+            regs.in_use = false;
+            order
+        }
+        Err(_) => schedule_with_tables(insts, lead, acc, &mut RegTables::new()),
+    })
+}
+
+/// [`schedule_with`] on the tables `regs` (empty, and left empty).
+fn schedule_with_tables(
+    insts: &[Inst],
+    lead: &[bool],
+    acc: &[Access],
+    regs: &mut RegTables,
+) -> Vec<usize> {
     let mut order = Vec::with_capacity(insts.len());
     let mut start = 0;
     while start < insts.len() {
@@ -605,9 +680,7 @@ pub(crate) fn schedule_with(insts: &[Inst], lead: &[bool], acc: &[Access]) -> Ve
         while end < insts.len() && !lead[end] {
             end += 1;
         }
-        order.extend(schedule_block(
-            insts, acc, start, end, &mut regs, MEM_WINDOW,
-        ));
+        schedule_block_into(insts, acc, start, end, regs, MEM_WINDOW, &mut order);
         start = end;
     }
     order
