@@ -352,11 +352,13 @@ fn candidate_preds(
             cand.extend(last_fence);
         }
         let a = &acc[j];
+        // (The lists are short, mostly one or two entries: copied element by element, where
+        // `extend_from_slice` called `memcpy` for each.)
         for &r in &a.uses {
-            cand.extend_from_slice(&writers[r]);
+            cand.extend(writers[r].iter().copied());
         }
         for &r in &a.defs {
-            cand.extend_from_slice(&readers[r]);
+            cand.extend(readers[r].iter().copied());
             cand.extend(last_writer[r]);
         }
         let m = mem(&insts[j]);
@@ -403,7 +405,7 @@ fn candidate_preds(
             }
             mem_preds.sort_unstable();
             mem_preds.dedup();
-            cand.extend_from_slice(mem_preds);
+            cand.extend(mem_preds.iter().copied());
         }
         cand.sort_unstable();
         cand.dedup();
