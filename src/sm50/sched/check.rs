@@ -819,8 +819,18 @@ impl<'a> Checker<'a> {
             };
             // Each new operation goes into its place in the `(at, read)` order, after any with
             // the same key (`ops` is sorted; a stable sort after a push put it there too).
-            let mut add = |read: bool, sb: Option<u8>, res: Regs| {
+            //
+            // The resources are kept sorted from the start. Their order means nothing to the
+            // analysis (it asks whether an operation has a resource pending, removes one
+            // occurrence, and whether any is left; reports follow the order of the
+            // operations and of the instruction's operands), but [`State::join`] sorts them
+            // and counts that as a change: an operation created unsorted (`IADD R0, R5, R3`
+            // reads R5 before R3) made every block its state reached be visited once more
+            // for nothing, each visit from the same state as the one before but for that
+            // order, with the same steps, hazards and exit states.
+            let mut add = |read: bool, sb: Option<u8>, mut res: Regs| {
                 if sb.is_some() || !res.is_empty() {
+                    res.sort_unstable();
                     let at = st.ops.partition_point(|m| (m.at, m.read) <= (k, read));
                     st.ops.insert(
                         at,
