@@ -19,7 +19,7 @@
 //! bundle's base (the control word's address), which the hardware resolves to the same
 //! instruction, except for `BRA self`, which always names itself.
 
-use super::{access, assign_control_with, leaders, list, Access, Mode};
+use super::{access_into, assign_control_with, leaders, list, Access, Mode};
 use crate::sm50::{self, Bundle, Ctrl, Field, Form, Inst};
 
 /// A kernel body before layout.
@@ -159,7 +159,11 @@ pub fn layout(body: &Body, mode: Mode) -> Result<Laid, LayoutError> {
     let mut moved: Vec<usize> = (0..insts.len()).collect();
     // What each instruction reads and writes, once: the scheduler and the control codes both
     // need it, and reordering only reorders it.
-    let mut acc: Vec<Access> = insts.iter().map(access).collect();
+    let mut acc: Vec<Access> = Vec::with_capacity(insts.len());
+    acc.resize_with(insts.len(), Access::default);
+    for (a, inst) in acc.iter_mut().zip(&insts) {
+        access_into(inst, a);
+    }
     // The blocks, once for the scheduler and the control codes: reordering keeps them (it
     // moves instructions only inside their block, control transfers are fences that stay in
     // place, and branch targets keep their index).

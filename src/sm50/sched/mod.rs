@@ -113,6 +113,16 @@ pub type Regs = smallvec::SmallVec<[Res; 8]>;
 /// What `inst` reads and writes, including its guard predicate.
 pub fn access(inst: &Inst) -> Access {
     let mut a = Access::default();
+    access_into(inst, &mut a);
+    a
+}
+
+/// [`access`] written into `a` (emptied first): the layout fills its table in place, where
+/// returning each access copied it (three inline lists) into the table.
+pub(crate) fn access_into(inst: &Inst, a: &mut Access) {
+    a.uses.clear();
+    a.defs.clear();
+    a.late_uses.clear();
     if let (Some(pg), Some(_)) = (inst.get(super::Field::Pg), inst.get(super::Field::Pgn)) {
         if pg != 7 {
             a.uses.push(PRED + pg as usize);
@@ -145,7 +155,6 @@ pub fn access(inst: &Inst) -> Access {
             }
         }
     });
-    a
 }
 
 /// A value per form, computed once from its [`FormInfo`]: the scheduler and the checker ask
