@@ -366,12 +366,37 @@ impl State {
             }
         }
         let mut added = false;
+        // The operation each of `o`'s merges into is the first of `self.ops` with its key
+        // `(at, read)`, as a search from the front finds it. Both lists are sorted by key, so
+        // that is found by one walk: `cur` is the first of the operations `self` had before
+        // this join whose key is not below the current one (`o`'s keys never decrease, so
+        // `cur` only moves on). Only when none of those has the key can an operation pushed
+        // by this join be the first with it, and then it is the last one pushed (the keys
+        // pushed never decrease either).
+        let old_len = self.ops.len();
+        debug_assert!(self.ops.windows(2).all(|w| (w[0].at, w[0].read) <= (w[1].at, w[1].read)));
+        debug_assert!(o.ops.windows(2).all(|w| (w[0].at, w[0].read) <= (w[1].at, w[1].read)));
+        let mut cur = 0;
         for op in &o.ops {
-            match self
-                .ops
-                .iter_mut()
-                .find(|m| m.at == op.at && m.read == op.read)
-            {
+            let key = (op.at, op.read);
+            while cur < old_len && (self.ops[cur].at, self.ops[cur].read) < key {
+                cur += 1;
+            }
+            let first = if cur < old_len && (self.ops[cur].at, self.ops[cur].read) == key {
+                Some(cur)
+            } else if self.ops.len() > old_len {
+                let last = self.ops.len() - 1;
+                ((self.ops[last].at, self.ops[last].read) == key).then_some(last)
+            } else {
+                None
+            };
+            debug_assert_eq!(
+                first,
+                self.ops
+                    .iter()
+                    .position(|m| m.at == op.at && m.read == op.read)
+            );
+            match first.map(|i| &mut self.ops[i]) {
                 Some(m) => {
                     if m.sb != op.sb && m.sb.is_some() {
                         m.sb = None;
@@ -995,7 +1020,9 @@ pub(crate) fn analyze_with_succ(
     // steps change the state the same way whether they report or not. (That separate pass
     // repeated every step of the function once more.) A hazard names an instruction of its
     // own block, so the blocks' lists never repeat each other's.
-    let mut block_out: Vec<Vec<Hazard>> = vec![Vec::new(); n];
+    // (Only blocks with hazards have an entry: a list per instruction was made, walked and
+    // freed for every function. In block order, as walking that list gave them.)
+    let mut block_out: std::collections::BTreeMap<usize, Vec<Hazard>> = Default::default();
     while let Some(b) = work.pop_first() {
         st.clone_from(entry[b].as_ref().expect("queued blocks have a state"));
         reachable[b..=block_end[b]].fill(true);
@@ -1004,7 +1031,11 @@ pub(crate) fn analyze_with_succ(
         for k in b..=block_end[b] {
             ck.step(k, &mut st, true);
         }
-        block_out[b] = std::mem::take(&mut ck.out);
+        if ck.out.is_empty() {
+            block_out.remove(&b);
+        } else {
+            block_out.insert(b, std::mem::take(&mut ck.out));
+        }
         for &t in &succ[block_end[b]] {
             let changed = match &mut entry[t] {
                 Some(e) => e.join(&st),
@@ -1018,7 +1049,7 @@ pub(crate) fn analyze_with_succ(
             }
         }
     }
-    ck.out = block_out.into_iter().flatten().collect();
+    ck.out = block_out.into_values().flatten().collect();
     ck.seen.clear();
     for k in 0..n {
         ck.static_checks(k, &reachable);
