@@ -374,8 +374,14 @@ impl State {
         // by this join be the first with it, and then it is the last one pushed (the keys
         // pushed never decrease either).
         let old_len = self.ops.len();
-        debug_assert!(self.ops.windows(2).all(|w| (w[0].at, w[0].read) <= (w[1].at, w[1].read)));
-        debug_assert!(o.ops.windows(2).all(|w| (w[0].at, w[0].read) <= (w[1].at, w[1].read)));
+        debug_assert!(self
+            .ops
+            .windows(2)
+            .all(|w| (w[0].at, w[0].read) <= (w[1].at, w[1].read)));
+        debug_assert!(o
+            .ops
+            .windows(2)
+            .all(|w| (w[0].at, w[0].read) <= (w[1].at, w[1].read)));
         let mut cur = 0;
         for op in &o.ops {
             let key = (op.at, op.read);

@@ -249,7 +249,13 @@ pub fn leaders(insts: &[Inst], targets: &[Option<usize>]) -> Vec<bool> {
 /// branch `i` jumps to (`None` for non-branches; a shorter slice means no more branches).
 pub fn assign_control(insts: &[Inst], targets: &[Option<usize>], mode: Mode) -> Vec<Ctrl> {
     let lead = leaders(insts, targets);
-    assign_control_with(insts, targets, &lead, mode, insts.iter().map(access).collect())
+    assign_control_with(
+        insts,
+        targets,
+        &lead,
+        mode,
+        insts.iter().map(access).collect(),
+    )
 }
 
 /// [`assign_control`] given [`leaders`] and [`access`] of every instruction.
@@ -758,9 +764,8 @@ pub fn pairable(first: &Inst, fa: &Access, second: &Inst, sa: &Access) -> bool {
     let ldc = per_form(&LDC, |f| f.class == "LDC");
     let ssy_pbk = per_form(&SSY_PBK, |f| matches!(f.class, "SSY" | "PBK"));
     let cbuf = |i: &Inst| check::reads_cbuf(i) || ldc[i.form as usize];
-    let second_ok = || {
-        second.info().variable_latency || is_control(second) || ssy_pbk[second.form as usize]
-    };
+    let second_ok =
+        || second.info().variable_latency || is_control(second) || ssy_pbk[second.form as usize];
     let independent = || {
         !sa.uses.iter().chain(&sa.defs).any(|r| fa.defs.contains(r))
             && !sa.defs.iter().any(|r| fa.uses.contains(r))
