@@ -78,25 +78,36 @@ pub fn avoid_conflicts(insts: &mut [Inst], num_regs: u32) -> usize {
     // halves swapped) when a pair does, none for quad 0 (R1) or under a wider operand.
     let mut step = vec![1u32; quads];
     step[0] = 4;
+    // Per quad: (other quad, offset in this quad, offset in the other) of each source pair.
+    let mut edges: Vec<Vec<(usize, u32, u32)>> = vec![Vec::new(); quads];
+    // One visit of each instruction's operands gives both its wide operands (for `step`)
+    // and its sources (as [`sources`] gathers them; two visits were a visible cost).
+    let mut regs: smallvec::SmallVec<[u32; 8]> = smallvec::SmallVec::new();
     for inst in insts.iter() {
+        regs.clear();
         inst.operands(|o| {
-            if let Operand::Reg { reg, width, .. } = o {
-                if reg == 255 || width < 2 {
+            if let Operand::Reg { reg, width, def } = o {
+                if reg == 255 {
                     return;
                 }
-                let first = usize::from(reg) / 4;
-                let last = (usize::from(reg) + usize::from(width) - 1) / 4;
-                let need = if width > 2 { 4 } else { 2 };
-                for s in step.iter_mut().take(last + 1).skip(first) {
-                    *s = (*s).max(need);
+                if width >= 2 {
+                    let first = usize::from(reg) / 4;
+                    let last = (usize::from(reg) + usize::from(width) - 1) / 4;
+                    let need = if width > 2 { 4 } else { 2 };
+                    for s in step.iter_mut().take(last + 1).skip(first) {
+                        *s = (*s).max(need);
+                    }
+                }
+                if !def {
+                    for r in u32::from(reg)..(u32::from(reg) + u32::from(width)).min(255) {
+                        if !regs.contains(&r) {
+                            regs.push(r);
+                        }
+                    }
                 }
             }
         });
-    }
-    // Per quad: (other quad, offset in this quad, offset in the other) of each source pair.
-    let mut edges: Vec<Vec<(usize, u32, u32)>> = vec![Vec::new(); quads];
-    for inst in insts.iter() {
-        let regs = sources(inst);
+        debug_assert_eq!(regs, sources(inst));
         for (k, &a) in regs.iter().enumerate() {
             for &b in &regs[k + 1..] {
                 let (qa, qb) = ((a / 4) as usize, (b / 4) as usize);

@@ -19,7 +19,7 @@
 //! bundle's base (the control word's address), which the hardware resolves to the same
 //! instruction, except for `BRA self`, which always names itself.
 
-use super::{access, assign_control_with, list, Access, Mode};
+use super::{access_into, assign_control_with, leaders, list, Access, Mode};
 use crate::sm50::{self, Bundle, Ctrl, Field, Form, Inst};
 
 /// A kernel body before layout.
@@ -159,16 +159,24 @@ pub fn layout(body: &Body, mode: Mode) -> Result<Laid, LayoutError> {
     let mut moved: Vec<usize> = (0..insts.len()).collect();
     // What each instruction reads and writes, once: the scheduler and the control codes both
     // need it, and reordering only reorders it.
-    let mut acc: Vec<Access> = insts.iter().map(access).collect();
+    let mut acc: Vec<Access> = Vec::with_capacity(insts.len());
+    acc.resize_with(insts.len(), Access::default);
+    for (a, inst) in acc.iter_mut().zip(&insts) {
+        access_into(inst, a);
+    }
+    // The blocks, once for the scheduler and the control codes: reordering keeps them (it
+    // moves instructions only inside their block, control transfers are fences that stay in
+    // place, and branch targets keep their index).
+    let lead = leaders(&insts, &targets);
     if mode == Mode::Normal {
-        let order = list::schedule_with(&insts, &targets, &acc);
+        let order = list::schedule_with(&insts, &lead, &acc);
         (insts, targets) = list::permute_with_capacity(&insts, &targets, &order, cap);
         acc = order.iter().map(|&o| std::mem::take(&mut acc[o])).collect();
         for (new, &old) in order.iter().enumerate() {
             moved[old] = new;
         }
     }
-    let mut ctrl = assign_control_with(&insts, &targets, mode, acc);
+    let mut ctrl = assign_control_with(&insts, &targets, &lead, mode, acc);
     // ptxas always gives the prologue stall 6; a longer stall is never wrong.
     ctrl[0].stall = ctrl[0].stall.max(6);
     // And `BRA self` gets 15, like the EXIT before it (0x7ff).
@@ -217,7 +225,8 @@ pub fn layout(body: &Body, mode: Mode) -> Result<Laid, LayoutError> {
         for k in 0..3 {
             let n = 3 * b + k;
             let addr = inst_addr(n);
-            let inst = chunk[k];
+            // (Copied once, into its `Placed`: a local copy first was a second one.)
+            let inst = &chunk[k];
             if inst.form == Form::EXIT {
                 exit_offsets.push(addr as u32);
             }
@@ -226,7 +235,7 @@ pub fn layout(body: &Body, mode: Mode) -> Result<Laid, LayoutError> {
             }
             placed.push(Placed {
                 addr,
-                inst,
+                inst: *inst,
                 ctrl: c[k],
             });
         }

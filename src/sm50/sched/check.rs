@@ -255,7 +255,7 @@ fn is_texture(inst: &Inst) -> bool {
 }
 
 /// One pending variable-latency operation (its write, or its reads of its sources).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Debug, PartialEq, Eq)]
 struct Op {
     at: usize,
     read: bool,
@@ -267,6 +267,22 @@ struct Op {
     age: u8,
     /// Resources still pending.
     res: Regs,
+}
+
+impl Clone for Op {
+    /// The resources copied as one slice (`SmallVec::from_slice`): the derived clone went
+    /// through the generic extend, element by element, for every pending operation of every
+    /// state copied or joined.
+    fn clone(&self) -> Op {
+        Op {
+            at: self.at,
+            read: self.read,
+            sb: self.sb,
+            after: self.after,
+            age: self.age,
+            res: Regs::from_slice(&self.res),
+        }
+    }
 }
 
 #[derive(Debug, PartialEq, Eq)]
@@ -350,12 +366,43 @@ impl State {
             }
         }
         let mut added = false;
+        // The operation each of `o`'s merges into is the first of `self.ops` with its key
+        // `(at, read)`, as a search from the front finds it. Both lists are sorted by key, so
+        // that is found by one walk: `cur` is the first of the operations `self` had before
+        // this join whose key is not below the current one (`o`'s keys never decrease, so
+        // `cur` only moves on). Only when none of those has the key can an operation pushed
+        // by this join be the first with it, and then it is the last one pushed (the keys
+        // pushed never decrease either).
+        let old_len = self.ops.len();
+        debug_assert!(self
+            .ops
+            .windows(2)
+            .all(|w| (w[0].at, w[0].read) <= (w[1].at, w[1].read)));
+        debug_assert!(o
+            .ops
+            .windows(2)
+            .all(|w| (w[0].at, w[0].read) <= (w[1].at, w[1].read)));
+        let mut cur = 0;
         for op in &o.ops {
-            match self
-                .ops
-                .iter_mut()
-                .find(|m| m.at == op.at && m.read == op.read)
-            {
+            let key = (op.at, op.read);
+            while cur < old_len && (self.ops[cur].at, self.ops[cur].read) < key {
+                cur += 1;
+            }
+            let first = if cur < old_len && (self.ops[cur].at, self.ops[cur].read) == key {
+                Some(cur)
+            } else if self.ops.len() > old_len {
+                let last = self.ops.len() - 1;
+                ((self.ops[last].at, self.ops[last].read) == key).then_some(last)
+            } else {
+                None
+            };
+            debug_assert_eq!(
+                first,
+                self.ops
+                    .iter()
+                    .position(|m| m.at == op.at && m.read == op.read)
+            );
+            match first.map(|i| &mut self.ops[i]) {
                 Some(m) => {
                     if m.sb != op.sb && m.sb.is_some() {
                         m.sb = None;
@@ -418,19 +465,58 @@ pub(crate) fn may_skip(inst: &Inst) -> bool {
     !(pg == 7 && pgn == 0) || cc != 15
 }
 
+/// How an instruction's class takes part in [`successors`].
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Flow {
+    Other,
+    Bra,
+    Cal,
+    Sync,
+    Brk,
+    Ret,
+    Brx,
+    Exit,
+    Ssy,
+    Pbk,
+}
+
+/// [`Flow`] of the form numbered `form`, decided once per form (the class strings were
+/// compared for every instruction, several times).
+fn flow(form: usize) -> Flow {
+    static FLOW: std::sync::OnceLock<Vec<Flow>> = std::sync::OnceLock::new();
+    let table = FLOW.get_or_init(|| {
+        sm50::FORMS
+            .iter()
+            .map(|f| match f.class {
+                "BRA" => Flow::Bra,
+                "CAL" => Flow::Cal,
+                "SYNC" => Flow::Sync,
+                "BRK" => Flow::Brk,
+                "RET" => Flow::Ret,
+                "BRX" => Flow::Brx,
+                "EXIT" => Flow::Exit,
+                "SSY" => Flow::Ssy,
+                "PBK" => Flow::Pbk,
+                _ => Flow::Other,
+            })
+            .collect()
+    });
+    table[form]
+}
+
 /// The successors of each instruction, and whether it is reachable code at all.
 pub(crate) fn successors(insts: &[Inst], targets: &[Option<usize>]) -> Vec<Succ> {
     let n = insts.len();
     let target = |k: usize| targets.get(k).copied().flatten().filter(|&t| t < n);
-    let class = |k: usize| insts[k].info().class;
+    let flows: Vec<Flow> = insts.iter().map(|i| flow(i.form as usize)).collect();
     let guarded = |k: usize| may_skip(&insts[k]);
     // The reconvergence point of a SYNC (BRK): the target of the innermost SSY (PBK) before
     // it whose target lies after it (ptxas's code is structured so); every such target when
     // none encloses it.
     // (The fallback lists are gathered once, not per SYNC / BRK: that was quadratic.)
     // The SSY (PBK) instructions in layout order, and their targets.
-    let positions = |c: &str| -> Vec<usize> { (0..n).filter(|&j| class(j) == c).collect() };
-    let (ssy_at, pbk_at) = (positions("SSY"), positions("PBK"));
+    let positions = |c: Flow| -> Vec<usize> { (0..n).filter(|&j| flows[j] == c).collect() };
+    let (ssy_at, pbk_at) = (positions(Flow::Ssy), positions(Flow::Pbk));
     let all_of = |at: &[usize]| -> Vec<usize> { at.iter().filter_map(|&j| target(j)).collect() };
     let (all_ssy, all_pbk) = (all_of(&ssy_at), all_of(&pbk_at));
     // (The search looks at the SSYs (PBKs) before `k`, nearest first, not at every
@@ -447,7 +533,7 @@ pub(crate) fn successors(insts: &[Inst], targets: &[Option<usize>]) -> Vec<Succ>
     // CAL target at or before it (subroutines follow the kernel body in ptxas's layout);
     // after every CAL when no target precedes it.
     let cals: Vec<(usize, usize)> = (0..n)
-        .filter(|&k| class(k) == "CAL" && k + 1 < n)
+        .filter(|&k| flows[k] == Flow::Cal && k + 1 < n)
         .filter_map(|k| target(k).map(|t| (k, t)))
         .collect();
     let returns = |k: usize| -> Vec<usize> {
@@ -457,26 +543,37 @@ pub(crate) fn successors(insts: &[Inst], targets: &[Option<usize>]) -> Vec<Succ>
             .map(|&(c, _)| c + 1)
             .collect()
     };
-    let leaders = super::leaders(insts, targets);
-    let all_leaders: Vec<usize> = (0..n).filter(|&k| leaders[k]).collect();
+    // Every block leader, for BRX (found only when there is one: most functions have none).
+    let all_leaders: Vec<usize> = if flows.contains(&Flow::Brx) {
+        let leaders = super::leaders(insts, targets);
+        (0..n).filter(|&k| leaders[k]).collect()
+    } else {
+        Vec::new()
+    };
     (0..n)
         .map(|k| {
             let mut s = Succ::new();
-            let c = class(k);
-            let ends = matches!(c, "BRA" | "EXIT" | "RET" | "SYNC" | "BRK" | "BRX");
+            let c = flows[k];
+            let ends = matches!(
+                c,
+                Flow::Bra | Flow::Exit | Flow::Ret | Flow::Sync | Flow::Brk | Flow::Brx
+            );
             if (!ends || guarded(k)) && k + 1 < n {
                 s.push(k + 1);
             }
             match c {
-                "BRA" | "CAL" => s.extend(target(k)),
-                "SYNC" => s.extend(matching(k, &ssy_at, &all_ssy)),
-                "BRK" => s.extend(matching(k, &pbk_at, &all_pbk)),
-                "RET" => s.extend(returns(k)),
-                "BRX" => s.extend(all_leaders.iter().copied()),
+                Flow::Bra | Flow::Cal => s.extend(target(k)),
+                Flow::Sync => s.extend(matching(k, &ssy_at, &all_ssy)),
+                Flow::Brk => s.extend(matching(k, &pbk_at, &all_pbk)),
+                Flow::Ret => s.extend(returns(k)),
+                Flow::Brx => s.extend(all_leaders.iter().copied()),
                 _ => {}
             }
-            s.sort_unstable();
-            s.dedup();
+            // (Only a branch adds a second successor; one alone is sorted.)
+            if s.len() > 1 {
+                s.sort_unstable();
+                s.dedup();
+            }
             s
         })
         .collect()
@@ -742,16 +839,29 @@ impl<'a> Checker<'a> {
             if let Some(b) = c.rbar.filter(|&b| Some(b) != c.wbar) {
                 set(st, b);
             }
-            let srcs: Regs = acc
-                .late_uses
-                .iter()
-                .copied()
-                .filter(|r| !acc.defs.contains(r))
-                .collect();
+            // (Gathered only for an instruction with a read barrier, the only one that uses
+            // them.)
+            let srcs = || -> Regs {
+                acc.late_uses
+                    .iter()
+                    .copied()
+                    .filter(|r| !acc.defs.contains(r))
+                    .collect()
+            };
             // Each new operation goes into its place in the `(at, read)` order, after any with
             // the same key (`ops` is sorted; a stable sort after a push put it there too).
-            let mut add = |read: bool, sb: Option<u8>, res: Regs| {
+            //
+            // The resources are kept sorted from the start. Their order means nothing to the
+            // analysis (it asks whether an operation has a resource pending, removes one
+            // occurrence, and whether any is left; reports follow the order of the
+            // operations and of the instruction's operands), but [`State::join`] sorts them
+            // and counts that as a change: an operation created unsorted (`IADD R0, R5, R3`
+            // reads R5 before R3) made every block its state reached be visited once more
+            // for nothing, each visit from the same state as the one before but for that
+            // order, with the same steps, hazards and exit states.
+            let mut add = |read: bool, sb: Option<u8>, mut res: Regs| {
                 if sb.is_some() || !res.is_empty() {
+                    res.sort_unstable();
                     let at = st.ops.partition_point(|m| (m.at, m.read) <= (k, read));
                     st.ops.insert(
                         at,
@@ -767,13 +877,13 @@ impl<'a> Checker<'a> {
                 }
             };
             if !fixed_like {
-                add(false, c.wbar, acc.defs.clone());
+                add(false, c.wbar, Regs::from_slice(&acc.defs));
             }
             // Without a read barrier the sources are read early (ptxas overwrites the address
             // registers of loads and stores right after issue); with one they are pending
             // until it is waited on.
             if let Some(b) = c.rbar {
-                add(true, Some(b), srcs);
+                add(true, Some(b), srcs());
             }
         }
 
@@ -790,7 +900,9 @@ impl<'a> Checker<'a> {
 
     /// Per-instruction checks that need no dataflow.
     fn static_checks(&mut self, k: usize, reachable: &[bool]) {
-        let inst = self.insts[k];
+        // (Borrowed for the lifetime of the slice, not copied: `report` borrows `self`.)
+        let insts: &'a [Inst] = self.insts;
+        let inst = &insts[k];
         let c = self.ctrl[k];
         if let Err(e) = c.validate(inst.info().variable_latency) {
             let msg = format!("`{}`: illegal control field: {e}", self.text(k));
@@ -801,9 +913,9 @@ impl<'a> Checker<'a> {
                 continue;
             }
             let name = ["A", "B", "C"][slot];
-            let reg = slot_reg(&inst, slot);
+            let reg = slot_reg(inst, slot);
             let overwritten = reg.is_some_and(|r| self.acc[k].defs.contains(&(r as usize)));
-            if overwritten && !is_texture(&inst) {
+            if overwritten && !is_texture(inst) {
                 let msg = format!(
                     "`{}`: reuse flag on slot {name}, whose register this instruction \
                      overwrites (the cache would hold a stale value)",
@@ -814,13 +926,13 @@ impl<'a> Checker<'a> {
         }
         if reachable[k] && c.stall == 0 && c.yield_ {
             // ptxas pairs FP64 (variable-latency) instructions with a following branch too.
-            let first_ok = !is_control(&inst);
+            let first_ok = !is_control(inst);
             let second_ok = self.insts.get(k + 1).is_some_and(|n| {
                 n.info().variable_latency
                     || is_control(n)
                     || matches!(n.info().class, "SSY" | "PBK" | "DEPBAR")
             });
-            let both_cbuf = self.insts.get(k + 1).is_some_and(reads_cbuf) && reads_cbuf(&inst);
+            let both_cbuf = self.insts.get(k + 1).is_some_and(reads_cbuf) && reads_cbuf(inst);
             if !first_ok || !second_ok || both_cbuf {
                 let next = if k + 1 < self.insts.len() {
                     format!("`{}`", self.text(k + 1))
@@ -914,7 +1026,9 @@ pub(crate) fn analyze_with_succ(
     // steps change the state the same way whether they report or not. (That separate pass
     // repeated every step of the function once more.) A hazard names an instruction of its
     // own block, so the blocks' lists never repeat each other's.
-    let mut block_out: Vec<Vec<Hazard>> = vec![Vec::new(); n];
+    // (Only blocks with hazards have an entry: a list per instruction was made, walked and
+    // freed for every function. In block order, as walking that list gave them.)
+    let mut block_out: std::collections::BTreeMap<usize, Vec<Hazard>> = Default::default();
     while let Some(b) = work.pop_first() {
         st.clone_from(entry[b].as_ref().expect("queued blocks have a state"));
         reachable[b..=block_end[b]].fill(true);
@@ -923,7 +1037,11 @@ pub(crate) fn analyze_with_succ(
         for k in b..=block_end[b] {
             ck.step(k, &mut st, true);
         }
-        block_out[b] = std::mem::take(&mut ck.out);
+        if ck.out.is_empty() {
+            block_out.remove(&b);
+        } else {
+            block_out.insert(b, std::mem::take(&mut ck.out));
+        }
         for &t in &succ[block_end[b]] {
             let changed = match &mut entry[t] {
                 Some(e) => e.join(&st),
@@ -937,7 +1055,7 @@ pub(crate) fn analyze_with_succ(
             }
         }
     }
-    ck.out = block_out.into_iter().flatten().collect();
+    ck.out = block_out.into_values().flatten().collect();
     ck.seen.clear();
     for k in 0..n {
         ck.static_checks(k, &reachable);

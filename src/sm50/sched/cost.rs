@@ -37,13 +37,16 @@ pub const READ_LATENCY: u64 = 20;
 
 /// Modelled cycles from issue to result of a variable-latency instruction (see the table).
 pub fn latency(inst: &Inst) -> u64 {
-    match inst.info().class {
+    // Per form, decided once (the scheduler asks this for every edge from a
+    // variable-latency instruction).
+    static CYCLES: std::sync::OnceLock<Vec<u64>> = std::sync::OnceLock::new();
+    super::per_form(&CYCLES, |f| match f.class {
         "LDG" | "LD" | "LDL" | "ATOM" | "ATOM_CAS" | "RED" | "STG" | "ST" | "STL" => 200,
         "LDS" | "STS" | "ATOMS" | "ATOMS_CAS" | "SHFL" | "LDC" => 30,
         "DADD" | "DMUL" | "DFMA" | "DSETP" | "DMNMX" | "DSET" => 48,
         "I2F" | "F2I" | "F2F" | "I2I" | "POPC" | "FLO" | "IMUL" | "IMUL32I" => 15,
         _ => 20,
-    }
+    })[inst.form as usize]
 }
 
 /// Issue cycles of `insts` walked in order with nothing pending at the start.

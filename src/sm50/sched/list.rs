@@ -72,7 +72,8 @@ enum Mem {
 }
 
 fn mem(inst: &Inst) -> Mem {
-    match inst.info().class {
+    static MEM: std::sync::OnceLock<Vec<Mem>> = std::sync::OnceLock::new();
+    super::per_form(&MEM, |f| match f.class {
         "LDG" | "TEX" | "TEXS" | "TLDS" => Mem::Load(Space::Global),
         "LD" => Mem::Load(Space::Generic),
         "LDL" => Mem::Load(Space::Local),
@@ -82,13 +83,17 @@ fn mem(inst: &Inst) -> Mem {
         "STL" => Mem::Store(Space::Local),
         "STS" => Mem::Store(Space::Shared),
         _ => Mem::None,
-    }
+    })[inst.form as usize]
 }
 
 /// Whether `inst` is a strong access (see the module notes): a load with cache mode `.CV`
 /// or a store with `.WT`, field value 3 in both of their cache enums.
 fn strong(inst: &Inst) -> bool {
-    matches!(inst.info().class, "LDG" | "LD" | "STG" | "ST") && inst.get(Field::Cache) == Some(3)
+    static MAY_BE_STRONG: std::sync::OnceLock<Vec<bool>> = std::sync::OnceLock::new();
+    let may = super::per_form(&MAY_BE_STRONG, |f| {
+        matches!(f.class, "LDG" | "LD" | "STG" | "ST")
+    });
+    may[inst.form as usize] && inst.get(Field::Cache) == Some(3)
 }
 
 /// Whether two memory accesses must keep their order.
@@ -105,18 +110,28 @@ fn mem_conflict(a: Mem, b: Mem) -> bool {
 /// (`[Ra+off]`, any space), with whether the address is 64-bit (`.E`); `None` for anything
 /// else (texture fetches, an unknown size).
 fn address(inst: &Inst) -> Option<(u64, i64, i64, bool)> {
-    let off_bits = match inst.info().class {
-        "LD" | "ST" => 32,
-        "LDG" | "STG" | "LDS" | "STS" | "LDL" | "STL" => 24,
-        _ => return None,
-    };
+    // Per form: the displacement's width (0: not a plain load or store), and whether size 7
+    // is `.U.128` (LD, LDG).
+    static SHAPE: std::sync::OnceLock<Vec<(u32, bool)>> = std::sync::OnceLock::new();
+    let shape = super::per_form(&SHAPE, |f| {
+        let off_bits = match f.class {
+            "LD" | "ST" => 32,
+            "LDG" | "STG" | "LDS" | "STS" | "LDL" | "STL" => 24,
+            _ => 0,
+        };
+        (off_bits, matches!(f.class, "LD" | "LDG"))
+    });
+    let (off_bits, u128_load) = shape[inst.form as usize];
+    if off_bits == 0 {
+        return None;
+    }
     let size = match inst.get(Field::Size)? {
         0 | 1 => 1,
         2 | 3 => 2,
         4 => 4,
         5 => 8,
         6 => 16,
-        7 if matches!(inst.info().class, "LD" | "LDG") => 16, // .U.128
+        7 if u128_load => 16, // .U.128
         _ => return None,
     };
     let off = crate::sm50::rt::sext(inst.get(Field::Off)?, off_bits) as i64;
@@ -337,11 +352,13 @@ fn candidate_preds(
             cand.extend(last_fence);
         }
         let a = &acc[j];
+        // (The lists are short, mostly one or two entries: copied element by element, where
+        // `extend_from_slice` called `memcpy` for each.)
         for &r in &a.uses {
-            cand.extend_from_slice(&writers[r]);
+            cand.extend(writers[r].iter().copied());
         }
         for &r in &a.defs {
-            cand.extend_from_slice(&readers[r]);
+            cand.extend(readers[r].iter().copied());
             cand.extend(last_writer[r]);
         }
         let m = mem(&insts[j]);
@@ -388,7 +405,7 @@ fn candidate_preds(
             }
             mem_preds.sort_unstable();
             mem_preds.dedup();
-            cand.extend_from_slice(mem_preds);
+            cand.extend(mem_preds.iter().copied());
         }
         cand.sort_unstable();
         cand.dedup();
@@ -452,6 +469,15 @@ struct RegTables {
     /// The successor lists of a block's instructions (local indices); a block of `n`
     /// instructions clears and uses the first `n`.
     succs: Vec<Vec<(usize, u32)>>,
+    /// [`schedule_block_into`]'s per-instruction arrays and ready heaps (emptied and sized
+    /// by each block).
+    npreds: Vec<usize>,
+    height: Vec<u32>,
+    earliest: Vec<u32>,
+    waiting: std::collections::BinaryHeap<std::cmp::Reverse<(u32, std::cmp::Reverse<u32>, usize)>>,
+    now: std::collections::BinaryHeap<(u32, std::cmp::Reverse<usize>)>,
+    /// Set while a function is being scheduled on these tables (see [`schedule_with`]).
+    in_use: bool,
 }
 
 impl RegTables {
@@ -465,6 +491,12 @@ impl RegTables {
             cand: Vec::new(),
             mem_preds: Vec::new(),
             succs: Vec::new(),
+            npreds: Vec::new(),
+            height: Vec::new(),
+            earliest: Vec::new(),
+            waiting: Default::default(),
+            now: Default::default(),
+            in_use: false,
         }
     }
 
@@ -481,6 +513,7 @@ impl RegTables {
 }
 
 /// The order of one block `insts[start..end]` (indices into `insts`).
+#[cfg(test)]
 fn schedule_block(
     insts: &[Inst],
     acc: &[Access],
@@ -489,11 +522,29 @@ fn schedule_block(
     regs: &mut RegTables,
     window: usize,
 ) -> Vec<usize> {
+    let mut order = Vec::new();
+    schedule_block_into(insts, acc, start, end, regs, window, &mut order);
+    order
+}
+
+/// [`schedule_block`], the order appended to `order`. Its working arrays are `regs`'s,
+/// emptied and sized for the block here (a fresh vector of each per block was an
+/// allocation and a free each, for every block of every function).
+fn schedule_block_into(
+    insts: &[Inst],
+    acc: &[Access],
+    start: usize,
+    end: usize,
+    regs: &mut RegTables,
+    window: usize,
+    order: &mut Vec<usize>,
+) {
     use std::cmp::Reverse;
-    use std::collections::BinaryHeap;
     let n = end - start;
     // Edges as successor lists (local indices) and predecessor counts.
-    let mut npreds = vec![0usize; n];
+    let mut npreds = std::mem::take(&mut regs.npreds);
+    npreds.clear();
+    npreds.resize(n, 0);
     // (Taken out of `regs` while `candidate_preds` borrows it, and put back at the end.)
     let mut all_succs = std::mem::take(&mut regs.succs);
     if all_succs.len() < n {
@@ -522,7 +573,9 @@ fn schedule_block(
         },
     );
     // Critical path to the end of the block.
-    let mut height = vec![0u32; n];
+    let mut height = std::mem::take(&mut regs.height);
+    height.clear();
+    height.resize(n, 0);
     for i in (0..n).rev() {
         height[i] = succs[i]
             .iter()
@@ -531,17 +584,24 @@ fn schedule_block(
             .unwrap_or(0);
     }
     let mut left = npreds;
-    let mut earliest = vec![0u32; n];
-    let mut order = Vec::with_capacity(n);
+    let mut earliest = std::mem::take(&mut regs.earliest);
+    earliest.clear();
+    earliest.resize(n, 0);
+    let first = order.len();
+    order.reserve(n);
     let mut t = 0u32;
     // Instructions whose predecessors are all issued: `waiting` by the cycle they become
     // ready (their `earliest` is final then), `now` those ready at `t` by priority.
-    let mut waiting: BinaryHeap<Reverse<(u32, Reverse<u32>, usize)>> = (0..n)
-        .filter(|&j| left[j] == 0)
-        .map(|j| Reverse((0, Reverse(height[j]), j)))
-        .collect();
-    let mut now: BinaryHeap<(u32, Reverse<usize>)> = BinaryHeap::new();
-    while order.len() < n {
+    let mut waiting = std::mem::take(&mut regs.waiting);
+    waiting.clear();
+    waiting.extend(
+        (0..n)
+            .filter(|&j| left[j] == 0)
+            .map(|j| Reverse((0, Reverse(height[j]), j))),
+    );
+    let mut now = std::mem::take(&mut regs.now);
+    now.clear();
+    while order.len() - first < n {
         while let Some(&Reverse((e, _, j))) = waiting.peek() {
             if e > t {
                 break;
@@ -571,23 +631,50 @@ fn schedule_block(
         t += 1;
     }
     regs.succs = all_succs;
-    order
+    regs.npreds = left;
+    regs.height = height;
+    regs.earliest = earliest;
+    regs.waiting = waiting;
+    regs.now = now;
 }
 
 /// The new order of `insts` (`order[new] = old`): each block list-scheduled in place.
 pub fn schedule(insts: &[Inst], targets: &[Option<usize>]) -> Vec<usize> {
     let acc: Vec<Access> = insts.iter().map(access).collect();
-    schedule_with(insts, targets, &acc)
+    schedule_with(insts, &leaders(insts, targets), &acc)
 }
 
-/// [`schedule`] given [`access`] of every instruction.
-pub(crate) fn schedule_with(
+/// [`schedule`] given [`leaders`] and [`access`] of every instruction.
+pub(crate) fn schedule_with(insts: &[Inst], lead: &[bool], acc: &[Access]) -> Vec<usize> {
+    // One set of tables per thread, kept from function to function: the vectors keep their
+    // room, where fresh tables per function allocated each register's lists again. Every
+    // block leaves the tables empty (see [`candidate_preds`] and [`schedule_block_into`]);
+    // `in_use` stays set when a block did not finish (a panic), and then the tables are
+    // made anew rather than trusted.
+    thread_local! {
+        static TABLES: std::cell::RefCell<RegTables> = std::cell::RefCell::new(RegTables::new());
+    }
+    TABLES.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut regs) => {
+            if regs.in_use {
+                *regs = RegTables::new();
+            }
+            regs.in_use = true;
+            let order = schedule_with_tables(insts, lead, acc, &mut regs);
+            regs.in_use = false;
+            order
+        }
+        Err(_) => schedule_with_tables(insts, lead, acc, &mut RegTables::new()),
+    })
+}
+
+/// [`schedule_with`] on the tables `regs` (empty, and left empty).
+fn schedule_with_tables(
     insts: &[Inst],
-    targets: &[Option<usize>],
+    lead: &[bool],
     acc: &[Access],
+    regs: &mut RegTables,
 ) -> Vec<usize> {
-    let lead = leaders(insts, targets);
-    let mut regs = RegTables::new();
     let mut order = Vec::with_capacity(insts.len());
     let mut start = 0;
     while start < insts.len() {
@@ -595,9 +682,7 @@ pub(crate) fn schedule_with(
         while end < insts.len() && !lead[end] {
             end += 1;
         }
-        order.extend(schedule_block(
-            insts, acc, start, end, &mut regs, MEM_WINDOW,
-        ));
+        schedule_block_into(insts, acc, start, end, regs, MEM_WINDOW, &mut order);
         start = end;
     }
     order

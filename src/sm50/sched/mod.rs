@@ -67,7 +67,7 @@ pub mod check;
 pub mod cost;
 pub mod list;
 
-use super::{Ctrl, Inst, Operand};
+use super::{Ctrl, FormInfo, Inst, Operand};
 
 /// How control codes are assigned.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -113,6 +113,16 @@ pub type Regs = smallvec::SmallVec<[Res; 8]>;
 /// What `inst` reads and writes, including its guard predicate.
 pub fn access(inst: &Inst) -> Access {
     let mut a = Access::default();
+    access_into(inst, &mut a);
+    a
+}
+
+/// [`access`] written into `a` (emptied first): the layout fills its table in place, where
+/// returning each access copied it (three inline lists) into the table.
+pub(crate) fn access_into(inst: &Inst, a: &mut Access) {
+    a.uses.clear();
+    a.defs.clear();
+    a.late_uses.clear();
     if let (Some(pg), Some(_)) = (inst.get(super::Field::Pg), inst.get(super::Field::Pgn)) {
         if pg != 7 {
             a.uses.push(PRED + pg as usize);
@@ -145,7 +155,16 @@ pub fn access(inst: &Inst) -> Access {
             }
         }
     });
-    a
+}
+
+/// A value per form, computed once from its [`FormInfo`]: the scheduler and the checker ask
+/// questions of every instruction's class, and comparing the class strings each time was a
+/// visible share of their time.
+pub(crate) fn per_form<T>(
+    cell: &'static std::sync::OnceLock<Vec<T>>,
+    f: impl FnMut(&'static FormInfo) -> T,
+) -> &'static [T] {
+    cell.get_or_init(|| super::FORMS.iter().map(f).collect())
 }
 
 /// Latency of a fixed-latency write to `r`.
@@ -229,23 +248,32 @@ pub fn leaders(insts: &[Inst], targets: &[Option<usize>]) -> Vec<bool> {
 /// Assign a control field to every instruction. `targets[i]` is the index of the instruction
 /// branch `i` jumps to (`None` for non-branches; a shorter slice means no more branches).
 pub fn assign_control(insts: &[Inst], targets: &[Option<usize>], mode: Mode) -> Vec<Ctrl> {
-    assign_control_with(insts, targets, mode, insts.iter().map(access).collect())
+    let lead = leaders(insts, targets);
+    assign_control_with(
+        insts,
+        targets,
+        &lead,
+        mode,
+        insts.iter().map(access).collect(),
+    )
 }
 
-/// [`assign_control`] given [`access`] of every instruction.
+/// [`assign_control`] given [`leaders`] and [`access`] of every instruction.
 pub(crate) fn assign_control_with(
     insts: &[Inst],
     targets: &[Option<usize>],
+    lead: &[bool],
     mode: Mode,
     access: Vec<Access>,
 ) -> Vec<Ctrl> {
+    debug_assert_eq!(lead, leaders(insts, targets));
     let written = written_anywhere(&access);
     // The control-flow edges, once for the dataflow assignment and the checker (both follow
     // [`check::successors`]; `ctrl` has one field per instruction, so the checker's are these).
     let succ = check::successors(insts, targets);
     let mut ctrl = match mode {
         Mode::Normal | Mode::InOrder => {
-            match assign_dataflow(insts, &access, &written, targets, &succ) {
+            match assign_dataflow(insts, &access, &written, lead, &succ) {
                 Some(c) => c,
                 None => conservative(insts, &access, &written, targets, mode),
             }
@@ -256,7 +284,7 @@ pub(crate) fn assign_control_with(
         c.yield_ = !(c.stall == 12 || (inst.timing().writes_pred && c.stall >= 12));
     }
     if mode != Mode::Serial {
-        reuse_flags(insts, &access, &leaders(insts, targets), &mut ctrl);
+        reuse_flags(insts, &access, lead, &mut ctrl);
         // The dataflow assignment is new; the checker (validated on ptxas's code) is the
         // judge. Should it ever object, fall back to the conservative assignment, which waits
         // at every block leader.
@@ -472,10 +500,14 @@ impl State {
 fn sources_overwritten(insts: &[Inst], access: &[Access], written: &[bool], k: usize) -> bool {
     // Loads and texture fetches read their address (coordinate) registers at issue: ptxas
     // overwrites them right after without a read barrier, and the checker models it so.
-    if matches!(
-        insts[k].info().class,
-        "LDG" | "LD" | "LDL" | "LDS" | "LDC" | "TEX" | "TEXS" | "TLDS"
-    ) {
+    static READS_AT_ISSUE: std::sync::OnceLock<Vec<bool>> = std::sync::OnceLock::new();
+    let reads_at_issue = per_form(&READS_AT_ISSUE, |f| {
+        matches!(
+            f.class,
+            "LDG" | "LD" | "LDL" | "LDS" | "LDC" | "TEX" | "TEXS" | "TLDS"
+        )
+    });
+    if reads_at_issue[insts[k].form as usize] {
         return false;
     }
     access[k]
@@ -600,13 +632,15 @@ struct Entry {
 }
 
 /// `dst |= src` element by element; whether any element changed (a loop that vectorises).
+/// (An element changes exactly when `src` has a bit `dst` lacks; those bits are OR-ed
+/// together, which vectorises better than a flag set per element.)
 fn or_into(dst: &mut [u8; NUM_RES], src: &[u8; NUM_RES]) -> bool {
-    let mut changed = false;
+    let mut new_bits = 0u8;
     for (x, &y) in dst.iter_mut().zip(src) {
-        changed |= (*x | y) != *x;
+        new_bits |= y & !*x;
         *x |= y;
     }
-    changed
+    new_bits != 0
 }
 
 impl Entry {
@@ -623,12 +657,14 @@ impl Entry {
     fn join(&mut self, o: &Entry) -> bool {
         // One loop per array: each vectorises (one loop over all three did not). A value
         // changes exactly when the joined one differs from it.
-        let mut changed = false;
+        // (`diff` gathers the bits of every element that changed: zero exactly when none did.)
+        let mut diff = 0u8;
         for (x, &y) in self.left.iter_mut().zip(&o.left) {
             let v = (*x).max(y);
-            changed |= v != *x;
+            diff |= v ^ *x;
             *x = v;
         }
+        let mut changed = diff != 0;
         changed |= or_into(&mut self.wmask, &o.wmask);
         changed |= or_into(&mut self.rmask, &o.rmask);
         for b in 0..6 {
@@ -655,8 +691,44 @@ impl Entry {
         }
     }
 
+    /// [`Entry::store`] for a block that started from `entered` (loaded with
+    /// [`Entry::load`]) and whose instructions have accesses `block`: the same values,
+    /// computed from `entered` for the resources the block does not write.
+    ///
+    /// Only [`State::issue`] changes `ready` after the load, and only for the resources its
+    /// instruction writes; every other resource still has `ready = T0 + left` with
+    /// `left <= CARRY_CAP`, so its cycles left at `t_end >= T0` are
+    /// `clamp(T0 + left - t_end, 0, CARRY_CAP) = left - (t_end - T0)` saturating at 0: one
+    /// byte-wide saturating subtraction over the array (16 resources per vector instruction),
+    /// where the full computation widens and clamps every resource. The written resources
+    /// are then computed as `store` does.
+    fn store_after(&mut self, entered: &Entry, block: &[Access], st: &State, t_end: u32) {
+        debug_assert!(t_end >= T0);
+        let elapsed = (t_end - T0).min(u32::from(u8::MAX)) as u8;
+        for (l, &x) in self.left.iter_mut().zip(&entered.left) {
+            *l = x.saturating_sub(elapsed);
+        }
+        for a in block {
+            for &r in &a.defs {
+                self.left[r] = st.ready[r].saturating_sub(t_end).min(CARRY_CAP) as u8;
+            }
+        }
+        self.wmask = st.wmask;
+        self.rmask = st.rmask;
+        for b in 0..6 {
+            self.age[b] = st.set_time[b].map(|x| (t_end - x).min(CARRY_CAP) as u8);
+        }
+        debug_assert!({
+            let mut full = Entry::empty();
+            full.store(st, t_end);
+            full == *self
+        });
+    }
+
     /// What is pending after a block whose last instruction issued at `t_end` minus its
     /// stall (`st` is the state then), written over every field of `self`.
+    /// (The definition [`Entry::store_after`] computes faster; debug builds compare them.)
+    #[cfg_attr(not(debug_assertions), allow(dead_code))]
     fn store(&mut self, st: &State, t_end: u32) {
         // In signed arithmetic, which vectorises on the baseline x86-64 target (unsigned
         // 32-bit min/max has no SSE2 instruction, and this loop ran one element at a time).
@@ -686,13 +758,14 @@ pub fn pairable(first: &Inst, fa: &Access, second: &Inst, sa: &Access) -> bool {
             && !list::is_fence(i)
             && i.form != super::Form::NOP
     };
-    // LDC reads the constant bank too.
-    let cbuf = |i: &Inst| check::reads_cbuf(i) || i.info().class == "LDC";
-    let second_ok = || {
-        second.info().variable_latency
-            || is_control(second)
-            || matches!(second.info().class, "SSY" | "PBK")
-    };
+    // Per form: LDC (which reads the constant bank too), and SSY or PBK.
+    static LDC: std::sync::OnceLock<Vec<bool>> = std::sync::OnceLock::new();
+    static SSY_PBK: std::sync::OnceLock<Vec<bool>> = std::sync::OnceLock::new();
+    let ldc = per_form(&LDC, |f| f.class == "LDC");
+    let ssy_pbk = per_form(&SSY_PBK, |f| matches!(f.class, "SSY" | "PBK"));
+    let cbuf = |i: &Inst| check::reads_cbuf(i) || ldc[i.form as usize];
+    let second_ok =
+        || second.info().variable_latency || is_control(second) || ssy_pbk[second.form as usize];
     let independent = || {
         !sa.uses.iter().chain(&sa.defs).any(|r| fa.defs.contains(r))
             && !sa.defs.iter().any(|r| fa.uses.contains(r))
@@ -710,14 +783,13 @@ fn assign_dataflow(
     insts: &[Inst],
     access: &[Access],
     written: &[bool],
-    targets: &[Option<usize>],
+    lead: &[bool],
     succ: &[check::Succ],
 ) -> Option<Vec<Ctrl>> {
     let n = insts.len();
     if n == 0 {
         return Some(Vec::new());
     }
-    let lead = leaders(insts, targets);
     let starts: Vec<usize> = (0..n).filter(|&k| lead[k]).collect();
     let block_of = {
         let mut b = vec![0; n];
@@ -755,7 +827,7 @@ fn assign_dataflow(
             &mut ctrl[s..e],
             &mut st,
         )?;
-        exit.store(&st, t_end);
+        exit.store_after(&entry[b], &access[s..e], &st, t_end);
         for &t in &succ[e - 1] {
             let tb = block_of[t];
             if starts[tb] != t {
@@ -767,6 +839,12 @@ fn assign_dataflow(
         }
     }
     Some(ctrl)
+}
+
+/// Whether `inst` is a `CAL` or a `RET`.
+fn call_or_return(inst: &Inst) -> bool {
+    static TABLE: std::sync::OnceLock<Vec<bool>> = std::sync::OnceLock::new();
+    per_form(&TABLE, |f| matches!(f.class, "CAL" | "RET"))[inst.form as usize]
 }
 
 /// One block `insts[s..s + out.len()]` from its entry state `st`: its control fields into
@@ -799,7 +877,7 @@ fn assign_block(
         // A call and a return wait on every pending scoreboard: a subroutine is entered from
         // every call site and returns to all of them, so whatever one caller (or the
         // subroutine) left pending would otherwise flow to every other site as a wait.
-        if matches!(insts[k].info().class, "CAL" | "RET") {
+        if call_or_return(&insts[k]) {
             wait |= st.pending();
         }
         let mut wbar = None;
