@@ -135,7 +135,7 @@ pub struct Partial {
 }
 
 /// Build every kernel that can be built; see [`Partial`].
-pub fn build_partial(module: &ast::Module, file: &Arc<SourceFile>) -> Partial {
+pub fn build_partial<'f>(module: &'f ast::Module, file: &'f Arc<SourceFile>) -> Partial {
     let mut m = ModuleBuilder {
         file,
         wide: module.address_size() == 64,
@@ -147,6 +147,7 @@ pub fn build_partial(module: &ast::Module, file: &Arc<SourceFile>) -> Partial {
         errors: Vec::new(),
         func_order: HashMap::default(),
         kernels: HashSet::default(),
+        names: &module.names,
     };
     for (i, f) in (0u32..).zip(module.functions()) {
         m.func_order.entry(f.name.text.clone()).or_insert(i);
@@ -175,7 +176,7 @@ pub fn build_partial(module: &ast::Module, file: &Arc<SourceFile>) -> Partial {
             for d in &v.names {
                 if is_unsized(d) == pass_unsized {
                     if let Some(sym) = m.declare_var(v, d, &d.name.text, &|_| None) {
-                        m.globals.insert(d.name.text.clone(), sym);
+                        m.globals.insert(d.name.id, sym);
                     }
                 }
             }
@@ -273,12 +274,15 @@ struct ModuleBuilder<'f> {
     /// `.address_size 64`.
     wide: bool,
     ir: Module,
-    globals: HashMap<String, Sym>,
+    /// By name id ([`ast::Name::id`]; so are the scopes' maps).
+    globals: HashMap<u32, Sym>,
     errors: Vec<Diagnostic>,
     /// Each function's name and the index of its first declaration (for [`VarScope`]).
     func_order: HashMap<String, u32>,
     /// The names of the module's kernels (`.entry`).
     kernels: HashSet<String>,
+    /// The AST module's names: how each one splits for `%r<N>` ranges.
+    names: &'f ast::NameTable,
 }
 
 fn ir_space(s: StateSpace) -> Option<Space> {
@@ -340,7 +344,7 @@ impl ModuleBuilder<'_> {
         v: &ast::VarDecl,
         d: &ast::Declarator,
         ir_name: &str,
-        scoped: &dyn Fn(&str) -> Option<Sym>,
+        scoped: &dyn Fn(&ast::Name) -> Option<Sym>,
     ) -> Option<Sym> {
         if v.ty.kind() == TypeKind::Opaque || v.space == StateSpace::Tex {
             return Some(Sym::Opaque("texture, sampler and surface references"));
@@ -434,10 +438,10 @@ impl ModuleBuilder<'_> {
     fn resolve_addr(
         &mut self,
         a: &PendingAddr,
-        scoped: &dyn Fn(&str) -> Option<Sym>,
+        scoped: &dyn Fn(&ast::Name) -> Option<Sym>,
     ) -> Option<AddrInit> {
         let name = a.name.text.as_str();
-        let sym = scoped(name).or_else(|| self.globals.get(name).cloned());
+        let sym = scoped(&a.name).or_else(|| self.globals.get(&a.name.id).cloned());
         match sym {
             Some(Sym::Var {
                 gv,
@@ -646,9 +650,11 @@ struct RangeInfo {
 
 #[derive(Default)]
 struct Scope {
-    regs: HashMap<String, RegInfo>,
-    ranges: HashMap<String, RangeInfo>,
-    syms: HashMap<String, Sym>,
+    /// By name id ([`ast::Name::id`]), like the other two.
+    regs: HashMap<u32, RegInfo>,
+    /// By the id of the range's prefix (`%r` of `%r<100>`).
+    ranges: HashMap<u32, RangeInfo>,
+    syms: HashMap<u32, Sym>,
 }
 
 /// One flattened statement (`calls::Expander` flattens bodies and inlines calls).
@@ -765,9 +771,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                 let size = u32::try_from(u64::from(elem).saturating_mul(count)).unwrap_or(u32::MAX);
                 let align = p.align.unwrap_or(elem).max(1);
                 let offset = func.add_param(&d.name.text, size, align);
-                params
-                    .syms
-                    .insert(d.name.text.clone(), Sym::Param { offset });
+                params.syms.insert(d.name.id, Sym::Param { offset });
             }
         }
         let mut b = FnBuilder {
@@ -1084,7 +1088,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                 let size = calls::decl_size(v, d);
                 let sym = self.new_store(size);
                 if let Some(s) = self.scopes.last_mut() {
-                    s.syms.insert(d.name.text.clone(), sym);
+                    s.syms.insert(d.name.id, sym);
                 }
             }
             return;
@@ -1099,15 +1103,15 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                     ir_name = format!("{}.{}.{n}", self.kernel, d.name.text);
                 }
                 let scopes = &self.scopes;
-                let scoped = |n: &str| -> Option<Sym> {
-                    scopes.iter().rev().find_map(|s| s.syms.get(n).cloned())
+                let scoped = |n: &ast::Name| -> Option<Sym> {
+                    scopes.iter().rev().find_map(|s| s.syms.get(&n.id).cloned())
                 };
                 if let Some(sym) = self.m.declare_var(v, d, &ir_name, &scoped) {
                     if let Sym::Var { gv, .. } = sym {
                         self.m.ir.var_scopes[gv] = self.frame_scope();
                     }
                     if let Some(s) = self.scopes.last_mut() {
-                        s.syms.insert(d.name.text.clone(), sym);
+                        s.syms.insert(d.name.id, sym);
                     }
                 }
             }
@@ -1119,7 +1123,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             if let Some(count) = d.range {
                 if let Some(s) = self.scopes.last_mut() {
                     s.ranges.insert(
-                        d.name.text.clone(),
+                        d.name.id,
                         RangeInfo {
                             count,
                             ty,
@@ -1136,7 +1140,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             } else {
                 let info = self.make_reg(ty, width, &d.name.text);
                 if let Some(s) = self.scopes.last_mut() {
-                    s.regs.insert(d.name.text.clone(), info);
+                    s.regs.insert(d.name.id, info);
                 }
             }
         }
@@ -1160,38 +1164,50 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
     }
 
     /// What a name means here: a register, or an addressable symbol.
-    fn lookup(&mut self, name: &str) -> Option<Result<RegInfo, Sym>> {
+    fn lookup(&mut self, name: &ast::Name) -> Option<Result<RegInfo, Sym>> {
+        let id = name.id;
+        let numbered = self.m.names.numbered(name);
         for k in (0..self.scopes.len()).rev() {
-            if let Some(r) = self.scopes[k].regs.get(name) {
-                return Some(Ok(r.clone()));
+            // Empty maps are skipped without hashing (compiler output declares registers
+            // with ranges only).
+            let scope = &self.scopes[k];
+            if !scope.regs.is_empty() {
+                if let Some(r) = scope.regs.get(&id) {
+                    return Some(Ok(r.clone()));
+                }
             }
-            if let Some(s) = self.scopes[k].syms.get(name) {
-                return Some(Err(s.clone()));
+            if !scope.syms.is_empty() {
+                if let Some(s) = scope.syms.get(&id) {
+                    return Some(Err(s.clone()));
+                }
             }
-            if let Some((prefix, n)) = crate::ptx::check::split_numbered(name) {
-                let hit = self.scopes[k]
+            if scope.ranges.is_empty() {
+                continue;
+            }
+            if let Some((prefix, n)) = numbered {
+                let hit = scope
                     .ranges
-                    .get(prefix)
+                    .get(&prefix)
                     .filter(|r| n < r.count)
                     .map(|r| (r.made.get(&n).cloned(), r.ty, r.width));
                 if let Some((made, ty, width)) = hit {
                     if let Some(info) = made {
                         return Some(Ok(info));
                     }
-                    let info = self.make_reg(ty, width, name);
-                    if let Some(r) = self.scopes[k].ranges.get_mut(prefix) {
+                    let info = self.make_reg(ty, width, &name.text);
+                    if let Some(r) = self.scopes[k].ranges.get_mut(&prefix) {
                         r.made.insert(n, info.clone());
                     }
                     return Some(Ok(info));
                 }
             }
         }
-        self.m.globals.get(name).cloned().map(Err)
+        self.m.globals.get(&id).cloned().map(Err)
     }
 
     /// The scalar register variable a name refers to.
     fn reg_var(&mut self, n: &ast::Name) -> Option<VarId> {
-        match self.lookup(&n.text) {
+        match self.lookup(&n) {
             Some(Ok(r)) => self.scalar_var(n, &r),
             _ => {
                 self.error(n.span, format!("'{}' is not a register", n.text));
@@ -1228,7 +1244,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
     }
 
     fn elem_var(&mut self, n: &ast::Name, comp: ast::Component) -> Option<VarId> {
-        match self.lookup(&n.text) {
+        match self.lookup(&n) {
             Some(Ok(r)) => {
                 let v = r.vars.get(comp.index() as usize).copied();
                 if v.is_none() {
@@ -1913,7 +1929,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             None
         };
         match op {
-            Operand::Name(n) => match self.lookup(&n.text) {
+            Operand::Name(n) => match self.lookup(&n) {
                 Some(Ok(r)) => {
                     // (`lookup` once: `reg_var` would repeat it.)
                     let var = self.scalar_var(n, &r)?;
@@ -1978,7 +1994,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                 let v = self.read(inner, Type::Pred, itype)?;
                 Some(self.ins().unary(UnaryOp::Not, v))
             }
-            Operand::NameOffset { name, offset, .. } => match self.lookup(&name.text) {
+            Operand::NameOffset { name, offset, .. } => match self.lookup(&name) {
                 Some(Err(sym)) => self.symbol_value(name, &sym, want, *offset),
                 _ => {
                     self.error(name.span, format!("'{}' is not a variable", name.text));
@@ -2044,7 +2060,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
     fn dests(&mut self, op: &Operand) -> Option<Dests> {
         match op {
             Operand::Name(n) => {
-                let found = self.lookup(&n.text);
+                let found = self.lookup(&n);
                 match found {
                     Some(Ok(r)) if !r.vars.is_empty() => {
                         let mut out = Dests::new();
@@ -2866,7 +2882,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         index: &ast::AddrExpr,
         space: Option<Space>,
     ) -> Option<(Value, i32)> {
-        let sym = match self.lookup(&base.text) {
+        let sym = match self.lookup(&base) {
             Some(Err(s)) => s,
             _ => {
                 self.error(
@@ -2926,7 +2942,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             Operand::Address(a) => match &a.base {
                 Some(n) => {
                     let off = off32(self, a.offset, a.span)?;
-                    match self.lookup(&n.text) {
+                    match self.lookup(&n) {
                         Some(Ok(_)) => {
                             let var = self.reg_var(n)?;
                             let v = self.use_var(var);
@@ -3011,7 +3027,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                 base: Some(n),
                 offset,
                 ..
-            }) if space == Space::Param => match self.lookup(&n.text) {
+            }) if space == Space::Param => match self.lookup(&n) {
                 Some(Err(Sym::Param { offset: at })) => Some((at, *offset)),
                 _ => None,
             },
@@ -3066,7 +3082,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         if srcs.len() == 1 && width > 1 {
             // A vector register named whole.
             if let Operand::Name(n) = srcs[0] {
-                if let Some(Ok(r)) = self.lookup(&n.text) {
+                if let Some(Ok(r)) = self.lookup(&n) {
                     for var in r.vars.clone() {
                         let v = self.use_var(var);
                         values.push(self.fit(v, ty, false)?);

@@ -15,6 +15,7 @@ use crate::error::{Diagnostic, SourceFile, Span};
 use crate::ptx::ast::*;
 use crate::ptx::lexer::{lex, Tok, Token};
 use crate::ptx::opcodes::{OpInfo, Opcode};
+use rustc_hash::FxHashMap as HashMap;
 use std::sync::Arc;
 
 /// Deepest nesting of blocks, initializers or expressions accepted.
@@ -35,7 +36,13 @@ pub fn parse(file: &Arc<SourceFile>) -> (Option<Module>, Vec<Diagnostic>) {
         depth: 0,
         fatal: false,
         stmts: Vec::new(),
+        ids: HashMap::default(),
+        numbered: Vec::new(),
+        special: Vec::new(),
     };
+    // About one distinct name per 32 tokens in compiler output: room up front rather than
+    // rehashing the table as the file's names are first seen (capacity only).
+    p.ids.reserve(p.toks.len() / 32);
     let module = p.module();
     let usable = !module.items.is_empty() || p.diags.iter().all(|d| !d.is_error());
     (usable.then_some(module), diags)
@@ -54,6 +61,46 @@ struct Parser<'a> {
     /// its own out at their exact count when it closes (instead of growing a vector of
     /// large statements by doubling and shrinking it to fit).
     stmts: Vec<Statement>,
+    /// Each distinct name text seen so far and its id ([`Name::id`]).
+    ids: HashMap<NameKey<'a>, u32>,
+    /// By id: the module's [`NameTable::numbered`].
+    numbered: Vec<Option<(u32, u32)>>,
+    /// By id: whether the name is a special register ([`is_special_register`] of its text,
+    /// asked once per distinct name instead of at every operand).
+    special: Vec<bool>,
+}
+
+/// A name's text as the key of the parser's name table, hashed eight bytes at a step
+/// ([`name_hash`]) instead of byte by byte: names are hashed once each as they are parsed.
+#[derive(PartialEq, Eq)]
+struct NameKey<'a>(&'a str);
+
+impl std::hash::Hash for NameKey<'_> {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        state.write_u64(name_hash(self.0.as_bytes()));
+    }
+}
+
+/// A hash of a name's bytes: its length, then each eight bytes (the last ones zero-padded)
+/// mixed in by a multiply. Equal texts hash equal; the table compares the texts on a hit.
+fn name_hash(b: &[u8]) -> u64 {
+    const K: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut h = b.len() as u64;
+    let mut chunks = b.chunks_exact(8);
+    for c in &mut chunks {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(c);
+        h = (h.rotate_left(23) ^ u64::from_le_bytes(w)).wrapping_mul(K);
+    }
+    let rest = chunks.remainder();
+    if !rest.is_empty() {
+        let mut w = 0u64;
+        for (k, &x) in rest.iter().enumerate() {
+            w |= u64::from(x) << (8 * k);
+        }
+        h = (h.rotate_left(23) ^ w).wrapping_mul(K);
+    }
+    h
 }
 
 /// The most tokens [`Parser::glued_dots`] and [`Parser::operands_ahead`] look ahead.
@@ -142,13 +189,33 @@ impl<'a> Parser<'a> {
     fn name(&mut self, what: &str) -> PResult<Name> {
         if self.peek() == Tok::Ident {
             let t = self.bump();
+            let text = self.text_of(t);
             Ok(Name {
-                text: self.text_of(t).to_string(),
+                text: text.to_string(),
                 span: t.span,
+                id: self.intern(text),
             })
         } else {
             self.expected(what)
         }
+    }
+
+    /// The id of a name text: the next free one the first time the text is seen (when its
+    /// [`NameTable::numbered`] entry is made, interning the prefix of a numbered name too).
+    fn intern(&mut self, text: &'a str) -> u32 {
+        let next = self.numbered.len() as u32;
+        let id = *self.ids.entry(NameKey(text)).or_insert(next);
+        if id != next {
+            return id;
+        }
+        self.numbered.push(None);
+        self.special.push(is_special_register(text));
+        // A prefix has no trailing digits, so it does not split again: no deeper recursion.
+        if let Some((prefix, n)) = crate::ptx::check::split_numbered(text) {
+            let p = self.intern(prefix);
+            self.numbered[id as usize] = Some((p, n));
+        }
+        id
     }
 
     fn enter(&mut self) -> PResult<()> {
@@ -474,6 +541,9 @@ impl<'a> Parser<'a> {
         Module {
             items,
             span: Span::new(0, self.src.len()),
+            names: NameTable {
+                numbered: std::mem::take(&mut self.numbered),
+            },
         }
     }
 
@@ -1399,7 +1469,7 @@ impl<'a> Parser<'a> {
                 } else {
                     None
                 };
-                if is_special_register(&name.text) {
+                if self.special[name.id as usize] {
                     return Ok(Operand::Special {
                         name,
                         comp: comp.map(|c| c.0),
