@@ -620,6 +620,13 @@ fn imm_bits(imm: ast::Imm, t: ast::Type) -> u64 {
 /// A PTX register variable (one per scalar register, one per element of a vector register).
 type VarId = usize;
 
+/// The key of block `b`'s definition of `var` in [`FnBuilder::defs`]: the two numbers side
+/// by side (a variable number always fits in 32 bits: there is at most one per PTX operand).
+fn def_key(b: Block, var: VarId) -> u64 {
+    debug_assert!(u32::try_from(var).is_ok());
+    (u64::from(b.as_u32()) << 32) | var as u64
+}
+
 /// The variables a destination operand writes, `None` for `_` (one per element: inline up to
 /// a `.v4`, so a destination costs no allocation).
 type Dests = SmallVec<[Option<VarId>; 4]>;
@@ -729,7 +736,10 @@ struct FnBuilder<'m, 'f> {
     scopes: Vec<Scope>,
     carry: VarId,
     // SSA state.
-    defs: SecondaryMap<Block, HashMap<VarId, Value>>,
+    /// Each block's current value of each variable it defines or has looked up, in one
+    /// table keyed by [`def_key`] (one map per block allocated and rehashed a small table
+    /// for every block; the table is never iterated).
+    defs: HashMap<u64, Value>,
     preds: SecondaryMap<Block, Vec<Block>>,
     expected: SecondaryMap<Block, u32>,
     sealed: SecondaryMap<Block, bool>,
@@ -792,7 +802,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             line_hint: 0,
             scopes: vec![params],
             carry: 0,
-            defs: SecondaryMap::new(),
+            defs: HashMap::default(),
             preds: SecondaryMap::new(),
             expected: SecondaryMap::new(),
             sealed: SecondaryMap::new(),
@@ -835,10 +845,6 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
 
     fn new_block(&mut self, expected: u32) -> Block {
         let b = FunctionBuilder::new(&mut self.func).create_block();
-        // Room for a few definitions up front: most blocks define or cache several
-        // variables, and growing from empty rehashed each map several times (capacity
-        // only; the map is never iterated).
-        self.defs[b] = HashMap::with_capacity_and_hasher(16, Default::default());
         self.expected[b] = expected;
         if expected == 0 {
             self.sealed[b] = true;
@@ -989,6 +995,8 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         // the end, copying it whole (capacity only; nothing depends on it).
         self.func.insts.reserve(2 * items.len());
         self.func.values.reserve(2 * items.len());
+        // About two definitions per statement too (a write, a cached read).
+        self.defs.reserve(2 * items.len());
         // The SSA construction's own per-value slots likewise (they still grow past it).
         self.param_var.resize(items.len());
         self.incoming.resize(items.len());
@@ -1274,7 +1282,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         let mut chain: SmallVec<[Block; 8]> = SmallVec::new();
         let mut b = block;
         let result = loop {
-            if let Some(&v) = self.defs[b].get(&var) {
+            if let Some(&v) = self.defs.get(&def_key(b, var)) {
                 break v;
             }
             if chain.len() > self.func.blocks.len() {
@@ -1303,14 +1311,14 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             }
         };
         for c in chain {
-            self.defs[c].insert(var, result);
+            self.defs.insert(def_key(c, var), result);
         }
         result
     }
 
     fn new_param(&mut self, b: Block, var: VarId) -> Value {
         let p = FunctionBuilder::new(&mut self.func).append_block_param(b, self.var_ty[var]);
-        self.defs[b].insert(var, p);
+        self.defs.insert(def_key(b, var), p);
         self.param_var[p] = Some(var);
         self.incoming[p] = Vec::new();
         p
@@ -1341,7 +1349,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
 
     fn def_var(&mut self, var: VarId, v: Value) {
         let cur = self.cur;
-        self.defs[cur].insert(var, v);
+        self.defs.insert(def_key(cur, var), v);
     }
 
     /// Record the edges of the terminator just emitted in the current block.
