@@ -62,45 +62,12 @@ struct Parser<'a> {
     /// large statements by doubling and shrinking it to fit).
     stmts: Vec<Statement>,
     /// Each distinct name text seen so far and its id ([`Name::id`]).
-    ids: HashMap<NameKey<'a>, u32>,
+    ids: HashMap<&'a str, u32>,
     /// By id: the module's [`NameTable::numbered`].
     numbered: Vec<Option<(u32, u32)>>,
     /// By id: whether the name is a special register ([`is_special_register`] of its text,
     /// asked once per distinct name instead of at every operand).
     special: Vec<bool>,
-}
-
-/// A name's text as the key of the parser's name table, hashed eight bytes at a step
-/// ([`name_hash`]) instead of byte by byte: names are hashed once each as they are parsed.
-#[derive(PartialEq, Eq)]
-struct NameKey<'a>(&'a str);
-
-impl std::hash::Hash for NameKey<'_> {
-    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        state.write_u64(name_hash(self.0.as_bytes()));
-    }
-}
-
-/// A hash of a name's bytes: its length, then each eight bytes (the last ones zero-padded)
-/// mixed in by a multiply. Equal texts hash equal; the table compares the texts on a hit.
-fn name_hash(b: &[u8]) -> u64 {
-    const K: u64 = 0x9e37_79b9_7f4a_7c15;
-    let mut h = b.len() as u64;
-    let mut chunks = b.chunks_exact(8);
-    for c in &mut chunks {
-        let mut w = [0u8; 8];
-        w.copy_from_slice(c);
-        h = (h.rotate_left(23) ^ u64::from_le_bytes(w)).wrapping_mul(K);
-    }
-    let rest = chunks.remainder();
-    if !rest.is_empty() {
-        let mut w = 0u64;
-        for (k, &x) in rest.iter().enumerate() {
-            w |= u64::from(x) << (8 * k);
-        }
-        h = (h.rotate_left(23) ^ w).wrapping_mul(K);
-    }
-    h
 }
 
 /// The most tokens [`Parser::glued_dots`] and [`Parser::operands_ahead`] look ahead.
@@ -203,11 +170,19 @@ impl<'a> Parser<'a> {
     /// The id of a name text: the next free one the first time the text is seen (when its
     /// [`NameTable::numbered`] entry is made, interning the prefix of a numbered name too).
     fn intern(&mut self, text: &'a str) -> u32 {
-        let next = self.numbered.len() as u32;
-        let id = *self.ids.entry(NameKey(text)).or_insert(next);
-        if id != next {
-            return id;
+        match self.ids.get(text) {
+            Some(&id) => id,
+            None => self.intern_new(text),
         }
+    }
+
+    /// [`Parser::intern`] of a text not seen before, out of line: the lookup that finds a
+    /// name seen before (most of them) stays small enough to inline where names are parsed.
+    #[cold]
+    #[inline(never)]
+    fn intern_new(&mut self, text: &'a str) -> u32 {
+        let id = self.numbered.len() as u32;
+        self.ids.insert(text, id);
         self.numbered.push(None);
         self.special.push(is_special_register(text));
         // A prefix has no trailing digits, so it does not split again: no deeper recursion.
