@@ -749,6 +749,9 @@ struct FnBuilder<'m, 'f> {
     param_var: SecondaryMap<Value, Option<VarId>>,
     /// Incoming value of each such parameter per predecessor block (empty for any other).
     incoming: SecondaryMap<Value, Vec<(Block, Value)>>,
+    /// How many value slots `param_var`, `incoming` and the function's `value_names` have
+    /// been given ([`FnBuilder::value_slot`]).
+    value_slots: usize,
     pending: Vec<Value>,
     undef: HashMap<Type, Value>,
     undef_insts: HashSet<Inst>,
@@ -809,6 +812,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             incomplete: SecondaryMap::new(),
             param_var: SecondaryMap::new(),
             incoming: SecondaryMap::new(),
+            value_slots: 0,
             pending: Vec::new(),
             undef: HashMap::default(),
             undef_insts: HashSet::default(),
@@ -997,9 +1001,11 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         self.func.values.reserve(2 * items.len());
         // About two definitions per statement too (a write, a cached read).
         self.defs.reserve(2 * items.len());
-        // The SSA construction's own per-value slots likewise (they still grow past it).
-        self.param_var.resize(items.len());
-        self.incoming.resize(items.len());
+        // The per-value slots likewise (they still grow past it, doubling).
+        self.value_slots = 2 * items.len();
+        self.param_var.resize(self.value_slots);
+        self.incoming.resize(self.value_slots);
+        self.func.value_names.resize(self.value_slots);
         self.entry = self.new_block(0);
         self.switch_to(self.entry);
         for ty in [Type::I8, Type::I16, Type::I32, Type::I64] {
@@ -1319,9 +1325,22 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
     fn new_param(&mut self, b: Block, var: VarId) -> Value {
         let p = FunctionBuilder::new(&mut self.func).append_block_param(b, self.var_ty[var]);
         self.defs.insert(def_key(b, var), p);
+        self.value_slot(p);
         self.param_var[p] = Some(var);
         self.incoming[p] = Vec::new();
         p
+    }
+
+    /// Make sure the per-value maps hold a slot for `v`, growing them to twice what it needs
+    /// when they do not (writing past the end of a map grew it by one slot at a time).
+    /// Capacity only: a slot past the end reads as the default, like a missing one.
+    fn value_slot(&mut self, v: Value) {
+        if v.index() >= self.value_slots {
+            self.value_slots = 2 * (v.index() + 1);
+            self.param_var.resize(self.value_slots);
+            self.incoming.resize(self.value_slots);
+            self.func.value_names.resize(self.value_slots);
+        }
     }
 
     /// Give every pending parameter its incoming values.
@@ -1580,6 +1599,8 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             }
         }
         f.reg_names = old.reg_names.clone();
+        // One slot per value up front (capacity only: a missing slot reads as 0 too).
+        f.value_names.resize(f.values.len());
         for (v, &k) in old.value_names.iter().filter(|(_, k)| **k != 0) {
             if let Some(nv) = vmap[v] {
                 f.value_names[nv] = k;
@@ -2159,6 +2180,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             None => v,
         };
         if let Some(k) = self.var_name[var] {
+            self.value_slot(v);
             if self.func.value_names[v] == 0 {
                 self.func.value_names[v] = k + 1;
             }
