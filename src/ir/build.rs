@@ -1352,7 +1352,9 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             let ValueDef::Param(b, _) = self.func.values[p].def else {
                 continue;
             };
-            for pred in unique_in_order(&self.preds[b]) {
+            let preds = unique_in_order(&self.preds[b]);
+            self.incoming[p].reserve_exact(preds.len());
+            for pred in preds {
                 let v = self.read_var(var, pred);
                 self.incoming[p].push((pred, v));
             }
