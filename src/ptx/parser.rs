@@ -133,7 +133,10 @@ impl<'a> Parser<'a> {
         self.diags.push(Diagnostic::error(self.file, span, msg));
     }
 
-    /// Report "expected X, found Y" at the current token.
+    /// Report "expected X, found Y" at the current token. Out of line (an error path), so
+    /// that [`Parser::expect`] and [`Parser::name`] stay small.
+    #[cold]
+    #[inline(never)]
     fn expected<T>(&mut self, what: &str) -> PResult<T> {
         let t = self.tok();
         let found = if t.kind == Tok::Eof {
@@ -196,19 +199,27 @@ impl<'a> Parser<'a> {
     fn enter(&mut self) -> PResult<()> {
         self.depth += 1;
         if self.depth > MAX_DEPTH {
-            let span = self.tok().span;
-            self.error(
-                span,
-                format!("nesting too deep (more than {MAX_DEPTH} levels)"),
-            );
-            // Give up on the rest of the file: recovering inside a pathological nest would
-            // only produce follow-on noise.
-            self.pos = self.toks.len() - 1;
-            self.fatal = true;
-            self.depth -= 1;
-            return Err(());
+            return self.too_deep();
         }
         Ok(())
+    }
+
+    /// [`Parser::enter`] past [`MAX_DEPTH`], out of line so that the check itself (made for
+    /// every operand) inlines.
+    #[cold]
+    #[inline(never)]
+    fn too_deep(&mut self) -> PResult<()> {
+        let span = self.tok().span;
+        self.error(
+            span,
+            format!("nesting too deep (more than {MAX_DEPTH} levels)"),
+        );
+        // Give up on the rest of the file: recovering inside a pathological nest would
+        // only produce follow-on noise.
+        self.pos = self.toks.len() - 1;
+        self.fatal = true;
+        self.depth -= 1;
+        Err(())
     }
 
     fn leave(&mut self) {
