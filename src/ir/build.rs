@@ -1234,8 +1234,17 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
 
     /// The variable of scalar register `n`, whose [`Self::lookup`] gave `r`.
     fn scalar_var(&mut self, n: &ast::Name, r: &RegInfo) -> Option<VarId> {
+        match r.vars[..] {
+            [var] => Some(var),
+            _ => self.not_scalar(n, r),
+        }
+    }
+
+    /// [`FnBuilder::scalar_var`]'s errors, out of line so that the common case inlines.
+    #[cold]
+    #[inline(never)]
+    fn not_scalar(&mut self, n: &ast::Name, r: &RegInfo) -> Option<VarId> {
         match r.vars.len() {
-            1 => Some(r.vars[0]),
             0 => {
                 self.error(
                     n.span,

@@ -619,17 +619,29 @@ impl<'a, 'f> Checker<'a, 'f> {
         let s = self.lookup(n);
         self.resolved.push((n as *const Name as usize, s));
         match s {
-            None => self.error(n.span, format!("undeclared identifier '{}'", n.text)),
-            Some(Sym::Label) if !self.in_control => self.error(
+            None => self.unresolved(n, true),
+            Some(Sym::Label) if !self.in_control => self.unresolved(n, false),
+            _ => {}
+        }
+        s
+    }
+
+    /// [`Checker::resolve`]'s errors, out of line so that the lookup made for every operand
+    /// name stays small: `n` is undeclared, or (`undeclared` false) a label used as data.
+    #[cold]
+    #[inline(never)]
+    fn unresolved(&mut self, n: &Name, undeclared: bool) {
+        if undeclared {
+            self.error(n.span, format!("undeclared identifier '{}'", n.text));
+        } else {
+            self.error(
                 n.span,
                 format!(
                     "label '{}' can only be used by branch and call instructions",
                     n.text
                 ),
-            ),
-            _ => {}
+            );
         }
-        s
     }
 
     fn instruction(&mut self, i: &'a Instruction) {
