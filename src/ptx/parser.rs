@@ -1647,3 +1647,75 @@ fn unquote(s: &str) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every name of a small kernel: equal texts share an id, different texts do not, and
+    /// the name table splits numbered names onto the id of their prefix (the name of the
+    /// `%r<N>` declaration), as the checker and the IR builder look ranges up.
+    #[test]
+    fn names_share_ids_by_text_and_split_onto_their_prefix() {
+        let src = ".version 7.0\n.target sm_50\n.address_size 64\n\
+                   .visible .entry k(.param .u64 p)\n{\n\
+                   .reg .b32 %r<20>;\n.reg .b32 x, %r01;\n\
+                   ld.param.u64 %r1, [p];\nmov.b32 %r2, %r1;\nmov.b32 x, %r10;\n\
+                   mov.b32 %r01, x;\nmov.u32 %r3, %tid.x;\n@%r2 bra L;\nL:\nret;\n}\n";
+        let f = SourceFile::new("t.ptx", src);
+        let (m, d) = parse(&f);
+        assert!(d.is_empty(), "{d:?}");
+        let m = m.expect("module");
+        let k = m.functions().next().expect("kernel");
+        let mut names: Vec<&Name> = vec![&k.name];
+        names.extend(
+            k.params
+                .iter()
+                .flat_map(|p| p.names.iter().map(|d| &d.name)),
+        );
+        let mut range_id = None;
+        for s in &k.body.as_ref().expect("body").stmts {
+            match s {
+                Statement::Var(v) => {
+                    for d in &v.names {
+                        if d.range.is_some() {
+                            range_id = Some(d.name.id);
+                        }
+                        names.push(&d.name);
+                    }
+                }
+                Statement::Instr(i) => {
+                    names.extend(i.guard.as_ref().map(|g| &g.pred));
+                    for o in &i.operands {
+                        match o {
+                            Operand::Name(n) | Operand::Special { name: n, .. } => names.push(n),
+                            Operand::Address(a) => names.extend(a.base.as_ref()),
+                            _ => {}
+                        }
+                    }
+                }
+                Statement::Label(n) => names.push(n),
+                _ => {}
+            }
+        }
+        assert!(names.len() > 15);
+        for a in &names {
+            for b in &names {
+                assert_eq!(a.text == b.text, a.id == b.id, "{} {}", a.text, b.text);
+            }
+            assert!((a.id as usize) < m.names.len());
+        }
+        let range_id = range_id.expect("%r<20>");
+        let split = |text: &str| {
+            let n = names.iter().find(|n| *n.text == *text).expect(text);
+            m.names.numbered(n)
+        };
+        assert_eq!(split("%r1"), Some((range_id, 1)));
+        assert_eq!(split("%r10"), Some((range_id, 10)));
+        assert_eq!(split("%r"), None);
+        assert_eq!(split("x"), None);
+        // A leading zero is its own name, not %r1 (split_numbered's rule).
+        assert_eq!(split("%r01"), None);
+        assert_ne!(split("%r01"), split("%r1"));
+    }
+}
