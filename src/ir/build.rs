@@ -1223,7 +1223,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
 
     /// The scalar register variable a name refers to.
     fn reg_var(&mut self, n: &ast::Name) -> Option<VarId> {
-        match self.lookup(&n) {
+        match self.lookup(n) {
             Some(Ok(r)) => self.scalar_var(n, &r),
             _ => {
                 self.error(n.span, format!("'{}' is not a register", n.text));
@@ -1269,7 +1269,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
     }
 
     fn elem_var(&mut self, n: &ast::Name, comp: ast::Component) -> Option<VarId> {
-        match self.lookup(&n) {
+        match self.lookup(n) {
             Some(Ok(r)) => {
                 let v = r.vars.get(comp.index() as usize).copied();
                 if v.is_none() {
@@ -1971,7 +1971,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             None
         };
         match op {
-            Operand::Name(n) => match self.lookup(&n) {
+            Operand::Name(n) => match self.lookup(n) {
                 Some(Ok(r)) => {
                     // (`lookup` once: `reg_var` would repeat it.)
                     let var = self.scalar_var(n, &r)?;
@@ -2036,7 +2036,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                 let v = self.read(inner, Type::Pred, itype)?;
                 Some(self.ins().unary(UnaryOp::Not, v))
             }
-            Operand::NameOffset { name, offset, .. } => match self.lookup(&name) {
+            Operand::NameOffset { name, offset, .. } => match self.lookup(name) {
                 Some(Err(sym)) => self.symbol_value(name, &sym, want, *offset),
                 _ => {
                     self.error(name.span, format!("'{}' is not a variable", name.text));
@@ -2102,7 +2102,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
     fn dests(&mut self, op: &Operand) -> Option<Dests> {
         match op {
             Operand::Name(n) => {
-                let found = self.lookup(&n);
+                let found = self.lookup(n);
                 match found {
                     Some(Ok(r)) if !r.vars.is_empty() => {
                         let mut out = Dests::new();
@@ -2925,7 +2925,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         index: &ast::AddrExpr,
         space: Option<Space>,
     ) -> Option<(Value, i32)> {
-        let sym = match self.lookup(&base) {
+        let sym = match self.lookup(base) {
             Some(Err(s)) => s,
             _ => {
                 self.error(
@@ -2985,7 +2985,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             Operand::Address(a) => match &a.base {
                 Some(n) => {
                     let off = off32(self, a.offset, a.span)?;
-                    match self.lookup(&n) {
+                    match self.lookup(n) {
                         Some(Ok(_)) => {
                             let var = self.reg_var(n)?;
                             let v = self.use_var(var);
@@ -3070,7 +3070,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                 base: Some(n),
                 offset,
                 ..
-            }) if space == Space::Param => match self.lookup(&n) {
+            }) if space == Space::Param => match self.lookup(n) {
                 Some(Err(Sym::Param { offset: at })) => Some((at, *offset)),
                 _ => None,
             },
@@ -3125,7 +3125,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         if srcs.len() == 1 && width > 1 {
             // A vector register named whole.
             if let Operand::Name(n) = srcs[0] {
-                if let Some(Ok(r)) = self.lookup(&n) {
+                if let Some(Ok(r)) = self.lookup(n) {
                     for var in r.vars.clone() {
                         let v = self.use_var(var);
                         values.push(self.fit(v, ty, false)?);

@@ -28,7 +28,7 @@ use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::sync::Arc;
 
 /// Check a module; returns errors and warnings.
-pub fn check<'a>(module: &'a Module, file: &Arc<SourceFile>) -> Vec<Diagnostic> {
+pub fn check(module: &Module, file: &Arc<SourceFile>) -> Vec<Diagnostic> {
     let mut c = Checker {
         file,
         diags: Vec::new(),

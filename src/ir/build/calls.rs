@@ -281,7 +281,7 @@ impl FnBuilder<'_, '_> {
         else {
             return None;
         };
-        match self.lookup(&n) {
+        match self.lookup(n) {
             Some(Err(Sym::Arg { store })) => Some((store, *offset)),
             _ => None,
         }
@@ -427,7 +427,7 @@ impl FnBuilder<'_, '_> {
                 let info = self.arg_reg_param(d, n)?;
                 let ty = self.var_ty[info];
                 let v = match arg {
-                    Operand::Name(a) => match self.lookup(&a) {
+                    Operand::Name(a) => match self.lookup(a) {
                         Some(Err(Sym::Arg { store })) => {
                             let bytes = ty.bytes().unwrap_or(1);
                             self.arg_read(store, 0, bytes, a.span)?
@@ -446,7 +446,7 @@ impl FnBuilder<'_, '_> {
                 continue;
             }
             let sym = match arg {
-                Operand::Name(a) => match self.lookup(&a) {
+                Operand::Name(a) => match self.lookup(a) {
                     Some(Err(s @ Sym::Arg { .. })) => Some(s),
                     _ => None,
                 },
@@ -488,7 +488,7 @@ impl FnBuilder<'_, '_> {
             // Where the caller wants the result.
             let to = match dest {
                 None | Some(Operand::Sink(_)) => None,
-                Some(Operand::Name(a)) => match self.lookup(&a) {
+                Some(Operand::Name(a)) => match self.lookup(a) {
                     Some(Err(Sym::Arg { store })) => Some(Err(store)),
                     _ => Some(Ok(self.dest1(dest?)??)),
                 },
