@@ -4,7 +4,9 @@
 //! validates and a later IR builder lowers. Invariants: every node that a diagnostic can point
 //! at carries a [`Span`] into its source file; names are kept exactly as written (resolution of
 //! a name to a register, variable, function or label is the checker's job, because PTX allows a
-//! variable to be named `%L1` and a register to be named `temp`); immediates are already folded
+//! variable to be named `%L1` and a register to be named `temp`; each name carries an id,
+//! equal within a module exactly when the texts are equal, see [`NameTable`], so later stages
+//! key their tables by id instead of hashing text); immediates are already folded
 //! to their value (constant expressions are evaluated while parsing), so a later stage never
 //! evaluates PTX expressions itself. Module-level directives stay in source order in
 //! [`Module::items`] so printing gives the file back in the same order.
