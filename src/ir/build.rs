@@ -135,7 +135,7 @@ pub struct Partial {
 }
 
 /// Build every kernel that can be built; see [`Partial`].
-pub fn build_partial(module: &ast::Module, file: &Arc<SourceFile>) -> Partial {
+pub fn build_partial<'f>(module: &'f ast::Module, file: &'f Arc<SourceFile>) -> Partial {
     let mut m = ModuleBuilder {
         file,
         wide: module.address_size() == 64,
@@ -147,6 +147,7 @@ pub fn build_partial(module: &ast::Module, file: &Arc<SourceFile>) -> Partial {
         errors: Vec::new(),
         func_order: HashMap::default(),
         kernels: HashSet::default(),
+        names: &module.names,
     };
     for (i, f) in (0u32..).zip(module.functions()) {
         m.func_order.entry(f.name.text.clone()).or_insert(i);
@@ -175,7 +176,7 @@ pub fn build_partial(module: &ast::Module, file: &Arc<SourceFile>) -> Partial {
             for d in &v.names {
                 if is_unsized(d) == pass_unsized {
                     if let Some(sym) = m.declare_var(v, d, &d.name.text, &|_| None) {
-                        m.globals.insert(d.name.text.clone(), sym);
+                        m.globals.insert(d.name.id, sym);
                     }
                 }
             }
@@ -273,12 +274,15 @@ struct ModuleBuilder<'f> {
     /// `.address_size 64`.
     wide: bool,
     ir: Module,
-    globals: HashMap<String, Sym>,
+    /// By name id ([`ast::Name::id`]; so are the scopes' maps).
+    globals: HashMap<u32, Sym>,
     errors: Vec<Diagnostic>,
     /// Each function's name and the index of its first declaration (for [`VarScope`]).
     func_order: HashMap<String, u32>,
     /// The names of the module's kernels (`.entry`).
     kernels: HashSet<String>,
+    /// The AST module's names: how each one splits for `%r<N>` ranges.
+    names: &'f ast::NameTable,
 }
 
 fn ir_space(s: StateSpace) -> Option<Space> {
@@ -340,7 +344,7 @@ impl ModuleBuilder<'_> {
         v: &ast::VarDecl,
         d: &ast::Declarator,
         ir_name: &str,
-        scoped: &dyn Fn(&str) -> Option<Sym>,
+        scoped: &dyn Fn(&ast::Name) -> Option<Sym>,
     ) -> Option<Sym> {
         if v.ty.kind() == TypeKind::Opaque || v.space == StateSpace::Tex {
             return Some(Sym::Opaque("texture, sampler and surface references"));
@@ -434,10 +438,10 @@ impl ModuleBuilder<'_> {
     fn resolve_addr(
         &mut self,
         a: &PendingAddr,
-        scoped: &dyn Fn(&str) -> Option<Sym>,
+        scoped: &dyn Fn(&ast::Name) -> Option<Sym>,
     ) -> Option<AddrInit> {
         let name = a.name.text.as_str();
-        let sym = scoped(name).or_else(|| self.globals.get(name).cloned());
+        let sym = scoped(&a.name).or_else(|| self.globals.get(&a.name.id).cloned());
         match sym {
             Some(Sym::Var {
                 gv,
@@ -616,6 +620,13 @@ fn imm_bits(imm: ast::Imm, t: ast::Type) -> u64 {
 /// A PTX register variable (one per scalar register, one per element of a vector register).
 type VarId = usize;
 
+/// The key of block `b`'s definition of `var` in [`FnBuilder::defs`]: the two numbers side
+/// by side (a variable number always fits in 32 bits: there is at most one per PTX operand).
+fn def_key(b: Block, var: VarId) -> u64 {
+    debug_assert!(u32::try_from(var).is_ok());
+    (u64::from(b.as_u32()) << 32) | var as u64
+}
+
 /// The variables a destination operand writes, `None` for `_` (one per element: inline up to
 /// a `.v4`, so a destination costs no allocation).
 type Dests = SmallVec<[Option<VarId>; 4]>;
@@ -646,9 +657,11 @@ struct RangeInfo {
 
 #[derive(Default)]
 struct Scope {
-    regs: HashMap<String, RegInfo>,
-    ranges: HashMap<String, RangeInfo>,
-    syms: HashMap<String, Sym>,
+    /// By name id ([`ast::Name::id`]), like the other two.
+    regs: HashMap<u32, RegInfo>,
+    /// By the id of the range's prefix (`%r` of `%r<100>`).
+    ranges: HashMap<u32, RangeInfo>,
+    syms: HashMap<u32, Sym>,
 }
 
 /// One flattened statement (`calls::Expander` flattens bodies and inlines calls).
@@ -723,7 +736,10 @@ struct FnBuilder<'m, 'f> {
     scopes: Vec<Scope>,
     carry: VarId,
     // SSA state.
-    defs: SecondaryMap<Block, HashMap<VarId, Value>>,
+    /// Each block's current value of each variable it defines or has looked up, in one
+    /// table keyed by [`def_key`] (one map per block allocated and rehashed a small table
+    /// for every block; the table is never iterated).
+    defs: HashMap<u64, Value>,
     preds: SecondaryMap<Block, Vec<Block>>,
     expected: SecondaryMap<Block, u32>,
     sealed: SecondaryMap<Block, bool>,
@@ -733,6 +749,9 @@ struct FnBuilder<'m, 'f> {
     param_var: SecondaryMap<Value, Option<VarId>>,
     /// Incoming value of each such parameter per predecessor block (empty for any other).
     incoming: SecondaryMap<Value, Vec<(Block, Value)>>,
+    /// How many value slots `param_var`, `incoming` and the function's `value_names` have
+    /// been given ([`FnBuilder::value_slot`]).
+    value_slots: usize,
     pending: Vec<Value>,
     undef: HashMap<Type, Value>,
     undef_insts: HashSet<Inst>,
@@ -765,9 +784,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                 let size = u32::try_from(u64::from(elem).saturating_mul(count)).unwrap_or(u32::MAX);
                 let align = p.align.unwrap_or(elem).max(1);
                 let offset = func.add_param(&d.name.text, size, align);
-                params
-                    .syms
-                    .insert(d.name.text.clone(), Sym::Param { offset });
+                params.syms.insert(d.name.id, Sym::Param { offset });
             }
         }
         let mut b = FnBuilder {
@@ -788,13 +805,14 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             line_hint: 0,
             scopes: vec![params],
             carry: 0,
-            defs: SecondaryMap::new(),
+            defs: HashMap::default(),
             preds: SecondaryMap::new(),
             expected: SecondaryMap::new(),
             sealed: SecondaryMap::new(),
             incomplete: SecondaryMap::new(),
             param_var: SecondaryMap::new(),
             incoming: SecondaryMap::new(),
+            value_slots: 0,
             pending: Vec::new(),
             undef: HashMap::default(),
             undef_insts: HashSet::default(),
@@ -831,10 +849,6 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
 
     fn new_block(&mut self, expected: u32) -> Block {
         let b = FunctionBuilder::new(&mut self.func).create_block();
-        // Room for a few definitions up front: most blocks define or cache several
-        // variables, and growing from empty rehashed each map several times (capacity
-        // only; the map is never iterated).
-        self.defs[b] = HashMap::with_capacity_and_hasher(16, Default::default());
         self.expected[b] = expected;
         if expected == 0 {
             self.sealed[b] = true;
@@ -985,9 +999,15 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         // the end, copying it whole (capacity only; nothing depends on it).
         self.func.insts.reserve(2 * items.len());
         self.func.values.reserve(2 * items.len());
-        // The SSA construction's own per-value slots likewise (they still grow past it).
-        self.param_var.resize(items.len());
-        self.incoming.resize(items.len());
+        // Definitions: a write per statement, and reads cache what they find in every block
+        // they pass through: room for four per statement (with two, growing the table
+        // still cost 2.6M instructions over the corpus; capacity only).
+        self.defs.reserve(4 * items.len());
+        // The per-value slots likewise (they still grow past it, doubling).
+        self.value_slots = 2 * items.len();
+        self.param_var.resize(self.value_slots);
+        self.incoming.resize(self.value_slots);
+        self.func.value_names.resize(self.value_slots);
         self.entry = self.new_block(0);
         self.switch_to(self.entry);
         for ty in [Type::I8, Type::I16, Type::I32, Type::I64] {
@@ -1084,7 +1104,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                 let size = calls::decl_size(v, d);
                 let sym = self.new_store(size);
                 if let Some(s) = self.scopes.last_mut() {
-                    s.syms.insert(d.name.text.clone(), sym);
+                    s.syms.insert(d.name.id, sym);
                 }
             }
             return;
@@ -1099,15 +1119,15 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                     ir_name = format!("{}.{}.{n}", self.kernel, d.name.text);
                 }
                 let scopes = &self.scopes;
-                let scoped = |n: &str| -> Option<Sym> {
-                    scopes.iter().rev().find_map(|s| s.syms.get(n).cloned())
+                let scoped = |n: &ast::Name| -> Option<Sym> {
+                    scopes.iter().rev().find_map(|s| s.syms.get(&n.id).cloned())
                 };
                 if let Some(sym) = self.m.declare_var(v, d, &ir_name, &scoped) {
                     if let Sym::Var { gv, .. } = sym {
                         self.m.ir.var_scopes[gv] = self.frame_scope();
                     }
                     if let Some(s) = self.scopes.last_mut() {
-                        s.syms.insert(d.name.text.clone(), sym);
+                        s.syms.insert(d.name.id, sym);
                     }
                 }
             }
@@ -1119,7 +1139,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             if let Some(count) = d.range {
                 if let Some(s) = self.scopes.last_mut() {
                     s.ranges.insert(
-                        d.name.text.clone(),
+                        d.name.id,
                         RangeInfo {
                             count,
                             ty,
@@ -1136,7 +1156,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             } else {
                 let info = self.make_reg(ty, width, &d.name.text);
                 if let Some(s) = self.scopes.last_mut() {
-                    s.regs.insert(d.name.text.clone(), info);
+                    s.regs.insert(d.name.id, info);
                 }
             }
         }
@@ -1160,38 +1180,50 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
     }
 
     /// What a name means here: a register, or an addressable symbol.
-    fn lookup(&mut self, name: &str) -> Option<Result<RegInfo, Sym>> {
+    fn lookup(&mut self, name: &ast::Name) -> Option<Result<RegInfo, Sym>> {
+        let id = name.id;
+        let numbered = self.m.names.numbered(name);
         for k in (0..self.scopes.len()).rev() {
-            if let Some(r) = self.scopes[k].regs.get(name) {
-                return Some(Ok(r.clone()));
+            // Empty maps are skipped without hashing (compiler output declares registers
+            // with ranges only).
+            let scope = &self.scopes[k];
+            if !scope.regs.is_empty() {
+                if let Some(r) = scope.regs.get(&id) {
+                    return Some(Ok(r.clone()));
+                }
             }
-            if let Some(s) = self.scopes[k].syms.get(name) {
-                return Some(Err(s.clone()));
+            if !scope.syms.is_empty() {
+                if let Some(s) = scope.syms.get(&id) {
+                    return Some(Err(s.clone()));
+                }
             }
-            if let Some((prefix, n)) = crate::ptx::check::split_numbered(name) {
-                let hit = self.scopes[k]
+            if scope.ranges.is_empty() {
+                continue;
+            }
+            if let Some((prefix, n)) = numbered {
+                let hit = scope
                     .ranges
-                    .get(prefix)
+                    .get(&prefix)
                     .filter(|r| n < r.count)
                     .map(|r| (r.made.get(&n).cloned(), r.ty, r.width));
                 if let Some((made, ty, width)) = hit {
                     if let Some(info) = made {
                         return Some(Ok(info));
                     }
-                    let info = self.make_reg(ty, width, name);
-                    if let Some(r) = self.scopes[k].ranges.get_mut(prefix) {
+                    let info = self.make_reg(ty, width, &name.text);
+                    if let Some(r) = self.scopes[k].ranges.get_mut(&prefix) {
                         r.made.insert(n, info.clone());
                     }
                     return Some(Ok(info));
                 }
             }
         }
-        self.m.globals.get(name).cloned().map(Err)
+        self.m.globals.get(&id).cloned().map(Err)
     }
 
     /// The scalar register variable a name refers to.
     fn reg_var(&mut self, n: &ast::Name) -> Option<VarId> {
-        match self.lookup(&n.text) {
+        match self.lookup(n) {
             Some(Ok(r)) => self.scalar_var(n, &r),
             _ => {
                 self.error(n.span, format!("'{}' is not a register", n.text));
@@ -1202,8 +1234,17 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
 
     /// The variable of scalar register `n`, whose [`Self::lookup`] gave `r`.
     fn scalar_var(&mut self, n: &ast::Name, r: &RegInfo) -> Option<VarId> {
+        match r.vars[..] {
+            [var] => Some(var),
+            _ => self.not_scalar(n, r),
+        }
+    }
+
+    /// [`FnBuilder::scalar_var`]'s errors, out of line so that the common case inlines.
+    #[cold]
+    #[inline(never)]
+    fn not_scalar(&mut self, n: &ast::Name, r: &RegInfo) -> Option<VarId> {
         match r.vars.len() {
-            1 => Some(r.vars[0]),
             0 => {
                 self.error(
                     n.span,
@@ -1228,7 +1269,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
     }
 
     fn elem_var(&mut self, n: &ast::Name, comp: ast::Component) -> Option<VarId> {
-        match self.lookup(&n.text) {
+        match self.lookup(n) {
             Some(Ok(r)) => {
                 let v = r.vars.get(comp.index() as usize).copied();
                 if v.is_none() {
@@ -1258,7 +1299,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         let mut chain: SmallVec<[Block; 8]> = SmallVec::new();
         let mut b = block;
         let result = loop {
-            if let Some(&v) = self.defs[b].get(&var) {
+            if let Some(&v) = self.defs.get(&def_key(b, var)) {
                 break v;
             }
             if chain.len() > self.func.blocks.len() {
@@ -1287,17 +1328,30 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             }
         };
         for c in chain {
-            self.defs[c].insert(var, result);
+            self.defs.insert(def_key(c, var), result);
         }
         result
     }
 
     fn new_param(&mut self, b: Block, var: VarId) -> Value {
         let p = FunctionBuilder::new(&mut self.func).append_block_param(b, self.var_ty[var]);
-        self.defs[b].insert(var, p);
+        self.defs.insert(def_key(b, var), p);
+        self.value_slot(p);
         self.param_var[p] = Some(var);
         self.incoming[p] = Vec::new();
         p
+    }
+
+    /// Make sure the per-value maps hold a slot for `v`, growing them to twice what it needs
+    /// when they do not (writing past the end of a map grew it by one slot at a time).
+    /// Capacity only: a slot past the end reads as the default, like a missing one.
+    fn value_slot(&mut self, v: Value) {
+        if v.index() >= self.value_slots {
+            self.value_slots = 2 * (v.index() + 1);
+            self.param_var.resize(self.value_slots);
+            self.incoming.resize(self.value_slots);
+            self.func.value_names.resize(self.value_slots);
+        }
     }
 
     /// Give every pending parameter its incoming values.
@@ -1309,7 +1363,9 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             let ValueDef::Param(b, _) = self.func.values[p].def else {
                 continue;
             };
-            for pred in unique_in_order(&self.preds[b]) {
+            let preds = unique_in_order(&self.preds[b]);
+            self.incoming[p].reserve_exact(preds.len());
+            for pred in preds {
                 let v = self.read_var(var, pred);
                 self.incoming[p].push((pred, v));
             }
@@ -1325,7 +1381,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
 
     fn def_var(&mut self, var: VarId, v: Value) {
         let cur = self.cur;
-        self.defs[cur].insert(var, v);
+        self.defs.insert(def_key(cur, var), v);
     }
 
     /// Record the edges of the terminator just emitted in the current block.
@@ -1556,6 +1612,8 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             }
         }
         f.reg_names = old.reg_names.clone();
+        // One slot per value up front (capacity only: a missing slot reads as 0 too).
+        f.value_names.resize(f.values.len());
         for (v, &k) in old.value_names.iter().filter(|(_, k)| **k != 0) {
             if let Some(nv) = vmap[v] {
                 f.value_names[nv] = k;
@@ -1913,7 +1971,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             None
         };
         match op {
-            Operand::Name(n) => match self.lookup(&n.text) {
+            Operand::Name(n) => match self.lookup(n) {
                 Some(Ok(r)) => {
                     // (`lookup` once: `reg_var` would repeat it.)
                     let var = self.scalar_var(n, &r)?;
@@ -1978,7 +2036,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                 let v = self.read(inner, Type::Pred, itype)?;
                 Some(self.ins().unary(UnaryOp::Not, v))
             }
-            Operand::NameOffset { name, offset, .. } => match self.lookup(&name.text) {
+            Operand::NameOffset { name, offset, .. } => match self.lookup(name) {
                 Some(Err(sym)) => self.symbol_value(name, &sym, want, *offset),
                 _ => {
                     self.error(name.span, format!("'{}' is not a variable", name.text));
@@ -2044,7 +2102,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
     fn dests(&mut self, op: &Operand) -> Option<Dests> {
         match op {
             Operand::Name(n) => {
-                let found = self.lookup(&n.text);
+                let found = self.lookup(n);
                 match found {
                     Some(Ok(r)) if !r.vars.is_empty() => {
                         let mut out = Dests::new();
@@ -2135,6 +2193,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             None => v,
         };
         if let Some(k) = self.var_name[var] {
+            self.value_slot(v);
             if self.func.value_names[v] == 0 {
                 self.func.value_names[v] = k + 1;
             }
@@ -2866,7 +2925,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         index: &ast::AddrExpr,
         space: Option<Space>,
     ) -> Option<(Value, i32)> {
-        let sym = match self.lookup(&base.text) {
+        let sym = match self.lookup(base) {
             Some(Err(s)) => s,
             _ => {
                 self.error(
@@ -2926,7 +2985,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             Operand::Address(a) => match &a.base {
                 Some(n) => {
                     let off = off32(self, a.offset, a.span)?;
-                    match self.lookup(&n.text) {
+                    match self.lookup(n) {
                         Some(Ok(_)) => {
                             let var = self.reg_var(n)?;
                             let v = self.use_var(var);
@@ -3011,7 +3070,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                 base: Some(n),
                 offset,
                 ..
-            }) if space == Space::Param => match self.lookup(&n.text) {
+            }) if space == Space::Param => match self.lookup(n) {
                 Some(Err(Sym::Param { offset: at })) => Some((at, *offset)),
                 _ => None,
             },
@@ -3066,7 +3125,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         if srcs.len() == 1 && width > 1 {
             // A vector register named whole.
             if let Operand::Name(n) = srcs[0] {
-                if let Some(Ok(r)) = self.lookup(&n.text) {
+                if let Some(Ok(r)) = self.lookup(n) {
                     for var in r.vars.clone() {
                         let v = self.use_var(var);
                         values.push(self.fit(v, ty, false)?);

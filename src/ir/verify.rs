@@ -657,7 +657,8 @@ impl Dominators {
         // Every layout block's successors (in layout, in target order), gathered once into
         // one vector: `flat[range[b].0..range[b].1]`. `in_layout` holds exactly the layout
         // blocks (both callers), so the walk below never meets a block without its range.
-        let mut flat: Vec<Block> = Vec::new();
+        // (Vectors and maps below sized up front from the function's counts: capacity only.)
+        let mut flat: Vec<Block> = Vec::with_capacity(2 * func.layout.len());
         let mut range: SecondaryMap<Block, (u32, u32)> = SecondaryMap::new();
         range.resize(func.blocks.len());
         for &b in &func.layout {
@@ -676,7 +677,7 @@ impl Dominators {
             &flat[a as usize..z as usize]
         };
         // Iterative DFS for postorder (no recursion: deep CFGs must not overflow the stack).
-        let mut postorder = Vec::new();
+        let mut postorder = Vec::with_capacity(func.layout.len());
         let mut visited: SecondaryMap<Block, bool> = SecondaryMap::new();
         visited.resize(func.blocks.len());
         let mut stack = vec![(entry, 0usize)];
@@ -697,17 +698,35 @@ impl Dominators {
         }
         let rpo: Vec<Block> = postorder.into_iter().rev().collect();
         let mut rpo_index: SecondaryMap<Block, Option<usize>> = SecondaryMap::new();
+        rpo_index.resize(func.blocks.len());
         for (i, &b) in rpo.iter().enumerate() {
             rpo_index[b] = Some(i);
         }
-        let mut preds: Vec<Vec<usize>> = vec![Vec::new(); rpo.len()];
-        for (i, &b) in rpo.iter().enumerate() {
+        // Each block's predecessors (by RPO index, in the order the successor lists name
+        // them) in one flat vector, `pred_list[pred_start[b]..pred_start[b + 1]]`, instead
+        // of a vector per block: counted, then placed.
+        let mut pred_start = vec![0usize; rpo.len() + 1];
+        for &b in &rpo {
             for &s in succs(b) {
                 if let Some(si) = rpo_index[s] {
-                    preds[si].push(i);
+                    pred_start[si + 1] += 1;
                 }
             }
         }
+        for k in 0..rpo.len() {
+            pred_start[k + 1] += pred_start[k];
+        }
+        let mut fill = pred_start.clone();
+        let mut pred_list = vec![0usize; pred_start[rpo.len()]];
+        for (i, &b) in rpo.iter().enumerate() {
+            for &s in succs(b) {
+                if let Some(si) = rpo_index[s] {
+                    pred_list[fill[si]] = i;
+                    fill[si] += 1;
+                }
+            }
+        }
+        let preds = |b: usize| &pred_list[pred_start[b]..pred_start[b + 1]];
         const UNDEF: usize = usize::MAX;
         let mut idom = vec![UNDEF; rpo.len()];
         idom[0] = 0;
@@ -716,7 +735,7 @@ impl Dominators {
             changed = false;
             for b in 1..rpo.len() {
                 let mut new = UNDEF;
-                for &p in &preds[b] {
+                for &p in preds(b) {
                     if idom[p] == UNDEF {
                         continue;
                     }

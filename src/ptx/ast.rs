@@ -4,7 +4,9 @@
 //! validates and a later IR builder lowers. Invariants: every node that a diagnostic can point
 //! at carries a [`Span`] into its source file; names are kept exactly as written (resolution of
 //! a name to a register, variable, function or label is the checker's job, because PTX allows a
-//! variable to be named `%L1` and a register to be named `temp`); immediates are already folded
+//! variable to be named `%L1` and a register to be named `temp`; each name carries an id,
+//! equal within a module exactly when the texts are equal, see [`NameTable`], so later stages
+//! key their tables by id instead of hashing text); immediates are already folded
 //! to their value (constant expressions are evaluated while parsing), so a later stage never
 //! evaluates PTX expressions itself. Module-level directives stay in source order in
 //! [`Module::items`] so printing gives the file back in the same order.
@@ -17,6 +19,35 @@ pub use crate::ptx::opcodes::Opcode;
 pub struct Module {
     pub items: Vec<Item>,
     pub span: Span,
+    /// What the parser learned about each distinct name of the file (by [`Name::id`]).
+    pub names: NameTable,
+}
+
+/// One entry per distinct name text of a module, indexed by [`Name::id`] (the parser gives
+/// ids in order of first appearance). The checker and the IR builder key their scopes by id,
+/// so a name is hashed once, when it is parsed, instead of at every lookup.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct NameTable {
+    /// By id: the name split as [`crate::ptx::check::split_numbered`] splits its text
+    /// (`%rd12` → the id of `%rd` and 12, for `%rd<N>` declarations), `None` where it does not
+    /// split. The prefix is itself a name of the table.
+    pub numbered: Vec<Option<(u32, u32)>>,
+}
+
+impl NameTable {
+    /// How many distinct names (every id is below this).
+    pub fn len(&self) -> usize {
+        self.numbered.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.numbered.is_empty()
+    }
+
+    /// [`NameTable::numbered`] of a name.
+    pub fn numbered(&self, n: &Name) -> Option<(u32, u32)> {
+        self.numbered.get(n.id as usize).copied().flatten()
+    }
 }
 
 impl Module {
@@ -60,11 +91,24 @@ impl Module {
 }
 
 /// A name as written, with where it was written.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub struct Name {
     pub text: String,
     pub span: Span,
+    /// The same for every name of the module with the same text, different for different
+    /// texts: an index into the module's [`NameTable`].
+    pub id: u32,
 }
+
+/// Text and place: the id follows from the text within a module (and is not comparable
+/// across modules, as after printing and parsing again).
+impl PartialEq for Name {
+    fn eq(&self, other: &Name) -> bool {
+        self.text == other.text && self.span == other.span
+    }
+}
+
+impl Eq for Name {}
 
 /// One top-level directive or declaration.
 #[derive(Clone, Debug, PartialEq)]
@@ -1018,6 +1062,7 @@ impl Module {
     pub fn without_spans(&self) -> Module {
         let mut m = self.clone();
         m.span = Span::default();
+        m.names = NameTable::default();
         for item in &mut m.items {
             match item {
                 Item::Version { span, .. }

@@ -40,6 +40,7 @@ pub fn check(module: &Module, file: &Arc<SourceFile>) -> Vec<Diagnostic> {
         labels: HashSet::default(),
         in_control: false,
         resolved: Vec::new(),
+        names: &module.names,
     };
     c.module(module);
     c.diags
@@ -62,23 +63,24 @@ enum Sym<'a> {
 
 #[derive(Default)]
 struct Scope<'a> {
-    names: HashMap<&'a str, Sym<'a>>,
+    /// By name id ([`Name::id`]; so are the checker's other maps of names).
+    names: HashMap<u32, Sym<'a>>,
     /// `%r<100>`: prefix → (count, declaration).
-    ranges: HashMap<&'a str, (u32, &'a VarDecl)>,
+    ranges: HashMap<u32, (u32, &'a VarDecl)>,
 }
 
 struct Checker<'a, 'f> {
     file: &'f Arc<SourceFile>,
     diags: Vec<Diagnostic>,
-    globals: HashMap<&'a str, Sym<'a>>,
+    globals: HashMap<u32, Sym<'a>>,
     /// The module's `.version` (major, minor).
     version: Option<(u32, u32)>,
     /// Every module-scope variable and function name (to tell a name declared too late from
     /// an undeclared one), and the variable whose initializer is being checked.
-    module_names: HashSet<&'a str>,
+    module_names: HashSet<u32>,
     declaring: &'a str,
     scopes: Vec<Scope<'a>>,
-    labels: HashSet<&'a str>,
+    labels: HashSet<u32>,
     /// Inside the operands of a branch or call (where labels are allowed).
     in_control: bool,
     /// What the names of the instruction being checked resolved to ([`Checker::resolve`]),
@@ -86,6 +88,8 @@ struct Checker<'a, 'f> {
     /// back ([`Checker::reg_of`]) instead of looking each name up a second time. Scopes do
     /// not change within an instruction, and the list is cleared at each instruction.
     resolved: Vec<(usize, Option<Sym<'a>>)>,
+    /// The module's names: how each one splits for `%r<N>` ranges.
+    names: &'a NameTable,
 }
 
 /// Split `%rd12` into (`%rd`, 12) for parameterized register lookup (`%rd<N>` declarations);
@@ -124,11 +128,9 @@ impl<'a, 'f> Checker<'a, 'f> {
     fn module(&mut self, m: &'a Module) {
         for item in &m.items {
             match item {
-                Item::Var(v) => self
-                    .module_names
-                    .extend(v.names.iter().map(|d| d.name.text.as_str())),
+                Item::Var(v) => self.module_names.extend(v.names.iter().map(|d| d.name.id)),
                 Item::Function(f) => {
-                    self.module_names.insert(&f.name.text);
+                    self.module_names.insert(f.name.id);
                 }
                 _ => {}
             }
@@ -140,7 +142,7 @@ impl<'a, 'f> Checker<'a, 'f> {
             if f.body.is_none()
                 && !f.linkage.contains(&Linkage::Extern)
                 && matches!(
-                    self.globals.get(f.name.text.as_str()),
+                    self.globals.get(&f.name.id),
                     Some(Sym::Func { defined: false, .. })
                 )
             {
@@ -198,7 +200,7 @@ impl<'a, 'f> Checker<'a, 'f> {
                 }
                 Item::Function(f) => {
                     let defined = f.body.is_some();
-                    let prev = self.globals.get(f.name.text.as_str()).copied();
+                    let prev = self.globals.get(&f.name.id).copied();
                     let was_defined = match prev {
                         Some(Sym::Func { defined: true, .. }) if defined => {
                             self.error(
@@ -218,7 +220,7 @@ impl<'a, 'f> Checker<'a, 'f> {
                         None => false,
                     };
                     self.globals.insert(
-                        &f.name.text,
+                        f.name.id,
                         Sym::Func {
                             defined: defined || was_defined,
                             rets: f.rets.as_ref().map_or(0, |r| r.len()),
@@ -270,7 +272,7 @@ impl<'a, 'f> Checker<'a, 'f> {
                 self.initializer(v, d, init);
             }
             if global {
-                if let Some(prev) = self.globals.get(d.name.text.as_str()) {
+                if let Some(prev) = self.globals.get(&d.name.id) {
                     let extern_pair = match prev {
                         Sym::Var(p) => {
                             p.linkage.contains(&Linkage::Extern)
@@ -286,16 +288,16 @@ impl<'a, 'f> Checker<'a, 'f> {
                         continue;
                     }
                 }
-                self.globals.insert(&d.name.text, Sym::Var(v));
+                self.globals.insert(d.name.id, Sym::Var(v));
                 continue;
             }
             let scope = self.scopes.last_mut().expect("a local scope is open");
             let dup = if let Some(n) = d.range {
-                let dup = scope.ranges.contains_key(d.name.text.as_str());
-                scope.ranges.insert(&d.name.text, (n, v));
+                let dup = scope.ranges.contains_key(&d.name.id);
+                scope.ranges.insert(d.name.id, (n, v));
                 dup
             } else {
-                scope.names.insert(&d.name.text, Sym::Var(v)).is_some()
+                scope.names.insert(d.name.id, Sym::Var(v)).is_some()
             };
             if dup {
                 self.error(
@@ -479,8 +481,8 @@ impl<'a, 'f> Checker<'a, 'f> {
             .scopes
             .iter()
             .rev()
-            .find_map(|s| s.names.get(name.text.as_str()).copied())
-            .or_else(|| self.globals.get(name.text.as_str()).copied());
+            .find_map(|s| s.names.get(&name.id).copied())
+            .or_else(|| self.globals.get(&name.id).copied());
         match found {
             Some(Sym::Var(t)) if matches!(t.space, StateSpace::Global | StateSpace::Const) => {}
             Some(Sym::Var(t)) => self.error(
@@ -518,7 +520,7 @@ impl<'a, 'f> Checker<'a, 'f> {
                     name.text
                 ),
             ),
-            None if self.module_names.contains(name.text.as_str()) => self.error(
+            None if self.module_names.contains(&name.id) => self.error(
                 name.span,
                 format!(
                     "bad initializer: '{}' is declared after this initializer; an initializer can only name what is declared before it",
@@ -551,7 +553,7 @@ impl<'a, 'f> Checker<'a, 'f> {
                 Statement::Label(n)
                 | Statement::Prototype { name: n, .. }
                 | Statement::Targets { name: n, .. }
-                    if !self.labels.insert(&n.text) =>
+                    if !self.labels.insert(n.id) =>
                 {
                     self.error(n.span, format!("duplicate label '{}'", n.text));
                 }
@@ -573,7 +575,7 @@ impl<'a, 'f> Checker<'a, 'f> {
                 Statement::Prototype { .. } => {}
                 Statement::Targets { targets, calls, .. } => {
                     for t in targets {
-                        if self.lookup(&t.text).is_none() {
+                        if self.lookup(t).is_none() {
                             let what = if *calls { "function" } else { "label" };
                             self.error(t.span, format!("undeclared {what} '{}'", t.text));
                         }
@@ -585,48 +587,61 @@ impl<'a, 'f> Checker<'a, 'f> {
         self.scopes.pop();
     }
 
-    fn lookup(&self, name: &str) -> Option<Sym<'a>> {
+    fn lookup(&self, name: &Name) -> Option<Sym<'a>> {
+        let id = name.id;
         for scope in self.scopes.iter().rev() {
             // Empty maps are skipped without hashing: compiler output declares registers
             // with ranges only, so most lookups hash once.
             if !scope.names.is_empty() {
-                if let Some(s) = scope.names.get(name) {
+                if let Some(s) = scope.names.get(&id) {
                     return Some(*s);
                 }
             }
             if scope.ranges.is_empty() {
                 continue;
             }
-            if let Some((prefix, n)) = split_numbered(name) {
-                if let Some((count, decl)) = scope.ranges.get(prefix) {
+            if let Some((prefix, n)) = self.names.numbered(name) {
+                if let Some((count, decl)) = scope.ranges.get(&prefix) {
                     if n < *count {
                         return Some(Sym::Var(decl));
                     }
                 }
             }
         }
-        if self.labels.contains(name) {
+        if self.labels.contains(&id) {
             return Some(Sym::Label);
         }
-        self.globals.get(name).copied()
+        self.globals.get(&id).copied()
     }
 
     /// Resolve a name used as an operand; reports undeclared names and labels used as data.
     fn resolve(&mut self, n: &Name) -> Option<Sym<'a>> {
-        let s = self.lookup(&n.text);
+        let s = self.lookup(n);
         self.resolved.push((n as *const Name as usize, s));
         match s {
-            None => self.error(n.span, format!("undeclared identifier '{}'", n.text)),
-            Some(Sym::Label) if !self.in_control => self.error(
+            None => self.unresolved(n, true),
+            Some(Sym::Label) if !self.in_control => self.unresolved(n, false),
+            _ => {}
+        }
+        s
+    }
+
+    /// [`Checker::resolve`]'s errors, out of line so that the lookup made for every operand
+    /// name stays small: `n` is undeclared, or (`undeclared` false) a label used as data.
+    #[cold]
+    #[inline(never)]
+    fn unresolved(&mut self, n: &Name, undeclared: bool) {
+        if undeclared {
+            self.error(n.span, format!("undeclared identifier '{}'", n.text));
+        } else {
+            self.error(
                 n.span,
                 format!(
                     "label '{}' can only be used by branch and call instructions",
                     n.text
                 ),
-            ),
-            _ => {}
+            );
         }
-        s
     }
 
     fn instruction(&mut self, i: &'a Instruction) {
@@ -869,8 +884,7 @@ impl<'a, 'f> Checker<'a, 'f> {
         let Operand::Name(callee) = &i.operands[k] else {
             return;
         };
-        let Some(Sym::Func { rets, params, .. }) = self.globals.get(callee.text.as_str()).copied()
-        else {
+        let Some(Sym::Func { rets, params, .. }) = self.globals.get(&callee.id).copied() else {
             return;
         };
         let count = |o: Option<&Operand>| match o {
@@ -909,7 +923,7 @@ impl<'a, 'f> Checker<'a, 'f> {
         for o in &i.operands {
             match o {
                 Operand::Name(n) => {
-                    if self.lookup(&n.text).is_none() {
+                    if self.lookup(n).is_none() {
                         let what = if i.opcode == Opcode::Bra {
                             "label"
                         } else {
@@ -965,7 +979,7 @@ impl<'a, 'f> Checker<'a, 'f> {
         let at = n as *const Name as usize;
         let s = match self.resolved.iter().find(|(a, _)| *a == at) {
             Some(&(_, s)) => s,
-            None => self.lookup(&n.text),
+            None => self.lookup(n),
         };
         match s {
             Some(Sym::Var(v)) if v.space == StateSpace::Reg => Some(v),
@@ -1101,7 +1115,7 @@ impl<'a, 'f> Checker<'a, 'f> {
                 Operand::Indexed { base, .. } => base,
                 _ => continue,
             };
-            match self.lookup(&base.text) {
+            match self.lookup(base) {
                 Some(Sym::Var(v)) if v.space == StateSpace::Reg => {
                     if matches!(v.ty.kind(), TypeKind::Float | TypeKind::Pred) {
                         self.error(

@@ -2,7 +2,9 @@
 //!
 //! In: the token vector from [`lexer::lex`]. Out: a module plus diagnostics. Recursive descent
 //! over a flat token vector with one-token lookahead (two for labels). Constant expressions
-//! are folded here, so the AST holds values, not expression trees.
+//! are folded here, so the AST holds values, not expression trees. Names are interned as
+//! they are parsed: each distinct text gets the next id ([`Name::id`]) and an entry of the
+//! module's [`NameTable`].
 //!
 //! Invariants: every loop consumes at least one token per iteration or stops at `Eof`, so the
 //! parser always terminates in time linear in the number of tokens; recursion (nested blocks,
@@ -15,6 +17,7 @@ use crate::error::{Diagnostic, SourceFile, Span};
 use crate::ptx::ast::*;
 use crate::ptx::lexer::{lex, Tok, Token};
 use crate::ptx::opcodes::{OpInfo, Opcode};
+use rustc_hash::FxHashMap as HashMap;
 use std::sync::Arc;
 
 /// Deepest nesting of blocks, initializers or expressions accepted.
@@ -35,7 +38,13 @@ pub fn parse(file: &Arc<SourceFile>) -> (Option<Module>, Vec<Diagnostic>) {
         depth: 0,
         fatal: false,
         stmts: Vec::new(),
+        ids: HashMap::default(),
+        numbered: Vec::new(),
+        special: Vec::new(),
     };
+    // About one distinct name per 32 tokens in compiler output: room up front rather than
+    // rehashing the table as the file's names are first seen (capacity only).
+    p.ids.reserve(p.toks.len() / 32);
     let module = p.module();
     let usable = !module.items.is_empty() || p.diags.iter().all(|d| !d.is_error());
     (usable.then_some(module), diags)
@@ -54,6 +63,13 @@ struct Parser<'a> {
     /// its own out at their exact count when it closes (instead of growing a vector of
     /// large statements by doubling and shrinking it to fit).
     stmts: Vec<Statement>,
+    /// Each distinct name text seen so far and its id ([`Name::id`]).
+    ids: HashMap<&'a str, u32>,
+    /// By id: the module's [`NameTable::numbered`].
+    numbered: Vec<Option<(u32, u32)>>,
+    /// By id: whether the name is a special register ([`is_special_register`] of its text,
+    /// asked once per distinct name instead of at every operand).
+    special: Vec<bool>,
 }
 
 /// The most tokens [`Parser::glued_dots`] and [`Parser::operands_ahead`] look ahead.
@@ -119,7 +135,10 @@ impl<'a> Parser<'a> {
         self.diags.push(Diagnostic::error(self.file, span, msg));
     }
 
-    /// Report "expected X, found Y" at the current token.
+    /// Report "expected X, found Y" at the current token. Out of line (an error path), so
+    /// that [`Parser::expect`] and [`Parser::name`] stay small.
+    #[cold]
+    #[inline(never)]
     fn expected<T>(&mut self, what: &str) -> PResult<T> {
         let t = self.tok();
         let found = if t.kind == Tok::Eof {
@@ -142,31 +161,67 @@ impl<'a> Parser<'a> {
     fn name(&mut self, what: &str) -> PResult<Name> {
         if self.peek() == Tok::Ident {
             let t = self.bump();
+            let text = self.text_of(t);
             Ok(Name {
-                text: self.text_of(t).to_string(),
+                text: text.to_string(),
                 span: t.span,
+                id: self.intern(text),
             })
         } else {
             self.expected(what)
         }
     }
 
+    /// The id of a name text: the next free one the first time the text is seen (when its
+    /// [`NameTable::numbered`] entry is made, interning the prefix of a numbered name too).
+    fn intern(&mut self, text: &'a str) -> u32 {
+        match self.ids.get(text) {
+            Some(&id) => id,
+            None => self.intern_new(text),
+        }
+    }
+
+    /// [`Parser::intern`] of a text not seen before, out of line: the lookup that finds a
+    /// name seen before (most of them) stays small enough to inline where names are parsed.
+    #[cold]
+    #[inline(never)]
+    fn intern_new(&mut self, text: &'a str) -> u32 {
+        let id = self.numbered.len() as u32;
+        self.ids.insert(text, id);
+        self.numbered.push(None);
+        self.special.push(is_special_register(text));
+        // A prefix has no trailing digits, so it does not split again: no deeper recursion.
+        if let Some((prefix, n)) = crate::ptx::check::split_numbered(text) {
+            let p = self.intern(prefix);
+            self.numbered[id as usize] = Some((p, n));
+        }
+        id
+    }
+
     fn enter(&mut self) -> PResult<()> {
         self.depth += 1;
         if self.depth > MAX_DEPTH {
-            let span = self.tok().span;
-            self.error(
-                span,
-                format!("nesting too deep (more than {MAX_DEPTH} levels)"),
-            );
-            // Give up on the rest of the file: recovering inside a pathological nest would
-            // only produce follow-on noise.
-            self.pos = self.toks.len() - 1;
-            self.fatal = true;
-            self.depth -= 1;
-            return Err(());
+            return self.too_deep();
         }
         Ok(())
+    }
+
+    /// [`Parser::enter`] past [`MAX_DEPTH`], out of line so that the check itself (made for
+    /// every operand) inlines.
+    #[cold]
+    #[inline(never)]
+    fn too_deep(&mut self) -> PResult<()> {
+        let span = self.tok().span;
+        self.error(
+            span,
+            format!("nesting too deep (more than {MAX_DEPTH} levels)"),
+        );
+        // Give up on the rest of the file: recovering inside a pathological nest would
+        // only produce follow-on noise.
+        self.pos = self.toks.len() - 1;
+        self.fatal = true;
+        self.depth -= 1;
+        Err(())
     }
 
     fn leave(&mut self) {
@@ -474,6 +529,9 @@ impl<'a> Parser<'a> {
         Module {
             items,
             span: Span::new(0, self.src.len()),
+            names: NameTable {
+                numbered: std::mem::take(&mut self.numbered),
+            },
         }
     }
 
@@ -1399,7 +1457,7 @@ impl<'a> Parser<'a> {
                 } else {
                     None
                 };
-                if is_special_register(&name.text) {
+                if self.special[name.id as usize] {
                     return Ok(Operand::Special {
                         name,
                         comp: comp.map(|c| c.0),
@@ -1590,4 +1648,76 @@ fn unquote(s: &str) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every name of a small kernel: equal texts share an id, different texts do not, and
+    /// the name table splits numbered names onto the id of their prefix (the name of the
+    /// `%r<N>` declaration), as the checker and the IR builder look ranges up.
+    #[test]
+    fn names_share_ids_by_text_and_split_onto_their_prefix() {
+        let src = ".version 7.0\n.target sm_50\n.address_size 64\n\
+                   .visible .entry k(.param .u64 p)\n{\n\
+                   .reg .b32 %r<20>;\n.reg .b32 x, %r01;\n\
+                   ld.param.u64 %r1, [p];\nmov.b32 %r2, %r1;\nmov.b32 x, %r10;\n\
+                   mov.b32 %r01, x;\nmov.u32 %r3, %tid.x;\n@%r2 bra L;\nL:\nret;\n}\n";
+        let f = SourceFile::new("t.ptx", src);
+        let (m, d) = parse(&f);
+        assert!(d.is_empty(), "{d:?}");
+        let m = m.expect("module");
+        let k = m.functions().next().expect("kernel");
+        let mut names: Vec<&Name> = vec![&k.name];
+        names.extend(
+            k.params
+                .iter()
+                .flat_map(|p| p.names.iter().map(|d| &d.name)),
+        );
+        let mut range_id = None;
+        for s in &k.body.as_ref().expect("body").stmts {
+            match s {
+                Statement::Var(v) => {
+                    for d in &v.names {
+                        if d.range.is_some() {
+                            range_id = Some(d.name.id);
+                        }
+                        names.push(&d.name);
+                    }
+                }
+                Statement::Instr(i) => {
+                    names.extend(i.guard.as_ref().map(|g| &g.pred));
+                    for o in &i.operands {
+                        match o {
+                            Operand::Name(n) | Operand::Special { name: n, .. } => names.push(n),
+                            Operand::Address(a) => names.extend(a.base.as_ref()),
+                            _ => {}
+                        }
+                    }
+                }
+                Statement::Label(n) => names.push(n),
+                _ => {}
+            }
+        }
+        assert!(names.len() > 15);
+        for a in &names {
+            for b in &names {
+                assert_eq!(a.text == b.text, a.id == b.id, "{} {}", a.text, b.text);
+            }
+            assert!((a.id as usize) < m.names.len());
+        }
+        let range_id = range_id.expect("%r<20>");
+        let split = |text: &str| {
+            let n = names.iter().find(|n| *n.text == *text).expect(text);
+            m.names.numbered(n)
+        };
+        assert_eq!(split("%r1"), Some((range_id, 1)));
+        assert_eq!(split("%r10"), Some((range_id, 10)));
+        assert_eq!(split("%r"), None);
+        assert_eq!(split("x"), None);
+        // A leading zero is its own name, not %r1 (split_numbered's rule).
+        assert_eq!(split("%r01"), None);
+        assert_ne!(split("%r01"), split("%r1"));
+    }
 }

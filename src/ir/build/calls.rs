@@ -281,7 +281,7 @@ impl FnBuilder<'_, '_> {
         else {
             return None;
         };
-        match self.lookup(&n.text) {
+        match self.lookup(n) {
             Some(Err(Sym::Arg { store })) => Some((store, *offset)),
             _ => None,
         }
@@ -427,7 +427,7 @@ impl FnBuilder<'_, '_> {
                 let info = self.arg_reg_param(d, n)?;
                 let ty = self.var_ty[info];
                 let v = match arg {
-                    Operand::Name(a) => match self.lookup(&a.text) {
+                    Operand::Name(a) => match self.lookup(a) {
                         Some(Err(Sym::Arg { store })) => {
                             let bytes = ty.bytes().unwrap_or(1);
                             self.arg_read(store, 0, bytes, a.span)?
@@ -438,7 +438,7 @@ impl FnBuilder<'_, '_> {
                 };
                 self.def_var(info, v);
                 scope.regs.insert(
-                    n.name.text.clone(),
+                    n.name.id,
                     super::RegInfo {
                         vars: [info].into_iter().collect(),
                     },
@@ -446,7 +446,7 @@ impl FnBuilder<'_, '_> {
                 continue;
             }
             let sym = match arg {
-                Operand::Name(a) => match self.lookup(&a.text) {
+                Operand::Name(a) => match self.lookup(a) {
                     Some(Err(s @ Sym::Arg { .. })) => Some(s),
                     _ => None,
                 },
@@ -474,7 +474,7 @@ impl FnBuilder<'_, '_> {
                     s
                 }
             };
-            scope.syms.insert(n.name.text.clone(), sym);
+            scope.syms.insert(n.name.id, sym);
         }
         let mut rets = Vec::new();
         let decls = callee
@@ -488,7 +488,7 @@ impl FnBuilder<'_, '_> {
             // Where the caller wants the result.
             let to = match dest {
                 None | Some(Operand::Sink(_)) => None,
-                Some(Operand::Name(a)) => match self.lookup(&a.text) {
+                Some(Operand::Name(a)) => match self.lookup(a) {
                     Some(Err(Sym::Arg { store })) => Some(Err(store)),
                     _ => Some(Ok(self.dest1(dest?)??)),
                 },
@@ -497,7 +497,7 @@ impl FnBuilder<'_, '_> {
             if d.space == StateSpace::Reg {
                 let var = self.arg_reg_param(d, n)?;
                 scope.regs.insert(
-                    n.name.text.clone(),
+                    n.name.id,
                     super::RegInfo {
                         vars: [var].into_iter().collect(),
                     },
@@ -522,7 +522,7 @@ impl FnBuilder<'_, '_> {
                 }
                 None => self.new_store(size),
             };
-            scope.syms.insert(n.name.text.clone(), sym);
+            scope.syms.insert(n.name.id, sym);
         }
         Some(rets)
     }
