@@ -228,23 +228,17 @@ fn class_pipe(class: &'static str) -> &'static str {
 /// share of its time.
 fn pipe_id(inst: &Inst) -> u16 {
     static IDS: std::sync::OnceLock<Vec<u16>> = std::sync::OnceLock::new();
-    let ids = IDS.get_or_init(|| {
-        let mut names: Vec<&'static str> = Vec::new();
-        sm50::FORMS
-            .iter()
-            .map(|f| {
-                let name = class_pipe(f.class);
-                match names.iter().position(|n| *n == name) {
-                    Some(i) => i as u16,
-                    None => {
-                        names.push(name);
-                        (names.len() - 1) as u16
-                    }
-                }
-            })
-            .collect()
-    });
-    ids[inst.form as usize]
+    let mut names: Vec<&'static str> = Vec::new();
+    super::per_form(&IDS, |f| {
+        let name = class_pipe(f.class);
+        match names.iter().position(|n| *n == name) {
+            Some(i) => i as u16,
+            None => {
+                names.push(name);
+                (names.len() - 1) as u16
+            }
+        }
+    })[inst.form as usize]
 }
 
 /// Texture fetches read their coordinates at issue and the texture unit writes the result
@@ -484,24 +478,18 @@ enum Flow {
 /// compared for every instruction, several times).
 fn flow(form: usize) -> Flow {
     static FLOW: std::sync::OnceLock<Vec<Flow>> = std::sync::OnceLock::new();
-    let table = FLOW.get_or_init(|| {
-        sm50::FORMS
-            .iter()
-            .map(|f| match f.class {
-                "BRA" => Flow::Bra,
-                "CAL" => Flow::Cal,
-                "SYNC" => Flow::Sync,
-                "BRK" => Flow::Brk,
-                "RET" => Flow::Ret,
-                "BRX" => Flow::Brx,
-                "EXIT" => Flow::Exit,
-                "SSY" => Flow::Ssy,
-                "PBK" => Flow::Pbk,
-                _ => Flow::Other,
-            })
-            .collect()
-    });
-    table[form]
+    super::per_form(&FLOW, |f| match f.class {
+        "BRA" => Flow::Bra,
+        "CAL" => Flow::Cal,
+        "SYNC" => Flow::Sync,
+        "BRK" => Flow::Brk,
+        "RET" => Flow::Ret,
+        "BRX" => Flow::Brx,
+        "EXIT" => Flow::Exit,
+        "SSY" => Flow::Ssy,
+        "PBK" => Flow::Pbk,
+        _ => Flow::Other,
+    })[form]
 }
 
 /// The successors of each instruction, and whether it is reachable code at all.
@@ -589,17 +577,12 @@ pub(crate) fn slot_reg(inst: &Inst, slot: usize) -> Option<u64> {
     // The field of each slot, per form, found once (the search of the form's fields ran
     // for every slot of every instruction the reuse passes looked at).
     static SLOTS: std::sync::OnceLock<Vec<[Option<usize>; 3]>> = std::sync::OnceLock::new();
-    let slots = SLOTS.get_or_init(|| {
-        sm50::FORMS
-            .iter()
-            .map(|info| {
-                [8, 20, 39].map(|start| {
-                    info.fields.iter().position(|f| {
-                        matches!(f.kind, FieldKind::Reg) && f.bits.first() == Some(&(start, 8))
-                    })
-                })
+    let slots = super::per_form(&SLOTS, |info| {
+        [8, 20, 39].map(|start| {
+            info.fields.iter().position(|f| {
+                matches!(f.kind, FieldKind::Reg) && f.bits.first() == Some(&(start, 8))
             })
-            .collect()
+        })
     });
     slots[inst.form as usize][slot]
         .map(|k| inst.f[k])

@@ -195,23 +195,17 @@ pub fn is_fence(inst: &Inst) -> bool {
         S2R,
     }
     static KINDS: std::sync::OnceLock<Vec<Kind>> = std::sync::OnceLock::new();
-    let kinds = KINDS.get_or_init(|| {
-        crate::sm50::FORMS
-            .iter()
-            .enumerate()
-            .map(|(k, f)| {
-                if super::is_control_form(k) {
-                    return Kind::Yes;
-                }
-                match f.class {
-                    "SSY" | "PBK" | "BAR" | "MEMBAR" | "DEPBAR" | "ATOM" | "ATOM_CAS" | "ATOMS"
-                    | "ATOMS_CAS" | "RED" | "KIL" | "NOP" | "BPT" | "P2R" | "R2P" | "B2R"
-                    | "VOTE" | "CCTL" | "JCAL" | "PRET" | "CS2R" => Kind::Yes,
-                    "S2R" => Kind::S2R,
-                    _ => Kind::No,
-                }
-            })
-            .collect()
+    let kinds = super::per_form(&KINDS, |f| {
+        if super::is_control_class(f.class) {
+            return Kind::Yes;
+        }
+        match f.class {
+            "SSY" | "PBK" | "BAR" | "MEMBAR" | "DEPBAR" | "ATOM" | "ATOM_CAS" | "ATOMS"
+            | "ATOMS_CAS" | "RED" | "KIL" | "NOP" | "BPT" | "P2R" | "R2P" | "B2R" | "VOTE"
+            | "CCTL" | "JCAL" | "PRET" | "CS2R" => Kind::Yes,
+            "S2R" => Kind::S2R,
+            _ => Kind::No,
+        }
     });
     match kinds[inst.form as usize] {
         Kind::No => false,

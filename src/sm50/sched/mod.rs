@@ -178,44 +178,30 @@ pub fn fixed_latency(r: Res) -> u32 {
 
 /// Whether the instruction transfers control (the next instruction starts a block).
 pub fn is_control(inst: &Inst) -> bool {
-    is_control_form(inst.form as usize)
-}
-
-/// [`is_control`] of the form numbered `form`.
-fn is_control_form(form: usize) -> bool {
     // Per form, decided once (every pass asks this of every instruction; the string
     // comparisons of the class were a visible cost).
     static CONTROL: std::sync::OnceLock<Vec<bool>> = std::sync::OnceLock::new();
-    let table = CONTROL.get_or_init(|| {
-        super::FORMS
-            .iter()
-            .map(|f| {
-                matches!(
-                    f.class,
-                    "BRA" | "BRX" | "SYNC" | "BRK" | "RET" | "EXIT" | "CAL"
-                )
-            })
-            .collect()
-    });
-    table[form]
+    per_form(&CONTROL, |f| is_control_class(f.class))[inst.form as usize]
+}
+
+/// Whether forms of instruction class `class` are control transfers ([`is_control`]).
+fn is_control_class(class: &str) -> bool {
+    matches!(
+        class,
+        "BRA" | "BRX" | "SYNC" | "BRK" | "RET" | "EXIT" | "CAL"
+    )
 }
 
 /// The stall ptxas always puts after this instruction (0 = no minimum of its own).
 pub fn min_stall_after(inst: &Inst) -> u8 {
     // Per form, decided once (asked of every instruction on every block visit).
     static STALL: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
-    let table = STALL.get_or_init(|| {
-        super::FORMS
-            .iter()
-            .map(|f| match f.class {
-                "EXIT" | "BAR" => 15,
-                "BRA" | "BRX" | "SYNC" | "BRK" | "RET" | "CAL" => 13,
-                "MEMBAR" => 5,
-                _ => 1,
-            })
-            .collect()
-    });
-    table[inst.form as usize]
+    per_form(&STALL, |f| match f.class {
+        "EXIT" | "BAR" => 15,
+        "BRA" | "BRX" | "SYNC" | "BRK" | "RET" | "CAL" => 13,
+        "MEMBAR" => 5,
+        _ => 1,
+    })[inst.form as usize]
 }
 
 /// An operand-free control transfer (`BRA` with no guard, `EXIT`, ...): as a block leader it
