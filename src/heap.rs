@@ -26,6 +26,7 @@ const MI_OPTION_PURGE_DELAY: c_int = 15;
 
 extern "C" {
     fn mi_option_set(option: c_int, value: c_long);
+    #[cfg(test)]
     fn mi_option_get(option: c_int) -> c_long;
 }
 
@@ -39,20 +40,22 @@ pub fn keep_freed_memory() {
     unsafe { mi_option_set(MI_OPTION_PURGE_DELAY, -1) }
 }
 
-/// mimalloc's current purge delay in milliseconds (-1: never).
-pub fn purge_delay() -> c_long {
-    // SAFETY: reads one option (see `keep_freed_memory`).
-    unsafe { mi_option_get(MI_OPTION_PURGE_DELAY) }
-}
-
 #[cfg(test)]
 mod tests {
+    use std::ffi::c_long;
+
+    /// mimalloc's current purge delay in milliseconds (-1: never).
+    fn purge_delay() -> c_long {
+        // SAFETY: reads one option (see `keep_freed_memory`).
+        unsafe { super::mi_option_get(super::MI_OPTION_PURGE_DELAY) }
+    }
+
     #[test]
     fn the_option_index_names_the_purge_delay() {
         // Option 15 must be mimalloc 3's purge delay, whose default is 1000 ms (unless the
         // environment set it); after the call it is -1 (never purge).
         if std::env::var_os("MIMALLOC_PURGE_DELAY").is_none() {
-            let before = super::purge_delay();
+            let before = purge_delay();
             assert!(
                 before == 1000,
                 "option {} is not mimalloc's purge delay (reads {before})",
@@ -60,6 +63,6 @@ mod tests {
             );
         }
         super::keep_freed_memory();
-        assert_eq!(super::purge_delay(), -1);
+        assert_eq!(purge_delay(), -1);
     }
 }

@@ -912,10 +912,11 @@ pub fn allocate_owned<I: MachInst>(
         let env = machine_env(&classes, last_regs.as_deref().unwrap_or_default());
         let out = RA_CTX.with(|ctx| {
             let mut ctx = ctx.borrow_mut();
-            ra::run_with_ctx(&vc, &env, &ra_opts, &mut ctx)?;
+            if let Err(e) = ra::run_with_ctx(&vc, &env, &ra_opts, &mut ctx) {
+                return Err(AllocError::Regalloc(format!("{e:?}")));
+            }
             Ok(std::mem::take(&mut ctx.output))
-        });
-        let out = out.map_err(|e: ra::RegAllocError| AllocError::Regalloc(format!("{e:?}")))?;
+        })?;
         let mut spilled = [false; 3];
         for (_, ra::Edit::Move { from, to }) in &out.edits {
             for (a, other) in [(from, to), (to, from)] {

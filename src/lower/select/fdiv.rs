@@ -836,9 +836,9 @@ impl Lowerer<'_> {
         Ok(())
     }
 
-    /// `v`, holding the IR value `val` and read `reads` times by this division, as an operand
-    /// the call pins to a fixed register: `v` itself where its live range ends here and
-    /// crosses no other call (it is read nowhere else, and was defined in this block since
+    /// `v`, holding the IR value `val` and read `reads` (at least 1) times by this division,
+    /// as an operand the call pins to a fixed register: `v` itself where its live range ends
+    /// here and crosses no other call (it is read nowhere else, and was defined in this block since
     /// its last call: `v` numbered from `fdiv_floor` on), else a copy (a register move).
     ///
     /// Why: a value that lives on (a loop-invariant divisor, a constant used again) and is
@@ -849,8 +849,7 @@ impl Lowerer<'_> {
     /// not coalesce explicit moves, so the value would be computed elsewhere and moved.
     /// (Either form is correct; the choice only decides the code's quality.)
     fn pinned_operand(&mut self, v: VReg, val: Value, reads: u32) -> VReg {
-        let n = self.use_count[val.index()];
-        let dies_here = n != 0 && n == reads;
+        let dies_here = self.use_count[val.index()] == reads;
         if dies_here && v.index >= self.fdiv_floor {
             v
         } else {
