@@ -188,6 +188,8 @@ pub fn run(args: &Args) -> u8 {
         arch,
         fold,
         assume_inbounds: args.assume_inbounds,
+        // The compile time column is `leafold compile`'s: no SASS listing (it is not read).
+        sass_listing: false,
         ..Options::default()
     };
     let mut report = Report::default();
