@@ -17,8 +17,9 @@
 //! - `check COND`: a cross-field condition every valid encoding of the form satisfies.
 //!
 //! Invariants the generator checks (it panics, failing the build, when the data is wrong):
-//! no two fields of one form overlap, no field overlaps the fixed opcode bits, every name a
-//! template uses is a field of the form.
+//! no two fields of one form overlap, no field overlaps the fixed opcode bits, no field is
+//! wider than 32 bits (the compiler stores field values in 32 bits), every name a template
+//! uses is a field of the form.
 
 use std::collections::BTreeSet;
 use std::fmt::Write;
@@ -387,6 +388,14 @@ fn check_form(f: &FormDef) {
     assert!(!f.mnemonic.is_empty(), "form {}: no print template", f.name);
     let mut used = f.mask;
     for fd in &f.fields {
+        // The compiler stores a field's value in 32 bits (`sm50::Inst`).
+        let len: u32 = fd.bits.iter().map(|b| b.1).sum();
+        assert!(
+            len <= 32,
+            "form {}: field {} is {len} bits wide, more than 32",
+            f.name,
+            fd.name
+        );
         for &(s, l) in &fd.bits {
             let m = if l == 64 { !0 } else { ((1u64 << l) - 1) << s };
             assert!(
@@ -485,7 +494,7 @@ fn slot(form: &FormDef, name: &str) -> usize {
 }
 
 fn fv(form: &FormDef, name: &str) -> String {
-    format!("i.f[{}]", slot(form, name))
+    format!("u64::from(i.f[{}])", slot(form, name))
 }
 
 fn field<'a>(form: &'a FormDef, name: &str) -> &'a FieldDef {
@@ -808,7 +817,7 @@ pub fn generate_from(src: &str) -> String {
         .unwrap();
         writeln!(o, "        let mut ok = true;").unwrap();
         for (k, fd) in f.fields.iter().enumerate() {
-            writeln!(o, "        i.f[{k}] = {};", extract(fd)).unwrap();
+            writeln!(o, "        i.f[{k}] = ({}) as u32;", extract(fd)).unwrap();
             match &fd.kind {
                 Kind::Enum(_) => writeln!(
                     o,
@@ -854,7 +863,12 @@ pub fn generate_from(src: &str) -> String {
         )
         .unwrap();
         for (k, fd) in f.fields.iter().enumerate() {
-            writeln!(o, "            {}", insert(fd, &format!("i.f[{k}]"))).unwrap();
+            writeln!(
+                o,
+                "            {}",
+                insert(fd, &format!("u64::from(i.f[{k}])"))
+            )
+            .unwrap();
         }
         writeln!(o, "            w\n        }}").unwrap();
     }
@@ -968,5 +982,11 @@ mod tests {
     #[should_panic(expected = "overlaps")]
     fn overlapping_fields_are_rejected() {
         parse("class X lat=fixed\nfield a u 0:8\nfield b u 4:8\nprint X\nform - 5000/ff00\n");
+    }
+
+    #[test]
+    #[should_panic(expected = "more than 32")]
+    fn fields_wider_than_32_bits_are_rejected() {
+        parse("class X lat=fixed\nfield a u 0:20+20:13\nprint X\nform - 5000/ff00\n");
     }
 }

@@ -192,7 +192,7 @@ pub(super) fn get(i: &Inst, field: Field) -> Option<u64> {
         return None;
     }
     match t.get(i.form as usize * per_form + field as usize) {
-        Some(&n) if n != u8::MAX => Some(i.f[n as usize]),
+        Some(&n) if n != u8::MAX => Some(u64::from(i.f[n as usize])),
         _ => None,
     }
 }

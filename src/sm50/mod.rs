@@ -96,10 +96,15 @@ impl Form {
 
 /// A decoded (or compiler-built) instruction: its form and one value per field of the form,
 /// in the form's field order (`FormInfo::fields`).
+///
+/// Values are stored in 32 bits: no SM50 field is wider (the generator in `isa/` checks it),
+/// and [`Inst::set`] / [`Inst::with_signed`] refuse or mask values that do not fit their
+/// field. Half the size of 64-bit slots matters: every pass after selection moves and copies
+/// instructions (72 bytes each rather than 144).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Inst {
     pub form: Form,
-    pub f: [u64; MAX_FIELDS],
+    pub f: [u32; MAX_FIELDS],
 }
 
 /// A register, predicate or carry-flag operand, as the operand visitor reports it.
@@ -229,7 +234,7 @@ impl Inst {
             f: [0; MAX_FIELDS],
         };
         for (k, fi) in form.info().fields.iter().enumerate() {
-            i.f[k] = match fi.kind {
+            let v: u64 = match fi.kind {
                 FieldKind::Reg => 255,
                 FieldKind::Pred => 7,
                 FieldKind::Const(v) => v,
@@ -240,6 +245,7 @@ impl Inst {
                     .unwrap_or(0) as u64,
                 _ => 0,
             };
+            i.f[k] = u32::try_from(v).expect("field values fit 32 bits");
         }
         // Lane masks default to all lanes.
         if let Some(k) = i.slot(Field::Lm) {
@@ -273,7 +279,7 @@ impl Inst {
 
     /// A field's raw value, or `None` when the form has no such field.
     pub fn get(&self, field: Field) -> Option<u64> {
-        self.slot(field).map(|k| self.f[k])
+        self.slot(field).map(|k| u64::from(self.f[k]))
     }
 
     /// Set a field (builder style). Panics when the form has no such field or the value
@@ -296,7 +302,8 @@ impl Inst {
             value >= min && value <= max,
             "{value} does not fit {len} signed bits"
         );
-        self.f[k] = (value as u64) & mask;
+        // Fields are at most 32 bits wide (see `Inst`), so the masked value fits.
+        self.f[k] = ((value as u64) & mask) as u32;
         self
     }
 
@@ -306,11 +313,12 @@ impl Inst {
             .unwrap_or_else(|| panic!("{:?} has no field {:?}", self.form, field));
         let len = self.info().fields[k].len;
         assert!(
-            len == 64 || value >> len == 0,
+            len < 64 && value >> len == 0,
             "{value:#x} does not fit {:?} ({len} bits)",
             field
         );
-        self.f[k] = value;
+        // At most 32 bits (no field is wider), so the cast keeps every bit.
+        self.f[k] = value as u32;
     }
 
     /// Visit every register, predicate and carry-flag operand (RZ and PT are not operands).
@@ -559,12 +567,8 @@ impl Inst {
     fn random_fields(form: Form, next: &mut dyn FnMut() -> u64) -> Inst {
         let mut i = Inst::new(form);
         for (k, fi) in form.info().fields.iter().enumerate() {
-            let mask = if fi.len == 64 {
-                !0
-            } else {
-                (1u64 << fi.len) - 1
-            };
-            i.f[k] = match fi.kind {
+            let mask = (1u64 << fi.len) - 1;
+            let v = match fi.kind {
                 FieldKind::Const(v) => v,
                 FieldKind::Enum(names) => {
                     let valid: Vec<u64> = (0..names.len() as u64)
@@ -574,6 +578,7 @@ impl Inst {
                 }
                 _ => next() & mask,
             };
+            i.f[k] = u32::try_from(v).expect("fields are at most 32 bits");
         }
         i
     }

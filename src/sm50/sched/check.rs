@@ -585,7 +585,7 @@ pub(crate) fn slot_reg(inst: &Inst, slot: usize) -> Option<u64> {
         })
     });
     slots[inst.form as usize][slot]
-        .map(|k| inst.f[k])
+        .map(|k| u64::from(inst.f[k]))
         .filter(|&r| r != 255)
 }
 
