@@ -535,7 +535,7 @@ fn overflow_scalars<I: MachInst>(
         let fs = fields(inst);
         for f in fs.iter().flatten() {
             if let super::OpConstraint::Reuse(pos) = f.spec.constraint {
-                if let Some(Some(u)) = fs.get(pos) {
+                if let Some(Some(u)) = fs.get(usize::from(pos)) {
                     let (a, b) = (
                         find(&mut parent, f.vreg.index as usize),
                         find(&mut parent, u.vreg.index as usize),

@@ -185,7 +185,9 @@ pub enum OpConstraint {
     Fixed(PhysReg),
     /// A def that must take the register of the use visited at this position (0-based, counting
     /// every call of the operand visitor for this instruction, physical registers included).
-    Reuse(usize),
+    /// A byte: instructions have a handful of operands, and operands are copied with every
+    /// instruction through every allocator pass (a `usize` doubled an operand's size).
+    Reuse(u8),
 }
 
 /// Which 32-bit half of a 64-bit pair a use reads.
@@ -249,7 +251,9 @@ impl OpSpec {
     /// A write into the register of the use visited at position `input`.
     pub fn reuse_def(input: usize) -> OpSpec {
         OpSpec {
-            constraint: OpConstraint::Reuse(input),
+            constraint: OpConstraint::Reuse(
+                u8::try_from(input).expect("an instruction has fewer than 256 operands"),
+            ),
             ..OpSpec::def()
         }
     }

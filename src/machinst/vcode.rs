@@ -325,11 +325,15 @@ impl<I: MachInst> VCode<I> {
                     // A reuse def names a whole use of the same kind (the rule `derive_ra`
                     // relies on; predicates were refused above).
                     if let OpConstraint::Reuse(pos) = f.spec.constraint {
-                        let same = fs.get(pos).copied().flatten().is_some_and(|u| {
-                            u.vreg.kind == f.vreg.kind
-                                && u.spec.kind == OpKind::Use
-                                && u.spec.half.is_none()
-                        });
+                        let same = fs
+                            .get(usize::from(pos))
+                            .copied()
+                            .flatten()
+                            .is_some_and(|u| {
+                                u.vreg.kind == f.vreg.kind
+                                    && u.spec.kind == OpKind::Use
+                                    && u.spec.half.is_none()
+                            });
                         if !same || f.spec.kind != OpKind::Def {
                             return Err(format!("`{inst}`: bad reuse constraint"));
                         }
@@ -530,7 +534,7 @@ impl<I: MachInst> VCode<I> {
                     // physical number for now and translate in `alloc`.
                     OpConstraint::Fixed(_) => ra::OperandConstraint::Reg,
                     OpConstraint::Reuse(pos) => {
-                        let idx = map.get(pos).copied().unwrap_or(usize::MAX);
+                        let idx = map.get(usize::from(pos)).copied().unwrap_or(usize::MAX);
                         let same = ops.get(idx).is_some_and(|u| {
                             u.vreg.kind == f.vreg.kind
                                 && u.spec.kind == OpKind::Use
