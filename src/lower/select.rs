@@ -768,8 +768,9 @@ impl<'a> Lowerer<'a> {
         let f = self.f;
         let node = &f.insts[inst];
         let results = &node.results;
-        let data = node.data.clone();
-        match data {
+        // Matched in place: the fields bound by value are `Copy`; the others by reference
+        // (a clone of the instruction per lowering was a visible cost).
+        match node.data {
             InstData::Iconst { .. }
             | InstData::Fconst { .. }
             | InstData::LoadParam { .. }
@@ -794,16 +795,16 @@ impl<'a> Lowerer<'a> {
                 ty,
                 addr,
                 offset,
-                values,
+                ref values,
                 cache,
-            } => self.lower_store(space, ty, addr, offset, &values, cache),
+            } => self.lower_store(space, ty, addr, offset, values, cache),
             InstData::Cvta {
                 dir,
                 space,
                 ty,
                 arg,
             } => self.lower_cvta(results[0], dir, space, ty, arg),
-            InstData::Jump { dest } => {
+            InstData::Jump { ref dest } => {
                 let args = self.block_args(&dest.args)?;
                 let target = self.blocks.get(&dest.block).copied().unwrap_or(BlockId(0));
                 let mut i = Sm50Inst::new(Role::Branch);
@@ -814,8 +815,8 @@ impl<'a> Lowerer<'a> {
             }
             InstData::Brif {
                 cond,
-                then_dest,
-                else_dest,
+                ref then_dest,
+                ref else_dest,
             } => {
                 let c = self.reg(cond)?;
                 let ta = self.block_args(&then_dest.args)?;
@@ -857,7 +858,7 @@ impl<'a> Lowerer<'a> {
                 op: FloatOp::Approx { func, ftz },
                 ref args,
             } => self.lower_approx(results[0], func, ftz, args),
-            InstData::Float { op, args } => self.lower_float(results[0], op, &args),
+            InstData::Float { op, ref args } => self.lower_float(results[0], op, args),
             InstData::NamedBarrier { id, count, wait } => {
                 // BAR.SYNC id[, count] / BAR.ARV id, count (count 0 = the whole CTA).
                 let bar = sm50::Inst::new(Form::BAR)
@@ -903,15 +904,15 @@ impl<'a> Lowerer<'a> {
                 self.push(i);
                 Ok(())
             }
-            InstData::Bits { op, args } => self.lower_bits(results[0], op, &args),
+            InstData::Bits { op, ref args } => self.lower_bits(results[0], op, args),
             InstData::Atomic {
                 op,
                 space,
                 ty,
                 addr,
                 offset,
-                args,
-            } => self.lower_atomic(results[0], op, space, ty, addr, offset, &args),
+                ref args,
+            } => self.lower_atomic(results[0], op, space, ty, addr, offset, args),
             InstData::Vote { mode, arg } => self.lower_vote(results[0], mode, arg),
             InstData::Shfl { mode, args } => self.lower_shfl(results, mode, args),
         }
