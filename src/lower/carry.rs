@@ -18,7 +18,7 @@
 //! is lowered. Intermediate values (the carry predicates, `t_k`, the shifted words) are not
 //! replaced: a user outside the chain still gets them from ordinary lowering.
 
-use cranelift_entity::SecondaryMap;
+use cranelift_entity::{EntityRef, SecondaryMap};
 
 use crate::ir::{BinaryOp, Function, Inst, InstData, IntCC, Type, Value, ValueDef};
 
@@ -42,9 +42,19 @@ pub struct CarryChain {
 
 struct Finder<'a> {
     f: &'a Function,
-    users: SecondaryMap<Value, Vec<Inst>>,
+    /// The users of value `v` (an instruction once per operand naming `v`, in layout order)
+    /// are `users[first[v]..first[v + 1]]`: one list for the function, not a vector per value.
+    first: Vec<u32>,
+    users: Vec<Inst>,
     /// Position of each instruction in its block.
     pos: SecondaryMap<Inst, usize>,
+}
+
+impl Finder<'_> {
+    /// Every instruction that reads `v`, in layout order.
+    fn users_of(&self, v: Value) -> &[Inst] {
+        &self.users[self.first[v.index()] as usize..self.first[v.index() + 1] as usize]
+    }
 }
 
 /// The carry chains of `f`, each with at least two links.
@@ -60,19 +70,40 @@ pub fn find_chains(f: &Function) -> Vec<CarryChain> {
     if !any_select {
         return Vec::new();
     }
-    let mut users: SecondaryMap<Value, Vec<Inst>> = SecondaryMap::with_capacity(f.values.len());
+    // Counted first, then filled in the same order.
+    let mut first = vec![0u32; f.values.len() + 1];
     let mut pos: SecondaryMap<Inst, usize> = SecondaryMap::with_capacity(f.insts.len());
     for &b in &f.layout {
         for (k, &i) in f.blocks[b].insts.iter().enumerate() {
             pos[i] = k;
             for part in f.insts[i].data.operand_parts() {
                 for &v in part {
-                    users[v].push(i);
+                    first[v.index() + 1] += 1;
                 }
             }
         }
     }
-    let fd = Finder { f, users, pos };
+    for k in 1..first.len() {
+        first[k] += first[k - 1];
+    }
+    let mut fill = first.clone();
+    let mut users = vec![Inst::new(0); first[f.values.len()] as usize];
+    for &b in &f.layout {
+        for &i in &f.blocks[b].insts {
+            for part in f.insts[i].data.operand_parts() {
+                for &v in part {
+                    users[fill[v.index()] as usize] = i;
+                    fill[v.index()] += 1;
+                }
+            }
+        }
+    }
+    let fd = Finder {
+        f,
+        first,
+        users,
+        pos,
+    };
     let mut out = Vec::new();
     for &b in &f.layout {
         for &i in &f.blocks[b].insts {
@@ -125,7 +156,7 @@ impl Finder<'_> {
 
     /// A user of `v` that is `icmp.ult v, other` for `other` in `others`.
     fn carry_test(&self, v: Value, others: &[Value]) -> Option<Value> {
-        self.users[v]
+        self.users_of(v)
             .iter()
             .find_map(|&u| match self.f.insts[u].data {
                 InstData::Icmp {
@@ -138,7 +169,7 @@ impl Finder<'_> {
 
     /// A user of the predicate `c` that is `select c, 1, 0` (i32).
     fn carry_word(&self, c: Value) -> Option<Value> {
-        self.users[c]
+        self.users_of(c)
             .iter()
             .find_map(|&u| match self.f.insts[u].data {
                 InstData::Select {
@@ -247,7 +278,7 @@ impl Finder<'_> {
     /// The link consuming the carry word `cw`: `t = a + x; d = t + cw`, and its carry word out
     /// if it has one.
     fn link(&self, cw: Value, s: u8, prev: Value) -> Option<(Link, Option<Value>)> {
-        for &u in &self.users[cw] {
+        for &u in self.users_of(cw) {
             let Some(d) = self.result(u) else { continue };
             let Some([x, y]) = self.is_add32(d) else {
                 continue;
@@ -276,7 +307,8 @@ impl Finder<'_> {
             let next = (|| {
                 let c1 = self.carry_test(t, &[p, q])?;
                 let c2 = self.carry_test(d, &[t])?;
-                let or = self.users[c1]
+                let or = self
+                    .users_of(c1)
                     .iter()
                     .find_map(|&o| match self.f.insts[o].data {
                         InstData::Binary {
