@@ -181,12 +181,20 @@ pub fn print_to(s: &mut String, inst: &Inst, addr: u64, reuse: u8) {
 }
 
 /// [`Inst::slot`] for every form and field, built once: `slots[form * stride + field]` is the
-/// field's index in the form's field list, [`NO_SLOT`] when the form has no such field.
-/// (Every pass reads fields through `get`; a search of the field list per read was a visible
-/// cost.)
+/// field's index in the form's field list, [`NO_SLOT`] when the form has no such field, and
+/// the field's width in bits beside it (what [`Inst::set`] checks: one table entry, not a
+/// second read of the form's field list). (Every pass reads fields through `get`; a search of
+/// the field list per read was a visible cost.)
 struct SlotTable {
     stride: usize,
-    slots: Vec<u8>,
+    slots: Vec<Slot>,
+}
+
+/// One entry of [`SlotTable`].
+#[derive(Clone, Copy)]
+struct Slot {
+    index: u8,
+    len: u8,
 }
 
 const NO_SLOT: u8 = u8::MAX;
@@ -200,13 +208,21 @@ fn slot_table() -> &'static SlotTable {
             .map(|f| f.field as usize + 1)
             .max()
             .unwrap_or(0);
-        let mut slots = vec![NO_SLOT; FORMS.len() * stride];
+        let mut slots = vec![
+            Slot {
+                index: NO_SLOT,
+                len: 0
+            };
+            FORMS.len() * stride
+        ];
         for (n, form) in FORMS.iter().enumerate() {
             debug_assert_eq!(form.form as usize, n);
             // The first field of that name, as a search of the list finds it.
             for (k, f) in form.fields.iter().enumerate().rev() {
-                slots[n * stride + f.field as usize] =
-                    u8::try_from(k).expect("fewer than 255 fields per form");
+                slots[n * stride + f.field as usize] = Slot {
+                    index: u8::try_from(k).expect("fewer than 255 fields per form"),
+                    len: u8::try_from(f.len).expect("fields are at most 32 bits"),
+                };
             }
         }
         SlotTable { stride, slots }
@@ -266,15 +282,18 @@ impl Inst {
 
     /// Index of `field` in this form's field list.
     pub fn slot(&self, field: Field) -> Option<usize> {
+        self.slot_entry(field).map(|s| usize::from(s.index))
+    }
+
+    /// `field`'s [`Slot`] in this form, `None` when the form has no such field.
+    fn slot_entry(&self, field: Field) -> Option<Slot> {
         let t = slot_table();
         // A field no form has lies past the table's width.
         if field as usize >= t.stride {
             return None;
         }
-        match t.slots[self.form as usize * t.stride + field as usize] {
-            NO_SLOT => None,
-            k => Some(usize::from(k)),
-        }
+        let s = t.slots[self.form as usize * t.stride + field as usize];
+        (s.index != NO_SLOT).then_some(s)
     }
 
     /// A field's raw value, or `None` when the form has no such field.
@@ -308,17 +327,21 @@ impl Inst {
     }
 
     pub fn set(&mut self, field: Field, value: u64) {
-        let k = self
-            .slot(field)
-            .unwrap_or_else(|| panic!("{:?} has no field {:?}", self.form, field));
-        let len = self.info().fields[k].len;
-        assert!(
-            len < 64 && value >> len == 0,
-            "{value:#x} does not fit {:?} ({len} bits)",
-            field
-        );
-        // At most 32 bits (no field is wider), so the cast keeps every bit.
-        self.f[k] = value as u32;
+        match self.slot_entry(field) {
+            // Fields are at most 32 bits wide, so a value that fits keeps every bit in the cast.
+            Some(s) if value >> s.len == 0 => self.f[usize::from(s.index)] = value as u32,
+            _ => self.set_failed(field, value),
+        }
+    }
+
+    /// [`Inst::set`]'s panic, out of line: the common path stays a table read and a store.
+    #[cold]
+    #[inline(never)]
+    fn set_failed(&self, field: Field, value: u64) -> ! {
+        match self.slot_entry(field) {
+            None => panic!("{:?} has no field {:?}", self.form, field),
+            Some(s) => panic!("{value:#x} does not fit {field:?} ({} bits)", s.len),
+        }
     }
 
     /// Visit every register, predicate and carry-flag operand (RZ and PT are not operands).
