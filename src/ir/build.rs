@@ -105,7 +105,7 @@ use crate::ir::float::{FloatCC, FloatFmt, FloatOp};
 
 mod sync;
 use crate::ptx::ast;
-use crate::ptx::ast::{CmpOp, Init, Instruction, Opcode, Operand, StateSpace, TypeKind};
+use crate::ptx::ast::{CmpOp, Init, Instruction, NameText, Opcode, Operand, StateSpace, TypeKind};
 
 /// Build a whole module. `Err` carries every diagnostic when any kernel cannot be built.
 pub fn build(module: &ast::Module, file: &Arc<SourceFile>) -> Result<Module, Vec<Diagnostic>> {
@@ -150,9 +150,9 @@ pub fn build_partial<'f>(module: &'f ast::Module, file: &'f Arc<SourceFile>) -> 
         names: &module.names,
     };
     for (i, f) in (0u32..).zip(module.functions()) {
-        m.func_order.entry(f.name.text.clone()).or_insert(i);
+        m.func_order.entry(f.name.text.to_string()).or_insert(i);
         if f.kind == ast::FuncKind::Entry {
-            m.kernels.insert(f.name.text.clone());
+            m.kernels.insert(f.name.text.to_string());
         }
     }
     // Sized variables first, unsized extern shared arrays last (see the essay).
@@ -199,7 +199,7 @@ pub fn build_partial<'f>(module: &'f ast::Module, file: &'f Arc<SourceFile>) -> 
                 true
             }
             _ => {
-                failed.push(f.name.text.clone());
+                failed.push(f.name.text.to_string());
                 false
             }
         };
@@ -710,7 +710,7 @@ struct Plan {
     /// there. Slots, like `fall`, since `body` asks at every item.
     starts: Vec<Option<Block>>,
     /// By inlined frame (0: the kernel) and label.
-    labels: HashMap<(usize, String), Block>,
+    labels: HashMap<(usize, NameText), Block>,
     /// By item index: the block after a conditional terminator at this item.
     fall: Vec<Option<Block>>,
 }
@@ -789,7 +789,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         }
         let mut b = FnBuilder {
             m,
-            kernel: f.name.text.clone(),
+            kernel: f.name.text.to_string(),
             own_scope: if f.linkage.contains(&ast::Linkage::Visible) {
                 super::VarScope::Kernel
             } else {
@@ -888,7 +888,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         let mut cur = self.entry;
         let mut state = Flow::Straight;
         let mut empty = false;
-        let mut targets: Vec<((usize, String), Span)> = Vec::new();
+        let mut targets: Vec<((usize, NameText), Span)> = Vec::new();
         // The inlined frame each item belongs to (labels are per frame).
         let mut frames: Vec<usize> = vec![0];
         // Frames with a `ret` that branches to their return point.
@@ -903,9 +903,9 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                 Item::Label(n) => Some((frame, n.text.clone())),
                 Item::CallEnd(c) => {
                     frames.pop();
-                    Some((c.frame, calls::RET_LABEL.to_string()))
+                    Some((c.frame, NameText::new(calls::RET_LABEL)))
                 }
-                Item::CallJoin(f) => Some((*f, calls::JOIN_LABEL.to_string())),
+                Item::CallJoin(f) => Some((*f, NameText::new(calls::JOIN_LABEL))),
                 _ => None,
             };
             if let Some(key) = label {
@@ -949,7 +949,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                             }
                             if ins.opcode == Opcode::Ret && frame != 0 {
                                 // An inlined `ret` branches to the frame's return point.
-                                targets.push(((frame, calls::RET_LABEL.to_string()), ins.span));
+                                targets.push(((frame, NameText::new(calls::RET_LABEL)), ins.span));
                                 returning.insert(frame);
                             }
                         }
@@ -958,8 +958,10 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                             state = Flow::Straight;
                             if c.ins.guard.is_some() {
                                 // A guarded call branches over the copy to its join.
-                                targets
-                                    .push(((c.frame, calls::JOIN_LABEL.to_string()), c.ins.span));
+                                targets.push((
+                                    (c.frame, NameText::new(calls::JOIN_LABEL)),
+                                    c.ins.span,
+                                ));
                                 state = Flow::Fall;
                             }
                         }
@@ -1982,7 +1984,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                     }
                 }
                 Some(Err(sym)) => self.symbol_value(n, &sym, want, 0),
-                None if self.functions.contains(&n.text) => {
+                None if self.functions.contains(n.text.as_str()) => {
                     self.error(
                         n.span,
                         format!(

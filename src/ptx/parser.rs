@@ -41,6 +41,7 @@ pub fn parse(file: &Arc<SourceFile>) -> (Option<Module>, Vec<Diagnostic>) {
         ids: HashMap::default(),
         numbered: Vec::new(),
         special: Vec::new(),
+        texts: Vec::new(),
     };
     // About one distinct name per 32 tokens in compiler output: room up front rather than
     // rehashing the table as the file's names are first seen (capacity only).
@@ -70,6 +71,8 @@ struct Parser<'a> {
     /// By id: whether the name is a special register ([`is_special_register`] of its text,
     /// asked once per distinct name instead of at every operand).
     special: Vec<bool>,
+    /// By id: the text every [`Name`] with this id shares.
+    texts: Vec<NameText>,
 }
 
 /// The most tokens [`Parser::glued_dots`] and [`Parser::operands_ahead`] look ahead.
@@ -162,10 +165,11 @@ impl<'a> Parser<'a> {
         if self.peek() == Tok::Ident {
             let t = self.bump();
             let text = self.text_of(t);
+            let id = self.intern(text);
             Ok(Name {
-                text: text.to_string(),
+                text: self.texts[id as usize].clone(),
                 span: t.span,
-                id: self.intern(text),
+                id,
             })
         } else {
             self.expected(what)
@@ -190,6 +194,7 @@ impl<'a> Parser<'a> {
         self.ids.insert(text, id);
         self.numbered.push(None);
         self.special.push(is_special_register(text));
+        self.texts.push(NameText::new(text));
         // A prefix has no trailing digits, so it does not split again: no deeper recursion.
         if let Some((prefix, n)) = crate::ptx::check::split_numbered(text) {
             let p = self.intern(prefix);
