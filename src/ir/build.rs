@@ -631,19 +631,27 @@ fn def_key(b: Block, var: VarId) -> u64 {
 /// a `.v4`, so a destination costs no allocation).
 type Dests = SmallVec<[Option<VarId>; 4]>;
 
+/// A register's variables: one per element (one for a scalar register, none for a type the
+/// IR cannot hold). [`FnBuilder::make_reg`] makes a register's variables one after another,
+/// so they are a range: copied as two numbers at every lookup instead of a list.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
 struct RegInfo {
-    /// One variable per element (one for a scalar register).
-    vars: SmallVec<[VarId; 4]>,
+    first: u32,
+    len: u32,
 }
 
-/// A copy of the element list as one slice copy ([`SmallVec::from_slice`]), where the derived
-/// clone goes element by element through SmallVec's generic extend; every lookup of a
-/// register returns a copy.
-impl Clone for RegInfo {
-    fn clone(&self) -> RegInfo {
+impl RegInfo {
+    /// A scalar register of variable `var`.
+    fn one(var: VarId) -> RegInfo {
         RegInfo {
-            vars: SmallVec::from_slice(&self.vars),
+            first: var as u32,
+            len: 1,
         }
+    }
+
+    /// The variables, element by element.
+    fn vars(self) -> std::ops::Range<VarId> {
+        self.first as usize..self.first as usize + self.len as usize
     }
 }
 
@@ -1166,19 +1174,23 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
 
     fn make_reg(&mut self, ty: Option<Type>, width: u32, name: &str) -> RegInfo {
         // A register of a type the IR cannot hold gets no variables; using it is an error.
-        // Pushed one by one (width is 1 to 4 but for odd declarations), not collected
-        // through SmallVec's generic extend: this runs on every register's first use.
-        let mut vars: SmallVec<[VarId; 4]> = SmallVec::new();
+        // The variables are made one after another: the register is their range.
+        let first = self.var_ty.len();
+        let mut len = 0;
         if let Some(t) = ty {
             for _ in 0..width {
-                vars.push(self.new_var(t));
+                self.new_var(t);
+                len += 1;
             }
         }
-        if let [var] = vars[..] {
-            self.var_name[var] = Some(self.func.reg_names.len() as u32);
+        if len == 1 {
+            self.var_name[first] = Some(self.func.reg_names.len() as u32);
             self.func.reg_names.push(name.to_string());
         }
-        RegInfo { vars }
+        RegInfo {
+            first: first as u32,
+            len,
+        }
     }
 
     /// What a name means here: a register, or an addressable symbol.
@@ -1191,7 +1203,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             let scope = &self.scopes[k];
             if !scope.regs.is_empty() {
                 if let Some(r) = scope.regs.get(&id) {
-                    return Some(Ok(r.clone()));
+                    return Some(Ok(*r));
                 }
             }
             if !scope.syms.is_empty() {
@@ -1207,14 +1219,14 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                     .ranges
                     .get(&prefix)
                     .filter(|r| n < r.count)
-                    .map(|r| (r.made.get(&n).cloned(), r.ty, r.width));
+                    .map(|r| (r.made.get(&n).copied(), r.ty, r.width));
                 if let Some((made, ty, width)) = hit {
                     if let Some(info) = made {
                         return Some(Ok(info));
                     }
                     let info = self.make_reg(ty, width, &name.text);
                     if let Some(r) = self.scopes[k].ranges.get_mut(&prefix) {
-                        r.made.insert(n, info.clone());
+                        r.made.insert(n, info);
                     }
                     return Some(Ok(info));
                 }
@@ -1236,8 +1248,8 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
 
     /// The variable of scalar register `n`, whose [`Self::lookup`] gave `r`.
     fn scalar_var(&mut self, n: &ast::Name, r: &RegInfo) -> Option<VarId> {
-        match r.vars[..] {
-            [var] => Some(var),
+        match r.len {
+            1 => Some(r.first as usize),
             _ => self.not_scalar(n, r),
         }
     }
@@ -1246,7 +1258,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
     #[cold]
     #[inline(never)]
     fn not_scalar(&mut self, n: &ast::Name, r: &RegInfo) -> Option<VarId> {
-        match r.vars.len() {
+        match r.len {
             0 => {
                 self.error(
                     n.span,
@@ -1273,7 +1285,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
     fn elem_var(&mut self, n: &ast::Name, comp: ast::Component) -> Option<VarId> {
         match self.lookup(n) {
             Some(Ok(r)) => {
-                let v = r.vars.get(comp.index() as usize).copied();
+                let v = r.vars().nth(comp.index() as usize);
                 if v.is_none() {
                     self.error(
                         n.span,
@@ -2106,9 +2118,9 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             Operand::Name(n) => {
                 let found = self.lookup(n);
                 match found {
-                    Some(Ok(r)) if !r.vars.is_empty() => {
+                    Some(Ok(r)) if r.len > 0 => {
                         let mut out = Dests::new();
-                        for &v in &r.vars {
+                        for v in r.vars() {
                             out.push(Some(v));
                         }
                         Some(out)
@@ -3128,7 +3140,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             // A vector register named whole.
             if let Operand::Name(n) = srcs[0] {
                 if let Some(Ok(r)) = self.lookup(n) {
-                    for var in r.vars.clone() {
+                    for var in r.vars() {
                         let v = self.use_var(var);
                         values.push(self.fit(v, ty, false)?);
                     }

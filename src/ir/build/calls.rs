@@ -444,12 +444,7 @@ impl FnBuilder<'_, '_> {
                     _ => self.read(arg, ty, Some(d.ty))?,
                 };
                 self.def_var(info, v);
-                scope.regs.insert(
-                    n.name.id,
-                    super::RegInfo {
-                        vars: [info].into_iter().collect(),
-                    },
-                );
+                scope.regs.insert(n.name.id, super::RegInfo::one(info));
                 continue;
             }
             let sym = match arg {
@@ -503,12 +498,7 @@ impl FnBuilder<'_, '_> {
             };
             if d.space == StateSpace::Reg {
                 let var = self.arg_reg_param(d, n)?;
-                scope.regs.insert(
-                    n.name.id,
-                    super::RegInfo {
-                        vars: [var].into_iter().collect(),
-                    },
-                );
+                scope.regs.insert(n.name.id, super::RegInfo::one(var));
                 let bytes = self.var_ty[var].bytes().unwrap_or(1);
                 match to {
                     None => {}
