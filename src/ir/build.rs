@@ -148,6 +148,8 @@ pub fn build_partial<'f>(module: &'f ast::Module, file: &'f Arc<SourceFile>) -> 
         func_order: HashMap::default(),
         kernels: HashSet::default(),
         names: &module.names,
+        found: vec![(0, None); module.names.len()],
+        epoch: 1,
     };
     for (i, f) in (0u32..).zip(module.functions()) {
         m.func_order.entry(f.name.text.to_string()).or_insert(i);
@@ -252,7 +254,7 @@ fn is_unsized(d: &ast::Declarator) -> bool {
 }
 
 /// What a name outside `.reg` refers to.
-#[derive(Clone, Debug)]
+#[derive(Copy, Clone, Debug, PartialEq)]
 enum Sym {
     /// An addressable variable: its IR variable, space and element size (for `var[i]`).
     Var {
@@ -283,7 +285,17 @@ struct ModuleBuilder<'f> {
     kernels: HashSet<String>,
     /// The AST module's names: how each one splits for `%r<N>` ranges.
     names: &'f ast::NameTable,
+    /// By name id: what [`FnBuilder::lookup`] found for the name and the scope epoch it
+    /// found it in (one slot per name of the module, made once for all its kernels).
+    found: Vec<(u64, Found)>,
+    /// Bumped whenever the scopes change ([`FnBuilder::scopes_changed`]): a slot of
+    /// `found` from an earlier epoch is stale.
+    epoch: u64,
 }
+
+/// What a name means in the current scopes ([`FnBuilder::lookup`]): a register, an
+/// addressable symbol, or nothing.
+type Found = Option<Result<RegInfo, Sym>>;
 
 fn ir_space(s: StateSpace) -> Option<Space> {
     Some(match s {
@@ -831,6 +843,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             functions: funcs.keys().map(|k| k.to_string()).collect(),
         };
         b.err_start = b.m.errors.len();
+        b.scopes_changed();
         b.carry = b.new_var(Type::Pred);
         b.scopes.push(Scope::default());
         for v in module_regs {
@@ -1041,9 +1054,13 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                 open = true;
             }
             match item {
-                Item::Enter => self.scopes.push(Scope::default()),
+                Item::Enter => {
+                    self.scopes.push(Scope::default());
+                    self.scopes_changed();
+                }
                 Item::Exit => {
                     self.scopes.pop();
+                    self.scopes_changed();
                 }
                 Item::Decl(v) => self.declare(v),
                 Item::Label(_) | Item::CallJoin(_) => {}
@@ -1108,6 +1125,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
     // ---- declarations ---------------------------------------------------------------------
 
     fn declare(&mut self, v: &ast::VarDecl) {
+        self.scopes_changed();
         if v.space == StateSpace::Param {
             // A call's argument or result variable: bytes in registers (calls.rs).
             for d in &v.names {
@@ -1193,8 +1211,37 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         }
     }
 
-    /// What a name means here: a register, or an addressable symbol.
-    fn lookup(&mut self, name: &ast::Name) -> Option<Result<RegInfo, Sym>> {
+    /// The scopes changed (a scope entered or left, a declaration made, an inlined call's
+    /// scopes swapped in or out, a new kernel): what [`Self::lookup`] remembered is stale.
+    pub(super) fn scopes_changed(&mut self) {
+        self.m.epoch += 1;
+    }
+
+    /// What a name means here: a register, or an addressable symbol. Remembered per name
+    /// until the scopes change ([`ModuleBuilder::found`]): compiler output declares its
+    /// registers at the top of the kernel, so most of a body's lookups are of names already
+    /// looked up in the same scopes, one slot read instead of a walk over the scopes' maps.
+    /// The walk finds the same again (a register made on first use is in its range's
+    /// `made` map by then); debug builds compare.
+    fn lookup(&mut self, name: &ast::Name) -> Found {
+        let epoch = self.m.epoch;
+        if let Some(&(e, found)) = self.m.found.get(name.id as usize) {
+            if e == epoch {
+                debug_assert!(self.lookup_in_scopes(name) == found, "{}", name.text);
+                return found;
+            }
+        }
+        let found = self.lookup_in_scopes(name);
+        if found.is_some() {
+            if let Some(slot) = self.m.found.get_mut(name.id as usize) {
+                *slot = (epoch, found);
+            }
+        }
+        found
+    }
+
+    /// [`Self::lookup`] by a walk over the scopes, innermost first, then the globals.
+    fn lookup_in_scopes(&mut self, name: &ast::Name) -> Found {
         let id = name.id;
         let numbered = self.m.names.numbered(name);
         for k in (0..self.scopes.len()).rev() {
@@ -1208,7 +1255,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             }
             if !scope.syms.is_empty() {
                 if let Some(s) = scope.syms.get(&id) {
-                    return Some(Err(s.clone()));
+                    return Some(Err(*s));
                 }
             }
             if scope.ranges.is_empty() {
@@ -1232,7 +1279,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                 }
             }
         }
-        self.m.globals.get(&id).cloned().map(Err)
+        self.m.globals.get(&id).copied().map(Err)
     }
 
     /// The scalar register variable a name refers to.

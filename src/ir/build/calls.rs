@@ -355,6 +355,7 @@ impl FnBuilder<'_, '_> {
             }
         }
         let saved_scopes = std::mem::replace(&mut self.scopes, vec![scope]);
+        self.scopes_changed();
         let prefix = format!("{}.{}", self.kernel, site.callee.name.text);
         let saved_prefix = std::mem::replace(&mut self.kernel, prefix);
         let order = self
@@ -383,6 +384,7 @@ impl FnBuilder<'_, '_> {
             return;
         };
         self.scopes = frame.saved_scopes;
+        self.scopes_changed();
         self.kernel = frame.saved_prefix;
         for (from, to) in frame.rets {
             let v = match from {
