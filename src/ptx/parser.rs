@@ -292,6 +292,22 @@ impl<'a> Parser<'a> {
 
     fn int_value(&mut self, t: Token) -> PResult<Imm> {
         let text = self.text_of(t);
+        // Plain decimal without a suffix, short enough not to overflow (most constants): the
+        // value accumulated digit by digit, which is what the general path below computes.
+        let b = text.as_bytes();
+        if (1..=19).contains(&b.len())
+            && (b[0] != b'0' || b.len() == 1)
+            && b.iter().all(u8::is_ascii_digit)
+        {
+            let mut v = 0u64;
+            for &d in b {
+                v = v * 10 + u64::from(d - b'0');
+            }
+            return Ok(Imm::Int {
+                value: v as i64,
+                unsigned: false,
+            });
+        }
         let (body, unsigned) = match text.strip_suffix(['U', 'u']) {
             Some(b) => (b, true),
             None => (text, false),
@@ -348,7 +364,15 @@ impl<'a> Parser<'a> {
     /// does); a float literal may only be negated.
     fn expr(&mut self) -> PResult<(Imm, Span)> {
         self.enter()?;
-        let r = self.binary(0);
+        let t = self.tok();
+        // A lone integer literal (most constants: immediates, offsets, `.loc` numbers): what
+        // `binary` gives for it (no operator follows), without the descent through it.
+        let r = if t.kind == Tok::Int && !is_binary_operator(self.peek_at(1)) {
+            self.bump();
+            self.int_value(t).map(|v| (v, t.span))
+        } else {
+            self.binary(0)
+        };
         self.leave();
         r
     }
@@ -1612,6 +1636,27 @@ pub(crate) fn classify(info: &OpInfo, word: &str) -> Option<Modifier> {
         return Some(Modifier::Other(word.to_string()));
     }
     None
+}
+
+/// The operators [`Parser::binary`] continues an expression with.
+fn is_binary_operator(t: Tok) -> bool {
+    matches!(
+        t,
+        Tok::OrOr
+            | Tok::AndAnd
+            | Tok::Pipe
+            | Tok::Caret
+            | Tok::Amp
+            | Tok::EqEq
+            | Tok::Ne
+            | Tok::Shl
+            | Tok::Shr
+            | Tok::Plus
+            | Tok::Minus
+            | Tok::Star
+            | Tok::Slash
+            | Tok::Percent
+    )
 }
 
 fn is_item_start(w: &str) -> bool {
