@@ -1357,12 +1357,22 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
     }
 
     fn read_var(&mut self, var: VarId, block: Block) -> Value {
+        // Most reads find a definition (or an earlier read's answer) in the block itself.
+        match self.defs.get(&def_key(block, var)) {
+            Some(&v) => v,
+            None => self.read_var_walk(var, block),
+        }
+    }
+
+    /// [`Self::read_var`] where `block` has no definition of `var`: walk single-predecessor
+    /// chains up to one that has (caching the answer in every block passed), or add a
+    /// parameter.
+    fn read_var_walk(&mut self, var: VarId, block: Block) -> Value {
         let mut chain: SmallVec<[Block; 8]> = SmallVec::new();
         let mut b = block;
         let result = loop {
-            if let Some(&v) = self.defs.get(&def_key(b, var)) {
-                break v;
-            }
+            // `b` has no definition of `var` here (the caller looked in `block`, the step
+            // below in each block it moves to).
             if chain.len() > self.func.blocks.len() {
                 // More single-predecessor steps than blocks: a cycle of them, which only
                 // unreachable code forms.
@@ -1380,6 +1390,9 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                 Some(p0) if preds.iter().all(|&p| p == p0) => {
                     chain.push(b);
                     b = p0;
+                    if let Some(&v) = self.defs.get(&def_key(b, var)) {
+                        break v;
+                    }
                 }
                 Some(_) => {
                     let p = self.new_param(b, var);
