@@ -420,36 +420,39 @@ impl Type {
         }
     }
 
+    /// The type of a modifier word (`u32` for `.u32`), matched byte by byte (a slice pattern
+    /// per name: a decision on length and bytes, where a match on the string compared it
+    /// with the names one after another; every modifier of every instruction is tried).
     pub fn from_name(s: &str) -> Option<Type> {
-        Some(match s {
-            "b8" => Type::B8,
-            "b16" => Type::B16,
-            "b32" => Type::B32,
-            "b64" => Type::B64,
-            "b128" => Type::B128,
-            "u8" => Type::U8,
-            "u16" => Type::U16,
-            "u32" => Type::U32,
-            "u64" => Type::U64,
-            "s8" => Type::S8,
-            "s16" => Type::S16,
-            "s32" => Type::S32,
-            "s64" => Type::S64,
-            "f16" => Type::F16,
-            "f16x2" => Type::F16x2,
-            "f32" => Type::F32,
-            "f64" => Type::F64,
-            "bf16" => Type::Bf16,
-            "bf16x2" => Type::Bf16x2,
-            "tf32" => Type::Tf32,
-            "e4m3" => Type::E4m3,
-            "e5m2" => Type::E5m2,
-            "e4m3x2" => Type::E4m3x2,
-            "e5m2x2" => Type::E5m2x2,
-            "pred" => Type::Pred,
-            "texref" => Type::TexRef,
-            "samplerref" => Type::SamplerRef,
-            "surfref" => Type::SurfRef,
+        Some(match s.as_bytes() {
+            [b'b', b'8'] => Type::B8,
+            [b'b', b'1', b'6'] => Type::B16,
+            [b'b', b'3', b'2'] => Type::B32,
+            [b'b', b'6', b'4'] => Type::B64,
+            [b'b', b'1', b'2', b'8'] => Type::B128,
+            [b'u', b'8'] => Type::U8,
+            [b'u', b'1', b'6'] => Type::U16,
+            [b'u', b'3', b'2'] => Type::U32,
+            [b'u', b'6', b'4'] => Type::U64,
+            [b's', b'8'] => Type::S8,
+            [b's', b'1', b'6'] => Type::S16,
+            [b's', b'3', b'2'] => Type::S32,
+            [b's', b'6', b'4'] => Type::S64,
+            [b'f', b'1', b'6'] => Type::F16,
+            [b'f', b'1', b'6', b'x', b'2'] => Type::F16x2,
+            [b'f', b'3', b'2'] => Type::F32,
+            [b'f', b'6', b'4'] => Type::F64,
+            [b'b', b'f', b'1', b'6'] => Type::Bf16,
+            [b'b', b'f', b'1', b'6', b'x', b'2'] => Type::Bf16x2,
+            [b't', b'f', b'3', b'2'] => Type::Tf32,
+            [b'e', b'4', b'm', b'3'] => Type::E4m3,
+            [b'e', b'5', b'm', b'2'] => Type::E5m2,
+            [b'e', b'4', b'm', b'3', b'x', b'2'] => Type::E4m3x2,
+            [b'e', b'5', b'm', b'2', b'x', b'2'] => Type::E5m2x2,
+            [b'p', b'r', b'e', b'd'] => Type::Pred,
+            [b't', b'e', b'x', b'r', b'e', b'f'] => Type::TexRef,
+            [b's', b'a', b'm', b'p', b'l', b'e', b'r', b'r', b'e', b'f'] => Type::SamplerRef,
+            [b's', b'u', b'r', b'f', b'r', b'e', b'f'] => Type::SurfRef,
             _ => return None,
         })
     }
@@ -1323,7 +1326,15 @@ mod tests {
     fn name_tables_agree() {
         for t in Type::ALL {
             assert_eq!(Type::from_name(t.name()), Some(t));
+            // A word one byte shorter or longer is its own type or none.
+            let n = t.name();
+            for w in [&n[..n.len() - 1], &format!("{n}x"), &format!("x{n}")] {
+                if let Some(u) = Type::from_name(w) {
+                    assert_eq!(u.name(), w);
+                }
+            }
         }
+        assert_eq!(Type::from_name(""), None);
         for c in CmpOp::ALL {
             assert_eq!(CmpOp::from_name(c.name()), Some(c));
         }
