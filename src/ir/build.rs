@@ -774,7 +774,9 @@ struct FnBuilder<'m, 'f> {
     value_slots: usize,
     pending: Vec<Value>,
     undef: HashMap<Type, Value>,
-    undef_insts: HashSet<Inst>,
+    /// The undef constants' instructions (five: one per integer type and the predicate),
+    /// in a list: compaction asks about every instruction.
+    undef_insts: SmallVec<[Inst; 5]>,
     /// Set while translating a guarded pure instruction: writes become selects.
     guard: Option<(Value, bool)>,
     /// Errors already reported before this kernel.
@@ -835,7 +837,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             value_slots: 0,
             pending: Vec::new(),
             undef: HashMap::default(),
-            undef_insts: HashSet::default(),
+            undef_insts: SmallVec::new(),
             guard: None,
             err_start: 0,
             frames: Vec::new(),
@@ -1035,12 +1037,14 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         self.switch_to(self.entry);
         for ty in [Type::I8, Type::I16, Type::I32, Type::I64] {
             let v = self.ins().iconst(ty, 0);
-            self.undef_insts.insert(self.inst_of(v));
+            let i = self.inst_of(v);
+            self.undef_insts.push(i);
             self.undef.insert(ty, v);
         }
         let z = self.undef[&Type::I32];
         let p = self.ins().icmp(IntCC::Ne, z, z);
-        self.undef_insts.insert(self.inst_of(p));
+        let i = self.inst_of(p);
+        self.undef_insts.push(i);
         self.undef.insert(Type::Pred, p);
 
         let plan = self.plan(items);
@@ -1485,7 +1489,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
 
     // ---- finishing ------------------------------------------------------------------------
 
-    fn finish(self, span: Span) -> Option<Function> {
+    fn finish(mut self, span: Span) -> Option<Function> {
         let func = &self.func;
         // The sets and maps below are keyed by entities, so they are flags and slots indexed
         // by entity (hash maps here were a visible share of building); none is iterated.
@@ -1559,7 +1563,9 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             .copied()
             .filter(|b| reachable[*b])
             .collect();
-        let out = self.compact(&order, &alias, &removed);
+        // The register names move to the compacted function (nothing reads them here).
+        let reg_names = std::mem::take(&mut self.func.reg_names);
+        let out = self.compact(&order, &alias, &removed, reg_names);
         match out {
             Some(f) => match super::verify_in_module(&self.m.ir, &f) {
                 Ok(()) => Some(f),
@@ -1591,6 +1597,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         order: &[Block],
         alias: &SecondaryMap<Value, Option<Value>>,
         removed: &SecondaryMap<Value, bool>,
+        reg_names: Vec<String>,
     ) -> Option<Function> {
         let old = &self.func;
         let resolve = |mut v: Value| {
@@ -1599,14 +1606,15 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             }
             v
         };
-        let kept_params = |b: Block| -> Vec<Value> {
+        // Not collected: walked where needed, so no list is allocated per block and edge.
+        let kept_params = |b: Block| {
             old.blocks[b]
                 .params
                 .iter()
                 .copied()
-                .filter(|p| !removed[*p])
-                .collect()
+                .filter(move |p| !removed[*p])
         };
+        let is_undef = |i: Inst| self.undef_insts.contains(&i);
         // Which undef constants are used (after aliasing)? (Like the maps below, a slot per
         // entity rather than a hash map.)
         // Every map and list below is sized once up front (old counts bound the new ones):
@@ -1616,7 +1624,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         for &b in order {
             for &i in &old.blocks[b].insts {
                 // The undef constants' own operands do not keep them alive.
-                if self.undef_insts.contains(&i) {
+                if is_undef(i) {
                     continue;
                 }
                 for part in old.insts[i].data.operand_parts() {
@@ -1640,9 +1648,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         if used[self.undef[&Type::Pred]] {
             used[self.undef[&Type::I32]] = true;
         }
-        let keep_inst = |i: Inst| {
-            !self.undef_insts.contains(&i) || old.insts[i].results.iter().any(|r| used[*r])
-        };
+        let keep_inst = |i: Inst| !is_undef(i) || old.insts[i].results.iter().any(|r| used[*r]);
         let mut f = Function::new(&old.name);
         f.params = old.params.clone();
         f.blocks.reserve(order.len());
@@ -1662,7 +1668,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         let mut next_inst = 0usize;
         for &b in order {
             let nb = bmap[b]?;
-            for (k, p) in kept_params(b).into_iter().enumerate() {
+            for (k, p) in kept_params(b).enumerate() {
                 let nv = f.values.push(ValueData {
                     ty: old.values[p].ty,
                     def: ValueDef::Param(nb, k),
@@ -1685,7 +1691,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                 }
             }
         }
-        f.reg_names = old.reg_names.clone();
+        f.reg_names = reg_names;
         // One slot per value up front (capacity only: a missing slot reads as 0 too).
         f.value_names.resize(f.values.len());
         for (v, &k) in old.value_names.iter().filter(|(_, k)| **k != 0) {
@@ -1705,7 +1711,6 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                 let mut call = |c: &BlockCall| -> BlockCall {
                     let target = bmap[c.block];
                     let args = kept_params(c.block)
-                        .into_iter()
                         .map(|p| {
                             let v = self.incoming[p]
                                 .iter()
