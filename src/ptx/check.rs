@@ -41,6 +41,8 @@ pub fn check(module: &Module, file: &Arc<SourceFile>) -> Vec<Diagnostic> {
         in_control: false,
         resolved: Vec::new(),
         names: &module.names,
+        found: vec![(0, None); module.names.len()],
+        epoch: 1,
     };
     c.module(module);
     c.diags
@@ -90,6 +92,37 @@ struct Checker<'a, 'f> {
     resolved: Vec<(usize, Option<Sym<'a>>)>,
     /// The module's names: how each one splits for `%r<N>` ranges.
     names: &'a NameTable,
+    /// By name id: what [`Checker::lookup`] found for an operand name and the epoch it
+    /// found it in ([`Checker::remembered`]).
+    found: Vec<(u64, Option<Sym<'a>>)>,
+    /// Bumped whenever what names mean can change (a declaration, a scope entered or left,
+    /// a function's labels, a function declared): a slot of `found` from an earlier epoch
+    /// is stale.
+    epoch: u64,
+}
+
+/// Whether two lookups found the same thing (variables by identity).
+fn same_sym(a: Option<Sym<'_>>, b: Option<Sym<'_>>) -> bool {
+    match (a, b) {
+        (None, None) => true,
+        (Some(Sym::Var(x)), Some(Sym::Var(y))) => std::ptr::eq(x, y),
+        (
+            Some(Sym::Func {
+                defined: d1,
+                rets: r1,
+                params: p1,
+                kernel: k1,
+            }),
+            Some(Sym::Func {
+                defined: d2,
+                rets: r2,
+                params: p2,
+                kernel: k2,
+            }),
+        ) => (d1, r1, p1, k1) == (d2, r2, p2, k2),
+        (Some(Sym::Label), Some(Sym::Label)) => true,
+        _ => false,
+    }
 }
 
 /// Split `%rd12` into (`%rd`, 12) for parameterized register lookup (`%rd<N>` declarations);
@@ -219,6 +252,7 @@ impl<'a, 'f> Checker<'a, 'f> {
                         }
                         None => false,
                     };
+                    self.epoch += 1;
                     self.globals.insert(
                         f.name.id,
                         Sym::Func {
@@ -237,6 +271,7 @@ impl<'a, 'f> Checker<'a, 'f> {
 
     /// Declare the names of a declaration in the current scope (or globally) and check it.
     fn var_decl(&mut self, v: &'a VarDecl, global: bool) {
+        self.epoch += 1;
         if let Some(a) = v.align {
             if !a.is_power_of_two() {
                 self.error(v.span, format!("alignment {a} is not a power of two"));
@@ -543,8 +578,10 @@ impl<'a, 'f> Checker<'a, 'f> {
         }
         self.labels.clear();
         self.collect_labels(body);
+        self.epoch += 1;
         self.block(body);
         self.scopes.clear();
+        self.epoch += 1;
     }
 
     fn collect_labels(&mut self, b: &'a Block) {
@@ -565,6 +602,7 @@ impl<'a, 'f> Checker<'a, 'f> {
 
     fn block(&mut self, b: &'a Block) {
         self.scopes.push(Scope::default());
+        self.epoch += 1;
         for s in &b.stmts {
             match s {
                 // Function-scope .global/.const variables are statically allocated but their
@@ -585,6 +623,7 @@ impl<'a, 'f> Checker<'a, 'f> {
             }
         }
         self.scopes.pop();
+        self.epoch += 1;
     }
 
     fn lookup(&self, name: &Name) -> Option<Sym<'a>> {
@@ -614,9 +653,28 @@ impl<'a, 'f> Checker<'a, 'f> {
         self.globals.get(&id).copied()
     }
 
+    /// [`Checker::lookup`], remembered per name until the epoch changes: a body's operands
+    /// name the same registers again and again in the same scopes, so most are one slot
+    /// read instead of a walk over the scopes' maps. Debug builds compare with the walk.
+    fn remembered(&mut self, n: &Name) -> Option<Sym<'a>> {
+        if let Some(&(e, s)) = self.found.get(n.id as usize) {
+            if e == self.epoch {
+                debug_assert!(same_sym(s, self.lookup(n)), "{}", n.text);
+                return s;
+            }
+        }
+        let s = self.lookup(n);
+        if s.is_some() {
+            if let Some(slot) = self.found.get_mut(n.id as usize) {
+                *slot = (self.epoch, s);
+            }
+        }
+        s
+    }
+
     /// Resolve a name used as an operand; reports undeclared names and labels used as data.
     fn resolve(&mut self, n: &Name) -> Option<Sym<'a>> {
-        let s = self.lookup(n);
+        let s = self.remembered(n);
         self.resolved.push((n as *const Name as usize, s));
         match s {
             None => self.unresolved(n, true),
