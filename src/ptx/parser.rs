@@ -42,6 +42,7 @@ pub fn parse(file: &Arc<SourceFile>) -> (Option<Module>, Vec<Diagnostic>) {
         numbered: Vec::new(),
         special: Vec::new(),
         texts: Vec::new(),
+        last_prefix: None,
     };
     // About one distinct name per 32 tokens in compiler output: room up front rather than
     // rehashing the table as the file's names are first seen (capacity only).
@@ -73,6 +74,8 @@ struct Parser<'a> {
     special: Vec<bool>,
     /// By id: the text every [`Name`] with this id shares.
     texts: Vec<NameText>,
+    /// The prefix [`Parser::intern_new`] last split off a numbered name, and its id.
+    last_prefix: Option<(&'a str, u32)>,
 }
 
 /// The most tokens [`Parser::glued_dots`] and [`Parser::operands_ahead`] look ahead.
@@ -197,7 +200,16 @@ impl<'a> Parser<'a> {
         self.texts.push(NameText::new(text));
         // A prefix has no trailing digits, so it does not split again: no deeper recursion.
         if let Some((prefix, n)) = crate::ptx::check::split_numbered(text) {
-            let p = self.intern(prefix);
+            // New numbered names mostly come in runs of one prefix (`%r1`, `%r2`, ...): the
+            // last prefix's id is kept, so the run hashes its prefix once.
+            let p = match self.last_prefix {
+                Some((last, p)) if last == prefix => p,
+                _ => {
+                    let p = self.intern(prefix);
+                    self.last_prefix = Some((prefix, p));
+                    p
+                }
+            };
             self.numbered[id as usize] = Some((p, n));
         }
         id
