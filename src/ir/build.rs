@@ -147,6 +147,11 @@ pub fn build_partial<'f>(module: &'f ast::Module, file: &'f Arc<SourceFile>) -> 
         errors: Vec::new(),
         func_order: HashMap::default(),
         kernels: HashSet::default(),
+        funcs: module
+            .functions()
+            .filter(|f| f.kind == ast::FuncKind::Func)
+            .map(|f| f.name.id)
+            .collect(),
         names: &module.names,
         found: vec![(0, None); module.names.len()],
         epoch: 1,
@@ -283,6 +288,9 @@ struct ModuleBuilder<'f> {
     func_order: HashMap<String, u32>,
     /// The names of the module's kernels (`.entry`).
     kernels: HashSet<String>,
+    /// The name ids of the module's `.func`s (for a clear error when one is used as a
+    /// value), gathered once for all kernels.
+    funcs: HashSet<u32>,
     /// The AST module's names: how each one splits for `%r<N>` ranges.
     names: &'f ast::NameTable,
     /// By name id: what [`FnBuilder::lookup`] found for the name and the scope epoch it
@@ -785,8 +793,6 @@ struct FnBuilder<'m, 'f> {
     frames: Vec<calls::Frame>,
     /// `.param` variables of the body and of inlined callees.
     stores: Vec<calls::ArgStore>,
-    /// Names of the module's `.func`s (for a clear error when one is used as a value).
-    functions: HashSet<String>,
 }
 
 impl<'m, 'f> FnBuilder<'m, 'f> {
@@ -842,7 +848,6 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             err_start: 0,
             frames: Vec::new(),
             stores: Vec::new(),
-            functions: funcs.keys().map(|k| k.to_string()).collect(),
         };
         b.err_start = b.m.errors.len();
         b.scopes_changed();
@@ -2061,7 +2066,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                     }
                 }
                 Some(Err(sym)) => self.symbol_value(n, &sym, want, 0),
-                None if self.functions.contains(n.text.as_str()) => {
+                None if self.m.funcs.contains(&n.id) => {
                     self.error(
                         n.span,
                         format!(
