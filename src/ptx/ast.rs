@@ -6,7 +6,8 @@
 //! a name to a register, variable, function or label is the checker's job, because PTX allows a
 //! variable to be named `%L1` and a register to be named `temp`; each name carries an id,
 //! equal within a module exactly when the texts are equal, see [`NameTable`], so later stages
-//! key their tables by id instead of hashing text); immediates are already folded
+//! key their tables by id instead of hashing text, and the names with one text share it, see
+//! [`NameText`]); immediates are already folded
 //! to their value (constant expressions are evaluated while parsing), so a later stage never
 //! evaluates PTX expressions itself. Module-level directives stay in source order in
 //! [`Module::items`] so printing gives the file back in the same order.

@@ -3,8 +3,8 @@
 //! In: the token vector from [`lexer::lex`]. Out: a module plus diagnostics. Recursive descent
 //! over a flat token vector with one-token lookahead (two for labels). Constant expressions
 //! are folded here, so the AST holds values, not expression trees. Names are interned as
-//! they are parsed: each distinct text gets the next id ([`Name::id`]) and an entry of the
-//! module's [`NameTable`].
+//! they are parsed: each distinct text gets the next id ([`Name::id`]), an entry of the
+//! module's [`NameTable`] and one [`NameText`] that every name with that text shares.
 //!
 //! Invariants: every loop consumes at least one token per iteration or stops at `Eof`, so the
 //! parser always terminates in time linear in the number of tokens; recursion (nested blocks,
