@@ -39,7 +39,6 @@ pub fn check(module: &Module, file: &Arc<SourceFile>) -> Vec<Diagnostic> {
         scopes: Vec::new(),
         labels: HashSet::default(),
         in_control: false,
-        resolved: Vec::new(),
         names: &module.names,
         found: vec![(0, None); module.names.len()],
         epoch: 1,
@@ -85,11 +84,6 @@ struct Checker<'a, 'f> {
     labels: HashSet<u32>,
     /// Inside the operands of a branch or call (where labels are allowed).
     in_control: bool,
-    /// What the names of the instruction being checked resolved to ([`Checker::resolve`]),
-    /// by the address of their `Name` in the AST: the type checks that follow read them
-    /// back ([`Checker::reg_of`]) instead of looking each name up a second time. Scopes do
-    /// not change within an instruction, and the list is cleared at each instruction.
-    resolved: Vec<(usize, Option<Sym<'a>>)>,
     /// The module's names: how each one splits for `%r<N>` ranges.
     names: &'a NameTable,
     /// By name id: what [`Checker::lookup`] found for an operand name and the epoch it
@@ -675,7 +669,6 @@ impl<'a, 'f> Checker<'a, 'f> {
     /// Resolve a name used as an operand; reports undeclared names and labels used as data.
     fn resolve(&mut self, n: &Name) -> Option<Sym<'a>> {
         let s = self.remembered(n);
-        self.resolved.push((n as *const Name as usize, s));
         match s {
             None => self.unresolved(n, true),
             Some(Sym::Label) if !self.in_control => self.unresolved(n, false),
@@ -703,7 +696,6 @@ impl<'a, 'f> Checker<'a, 'f> {
     }
 
     fn instruction(&mut self, i: &'a Instruction) {
-        self.resolved.clear();
         if let Some(g) = &i.guard {
             if let Some(Sym::Var(v)) = self.resolve(&g.pred) {
                 if v.ty != Type::Pred || v.space != StateSpace::Reg {
@@ -1032,12 +1024,14 @@ impl<'a, 'f> Checker<'a, 'f> {
         }
     }
 
-    /// The register declaration a plain name operand refers to, if it is a register.
+    /// The register declaration a plain name operand refers to, if it is a register. The
+    /// type checks ask after the instruction's names were resolved ([`Checker::resolve`]),
+    /// in the same scopes, so what a name resolved to is read back from
+    /// [`Checker::found`] instead of looked up a second time.
     fn reg_of(&self, n: &Name) -> Option<&'a VarDecl> {
-        let at = n as *const Name as usize;
-        let s = match self.resolved.iter().find(|(a, _)| *a == at) {
-            Some(&(_, s)) => s,
-            None => self.lookup(n),
+        let s = match self.found.get(n.id as usize) {
+            Some(&(e, s)) if e == self.epoch => s,
+            _ => self.lookup(n),
         };
         match s {
             Some(Sym::Var(v)) if v.space == StateSpace::Reg => Some(v),
