@@ -185,7 +185,7 @@ fn address_operand_forms() {
         .iter()
         .take(7)
         .map(|i| match &i.operands[1] {
-            Operand::Address(a) => (a.base.as_ref().map(|b| b.text.clone()), a.offset),
+            Operand::Address(a) => (a.base.as_ref().map(|b| b.text.to_string()), a.offset),
             Operand::Indexed { base, index, .. } => {
                 (Some(format!("{}[]", base.text)), index.offset)
             }

@@ -79,7 +79,7 @@ fn entry_names(name: &str, ptx: &str) -> Vec<String> {
     };
     ast.functions()
         .filter(|f| f.kind == leafold::ptx::ast::FuncKind::Entry)
-        .map(|f| f.name.text.clone())
+        .map(|f| f.name.text.to_string())
         .collect()
 }
 

@@ -299,7 +299,7 @@ fn address_only_kernels(file: &str, text: &str) -> Vec<String> {
     module
         .functions()
         .filter(|f| f.kind == ast::FuncKind::Entry && address_only(f))
-        .map(|f| f.name.text.clone())
+        .map(|f| f.name.text.to_string())
         .collect()
 }
 

@@ -105,7 +105,7 @@ use crate::ir::float::{FloatCC, FloatFmt, FloatOp};
 
 mod sync;
 use crate::ptx::ast;
-use crate::ptx::ast::{CmpOp, Init, Instruction, Opcode, Operand, StateSpace, TypeKind};
+use crate::ptx::ast::{CmpOp, Init, Instruction, NameText, Opcode, Operand, StateSpace, TypeKind};
 
 /// Build a whole module. `Err` carries every diagnostic when any kernel cannot be built.
 pub fn build(module: &ast::Module, file: &Arc<SourceFile>) -> Result<Module, Vec<Diagnostic>> {
@@ -147,12 +147,19 @@ pub fn build_partial<'f>(module: &'f ast::Module, file: &'f Arc<SourceFile>) -> 
         errors: Vec::new(),
         func_order: HashMap::default(),
         kernels: HashSet::default(),
+        funcs: module
+            .functions()
+            .filter(|f| f.kind == ast::FuncKind::Func)
+            .map(|f| f.name.id)
+            .collect(),
         names: &module.names,
+        found: vec![(0, None); module.names.len()],
+        epoch: 1,
     };
     for (i, f) in (0u32..).zip(module.functions()) {
-        m.func_order.entry(f.name.text.clone()).or_insert(i);
+        m.func_order.entry(f.name.text.to_string()).or_insert(i);
         if f.kind == ast::FuncKind::Entry {
-            m.kernels.insert(f.name.text.clone());
+            m.kernels.insert(f.name.text.to_string());
         }
     }
     // Sized variables first, unsized extern shared arrays last (see the essay).
@@ -199,7 +206,7 @@ pub fn build_partial<'f>(module: &'f ast::Module, file: &'f Arc<SourceFile>) -> 
                 true
             }
             _ => {
-                failed.push(f.name.text.clone());
+                failed.push(f.name.text.to_string());
                 false
             }
         };
@@ -252,7 +259,7 @@ fn is_unsized(d: &ast::Declarator) -> bool {
 }
 
 /// What a name outside `.reg` refers to.
-#[derive(Clone, Debug)]
+#[derive(Copy, Clone, Debug, PartialEq)]
 enum Sym {
     /// An addressable variable: its IR variable, space and element size (for `var[i]`).
     Var {
@@ -281,9 +288,22 @@ struct ModuleBuilder<'f> {
     func_order: HashMap<String, u32>,
     /// The names of the module's kernels (`.entry`).
     kernels: HashSet<String>,
+    /// The name ids of the module's `.func`s (for a clear error when one is used as a
+    /// value), gathered once for all kernels.
+    funcs: HashSet<u32>,
     /// The AST module's names: how each one splits for `%r<N>` ranges.
     names: &'f ast::NameTable,
+    /// By name id: what [`FnBuilder::lookup`] found for the name and the scope epoch it
+    /// found it in (one slot per name of the module, made once for all its kernels).
+    found: Vec<(u64, Found)>,
+    /// Bumped whenever the scopes change ([`FnBuilder::scopes_changed`]): a slot of
+    /// `found` from an earlier epoch is stale.
+    epoch: u64,
 }
+
+/// What a name means in the current scopes ([`FnBuilder::lookup`]): a register, an
+/// addressable symbol, or nothing.
+type Found = Option<Result<RegInfo, Sym>>;
 
 fn ir_space(s: StateSpace) -> Option<Space> {
     Some(match s {
@@ -631,19 +651,27 @@ fn def_key(b: Block, var: VarId) -> u64 {
 /// a `.v4`, so a destination costs no allocation).
 type Dests = SmallVec<[Option<VarId>; 4]>;
 
+/// A register's variables: one per element (one for a scalar register, none for a type the
+/// IR cannot hold). [`FnBuilder::make_reg`] makes a register's variables one after another,
+/// so they are a range: copied as two numbers at every lookup instead of a list.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
 struct RegInfo {
-    /// One variable per element (one for a scalar register).
-    vars: SmallVec<[VarId; 4]>,
+    first: u32,
+    len: u32,
 }
 
-/// A copy of the element list as one slice copy ([`SmallVec::from_slice`]), where the derived
-/// clone goes element by element through SmallVec's generic extend; every lookup of a
-/// register returns a copy.
-impl Clone for RegInfo {
-    fn clone(&self) -> RegInfo {
+impl RegInfo {
+    /// A scalar register of variable `var`.
+    fn one(var: VarId) -> RegInfo {
         RegInfo {
-            vars: SmallVec::from_slice(&self.vars),
+            first: var as u32,
+            len: 1,
         }
+    }
+
+    /// The variables, element by element.
+    fn vars(self) -> std::ops::Range<VarId> {
+        self.first as usize..self.first as usize + self.len as usize
     }
 }
 
@@ -710,7 +738,7 @@ struct Plan {
     /// there. Slots, like `fall`, since `body` asks at every item.
     starts: Vec<Option<Block>>,
     /// By inlined frame (0: the kernel) and label.
-    labels: HashMap<(usize, String), Block>,
+    labels: HashMap<(usize, NameText), Block>,
     /// By item index: the block after a conditional terminator at this item.
     fall: Vec<Option<Block>>,
 }
@@ -754,7 +782,9 @@ struct FnBuilder<'m, 'f> {
     value_slots: usize,
     pending: Vec<Value>,
     undef: HashMap<Type, Value>,
-    undef_insts: HashSet<Inst>,
+    /// The undef constants' instructions (five: one per integer type and the predicate),
+    /// in a list: compaction asks about every instruction.
+    undef_insts: SmallVec<[Inst; 5]>,
     /// Set while translating a guarded pure instruction: writes become selects.
     guard: Option<(Value, bool)>,
     /// Errors already reported before this kernel.
@@ -763,8 +793,6 @@ struct FnBuilder<'m, 'f> {
     frames: Vec<calls::Frame>,
     /// `.param` variables of the body and of inlined callees.
     stores: Vec<calls::ArgStore>,
-    /// Names of the module's `.func`s (for a clear error when one is used as a value).
-    functions: HashSet<String>,
 }
 
 impl<'m, 'f> FnBuilder<'m, 'f> {
@@ -789,7 +817,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         }
         let mut b = FnBuilder {
             m,
-            kernel: f.name.text.clone(),
+            kernel: f.name.text.to_string(),
             own_scope: if f.linkage.contains(&ast::Linkage::Visible) {
                 super::VarScope::Kernel
             } else {
@@ -815,14 +843,14 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             value_slots: 0,
             pending: Vec::new(),
             undef: HashMap::default(),
-            undef_insts: HashSet::default(),
+            undef_insts: SmallVec::new(),
             guard: None,
             err_start: 0,
             frames: Vec::new(),
             stores: Vec::new(),
-            functions: funcs.keys().map(|k| k.to_string()).collect(),
         };
         b.err_start = b.m.errors.len();
+        b.scopes_changed();
         b.carry = b.new_var(Type::Pred);
         b.scopes.push(Scope::default());
         for v in module_regs {
@@ -888,7 +916,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         let mut cur = self.entry;
         let mut state = Flow::Straight;
         let mut empty = false;
-        let mut targets: Vec<((usize, String), Span)> = Vec::new();
+        let mut targets: Vec<((usize, NameText), Span)> = Vec::new();
         // The inlined frame each item belongs to (labels are per frame).
         let mut frames: Vec<usize> = vec![0];
         // Frames with a `ret` that branches to their return point.
@@ -903,9 +931,9 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                 Item::Label(n) => Some((frame, n.text.clone())),
                 Item::CallEnd(c) => {
                     frames.pop();
-                    Some((c.frame, calls::RET_LABEL.to_string()))
+                    Some((c.frame, NameText::new(calls::RET_LABEL)))
                 }
-                Item::CallJoin(f) => Some((*f, calls::JOIN_LABEL.to_string())),
+                Item::CallJoin(f) => Some((*f, NameText::new(calls::JOIN_LABEL))),
                 _ => None,
             };
             if let Some(key) = label {
@@ -949,7 +977,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                             }
                             if ins.opcode == Opcode::Ret && frame != 0 {
                                 // An inlined `ret` branches to the frame's return point.
-                                targets.push(((frame, calls::RET_LABEL.to_string()), ins.span));
+                                targets.push(((frame, NameText::new(calls::RET_LABEL)), ins.span));
                                 returning.insert(frame);
                             }
                         }
@@ -958,8 +986,10 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                             state = Flow::Straight;
                             if c.ins.guard.is_some() {
                                 // A guarded call branches over the copy to its join.
-                                targets
-                                    .push(((c.frame, calls::JOIN_LABEL.to_string()), c.ins.span));
+                                targets.push((
+                                    (c.frame, NameText::new(calls::JOIN_LABEL)),
+                                    c.ins.span,
+                                ));
                                 state = Flow::Fall;
                             }
                         }
@@ -1012,12 +1042,14 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         self.switch_to(self.entry);
         for ty in [Type::I8, Type::I16, Type::I32, Type::I64] {
             let v = self.ins().iconst(ty, 0);
-            self.undef_insts.insert(self.inst_of(v));
+            let i = self.inst_of(v);
+            self.undef_insts.push(i);
             self.undef.insert(ty, v);
         }
         let z = self.undef[&Type::I32];
         let p = self.ins().icmp(IntCC::Ne, z, z);
-        self.undef_insts.insert(self.inst_of(p));
+        let i = self.inst_of(p);
+        self.undef_insts.push(i);
         self.undef.insert(Type::Pred, p);
 
         let plan = self.plan(items);
@@ -1031,9 +1063,13 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                 open = true;
             }
             match item {
-                Item::Enter => self.scopes.push(Scope::default()),
+                Item::Enter => {
+                    self.scopes.push(Scope::default());
+                    self.scopes_changed();
+                }
                 Item::Exit => {
                     self.scopes.pop();
+                    self.scopes_changed();
                 }
                 Item::Decl(v) => self.declare(v),
                 Item::Label(_) | Item::CallJoin(_) => {}
@@ -1098,6 +1134,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
     // ---- declarations ---------------------------------------------------------------------
 
     fn declare(&mut self, v: &ast::VarDecl) {
+        self.scopes_changed();
         if v.space == StateSpace::Param {
             // A call's argument or result variable: bytes in registers (calls.rs).
             for d in &v.names {
@@ -1164,23 +1201,56 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
 
     fn make_reg(&mut self, ty: Option<Type>, width: u32, name: &str) -> RegInfo {
         // A register of a type the IR cannot hold gets no variables; using it is an error.
-        // Pushed one by one (width is 1 to 4 but for odd declarations), not collected
-        // through SmallVec's generic extend: this runs on every register's first use.
-        let mut vars: SmallVec<[VarId; 4]> = SmallVec::new();
+        // The variables are made one after another: the register is their range.
+        let first = self.var_ty.len();
+        let mut len = 0;
         if let Some(t) = ty {
             for _ in 0..width {
-                vars.push(self.new_var(t));
+                self.new_var(t);
+                len += 1;
             }
         }
-        if let [var] = vars[..] {
-            self.var_name[var] = Some(self.func.reg_names.len() as u32);
+        if len == 1 {
+            self.var_name[first] = Some(self.func.reg_names.len() as u32);
             self.func.reg_names.push(name.to_string());
         }
-        RegInfo { vars }
+        RegInfo {
+            first: first as u32,
+            len,
+        }
     }
 
-    /// What a name means here: a register, or an addressable symbol.
-    fn lookup(&mut self, name: &ast::Name) -> Option<Result<RegInfo, Sym>> {
+    /// The scopes changed (a scope entered or left, a declaration made, an inlined call's
+    /// scopes swapped in or out, a new kernel): what [`Self::lookup`] remembered is stale.
+    pub(super) fn scopes_changed(&mut self) {
+        self.m.epoch += 1;
+    }
+
+    /// What a name means here: a register, or an addressable symbol. Remembered per name
+    /// until the scopes change ([`ModuleBuilder::found`]): compiler output declares its
+    /// registers at the top of the kernel, so most of a body's lookups are of names already
+    /// looked up in the same scopes, one slot read instead of a walk over the scopes' maps.
+    /// The walk finds the same again (a register made on first use is in its range's
+    /// `made` map by then); debug builds compare.
+    fn lookup(&mut self, name: &ast::Name) -> Found {
+        let epoch = self.m.epoch;
+        if let Some(&(e, found)) = self.m.found.get(name.id as usize) {
+            if e == epoch {
+                debug_assert!(self.lookup_in_scopes(name) == found, "{}", name.text);
+                return found;
+            }
+        }
+        let found = self.lookup_in_scopes(name);
+        if found.is_some() {
+            if let Some(slot) = self.m.found.get_mut(name.id as usize) {
+                *slot = (epoch, found);
+            }
+        }
+        found
+    }
+
+    /// [`Self::lookup`] by a walk over the scopes, innermost first, then the globals.
+    fn lookup_in_scopes(&mut self, name: &ast::Name) -> Found {
         let id = name.id;
         let numbered = self.m.names.numbered(name);
         for k in (0..self.scopes.len()).rev() {
@@ -1189,12 +1259,12 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             let scope = &self.scopes[k];
             if !scope.regs.is_empty() {
                 if let Some(r) = scope.regs.get(&id) {
-                    return Some(Ok(r.clone()));
+                    return Some(Ok(*r));
                 }
             }
             if !scope.syms.is_empty() {
                 if let Some(s) = scope.syms.get(&id) {
-                    return Some(Err(s.clone()));
+                    return Some(Err(*s));
                 }
             }
             if scope.ranges.is_empty() {
@@ -1205,20 +1275,20 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                     .ranges
                     .get(&prefix)
                     .filter(|r| n < r.count)
-                    .map(|r| (r.made.get(&n).cloned(), r.ty, r.width));
+                    .map(|r| (r.made.get(&n).copied(), r.ty, r.width));
                 if let Some((made, ty, width)) = hit {
                     if let Some(info) = made {
                         return Some(Ok(info));
                     }
                     let info = self.make_reg(ty, width, &name.text);
                     if let Some(r) = self.scopes[k].ranges.get_mut(&prefix) {
-                        r.made.insert(n, info.clone());
+                        r.made.insert(n, info);
                     }
                     return Some(Ok(info));
                 }
             }
         }
-        self.m.globals.get(&id).cloned().map(Err)
+        self.m.globals.get(&id).copied().map(Err)
     }
 
     /// The scalar register variable a name refers to.
@@ -1234,8 +1304,8 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
 
     /// The variable of scalar register `n`, whose [`Self::lookup`] gave `r`.
     fn scalar_var(&mut self, n: &ast::Name, r: &RegInfo) -> Option<VarId> {
-        match r.vars[..] {
-            [var] => Some(var),
+        match r.len {
+            1 => Some(r.first as usize),
             _ => self.not_scalar(n, r),
         }
     }
@@ -1244,7 +1314,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
     #[cold]
     #[inline(never)]
     fn not_scalar(&mut self, n: &ast::Name, r: &RegInfo) -> Option<VarId> {
-        match r.vars.len() {
+        match r.len {
             0 => {
                 self.error(
                     n.span,
@@ -1271,7 +1341,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
     fn elem_var(&mut self, n: &ast::Name, comp: ast::Component) -> Option<VarId> {
         match self.lookup(n) {
             Some(Ok(r)) => {
-                let v = r.vars.get(comp.index() as usize).copied();
+                let v = r.vars().nth(comp.index() as usize);
                 if v.is_none() {
                     self.error(
                         n.span,
@@ -1296,12 +1366,22 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
     }
 
     fn read_var(&mut self, var: VarId, block: Block) -> Value {
+        // Most reads find a definition (or an earlier read's answer) in the block itself.
+        match self.defs.get(&def_key(block, var)) {
+            Some(&v) => v,
+            None => self.read_var_walk(var, block),
+        }
+    }
+
+    /// [`Self::read_var`] where `block` has no definition of `var`: walk single-predecessor
+    /// chains up to one that has (caching the answer in every block passed), or add a
+    /// parameter.
+    fn read_var_walk(&mut self, var: VarId, block: Block) -> Value {
         let mut chain: SmallVec<[Block; 8]> = SmallVec::new();
         let mut b = block;
         let result = loop {
-            if let Some(&v) = self.defs.get(&def_key(b, var)) {
-                break v;
-            }
+            // `b` has no definition of `var` here (the caller looked in `block`, the step
+            // below in each block it moves to).
             if chain.len() > self.func.blocks.len() {
                 // More single-predecessor steps than blocks: a cycle of them, which only
                 // unreachable code forms.
@@ -1319,6 +1399,9 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                 Some(p0) if preds.iter().all(|&p| p == p0) => {
                     chain.push(b);
                     b = p0;
+                    if let Some(&v) = self.defs.get(&def_key(b, var)) {
+                        break v;
+                    }
                 }
                 Some(_) => {
                     let p = self.new_param(b, var);
@@ -1411,7 +1494,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
 
     // ---- finishing ------------------------------------------------------------------------
 
-    fn finish(self, span: Span) -> Option<Function> {
+    fn finish(mut self, span: Span) -> Option<Function> {
         let func = &self.func;
         // The sets and maps below are keyed by entities, so they are flags and slots indexed
         // by entity (hash maps here were a visible share of building); none is iterated.
@@ -1485,7 +1568,9 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             .copied()
             .filter(|b| reachable[*b])
             .collect();
-        let out = self.compact(&order, &alias, &removed);
+        // The register names move to the compacted function (nothing reads them here).
+        let reg_names = std::mem::take(&mut self.func.reg_names);
+        let out = self.compact(&order, &alias, &removed, reg_names);
         match out {
             Some(f) => match super::verify_in_module(&self.m.ir, &f) {
                 Ok(()) => Some(f),
@@ -1517,6 +1602,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         order: &[Block],
         alias: &SecondaryMap<Value, Option<Value>>,
         removed: &SecondaryMap<Value, bool>,
+        reg_names: Vec<String>,
     ) -> Option<Function> {
         let old = &self.func;
         let resolve = |mut v: Value| {
@@ -1525,14 +1611,15 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             }
             v
         };
-        let kept_params = |b: Block| -> Vec<Value> {
+        // Not collected: walked where needed, so no list is allocated per block and edge.
+        let kept_params = |b: Block| {
             old.blocks[b]
                 .params
                 .iter()
                 .copied()
-                .filter(|p| !removed[*p])
-                .collect()
+                .filter(move |p| !removed[*p])
         };
+        let is_undef = |i: Inst| self.undef_insts.contains(&i);
         // Which undef constants are used (after aliasing)? (Like the maps below, a slot per
         // entity rather than a hash map.)
         // Every map and list below is sized once up front (old counts bound the new ones):
@@ -1542,7 +1629,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         for &b in order {
             for &i in &old.blocks[b].insts {
                 // The undef constants' own operands do not keep them alive.
-                if self.undef_insts.contains(&i) {
+                if is_undef(i) {
                     continue;
                 }
                 for part in old.insts[i].data.operand_parts() {
@@ -1566,9 +1653,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         if used[self.undef[&Type::Pred]] {
             used[self.undef[&Type::I32]] = true;
         }
-        let keep_inst = |i: Inst| {
-            !self.undef_insts.contains(&i) || old.insts[i].results.iter().any(|r| used[*r])
-        };
+        let keep_inst = |i: Inst| !is_undef(i) || old.insts[i].results.iter().any(|r| used[*r]);
         let mut f = Function::new(&old.name);
         f.params = old.params.clone();
         f.blocks.reserve(order.len());
@@ -1588,7 +1673,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         let mut next_inst = 0usize;
         for &b in order {
             let nb = bmap[b]?;
-            for (k, p) in kept_params(b).into_iter().enumerate() {
+            for (k, p) in kept_params(b).enumerate() {
                 let nv = f.values.push(ValueData {
                     ty: old.values[p].ty,
                     def: ValueDef::Param(nb, k),
@@ -1611,7 +1696,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                 }
             }
         }
-        f.reg_names = old.reg_names.clone();
+        f.reg_names = reg_names;
         // One slot per value up front (capacity only: a missing slot reads as 0 too).
         f.value_names.resize(f.values.len());
         for (v, &k) in old.value_names.iter().filter(|(_, k)| **k != 0) {
@@ -1631,7 +1716,6 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                 let mut call = |c: &BlockCall| -> BlockCall {
                     let target = bmap[c.block];
                     let args = kept_params(c.block)
-                        .into_iter()
                         .map(|p| {
                             let v = self.incoming[p]
                                 .iter()
@@ -1982,7 +2066,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                     }
                 }
                 Some(Err(sym)) => self.symbol_value(n, &sym, want, 0),
-                None if self.functions.contains(&n.text) => {
+                None if self.m.funcs.contains(&n.id) => {
                     self.error(
                         n.span,
                         format!(
@@ -2104,9 +2188,9 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             Operand::Name(n) => {
                 let found = self.lookup(n);
                 match found {
-                    Some(Ok(r)) if !r.vars.is_empty() => {
+                    Some(Ok(r)) if r.len > 0 => {
                         let mut out = Dests::new();
-                        for &v in &r.vars {
+                        for v in r.vars() {
                             out.push(Some(v));
                         }
                         Some(out)
@@ -3126,7 +3210,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             // A vector register named whole.
             if let Operand::Name(n) = srcs[0] {
                 if let Some(Ok(r)) = self.lookup(n) {
-                    for var in r.vars.clone() {
+                    for var in r.vars() {
                         let v = self.use_var(var);
                         values.push(self.fit(v, ty, false)?);
                     }

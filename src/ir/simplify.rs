@@ -73,6 +73,7 @@
 //! the IR itself and runs `ir::eval` on the *unsimplified* function, so every differential
 //! run checks this pass as well as lowering.
 
+use cranelift_entity::SecondaryMap;
 use rustc_hash::FxHashMap as HashMap;
 use smallvec::SmallVec;
 
@@ -101,12 +102,13 @@ pub fn simplify(func: &mut Function) -> Stats {
     // At most one numbering entry per instruction: sized once (capacity only; the map is
     // never iterated) rather than rehashed as it grows.
     let numbering = HashMap::with_capacity_and_hasher(func.insts.len(), Default::default());
+    let values = func.values.len();
     let mut s = Simplifier {
         f: func,
         doms,
         numbering,
-        repl: HashMap::default(),
-        known: HashMap::default(),
+        repl: SecondaryMap::with_capacity(values),
+        known: SecondaryMap::with_capacity(values),
         stats: Stats::default(),
     };
     // Each round only adds facts (replacements, known predicates, folded instructions), so
@@ -173,10 +175,11 @@ struct Simplifier<'f> {
     /// Value numbering of the current round: each pure computation's first result, by
     /// operation and operands, with its block.
     numbering: HashMap<Key, SmallVec<[(Block, Value); 2]>>,
-    /// Result → the value that replaces it.
-    repl: HashMap<Value, Value>,
+    /// Result → the value that replaces it. (By value, like `known`: slots indexed by the
+    /// dense value numbers, read for every operand of every round, instead of hashed.)
+    repl: SecondaryMap<Value, Option<Value>>,
     /// Predicates known to be constant (integers are known from their `iconst`).
-    known: HashMap<Value, u64>,
+    known: SecondaryMap<Value, Option<u64>>,
     stats: Stats,
 }
 
@@ -200,10 +203,10 @@ fn sext(x: u64, bits: u32) -> u64 {
     (((x << shift) as i64) >> shift) as u64
 }
 
-fn resolve(repl: &HashMap<Value, Value>, mut v: Value) -> Value {
+fn resolve(repl: &SecondaryMap<Value, Option<Value>>, mut v: Value) -> Value {
     // Every target is defined before the value it replaces (an operand of its instruction,
     // or an equal computation that dominates it), so the chain cannot cycle.
-    while let Some(&n) = repl.get(&v) {
+    while let Some(n) = repl[v] {
         v = n;
     }
     v
@@ -223,7 +226,7 @@ impl Simplifier<'_> {
 
     /// The value of `v` if it is a known constant, masked to its type.
     fn known(&self, v: Value) -> Option<u64> {
-        if let Some(&c) = self.known.get(&v) {
+        if let Some(c) = self.known[v] {
             return Some(c);
         }
         match self.def(v)? {
@@ -260,7 +263,7 @@ impl Simplifier<'_> {
         let &[r] = &node.results[..] else {
             return false;
         };
-        if self.repl.contains_key(&r) || self.known.contains_key(&r) {
+        if self.repl[r].is_some() || self.known[r].is_some() {
             return false;
         }
         let Some(key) = self.key(&node.data, self.ty(r)) else {
@@ -274,7 +277,7 @@ impl Simplifier<'_> {
             .find(|(d, _)| *d == b || doms.dominates(*d, b));
         match earlier {
             Some(&(_, v)) if v != r => {
-                self.repl.insert(r, v);
+                self.repl[r] = Some(v);
                 self.stats.numbered += 1;
                 true
             }
@@ -366,7 +369,7 @@ impl Simplifier<'_> {
         let &[r] = &node.results[..] else {
             return false;
         };
-        if self.repl.contains_key(&r) || self.known.contains_key(&r) {
+        if self.repl[r].is_some() || self.known[r].is_some() {
             return false;
         }
         let Some(action) = self.action(&node.data) else {
@@ -382,14 +385,14 @@ impl Simplifier<'_> {
                         imm: sext(c, rty.bits()),
                     };
                 } else if rty == Type::Pred {
-                    self.known.insert(r, c);
+                    self.known[r] = Some(c);
                 } else {
                     return false;
                 }
                 self.stats.folded += 1;
             }
             Action::Alias(x) => {
-                self.repl.insert(r, x);
+                self.repl[r] = Some(x);
                 self.stats.rewritten += 1;
             }
             Action::Shift(op, x, count) => {
@@ -852,26 +855,26 @@ impl Simplifier<'_> {
         }
     }
 
-    /// Remove the pure instructions (and constants) whose results nothing uses.
+    /// Remove the pure instructions (and constants) whose results nothing uses. The use
+    /// counts and the dead set are slots indexed by value and instruction (dense numbers)
+    /// rather than hash maps; the dead instructions are also listed in the order found.
     fn remove_dead(&mut self) {
         let removable = |d: &InstData| {
             is_pure(d) || matches!(d, InstData::Iconst { .. } | InstData::Fconst { .. })
         };
-        let mut uses: HashMap<Value, u32> = HashMap::default();
+        let mut uses: SecondaryMap<Value, u32> = SecondaryMap::new();
+        uses.resize(self.f.values.len());
         for &b in &self.f.layout {
             for &i in &self.f.blocks[b].insts {
                 for part in self.f.insts[i].data.operand_parts() {
                     for &v in part {
-                        *uses.entry(v).or_default() += 1;
+                        uses[v] += 1;
                     }
                 }
             }
         }
-        let unused = |uses: &HashMap<Value, u32>, n: &InstNode| {
-            n.results
-                .iter()
-                .all(|r| uses.get(r).copied().unwrap_or(0) == 0)
-        };
+        let unused =
+            |uses: &SecondaryMap<Value, u32>, n: &InstNode| n.results.iter().all(|&r| uses[r] == 0);
         let mut work: Vec<Inst> = Vec::new();
         for &b in &self.f.layout {
             for &i in &self.f.blocks[b].insts {
@@ -881,14 +884,16 @@ impl Simplifier<'_> {
                 }
             }
         }
-        let mut dead: HashMap<Inst, ()> = HashMap::default();
+        let mut is_dead: SecondaryMap<Inst, bool> = SecondaryMap::new();
+        let mut dead: Vec<Inst> = Vec::new();
         while let Some(i) = work.pop() {
-            if dead.contains_key(&i) {
+            if is_dead[i] {
                 continue;
             }
-            dead.insert(i, ());
+            is_dead[i] = true;
+            dead.push(i);
             for v in self.f.insts[i].data.operands() {
-                let n = uses.entry(v).or_default();
+                let n = &mut uses[v];
                 *n = n.saturating_sub(1);
                 if *n == 0 {
                     if let ValueDef::Result(d, _) = self.f.values[v].def {
@@ -904,9 +909,9 @@ impl Simplifier<'_> {
             return;
         }
         for b in self.f.layout.clone() {
-            self.f.blocks[b].insts.retain(|i| !dead.contains_key(i));
+            self.f.blocks[b].insts.retain(|&i| !is_dead[i]);
         }
-        for &i in dead.keys() {
+        for &i in &dead {
             self.f.insts[i].data = InstData::Iconst {
                 ty: Type::I32,
                 imm: 0,

@@ -39,8 +39,9 @@ pub fn check(module: &Module, file: &Arc<SourceFile>) -> Vec<Diagnostic> {
         scopes: Vec::new(),
         labels: HashSet::default(),
         in_control: false,
-        resolved: Vec::new(),
         names: &module.names,
+        found: vec![(0, None); module.names.len()],
+        epoch: 1,
     };
     c.module(module);
     c.diags
@@ -83,13 +84,39 @@ struct Checker<'a, 'f> {
     labels: HashSet<u32>,
     /// Inside the operands of a branch or call (where labels are allowed).
     in_control: bool,
-    /// What the names of the instruction being checked resolved to ([`Checker::resolve`]),
-    /// by the address of their `Name` in the AST: the type checks that follow read them
-    /// back ([`Checker::reg_of`]) instead of looking each name up a second time. Scopes do
-    /// not change within an instruction, and the list is cleared at each instruction.
-    resolved: Vec<(usize, Option<Sym<'a>>)>,
     /// The module's names: how each one splits for `%r<N>` ranges.
     names: &'a NameTable,
+    /// By name id: what [`Checker::lookup`] found for an operand name and the epoch it
+    /// found it in ([`Checker::remembered`]).
+    found: Vec<(u64, Option<Sym<'a>>)>,
+    /// Bumped whenever what names mean can change (a declaration, a scope entered or left,
+    /// a function's labels, a function declared): a slot of `found` from an earlier epoch
+    /// is stale.
+    epoch: u64,
+}
+
+/// Whether two lookups found the same thing (variables by identity).
+fn same_sym(a: Option<Sym<'_>>, b: Option<Sym<'_>>) -> bool {
+    match (a, b) {
+        (None, None) => true,
+        (Some(Sym::Var(x)), Some(Sym::Var(y))) => std::ptr::eq(x, y),
+        (
+            Some(Sym::Func {
+                defined: d1,
+                rets: r1,
+                params: p1,
+                kernel: k1,
+            }),
+            Some(Sym::Func {
+                defined: d2,
+                rets: r2,
+                params: p2,
+                kernel: k2,
+            }),
+        ) => (d1, r1, p1, k1) == (d2, r2, p2, k2),
+        (Some(Sym::Label), Some(Sym::Label)) => true,
+        _ => false,
+    }
 }
 
 /// Split `%rd12` into (`%rd`, 12) for parameterized register lookup (`%rd<N>` declarations);
@@ -219,6 +246,7 @@ impl<'a, 'f> Checker<'a, 'f> {
                         }
                         None => false,
                     };
+                    self.epoch += 1;
                     self.globals.insert(
                         f.name.id,
                         Sym::Func {
@@ -237,6 +265,7 @@ impl<'a, 'f> Checker<'a, 'f> {
 
     /// Declare the names of a declaration in the current scope (or globally) and check it.
     fn var_decl(&mut self, v: &'a VarDecl, global: bool) {
+        self.epoch += 1;
         if let Some(a) = v.align {
             if !a.is_power_of_two() {
                 self.error(v.span, format!("alignment {a} is not a power of two"));
@@ -543,8 +572,10 @@ impl<'a, 'f> Checker<'a, 'f> {
         }
         self.labels.clear();
         self.collect_labels(body);
+        self.epoch += 1;
         self.block(body);
         self.scopes.clear();
+        self.epoch += 1;
     }
 
     fn collect_labels(&mut self, b: &'a Block) {
@@ -565,6 +596,7 @@ impl<'a, 'f> Checker<'a, 'f> {
 
     fn block(&mut self, b: &'a Block) {
         self.scopes.push(Scope::default());
+        self.epoch += 1;
         for s in &b.stmts {
             match s {
                 // Function-scope .global/.const variables are statically allocated but their
@@ -585,6 +617,7 @@ impl<'a, 'f> Checker<'a, 'f> {
             }
         }
         self.scopes.pop();
+        self.epoch += 1;
     }
 
     fn lookup(&self, name: &Name) -> Option<Sym<'a>> {
@@ -614,10 +647,28 @@ impl<'a, 'f> Checker<'a, 'f> {
         self.globals.get(&id).copied()
     }
 
+    /// [`Checker::lookup`], remembered per name until the epoch changes: a body's operands
+    /// name the same registers again and again in the same scopes, so most are one slot
+    /// read instead of a walk over the scopes' maps. Debug builds compare with the walk.
+    fn remembered(&mut self, n: &Name) -> Option<Sym<'a>> {
+        if let Some(&(e, s)) = self.found.get(n.id as usize) {
+            if e == self.epoch {
+                debug_assert!(same_sym(s, self.lookup(n)), "{}", n.text);
+                return s;
+            }
+        }
+        let s = self.lookup(n);
+        if s.is_some() {
+            if let Some(slot) = self.found.get_mut(n.id as usize) {
+                *slot = (self.epoch, s);
+            }
+        }
+        s
+    }
+
     /// Resolve a name used as an operand; reports undeclared names and labels used as data.
     fn resolve(&mut self, n: &Name) -> Option<Sym<'a>> {
-        let s = self.lookup(n);
-        self.resolved.push((n as *const Name as usize, s));
+        let s = self.remembered(n);
         match s {
             None => self.unresolved(n, true),
             Some(Sym::Label) if !self.in_control => self.unresolved(n, false),
@@ -645,7 +696,6 @@ impl<'a, 'f> Checker<'a, 'f> {
     }
 
     fn instruction(&mut self, i: &'a Instruction) {
-        self.resolved.clear();
         if let Some(g) = &i.guard {
             if let Some(Sym::Var(v)) = self.resolve(&g.pred) {
                 if v.ty != Type::Pred || v.space != StateSpace::Reg {
@@ -974,12 +1024,14 @@ impl<'a, 'f> Checker<'a, 'f> {
         }
     }
 
-    /// The register declaration a plain name operand refers to, if it is a register.
+    /// The register declaration a plain name operand refers to, if it is a register. The
+    /// type checks ask after the instruction's names were resolved ([`Checker::resolve`]),
+    /// in the same scopes, so what a name resolved to is read back from
+    /// [`Checker::found`] instead of looked up a second time.
     fn reg_of(&self, n: &Name) -> Option<&'a VarDecl> {
-        let at = n as *const Name as usize;
-        let s = match self.resolved.iter().find(|(a, _)| *a == at) {
-            Some(&(_, s)) => s,
-            None => self.lookup(n),
+        let s = match self.found.get(n.id as usize) {
+            Some(&(e, s)) if e == self.epoch => s,
+            _ => self.lookup(n),
         };
         match s {
             Some(Sym::Var(v)) if v.space == StateSpace::Reg => Some(v),

@@ -3,8 +3,8 @@
 //! In: the token vector from [`lexer::lex`]. Out: a module plus diagnostics. Recursive descent
 //! over a flat token vector with one-token lookahead (two for labels). Constant expressions
 //! are folded here, so the AST holds values, not expression trees. Names are interned as
-//! they are parsed: each distinct text gets the next id ([`Name::id`]) and an entry of the
-//! module's [`NameTable`].
+//! they are parsed: each distinct text gets the next id ([`Name::id`]), an entry of the
+//! module's [`NameTable`] and one [`NameText`] that every name with that text shares.
 //!
 //! Invariants: every loop consumes at least one token per iteration or stops at `Eof`, so the
 //! parser always terminates in time linear in the number of tokens; recursion (nested blocks,
@@ -41,6 +41,8 @@ pub fn parse(file: &Arc<SourceFile>) -> (Option<Module>, Vec<Diagnostic>) {
         ids: HashMap::default(),
         numbered: Vec::new(),
         special: Vec::new(),
+        texts: Vec::new(),
+        last_prefix: None,
     };
     // About one distinct name per 32 tokens in compiler output: room up front rather than
     // rehashing the table as the file's names are first seen (capacity only).
@@ -70,6 +72,10 @@ struct Parser<'a> {
     /// By id: whether the name is a special register ([`is_special_register`] of its text,
     /// asked once per distinct name instead of at every operand).
     special: Vec<bool>,
+    /// By id: the text every [`Name`] with this id shares.
+    texts: Vec<NameText>,
+    /// The prefix [`Parser::intern_new`] last split off a numbered name, and its id.
+    last_prefix: Option<(&'a str, u32)>,
 }
 
 /// The most tokens [`Parser::glued_dots`] and [`Parser::operands_ahead`] look ahead.
@@ -162,10 +168,11 @@ impl<'a> Parser<'a> {
         if self.peek() == Tok::Ident {
             let t = self.bump();
             let text = self.text_of(t);
+            let id = self.intern(text);
             Ok(Name {
-                text: text.to_string(),
+                text: self.texts[id as usize].clone(),
                 span: t.span,
-                id: self.intern(text),
+                id,
             })
         } else {
             self.expected(what)
@@ -190,9 +197,19 @@ impl<'a> Parser<'a> {
         self.ids.insert(text, id);
         self.numbered.push(None);
         self.special.push(is_special_register(text));
+        self.texts.push(NameText::new(text));
         // A prefix has no trailing digits, so it does not split again: no deeper recursion.
         if let Some((prefix, n)) = crate::ptx::check::split_numbered(text) {
-            let p = self.intern(prefix);
+            // New numbered names mostly come in runs of one prefix (`%r1`, `%r2`, ...): the
+            // last prefix's id is kept, so the run hashes its prefix once.
+            let p = match self.last_prefix {
+                Some((last, p)) if last == prefix => p,
+                _ => {
+                    let p = self.intern(prefix);
+                    self.last_prefix = Some((prefix, p));
+                    p
+                }
+            };
             self.numbered[id as usize] = Some((p, n));
         }
         id
@@ -287,6 +304,22 @@ impl<'a> Parser<'a> {
 
     fn int_value(&mut self, t: Token) -> PResult<Imm> {
         let text = self.text_of(t);
+        // Plain decimal without a suffix, short enough not to overflow (most constants): the
+        // value accumulated digit by digit, which is what the general path below computes.
+        let b = text.as_bytes();
+        if (1..=19).contains(&b.len())
+            && (b[0] != b'0' || b.len() == 1)
+            && b.iter().all(u8::is_ascii_digit)
+        {
+            let mut v = 0u64;
+            for &d in b {
+                v = v * 10 + u64::from(d - b'0');
+            }
+            return Ok(Imm::Int {
+                value: v as i64,
+                unsigned: false,
+            });
+        }
         let (body, unsigned) = match text.strip_suffix(['U', 'u']) {
             Some(b) => (b, true),
             None => (text, false),
@@ -343,7 +376,15 @@ impl<'a> Parser<'a> {
     /// does); a float literal may only be negated.
     fn expr(&mut self) -> PResult<(Imm, Span)> {
         self.enter()?;
-        let r = self.binary(0);
+        let t = self.tok();
+        // A lone integer literal (most constants: immediates, offsets, `.loc` numbers): what
+        // `binary` gives for it (no operator follows), without the descent through it.
+        let r = if t.kind == Tok::Int && !is_binary_operator(self.peek_at(1)) {
+            self.bump();
+            self.int_value(t).map(|v| (v, t.span))
+        } else {
+            self.binary(0)
+        };
         self.leave();
         r
     }
@@ -1607,6 +1648,27 @@ pub(crate) fn classify(info: &OpInfo, word: &str) -> Option<Modifier> {
         return Some(Modifier::Other(word.to_string()));
     }
     None
+}
+
+/// The operators [`Parser::binary`] continues an expression with.
+fn is_binary_operator(t: Tok) -> bool {
+    matches!(
+        t,
+        Tok::OrOr
+            | Tok::AndAnd
+            | Tok::Pipe
+            | Tok::Caret
+            | Tok::Amp
+            | Tok::EqEq
+            | Tok::Ne
+            | Tok::Shl
+            | Tok::Shr
+            | Tok::Plus
+            | Tok::Minus
+            | Tok::Star
+            | Tok::Slash
+            | Tok::Percent
+    )
 }
 
 fn is_item_start(w: &str) -> bool {

@@ -55,7 +55,7 @@ use super::{
 };
 use crate::error::Span;
 use crate::ir::{BinaryOp, Value, VarScope};
-use crate::ptx::ast::{Instruction, Opcode, Operand, StateSpace};
+use crate::ptx::ast::{Instruction, NameText, Opcode, Operand, StateSpace};
 
 /// The label key of a frame's return point (a space cannot occur in a PTX label).
 pub(super) const RET_LABEL: &str = " ret";
@@ -295,7 +295,10 @@ impl FnBuilder<'_, '_> {
         plan: &Plan,
         fall: Option<Block>,
     ) -> Option<()> {
-        let Some(&target) = plan.labels.get(&(self.frame_id(), RET_LABEL.to_string())) else {
+        let Some(&target) = plan
+            .labels
+            .get(&(self.frame_id(), NameText::new(RET_LABEL)))
+        else {
             self.error(
                 ins.span,
                 "internal error: no return point for an inlined call",
@@ -333,7 +336,7 @@ impl FnBuilder<'_, '_> {
         if let Some(g) = &site.ins.guard {
             let join = plan
                 .labels
-                .get(&(site.frame, JOIN_LABEL.to_string()))
+                .get(&(site.frame, NameText::new(JOIN_LABEL)))
                 .copied();
             let p = self.reg_var(&g.pred).map(|v| (self.use_var(v), v));
             match (p, join, fall) {
@@ -352,9 +355,14 @@ impl FnBuilder<'_, '_> {
             }
         }
         let saved_scopes = std::mem::replace(&mut self.scopes, vec![scope]);
+        self.scopes_changed();
         let prefix = format!("{}.{}", self.kernel, site.callee.name.text);
         let saved_prefix = std::mem::replace(&mut self.kernel, prefix);
-        let order = self.m.func_order.get(&site.callee.name.text).copied();
+        let order = self
+            .m
+            .func_order
+            .get(site.callee.name.text.as_str())
+            .copied();
         self.frames.push(Frame {
             id: site.frame,
             saved_scopes,
@@ -376,6 +384,7 @@ impl FnBuilder<'_, '_> {
             return;
         };
         self.scopes = frame.saved_scopes;
+        self.scopes_changed();
         self.kernel = frame.saved_prefix;
         for (from, to) in frame.rets {
             let v = match from {
@@ -437,12 +446,7 @@ impl FnBuilder<'_, '_> {
                     _ => self.read(arg, ty, Some(d.ty))?,
                 };
                 self.def_var(info, v);
-                scope.regs.insert(
-                    n.name.id,
-                    super::RegInfo {
-                        vars: [info].into_iter().collect(),
-                    },
-                );
+                scope.regs.insert(n.name.id, super::RegInfo::one(info));
                 continue;
             }
             let sym = match arg {
@@ -496,12 +500,7 @@ impl FnBuilder<'_, '_> {
             };
             if d.space == StateSpace::Reg {
                 let var = self.arg_reg_param(d, n)?;
-                scope.regs.insert(
-                    n.name.id,
-                    super::RegInfo {
-                        vars: [var].into_iter().collect(),
-                    },
-                );
+                scope.regs.insert(n.name.id, super::RegInfo::one(var));
                 let bytes = self.var_ty[var].bytes().unwrap_or(1);
                 match to {
                     None => {}
