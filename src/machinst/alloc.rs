@@ -150,7 +150,8 @@ fn prune_unreachable<I: MachInst>(vc: VCode<I>) -> Result<(VCode<I>, Vec<BlockId
         retarget(&mut block, &new_id)?;
         out.push(block);
     }
-    Ok((VCode::from_blocks_underived(out, vregs)?, kept))
+    // Reordered valid code, the entry still first (`layout_order` starts there).
+    Ok((VCode::from_blocks_trusted(out, vregs)?, kept))
 }
 
 /// Point the successors of `block` (and its terminator) at their new ids.
@@ -308,7 +309,9 @@ fn split_edges<I: MachInst>(vc: VCode<I>) -> Result<(VCode<I>, Vec<Option<usize>
         retarget(&mut block, &new_id)?;
         out.push(block);
     }
-    Ok((VCode::from_blocks_underived(out, vregs)?, origin))
+    // Valid code reordered, with jump blocks on split edges, the entry still first
+    // (`layout_order` starts there): what `split_in_order` builds in its case.
+    Ok((VCode::from_blocks_trusted(out, vregs)?, origin))
 }
 
 /// [`split_edges`]'s rebuild (and [`prune_unreachable`]'s, splitting nothing) where `order`

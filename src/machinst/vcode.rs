@@ -467,6 +467,31 @@ impl<I: MachInst> VCode<I> {
         Ok(vc)
     }
 
+    /// Flatten `blocks` without the checks of [`Self::from_blocks_underived`], for a pass
+    /// that only reorders the blocks of valid code, adds jump blocks and renumbers successors
+    /// (retargeting their branches): that keeps every structural rule, as long as the entry
+    /// block stays first. Debug builds check them all ([`Self::from_parts_trusted`]).
+    /// (The checks visit every operand of the function; the passes that reorder blocks ran
+    /// them again on code they had not changed otherwise.)
+    pub(crate) fn from_blocks_trusted(
+        blocks: Vec<BlockData<I>>,
+        vregs: Vec<RegKind>,
+    ) -> Result<Self, String> {
+        let n = blocks.len();
+        let mut insts = Vec::with_capacity(blocks.iter().map(|b| b.insts.len()).sum());
+        let mut params = Vec::with_capacity(n);
+        let mut succs = Vec::with_capacity(n);
+        let mut ranges = Vec::with_capacity(n);
+        for b in blocks {
+            let start = insts.len() as u32;
+            insts.extend(b.insts);
+            ranges.push((start, insts.len() as u32));
+            params.push(b.params);
+            succs.push(b.succs);
+        }
+        Self::from_parts_trusted(insts, vregs, params, succs, ranges)
+    }
+
     /// Back to per-block form (for rewriting passes), without copying: the blocks take the
     /// instructions, parameters and successors over (the ranges are consecutive from 0, as [`Self::from_blocks`] lays them
     /// out).
