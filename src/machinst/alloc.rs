@@ -413,6 +413,8 @@ fn pressure<I: MachInst>(vc: &VCode<I>) -> Pressure {
     // `live` as a dense flag per vreg, and the vregs flagged (to clear them per block)
     let mut live = vec![false; vc.vregs.len()];
     let mut flagged: Vec<u32> = Vec::new();
+    // One instruction's fields (reused for every instruction of every block).
+    let mut fs = Vec::new();
     for b in 0..vc.ranges.len() {
         let out = &live_out[b];
         let (s, e) = vc.ranges[b];
@@ -433,7 +435,6 @@ fn pressure<I: MachInst>(vc: &VCode<I>) -> Pressure {
                 insert(&mut live, &mut c, a.index);
             }
         }
-        let mut fs = Vec::new();
         for i in (s..e).rev() {
             fs.clear();
             super::vcode::for_each_field(&vc.insts[i as usize], |f| {

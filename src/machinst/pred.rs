@@ -17,10 +17,11 @@
 //! just before it. The pass then starts over; every round removes one long interval, so it
 //! terminates (bounded by the number of predicates plus one).
 
-use super::vcode::{fields, for_each_field, VCode};
+use super::vcode::{for_each_field, FieldInfo, VCode};
 use super::{MachInst, OpKind, OpPos, PhysPred, Reg, RegKind, VReg};
 use rustc_hash::FxHashMap as HashMap;
-use std::collections::BTreeSet;
+use smallvec::SmallVec;
+use std::collections::{BTreeSet, VecDeque};
 
 /// Allocatable predicates: P0..P6 (P7 is PT).
 pub const NUM_PREDS: usize = 7;
@@ -63,7 +64,7 @@ pub(crate) fn liveness_sets<I: MachInst>(
     let n = vc.ranges.len();
     // dense numbering of the selected vregs, in vreg order
     let mut dense = vec![u32::MAX; vc.vregs.len()];
-    let mut vreg_of: Vec<u32> = Vec::new();
+    let mut vreg_of: Vec<u32> = Vec::with_capacity(vc.vregs.len());
     for (v, kind) in vc.vregs.iter().enumerate() {
         if want(*kind) {
             dense[v] = vreg_of.len() as u32;
@@ -75,6 +76,8 @@ pub(crate) fn liveness_sets<I: MachInst>(
     let mut kill = vec![0u64; n * words];
     let set = |bits: &mut [u64], d: u32| bits[d as usize / 64] |= 1 << (d % 64);
     let clear = |bits: &mut [u64], d: u32| bits[d as usize / 64] &= !(1 << (d % 64));
+    // Each instruction's selected fields, gathered by one visit (reused for every one).
+    let mut fs: SmallVec<[FieldInfo; 8]> = SmallVec::new();
     // upward-exposed uses and defs per block
     for b in 0..n {
         let (s, e) = vc.ranges[b];
@@ -88,18 +91,20 @@ pub(crate) fn liveness_sets<I: MachInst>(
             }
         }
         for inst in vc.insts[s as usize..e as usize].iter().rev() {
+            fs.clear();
+            for_each_field(inst, |f| {
+                if want(f.vreg.kind) {
+                    fs.push(f);
+                }
+            });
             // Defs first, then uses (a use of what the instruction defines stays live in).
-            for_each_field(inst, |f| {
-                if want(f.vreg.kind) && f.spec.kind == OpKind::Def {
-                    clear(g, dense[f.vreg.index as usize]);
-                    set(k, dense[f.vreg.index as usize]);
-                }
-            });
-            for_each_field(inst, |f| {
-                if want(f.vreg.kind) && f.spec.kind == OpKind::Use {
-                    set(g, dense[f.vreg.index as usize]);
-                }
-            });
+            for f in fs.iter().filter(|f| f.spec.kind == OpKind::Def) {
+                clear(g, dense[f.vreg.index as usize]);
+                set(k, dense[f.vreg.index as usize]);
+            }
+            for f in fs.iter().filter(|f| f.spec.kind == OpKind::Use) {
+                set(g, dense[f.vreg.index as usize]);
+            }
         }
         for p in vc.params[b].iter().filter(|p| want(p.kind)) {
             clear(g, dense[p.index as usize]);
@@ -113,13 +118,28 @@ pub(crate) fn liveness_sets<I: MachInst>(
     // live-in set of a successor grew. Sweeping every block until nothing changed cost a
     // whole extra sweep at the end and sweeps over blocks with nothing new; both reach the
     // same (least) fixpoint.
-    let mut preds = vec![Vec::new(); n];
-    for (b, ss) in vc.succs.iter().enumerate() {
+    // Every block's predecessors in one list (counted, then placed in block order, as
+    // pushing onto a list per block ordered them): `pred_of[pred_start[b]..pred_start[b + 1]]`.
+    let mut pred_start = vec![0u32; n + 1];
+    for ss in &vc.succs {
         for (t, _) in ss {
-            preds[t.0 as usize].push(b);
+            pred_start[t.0 as usize + 1] += 1;
         }
     }
-    let mut queue: std::collections::VecDeque<usize> = (0..n).rev().collect();
+    for b in 0..n {
+        pred_start[b + 1] += pred_start[b];
+    }
+    let mut pred_of = vec![0u32; pred_start[n] as usize];
+    let mut fill = pred_start.clone();
+    for (b, ss) in vc.succs.iter().enumerate() {
+        for (t, _) in ss {
+            let at = &mut fill[t.0 as usize];
+            pred_of[*at as usize] = b as u32;
+            *at += 1;
+        }
+    }
+    let mut queue: std::collections::VecDeque<usize> = VecDeque::with_capacity(n);
+    queue.extend((0..n).rev());
     let mut queued = vec![true; n];
     while let Some(b) = queue.pop_front() {
         queued[b] = false;
@@ -140,7 +160,8 @@ pub(crate) fn liveness_sets<I: MachInst>(
             }
         }
         if grew {
-            for &p in &preds[b] {
+            for &p in &pred_of[pred_start[b] as usize..pred_start[b + 1] as usize] {
+                let p = p as usize;
                 if !queued[p] {
                     queued[p] = true;
                     queue.push_back(p);
@@ -331,15 +352,17 @@ fn spill<I: MachInst>(
         kind: RegKind::Pred,
     };
     vc.insert_around(|mut inst, out, vregs| {
-        let fs = fields(&inst);
-        let uses = fs
-            .iter()
-            .flatten()
-            .any(|f| f.vreg == pv && f.spec.kind == OpKind::Use);
-        let defs = fs
-            .iter()
-            .flatten()
-            .any(|f| f.vreg == pv && f.spec.kind == OpKind::Def);
+        // Whether the instruction reads and whether it writes `v` (one visit of its fields,
+        // without gathering them).
+        let (mut uses, mut defs) = (false, false);
+        for_each_field(&inst, |f| {
+            if f.vreg == pv {
+                match f.spec.kind {
+                    OpKind::Use => uses = true,
+                    OpKind::Def => defs = true,
+                }
+            }
+        });
         if uses {
             let fresh = VReg {
                 index: vregs.len() as u32,
