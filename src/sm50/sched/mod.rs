@@ -365,15 +365,54 @@ struct State {
     rmask: [u8; NUM_RES],
     /// Issue cycle of the last instruction that set each scoreboard, while it may be pending.
     set_time: [Option<u32>; 6],
+    /// The resources the function touches at all (the others are never changed here).
+    span: Span,
+}
+
+/// The resources a function's instructions read or write lie in `0..gprs` (GPRs up to the
+/// highest one named) and `PRED..NUM_RES` (predicates and the carry flag, always included).
+/// The per-resource loops of the dataflow assignment ([`State::clear`], [`Entry::join`],
+/// [`Entry::load`], [`Entry::store_after`]) visit only these two ranges: a resource outside
+/// them is never issued to, so its `left`, `wmask` and `rmask` stay 0 in every state and
+/// entry (where they start), and its `ready` is never read (only the resources an
+/// instruction names are). Most functions use a few dozen of the 255 GPRs, and those loops
+/// ran over all 265 resources for every block visit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Span {
+    gprs: usize,
+}
+
+impl Span {
+    /// Every resource.
+    const ALL: Span = Span { gprs: PRED };
+
+    /// The span of the resources `access` names.
+    fn of(access: &[Access]) -> Span {
+        let mut gprs = 0;
+        for a in access {
+            for &r in a.uses.iter().chain(&a.defs) {
+                if r < PRED {
+                    gprs = gprs.max(r + 1);
+                }
+            }
+        }
+        Span { gprs }
+    }
+
+    /// The two index ranges of the span.
+    fn ranges(self) -> [std::ops::Range<usize>; 2] {
+        [0..self.gprs, PRED..NUM_RES]
+    }
 }
 
 impl State {
-    fn new() -> State {
+    fn new(span: Span) -> State {
         State {
             ready: [0; NUM_RES],
             wmask: [0; NUM_RES],
             rmask: [0; NUM_RES],
             set_time: [None; 6],
+            span,
         }
     }
 
@@ -425,12 +464,15 @@ impl State {
             return;
         }
         // Two plain loops rather than one over a chained iterator: these vectorise, the chain
-        // did not (it was most of the time spent issuing an instruction).
-        for m in self.wmask.iter_mut() {
-            *m &= !mask;
-        }
-        for m in self.rmask.iter_mut() {
-            *m &= !mask;
+        // did not (it was most of the time spent issuing an instruction). Over the span only
+        // (outside it both masks are 0).
+        for r in self.span.ranges() {
+            for m in self.wmask[r.clone()].iter_mut() {
+                *m &= !mask;
+            }
+            for m in self.rmask[r].iter_mut() {
+                *m &= !mask;
+            }
         }
         for i in 0..6 {
             if mask & bit(i) != 0 {
@@ -521,7 +563,7 @@ fn assign_normal(
 ) -> Vec<Ctrl> {
     let n = insts.len();
     let mut out: Vec<Ctrl> = Vec::with_capacity(n);
-    let mut st = State::new();
+    let mut st = State::new(Span::ALL);
     // Issue cycle of the previous instruction.
     let mut t_prev = 0u32;
     for k in 0..n {
@@ -620,7 +662,7 @@ struct Entry {
 /// `dst |= src` element by element; whether any element changed (a loop that vectorises).
 /// (An element changes exactly when `src` has a bit `dst` lacks; those bits are OR-ed
 /// together, which vectorises better than a flag set per element.)
-fn or_into(dst: &mut [u8; NUM_RES], src: &[u8; NUM_RES]) -> bool {
+fn or_into(dst: &mut [u8], src: &[u8]) -> bool {
     let mut new_bits = 0u8;
     for (x, &y) in dst.iter_mut().zip(src) {
         new_bits |= y & !*x;
@@ -639,20 +681,24 @@ impl Entry {
         }
     }
 
-    /// Worst case of both; whether `self` changed.
-    fn join(&mut self, o: &Entry) -> bool {
+    /// Worst case of both; whether `self` changed. Over the resources of `span` (outside
+    /// it both are 0, see [`Span`]).
+    fn join(&mut self, o: &Entry, span: Span) -> bool {
         // One loop per array: each vectorises (one loop over all three did not). A value
         // changes exactly when the joined one differs from it.
         // (`diff` gathers the bits of every element that changed: zero exactly when none did.)
         let mut diff = 0u8;
-        for (x, &y) in self.left.iter_mut().zip(&o.left) {
-            let v = (*x).max(y);
-            diff |= v ^ *x;
-            *x = v;
+        let mut changed = false;
+        for r in span.ranges() {
+            for (x, &y) in self.left[r.clone()].iter_mut().zip(&o.left[r.clone()]) {
+                let v = (*x).max(y);
+                diff |= v ^ *x;
+                *x = v;
+            }
+            changed |= or_into(&mut self.wmask[r.clone()], &o.wmask[r.clone()]);
+            changed |= or_into(&mut self.rmask[r.clone()], &o.rmask[r]);
         }
-        let mut changed = diff != 0;
-        changed |= or_into(&mut self.wmask, &o.wmask);
-        changed |= or_into(&mut self.rmask, &o.rmask);
+        changed |= diff != 0;
         for b in 0..6 {
             let age = match (self.age[b], o.age[b]) {
                 (Some(x), Some(y)) => Some(x.min(y)),
@@ -665,13 +711,16 @@ impl Entry {
     }
 
     /// The straight-line state at the block's first instruction (issued at [`T0`]),
-    /// written over every field of `st` (one buffer serves every block visit).
+    /// written over every field of `st` in its span (one buffer serves every block visit;
+    /// outside the span its masks stay 0 and its `ready` is never read).
     fn load(&self, st: &mut State) {
-        for (t, &l) in st.ready.iter_mut().zip(&self.left) {
-            *t = T0 + u32::from(l);
+        for r in st.span.ranges() {
+            for (t, &l) in st.ready[r.clone()].iter_mut().zip(&self.left[r.clone()]) {
+                *t = T0 + u32::from(l);
+            }
+            st.wmask[r.clone()].copy_from_slice(&self.wmask[r.clone()]);
+            st.rmask[r.clone()].copy_from_slice(&self.rmask[r]);
         }
-        st.wmask = self.wmask;
-        st.rmask = self.rmask;
         for b in 0..6 {
             st.set_time[b] = self.age[b].map(|a| T0 - u32::from(a));
         }
@@ -691,16 +740,19 @@ impl Entry {
     fn store_after(&mut self, entered: &Entry, block: &[Access], st: &State, t_end: u32) {
         debug_assert!(t_end >= T0);
         let elapsed = (t_end - T0).min(u32::from(u8::MAX)) as u8;
-        for (l, &x) in self.left.iter_mut().zip(&entered.left) {
-            *l = x.saturating_sub(elapsed);
+        // (Over the span of `st`: outside it `self`, `entered` and `st` all hold 0.)
+        for r in st.span.ranges() {
+            for (l, &x) in self.left[r.clone()].iter_mut().zip(&entered.left[r.clone()]) {
+                *l = x.saturating_sub(elapsed);
+            }
+            self.wmask[r.clone()].copy_from_slice(&st.wmask[r.clone()]);
+            self.rmask[r.clone()].copy_from_slice(&st.rmask[r]);
         }
         for a in block {
             for &r in &a.defs {
                 self.left[r] = st.ready[r].saturating_sub(t_end).min(CARRY_CAP) as u8;
             }
         }
-        self.wmask = st.wmask;
-        self.rmask = st.rmask;
         for b in 0..6 {
             self.age[b] = st.set_time[b].map(|x| (t_end - x).min(CARRY_CAP) as u8);
         }
@@ -772,6 +824,26 @@ fn assign_dataflow(
     lead: &[bool],
     succ: &[check::Succ],
 ) -> Option<Vec<Ctrl>> {
+    let span = Span::of(access);
+    let ctrl = assign_dataflow_in(insts, access, written, lead, succ, span);
+    // Debug builds check that visiting only the span changes nothing (see [`Span`]).
+    debug_assert_eq!(
+        ctrl,
+        assign_dataflow_in(insts, access, written, lead, succ, Span::ALL)
+    );
+    ctrl
+}
+
+/// [`assign_dataflow`] with its per-resource loops over `span`, which holds every resource
+/// `access` names.
+fn assign_dataflow_in(
+    insts: &[Inst],
+    access: &[Access],
+    written: &[bool],
+    lead: &[bool],
+    succ: &[check::Succ],
+    span: Span,
+) -> Option<Vec<Ctrl>> {
     let n = insts.len();
     if n == 0 {
         return Some(Vec::new());
@@ -795,7 +867,7 @@ fn assign_dataflow(
     let mut visits = 0usize;
     // One straight-line state and one exit state for every block visit (each visit
     // overwrites all of both).
-    let mut st = State::new();
+    let mut st = State::new(span);
     let mut exit = Entry::empty();
     while let Some(b) = work.pop_first() {
         visits += 1;
@@ -819,7 +891,7 @@ fn assign_dataflow(
             if starts[tb] != t {
                 return None; // an edge into the middle of a block: not expected here
             }
-            if entry[tb].join(&exit) {
+            if entry[tb].join(&exit, span) {
                 work.insert(tb);
             }
         }
