@@ -151,15 +151,22 @@ pub(crate) fn liveness_sets<I: MachInst>(
             }
         }
         live_out[b * words..(b + 1) * words].copy_from_slice(&out);
-        let mut grew = false;
-        for w in 0..words {
-            let inn = (out[w] & !kill[b * words + w]) | gen[b * words + w];
-            if inn != live_in[b * words + w] {
-                live_in[b * words + w] = inn;
-                grew = true;
-            }
+        // The block's words as slices walked together (indexing each array per word checked
+        // every index and kept the loop from vectorising); a word changed exactly when it
+        // differs from the new one, so the bits of every change are gathered.
+        let blk = b * words..(b + 1) * words;
+        let mut changed = 0u64;
+        for (((li, &o), &k), &g) in live_in[blk.clone()]
+            .iter_mut()
+            .zip(&out)
+            .zip(&kill[blk.clone()])
+            .zip(&gen[blk])
+        {
+            let inn = (o & !k) | g;
+            changed |= inn ^ *li;
+            *li = inn;
         }
-        if grew {
+        if changed != 0 {
             for &p in &pred_of[pred_start[b] as usize..pred_start[b + 1] as usize] {
                 let p = p as usize;
                 if !queued[p] {
