@@ -555,7 +555,10 @@ impl<I: MachInst> VCode<I> {
                     OpConstraint::Reuse(pos) => {
                         // The regalloc2 index of the operand at visit position `pos` (none
                         // if that is not a regalloc2 operand).
-                        let idx = ops.iter().position(|(p, _)| *p == pos).unwrap_or(usize::MAX);
+                        let idx = ops
+                            .iter()
+                            .position(|(p, _)| *p == pos)
+                            .unwrap_or(usize::MAX);
                         let same = ops.get(idx).is_some_and(|(_, u)| {
                             u.vreg.kind == f.vreg.kind
                                 && u.spec.kind == OpKind::Use

@@ -742,7 +742,10 @@ impl Entry {
         let elapsed = (t_end - T0).min(u32::from(u8::MAX)) as u8;
         // (Over the span of `st`: outside it `self`, `entered` and `st` all hold 0.)
         for r in st.span.ranges() {
-            for (l, &x) in self.left[r.clone()].iter_mut().zip(&entered.left[r.clone()]) {
+            for (l, &x) in self.left[r.clone()]
+                .iter_mut()
+                .zip(&entered.left[r.clone()])
+            {
                 *l = x.saturating_sub(elapsed);
             }
             self.wmask[r.clone()].copy_from_slice(&st.wmask[r.clone()]);
@@ -988,9 +991,9 @@ fn assign_block(
             let prev_paired = k >= s + 2 && out[k - s - 2].stall == 0;
             let pair = !prev_paired && wait == 0 && prev.stall == 1 && {
                 // (Decided on the first visit that asks, then kept.)
-                *facts[k].pairs_with_prev.get_or_insert_with(|| {
-                    pairable(&insts[k - 1], &access[k - 1], &insts[k], a)
-                })
+                *facts[k]
+                    .pairs_with_prev
+                    .get_or_insert_with(|| pairable(&insts[k - 1], &access[k - 1], &insts[k], a))
             };
             earliest = t_prev + if pair { 0 } else { u32::from(prev.stall) };
         }
