@@ -258,12 +258,15 @@ fn demote_pred_params<I: MachInst>(vc: VCode<I>) -> Result<VCode<I>, String> {
     VCode::from_blocks_underived(blocks, vregs)
 }
 
-/// Live interval hulls (in half-instruction points) of every predicate vreg.
-fn intervals<I: MachInst>(vc: &VCode<I>) -> HashMap<u32, (u32, u32)> {
+/// Live interval hulls (in half-instruction points) of every predicate vreg, as
+/// `(lo, hi, vreg)` sorted (the order [`scan`] visits them in).
+fn intervals<I: MachInst>(vc: &VCode<I>) -> Vec<(u32, u32, u32)> {
     let (live_in, live_out) = liveness(vc, |k| k == RegKind::Pred);
-    let mut iv: HashMap<u32, (u32, u32)> = HashMap::default();
+    // Per vreg (indexed by its number): its hull so far, `lo > hi` while it has none. (A
+    // hash map keyed by vreg was looked up for every live point.)
+    let mut iv: Vec<(u32, u32)> = vec![(u32::MAX, 0); vc.vregs.len()];
     let mut touch = |v: u32, p: u32| {
-        let e = iv.entry(v).or_insert((p, p));
+        let e = &mut iv[v as usize];
         e.0 = e.0.min(p);
         e.1 = e.1.max(p);
     };
@@ -284,7 +287,14 @@ fn intervals<I: MachInst>(vc: &VCode<I>) -> HashMap<u32, (u32, u32)> {
             });
         }
     }
-    iv
+    let mut order: Vec<(u32, u32, u32)> = iv
+        .iter()
+        .enumerate()
+        .filter(|(_, (lo, hi))| lo <= hi)
+        .map(|(v, &(lo, hi))| (lo, hi, v as u32))
+        .collect();
+    order.sort_unstable();
+    order
 }
 
 /// The predicates [`MachInst::clobbers`] names, per instruction point: `(2i, mask)` for
@@ -309,15 +319,13 @@ fn clobber_points<I: MachInst>(vc: &VCode<I>) -> Vec<(u32, u8)> {
 /// clobbering instruction (its hull holds both that instruction's points) avoids the
 /// predicates the instruction clobbers.
 fn scan(
-    iv: &HashMap<u32, (u32, u32)>,
+    order: &[(u32, u32, u32)],
     unspillable: &BTreeSet<u32>,
     clobbered: &[(u32, u8)],
 ) -> Result<HashMap<u32, PhysPred>, Option<u32>> {
-    let mut order: Vec<(u32, u32, u32)> = iv.iter().map(|(v, (lo, hi))| (*lo, *hi, *v)).collect();
-    order.sort();
     let mut active: Vec<(u32, u32, u8)> = Vec::new(); // (hi, vreg, reg)
     let mut out = HashMap::default();
-    for (lo, hi, v) in order {
+    for &(lo, hi, v) in order {
         active.retain(|(ahi, _, _)| *ahi >= lo);
         let used: Vec<u8> = active.iter().map(|a| a.2).collect();
         let forbidden = clobbered
