@@ -325,16 +325,17 @@ fn scan(
 ) -> Result<HashMap<u32, PhysPred>, Option<u32>> {
     let mut active: Vec<(u32, u32, u8)> = Vec::new(); // (hi, vreg, reg)
     let mut out = HashMap::default();
+    out.reserve(order.len());
+    debug_assert!(clobbered.windows(2).all(|w| w[0].0 < w[1].0));
     for &(lo, hi, v) in order {
         active.retain(|(ahi, _, _)| *ahi >= lo);
-        let used: Vec<u8> = active.iter().map(|a| a.2).collect();
-        let forbidden = clobbered
-            .iter()
-            .filter(|(p, _)| lo <= *p && hi > *p)
-            .fold(0u8, |m, (_, c)| m | c);
-        if let Some(r) =
-            (0..NUM_PREDS as u8).find(|r| !used.contains(r) && forbidden & (1 << r) == 0)
-        {
+        // The registers of the live intervals, as a mask (a vector per interval before).
+        let used = active.iter().fold(0u8, |m, a| m | 1 << a.2);
+        // The clobbering points in `lo..hi`: one run of the list, which is sorted by point.
+        let from = clobbered.partition_point(|(p, _)| *p < lo);
+        let to = from + clobbered[from..].partition_point(|(p, _)| *p < hi);
+        let forbidden = clobbered[from..to].iter().fold(0u8, |m, (_, c)| m | c);
+        if let Some(r) = (0..NUM_PREDS as u8).find(|r| (used | forbidden) & (1 << r) == 0) {
             active.push((hi, v, r));
             out.insert(v, PhysPred(r));
         } else {
