@@ -125,13 +125,9 @@ fn class_index(kind: RegKind) -> usize {
 /// predecessor), so well-ordered input is left untouched.
 fn prune_unreachable<I: MachInst>(vc: VCode<I>) -> Result<(VCode<I>, Vec<BlockId>), String> {
     let n = vc.ranges.len();
-    let mut preds = vec![Vec::new(); n];
-    for (b, ss) in vc.succs.iter().enumerate() {
-        for (t, _) in ss {
-            preds[t.0 as usize].push(b);
-        }
-    }
-    let order = layout_order(&preds);
+    let order = layout_order(n, |b, out| {
+        out.extend(vc.succs[b].iter().map(|(t, _)| t.0 as usize));
+    });
     // Blocks never placed are exactly those the entry cannot reach.
     let kept: Vec<BlockId> = order.iter().map(|b| BlockId(*b as u32)).collect();
     if order.iter().enumerate().all(|(i, b)| i == *b) && order.len() == n {
@@ -154,7 +150,8 @@ fn prune_unreachable<I: MachInst>(vc: VCode<I>) -> Result<(VCode<I>, Vec<BlockId
         retarget(&mut block, &new_id)?;
         out.push(block);
     }
-    Ok((VCode::from_blocks_underived(out, vregs)?, kept))
+    // Reordered valid code, the entry still first (`layout_order` starts there).
+    Ok((VCode::from_blocks_trusted(out, vregs)?, kept))
 }
 
 /// Point the successors of `block` (and its terminator) at their new ids.
@@ -174,23 +171,34 @@ fn retarget<I: MachInst>(
     Ok(())
 }
 
-/// The layout order of [`prune_unreachable`] for a CFG given by its predecessor lists: the
-/// entry, then repeatedly the first block not yet placed, in index order, that has a placed
-/// predecessor. Blocks the entry cannot reach are left out.
-fn layout_order(preds: &[Vec<usize>]) -> Vec<usize> {
-    let n = preds.len();
-    let mut placed = vec![false; n];
-    let mut order = vec![0usize];
-    placed[0] = true;
-    // Quadratic in the worst case, linear for input that is already in a good order (the first
-    // candidate is then always the next block); functions have few blocks.
-    // `lo`: every block before it is placed, so the search can start there.
-    let mut lo = 1;
-    while let Some(b) = (lo..n).find(|b| !placed[*b] && preds[*b].iter().any(|p| placed[*p])) {
-        placed[b] = true;
+/// The layout order of [`prune_unreachable`] for a CFG of `n` blocks whose successors
+/// `succs(b, out)` appends to `out`: the entry, then repeatedly the first block not yet
+/// placed, in index order, that has a placed predecessor. Blocks the entry cannot reach are
+/// left out.
+///
+/// The blocks not yet placed that have a placed predecessor wait in a min-heap: each enters
+/// it when its first predecessor is placed and leaves it when it is placed, so the heap's
+/// least block is exactly the one that rule picks. (A search over the blocks in index order
+/// for one with a placed predecessor, redone for every block placed, was quadratic where
+/// the order is not the input's, and needed predecessor lists, a vector per block.)
+fn layout_order(n: usize, mut succs: impl FnMut(usize, &mut Vec<usize>)) -> Vec<usize> {
+    use std::cmp::Reverse;
+    // placed, or waiting in `ready`
+    let mut seen = vec![false; n];
+    let mut order = Vec::with_capacity(n);
+    let mut ready = std::collections::BinaryHeap::new();
+    let mut next = Vec::new();
+    seen[0] = true;
+    ready.push(Reverse(0usize));
+    while let Some(Reverse(b)) = ready.pop() {
         order.push(b);
-        while lo < n && placed[lo] {
-            lo += 1;
+        next.clear();
+        succs(b, &mut next);
+        for &t in &next {
+            if !seen[t] {
+                seen[t] = true;
+                ready.push(Reverse(t));
+            }
         }
     }
     order
@@ -228,23 +236,36 @@ fn split_edges<I: MachInst>(vc: VCode<I>) -> Result<(VCode<I>, Vec<Option<usize>
                 .collect()
         })
         .collect();
-    let edge_blocks = split.iter().flatten().filter(|&&s| s).count();
-    // The split CFG: edge block `n + m` is the m-th split edge; its predecessor lists.
-    let total = n + edge_blocks;
-    let mut preds = vec![Vec::new(); total];
-    let mut m = n;
+    // The split CFG: edge block `n + m` is the m-th split edge (in the order of its source
+    // block and successor), going to `edge_target[m]`; block `b`'s first split edge is
+    // edge block `first_edge[b]`.
+    let mut first_edge = Vec::with_capacity(n);
+    let mut edge_target = Vec::new();
     for (b, ss) in vc.succs.iter().enumerate() {
+        first_edge.push(n + edge_target.len());
         for (k, (t, _)) in ss.iter().enumerate() {
             if split[b][k] {
-                preds[m].push(b);
-                preds[t.0 as usize].push(m);
-                m += 1;
-            } else {
-                preds[t.0 as usize].push(b);
+                edge_target.push(t.0 as usize);
             }
         }
     }
-    let order = layout_order(&preds);
+    let edge_blocks = edge_target.len();
+    let total = n + edge_blocks;
+    let order = layout_order(total, |b, out| {
+        if b >= n {
+            out.push(edge_target[b - n]);
+            return;
+        }
+        let mut m = first_edge[b];
+        for (k, (t, _)) in vc.succs[b].iter().enumerate() {
+            if split[b][k] {
+                out.push(m);
+                m += 1;
+            } else {
+                out.push(t.0 as usize);
+            }
+        }
+    });
     let origin: Vec<Option<usize>> = order.iter().map(|&b| (b < n).then_some(b)).collect();
     if edge_blocks == 0 && order.len() == n && order.iter().enumerate().all(|(i, b)| i == *b) {
         return Ok((vc, origin));
@@ -253,13 +274,10 @@ fn split_edges<I: MachInst>(vc: VCode<I>) -> Result<(VCode<I>, Vec<Option<usize>
     for (i, b) in order.iter().enumerate() {
         new_id[*b] = Some(BlockId(i as u32));
     }
-    if order
-        .iter()
-        .filter(|&&b| b < n)
-        .collect::<Vec<_>>()
-        .windows(2)
-        .all(|w| w[0] < w[1])
-    {
+    // (Whether the input blocks keep their order, without collecting them first.)
+    let kept = || order.iter().filter(|&&b| b < n);
+    let in_order = kept().zip(kept().skip(1)).all(|(a, b)| a < b);
+    if in_order {
         return Ok((split_in_order(vc, &split, &order, &new_id)?, origin));
     }
     let (blocks, vregs) = vc.into_blocks();
@@ -291,7 +309,9 @@ fn split_edges<I: MachInst>(vc: VCode<I>) -> Result<(VCode<I>, Vec<Option<usize>
         retarget(&mut block, &new_id)?;
         out.push(block);
     }
-    Ok((VCode::from_blocks_underived(out, vregs)?, origin))
+    // Valid code reordered, with jump blocks on split edges, the entry still first
+    // (`layout_order` starts there): what `split_in_order` builds in its case.
+    Ok((VCode::from_blocks_trusted(out, vregs)?, origin))
 }
 
 /// [`split_edges`]'s rebuild (and [`prune_unreachable`]'s, splitting nothing) where `order`
@@ -393,6 +413,8 @@ fn pressure<I: MachInst>(vc: &VCode<I>) -> Pressure {
     // `live` as a dense flag per vreg, and the vregs flagged (to clear them per block)
     let mut live = vec![false; vc.vregs.len()];
     let mut flagged: Vec<u32> = Vec::new();
+    // One instruction's fields (reused for every instruction of every block).
+    let mut fs = Vec::new();
     for b in 0..vc.ranges.len() {
         let out = &live_out[b];
         let (s, e) = vc.ranges[b];
@@ -413,7 +435,6 @@ fn pressure<I: MachInst>(vc: &VCode<I>) -> Pressure {
                 insert(&mut live, &mut c, a.index);
             }
         }
-        let mut fs = Vec::new();
         for i in (s..e).rev() {
             fs.clear();
             super::vcode::for_each_field(&vc.insts[i as usize], |f| {

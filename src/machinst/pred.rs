@@ -17,10 +17,11 @@
 //! just before it. The pass then starts over; every round removes one long interval, so it
 //! terminates (bounded by the number of predicates plus one).
 
-use super::vcode::{fields, for_each_field, VCode};
+use super::vcode::{for_each_field, FieldInfo, VCode};
 use super::{MachInst, OpKind, OpPos, PhysPred, Reg, RegKind, VReg};
 use rustc_hash::FxHashMap as HashMap;
-use std::collections::BTreeSet;
+use smallvec::SmallVec;
+use std::collections::{BTreeSet, VecDeque};
 
 /// Allocatable predicates: P0..P6 (P7 is PT).
 pub const NUM_PREDS: usize = 7;
@@ -63,7 +64,7 @@ pub(crate) fn liveness_sets<I: MachInst>(
     let n = vc.ranges.len();
     // dense numbering of the selected vregs, in vreg order
     let mut dense = vec![u32::MAX; vc.vregs.len()];
-    let mut vreg_of: Vec<u32> = Vec::new();
+    let mut vreg_of: Vec<u32> = Vec::with_capacity(vc.vregs.len());
     for (v, kind) in vc.vregs.iter().enumerate() {
         if want(*kind) {
             dense[v] = vreg_of.len() as u32;
@@ -75,6 +76,8 @@ pub(crate) fn liveness_sets<I: MachInst>(
     let mut kill = vec![0u64; n * words];
     let set = |bits: &mut [u64], d: u32| bits[d as usize / 64] |= 1 << (d % 64);
     let clear = |bits: &mut [u64], d: u32| bits[d as usize / 64] &= !(1 << (d % 64));
+    // Each instruction's selected fields, gathered by one visit (reused for every one).
+    let mut fs: SmallVec<[FieldInfo; 8]> = SmallVec::new();
     // upward-exposed uses and defs per block
     for b in 0..n {
         let (s, e) = vc.ranges[b];
@@ -88,18 +91,20 @@ pub(crate) fn liveness_sets<I: MachInst>(
             }
         }
         for inst in vc.insts[s as usize..e as usize].iter().rev() {
+            fs.clear();
+            for_each_field(inst, |f| {
+                if want(f.vreg.kind) {
+                    fs.push(f);
+                }
+            });
             // Defs first, then uses (a use of what the instruction defines stays live in).
-            for_each_field(inst, |f| {
-                if want(f.vreg.kind) && f.spec.kind == OpKind::Def {
-                    clear(g, dense[f.vreg.index as usize]);
-                    set(k, dense[f.vreg.index as usize]);
-                }
-            });
-            for_each_field(inst, |f| {
-                if want(f.vreg.kind) && f.spec.kind == OpKind::Use {
-                    set(g, dense[f.vreg.index as usize]);
-                }
-            });
+            for f in fs.iter().filter(|f| f.spec.kind == OpKind::Def) {
+                clear(g, dense[f.vreg.index as usize]);
+                set(k, dense[f.vreg.index as usize]);
+            }
+            for f in fs.iter().filter(|f| f.spec.kind == OpKind::Use) {
+                set(g, dense[f.vreg.index as usize]);
+            }
         }
         for p in vc.params[b].iter().filter(|p| want(p.kind)) {
             clear(g, dense[p.index as usize]);
@@ -113,13 +118,28 @@ pub(crate) fn liveness_sets<I: MachInst>(
     // live-in set of a successor grew. Sweeping every block until nothing changed cost a
     // whole extra sweep at the end and sweeps over blocks with nothing new; both reach the
     // same (least) fixpoint.
-    let mut preds = vec![Vec::new(); n];
-    for (b, ss) in vc.succs.iter().enumerate() {
+    // Every block's predecessors in one list (counted, then placed in block order, as
+    // pushing onto a list per block ordered them): `pred_of[pred_start[b]..pred_start[b + 1]]`.
+    let mut pred_start = vec![0u32; n + 1];
+    for ss in &vc.succs {
         for (t, _) in ss {
-            preds[t.0 as usize].push(b);
+            pred_start[t.0 as usize + 1] += 1;
         }
     }
-    let mut queue: std::collections::VecDeque<usize> = (0..n).rev().collect();
+    for b in 0..n {
+        pred_start[b + 1] += pred_start[b];
+    }
+    let mut pred_of = vec![0u32; pred_start[n] as usize];
+    let mut fill = pred_start.clone();
+    for (b, ss) in vc.succs.iter().enumerate() {
+        for (t, _) in ss {
+            let at = &mut fill[t.0 as usize];
+            pred_of[*at as usize] = b as u32;
+            *at += 1;
+        }
+    }
+    let mut queue: std::collections::VecDeque<usize> = VecDeque::with_capacity(n);
+    queue.extend((0..n).rev());
     let mut queued = vec![true; n];
     while let Some(b) = queue.pop_front() {
         queued[b] = false;
@@ -131,16 +151,24 @@ pub(crate) fn liveness_sets<I: MachInst>(
             }
         }
         live_out[b * words..(b + 1) * words].copy_from_slice(&out);
-        let mut grew = false;
-        for w in 0..words {
-            let inn = (out[w] & !kill[b * words + w]) | gen[b * words + w];
-            if inn != live_in[b * words + w] {
-                live_in[b * words + w] = inn;
-                grew = true;
-            }
+        // The block's words as slices walked together (indexing each array per word checked
+        // every index and kept the loop from vectorising); a word changed exactly when it
+        // differs from the new one, so the bits of every change are gathered.
+        let blk = b * words..(b + 1) * words;
+        let mut changed = 0u64;
+        for (((li, &o), &k), &g) in live_in[blk.clone()]
+            .iter_mut()
+            .zip(&out)
+            .zip(&kill[blk.clone()])
+            .zip(&gen[blk])
+        {
+            let inn = (o & !k) | g;
+            changed |= inn ^ *li;
+            *li = inn;
         }
-        if grew {
-            for &p in &preds[b] {
+        if changed != 0 {
+            for &p in &pred_of[pred_start[b] as usize..pred_start[b + 1] as usize] {
+                let p = p as usize;
                 if !queued[p] {
                     queued[p] = true;
                     queue.push_back(p);
@@ -230,12 +258,15 @@ fn demote_pred_params<I: MachInst>(vc: VCode<I>) -> Result<VCode<I>, String> {
     VCode::from_blocks_underived(blocks, vregs)
 }
 
-/// Live interval hulls (in half-instruction points) of every predicate vreg.
-fn intervals<I: MachInst>(vc: &VCode<I>) -> HashMap<u32, (u32, u32)> {
+/// Live interval hulls (in half-instruction points) of every predicate vreg, as
+/// `(lo, hi, vreg)` sorted (the order [`scan`] visits them in).
+fn intervals<I: MachInst>(vc: &VCode<I>) -> Vec<(u32, u32, u32)> {
     let (live_in, live_out) = liveness(vc, |k| k == RegKind::Pred);
-    let mut iv: HashMap<u32, (u32, u32)> = HashMap::default();
+    // Per vreg (indexed by its number): its hull so far, `lo > hi` while it has none. (A
+    // hash map keyed by vreg was looked up for every live point.)
+    let mut iv: Vec<(u32, u32)> = vec![(u32::MAX, 0); vc.vregs.len()];
     let mut touch = |v: u32, p: u32| {
-        let e = iv.entry(v).or_insert((p, p));
+        let e = &mut iv[v as usize];
         e.0 = e.0.min(p);
         e.1 = e.1.max(p);
     };
@@ -256,7 +287,14 @@ fn intervals<I: MachInst>(vc: &VCode<I>) -> HashMap<u32, (u32, u32)> {
             });
         }
     }
-    iv
+    let mut order: Vec<(u32, u32, u32)> = iv
+        .iter()
+        .enumerate()
+        .filter(|(_, (lo, hi))| lo <= hi)
+        .map(|(v, &(lo, hi))| (lo, hi, v as u32))
+        .collect();
+    order.sort_unstable();
+    order
 }
 
 /// The predicates [`MachInst::clobbers`] names, per instruction point: `(2i, mask)` for
@@ -281,24 +319,23 @@ fn clobber_points<I: MachInst>(vc: &VCode<I>) -> Vec<(u32, u8)> {
 /// clobbering instruction (its hull holds both that instruction's points) avoids the
 /// predicates the instruction clobbers.
 fn scan(
-    iv: &HashMap<u32, (u32, u32)>,
+    order: &[(u32, u32, u32)],
     unspillable: &BTreeSet<u32>,
     clobbered: &[(u32, u8)],
 ) -> Result<HashMap<u32, PhysPred>, Option<u32>> {
-    let mut order: Vec<(u32, u32, u32)> = iv.iter().map(|(v, (lo, hi))| (*lo, *hi, *v)).collect();
-    order.sort();
     let mut active: Vec<(u32, u32, u8)> = Vec::new(); // (hi, vreg, reg)
     let mut out = HashMap::default();
-    for (lo, hi, v) in order {
+    out.reserve(order.len());
+    debug_assert!(clobbered.windows(2).all(|w| w[0].0 < w[1].0));
+    for &(lo, hi, v) in order {
         active.retain(|(ahi, _, _)| *ahi >= lo);
-        let used: Vec<u8> = active.iter().map(|a| a.2).collect();
-        let forbidden = clobbered
-            .iter()
-            .filter(|(p, _)| lo <= *p && hi > *p)
-            .fold(0u8, |m, (_, c)| m | c);
-        if let Some(r) =
-            (0..NUM_PREDS as u8).find(|r| !used.contains(r) && forbidden & (1 << r) == 0)
-        {
+        // The registers of the live intervals, as a mask (a vector per interval before).
+        let used = active.iter().fold(0u8, |m, a| m | 1 << a.2);
+        // The clobbering points in `lo..hi`: one run of the list, which is sorted by point.
+        let from = clobbered.partition_point(|(p, _)| *p < lo);
+        let to = from + clobbered[from..].partition_point(|(p, _)| *p < hi);
+        let forbidden = clobbered[from..to].iter().fold(0u8, |m, (_, c)| m | c);
+        if let Some(r) = (0..NUM_PREDS as u8).find(|r| (used | forbidden) & (1 << r) == 0) {
             active.push((hi, v, r));
             out.insert(v, PhysPred(r));
         } else {
@@ -331,15 +368,17 @@ fn spill<I: MachInst>(
         kind: RegKind::Pred,
     };
     vc.insert_around(|mut inst, out, vregs| {
-        let fs = fields(&inst);
-        let uses = fs
-            .iter()
-            .flatten()
-            .any(|f| f.vreg == pv && f.spec.kind == OpKind::Use);
-        let defs = fs
-            .iter()
-            .flatten()
-            .any(|f| f.vreg == pv && f.spec.kind == OpKind::Def);
+        // Whether the instruction reads and whether it writes `v` (one visit of its fields,
+        // without gathering them).
+        let (mut uses, mut defs) = (false, false);
+        for_each_field(&inst, |f| {
+            if f.vreg == pv {
+                match f.spec.kind {
+                    OpKind::Use => uses = true,
+                    OpKind::Def => defs = true,
+                }
+            }
+        });
         if uses {
             let fresh = VReg {
                 index: vregs.len() as u32,

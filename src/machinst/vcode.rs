@@ -471,6 +471,31 @@ impl<I: MachInst> VCode<I> {
         Ok(vc)
     }
 
+    /// Flatten `blocks` without the checks of [`Self::from_blocks_underived`], for a pass
+    /// that only reorders the blocks of valid code, adds jump blocks and renumbers successors
+    /// (retargeting their branches): that keeps every structural rule, as long as the entry
+    /// block stays first. Debug builds check them all ([`Self::from_parts_trusted`]).
+    /// (The checks visit every operand of the function; the passes that reorder blocks ran
+    /// them again on code they had not changed otherwise.)
+    pub(crate) fn from_blocks_trusted(
+        blocks: Vec<BlockData<I>>,
+        vregs: Vec<RegKind>,
+    ) -> Result<Self, String> {
+        let n = blocks.len();
+        let mut insts = Vec::with_capacity(blocks.iter().map(|b| b.insts.len()).sum());
+        let mut params = Vec::with_capacity(n);
+        let mut succs = Vec::with_capacity(n);
+        let mut ranges = Vec::with_capacity(n);
+        for b in blocks {
+            let start = insts.len() as u32;
+            insts.extend(b.insts);
+            ranges.push((start, insts.len() as u32));
+            params.push(b.params);
+            succs.push(b.succs);
+        }
+        Self::from_parts_trusted(insts, vregs, params, succs, ranges)
+    }
+
     /// Back to per-block form (for rewriting passes), without copying: the blocks take the
     /// instructions, parameters and successors over (the ranges are consecutive from 0, as [`Self::from_blocks`] lays them
     /// out).
@@ -510,32 +535,35 @@ impl<I: MachInst> VCode<I> {
         self.ra_op_start = Vec::with_capacity(self.insts.len() + 1);
         self.ra_op_start.push(0);
         self.terms = Vec::with_capacity(self.insts.len());
-        let mut map: SmallVec<[usize; 8]> = SmallVec::new();
-        let mut ops: SmallVec<[FieldInfo; 8]> = SmallVec::new();
+        // The regalloc2 operands of one instruction with their visit positions (the
+        // positions of `fields`, physical operands included), gathered by one visit.
+        let mut ops: SmallVec<[(usize, FieldInfo); 8]> = SmallVec::new();
         for inst in &self.insts {
             self.terms.push(inst.terminator());
-            // visit position -> regalloc2 operand index (the positions of `fields`, physical
-            // operands included), gathered by one visit of the operands
-            map.clear();
             ops.clear();
+            let mut pos = 0;
             inst.for_each_operand(&mut |r, spec| {
-                map.push(usize::MAX);
                 if let Reg::Virt(vreg) = r {
                     if vreg.kind != RegKind::Pred {
-                        *map.last_mut().expect("just pushed") = ops.len();
-                        ops.push(FieldInfo { vreg, spec });
+                        ops.push((pos, FieldInfo { vreg, spec }));
                     }
                 }
+                pos += 1;
             });
-            for f in &ops {
+            for &(_, f) in &ops {
                 let constraint = match f.spec.constraint {
                     OpConstraint::Reg => ra::OperandConstraint::Reg,
                     // The fixed PReg is resolved when the environment is built; encode the
                     // physical number for now and translate in `alloc`.
                     OpConstraint::Fixed(_) => ra::OperandConstraint::Reg,
                     OpConstraint::Reuse(pos) => {
-                        let idx = map.get(usize::from(pos)).copied().unwrap_or(usize::MAX);
-                        let same = ops.get(idx).is_some_and(|u| {
+                        // The regalloc2 index of the operand at visit position `pos` (none
+                        // if that is not a regalloc2 operand).
+                        let idx = ops
+                            .iter()
+                            .position(|(p, _)| *p == usize::from(pos))
+                            .unwrap_or(usize::MAX);
+                        let same = ops.get(idx).is_some_and(|(_, u)| {
                             u.vreg.kind == f.vreg.kind
                                 && u.spec.kind == OpKind::Use
                                 && u.spec.half.is_none()

@@ -321,16 +321,39 @@ impl State {
     /// `guards` is [`guard`] of every instruction.
     fn set_fixed(&mut self, r: Res, left: u8, p: usize, guards: &[Option<(u64, u64)>]) {
         let g = guards[p];
-        self.fixed
-            .retain(|&(x, l, q)| x != r || !(g.is_none() || (guards[q] == g && l <= left)));
+        // Only the entries of `r` can end, and they are one run of the sorted list: the
+        // run is filtered in place (in order, as a retain over the whole list keeps it) and
+        // what it no longer needs is removed, instead of testing every entry.
+        let (lo, hi) = self.range_of(r);
+        let mut kept = lo;
+        for i in lo..hi {
+            let (x, l, q) = self.fixed[i];
+            if !(g.is_none() || (guards[q] == g && l <= left)) {
+                self.fixed[kept] = (x, l, q);
+                kept += 1;
+            }
+        }
+        self.fixed.drain(kept..hi);
         if left > 0 {
             // Into its place in the order (the list is sorted and no entry has the same
-            // resource and producer: the retain above just ended any earlier write of `r`
+            // resource and producer: the filter above just ended any earlier write of `r`
             // by `p`, which has `p`'s guard and no more cycles left), as sorting after a
-            // push would put it.
-            let at = self.fixed.partition_point(|f| (f.0, f.2) < (r, p));
+            // push would put it: after the run's entries of producers before `p`.
+            let at = lo + self.fixed[lo..kept].partition_point(|f| f.2 < p);
             self.fixed.insert(at, (r, left, p));
         }
+    }
+
+    /// The entries of `fixed` for resource `r`: `fixed[lo..hi]` (the list is sorted by
+    /// resource, so they are one run, found by binary search).
+    fn range_of(&self, r: Res) -> (usize, usize) {
+        debug_assert!(self
+            .fixed
+            .windows(2)
+            .all(|w| (w[0].0, w[0].2) < (w[1].0, w[1].2)));
+        let lo = self.fixed.partition_point(|f| f.0 < r);
+        let hi = lo + self.fixed[lo..].partition_point(|f| f.0 == r);
+        (lo, hi)
     }
 
     /// Worst case of both; returns whether `self` changed.
@@ -344,17 +367,19 @@ impl State {
     /// nothing unless something was added.
     fn join(&mut self, o: &State) -> bool {
         let mut changed = false;
+        // `fixed` is sorted by `(resource, producer)`, each key once: an entry of `o` is found
+        // by binary search, and a new one goes where sorting after a push would put it.
         for &(r, left, p) in &o.fixed {
-            match self.fixed.iter_mut().find(|f| f.0 == r && f.2 == p) {
-                Some(f) => {
+            match self.fixed.binary_search_by_key(&(r, p), |f| (f.0, f.2)) {
+                Ok(i) => {
+                    let f = &mut self.fixed[i];
                     if left > f.1 {
                         f.1 = left;
                         changed = true;
                     }
                 }
-                None => {
-                    self.fixed.push((r, left, p));
-                    self.fixed.sort_unstable_by_key(|f| (f.0, f.2));
+                Err(i) => {
+                    self.fixed.insert(i, (r, left, p));
                     changed = true;
                 }
             }
@@ -660,8 +685,14 @@ impl<'a> Checker<'a> {
             }
         }
         let mut early = Vec::new();
+        // (Looked for per scoreboard only when some operation waited on is that young: one
+        // pass over the operations, where most waits find none.)
+        let young = |o: &Op| {
+            matches!(o.sb, Some(b) if wait & (1 << b) != 0) && u32::from(o.age) < LAT_BARRIER
+        };
+        let any_young = report && wait != 0 && st.ops.iter().any(young);
         for b in 0..6u8 {
-            if report && wait & (1 << b) != 0 {
+            if any_young && wait & (1 << b) != 0 {
                 for op in st.ops.iter().filter(|o| o.sb == Some(b)) {
                     if u32::from(op.age) < LAT_BARRIER {
                         early.push((op.at, b, op.age));
@@ -716,7 +747,9 @@ impl<'a> Checker<'a> {
 
         // 2. Reads (nothing to do but report: the state does not change here).
         for &r in acc.uses.iter().filter(|_| report) {
-            for &(_, left, p) in st.fixed.iter().filter(|f| f.0 == r) {
+            // (`r`'s entries are one run of the sorted list: found by binary search.)
+            let (lo, hi) = st.range_of(r);
+            for &(_, left, p) in &st.fixed[lo..hi] {
                 let need = fixed_latency(r);
                 // Variable-latency instructions read GPR and carry sources late: ptxas issues
                 // them 2 cycles after the producer (sm50-isa.md §2.2 gives 6 for ALU readers).
@@ -872,10 +905,11 @@ impl<'a> Checker<'a> {
 
         // 5. Time passes.
         let s = c.stall;
-        for f in st.fixed.iter_mut() {
+        // (One pass: each entry's cycles go down, and it ends when none are left.)
+        st.fixed.retain_mut(|f| {
             f.1 = f.1.saturating_sub(s);
-        }
-        st.fixed.retain(|f| f.1 > 0);
+            f.1 > 0
+        });
         for op in st.ops.iter_mut() {
             op.age = op.age.saturating_add(s).min(AGE_CAP);
         }

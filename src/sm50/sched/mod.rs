@@ -365,15 +365,54 @@ struct State {
     rmask: [u8; NUM_RES],
     /// Issue cycle of the last instruction that set each scoreboard, while it may be pending.
     set_time: [Option<u32>; 6],
+    /// The resources the function touches at all (the others are never changed here).
+    span: Span,
+}
+
+/// The resources a function's instructions read or write lie in `0..gprs` (GPRs up to the
+/// highest one named) and `PRED..NUM_RES` (predicates and the carry flag, always included).
+/// The per-resource loops of the dataflow assignment ([`State::clear`], [`Entry::join`],
+/// [`Entry::load`], [`Entry::store_after`]) visit only these two ranges: a resource outside
+/// them is never issued to, so its `left`, `wmask` and `rmask` stay 0 in every state and
+/// entry (where they start), and its `ready` is never read (only the resources an
+/// instruction names are). Most functions use a few dozen of the 255 GPRs, and those loops
+/// ran over all 265 resources for every block visit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Span {
+    gprs: usize,
+}
+
+impl Span {
+    /// Every resource.
+    const ALL: Span = Span { gprs: PRED };
+
+    /// The span of the resources `access` names.
+    fn of(access: &[Access]) -> Span {
+        let mut gprs = 0;
+        for a in access {
+            for &r in a.uses.iter().chain(&a.defs) {
+                if r < PRED {
+                    gprs = gprs.max(r + 1);
+                }
+            }
+        }
+        Span { gprs }
+    }
+
+    /// The two index ranges of the span.
+    fn ranges(self) -> [std::ops::Range<usize>; 2] {
+        [0..self.gprs, PRED..NUM_RES]
+    }
 }
 
 impl State {
-    fn new() -> State {
+    fn new(span: Span) -> State {
         State {
             ready: [0; NUM_RES],
             wmask: [0; NUM_RES],
             rmask: [0; NUM_RES],
             set_time: [None; 6],
+            span,
         }
     }
 
@@ -425,12 +464,15 @@ impl State {
             return;
         }
         // Two plain loops rather than one over a chained iterator: these vectorise, the chain
-        // did not (it was most of the time spent issuing an instruction).
-        for m in self.wmask.iter_mut() {
-            *m &= !mask;
-        }
-        for m in self.rmask.iter_mut() {
-            *m &= !mask;
+        // did not (it was most of the time spent issuing an instruction). Over the span only
+        // (outside it both masks are 0).
+        for r in self.span.ranges() {
+            for m in self.wmask[r.clone()].iter_mut() {
+                *m &= !mask;
+            }
+            for m in self.rmask[r].iter_mut() {
+                *m &= !mask;
+            }
         }
         for i in 0..6 {
             if mask & bit(i) != 0 {
@@ -521,7 +563,7 @@ fn assign_normal(
 ) -> Vec<Ctrl> {
     let n = insts.len();
     let mut out: Vec<Ctrl> = Vec::with_capacity(n);
-    let mut st = State::new();
+    let mut st = State::new(Span::ALL);
     // Issue cycle of the previous instruction.
     let mut t_prev = 0u32;
     for k in 0..n {
@@ -620,7 +662,7 @@ struct Entry {
 /// `dst |= src` element by element; whether any element changed (a loop that vectorises).
 /// (An element changes exactly when `src` has a bit `dst` lacks; those bits are OR-ed
 /// together, which vectorises better than a flag set per element.)
-fn or_into(dst: &mut [u8; NUM_RES], src: &[u8; NUM_RES]) -> bool {
+fn or_into(dst: &mut [u8], src: &[u8]) -> bool {
     let mut new_bits = 0u8;
     for (x, &y) in dst.iter_mut().zip(src) {
         new_bits |= y & !*x;
@@ -639,20 +681,24 @@ impl Entry {
         }
     }
 
-    /// Worst case of both; whether `self` changed.
-    fn join(&mut self, o: &Entry) -> bool {
+    /// Worst case of both; whether `self` changed. Over the resources of `span` (outside
+    /// it both are 0, see [`Span`]).
+    fn join(&mut self, o: &Entry, span: Span) -> bool {
         // One loop per array: each vectorises (one loop over all three did not). A value
         // changes exactly when the joined one differs from it.
         // (`diff` gathers the bits of every element that changed: zero exactly when none did.)
         let mut diff = 0u8;
-        for (x, &y) in self.left.iter_mut().zip(&o.left) {
-            let v = (*x).max(y);
-            diff |= v ^ *x;
-            *x = v;
+        let mut changed = false;
+        for r in span.ranges() {
+            for (x, &y) in self.left[r.clone()].iter_mut().zip(&o.left[r.clone()]) {
+                let v = (*x).max(y);
+                diff |= v ^ *x;
+                *x = v;
+            }
+            changed |= or_into(&mut self.wmask[r.clone()], &o.wmask[r.clone()]);
+            changed |= or_into(&mut self.rmask[r.clone()], &o.rmask[r]);
         }
-        let mut changed = diff != 0;
-        changed |= or_into(&mut self.wmask, &o.wmask);
-        changed |= or_into(&mut self.rmask, &o.rmask);
+        changed |= diff != 0;
         for b in 0..6 {
             let age = match (self.age[b], o.age[b]) {
                 (Some(x), Some(y)) => Some(x.min(y)),
@@ -665,13 +711,16 @@ impl Entry {
     }
 
     /// The straight-line state at the block's first instruction (issued at [`T0`]),
-    /// written over every field of `st` (one buffer serves every block visit).
+    /// written over every field of `st` in its span (one buffer serves every block visit;
+    /// outside the span its masks stay 0 and its `ready` is never read).
     fn load(&self, st: &mut State) {
-        for (t, &l) in st.ready.iter_mut().zip(&self.left) {
-            *t = T0 + u32::from(l);
+        for r in st.span.ranges() {
+            for (t, &l) in st.ready[r.clone()].iter_mut().zip(&self.left[r.clone()]) {
+                *t = T0 + u32::from(l);
+            }
+            st.wmask[r.clone()].copy_from_slice(&self.wmask[r.clone()]);
+            st.rmask[r.clone()].copy_from_slice(&self.rmask[r]);
         }
-        st.wmask = self.wmask;
-        st.rmask = self.rmask;
         for b in 0..6 {
             st.set_time[b] = self.age[b].map(|a| T0 - u32::from(a));
         }
@@ -691,16 +740,22 @@ impl Entry {
     fn store_after(&mut self, entered: &Entry, block: &[Access], st: &State, t_end: u32) {
         debug_assert!(t_end >= T0);
         let elapsed = (t_end - T0).min(u32::from(u8::MAX)) as u8;
-        for (l, &x) in self.left.iter_mut().zip(&entered.left) {
-            *l = x.saturating_sub(elapsed);
+        // (Over the span of `st`: outside it `self`, `entered` and `st` all hold 0.)
+        for r in st.span.ranges() {
+            for (l, &x) in self.left[r.clone()]
+                .iter_mut()
+                .zip(&entered.left[r.clone()])
+            {
+                *l = x.saturating_sub(elapsed);
+            }
+            self.wmask[r.clone()].copy_from_slice(&st.wmask[r.clone()]);
+            self.rmask[r.clone()].copy_from_slice(&st.rmask[r]);
         }
         for a in block {
             for &r in &a.defs {
                 self.left[r] = st.ready[r].saturating_sub(t_end).min(CARRY_CAP) as u8;
             }
         }
-        self.wmask = st.wmask;
-        self.rmask = st.rmask;
         for b in 0..6 {
             self.age[b] = st.set_time[b].map(|x| (t_end - x).min(CARRY_CAP) as u8);
         }
@@ -772,6 +827,26 @@ fn assign_dataflow(
     lead: &[bool],
     succ: &[check::Succ],
 ) -> Option<Vec<Ctrl>> {
+    let span = Span::of(access);
+    let ctrl = assign_dataflow_in(insts, access, written, lead, succ, span);
+    // Debug builds check that visiting only the span changes nothing (see [`Span`]).
+    debug_assert_eq!(
+        ctrl,
+        assign_dataflow_in(insts, access, written, lead, succ, Span::ALL)
+    );
+    ctrl
+}
+
+/// [`assign_dataflow`] with its per-resource loops over `span`, which holds every resource
+/// `access` names.
+fn assign_dataflow_in(
+    insts: &[Inst],
+    access: &[Access],
+    written: &[bool],
+    lead: &[bool],
+    succ: &[check::Succ],
+    span: Span,
+) -> Option<Vec<Ctrl>> {
     let n = insts.len();
     if n == 0 {
         return Some(Vec::new());
@@ -795,8 +870,11 @@ fn assign_dataflow(
     let mut visits = 0usize;
     // One straight-line state and one exit state for every block visit (each visit
     // overwrites all of both).
-    let mut st = State::new();
+    let mut st = State::new(span);
     let mut exit = Entry::empty();
+    let mut facts: Vec<Facts> = (0..n)
+        .map(|k| Facts::of(insts, access, written, k))
+        .collect();
     while let Some(b) = work.pop_first() {
         visits += 1;
         if visits > 50 * starts.len() + 100 {
@@ -807,7 +885,7 @@ fn assign_dataflow(
         let t_end = assign_block(
             insts,
             access,
-            written,
+            &mut facts,
             &succ[e - 1],
             s,
             &mut ctrl[s..e],
@@ -819,12 +897,42 @@ fn assign_dataflow(
             if starts[tb] != t {
                 return None; // an edge into the middle of a block: not expected here
             }
-            if entry[tb].join(&exit) {
+            if entry[tb].join(&exit, span) {
                 work.insert(tb);
             }
         }
     }
     Some(ctrl)
+}
+
+/// What [`assign_block`] asks of an instruction on every visit of its block, decided once
+/// per function (a block is visited again whenever its entry state grows, 2.6 times on
+/// average over the corpus): the same answers as asking each time.
+#[derive(Clone, Copy, Debug)]
+struct Facts {
+    /// Variable latency.
+    variable: bool,
+    /// [`call_or_return`].
+    call_or_return: bool,
+    /// Variable latency and [`sources_overwritten`]: its sources need a read scoreboard.
+    overwritten: bool,
+    /// [`min_stall_after`].
+    min_stall: u8,
+    /// [`pairable`] with the instruction before it, once a visit has asked.
+    pairs_with_prev: Option<bool>,
+}
+
+impl Facts {
+    fn of(insts: &[Inst], access: &[Access], written: &[bool], k: usize) -> Facts {
+        let variable = insts[k].info().variable_latency;
+        Facts {
+            variable,
+            call_or_return: call_or_return(&insts[k]),
+            overwritten: variable && sources_overwritten(insts, access, written, k),
+            min_stall: min_stall_after(&insts[k]),
+            pairs_with_prev: None,
+        }
+    }
 }
 
 /// Whether `inst` is a `CAL` or a `RET`.
@@ -842,7 +950,7 @@ fn call_or_return(inst: &Inst) -> bool {
 fn assign_block(
     insts: &[Inst],
     access: &[Access],
-    written: &[bool],
+    facts: &mut [Facts],
     next: &[usize],
     s: usize,
     out: &mut [Ctrl],
@@ -852,7 +960,8 @@ fn assign_block(
     let mut t_prev = T0;
     for k in s..e {
         let a = &access[k];
-        let variable = insts[k].info().variable_latency;
+        let fk = facts[k];
+        let variable = fk.variable;
         let mut wait = 0u8;
         for &r in &a.uses {
             wait |= st.wmask[r];
@@ -863,7 +972,7 @@ fn assign_block(
         // A call and a return wait on every pending scoreboard: a subroutine is entered from
         // every call site and returns to all of them, so whatever one caller (or the
         // subroutine) left pending would otherwise flow to every other site as a wait.
-        if call_or_return(&insts[k]) {
+        if fk.call_or_return {
             wait |= st.pending();
         }
         let mut wbar = None;
@@ -871,7 +980,7 @@ fn assign_block(
         if variable && !a.defs.is_empty() {
             wbar = Some(st.pick_or_share(&mut wait, 0));
         }
-        if variable && sources_overwritten(insts, access, written, k) {
+        if fk.overwritten {
             rbar = Some(st.pick_or_share(&mut wait, wbar.map_or(0, bit)));
         }
         let mut earliest = T0;
@@ -880,10 +989,12 @@ fn assign_block(
             // The previous instruction may pair with this one unless it is itself the
             // second of a pair.
             let prev_paired = k >= s + 2 && out[k - s - 2].stall == 0;
-            let pair = !prev_paired
-                && wait == 0
-                && prev.stall == 1
-                && pairable(&insts[k - 1], &access[k - 1], &insts[k], a);
+            let pair = !prev_paired && wait == 0 && prev.stall == 1 && {
+                // (Decided on the first visit that asks, then kept.)
+                *facts[k]
+                    .pairs_with_prev
+                    .get_or_insert_with(|| pairable(&insts[k - 1], &access[k - 1], &insts[k], a))
+            };
             earliest = t_prev + if pair { 0 } else { u32::from(prev.stall) };
         }
         for &r in &a.uses {
@@ -910,7 +1021,7 @@ fn assign_block(
         }
         st.issue(a, variable, wbar, rbar, wait, t);
         out[k - s] = Ctrl {
-            stall: min_stall_after(&insts[k]),
+            stall: fk.min_stall,
             yield_: true,
             wbar,
             rbar,
