@@ -20,7 +20,8 @@ fn word_of_form(k: usize, vals: &[u64]) -> Option<u64> {
         } else {
             (1u64 << fi.len) - 1
         };
-        i.f[n] = vals[n % vals.len()] & mask;
+        // Fields are at most 32 bits wide, so the masked value fits a slot.
+        i.f[n] = (vals[n % vals.len()] & mask) as u32;
     }
     i.is_valid().then(|| encode(&i))
 }

@@ -159,7 +159,7 @@ pub fn avoid_conflicts(insts: &mut [Inst], num_regs: u32) -> usize {
                 let r = inst.f[k];
                 let q = (r / 4) as usize;
                 if r != 255 && q < quads && rot[q] != 0 {
-                    inst.f[k] = (r & !3) | ((r + u32::from(rot[q])) & 3);
+                    inst.f[k] = (r & !3) | ((r + rot[q]) & 3);
                 }
             }
         }
