@@ -153,8 +153,7 @@ pub fn build_partial<'f>(module: &'f ast::Module, file: &'f Arc<SourceFile>) -> 
             .map(|f| f.name.id)
             .collect(),
         names: &module.names,
-        found: vec![(0, None); module.names.len()],
-        epoch: 1,
+        found: ast::NameMemo::new(&module.names, None),
     };
     for (i, f) in (0u32..).zip(module.functions()) {
         m.func_order.entry(f.name.text.to_string()).or_insert(i);
@@ -293,12 +292,9 @@ struct ModuleBuilder<'f> {
     funcs: HashSet<u32>,
     /// The AST module's names: how each one splits for `%r<N>` ranges.
     names: &'f ast::NameTable,
-    /// By name id: what [`FnBuilder::lookup`] found for the name and the scope epoch it
-    /// found it in (one slot per name of the module, made once for all its kernels).
-    found: Vec<(u64, Found)>,
-    /// Bumped whenever the scopes change ([`FnBuilder::scopes_changed`]): a slot of
-    /// `found` from an earlier epoch is stale.
-    epoch: u64,
+    /// What [`FnBuilder::lookup`] found for each name (made once for all the module's
+    /// kernels), forgotten whenever the scopes change ([`FnBuilder::scopes_changed`]).
+    found: ast::NameMemo<Found>,
 }
 
 /// What a name means in the current scopes ([`FnBuilder::lookup`]): a register, an
@@ -1223,7 +1219,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
     /// The scopes changed (a scope entered or left, a declaration made, an inlined call's
     /// scopes swapped in or out, a new kernel): what [`Self::lookup`] remembered is stale.
     pub(super) fn scopes_changed(&mut self) {
-        self.m.epoch += 1;
+        self.m.found.forget();
     }
 
     /// What a name means here: a register, or an addressable symbol. Remembered per name
@@ -1233,18 +1229,13 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
     /// The walk finds the same again (a register made on first use is in its range's
     /// `made` map by then); debug builds compare.
     fn lookup(&mut self, name: &ast::Name) -> Found {
-        let epoch = self.m.epoch;
-        if let Some(&(e, found)) = self.m.found.get(name.id as usize) {
-            if e == epoch {
-                debug_assert!(self.lookup_in_scopes(name) == found, "{}", name.text);
-                return found;
-            }
+        if let Some(found) = self.m.found.get(name) {
+            debug_assert!(self.lookup_in_scopes(name) == found, "{}", name.text);
+            return found;
         }
         let found = self.lookup_in_scopes(name);
         if found.is_some() {
-            if let Some(slot) = self.m.found.get_mut(name.id as usize) {
-                *slot = (epoch, found);
-            }
+            self.m.found.put(name, found);
         }
         found
     }

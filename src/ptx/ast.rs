@@ -53,6 +53,48 @@ impl NameTable {
     }
 }
 
+/// What a lookup found for each name of a module (by [`Name::id`]), remembered until what
+/// names mean can change: the checker and the IR builder resolve the same registers again
+/// and again in the same scopes, and a remembered answer is one slot read instead of a walk
+/// over the scopes' maps. [`NameMemo::forget`] (a declaration, a scope entered or left)
+/// makes every remembered answer stale at once, by starting a new epoch.
+#[derive(Clone, Debug)]
+pub struct NameMemo<T> {
+    /// By id: the answer and the epoch it was found in.
+    slots: Vec<(u64, T)>,
+    epoch: u64,
+}
+
+impl<T: Copy> NameMemo<T> {
+    /// A memo for the `names` of a module, remembering nothing (`empty` fills the slots).
+    pub fn new(names: &NameTable, empty: T) -> Self {
+        NameMemo {
+            slots: vec![(0, empty); names.len()],
+            epoch: 1,
+        }
+    }
+
+    /// What was remembered for `n` in the current epoch.
+    pub fn get(&self, n: &Name) -> Option<T> {
+        match self.slots.get(n.id as usize) {
+            Some(&(e, v)) if e == self.epoch => Some(v),
+            _ => None,
+        }
+    }
+
+    /// Remember `v` for `n` until the next [`NameMemo::forget`].
+    pub fn put(&mut self, n: &Name, v: T) {
+        if let Some(slot) = self.slots.get_mut(n.id as usize) {
+            *slot = (self.epoch, v);
+        }
+    }
+
+    /// What names mean may have changed: forget every answer.
+    pub fn forget(&mut self) {
+        self.epoch += 1;
+    }
+}
+
 impl Module {
     /// `.version` as (major, minor), if present.
     pub fn version(&self) -> Option<(u32, u32)> {

@@ -40,8 +40,7 @@ pub fn check(module: &Module, file: &Arc<SourceFile>) -> Vec<Diagnostic> {
         labels: HashSet::default(),
         in_control: false,
         names: &module.names,
-        found: vec![(0, None); module.names.len()],
-        epoch: 1,
+        found: NameMemo::new(&module.names, None),
     };
     c.module(module);
     c.diags
@@ -86,13 +85,10 @@ struct Checker<'a, 'f> {
     in_control: bool,
     /// The module's names: how each one splits for `%r<N>` ranges.
     names: &'a NameTable,
-    /// By name id: what [`Checker::lookup`] found for an operand name and the epoch it
-    /// found it in ([`Checker::remembered`]).
-    found: Vec<(u64, Option<Sym<'a>>)>,
-    /// Bumped whenever what names mean can change (a declaration, a scope entered or left,
-    /// a function's labels, a function declared): a slot of `found` from an earlier epoch
-    /// is stale.
-    epoch: u64,
+    /// What [`Checker::lookup`] found for each operand name ([`Checker::remembered`]),
+    /// forgotten whenever what names mean can change (a declaration, a scope entered or
+    /// left, a function's labels, a function declared).
+    found: NameMemo<Option<Sym<'a>>>,
 }
 
 /// Whether two lookups found the same thing (variables by identity).
@@ -246,7 +242,7 @@ impl<'a, 'f> Checker<'a, 'f> {
                         }
                         None => false,
                     };
-                    self.epoch += 1;
+                    self.found.forget();
                     self.globals.insert(
                         f.name.id,
                         Sym::Func {
@@ -265,7 +261,7 @@ impl<'a, 'f> Checker<'a, 'f> {
 
     /// Declare the names of a declaration in the current scope (or globally) and check it.
     fn var_decl(&mut self, v: &'a VarDecl, global: bool) {
-        self.epoch += 1;
+        self.found.forget();
         if let Some(a) = v.align {
             if !a.is_power_of_two() {
                 self.error(v.span, format!("alignment {a} is not a power of two"));
@@ -572,10 +568,10 @@ impl<'a, 'f> Checker<'a, 'f> {
         }
         self.labels.clear();
         self.collect_labels(body);
-        self.epoch += 1;
+        self.found.forget();
         self.block(body);
         self.scopes.clear();
-        self.epoch += 1;
+        self.found.forget();
     }
 
     fn collect_labels(&mut self, b: &'a Block) {
@@ -596,7 +592,7 @@ impl<'a, 'f> Checker<'a, 'f> {
 
     fn block(&mut self, b: &'a Block) {
         self.scopes.push(Scope::default());
-        self.epoch += 1;
+        self.found.forget();
         for s in &b.stmts {
             match s {
                 // Function-scope .global/.const variables are statically allocated but their
@@ -617,7 +613,7 @@ impl<'a, 'f> Checker<'a, 'f> {
             }
         }
         self.scopes.pop();
-        self.epoch += 1;
+        self.found.forget();
     }
 
     fn lookup(&self, name: &Name) -> Option<Sym<'a>> {
@@ -647,21 +643,18 @@ impl<'a, 'f> Checker<'a, 'f> {
         self.globals.get(&id).copied()
     }
 
-    /// [`Checker::lookup`], remembered per name until the epoch changes: a body's operands
-    /// name the same registers again and again in the same scopes, so most are one slot
-    /// read instead of a walk over the scopes' maps. Debug builds compare with the walk.
+    /// [`Checker::lookup`], remembered per name until it is forgotten ([`NameMemo`]): a
+    /// body's operands name the same registers again and again in the same scopes, so most
+    /// are one slot read instead of a walk over the scopes' maps. Debug builds compare with
+    /// the walk.
     fn remembered(&mut self, n: &Name) -> Option<Sym<'a>> {
-        if let Some(&(e, s)) = self.found.get(n.id as usize) {
-            if e == self.epoch {
-                debug_assert!(same_sym(s, self.lookup(n)), "{}", n.text);
-                return s;
-            }
+        if let Some(s) = self.found.get(n) {
+            debug_assert!(same_sym(s, self.lookup(n)), "{}", n.text);
+            return s;
         }
         let s = self.lookup(n);
         if s.is_some() {
-            if let Some(slot) = self.found.get_mut(n.id as usize) {
-                *slot = (self.epoch, s);
-            }
+            self.found.put(n, s);
         }
         s
     }
@@ -1029,9 +1022,9 @@ impl<'a, 'f> Checker<'a, 'f> {
     /// in the same scopes, so what a name resolved to is read back from
     /// [`Checker::found`] instead of looked up a second time.
     fn reg_of(&self, n: &Name) -> Option<&'a VarDecl> {
-        let s = match self.found.get(n.id as usize) {
-            Some(&(e, s)) if e == self.epoch => s,
-            _ => self.lookup(n),
+        let s = match self.found.get(n) {
+            Some(s) => s,
+            None => self.lookup(n),
         };
         match s {
             Some(Sym::Var(v)) if v.space == StateSpace::Reg => Some(v),
