@@ -838,8 +838,9 @@ impl Lowerer<'_> {
 
     /// `v`, holding the IR value `val` and read `reads` (at least 1) times by this division,
     /// as an operand the call pins to a fixed register: `v` itself where its live range ends
-    /// here and crosses no other call (it is read nowhere else, and was defined in this block since
-    /// its last call: `v` numbered from `fdiv_floor` on), else a copy (a register move).
+    /// here and crosses no other call (it is read nowhere else, and was defined in this block
+    /// since its last call: `v` numbered from `fdiv_floor` on), else a copy (a register
+    /// move).
     ///
     /// Why: a value that lives on (a loop-invariant divisor, a constant used again) and is
     /// also pinned at the call would have its live range cut there, and the allocator puts

@@ -521,6 +521,14 @@ fn schedule_block(
     order
 }
 
+/// `table` taken out of the tables (to be put back when the block is done), as `n` zeros.
+fn zeroed<T: Copy + Default>(table: &mut Vec<T>, n: usize) -> Vec<T> {
+    let mut v = std::mem::take(table);
+    v.clear();
+    v.resize(n, T::default());
+    v
+}
+
 /// [`schedule_block`], the order appended to `order`. Its working arrays are `regs`'s,
 /// emptied and sized for the block here (a fresh vector of each per block was an
 /// allocation and a free each, for every block of every function).
@@ -536,9 +544,7 @@ fn schedule_block_into(
     use std::cmp::Reverse;
     let n = end - start;
     // Edges as successor lists (local indices) and predecessor counts.
-    let mut npreds = std::mem::take(&mut regs.npreds);
-    npreds.clear();
-    npreds.resize(n, 0);
+    let mut npreds = zeroed(&mut regs.npreds, n);
     // (Taken out of `regs` while `candidate_preds` borrows it, and put back at the end.)
     let mut all_succs = std::mem::take(&mut regs.succs);
     if all_succs.len() < n {
@@ -567,9 +573,7 @@ fn schedule_block_into(
         },
     );
     // Critical path to the end of the block.
-    let mut height = std::mem::take(&mut regs.height);
-    height.clear();
-    height.resize(n, 0);
+    let mut height = zeroed(&mut regs.height, n);
     for i in (0..n).rev() {
         height[i] = succs[i]
             .iter()
@@ -578,9 +582,7 @@ fn schedule_block_into(
             .unwrap_or(0);
     }
     let mut left = npreds;
-    let mut earliest = std::mem::take(&mut regs.earliest);
-    earliest.clear();
-    earliest.resize(n, 0);
+    let mut earliest = zeroed(&mut regs.earliest, n);
     let first = order.len();
     order.reserve(n);
     let mut t = 0u32;
