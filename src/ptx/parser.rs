@@ -379,7 +379,7 @@ impl<'a> Parser<'a> {
         let t = self.tok();
         // A lone integer literal (most constants: immediates, offsets, `.loc` numbers): what
         // `binary` gives for it (no operator follows), without the descent through it.
-        let r = if t.kind == Tok::Int && !is_binary_operator(self.peek_at(1)) {
+        let r = if t.kind == Tok::Int && binary_precedence(self.peek_at(1)).is_none() {
             self.bump();
             self.int_value(t).map(|v| (v, t.span))
         } else {
@@ -392,17 +392,9 @@ impl<'a> Parser<'a> {
     fn binary(&mut self, min_prec: u8) -> PResult<(Imm, Span)> {
         let mut lhs = self.unary()?;
         loop {
-            let (prec, op) = match self.peek() {
-                Tok::OrOr => (1, Tok::OrOr),
-                Tok::AndAnd => (2, Tok::AndAnd),
-                Tok::Pipe => (3, Tok::Pipe),
-                Tok::Caret => (4, Tok::Caret),
-                Tok::Amp => (5, Tok::Amp),
-                Tok::EqEq | Tok::Ne => (6, self.peek()),
-                Tok::Shl | Tok::Shr => (8, self.peek()),
-                Tok::Plus | Tok::Minus => (9, self.peek()),
-                Tok::Star | Tok::Slash | Tok::Percent => (10, self.peek()),
-                _ => break,
+            let op = self.peek();
+            let Some(prec) = binary_precedence(op) else {
+                break;
             };
             if prec < min_prec {
                 break;
@@ -1650,25 +1642,21 @@ pub(crate) fn classify(info: &OpInfo, word: &str) -> Option<Modifier> {
     None
 }
 
-/// The operators [`Parser::binary`] continues an expression with.
-fn is_binary_operator(t: Tok) -> bool {
-    matches!(
-        t,
-        Tok::OrOr
-            | Tok::AndAnd
-            | Tok::Pipe
-            | Tok::Caret
-            | Tok::Amp
-            | Tok::EqEq
-            | Tok::Ne
-            | Tok::Shl
-            | Tok::Shr
-            | Tok::Plus
-            | Tok::Minus
-            | Tok::Star
-            | Tok::Slash
-            | Tok::Percent
-    )
+/// The precedence of a binary operator [`Parser::binary`] continues an expression with
+/// (higher binds tighter); `None` for any other token.
+fn binary_precedence(t: Tok) -> Option<u8> {
+    Some(match t {
+        Tok::OrOr => 1,
+        Tok::AndAnd => 2,
+        Tok::Pipe => 3,
+        Tok::Caret => 4,
+        Tok::Amp => 5,
+        Tok::EqEq | Tok::Ne => 6,
+        Tok::Shl | Tok::Shr => 8,
+        Tok::Plus | Tok::Minus => 9,
+        Tok::Star | Tok::Slash | Tok::Percent => 10,
+        _ => return None,
+    })
 }
 
 fn is_item_start(w: &str) -> bool {
