@@ -416,6 +416,12 @@ fn compile_kernel(
     let f = &f;
     let name = f.name.as_str();
     let err = |msg: String| Diagnostics(vec![Diagnostic::error(file, facts.span(name), msg)]);
+    let launch = facts.launch.get(name).copied().unwrap_or_default();
+    let (max_regs, budget_warning) = launch.register_budget(opts.arch, name, max_regs);
+    if let Some(w) = budget_warning {
+        out.diagnostics
+            .push(Diagnostic::warning(file, facts.span(name), w));
+    }
     if cfg!(debug_assertions) {
         if let Err(e) = ir::verify_in_module(module, f) {
             let msg = e.iter().map(|e| e.to_string()).collect::<Vec<_>>();
@@ -587,6 +593,7 @@ fn compile_kernel(
     k.frame_size = frame;
     k.min_stack_size = frame;
     k.max_reg_count = max_regs as u16;
+    k.extra_info = launch.records();
     k.exit_offsets = laid.exit_offsets.clone();
     k.s2r_ctaid_offsets = laid.s2r_ctaid_offsets.clone();
     k.barriers = barrier_count(&laid);
@@ -768,6 +775,8 @@ fn kernel_span(ast: &ast::Module, name: &str) -> Span {
 struct AstFacts {
     /// Per function name: its name's span and whether it is `.visible`.
     functions: rustc_hash::FxHashMap<String, (Span, bool)>,
+    /// Per kernel name: its performance-tuning directives, where it has any.
+    launch: rustc_hash::FxHashMap<String, LaunchDirectives>,
     ptx_target: Option<u32>,
     address_bits: u32,
     texmode_independent: bool,
@@ -776,13 +785,18 @@ struct AstFacts {
 impl AstFacts {
     fn of(ast: &ast::Module) -> AstFacts {
         let mut functions = rustc_hash::FxHashMap::default();
+        let mut launch = rustc_hash::FxHashMap::default();
         for f in ast.functions() {
             functions
                 .entry(f.name.text.to_string())
                 .or_insert((f.name.span, f.linkage.contains(&ast::Linkage::Visible)));
+            if !f.perf.is_empty() {
+                launch.insert(f.name.text.to_string(), LaunchDirectives::of(&f.perf));
+            }
         }
         AstFacts {
             functions,
+            launch,
             ptx_target: ptx_target(ast),
             address_bits: ast.address_size(),
             texmode_independent: ast.targets().contains(&"texmode_independent"),
@@ -797,6 +811,111 @@ impl AstFacts {
     /// Whether `name` is `.visible` (a name the file does not define counts as visible).
     fn visible(&self, name: &str) -> bool {
         self.functions.get(name).map_or(true, |f| f.1)
+    }
+}
+
+/// A kernel's performance-tuning directives (PTX ISA 11.4) as far as code generation and the
+/// cubin use them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct LaunchDirectives {
+    maxntid: Option<[u32; 3]>,
+    reqntid: Option<[u32; 3]>,
+    maxnreg: Option<u32>,
+    minnctapersm: Option<u32>,
+}
+
+/// The fewest registers ptxas 11.8 lets a kernel have: it raises a smaller `.maxnreg` to this,
+/// with a warning.
+const MIN_REGISTER_BUDGET: u32 = 16;
+
+impl LaunchDirectives {
+    fn of(perf: &[ast::PerfDirective]) -> LaunchDirectives {
+        let dims = |v: &[u32]| {
+            let d = |k: usize| v.get(k).copied().unwrap_or(1);
+            [d(0), d(1), d(2)]
+        };
+        let mut l = LaunchDirectives::default();
+        for p in perf {
+            match p {
+                ast::PerfDirective::MaxNtid(v, _) => l.maxntid = Some(dims(v)),
+                ast::PerfDirective::ReqNtid(v, _) => l.reqntid = Some(dims(v)),
+                ast::PerfDirective::MaxNreg(n, _) => l.maxnreg = Some(*n),
+                ast::PerfDirective::MinNctaPerSm(n, _) => l.minnctapersm = Some(*n),
+                ast::PerfDirective::MaxNctaPerSm(..) | ast::PerfDirective::Pragma(..) => {}
+            }
+        }
+        l
+    }
+
+    /// Threads per block the directives fix or bound.
+    fn block(&self) -> Option<u32> {
+        self.reqntid
+            .or(self.maxntid)
+            .map(|d| d.iter().map(|&x| x.max(1)).fold(1u32, u32::saturating_mul))
+    }
+
+    /// The register budget and, where a directive had to be adjusted, ptxas's warning.
+    ///
+    /// As ptxas 11.8 does (measured on its `EIATTR_MAXREG_COUNT`): `.maxnreg` wins over
+    /// everything (raised to 16 when below); otherwise a block-size directive sets the budget
+    /// to the most registers with which `.minnctapersm` blocks of that size (one without the
+    /// directive) are still resident on one SM, and `--maxrregcount` is ignored; otherwise
+    /// `--maxrregcount` (255 without it). A `.minnctapersm` that no block size could meet
+    /// (more warps than an SM holds) is ignored, with a warning.
+    fn register_budget(&self, arch: Arch, name: &str, cli: u32) -> (u32, Option<String>) {
+        if let Some(n) = self.maxnreg {
+            let n = n.min(255);
+            if n < MIN_REGISTER_BUDGET {
+                return (
+                    MIN_REGISTER_BUDGET,
+                    Some(format!(
+                        "for entry {name} adjusting per thread register count of {n} to lower \
+                         bound of {MIN_REGISTER_BUDGET}"
+                    )),
+                );
+            }
+            return (n, None);
+        }
+        let Some(block) = self.block() else {
+            return (cli, None);
+        };
+        let block = block.min(1024);
+        let warps = block.div_ceil(32);
+        let mut blocks = self.minnctapersm.unwrap_or(1).max(1);
+        let mut warning = None;
+        if blocks.saturating_mul(warps) > crate::occupancy::WARPS_PER_SM
+            || blocks > crate::occupancy::BLOCKS_PER_SM
+        {
+            warning = Some(format!(
+                "value of threads per SM for entry {name} is out of range; .minnctapersm \
+                 will be ignored"
+            ));
+            blocks = 1;
+        }
+        let fits = |r: u32| crate::occupancy::theoretical(arch, r, 0, Some(block)).blocks >= blocks;
+        let budget = (MIN_REGISTER_BUDGET..=255)
+            .rev()
+            .find(|&r| fits(r))
+            .unwrap_or(MIN_REGISTER_BUDGET);
+        (budget, warning)
+    }
+
+    /// The `.nv.info` records ptxas writes for them: `EIATTR_MAX_THREADS` for `.maxntid`,
+    /// `EIATTR_REQNTID` for `.reqntid` (the driver refuses a launch beyond either).
+    fn records(&self) -> Vec<cubin::eiattr::Attribute> {
+        let rec = |code: u8, d: [u32; 3]| cubin::eiattr::Attribute::Other {
+            format: cubin::eiattr::Format::Sval,
+            code,
+            payload: d.iter().flat_map(|x| x.to_le_bytes()).collect(),
+        };
+        let mut v = Vec::new();
+        if let Some(d) = self.maxntid {
+            v.push(rec(cubin::eiattr::code::MAX_THREADS, d));
+        }
+        if let Some(d) = self.reqntid {
+            v.push(rec(cubin::eiattr::code::REQNTID, d));
+        }
+        v
     }
 }
 

@@ -34,6 +34,7 @@ pub mod ir;
 pub mod lower;
 pub mod machinst;
 pub mod mufu;
+pub mod occupancy;
 pub mod oracle;
 pub mod ptx;
 pub mod ptxgen;

@@ -73,6 +73,14 @@ fn compare_reports_both_compilers() {
         table.contains("static issue cycles leafold/ptxas = "),
         "{table}"
     );
+    // The warps column (the 10th pair): each side's theoretical occupancy, from its own
+    // registers (seed_lea is small: both reach all 64 warps of an SM).
+    let warps = row.split_whitespace().nth(10).unwrap();
+    assert_eq!(warps, "64/64", "{row}");
+    assert!(
+        table.contains("theoretical occupancy (resident warps per SM, the column warps): below ptxas's in 0 of 1 kernels"),
+        "{table}"
+    );
     let (ours, theirs) = cells[0];
     assert!(
         (10..100).contains(&ours) && (10..100).contains(&theirs),

@@ -82,6 +82,8 @@ pub struct Side {
     pub registers: u32,
     pub shared: u64,
     pub local: u32,
+    /// Theoretical resident warps per SM ([`crate::occupancy`]).
+    pub warps: u32,
 }
 
 impl Side {
@@ -95,6 +97,7 @@ impl Side {
         self.registers += o.registers;
         self.shared += o.shared;
         self.local += o.local;
+        self.warps += o.warps;
     }
 }
 
@@ -149,6 +152,14 @@ impl Report {
             .collect();
         v.sort_by(f64::total_cmp);
         (!v.is_empty()).then(|| v[v.len() / 2])
+    }
+
+    /// Kernels whose theoretical occupancy under leafold's code is below ptxas's.
+    pub fn lower_occupancy(&self) -> usize {
+        self.rows
+            .iter()
+            .filter(|r| r.leafold.warps < r.ptxas.warps)
+            .count()
     }
 
     pub fn time_totals(&self) -> (f64, f64) {
@@ -252,14 +263,18 @@ pub fn compare_file(oracle: &Oracle, path: &Path, opts: &Options, report: &mut R
         }
     };
     // Only the per-kernel lines are read back, so the module gmem figure does not matter.
-    let our_sides = match sides(&ours.cubin, &info_log(&ours.kernels, opts.arch, 0)) {
+    let our_sides = match sides(
+        &ours.cubin,
+        &info_log(&ours.kernels, opts.arch, 0),
+        opts.arch,
+    ) {
         Ok(s) => s,
         Err(e) => {
             report.skipped.push((file, format!("leafold cubin: {e}")));
             return;
         }
     };
-    let their_sides = match sides(&theirs, &log) {
+    let their_sides = match sides(&theirs, &log, opts.arch) {
         Ok(s) => s,
         Err(e) => {
             report.skipped.push((file, format!("ptxas cubin: {e}")));
@@ -382,7 +397,7 @@ fn run_ptxas(oracle: &Oracle, path: &Path, arch: &str) -> Result<(Vec<u8>, f64, 
 }
 
 /// Per kernel: figures from the cubin's code and the `-v` log's stack frame / smem.
-fn sides(cubin_bytes: &[u8], log: &str) -> Result<Vec<(String, Side)>, String> {
+fn sides(cubin_bytes: &[u8], log: &str, arch: Arch) -> Result<Vec<(String, Side)>, String> {
     let c = cubin::read(cubin_bytes).map_err(|e| e.to_string())?;
     let mut v = Vec::new();
     for k in &c.kernels {
@@ -390,6 +405,7 @@ fn sides(cubin_bytes: &[u8], log: &str) -> Result<Vec<(String, Side)>, String> {
             decode_text(&k.code).map_err(|e| format!("{}: {e}", k.name))?;
         let mut s = Side {
             registers: k.regcount,
+            warps: crate::occupancy::of_kernel(arch, k).warps,
             address_slice: crate::sm50::slice::address_slice_arith(&insts, &targets),
             ..Side::default()
         };
@@ -452,7 +468,7 @@ pub fn to_table(r: &Report) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "{:<40} {:>9} {:>9} {:>9} {:>7} {:>9} {:>11} {:>7} {:>11} {:>9} {:>7}",
+        "{:<40} {:>9} {:>9} {:>9} {:>7} {:>9} {:>11} {:>7} {:>11} {:>9} {:>7} {:>7}",
         "kernel (leafold/ptxas)",
         "insts",
         "addr",
@@ -463,13 +479,14 @@ pub fn to_table(r: &Report) -> String {
         "regs",
         "smem",
         "local",
+        "warps",
         "subset"
     );
     let cell = |a: u64, b: u64| format!("{a}/{b}");
     let mut line = |name: &str, l: &Side, p: &Side, subset: &str| {
         let _ = writeln!(
             s,
-            "{:<40} {:>9} {:>9} {:>9} {:>7} {:>9} {:>11} {:>7} {:>11} {:>9} {:>7}",
+            "{:<40} {:>9} {:>9} {:>9} {:>7} {:>9} {:>11} {:>7} {:>11} {:>9} {:>7} {:>7}",
             name,
             cell(l.instructions.into(), p.instructions.into()),
             cell(l.address_arith.into(), p.address_arith.into()),
@@ -480,6 +497,7 @@ pub fn to_table(r: &Report) -> String {
             cell(l.registers.into(), p.registers.into()),
             cell(l.shared, p.shared),
             cell(l.local.into(), p.local.into()),
+            cell(l.warps.into(), p.warps.into()),
             subset,
         );
     };
@@ -525,6 +543,13 @@ pub fn to_table(r: &Report) -> String {
     );
     let _ = writeln!(
         s,
+        "theoretical occupancy (resident warps per SM, the column warps): below ptxas's in {} \
+         of {} kernels",
+        r.lower_occupancy(),
+        r.rows.len()
+    );
+    let _ = writeln!(
+        s,
         "compile time: leafold {lt:.1} ms, ptxas -O3 {pt:.1} ms (ptxas/leafold = {})",
         ratio(pt, lt)
     );
@@ -537,7 +562,8 @@ pub fn to_table(r: &Report) -> String {
 fn side_json(x: &Side) -> String {
     format!(
         "{{\"instructions\": {}, \"address_arith\": {}, \"address_slice\": {}, \"lea\": {}, \
-         \"stalls\": {}, \"cycles\": {}, \"registers\": {}, \"shared\": {}, \"local\": {}}}",
+         \"stalls\": {}, \"cycles\": {}, \"registers\": {}, \"shared\": {}, \"local\": {}, \
+         \"warps\": {}}}",
         x.instructions,
         x.address_arith,
         x.address_slice,
@@ -546,7 +572,8 @@ fn side_json(x: &Side) -> String {
         x.cycles,
         x.registers,
         x.shared,
-        x.local
+        x.local,
+        x.warps
     )
 }
 
@@ -590,11 +617,13 @@ pub fn to_json(r: &Report) -> String {
     let _ = writeln!(
         s,
         "\n], \"address_only\": {{\"kernels\": {an}, \"leafold\": {}, \"ptxas\": {}}}, \
-         \"totals\": {{\"leafold\": {}, \"ptxas\": {}, \"leafold_ms\": {lt:.3}, \"ptxas_ms\": {pt:.3}}}}}",
+         \"totals\": {{\"leafold\": {}, \"ptxas\": {}, \"leafold_ms\": {lt:.3}, \"ptxas_ms\": {pt:.3}, \
+         \"lower_occupancy\": {}}}}}",
         side_json(&al),
         side_json(&ap),
         side_json(&l),
-        side_json(&p)
+        side_json(&p),
+        r.lower_occupancy()
     );
     s
 }

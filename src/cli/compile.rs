@@ -353,7 +353,7 @@ pub fn compile_file(
     }
     if opts.verbose {
         r.stderr.push_str(&out.info_log);
-        r.stderr.push_str(&static_cycles_log(&out.cubin));
+        r.stderr.push_str(&static_cycles_log(&out.cubin, opts.arch));
     }
     if to_stdout && opts.emit == Emit::Cubin && !opts.explain {
         r.cubin_to_stdout = Some(out.cubin);
@@ -361,20 +361,27 @@ pub fn compile_file(
     r
 }
 
-/// One line per kernel after ptxas's `-v` lines (which stay byte-compatible): the static
-/// issue cycles of [`crate::sm50::sched::cost`].
-fn static_cycles_log(cubin: &[u8]) -> String {
+/// Lines per kernel after ptxas's `-v` lines (which stay byte-compatible): the static issue
+/// cycles of [`crate::sm50::sched::cost`] and the theoretical occupancy
+/// ([`crate::occupancy`]).
+fn static_cycles_log(cubin: &[u8], arch: Arch) -> String {
     let Ok(c) = crate::cubin::read(cubin) else {
         return String::new();
     };
-    c.kernels
-        .iter()
-        .filter_map(|k| {
-            let n = crate::sm50::sched::cost::kernel_cycles(&k.code)?;
-            Some(format!(
+    let mut s = String::new();
+    for k in &c.kernels {
+        if let Some(n) = crate::sm50::sched::cost::kernel_cycles(&k.code) {
+            s.push_str(&format!(
                 "leafold info  : Static issue cycles for '{}': {n}\n",
                 k.name
-            ))
-        })
-        .collect()
+            ));
+        }
+        s.push_str(&format!(
+            "leafold info  : Occupancy of '{}' on {}: {}\n",
+            k.name,
+            arch.name(),
+            crate::occupancy::of_kernel(arch, k)
+        ));
+    }
+    s
 }

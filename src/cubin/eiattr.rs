@@ -58,6 +58,7 @@ impl Format {
 /// Attribute codes that the typed variants use.
 pub mod code {
     pub const MAX_THREADS: u8 = 0x05;
+    pub const REQNTID: u8 = 0x10;
     pub const PARAM_CBANK: u8 = 0x0a;
     pub const FRAME_SIZE: u8 = 0x11;
     pub const MIN_STACK_SIZE: u8 = 0x12;

@@ -1031,9 +1031,11 @@ fn kernel_info(k: &KernelSpec, constant0_sym: u32) -> Vec<Attribute> {
         }
     }
     v.push(Attribute::MaxRegCount(k.max_reg_count));
-    // ptxas writes EIATTR_MAX_THREADS (`.maxntid`) late, between the indirect branch
-    // targets and CRS_STACK_SIZE; every other extra record comes right here.
-    let late = |a: &&Attribute| a.code() == eiattr::code::MAX_THREADS;
+    // ptxas writes EIATTR_MAX_THREADS (`.maxntid`) and EIATTR_REQNTID (`.reqntid`) late,
+    // between the indirect branch targets and CRS_STACK_SIZE; every other extra record comes
+    // right here.
+    let late =
+        |a: &&Attribute| a.code() == eiattr::code::MAX_THREADS || a.code() == eiattr::code::REQNTID;
     v.extend(k.extra_info.iter().filter(|a| !late(a)).cloned());
     if !k.s2r_ctaid_offsets.is_empty() {
         v.push(Attribute::S2rCtaidInstrOffsets(k.s2r_ctaid_offsets.clone()));
