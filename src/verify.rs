@@ -167,6 +167,10 @@ pub struct Verdict {
     pub sim_steps: u64,
     /// Seconds the simulator took for them.
     pub sim_seconds: f64,
+    /// The first run's cost (executed warp-instructions and issue cycles, `sim::run_timed`)
+    /// for leafold's code and for ptxas's, when it ran and matched: both on the same launch,
+    /// for `leafold compare`'s dynamic columns.
+    pub timing: [Option<sim::Timing>; 2],
 }
 
 impl Verdict {
@@ -372,6 +376,7 @@ fn verify_launch(
         outcome: Outcome::CannotRun(String::new()),
         sim_steps: 0,
         sim_seconds: 0.0,
+        timing: [None, None],
     };
     let globals = eval::module_global_base(module);
     let ours = match sim::load_kernel_globals(cubin, &f.name, globals) {
@@ -478,7 +483,7 @@ fn verify_launch(
                 }))
             };
             let start = std::time::Instant::now();
-            let got = sim::run_counted(code, info, launch);
+            let got = sim::run_timed(code, info, launch);
             let reference = match (&reference, got) {
                 (Ok(r), got) => (r, got),
                 (Err(_), Err(sim::SimError::Trap { .. })) => continue,
@@ -501,10 +506,13 @@ fn verify_launch(
             };
             let (reference, got) = reference;
             let got = match got {
-                Ok((out, steps)) => {
+                Ok((out, timing)) => {
                     if side == Side::Leafold {
-                        verdict.sim_steps += steps;
+                        verdict.sim_steps += timing.warp_insts;
                         verdict.sim_seconds += start.elapsed().as_secs_f64();
+                    }
+                    if r == 0 {
+                        verdict.timing[side as usize] = Some(timing);
                     }
                     out
                 }

@@ -81,6 +81,17 @@ fn compare_reports_both_compilers() {
         table.contains("theoretical occupancy (resident warps per SM, the column warps): below ptxas's in 0 of 1 kernels"),
         "{table}"
     );
+    // The dynamic columns: both cubins ran on verify's launch, with a cost on each side.
+    assert!(
+        table.contains("dynamic (simulated on verify's launch, 1 of 1 kernels run)"),
+        "{table}"
+    );
+    let dyn_cycles = row.split_whitespace().nth(12).unwrap();
+    let (a, b) = dyn_cycles.split_once('/').unwrap();
+    assert!(
+        a.parse::<u64>().unwrap() > 0 && b.parse::<u64>().unwrap() > 0,
+        "{row}"
+    );
     let (ours, theirs) = cells[0];
     assert!(
         (10..100).contains(&ours) && (10..100).contains(&theirs),

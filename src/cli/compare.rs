@@ -40,7 +40,9 @@ use crate::lower::stats::{is_address_arith, is_lea};
 use crate::lower::Fold;
 use crate::oracle::Oracle;
 use crate::ptx::ast::{self, Modifier, Statement, TypeKind};
+use crate::sim::Timing;
 use crate::sm50::sched::check::decode_text;
+use crate::verify::{verify_file, Outcome, VerifyOptions};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -84,6 +86,10 @@ pub struct Side {
     pub local: u32,
     /// Theoretical resident warps per SM ([`crate::occupancy`]).
     pub warps: u32,
+    /// Warp-instructions executed on the dynamic launch (0 when it did not run).
+    pub dyn_insts: u64,
+    /// Issue cycles of that run (`sim::Timing`; 0 when it did not run).
+    pub dyn_cycles: u64,
 }
 
 impl Side {
@@ -98,6 +104,8 @@ impl Side {
         self.shared += o.shared;
         self.local += o.local;
         self.warps += o.warps;
+        self.dyn_insts += o.dyn_insts;
+        self.dyn_cycles += o.dyn_cycles;
     }
 }
 
@@ -109,6 +117,9 @@ pub struct Row {
     pub address_only: bool,
     pub leafold: Side,
     pub ptxas: Side,
+    /// Why the dynamic columns are empty (the launch could not run, or a side's run did not
+    /// match the reference); `None` when both sides ran it.
+    pub not_run: Option<String>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -130,6 +141,17 @@ impl Report {
         (l, p)
     }
 
+    /// Totals over the rows both sides ran dynamically: (kernels, leafold, ptxas).
+    pub fn dynamic_totals(&self) -> (usize, Side, Side) {
+        let (mut n, mut l, mut p) = (0, Side::default(), Side::default());
+        for r in self.rows.iter().filter(|r| r.not_run.is_none()) {
+            n += 1;
+            l.add(&r.leafold);
+            p.add(&r.ptxas);
+        }
+        (n, l, p)
+    }
+
     /// Totals over the address-only rows: (kernels, leafold, ptxas).
     pub fn address_only_totals(&self) -> (usize, Side, Side) {
         let (mut n, mut l, mut p) = (0, Side::default(), Side::default());
@@ -149,6 +171,19 @@ impl Report {
             .iter()
             .filter(|r| r.ptxas.cycles > 0)
             .map(|r| r.leafold.cycles as f64 / r.ptxas.cycles as f64)
+            .collect();
+        v.sort_by(f64::total_cmp);
+        (!v.is_empty()).then(|| v[v.len() / 2])
+    }
+
+    /// The median over the kernels both sides ran of leafold's dynamic issue cycles /
+    /// ptxas's.
+    pub fn median_dynamic_ratio(&self) -> Option<f64> {
+        let mut v: Vec<f64> = self
+            .rows
+            .iter()
+            .filter(|r| r.not_run.is_none() && r.ptxas.dyn_cycles > 0)
+            .map(|r| r.leafold.dyn_cycles as f64 / r.ptxas.dyn_cycles as f64)
             .collect();
         v.sort_by(f64::total_cmp);
         (!v.is_empty()).then(|| v[v.len() / 2])
@@ -282,16 +317,28 @@ pub fn compare_file(oracle: &Oracle, path: &Path, opts: &Options, report: &mut R
         }
     };
     let subset = address_only_kernels(&file, &text);
+    let dynamic = dynamic_runs(&text, &opts, &theirs);
     let mut any = false;
     for (name, l) in &our_sides {
         if let Some((_, p)) = their_sides.iter().find(|(n, _)| n == name) {
             any = true;
+            let (mut l, mut p) = (*l, *p);
+            let not_run = match dynamic.iter().find(|(n, _)| n == name) {
+                Some((_, Ok((ours, theirs)))) => {
+                    (l.dyn_insts, l.dyn_cycles) = (ours.warp_insts, ours.issue_cycles);
+                    (p.dyn_insts, p.dyn_cycles) = (theirs.warp_insts, theirs.issue_cycles);
+                    None
+                }
+                Some((_, Err(why))) => Some(why.clone()),
+                None => Some("not run".to_string()),
+            };
             report.rows.push(Row {
                 file: file.clone(),
                 kernel: name.clone(),
                 address_only: subset.iter().any(|k| k == name),
-                leafold: *l,
-                ptxas: *p,
+                leafold: l,
+                ptxas: p,
+                not_run,
             });
         }
     }
@@ -302,6 +349,39 @@ pub fn compare_file(oracle: &Oracle, path: &Path, opts: &Options, report: &mut R
             .skipped
             .push((file, "no kernel compiled by both".to_string()));
     }
+}
+
+/// Per kernel: both cubins run in the simulator on the launch `leafold verify` makes (its
+/// first seed), with the cost of each run (`sim::run_timed`), or why not: the launch is
+/// undefined or faults in the reference, a simulator cannot run an instruction, or a side's
+/// result does not match the reference (then its figures would not describe the same work).
+#[allow(clippy::type_complexity)]
+fn dynamic_runs(
+    text: &str,
+    opts: &Options,
+    ptxas_cubin: &[u8],
+) -> Vec<(String, Result<(Timing, Timing), String>)> {
+    let vopts = VerifyOptions {
+        runs: 1,
+        compile: opts.clone(),
+        ptxas_cubin: Some(ptxas_cubin.to_vec()),
+        ..VerifyOptions::default()
+    };
+    let Ok(verdicts) = verify_file(text, None, &vopts) else {
+        return Vec::new();
+    };
+    verdicts
+        .into_iter()
+        .map(|v| {
+            let r = match (&v.outcome, v.timing) {
+                (Outcome::Match { .. }, [Some(l), Some(p)]) => Ok((l, p)),
+                (Outcome::Match { .. }, _) => Err("a side trapped".to_string()),
+                (Outcome::Mismatch(m), _) => Err(format!("{} code does not match", m.side)),
+                (Outcome::CannotRun(why), _) => Err(why.clone()),
+            };
+            (v.kernel, r)
+        })
+        .collect()
 }
 
 /// The names of the kernels (`.entry`) of `text` that are address-only (empty when the file
@@ -468,7 +548,7 @@ pub fn to_table(r: &Report) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "{:<40} {:>9} {:>9} {:>9} {:>7} {:>9} {:>11} {:>7} {:>11} {:>9} {:>7} {:>7}",
+        "{:<40} {:>9} {:>9} {:>9} {:>7} {:>9} {:>11} {:>7} {:>11} {:>9} {:>7} {:>15} {:>17} {:>7}",
         "kernel (leafold/ptxas)",
         "insts",
         "addr",
@@ -480,13 +560,15 @@ pub fn to_table(r: &Report) -> String {
         "smem",
         "local",
         "warps",
+        "dyn insts",
+        "dyn cycles",
         "subset"
     );
     let cell = |a: u64, b: u64| format!("{a}/{b}");
     let mut line = |name: &str, l: &Side, p: &Side, subset: &str| {
         let _ = writeln!(
             s,
-            "{:<40} {:>9} {:>9} {:>9} {:>7} {:>9} {:>11} {:>7} {:>11} {:>9} {:>7} {:>7}",
+            "{:<40} {:>9} {:>9} {:>9} {:>7} {:>9} {:>11} {:>7} {:>11} {:>9} {:>7} {:>15} {:>17} {:>7}",
             name,
             cell(l.instructions.into(), p.instructions.into()),
             cell(l.address_arith.into(), p.address_arith.into()),
@@ -498,6 +580,8 @@ pub fn to_table(r: &Report) -> String {
             cell(l.shared, p.shared),
             cell(l.local.into(), p.local.into()),
             cell(l.warps.into(), p.warps.into()),
+            dynamic_cell(l.dyn_insts, p.dyn_insts),
+            dynamic_cell(l.dyn_cycles, p.dyn_cycles),
             subset,
         );
     };
@@ -508,6 +592,8 @@ pub fn to_table(r: &Report) -> String {
     }
     let (l, p) = r.totals();
     line("TOTAL", &l, &p, "all");
+    let (dn, dl, dp) = r.dynamic_totals();
+    line("TOTAL run dynamically", &dl, &dp, "dyn");
     let (an, al, ap) = r.address_only_totals();
     line("TOTAL address-only", &al, &ap, "addr");
     let (lt, pt) = r.time_totals();
@@ -543,6 +629,16 @@ pub fn to_table(r: &Report) -> String {
     );
     let _ = writeln!(
         s,
+        "dynamic (simulated on verify's launch, {dn} of {} kernels run): warp-instructions \
+         leafold/ptxas = {}; issue cycles leafold/ptxas = {} in total, per-kernel median {}",
+        r.rows.len(),
+        ratio(dl.dyn_insts as f64, dp.dyn_insts as f64),
+        ratio(dl.dyn_cycles as f64, dp.dyn_cycles as f64),
+        r.median_dynamic_ratio()
+            .map_or_else(|| "-".to_string(), |m| format!("{m:.2}"))
+    );
+    let _ = writeln!(
+        s,
         "theoretical occupancy (resident warps per SM, the column warps): below ptxas's in {} \
          of {} kernels",
         r.lower_occupancy(),
@@ -556,14 +652,27 @@ pub fn to_table(r: &Report) -> String {
     for (f, why) in &r.skipped {
         let _ = writeln!(s, "skipped {f}: {why}");
     }
+    for row in r.rows.iter().filter(|x| x.not_run.is_some()) {
+        let why = row.not_run.as_deref().unwrap_or_default();
+        let _ = writeln!(s, "not run dynamically {}: {}", row.kernel, first_line(why));
+    }
     s
+}
+
+/// `a/b`, or `-` when the kernel did not run (both 0).
+fn dynamic_cell(a: u64, b: u64) -> String {
+    if a == 0 && b == 0 {
+        "-".to_string()
+    } else {
+        format!("{a}/{b}")
+    }
 }
 
 fn side_json(x: &Side) -> String {
     format!(
         "{{\"instructions\": {}, \"address_arith\": {}, \"address_slice\": {}, \"lea\": {}, \
          \"stalls\": {}, \"cycles\": {}, \"registers\": {}, \"shared\": {}, \"local\": {}, \
-         \"warps\": {}}}",
+         \"warps\": {}, \"dyn_insts\": {}, \"dyn_cycles\": {}}}",
         x.instructions,
         x.address_arith,
         x.address_slice,
@@ -573,7 +682,9 @@ fn side_json(x: &Side) -> String {
         x.registers,
         x.shared,
         x.local,
-        x.warps
+        x.warps,
+        x.dyn_insts,
+        x.dyn_cycles
     )
 }
 
@@ -583,13 +694,14 @@ pub fn to_json(r: &Report) -> String {
     for (n, row) in r.rows.iter().enumerate() {
         let _ = write!(
             s,
-            "{}\n  {{\"file\": {}, \"kernel\": {}, \"address_only\": {}, \"leafold\": {}, \"ptxas\": {}}}",
+            "{}\n  {{\"file\": {}, \"kernel\": {}, \"address_only\": {}, \"leafold\": {}, \"ptxas\": {}, \"not_run\": {}}}",
             if n == 0 { "" } else { "," },
             json_str(&row.file),
             json_str(&row.kernel),
             row.address_only,
             side_json(&row.leafold),
-            side_json(&row.ptxas)
+            side_json(&row.ptxas),
+            row.not_run.as_deref().map_or("null".to_string(), json_str)
         );
     }
     s.push_str("\n], \"files\": [");
@@ -614,11 +726,17 @@ pub fn to_json(r: &Report) -> String {
     let (l, p) = r.totals();
     let (lt, pt) = r.time_totals();
     let (an, al, ap) = r.address_only_totals();
+    let (dn, dl, dp) = r.dynamic_totals();
     let _ = writeln!(
         s,
-        "\n], \"address_only\": {{\"kernels\": {an}, \"leafold\": {}, \"ptxas\": {}}}, \
+        "\n], \"dynamic\": {{\"kernels\": {dn}, \"leafold\": {}, \"ptxas\": {}, \"median_cycle_ratio\": {}}}, \
+         \"address_only\": {{\"kernels\": {an}, \"leafold\": {}, \"ptxas\": {}}}, \
          \"totals\": {{\"leafold\": {}, \"ptxas\": {}, \"leafold_ms\": {lt:.3}, \"ptxas_ms\": {pt:.3}, \
          \"lower_occupancy\": {}}}}}",
+        side_json(&dl),
+        side_json(&dp),
+        r.median_dynamic_ratio()
+            .map_or_else(|| "null".to_string(), |m| format!("{m:.4}")),
         side_json(&al),
         side_json(&ap),
         side_json(&l),
@@ -753,6 +871,7 @@ pub fn to_svg(r: &Report) -> String {
             a as f64 / b as f64
         }
     };
+    let (_, dl, dp) = r.dynamic_totals();
     let groups = [
         (
             format!("all {} kernels", r.rows.len()),
@@ -760,6 +879,7 @@ pub fn to_svg(r: &Report) -> String {
                 quotient(l.instructions.into(), p.instructions.into()),
                 quotient(l.address_arith.into(), p.address_arith.into()),
                 quotient(l.cycles, p.cycles),
+                quotient(dl.dyn_cycles, dp.dyn_cycles),
             ],
         ),
         (
@@ -768,23 +888,24 @@ pub fn to_svg(r: &Report) -> String {
                 quotient(la.instructions.into(), pa.instructions.into()),
                 quotient(la.address_arith.into(), pa.address_arith.into()),
                 quotient(la.cycles, pa.cycles),
+                f64::NAN,
             ],
         ),
     ];
     const BX0: f64 = 620.0;
-    const BAR: f64 = 34.0;
+    const BAR: f64 = 27.0;
     let _ = writeln!(
         s,
         "<text x=\"{BX0}\" y=\"{}\">totals, leafold / ptxas</text>",
         Y0 - 8.0
     );
     for (g, (label, values)) in groups.iter().enumerate() {
-        let gx = BX0 + g as f64 * (3.0 * BAR + 30.0);
+        let gx = BX0 + g as f64 * (4.0 * BAR + 24.0);
         for (n, q) in values.iter().enumerate() {
             if !q.is_finite() {
                 continue;
             }
-            let colour = ["#1f77b4", "#d62728", "#7f7f7f"][n];
+            let colour = ["#1f77b4", "#d62728", "#7f7f7f", "#2ca02c"][n];
             let (top, base) = (y_of(*q), y_of(1.0));
             let (y, h) = if top < base {
                 (top, base - top)
@@ -805,17 +926,19 @@ pub fn to_svg(r: &Report) -> String {
         let _ = writeln!(
             s,
             "<text x=\"{:.1}\" y=\"{}\" text-anchor=\"middle\">{label}</text>",
-            gx + 1.5 * BAR - 2.0,
+            gx + 2.0 * BAR - 2.0,
             Y1 + 20.0
         );
     }
     let _ = writeln!(
         s,
         "<line x1=\"{BX0}\" y1=\"{:.1}\" x2=\"{}\" y2=\"{:.1}\" stroke=\"black\" stroke-width=\"1.5\"/>\n\
-         <text x=\"{BX0}\" y=\"{}\">bars: instructions (blue), address arithmetic (red), static issue cycles (grey)</text>",
+         <text x=\"{}\" y=\"{}\">bars: instructions (blue), address arithmetic (red), static issue \
+         cycles (grey), dynamic issue cycles (green)</text>",
         y_of(1.0),
         W - 20.0,
         y_of(1.0),
+        X0,
         Y1 + 44.0
     );
     s.push_str("</svg>\n");
@@ -861,6 +984,7 @@ mod tests {
                     address_only: true,
                     leafold: side(10),
                     ptxas: side(12),
+                    not_run: None,
                 },
                 Row {
                     file: "f".into(),
@@ -868,6 +992,7 @@ mod tests {
                     address_only: false,
                     leafold: side(4),
                     ptxas: side(6),
+                    not_run: Some("the simulator cannot run it".into()),
                 },
             ],
             times: vec![("f".into(), 1.0, 50.0)],
@@ -875,7 +1000,19 @@ mod tests {
         };
         let (l, p) = r.totals();
         assert_eq!((l.instructions, p.instructions), (14, 18));
+        // Only the first kernel ran dynamically; the second is listed with its reason.
+        let (n, dl, _) = r.dynamic_totals();
+        assert_eq!((n, dl.instructions), (1, 10));
         let t = to_table(&r);
+        assert!(
+            t.contains("dynamic (simulated on verify's launch, 1 of 2 kernels run)")
+                && t.contains("not run dynamically m: the simulator cannot run it"),
+            "{t}"
+        );
+        assert!(
+            to_json(&r).contains("\"not_run\": \"the simulator cannot run it\""),
+            "json"
+        );
         assert!(
             t.contains("TOTAL") && t.contains("14/18") && t.contains("= 50.00"),
             "{t}"

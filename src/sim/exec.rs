@@ -222,6 +222,15 @@ pub(super) struct Sim<'a> {
     red_result: Reduction,
     /// The dependence trace, when one is asked for ([`run_dependences`]).
     deps: Option<Dependences>,
+    /// The issue clocks, when timing is asked for ([`run_timed`]).
+    timing: Option<Clocks>,
+}
+
+/// Per warp of the running CTA its issue clock, and the totals so far ([`super::Timing`]).
+#[derive(Default)]
+struct Clocks {
+    warps: Vec<crate::sm50::sched::cost::Clock>,
+    total: super::Timing,
 }
 
 /// A BAR.RED reduction over the arriving threads' predicate.
@@ -267,8 +276,28 @@ pub(crate) fn run_dependences(
         &SimOptions::default(),
         None,
         Some(Dependences::default()),
+        &mut None,
     )
     .map(|(out, _, _, d)| (out, d.unwrap_or_default()))
+}
+
+/// [`run`], timing every warp's executed instructions ([`super::Timing`]).
+pub(crate) fn run_timed(
+    prog: &Program,
+    info: &KernelInfo,
+    launch: &Launch,
+) -> Result<(RunOutput, super::Timing), SimError> {
+    let mut timing = Some(Clocks::default());
+    let out = run_inner(
+        prog,
+        info,
+        launch,
+        &SimOptions::default(),
+        None,
+        None,
+        &mut timing,
+    )?;
+    Ok((out.0, timing.map(|t| t.total).unwrap_or_default()))
 }
 
 /// [`run`], recording the last writer of each byte in `log` when one is given.
@@ -279,7 +308,8 @@ pub(crate) fn run_logged(
     opts: &SimOptions,
     log: Option<WriteLog>,
 ) -> Result<(RunOutput, u64, Option<WriteLog>), SimError> {
-    run_inner(prog, info, launch, opts, log, None).map(|(out, steps, log, _)| (out, steps, log))
+    run_inner(prog, info, launch, opts, log, None, &mut None)
+        .map(|(out, steps, log, _)| (out, steps, log))
 }
 
 #[allow(clippy::type_complexity)]
@@ -290,6 +320,7 @@ fn run_inner(
     opts: &SimOptions,
     log: Option<WriteLog>,
     deps: Option<Dependences>,
+    timing: &mut Option<Clocks>,
 ) -> Result<(RunOutput, u64, Option<WriteLog>, Option<Dependences>), SimError> {
     if launch.grid.contains(&0) || launch.block.contains(&0) {
         return Err(SimError::BadLaunch(
@@ -316,6 +347,7 @@ fn run_inner(
         red: Reduction::default(),
         red_result: Reduction::default(),
         deps,
+        timing: timing.take(),
     };
     sim.mem.log = log;
     let mut shared = Vec::new();
@@ -332,6 +364,7 @@ fn run_inner(
     }
     let log = sim.mem.log.take();
     let deps = sim.deps.take();
+    *timing = sim.timing.take();
     Ok((
         RunOutput {
             global: sim.mem.global,
@@ -370,6 +403,9 @@ impl Sim<'_> {
                 }
             })
             .collect();
+        if let Some(t) = &mut self.timing {
+            t.warps = vec![Default::default(); nwarps];
+        }
         loop {
             for w in warps.iter_mut() {
                 while w.state == State::Running {
@@ -377,7 +413,22 @@ impl Sim<'_> {
                 }
             }
             if warps.iter().all(|w| w.state == State::Done) {
+                if let Some(t) = &mut self.timing {
+                    t.total.issue_cycles += t.warps.iter().map(|c| c.now()).sum::<u64>();
+                }
                 return Ok(());
+            }
+            // The barrier releases its warps when the last one arrives.
+            if let Some(t) = &mut self.timing {
+                let waiting = |k: &usize| warps[*k].state == State::AtBarrier;
+                let last = (0..nwarps)
+                    .filter(waiting)
+                    .map(|k| t.warps[k].now())
+                    .max()
+                    .unwrap_or(0);
+                for k in (0..nwarps).filter(waiting) {
+                    t.warps[k].wait_until(last);
+                }
             }
             // Every live warp is at the barrier: release them, publishing a BAR.RED
             // reduction for B2R.RESULT and starting the next one.
@@ -446,6 +497,10 @@ impl Sim<'_> {
                 addr,
                 limit: self.launch.step_limit,
             });
+        }
+        if let Some(t) = &mut self.timing {
+            t.warps[w.index].issue(&inst, self.prog.ctrl(addr));
+            t.total.warp_insts += 1;
         }
         let pg = get(&inst, Field::Pg).unwrap_or(PT);
         let pgn = flag(&inst, Field::Pgn);

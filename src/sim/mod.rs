@@ -293,6 +293,8 @@ pub(crate) struct Program {
     slots: Vec<Option<Result<sm50::Inst, u64>>>,
     /// The CC test of each `BRA` (0xf = always), which `sm50::decode` does not cover yet.
     bra_cc: Vec<u8>,
+    /// The control field of each instruction slot, indexed as `slots` (for `run_timed`).
+    ctrl: Vec<sm50::Ctrl>,
 }
 
 /// `BRA` with a CC test other than T (`BRA CC.NEU, …`, bits 0..4): the instruction set
@@ -310,8 +312,14 @@ impl Program {
     fn new(code: &[u64]) -> Program {
         let mut slots = Vec::with_capacity(code.len());
         let mut bra_cc = vec![0xf; code.len()];
+        let mut ctrl = vec![sm50::Ctrl::NEUTRAL; code.len()];
         for (i, &w) in code.iter().enumerate() {
             if i % 4 == 0 {
+                for k in 1..4 {
+                    if let Some(c) = ctrl.get_mut(i + k) {
+                        *c = sm50::Ctrl::from_bits((w >> (21 * (k - 1))) as u32 & 0x1f_ffff);
+                    }
+                }
                 slots.push(None);
             } else if let Some((inst, cc)) = decode_bra_cc(w) {
                 bra_cc[i] = cc;
@@ -320,7 +328,18 @@ impl Program {
                 slots.push(Some(sm50::decode(w).map_err(|_| w)));
             }
         }
-        Program { slots, bra_cc }
+        Program {
+            slots,
+            bra_cc,
+            ctrl,
+        }
+    }
+
+    /// The control field of the instruction at `addr`.
+    fn ctrl(&self, addr: u64) -> &sm50::Ctrl {
+        self.ctrl
+            .get((addr / 8) as usize)
+            .unwrap_or(&sm50::Ctrl::NEUTRAL)
     }
 
     /// The instruction at `addr` (an instruction slot, not a control word).
@@ -440,6 +459,30 @@ pub fn run_counted(
     launch: &Launch,
 ) -> Result<(RunOutput, u64), SimError> {
     exec::run(&Program::new(code), info, launch, &SimOptions::default())
+}
+
+/// What a run cost under the issue model of [`crate::sm50::sched::cost`], applied to the
+/// instructions each warp executed ([`run_timed`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Timing {
+    /// Warp-instructions executed (an instruction counts once per warp that issued it,
+    /// whatever its guard: a predicated-off instruction still takes its issue slot).
+    pub warp_insts: u64,
+    /// Issue cycles summed over warps: each warp's clock runs from 0 to its last
+    /// instruction's issue plus stall, waiting on scoreboards as the model says; at a
+    /// `BAR.SYNC` every waiting warp's clock moves to the latest arrival. Warps are timed
+    /// alone (no contention for issue slots between them), so the figure compares two
+    /// schedules of the same work; it does not predict a run time.
+    pub issue_cycles: u64,
+}
+
+/// Like [`run`], also timing the run ([`Timing`]).
+pub fn run_timed(
+    code: &[u64],
+    info: &KernelInfo,
+    launch: &Launch,
+) -> Result<(RunOutput, Timing), SimError> {
+    exec::run_timed(&Program::new(code), info, launch)
 }
 
 /// Like [`run`], also recording which instruction last wrote each byte (slower: for

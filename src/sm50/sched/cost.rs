@@ -61,12 +61,31 @@ fn walk(insts: &[Inst], ctrl: &[Ctrl]) -> u64 {
 /// The modelled issue cycle of each instruction of `insts`, walked in order with nothing
 /// pending at the start (what [`cycles`] sums; for finding where a schedule loses cycles).
 pub fn trace(insts: &[Inst], ctrl: &[Ctrl]) -> Vec<u64> {
-    let mut issue = Vec::with_capacity(insts.len());
-    // Per scoreboard: completion cycles of its operations in issue order.
-    let mut pending: [Vec<u64>; 6] = Default::default();
-    let mut next = 0u64;
-    for (inst, c) in insts.iter().zip(ctrl) {
-        let mut t = next;
+    let mut clock = Clock::default();
+    insts
+        .iter()
+        .zip(ctrl)
+        .map(|(inst, c)| clock.issue(inst, c))
+        .collect()
+}
+
+/// One warp's issue clock under the model above: fed the instructions the warp issues, in
+/// order, with their control fields. [`trace`] feeds it the layout order; the simulator
+/// feeds it the instructions a run executes (`sim::run_timed`), which makes the figure
+/// dynamic: loops count every iteration, untaken code nothing.
+#[derive(Clone, Debug, Default)]
+pub struct Clock {
+    /// The earliest cycle the next instruction may issue.
+    next: u64,
+    /// Per scoreboard: completion cycles of its operations in issue order.
+    pending: [Vec<u64>; 6],
+}
+
+impl Clock {
+    /// Issue `inst` (with control field `c`) as early as its waits allow; its issue cycle.
+    pub fn issue(&mut self, inst: &Inst, c: &Ctrl) -> u64 {
+        let pending = &mut self.pending;
+        let mut t = self.next;
         let mut wait = c.wait & 0x3f;
         if inst.form == Form::DEPBAR {
             wait |= inst.get(Field::Ws).unwrap_or(0) as u8 & 0x3f;
@@ -92,10 +111,19 @@ pub fn trace(insts: &[Inst], ctrl: &[Ctrl]) -> Vec<u64> {
         if let Some(b) = c.rbar.filter(|&b| b < 6) {
             pending[b as usize].push(t + READ_LATENCY.min(latency(inst)));
         }
-        issue.push(t);
-        next = t + u64::from(c.stall);
+        self.next = t + u64::from(c.stall);
+        t
     }
-    issue
+
+    /// The cycle after the last issued instruction's stall: the warp's cycles so far.
+    pub fn now(&self) -> u64 {
+        self.next
+    }
+
+    /// Hold the warp until cycle `t` (a barrier it waits at releases then).
+    pub fn wait_until(&mut self, t: u64) {
+        self.next = self.next.max(t);
+    }
 }
 
 /// Issue cycles of a whole kernel (layout order, each instruction once).
