@@ -62,7 +62,7 @@ fn job(input: PathBuf, rel: &Path, out_dir: Option<&Path>) -> Job {
     Job { input, output }
 }
 
-fn find_ptx(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+pub(crate) fn find_ptx(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
     for entry in std::fs::read_dir(dir)? {
         let entry = entry?;
         let path = entry.path();

@@ -43,6 +43,12 @@ pub struct Args {
     /// instruction a run shows reaching a memory address must be in it (slow)
     #[arg(long)]
     pub check_slice: bool,
+    /// FILE is a file or a directory (searched recursively for *.ptx): verify every kernel
+    /// of every file and print, per file and in total, the kernels verified at the full
+    /// launch, at a reduced launch, mismatched, and not run with the class of each reason.
+    /// Exit 1 on any mismatch, else 0.
+    #[arg(long)]
+    pub summary: bool,
     /// Compile with a deliberate wrong LEA scale (to see the verifier catch it).
     #[arg(long, hide = true)]
     pub debug_wrong_lea_scale: bool,
@@ -72,6 +78,9 @@ pub fn run(args: &Args) -> u8 {
     if args.buffer_size.is_some_and(|b| b == 0 || b > 1 << 28) {
         eprintln!("error: --buffer-size must be between 1 and 268435456");
         return 2;
+    }
+    if args.summary {
+        return summary(args, grid, block);
     }
     let bytes = match std::fs::read(&args.file) {
         Ok(b) => b,
@@ -130,4 +139,76 @@ pub fn run(args: &Args) -> u8 {
         };
     }
     code
+}
+
+/// `--summary`: coverage per file and in total (see [`crate::verify::Coverage`]).
+fn summary(args: &Args, grid: [u32; 3], block: [u32; 3]) -> u8 {
+    use crate::verify::Coverage;
+    use rayon::prelude::*;
+    let mut files = Vec::new();
+    if args.file.is_dir() {
+        if let Err(e) = super::batch::find_ptx(&args.file, &mut files) {
+            eprintln!("{}: error: {e}", args.file.display());
+            return 2;
+        }
+        files.sort();
+    } else {
+        files.push(args.file.clone());
+    }
+    let oracle = if args.against_ptxas {
+        match crate::oracle::Oracle::find() {
+            Some(o) => Some(o),
+            None => {
+                eprintln!(
+                    "error: --against-ptxas needs ptxas (set LEAFOLD_ORACLE to its bin directory)"
+                );
+                return 2;
+            }
+        }
+    } else {
+        None
+    };
+    let per_file: Vec<(String, Coverage)> = files
+        .par_iter()
+        .map(|path| {
+            let name = path.display().to_string();
+            let mut c = Coverage::default();
+            let Ok(bytes) = std::fs::read(path) else {
+                c.add_uncompiled();
+                return (name, c);
+            };
+            let text = String::from_utf8_lossy(&bytes);
+            let opts = VerifyOptions {
+                seed: args.seed,
+                runs: args.runs,
+                grid,
+                block,
+                buffer_size: args.buffer_size,
+                compile: Options {
+                    file_name: name.clone(),
+                    ..Options::default()
+                },
+                ptxas_cubin: oracle
+                    .as_ref()
+                    .and_then(|o| o.ptxas(&text, "sm_50", &[]).ok()),
+                shape_block: args.block.is_none(),
+                check_slice: args.check_slice,
+                ..VerifyOptions::default()
+            };
+            match verify_file(&text, None, &opts) {
+                Ok(vs) => vs.iter().for_each(|v| c.add(v)),
+                Err(_) => c.add_uncompiled(),
+            }
+            (name, c)
+        })
+        .collect();
+    let mut total = Coverage::default();
+    let mut out = String::new();
+    for (name, c) in &per_file {
+        out.push_str(&format!("{name}: {c}\n"));
+        total.merge(c);
+    }
+    out.push_str(&format!("TOTAL over {} files: {total}\n", per_file.len()));
+    super::print_out(&out);
+    u8::from(total.mismatch > 0)
 }
