@@ -57,7 +57,7 @@ fn many_seeds() {
         .and_then(|(a, b)| Some((a.parse::<u64>().ok()?, b.parse::<u64>().ok()?)))
         .expect("PTXGEN_SEEDS=A..B");
     let mut failures = Vec::new();
-    let dump = std::env::var("PTXGEN_DUMP").ok();
+    let dump = std::env::var("PTXGEN_DUMP").ok().filter(|d| !d.is_empty());
     for seed in a..b {
         let k = generate(&mut Source::from_seed(seed));
         if let Some(dir) = &dump {
