@@ -26,6 +26,19 @@
 //! 64-bit add/sub/shl/xor; no mul.hi, which leafold does not lower yet),
 //! predicated instructions, conditional blocks and loops with per-thread trip counts 1..4.
 //!
+//! Control flow is laid out in every order nvcc and hand-written PTX use, as a choice of the
+//! source's bytes: loops test at the bottom of the body, or have the body laid out before
+//! the header the entry jumps into with `bra.uni` (behind a trip-count test that may skip the
+//! loop, as nvcc writes `for` loops); conditional blocks are in place, out of line after the
+//! kernel's `ret` (entered by a branch, left by a `bra.uni` back), or the `then` half of a
+//! diamond entered by a forward `bra.uni` over the `else` half; and straight-line chunks are
+//! laid out in a shuffled order, linked by `bra.uni` (inside a loop body: a loop whose header
+//! is in the middle of its blocks). Selection must not assume that definitions are laid out
+//! before uses (`lower::select::lowering_order`). Floating-point operations on a component of
+//! a vector load (`ld.v2/.v4.f32`, `ld.v2.f64`, `ld.v4.u32` words as f32: `MUFU` functions,
+//! IEEE division and roots, arithmetic, conversions, compares) put their results' bits into
+//! the integer values ([`Gen::float_component`]).
+//!
 //! [`generate_address`] makes a second kind of kernel, for the address folder: straight-line
 //! accesses whose addresses are random `add/sub/shl/neg/mul.wide/cvt` trees over special
 //! registers and masked parameters, kept in bounds by interval arithmetic instead of `and`
@@ -146,6 +159,12 @@ struct Gen<'s, 'a> {
     /// reconvergence point for a divergent branch yet, so a warp may reach a `BAR.SYNC`
     /// diverged; tests/data/fuzz-found/diverged_barrier.ptx is that finding).
     diverged: bool,
+    /// `%f` and `%fd` registers used ([`Gen::float_component`]).
+    nf32: u32,
+    nf64: u32,
+    /// Out-of-line blocks ([`Gen::statement`]'s conditional blocks laid out after the
+    /// kernel's `ret`), emitted after the body.
+    tail: Vec<String>,
 }
 
 impl Gen<'_, '_> {
@@ -156,6 +175,14 @@ impl Gen<'_, '_> {
     fn r64(&mut self) -> String {
         self.n64 += 1;
         format!("%rd{}", self.n64)
+    }
+    fn f32r(&mut self) -> String {
+        self.nf32 += 1;
+        format!("%f{}", self.nf32)
+    }
+    fn f64r(&mut self) -> String {
+        self.nf64 += 1;
+        format!("%fd{}", self.nf64)
     }
     fn pred(&mut self) -> String {
         self.npred += 1;
@@ -374,9 +401,18 @@ impl Gen<'_, '_> {
 
     /// A load or store somewhere allowed at this point.
     fn access(&mut self, guard: Option<&str>) {
+        let store = self.src.chance(45);
+        let Some(r) = self.region_for(store) else {
+            return;
+        };
+        self.access_in(&r, store, guard);
+    }
+
+    /// A region a load (or a store) may access at this point, with the barrier that starts
+    /// a new shared-memory phase emitted first where one is needed; `None` if there is none.
+    fn region_for(&mut self, store: bool) -> Option<Region> {
         // Where a barrier may be placed to start a new shared-memory phase.
         let top = self.depth == 0 && !self.diverged;
-        let store = self.src.chance(45);
         let allowed: Vec<Region> = self
             .regions
             .iter()
@@ -390,7 +426,7 @@ impl Gen<'_, '_> {
             .cloned()
             .collect();
         if allowed.is_empty() {
-            return;
+            return None;
         }
         let r = self.pick(&allowed);
         if r.shared_own && store && self.sh_read_other || r.shared_other && self.sh_written {
@@ -405,6 +441,11 @@ impl Gen<'_, '_> {
         if r.shared_other {
             self.sh_read_other = true;
         }
+        Some(r)
+    }
+
+    /// A load or store in region `r`.
+    fn access_in(&mut self, r: &Region, store: bool, guard: Option<&str>) {
         let (size, ty, vec2) = match self.src.below(7) {
             0 => (1, if store { "u8" } else { "s8" }, false),
             1 => (1, "u8", false),
@@ -414,13 +455,8 @@ impl Gen<'_, '_> {
             5 => (8, "u64", false),
             _ => (8, "u32", true),
         };
-        let (addr, disp) = self.address(&r, size);
-        let space = match r.kind {
-            Kind::Global => ".global",
-            Kind::Generic => "",
-            Kind::Shared => ".shared",
-            Kind::Local => ".local",
-        };
+        let (addr, disp) = self.address(r, size);
+        let space = space_of(r.kind);
         let at = if disp != 0 {
             format!("[{addr}+{disp}]")
         } else {
@@ -475,12 +511,181 @@ impl Gen<'_, '_> {
         }
     }
 
+    /// A floating-point operation on one component of a vector load: `ld.v2.f32`,
+    /// `ld.v4.f32`, `ld.v4.u32` (words moved to `%f` with `mov.b32`) or `ld.v2.f64`, then one
+    /// operation (`MUFU` functions, IEEE division and roots, arithmetic, conversions, a
+    /// compare) on a component, with another component, or the same one, as its second
+    /// operand. Selection reads such a component as a word of the load's register group (the
+    /// class of `rsqrt.approx` of a `float2` component, once refused). The result's bits go
+    /// into the integer pool (`mov.b32`/`mov.b64`), so later statements and the epilogue use
+    /// them. The inputs are random bits: NaNs, infinities and subnormals included.
+    fn float_component(&mut self) {
+        let Some(r) = self.region_for(false) else {
+            return;
+        };
+        // 0: v2.f32, 1: v4.f32, 2: v4.u32 as f32 words, 3: v2.f64.
+        let shape = self.src.below(4);
+        let (size, n) = match shape {
+            0 => (8, 2),
+            1 | 2 => (16, 4),
+            _ => (16, 2),
+        };
+        let (addr, disp) = self.address(&r, size);
+        let at = if disp != 0 {
+            format!("[{addr}+{disp}]")
+        } else {
+            format!("[{addr}]")
+        };
+        let space = space_of(r.kind);
+        let k = self.src.below(n) as usize;
+        let j = self.src.below(n) as usize;
+        if shape == 3 {
+            let (a, b) = (self.f64r(), self.f64r());
+            self.emit(&format!("ld{space}.v2.f64 {{{a}, {b}}}, {at};"));
+            let comps = [a, b];
+            let (x, y) = (comps[k].clone(), comps[j].clone());
+            let d = self.f64r();
+            let line = match self.src.below(10) {
+                0 => format!("sqrt.rn.f64 {d}, {x};"),
+                1 => format!("sqrt.rz.f64 {d}, {x};"),
+                2 => format!("div.rn.f64 {d}, {x}, {y};"),
+                3 => format!("div.rm.f64 {d}, {y}, {x};"),
+                4 => format!("rcp.rn.f64 {d}, {x};"),
+                5 => format!("rcp.approx.ftz.f64 {d}, {x};"),
+                6 => format!("rsqrt.approx.f64 {d}, {x};"),
+                7 => format!("add.f64 {d}, {x}, {y};"),
+                8 => format!("fma.rn.f64 {d}, {x}, {y}, {x};"),
+                _ => {
+                    let f = self.f32r();
+                    let w = self.r32();
+                    self.emit(&format!("cvt.rn.f32.f64 {f}, {x};"));
+                    self.emit(&format!("mov.b32 {w}, {f};"));
+                    self.v32.push(w);
+                    return;
+                }
+            };
+            self.emit(&line);
+            let w = self.r64();
+            self.emit(&format!("mov.b64 {w}, {d};"));
+            self.v64.push(w);
+            return;
+        }
+        let comps: Vec<String> = (0..n).map(|_| self.f32r()).collect();
+        if shape == 2 {
+            let ints: Vec<String> = (0..n).map(|_| self.r32()).collect();
+            self.emit(&format!("ld{space}.v4.u32 {{{}}}, {at};", ints.join(", ")));
+            self.emit(&format!("mov.b32 {}, {};", comps[k], ints[k]));
+            if j != k {
+                self.emit(&format!("mov.b32 {}, {};", comps[j], ints[j]));
+            }
+            self.v32.extend(ints);
+        } else {
+            self.emit(&format!(
+                "ld{space}.v{n}.f32 {{{}}}, {at};",
+                comps.join(", ")
+            ));
+        }
+        let (x, y) = (comps[k].clone(), comps[j].clone());
+        let d = self.f32r();
+        let line = match self.src.below(33) {
+            0 => format!("rsqrt.approx.f32 {d}, {x};"),
+            1 => format!("rsqrt.approx.ftz.f32 {d}, {x};"),
+            2 => format!("rcp.approx.f32 {d}, {x};"),
+            3 => format!("rcp.approx.ftz.f32 {d}, {x};"),
+            4 => format!("rcp.rn.f32 {d}, {x};"),
+            5 => format!("rcp.rz.f32 {d}, {x};"),
+            6 => format!("sqrt.approx.f32 {d}, {x};"),
+            7 => format!("sqrt.approx.ftz.f32 {d}, {x};"),
+            8 => format!("sqrt.rn.f32 {d}, {x};"),
+            9 => format!("sqrt.rp.f32 {d}, {x};"),
+            10 => format!("sin.approx.f32 {d}, {x};"),
+            11 => format!("cos.approx.ftz.f32 {d}, {x};"),
+            12 => format!("lg2.approx.f32 {d}, {x};"),
+            13 => format!("lg2.approx.ftz.f32 {d}, {x};"),
+            14 => format!("ex2.approx.f32 {d}, {x};"),
+            15 => format!("ex2.approx.ftz.f32 {d}, {x};"),
+            16 => format!("div.rn.f32 {d}, {x}, {y};"),
+            17 => format!("div.rn.f32 {d}, {y}, {x};"),
+            18 => format!("div.rz.f32 {d}, {x}, {y};"),
+            19 => format!("div.approx.f32 {d}, {x}, {y};"),
+            20 => format!("div.full.f32 {d}, {x}, {y};"),
+            21 => format!("div.approx.ftz.f32 {d}, {x}, {y};"),
+            22 => format!("div.rn.ftz.f32 {d}, {x}, {y};"),
+            23 => format!("add.f32 {d}, {x}, {y};"),
+            24 => format!("mul.f32 {d}, {x}, {y};"),
+            25 => format!("fma.rn.f32 {d}, {x}, {y}, {x};"),
+            26 => format!("abs.f32 {d}, {x};"),
+            27 => format!("neg.f32 {d}, {x};"),
+            28 => format!("min.f32 {d}, {x}, {y};"),
+            29 => format!("max.ftz.f32 {d}, {x}, {y};"),
+            30 => format!("cvt.rni.f32.f32 {d}, {x};"),
+            31 => {
+                let w = self.r32();
+                self.emit(&format!("cvt.rzi.s32.f32 {w}, {x};"));
+                self.v32.push(w);
+                return;
+            }
+            _ => {
+                let (p, w) = (self.pred(), self.r32());
+                self.emit(&format!("setp.lt.f32 {p}, {x}, {y};"));
+                self.emit(&format!("selp.u32 {w}, 1, 0, {p};"));
+                self.v32.push(w);
+                return;
+            }
+        };
+        self.emit(&line);
+        let w = self.r32();
+        self.emit(&format!("mov.b32 {w}, {d};"));
+        self.v32.push(w);
+    }
+
+    /// Straight-line code laid out out of order: 2..4 chunks of statements, run in order
+    /// 0, 1, .. but laid out in a random permutation, each entered by a `bra.uni` (the first
+    /// from above, the others from the end of the previous one). A value defined in one chunk
+    /// is used in later ones, which may be laid out above it; inside a loop body this is a
+    /// loop whose header is in the middle of its blocks (a multi-entry-looking layout of a
+    /// reducible loop).
+    fn shuffled(&mut self) {
+        self.nlabel += 1;
+        let id = self.nlabel;
+        let n = 2 + self.src.below(3) as usize;
+        let label = |j: usize| {
+            if j == n {
+                format!("$CHUNK{id}_END")
+            } else {
+                format!("$CHUNK{id}_{j}")
+            }
+        };
+        // Generated in execution order, each into its own text.
+        let mut chunks = Vec::with_capacity(n);
+        for j in 0..n {
+            let outer = std::mem::take(&mut self.body);
+            self.emit(&format!("{}:", label(j)));
+            for _ in 0..1 + self.src.below(3) {
+                self.statement();
+            }
+            self.emit(&format!("bra.uni {};", label(j + 1)));
+            chunks.push(std::mem::replace(&mut self.body, outer));
+        }
+        // Fisher–Yates over the layout.
+        let mut order: Vec<usize> = (0..n).collect();
+        for i in (1..n).rev() {
+            let k = self.src.below(i as u32 + 1) as usize;
+            order.swap(i, k);
+        }
+        self.emit(&format!("bra.uni {};", label(0)));
+        for &j in &order {
+            self.body.push_str(&chunks[j]);
+        }
+        self.emit(&format!("{}:", label(n)));
+    }
+
     fn statement(&mut self) {
         if self.budget == 0 {
             return;
         }
         self.budget -= 1;
-        match self.src.below(20) {
+        match self.src.below(23) {
             0..=4 => self.arith32(),
             5..=6 => self.arith64(),
             7..=11 => self.access(None),
@@ -498,20 +703,50 @@ impl Gen<'_, '_> {
             }
             14..=15 if self.depth < 2 => {
                 self.diverged = true;
-                // if (!p) { ... }
+                // if (!p) { ... }, laid out in one of three ways.
                 let p = self.compare();
                 self.nlabel += 1;
-                let l = format!("$SKIP{}", self.nlabel);
-                self.emit(&format!("@{p} bra {l};"));
-                let (k32, k64) = (self.v32.len(), self.v64.len());
-                self.depth += 1;
-                for _ in 0..1 + self.src.below(4) {
-                    self.statement();
+                let id = self.nlabel;
+                match self.src.below(3) {
+                    0 => {
+                        // In place: `@p bra SKIP; body; SKIP:`.
+                        let l = format!("$SKIP{id}");
+                        self.emit(&format!("@{p} bra {l};"));
+                        self.block_body();
+                        self.emit(&format!("{l}:"));
+                    }
+                    1 => {
+                        // Out of line, after the kernel's `ret`: `@!p bra OOL; JOIN:` here,
+                        // `OOL: body; bra.uni JOIN;` in the tail.
+                        let (l, join) = (format!("$OOL{id}"), format!("$JOIN{id}"));
+                        self.emit(&format!("@!{p} bra {l};"));
+                        self.emit(&format!("{join}:"));
+                        let outer = std::mem::take(&mut self.body);
+                        self.emit(&format!("{l}:"));
+                        self.block_body();
+                        self.emit(&format!("bra.uni {join};"));
+                        let ool = std::mem::replace(&mut self.body, outer);
+                        self.tail.push(ool);
+                    }
+                    _ => {
+                        // A diamond whose `then` block is entered by a forward `bra.uni`
+                        // over the `else` block: `@p bra ELSE; bra.uni THEN; ELSE: body';
+                        // bra.uni JOIN; THEN: body; JOIN:`.
+                        let (e, t, join) = (
+                            format!("$ELSE{id}"),
+                            format!("$THEN{id}"),
+                            format!("$JOIN{id}"),
+                        );
+                        self.emit(&format!("@{p} bra {e};"));
+                        self.emit(&format!("bra.uni {t};"));
+                        self.emit(&format!("{e}:"));
+                        self.block_body();
+                        self.emit(&format!("bra.uni {join};"));
+                        self.emit(&format!("{t}:"));
+                        self.block_body();
+                        self.emit(&format!("{join}:"));
+                    }
                 }
-                self.depth -= 1;
-                self.v32.truncate(k32);
-                self.v64.truncate(k64);
-                self.emit(&format!("{l}:"));
             }
             16..=17 if self.depth < 2 => {
                 self.diverged = true;
@@ -523,7 +758,24 @@ impl Gen<'_, '_> {
                 self.emit(&format!("add.s32 {n}, {t}, 1;"));
                 self.emit(&format!("mov.u32 {c}, 0;"));
                 self.nlabel += 1;
-                let l = format!("$LOOP{}", self.nlabel);
+                let id = self.nlabel;
+                let l = format!("$LOOP{id}");
+                // 0: the test at the bottom of the body (do-while). 1: the body laid out
+                // before its header, which the entry jumps into with `bra.uni` (`bra.uni H;
+                // L: body; H: c += 1; @(c <= n) bra L`). 2: as 1, behind a trip-count test
+                // that may skip the loop (`@(n != 0) bra H; bra.uni X; ..; X:`), the shape
+                // nvcc writes for `for` loops.
+                let layout = self.src.below(3);
+                let (head, exit) = (format!("$LHEAD{id}"), format!("$LEXIT{id}"));
+                if layout == 2 {
+                    let q = self.pred();
+                    self.emit(&format!("setp.ne.u32 {q}, {n}, 0;"));
+                    self.emit(&format!("@{q} bra {head};"));
+                    self.emit(&format!("bra.uni {exit};"));
+                } else if layout == 1 {
+                    self.emit(&format!("bra.uni {head};"));
+                }
+                let (k32, k64) = (self.v32.len(), self.v64.len());
                 self.emit(&format!("{l}:"));
                 self.depth += 1;
                 // The counter itself must not be updated (the loop would not end): the body
@@ -534,15 +786,57 @@ impl Gen<'_, '_> {
                 for _ in 0..1 + self.src.below(4) {
                     self.statement();
                 }
-                self.emit(&format!("add.s32 {c}, {c}, 1;"));
                 let p = self.pred();
-                self.emit(&format!("setp.lt.u32 {p}, {c}, {n};"));
+                if layout == 0 {
+                    self.emit(&format!("add.s32 {c}, {c}, 1;"));
+                    self.emit(&format!("setp.lt.u32 {p}, {c}, {n};"));
+                } else {
+                    // The body runs for c = 1..n; its values do not dominate the exit (the
+                    // header does): they are forgotten after the loop.
+                    self.emit(&format!("{head}:"));
+                    self.emit(&format!("add.s32 {c}, {c}, 1;"));
+                    self.emit(&format!("setp.le.u32 {p}, {c}, {n};"));
+                }
                 self.emit(&format!("@{p} bra {l};"));
                 self.depth -= 1;
+                if layout != 0 {
+                    self.v32.truncate(k32);
+                    self.v64.truncate(k64);
+                }
+                if layout == 2 {
+                    self.emit(&format!("{exit}:"));
+                }
                 self.v32.push(c);
             }
+            18..=19 => self.float_component(),
+            20..=21 => self.shuffled(),
             _ => self.arith32(),
         }
+    }
+}
+
+impl Gen<'_, '_> {
+    /// The body of a conditional block: 1..4 statements one level deeper, whose new values
+    /// are forgotten after it (they are not defined on the path around it).
+    fn block_body(&mut self) {
+        let (k32, k64) = (self.v32.len(), self.v64.len());
+        self.depth += 1;
+        for _ in 0..1 + self.src.below(4) {
+            self.statement();
+        }
+        self.depth -= 1;
+        self.v32.truncate(k32);
+        self.v64.truncate(k64);
+    }
+}
+
+/// The state-space suffix of a load or store in a region of this kind.
+fn space_of(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Global => ".global",
+        Kind::Generic => "",
+        Kind::Shared => ".shared",
+        Kind::Local => ".local",
     }
 }
 
@@ -568,6 +862,9 @@ pub fn generate(src: &mut Source) -> GenKernel {
         sh_written: false,
         sh_read_other: false,
         diverged: false,
+        nf32: 0,
+        nf64: 0,
+        tail: Vec::new(),
     };
     g.budget = 8 + g.src.below(32);
     // Prologue: parameters, special registers, the thread's slices.
@@ -742,6 +1039,10 @@ pub fn generate(src: &mut Source) -> GenKernel {
         ));
     }
     g.emit("ret;");
+    // Out-of-line blocks, after the `ret`.
+    for t in std::mem::take(&mut g.tail) {
+        g.body.push_str(&t);
+    }
 
     let mut ptx = String::new();
     let _ = writeln!(
@@ -757,6 +1058,12 @@ pub fn generate(src: &mut Source) -> GenKernel {
     let _ = writeln!(ptx, "    .reg .b32 %r<{}>;", g.n32 + 1);
     let _ = writeln!(ptx, "    .reg .b64 %rd<{}>;", g.n64 + 1);
     let _ = writeln!(ptx, "    .reg .pred %p<{}>;", g.npred + 1);
+    if g.nf32 > 0 {
+        let _ = writeln!(ptx, "    .reg .f32 %f<{}>;", g.nf32 + 1);
+    }
+    if g.nf64 > 0 {
+        let _ = writeln!(ptx, "    .reg .f64 %fd<{}>;", g.nf64 + 1);
+    }
     if use_shared {
         let _ = writeln!(ptx, "    .shared .align 16 .b8 sh[{shared_bytes}];");
     }
@@ -1008,6 +1315,9 @@ pub fn generate_address(src: &mut Source) -> GenKernel {
         sh_written: false,
         sh_read_other: false,
         diverged: false,
+        nf32: 0,
+        nf64: 0,
+        tail: Vec::new(),
     };
     // Leaves: special registers and masked parameters.
     let mut leaves = Vec::new();

@@ -43,6 +43,37 @@ fn survey_of_generated_kernels() {
     }
 }
 
+/// A long run for a campaign (ignored by default): the seeds `PTXGEN_SEEDS` names (`A..B`,
+/// default `0..2000`), each kernel checked as above, every failure listed, then a count.
+/// With `PTXGEN_DUMP=DIR`, each kernel's PTX is also written to `DIR/SEED.ptx` (to compare
+/// another build's CLI on them).
+/// Run: `PTXGEN_SEEDS=0..5000 cargo test --release --test verify_fuzz -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn many_seeds() {
+    let range = std::env::var("PTXGEN_SEEDS").unwrap_or_else(|_| "0..2000".to_string());
+    let (a, b) = range
+        .split_once("..")
+        .and_then(|(a, b)| Some((a.parse::<u64>().ok()?, b.parse::<u64>().ok()?)))
+        .expect("PTXGEN_SEEDS=A..B");
+    let mut failures = Vec::new();
+    let dump = std::env::var("PTXGEN_DUMP").ok().filter(|d| !d.is_empty());
+    for seed in a..b {
+        let k = generate(&mut Source::from_seed(seed));
+        if let Some(dir) = &dump {
+            std::fs::write(format!("{dir}/{seed}.ptx"), &k.ptx).expect("PTXGEN_DUMP is writable");
+        }
+        if let Err(e) = check_generated(&k, seed) {
+            println!("seed {seed}: {}", e.lines().next().unwrap_or(""));
+            failures.push((seed, e));
+        }
+    }
+    println!("{} of {} generated kernels failed", failures.len(), b - a);
+    if let Some((seed, e)) = failures.first() {
+        panic!("seed {seed}: {e}");
+    }
+}
+
 /// The generator really produces what its essay promises (so the property above is not
 /// vacuous): over a few hundred kernels, every feature shows up.
 #[test]
@@ -70,6 +101,21 @@ fn generator_covers_its_features() {
         "$SKIP",
         "ld.global.v2",
         "sub.s64",
+        // Control flow laid out in every order: bodies before headers entered by `bra.uni`
+        // (behind a trip-count test too), out-of-line blocks after `ret`, forward `bra.uni`
+        // into a `then` block, straight-line chunks in shuffled order.
+        "bra.uni $LHEAD",
+        "bra.uni $LEXIT",
+        "$OOL",
+        "bra.uni $THEN",
+        "bra.uni $CHUNK",
+        // Float operations on components of vector loads.
+        ".v2.f32 {%f",
+        ".v4.f32 {%f",
+        ".v2.f64 {%fd",
+        "rsqrt.approx.f32",
+        "div.rn.f32",
+        "sqrt.rn.f64",
     ] {
         assert!(all.contains(feature), "no generated kernel has `{feature}`");
     }

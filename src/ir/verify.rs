@@ -634,6 +634,8 @@ pub(crate) struct Dominators {
     rpo_index: SecondaryMap<Block, Option<usize>>,
     /// Immediate dominator, indexed by RPO number (the entry is its own).
     idom: Vec<usize>,
+    /// The reachable blocks in reverse postorder (RPO number → block).
+    rpo: Vec<Block>,
 }
 
 impl Dominators {
@@ -643,6 +645,7 @@ impl Dominators {
             return Dominators {
                 rpo_index: SecondaryMap::new(),
                 idom: Vec::new(),
+                rpo: Vec::new(),
             };
         }
         let mut in_layout = InLayout::new();
@@ -751,7 +754,17 @@ impl Dominators {
                 }
             }
         }
-        Dominators { rpo_index, idom }
+        Dominators {
+            rpo_index,
+            idom,
+            rpo,
+        }
+    }
+
+    /// The immediate dominator of `b`; `None` for the entry and for unreachable blocks.
+    pub(crate) fn idom(&self, b: Block) -> Option<Block> {
+        let k = self.rpo_index[b]?;
+        (k != 0).then(|| self.rpo[self.idom[k]])
     }
 
     fn is_reachable(&self, b: Block) -> bool {

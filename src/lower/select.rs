@@ -17,6 +17,15 @@
 //! kernel's literal pool, `c[0x2][off]` ([`Lowerer::literal`]; the driver writes it as
 //! `.nv.constant2.<kernel>`).
 //!
+//! # Order
+//!
+//! Machine blocks are created in the IR's layout order, but the blocks are *selected* in an
+//! order where each comes after its immediate dominator ([`lowering_order`]): a value is
+//! read only where its definition dominates, so it is in a register before any use is
+//! selected, whatever the layout (a loop body laid out before the header the entry jumps
+//! into reads header values above their definition). Where the layout is already such an
+//! order, it is the layout itself, and the output is that of a plain layout walk.
+//!
 //! # Values in registers
 //!
 //! i8/i16/i32/f32 live in one 32-bit register, i64/f64 in an aligned pair, predicates in a
@@ -270,6 +279,51 @@ fn non_address_uses(f: &Function) -> Vec<bool> {
     used
 }
 
+/// The order in which [`Lowerer::run`] lowers the blocks of `f`: each reachable block after
+/// its immediate dominator, and among the blocks that order allows, the first in layout.
+///
+/// Why: a value is read only in blocks its definition dominates (SSA), so a block lowered
+/// after its dominators finds every value it reads already in a register. The layout need
+/// not be such an order: a loop whose body is laid out before the header the entry jumps
+/// into (`bra L_HEAD; L_BODY: ..; L_HEAD: ..; @p bra L_BODY`) reads header values in the
+/// body, above their definition. Lowering order is not code order: machine blocks stay in
+/// layout order (they are created in it), only the order in which their instructions are
+/// selected changes. Where the layout already is a valid order (the usual case) this *is*
+/// the layout, so virtual register numbers, literal-pool order and therefore the output are
+/// those of a plain layout walk. Unreachable blocks (none after `ir::build`, but the IR
+/// allows them) have no dominator and keep their layout place.
+///
+/// (Kahn's topological sort of the dominator tree with the smallest layout index first: a
+/// binary heap of ready blocks; when the layout is valid, the next layout block is always
+/// ready and the smallest.)
+fn lowering_order(f: &Function, doms: &ir::Dominators) -> Vec<Block> {
+    use std::cmp::Reverse;
+    use std::collections::BinaryHeap;
+    let n = f.layout.len();
+    let mut index: HashMap<Block, usize> = HashMap::with_capacity_and_hasher(n, Default::default());
+    for (k, &b) in f.layout.iter().enumerate() {
+        index.insert(b, k);
+    }
+    // Dominator-tree children by layout index, and the roots (the entry, unreachable blocks).
+    let mut children: Vec<Vec<usize>> = vec![Vec::new(); n];
+    let mut ready = BinaryHeap::new();
+    for (k, &b) in f.layout.iter().enumerate() {
+        match doms.idom(b).and_then(|d| index.get(&d)) {
+            Some(&d) => children[d].push(k),
+            None => ready.push(Reverse(k)),
+        }
+    }
+    let mut order = Vec::with_capacity(n);
+    while let Some(Reverse(k)) = ready.pop() {
+        order.push(f.layout[k]);
+        for &c in &children[k] {
+            ready.push(Reverse(c));
+        }
+    }
+    debug_assert_eq!(order.len(), n);
+    order
+}
+
 fn lop_code(op: BinaryOp) -> u64 {
     match op {
         BinaryOp::And => 0,
@@ -436,7 +490,7 @@ impl<'a> Lowerer<'a> {
             i.branch_piece(0, None);
             self.vb.terminate(pre, i, vec![(target, Vec::new())]);
         }
-        for &b in &self.f.layout {
+        for b in lowering_order(self.f, &self.doms) {
             self.cur = self.blocks[&b];
             self.cur_ir = Some(b);
             self.fdiv_floor = self.vb.num_vregs();
@@ -2940,4 +2994,69 @@ pub(super) fn window_test_pieces(i: &mut Sm50Inst, aop: u8, o: u8, pop: u8) {
             (Field::Plg, pop, 0),
         ],
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn functions(src: &str) -> Vec<Function> {
+        let file = crate::error::SourceFile::new("t.ptx", src);
+        let (ast, _) = crate::ptx::parse_and_check(&file).expect("parses");
+        crate::ir::build(&ast, &file).expect("builds").functions
+    }
+
+    /// Whether every reachable block of `order` comes after its immediate dominator.
+    fn dominators_first(order: &[Block], doms: &ir::Dominators) -> bool {
+        order.iter().enumerate().all(|(k, &b)| match doms.idom(b) {
+            Some(d) => order[..k].contains(&d),
+            None => true,
+        })
+    }
+
+    /// The properties `Lowerer::run` relies on, over generated kernels (whose loops and
+    /// conditional blocks `ptxgen` lays out in every order) and the issue's reproducer: the
+    /// order is a permutation of the layout, every block comes after its immediate dominator,
+    /// and where the layout already has that property the order *is* the layout (so the
+    /// output of well-laid-out code does not change).
+    #[test]
+    fn lowering_order_puts_dominators_first_and_keeps_valid_layouts() {
+        let repro = ".version 7.0\n.target sm_50\n.address_size 64\n\
+            .visible .entry k(.param .u64 out, .param .u32 n)\n{\n\
+            .reg .pred %p<2>; .reg .b32 %r<8>; .reg .b64 %rd<2>;\n\
+            ld.param.u64 %rd1, [out];\nld.param.u32 %r1, [n];\nmov.u32 %r4, 0;\n\
+            setp.gt.s32 %p1, %r1, 0;\n@%p1 bra L_HEAD;\nbra.uni L_EXIT;\n\
+            L_BODY:\nst.global.u32 [%rd1+4], %r4;\n\
+            L_HEAD:\nadd.s32 %r4, %r4, 1;\nsetp.lt.s32 %p1, %r4, %r1;\n@%p1 bra L_BODY;\n\
+            L_EXIT:\nret;\n}\n";
+        let mut sources = vec![repro.to_string()];
+        for seed in 0..200 {
+            let k = crate::ptxgen::generate(&mut crate::ptxgen::Source::from_seed(seed));
+            sources.push(k.ptx);
+        }
+        let (mut reordered, mut kept) = (0, 0);
+        for src in &sources {
+            for f in functions(src) {
+                let doms = ir::Dominators::of(&f);
+                let order = lowering_order(&f, &doms);
+                let mut sorted = order.clone();
+                sorted.sort();
+                let mut layout = f.layout.clone();
+                layout.sort();
+                assert_eq!(sorted, layout, "a permutation of the layout");
+                assert!(dominators_first(&order, &doms), "{src}");
+                if dominators_first(&f.layout, &doms) {
+                    assert_eq!(order, f.layout, "{src}");
+                    kept += 1;
+                } else {
+                    reordered += 1;
+                }
+            }
+        }
+        // Both cases occur (the generator lays out bodies before headers).
+        assert!(
+            reordered > 0 && kept > 0,
+            "{reordered} reordered, {kept} kept"
+        );
+    }
 }

@@ -66,6 +66,25 @@ pub(super) struct Seq {
 }
 
 impl Seq {
+    /// Make every reference of the sequence built so far to operand `op` read word `word` of
+    /// its register group instead of word 0. For an input that is one word of a bigger group
+    /// (a component of a vector load, a word of a pair, an f64 in an `LDG.128`): the
+    /// sequences are written over whole operands, and this lets them read the word in place,
+    /// without a copy (as ptxas reads `R3` of an `LDG.64 R2`). Call it once the sequence is
+    /// complete, once per operand.
+    pub(super) fn read_word(&mut self, op: u8, word: u8) {
+        if word == 0 {
+            return;
+        }
+        for p in &mut self.i.pieces {
+            for r in &mut p.refs {
+                if r.op == op {
+                    r.offset += word;
+                }
+            }
+        }
+    }
+
     pub(super) fn put(&mut self, inst: sm50::Inst, refs: &[(Field, u8)]) {
         let r: Vec<(Field, u8, u8)> = refs.iter().map(|&(f, o)| (f, o, 0)).collect();
         self.i.piece(inst, &r);
@@ -244,9 +263,6 @@ impl Lowerer<'_> {
         arg: Value,
     ) -> Result<(), LowerError> {
         let a = self.reg(arg)?;
-        if a.offset != 0 {
-            return Err(self.unsupported("f32 sqrt of a word of a register group"));
-        }
         let out = self.new_vreg(RegKind::B32);
         let mut s = Seq {
             i: Sm50Inst::new(Role::Plain),
@@ -264,6 +280,7 @@ impl Lowerer<'_> {
         let p = [temp(&mut s, RegKind::Pred), temp(&mut s, RegKind::Pred)];
         let x = s.i.use_(a.vreg);
         s.sqrt_f32(rnd, ftz, d, x, t, p);
+        s.read_word(x, a.offset);
         self.push(s.i);
         self.set_loc(
             v,
@@ -325,12 +342,10 @@ impl Lowerer<'_> {
         let u = temp(&mut s, RegKind::B32);
         let p = temp(&mut s, RegKind::Pred);
         let q = temp(&mut s, RegKind::Pred);
-        // Inputs are whole 32-bit registers: copy a word of a bigger group first.
+        // Inputs may be words of bigger groups: the pieces read them in place
+        // (`Seq::read_word`, once the sequence is built).
         let x = s.i.use_(a.vreg);
         let y = b.map(|b| s.i.use_(b.vreg));
-        if a.offset != 0 || b.is_some_and(|b| b.offset != 0) {
-            return Err(self.unsupported(format!("{} of a word of a register group", func.name())));
-        }
         match (func, ftz) {
             (Approx::Sin | Approx::Cos, _) => {
                 s.rro(false, t, x);
@@ -431,6 +446,10 @@ impl Lowerer<'_> {
                 s.mufu(Func::Rcp, t, t);
                 s.fmul_r(None, d, t, u, false);
             }
+        }
+        s.read_word(x, a.offset);
+        if let (Some(y), Some(b)) = (y, b) {
+            s.read_word(y, b.offset);
         }
         self.push(s.i);
         self.set_loc(

@@ -794,8 +794,8 @@ impl Lowerer<'_> {
     fn lower_fdiv_fast(
         &mut self,
         out: VReg,
-        (x, xv): (VReg, Value),
-        (y, yv): (VReg, Value),
+        (x, xv): (Loc, Value),
+        (y, yv): (Loc, Value),
     ) -> Result<(), LowerError> {
         let one = self.literal(u64::from(1f32.to_bits()), 4)?;
         // The call needs x and y in two registers: x / x reads x twice, and y is a copy.
@@ -849,24 +849,27 @@ impl Lowerer<'_> {
     /// A value that dies here needs no copy, and one would cost a move: the allocator does
     /// not coalesce explicit moves, so the value would be computed elsewhere and moved.
     /// (Either form is correct; the choice only decides the code's quality.)
-    fn pinned_operand(&mut self, v: VReg, val: Value, reads: u32) -> VReg {
+    fn pinned_operand(&mut self, v: Loc, val: Value, reads: u32) -> VReg {
         let dies_here = self.use_count[val.index()] == reads;
-        if dies_here && v.index >= self.fdiv_floor {
-            v
+        // A word of a bigger group (a component of a vector load) is not a register of its
+        // own that could be pinned: it is always copied.
+        let own_register = v.offset == 0 && v.vreg.kind == RegKind::B32;
+        if dies_here && own_register && v.vreg.index >= self.fdiv_floor {
+            v.vreg
         } else {
             self.copy_b32(v)
         }
     }
 
-    /// A fresh B32 virtual register holding a copy of `v` (a register move).
-    fn copy_b32(&mut self, v: VReg) -> VReg {
+    /// A fresh B32 virtual register holding a copy of the word `v` (a register move).
+    fn copy_b32(&mut self, v: Loc) -> VReg {
         let c = self.new_vreg(RegKind::B32);
         let mut mv = Sm50Inst::new(Role::Move);
         let d = mv.def(c, false);
-        let a = mv.use_(v);
+        let a = mv.use_(v.vreg);
         mv.piece(
             sm50::Inst::new(Form::MOV_R),
-            &[(Field::Rd, d, 0), (Field::Rb, a, 0)],
+            &[(Field::Rd, d, 0), (Field::Rb, a, v.offset)],
         );
         self.push(mv);
         c
@@ -897,12 +900,9 @@ impl Lowerer<'_> {
         }
         let a = self.reg(args[0])?;
         let b = self.reg(args[1])?;
-        if a.offset != 0 || b.offset != 0 {
-            return Err(self.unsupported("f32 div of a word of a register group"));
-        }
         let out = self.new_vreg(RegKind::B32);
         if rnd == Round::Rn && !ftz && !self.opts.no_subroutines {
-            self.lower_fdiv_fast(out, (a.vreg, args[0]), (b.vreg, args[1]))?;
+            self.lower_fdiv_fast(out, (a, args[0]), (b, args[1]))?;
             self.set_loc(
                 v,
                 Loc {
@@ -921,6 +921,8 @@ impl Lowerer<'_> {
         let x = s.i.use_(a.vreg);
         let y = s.i.use_(b.vreg);
         s.fdiv(rnd, ftz, d, x, y, &t, &p);
+        s.read_word(x, a.offset);
+        s.read_word(y, b.offset);
         self.push(s.i);
         self.set_loc(
             v,
@@ -936,9 +938,6 @@ impl Lowerer<'_> {
     fn lower_ddiv(&mut self, v: Value, rnd: Round, args: &[Value]) -> Result<(), LowerError> {
         let a = self.reg(args[0])?;
         let b = self.reg(args[1])?;
-        if a.offset != 0 || b.offset != 0 {
-            return Err(self.unsupported("f64 div of a part of a register group"));
-        }
         let out = self.new_vreg(RegKind::B64);
         let mut s = Seq {
             i: Sm50Inst::new(Role::Plain),
@@ -950,6 +949,8 @@ impl Lowerer<'_> {
         let x = s.i.use_(a.vreg);
         let y = s.i.use_(b.vreg);
         s.ddiv(rnd, d, x, y, &t, &u, &p);
+        s.read_word(x, a.offset);
+        s.read_word(y, b.offset);
         self.push(s.i);
         self.set_loc(
             v,
@@ -969,9 +970,6 @@ impl Lowerer<'_> {
         arg: Value,
     ) -> Result<(), LowerError> {
         let a = self.reg(arg)?;
-        if a.offset != 0 {
-            return Err(self.unsupported("f64 sqrt of a part of a register group"));
-        }
         let out = self.new_vreg(RegKind::B64);
         let mut s = Seq {
             i: Sm50Inst::new(Role::Plain),
@@ -982,6 +980,7 @@ impl Lowerer<'_> {
         let p = self.seq_temps(&mut s, RegKind::Pred, 2);
         let x = s.i.use_(a.vreg);
         s.dsqrt(rnd, d, x, &t, &u, &p);
+        s.read_word(x, a.offset);
         self.push(s.i);
         self.set_loc(
             v,
