@@ -64,6 +64,7 @@ mod bits;
 mod cache;
 mod div;
 mod fdiv;
+mod half;
 pub(crate) use fdiv::{fdiv_slow_path, CALL_CLOBBERS, CAL_FDIV};
 mod mul;
 mod warp;

@@ -1,0 +1,328 @@
+//! Selection of IR `Float` operations in `FloatFmt::F16` (PTX `.f16`, and each lane of a
+//! `.f16x2` instruction, which `ir::build` splits) into SM50/SM53 instructions.
+//!
+//! In: one `InstData::Float` on f16 values (add, sub, mul, fma, neg, abs, compare) and the
+//! target's SM number (`LowerOptions::sm`). Out: the instructions that define the result,
+//! or `None` (not an f16 arithmetic operation: the caller's f32/f64 selection handles it),
+//! or a [`LowerError`] for a modifier with no exact selection.
+//!
+//! An f16 value lives in the low half of a 32-bit register (its high half is unspecified,
+//! like every 16-bit value's). A lane that `ir::build` cut out of an `.f16x2` word as
+//! `trunc.i16(shr.u(x, 16))` is read straight from `x` with the `.H1_H1` select (and
+//! `trunc.i16(x)` from `x` with `.H0_H0`), so the shift is not needed for it.
+//!
+//! **sm_53** (the half-precision ALU, as ptxas 11.8 selects it, checked with the oracle):
+//!
+//! | IR                  | SASS                                                          |
+//! |---------------------|---------------------------------------------------------------|
+//! | fadd / fsub         | `HADD2 d, a.H0_H0, b.H0_H0` (`-b` for sub; `.FTZ`, `.SAT`)    |
+//! | fmul                | `HMUL2 d, a.H0_H0, b.H0_H0` (`.FTZ`, `.SAT`)                  |
+//! | ffma                | `HFMA2 d, a.H0_H0, b.H0_H0, c.H0_H0` (`.FTZ`, `.SAT`)         |
+//! | fneg / fabs         | `HADD2 d, -a.H0_H0, -RZ.H0_H0` / `HADD2 d, \|a.H0_H0\|, -RZ.H0_H0` |
+//! | fcmp                | `HSETP2.cc.AND p, PT, a.H0_H0, b.H0_H0, PT` (`.FTZ`)          |
+//!
+//! Both lanes of the result hold the same value. ptxas writes a scalar `neg/abs.f16` as
+//! `F2F.F16.F16 -a` / `|a|`; leafold uses the `HADD2` form ptxas writes for `.f16x2`,
+//! which gives the same value in the simulator's model (a NaN comes out canonical, as from
+//! every float operation of `ir::eval`).
+//!
+//! **sm_50 / sm_52** have no half-precision arithmetic (ptxas 11.8 refuses it: "f16
+//! arithmetic and compare instructions requires .target sm_53 or higher"); leafold computes
+//! it in wider formats with the same results: `add/sub/mul` and the comparison widen both
+//! operands exactly (`F2F.F32.F16`), operate in f32 and narrow (`F2F.F16.F32`, `.SAT` there
+//! for `.sat`). The two roundings give the correctly rounded f16 result because f32 has at
+//! least 2·11+2 significand bits (the classic double-rounding bound for `+ - ×`; an f16
+//! product is exact in f32). `fma` is widened to f64 (`F2F.F64.F16`, `DFMA`,
+//! `F2F.F16.F64`): the product is exact there and the sum's one f64 rounding stays far
+//! enough from an f16 rounding boundary (tested by `tests/compile_half.rs` against
+//! `ir::eval` on random and edge operands). `neg/abs` are `FADD -a, -RZ` / `|a|` in f32.
+//! `.ftz` is refused there: a flushed f16 subnormal is a normal f32 value.
+
+use super::float::{cmp_code, rnd_code, size_code};
+use super::Lowerer;
+use crate::ir::float::{FloatBinOp, FloatFmt, FloatOp, FloatUnOp, Round};
+use crate::ir::{BinaryOp, ConvOp, InstData, Type, Value};
+use crate::lower::inst::{Role, Sm50Inst};
+use crate::lower::lea::Loc;
+use crate::lower::LowerError;
+use crate::machinst::{RegKind, VReg};
+use crate::sm50::{self, Field, Form};
+
+/// The `asel`/`bsel`/`csel` value for a whole-register read of one half into both lanes.
+const H0_H0: u64 = 2;
+const H1_H1: u64 = 3;
+
+/// RZ's register number (the `-RZ` addend of neg/abs).
+const RZ: u64 = 255;
+
+impl Lowerer<'_> {
+    /// Select `op` when it is f16 arithmetic (see the module essay); `None` otherwise.
+    pub(super) fn lower_half(
+        &mut self,
+        v: Value,
+        op: FloatOp,
+        args: &[Value],
+    ) -> Option<Result<(), LowerError>> {
+        let fmt = match op {
+            FloatOp::Binary { fmt, op: b, .. }
+                if matches!(b, FloatBinOp::Add | FloatBinOp::Sub | FloatBinOp::Mul) =>
+            {
+                fmt
+            }
+            FloatOp::Fma { fmt, .. } | FloatOp::Unary { fmt, .. } | FloatOp::Cmp { fmt, .. } => fmt,
+            _ => return None,
+        };
+        if fmt != FloatFmt::F16 {
+            return None;
+        }
+        Some(if self.opts.sm >= 53 {
+            self.half_native(v, op, args)
+        } else {
+            self.half_widened(v, op, args)
+        })
+    }
+
+    /// An f16 operand of an sm_53 instruction: its register and half select.
+    fn half_operand(&mut self, x: Value) -> Result<(Loc, u64), LowerError> {
+        // trunc.i16(shr.u(w, 16)) is w's H1; trunc.i16(w) is w's H0.
+        if let Some(InstData::Convert {
+            op: ConvOp::Trunc,
+            arg,
+            ..
+        }) = self.def_of(x)
+        {
+            let arg = *arg;
+            if self.ty(arg) == Type::I32 {
+                if let Some(InstData::Binary {
+                    op: BinaryOp::ShrU,
+                    args: [w, k],
+                }) = self.def_of(arg)
+                {
+                    let (w, k) = (*w, *k);
+                    if matches!(self.class(k), super::Class::Imm(16)) {
+                        return Ok((self.reg(w)?, H1_H1));
+                    }
+                }
+                return Ok((self.reg(arg)?, H0_H0));
+            }
+        }
+        Ok((self.reg(x)?, H0_H0))
+    }
+
+    /// sm_53: one `HADD2`/`HMUL2`/`HFMA2`/`HSETP2` on the low halves.
+    fn half_native(&mut self, v: Value, op: FloatOp, args: &[Value]) -> Result<(), LowerError> {
+        let (form, rnd, ftz, sat) = match op {
+            FloatOp::Binary {
+                op: b,
+                rnd,
+                ftz,
+                sat,
+                ..
+            } => (
+                if b == FloatBinOp::Mul {
+                    Form::HMUL2_R
+                } else {
+                    Form::HADD2_R
+                },
+                rnd,
+                ftz,
+                sat,
+            ),
+            FloatOp::Fma { rnd, ftz, sat, .. } => (Form::HFMA2_R, rnd, ftz, sat),
+            FloatOp::Unary { ftz, .. } => (Form::HADD2_R, Round::Rn, ftz, false),
+            FloatOp::Cmp { ftz, .. } => (Form::HSETP2_R, Round::Rn, ftz, false),
+            _ => return Err(self.unsupported(op.display_name())),
+        };
+        if rnd != Round::Rn {
+            // PTX defines only .rn on f16 arithmetic; the H* instructions have no mode.
+            return Err(self.unsupported(format!(
+                "{} (f16 rounds to nearest only)",
+                op.display_name()
+            )));
+        }
+        let mut inst = sm50::Inst::new(form);
+        let mut i = Sm50Inst::new(Role::Plain);
+        let mut refs: Vec<(Field, u8, u8)> = Vec::new();
+        let d = if form == Form::HSETP2_R {
+            let d = self.new_vreg(RegKind::Pred);
+            refs.push((Field::Pd0, i.def(d, false), 0));
+            inst.set(Field::Pd1, 7);
+            inst.set(Field::Pacc, 7);
+            d
+        } else {
+            let d = self.new_vreg(RegKind::B32);
+            refs.push((Field::Rd, i.def(d, false), 0));
+            d
+        };
+        let slots = [
+            (Field::Ra, Field::Asel),
+            (Field::Rb, Field::Bsel),
+            (Field::Rc, Field::Csel),
+        ];
+        for (k, &x) in args.iter().enumerate() {
+            let (loc, sel) = self.half_operand(x)?;
+            let r = i.use_(loc.vreg);
+            refs.push((slots[k].0, r, loc.offset));
+            inst.set(slots[k].1, sel);
+        }
+        match op {
+            FloatOp::Binary {
+                op: FloatBinOp::Sub,
+                ..
+            } => inst.set(Field::Negb, 1),
+            FloatOp::Unary { op: u, .. } => {
+                // -a + -0 / |a| + -0: exact, a NaN canonical.
+                match u {
+                    FloatUnOp::Neg => inst.set(Field::Nega, 1),
+                    FloatUnOp::Abs => inst.set(Field::Absa, 1),
+                }
+                inst.set(Field::Rb, RZ);
+                inst.set(Field::Bsel, H0_H0);
+                inst.set(Field::Negb, 1);
+            }
+            FloatOp::Cmp { cc, .. } => inst.set(Field::Cmp, cmp_code(cc)),
+            _ => {}
+        }
+        if ftz {
+            match form {
+                Form::HMUL2_R | Form::HFMA2_R => inst.set(Field::Fmz, 1),
+                _ => inst.set(Field::Ftz, 1),
+            }
+        }
+        if sat {
+            inst.set(Field::Sat, 1);
+        }
+        i.piece(inst, &refs);
+        self.push(i);
+        self.set_loc(v, Loc { vreg: d, offset: 0 });
+        Ok(())
+    }
+
+    /// `F2F.<to>.<from>` (IEEE rounding to nearest; `.SAT` when `sat`) of a register.
+    fn half_f2f(
+        &mut self,
+        to: FloatFmt,
+        from: FloatFmt,
+        s: Loc,
+        sat: bool,
+    ) -> Result<VReg, LowerError> {
+        let kind = if to == FloatFmt::F64 {
+            RegKind::B64
+        } else {
+            RegKind::B32
+        };
+        let inst = sm50::Inst::new(Form::F2F_R)
+            .with(Field::Dsz, size_code(to))
+            .with(Field::Ssz, size_code(from))
+            .with(Field::Rm, rnd_code(Round::Rn))
+            .with(Field::Sat, u64::from(sat));
+        let d = self.new_vreg(kind);
+        let mut i = Sm50Inst::new(Role::Plain);
+        let dop = i.def(d, false);
+        let sop = i.use_(s.vreg);
+        i.piece(inst, &[(Field::Rd, dop, 0), (Field::Rb, sop, s.offset)]);
+        self.push(i);
+        Ok(d)
+    }
+
+    /// sm_50/52: widen to f32 (f64 for fma), operate, narrow (see the module essay).
+    fn half_widened(&mut self, v: Value, op: FloatOp, args: &[Value]) -> Result<(), LowerError> {
+        let (rnd, ftz, sat) = match op {
+            FloatOp::Binary { rnd, ftz, sat, .. } | FloatOp::Fma { rnd, ftz, sat, .. } => {
+                (rnd, ftz, sat)
+            }
+            FloatOp::Unary { ftz, .. } | FloatOp::Cmp { ftz, .. } => (Round::Rn, ftz, false),
+            _ => return Err(self.unsupported(op.display_name())),
+        };
+        if ftz {
+            return Err(self.unsupported(format!(
+                "{} (.ftz on f16 needs sm_53's half-precision ALU)",
+                op.display_name()
+            )));
+        }
+        if rnd != Round::Rn {
+            return Err(self.unsupported(format!(
+                "{} (f16 rounds to nearest only)",
+                op.display_name()
+            )));
+        }
+        let wide = if matches!(op, FloatOp::Fma { .. }) {
+            FloatFmt::F64
+        } else {
+            FloatFmt::F32
+        };
+        let mut w = Vec::with_capacity(3);
+        for &x in args {
+            let s = self.reg(x)?;
+            w.push(self.half_f2f(wide, FloatFmt::F16, s, false)?);
+        }
+        let wloc = |r: VReg| Loc { vreg: r, offset: 0 };
+        // Compute in the wide format (rn, no flush), as a register.
+        let mut i = Sm50Inst::new(Role::Plain);
+        let kind = if wide == FloatFmt::F64 {
+            RegKind::B64
+        } else {
+            RegKind::B32
+        };
+        if let FloatOp::Cmp { cc, .. } = op {
+            let d = self.new_vreg(RegKind::Pred);
+            let dop = i.def(d, false);
+            let a = i.use_(w[0]);
+            let b = i.use_(w[1]);
+            let inst = sm50::Inst::new(Form::FSETP_R)
+                .with(Field::Cmp, cmp_code(cc))
+                .with(Field::Pd1, 7)
+                .with(Field::Pacc, 7);
+            i.piece(
+                inst,
+                &[(Field::Pd0, dop, 0), (Field::Ra, a, 0), (Field::Rb, b, 0)],
+            );
+            self.push(i);
+            self.set_loc(v, wloc(d));
+            return Ok(());
+        }
+        let r = self.new_vreg(kind);
+        let dop = i.def(r, false);
+        let mut refs = vec![(Field::Rd, dop, 0)];
+        let inst = match op {
+            FloatOp::Binary { op: b, .. } => {
+                let a = i.use_(w[0]);
+                let bb = i.use_(w[1]);
+                refs.push((Field::Ra, a, 0));
+                refs.push((Field::Rb, bb, 0));
+                if b == FloatBinOp::Mul {
+                    sm50::Inst::new(Form::FMUL_R)
+                } else {
+                    sm50::Inst::new(Form::FADD_R).with(Field::Negb, u64::from(b == FloatBinOp::Sub))
+                }
+            }
+            FloatOp::Fma { .. } => {
+                let a = i.use_(w[0]);
+                let bb = i.use_(w[1]);
+                let c = i.use_(w[2]);
+                refs.push((Field::Ra, a, 0));
+                refs.push((Field::Rb, bb, 0));
+                refs.push((Field::Rc, c, 0));
+                sm50::Inst::new(Form::DFMA_R)
+            }
+            FloatOp::Unary { op: u, .. } => {
+                let a = i.use_(w[0]);
+                refs.push((Field::Ra, a, 0));
+                // -a + -0 / |a| + -0 (RZ is the B register).
+                let inst = sm50::Inst::new(Form::FADD_R)
+                    .with(Field::Rb, RZ)
+                    .with(Field::Negb, 1);
+                match u {
+                    FloatUnOp::Neg => inst.with(Field::Nega, 1),
+                    FloatUnOp::Abs => inst.with(Field::Absa, 1),
+                }
+            }
+            _ => return Err(self.unsupported(op.display_name())),
+        };
+        i.piece(inst, &refs);
+        self.push(i);
+        let d = self.half_f2f(FloatFmt::F16, wide, wloc(r), sat)?;
+        self.set_loc(v, wloc(d));
+        Ok(())
+    }
+}
