@@ -501,3 +501,49 @@ fn min_f16_is_refused_with_its_line() {
     };
     assert!(err.contains("min.ptx:") && err.contains("sm_80"), "{err}");
 }
+
+/// The simulator's model of the H* instructions, checked on ptxas's own sm_53 code: ptxas
+/// 11.8's cubin for each kernel, run in the simulator, writes what `ir::eval` computes. This
+/// pins the meaning of the fields as ptxas uses them (which HSETP2 predicate gets which
+/// lane, HSET2's lanes, the half selects), independently of our selection.
+#[test]
+fn ptxas_sm53_code_agrees_with_eval_in_our_simulator() {
+    let Some(oracle) = Oracle::for_test("compile_half") else {
+        return;
+    };
+    let bodies = [
+        "    add.f16x2 %r4, %r1, %r2;\n    sub.ftz.sat.f16x2 %r5, %r1, %r3;\n    add.f16 %h4, %h1, %h3;",
+        "    mul.f16x2 %r4, %r1, %r2;\n    mul.ftz.f16 %h4, %h2, %h3;\n    mul.sat.f16x2 %r5, %r3, %r2;",
+        "    fma.rn.f16x2 %r4, %r1, %r2, %r3;\n    fma.rn.sat.f16 %h4, %h1, %h2, %h3;\n    fma.rn.ftz.f16x2 %r5, %r3, %r1, %r2;",
+        "    neg.f16x2 %r4, %r1;\n    abs.f16x2 %r5, %r2;",
+        &setp_body("f16x2", false),
+        &setp_body("f16", true),
+        "    set.gt.f16x2.f16x2 %r4, %r1, %r2;\n    set.ltu.u32.f16x2 %r5, %r1, %r3;\n    set.nan.f16.f16 %h4, %h2, %h3;",
+        "    setp.ne.b32 %p3, %r3, 0;\n    setp.lt.and.f16x2 %p1|%p2, %r1, %r2, %p3;\n    selp.b32 %r4, 1, 0, %p1;\n    selp.b32 %r5, 1, 0, %p2;",
+    ];
+    for (n, body) in bodies.iter().enumerate() {
+        let src = kernel(body);
+        let theirs = oracle
+            .ptxas(&src, "sm_53", &[])
+            .unwrap_or_else(|e| panic!("ptxas rejects kernel {n}: {e}\n{src}"));
+        let module = common::ir_module(format!("p{n}.ptx"), src.as_str());
+        for seed in 0..6 {
+            let launch = launch(seed);
+            let want = eval::run(&module, "k", &launch).expect("ir::eval runs");
+            let got = sim::run_cubin(&theirs, "k", &launch)
+                .unwrap_or_else(|e| panic!("kernel {n}: sim on ptxas's code: {e}"));
+            let (a, b) = (got.region(OUT).unwrap(), want.region(OUT).unwrap());
+            if let Some(k) = (0..a.len() / 2).find(|k| a[2 * k..2 * k + 2] != b[2 * k..2 * k + 2]) {
+                let t = k / 8;
+                let inp = &launch.global[0].bytes[16 * t..16 * t + 16];
+                let listing = oracle.cuobjdump(&theirs, "-sass").unwrap_or_default();
+                panic!(
+                    "kernel {n}, seed {seed}, thread {t}, half {}: ptxas's code in sim {:02x?}, eval {:02x?}; input {inp:02x?}\n{body}\n{listing}",
+                    k % 8,
+                    &a[2 * k..2 * k + 2],
+                    &b[2 * k..2 * k + 2],
+                );
+            }
+        }
+    }
+}
