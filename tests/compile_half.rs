@@ -203,15 +203,25 @@ const H_OPS: [&str; 5] = ["HADD2", "HMUL2", "HFMA2", "HSETP2", "HSET2"];
 
 /// Run `body` on both architectures: sm_53 must use `native` (an H* mnemonic) and sm_50 no
 /// H* instruction at all.
-fn both(what: &str, body: &str, native: &str, launches: u64) {
+fn both(what: &str, body: &str, native: &str, launches: u64) -> String {
     let sass = differential(what, body, Arch::Sm53, launches);
     assert!(
         count(&sass, native) > 0,
         "{what}: no {native} on sm_53\n{sass}"
     );
-    let sass = differential(what, body, Arch::Sm50, launches);
+    let sass50 = differential(what, body, Arch::Sm50, launches);
     for h in H_OPS {
-        assert_eq!(count(&sass, h), 0, "{what}: {h} on sm_50\n{sass}");
+        assert_eq!(count(&sass50, h), 0, "{what}: {h} on sm_50\n{sass50}");
+    }
+    sass
+}
+
+/// `.f16x2` arithmetic on sm_53 is one H* instruction per PTX instruction, as ptxas writes
+/// it: no lane is split off and packed back (no shifts, masks or ORs).
+fn assert_whole_register(what: &str, sass: &str, mnemonic: &str, n: usize) {
+    assert_eq!(count(sass, mnemonic), n, "{what}\n{sass}");
+    for m in ["SHL", "SHR", "LOP", "LOP32I", "BFI", "BFE", "PRMT", "XMAD"] {
+        assert_eq!(count(sass, m), 0, "{what}: {m}\n{sass}");
     }
 }
 
@@ -359,47 +369,52 @@ fn set_f16() {
 
 #[test]
 fn add_f16x2() {
-    both(
+    let sass = both(
         "add_f16x2",
         "    add.f16x2 %r4, %r1, %r2;\n    add.rn.sat.f16x2 %r5, %r1, %r3;",
         "HADD2",
         8,
     );
+    assert_whole_register("add_f16x2", &sass, "HADD2", 2);
 }
 
 #[test]
 fn sub_f16x2() {
-    both("sub_f16x2", "    sub.f16x2 %r4, %r1, %r2;", "HADD2", 8);
+    let sass = both("sub_f16x2", "    sub.f16x2 %r4, %r1, %r2;", "HADD2", 8);
+    assert_whole_register("sub_f16x2", &sass, "HADD2", 1);
 }
 
 #[test]
 fn mul_f16x2() {
-    both(
+    let sass = both(
         "mul_f16x2",
         "    mul.f16x2 %r4, %r1, %r2;\n    mul.sat.f16x2 %r5, %r2, %r3;",
         "HMUL2",
         8,
     );
+    assert_whole_register("mul_f16x2", &sass, "HMUL2", 2);
 }
 
 #[test]
 fn fma_f16x2() {
-    both(
+    let sass = both(
         "fma_f16x2",
         "    fma.rn.f16x2 %r4, %r1, %r2, %r3;\n    fma.rn.sat.f16x2 %r5, %r3, %r1, %r2;",
         "HFMA2",
         24,
     );
+    assert_whole_register("fma_f16x2", &sass, "HFMA2", 2);
 }
 
 #[test]
 fn neg_abs_f16x2() {
-    both(
+    let sass = both(
         "neg_abs_f16x2",
         "    neg.f16x2 %r4, %r1;\n    abs.f16x2 %r5, %r2;",
         "HADD2",
         8,
     );
+    assert_whole_register("neg_abs_f16x2", &sass, "HADD2", 2);
 }
 
 #[test]
@@ -429,12 +444,13 @@ fn setp_bop_f16x2() {
 
 #[test]
 fn set_f16x2() {
-    both(
+    let sass = both(
         "set_f16x2",
         "    set.gt.f16x2.f16x2 %r4, %r1, %r2;\n    set.ltu.u32.f16x2 %r5, %r1, %r3;",
-        "HSETP2",
+        "HSET2",
         8,
     );
+    assert_whole_register("set_f16x2", &sass, "HSET2", 2);
 }
 
 // ------------------------------------------------------------------ moves and conversions

@@ -1155,6 +1155,12 @@ impl<'a> Lowerer<'a> {
         if kind == RegKind::Pred {
             return self.lower_pred_logic(v, op, args);
         }
+        // Two f16 lanes computed alike and packed: one H* instruction (`select/half.rs`).
+        if op == BinaryOp::Or && self.opts.sm >= 53 {
+            if let Some(r) = self.lower_half2_pack(v, args) {
+                return r;
+            }
+        }
         let wide = kind == RegKind::B64;
         match op {
             BinaryOp::Add | BinaryOp::Sub => {

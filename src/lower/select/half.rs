@@ -82,9 +82,10 @@ impl Lowerer<'_> {
         })
     }
 
-    /// An f16 operand of an sm_53 instruction: its register and half select.
-    fn half_operand(&mut self, x: Value) -> Result<(Loc, u64), LowerError> {
-        // trunc.i16(shr.u(w, 16)) is w's H1; trunc.i16(w) is w's H0.
+    /// Where the f16 value `x` lives: `(w, 1)` when it is `trunc.i16(shr.u(w, 16))` (the
+    /// H1 half of the 32-bit `w`), `(w, 0)` when it is `trunc.i16(w)`, else `(x, 0)` (a
+    /// 16-bit value is the low half of its register). Asks for nothing.
+    fn half_lane_src(&self, x: Value) -> (Value, u64) {
         if let Some(InstData::Convert {
             op: ConvOp::Trunc,
             arg,
@@ -98,19 +99,209 @@ impl Lowerer<'_> {
                     args: [w, k],
                 }) = self.def_of(arg)
                 {
-                    let (w, k) = (*w, *k);
-                    if matches!(self.class(k), super::Class::Imm(16)) {
-                        return Ok((self.reg(w)?, H1_H1));
+                    if matches!(self.class(*k), super::Class::Imm(16)) {
+                        return (*w, 1);
                     }
                 }
-                return Ok((self.reg(arg)?, H0_H0));
+                return (arg, 0);
             }
         }
-        Ok((self.reg(x)?, H0_H0))
+        (x, 0)
+    }
+
+    /// `or(zext.i32(lo), shl(zext.i32(hi), 16))` where `lo` and `hi` are the same f16
+    /// operation on the two halves of the same registers (as `ir::build` splits `.f16x2`):
+    /// one H* instruction on the whole registers, as ptxas writes `.f16x2` arithmetic.
+    /// A source whose two lanes read one half is given that half's select (`.H0_H0`,
+    /// `.H1_H1`); one that reads H1 for the low lane and H0 for the high has no select, so
+    /// the pair is not fused. `None`: not this pattern (the integer `or` is selected).
+    pub(super) fn lower_half2_pack(
+        &mut self,
+        v: Value,
+        args: [Value; 2],
+    ) -> Option<Result<(), LowerError>> {
+        let zext_of = |this: &Self, x: Value| match this.def_of(x) {
+            Some(InstData::Convert {
+                op: ConvOp::Zext,
+                ty: Type::I32,
+                arg,
+            }) if this.ty(*arg) == Type::I16 => Some(*arg),
+            _ => None,
+        };
+        let lo = zext_of(self, args[0])?;
+        let hi = match self.def_of(args[1]) {
+            Some(InstData::Binary {
+                op: BinaryOp::Shl,
+                args: [h, k],
+            }) if matches!(self.class(*k), super::Class::Imm(16)) => zext_of(self, *h)?,
+            _ => return None,
+        };
+        // set.<cmp>.f16x2 / .u32: select(test, one, 0) per lane.
+        if let (
+            Some(InstData::Select {
+                cond: c_lo,
+                args: [one_lo, zero_lo],
+            }),
+            Some(InstData::Select {
+                cond: c_hi,
+                args: [one_hi, zero_hi],
+            }),
+        ) = (self.def_of(lo), self.def_of(hi))
+        {
+            let imm = |x: &Value| match self.class(*x) {
+                super::Class::Imm(k) => Some(k & 0xffff),
+                _ => None,
+            };
+            let one = imm(one_lo)?;
+            if imm(one_hi)? != one || imm(zero_lo)? != 0 || imm(zero_hi)? != 0 {
+                return None;
+            }
+            let bf = match one {
+                0x3c00 => true,
+                0xffff => false,
+                _ => return None,
+            };
+            let (
+                Some(InstData::Float {
+                    op: op_lo,
+                    args: a_lo,
+                }),
+                Some(InstData::Float {
+                    op: op_hi,
+                    args: a_hi,
+                }),
+            ) = (self.def_of(*c_lo), self.def_of(*c_hi))
+            else {
+                return None;
+            };
+            if op_lo != op_hi
+                || !matches!(
+                    op_lo,
+                    FloatOp::Cmp {
+                        fmt: FloatFmt::F16,
+                        ..
+                    }
+                )
+            {
+                return None;
+            }
+            let srcs = self.half2_srcs(a_lo, a_hi)?;
+            return Some(self.half_set2(v, *op_lo, &srcs, bf));
+        }
+        let (
+            Some(InstData::Float {
+                op: op_lo,
+                args: a_lo,
+            }),
+            Some(InstData::Float {
+                op: op_hi,
+                args: a_hi,
+            }),
+        ) = (self.def_of(lo), self.def_of(hi))
+        else {
+            return None;
+        };
+        if op_lo != op_hi {
+            return None;
+        }
+        let op = *op_lo;
+        let fmt = match op {
+            FloatOp::Binary { fmt, op: b, .. }
+                if matches!(b, FloatBinOp::Add | FloatBinOp::Sub | FloatBinOp::Mul) =>
+            {
+                fmt
+            }
+            FloatOp::Fma { fmt, .. } | FloatOp::Unary { fmt, .. } => fmt,
+            _ => return None,
+        };
+        if fmt != FloatFmt::F16 {
+            return None;
+        }
+        let srcs = self.half2_srcs(a_lo, a_hi)?;
+        Some(self.half_native_srcs(v, op, &srcs))
+    }
+
+    /// The whole-register sources of a lane pair: operand k of the low lane and of the
+    /// high lane must read the same register, H0 then H1 (no select), or one half for both.
+    fn half2_srcs(&self, a_lo: &[Value], a_hi: &[Value]) -> Option<Vec<(Value, u64)>> {
+        if a_lo.len() != a_hi.len() {
+            return None;
+        }
+        let mut srcs: Vec<(Value, u64)> = Vec::with_capacity(3);
+        for (&x, &y) in a_lo.iter().zip(a_hi.iter()) {
+            let ((wx, hx), (wy, hy)) = (self.half_lane_src(x), self.half_lane_src(y));
+            if wx != wy {
+                return None;
+            }
+            let sel = match (hx, hy) {
+                (0, 1) => 0,
+                (0, 0) => H0_H0,
+                (1, 1) => H1_H1,
+                _ => return None,
+            };
+            srcs.push((wx, sel));
+        }
+        Some(srcs)
+    }
+
+    /// `HSET2{.BF}.cc.AND d, a, b, PT`: each lane 1.0 (`.BF`) or all ones where its test
+    /// holds, else 0, as ptxas writes `set.<cmp>.f16x2.f16x2` / `.u32.f16x2`.
+    fn half_set2(
+        &mut self,
+        v: Value,
+        op: FloatOp,
+        srcs: &[(Value, u64)],
+        bf: bool,
+    ) -> Result<(), LowerError> {
+        let FloatOp::Cmp { cc, ftz, .. } = op else {
+            return Err(self.unsupported(op.display_name()));
+        };
+        let d = self.new_vreg(RegKind::B32);
+        let mut i = Sm50Inst::new(Role::Plain);
+        let dop = i.def(d, false);
+        let a = self.reg(srcs[0].0)?;
+        let b = self.reg(srcs[1].0)?;
+        let aop = i.use_(a.vreg);
+        let bop = i.use_(b.vreg);
+        let inst = sm50::Inst::new(Form::HSET2_R)
+            .with(Field::Cmp, cmp_code(cc))
+            .with(Field::Asel, srcs[0].1)
+            .with(Field::Bsel, srcs[1].1)
+            .with(Field::Pacc, 7)
+            .with(Field::Bf, u64::from(bf))
+            .with(Field::Ftz, u64::from(ftz));
+        i.piece(
+            inst,
+            &[
+                (Field::Rd, dop, 0),
+                (Field::Ra, aop, a.offset),
+                (Field::Rb, bop, b.offset),
+            ],
+        );
+        self.push(i);
+        self.set_loc(v, Loc { vreg: d, offset: 0 });
+        Ok(())
     }
 
     /// sm_53: one `HADD2`/`HMUL2`/`HFMA2`/`HSETP2` on the low halves.
     fn half_native(&mut self, v: Value, op: FloatOp, args: &[Value]) -> Result<(), LowerError> {
+        let srcs: Vec<(Value, u64)> = args
+            .iter()
+            .map(|&x| {
+                let (w, half) = self.half_lane_src(x);
+                (w, if half == 1 { H1_H1 } else { H0_H0 })
+            })
+            .collect();
+        self.half_native_srcs(v, op, &srcs)
+    }
+
+    /// One H* instruction for `op` on the registers of `srcs`, each with its half select.
+    fn half_native_srcs(
+        &mut self,
+        v: Value,
+        op: FloatOp,
+        srcs: &[(Value, u64)],
+    ) -> Result<(), LowerError> {
         let (form, rnd, ftz, sat) = match op {
             FloatOp::Binary {
                 op: b,
@@ -159,8 +350,8 @@ impl Lowerer<'_> {
             (Field::Rb, Field::Bsel),
             (Field::Rc, Field::Csel),
         ];
-        for (k, &x) in args.iter().enumerate() {
-            let (loc, sel) = self.half_operand(x)?;
+        for (k, &(w, sel)) in srcs.iter().enumerate() {
+            let loc = self.reg(w)?;
             let r = i.use_(loc.vreg);
             refs.push((slots[k].0, r, loc.offset));
             inst.set(slots[k].1, sel);
@@ -205,6 +396,7 @@ impl Lowerer<'_> {
         from: FloatFmt,
         s: Loc,
         sat: bool,
+        h1: bool,
     ) -> Result<VReg, LowerError> {
         let kind = if to == FloatFmt::F64 {
             RegKind::B64
@@ -215,7 +407,8 @@ impl Lowerer<'_> {
             .with(Field::Dsz, size_code(to))
             .with(Field::Ssz, size_code(from))
             .with(Field::Rm, rnd_code(Round::Rn))
-            .with(Field::Sat, u64::from(sat));
+            .with(Field::Sat, u64::from(sat))
+            .with(Field::H1, u64::from(h1));
         let d = self.new_vreg(kind);
         let mut i = Sm50Inst::new(Role::Plain);
         let dop = i.def(d, false);
@@ -253,8 +446,10 @@ impl Lowerer<'_> {
         };
         let mut w = Vec::with_capacity(3);
         for &x in args {
-            let s = self.reg(x)?;
-            w.push(self.half_f2f(wide, FloatFmt::F16, s, false)?);
+            // An H1 lane is read in place: F2F's `.H1` source select.
+            let (src, half) = self.half_lane_src(x);
+            let s = self.reg(src)?;
+            w.push(self.half_f2f(wide, FloatFmt::F16, s, false, half == 1)?);
         }
         let wloc = |r: VReg| Loc { vreg: r, offset: 0 };
         // Compute in the wide format (rn, no flush), as a register.
@@ -321,7 +516,7 @@ impl Lowerer<'_> {
         };
         i.piece(inst, &refs);
         self.push(i);
-        let d = self.half_f2f(FloatFmt::F16, wide, wloc(r), sat)?;
+        let d = self.half_f2f(FloatFmt::F16, wide, wloc(r), sat, false)?;
         self.set_loc(v, wloc(d));
         Ok(())
     }
