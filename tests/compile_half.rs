@@ -563,3 +563,14 @@ fn ptxas_sm53_code_agrees_with_eval_in_our_simulator() {
         }
     }
 }
+
+/// nvcc's `__half2` idioms: a scalar broadcast with `mov.b32 %r, {%h, %h}` (read in place as
+/// `.H0_H0`, no pack) and an f16x2 constant (`0x3c003c00`, one `MOV32I`): on sm_53 each
+/// PTX instruction is one H* instruction, as ptxas writes it.
+#[test]
+fn broadcast_and_constant_f16x2() {
+    let body = "    mov.b32 %f1, %r3;\n    cvt.rn.f16.f32 %h5, %f1;\n    mov.b32 %r6, {%h5, %h5};\n    fma.rn.f16x2 %r7, %r1, %r6, %r2;\n    mov.b32 %r8, 0x3C00BC00;\n    mul.f16x2 %r4, %r7, %r8;\n    sub.f16x2 %r5, %r8, %r7;";
+    let sass = both("broadcast_const", body, "HFMA2", 8);
+    assert_eq!(count(&sass, "HFMA2"), 1, "{sass}");
+    assert_whole_register("broadcast_const", &sass, "HMUL2", 1);
+}

@@ -1157,7 +1157,7 @@ impl<'a> Lowerer<'a> {
         }
         // Two f16 lanes computed alike and packed: one H* instruction (`select/half.rs`).
         if op == BinaryOp::Or && self.opts.sm >= 53 {
-            if let Some(r) = self.lower_half2_pack(v, args) {
+            if let Some(r) = self.lower_half2_pack(v) {
                 return r;
             }
         }

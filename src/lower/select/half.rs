@@ -55,6 +55,14 @@ const H1_H1: u64 = 3;
 /// RZ's register number (the `-RZ` addend of neg/abs).
 const RZ: u64 = 255;
 
+/// A whole-register source of an H* instruction: an IR value's register with a half
+/// select, or a 32-bit constant (two f16 lanes) put in a register with `MOV32I`.
+#[derive(Clone, Copy)]
+enum HSrc {
+    Reg(Value, u64),
+    Const(u32),
+}
+
 impl Lowerer<'_> {
     /// Select `op` when it is f16 arithmetic (see the module essay); `None` otherwise.
     pub(super) fn lower_half(
@@ -85,7 +93,7 @@ impl Lowerer<'_> {
     /// Where the f16 value `x` lives: `(w, 1)` when it is `trunc.i16(shr.u(w, 16))` (the
     /// H1 half of the 32-bit `w`), `(w, 0)` when it is `trunc.i16(w)`, else `(x, 0)` (a
     /// 16-bit value is the low half of its register). Asks for nothing.
-    fn half_lane_src(&self, x: Value) -> (Value, u64) {
+    fn half_lane_src(&self, x: Value, deep: bool) -> (Value, u64) {
         if let Some(InstData::Convert {
             op: ConvOp::Trunc,
             arg,
@@ -100,13 +108,53 @@ impl Lowerer<'_> {
                 }) = self.def_of(arg)
                 {
                     if matches!(self.class(*k), super::Class::Imm(16)) {
-                        return (*w, 1);
+                        return self.half_of(*w, 1, deep);
                     }
                 }
-                return (arg, 0);
+                return self.half_of(arg, 0, deep);
             }
         }
         (x, 0)
+    }
+
+    /// Half `half` of the 32-bit `w`: with `deep`, when `w` is itself a pack of two f16 values
+    /// (`or(zext(a), shl(zext(b), 16))`, as `mov.b32 %r, {%a, %b}` builds it), that value's
+    /// own place, so the pack is not needed; else `(w, half)`.
+    fn half_of(&self, w: Value, half: u64, deep: bool) -> (Value, u64) {
+        if deep {
+            if let Some((a, b)) = self.half2_pack_parts(w) {
+                return self.half_lane_src(if half == 0 { a } else { b }, true);
+            }
+        }
+        (w, half)
+    }
+
+    /// The two 16-bit values `(lo, hi)` packed by `w = or(zext.i32(lo), shl(zext.i32(hi), 16))`.
+    fn half2_pack_parts(&self, w: Value) -> Option<(Value, Value)> {
+        let Some(InstData::Binary {
+            op: BinaryOp::Or,
+            args: [l, h],
+        }) = self.def_of(w)
+        else {
+            return None;
+        };
+        let zext_of = |x: Value| match self.def_of(x) {
+            Some(InstData::Convert {
+                op: ConvOp::Zext,
+                ty: Type::I32,
+                arg,
+            }) if self.ty(*arg) == Type::I16 => Some(*arg),
+            _ => None,
+        };
+        let lo = zext_of(*l)?;
+        let hi = match self.def_of(*h) {
+            Some(InstData::Binary {
+                op: BinaryOp::Shl,
+                args: [h, k],
+            }) if matches!(self.class(*k), super::Class::Imm(16)) => zext_of(*h)?,
+            _ => return None,
+        };
+        Some((lo, hi))
     }
 
     /// `or(zext.i32(lo), shl(zext.i32(hi), 16))` where `lo` and `hi` are the same f16
@@ -115,27 +163,8 @@ impl Lowerer<'_> {
     /// A source whose two lanes read one half is given that half's select (`.H0_H0`,
     /// `.H1_H1`); one that reads H1 for the low lane and H0 for the high has no select, so
     /// the pair is not fused. `None`: not this pattern (the integer `or` is selected).
-    pub(super) fn lower_half2_pack(
-        &mut self,
-        v: Value,
-        args: [Value; 2],
-    ) -> Option<Result<(), LowerError>> {
-        let zext_of = |this: &Self, x: Value| match this.def_of(x) {
-            Some(InstData::Convert {
-                op: ConvOp::Zext,
-                ty: Type::I32,
-                arg,
-            }) if this.ty(*arg) == Type::I16 => Some(*arg),
-            _ => None,
-        };
-        let lo = zext_of(self, args[0])?;
-        let hi = match self.def_of(args[1]) {
-            Some(InstData::Binary {
-                op: BinaryOp::Shl,
-                args: [h, k],
-            }) if matches!(self.class(*k), super::Class::Imm(16)) => zext_of(self, *h)?,
-            _ => return None,
-        };
+    pub(super) fn lower_half2_pack(&mut self, v: Value) -> Option<Result<(), LowerError>> {
+        let (lo, hi) = self.half2_pack_parts(v)?;
         // set.<cmp>.f16x2 / .u32: select(test, one, 0) per lane.
         if let (
             Some(InstData::Select {
@@ -223,25 +252,56 @@ impl Lowerer<'_> {
 
     /// The whole-register sources of a lane pair: operand k of the low lane and of the
     /// high lane must read the same register, H0 then H1 (no select), or one half for both.
-    fn half2_srcs(&self, a_lo: &[Value], a_hi: &[Value]) -> Option<Vec<(Value, u64)>> {
+    fn half2_srcs(&self, a_lo: &[Value], a_hi: &[Value]) -> Option<Vec<HSrc>> {
         if a_lo.len() != a_hi.len() {
             return None;
         }
-        let mut srcs: Vec<(Value, u64)> = Vec::with_capacity(3);
+        let mut srcs = Vec::with_capacity(3);
         for (&x, &y) in a_lo.iter().zip(a_hi.iter()) {
-            let ((wx, hx), (wy, hy)) = (self.half_lane_src(x), self.half_lane_src(y));
-            if wx != wy {
-                return None;
+            // Two constant lanes (an f16x2 constant whose halves were folded apart).
+            if let (super::Class::Imm(kx), super::Class::Imm(ky)) = (self.class(x), self.class(y)) {
+                srcs.push(HSrc::Const(
+                    (kx as u32 & 0xffff) | (ky as u32 & 0xffff) << 16,
+                ));
+                continue;
             }
-            let sel = match (hx, hy) {
-                (0, 1) => 0,
-                (0, 0) => H0_H0,
-                (1, 1) => H1_H1,
-                _ => return None,
-            };
-            srcs.push((wx, sel));
+            // The lanes' own values first (a broadcast `{%h, %h}` is `%h.H0_H0`), then the
+            // registers they were cut from (two lanes of one packed result).
+            let src = [true, false].into_iter().find_map(|deep| {
+                let ((wx, hx), (wy, hy)) =
+                    (self.half_lane_src(x, deep), self.half_lane_src(y, deep));
+                if wx != wy {
+                    return None;
+                }
+                let sel = match (hx, hy) {
+                    (0, 1) => 0,
+                    (0, 0) => H0_H0,
+                    (1, 1) => H1_H1,
+                    _ => return None,
+                };
+                Some(HSrc::Reg(wx, sel))
+            })?;
+            srcs.push(src);
         }
         Some(srcs)
+    }
+
+    /// The register and select of one source (a constant goes to a register by `MOV32I`).
+    fn half_src_reg(&mut self, s: HSrc) -> Result<(Loc, u64), LowerError> {
+        match s {
+            HSrc::Reg(w, sel) => Ok((self.reg(w)?, sel)),
+            HSrc::Const(bits) => {
+                let d = self.new_vreg(RegKind::B32);
+                let mut i = Sm50Inst::new(Role::Plain);
+                let dop = i.def(d, false);
+                i.piece(
+                    sm50::Inst::new(Form::MOV32I).with(Field::Imm, u64::from(bits)),
+                    &[(Field::Rd, dop, 0)],
+                );
+                self.push(i);
+                Ok((Loc { vreg: d, offset: 0 }, 0))
+            }
+        }
     }
 
     /// `HSET2{.BF}.cc.AND d, a, b, PT`: each lane 1.0 (`.BF`) or all ones where its test
@@ -250,7 +310,7 @@ impl Lowerer<'_> {
         &mut self,
         v: Value,
         op: FloatOp,
-        srcs: &[(Value, u64)],
+        srcs: &[HSrc],
         bf: bool,
     ) -> Result<(), LowerError> {
         let FloatOp::Cmp { cc, ftz, .. } = op else {
@@ -259,14 +319,14 @@ impl Lowerer<'_> {
         let d = self.new_vreg(RegKind::B32);
         let mut i = Sm50Inst::new(Role::Plain);
         let dop = i.def(d, false);
-        let a = self.reg(srcs[0].0)?;
-        let b = self.reg(srcs[1].0)?;
+        let (a, asel) = self.half_src_reg(srcs[0])?;
+        let (b, bsel) = self.half_src_reg(srcs[1])?;
         let aop = i.use_(a.vreg);
         let bop = i.use_(b.vreg);
         let inst = sm50::Inst::new(Form::HSET2_R)
             .with(Field::Cmp, cmp_code(cc))
-            .with(Field::Asel, srcs[0].1)
-            .with(Field::Bsel, srcs[1].1)
+            .with(Field::Asel, asel)
+            .with(Field::Bsel, bsel)
             .with(Field::Pacc, 7)
             .with(Field::Bf, u64::from(bf))
             .with(Field::Ftz, u64::from(ftz));
@@ -285,23 +345,18 @@ impl Lowerer<'_> {
 
     /// sm_53: one `HADD2`/`HMUL2`/`HFMA2`/`HSETP2` on the low halves.
     fn half_native(&mut self, v: Value, op: FloatOp, args: &[Value]) -> Result<(), LowerError> {
-        let srcs: Vec<(Value, u64)> = args
+        let srcs: Vec<HSrc> = args
             .iter()
             .map(|&x| {
-                let (w, half) = self.half_lane_src(x);
-                (w, if half == 1 { H1_H1 } else { H0_H0 })
+                let (w, half) = self.half_lane_src(x, true);
+                HSrc::Reg(w, if half == 1 { H1_H1 } else { H0_H0 })
             })
             .collect();
         self.half_native_srcs(v, op, &srcs)
     }
 
     /// One H* instruction for `op` on the registers of `srcs`, each with its half select.
-    fn half_native_srcs(
-        &mut self,
-        v: Value,
-        op: FloatOp,
-        srcs: &[(Value, u64)],
-    ) -> Result<(), LowerError> {
+    fn half_native_srcs(&mut self, v: Value, op: FloatOp, srcs: &[HSrc]) -> Result<(), LowerError> {
         let (form, rnd, ftz, sat) = match op {
             FloatOp::Binary {
                 op: b,
@@ -350,8 +405,8 @@ impl Lowerer<'_> {
             (Field::Rb, Field::Bsel),
             (Field::Rc, Field::Csel),
         ];
-        for (k, &(w, sel)) in srcs.iter().enumerate() {
-            let loc = self.reg(w)?;
+        for (k, &src) in srcs.iter().enumerate() {
+            let (loc, sel) = self.half_src_reg(src)?;
             let r = i.use_(loc.vreg);
             refs.push((slots[k].0, r, loc.offset));
             inst.set(slots[k].1, sel);
@@ -447,7 +502,7 @@ impl Lowerer<'_> {
         let mut w = Vec::with_capacity(3);
         for &x in args {
             // An H1 lane is read in place: F2F's `.H1` source select.
-            let (src, half) = self.half_lane_src(x);
+            let (src, half) = self.half_lane_src(x, true);
             let s = self.reg(src)?;
             w.push(self.half_f2f(wide, FloatFmt::F16, s, false, half == 1)?);
         }
