@@ -340,7 +340,12 @@ impl Lowerer<'_> {
                 if sat && !dsat {
                     inst.set(Field::Sat, 1);
                 }
-                let d = self.conv_piece(inst, args[0], to.carrier())?;
+                let d = if from == FloatFmt::F16 {
+                    // An f16 lane read in place (`.H1` for a high half; `select/half.rs`).
+                    self.half_conv_piece(inst, args[0], to.carrier())?
+                } else {
+                    self.conv_piece(inst, args[0], to.carrier())?
+                };
                 if dsat {
                     return self.dmnmx_sat(v, d);
                 }

@@ -1155,8 +1155,8 @@ impl<'a> Lowerer<'a> {
         if kind == RegKind::Pred {
             return self.lower_pred_logic(v, op, args);
         }
-        // Two f16 lanes computed alike and packed: one H* instruction (`select/half.rs`).
-        if op == BinaryOp::Or && self.opts.sm >= 53 {
+        // Two f16 lanes packed: one H* instruction or one XMAD (`select/half.rs`).
+        if op == BinaryOp::Or {
             if let Some(r) = self.lower_half2_pack(v) {
                 return r;
             }

@@ -123,10 +123,28 @@ impl Lowerer<'_> {
     fn half_of(&self, w: Value, half: u64, deep: bool) -> (Value, u64) {
         if deep {
             if let Some((a, b)) = self.half2_pack_parts(w) {
-                return self.half_lane_src(if half == 0 { a } else { b }, true);
+                // A pack of two lanes computed alike is (likely) fused into one H*
+                // instruction: its lanes are read from that register, not recomputed.
+                if !self.half2_lanes_alike(a, b) {
+                    return self.half_lane_src(if half == 0 { a } else { b }, true);
+                }
             }
         }
         (w, half)
+    }
+
+    /// Whether `a` and `b` are two values of the same f16 operation (or `set` pattern), the
+    /// shape [`Self::lower_half2_pack`] fuses (without checking the operands' registers).
+    fn half2_lanes_alike(&self, a: Value, b: Value) -> bool {
+        // One value in both lanes is a broadcast: read in place (`.H0_H0`), never packed.
+        if a == b {
+            return false;
+        }
+        match (self.def_of(a), self.def_of(b)) {
+            (Some(InstData::Float { op: x, .. }), Some(InstData::Float { op: y, .. })) => x == y,
+            (Some(InstData::Select { .. }), Some(InstData::Select { .. })) => true,
+            _ => false,
+        }
     }
 
     /// The two 16-bit values `(lo, hi)` packed by `w = or(zext.i32(lo), shl(zext.i32(hi), 16))`.
@@ -165,6 +183,48 @@ impl Lowerer<'_> {
     /// the pair is not fused. `None`: not this pattern (the integer `or` is selected).
     pub(super) fn lower_half2_pack(&mut self, v: Value) -> Option<Result<(), LowerError>> {
         let (lo, hi) = self.half2_pack_parts(v)?;
+        if self.opts.sm >= 53 {
+            if let Some(r) = self.half2_fused(v, lo, hi) {
+                return Some(r);
+            }
+        }
+        // Not fused: a pack of f16 results is ptxas's `XMAD.PSL.CLO d, hi, 0x1, lo`
+        // ((hi.lo16 · 1) << 16 + lo.lo16: both high halves are ignored, no carry). Other
+        // 16-bit packs keep the integer selection.
+        let is_float = |x: Value| matches!(self.def_of(x), Some(InstData::Float { .. }));
+        if !is_float(lo) && !is_float(hi) {
+            return None;
+        }
+        Some(self.half2_xmad_pack(v, lo, hi))
+    }
+
+    fn half2_xmad_pack(&mut self, v: Value, lo: Value, hi: Value) -> Result<(), LowerError> {
+        let l = self.reg(lo)?;
+        let h = self.reg(hi)?;
+        let d = self.new_vreg(RegKind::B32);
+        let mut i = Sm50Inst::new(Role::Plain);
+        let dop = i.def(d, false);
+        let hop = i.use_(h.vreg);
+        let lop = i.use_(l.vreg);
+        let inst = sm50::Inst::new(Form::XMAD_I)
+            .with(Field::ImmImm16, 1)
+            .with(Field::Psl, 1)
+            .with(Field::Mode, 1);
+        i.piece(
+            inst,
+            &[
+                (Field::Rd, dop, 0),
+                (Field::Ra, hop, h.offset),
+                (Field::Rc, lop, l.offset),
+            ],
+        );
+        self.push(i);
+        self.set_loc(v, Loc { vreg: d, offset: 0 });
+        Ok(())
+    }
+
+    /// The pack `v` of lanes `lo`, `hi` as one H* instruction, when they are computed alike.
+    fn half2_fused(&mut self, v: Value, lo: Value, hi: Value) -> Option<Result<(), LowerError>> {
         // set.<cmp>.f16x2 / .u32: select(test, one, 0) per lane.
         if let (
             Some(InstData::Select {
@@ -469,6 +529,33 @@ impl Lowerer<'_> {
         let dop = i.def(d, false);
         let sop = i.use_(s.vreg);
         i.piece(inst, &[(Field::Rd, dop, 0), (Field::Rb, sop, s.offset)]);
+        self.push(i);
+        Ok(d)
+    }
+
+    /// `inst rd, rb` (an `F2F` from f16) of the f16 value `x` into a new register of `to`,
+    /// reading `x` where it lives: the high half of a 32-bit register with `.H1`.
+    pub(super) fn half_conv_piece(
+        &mut self,
+        inst: sm50::Inst,
+        x: Value,
+        to: Type,
+    ) -> Result<VReg, LowerError> {
+        let (src, half) = self.half_lane_src(x, true);
+        let s = self.reg(src)?;
+        let kind = if to.bits() == 64 {
+            RegKind::B64
+        } else {
+            RegKind::B32
+        };
+        let d = self.new_vreg(kind);
+        let mut i = Sm50Inst::new(Role::Plain);
+        let dop = i.def(d, false);
+        let sop = i.use_(s.vreg);
+        i.piece(
+            inst.with(Field::H1, half),
+            &[(Field::Rd, dop, 0), (Field::Rb, sop, s.offset)],
+        );
         self.push(i);
         Ok(d)
     }
