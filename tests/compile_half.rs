@@ -429,7 +429,9 @@ fn ftz_f16x2() {
 
 #[test]
 fn setp_f16x2() {
-    both("setp_f16x2", &setp_body("f16x2", false), "HSETP2", 8);
+    let sass = both("setp_f16x2", &setp_body("f16x2", false), "HSETP2", 8);
+    // One HSETP2 writes both predicates (p: the H0 lanes, q: the H1 lanes), as ptxas.
+    assert_eq!(count(&sass, "HSETP2"), 14, "{sass}");
 }
 
 #[test]

@@ -33,8 +33,15 @@
 //! for `.sat`). The two roundings give the correctly rounded f16 result because f32 has at
 //! least 2·11+2 significand bits (the classic double-rounding bound for `+ - ×`; an f16
 //! product is exact in f32). `fma` is widened to f64 (`F2F.F64.F16`, `DFMA`,
-//! `F2F.F16.F64`): the product is exact there and the sum's one f64 rounding stays far
-//! enough from an f16 rounding boundary (tested by `tests/compile_half.rs` against
+//! `F2F.F16.F64`): `x = a·b` is exact there, and double rounding could only go wrong if
+//! `s = x + c` rounded in f64 onto an f16 midpoint `m` (in `[2^e, 2^(e+1))`) without being
+//! it, i.e. `0 < |s - m| <= 2^(e-53)`. But `s - m = x + (c - m)` is a nonzero multiple of
+//! the smallest of the last-bit weights of `x`, `c` and `m`: `m`'s is `2^(e-11)`; `c`'s is
+//! at least `2^-24` (and `2^-24 > 2^(e-53)` for every f16 exponent); and `|c - m|` is at
+//! least `2^(e-11)` (`c` is an f16, `m` is not), so an `x` that nearly cancels it has
+//! magnitude at least `2^(e-12)` and its 22 bits end no lower than `2^(e-34)`. So
+//! `|s - m|` is never that small and the
+//! result is the correctly rounded f16 (`tests/compile_half.rs` also checks it against
 //! `ir::eval` on random and edge operands). `neg/abs` are `FADD -a, -RZ` / `|a|` in f32.
 //! `.ftz` is refused there: a flushed f16 subnormal is a normal f32 value.
 
@@ -47,6 +54,7 @@ use crate::lower::lea::Loc;
 use crate::lower::LowerError;
 use crate::machinst::{RegKind, VReg};
 use crate::sm50::{self, Field, Form};
+use cranelift_entity::EntityRef;
 
 /// The `asel`/`bsel`/`csel` value for a whole-register read of one half into both lanes.
 const H0_H0: u64 = 2;
@@ -84,6 +92,11 @@ impl Lowerer<'_> {
             return None;
         }
         Some(if self.opts.sm >= 53 {
+            if let FloatOp::Cmp { .. } = op {
+                if let Some(r) = self.half_cmp_pair(v, op, args) {
+                    return Some(r);
+                }
+            }
             self.half_native(v, op, args)
         } else {
             self.half_widened(v, op, args)
@@ -401,6 +414,93 @@ impl Lowerer<'_> {
         self.push(i);
         self.set_loc(v, Loc { vreg: d, offset: 0 });
         Ok(())
+    }
+
+    /// `setp.<cmp>.f16x2 p|q` as ptxas writes it: one `HSETP2 p, q, a, b, PT` on the whole
+    /// registers, for the two lane comparisons `ir::build` emits side by side (same
+    /// operation, the H0 and the H1 lanes of the same two registers, in the same block).
+    /// The first of the pair to be lowered defines both predicates; the second finds its
+    /// location set. `None`: no such sibling (a lone lane comparison).
+    fn half_cmp_pair(
+        &mut self,
+        v: Value,
+        op: FloatOp,
+        args: &[Value],
+    ) -> Option<Result<(), LowerError>> {
+        if self.planning.is_none() && self.locs[v.index()].is_some() {
+            return Some(Ok(()));
+        }
+        let lanes = |this: &Self, a: &[Value]| -> Option<(Value, Value, u64)> {
+            let ((wa, ha), (wb, hb)) = (
+                this.half_lane_src(a[0], false),
+                this.half_lane_src(a[1], false),
+            );
+            (ha == hb && this.ty(wa) == Type::I32 && this.ty(wb) == Type::I32)
+                .then_some((wa, wb, ha))
+        };
+        let (wa, wb, h) = lanes(self, args)?;
+        let crate::ir::ValueDef::Result(me, _) = self.f.values[v].def else {
+            return None;
+        };
+        let insts = &self.f.blocks[self.f.insts[me].block].insts;
+        let at = insts.iter().position(|&i| i == me)?;
+        // The sibling is next to it (a few instructions either side at most).
+        let lo = at.saturating_sub(4);
+        let hi = (at + 5).min(insts.len());
+        let sib = insts[lo..hi].iter().copied().find(|&i| {
+            i != me
+                && match &self.f.insts[i].data {
+                    InstData::Float { op: o, args: a } if *o == op && a.len() == 2 => {
+                        lanes(self, a) == Some((wa, wb, 1 - h))
+                    }
+                    _ => false,
+                }
+        })?;
+        let sv = self.f.insts[sib].results[0];
+        // (pd0, pd1) = (H0 lane, H1 lane).
+        let (p0, p1) = if h == 0 { (v, sv) } else { (sv, v) };
+        let FloatOp::Cmp { cc, ftz, .. } = op else {
+            return None;
+        };
+        Some((|| {
+            let a = self.reg(wa)?;
+            let b = self.reg(wb)?;
+            let (d0, d1) = (self.new_vreg(RegKind::Pred), self.new_vreg(RegKind::Pred));
+            let mut i = Sm50Inst::new(Role::Plain);
+            let d0op = i.def(d0, false);
+            let d1op = i.def(d1, false);
+            let aop = i.use_(a.vreg);
+            let bop = i.use_(b.vreg);
+            let inst = sm50::Inst::new(Form::HSETP2_R)
+                .with(Field::Cmp, cmp_code(cc))
+                .with(Field::Ftz, u64::from(ftz))
+                .with(Field::Pacc, 7);
+            i.piece(
+                inst,
+                &[
+                    (Field::Pd0, d0op, 0),
+                    (Field::Pd1, d1op, 0),
+                    (Field::Ra, aop, a.offset),
+                    (Field::Rb, bop, b.offset),
+                ],
+            );
+            self.push(i);
+            self.set_loc(
+                p0,
+                Loc {
+                    vreg: d0,
+                    offset: 0,
+                },
+            );
+            self.set_loc(
+                p1,
+                Loc {
+                    vreg: d1,
+                    offset: 0,
+                },
+            );
+            Ok(())
+        })())
     }
 
     /// sm_53: one `HADD2`/`HMUL2`/`HFMA2`/`HSETP2` on the low halves.
