@@ -80,11 +80,11 @@ impl Lowerer<'_> {
         args: &[Value],
     ) -> Option<Result<(), LowerError>> {
         let fmt = match op {
-            FloatOp::Binary { fmt, op: b, .. }
-                if matches!(b, FloatBinOp::Add | FloatBinOp::Sub | FloatBinOp::Mul) =>
-            {
-                fmt
-            }
+            FloatOp::Binary {
+                fmt,
+                op: FloatBinOp::Add | FloatBinOp::Sub | FloatBinOp::Mul,
+                ..
+            } => fmt,
             FloatOp::Fma { fmt, .. } | FloatOp::Unary { fmt, .. } | FloatOp::Cmp { fmt, .. } => fmt,
             _ => return None,
         };
@@ -308,11 +308,11 @@ impl Lowerer<'_> {
         }
         let op = *op_lo;
         let fmt = match op {
-            FloatOp::Binary { fmt, op: b, .. }
-                if matches!(b, FloatBinOp::Add | FloatBinOp::Sub | FloatBinOp::Mul) =>
-            {
-                fmt
-            }
+            FloatOp::Binary {
+                fmt,
+                op: FloatBinOp::Add | FloatBinOp::Sub | FloatBinOp::Mul,
+                ..
+            } => fmt,
             FloatOp::Fma { fmt, .. } | FloatOp::Unary { fmt, .. } => fmt,
             _ => return None,
         };
