@@ -322,6 +322,7 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
         fold: opts.fold,
         explain: opts.explain,
         no_subroutines: opts.no_subroutines,
+        sm: opts.arch.sm(),
     };
     let max_regs = opts.max_regs.unwrap_or(255).min(255);
     let mut const_data = module_constants(&module);

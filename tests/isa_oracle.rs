@@ -37,12 +37,20 @@ fn check_batch(
     oracle: &Oracle,
     insts: &[(Inst, Ctrl)],
 ) -> Result<Vec<(String, String, u64)>, String> {
+    // The half-precision forms decode only under SM53 (a superset of SM50's decoding).
+    let arch = if insts.iter().any(|(i, _)| i.form.needs_sm53()) {
+        "SM53"
+    } else {
+        "SM50"
+    };
     let (words, addrs) = common::bundle_words(insts);
     let ours = insts
         .iter()
         .zip(addrs)
         .map(|((i, c), addr)| (addr, sm50::print(i, addr, c.reuse), sm50::encode(i)));
-    let out = oracle.nvdisasm_raw(&words).map_err(|e| e.to_string())?;
+    let out = oracle
+        .nvdisasm_raw_arch(&words, arch)
+        .map_err(|e| e.to_string())?;
     let theirs: std::collections::HashMap<u64, String> =
         common::parse_lines(&out).into_iter().collect();
     Ok(ours

@@ -85,6 +85,7 @@ mod atomics;
 mod bits;
 mod divide;
 mod float;
+mod half;
 mod warp;
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};

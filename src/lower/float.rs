@@ -48,7 +48,7 @@ use crate::machinst::RegKind;
 use crate::sm50::{self, Field, Form};
 
 /// The `rnd` field of FADD/FMUL/FFMA/DADD/DMUL/DFMA/I2F/F2F: `-`, `.RM`, `.RP`, `.RZ`.
-fn rnd_code(r: Round) -> u64 {
+pub(super) fn rnd_code(r: Round) -> u64 {
     match r {
         Round::Rn => 0,
         Round::Rm => 1,
@@ -58,7 +58,7 @@ fn rnd_code(r: Round) -> u64 {
 }
 
 /// The `cmp` field of FSETP/DSETP.
-fn cmp_code(cc: FloatCC) -> u64 {
+pub(super) fn cmp_code(cc: FloatCC) -> u64 {
     match cc {
         FloatCC::Lt => 1,
         FloatCC::Eq => 2,
@@ -103,7 +103,7 @@ fn imm20_exact(k: i64, fmt: FloatFmt) -> bool {
 }
 
 /// The `dsz`/`ssz` field of I2F/F2I/F2F.
-fn size_code(fmt: FloatFmt) -> u64 {
+pub(super) fn size_code(fmt: FloatFmt) -> u64 {
     match fmt {
         FloatFmt::F16 => 1,
         FloatFmt::F32 => 2,
@@ -141,6 +141,10 @@ impl Lowerer<'_> {
         };
         if f64_ftz {
             return Err(self.unsupported(".ftz on f64"));
+        }
+        // f16 arithmetic and comparisons: `select/half.rs` (HADD2.. on sm_53, else via f32).
+        if let Some(r) = self.lower_half(v, op, args) {
+            return r;
         }
         match op {
             FloatOp::Binary {
@@ -336,7 +340,12 @@ impl Lowerer<'_> {
                 if sat && !dsat {
                     inst.set(Field::Sat, 1);
                 }
-                let d = self.conv_piece(inst, args[0], to.carrier())?;
+                let d = if from == FloatFmt::F16 {
+                    // An f16 lane read in place (`.H1` for a high half; `select/half.rs`).
+                    self.half_conv_piece(inst, args[0], to.carrier())?
+                } else {
+                    self.conv_piece(inst, args[0], to.carrier())?
+                };
                 if dsat {
                     return self.dmnmx_sat(v, d);
                 }
@@ -449,7 +458,7 @@ impl Lowerer<'_> {
     }
 
     /// `op rd, ra, B` (B = `b`, or RZ when `None`), fields set by `setup`.
-    fn float_ab(
+    pub(super) fn float_ab(
         &mut self,
         v: Value,
         fmt: FloatFmt,
@@ -594,7 +603,7 @@ impl Lowerer<'_> {
         Ok(())
     }
 
-    fn lower_fcmp(
+    pub(super) fn lower_fcmp(
         &mut self,
         v: Value,
         cc: FloatCC,
@@ -633,7 +642,7 @@ impl Lowerer<'_> {
     }
 
     /// A one-source conversion `inst rd, rb` of IR value `src` into a new `to` register.
-    fn conv_piece(
+    pub(super) fn conv_piece(
         &mut self,
         inst: sm50::Inst,
         src: Value,
@@ -655,7 +664,7 @@ impl Lowerer<'_> {
     }
 
     /// `inst rd, rb` from a register (not an IR value) into a new register of `kind`.
-    fn conv_from_vreg(
+    pub(super) fn conv_from_vreg(
         &mut self,
         inst: sm50::Inst,
         s: crate::machinst::VReg,

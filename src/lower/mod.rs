@@ -106,6 +106,10 @@ pub struct LowerOptions {
     /// (`--no-subroutines`) instead of a fast path that calls the kernel's one slow-path
     /// subroutine (`select::fdiv`).
     pub no_subroutines: bool,
+    /// The target's SM number (`-arch sm_53` is 53; 0, the default, reads as 50). Only
+    /// sm_53 has the half-precision ALU (`HADD2`..`HSET2`); below it `.f16` arithmetic goes
+    /// through f32 and f64 (`select::half`).
+    pub sm: u32,
 }
 
 /// Why a function could not be lowered.

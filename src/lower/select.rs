@@ -73,6 +73,7 @@ mod bits;
 mod cache;
 mod div;
 mod fdiv;
+mod half;
 pub(crate) use fdiv::{fdiv_slow_path, CALL_CLOBBERS, CAL_FDIV};
 mod mul;
 mod warp;
@@ -1207,6 +1208,12 @@ impl<'a> Lowerer<'a> {
         let kind = kind_of(ty);
         if kind == RegKind::Pred {
             return self.lower_pred_logic(v, op, args);
+        }
+        // Two f16 lanes packed: one H* instruction or one XMAD (`select/half.rs`).
+        if op == BinaryOp::Or {
+            if let Some(r) = self.lower_half2_pack(v) {
+                return r;
+            }
         }
         let wide = kind == RegKind::B64;
         match op {

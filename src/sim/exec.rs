@@ -1194,6 +1194,7 @@ impl Sim<'_> {
             | FSET_C | FSET_I | DSET_R | DSET_C | DSET_I | FCHK_R | FCHK_C | FCHK_I => {
                 self.float(w, i, addr, exec)?
             }
+            HADD2_R | HMUL2_R | HFMA2_R | HSETP2_R | HSET2_R => self.half(w, i, addr, exec)?,
             VOTE => {
                 let (pa, pan, pd) = (f(i, Field::Pa), flag(i, Field::Pan), f(i, Field::Pd));
                 let mut ballot = 0u32;

@@ -67,7 +67,7 @@ fn fmt_of(code: u64) -> Option<FloatFmt> {
 }
 
 /// The FSETP/DSETP condition; `Err` for the constant ones (`.F` = false, `.T` = true).
-fn cond(code: u64) -> Result<FloatCC, bool> {
+pub(super) fn cond(code: u64) -> Result<FloatCC, bool> {
     Ok(match code {
         1 => FloatCC::Lt,
         2 => FloatCC::Eq,
@@ -89,7 +89,7 @@ fn cond(code: u64) -> Result<FloatCC, bool> {
 }
 
 /// Apply `|x|` then `-x` to the sign bit of a `bits`-wide float.
-fn modify(x: u64, bits: u32, abs: bool, neg: bool) -> u64 {
+pub(super) fn modify(x: u64, bits: u32, abs: bool, neg: bool) -> u64 {
     let s = 1u64 << (bits - 1);
     let x = if abs { x & !s } else { x };
     if neg {
@@ -99,7 +99,7 @@ fn modify(x: u64, bits: u32, abs: bool, neg: bool) -> u64 {
     }
 }
 
-fn bool_op(op: u64, a: bool, b: bool) -> bool {
+pub(super) fn bool_op(op: u64, a: bool, b: bool) -> bool {
     match op {
         0 => a && b,
         1 => a || b,

@@ -207,6 +207,7 @@
 mod cubin;
 mod exec;
 mod float;
+mod half;
 mod mem;
 mod mufu;
 mod trace;

@@ -92,6 +92,16 @@ impl Form {
     pub fn info(self) -> &'static FormInfo {
         &FORMS[self as usize]
     }
+
+    /// Whether the form exists only on sm_53 (the half-precision `HADD2`, `HMUL2`, `HFMA2`,
+    /// `HSETP2`, `HSET2`): nvdisasm decodes them under `-b SM53` only, and selection emits
+    /// them only for `-arch sm_53`.
+    pub fn needs_sm53(self) -> bool {
+        matches!(
+            self.info().class,
+            "HADD2" | "HMUL2" | "HFMA2" | "HSETP2" | "HSET2"
+        )
+    }
 }
 
 /// A decoded (or compiler-built) instruction: its form and one value per field of the form,

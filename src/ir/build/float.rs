@@ -16,8 +16,11 @@
 //! * `neg`/`abs` are float operations (not sign-bit flips) because they are lowered to
 //!   FADD/DADD with operand modifiers, which canonicalise a NaN.
 //! * `testp` and `copysign` need no float operation: they are bit tests and bit merges.
-//! * `.f16`/`.f16x2` arithmetic (sm_53 and later) and the narrow formats (bf16, tf32, e4m3,
-//!   e5m2) are refused; `cvt` between `.f16` and the other types is supported.
+//! * `.f16` `add/sub/mul/fma/neg/abs/setp/set` are `Float` operations in `FloatFmt::F16`
+//!   (`.ftz` flushes f16 subnormals, `.sat` clamps; `min/max` on f16 are sm_80 PTX and
+//!   refused). `.f16x2` ones are split into their two lanes (see [`super::half`]). The
+//!   narrow formats (bf16, tf32, e4m3, e5m2) are refused; `cvt` between `.f16` and the
+//!   other types is supported.
 
 use super::FnBuilder;
 use crate::ir::float::{FloatBinOp, FloatCC, FloatFmt, FloatOp, FloatUnOp, Round};
@@ -31,6 +34,21 @@ fn fmt_of(t: ast::Type) -> Option<FloatFmt> {
         ast::Type::F64 => Some(FloatFmt::F64),
         _ => None,
     }
+}
+
+/// The PTX instructions defined on `.f16` (and `.f16x2`) for sm_53.
+pub(super) fn half_op(op: Opcode) -> bool {
+    matches!(
+        op,
+        Opcode::Add
+            | Opcode::Sub
+            | Opcode::Mul
+            | Opcode::Fma
+            | Opcode::Neg
+            | Opcode::Abs
+            | Opcode::Setp
+            | Opcode::Set
+    )
 }
 
 fn is_int(t: ast::Type) -> bool {
@@ -56,7 +74,7 @@ fn float_round(r: Rounding) -> Result<Round, Round> {
     }
 }
 
-fn float_cc(c: CmpOp) -> Option<FloatCC> {
+pub(super) fn float_cc(c: CmpOp) -> Option<FloatCC> {
     Some(match c {
         CmpOp::Eq => FloatCC::Eq,
         CmpOp::Ne => FloatCC::Ne,
@@ -101,15 +119,23 @@ impl FnBuilder<'_, '_> {
             | Opcode::Copysign
                 if is_float =>
             {
-                let Some(fmt) = fmt_of(ty).filter(|f| *f != FloatFmt::F16) else {
+                if ty == ast::Type::F16x2 {
+                    return Some(self.half2_instr(ins));
+                }
+                let Some(fmt) = fmt_of(ty) else {
+                    return Some(
+                        self.unsupported(ins, &format!(".{} arithmetic is not lowered", ty.name())),
+                    );
+                };
+                if fmt == FloatFmt::F16 && !half_op(ins.opcode) {
                     return Some(self.unsupported(
                         ins,
                         &format!(
-                            ".{} arithmetic is not lowered (sm_5x has no half-precision ALU before sm_53)",
-                            ty.name()
+                            "'{}' on .f16 is not supported (PTX has it on sm_80 and later, if at all)",
+                            ins.opcode.name()
                         ),
                     ));
-                };
+                }
                 match ins.opcode {
                     Opcode::Setp | Opcode::Set => self.float_setp(ins, fmt),
                     Opcode::Testp => self.float_testp(ins, fmt),
@@ -122,7 +148,7 @@ impl FnBuilder<'_, '_> {
     }
 
     /// `.ftz` (f32 only) and `.sat`, after refusing modifiers the IR does not have.
-    fn float_flags(&mut self, ins: &Instruction, fmt: FloatFmt) -> Option<(bool, bool)> {
+    pub(super) fn float_flags(&mut self, ins: &Instruction, fmt: FloatFmt) -> Option<(bool, bool)> {
         for f in [
             "relu",
             "NaN",
@@ -139,13 +165,13 @@ impl FnBuilder<'_, '_> {
             }
         }
         Some((
-            ins.has_flag("ftz") && fmt == FloatFmt::F32,
+            ins.has_flag("ftz") && matches!(fmt, FloatFmt::F32 | FloatFmt::F16),
             ins.has_flag("sat"),
         ))
     }
 
     /// The float rounding mode of an arithmetic instruction (`rn` when absent).
-    fn arith_round(&mut self, ins: &Instruction) -> Option<Round> {
+    pub(super) fn arith_round(&mut self, ins: &Instruction) -> Option<Round> {
         match ins.rounding().map(float_round) {
             None => Some(Round::Rn),
             Some(Ok(r)) => Some(r),
@@ -211,11 +237,12 @@ impl FnBuilder<'_, '_> {
     /// `set.<cmp>.<dtype>.f32`.
     fn float_setp(&mut self, ins: &Instruction, fmt: FloatFmt) -> Option<()> {
         let (ftz, _) = self.float_flags(ins, fmt)?;
-        let set_true: Option<i64> = if ins.opcode == Opcode::Set {
+        let set_true: Option<(Type, i64)> = if ins.opcode == Opcode::Set {
             match ins.type_mods().next() {
-                Some(ast::Type::F32) => Some(0x3f80_0000),
-                Some(ast::Type::U32 | ast::Type::S32 | ast::Type::B32) => Some(-1),
-                _ => return self.unsupported(ins, "set writes .u32, .s32 or .f32"),
+                Some(ast::Type::F32) => Some((Type::I32, 0x3f80_0000)),
+                Some(ast::Type::U32 | ast::Type::S32 | ast::Type::B32) => Some((Type::I32, -1)),
+                Some(ast::Type::F16) => Some((Type::I16, 0x3c00)),
+                _ => return self.unsupported(ins, "set writes .u32, .s32, .f32 or .f16"),
             }
         } else {
             None
@@ -264,9 +291,9 @@ impl FnBuilder<'_, '_> {
             d => {
                 let dst = self.dest1(d)?;
                 let r = match set_true {
-                    Some(t) => {
-                        let t = self.iconst(Type::I32, t);
-                        let z = self.iconst(Type::I32, 0);
+                    Some((ty, t)) => {
+                        let t = self.iconst(ty, t);
+                        let z = self.iconst(ty, 0);
                         self.ins().select(r, t, z)
                     }
                     None => r,
