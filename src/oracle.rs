@@ -103,6 +103,12 @@ impl Oracle {
     /// `nvdisasm -b SM50 -hex` over raw little-endian words (bundles of control word + three
     /// instructions).
     pub fn nvdisasm_raw(&self, words: &[u64]) -> Result<String, OracleError> {
+        self.nvdisasm_raw_arch(words, "SM50")
+    }
+
+    /// [`Oracle::nvdisasm_raw`] for another architecture (`"SM52"`, `"SM53"`): a few
+    /// encodings print differently there (`MUFU.SQRT` is INVALIDMUFUOPCODE8 on SM50).
+    pub fn nvdisasm_raw_arch(&self, words: &[u64], arch: &str) -> Result<String, OracleError> {
         let dir = scratch_dir()?;
         let path = dir.join("raw.bin");
         let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
@@ -111,7 +117,7 @@ impl Oracle {
             &self.nvdisasm,
             &[
                 "-b".as_ref(),
-                "SM50".as_ref(),
+                arch.as_ref(),
                 "-hex".as_ref(),
                 path.as_os_str(),
             ],
