@@ -73,6 +73,8 @@ struct Outcome {
     /// Kernels with a new form, and hazard reports on them.
     checked_kernels: usize,
     hazards: Vec<String>,
+    /// Reports in those kernels between instructions of older forms only.
+    other_hazards: Vec<String>,
 }
 
 fn one(oracle: &Oracle, name: &str, ptx: &str, arch: &str) -> Result<Outcome, String> {
@@ -127,8 +129,18 @@ fn one(oracle: &Oracle, name: &str, ptx: &str, arch: &str) -> Result<Outcome, St
         }
         out.checked_kernels += 1;
         for h in analyze(&insts, &ctrl, &targets) {
-            out.hazards
-                .push(format!("{name} {arch} {}: {}", k.name, h.message));
+            let line = format!("{name} {arch} {}: {}", k.name, h.message);
+            // Reports between older forms are the checker's known gaps (hazards_ptxas.rs
+            // lists them); the ones that involve a new form are this test's business.
+            let involved = std::iter::once(h.at).chain(h.other);
+            if involved
+                .into_iter()
+                .any(|j| insts.get(j).is_some_and(new_form))
+            {
+                out.hazards.push(line);
+            } else {
+                out.other_hazards.push(line);
+            }
         }
     }
     Ok(out)
@@ -155,25 +167,28 @@ fn every_ptxas_word_of_both_corpora_decodes() {
                 total.elsewhere += o.elsewhere;
                 total.checked_kernels += o.checked_kernels;
                 total.hazards.extend(o.hazards);
+                total.other_hazards.extend(o.other_hazards);
             }
             Err(e) => failed.push(e),
         }
     }
     println!(
         "{} files x {} archs: {} instruction lines, {} UNKNOWN, {} of other branches' forms; \
-         {} kernels with the new forms checked, {} hazard reports",
+         {} kernels with the new forms checked, {} hazard reports on them ({} between older \
+         forms only, not counted)",
         files.len(),
         ARCHS.len(),
         total.words,
         total.unknown.len(),
         total.elsewhere,
         total.checked_kernels,
-        total.hazards.len()
+        total.hazards.len(),
+        total.other_hazards.len()
     );
     for u in total.unknown.iter().take(40) {
         println!("  {u}");
     }
-    for h in total.hazards.iter().take(20) {
+    for h in total.hazards.iter().chain(&total.other_hazards).take(20) {
         println!("  {h}");
     }
     assert!(failed.is_empty(), "ptxas failed:\n{}", failed.join("\n"));
