@@ -7,8 +7,10 @@
 //!
 //! Then every kernel that uses one of the forms added for this issue (textures other than
 //! TEX/TEXS/TLDS, surfaces, CSETP, BRK/EXIT on a CC test, F2I to 16 bits, MUFU.SQRT) must
-//! pass the hazard checker: ptxas's control codes are right by definition, so a report would
-//! mean our latency classes or operands are wrong.
+//! pass the hazard checker: ptxas's control codes are right by definition, so a report that
+//! involves a new form would mean our latency classes or operands are wrong. And in those
+//! kernels, dropping the waits that protect a new form's result before its first reader
+//! must be reported (the forms take scoreboards).
 //!
 //! Temporary exception: video instructions (`V*`, branch `simd`) and the sm_53 half-precision
 //! pairs (`HADD2`, `HMUL2`, `HFMA2`, `HSETP2`, `HSET2`, branch `half`) are described by other
@@ -19,8 +21,9 @@ mod common;
 
 use leafold::disasm::{listing, ListingOptions};
 use leafold::oracle::Oracle;
+use leafold::sm50::sched::access;
 use leafold::sm50::sched::check::{analyze, decode_text};
-use leafold::sm50::{Field, Inst};
+use leafold::sm50::{Ctrl, Field, Form, Inst};
 
 /// Mnemonic prefixes of the forms other branches add (see the module notes).
 const ELSEWHERE: &[&str] = &[
@@ -41,6 +44,88 @@ fn new_form(i: &Inst) -> bool {
         || (class == "MUFU" && i.get(Field::Op) == Some(8))
 }
 
+/// An unconditional BRA, EXIT, RET, SYNC or BRK: layout order stops being an execution
+/// path there.
+fn ends_flow(i: &Inst) -> bool {
+    matches!(
+        i.form,
+        Form::BRA | Form::EXIT | Form::RET | Form::SYNC | Form::BRK
+    ) && i.get(Field::Pg) == Some(7)
+        && i.get(Field::Pgn) == Some(0)
+        && i.get(Field::Cc).unwrap_or(15) == 15
+}
+
+/// The first mutant per new-form producer: every wait protecting the result of
+/// variable-latency `p` (a new form with a write barrier) dropped up to its first reader; `None` when there is no such reader. The checker must notice each.
+fn dropped_waits(insts: &[Inst], ctrl: &[Ctrl], targets: &[Option<usize>]) -> Vec<bool> {
+    let mut caught = Vec::new();
+    for p in 0..insts.len() {
+        if !new_form(&insts[p]) || !insts[p].info().variable_latency {
+            continue;
+        }
+        let a = access(&insts[p]);
+        // The write barrier guards p's results until a reader; the read barrier guards the
+        // registers p reads late (a store's data) until an instruction overwrites one.
+        let guarded = [
+            (ctrl[p].wbar, a.defs.clone(), false),
+            (ctrl[p].rbar, a.late_uses.clone(), true),
+        ];
+        for (sb, regs, overwrite) in guarded {
+            let Some(sb) = sb else { continue };
+            // The first reader (overwriter) in layout order, not past an unconditional branch
+            // or exit (ptxas's bindless waterfall puts a SYNC in between).
+            let Some(c) = (p + 1..insts.len().min(p + 64))
+                .take_while(|&j| j == p + 1 || !ends_flow(&insts[j - 1]))
+                .find(|&j| {
+                    let b = access(&insts[j]);
+                    let touched = if overwrite { &b.defs } else { &b.uses };
+                    touched.iter().any(|r| regs.contains(r))
+                })
+            else {
+                continue;
+            };
+            let hit = !analyze_dropped(insts, ctrl, targets, p, c, sb).is_empty();
+            if !hit {
+                eprintln!(
+                    "missed: SB{sb} of `{}` before `{}`",
+                    leafold::sm50::print(&insts[p], 0, 0),
+                    leafold::sm50::print(&insts[c], 0, 0)
+                );
+            }
+            caught.push(hit);
+        }
+    }
+    caught
+}
+
+/// [`analyze`] with every wait on scoreboard `sb` in `(p, c]` dropped (wait bits, and a
+/// `DEPBAR` on it made vacuous).
+fn analyze_dropped(
+    insts: &[Inst],
+    ctrl: &[Ctrl],
+    targets: &[Option<usize>],
+    p: usize,
+    c: usize,
+    sb: u8,
+) -> Vec<leafold::sm50::sched::check::Hazard> {
+    {
+        let (mut ctrl, mut insts) = (ctrl.to_vec(), insts.to_vec());
+        for j in p + 1..=c {
+            ctrl[j].wait &= !(1 << sb);
+            let i = &mut insts[j];
+            if i.form == Form::DEPBAR {
+                if let Some(w) = i.get(Field::Ws) {
+                    i.set(Field::Ws, w & !(1 << sb));
+                }
+                if i.get(Field::Le) == Some(1) && i.get(Field::Sb) == Some(u64::from(sb)) {
+                    i.set(Field::Cnt, 63);
+                }
+            }
+        }
+        analyze(&insts, &ctrl, targets)
+    }
+}
+
 /// (name, PTX as ptxas gets it) for every file of both corpora.
 fn corpus_files() -> Vec<(String, String)> {
     let mut v: Vec<(String, String)> = common::ptxas_corpus()
@@ -54,10 +139,17 @@ fn corpus_files() -> Vec<(String, String)> {
         .filter(|p| p.extension().is_some_and(|x| x == "ptx"))
         .collect();
     names.sort();
+    // Hand-written kernels that make ptxas use the texture and surface forms the corpora
+    // barely touch (bindless fetches, TXD, TLD4, TXQ, SULD, SURED, the P modes).
+    names.insert(0, std::path::PathBuf::from("tests/data/ptxas_forms.ptx"));
     for p in names {
         let text = std::fs::read_to_string(&p).unwrap();
-        let name = p.file_name().unwrap().to_string_lossy().into_owned();
-        v.push((format!("corpus-nvcc/{name}"), text));
+        let name = p
+            .strip_prefix("tests/data")
+            .unwrap_or(&p)
+            .to_string_lossy()
+            .into_owned();
+        v.push((name, text));
     }
     v
 }
@@ -75,6 +167,8 @@ struct Outcome {
     hazards: Vec<String>,
     /// Reports in those kernels between instructions of older forms only.
     other_hazards: Vec<String>,
+    /// Dropped-wait mutants on new-form results: (tried, caught).
+    mutants: (usize, usize),
 }
 
 fn one(oracle: &Oracle, name: &str, ptx: &str, arch: &str) -> Result<Outcome, String> {
@@ -128,7 +222,13 @@ fn one(oracle: &Oracle, name: &str, ptx: &str, arch: &str) -> Result<Outcome, St
             continue;
         }
         out.checked_kernels += 1;
-        for h in analyze(&insts, &ctrl, &targets) {
+        let reports = analyze(&insts, &ctrl, &targets);
+        if reports.is_empty() {
+            let m = dropped_waits(&insts, &ctrl, &targets);
+            out.mutants.0 += m.len();
+            out.mutants.1 += m.iter().filter(|&&c| c).count();
+        }
+        for h in reports {
             let line = format!("{name} {arch} {}: {}", k.name, h.message);
             // Reports between older forms are the checker's known gaps (hazards_ptxas.rs
             // lists them); the ones that involve a new form are this test's business.
@@ -168,6 +268,8 @@ fn every_ptxas_word_of_both_corpora_decodes() {
                 total.checked_kernels += o.checked_kernels;
                 total.hazards.extend(o.hazards);
                 total.other_hazards.extend(o.other_hazards);
+                total.mutants.0 += o.mutants.0;
+                total.mutants.1 += o.mutants.1;
             }
             Err(e) => failed.push(e),
         }
@@ -184,6 +286,10 @@ fn every_ptxas_word_of_both_corpora_decodes() {
         total.checked_kernels,
         total.hazards.len(),
         total.other_hazards.len()
+    );
+    println!(
+        "dropped waits on new-form results: {} of {} caught",
+        total.mutants.1, total.mutants.0
     );
     for u in total.unknown.iter().take(40) {
         println!("  {u}");
@@ -211,5 +317,12 @@ fn every_ptxas_word_of_both_corpora_decodes() {
     assert!(
         total.hazards.is_empty(),
         "the hazard checker reports ptxas's own code"
+    );
+    // The new forms are variable latency with scoreboards: a consumer that no longer waits
+    // for one of their results must be reported.
+    assert!(total.mutants.0 >= 10, "only {} mutants", total.mutants.0);
+    assert_eq!(
+        total.mutants.1, total.mutants.0,
+        "dropped waits on new-form results went unnoticed"
     );
 }
