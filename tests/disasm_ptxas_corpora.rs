@@ -38,7 +38,7 @@ fn new_form(i: &Inst) -> bool {
     let class = i.info().class;
     matches!(
         class,
-        "CSETP" | "SUST" | "SULD" | "SURED" | "TEX_B" | "TXD" | "TLD" | "TLD4" | "TXQ"
+        "CSETP" | "SUST" | "SULD" | "SURED" | "SUATOM" | "TEX_B" | "TXD" | "TLD" | "TLD4" | "TXQ"
     ) || (matches!(class, "BRK" | "EXIT") && i.get(Field::Cc) != Some(15))
         || (class == "F2I" && matches!(i.get(Field::Dt), Some(1 | 5)))
         || (class == "MUFU" && i.get(Field::Op) == Some(8))

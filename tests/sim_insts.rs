@@ -1447,6 +1447,7 @@ fn textures_and_surfaces_are_refused_by_name() {
         (0xeb3c057600c70c0e, "a surface instruction"),
         (0xeb1c057600e70c08, "a surface instruction"),
         (0xeb5c057600870c0e, "a surface instruction"),
+        (0xea3c057600c70c0e, "a surface instruction"),
     ] {
         let err = sim::run(
             &bundles(&[NOP, word, EXIT]),

@@ -1199,7 +1199,8 @@ impl Sim<'_> {
                 }
             }
             SUST_D_I | SUST_D_R | SUST_P_I | SUST_P_R | SULD_D_I | SULD_D_R | SULD_P_I
-            | SULD_P_R | SURED_D_I | SURED_D_R | SURED_P_I | SURED_P_R => {
+            | SULD_P_R | SURED_D_I | SURED_D_R | SURED_P_I | SURED_P_R | SUATOM_D_I
+            | SUATOM_CAS_I => {
                 return Err(unsupported(addr, i, "a surface instruction"));
             }
             TEX_B | TXD_I | TXD_B | TLD_I | TLD_B | TLD4_I | TLD4_B | TXQ_I | TXQ_B => {

@@ -221,7 +221,7 @@ fn class_pipe(class: &'static str) -> &'static str {
         // Bindless and other texture forms, and surfaces (their own texture-unit path: ptxas
         // was not seen counting them on one scoreboard with loads; "global" is the cautious
         // queue, as for TEX).
-        "TEX_B" | "TXD" | "TLD" | "TLD4" | "TXQ" | "SUST" | "SULD" | "SURED" => "global",
+        "TEX_B" | "TXD" | "TLD" | "TLD4" | "TXQ" | "SUST" | "SULD" | "SURED" | "SUATOM" => "global",
         "LDS" | "STS" | "ATOMS" | "ATOMS_CAS" => "shared",
         c => c,
     }

@@ -77,8 +77,8 @@ fn mem(inst: &Inst) -> Mem {
         "LDG" | "TEX" | "TEXS" | "TLDS" | "TEX_B" | "TXD" | "TLD" | "TLD4" | "SULD" => {
             Mem::Load(Space::Global)
         }
-        // A surface reduction reads and writes: ordered as a store.
-        "SUST" | "SURED" => Mem::Store(Space::Global),
+        // A surface reduction or atomic reads and writes: ordered as a store.
+        "SUST" | "SURED" | "SUATOM" => Mem::Store(Space::Global),
         "LD" => Mem::Load(Space::Generic),
         "LDL" => Mem::Load(Space::Local),
         "LDS" => Mem::Load(Space::Shared),
