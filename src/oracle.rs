@@ -106,8 +106,9 @@ impl Oracle {
         self.nvdisasm_raw_arch(words, "SM50")
     }
 
-    /// [`Oracle::nvdisasm_raw`] for another architecture (`"SM53"`: the half-precision
-    /// `HADD2`..`HSET2` exist only there; nvdisasm rejects them under SM50).
+    /// [`Oracle::nvdisasm_raw`] for another architecture (`"SM52"`, `"SM53"`): the
+    /// half-precision `HADD2`..`HSET2` exist only on SM53 (nvdisasm rejects them under SM50),
+    /// and a few encodings print differently there (`MUFU.SQRT` is INVALIDMUFUOPCODE8 on SM50).
     pub fn nvdisasm_raw_arch(&self, words: &[u64], arch: &str) -> Result<String, OracleError> {
         let dir = scratch_dir()?;
         let path = dir.join("raw.bin");

@@ -1314,3 +1314,151 @@ fn bar_red_reduces_over_the_cta() {
         assert_eq!(v[..], [20, 0, 1, 1], "thread {t}");
     }
 }
+
+// ---------------------------------------------------------------- forms ptxas writes
+// (decoded since issue 19 point 6: F2I to 16 bits, EXIT/BRK on a CC test, CSETP; textures
+// and surfaces decode and are refused by name)
+
+/// `IADD32I R3.CC, R0, -3` with R0 = lane: CC.ZF in lane 3, CC.SF (less than) in lanes 0..2.
+fn cc_of_lane_minus_3() -> [u64; 2] {
+    [
+        e(ins(Form::S2R).with(Field::Rd, 0).with(Field::Sr, 0)),
+        e(ins(Form::IADD32I)
+            .with(Field::Rd, 3)
+            .with(Field::Ra, 0)
+            .with(Field::Imm, u64::from(-3i32 as u32))
+            .with(Field::Cc, 1)),
+    ]
+}
+
+/// `F2I.U16/.S16.F32.TRUNC`: saturate to the 16-bit range, zero- or sign-extended to 32
+/// bits (ptxas stores F2I.S16's register directly as the s32 of `cvt.s32.s16`).
+#[test]
+fn f2i_to_16_bits_saturates_and_extends() {
+    let f2i = |rd: u64, signed: bool| {
+        e(ins(Form::F2I_R)
+            .with(Field::Rd, rd)
+            .with(Field::Rb, 0)
+            .with(Field::Dt, if signed { 5 } else { 1 })
+            .with(Field::Ssz, 2)
+            .with(Field::Rnd, 3))
+    };
+    let cases: [(f32, u32, u32); 7] = [
+        (123.9, 123, 123),
+        (-5.9, 0, -5i32 as u32),
+        (70000.7, 0xffff, 0x7fff),
+        (-40000.0, 0, -32768i32 as u32),
+        (32767.99, 32767, 32767),
+        (f32::NAN, 0, 0),
+        (f32::NEG_INFINITY, 0, -32768i32 as u32),
+    ];
+    for (x, u, s) in cases {
+        let body = [mov32(0, x.to_bits()), f2i(1, false), f2i(2, true)];
+        let r = regs(&[], &body, &[D::R(1), D::R(2)]);
+        assert_eq!(r, [u, s], "{x}");
+    }
+    // The words ptxas writes for cvt.rzi.u16.f32 / cvt.rzi.s16.f32 decode to these forms.
+    let u16w = leafold::sm50::decode(0x5cb0018000470903).unwrap();
+    let s16w = leafold::sm50::decode(0x5cb0018000471906).unwrap();
+    assert_eq!(
+        leafold::sm50::print(&u16w, 0, 0),
+        "F2I.U16.F32.TRUNC R3, R4"
+    );
+    assert_eq!(
+        leafold::sm50::print(&s16w, 0, 0),
+        "F2I.S16.F32.TRUNC R6, R4"
+    );
+}
+
+/// `EXIT CC.LT`: lanes 0..2 leave before the dump stores (their slots stay 0); `BRK CC.EQ`
+/// inside PBK: lane 3 skips the code up to the unconditional BRK.
+#[test]
+fn exit_and_brk_on_a_cc_test() {
+    let run = Run {
+        threads: 32,
+        ..Run::default()
+    };
+    let exit_lt = e(ins(Form::EXIT).with(Field::Cc, 1));
+    assert_eq!(
+        leafold::sm50::print(&ins(Form::EXIT).with(Field::Cc, 13), 0, 0),
+        "EXIT CC.NEU"
+    );
+    let [s2r, iadd] = cc_of_lane_minus_3();
+    let body = [s2r, iadd, mov32(4, 7), exit_lt];
+    let (r, _) = run_with(&run, &body, &[D::R(4)]).unwrap();
+    for (lane, v) in r.iter().enumerate() {
+        assert_eq!(v[0], if lane < 3 { 0 } else { 7 }, "lane {lane}");
+    }
+    // Addresses: 0x08 0x10 0x18 | 0x28 0x30 0x38 | 0x48 0x50 0x58
+    let pbk = e(ins(Form::PBK).with(Field::Rel, 0x50 - (0x28 + 8)));
+    let body = [
+        s2r,                                  // 0x08
+        iadd,                                 // 0x10
+        mov32(5, 0),                          // 0x18
+        pbk,                                  // 0x28: PBK 0x50
+        e(ins(Form::BRK).with(Field::Cc, 2)), // 0x30: BRK CC.EQ
+        mov32(5, 1),                          // 0x38
+        e(ins(Form::BRK)),                    // 0x48: BRK
+        mov32(6, 99),                         // 0x50
+    ];
+    let (r, _) = run_with(&run, &body, &[D::R(5), D::R(6)]).unwrap();
+    for (lane, v) in r.iter().enumerate() {
+        assert_eq!(v[..], [u32::from(lane != 3), 99], "lane {lane}");
+    }
+}
+
+/// `CSETP.LT.AND P0, P1, CC, PT` and `CSETP.EQ.OR P2, PT, CC, P0`: P0 = lane < 3,
+/// P1 = !(lane < 3), P2 = lane <= 3.
+#[test]
+fn csetp_tests_cc() {
+    let [s2r, iadd] = cc_of_lane_minus_3();
+    let csetp = |cct: u64, pd0: u64, pd1: u64, pacc: u64, bop: u64| {
+        e(ins(Form::CSETP)
+            .with(Field::Cct, cct)
+            .with(Field::Pd0, pd0)
+            .with(Field::Pd1, pd1)
+            .with(Field::Pacc, pacc)
+            .with(Field::Bop, bop))
+    };
+    let i = leafold::sm50::decode(csetp(13, 0, 7, 7, 0)).unwrap();
+    assert_eq!(
+        leafold::sm50::print(&i, 0, 0),
+        "CSETP.NEU.AND P0, PT, CC, PT"
+    );
+    let body = [s2r, iadd, csetp(1, 0, 1, 7, 0), csetp(2, 2, 7, 0, 1)];
+    let run = Run {
+        threads: 32,
+        ..Run::default()
+    };
+    let (r, _) = run_with(&run, &body, &[D::P(0), D::P(1), D::P(2)]).unwrap();
+    for (lane, v) in r.iter().enumerate() {
+        let want = [lane < 3, lane >= 3, lane <= 3].map(u32::from);
+        assert_eq!(v[..], want, "lane {lane}");
+    }
+}
+
+/// Texture and surface words from ptxas decode, and the simulator refuses them by name.
+#[test]
+fn textures_and_surfaces_are_refused_by_name() {
+    for (word, what) in [
+        (0xdeb80061a027040e_u64, "a texture instruction"),
+        (0xde380551a0471e06, "a texture instruction"),
+        (0xdf48055080470000, "a texture instruction"),
+        (0xeb3c057600c70c0e, "a surface instruction"),
+        (0xeb1c057600e70c08, "a surface instruction"),
+        (0xeb5c057600870c0e, "a surface instruction"),
+        (0xea3c057600c70c0e, "a surface instruction"),
+    ] {
+        let err = sim::run(
+            &bundles(&[NOP, word, EXIT]),
+            &KernelInfo::default(),
+            &Launch::new([1, 1, 1], [1, 1, 1]),
+        )
+        .unwrap_err();
+        let text = err.to_string();
+        assert!(
+            matches!(err, SimError::Unsupported { addr: 0x10, .. }) && text.contains(what),
+            "{word:#x}: {text}"
+        );
+    }
+}

@@ -611,6 +611,8 @@ fn compile_token(form: &FormDef, tok: &str, late_reuse: &dyn Fn(&str) -> bool, o
         // Memory address [Ra+off] with a signed offset of `bits` bits (nvdisasm never
         // prints `.reuse` inside brackets).
         "mem" => writeln!(out, "rt::mem(s, {}, {}, {}, false);", a(1), a(2), args[3]).unwrap(),
+        // A bare register address `[Ra]` (surface instructions: no offset).
+        "addr" => writeln!(out, "rt::mem(s, {}, 0, 32, false);", a(1)).unwrap(),
         // Constant bank with nvdisasm's space before the offset (XMAD's cbuf form).
         "cbufsp" => writeln!(out, "rt::cbuf_spaced(s, {}, {});", a(1), a(2)).unwrap(),
         // Constant bank c[bank][off*4].

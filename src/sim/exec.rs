@@ -62,6 +62,25 @@ fn cc_test(test: u8, cc: u8) -> Option<bool> {
     })
 }
 
+/// The lanes of `exec` whose CC passes the CC test of a `BRK` or `EXIT` (`EXIT CC.NEU`);
+/// every lane when the test is T (15).
+fn cc_exec(w: &Warp, i: &Inst, addr: u64, exec: u32) -> Result<u32, SimError> {
+    let test = get(i, Field::Cc).unwrap_or(15) as u8;
+    if test == 15 {
+        return Ok(exec);
+    }
+    let mut out = exec;
+    for l in lanes(exec) {
+        let Some(pass) = cc_test(test, w.cc[l]) else {
+            return Err(unsupported(addr, i, "this CC test"));
+        };
+        if !pass {
+            out &= !(1 << l);
+        }
+    }
+    Ok(out)
+}
+
 const RZ: u64 = 255;
 const PT: u64 = 7;
 
@@ -600,6 +619,7 @@ impl Sim<'_> {
                 }
             }
             BRK => {
+                let exec = cc_exec(w, i, addr, exec)?;
                 if exec != 0 {
                     let Some(k) = w.stack.iter().rposition(|e| e.kind == Kind::Brk) else {
                         return Err(SimError::Divergence {
@@ -641,6 +661,7 @@ impl Sim<'_> {
                 }
             }
             EXIT => {
+                let exec = cc_exec(w, i, addr, exec)?;
                 w.exited |= exec;
                 for e in &mut w.stack {
                     e.mask &= !exec;
@@ -1216,7 +1237,31 @@ impl Sim<'_> {
             }
             SHFL_RI | SHFL_II | SHFL_RR | SHFL_IR => self.shfl(w, i, exec),
             ATOM | ATOM_CAS | RED | ATOMS | ATOMS_CAS => self.atomic(w, i, addr, exec)?,
-            MUFU => self.mufu(w, i, exec)?,
+            MUFU => self.mufu(w, i, addr, exec)?,
+            CSETP => {
+                // Like ISETP with the CC test as the comparison: Pd0 = test BOP Pacc,
+                // Pd1 = !test BOP Pacc.
+                let test = f(i, Field::Cct) as u8;
+                let (pd0, pd1) = (f(i, Field::Pd0), f(i, Field::Pd1));
+                let (pacc, paccn, bop) =
+                    (f(i, Field::Pacc), flag(i, Field::Paccn), f(i, Field::Bop));
+                for l in lanes(exec) {
+                    let Some(t) = cc_test(test, w.cc[l]) else {
+                        return Err(unsupported(addr, i, "this CSETP CC test"));
+                    };
+                    let acc = w.p(pacc, l) != paccn;
+                    w.set_p(pd0, l, bool_op(bop, t, acc));
+                    w.set_p(pd1, l, bool_op(bop, !t, acc));
+                }
+            }
+            SUST_D_I | SUST_D_R | SUST_P_I | SUST_P_R | SULD_D_I | SULD_D_R | SULD_P_I
+            | SULD_P_R | SURED_D_I | SURED_D_R | SURED_P_I | SURED_P_R | SUATOM_D_I
+            | SUATOM_CAS_I => {
+                return Err(unsupported(addr, i, "a surface instruction"));
+            }
+            TEX_B | TXD_I | TXD_B | TLD_I | TLD_B | TLD4_I | TLD4_B | TXQ_I | TXQ_B => {
+                return Err(unsupported(addr, i, "a texture instruction"));
+            }
             RRO_R | RRO_C | RRO_I => self.rro(w, i, addr, exec)?,
             _ => return Err(unsupported(addr, i, "this instruction")),
         }

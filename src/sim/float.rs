@@ -388,10 +388,13 @@ impl Sim<'_> {
         let Some(from) = fmt_of(f(i, Field::Ssz)) else {
             return Err(unsupported(addr, i, "F2I size"));
         };
+        // .U16/.S16 saturate to the 16-bit range and write the value zero- or sign-extended
+        // to 32 bits (ptxas stores `F2I.S16`'s register straight as a sign-extended s32).
         let (to, words_out) = match dt & 3 {
+            1 => (Type::I16, 1),
             2 => (Type::I32, 1),
             3 => (Type::I64, 2),
-            _ => return Err(unsupported(addr, i, "F2I to 8/16 bits")),
+            _ => return Err(unsupported(addr, i, "F2I to 8 bits")),
         };
         let h1 = flag(i, Field::H1);
         if h1 && from != FloatFmt::F16 {
@@ -406,6 +409,11 @@ impl Sim<'_> {
             let x = source(w.fval(b, words_in, l), from, h1);
             let x = modify(x, from.bits(), abs, neg);
             let r = fl::to_int(from, x, to, dt & 4 != 0, rnd, ftz);
+            let r = if to == Type::I16 && dt & 4 != 0 {
+                r as u16 as i16 as i32 as u32 as u64
+            } else {
+                r
+            };
             w.set_rw(rd, words_out, l, r);
         }
         Ok(())

@@ -2,7 +2,7 @@
 //! [`SimOptions`] knob that perturbs `MUFU` results to test that IEEE sequences do not depend
 //! on the model's exact bits.
 
-use super::exec::{f, flag, Sim, Warp};
+use super::exec::{f, flag, unsupported, Sim, Warp};
 use super::SimError;
 use crate::mufu::{self, Func};
 use crate::sm50::{Field, Form, Inst};
@@ -40,9 +40,16 @@ fn saturate(bits: u32) -> u32 {
 
 impl Sim<'_> {
     /// `MUFU.<op>{.SAT} Rd, {-}{|}Ra{|}`.
-    pub(super) fn mufu(&mut self, w: &mut Warp, i: &Inst, exec: u32) -> Result<(), SimError> {
+    pub(super) fn mufu(
+        &mut self,
+        w: &mut Warp,
+        i: &Inst,
+        addr: u64,
+        exec: u32,
+    ) -> Result<(), SimError> {
         let Some(func) = Func::from_code(f(i, Field::Op)) else {
-            unreachable!("MUFU's op field has eight values, all decoded");
+            // MUFU.SQRT (sm_52/53): its hardware error is not modelled.
+            return Err(unsupported(addr, i, "MUFU.SQRT"));
         };
         let (ra, neg, abs, sat) = (
             f(i, Field::Ra),

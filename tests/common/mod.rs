@@ -353,3 +353,30 @@ pub fn bundle_words(insts: &[(sm50::Inst, Ctrl)]) -> (Vec<u64>, Vec<u64>) {
     }
     (words, addrs)
 }
+
+/// [`ptxas_cached`] with extra ptxas options (e.g. `-c` for relocatable code that calls
+/// device-runtime functions), cached under a key that includes them.
+pub fn ptxas_cached_with(
+    oracle: &Oracle,
+    ptx: &str,
+    arch: &str,
+    extra: &[&str],
+) -> Result<Vec<u8>, String> {
+    if extra.is_empty() {
+        return ptxas_cached(oracle, ptx, arch);
+    }
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    (ptx, arch, &oracle.ptxas, extra).hash(&mut h);
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/oracle-cache");
+    let path = dir.join(format!("{:016x}.cubin", h.finish()));
+    if let Ok(bytes) = std::fs::read(&path) {
+        return Ok(bytes);
+    }
+    let bytes = oracle.ptxas(ptx, arch, extra).map_err(|e| e.to_string())?;
+    let _ = std::fs::create_dir_all(&dir);
+    let tmp = dir.join(format!("{:016x}.{}.tmp", h.finish(), std::process::id()));
+    if std::fs::write(&tmp, &bytes).is_ok() {
+        let _ = std::fs::rename(&tmp, &path);
+    }
+    Ok(bytes)
+}

@@ -218,6 +218,10 @@ fn class_pipe(class: &'static str) -> &'static str {
     match class {
         "LDG" | "STG" | "LD" | "ST" | "LDL" | "STL" | "ATOM" | "ATOM_CAS" | "RED" | "TEX"
         | "TEXS" | "TLDS" => "global",
+        // Bindless and other texture forms, and surfaces (their own texture-unit path: ptxas
+        // was not seen counting them on one scoreboard with loads; "global" is the cautious
+        // queue, as for TEX).
+        "TEX_B" | "TXD" | "TLD" | "TLD4" | "TXQ" | "SUST" | "SULD" | "SURED" | "SUATOM" => "global",
         "LDS" | "STS" | "ATOMS" | "ATOMS_CAS" => "shared",
         c => c,
     }
@@ -245,7 +249,10 @@ fn pipe_id(inst: &Inst) -> u16 {
 /// long after, so a reuse flag on a coordinate register the fetch overwrites is legal (ptxas
 /// sets it on `TEXS.T RZ, R13, R13, R8`); for every other instruction it is reported.
 fn is_texture(inst: &Inst) -> bool {
-    matches!(inst.info().class, "TEX" | "TEXS" | "TLDS")
+    matches!(
+        inst.info().class,
+        "TEX" | "TEXS" | "TLDS" | "TEX_B" | "TXD" | "TLD" | "TLD4" | "TXQ"
+    )
 }
 
 /// One pending variable-latency operation (its write, or its reads of its sources).
@@ -471,12 +478,12 @@ fn res_name(r: Res) -> String {
     }
 }
 
-/// Whether `inst` may not take effect in some lanes: a guard other than `PT`, or a `BRA` on a
-/// condition-code test. (For control flow, such an instruction also falls through.)
+/// Whether `inst` may not take effect in some lanes: a guard other than `PT`, or a `BRA`,
+/// `BRK` or `EXIT` on a condition-code test. (For control flow, such an instruction also falls through.)
 pub(crate) fn may_skip(inst: &Inst) -> bool {
     let pg = inst.get(Field::Pg).unwrap_or(7);
     let pgn = inst.get(Field::Pgn).unwrap_or(0);
-    let cc = if inst.form == Form::BRA {
+    let cc = if matches!(inst.form, Form::BRA | Form::BRK | Form::EXIT) {
         inst.get(Field::Cc).unwrap_or(15)
     } else {
         15

@@ -74,7 +74,11 @@ enum Mem {
 fn mem(inst: &Inst) -> Mem {
     static MEM: std::sync::OnceLock<Vec<Mem>> = std::sync::OnceLock::new();
     super::per_form(&MEM, |f| match f.class {
-        "LDG" | "TEX" | "TEXS" | "TLDS" => Mem::Load(Space::Global),
+        "LDG" | "TEX" | "TEXS" | "TLDS" | "TEX_B" | "TXD" | "TLD" | "TLD4" | "SULD" => {
+            Mem::Load(Space::Global)
+        }
+        // A surface reduction or atomic reads and writes: ordered as a store.
+        "SUST" | "SURED" | "SUATOM" => Mem::Store(Space::Global),
         "LD" => Mem::Load(Space::Generic),
         "LDL" => Mem::Load(Space::Local),
         "LDS" => Mem::Load(Space::Shared),

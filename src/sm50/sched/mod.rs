@@ -532,7 +532,20 @@ fn sources_overwritten(insts: &[Inst], access: &[Access], written: &[bool], k: u
     let reads_at_issue = per_form(&READS_AT_ISSUE, |f| {
         matches!(
             f.class,
-            "LDG" | "LD" | "LDL" | "LDS" | "LDC" | "TEX" | "TEXS" | "TLDS"
+            "LDG"
+                | "LD"
+                | "LDL"
+                | "LDS"
+                | "LDC"
+                | "TEX"
+                | "TEXS"
+                | "TLDS"
+                | "TEX_B"
+                | "TXD"
+                | "TLD"
+                | "TLD4"
+                | "TXQ"
+                | "SULD"
         )
     });
     if reads_at_issue[insts[k].form as usize] {
