@@ -170,12 +170,27 @@ impl FnBuilder<'_, '_> {
         })
     }
 
+    /// The signed minimum (`max`: maximum) of `a` and `b`: `IMNMX` for i32, a compare and
+    /// a select for i64 (which has no min/max lowering).
+    fn smin_max(&mut self, ty: Type, max: bool, a: Value, b: Value) -> Value {
+        if ty == Type::I32 {
+            let op = if max { BinaryOp::MaxS } else { BinaryOp::MinS };
+            return self.ins().binary(op, a, b);
+        }
+        let lt = self.ins().icmp(IntCC::Slt, a, b);
+        if max {
+            self.ins().select(lt, b, a)
+        } else {
+            self.ins().select(lt, a, b)
+        }
+    }
+
     /// Clamps `x` (of type `ty`) to `[lo, hi]`.
     fn clamp(&mut self, ty: Type, x: Value, lo: i64, hi: i64) -> Value {
         let l = self.iconst(ty, lo);
         let h = self.iconst(ty, hi);
-        let x = self.ins().binary(BinaryOp::MaxS, x, l);
-        self.ins().binary(BinaryOp::MinS, x, h)
+        let x = self.smin_max(ty, true, x, l);
+        self.smin_max(ty, false, x, h)
     }
 
     fn video_scalar(
@@ -219,10 +234,10 @@ impl FnBuilder<'_, '_> {
             VOp::Absdiff => {
                 let d = self.ins().sub(ta, tb);
                 let e = self.ins().sub(tb, ta);
-                self.ins().binary(BinaryOp::MaxS, d, e)
+                self.smin_max(i64t, true, d, e)
             }
-            VOp::Min => self.ins().binary(BinaryOp::MinS, ta, tb),
-            VOp::Max => self.ins().binary(BinaryOp::MaxS, ta, tb),
+            VOp::Min => self.smin_max(i64t, false, ta, tb),
+            VOp::Max => self.smin_max(i64t, true, ta, tb),
             VOp::Set(c) => {
                 let cc = int_cc(c).expect("checked by video_instr");
                 let p = self.ins().icmp(cc, ta, tb);
