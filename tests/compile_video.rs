@@ -10,8 +10,8 @@
 //! * the simulator also equals [`model`], this file's own reading of the PTX ISA pseudo-code
 //!   (written from the spec, independently of `ir::build`'s expansion, with i128 so that
 //!   no intermediate can overflow);
-//! * the hazard checker finds nothing, and nvdisasm prints every word as we do (when the
-//!   oracle is installed).
+//! * the hazard checker finds nothing, and nvdisasm and cuobjdump print every word as we do
+//!   (when the oracle is installed).
 
 mod common;
 
@@ -126,6 +126,9 @@ fn compile_checked(test: &str, src: &str) -> leafold::driver::Output {
     let errs = check_hazards(&insts, &ctrl, &targets);
     assert!(errs.is_empty(), "hazards: {errs:?}\n{}", out.sass);
     common::check_with_nvdisasm(test, &insts);
+    if let Some(oracle) = leafold::oracle::Oracle::for_test(test) {
+        common::assert_oracle_prints_our_listing(&oracle, test, &out.cubin, &out.sass);
+    }
     out
 }
 
