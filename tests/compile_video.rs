@@ -133,8 +133,8 @@ fn compile_checked(test: &str, src: &str) -> leafold::driver::Output {
 }
 
 /// Compiles the forms into one kernel and compares sim, eval and the model over `launches`
-/// launches of 64 threads.
-fn check(test: &str, forms: &[&str], launches: u64) {
+/// launches of 64 threads; returns our SASS listing.
+fn check(test: &str, forms: &[&str], launches: u64) -> String {
     let src = kernel(forms);
     let out = compile_checked(test, &src);
     let module = common::ir_module("t.ptx", &src);
@@ -185,6 +185,7 @@ fn check(test: &str, forms: &[&str], launches: u64) {
             }
         }
     }
+    out.sass
 }
 
 // ---- The model: PTX ISA 9.7.10 pseudo-code, on i128. ----
@@ -654,9 +655,32 @@ fn simd2() {
     );
 }
 
+/// `vabsdiff4` with `.u32` result and `b`, default selectors, all lanes and no `.sat` is
+/// ptxas's native `VABSDIFF4` (`.ACC` for `.add`, `.S8` for an `.s32` `a`); the other forms
+/// are split into byte lanes.
+#[test]
+fn vabsdiff4_native() {
+    let sass = check(
+        "vabsdiff4_native",
+        &[
+            "vabsdiff4.u32.u32.u32.add D, %a, %b, %c",
+            "vabsdiff4.u32.s32.u32.add D, %a, %b, %c",
+            "vabsdiff4.u32.u32.u32 D, %a, %b, %c",
+            "vabsdiff4.u32.s32.u32 D, %a.b3210, %b.b7654, %c",
+            "vabsdiff4.u32.u32.u32.add D, %e, %b, %a",
+        ],
+        6,
+    );
+    let count = |m: &str| sass.lines().filter(|l| l.contains(m)).count();
+    assert_eq!(count("VABSDIFF4.U8.U8.ACC "), 2, "{sass}");
+    assert_eq!(count("VABSDIFF4.S8.U8.ACC "), 1, "{sass}");
+    assert_eq!(count("VABSDIFF4.U8.U8 "), 1, "{sass}");
+    assert_eq!(count("VABSDIFF4.S8.U8 "), 1, "{sass}");
+}
+
 #[test]
 fn simd4() {
-    check(
+    let sass = check(
         "simd4",
         &[
             "vabsdiff4.u32.u32.u32.add D, %a, %b, %c",
@@ -678,6 +702,8 @@ fn simd4() {
         ],
         4,
     );
+    // Only the first and third forms have VABSDIFF4's shape.
+    assert_eq!(sass.matches("VABSDIFF4").count(), 2, "{sass}");
 }
 
 /// A selector where a video instruction does not take one is a clear error, not a panic.

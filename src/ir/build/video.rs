@@ -8,9 +8,11 @@
 //! verifier and the lowering need nothing new. ptxas 11.8 writes the scalar forms as the
 //! native `VADD`/`VABSDIFF`/`VMNMX`/`VSET`/`VSHL`/`VSHR`/`VMAD` and `vabsdiff4` as `VABSDIFF4`,
 //! but splits the other SIMD forms into `PRMT`/`BFE`/`IADD3`/`IMNMX` sequences as done here.
-//! leafold expands every form that way: it costs a few more instructions than the native
-//! video ops but needs no new SASS forms, and the PTX pseudo-code maps one to one onto the
-//! expansion (the trade-off the issue allows).
+//! leafold keeps `vabsdiff4` native where ptxas does (`.u32` result and `b`, default
+//! selectors, all lanes, no `.sat`: [`BitOp::Vabsdiff4`], SASS `VABSDIFF4`) and expands every
+//! other form: the scalar forms cost a few more instructions than ptxas's single video op,
+//! but need no new SASS forms, and the PTX pseudo-code maps one to one onto the expansion (a
+//! trade-off the issue allows).
 //!
 //! Scalar forms (`vop.dtype.atype.btype{.sat}{.op2} d{.dsel}, a{.asel}, b{.bsel}{, c}`):
 //! `ta`, `tb` are the selected byte / half / word of `a`, `b` zero- or sign-extended by
@@ -449,6 +451,29 @@ impl FnBuilder<'_, '_> {
         let a = self.read(&ao, Type::I32, Some(at))?;
         let b = self.read(&bo, Type::I32, Some(bt))?;
         let c = self.read(&ins.operands[3], Type::I32, Some(dt))?;
+        // ptxas's one native SIMD form: VABSDIFF4 for .u32 results of .u32 `b` bytes in their
+        // default places, all lanes, no .sat.
+        let default_sel = asel == [0, 1, 2, 3] && bsel == [4, 5, 6, 7];
+        if op == VOp::Absdiff
+            && lanes == 4
+            && !sat
+            && dt == ast::Type::U32
+            && bt == ast::Type::U32
+            && default_sel
+            && mask.iter().all(|&m| m)
+        {
+            let bop = BitOp::Vabsdiff4 {
+                signed_a: at == ast::Type::S32,
+                acc: add,
+            };
+            let d = if add {
+                self.ins().bits(bop, &[a, b, c])
+            } else {
+                self.ins().bits(bop, &[a, b])
+            };
+            let dst = self.dest1(&dop)?;
+            return self.write(dst, d, false, dop.span());
+        }
         let per_word = lanes as u32;
         let dsigned = dt == ast::Type::S32;
         let mut acc = c;
