@@ -515,6 +515,23 @@ fn bfe_bfi_b64() {
     );
 }
 
+/// `bfi.b64 d, a, b, 32, 32` (nvcc's way of joining two words) and `bfi.b64 d, a, b, 0, 32`
+/// are word moves: no masking (`LOP`) of the 64-bit operands.
+#[test]
+fn bfi_b64_word_pair() {
+    let sass = check(
+        "bfi_b64_word_pair",
+        &[
+            "bfi.b64 D, %x, %y, 32, 32",
+            "bfi.b64 D, %y, %x, 32, 200",
+            "bfi.b64 D, %x, %y, 0, 32",
+            "bfi.b64 D, %x, %y, 288, 32",
+        ],
+        4,
+    );
+    assert!(!sass.contains("LOP"), "{sass}");
+}
+
 /// bfe/bfi positions and lengths drawn from the 64-bit inputs (so 0, 63, 64, 255, 256...).
 #[test]
 fn bfe_bfi_b64_edges() {

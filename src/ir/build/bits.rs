@@ -14,7 +14,7 @@
 
 use super::FnBuilder;
 use crate::ir::{BinaryOp, BitOp, IntCC, PrmtMode, Type, UnaryOp, Value};
-use crate::ptx::ast::{self, Instruction, Opcode};
+use crate::ptx::ast::{self, Instruction, Opcode, Operand};
 
 impl FnBuilder<'_, '_> {
     /// The two 32-bit words of a 64-bit value.
@@ -167,6 +167,33 @@ impl FnBuilder<'_, '_> {
         let k = if bfi { 3 } else { 2 };
         let pos = self.read(&ops[k], Type::I32, u32t)?;
         let len = self.read(&ops[k + 1], Type::I32, u32t)?;
+        if bfi {
+            // nvcc's idiom for building a 64-bit value from two words, `bfi.b64 d, a, b, 32,
+            // 32` (or a longer len), and its mirror `bfi.b64 d, a, b, 0, 32`: a pair of words,
+            // which the lowering moves (`MOV`s) instead of masking both 64-bit operands.
+            let imm = |o: &Operand| match o {
+                Operand::Imm(ast::Imm::Int { value, .. }, _) => Some(value & 0xff),
+                _ => None,
+            };
+            let words = match (imm(&ops[3]), imm(&ops[4])) {
+                (Some(32), Some(l)) if l >= 32 => Some(true),
+                (Some(0), Some(32)) => Some(false),
+                _ => None,
+            };
+            if let Some(high) = words {
+                let b = self.read(&ops[2], ty, it)?;
+                let (alo, _) = self.words(a);
+                let (blo, bhi) = self.words(b);
+                let (lo, hi) = if high { (blo, alo) } else { (alo, bhi) };
+                let lo = self.ins().zext(Type::I64, lo);
+                let hi = self.ins().zext(Type::I64, hi);
+                let k = self.iconst(Type::I32, 32);
+                let up = self.ins().shl(hi, k);
+                let d = self.ins().binary(BinaryOp::Or, lo, up);
+                let dst = self.dest1(&ops[0])?;
+                return self.write(dst, d, false, ops[0].span());
+            }
+        }
         let ff = self.iconst(Type::I32, 0xff);
         let pos = self.ins().binary(BinaryOp::And, pos, ff);
         let len = self.ins().binary(BinaryOp::And, len, ff);
