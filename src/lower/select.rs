@@ -1744,7 +1744,7 @@ impl<'a> Lowerer<'a> {
         } else if !signed && k == 64 {
             // A logical shift by 64 or more (k is clamped to 64) leaves nothing; the count
             // must not be clamped to 31, which would keep the top bit.
-            i.piece(mov_rz.clone(), &[(Field::Rd, dop, 0)]);
+            i.piece(mov_rz, &[(Field::Rd, dop, 0)]);
             i.piece(mov_rz, &[(Field::Rd, dop, 1)]);
         } else {
             i.piece(

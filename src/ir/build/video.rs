@@ -225,85 +225,91 @@ impl FnBuilder<'_, '_> {
         }
         let dfield = self.scalar_sel(ins, dsel)?;
         let dsigned = dt == ast::Type::S32;
-        let ta = self.vscalar_operand(ins, &ins.operands[1], at)?;
-        let tb = self.vscalar_operand(ins, &ins.operands[2], bt)?;
-        let i64t = Type::I64;
-        // tmp: exact in i64 except for vshl, whose overflowing lanes only matter with .sat.
-        let mut big = None;
-        let tmp = match op {
-            VOp::Add => self.ins().add(ta, tb),
-            VOp::Sub => self.ins().sub(ta, tb),
-            VOp::Absdiff => {
-                let d = self.ins().sub(ta, tb);
-                let e = self.ins().sub(tb, ta);
-                self.smin_max(i64t, true, d, e)
-            }
-            VOp::Min => self.smin_max(i64t, false, ta, tb),
-            VOp::Max => self.smin_max(i64t, true, ta, tb),
-            VOp::Set(c) => {
-                let cc = int_cc(c).expect("checked by video_instr");
-                let p = self.ins().icmp(cc, ta, tb);
-                let one = self.iconst(i64t, 1);
-                let zero = self.iconst(i64t, 0);
-                self.ins().select(p, one, zero)
-            }
-            VOp::Avrg => unreachable!("vavrg has only SIMD forms"),
-            VOp::Shl | VOp::Shr => {
-                // The count: the selected field of b, zero-extended; .clamp: at most 32;
-                // .wrap: mod 32.
-                let count = self.ins().trunc(Type::I32, tb);
-                let count = if wrap {
-                    let m = self.iconst(Type::I32, 31);
-                    self.ins().binary(BinaryOp::And, count, m)
-                } else {
-                    let k = self.iconst(Type::I32, 32);
-                    self.ins().binary(BinaryOp::MinU, count, k)
-                };
-                if op == VOp::Shr {
-                    // ta is exact in i64 (non-negative when unsigned): shift arithmetically.
-                    self.ins().binary(BinaryOp::ShrS, ta, count)
-                } else {
-                    // ta << 32 may need 65 bits: shift by at most 31 (exact), and note where
-                    // a nonzero ta went by 32, whose saturated value is ta's sign's bound.
-                    let k31 = self.iconst(Type::I32, 31);
-                    let k32 = self.iconst(Type::I32, 32);
-                    let z = self.iconst(i64t, 0);
-                    let c31 = self.ins().binary(BinaryOp::MinU, count, k31);
-                    let is32 = self.ins().icmp(IntCC::Eq, count, k32);
-                    let nz = self.ins().icmp(IntCC::Ne, ta, z);
-                    let neg = self.ins().icmp(IntCC::Slt, ta, z);
-                    let both = self.ins().binary(BinaryOp::And, is32, nz);
-                    big = Some((both, neg));
-                    let exact = self.ins().shl(ta, c31);
-                    let full = self.ins().shl(ta, count);
-                    // Without .sat only the low 32 bits count: the full (wrapping) shift.
-                    if sat {
-                        exact
-                    } else {
-                        full
+        let fast = self.scalar_low32(ins, op, (at, bt), sat, wrap, dfield, dsigned)?;
+        let mut low = match fast {
+            Some(v) => v,
+            None => {
+                let ta = self.vscalar_operand(ins, &ins.operands[1], at)?;
+                let tb = self.vscalar_operand(ins, &ins.operands[2], bt)?;
+                let i64t = Type::I64;
+                // tmp: exact in i64 except for vshl, whose overflowing lanes only matter with .sat.
+                let mut big = None;
+                let tmp = match op {
+                    VOp::Add => self.ins().add(ta, tb),
+                    VOp::Sub => self.ins().sub(ta, tb),
+                    VOp::Absdiff => {
+                        let d = self.ins().sub(ta, tb);
+                        let e = self.ins().sub(tb, ta);
+                        self.smin_max(i64t, true, d, e)
                     }
+                    VOp::Min => self.smin_max(i64t, false, ta, tb),
+                    VOp::Max => self.smin_max(i64t, true, ta, tb),
+                    VOp::Set(c) => {
+                        let cc = int_cc(c).expect("checked by video_instr");
+                        let p = self.ins().icmp(cc, ta, tb);
+                        let one = self.iconst(i64t, 1);
+                        let zero = self.iconst(i64t, 0);
+                        self.ins().select(p, one, zero)
+                    }
+                    VOp::Avrg => unreachable!("vavrg has only SIMD forms"),
+                    VOp::Shl | VOp::Shr => {
+                        // The count: the selected field of b, zero-extended; .clamp: at most 32;
+                        // .wrap: mod 32.
+                        let count = self.ins().trunc(Type::I32, tb);
+                        let count = if wrap {
+                            let m = self.iconst(Type::I32, 31);
+                            self.ins().binary(BinaryOp::And, count, m)
+                        } else {
+                            let k = self.iconst(Type::I32, 32);
+                            self.ins().binary(BinaryOp::MinU, count, k)
+                        };
+                        if op == VOp::Shr {
+                            // ta is exact in i64 (non-negative when unsigned): shift arithmetically.
+                            self.ins().binary(BinaryOp::ShrS, ta, count)
+                        } else {
+                            // ta << 32 may need 65 bits: shift by at most 31 (exact), and note where
+                            // a nonzero ta went by 32, whose saturated value is ta's sign's bound.
+                            let k31 = self.iconst(Type::I32, 31);
+                            let k32 = self.iconst(Type::I32, 32);
+                            let z = self.iconst(i64t, 0);
+                            let c31 = self.ins().binary(BinaryOp::MinU, count, k31);
+                            let is32 = self.ins().icmp(IntCC::Eq, count, k32);
+                            let nz = self.ins().icmp(IntCC::Ne, ta, z);
+                            let neg = self.ins().icmp(IntCC::Slt, ta, z);
+                            let both = self.ins().binary(BinaryOp::And, is32, nz);
+                            big = Some((both, neg));
+                            let exact = self.ins().shl(ta, c31);
+                            let full = self.ins().shl(ta, count);
+                            // Without .sat only the low 32 bits count: the full (wrapping) shift.
+                            if sat {
+                                exact
+                            } else {
+                                full
+                            }
+                        }
+                    }
+                };
+                if sat {
+                    let (lo, hi) = match (dfield.1, dsigned) {
+                        (8, true) => (-128, 127),
+                        (8, false) => (0, 255),
+                        (16, true) => (-32768, 32767),
+                        (16, false) => (0, 65535),
+                        (_, true) => (i32::MIN as i64, i32::MAX as i64),
+                        (_, false) => (0, u32::MAX as i64),
+                    };
+                    let mut t = self.clamp(i64t, tmp, lo, hi);
+                    if let Some((both, neg)) = big {
+                        let l = self.iconst(i64t, lo);
+                        let h = self.iconst(i64t, hi);
+                        let bound = self.ins().select(neg, l, h);
+                        t = self.ins().select(both, bound, t);
+                    }
+                    self.ins().trunc(Type::I32, t)
+                } else {
+                    self.ins().trunc(Type::I32, tmp)
                 }
             }
-        };
-        let mut low = if sat {
-            let (lo, hi) = match (dfield.1, dsigned) {
-                (8, true) => (-128, 127),
-                (8, false) => (0, 255),
-                (16, true) => (-32768, 32767),
-                (16, false) => (0, 65535),
-                (_, true) => (i32::MIN as i64, i32::MAX as i64),
-                (_, false) => (0, u32::MAX as i64),
-            };
-            let mut t = self.clamp(i64t, tmp, lo, hi);
-            if let Some((both, neg)) = big {
-                let l = self.iconst(i64t, lo);
-                let h = self.iconst(i64t, hi);
-                let bound = self.ins().select(neg, l, h);
-                t = self.ins().select(both, bound, t);
-            }
-            self.ins().trunc(Type::I32, t)
-        } else {
-            self.ins().trunc(Type::I32, tmp)
         };
         if n == 4 {
             let c = self.read(&ins.operands[3], Type::I32, Some(dt))?;
@@ -331,6 +337,98 @@ impl FnBuilder<'_, '_> {
         self.write(dst, low, false, dop.span())
     }
 
+    /// The low 32 bits of a scalar video result computed in 32-bit arithmetic, where that is
+    /// exact (`None`: use the 64-bit path): with both operands a byte or a half, every value
+    /// fits (`.sat` included, shifts excepted); without `.sat`, for shifts, `vadd`/`vsub`,
+    /// and, when `a` and `b` have the same signedness, `vmin`/`vmax`/`vabsdiff`/`vset`
+    /// (compared as that signedness; `|a - b|` is `max - min`).
+    fn scalar_low32(
+        &mut self,
+        ins: &Instruction,
+        op: VOp,
+        (at, bt): (ast::Type, ast::Type),
+        sat: bool,
+        wrap: bool,
+        dfield: (u32, u32),
+        dsigned: bool,
+    ) -> Option<Option<Value>> {
+        let (ao, asel) = split(&ins.operands[1]);
+        let (bo, bsel) = split(&ins.operands[2]);
+        let shift = matches!(op, VOp::Shl | VOp::Shr);
+        let narrow = asel.is_some() && bsel.is_some() && !shift;
+        let low32 = !sat && (shift || matches!(op, VOp::Add | VOp::Sub) || at == bt);
+        if !narrow && !low32 {
+            return Some(None);
+        }
+        // Narrow values are exact, so compare as signed; otherwise as the operands' type.
+        let s = narrow || at == ast::Type::S32;
+        let (apos, alen) = self.scalar_sel(ins, asel)?;
+        let (bpos, blen) = self.scalar_sel(ins, bsel)?;
+        let a = self.read(&ao, Type::I32, Some(at))?;
+        let b = self.read(&bo, Type::I32, Some(bt))?;
+        let ta = self.vfield(a, apos, alen, at == ast::Type::S32);
+        let tb = self.vfield(b, bpos, blen, bt == ast::Type::S32);
+        let (min, max) = if s {
+            (BinaryOp::MinS, BinaryOp::MaxS)
+        } else {
+            (BinaryOp::MinU, BinaryOp::MaxU)
+        };
+        let t = match op {
+            VOp::Add => self.ins().add(ta, tb),
+            VOp::Sub => self.ins().sub(ta, tb),
+            VOp::Min => self.ins().binary(min, ta, tb),
+            VOp::Max => self.ins().binary(max, ta, tb),
+            VOp::Absdiff => {
+                let hi = self.ins().binary(max, ta, tb);
+                let lo = self.ins().binary(min, ta, tb);
+                self.ins().sub(hi, lo)
+            }
+            VOp::Set(c) => {
+                let cc = int_cc(c).expect("checked by video_instr");
+                let cc = match (s, cc) {
+                    (false, IntCC::Slt) => IntCC::Ult,
+                    (false, IntCC::Sle) => IntCC::Ule,
+                    (false, IntCC::Sgt) => IntCC::Ugt,
+                    (false, IntCC::Sge) => IntCC::Uge,
+                    (_, cc) => cc,
+                };
+                let p = self.ins().icmp(cc, ta, tb);
+                let one = self.iconst(Type::I32, 1);
+                let zero = self.iconst(Type::I32, 0);
+                self.ins().select(p, one, zero)
+            }
+            VOp::Shl | VOp::Shr => {
+                // The IR's shifts give 0 (or the sign) for a count of 32, as PTX's clamp.
+                let n = if wrap {
+                    let m = self.iconst(Type::I32, 31);
+                    self.ins().binary(BinaryOp::And, tb, m)
+                } else {
+                    let k = self.iconst(Type::I32, 32);
+                    self.ins().binary(BinaryOp::MinU, tb, k)
+                };
+                match (op, at == ast::Type::S32) {
+                    (VOp::Shl, _) => self.ins().shl(ta, n),
+                    (_, true) => self.ins().binary(BinaryOp::ShrS, ta, n),
+                    (_, false) => self.ins().binary(BinaryOp::ShrU, ta, n),
+                }
+            }
+            VOp::Avrg => unreachable!("vavrg has only SIMD forms"),
+        };
+        if !sat {
+            return Some(Some(t));
+        }
+        // Narrow: |t| < 2^17, so the 32-bit bounds reduce to what i32 holds.
+        let (lo, hi) = match (dfield.1, dsigned) {
+            (8, true) => (-128, 127),
+            (8, false) => (0, 255),
+            (16, true) => (-32768, 32767),
+            (16, false) => (0, 65535),
+            (_, true) => (i32::MIN as i64, i32::MAX as i64),
+            (_, false) => (0, i32::MAX as i64),
+        };
+        Some(Some(self.clamp(Type::I32, t, lo, hi)))
+    }
+
     /// `vmad.dtype.atype.btype{.po}{.shr7|.shr15} d, a{.asel}, b{.bsel}, c`:
     /// `((ta * tb + c + po) >> scale)` in at least 66 bits, of which `d` is the low 32 —
     /// which only the low 64 bits of the product and sum decide, since scale ≤ 15.
@@ -347,6 +445,33 @@ impl FnBuilder<'_, '_> {
             return self.unsupported(ins, "vmad takes d, a, b, c");
         }
         let (dt, at, bt) = (types[0], types[1], types[2]);
+        let scale = if ins.has_flag("shr7") {
+            7
+        } else if ins.has_flag("shr15") {
+            15
+        } else {
+            0
+        };
+        if scale == 0 {
+            // Unscaled, d is the low 32 bits of the sum, which the operands' low 32 bits
+            // decide: a 32-bit multiply-add.
+            let (ao, asel) = split(&ins.operands[1]);
+            let (bo, bsel) = split(&ins.operands[2]);
+            let (apos, alen) = self.scalar_sel(ins, asel)?;
+            let (bpos, blen) = self.scalar_sel(ins, bsel)?;
+            let a = self.read(&ao, Type::I32, Some(at))?;
+            let b = self.read(&bo, Type::I32, Some(bt))?;
+            let c = self.read(&ins.operands[3], Type::I32, Some(dt))?;
+            let ta = self.vfield(a, apos, alen, at == ast::Type::S32);
+            let tb = self.vfield(b, bpos, blen, bt == ast::Type::S32);
+            let mut d = self.ins().mad_lo(ta, tb, c);
+            if ins.has_flag("po") {
+                let one = self.iconst(Type::I32, 1);
+                d = self.ins().add(d, one);
+            }
+            let dst = self.dest1(&ins.operands[0])?;
+            return self.write(dst, d, false, ins.operands[0].span());
+        }
         let ta = self.vscalar_operand(ins, &ins.operands[1], at)?;
         let tb = self.vscalar_operand(ins, &ins.operands[2], bt)?;
         let signed_final = at == ast::Type::S32 || bt == ast::Type::S32;
@@ -362,17 +487,8 @@ impl FnBuilder<'_, '_> {
             let one = self.iconst(Type::I64, 1);
             sum = self.ins().add(sum, one);
         }
-        let scale = if ins.has_flag("shr7") {
-            7
-        } else if ins.has_flag("shr15") {
-            15
-        } else {
-            0
-        };
-        if scale != 0 {
-            let k = self.iconst(Type::I32, scale);
-            sum = self.ins().binary(BinaryOp::ShrU, sum, k);
-        }
+        let k = self.iconst(Type::I32, scale);
+        sum = self.ins().binary(BinaryOp::ShrU, sum, k);
         let d = self.ins().trunc(Type::I32, sum);
         let dst = self.dest1(&ins.operands[0])?;
         self.write(dst, d, false, ins.operands[0].span())
