@@ -71,6 +71,19 @@ fn int_cc(c: CmpOp) -> Option<IntCC> {
     })
 }
 
+/// The `.sat` range of a scalar result written to `bits` bits (8, 16: a merged byte or half;
+/// 32) of a signed or unsigned destination (PTX `optSaturate`).
+fn sat_bounds(bits: u32, signed: bool) -> (i64, i64) {
+    match (bits, signed) {
+        (8, true) => (-128, 127),
+        (8, false) => (0, 255),
+        (16, true) => (-32768, 32767),
+        (16, false) => (0, 65535),
+        (_, true) => (i32::MIN as i64, i32::MAX as i64),
+        (_, false) => (0, u32::MAX as i64),
+    }
+}
+
 impl FnBuilder<'_, '_> {
     pub(super) fn video_instr(&mut self, ins: &Instruction) -> Option<()> {
         use Opcode::*;
@@ -225,7 +238,8 @@ impl FnBuilder<'_, '_> {
         }
         let dfield = self.scalar_sel(ins, dsel)?;
         let dsigned = dt == ast::Type::S32;
-        let fast = self.scalar_low32(ins, op, (at, bt), sat, wrap, dfield, dsigned)?;
+        let bounds = sat_bounds(dfield.1, dsigned);
+        let fast = self.scalar_low32(ins, op, (at, bt), sat.then_some(bounds), wrap)?;
         let mut low = match fast {
             Some(v) => v,
             None => {
@@ -290,14 +304,7 @@ impl FnBuilder<'_, '_> {
                     }
                 };
                 if sat {
-                    let (lo, hi) = match (dfield.1, dsigned) {
-                        (8, true) => (-128, 127),
-                        (8, false) => (0, 255),
-                        (16, true) => (-32768, 32767),
-                        (16, false) => (0, 65535),
-                        (_, true) => (i32::MIN as i64, i32::MAX as i64),
-                        (_, false) => (0, u32::MAX as i64),
-                    };
+                    let (lo, hi) = bounds;
                     let mut t = self.clamp(i64t, tmp, lo, hi);
                     if let Some((both, neg)) = big {
                         let l = self.iconst(i64t, lo);
@@ -347,16 +354,14 @@ impl FnBuilder<'_, '_> {
         ins: &Instruction,
         op: VOp,
         (at, bt): (ast::Type, ast::Type),
-        sat: bool,
+        sat: Option<(i64, i64)>,
         wrap: bool,
-        dfield: (u32, u32),
-        dsigned: bool,
     ) -> Option<Option<Value>> {
         let (ao, asel) = split(&ins.operands[1]);
         let (bo, bsel) = split(&ins.operands[2]);
         let shift = matches!(op, VOp::Shl | VOp::Shr);
         let narrow = asel.is_some() && bsel.is_some() && !shift;
-        let low32 = !sat && (shift || matches!(op, VOp::Add | VOp::Sub) || at == bt);
+        let low32 = sat.is_none() && (shift || matches!(op, VOp::Add | VOp::Sub) || at == bt);
         if !narrow && !low32 {
             return Some(None);
         }
@@ -414,18 +419,11 @@ impl FnBuilder<'_, '_> {
             }
             VOp::Avrg => unreachable!("vavrg has only SIMD forms"),
         };
-        if !sat {
+        let Some((lo, hi)) = sat else {
             return Some(Some(t));
-        }
-        // Narrow: |t| < 2^17, so the 32-bit bounds reduce to what i32 holds.
-        let (lo, hi) = match (dfield.1, dsigned) {
-            (8, true) => (-128, 127),
-            (8, false) => (0, 255),
-            (16, true) => (-32768, 32767),
-            (16, false) => (0, 65535),
-            (_, true) => (i32::MIN as i64, i32::MAX as i64),
-            (_, false) => (0, i32::MAX as i64),
         };
+        // Narrow: |t| < 2^17, so the 32-bit bounds reduce to what i32 holds.
+        let hi = hi.min(i32::MAX as i64);
         Some(Some(self.clamp(Type::I32, t, lo, hi)))
     }
 
