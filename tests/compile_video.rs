@@ -848,6 +848,19 @@ fn bad_selectors_are_diagnosed() {
     for (form, why) in [
         ("vadd.u32.u32.u32 D, %a.b10, %b", "selector .b10"),
         (
+            "vadd.u32.u32.u32 D, %a.b9, %b",
+            "unknown video selector '.b9'",
+        ),
+        (
+            "vadd4.u32.u32.u32 D, %a.x, %b, %c",
+            "unknown video selector '.x'",
+        ),
+        ("vset.u32.u32.lo D, %a, %b", "vset needs one of"),
+        (
+            "vadd2.u32.u32.u32.sat.add D, %a, %b, %c",
+            "at most one of .sat, .add",
+        ),
+        (
             "vadd2.u32.u32.u32 D, %a.b10, %b, %c",
             "source selector .b10",
         ),

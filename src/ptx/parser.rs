@@ -1478,10 +1478,16 @@ impl<'a> Parser<'a> {
                     let ct = self.tok();
                     if op.info().rule == Rule::Video {
                         // `r.b1`, `r.h10`, `r.b3210`: a video selector, not a component.
-                        if let Some(sel) = VideoSel::parse(&self.text_of(ct)[1..]) {
+                        let w = self.text_of(ct);
+                        if let Some(sel) = VideoSel::parse(&w[1..]) {
                             self.bump();
                             return Ok(Operand::Selected { name, sel });
                         }
+                        let msg = format!(
+                            "unknown video selector '{w}' (.b or .h and one to four digits 0-7)"
+                        );
+                        self.error(ct.span, msg);
+                        return Err(());
                     }
                     match Component::from_name(&self.text_of(ct)[1..]) {
                         Some(c) => {
