@@ -666,6 +666,12 @@ fn vset() {
             "vset.s32.u32.gt.min D, %a.b3, %b.b0, %c",
             "vset.s32.s32.le.max D, %a, %b, %c",
             "vset.u32.u32.lt D.b2, %a.b0, %b.b0, %c",
+            "vset.s32.u32.ge D, %a, %b",
+            "vset.u32.s32.eq.add D, %a, %b, %c",
+            "vset.s32.u32.ne D, %a, %b",
+            "vset.u32.s32.le D, %a, %b",
+            "vset.s32.u32.gt D, %a, %b",
+            "vset.s32.s32.lt D, %a, %b",
         ],
         4,
     );

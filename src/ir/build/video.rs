@@ -347,7 +347,7 @@ impl FnBuilder<'_, '_> {
     /// The low 32 bits of a scalar video result computed in 32-bit arithmetic, where that is
     /// exact (`None`: use the 64-bit path): with both operands a byte or a half, every value
     /// fits (`.sat` included, shifts excepted); without `.sat`, for shifts, `vadd`/`vsub`,
-    /// and, when `a` and `b` have the same signedness, `vmin`/`vmax`/`vabsdiff`/`vset`
+    /// `vset`, and, when `a` and `b` have the same signedness, `vmin`/`vmax`/`vabsdiff`
     /// (compared as that signedness; `|a - b|` is `max - min`).
     fn scalar_low32(
         &mut self,
@@ -361,7 +361,8 @@ impl FnBuilder<'_, '_> {
         let (bo, bsel) = split(&ins.operands[2]);
         let shift = matches!(op, VOp::Shl | VOp::Shr);
         let narrow = asel.is_some() && bsel.is_some() && !shift;
-        let low32 = sat.is_none() && (shift || matches!(op, VOp::Add | VOp::Sub) || at == bt);
+        let low32 =
+            sat.is_none() && (shift || matches!(op, VOp::Add | VOp::Sub | VOp::Set(_)) || at == bt);
         if !narrow && !low32 {
             return Some(None);
         }
@@ -390,17 +391,37 @@ impl FnBuilder<'_, '_> {
             }
             VOp::Set(c) => {
                 let cc = int_cc(c).expect("checked by video_instr");
-                let cc = match (s, cc) {
-                    (false, IntCC::Slt) => IntCC::Ult,
-                    (false, IntCC::Sle) => IntCC::Ule,
-                    (false, IntCC::Sgt) => IntCC::Ugt,
-                    (false, IntCC::Sge) => IntCC::Uge,
+                // Mixed signedness (whole words): compare unsigned, except that a negative
+                // signed side is below every unsigned value.
+                let mixed = !narrow && at != bt;
+                let unsigned = !s || mixed;
+                let ucc = match (unsigned, cc) {
+                    (true, IntCC::Slt) => IntCC::Ult,
+                    (true, IntCC::Sle) => IntCC::Ule,
+                    (true, IntCC::Sgt) => IntCC::Ugt,
+                    (true, IntCC::Sge) => IntCC::Uge,
                     (_, cc) => cc,
                 };
-                let p = self.ins().icmp(cc, ta, tb);
+                let p = self.ins().icmp(ucc, ta, tb);
                 let one = self.iconst(Type::I32, 1);
                 let zero = self.iconst(Type::I32, 0);
-                self.ins().select(p, one, zero)
+                let r = self.ins().select(p, one, zero);
+                if mixed {
+                    let a_signed = at == ast::Type::S32;
+                    let side = if a_signed { ta } else { tb };
+                    let neg = self.ins().icmp(IntCC::Slt, side, zero);
+                    // The negative side is the smaller: a < b when it is a.
+                    let holds = match cc {
+                        IntCC::Eq => false,
+                        IntCC::Ne => true,
+                        IntCC::Slt | IntCC::Sle => a_signed,
+                        _ => !a_signed,
+                    };
+                    let k = self.iconst(Type::I32, holds as i64);
+                    self.ins().select(neg, k, r)
+                } else {
+                    r
+                }
             }
             VOp::Shl | VOp::Shr => {
                 // The IR's shifts give 0 (or the sign) for a count of 32, as PTX's clamp.
