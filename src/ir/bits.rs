@@ -1,5 +1,6 @@
 //! Bit-field operations on 32-bit integers: `clz`, `popc`, `brev`, `bfind`, `bfe`, `bfi`,
-//! `prmt` (PTX ISA section 9.7.1, "Integer and bit-manipulation instructions").
+//! `prmt` (PTX ISA section 9.7.1, "Integer and bit-manipulation instructions"), and the one
+//! video form ptxas keeps native, `vabsdiff4` with default selectors (9.7.10).
 //!
 //! In: an [`InstData::Bits`](super::InstData::Bits) names one [`BitOp`] and its operands, all
 //! `i32`; the result is `i32`. The 64-bit PTX forms (`clz.b64`, `popc.b64`, `brev.b64`,
@@ -33,6 +34,11 @@ pub enum BitOp {
     /// `sel[4k+2..4k]` of the 8-byte `{b, a}` (a's low byte is byte 0), or that byte's sign
     /// replicated when `sel[4k+3]` is set; the other modes pick bytes by `sel[1:0]` alone.
     Prmt { mode: PrmtMode },
+    /// `vabsdiff4.u32.{u32,s32}.u32` with the default selectors and all four lanes: the byte
+    /// lanes `t[i] = |a.b[i] - b.b[i]|` (`a`'s bytes signed when `signed_a`, `b`'s unsigned);
+    /// `acc` (PTX `.add`): `c + t[0] + t[1] + t[2] + t[3]` (operands a, b, c), else the
+    /// lanes' low bytes (operands a, b). SASS `VABSDIFF4`.
+    Vabsdiff4 { signed_a: bool, acc: bool },
 }
 
 /// `prmt.b32{.mode}`: how the selector picks the result's bytes from `{b, a}`. The
@@ -101,6 +107,8 @@ impl BitOp {
             BitOp::Clz | BitOp::Popc | BitOp::Brev | BitOp::Bfind { .. } => 1,
             BitOp::Bfe { .. } | BitOp::Prmt { .. } => 3,
             BitOp::Bfi => 4,
+            BitOp::Vabsdiff4 { acc: true, .. } => 3,
+            BitOp::Vabsdiff4 { acc: false, .. } => 2,
         }
     }
 
@@ -150,6 +158,22 @@ impl BitOp {
             BitOp::Prmt {
                 mode: PrmtMode::Rc16,
             } => "prmt.rc16",
+            BitOp::Vabsdiff4 {
+                signed_a: false,
+                acc: false,
+            } => "vabsdiff4.u",
+            BitOp::Vabsdiff4 {
+                signed_a: true,
+                acc: false,
+            } => "vabsdiff4.s",
+            BitOp::Vabsdiff4 {
+                signed_a: false,
+                acc: true,
+            } => "vabsdiff4.u.add",
+            BitOp::Vabsdiff4 {
+                signed_a: true,
+                acc: true,
+            } => "vabsdiff4.s.add",
         }
     }
 
@@ -202,6 +226,24 @@ impl BitOp {
                     let byte = (src >> (8 * mode.byte(k, s))) as u8;
                     d | (u32::from(byte) << (8 * k))
                 })
+            }
+            BitOp::Vabsdiff4 { signed_a, acc } => {
+                let (a, b) = (x(0), x(1));
+                let lane = |k: u32| {
+                    let va = (a >> (8 * k)) as u8;
+                    let va = if signed_a {
+                        i32::from(va as i8)
+                    } else {
+                        i32::from(va)
+                    };
+                    let vb = i32::from((b >> (8 * k)) as u8);
+                    (va - vb).unsigned_abs()
+                };
+                if acc {
+                    (0..4).fold(x(2), |s, k| s.wrapping_add(lane(k)))
+                } else {
+                    (0..4).fold(0, |d, k| d | (lane(k) & 0xff) << (8 * k))
+                }
             }
             BitOp::Prmt { .. } => {
                 let src = u64::from(x(0)) | (u64::from(x(1)) << 32);

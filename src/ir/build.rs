@@ -105,6 +105,7 @@ use crate::error::{Diagnostic, SourceFile, Span};
 use crate::ir::float::{FloatCC, FloatFmt, FloatOp};
 
 mod sync;
+mod video;
 use crate::ptx::ast;
 use crate::ptx::ast::{CmpOp, Init, Instruction, NameText, Opcode, Operand, StateSpace, TypeKind};
 
@@ -1903,7 +1904,6 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             Opcode::Mad => return self.mad(ins),
             Opcode::Madc => return self.mad_cc(ins),
             Opcode::Shl | Opcode::Shr => return self.shift(ins),
-            Opcode::Vshl | Opcode::Vshr => return self.video_shift(ins),
             Opcode::And | Opcode::Or | Opcode::Xor => return self.bitwise(ins),
             Opcode::Not | Opcode::Neg | Opcode::Abs | Opcode::Cnot => return self.unary(ins),
             Opcode::Min | Opcode::Max => return self.minmax(ins),
@@ -1952,6 +1952,29 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                 "floating-point arithmetic is not in the IR yet"
             }
             Opcode::Membar | Opcode::Fence => return self.membar(ins),
+            Opcode::Vadd
+            | Opcode::Vsub
+            | Opcode::Vabsdiff
+            | Opcode::Vmin
+            | Opcode::Vmax
+            | Opcode::Vshl
+            | Opcode::Vshr
+            | Opcode::Vset
+            | Opcode::Vmad
+            | Opcode::Vadd2
+            | Opcode::Vsub2
+            | Opcode::Vavrg2
+            | Opcode::Vabsdiff2
+            | Opcode::Vmin2
+            | Opcode::Vmax2
+            | Opcode::Vset2
+            | Opcode::Vadd4
+            | Opcode::Vsub4
+            | Opcode::Vavrg4
+            | Opcode::Vabsdiff4
+            | Opcode::Vmin4
+            | Opcode::Vmax4
+            | Opcode::Vset4 => return self.video_instr(ins),
             Opcode::Trap => {
                 self.ins().trap();
                 return Some(());
@@ -2457,50 +2480,6 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         let d = self.ins().binary(op, a, n);
         let dst = self.dest1(&ops[0])?;
         self.write(dst, d, signed, ops[0].span())
-    }
-
-    /// `vshl`/`vshr` in their scalar form: `.u32`/`.s32` operands without byte or half
-    /// selectors or `.sat`. `tmp = a << b` (`a >> b`, arithmetic for `.s32` `a`), the count
-    /// clamped to 32 (`.clamp`: what PTX's own shifts do) or taken mod 32 (`.wrap`), then
-    /// `d = tmp + c` with `.add`. (Without `.sat` the result is the low 32 bits of PTX's wider
-    /// intermediate, which is what 32-bit arithmetic gives.)
-    fn video_shift(&mut self, ins: &Instruction) -> Option<()> {
-        use ast::Type::{S32, U32};
-        let types = ins.type_mod_list();
-        let scalar = types.len() == 3
-            && types[..2].iter().all(|t| matches!(t, U32 | S32))
-            && types[2] == U32
-            && !["sat", "min", "max", "b0", "b1", "b2", "b3", "h0", "h1"]
-                .iter()
-                .any(|f| ins.has_flag(f));
-        let wrap = ins.has_flag("wrap");
-        if !scalar || wrap == ins.has_flag("clamp") {
-            return self.unsupported(
-                ins,
-                "only the scalar .u32/.s32 form with .clamp or .wrap and an optional .add",
-            );
-        }
-        let add = ins.has_flag("add");
-        let ops = self.ops(ins, if add { 4 } else { 3 })?;
-        let signed_a = types[1] == S32;
-        let a = self.read(&ops[1], Type::I32, Some(types[1]))?;
-        let mut n = self.read(&ops[2], Type::I32, Some(U32))?;
-        if wrap {
-            let m = self.iconst(Type::I32, 31);
-            n = self.ins().binary(BinaryOp::And, n, m);
-        }
-        let op = match (ins.opcode, signed_a) {
-            (Opcode::Vshl, _) => BinaryOp::Shl,
-            (_, true) => BinaryOp::ShrS,
-            (_, false) => BinaryOp::ShrU,
-        };
-        let mut d = self.ins().binary(op, a, n);
-        if add {
-            let c = self.read(&ops[3], Type::I32, Some(types[0]))?;
-            d = self.ins().binary(BinaryOp::Add, d, c);
-        }
-        let dst = self.dest1(&ops[0])?;
-        self.write(dst, d, types[0] == S32, ops[0].span())
     }
 
     fn pred_or_int(&mut self, ins: &Instruction) -> Option<Type> {

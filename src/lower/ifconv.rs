@@ -90,6 +90,7 @@ fn predicable_class(class: &str) -> bool {
             | "FLO"
             | "POPC"
             | "PRMT"
+            | "VABSDIFF4"
             | "SEL"
             | "LEA"
             | "LEA_HI"

@@ -1802,6 +1802,11 @@ impl<'a> Lowerer<'a> {
                 ],
             );
             i.piece(shr(k), &[(Field::Rd, dop, 1), (Field::Ra, aop, o + 1)]);
+        } else if !signed && k == 64 {
+            // A logical shift by 64 or more (k is clamped to 64) leaves nothing; the count
+            // must not be clamped to 31, which would keep the top bit.
+            i.piece(mov_rz, &[(Field::Rd, dop, 0)]);
+            i.piece(mov_rz, &[(Field::Rd, dop, 1)]);
         } else {
             i.piece(
                 shr((k - 32).min(31)),

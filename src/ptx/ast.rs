@@ -1043,6 +1043,62 @@ pub enum Operand {
     PredPair(Name, Name),
     /// `_`: the sink.
     Sink(Span),
+    /// `r.b1`, `r.h0`, `r.b3210`, `r.h10`: a register with a video-instruction selector
+    /// (operand byte/half selectors, destination merge selectors and SIMD masks).
+    Selected {
+        name: Name,
+        sel: VideoSel,
+    },
+}
+
+/// The selector a video instruction writes after a register operand: `.b` or `.h`
+/// followed by one to four digits 0..7, kept as written (`.b3210` is `digits = [3, 2, 1, 0]`,
+/// `len = 4`); what the digits mean depends on the instruction and the operand.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub struct VideoSel {
+    /// `.h` (halfwords) rather than `.b` (bytes).
+    pub half: bool,
+    pub digits: [u8; 4],
+    pub len: u8,
+}
+
+impl VideoSel {
+    /// Parses `b0`, `h1`, `b3210`, `h32`... (without the dot); `None` for anything else.
+    pub fn parse(s: &str) -> Option<VideoSel> {
+        let half = match s.as_bytes().first()? {
+            b'b' => false,
+            b'h' => true,
+            _ => return None,
+        };
+        let rest = &s.as_bytes()[1..];
+        if rest.is_empty() || rest.len() > 4 || !rest.iter().all(|c| (b'0'..=b'7').contains(c)) {
+            return None;
+        }
+        let mut digits = [0; 4];
+        for (k, c) in rest.iter().enumerate() {
+            digits[k] = c - b'0';
+        }
+        Some(VideoSel {
+            half,
+            digits,
+            len: rest.len() as u8,
+        })
+    }
+
+    /// The digits as written, most significant lane first.
+    pub fn digits(&self) -> &[u8] {
+        &self.digits[..self.len as usize]
+    }
+}
+
+impl std::fmt::Display for VideoSel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.half { "h" } else { "b" })?;
+        for d in self.digits() {
+            write!(f, "{d}")?;
+        }
+        Ok(())
+    }
 }
 
 impl Operand {
@@ -1051,6 +1107,7 @@ impl Operand {
             Operand::Name(n) => n.span,
             Operand::Special { name, .. } => name.span,
             Operand::Elem { name, .. } => name.span,
+            Operand::Selected { name, .. } => name.span,
             Operand::Imm(_, s)
             | Operand::Vector(_, s)
             | Operand::TexArgs(_, s)
@@ -1316,9 +1373,10 @@ fn clear_block(b: &mut Block) {
 
 fn clear_operand(o: &mut Operand) {
     match o {
-        Operand::Name(n) | Operand::Special { name: n, .. } | Operand::Elem { name: n, .. } => {
-            clear_name(n)
-        }
+        Operand::Name(n)
+        | Operand::Special { name: n, .. }
+        | Operand::Elem { name: n, .. }
+        | Operand::Selected { name: n, .. } => clear_name(n),
         Operand::NameOffset { name, span, .. } => {
             clear_name(name);
             *span = Span::default();

@@ -989,6 +989,7 @@ impl<'a, 'f> Checker<'a, 'f> {
         match o {
             Operand::Name(n)
             | Operand::Elem { name: n, .. }
+            | Operand::Selected { name: n, .. }
             | Operand::NameOffset { name: n, .. } => {
                 self.resolve(n);
             }
@@ -1034,7 +1035,9 @@ impl<'a, 'f> Checker<'a, 'f> {
 
     fn operand_type(&mut self, i: &Instruction, o: &Operand, ty: Type, widen: bool) {
         match o {
-            Operand::Name(n) | Operand::Elem { name: n, .. } => {
+            Operand::Name(n)
+            | Operand::Elem { name: n, .. }
+            | Operand::Selected { name: n, .. } => {
                 if let Some(v) = self.reg_of(n) {
                     if !compatible(ty, v.ty, widen) {
                         self.error(

@@ -16,7 +16,7 @@
 use crate::error::{Diagnostic, SourceFile, Span};
 use crate::ptx::ast::*;
 use crate::ptx::lexer::{lex, Tok, Token};
-use crate::ptx::opcodes::{OpInfo, Opcode};
+use crate::ptx::opcodes::{OpInfo, Opcode, Rule};
 use rustc_hash::FxHashMap as HashMap;
 use std::sync::Arc;
 
@@ -1476,6 +1476,19 @@ impl<'a> Parser<'a> {
                 // `.x`-style component glued to the name.
                 let comp = if self.peek() == Tok::Dot && self.tok().span.start == name.span.end {
                     let ct = self.tok();
+                    if op.info().rule == Rule::Video {
+                        // `r.b1`, `r.h10`, `r.b3210`: a video selector, not a component.
+                        let w = self.text_of(ct);
+                        if let Some(sel) = VideoSel::parse(&w[1..]) {
+                            self.bump();
+                            return Ok(Operand::Selected { name, sel });
+                        }
+                        let msg = format!(
+                            "unknown video selector '{w}' (.b or .h and one to four digits 0-7)"
+                        );
+                        self.error(ct.span, msg);
+                        return Err(());
+                    }
                     match Component::from_name(&self.text_of(ct)[1..]) {
                         Some(c) => {
                             self.bump();

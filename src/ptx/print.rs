@@ -347,6 +347,7 @@ impl Display for Operand {
                 Ok(())
             }
             Operand::Elem { name, comp } => write!(f, "{}.{}", name.text, comp.name()),
+            Operand::Selected { name, sel } => write!(f, "{}.{sel}", name.text),
             Operand::Imm(v, _) => write!(f, "{v}"),
             Operand::Address(a) => write!(f, "[{a}]"),
             Operand::Indexed { base, index, .. } => write!(f, "{}[{index}]", base.text),
@@ -644,6 +645,7 @@ fn dump_operand(out: &mut String, o: &Operand) {
             comp.map(|c| format!(".{}", c.name())).unwrap_or_default()
         ),
         Operand::Elem { name, comp } => write!(out, "elem({}.{})", name.text, comp.name()),
+        Operand::Selected { name, sel } => write!(out, "selected({}.{sel})", name.text),
         Operand::NameOffset { name, offset, .. } => {
             write!(out, "name_offset({}{offset:+})", name.text)
         }

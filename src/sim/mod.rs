@@ -127,6 +127,9 @@
 //!   `BFI`: Rd = Rc with `len` bits at `pos` replaced by Ra's low bits.
 //! * `POPC`: number of set bits of (~)B. `FLO`: index of the highest set bit of (~)B
 //!   (signed: of B, or ~B when negative), 0xffffffff when none; .SH gives 31 - index.
+//! * `VABSDIFF4`: the byte lanes |Ra.b[i] - Rb.b[i]| (Ra's bytes signed with .S8); .ACC:
+//!   Rd = Rc + their sum, otherwise Rd = the lanes' low bytes (default selectors, all lanes,
+//!   no .SAT: the only forms decoded, those ptxas writes for `vabsdiff4`).
 //! * `I2I`: B (its .B1/.B2/.B3 byte or half selected) read as the source type, converted to
 //!   the destination type: truncated and re-extended, or clamped with .SAT; -B and |B| apply
 //!   to the source value first.

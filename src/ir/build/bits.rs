@@ -10,11 +10,11 @@
 //! turns a position p into `63 - p`. `shf.l` is `(b << n) | (a >> (32 - n))`, `shf.r` is
 //! `(a >> n) | (b << (32 - n))` with `n = c & 31` (`.wrap`) or `min(c, 32)` (`.clamp`): the
 //! IR's shifts give 0 for counts of 32 or more, which is exactly the end cases PTX wants.
-//! Refused with a diagnostic: 64-bit `bfe`/`bfi`.
+//! 64-bit `bfe`/`bfi` are 64-bit shifts and masks (see [`FnBuilder::bf64`]).
 
 use super::FnBuilder;
 use crate::ir::{BinaryOp, BitOp, IntCC, PrmtMode, Type, UnaryOp, Value};
-use crate::ptx::ast::{self, Instruction, Opcode};
+use crate::ptx::ast::{self, Instruction, Opcode, Operand};
 
 impl FnBuilder<'_, '_> {
     /// The two 32-bit words of a 64-bit value.
@@ -51,7 +51,8 @@ impl FnBuilder<'_, '_> {
         let (ty, signed) = self.int_type(ins)?;
         let wide = match ty {
             Type::I32 => false,
-            Type::I64 if !matches!(ins.opcode, Opcode::Bfe | Opcode::Bfi | Opcode::Prmt) => true,
+            Type::I64 if matches!(ins.opcode, Opcode::Bfe | Opcode::Bfi) => return self.bf64(ins),
+            Type::I64 if ins.opcode != Opcode::Prmt => true,
             _ => return self.unsupported(ins, &format!("{ty} operands (only 32-bit here)")),
         };
         let n = match ins.opcode {
@@ -143,6 +144,85 @@ impl FnBuilder<'_, '_> {
                     .unwrap_or(PrmtMode::Default);
                 self.ins().bits(BitOp::Prmt { mode }, &[a, b, c])
             }
+        };
+        let dst = self.dest1(&ops[0])?;
+        self.write(dst, d, false, ops[0].span())
+    }
+
+    /// `bfe.u64/.s64 d, a, pos, len` and `bfi.b64 d, a, b, pos, len` as 64-bit shifts and
+    /// masks (pos and len taken mod 256; the IR's shifts give 0, or the sign for an arithmetic
+    /// right shift, for counts of 64 or more, which is the end case PTX wants):
+    /// * `bfe.u64`: `(a >> pos) & ~(-1 << len)`;
+    /// * `bfe.s64`: with `e = min(pos + len, 64)`, `(a << (64 - e)) >>s (64 - e + pos)`, the
+    ///   field sign-extended from bit `e - 1` (all bits `a[63]` when pos ≥ 64), and 0 when
+    ///   `len = 0`;
+    /// * `bfi.b64`: with `m = ~(-1 << len) << pos`, `(b & ~m) | ((a << pos) & m)`.
+    fn bf64(&mut self, ins: &Instruction) -> Option<()> {
+        let (ty, signed) = self.int_type(ins)?;
+        let bfi = ins.opcode == Opcode::Bfi;
+        let ops = self.ops(ins, if bfi { 5 } else { 4 })?;
+        let it = ins.ty();
+        let u32t = Some(ast::Type::U32);
+        let a = self.read(&ops[1], ty, it)?;
+        let k = if bfi { 3 } else { 2 };
+        let pos = self.read(&ops[k], Type::I32, u32t)?;
+        let len = self.read(&ops[k + 1], Type::I32, u32t)?;
+        if bfi {
+            // nvcc's idiom for building a 64-bit value from two words, `bfi.b64 d, a, b, 32,
+            // 32` (or a longer len), and its mirror `bfi.b64 d, a, b, 0, 32`: a pair of words,
+            // which the lowering moves (`MOV`s) instead of masking both 64-bit operands.
+            let imm = |o: &Operand| match o {
+                Operand::Imm(ast::Imm::Int { value, .. }, _) => Some(value & 0xff),
+                _ => None,
+            };
+            let words = match (imm(&ops[3]), imm(&ops[4])) {
+                (Some(32), Some(l)) if l >= 32 => Some(true),
+                (Some(0), Some(32)) => Some(false),
+                _ => None,
+            };
+            if let Some(high) = words {
+                let b = self.read(&ops[2], ty, it)?;
+                let (alo, _) = self.words(a);
+                let (blo, bhi) = self.words(b);
+                let (lo, hi) = if high { (blo, alo) } else { (alo, bhi) };
+                let lo = self.ins().zext(Type::I64, lo);
+                let hi = self.ins().zext(Type::I64, hi);
+                let k = self.iconst(Type::I32, 32);
+                let up = self.ins().shl(hi, k);
+                let d = self.ins().binary(BinaryOp::Or, lo, up);
+                let dst = self.dest1(&ops[0])?;
+                return self.write(dst, d, false, ops[0].span());
+            }
+        }
+        let ff = self.iconst(Type::I32, 0xff);
+        let pos = self.ins().binary(BinaryOp::And, pos, ff);
+        let len = self.ins().binary(BinaryOp::And, len, ff);
+        let ones = self.iconst(Type::I64, -1);
+        let up = self.ins().shl(ones, len);
+        let low_mask = self.ins().unary(UnaryOp::Not, up);
+        let d = if bfi {
+            let b = self.read(&ops[2], ty, it)?;
+            let m = self.ins().shl(low_mask, pos);
+            let keep = self.ins().unary(UnaryOp::Not, m);
+            let old = self.ins().binary(BinaryOp::And, b, keep);
+            let moved = self.ins().shl(a, pos);
+            let new = self.ins().binary(BinaryOp::And, moved, m);
+            self.ins().binary(BinaryOp::Or, old, new)
+        } else if !signed {
+            let x = self.ins().binary(BinaryOp::ShrU, a, pos);
+            self.ins().binary(BinaryOp::And, x, low_mask)
+        } else {
+            let k64 = self.iconst(Type::I32, 64);
+            let end = self.ins().add(pos, len);
+            let end = self.ins().binary(BinaryOp::MinU, end, k64);
+            let left = self.ins().sub(k64, end);
+            let right = self.ins().add(left, pos);
+            let y = self.ins().shl(a, left);
+            let x = self.ins().binary(BinaryOp::ShrS, y, right);
+            let z32 = self.iconst(Type::I32, 0);
+            let z = self.iconst(Type::I64, 0);
+            let empty = self.ins().icmp(IntCC::Eq, len, z32);
+            self.ins().select(empty, z, x)
         };
         let dst = self.dest1(&ops[0])?;
         self.write(dst, d, false, ops[0].span())

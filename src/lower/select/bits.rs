@@ -10,6 +10,7 @@
 //!           BFI ctl, len, 0x808, pos ; BFE d, a, ctl  (registers: build the control word)
 //! bfi       BFI d, a, ctl, b                        (ctl as for bfe)
 //! prmt      PRMT{.mode} d, a, sel, b                (PTX's b goes in the C slot)
+//! vabsdiff4 VABSDIFF4.{U8,S8}.U8{.ACC} d, a, b, c   (c: RZ without .ACC)
 //! %clock    CS2R d, SR_CLOCKLO
 //! %clock64  CS2R hi, SR_CLOCKHI ; CS2R lo, SR_CLOCKLO ; ISETP.LT p, lo, RZ ; @!p CS2R hi, SR_CLOCKHI
 //! ```
@@ -182,6 +183,26 @@ impl<'a> Lowerer<'a> {
                 let forms = (Form::PRMT_R, Form::PRMT_C, Form::PRMT_I);
                 let inst =
                     Self::with_b(&mut i, forms, sel, 0, &mut refs).with(Field::Mode, mode as u64);
+                i.piece(inst, &refs);
+            }
+            BitOp::Vabsdiff4 { signed_a, acc } => {
+                let a = self.reg(arg(0)?)?;
+                let b = self.reg(arg(1)?)?;
+                let aop = i.use_(a.vreg);
+                let bop = i.use_(b.vreg);
+                let mut refs = vec![
+                    (Field::Rd, dop, 0),
+                    (Field::Ra, aop, a.offset),
+                    (Field::Rb, bop, b.offset),
+                ];
+                if acc {
+                    let c = self.reg(arg(2)?)?;
+                    let cop = i.use_(c.vreg);
+                    refs.push((Field::Rc, cop, c.offset));
+                }
+                let inst = sm50::Inst::new(Form::VABSDIFF4)
+                    .with(Field::As, signed_a as u64)
+                    .with(Field::Red, acc as u64);
                 i.piece(inst, &refs);
             }
         }
