@@ -1853,6 +1853,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                         | Opcode::Vote
                         | Opcode::Shfl
                         | Opcode::Trap
+                        | Opcode::Brkpt
                 );
                 match guard {
                     None => self.body_instr(ins),
@@ -1945,14 +1946,25 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             | Opcode::Istypep => "leafold does not lower textures or surfaces",
             Opcode::Atom | Opcode::Red => return self.atomic(ins),
             Opcode::Vote => return self.vote(ins),
+            Opcode::Activemask => return self.activemask(ins),
             Opcode::Shfl => return self.shfl(ins),
             Opcode::Call => "calls are not lowered yet",
             Opcode::Fma | Opcode::Testp | Opcode::Copysign => {
                 "floating-point arithmetic is not in the IR yet"
             }
             Opcode::Membar | Opcode::Fence => return self.membar(ins),
-            Opcode::Trap => {
+            // `brkpt` is what ptxas 11.8 makes of `trap` too: `BPT.TRAP 0x1`.
+            Opcode::Trap | Opcode::Brkpt => {
                 self.ins().trap();
+                return Some(());
+            }
+            // `pmevent a` / `pmevent.mask a`: signal a performance-monitor event. ptxas 11.8
+            // emits nothing for it on sm_5x, and it has no effect on memory or registers.
+            Opcode::Pmevent => {
+                let ops = self.ops(ins, 1)?;
+                if !matches!(ops[0], Operand::Imm(..)) {
+                    return self.unsupported(ins, "pmevent takes an immediate event number");
+                }
                 return Some(());
             }
             Opcode::Brx => "indirect branches (brx.idx) are not supported",
@@ -3296,8 +3308,28 @@ fn special(name: &str, comp: Option<ast::Component>) -> Option<SpecialReg> {
         "%lanemask_le" if comp.is_none() => SpecialReg::LaneMask(LaneMask::Le),
         "%lanemask_gt" if comp.is_none() => SpecialReg::LaneMask(LaneMask::Gt),
         "%lanemask_ge" if comp.is_none() => SpecialReg::LaneMask(LaneMask::Ge),
-        _ => return None,
+        _ if comp.is_some() => return None,
+        "%nsmid" => SpecialReg::NSmId,
+        "%dynamic_smem_size" => SpecialReg::DynamicSmemSize,
+        "%total_smem_size" => SpecialReg::TotalSmemSize,
+        "%globaltimer" => SpecialReg::GlobalTimer,
+        "%globaltimer_lo" => SpecialReg::GlobalTimerLo,
+        "%globaltimer_hi" => SpecialReg::GlobalTimerHi,
+        _ => return numbered_special(name),
     })
+}
+
+/// `%envreg0..31`, `%pm0..7` and `%pm0_64..%pm7_64`.
+fn numbered_special(name: &str) -> Option<SpecialReg> {
+    let number = |s: &str, max: u8| s.parse::<u8>().ok().filter(|&n| n <= max);
+    if let Some(n) = name.strip_prefix("%envreg") {
+        return number(n, 31).map(SpecialReg::EnvReg);
+    }
+    let n = name.strip_prefix("%pm")?;
+    match n.strip_suffix("_64") {
+        Some(n) => number(n, 7).map(SpecialReg::Pm64),
+        None => number(n, 7).map(SpecialReg::Pm),
+    }
 }
 
 fn instr_name(i: &Instruction) -> String {

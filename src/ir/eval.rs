@@ -855,6 +855,14 @@ fn resolve_votes(func: &Function, threads: &mut [Thread], status: &mut [Status])
             }
             continue;
         }
+        if let InstData::MemBar { .. } = node.data {
+            // `bar.warp.sync`: the lanes that met here run on together.
+            for &k in &ks {
+                threads[k].pos += 1;
+                status[k] = Status::Running;
+            }
+            continue;
+        }
         let InstData::Vote { mode, arg } = node.data else {
             continue;
         };
@@ -1238,13 +1246,14 @@ impl Thread {
                 let addr = u64::from(*offset);
                 out = Some(read(inst, Space::Param, tm.params, addr, size)?);
             }
-            InstData::SpecialReg {
-                reg: reg @ (SpecialReg::Clock | SpecialReg::Clock64),
-            } => {
-                let what = if *reg == SpecialReg::Clock {
-                    "%clock"
-                } else {
-                    "%clock64"
+            InstData::SpecialReg { reg } if reg.is_timer() => {
+                let what = match reg {
+                    SpecialReg::Clock => "%clock",
+                    SpecialReg::Clock64 => "%clock64",
+                    SpecialReg::GlobalTimer
+                    | SpecialReg::GlobalTimerLo
+                    | SpecialReg::GlobalTimerHi => "%globaltimer",
+                    _ => "a performance-monitor counter (%pm)",
                 };
                 return Err(EvalError::Unknowable { inst, what });
             }
@@ -1348,6 +1357,10 @@ impl Thread {
             // Arriving does not wait; threads run one at a time here, so every access is
             // already ordered and a fence has nothing to do but mark the thread, whose
             // global atomics then release for race detection ([`GlobalShadow`]).
+            // `bar.warp.sync`: the warp's lanes meet here, as at a vote ([`resolve_votes`]).
+            InstData::MemBar {
+                scope: MemScope::Warp,
+            } => return Ok(Status::AtVote),
             InstData::NamedBarrier { wait: false, .. } | InstData::MemBar { .. } => {
                 if let InstData::MemBar {
                     scope: MemScope::Gl | MemScope::Sys,
@@ -1405,7 +1418,6 @@ impl Thread {
 
     fn special(&self, ctx: &Ctx<'_>, reg: SpecialReg) -> u64 {
         let l = ctx.launch;
-        let per_cta: u32 = l.block.iter().product();
         u64::from(match reg {
             SpecialReg::Tid(d) => self.tid[d.index()],
             SpecialReg::Ntid(d) => l.block[d.index()],
@@ -1413,13 +1425,31 @@ impl Thread {
             SpecialReg::Nctaid(d) => l.grid[d.index()],
             SpecialReg::LaneId => self.linear % 32,
             SpecialReg::WarpId => self.linear / 32,
-            SpecialReg::NWarpId => per_cta.div_ceil(32),
+            // The number of warp ids of an SM (ptxas: the constant 64 on sm_5x), not of
+            // the CTA's warps.
+            SpecialReg::NWarpId => 64,
             SpecialReg::GridId => return l.gridid,
             SpecialReg::LaneMask(m) => m.mask(self.linear % 32),
             // Rejected in `step` before getting here.
-            SpecialReg::Clock | SpecialReg::Clock64 => 0,
+            SpecialReg::Clock
+            | SpecialReg::Clock64
+            | SpecialReg::GlobalTimer
+            | SpecialReg::GlobalTimerLo
+            | SpecialReg::GlobalTimerHi
+            | SpecialReg::Pm(_)
+            | SpecialReg::Pm64(_) => 0,
             // The SM a CTA runs on: 0 in this model (no test compares it).
             SpecialReg::SmId => 0,
+            // One SM.
+            SpecialReg::NSmId => 1,
+            SpecialReg::DynamicSmemSize => l.dynamic_shared,
+            SpecialReg::TotalSmemSize => {
+                let total = ctx.layout.shared_size.next_multiple_of(16)
+                    + u64::from(l.dynamic_shared);
+                return total & 0xffff_ffff;
+            }
+            // The models' driver sets every environment register to 0.
+            SpecialReg::EnvReg(_) => 0,
         })
     }
 }

@@ -1498,6 +1498,11 @@ impl Sim<'_> {
                 0x00 => l as u32,
                 0x01 | 0x50 | 0x52 => steps as u32,
                 0x51 | 0x53 => (steps >> 32) as u32,
+                // Performance-monitor counters SR_PM0..7 and SR_PM_HI0..7: no model of the
+                // events; they read as the step counter, like the clocks (no test compares
+                // them).
+                0x04..=0x0b => steps as u32,
+                0x48..=0x4f => (steps >> 32) as u32,
                 0x02 => 1 << 20 | 64 << 8,
                 0x03 => (warp & 63) << 8,
                 0x20 => {
@@ -1515,7 +1520,7 @@ impl Sim<'_> {
                 _ => return None,
             })
         };
-        if i.form == Form::CS2R && !matches!(sr, 0x50..=0x53) {
+        if i.form == Form::CS2R && !matches!(sr, 0x50..=0x53 | 0x04..=0x0b | 0x48..=0x4f) {
             return Err(unsupported(addr, i, "this CS2R special register"));
         }
         let rd = f(i, Field::Rd);
