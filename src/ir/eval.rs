@@ -720,7 +720,7 @@ fn run_cta(
         // Votes first: the lanes of a warp stopped at one vote take it together and run on;
         // barriers open only once no thread is left at a vote.
         if status.contains(&Status::AtVote) {
-            resolve_votes(ctx.func, &mut threads, &mut status);
+            resolve_votes(ctx.func, &mut threads, &mut status)?;
             continue;
         }
         check_barrier(&threads, &status)?;
@@ -824,16 +824,41 @@ fn reduce_barrier(
 }
 
 /// Every group of threads of one warp stopped at the same vote takes it: each gets the
-/// result and moves past the vote.
-fn resolve_votes(func: &Function, threads: &mut [Thread], status: &mut [Status]) {
-    let mut groups: std::collections::BTreeMap<(u32, Inst), Vec<usize>> = Default::default();
+/// result and moves past the vote. A `shfl` lane that reads, in range, a lane that is not
+/// taking part (inactive, exited, or past the end of a partial warp) is
+/// [`EvalError::Undefined`]: PTX leaves the value it gets undefined (the hardware reads
+/// whatever that lane's register holds).
+fn resolve_votes(
+    func: &Function,
+    threads: &mut [Thread],
+    status: &mut [Status],
+) -> Result<(), EvalError> {
+    // Per warp, only the lanes stopped at the vote that comes first in the block layout take
+    // it this round; lanes stopped further on wait. That is how a warp reconverges: lanes
+    // that ran ahead (past a loop or an `if`) wait at the join for the lanes behind, which
+    // reach the later vote too and take it with them (a broadcast `shfl` after a loop whose
+    // trip count differs per lane reads every lane, not only the ones that left first).
+    let mut rank = vec![usize::MAX; func.blocks.len()];
+    for (r, &b) in func.layout.iter().enumerate() {
+        rank[b.index()] = r;
+    }
+    let mut groups: std::collections::BTreeMap<(u32, (usize, usize), Inst), Vec<usize>> =
+        Default::default();
     for (k, t) in threads.iter().enumerate() {
         if status[k] == Status::AtVote {
             let inst = func.blocks[t.block].insts[t.pos];
-            groups.entry((t.linear / 32, inst)).or_default().push(k);
+            let at = (rank[t.block.index()], t.pos);
+            groups.entry((t.linear / 32, at, inst)).or_default().push(k);
         }
     }
-    for ((_, inst), ks) in groups {
+    let mut last_warp = None;
+    for ((warp, _, inst), ks) in groups {
+        // (The map is ordered by warp, then layout position: the first entry of each warp
+        // is its earliest vote.)
+        if last_warp == Some(warp) {
+            continue;
+        }
+        last_warp = Some(warp);
         let node = &func.insts[inst];
         if let InstData::Shfl { mode, args } = node.data {
             // Read every source first, then write.
@@ -843,7 +868,15 @@ fn resolve_votes(func: &Function, threads: &mut [Thread], status: &mut [Status])
                 let t = &threads[k];
                 let lane = t.linear % 32;
                 let (j, ok) = mode.source(lane, t.get(args[1]) as u32, t.get(args[2]) as u32);
-                let src = by_lane(j).unwrap_or(k);
+                let Some(src) = by_lane(j) else {
+                    return Err(EvalError::Undefined {
+                        inst,
+                        why: format!(
+                            "shfl: thread {} reads lane {j} of its warp, which does not take part",
+                            t.linear
+                        ),
+                    });
+                };
                 out.push((k, threads[src].get(args[0]), ok));
             }
             let (rv, rp) = (node.results[0], node.results[1]);
@@ -882,6 +915,7 @@ fn resolve_votes(func: &Function, threads: &mut [Thread], status: &mut [Status])
             status[k] = Status::Running;
         }
     }
+    Ok(())
 }
 
 /// How an instruction touches memory, for race detection.
