@@ -1478,8 +1478,8 @@ impl Thread {
             SpecialReg::NSmId => 1,
             SpecialReg::DynamicSmemSize => l.dynamic_shared,
             SpecialReg::TotalSmemSize => {
-                let total = ctx.layout.shared_size.next_multiple_of(16)
-                    + u64::from(l.dynamic_shared);
+                let total =
+                    ctx.layout.shared_size.next_multiple_of(16) + u64::from(l.dynamic_shared);
                 return total & 0xffff_ffff;
             }
             // The models' driver sets every environment register to 0.
