@@ -1,5 +1,5 @@
 //! Bit-field operations on 32-bit integers: `clz`, `popc`, `brev`, `bfind`, `bfe`, `bfi`,
-//! `prmt` (PTX ISA section 9.7.1, "Integer and bit-manipulation instructions").
+//! `prmt`, `lop3` (PTX ISA section 9.7.1, "Integer and bit-manipulation instructions").
 //!
 //! In: an [`InstData::Bits`](super::InstData::Bits) names one [`BitOp`] and its operands, all
 //! `i32`; the result is `i32`. The 64-bit PTX forms (`clz.b64`, `popc.b64`, `brev.b64`,
@@ -33,6 +33,10 @@ pub enum BitOp {
     /// `sel[4k+2..4k]` of the 8-byte `{b, a}` (a's low byte is byte 0), or that byte's sign
     /// replicated when `sel[4k+3]` is set; the other modes pick bytes by `sel[1:0]` alone.
     Prmt { mode: PrmtMode },
+    /// `lop3 a, b, c, lut`: each result bit is bit `a << 2 | b << 1 | c` of `lut` (the low
+    /// 8 bits of the fourth operand, an `iconst`: PTX requires an immediate), so that
+    /// `lop3(0xF0, 0xCC, 0xAA, lut) = lut`. SASS `LOP3.LUT`.
+    Lop3,
 }
 
 /// `prmt.b32{.mode}`: how the selector picks the result's bytes from `{b, a}`. The
@@ -100,7 +104,7 @@ impl BitOp {
         match self {
             BitOp::Clz | BitOp::Popc | BitOp::Brev | BitOp::Bfind { .. } => 1,
             BitOp::Bfe { .. } | BitOp::Prmt { .. } => 3,
-            BitOp::Bfi => 4,
+            BitOp::Bfi | BitOp::Lop3 => 4,
         }
     }
 
@@ -150,6 +154,7 @@ impl BitOp {
             BitOp::Prmt {
                 mode: PrmtMode::Rc16,
             } => "prmt.rc16",
+            BitOp::Lop3 => "lop3",
         }
     }
 
@@ -187,6 +192,13 @@ impl BitOp {
                         d | (u32::from(bit) << i)
                     })
                 }
+            }
+            BitOp::Lop3 => {
+                let (a, b, c, lut) = (x(0), x(1), x(2), x(3) & 0xff);
+                (0..32).fold(0u32, |d, i| {
+                    let k = ((a >> i) & 1) << 2 | ((b >> i) & 1) << 1 | ((c >> i) & 1);
+                    d | (((lut >> k) & 1) << i)
+                })
             }
             BitOp::Bfi => {
                 let (a, b, pos, len) = (x(0), x(1), x(2) & 0xff, x(3) & 0xff);

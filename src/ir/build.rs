@@ -1947,6 +1947,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             Opcode::Atom | Opcode::Red => return self.atomic(ins),
             Opcode::Vote => return self.vote(ins),
             Opcode::Activemask => return self.activemask(ins),
+            Opcode::Lop3 => return self.lop3(ins),
             Opcode::Shfl => return self.shfl(ins),
             Opcode::Call => "calls are not lowered yet",
             Opcode::Fma | Opcode::Testp | Opcode::Copysign => {

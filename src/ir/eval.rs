@@ -720,7 +720,7 @@ fn run_cta(
         // Votes first: the lanes of a warp stopped at one vote take it together and run on;
         // barriers open only once no thread is left at a vote.
         if status.contains(&Status::AtVote) {
-            resolve_votes(ctx.func, &mut threads, &mut status)?;
+            resolve_votes(ctx.func, &mut threads, &mut status, &mut races)?;
             continue;
         }
         check_barrier(&threads, &status)?;
@@ -832,6 +832,7 @@ fn resolve_votes(
     func: &Function,
     threads: &mut [Thread],
     status: &mut [Status],
+    races: &mut RaceShadow,
 ) -> Result<(), EvalError> {
     // Per warp, only the lanes stopped at the vote that comes first in the block layout take
     // it this round; lanes stopped further on wait. That is how a warp reconverges: lanes
@@ -889,7 +890,9 @@ fn resolve_votes(
             continue;
         }
         if let InstData::MemBar { .. } = node.data {
-            // `bar.warp.sync`: the lanes that met here run on together.
+            // `bar.warp.sync`: the lanes that met here run on together, and their shared
+            // accesses before it are ordered before those after it.
+            races.warp_sync(warp);
             for &k in &ks {
                 threads[k].pos += 1;
                 status[k] = Status::Running;
@@ -926,8 +929,20 @@ enum Access {
     Atomic,
 }
 
-/// A cell of [`RaceShadow`] names no thread, one (linear index + 1), or several.
+/// A cell of [`RaceShadow`] names no thread, one (linear index + 1), several of one warp
+/// ([`WARP_MANY`] + the warp), or several of different warps.
 const MANY: u16 = u16::MAX;
+/// Several threads, all of warp `x - WARP_MANY` (a CTA has at most 32 warps).
+const WARP_MANY: u16 = 2048;
+
+/// The warp of a [`RaceShadow`] cell entry other than 0 and [`MANY`].
+fn shadow_warp(x: u16) -> u16 {
+    if x >= WARP_MANY {
+        x - WARP_MANY
+    } else {
+        (x - 1) / 32
+    }
+}
 
 /// Who touched each byte of a CTA's shared memory in the current barrier interval: per
 /// byte, the thread that wrote it non-atomically, the thread(s) that read it, and the
@@ -942,6 +957,19 @@ struct RaceShadow {
 }
 
 impl RaceShadow {
+    /// `bar.warp.sync` by the lanes of `warp`: their accesses so far are ordered before
+    /// their later ones, so entries naming only threads of that warp are dropped (an entry
+    /// that also names another warp's thread stays: that pair is still unordered).
+    fn warp_sync(&mut self, warp: u32) {
+        for &i in &self.touched {
+            for x in &mut self.cells[i as usize] {
+                if *x != 0 && *x != MANY && u32::from(shadow_warp(*x)) == warp {
+                    *x = 0;
+                }
+            }
+        }
+    }
+
     fn clear(&mut self) {
         for &i in &self.touched {
             self.cells[i as usize] = [0; 3];
@@ -995,6 +1023,8 @@ impl RaceShadow {
             if conflict {
                 let who = if with == MANY {
                     "other threads".to_string()
+                } else if with >= WARP_MANY {
+                    format!("other threads of warp {}", with - WARP_MANY)
                 } else {
                     format!("thread {}", with - 1)
                 };
@@ -1020,6 +1050,8 @@ impl RaceShadow {
             c[slot] = match c[slot] {
                 0 => me,
                 x if x == me => me,
+                MANY => MANY,
+                x if shadow_warp(x) == shadow_warp(me) => WARP_MANY + shadow_warp(me),
                 _ => MANY,
             };
         }

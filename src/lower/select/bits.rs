@@ -184,6 +184,30 @@ impl<'a> Lowerer<'a> {
                     Self::with_b(&mut i, forms, sel, 0, &mut refs).with(Field::Mode, mode as u64);
                 i.piece(inst, &refs);
             }
+            BitOp::Lop3 => {
+                // LOP3.LUT d, a, b, c, lut (ptxas 11.8's form: three registers).
+                let Some(lut) = self.imm_of(arg(3)?) else {
+                    return Err(LowerError::Internal(
+                        "lop3 with a lookup table in a register".into(),
+                    ));
+                };
+                let a = self.reg(arg(0)?)?;
+                let b = self.reg(arg(1)?)?;
+                let c = self.reg(arg(2)?)?;
+                let aop = i.use_(a.vreg);
+                let bop = i.use_(b.vreg);
+                let cop = i.use_(c.vreg);
+                let inst = sm50::Inst::new(Form::LOP3_R).with(Field::Lut, lut as u64 & 0xff);
+                i.piece(
+                    inst,
+                    &[
+                        (Field::Rd, dop, 0),
+                        (Field::Ra, aop, a.offset),
+                        (Field::Rb, bop, b.offset),
+                        (Field::Rc, cop, c.offset),
+                    ],
+                );
+            }
         }
         self.push(i);
         self.set_loc(v, Loc { vreg: d, offset: 0 });
