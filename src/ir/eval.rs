@@ -67,7 +67,10 @@
 //! reduction of the waiting threads' predicates. `bar.arrive` and `membar` do nothing here
 //! (threads run one at a time, so accesses are already ordered). A warp vote or shuffle (`ir::warp`) stops a thread in the same way,
 //! before it; the threads of a warp stopped at one take it together before any barrier opens.
-//! A step limit (total instructions of the launch) stops infinite loops.
+//! When a warp's lanes are stopped at different votes, only those at the one first in block
+//! layout take it; the others wait, as a diverged warp runs its lanes behind up to the join
+//! where the lanes ahead wait. `bar.warp.sync` stops a thread the same way (a vote with no
+//! result). A step limit (total instructions of the launch) stops infinite loops.
 //!
 //! # Undefined and unknowable runs
 //!
@@ -87,7 +90,11 @@
 //!   shadow per shared byte records the interval's writer, reader(s) and atomic user(s);
 //!   votes and shuffles do not end an interval (they are not memory barriers). Warp-
 //!   synchronous code that leans on lockstep execution without barriers counts as racy, as
-//!   PTX says.
+//!   PTX says; a `bar.warp.sync` orders its warp's accesses (the shadow forgets entries that
+//!   name only threads of that warp; an entry of several threads of one warp says which).
+//! * **Shuffle from a lane that takes no part.** A `shfl` lane reading, in range, a lane that
+//!   is not at that shuffle with it (inactive, exited, past the end of a partial warp): PTX
+//!   leaves the value undefined.
 //! * **Data race on global memory** (when [`Launch::global_races`] asks for it, as `verify`
 //!   does). The same rule over the whole launch: two different
 //!   threads access the same global byte, at least one writes, not both atomically, and
