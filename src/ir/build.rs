@@ -2294,7 +2294,9 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
 
     fn add_sub(&mut self, ins: &Instruction) -> Option<()> {
         let (ty, signed) = self.int_type(ins)?;
-        self.reject_flags(ins, &["sat"])?;
+        if ins.has_flag("sat") {
+            return self.add_sub_sat(ins);
+        }
         let ops = self.ops(ins, 3)?;
         let it = ins.ty();
         let a = self.read(&ops[1], ty, it)?;
@@ -2318,6 +2320,26 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             self.write(Some(self.carry), c, false, ins.span)?;
         }
         Some(())
+    }
+
+    /// `add.sat.s32` / `sub.sat.s32`: the signed result clamped to the `.s32` range (the only
+    /// type PTX gives `.sat` on integers here).
+    fn add_sub_sat(&mut self, ins: &Instruction) -> Option<()> {
+        if ins.ty() != Some(ast::Type::S32) || ins.has_flag("cc") {
+            return self.unsupported(ins, "integer .sat is add.sat.s32 or sub.sat.s32");
+        }
+        let ops = self.ops(ins, 3)?;
+        let it = ins.ty();
+        let a = self.read(&ops[1], Type::I32, it)?;
+        let b = self.read(&ops[2], Type::I32, it)?;
+        let op = if ins.opcode == Opcode::Add {
+            BinaryOp::AddSatS
+        } else {
+            BinaryOp::SubSatS
+        };
+        let d = self.ins().binary(op, a, b);
+        let dst = self.dest1(&ops[0])?;
+        self.write(dst, d, true, ops[0].span())
     }
 
     fn addc_subc(&mut self, ins: &Instruction) -> Option<()> {

@@ -103,6 +103,8 @@ impl BinaryOp {
             BinaryOp::DivU => "div.u",
             BinaryOp::DivS => "div.s",
             BinaryOp::RemU => "rem.u",
+            BinaryOp::AddSatS => "add.sat.s",
+            BinaryOp::SubSatS => "sub.sat.s",
             BinaryOp::RemS => "rem.s",
         }
     }

@@ -1628,6 +1628,16 @@ fn binary(op: BinaryOp, ty: Type, a: u64, b: u64) -> u64 {
         }
         BinaryOp::MaxU => a.max(b),
         BinaryOp::DivU | BinaryOp::DivS | BinaryOp::RemU | BinaryOp::RemS => divide(op, a, b, x, y),
+        BinaryOp::AddSatS | BinaryOp::SubSatS => {
+            let (x, y) = (i128::from(x), i128::from(y));
+            let exact = if op == BinaryOp::AddSatS {
+                x + y
+            } else {
+                x - y
+            };
+            let max = (1i128 << (bits - 1)) - 1;
+            exact.clamp(-max - 1, max) as u64
+        }
     }
 }
 

@@ -461,6 +461,10 @@ pub enum BinaryOp {
     RemU,
     /// Signed remainder, the sign of the dividend; `MIN % -1` is 0. By zero: all ones.
     RemS,
+    /// Signed sum and difference clamped to the type's range (PTX `add.sat.s32`,
+    /// `sub.sat.s32`; SASS `IADD.SAT`).
+    AddSatS,
+    SubSatS,
 }
 
 impl BinaryOp {

@@ -1287,6 +1287,33 @@ impl<'a> Lowerer<'a> {
             BinaryOp::DivU | BinaryOp::DivS | BinaryOp::RemU | BinaryOp::RemS => {
                 self.lower_divide(v, op, args)
             }
+            BinaryOp::AddSatS | BinaryOp::SubSatS => {
+                // IADD.SAT d, a, b / IADD.SAT d, a, -b (ptxas 11.8's `add/sub.sat.s32`).
+                if wide {
+                    return Err(self.unsupported("64-bit add.sat"));
+                }
+                let a = self.reg(args[0])?;
+                let b = self.reg(args[1])?;
+                let d = self.new_vreg(RegKind::B32);
+                let mut i = Sm50Inst::new(Role::Plain);
+                let dop = i.def(d, false);
+                let aop = i.use_(a.vreg);
+                let bop = i.use_(b.vreg);
+                let inst = sm50::Inst::new(Form::IADD_R)
+                    .with(Field::Sat, 1)
+                    .with(Field::Negb, (op == BinaryOp::SubSatS) as u64);
+                i.piece(
+                    inst,
+                    &[
+                        (Field::Rd, dop, 0),
+                        (Field::Ra, aop, a.offset),
+                        (Field::Rb, bop, b.offset),
+                    ],
+                );
+                self.push(i);
+                self.set_loc(v, Loc { vreg: d, offset: 0 });
+                Ok(())
+            }
         }
     }
 

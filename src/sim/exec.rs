@@ -673,11 +673,29 @@ impl Sim<'_> {
                 } else {
                     self.src_b(i, addr)?
                 };
-                if flag(i, Field::Sat) {
-                    return Err(unsupported(addr, i, "IADD.SAT"));
-                }
                 let ra = f(i, Field::Ra);
                 let (na, nb) = (flag(i, Field::Nega), flag(i, Field::Negb));
+                if flag(i, Field::Sat) {
+                    // Signed saturation of a ± b (what ptxas makes of `add/sub.sat.s32`); the
+                    // extended, `.PO` and carry-out forms are not modelled.
+                    if flag(i, Field::X) || (na && nb) || flag(i, Field::Cc) {
+                        return Err(unsupported(addr, i, "IADD.SAT with .X, .PO or .CC"));
+                    }
+                    let signed = |v: u32, neg: bool| {
+                        let v = i64::from(v as i32);
+                        if neg {
+                            -v
+                        } else {
+                            v
+                        }
+                    };
+                    for l in lanes(exec) {
+                        let s = signed(w.r(ra, l), na) + signed(w.val(b, l), nb);
+                        let s = s.clamp(i64::from(i32::MIN), i64::from(i32::MAX));
+                        w.set_r(f(i, Field::Rd), l, s as i32 as u32);
+                    }
+                    return Ok(());
+                }
                 let x = flag(i, Field::X);
                 let po = na && nb;
                 for l in lanes(exec) {
