@@ -618,3 +618,33 @@ fn add_sub_sat_s32_is_iadd_sat() {
         assert_eq!(word(&last, g, 2) as i32, want, "thread {g}");
     }
 }
+
+#[test]
+fn mad_hi_sat_and_mad24_hi_sat() {
+    // The high product plus c saturates (c near the limits makes it happen).
+    let body = r#"
+    mul.lo.u32 %r12, %r2, 0x9e3779b9;
+    xor.b32 %r13, %r2, 0x7ffffff0;
+    mad.hi.sat.s32 %r14, %r2, %r12, %r13;
+    st.global.u32 [%rd3], %r14;
+    mad24.hi.sat.s32 %r15, %r2, %r12, %r13;
+    st.global.u32 [%rd3+4], %r15;
+    mad.hi.s32 %r16, %r2, %r12, %r13;
+    st.global.u32 [%rd3+8], %r16;
+"#;
+    let (out, last) = run("mad_sat", "", body);
+    assert!(
+        has(&out.sass, |t| t.starts_with("IADD.SAT R")),
+        "{}",
+        out.sass
+    );
+    // Where the plain sum wraps, the saturated one is clamped.
+    let wrapped = (0..(THREADS * CTAS) as usize).find(|&g| {
+        let (s, p) = (word(&last, g, 0) as i32, word(&last, g, 2) as i32);
+        s != p
+    });
+    if let Some(g) = wrapped {
+        let s = word(&last, g, 0) as i32;
+        assert!(s == i32::MAX || s == i32::MIN, "thread {g}: {s:#x}");
+    }
+}

@@ -2452,12 +2452,22 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             return self.mad_cc(ins);
         }
         let (ty, signed) = self.int_type(ins)?;
-        self.reject_flags(ins, &["sat"])?;
+        let sat = ins.has_flag("sat");
+        if sat && (ins.ty() != Some(ast::Type::S32) || Self::mode(ins) != Some("hi")) {
+            return self.unsupported(ins, "integer mad takes .sat only as mad.hi.sat.s32");
+        }
         let ops = self.ops(ins, 4)?;
         let it = ins.ty();
         let a = self.read(&ops[1], ty, it)?;
         let b = self.read(&ops[2], ty, it)?;
         let d = match Self::mode(ins) {
+            // The high word plus c, clamped to the .s32 range (ptxas: IMAD.HI.SAT; leafold
+            // its usual high-product sequence, then IADD.SAT).
+            Some("hi") if sat => {
+                let c = self.read(&ops[3], ty, it)?;
+                let hi = self.ins().binary(BinaryOp::MulHiS, a, b);
+                self.ins().binary(BinaryOp::AddSatS, hi, c)
+            }
             Some("lo") => {
                 let c = self.read(&ops[3], ty, it)?;
                 self.ins().mad_lo(a, b, c)
@@ -2627,8 +2637,17 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
     fn mul24(&mut self, ins: &Instruction) -> Option<()> {
         let (ty, signed) = self.int_type(ins)?;
         let hi = ins.has_flag("hi");
-        if ty != Type::I32 || !(ins.has_flag("lo") || hi) || ins.has_flag("sat") {
-            return self.unsupported(ins, "only mul24/mad24 .lo and .hi on 32-bit integers");
+        // `.sat` only on `mad24.hi.s32`: the sum is clamped to the .s32 range (ptxas: the
+        // XMAD product, then IADD.SAT).
+        let sat = ins.has_flag("sat");
+        if ty != Type::I32
+            || !(ins.has_flag("lo") || hi)
+            || (sat && !(hi && signed && ins.opcode == Opcode::Mad24))
+        {
+            return self.unsupported(
+                ins,
+                "only mul24/mad24 .lo and .hi on 32-bit integers, .sat only on mad24.hi.s32",
+            );
         }
         let n = if ins.opcode == Opcode::Mad24 { 4 } else { 3 };
         let ops = self.ops(ins, n)?;
@@ -2656,7 +2675,11 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         };
         if n == 4 {
             let c = self.read(&ops[3], ty, it)?;
-            d = self.ins().add(d, c);
+            d = if sat {
+                self.ins().binary(BinaryOp::AddSatS, d, c)
+            } else {
+                self.ins().add(d, c)
+            };
         }
         let dst = self.dest1(&ops[0])?;
         self.write(dst, d, signed, ops[0].span())
