@@ -275,7 +275,9 @@ fn special_registers_from_the_launch() {
                 word(4 * t + 2),
                 word(4 * t + 3)
             ],
-            [local % 32, local / 32, 2, cta_y],
+            // %nwarpid is the number of warp ids of an SM (64 on sm_5x, as ptxas's MOV32I
+            // 0x40 and the lowering give), not the CTA's 2 warps.
+            [local % 32, local / 32, 64, cta_y],
             "thread {t}"
         );
     }

@@ -10,7 +10,7 @@ use proptest::prelude::*;
 
 const OUT: u64 = 0x1_0000_0000;
 const INTS: [Type; 4] = [Type::I8, Type::I16, Type::I32, Type::I64];
-const BINARY: [BinaryOp; 19] = [
+const BINARY: [BinaryOp; 21] = [
     BinaryOp::Add,
     BinaryOp::Sub,
     BinaryOp::Mul,
@@ -30,6 +30,8 @@ const BINARY: [BinaryOp; 19] = [
     BinaryOp::DivS,
     BinaryOp::RemU,
     BinaryOp::RemS,
+    BinaryOp::AddSatS,
+    BinaryOp::SubSatS,
 ];
 const CACHES: [CacheOp; 8] = [
     CacheOp::Default,
@@ -184,6 +186,8 @@ macro_rules! native {
             BinaryOp::DivS => sx.wrapping_div(sy) as $u,
             BinaryOp::RemS if sy == 0 => <$u>::MAX,
             BinaryOp::RemS => sx.wrapping_rem(sy) as $u,
+            BinaryOp::AddSatS => sx.saturating_add(sy) as $u,
+            BinaryOp::SubSatS => sx.saturating_sub(sy) as $u,
         };
         r as u64
     }};

@@ -1,6 +1,6 @@
 //! Bit-field operations on 32-bit integers: `clz`, `popc`, `brev`, `bfind`, `bfe`, `bfi`,
-//! `prmt` (PTX ISA section 9.7.1, "Integer and bit-manipulation instructions"), and the one
-//! video form ptxas keeps native, `vabsdiff4` with default selectors (9.7.10).
+//! `prmt`, `lop3` (PTX ISA section 9.7.1, "Integer and bit-manipulation instructions"),
+//! and the one video form ptxas keeps native, `vabsdiff4` with default selectors (9.7.10).
 //!
 //! In: an [`InstData::Bits`](super::InstData::Bits) names one [`BitOp`] and its operands, all
 //! `i32`; the result is `i32`. The 64-bit PTX forms (`clz.b64`, `popc.b64`, `brev.b64`,
@@ -39,6 +39,10 @@ pub enum BitOp {
     /// `acc` (PTX `.add`): `c + t[0] + t[1] + t[2] + t[3]` (operands a, b, c), else the
     /// lanes' low bytes (operands a, b). SASS `VABSDIFF4`.
     Vabsdiff4 { signed_a: bool, acc: bool },
+    /// `lop3 a, b, c, lut`: each result bit is bit `a << 2 | b << 1 | c` of `lut` (the low
+    /// 8 bits of the fourth operand, an `iconst`: PTX requires an immediate), so that
+    /// `lop3(0xF0, 0xCC, 0xAA, lut) = lut`. SASS `LOP3.LUT`.
+    Lop3,
 }
 
 /// `prmt.b32{.mode}`: how the selector picks the result's bytes from `{b, a}`. The
@@ -106,7 +110,7 @@ impl BitOp {
         match self {
             BitOp::Clz | BitOp::Popc | BitOp::Brev | BitOp::Bfind { .. } => 1,
             BitOp::Bfe { .. } | BitOp::Prmt { .. } => 3,
-            BitOp::Bfi => 4,
+            BitOp::Bfi | BitOp::Lop3 => 4,
             BitOp::Vabsdiff4 { acc: true, .. } => 3,
             BitOp::Vabsdiff4 { acc: false, .. } => 2,
         }
@@ -174,6 +178,7 @@ impl BitOp {
                 signed_a: true,
                 acc: true,
             } => "vabsdiff4.s.add",
+            BitOp::Lop3 => "lop3",
         }
     }
 
@@ -211,6 +216,13 @@ impl BitOp {
                         d | (u32::from(bit) << i)
                     })
                 }
+            }
+            BitOp::Lop3 => {
+                let (a, b, c, lut) = (x(0), x(1), x(2), x(3) & 0xff);
+                (0..32).fold(0u32, |d, i| {
+                    let k = ((a >> i) & 1) << 2 | ((b >> i) & 1) << 1 | ((c >> i) & 1);
+                    d | (((lut >> k) & 1) << i)
+                })
             }
             BitOp::Bfi => {
                 let (a, b, pos, len) = (x(0), x(1), x(2) & 0xff, x(3) & 0xff);

@@ -1855,6 +1855,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                         | Opcode::Vote
                         | Opcode::Shfl
                         | Opcode::Trap
+                        | Opcode::Brkpt
                 );
                 match guard {
                     None => self.body_instr(ins),
@@ -1946,6 +1947,8 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             | Opcode::Istypep => "leafold does not lower textures or surfaces",
             Opcode::Atom | Opcode::Red => return self.atomic(ins),
             Opcode::Vote => return self.vote(ins),
+            Opcode::Activemask => return self.activemask(ins),
+            Opcode::Lop3 => return self.lop3(ins),
             Opcode::Shfl => return self.shfl(ins),
             Opcode::Call => "calls are not lowered yet",
             Opcode::Fma | Opcode::Testp | Opcode::Copysign => {
@@ -1975,8 +1978,18 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             | Opcode::Vmin4
             | Opcode::Vmax4
             | Opcode::Vset4 => return self.video_instr(ins),
-            Opcode::Trap => {
+            // `brkpt` is what ptxas 11.8 makes of `trap` too: `BPT.TRAP 0x1`.
+            Opcode::Trap | Opcode::Brkpt => {
                 self.ins().trap();
+                return Some(());
+            }
+            // `pmevent a` / `pmevent.mask a`: signal a performance-monitor event. ptxas 11.8
+            // emits nothing for it on sm_5x, and it has no effect on memory or registers.
+            Opcode::Pmevent => {
+                let ops = self.ops(ins, 1)?;
+                if !matches!(ops[0], Operand::Imm(..)) {
+                    return self.unsupported(ins, "pmevent takes an immediate event number");
+                }
                 return Some(());
             }
             Opcode::Brx => "indirect branches (brx.idx) are not supported",
@@ -2305,7 +2318,9 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
 
     fn add_sub(&mut self, ins: &Instruction) -> Option<()> {
         let (ty, signed) = self.int_type(ins)?;
-        self.reject_flags(ins, &["sat"])?;
+        if ins.has_flag("sat") {
+            return self.add_sub_sat(ins);
+        }
         let ops = self.ops(ins, 3)?;
         let it = ins.ty();
         let a = self.read(&ops[1], ty, it)?;
@@ -2329,6 +2344,26 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             self.write(Some(self.carry), c, false, ins.span)?;
         }
         Some(())
+    }
+
+    /// `add.sat.s32` / `sub.sat.s32`: the signed result clamped to the `.s32` range (the only
+    /// type PTX gives `.sat` on integers here).
+    fn add_sub_sat(&mut self, ins: &Instruction) -> Option<()> {
+        if ins.ty() != Some(ast::Type::S32) || ins.has_flag("cc") {
+            return self.unsupported(ins, "integer .sat is add.sat.s32 or sub.sat.s32");
+        }
+        let ops = self.ops(ins, 3)?;
+        let it = ins.ty();
+        let a = self.read(&ops[1], Type::I32, it)?;
+        let b = self.read(&ops[2], Type::I32, it)?;
+        let op = if ins.opcode == Opcode::Add {
+            BinaryOp::AddSatS
+        } else {
+            BinaryOp::SubSatS
+        };
+        let d = self.ins().binary(op, a, b);
+        let dst = self.dest1(&ops[0])?;
+        self.write(dst, d, true, ops[0].span())
     }
 
     fn addc_subc(&mut self, ins: &Instruction) -> Option<()> {
@@ -2441,12 +2476,22 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             return self.mad_cc(ins);
         }
         let (ty, signed) = self.int_type(ins)?;
-        self.reject_flags(ins, &["sat"])?;
+        let sat = ins.has_flag("sat");
+        if sat && (ins.ty() != Some(ast::Type::S32) || Self::mode(ins) != Some("hi")) {
+            return self.unsupported(ins, "integer mad takes .sat only as mad.hi.sat.s32");
+        }
         let ops = self.ops(ins, 4)?;
         let it = ins.ty();
         let a = self.read(&ops[1], ty, it)?;
         let b = self.read(&ops[2], ty, it)?;
         let d = match Self::mode(ins) {
+            // The high word plus c, clamped to the .s32 range (ptxas: IMAD.HI.SAT; leafold
+            // its usual high-product sequence, then IADD.SAT).
+            Some("hi") if sat => {
+                let c = self.read(&ops[3], ty, it)?;
+                let hi = self.ins().binary(BinaryOp::MulHiS, a, b);
+                self.ins().binary(BinaryOp::AddSatS, hi, c)
+            }
             Some("lo") => {
                 let c = self.read(&ops[3], ty, it)?;
                 self.ins().mad_lo(a, b, c)
@@ -2572,8 +2617,17 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
     fn mul24(&mut self, ins: &Instruction) -> Option<()> {
         let (ty, signed) = self.int_type(ins)?;
         let hi = ins.has_flag("hi");
-        if ty != Type::I32 || !(ins.has_flag("lo") || hi) || ins.has_flag("sat") {
-            return self.unsupported(ins, "only mul24/mad24 .lo and .hi on 32-bit integers");
+        // `.sat` only on `mad24.hi.s32`: the sum is clamped to the .s32 range (ptxas: the
+        // XMAD product, then IADD.SAT).
+        let sat = ins.has_flag("sat");
+        if ty != Type::I32
+            || !(ins.has_flag("lo") || hi)
+            || (sat && !(hi && signed && ins.opcode == Opcode::Mad24))
+        {
+            return self.unsupported(
+                ins,
+                "only mul24/mad24 .lo and .hi on 32-bit integers, .sat only on mad24.hi.s32",
+            );
         }
         let n = if ins.opcode == Opcode::Mad24 { 4 } else { 3 };
         let ops = self.ops(ins, n)?;
@@ -2601,7 +2655,11 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         };
         if n == 4 {
             let c = self.read(&ops[3], ty, it)?;
-            d = self.ins().add(d, c);
+            d = if sat {
+                self.ins().binary(BinaryOp::AddSatS, d, c)
+            } else {
+                self.ins().add(d, c)
+            };
         }
         let dst = self.dest1(&ops[0])?;
         self.write(dst, d, signed, ops[0].span())
@@ -3276,8 +3334,28 @@ fn special(name: &str, comp: Option<ast::Component>) -> Option<SpecialReg> {
         "%lanemask_le" if comp.is_none() => SpecialReg::LaneMask(LaneMask::Le),
         "%lanemask_gt" if comp.is_none() => SpecialReg::LaneMask(LaneMask::Gt),
         "%lanemask_ge" if comp.is_none() => SpecialReg::LaneMask(LaneMask::Ge),
-        _ => return None,
+        _ if comp.is_some() => return None,
+        "%nsmid" => SpecialReg::NSmId,
+        "%dynamic_smem_size" => SpecialReg::DynamicSmemSize,
+        "%total_smem_size" => SpecialReg::TotalSmemSize,
+        "%globaltimer" => SpecialReg::GlobalTimer,
+        "%globaltimer_lo" => SpecialReg::GlobalTimerLo,
+        "%globaltimer_hi" => SpecialReg::GlobalTimerHi,
+        _ => return numbered_special(name),
     })
+}
+
+/// `%envreg0..31`, `%pm0..7` and `%pm0_64..%pm7_64`.
+fn numbered_special(name: &str) -> Option<SpecialReg> {
+    let number = |s: &str, max: u8| s.parse::<u8>().ok().filter(|&n| n <= max);
+    if let Some(n) = name.strip_prefix("%envreg") {
+        return number(n, 31).map(SpecialReg::EnvReg);
+    }
+    let n = name.strip_prefix("%pm")?;
+    match n.strip_suffix("_64") {
+        Some(n) => number(n, 7).map(SpecialReg::Pm64),
+        None => number(n, 7).map(SpecialReg::Pm),
+    }
 }
 
 fn instr_name(i: &Instruction) -> String {

@@ -69,6 +69,15 @@ impl Display for SpecialReg {
             SpecialReg::Clock => f.write_str("%clock"),
             SpecialReg::SmId => f.write_str("%smid"),
             SpecialReg::Clock64 => f.write_str("%clock64"),
+            SpecialReg::NSmId => f.write_str("%nsmid"),
+            SpecialReg::DynamicSmemSize => f.write_str("%dynamic_smem_size"),
+            SpecialReg::TotalSmemSize => f.write_str("%total_smem_size"),
+            SpecialReg::EnvReg(n) => write!(f, "%envreg{n}"),
+            SpecialReg::GlobalTimer => f.write_str("%globaltimer"),
+            SpecialReg::GlobalTimerLo => f.write_str("%globaltimer_lo"),
+            SpecialReg::GlobalTimerHi => f.write_str("%globaltimer_hi"),
+            SpecialReg::Pm(n) => write!(f, "%pm{n}"),
+            SpecialReg::Pm64(n) => write!(f, "%pm{n}_64"),
         }
     }
 }
@@ -94,6 +103,8 @@ impl BinaryOp {
             BinaryOp::DivU => "div.u",
             BinaryOp::DivS => "div.s",
             BinaryOp::RemU => "rem.u",
+            BinaryOp::AddSatS => "add.sat.s",
+            BinaryOp::SubSatS => "sub.sat.s",
             BinaryOp::RemS => "rem.s",
         }
     }
@@ -327,6 +338,7 @@ pub(crate) fn write_inst(
                 super::MemScope::Cta => "cta",
                 super::MemScope::Gl => "gl",
                 super::MemScope::Sys => "sys",
+                super::MemScope::Warp => "warp",
             }
         ),
         InstData::Atomic {

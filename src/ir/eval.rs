@@ -67,7 +67,10 @@
 //! reduction of the waiting threads' predicates. `bar.arrive` and `membar` do nothing here
 //! (threads run one at a time, so accesses are already ordered). A warp vote or shuffle (`ir::warp`) stops a thread in the same way,
 //! before it; the threads of a warp stopped at one take it together before any barrier opens.
-//! A step limit (total instructions of the launch) stops infinite loops.
+//! When a warp's lanes are stopped at different votes, only those at the one first in block
+//! layout take it; the others wait, as a diverged warp runs its lanes behind up to the join
+//! where the lanes ahead wait. `bar.warp.sync` stops a thread the same way (a vote with no
+//! result). A step limit (total instructions of the launch) stops infinite loops.
 //!
 //! # Undefined and unknowable runs
 //!
@@ -87,7 +90,11 @@
 //!   shadow per shared byte records the interval's writer, reader(s) and atomic user(s);
 //!   votes and shuffles do not end an interval (they are not memory barriers). Warp-
 //!   synchronous code that leans on lockstep execution without barriers counts as racy, as
-//!   PTX says.
+//!   PTX says; a `bar.warp.sync` orders its warp's accesses (the shadow forgets entries that
+//!   name only threads of that warp; an entry of several threads of one warp says which).
+//! * **Shuffle from a lane that takes no part.** A `shfl` lane reading, in range, a lane that
+//!   is not at that shuffle with it (inactive, exited, past the end of a partial warp): PTX
+//!   leaves the value undefined.
 //! * **Data race on global memory** (when [`Launch::global_races`] asks for it, as `verify`
 //!   does). The same rule over the whole launch: two different
 //!   threads access the same global byte, at least one writes, not both atomically, and
@@ -720,7 +727,7 @@ fn run_cta(
         // Votes first: the lanes of a warp stopped at one vote take it together and run on;
         // barriers open only once no thread is left at a vote.
         if status.contains(&Status::AtVote) {
-            resolve_votes(ctx.func, &mut threads, &mut status);
+            resolve_votes(ctx.func, &mut threads, &mut status, &mut races)?;
             continue;
         }
         check_barrier(&threads, &status)?;
@@ -824,16 +831,42 @@ fn reduce_barrier(
 }
 
 /// Every group of threads of one warp stopped at the same vote takes it: each gets the
-/// result and moves past the vote.
-fn resolve_votes(func: &Function, threads: &mut [Thread], status: &mut [Status]) {
-    let mut groups: std::collections::BTreeMap<(u32, Inst), Vec<usize>> = Default::default();
+/// result and moves past the vote. A `shfl` lane that reads, in range, a lane that is not
+/// taking part (inactive, exited, or past the end of a partial warp) is
+/// [`EvalError::Undefined`]: PTX leaves the value it gets undefined (the hardware reads
+/// whatever that lane's register holds).
+fn resolve_votes(
+    func: &Function,
+    threads: &mut [Thread],
+    status: &mut [Status],
+    races: &mut RaceShadow,
+) -> Result<(), EvalError> {
+    // Per warp, only the lanes stopped at the vote that comes first in the block layout take
+    // it this round; lanes stopped further on wait. That is how a warp reconverges: lanes
+    // that ran ahead (past a loop or an `if`) wait at the join for the lanes behind, which
+    // reach the later vote too and take it with them (a broadcast `shfl` after a loop whose
+    // trip count differs per lane reads every lane, not only the ones that left first).
+    let mut rank = vec![usize::MAX; func.blocks.len()];
+    for (r, &b) in func.layout.iter().enumerate() {
+        rank[b.index()] = r;
+    }
+    let mut groups: std::collections::BTreeMap<(u32, (usize, usize), Inst), Vec<usize>> =
+        Default::default();
     for (k, t) in threads.iter().enumerate() {
         if status[k] == Status::AtVote {
             let inst = func.blocks[t.block].insts[t.pos];
-            groups.entry((t.linear / 32, inst)).or_default().push(k);
+            let at = (rank[t.block.index()], t.pos);
+            groups.entry((t.linear / 32, at, inst)).or_default().push(k);
         }
     }
-    for ((_, inst), ks) in groups {
+    let mut last_warp = None;
+    for ((warp, _, inst), ks) in groups {
+        // (The map is ordered by warp, then layout position: the first entry of each warp
+        // is its earliest vote.)
+        if last_warp == Some(warp) {
+            continue;
+        }
+        last_warp = Some(warp);
         let node = &func.insts[inst];
         if let InstData::Shfl { mode, args } = node.data {
             // Read every source first, then write.
@@ -843,13 +876,31 @@ fn resolve_votes(func: &Function, threads: &mut [Thread], status: &mut [Status])
                 let t = &threads[k];
                 let lane = t.linear % 32;
                 let (j, ok) = mode.source(lane, t.get(args[1]) as u32, t.get(args[2]) as u32);
-                let src = by_lane(j).unwrap_or(k);
+                let Some(src) = by_lane(j) else {
+                    return Err(EvalError::Undefined {
+                        inst,
+                        why: format!(
+                            "shfl: thread {} reads lane {j} of its warp, which does not take part",
+                            t.linear
+                        ),
+                    });
+                };
                 out.push((k, threads[src].get(args[0]), ok));
             }
             let (rv, rp) = (node.results[0], node.results[1]);
             for (k, x, ok) in out {
                 threads[k].set(rv, x, Type::I32);
                 threads[k].set(rp, u64::from(ok), Type::Pred);
+                threads[k].pos += 1;
+                status[k] = Status::Running;
+            }
+            continue;
+        }
+        if let InstData::MemBar { .. } = node.data {
+            // `bar.warp.sync`: the lanes that met here run on together, and their shared
+            // accesses before it are ordered before those after it.
+            races.warp_sync(warp);
+            for &k in &ks {
                 threads[k].pos += 1;
                 status[k] = Status::Running;
             }
@@ -874,6 +925,7 @@ fn resolve_votes(func: &Function, threads: &mut [Thread], status: &mut [Status])
             status[k] = Status::Running;
         }
     }
+    Ok(())
 }
 
 /// How an instruction touches memory, for race detection.
@@ -884,8 +936,20 @@ enum Access {
     Atomic,
 }
 
-/// A cell of [`RaceShadow`] names no thread, one (linear index + 1), or several.
+/// A cell of [`RaceShadow`] names no thread, one (linear index + 1), several of one warp
+/// ([`WARP_MANY`] + the warp), or several of different warps.
 const MANY: u16 = u16::MAX;
+/// Several threads, all of warp `x - WARP_MANY` (a CTA has at most 32 warps).
+const WARP_MANY: u16 = 2048;
+
+/// The warp of a [`RaceShadow`] cell entry other than 0 and [`MANY`].
+fn shadow_warp(x: u16) -> u16 {
+    if x >= WARP_MANY {
+        x - WARP_MANY
+    } else {
+        (x - 1) / 32
+    }
+}
 
 /// Who touched each byte of a CTA's shared memory in the current barrier interval: per
 /// byte, the thread that wrote it non-atomically, the thread(s) that read it, and the
@@ -900,6 +964,19 @@ struct RaceShadow {
 }
 
 impl RaceShadow {
+    /// `bar.warp.sync` by the lanes of `warp`: their accesses so far are ordered before
+    /// their later ones, so entries naming only threads of that warp are dropped (an entry
+    /// that also names another warp's thread stays: that pair is still unordered).
+    fn warp_sync(&mut self, warp: u32) {
+        for &i in &self.touched {
+            for x in &mut self.cells[i as usize] {
+                if *x != 0 && *x != MANY && u32::from(shadow_warp(*x)) == warp {
+                    *x = 0;
+                }
+            }
+        }
+    }
+
     fn clear(&mut self) {
         for &i in &self.touched {
             self.cells[i as usize] = [0; 3];
@@ -953,6 +1030,8 @@ impl RaceShadow {
             if conflict {
                 let who = if with == MANY {
                     "other threads".to_string()
+                } else if with >= WARP_MANY {
+                    format!("other threads of warp {}", with - WARP_MANY)
                 } else {
                     format!("thread {}", with - 1)
                 };
@@ -978,6 +1057,8 @@ impl RaceShadow {
             c[slot] = match c[slot] {
                 0 => me,
                 x if x == me => me,
+                MANY => MANY,
+                x if shadow_warp(x) == shadow_warp(me) => WARP_MANY + shadow_warp(me),
                 _ => MANY,
             };
         }
@@ -1238,13 +1319,14 @@ impl Thread {
                 let addr = u64::from(*offset);
                 out = Some(read(inst, Space::Param, tm.params, addr, size)?);
             }
-            InstData::SpecialReg {
-                reg: reg @ (SpecialReg::Clock | SpecialReg::Clock64),
-            } => {
-                let what = if *reg == SpecialReg::Clock {
-                    "%clock"
-                } else {
-                    "%clock64"
+            InstData::SpecialReg { reg } if reg.is_timer() => {
+                let what = match reg {
+                    SpecialReg::Clock => "%clock",
+                    SpecialReg::Clock64 => "%clock64",
+                    SpecialReg::GlobalTimer
+                    | SpecialReg::GlobalTimerLo
+                    | SpecialReg::GlobalTimerHi => "%globaltimer",
+                    _ => "a performance-monitor counter (%pm)",
                 };
                 return Err(EvalError::Unknowable { inst, what });
             }
@@ -1348,6 +1430,10 @@ impl Thread {
             // Arriving does not wait; threads run one at a time here, so every access is
             // already ordered and a fence has nothing to do but mark the thread, whose
             // global atomics then release for race detection ([`GlobalShadow`]).
+            // `bar.warp.sync`: the warp's lanes meet here, as at a vote ([`resolve_votes`]).
+            InstData::MemBar {
+                scope: MemScope::Warp,
+            } => return Ok(Status::AtVote),
             InstData::NamedBarrier { wait: false, .. } | InstData::MemBar { .. } => {
                 if let InstData::MemBar {
                     scope: MemScope::Gl | MemScope::Sys,
@@ -1405,7 +1491,6 @@ impl Thread {
 
     fn special(&self, ctx: &Ctx<'_>, reg: SpecialReg) -> u64 {
         let l = ctx.launch;
-        let per_cta: u32 = l.block.iter().product();
         u64::from(match reg {
             SpecialReg::Tid(d) => self.tid[d.index()],
             SpecialReg::Ntid(d) => l.block[d.index()],
@@ -1413,13 +1498,31 @@ impl Thread {
             SpecialReg::Nctaid(d) => l.grid[d.index()],
             SpecialReg::LaneId => self.linear % 32,
             SpecialReg::WarpId => self.linear / 32,
-            SpecialReg::NWarpId => per_cta.div_ceil(32),
+            // The number of warp ids of an SM (ptxas: the constant 64 on sm_5x), not of
+            // the CTA's warps.
+            SpecialReg::NWarpId => 64,
             SpecialReg::GridId => return l.gridid,
             SpecialReg::LaneMask(m) => m.mask(self.linear % 32),
             // Rejected in `step` before getting here.
-            SpecialReg::Clock | SpecialReg::Clock64 => 0,
+            SpecialReg::Clock
+            | SpecialReg::Clock64
+            | SpecialReg::GlobalTimer
+            | SpecialReg::GlobalTimerLo
+            | SpecialReg::GlobalTimerHi
+            | SpecialReg::Pm(_)
+            | SpecialReg::Pm64(_) => 0,
             // The SM a CTA runs on: 0 in this model (no test compares it).
             SpecialReg::SmId => 0,
+            // One SM.
+            SpecialReg::NSmId => 1,
+            SpecialReg::DynamicSmemSize => l.dynamic_shared,
+            SpecialReg::TotalSmemSize => {
+                let total =
+                    ctx.layout.shared_size.next_multiple_of(16) + u64::from(l.dynamic_shared);
+                return total & 0xffff_ffff;
+            }
+            // The models' driver sets every environment register to 0.
+            SpecialReg::EnvReg(_) => 0,
         })
     }
 }
@@ -1525,6 +1628,16 @@ fn binary(op: BinaryOp, ty: Type, a: u64, b: u64) -> u64 {
         }
         BinaryOp::MaxU => a.max(b),
         BinaryOp::DivU | BinaryOp::DivS | BinaryOp::RemU | BinaryOp::RemS => divide(op, a, b, x, y),
+        BinaryOp::AddSatS | BinaryOp::SubSatS => {
+            let (x, y) = (i128::from(x), i128::from(y));
+            let exact = if op == BinaryOp::AddSatS {
+                x + y
+            } else {
+                x - y
+            };
+            let max = (1i128 << (bits - 1)) - 1;
+            exact.clamp(-max - 1, max) as u64
+        }
     }
 }
 

@@ -347,6 +347,30 @@ pub enum SpecialReg {
     /// `%smid`: the SM running the thread (bits 20..28 of SR_VIRTID, as ptxas reads it).
     /// The models have one SM: `ir::eval` reads 0, as the simulator's SR_VIRTID gives.
     SmId,
+    /// `%nsmid`: how many SM ids there are (bits 20..28 of SR_VIRTCFG, as ptxas reads it).
+    /// The models have one SM: 1.
+    NSmId,
+    /// `%dynamic_smem_size`: the launch's dynamic shared bytes (ptxas reads `c[0x0][0xfc]`,
+    /// where the driver, and the simulator, put it).
+    DynamicSmemSize,
+    /// `%total_smem_size`: the CTA's shared bytes, static and dynamic (ptxas reads
+    /// SR_SMEMSZ). The models give the static size rounded up to 16 plus the dynamic size,
+    /// as the simulator lays shared memory out.
+    TotalSmemSize,
+    /// `%envreg0..31`: driver-provided constants (ptxas reads `c[0x0][0x30 + 4n]`). The
+    /// models' driver puts 0 in every one: the simulator's bank 0 is zero there, and
+    /// `ir::eval` reads 0.
+    EnvReg(u8),
+    /// `%globaltimer` (i64), `%globaltimer_lo`, `%globaltimer_hi`: a nanosecond timer
+    /// (CS2R of SR_GLOBALTIMERLO/HI). Like `%clock`, no fixed value: `ir::eval` reports
+    /// reading it as unknowable and no test may compare it.
+    GlobalTimer,
+    GlobalTimerLo,
+    GlobalTimerHi,
+    /// `%pm0..7` (i32) and `%pm0_64..%pm7_64` (i64): performance-monitor counters (CS2R of
+    /// SR_PMn and SR_PM_HIn). No fixed value, as `%clock`.
+    Pm(u8),
+    Pm64(u8),
 }
 
 /// Which `%lanemask_*` register: the lanes equal to, below, ... the reading lane.
@@ -384,10 +408,28 @@ impl LaneMask {
 }
 
 impl SpecialReg {
+    /// Whether the register's value changes with time (clocks, timers, performance
+    /// counters): `ir::eval` cannot know it, and two reads are never the same value.
+    pub fn is_timer(self) -> bool {
+        matches!(
+            self,
+            SpecialReg::Clock
+                | SpecialReg::Clock64
+                | SpecialReg::GlobalTimer
+                | SpecialReg::GlobalTimerLo
+                | SpecialReg::GlobalTimerHi
+                | SpecialReg::Pm(_)
+                | SpecialReg::Pm64(_)
+        )
+    }
+
     /// The type PTX gives the register (`.u32` except `%gridid`, `.u64`).
     pub fn ty(self) -> Type {
         match self {
-            SpecialReg::GridId | SpecialReg::Clock64 => Type::I64,
+            SpecialReg::GridId
+            | SpecialReg::Clock64
+            | SpecialReg::GlobalTimer
+            | SpecialReg::Pm64(_) => Type::I64,
             _ => Type::I32,
         }
     }
@@ -421,6 +463,10 @@ pub enum BinaryOp {
     RemU,
     /// Signed remainder, the sign of the dividend; `MIN % -1` is 0. By zero: all ones.
     RemS,
+    /// Signed sum and difference clamped to the type's range (PTX `add.sat.s32`,
+    /// `sub.sat.s32`; SASS `IADD.SAT`).
+    AddSatS,
+    SubSatS,
 }
 
 impl BinaryOp {
@@ -475,6 +521,9 @@ pub enum MemScope {
     Gl,
     /// `membar.sys`: the device and the host.
     Sys,
+    /// `bar.warp.sync`: the lanes of one warp wait for each other, and order their accesses
+    /// among themselves (`ir::eval`: a warp rendezvous; SASS: a `NOP`, see `ir::build`).
+    Warp,
 }
 
 /// Direction of a `cvta`.

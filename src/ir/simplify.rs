@@ -352,6 +352,7 @@ impl Simplifier<'_> {
                 SpecialReg::Clock | SpecialReg::Clock64 | SpecialReg::WarpId | SpecialReg::SmId => {
                     return None
                 }
+                _ if reg.is_timer() => return None,
                 _ => (Head::Sreg(reg), SmallVec::new(), false),
             },
             InstData::SymbolAddr { var, .. } => (Head::Symbol(var), SmallVec::new(), false),

@@ -684,6 +684,9 @@ impl<'a> Lowerer<'a> {
                 SpecialReg::Nctaid(d) => Class::Cbuf(0x14 + 4 * d.index() as u32),
                 SpecialReg::GridId => Class::Cbuf(0x28),
                 SpecialReg::NWarpId => Class::Imm(64),
+                // Where ptxas reads them: the driver's words in bank 0.
+                SpecialReg::DynamicSmemSize => Class::Cbuf(0xfc),
+                SpecialReg::EnvReg(n) => Class::Cbuf(0x30 + 4 * u32::from(*n)),
                 _ => Class::Reg,
             },
             InstData::SymbolAddr { var, .. } => {
@@ -928,6 +931,16 @@ impl<'a> Lowerer<'a> {
             InstData::BarrierRed { op, id, count, arg } => {
                 self.lower_barrier_red(results[0], op, id, count, arg)
             }
+            InstData::MemBar {
+                scope: ir::MemScope::Warp,
+            } => {
+                // `bar.warp.sync`: ptxas 11.8 emits nothing; a `NOP` keeps the scheduler from
+                // moving memory accesses across it (see `ir::build::sync`).
+                let mut i = Sm50Inst::new(Role::Plain);
+                i.piece(sm50::Inst::new(Form::NOP), &[]);
+                self.push(i);
+                Ok(())
+            }
             InstData::MemBar { scope } => {
                 // As ptxas 11.8: MEMBAR.CTA, MEMBAR.GL.IVALLD, MEMBAR.SYS.IVALLD (the wider
                 // scopes also invalidate the SM's L1 lines, so later loads see other SMs).
@@ -935,6 +948,7 @@ impl<'a> Lowerer<'a> {
                     ir::MemScope::Cta => (0, 0),
                     ir::MemScope::Gl => (1, 1),
                     ir::MemScope::Sys => (2, 1),
+                    ir::MemScope::Warp => unreachable!("matched above"),
                 };
                 let mut i = Sm50Inst::new(Role::Plain);
                 i.piece(
@@ -1137,14 +1151,28 @@ impl<'a> Lowerer<'a> {
             SpecialReg::LaneMask(m) => 0x38 + m as u64,
             SpecialReg::Clock => return self.lower_clock(v, false),
             SpecialReg::Clock64 => return self.lower_clock(v, true),
+            SpecialReg::NSmId => 0x02,
+            SpecialReg::TotalSmemSize => 0x32,
+            // SR_GLOBALTIMERLO/HI, SR_PMn (4 + n) and SR_PM_HIn (0x48 + n), read with CS2R.
+            SpecialReg::GlobalTimerLo => return self.lower_counter(v, 0x52, None),
+            SpecialReg::GlobalTimerHi => return self.lower_counter(v, 0x53, None),
+            SpecialReg::GlobalTimer => return self.lower_counter(v, 0x52, Some(0x53)),
+            SpecialReg::Pm(n) => return self.lower_counter(v, 4 + u64::from(n), None),
+            SpecialReg::Pm64(n) => {
+                let n = u64::from(n);
+                return self.lower_counter(v, 4 + n, Some(0x48 + n));
+            }
             _ => return self.materialize(v),
         };
         let d = self.new_vreg(RegKind::B32);
         let mut i = Sm50Inst::new(Role::Plain);
         let s2r = sm50::Inst::new(Form::S2R).with(Field::Sr, sr);
-        if matches!(reg, SpecialReg::WarpId | SpecialReg::SmId) {
-            // %warpid = BFE.U32(SR_VIRTID, 0x608), %smid = BFE.U32(SR_VIRTID, 0x914), as
-            // ptxas does.
+        if matches!(
+            reg,
+            SpecialReg::WarpId | SpecialReg::SmId | SpecialReg::NSmId
+        ) {
+            // %warpid = BFE.U32(SR_VIRTID, 0x608), %smid = BFE.U32(SR_VIRTID, 0x914), %nsmid
+            // = BFE.U32(SR_VIRTCFG, 0x914), as ptxas does.
             let dop = i.def(d, false);
             i.piece(s2r, &[(Field::Rd, dop, 0)]);
             let field = if reg == SpecialReg::WarpId {
@@ -1319,6 +1347,33 @@ impl<'a> Lowerer<'a> {
             }
             BinaryOp::DivU | BinaryOp::DivS | BinaryOp::RemU | BinaryOp::RemS => {
                 self.lower_divide(v, op, args)
+            }
+            BinaryOp::AddSatS | BinaryOp::SubSatS => {
+                // IADD.SAT d, a, b / IADD.SAT d, a, -b (ptxas 11.8's `add/sub.sat.s32`).
+                if wide {
+                    return Err(self.unsupported("64-bit add.sat"));
+                }
+                let a = self.reg(args[0])?;
+                let b = self.reg(args[1])?;
+                let d = self.new_vreg(RegKind::B32);
+                let mut i = Sm50Inst::new(Role::Plain);
+                let dop = i.def(d, false);
+                let aop = i.use_(a.vreg);
+                let bop = i.use_(b.vreg);
+                let inst = sm50::Inst::new(Form::IADD_R)
+                    .with(Field::Sat, 1)
+                    .with(Field::Negb, (op == BinaryOp::SubSatS) as u64);
+                i.piece(
+                    inst,
+                    &[
+                        (Field::Rd, dop, 0),
+                        (Field::Ra, aop, a.offset),
+                        (Field::Rb, bop, b.offset),
+                    ],
+                );
+                self.push(i);
+                self.set_loc(v, Loc { vreg: d, offset: 0 });
+                Ok(())
             }
         }
     }

@@ -1538,6 +1538,15 @@ impl<'a> Parser<'a> {
                         let second = self.name("a predicate after '|'")?;
                         Ok(Operand::PredPair(name, second))
                     }
+                    // `WARP_SZ`, PTX's predefined identifier for the warp size: the
+                    // constant 32 on every target (ptxas folds it into an immediate).
+                    _ if name.text == "WARP_SZ" => Ok(Operand::Imm(
+                        Imm::Int {
+                            value: 32,
+                            unsigned: false,
+                        },
+                        name.span,
+                    )),
                     _ => Ok(Operand::Name(name)),
                 }
             }

@@ -749,11 +749,29 @@ impl Sim<'_> {
                 } else {
                     self.src_b(i, addr)?
                 };
-                if flag(i, Field::Sat) {
-                    return Err(unsupported(addr, i, "IADD.SAT"));
-                }
                 let ra = f(i, Field::Ra);
                 let (na, nb) = (flag(i, Field::Nega), flag(i, Field::Negb));
+                if flag(i, Field::Sat) {
+                    // Signed saturation of a ± b (what ptxas makes of `add/sub.sat.s32`); the
+                    // extended, `.PO` and carry-out forms are not modelled.
+                    if flag(i, Field::X) || (na && nb) || flag(i, Field::Cc) {
+                        return Err(unsupported(addr, i, "IADD.SAT with .X, .PO or .CC"));
+                    }
+                    let signed = |v: u32, neg: bool| {
+                        let v = i64::from(v as i32);
+                        if neg {
+                            -v
+                        } else {
+                            v
+                        }
+                    };
+                    for l in lanes(exec) {
+                        let s = signed(w.r(ra, l), na) + signed(w.val(b, l), nb);
+                        let s = s.clamp(i64::from(i32::MIN), i64::from(i32::MAX));
+                        w.set_r(f(i, Field::Rd), l, s as i32 as u32);
+                    }
+                    return Ok(());
+                }
                 let x = flag(i, Field::X);
                 let po = na && nb;
                 for l in lanes(exec) {
@@ -1623,6 +1641,11 @@ impl Sim<'_> {
                 0x00 => l as u32,
                 0x01 | 0x50 | 0x52 => steps as u32,
                 0x51 | 0x53 => (steps >> 32) as u32,
+                // Performance-monitor counters SR_PM0..7 and SR_PM_HI0..7: no model of the
+                // events; they read as the step counter, like the clocks (no test compares
+                // them).
+                0x04..=0x0b => steps as u32,
+                0x48..=0x4f => (steps >> 32) as u32,
                 0x02 => 1 << 20 | 64 << 8,
                 0x03 => (warp & 63) << 8,
                 0x20 => {
@@ -1640,7 +1663,7 @@ impl Sim<'_> {
                 _ => return None,
             })
         };
-        if i.form == Form::CS2R && !matches!(sr, 0x50..=0x53) {
+        if i.form == Form::CS2R && !matches!(sr, 0x50..=0x53 | 0x04..=0x0b | 0x48..=0x4f) {
             return Err(unsupported(addr, i, "this CS2R special register"));
         }
         let rd = f(i, Field::Rd);

@@ -283,4 +283,31 @@ impl FnBuilder<'_, '_> {
         let dst = self.dest1(&ops[0])?;
         self.write(dst, d, signed, ops[0].span())
     }
+
+    /// `lop3.b32 d, a, b, c, immLut` (ptxas 11.8 takes it for sm_5x: `LOP3.LUT`).
+    pub(super) fn lop3(&mut self, ins: &Instruction) -> Option<()> {
+        if ins.ty() != Some(ast::Type::B32) {
+            return self.unsupported(ins, "lop3 is .b32");
+        }
+        let ops = self.ops(ins, 5)?;
+        let it = ins.ty();
+        let lut = match ops[4] {
+            ast::Operand::Imm(ast::Imm::Int { value, .. }, _) if (0..=255).contains(&value) => {
+                value
+            }
+            _ => {
+                return self.unsupported(
+                    ins,
+                    "the lookup table of lop3 must be an immediate in 0..255",
+                )
+            }
+        };
+        let a = self.read(&ops[1], Type::I32, it)?;
+        let b = self.read(&ops[2], Type::I32, it)?;
+        let c = self.read(&ops[3], Type::I32, it)?;
+        let lut = self.iconst(Type::I32, lut);
+        let d = self.ins().bits(BitOp::Lop3, &[a, b, c, lut]);
+        let dst = self.dest1(&ops[0])?;
+        self.write(dst, d, false, ops[0].span())
+    }
 }

@@ -3,7 +3,7 @@
 //!
 //! In: one `bar`/`barrier`/`membar`/`fence` instruction. Out: `Barrier` (the plain
 //! `bar.sync 0`, as before), `NamedBarrier`, `BarrierRed` (`bar.red.popc.u32`,
-//! `bar.red.{and,or}.pred`) or `MemBar`, or a diagnostic naming what sm_5x or leafold cannot
+//! `bar.red.{and,or}.pred`) or `MemBar` (`bar.warp.sync` is a `MemBar` of scope `Warp`), or a diagnostic naming what sm_5x or leafold cannot
 //! do: a barrier number or count in a register (the SM50 description has only the immediate
 //! forms of `BAR`), and `fence` (PTX 6.0 requires sm_70 for it; sm_5x has `membar`).
 
@@ -23,6 +23,9 @@ impl FnBuilder<'_, '_> {
     pub(super) fn barrier(&mut self, ins: &Instruction) -> Option<()> {
         if ins.has_flag("red") {
             return self.barrier_red(ins);
+        }
+        if ins.has_flag("warp") {
+            return self.warp_sync(ins);
         }
         let wait = ins.has_flag("sync");
         if !wait && !ins.has_flag("arrive") {
@@ -117,6 +120,32 @@ impl FnBuilder<'_, '_> {
         let r = self.ins().barrier_red(op, id, count, c);
         let dst = self.dest1(&ins.operands[0])?;
         self.write(dst, r, false, ins.operands[0].span())
+    }
+
+    /// `bar.warp.sync membermask`: the lanes of `membermask` wait for each other, and their
+    /// memory accesses before it are ordered before those after it. On sm_5x a warp runs
+    /// its converged lanes together, and ptxas 11.8 emits nothing for it; leafold builds a
+    /// `MemBar` of scope `Warp`, which `ir::eval` takes as a warp rendezvous and selection
+    /// as a `NOP` that the scheduler keeps in place (it sees only SASS, so without an
+    /// instruction it could move a shared load above another lane's store). The mask is read
+    /// (a bad operand is still a diagnostic) but not used: the converged lanes take part,
+    /// as `vote.sync` and `shfl.sync` do.
+    fn warp_sync(&mut self, ins: &Instruction) -> Option<()> {
+        if let Some(m) = ins
+            .mods
+            .iter()
+            .find(|m| !matches!(m, Modifier::Flag("warp" | "sync")))
+        {
+            let what = format!("the modifier {m:?} of bar.warp.sync");
+            return self.unsupported(ins, &what);
+        }
+        if !ins.has_flag("sync") {
+            return self.unsupported(ins, "bar.warp needs .sync");
+        }
+        let ops = self.ops(ins, 1)?;
+        self.read(&ops[0], Type::I32, Some(ast::Type::B32))?;
+        self.ins().membar(MemScope::Warp);
+        Some(())
     }
 
     pub(super) fn membar(&mut self, ins: &Instruction) -> Option<()> {

@@ -2,7 +2,7 @@
 //! `vote{.sync}.{all,any,uni}.pred d, {!}a{, membermask}` and
 //! `vote{.sync}.ballot.b32 d, {!}a{, membermask}`. The member mask is read (so a bad operand
 //! is still a diagnostic) but not used; see `ir::warp` for who takes part. `shfl` likewise,
-//! with `d|p` giving both results.
+//! with `d|p` giving both results. `activemask` is the ballot of a true predicate.
 
 use super::FnBuilder;
 use crate::ir::{ShflMode, Type, VoteMode};
@@ -29,6 +29,18 @@ impl FnBuilder<'_, '_> {
             self.read(&ops[2], Type::I32, Some(crate::ptx::ast::Type::B32))?;
         }
         let d = self.ins().vote(mode, a);
+        let dst = self.dest1(&ops[0])?;
+        self.write(dst, d, false, ops[0].span())
+    }
+}
+
+impl FnBuilder<'_, '_> {
+    /// `activemask.b32 d`: the lanes of the warp that execute it, which is the ballot of a
+    /// true predicate (ptxas 11.8: `VOTE.ANY d, PT, PT`).
+    pub(super) fn activemask(&mut self, ins: &Instruction) -> Option<()> {
+        let ops = self.ops(ins, 1)?;
+        let t = self.pred_const(true);
+        let d = self.ins().vote(VoteMode::Ballot, t);
         let dst = self.dest1(&ops[0])?;
         self.write(dst, d, false, ops[0].span())
     }

@@ -205,6 +205,30 @@ impl<'a> Lowerer<'a> {
                     .with(Field::Red, acc as u64);
                 i.piece(inst, &refs);
             }
+            BitOp::Lop3 => {
+                // LOP3.LUT d, a, b, c, lut (ptxas 11.8's form: three registers).
+                let Some(lut) = self.imm_of(arg(3)?) else {
+                    return Err(LowerError::Internal(
+                        "lop3 with a lookup table in a register".into(),
+                    ));
+                };
+                let a = self.reg(arg(0)?)?;
+                let b = self.reg(arg(1)?)?;
+                let c = self.reg(arg(2)?)?;
+                let aop = i.use_(a.vreg);
+                let bop = i.use_(b.vreg);
+                let cop = i.use_(c.vreg);
+                let inst = sm50::Inst::new(Form::LOP3_R).with(Field::Lut, lut as u64 & 0xff);
+                i.piece(
+                    inst,
+                    &[
+                        (Field::Rd, dop, 0),
+                        (Field::Ra, aop, a.offset),
+                        (Field::Rb, bop, b.offset),
+                        (Field::Rc, cop, c.offset),
+                    ],
+                );
+            }
         }
         self.push(i);
         self.set_loc(v, Loc { vreg: d, offset: 0 });
@@ -213,26 +237,39 @@ impl<'a> Lowerer<'a> {
 
     /// `%clock` / `%clock64` (see the module essay).
     pub(super) fn lower_clock(&mut self, v: Value, wide: bool) -> Result<(), LowerError> {
-        const LO: u64 = 0x50;
-        const HI: u64 = 0x51;
+        self.lower_counter(v, 0x50, wide.then_some(0x51))
+    }
+
+    /// A counter read with CS2R: the 32-bit special register `lo`, or with `hi` the 64-bit
+    /// pair read as ptxas 11.8 reads `%clock64`, `%globaltimer` and `%pmN_64`: the high
+    /// word, the low word, and the high word again when the low word's top bit is clear
+    /// (the low word may have wrapped between the two reads).
+    pub(super) fn lower_counter(
+        &mut self,
+        v: Value,
+        lo: u64,
+        hi: Option<u64>,
+    ) -> Result<(), LowerError> {
         let cs2r = |sr: u64| sm50::Inst::new(Form::CS2R).with(Field::Sr, sr);
         let mut i = Sm50Inst::new(Role::Plain);
+        let wide = hi.is_some();
         let d = self.new_vreg(if wide { RegKind::B64 } else { RegKind::B32 });
+        let hi = hi.unwrap_or(0);
         if !wide {
             let dop = i.def(d, false);
-            i.piece(cs2r(LO), &[(Field::Rd, dop, 0)]);
+            i.piece(cs2r(lo), &[(Field::Rd, dop, 0)]);
         } else {
             let dop = i.def(d, true);
             let p = self.new_vreg(RegKind::Pred);
             let pop = i.def(p, true);
-            i.piece(cs2r(HI), &[(Field::Rd, dop, 1)]);
-            i.piece(cs2r(LO), &[(Field::Rd, dop, 0)]);
+            i.piece(cs2r(hi), &[(Field::Rd, dop, 1)]);
+            i.piece(cs2r(lo), &[(Field::Rd, dop, 0)]);
             // ISETP.LT.AND p, PT, lo, RZ, PT
             let isetp = sm50::Inst::new(Form::ISETP_R)
                 .with(Field::Cmp, 1)
                 .with(Field::Sgn, 1);
             i.piece(isetp, &[(Field::Pd0, pop, 0), (Field::Ra, dop, 0)]);
-            let again = cs2r(HI).with(Field::Pgn, 1);
+            let again = cs2r(hi).with(Field::Pgn, 1);
             i.piece(again, &[(Field::Rd, dop, 1), (Field::Pg, pop, 0)]);
         }
         self.push(i);

@@ -12,7 +12,7 @@
 //! out of its block).
 
 use super::Lowerer;
-use crate::ir::{ShflMode, Value, VoteMode};
+use crate::ir::{InstData, IntCC, ShflMode, Value, VoteMode};
 use crate::lower::inst::{Role, Sm50Inst};
 use crate::lower::lea::Loc;
 use crate::lower::LowerError;
@@ -26,22 +26,30 @@ impl<'a> Lowerer<'a> {
         mode: VoteMode,
         arg: Value,
     ) -> Result<(), LowerError> {
-        let a = self.reg(arg)?;
+        // A constant true predicate (`activemask`, `vote.ballot.b32 d, 1`) is `PT`, as
+        // ptxas writes it: `VOTE.ANY d, PT, PT`.
+        // (`ir::build` writes a true predicate as `icmp.eq x, x`.)
+        let always = matches!(self.class(arg), super::Class::Imm(k) if k & 1 == 1)
+            || matches!(self.def_of(arg), Some(InstData::Icmp { cc: IntCC::Eq, args }) if args[0] == args[1]);
+        let a = if always { None } else { Some(self.reg(arg)?) };
         let ballot = mode == VoteMode::Ballot;
         let d = self.new_vreg(if ballot { RegKind::B32 } else { RegKind::Pred });
         let mut i = Sm50Inst::new(Role::Plain);
         let dop = i.def(d, false);
-        let aop = i.use_(a.vreg);
         let code = match mode {
             VoteMode::All => 0,
             VoteMode::Any | VoteMode::Ballot => 1,
             VoteMode::Uni => 2,
         };
         let dst = if ballot { Field::Rd } else { Field::Pd };
-        i.piece(
-            sm50::Inst::new(Form::VOTE).with(Field::Mode, code),
-            &[(dst, dop, 0), (Field::Pa, aop, 0)],
-        );
+        let vote = sm50::Inst::new(Form::VOTE).with(Field::Mode, code);
+        match a {
+            Some(a) => {
+                let aop = i.use_(a.vreg);
+                i.piece(vote, &[(dst, dop, 0), (Field::Pa, aop, 0)]);
+            }
+            None => i.piece(vote.with(Field::Pa, 7), &[(dst, dop, 0)]),
+        }
         self.push(i);
         self.set_loc(v, Loc { vreg: d, offset: 0 });
         Ok(())
