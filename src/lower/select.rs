@@ -2566,10 +2566,31 @@ impl<'a> Lowerer<'a> {
             return Err(self.unsupported("ld.param through a computed address"));
         };
         let bytes = ty.bytes().unwrap_or(4);
-        if bytes < 4 {
-            return Err(self.unsupported("narrow ld.param through an address"));
-        }
         let off = base.wrapping_add(i64::from(offset));
+        if bytes < 4 {
+            // An 8- or 16-bit element (clang reads a `__half` parameter this way): MOV its
+            // containing word, then shift it down to bit 0, as a direct narrow ld.param is
+            // read (the high bits of an i8/i16 value are unspecified).
+            for (k, &r) in results.iter().take(width as usize).enumerate() {
+                let byte = 0x140 + off + i64::from(k as u32 * bytes);
+                if !(0..0x10000).contains(&byte) {
+                    return Err(self.unsupported("ld.param offset out of the constant bank"));
+                }
+                let d = self.new_vreg(kind_of(ty));
+                let mut i = Sm50Inst::new(Role::Plain);
+                let dop = i.def(d, true);
+                let mov = sm50::Inst::new(Form::MOV_C).with(Field::Cbo, byte as u64 / 4);
+                i.piece(mov, &[(Field::Rd, dop, 0)]);
+                if byte % 4 != 0 {
+                    let shr =
+                        sm50::Inst::new(Form::SHR_I).with(Field::ImmImm20s, 8 * (byte as u64 % 4));
+                    i.piece(shr, &[(Field::Rd, dop, 0), (Field::Ra, dop, 0)]);
+                }
+                self.push(i);
+                self.set_loc(r, Loc { vreg: d, offset: 0 });
+            }
+            return Ok(());
+        }
         let words = (bytes / 4) as u8;
         for (k, &r) in results.iter().take(width as usize).enumerate() {
             let kind = kind_of(ty);
