@@ -40,7 +40,8 @@ __global__ void tiles(const int *in, int *out) {
   cg::thread_block block = cg::this_thread_block();
   cg::thread_block_tile<16> t16 = cg::tiled_partition<16>(block);
   int i = block.thread_rank();
-  int v = in[blockIdx.x * blockDim.x + i];
+  int base = blockIdx.x * block.size();
+  int v = in[base + i];
   for (int o = t16.size() / 2; o > 0; o /= 2) v += t16.shfl_down(v, o);
   cg::coalesced_group g = cg::coalesced_threads();
   if (v & 1) {
@@ -48,7 +49,7 @@ __global__ void tiles(const int *in, int *out) {
     v += odd.thread_rank() + odd.size();
   }
   block.sync();
-  out[blockIdx.x * blockDim.x + i] = v + g.size() + t16.thread_rank() + (int)t16.any(v > 3);
+  out[base + i] = v + g.size() + t16.thread_rank() + (int)t16.any(v > 3);
 }
 
 __global__ void lanes(unsigned *out) {
