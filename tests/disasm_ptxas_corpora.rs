@@ -12,10 +12,6 @@
 //! kernels, dropping the waits that protect a new form's result before its first reader
 //! must be reported (the forms take scoreboards).
 //!
-//! Temporary exception: video instructions (`V*`, branch `simd`) and the sm_53 half-precision
-//! pairs (`HADD2`, `HMUL2`, `HFMA2`, `HSETP2`, `HSET2`, branch `half`) are described by other
-//! branches; an `UNKNOWN` word that cuobjdump prints as one of those is tolerated (and
-//! counted) until they are merged. The lead removes `ELSEWHERE` after merging them.
 
 mod common;
 
@@ -24,12 +20,6 @@ use leafold::oracle::Oracle;
 use leafold::sm50::sched::access;
 use leafold::sm50::sched::check::{analyze, decode_text};
 use leafold::sm50::{Ctrl, Field, Form, Inst};
-
-/// Mnemonic prefixes of the forms other branches add (see the module notes).
-const ELSEWHERE: &[&str] = &[
-    "VABSDIFF", "VADD", "VMNMX", "VSET", "VSHL", "VSHR", "VMAD", "HADD2", "HMUL2", "HFMA2",
-    "HSETP2", "HSET2",
-];
 
 const ARCHS: [&str; 3] = ["sm_50", "sm_52", "sm_53"];
 
@@ -158,10 +148,8 @@ fn corpus_files() -> Vec<(String, String)> {
 #[derive(Default)]
 struct Outcome {
     words: usize,
-    /// `file arch addr: word (cuobjdump's text)` of each UNKNOWN not in [`ELSEWHERE`].
+    /// `file arch addr: word (cuobjdump's text)` of each UNKNOWN.
     unknown: Vec<String>,
-    /// UNKNOWN words of the forms other branches add.
-    elsewhere: usize,
     /// Kernels with a new form, and hazard reports on them.
     checked_kernels: usize,
     hazards: Vec<String>,
@@ -202,21 +190,13 @@ fn one(oracle: &Oracle, name: &str, ptx: &str, arch: &str) -> Result<Outcome, St
                 .nth(1)
                 .map_or("", |r| r.get(..16).unwrap_or(""));
             let what = by_word.get(word).cloned().unwrap_or_default();
-            let op = what
-                .split_whitespace()
-                .find(|t| !t.starts_with('@'))
-                .unwrap_or("");
-            if ELSEWHERE.iter().any(|p| op.starts_with(p)) {
-                out.elsewhere += 1;
-            } else {
-                out.unknown
-                    .push(format!("{name} {arch}: 0x{word} (cuobjdump: {what})"));
-            }
+            out.unknown
+                .push(format!("{name} {arch}: 0x{word} (cuobjdump: {what})"));
         }
     }
     for k in &parsed.kernels {
         let Ok((insts, ctrl, targets)) = decode_text(&k.code) else {
-            continue; // a word of another branch's forms (counted above)
+            continue; // an UNKNOWN word (counted above)
         };
         if !insts.iter().any(new_form) {
             continue;
@@ -264,7 +244,6 @@ fn every_ptxas_word_of_both_corpora_decodes() {
             Ok(o) => {
                 total.words += o.words;
                 total.unknown.extend(o.unknown);
-                total.elsewhere += o.elsewhere;
                 total.checked_kernels += o.checked_kernels;
                 total.hazards.extend(o.hazards);
                 total.other_hazards.extend(o.other_hazards);
@@ -275,14 +254,13 @@ fn every_ptxas_word_of_both_corpora_decodes() {
         }
     }
     println!(
-        "{} files x {} archs: {} instruction lines, {} UNKNOWN, {} of other branches' forms; \
+        "{} files x {} archs: {} instruction lines, {} UNKNOWN; \
          {} kernels with the new forms checked, {} hazard reports on them ({} between older \
          forms only, not counted)",
         files.len(),
         ARCHS.len(),
         total.words,
         total.unknown.len(),
-        total.elsewhere,
         total.checked_kernels,
         total.hazards.len(),
         total.other_hazards.len()
