@@ -1074,6 +1074,10 @@ impl<'a> Parser<'a> {
             match self.text_of(t) {
                 ".noreturn" => {
                     self.bump();
+                    // ptxas: a syntax error on an `.entry` (a kernel always returns).
+                    if kind == FuncKind::Entry {
+                        self.error(t.span, "'.noreturn' is only allowed on a .func");
+                    }
                     noreturn = true;
                 }
                 ".maxntid" | ".reqntid" => {
