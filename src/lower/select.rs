@@ -436,7 +436,7 @@ impl<'a> Lowerer<'a> {
             i.branch_piece(0, None);
             self.vb.terminate(pre, i, vec![(target, Vec::new())]);
         }
-        for &b in &self.f.layout {
+        for b in lowering_order(self.f) {
             self.cur = self.blocks[&b];
             self.cur_ir = Some(b);
             self.fdiv_floor = self.vb.num_vregs();
@@ -2940,4 +2940,61 @@ pub(super) fn window_test_pieces(i: &mut Sm50Inst, aop: u8, o: u8, pop: u8) {
             (Field::Plg, pop, 0),
         ],
     );
+}
+
+/// The order blocks are lowered in (their machine blocks keep the layout order): the layout,
+/// unless a block there reads a value defined in a block placed after it (a loop whose body
+/// the PTX places before its header and which reads the header's registers), and then a
+/// reverse postorder of the control-flow graph from the entry, in which every definition
+/// (it dominates its uses) is lowered before its uses; blocks it does not reach follow in
+/// layout order. Code that lowered in layout order keeps it, so its output is unchanged.
+fn lowering_order(f: &Function) -> Vec<Block> {
+    let mut defined = vec![false; f.values.len()];
+    let in_layout_order = f.layout.iter().all(|&b| {
+        for &p in &f.blocks[b].params {
+            defined[p.index()] = true;
+        }
+        f.blocks[b].insts.iter().all(|&i| {
+            let ok = f.insts[i]
+                .data
+                .operand_parts()
+                .iter()
+                .all(|part| part.iter().all(|v| defined[v.index()]));
+            for &r in &f.insts[i].results {
+                defined[r.index()] = true;
+            }
+            ok
+        })
+    });
+    if in_layout_order {
+        return f.layout.clone();
+    }
+    // Iterative depth-first search: (block, index of the next successor to visit).
+    let mut seen = vec![false; f.blocks.len()];
+    let mut post = Vec::with_capacity(f.layout.len());
+    let mut stack: Vec<(Block, usize)> = Vec::new();
+    if let Some(e) = f.entry_block() {
+        seen[e.index()] = true;
+        stack.push((e, 0));
+    }
+    while let Some(&mut (b, ref mut next)) = stack.last_mut() {
+        let succs: SmallVec<[Block; 2]> = f.blocks[b]
+            .insts
+            .iter()
+            .flat_map(|&i| f.insts[i].data.targets().into_iter().map(|t| t.block))
+            .collect();
+        if let Some(&s) = succs.get(*next) {
+            *next += 1;
+            if !seen[s.index()] {
+                seen[s.index()] = true;
+                stack.push((s, 0));
+            }
+        } else {
+            post.push(b);
+            stack.pop();
+        }
+    }
+    post.reverse();
+    post.extend(f.layout.iter().copied().filter(|b| !seen[b.index()]));
+    post
 }
