@@ -31,7 +31,7 @@ use std::path::PathBuf;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-const DEFAULT_ITERS: u64 = 400;
+const DEFAULT_ITERS: u64 = 1500;
 const DEFAULT_SECS: u64 = 40;
 const DEFAULT_MAX_BYTES: u64 = 12_000;
 const DEFAULT_BUDGET_MS: u64 = 20_000;
@@ -283,6 +283,16 @@ impl Outcome {
     }
 }
 
+/// Whether `message` contains the word "internal" (not inside a name like `lud_internal`).
+fn says_internal(message: &str) -> bool {
+    message.match_indices("internal").any(|(at, w)| {
+        let before = message[..at].chars().next_back();
+        let after = message[at + w.len()..].chars().next();
+        let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+        !word(before) && !word(after)
+    })
+}
+
 /// Compile `text` on a fresh thread under `catch_unwind`, waiting at most `budget`. A thread
 /// that runs past the budget is left behind (reported as a hang).
 fn run_one(text: &str, budget: Duration) -> Outcome {
@@ -303,7 +313,7 @@ fn run_one(text: &str, budget: Duration) -> Outcome {
                     // "internal" marks a compiler bug reported as an error.
                     let bad =
                         d.0.iter()
-                            .find(|diag| diag.message.contains("internal"))
+                            .find(|diag| says_internal(&diag.message))
                             .map(|diag| diag.to_string());
                     match bad {
                         Some(m) => Outcome::BadError(m),
