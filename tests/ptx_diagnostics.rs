@@ -513,3 +513,21 @@ fn shared_and_local_limits() {
         "t.ptx:4:8: error: entry function 'k' uses too much local data (0x1000001 bytes per thread, 0x1000000 max)\n4 | .entry k()\n  |        ^\n"
     );
 }
+
+/// Sizes that do not fit: an array size is named as written (18446744073709551615 wrapped to
+/// "negative array size -1" before), and a product over 4 GB is refused by the builder.
+#[test]
+fn sizes_out_of_range() {
+    expect_error(
+        ".version 7.0\n.target sm_50\n.address_size 64\n.global .b8 g[18446744073709551615];\n",
+        "t.ptx:4:15: error: array size 18446744073709551615 is out of range\n4 | .global .b8 g[18446744073709551615];\n  |               ^^^^^^^^^^^^^^^^^^^^\n",
+    );
+    expect_error(
+        ".version 7.0\n.target sm_50\n.address_size 64\n.global .b8 g[-1];\n",
+        "t.ptx:4:15: error: array size -1 is out of range\n4 | .global .b8 g[-1];\n  |               ^^\n",
+    );
+    expect_error(
+        ".version 7.0\n.target sm_50\n.address_size 64\n.entry k() .maxntid 4294967296\n{\n\tret;\n}\n",
+        "t.ptx:4:21: error: thread count 4294967296 is out of range\n4 | .entry k() .maxntid 4294967296\n  |                     ^^^^^^^^^^\n",
+    );
+}
