@@ -488,7 +488,9 @@ fn first_error(src: &str) -> String {
         file_name: "m.ptx".to_string(),
         ..Options::default()
     };
-    let d = compile(src, &opts).err().expect("an error");
+    let Err(d) = compile(src, &opts) else {
+        panic!("expected an error")
+    };
     let first = d.0.first().expect("one diagnostic").to_string();
     first.lines().next().unwrap().to_string()
 }
