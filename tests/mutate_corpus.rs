@@ -5,7 +5,8 @@
 //! is present), each mutated by one to three seeded edits: a line deleted, duplicated or two
 //! lines swapped; a number replaced by a boundary value (0, -1, 2^31, 2^32, 2^63, 2^64, ...);
 //! an array size or `.align` made huge; the text cut at a random point; one identifier
-//! replaced by another of the file; a token replaced by another token of the file. Each
+//! replaced by another of the file; a token replaced by another token of the file; a type or
+//! vector width replaced by another; a declaration or directive at the limits inserted. Each
 //! mutant goes through `leafold::driver::compile` (cubin written) on its own thread, under
 //! `catch_unwind` and a wall-clock budget. Out: a list of findings (panics, hangs, errors whose
 //! text says "internal"), each with its seed and a line-minimized input; the test fails when
@@ -104,6 +105,34 @@ const HUGE_SIZES: &[&str] = &[
 
 const ALIGNS: &[&str] = &["0", "3", "65536", "1073741824", "2147483648", "4294967296"];
 
+const SNIPPETS: &[&str] = &[
+    ".maxnreg 0",
+    ".maxntid 0, 1, 1",
+    ".reqntid 1, 2, 3, 4",
+    ".minnctapersm 4294967295",
+    ".noreturn",
+    ".shared .align 1073741824 .b8 __m_s[70000];",
+    ".local .align 16 .b8 __m_l[4294967295];",
+    ".global .align 2147483648 .b8 __m_g[4294967296];",
+    ".const .b8 __m_c[65537];",
+    ".param .b8 __m_p[70000];",
+    ".reg .b32 %__m_r<4294967295>;",
+    ".reg .v8 .b32 %__m_v;",
+    ".global .b64 __m_a[2][9223372036854775807];",
+    "{",
+    "}",
+    ".entry __m_k(.param .b8 __m_q[4353]) { ret; }",
+    ".func __m_f() { ret; }",
+    "ret;",
+    "bar.sync 0;",
+    "call __m_f;",
+];
+
+const TYPES: &[&str] = &[
+    ".u8", ".u16", ".u32", ".u64", ".s8", ".s16", ".s32", ".s64", ".b8", ".b16", ".b32", ".b64",
+    ".b128", ".f16", ".f16x2", ".f32", ".f64", ".pred", ".v2", ".v4", ".v8",
+];
+
 /// Byte ranges of the tokens of `text`: identifiers and directives (`%r1`, `.u32`, `$L1`,
 /// `foo`), numbers, and single punctuation characters.
 fn tokens(text: &str) -> Vec<(usize, usize)> {
@@ -148,7 +177,7 @@ fn mutate_once(text: &str, rng: &mut Rng) -> (String, &'static str) {
     let lines: Vec<&str> = text.split('\n').collect();
     let n = lines.len();
     let join = |v: Vec<&str>| v.join("\n");
-    match rng.below(10) {
+    match rng.below(12) {
         0 => {
             let mut v = lines.clone();
             v.remove(rng.below(n));
@@ -221,6 +250,25 @@ fn mutate_once(text: &str, rng: &mut Rng) -> (String, &'static str) {
             match (rng.pick(&ids), rng.pick(&ids)) {
                 (Some(&a), Some(&b)) => (splice(text, a, &text[b.0..b.1]), "swap identifier"),
                 _ => (text.to_string(), "none"),
+            }
+        }
+        10 => {
+            // A declaration or directive at the limits, inserted at a random line.
+            let mut v = lines.clone();
+            v.insert(rng.below(n + 1), rng.pick(SNIPPETS).unwrap());
+            (join(v), "insert snippet")
+        }
+        11 => {
+            // A type or vector width replaced by another (`.u32` → `.v8`, `.b128`, ...).
+            let toks = tokens(text);
+            let types: Vec<_> = toks
+                .iter()
+                .filter(|&&(s, e)| TYPES.contains(&&text[s..e]))
+                .copied()
+                .collect();
+            match rng.pick(&types) {
+                Some(&t) => (splice(text, t, rng.pick(TYPES).unwrap()), "replace type"),
+                None => (text.to_string(), "none"),
             }
         }
         _ => {
