@@ -633,9 +633,11 @@ fn compile_kernel(
 
 /// Static `.shared` bytes a kernel may use on sm_5x (ptxas: "uses too much shared data").
 pub const MAX_SHARED: u32 = 0xc000;
-/// `.local` bytes per thread a kernel's variables may use: the 16 MB generic local window
-/// (ptxas 11.8 compiles a 16 MB frame, and silently miscompiles a 4 GB one as 0 bytes).
-pub const MAX_LOCAL: u32 = 0x100_0000;
+/// `.local` bytes per thread a kernel's variables may use: what the frame adjustment's signed
+/// 32-bit immediate holds, with room for spill slots. ptxas 11.8 compiles frames of 100 MB,
+/// reports a 2^31 - 1 byte array as a -2147483648-byte frame and silently gives a 4 GB one a
+/// 0-byte frame.
+pub const MAX_LOCAL: u32 = 0x7fff_0000;
 
 /// Kernel `f`'s static shared data and local variables must fit sm_5x's limits; the message
 /// is ptxas's where ptxas has one.

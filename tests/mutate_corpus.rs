@@ -548,7 +548,7 @@ fn huge_local_frame_is_an_error_not_an_immediate_overflow() {
     let src = ".version 7.0\n.target sm_50\n.address_size 64\n.entry k()\n{\n\t.local .b8 l[4000000000];\n\t.reg .b64 %rd<2>;\n\tmov.u64 %rd1, l;\n\tst.local.u8 [%rd1], 1;\n\tret;\n}\n";
     assert_eq!(
         first_error(src),
-        "m.ptx:4:8: error: entry function 'k' uses too much local data (0xee6b2800 bytes per thread, 0x1000000 max)"
+        "m.ptx:4:8: error: entry function 'k' uses too much local data (0xee6b2800 bytes per thread, 0x7fff0000 max)"
     );
 }
 
