@@ -436,6 +436,7 @@ fn compile_kernel(
     if opts.emit == Emit::Ir {
         let _ = writeln!(out.text, "{f}");
     }
+    check_memory_limits(module, f).map_err(err)?;
     let local_data = lower::local_size(module, f).next_multiple_of(16);
     let alloc_opts = AllocOptions {
         max_regs: max_regs as u8,
@@ -636,6 +637,34 @@ fn compile_kernel(
     });
     times.lap("other", t);
     Ok(k)
+}
+
+/// Static `.shared` bytes a kernel may use on sm_5x (ptxas: "uses too much shared data").
+pub const MAX_SHARED: u32 = 0xc000;
+/// `.local` bytes per thread a kernel's variables may use: what the frame adjustment's signed
+/// 32-bit immediate holds, with room for spill slots. ptxas 11.8 compiles frames of 100 MB,
+/// reports a 2^31 - 1 byte array as a -2147483648-byte frame and silently gives a 4 GB one a
+/// 0-byte frame.
+pub const MAX_LOCAL: u32 = 0x7fff_0000;
+
+/// Kernel `f`'s static shared data and local variables must fit sm_5x's limits; the message
+/// is ptxas's where ptxas has one.
+fn check_memory_limits(module: &ir::Module, f: &ir::Function) -> Result<(), String> {
+    let shared = module.shared_layout(f).size;
+    if shared > MAX_SHARED {
+        return Err(format!(
+            "entry function '{}' uses too much shared data ({shared:#x} bytes, {MAX_SHARED:#x} max)",
+            f.name
+        ));
+    }
+    let local = lower::local_size(module, f);
+    if local > MAX_LOCAL {
+        return Err(format!(
+            "entry function '{}' uses too much local data ({local:#x} bytes per thread, {MAX_LOCAL:#x} max)",
+            f.name
+        ));
+    }
+    Ok(())
 }
 
 /// Append kernel `name`'s `--explain` listing to `out`: each run of instructions from one PTX
@@ -1085,10 +1114,12 @@ fn global_memory(module: &ir::Module) -> (Option<DataSpec>, bool) {
         let off = g.size.next_multiple_of(align);
         g.size = off + u64::from(v.size);
         g.align = g.align.max(align);
-        g.init.resize(g.size as usize, 0);
+        // Bytes only up to the last initialized variable (the writer zero-pads to `size`):
+        // a large uninitialized array costs no memory here.
         if let Some(init) = &v.init {
             any_init = true;
             let end = (off as usize + init.len()).min(g.size as usize);
+            g.init.resize(end, 0);
             g.init[off as usize..end].copy_from_slice(&init[..end - off as usize]);
         }
         g.symbols.push((v.name.clone(), off, u64::from(v.size)));

@@ -167,3 +167,95 @@ fn scratch_dir() -> std::io::Result<PathBuf> {
     std::fs::create_dir_all(&dir)?;
     Ok(dir)
 }
+
+/// PTX text as ptxas 11.8 takes it for `arch` (`sm_50`, `sm_52`, `sm_53`): a `.target` newer
+/// than `arch` becomes `arch` (ptxas refuses a `.target` above its `-arch`, where `leafold
+/// compile` warns and compiles for Maxwell) and a `.version` above 7.8, the newest ptxas
+/// 11.8 reads, becomes 7.8. Other lines, and the line count, are unchanged, so ptxas's line
+/// numbers stay those of the input. Returns the text unchanged when nothing needs rewriting.
+pub fn retarget<'a>(ptx: &'a str, arch: &str) -> std::borrow::Cow<'a, str> {
+    let arch_sm = sm_number(arch).unwrap_or(50);
+    let mut changed = false;
+    let lines: Vec<String> = ptx
+        .split('\n')
+        .map(|l| {
+            let t = l.trim_start();
+            let indent = &l[..l.len() - t.len()];
+            if let Some(rest) = t.strip_prefix(".target") {
+                // `.target sm_61, texmode_independent // comment`: only the sm_XX word changes.
+                let newer = rest
+                    .split([',', ' ', '\t', '\r'])
+                    .any(|w| sm_number(w).is_some_and(|n| n > arch_sm));
+                if newer && rest.starts_with([' ', '\t']) {
+                    changed = true;
+                    let words: Vec<String> = rest
+                        .split(',')
+                        .map(|w| {
+                            let word = w.trim();
+                            if sm_number(word).is_some_and(|n| n > arch_sm) {
+                                w.replacen(word, arch, 1)
+                            } else {
+                                w.to_string()
+                            }
+                        })
+                        .collect();
+                    return format!("{indent}.target{}", words.join(","));
+                }
+            } else if let Some(rest) = t.strip_prefix(".version") {
+                let v = rest.split_whitespace().next().unwrap_or("");
+                let newer = v
+                    .split_once('.')
+                    .and_then(|(a, b)| Some((a.parse::<u32>().ok()?, b.parse::<u32>().ok()?)))
+                    .is_some_and(|v| v > (7, 8));
+                if newer {
+                    changed = true;
+                    return format!(
+                        "{indent}.version 7.8{}",
+                        &rest[rest.find(v).unwrap_or(0) + v.len()..]
+                    );
+                }
+            }
+            l.to_string()
+        })
+        .collect();
+    if changed {
+        std::borrow::Cow::Owned(lines.join("\n"))
+    } else {
+        std::borrow::Cow::Borrowed(ptx)
+    }
+}
+
+/// `sm_61` → 61, `sm_90a` → 90 (`None` for anything else).
+fn sm_number(word: &str) -> Option<u32> {
+    let digits: String = word
+        .strip_prefix("sm_")?
+        .chars()
+        .take_while(|c| c.is_ascii_digit())
+        .collect();
+    digits.parse().ok()
+}
+
+#[cfg(test)]
+mod retarget_tests {
+    use super::retarget;
+
+    #[test]
+    fn newer_targets_and_versions_are_rewritten_line_for_line() {
+        let src = ".version 8.0\n.target sm_80, texmode_independent\n.address_size 64\n";
+        assert_eq!(
+            retarget(src, "sm_50"),
+            ".version 7.8\n.target sm_50, texmode_independent\n.address_size 64\n"
+        );
+        assert_eq!(
+            retarget("  .version 8.3 // x\n\t.target sm_61\n", "sm_52"),
+            "  .version 7.8 // x\n\t.target sm_52\n"
+        );
+        // Already acceptable: the same text, borrowed.
+        let ok = ".version 7.0\n.target sm_50\n";
+        assert!(matches!(
+            retarget(ok, "sm_52"),
+            std::borrow::Cow::Borrowed(_)
+        ));
+        assert_eq!(retarget(".target sm_53\n", "sm_50"), ".target sm_50\n");
+    }
+}

@@ -252,3 +252,34 @@ const SLICE_FLOOR: f64 = 0.70;
 /// The same over the 15 address-only kernels (211/157 = 1.344 before `ir::simplify`, 168/157
 /// = 1.070 since; `mul.hi.u64 x, 2` alone went from 41 to 7), rounded up likewise.
 const SUBSET_RATIO_FLOOR: f64 = 1.08;
+
+/// `compare` on PTX whose `.target` is newer than sm_50 (and `.version` newer than ptxas
+/// 11.8 reads): both compilers compile it (ptxas through the retargeted text), no skip.
+#[test]
+fn compare_accepts_newer_targets() {
+    let Some(_) = Oracle::for_test("compare_accepts_newer_targets") else {
+        return;
+    };
+    let dir = std::env::temp_dir().join(format!("leafold_compare_newer_{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let text = std::fs::read_to_string(seed()).unwrap();
+    for (version, target) in [("7.0", "sm_61"), ("8.0", "sm_80")] {
+        let file = dir.join(format!("seed_lea_{target}.ptx"));
+        std::fs::write(
+            &file,
+            text.replace(".version 7.0", &format!(".version {version}"))
+                .replace(".target sm_50", &format!(".target {target}")),
+        )
+        .unwrap();
+        let o = leafold().arg("compare").arg(&file).output().unwrap();
+        let out =
+            String::from_utf8_lossy(&o.stdout).to_string() + &String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success(), "{target}: {out}");
+        assert!(out.contains("; 0 files skipped"), "{target}: {out}");
+        assert!(
+            out.lines().any(|l| l.starts_with("seed_lea ")),
+            "{target}: no row for the kernel: {out}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

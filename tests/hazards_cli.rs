@@ -123,3 +123,39 @@ fn unreadable_and_corrupt_files_exit_2() {
     assert_eq!(o.status.code(), Some(2), "{o:?}");
     assert!(String::from_utf8_lossy(&o.stderr).contains("no kernel named `nosuch`"));
 }
+
+/// `disasm` and `hazards` answer the same unreadable file with the same exit code (2): a
+/// missing file, a file that is not ELF, an ELF that is not a cubin, and prefixes of a real
+/// cubin that `cubin::read` refuses.
+#[test]
+fn disasm_and_hazards_agree_on_unreadable_files() {
+    let d = scratch("agree");
+    let good = std::fs::read(seed_cubin(&d)).unwrap();
+    let mut files = vec![d.join("missing.cubin")];
+    for (name, bytes) in [
+        ("empty.cubin", &b""[..]),
+        ("text.cubin", &b"hello"[..]),
+        ("elf.cubin", &b"\x7fELF\x02\x01\x01garbage"[..]),
+        ("half.cubin", &good[..good.len() / 2]),
+        ("head.cubin", &good[..64]),
+    ] {
+        let p = d.join(name);
+        std::fs::write(&p, bytes).unwrap();
+        files.push(p);
+    }
+    for f in &files {
+        let h = hazards(&[f.as_os_str()]);
+        let dis = leafold().arg("disasm").arg(f).output().unwrap();
+        assert_eq!(h.status.code(), Some(2), "hazards {}: {h:?}", f.display());
+        assert_eq!(
+            dis.status.code(),
+            Some(2),
+            "disasm {}: {dis:?}",
+            f.display()
+        );
+        assert!(
+            String::from_utf8_lossy(&dis.stderr).contains(&*f.display().to_string()),
+            "the message names the file: {dis:?}"
+        );
+    }
+}

@@ -366,3 +366,169 @@ fn operand_types_of_mixed_type_opcodes() {
     // Video instructions: d and c the first type, a the second, b the third.
     expect_mismatch("vadd.u32.u32.u32 %r1, %r2, %rd1;", "%rd1", "u64", "u32");
 }
+
+/// A kernel header line in a complete file (the header is line 4).
+fn kernel_with(header: &str) -> String {
+    format!(".version 7.0\n.target sm_50\n.address_size 64\n{header}\n{{\n\tret;\n}}\n")
+}
+
+/// The directives ptxas 11.8 refuses get a located error with ptxas's meaning (its words in
+/// the comments).
+#[test]
+fn performance_directives_ptxas_refuses() {
+    // "Positive non-zero value expected for maxnreg" (and the others).
+    for (d, col) in [
+        (".maxnreg 0", 12),
+        (".maxntid 0", 12),
+        (".maxntid 64, 0", 12),
+        (".reqntid 0", 12),
+        (".minnctapersm 0", 12),
+    ] {
+        let name = d.split(' ').next().unwrap();
+        let caret = format!("{}{}", " ".repeat(col - 1), "^".repeat(d.len()));
+        expect_error(
+            &kernel_with(&format!(".entry k() {d}")),
+            &format!(
+                "t.ptx:4:{col}: error: positive non-zero value expected for '{name}'\n4 | .entry k() {d}\n  | {caret}\n"
+            ),
+        );
+    }
+    // "Parsing error near ','": at most three sizes.
+    expect_error(
+        &kernel_with(".entry k() .reqntid 1,2,3,4"),
+        "t.ptx:4:12: error: '.reqntid' takes at most three sizes (x, y, z), not 4\n4 | .entry k() .reqntid 1,2,3,4\n  |            ^^^^^^^^^^^^^^^^\n",
+    );
+    // "Conflicting directives: .maxntid and .reqntid cannot both be specified" (even equal).
+    expect_error(
+        &kernel_with(".entry k() .maxntid 64 .reqntid 64"),
+        "t.ptx:4:24: error: conflicting directives: '.maxntid' and '.reqntid' cannot both be specified\n4 | .entry k() .maxntid 64 .reqntid 64\n  |                        ^^^^^^^^^^^\n",
+    );
+    // "Deprecated feature: '.maxnctapersm directive' not supported as of PTX version 2.1".
+    expect_error(
+        &kernel_with(".entry k() .maxnctapersm 2"),
+        "t.ptx:4:12: error: deprecated feature: '.maxnctapersm' is not supported as of PTX version 2.1\n4 | .entry k() .maxnctapersm 2\n  |            ^^^^^^^^^^^^^^^\n",
+    );
+    // ptxas: "Parsing error near '.noreturn'" on an entry, "near '.maxntid'" on a .func.
+    expect_error(
+        &kernel_with(".entry k() .noreturn"),
+        "t.ptx:4:12: error: '.noreturn' is only allowed on a .func\n4 | .entry k() .noreturn\n  |            ^^^^^^^^^\n",
+    );
+    expect_error(
+        &kernel_with(".func f() .maxnreg 32"),
+        "t.ptx:4:11: error: '.maxnreg' is only allowed on an .entry function\n4 | .func f() .maxnreg 32\n  |           ^^^^^^^^^^^\n",
+    );
+    // "Too many maxnreg specified for entry k, will be ignored": a warning, as in ptxas.
+    let (got, is_err) = render(&kernel_with(".entry k() .maxnreg 300"));
+    assert!(!is_err, "{got}");
+    assert!(
+        got.starts_with("t.ptx:4:12: warning: '.maxnreg 300' is more than 255 registers; ignored"),
+        "{got}"
+    );
+    // What ptxas takes stays clean.
+    for ok in [
+        ".entry k() .maxnreg 255 .maxntid 256, 1, 1 .minnctapersm 1",
+        ".entry k() .reqntid 32, 2",
+        ".func f() .noreturn",
+    ] {
+        let (got, is_err) = render(&kernel_with(ok));
+        assert!(!is_err && got.is_empty(), "{ok}: {got}");
+    }
+}
+
+/// "Entry function 'k' uses too much parameter space (0x1101 bytes, 0x1100 max)": the
+/// parameters at their alignments, 0x1100 bytes at most; a declaration that ends exactly there
+/// is accepted (as ptxas accepts it).
+#[test]
+fn parameter_space() {
+    expect_error(
+        &kernel_with(".entry k(.param .b8 big[70000])"),
+        "t.ptx:4:8: error: entry function 'k' uses too much parameter space (0x11170 bytes, 0x1100 max)\n4 | .entry k(.param .b8 big[70000])\n  |        ^\n",
+    );
+    expect_error(
+        &kernel_with(".entry k(.param .b8 a, .param .align 8 .b8 big[4345])"),
+        "t.ptx:4:8: error: entry function 'k' uses too much parameter space (0x1101 bytes, 0x1100 max)\n4 | .entry k(.param .b8 a, .param .align 8 .b8 big[4345])\n  |        ^\n",
+    );
+    // Sizes whose product overflows u64 saturate instead of wrapping to something small.
+    let (got, is_err) = render(&kernel_with(
+        ".entry k(.param .b64 big[4294967296][4294967296])",
+    ));
+    assert!(
+        is_err && got.contains("uses too much parameter space"),
+        "{got}"
+    );
+    let (got, is_err) = render(&kernel_with(".entry k(.param .b8 big[4352])"));
+    assert!(!is_err && got.is_empty(), "{got}");
+}
+
+/// "File uses too much global constant data (0x11170 bytes, 0x10000 max)": at the variable
+/// that crosses constant bank 3's 64 KB.
+#[test]
+fn constant_space() {
+    let src = ".version 7.0\n.target sm_50\n.address_size 64\n.const .b8 a[65530];\n.const .align 8 .b8 b[8];\n";
+    expect_error(
+        src,
+        "t.ptx:5:21: error: file uses too much global constant data (0x10008 bytes, 0x10000 max)\n5 | .const .align 8 .b8 b[8];\n  |                     ^\n",
+    );
+    let (got, is_err) =
+        render(".version 7.0\n.target sm_50\n.address_size 64\n.const .b8 a[65536];\n");
+    assert!(!is_err && got.is_empty(), "{got}");
+}
+
+/// Limits only the compile knows (the kernel's own shared and local layout): a located error
+/// at the kernel's name, ptxas's words for shared data.
+#[test]
+fn shared_and_local_limits() {
+    let compile_err = |src: &str| {
+        let opts = leafold::driver::Options {
+            file_name: "t.ptx".to_string(),
+            ..Default::default()
+        };
+        match leafold::driver::compile(src, &opts) {
+            Ok(_) => String::new(),
+            Err(d) => render_all(&d.0),
+        }
+    };
+    let kernel = |decl: &str, space: &str| {
+        format!(".version 7.0\n.target sm_50\n.address_size 64\n{decl}\n.entry k()\n{{\n\t.reg .b64 %rd<2>;\n\tmov.u64 %rd1, s;\n\tst.{space}.u8 [%rd1], 1;\n\tret;\n}}\n")
+    };
+    assert_eq!(
+        compile_err(&kernel(".shared .b8 s[49153];", "shared")),
+        "t.ptx:5:8: error: entry function 'k' uses too much shared data (0xc001 bytes, 0xc000 max)\n5 | .entry k()\n  |        ^\n"
+    );
+    assert_eq!(compile_err(&kernel(".shared .b8 s[49152];", "shared")), "");
+    // An unused array costs nothing (as in ptxas).
+    assert_eq!(
+        compile_err(&kernel(
+            ".shared .b8 s[4];\n.shared .b8 t[70000];",
+            "shared"
+        )),
+        ""
+    );
+    let local = |n: u64| {
+        format!(".version 7.0\n.target sm_50\n.address_size 64\n.entry k()\n{{\n\t.local .b8 s[{n}];\n\t.reg .b64 %rd<2>;\n\tmov.u64 %rd1, s;\n\tst.local.u8 [%rd1], 1;\n\tret;\n}}\n")
+    };
+    // ptxas compiles a 100 MB frame; from 2 GB on its frame size wraps.
+    assert_eq!(compile_err(&local(100_000_000)), "");
+    assert_eq!(
+        compile_err(&local(0x7fff_0001)),
+        "t.ptx:4:8: error: entry function 'k' uses too much local data (0x7fff0001 bytes per thread, 0x7fff0000 max)\n4 | .entry k()\n  |        ^\n"
+    );
+}
+
+/// Sizes that do not fit: an array size is named as written (18446744073709551615 wrapped to
+/// "negative array size -1" before), and a product over 4 GB is refused by the builder.
+#[test]
+fn sizes_out_of_range() {
+    expect_error(
+        ".version 7.0\n.target sm_50\n.address_size 64\n.global .b8 g[18446744073709551615];\n",
+        "t.ptx:4:15: error: array size 18446744073709551615 is out of range\n4 | .global .b8 g[18446744073709551615];\n  |               ^^^^^^^^^^^^^^^^^^^^\n",
+    );
+    expect_error(
+        ".version 7.0\n.target sm_50\n.address_size 64\n.global .b8 g[-1];\n",
+        "t.ptx:4:15: error: array size -1 is out of range\n4 | .global .b8 g[-1];\n  |               ^^\n",
+    );
+    expect_error(
+        ".version 7.0\n.target sm_50\n.address_size 64\n.entry k() .maxntid 4294967296\n{\n\tret;\n}\n",
+        "t.ptx:4:21: error: thread count 4294967296 is out of range\n4 | .entry k() .maxntid 4294967296\n  |                     ^^^^^^^^^^\n",
+    );
+}

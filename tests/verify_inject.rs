@@ -201,3 +201,22 @@ fn fuzz_findings_verify_now() {
     let v = verify_file(src, None, &o).unwrap();
     assert!(matches!(v[0].outcome, Outcome::Match { .. }), "{}", v[0]);
 }
+
+/// `verify --against-ptxas` on PTX whose `.target` (and `.version`) are newer than ptxas
+/// 11.8 takes for sm_50: `compile` warns and compiles for Maxwell, and ptxas is given the
+/// retargeted text (`leafold::oracle::retarget`) instead of refusing the file.
+#[test]
+fn against_ptxas_accepts_newer_targets() {
+    let Some(_) = leafold::oracle::Oracle::for_test("against_ptxas_accepts_newer_targets") else {
+        return;
+    };
+    for (version, target) in [("7.0", "sm_61"), ("8.0", "sm_80")] {
+        let ptx = COPY
+            .replace(".version 7.0", &format!(".version {version}"))
+            .replace(".target sm_50", &format!(".target {target}"));
+        let (code, text) = cli(&["--against-ptxas", "--runs", "1"], &ptx);
+        assert_eq!(code, 0, "{target}: {text}");
+        assert!(!text.contains("ptxas rejects"), "{text}");
+        assert!(text.contains("copy: OK"), "{text}");
+    }
+}

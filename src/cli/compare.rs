@@ -288,7 +288,7 @@ pub fn compare_file(oracle: &Oracle, path: &Path, opts: &Options, report: &mut R
             return;
         }
     };
-    let (theirs, theirs_ms, log) = match run_ptxas(oracle, path, &opts.arch.name()) {
+    let (theirs, theirs_ms, log) = match run_ptxas(oracle, path, &text, &opts.arch.name()) {
         Ok(r) => r,
         Err(e) => {
             report
@@ -447,25 +447,45 @@ pub fn address_only(f: &ast::Function) -> bool {
     f.body.as_ref().is_some_and(block)
 }
 
-/// `ptxas -arch=.. -O3 -v FILE -o tmp`: (cubin, wall ms, the -v log).
-fn run_ptxas(oracle: &Oracle, path: &Path, arch: &str) -> Result<(Vec<u8>, f64, String), String> {
+/// `ptxas -arch=.. -O3 -v FILE -o tmp`: (cubin, wall ms, the -v log). `text` is FILE's
+/// contents: where its `.target` is newer than `arch` (which `compile` accepts with a
+/// warning, and ptxas refuses), ptxas reads a retargeted copy ([`crate::oracle::retarget`]).
+fn run_ptxas(
+    oracle: &Oracle,
+    path: &Path,
+    text: &str,
+    arch: &str,
+) -> Result<(Vec<u8>, f64, String), String> {
     use std::sync::atomic::{AtomicU64, Ordering};
     static N: AtomicU64 = AtomicU64::new(0);
-    let out = std::env::temp_dir().join(format!(
-        "leafold-compare-{}-{}.cubin",
+    let stem = std::env::temp_dir().join(format!(
+        "leafold-compare-{}-{}",
         std::process::id(),
         N.fetch_add(1, Ordering::Relaxed)
     ));
+    let out = stem.with_extension("cubin");
+    let retargeted = match crate::oracle::retarget(text, arch) {
+        std::borrow::Cow::Borrowed(_) => None,
+        std::borrow::Cow::Owned(t) => {
+            let p = stem.with_extension("ptx");
+            std::fs::write(&p, t).map_err(|e| format!("cannot write {}: {e}", p.display()))?;
+            Some(p)
+        }
+    };
     let t = Instant::now();
     let o = std::process::Command::new(&oracle.ptxas)
         .arg(format!("-arch={arch}"))
         .args(["-O3", "-v"])
-        .arg(path)
+        .arg(retargeted.as_deref().unwrap_or(path))
         .arg("-o")
         .arg(&out)
         .output()
-        .map_err(|e| format!("cannot run {}: {e}", oracle.ptxas.display()))?;
+        .map_err(|e| format!("cannot run {}: {e}", oracle.ptxas.display()));
     let ms = t.elapsed().as_secs_f64() * 1e3;
+    if let Some(p) = &retargeted {
+        let _ = std::fs::remove_file(p);
+    }
+    let o = o?;
     let log = String::from_utf8_lossy(&o.stderr).into_owned() + &String::from_utf8_lossy(&o.stdout);
     if !o.status.success() {
         let _ = std::fs::remove_file(&out);

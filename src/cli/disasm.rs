@@ -1,7 +1,7 @@
 //! `leafold disasm FILE.cubin`: SASS text like `cuobjdump -sass`, for any sm_50/52/53 cubin.
 //! `--ctrl` adds a control-code column, `--raw` prints the words, `--slice` marks the
-//! address slice. A cubin that cannot be read
-//! is an error naming the file and the reason (exit 1); an unreadable file exits 2.
+//! address slice. A file that cannot be read, or is not a cubin we can read, is an error
+//! naming the file and the reason (exit 2, as `leafold hazards` exits for the same file).
 
 use crate::disasm::{listing, ListingOptions};
 use std::path::PathBuf;
@@ -34,7 +34,7 @@ pub fn run(args: &Args) -> u8 {
         Ok(c) => c,
         Err(e) => {
             eprintln!("{}: error: not a readable cubin: {e}", args.file.display());
-            return 1;
+            return 2;
         }
     };
     let opts = ListingOptions {

@@ -115,7 +115,8 @@ pub fn run(args: &Args) -> u8 {
             );
             return 2;
         };
-        match oracle.ptxas(&text, "sm_50", &[]) {
+        // ptxas refuses a `.target` newer than its `-arch`; `compile` warns and compiles.
+        match oracle.ptxas(&crate::oracle::retarget(&text, "sm_50"), "sm_50", &[]) {
             Ok(c) => opts.ptxas_cubin = Some(c),
             Err(e) => {
                 eprintln!("error: ptxas rejects {}: {e}", args.file.display());

@@ -1172,7 +1172,9 @@ impl Module {
         let mut end = 0u32;
         for (gv, v) in self.vars_in_layout_order() {
             if named.binary_search(&gv).is_ok() {
-                let off = end.next_multiple_of(v.align.max(1));
+                let off = end
+                    .checked_next_multiple_of(v.align.max(1))
+                    .unwrap_or(u32::MAX);
                 offsets.insert(gv, off);
                 end = off.saturating_add(v.size);
             }
@@ -1203,7 +1205,7 @@ impl Module {
                 continue;
             }
             let align = v.align.max(1);
-            let off = end.next_multiple_of(align);
+            let off = end.checked_next_multiple_of(align).unwrap_or(u32::MAX);
             l.offsets.insert(gv, off);
             end = off.saturating_add(v.size);
             l.align = l.align.max(align);
@@ -1215,7 +1217,7 @@ impl Module {
                 .filter(|v| v.space == Space::Shared && is_dynamic(v))
                 .fold(16, |a, v| a.max(v.align));
             l.align = l.align.max(dyn_align);
-            end = end.next_multiple_of(dyn_align);
+            end = end.checked_next_multiple_of(dyn_align).unwrap_or(u32::MAX);
         }
         l.size = end;
         for &gv in &named {

@@ -41,10 +41,14 @@ pub fn check(module: &Module, file: &Arc<SourceFile>) -> Vec<Diagnostic> {
         in_control: false,
         names: &module.names,
         found: NameMemo::new(&module.names, None),
+        const_end: 0,
     };
     c.module(module);
     c.diags
 }
+
+/// Bytes of `.const` data a module may declare: constant bank 3 on sm_5x.
+pub const MAX_CONST: u64 = 0x1_0000;
 
 /// What a name refers to.
 #[derive(Copy, Clone)]
@@ -71,6 +75,9 @@ struct Scope<'a> {
 
 struct Checker<'a, 'f> {
     file: &'f Arc<SourceFile>,
+    /// Bytes of `.const` data declared so far, laid out at each variable's alignment
+    /// (saturating; past [`MAX_CONST`] once reported, then `u64::MAX`).
+    const_end: u64,
     diags: Vec<Diagnostic>,
     globals: HashMap<u32, Sym<'a>>,
     /// The module's `.version` (major, minor).
@@ -293,6 +300,9 @@ impl<'a, 'f> Checker<'a, 'f> {
             }
         }
         for d in &v.names {
+            if v.space == StateSpace::Const && !v.linkage.contains(&Linkage::Extern) {
+                self.const_space(v, d);
+            }
             if let Some(init) = &d.init {
                 self.initializer(v, d, init);
             }
@@ -330,6 +340,36 @@ impl<'a, 'f> Checker<'a, 'f> {
                     format!("duplicate declaration of '{}'", d.name.text),
                 );
             }
+        }
+    }
+
+    /// Count `.const` variable `d` against the 64 KB of constant bank 3 (ptxas: "File uses
+    /// too much global constant data"); the error is at the variable that crosses it.
+    fn const_space(&mut self, v: &'a VarDecl, d: &'a Declarator) {
+        if self.const_end == u64::MAX {
+            return;
+        }
+        let elem = u64::from(v.ty.bits().div_ceil(8)) * u64::from(v.vector.unwrap_or(1));
+        let align = u64::from(v.align.unwrap_or(elem as u32).max(1));
+        let size = d
+            .resolved_dims()
+            .iter()
+            .fold(elem, |n, x| n.saturating_mul(x.unwrap_or(0)));
+        let end = self
+            .const_end
+            .checked_next_multiple_of(align)
+            .unwrap_or(u64::MAX)
+            .saturating_add(size);
+        if end > MAX_CONST {
+            self.error(
+                d.name.span,
+                format!(
+                    "file uses too much global constant data ({end:#x} bytes, {MAX_CONST:#x} max)"
+                ),
+            );
+            self.const_end = u64::MAX;
+        } else {
+            self.const_end = end;
         }
     }
 
@@ -560,6 +600,10 @@ impl<'a, 'f> Checker<'a, 'f> {
     }
 
     fn function(&mut self, f: &'a Function) {
+        self.directives(f);
+        if f.kind == FuncKind::Entry && f.body.is_some() {
+            self.param_space(f);
+        }
         let Some(body) = &f.body else { return };
         self.scopes.clear();
         self.scopes.push(Scope::default());
@@ -572,6 +616,103 @@ impl<'a, 'f> Checker<'a, 'f> {
         self.block(body);
         self.scopes.clear();
         self.found.forget();
+    }
+
+    /// The performance directives of a function header, as ptxas 11.8 takes them: only on
+    /// an `.entry`, every count positive, at most three thread-block sizes, not both
+    /// `.maxntid` and `.reqntid`, no `.maxnctapersm` after PTX 2.0; a `.maxnreg` above 255
+    /// is ignored with a warning.
+    fn directives(&mut self, f: &'a Function) {
+        let mut ntid: Option<&'static str> = None;
+        for d in &f.perf {
+            let (what, values, span): (&'static str, &[u32], Span) = match d {
+                PerfDirective::MaxNtid(v, s) => (".maxntid", v, *s),
+                PerfDirective::ReqNtid(v, s) => (".reqntid", v, *s),
+                PerfDirective::MinNctaPerSm(n, s) => (".minnctapersm", std::slice::from_ref(n), *s),
+                PerfDirective::MaxNctaPerSm(n, s) => (".maxnctapersm", std::slice::from_ref(n), *s),
+                PerfDirective::MaxNreg(n, s) => (".maxnreg", std::slice::from_ref(n), *s),
+                PerfDirective::Pragma(..) => continue,
+            };
+            if f.kind != FuncKind::Entry {
+                self.error(
+                    span,
+                    format!("'{what}' is only allowed on an .entry function"),
+                );
+                continue;
+            }
+            if what == ".maxnctapersm" && self.version.is_some_and(|v| v >= (2, 1)) {
+                self.error(
+                    span,
+                    "deprecated feature: '.maxnctapersm' is not supported as of PTX version 2.1",
+                );
+                continue;
+            }
+            if values.len() > 3 {
+                self.error(
+                    span,
+                    format!(
+                        "'{what}' takes at most three sizes (x, y, z), not {}",
+                        values.len()
+                    ),
+                );
+                continue;
+            }
+            if values.contains(&0) {
+                self.error(
+                    span,
+                    format!("positive non-zero value expected for '{what}'"),
+                );
+                continue;
+            }
+            if what == ".maxnreg" && values[0] > 255 {
+                self.warning(
+                    span,
+                    format!(
+                        "'.maxnreg {}' is more than 255 registers; ignored",
+                        values[0]
+                    ),
+                );
+            }
+            if what == ".maxntid" || what == ".reqntid" {
+                match ntid {
+                    Some(prev) if prev != what => self.error(
+                        span,
+                        "conflicting directives: '.maxntid' and '.reqntid' cannot both be specified",
+                    ),
+                    _ => ntid = Some(what),
+                }
+            }
+        }
+    }
+
+    /// A kernel's parameters, laid out at their alignments, must fit the 0x1100 bytes of
+    /// constant bank 0 that sm_5x gives them (ptxas: "uses too much parameter space").
+    fn param_space(&mut self, f: &'a Function) {
+        const MAX: u64 = 0x1100;
+        let mut end: u64 = 0;
+        for p in &f.params {
+            let elem = u64::from(p.ty.bits().div_ceil(8)) * u64::from(p.vector.unwrap_or(1));
+            let align = u64::from(p.align.unwrap_or(elem as u32).max(1));
+            for d in &p.names {
+                let size = d
+                    .resolved_dims()
+                    .iter()
+                    .fold(elem, |n, x| n.saturating_mul(x.unwrap_or(0)));
+                end = end
+                    .checked_next_multiple_of(align)
+                    .unwrap_or(u64::MAX)
+                    .saturating_add(size);
+            }
+        }
+        if end > MAX {
+            self.error(
+                f.name.span,
+                format!(
+                    "entry function '{}' uses too much parameter space ({end:#x} bytes, {MAX:#x} max)",
+                    f.name.text
+                ),
+            );
+        }
     }
 
     fn collect_labels(&mut self, b: &'a Block) {

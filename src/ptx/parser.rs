@@ -531,15 +531,44 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn const_u32(&mut self, what: &str) -> PResult<(u32, Span)> {
-        let (v, span) = self.const_int(what)?;
-        match u32::try_from(v) {
-            Ok(v) => Ok((v, span)),
-            Err(_) => {
-                self.error(span, format!("{what} {v} is out of range"));
+    /// A constant integer expression that must be a count or size: `(value, span)`, an
+    /// error (naming the value as written, 18446744073709551615 rather than -1) when it is
+    /// negative or above `max`.
+    fn const_count(&mut self, what: &str, max: u64) -> PResult<(u64, Span)> {
+        let (v, span) = self.expr()?;
+        let (value, unsigned) = match v {
+            Imm::Int { value, unsigned } => (value, unsigned),
+            _ => {
+                self.error(span, format!("expected an integer {what}"));
+                return Err(());
+            }
+        };
+        match u64::try_from(value) {
+            Ok(n) if n <= max => Ok((n, span)),
+            _ => {
+                // A lone literal as written (a wrapped value reads as -1); else its value.
+                let written = self
+                    .file
+                    .text
+                    .get(span.start as usize..span.end as usize)
+                    .unwrap_or("");
+                let shown =
+                    if !written.is_empty() && written.bytes().all(|c| c.is_ascii_alphanumeric()) {
+                        written.to_string()
+                    } else if unsigned {
+                        (value as u64).to_string()
+                    } else {
+                        value.to_string()
+                    };
+                self.error(span, format!("{what} {shown} is out of range"));
                 Err(())
             }
         }
+    }
+
+    fn const_u32(&mut self, what: &str) -> PResult<(u32, Span)> {
+        let (v, span) = self.const_count(what, u64::from(u32::MAX))?;
+        Ok((v as u32, span))
     }
 
     // ---- module --------------------------------------------------------------------------
@@ -895,13 +924,9 @@ impl<'a> Parser<'a> {
                 dims.push(None);
                 continue;
             }
-            let (n, span) = self.const_int("array size")?;
-            if n < 0 {
-                self.error(span, format!("negative array size {n}"));
-                return Err(());
-            }
+            let (n, _) = self.const_count("array size", i64::MAX as u64)?;
             self.expect(Tok::RBracket, "']'")?;
-            dims.push(Some(n as u64));
+            dims.push(Some(n));
         }
         let init = if self.eat(Tok::Eq) {
             Some(self.init()?)
@@ -1074,6 +1099,10 @@ impl<'a> Parser<'a> {
             match self.text_of(t) {
                 ".noreturn" => {
                     self.bump();
+                    // ptxas: a syntax error on an `.entry` (a kernel always returns).
+                    if kind == FuncKind::Entry {
+                        self.error(t.span, "'.noreturn' is only allowed on a .func");
+                    }
                     noreturn = true;
                 }
                 ".maxntid" | ".reqntid" => {
