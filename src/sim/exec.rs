@@ -786,7 +786,13 @@ impl Sim<'_> {
                 }
             }
             IADD3_R | IADD3_C | IADD3_I => {
-                let b = self.src_b(i, addr)?;
+                let b = match (i.form, get(i, Field::ImmImm20u)) {
+                    // nvdisasm prints IADD3's 20-bit immediate unsigned, but it is signed:
+                    // ptxas 11.8 writes `IADD3 R4, R7, 0xfffe1, R4` for `x + y - 31`
+                    // (build_prop's differential test against ptxas's code found it).
+                    (IADD3_I, Some(v)) => Src::Val(sext(v, 20) as u32),
+                    _ => self.src_b(i, addr)?,
+                };
                 let (ra, rc) = (f(i, Field::Ra), f(i, Field::Rc));
                 let (na, nb, nc) = (
                     flag(i, Field::Nega),

@@ -75,8 +75,9 @@
 //! # Instruction semantics
 //!
 //! All arithmetic is 32-bit two's complement per lane. `B` is the second source (register,
-//! constant `c[bank][off]`, or immediate: imm20 sign-extended, except IADD3/BFE imm20 which
-//! nvdisasm prints unsigned and we zero-extend, and XMAD imm16 zero-extended). Instructions
+//! constant `c[bank][off]`, or immediate: imm20 sign-extended, IADD3's too although nvdisasm
+//! prints it unsigned (ptxas writes `0xfffe1` for -31), except BFE's imm20 (zero-extended: a
+//! packed position and length), and XMAD imm16 zero-extended). Instructions
 //! execute only on active lanes whose guard predicate holds.
 //!
 //! * `MOV`, `MOV32I`: Rd = B (the lane mask field is ignored; ptxas always uses 0xf).
