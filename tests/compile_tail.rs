@@ -1,0 +1,291 @@
+//! The last PTX forms of issue 19 point 2 that ptxas 11.8 takes for sm_5x: integer
+//! `cvt.sat` between integer types, `fns`, `cvta.const`/`cvta.to.const` and `.alias`.
+//! Each construct is checked as `compile_warpsync.rs` checks its own:
+//!
+//! * the kernel compiles and the hazard checker finds nothing in our `.text`;
+//! * with the oracle installed, cuobjdump and nvdisasm print our cubin as our printer does;
+//! * `ir::eval` (the PTX meaning) and the simulator running our SASS write the same bytes,
+//!   over launches of 2 CTAs × 64 threads whose inputs are mostly edge values;
+//! * and where the meaning is simple to state, a plain Rust model of the PTX ISA's words
+//!   agrees with what the simulator wrote (so a shared mistake of eval and lowering shows).
+//!
+//! Every kernel has parameters `(in, out)`: thread `g` reads the 64-bit word `in[g]` (as
+//! `%r2` low, `%r3` high, `%rd7` whole) and writes up to 16 words at `out[16g ..]`.
+
+mod common;
+
+use common::Rng;
+use leafold::cubin;
+use leafold::driver::{compile, Emit, Options, Output};
+use leafold::ir::eval::{self, GlobalRegion, Launch};
+use leafold::oracle::Oracle;
+use leafold::sim;
+use leafold::sm50::sched::check::{check_hazards, decode_text};
+
+const IN: u64 = 0x1000_0000;
+const OUT: u64 = 0x2000_0000;
+const THREADS: u32 = 64;
+const CTAS: u32 = 2;
+const N: usize = (THREADS * CTAS) as usize;
+/// Bytes each thread may write.
+const STRIDE: usize = 64;
+
+fn kernel(decls: &str, body: &str) -> String {
+    format!(
+        r#".version 7.8
+.target sm_52
+.address_size 64
+{decls}
+.visible .entry k(.param .u64 pin, .param .u64 pout)
+{{
+    .reg .b32 %r<40>;
+    .reg .b64 %rd<16>;
+    .reg .pred %p<8>;
+    ld.param.u64 %rd1, [pin];
+    ld.param.u64 %rd2, [pout];
+    cvta.to.global.u64 %rd1, %rd1;
+    cvta.to.global.u64 %rd2, %rd2;
+    mov.u32 %r9, %tid.x;
+    mov.u32 %r10, %ctaid.x;
+    mov.u32 %r11, %ntid.x;
+    mad.lo.s32 %r1, %r10, %r11, %r9;
+    mul.wide.u32 %rd4, %r1, 8;
+    add.s64 %rd5, %rd1, %rd4;
+    ld.global.v2.u32 {{%r2, %r3}}, [%rd5];
+    mov.b64 %rd7, {{%r2, %r3}};
+    mul.wide.u32 %rd6, %r1, {STRIDE};
+    add.s64 %rd3, %rd2, %rd6;
+{body}
+    ret;
+}}
+"#
+    )
+}
+
+fn compile_checked(test: &str, src: &str) -> Output {
+    let opts = Options {
+        file_name: format!("{test}.ptx"),
+        emit: Emit::Sass,
+        ..Options::default()
+    };
+    let out =
+        compile(src, &opts).unwrap_or_else(|d| panic!("{}", leafold::error::render_all(&d.0)));
+    let c = cubin::read(&out.cubin).expect("our cubin reads back");
+    let (insts, ctrl, targets) = decode_text(&c.kernels[0].code).expect("decodes");
+    let errs = check_hazards(&insts, &ctrl, &targets);
+    assert!(errs.is_empty(), "{test}: hazards: {errs:?}\n{}", out.sass);
+    if let Some(oracle) = Oracle::for_test(test) {
+        common::assert_oracle_prints_our_listing(&oracle, test, &out.cubin, &out.sass);
+    }
+    out
+}
+
+/// 64-bit edge values: the limits of every integer type, one either side, and negations.
+fn edges() -> Vec<u64> {
+    let mut v = Vec::new();
+    for b in [8u32, 16, 32, 64] {
+        let smax = (1u64 << (b - 1)) - 1;
+        let umax = if b == 64 { u64::MAX } else { (1u64 << b) - 1 };
+        for x in [smax, smax + 1, umax, umax.wrapping_add(1)] {
+            for d in [x.wrapping_sub(1), x, x.wrapping_add(1)] {
+                v.push(d);
+                v.push(d.wrapping_neg());
+            }
+        }
+    }
+    v.extend([0, 1, 2, 3, 5]);
+    v
+}
+
+/// Thread `g`'s input word for `seed`: an edge value, its low half sign- or zero-extended
+/// (edge values of the 32-bit types), or random.
+fn input(seed: u64) -> Vec<u64> {
+    let e = edges();
+    let mut rng = Rng(0x7a11_0000_1234_5678 ^ (seed + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+    (0..N)
+        .map(|g| {
+            let r = rng.next();
+            match r % 4 {
+                0 | 1 => e[(g + seed as usize * 7) % e.len()],
+                2 => e[(r >> 8) as usize % e.len()] as u32 as u64,
+                _ => rng.next(),
+            }
+        })
+        .collect()
+}
+
+fn launch(seed: u64) -> Launch {
+    let bytes: Vec<u8> = input(seed).iter().flat_map(|w| w.to_le_bytes()).collect();
+    let mut launch = Launch::new([CTAS, 1, 1], [THREADS, 1, 1]);
+    launch.params = IN
+        .to_le_bytes()
+        .into_iter()
+        .chain(OUT.to_le_bytes())
+        .collect();
+    launch.global = vec![
+        GlobalRegion { base: IN, bytes },
+        GlobalRegion {
+            base: OUT,
+            bytes: vec![0; STRIDE * N],
+        },
+    ];
+    launch
+}
+
+/// `ir::eval` and the simulator on our cubin write the same `out` over `runs` launches;
+/// returns each launch's `out` with its seed.
+fn differential(test: &str, src: &str, out: &Output, runs: u64) -> Vec<(u64, Vec<u8>)> {
+    let module = common::ir_module(format!("{test}.ptx"), src);
+    let mut all = Vec::new();
+    for seed in 0..runs {
+        let l = launch(seed);
+        let want = eval::run(&module, "k", &l).unwrap_or_else(|e| panic!("{test}: eval: {e}"));
+        let got = sim::run_cubin(&out.cubin, "k", &l)
+            .unwrap_or_else(|e| panic!("{test}: sim: {e}\n{}", out.sass));
+        let (a, b) = (got.region(OUT).unwrap(), want.region(OUT).unwrap());
+        if let Some(k) = (0..a.len() / 4).find(|k| a[4 * k..4 * k + 4] != b[4 * k..4 * k + 4]) {
+            let w = |m: &[u8]| u32::from_le_bytes(m[4 * k..4 * k + 4].try_into().unwrap());
+            panic!(
+                "{test}: seed {seed}, thread {}, byte {}: sim {:#x}, eval {:#x}\n{}",
+                4 * k / STRIDE,
+                4 * k % STRIDE,
+                w(a),
+                w(b),
+                out.sass
+            );
+        }
+        all.push((seed, a.to_vec()));
+    }
+    all
+}
+
+/// The 64-bit word at byte `off` of thread `g`'s output.
+fn out64(out: &[u8], g: usize, off: usize) -> u64 {
+    let k = STRIDE * g + off;
+    u64::from_le_bytes(out[k..k + 8].try_into().unwrap())
+}
+
+fn run(test: &str, decls: &str, body: &str, runs: u64) -> (Output, Vec<(u64, Vec<u8>)>) {
+    let src = kernel(decls, body);
+    let out = compile_checked(test, &src);
+    let all = differential(test, &src, &out, runs);
+    (out, all)
+}
+
+// ---------------------------------------------------------------- cvt.sat between integers
+
+const INT_TYPES: [(&str, u32, bool); 8] = [
+    ("u8", 8, false),
+    ("u16", 16, false),
+    ("u32", 32, false),
+    ("u64", 64, false),
+    ("s8", 8, true),
+    ("s16", 16, true),
+    ("s32", 32, true),
+    ("s64", 64, true),
+];
+
+fn range(bits: u32, signed: bool) -> (i128, i128) {
+    if signed {
+        (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
+    } else {
+        (0, (1i128 << bits) - 1)
+    }
+}
+
+/// ptxas 11.8 takes integer `cvt.sat` only where the source range is not inside the
+/// destination's (probed over all 64 pairs).
+fn sat_allowed(s: (u32, bool), d: (u32, bool)) -> bool {
+    let (smin, smax) = range(s.0, s.1);
+    let (dmin, dmax) = range(d.0, d.1);
+    smin < dmin || smax > dmax
+}
+
+/// The PTX meaning: the source read by its type from the low bits, clamped to the
+/// destination's range, and (for an 8/16-bit destination in a 32-bit register) extended by
+/// the destination's signedness. Returns the register's bits (32 or 64).
+fn cvt_sat_model(x: u64, s: (u32, bool), d: (u32, bool)) -> u64 {
+    let low = if s.0 == 64 {
+        x
+    } else {
+        x & ((1u64 << s.0) - 1)
+    };
+    let v: i128 = if s.1 {
+        (low << (64 - s.0)) as i64 as i128 >> (64 - s.0)
+    } else {
+        low as i128
+    };
+    let (dmin, dmax) = range(d.0, d.1);
+    let c = v.clamp(dmin, dmax);
+    if d.0 == 64 {
+        c as u64
+    } else {
+        (c as i64 as u64) & 0xffff_ffff
+    }
+}
+
+#[test]
+fn cvt_sat_between_integer_types() {
+    for (sname, sbits, ssigned) in INT_TYPES {
+        let src_reg = if sbits == 64 { "%rd7" } else { "%r2" };
+        let mut body = String::new();
+        let mut dsts = Vec::new();
+        for (k, (dname, dbits, dsigned)) in INT_TYPES.into_iter().enumerate() {
+            if !sat_allowed((sbits, ssigned), (dbits, dsigned)) {
+                continue;
+            }
+            let off = 8 * k;
+            if dbits == 64 {
+                body += &format!(
+                    "    cvt.sat.{dname}.{sname} %rd8, {src_reg};\n    st.global.u64 [%rd3+{off}], %rd8;\n"
+                );
+            } else {
+                body += &format!(
+                    "    cvt.sat.{dname}.{sname} %r12, {src_reg};\n    st.global.u32 [%rd3+{off}], %r12;\n"
+                );
+            }
+            dsts.push((k, dname, dbits, dsigned));
+        }
+        let test = format!("cvt_sat_from_{sname}");
+        let (_, all) = run(&test, "", &body, 3);
+        for (seed, out) in &all {
+            let inp = input(*seed);
+            for (g, &x) in inp.iter().enumerate() {
+                for &(k, dname, dbits, dsigned) in &dsts {
+                    let want = cvt_sat_model(x, (sbits, ssigned), (dbits, dsigned));
+                    let mut got = out64(out, g, 8 * k);
+                    if dbits < 64 {
+                        got &= 0xffff_ffff;
+                    }
+                    assert_eq!(
+                        got, want,
+                        "cvt.sat.{dname}.{sname} of {x:#x} (thread {g}, seed {seed})"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn cvt_sat_refused_where_ptxas_refuses_it() {
+    for (d, s) in [
+        ("s32", "s32"),
+        ("u16", "u8"),
+        ("s64", "u32"),
+        ("u64", "u64"),
+    ] {
+        let rd = if d.ends_with("64") { "%rd8" } else { "%r12" };
+        let rs = if s.ends_with("64") { "%rd7" } else { "%r2" };
+        let src = kernel("", &format!("    cvt.sat.{d}.{s} {rd}, {rs};\n"));
+        let opts = Options {
+            file_name: "sat.ptx".to_string(),
+            emit: Emit::Sass,
+            ..Options::default()
+        };
+        let err = compile(&src, &opts).expect_err("ptxas refuses it");
+        let text = leafold::error::render_all(&err.0);
+        assert!(text.contains("cvt.sat"), "{text}");
+        assert!(text.contains("sat.ptx:"), "{text}");
+    }
+}
