@@ -289,3 +289,97 @@ fn cvt_sat_refused_where_ptxas_refuses_it() {
         assert!(text.contains("sat.ptx:"), "{text}");
     }
 }
+
+// ---------------------------------------------------------------- fns
+
+/// `fns.b32` as the PTX ISA's pseudocode states it.
+fn fns_model(mask: u32, base: u32, offset: i32) -> u32 {
+    if offset == 0 {
+        return if mask >> base & 1 == 1 {
+            base
+        } else {
+            u32::MAX
+        };
+    }
+    let mut pos = i64::from(base);
+    let mut count = i64::from(offset).abs() - 1;
+    let inc = if offset > 0 { 1 } else { -1 };
+    while (0..32).contains(&pos) {
+        if mask >> pos & 1 == 1 {
+            if count == 0 {
+                return pos as u32;
+            }
+            count -= 1;
+        }
+        pos += inc;
+    }
+    u32::MAX
+}
+
+#[test]
+fn fns_model_matches_the_ptx_examples() {
+    assert_eq!(fns_model(0xaaaa_aaaa, 3, 1), 3);
+    assert_eq!(fns_model(0xaaaa_aaaa, 3, -1), 3);
+    assert_eq!(fns_model(0xaaaa_aaaa, 2, 1), 3);
+    assert_eq!(fns_model(0xaaaa_aaaa, 2, -1), 1);
+}
+
+#[test]
+fn fns_finds_the_nth_set_bit() {
+    // base: in[g].hi & 31; offsets: fixed edges and one from the high bits (-16..15).
+    let offsets: [&str; 13] = [
+        "0",
+        "1",
+        "-1",
+        "2",
+        "-2",
+        "5",
+        "-7",
+        "16",
+        "-31",
+        "32",
+        "-33",
+        "0x7fffffff",
+        "0x80000000",
+    ];
+    let mut body = String::from(
+        "    and.b32 %r4, %r3, 31;\n    shr.s32 %r5, %r3, 27;\n    fns.b32 %r6, %r2, %r4, %r5;\n    st.global.u32 [%rd3], %r6;\n",
+    );
+    for (k, o) in offsets.iter().enumerate() {
+        body += &format!(
+            "    fns.b32 %r{r}, %r2, %r4, {o};\n    st.global.u32 [%rd3+{off}], %r{r};\n",
+            r = 12 + k,
+            off = 4 * (k + 1)
+        );
+    }
+    // An immediate mask and base too (the PTX examples' operands).
+    body += "    fns.b32 %r30, 0xaaaaaaaa, 2, %r5;\n    st.global.u32 [%rd3+56], %r30;\n";
+    let (out, all) = run("fns", "", &body, 4);
+    assert!(out.sass.contains("POPC"), "{}", out.sass);
+    for (seed, o) in &all {
+        for (g, &x) in input(*seed).iter().enumerate() {
+            let (mask, hi) = (x as u32, (x >> 32) as u32);
+            let base = hi & 31;
+            let off0 = (hi as i32) >> 27;
+            let word = |k: usize| {
+                let b = STRIDE * g + 4 * k;
+                u32::from_le_bytes(o[b..b + 4].try_into().unwrap())
+            };
+            assert_eq!(
+                word(0),
+                fns_model(mask, base, off0),
+                "fns {mask:#x} {base} {off0}"
+            );
+            for (k, s) in offsets.iter().enumerate() {
+                let off = if let Some(h) = s.strip_prefix("0x") {
+                    u32::from_str_radix(h, 16).unwrap() as i32
+                } else {
+                    s.parse().unwrap()
+                };
+                let want = fns_model(mask, base, off);
+                assert_eq!(word(k + 1), want, "fns {mask:#x} {base} {off}");
+            }
+            assert_eq!(word(14), fns_model(0xaaaa_aaaa, 2, off0));
+        }
+    }
+}

@@ -85,6 +85,7 @@ mod atomics;
 mod bits;
 mod divide;
 mod float;
+mod fns;
 mod half;
 mod warp;
 
@@ -1946,6 +1947,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             | Opcode::Lg2
             | Opcode::Ex2 => return self.approx_fn(ins),
             Opcode::Tanh => "tanh requires sm_75 (MUFU.TANH); sm_5x has no such instruction",
+            Opcode::Fns => return self.fns(ins),
             Opcode::Clz
             | Opcode::Popc
             | Opcode::Brev
