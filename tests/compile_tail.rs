@@ -383,3 +383,46 @@ fn fns_finds_the_nth_set_bit() {
         }
     }
 }
+
+// ---------------------------------------------------------------- cvta.const
+
+const TAB: [u32; 8] = [11, 22, 33, 44, 0xdead_beef, 0x8000_0000, 0, 0xffff_ffff];
+
+#[test]
+fn cvta_const_reads_a_const_array_through_a_generic_pointer() {
+    let decls = ".const .align 4 .b32 tab[8] = {11, 22, 33, 44, 0xdeadbeef, 0x80000000, 0, 0xffffffff};";
+    let body = r#"
+    and.b32 %r4, %r2, 7;
+    mov.u64 %rd8, tab;
+    cvta.const.u64 %rd9, %rd8;
+    mul.wide.u32 %rd10, %r4, 4;
+    add.s64 %rd11, %rd9, %rd10;
+    ld.u32 %r5, [%rd11];
+    st.global.u32 [%rd3], %r5;
+    cvta.to.const.u64 %rd12, %rd11;
+    ld.const.u32 %r6, [%rd12];
+    st.global.u32 [%rd3+4], %r6;
+    sub.s64 %rd13, %rd12, %rd8;
+    st.global.u64 [%rd3+8], %rd13;
+"#;
+    let (out, all) = run("cvta_const", decls, body, 2);
+    let t = common::parse_lines(&out.sass);
+    assert!(
+        t.iter().any(|(_, s)| s.starts_with("IADD R") && s.contains(".CC") && s.ends_with("c[0x0][0xd0]")),
+        "{}",
+        out.sass
+    );
+    assert!(
+        t.iter().any(|(_, s)| s.starts_with("IADD.X") && s.ends_with("-c[0x0][0xd4]")),
+        "{}",
+        out.sass
+    );
+    for (seed, o) in &all {
+        for (g, &x) in input(*seed).iter().enumerate() {
+            let k = (x & 7) as usize;
+            assert_eq!(out64(o, g, 0) as u32, TAB[k], "thread {g}");
+            assert_eq!((out64(o, g, 0) >> 32) as u32, TAB[k], "thread {g}");
+            assert_eq!(out64(o, g, 8), 4 * k as u64, "thread {g}");
+        }
+    }
+}
