@@ -390,7 +390,8 @@ const TAB: [u32; 8] = [11, 22, 33, 44, 0xdead_beef, 0x8000_0000, 0, 0xffff_ffff]
 
 #[test]
 fn cvta_const_reads_a_const_array_through_a_generic_pointer() {
-    let decls = ".const .align 4 .b32 tab[8] = {11, 22, 33, 44, 0xdeadbeef, 0x80000000, 0, 0xffffffff};";
+    let decls =
+        ".const .align 4 .b32 tab[8] = {11, 22, 33, 44, 0xdeadbeef, 0x80000000, 0, 0xffffffff};";
     let body = r#"
     and.b32 %r4, %r2, 7;
     mov.u64 %rd8, tab;
@@ -408,12 +409,15 @@ fn cvta_const_reads_a_const_array_through_a_generic_pointer() {
     let (out, all) = run("cvta_const", decls, body, 2);
     let t = common::parse_lines(&out.sass);
     assert!(
-        t.iter().any(|(_, s)| s.starts_with("IADD R") && s.contains(".CC") && s.ends_with("c[0x0][0xd0]")),
+        t.iter().any(|(_, s)| s.starts_with("IADD R")
+            && s.contains(".CC")
+            && s.ends_with("c[0x0][0xd0]")),
         "{}",
         out.sass
     );
     assert!(
-        t.iter().any(|(_, s)| s.starts_with("IADD.X") && s.ends_with("-c[0x0][0xd4]")),
+        t.iter()
+            .any(|(_, s)| s.starts_with("IADD.X") && s.ends_with("-c[0x0][0xd4]")),
         "{}",
         out.sass
     );
@@ -425,4 +429,101 @@ fn cvta_const_reads_a_const_array_through_a_generic_pointer() {
             assert_eq!(out64(o, g, 8), 4 * k as u64, "thread {g}");
         }
     }
+}
+
+// ---------------------------------------------------------------- .alias
+
+const ALIAS_DECLS: &str = r#"
+.func (.param .b32 r) triple_plus(.param .b32 a, .param .b32 b)
+{
+    .reg .b32 %t<4>;
+    ld.param.b32 %t1, [a];
+    ld.param.b32 %t2, [b];
+    mad.lo.u32 %t3, %t1, 3, %t2;
+    st.param.b32 [r], %t3;
+    ret;
+}
+.func (.param .b32 r) tp(.param .b32 a, .param .b32 b);
+.alias tp, triple_plus;
+"#;
+
+fn alias_body(callee: &str) -> String {
+    format!(
+        r#"
+    {{
+    .param .b32 pa;
+    .param .b32 pb;
+    .param .b32 pr;
+    st.param.b32 [pa], %r2;
+    st.param.b32 [pb], %r3;
+    call.uni (pr), {callee}, (pa, pb);
+    ld.param.b32 %r4, [pr];
+    }}
+    st.global.u32 [%rd3], %r4;
+"#
+    )
+}
+
+#[test]
+fn alias_calls_run_the_aliasee() {
+    let (out, all) = run("alias", ALIAS_DECLS, &alias_body("tp"), 2);
+    for (seed, o) in &all {
+        for (g, &x) in input(*seed).iter().enumerate() {
+            let want = (x as u32).wrapping_mul(3).wrapping_add((x >> 32) as u32);
+            assert_eq!(out64(o, g, 0) as u32, want, "thread {g}");
+        }
+    }
+    // The same code as calling the aliasee by its own name.
+    let direct = compile_checked(
+        "alias_direct",
+        &kernel(ALIAS_DECLS, &alias_body("triple_plus")),
+    );
+    assert_eq!(texts_of(&out.sass), texts_of(&direct.sass));
+}
+
+fn texts_of(sass: &str) -> Vec<String> {
+    common::parse_lines(sass)
+        .into_iter()
+        .map(|(_, t)| t)
+        .collect()
+}
+
+#[test]
+fn bad_aliases_are_errors_at_the_alias_line() {
+    let cases = [
+        (
+            ALIAS_DECLS.replace(".alias tp, triple_plus;", ".alias tp, nothing;"),
+            "nothing",
+        ),
+        (
+            ALIAS_DECLS.replace(
+                ".func (.param .b32 r) tp(.param .b32 a, .param .b32 b);",
+                "",
+            ),
+            "without a body",
+        ),
+        (
+            ALIAS_DECLS.replace(
+                ".func (.param .b32 r) tp(.param .b32 a, .param .b32 b);",
+                ".func (.param .b32 r) tp(.param .b64 a, .param .b32 b);",
+            ),
+            "same prototype",
+        ),
+    ];
+    for (decls, what) in cases {
+        let src = kernel(&decls, &alias_body("tp"));
+        let opts = Options {
+            file_name: "alias.ptx".to_string(),
+            emit: Emit::Sass,
+            ..Options::default()
+        };
+        let err = compile(&src, &opts).expect_err("a bad .alias is refused");
+        let text = leafold::error::render_all(&err.0);
+        assert!(text.contains(what) && text.contains("alias.ptx:"), "{text}");
+        let line = src.lines().position(|l| l.starts_with(".alias")).unwrap() + 1;
+        assert!(text.contains(&format!("alias.ptx:{line}:")), "{text}");
+    }
+    let old = kernel(ALIAS_DECLS, &alias_body("tp")).replace(".version 7.8", ".version 6.2");
+    let err = compile(&old, &Options::default()).expect_err("PTX 6.2 has no .alias");
+    assert!(leafold::error::render_all(&err.0).contains("6.3"));
 }

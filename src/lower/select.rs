@@ -2436,10 +2436,7 @@ impl<'a> Lowerer<'a> {
             if wide {
                 add.set(if w == 0 { Field::Cc } else { Field::X }, 1);
             }
-            i.piece(
-                add,
-                &[(Field::Rd, dop, w), (Field::Ra, aop, a.offset + w)],
-            );
+            i.piece(add, &[(Field::Rd, dop, w), (Field::Ra, aop, a.offset + w)]);
         }
         self.push(i);
         self.set_loc(v, Loc { vreg: d, offset: 0 });
