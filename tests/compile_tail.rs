@@ -405,6 +405,12 @@ fn cvta_const_reads_a_const_array_through_a_generic_pointer() {
     st.global.u32 [%rd3+4], %r6;
     sub.s64 %rd13, %rd12, %rd8;
     st.global.u64 [%rd3+8], %rd13;
+    cvt.u32.u64 %r7, %rd8;
+    cvta.const.u32 %r8, %r7;
+    st.global.u32 [%rd3+16], %r8;
+    cvta.to.const.u32 %r13, %r8;
+    sub.u32 %r14, %r13, %r7;
+    st.global.u32 [%rd3+20], %r14;
 "#;
     let (out, all) = run("cvta_const", decls, body, 2);
     let t = common::parse_lines(&out.sass);
@@ -427,6 +433,7 @@ fn cvta_const_reads_a_const_array_through_a_generic_pointer() {
             assert_eq!(out64(o, g, 0) as u32, TAB[k], "thread {g}");
             assert_eq!((out64(o, g, 0) >> 32) as u32, TAB[k], "thread {g}");
             assert_eq!(out64(o, g, 8), 4 * k as u64, "thread {g}");
+            assert_eq!(out64(o, g, 16) >> 32, 0, "cvta.to.const.u32 undoes cvta.const.u32");
         }
     }
 }
