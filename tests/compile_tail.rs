@@ -568,3 +568,18 @@ fn bad_aliases_are_errors_at_the_alias_line() {
     let err = compile(&old, &Options::default()).expect_err("PTX 6.2 has no .alias");
     assert!(leafold::error::render_all(&err.0).contains("6.3"));
 }
+
+#[test]
+fn alias_prints_and_reparses() {
+    let src = kernel(ALIAS_DECLS, &alias_body("tp"));
+    let parse = |text: &str| {
+        let file = leafold::error::SourceFile::from_bytes("a.ptx".to_string(), text.as_bytes());
+        let (m, diags) = leafold::ptx::parse(&file);
+        assert!(diags.is_empty(), "{}", leafold::error::render_all(&diags));
+        m.expect("parses")
+    };
+    let m = parse(&src);
+    let printed = m.to_string();
+    assert!(printed.contains(".alias tp, triple_plus;"), "{printed}");
+    assert_eq!(parse(&printed).without_spans(), m.without_spans());
+}
