@@ -29,8 +29,11 @@ pub fn run(args: &Args) -> u8 {
             }
         };
         let file = SourceFile::from_bytes(path.display().to_string(), &bytes);
-        let (module, mut diags) = crate::ptx::parse(&file);
-        if let Some(m) = &module {
+        let (mut module, mut diags) = crate::ptx::parse(&file);
+        if let Some(m) = &mut module {
+            if !diags.iter().any(|d| d.is_error()) {
+                diags.extend(crate::ptx::alias::resolve_aliases(m, &file));
+            }
             if !diags.iter().any(|d| d.is_error()) {
                 diags.extend(crate::ptx::check(m, &file));
             }

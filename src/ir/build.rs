@@ -85,6 +85,7 @@ mod atomics;
 mod bits;
 mod divide;
 mod float;
+mod fns;
 mod half;
 mod warp;
 
@@ -329,6 +330,24 @@ fn ir_type(t: ast::Type) -> Option<Type> {
         64 => Type::I64,
         _ => return None,
     })
+}
+
+/// The range of integer type `t` (held in IR type `ty`): signed or not by `t`'s kind.
+fn int_range(t: ast::Type, ty: Type) -> (i128, i128) {
+    let bits = ty.bits();
+    if t.kind() == TypeKind::Signed {
+        (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
+    } else {
+        (0, (1i128 << bits) - 1)
+    }
+}
+
+/// Whether integer `cvt.sat` from `s` to `d` can clamp: the source's range is not inside
+/// the destination's (ptxas refuses `.sat` otherwise, e.g. `cvt.sat.s32.s32`, `cvt.sat.u16.u8`).
+fn sat_can_clamp(s: (ast::Type, Type), d: (ast::Type, Type)) -> bool {
+    let (smin, smax) = int_range(s.0, s.1);
+    let (dmin, dmax) = int_range(d.0, d.1);
+    smin < dmin || smax > dmax
 }
 
 fn int_of_bits(bits: u32) -> Option<Type> {
@@ -1928,6 +1947,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             | Opcode::Lg2
             | Opcode::Ex2 => return self.approx_fn(ins),
             Opcode::Tanh => "tanh requires sm_75 (MUFU.TANH); sm_5x has no such instruction",
+            Opcode::Fns => return self.fns(ins),
             Opcode::Clz
             | Opcode::Popc
             | Opcode::Brev
@@ -2888,11 +2908,23 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         if !int(dt) || !int(st) {
             return self.unsupported(ins, "floating-point conversions are not in the IR yet");
         }
-        self.reject_flags(ins, &["sat", "ftz", "relu", "satfinite", "pack"])?;
+        self.reject_flags(ins, &["ftz", "relu", "satfinite", "pack"])?;
         let ops = self.ops(ins, 2)?;
         let (sty, dty) = (ir_type(st)?, ir_type(dt)?);
         // The source register may be wider than the source format: keep its low bits.
         let a = self.read(&ops[1], sty, Some(st))?;
+        if ins.has_flag("sat") {
+            // As ptxas 11.8: `.sat` is taken only where it can change the value.
+            if !sat_can_clamp((st, sty), (dt, dty)) {
+                return self.unsupported(
+                    ins,
+                    "integer cvt.sat needs a destination range that does not contain the source's",
+                );
+            }
+            let v = self.int_saturate(a, (st, sty), (dt, dty));
+            let dst = self.dest1(&ops[0])?;
+            return self.write(dst, v, dt.kind() == TypeKind::Signed, ops[0].span());
+        }
         // Seed 6.5.1: widen by the source's signedness, chop to narrow, then (note 1) the
         // destination register is filled by the destination's signedness.
         let v = if dty.bits() > sty.bits() {
@@ -2908,6 +2940,70 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         };
         let dst = self.dest1(&ops[0])?;
         self.write(dst, v, dt.kind() == TypeKind::Signed, ops[0].span())
+    }
+
+    /// `cvt.sat.dt.st` between integer types (PTX ISA 9.7.9.21: the source value, read by
+    /// its own signedness, clamped to the destination type's range). Built as a clamp with
+    /// min/max at the source's width (at least 32 bits), keeping only the bounds that can
+    /// bite, then the (now in-range) value moved to the destination width: an extension by
+    /// the source's signedness (a clamped value is never negative when the destination is
+    /// unsigned) or a truncation. ptxas uses `I2I...SAT` for 32-bit sources; this is the same
+    /// value.
+    fn int_saturate(
+        &mut self,
+        a: Value,
+        (st, sty): (ast::Type, Type),
+        (dt, dty): (ast::Type, Type),
+    ) -> Value {
+        let ssigned = st.kind() == TypeKind::Signed;
+        let sbits = sty.bits();
+        let (smin, smax) = int_range(st, sty);
+        let (dmin, dmax) = int_range(dt, dty);
+        let wty = if sbits > 32 { Type::I64 } else { Type::I32 };
+        let mut v = a;
+        if sty != wty {
+            v = if ssigned {
+                self.ins().sext(wty, v)
+            } else {
+                self.ins().zext(wty, v)
+            };
+        }
+        if dmin > smin {
+            // Only a signed source goes below the destination's minimum.
+            let lo = self.iconst(wty, dmin as i64);
+            v = self.clamp_step(wty, v, lo, IntCC::Slt, BinaryOp::MaxS);
+        }
+        if dmax < smax {
+            let hi = self.iconst(wty, dmax as i64);
+            let (cc, op) = if ssigned {
+                (IntCC::Sgt, BinaryOp::MinS)
+            } else {
+                (IntCC::Ugt, BinaryOp::MinU)
+            };
+            v = self.clamp_step(wty, v, hi, cc, op);
+        }
+        if dty.bits() > wty.bits() {
+            if ssigned {
+                self.ins().sext(dty, v)
+            } else {
+                self.ins().zext(dty, v)
+            }
+        } else if dty.bits() < wty.bits() {
+            self.ins().trunc(dty, v)
+        } else {
+            v
+        }
+    }
+
+    /// One bound of a clamp: `op` (a min or max) on 32 bits; on 64 bits, where selection
+    /// has no min/max, `bound` if `v cc bound` else `v`.
+    fn clamp_step(&mut self, ty: Type, v: Value, bound: Value, cc: IntCC, op: BinaryOp) -> Value {
+        if ty == Type::I64 {
+            let out = self.ins().icmp(cc, v, bound);
+            self.ins().select(out, bound, v)
+        } else {
+            self.ins().binary(op, v, bound)
+        }
     }
 
     fn cvta(&mut self, ins: &Instruction) -> Option<()> {

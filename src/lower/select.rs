@@ -2377,6 +2377,7 @@ impl<'a> Lowerer<'a> {
             }
             Space::Shared => 0x0,
             Space::Local => 0x4,
+            Space::Const => return self.lower_cvta_const(v, dir, ty, arg),
             s => return Err(self.unsupported(format!("cvta of the .{} space", s.name()))),
         };
         let a = self.reg(arg)?;
@@ -2402,6 +2403,40 @@ impl<'a> Lowerer<'a> {
         }
         if kind == RegKind::B64 {
             i.piece(sm50::Inst::new(Form::MOV_R), &[(Field::Rd, dop, 1)]);
+        }
+        self.push(i);
+        self.set_loc(v, Loc { vreg: d, offset: 0 });
+        Ok(())
+    }
+
+    /// `cvta.const` / `cvta.to.const` as ptxas 11.8 emits them: the 64-bit const window base
+    /// `c[0x0][0xd0]` (low word) / `c[0x0][0xd4]` (high word) added to or subtracted from
+    /// the address, `IADD.CC` then `IADD.X` (one `IADD` for `.u32`).
+    fn lower_cvta_const(
+        &mut self,
+        v: Value,
+        dir: CvtaDir,
+        ty: Type,
+        arg: Value,
+    ) -> Result<(), LowerError> {
+        let a = self.reg(arg)?;
+        let kind = kind_of(ty);
+        let wide = kind == RegKind::B64;
+        let d = self.new_vreg(kind);
+        let mut i = Sm50Inst::new(Role::Plain);
+        // Word w of the result is written after word w of the source is read, and the
+        // high IADD reads no low word: a late def, as `lower_add`.
+        let dop = i.def(d, false);
+        let aop = i.use_(a.vreg);
+        let from = (dir == CvtaDir::FromGeneric) as u64;
+        for w in 0..if wide { 2 } else { 1 } {
+            let mut add = sm50::Inst::new(Form::IADD_C)
+                .with(Field::Cbo, (0xd0 + 4 * w as u64) / 4)
+                .with(Field::Negb, from);
+            if wide {
+                add.set(if w == 0 { Field::Cc } else { Field::X }, 1);
+            }
+            i.piece(add, &[(Field::Rd, dop, w), (Field::Ra, aop, a.offset + w)]);
         }
         self.push(i);
         self.set_loc(v, Loc { vreg: d, offset: 0 });

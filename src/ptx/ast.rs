@@ -276,6 +276,13 @@ pub enum Item {
     },
     Var(VarDecl),
     Function(Function),
+    /// `.alias fAlias, fAliasee;` (PTX 6.3): calls of `alias` are calls of `aliasee`
+    /// (resolved by [`crate::ptx::alias`] before the checker runs).
+    Alias {
+        alias: Name,
+        aliasee: Name,
+        span: Span,
+    },
 }
 
 /// `.loc file line col [, function_name label, inlined_at f l c]`
@@ -1265,6 +1272,15 @@ impl Module {
                     targets.iter_mut().for_each(clear_name);
                 }
                 Item::Loc(l) => l.span = Span::default(),
+                Item::Alias {
+                    alias,
+                    aliasee,
+                    span,
+                } => {
+                    *span = Span::default();
+                    clear_name(alias);
+                    clear_name(aliasee);
+                }
                 Item::Var(v) => clear_var(v),
                 Item::Function(f) => {
                     f.span = Span::default();

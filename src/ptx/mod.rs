@@ -9,6 +9,7 @@
 //! - [`parser`]: recursive descent with bounded depth and statement-level error recovery;
 //!   constant expressions folded.
 //! - [`opcodes`]: the opcode table (modifiers allowed, operand counts, typing rule per opcode).
+//! - [`alias`]: `.alias` resolved away (calls of an alias become calls of its aliasee).
 //! - [`check`]: names declared once and before use, operand types per the PTX relaxed
 //!   type-checking rules, state spaces, alignment, initializers, target.
 //! - [`print`]: `Display` for the AST (PTX text that reparses to the same AST) and
@@ -17,6 +18,7 @@
 //! Invariant for every entry point: any input bytes produce diagnostics, never a panic or a
 //! hang, in time linear in the input.
 
+pub mod alias;
 pub mod ast;
 pub mod check;
 pub mod lexer;
@@ -38,11 +40,15 @@ pub fn parse_and_check(
     file: &Arc<SourceFile>,
 ) -> Result<(ast::Module, Vec<Diagnostic>), Diagnostics> {
     let (module, mut diags) = parse(file);
-    let Some(module) = module else {
+    let Some(mut module) = module else {
         return Err(Diagnostics(diags));
     };
     // Checking a module that failed to parse would mostly repeat the parse errors as
     // "undeclared" noise, so only a cleanly parsed module is checked.
+    if diags.iter().any(|d| d.is_error()) {
+        return Err(Diagnostics(diags));
+    }
+    diags.extend(alias::resolve_aliases(&mut module, file));
     if diags.iter().any(|d| d.is_error()) {
         return Err(Diagnostics(diags));
     }

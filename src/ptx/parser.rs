@@ -668,6 +668,18 @@ impl<'a> Parser<'a> {
                 }))
             }
             ".loc" => Ok(Some(Item::Loc(self.loc()?))),
+            ".alias" => {
+                self.bump();
+                let alias = self.name("a function name")?;
+                self.expect(Tok::Comma, "','")?;
+                let aliasee = self.name("a function name")?;
+                let semi = self.expect(Tok::Semi, "';'")?;
+                Ok(Some(Item::Alias {
+                    alias,
+                    aliasee,
+                    span: start.to(semi.span),
+                }))
+            }
             ".pragma" => {
                 let (text, span) = self.pragma()?;
                 Ok(Some(Item::Pragma { text, span }))
@@ -1718,6 +1730,7 @@ fn is_item_start(w: &str) -> bool {
             | ".address_size"
             | ".file"
             | ".section"
+            | ".alias"
             | ".entry"
             | ".func"
             | ".extern"

@@ -33,6 +33,9 @@ impl Display for Module {
                 Item::Section { name, body, .. } => writeln!(f, ".section {name} {{{body}}}")?,
                 Item::Var(v) => writeln!(f, "{v};")?,
                 Item::Function(func) => write!(f, "{func}")?,
+                Item::Alias { alias, aliasee, .. } => {
+                    writeln!(f, ".alias {}, {};", alias.text, aliasee.text)?
+                }
             }
         }
         Ok(())
@@ -391,6 +394,9 @@ fn dump_item(out: &mut String, item: &Item) {
         Item::Pragma { text, .. } => writeln!(out, "  pragma {text:?}"),
         Item::Section { name, body, .. } => {
             writeln!(out, "  section {name} ({} bytes)", body.len())
+        }
+        Item::Alias { alias, aliasee, .. } => {
+            writeln!(out, "  alias {} = {}", alias.text, aliasee.text)
         }
         Item::Var(v) => {
             out.push_str("  ");

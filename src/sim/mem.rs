@@ -99,6 +99,8 @@ impl Memory {
         }
         put32(&mut b0, 0x20, local_size as u32);
         b0[0x28..0x30].copy_from_slice(&launch.gridid.to_le_bytes());
+        put32(&mut b0, 0xd0, CONST_WINDOW_BASE as u32);
+        put32(&mut b0, 0xd4, (CONST_WINDOW_BASE >> 32) as u32);
         put32(&mut b0, 0xfc, launch.dynamic_shared);
         let p = info.param_size as usize;
         b0[PARAM_BASE as usize..PARAM_BASE as usize + p].copy_from_slice(&launch.params[..p]);

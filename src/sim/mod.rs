@@ -39,7 +39,7 @@
 //!   the prologue subtracts the frame size from it.
 //! * **constant bank 0** (sm50-isa.md §4): `[0x0]` shared window base, `[0x4]` local window
 //!   base, `[0x8..0x14]` %ntid, `[0x14..0x20]` %nctaid, `[0x20]` initial R1, `[0x28]` %gridid,
-//!   `[0xfc]` dynamic shared size, `[0x140..]` the parameter bytes. Other banks come from
+//!   `[0xd0..0xd8]` the 64-bit const window base (`cvta.const`), `[0xfc]` dynamic shared size, `[0x140..]` the parameter bytes. Other banks come from
 //!   [`KernelInfo::banks`] (ptxas's `.nv.constant2` literals, `.nv.constant3` user data).
 //! * **generic** addresses (LD/ST): the shared window `[SHARED_WINDOW_BASE, +WINDOW_SIZE)` and
 //!   the local window `[LOCAL_WINDOW_BASE, +WINDOW_SIZE)` map to offsets; so does the const
