@@ -439,6 +439,19 @@ impl<'f> FunctionBuilder<'f> {
         self.push(InstData::MemBar { scope }, &[])
     }
 
+    /// `prefetch`: a cache hint for `[addr + offset]` in `space` at cache `level` (1 or 2).
+    pub fn prefetch(&mut self, space: Space, level: u8, addr: Value, offset: i32) -> Inst {
+        self.push(
+            InstData::Prefetch {
+                space,
+                level,
+                addr,
+                offset,
+            },
+            &[],
+        )
+    }
+
     pub fn trap(&mut self) -> Inst {
         self.push(InstData::Trap, &[])
     }

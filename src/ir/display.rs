@@ -304,6 +304,12 @@ pub(crate) fn write_inst(
         } => write!(f, "brif {cond}, {}, {}", Call(then_dest), Call(else_dest)),
         InstData::Return => write!(f, "ret"),
         InstData::Trap => write!(f, "trap"),
+        InstData::Prefetch {
+            space,
+            level,
+            addr,
+            offset,
+        } => write!(f, "prefetch.{space}.L{level} {}", Addr(*addr, *offset)),
         InstData::Barrier => write!(f, "barrier"),
         InstData::Float { op, args } => {
             write!(f, "{}", op.display_name())?;

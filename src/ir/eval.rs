@@ -1421,6 +1421,8 @@ impl Thread {
             }
             InstData::Return => return Ok(Status::Exited),
             InstData::Trap => return Err(EvalError::Trapped { inst }),
+            // A cache hint: no memory, no value, and no fault even out of bounds.
+            InstData::Prefetch { .. } => {}
             InstData::Barrier
             | InstData::NamedBarrier { wait: true, .. }
             | InstData::BarrierRed { .. } => {

@@ -733,6 +733,17 @@ pub enum InstData {
         mode: ShflMode,
         args: [Value; 3],
     },
+    /// `prefetch{.global,.local,}.L1/.L2`, `prefetchu.L1`: a hint that the line holding
+    /// `[addr + offset]` (in `space`: global, local or generic) is wanted soon in cache
+    /// `level` (1 or 2). It changes no memory and no value, and an address outside every
+    /// allocation is not an error (the PTX ISA calls prefetch a hint; ptxas's CCTL does not
+    /// fault), so `eval` takes it as a no-op.
+    Prefetch {
+        space: Space,
+        level: u8,
+        addr: Value,
+        offset: i32,
+    },
 }
 
 impl InstData {
@@ -781,7 +792,9 @@ impl InstData {
             | InstData::MulWide { args, .. }
             | InstData::Icmp { args, .. } => [args, &[], &[]],
             InstData::Select { cond, args } => [from_ref(cond), args, &[]],
-            InstData::Load { addr, .. } => [from_ref(addr), &[], &[]],
+            InstData::Load { addr, .. } | InstData::Prefetch { addr, .. } => {
+                [from_ref(addr), &[], &[]]
+            }
             InstData::Store { addr, values, .. } => [from_ref(addr), values, &[]],
             InstData::Jump { dest } => [&dest.args, &[], &[]],
             InstData::Float { args, .. } => [args, &[], &[]],
@@ -820,7 +833,8 @@ impl InstData {
             | InstData::Cvta { arg, .. }
             | InstData::Vote { arg, .. }
             | InstData::BarrierRed { arg, .. }
-            | InstData::Load { addr: arg, .. } => *arg = f(*arg),
+            | InstData::Load { addr: arg, .. }
+            | InstData::Prefetch { addr: arg, .. } => *arg = f(*arg),
             InstData::Binary { args, .. }
             | InstData::MulWide { args, .. }
             | InstData::Icmp { args, .. } => args.iter_mut().for_each(|v| *v = f(*v)),

@@ -499,6 +499,23 @@ impl Verifier<'_> {
                 expect_results(&[op.result_type()], &mut problems)
             }
             InstData::MemBar { .. } | InstData::Trap => expect_results(&[], &mut problems),
+            InstData::Prefetch {
+                space, level, addr, ..
+            } => {
+                if !matches!(space, Space::Global | Space::Local | Space::Generic) {
+                    problems.push(format!(
+                        "prefetch: space must be global, local or generic, got {space}"
+                    ));
+                }
+                if !matches!(level, 1 | 2) {
+                    problems.push(format!("prefetch: cache level must be 1 or 2, got {level}"));
+                }
+                let at = t(*addr);
+                if !is_addr(at) {
+                    problems.push(format!("prefetch: address must be i32 or i64, got {at}"));
+                }
+                expect_results(&[], &mut problems)
+            }
             InstData::Atomic {
                 op,
                 space,

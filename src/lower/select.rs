@@ -76,6 +76,7 @@ mod fdiv;
 mod half;
 pub(crate) use fdiv::{fdiv_slow_path, CALL_CLOBBERS, CAL_FDIV};
 mod mul;
+mod prefetch;
 mod warp;
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
@@ -243,7 +244,10 @@ fn non_address_uses(f: &Function) -> Vec<bool> {
     for node in f.insts.values() {
         let skip_first = matches!(
             node.data,
-            InstData::Load { .. } | InstData::Store { .. } | InstData::Atomic { .. }
+            InstData::Load { .. }
+                | InstData::Store { .. }
+                | InstData::Atomic { .. }
+                | InstData::Prefetch { .. }
         );
         if foldable(&node.data) {
             continue;
@@ -536,6 +540,7 @@ impl<'a> Lowerer<'a> {
                             | InstData::MemBar { .. }
                             | InstData::Trap
                             | InstData::Atomic { .. }
+                            | InstData::Prefetch { .. }
                     );
                 if root && !needed[i.index()] {
                     needed[i.index()] = true;
@@ -960,6 +965,12 @@ impl<'a> Lowerer<'a> {
                 self.push(i);
                 Ok(())
             }
+            InstData::Prefetch {
+                space,
+                level,
+                addr,
+                offset,
+            } => self.lower_prefetch(space, level, addr, offset),
             InstData::Trap => {
                 // As ptxas 11.8: `BPT.TRAP 0x1`, and the code after it follows (BPT has no
                 // guard; a guarded trap is a branch around it, built by `ir::build`).
