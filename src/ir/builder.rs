@@ -435,6 +435,34 @@ impl<'f> FunctionBuilder<'f> {
         )
     }
 
+    /// A barrier with its number and/or count in a register ([`InstData::BarrierReg`]): the
+    /// result of `bar.red` when `red` is given, else None.
+    pub fn barrier_reg(
+        &mut self,
+        red: Option<super::BarRedOp>,
+        wait: bool,
+        id: Option<u8>,
+        count: Option<u32>,
+        count_reg: bool,
+        args: &[Value],
+    ) -> Option<Value> {
+        let data = InstData::BarrierReg {
+            red,
+            wait,
+            id,
+            count,
+            count_reg,
+            args: args.iter().copied().collect(),
+        };
+        match red {
+            Some(op) => Some(self.push1(data, op.result_type())),
+            None => {
+                self.push(data, &[]);
+                None
+            }
+        }
+    }
+
     pub fn membar(&mut self, scope: super::MemScope) -> Inst {
         self.push(InstData::MemBar { scope }, &[])
     }

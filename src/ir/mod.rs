@@ -744,6 +744,20 @@ pub enum InstData {
         addr: Value,
         offset: i32,
     },
+    /// `bar.sync`/`barrier.sync`/`bar.arrive` (`red` None; as [`InstData::NamedBarrier`]) or
+    /// `bar.red` (`red` Some; as [`InstData::BarrierRed`], one result) with the barrier number
+    /// or the thread count, or both, in a register. `args` holds, in order: the number (when
+    /// `id` is None), the count (when `count_reg`), the predicate (when `red`). With neither
+    /// `count` nor `count_reg` every thread of the CTA takes part. A number of 16 or more, or
+    /// a count that is not a non-zero multiple of 32, is undefined in PTX.
+    BarrierReg {
+        red: Option<BarRedOp>,
+        wait: bool,
+        id: Option<u8>,
+        count: Option<u32>,
+        count_reg: bool,
+        args: SmallVec<[Value; 3]>,
+    },
 }
 
 impl InstData {
@@ -806,6 +820,7 @@ impl InstData {
             InstData::Bits { args, .. } => [args, &[], &[]],
             InstData::Atomic { addr, args, .. } => [from_ref(addr), args, &[]],
             InstData::Shfl { args, .. } => [args, &[], &[]],
+            InstData::BarrierReg { args, .. } => [args, &[], &[]],
         }
     }
 
@@ -839,6 +854,7 @@ impl InstData {
             | InstData::MulWide { args, .. }
             | InstData::Icmp { args, .. } => args.iter_mut().for_each(|v| *v = f(*v)),
             InstData::Shfl { args, .. } => args.iter_mut().for_each(|v| *v = f(*v)),
+            InstData::BarrierReg { args, .. } => args.iter_mut().for_each(|v| *v = f(*v)),
             InstData::Select { cond, args } => {
                 *cond = f(*cond);
                 args.iter_mut().for_each(|v| *v = f(*v));
