@@ -61,11 +61,10 @@ impl FnBuilder<'_, '_> {
     }
 
     /// The barrier number and thread count of a `bar` whose operands (after any destination)
-    /// are `ops`: both immediate (the only forms the SM50 description has).
+    /// are `ops`: both immediate (a register one goes to [`Self::barrier_reg`] first).
     fn barrier_number(&mut self, ins: &Instruction, ops: &[Operand]) -> Option<(u8, Option<u32>)> {
         let Some(id) = ops.first().and_then(imm) else {
-            let why =
-                "a barrier number in a register (BAR with a register operand is not described)";
+            let why = "a barrier number in a register (internal: barrier_reg takes it)";
             return self.unsupported(ins, why).and(None);
         };
         if !(0..=15).contains(&id) {
@@ -82,7 +81,7 @@ impl FnBuilder<'_, '_> {
                     return self.unsupported(ins, why).and(None);
                 }
                 None => {
-                    let why = "a thread count in a register (BAR with a register operand is not described)";
+                    let why = "a thread count in a register (internal: barrier_reg takes it)";
                     return self.unsupported(ins, why).and(None);
                 }
             },
