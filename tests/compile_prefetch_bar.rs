@@ -195,7 +195,8 @@ fn followers(sass: &str, pred: impl Fn(&str) -> bool) -> Vec<String> {
 #[test]
 fn prefetch_is_cctl_and_changes_nothing() {
     // Every form ptxas takes for sm_5x, on this thread's input word, a local buffer, a
-    // guarded one, and a null address (a hint must not fault); then the word is stored.
+    // guarded one, a byte offset (CCTL counts words: added to the address first, as ptxas),
+    // and a null address (a hint must not fault); then the word is stored.
     let decls = "";
     let body = r#"
     .local .align 4 .b8 buf[64];
@@ -204,6 +205,7 @@ fn prefetch_is_cctl_and_changes_nothing() {
     prefetch.L1 [%rd5+8];
     prefetch.L2 [%rd5];
     prefetchu.L1 [%rd5+4];
+    prefetch.global.L1 [%rd5+3];
     mov.u64 %rd7, 0;
     prefetch.global.L2 [%rd7];
     prefetch.L1 [%rd7+-16];

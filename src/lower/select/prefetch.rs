@@ -6,9 +6,11 @@
 //! [Ra+off]` for a local one (`Ra` the frame address, R1 for a frame offset). The address is
 //! matched and built by [`Lowerer::address`] as a global (or local) load's is; a generic
 //! address is taken as a global one (CCTL on sm_5x is generic; nothing here tests the shared
-//! window). CCTL's offset counts words: a displacement that is not a multiple of 4 is rounded
-//! down, which names the same or the previous 4-byte word; a prefetch is only a hint and
-//! changes no memory, so the line it warms does not change what the program computes.
+//! window). CCTL's offset counts words: a displacement that is not a multiple of 4 is added to
+//! the address register first (as ptxas 11.8: `IADD32I R0, R0, 0x3; CCTL.PF1 [R0]`), except
+//! on a bare frame offset (`[R1+off]`), where it is rounded down to the word: a prefetch is
+//! only a hint and changes no memory, so the line it warms does not change what the program
+//! computes.
 
 use super::Lowerer;
 use crate::ir::{Space, Value};
@@ -27,7 +29,12 @@ impl<'a> Lowerer<'a> {
     ) -> Result<(), LowerError> {
         let local = space == Space::Local;
         let as_space = if local { Space::Local } else { Space::Global };
-        let a = self.address(as_space, addr, offset)?;
+        let mut a = self.address(as_space, addr, offset)?;
+        if a.disp % 4 != 0 && !a.sp {
+            // CCTL's offset counts words: as ptxas, add a byte displacement to the address.
+            a.addr = Some(self.add_disp(a.addr, a.disp, a.wide)?);
+            a.disp = 0;
+        }
         // CCTL op: 1 = .PF1 (L1), 3 = .PF2 (L2).
         let op = if level == 1 { 1 } else { 3 };
         let words = a.disp.div_euclid(4);
