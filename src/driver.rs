@@ -1127,12 +1127,18 @@ fn global_memory(module: &ir::Module) -> (Option<DataSpec>, bool) {
     (any.then_some(g), any_init)
 }
 
-/// Named barriers used: highest `BAR` id + 1.
+/// Named barriers used: highest `BAR` id + 1; 16 (all) when a barrier number is in a
+/// register, as ptxas 11.8 reports (`SHF_BARRIERS=16`).
 fn barrier_count(laid: &Laid) -> u32 {
     laid.placed
         .iter()
-        .filter(|p| p.inst.form == Form::BAR)
-        .map(|p| p.inst.get(Field::Id).unwrap_or(0) as u32 + 1)
+        .filter_map(|p| match p.inst.form {
+            Form::BAR | Form::BARR_RB | Form::BARR_REDRB => {
+                Some(p.inst.get(Field::Id).unwrap_or(0) as u32 + 1)
+            }
+            Form::BARR_RA | Form::BARR_RR | Form::BARR_REDRA | Form::BARR_REDRR => Some(16),
+            _ => None,
+        })
         .max()
         .unwrap_or(0)
 }

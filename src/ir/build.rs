@@ -105,6 +105,7 @@ use super::{
 use crate::error::{Diagnostic, SourceFile, Span};
 use crate::ir::float::{FloatCC, FloatFmt, FloatOp};
 
+mod prefetch;
 mod sync;
 mod video;
 use crate::ptx::ast;
@@ -1875,6 +1876,8 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                         | Opcode::Shfl
                         | Opcode::Trap
                         | Opcode::Brkpt
+                        | Opcode::Prefetch
+                        | Opcode::Prefetchu
                 );
                 match guard {
                     None => self.body_instr(ins),
@@ -1938,6 +1941,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             Opcode::Ld | Opcode::Ldu => return self.load(ins),
             Opcode::St => return self.store(ins),
             Opcode::Bar | Opcode::Barrier => return self.barrier(ins),
+            Opcode::Prefetch | Opcode::Prefetchu => return self.prefetch(ins),
             Opcode::Div | Opcode::Rem => return self.div_rem(ins),
             Opcode::Rcp
             | Opcode::Sqrt

@@ -435,8 +435,49 @@ impl<'f> FunctionBuilder<'f> {
         )
     }
 
+    /// A barrier with its number and/or count in a register ([`InstData::BarrierReg`]): the
+    /// result of `bar.red` when `red` is given, else None.
+    pub fn barrier_reg(
+        &mut self,
+        red: Option<super::BarRedOp>,
+        wait: bool,
+        id: Option<u8>,
+        count: Option<u32>,
+        count_reg: bool,
+        args: &[Value],
+    ) -> Option<Value> {
+        let data = InstData::BarrierReg {
+            red,
+            wait,
+            id,
+            count,
+            count_reg,
+            args: args.iter().copied().collect(),
+        };
+        match red {
+            Some(op) => Some(self.push1(data, op.result_type())),
+            None => {
+                self.push(data, &[]);
+                None
+            }
+        }
+    }
+
     pub fn membar(&mut self, scope: super::MemScope) -> Inst {
         self.push(InstData::MemBar { scope }, &[])
+    }
+
+    /// `prefetch`: a cache hint for `[addr + offset]` in `space` at cache `level` (1 or 2).
+    pub fn prefetch(&mut self, space: Space, level: u8, addr: Value, offset: i32) -> Inst {
+        self.push(
+            InstData::Prefetch {
+                space,
+                level,
+                addr,
+                offset,
+            },
+            &[],
+        )
     }
 
     pub fn trap(&mut self) -> Inst {

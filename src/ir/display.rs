@@ -304,6 +304,41 @@ pub(crate) fn write_inst(
         } => write!(f, "brif {cond}, {}, {}", Call(then_dest), Call(else_dest)),
         InstData::Return => write!(f, "ret"),
         InstData::Trap => write!(f, "trap"),
+        InstData::BarrierReg {
+            red,
+            wait,
+            id,
+            count,
+            count_reg,
+            args,
+        } => {
+            match red {
+                Some(op) => write!(f, "barrier.red.{}", op.name())?,
+                None if *wait => write!(f, "barrier")?,
+                None => write!(f, "barrier.arrive")?,
+            }
+            let mut rest = args.iter();
+            match id {
+                Some(i) => write!(f, " {i}")?,
+                None => write!(f, " {}", rest.next().ok_or(std::fmt::Error)?)?,
+            }
+            if let Some(c) = count {
+                write!(f, ", {c}")?;
+            }
+            if *count_reg {
+                write!(f, ", {}", rest.next().ok_or(std::fmt::Error)?)?;
+            }
+            for a in rest {
+                write!(f, ", {a}")?;
+            }
+            Ok(())
+        }
+        InstData::Prefetch {
+            space,
+            level,
+            addr,
+            offset,
+        } => write!(f, "prefetch.{space}.L{level} {}", Addr(*addr, *offset)),
         InstData::Barrier => write!(f, "barrier"),
         InstData::Float { op, args } => {
             write!(f, "{}", op.display_name())?;

@@ -788,6 +788,7 @@ fn reduce_barrier(
         };
         let this = match func.insts[inst].data {
             InstData::BarrierRed { op, .. } => Some(op),
+            InstData::BarrierReg { red, .. } => red,
             _ => None,
         };
         match first {
@@ -808,8 +809,11 @@ fn reduce_barrier(
         }
     }
     let Some(op) = op else { return Ok(()) };
-    let arg_of = |inst: Inst| match func.insts[inst].data {
-        InstData::BarrierRed { arg, .. } => Some(arg),
+    let arg_of = |inst: Inst| match &func.insts[inst].data {
+        InstData::BarrierRed { arg, .. } => Some(*arg),
+        InstData::BarrierReg {
+            red: Some(_), args, ..
+        } => args.last().copied(),
         _ => None,
     };
     let preds: Vec<bool> = threads
@@ -1421,6 +1425,44 @@ impl Thread {
             }
             InstData::Return => return Ok(Status::Exited),
             InstData::Trap => return Err(EvalError::Trapped { inst }),
+            // A barrier number must be below 16 and a count a non-zero multiple of 32 (PTX
+            // leaves anything else undefined); then as the immediate forms.
+            InstData::BarrierReg {
+                red,
+                wait,
+                id,
+                count_reg,
+                args,
+                ..
+            } => {
+                let mut rest = args.iter();
+                if id.is_none() {
+                    let v = self.get(*rest.next().expect("verified")) as u32;
+                    if v > 15 {
+                        return Err(EvalError::Undefined {
+                            inst,
+                            why: format!("barrier number {v} is not in 0..15"),
+                        });
+                    }
+                }
+                if *count_reg {
+                    let c = self.get(*rest.next().expect("verified")) as u32;
+                    if c == 0 || c % 32 != 0 {
+                        return Err(EvalError::Undefined {
+                            inst,
+                            why: format!(
+                                "barrier thread count {c} is not a non-zero multiple of 32"
+                            ),
+                        });
+                    }
+                }
+                if *wait || red.is_some() {
+                    self.pos += 1;
+                    return Ok(Status::AtBarrier(inst));
+                }
+            }
+            // A cache hint: no memory, no value, and no fault even out of bounds.
+            InstData::Prefetch { .. } => {}
             InstData::Barrier
             | InstData::NamedBarrier { wait: true, .. }
             | InstData::BarrierRed { .. } => {

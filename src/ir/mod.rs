@@ -733,6 +733,31 @@ pub enum InstData {
         mode: ShflMode,
         args: [Value; 3],
     },
+    /// `prefetch{.global,.local,}.L1/.L2`, `prefetchu.L1`: a hint that the line holding
+    /// `[addr + offset]` (in `space`: global, local or generic) is wanted soon in cache
+    /// `level` (1 or 2). It changes no memory and no value, and an address outside every
+    /// allocation is not an error (the PTX ISA calls prefetch a hint; ptxas's CCTL does not
+    /// fault), so `eval` takes it as a no-op.
+    Prefetch {
+        space: Space,
+        level: u8,
+        addr: Value,
+        offset: i32,
+    },
+    /// `bar.sync`/`barrier.sync`/`bar.arrive` (`red` None; as [`InstData::NamedBarrier`]) or
+    /// `bar.red` (`red` Some; as [`InstData::BarrierRed`], one result) with the barrier number
+    /// or the thread count, or both, in a register. `args` holds, in order: the number (when
+    /// `id` is None), the count (when `count_reg`), the predicate (when `red`). With neither
+    /// `count` nor `count_reg` every thread of the CTA takes part. A number of 16 or more, or
+    /// a count that is not a non-zero multiple of 32, is undefined in PTX.
+    BarrierReg {
+        red: Option<BarRedOp>,
+        wait: bool,
+        id: Option<u8>,
+        count: Option<u32>,
+        count_reg: bool,
+        args: SmallVec<[Value; 3]>,
+    },
 }
 
 impl InstData {
@@ -781,7 +806,9 @@ impl InstData {
             | InstData::MulWide { args, .. }
             | InstData::Icmp { args, .. } => [args, &[], &[]],
             InstData::Select { cond, args } => [from_ref(cond), args, &[]],
-            InstData::Load { addr, .. } => [from_ref(addr), &[], &[]],
+            InstData::Load { addr, .. } | InstData::Prefetch { addr, .. } => {
+                [from_ref(addr), &[], &[]]
+            }
             InstData::Store { addr, values, .. } => [from_ref(addr), values, &[]],
             InstData::Jump { dest } => [&dest.args, &[], &[]],
             InstData::Float { args, .. } => [args, &[], &[]],
@@ -793,6 +820,7 @@ impl InstData {
             InstData::Bits { args, .. } => [args, &[], &[]],
             InstData::Atomic { addr, args, .. } => [from_ref(addr), args, &[]],
             InstData::Shfl { args, .. } => [args, &[], &[]],
+            InstData::BarrierReg { args, .. } => [args, &[], &[]],
         }
     }
 
@@ -820,11 +848,13 @@ impl InstData {
             | InstData::Cvta { arg, .. }
             | InstData::Vote { arg, .. }
             | InstData::BarrierRed { arg, .. }
-            | InstData::Load { addr: arg, .. } => *arg = f(*arg),
+            | InstData::Load { addr: arg, .. }
+            | InstData::Prefetch { addr: arg, .. } => *arg = f(*arg),
             InstData::Binary { args, .. }
             | InstData::MulWide { args, .. }
             | InstData::Icmp { args, .. } => args.iter_mut().for_each(|v| *v = f(*v)),
             InstData::Shfl { args, .. } => args.iter_mut().for_each(|v| *v = f(*v)),
+            InstData::BarrierReg { args, .. } => args.iter_mut().for_each(|v| *v = f(*v)),
             InstData::Select { cond, args } => {
                 *cond = f(*cond);
                 args.iter_mut().for_each(|v| *v = f(*v));

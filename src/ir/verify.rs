@@ -499,6 +499,59 @@ impl Verifier<'_> {
                 expect_results(&[op.result_type()], &mut problems)
             }
             InstData::MemBar { .. } | InstData::Trap => expect_results(&[], &mut problems),
+            InstData::BarrierReg {
+                red,
+                id,
+                count,
+                count_reg,
+                args,
+                ..
+            } => {
+                if id.is_some_and(|i| i > 15) {
+                    problems.push(format!("barrier id {} is not in 0..=15", id.unwrap_or(0)));
+                }
+                if count.is_some_and(|c| c == 0 || c % 32 != 0) {
+                    problems.push("barrier thread count must be a non-zero multiple of 32".into());
+                }
+                if count.is_some() && *count_reg {
+                    problems.push("barrier: both an immediate and a register count".into());
+                }
+                let mut want = Vec::new();
+                if id.is_none() {
+                    want.push(Type::I32);
+                }
+                if *count_reg {
+                    want.push(Type::I32);
+                }
+                if red.is_some() {
+                    want.push(Type::Pred);
+                }
+                let have: Vec<Type> = args.iter().map(|&a| t(a)).collect();
+                if have != want {
+                    problems.push(format!("barrier: operands are {have:?}, expected {want:?}"));
+                }
+                match red {
+                    Some(op) => expect_results(&[op.result_type()], &mut problems),
+                    None => expect_results(&[], &mut problems),
+                }
+            }
+            InstData::Prefetch {
+                space, level, addr, ..
+            } => {
+                if !matches!(space, Space::Global | Space::Local | Space::Generic) {
+                    problems.push(format!(
+                        "prefetch: space must be global, local or generic, got {space}"
+                    ));
+                }
+                if !matches!(level, 1 | 2) {
+                    problems.push(format!("prefetch: cache level must be 1 or 2, got {level}"));
+                }
+                let at = t(*addr);
+                if !is_addr(at) {
+                    problems.push(format!("prefetch: address must be i32 or i64, got {at}"));
+                }
+                expect_results(&[], &mut problems)
+            }
             InstData::Atomic {
                 op,
                 space,

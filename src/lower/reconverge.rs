@@ -908,6 +908,12 @@ fn needs_whole_warp(i: &sm50::Inst) -> bool {
         i.form,
         Form::BAR
             | Form::BAR_RED
+            | Form::BARR_RA
+            | Form::BARR_RB
+            | Form::BARR_RR
+            | Form::BARR_REDRA
+            | Form::BARR_REDRB
+            | Form::BARR_REDRR
             | Form::B2R
             | Form::VOTE
             | Form::SHFL_II

@@ -668,7 +668,7 @@ impl Sim<'_> {
                 }
                 w.leave(exec);
             }
-            BAR | BAR_RED => {
+            BAR | BAR_RED | BARR_RA | BARR_RB | BARR_RR | BARR_REDRA | BARR_REDRB | BARR_REDRR => {
                 let mode = f(i, Field::Mode);
                 if mode == 2 && f(i, Field::Ro) > 2 {
                     return Err(unsupported(addr, i, "this BAR.RED mode"));
@@ -708,7 +708,8 @@ impl Sim<'_> {
                     }
                 }
             }
-            NOP | DEPBAR | MEMBAR => {}
+            // CCTL/CCTLL (prefetch): a cache hint, no memory change and no fault.
+            NOP | DEPBAR | MEMBAR | CCTL | CCTL_L => {}
             // BPT has no guard: any live lane here stops the launch. Only the TRAP mode
             // (PTX `trap`) is modelled; the others are debugger breakpoints.
             BPT => {

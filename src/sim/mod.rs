@@ -151,7 +151,9 @@
 //!   `BRK`: the executing lanes leave every entry above the innermost break entry and wait for
 //!   it. `EXIT`: the executing lanes leave for good. Entries whose lanes all left are skipped.
 //! * `BAR.SYNC`: the warp waits for the rest of its CTA (barrier id and thread count ignored:
-//!   every named barrier is the whole-CTA barrier, as in `ir::eval`). `BAR.ARV` goes on.
+//!   every named barrier is the whole-CTA barrier, as in `ir::eval`; so are the register
+//!   forms `BAR.SYNC Ra` / `BAR.SYNC id, Rb` / `BAR.SYNC Ra, Rb`, whose registers are not
+//!   read: `ir::eval` refuses the numbers and counts PTX leaves undefined). `BAR.ARV` goes on.
 //!   A warp reaching it with some live lanes missing (waiting on the divergence stack, or
 //!   guarded off) is [`SimError::Divergence`]: sm_5x counts arrivals per warp, so the missing
 //!   lanes would be counted as arrived while they are not (PTX: undefined for sm_6x and
@@ -168,6 +170,7 @@
 //!   byte n's masked bits replaced by the predicates P0..P6 (`P2R … CC` and `R2P CC, …`, which
 //!   move the condition code, are Unsupported).
 //! * `NOP`, `DEPBAR`, `MEMBAR`: nothing (a functional model has no pending operations).
+//!   `CCTL`/`CCTLL` (prefetch): nothing either, and no fault on any address (a cache hint).
 //! * Floating point (`float.rs`): `FADD`, `FMUL`, `FFMA` (and `FADD32I`/`FMUL32I`), `FSETP`,
 //!   `FSET`, `FMNMX`, `DADD`, `DMUL`, `DFMA`, `DSETP`, `DSET`, `DMNMX`, `I2F`, `F2I` and `F2F` at every size,
 //!   with every rounding mode, .FTZ, .SAT and operand negation/absolute value, computed by

@@ -484,9 +484,15 @@ pub mod rt {
         s.push(']');
     }
 
-    /// Shared-memory atomics: `[Ra+off*4]`.
+    /// Word-scaled offsets (shared-memory atomics, CCTL): `[Ra+off*4]`. With RZ nvdisasm
+    /// 11.8 prints the unsigned `bits + 2`-bit byte address (`CCTL.E.PF1 [0xffffffc0]`,
+    /// `CCTLL.PF1 [0xffffc0]`, `ATOMS.ADD R0, [0xfffffc], R0`).
     pub fn mem4(s: &mut String, ra: u64, off: u64, bits: u32) {
-        mem(s, ra, sext(off, bits).wrapping_mul(4), 64, false);
+        if ra == 255 {
+            mem(s, ra, (off << 2) & ((1u64 << (bits + 2)) - 1), 64, false);
+        } else {
+            mem(s, ra, sext(off, bits).wrapping_mul(4), 64, false);
+        }
     }
 
     /// An FP32 immediate (bits of an f32).

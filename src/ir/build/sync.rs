@@ -3,9 +3,11 @@
 //!
 //! In: one `bar`/`barrier`/`membar`/`fence` instruction. Out: `Barrier` (the plain
 //! `bar.sync 0`, as before), `NamedBarrier`, `BarrierRed` (`bar.red.popc.u32`,
-//! `bar.red.{and,or}.pred`) or `MemBar` (`bar.warp.sync` is a `MemBar` of scope `Warp`), or a diagnostic naming what sm_5x or leafold cannot
-//! do: a barrier number or count in a register (the SM50 description has only the immediate
-//! forms of `BAR`), and `fence` (PTX 6.0 requires sm_70 for it; sm_5x has `membar`).
+//! `bar.red.{and,or}.pred`), `BarrierReg` (any of these with the barrier number or thread
+//! count in a register) or `MemBar` (`bar.warp.sync` is a `MemBar` of scope `Warp`), or a
+//! diagnostic naming what sm_5x or leafold cannot do: an immediate number outside 0..15 or
+//! count not a multiple of 32, and `fence` (PTX 6.0 requires sm_70 for it; sm_5x has
+//! `membar`).
 
 use super::FnBuilder;
 use crate::ir::{BarRedOp, MemScope, Type};
@@ -39,6 +41,13 @@ impl FnBuilder<'_, '_> {
             let what = format!("the modifier {m:?} of a barrier");
             return self.unsupported(ins, &what);
         }
+        if ins.operands.iter().take(2).any(|o| imm(o).is_none()) {
+            if !wait && ins.operands.len() < 2 {
+                return self.unsupported(ins, "bar.arrive without a thread count");
+            }
+            self.barrier_reg(ins, &ins.operands, wait, None)?;
+            return Some(());
+        }
         let (id, count) = self.barrier_number(ins, &ins.operands)?;
         if !wait && count.is_none() {
             return self.unsupported(ins, "bar.arrive without a thread count");
@@ -52,11 +61,10 @@ impl FnBuilder<'_, '_> {
     }
 
     /// The barrier number and thread count of a `bar` whose operands (after any destination)
-    /// are `ops`: both immediate (the only forms the SM50 description has).
+    /// are `ops`: both immediate (a register one goes to [`Self::barrier_reg`] first).
     fn barrier_number(&mut self, ins: &Instruction, ops: &[Operand]) -> Option<(u8, Option<u32>)> {
         let Some(id) = ops.first().and_then(imm) else {
-            let why =
-                "a barrier number in a register (BAR with a register operand is not described)";
+            let why = "a barrier number in a register (internal: barrier_reg takes it)";
             return self.unsupported(ins, why).and(None);
         };
         if !(0..=15).contains(&id) {
@@ -73,12 +81,70 @@ impl FnBuilder<'_, '_> {
                     return self.unsupported(ins, why).and(None);
                 }
                 None => {
-                    let why = "a thread count in a register (BAR with a register operand is not described)";
+                    let why = "a thread count in a register (internal: barrier_reg takes it)";
                     return self.unsupported(ins, why).and(None);
                 }
             },
         };
         Some((id as u8, count))
+    }
+
+    /// A barrier whose number or count (`ops`: the number, then an optional count) is a
+    /// register ([`crate::ir::InstData::BarrierReg`]): the immediate one is range-checked as
+    /// in [`Self::barrier_number`]; a register one is read as a 32-bit integer (PTX: `.b32`
+    /// or `.u32`), its range checked by `ir::eval` at run time. `red`: `bar.red`'s reduction
+    /// and predicate operand; its result is returned.
+    fn barrier_reg(
+        &mut self,
+        ins: &Instruction,
+        ops: &[Operand],
+        wait: bool,
+        red: Option<(BarRedOp, &Operand)>,
+    ) -> Option<Option<crate::ir::Value>> {
+        let mut args = Vec::new();
+        let id = match ops.first().map(|o| (o, imm(o))) {
+            Some((_, Some(i))) if (0..=15).contains(&i) => Some(i as u8),
+            Some((_, Some(_))) => {
+                return self
+                    .unsupported(ins, "a barrier number outside 0..15")
+                    .and(None)
+            }
+            Some((o, None)) => {
+                args.push(self.read(o, Type::I32, Some(ast::Type::U32))?);
+                None
+            }
+            None => return self.unsupported(ins, "a barrier needs a number").and(None),
+        };
+        let mut count = None;
+        let mut count_reg = false;
+        match ops.get(1).map(|o| (o, imm(o))) {
+            None => {}
+            Some((_, Some(c))) if c > 0 && c % 32 == 0 && c <= 1024 => count = Some(c as u32),
+            Some((_, Some(_))) => {
+                let why = "a thread count that is not a multiple of 32 in 32..1024";
+                return self.unsupported(ins, why).and(None);
+            }
+            Some((o, None)) => {
+                args.push(self.read(o, Type::I32, Some(ast::Type::U32))?);
+                count_reg = true;
+            }
+        }
+        if ops.len() > 2 {
+            return self
+                .unsupported(ins, "a barrier takes a number and a count")
+                .and(None);
+        }
+        let op = match red {
+            Some((op, p)) => {
+                args.push(self.read(p, Type::Pred, None)?);
+                Some(op)
+            }
+            None => None,
+        };
+        Some(
+            self.ins()
+                .barrier_reg(op, wait, id, count, count_reg, &args),
+        )
     }
 
     /// `bar{.cta}.red.popc.u32 d, a{, b}, {!}c` and `bar{.cta}.red.{and,or}.pred p, a{, b},
@@ -115,9 +181,14 @@ impl FnBuilder<'_, '_> {
         if !(3..=4).contains(&n) {
             return self.unsupported(ins, "bar.red takes d, a{, b}, c");
         }
-        let (id, count) = self.barrier_number(ins, &ins.operands[1..n - 1])?;
-        let c = self.read(&ins.operands[n - 1], Type::Pred, None)?;
-        let r = self.ins().barrier_red(op, id, count, c);
+        let nums = &ins.operands[1..n - 1];
+        let r = if nums.iter().any(|o| imm(o).is_none()) {
+            self.barrier_reg(ins, nums, true, Some((op, &ins.operands[n - 1])))??
+        } else {
+            let (id, count) = self.barrier_number(ins, nums)?;
+            let c = self.read(&ins.operands[n - 1], Type::Pred, None)?;
+            self.ins().barrier_red(op, id, count, c)
+        };
         let dst = self.dest1(&ins.operands[0])?;
         self.write(dst, r, false, ins.operands[0].span())
     }

@@ -204,9 +204,9 @@ pub fn is_fence(inst: &Inst) -> bool {
             return Kind::Yes;
         }
         match f.class {
-            "SSY" | "PBK" | "BAR" | "MEMBAR" | "DEPBAR" | "ATOM" | "ATOM_CAS" | "ATOMS"
-            | "ATOMS_CAS" | "RED" | "KIL" | "NOP" | "BPT" | "P2R" | "R2P" | "B2R" | "VOTE"
-            | "CCTL" | "JCAL" | "PRET" | "CS2R" => Kind::Yes,
+            "SSY" | "PBK" | "BAR" | "BARR" | "MEMBAR" | "DEPBAR" | "ATOM" | "ATOM_CAS"
+            | "ATOMS" | "ATOMS_CAS" | "RED" | "KIL" | "NOP" | "BPT" | "P2R" | "R2P" | "B2R"
+            | "VOTE" | "CCTL" | "JCAL" | "PRET" | "CS2R" => Kind::Yes,
             "S2R" => Kind::S2R,
             _ => Kind::No,
         }

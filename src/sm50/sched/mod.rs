@@ -197,9 +197,9 @@ pub fn min_stall_after(inst: &Inst) -> u8 {
     // Per form, decided once (asked of every instruction on every block visit).
     static STALL: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
     per_form(&STALL, |f| match f.class {
-        "EXIT" | "BAR" => 15,
+        "EXIT" | "BAR" | "BARR" => 15,
         "BRA" | "BRX" | "SYNC" | "BRK" | "RET" | "CAL" => 13,
-        "MEMBAR" => 5,
+        "MEMBAR" | "CCTL" => 5,
         _ => 1,
     })[inst.form as usize]
 }
