@@ -11,6 +11,8 @@
 
 #![allow(dead_code)]
 
+pub mod warp_kernel;
+
 use leafold::oracle::Oracle;
 use leafold::sm50::{self, Bundle, Ctrl, Field, Form};
 use std::hash::{Hash, Hasher};
