@@ -14,13 +14,12 @@
 
 mod common;
 
+use common::warp_kernel::compile_checked;
+
 use common::Rng;
-use leafold::cubin;
 use leafold::driver::{compile, Emit, Options, Output};
 use leafold::ir::eval::{self, GlobalRegion, Launch};
-use leafold::oracle::Oracle;
 use leafold::sim;
-use leafold::sm50::sched::check::{check_hazards, decode_text};
 
 const IN: u64 = 0x1000_0000;
 const OUT: u64 = 0x2000_0000;
@@ -60,24 +59,6 @@ fn kernel(decls: &str, body: &str) -> String {
 }}
 "#
     )
-}
-
-fn compile_checked(test: &str, src: &str) -> Output {
-    let opts = Options {
-        file_name: format!("{test}.ptx"),
-        emit: Emit::Sass,
-        ..Options::default()
-    };
-    let out =
-        compile(src, &opts).unwrap_or_else(|d| panic!("{}", leafold::error::render_all(&d.0)));
-    let c = cubin::read(&out.cubin).expect("our cubin reads back");
-    let (insts, ctrl, targets) = decode_text(&c.kernels[0].code).expect("decodes");
-    let errs = check_hazards(&insts, &ctrl, &targets);
-    assert!(errs.is_empty(), "{test}: hazards: {errs:?}\n{}", out.sass);
-    if let Some(oracle) = Oracle::for_test(test) {
-        common::assert_oracle_prints_our_listing(&oracle, test, &out.cubin, &out.sass);
-    }
-    out
 }
 
 /// 64-bit edge values: the limits of every integer type, one either side, and negations.
