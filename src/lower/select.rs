@@ -1375,6 +1375,22 @@ impl<'a> Lowerer<'a> {
         Ok(())
     }
 
+    /// `v` as one SASS instruction `inst` writing a new 32-bit register (`Rd`) and reading
+    /// each `(field, source)` in order.
+    fn one_inst32(&mut self, v: Value, inst: sm50::Inst, srcs: &[(Field, Loc)]) {
+        let d = self.new_vreg(RegKind::B32);
+        let mut i = Sm50Inst::new(Role::Plain);
+        let dop = i.def(d, false);
+        let mut refs = vec![(Field::Rd, dop, 0)];
+        for &(field, l) in srcs {
+            let op = i.use_(l.vreg);
+            refs.push((field, op, l.offset));
+        }
+        i.piece(inst, &refs);
+        self.push(i);
+        self.set_loc(v, Loc { vreg: d, offset: 0 });
+    }
+
     fn lower_binary(&mut self, v: Value, op: BinaryOp, args: [Value; 2]) -> Result<(), LowerError> {
         let ty = self.ty(v);
         let kind = kind_of(ty);
@@ -1438,25 +1454,11 @@ impl<'a> Lowerer<'a> {
                 } else {
                     Form::SHR_R
                 };
-                let d = self.new_vreg(RegKind::B32);
-                let mut i = Sm50Inst::new(Role::Plain);
-                let dop = i.def(d, false);
-                let aop = i.use_(a.vreg);
-                let nop = i.use_(n.vreg);
                 let mut inst = sm50::Inst::new(form);
                 if op == BinaryOp::ShrS {
                     inst.set(Field::Sgn, 1);
                 }
-                i.piece(
-                    inst,
-                    &[
-                        (Field::Rd, dop, 0),
-                        (Field::Ra, aop, a.offset),
-                        (Field::Rb, nop, n.offset),
-                    ],
-                );
-                self.push(i);
-                self.set_loc(v, Loc { vreg: d, offset: 0 });
+                self.one_inst32(v, inst, &[(Field::Ra, a), (Field::Rb, n)]);
                 Ok(())
             }
             BinaryOp::Or if wide && self.lower_pair(v, args)? => Ok(()),
@@ -1499,24 +1501,10 @@ impl<'a> Lowerer<'a> {
                 }
                 let a = self.reg(args[0])?;
                 let b = self.reg(args[1])?;
-                let d = self.new_vreg(RegKind::B32);
-                let mut i = Sm50Inst::new(Role::Plain);
-                let dop = i.def(d, false);
-                let aop = i.use_(a.vreg);
-                let bop = i.use_(b.vreg);
                 let inst = sm50::Inst::new(Form::IADD_R)
                     .with(Field::Sat, 1)
                     .with(Field::Negb, (op == BinaryOp::SubSatS) as u64);
-                i.piece(
-                    inst,
-                    &[
-                        (Field::Rd, dop, 0),
-                        (Field::Ra, aop, a.offset),
-                        (Field::Rb, bop, b.offset),
-                    ],
-                );
-                self.push(i);
-                self.set_loc(v, Loc { vreg: d, offset: 0 });
+                self.one_inst32(v, inst, &[(Field::Ra, a), (Field::Rb, b)]);
                 Ok(())
             }
         }

@@ -214,25 +214,11 @@ impl Lowerer<'_> {
     fn half2_xmad_pack(&mut self, v: Value, lo: Value, hi: Value) -> Result<(), LowerError> {
         let l = self.reg(lo)?;
         let h = self.reg(hi)?;
-        let d = self.new_vreg(RegKind::B32);
-        let mut i = Sm50Inst::new(Role::Plain);
-        let dop = i.def(d, false);
-        let hop = i.use_(h.vreg);
-        let lop = i.use_(l.vreg);
         let inst = sm50::Inst::new(Form::XMAD_I)
             .with(Field::ImmImm16, 1)
             .with(Field::Psl, 1)
             .with(Field::Mode, 1);
-        i.piece(
-            inst,
-            &[
-                (Field::Rd, dop, 0),
-                (Field::Ra, hop, h.offset),
-                (Field::Rc, lop, l.offset),
-            ],
-        );
-        self.push(i);
-        self.set_loc(v, Loc { vreg: d, offset: 0 });
+        self.one_inst32(v, inst, &[(Field::Ra, h), (Field::Rc, l)]);
         Ok(())
     }
 
