@@ -839,8 +839,9 @@ pub fn launch_block(f: &Function, opts: &VerifyOptions) -> [u32; 3] {
     }
 }
 
-/// The launch of run `seed`: parameters and buffers as the module essay says.
-fn make_launch(
+/// The launch of run `seed`: parameters and buffers as the module essay says. Public for
+/// `examples/hwcheck_export.rs`, which replays the same launches on a GPU.
+pub fn make_launch(
     f: &Function,
     pointers: &[usize],
     addr32: bool,
