@@ -4,7 +4,7 @@
 //! field. Given two cubins (ours and ptxas's), kernels of the same name are printed one after
 //! the other, with the block totals side by side.
 use leafold::sm50::sched::{check::decode_text, cost};
-use leafold::sm50::{self, sched::bundle::inst_addr};
+use leafold::sm50::{self, sched::model::inst_addr};
 
 fn kernels(path: &str) -> Vec<(String, Vec<u64>)> {
     let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{path}: {e}"));

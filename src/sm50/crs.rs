@@ -1,7 +1,7 @@
 //! The call/return/sync (CRS) stack a kernel needs: `EIATTR_CRS_STACK_SIZE`.
 //!
 //! In: a kernel's final `.text` words (control words included), as the cubin writer gets them,
-//! or decoded instructions with their branch targets ([`super::sched::check::decode_text`]).
+//! or decoded instructions with their branch targets ([`super::sched::model::decode_text`]).
 //! Out: the most stack *units* (16 bytes each) any path can hold by ptxas 11.8's accounting
 //! (below), and that many bytes for the record (`None` when no path pushes anything: ptxas
 //! then writes no record).
@@ -71,7 +71,7 @@
 //! stack deeper than [`MAX_TOKENS`] (only recursion makes one) is an error. Over the corpus the
 //! walk adds about 10 ms to the 0.85 s of compiling every file (`--time-passes`, "other").
 
-use super::sched::check::{decode_text, may_skip};
+use super::sched::model::{decode_text, may_skip};
 use super::Inst;
 use rustc_hash::FxHashMap;
 use smallvec::SmallVec;

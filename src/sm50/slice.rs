@@ -1,7 +1,7 @@
 //! The address slice of a kernel's SASS: which instructions compute memory addresses.
 //!
 //! In: decoded instructions in layout order and their branch targets (instruction indices),
-//! as [`super::sched::check::decode_text`] gives them for any cubin, ours or ptxas's. Out: per
+//! as [`super::sched::model::decode_text`] gives them for any cubin, ours or ptxas's. Out: per
 //! instruction, whether its result reaches the address of some memory access
 //! ([`address_slice`]), and the count of those that are arithmetic
 //! ([`address_slice_arith`]).
@@ -55,7 +55,7 @@
 //! instructions that do arithmetic on the way to an address.
 
 use super::crs::{self, Move};
-use super::sched::check::successors;
+use super::sched::model::successors;
 use super::sched::{access, Res, NUM_RES, PRED};
 use super::{Field, Inst};
 use rustc_hash::{FxHashMap, FxHashSet};

@@ -19,7 +19,9 @@
 //! bundle's base (the control word's address), which the hardware resolves to the same
 //! instruction, except for `BRA self`, which always names itself.
 
-use super::{access_into, assign_control_with, leaders, list, Access, Mode};
+pub use super::model::inst_addr;
+use super::model::{access_into, leaders, Access};
+use super::{assign_control_with, list, Mode};
 use crate::sm50::{self, Bundle, Ctrl, Field, Form, Inst};
 
 /// A kernel body before layout.
@@ -75,11 +77,6 @@ pub enum LayoutError {
     OutOfRange { from: u64, to: u64 },
     #[error("instruction {0:?} at body index {1} is not valid (cross-field check fails)")]
     Invalid(Form, usize),
-}
-
-/// Byte offset of instruction `n` of the laid-out sequence.
-pub fn inst_addr(n: usize) -> u64 {
-    (n / 3) as u64 * 32 + 8 + (n % 3) as u64 * 8
 }
 
 /// The prologue `MOV R1, c[0x0][0x20]` (= `0x4c98078000870001`).

@@ -63,56 +63,15 @@
 //! both reading a constant bank (ptxas pairs a fixed-latency ALU or FP64 instruction with a
 //! following variable-latency or control one, sm50-isa.md §1.4).
 
-use super::bundle::inst_addr;
-use super::{access, fixed_latency, is_control, Access, Regs, Res, CC, LAT_BARRIER, PRED};
-use crate::sm50::{self, Bundle, Ctrl, DecodeError, Field, FieldKind, Form, Inst};
+use super::model::{
+    access, fixed_latency, inst_addr, is_control, per_form, reads_cbuf, slot_reg, successors,
+    Access, Regs, Res, Succ, CC, LAT_BARRIER, PRED,
+};
+use crate::sm50::{self, Ctrl, Field, Form, Inst};
+
+pub use super::model::{decode_text, DecodedText};
 use std::collections::BTreeSet;
 use std::fmt;
-
-/// Instructions, their control fields and branch targets (instruction indices), as
-/// [`check_hazards`] takes them.
-pub type DecodedText = (Vec<Inst>, Vec<Ctrl>, Vec<Option<usize>>);
-
-/// Decode a kernel's `.text` words (bundles of a control word and three instructions) into
-/// instructions, their control fields and their branch targets (instruction indices), and
-/// drop the NOP padding after the last instruction. A BRA/SSY/PBK/CAL target in slot 0 may be
-/// encoded as its bundle's base (ptxas's habit); both spellings give the same index.
-pub fn decode_text(code: &[u64]) -> Result<DecodedText, DecodeError> {
-    let mut insts = Vec::new();
-    let mut ctrl = Vec::new();
-    for b in code.chunks(4) {
-        let c = Bundle::split_ctrl(b[0]);
-        for (k, &word) in b.iter().skip(1).enumerate() {
-            insts.push(sm50::decode(word)?);
-            ctrl.push(c[k]);
-        }
-    }
-    let mut targets = vec![None; insts.len()];
-    for (n, i) in insts.iter().enumerate() {
-        if matches!(i.form, Form::BRA | Form::SSY | Form::PBK | Form::CAL) {
-            let Some(rel) = i.get(Field::Rel) else {
-                continue;
-            };
-            let addr = (n / 3 * 32 + 8 + n % 3 * 8) as u64;
-            let mut t = addr.wrapping_add(8).wrapping_add(sm50::rt::sext(rel, 24));
-            if t % 32 == 0 {
-                t += 8;
-            }
-            let index = (t / 32).checked_mul(3).zip((t % 32).checked_sub(8));
-            targets[n] = index.map(|(b, s)| (b + s / 8) as usize);
-        }
-    }
-    let live = insts.len()
-        - insts
-            .iter()
-            .rev()
-            .take_while(|i| i.form == Form::NOP)
-            .count();
-    insts.truncate(live);
-    ctrl.truncate(live);
-    targets.truncate(live);
-    Ok((insts, ctrl, targets))
-}
 
 /// What went wrong.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -233,7 +192,7 @@ fn class_pipe(class: &'static str) -> &'static str {
 fn pipe_id(inst: &Inst) -> u16 {
     static IDS: std::sync::OnceLock<Vec<u16>> = std::sync::OnceLock::new();
     let mut names: Vec<&'static str> = Vec::new();
-    super::per_form(&IDS, |f| {
+    per_form(&IDS, |f| {
         let name = class_pipe(f.class);
         match names.iter().position(|n| *n == name) {
             Some(i) => i as u16,
@@ -476,154 +435,6 @@ fn res_name(r: Res) -> String {
     } else {
         format!("R{r}")
     }
-}
-
-/// Whether `inst` may not take effect in some lanes: a guard other than `PT`, or a `BRA`,
-/// `BRK` or `EXIT` on a condition-code test. (For control flow, such an instruction also falls through.)
-pub(crate) fn may_skip(inst: &Inst) -> bool {
-    let pg = inst.get(Field::Pg).unwrap_or(7);
-    let pgn = inst.get(Field::Pgn).unwrap_or(0);
-    let cc = if matches!(inst.form, Form::BRA | Form::BRK | Form::EXIT) {
-        inst.get(Field::Cc).unwrap_or(15)
-    } else {
-        15
-    };
-    !(pg == 7 && pgn == 0) || cc != 15
-}
-
-/// How an instruction's class takes part in [`successors`].
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Flow {
-    Other,
-    Bra,
-    Cal,
-    Sync,
-    Brk,
-    Ret,
-    Brx,
-    Exit,
-    Ssy,
-    Pbk,
-}
-
-/// [`Flow`] of the form numbered `form`, decided once per form (the class strings were
-/// compared for every instruction, several times).
-fn flow(form: usize) -> Flow {
-    static FLOW: std::sync::OnceLock<Vec<Flow>> = std::sync::OnceLock::new();
-    super::per_form(&FLOW, |f| match f.class {
-        "BRA" => Flow::Bra,
-        "CAL" => Flow::Cal,
-        "SYNC" => Flow::Sync,
-        "BRK" => Flow::Brk,
-        "RET" => Flow::Ret,
-        "BRX" => Flow::Brx,
-        "EXIT" => Flow::Exit,
-        "SSY" => Flow::Ssy,
-        "PBK" => Flow::Pbk,
-        _ => Flow::Other,
-    })[form]
-}
-
-/// The successors of each instruction, and whether it is reachable code at all.
-pub(crate) fn successors(insts: &[Inst], targets: &[Option<usize>]) -> Vec<Succ> {
-    let n = insts.len();
-    let target = |k: usize| targets.get(k).copied().flatten().filter(|&t| t < n);
-    let flows: Vec<Flow> = insts.iter().map(|i| flow(i.form as usize)).collect();
-    let guarded = |k: usize| may_skip(&insts[k]);
-    // The reconvergence point of a SYNC (BRK): the target of the innermost SSY (PBK) before
-    // it whose target lies after it (ptxas's code is structured so); every such target when
-    // none encloses it.
-    // (The fallback lists are gathered once, not per SYNC / BRK: that was quadratic.)
-    // The SSY (PBK) instructions in layout order, and their targets.
-    let positions = |c: Flow| -> Vec<usize> { (0..n).filter(|&j| flows[j] == c).collect() };
-    let (ssy_at, pbk_at) = (positions(Flow::Ssy), positions(Flow::Pbk));
-    let all_of = |at: &[usize]| -> Vec<usize> { at.iter().filter_map(|&j| target(j)).collect() };
-    let (all_ssy, all_pbk) = (all_of(&ssy_at), all_of(&pbk_at));
-    // (The search looks at the SSYs (PBKs) before `k`, nearest first, not at every
-    // instruction before `k`.)
-    let matching = |k: usize, at: &[usize], all: &[usize]| -> Vec<usize> {
-        at[..at.partition_point(|&j| j < k)]
-            .iter()
-            .rev()
-            .find(|&&j| target(j).is_some_and(|t| t > k))
-            .and_then(|&j| target(j))
-            .map_or_else(|| all.to_vec(), |t| vec![t])
-    };
-    // A RET returns after the CALs of its own subroutine: the one starting at the greatest
-    // CAL target at or before it (subroutines follow the kernel body in ptxas's layout);
-    // after every CAL when no target precedes it.
-    let cals: Vec<(usize, usize)> = (0..n)
-        .filter(|&k| flows[k] == Flow::Cal && k + 1 < n)
-        .filter_map(|k| target(k).map(|t| (k, t)))
-        .collect();
-    let returns = |k: usize| -> Vec<usize> {
-        let start = cals.iter().map(|&(_, t)| t).filter(|&t| t <= k).max();
-        cals.iter()
-            .filter(|&&(_, t)| start.map_or(true, |s| s == t))
-            .map(|&(c, _)| c + 1)
-            .collect()
-    };
-    // Every block leader, for BRX (found only when there is one: most functions have none).
-    let all_leaders: Vec<usize> = if flows.contains(&Flow::Brx) {
-        let leaders = super::leaders(insts, targets);
-        (0..n).filter(|&k| leaders[k]).collect()
-    } else {
-        Vec::new()
-    };
-    (0..n)
-        .map(|k| {
-            let mut s = Succ::new();
-            let c = flows[k];
-            let ends = matches!(
-                c,
-                Flow::Bra | Flow::Exit | Flow::Ret | Flow::Sync | Flow::Brk | Flow::Brx
-            );
-            if (!ends || guarded(k)) && k + 1 < n {
-                s.push(k + 1);
-            }
-            match c {
-                Flow::Bra | Flow::Cal => s.extend(target(k)),
-                Flow::Sync => s.extend(matching(k, &ssy_at, &all_ssy)),
-                Flow::Brk => s.extend(matching(k, &pbk_at, &all_pbk)),
-                Flow::Ret => s.extend(returns(k)),
-                Flow::Brx => s.extend(all_leaders.iter().copied()),
-                _ => {}
-            }
-            // (Only a branch adds a second successor; one alone is sorted.)
-            if s.len() > 1 {
-                s.sort_unstable();
-                s.dedup();
-            }
-            s
-        })
-        .collect()
-}
-
-/// One instruction's [`successors`]: inline up to two (nearly every instruction has one or
-/// two; a heap vector per instruction was an allocation and a free each).
-pub(crate) type Succ = smallvec::SmallVec<[usize; 2]>;
-
-/// The register a reuse slot (0 = A, 1 = B, 2 = C) of `inst` reads, if any: the register
-/// field encoded at bits 8, 20 or 39.
-pub(crate) fn slot_reg(inst: &Inst, slot: usize) -> Option<u64> {
-    // The field of each slot, per form, found once (the search of the form's fields ran
-    // for every slot of every instruction the reuse passes looked at).
-    static SLOTS: std::sync::OnceLock<Vec<[Option<usize>; 3]>> = std::sync::OnceLock::new();
-    let slots = super::per_form(&SLOTS, |info| {
-        [8, 20, 39].map(|start| {
-            info.fields.iter().position(|f| {
-                matches!(f.kind, FieldKind::Reg) && f.bits.first() == Some(&(start, 8))
-            })
-        })
-    });
-    slots[inst.form as usize][slot]
-        .map(|k| u64::from(inst.f[k]))
-        .filter(|&r| r != 255)
-}
-
-/// Whether `inst` reads a constant bank operand.
-pub(crate) fn reads_cbuf(inst: &Inst) -> bool {
-    inst.get(Field::Cbk).is_some()
 }
 
 struct Checker<'a> {

@@ -28,26 +28,9 @@
 //! | I2F, F2I, F2F, I2I, POPC, FLO, IMUL              | 15     |
 //! | BAR, MEMBAR, anything else                       | 20     |
 
-use super::bundle::inst_addr;
-use super::check::decode_text;
+use super::model::{decode_text, inst_addr};
+pub use super::model::{latency, READ_LATENCY};
 use crate::sm50::{Ctrl, Field, Form, Inst};
-
-/// Cycles after which a read barrier is modelled as clear (sources read).
-pub const READ_LATENCY: u64 = 20;
-
-/// Modelled cycles from issue to result of a variable-latency instruction (see the table).
-pub fn latency(inst: &Inst) -> u64 {
-    // Per form, decided once (the scheduler asks this for every edge from a
-    // variable-latency instruction).
-    static CYCLES: std::sync::OnceLock<Vec<u64>> = std::sync::OnceLock::new();
-    super::per_form(&CYCLES, |f| match f.class {
-        "LDG" | "LD" | "LDL" | "ATOM" | "ATOM_CAS" | "RED" | "STG" | "ST" | "STL" => 200,
-        "LDS" | "STS" | "ATOMS" | "ATOMS_CAS" | "SHFL" | "LDC" => 30,
-        "DADD" | "DMUL" | "DFMA" | "DSETP" | "DMNMX" | "DSET" => 48,
-        "I2F" | "F2I" | "F2F" | "I2I" | "POPC" | "FLO" | "IMUL" | "IMUL32I" => 15,
-        _ => 20,
-    })[inst.form as usize]
-}
 
 /// Issue cycles of `insts` walked in order with nothing pending at the start.
 fn walk(insts: &[Inst], ctrl: &[Ctrl]) -> u64 {
@@ -136,7 +119,7 @@ pub fn cycles(insts: &[Inst], ctrl: &[Ctrl]) -> u64 {
 /// [`super::leaders`] finds them.
 pub fn block_cycles(insts: &[Inst], ctrl: &[Ctrl], targets: &[Option<usize>]) -> Vec<(u64, u64)> {
     let n = insts.len().min(ctrl.len());
-    let lead = super::leaders(&insts[..n], targets);
+    let lead = super::model::leaders(&insts[..n], targets);
     let starts: Vec<usize> = (0..n).filter(|&k| lead[k]).collect();
     starts
         .iter()

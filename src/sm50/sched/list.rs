@@ -13,7 +13,7 @@
 //! latency when `j` must stay after `i`:
 //! * `j` reads a register, predicate or CC that `i` writes: the fixed latency
 //!   ([`super::fixed_latency`]) or, for a variable-latency producer, the cost model's
-//!   [`cost::latency`];
+//!   [`super::model::latency`];
 //! * `j` overwrites what `i` reads or writes: 1 (order only; the control codes cover the
 //!   rest);
 //! * memory: two accesses of which at least one is a store, unless they are in provably
@@ -50,7 +50,7 @@
 //! independent work fills their shadow. Register pressure does not matter here (allocation is
 //! done), and the order is deterministic.
 
-use super::{access, cost, fixed_latency, leaders, Access};
+use super::model::{access, fixed_latency, is_fence, latency, leaders, per_form, Access, NUM_RES};
 use crate::sm50::{Field, Inst};
 
 /// Which memory a load or store touches, for the ordering rule.
@@ -73,7 +73,7 @@ enum Mem {
 
 fn mem(inst: &Inst) -> Mem {
     static MEM: std::sync::OnceLock<Vec<Mem>> = std::sync::OnceLock::new();
-    super::per_form(&MEM, |f| match f.class {
+    per_form(&MEM, |f| match f.class {
         "LDG" | "TEX" | "TEXS" | "TLDS" | "TEX_B" | "TXD" | "TLD" | "TLD4" | "SULD" => {
             Mem::Load(Space::Global)
         }
@@ -94,7 +94,7 @@ fn mem(inst: &Inst) -> Mem {
 /// or a store with `.WT`, field value 3 in both of their cache enums.
 fn strong(inst: &Inst) -> bool {
     static MAY_BE_STRONG: std::sync::OnceLock<Vec<bool>> = std::sync::OnceLock::new();
-    let may = super::per_form(&MAY_BE_STRONG, |f| {
+    let may = per_form(&MAY_BE_STRONG, |f| {
         matches!(f.class, "LDG" | "LD" | "STG" | "ST")
     });
     may[inst.form as usize] && inst.get(Field::Cache) == Some(3)
@@ -117,7 +117,7 @@ fn address(inst: &Inst) -> Option<(u64, i64, i64, bool)> {
     // Per form: the displacement's width (0: not a plain load or store), and whether size 7
     // is `.U.128` (LD, LDG).
     static SHAPE: std::sync::OnceLock<Vec<(u32, bool)>> = std::sync::OnceLock::new();
-    let shape = super::per_form(&SHAPE, |f| {
+    let shape = per_form(&SHAPE, |f| {
         let off_bits = match f.class {
             "LD" | "ST" => 32,
             "LDG" | "STG" | "LDS" | "STS" | "LDL" | "STL" => 24,
@@ -187,38 +187,6 @@ fn same_space_disjoint(insts: &[Inst], acc: &[Access], i: usize, j: usize) -> bo
         .any(|a| a.defs.iter().any(|d| base.contains(d)))
 }
 
-/// Whether `inst` must stay in place relative to every other instruction of its block.
-pub fn is_fence(inst: &Inst) -> bool {
-    // Per form, decided once (the scheduler asks this of every instruction, and the
-    // comparisons of the class strings were a visible cost): a fence, not one, or an S2R,
-    // which is one only when it reads a clock or timer.
-    #[derive(Clone, Copy, PartialEq)]
-    enum Kind {
-        No,
-        Yes,
-        S2R,
-    }
-    static KINDS: std::sync::OnceLock<Vec<Kind>> = std::sync::OnceLock::new();
-    let kinds = super::per_form(&KINDS, |f| {
-        if super::is_control_class(f.class) {
-            return Kind::Yes;
-        }
-        match f.class {
-            "SSY" | "PBK" | "BAR" | "BARR" | "MEMBAR" | "DEPBAR" | "ATOM" | "ATOM_CAS"
-            | "ATOMS" | "ATOMS_CAS" | "RED" | "KIL" | "NOP" | "BPT" | "P2R" | "R2P" | "B2R"
-            | "VOTE" | "CCTL" | "JCAL" | "PRET" | "CS2R" => Kind::Yes,
-            "S2R" => Kind::S2R,
-            _ => Kind::No,
-        }
-    });
-    match kinds[inst.form as usize] {
-        Kind::No => false,
-        Kind::Yes => true,
-        // Clock and timer reads observe time; every other special register is constant.
-        Kind::S2R => matches!(inst.get(Field::Sr), Some(1 | 0x50..=0x53) | None),
-    }
-}
-
 /// Latency of the edge `i → j`, or `None` when `j` may go before `i`.
 #[cfg(test)]
 fn edge(insts: &[Inst], acc: &[Access], i: usize, j: usize) -> Option<u32> {
@@ -248,7 +216,7 @@ fn edge_without_memory(insts: &[Inst], acc: &[Access], i: usize, j: usize) -> Op
     for &r in &b.uses {
         if a.defs.contains(&r) {
             if insts[i].info().variable_latency {
-                need(cost::latency(&insts[i]) as u32);
+                need(latency(&insts[i]) as u32);
             } else {
                 need(fixed_latency(r));
             }
@@ -283,7 +251,7 @@ fn may_alias(x: Space, y: Space) -> bool {
 /// Latency of a read of `r` after `inst` writes it (the read-after-write part of [`edge`]).
 fn raw_latency(inst: &Inst, r: usize) -> u32 {
     if inst.info().variable_latency {
-        cost::latency(inst) as u32
+        latency(inst) as u32
     } else {
         fixed_latency(r)
     }
@@ -481,9 +449,9 @@ struct RegTables {
 impl RegTables {
     fn new() -> RegTables {
         RegTables {
-            writers: vec![Vec::new(); super::NUM_RES],
-            last_writer: vec![None; super::NUM_RES],
-            readers: vec![Vec::new(); super::NUM_RES],
+            writers: vec![Vec::new(); NUM_RES],
+            last_writer: vec![None; NUM_RES],
+            readers: vec![Vec::new(); NUM_RES],
             stores: Default::default(),
             loads: Default::default(),
             cand: Vec::new(),

@@ -28,7 +28,7 @@
 //! pending at each block start: per register, predicate and CC the cycles left on a
 //! fixed-latency write and the scoreboards guarding a variable-latency write or source read;
 //! per scoreboard the fewest cycles since it was set. Join = worst case (max cycles, union of
-//! scoreboards, min age); edges are the checker's ([`check::successors`]). Inside a block
+//! scoreboards, min age); edges are the model's ([`model::successors`], which the checker also follows). Inside a block
 //! the straight-line assignment starts from that state, so a wait comes at the first real
 //! consumer, in whatever block. A block's first instruction cannot be delayed by a stall of
 //! its own, so each block's last stall covers the operands of the instructions it may go to
@@ -66,8 +66,13 @@ pub mod bundle;
 pub mod check;
 pub mod cost;
 pub mod list;
+pub mod model;
 
-use super::{Ctrl, FormInfo, Inst, Operand};
+use super::{Ctrl, Inst};
+// The model's facts that code outside the scheduler reads (the simulator's register
+// accesses, the address slice, the tests) are re-exported here.
+pub use model::{access, fixed_latency, leaders, Access, Res, CC, NUM_RES, PRED};
+use model::{bare_transfer, is_control, min_stall_after, per_form, LAT_BARRIER};
 
 /// How control codes are assigned.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -81,154 +86,6 @@ pub enum Mode {
     InOrder,
     /// Wait on everything and stall 15 after every instruction (hazard bisection).
     Serial,
-}
-
-/// Cycles from a fixed-latency GPR or carry-flag write to its first reader.
-pub const LAT_GPR: u32 = 6;
-/// Cycles from a fixed-latency predicate write to its first reader.
-pub const LAT_PRED: u32 = 13;
-/// Cycles from setting a scoreboard to the first instruction waiting on it.
-pub const LAT_BARRIER: u32 = 2;
-
-/// A register-like resource: GPR 0..=254, predicate P0..P6 at `PRED + p`, the carry flag.
-pub type Res = usize;
-pub const PRED: Res = 256;
-pub const CC: Res = 264;
-pub const NUM_RES: usize = 265;
-
-/// The registers an instruction reads and writes, as [`Res`] indices (RZ and PT excluded).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Access {
-    pub uses: Regs,
-    pub defs: Regs,
-    /// The subset of `uses` that a variable-latency instruction may read after issue (GPRs
-    /// and the carry flag; not predicates, not the guard).
-    pub late_uses: Regs,
-}
-
-/// A short list of [`Res`]: inline up to eight (an access is computed per instruction by
-/// the scheduler and again by the checker; heap vectors there were a visible cost).
-pub type Regs = smallvec::SmallVec<[Res; 8]>;
-
-/// What `inst` reads and writes, including its guard predicate.
-pub fn access(inst: &Inst) -> Access {
-    let mut a = Access::default();
-    access_into(inst, &mut a);
-    a
-}
-
-/// [`access`] written into `a` (emptied first): the layout fills its table in place, where
-/// returning each access copied it (three inline lists) into the table.
-pub(crate) fn access_into(inst: &Inst, a: &mut Access) {
-    a.uses.clear();
-    a.defs.clear();
-    a.late_uses.clear();
-    if let (Some(pg), Some(_)) = (inst.get(super::Field::Pg), inst.get(super::Field::Pgn)) {
-        if pg != 7 {
-            a.uses.push(PRED + pg as usize);
-        }
-    }
-    inst.operands(|o| match o {
-        Operand::Reg { reg, width, def } => {
-            for r in reg as usize..(reg as usize + width as usize).min(255) {
-                if def {
-                    a.defs.push(r);
-                } else {
-                    a.uses.push(r);
-                    a.late_uses.push(r);
-                }
-            }
-        }
-        Operand::Pred { pred, def } => {
-            if def {
-                a.defs.push(PRED + pred as usize)
-            } else {
-                a.uses.push(PRED + pred as usize)
-            }
-        }
-        Operand::Cc { def } => {
-            if def {
-                a.defs.push(CC)
-            } else {
-                a.uses.push(CC);
-                a.late_uses.push(CC);
-            }
-        }
-    });
-}
-
-/// A value per form, computed once from its [`FormInfo`]: the scheduler and the checker ask
-/// questions of every instruction's class, and comparing the class strings each time was a
-/// visible share of their time.
-pub(crate) fn per_form<T>(
-    cell: &'static std::sync::OnceLock<Vec<T>>,
-    f: impl FnMut(&'static FormInfo) -> T,
-) -> &'static [T] {
-    cell.get_or_init(|| super::FORMS.iter().map(f).collect())
-}
-
-/// Latency of a fixed-latency write to `r`.
-pub fn fixed_latency(r: Res) -> u32 {
-    if (PRED..CC).contains(&r) {
-        LAT_PRED
-    } else {
-        LAT_GPR
-    }
-}
-
-/// Whether the instruction transfers control (the next instruction starts a block).
-pub fn is_control(inst: &Inst) -> bool {
-    // Per form, decided once (every pass asks this of every instruction; the string
-    // comparisons of the class were a visible cost).
-    static CONTROL: std::sync::OnceLock<Vec<bool>> = std::sync::OnceLock::new();
-    per_form(&CONTROL, |f| is_control_class(f.class))[inst.form as usize]
-}
-
-/// Whether forms of instruction class `class` are control transfers ([`is_control`]).
-fn is_control_class(class: &str) -> bool {
-    matches!(
-        class,
-        "BRA" | "BRX" | "SYNC" | "BRK" | "RET" | "EXIT" | "CAL"
-    )
-}
-
-/// The stall ptxas always puts after this instruction (0 = no minimum of its own).
-pub fn min_stall_after(inst: &Inst) -> u8 {
-    // Per form, decided once (asked of every instruction on every block visit).
-    static STALL: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
-    per_form(&STALL, |f| match f.class {
-        "EXIT" | "BAR" | "BARR" => 15,
-        "BRA" | "BRX" | "SYNC" | "BRK" | "RET" | "CAL" => 13,
-        "MEMBAR" | "CCTL" => 5,
-        _ => 1,
-    })[inst.form as usize]
-}
-
-/// An operand-free control transfer (`BRA` with no guard, `EXIT`, ...): as a block leader it
-/// needs no waits, because it reads and writes nothing and the block it transfers to waits
-/// for itself. (ptxas's `BRA self` after the final `EXIT` carries no wait.)
-pub fn bare_transfer(inst: &Inst, access: &Access) -> bool {
-    is_control(inst) && access.uses.is_empty() && access.defs.is_empty()
-}
-
-/// Which instructions start a block: index 0, branch targets, and every instruction after a
-/// control transfer. `targets[i]` is the target index of branch `i` (out-of-range ignored).
-pub fn leaders(insts: &[Inst], targets: &[Option<usize>]) -> Vec<bool> {
-    let mut l = vec![false; insts.len()];
-    if let Some(first) = l.first_mut() {
-        *first = true;
-    }
-    for (i, inst) in insts.iter().enumerate() {
-        if let Some(Some(t)) = targets.get(i) {
-            if *t < insts.len() {
-                l[*t] = true;
-            }
-        }
-        if is_control(inst) && i + 1 < insts.len() {
-            l[i + 1] = true;
-        }
-    }
-    l
 }
 
 /// Assign a control field to every instruction. `targets[i]` is the index of the instruction
@@ -255,8 +112,8 @@ pub(crate) fn assign_control_with(
     debug_assert_eq!(lead, leaders(insts, targets));
     let written = written_anywhere(&access);
     // The control-flow edges, once for the dataflow assignment and the checker (both follow
-    // [`check::successors`]; `ctrl` has one field per instruction, so the checker's are these).
-    let succ = check::successors(insts, targets);
+    // [`model::successors`]; `ctrl` has one field per instruction, so the checker's are these).
+    let succ = model::successors(insts, targets);
     let mut ctrl = match mode {
         Mode::Normal | Mode::InOrder => {
             match assign_dataflow(insts, &access, &written, lead, &succ) {
@@ -809,7 +666,7 @@ pub fn pairable(first: &Inst, fa: &Access, second: &Inst, sa: &Access) -> bool {
     let alu = |i: &Inst| {
         !i.info().variable_latency
             && !is_control(i)
-            && !list::is_fence(i)
+            && !model::is_fence(i)
             && i.form != super::Form::NOP
     };
     // Per form: LDC (which reads the constant bank too), and SSY or PBK.
@@ -817,7 +674,7 @@ pub fn pairable(first: &Inst, fa: &Access, second: &Inst, sa: &Access) -> bool {
     static SSY_PBK: std::sync::OnceLock<Vec<bool>> = std::sync::OnceLock::new();
     let ldc = per_form(&LDC, |f| f.class == "LDC");
     let ssy_pbk = per_form(&SSY_PBK, |f| matches!(f.class, "SSY" | "PBK"));
-    let cbuf = |i: &Inst| check::reads_cbuf(i) || ldc[i.form as usize];
+    let cbuf = |i: &Inst| model::reads_cbuf(i) || ldc[i.form as usize];
     let second_ok =
         || second.info().variable_latency || is_control(second) || ssy_pbk[second.form as usize];
     let independent = || {
@@ -829,7 +686,7 @@ pub fn pairable(first: &Inst, fa: &Access, second: &Inst, sa: &Access) -> bool {
 }
 
 /// Control fields with waits where the first reader needs them: a forward dataflow of
-/// pending fixed latencies and scoreboards over the blocks ([`check::successors`] gives the
+/// pending fixed latencies and scoreboards over the blocks ([`model::successors`] gives the
 /// edges, the same the checker follows), iterated to a fixpoint, and inside each block the
 /// straight-line assignment of [`State`] with dual issue. `None` when the iteration does not
 /// settle (the caller then uses the conservative assignment).
@@ -838,7 +695,7 @@ fn assign_dataflow(
     access: &[Access],
     written: &[bool],
     lead: &[bool],
-    succ: &[check::Succ],
+    succ: &[model::Succ],
 ) -> Option<Vec<Ctrl>> {
     let span = Span::of(access);
     let ctrl = assign_dataflow_in(insts, access, written, lead, succ, span);
@@ -857,7 +714,7 @@ fn assign_dataflow_in(
     access: &[Access],
     written: &[bool],
     lead: &[bool],
-    succ: &[check::Succ],
+    succ: &[model::Succ],
     span: Span,
 ) -> Option<Vec<Ctrl>> {
     let n = insts.len();
@@ -1064,15 +921,15 @@ fn assign_block(
 /// and `k` does not overwrite it. Only between fixed-latency ALU instructions (ptxas's
 /// common case; memory operands go through other paths).
 fn reuse_flags(insts: &[Inst], access: &[Access], leaders: &[bool], ctrl: &mut [Ctrl]) {
-    let alu = |i: &Inst| !i.info().variable_latency && !is_control(i) && !list::is_fence(i);
+    let alu = |i: &Inst| !i.info().variable_latency && !is_control(i) && !model::is_fence(i);
     for k in 0..insts.len().saturating_sub(1) {
         if leaders[k + 1] || !alu(&insts[k]) || !alu(&insts[k + 1]) {
             continue;
         }
         for slot in 0..3 {
             let (Some(r), Some(r2)) = (
-                check::slot_reg(&insts[k], slot),
-                check::slot_reg(&insts[k + 1], slot),
+                model::slot_reg(&insts[k], slot),
+                model::slot_reg(&insts[k + 1], slot),
             ) else {
                 continue;
             };
