@@ -79,9 +79,7 @@ fn dp4a(sa: bool, sb: bool, a: u32, b: u32, c: u32) -> u32 {
 /// PTX ISA, dp2a: `d = c + Σ_{i<2} ext(a.half[i]) * ext(b.byte[i + 2·hi])`.
 fn dp2a(hi: bool, sa: bool, sb: bool, a: u32, b: u32, c: u32) -> u32 {
     let off = if hi { 2 } else { 0 };
-    let s: i64 = (0..2)
-        .map(|i| half(a, i, sa) * byte(b, i + off, sb))
-        .sum();
+    let s: i64 = (0..2).map(|i| half(a, i, sa) * byte(b, i + off, sb)).sum();
     (c as i64).wrapping_add(s) as u32
 }
 
@@ -289,7 +287,11 @@ fn cp_async_copies_are_complete_after_wait_group() {
     st.global.u32 [%rd3+24], %r26;
 "#;
     let (out, last) = run("cp_async", decls, body);
-    assert!(has(&out.sass, |t| t.starts_with("LDG.E.128")), "{}", out.sass);
+    assert!(
+        has(&out.sass, |t| t.starts_with("LDG.E.128")),
+        "{}",
+        out.sass
+    );
     assert!(has(&out.sass, |t| t.starts_with("STS.128")), "{}", out.sass);
     // Thread g reads what thread n = g + 1 (same CTA, wrapping at 64) copied: the 16 bytes
     // at in[4 (n' / 4)] (n' its global index), 8 bytes from 8 bytes further, its own word.
@@ -322,7 +324,8 @@ fn unemulated_forms_are_located_errors() {
         ("cp.async.ca.shared.global [%r7], [%rd5], 12;", "cp-size"),
         ("dp2a.s32.s32 %r5, %r2, %r3, %r4;", ".lo or .hi"),
     ] {
-        let body = format!("    mov.u32 %r7, 0;\n    mov.u32 %r3, 0;\n    mov.u32 %r4, 0;\n    {src}\n");
+        let body =
+            format!("    mov.u32 %r7, 0;\n    mov.u32 %r3, 0;\n    mov.u32 %r4, 0;\n    {src}\n");
         let ptx = kernel("", &body);
         let opts = leafold::driver::Options {
             file_name: "bad.ptx".into(),

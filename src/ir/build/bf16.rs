@@ -23,11 +23,12 @@
 //!    `fma`, subnormals included (no `.ftz`: bf16 arithmetic keeps subnormals).
 //!
 //! NaN results are the canonical bf16 NaN `0x7fff`; `.relu` turns a negative result into
-//! `+0` (NaN stays canonical NaN). Cost per lane: 3 `F2F.F64.F32`, `DMUL`, 7 `DADD`, a
-//! `DSETP`, 2 `F2F` and about 8 ALU instructions: ~22 SASS instructions (f64 on purpose:
-//! it is the shortest exact route; Maxwell's f64 rate is 1/32, so this is slow, not wrong).
+//! `+0` (NaN stays canonical NaN). Cost: 3 `F2F.F64.F32`, `DMUL`, 7 `DADD`, 2 `DSETP`,
+//! 2 `F2F` and the integer rounding: 37 SASS instructions for `.bf16`, 79 for `.bf16x2`
+//! (measured; f64 on purpose: it is the shortest exact route we found; Maxwell's f64 rate
+//! is 1/32, so this is slow, not wrong).
 //!
-//! `neg`/`abs` flip or clear the sign bit. `min`/`max` (`.NaN`) compare the widened values
+//! `neg`/`abs` flip or clear the sign bit(s): one `LOP` for either width. `min`/`max` (`.NaN`) compare the widened values
 //! with the f32 `min`/`max` (exact: the result is an operand) and narrow again; with `.NaN`
 //! a NaN operand gives `0x7fff`.
 //!
@@ -45,8 +46,8 @@
 //! `MUFU.RCP`, and `x` itself for `|x| < 2^-5` (where the formula cancels and `x` is
 //! already within `x²/3 < 2^-11.5` relative). Accuracy contract (checked by
 //! `tests/compile_bf16.rs` against the exact function): relative error below 2^-10.9 (the
-//! ISA's bound for `tanh.approx.f32`) or absolute error below 2^-21 near 0. ±∞ give ±1, NaN
-//! gives NaN. Cost: about 10 SASS instructions. `ex2.approx` and `tanh.approx` on
+//! ISA's bound for `tanh.approx.f32`), plus one unit in the last place of the result format.
+//! ±∞ give ±1, NaN gives NaN. Cost: 12 SASS instructions. `ex2.approx` and `tanh.approx` on
 //! `.f16`/`.f16x2`/`.bf16`/`.bf16x2` widen each lane to f32 (exact), use the f32 function,
 //! and round to the lane's format to nearest: within one ulp of the half format plus the
 //! f32 function's error.
@@ -278,6 +279,24 @@ impl FnBuilder<'_, '_> {
         } else {
             (Type::I16, ast::Type::B16)
         };
+        if matches!(ins.opcode, Opcode::Neg | Opcode::Abs) {
+            // On the sign bits of both lanes at once: one LOP.
+            let x = self.read(&ops[1], carrier, Some(itype))?;
+            let (sign, mag) = if pair {
+                (0x8000_8000u32 as i32 as i64, 0x7fff_7fff)
+            } else {
+                (0x8000u16 as i16 as i64, 0x7fff)
+            };
+            let d = if ins.opcode == Opcode::Neg {
+                let s = self.ins().iconst(carrier, sign);
+                self.ins().binary(BinaryOp::Xor, x, s)
+            } else {
+                let m = self.ins().iconst(carrier, mag);
+                self.ins().binary(BinaryOp::And, x, m)
+            };
+            let dst = self.dest1(&ops[0])?;
+            return self.write(dst, d, false, ops[0].span());
+        }
         let mut args = Vec::new();
         for op in &ops[1..] {
             let v = self.read(op, carrier, Some(itype))?;
@@ -287,17 +306,6 @@ impl FnBuilder<'_, '_> {
         for k in 0..args[0].len() {
             let x: Vec<Value> = args.iter().map(|a| a[k]).collect();
             let r = match ins.opcode {
-                Opcode::Neg | Opcode::Abs => {
-                    let w = self.ins().zext(Type::I32, x[0]);
-                    let r = if ins.opcode == Opcode::Neg {
-                        let s = self.ins().iconst(Type::I32, 0x8000);
-                        self.ins().binary(BinaryOp::Xor, w, s)
-                    } else {
-                        let m = self.ins().iconst(Type::I32, 0x7fff);
-                        self.ins().binary(BinaryOp::And, w, m)
-                    };
-                    self.ins().trunc(Type::I16, r)
-                }
                 Opcode::Min | Opcode::Max => self.bf16_minmax(ins, x[0], x[1], relu),
                 op => {
                     let one = self.ins().iconst(Type::I16, 0x3f80);

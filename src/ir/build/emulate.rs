@@ -16,15 +16,16 @@
 //!   SASS instructions (fewer when selection folds an extraction).
 //! * `dp2a.mode.atype.btype d, a, b, c`: `d = c + Σ_{i<2} ext16(a.half[i]) ·
 //!   ext8(b.byte[i + 2·hi])`. A u16 does not fit a signed 16-bit value, so the products
-//!   are 32-bit multiplies of the extended values (`XMAD` sequences). Cost: about 4 `BFE` +
-//!   2 × 3 `XMAD` + 2 `IADD`.
+//!   are 32-bit multiplies of the extended values (`XMAD` sequences). Cost: 10 SASS
+//!   instructions (measured).
 //! * `bmsk.mode.b32 d, a, b`: the mask of `b` ones from bit `a`: one `BFI` of all ones into
 //!   zero, with `pos = a & 31, len = b & 31` (`.wrap`) or `pos = min(a, 32), len = min(b, 32)`
 //!   (`.clamp`; a position of 32 inserts nothing, a length of 32 fills to bit 31), which is
-//!   the ISA's `mask0 & ~mask1` case by case. Cost: 2 `LOP`/`IMNMX` + `BFI`.
+//!   the ISA's `mask0 & ~mask1` case by case. Cost: 6 SASS instructions (2 `LOP`/`IMNMX`,
+//!   the constants, `BFI`).
 //! * `szext.mode.type d, a, b`: `bfe.type d, a, 0, n` with `n = b & 31` (`.wrap`) or
 //!   `min(b, 32)` (`.clamp`); `BFE` gives 0 for `n = 0` and `a` for `n = 32`, as `szext`.
-//!   Cost: 1 `LOP`/`IMNMX` + 1 `BFE`.
+//!   Cost: 4 SASS instructions (the width, its packing with position 0, `BFE`).
 //! * `nanosleep.u32 t`: nothing. PTX only promises a suspension of *about* `t` ns, anywhere
 //!   in `[0, 2t]`; zero is in range, and Maxwell has no sleep instruction (a loop on
 //!   `CS2R SR_CLOCKLO` would only burn issue slots another warp could use). Spin loops that
