@@ -86,6 +86,13 @@ fn round_bf16(neg: bool, m: u128, e: i32, mode: Mode) -> u16 {
     let shift = lsb - e;
     let q = if shift <= 0 {
         m << (-shift)
+    } else if shift > 120 {
+        // Far below the smallest subnormal: less than half of it (m < 2^120).
+        let up = match mode {
+            Mode::Rn => false,
+            _ => away(true),
+        };
+        up as u128
     } else {
         let q = m >> shift;
         let rem = m & ((1u128 << shift) - 1);
@@ -502,4 +509,140 @@ fn tanh_and_ex2_approx_meet_the_accuracy_contract() {
             check(6, 1, &bf16_val, 8, -126, false);
         }
     }
+}
+
+/// An f64 (bits) as `(neg, m, e)`, finite.
+fn decode_f64(x: u64) -> (bool, u128, i32) {
+    let neg = x >> 63 == 1;
+    let ex = ((x >> 52) & 0x7ff) as i32;
+    let fr = (x & ((1 << 52) - 1)) as u128;
+    if ex == 0 {
+        (neg, fr, -1074)
+    } else {
+        (neg, fr | 1 << 52, ex - 1075)
+    }
+}
+
+/// PTX `cvt.rnd.bf16.f64`.
+fn cvt_bf16_f64(x: u64, mode: Mode) -> u16 {
+    if x & !(1 << 63) > 0x7ff0_0000_0000_0000 {
+        return 0x7fff;
+    }
+    if x & !(1 << 63) == 0x7ff0_0000_0000_0000 {
+        return ((x >> 48) as u16 & 0x8000) | 0x7f80;
+    }
+    let (neg, m, e) = decode_f64(x);
+    round_bf16(neg, m, e, mode)
+}
+
+/// PTX `cvt.rnd.bf16.s64` / `.u64` / `.s32` / `.u32`.
+fn cvt_bf16_int(x: i128, mode: Mode) -> u16 {
+    round_bf16(x < 0, x.unsigned_abs(), 0, mode)
+}
+
+#[test]
+fn bf16_integer_f64_f16_conversions_and_comparisons() {
+    let body = r#"
+    .reg .f64 %fd<4>;
+    .reg .b64 %rl<4>;
+    cvt.rn.bf16.s32 %h6, %r2;
+    cvt.rz.bf16.u32 %h7, %r3;
+    mov.b32 %r5, {%h6, %h7};
+    st.global.u32 [%rd3], %r5;
+    mov.b64 %rl1, {%r3, %r2};
+    cvt.rm.bf16.s64 %h6, %rl1;
+    cvt.rp.bf16.u64 %h7, %rl1;
+    mov.b32 %r5, {%h6, %h7};
+    st.global.u32 [%rd3+4], %r5;
+    mov.b64 %fd1, %rl1;
+    cvt.rn.bf16.f64 %h6, %fd1;
+    cvt.rp.bf16.f64 %h7, %fd1;
+    mov.b32 %r5, {%h6, %h7};
+    st.global.u32 [%rd3+8], %r5;
+    cvt.rni.s32.bf16 %r5, %h0;
+    st.global.u32 [%rd3+12], %r5;
+    cvt.rzi.u32.bf16 %r5, %h1;
+    st.global.u32 [%rd3+16], %r5;
+    setp.lt.bf16 %p1, %h0, %h4;
+    selp.u32 %r5, 1, 0, %p1;
+    setp.gtu.bf16x2 %p2|%p3, %r2, %r4;
+    selp.u32 %r6, 2, 0, %p2;
+    or.b32 %r5, %r5, %r6;
+    selp.u32 %r6, 4, 0, %p3;
+    or.b32 %r5, %r5, %r6;
+    st.global.u32 [%rd3+20], %r5;
+    set.le.bf16x2.bf16x2 %r5, %r2, %r4;
+    st.global.u32 [%rd3+24], %r5;
+    cvt.rn.bf16.f16 %h6, %h0;
+    cvt.rn.f16.bf16 %h7, %h0;
+    mov.b32 %r5, {%h6, %h7};
+    st.global.u32 [%rd3+28], %r5;
+"#;
+    let val = |h: u16| bf16_val(h);
+    // PTX float-to-integer conversion: round by mode, saturate, NaN → 0.
+    let to_int = |x: f64, signed: bool, mode: Mode| -> u32 {
+        if x.is_nan() {
+            return 0;
+        }
+        let r = match mode {
+            Mode::Rn => {
+                let f = x.floor();
+                let d = x - f;
+                if d > 0.5 || (d == 0.5 && f % 2.0 != 0.0) {
+                    f + 1.0
+                } else {
+                    f
+                }
+            }
+            Mode::Rz => x.trunc(),
+            Mode::Rm => x.floor(),
+            Mode::Rp => x.ceil(),
+        };
+        if signed {
+            r.clamp(i32::MIN as f64, i32::MAX as f64) as i32 as u32
+        } else {
+            r.clamp(0.0, u32::MAX as f64) as u32
+        }
+    };
+    run_checked("bf16_conv_cmp", body, |w, a, b, c, got| {
+        let wide = (a as u64) << 32 | b as u64;
+        let want = match w {
+            0 => pair(
+                cvt_bf16_int(a as i32 as i128, Mode::Rn),
+                cvt_bf16_int(b as i128, Mode::Rz),
+            ),
+            1 => pair(
+                cvt_bf16_int(wide as i64 as i128, Mode::Rm),
+                cvt_bf16_int(wide as i128, Mode::Rp),
+            ),
+            2 => pair(cvt_bf16_f64(wide, Mode::Rn), cvt_bf16_f64(wide, Mode::Rp)),
+            3 => to_int(val(lo(a)), true, Mode::Rn),
+            4 => to_int(val(hi(a)), false, Mode::Rz),
+            5 => {
+                let lt = val(lo(a)) < val(lo(c));
+                // gtu: greater than, or unordered.
+                let gtu = |x: f64, y: f64| !(x <= y);
+                lt as u32
+                    | (gtu(val(lo(a)), val(lo(c))) as u32) << 1
+                    | (gtu(val(hi(a)), val(hi(c))) as u32) << 2
+            }
+            6 => {
+                let le = |x: u16, y: u16| if val(x) <= val(y) { 0x3f80 } else { 0 };
+                pair(le(lo(a), lo(c)), le(hi(a), hi(c)))
+            }
+            7 => {
+                // f16 → bf16: the f16 value (exact in f64) rounded once; word's upper half
+                // (bf16 → f16) is checked by eval == sim only.
+                let x = f16_val(lo(a));
+                let r = if x.is_nan() {
+                    0x7fff
+                } else {
+                    cvt_bf16_f64(x.to_bits(), Mode::Rn)
+                };
+                return assert_eq!(got as u16, r, "word 7: a={a:#x}");
+            }
+            _ => return,
+        };
+        assert_eq!(got, want, "word {w}: a={a:#x} b={b:#x} c={c:#x}");
+    });
 }

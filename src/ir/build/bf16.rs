@@ -54,9 +54,9 @@
 
 use super::FnBuilder;
 use crate::ir::float::{FloatBinOp, FloatCC, FloatFmt, FloatOp, Round};
-use crate::ir::{BinaryOp, IntCC, Type, Value};
+use crate::ir::{BinaryOp, IntCC, Type, UnaryOp, Value};
 use crate::mufu::Approx;
-use crate::ptx::ast::{self, Instruction, Opcode, Rounding};
+use crate::ptx::ast::{self, Instruction, Opcode, Operand, Rounding, TypeKind};
 
 /// The half formats handled here.
 #[derive(Copy, Clone, PartialEq, Eq)]
@@ -84,18 +84,18 @@ impl FnBuilder<'_, '_> {
                     }
                     [ast::Type::F16x2, ast::Type::F32] => self.cvt_to_half(ins, Half::F16, true),
                     [ast::Type::F32, ast::Type::Bf16] => self.cvt_from_bf16(ins),
+                    [ast::Type::Bf16, s] if s != ast::Type::Bf16x2 => self.cvt_any_to_bf16(ins, s),
+                    [d, ast::Type::Bf16] if d != ast::Type::Bf16x2 => self.cvt_bf16_to_any(ins, d),
                     _ if types
                         .iter()
                         .any(|t| matches!(t, ast::Type::Bf16 | ast::Type::Bf16x2)) =>
                     {
-                        self.unsupported(
-                            ins,
-                            "only cvt between .f32 and .bf16/.bf16x2 is emulated for bf16",
-                        )
+                        self.unsupported(ins, "this bf16 conversion is not emulated")
                     }
                     _ => return None,
                 }
             }
+            Opcode::Setp | Opcode::Set if bf => self.bf16_compare(ins, ty == ast::Type::Bf16x2),
             Opcode::Add
             | Opcode::Sub
             | Opcode::Mul
@@ -414,6 +414,124 @@ impl FnBuilder<'_, '_> {
         let zo = self.ins().binary(BinaryOp::Or, z, one64);
         let z = self.ins().select(inexact, zo, z);
         // Round to odd at 24 bits.
+        let u = self.f64_to_f32_odd(z);
+        self.f32_to_bf16(u, Round::Rn, relu)
+    }
+
+    /// `setp`/`set` on `.bf16`/`.bf16x2`: the widened lanes compared as f32 (exact). `setp`
+    /// on `.bf16x2` writes lane 0 to `p` and lane 1 to `q`; `set` writes 1.0 (in the
+    /// destination format) or all ones per lane, or 0.
+    fn bf16_compare(&mut self, ins: &Instruction, pair: bool) -> Option<()> {
+        if ins.has_flag("ftz") {
+            return self.unsupported(ins, "'.ftz' on .bf16 comparisons");
+        }
+        let Some(cc) = ins.cmp().and_then(super::float::float_cc) else {
+            return self.unsupported(ins, "no float comparison");
+        };
+        let ops = &ins.operands;
+        if ops.len() != 3 && ops.len() != 4 {
+            return self.unsupported(ins, "expected 3 or 4 operands");
+        }
+        // set: the value of "true" per lane (or for the whole destination) and its type.
+        let set_true: Option<(Type, i64)> = if ins.opcode == Opcode::Set {
+            match (ins.type_mods().next(), pair) {
+                (Some(ast::Type::Bf16x2), true) => Some((Type::I16, 0x3f80)),
+                (Some(ast::Type::U32 | ast::Type::S32 | ast::Type::B32), true) => {
+                    Some((Type::I16, 0xffff))
+                }
+                (Some(ast::Type::Bf16), false) => Some((Type::I16, 0x3f80)),
+                (Some(ast::Type::F32), false) => Some((Type::I32, 0x3f80_0000)),
+                (Some(ast::Type::U32 | ast::Type::S32 | ast::Type::B32), false) => {
+                    Some((Type::I32, -1))
+                }
+                _ => return self.unsupported(ins, "unsupported destination type for set"),
+            }
+        } else {
+            None
+        };
+        let (carrier, itype) = if pair {
+            (Type::I32, ast::Type::B32)
+        } else {
+            (Type::I16, ast::Type::B16)
+        };
+        let a = self.read(&ops[1], carrier, Some(itype))?;
+        let b = self.read(&ops[2], carrier, Some(itype))?;
+        let (a, b) = (self.lanes(a, pair), self.lanes(b, pair));
+        let mut t = Vec::new();
+        for k in 0..a.len() {
+            let fa = self.bf16_to_f32(a[k]);
+            let fb = self.bf16_to_f32(b[k]);
+            let cmp = FloatOp::Cmp {
+                cc,
+                fmt: FloatFmt::F32,
+                ftz: false,
+            };
+            t.push(self.ins().float(cmp, &[fa, fb]));
+        }
+        // Scalar setp with p|q: q is the negated comparison (combined with c likewise).
+        if !pair {
+            let n = self.ins().unary(UnaryOp::Not, t[0]);
+            t.push(n);
+        }
+        if let Some(c) = ops.get(3) {
+            let c = self.read(c, Type::Pred, None)?;
+            let op = if ins.has_flag("and") {
+                BinaryOp::And
+            } else if ins.has_flag("or") {
+                BinaryOp::Or
+            } else if ins.has_flag("xor") {
+                BinaryOp::Xor
+            } else {
+                return self.unsupported(ins, "a fourth operand needs .and, .or or .xor");
+            };
+            for r in &mut t {
+                *r = self.ins().binary(op, *r, c);
+            }
+        }
+        match (&ops[0], set_true) {
+            (Operand::PredPair(p, q), None) => {
+                let pv = self.reg_var(p)?;
+                let qv = self.reg_var(q)?;
+                self.write(Some(pv), t[0], false, p.span)?;
+                self.write(Some(qv), t[1], false, q.span)
+            }
+            (d, None) if !pair => {
+                let dst = self.dest1(d)?;
+                self.write(dst, t[0], false, d.span())
+            }
+            (d, Some((ty, one))) if !matches!(d, Operand::PredPair(..)) => {
+                let dst = self.dest1(d)?;
+                let one = self.ins().iconst(ty, one);
+                let zero = self.ins().iconst(ty, 0);
+                let n = if pair { 2 } else { 1 };
+                let mut lanes = Vec::new();
+                for &r in &t[..n] {
+                    lanes.push(self.ins().select(r, one, zero));
+                }
+                let r = self.join(&lanes);
+                self.write(dst, r, false, d.span())
+            }
+            _ => self.unsupported(ins, "setp on .bf16x2 writes a predicate pair p|q"),
+        }
+    }
+
+    /// The rounding of a conversion to bf16: one of `.rn .rz .rm .rp`.
+    fn bf16_round(&mut self, ins: &Instruction) -> Option<Round> {
+        match ins.rounding() {
+            Some(Rounding::Rn) => Some(Round::Rn),
+            Some(Rounding::Rz) => Some(Round::Rz),
+            Some(Rounding::Rm) => Some(Round::Rm),
+            Some(Rounding::Rp) => Some(Round::Rp),
+            _ => {
+                self.unsupported(ins, "conversion to .bf16 needs .rn, .rz, .rm or .rp");
+                None
+            }
+        }
+    }
+
+    /// f64 bits rounded to odd at f32 precision (`i32` bits): exact for the later rounding to
+    /// bf16 in any mode (module essay).
+    fn f64_to_f32_odd(&mut self, z: Value) -> Value {
         let narrow = FloatOp::Convert {
             from: FloatFmt::F64,
             to: FloatFmt::F32,
@@ -430,11 +548,143 @@ impl FnBuilder<'_, '_> {
             sat: false,
         };
         let ub = self.ins().float(back, &[u]);
-        let inexact2 = self.ins().float(ne, &[ub, z]);
+        let ne = FloatOp::Cmp {
+            cc: FloatCC::Ne,
+            fmt: FloatFmt::F64,
+            ftz: false,
+        };
+        let inexact = self.ins().float(ne, &[ub, z]);
         let one = self.ins().iconst(Type::I32, 1);
         let uo = self.ins().binary(BinaryOp::Or, u, one);
-        let u = self.ins().select(inexact2, uo, u);
-        self.f32_to_bf16(u, Round::Rn, relu)
+        self.ins().select(inexact, uo, u)
+    }
+
+    /// `cvt.rnd{.relu}.bf16.stype d, a` for `.f16`, `.f64` and integer sources: the source
+    /// rounded to odd at f32 precision (f16 widens exactly; integers go through f64, 64-bit
+    /// ones with a sticky bit from converting back; f64 by [`Self::f64_to_f32_odd`]), then
+    /// rounded to bf16 once by `rnd`.
+    fn cvt_any_to_bf16(&mut self, ins: &Instruction, st: ast::Type) -> Option<()> {
+        if ins.has_flag("ftz") || ins.has_flag("sat") || ins.has_flag("satfinite") {
+            return self.unsupported(ins, "'.ftz/.sat/.satfinite' on a conversion to .bf16");
+        }
+        let rnd = self.bf16_round(ins)?;
+        let relu = ins.has_flag("relu");
+        let ops = self.ops(ins, 2)?;
+        let u = match st {
+            ast::Type::F16 => {
+                let h = self.read(&ops[1], Type::I16, Some(st))?;
+                let op = FloatOp::Convert {
+                    from: FloatFmt::F16,
+                    to: FloatFmt::F32,
+                    rnd: Round::Rn,
+                    ftz: false,
+                    sat: false,
+                };
+                self.ins().float(op, &[h])
+            }
+            ast::Type::F64 => {
+                let z = self.read(&ops[1], Type::I64, Some(st))?;
+                self.f64_to_f32_odd(z)
+            }
+            t if matches!(t.kind(), TypeKind::Signed | TypeKind::Unsigned) && t.bits() <= 64 => {
+                let Some(ity) = super::ir_type(t) else {
+                    return self.unsupported(ins, "operand type not in the IR");
+                };
+                let signed = t.kind() == TypeKind::Signed;
+                let x = self.read(&ops[1], ity, Some(t))?;
+                let to_f64 = FloatOp::FromInt {
+                    signed,
+                    from: ity,
+                    fmt: FloatFmt::F64,
+                    rnd: Round::Rz,
+                    ftz: false,
+                    sat: false,
+                };
+                let mut z = self.ins().float(to_f64, &[x]);
+                if t.bits() == 64 {
+                    // Sticky bit: the conversion was inexact when converting back differs.
+                    let back = FloatOp::ToInt {
+                        signed,
+                        fmt: FloatFmt::F64,
+                        to: ity,
+                        rnd: Round::Rz,
+                        ftz: false,
+                    };
+                    let xb = self.ins().float(back, &[z]);
+                    let inexact = self.ins().icmp(IntCC::Ne, xb, x);
+                    let one = self.ins().iconst(Type::I64, 1);
+                    let zo = self.ins().binary(BinaryOp::Or, z, one);
+                    z = self.ins().select(inexact, zo, z);
+                }
+                self.f64_to_f32_odd(z)
+            }
+            _ => return self.unsupported(ins, "this source type is not converted to .bf16"),
+        };
+        let h = self.f32_to_bf16(u, rnd, relu);
+        let dst = self.dest1(&ops[0])?;
+        self.write(dst, h, false, ops[0].span())
+    }
+
+    /// `cvt.dtype.bf16 d, a` for `.f16`, `.f64` and integer destinations: the bf16 widened
+    /// to f32 (exact), then the f32 conversion with the instruction's rounding (one rounding).
+    fn cvt_bf16_to_any(&mut self, ins: &Instruction, dt: ast::Type) -> Option<()> {
+        if ins.has_flag("sat") || ins.has_flag("relu") || ins.has_flag("satfinite") {
+            return self.unsupported(ins, "'.sat/.relu/.satfinite' on a conversion from .bf16");
+        }
+        let ftz = ins.has_flag("ftz");
+        let ops = self.ops(ins, 2)?;
+        let h = self.read(&ops[1], Type::I16, Some(ast::Type::B16))?;
+        let f = self.bf16_to_f32(h);
+        let (d, signed) = match dt {
+            ast::Type::F16 | ast::Type::F64 => {
+                let (to, rnd) = if dt == ast::Type::F16 {
+                    let rnd = match ins.rounding() {
+                        Some(Rounding::Rn) => Round::Rn,
+                        Some(Rounding::Rz) => Round::Rz,
+                        Some(Rounding::Rm) => Round::Rm,
+                        Some(Rounding::Rp) => Round::Rp,
+                        _ => return self.unsupported(ins, "cvt.f16.bf16 needs .rn/.rz/.rm/.rp"),
+                    };
+                    (FloatFmt::F16, rnd)
+                } else {
+                    (FloatFmt::F64, Round::Rn)
+                };
+                let op = FloatOp::Convert {
+                    from: FloatFmt::F32,
+                    to,
+                    rnd,
+                    ftz,
+                    sat: false,
+                };
+                (self.ins().float(op, &[f]), false)
+            }
+            t if matches!(t.kind(), TypeKind::Signed | TypeKind::Unsigned) && t.bits() <= 64 => {
+                let rnd = match ins.rounding() {
+                    Some(Rounding::Rni) => Round::Rn,
+                    Some(Rounding::Rzi) => Round::Rz,
+                    Some(Rounding::Rmi) => Round::Rm,
+                    Some(Rounding::Rpi) => Round::Rp,
+                    _ => {
+                        return self.unsupported(ins, "cvt to an integer needs .rni/.rzi/.rmi/.rpi")
+                    }
+                };
+                let Some(ity) = super::ir_type(t) else {
+                    return self.unsupported(ins, "operand type not in the IR");
+                };
+                let signed = t.kind() == TypeKind::Signed;
+                let op = FloatOp::ToInt {
+                    signed,
+                    fmt: FloatFmt::F32,
+                    to: ity,
+                    rnd,
+                    ftz,
+                };
+                (self.ins().float(op, &[f]), signed)
+            }
+            _ => return self.unsupported(ins, "this destination type is not converted from .bf16"),
+        };
+        let dst = self.dest1(&ops[0])?;
+        self.write(dst, d, signed, ops[0].span())
     }
 
     /// `tanh.approx` (f32 and half formats) and `ex2.approx` on half formats.
