@@ -273,6 +273,8 @@ fn cp_async_copies_are_complete_after_wait_group() {
     cp.async.ca.shared.global [%r7+16], [%rd7+8], 8, 8;
     cp.async.ca.shared.global [%r7+24], [%rd5], 4;
     cp.async.commit_group;
+    setp.eq.u32 %p5, %r9, 1000;
+    @%p5 cp.async.ca.shared.global [%r7+28], [%rd5], 4;
     cp.async.wait_group 1;
     cp.async.wait_all;
     bar.sync 0;
@@ -285,6 +287,8 @@ fn cp_async_copies_are_complete_after_wait_group() {
     st.global.v4.u32 [%rd3], {%r20, %r21, %r22, %r23};
     st.global.v2.u32 [%rd3+16], {%r24, %r25};
     st.global.u32 [%rd3+24], %r26;
+    ld.shared.u32 %r27, [%r8+28];
+    st.global.u32 [%rd3+28], %r27;
 "#;
     let (out, last) = run("cp_async", decls, body);
     assert!(
@@ -307,6 +311,8 @@ fn cp_async_copies_are_complete_after_wait_group() {
             input(3, base + 2),
             input(3, base + 3),
             input(3, n),
+            // A predicated-off copy writes nothing (shared memory starts zeroed).
+            0,
         ];
         for (w, v) in want.iter().enumerate() {
             assert_eq!(word(&last, g, w), *v, "thread {g} word {w}");
@@ -339,5 +345,71 @@ fn unemulated_forms_are_located_errors() {
             text.contains(what) && text.contains("bad.ptx:"),
             "{src}: {text}"
         );
+    }
+}
+
+#[test]
+fn mbarrier_as_a_cta_barrier() {
+    // Phase 0: every thread stores its word, arrives, spins on test_wait, reads its
+    // neighbour's word (ordered only by the mbarrier). Phase 1: one arrival of count 64 by
+    // thread 0, everyone waits on parity 1 and reads the pending count of a state.
+    let decls = ".shared .align 8 .b64 mb;\n.shared .align 4 .b32 sm[64];";
+    let body = r#"
+    .reg .b64 %st<4>;
+    mov.u32 %r5, mb;
+    mov.u32 %r6, sm;
+    setp.eq.u32 %p1, %r9, 0;
+    @%p1 mbarrier.init.shared.b64 [%r5], %r11;
+    bar.sync 0;
+    shl.b32 %r7, %r9, 2;
+    add.s32 %r7, %r6, %r7;
+    st.shared.u32 [%r7], %r2;
+    mbarrier.arrive.shared.b64 %st1, [%r5];
+WAIT0:
+    mbarrier.test_wait.shared.b64 %p2, [%r5], %st1;
+    @!%p2 bra WAIT0;
+    add.s32 %r8, %r9, 1;
+    rem.u32 %r8, %r8, %r11;
+    shl.b32 %r8, %r8, 2;
+    add.s32 %r8, %r6, %r8;
+    ld.shared.u32 %r12, [%r8];
+    st.global.u32 [%rd3], %r12;
+    @%p1 mbarrier.arrive.shared.b64 %st2, [%r5], %r11;
+    @%p1 mbarrier.pending_count.b64 %r13, %st2;
+    @!%p1 mov.u32 %r13, 7;
+WAIT1:
+    mbarrier.try_wait.parity.shared.b64 %p3, [%r5], 1;
+    @!%p3 bra WAIT1;
+    st.global.u32 [%rd3+4], %r13;
+    mbarrier.test_wait.parity.shared.b64 %p4, [%r5], 0;
+    selp.u32 %r14, 1, 0, %p4;
+    st.global.u32 [%rd3+8], %r14;
+    bar.sync 0;
+    @%p1 mbarrier.inval.shared.b64 [%r5];
+"#;
+    let (out, last) = run("mbarrier", decls, body);
+    assert!(
+        has(&out.sass, |t| t.starts_with("ATOMS.ADD")),
+        "{}",
+        out.sass
+    );
+    assert!(
+        has(&out.sass, |t| t.starts_with("BAR.SYNC 0xf")),
+        "{}",
+        out.sass
+    );
+    for g in 0..(THREADS * CTAS) as usize {
+        let cta = g / THREADS as usize;
+        let n = cta * THREADS as usize + (g % THREADS as usize + 1) % THREADS as usize;
+        assert_eq!(
+            word(&last, g, 0),
+            input(3, n),
+            "thread {g}: neighbour's word"
+        );
+        // Thread 0's count-64 arrival completed phase 1: pending 0 in its state.
+        let want = if g % THREADS as usize == 0 { 0 } else { 7 };
+        assert_eq!(word(&last, g, 1), want, "thread {g}");
+        // Phase 2 (parity 0) has not completed.
+        assert_eq!(word(&last, g, 2), 0, "thread {g}");
     }
 }

@@ -1,13 +1,14 @@
 //! `tests/data/nvrtc13/ptx/m2_*.ptx`: CUDA C++ written for these tests (`src/m2_*.cu`:
 //! `__dp4a`/`__dp2a`, a `__nanosleep` back-off lock, bf16 math and conversions at
 //! `compute_80`, `__half`/bf16 `hexp2`/`h2rcp`/tanh at `compute_90`, `__pipeline_memcpy_async`,
-//! `cuda::memcpy_async` with `cuda::pipeline` and with `cuda::barrier`, `__fns`), compiled to
+//! `cuda::memcpy_async` with `cuda::pipeline` and with `cuda::barrier`, mbarrier phases through
+//! `cuda::ptx`, bf16 at `compute_90`, `__fns`), compiled to
 //! PTX 9.x by NVRTC 13 (`gen.py`), the PTX that no ptxas for Maxwell accepts.
 //!
 //! Each file must compile for sm_50 and for sm_53, be hazard-free, be listed by cuobjdump
 //! exactly as we print it (with the oracle), and every kernel must verify (`ir::eval` and the
-//! simulator running our SASS agree on every byte of seeded random launches) — except the
-//! files in [`PENDING`], which need constructs not emulated yet; for those the test checks
+//! simulator running our SASS agree on every byte of seeded random launches; [`TIMED`] ones
+//! read a timer and cannot be compared) — except the files in [`PENDING`], which need constructs not emulated yet; for those the test checks
 //! that compiling fails with a located error naming the construct, so that the list shrinks
 //! as emulations land.
 
@@ -21,12 +22,14 @@ use leafold::verify::{verify_file, Outcome, VerifyOptions};
 
 /// Files that still fail, with a construct each error list must name.
 const PENDING: &[(&str, &str)] = &[
-    // cuda::barrier: mbarrier.init/arrive/test_wait (and cp.async.mbarrier.arrive).
-    ("m2_barrier.ptx", "mbarrier"),
-    // cuda::pipeline at block scope: mbarrier, and match.any.sync/fence.sc (issue 26's
-    // other half).
-    ("m2_pipeline.ptx", "mbarrier"),
+    // cuda::pipeline at block scope: match.any.sync and fence.sc.cta (issue 26's other half).
+    ("m2_pipeline.ptx", "match.any.sync"),
 ];
+
+/// Files whose kernels compile and run but cannot be compared: CCCL's `cuda::barrier` wait
+/// reads `%globaltimer` for its back-off before the first test (the timer has no fixed value,
+/// so `ir::eval` refuses the launch).
+const TIMED: &[&str] = &["m2_barrier.ptx"];
 
 fn files() -> Vec<(String, String)> {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/nvrtc13/ptx");
@@ -132,7 +135,13 @@ fn every_kernel_verifies_on_sm50_and_sm53() {
     for (name, vs) in &verdicts {
         for v in vs {
             kernels += 1;
-            assert!(matches!(v.outcome, Outcome::Match { .. }), "{name}: {v}");
+            match &v.outcome {
+                Outcome::Match { .. } => {}
+                Outcome::CannotRun(why)
+                    if TIMED.iter().any(|t| name.starts_with(t)) && why.contains("globaltimer") => {
+                }
+                _ => panic!("{name}: {v}"),
+            }
         }
     }
     assert!(kernels >= 14, "only {kernels} kernels");

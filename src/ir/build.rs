@@ -1880,6 +1880,8 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                         | Opcode::Brkpt
                         | Opcode::Prefetch
                         | Opcode::Prefetchu
+                        | Opcode::Cp
+                        | Opcode::Mbarrier
                 );
                 match guard {
                     None => self.body_instr(ins),
