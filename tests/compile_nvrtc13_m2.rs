@@ -1,7 +1,8 @@
 //! `tests/data/nvrtc13/ptx/m2_*.ptx`: CUDA C++ written for these tests (`src/m2_*.cu`:
 //! `__dp4a`/`__dp2a`, a `__nanosleep` back-off lock, bf16 math and conversions at
 //! `compute_80`, `__half`/bf16 `hexp2`/`h2rcp`/tanh at `compute_90`, `__pipeline_memcpy_async`,
-//! `cuda::memcpy_async` with `cuda::pipeline` and with `cuda::barrier`, mbarrier phases through
+//! `cuda::memcpy_async` with `cuda::pipeline` (CTA and thread scope) and with `cuda::barrier`,
+//! mbarrier phases through
 //! `cuda::ptx`, bf16 at `compute_90`, `__fns`), compiled to
 //! PTX 9.x by NVRTC 13 (`gen.py`), the PTX that no ptxas for Maxwell accepts.
 //!
