@@ -621,7 +621,7 @@ fn bf16_integer_f64_f16_conversions_and_comparisons() {
             5 => {
                 let lt = val(lo(a)) < val(lo(c));
                 // gtu: greater than, or unordered.
-                let gtu = |x: f64, y: f64| !(x <= y);
+                let gtu = |x: f64, y: f64| x > y || x.is_nan() || y.is_nan();
                 lt as u32
                     | (gtu(val(lo(a)), val(lo(c))) as u32) << 1
                     | (gtu(val(hi(a)), val(hi(c))) as u32) << 2

@@ -2,9 +2,8 @@
 //! `__dp4a`/`__dp2a`, a `__nanosleep` back-off lock, bf16 math and conversions at
 //! `compute_80`, `__half`/bf16 `hexp2`/`h2rcp`/tanh at `compute_90`, `__pipeline_memcpy_async`,
 //! `cuda::memcpy_async` with `cuda::pipeline` (CTA and thread scope) and with `cuda::barrier`,
-//! mbarrier phases through
-//! `cuda::ptx`, bf16 at `compute_90`, `__fns`), compiled to
-//! PTX 9.x by NVRTC 13 (`gen.py`), the PTX that no ptxas for Maxwell accepts.
+//! mbarrier phases through `cuda::ptx`, bf16 at `compute_90`, `__fns`), compiled to PTX 9.x
+//! by NVRTC 13 (`gen.py`), the PTX that no ptxas for Maxwell accepts.
 //!
 //! Each file must compile for sm_50 and for sm_53, be hazard-free, be listed by cuobjdump
 //! exactly as we print it (with the oracle), and every kernel must verify (`ir::eval` and the

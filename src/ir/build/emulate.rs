@@ -122,7 +122,7 @@ impl FnBuilder<'_, '_> {
         let (sa, sb) = (signed(at), signed(bt));
         let hi = ins.has_flag("hi");
         let four = ins.opcode == Opcode::Dp4a;
-        if !four && !(hi || ins.has_flag("lo")) {
+        if !(four || hi || ins.has_flag("lo")) {
             return self.unsupported(ins, "dp2a needs .lo or .hi");
         }
         let ops = self.ops(ins, 4)?;
