@@ -82,8 +82,10 @@
 
 mod approx;
 mod atomics;
+mod bf16;
 mod bits;
 mod divide;
+mod emulate;
 mod float;
 mod fns;
 mod half;
@@ -1878,6 +1880,8 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                         | Opcode::Brkpt
                         | Opcode::Prefetch
                         | Opcode::Prefetchu
+                        | Opcode::Cp
+                        | Opcode::Mbarrier
                 );
                 match guard {
                     None => self.body_instr(ins),
@@ -1917,6 +1921,13 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
     }
 
     fn body_instr(&mut self, ins: &Instruction) -> Option<()> {
+        // Newer-GPU instructions emulated on sm_5x (issue 26), before the paths that refuse them.
+        if let Some(r) = self.emulated_instr(ins) {
+            return r;
+        }
+        if let Some(r) = self.bf16_instr(ins) {
+            return r;
+        }
         if let Some(r) = self.float_instr(ins) {
             return r;
         }

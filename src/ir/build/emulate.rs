@@ -1,0 +1,386 @@
+//! PTX instructions of sm_61..sm_80 that Maxwell lacks, built from IR operations Maxwell has
+//! (issue 26): `dp4a`, `dp2a`, `bmsk`, `szext`, `nanosleep`, the `cp.async` family and
+//! `mbarrier`. The
+//! float ones (`.bf16` arithmetic and conversions, `tanh`, `ex2` on half formats) are in
+//! [`super::bf16`].
+//!
+//! In: one PTX instruction. Out: a short sequence of existing IR operations (no new
+//! `InstData`), so `ir::eval`, selection and the simulator need nothing new, as for `fns`
+//! ([`super::fns`]). The meaning is the PTX ISA's; `tests/compile_emulate.rs` compares
+//! `ir::eval` of each expansion with a direct Rust transcription of the ISA's definition on
+//! random operands, and the simulator running our SASS with `ir::eval`.
+//!
+//! * `dp4a.atype.btype d, a, b, c`: `d = c + Σ ext(a.byte[i]) · ext(b.byte[i])`, bytes sign-
+//!   or zero-extended by their own type. Each byte is a `BFE` (8 bits at 8i, signed or not);
+//!   every extended byte fits in a signed 16-bit value, so each product is one signed
+//!   16 × 16 → 32 `mul.wide` (one `XMAD` on sm_5x). Cost: 8 `BFE` + 4 `XMAD` + 4 `IADD` = 16
+//!   SASS instructions (fewer when selection folds an extraction).
+//! * `dp2a.mode.atype.btype d, a, b, c`: `d = c + Σ_{i<2} ext16(a.half[i]) ·
+//!   ext8(b.byte[i + 2·hi])`. A u16 does not fit a signed 16-bit value, so the products
+//!   are 32-bit multiplies of the extended values (`XMAD` sequences). Cost: 10 SASS
+//!   instructions (measured).
+//! * `bmsk.mode.b32 d, a, b`: the mask of `b` ones from bit `a`: one `BFI` of all ones into
+//!   zero, with `pos = a & 31, len = b & 31` (`.wrap`) or `pos = min(a, 32), len = min(b, 32)`
+//!   (`.clamp`; a position of 32 inserts nothing, a length of 32 fills to bit 31), which is
+//!   the ISA's `mask0 & ~mask1` case by case. Cost: 6 SASS instructions (2 `LOP`/`IMNMX`,
+//!   the constants, `BFI`).
+//! * `szext.mode.type d, a, b`: `bfe.type d, a, 0, n` with `n = b & 31` (`.wrap`) or
+//!   `min(b, 32)` (`.clamp`); `BFE` gives 0 for `n = 0` and `a` for `n = 32`, as `szext`.
+//!   Cost: 4 SASS instructions (the width, its packing with position 0, `BFE`).
+//! * `nanosleep.u32 t`: nothing. PTX only promises a suspension of *about* `t` ns, anywhere
+//!   in `[0, 2t]`; zero is in range, and Maxwell has no sleep instruction (a loop on
+//!   `CS2R SR_CLOCKLO` would only burn issue slots another warp could use). Spin loops that
+//!   back off with it still make progress: the warp that holds the lock is scheduled as
+//!   before. Cost: 0.
+//! * `cp.async.ca|cg.shared.global [dst], [src], cp-size{, src-size}`: a global load of
+//!   `cp-size` bytes (4, 8 or 16: one `LDG` of 1, 2 or 4 words) followed by a shared store
+//!   (`STS`): the copy is complete when the instruction is, which is one of the orders the
+//!   asynchronous copy allows, so `cp.async.commit_group`, `cp.async.wait_group N` and
+//!   `cp.async.wait_all` have nothing left to wait for and emit nothing. Other threads see
+//!   the data after a barrier, as PTX requires of real asynchronous copies. A `src-size`
+//!   operand (zero fill) is accepted only when it is the immediate `cp-size`.
+//!   Cost: 2 instructions (plus the address arithmetic). `cp.async.mbarrier.arrive` is
+//!   nothing (the arrive-on is counted in advance and completes at once: no net change);
+//!   with `.noinc` it is one mbarrier arrival.
+//! * `mbarrier` (`init`, `arrive` with an optional count, `test_wait`, `try_wait`, their
+//!   `.parity` forms, `pending_count`, `inval`; `.shared`, `.shared::cta` or generic) on the
+//!   64-bit object in shared memory. Encoding: word 0 holds the pending count of the current
+//!   phase in bits 0..19 and the phase number (mod 4096) in bits 20..31; word 1 the expected
+//!   count. `init` stores `{n, n}`. An arrival of `c` is `old = atom.add(w0, -c)`; the
+//!   arrival that finds `pending == c` completes the phase with a second `atom.add(w0,
+//!   2^20 + expected)` (phase + 1, pending refilled; the others add 0, so there is no
+//!   branch; arrivals of the next phase racing in between only borrow from the same word,
+//!   and the sums commute). The state token is the new word 0: the phase arrived at and the
+//!   pending count left (`pending_count` reads its low bits). A wait (`test_wait`,
+//!   `try_wait`) is `BAR.SYNC 15` followed by an atomic read of word 0: the phase of the
+//!   token (or the parity asked) has completed when word 0's phase differs. Waiting with the
+//!   whole CTA is what makes this verifiable (the reference interpreter runs threads one
+//!   after another and would spin forever in a loop waiting on a later thread, and its race
+//!   checker orders shared accesses by barriers), and it is exact for a CTA that uses the
+//!   mbarrier as a barrier, every thread waiting on every phase the same number of times
+//!   (`cuda::barrier`, `cuda::pipeline` in a CTA, the `cuda::ptx` idioms). Code in which only
+//!   some threads wait (producer/consumer warps) would deadlock in `BAR.SYNC 15` as threads
+//!   at a mismatched `bar.sync` do; barrier 15 is never paired with `bar.sync 0`/
+//!   `__syncthreads`. `arrive_drop`, `expect_tx`/`complete_tx` and cluster scopes are refused.
+//!   Cost (measured, SASS instructions): `arrive` 9 (2 `ATOMS.ADD`, `LDS`, the ALU around
+//!   them and the 64-bit token); a wait 6 (`BAR.SYNC`, `ATOMS.OR`, the compare).
+
+use super::FnBuilder;
+use crate::ir::{AtomOp, BinaryOp, BitOp, IntCC, Space, Type, UnaryOp, Value};
+use crate::ptx::ast::{self, Imm, Instruction, Modifier, Opcode, Operand, TypeKind};
+
+/// Whether an open-ended opcode (`cp`, `mbarrier`) carries the modifier word `w`.
+pub(super) fn has_word(ins: &Instruction, w: &str) -> bool {
+    ins.mods.iter().any(|m| match m {
+        Modifier::Flag(f) => *f == w,
+        Modifier::Other(s) => s == w,
+        _ => false,
+    })
+}
+
+/// The mbarrier object's word 0: the pending count of the current phase in bits 0..19, the
+/// phase number (mod 4096) in bits 20..31. Word 1: the expected count.
+const MB_COUNT: i64 = 0xf_ffff;
+const MB_PHASE_SHIFT: i64 = 20;
+/// The hardware barrier a wait on an mbarrier uses (not 0, which `bar.sync 0` and
+/// `__syncthreads` use, so that a mismatched wait deadlocks instead of pairing with one).
+const MB_BARRIER: u8 = 15;
+
+fn imm_int(op: &Operand) -> Option<i64> {
+    match op {
+        Operand::Imm(Imm::Int { value, .. }, _) => Some(*value),
+        _ => None,
+    }
+}
+
+impl FnBuilder<'_, '_> {
+    /// The instructions this module emulates; `None` for any other.
+    pub(super) fn emulated_instr(&mut self, ins: &Instruction) -> Option<Option<()>> {
+        Some(match ins.opcode {
+            Opcode::Dp4a | Opcode::Dp2a => self.dot_product(ins),
+            Opcode::Bmsk => self.bmsk(ins),
+            Opcode::Szext => self.szext(ins),
+            Opcode::Nanosleep => self.nanosleep(ins),
+            Opcode::Cp if has_word(ins, "async") => self.cp_async(ins),
+            Opcode::Mbarrier => self.mbarrier(ins),
+            _ => return None,
+        })
+    }
+
+    fn nanosleep(&mut self, ins: &Instruction) -> Option<()> {
+        let ops = self.ops(ins, 1)?;
+        self.read(&ops[0], Type::I32, Some(ast::Type::U32))?;
+        Some(())
+    }
+
+    fn dot_product(&mut self, ins: &Instruction) -> Option<()> {
+        let types = ins.type_mod_list();
+        let [at, bt] = types[..] else {
+            return self.unsupported(ins, "expects two types (.atype.btype)");
+        };
+        let signed = |t: ast::Type| t.kind() == TypeKind::Signed;
+        let (sa, sb) = (signed(at), signed(bt));
+        let hi = ins.has_flag("hi");
+        let four = ins.opcode == Opcode::Dp4a;
+        if !(four || hi || ins.has_flag("lo")) {
+            return self.unsupported(ins, "dp2a needs .lo or .hi");
+        }
+        let ops = self.ops(ins, 4)?;
+        let a = self.read(&ops[1], Type::I32, Some(at))?;
+        let b = self.read(&ops[2], Type::I32, Some(bt))?;
+        let mut acc = self.read(&ops[3], Type::I32, Some(ast::Type::B32))?;
+        for i in 0..if four { 4 } else { 2 } {
+            let (a_pos, a_len) = if four { (8 * i, 8) } else { (16 * i, 16) };
+            let b_pos = if four || !hi { 8 * i } else { 8 * i + 16 };
+            let ea = self.field(a, a_pos, a_len, sa);
+            let eb = self.field(b, b_pos, 8, sb);
+            let p = if four {
+                // Both fit a signed 16-bit value: one 16 × 16 → 32 multiply.
+                let a16 = self.ins().trunc(Type::I16, ea);
+                let b16 = self.ins().trunc(Type::I16, eb);
+                self.ins().mul_wide(true, a16, b16)
+            } else {
+                self.ins().mul(ea, eb)
+            };
+            acc = self.ins().add(acc, p);
+        }
+        let dst = self.dest1(&ops[0])?;
+        self.write(dst, acc, false, ops[0].span())
+    }
+
+    /// `len` bits of `x` from `pos`, sign- or zero-extended.
+    fn field(&mut self, x: Value, pos: i64, len: i64, signed: bool) -> Value {
+        let p = self.ins().iconst(Type::I32, pos);
+        let l = self.ins().iconst(Type::I32, len);
+        self.ins().bits(BitOp::Bfe { signed }, &[x, p, l])
+    }
+
+    /// A `.clamp`/`.wrap` bit count or position: `min(x, 32)` or `x & 31`.
+    fn clamp_or_wrap(&mut self, ins: &Instruction, x: Value) -> Option<Value> {
+        if ins.has_flag("clamp") {
+            let k = self.ins().iconst(Type::I32, 32);
+            Some(self.ins().binary(BinaryOp::MinU, x, k))
+        } else if ins.has_flag("wrap") {
+            let k = self.ins().iconst(Type::I32, 31);
+            Some(self.ins().binary(BinaryOp::And, x, k))
+        } else {
+            self.unsupported(ins, "needs .clamp or .wrap");
+            None
+        }
+    }
+
+    fn bmsk(&mut self, ins: &Instruction) -> Option<()> {
+        let ops = self.ops(ins, 3)?;
+        let a = self.read(&ops[1], Type::I32, Some(ast::Type::U32))?;
+        let b = self.read(&ops[2], Type::I32, Some(ast::Type::U32))?;
+        let pos = self.clamp_or_wrap(ins, a)?;
+        let len = self.clamp_or_wrap(ins, b)?;
+        let ones = self.ins().iconst(Type::I32, -1);
+        let zero = self.ins().iconst(Type::I32, 0);
+        let d = self.ins().bits(BitOp::Bfi, &[ones, zero, pos, len]);
+        let dst = self.dest1(&ops[0])?;
+        self.write(dst, d, false, ops[0].span())
+    }
+
+    fn szext(&mut self, ins: &Instruction) -> Option<()> {
+        let signed = match ins.ty() {
+            Some(ast::Type::S32) => true,
+            Some(ast::Type::U32) => false,
+            _ => return self.unsupported(ins, "szext takes .u32 or .s32"),
+        };
+        let ops = self.ops(ins, 3)?;
+        let a = self.read(&ops[1], Type::I32, ins.ty())?;
+        let b = self.read(&ops[2], Type::I32, Some(ast::Type::U32))?;
+        let n = self.clamp_or_wrap(ins, b)?;
+        let zero = self.ins().iconst(Type::I32, 0);
+        let d = self.ins().bits(BitOp::Bfe { signed }, &[a, zero, n]);
+        let dst = self.dest1(&ops[0])?;
+        self.write(dst, d, signed, ops[0].span())
+    }
+
+    fn cp_async(&mut self, ins: &Instruction) -> Option<()> {
+        if has_word(ins, "commit_group") || has_word(ins, "wait_all") {
+            return Some(());
+        }
+        if has_word(ins, "wait_group") {
+            let ops = self.ops(ins, 1)?;
+            if imm_int(&ops[0]).is_none() {
+                return self.unsupported(ins, "wait_group takes an immediate group count");
+            }
+            return Some(());
+        }
+        if has_word(ins, "mbarrier") && has_word(ins, "arrive") {
+            // The copies are complete already. Without `.noinc` the arrive-on is counted in
+            // advance (pending + 1, then - 1 when the copies land): no net change. With
+            // `.noinc` it is one arrival.
+            if has_word(ins, "noinc") {
+                let ops = self.ops(ins, 1)?;
+                let one = self.ins().iconst(Type::I32, 1);
+                // The object is in shared memory; without a space CCCL still passes its
+                // shared-window offset (a 32-bit register), so that is how it is read.
+                self.mbarrier_arrive(&ops[0], Space::Shared, one)?;
+            }
+            return Some(());
+        }
+        if has_word(ins, "mbarrier") || has_word(ins, "bulk") {
+            return self.unsupported(ins, "this cp.async form is not emulated on sm_5x");
+        }
+        if !(has_word(ins, "ca") || has_word(ins, "cg")) {
+            return self.unsupported(ins, "cp.async needs .ca or .cg");
+        }
+        let n = ins.operands.len();
+        if !(3..=4).contains(&n) {
+            return self.unsupported(
+                ins,
+                "cp.async takes [dst], [src], cp-size{, src-size} (no cache policy or ignore-src)",
+            );
+        }
+        let ops = &ins.operands;
+        let size = match imm_int(&ops[2]) {
+            Some(s @ (4 | 8 | 16)) => s,
+            _ => return self.unsupported(ins, "cp-size must be the immediate 4, 8 or 16"),
+        };
+        if n == 4 && imm_int(&ops[3]) != Some(size) {
+            return self.unsupported(
+                ins,
+                "a src-size other than cp-size (zero fill) is not emulated",
+            );
+        }
+        let (src, soff) = self.address(&ops[1], Space::Global)?;
+        let (dst, doff) = self.address(&ops[0], Space::Shared)?;
+        let words = self
+            .ins()
+            .load(Space::Global, Type::I32, (size / 4) as u8, src, soff);
+        self.ins().store(Space::Shared, dst, doff, &words);
+        Some(())
+    }
+
+    /// `mbarrier.*.shared.b64` (module essay: the object's encoding and what a wait is).
+    fn mbarrier(&mut self, ins: &Instruction) -> Option<()> {
+        for w in [
+            "expect_tx",
+            "complete_tx",
+            "arrive_drop",
+            "cluster",
+            "shared::cluster",
+        ] {
+            if has_word(ins, w) {
+                return self.unsupported(ins, &format!("mbarrier '.{w}' is not emulated on sm_5x"));
+            }
+        }
+        // `.shared`/`.shared::cta` objects, or a generic address of one (no space).
+        let space = match ins.space() {
+            Some(ast::StateSpace::Shared) => Space::Shared,
+            None if has_word(ins, "shared::cta") => Space::Shared,
+            None => Space::Generic,
+            Some(_) => return self.unsupported(ins, "mbarrier objects live in shared memory"),
+        };
+        let ops = ins.operands.clone();
+        if has_word(ins, "init") {
+            if ops.len() != 2 {
+                return self.unsupported(ins, "mbarrier.init takes [addr], count");
+            }
+            let (addr, off) = self.address(&ops[0], space)?;
+            let n = self.read(&ops[1], Type::I32, Some(ast::Type::U32))?;
+            let mask = self.ins().iconst(Type::I32, MB_COUNT);
+            let n = self.ins().binary(BinaryOp::And, n, mask);
+            self.ins().store(space, addr, off, &[n, n]);
+            return Some(());
+        }
+        if has_word(ins, "inval") {
+            let (addr, off) = self.address(&ops[0], space)?;
+            let z = self.ins().iconst(Type::I32, 0);
+            self.ins().store(space, addr, off, &[z, z]);
+            return Some(());
+        }
+        if has_word(ins, "pending_count") {
+            if ops.len() != 2 {
+                return self.unsupported(ins, "mbarrier.pending_count takes count, state");
+            }
+            let st = self.read(&ops[1], Type::I64, Some(ast::Type::B64))?;
+            let st = self.ins().trunc(Type::I32, st);
+            let mask = self.ins().iconst(Type::I32, MB_COUNT);
+            let d = self.ins().binary(BinaryOp::And, st, mask);
+            let dst = self.dest1(&ops[0])?;
+            return self.write(dst, d, false, ops[0].span());
+        }
+        if has_word(ins, "arrive") {
+            // `mbarrier.arrive{.noComplete}.shared.b64 state, [addr]{, count}`; a state of
+            // `_` is a sink.
+            if !(2..=3).contains(&ops.len()) {
+                return self.unsupported(ins, "mbarrier.arrive takes state, [addr]{, count}");
+            }
+            let count = match ops.get(2) {
+                Some(c) => self.read(c, Type::I32, Some(ast::Type::U32))?,
+                None => self.ins().iconst(Type::I32, 1),
+            };
+            let token = self.mbarrier_arrive(&ops[1], space, count)?;
+            if matches!(&ops[0], Operand::Name(n) if n.text.as_str() == "_") {
+                return Some(());
+            }
+            let t = self.ins().zext(Type::I64, token);
+            let dst = self.dest1(&ops[0])?;
+            return self.write(dst, t, false, ops[0].span());
+        }
+        let parity = has_word(ins, "parity");
+        if has_word(ins, "test_wait") || has_word(ins, "try_wait") {
+            // `waitComplete, [addr], state|phaseParity{, suspendTimeHint}`.
+            if !(3..=4).contains(&ops.len()) {
+                return self.unsupported(ins, "mbarrier test_wait/try_wait takes p, [addr], state");
+            }
+            let (addr, off) = self.address(&ops[1], space)?;
+            let want = if parity {
+                self.read(&ops[2], Type::I32, Some(ast::Type::U32))?
+            } else {
+                let st = self.read(&ops[2], Type::I64, Some(ast::Type::B64))?;
+                self.ins().trunc(Type::I32, st)
+            };
+            if let Some(h) = ops.get(3) {
+                self.read(h, Type::I32, Some(ast::Type::U32))?;
+            }
+            // The CTA waits together, then reads the phase.
+            self.ins().named_barrier(MB_BARRIER, None, true);
+            let zero = self.ins().iconst(Type::I32, 0);
+            let cur = self
+                .ins()
+                .atomic(AtomOp::Or, space, Type::I32, addr, off, &[zero]);
+            let sh = self.ins().iconst(Type::I32, MB_PHASE_SHIFT);
+            let cur_phase = self.ins().binary(BinaryOp::ShrU, cur, sh);
+            let done = if parity {
+                let one = self.ins().iconst(Type::I32, 1);
+                let cp = self.ins().binary(BinaryOp::And, cur_phase, one);
+                let wp = self.ins().binary(BinaryOp::And, want, one);
+                self.ins().icmp(IntCC::Ne, cp, wp)
+            } else {
+                let tp = self.ins().binary(BinaryOp::ShrU, want, sh);
+                self.ins().icmp(IntCC::Ne, cur_phase, tp)
+            };
+            let dst = self.dest1(&ops[0])?;
+            return self.write(dst, done, false, ops[0].span());
+        }
+        self.unsupported(ins, "this mbarrier operation is not emulated on sm_5x")
+    }
+
+    /// One arrival of `count` on the object at `addr`: returns the new object word (the
+    /// state token: the phase arrived at and the pending count left).
+    fn mbarrier_arrive(&mut self, addr: &Operand, space: Space, count: Value) -> Option<Value> {
+        let (addr, off) = self.address(addr, space)?;
+        let neg = self.ins().unary(UnaryOp::Neg, count);
+        let old = self
+            .ins()
+            .atomic(AtomOp::Add, space, Type::I32, addr, off, &[neg]);
+        let mask = self.ins().iconst(Type::I32, MB_COUNT);
+        let pending = self.ins().binary(BinaryOp::And, old, mask);
+        let last = self.ins().icmp(IntCC::Eq, pending, count);
+        // The completing arrival starts the next phase: phase + 1, pending = expected. Other
+        // arrivals add 0 (an atomic either way, so no branch).
+        let expected = self.ins().load1(space, Type::I32, addr, off + 4);
+        let step = self.ins().iconst(Type::I32, 1 << MB_PHASE_SHIFT);
+        let next = self.ins().add(step, expected);
+        let zero = self.ins().iconst(Type::I32, 0);
+        let add = self.ins().select(last, next, zero);
+        self.ins()
+            .atomic(AtomOp::Add, space, Type::I32, addr, off, &[add]);
+        Some(self.ins().sub(old, count))
+    }
+}
