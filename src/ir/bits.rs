@@ -10,6 +10,8 @@
 //! for every operand value (the same rule as the SM50 instructions they lower to: `FLO`,
 //! `POPC`, `BFE.BREV`, `BFE`, `BFI`, `PRMT`; the differential tests compare the two).
 
+use super::video::VideoOp;
+
 /// A bit operation; operand counts are in [`BitOp::arity`].
 #[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
 pub enum BitOp {
@@ -43,6 +45,10 @@ pub enum BitOp {
     /// 8 bits of the fourth operand, an `iconst`: PTX requires an immediate), so that
     /// `lop3(0xF0, 0xCC, 0xAA, lut) = lut`. SASS `LOP3.LUT`.
     Lop3,
+    /// A scalar video instruction ptxas keeps native ([`VideoOp`], `ir::video`); its IR
+    /// spelling is [`VideoOp::name`]. SASS `VADD`, `VABSDIFF`, `VMNMX`, `VSET`, `VSHL`,
+    /// `VSHR`, `VMAD`.
+    Video(VideoOp),
 }
 
 /// `prmt.b32{.mode}`: how the selector picks the result's bytes from `{b, a}`. The
@@ -113,6 +119,7 @@ impl BitOp {
             BitOp::Bfi | BitOp::Lop3 => 4,
             BitOp::Vabsdiff4 { acc: true, .. } => 3,
             BitOp::Vabsdiff4 { acc: false, .. } => 2,
+            BitOp::Video(v) => v.arity(),
         }
     }
 
@@ -179,6 +186,7 @@ impl BitOp {
                 acc: true,
             } => "vabsdiff4.s.add",
             BitOp::Lop3 => "lop3",
+            BitOp::Video(_) => "video",
         }
     }
 
@@ -231,6 +239,7 @@ impl BitOp {
                     (f & !(1 << (pos + i))) | (bit << (pos + i))
                 })
             }
+            BitOp::Video(v) => v.eval(x(0), x(1), x(2)),
             BitOp::Prmt { mode } if mode != PrmtMode::Default => {
                 let src = u64::from(x(0)) | (u64::from(x(1)) << 32);
                 let s = x(2) & 3;

@@ -400,7 +400,10 @@ pub(crate) fn write_inst(
             write!(f, "shfl.{} {a}, {b}, {c}", mode.name())
         }
         InstData::Bits { op, args } => {
-            write!(f, "{}", op.name())?;
+            match op {
+                super::BitOp::Video(v) => write!(f, "{}", v.name())?,
+                _ => write!(f, "{}", op.name())?,
+            }
             for (k, a) in args.iter().enumerate() {
                 write!(f, "{} {a}", if k == 0 { "" } else { "," })?;
             }

@@ -147,6 +147,7 @@ pub mod eval;
 pub mod float;
 pub mod simplify;
 mod verify;
+pub mod video;
 pub mod warp;
 
 pub use atomic::AtomOp;

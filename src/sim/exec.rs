@@ -1199,6 +1199,17 @@ impl Sim<'_> {
                     (if inv { !v } else { v }).count_ones()
                 });
             }
+            VADD | VADD_I | VABSDIFF | VABSDIFF_I | VMNMX | VMNMX_I | VSET | VSET_I | VSHL
+            | VSHL_I | VSHR | VSHR_I | VMAD | VMAD_I | VMAD32 | VMAD32_I => {
+                let (ra, rb, rc) = (f(i, Field::Ra), f(i, Field::Rb), f(i, Field::Rc));
+                let imm = i.get(Field::Imm).map(|v| v as u32);
+                // Check the fields once (on zeros), then run every lane.
+                super::video::video(i, 0, 0, 0).map_err(|e| unsupported(addr, i, e))?;
+                self.alu(w, i, exec, |w, l| {
+                    let b = imm.unwrap_or_else(|| w.r(rb, l));
+                    super::video::video(i, w.r(ra, l), b, w.r(rc, l)).unwrap_or(0)
+                });
+            }
             VABSDIFF4 => {
                 // Four byte lanes |A.b[i] - B.b[i]| (A's bytes signed with .S8, B's unsigned:
                 // the only forms decoded); .ACC adds their sum to C, otherwise the lanes'

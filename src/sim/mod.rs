@@ -131,6 +131,9 @@
 //! * `VABSDIFF4`: the byte lanes |Ra.b[i] - Rb.b[i]| (Ra's bytes signed with .S8); .ACC:
 //!   Rd = Rc + their sum, otherwise Rd = the lanes' low bytes (default selectors, all lanes,
 //!   no .SAT: the only forms decoded, those ptxas writes for `vabsdiff4`).
+//! * `VADD`, `VABSDIFF`, `VMNMX`, `VSET`, `VSHL`, `VSHR`, `VMAD`: the scalar video
+//!   instructions, see [`video`] (selected, extended operands; .SAT to the destination's
+//!   range; .ACC/.MIN/.MAX/merge with Rc).
 //! * `I2I`: B (its .B1/.B2/.B3 byte or half selected) read as the source type, converted to
 //!   the destination type: truncated and re-extended, or clamped with .SAT; -B and |B| apply
 //!   to the source value first.
@@ -218,6 +221,7 @@ mod half;
 mod mem;
 mod mufu;
 mod trace;
+mod video;
 
 use crate::ir::eval::{Launch, RunOutput};
 use crate::sm50;
