@@ -1199,8 +1199,8 @@ impl Sim<'_> {
                     (if inv { !v } else { v }).count_ones()
                 });
             }
-            VADD | VADD_I | VABSDIFF | VABSDIFF_I | VMNMX | VMNMX_I | VSET | VSET_I | VSHL
-            | VSHL_I | VSHR | VSHR_I | VMAD | VMAD_I | VMAD32 | VMAD32_I => {
+            VADD | VADD_I | VABSDIFF | VABSDIFF_I | VMNMX | VMNMX_I | VSET | VSHL | VSHL_I
+            | VSHR | VSHR_I | VMAD | VMAD_I | VMAD32 | VMAD32_I => {
                 let (ra, rb, rc) = (f(i, Field::Ra), f(i, Field::Rb), f(i, Field::Rc));
                 let imm = i.get(Field::Imm).map(|v| v as u32);
                 // Check the fields once (on zeros), then run every lane.

@@ -17,8 +17,8 @@
 //! go through `.ACC` (+ Rc, wrapping), `.MIN`/`.MAX` with Rc (as the destination's sign;
 //! unsigned for `VSET`) or a merge into Rc (`MRG_16H`, `MRG_16L`, `MRG_8B0`, `MRG_8B2`).
 //! `VMAD`: ±(A * B) ± Rc (bit 54 negates the product, 53 Rc; both = A * B + Rc + 1), Rc
-//! sign-extended when any operand is signed or negated, shifted right by 0, 7 or 15, and with
-//! `.SAT` clamped to the 32-bit range of that sign.
+//! sign-extended when A or B is signed or one operand is negated (not with .PO), shifted
+//! right by 0, 7 or 15, and with `.SAT` clamped to the 32-bit range of that sign.
 
 use crate::sm50::{Field, Form, Inst};
 
@@ -71,7 +71,6 @@ fn base_form(form: Form) -> Form {
         Form::VADD_I => Form::VADD,
         Form::VABSDIFF_I => Form::VABSDIFF,
         Form::VMNMX_I => Form::VMNMX,
-        Form::VSET_I => Form::VSET,
         Form::VSHL_I => Form::VSHL,
         Form::VSHR_I => Form::VSHR,
         Form::VMAD_I | Form::VMAD32 | Form::VMAD32_I => Form::VMAD,
@@ -100,7 +99,8 @@ pub(super) fn video(i: &Inst, ra: u32, b: u32, rc: u32) -> Result<u32, &'static 
     };
     if form == Form::VMAD {
         let (negab, negc) = (flag(i, Field::Negab), flag(i, Field::Negc));
-        let signed = flag(i, Field::As) || flag(i, Field::Bs) || negab || negc;
+        // .PO (both bits) is no negation: it leaves the sign to the operands.
+        let signed = flag(i, Field::As) || flag(i, Field::Bs) || negab != negc;
         let c = if signed {
             i128::from(rc as i32)
         } else {
