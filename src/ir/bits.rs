@@ -49,6 +49,17 @@ pub enum BitOp {
     /// spelling is [`VideoOp::name`]. SASS `VADD`, `VABSDIFF`, `VMNMX`, `VSET`, `VSHL`,
     /// `VSHR`, `VMAD`.
     Video(VideoOp),
+    /// Integer `cvt.sat` from a 32-bit source: the operand read as `src_signed` says,
+    /// clamped to the range of a `dst_bits`-bit (8, 16, 32) destination of sign
+    /// `dst_signed`, and extended from it by that sign (operand a). SASS `I2I...SAT`.
+    SatCvt {
+        src_signed: bool,
+        dst_bits: u8,
+        dst_signed: bool,
+    },
+    /// `mad.hi.sat.s32`: the high word of the signed product `a * b`, plus `c`, clamped to
+    /// the s32 range (operands a, b, c). SASS `IMAD.HI.SAT`.
+    MadHiSat,
 }
 
 /// `prmt.b32{.mode}`: how the selector picks the result's bytes from `{b, a}`. The
@@ -120,6 +131,8 @@ impl BitOp {
             BitOp::Vabsdiff4 { acc: true, .. } => 3,
             BitOp::Vabsdiff4 { acc: false, .. } => 2,
             BitOp::Video(v) => v.arity(),
+            BitOp::SatCvt { .. } => 1,
+            BitOp::MadHiSat => 3,
         }
     }
 
@@ -187,6 +200,8 @@ impl BitOp {
             } => "vabsdiff4.s.add",
             BitOp::Lop3 => "lop3",
             BitOp::Video(_) => "video",
+            BitOp::SatCvt { .. } => "cvt.sat",
+            BitOp::MadHiSat => "mad.hi.sat.s32",
         }
     }
 
@@ -240,6 +255,30 @@ impl BitOp {
                 })
             }
             BitOp::Video(v) => v.eval(x(0), x(1), x(2)),
+            BitOp::SatCvt {
+                src_signed,
+                dst_bits,
+                dst_signed,
+            } => {
+                let v = if src_signed {
+                    i64::from(x(0) as i32)
+                } else {
+                    i64::from(x(0))
+                };
+                let bits = u32::from(dst_bits);
+                let (lo, hi) = if dst_signed {
+                    (-(1i64 << (bits - 1)), (1i64 << (bits - 1)) - 1)
+                } else {
+                    (0, (1i64 << bits) - 1)
+                };
+                // In range, so the low 32 bits are the value extended by either sign.
+                v.clamp(lo, hi) as u32
+            }
+            BitOp::MadHiSat => {
+                let p = i64::from(x(0) as i32) * i64::from(x(1) as i32);
+                let t = (p >> 32) + i64::from(x(2) as i32);
+                t.clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as u32
+            }
             BitOp::Prmt { mode } if mode != PrmtMode::Default => {
                 let src = u64::from(x(0)) | (u64::from(x(1)) << 32);
                 let s = x(2) & 3;

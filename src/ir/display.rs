@@ -402,6 +402,14 @@ pub(crate) fn write_inst(
         InstData::Bits { op, args } => {
             match op {
                 super::BitOp::Video(v) => write!(f, "{}", v.name())?,
+                super::BitOp::SatCvt {
+                    src_signed,
+                    dst_bits,
+                    dst_signed,
+                } => {
+                    let s = |x: &bool| if *x { "s" } else { "u" };
+                    write!(f, "cvt.sat.{}{dst_bits}.{}32", s(dst_signed), s(src_signed))?
+                }
                 _ => write!(f, "{}", op.name())?,
             }
             for (k, a) in args.iter().enumerate() {

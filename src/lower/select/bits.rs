@@ -11,6 +11,8 @@
 //! bfi       BFI d, a, ctl, b                        (ctl as for bfe)
 //! prmt      PRMT{.mode} d, a, sel, b                (PTX's b goes in the C slot)
 //! vabsdiff4 VABSDIFF4.{U8,S8}.U8{.ACC} d, a, b, c   (c: RZ without .ACC)
+//! cvt.sat   I2I.<dt>.<U32|S32>.SAT d, a              (32-bit sources)
+//! mad.hi.sat IMAD.HI.SAT d, a, b, c                  (.s32)
 //! video     VADD/VABSDIFF/VMNMX/VSET/VSHL/VSHR/VMAD d, a.sel, b.sel, c  (c: RZ without a
 //!           secondary op or merge; vsub = VADD with -b; see `video_inst`)
 //! %clock    CS2R d, SR_CLOCKLO
@@ -235,6 +237,46 @@ impl<'a> Lowerer<'a> {
                     operand(self, arg(2)?, Field::Rc)?;
                 }
                 i.piece(video_inst(v, imm), &refs);
+            }
+            BitOp::SatCvt {
+                src_signed,
+                dst_bits,
+                dst_signed,
+            } => {
+                // I2I.<dt>.<st>.SAT d, a (type codes: 0/1/2 = 8/16/32 bits, +4 signed).
+                let code = |bits: u8, signed: bool| {
+                    u64::from(bits.trailing_zeros() - 3) | (u64::from(signed) << 2)
+                };
+                let a = self.reg(arg(0)?)?;
+                let aop = i.use_(a.vreg);
+                let inst = sm50::Inst::new(Form::I2I_R)
+                    .with(Field::Dt, code(dst_bits, dst_signed))
+                    .with(Field::St, code(32, src_signed))
+                    .with(Field::Sat, 1);
+                i.piece(inst, &[(Field::Rd, dop, 0), (Field::Rb, aop, a.offset)]);
+            }
+            BitOp::MadHiSat => {
+                // IMAD.HI.SAT d, a, b, c (ptxas 11.8's mad.hi.sat.s32).
+                let a = self.reg(arg(0)?)?;
+                let b = self.reg(arg(1)?)?;
+                let c = self.reg(arg(2)?)?;
+                let aop = i.use_(a.vreg);
+                let bop = i.use_(b.vreg);
+                let cop = i.use_(c.vreg);
+                let inst = sm50::Inst::new(Form::IMAD_R)
+                    .with(Field::Sa, 1)
+                    .with(Field::Sb, 1)
+                    .with(Field::Hi, 1)
+                    .with(Field::Sat, 1);
+                i.piece(
+                    inst,
+                    &[
+                        (Field::Rd, dop, 0),
+                        (Field::Ra, aop, a.offset),
+                        (Field::Rb, bop, b.offset),
+                        (Field::Rc, cop, c.offset),
+                    ],
+                );
             }
             BitOp::Lop3 => {
                 // LOP3.LUT d, a, b, c, lut (ptxas 11.8's form: three registers).
