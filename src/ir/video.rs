@@ -325,7 +325,7 @@ mod tests {
         });
         assert_eq!(
             mad.eval(0x10000, 0x10000, 127),
-            ((1u64 << 32) + 128 >> 7) as u32
+            (((1u64 << 32) + 128) >> 7) as u32
         );
         mad.sat = true;
         mad.kind = VideoKind::Mad {
