@@ -11,7 +11,9 @@
 //!   (written from the spec, independently of `ir::build`'s expansion, with i128 so that
 //!   no intermediate can overflow);
 //! * the hazard checker finds nothing, and nvdisasm and cuobjdump print every word as we do
-//!   (when the oracle is installed).
+//!   (when the oracle is installed);
+//! * the scalar forms are ptxas 11.8's native instructions: the same video opcodes, with the
+//!   same modifiers, as ptxas writes for the same kernel ([`scalar_forms_are_native_as_ptxas`]).
 
 mod common;
 

@@ -1,6 +1,7 @@
 //! Bit-field operations on 32-bit integers: `clz`, `popc`, `brev`, `bfind`, `bfe`, `bfi`,
 //! `prmt`, `lop3` (PTX ISA section 9.7.1, "Integer and bit-manipulation instructions"),
-//! and the one video form ptxas keeps native, `vabsdiff4` with default selectors (9.7.10).
+//! the video forms ptxas keeps native (`vabsdiff4` with default selectors and the scalar
+//! forms of [`super::video`], 9.7.10), integer `cvt.sat` from 32 bits and `mad.hi.sat.s32`.
 //!
 //! In: an [`InstData::Bits`](super::InstData::Bits) names one [`BitOp`] and its operands, all
 //! `i32`; the result is `i32`. The 64-bit PTX forms (`clz.b64`, `popc.b64`, `brev.b64`,

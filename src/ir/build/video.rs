@@ -3,24 +3,19 @@
 //! `vabsdiff2/4`, `vmin2/4`, `vmax2/4`, `vset2/4` (PTX ISA 9.7.10, "Video instructions").
 //!
 //! In: one parsed instruction whose register operands may carry a
-//! [`VideoSel`](crate::ptx::ast::VideoSel) (`a.b1`, `a.h10`, `d.b20`, ...). Out: plain IR
-//! arithmetic (bit-field extracts, adds, compares, selects, min/max), so `ir::eval`, the
-//! verifier and the lowering need nothing new. ptxas 11.8 writes the scalar forms as the
-//! native `VADD`/`VABSDIFF`/`VMNMX`/`VSET`/`VSHL`/`VSHR`/`VMAD` and `vabsdiff4` as `VABSDIFF4`,
-//! but splits the other SIMD forms into `PRMT`/`BFE`/`IADD3`/`IMNMX` sequences as done here.
-//! leafold keeps `vabsdiff4` native where ptxas does (`.u32` result and `b`, default
-//! selectors, all lanes, no `.sat`: [`BitOp::Vabsdiff4`], SASS `VABSDIFF4`) and expands every
-//! other form: the scalar forms cost a few more instructions than ptxas's single video op,
-//! but need no new SASS forms, and the PTX pseudo-code maps one to one onto the expansion (a
-//! trade-off the issue allows).
+//! [`VideoSel`](crate::ptx::ast::VideoSel) (`a.b1`, `a.h10`, `d.b20`, ...) and, for `vmad`,
+//! a negation (`-a`). Out: IR, as ptxas 11.8 writes each form: every scalar form is one
+//! native operation, [`BitOp::Video`] ([`crate::ir::video`], SASS `VADD` (also `vsub`),
+//! `VABSDIFF`, `VMNMX`, `VSET`, `VSHL`, `VSHR`, `VMAD`), except that a `d.b1`/`d.b3` merge is
+//! a `.b0` merge into 0 and a `prmt` into `c`, as ptxas writes it; `vabsdiff4` is
+//! [`BitOp::Vabsdiff4`] (SASS `VABSDIFF4`) where ptxas keeps it native (`.u32` result and
+//! `b`, default selectors, all lanes, no `.sat`); the other SIMD forms, which ptxas splits
+//! into `PRMT`/`BFE`/`IADD3`/`IMNMX` sequences, are plain IR arithmetic (bit-field
+//! extracts, adds, compares, selects, min/max).
 //!
 //! Scalar forms (`vop.dtype.atype.btype{.sat}{.op2} d{.dsel}, a{.asel}, b{.bsel}{, c}`):
-//! `ta`, `tb` are the selected byte / half / word of `a`, `b` zero- or sign-extended by
-//! their types to 64 bits (the PTX intermediate has at least 34 bits, so i64 is exact);
-//! `tmp = ta op tb`; `.sat` clamps `tmp` to the range of `dtype`, or of the byte / half that
-//! the destination selector merges; then the low 32 bits go through the secondary op
-//! (`.add` wraps, `.min`/`.max` compare as `dtype`, the `int32` of the PTX pseudo-code), or
-//! are merged into `c` at the destination selector (`optMerge`).
+//! the rule is [`crate::ir::video`]'s (selected, extended operands; `.sat` to the range of
+//! `dtype` or of the merged byte / half; then `.add/.min/.max` or the merge into `c`).
 //!
 //! SIMD forms (`vop2/4.dtype.atype.btype{.sat|.add} d{.mask}, a{.asel}, b{.bsel}, c`): lane
 //! i of `Va` is half (byte) `asel[i]` of the eight bytes `{b, a}` (`a` is bytes 0..3),
@@ -29,8 +24,8 @@
 //! `.add`, `d = c + Σ t[i]` over the lanes of the mask; otherwise `d` takes the low 16 (8)
 //! bits of `t[i]` in the lanes of the mask and `c`'s bits elsewhere.
 //!
-//! Refused with a diagnostic: `vmad` with `.sat` (its 66-bit saturation is not expanded),
-//! operand negation (not parsed), and selectors outside the forms above.
+//! Refused with a diagnostic, as ptxas refuses them: `vmad` negating the product and `c`
+//! together, or negating with `.po`; and selectors outside the forms above.
 
 use super::FnBuilder;
 use crate::ir::video::{VideoKind, VideoOp, VideoOp2};
