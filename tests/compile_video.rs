@@ -11,7 +11,9 @@
 //!   (written from the spec, independently of `ir::build`'s expansion, with i128 so that
 //!   no intermediate can overflow);
 //! * the hazard checker finds nothing, and nvdisasm and cuobjdump print every word as we do
-//!   (when the oracle is installed).
+//!   (when the oracle is installed);
+//! * the scalar forms are ptxas 11.8's native instructions: the same video opcodes, with the
+//!   same modifiers, as ptxas writes for the same kernel ([`scalar_forms_are_native_as_ptxas`]).
 
 mod common;
 
@@ -226,7 +228,7 @@ fn value(name: &str, i: &Inputs) -> u64 {
         "%x" => i.x,
         "%y" => i.y,
         "%f" => i.y & 0xffff_ffff,
-        n => n.parse().unwrap(),
+        n => n.parse::<i64>().unwrap() as u64,
     }
 }
 
@@ -399,21 +401,30 @@ fn model(form: &str, i: &Inputs) -> u64 {
             d as u64
         }
         "vmad" => {
+            // Operands may be negated (`-%a`): the product when exactly one of a, b is, c.
+            let neg = |k: usize| f.ops[k].0.starts_with('-');
+            let val = |k: usize| value(f.ops[k].0.trim_start_matches('-'), i);
             let (at, bt) = (types[1], types[2]);
-            let ta = part(v(1), signed(at), f.ops[1].1);
-            let tb = part(v(2), signed(bt), f.ops[2].1);
-            let sf = signed(at) || signed(bt);
+            let ta = part(val(1), signed(at), f.ops[1].1);
+            let tb = part(val(2), signed(bt), f.ops[2].1);
+            let neg_ab = neg(1) != neg(2);
+            let sf = signed(at) || signed(bt) || neg_ab || neg(3);
             let c = if sf {
-                v(3) as u32 as i32 as i128
+                val(3) as u32 as i32 as i128
             } else {
-                v(3) as i128
+                val(3) as i128
             };
-            let mut tmp = ta * tb + c + has("po") as i128;
+            let prod = if neg_ab { -(ta * tb) } else { ta * tb };
+            let c = if neg(3) { -c } else { c };
+            let mut tmp = prod + c + has("po") as i128;
             if has("shr7") {
                 tmp >>= 7;
             }
             if has("shr15") {
                 tmp >>= 15;
+            }
+            if has("sat") {
+                tmp = clamp(tmp, sf, 32);
             }
             tmp as u32 as u64
         }
@@ -722,6 +733,15 @@ fn vmad() {
             "vmad.s32.s32.u32.shr7 D, %a, %b, %c",
             "vmad.u32.u32.u32.po.shr15 D, %a, %b.h0, %c",
             "vmad.u32.s32.s32.shr15 D, %a.h1, %b, %c",
+            "vmad.u32.u32.u32.sat D, %a, %b, %c",
+            "vmad.s32.s32.s32.sat D, %a, %b, %c",
+            "vmad.s32.u32.u32.sat.shr7 D, %a, %b, %c",
+            "vmad.u32.u32.u32.sat D, -%a, %b, %c",
+            "vmad.s32.s32.s32 D, %a, -%b.h1, %c",
+            "vmad.s32.s32.s32.sat D, %a, %b, -%c",
+            "vmad.u32.u32.u32 D, -%a, -%b, %c",
+            "vmad.s32.s32.s32.po.sat.shr15 D, %a, %b, %c",
+            "vmad.u32.u32.u32.shr7 D, %a.b3, -%b.b1, %c",
         ],
         4,
     );
@@ -849,6 +869,133 @@ fn vset2_vset4() {
     );
 }
 
+/// The video opcodes (and `PRMT`s) of a listing, sorted: the shape ptxas and we must share.
+fn video_ops(listing: &str) -> Vec<String> {
+    let mut v: Vec<String> = common::parse_lines(listing)
+        .into_iter()
+        .filter_map(|(_, t)| {
+            let t = t.trim_start_matches('{').trim();
+            let t = if t.starts_with('@') {
+                t.split_once(' ')?.1
+            } else {
+                t
+            };
+            let op = t.split([' ', '.']).next()?.to_string();
+            (op.starts_with('V') || op == "PRMT").then_some(op)
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// The video instructions' mnemonics with their modifiers, sorted.
+fn video_mnemonics(listing: &str) -> Vec<String> {
+    let mut v: Vec<String> = common::parse_lines(listing)
+        .into_iter()
+        .filter_map(|(_, t)| {
+            let t = t.trim_start_matches('{').trim();
+            let m = t.split(' ').next()?.to_string();
+            m.starts_with('V').then_some(m)
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// Each scalar form is ptxas 11.8's one native instruction (a `.b1`/`.b3` merge: a `.b0`
+/// merge and a `PRMT`, as ptxas writes it): our opcodes equal this table, and with the oracle,
+/// equal ptxas's for the same kernel, modifiers included (`VADD.UD.U8.U16.ACC`, ...).
+#[test]
+fn scalar_forms_are_native_as_ptxas() {
+    let table: &[(&str, &[&str])] = &[
+        ("vadd.u32.u32.u32 D, %a, %b", &["VADD"]),
+        ("vadd.s32.s32.s32.sat D, %a, %b", &["VADD"]),
+        ("vadd.u32.u32.u32.add D, %a.b1, %b.h1, %c", &["VADD"]),
+        ("vadd.s32.u32.s32.min D, %a.b2, %b, %c", &["VADD"]),
+        ("vadd.u32.s32.u32.max D, %a, %b.b3, %c", &["VADD"]),
+        ("vadd.u32.u32.u32 D.b1, %a, %b, %c", &["PRMT", "VADD"]),
+        ("vadd.u32.u32.u32 D.b3, %a, %b, %c", &["PRMT", "VADD"]),
+        ("vadd.u32.u32.u32.sat D.b0, %a, %b, %c", &["VADD"]),
+        ("vadd.s32.s32.s32 D.h0, %a, %b, %c", &["VADD"]),
+        ("vadd.u32.u32.u32 D.h1, %a, %b, %c", &["VADD"]),
+        ("vsub.u32.u32.u32 D, %a, %b", &["VADD"]),
+        ("vsub.s32.s32.s32.sat.add D, %a.h0, %b.b0, %c", &["VADD"]),
+        ("vabsdiff.u32.u32.u32 D, %a, %b", &["VABSDIFF"]),
+        ("vabsdiff.s32.s32.s32.add D, %a, %b, %c", &["VABSDIFF"]),
+        ("vabsdiff.u32.s32.s32.sat D, %a.b0, %b.b1", &["VABSDIFF"]),
+        ("vmin.u32.u32.u32 D, %a, %b", &["VMNMX"]),
+        ("vmax.s32.s32.s32.max D, %a, %b, %c", &["VMNMX"]),
+        ("vmin.s32.u32.s32.sat D, %a, %b", &["VMNMX"]),
+        ("vmin.s32.s32.s32.sat D.h1, %a, %b, %c", &["VMNMX"]),
+        ("vmin.u32.u32.u32 D.b1, %a, %b, %c", &["PRMT", "VMNMX"]),
+        ("vshl.u32.u32.u32.clamp D, %a, %b", &["VSHL"]),
+        ("vshl.u32.u32.u32.wrap D, %a, %b", &["VSHL"]),
+        ("vshl.s32.s32.u32.clamp.sat D, %a, %b", &["VSHL"]),
+        ("vshr.s32.s32.u32.clamp D, %a, %b", &["VSHR"]),
+        ("vshr.u32.u32.u32.wrap.add D, %a, %b, %c", &["VSHR"]),
+        ("vset.u32.u32.lt D, %a, %b", &["VSET"]),
+        ("vset.s32.s32.ge.add D, %a, %b, %c", &["VSET"]),
+        ("vset.u32.s32.ne D.b2, %a.b1, %b, %c", &["VSET"]),
+        ("vset.s32.s32.lt.min D, %a, %b, %c", &["VSET"]),
+        ("vset.s32.u32.gt.max D, %a, %b, %c", &["VSET"]),
+        ("vset.u32.u32.eq D.h0, %a, %b, %c", &["VSET"]),
+        ("vmad.u32.u32.u32 D, %a, %b, %c", &["VMAD"]),
+        ("vmad.s32.s32.s32 D, %a.h1, %b.b0, %c", &["VMAD"]),
+        ("vmad.s32.s32.s32.sat D, %a, %b, %c", &["VMAD"]),
+        ("vmad.u32.u32.u32.sat D, %a, %b, %c", &["VMAD"]),
+        ("vmad.s32.s32.s32 D, -%a, %b, %c", &["VMAD"]),
+        ("vmad.s32.s32.s32 D, %a, %b, -%c", &["VMAD"]),
+        ("vmad.u32.u32.u32.shr7 D, %a, %b, %c", &["VMAD"]),
+        ("vmad.s32.s32.s32.po D, %a, %b, %c", &["VMAD"]),
+        ("vmad.u32.s32.s32.shr15 D, %a.h0, %b.h1, %c", &["VMAD"]),
+        // Constants: RZ for 0, the 16-bit immediate B for a small one (S16 for a signed b),
+        // a register otherwise.
+        ("vadd.u32.u32.u32 D, %a, 5", &["VADD"]),
+        ("vsub.s32.s32.s32 D, %a, 3", &["VADD"]),
+        ("vadd.s32.s32.s32 D, %a, 0", &["VADD"]),
+        ("vadd.u32.u32.s32 D, %a, -7", &["VADD"]),
+        ("vadd.u32.u32.u32 D, 4, %a", &["VADD"]),
+        ("vabsdiff.s32.s32.s32 D, %a, 100", &["VABSDIFF"]),
+        ("vmin.u32.u32.u32 D, %a, 100", &["VMNMX"]),
+        ("vset.s32.s32.lt D, %a, 65536", &["VSET"]),
+        ("vshl.u32.u32.u32.wrap D, %a, 4", &["VSHL"]),
+        ("vshr.u32.u32.u32.clamp D, %a, 3", &["VSHR"]),
+        ("vmad.u32.u32.u32 D, %a, 9, %c", &["VMAD"]),
+        ("vmad.s32.s32.s32 D, %a.h1, 300, %c", &["VMAD"]),
+    ];
+    let oracle = leafold::oracle::Oracle::for_test("scalar_forms_are_native_as_ptxas");
+    let mut bad = Vec::new();
+    for (form, want) in table {
+        let src = kernel(&[form]);
+        let out = compile_checked("scalar_forms_are_native_as_ptxas", &src);
+        let ours = video_ops(&out.sass);
+        if ours != *want {
+            bad.push(format!("`{form}`: ours {ours:?}, table {want:?}"));
+        }
+        if let Some(o) = &oracle {
+            let cubin = common::ptxas_cached(o, &src, "sm_50").expect("ptxas takes the form");
+            let listing = o.cuobjdump(&cubin, "-sass").expect("cuobjdump");
+            let theirs = video_ops(&listing);
+            if ours != theirs {
+                bad.push(format!("`{form}`: ours {ours:?}, ptxas {theirs:?}"));
+            }
+            let (a, b) = (video_mnemonics(&out.sass), video_mnemonics(&listing));
+            if a != b {
+                bad.push(format!("`{form}`: ours {a:?}, ptxas {b:?}"));
+            }
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+    // A constant vset operand: ptxas writes an immediate form at another opcode, which
+    // nvdisasm and cuobjdump print as an `ST`; leafold puts the constant in a register.
+    let src = kernel(&["vset.u32.u32.le.add D, %a, 7, %c"]);
+    let out = compile_checked("scalar_forms_are_native_as_ptxas", &src);
+    assert_eq!(video_ops(&out.sass), ["VSET"], "{}", out.sass);
+    // And they compute what the PTX says (sim = eval = model).
+    let forms: Vec<&str> = table.iter().map(|(f, _)| *f).collect();
+    check("scalar_forms_native_values", &forms, 3);
+}
+
 #[test]
 fn bad_selectors_are_diagnosed() {
     for (form, why) in [
@@ -871,7 +1018,11 @@ fn bad_selectors_are_diagnosed() {
             "source selector .b10",
         ),
         ("vshl.u32.u32.u32 D, %a, %b", ".clamp or .wrap"),
-        ("vmad.u32.u32.u32.sat D, %a, %b, %c", "vmad with .sat"),
+        (
+            "vmad.s32.s32.s32 D, -%a, %b, -%c",
+            "vmad negates a xor b, or c",
+        ),
+        ("vmad.s32.s32.s32.po D, %a, %b, -%c", "no negation with .po"),
     ] {
         let src = kernel(&[form]);
         let opts = Options::default();

@@ -478,6 +478,13 @@ fn mad_hi_sat_and_mad24_hi_sat() {
     st.global.u32 [%rd3+8], %r16;
 "#;
     let (out, last) = run("mad_sat", "", body);
+    // mad.hi.sat: IMAD.HI.SAT, as ptxas; mad24.hi.sat: the high product and IADD.SAT, as
+    // ptxas.
+    assert!(
+        has(&out.sass, |t| t.starts_with("IMAD.HI.SAT R")),
+        "{}",
+        out.sass
+    );
     assert!(
         has(&out.sass, |t| t.starts_with("IADD.SAT R")),
         "{}",

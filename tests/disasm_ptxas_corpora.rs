@@ -172,7 +172,8 @@ fn one(oracle: &Oracle, name: &str, ptx: &str, arch: &str) -> Result<Outcome, St
         .filter(|l| l.trim_start().starts_with("/*"))
         .count();
     if !unknown.is_empty() {
-        // cuobjdump names the word: tolerate the forms other branches add.
+        // Name each undecodable word by cuobjdump's text for the failure message (none is
+        // tolerated: the assertion below wants every word decoded).
         let theirs = oracle
             .cuobjdump(&cubin, "-sass")
             .map_err(|e| format!("{name} {arch}: cuobjdump: {e}"))?;

@@ -1,6 +1,7 @@
 //! Bit-field operations on 32-bit integers: `clz`, `popc`, `brev`, `bfind`, `bfe`, `bfi`,
 //! `prmt`, `lop3` (PTX ISA section 9.7.1, "Integer and bit-manipulation instructions"),
-//! and the one video form ptxas keeps native, `vabsdiff4` with default selectors (9.7.10).
+//! the video forms ptxas keeps native (`vabsdiff4` with default selectors and the scalar
+//! forms of [`super::video`], 9.7.10), integer `cvt.sat` from 32 bits and `mad.hi.sat.s32`.
 //!
 //! In: an [`InstData::Bits`](super::InstData::Bits) names one [`BitOp`] and its operands, all
 //! `i32`; the result is `i32`. The 64-bit PTX forms (`clz.b64`, `popc.b64`, `brev.b64`,
@@ -9,6 +10,8 @@
 //! Out: [`BitOp::eval`], the reference semantics `ir::eval` runs, which is the PTX text's rule
 //! for every operand value (the same rule as the SM50 instructions they lower to: `FLO`,
 //! `POPC`, `BFE.BREV`, `BFE`, `BFI`, `PRMT`; the differential tests compare the two).
+
+use super::video::VideoOp;
 
 /// A bit operation; operand counts are in [`BitOp::arity`].
 #[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
@@ -43,6 +46,21 @@ pub enum BitOp {
     /// 8 bits of the fourth operand, an `iconst`: PTX requires an immediate), so that
     /// `lop3(0xF0, 0xCC, 0xAA, lut) = lut`. SASS `LOP3.LUT`.
     Lop3,
+    /// A scalar video instruction ptxas keeps native ([`VideoOp`], `ir::video`); its IR
+    /// spelling is [`VideoOp::name`]. SASS `VADD`, `VABSDIFF`, `VMNMX`, `VSET`, `VSHL`,
+    /// `VSHR`, `VMAD`.
+    Video(VideoOp),
+    /// Integer `cvt.sat` from a 32-bit source: the operand read as `src_signed` says,
+    /// clamped to the range of a `dst_bits`-bit (8, 16, 32) destination of sign
+    /// `dst_signed`, and extended from it by that sign (operand a). SASS `I2I...SAT`.
+    SatCvt {
+        src_signed: bool,
+        dst_bits: u8,
+        dst_signed: bool,
+    },
+    /// `mad.hi.sat.s32`: the high word of the signed product `a * b`, plus `c`, clamped to
+    /// the s32 range (operands a, b, c). SASS `IMAD.HI.SAT`.
+    MadHiSat,
 }
 
 /// `prmt.b32{.mode}`: how the selector picks the result's bytes from `{b, a}`. The
@@ -113,6 +131,9 @@ impl BitOp {
             BitOp::Bfi | BitOp::Lop3 => 4,
             BitOp::Vabsdiff4 { acc: true, .. } => 3,
             BitOp::Vabsdiff4 { acc: false, .. } => 2,
+            BitOp::Video(v) => v.arity(),
+            BitOp::SatCvt { .. } => 1,
+            BitOp::MadHiSat => 3,
         }
     }
 
@@ -179,6 +200,9 @@ impl BitOp {
                 acc: true,
             } => "vabsdiff4.s.add",
             BitOp::Lop3 => "lop3",
+            BitOp::Video(_) => "video",
+            BitOp::SatCvt { .. } => "cvt.sat",
+            BitOp::MadHiSat => "mad.hi.sat.s32",
         }
     }
 
@@ -230,6 +254,31 @@ impl BitOp {
                     let bit = (a >> i) & 1;
                     (f & !(1 << (pos + i))) | (bit << (pos + i))
                 })
+            }
+            BitOp::Video(v) => v.eval(x(0), x(1), x(2)),
+            BitOp::SatCvt {
+                src_signed,
+                dst_bits,
+                dst_signed,
+            } => {
+                let v = if src_signed {
+                    i64::from(x(0) as i32)
+                } else {
+                    i64::from(x(0))
+                };
+                let bits = u32::from(dst_bits);
+                let (lo, hi) = if dst_signed {
+                    (-(1i64 << (bits - 1)), (1i64 << (bits - 1)) - 1)
+                } else {
+                    (0, (1i64 << bits) - 1)
+                };
+                // In range, so the low 32 bits are the value extended by either sign.
+                v.clamp(lo, hi) as u32
+            }
+            BitOp::MadHiSat => {
+                let p = i64::from(x(0) as i32) * i64::from(x(1) as i32);
+                let t = (p >> 32) + i64::from(x(2) as i32);
+                t.clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as u32
             }
             BitOp::Prmt { mode } if mode != PrmtMode::Default => {
                 let src = u64::from(x(0)) | (u64::from(x(1)) << 32);

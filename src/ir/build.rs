@@ -100,7 +100,7 @@ use cranelift_entity::{EntityRef, SecondaryMap};
 use smallvec::SmallVec;
 
 use super::{
-    AddrInit, AddrWidth, BinaryOp, Block, BlockCall, CacheOp, CvtaDir, Dim, Function,
+    AddrInit, AddrWidth, BinaryOp, BitOp, Block, BlockCall, CacheOp, CvtaDir, Dim, Function,
     FunctionBuilder, GlobalVar, Inst, InstData, InstNode, IntCC, LaneMask, Module, Space,
     SpecialReg, SrcLoc, Type, UnaryOp, Value, ValueData, ValueDef, VarData,
 };
@@ -2520,12 +2520,10 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         let a = self.read(&ops[1], ty, it)?;
         let b = self.read(&ops[2], ty, it)?;
         let d = match Self::mode(ins) {
-            // The high word plus c, clamped to the .s32 range (ptxas: IMAD.HI.SAT; leafold
-            // its usual high-product sequence, then IADD.SAT).
+            // The high word plus c, clamped to the .s32 range: IMAD.HI.SAT, as ptxas.
             Some("hi") if sat => {
                 let c = self.read(&ops[3], ty, it)?;
-                let hi = self.ins().binary(BinaryOp::MulHiS, a, b);
-                self.ins().binary(BinaryOp::AddSatS, hi, c)
+                self.ins().bits(BitOp::MadHiSat, &[a, b, c])
             }
             Some("lo") => {
                 let c = self.read(&ops[3], ty, it)?;
@@ -2962,8 +2960,8 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
     /// min/max at the source's width (at least 32 bits), keeping only the bounds that can
     /// bite, then the (now in-range) value moved to the destination width: an extension by
     /// the source's signedness (a clamped value is never negative when the destination is
-    /// unsigned) or a truncation. ptxas uses `I2I...SAT` for 32-bit sources; this is the same
-    /// value.
+    /// unsigned) or a truncation. A 32-bit source is ptxas's one `I2I...SAT`
+    /// ([`BitOp::SatCvt`], to at most 32 bits, then extended).
     fn int_saturate(
         &mut self,
         a: Value,
@@ -2972,6 +2970,23 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
     ) -> Value {
         let ssigned = st.kind() == TypeKind::Signed;
         let sbits = sty.bits();
+        if sbits == 32 {
+            // A 32-bit source: one I2I...SAT, as ptxas (to 64 bits, `cvt.sat.u64.s32`: to
+            // .U32, then extended).
+            let dsigned = dt.kind() == TypeKind::Signed;
+            let op = BitOp::SatCvt {
+                src_signed: ssigned,
+                dst_bits: dty.bits().min(32) as u8,
+                dst_signed: dsigned,
+            };
+            let v = self.ins().bits(op, &[a]);
+            return match dty.bits() {
+                32 => v,
+                64 if dsigned => self.ins().sext(dty, v),
+                64 => self.ins().zext(dty, v),
+                _ => self.ins().trunc(dty, v),
+            };
+        }
         let (smin, smax) = int_range(st, sty);
         let (dmin, dmax) = int_range(dt, dty);
         let wty = if sbits > 32 { Type::I64 } else { Type::I32 };

@@ -400,7 +400,18 @@ pub(crate) fn write_inst(
             write!(f, "shfl.{} {a}, {b}, {c}", mode.name())
         }
         InstData::Bits { op, args } => {
-            write!(f, "{}", op.name())?;
+            match op {
+                super::BitOp::Video(v) => write!(f, "{}", v.name())?,
+                super::BitOp::SatCvt {
+                    src_signed,
+                    dst_bits,
+                    dst_signed,
+                } => {
+                    let s = |x: &bool| if *x { "s" } else { "u" };
+                    write!(f, "cvt.sat.{}{dst_bits}.{}32", s(dst_signed), s(src_signed))?
+                }
+                _ => write!(f, "{}", op.name())?,
+            }
             for (k, a) in args.iter().enumerate() {
                 write!(f, "{} {a}", if k == 0 { "" } else { "," })?;
             }

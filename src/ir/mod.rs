@@ -59,9 +59,10 @@
 //! * `barrier`: PTX `bar.sync 0` without a thread count (a CTA-wide barrier).
 //! * `barrier.red.{popc,and,or} id[, count], p`: a barrier that reduces the predicate `p`
 //!   over the arriving threads ([`BarRedOp`]): the count (`i32`) or the vote (`pred`).
-//! * `clz`, `popc`, `brev`, `bfind`, `bfe`, `bfi`, `prmt` on `i32` ([`bits`], [`BitOp`]), and
-//!   `vabsdiff4` in the one form ptxas keeps native; the other PTX video instructions are
-//!   plain arithmetic by `ir::build` (`build/video.rs`).
+//! * `clz`, `popc`, `brev`, `bfind`, `bfe`, `bfi`, `prmt` on `i32` ([`bits`], [`BitOp`]),
+//!   the scalar video instructions ([`video`]), `vabsdiff4` in the one form ptxas keeps
+//!   native, `cvt.sat` from 32 bits and `mad.hi.sat.s32`; the other (SIMD) video
+//!   instructions are plain arithmetic by `ir::build` (`build/video.rs`).
 //! * `%lanemask_{eq,lt,le,gt,ge}`: the lane's bit, the bits below it, etc. (`i32`).
 //! * `atom.<space>.<op>.<ty> [a + off], b (, c)`: atomic read-modify-write ([`atomic`]),
 //!   whose result is the old value; PTX `red` is the same with the result unused.
@@ -147,6 +148,7 @@ pub mod eval;
 pub mod float;
 pub mod simplify;
 mod verify;
+pub mod video;
 pub mod warp;
 
 pub use atomic::AtomOp;

@@ -1056,6 +1056,8 @@ pub enum Operand {
         name: Name,
         sel: VideoSel,
     },
+    /// `-r`, `-r.b1`: a negated source of `vmad` (video instructions only).
+    Neg(Box<Operand>, Span),
 }
 
 /// The selector a video instruction writes after a register operand: `.b` or `.h`
@@ -1120,6 +1122,7 @@ impl Operand {
             | Operand::TexArgs(_, s)
             | Operand::List(_, s)
             | Operand::Not(_, s)
+            | Operand::Neg(_, s)
             | Operand::Sink(s) => *s,
             Operand::Address(a) => a.span,
             Operand::Indexed { span, .. } | Operand::NameOffset { span, .. } => *span,
@@ -1408,7 +1411,7 @@ fn clear_operand(o: &mut Operand) {
             *s = Span::default();
             items.iter_mut().for_each(clear_operand);
         }
-        Operand::Not(inner, s) => {
+        Operand::Not(inner, s) | Operand::Neg(inner, s) => {
             *s = Span::default();
             clear_operand(inner);
         }

@@ -1150,7 +1150,7 @@ impl<'a, 'f> Checker<'a, 'f> {
                     self.resolve_operand(it);
                 }
             }
-            Operand::Not(inner, _) => self.resolve_operand(inner),
+            Operand::Not(inner, _) | Operand::Neg(inner, _) => self.resolve_operand(inner),
             Operand::PredPair(a, b) => {
                 self.resolve(a);
                 self.resolve(b);
@@ -1199,7 +1199,9 @@ impl<'a, 'f> Checker<'a, 'f> {
                     self.operand_type(i, it, ty, widen);
                 }
             }
-            Operand::Not(inner, _) => self.operand_type(i, inner, ty, widen),
+            Operand::Not(inner, _) | Operand::Neg(inner, _) => {
+                self.operand_type(i, inner, ty, widen)
+            }
             Operand::Imm(Imm::F32(_) | Imm::F64(_), span)
                 if matches!(ty.kind(), TypeKind::Signed | TypeKind::Unsigned) =>
             {

@@ -1503,6 +1503,13 @@ impl<'a> Parser<'a> {
                 let close = self.expect(Tok::RParen, "')' or ','")?;
                 Ok(Operand::List(elems, t.span.to(close.span)))
             }
+            // `-r` negates a register source of a video instruction (`vmad`).
+            Tok::Minus if self.peek_at(1) == Tok::Ident && op.info().rule == Rule::Video => {
+                self.bump();
+                let inner = self.operand(op)?;
+                let span = t.span.to(inner.span());
+                Ok(Operand::Neg(Box::new(inner), span))
+            }
             Tok::Bang if self.peek_at(1) == Tok::Ident => {
                 self.bump();
                 let inner = self.operand(op)?;

@@ -359,6 +359,7 @@ impl Display for Operand {
             Operand::TexArgs(v, _) => list(f, "[", v, "]"),
             Operand::List(v, _) => list(f, "(", v, ")"),
             Operand::Not(o, _) => write!(f, "!{o}"),
+            Operand::Neg(o, _) => write!(f, "-{o}"),
             Operand::PredPair(a, b) => write!(f, "{}|{}", a.text, b.text),
             Operand::Sink(_) => f.write_str("_"),
         }
@@ -686,6 +687,12 @@ fn dump_operand(out: &mut String, o: &Operand) {
         }
         Operand::Not(x, _) => {
             out.push_str("not(");
+            dump_operand(out, x);
+            out.push(')');
+            Ok(())
+        }
+        Operand::Neg(x, _) => {
+            out.push_str("neg(");
             dump_operand(out, x);
             out.push(')');
             Ok(())

@@ -1199,6 +1199,37 @@ impl Sim<'_> {
                     (if inv { !v } else { v }).count_ones()
                 });
             }
+            VADD | VADD_I | VABSDIFF | VABSDIFF_I | VMNMX | VMNMX_I | VSET | VSHL | VSHL_I
+            | VSHR | VSHR_I | VMAD | VMAD_I | VMAD32 | VMAD32_I => {
+                let (ra, rb, rc) = (f(i, Field::Ra), f(i, Field::Rb), f(i, Field::Rc));
+                let imm = i.get(Field::Imm).map(|v| v as u32);
+                // Check the fields once (on zeros), then run every lane.
+                super::video::video(i, 0, 0, 0).map_err(|e| unsupported(addr, i, e))?;
+                self.alu(w, i, exec, |w, l| {
+                    let b = imm.unwrap_or_else(|| w.r(rb, l));
+                    super::video::video(i, w.r(ra, l), b, w.r(rc, l)).unwrap_or(0)
+                });
+            }
+            IMAD_R => {
+                // Only ptxas's mad.hi.sat.s32 form: IMAD.HI.SAT (signed), no negation, .X, .CC.
+                let only = flag(i, Field::Hi)
+                    && flag(i, Field::Sat)
+                    && flag(i, Field::Sa)
+                    && flag(i, Field::Sb)
+                    && !flag(i, Field::Nega)
+                    && !flag(i, Field::Negc)
+                    && !flag(i, Field::X)
+                    && !flag(i, Field::Cc);
+                if !only {
+                    return Err(unsupported(addr, i, "IMAD other than IMAD.HI.SAT"));
+                }
+                let (ra, rb, rc) = (f(i, Field::Ra), f(i, Field::Rb), f(i, Field::Rc));
+                self.alu(w, i, exec, |w, l| {
+                    let p = i64::from(w.r(ra, l) as i32) * i64::from(w.r(rb, l) as i32);
+                    let t = (p >> 32) + i64::from(w.r(rc, l) as i32);
+                    t.clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as u32
+                });
+            }
             VABSDIFF4 => {
                 // Four byte lanes |A.b[i] - B.b[i]| (A's bytes signed with .S8, B's unsigned:
                 // the only forms decoded); .ACC adds their sum to C, otherwise the lanes'

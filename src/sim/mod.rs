@@ -131,6 +131,11 @@
 //! * `VABSDIFF4`: the byte lanes |Ra.b[i] - Rb.b[i]| (Ra's bytes signed with .S8); .ACC:
 //!   Rd = Rc + their sum, otherwise Rd = the lanes' low bytes (default selectors, all lanes,
 //!   no .SAT: the only forms decoded, those ptxas writes for `vabsdiff4`).
+//! * `VADD`, `VABSDIFF`, `VMNMX`, `VSET`, `VSHL`, `VSHR`, `VMAD`: the scalar video
+//!   instructions, see [`video`] (selected, extended operands; .SAT to the destination's
+//!   range; .ACC/.MIN/.MAX/merge with Rc).
+//! * `IMAD.HI.SAT` (signed; the only IMAD leafold writes, for `mad.hi.sat.s32`): the high
+//!   word of Ra * Rb plus Rc, clamped to the s32 range.
 //! * `I2I`: B (its .B1/.B2/.B3 byte or half selected) read as the source type, converted to
 //!   the destination type: truncated and re-extended, or clamped with .SAT; -B and |B| apply
 //!   to the source value first.
@@ -207,8 +212,8 @@
 //! [`run_traced`] also returns a [`WriteLog`]: the `.text` offset of the store or atomic that
 //! last wrote each byte, which `leafold verify` prints for the first differing byte.
 //!
-//! Not modelled (Unsupported with the address): IMAD (recognised by opcode, since the
-//! instruction set description had no form for it when the simulator was written),
+//! Not modelled (Unsupported with the address): other IMAD forms (recognised by opcode, since
+//! the instruction set description had no form for it when the simulator was written),
 //! BRX, JCAL/PRET, and the modifiers listed above.
 
 mod cubin;
@@ -218,6 +223,7 @@ mod half;
 mod mem;
 mod mufu;
 mod trace;
+mod video;
 
 use crate::ir::eval::{Launch, RunOutput};
 use crate::sm50;

@@ -18,14 +18,14 @@
 //! `%.20g`, integral values below 1e9 as integers and other integral values as `%.20e`.
 //!
 //! Every instruction ptxas 11.8 writes for the corpus is modelled (tests/isa_corpus.rs), and
-//! for both corpora at sm_50/52/53 every word decodes (tests/disasm_ptxas_corpora.rs; video
-//! forms other than VMNMX/VSHR come from another branch). Textures (TEX, TEXS, TLDS, and the
+//! for both corpora at sm_50/52/53 every word decodes (tests/disasm_ptxas_corpora.rs). Textures (TEX, TEXS, TLDS, and the
 //! bindless `.B`, TXD, TLD, TLD4, TXQ forms) and surfaces (SUST/SULD/SURED) decode with their
 //! fields named after nvdisasm's text; they print their `.T`/`.P` phase from the control
 //! word's reuse bits, as nvdisasm does. `MUFU` op 8 prints `.SQRT`, its sm_52/53 name
 //! (nvdisasm -b SM50 calls it INVALIDMUFUOPCODE8; ptxas writes it only for sm_52+).
-//! Not modelled (decode returns an error): video ops other than VMNMX (register B) and VSHR
-//! (register or immediate B), BAR.SCAN and register-operand BAR, B2R's barrier-number modes,
+//! The scalar video ops (VADD, VABSDIFF, VMNMX, VSET, VSHL, VSHR, VMAD) decode with register
+//! or 16-bit immediate B. Not modelled (decode returns an error): the SIMD video ops other
+//! than ptxas's VABSDIFF4 forms, BAR.SCAN and register-operand BAR, B2R's barrier-number modes,
 //! I2F/I2I half/byte selects on 16/32-bit sources, and F2F rounding/size combinations outside
 //! the ones ptxas uses (see the `check` lines in `isa/sm50.isa`).
 //!

@@ -3,24 +3,19 @@
 //! `vabsdiff2/4`, `vmin2/4`, `vmax2/4`, `vset2/4` (PTX ISA 9.7.10, "Video instructions").
 //!
 //! In: one parsed instruction whose register operands may carry a
-//! [`VideoSel`](crate::ptx::ast::VideoSel) (`a.b1`, `a.h10`, `d.b20`, ...). Out: plain IR
-//! arithmetic (bit-field extracts, adds, compares, selects, min/max), so `ir::eval`, the
-//! verifier and the lowering need nothing new. ptxas 11.8 writes the scalar forms as the
-//! native `VADD`/`VABSDIFF`/`VMNMX`/`VSET`/`VSHL`/`VSHR`/`VMAD` and `vabsdiff4` as `VABSDIFF4`,
-//! but splits the other SIMD forms into `PRMT`/`BFE`/`IADD3`/`IMNMX` sequences as done here.
-//! leafold keeps `vabsdiff4` native where ptxas does (`.u32` result and `b`, default
-//! selectors, all lanes, no `.sat`: [`BitOp::Vabsdiff4`], SASS `VABSDIFF4`) and expands every
-//! other form: the scalar forms cost a few more instructions than ptxas's single video op,
-//! but need no new SASS forms, and the PTX pseudo-code maps one to one onto the expansion (a
-//! trade-off the issue allows).
+//! [`VideoSel`](crate::ptx::ast::VideoSel) (`a.b1`, `a.h10`, `d.b20`, ...) and, for `vmad`,
+//! a negation (`-a`). Out: IR, as ptxas 11.8 writes each form: every scalar form is one
+//! native operation, [`BitOp::Video`] ([`crate::ir::video`], SASS `VADD` (also `vsub`),
+//! `VABSDIFF`, `VMNMX`, `VSET`, `VSHL`, `VSHR`, `VMAD`), except that a `d.b1`/`d.b3` merge is
+//! a `.b0` merge into 0 and a `prmt` into `c`, as ptxas writes it; `vabsdiff4` is
+//! [`BitOp::Vabsdiff4`] (SASS `VABSDIFF4`) where ptxas keeps it native (`.u32` result and
+//! `b`, default selectors, all lanes, no `.sat`); the other SIMD forms, which ptxas splits
+//! into `PRMT`/`BFE`/`IADD3`/`IMNMX` sequences, are plain IR arithmetic (bit-field
+//! extracts, adds, compares, selects, min/max).
 //!
 //! Scalar forms (`vop.dtype.atype.btype{.sat}{.op2} d{.dsel}, a{.asel}, b{.bsel}{, c}`):
-//! `ta`, `tb` are the selected byte / half / word of `a`, `b` zero- or sign-extended by
-//! their types to 64 bits (the PTX intermediate has at least 34 bits, so i64 is exact);
-//! `tmp = ta op tb`; `.sat` clamps `tmp` to the range of `dtype`, or of the byte / half that
-//! the destination selector merges; then the low 32 bits go through the secondary op
-//! (`.add` wraps, `.min`/`.max` compare as `dtype`, the `int32` of the PTX pseudo-code), or
-//! are merged into `c` at the destination selector (`optMerge`).
+//! the rule is [`crate::ir::video`]'s (selected, extended operands; `.sat` to the range of
+//! `dtype` or of the merged byte / half; then `.add/.min/.max` or the merge into `c`).
 //!
 //! SIMD forms (`vop2/4.dtype.atype.btype{.sat|.add} d{.mask}, a{.asel}, b{.bsel}, c`): lane
 //! i of `Va` is half (byte) `asel[i]` of the eight bytes `{b, a}` (`a` is bytes 0..3),
@@ -29,11 +24,12 @@
 //! `.add`, `d = c + Σ t[i]` over the lanes of the mask; otherwise `d` takes the low 16 (8)
 //! bits of `t[i]` in the lanes of the mask and `c`'s bits elsewhere.
 //!
-//! Refused with a diagnostic: `vmad` with `.sat` (its 66-bit saturation is not expanded),
-//! operand negation (not parsed), and selectors outside the forms above.
+//! Refused with a diagnostic, as ptxas refuses them: `vmad` negating the product and `c`
+//! together, or negating with `.po`; and selectors outside the forms above.
 
 use super::FnBuilder;
-use crate::ir::{BinaryOp, BitOp, IntCC, Type, Value};
+use crate::ir::video::{VideoKind, VideoOp, VideoOp2};
+use crate::ir::{BinaryOp, BitOp, IntCC, PrmtMode, Type, Value};
 use crate::ptx::ast::{self, CmpOp, Instruction, Opcode, Operand, VideoSel};
 
 /// A video operation's arithmetic on the extended operands.
@@ -58,6 +54,14 @@ fn split(op: &Operand) -> (Operand, Option<VideoSel>) {
     }
 }
 
+/// The operand without a leading `-`, and whether it had one.
+fn strip_neg(op: &Operand) -> (Operand, bool) {
+    match op {
+        Operand::Neg(inner, _) => ((**inner).clone(), true),
+        o => (o.clone(), false),
+    }
+}
+
 /// The integer compare for a `vset` comparison of exactly extended operands.
 fn int_cc(c: CmpOp) -> Option<IntCC> {
     Some(match c {
@@ -69,19 +73,6 @@ fn int_cc(c: CmpOp) -> Option<IntCC> {
         CmpOp::Ge => IntCC::Sge,
         _ => return None,
     })
-}
-
-/// The `.sat` range of a scalar result written to `bits` bits (8, 16: a merged byte or half;
-/// 32) of a signed or unsigned destination (PTX `optSaturate`).
-fn sat_bounds(bits: u32, signed: bool) -> (i64, i64) {
-    match (bits, signed) {
-        (8, true) => (-128, 127),
-        (8, false) => (0, 255),
-        (16, true) => (-32768, 32767),
-        (16, false) => (0, 65535),
-        (_, true) => (i32::MIN as i64, i32::MAX as i64),
-        (_, false) => (0, u32::MAX as i64),
-    }
 }
 
 impl FnBuilder<'_, '_> {
@@ -171,20 +162,6 @@ impl FnBuilder<'_, '_> {
         }
     }
 
-    /// An operand read as i32, selected and extended to i64 by its type.
-    fn vscalar_operand(&mut self, ins: &Instruction, op: &Operand, ty: ast::Type) -> Option<Value> {
-        let (o, sel) = split(op);
-        let (pos, len) = self.scalar_sel(ins, sel)?;
-        let x = self.read(&o, Type::I32, Some(ty))?;
-        let signed = ty == ast::Type::S32;
-        let f = self.vfield(x, pos, len, signed);
-        Some(if signed {
-            self.ins().sext(Type::I64, f)
-        } else {
-            self.ins().zext(Type::I64, f)
-        })
-    }
-
     /// The signed minimum (`max`: maximum) of `a` and `b`: `IMNMX` for i32, a compare and
     /// a select for i64 (which has no min/max lowering).
     fn smin_max(&mut self, ty: Type, max: bool, a: Value, b: Value) -> Value {
@@ -208,6 +185,20 @@ impl FnBuilder<'_, '_> {
         self.smin_max(ty, false, x, h)
     }
 
+    /// A scalar selector as its SASS code (0-3 byte, 4-5 half, 6 word); `None` (after a
+    /// diagnostic) for a SIMD selector.
+    fn sel_code(&mut self, ins: &Instruction, sel: Option<VideoSel>) -> Option<u8> {
+        let (pos, len) = self.scalar_sel(ins, sel)?;
+        Some(match len {
+            8 => (pos / 8) as u8,
+            16 => 4 + (pos / 16) as u8,
+            _ => 6,
+        })
+    }
+
+    /// A scalar video form as ptxas 11.8 writes it: one native operation ([`VideoOp`], SASS
+    /// `VADD`/`VABSDIFF`/`VMNMX`/`VSET`/`VSHL`/`VSHR`); a `.b1`/`.b3` merge is a `.b0` merge
+    /// into 0 and a `prmt` into `c`, as ptxas writes it.
     fn video_scalar(
         &mut self,
         ins: &Instruction,
@@ -237,228 +228,87 @@ impl FnBuilder<'_, '_> {
             );
         }
         let dfield = self.scalar_sel(ins, dsel)?;
-        let dsigned = dt == ast::Type::S32;
-        let bounds = sat_bounds(dfield.1, dsigned);
-        let fast = self.scalar_low32(ins, op, (at, bt), sat.then_some(bounds), wrap)?;
-        let mut low = match fast {
-            Some(v) => v,
-            None => {
-                let ta = self.vscalar_operand(ins, &ins.operands[1], at)?;
-                let tb = self.vscalar_operand(ins, &ins.operands[2], bt)?;
-                let i64t = Type::I64;
-                // tmp: exact in i64 except for vshl, whose overflowing lanes only matter with .sat.
-                let mut big = None;
-                let tmp = match op {
-                    VOp::Add => self.ins().add(ta, tb),
-                    VOp::Sub => self.ins().sub(ta, tb),
-                    VOp::Absdiff => {
-                        let d = self.ins().sub(ta, tb);
-                        let e = self.ins().sub(tb, ta);
-                        self.smin_max(i64t, true, d, e)
-                    }
-                    VOp::Min => self.smin_max(i64t, false, ta, tb),
-                    VOp::Max => self.smin_max(i64t, true, ta, tb),
-                    VOp::Set(c) => {
-                        let cc = int_cc(c).expect("checked by video_instr");
-                        let p = self.ins().icmp(cc, ta, tb);
-                        let one = self.iconst(i64t, 1);
-                        let zero = self.iconst(i64t, 0);
-                        self.ins().select(p, one, zero)
-                    }
-                    VOp::Avrg => unreachable!("vavrg has only SIMD forms"),
-                    VOp::Shl | VOp::Shr => {
-                        // The count: the selected field of b, zero-extended; .clamp: at most 32;
-                        // .wrap: mod 32.
-                        let count = self.ins().trunc(Type::I32, tb);
-                        let count = if wrap {
-                            let m = self.iconst(Type::I32, 31);
-                            self.ins().binary(BinaryOp::And, count, m)
-                        } else {
-                            let k = self.iconst(Type::I32, 32);
-                            self.ins().binary(BinaryOp::MinU, count, k)
-                        };
-                        if op == VOp::Shr {
-                            // ta is exact in i64 (non-negative when unsigned): shift arithmetically.
-                            self.ins().binary(BinaryOp::ShrS, ta, count)
-                        } else {
-                            // ta << 32 may need 65 bits: shift by at most 31 (exact), and note where
-                            // a nonzero ta went by 32, whose saturated value is ta's sign's bound.
-                            let k31 = self.iconst(Type::I32, 31);
-                            let k32 = self.iconst(Type::I32, 32);
-                            let z = self.iconst(i64t, 0);
-                            let c31 = self.ins().binary(BinaryOp::MinU, count, k31);
-                            let is32 = self.ins().icmp(IntCC::Eq, count, k32);
-                            let nz = self.ins().icmp(IntCC::Ne, ta, z);
-                            let neg = self.ins().icmp(IntCC::Slt, ta, z);
-                            let both = self.ins().binary(BinaryOp::And, is32, nz);
-                            big = Some((both, neg));
-                            let exact = self.ins().shl(ta, c31);
-                            let full = self.ins().shl(ta, count);
-                            // Without .sat only the low 32 bits count: the full (wrapping) shift.
-                            if sat {
-                                exact
-                            } else {
-                                full
-                            }
-                        }
-                    }
-                };
-                if sat {
-                    let (lo, hi) = bounds;
-                    let mut t = self.clamp(i64t, tmp, lo, hi);
-                    if let Some((both, neg)) = big {
-                        let l = self.iconst(i64t, lo);
-                        let h = self.iconst(i64t, hi);
-                        let bound = self.ins().select(neg, l, h);
-                        t = self.ins().select(both, bound, t);
-                    }
-                    self.ins().trunc(Type::I32, t)
-                } else {
-                    self.ins().trunc(Type::I32, tmp)
-                }
-            }
-        };
-        if n == 4 {
-            let c = self.read(&ins.operands[3], Type::I32, Some(dt))?;
-            low = match (op2, merge) {
-                (Some("add"), _) => self.ins().add(low, c),
-                (Some(m), _) => {
-                    let bop = match (m, dsigned) {
-                        ("min", true) => BinaryOp::MinS,
-                        ("min", false) => BinaryOp::MinU,
-                        (_, true) => BinaryOp::MaxS,
-                        (_, false) => BinaryOp::MaxU,
-                    };
-                    self.ins().binary(bop, low, c)
-                }
-                (None, _) => {
-                    // optMerge: the low byte / half of tmp into c at the selected place.
-                    let (pos, len) = dfield;
-                    let p = self.iconst(Type::I32, pos as i64);
-                    let l = self.iconst(Type::I32, len as i64);
-                    self.ins().bits(BitOp::Bfi, &[low, c, p, l])
-                }
-            };
-        }
-        let dst = self.dest1(&dop)?;
-        self.write(dst, low, false, dop.span())
-    }
-
-    /// The low 32 bits of a scalar video result computed in 32-bit arithmetic, where that is
-    /// exact (`None`: use the 64-bit path): with both operands a byte or a half, every value
-    /// fits (`.sat` included, shifts excepted); without `.sat`, for shifts, `vadd`/`vsub`,
-    /// `vset`, and, when `a` and `b` have the same signedness, `vmin`/`vmax`/`vabsdiff`
-    /// (compared as that signedness; `|a - b|` is `max - min`).
-    fn scalar_low32(
-        &mut self,
-        ins: &Instruction,
-        op: VOp,
-        (at, bt): (ast::Type, ast::Type),
-        sat: Option<(i64, i64)>,
-        wrap: bool,
-    ) -> Option<Option<Value>> {
-        let (ao, asel) = split(&ins.operands[1]);
-        let (bo, bsel) = split(&ins.operands[2]);
-        let shift = matches!(op, VOp::Shl | VOp::Shr);
-        let narrow = asel.is_some() && bsel.is_some() && !shift;
-        let low32 =
-            sat.is_none() && (shift || matches!(op, VOp::Add | VOp::Sub | VOp::Set(_)) || at == bt);
-        if !narrow && !low32 {
-            return Some(None);
-        }
-        // Narrow values are exact, so compare as signed; otherwise as the operands' type.
-        let s = narrow || at == ast::Type::S32;
-        let (apos, alen) = self.scalar_sel(ins, asel)?;
-        let (bpos, blen) = self.scalar_sel(ins, bsel)?;
-        let a = self.read(&ao, Type::I32, Some(at))?;
-        let b = self.read(&bo, Type::I32, Some(bt))?;
-        let ta = self.vfield(a, apos, alen, at == ast::Type::S32);
-        let tb = self.vfield(b, bpos, blen, bt == ast::Type::S32);
-        let (min, max) = if s {
-            (BinaryOp::MinS, BinaryOp::MaxS)
-        } else {
-            (BinaryOp::MinU, BinaryOp::MaxU)
-        };
-        let t = match op {
-            VOp::Add => self.ins().add(ta, tb),
-            VOp::Sub => self.ins().sub(ta, tb),
-            VOp::Min => self.ins().binary(min, ta, tb),
-            VOp::Max => self.ins().binary(max, ta, tb),
-            VOp::Absdiff => {
-                let hi = self.ins().binary(max, ta, tb);
-                let lo = self.ins().binary(min, ta, tb);
-                self.ins().sub(hi, lo)
-            }
-            VOp::Set(c) => {
-                let cc = int_cc(c).expect("checked by video_instr");
-                // Mixed signedness (whole words): compare unsigned, except that a negative
-                // signed side is below every unsigned value.
-                let mixed = !narrow && at != bt;
-                let unsigned = !s || mixed;
-                let ucc = match (unsigned, cc) {
-                    (true, IntCC::Slt) => IntCC::Ult,
-                    (true, IntCC::Sle) => IntCC::Ule,
-                    (true, IntCC::Sgt) => IntCC::Ugt,
-                    (true, IntCC::Sge) => IntCC::Uge,
-                    (_, cc) => cc,
-                };
-                let p = self.ins().icmp(ucc, ta, tb);
-                let one = self.iconst(Type::I32, 1);
-                let zero = self.iconst(Type::I32, 0);
-                let r = self.ins().select(p, one, zero);
-                if mixed {
-                    let a_signed = at == ast::Type::S32;
-                    let side = if a_signed { ta } else { tb };
-                    let neg = self.ins().icmp(IntCC::Slt, side, zero);
-                    // The negative side is the smaller: a < b when it is a.
-                    let holds = match cc {
-                        IntCC::Eq => false,
-                        IntCC::Ne => true,
-                        IntCC::Slt | IntCC::Sle => a_signed,
-                        _ => !a_signed,
-                    };
-                    let k = self.iconst(Type::I32, holds as i64);
-                    self.ins().select(neg, k, r)
-                } else {
-                    r
-                }
-            }
-            VOp::Shl | VOp::Shr => {
-                // The IR's shifts give 0 (or the sign) for a count of 32, as PTX's clamp.
-                let n = if wrap {
-                    let m = self.iconst(Type::I32, 31);
-                    self.ins().binary(BinaryOp::And, tb, m)
-                } else {
-                    let k = self.iconst(Type::I32, 32);
-                    self.ins().binary(BinaryOp::MinU, tb, k)
-                };
-                match (op, at == ast::Type::S32) {
-                    (VOp::Shl, _) => self.ins().shl(ta, n),
-                    (_, true) => self.ins().binary(BinaryOp::ShrS, ta, n),
-                    (_, false) => self.ins().binary(BinaryOp::ShrU, ta, n),
-                }
-            }
+        let kind = match op {
+            VOp::Add => VideoKind::Add,
+            VOp::Sub => VideoKind::Sub,
+            VOp::Absdiff => VideoKind::Absdiff,
+            VOp::Min => VideoKind::Min,
+            VOp::Max => VideoKind::Max,
+            VOp::Shl => VideoKind::Shl { wrap },
+            VOp::Shr => VideoKind::Shr { wrap },
+            VOp::Set(c) => VideoKind::Set {
+                cmp: match int_cc(c).expect("checked by video_instr") {
+                    IntCC::Slt => 1,
+                    IntCC::Eq => 2,
+                    IntCC::Sle => 3,
+                    IntCC::Sgt => 4,
+                    IntCC::Ne => 5,
+                    _ => 6,
+                },
+            },
             VOp::Avrg => unreachable!("vavrg has only SIMD forms"),
         };
-        let Some((lo, hi)) = sat else {
-            return Some(Some(t));
+        // .b1/.b3: merged at byte 0 of 0, then moved into c's byte by a prmt.
+        let (merge_op, prmt_sel) = match dfield {
+            _ if !merge => (VideoOp2::None, None),
+            (8, 8) => (VideoOp2::Merge { pos: 0, len: 8 }, Some(0x3240)),
+            (24, 8) => (VideoOp2::Merge { pos: 0, len: 8 }, Some(0x4210)),
+            (pos, len) => (
+                VideoOp2::Merge {
+                    pos: pos as u8,
+                    len: len as u8,
+                },
+                None,
+            ),
         };
-        // Narrow: |t| < 2^17, so the 32-bit bounds reduce to what i32 holds.
-        let hi = hi.min(i32::MAX as i64);
-        Some(Some(self.clamp(Type::I32, t, lo, hi)))
+        let op2 = match op2 {
+            Some("add") => VideoOp2::Add,
+            Some("min") => VideoOp2::Min,
+            Some("max") => VideoOp2::Max,
+            _ => merge_op,
+        };
+        let (ao, asel) = split(&ins.operands[1]);
+        let (bo, bsel) = split(&ins.operands[2]);
+        let vop = VideoOp {
+            kind,
+            asel: self.sel_code(ins, asel)?,
+            bsel: self.sel_code(ins, bsel)?,
+            a_signed: at == ast::Type::S32,
+            b_signed: bt == ast::Type::S32,
+            d_signed: dt == ast::Type::S32,
+            sat,
+            op2,
+        };
+        let a = self.read(&ao, Type::I32, Some(at))?;
+        let b = self.read(&bo, Type::I32, Some(bt))?;
+        let d = if n == 4 {
+            let c = self.read(&ins.operands[3], Type::I32, Some(dt))?;
+            match prmt_sel {
+                Some(sel) => {
+                    let z = self.iconst(Type::I32, 0);
+                    let t = self.ins().bits(BitOp::Video(vop), &[a, b, z]);
+                    let s = self.iconst(Type::I32, sel);
+                    let mode = PrmtMode::Default;
+                    self.ins().bits(BitOp::Prmt { mode }, &[c, t, s])
+                }
+                None => self.ins().bits(BitOp::Video(vop), &[a, b, c]),
+            }
+        } else {
+            self.ins().bits(BitOp::Video(vop), &[a, b])
+        };
+        let dst = self.dest1(&dop)?;
+        self.write(dst, d, false, dop.span())
     }
 
-    /// `vmad.dtype.atype.btype{.po}{.shr7|.shr15} d, a{.asel}, b{.bsel}, c`:
-    /// `((ta * tb + c + po) >> scale)` in at least 66 bits, of which `d` is the low 32 —
-    /// which only the low 64 bits of the product and sum decide, since scale ≤ 15.
+    /// `vmad.dtype.atype.btype{.sat}{.po}{.shr7|.shr15} d, {-}a{.asel}, {-}b{.bsel}, {-}c`:
+    /// one native operation ([`VideoKind::Mad`], SASS `VMAD`), as ptxas writes it. A negated
+    /// `a` or `b` negates the product (both: no negation), a negated `c` the addend; ptxas
+    /// refuses a negated product together with a negated `c`, and negation with `.po`.
     fn vmad(&mut self, ins: &Instruction) -> Option<()> {
         let types = ins.type_mod_list();
         let ok = |t: &ast::Type| matches!(t, ast::Type::U32 | ast::Type::S32);
         if types.len() != 3 || !types.iter().all(ok) {
             return self.unsupported(ins, "video operands are .u32 or .s32");
-        }
-        if ins.has_flag("sat") {
-            return self.unsupported(ins, "vmad with .sat");
         }
         if ins.operands.len() != 4 || matches!(ins.operands[0], Operand::Selected { .. }) {
             return self.unsupported(ins, "vmad takes d, a, b, c");
@@ -471,44 +321,38 @@ impl FnBuilder<'_, '_> {
         } else {
             0
         };
-        if scale == 0 {
-            // Unscaled, d is the low 32 bits of the sum, which the operands' low 32 bits
-            // decide: a 32-bit multiply-add.
-            let (ao, asel) = split(&ins.operands[1]);
-            let (bo, bsel) = split(&ins.operands[2]);
-            let (apos, alen) = self.scalar_sel(ins, asel)?;
-            let (bpos, blen) = self.scalar_sel(ins, bsel)?;
-            let a = self.read(&ao, Type::I32, Some(at))?;
-            let b = self.read(&bo, Type::I32, Some(bt))?;
-            let c = self.read(&ins.operands[3], Type::I32, Some(dt))?;
-            let ta = self.vfield(a, apos, alen, at == ast::Type::S32);
-            let tb = self.vfield(b, bpos, blen, bt == ast::Type::S32);
-            let mut d = self.ins().mad_lo(ta, tb, c);
-            if ins.has_flag("po") {
-                let one = self.iconst(Type::I32, 1);
-                d = self.ins().add(d, one);
-            }
-            let dst = self.dest1(&ins.operands[0])?;
-            return self.write(dst, d, false, ins.operands[0].span());
+        let (ao, na) = strip_neg(&ins.operands[1]);
+        let (bo, nb) = strip_neg(&ins.operands[2]);
+        let (co, nc) = strip_neg(&ins.operands[3]);
+        let po = ins.has_flag("po");
+        let neg_ab = na != nb;
+        if (neg_ab && nc) || (po && (na || nb || nc)) {
+            return self.unsupported(
+                ins,
+                "vmad negates a xor b, or c, and takes no negation with .po",
+            );
         }
-        let ta = self.vscalar_operand(ins, &ins.operands[1], at)?;
-        let tb = self.vscalar_operand(ins, &ins.operands[2], bt)?;
-        let signed_final = at == ast::Type::S32 || bt == ast::Type::S32;
-        let c = self.read(&ins.operands[3], Type::I32, Some(dt))?;
-        let c = if signed_final {
-            self.ins().sext(Type::I64, c)
-        } else {
-            self.ins().zext(Type::I64, c)
+        let (ao, asel) = split(&ao);
+        let (bo, bsel) = split(&bo);
+        let vop = VideoOp {
+            kind: VideoKind::Mad {
+                scale,
+                neg_ab,
+                neg_c: nc,
+                po,
+            },
+            asel: self.sel_code(ins, asel)?,
+            bsel: self.sel_code(ins, bsel)?,
+            a_signed: at == ast::Type::S32,
+            b_signed: bt == ast::Type::S32,
+            d_signed: dt == ast::Type::S32,
+            sat: ins.has_flag("sat"),
+            op2: VideoOp2::None,
         };
-        let prod = self.ins().mul(ta, tb);
-        let mut sum = self.ins().add(prod, c);
-        if ins.has_flag("po") {
-            let one = self.iconst(Type::I64, 1);
-            sum = self.ins().add(sum, one);
-        }
-        let k = self.iconst(Type::I32, scale);
-        sum = self.ins().binary(BinaryOp::ShrU, sum, k);
-        let d = self.ins().trunc(Type::I32, sum);
+        let a = self.read(&ao, Type::I32, Some(at))?;
+        let b = self.read(&bo, Type::I32, Some(bt))?;
+        let c = self.read(&co, Type::I32, Some(dt))?;
+        let d = self.ins().bits(BitOp::Video(vop), &[a, b, c]);
         let dst = self.dest1(&ins.operands[0])?;
         self.write(dst, d, false, ins.operands[0].span())
     }

@@ -11,6 +11,10 @@
 //! bfi       BFI d, a, ctl, b                        (ctl as for bfe)
 //! prmt      PRMT{.mode} d, a, sel, b                (PTX's b goes in the C slot)
 //! vabsdiff4 VABSDIFF4.{U8,S8}.U8{.ACC} d, a, b, c   (c: RZ without .ACC)
+//! cvt.sat   I2I.<dt>.<U32|S32>.SAT d, a              (32-bit sources)
+//! mad.hi.sat IMAD.HI.SAT d, a, b, c                  (.s32)
+//! video     VADD/VABSDIFF/VMNMX/VSET/VSHL/VSHR/VMAD d, a.sel, b.sel, c  (c: RZ without a
+//!           secondary op or merge; vsub = VADD with -b; see `video_inst`)
 //! %clock    CS2R d, SR_CLOCKLO
 //! %clock64  CS2R hi, SR_CLOCKHI ; CS2R lo, SR_CLOCKLO ; ISETP.LT p, lo, RZ ; @!p CS2R hi, SR_CLOCKHI
 //! ```
@@ -20,6 +24,7 @@
 //! word when the low word's top bit is clear (it may have just wrapped), as ptxas does.
 
 use super::{Lowerer, Src};
+use crate::ir::video::{VideoKind, VideoOp, VideoOp2};
 use crate::ir::{BitOp, Value};
 use crate::lower::inst::{Role, Sm50Inst};
 use crate::lower::lea::Loc;
@@ -205,6 +210,74 @@ impl<'a> Lowerer<'a> {
                     .with(Field::Red, acc as u64);
                 i.piece(inst, &refs);
             }
+            BitOp::Video(v) => {
+                // As ptxas: a zero operand is RZ; a small constant B the 16-bit immediate
+                // (U16, or S16 for a signed B, non-negative in both), other constants a
+                // register.
+                let mut refs = vec![(Field::Rd, dop, 0)];
+                let mut operand = |this: &mut Self, x: Value, field: Field| {
+                    if this.imm_of(x) != Some(0) {
+                        let l = this.reg(x)?;
+                        refs.push((field, i.use_(l.vreg), l.offset));
+                    }
+                    Ok::<(), LowerError>(())
+                };
+                operand(self, arg(0)?, Field::Ra)?;
+                let shift = matches!(v.kind, VideoKind::Shl { .. } | VideoKind::Shr { .. });
+                let limit = if v.b_signed && !shift { 0x7fff } else { 0xffff };
+                // VSET's immediate form is not modelled (isa/sm50.isa): a register.
+                let set = matches!(v.kind, VideoKind::Set { .. });
+                let imm = self
+                    .imm_of(arg(1)?)
+                    .filter(|&k| !set && v.bsel == 6 && (1..=limit).contains(&k));
+                if imm.is_none() {
+                    operand(self, arg(1)?, Field::Rb)?;
+                }
+                if v.arity() == 3 {
+                    operand(self, arg(2)?, Field::Rc)?;
+                }
+                i.piece(video_inst(v, imm), &refs);
+            }
+            BitOp::SatCvt {
+                src_signed,
+                dst_bits,
+                dst_signed,
+            } => {
+                // I2I.<dt>.<st>.SAT d, a (type codes: 0/1/2 = 8/16/32 bits, +4 signed).
+                let code = |bits: u8, signed: bool| {
+                    u64::from(bits.trailing_zeros() - 3) | (u64::from(signed) << 2)
+                };
+                let a = self.reg(arg(0)?)?;
+                let aop = i.use_(a.vreg);
+                let inst = sm50::Inst::new(Form::I2I_R)
+                    .with(Field::Dt, code(dst_bits, dst_signed))
+                    .with(Field::St, code(32, src_signed))
+                    .with(Field::Sat, 1);
+                i.piece(inst, &[(Field::Rd, dop, 0), (Field::Rb, aop, a.offset)]);
+            }
+            BitOp::MadHiSat => {
+                // IMAD.HI.SAT d, a, b, c (ptxas 11.8's mad.hi.sat.s32).
+                let a = self.reg(arg(0)?)?;
+                let b = self.reg(arg(1)?)?;
+                let c = self.reg(arg(2)?)?;
+                let aop = i.use_(a.vreg);
+                let bop = i.use_(b.vreg);
+                let cop = i.use_(c.vreg);
+                let inst = sm50::Inst::new(Form::IMAD_R)
+                    .with(Field::Sa, 1)
+                    .with(Field::Sb, 1)
+                    .with(Field::Hi, 1)
+                    .with(Field::Sat, 1);
+                i.piece(
+                    inst,
+                    &[
+                        (Field::Rd, dop, 0),
+                        (Field::Ra, aop, a.offset),
+                        (Field::Rb, bop, b.offset),
+                        (Field::Rc, cop, c.offset),
+                    ],
+                );
+            }
             BitOp::Lop3 => {
                 // LOP3.LUT d, a, b, c, lut (ptxas 11.8's form: three registers).
                 let Some(lut) = self.imm_of(arg(3)?) else {
@@ -275,5 +348,92 @@ impl<'a> Lowerer<'a> {
         self.push(i);
         self.set_loc(v, Loc { vreg: d, offset: 0 });
         Ok(())
+    }
+}
+
+/// The one SASS instruction of a scalar video operation, operands unset (see `ir::video`):
+/// `vsub` is `VADD` with B negated, `vmin`/`vmax` `VMNMX` (`.MX` = max), `.po` both `VMAD`
+/// negation bits; bit 54 (`nud`/`sd`) is the destination's sign.
+/// With `imm`, the immediate-B form (`_I`) holding it.
+fn video_inst(v: VideoOp, imm: Option<i64>) -> sm50::Inst {
+    let vop = match v.op2 {
+        VideoOp2::Merge { pos: 16, len: 16 } => 0,
+        VideoOp2::Merge { len: 16, .. } => 1,
+        VideoOp2::Merge { pos: 0, .. } => 2,
+        VideoOp2::Merge { .. } => 3,
+        VideoOp2::Add => 4,
+        VideoOp2::Min => 5,
+        VideoOp2::Max => 6,
+        VideoOp2::None => 7,
+    };
+    let base = |form: Form| {
+        let i = match imm {
+            None => sm50::Inst::new(form).with(Field::Sb, u64::from(v.bsel)),
+            Some(k) => sm50::Inst::new(match form {
+                Form::VADD => Form::VADD_I,
+                Form::VABSDIFF => Form::VABSDIFF_I,
+                Form::VMNMX => Form::VMNMX_I,
+                Form::VSHL => Form::VSHL_I,
+                Form::VSHR => Form::VSHR_I,
+                Form::VMAD32 => Form::VMAD32_I,
+                _ => Form::VMAD_I,
+            })
+            .with(Field::Imm, k as u64 & 0xffff),
+        };
+        i.with(Field::Sa, u64::from(v.asel))
+            .with(Field::As, v.a_signed as u64)
+    };
+    // The forms with a signed B, a secondary op, a destination sign and .SAT.
+    let full = |form: Form, sign: Field| {
+        base(form)
+            .with(Field::Bs, v.b_signed as u64)
+            .with(Field::Vop, vop)
+            .with(sign, v.d_signed as u64)
+            .with(Field::Sat, v.sat as u64)
+    };
+    match v.kind {
+        VideoKind::Add => full(Form::VADD, Field::Nud),
+        VideoKind::Sub => full(Form::VADD, Field::Nud).with(Field::Negb, 1),
+        VideoKind::Absdiff => full(Form::VABSDIFF, Field::Sd),
+        VideoKind::Min => full(Form::VMNMX, Field::Nud),
+        VideoKind::Max => full(Form::VMNMX, Field::Nud).with(Field::Mx, 1),
+        VideoKind::Shl { wrap } | VideoKind::Shr { wrap } => {
+            let form = if matches!(v.kind, VideoKind::Shl { .. }) {
+                Form::VSHL
+            } else {
+                Form::VSHR
+            };
+            base(form)
+                .with(Field::W, wrap as u64)
+                .with(Field::Vop, vop)
+                .with(Field::Nud, v.d_signed as u64)
+                .with(Field::Sat, v.sat as u64)
+        }
+        VideoKind::Set { cmp } => base(Form::VSET)
+            .with(Field::Bs, v.b_signed as u64)
+            .with(Field::Vop, vop)
+            .with(Field::Cmp, u64::from(cmp)),
+        VideoKind::Mad {
+            scale,
+            neg_ab,
+            neg_c,
+            po,
+        } => {
+            // A 32-bit operand makes it the variable-latency VMAD (see isa/sm50.isa).
+            let wide = v.asel == 6 || (imm.is_none() && v.bsel == 6);
+            base(if wide { Form::VMAD32 } else { Form::VMAD })
+                .with(Field::Bs, v.b_signed as u64)
+                .with(
+                    Field::Scale,
+                    match scale {
+                        7 => 1,
+                        15 => 2,
+                        _ => 0,
+                    },
+                )
+                .with(Field::Negab, (neg_ab || po) as u64)
+                .with(Field::Negc, (neg_c || po) as u64)
+                .with(Field::Sat, v.sat as u64)
+        }
     }
 }
