@@ -106,6 +106,7 @@ use crate::error::{Diagnostic, SourceFile, Span};
 use crate::ir::float::{FloatCC, FloatFmt, FloatOp};
 
 mod prefetch;
+mod stack;
 mod sync;
 mod video;
 use crate::ptx::ast;
@@ -1878,6 +1879,8 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                         | Opcode::Brkpt
                         | Opcode::Prefetch
                         | Opcode::Prefetchu
+                        | Opcode::Alloca
+                        | Opcode::Stackrestore
                 );
                 match guard {
                     None => self.body_instr(ins),
@@ -2015,6 +2018,9 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                     return self.unsupported(ins, "pmevent takes an immediate event number");
                 }
                 return Some(());
+            }
+            Opcode::Alloca | Opcode::Stacksave | Opcode::Stackrestore => {
+                return self.stack_instr(ins)
             }
             Opcode::Brx => "indirect branches (brx.idx) are not supported",
             _ => "not in the IR yet",
