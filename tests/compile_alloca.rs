@@ -457,8 +457,13 @@ fn ptxas_refusals_are_located_errors() {
         ),
         (
             ".version 7.3\n.target sm_52",
-            "alloca.b64 %rd7, %rd1, 8;",
+            "alloca.u16 %rd7, %rd1, 8;",
             "Unexpected instruction types specified for 'alloca'",
+        ),
+        (
+            ".version 7.3\n.target sm_52",
+            "alloca.b64 %rd7, %rd1, 8;",
+            "'.b64'",
         ),
         (
             ".version 7.3\n.target sm_52",
