@@ -538,6 +538,12 @@ fn compile_kernel(
     let dynamic_stack = uses_dynamic_stack(f);
     if dynamic_stack {
         swap_stack_registers(&mut code);
+        // ptxas 11.8's warning for such a kernel, word for word.
+        out.diagnostics.push(Diagnostic::warning(
+            file,
+            facts.span(name),
+            format!("Stack size for entry function '{name}' cannot be statically determined"),
+        ));
     }
     times.lap("emit", t);
     let body = body_from_lowered(inject(code, opts.debug_inject), frame, dynamic_stack)

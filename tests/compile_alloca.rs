@@ -121,6 +121,12 @@ DONE1:
         "MIN_STACK_SIZE as ptxas: cannot be determined"
     );
     assert_eq!(frame, Some(0));
+    // ptxas 11.8's warning, word for word.
+    let warned = leafold::error::render_all(&out.diagnostics);
+    assert!(
+        warned.contains("Stack size for entry function 'k' cannot be statically determined"),
+        "{warned}"
+    );
 }
 
 #[test]
