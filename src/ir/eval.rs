@@ -704,7 +704,9 @@ impl DynStack {
         }
         if depth as usize > self.bytes.len() {
             let grow = depth as usize - self.bytes.len();
-            self.bytes.splice(0..0, std::iter::repeat_n(0u8, grow));
+            let mut grown = vec![0u8; grow];
+            grown.extend_from_slice(&self.bytes);
+            self.bytes = grown;
         }
         self.sp = sp;
         Ok(())
