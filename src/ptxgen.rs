@@ -830,6 +830,20 @@ impl Gen<'_, '_> {
     }
 }
 
+impl Gen<'_, '_> {
+    /// Store `bytes` bytes of values made from `seed` (a per-thread register) at `base`, a
+    /// region of `kind`: memory the kernel may read before writing it is then defined.
+    fn fill(&mut self, base: &str, kind: Kind, seed: &str, bytes: u32) {
+        let x = self.r32();
+        self.emit(&format!("mad.lo.s32 {x}, {seed}, 40503, 12345;"));
+        let sp = space_of(kind);
+        for k in 0..bytes / 4 {
+            self.emit(&format!("st{sp}.u32 [{base}+{}], {x};", 4 * k));
+            self.emit(&format!("add.s32 {x}, {x}, 977;"));
+        }
+    }
+}
+
 /// The state-space suffix of a load or store in a region of this kind.
 fn space_of(kind: Kind) -> &'static str {
     match kind {
@@ -966,6 +980,12 @@ pub fn generate(src: &mut Source) -> GenKernel {
             g.emit(&format!("mad.lo.s32 {o}, {tid}, {SHARED_SLICE}, {base};"));
             o
         };
+        // Every byte a thread may read holds a defined value: each thread fills its own
+        // slice, and a barrier publishes the slices before anyone reads another's. (Reading
+        // bytes nothing wrote gives zero in both of verify's models but garbage on a GPU,
+        // which `scripts/hwcheck.sh` showed; `Launch::undefined_uninit`.)
+        g.fill(&own, kind, gtid.as_str(), SHARED_SLICE);
+        g.emit("bar.sync 0;");
         let whole = 1u32 << (31 - shared_bytes.leading_zeros());
         g.regions.push(Region {
             base,
@@ -1003,6 +1023,7 @@ pub fn generate(src: &mut Source) -> GenKernel {
             g.emit(&format!("mov.u32 {s}, lc;"));
             (s, Kind::Local, false)
         };
+        g.fill(&base, kind, gtid.as_str(), LOCAL_BYTES);
         g.regions.push(Region {
             base,
             wide,

@@ -843,8 +843,9 @@ pub fn launch_block(f: &Function, opts: &VerifyOptions) -> [u32; 3] {
 /// default `cudaLimitStackSize` is 1 KB, but random sizes and loops want more).
 pub const DYNAMIC_STACK_BYTES: u32 = 16 << 10;
 
-/// The launch of run `seed`: parameters and buffers as the module essay says.
-fn make_launch(
+/// The launch of run `seed`: parameters and buffers as the module essay says. Public for
+/// `examples/hwcheck_export.rs`, which replays the same launches on a GPU.
+pub fn make_launch(
     f: &Function,
     pointers: &[usize],
     addr32: bool,

@@ -521,6 +521,18 @@ fn eval_refuses_released_and_unallocated_stack() {
             other => panic!("{body}: {other:?}"),
         }
     }
+    // With `undefined_uninit`, reading stack bytes nothing wrote is undefined; written ones
+    // read back.
+    let src = kernel(
+        "",
+        "alloca.u64 %rd8, 16, 16;\n st.local.u32 [%rd8+4], %r1;\n ld.local.u32 %r3, [%rd8+4];\n ld.local.u32 %r4, [%rd8+8];\n st.global.v2.u32 [%rd3], {%r3, %r4};",
+    );
+    let module = common::ir_module("uninit.ptx", src.as_str());
+    let mut l = launch(0);
+    with_room(&mut l);
+    l.undefined_uninit = true;
+    let e = eval::run(&module, "k", &l).expect_err("reads an unwritten stack word");
+    assert!(e.to_string().contains("nothing wrote"), "{e}");
     // Growing past the launch's room is undefined too.
     let src = kernel(
         "",

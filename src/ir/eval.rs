@@ -197,6 +197,12 @@ pub struct Launch {
     /// tests run kernels written for one thread on several, where every thread stores the
     /// same value to the same place, and compare the result on purpose; `verify` turns it on.
     pub global_races: bool,
+    /// Reading shared or local bytes that neither a store nor an initializer wrote is
+    /// undefined: PTX gives them no value, and a GPU leaves whatever was there. Off by
+    /// default, because `verify`'s two sides (this interpreter and the simulator) both start
+    /// from zeros and so agree; the hardware check (`examples/hwcheck_export.rs`) turns it on,
+    /// since a real GPU does not start from zeros.
+    pub undefined_uninit: bool,
 }
 
 impl Launch {
@@ -241,6 +247,7 @@ impl Launch {
             step_limit: DEFAULT_STEP_LIMIT,
             gridid: 0,
             global_races: false,
+            undefined_uninit: false,
         }
     }
 }
@@ -495,6 +502,10 @@ struct Memory {
     /// Initial images of shared and local memory (variables' initializers).
     shared_init: Vec<u8>,
     local_init: Vec<u8>,
+    /// Which bytes of `shared_init` and `local_init` an initializer wrote; empty unless the
+    /// launch asks for [`Launch::undefined_uninit`].
+    shared_def_init: Vec<bool>,
+    local_def_init: Vec<bool>,
     /// Race detection on global memory (the launch regions, then `module_global`).
     global_races: GlobalShadow,
 }
@@ -541,6 +552,22 @@ impl Memory {
             constant: vec![0; layout.const_size as usize],
             shared_init: vec![0; shared_total as usize],
             local_init: vec![0; local_total as usize],
+            shared_def_init: vec![
+                false;
+                if launch.undefined_uninit {
+                    shared_total
+                } else {
+                    0
+                } as usize
+            ],
+            local_def_init: vec![
+                false;
+                if launch.undefined_uninit {
+                    local_total
+                } else {
+                    0
+                } as usize
+            ],
             global_races: GlobalShadow::new(
                 launch.global_races,
                 launch.global.len() + 1,
@@ -551,14 +578,19 @@ impl Memory {
             let Some(init) = &v.init else { continue };
             let off = layout.offsets[i] as usize;
             let n = init.len().min(v.size as usize);
-            let dst = match v.space {
-                Space::Global => &mut m.module_global,
+            let (dst, def) = match v.space {
+                Space::Global => (&mut m.module_global, None),
                 Space::Shared | Space::Local if !layout.named[i] => continue,
-                Space::Shared => &mut m.shared_init,
-                Space::Local => &mut m.local_init,
-                Space::Const | Space::Param | Space::Generic => &mut m.constant,
+                Space::Shared => (&mut m.shared_init, Some(&mut m.shared_def_init)),
+                Space::Local => (&mut m.local_init, Some(&mut m.local_def_init)),
+                Space::Const | Space::Param | Space::Generic => (&mut m.constant, None),
             };
             dst[off..off + n].copy_from_slice(&init[..n]);
+            // An initializer defines the whole variable (PTX pads it with zeros).
+            if let Some(def) = def.filter(|d| !d.is_empty()) {
+                let end = (off + v.size as usize).min(def.len());
+                def[off..end].fill(true);
+            }
         }
         // Addresses in initializers (a loader's data relocations).
         for (gv, addrs) in module.addr_inits.iter() {
@@ -660,6 +692,10 @@ struct ThreadMem<'a> {
     mem: &'a mut Memory,
     shared: &'a mut Vec<u8>,
     local: &'a mut Vec<u8>,
+    /// Which bytes of `shared` and `local` hold a defined value; empty unless the launch asks
+    /// for [`Launch::undefined_uninit`].
+    shared_def: &'a mut Vec<bool>,
+    local_def: &'a mut Vec<bool>,
     params: &'a [u8],
     races: &'a mut RaceShadow,
     stack: &'a mut DynStack,
@@ -677,6 +713,10 @@ struct DynStack {
     bytes: Vec<u8>,
     /// Most bytes the stack may hold (`Launch::local_size`).
     room: u32,
+    /// Whether each byte was written, kept when the launch asks for
+    /// [`Launch::undefined_uninit`] (`track`), as for the local array.
+    def: Vec<bool>,
+    track: bool,
 }
 
 impl DynStack {
@@ -707,6 +747,11 @@ impl DynStack {
             let mut grown = vec![0u8; grow];
             grown.extend_from_slice(&self.bytes);
             self.bytes = grown;
+            if self.track {
+                let mut grown = vec![false; grow];
+                grown.extend_from_slice(&self.def);
+                self.def = grown;
+            }
         }
         self.sp = sp;
         Ok(())
@@ -770,10 +815,12 @@ fn run_cta(
 ) -> Result<(Vec<u8>, Vec<Vec<u8>>), EvalError> {
     let [bx, by, bz] = ctx.launch.block;
     let mut shared = mem.shared_init.clone();
+    let mut shared_def = mem.shared_def_init.clone();
     let entry = ctx.func.layout[0];
     let mut threads = Vec::new();
     let mut locals = Vec::new();
     let mut stacks = Vec::new();
+    let mut local_defs = Vec::new();
     for z in 0..bz {
         for y in 0..by {
             for x in 0..bx {
@@ -788,8 +835,10 @@ fn run_cta(
                 locals.push(mem.local_init.clone());
                 stacks.push(DynStack {
                     room: ctx.launch.local_size,
+                    track: ctx.launch.undefined_uninit,
                     ..DynStack::default()
                 });
+                local_defs.push(mem.local_def_init.clone());
             }
         }
     }
@@ -806,8 +855,10 @@ fn run_cta(
     // then the barrier opens for all waiting threads. Without barriers that is one round in
     // which each thread runs to its end. The step limit bounds the number of rounds.
     loop {
-        let each = threads.iter_mut().zip(&mut locals).zip(&mut stacks);
-        for (((thread, local), stack), status) in each.zip(&mut status) {
+        let each = threads.iter_mut().zip(&mut locals).zip(&mut local_defs);
+        for ((((thread, local), local_def), stack), status) in
+            each.zip(&mut stacks).zip(&mut status)
+        {
             if *status != Status::Running {
                 continue;
             }
@@ -815,6 +866,8 @@ fn run_cta(
                 mem,
                 shared: &mut shared,
                 local,
+                shared_def: &mut shared_def,
+                local_def,
                 params,
                 races: &mut races,
                 stack,
@@ -1992,10 +2045,25 @@ impl ThreadMem<'_> {
             return read(inst, space, self.params, addr, size);
         }
         let (bytes, r) = self.locate(inst, space, addr, size)?;
-        Ok(bytes[r]
+        let r2 = r.clone();
+        let value = bytes[r]
             .iter()
             .rev()
-            .fold(0u64, |acc, &b| (acc << 8) | u64::from(b)))
+            .fold(0u64, |acc, &b| (acc << 8) | u64::from(b));
+        let in_stack = space == Space::Local && self.stack.range(inst, addr, size)?.is_some();
+        let def = match space {
+            Space::Local if in_stack => &self.stack.def,
+            Space::Shared => &self.shared_def,
+            Space::Local => &self.local_def,
+            _ => return Ok(value),
+        };
+        if !def.is_empty() && def[r2].iter().any(|d| !d) {
+            return Err(EvalError::Undefined {
+                inst,
+                why: format!("reads {space} memory that nothing wrote (its value is undefined)"),
+            });
+        }
+        Ok(value)
     }
 
     /// Record an access for race detection (shared and global memory; see the module
@@ -2047,8 +2115,18 @@ impl ThreadMem<'_> {
         x: u64,
     ) -> Result<(), EvalError> {
         let (bytes, r) = self.locate(inst, space, addr, size)?;
-        for (i, b) in bytes[r].iter_mut().enumerate() {
+        for (i, b) in bytes[r.clone()].iter_mut().enumerate() {
             *b = (x >> (8 * i)) as u8;
+        }
+        let in_stack = space == Space::Local && self.stack.range(inst, addr, size)?.is_some();
+        let def = match space {
+            Space::Local if in_stack => &mut self.stack.def,
+            Space::Shared => &mut self.shared_def,
+            Space::Local => &mut self.local_def,
+            _ => return Ok(()),
+        };
+        if !def.is_empty() {
+            def[r].fill(true);
         }
         Ok(())
     }
