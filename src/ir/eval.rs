@@ -2051,10 +2051,10 @@ impl ThreadMem<'_> {
             .rev()
             .fold(0u64, |acc, &b| (acc << 8) | u64::from(b));
         let in_stack = space == Space::Local && self.stack.range(inst, addr, size)?.is_some();
-        let def = match space {
+        let def: &[bool] = match space {
             Space::Local if in_stack => &self.stack.def,
-            Space::Shared => &self.shared_def,
-            Space::Local => &self.local_def,
+            Space::Shared => self.shared_def,
+            Space::Local => self.local_def,
             _ => return Ok(value),
         };
         if !def.is_empty() && def[r2].iter().any(|d| !d) {
