@@ -533,8 +533,20 @@ fn compile_kernel(
     }
     // Fewer same-bank source pairs: a register renaming that keeps every dependency.
     crate::sm50::banks::avoid_conflicts(&mut code, alloc.num_regs);
+    // `alloca`/`stacksave`/`stackrestore`: R1 becomes the moving stack pointer and R0 the
+    // frame base (`lower::select::stack`).
+    let dynamic_stack = uses_dynamic_stack(f);
+    if dynamic_stack {
+        swap_stack_registers(&mut code);
+        // ptxas 11.8's warning for such a kernel, word for word.
+        out.diagnostics.push(Diagnostic::warning(
+            file,
+            facts.span(name),
+            format!("Stack size for entry function '{name}' cannot be statically determined"),
+        ));
+    }
     times.lap("emit", t);
-    let body = body_from_lowered(inject(code, opts.debug_inject), frame)
+    let body = body_from_lowered(inject(code, opts.debug_inject), frame, dynamic_stack)
         .map_err(|e| err(format!("internal error in kernel `{name}`: {e}")))?;
     let laid = layout(&body, opts.sched)
         .map_err(|e| err(format!("internal error laying out `{name}`: {e}")))?;
@@ -547,7 +559,7 @@ fn compile_kernel(
     // Code index k is body index k (+1 after the frame adjustment), and the layout puts
     // its prologue first: index k + 1 (+1) before scheduling; `moved` says where list
     // scheduling placed it.
-    let shift = 1 + usize::from(frame > 0);
+    let shift = 1 + usize::from(frame > 0) + usize::from(dynamic_stack);
     let placed_at = |k: usize| laid.moved.get(k + shift).copied();
     let mut src_lines = vec![None; laid.placed.len()];
     for (k, loc) in srclocs.iter().enumerate() {
@@ -593,7 +605,9 @@ fn compile_kernel(
         .then_some((u64::from(shared.size), u64::from(shared.align)));
     k.constant2 = (!constant2.is_empty()).then_some(constant2);
     k.frame_size = frame;
-    k.min_stack_size = frame;
+    // ptxas 11.8 writes 0xffffffff ("Stack size ... cannot be statically determined") for a
+    // kernel with `alloca`: the driver then gives it the default stack size.
+    k.min_stack_size = if dynamic_stack { u32::MAX } else { frame };
     k.max_reg_count = max_regs as u16;
     k.extra_info = launch.records();
     k.exit_offsets = laid.exit_offsets.clone();
@@ -745,21 +759,54 @@ pub fn info_log(kernels: &[KernelReport], arch: Arch, gmem: u64) -> String {
     s
 }
 
+/// Whether `f` has `alloca`, `stacksave` or `stackrestore`.
+fn uses_dynamic_stack(f: &ir::Function) -> bool {
+    f.insts
+        .values()
+        .any(|i| matches!(i.data, ir::InstData::Stack { .. }))
+}
+
+/// Swap R0 and R1 in every register field: selection wrote the dynamic stack pointer as R0
+/// (`lower::select::stack::DSP`, a register the allocator kept free) and the frame base as
+/// R1; ptxas's code moves R1 and keeps the frame base elsewhere. No pair or quad starts at
+/// R0 (R1 is never allocated), so every field naming R0 or R1 names exactly that register.
+fn swap_stack_registers(insts: &mut [Inst]) {
+    for inst in insts {
+        let fields = inst.info().fields;
+        for (k, f) in fields.iter().enumerate() {
+            if matches!(f.kind, crate::sm50::FieldKind::Reg) && inst.f[k] <= 1 {
+                inst.f[k] ^= 1;
+            }
+        }
+    }
+}
+
 /// Turn `lower::emit`'s output (each `BRA`'s `rel` holds its target's index) into a [`Body`],
-/// prepending the frame adjustment `IADD32I R1, R1, -frame` when the kernel spills.
-fn body_from_lowered(mut insts: Vec<Inst>, frame: u32) -> Result<Body, String> {
+/// prepending the frame adjustment `IADD32I R1, R1, -frame` when the kernel spills, and then
+/// `MOV R0, R1` (the frame base) when it has a dynamic stack.
+fn body_from_lowered(
+    mut insts: Vec<Inst>,
+    frame: u32,
+    dynamic_stack: bool,
+) -> Result<Body, String> {
     // The emitted vector becomes the body's in place (the prologue, when there is one, goes
     // in front in one move of the whole vector) rather than each instruction copied over.
     let n = insts.len();
-    let shift = usize::from(frame > 0);
+    let shift = usize::from(frame > 0) + usize::from(dynamic_stack);
+    let mut prologue = Vec::new();
     if frame > 0 {
-        insts.insert(
-            0,
+        prologue.push(
             Inst::new(Form::IADD32I)
                 .with(Field::Rd, 1)
                 .with(Field::Ra, 1)
                 .with_signed(Field::Imm, -i64::from(frame)),
         );
+    }
+    if dynamic_stack {
+        prologue.push(Inst::new(Form::MOV_R).with(Field::Rd, 0).with(Field::Rb, 1));
+    }
+    if !prologue.is_empty() {
+        insts.splice(0..0, prologue);
     }
     let mut targets = Vec::with_capacity(insts.len());
     targets.resize(shift, None);

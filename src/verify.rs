@@ -839,6 +839,10 @@ pub fn launch_block(f: &Function, opts: &VerifyOptions) -> [u32; 3] {
     }
 }
 
+/// Per-thread bytes of stack below the frame for kernels with `alloca` (16 KB; CUDA's
+/// default `cudaLimitStackSize` is 1 KB, but random sizes and loops want more).
+pub const DYNAMIC_STACK_BYTES: u32 = 16 << 10;
+
 /// The launch of run `seed`: parameters and buffers as the module essay says. Public for
 /// `examples/hwcheck_export.rs`, which replays the same launches on a GPU.
 pub fn make_launch(
@@ -852,6 +856,14 @@ pub fn make_launch(
     let mut rng = Rng::new(seed);
     let mut launch = Launch::new(opts.grid, launch_block(f, opts));
     launch.global_races = true;
+    if f.insts
+        .values()
+        .any(|i| matches!(i.data, ir::InstData::Stack { .. }))
+    {
+        // Room for `alloca` below the frame, in `ir::eval` and in the simulator alike; a
+        // multiple of every alignment up to 16 KB, so both align the same addresses.
+        launch.local_size = DYNAMIC_STACK_BYTES;
+    }
     let mut params = vec![0u8; f.param_size() as usize];
     for (i, p) in f.params.iter().enumerate() {
         let at = p.offset as usize;

@@ -5,8 +5,8 @@
 //! The corpora are other people's programs; these are the constructs users' compilers emit,
 //! chosen on purpose, from two front ends.
 //!
-//! Every file must compile for the target its `.target` names (sm_50, or sm_53 for the
-//! half-precision one), be hazard-free, be listed by cuobjdump exactly as we print it (with
+//! Every file must compile for the target its `.target` names (sm_50, sm_52 for `alloca`, or
+//! sm_53 for the half-precision one), be hazard-free, be listed by cuobjdump exactly as we print it (with
 //! the oracle), and every kernel must verify: `ir::eval` and the simulator running our code
 //! agree on every byte of seeded random launches (a kernel whose PTX is undefined at the
 //! full launch verifies at one thread per CTA, as `leafold verify` does).
@@ -37,10 +37,13 @@ fn files() -> Vec<(String, String)> {
     v
 }
 
-/// The Maxwell target a file names (`.target sm_53` for the half-precision sources).
+/// The Maxwell target a file names (`.target sm_53` for the half-precision sources,
+/// `.target sm_52` for `alloca`).
 fn arch_of(ptx: &str) -> Arch {
     if ptx.lines().any(|l| l.trim().starts_with(".target sm_53")) {
         Arch::Sm53
+    } else if ptx.lines().any(|l| l.trim().starts_with(".target sm_52")) {
+        Arch::Sm52
     } else {
         Arch::Sm50
     }

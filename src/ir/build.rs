@@ -108,6 +108,7 @@ use crate::error::{Diagnostic, SourceFile, Span};
 use crate::ir::float::{FloatCC, FloatFmt, FloatOp};
 
 mod prefetch;
+mod stack;
 mod sync;
 mod video;
 use crate::ptx::ast;
@@ -1882,6 +1883,8 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                         | Opcode::Prefetchu
                         | Opcode::Cp
                         | Opcode::Mbarrier
+                        | Opcode::Alloca
+                        | Opcode::Stackrestore
                 );
                 match guard {
                     None => self.body_instr(ins),
@@ -2026,6 +2029,9 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                     return self.unsupported(ins, "pmevent takes an immediate event number");
                 }
                 return Some(());
+            }
+            Opcode::Alloca | Opcode::Stacksave | Opcode::Stackrestore => {
+                return self.stack_instr(ins)
             }
             Opcode::Brx => "indirect branches (brx.idx) are not supported",
             _ => "not in the IR yet",

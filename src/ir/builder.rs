@@ -480,6 +480,31 @@ impl<'f> FunctionBuilder<'f> {
         )
     }
 
+    /// `alloca`: `size` bytes (a value of type `ty`, i32 or i64) below the stack pointer,
+    /// aligned to `align`; the result (of type `ty`) is their `.local` address.
+    pub fn alloca(&mut self, ty: Type, size: Value, align: u32) -> Value {
+        let op = super::StackOp::Alloca { align };
+        self.push1(
+            InstData::Stack {
+                op,
+                arg: Some(size),
+            },
+            ty,
+        )
+    }
+
+    /// `stacksave`: the stack pointer as a `.local` address of type `ty`.
+    pub fn stack_save(&mut self, ty: Type) -> Value {
+        let op = super::StackOp::Save;
+        self.push1(InstData::Stack { op, arg: None }, ty)
+    }
+
+    /// `stackrestore`: set the stack pointer to `sp`, a value `stacksave` gave.
+    pub fn stack_restore(&mut self, sp: Value) -> Inst {
+        let op = super::StackOp::Restore;
+        self.push(InstData::Stack { op, arg: Some(sp) }, &[])
+    }
+
     pub fn trap(&mut self) -> Inst {
         self.push(InstData::Trap, &[])
     }

@@ -339,6 +339,17 @@ pub(crate) fn write_inst(
             addr,
             offset,
         } => write!(f, "prefetch.{space}.L{level} {}", Addr(*addr, *offset)),
+        InstData::Stack { op, arg } => {
+            match op {
+                crate::ir::StackOp::Alloca { align } => write!(f, "alloca.align{align}")?,
+                crate::ir::StackOp::Save => write!(f, "stacksave")?,
+                crate::ir::StackOp::Restore => write!(f, "stackrestore")?,
+            }
+            if let Some(a) = arg {
+                write!(f, " {a}")?;
+            }
+            Ok(())
+        }
         InstData::Barrier => write!(f, "barrier"),
         InstData::Float { op, args } => {
             write!(f, "{}", op.display_name())?;

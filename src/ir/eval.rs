@@ -17,7 +17,25 @@
 //! * **shared**: one array per CTA: the module's `.shared` variables, then
 //!   `Launch::dynamic_shared` bytes (16-aligned, the `extern .shared` array).
 //! * **local**: one array per thread: the module's `.local` variables, then
-//!   `Launch::local_size` bytes (a stack frame, for later spills).
+//!   `Launch::local_size` bytes (a stack frame, for later spills; not in a function with a
+//!   dynamic stack, where those bytes are the stack's room below the variables).
+//! * **dynamic stack** (`alloca`, `stacksave`, `stackrestore`, [`super::StackOp`]): per
+//!   thread, up to `Launch::local_size` bytes *below* the local array, as in the simulator,
+//!   whose stack pointer starts at the top of that memory and whose frame sits on top. `.local`
+//!   addresses are offsets from the frame's base, so the stack pointer starts at 0 and an
+//!   allocation's address is a wrapped 32-bit negative offset (`alloca` of 16 bytes at the start:
+//!   `0xfffffff0`). `alloca` moves the stack pointer down by the size and rounds it down to the
+//!   alignment (in these offsets; in the simulator the frame base is `Launch::local_size`, so
+//!   the two agree when that is a multiple of the alignment), and gives it as the address;
+//!   `stacksave` reads it and `stackrestore` sets it. An access to the dynamic stack must lie
+//!   wholly at or above the stack pointer (memory that is allocated now): one below it is
+//!   undefined (released by `stackrestore`, or never allocated), and so is growing the stack
+//!   past `Launch::local_size` bytes or restoring it above its start. Bytes start as zero.
+//!   A kernel with a dynamic stack reports each thread's local memory as the simulator
+//!   holds it: the `Launch::local_size` bytes of stack room (the stack's bytes at the top),
+//!   then the module's `.local` variables.
+//!   Generic addresses of the dynamic stack are `LOCAL_WINDOW_BASE` + the 32-bit offset, as
+//!   64-bit values (a window just below `LOCAL_WINDOW_BASE + 4 GB`).
 //! * **const**: the module's `.const` variables (read-only).
 //! * **param**: the launch's parameter bytes (read-only).
 //!
@@ -120,7 +138,7 @@ use smallvec::SmallVec;
 
 use super::{
     verify_in_module, AtomOp, BinaryOp, Block, ConvOp, CvtaDir, Function, Inst, InstData, IntCC,
-    MemScope, Module, Space, SpecialReg, Type, UnaryOp, Value, VerifierError,
+    MemScope, Module, Space, SpecialReg, StackOp, Type, UnaryOp, Value, VerifierError,
 };
 
 /// Generic address of shared offset 0 (what `c[0x0][0x0]` holds in our model).
@@ -418,6 +436,9 @@ struct VarLayout {
     named: Vec<bool>,
     local_size: u64,
     const_size: u64,
+    /// The function has a dynamic stack: `Launch::local_size` is its room below the
+    /// variables, not spare bytes after them.
+    dynamic_stack: bool,
 }
 
 impl VarLayout {
@@ -432,6 +453,7 @@ impl VarLayout {
             named: vec![false; module.vars.len()],
             local_size: 0,
             const_size: 0,
+            dynamic_stack: uses_dynamic_stack(func),
         };
         l.shared_size = u64::from(shared.size);
         let (local, local_size) = module.local_layout(func);
@@ -499,7 +521,12 @@ impl Memory {
         }
         let shared_static = layout.shared_size.next_multiple_of(16);
         let shared_total = shared_static + u64::from(launch.dynamic_shared);
-        let local_total = layout.local_size + u64::from(launch.local_size);
+        let local_room = if layout.dynamic_stack {
+            0
+        } else {
+            u64::from(launch.local_size)
+        };
+        let local_total = layout.local_size + local_room;
         if shared_total > WINDOW_SIZE
             || local_total > WINDOW_SIZE
             || layout.const_size > WINDOW_SIZE
@@ -671,9 +698,91 @@ struct ThreadMem<'a> {
     local_def: &'a mut Vec<bool>,
     params: &'a [u8],
     races: &'a mut RaceShadow,
+    stack: &'a mut DynStack,
     /// Launch-wide index of the CTA's thread 0 (CTA index × threads per CTA), so that
     /// `first_thread + linear` names a thread of the whole launch (global race detection).
     first_thread: u32,
+}
+
+/// One thread's dynamic stack (see the module essay): `bytes` hold the 32-bit `.local`
+/// offsets `[2^32 - bytes.len(), 2^32)`, the lowest the stack pointer has reached.
+#[derive(Clone, Debug, Default)]
+struct DynStack {
+    /// The stack pointer, a `.local` offset: 0 (the frame base) or a wrapped negative one.
+    sp: u32,
+    bytes: Vec<u8>,
+    /// Most bytes the stack may hold (`Launch::local_size`).
+    room: u32,
+    /// Whether each byte was written, kept when the launch asks for
+    /// [`Launch::undefined_uninit`] (`track`), as for the local array.
+    def: Vec<bool>,
+    track: bool,
+}
+
+impl DynStack {
+    /// Bytes in use below the frame base when the stack pointer is `sp` (0 at the base).
+    fn depth(sp: u32) -> u64 {
+        ((1u64 << 32) - u64::from(sp)) & 0xffff_ffff
+    }
+
+    /// The stack pointer `depth` bytes below the frame base (`depth` < 2^32).
+    fn sp_at(depth: u64) -> u32 {
+        ((1u64 << 32) - depth) as u32
+    }
+
+    /// Move the stack pointer to `sp`, `depth` bytes below the frame base, growing the bytes
+    /// if needed.
+    fn set_sp(&mut self, inst: Inst, sp: u32, depth: u64, what: &str) -> Result<(), EvalError> {
+        if depth > u64::from(self.room) {
+            return Err(EvalError::Undefined {
+                inst,
+                why: format!(
+                    "{what} moves the stack pointer to {depth} bytes below the frame, past the {} bytes of stack this launch has",
+                    self.room
+                ),
+            });
+        }
+        if depth as usize > self.bytes.len() {
+            let grow = depth as usize - self.bytes.len();
+            let mut grown = vec![0u8; grow];
+            grown.extend_from_slice(&self.bytes);
+            self.bytes = grown;
+            if self.track {
+                let mut grown = vec![false; grow];
+                grown.extend_from_slice(&self.def);
+                self.def = grown;
+            }
+        }
+        self.sp = sp;
+        Ok(())
+    }
+
+    /// The range of `bytes` holding `[addr, addr + size)` if that lies in the dynamic stack
+    /// region (below the frame base), `None` if it does not touch it; an error if it lies there
+    /// but not wholly in allocated memory.
+    fn range(
+        &self,
+        inst: Inst,
+        addr: u64,
+        size: u32,
+    ) -> Result<Option<std::ops::Range<usize>>, EvalError> {
+        let lowest = (1u64 << 32) - self.room as u64;
+        if self.room == 0 || addr < lowest || addr >= 1 << 32 {
+            return Ok(None);
+        }
+        let end = addr + u64::from(size);
+        let sp = (1u64 << 32) - Self::depth(self.sp);
+        if addr < sp || end > 1 << 32 {
+            return Err(EvalError::Undefined {
+                inst,
+                why: format!(
+                    "{size}-byte local access at 0x{addr:x} is outside the dynamic stack's allocated memory [0x{sp:x}, 0x100000000)"
+                ),
+            });
+        }
+        let base = (1u64 << 32) - self.bytes.len() as u64;
+        Ok(Some((addr - base) as usize..(end - base) as usize))
+    }
 }
 
 /// What a step left the thread doing.
@@ -710,6 +819,7 @@ fn run_cta(
     let entry = ctx.func.layout[0];
     let mut threads = Vec::new();
     let mut locals = Vec::new();
+    let mut stacks = Vec::new();
     let mut local_defs = Vec::new();
     for z in 0..bz {
         for y in 0..by {
@@ -723,6 +833,11 @@ fn run_cta(
                     fenced: false,
                 });
                 locals.push(mem.local_init.clone());
+                stacks.push(DynStack {
+                    room: ctx.launch.local_size,
+                    track: ctx.launch.undefined_uninit,
+                    ..DynStack::default()
+                });
                 local_defs.push(mem.local_def_init.clone());
             }
         }
@@ -740,11 +855,9 @@ fn run_cta(
     // then the barrier opens for all waiting threads. Without barriers that is one round in
     // which each thread runs to its end. The step limit bounds the number of rounds.
     loop {
-        for (((thread, local), local_def), status) in threads
-            .iter_mut()
-            .zip(&mut locals)
-            .zip(&mut local_defs)
-            .zip(&mut status)
+        let each = threads.iter_mut().zip(&mut locals).zip(&mut local_defs);
+        for ((((thread, local), local_def), stack), status) in
+            each.zip(&mut stacks).zip(&mut status)
         {
             if *status != Status::Running {
                 continue;
@@ -757,6 +870,7 @@ fn run_cta(
                 local_def,
                 params,
                 races: &mut races,
+                stack,
                 first_thread,
             };
             loop {
@@ -787,7 +901,24 @@ fn run_cta(
         races.clear();
         mem.global_races.barrier();
     }
+    if uses_dynamic_stack(ctx.func) {
+        // As the simulator's memory: the stack's room (its bytes at the top), then the frame.
+        let room = ctx.launch.local_size as usize;
+        for (local, stack) in locals.iter_mut().zip(&stacks) {
+            let mut out = vec![0u8; room.saturating_sub(stack.bytes.len())];
+            out.extend_from_slice(&stack.bytes);
+            out.extend_from_slice(local);
+            *local = out;
+        }
+    }
     Ok((shared, locals))
+}
+
+/// Whether `f` has `alloca`, `stacksave` or `stackrestore` (see the module essay).
+fn uses_dynamic_stack(f: &Function) -> bool {
+    f.insts
+        .values()
+        .any(|i| matches!(i.data, InstData::Stack { .. }))
 }
 
 /// Check a barrier about to open (every live thread is waiting at one): the threads of a
@@ -1509,6 +1640,40 @@ impl Thread {
             }
             // A cache hint: no memory, no value, and no fault even out of bounds.
             InstData::Prefetch { .. } => {}
+            InstData::Stack { op, arg } => {
+                let sp = tm.stack.sp;
+                let arg = arg.map(|a| self.get(a));
+                match op {
+                    StackOp::Alloca { align } => {
+                        // Bytes below the frame base: offsets are 32-bit, and 2^32 is a
+                        // multiple of the alignment, so rounding the pointer down rounds this up.
+                        let size = arg.unwrap_or(0) & 0xffff_ffff;
+                        let depth = (DynStack::depth(sp) + size).div_ceil(u64::from(*align))
+                            * u64::from(*align);
+                        let new = DynStack::sp_at(depth);
+                        tm.stack.set_sp(inst, new, depth, "alloca")?;
+                        out = Some(u64::from(new));
+                    }
+                    StackOp::Save => out = Some(u64::from(sp)),
+                    StackOp::Restore => {
+                        let to = arg.unwrap_or(0);
+                        // A value stacksave gave: at or above the stack pointer's lowest point.
+                        let back = u32::try_from(to)
+                            .ok()
+                            .filter(|&t| DynStack::depth(t) <= tm.stack.bytes.len() as u64);
+                        let Some(back) = back else {
+                            return Err(EvalError::Undefined {
+                                inst,
+                                why: format!(
+                                    "stackrestore to 0x{to:x}, which no stacksave of this thread gave"
+                                ),
+                            });
+                        };
+                        tm.stack
+                            .set_sp(inst, back, DynStack::depth(back), "stackrestore")?;
+                    }
+                }
+            }
             InstData::Barrier
             | InstData::NamedBarrier { wait: true, .. }
             | InstData::BarrierRed { .. } => {
@@ -1763,6 +1928,9 @@ fn resolve(inst: Inst, space: Space, ea: u64, size: u32) -> Result<(Space, u64),
             (Space::Shared, ea - SHARED_WINDOW_BASE)
         } else if window(LOCAL_WINDOW_BASE) {
             (Space::Local, ea - LOCAL_WINDOW_BASE)
+        } else if window(LOCAL_WINDOW_BASE + (1 << 32) - WINDOW_SIZE) {
+            // The dynamic stack's (negative) offsets, as `cvta.local` of a 64-bit one makes.
+            (Space::Local, ea - LOCAL_WINDOW_BASE)
         } else if window(CONST_WINDOW_BASE) {
             (Space::Const, ea - CONST_WINDOW_BASE)
         } else {
@@ -1840,7 +2008,12 @@ impl ThreadMem<'_> {
                 within_shared(inst, addr, size, self.shared.len())?;
                 self.shared
             }
-            Space::Local => self.local,
+            Space::Local => {
+                if let Some(r) = self.stack.range(inst, addr, size)? {
+                    return Ok((&mut self.stack.bytes, r));
+                }
+                self.local
+            }
             Space::Const => &mut self.mem.constant,
             // Param bytes are only read through `read` below; stores to param are rejected by
             // the verifier, so reaching here means a generic address, which never maps param.
@@ -1877,9 +2050,11 @@ impl ThreadMem<'_> {
             .iter()
             .rev()
             .fold(0u64, |acc, &b| (acc << 8) | u64::from(b));
-        let def = match space {
-            Space::Shared => &self.shared_def,
-            Space::Local => &self.local_def,
+        let in_stack = space == Space::Local && self.stack.range(inst, addr, size)?.is_some();
+        let def: &[bool] = match space {
+            Space::Local if in_stack => &self.stack.def,
+            Space::Shared => self.shared_def,
+            Space::Local => self.local_def,
             _ => return Ok(value),
         };
         if !def.is_empty() && def[r2].iter().any(|d| !d) {
@@ -1943,7 +2118,9 @@ impl ThreadMem<'_> {
         for (i, b) in bytes[r.clone()].iter_mut().enumerate() {
             *b = (x >> (8 * i)) as u8;
         }
+        let in_stack = space == Space::Local && self.stack.range(inst, addr, size)?.is_some();
         let def = match space {
+            Space::Local if in_stack => &mut self.stack.def,
             Space::Shared => &mut self.shared_def,
             Space::Local => &mut self.local_def,
             _ => return Ok(()),

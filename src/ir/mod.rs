@@ -760,6 +760,29 @@ pub enum InstData {
         count_reg: bool,
         args: SmallVec<[Value; 3]>,
     },
+    /// The per-thread dynamic stack below the static `.local` frame ([`StackOp`]):
+    /// `alloca` (one operand, the byte size, of the result's type; one result, the new stack
+    /// pointer as a `.local` address), `stacksave` (no operand; the stack pointer as a
+    /// `.local` address) and `stackrestore` (one operand, a value `stacksave` gave; no
+    /// result). `.local` addresses are offsets from the static frame's base, so the stack
+    /// pointer starts at 0 and allocations have negative (wrapped 32-bit) addresses.
+    Stack {
+        op: StackOp,
+        arg: Option<Value>,
+    },
+}
+
+/// What an [`InstData::Stack`] does to the dynamic stack pointer `sp` (a 32-bit `.local`
+/// address, 0 at entry).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum StackOp {
+    /// `sp = (sp - size) & -align`; the result is the new `sp`. `align` is a power of two,
+    /// at least 8 (ptxas 11.8 rounds smaller alignments, and none, up to 8).
+    Alloca { align: u32 },
+    /// The result is `sp`.
+    Save,
+    /// `sp = operand`.
+    Restore,
 }
 
 impl InstData {
@@ -823,6 +846,7 @@ impl InstData {
             InstData::Atomic { addr, args, .. } => [from_ref(addr), args, &[]],
             InstData::Shfl { args, .. } => [args, &[], &[]],
             InstData::BarrierReg { args, .. } => [args, &[], &[]],
+            InstData::Stack { arg, .. } => [arg.as_slice(), &[], &[]],
         }
     }
 
@@ -857,6 +881,7 @@ impl InstData {
             | InstData::Icmp { args, .. } => args.iter_mut().for_each(|v| *v = f(*v)),
             InstData::Shfl { args, .. } => args.iter_mut().for_each(|v| *v = f(*v)),
             InstData::BarrierReg { args, .. } => args.iter_mut().for_each(|v| *v = f(*v)),
+            InstData::Stack { arg, .. } => arg.iter_mut().for_each(|v| *v = f(*v)),
             InstData::Select { cond, args } => {
                 *cond = f(*cond);
                 args.iter_mut().for_each(|v| *v = f(*v));

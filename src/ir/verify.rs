@@ -535,6 +535,43 @@ impl Verifier<'_> {
                     None => expect_results(&[], &mut problems),
                 }
             }
+            InstData::Stack { op, arg } => {
+                let addr_result = results.len() == 1 && is_addr(results[0]);
+                match (op, arg) {
+                    (crate::ir::StackOp::Alloca { align }, Some(size)) => {
+                        if !align.is_power_of_two() || *align < 8 {
+                            problems.push(format!(
+                                "alloca: alignment {align} is not a power of two of at least 8"
+                            ));
+                        }
+                        if !addr_result || t(*size) != results[0] {
+                            problems.push(format!(
+                                "alloca: size {} and result ({}) must be one type, i32 or i64",
+                                t(*size),
+                                join(&results)
+                            ));
+                        }
+                    }
+                    (crate::ir::StackOp::Save, None) => {
+                        if !addr_result {
+                            problems.push(format!(
+                                "stacksave: the result must be i32 or i64, got ({})",
+                                join(&results)
+                            ));
+                        }
+                    }
+                    (crate::ir::StackOp::Restore, Some(sp)) => {
+                        if !is_addr(t(*sp)) {
+                            problems.push(format!(
+                                "stackrestore: the operand must be i32 or i64, got {}",
+                                t(*sp)
+                            ));
+                        }
+                        expect_results(&[], &mut problems)
+                    }
+                    _ => problems.push(format!("{op:?}: wrong operand count")),
+                }
+            }
             InstData::Prefetch {
                 space, level, addr, ..
             } => {

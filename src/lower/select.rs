@@ -77,6 +77,7 @@ mod half;
 pub(crate) use fdiv::{fdiv_slow_path, CALL_CLOBBERS, CAL_FDIV};
 mod mul;
 mod prefetch;
+pub(crate) mod stack;
 mod warp;
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
@@ -542,6 +543,7 @@ impl<'a> Lowerer<'a> {
                             | InstData::Atomic { .. }
                             | InstData::Prefetch { .. }
                             | InstData::BarrierReg { .. }
+                            | InstData::Stack { .. }
                     );
                 if root && !needed[i.index()] {
                     needed[i.index()] = true;
@@ -1004,6 +1006,7 @@ impl<'a> Lowerer<'a> {
             } => self.lower_atomic(results[0], op, space, ty, addr, offset, args),
             InstData::Vote { mode, arg } => self.lower_vote(results[0], mode, arg),
             InstData::Shfl { mode, args } => self.lower_shfl(results, mode, args),
+            InstData::Stack { op, arg } => self.lower_stack(results, op, arg),
         }
     }
 

@@ -653,11 +653,17 @@ fn layout(
     sizes: [usize; 3],
     fixed: &[(RegKind, PhysReg)],
     max_regs: u8,
+    reserve0: bool,
 ) -> Option<[Vec<u8>; 3]> {
     let top = max_regs as usize;
     let mut free = vec![true; top];
     if top > 1 {
         free[1] = false; // stack pointer
+    }
+    if reserve0 && top > 0 {
+        // Named outright by the code (the dynamic stack pointer of a function with
+        // `alloca`, `lower::select::stack`): never handed out.
+        free[0] = false;
     }
     let mut out: [Vec<u8>; 3] = [Vec::new(), Vec::new(), Vec::new()];
     for (kind, r) in fixed {
@@ -686,6 +692,19 @@ fn layout(
     Some(out)
 }
 
+/// Whether some instruction names R0 outright (a physical operand, not a fixed constraint):
+/// then R0 is in no class.
+fn names_r0<I: MachInst>(insts: &[I]) -> bool {
+    let mut found = false;
+    for inst in insts {
+        inst.for_each_operand(&mut |r, _| found |= r == Reg::Phys(PhysReg(0)));
+        if found {
+            break;
+        }
+    }
+    found
+}
+
 /// Pick class sizes: start at `want` (capped at 64), never below `min`, shrink the largest
 /// demand until the layout fits.
 fn fit_sizes(
@@ -694,6 +713,7 @@ fn fit_sizes(
     min: [usize; 3],
     fixed: &[(RegKind, PhysReg)],
     max_regs: u8,
+    reserve0: bool,
 ) -> Result<[Vec<u8>; 3], AllocError> {
     if let Some(c) = (0..3).find(|c| min[*c] > 64) {
         return Err(AllocError::TooFewRegisters(format!(
@@ -706,7 +726,7 @@ fn fit_sizes(
         sizes[c] = want[c].max(min[c]).min(64);
     }
     loop {
-        if let Some(l) = layout(kinds, sizes, fixed, max_regs) {
+        if let Some(l) = layout(kinds, sizes, fixed, max_regs, reserve0) {
             return Ok(l);
         }
         // shrink the class using the most registers that is still above its minimum
@@ -738,6 +758,7 @@ fn compact(
     fixed: &[(RegKind, PhysReg)],
     out: &ra::Output,
     max_regs: u8,
+    reserve0: bool,
 ) -> [Vec<u8>; 3] {
     let mut used: [Vec<bool>; 3] = [0, 1, 2].map(|c| vec![false; classes[c].len()]);
     let mut mark = |a: ra::Allocation| {
@@ -757,7 +778,7 @@ fn compact(
             .filter(|i| used[c][*i] || is_fixed(c, classes[c][*i]))
             .count();
     }
-    let Some(packed) = layout(kinds, sizes, fixed, max_regs) else {
+    let Some(packed) = layout(kinds, sizes, fixed, max_regs, reserve0) else {
         return classes.clone();
     };
     let mut map = classes.clone();
@@ -881,6 +902,7 @@ pub fn allocate_owned<I: MachInst>(
     let origins: Vec<Option<BlockId>> =
         split_origin.iter().map(|b| b.map(|o| origins[o])).collect();
     let fixed = fixed_regs(&vc.insts);
+    let reserve0 = names_r0(&vc.insts);
     let mut press = pressure(&vc);
     let mut kinds = KINDS;
     if press.max[0] > 64 {
@@ -899,7 +921,7 @@ pub fn allocate_owned<I: MachInst>(
     // Registers regalloc2 tries last, once the retry below has set them.
     let mut last_regs: Option<Vec<(RegKind, PhysReg)>> = None;
     let (classes, out, spills_forced) = loop {
-        let classes = fit_sizes(&kinds, want, min_needed, &fixed, max_regs)?;
+        let classes = fit_sizes(&kinds, want, min_needed, &fixed, max_regs, reserve0)?;
         let sizes = [classes[0].len(), classes[1].len(), classes[2].len()];
         // A class with fewer registers than values live at one point must spill (a spill
         // edit in that class): the attempt would be thrown away below, so it is not made and
@@ -968,7 +990,7 @@ pub fn allocate_owned<I: MachInst>(
             }
             // Not where `max_regs` holds the classes down: there fewer registers tried first
             // would only spill more.
-            let granted = fit_sizes(&kinds, bigger, min_needed, &fixed, max_regs)
+            let granted = fit_sizes(&kinds, bigger, min_needed, &fixed, max_regs, reserve0)
                 .is_ok_and(|l| (0..3).all(|c| l[c].len() >= bigger[c]));
             if granted && !regs.is_empty() {
                 last_regs = Some(regs);
@@ -1011,7 +1033,7 @@ pub fn allocate_owned<I: MachInst>(
             }
         }
     };
-    let map = compact(&kinds, &classes, &fixed, &out, max_regs);
+    let map = compact(&kinds, &classes, &fixed, &out, max_regs, reserve0);
     let phys = |p: ra::PReg| PhysReg(map[class_of(p.class())][p.hw_enc()]);
     let kind_of = |p: ra::PReg| kinds[class_of(p.class())];
     let mut max_reg: u32 = 1;

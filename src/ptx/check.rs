@@ -34,6 +34,7 @@ pub fn check(module: &Module, file: &Arc<SourceFile>) -> Vec<Diagnostic> {
         diags: Vec::new(),
         globals: HashMap::default(),
         version: module.version(),
+        target_sm: highest_sm(&module.targets()),
         module_names: HashSet::default(),
         declaring: "",
         scopes: Vec::new(),
@@ -82,6 +83,8 @@ struct Checker<'a, 'f> {
     globals: HashMap<u32, Sym<'a>>,
     /// The module's `.version` (major, minor).
     version: Option<(u32, u32)>,
+    /// The highest `sm_NN` the module's `.target` names (0 when none does).
+    target_sm: u32,
     /// Every module-scope variable and function name (to tell a name declared too late from
     /// an undeclared one), and the variable whose initializer is being checked.
     module_names: HashSet<u32>,
@@ -844,6 +847,12 @@ impl<'a, 'f> Checker<'a, 'f> {
                 }
             }
         }
+        if matches!(
+            i.opcode,
+            Opcode::Alloca | Opcode::Stacksave | Opcode::Stackrestore
+        ) {
+            self.stack_instruction(i);
+        }
         let info = i.opcode.info();
         // Branch targets and call targets are labels or functions; everything else names
         // registers or variables.
@@ -1343,6 +1352,93 @@ impl<'a, 'f> Checker<'a, 'f> {
                     }
                 }
                 _ => {}
+            }
+        }
+    }
+}
+
+/// The highest `sm_NN` among `.target` names (0 when there is none).
+fn highest_sm(targets: &[&str]) -> u32 {
+    targets
+        .iter()
+        .filter_map(|t| t.strip_prefix("sm_"))
+        .filter_map(|n| {
+            let digits: String = n.chars().take_while(|c| c.is_ascii_digit()).collect();
+            digits.parse::<u32>().ok()
+        })
+        .max()
+        .unwrap_or(0)
+}
+
+impl<'a> Checker<'a, '_> {
+    /// `alloca.type d, size{, align}`, `stacksave.type d`, `stackrestore.type a` (PTX ISA 7.3,
+    /// sm_52): what ptxas 11.8 accepts, with its words. `.type` is `.u32` or `.u64` and every
+    /// register operand has that type; `align` is an immediate power of two up to 2^23.
+    fn stack_instruction(&mut self, i: &'a Instruction) {
+        let name = i.opcode.info().name;
+        let at = i.opcode_span;
+        if let Some((major, minor)) = self.version.filter(|&v| v < (7, 3)) {
+            self.error(
+                at,
+                format!("Feature '{name}' requires PTX ISA .version 7.3 or later (this module is .version {major}.{minor})"),
+            );
+        }
+        if self.target_sm < 52 {
+            self.error(
+                at,
+                format!("Feature '{name}' requires .target sm_52 or higher"),
+            );
+        }
+        let ty = i.ty().filter(|t| matches!(t, Type::U32 | Type::U64));
+        let Some(ty) = ty else {
+            self.error(
+                at,
+                format!("Unexpected instruction types specified for '{name}' (.u32 or .u64)"),
+            );
+            return;
+        };
+        let regs = if i.opcode == Opcode::Alloca { 2 } else { 1 };
+        for (k, o) in i.operands.iter().enumerate().take(regs) {
+            match o {
+                Operand::Name(n) => match self.reg_of(n) {
+                    Some(v) if v.ty.bits() == ty.bits() && v.ty != Type::Pred => {}
+                    Some(v) => self.error(
+                        n.span,
+                        format!(
+                            "Arguments mismatch for instruction '{name}': '{}' is .{}, not a {}-bit register",
+                            n.text,
+                            v.ty.name(),
+                            ty.bits()
+                        ),
+                    ),
+                    None => {}
+                },
+                // The size of an `alloca` may be an immediate.
+                Operand::Imm(Imm::Int { .. }, _) if k == 1 => {}
+                _ if i.opcode == Opcode::Stackrestore => self.error(
+                    o.span(),
+                    format!("Result register required for instruction '{name}'"),
+                ),
+                _ => self.error(
+                    o.span(),
+                    format!("Arguments mismatch for instruction '{name}'"),
+                ),
+            }
+        }
+        if let Some(o) = i.operands.get(2) {
+            match o {
+                Operand::Imm(Imm::Int { value, .. }, span) => {
+                    let v = *value as u64;
+                    if v == 0 || !v.is_power_of_two() {
+                        self.error(*span, "Alignment must be a power of two");
+                    } else if v > 1 << 23 {
+                        self.error(*span, "Alignment value too large, exceeds 2^23");
+                    }
+                }
+                _ => self.error(
+                    o.span(),
+                    format!("Arguments mismatch for instruction '{name}': the alignment must be an immediate"),
+                ),
             }
         }
     }

@@ -137,7 +137,7 @@ opcodes! {
     Activemask "activemask" [B; 0 0 0 0 0] [] 1 1 Same;
     Add "add" [BIS | F | H; 0 0 1 0 0] ["ftz" "sat" "cc" "relu" "oob"] 3 3 Same;
     Addc "addc" [BIS; 0 0 0 0 0] ["cc"] 3 3 Same;
-    Alloca "alloca" [U; 1 0 0 0 0] ["local"] 2 3 Free;
+    Alloca "alloca" [U; 0 0 0 0 0] [] 2 3 Free;
     And "and" [B | PRED; 0 0 0 0 0] [] 3 3 Same;
     Applypriority "applypriority" [B; 1 0 0 0 0] ["L2" "evict_normal" "L2::evict_normal"] 2 2 Free;
     Atom "atom" [ALL; 1 0 0 1 0] ["and" "or" "xor" "cas" "exch" "add" "inc" "dec" "min" "max" "noftz" "relaxed" "acquire" "release" "acq_rel" "sc" "cta" "gpu" "sys" "cluster" "L2::cache_hint" "mmio"] 3 5 Mem;

@@ -36,7 +36,12 @@ pub fn load_kernel(cubin: &[u8], name: &str) -> Result<(Vec<u64>, KernelInfo), S
     if let Some(data) = file.constant3() {
         info.banks.push((3, data.to_vec()));
     }
-    info.local_size = k.min_stack_size.unwrap_or(0);
+    // A kernel with `alloca` has no static stack size (0xffffffff, as ptxas writes it): its
+    // frame is FRAME_SIZE, and the dynamic stack lies below it in `Launch::local_size`.
+    info.local_size = match k.min_stack_size {
+        Some(u32::MAX) => k.frame_size.unwrap_or(0),
+        s => s.unwrap_or(0),
+    };
     Ok((k.code.clone(), info))
 }
 

@@ -245,6 +245,19 @@ pub(super) struct Frame {
     scope: VarScope,
     /// Results: copied from the first place to the second at `CallEnd`.
     rets: Vec<(Place, Place)>,
+    /// The stack pointer at `CallBegin` when the callee has `alloca`: restored at `CallEnd`,
+    /// so that what the callee allocated is released when it returns, as a real call's
+    /// frame is (ptxas 11.8 resets R1 at the callee's return).
+    saved_sp: Option<Value>,
+}
+
+/// Whether a body has an `alloca` (outside nested calls, which release their own).
+fn has_alloca(b: &ast::Block) -> bool {
+    b.stmts.iter().any(|s| match s {
+        ast::Statement::Instr(i) => i.opcode == Opcode::Alloca,
+        ast::Statement::Block(b) => has_alloca(b),
+        _ => false,
+    })
 }
 
 /// The size in bytes of one declarator of a parameter declaration.
@@ -363,12 +376,19 @@ impl FnBuilder<'_, '_> {
             .func_order
             .get(site.callee.name.text.as_str())
             .copied();
+        let saved_sp = site
+            .callee
+            .body
+            .as_ref()
+            .filter(|b| has_alloca(b))
+            .map(|_| self.ins().stack_save(Type::I32));
         self.frames.push(Frame {
             id: site.frame,
             saved_scopes,
             saved_prefix,
             scope: VarScope::Callee(order.unwrap_or(u32::MAX)),
             rets,
+            saved_sp,
         });
     }
 
@@ -386,6 +406,9 @@ impl FnBuilder<'_, '_> {
         self.scopes = frame.saved_scopes;
         self.scopes_changed();
         self.kernel = frame.saved_prefix;
+        if let Some(sp) = frame.saved_sp {
+            self.ins().stack_restore(sp);
+        }
         for (from, to) in frame.rets {
             let v = match from {
                 Place::Var(var) => Some(self.use_var(var)),

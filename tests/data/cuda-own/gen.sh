@@ -6,7 +6,8 @@
 #   clang/  LLVM's NVPTX back end (Debian's clang-14), CUDA headers from that nvcc install:
 #           clang --cuda-device-only --cuda-gpu-arch=sm_50 -O3 -S
 # A source whose first line says `// nvcc-arch: compute_53` is compiled for sm_53 by both
-# (half-precision arithmetic needs __CUDA_ARCH__ >= 530).
+# (half-precision arithmetic needs __CUDA_ARCH__ >= 530; alloca needs sm_52). A source whose
+# second line starts `// clang: none` has no clang/ version (clang-14 cannot compile it).
 #   NVCC=/opt/cuda118/bin/nvcc CLANG=clang-14 tests/data/cuda-own/gen.sh
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -19,6 +20,9 @@ for f in src/*.cu; do
     arch=$(sed -n '1s/^\/\/ nvcc-arch: compute_\(5[0-9]\).*/\1/p' "$f")
     arch=${arch:-50}
     "$nvcc" -ptx -arch="compute_$arch" -O3 "$f" -o "nvcc/$b.ptx"
+    if sed -n '2p' "$f" | grep -q '^// clang: none'; then
+        continue
+    fi
     "$clang" --cuda-path="$cuda" --cuda-device-only --cuda-gpu-arch="sm_$arch" -O3 \
         -Wno-unknown-cuda-version -S "$f" -o "clang/$b.ptx"
 done

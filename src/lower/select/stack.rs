@@ -1,0 +1,124 @@
+//! `alloca`, `stacksave`, `stackrestore` ([`InstData::Stack`](crate::ir::InstData::Stack)).
+//!
+//! In: a stack operation with its operand (the size of an `alloca`, the value of a
+//! `stackrestore`) and result. Out: SASS that moves a *dynamic stack pointer*, written here
+//! as the physical register [`DSP`] (R0), which the allocator then never hands out
+//! (`machinst::alloc` reserves a register any instruction names outright).
+//!
+//! ptxas 11.8 moves R1 itself and keeps a copy of the frame's base for the static frame.
+//! Selection here addresses the static frame (`.local` variables, spill slots) off R1 like
+//! any other function, so after allocation the driver swaps R0 and R1 in every register
+//! field of a function with stack operations (`driver::swap_stack_registers`) and puts
+//! `MOV R0, R1` after the frame adjustment: R1 becomes the moving stack pointer, as in
+//! ptxas's code, and R0 the frame base. What is written below as `R0` is R1 in the final
+//! code and the reverse:
+//!
+//! - `alloca d, size, align`: `IADD R0, R0, -size` (`IADD32I R0, R0, -k` for a constant,
+//!   `-c[0x0][..]` for a parameter, as ptxas), `LOP32I.AND R0, R0, -align`, then the
+//!   `.local` address `d = R0 - R1` (`IADD d, R0, -R1`; high word RZ for `.u64`).
+//! - `stacksave d`: `d = R0 - R1` (the same instruction).
+//! - `stackrestore a`: `IADD R0, a, R1`.
+//!
+//! Invariant: a `.local` address is an offset from the static frame's base, as elsewhere
+//! (`ir::eval`'s dynamic-stack model), so `alloca`'s addresses are negative offsets and
+//! loads and stores through them add the frame base like any other register offset. The
+//! alignment is of the real address (the `LOP` works on the stack pointer itself).
+
+use super::{Loc, Lowerer, Src};
+use crate::ir::{StackOp, Value};
+use crate::lower::inst::{Role, Sm50Inst};
+use crate::lower::LowerError;
+use crate::machinst::{OpSpec, PhysReg, Reg, RegKind};
+use crate::sm50::{self, Field, Form};
+
+/// The dynamic stack pointer during selection and allocation (R1 after the driver's swap).
+pub(crate) const DSP: PhysReg = PhysReg(0);
+
+impl<'a> Lowerer<'a> {
+    pub(super) fn lower_stack(
+        &mut self,
+        results: &[Value],
+        op: StackOp,
+        arg: Option<Value>,
+    ) -> Result<(), LowerError> {
+        let missing = || LowerError::Internal(format!("{op:?} without its operand"));
+        match op {
+            StackOp::Alloca { align } => {
+                let size = arg.ok_or_else(missing)?;
+                let mut i = Sm50Inst::new(Role::Plain);
+                let d = i.op(Reg::Phys(DSP), OpSpec::def());
+                let a = i.op(Reg::Phys(DSP), OpSpec::use_());
+                let mut refs = vec![(Field::Rd, d, 0), (Field::Ra, a, 0)];
+                let inst = match self.src(size)? {
+                    Src::Imm(k) => sm50::Inst::new(Form::IADD32I)
+                        .with(Field::Imm, (k as u64).wrapping_neg() & 0xffff_ffff),
+                    s => {
+                        let forms = (Form::IADD_R, Form::IADD_C, Form::IADD_I);
+                        Self::with_b(&mut i, forms, s, 0, &mut refs).with(Field::Negb, 1)
+                    }
+                };
+                i.piece(inst, &refs);
+                self.push(i);
+                let mut i = Sm50Inst::new(Role::Plain);
+                let d = i.op(Reg::Phys(DSP), OpSpec::def());
+                let a = i.op(Reg::Phys(DSP), OpSpec::use_());
+                let mask = u64::from(align.wrapping_neg());
+                let and = sm50::Inst::new(Form::LOP32I)
+                    .with(Field::Op, 0)
+                    .with(Field::Imm, mask);
+                i.piece(and, &[(Field::Rd, d, 0), (Field::Ra, a, 0)]);
+                self.push(i);
+                self.stack_address(results)
+            }
+            StackOp::Save => self.stack_address(results),
+            StackOp::Restore => {
+                let to = self.reg(arg.ok_or_else(missing)?)?;
+                let mut i = Sm50Inst::new(Role::Plain);
+                let d = i.op(Reg::Phys(DSP), OpSpec::def());
+                let a = i.use_(to.vreg);
+                let b = i.op(Reg::Phys(PhysReg::SP), OpSpec::use_());
+                i.piece(
+                    sm50::Inst::new(Form::IADD_R),
+                    &[
+                        (Field::Rd, d, 0),
+                        (Field::Ra, a, to.offset),
+                        (Field::Rb, b, 0),
+                    ],
+                );
+                self.push(i);
+                Ok(())
+            }
+        }
+    }
+
+    /// The stack pointer as a `.local` address (an offset from the frame base R1), the
+    /// result of an `alloca` or `stacksave`: `IADD d, R0, -R1`, and `MOV d.hi, RZ` for a
+    /// 64-bit one.
+    fn stack_address(&mut self, results: &[Value]) -> Result<(), LowerError> {
+        let Some(&v) = results.first() else {
+            return Err(LowerError::Internal(
+                "stack address without a result".into(),
+            ));
+        };
+        let kind = if self.ty(v) == crate::ir::Type::I64 {
+            RegKind::B64
+        } else {
+            RegKind::B32
+        };
+        let d = self.new_vreg(kind);
+        let mut i = Sm50Inst::new(Role::Plain);
+        let dop = i.def(d, kind == RegKind::B64);
+        let a = i.op(Reg::Phys(DSP), OpSpec::use_());
+        let b = i.op(Reg::Phys(PhysReg::SP), OpSpec::use_());
+        i.piece(
+            sm50::Inst::new(Form::IADD_R).with(Field::Negb, 1),
+            &[(Field::Rd, dop, 0), (Field::Ra, a, 0), (Field::Rb, b, 0)],
+        );
+        if kind == RegKind::B64 {
+            i.piece(sm50::Inst::new(Form::MOV_R), &[(Field::Rd, dop, 1)]);
+        }
+        self.push(i);
+        self.set_loc(v, Loc { vreg: d, offset: 0 });
+        Ok(())
+    }
+}
