@@ -96,6 +96,9 @@ pub struct VerifyOptions {
     /// address slice ([`crate::sm50::slice`]) that `leafold compare` counts; a miss is a
     /// mismatch. Slow (a trace of every lane's every instruction).
     pub check_slice: bool,
+    /// How size parameters are drawn ([`Sizes`]; `verify_kernel` tries both on the full
+    /// launch).
+    pub sizes: Sizes,
 }
 
 impl Default for VerifyOptions {
@@ -111,6 +114,7 @@ impl Default for VerifyOptions {
             only_ptxas: false,
             shape_block: true,
             check_slice: false,
+            sizes: Sizes::Small,
         }
     }
 }
@@ -323,7 +327,9 @@ const UNDEFINED: &str = "the PTX is undefined";
 /// Verify kernel `f` of `module` (compiled into `cubin`, `addr32` for `.address_size 32`).
 ///
 /// When the reference finds the PTX undefined on the launch (a race between threads, a
-/// barrier in divergent code), or faults, or runs out of steps, the runs are done again on
+/// barrier in divergent code), or faults, or runs out of steps, the runs are done again with
+/// the size parameters drawn at least as big as the launch ([`Sizes::Launch`]: kernels
+/// written for an array of one element per thread race when the size is smaller), then on
 /// smaller launches, in order, until one is defined: one CTA with the full block (a race on
 /// global memory between CTAs cannot happen there), one thread per CTA (neither a barrier
 /// nor a race inside a CTA can happen), one thread in one CTA. If a smaller launch matches,
@@ -347,11 +353,41 @@ pub fn verify_kernel(
     let reducible = why.starts_with(UNDEFINED)
         || reason_class(why) == "faults on random inputs"
         || reason_class(why) == "step limit";
-    if !reducible || threads * ctas == 1 {
+    if !reducible {
         return full;
     }
     let mut why = why.clone();
     let (mut steps, mut seconds) = (full.sim_steps, full.sim_seconds);
+    // The same launch with sizes as big as the launch, when there are size parameters.
+    let plan = inputs::infer(f, addr32);
+    let has_sizes = plan
+        .params
+        .iter()
+        .any(|p| matches!(p.kind, inputs::Kind::Small));
+    if has_sizes && opts.sizes == Sizes::Small {
+        let o = VerifyOptions {
+            sizes: Sizes::Launch,
+            ..opts.clone()
+        };
+        let mut v = verify_launch(module, f, addr32, cubin, &o);
+        steps += v.sim_steps;
+        seconds += v.sim_seconds;
+        v.sim_steps = steps;
+        v.sim_seconds = seconds;
+        match &v.outcome {
+            Outcome::Match { .. } | Outcome::Mismatch(_) => return v,
+            Outcome::CannotRun(w) => {
+                write!(why, "; with sizes as big as the launch: {w}").ok();
+            }
+        }
+    }
+    if threads * ctas == 1 {
+        return Verdict {
+            sim_steps: steps,
+            sim_seconds: seconds,
+            ..full
+        };
+    }
     let mut smaller: Vec<([u32; 3], [u32; 3])> = Vec::new();
     if ctas > 1 && threads > 1 {
         smaller.push(([1, 1, 1], block));
@@ -914,8 +950,21 @@ pub fn launch_block(f: &Function, opts: &VerifyOptions) -> [u32; 3] {
     }
 }
 
+/// How the parameters [`inputs`] found to be sizes, indices or bounds are drawn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Sizes {
+    /// Small: in `1..inputs::SMALL`.
+    #[default]
+    Small,
+    /// At least the launch's thread count (below twice it), for kernels written for sizes
+    /// no smaller than the launch (each thread its own element of an array of that size):
+    /// tried on the full launch when it is undefined with small sizes.
+    Launch,
+}
+
 /// The launch of run `seed`: parameters and buffers as the module essay says, shaped by
-/// `plan` ([`inputs`]).
+/// `plan` ([`inputs`]). Each buffer has `buffer` bytes from where its pointers point, and
+/// a margin before ([`buffer_margin`]).
 fn make_launch(
     f: &Function,
     plan: &inputs::Plan,
@@ -927,16 +976,24 @@ fn make_launch(
     let mut launch = Launch::new(opts.grid, launch_block(f, opts));
     launch.global_races = true;
     launch.step_limit = step_limit(launch.grid, launch.block);
+    let threads: u64 = launch
+        .grid
+        .iter()
+        .chain(&launch.block)
+        .map(|&d| u64::from(d))
+        .product();
     let n = plan.objects.len();
+    let margin = buffer_margin(buffer);
+    let total = buffer + margin;
     let mut bases = Vec::with_capacity(n);
     for k in 0..n {
-        bases.push(buffer_base(k, buffer, plan.addr32).ok_or_else(|| {
-            format!("{n} buffers of {buffer} bytes do not fit a 32-bit address space")
+        bases.push(buffer_base(k, total, plan.addr32).ok_or_else(|| {
+            format!("{n} buffers of {total} bytes do not fit a 32-bit address space")
         })?);
     }
     let mut bufs: Vec<Vec<u8>> = (0..n)
         .map(|_| {
-            let mut bytes = vec![0u8; buffer as usize];
+            let mut bytes = vec![0u8; total as usize];
             rng.fill(&mut bytes);
             bytes
         })
@@ -953,10 +1010,21 @@ fn make_launch(
             rng.fill(dst);
         }
     }
+    // Where each object's pointers point from (its record 0), and its record size.
     let records: Vec<u64> = (0..n).map(|k| plan.record(k, buffer)).collect();
-    // Pointers point `margin` bytes into their buffer: a kernel that reads a little before
-    // what it is given (a neighbour at index -1) stays inside.
-    let margin = buffer_margin(buffer);
+    let origins: Vec<u64> = records
+        .iter()
+        .map(|&rec| match margin.next_multiple_of(rec) {
+            m if m + rec <= total => m,
+            _ => margin,
+        })
+        .collect();
+    let targets = Targets {
+        bases: &bases,
+        records: &records,
+        origins: &origins,
+        total,
+    };
     // Small values first, pointers last (a pointer wins where both were inferred).
     for pointers in [false, true] {
         for field in &plan.params {
@@ -964,16 +1032,10 @@ fn make_launch(
             if is_ptr != pointers {
                 continue;
             }
-            let v = field_value(
-                &field.kind,
-                &bases,
-                &records,
-                buffer,
-                margin,
-                0,
-                &mut rng,
-                None,
-            );
+            let v = match (field.kind, opts.sizes) {
+                (inputs::Kind::Small, Sizes::Launch) => threads + rng.below(threads),
+                (kind, _) => targets.value(kind, 0, &mut rng, None),
+            };
             write_le(&mut params, field.offset as usize, field.bytes, v);
         }
         for (k, o) in plan.objects.iter().enumerate() {
@@ -983,28 +1045,23 @@ fn make_launch(
                     continue;
                 }
                 let bytes = u64::from(field.bytes);
-                let (first, step) = if field.stride > 0 {
-                    (field.offset, field.stride * bytes.div_ceil(field.stride))
+                // Positions relative to the object's origin, before it as well as after.
+                let step = if field.stride > 0 {
+                    field.stride * bytes.div_ceil(field.stride)
                 } else if o.loaded {
-                    (field.offset, records[k])
+                    records[k]
                 } else {
-                    (field.offset, buffer)
+                    total
                 };
+                let mut pos = (origins[k] + field.offset) % step;
+                if field.stride == 0 && !o.loaded {
+                    pos = origins[k] + field.offset;
+                }
                 // Record numbers of pointers: an odd multiplier spreads neighbours apart.
                 let spread = (rng.next_u64() | 1, rng.next_u64());
-                let mut pos = first;
                 let mut i = 0u64;
-                while pos + bytes <= buffer {
-                    let v = field_value(
-                        &field.kind,
-                        &bases,
-                        &records,
-                        buffer,
-                        margin,
-                        i,
-                        &mut rng,
-                        Some(spread),
-                    );
+                while pos + bytes <= total {
+                    let v = targets.value(field.kind, i, &mut rng, Some(spread));
                     write_le(&mut bufs[k], pos as usize, field.bytes, v);
                     pos += step;
                     i += 1;
@@ -1019,39 +1076,34 @@ fn make_launch(
     Ok(launch)
 }
 
-/// The value of instance `i` of a field of `kind`: a small number, or a pointer to a
-/// record of its target past the margin (record 0 for a parameter, `spread` picks the record
-/// otherwise).
-#[allow(clippy::too_many_arguments)]
-fn field_value(
-    kind: &inputs::Kind,
-    bases: &[u64],
-    records: &[u64],
-    buffer: u64,
-    margin: u64,
-    i: u64,
-    rng: &mut Rng,
-    spread: Option<(u64, u64)>,
-) -> u64 {
-    match *kind {
-        inputs::Kind::Small => 1 + rng.below(inputs::SMALL - 1),
-        inputs::Kind::Pointer { target, end } => {
-            let rec = records[target];
-            // Records start at multiples of `rec` from the buffer's start.
-            let margin = match margin.next_multiple_of(rec) {
-                m if m + rec <= buffer => m,
-                _ => 0,
-            };
-            let half = ((buffer - margin) / rec / 2).max(1);
-            let r = if end {
-                1 + rng.below(half.min(8))
-            } else {
-                match spread {
-                    Some((mul, start)) => start.wrapping_add(i.wrapping_mul(mul)) % half,
-                    None => 0,
-                }
-            };
-            bases[target] + margin + r * rec
+/// Where the objects of a launch are, for the values of pointer fields.
+struct Targets<'a> {
+    bases: &'a [u64],
+    records: &'a [u64],
+    origins: &'a [u64],
+    total: u64,
+}
+
+impl Targets<'_> {
+    /// The value of instance `i` of a field of `kind`: a small number, or a pointer to a
+    /// record of its target (record 0 for a parameter, `spread` picks the record otherwise;
+    /// an end pointer a few records in).
+    fn value(&self, kind: inputs::Kind, i: u64, rng: &mut Rng, spread: Option<(u64, u64)>) -> u64 {
+        match kind {
+            inputs::Kind::Small => 1 + rng.below(inputs::SMALL - 1),
+            inputs::Kind::Pointer { target, end } => {
+                let (rec, origin) = (self.records[target], self.origins[target]);
+                let half = ((self.total - origin) / rec / 2).max(1);
+                let r = if end {
+                    1 + rng.below(half.min(8))
+                } else {
+                    match spread {
+                        Some((mul, start)) => start.wrapping_add(i.wrapping_mul(mul)) % half,
+                        None => 0,
+                    }
+                };
+                self.bases[target] + origin + r * rec
+            }
         }
     }
 }

@@ -113,6 +113,7 @@ pub fn run(args: &Args) -> u8 {
         only_ptxas: false,
         shape_block: args.block.is_none(),
         check_slice: args.check_slice,
+        sizes: crate::verify::Sizes::Small,
     };
     if args.against_ptxas {
         let Some(oracle) = crate::oracle::Oracle::find() else {
