@@ -393,7 +393,7 @@ pub fn verify_kernel(
         smaller.push(([1, 1, 1], block));
     }
     if threads > 1 {
-        smaller.push((opts.grid, [1, 1, 1]));
+        smaller.push((launch_grid(f, opts), [1, 1, 1]));
     }
     if ctas > 1 {
         smaller.push(([1, 1, 1], [1, 1, 1]));
@@ -687,7 +687,7 @@ fn verify_launch(
         ptxas: theirs.is_some(),
         one_thread: None,
         one_cta: false,
-        launch: [opts.grid, launch_block(f, opts)],
+        launch: [launch_grid(f, opts), launch_block(f, opts)],
     };
     verdict
 }
@@ -920,6 +920,36 @@ fn buffer_base(k: usize, size: u64, addr32: bool) -> Option<u64> {
     }
 }
 
+/// The grid shape of a launch. A kernel that reads `%ctaid.y` (or `.z`) but not `%ctaid.x`
+/// was written for a grid along that dimension (its CTAs along x would all do the same
+/// work, racing on the same output), so, with `shape_block`, a grid of `n × 1 × 1` CTAs is
+/// arranged along the first dimension the kernel reads.
+pub fn launch_grid(f: &Function, opts: &VerifyOptions) -> [u32; 3] {
+    let [x, y, z] = opts.grid;
+    if !opts.shape_block || y != 1 || z != 1 || x == 1 {
+        return opts.grid;
+    }
+    let reads = |d: ir::Dim| {
+        f.insts.values().any(|n| {
+            matches!(
+                n.data,
+                InstData::SpecialReg {
+                    reg: ir::SpecialReg::Ctaid(e) | ir::SpecialReg::Nctaid(e)
+                } if e == d
+            )
+        })
+    };
+    if reads(ir::Dim::X) {
+        opts.grid
+    } else if reads(ir::Dim::Y) {
+        [1, x, 1]
+    } else if reads(ir::Dim::Z) {
+        [1, 1, x]
+    } else {
+        opts.grid
+    }
+}
+
 /// The block shape of a launch. A kernel that reads `%tid.y` or `%ntid.y` was written for
 /// two-dimensional blocks (a 16×16 tile, say), and a 64×1 block would make it index its
 /// shared tiles out of bounds, where the fault depends on how the compiler laid the tiles
@@ -973,7 +1003,7 @@ fn make_launch(
     opts: &VerifyOptions,
 ) -> Result<Launch, String> {
     let mut rng = Rng::new(seed);
-    let mut launch = Launch::new(opts.grid, launch_block(f, opts));
+    let mut launch = Launch::new(launch_grid(f, opts), launch_block(f, opts));
     launch.global_races = true;
     launch.step_limit = step_limit(launch.grid, launch.block);
     let threads: u64 = launch
