@@ -70,7 +70,7 @@ pub const INPUT_TRIES: u64 = 4;
 /// Distance between the seeds tried for one run (far from the other runs' seeds).
 pub const RETRY_SEED_STRIDE: u64 = 1 << 20;
 /// Dynamic shared memory given to modules with an `extern .shared` array.
-pub const DYNAMIC_SHARED: u32 = 4096;
+pub const DYNAMIC_SHARED: u32 = 16384;
 
 /// How to verify.
 #[derive(Clone, Debug)]

@@ -35,7 +35,9 @@
 //! * **Index or size.** The other terms of an address (what is multiplied and added to a
 //!   base), and the operands of integer comparisons (loop bounds), are walked back through
 //!   arithmetic, conversions, `select`, `min`/`max` and block arguments to their roots; a
-//!   root that is not a pointer gets a value below [`SMALL`] (an index, a size, a count).
+//!   root that is not a pointer gets a value in `1..SMALL` (an index, a size, a count; 0
+//!   is left out: a size of 0 makes `n - 1` a huge index). `verify` may instead draw the
+//!   parameters among them at least as big as the launch (`verify::Sizes::Launch`).
 //! * **Parameters.** Every field of the param space a `ld.param` reads is a root like any
 //!   other (a field of a struct passed by value gets its own treatment); a parameter of at
 //!   most 8 bytes that nothing constrains still gets a value below [`SMALL`] (as before
@@ -868,7 +870,7 @@ impl fmt::Display for Plan {
             Kind::Pointer { target, end: true } => {
                 format!("end pointer into buffer {target} (compared with a pointer)")
             }
-            Kind::Small => format!("small (index, size or bound: below {SMALL})"),
+            Kind::Small => format!("small (index, size or bound: in 1..{SMALL})"),
         };
         let place = |f: &Field| {
             if f.stride == 0 {
@@ -889,14 +891,14 @@ impl fmt::Display for Plan {
         for (o, b) in &self.free_params {
             writeln!(
                 out,
-                "  param offset {o} ({b} bytes): unconstrained (below {SMALL} if the parameter is at most 8 bytes, else random)"
+                "  param offset {o} ({b} bytes): unconstrained (below {SMALL} if the parameter is at most 8 bytes, else random bytes)"
             )?;
         }
         for (k, o) in self.objects.iter().enumerate() {
             let how = if o.loaded {
                 "records reached through loaded pointers"
             } else {
-                "pointed at from its start"
+                "its parameter points past its margin"
             };
             writeln!(out, "  buffer {k}: {} (depth {}; {how})", o.origin, o.depth)?;
             for f in &o.fields {
