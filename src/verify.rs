@@ -8,23 +8,34 @@
 //!
 //! # Inputs
 //!
-//! * **Pointer parameters** are found by data flow ([`pointer_params`]): a parameter whose
-//!   loaded value reaches the address of a global or generic load, store or atomic through
-//!   `add`, `sub`, `select`, `cvta` and block arguments (not through `mul`, `shl` or
-//!   conversions, which make indices), with the address's width. Each gets its own buffer of random bytes
-//!   (`buffer_size`, default 64 KiB, retried at 1 MiB when the reference faults with the
-//!   default). In 64-bit modules buffer k straddles the 4 GB line `(k + 1) << 32`, so that
-//!   every carry from the low address word into the high one is exercised; in 32-bit modules
-//!   buffers sit at `0x1000_0000 · (k + 1)` (below 4 GB, away from the generic windows).
-//! * **Scalar parameters** get random values below 64 (for every byte count up to 8; bigger
-//!   parameters get random bytes), so that values used as sizes or indices stay inside the
-//!   buffers more often than not.
-//! * A module with an `extern .shared` array (size 0) gets 4 KiB of dynamic shared memory.
+//! * **Shaped by the kernel** ([`inputs`]): before any memory is filled, the IR says which
+//!   parameter fields and which words of which buffers hold pointers (and into which
+//!   buffer: pointers in parameters, in structs by value, in memory, to structs of
+//!   pointers, end pointers compared with pointers) and which hold indices, sizes and loop
+//!   bounds (drawn in `1..64`); every other byte is random. `leafold verify
+//!   --explain-inputs` prints it. Each object gets its own buffer of `buffer_size` bytes
+//!   from where its pointers point (default 64 KiB, retried at 1 MiB when the reference
+//!   faults with the default), with a margin of 1/16 of that before
+//!   ([`buffer_margin`]), so that a read at index -1 stays inside. In 64-bit modules
+//!   buffer k straddles a 4 GB line (`(k + 1) << 32`, skipping the line of the module's
+//!   `.global` variables), so that every carry from the low address word into the high one
+//!   is exercised; in 32-bit modules buffers sit at `0x1000_0000 · (k + 1)` (below 4 GB,
+//!   away from the generic windows).
+//! * **Other scalar parameters** get random values below 64 (for every byte count up to 8;
+//!   bigger parameters get random bytes).
+//! * A module with an `extern .shared` array (size 0) gets 16 KiB of dynamic shared memory.
 //! * The block keeps its thread count but becomes 16 × n for a kernel that reads the y
-//!   dimension of `%tid`/`%ntid` (4 × 4 × n for z), unless the caller fixed the shape
-//!   ([`launch_block`]).
+//!   dimension of `%tid`/`%ntid` (4 × 4 × n for z), and a grid of n CTAs is laid along y
+//!   (z) for a kernel that reads `%ctaid.y` (`.z`) but not `.x`, unless the caller fixed the
+//!   shape ([`launch_block`], [`launch_grid`]).
+//! * The step limit grows with the launch ([`step_limit`]); clocks and the global timer
+//!   read a deterministic model on both sides (`ir::eval`'s essay, "Clocks and timers").
 //!
-//! Run `r` uses the seed `seed + r`; each run is reproducible from its seed alone.
+//! Run `r` uses the seed `seed + r`; each run is reproducible from its seed alone. When the
+//! PTX is undefined on that input, or the reference faults on it at every buffer size, the
+//! run takes the next of [`INPUT_TRIES`] seeds (`seed + r + k · 2^20`, reported as the
+//! seed of the run); a kernel undefined on all of them goes to smaller launches
+//! ([`verify_kernel`]).
 //!
 //! # Comparison
 //!
