@@ -327,7 +327,7 @@ pub fn explain_inputs(
     Ok(module
         .functions
         .iter()
-        .filter(|f| kernel.is_none_or(|k| k == f.name))
+        .filter(|f| kernel.map_or(true, |k| k == f.name))
         .map(|f| (f.name.clone(), inputs::infer(f, addr32)))
         .collect())
 }

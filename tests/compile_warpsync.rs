@@ -350,7 +350,11 @@ fn timer(test: &str, body: &str, want: &[&str]) {
         );
     } else {
         let want = eval::run(&module, "k", &l).unwrap_or_else(|e| panic!("{test}: eval: {e}"));
-        assert_eq!(want.global.first(), got.global.first(), "{test}: the clock model differs");
+        assert_eq!(
+            want.global.first(),
+            got.global.first(),
+            "{test}: the clock model differs"
+        );
     }
 }
 

@@ -223,12 +223,13 @@ impl<'f> Analysis<'f> {
                 offset: *offset,
                 bytes: ty.bytes().unwrap_or(1),
             }),
-            InstData::Load { space, .. } if matches!(space, Space::Global | Space::Generic) => {
-                Some(Root::Load {
-                    inst,
-                    index: index as u8,
-                })
-            }
+            InstData::Load {
+                space: Space::Global | Space::Generic,
+                ..
+            } => Some(Root::Load {
+                inst,
+                index: index as u8,
+            }),
             _ => None,
         }
     }
