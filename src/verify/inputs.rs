@@ -62,6 +62,8 @@ pub const MAX_DEPTH: u32 = 3;
 pub const MAX_OBJECTS: usize = 12;
 /// Steps one walk back from a value may take (bounds the cost on huge kernels).
 const WALK_BUDGET: usize = 20_000;
+/// How deep the recursive walk for bases may nest (bounds the stack).
+const MAX_WALK_DEPTH: usize = 400;
 
 /// Where a value comes from: a param-space field or a result of a memory load.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -174,6 +176,8 @@ struct Analysis<'f> {
     /// Incoming arguments of each block parameter.
     incoming: HashMap<Value, Vec<Value>>,
     budget: usize,
+    /// Nesting of the current [`Analysis::walk_bases`] (bounded: the walk recurses).
+    depth: usize,
 }
 
 impl<'f> Analysis<'f> {
@@ -191,6 +195,7 @@ impl<'f> Analysis<'f> {
             addr_ty: if addr32 { Type::I32 } else { Type::I64 },
             incoming,
             budget: 0,
+            depth: 0,
         }
     }
 
@@ -258,13 +263,26 @@ impl<'f> Analysis<'f> {
         cycles: &mut HashMap<Value, u64>,
         out: &mut Vec<Base>,
     ) {
-        if self.budget == 0 {
+        if self.budget == 0 || self.depth >= MAX_WALK_DEPTH || self.f.value_type(v) != ty {
             return;
         }
         self.budget -= 1;
-        if self.f.value_type(v) != ty {
-            return;
-        }
+        self.depth += 1;
+        self.walk_bases_in(v, ty, offset, stride, path, cycles, out);
+        self.depth -= 1;
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn walk_bases_in(
+        &mut self,
+        v: Value,
+        ty: Type,
+        offset: i64,
+        stride: u64,
+        path: &mut HashMap<Value, i64>,
+        cycles: &mut HashMap<Value, u64>,
+        out: &mut Vec<Base>,
+    ) {
         if let Some(root) = self.root_of(v) {
             out.push(Base {
                 root,
