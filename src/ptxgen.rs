@@ -1123,6 +1123,7 @@ pub fn check_generated(k: &GenKernel, seed: u64) -> Result<(), String> {
         only_ptxas: false,
         shape_block: false,
         check_slice: false,
+        sizes: crate::verify::Sizes::Small,
     };
     let fail = |what: String| Err(format!("{what}\n--- PTX ---\n{}", k.ptx));
     let out = match crate::compile(&k.ptx, &opts.compile) {

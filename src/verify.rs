@@ -8,23 +8,34 @@
 //!
 //! # Inputs
 //!
-//! * **Pointer parameters** are found by data flow ([`pointer_params`]): a parameter whose
-//!   loaded value reaches the address of a global or generic load, store or atomic through
-//!   `add`, `sub`, `select`, `cvta` and block arguments (not through `mul`, `shl` or
-//!   conversions, which make indices), with the address's width. Each gets its own buffer of random bytes
-//!   (`buffer_size`, default 64 KiB, retried at 1 MiB when the reference faults with the
-//!   default). In 64-bit modules buffer k straddles the 4 GB line `(k + 1) << 32`, so that
-//!   every carry from the low address word into the high one is exercised; in 32-bit modules
-//!   buffers sit at `0x1000_0000 · (k + 1)` (below 4 GB, away from the generic windows).
-//! * **Scalar parameters** get random values below 64 (for every byte count up to 8; bigger
-//!   parameters get random bytes), so that values used as sizes or indices stay inside the
-//!   buffers more often than not.
-//! * A module with an `extern .shared` array (size 0) gets 4 KiB of dynamic shared memory.
+//! * **Shaped by the kernel** ([`inputs`]): before any memory is filled, the IR says which
+//!   parameter fields and which words of which buffers hold pointers (and into which
+//!   buffer: pointers in parameters, in structs by value, in memory, to structs of
+//!   pointers, end pointers compared with pointers) and which hold indices, sizes and loop
+//!   bounds (drawn in `1..64`); every other byte is random. `leafold verify
+//!   --explain-inputs` prints it. Each object gets its own buffer of `buffer_size` bytes
+//!   from where its pointers point (default 64 KiB, retried at 1 MiB when the reference
+//!   faults with the default), with a margin of 1/16 of that before
+//!   ([`buffer_margin`]), so that a read at index -1 stays inside. In 64-bit modules
+//!   buffer k straddles a 4 GB line (`(k + 1) << 32`, skipping the line of the module's
+//!   `.global` variables), so that every carry from the low address word into the high one
+//!   is exercised; in 32-bit modules buffers sit at `0x1000_0000 · (k + 1)` (below 4 GB,
+//!   away from the generic windows).
+//! * **Other scalar parameters** get random values below 64 (for every byte count up to 8;
+//!   bigger parameters get random bytes).
+//! * A module with an `extern .shared` array (size 0) gets 16 KiB of dynamic shared memory.
 //! * The block keeps its thread count but becomes 16 × n for a kernel that reads the y
-//!   dimension of `%tid`/`%ntid` (4 × 4 × n for z), unless the caller fixed the shape
-//!   ([`launch_block`]).
+//!   dimension of `%tid`/`%ntid` (4 × 4 × n for z), and a grid of n CTAs is laid along y
+//!   (z) for a kernel that reads `%ctaid.y` (`.z`) but not `.x`, unless the caller fixed the
+//!   shape ([`launch_block`], [`launch_grid`]).
+//! * The step limit grows with the launch ([`step_limit`]); clocks and the global timer
+//!   read a deterministic model on both sides (`ir::eval`'s essay, "Clocks and timers").
 //!
-//! Run `r` uses the seed `seed + r`; each run is reproducible from its seed alone.
+//! Run `r` uses the seed `seed + r`; each run is reproducible from its seed alone. When the
+//! PTX is undefined on that input, or the reference faults on it at every buffer size, the
+//! run takes the next of [`INPUT_TRIES`] seeds (`seed + r + k · 2^20`, reported as the
+//! seed of the run); a kernel undefined on all of them goes to smaller launches
+//! ([`verify_kernel`]).
 //!
 //! # Comparison
 //!
@@ -58,12 +69,19 @@ use crate::ir::{self, Function, InstData, Space, Value, ValueDef};
 use crate::sim::{self, Loc};
 use crate::sm50;
 
+pub mod inputs;
+
 /// Default bytes per pointer parameter's buffer.
 pub const DEFAULT_BUFFER: u64 = 64 * 1024;
 /// Buffer size tried when the reference run faults with [`DEFAULT_BUFFER`].
 pub const LARGE_BUFFER: u64 = 1024 * 1024;
+/// Seeds tried per run: when the PTX is undefined on a run's input, or the reference faults
+/// on it at every buffer size, the run takes the next seed (`RETRY_SEED_STRIDE` on).
+pub const INPUT_TRIES: u64 = 4;
+/// Distance between the seeds tried for one run (far from the other runs' seeds).
+pub const RETRY_SEED_STRIDE: u64 = 1 << 20;
 /// Dynamic shared memory given to modules with an `extern .shared` array.
-pub const DYNAMIC_SHARED: u32 = 4096;
+pub const DYNAMIC_SHARED: u32 = 16384;
 
 /// How to verify.
 #[derive(Clone, Debug)]
@@ -89,6 +107,9 @@ pub struct VerifyOptions {
     /// address slice ([`crate::sm50::slice`]) that `leafold compare` counts; a miss is a
     /// mismatch. Slow (a trace of every lane's every instruction).
     pub check_slice: bool,
+    /// How size parameters are drawn ([`Sizes`]; `verify_kernel` tries both on the full
+    /// launch).
+    pub sizes: Sizes,
 }
 
 impl Default for VerifyOptions {
@@ -104,6 +125,7 @@ impl Default for VerifyOptions {
             only_ptxas: false,
             shape_block: true,
             check_slice: false,
+            sizes: Sizes::Small,
         }
     }
 }
@@ -145,13 +167,16 @@ pub struct Mismatch {
 #[derive(Clone, Debug)]
 pub enum Outcome {
     /// Every run matched on every byte; `ptxas` says whether ptxas's code was checked too;
-    /// `one_thread` gives the reason when the runs had one thread per CTA (see
-    /// [`verify_kernel`]); `one_cta` says they also had one CTA only.
+    /// `one_thread` gives the reason when the runs had a smaller launch than the one asked
+    /// for (see [`verify_kernel`]; the name is historical: one thread per CTA was the only
+    /// smaller launch once); `one_cta` says they had one CTA only; `launch` is the grid and
+    /// block the runs had.
     Match {
         runs: u32,
         ptxas: bool,
         one_thread: Option<String>,
         one_cta: bool,
+        launch: [[u32; 3]; 2],
     },
     Mismatch(Box<Mismatch>),
     /// The kernel cannot be run (the reason names the construct or the fault).
@@ -193,13 +218,15 @@ impl fmt::Display for Verdict {
                 ptxas,
                 one_thread,
                 one_cta,
+                launch: [grid, block],
             } => {
                 let p = if *ptxas { " (leafold and ptxas)" } else { "" };
                 write!(f, "{k}: OK, {runs} runs match{p}")?;
-                let shape = if *one_cta {
-                    "one thread in one CTA"
-                } else {
-                    "one thread per CTA"
+                let shape = match (*one_cta, block == &[1, 1, 1]) {
+                    (true, true) => "one thread in one CTA".to_string(),
+                    (false, true) => "one thread per CTA".to_string(),
+                    (true, false) => format!("one CTA of {block:?} threads"),
+                    (false, false) => format!("grid {grid:?} and block {block:?}"),
                 };
                 match one_thread {
                     Some(why) => write!(
@@ -285,18 +312,41 @@ pub fn verify_file(
     Ok(v)
 }
 
+/// What [`inputs::infer`] finds for every kernel of `ptx` (or only `kernel`): the kernel's
+/// name and its plan, for `leafold verify --explain-inputs`. Errors: the PTX does not parse
+/// or build.
+pub fn explain_inputs(
+    ptx: &str,
+    kernel: Option<&str>,
+    opts: &VerifyOptions,
+) -> Result<Vec<(String, inputs::Plan)>, Diagnostics> {
+    let file = SourceFile::new(opts.compile.file_name.clone(), ptx);
+    let (ast, _) = crate::ptx::parse_and_check(&file)?;
+    let module = ir::build::build_partial(&ast, &file).module;
+    let addr32 = ast.address_size() == 32;
+    Ok(module
+        .functions
+        .iter()
+        .filter(|f| kernel.map_or(true, |k| k == f.name))
+        .map(|f| (f.name.clone(), inputs::infer(f, addr32)))
+        .collect())
+}
+
 /// How a "cannot run" reason starts when the PTX is undefined on the launch.
 const UNDEFINED: &str = "the PTX is undefined";
 
 /// Verify kernel `f` of `module` (compiled into `cubin`, `addr32` for `.address_size 32`).
 ///
 /// When the reference finds the PTX undefined on the launch (a race between threads, a
-/// barrier in divergent code) and the block has more than one thread, the runs are done again
-/// with one thread per CTA, where neither a barrier nor a race inside a CTA can happen; if
-/// that launch is still undefined (a race on global memory between CTAs) and the grid has
-/// more than one CTA, they are done once more with a single thread in a single CTA. If the
-/// smaller launch matches, the verdict is a match that says so (many small test kernels are
-/// written for one thread, and every thread of them stores to the same place).
+/// barrier in divergent code), or faults, or runs out of steps, the runs are done again with
+/// the size parameters drawn at least as big as the launch ([`Sizes::Launch`]: kernels
+/// written for an array of one element per thread race when the size is smaller), then on
+/// smaller launches, in order, until one is defined: one CTA with the full block (a race on
+/// global memory between CTAs cannot happen there), one thread per CTA (neither a barrier
+/// nor a race inside a CTA can happen), one thread in one CTA. If a smaller launch matches,
+/// the verdict is a match that says which and why the bigger ones could not run (many small
+/// test kernels are written for one thread, and every thread of them stores to the same
+/// place).
 pub fn verify_kernel(
     module: &ir::Module,
     f: &Function,
@@ -308,26 +358,61 @@ pub fn verify_kernel(
     let Outcome::CannotRun(why) = &full.outcome else {
         return full;
     };
-    let threads = launch_block(f, opts).iter().product::<u32>();
+    let block = launch_block(f, opts);
+    let threads = block.iter().product::<u32>();
     let ctas = opts.grid.iter().product::<u32>();
-    if !why.starts_with(UNDEFINED) || threads * ctas == 1 {
+    let reducible = why.starts_with(UNDEFINED)
+        || reason_class(why) == "faults on random inputs"
+        || reason_class(why) == "step limit";
+    if !reducible {
         return full;
     }
     let mut why = why.clone();
     let (mut steps, mut seconds) = (full.sim_steps, full.sim_seconds);
-    // One thread per CTA (when the block has more than one), then one thread in all (when
-    // the grid has more than one CTA).
-    let mut smaller = Vec::new();
+    // The same launch with sizes as big as the launch, when there are size parameters.
+    let plan = inputs::infer(f, addr32);
+    let has_sizes = plan
+        .params
+        .iter()
+        .any(|p| matches!(p.kind, inputs::Kind::Small));
+    if has_sizes && opts.sizes == Sizes::Small {
+        let o = VerifyOptions {
+            sizes: Sizes::Launch,
+            ..opts.clone()
+        };
+        let mut v = verify_launch(module, f, addr32, cubin, &o);
+        steps += v.sim_steps;
+        seconds += v.sim_seconds;
+        v.sim_steps = steps;
+        v.sim_seconds = seconds;
+        match &v.outcome {
+            Outcome::Match { .. } | Outcome::Mismatch(_) => return v,
+            Outcome::CannotRun(w) => {
+                write!(why, "; with sizes as big as the launch: {w}").ok();
+            }
+        }
+    }
+    if threads * ctas == 1 {
+        return Verdict {
+            sim_steps: steps,
+            sim_seconds: seconds,
+            ..full
+        };
+    }
+    let mut smaller: Vec<([u32; 3], [u32; 3])> = Vec::new();
+    if ctas > 1 && threads > 1 {
+        smaller.push(([1, 1, 1], block));
+    }
     if threads > 1 {
-        smaller.push(opts.grid);
+        smaller.push((launch_grid(f, opts), [1, 1, 1]));
     }
     if ctas > 1 {
-        smaller.push([1, 1, 1]);
+        smaller.push(([1, 1, 1], [1, 1, 1]));
     }
-    for grid in smaller {
+    for (grid, block) in smaller {
         let o = VerifyOptions {
             grid,
-            block: [1, 1, 1],
+            block,
             shape_block: false,
             ..opts.clone()
         };
@@ -348,9 +433,13 @@ pub fn verify_kernel(
             }
             // A mismatch on the smaller launch is a finding.
             Outcome::Mismatch(_) => return v,
-            // Still undefined: try the next, smaller launch, and say why.
-            Outcome::CannotRun(w) if w.starts_with(UNDEFINED) => {
-                write!(why, "; with one thread per CTA: {w}").ok();
+            // Still not runnable for a reason a smaller launch may avoid: try the next one.
+            Outcome::CannotRun(w)
+                if w.starts_with(UNDEFINED)
+                    || reason_class(w) == "faults on random inputs"
+                    || reason_class(w) == "step limit" =>
+            {
+                write!(why, "; with grid {grid:?} and block {block:?}: {w}").ok();
             }
             // Anything else keeps the first reason.
             Outcome::CannotRun(_) => break,
@@ -396,7 +485,7 @@ fn verify_launch(
         },
         None => None,
     };
-    let pointers = pointer_params(f);
+    let plan = inputs::infer(f, addr32);
     let dynamic_shared = if module
         .vars
         .values()
@@ -407,14 +496,28 @@ fn verify_launch(
         0
     };
     for r in 0..opts.runs {
-        let seed = opts.seed.wrapping_add(u64::from(r));
-        let mut tries: Vec<u64> = match opts.buffer_size {
+        let first_seed = opts.seed.wrapping_add(u64::from(r));
+        // Inputs to try, in order: each seed with each buffer size; seeds after the first
+        // stand in for an input on which the PTX is undefined or the reference faults.
+        let sizes: Vec<u64> = match opts.buffer_size {
             Some(b) => vec![b],
             None => vec![DEFAULT_BUFFER, LARGE_BUFFER],
         };
-        let (launch, reference) = loop {
-            let size = tries.remove(0);
-            let launch = match make_launch(f, &pointers, addr32, size, seed, opts) {
+        let mut tries: Vec<(u64, u64)> = (0..INPUT_TRIES)
+            .flat_map(|k| {
+                let seed = first_seed.wrapping_add(k * RETRY_SEED_STRIDE);
+                sizes.iter().map(move |&size| (seed, size))
+            })
+            .collect();
+        tries.reverse();
+        // The reason the first input could not be compared.
+        let mut first_why: Option<String> = None;
+        let (seed, launch, reference) = loop {
+            let Some((seed, size)) = tries.pop() else {
+                verdict.outcome = Outcome::CannotRun(first_why.unwrap_or_default());
+                return verdict;
+            };
+            let launch = match make_launch(f, &plan, size, seed, opts) {
                 Ok(mut l) => {
                     l.dynamic_shared = dynamic_shared;
                     l
@@ -428,38 +531,50 @@ fn verify_launch(
                 Some(n) => format!(" (PTX line {n})"),
                 None => String::new(),
             };
-            match eval::run(module, &f.name, &launch) {
-                Ok(out) => break (launch, Ok(out)),
+            let why = match eval::run(module, &f.name, &launch) {
+                Ok(out) => break (seed, launch, Ok(out)),
                 // A trapping launch has no defined memory: the simulator must trap too.
                 Err(e @ eval::EvalError::Trapped { .. }) => {
-                    break (launch, Err(format!("{e}{}", at(&e))));
+                    break (seed, launch, Err(format!("{e}{}", at(&e))));
                 }
-                // No run of this kernel can be compared (a bigger buffer does not help).
+                // No run of this kernel can be compared (another input does not help).
                 Err(e @ eval::EvalError::Unknowable { .. }) => {
                     verdict.outcome = Outcome::CannotRun(format!("{e}{}", at(&e)));
                     return verdict;
                 }
                 Err(e @ eval::EvalError::Undefined { .. }) => {
-                    verdict.outcome = Outcome::CannotRun(format!(
+                    // Another buffer size does not change a race: go to the next seed.
+                    tries.retain(|t| t.0 != seed);
+                    format!(
                         "{UNDEFINED} on the random inputs of seed {seed}: {e}{}",
+                        at(&e)
+                    )
+                }
+                Err(
+                    e @ (eval::EvalError::OutOfBounds { .. }
+                    | eval::EvalError::Unmapped { .. }
+                    | eval::EvalError::Misaligned { .. }),
+                ) => format!(
+                    "the reference run (seed {seed}) faults on the random inputs: {e}{}",
+                    at(&e)
+                ),
+                Err(e @ eval::EvalError::StepLimit { .. }) => {
+                    // Another input would most likely run as long: stop here.
+                    let why = format!("the reference interpreter cannot run it: {e}{}", at(&e));
+                    verdict.outcome = Outcome::CannotRun(first_why.unwrap_or(why));
+                    return verdict;
+                }
+                Err(e) => {
+                    verdict.outcome = Outcome::CannotRun(format!(
+                        "the reference interpreter cannot run it: {e}{}",
                         at(&e)
                     ));
                     return verdict;
                 }
-                Err(e) if tries.is_empty() => {
-                    let why = match e {
-                        eval::EvalError::OutOfBounds { .. }
-                        | eval::EvalError::Unmapped { .. }
-                        | eval::EvalError::Misaligned { .. } => format!(
-                            "the reference run (seed {seed}) faults on the random inputs: {e}{}",
-                            at(&e)
-                        ),
-                        _ => format!("the reference interpreter cannot run it: {e}{}", at(&e)),
-                    };
-                    verdict.outcome = Outcome::CannotRun(why);
-                    return verdict;
-                }
-                Err(_) => {}
+            };
+            // Keep the reason of the first input, with the largest buffer tried for it.
+            if first_why.is_none() || seed == first_seed {
+                first_why = Some(why);
             }
         };
         let sides = std::iter::once((Side::Leafold, &ours))
@@ -476,7 +591,7 @@ fn verify_launch(
                 Outcome::Mismatch(Box::new(Mismatch {
                     side,
                     seed,
-                    inputs: summary(launch, f, &pointers),
+                    inputs: summary(launch, f, &plan),
                     what,
                     writer: None,
                     ptx_line: None,
@@ -527,7 +642,7 @@ fn verify_launch(
                     verdict.outcome = Outcome::Mismatch(Box::new(Mismatch {
                         side,
                         seed,
-                        inputs: summary(launch, f, &pointers),
+                        inputs: summary(launch, f, &plan),
                         what: format!(
                             "the reference ran, {side}'s code faults in the simulator: {e}"
                         ),
@@ -551,7 +666,7 @@ fn verify_launch(
                 verdict.outcome = Outcome::Mismatch(Box::new(Mismatch {
                     side,
                     seed,
-                    inputs: summary(launch, f, &pointers),
+                    inputs: summary(launch, f, &plan),
                     what: format!(
                         "first difference at {}: reference 0x{:02x}, {side} 0x{:02x}",
                         d.describe(),
@@ -583,6 +698,7 @@ fn verify_launch(
         ptxas: theirs.is_some(),
         one_thread: None,
         one_cta: false,
+        launch: [launch_grid(f, opts), launch_block(f, opts)],
     };
     verdict
 }
@@ -797,15 +913,51 @@ impl Rng {
     }
 }
 
-/// Where pointer parameter number `k` (of those found) gets its buffer.
+/// Where buffer number `k` (object `k` of the input plan) goes.
 fn buffer_base(k: usize, size: u64, addr32: bool) -> Option<u64> {
     if addr32 {
         let base = 0x1000_0000u64 * (k as u64 + 1);
         (base + size <= 1 << 32).then_some(base)
     } else {
-        // Straddle the 4 GB line (k + 1) << 32: carries into the high word get exercised.
-        let line = (k as u64 + 1) << 32;
-        Some(line - (size / 2) / 256 * 256)
+        // Straddle the 4 GB line n << 32: carries into the high word get exercised. The
+        // line of the module's `.global` variables (`eval::MODULE_GLOBAL_BASE`) is skipped:
+        // a buffer there would overlap them.
+        let module_line = eval::MODULE_GLOBAL_BASE >> 32;
+        let mut line = k as u64 + 1;
+        if line >= module_line {
+            line += 1;
+        }
+        Some((line << 32) - (size / 2) / 256 * 256)
+    }
+}
+
+/// The grid shape of a launch. A kernel that reads `%ctaid.y` (or `.z`) but not `%ctaid.x`
+/// was written for a grid along that dimension (its CTAs along x would all do the same
+/// work, racing on the same output), so, with `shape_block`, a grid of `n × 1 × 1` CTAs is
+/// arranged along the first dimension the kernel reads.
+pub fn launch_grid(f: &Function, opts: &VerifyOptions) -> [u32; 3] {
+    let [x, y, z] = opts.grid;
+    if !opts.shape_block || y != 1 || z != 1 || x == 1 {
+        return opts.grid;
+    }
+    let reads = |d: ir::Dim| {
+        f.insts.values().any(|n| {
+            matches!(
+                n.data,
+                InstData::SpecialReg {
+                    reg: ir::SpecialReg::Ctaid(e) | ir::SpecialReg::Nctaid(e)
+                } if e == d
+            )
+        })
+    };
+    if reads(ir::Dim::X) {
+        opts.grid
+    } else if reads(ir::Dim::Y) {
+        [1, x, 1]
+    } else if reads(ir::Dim::Z) {
+        [1, 1, x]
+    } else {
+        opts.grid
     }
 }
 
@@ -843,18 +995,31 @@ pub fn launch_block(f: &Function, opts: &VerifyOptions) -> [u32; 3] {
 /// default `cudaLimitStackSize` is 1 KB, but random sizes and loops want more).
 pub const DYNAMIC_STACK_BYTES: u32 = 16 << 10;
 
-/// The launch of run `seed`: parameters and buffers as the module essay says. Public for
-/// `examples/hwcheck_export.rs`, which replays the same launches on a GPU.
+/// How the parameters [`inputs`] found to be sizes, indices or bounds are drawn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Sizes {
+    /// Small: in `1..inputs::SMALL`.
+    #[default]
+    Small,
+    /// At least the launch's thread count (below twice it), for kernels written for sizes
+    /// no smaller than the launch (each thread its own element of an array of that size):
+    /// tried on the full launch when it is undefined with small sizes.
+    Launch,
+}
+
+/// The launch of run `seed`: parameters and buffers as the module essay says, shaped by
+/// `plan` ([`inputs`]). Each buffer has `buffer` bytes from where its pointers point, and
+/// a margin before ([`buffer_margin`]).
+/// Public for `examples/hwcheck_export.rs`, which replays the same launches on a GPU.
 pub fn make_launch(
     f: &Function,
-    pointers: &[usize],
-    addr32: bool,
+    plan: &inputs::Plan,
     buffer: u64,
     seed: u64,
     opts: &VerifyOptions,
 ) -> Result<Launch, String> {
     let mut rng = Rng::new(seed);
-    let mut launch = Launch::new(opts.grid, launch_block(f, opts));
+    let mut launch = Launch::new(launch_grid(f, opts), launch_block(f, opts));
     launch.global_races = true;
     if f.insts
         .values()
@@ -864,46 +1029,174 @@ pub fn make_launch(
         // multiple of every alignment up to 16 KB, so both align the same addresses.
         launch.local_size = DYNAMIC_STACK_BYTES;
     }
+    launch.step_limit = step_limit(launch.grid, launch.block);
+    let threads: u64 = launch
+        .grid
+        .iter()
+        .chain(&launch.block)
+        .map(|&d| u64::from(d))
+        .product();
+    let n = plan.objects.len();
+    let margin = buffer_margin(buffer);
+    let total = buffer + margin;
+    let mut bases = Vec::with_capacity(n);
+    for k in 0..n {
+        bases.push(buffer_base(k, total, plan.addr32).ok_or_else(|| {
+            format!("{n} buffers of {total} bytes do not fit a 32-bit address space")
+        })?);
+    }
+    let mut bufs: Vec<Vec<u8>> = (0..n)
+        .map(|_| {
+            let mut bytes = vec![0u8; total as usize];
+            rng.fill(&mut bytes);
+            bytes
+        })
+        .collect();
     let mut params = vec![0u8; f.param_size() as usize];
-    for (i, p) in f.params.iter().enumerate() {
+    for p in &f.params {
         let at = p.offset as usize;
         let dst = &mut params[at..at + p.size as usize];
-        if let Some(k) = pointers.iter().position(|&x| x == i) {
-            let base = buffer_base(k, buffer, addr32).ok_or_else(|| {
-                format!(
-                    "{} pointer parameters of {buffer} bytes do not fit a 32-bit address space",
-                    pointers.len()
-                )
-            })?;
-            let mut bytes = vec![0u8; buffer as usize];
-            rng.fill(&mut bytes);
-            launch.global.push(GlobalRegion { base, bytes });
-            let b = base.to_le_bytes();
-            let n = dst.len().min(8);
-            dst[..n].copy_from_slice(&b[..n]);
-        } else if p.size <= 8 {
-            let v = rng.below(64).to_le_bytes();
+        if p.size <= 8 {
+            let v = rng.below(inputs::SMALL).to_le_bytes();
             let n = dst.len();
             dst.copy_from_slice(&v[..n]);
         } else {
             rng.fill(dst);
         }
     }
+    // Where each object's pointers point from (its record 0), and its record size.
+    let records: Vec<u64> = (0..n).map(|k| plan.record(k, buffer)).collect();
+    let origins: Vec<u64> = records
+        .iter()
+        .map(|&rec| match margin.next_multiple_of(rec) {
+            m if m + rec <= total => m,
+            _ => margin,
+        })
+        .collect();
+    let targets = Targets {
+        bases: &bases,
+        records: &records,
+        origins: &origins,
+        total,
+    };
+    // Small values first, pointers last (a pointer wins where both were inferred).
+    for pointers in [false, true] {
+        for field in &plan.params {
+            let is_ptr = matches!(field.kind, inputs::Kind::Pointer { .. });
+            if is_ptr != pointers {
+                continue;
+            }
+            let v = match (field.kind, opts.sizes) {
+                (inputs::Kind::Small, Sizes::Launch) => threads + rng.below(threads),
+                (kind, _) => targets.value(kind, 0, &mut rng, None),
+            };
+            write_le(&mut params, field.offset as usize, field.bytes, v);
+        }
+        for (k, o) in plan.objects.iter().enumerate() {
+            for field in &o.fields {
+                let is_ptr = matches!(field.kind, inputs::Kind::Pointer { .. });
+                if is_ptr != pointers {
+                    continue;
+                }
+                let bytes = u64::from(field.bytes);
+                // Positions relative to the object's origin, before it as well as after.
+                let step = if field.stride > 0 {
+                    field.stride * bytes.div_ceil(field.stride)
+                } else if o.loaded {
+                    records[k]
+                } else {
+                    total
+                };
+                let mut pos = (origins[k] + field.offset) % step;
+                if field.stride == 0 && !o.loaded {
+                    pos = origins[k] + field.offset;
+                }
+                // Record numbers of pointers: an odd multiplier spreads neighbours apart.
+                let spread = (rng.next_u64() | 1, rng.next_u64());
+                let mut i = 0u64;
+                while pos + bytes <= total {
+                    let v = targets.value(field.kind, i, &mut rng, Some(spread));
+                    write_le(&mut bufs[k], pos as usize, field.bytes, v);
+                    pos += step;
+                    i += 1;
+                }
+            }
+        }
+    }
+    for (base, bytes) in bases.into_iter().zip(bufs) {
+        launch.global.push(GlobalRegion { base, bytes });
+    }
     launch.params = params;
     Ok(launch)
 }
 
+/// Where the objects of a launch are, for the values of pointer fields.
+struct Targets<'a> {
+    bases: &'a [u64],
+    records: &'a [u64],
+    origins: &'a [u64],
+    total: u64,
+}
+
+impl Targets<'_> {
+    /// The value of instance `i` of a field of `kind`: a small number, or a pointer to a
+    /// record of its target (record 0 for a parameter, `spread` picks the record otherwise;
+    /// an end pointer a few records in).
+    fn value(&self, kind: inputs::Kind, i: u64, rng: &mut Rng, spread: Option<(u64, u64)>) -> u64 {
+        match kind {
+            inputs::Kind::Small => 1 + rng.below(inputs::SMALL - 1),
+            inputs::Kind::Pointer { target, end } => {
+                let (rec, origin) = (self.records[target], self.origins[target]);
+                let half = ((self.total - origin) / rec / 2).max(1);
+                let r = if end {
+                    1 + rng.below(half.min(8))
+                } else {
+                    match spread {
+                        Some((mul, start)) => start.wrapping_add(i.wrapping_mul(mul)) % half,
+                        None => 0,
+                    }
+                };
+                self.bases[target] + origin + r * rec
+            }
+        }
+    }
+}
+
+/// Bytes of a buffer before where its pointers point: 1/16 of it, 256-aligned (0 for
+/// buffers under 4 KiB).
+pub fn buffer_margin(buffer: u64) -> u64 {
+    (buffer / 16) / 256 * 256
+}
+
+/// Write the low `bytes` bytes of `v` at `at` (little-endian), when they fit.
+fn write_le(dst: &mut [u8], at: usize, bytes: u32, v: u64) {
+    let n = (bytes as usize).min(8);
+    if let Some(d) = dst.get_mut(at..at + n) {
+        d.copy_from_slice(&v.to_le_bytes()[..n]);
+    }
+}
+
+/// The step limit of a launch: [`eval::DEFAULT_STEP_LIMIT`] for up to 128 threads (the
+/// default launch), growing with the thread count beyond (a budget of instructions per
+/// thread), so that a kernel's legitimate work on a bigger launch is not cut short.
+pub fn step_limit(grid: [u32; 3], block: [u32; 3]) -> u64 {
+    let threads: u64 = grid.iter().chain(&block).map(|&d| u64::from(d)).product();
+    let per_thread = eval::DEFAULT_STEP_LIMIT / 128;
+    (per_thread * threads).max(eval::DEFAULT_STEP_LIMIT)
+}
+
 /// One line describing a launch's inputs.
-fn summary(launch: &Launch, f: &Function, pointers: &[usize]) -> String {
+fn summary(launch: &Launch, f: &Function, plan: &inputs::Plan) -> String {
     let mut s = format!("grid {:?}, block {:?}; params:", launch.grid, launch.block);
-    for (i, p) in f.params.iter().enumerate() {
+    let pointers = plan.pointer_param_offsets();
+    for p in &f.params {
         let at = p.offset as usize;
         let bytes = &launch.params[at..at + p.size as usize];
         let mut v = [0u8; 8];
         let n = bytes.len().min(8);
         v[..n].copy_from_slice(&bytes[..n]);
         let v = u64::from_le_bytes(v);
-        let kind = if pointers.contains(&i) {
+        let kind = if pointers.contains(&p.offset) {
             "pointer"
         } else {
             "scalar"
@@ -912,7 +1205,7 @@ fn summary(launch: &Launch, f: &Function, pointers: &[usize]) -> String {
     }
     let _ = write!(
         s,
-        "; {} buffers of {} random bytes",
+        "; {} buffers of {} bytes shaped by the kernel (see --explain-inputs)",
         launch.global.len(),
         launch.global.first().map_or(0, |r| r.bytes.len())
     );
@@ -1059,7 +1352,7 @@ pub fn reason_class(why: &str) -> &'static str {
     const CLASSES: &[(&str, &str)] = &[
         (UNDEFINED, "undefined launch (race, divergent barrier)"),
         ("faults on the random inputs", "faults on random inputs"),
-        ("whose value cannot be known", "reads a clock or timer"),
+        ("whose value cannot be known", "reads a performance counter"),
         ("step limit", "step limit"),
         ("the simulator cannot run", "simulator lacks an instruction"),
         ("cubin", "cubin cannot be loaded"),

@@ -3,7 +3,8 @@
 //!
 //! Options: `--kernel K` (default: every kernel), `--seed N`, `--runs R`, `--grid X[,Y,Z]`,
 //! `--block X[,Y,Z]`, `--buffer-size BYTES`, `--against-ptxas` (also simulate ptxas's cubin
-//! of the same file; needs the oracle, `LEAFOLD_ORACLE`). Exit code: 0 every kernel matched,
+//! of the same file; needs the oracle, `LEAFOLD_ORACLE`), `--explain-inputs` (first print
+//! what each kernel's inputs were inferred to be, [`crate::verify::inputs`]). Exit code: 0 every kernel matched,
 //! 1 a mismatch (the report names the kernel, seed, inputs, first differing byte and the SASS
 //! instruction that wrote it), 2 a kernel cannot be run (the reason is printed), the file
 //! cannot be read or compiled, or the arguments are bad.
@@ -49,6 +50,11 @@ pub struct Args {
     /// Exit 1 on any mismatch, else 0.
     #[arg(long)]
     pub summary: bool,
+    /// Before verifying, print per kernel what the inputs were inferred to be: which
+    /// parameters and which fields of which buffers hold pointers (into which buffer), and
+    /// which hold small values (indices, sizes, loop bounds).
+    #[arg(long)]
+    pub explain_inputs: bool,
     /// Compile with a deliberate wrong LEA scale (to see the verifier catch it).
     #[arg(long, hide = true)]
     pub debug_wrong_lea_scale: bool,
@@ -107,6 +113,7 @@ pub fn run(args: &Args) -> u8 {
         only_ptxas: false,
         shape_block: args.block.is_none(),
         check_slice: args.check_slice,
+        sizes: crate::verify::Sizes::Small,
     };
     if args.against_ptxas {
         let Some(oracle) = crate::oracle::Oracle::find() else {
@@ -120,6 +127,21 @@ pub fn run(args: &Args) -> u8 {
             Ok(c) => opts.ptxas_cubin = Some(c),
             Err(e) => {
                 eprintln!("error: ptxas rejects {}: {e}", args.file.display());
+                return 2;
+            }
+        }
+    }
+    if args.explain_inputs {
+        match crate::verify::explain_inputs(&text, args.kernel.as_deref(), &opts) {
+            Ok(plans) => {
+                let mut out = String::new();
+                for (name, plan) in plans {
+                    out.push_str(&format!("{name}: inputs\n{plan}"));
+                }
+                super::print_out(&out);
+            }
+            Err(d) => {
+                eprint!("{}", render_all(&d.0));
                 return 2;
             }
         }

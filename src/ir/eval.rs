@@ -128,8 +128,21 @@
 //!   `.shared` variables the kernel names (and the dynamic part), as ptxas allocates them
 //!   (`Module::shared_layout`): an access in the padding between them or past their end ran
 //!   off an array, which PTX leaves undefined (the hardware faults or reads a neighbour).
-//! * **`%clock`/`%clock64`.** Their values depend on timing no model knows, so a kernel that
-//!   reads one cannot be compared; the read is the error.
+//! * **`%pm0..7`.** Performance-monitor counters count events no model knows, so a kernel
+//!   that reads one cannot be compared; the read is the error ([`EvalError::Unknowable`]).
+//!
+//! # Clocks and timers
+//!
+//! `%clock`, `%clock64` and `%globaltimer` (`_lo`, `_hi`) read a deterministic model, the
+//! same in `sim` ([`timer_value`]): each thread counts its own reads of the clock and, apart,
+//! of the global timer; read `n` (from 0) sees the low word `lo(n)`, which grows by a fixed
+//! step per read, and a constant high word. A 64-bit read (`%clock64`, `%globaltimer`) and
+//! `%clock`/`%globaltimer_lo` count one read each, `%globaltimer_hi` none: exactly the reads
+//! of the low word in SASS (`CS2R SR_CLOCKLO`/`SR_GLOBALTIMERLO`; the high word is read
+//! around it, twice, to detect a carry, and never changes here). So the clock is honest as
+//! far as it goes: it is monotonic per thread, differences of reads are what a kernel
+//! measures, and both models give every thread the same sequence; it says nothing about
+//! real time.
 
 use std::fmt;
 
@@ -163,6 +176,25 @@ pub fn module_global_base(module: &Module) -> u64 {
         MODULE_GLOBAL_BASE
     }
 }
+/// The clock model's high words and steps (see the module essay).
+const CLOCK_HI: u32 = 0x1;
+const CLOCK_LO0: u32 = 0x1000_0000;
+const CLOCK_STEP: u32 = 64;
+const TIMER_HI: u32 = 0x0170_0000;
+const TIMER_LO0: u32 = 0x2000_0000;
+const TIMER_STEP: u32 = 1000;
+
+/// The clock model shared with `sim`: the low word of a thread's `n`-th read (from 0) of the
+/// clock (`timer` false) or of the global timer (`timer` true), and the high word.
+pub fn timer_value(timer: bool, n: u64) -> (u32, u32) {
+    let n = n as u32;
+    if timer {
+        (TIMER_LO0.wrapping_add(n.wrapping_mul(TIMER_STEP)), TIMER_HI)
+    } else {
+        (CLOCK_LO0.wrapping_add(n.wrapping_mul(CLOCK_STEP)), CLOCK_HI)
+    }
+}
+
 /// Default instruction budget of a launch.
 pub const DEFAULT_STEP_LIMIT: u64 = 10_000_000;
 /// Most threads one launch may have (local memory is allocated per thread).
@@ -305,7 +337,7 @@ pub enum EvalError {
     /// result can be compared. See the module essay for the rules.
     #[error("{inst}: undefined in PTX: {why}")]
     Undefined { inst: Inst, why: String },
-    /// The kernel reads a value no model can know (`%clock`, `%clock64`).
+    /// The kernel reads a value no model can know (`%pm0..7`).
     #[error("{inst}: reads {what}, whose value cannot be known, so no run can be compared")]
     Unknowable { inst: Inst, what: &'static str },
     /// A thread executed `trap`: the launch is aborted (PTX: "abort execution and generate
@@ -806,6 +838,8 @@ struct Thread {
     /// Has executed `membar.gl` or `membar.sys` (its global atomics release; see
     /// [`GlobalShadow`]).
     fenced: bool,
+    /// Reads of the clock and of the global timer so far (see "Clocks and timers").
+    timer_reads: [u64; 2],
 }
 
 fn run_cta(
@@ -831,6 +865,7 @@ fn run_cta(
                     pos: 0,
                     regs: vec![0; ctx.func.values.len()],
                     fenced: false,
+                    timer_reads: [0; 2],
                 });
                 locals.push(mem.local_init.clone());
                 stacks.push(DynStack {
@@ -1500,16 +1535,26 @@ impl Thread {
                 let addr = u64::from(*offset);
                 out = Some(read(inst, Space::Param, tm.params, addr, size)?);
             }
-            InstData::SpecialReg { reg } if reg.is_timer() => {
-                let what = match reg {
-                    SpecialReg::Clock => "%clock",
-                    SpecialReg::Clock64 => "%clock64",
-                    SpecialReg::GlobalTimer
-                    | SpecialReg::GlobalTimerLo
-                    | SpecialReg::GlobalTimerHi => "%globaltimer",
-                    _ => "a performance-monitor counter (%pm)",
-                };
+            InstData::SpecialReg {
+                reg: reg @ (SpecialReg::Pm(_) | SpecialReg::Pm64(_)),
+            } => {
+                let _ = reg;
+                let what = "a performance-monitor counter (%pm)";
                 return Err(EvalError::Unknowable { inst, what });
+            }
+            InstData::SpecialReg { reg } if reg.is_timer() => {
+                // The clock model (module essay, "Clocks and timers").
+                let timer = !matches!(reg, SpecialReg::Clock | SpecialReg::Clock64);
+                let n = self.timer_reads[usize::from(timer)];
+                let (lo, hi) = timer_value(timer, n);
+                if !matches!(reg, SpecialReg::GlobalTimerHi) {
+                    self.timer_reads[usize::from(timer)] += 1;
+                }
+                out = Some(match reg {
+                    SpecialReg::Clock | SpecialReg::GlobalTimerLo => u64::from(lo),
+                    SpecialReg::GlobalTimerHi => u64::from(hi),
+                    _ => u64::from(hi) << 32 | u64::from(lo),
+                });
             }
             InstData::SpecialReg { reg } => out = Some(self.special(ctx, *reg)),
             InstData::SymbolAddr { var, .. } => {

@@ -123,6 +123,9 @@ pub(super) struct Warp {
     state: State,
     /// Warp index in its CTA.
     index: usize,
+    /// Per lane, reads of SR_CLOCKLO and of SR_GLOBALTIMERLO so far: the clock model
+    /// shared with `ir::eval` (`eval::timer_value`).
+    timer_reads: [[u64; 32]; 2],
 }
 
 impl Warp {
@@ -419,6 +422,7 @@ impl Sim<'_> {
                     stack: Vec::new(),
                     state: State::Running,
                     index: w,
+                    timer_reads: [[0; 32]; 2],
                 }
             })
             .collect();
@@ -1665,6 +1669,7 @@ impl Sim<'_> {
         let steps = self.steps;
         let smem = self.mem.shared_size as u32;
         let warp = w.index as u32;
+        let reads = w.timer_reads;
         let tid = |l: usize| {
             let t = warp * 32 + l as u32;
             [
@@ -1677,8 +1682,13 @@ impl Sim<'_> {
             let lt = (1u64 << l) as u32;
             Some(match sr {
                 0x00 => l as u32,
-                0x01 | 0x50 | 0x52 => steps as u32,
-                0x51 | 0x53 => (steps >> 32) as u32,
+                0x01 => steps as u32,
+                // The clock model shared with `ir::eval` (its essay, "Clocks and timers"):
+                // reads of the low words count, per lane, below.
+                0x50 | 0x52 => {
+                    crate::ir::eval::timer_value(sr == 0x52, reads[usize::from(sr == 0x52)][l]).0
+                }
+                0x51 | 0x53 => crate::ir::eval::timer_value(sr == 0x53, 0).1,
                 // Performance-monitor counters SR_PM0..7 and SR_PM_HI0..7: no model of the
                 // events; they read as the step counter, like the clocks (no test compares
                 // them).
@@ -1710,6 +1720,9 @@ impl Sim<'_> {
                 return Err(unsupported(addr, i, "this special register"));
             };
             w.set_r(rd, l, v);
+            if matches!(sr, 0x50 | 0x52) {
+                w.timer_reads[usize::from(sr == 0x52)][l] += 1;
+            }
         }
         Ok(())
     }

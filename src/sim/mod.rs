@@ -83,8 +83,10 @@
 //! * `MOV`, `MOV32I`: Rd = B (the lane mask field is ignored; ptxas always uses 0xf).
 //! * `S2R`: TID.X/Y/Z, TID (x | y << 16 | z << 26), CTAID.X/Y/Z, LANEID, EQ/LT/LE/GT/GEMASK,
 //!   SMEMSZ (the CTA's shared size), VIRTID (warp index in bits 8..13, SM 0), VIRTCFG
-//!   (1 SM, 64 warps), CLOCK/CLOCKLO (the warp-instruction count; CLOCKHI its high word).
-//!   `CS2R`: CLOCKLO/HI and GLOBALTIMERLO/HI, both the instruction count.
+//!   (1 SM, 64 warps), SR 0x01 (the warp-instruction count), CLOCKLO/CLOCKHI and
+//!   GLOBALTIMERLO/HI (also by `CS2R`): the clock model shared with `ir::eval`
+//!   (`eval::timer_value`: each lane's n-th read of a low word sees `lo(n)`, the high words
+//!   are constant).
 //! * `IADD`: Rd = ±Ra + ±B [+ CC.CF with .X]. A negated operand adds `~x + 1` (or `~x` with
 //!   .X, where the borrow comes in through CC.CF), so CC.CF after `.CC` is the carry out of
 //!   that 33-bit sum: ptxas's `ISCADD Rlo.CC, -Ri ..; IADD.X Rhi, -Rhi ..` subtracts 64 bits

@@ -1,0 +1,654 @@
+//! Inputs shaped by the kernel (`verify::inputs`): one small kernel per inference rule, each
+//! of which faulted on the old random inputs (pointers only in plain pointer parameters,
+//! every other word random) and verifies now at the full launch; what `--explain-inputs`
+//! prints; the clock model; launches that used to be refused (buffers on the module
+//! globals' line, races between CTAs); and that the injected miscompile is still caught on
+//! a pointer-chasing kernel.
+
+use leafold::driver::{InjectBug, Options};
+use leafold::verify::inputs::{infer, Kind};
+use leafold::verify::{verify_file, Outcome, VerifyOptions};
+use std::process::Command;
+
+const HEAD: &str = ".version 7.0\n.target sm_50\n.address_size 64\n";
+
+fn opts() -> VerifyOptions {
+    VerifyOptions {
+        runs: 3,
+        ..VerifyOptions::default()
+    }
+}
+
+/// The verdict of the only kernel of `body` (after the module header), asserting it is a
+/// match at the full launch.
+fn assert_full_match(body: &str) {
+    let ptx = format!("{HEAD}{body}");
+    let v = verify_file(&ptx, None, &opts()).expect("compiles");
+    assert_eq!(v.len(), 1);
+    match &v[0].outcome {
+        Outcome::Match {
+            one_thread: None,
+            runs: 3,
+            ..
+        } => {}
+        _ => panic!("{}", v[0]),
+    }
+}
+
+/// The plan `verify` infers for the only kernel of `body`.
+fn plan_of(body: &str) -> leafold::verify::inputs::Plan {
+    let ptx = format!("{HEAD}{body}");
+    let plans = leafold::verify::explain_inputs(&ptx, None, &opts()).expect("builds");
+    assert_eq!(plans.len(), 1);
+    plans.into_iter().next().unwrap().1
+}
+
+/// A pointer parameter inside a struct passed by value (`{ long n; float *p; }`): the
+/// struct used to be random bytes (but for a pointer at its start).
+const STRUCT_BY_VALUE: &str = r#"
+.visible .entry k(.param .align 8 .b8 s[16], .param .u64 out)
+{
+    .reg .b64 %rd<8>;
+    .reg .b32 %r<8>;
+    ld.param.u64 %rd1, [s+8];
+    ld.param.u64 %rd2, [out];
+    mov.u32 %r1, %tid.x;
+    mov.u32 %r2, %ctaid.x;
+    mov.u32 %r3, %ntid.x;
+    mad.lo.u32 %r1, %r2, %r3, %r1;
+    mul.wide.u32 %rd3, %r1, 4;
+    add.s64 %rd4, %rd1, %rd3;
+    ld.global.u32 %r4, [%rd4];
+    add.s64 %rd5, %rd2, %rd3;
+    st.global.u32 [%rd5], %r4;
+    ret;
+}
+"#;
+
+#[test]
+fn pointer_parameter_in_a_struct_by_value() {
+    let plan = plan_of(STRUCT_BY_VALUE);
+    assert!(
+        plan.params
+            .iter()
+            .any(|f| f.offset == 8 && matches!(f.kind, Kind::Pointer { .. })),
+        "{plan}"
+    );
+    assert_full_match(STRUCT_BY_VALUE);
+}
+
+/// `rows[i][j]`: an array of pointers (`float **rows`), each row read and written.
+const POINTER_IN_MEMORY: &str = r#"
+.visible .entry k(.param .u64 rows)
+{
+    .reg .b64 %rd<10>;
+    .reg .b32 %r<8>;
+    ld.param.u64 %rd1, [rows];
+    mov.u32 %r1, %tid.x;
+    mov.u32 %r2, %ctaid.x;
+    mov.u32 %r3, %ntid.x;
+    mad.lo.u32 %r1, %r2, %r3, %r1;
+    mul.wide.u32 %rd2, %r1, 8;
+    add.s64 %rd3, %rd1, %rd2;
+    ld.global.u64 %rd4, [%rd3];
+    ld.global.u32 %r4, [%rd4+4];
+    add.s32 %r4, %r4, 1;
+    st.global.u32 [%rd4], %r4;
+    ret;
+}
+"#;
+
+#[test]
+fn pointer_loaded_from_memory() {
+    let plan = plan_of(POINTER_IN_MEMORY);
+    assert_eq!(plan.objects.len(), 2, "{plan}");
+    let field = plan.objects[0].fields[0];
+    assert_eq!(
+        (field.offset, field.stride, field.bytes),
+        (0, 8, 8),
+        "{plan}"
+    );
+    assert_eq!(
+        field.kind,
+        Kind::Pointer {
+            target: 1,
+            end: false
+        }
+    );
+    assert_full_match(POINTER_IN_MEMORY);
+}
+
+/// A pointer to a struct of pointers and a count (`struct { int *src; int *dst; int n; }`):
+/// each thread copies `n` words from `src` to its own part of `dst`.
+const STRUCT_OF_POINTERS: &str = r#"
+.visible .entry k(.param .u64 desc)
+{
+    .reg .b64 %rd<12>;
+    .reg .b32 %r<10>;
+    .reg .pred %p<2>;
+    ld.param.u64 %rd1, [desc];
+    ld.global.u64 %rd2, [%rd1];
+    ld.global.u64 %rd3, [%rd1+8];
+    ld.global.u32 %r9, [%rd1+16];
+    mov.u32 %r1, %tid.x;
+    mov.u32 %r2, %ctaid.x;
+    mov.u32 %r3, %ntid.x;
+    mad.lo.u32 %r1, %r2, %r3, %r1;
+    mul.lo.u32 %r1, %r1, 64;
+    mov.u32 %r5, 0;
+LOOP:
+    setp.ge.u32 %p1, %r5, %r9;
+    @%p1 bra DONE;
+    add.s32 %r6, %r1, %r5;
+    mul.wide.s32 %rd4, %r6, 4;
+    add.s64 %rd5, %rd2, %rd4;
+    ld.global.u32 %r7, [%rd5];
+    add.s64 %rd6, %rd3, %rd4;
+    st.global.u32 [%rd6], %r7;
+    add.s32 %r5, %r5, 1;
+    bra LOOP;
+DONE:
+    ret;
+}
+"#;
+
+#[test]
+fn struct_of_pointers() {
+    let plan = plan_of(STRUCT_OF_POINTERS);
+    // desc's buffer holds two pointers (into two more buffers) and a small count.
+    assert_eq!(plan.objects.len(), 3, "{plan}");
+    let kinds: Vec<(u64, Kind)> = plan.objects[0]
+        .fields
+        .iter()
+        .map(|f| (f.offset, f.kind))
+        .collect();
+    assert!(kinds.contains(&(16, Kind::Small)), "{plan}");
+    assert!(
+        kinds
+            .iter()
+            .filter(|(_, k)| matches!(k, Kind::Pointer { .. }))
+            .count()
+            == 2,
+        "{plan}"
+    );
+    assert_full_match(STRUCT_OF_POINTERS);
+}
+
+/// A pitched 2-D array passed as `{ size_t pitch; char *ptr; }` by value: the pitch
+/// multiplies the row index, so it is a size (it used to be 8 random bytes).
+const PITCHED: &str = r#"
+.visible .entry k(.param .align 8 .b8 p[16], .param .u64 out)
+{
+    .reg .b64 %rd<12>;
+    .reg .b32 %r<8>;
+    ld.param.u64 %rd1, [p+8];
+    ld.param.u64 %rd2, [p];
+    ld.param.u64 %rd9, [out];
+    mov.u32 %r1, %tid.x;
+    mov.u32 %r2, %ctaid.x;
+    cvt.u64.u32 %rd3, %r2;
+    mul.lo.s64 %rd4, %rd3, %rd2;
+    add.s64 %rd5, %rd1, %rd4;
+    mul.wide.u32 %rd6, %r1, 4;
+    add.s64 %rd7, %rd5, %rd6;
+    ld.global.u32 %r3, [%rd7];
+    mov.u32 %r4, %ntid.x;
+    mad.lo.u32 %r5, %r2, %r4, %r1;
+    mul.wide.u32 %rd8, %r5, 4;
+    add.s64 %rd10, %rd9, %rd8;
+    st.global.u32 [%rd10], %r3;
+    ret;
+}
+"#;
+
+#[test]
+fn index_bounded_by_a_size_parameter() {
+    let plan = plan_of(PITCHED);
+    assert!(
+        plan.params
+            .iter()
+            .any(|f| f.offset == 0 && f.kind == Kind::Small),
+        "{plan}"
+    );
+    assert_full_match(PITCHED);
+}
+
+/// A loop bound read from memory (`n = hdr[0]; for j < n: sum += a[j]`): a random word made
+/// the loop run off the buffer.
+const LOOP_BOUND: &str = r#"
+.visible .entry k(.param .u64 hdr, .param .u64 a, .param .u64 out)
+{
+    .reg .b64 %rd<12>;
+    .reg .b32 %r<10>;
+    .reg .pred %p<2>;
+    ld.param.u64 %rd1, [hdr];
+    ld.param.u64 %rd2, [a];
+    ld.param.u64 %rd3, [out];
+    ld.global.u32 %r9, [%rd1];
+    mov.u32 %r5, 0;
+    mov.u32 %r6, 0;
+LOOP:
+    setp.ge.u32 %p1, %r5, %r9;
+    @%p1 bra DONE;
+    mul.wide.u32 %rd4, %r5, 4;
+    add.s64 %rd5, %rd2, %rd4;
+    ld.global.u32 %r7, [%rd5];
+    add.s32 %r6, %r6, %r7;
+    add.s32 %r5, %r5, 1;
+    bra LOOP;
+DONE:
+    mov.u32 %r1, %tid.x;
+    mov.u32 %r2, %ctaid.x;
+    mov.u32 %r3, %ntid.x;
+    mad.lo.u32 %r1, %r2, %r3, %r1;
+    mul.wide.u32 %rd6, %r1, 4;
+    add.s64 %rd7, %rd3, %rd6;
+    st.global.u32 [%rd7], %r6;
+    ret;
+}
+"#;
+
+#[test]
+fn loop_bound_loaded_from_memory() {
+    let plan = plan_of(LOOP_BOUND);
+    assert!(
+        plan.objects[0]
+            .fields
+            .iter()
+            .any(|f| f.offset == 0 && f.kind == Kind::Small),
+        "{plan}"
+    );
+    assert_full_match(LOOP_BOUND);
+}
+
+/// CSR-style gather: `out[i] = x[col[i]]` with the index loaded from memory.
+const GATHER: &str = r#"
+.visible .entry k(.param .u64 col, .param .u64 x, .param .u64 out)
+{
+    .reg .b64 %rd<12>;
+    .reg .b32 %r<8>;
+    ld.param.u64 %rd1, [col];
+    ld.param.u64 %rd2, [x];
+    ld.param.u64 %rd3, [out];
+    mov.u32 %r1, %tid.x;
+    mov.u32 %r2, %ctaid.x;
+    mov.u32 %r3, %ntid.x;
+    mad.lo.u32 %r1, %r2, %r3, %r1;
+    mul.wide.u32 %rd4, %r1, 4;
+    add.s64 %rd5, %rd1, %rd4;
+    ld.global.u32 %r4, [%rd5];
+    mul.wide.u32 %rd6, %r4, 4;
+    add.s64 %rd7, %rd2, %rd6;
+    ld.global.u32 %r5, [%rd7];
+    add.s64 %rd8, %rd3, %rd4;
+    st.global.u32 [%rd8], %r5;
+    ret;
+}
+"#;
+
+#[test]
+fn index_loaded_from_memory() {
+    let plan = plan_of(GATHER);
+    assert!(
+        plan.objects[0]
+            .fields
+            .iter()
+            .any(|f| f.stride == 4 && f.kind == Kind::Small),
+        "{plan}"
+    );
+    assert_full_match(GATHER);
+}
+
+/// A pointer compared with another: `do { sum += *p++; } while (p != end)`; a small `end`
+/// never equalled `p`.
+const END_POINTER: &str = r#"
+.visible .entry k(.param .u64 begin, .param .u64 end, .param .u64 out)
+{
+    .reg .b64 %rd<12>;
+    .reg .b32 %r<8>;
+    .reg .pred %p<2>;
+    ld.param.u64 %rd1, [begin];
+    ld.param.u64 %rd2, [end];
+    ld.param.u64 %rd3, [out];
+    mov.u32 %r6, 0;
+LOOP:
+    ld.global.u32 %r7, [%rd1];
+    add.s32 %r6, %r6, %r7;
+    add.s64 %rd1, %rd1, 4;
+    setp.ne.s64 %p1, %rd1, %rd2;
+    @%p1 bra LOOP;
+    mov.u32 %r1, %tid.x;
+    mov.u32 %r2, %ctaid.x;
+    mov.u32 %r3, %ntid.x;
+    mad.lo.u32 %r1, %r2, %r3, %r1;
+    mul.wide.u32 %rd6, %r1, 4;
+    add.s64 %rd7, %rd3, %rd6;
+    st.global.u32 [%rd7], %r6;
+    ret;
+}
+"#;
+
+#[test]
+fn pointer_compared_with_a_pointer() {
+    let plan = plan_of(END_POINTER);
+    assert!(
+        plan.params.iter().any(|f| f.offset == 8
+            && matches!(
+                f.kind,
+                Kind::Pointer {
+                    target: 0,
+                    end: true
+                }
+            )),
+        "{plan}"
+    );
+    assert_full_match(END_POINTER);
+}
+
+/// A linked list: `while (n--) p = p->next; out[i] = p->value` (the next field points
+/// back into the nodes' own buffer).
+const LIST: &str = r#"
+.visible .entry k(.param .u64 head, .param .u64 out, .param .u32 n)
+{
+    .reg .b64 %rd<12>;
+    .reg .b32 %r<8>;
+    .reg .pred %p<2>;
+    ld.param.u64 %rd1, [head];
+    ld.param.u64 %rd3, [out];
+    ld.param.u32 %r5, [n];
+LOOP:
+    setp.eq.s32 %p1, %r5, 0;
+    @%p1 bra DONE;
+    ld.global.u64 %rd1, [%rd1+8];
+    sub.s32 %r5, %r5, 1;
+    bra LOOP;
+DONE:
+    ld.global.u32 %r6, [%rd1];
+    mov.u32 %r1, %tid.x;
+    mov.u32 %r2, %ctaid.x;
+    mov.u32 %r3, %ntid.x;
+    mad.lo.u32 %r1, %r2, %r3, %r1;
+    mul.wide.u32 %rd6, %r1, 4;
+    add.s64 %rd7, %rd3, %rd6;
+    st.global.u32 [%rd7], %r6;
+    ret;
+}
+"#;
+
+#[test]
+fn linked_list() {
+    let plan = plan_of(LIST);
+    // head's buffer: field +8 points into the nodes; the nodes' +8 into themselves.
+    let node = plan
+        .objects
+        .iter()
+        .position(|o| o.loaded)
+        .expect("a nodes buffer");
+    assert!(
+        plan.objects[node].fields.iter().any(|f| f.offset == 8
+            && f.kind
+                == Kind::Pointer {
+                    target: node,
+                    end: false
+                }),
+        "{plan}"
+    );
+    assert_full_match(LIST);
+}
+
+#[test]
+fn inference_is_general_not_per_file() {
+    // The same rules in a 32-bit module: pointers are 4 bytes.
+    let ptx = r#".version 7.0
+.target sm_50
+.address_size 32
+.visible .entry k(.param .u32 desc)
+{
+    .reg .b32 %r<20>;
+    .reg .pred %p<2>;
+    ld.param.u32 %r11, [desc];
+    ld.global.u32 %r12, [%r11];
+    ld.global.u32 %r13, [%r11+4];
+    ld.global.u32 %r9, [%r11+8];
+    mov.u32 %r1, %tid.x;
+    mov.u32 %r2, %ctaid.x;
+    mov.u32 %r3, %ntid.x;
+    mad.lo.u32 %r1, %r2, %r3, %r1;
+    mul.lo.u32 %r1, %r1, 64;
+    mov.u32 %r5, 0;
+LOOP:
+    setp.ge.u32 %p1, %r5, %r9;
+    @%p1 bra DONE;
+    add.s32 %r6, %r1, %r5;
+    shl.b32 %r14, %r6, 2;
+    add.s32 %r15, %r12, %r14;
+    ld.global.u32 %r7, [%r15];
+    add.s32 %r16, %r13, %r14;
+    st.global.u32 [%r16], %r7;
+    add.s32 %r5, %r5, 1;
+    bra LOOP;
+DONE:
+    ret;
+}
+"#;
+    let file = leafold::SourceFile::new("t.ptx", ptx);
+    let (ast, _) = leafold::ptx::parse_and_check(&file).expect("parses");
+    let module = leafold::ir::build(&ast, &file).expect("builds");
+    let plan = infer(&module.functions[0], true);
+    assert!(
+        plan.objects[0]
+            .fields
+            .iter()
+            .any(|f| f.offset == 8 && f.kind == Kind::Small),
+        "{plan}"
+    );
+    let ptrs: Vec<(u64, u32)> = plan.objects[0]
+        .fields
+        .iter()
+        .filter(|f| matches!(f.kind, Kind::Pointer { .. }))
+        .map(|f| (f.offset, f.bytes))
+        .collect();
+    assert_eq!(ptrs, vec![(0, 4), (4, 4)], "{plan}");
+    let v = verify_file(ptx, None, &opts()).expect("compiles");
+    assert!(
+        matches!(
+            v[0].outcome,
+            Outcome::Match {
+                one_thread: None,
+                ..
+            }
+        ),
+        "{}",
+        v[0]
+    );
+}
+
+/// `%clock64` and `%globaltimer` twice, the differences stored: the model gives both
+/// sides the same per-thread sequence.
+const CLOCKS: &str = r#"
+.visible .entry k(.param .u64 out)
+{
+    .reg .b64 %rd<12>;
+    .reg .b32 %r<8>;
+    ld.param.u64 %rd1, [out];
+    mov.u64 %rd2, %clock64;
+    mov.u32 %r4, %clock;
+    mov.u64 %rd3, %globaltimer;
+    mov.u64 %rd4, %clock64;
+    mov.u64 %rd5, %globaltimer;
+    sub.s64 %rd4, %rd4, %rd2;
+    sub.s64 %rd5, %rd5, %rd3;
+    mov.u32 %r1, %tid.x;
+    mov.u32 %r2, %ctaid.x;
+    mov.u32 %r3, %ntid.x;
+    mad.lo.u32 %r1, %r2, %r3, %r1;
+    mul.wide.u32 %rd6, %r1, 24;
+    add.s64 %rd7, %rd1, %rd6;
+    st.global.u64 [%rd7], %rd4;
+    st.global.u64 [%rd7+8], %rd5;
+    st.global.u32 [%rd7+16], %r4;
+    ret;
+}
+"#;
+
+#[test]
+fn clocks_read_a_deterministic_model_on_both_sides() {
+    assert_full_match(CLOCKS);
+    let ptx = format!("{HEAD}{CLOCKS}");
+    // The reference's values: the second clock64 read is two reads after the first.
+    let file = leafold::SourceFile::new("t.ptx", &ptx);
+    let (ast, _) = leafold::ptx::parse_and_check(&file).unwrap();
+    let module = leafold::ir::build(&ast, &file).unwrap();
+    let mut l = leafold::ir::eval::Launch::new([1, 1, 1], [1, 1, 1]);
+    l.params = 0x1000u64.to_le_bytes().to_vec();
+    l.global.push(leafold::ir::eval::GlobalRegion {
+        base: 0x1000,
+        bytes: vec![0; 24],
+    });
+    let out = leafold::ir::eval::run(&module, "k", &l).unwrap();
+    let b = &out.global[0].bytes;
+    let word = |i: usize| u64::from_le_bytes(b[i..i + 8].try_into().unwrap());
+    let (lo0, _) = leafold::ir::eval::timer_value(false, 0);
+    let (lo2, _) = leafold::ir::eval::timer_value(false, 2);
+    let (t0, _) = leafold::ir::eval::timer_value(true, 0);
+    let (t1, _) = leafold::ir::eval::timer_value(true, 1);
+    assert_eq!(word(0), u64::from(lo2 - lo0));
+    assert_eq!(word(8), u64::from(t1 - t0));
+    // And ptxas's code reads the same model in the simulator.
+    let Some(oracle) =
+        leafold::oracle::Oracle::for_test("clocks_read_a_deterministic_model_on_both_sides")
+    else {
+        return;
+    };
+    let cubin = oracle.ptxas(&ptx, "sm_50", &[]).expect("ptxas compiles it");
+    let o = VerifyOptions {
+        ptxas_cubin: Some(cubin),
+        ..opts()
+    };
+    let v = verify_file(&ptx, None, &o).unwrap();
+    assert!(
+        matches!(v[0].outcome, Outcome::Match { ptxas: true, .. }),
+        "{}",
+        v[0]
+    );
+}
+
+/// Seven pointer parameters and a module `.global` variable: buffer 6 used to straddle the
+/// line the module's variables start on ("global regions at 0x700000000 overlap").
+#[test]
+fn buffers_never_overlap_the_module_globals() {
+    let mut params = Vec::new();
+    let mut body = String::new();
+    for k in 0..8 {
+        params.push(format!(".param .u64 p{k}"));
+        body.push_str(&format!(
+            "    ld.param.u64 %rd{k}, [p{k}];\n    ld.global.u32 %r{k}, [%rd{k}];\n    add.s32 %r9, %r9, %r{k};\n"
+        ));
+    }
+    let ptx = format!(
+        "{HEAD}.global .u32 g;\n.visible .entry k({})\n{{\n    .reg .b64 %rd<10>;\n    .reg .b32 %r<10>;\n    mov.u32 %r9, 0;\n{body}    st.global.u32 [%rd0], %r9;\n    ld.global.u32 %r8, [g];\n    st.global.u32 [%rd1], %r8;\n    ret;\n}}\n",
+        params.join(", ")
+    );
+    let o = VerifyOptions {
+        grid: [1, 1, 1],
+        block: [1, 1, 1],
+        ..opts()
+    };
+    let v = verify_file(&ptx, None, &o).expect("compiles");
+    assert!(matches!(v[0].outcome, Outcome::Match { .. }), "{}", v[0]);
+}
+
+/// Every CTA stores to `out[tid]`: the full launch races between CTAs, one CTA of the full
+/// block is defined (before, only one thread per CTA was tried).
+#[test]
+fn a_race_between_ctas_verifies_on_one_cta_with_the_full_block() {
+    let ptx = format!(
+        "{HEAD}{}",
+        r#"
+.visible .entry k(.param .u64 out)
+{
+    .reg .b64 %rd<8>;
+    .reg .b32 %r<4>;
+    ld.param.u64 %rd1, [out];
+    mov.u32 %r1, %tid.x;
+    mul.wide.u32 %rd2, %r1, 4;
+    add.s64 %rd3, %rd1, %rd2;
+    st.global.u32 [%rd3], %r1;
+    ret;
+}
+"#
+    );
+    let v = verify_file(&ptx, None, &opts()).expect("compiles");
+    match &v[0].outcome {
+        Outcome::Match {
+            one_thread: Some(_),
+            one_cta: true,
+            launch: [grid, block],
+            ..
+        } => {
+            assert_eq!(*grid, [1, 1, 1]);
+            assert_eq!(*block, [64, 1, 1]);
+            assert!(
+                v[0].to_string().contains("one CTA of [64, 1, 1] threads"),
+                "{}",
+                v[0]
+            );
+        }
+        _ => panic!("{}", v[0]),
+    }
+}
+
+/// `leafold verify --explain-inputs` prints the plan before the verdict.
+#[test]
+fn cli_explains_inputs() {
+    let dir = std::env::temp_dir().join(format!("leafold-verify-inputs-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("rows.ptx");
+    std::fs::write(&path, format!("{HEAD}{POINTER_IN_MEMORY}")).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_leafold"))
+        .args(["verify", "--explain-inputs", "--runs", "1"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(text.contains("k: inputs"), "{text}");
+    assert!(
+        text.contains("param offset 0 (8 bytes): pointer into buffer 0"),
+        "{text}"
+    );
+    assert!(
+        text.contains("field +0 every 8 bytes (8 bytes): pointer into buffer 1"),
+        "{text}"
+    );
+    assert!(text.contains("k: OK, 1 runs match"), "{text}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// The injected miscompile (every LEA scaled by one too many) is caught on a
+/// pointer-chasing kernel, which only runs at all with shaped inputs.
+#[test]
+fn injected_miscompile_caught_on_a_pointer_chasing_kernel() {
+    let ptx = format!("{HEAD}{POINTER_IN_MEMORY}");
+    let good = verify_file(&ptx, None, &opts()).unwrap();
+    assert!(
+        matches!(
+            good[0].outcome,
+            Outcome::Match {
+                one_thread: None,
+                ..
+            }
+        ),
+        "{}",
+        good[0]
+    );
+    let o = VerifyOptions {
+        compile: Options {
+            debug_inject: Some(InjectBug::WrongLeaScale),
+            ..Options::default()
+        },
+        ..opts()
+    };
+    let bad = verify_file(&ptx, None, &o).unwrap();
+    assert!(matches!(bad[0].outcome, Outcome::Mismatch(_)), "{}", bad[0]);
+}
