@@ -21,8 +21,9 @@
 //! ID PTXFILE KERNEL GX GY GZ BX BY BZ DYNSHARED NREGIONS PARAMHEX FIXUPS
 //! ```
 //!
-//! where FIXUPS is `-` or a comma list of `offset:region` (a 64-bit parameter that holds the
-//! base of launch region `region`, to be replaced by that buffer's device address), and for
+//! where FIXUPS is `-` or a comma list of `offset:region:delta` (a 64-bit parameter that holds
+//! the address `delta` bytes into launch region `region`, to be replaced by that buffer's device
+//! address plus `delta`; kernels that keep pointers in memory are not exported), and for
 //! each region `ID_rK.in` (the bytes before the launch) and `ID_rK.exp` (after, by `ir::eval`).
 //! The module's own `.global` variables are not compared (the driver places them).
 use std::fmt::Write as _;
@@ -62,7 +63,19 @@ impl Exporter {
         let ptx_name = format!("p{}.ptx", self.files);
         let mut wrote = false;
         for f in &module.functions {
-            let pointers = verify::pointer_params(f);
+            let plan = verify::inputs::infer(f, false);
+            // The GPU gets the parameters with device addresses in place of the model's; a
+            // pointer stored in a buffer would need the same patching, so such kernels stay out.
+            let in_memory = plan.objects.iter().any(|o| {
+                o.fields
+                    .iter()
+                    .any(|x| matches!(x.kind, verify::inputs::Kind::Pointer { .. }))
+            });
+            if in_memory {
+                self.skipped
+                    .push(format!("{name} {}: pointers stored in memory", f.name));
+                continue;
+            }
             let dynamic_shared = if module
                 .vars
                 .values()
@@ -80,7 +93,7 @@ impl Exporter {
             let mut why = String::new();
             for size in sizes {
                 let mut launch =
-                    match verify::make_launch(f, &pointers, false, size, opts.seed, opts) {
+                    match verify::make_launch(f, &plan, size, opts.seed, opts) {
                         Ok(l) => l,
                         Err(e) => {
                             why = e;
@@ -105,17 +118,15 @@ impl Exporter {
             let id = self.next;
             self.next += 1;
             let mut fixups = Vec::new();
-            for &i in &pointers {
-                // `make_launch` puts a buffer's base in the first 8 bytes of a pointer
-                // parameter (also of a struct passed by value whose first field is one).
-                let p = &f.params[i];
-                if p.size < 8 {
+            for at in plan.pointer_param_offsets() {
+                let at = at as usize;
+                let Some(bytes) = launch.params.get(at..at + 8) else {
                     continue;
-                }
-                let at = p.offset as usize;
-                let v = u64::from_le_bytes(launch.params[at..at + 8].try_into().unwrap());
-                if let Some(r) = launch.global.iter().position(|g| g.base == v) {
-                    fixups.push(format!("{at}:{r}"));
+                };
+                let v = u64::from_le_bytes(bytes.try_into().unwrap());
+                let end = |g: &eval::GlobalRegion| g.base + g.bytes.len() as u64;
+                if let Some(r) = launch.global.iter().position(|g| g.base <= v && v < end(g)) {
+                    fixups.push(format!("{at}:{r}:{}", v - launch.global[r].base));
                 }
             }
             let hex: String = launch.params.iter().fold(String::new(), |mut s, b| {

@@ -140,8 +140,8 @@ def main():
             ck(cuda.cuMemAlloc_v2(ctypes.byref(p), max(len(data), 1)), "alloc")
             ck(cuda.cuMemcpyHtoD_v2(p, data, len(data)), "htod")
             bufs.append((p, len(data)))
-        for at, reg in fixups:
-            params[at:at + 8] = bufs[reg][0].value.to_bytes(8, "little")
+        for at, reg, delta in fixups:
+            params[at:at + 8] = (bufs[reg][0].value + delta).to_bytes(8, "little")
         pbuf = ctypes.create_string_buffer(bytes(params), max(len(params), 1))
         psize = ctypes.c_size_t(len(params))
         # CU_LAUNCH_PARAM_BUFFER_POINTER = 1, _SIZE = 2, CU_LAUNCH_PARAM_END = 0
