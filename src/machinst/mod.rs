@@ -89,6 +89,8 @@
 //! the second half still reads.
 
 mod alloc;
+mod assign;
+mod check;
 mod display;
 pub mod pred;
 mod vcode;
