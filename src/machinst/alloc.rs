@@ -842,6 +842,10 @@ fn start_sizes<I: MachInst>(
     (want, press.min_needed)
 }
 
+/// What [`allocate_names`] returns: the classes, regalloc2's output, the name-level code and
+/// the physical base register of each of its accesses.
+type Named = ([Vec<u8>; 3], ra::Output, NameProg, Vec<u8>);
+
 /// Run regalloc2 on `vc` in `env`, taking its output out of the thread's context.
 fn run_ra<I: MachInst>(
     vc: &VCode<I>,
@@ -871,7 +875,8 @@ fn allocate_names<I: MachInst>(
     max_regs: u8,
     ra_opts: &ra::RegallocOptions,
     checker: bool,
-) -> Result<Option<([Vec<u8>; 3], ra::Output)>, AllocError> {
+    hint: u32,
+) -> Result<Option<Named>, AllocError> {
     let used: [bool; 3] = [0, 1, 2].map(|c| {
         in_class(fixed, c) > 0
             || vc
@@ -927,9 +932,11 @@ fn allocate_names<I: MachInst>(
     }
     let prog = NameProg::build(vc, &out, kinds).map_err(AllocError::Regalloc)?;
     let webs = Webs::build(&prog);
-    if assign::colour(&prog, &webs, &precolours(&classes, fixed), max_regs).is_none() {
+    let Some((per_acc, _)) =
+        assign::colour(&prog, &webs, &precolours(&classes, fixed), max_regs, hint)
+    else {
         return Ok(None);
-    }
+    };
     if checker {
         let mut checker = ra::checker::Checker::new(vc, &env);
         checker.prepare(&out);
@@ -937,7 +944,7 @@ fn allocate_names<I: MachInst>(
             .run()
             .map_err(|e| AllocError::Checker(format!("{e:?}")))?;
     }
-    Ok(Some((classes, out)))
+    Ok(Some((classes, out, prog, per_acc)))
 }
 
 /// Per name (class `c`, index `i` is name `64 c + i`), the physical register it is pinned
@@ -1024,12 +1031,30 @@ pub fn allocate_owned<I: MachInst>(
     // First the name spaces: every class gets all 64 of regalloc2's names and the names
     // are coloured into physical registers afterwards ([`assign`]); taken when nothing
     // spills and the colouring fits below `max_regs`.
-    let named = allocate_names(&mut vc, &kinds, &fixed, max_regs, &ra_opts, opts.checker)?;
+    // (about the registers the class slices would take: the colouring may spread values over
+    // that many where it keeps the occupancy)
+    let hint = 1
+        + fixed.len() as u32
+        + (0..3)
+            .map(|c| press.max[c] as u32 * kinds[c].gprs())
+            .sum::<u32>();
+    let named = allocate_names(
+        &mut vc,
+        &kinds,
+        &fixed,
+        max_regs,
+        &ra_opts,
+        opts.checker,
+        hint,
+    )?;
     let mut last_sizes = None;
     // Registers regalloc2 tries last, once the retry below has set them.
     let mut last_regs: Option<Vec<(RegKind, PhysReg)>> = None;
-    let by_names = named.is_some();
-    let mut named = named;
+    let mut named_code = None;
+    let mut named = named.map(|(classes, out, prog, per_acc)| {
+        named_code = Some((prog, per_acc));
+        (classes, out)
+    });
     let (classes, out, spills_forced) = loop {
         if let Some((classes, out)) = named.take() {
             break (classes, out, false);
@@ -1140,33 +1165,26 @@ pub fn allocate_owned<I: MachInst>(
             }
         }
     };
-    // Physical registers: the colouring of all widths together, or (where it does not fit,
-    // or uses more) the class slices packed from R0.
-    let prog = NameProg::build(&vc, &out, &kinds).map_err(AllocError::Regalloc)?;
-    let precolour = precolours(&classes, &fixed);
-    let webs = Webs::build(&prog);
-    let coloured = assign::colour(&prog, &webs, &precolour, max_regs);
-    let sliced = (!by_names).then(|| {
-        let map = compact(&kinds, &classes, &fixed, &out, max_regs);
-        let per_acc: Vec<u8> = prog
-            .accs
-            .iter()
-            .map(|a| {
-                let c = a.name as usize / assign::PER_CLASS;
-                map[c][a.name as usize % assign::PER_CLASS]
-            })
-            .collect();
-        let top = count_regs(&prog, &per_acc);
-        (per_acc, top)
-    });
-    let acc_phys = match (coloured, sliced) {
-        (Some((c, top)), Some((_, stop))) if top <= stop => c,
-        (_, Some((s, _))) => s,
-        (Some((c, _)), None) => c,
-        (None, None) => {
-            return Err(AllocError::Regalloc(
-                "the colouring of the name spaces does not fit".into(),
-            ))
+    // Physical registers: the colouring of all widths together (found by `allocate_names`),
+    // or the class slices packed from R0.
+    let (prog, acc_phys) = match named_code {
+        Some(x) => x,
+        None => {
+            let prog = NameProg::build(&vc, &out, &kinds).map_err(AllocError::Regalloc)?;
+            let map = compact(&kinds, &classes, &fixed, &out, max_regs);
+            let sliced: Vec<u8> = prog
+                .accs
+                .iter()
+                .map(|a| {
+                    let c = a.name as usize / assign::PER_CLASS;
+                    map[c][a.name as usize % assign::PER_CLASS]
+                })
+                .collect();
+            // Code allocated in slices (it spilled with name spaces, or their colouring did
+            // not fit) keeps the slices packed from R0. Colouring it too was tried: where it
+            // spills, into fewer (or as many) registers, its reloads lost their reach and
+            // waited several times longer in the cost model (6 times on cub's radix sort).
+            (prog, sliced)
         }
     };
     let max_reg = count_regs(&prog, &acc_phys) - 1;

@@ -26,9 +26,16 @@
 //! value, so they may share a register, and sharing it makes the move disappear. Webs are then
 //! coloured greedily, precoloured first, in two orders (by first appearance in the code, and
 //! widest first): each takes its copy partner's register when that is free, else the lowest
-//! free aligned base; the order that uses fewer registers wins. A greedy colouring can fail
-//! (more registers than `max_regs`): [`colour`] then returns `None` and the caller falls back
-//! to an allocation that fits by construction.
+//! free aligned base; the order that uses fewer registers wins. That finds how few registers
+//! suffice (K), not a good choice among them: packing every web into the lowest free register
+//! reuses registers as soon as they die, and each reuse is an ordering the scheduler must keep
+//! (measured: static cycles up to 4 times worse where loads could no longer be hoisted). So
+//! the webs are coloured once more, by first appearance, each in the free register whose
+//! previous webs ended earliest in the code, within a budget of registers that keeps the
+//! occupancy of K (and no more than the caller's hint, about what class slices would take),
+//! growing the budget while that greedy colouring fails, up to the occupancy limit. A greedy
+//! colouring can fail (more registers than `max_regs`): [`colour`] then returns `None` and the
+//! caller falls back to an allocation that fits by construction.
 //!
 //! Nothing here decides spills: that is regalloc2's (see `alloc`). What is checked: the final
 //! code is checked by `check` (which values each physical register holds), not this module.
@@ -338,6 +345,8 @@ pub(super) struct Webs {
     pub name: Vec<u16>,
     /// Index of the first access of every web (layout order).
     first: Vec<u32>,
+    /// Index of the last access of every web.
+    last: Vec<u32>,
     /// Neighbours of every web (sorted, no duplicates).
     pub adj: Vec<Vec<u32>>,
     /// Copy partners of every web (same width).
@@ -443,6 +452,10 @@ impl Webs {
             entry_webs.push(web(&mut parent, entry[n as usize], u32::MAX));
         }
         let nw = name.len();
+        let mut last = vec![0u32; nw];
+        for (a, &w) in of_acc.iter().enumerate() {
+            last[w as usize] = a as u32;
+        }
         let mut adj: Vec<Vec<u32>> = vec![Vec::new(); nw];
         let mut partners: Vec<Vec<u32>> = vec![Vec::new(); nw];
         let edge = |adj: &mut Vec<Vec<u32>>, a: u32, b: u32| {
@@ -517,6 +530,7 @@ impl Webs {
             of_acc,
             name,
             first,
+            last,
             adj,
             partners,
         }
@@ -533,11 +547,15 @@ thread_local! {
 /// A colouring of `webs`: the base register of every access of `prog`, and the register count
 /// (highest register + 1, at least 2), or `None` if the greedy colouring does not fit below
 /// `max_regs`. `precolour[name]` pins every web of a name (the names of fixed registers).
+/// `hint`: how many registers the code may take without harm: the colouring then spreads
+/// values over up to that many (see [`colour_spread`]), but never over so many that fewer
+/// warps fit on an SM than with the fewest registers it found.
 pub(super) fn colour(
     prog: &NameProg,
     webs: &Webs,
     precolour: &[Option<u8>],
     max_regs: u8,
+    hint: u32,
 ) -> Option<(Vec<u8>, u32)> {
     let nw = webs.name.len();
     let width = |w: usize| prog.width(webs.name[w]) as usize;
@@ -545,6 +563,8 @@ pub(super) fn colour(
     let mut by_first: Vec<usize> = (0..nw).collect();
     by_first.sort_by_key(|&w| (pinned(w).is_none(), webs.first[w]));
     let mut widest: Vec<usize> = by_first.clone();
+    let order_first = by_first.clone();
+    let by_first = &order_first;
     widest.sort_by_key(|&w| {
         (
             pinned(w).is_none(),
@@ -553,7 +573,7 @@ pub(super) fn colour(
         )
     });
     let mut best: Option<(Vec<u8>, u32)> = None;
-    for order in [by_first, widest] {
+    for order in [by_first.clone(), widest] {
         let Some(c) = colour_in(prog, webs, &order, &pinned, max_regs) else {
             continue;
         };
@@ -568,6 +588,29 @@ pub(super) fn colour(
     }
     #[allow(unused_mut)]
     let (mut c, top) = best?;
+    // The same number of registers, each web taking the free register left longest ago: a
+    // register rewritten soon after its last read or write ties the scheduler's hands
+    // (a write waits for the reads of the previous value), packing every web into the lowest
+    // free register made that the rule.
+    // The spread colouring may take more registers than the least found, up to `hint` (what
+    // the allocation would use otherwise), but never so many that fewer warps fit on an SM.
+    let limit = same_occupancy(top).min(max_regs as u32);
+    let mut budget = hint.clamp(top, limit.max(top));
+    #[allow(unused_mut)]
+    let (mut c, top) = loop {
+        if let Some(s) = colour_spread(prog, webs, by_first, &pinned, budget) {
+            let used = (0..nw)
+                .map(|w| s[w] as u32 + width(w) as u32)
+                .max()
+                .unwrap_or(0)
+                .max(2);
+            break (s, used);
+        }
+        budget += 1;
+        if budget > limit {
+            break (c, top);
+        }
+    };
     #[cfg(test)]
     if CORRUPT.with(|x| x.get()) {
         if let Some((w, n)) = (0..nw)
@@ -579,6 +622,81 @@ pub(super) fn colour(
     }
     let per_acc = webs.of_acc.iter().map(|&w| c[w as usize]).collect();
     Some((per_acc, top))
+}
+
+/// The most registers per thread that keep as many warps resident per SM as `regs` do, as far
+/// as registers decide it (compute capability 5.x, see `crate::occupancy`: 16,384 registers
+/// per sub-partition, 4 sub-partitions, whole warps, `regs * 32` rounded up to 256 per warp,
+/// at most 64 warps).
+fn same_occupancy(regs: u32) -> u32 {
+    let warps = |r: u32| (4 * (16_384 / ((r * 32).div_ceil(256) * 256))).min(64);
+    let w = warps(regs.max(1));
+    let mut r = regs;
+    while r < 255 && warps(r + 1) == w {
+        r += 1;
+    }
+    r
+}
+
+/// Greedy colouring in `order` below `top` registers, each web (but for a free copy partner's
+/// register) in the free aligned register whose previous webs ended earliest in the code;
+/// `None` when a web finds no register.
+fn colour_spread(
+    prog: &NameProg,
+    webs: &Webs,
+    order: &[usize],
+    pinned: &dyn Fn(usize) -> Option<u8>,
+    top: u32,
+) -> Option<Vec<u8>> {
+    const UNSET: u16 = u16::MAX;
+    let mut c = vec![UNSET; webs.name.len()];
+    // per register, the last access of the webs given it so far (0: none)
+    let mut ended = [0u32; 256];
+    let give = |c: &mut Vec<u16>, ended: &mut [u32; 256], w: usize, base: usize| {
+        c[w] = base as u16;
+        for r in base..base + prog.width(webs.name[w]) as usize {
+            ended[r] = ended[r].max(webs.last[w] + 1);
+        }
+    };
+    for &w in order {
+        if let Some(p) = pinned(w) {
+            give(&mut c, &mut ended, w, p as usize);
+        }
+    }
+    for &w in order {
+        if pinned(w).is_some() {
+            continue;
+        }
+        let width = prog.width(webs.name[w]) as usize;
+        let mut busy = [0u64; 4];
+        busy[0] |= 1 << 1; // R1, the stack pointer
+        for &n in &webs.adj[w] {
+            let b = c[n as usize];
+            if b != UNSET {
+                for r in b as usize..b as usize + prog.width(webs.name[n as usize]) as usize {
+                    busy[r / 64] |= 1 << (r % 64);
+                }
+            }
+        }
+        let free = |base: usize| {
+            base % width == 0
+                && base + width <= top as usize
+                && (base..base + width).all(|r| busy[r / 64] & (1 << (r % 64)) == 0)
+        };
+        let partner = webs.partners[w]
+            .iter()
+            .map(|&p| c[p as usize])
+            .find(|&b| b != UNSET && free(b as usize));
+        let base = match partner {
+            Some(b) => b as usize,
+            None => (0..top as usize)
+                .step_by(width)
+                .filter(|&b| free(b))
+                .min_by_key(|&b| (b..b + width).map(|r| ended[r]).max().unwrap_or(0))?,
+        };
+        give(&mut c, &mut ended, w, base);
+    }
+    Some(c.into_iter().map(|b| b as u8).collect())
 }
 
 /// Greedy colouring in `order` (see the module essay); `None` when a web finds no register.
