@@ -3,9 +3,10 @@
 //! In: a [`VCode`] and [`AllocOptions`]. Out: an [`Allocated`] whose instructions name only
 //! physical registers, or a typed [`AllocError`] (never a panic for any valid VCode).
 //!
-//! Invariants of the result: pairs sit at even registers and quads at multiples of 4 (every
-//! class slice is built aligned); R1 and RZ are never handed out (they are in no slice); every
-//! register is below `max_regs`; `num_regs` = highest register touched + 1, at least 2.
+//! Invariants of the result: pairs sit at even registers and quads at multiples of 4 (the
+//! colouring gives aligned bases; every class slice is built aligned); R1 and RZ are never
+//! handed out; every register is below `max_regs`; `num_regs` = highest register touched + 1,
+//! at least 2.
 
 use super::assign::{self, NameProg, StepKind, Webs};
 use super::check;
@@ -93,7 +94,8 @@ pub struct Allocated<I> {
     pub spills_forced: bool,
     /// Number of reload instructions inserted.
     pub reloads: usize,
-    /// Registers in each regalloc2 class (Int, Float, Vector) of the environment that was used.
+    /// Registers in each regalloc2 class (Int, Float, Vector) of the environment that was used
+    /// (64 names per class that has values where the name spaces were coloured).
     pub class_sizes: [usize; 3],
     /// What each class held: normally B32, B64, B128; a class the function had no values of may
     /// hold overflow scalars (B32).
