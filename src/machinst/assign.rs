@@ -493,8 +493,18 @@ impl Webs {
                     }
                     for (j, o) in accs.iter().enumerate() {
                         // defs of one step are written together; an early def before the
-                        // uses are read, a late use after the defs are written
-                        if j != k && (o.def || a.early || o.late) {
+                        // uses are read, a late use after the defs are written; and a def
+                        // shares a register with a use only where both have the same width
+                        // (an instruction of several pieces writes a pair's low word before
+                        // its last piece reads its inputs: a scalar input in that register
+                        // would be overwritten; exactly overlapping values are read and
+                        // written word by word in step, as before)
+                        if j != k
+                            && (o.def
+                                || a.early
+                                || o.late
+                                || prog.width(o.name) != prog.width(a.name))
+                        {
                             edge(&mut adj, wd, w(j));
                         }
                     }
@@ -582,7 +592,7 @@ pub(super) fn colour(
             .max()
             .unwrap_or(0)
             .max(2);
-        if best.as_ref().is_none_or(|(_, t)| top < *t) {
+        if best.as_ref().map_or(true, |(_, t)| top < *t) {
             best = Some((c, top));
         }
     }
@@ -654,8 +664,9 @@ fn colour_spread(
     let mut ended = [0u32; 256];
     let give = |c: &mut Vec<u16>, ended: &mut [u32; 256], w: usize, base: usize| {
         c[w] = base as u16;
-        for r in base..base + prog.width(webs.name[w]) as usize {
-            ended[r] = ended[r].max(webs.last[w] + 1);
+        let width = prog.width(webs.name[w]) as usize;
+        for e in ended.iter_mut().skip(base).take(width) {
+            *e = (*e).max(webs.last[w] + 1);
         }
     };
     for &w in order {

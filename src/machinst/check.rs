@@ -15,8 +15,9 @@
 //!   new value of it, e.g. the next iteration of a loop) and its registers hold its words. An
 //!   ISA register copy makes its destination hold what the source held plus the new vreg (the
 //!   allocator may give both the same register and drop the copy).
-//! * An early def may not overlap a use of its instruction, nor a late use a def (the
-//!   instruction would read a register it has already overwritten).
+//! * An early def may not overlap a use of its instruction, nor a late use a def, nor any def
+//!   a use it does not cover exactly (the instruction, maybe several SASS pieces writing one
+//!   word at a time, would read a register it has already overwritten).
 //! * A move, spill or reload copies the source's sets to the destination.
 //! * On an edge, each parameter of the successor leaves every location and then joins each
 //!   location holding the corresponding argument; at a block with several predecessors the
@@ -119,7 +120,10 @@ fn step(state: &mut State, op: &Op, check: bool) -> Result<(), String> {
                     |a: &Operand, b: &Operand| a.reg < b.reg + b.words && b.reg < a.reg + a.words;
                 for d in defs {
                     for u in uses {
-                        if (d.odd_pos || u.odd_pos) && overlap(d, u) && !(*copy) {
+                        // (an instruction of several pieces writes and reads word by word:
+                        // only a def exactly on a use may share its registers)
+                        let partial = d.reg != u.reg || d.words != u.words;
+                        if (d.odd_pos || u.odd_pos || partial) && overlap(d, u) && !(*copy) {
                             return Err(format!(
                                 "instruction {at}: def of vreg {} in R{} overwrites R{} before vreg {} is read there",
                                 d.vreg, d.reg, u.reg, u.vreg
@@ -324,7 +328,7 @@ mod tests {
             },
             inst(vec![opnd(0, 3, 1), opnd(1, 2, 1)], vec![]),
         ];
-        assert!(check(&[ops.clone()], &[Vec::new()], &[Vec::new()], 1).is_ok());
+        assert!(check(std::slice::from_ref(&ops), &[Vec::new()], &[Vec::new()], 1).is_ok());
         let mut bad = ops;
         bad[3] = Op::Reload {
             to: 2,
