@@ -1423,9 +1423,10 @@ mod tests {
         }
     }
 
-    /// Scalars and pairs share registers: a scalar defined where a pair dies takes one of
-    /// its registers. Two scalars, one defined while the pair is live and one where it dies,
-    /// fit in R0 and the pair's R2:R3 (4 registers), where class slices needed 5.
+    /// Scalars and pairs share registers: a scalar defined after a pair died takes one of its
+    /// registers. Two scalars, one defined by the pair's last read (not in the pair: widths
+    /// in one instruction do not share) and one after it, fit in R0 and the pair's R2:R3
+    /// (4 registers), where class slices needed 5.
     #[test]
     fn widths_share_registers() {
         let mut b = VCodeBuilder::<Sm50Inst>::new();
@@ -1441,7 +1442,7 @@ mod tests {
         b.push(blk, x);
         let w = b.new_vreg(RegKind::B32);
         let mut y = Sm50Inst::new(Role::Plain);
-        y.use_(d);
+        y.use_(v);
         y.def(w, false);
         b.push(blk, y);
         let mut ret = Sm50Inst::new(Role::Ret);
