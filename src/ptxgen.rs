@@ -1102,7 +1102,8 @@ pub fn generate(src: &mut Source) -> GenKernel {
     }
 }
 
-/// Compile a generated kernel (regalloc2's checker is on in debug builds), check the control
+/// Compile a generated kernel (regalloc2's checker and the final-assignment checker are on
+/// in debug builds), check the control
 /// codes of its cubin with `sm50::sched::check`, and verify it against the reference on one
 /// random input (`seed`). Every failure is an error with the PTX attached: a generated
 /// kernel is valid by construction, so a compile error, a hazard, a kernel that cannot run,

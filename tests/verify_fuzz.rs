@@ -194,3 +194,16 @@ fn address_generator_covers_its_features() {
         assert!(sass.contains(feature), "no compiled kernel has `{feature}`");
     }
 }
+
+/// A generated address kernel the first colouring of registers across widths miscompiled: a
+/// 64-bit def (a pair, written one word at a time by its pieces) was given the register of a
+/// scalar input the last piece still read. Defs and uses of different widths in one
+/// instruction now interfere, and the final-assignment checker rejects such overlap.
+#[test]
+fn pair_def_over_a_scalar_input_is_not_shared() {
+    let seed = 3_007_341_894_777_104_697;
+    let k = generate_address(&mut Source::from_seed(seed));
+    if let Err(e) = check_generated(&k, seed) {
+        panic!("seed {seed}: {e}");
+    }
+}

@@ -1,8 +1,8 @@
 //! Differential fuzzing of address folding: the fuzzer's bytes steer
 //! `leafold::ptxgen::generate_address` to a kernel whose addresses are random trees of
 //! add/sub/shl/neg/mul.wide/cvt over parameters and special registers (32- and 64-bit, global,
-//! shared, local and generic with `Plg`), which is compiled (regalloc2 checker on with `-a`),
-//! hazard-checked and run in the IR reference interpreter and, as SASS, in the simulator; any
+//! shared, local and generic with `Plg`), which is compiled (regalloc2's checker and the
+//! final-assignment checker on with `-a`), hazard-checked and run in the IR reference interpreter and, as SASS, in the simulator; any
 //! difference panics with the PTX. Run: `cargo +nightly fuzz run -a address_diff`.
 #![no_main]
 

@@ -1,5 +1,6 @@
 //! Differential fuzzing of the whole compiler: the fuzzer's bytes steer `leafold::ptxgen` to
-//! a random valid kernel, which is compiled (regalloc2 checker on with `-a`), hazard-checked
+//! a random valid kernel, which is compiled (regalloc2's checker and the final-assignment
+//! checker on with `-a`), hazard-checked
 //! and run both in the IR reference interpreter and, as SASS, in the simulator; any
 //! difference panics with the PTX. Run: `cargo +nightly fuzz run -a compile_diff`.
 #![no_main]

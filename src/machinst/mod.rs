@@ -11,30 +11,48 @@
 //! # How Maxwell's register file is mapped onto regalloc2
 //!
 //! regalloc2 knows three disjoint classes of at most 64 registers and no aliasing. Maxwell has
-//! R0..R254 with 64-bit values in even pairs and 128-bit values in 4-aligned quads. Per function
-//! we build a `MachineEnv` in which class `Int` holds 32-bit scalars ([`RegKind::B32`]),
-//! `Float` aligned pairs ([`RegKind::B64`]) and `Vector` aligned quads ([`RegKind::B128`]).
-//! Every class is a disjoint set of physical registers (a quad R4..R7 belongs to one class only),
-//! so no aliasing can ever be needed. The sets are sized from a liveness pressure estimate and
-//! packed from R0 upward (quads first at 4-aligned bases, then pairs, then scalars into the
-//! holes, R1 excluded); when the allocation spills and registers remain below `max_regs`, the
-//! classes that spilled are grown and the allocation is retried. A class holds at most 64
-//! registers; when more than 64 scalars are live at once and the function has no quads (or
-//! no pairs), the free class takes a second set of 64 scalars (see `alloc::overflow_scalars`).
-//! Otherwise the excess spills to local memory even when the register file has room left:
-//! correct, not optimal.
+//! R0..R254 with 64-bit values in even pairs and 128-bit values in 4-aligned quads, and one
+//! register may hold a scalar at one point and half of a pair at another. So regalloc2's
+//! registers are *names*, not registers: class `Int` names 32-bit scalars ([`RegKind::B32`]),
+//! `Float` aligned pairs ([`RegKind::B64`]) and `Vector` aligned quads ([`RegKind::B128`]);
+//! regalloc2 decides which name every operand, move, spill and reload uses, and the names are
+//! turned into physical registers afterwards (`assign`), all widths together:
 //!
-//! regalloc2's ion does not prefer low registers, so after allocation the registers it actually
-//! used are renamed within their class to pack from R0 upward (any injective, aligned renaming
-//! inside a class is valid: the registers of a class are interchangeable; fixed registers stay
-//! put). The register count is therefore the registers in use, not the top of the slices. The
-//! checker, when asked for, verifies regalloc2's output before this renaming.
+//! * the name-level code is split into *webs* (the definitions and uses of one name that reach
+//!   each other), and the webs into an interference graph (a web defined where another is
+//!   live; an early def and the uses of its instruction; a late use and the defs of its
+//!   instruction), in which a pair interferes with the scalars it would overlap as with any
+//!   other web: the register file is shared, the peak of the *sum* of the widths counts;
+//! * the webs are coloured greedily with their alignment (pairs even, quads 4-aligned), R1 (the
+//!   stack pointer) and RZ never given, a copy's two ends given one register where they do
+//!   not interfere (the copy then disappears), the fixed registers' names pinned: first packed
+//!   from R0 to find the fewest registers, then again spread over the registers that keep the
+//!   same occupancy (up to about what the slices below would take), each web in the register
+//!   left longest ago, so that the scheduler is not held back by reused registers;
+//! * a checker (`check`) follows, over the final physical code, which vreg word every register
+//!   and every spill word holds along all paths, and rejects a use that reads the wrong value
+//!   (writing R5 removes the high word of a pair at R4). It runs wherever regalloc2's checker
+//!   runs ([`AllocOptions::checker`]: debug builds, tests, fuzz targets).
 //!
-//! Costs of the static partition, stated honestly: under a tight `max_regs` every class must
-//! hold the most operands of its kind that any single instruction names, *at the same time*
-//! (e.g. a 7-scalar `ret` plus a pair+quad load need 7 + 2 + 4 registers + R1, though no
-//! instruction needs all of them at once); [`AllocError::TooFewRegisters`] reports when that
-//! does not fit.
+//! The budget. First every class that has values gets all 64 names (the fixed registers'
+//! first, as regalloc2's non-preferred registers), and regalloc2 runs once. That is taken when
+//! nothing spills and the colouring fits below `max_regs` (255, `--maxrregcount`, `.maxnreg`,
+//! launch bounds). Otherwise (more than 64 values of one class live at once, or a tight
+//! `max_regs`) regalloc2 runs again with smaller name spaces, so that it spills: each class is
+//! then a disjoint slice of the register file, sized from a liveness pressure estimate and
+//! packed from R0 (quads first at 4-aligned bases, then pairs, then scalars into the holes, R1
+//! excluded), grown and retried where it spills and registers remain below `max_regs`. The
+//! slices fit below `max_regs` by construction; the registers regalloc2 used are then packed
+//! from R0 (renamed within their class, which is valid because the registers of a class are
+//! interchangeable). That allocation is not coloured: tried, coloured code that spills
+//! waited several times longer on its reloads in the cost model. A class holds at most 64 registers; when more than 64 scalars are live
+//! at once and the function has no quads (or no pairs), the free class takes a second set of
+//! 64 scalars (see `alloc::overflow_scalars`). Otherwise the excess spills to local memory.
+//!
+//! Costs of the slices under a tight `max_regs`, stated honestly: every class must hold the
+//! most operands of its kind that any single instruction names, *at the same time* (e.g. a
+//! 7-scalar `ret` plus a pair+quad load need 7 + 2 + 4 registers + R1, though no instruction
+//! needs all of them at once); [`AllocError::TooFewRegisters`] reports when that does not fit.
 //!
 //! # Order of work in [`allocate`]
 //!
@@ -46,10 +64,12 @@
 //!    several predecessors) with [`MachInst::gen_jump`] blocks, as regalloc2 requires, and
 //!    restore the layout order of step 1 (an edge block is appended at the end, so the loop
 //!    header it enters may need to move after it);
-//! 4. size the classes, run regalloc2 (ion, SSA validation on), grow and retry on spills, run
-//!    the checker if asked;
-//! 5. rename into packed physical registers, turn edits into [`MachInst::gen_move`],
-//!    [`MachInst::gen_spill`] and [`MachInst::gen_reload`] (slot = 4 bytes, offset off R1).
+//! 4. run regalloc2 (ion, SSA validation on) with name spaces; where that spills or does not
+//!    colour below `max_regs`, size the class slices, run it again, grow and retry on spills;
+//!    run regalloc2's checker if asked;
+//! 5. colour the names into physical registers (or pack the slices), turn edits into
+//!    [`MachInst::gen_move`], [`MachInst::gen_spill`] and [`MachInst::gen_reload`] (slot = 4
+//!    bytes, offset off R1), and run the final-assignment checker if asked.
 //!
 //! # Predicates
 //!
@@ -89,6 +109,8 @@
 //! the second half still reads.
 
 mod alloc;
+mod assign;
+mod check;
 mod display;
 pub mod pred;
 mod vcode;

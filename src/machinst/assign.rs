@@ -1,0 +1,755 @@
+//! Physical registers for regalloc2's output: one colouring of all widths together.
+//!
+//! In: a [`VCode`] and regalloc2's [`ra::Output`] for it, where every register is a *name*
+//! (class, index): 32-bit values in class `Int`, pairs in `Float`, quads in `Vector` (or
+//! scalars in a class the function had no values of, see `alloc::overflow_scalars`), at most
+//! 64 names per class, [`NAMES`] in all. At the name level there is no aliasing: regalloc2
+//! has decided which name every operand, move, spill and reload uses, and its checker has
+//! verified that.
+//! Out: [`NameProg`], the function as a flat list of steps (instructions and regalloc2's edits,
+//! in the order `block_insts_and_edits` yields them) each with its register accesses, and
+//! [`colour`]: a physical base register for every access such that
+//! * every access of one *web* gets the same register (a web is the set of definitions and
+//!   uses of one name that reach each other: a value's name between a definition and its
+//!   uses, joined across blocks where the name is live on the edge, and a reuse def joined to
+//!   the use it reuses);
+//! * two webs that interfere (one is defined where the other is live, or the two meet in one
+//!   instruction where an early def or a late use forbids sharing) get disjoint ranges
+//!   `base..base + width`, whatever their widths: a pair at R4 and a scalar at R5 interfere;
+//! * pairs get even bases and quads multiples of 4, R1 (the stack pointer) and RZ are never
+//!   given, every register is below `max_regs`, and the names regalloc2 was made to use for
+//!   fixed registers (a call's operands and clobbers) keep their register.
+//!
+//! The graph is built the classic way (Chaitin): walking each block backward with the set of
+//! live names, each definition interferes with every web live after it, except, for a copy
+//! (regalloc2's moves and the ISA's register moves), the copy's source: the two hold the same
+//! value, so they may share a register, and sharing it makes the move disappear. Webs are then
+//! coloured greedily, precoloured first, in two orders (by first appearance in the code, and
+//! widest first): each takes its copy partner's register when that is free, else the lowest
+//! free aligned base; the order that uses fewer registers wins. That finds how few registers
+//! suffice (K), not a good choice among them: packing every web into the lowest free register
+//! reuses registers as soon as they die, and each reuse is an ordering the scheduler must keep
+//! (measured: static cycles up to 4 times worse where loads could no longer be hoisted). So
+//! the webs are coloured once more, by first appearance, each in the free register whose
+//! previous webs ended earliest in the code, within a budget of registers that keeps the
+//! occupancy of K (and no more than the caller's hint, about what class slices would take),
+//! growing the budget while that greedy colouring fails, up to the occupancy limit. A greedy
+//! colouring can fail (more registers than `max_regs`): [`colour`] then returns `None` and the
+//! caller falls back to an allocation that fits by construction.
+//!
+//! Nothing here decides spills: that is regalloc2's (see `alloc`). What is checked: the final
+//! code is checked by `check` (which values each physical register holds), not this module.
+
+use super::vcode::VCode;
+use super::RegKind;
+use regalloc2 as ra;
+use regalloc2::Function as _;
+
+/// Names per class and in all (regalloc2 numbers at most 64 registers per class).
+pub(super) const PER_CLASS: usize = 64;
+pub(super) const NAMES: usize = 3 * PER_CLASS;
+
+/// A set of names.
+#[derive(Clone, Copy, Default, PartialEq, Eq)]
+struct NameSet([u64; 3]);
+
+impl NameSet {
+    fn insert(&mut self, n: u16) {
+        self.0[n as usize / 64] |= 1 << (n % 64);
+    }
+    fn remove(&mut self, n: u16) {
+        self.0[n as usize / 64] &= !(1 << (n % 64));
+    }
+    fn union(&mut self, o: &NameSet) {
+        for k in 0..3 {
+            self.0[k] |= o.0[k];
+        }
+    }
+    fn iter(&self) -> impl Iterator<Item = u16> + '_ {
+        (0..3).flat_map(move |k| {
+            let mut w = self.0[k];
+            std::iter::from_fn(move || {
+                if w == 0 {
+                    return None;
+                }
+                let b = w.trailing_zeros();
+                w &= w - 1;
+                Some((k * 64) as u16 + b as u16)
+            })
+        })
+    }
+}
+
+/// The name of a regalloc2 register.
+pub(super) fn name_of(p: ra::PReg) -> u16 {
+    let c = match p.class() {
+        ra::RegClass::Int => 0,
+        ra::RegClass::Float => 1,
+        ra::RegClass::Vector => 2,
+    };
+    (c * PER_CLASS + p.hw_enc()) as u16
+}
+
+/// One register access of a step.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Access {
+    pub name: u16,
+    pub def: bool,
+    /// A def written before the step's uses are read.
+    pub early: bool,
+    /// A use read after the step's defs are written.
+    pub late: bool,
+    /// A clobber (a def that no value comes out of).
+    pub clobber: bool,
+    /// For a def: the access (index within the step) whose register it must take.
+    pub reuse: Option<u8>,
+}
+
+/// What a step is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum StepKind {
+    /// Instruction `i` of the VCode: its accesses are its regalloc2 operands in order, then
+    /// its clobbers.
+    Inst(u32),
+    /// regalloc2 move between registers: accesses `[from, to]`.
+    Move,
+    /// Register to stack: `[from]`.
+    Spill,
+    /// Stack to register: `[to]`.
+    Reload,
+}
+
+/// One step with its accesses `accs[start..end]`.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Step {
+    pub kind: StepKind,
+    pub start: u32,
+    pub end: u32,
+    /// For a copy: (def access, use access), indices within the step.
+    pub copy: Option<(u8, u8)>,
+    /// For a spill or reload: the stack slot (regalloc2's index, 4-byte words).
+    pub slot: u32,
+}
+
+/// The function at the level of names (see the module essay).
+pub(super) struct NameProg {
+    pub steps: Vec<Step>,
+    pub accs: Vec<Access>,
+    /// Per block, its steps `steps[s..e]`.
+    pub blocks: Vec<(u32, u32)>,
+    succs: Vec<Vec<u32>>,
+    /// GPRs per name of each class.
+    pub widths: [u8; 3],
+}
+
+impl NameProg {
+    /// Read regalloc2's output `out` for `vc` (whose class `c` holds values of `kinds[c]`).
+    pub(super) fn build<I: super::MachInst>(
+        vc: &VCode<I>,
+        out: &ra::Output,
+        kinds: &[RegKind; 3],
+    ) -> Result<NameProg, String> {
+        let mut steps = Vec::with_capacity(vc.insts.len() + out.edits.len());
+        let mut accs = Vec::with_capacity(out.allocs.len() + 2 * out.edits.len());
+        let mut blocks = Vec::with_capacity(vc.num_blocks());
+        let plain = |name: u16, def: bool| Access {
+            name,
+            def,
+            early: false,
+            late: false,
+            clobber: false,
+            reuse: None,
+        };
+        for b in 0..vc.num_blocks() {
+            let first = steps.len() as u32;
+            for item in out.block_insts_and_edits(vc, ra::Block::new(b)) {
+                let start = accs.len() as u32;
+                let mut copy = None;
+                let mut slot = 0;
+                let kind = match item {
+                    ra::InstOrEdit::Edit(ra::Edit::Move { from, to }) => {
+                        if let Some(st) = from.as_stack().or(to.as_stack()) {
+                            slot = st.index() as u32;
+                        }
+                        match (from.as_reg(), to.as_reg()) {
+                            (Some(f), Some(t)) => {
+                                accs.push(plain(name_of(f), false));
+                                accs.push(plain(name_of(t), true));
+                                copy = Some((1, 0));
+                                StepKind::Move
+                            }
+                            (Some(f), None) => {
+                                accs.push(plain(name_of(f), false));
+                                StepKind::Spill
+                            }
+                            (None, Some(t)) => {
+                                accs.push(plain(name_of(t), true));
+                                StepKind::Reload
+                            }
+                            (None, None) => {
+                                return Err(format!("unexpected edit {from} -> {to}"));
+                            }
+                        }
+                    }
+                    ra::InstOrEdit::Inst(i) => {
+                        let ops = vc.inst_operands(i);
+                        let allocs = out.inst_allocs(i);
+                        for (op, a) in ops.iter().zip(allocs) {
+                            let p = a
+                                .as_reg()
+                                .ok_or_else(|| format!("{} did not get a register", op.vreg()))?;
+                            let def = op.kind() == ra::OperandKind::Def;
+                            let early = op.pos() == ra::OperandPos::Early;
+                            accs.push(Access {
+                                name: name_of(p),
+                                def,
+                                early: def && early,
+                                late: !def && !early,
+                                clobber: false,
+                                reuse: match op.constraint() {
+                                    ra::OperandConstraint::Reuse(k) => u8::try_from(k).ok(),
+                                    _ => None,
+                                },
+                            });
+                        }
+                        for p in vc.inst_clobbers(i) {
+                            accs.push(Access {
+                                clobber: true,
+                                ..plain(name_of(p), true)
+                            });
+                        }
+                        copy = isa_copy(vc, i.index(), ops);
+                        StepKind::Inst(i.index() as u32)
+                    }
+                };
+                steps.push(Step {
+                    kind,
+                    start,
+                    end: accs.len() as u32,
+                    copy,
+                    slot,
+                });
+            }
+            blocks.push((first, steps.len() as u32));
+        }
+        let succs = (0..vc.num_blocks())
+            .map(|b| vc.succs[b].iter().map(|(t, _)| t.0).collect())
+            .collect();
+        Ok(NameProg {
+            steps,
+            accs,
+            blocks,
+            succs,
+            widths: kinds.map(|k| k.gprs() as u8),
+        })
+    }
+
+    /// GPRs a name covers.
+    pub(super) fn width(&self, name: u16) -> u8 {
+        self.widths[name as usize / PER_CLASS]
+    }
+
+    /// The names live into each block.
+    fn live_in(&self) -> Vec<NameSet> {
+        let n = self.blocks.len();
+        let mut gen = vec![NameSet::default(); n];
+        let mut kill = vec![NameSet::default(); n];
+        for b in 0..n {
+            let (s, e) = self.blocks[b];
+            let (g, k) = (&mut gen[b], &mut kill[b]);
+            for step in self.steps[s as usize..e as usize].iter().rev() {
+                let accs = &self.accs[step.start as usize..step.end as usize];
+                for a in accs.iter().filter(|a| a.def) {
+                    g.remove(a.name);
+                    k.insert(a.name);
+                }
+                for a in accs.iter().filter(|a| !a.def) {
+                    g.insert(a.name);
+                }
+            }
+        }
+        let mut live_in = gen.clone();
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for b in (0..n).rev() {
+                let mut out = NameSet::default();
+                for &t in &self.succs[b] {
+                    out.union(&live_in[t as usize]);
+                }
+                let mut v = gen[b];
+                for k in 0..3 {
+                    v.0[k] |= out.0[k] & !kill[b].0[k];
+                }
+                if v != live_in[b] {
+                    live_in[b] = v;
+                    changed = true;
+                }
+            }
+        }
+        live_in
+    }
+}
+
+/// For an ISA register move between two values of the same kind, whole: (def, use) operand
+/// indices among the instruction's regalloc2 operands.
+fn isa_copy<I: super::MachInst>(vc: &VCode<I>, i: usize, ops: &[ra::Operand]) -> Option<(u8, u8)> {
+    let (super::Reg::Virt(d), super::Reg::Virt(s)) = vc.insts[i].is_move()? else {
+        return None;
+    };
+    if d.kind != s.kind || d.kind == RegKind::Pred {
+        return None;
+    }
+    let mut whole = true;
+    super::vcode::for_each_field(&vc.insts[i], |f| whole &= f.spec.half.is_none());
+    if !whole {
+        return None;
+    }
+    let find = |v: super::VReg, kind| {
+        ops.iter()
+            .position(|o| o.vreg().vreg() == v.index as usize && o.kind() == kind)
+            .and_then(|k| u8::try_from(k).ok())
+    };
+    Some((
+        find(d, ra::OperandKind::Def)?,
+        find(s, ra::OperandKind::Use)?,
+    ))
+}
+
+fn find(parent: &mut [u32], x: u32) -> u32 {
+    let mut r = x;
+    while parent[r as usize] != r {
+        r = parent[r as usize];
+    }
+    let mut x = x;
+    while parent[x as usize] != r {
+        let next = parent[x as usize];
+        parent[x as usize] = r;
+        x = next;
+    }
+    r
+}
+
+fn union(parent: &mut [u32], a: u32, b: u32) {
+    let (a, b) = (find(parent, a), find(parent, b));
+    if a != b {
+        parent[a.max(b) as usize] = a.min(b);
+    }
+}
+
+/// Webs and their interference graph.
+pub(super) struct Webs {
+    /// Web of every access.
+    pub of_acc: Vec<u32>,
+    /// Name of every web.
+    pub name: Vec<u16>,
+    /// Index of the first access of every web (layout order).
+    first: Vec<u32>,
+    /// Index of the last access of every web.
+    last: Vec<u32>,
+    /// Neighbours of every web (sorted, no duplicates).
+    pub adj: Vec<Vec<u32>>,
+    /// Copy partners of every web (same width).
+    partners: Vec<Vec<u32>>,
+}
+
+impl Webs {
+    /// Build the webs of `prog` and their interference graph (see the module essay).
+    pub(super) fn build(prog: &NameProg) -> Webs {
+        let nb = prog.blocks.len();
+        let live_in = prog.live_in();
+        // Union-find nodes: one per def access and one per (block, live-in name).
+        let mut parent: Vec<u32> = Vec::with_capacity(prog.accs.len());
+        let mut node_name: Vec<u16> = Vec::with_capacity(prog.accs.len());
+        let mut new_node = |parent: &mut Vec<u32>, name: u16| {
+            let id = parent.len() as u32;
+            parent.push(id);
+            node_name.push(name);
+            id
+        };
+        const NONE: u32 = u32::MAX;
+        let mut entry = vec![NONE; nb * NAMES];
+        for b in 0..nb {
+            for n in live_in[b].iter() {
+                entry[b * NAMES + n as usize] = new_node(&mut parent, n);
+            }
+        }
+        let mut acc_node = vec![NONE; prog.accs.len()];
+        let mut end_node = vec![NONE; nb * NAMES];
+        let mut cur = [NONE; NAMES];
+        for b in 0..nb {
+            cur.copy_from_slice(&entry[b * NAMES..(b + 1) * NAMES]);
+            let (s, e) = prog.blocks[b];
+            for step in &prog.steps[s as usize..e as usize] {
+                let range = step.start as usize..step.end as usize;
+                for a in range.clone() {
+                    let acc = prog.accs[a];
+                    if !acc.def {
+                        let mut node = cur[acc.name as usize];
+                        if node == NONE {
+                            // read before any write: its own web (the checker objects)
+                            node = new_node(&mut parent, acc.name);
+                        }
+                        acc_node[a] = node;
+                    }
+                }
+                // clobbers first: a def into a clobbered register is the value that stays
+                for clobbers_pass in [true, false] {
+                    for a in range.clone() {
+                        let acc = prog.accs[a];
+                        if !acc.def || acc.clobber != clobbers_pass {
+                            continue;
+                        }
+                        let node = new_node(&mut parent, acc.name);
+                        if let Some(k) = acc.reuse {
+                            let u = step.start as usize + k as usize;
+                            if u < step.end as usize && acc_node[u] != NONE {
+                                union(&mut parent, node, acc_node[u]);
+                            }
+                        }
+                        acc_node[a] = node;
+                        cur[acc.name as usize] = node;
+                    }
+                }
+            }
+            end_node[b * NAMES..(b + 1) * NAMES].copy_from_slice(&cur);
+            for &t in &prog.succs[b] {
+                for n in live_in[t as usize].iter() {
+                    let from = cur[n as usize];
+                    if from != NONE {
+                        union(&mut parent, from, entry[t as usize * NAMES + n as usize]);
+                    }
+                }
+            }
+        }
+        // Dense web numbers.
+        let mut web_of_root = vec![NONE; parent.len()];
+        let mut name = Vec::new();
+        let mut first = Vec::new();
+        let mut web = |parent: &mut Vec<u32>, node: u32, at: u32| {
+            let r = find(parent, node) as usize;
+            if web_of_root[r] == NONE {
+                web_of_root[r] = name.len() as u32;
+                name.push(node_name[r]);
+                first.push(at);
+            }
+            web_of_root[r]
+        };
+        let of_acc: Vec<u32> = (0..prog.accs.len())
+            .map(|a| web(&mut parent, acc_node[a], a as u32))
+            .collect();
+        let mut end_web = vec![NONE; nb * NAMES];
+        let mut entry_webs = Vec::new();
+        for b in 0..nb {
+            for n in 0..NAMES {
+                let node = end_node[b * NAMES + n];
+                if node != NONE {
+                    end_web[b * NAMES + n] = web(&mut parent, node, u32::MAX);
+                }
+            }
+        }
+        for n in live_in[0].iter() {
+            entry_webs.push(web(&mut parent, entry[n as usize], u32::MAX));
+        }
+        let nw = name.len();
+        let mut last = vec![0u32; nw];
+        for (a, &w) in of_acc.iter().enumerate() {
+            last[w as usize] = a as u32;
+        }
+        let mut adj: Vec<Vec<u32>> = vec![Vec::new(); nw];
+        let mut partners: Vec<Vec<u32>> = vec![Vec::new(); nw];
+        let edge = |adj: &mut Vec<Vec<u32>>, a: u32, b: u32| {
+            if a != b {
+                adj[a as usize].push(b);
+                adj[b as usize].push(a);
+            }
+        };
+        let mut live_web = [NONE; NAMES];
+        for b in 0..nb {
+            let mut live = NameSet::default();
+            for &t in &prog.succs[b] {
+                live.union(&live_in[t as usize]);
+            }
+            for n in live.iter() {
+                live_web[n as usize] = end_web[b * NAMES + n as usize];
+            }
+            let (s, e) = prog.blocks[b];
+            for step in prog.steps[s as usize..e as usize].iter().rev() {
+                let base = step.start as usize;
+                let accs = &prog.accs[base..step.end as usize];
+                let w = |k: usize| of_acc[base + k];
+                let copy_src = step.copy.map(|(d, u)| (d as usize, w(u as usize)));
+                for (k, a) in accs.iter().enumerate().filter(|(_, a)| a.def) {
+                    let wd = w(k);
+                    let except = match copy_src {
+                        Some((d, src)) if d == k => src,
+                        _ => NONE,
+                    };
+                    for n in live.iter() {
+                        let wl = live_web[n as usize];
+                        if wl != except {
+                            edge(&mut adj, wd, wl);
+                        }
+                    }
+                    for (j, o) in accs.iter().enumerate() {
+                        // defs of one step are written together; an early def before the
+                        // uses are read, a late use after the defs are written; and a def
+                        // shares a register with a use only where both have the same width
+                        // (an instruction of several pieces writes a pair's low word before
+                        // its last piece reads its inputs: a scalar input in that register
+                        // would be overwritten; exactly overlapping values are read and
+                        // written word by word in step, as before)
+                        if j != k
+                            && (o.def
+                                || a.early
+                                || o.late
+                                || prog.width(o.name) != prog.width(a.name))
+                        {
+                            edge(&mut adj, wd, w(j));
+                        }
+                    }
+                }
+                if let Some((d, u)) = step.copy {
+                    let (wd, wu) = (w(d as usize), w(u as usize));
+                    if wd != wu
+                        && prog.width(accs[d as usize].name) == prog.width(accs[u as usize].name)
+                    {
+                        partners[wd as usize].push(wu);
+                        partners[wu as usize].push(wd);
+                    }
+                }
+                for a in accs.iter().filter(|a| a.def) {
+                    live.remove(a.name);
+                }
+                for (k, a) in accs.iter().enumerate().filter(|(_, a)| !a.def) {
+                    live.insert(a.name);
+                    live_web[a.name as usize] = w(k);
+                }
+            }
+        }
+        for (i, &a) in entry_webs.iter().enumerate() {
+            for &b in &entry_webs[i + 1..] {
+                edge(&mut adj, a, b);
+            }
+        }
+        for l in adj.iter_mut() {
+            l.sort_unstable();
+            l.dedup();
+        }
+        Webs {
+            of_acc,
+            name,
+            first,
+            last,
+            adj,
+            partners,
+        }
+    }
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Tests set this to make [`colour`] return a wrong colouring (one web moved onto an
+    /// interfering web's register), which the checker must catch.
+    pub(super) static CORRUPT: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// A colouring of `webs`: the base register of every access of `prog`, and the register count
+/// (highest register + 1, at least 2), or `None` if the greedy colouring does not fit below
+/// `max_regs`. `precolour[name]` pins every web of a name (the names of fixed registers).
+/// `hint`: how many registers the code may take without harm: the colouring then spreads
+/// values over up to that many (see [`colour_spread`]), but never over so many that fewer
+/// warps fit on an SM than with the fewest registers it found.
+pub(super) fn colour(
+    prog: &NameProg,
+    webs: &Webs,
+    precolour: &[Option<u8>],
+    max_regs: u8,
+    hint: u32,
+) -> Option<(Vec<u8>, u32)> {
+    let nw = webs.name.len();
+    let width = |w: usize| prog.width(webs.name[w]) as usize;
+    let pinned = |w: usize| precolour.get(webs.name[w] as usize).copied().flatten();
+    let mut by_first: Vec<usize> = (0..nw).collect();
+    by_first.sort_by_key(|&w| (pinned(w).is_none(), webs.first[w]));
+    let mut widest: Vec<usize> = by_first.clone();
+    let order_first = by_first.clone();
+    let by_first = &order_first;
+    widest.sort_by_key(|&w| {
+        (
+            pinned(w).is_none(),
+            std::cmp::Reverse(width(w)),
+            webs.first[w],
+        )
+    });
+    let mut best: Option<(Vec<u8>, u32)> = None;
+    for order in [by_first.clone(), widest] {
+        let Some(c) = colour_in(prog, webs, &order, &pinned, max_regs) else {
+            continue;
+        };
+        let top = (0..nw)
+            .map(|w| c[w] as u32 + width(w) as u32)
+            .max()
+            .unwrap_or(0)
+            .max(2);
+        if best.as_ref().map_or(true, |(_, t)| top < *t) {
+            best = Some((c, top));
+        }
+    }
+    #[allow(unused_mut)]
+    let (mut c, top) = best?;
+    // The same number of registers, each web taking the free register left longest ago: a
+    // register rewritten soon after its last read or write ties the scheduler's hands
+    // (a write waits for the reads of the previous value), packing every web into the lowest
+    // free register made that the rule.
+    // The spread colouring may take more registers than the least found, up to `hint` (what
+    // the allocation would use otherwise), but never so many that fewer warps fit on an SM.
+    let limit = same_occupancy(top).min(max_regs as u32);
+    let mut budget = hint.clamp(top, limit.max(top));
+    #[allow(unused_mut)]
+    let (mut c, top) = loop {
+        if let Some(s) = colour_spread(prog, webs, by_first, &pinned, budget) {
+            let used = (0..nw)
+                .map(|w| s[w] as u32 + width(w) as u32)
+                .max()
+                .unwrap_or(0)
+                .max(2);
+            break (s, used);
+        }
+        budget += 1;
+        if budget > limit {
+            break (c, top);
+        }
+    };
+    #[cfg(test)]
+    if CORRUPT.with(|x| x.get()) {
+        if let Some((w, n)) = (0..nw)
+            .filter(|&w| pinned(w).is_none())
+            .find_map(|w| webs.adj[w].first().map(|&n| (w, n as usize)))
+        {
+            c[w] = c[n] - c[n] % width(w) as u8;
+        }
+    }
+    let per_acc = webs.of_acc.iter().map(|&w| c[w as usize]).collect();
+    Some((per_acc, top))
+}
+
+/// The most registers per thread that keep as many warps resident per SM as `regs` do, as far
+/// as registers decide it (compute capability 5.x, see `crate::occupancy`: 16,384 registers
+/// per sub-partition, 4 sub-partitions, whole warps, `regs * 32` rounded up to 256 per warp,
+/// at most 64 warps).
+fn same_occupancy(regs: u32) -> u32 {
+    let warps = |r: u32| (4 * (16_384 / ((r * 32).div_ceil(256) * 256))).min(64);
+    let w = warps(regs.max(1));
+    let mut r = regs;
+    while r < 255 && warps(r + 1) == w {
+        r += 1;
+    }
+    r
+}
+
+/// Greedy colouring in `order` below `top` registers, each web (but for a free copy partner's
+/// register) in the free aligned register whose previous webs ended earliest in the code;
+/// `None` when a web finds no register.
+fn colour_spread(
+    prog: &NameProg,
+    webs: &Webs,
+    order: &[usize],
+    pinned: &dyn Fn(usize) -> Option<u8>,
+    top: u32,
+) -> Option<Vec<u8>> {
+    const UNSET: u16 = u16::MAX;
+    let mut c = vec![UNSET; webs.name.len()];
+    // per register, the last access of the webs given it so far (0: none)
+    let mut ended = [0u32; 256];
+    let give = |c: &mut Vec<u16>, ended: &mut [u32; 256], w: usize, base: usize| {
+        c[w] = base as u16;
+        let width = prog.width(webs.name[w]) as usize;
+        for e in ended.iter_mut().skip(base).take(width) {
+            *e = (*e).max(webs.last[w] + 1);
+        }
+    };
+    for &w in order {
+        if let Some(p) = pinned(w) {
+            give(&mut c, &mut ended, w, p as usize);
+        }
+    }
+    for &w in order {
+        if pinned(w).is_some() {
+            continue;
+        }
+        let width = prog.width(webs.name[w]) as usize;
+        let mut busy = [0u64; 4];
+        busy[0] |= 1 << 1; // R1, the stack pointer
+        for &n in &webs.adj[w] {
+            let b = c[n as usize];
+            if b != UNSET {
+                for r in b as usize..b as usize + prog.width(webs.name[n as usize]) as usize {
+                    busy[r / 64] |= 1 << (r % 64);
+                }
+            }
+        }
+        let free = |base: usize| {
+            base % width == 0
+                && base + width <= top as usize
+                && (base..base + width).all(|r| busy[r / 64] & (1 << (r % 64)) == 0)
+        };
+        let partner = webs.partners[w]
+            .iter()
+            .map(|&p| c[p as usize])
+            .find(|&b| b != UNSET && free(b as usize));
+        let base = match partner {
+            Some(b) => b as usize,
+            None => (0..top as usize)
+                .step_by(width)
+                .filter(|&b| free(b))
+                .min_by_key(|&b| (b..b + width).map(|r| ended[r]).max().unwrap_or(0))?,
+        };
+        give(&mut c, &mut ended, w, base);
+    }
+    Some(c.into_iter().map(|b| b as u8).collect())
+}
+
+/// Greedy colouring in `order` (see the module essay); `None` when a web finds no register.
+fn colour_in(
+    prog: &NameProg,
+    webs: &Webs,
+    order: &[usize],
+    pinned: &dyn Fn(usize) -> Option<u8>,
+    max_regs: u8,
+) -> Option<Vec<u8>> {
+    const UNSET: u16 = u16::MAX;
+    let mut c = vec![UNSET; webs.name.len()];
+    for &w in order {
+        if let Some(p) = pinned(w) {
+            c[w] = p as u16;
+            continue;
+        }
+        let width = prog.width(webs.name[w]) as usize;
+        let mut busy = [0u64; 4];
+        busy[0] |= 1 << 1; // R1, the stack pointer
+        for &n in &webs.adj[w] {
+            let b = c[n as usize];
+            if b != UNSET {
+                for r in b as usize..b as usize + prog.width(webs.name[n as usize]) as usize {
+                    busy[r / 64] |= 1 << (r % 64);
+                }
+            }
+        }
+        let free = |base: usize| {
+            base % width == 0
+                && base + width <= max_regs as usize
+                && (base..base + width).all(|r| busy[r / 64] & (1 << (r % 64)) == 0)
+        };
+        let partner = webs.partners[w]
+            .iter()
+            .map(|&p| c[p as usize])
+            .find(|&b| b != UNSET && free(b as usize));
+        let base = match partner {
+            Some(b) => b as usize,
+            None => (0..max_regs as usize).step_by(width).find(|&b| free(b))?,
+        };
+        c[w] = base as u16;
+    }
+    Some(c.into_iter().map(|b| b as u8).collect())
+}
