@@ -1004,6 +1004,10 @@ impl<'a> Lowerer<'a> {
             } => self.lower_atomic(results[0], op, space, ty, addr, offset, args),
             InstData::Vote { mode, arg } => self.lower_vote(results[0], mode, arg),
             InstData::Shfl { mode, args } => self.lower_shfl(results, mode, args),
+            InstData::Collective { op, .. } => Err(LowerError::Internal(format!(
+                "{} reached selection (ir::collective::expand replaces it first)",
+                op.name()
+            ))),
         }
     }
 

@@ -1511,7 +1511,9 @@ impl<'a> Parser<'a> {
             }
             Tok::Ident => {
                 let name = self.name("an operand")?;
-                if name.text == "_" {
+                // `_` is a sink, also before `|` (`elect.sync _|p, mask`), where it
+                // becomes the first name of a pair.
+                if name.text == "_" && self.peek() != Tok::Pipe {
                     return Ok(Operand::Sink(name.span));
                 }
                 // `.x`-style component glued to the name.
