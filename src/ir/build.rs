@@ -106,6 +106,7 @@ use super::{
 use crate::error::{Diagnostic, SourceFile, Span};
 use crate::ir::float::{FloatCC, FloatFmt, FloatOp};
 
+mod modern;
 mod order;
 mod prefetch;
 mod sync;
@@ -1925,6 +1926,9 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         if let Some(r) = self.float_instr(ins) {
             return r;
         }
+        if let Some(r) = self.modern_instr(ins) {
+            return r;
+        }
         let why = match ins.opcode {
             Opcode::Add | Opcode::Sub => return self.add_sub(ins),
             Opcode::Addc | Opcode::Subc => return self.addc_subc(ins),
@@ -2162,10 +2166,10 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                 let reg = special(&name.text, *comp);
                 let Some(reg) = reg else {
                     let c = comp.map(|c| format!(".{}", c.name())).unwrap_or_default();
-                    self.error(
-                        name.span,
-                        format!("unsupported special register '{}{c}'", name.text),
-                    );
+                    let msg = modern::special_reg_error(&name.text).unwrap_or_else(|| {
+                        format!("unsupported special register '{}{c}'", name.text)
+                    });
+                    self.error(name.span, msg);
                     return None;
                 };
                 let v = self.ins().special_reg(reg);
