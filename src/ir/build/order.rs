@@ -40,11 +40,17 @@ pub(super) struct Order {
     pub after: Option<MemScope>,
 }
 
+/// Whether `ins` has the modifier word `w`, as a table flag or as a word of an open-ended
+/// opcode (`fence` keeps its words as written).
+pub(super) fn has_word(ins: &Instruction, w: &str) -> bool {
+    ins.mods.iter().any(|m| m.text() == w)
+}
+
 /// The scope an ordering qualifier names (`.gpu` when none is written, the PTX default).
 pub(super) fn scope_of(ins: &Instruction) -> MemScope {
-    if ins.has_flag("cta") {
+    if has_word(ins, "cta") {
         MemScope::Cta
-    } else if ins.has_flag("sys") {
+    } else if has_word(ins, "sys") {
         MemScope::Sys
     } else {
         MemScope::Gl
@@ -54,8 +60,9 @@ pub(super) fn scope_of(ins: &Instruction) -> MemScope {
 /// The fences an access with `ins`'s qualifiers needs.
 pub(super) fn order_of(ins: &Instruction) -> Order {
     let s = scope_of(ins);
-    let acquire = ins.has_flag("acquire") || ins.has_flag("acq_rel") || ins.has_flag("sc");
-    let release = ins.has_flag("release") || ins.has_flag("acq_rel") || ins.has_flag("sc");
+    let w = |x| has_word(ins, x);
+    let acquire = w("acquire") || w("acq_rel") || w("sc");
+    let release = w("release") || w("acq_rel") || w("sc");
     Order {
         before: release.then_some(s),
         after: acquire.then_some(s),

@@ -248,7 +248,8 @@ impl FnBuilder<'_, '_> {
     /// The fences of features sm_5x cannot run (`fence.mbarrier_init`, `fence.proxy.async`
     /// and `.tensormap` of TMA) still order ordinary accesses at least as strongly.
     fn fence(&mut self, ins: &Instruction) -> Option<()> {
-        let scope = if ins.has_flag("proxy") || ins.has_flag("mbarrier_init") {
+        let w = |x| super::order::has_word(ins, x);
+        let scope = if w("proxy") || w("mbarrier_init") {
             MemScope::Gl
         } else {
             super::order::scope_of(ins)
