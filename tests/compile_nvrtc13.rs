@@ -138,11 +138,20 @@ fn the_emulations_have_their_shapes() {
     let r = sass("m1_reduce.ptx", "reduce_all");
     assert_eq!(count(&r, "SHFL.BFLY"), 8 * 5, "{r}");
     let r = sass("m1_reduce.ptx", "reduce_partial");
-    assert!(count(&r, "SHFL.IDX") >= 1 && count(&r, "BFE.U32.BREV") >= 1, "{r}");
+    assert!(
+        count(&r, "SHFL.IDX") >= 1 && count(&r, "BFE.U32.BREV") >= 1,
+        "{r}"
+    );
     let h = sass("m1_histogram_match.ptx", "hist_match");
-    assert!(count(&h, "VOTE.ANY") >= 2 && count(&h, "SHFL.IDX") == 1, "{h}");
+    assert!(
+        count(&h, "VOTE.ANY") >= 2 && count(&h, "SHFL.IDX") == 1,
+        "{h}"
+    );
     let d = sass("m1_atomic_f64.ptx", "dsum");
-    assert!(count(&d, "ATOM.E.CAS.64") == 1 && count(&d, "DADD") == 1, "{d}");
+    assert!(
+        count(&d, "ATOM.E.CAS.64") == 1 && count(&d, "DADD") == 1,
+        "{d}"
+    );
     let e = sass("m1_elect.ptx", "elect_one");
     assert!(count(&e, "FLO.U32.SH") >= 2, "{e}");
     let f = sass("m1_atomic_ref.ptx", "fences");
