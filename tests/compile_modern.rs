@@ -467,8 +467,8 @@ fn what_cannot_run_on_maxwell_is_a_located_error() {
         ".visible .entry k(.param .u64 pin, .param .u64 pout)",
         ".visible .entry k(.param .u64 pin, .param .u64 pout) .reqnctapercluster 2",
     );
-    let err = compile(&src, &Options::default())
-        .err()
-        .expect("a 2-CTA cluster");
+    let Err(err) = compile(&src, &Options::default()) else {
+        panic!("a 2-CTA cluster compiled")
+    };
     assert!(leafold::error::render_all(&err.0).contains("'.reqnctapercluster' of 2 CTAs"));
 }
