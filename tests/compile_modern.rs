@@ -1,6 +1,6 @@
 //! Issue 26 on hand-written PTX, one test per construct: the warp collectives sm_5x lacks
 //! (`redux.sync`, `match.{any,all}.sync`, `elect.sync`, emulated by `ir::collective`), the
-//! atomics it lacks (`atom/red.add.f64`, `atom.cas.b16`: CAS loops), memory-ordering
+//! atomics it lacks (`atom/red.add.f64`, `.add.noftz.f16/.f16x2`, `atom.cas.b16`: CAS loops), memory-ordering
 //! qualifiers and fences (`MEMBAR` of the scope), the hints and directives that mean nothing
 //! on Maxwell, and the located errors for what cannot run there.
 //!
@@ -471,4 +471,69 @@ fn what_cannot_run_on_maxwell_is_a_located_error() {
         panic!("a 2-CTA cluster compiled")
     };
     assert!(leafold::error::render_all(&err.0).contains("'.reqnctapercluster' of 2 CTAs"));
+}
+
+#[test]
+fn atom_add_f16_and_f16x2_in_shared_memory() {
+    // Every thread of a CTA adds a small integer (exact in f16 in any order) to one of four
+    // halves sharing two words, and a pair of them to one f16x2 word; threads 0..3 copy out.
+    let decls = ".shared .align 4 .b16 hacc[4];\n.shared .align 4 .b32 h2acc;";
+    let body = r#"
+    .reg .b16 %rs<8>;
+    setp.lt.u32 %p1, %r9, 4;
+    and.b32 %r12, %r9, 3;
+    mov.u32 %r13, hacc;
+    shl.b32 %r14, %r12, 1;
+    add.u32 %r13, %r13, %r14;
+    mov.u16 %rs1, 0;
+    @%p1 st.shared.u16 [%r13], %rs1;
+    mov.u32 %r15, 0;
+    setp.eq.u32 %p2, %r9, 0;
+    @%p2 st.shared.u32 [h2acc], %r15;
+    bar.sync 0;
+    and.b32 %r16, %r2, 3;
+    cvt.rn.f16.u32 %rs2, %r16;
+    red.shared.add.noftz.f16 [%r13], %rs2;
+    and.b32 %r17, %r2, 1;
+    cvt.rn.f16.u32 %rs3, %r17;
+    mov.b32 %r18, {%rs2, %rs3};
+    atom.shared.add.noftz.f16x2 %r19, [h2acc], %r18;
+    bar.sync 0;
+    ld.shared.u16 %r20, [%r13];
+    ld.shared.u32 %r21, [h2acc];
+    @%p1 st.global.u32 [%rd3], %r20;
+    @%p1 st.global.u32 [%rd3+4], %r21;
+"#;
+    let (out, last) = run("atom_f16", decls, body);
+    assert!(
+        has(&out.sass, |s| s.starts_with("ATOMS.CAS ")),
+        "{}",
+        out.sass
+    );
+    use leafold::ir::float::{convert, FloatFmt, Round};
+    let h = |x: u32| {
+        f64::from_bits(convert(
+            FloatFmt::F16,
+            FloatFmt::F64,
+            u64::from(x),
+            Round::Rn,
+            false,
+        ))
+    };
+    for cta in 0..2 {
+        let ins: Vec<u32> = (0..64).map(|t| input(64 * cta + t)).collect();
+        for k in 0..4 {
+            let sum: u32 = (0..64).filter(|t| t % 4 == k).map(|t| ins[t] & 3).sum();
+            assert_eq!(h(word(&last, 64 * cta + k, 0)), f64::from(sum));
+        }
+        let w = word(&last, 64 * cta, 1);
+        assert_eq!(
+            h(w & 0xffff),
+            f64::from(ins.iter().map(|x| x & 3).sum::<u32>())
+        );
+        assert_eq!(
+            h(w >> 16),
+            f64::from(ins.iter().map(|x| x & 1).sum::<u32>())
+        );
+    }
 }
