@@ -146,7 +146,7 @@ impl FnBuilder<'_, '_> {
         if ins.ty() != Some(PtxType::F32) || !ins.has_flag("add") {
             return self.unsupported(
                 ins,
-                "floating-point atomics other than add.f32 (sm_5x has no others)",
+                "a floating-point atomic other than add (sm_5x has .f32 add; .f64, .f16 and .f16x2 add are emulated)",
             );
         }
         let red = ins.opcode == Opcode::Red;
