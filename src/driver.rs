@@ -413,6 +413,9 @@ fn compile_kernel(
     // Constant folding and identities (`ir::simplify`): lowering, and `--emit ir`, see the
     // simplified kernel; `verify` runs the reference on the unsimplified one. Debug builds
     // verify the result.
+    // The warp collectives sm_5x lacks become votes, shuffles and loops first
+    // (`ir::collective`); `verify` runs the reference on the unexpanded kernel.
+    ir::collective::expand(&mut f);
     ir::simplify::simplify(&mut f);
     let f = &f;
     let name = f.name.as_str();

@@ -1213,7 +1213,8 @@ fn summary(launch: &Launch, f: &Function, plan: &inputs::Plan) -> String {
 }
 
 /// Indices of the parameters that hold pointers: their `param` load reaches the address of
-/// a global or generic access (load, store or atomic) through `add`, `sub`, `select`, `cvta` or block arguments, and
+/// a global or generic access (load, store or atomic) through `add`, `sub`, `and` with a
+/// constant, `select`, `cvta` or block arguments, and
 /// has the address's type. Multiplications, shifts and conversions stop the walk: what goes
 /// through them is an index, not a base.
 pub fn pointer_params(f: &Function) -> Vec<usize> {
@@ -1259,6 +1260,18 @@ pub fn pointer_params(f: &Function) -> Vec<usize> {
                         op: ir::BinaryOp::Add | ir::BinaryOp::Sub,
                         args,
                     } => stack.extend_from_slice(args),
+                    // A pointer aligned down to its word (`atom.cas.b16`'s emulation,
+                    // `ir/build/atomics.rs`): `p & -4` with a constant mask.
+                    InstData::Binary {
+                        op: ir::BinaryOp::And,
+                        args,
+                    } if matches!(
+                        f.values[args[1]].def,
+                        ValueDef::Result(k, _) if matches!(f.insts[k].data, InstData::Iconst { .. })
+                    ) =>
+                    {
+                        stack.push(args[0])
+                    }
                     InstData::Select { args, .. } => stack.extend_from_slice(args),
                     InstData::Cvta { arg, .. } => stack.push(*arg),
                     _ => {}

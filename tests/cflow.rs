@@ -231,7 +231,6 @@ fn unsupported_forms_are_named_errors() {
         ("bar.arrive 1;", "without a thread count"),
         ("bar.arrive %r1;", "without a thread count"),
         ("bar.sync %r1, 40;", "multiple of 32"),
-        ("fence.sc.cta;", "sm_70"),
     ];
     for (line, why) in cases {
         let src = format!(

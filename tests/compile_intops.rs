@@ -474,15 +474,17 @@ fn fatomic_generic() {
     }
 }
 
-/// `atom.add.f64` needs sm_60: refused with a diagnostic naming it, not compiled wrongly.
+/// A float atomic sm_5x neither has nor emulates (`atom.max.f64`; `atom.add.f64` is a CAS
+/// loop since issue 26, `tests/compile_modern.rs`): refused with a diagnostic naming it,
+/// not compiled wrongly.
 #[test]
-fn f64_atomic_add_is_a_diagnostic() {
+fn unemulated_f64_atomic_is_a_diagnostic() {
     let src = kernel("bits")
         .split("    clz.b32")
         .next()
         .unwrap()
         .to_string()
-        + "    atom.global.add.f64 %rd4, [%rd15], %rd0;\n    st.global.u64 [%rd15+8], %rd4;\n    ret;\n}\n";
+        + "    atom.global.max.f64 %rd4, [%rd15], %rd0;\n    st.global.u64 [%rd15+8], %rd4;\n    ret;\n}\n";
     let opts = Options {
         file_name: "f64.ptx".into(),
         ..Options::default()
@@ -491,8 +493,8 @@ fn f64_atomic_add_is_a_diagnostic() {
         panic!("a 64-bit float atomic add must be refused")
     };
     let text = leafold::error::render_all(&err.0);
-    assert!(text.contains("atom.global.add.f64"), "{text}");
-    assert!(text.contains("sm_60"), "{text}");
+    assert!(text.contains("atom.global.max.f64"), "{text}");
+    assert!(text.contains("other than add"), "{text}");
 }
 
 /// 64-bit shifts by a register count: every PTX edge count (0, 31, 32, 33, 63, 64, 65,

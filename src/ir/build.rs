@@ -84,6 +84,7 @@ mod approx;
 mod atomics;
 mod bf16;
 mod bits;
+mod collective;
 mod divide;
 mod emulate;
 mod float;
@@ -107,6 +108,8 @@ use super::{
 use crate::error::{Diagnostic, SourceFile, Span};
 use crate::ir::float::{FloatCC, FloatFmt, FloatOp};
 
+mod modern;
+mod order;
 mod prefetch;
 mod stack;
 mod sync;
@@ -1877,6 +1880,9 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                         | Opcode::Red
                         | Opcode::Vote
                         | Opcode::Shfl
+                        | Opcode::Redux
+                        | Opcode::Match
+                        | Opcode::Elect
                         | Opcode::Trap
                         | Opcode::Brkpt
                         | Opcode::Prefetch
@@ -1934,6 +1940,9 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         if let Some(r) = self.float_instr(ins) {
             return r;
         }
+        if let Some(r) = self.modern_instr(ins) {
+            return r;
+        }
         let why = match ins.opcode {
             Opcode::Add | Opcode::Sub => return self.add_sub(ins),
             Opcode::Addc | Opcode::Subc => return self.addc_subc(ins),
@@ -1985,6 +1994,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             | Opcode::Istypep => "leafold does not lower textures or surfaces",
             Opcode::Atom | Opcode::Red => return self.atomic(ins),
             Opcode::Vote => return self.vote(ins),
+            Opcode::Redux | Opcode::Match | Opcode::Elect => return self.collective(ins),
             Opcode::Activemask => return self.activemask(ins),
             Opcode::Lop3 => return self.lop3(ins),
             Opcode::Shfl => return self.shfl(ins),
@@ -2173,10 +2183,10 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                 let reg = special(&name.text, *comp);
                 let Some(reg) = reg else {
                     let c = comp.map(|c| format!(".{}", c.name())).unwrap_or_default();
-                    self.error(
-                        name.span,
-                        format!("unsupported special register '{}{c}'", name.text),
-                    );
+                    let msg = modern::special_reg_error(&name.text).unwrap_or_else(|| {
+                        format!("unsupported special register '{}{c}'", name.text)
+                    });
+                    self.error(name.span, msg);
                     return None;
                 };
                 let v = self.ins().special_reg(reg);
@@ -3292,10 +3302,9 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
     fn load(&mut self, ins: &Instruction) -> Option<()> {
         let space = self.mem_space(ins)?;
         let (ty, pt, width) = self.access(ins)?;
-        if ins.operands.len() != 2 {
-            return self.unsupported(ins, "cache-policy operands are not supported");
-        }
+        self.cache_hint_operand(ins, 2)?;
         let signed = pt.kind() == TypeKind::Signed;
+        let order = order::order_of(ins);
         let dsts = self.dests(&ins.operands[0])?;
         if dsts.len() != usize::from(width) {
             self.error(
@@ -3336,9 +3345,13 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         } else {
             let cache = self.cache_op(ins, space)?;
             let (addr, off) = self.address(&ins.operands[1], space)?;
-            self.ins()
+            let v = self
+                .ins()
                 .load_cached(space, ty, width, addr, off, cache)
-                .into_vec()
+                .into_vec();
+            // `ld.acquire`: later accesses stay after the fence (`order`).
+            self.fence_after(order);
+            v
         };
         for (dst, v) in dsts.into_iter().zip(values) {
             self.write(dst, v, signed, ins.operands[0].span())?;
@@ -3349,9 +3362,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
     fn store(&mut self, ins: &Instruction) -> Option<()> {
         let space = self.mem_space(ins)?;
         let (ty, pt, width) = self.access(ins)?;
-        if ins.operands.len() != 2 {
-            return self.unsupported(ins, "cache-policy operands are not supported");
-        }
+        self.cache_hint_operand(ins, 2)?;
         let arg = match space {
             Space::Param => self.arg_operand(&ins.operands[0]),
             _ => None,
@@ -3394,8 +3405,29 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         }
         let cache = self.cache_op(ins, space)?;
         let (addr, off) = self.address(&ins.operands[0], space)?;
+        // `st.release`: earlier accesses stay before the fence (`order`).
+        self.fence_before(order::order_of(ins));
         self.ins().store_cached(space, addr, off, &values, cache);
         Some(())
+    }
+
+    /// An access's operands are `n`, plus with `.L2::cache_hint` a 64-bit cache policy
+    /// (from `createpolicy`) that is read, so a bad operand is still a diagnostic, and
+    /// dropped: sm_5x has no L2 eviction policies, and a hint never changes what an access
+    /// reads or writes.
+    fn cache_hint_operand(&mut self, ins: &Instruction, n: usize) -> Option<()> {
+        let hint = ins.has_flag("L2::cache_hint");
+        match ins.operands.len() {
+            k if k == n => Some(()),
+            k if k == n + 1 && hint => {
+                self.read(&ins.operands[n], Type::I64, Some(ast::Type::B64))?;
+                Some(())
+            }
+            _ => self.unsupported(
+                ins,
+                &format!("expected {n} operands (a cache policy only with .L2::cache_hint)"),
+            ),
+        }
     }
 
     /// The cache operator of an `ld`/`st` (see `lower::select::cache` for what each becomes).
@@ -3403,7 +3435,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
     /// `.acquire` and `.release` (sm_70 PTX) are taken as `.volatile`, their sm_5x analogue.
     /// ptxas's errors: `.volatile` on `.local`, `.nc` outside `.global`, `.nc.lu`.
     fn cache_op(&mut self, ins: &Instruction, space: Space) -> Option<CacheOp> {
-        let volatile = ["volatile", "relaxed", "acquire", "release"]
+        let volatile = ["volatile", "relaxed", "acquire", "release", "mmio"]
             .iter()
             .any(|f| ins.has_flag(f));
         if volatile && space == Space::Local {

@@ -213,6 +213,29 @@ impl<'f> FunctionBuilder<'f> {
         (r[0], r[1])
     }
 
+    /// A warp collective ([`super::collective`]): the `i32` result, and the predicate for
+    /// `match.all` and `elect`.
+    pub fn collective(
+        &mut self,
+        op: super::CollectiveOp,
+        args: &[Value],
+    ) -> (Value, Option<Value>) {
+        let types: &[Type] = if op.has_pred() {
+            &[Type::I32, Type::Pred]
+        } else {
+            &[Type::I32]
+        };
+        let inst = self.push(
+            InstData::Collective {
+                op,
+                args: args.iter().copied().collect(),
+            },
+            types,
+        );
+        let r = &self.func.insts[inst].results;
+        (r[0], r.get(1).copied())
+    }
+
     /// A bit-field operation ([`super::BitOp`]) on `i32` operands; the result is `i32`.
     pub fn bits(&mut self, op: super::BitOp, args: &[Value]) -> Value {
         self.push1(

@@ -406,6 +406,13 @@ pub(crate) fn write_inst(
             Ok(())
         }
         InstData::Vote { mode, arg } => write!(f, "vote.{} {arg}", mode.name()),
+        InstData::Collective { op, args } => {
+            write!(f, "{}", op.name())?;
+            for (k, a) in args.iter().enumerate() {
+                write!(f, "{} {a}", if k == 0 { "" } else { "," })?;
+            }
+            Ok(())
+        }
         InstData::Shfl { mode, args } => {
             let [a, b, c] = args;
             write!(f, "shfl.{} {a}, {b}, {c}", mode.name())

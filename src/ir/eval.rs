@@ -150,8 +150,8 @@ use cranelift_entity::EntityRef;
 use smallvec::SmallVec;
 
 use super::{
-    verify_in_module, AtomOp, BinaryOp, Block, ConvOp, CvtaDir, Function, Inst, InstData, IntCC,
-    MemScope, Module, Space, SpecialReg, StackOp, Type, UnaryOp, Value, VerifierError,
+    verify_in_module, AtomOp, BinaryOp, Block, CacheOp, ConvOp, CvtaDir, Function, Inst, InstData,
+    IntCC, MemScope, Module, Space, SpecialReg, StackOp, Type, UnaryOp, Value, VerifierError,
 };
 
 /// Generic address of shared offset 0 (what `c[0x0][0x0]` holds in our model).
@@ -1112,6 +1112,33 @@ fn resolve_votes(
             }
             continue;
         }
+        if let InstData::Collective { op, ref args } = node.data {
+            // `redux`/`match`/`elect` (`ir::collective`): the PTX meaning over the lanes
+            // that met here.
+            let lanes: Vec<crate::ir::collective::LaneInput> = ks
+                .iter()
+                .map(|&k| {
+                    let t = &threads[k];
+                    crate::ir::collective::LaneInput {
+                        lane: t.linear % 32,
+                        a: if args.len() == 2 { t.get(args[0]) } else { 0 },
+                        mask: t.get(args[args.len() - 1]) as u32,
+                    }
+                })
+                .collect();
+            let out = op
+                .eval(&lanes)
+                .map_err(|why| EvalError::Undefined { inst, why })?;
+            for (&k, (d, p)) in ks.iter().zip(out) {
+                threads[k].set(node.results[0], d, Type::I32);
+                if let Some(&rp) = node.results.get(1) {
+                    threads[k].set(rp, p, Type::Pred);
+                }
+                threads[k].pos += 1;
+                status[k] = Status::Running;
+            }
+            continue;
+        }
         if let InstData::MemBar { .. } = node.data {
             // `bar.warp.sync`: the lanes that met here run on together, and their shared
             // accesses before it are ordered before those after it.
@@ -1142,6 +1169,21 @@ fn resolve_votes(
         }
     }
     Ok(())
+}
+
+/// The race-detection kind of a plain access `kind` with cache operator `cache` in `sp`: a
+/// strong global access (`ld/st.volatile`, and the `.relaxed/.acquire/.release` accesses that
+/// `ir::build` makes volatile) counts as atomic. In the PTX memory model two strong accesses
+/// of one size to one place are morally strong and never form a data race; the CAS loops of
+/// emulated atomics (`ir/build/atomics.rs`) and `cuda::atomic_ref` loads race with nothing.
+/// Shared memory keeps the plain rule (volatile warp-synchronous code there is checked as
+/// before).
+fn strong(cache: CacheOp, sp: Space, kind: Access) -> Access {
+    if cache == CacheOp::Volatile && sp == Space::Global {
+        Access::Atomic
+    } else {
+        kind
+    }
 }
 
 /// How an instruction touches memory, for race detection.
@@ -1573,13 +1615,20 @@ impl Thread {
                 width,
                 addr,
                 offset,
-                cache: _,
+                cache,
             } => {
                 let elem = ty.bytes().unwrap_or(1);
                 let ea = effective_address(*space, self.get(*addr), *offset);
                 let total = elem * u32::from(*width);
                 let (sp, base) = resolve(inst, *space, ea, total)?;
-                tm.note(inst, sp, base, total, self.linear, Access::Read)?;
+                tm.note(
+                    inst,
+                    sp,
+                    base,
+                    total,
+                    self.linear,
+                    strong(*cache, sp, Access::Read),
+                )?;
                 for (i, &r) in node.results.iter().enumerate() {
                     let a = base.wrapping_add(u64::from(elem) * i as u64);
                     let x = tm.read(inst, sp, a, elem)?;
@@ -1592,7 +1641,7 @@ impl Thread {
                 addr,
                 offset,
                 values,
-                cache: _,
+                cache,
             } => {
                 let elem = ty.bytes().unwrap_or(1);
                 let ea = effective_address(*space, self.get(*addr), *offset);
@@ -1600,7 +1649,14 @@ impl Thread {
                 let (sp, base) = resolve(inst, *space, ea, total)?;
                 // Check the whole access before writing any of it.
                 tm.check(inst, sp, base, total)?;
-                tm.note(inst, sp, base, total, self.linear, Access::Write)?;
+                tm.note(
+                    inst,
+                    sp,
+                    base,
+                    total,
+                    self.linear,
+                    strong(*cache, sp, Access::Write),
+                )?;
                 for (i, &v) in values.iter().enumerate() {
                     let a = base.wrapping_add(u64::from(elem) * i as u64);
                     tm.write(inst, sp, a, elem, self.get(v))?;
@@ -1742,7 +1798,9 @@ impl Thread {
             }
             InstData::Bits { .. } => out = pure(&node.data, ty_of, |v| self.get(v)),
             // Stop here, unexecuted: `run_cta` resolves the vote for the whole warp.
-            InstData::Vote { .. } | InstData::Shfl { .. } => return Ok(Status::AtVote),
+            InstData::Vote { .. } | InstData::Shfl { .. } | InstData::Collective { .. } => {
+                return Ok(Status::AtVote)
+            }
             InstData::Atomic {
                 op,
                 space,

@@ -143,6 +143,7 @@ pub mod atomic;
 pub mod bits;
 pub mod build;
 mod builder;
+pub mod collective;
 mod display;
 pub mod eval;
 pub mod float;
@@ -155,6 +156,7 @@ pub use atomic::AtomOp;
 pub use bits::{BitOp, PrmtMode};
 pub use build::build;
 pub use builder::FunctionBuilder;
+pub use collective::{CollectiveOp, ReduxOp};
 pub(crate) use verify::Dominators;
 pub use verify::{verify, verify_in_module, verify_module, VerifierError};
 pub use warp::{ShflMode, VoteMode};
@@ -783,6 +785,14 @@ pub enum StackOp {
     Save,
     /// `sp = operand`.
     Restore,
+    /// A warp collective sm_5x lacks ([`collective`]): `redux.sync`, `match.{any,all}.sync`,
+    /// `elect.sync`. `args`: `[a, membermask]`, or `[membermask]` for `elect`. Results: an
+    /// `i32`, plus a `pred` for `match.all` and `elect`. [`collective::expand`] replaces it
+    /// by votes, shuffles and loops before lowering.
+    Collective {
+        op: CollectiveOp,
+        args: SmallVec<[Value; 2]>,
+    },
 }
 
 impl InstData {
@@ -847,6 +857,7 @@ impl InstData {
             InstData::Shfl { args, .. } => [args, &[], &[]],
             InstData::BarrierReg { args, .. } => [args, &[], &[]],
             InstData::Stack { arg, .. } => [arg.as_slice(), &[], &[]],
+            InstData::Collective { args, .. } => [args, &[], &[]],
         }
     }
 
@@ -882,6 +893,7 @@ impl InstData {
             InstData::Shfl { args, .. } => args.iter_mut().for_each(|v| *v = f(*v)),
             InstData::BarrierReg { args, .. } => args.iter_mut().for_each(|v| *v = f(*v)),
             InstData::Stack { arg, .. } => arg.iter_mut().for_each(|v| *v = f(*v)),
+            InstData::Collective { args, .. } => args.iter_mut().for_each(|v| *v = f(*v)),
             InstData::Select { cond, args } => {
                 *cond = f(*cond);
                 args.iter_mut().for_each(|v| *v = f(*v));

@@ -604,18 +604,13 @@ impl Verifier<'_> {
                 if !matches!(ty, Type::I32 | Type::I64) {
                     problems.push(format!("{name}: type must be i32 or i64, got {ty}"));
                 }
-                if matches!(op, AtomOp::Inc | AtomOp::Dec | AtomOp::FAdd | AtomOp::Load)
-                    && *ty != Type::I32
-                {
+                if matches!(op, AtomOp::Inc | AtomOp::Dec | AtomOp::FAdd) && *ty != Type::I32 {
                     problems.push(format!("{name}: 32-bit only"));
                 }
                 // The hardware's float add is global; shared and generic ones are CAS loops
                 // starting from an atomic read of the shared word (`ir::atomic`).
                 if *op == AtomOp::FAdd && *space != Space::Global {
                     problems.push(format!("{name}: .global only (others are CAS loops)"));
-                }
-                if *op == AtomOp::Load && *space != Space::Shared {
-                    problems.push(format!("{name}: .shared only"));
                 }
                 let at = t(*addr);
                 if !matches!(at, Type::I32 | Type::I64) {
@@ -638,6 +633,32 @@ impl Verifier<'_> {
                     }
                 }
                 expect_results(&[Type::I32, Type::Pred], &mut problems);
+            }
+            InstData::Collective { op, args } => {
+                let name = op.name();
+                if args.len() != op.arity() {
+                    problems.push(format!("{name}: takes {} operands", op.arity()));
+                }
+                if let Some(&m) = args.last() {
+                    if t(m) != Type::I32 {
+                        problems.push(format!("{name}: membermask must be i32, got {}", t(m)));
+                    }
+                }
+                if op.arity() == 2 {
+                    let wide_ok = matches!(
+                        op,
+                        crate::ir::CollectiveOp::MatchAny | crate::ir::CollectiveOp::MatchAll
+                    );
+                    let at = t(args[0]);
+                    if at != Type::I32 && !(wide_ok && at == Type::I64) {
+                        problems.push(format!("{name}: operand type {at}"));
+                    }
+                }
+                if op.has_pred() {
+                    expect_results(&[Type::I32, Type::Pred], &mut problems);
+                } else {
+                    expect_results(&[Type::I32], &mut problems);
+                }
             }
             InstData::Vote { mode, arg } => {
                 if t(*arg) != Type::Pred {

@@ -1007,6 +1007,10 @@ impl<'a> Lowerer<'a> {
             InstData::Vote { mode, arg } => self.lower_vote(results[0], mode, arg),
             InstData::Shfl { mode, args } => self.lower_shfl(results, mode, args),
             InstData::Stack { op, arg } => self.lower_stack(results, op, arg),
+            InstData::Collective { op, .. } => Err(LowerError::Internal(format!(
+                "{} reached selection (ir::collective::expand replaces it first)",
+                op.name()
+            ))),
         }
     }
 

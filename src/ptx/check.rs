@@ -1161,7 +1161,10 @@ impl<'a, 'f> Checker<'a, 'f> {
             }
             Operand::Not(inner, _) | Operand::Neg(inner, _) => self.resolve_operand(inner),
             Operand::PredPair(a, b) => {
-                self.resolve(a);
+                // `_|p`: the first result may be the sink (`elect.sync`).
+                if a.text != "_" {
+                    self.resolve(a);
+                }
                 self.resolve(b);
             }
             Operand::Special { .. } | Operand::Imm(..) | Operand::Sink(_) => {}

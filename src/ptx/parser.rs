@@ -1147,6 +1147,36 @@ impl<'a> Parser<'a> {
                     let (text, span) = self.pragma()?;
                     perf.push(PerfDirective::Pragma(text, span));
                 }
+                // Thread-block-cluster directives (PTX 7.8+, sm_90). sm_5x has no clusters,
+                // and a kernel launched there runs each CTA alone, which is a cluster of one:
+                // `.explicitcluster` and `.maxclusterrank n` (an upper bound) hold, and are
+                // dropped; `.reqnctapercluster` is kept only when it asks for one CTA.
+                ".explicitcluster" => {
+                    self.bump();
+                }
+                ".maxclusterrank" => {
+                    self.bump();
+                    self.const_u32("cluster rank")?;
+                }
+                ".reqnctapercluster" => {
+                    self.bump();
+                    let mut n = u64::from(self.const_u32("CTA count")?.0);
+                    while self.eat(Tok::Comma) {
+                        n *= u64::from(self.const_u32("CTA count")?.0);
+                    }
+                    if n != 1 {
+                        let span = t.span.to(Span::new(
+                            self.prev_end() as usize,
+                            self.prev_end() as usize,
+                        ));
+                        self.error(
+                            span,
+                            format!(
+                                "'.reqnctapercluster' of {n} CTAs needs thread block                                  clusters (sm_90); sm_5x runs every CTA alone"
+                            ),
+                        );
+                    }
+                }
                 // Old nvopencc output declares functions without a `;`: the next item starts.
                 w if is_item_start(w) => break,
                 w => {
@@ -1518,7 +1548,9 @@ impl<'a> Parser<'a> {
             }
             Tok::Ident => {
                 let name = self.name("an operand")?;
-                if name.text == "_" {
+                // `_` is a sink, also before `|` (`elect.sync _|p, mask`), where it
+                // becomes the first name of a pair.
+                if name.text == "_" && self.peek() != Tok::Pipe {
                     return Ok(Operand::Sink(name.span));
                 }
                 // `.x`-style component glued to the name.

@@ -48,13 +48,33 @@
 
 use super::{FnBuilder, VarId};
 use crate::ir::float::{FloatBinOp, FloatFmt, FloatOp, Round};
-use crate::ir::{AtomOp, BinaryOp, Block, CvtaDir, IntCC, Space, Type, Value};
+use crate::ir::{AtomOp, BinaryOp, Block, CvtaDir, IntCC, Space, Type, UnaryOp, Value};
 use crate::ptx::ast::{Instruction, Opcode, TypeKind};
 
 impl FnBuilder<'_, '_> {
     pub(super) fn atomic(&mut self, ins: &Instruction) -> Option<()> {
+        let order = super::order::order_of(ins);
+        self.fence_before(order);
+        self.atomic_op(ins)?;
+        self.fence_after(order);
+        Some(())
+    }
+
+    /// The access of [`Self::atomic`], between its fences.
+    fn atomic_op(&mut self, ins: &Instruction) -> Option<()> {
+        let mut ins = ins;
+        let trimmed;
         if ins.has_flag("L2::cache_hint") {
-            return self.unsupported(ins, "cache hints are not supported");
+            // The last operand is the 64-bit cache policy: read and dropped (see
+            // `cache_hint_operand`).
+            let Some(last) = ins.operands.last() else {
+                return self.unsupported(ins, "no cache policy operand");
+            };
+            self.read(last, Type::I64, Some(crate::ptx::ast::Type::B64))?;
+            let mut t = ins.clone();
+            t.operands.pop();
+            trimmed = t;
+            ins = &trimmed;
         }
         let space = self.mem_space(ins)?;
         if !matches!(space, Space::Global | Space::Shared | Space::Generic) {
@@ -67,6 +87,9 @@ impl FnBuilder<'_, '_> {
             return self.float_atomic(ins, space);
         }
         let (ty, signed) = self.int_type(ins)?;
+        if ty == Type::I16 && ins.has_flag("cas") {
+            return self.cas16(ins, space);
+        }
         if !matches!(ty, Type::I32 | Type::I64) {
             return self.unsupported(ins, "atomics are 32 or 64 bits wide here");
         }
@@ -115,15 +138,15 @@ impl FnBuilder<'_, '_> {
     fn float_atomic(&mut self, ins: &Instruction, space: Space) -> Option<()> {
         use crate::ptx::ast::Type as PtxType;
         if ins.ty() == Some(PtxType::F64) && ins.has_flag("add") {
-            return self.unsupported(
-                ins,
-                "64-bit float atomic add needs sm_60 or later; sm_5x has none",
-            );
+            return self.dadd_atomic(ins, space);
+        }
+        if matches!(ins.ty(), Some(PtxType::F16 | PtxType::F16x2)) && ins.has_flag("add") {
+            return self.hadd_atomic(ins, space, ins.ty() == Some(PtxType::F16x2));
         }
         if ins.ty() != Some(PtxType::F32) || !ins.has_flag("add") {
             return self.unsupported(
                 ins,
-                "floating-point atomics other than add.f32 (sm_5x has no others)",
+                "a floating-point atomic other than add (sm_5x has .f32 add; .f64, .f16 and .f16x2 add are emulated)",
             );
         }
         let red = ins.opcode == Opcode::Red;
@@ -170,15 +193,6 @@ impl FnBuilder<'_, '_> {
         exit: Block,
         out: Option<VarId>,
     ) {
-        let sh = Space::Shared;
-        let i32t = Type::I32;
-        let seen = self.new_var(i32t);
-        let first = self.ins().atomic(AtomOp::Load, sh, i32t, addr, offset, &[]);
-        self.def_var(seen, first);
-        let head = self.new_block(2);
-        self.terminate_jump(head);
-        self.switch_to(head);
-        let old = self.use_var(seen);
         let add = FloatOp::Binary {
             op: FloatBinOp::Add,
             fmt: FloatFmt::F32,
@@ -186,13 +200,44 @@ impl FnBuilder<'_, '_> {
             ftz: false,
             sat: false,
         };
+        let step = |this: &mut Self, old: Value| (this.ins().float(add, &[b, old]), None);
+        self.cas_loop(Space::Shared, Type::I32, addr, offset, exit, out, step);
+    }
+
+    /// A compare-and-swap loop on the `ty` word `[addr + offset]` of `space`: an atomic
+    /// read, then a loop block that computes `(new, result) = step(old)`, swaps `new` in if
+    /// the word still holds `old`, and branches back with the word it found until the swap
+    /// succeeds, then to `exit` (whose predecessor count the caller set). `out` (if any) is
+    /// defined on that edge as `result`, or the old word when `step` gives none (on the
+    /// exit edge the word found equals `old`). Every emulated atomic is such a loop: the
+    /// shared float add, `atom.add.f64`, `atom.cas.b16`.
+    #[allow(clippy::too_many_arguments)]
+    fn cas_loop(
+        &mut self,
+        space: Space,
+        ty: Type,
+        addr: Value,
+        offset: i32,
+        exit: Block,
+        out: Option<VarId>,
+        step: impl FnOnce(&mut Self, Value) -> (Value, Option<Value>),
+    ) {
+        let seen = self.new_var(ty);
+        let first = self
+            .ins()
+            .atomic(AtomOp::Load, space, ty, addr, offset, &[]);
+        self.def_var(seen, first);
+        let head = self.new_block(2);
+        self.terminate_jump(head);
+        self.switch_to(head);
+        let old = self.use_var(seen);
+        let (new, result) = step(self, old);
         let mut fb = self.ins();
-        let new = fb.float(add, &[b, old]);
-        let now = fb.atomic(AtomOp::Cas, sh, i32t, addr, offset, &[old, new]);
+        let now = fb.atomic(AtomOp::Cas, space, ty, addr, offset, &[old, new]);
         let retry = fb.icmp(IntCC::Ne, now, old);
         self.def_var(seen, now);
         if let Some(out) = out {
-            self.def_var(out, now);
+            self.def_var(out, result.unwrap_or(now));
         }
         self.brif(retry, head, exit);
     }
@@ -240,5 +285,182 @@ impl FnBuilder<'_, '_> {
             .cvta(CvtaDir::FromGeneric, Space::Shared, Type::I32, lo);
         self.fadd_cas_loop(s, 0, b, join, out);
         self.switch_to(join);
+    }
+}
+
+impl FnBuilder<'_, '_> {
+    /// `atom{.space}.add.f64 d, [a], b` / `red{.space}.add.f64 [a], b` (sm_60 hardware) as
+    /// the CAS loop of [`Self::cas_loop`] on the 64-bit word in the access's own space:
+    /// `ATOM.E.CAS.64` (global), `ATOMS.CAS.64` (shared) or the generic window test around
+    /// both. The add is `fadd.rn.f64`, subnormals kept, as PTX defines the f64 add. The
+    /// first read is an atomic read (`LDG.E.CV.64`, `LDS.64`, `LD.E.CV.64`). Cost: about 12
+    /// SASS instructions (the read, `DADD`, the register pair moves, `ATOM.CAS.64`, the
+    /// two-word compare and the branch), one CAS per try; the CUDA programming guide's
+    /// loop is the same algorithm (see the README for the measured sizes).
+    pub(super) fn dadd_atomic(&mut self, ins: &Instruction, space: Space) -> Option<()> {
+        let red = ins.opcode == Opcode::Red;
+        let first = if red { 0 } else { 1 };
+        let ops = self.ops(ins, first + 2)?;
+        let (addr, offset) = self.address(&ops[first], space)?;
+        let b = self.read(&ops[first + 1], Type::I64, ins.ty())?;
+        let out = (!red).then(|| self.new_var(Type::I64));
+        let add = FloatOp::Binary {
+            op: FloatBinOp::Add,
+            fmt: FloatFmt::F64,
+            rnd: Round::Rn,
+            ftz: false,
+            sat: false,
+        };
+        let exit = self.new_block(1);
+        let step = |this: &mut Self, old: Value| (this.ins().float(add, &[old, b]), None);
+        self.cas_loop(space, Type::I64, addr, offset, exit, out, step);
+        self.switch_to(exit);
+        let out = out?;
+        let old = self.use_var(out);
+        let dst = self.dest1(&ops[0])?;
+        self.write(dst, old, false, ops[0].span())
+    }
+
+    /// `atom{.space}.cas.b16 d, [a], b, c` (sm_70 hardware): a CAS loop on the aligned
+    /// 32-bit word holding the half-word. Each try puts `c` into the half if it holds `b`
+    /// (else writes the word back unchanged, which still proves the half was read
+    /// atomically) and retries only when another thread changed the word in between; `d` is
+    /// the half as the successful swap found it. About 14 SASS instructions.
+    fn cas16(&mut self, ins: &Instruction, space: Space) -> Option<()> {
+        if ins.opcode == Opcode::Red {
+            return self.unsupported(ins, "red has no cas");
+        }
+        let ops = self.ops(ins, 4)?;
+        let it = ins.ty();
+        let (addr, offset) = self.address(&ops[1], space)?;
+        let b = self.read(&ops[2], Type::I16, it)?;
+        let c = self.read(&ops[3], Type::I16, it)?;
+        let at = self.func.values[addr].ty;
+        let a = if offset == 0 {
+            addr
+        } else {
+            let k = self.iconst(at, i64::from(offset));
+            self.ins().add(addr, k)
+        };
+        let word_mask = self.iconst(at, -4);
+        let two = self.iconst(Type::I32, 2);
+        let three = self.iconst(Type::I32, 3);
+        let ffff = self.iconst(Type::I32, 0xffff);
+        let mut fb = self.ins();
+        let base = fb.binary(BinaryOp::And, a, word_mask);
+        let lo = if at == Type::I64 {
+            fb.trunc(Type::I32, a)
+        } else {
+            a
+        };
+        let half = fb.binary(BinaryOp::And, lo, two);
+        let sh = fb.shl(half, three);
+        let b32 = fb.zext(Type::I32, b);
+        let c32 = fb.zext(Type::I32, c);
+        let field = fb.shl(ffff, sh);
+        let keep = fb.unary(UnaryOp::Not, field);
+        let c_at = fb.shl(c32, sh);
+        let out = self.new_var(Type::I16);
+        let exit = self.new_block(1);
+        let step = |this: &mut Self, old: Value| {
+            let mut fb = this.ins();
+            let shifted = fb.binary(BinaryOp::ShrU, old, sh);
+            let cur = fb.binary(BinaryOp::And, shifted, ffff);
+            let hit = fb.icmp(IntCC::Eq, cur, b32);
+            let kept = fb.binary(BinaryOp::And, old, keep);
+            let put = fb.binary(BinaryOp::Or, kept, c_at);
+            let new = fb.select(hit, put, old);
+            let res = fb.trunc(Type::I16, cur);
+            (new, Some(res))
+        };
+        self.cas_loop(space, Type::I32, base, 0, exit, Some(out), step);
+        self.switch_to(exit);
+        let old = self.use_var(out);
+        let dst = self.dest1(&ops[0])?;
+        self.write(dst, old, false, ops[0].span())
+    }
+}
+
+impl FnBuilder<'_, '_> {
+    /// `atom/red{.space}.add.noftz.f16` (sm_70) and `.f16x2` (sm_60) as a CAS loop on the
+    /// aligned 32-bit word: the half (or both halves) added with `add.rn.f16` (no flush, as
+    /// `.noftz` says), the other half kept; `d` is the old half (the old word for `.f16x2`).
+    /// On sm_50/52 the f16 add is computed exactly through f32 (see `half`), on sm_53 it is
+    /// `HADD2`. About 16 SASS instructions per try (f16x2: about 18).
+    fn hadd_atomic(&mut self, ins: &Instruction, space: Space, x2: bool) -> Option<()> {
+        let red = ins.opcode == Opcode::Red;
+        let first = if red { 0 } else { 1 };
+        let ops = self.ops(ins, first + 2)?;
+        let (addr, offset) = self.address(&ops[first], space)?;
+        let vty = if x2 { Type::I32 } else { Type::I16 };
+        let b = self.read(&ops[first + 1], vty, ins.ty())?;
+        let add = FloatOp::Binary {
+            op: FloatBinOp::Add,
+            fmt: FloatFmt::F16,
+            rnd: Round::Rn,
+            ftz: false,
+            sat: false,
+        };
+        let exit = self.new_block(1);
+        let out = (!red).then(|| self.new_var(vty));
+        if x2 {
+            let k16 = self.iconst(Type::I32, 16);
+            let mut fb = self.ins();
+            let b_lo = fb.trunc(Type::I16, b);
+            let b_hi32 = fb.binary(BinaryOp::ShrU, b, k16);
+            let b_hi = fb.trunc(Type::I16, b_hi32);
+            let step = |this: &mut Self, old: Value| {
+                let mut fb = this.ins();
+                let lo = fb.trunc(Type::I16, old);
+                let hi32 = fb.binary(BinaryOp::ShrU, old, k16);
+                let hi = fb.trunc(Type::I16, hi32);
+                let s_lo = fb.float(add, &[lo, b_lo]);
+                let s_hi = fb.float(add, &[hi, b_hi]);
+                let w_lo = fb.zext(Type::I32, s_lo);
+                let w_hi = fb.zext(Type::I32, s_hi);
+                let w_hi = fb.shl(w_hi, k16);
+                (fb.binary(BinaryOp::Or, w_lo, w_hi), None)
+            };
+            self.cas_loop(space, Type::I32, addr, offset, exit, out, step);
+        } else {
+            let at = self.func.values[addr].ty;
+            let a = if offset == 0 {
+                addr
+            } else {
+                let k = self.iconst(at, i64::from(offset));
+                self.ins().add(addr, k)
+            };
+            let word_mask = self.iconst(at, -4);
+            let two = self.iconst(Type::I32, 2);
+            let three = self.iconst(Type::I32, 3);
+            let ffff = self.iconst(Type::I32, 0xffff);
+            let mut fb = self.ins();
+            let base = fb.binary(BinaryOp::And, a, word_mask);
+            let lo = if at == Type::I64 {
+                fb.trunc(Type::I32, a)
+            } else {
+                a
+            };
+            let half = fb.binary(BinaryOp::And, lo, two);
+            let sh = fb.shl(half, three);
+            let field = fb.shl(ffff, sh);
+            let keep = fb.unary(UnaryOp::Not, field);
+            let step = |this: &mut Self, old: Value| {
+                let mut fb = this.ins();
+                let shifted = fb.binary(BinaryOp::ShrU, old, sh);
+                let cur = fb.trunc(Type::I16, shifted);
+                let sum = fb.float(add, &[cur, b]);
+                let sum32 = fb.zext(Type::I32, sum);
+                let put = fb.shl(sum32, sh);
+                let kept = fb.binary(BinaryOp::And, old, keep);
+                (fb.binary(BinaryOp::Or, kept, put), Some(cur))
+            };
+            self.cas_loop(space, Type::I32, base, 0, exit, out, step);
+        }
+        self.switch_to(exit);
+        let out = out?;
+        let old = self.use_var(out);
+        let dst = self.dest1(&ops[0])?;
+        self.write(dst, old, false, ops[0].span())
     }
 }

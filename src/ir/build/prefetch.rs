@@ -2,8 +2,9 @@
 //!
 //! In: one `prefetch`/`prefetchu` instruction. Out: an `InstData::Prefetch` of its space
 //! (global, local, or generic when none is written; `prefetchu` is generic, as ptxas 11.8
-//! treats it: `CCTL.E.PF1`), cache level and address; or a diagnostic for the forms sm_5x
-//! has not (`.L2::evict_last`/`.L2::evict_normal`, `.tensormap`, another space).
+//! treats it: `CCTL.E.PF1`), cache level and address; `.L2::evict_last`/`.L2::evict_normal`
+//! (sm_80) are L2 prefetches; a diagnostic for the forms sm_5x has not (`.tensormap`,
+//! another space).
 
 use super::FnBuilder;
 use crate::ir::Space;
@@ -28,6 +29,13 @@ impl FnBuilder<'_, '_> {
                 }
                 _ if m.text() == "L1" && level.is_none() => level = Some(1),
                 _ if m.text() == "L2" && level.is_none() && ins.opcode == Opcode::Prefetch => {
+                    level = Some(2)
+                }
+                // sm_80's eviction-priority prefetches: an L2 prefetch on sm_5x (issue 26).
+                _ if matches!(m.text().as_str(), "L2::evict_last" | "L2::evict_normal")
+                    && level.is_none()
+                    && ins.opcode == Opcode::Prefetch =>
+                {
                     level = Some(2)
                 }
                 _ => {

@@ -6,8 +6,8 @@
 //! `bar.red.{and,or}.pred`), `BarrierReg` (any of these with the barrier number or thread
 //! count in a register) or `MemBar` (`bar.warp.sync` is a `MemBar` of scope `Warp`), or a
 //! diagnostic naming what sm_5x or leafold cannot do: an immediate number outside 0..15 or
-//! count not a multiple of 32, and `fence` (PTX 6.0 requires sm_70 for it; sm_5x has
-//! `membar`).
+//! count not a multiple of 32. `fence.*` (PTX 6.0+, sm_70) and `membar.proxy` become
+//! `MemBar` of their scope (`order.rs` has the mapping).
 
 use super::FnBuilder;
 use crate::ir::{BarRedOp, MemScope, Type};
@@ -221,7 +221,14 @@ impl FnBuilder<'_, '_> {
 
     pub(super) fn membar(&mut self, ins: &Instruction) -> Option<()> {
         if ins.opcode == Opcode::Fence {
-            return self.unsupported(ins, "fence needs sm_70; use membar on sm_5x");
+            return self.fence(ins);
+        }
+        // `membar.proxy.alias` (PTX 7.5): sm_5x has one proxy, so this orders nothing a
+        // plain fence does not; the GPU-wide fence is what ptxas writes for its sm_70 twin
+        // `fence.proxy.alias` (see `order`).
+        if ins.has_flag("proxy") {
+            self.ins().membar(MemScope::Gl);
+            return Some(());
         }
         let scope = if ins.has_flag("cta") {
             MemScope::Cta
@@ -232,6 +239,23 @@ impl FnBuilder<'_, '_> {
         } else {
             return self.unsupported(ins, "only membar.cta, membar.gl and membar.sys");
         };
+        self.ins().membar(scope);
+        Some(())
+    }
+
+    /// `fence{.sem}.scope` and `fence.proxy.*` (PTX 6.0+, sm_70+), as `MEMBAR` of the scope
+    /// (see `order`): `.sc` and `.acq_rel` both become the full fence, the only one sm_5x has.
+    /// The fences of features sm_5x cannot run (`fence.mbarrier_init`, `fence.proxy.async`
+    /// and `.tensormap` of TMA) still order ordinary accesses at least as strongly.
+    fn fence(&mut self, ins: &Instruction) -> Option<()> {
+        let w = |x| super::order::has_word(ins, x);
+        let scope = if w("proxy") || w("mbarrier_init") {
+            MemScope::Gl
+        } else {
+            super::order::scope_of(ins)
+        };
+        // `fence.proxy.tensormap::generic.acquire [a], 128` names a tensor map; there is
+        // none on sm_5x, and the fence alone is at least as strong.
         self.ins().membar(scope);
         Some(())
     }

@@ -6,7 +6,7 @@
 //! global add.f32          ATOM/RED[.E].ADD.F32.FTZ.RN
 //! shared                  ATOMS.op[.type] d, [a+off*4], b          ATOMS.CAS[.64] d, [a], b, ...
 //!                         (d = RZ when unread: sm_50 has no shared RED)
-//! shared atomic read      LDS.U.32 d, [a+off]                      (AtomOp::Load)
+//! atomic read             LDS.U.32 d, [a+off] (shared); LDG.E.CV / LD.E.CV (global, generic)
 //! ```
 //!
 //! Shared and generic `add.f32` never get here: `ir::build` expands them into CAS loops
@@ -55,17 +55,16 @@ impl<'a> Lowerer<'a> {
             }
         };
         let wide = ty == Type::I64;
-        if op == AtomOp::Load && shared {
-            // An aligned word is read whole: a plain LDS is an atomic read.
-            return self.lower_load(
-                &[v],
-                space,
-                ty,
-                1,
-                addr,
-                offset,
-                crate::ir::CacheOp::Default,
-            );
+        if op == AtomOp::Load {
+            // An aligned word is read whole: a plain LDS is an atomic read; in global
+            // memory `LDG.E.CV` reads it from L2, past any stale L1 line (the first read
+            // of an emulated atomic's CAS loop).
+            let cache = if shared {
+                crate::ir::CacheOp::Default
+            } else {
+                crate::ir::CacheOp::Volatile
+            };
+            return self.lower_load(&[v], space, ty, 1, addr, offset, cache);
         }
         if (op == AtomOp::FAdd && shared) || op == AtomOp::Load {
             return Err(LowerError::Internal(format!(
@@ -167,7 +166,19 @@ impl<'a> Lowerer<'a> {
         offset: i32,
         args: &[Value],
     ) -> Result<(), LowerError> {
-        if matches!(op, AtomOp::FAdd | AtomOp::Load) {
+        if op == AtomOp::Load {
+            // A generic atomic read: `LD.E.CV` (see the global one).
+            return self.lower_load(
+                &[v],
+                Space::Generic,
+                ty,
+                1,
+                addr,
+                offset,
+                crate::ir::CacheOp::Volatile,
+            );
+        }
+        if op == AtomOp::FAdd {
             return Err(LowerError::Internal(format!(
                 "a generic atom.{} reached selection (ir::build expands generic float adds)",
                 op.name()
