@@ -772,6 +772,14 @@ pub enum InstData {
         op: StackOp,
         arg: Option<Value>,
     },
+    /// A warp collective sm_5x lacks ([`collective`]): `redux.sync`, `match.{any,all}.sync`,
+    /// `elect.sync`. `args`: `[a, membermask]`, or `[membermask]` for `elect`. Results: an
+    /// `i32`, plus a `pred` for `match.all` and `elect`. [`collective::expand`] replaces it
+    /// by votes, shuffles and loops before lowering.
+    Collective {
+        op: CollectiveOp,
+        args: SmallVec<[Value; 2]>,
+    },
 }
 
 /// What an [`InstData::Stack`] does to the dynamic stack pointer `sp` (a 32-bit `.local`
@@ -785,14 +793,6 @@ pub enum StackOp {
     Save,
     /// `sp = operand`.
     Restore,
-    /// A warp collective sm_5x lacks ([`collective`]): `redux.sync`, `match.{any,all}.sync`,
-    /// `elect.sync`. `args`: `[a, membermask]`, or `[membermask]` for `elect`. Results: an
-    /// `i32`, plus a `pred` for `match.all` and `elect`. [`collective::expand`] replaces it
-    /// by votes, shuffles and loops before lowering.
-    Collective {
-        op: CollectiveOp,
-        args: SmallVec<[Value; 2]>,
-    },
 }
 
 impl InstData {
