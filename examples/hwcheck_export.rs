@@ -92,14 +92,13 @@ impl Exporter {
             let mut done = None;
             let mut why = String::new();
             for size in sizes {
-                let mut launch =
-                    match verify::make_launch(f, &plan, size, opts.seed, opts) {
-                        Ok(l) => l,
-                        Err(e) => {
-                            why = e;
-                            break;
-                        }
-                    };
+                let mut launch = match verify::make_launch(f, &plan, size, opts.seed, opts) {
+                    Ok(l) => l,
+                    Err(e) => {
+                        why = e;
+                        break;
+                    }
+                };
                 launch.dynamic_shared = dynamic_shared;
                 // A GPU does not start shared and local memory from zeros, as the models do.
                 launch.undefined_uninit = true;

@@ -65,7 +65,7 @@ use std::fmt::{self, Write as _};
 use crate::driver::{compile, Options};
 use crate::error::{Diagnostics, SourceFile};
 use crate::ir::eval::{self, GlobalRegion, Launch, RunOutput};
-use crate::ir::{self, Function, InstData, Space, Value, ValueDef};
+use crate::ir::{self, Function, InstData, Space};
 use crate::sim::{self, Loc};
 use crate::sm50;
 
@@ -1210,78 +1210,6 @@ fn summary(launch: &Launch, f: &Function, plan: &inputs::Plan) -> String {
         launch.global.first().map_or(0, |r| r.bytes.len())
     );
     s
-}
-
-/// Indices of the parameters that hold pointers: their `param` load reaches the address of
-/// a global or generic access (load, store or atomic) through `add`, `sub`, `and` with a
-/// constant, `select`, `cvta` or block arguments, and
-/// has the address's type. Multiplications, shifts and conversions stop the walk: what goes
-/// through them is an index, not a base.
-pub fn pointer_params(f: &Function) -> Vec<usize> {
-    // Incoming arguments of each block parameter.
-    let mut incoming: std::collections::HashMap<Value, Vec<Value>> = Default::default();
-    for node in f.insts.values() {
-        for call in node.data.targets() {
-            for (&p, &a) in f.blocks[call.block].params.iter().zip(&call.args) {
-                incoming.entry(p).or_default().push(a);
-            }
-        }
-    }
-    let mut found = Vec::new();
-    let mut seen = std::collections::HashSet::new();
-    for node in f.insts.values() {
-        let addr = match &node.data {
-            InstData::Load { space, addr, .. }
-            | InstData::Store { space, addr, .. }
-            | InstData::Atomic { space, addr, .. }
-                if matches!(space, Space::Global | Space::Generic) =>
-            {
-                *addr
-            }
-            _ => continue,
-        };
-        let ty = f.value_type(addr);
-        let mut stack = vec![addr];
-        while let Some(v) = stack.pop() {
-            if !seen.insert((v, ty)) {
-                continue;
-            }
-            match f.values[v].def {
-                ValueDef::Param(..) => {
-                    stack.extend(incoming.get(&v).into_iter().flatten().copied());
-                }
-                ValueDef::Result(inst, _) => match &f.insts[inst].data {
-                    InstData::LoadParam { ty: pty, offset } if *pty == ty => {
-                        if let Some(i) = f.params.iter().position(|p| p.offset == *offset) {
-                            found.push(i);
-                        }
-                    }
-                    InstData::Binary {
-                        op: ir::BinaryOp::Add | ir::BinaryOp::Sub,
-                        args,
-                    } => stack.extend_from_slice(args),
-                    // A pointer aligned down to its word (`atom.cas.b16`'s emulation,
-                    // `ir/build/atomics.rs`): `p & -4` with a constant mask.
-                    InstData::Binary {
-                        op: ir::BinaryOp::And,
-                        args,
-                    } if matches!(
-                        f.values[args[1]].def,
-                        ValueDef::Result(k, _) if matches!(f.insts[k].data, InstData::Iconst { .. })
-                    ) =>
-                    {
-                        stack.push(args[0])
-                    }
-                    InstData::Select { args, .. } => stack.extend_from_slice(args),
-                    InstData::Cvta { arg, .. } => stack.push(*arg),
-                    _ => {}
-                },
-            }
-        }
-    }
-    found.sort_unstable();
-    found.dedup();
-    found
 }
 
 /// How many kernels a verification covered, by how far (`leafold verify --summary`).

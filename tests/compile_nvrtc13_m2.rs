@@ -21,10 +21,7 @@ use leafold::sm50::sched::check::check_code;
 use leafold::verify::{verify_file, Outcome, VerifyOptions};
 
 /// Files that still fail, with a construct each error list must name.
-const PENDING: &[(&str, &str)] = &[
-    // cuda::pipeline at block scope: match.any.sync and fence.sc.cta (issue 26's other half).
-    ("m2_pipeline.ptx", "match.any.sync"),
-];
+const PENDING: &[(&str, &str)] = &[];
 
 /// Files whose kernels compile and run but cannot be compared: CCCL's `cuda::barrier` wait
 /// reads `%globaltimer` for its back-off before the first test (the timer has no fixed value,

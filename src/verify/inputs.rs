@@ -348,6 +348,14 @@ impl<'f> Analysis<'f> {
                 InstData::Cvta { arg, .. } => {
                     self.walk_bases(arg, ty, offset, stride, path, cycles, out)
                 }
+                // A pointer aligned down to its word with a constant mask (`p & -4`, the
+                // emulation of `atom.cas.b16`, `ir/build/atomics.rs`): the same object.
+                InstData::Binary {
+                    op: BinaryOp::And,
+                    args: [a, b],
+                } if self.iconst(b).is_some() => {
+                    self.walk_bases(a, ty, offset, stride, path, cycles, out)
+                }
                 _ => {}
             },
         }
