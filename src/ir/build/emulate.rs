@@ -222,6 +222,12 @@ impl FnBuilder<'_, '_> {
             }
             return Some(());
         }
+        // Bulk copies are the TMA: `modern` names them as what cannot run on sm_5x at all.
+        if ins.mods.iter().any(|m| m.text().starts_with("bulk")) {
+            if let Some(r) = self.modern_instr(ins) {
+                return r;
+            }
+        }
         if has_word(ins, "mbarrier") || has_word(ins, "bulk") {
             return self.unsupported(ins, "this cp.async form is not emulated on sm_5x");
         }
