@@ -105,7 +105,12 @@ fn wrong_lea_scale_is_caught() {
 fn cli(args: &[&str], ptx: &str) -> (i32, String) {
     let dir = std::env::temp_dir().join(format!("leafold-verify-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let file = dir.join(format!("k{}.ptx", ptx.len()));
+    // One file per call: tests run in parallel threads, and two PTX texts of the same length
+    // (`COPY` and its `.target sm_61` variant) once shared a name, so one test read the other's
+    // half-written file ("Missing .version directive").
+    static CALLS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let file = dir.join(format!("k{n}.ptx"));
     std::fs::write(&file, ptx).unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_leafold"))
         .arg("verify")
