@@ -679,16 +679,7 @@ fn colour_spread(
             continue;
         }
         let width = prog.width(webs.name[w]) as usize;
-        let mut busy = [0u64; 4];
-        busy[0] |= 1 << 1; // R1, the stack pointer
-        for &n in &webs.adj[w] {
-            let b = c[n as usize];
-            if b != UNSET {
-                for r in b as usize..b as usize + prog.width(webs.name[n as usize]) as usize {
-                    busy[r / 64] |= 1 << (r % 64);
-                }
-            }
-        }
+        let busy = neighbours_busy(prog, webs, &c, w);
         let free = |base: usize| {
             base % width == 0
                 && base + width <= top as usize
@@ -710,6 +701,22 @@ fn colour_spread(
     Some(c.into_iter().map(|b| b as u8).collect())
 }
 
+/// The registers web `w` may not take: those of its coloured neighbours (`c`, `u16::MAX` =
+/// not coloured yet) and R1, the stack pointer; one bit per register.
+fn neighbours_busy(prog: &NameProg, webs: &Webs, c: &[u16], w: usize) -> [u64; 4] {
+    let mut busy = [0u64; 4];
+    busy[0] |= 1 << 1;
+    for &n in &webs.adj[w] {
+        let b = c[n as usize];
+        if b != u16::MAX {
+            for r in b as usize..b as usize + prog.width(webs.name[n as usize]) as usize {
+                busy[r / 64] |= 1 << (r % 64);
+            }
+        }
+    }
+    busy
+}
+
 /// Greedy colouring in `order` (see the module essay); `None` when a web finds no register.
 fn colour_in(
     prog: &NameProg,
@@ -726,16 +733,7 @@ fn colour_in(
             continue;
         }
         let width = prog.width(webs.name[w]) as usize;
-        let mut busy = [0u64; 4];
-        busy[0] |= 1 << 1; // R1, the stack pointer
-        for &n in &webs.adj[w] {
-            let b = c[n as usize];
-            if b != UNSET {
-                for r in b as usize..b as usize + prog.width(webs.name[n as usize]) as usize {
-                    busy[r / 64] |= 1 << (r % 64);
-                }
-            }
-        }
+        let busy = neighbours_busy(prog, webs, &c, w);
         let free = |base: usize| {
             base % width == 0
                 && base + width <= max_regs as usize
