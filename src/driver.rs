@@ -1,7 +1,7 @@
 //! The compile driver: PTX text in, a cubin (and every intermediate dump) out.
 //!
 //! ```text
-//! ptx::parse_and_check → ir::build → ir::simplify → per kernel: lower::lower_function
+//! ptx::parse_and_check → ir::build (with `ir::contract`, `--fmad`) → ir::simplify → per kernel: lower::lower_function
 //!   → machinst::allocate → lower::emit → sm50::sched (control codes, layout) → cubin::write
 //! ```
 //!
@@ -130,6 +130,9 @@ pub struct Options {
     /// Keep `div.rn.f32` / `rcp.rn.f32` inline at every site (`--no-subroutines`): no fast
     /// path and no slow-path subroutine (see `lower::LowerOptions::no_subroutines`).
     pub no_subroutines: bool,
+    /// Contract float `mul` + `add`/`sub` written without rounding modifiers into fused
+    /// multiply-adds (ptxas's `--fmad`, on by default): [`ir::contract`].
+    pub fmad: bool,
     /// Fill [`Output::sass`] (on by default; the command line turns it off when it prints no
     /// listing: formatting every instruction costs time and memory on big inputs).
     pub sass_listing: bool,
@@ -162,6 +165,7 @@ impl Default for Options {
             no_reconvergence: false,
             no_ifconv: false,
             no_subroutines: false,
+            fmad: true,
             debug_inject: None,
             entries: Vec::new(),
             fold: Fold::Full,
@@ -268,12 +272,13 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
     let file = SourceFile::new(opts.file_name.clone(), ptx_text);
     let (ast, warnings) = ptx::parse_and_check(&file)?;
     times.lap("parse", &mut t);
+    let bopts = ir::build::BuildOptions { fmad: opts.fmad };
     let module = if opts.entries.is_empty() {
-        ir::build(&ast, &file).map_err(Diagnostics)?
+        ir::build::build_with(&ast, &file, &bopts).map_err(Diagnostics)?
     } else {
         // `-e`: only the named kernels (and the module's declarations) must build; what the
         // other kernels use does not matter.
-        let p = ir::build::build_partial(&ast, &file);
+        let p = ir::build::build_partial_with(&ast, &file, &bopts);
         let mut errors = p.errors[..p.declaration_errors].to_vec();
         for (name, range) in p.failed.iter().zip(&p.failed_errors) {
             if opts.entries.contains(name) {

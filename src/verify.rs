@@ -41,8 +41,10 @@
 //!
 //! Every byte of every global buffer, of each CTA's shared memory and of each thread's local
 //! memory (the part the PTX declares: the simulator's frame also holds spill slots, which the
-//! IR knows nothing about). For ptxas's cubin only global and shared memory are compared
-//! (ptxas lays out its own stack), and the module's `.global` variables by name: ptxas
+//! IR knows nothing about). For ptxas's cubin only global memory, and shared memory of
+//! kernels with at most one `.shared` variable, are compared (ptxas lays out its own stack,
+//! and orders several shared variables its own way without naming them in the cubin; shared
+//! memory is no output of a kernel anyway), and the module's `.global` variables by name: ptxas
 //! orders them its own way, so each one's bytes are read where ptxas's symbol table puts it. A fault of the simulator on code whose reference run
 //! succeeded (out of bounds, wrong `Plg`, branch out of the code, step limit) is a mismatch
 //! too; an instruction the simulator does not model makes the kernel "cannot run".
@@ -278,11 +280,14 @@ pub fn verify_file(
     let out = compile(ptx, &copts)?;
     let file = SourceFile::new(opts.compile.file_name.clone(), ptx);
     let (ast, _) = crate::ptx::parse_and_check(&file)?;
+    // Built as the compiler built it: the same `--fmad` contractions (a choice PTX leaves to
+    // the compiler) in the reference.
+    let bopts = ir::build::BuildOptions { fmad: copts.fmad };
     let module = if copts.entries.is_empty() {
-        ir::build(&ast, &file).map_err(Diagnostics)?
+        ir::build::build_with(&ast, &file, &bopts).map_err(Diagnostics)?
     } else {
         // The compile succeeded, so the requested kernels built.
-        ir::build::build_partial(&ast, &file).module
+        ir::build::build_partial_with(&ast, &file, &bopts).module
     };
     let addr32 = ast.address_size() == 32;
     let mut v = Vec::new();
@@ -658,7 +663,10 @@ fn verify_launch(
                     relayout_module_globals(&mut got, reference, cubin, c, globals);
                 }
             }
-            if let Some(d) = first_difference(reference, &got, side == Side::Leafold) {
+            // ptxas's shared memory is comparable only where its layout cannot differ from
+            // the reference's: one variable at most (its cubin names none of them).
+            let shared = side == Side::Leafold || module.shared_layout(f).offsets.len() <= 1;
+            if let Some(d) = first_difference(reference, &got, side == Side::Leafold, shared) {
                 let writer = sim::run_traced(code, info, launch)
                     .ok()
                     .and_then(|(_, log)| log.last_writer(d.loc))
@@ -830,7 +838,12 @@ impl Difference {
 
 /// The first byte where `got` differs from `reference`: global regions, then shared memory,
 /// then (with `local`, for leafold's code) the declared part of each thread's local memory.
-fn first_difference(reference: &RunOutput, got: &RunOutput, local: bool) -> Option<Difference> {
+fn first_difference(
+    reference: &RunOutput,
+    got: &RunOutput,
+    local: bool,
+    shared: bool,
+) -> Option<Difference> {
     for r in &reference.global {
         let Some(g) = got.region(r.base) else {
             return Some(Difference {
@@ -849,9 +862,10 @@ fn first_difference(reference: &RunOutput, got: &RunOutput, local: bool) -> Opti
     }
     for (cta, (e, g)) in reference.shared.iter().zip(&got.shared).enumerate() {
         // ptxas allocates only the `.shared` variables a kernel uses (the reference, every
-        // variable of the module), so its shared memory has another layout: compare it only
-        // when the sizes agree. leafold's layout is the reference's (`local` is true).
-        if !local && e.len() != g.len() {
+        // variable of the module) and orders them its own way, without symbols, so its shared
+        // memory is compared only when the caller knows the layouts agree (`shared`) and the
+        // sizes do. leafold's layout is the reference's (`local` is true).
+        if !shared || (!local && e.len() != g.len()) {
             continue;
         }
         if let Some(i) = (0..e.len()).find(|&i| g.get(i) != Some(&e[i])) {

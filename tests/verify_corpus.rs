@@ -48,12 +48,12 @@ const MIN_VERIFIED_PTXAS: usize = 343;
 /// ptxas's code for vm's `VmKernel` "left reg_global[8] unwritten": ptxas orders the module's
 /// `.global` variables differently and they were compared by address; they are compared by
 /// name now (`verify::relayout_module_globals`), and it verifies.
-const KNOWN_MISMATCHES: &[(&str, &str, &str, &str)] = &[
-    ("gtcasl__gpuocelot__tests_ptx_parboil_mri-fhd.ptx", "_Z16ComputeRhoPhiGPUiPfS_S_S_S_S_", "ptxas",
-     "ptxas contracts `mul.f32` + `sub.f32` (no rounding modifier, so PTX allows it) into one FFMA, which rounds once; the reference rounds both"),
-    ("gtcasl__gpuocelot__tests_ptx_sdk2.2_dct8x8_kernel2.ptx", "_Z14CUDAkernel2DCTPfi", "ptxas",
-     "ptxas contracts 10 `mul.f32` + `add.f32` pairs (no rounding modifier) into FFMA (28 FFMA for the PTX's 18 fma); the reference rounds each; seen on the one-thread launch"),
-];
+/// The two listed last (mri-fhd's `ComputeRhoPhiGPU` and dct8x8's `CUDAkernel2DCT`, ptxas's
+/// code) were ptxas contracting `mul.f32` + `add`/`sub.f32` (no rounding modifier, so PTX
+/// allows it) into FFMA, which rounds once, where the reference rounded both: the IR now
+/// makes the same contractions (`ir::contract`, ptxas's `--fmad=true` rule), in the
+/// reference too, and both verify.
+const KNOWN_MISMATCHES: &[(&str, &str, &str, &str)] = &[];
 
 fn is_known(file: &str, kernel: &str, side: &str) -> bool {
     KNOWN_MISMATCHES

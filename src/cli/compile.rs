@@ -63,6 +63,11 @@ pub struct Args {
     /// subroutine.
     #[arg(long = "no-subroutines")]
     pub no_subroutines: bool,
+    /// Contract float `mul` + `add`/`sub` without rounding modifiers into fused
+    /// multiply-adds (FFMA/DFMA/HFMA2), as ptxas does by default (`--fmad=false` keeps them
+    /// apart).
+    #[arg(long = "fmad", value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set)]
+    pub fmad: bool,
     /// Alias of `--sched=serial`.
     #[arg(long)]
     pub serial: bool,
@@ -212,6 +217,7 @@ pub fn run_with_warnings(args: &Args, pre: &[String]) -> u8 {
         no_reconvergence: false,
         no_ifconv: args.no_ifconv,
         no_subroutines: args.no_subroutines,
+        fmad: args.fmad,
         sched: match (args.serial, args.sched.as_deref()) {
             (true, _) | (_, Some("serial")) => Mode::Serial,
             (_, Some("inorder")) => Mode::InOrder,

@@ -28,6 +28,7 @@ const RENAMES: &[(&str, &str)] = &[
     ("generate-line-info", "--generate-line-info"),
     ("device-debug", "--device-debug"),
     ("entry", "--entry"),
+    ("fmad", "--fmad"),
     ("compile-only", "--compile-only"),
     ("disable-warnings", "--disable-warnings"),
     ("Werror", "--warning-as-error"),
@@ -46,7 +47,6 @@ const IGNORED: &[(&str, bool)] = &[
     ("dlcm", true),
     ("def-store-cache", true),
     ("dscm", true),
-    ("fmad", true),
     ("allow-expensive-optimizations", true),
     ("position-independent-code", true),
     ("pic", true),
@@ -226,7 +226,7 @@ mod tests {
     #[test]
     fn ignored_options_take_their_value_and_warn() {
         let n = norm(&[
-            "--fmad",
+            "--allow-expensive-optimizations",
             "false",
             "-dlcm=ca",
             "-m64",
@@ -235,7 +235,19 @@ mod tests {
         ]);
         assert_eq!(strs(&n), ["k.ptx"]);
         assert_eq!(n.warnings.len(), 3, "{:?}", n.warnings);
-        assert!(n.warnings[0].contains("'--fmad'"));
+        assert!(n.warnings[0].contains("'--allow-expensive-optimizations'"));
+    }
+
+    #[test]
+    fn fmad_is_honoured_in_both_spellings() {
+        assert_eq!(
+            strs(&norm(&["-fmad=false", "k.ptx"])),
+            ["--fmad=false", "k.ptx"]
+        );
+        assert_eq!(
+            strs(&norm(&["--fmad", "false", "k.ptx"])),
+            ["--fmad", "false", "k.ptx"]
+        );
     }
 
     #[test]

@@ -119,12 +119,7 @@ use crate::ptx::ast::{CmpOp, Init, Instruction, NameText, Opcode, Operand, State
 
 /// Build a whole module. `Err` carries every diagnostic when any kernel cannot be built.
 pub fn build(module: &ast::Module, file: &Arc<SourceFile>) -> Result<Module, Vec<Diagnostic>> {
-    let partial = build_partial(module, file);
-    if partial.errors.is_empty() {
-        Ok(partial.module)
-    } else {
-        Err(partial.errors)
-    }
+    build_with(module, file, &BuildOptions::default())
 }
 
 /// The result of building as much as possible: the kernels that built, and the diagnostics
@@ -144,8 +139,45 @@ pub struct Partial {
     pub failed_errors: Vec<std::ops::Range<usize>>,
 }
 
+/// How the IR is built (the defaults are ptxas's).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct BuildOptions {
+    /// Contract float `mul` + `add`/`sub` written without rounding modifiers into fused
+    /// multiply-adds, as ptxas's `--fmad=true` (its default): see [`super::contract`].
+    pub fmad: bool,
+}
+
+impl Default for BuildOptions {
+    fn default() -> Self {
+        BuildOptions { fmad: true }
+    }
+}
+
+/// [`build`] with explicit options.
+pub fn build_with(
+    module: &ast::Module,
+    file: &Arc<SourceFile>,
+    opts: &BuildOptions,
+) -> Result<Module, Vec<Diagnostic>> {
+    let partial = build_partial_with(module, file, opts);
+    if partial.errors.is_empty() {
+        Ok(partial.module)
+    } else {
+        Err(partial.errors)
+    }
+}
+
 /// Build every kernel that can be built; see [`Partial`].
 pub fn build_partial<'f>(module: &'f ast::Module, file: &'f Arc<SourceFile>) -> Partial {
+    build_partial_with(module, file, &BuildOptions::default())
+}
+
+/// [`build_partial`] with explicit options.
+pub fn build_partial_with<'f>(
+    module: &'f ast::Module,
+    file: &'f Arc<SourceFile>,
+    opts: &BuildOptions,
+) -> Partial {
     let mut m = ModuleBuilder {
         file,
         wide: module.address_size() == 64,
@@ -210,7 +242,10 @@ pub fn build_partial<'f>(module: &'f ast::Module, file: &'f Arc<SourceFile>) -> 
         }
         let before = m.errors.len();
         let built = match FnBuilder::run(&mut m, f, body, &module_regs, &funcs) {
-            Some(func) if m.errors.len() == before => {
+            Some(mut func) if m.errors.len() == before => {
+                if opts.fmad {
+                    super::contract::contract(&mut func);
+                }
                 m.ir.functions.push(func);
                 true
             }
@@ -1794,6 +1829,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                     block: nb,
                 });
                 f.srclocs[ni] = old.srclocs[i];
+                f.contractible[ni] = old.contractible[i];
                 f.blocks[nb].insts.push(ni);
             }
         }

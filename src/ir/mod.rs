@@ -144,6 +144,7 @@ pub mod bits;
 pub mod build;
 mod builder;
 pub mod collective;
+pub mod contract;
 mod display;
 pub mod eval;
 pub mod float;
@@ -1011,6 +1012,9 @@ pub struct Function {
     /// The PTX line each instruction was built from ([`SrcLoc::NONE`] when unknown); set by
     /// [`FunctionBuilder::set_srcloc`], read by lowering (`--explain`, the verifier's report).
     pub srclocs: SecondaryMap<Inst, SrcLoc>,
+    /// Float `add`, `sub` and `mul` that PTX wrote without a rounding modifier, which may
+    /// therefore be contracted into fused multiply-adds ([`contract`]); set by `ir::build`.
+    pub contractible: SecondaryMap<Inst, bool>,
     /// The PTX register a value was first written to, as 1 + an index into `reg_names`
     /// (0: none, as for temporaries); for `--explain`'s address expressions only.
     pub value_names: SecondaryMap<Value, u32>,

@@ -27,11 +27,13 @@
 //!   turns it into a shift;
 //! * value numbering has been applied: a pure computation, or a read of a special register
 //!   that stays constant for the thread (`%tid`, `%ctaid`, ...; not `%clock`, `%warpid`,
-//!   `%smid`), equal to one earlier in its block or in a block that dominates its own is
-//!   replaced by that one. Equal means same operation, result type and operands, where
-//!   constants and kernel parameters compare by contents (two `iconst 4` are one operand) and
-//!   the operands of a commutative operation are sorted;
-//! * the pure instructions left without users have been removed (dead-code elimination).
+//!   `%smid`), or a float operation (never folded, but as pure: `ir::eval`'s float functions
+//!   depend on their operands alone), equal to one earlier in its block or in a block that
+//!   dominates its own is replaced by that one. Equal means same operation, result type and
+//!   operands, where constants and kernel parameters compare by contents (two `iconst 4` are
+//!   one operand) and the operands of a commutative operation are sorted;
+//! * the pure instructions and float operations left without users have been removed
+//!   (dead-code elimination; the products `ir::contract` fused away go here).
 //!
 //! # The one definition of each operation
 //!
@@ -78,6 +80,7 @@ use rustc_hash::FxHashMap as HashMap;
 use smallvec::SmallVec;
 
 use super::eval;
+use super::float::{FloatBinOp, FloatOp};
 use super::{
     BinaryOp, BitOp, Block, ConvOp, Function, GlobalVar, Inst, InstData, InstNode, IntCC,
     SpecialReg, Type, UnaryOp, Value, ValueData, ValueDef,
@@ -135,6 +138,7 @@ enum Head {
     Bits(BitOp),
     Sreg(SpecialReg),
     Symbol(GlobalVar),
+    Float(FloatOp),
 }
 
 /// Two instructions with equal keys compute the same value: the operation, the result
@@ -356,6 +360,19 @@ impl Simplifier<'_> {
                 _ => (Head::Sreg(reg), SmallVec::new(), false),
             },
             InstData::SymbolAddr { var, .. } => (Head::Symbol(var), SmallVec::new(), false),
+            // Float operations compute from their operands alone, so equal ones are one
+            // value; `add`, `mul`, `min` and `max` commute bit for bit (a NaN result is the
+            // canonical NaN whichever operand was one: `ir::float`), as ptxas uses them.
+            InstData::Float { op, ref args } => {
+                let commutes = matches!(
+                    op,
+                    FloatOp::Binary {
+                        op: FloatBinOp::Add | FloatBinOp::Mul | FloatBinOp::Min | FloatBinOp::Max,
+                        ..
+                    }
+                );
+                (Head::Float(op), ops(args), commutes)
+            }
             _ => return None,
         };
         if commutes {
@@ -861,7 +878,11 @@ impl Simplifier<'_> {
     /// rather than hash maps; the dead instructions are also listed in the order found.
     fn remove_dead(&mut self) {
         let removable = |d: &InstData| {
-            is_pure(d) || matches!(d, InstData::Iconst { .. } | InstData::Fconst { .. })
+            is_pure(d)
+                || matches!(
+                    d,
+                    InstData::Iconst { .. } | InstData::Fconst { .. } | InstData::Float { .. }
+                )
         };
         let mut uses: SecondaryMap<Value, u32> = SecondaryMap::new();
         uses.resize(self.f.values.len());

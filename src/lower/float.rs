@@ -40,7 +40,7 @@
 
 use super::{Class, Lowerer, Src};
 use crate::ir::float::{FloatBinOp, FloatCC, FloatFmt, FloatOp, FloatUnOp, Round};
-use crate::ir::{Type, Value};
+use crate::ir::{InstData, Type, Value};
 use crate::lower::inst::{Role, Sm50Inst};
 use crate::lower::lea::Loc;
 use crate::lower::LowerError;
@@ -539,13 +539,30 @@ impl Lowerer<'_> {
         args: &[Value],
     ) -> Result<(), LowerError> {
         let f64 = fmt == FloatFmt::F64;
-        // A constant multiplicand goes in the B slot (a*b = b*a exactly).
-        let (a, b) = if self.const_first(args[0], args[1]) {
-            (args[1], args[0])
-        } else {
-            (args[0], args[1])
+        // A negated operand (`neg x`, from `ir::contract`'s `sub` or NVVM's `neg` + `fma`) is
+        // FFMA's operand negation, as ptxas folds it: (-x)*y = x*(-y) = -(x*y) exactly, so
+        // either factor's sign goes in the B negation bit, the addend's in C's. A `neg.ftz`
+        // folds only into an `.ftz` FFMA (which flushes the subnormal input the same way).
+        let strip = |v: Value| match self.def_of(v) {
+            Some(InstData::Float {
+                op:
+                    FloatOp::Unary {
+                        op: FloatUnOp::Neg,
+                        fmt: nf,
+                        ftz: nz,
+                    },
+                args: inner,
+            }) if *nf == fmt && (!*nz || ftz) => (inner[0], true),
+            _ => (v, false),
         };
-        let c = args[2];
+        let ((a0, na), (b0, nb), (c, neg_c)) = (strip(args[0]), strip(args[1]), strip(args[2]));
+        let neg_product = na != nb;
+        // A constant multiplicand goes in the B slot (a*b = b*a exactly).
+        let (a, b) = if self.const_first(a0, b0) {
+            (b0, a0)
+        } else {
+            (a0, b0)
+        };
         let al = self.reg(a)?;
         let kind = if f64 { RegKind::B64 } else { RegKind::B32 };
         let forms = if f64 {
@@ -589,6 +606,12 @@ impl Lowerer<'_> {
             }
         };
         inst.set(Field::Rnd, rnd_code(rnd));
+        if neg_product {
+            inst.set(Field::Negb, 1);
+        }
+        if neg_c {
+            inst.set(Field::Negc, 1);
+        }
         if !f64 {
             if ftz {
                 inst.set(Field::Fmz, 1);

@@ -24,7 +24,7 @@
 
 use super::FnBuilder;
 use crate::ir::float::{FloatBinOp, FloatCC, FloatFmt, FloatOp, FloatUnOp, Round};
-use crate::ir::{BinaryOp, IntCC, Type, UnaryOp, Value};
+use crate::ir::{BinaryOp, IntCC, Type, UnaryOp, Value, ValueDef};
 use crate::ptx::ast::{self, CmpOp, Instruction, Opcode, Operand, Rounding, TypeKind};
 
 fn fmt_of(t: ast::Type) -> Option<FloatFmt> {
@@ -229,6 +229,13 @@ impl FnBuilder<'_, '_> {
             return self.unsupported(ins, "'.sat' on neg/abs");
         }
         let d = self.ins().float(op, &args);
+        // No rounding modifier: PTX lets the code generator contract it (`ir::contract`).
+        if ins.rounding().is_none() && matches!(ins.opcode, Opcode::Add | Opcode::Sub | Opcode::Mul)
+        {
+            if let ValueDef::Result(i, _) = self.func.values[d].def {
+                self.func.contractible[i] = true;
+            }
+        }
         let dst = self.dest1(&ops[0])?;
         self.write(dst, d, false, ops[0].span())
     }
