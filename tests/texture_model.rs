@@ -819,3 +819,105 @@ proptest! {
         t.fetch(icoords, ilod);
     }
 }
+
+#[test]
+fn launch_bindings_from_descriptions_and_defaults() {
+    use leafold::texture::launch::{bind_for_launch, texel_seed, TextureNeed};
+    let need = |name: &str, object, shape, kind| TextureNeed {
+        name: name.to_string(),
+        object,
+        shape,
+        kind,
+    };
+    let needs = [
+        need("img", false, Shape::D2, ResultKind::Float),
+        need("img", false, Shape::D2, ResultKind::Float),
+        need("lut", false, Shape::D1, ResultKind::Unsigned),
+        need("tobj", true, Shape::D3, ResultKind::Float),
+        need("tobj2", true, Shape::A2, ResultKind::Signed),
+    ];
+    let given = parse_bindings(&["img=2d:16x8,u8x4,nfloat", "other=1d:4,f32"]).unwrap();
+    let l = bind_for_launch(&needs, &given, 5).unwrap();
+    let img = l.bindings.by_name("img").unwrap();
+    assert_eq!((img.desc.width, img.desc.height), (16, 8));
+    assert_eq!(img.desc.read_mode, ReadMode::NormalizedFloat);
+    assert_eq!(
+        l.bindings.by_name("lut").unwrap().desc,
+        default_desc(Shape::D1, ResultKind::Unsigned)
+    );
+    assert_eq!(
+        l.handles,
+        [("tobj".to_string(), 1), ("tobj2".to_string(), 2)]
+    );
+    assert_eq!(l.bindings.by_handle(1).unwrap().desc.shape, Shape::D3);
+    assert_eq!(
+        l.bindings.by_handle(2).unwrap().desc.result_kind(),
+        ResultKind::Signed
+    );
+    assert_eq!(l.unused, ["other"]);
+    // reproducible from the seed, different per name and per seed
+    assert_eq!(
+        bind_for_launch(&needs, &given, 5).unwrap().bindings,
+        l.bindings
+    );
+    assert_ne!(
+        bind_for_launch(&needs, &given, 6).unwrap().bindings,
+        l.bindings
+    );
+    assert_ne!(texel_seed(5, "a"), texel_seed(5, "b"));
+    // a description of another shape than the kernel reads is an error naming both
+    let bad = parse_bindings(&["img=3d:4x4x4,f32"]).unwrap();
+    let e = bind_for_launch(&needs, &bad, 1).unwrap_err();
+    assert!(
+        e.contains("`img` is described as 3d but the kernel reads it as 2d"),
+        "{e}"
+    );
+}
+
+#[test]
+fn verify_cli_reads_texture_descriptions() {
+    use std::process::Command;
+    let dir = std::env::temp_dir().join(format!("leafold_texmodel_{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("k.ptx");
+    std::fs::write(
+        &path,
+        ".version 7.8\n.target sm_50\n.address_size 64\n.visible .entry k() { ret; }\n",
+    )
+    .unwrap();
+    let run = |extra: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_leafold"))
+            .arg("verify")
+            .args(extra)
+            .arg(&path)
+            .output()
+            .unwrap()
+    };
+    let out = run(&["--texture", "t=2d:4x4,f64"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--texture: texture description `t=2d:4x4,f64`: unknown texel format `f64`"),
+        "{err}"
+    );
+    let out = run(&[
+        "--texture",
+        "t=2d:4x4,f32",
+        "--texture",
+        "u=cube:8,u8x4,nfloat",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let help = Command::new(env!("CARGO_BIN_EXE_leafold"))
+        .args(["verify", "--help"])
+        .output()
+        .unwrap();
+    let help = String::from_utf8_lossy(&help.stdout);
+    assert!(help.contains("--texture <NAME=SPEC>"), "{help}");
+    assert!(help.contains("bordercolor=R/G/B/A"), "{help}");
+    std::fs::remove_dir_all(&dir).ok();
+}
