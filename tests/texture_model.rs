@@ -654,7 +654,11 @@ fn spec_errors_say_what_is_wrong() {
     assert!(e("t=2d:4x4,f32,bordercolor=1/2").contains("four numbers"));
     assert!(e("t=2d:4x4,f32,,norm").contains("empty option"));
     assert!(e("t=2d:4x4,f32,compare=lte").contains("expected never"));
-    assert!(e("t=2d:99999x4,f32").contains("width 99999"));
+    assert!(e("t=2d:99999x4,f32").contains("width 99999 is not in 1..=65536"));
+    // 1D textures may be linear memory: up to 2^27 texels (within the model's byte bound)
+    assert_eq!(parse("1d:1000000,f32").unwrap().width, 1_000_000);
+    assert!(e("t=1d:200000000,u8").contains("1..=134217728"));
+    assert!(e("t=1d:134217728,f32x4").contains("more than the"));
     assert!(e("t=2d:4x4,f32,addr0=repeat").contains("unknown address mode `repeat`"));
     assert!(e("t=2d:4x4,f32,foo=1").contains("unknown option `foo=`"));
     assert!(parse_bindings(&["t=1d:4,f32", "t=1d:8,f32"])
