@@ -401,6 +401,19 @@ pub enum ResultKind {
     Unsigned,
 }
 
+impl ResultKind {
+    /// The kind PTX's destination type of `tex`/`tld4` names (`f32`, `f16`, `s32`, `u32`, with
+    /// or without the dot), for choosing a default texture ([`spec::default_desc`]).
+    pub fn from_ptx_type(t: &str) -> Option<ResultKind> {
+        match t.strip_prefix('.').unwrap_or(t) {
+            "f32" | "f16" | "f16x2" => Some(ResultKind::Float),
+            "s32" => Some(ResultKind::Signed),
+            "u32" => Some(ResultKind::Unsigned),
+            _ => None,
+        }
+    }
+}
+
 /// A texture's shape, size, format and sampler state. Sizes of dimensions the shape does
 /// not have are 1; `layers` is 1 unless the shape is layered; a cube's `height` equals its
 /// `width`.
@@ -611,6 +624,13 @@ impl TextureDesc {
             .map(|l| self.level_texels(l) as usize)
             .sum::<usize>()
             * self.texel_bytes()
+    }
+}
+
+impl std::fmt::Display for TextureDesc {
+    /// The description in `--texture` syntax ([`spec::format`]).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&spec::format(self))
     }
 }
 

@@ -282,6 +282,15 @@ fn result_kinds() {
     assert_eq!(kind(U8, ReadMode::NormalizedFloat), ResultKind::Float);
     assert_eq!(kind(U8, ReadMode::ElementType), ResultKind::Unsigned);
     assert_eq!(kind(S16, ReadMode::ElementType), ResultKind::Signed);
+    assert_eq!(ResultKind::from_ptx_type(".f32"), Some(ResultKind::Float));
+    assert_eq!(ResultKind::from_ptx_type("u32"), Some(ResultKind::Unsigned));
+    assert_eq!(ResultKind::from_ptx_type(".s32"), Some(ResultKind::Signed));
+    assert_eq!(ResultKind::from_ptx_type(".b32"), None);
+    let d = parse("a2d:8x4,u8x4,nfloat,layers=3").unwrap();
+    assert_eq!(
+        d.to_string(),
+        "a2d:8x4,u8x4,clamp,point,unnorm,nfloat,layers=3"
+    );
 }
 
 #[test]
