@@ -934,3 +934,46 @@ fn verify_cli_reads_texture_descriptions() {
     assert!(help.contains("bordercolor=R/G/B/A"), "{help}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn address_modes_per_dimension() {
+    // 4x4, value = 10y + x; x wraps, y is border (colour 99), normalized
+    let v: Vec<f32> = (0..16).map(|i| (10 * (i / 4) + i % 4) as f32).collect();
+    let t = tex_f32(Shape::D2, [4, 4, 1], &v, |d| {
+        d.sampler.normalized_coords = true;
+        d.sampler.address = [AddressMode::Wrap, AddressMode::Border, AddressMode::Clamp];
+        d.sampler.border_color = [99.0; 4];
+    });
+    // x = 1.125 -> 4.5 -> 0 (wrapped), y = 0.375 -> 1.5 -> 1
+    assert_eq!(t.sample(&q2(1.125, 0.375)), r(10.0));
+    // y out of range: the border colour, whatever x is
+    assert_eq!(t.sample(&q2(0.125, 1.125)), lanes([99.0; 4]));
+    // linear across the x seam at y's first centre: texels 3 and 0 of row 0, half each
+    let l = tex_f32(Shape::D2, [4, 4, 1], &v, |d| {
+        d.sampler.normalized_coords = true;
+        d.sampler.filter = FilterMode::Linear;
+        d.sampler.address = [AddressMode::Wrap, AddressMode::Mirror, AddressMode::Clamp];
+    });
+    assert_eq!(l.sample(&q2(0.0, 0.125)), r(1.5));
+    // mirror at the far y edge: y = 1.0 -> 4 - 0.5 = 3.5: rows 3 and 4 -> 3, so row 3 at
+    // x's centre 0.125 -> texel 0
+    assert_eq!(l.sample(&q2(0.125, 1.0)), r(30.0));
+}
+
+#[test]
+fn cube_array_layers_clamp_and_fetch() {
+    // 2 cubes of 1x1 faces: face f of cube l holds 100l + f
+    let v: Vec<f32> = (0..12).map(|i| (100 * (i / 6) + i % 6) as f32).collect();
+    let t = tex_f32(Shape::ACube, [1, 1, 1], &v, |d| d.layers = 2);
+    let q = |layer, c| SampleQuery {
+        coords: c,
+        layer,
+        ..SampleQuery::default()
+    };
+    assert_eq!(t.sample(&q(0, [0.0, 0.0, -1.0])), r(5.0));
+    assert_eq!(t.sample(&q(1, [-1.0, 0.0, 0.0])), r(101.0));
+    assert_eq!(t.sample(&q(7, [0.0, 1.0, 0.0])), r(102.0));
+    assert_eq!(t.sample(&q(-1, [0.0, -1.0, 0.0])), r(3.0));
+    assert_eq!(t.query(TxqQuery::ArraySize, 0), 2);
+    assert_eq!(t.desc.byte_len(), 12 * 4);
+}
