@@ -537,3 +537,60 @@ fn atom_add_f16_and_f16x2_in_shared_memory() {
         );
     }
 }
+
+#[test]
+fn atom_add_bf16_and_bf16x2_in_shared_memory() {
+    // As `atom_add_f16_and_f16x2_in_shared_memory`, with bf16 (sm_90's `.add.noftz.bf16` and
+    // `.bf16x2`): small integer sums are exact in bf16's 8-bit significand, in any order.
+    let decls = ".shared .align 4 .b16 hacc[4];\n.shared .align 4 .b32 h2acc;";
+    let body = r#"
+    .reg .b16 %rs<8>;
+    setp.lt.u32 %p1, %r9, 4;
+    and.b32 %r12, %r9, 3;
+    mov.u32 %r13, hacc;
+    shl.b32 %r14, %r12, 1;
+    add.u32 %r13, %r13, %r14;
+    mov.u16 %rs1, 0;
+    @%p1 st.shared.u16 [%r13], %rs1;
+    mov.u32 %r15, 0;
+    setp.eq.u32 %p2, %r9, 0;
+    @%p2 st.shared.u32 [h2acc], %r15;
+    bar.sync 0;
+    and.b32 %r16, %r2, 3;
+    cvt.rn.bf16.u32 %rs2, %r16;
+    atom.shared.add.noftz.bf16 %rs4, [%r13], %rs2;
+    and.b32 %r17, %r2, 1;
+    cvt.rn.bf16.u32 %rs3, %r17;
+    mov.b32 %r18, {%rs2, %rs3};
+    red.shared.add.noftz.bf16x2 [h2acc], %r18;
+    bar.sync 0;
+    ld.shared.u16 %r20, [%r13];
+    ld.shared.u32 %r21, [h2acc];
+    @%p1 st.global.u32 [%rd3], %r20;
+    @%p1 st.global.u32 [%rd3+4], %r21;
+"#;
+    let (out, last) = run("atom_bf16", decls, body);
+    assert!(
+        has(&out.sass, |s| s.starts_with("ATOMS.CAS ")),
+        "{}",
+        out.sass
+    );
+    // A bf16 is the upper half of an f32.
+    let h = |x: u32| f64::from(f32::from_bits(x << 16));
+    for cta in 0..2 {
+        let ins: Vec<u32> = (0..64).map(|t| input(64 * cta + t)).collect();
+        for k in 0..4 {
+            let sum: u32 = (0..64).filter(|t| t % 4 == k).map(|t| ins[t] & 3).sum();
+            assert_eq!(h(word(&last, 64 * cta + k, 0) & 0xffff), f64::from(sum));
+        }
+        let w = word(&last, 64 * cta, 1);
+        assert_eq!(
+            h(w & 0xffff),
+            f64::from(ins.iter().map(|x| x & 3).sum::<u32>())
+        );
+        assert_eq!(
+            h(w >> 16),
+            f64::from(ins.iter().map(|x| x & 1).sum::<u32>())
+        );
+    }
+}

@@ -3,10 +3,11 @@
 //! `atom{.sem}{.scope}{.space}.op.type d, [a], b{, c}` and `red{.sem}{.scope}{.space}.op.type
 //! [a], b`. The memory-order and scope qualifiers are accepted and dropped: sm_5x atomics are
 //! relaxed and device-wide, and no other thread order is observable in `ir::eval` (see
-//! `ir::atomic`). `red` is an `atom` whose result is never read. Refused with a diagnostic:
-//! other floating-point atomics (`.f64` add needs sm_60, `.f16`, and f32 operations other
-//! than `add`), 16- and 128-bit ones, `inc`/`dec` on 64 bits, cache hints, and spaces other
-//! than global, shared and generic.
+//! `ir::atomic`). `red` is an `atom` whose result is never read. The float adds sm_5x lacks
+//! (`.f64`, `.f16`/`.f16x2`, `.bf16`/`.bf16x2`) and `cas.b16` are CAS loops on the aligned word
+//! (below). Refused with a diagnostic: other floating-point atomics (min/max, f32 operations
+//! other than `add`), other 16-bit and 128-bit ones, `inc`/`dec` on 64 bits, cache hints, and
+//! spaces other than global, shared and generic.
 //!
 //! # Float add
 //!
@@ -141,12 +142,15 @@ impl FnBuilder<'_, '_> {
             return self.dadd_atomic(ins, space);
         }
         if matches!(ins.ty(), Some(PtxType::F16 | PtxType::F16x2)) && ins.has_flag("add") {
-            return self.hadd_atomic(ins, space, ins.ty() == Some(PtxType::F16x2));
+            return self.hadd_atomic(ins, space, ins.ty() == Some(PtxType::F16x2), false);
+        }
+        if matches!(ins.ty(), Some(PtxType::Bf16 | PtxType::Bf16x2)) && ins.has_flag("add") {
+            return self.hadd_atomic(ins, space, ins.ty() == Some(PtxType::Bf16x2), true);
         }
         if ins.ty() != Some(PtxType::F32) || !ins.has_flag("add") {
             return self.unsupported(
                 ins,
-                "a floating-point atomic other than add (sm_5x has .f32 add; .f64, .f16 and .f16x2 add are emulated)",
+                "a floating-point atomic other than add (sm_5x has .f32 add; .f64, .f16, .f16x2, .bf16 and .bf16x2 add are emulated)",
             );
         }
         let red = ins.opcode == Opcode::Red;
@@ -335,30 +339,15 @@ impl FnBuilder<'_, '_> {
         let (addr, offset) = self.address(&ops[1], space)?;
         let b = self.read(&ops[2], Type::I16, it)?;
         let c = self.read(&ops[3], Type::I16, it)?;
-        let at = self.func.values[addr].ty;
-        let a = if offset == 0 {
-            addr
-        } else {
-            let k = self.iconst(at, i64::from(offset));
-            self.ins().add(addr, k)
-        };
-        let word_mask = self.iconst(at, -4);
-        let two = self.iconst(Type::I32, 2);
-        let three = self.iconst(Type::I32, 3);
-        let ffff = self.iconst(Type::I32, 0xffff);
+        let HalfWord {
+            base,
+            sh,
+            keep,
+            ffff,
+        } = self.half_word(addr, offset);
         let mut fb = self.ins();
-        let base = fb.binary(BinaryOp::And, a, word_mask);
-        let lo = if at == Type::I64 {
-            fb.trunc(Type::I32, a)
-        } else {
-            a
-        };
-        let half = fb.binary(BinaryOp::And, lo, two);
-        let sh = fb.shl(half, three);
         let b32 = fb.zext(Type::I32, b);
         let c32 = fb.zext(Type::I32, c);
-        let field = fb.shl(ffff, sh);
-        let keep = fb.unary(UnaryOp::Not, field);
         let c_at = fb.shl(c32, sh);
         let out = self.new_var(Type::I16);
         let exit = self.new_block(1);
@@ -381,19 +370,59 @@ impl FnBuilder<'_, '_> {
     }
 }
 
+/// A half-word inside its aligned 32-bit word ([`FnBuilder::half_word`]).
+struct HalfWord {
+    /// The word's address.
+    base: Value,
+    /// The half's bit offset in the word (0 or 16), an `i32`.
+    sh: Value,
+    /// The word with the half's bits clear: `!(0xffff << sh)`.
+    keep: Value,
+    /// `0xffff` (`i32`).
+    ffff: Value,
+}
+
 impl FnBuilder<'_, '_> {
-    /// `atom/red{.space}.add.noftz.f16` (sm_70) and `.f16x2` (sm_60) as a CAS loop on the
-    /// aligned 32-bit word: the half (or both halves) added with `add.rn.f16` (no flush, as
-    /// `.noftz` says), the other half kept; `d` is the old half (the old word for `.f16x2`).
-    /// On sm_50/52 the f16 add is computed exactly through f32 (see `half`), on sm_53 it is
-    /// `HADD2`. About 16 SASS instructions per try (f16x2: about 18).
-    fn hadd_atomic(&mut self, ins: &Instruction, space: Space, x2: bool) -> Option<()> {
-        let red = ins.opcode == Opcode::Red;
-        let first = if red { 0 } else { 1 };
-        let ops = self.ops(ins, first + 2)?;
-        let (addr, offset) = self.address(&ops[first], space)?;
-        let vty = if x2 { Type::I32 } else { Type::I16 };
-        let b = self.read(&ops[first + 1], vty, ins.ty())?;
+    /// Where the half-word at `addr + offset` sits in its aligned 32-bit word (the CAS loops
+    /// on halves work on that word).
+    fn half_word(&mut self, addr: Value, offset: i32) -> HalfWord {
+        let at = self.func.values[addr].ty;
+        let a = if offset == 0 {
+            addr
+        } else {
+            let k = self.iconst(at, i64::from(offset));
+            self.ins().add(addr, k)
+        };
+        let word_mask = self.iconst(at, -4);
+        let two = self.iconst(Type::I32, 2);
+        let three = self.iconst(Type::I32, 3);
+        let ffff = self.iconst(Type::I32, 0xffff);
+        let mut fb = self.ins();
+        let base = fb.binary(BinaryOp::And, a, word_mask);
+        let lo = if at == Type::I64 {
+            fb.trunc(Type::I32, a)
+        } else {
+            a
+        };
+        let half = fb.binary(BinaryOp::And, lo, two);
+        let sh = fb.shl(half, three);
+        let field = fb.shl(ffff, sh);
+        let keep = fb.unary(UnaryOp::Not, field);
+        HalfWord {
+            base,
+            sh,
+            keep,
+            ffff,
+        }
+    }
+
+    /// One lane of a half-precision atomic add: `add.rn.f16` (no flush, as `.noftz` says) or
+    /// the exactly rounded bf16 add (`bf16`'s `fma(x, 1, y)`).
+    fn half_add(&mut self, x: Value, y: Value, bf16: bool) -> Value {
+        if bf16 {
+            let one = self.ins().iconst(Type::I16, 0x3f80);
+            return self.bf16_fma(x, one, y, false);
+        }
         let add = FloatOp::Binary {
             op: FloatBinOp::Add,
             fmt: FloatFmt::F16,
@@ -401,6 +430,22 @@ impl FnBuilder<'_, '_> {
             ftz: false,
             sat: false,
         };
+        self.ins().float(add, &[x, y])
+    }
+
+    /// `atom/red{.space}.add.noftz.f16` (sm_70) and `.f16x2` (sm_60), and with `bf16` the
+    /// `.bf16`/`.bf16x2` forms (sm_90), as a CAS loop on the aligned 32-bit word: the half
+    /// (or both halves) added ([`Self::half_add`]), the other half kept; `d` is the old half
+    /// (the old word for the pairs). On sm_50/52 the f16 add is computed exactly through f32
+    /// (see `half`), on sm_53 it is `HADD2`; the bf16 add is `bf16`'s exact f64 route. About
+    /// 16 SASS instructions per try for `.f16` (f16x2: about 18), about 47 for `.bf16` (74 for `.bf16x2`).
+    fn hadd_atomic(&mut self, ins: &Instruction, space: Space, x2: bool, bf16: bool) -> Option<()> {
+        let red = ins.opcode == Opcode::Red;
+        let first = if red { 0 } else { 1 };
+        let ops = self.ops(ins, first + 2)?;
+        let (addr, offset) = self.address(&ops[first], space)?;
+        let vty = if x2 { Type::I32 } else { Type::I16 };
+        let b = self.read(&ops[first + 1], vty, ins.ty())?;
         let exit = self.new_block(1);
         let out = (!red).then(|| self.new_var(vty));
         if x2 {
@@ -414,8 +459,9 @@ impl FnBuilder<'_, '_> {
                 let lo = fb.trunc(Type::I16, old);
                 let hi32 = fb.binary(BinaryOp::ShrU, old, k16);
                 let hi = fb.trunc(Type::I16, hi32);
-                let s_lo = fb.float(add, &[lo, b_lo]);
-                let s_hi = fb.float(add, &[hi, b_hi]);
+                let s_lo = this.half_add(lo, b_lo, bf16);
+                let s_hi = this.half_add(hi, b_hi, bf16);
+                let mut fb = this.ins();
                 let w_lo = fb.zext(Type::I32, s_lo);
                 let w_hi = fb.zext(Type::I32, s_hi);
                 let w_hi = fb.shl(w_hi, k16);
@@ -423,33 +469,13 @@ impl FnBuilder<'_, '_> {
             };
             self.cas_loop(space, Type::I32, addr, offset, exit, out, step);
         } else {
-            let at = self.func.values[addr].ty;
-            let a = if offset == 0 {
-                addr
-            } else {
-                let k = self.iconst(at, i64::from(offset));
-                self.ins().add(addr, k)
-            };
-            let word_mask = self.iconst(at, -4);
-            let two = self.iconst(Type::I32, 2);
-            let three = self.iconst(Type::I32, 3);
-            let ffff = self.iconst(Type::I32, 0xffff);
-            let mut fb = self.ins();
-            let base = fb.binary(BinaryOp::And, a, word_mask);
-            let lo = if at == Type::I64 {
-                fb.trunc(Type::I32, a)
-            } else {
-                a
-            };
-            let half = fb.binary(BinaryOp::And, lo, two);
-            let sh = fb.shl(half, three);
-            let field = fb.shl(ffff, sh);
-            let keep = fb.unary(UnaryOp::Not, field);
+            let HalfWord { base, sh, keep, .. } = self.half_word(addr, offset);
             let step = |this: &mut Self, old: Value| {
                 let mut fb = this.ins();
                 let shifted = fb.binary(BinaryOp::ShrU, old, sh);
                 let cur = fb.trunc(Type::I16, shifted);
-                let sum = fb.float(add, &[cur, b]);
+                let sum = this.half_add(cur, b, bf16);
+                let mut fb = this.ins();
                 let sum32 = fb.zext(Type::I32, sum);
                 let put = fb.shl(sum32, sh);
                 let kept = fb.binary(BinaryOp::And, old, keep);

@@ -370,7 +370,7 @@ impl FnBuilder<'_, '_> {
     }
 
     /// `fma(a, b, c)` on bf16 lanes (`i16`), rounded once to nearest even (module essay).
-    fn bf16_fma(&mut self, a: Value, b: Value, c: Value, relu: bool) -> Value {
+    pub(super) fn bf16_fma(&mut self, a: Value, b: Value, c: Value, relu: bool) -> Value {
         let widen = |this: &mut Self, h: Value| {
             let f = this.bf16_to_f32(h);
             let op = FloatOp::Convert {
