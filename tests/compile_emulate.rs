@@ -1,6 +1,7 @@
 //! Integer and memory instructions of newer GPUs emulated on sm_5x (issue 26,
 //! `src/ir/build/emulate.rs`): `dp4a` and `dp2a` in every signedness, `bmsk`, `szext`,
-//! `nanosleep`, and `cp.async` with its commit and wait groups. One test per construct, each
+//! `nanosleep`, and `cp.async` with its commit and wait groups and its zero fill (src-size,
+//! `ignore-src`). One test per construct, each
 //! checked the `common::warp_kernel` way (compiles; hazard-free; with the oracle, cuobjdump and
 //! nvdisasm print our listing; `ir::eval` and the simulator write the same bytes over random
 //! launches), and then against the PTX ISA's definition: the words the kernel wrote are
@@ -321,11 +322,79 @@ fn cp_async_copies_are_complete_after_wait_group() {
 }
 
 #[test]
+fn cp_async_zero_fill_by_src_size_and_ignore_src() {
+    // Each thread fills its 32 bytes of shared memory with ones, then copies 16 bytes of
+    // which `s` (0..=16, a register) come from the input, 8 of which 5 do (an immediate),
+    // and 4 that `ignore-src` (a predicate) may replace with zeros; word 7 is left alone.
+    let decls = ".shared .align 16 .b32 sm[64 * 8];";
+    let body = r#"
+    and.b32 %r5, %r9, 63;
+    mov.u32 %r6, sm;
+    mad.lo.u32 %r7, %r5, 32, %r6;
+    mov.u32 %r10, -1;
+    st.shared.v4.u32 [%r7], {%r10, %r10, %r10, %r10};
+    st.shared.v4.u32 [%r7+16], {%r10, %r10, %r10, %r10};
+    shr.u32 %r12, %r1, 2;
+    shl.b32 %r12, %r12, 4;
+    cvt.u64.u32 %rd7, %r12;
+    add.s64 %rd7, %rd1, %rd7;
+    and.b32 %r11, %r2, 15;
+    and.b32 %r13, %r2, 16;
+    or.b32 %r11, %r11, %r13;
+    min.u32 %r11, %r11, 16;
+    cp.async.ca.shared.global [%r7], [%rd7], 16, %r11;
+    cp.async.ca.shared.global [%r7+16], [%rd7], 8, 5;
+    and.b32 %r14, %r2, 32;
+    setp.ne.u32 %p6, %r14, 0;
+    cp.async.ca.shared.global [%r7+24], [%rd7+4], 4, %p6;
+    cp.async.commit_group;
+    cp.async.wait_all;
+    ld.shared.v4.u32 {%r20, %r21, %r22, %r23}, [%r7];
+    ld.shared.v4.u32 {%r24, %r25, %r26, %r27}, [%r7+16];
+    st.global.v4.u32 [%rd3], {%r20, %r21, %r22, %r23};
+    st.global.v4.u32 [%rd3+16], {%r24, %r25, %r26, %r27};
+"#;
+    let (_, last) = run("cp_async_zfill", decls, body);
+    for g in 0..(THREADS * CTAS) as usize {
+        let a = input(3, g);
+        let base = 4 * (g / 4);
+        let src = |k: usize| (input(3, base + k / 4) >> (8 * (k % 4))) & 0xff;
+        // The word made of bytes `from..from + 4` of a copy that takes `n` source bytes
+        // starting at source byte `skip`.
+        let copied = |from: usize, n: usize, skip: usize| {
+            (0..4).fold(0u32, |w, i| {
+                let k = from + i;
+                w | if k < n { src(skip + k) << (8 * i) } else { 0 }
+            })
+        };
+        let s = ((a & 15) | (a & 16)).min(16) as usize;
+        let ignore = a & 32 != 0;
+        let want = [
+            copied(0, s, 0),
+            copied(4, s, 0),
+            copied(8, s, 0),
+            copied(12, s, 0),
+            copied(0, 5, 0),
+            copied(4, 5, 0),
+            if ignore { 0 } else { copied(0, 4, 4) },
+            u32::MAX,
+        ];
+        for (w, v) in want.iter().enumerate() {
+            assert_eq!(
+                word(&last, g, w),
+                *v,
+                "thread {g} word {w}: s={s} ignore={ignore}"
+            );
+        }
+    }
+}
+
+#[test]
 fn unemulated_forms_are_located_errors() {
     for (src, what) in [
         (
-            "cp.async.ca.shared.global [%r7], [%rd5], 4, %r2;",
-            "zero fill",
+            "cp.async.ca.shared.global [%r7], [%rd5], 4, 8;",
+            "src-size must be at most cp-size",
         ),
         ("cp.async.ca.shared.global [%r7], [%rd5], 12;", "cp-size"),
         ("dp2a.s32.s32 %r5, %r2, %r3, %r4;", ".lo or .hi"),

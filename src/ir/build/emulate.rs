@@ -238,7 +238,7 @@ impl FnBuilder<'_, '_> {
         if !(3..=4).contains(&n) {
             return self.unsupported(
                 ins,
-                "cp.async takes [dst], [src], cp-size{, src-size} (no cache policy or ignore-src)",
+                "cp.async takes [dst], [src], cp-size{, src-size | ignore-src} (no cache policy)",
             );
         }
         let ops = &ins.operands;
@@ -246,22 +246,124 @@ impl FnBuilder<'_, '_> {
             Some(s @ (4 | 8 | 16)) => s,
             _ => return self.unsupported(ins, "cp-size must be the immediate 4, 8 or 16"),
         };
-        if n == 4 && imm_int(&ops[3]) != Some(size) {
-            return self.unsupported(
-                ins,
-                "a src-size other than cp-size (zero fill) is not emulated",
-            );
-        }
+        // How many bytes come from `src` (the rest of cp-size is zero-filled): all of them,
+        // an immediate or register src-size, or none when the `ignore-src` predicate holds.
+        let src_size = if n == 4 {
+            match imm_int(&ops[3]) {
+                Some(k) if k == size => None,
+                Some(k) if (0..size).contains(&k) => Some(self.ins().iconst(Type::I32, k)),
+                Some(_) => return self.unsupported(ins, "src-size must be at most cp-size"),
+                None => {
+                    let pred = match &ops[3] {
+                        Operand::Name(r) => {
+                            let v = self.reg_var(r)?;
+                            (self.var_ty[v] == Type::Pred).then_some(v)
+                        }
+                        _ => None,
+                    };
+                    match pred {
+                        Some(v) => {
+                            let p = self.use_var(v);
+                            let zero = self.ins().iconst(Type::I32, 0);
+                            let all = self.ins().iconst(Type::I32, size);
+                            Some(self.ins().select(p, zero, all))
+                        }
+                        None => Some(self.read(&ops[3], Type::I32, Some(ast::Type::U32))?),
+                    }
+                }
+            }
+        } else {
+            None
+        };
         let (src, soff) = self.address(&ops[1], Space::Global)?;
         let (dst, doff) = self.address(&ops[0], Space::Shared)?;
-        let words = self
-            .ins()
-            .load(Space::Global, Type::I32, (size / 4) as u8, src, soff);
-        self.ins().store(Space::Shared, dst, doff, &words);
+        match src_size {
+            None => {
+                let words = self
+                    .ins()
+                    .load(Space::Global, Type::I32, (size / 4) as u8, src, soff);
+                self.ins().store(Space::Shared, dst, doff, &words);
+            }
+            Some(s) => self.cp_async_zero_fill(src, soff, dst, doff, size, s),
+        }
         Some(())
     }
 
     /// `mbarrier.*.shared.b64` (module essay: the object's encoding and what a wait is).
+
+    /// `cp.async` of `size` bytes of which only the first `s` (an `i32`, at most `size`;
+    /// more counts as all) come from `[src + soff]` and the rest are zeros, into
+    /// `[dst + doff]`: the whole copy when `s >= size`, else two byte loops, copy then zero,
+    /// so that no byte at or past `s` is read (a zero src-size usually guards an
+    /// out-of-bounds address). Leaves the builder in the block after both.
+    fn cp_async_zero_fill(
+        &mut self,
+        src: Value,
+        soff: i32,
+        dst: Value,
+        doff: i32,
+        size: i64,
+        s: Value,
+    ) {
+        let k_size = self.ins().iconst(Type::I32, size);
+        let whole = self.ins().icmp(IntCC::Uge, s, k_size);
+        let full = self.new_block(1);
+        let part = self.new_block(1);
+        let join = self.new_block(2);
+        self.brif(whole, full, part);
+        self.switch_to(full);
+        let words = self
+            .ins()
+            .load(Space::Global, Type::I32, (size / 4) as u8, src, soff);
+        self.ins().store(Space::Shared, dst, doff, &words);
+        self.terminate_jump(join);
+        // Byte `k` of the copy: its source and destination addresses.
+        let at = |this: &mut Self, base: Value, k: Value| {
+            let k = if this.func.values[base].ty == Type::I64 {
+                this.ins().zext(Type::I64, k)
+            } else {
+                k
+            };
+            this.ins().add(base, k)
+        };
+        self.switch_to(part);
+        let k = self.new_var(Type::I32);
+        let zero = self.ins().iconst(Type::I32, 0);
+        self.def_var(k, zero);
+        let copy_head = self.new_block(2);
+        let copy_body = self.new_block(1);
+        let zero_head = self.new_block(2);
+        let zero_body = self.new_block(1);
+        self.terminate_jump(copy_head);
+        self.switch_to(copy_head);
+        let kv = self.use_var(k);
+        let more = self.ins().icmp(IntCC::Ult, kv, s);
+        self.brif(more, copy_body, zero_head);
+        self.switch_to(copy_body);
+        let kv = self.use_var(k);
+        let a = at(self, src, kv);
+        let b = self.ins().load1(Space::Global, Type::I8, a, soff);
+        let d = at(self, dst, kv);
+        self.ins().store(Space::Shared, d, doff, &[b]);
+        let one = self.ins().iconst(Type::I32, 1);
+        let next = self.ins().add(kv, one);
+        self.def_var(k, next);
+        self.terminate_jump(copy_head);
+        self.switch_to(zero_head);
+        let kv = self.use_var(k);
+        let more = self.ins().icmp(IntCC::Ult, kv, k_size);
+        self.brif(more, zero_body, join);
+        self.switch_to(zero_body);
+        let kv = self.use_var(k);
+        let d = at(self, dst, kv);
+        let z = self.ins().iconst(Type::I8, 0);
+        self.ins().store(Space::Shared, d, doff, &[z]);
+        let one = self.ins().iconst(Type::I32, 1);
+        let next = self.ins().add(kv, one);
+        self.def_var(k, next);
+        self.terminate_jump(zero_head);
+        self.switch_to(join);
+    }
     fn mbarrier(&mut self, ins: &Instruction) -> Option<()> {
         for w in [
             "expect_tx",
