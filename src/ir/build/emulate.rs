@@ -289,8 +289,6 @@ impl FnBuilder<'_, '_> {
         Some(())
     }
 
-    /// `mbarrier.*.shared.b64` (module essay: the object's encoding and what a wait is).
-
     /// `cp.async` of `size` bytes of which only the first `s` (an `i32`, at most `size`;
     /// more counts as all) come from `[src + soff]` and the rest are zeros, into
     /// `[dst + doff]`: the whole copy when `s >= size`, else two byte loops, copy then zero,
@@ -364,6 +362,7 @@ impl FnBuilder<'_, '_> {
         self.terminate_jump(zero_head);
         self.switch_to(join);
     }
+    /// `mbarrier.*.shared.b64` (module essay: the object's encoding and what a wait is).
     fn mbarrier(&mut self, ins: &Instruction) -> Option<()> {
         for w in [
             "expect_tx",
