@@ -1797,6 +1797,12 @@ impl Thread {
                 }
             }
             InstData::Bits { .. } => out = pure(&node.data, ty_of, |v| self.get(v)),
+            InstData::Texture { .. } => {
+                // TEMPORARY until texmodel's `crate::texture` bindings are merged.
+                return Err(EvalError::BadLaunch(
+                    "texture instructions need the launch's texture bindings".into(),
+                ));
+            }
             // Stop here, unexecuted: `run_cta` resolves the vote for the whole warp.
             InstData::Vote { .. } | InstData::Shfl { .. } | InstData::Collective { .. } => {
                 return Ok(Status::AtVote)
