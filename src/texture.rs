@@ -1,0 +1,1352 @@
+//! The texture model: what a texture fetch returns, defined once for both reference
+//! semantics (`ir::eval`, the PTX meaning) and the simulator (what `TEX`/`TLD`/`TLD4`/`TXQ`
+//! do), so that `verify` compares the compiler's work and not two readings of the CUDA
+//! documentation.
+//!
+//! In: a [`TextureDesc`] (shape, size, mip levels, texel format, sampler state) and the texel
+//! bytes ([`Texture`]), plus one query: [`Texture::sample`] (float coordinates, `tex`),
+//! [`Texture::fetch`] (integer coordinates, `tex.*.s32` / `TLD`), [`Texture::gather`]
+//! (`tld4`) or [`Texture::query`] (`txq`). Out: four raw 32-bit result words (or one for
+//! `txq`). [`TextureBindings`] holds the textures of one launch, by variable name
+//! (`.texref`) and by 64-bit handle (texture objects); [`spec`] parses the text description
+//! `leafold verify --texture` takes.
+//!
+//! # Semantics
+//!
+//! As the CUDA C++ Programming Guide's texture-fetching appendix describes the hardware:
+//!
+//! * **Coordinates.** With normalized coordinates a coordinate `x` of a dimension of `N`
+//!   texels addresses `x · N`; unnormalized, `x` itself. Cube maps always use normalized
+//!   face coordinates. Array layers are integers, clamped to `0..layers`.
+//! * **Point sampling** reads texel `floor(x)` (plus the integer offset).
+//! * **Linear filtering** reads texels `i = floor(xB)` and `i + 1` with `xB = x - 0.5` and
+//!   weights `1 - α`, `α` where `α = frac(xB)` held in 9-bit fixed point with 8 fractional
+//!   bits: `α = round(frac(xB) · 256) / 256` (rounded to nearest, halves up; 9 bits because
+//!   the rounding can reach 1.0). In 2D and 3D the weights multiply (`(1-α)(1-β)`, ...). The
+//!   weighted sum is formed exactly (f64: every product of a 9-bit weight and an f32 value
+//!   is exact) and rounded once to f32. Real hardware filters at lower internal precision;
+//!   the model is the documented formula, which both sides of `verify` share.
+//! * **Address modes** act on texel indices, per dimension: clamp (`0..N-1`), wrap
+//!   (`i mod N`), mirror (period `2N`, the second half reversed), border (out of range reads
+//!   the border colour, zero by default). This equals the guide's formulas on coordinates
+//!   (`frac(x)`, `1 - frac(x)` on odd periods, clamping to `[0, 1 - 1/N]`) and has no
+//!   rounding edge at `frac(x)` = 1. Wrap and mirror need normalized coordinates (the guide:
+//!   only supported there); unnormalized they act as clamp.
+//! * **Cube maps.** The face is chosen by the major axis of the direction `(x, y, z)` (ties:
+//!   z before y before x), with the guide's table of face coordinates: `+x`: `(-z, -y)`,
+//!   `-x`: `(z, -y)`, `+y`: `(x, z)`, `-y`: `(x, -z)`, `+z`: `(x, -y)`, `-z`: `(-x, -y)`, each
+//!   mapped by `(s / |m| + 1) / 2`; faces are laid out `+x, -x, +y, -y, +z, -z` (layer `l` of
+//!   a cube array: faces `6l..6l+5`). Sampling does not cross face edges (clamp per face).
+//! * **Texel formats.** 8/16/32-bit unsigned and signed integers, f16 and f32, 1, 2 or 4
+//!   channels. The result words are what the texture unit returns for the texture, whatever
+//!   type the PTX instruction names (the SASS `TEX` carries none): floats (f32 bits) for f16
+//!   and f32 texels, and for 8/16-bit integers read as normalized floats (unsigned `v / max`,
+//!   signed `max(v / max, -1)`); integers otherwise (sign- or zero-extended to 32 bits),
+//!   [`TextureDesc::result_kind`]. Integer results are never filtered (CUDA refuses linear
+//!   filtering with element-type reads; the model point-samples). Missing channels read as
+//!   0 and alpha as 1 (1.0 for float results): one channel gives `(r, 0, 0, 1)`. A border
+//!   texel is the whole border colour.
+//! * **Mip levels.** Level `l` has `max(1, size >> l)` texels per dimension (layers and cube
+//!   faces do not shrink). A fetch without `.level`/`.grad` reads level 0 (compute code has
+//!   no implicit derivatives). `.level` clamps the level of detail to `[0, levels - 1]` and
+//!   either rounds it (mipmap filter point) or blends the two levels around it with an
+//!   8-bit fraction (linear). `.grad` takes `log2` of the longer of the two gradients in
+//!   texels of level 0 (unnormalized: the gradients are texels already). Unnormalized
+//!   coordinates on level `l` are scaled by the level's size over level 0's.
+//! * **Depth compare** (`tex`/`tld4` with a reference value): each texel's first channel is
+//!   compared with the reference (`ref OP texel`, [`CompareFunc`], less-or-equal by
+//!   default), giving 1.0 or 0.0, which is then filtered; the result is `(c, 0, 0, 1)`.
+//! * **Integer coordinates** ([`Texture::fetch`], `tex.*.s32`, SASS `TLD`) read one texel
+//!   of one level with no sampler: no address mode, no filtering; a coordinate, layer or
+//!   level out of range reads zero in every lane (as `tex1Dfetch` on linear memory does).
+//! * **`tld4`** ([`Texture::gather`]) returns one component of the four texels of the
+//!   bilinear footprint (level 0), counter-clockwise from the lower left, as PTX specifies:
+//!   `(i, j+1)`, `(i+1, j+1)`, `(i+1, j)`, `(i, j)`.
+//! * **`txq`** ([`Texture::query`]): sizes of a level (0 past the last level), and PTX's
+//!   encodings: `filter_mode` 0 nearest / 1 linear; `addr_mode_*` PTX's enum `{wrap, mirror,
+//!   clamp_ogl, clamp_to_edge, clamp_to_border}` (0, 1, 3, 4 here); `normalized_coords`
+//!   0/1; `channel_data_type` the CUDA driver's `CUarray_format` code (u8 0x01, u16 0x02,
+//!   u32 0x03, s8 0x08, s16 0x09, s32 0x0a, f16 0x10, f32 0x20; PTX leaves the enumeration
+//!   to the source language); `channel_order` the channel count (CUDA has no separate
+//!   channel-order enumeration); `array_size` the layers of an array texture, else 0;
+//!   `num_mipmap_levels` the levels of a mipmapped texture, else 0; `num_samples` 0.
+//!   None of this could be checked on hardware in this project (no device); the
+//!   encodings are PTX's and CUDA's documented ones.
+//!
+//! # Layout of the texel bytes
+//!
+//! Level 0 first, then level 1, ...; within a level, face by face (a face is a layer, a cube
+//! face, or layer · 6 + face), then z, y, x; a texel is its channels in order, each
+//! little-endian. [`TextureDesc::byte_len`] is the total.
+
+use std::collections::BTreeMap;
+
+pub mod spec;
+
+/// Texture shape (PTX geometry): `.1d .2d .3d .a1d .a2d .cube .acube`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Shape {
+    D1,
+    D2,
+    D3,
+    A1,
+    A2,
+    Cube,
+    ACube,
+}
+
+impl Shape {
+    pub const ALL: [Shape; 7] = [
+        Shape::D1,
+        Shape::D2,
+        Shape::D3,
+        Shape::A1,
+        Shape::A2,
+        Shape::Cube,
+        Shape::ACube,
+    ];
+
+    /// PTX's name of the geometry, without the dot (`2d`, `a2d`, `acube`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Shape::D1 => "1d",
+            Shape::D2 => "2d",
+            Shape::D3 => "3d",
+            Shape::A1 => "a1d",
+            Shape::A2 => "a2d",
+            Shape::Cube => "cube",
+            Shape::ACube => "acube",
+        }
+    }
+
+    /// The shape PTX names `s` (with or without the dot).
+    pub fn from_name(s: &str) -> Option<Shape> {
+        let s = s.strip_prefix('.').unwrap_or(s);
+        Shape::ALL.into_iter().find(|sh| sh.name() == s)
+    }
+
+    /// Dimensions addressed within one face: 1, 2 or 3.
+    pub fn dims(self) -> usize {
+        match self {
+            Shape::D1 | Shape::A1 => 1,
+            Shape::D2 | Shape::A2 | Shape::Cube | Shape::ACube => 2,
+            Shape::D3 => 3,
+        }
+    }
+
+    /// Float coordinates of a sample: the face dimensions, or 3 for a cube direction.
+    pub fn coord_count(self) -> usize {
+        if self.is_cube() {
+            3
+        } else {
+            self.dims()
+        }
+    }
+
+    pub fn is_layered(self) -> bool {
+        matches!(self, Shape::A1 | Shape::A2 | Shape::ACube)
+    }
+
+    pub fn is_cube(self) -> bool {
+        matches!(self, Shape::Cube | Shape::ACube)
+    }
+}
+
+/// The type of each channel of a texel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ChannelType {
+    U8,
+    U16,
+    U32,
+    S8,
+    S16,
+    S32,
+    F16,
+    F32,
+}
+
+impl ChannelType {
+    pub const ALL: [ChannelType; 8] = [
+        ChannelType::U8,
+        ChannelType::U16,
+        ChannelType::U32,
+        ChannelType::S8,
+        ChannelType::S16,
+        ChannelType::S32,
+        ChannelType::F16,
+        ChannelType::F32,
+    ];
+
+    pub fn bytes(self) -> usize {
+        match self {
+            ChannelType::U8 | ChannelType::S8 => 1,
+            ChannelType::U16 | ChannelType::S16 | ChannelType::F16 => 2,
+            ChannelType::U32 | ChannelType::S32 | ChannelType::F32 => 4,
+        }
+    }
+
+    pub fn is_float(self) -> bool {
+        matches!(self, ChannelType::F16 | ChannelType::F32)
+    }
+
+    pub fn is_signed(self) -> bool {
+        matches!(self, ChannelType::S8 | ChannelType::S16 | ChannelType::S32)
+    }
+
+    /// 8- and 16-bit integers can be read as normalized floats.
+    pub fn can_normalize(self) -> bool {
+        matches!(
+            self,
+            ChannelType::U8 | ChannelType::U16 | ChannelType::S8 | ChannelType::S16
+        )
+    }
+
+    /// The name used in texture descriptions ([`spec`]): `u8` ... `f32`.
+    pub fn name(self) -> &'static str {
+        match self {
+            ChannelType::U8 => "u8",
+            ChannelType::U16 => "u16",
+            ChannelType::U32 => "u32",
+            ChannelType::S8 => "s8",
+            ChannelType::S16 => "s16",
+            ChannelType::S32 => "s32",
+            ChannelType::F16 => "f16",
+            ChannelType::F32 => "f32",
+        }
+    }
+
+    pub fn from_name(s: &str) -> Option<ChannelType> {
+        ChannelType::ALL.into_iter().find(|c| c.name() == s)
+    }
+
+    /// The CUDA driver's `CUarray_format` code (what `txq.channel_data_type` returns).
+    pub fn cuda_format(self) -> u32 {
+        match self {
+            ChannelType::U8 => 0x01,
+            ChannelType::U16 => 0x02,
+            ChannelType::U32 => 0x03,
+            ChannelType::S8 => 0x08,
+            ChannelType::S16 => 0x09,
+            ChannelType::S32 => 0x0a,
+            ChannelType::F16 => 0x10,
+            ChannelType::F32 => 0x20,
+        }
+    }
+
+    /// Largest magnitude of a normalized read's integer (`255`, `32767`, ...).
+    fn norm_max(self) -> f64 {
+        match self {
+            ChannelType::U8 => 255.0,
+            ChannelType::U16 => 65535.0,
+            ChannelType::S8 => 127.0,
+            ChannelType::S16 => 32767.0,
+            _ => 1.0,
+        }
+    }
+}
+
+/// What happens to a texel index outside `0..N`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AddressMode {
+    Wrap,
+    Clamp,
+    Mirror,
+    Border,
+}
+
+impl AddressMode {
+    pub fn name(self) -> &'static str {
+        match self {
+            AddressMode::Wrap => "wrap",
+            AddressMode::Clamp => "clamp",
+            AddressMode::Mirror => "mirror",
+            AddressMode::Border => "border",
+        }
+    }
+
+    pub fn from_name(s: &str) -> Option<AddressMode> {
+        [
+            AddressMode::Wrap,
+            AddressMode::Clamp,
+            AddressMode::Mirror,
+            AddressMode::Border,
+        ]
+        .into_iter()
+        .find(|m| m.name() == s)
+    }
+
+    /// PTX's `txq.addr_mode_*` value: enum `{wrap, mirror, clamp_ogl, clamp_to_edge,
+    /// clamp_to_border}`.
+    pub fn ptx_code(self) -> u32 {
+        match self {
+            AddressMode::Wrap => 0,
+            AddressMode::Mirror => 1,
+            AddressMode::Clamp => 3,
+            AddressMode::Border => 4,
+        }
+    }
+}
+
+/// Texel filtering (also used for the filter between mip levels).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FilterMode {
+    Point,
+    Linear,
+}
+
+/// How 8/16-bit integer texels are returned: as integers or as normalized floats.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ReadMode {
+    ElementType,
+    NormalizedFloat,
+}
+
+/// The depth-compare function: a texel passes when `reference OP texel`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CompareFunc {
+    Never,
+    Less,
+    Equal,
+    LessEqual,
+    Greater,
+    NotEqual,
+    GreaterEqual,
+    Always,
+}
+
+impl CompareFunc {
+    pub const ALL: [CompareFunc; 8] = [
+        CompareFunc::Never,
+        CompareFunc::Less,
+        CompareFunc::Equal,
+        CompareFunc::LessEqual,
+        CompareFunc::Greater,
+        CompareFunc::NotEqual,
+        CompareFunc::GreaterEqual,
+        CompareFunc::Always,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            CompareFunc::Never => "never",
+            CompareFunc::Less => "lt",
+            CompareFunc::Equal => "eq",
+            CompareFunc::LessEqual => "le",
+            CompareFunc::Greater => "gt",
+            CompareFunc::NotEqual => "ne",
+            CompareFunc::GreaterEqual => "ge",
+            CompareFunc::Always => "always",
+        }
+    }
+
+    pub fn from_name(s: &str) -> Option<CompareFunc> {
+        CompareFunc::ALL.into_iter().find(|c| c.name() == s)
+    }
+
+    /// `reference OP texel` (false on NaN, except `ne` and `always`).
+    pub fn passes(self, reference: f64, texel: f64) -> bool {
+        match self {
+            CompareFunc::Never => false,
+            CompareFunc::Less => reference < texel,
+            CompareFunc::Equal => reference == texel,
+            CompareFunc::LessEqual => reference <= texel,
+            CompareFunc::Greater => reference > texel,
+            CompareFunc::NotEqual => reference != texel,
+            CompareFunc::GreaterEqual => reference >= texel,
+            CompareFunc::Always => true,
+        }
+    }
+}
+
+/// Sampler state: how coordinates are read and texels combined. Part of a
+/// [`TextureDesc`] (unified mode, `.texref` carries both) and on its own for `.samplerref`
+/// (independent mode, [`Texture::sample_with`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SamplerDesc {
+    /// Per dimension x, y, z.
+    pub address: [AddressMode; 3],
+    /// The texel a border-mode fetch outside the texture reads (float results take it as
+    /// is; integer results convert each lane, saturating).
+    pub border_color: [f32; 4],
+    pub filter: FilterMode,
+    /// Between mip levels.
+    pub mip_filter: FilterMode,
+    pub normalized_coords: bool,
+    pub compare: CompareFunc,
+}
+
+impl Default for SamplerDesc {
+    /// CUDA's defaults: clamp, point, unnormalized coordinates, border colour zero.
+    fn default() -> SamplerDesc {
+        SamplerDesc {
+            address: [AddressMode::Clamp; 3],
+            border_color: [0.0; 4],
+            filter: FilterMode::Point,
+            mip_filter: FilterMode::Point,
+            normalized_coords: false,
+            compare: CompareFunc::LessEqual,
+        }
+    }
+}
+
+/// What the result words of a texture hold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ResultKind {
+    /// f32 bits.
+    Float,
+    /// Sign-extended integers.
+    Signed,
+    /// Zero-extended integers.
+    Unsigned,
+}
+
+/// A texture's shape, size, format and sampler state. Sizes of dimensions the shape does
+/// not have are 1; `layers` is 1 unless the shape is layered; a cube's `height` equals its
+/// `width`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TextureDesc {
+    pub shape: Shape,
+    pub width: u32,
+    pub height: u32,
+    pub depth: u32,
+    /// Array layers (cube arrays: cubes).
+    pub layers: u32,
+    /// Mip levels, at least 1.
+    pub mip_levels: u32,
+    pub channel_type: ChannelType,
+    /// 1, 2 or 4.
+    pub channels: u8,
+    pub read_mode: ReadMode,
+    pub sampler: SamplerDesc,
+}
+
+/// Largest size of one dimension (what `cudaMalloc3DArray` allows for 1D on Maxwell is
+/// 65536; the model takes the same bound for every dimension).
+pub const MAX_DIM: u32 = 65536;
+/// Largest texture the model builds (bytes), to keep `verify` launches in memory.
+pub const MAX_BYTES: usize = 256 << 20;
+
+impl TextureDesc {
+    /// A texture of `shape` and `width × height × depth` (sizes the shape lacks are
+    /// ignored and set to 1; a cube's height is its width), one layer, one level, element
+    /// reads, CUDA's default sampler.
+    pub fn new(
+        shape: Shape,
+        size: [u32; 3],
+        channel_type: ChannelType,
+        channels: u8,
+    ) -> TextureDesc {
+        let dims = shape.dims();
+        let width = size[0];
+        let height = if shape.is_cube() {
+            width
+        } else if dims >= 2 {
+            size[1]
+        } else {
+            1
+        };
+        let depth = if dims >= 3 { size[2] } else { 1 };
+        TextureDesc {
+            shape,
+            width,
+            height,
+            depth,
+            layers: 1,
+            mip_levels: 1,
+            channel_type,
+            channels,
+            read_mode: ReadMode::ElementType,
+            sampler: SamplerDesc::default(),
+        }
+    }
+
+    /// Whether the description is one the model (and CUDA) accepts; the message says why
+    /// not.
+    pub fn validate(&self) -> Result<(), String> {
+        let dims = self.shape.dims();
+        for (k, (name, n)) in [
+            ("width", self.width),
+            ("height", self.height),
+            ("depth", self.depth),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            if k < dims && !(1..=MAX_DIM).contains(&n) {
+                return Err(format!("{name} {n} is not in 1..={MAX_DIM}"));
+            }
+            if k >= dims && n != 1 {
+                return Err(format!(
+                    "a {} texture has no {name} (it is {n}, must be 1)",
+                    self.shape.name()
+                ));
+            }
+        }
+        if self.shape.is_cube() && self.height != self.width {
+            return Err(format!(
+                "a cube map's faces are square (width {}, height {})",
+                self.width, self.height
+            ));
+        }
+        if self.shape.is_layered() {
+            if !(1..=2048).contains(&self.layers) {
+                return Err(format!("layers {} is not in 1..=2048", self.layers));
+            }
+        } else if self.layers != 1 {
+            return Err(format!(
+                "a {} texture is not layered (layers {}, must be 1)",
+                self.shape.name(),
+                self.layers
+            ));
+        }
+        let largest = self.width.max(self.height).max(self.depth);
+        let max_levels = 32 - largest.leading_zeros();
+        if self.mip_levels < 1 || self.mip_levels > max_levels {
+            return Err(format!(
+                "mip levels {} is not in 1..={max_levels} for a largest dimension of {largest}",
+                self.mip_levels
+            ));
+        }
+        if !matches!(self.channels, 1 | 2 | 4) {
+            return Err(format!(
+                "{} channels: textures have 1, 2 or 4",
+                self.channels
+            ));
+        }
+        if self.read_mode == ReadMode::NormalizedFloat && !self.channel_type.can_normalize() {
+            return Err(format!(
+                "{} texels cannot be read as normalized floats (only 8- and 16-bit integers)",
+                self.channel_type.name()
+            ));
+        }
+        if self.sampler.filter == FilterMode::Linear && self.result_kind() != ResultKind::Float {
+            return Err(format!(
+                "linear filtering needs float results: {} texels read as integers (use `nfloat`)",
+                self.channel_type.name()
+            ));
+        }
+        if !self.sampler.normalized_coords {
+            if let Some(m) = self.sampler.address[..dims]
+                .iter()
+                .find(|m| matches!(m, AddressMode::Wrap | AddressMode::Mirror))
+            {
+                return Err(format!(
+                    "address mode {} needs normalized coordinates (`norm`)",
+                    m.name()
+                ));
+            }
+        }
+        if self.byte_len_u128() > MAX_BYTES as u128 {
+            return Err(format!(
+                "{} bytes of texels is more than the {MAX_BYTES} the model builds",
+                self.byte_len_u128()
+            ));
+        }
+        Ok(())
+    }
+
+    /// What the result words hold (module essay, "Texel formats").
+    pub fn result_kind(&self) -> ResultKind {
+        if self.channel_type.is_float() || self.read_mode == ReadMode::NormalizedFloat {
+            ResultKind::Float
+        } else if self.channel_type.is_signed() {
+            ResultKind::Signed
+        } else {
+            ResultKind::Unsigned
+        }
+    }
+
+    /// Bytes of one texel.
+    pub fn texel_bytes(&self) -> usize {
+        self.channel_type.bytes() * self.channels as usize
+    }
+
+    /// Faces per level: layers, times 6 for cube maps.
+    pub fn faces(&self) -> u32 {
+        self.layers * if self.shape.is_cube() { 6 } else { 1 }
+    }
+
+    /// `[width, height, depth]` of mip level `level` (each at least 1).
+    pub fn level_size(&self, level: u32) -> [u32; 3] {
+        let shrink = |n: u32| (n.checked_shr(level).unwrap_or(0)).max(1);
+        let dims = self.shape.dims();
+        [
+            shrink(self.width),
+            if dims >= 2 { shrink(self.height) } else { 1 },
+            if dims >= 3 { shrink(self.depth) } else { 1 },
+        ]
+    }
+
+    fn level_texels(&self, level: u32) -> u128 {
+        let [w, h, d] = self.level_size(level);
+        w as u128 * h as u128 * d as u128 * self.faces() as u128
+    }
+
+    fn byte_len_u128(&self) -> u128 {
+        (0..self.mip_levels.min(32))
+            .map(|l| self.level_texels(l))
+            .sum::<u128>()
+            * self.texel_bytes() as u128
+    }
+
+    /// Bytes of texels of all levels.
+    pub fn byte_len(&self) -> usize {
+        self.byte_len_u128() as usize
+    }
+
+    /// Byte offset of mip level `level`.
+    pub fn level_offset(&self, level: u32) -> usize {
+        (0..level)
+            .map(|l| self.level_texels(l) as usize)
+            .sum::<usize>()
+            * self.texel_bytes()
+    }
+}
+
+/// How the level of detail of a sample is chosen.
+#[derive(Clone, Copy, Debug, PartialEq, Default)]
+pub enum Lod {
+    /// No `.level`/`.grad`: level 0.
+    #[default]
+    Base,
+    /// `.level`: this level of detail.
+    Level(f32),
+    /// `.grad`: derivatives of the coordinates along x and y (the coordinates' own units).
+    Grad { dx: [f32; 3], dy: [f32; 3] },
+}
+
+/// One `tex`/`tld4` with float coordinates.
+#[derive(Clone, Copy, Debug, PartialEq, Default)]
+pub struct SampleQuery {
+    /// x, y, z (as many as the shape has; a cube direction for cube maps).
+    pub coords: [f32; 3],
+    /// Array layer (layered shapes), clamped to the texture's layers.
+    pub layer: i32,
+    pub lod: Lod,
+    /// Integer texel offsets added after the coordinate is scaled (PTX's offset operand).
+    pub offset: [i32; 3],
+    /// Depth-compare reference (PTX's last operand of `tex`/`tld4`).
+    pub depth_ref: Option<f32>,
+}
+
+/// `txq` queries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TxqQuery {
+    Width,
+    Height,
+    Depth,
+    ChannelDataType,
+    ChannelOrder,
+    NormalizedCoords,
+    ForceUnnormalizedCoords,
+    FilterMode,
+    AddrMode0,
+    AddrMode1,
+    AddrMode2,
+    ArraySize,
+    NumMipmapLevels,
+    NumSamples,
+}
+
+impl TxqQuery {
+    /// The query PTX names `s` (`width`, `addr_mode_0`, ..., with or without the dot).
+    pub fn from_name(s: &str) -> Option<TxqQuery> {
+        let s = s.strip_prefix('.').unwrap_or(s);
+        Some(match s {
+            "width" => TxqQuery::Width,
+            "height" => TxqQuery::Height,
+            "depth" => TxqQuery::Depth,
+            "channel_data_type" => TxqQuery::ChannelDataType,
+            "channel_order" => TxqQuery::ChannelOrder,
+            "normalized_coords" => TxqQuery::NormalizedCoords,
+            "force_unnormalized_coords" => TxqQuery::ForceUnnormalizedCoords,
+            "filter_mode" => TxqQuery::FilterMode,
+            "addr_mode_0" => TxqQuery::AddrMode0,
+            "addr_mode_1" => TxqQuery::AddrMode1,
+            "addr_mode_2" => TxqQuery::AddrMode2,
+            "array_size" => TxqQuery::ArraySize,
+            "num_mipmap_levels" => TxqQuery::NumMipmapLevels,
+            "num_samples" => TxqQuery::NumSamples,
+            _ => return None,
+        })
+    }
+}
+
+/// A texture: its description and its texel bytes (layout in the module essay).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Texture {
+    pub desc: TextureDesc,
+    pub data: Vec<u8>,
+}
+
+/// A texel expanded to four lanes: float values or integer words.
+#[derive(Clone, Copy, Debug)]
+enum Lanes {
+    Float([f64; 4]),
+    Int([u32; 4]),
+}
+
+impl Texture {
+    /// `desc` with `data` as its texels; `data` must be exactly `desc.byte_len()` bytes and
+    /// `desc` valid.
+    pub fn from_bytes(desc: TextureDesc, data: Vec<u8>) -> Result<Texture, String> {
+        desc.validate()?;
+        if data.len() != desc.byte_len() {
+            return Err(format!(
+                "texture data is {} bytes, the description needs {}",
+                data.len(),
+                desc.byte_len()
+            ));
+        }
+        Ok(Texture { desc, data })
+    }
+
+    /// Random texels from `seed`: integers uniform over their type; f16 and f32 values
+    /// finite and moderate (zero, or magnitude in `[2^-4, 8)`, either sign, every mantissa
+    /// bit random), so that filtered sums compare meaningfully. `desc` should be valid
+    /// ([`TextureDesc::validate`]); the bytes follow `desc.byte_len()` whatever it is.
+    pub fn random(desc: TextureDesc, seed: u64) -> Texture {
+        let mut rng = crate::verify::Rng::new(seed ^ 0x7e57_u64.wrapping_mul(0x9e37_79b9));
+        let mut data = vec![0u8; desc.byte_len()];
+        match desc.channel_type {
+            ChannelType::F32 => {
+                for c in data.chunks_exact_mut(4) {
+                    let r = rng.next_u64();
+                    let bits = if r % 64 == 0 {
+                        0
+                    } else {
+                        let sign = ((r >> 8) & 1) as u32;
+                        let exp = 123 + ((r >> 9) % 7) as u32; // 2^-4 ..= 2^2
+                        let mant = ((r >> 16) as u32) & 0x7f_ffff;
+                        sign << 31 | exp << 23 | mant
+                    };
+                    c.copy_from_slice(&bits.to_le_bytes());
+                }
+            }
+            ChannelType::F16 => {
+                for c in data.chunks_exact_mut(2) {
+                    let r = rng.next_u64();
+                    let bits: u16 = if r % 64 == 0 {
+                        0
+                    } else {
+                        let sign = ((r >> 8) & 1) as u16;
+                        let exp = 11 + ((r >> 9) % 7) as u16; // 2^-4 ..= 2^2
+                        let mant = ((r >> 16) as u16) & 0x3ff;
+                        sign << 15 | exp << 10 | mant
+                    };
+                    c.copy_from_slice(&bits.to_le_bytes());
+                }
+            }
+            _ => rng.fill(&mut data),
+        }
+        Texture { desc, data }
+    }
+
+    /// What [`sample`](Self::sample) returns for float-coordinate `tex` with the texture's
+    /// own sampler state.
+    pub fn sample(&self, q: &SampleQuery) -> [u32; 4] {
+        self.sample_with(&self.desc.sampler, q)
+    }
+
+    /// `tex` with float coordinates under sampler state `s` (independent mode's
+    /// `.samplerref`; unified mode passes the texture's own). Four raw result words
+    /// ([`TextureDesc::result_kind`]).
+    pub fn sample_with(&self, s: &SamplerDesc, q: &SampleQuery) -> [u32; 4] {
+        let d = &self.desc;
+        let (face_base, coords, normalized, address) = self.face_and_coords(s, q);
+        let integer = d.result_kind() != ResultKind::Float && q.depth_ref.is_none();
+        let filter = if integer { FilterMode::Point } else { s.filter };
+        let mip_filter = if integer {
+            FilterMode::Point
+        } else {
+            s.mip_filter
+        };
+        let levels = self.levels_for(q, normalized, mip_filter);
+        let mut acc = [0f64; 4];
+        let mut int_result = None;
+        for (level, weight) in levels {
+            let view = Footprint {
+                tex: self,
+                sampler: s,
+                level,
+                face: face_base,
+                address,
+                normalized,
+            };
+            match view.filter(coords, q.offset, filter, q.depth_ref) {
+                Lanes::Int(w) => {
+                    int_result = Some(w);
+                    break;
+                }
+                Lanes::Float(v) => {
+                    for k in 0..4 {
+                        acc[k] += v[k] * weight;
+                    }
+                }
+            }
+        }
+        if let Some(w) = int_result {
+            return w;
+        }
+        if q.depth_ref.is_some() {
+            acc = [acc[0], 0.0, 0.0, 1.0];
+        }
+        acc.map(|v| (v as f32).to_bits())
+    }
+
+    /// `tex` with integer coordinates (`.s32`; SASS `TLD`): `coords` are x, y, z and, for
+    /// layered shapes, the layer in `coords[3]`; `lod` the mip level. One texel, no sampler:
+    /// anything out of range reads zero in every lane.
+    pub fn fetch(&self, coords: [i32; 4], lod: i32) -> [u32; 4] {
+        let d = &self.desc;
+        if lod < 0 || lod as u32 >= d.mip_levels {
+            return [0; 4];
+        }
+        let level = lod as u32;
+        let size = d.level_size(level);
+        let mut at = [0u32; 3];
+        for k in 0..d.shape.dims() {
+            if coords[k] < 0 || coords[k] as u32 >= size[k] {
+                return [0; 4];
+            }
+            at[k] = coords[k] as u32;
+        }
+        let face = if d.shape.is_layered() {
+            if coords[3] < 0 || coords[3] as u32 >= d.layers {
+                return [0; 4];
+            }
+            // Cube arrays are not fetched with integer coordinates (PTX refuses); a layer
+            // names the layer's first face.
+            coords[3] as u32 * if d.shape.is_cube() { 6 } else { 1 }
+        } else {
+            0
+        };
+        match self.texel(level, face, at) {
+            Lanes::Int(w) => w,
+            Lanes::Float(v) => v.map(|x| (x as f32).to_bits()),
+        }
+    }
+
+    /// `tld4.comp`: component `component` (0 r, 1 g, 2 b, 3 a) of the four texels of the
+    /// bilinear footprint of level 0, in PTX's order (module essay). With a depth reference,
+    /// each is the comparison's 1.0 or 0.0.
+    pub fn gather(&self, component: u8, q: &SampleQuery) -> [u32; 4] {
+        self.gather_with(&self.desc.sampler, component, q)
+    }
+
+    /// [`gather`](Self::gather) under sampler state `s`.
+    pub fn gather_with(&self, s: &SamplerDesc, component: u8, q: &SampleQuery) -> [u32; 4] {
+        let (face, coords, normalized, address) = self.face_and_coords(s, q);
+        let view = Footprint {
+            tex: self,
+            sampler: s,
+            level: 0,
+            face,
+            address,
+            normalized,
+        };
+        let c = component.min(3) as usize;
+        let (xi, _) = view.linear_index(0, coords[0], q.offset[0]);
+        let (yi, _) = view.linear_index(1, coords[1], q.offset[1]);
+        let order = [(xi, yi + 1), (xi + 1, yi + 1), (xi + 1, yi), (xi, yi)];
+        order.map(|(x, y)| {
+            let t = view.read([x, y, 0]);
+            match (t, q.depth_ref) {
+                (Lanes::Float(v), Some(r)) => {
+                    let pass = s.compare.passes(r as f64, v[0]);
+                    (if pass { 1.0f32 } else { 0.0 }).to_bits()
+                }
+                (Lanes::Int(v), Some(r)) => {
+                    let t = int_lane_value(self.desc.result_kind(), v[0]);
+                    (if s.compare.passes(r as f64, t) {
+                        1.0f32
+                    } else {
+                        0.0
+                    })
+                    .to_bits()
+                }
+                (Lanes::Float(v), None) => (v[c] as f32).to_bits(),
+                (Lanes::Int(v), None) => v[c],
+            }
+        })
+    }
+
+    /// `txq`: the attribute `what` (of mip level `lod` for the sizes), with PTX's and
+    /// CUDA's encodings (module essay).
+    pub fn query(&self, what: TxqQuery, lod: u32) -> u32 {
+        self.query_with(&self.desc.sampler, what, lod)
+    }
+
+    /// [`query`](Self::query) with sampler attributes from `s`.
+    pub fn query_with(&self, s: &SamplerDesc, what: TxqQuery, lod: u32) -> u32 {
+        let d = &self.desc;
+        let size = |k: usize| {
+            if lod >= d.mip_levels {
+                0
+            } else {
+                d.level_size(lod)[k]
+            }
+        };
+        match what {
+            TxqQuery::Width => size(0),
+            TxqQuery::Height => size(1),
+            TxqQuery::Depth => size(2),
+            TxqQuery::ChannelDataType => d.channel_type.cuda_format(),
+            TxqQuery::ChannelOrder => d.channels as u32,
+            TxqQuery::NormalizedCoords => s.normalized_coords as u32,
+            TxqQuery::ForceUnnormalizedCoords => !s.normalized_coords as u32,
+            TxqQuery::FilterMode => match s.filter {
+                FilterMode::Point => 0,
+                FilterMode::Linear => 1,
+            },
+            TxqQuery::AddrMode0 => s.address[0].ptx_code(),
+            TxqQuery::AddrMode1 => s.address[1].ptx_code(),
+            TxqQuery::AddrMode2 => s.address[2].ptx_code(),
+            TxqQuery::ArraySize => {
+                if d.shape.is_layered() {
+                    d.layers
+                } else {
+                    0
+                }
+            }
+            TxqQuery::NumMipmapLevels => {
+                if d.mip_levels > 1 {
+                    d.mip_levels
+                } else {
+                    0
+                }
+            }
+            TxqQuery::NumSamples => 0,
+        }
+    }
+
+    /// The face a sample reads (first face of its layer, plus the cube face), its face
+    /// coordinates, whether they are normalized, and the address modes that apply.
+    fn face_and_coords(
+        &self,
+        s: &SamplerDesc,
+        q: &SampleQuery,
+    ) -> (u32, [f32; 3], bool, [AddressMode; 3]) {
+        let d = &self.desc;
+        let layer = if d.shape.is_layered() {
+            q.layer.clamp(0, d.layers as i32 - 1) as u32
+        } else {
+            0
+        };
+        if d.shape.is_cube() {
+            let (face, st) = cube_face(q.coords);
+            (
+                layer * 6 + face,
+                [st[0], st[1], 0.0],
+                true,
+                [AddressMode::Clamp; 3],
+            )
+        } else {
+            (layer, q.coords, s.normalized_coords, s.address)
+        }
+    }
+
+    /// The mip levels a sample reads and their weights (summing to 1).
+    fn levels_for(
+        &self,
+        q: &SampleQuery,
+        normalized: bool,
+        mip_filter: FilterMode,
+    ) -> Vec<(u32, f64)> {
+        let d = &self.desc;
+        let lod = match q.lod {
+            Lod::Base => return vec![(0, 1.0)],
+            Lod::Level(l) => l as f64,
+            Lod::Grad { dx, dy } => {
+                let size0 = d.level_size(0);
+                let scale = |k: usize| {
+                    if d.shape.is_cube() {
+                        // A direction's derivative over the major axis, in face texels.
+                        let m = coords_major(q.coords);
+                        if m > 0.0 {
+                            size0[0] as f64 / (2.0 * m)
+                        } else {
+                            0.0
+                        }
+                    } else if normalized {
+                        size0[k] as f64
+                    } else {
+                        1.0
+                    }
+                };
+                let n = d.shape.coord_count();
+                let len = |g: [f32; 3]| {
+                    (0..n)
+                        .map(|k| (g[k] as f64 * scale(k)).powi(2))
+                        .sum::<f64>()
+                        .sqrt()
+                };
+                let rho = len(dx).max(len(dy));
+                rho.log2()
+            }
+        };
+        let top = (d.mip_levels - 1) as f64;
+        let lod = if lod.is_nan() {
+            0.0
+        } else {
+            lod.clamp(0.0, top)
+        };
+        match mip_filter {
+            FilterMode::Point => vec![(((lod + 0.5).floor()).min(top) as u32, 1.0)],
+            FilterMode::Linear => {
+                let l0 = lod.floor();
+                let w = weight_256(lod - l0) as f64 / 256.0;
+                let l1 = (l0 + 1.0).min(top);
+                if w == 0.0 || l1 == l0 {
+                    vec![(l0 as u32, 1.0)]
+                } else {
+                    vec![(l0 as u32, 1.0 - w), (l1 as u32, w)]
+                }
+            }
+        }
+    }
+
+    /// The texel at integer position `at` of face `face` of `level` (all in range),
+    /// expanded to four lanes.
+    fn texel(&self, level: u32, face: u32, at: [u32; 3]) -> Lanes {
+        let d = &self.desc;
+        let [w, h, dp] = d.level_size(level);
+        let index = (((face as usize * dp as usize + at[2] as usize) * h as usize
+            + at[1] as usize)
+            * w as usize)
+            + at[0] as usize;
+        let tb = d.texel_bytes();
+        let base = d.level_offset(level) + index * tb;
+        let bytes = &self.data[base..base + tb];
+        let cb = d.channel_type.bytes();
+        let raw = |k: usize| -> u32 {
+            let mut v = [0u8; 4];
+            v[..cb].copy_from_slice(&bytes[k * cb..(k + 1) * cb]);
+            u32::from_le_bytes(v)
+        };
+        let n = d.channels as usize;
+        match d.result_kind() {
+            ResultKind::Float => {
+                let mut v = [0.0, 0.0, 0.0, 1.0];
+                for (k, lane) in v.iter_mut().enumerate().take(n) {
+                    *lane = channel_to_f64(d.channel_type, raw(k));
+                }
+                Lanes::Float(v)
+            }
+            _ => {
+                let mut v = [0, 0, 0, 1];
+                for (k, lane) in v.iter_mut().enumerate().take(n) {
+                    *lane = extend(d.channel_type, raw(k));
+                }
+                Lanes::Int(v)
+            }
+        }
+    }
+}
+
+/// One level and face of a texture under a sampler: addressing and filtering.
+struct Footprint<'a> {
+    tex: &'a Texture,
+    sampler: &'a SamplerDesc,
+    level: u32,
+    face: u32,
+    address: [AddressMode; 3],
+    normalized: bool,
+}
+
+impl Footprint<'_> {
+    /// Coordinate `c` of dimension `k` in texels of this level (as an exact f64, kept
+    /// within ±2^40 so that index arithmetic cannot overflow; NaN reads as 0).
+    fn texel_coord(&self, k: usize, c: f32) -> f64 {
+        let d = &self.tex.desc;
+        let n = d.level_size(self.level)[k] as f64;
+        let x = if self.normalized {
+            c as f64 * n
+        } else {
+            c as f64 * n / d.level_size(0)[k] as f64
+        };
+        if x.is_nan() {
+            0.0
+        } else {
+            x.clamp(-(2f64.powi(40)), 2f64.powi(40))
+        }
+    }
+
+    /// Point sampling's index along dimension `k`.
+    fn point_index(&self, k: usize, c: f32, offset: i32) -> i64 {
+        self.texel_coord(k, c).floor() as i64 + offset as i64
+    }
+
+    /// Linear filtering's first index along `k` and the weight of the second in 256ths.
+    fn linear_index(&self, k: usize, c: f32, offset: i32) -> (i64, u32) {
+        let xb = self.texel_coord(k, c) - 0.5;
+        let i = xb.floor();
+        (i as i64 + offset as i64, weight_256(xb - i))
+    }
+
+    /// The texel at (unaddressed) index `at`, through the address modes; border texels
+    /// are the border colour.
+    fn read(&self, at: [i64; 3]) -> Lanes {
+        let d = &self.tex.desc;
+        let size = d.level_size(self.level);
+        let mut pos = [0u32; 3];
+        for k in 0..d.shape.dims() {
+            match address(at[k], size[k], self.address[k], self.normalized) {
+                Some(p) => pos[k] = p,
+                None => return self.border(),
+            }
+        }
+        self.tex.texel(self.level, self.face, pos)
+    }
+
+    fn border(&self) -> Lanes {
+        let b = self.sampler.border_color;
+        match self.tex.desc.result_kind() {
+            ResultKind::Float => Lanes::Float(b.map(|v| v as f64)),
+            ResultKind::Signed => Lanes::Int(b.map(|v| v as i32 as u32)),
+            ResultKind::Unsigned => Lanes::Int(b.map(|v| v as u32)),
+        }
+    }
+
+    /// Filter at this level: point or linear over the shape's dimensions; with a depth
+    /// reference, of the comparisons.
+    fn filter(
+        &self,
+        coords: [f32; 3],
+        offset: [i32; 3],
+        filter: FilterMode,
+        depth_ref: Option<f32>,
+    ) -> Lanes {
+        let dims = self.tex.desc.shape.dims();
+        let kind = self.tex.desc.result_kind();
+        let compare = |t: Lanes| -> Lanes {
+            match depth_ref {
+                None => t,
+                Some(r) => {
+                    let v = match t {
+                        Lanes::Float(v) => v[0],
+                        Lanes::Int(v) => int_lane_value(kind, v[0]),
+                    };
+                    let c = if self.sampler.compare.passes(r as f64, v) {
+                        1.0
+                    } else {
+                        0.0
+                    };
+                    Lanes::Float([c, 0.0, 0.0, 1.0])
+                }
+            }
+        };
+        match filter {
+            FilterMode::Point => {
+                let mut at = [0i64; 3];
+                for k in 0..dims {
+                    at[k] = self.point_index(k, coords[k], offset[k]);
+                }
+                compare(self.read(at))
+            }
+            FilterMode::Linear => {
+                let mut base = [0i64; 3];
+                let mut alpha = [0u32; 3];
+                for k in 0..dims {
+                    (base[k], alpha[k]) = self.linear_index(k, coords[k], offset[k]);
+                }
+                let mut acc = [0f64; 4];
+                for corner in 0..(1usize << dims) {
+                    let mut at = base;
+                    let mut weight = 1u64;
+                    for k in 0..dims {
+                        let hi = corner >> k & 1 == 1;
+                        at[k] += hi as i64;
+                        weight *= if hi { alpha[k] } else { 256 - alpha[k] } as u64;
+                    }
+                    if weight == 0 {
+                        continue;
+                    }
+                    let Lanes::Float(v) = compare(self.read(at)) else {
+                        unreachable!("linear filtering reads float lanes")
+                    };
+                    for k in 0..4 {
+                        acc[k] += weight as f64 * v[k];
+                    }
+                }
+                let scale = (256u64.pow(dims as u32)) as f64;
+                Lanes::Float(acc.map(|a| a / scale))
+            }
+        }
+    }
+}
+
+/// `round(f · 256)` for `f` in `[0, 1)`: a filter weight in 9-bit fixed point (0..=256).
+fn weight_256(f: f64) -> u32 {
+    ((f * 256.0 + 0.5).floor() as u32).min(256)
+}
+
+/// Index `i` of a dimension of `n` texels under address mode `mode`; `None` is the border.
+/// Wrap and mirror act as clamp with unnormalized coordinates.
+pub fn address(i: i64, n: u32, mode: AddressMode, normalized: bool) -> Option<u32> {
+    let n = n as i64;
+    let mode = match mode {
+        AddressMode::Wrap | AddressMode::Mirror if !normalized => AddressMode::Clamp,
+        m => m,
+    };
+    Some(match mode {
+        AddressMode::Clamp => i.clamp(0, n - 1) as u32,
+        AddressMode::Wrap => i.rem_euclid(n) as u32,
+        AddressMode::Mirror => {
+            let m = i.rem_euclid(2 * n);
+            (if m >= n { 2 * n - 1 - m } else { m }) as u32
+        }
+        AddressMode::Border => {
+            if (0..n).contains(&i) {
+                i as u32
+            } else {
+                return None;
+            }
+        }
+    })
+}
+
+/// The cube face of direction `v` and the face's normalized coordinates (module essay).
+pub fn cube_face(v: [f32; 3]) -> (u32, [f32; 2]) {
+    let [x, y, z] = v.map(|c| c as f64);
+    let (ax, ay, az) = (x.abs(), y.abs(), z.abs());
+    let (face, s, t, m) = if az >= ax && az >= ay {
+        if z >= 0.0 {
+            (4, x, -y, az)
+        } else {
+            (5, -x, -y, az)
+        }
+    } else if ay >= ax {
+        if y >= 0.0 {
+            (2, x, z, ay)
+        } else {
+            (3, x, -z, ay)
+        }
+    } else if x >= 0.0 {
+        (0, -z, -y, ax)
+    } else {
+        (1, z, -y, ax)
+    };
+    let map = |c: f64| ((c / m + 1.0) / 2.0) as f32;
+    (face, [map(s), map(t)])
+}
+
+fn coords_major(v: [f32; 3]) -> f64 {
+    v.iter().map(|c| (*c as f64).abs()).fold(0.0, f64::max)
+}
+
+/// A raw channel (low `bytes` bits of `raw`) as the float a float-result read gives.
+fn channel_to_f64(t: ChannelType, raw: u32) -> f64 {
+    match t {
+        ChannelType::F32 => f32::from_bits(raw) as f64,
+        ChannelType::F16 => f16_to_f32(raw as u16) as f64,
+        ChannelType::U8 | ChannelType::U16 => raw as f64 / t.norm_max(),
+        ChannelType::S8 => ((raw as u8 as i8) as f64 / t.norm_max()).max(-1.0),
+        ChannelType::S16 => ((raw as u16 as i16) as f64 / t.norm_max()).max(-1.0),
+        // Not reachable through `result_kind` (32-bit integers read as integers).
+        ChannelType::U32 => raw as f64,
+        ChannelType::S32 => raw as i32 as f64,
+    }
+}
+
+/// A raw integer channel sign- or zero-extended to 32 bits.
+fn extend(t: ChannelType, raw: u32) -> u32 {
+    match t {
+        ChannelType::S8 => raw as u8 as i8 as i32 as u32,
+        ChannelType::S16 => raw as u16 as i16 as i32 as u32,
+        _ => raw,
+    }
+}
+
+/// An integer result lane as a number (for depth compares).
+fn int_lane_value(kind: ResultKind, w: u32) -> f64 {
+    match kind {
+        ResultKind::Signed => w as i32 as f64,
+        _ => w as f64,
+    }
+}
+
+/// IEEE binary16 to f32 (exact: every half is an f32).
+pub fn f16_to_f32(h: u16) -> f32 {
+    let sign = ((h >> 15) as u32) << 31;
+    let exp = ((h >> 10) & 0x1f) as u32;
+    let mant = (h & 0x3ff) as u32;
+    let bits = match (exp, mant) {
+        (0, 0) => sign,
+        (0, m) => {
+            // Subnormal: m · 2^-24.
+            let v = m as f32 * 2f32.powi(-24);
+            return if sign != 0 { -v } else { v };
+        }
+        (0x1f, 0) => sign | 0x7f80_0000,
+        (0x1f, m) => sign | 0x7fc0_0000 | (m << 13),
+        (e, m) => sign | ((e + 112) << 23) | (m << 13),
+    };
+    f32::from_bits(bits)
+}
+
+/// The textures and samplers of one launch: `.texref`/`.samplerref` variables by name
+/// (bound before the launch), texture objects by their 64-bit handle.
+///
+/// Handles made by [`add_object`](Self::add_object) are small integers from 1 (as the CUDA
+/// driver's texture objects are), so their low 32 bits alone identify them.
+#[derive(Clone, Debug, Default)]
+pub struct TextureBindings {
+    by_name: BTreeMap<String, Texture>,
+    samplers: BTreeMap<String, SamplerDesc>,
+    by_handle: BTreeMap<u64, Texture>,
+}
+
+impl TextureBindings {
+    pub fn new() -> TextureBindings {
+        TextureBindings::default()
+    }
+
+    /// Bind `tex` to the `.texref` (or `.surfref`) named `name`, replacing any.
+    pub fn bind(&mut self, name: &str, tex: Texture) {
+        self.by_name.insert(name.to_string(), tex);
+    }
+
+    /// Bind sampler state to the `.samplerref` named `name`.
+    pub fn bind_sampler(&mut self, name: &str, s: SamplerDesc) {
+        self.samplers.insert(name.to_string(), s);
+    }
+
+    /// Make `tex` a texture object; returns its handle (1, 2, ... in order of creation).
+    pub fn add_object(&mut self, tex: Texture) -> u64 {
+        let handle = self.by_handle.keys().next_back().map_or(1, |h| h + 1);
+        self.by_handle.insert(handle, tex);
+        handle
+    }
+
+    /// Register `tex` under an explicit `handle`, replacing any.
+    pub fn insert_object(&mut self, handle: u64, tex: Texture) {
+        self.by_handle.insert(handle, tex);
+    }
+
+    pub fn by_name(&self, name: &str) -> Option<&Texture> {
+        self.by_name.get(name)
+    }
+
+    pub fn sampler(&self, name: &str) -> Option<&SamplerDesc> {
+        self.samplers.get(name)
+    }
+
+    pub fn by_handle(&self, handle: u64) -> Option<&Texture> {
+        self.by_handle.get(&handle)
+    }
+
+    /// Bound textures by name, in name order.
+    pub fn names(&self) -> impl Iterator<Item = (&str, &Texture)> {
+        self.by_name.iter().map(|(n, t)| (n.as_str(), t))
+    }
+
+    /// Texture objects by handle, in handle order.
+    pub fn objects(&self) -> impl Iterator<Item = (u64, &Texture)> {
+        self.by_handle.iter().map(|(h, t)| (*h, t))
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.by_name.is_empty() && self.by_handle.is_empty() && self.samplers.is_empty()
+    }
+}
