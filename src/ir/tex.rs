@@ -214,3 +214,73 @@ pub fn bound_slot_offset(f: &super::Function, k: usize) -> u32 {
 pub fn param_cbank_offset(param_offset: u32) -> u32 {
     PARAM_BASE + param_offset
 }
+
+/// What a texture instruction returns ([`TexOp::results`] words), for `ir::eval`: `args` are
+/// the instruction's operand values (the bindless handle first), `texrefs` the module's
+/// `.texref` names, `bindings` the launch's textures. A texture the launch does not bind is
+/// an error (its message names it).
+pub fn eval(
+    op: TexOp,
+    handle: TexHandle,
+    args: &[u64],
+    texrefs: &[String],
+    bindings: &crate::texture::TextureBindings,
+) -> Result<[u32; 4], String> {
+    let (tex, coords) = match handle {
+        TexHandle::Bound(k) => {
+            let name = texrefs
+                .get(k as usize)
+                .ok_or_else(|| format!("texture {k} is not declared"))?;
+            let t = bindings
+                .by_name(name)
+                .ok_or_else(|| format!("texture '{name}' is not bound in the launch"))?;
+            (t, args)
+        }
+        TexHandle::Bindless => {
+            let h = args[0];
+            let t = bindings
+                .by_handle(h)
+                .ok_or_else(|| format!("no texture object has handle {h:#x}"))?;
+            (t, &args[1..])
+        }
+    };
+    let word = |k: usize| coords.get(k).map_or(0, |&v| v as u32);
+    match op {
+        TexOp::Query(q) => {
+            let what = match q {
+                TexQuery::Width => crate::texture::TxqQuery::Width,
+                TexQuery::Height => crate::texture::TxqQuery::Height,
+                TexQuery::Depth => crate::texture::TxqQuery::Depth,
+            };
+            Ok([tex.query(what, 0), 0, 0, 0])
+        }
+        TexOp::Sample {
+            shape, int_coords, ..
+        } => {
+            // The array shapes' layer comes first; PTX reads it as `.u32` (a negative one is
+            // a huge index, clamped like any other past the last layer).
+            let (layer, first) = if shape.is_array() {
+                (word(0).min(i32::MAX as u32) as i32, 1)
+            } else {
+                (0, 0)
+            };
+            let n = shape.coords() - first;
+            let c = |k: usize| if k < n { word(first + k) } else { 0 };
+            if int_coords {
+                let xyz = [c(0) as i32, c(1) as i32, c(2) as i32];
+                Ok(tex.fetch([xyz[0], xyz[1], xyz[2], layer], 0))
+            } else {
+                let q = crate::texture::SampleQuery {
+                    coords: [
+                        f32::from_bits(c(0)),
+                        f32::from_bits(c(1)),
+                        f32::from_bits(c(2)),
+                    ],
+                    layer,
+                    ..Default::default()
+                };
+                Ok(tex.sample(&q))
+            }
+        }
+    }
+}

@@ -224,6 +224,7 @@ mod float;
 mod half;
 mod mem;
 mod mufu;
+mod tex;
 mod trace;
 mod video;
 
@@ -248,6 +249,11 @@ pub struct KernelInfo {
     pub local_size: u32,
     /// Constant banks other than 0, as (bank, bytes).
     pub banks: Vec<(u8, Vec<u8>)>,
+    /// The bound textures' words of constant bank 0 (the cubin's `R_CUDA_TEX_HEADER_INDEX`
+    /// relocations): (byte offset, `.texref` name). A texture instruction whose slot is
+    /// one of these reads `Launch::textures` by that name; any other slot word holds a
+    /// texture object's handle (a `.u64` parameter's low word).
+    pub textures: Vec<(u32, String)>,
 }
 
 impl KernelInfo {

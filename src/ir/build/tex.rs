@@ -4,7 +4,9 @@
 //! `txq.<width|height|depth>.b32 d, [t]`, where `t` is a module `.texref` (bound) or a
 //! 64-bit register holding a texture object (bindless). Out: one `InstData::Texture` and
 //! the writes of its results to the destinations. The padding element PTX adds to
-//! 3-element coordinate vectors is read (it must be a valid operand) but dropped.
+//! 3-element coordinate vectors, and the unused ones of the old four-element form (PTX 1.x
+//! wrote `tex.2d [t, {x, y, _, _}]`; ptxas 11.8 accepts it), are read (each must be a valid
+//! operand) but dropped.
 //! Everything else of the texture chapter (`.level`/`.grad`, offsets, depth compare,
 //! `tld4`, samplers of `.texmode_independent`, the other `txq` attributes) is refused with
 //! a diagnostic naming what is missing.
@@ -90,7 +92,9 @@ impl FnBuilder<'_, '_> {
             Operand::Vector(items, _) => items.iter().collect(),
             one => vec![one],
         };
-        if items.len() != shape.ptx_vector_len() {
+        // PTX before ISA 2.x (and ptxas 11.8 still) takes four coordinates for every shape;
+        // the ones past the shape's are ignored.
+        if items.len() != shape.ptx_vector_len() && items.len() != 4 {
             self.error(
                 *span,
                 format!(
