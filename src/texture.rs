@@ -81,6 +81,7 @@
 
 use std::collections::BTreeMap;
 
+pub mod launch;
 pub mod spec;
 
 /// Texture shape (PTX geometry): `.1d .2d .3d .a1d .a2d .cube .acube`.
@@ -1290,7 +1291,7 @@ pub fn f16_to_f32(h: u16) -> f32 {
 ///
 /// Handles made by [`add_object`](Self::add_object) are small integers from 1 (as the CUDA
 /// driver's texture objects are), so their low 32 bits alone identify them.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct TextureBindings {
     by_name: BTreeMap<String, Texture>,
     samplers: BTreeMap<String, SamplerDesc>,

@@ -110,6 +110,11 @@ pub struct VerifyOptions {
     /// How size parameters are drawn ([`Sizes`]; `verify_kernel` tries both on the full
     /// launch).
     pub sizes: Sizes,
+    /// Descriptions of the textures kernels read, by `.texref` or texture-object parameter
+    /// name (`leafold verify --texture NAME=SPEC`, [`crate::texture::spec`]); a texture not
+    /// described gets [`crate::texture::spec::default_desc`] (see
+    /// [`crate::texture::launch::bind_for_launch`]).
+    pub textures: Vec<(String, crate::texture::TextureDesc)>,
 }
 
 impl Default for VerifyOptions {
@@ -126,6 +131,7 @@ impl Default for VerifyOptions {
             shape_block: true,
             check_slice: false,
             sizes: Sizes::Small,
+            textures: Vec::new(),
         }
     }
 }

@@ -4,7 +4,8 @@
 //! Options: `--kernel K` (default: every kernel), `--seed N`, `--runs R`, `--grid X[,Y,Z]`,
 //! `--block X[,Y,Z]`, `--buffer-size BYTES`, `--against-ptxas` (also simulate ptxas's cubin
 //! of the same file; needs the oracle, `LEAFOLD_ORACLE`), `--explain-inputs` (first print
-//! what each kernel's inputs were inferred to be, [`crate::verify::inputs`]). Exit code: 0 every kernel matched,
+//! what each kernel's inputs were inferred to be, [`crate::verify::inputs`]), `--texture
+//! NAME=SPEC` (describe a texture the kernels read, [`crate::texture::spec`]). Exit code: 0 every kernel matched,
 //! 1 a mismatch (the report names the kernel, seed, inputs, first differing byte and the SASS
 //! instruction that wrote it), 2 a kernel cannot be run (the reason is printed), the file
 //! cannot be read or compiled, or the arguments are bad.
@@ -55,6 +56,11 @@ pub struct Args {
     /// which hold small values (indices, sizes, loop bounds).
     #[arg(long)]
     pub explain_inputs: bool,
+    /// Describe a texture the kernels read (repeatable): NAME=SHAPE:SIZE,FORMAT[,OPTION]...,
+    /// e.g. img=2d:64x64,u8x4,nfloat,linear,norm,wrap. Others get random texels of a
+    /// default size per shape. `--help` lists the syntax.
+    #[arg(long = "texture", value_name = "NAME=SPEC", long_help = crate::texture::spec::SYNTAX_HELP)]
+    pub texture: Vec<String>,
     /// Compile with a deliberate wrong LEA scale (to see the verifier catch it).
     #[arg(long, hide = true)]
     pub debug_wrong_lea_scale: bool,
@@ -85,8 +91,15 @@ pub fn run(args: &Args) -> u8 {
         eprintln!("error: --buffer-size must be between 1 and 268435456");
         return 2;
     }
+    let textures = match crate::texture::spec::parse_bindings(&args.texture) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("error: --texture: {e}");
+            return 2;
+        }
+    };
     if args.summary {
-        return summary(args, grid, block);
+        return summary(args, grid, block, &textures);
     }
     let bytes = match std::fs::read(&args.file) {
         Ok(b) => b,
@@ -114,6 +127,7 @@ pub fn run(args: &Args) -> u8 {
         shape_block: args.block.is_none(),
         check_slice: args.check_slice,
         sizes: crate::verify::Sizes::Small,
+        textures,
     };
     if args.against_ptxas {
         let Some(oracle) = crate::oracle::Oracle::find() else {
@@ -165,7 +179,12 @@ pub fn run(args: &Args) -> u8 {
 }
 
 /// `--summary`: coverage per file and in total (see [`crate::verify::Coverage`]).
-fn summary(args: &Args, grid: [u32; 3], block: [u32; 3]) -> u8 {
+fn summary(
+    args: &Args,
+    grid: [u32; 3],
+    block: [u32; 3],
+    textures: &[(String, crate::texture::TextureDesc)],
+) -> u8 {
     use crate::verify::Coverage;
     use rayon::prelude::*;
     let mut files = Vec::new();
@@ -216,6 +235,7 @@ fn summary(args: &Args, grid: [u32; 3], block: [u32; 3]) -> u8 {
                     .and_then(|o| o.ptxas(&text, "sm_50", &[]).ok()),
                 shape_block: args.block.is_none(),
                 check_slice: args.check_slice,
+                textures: textures.to_vec(),
                 ..VerifyOptions::default()
             };
             match verify_file(&text, None, &opts) {
