@@ -284,3 +284,77 @@ pub fn eval(
         }
     }
 }
+
+/// The textures kernel `f` reads, for `verify` to bind ([`crate::texture::launch`]): each
+/// bound `.texref` by name, each texture object by the name of the `.u64` parameter that
+/// holds it, with the shape and result kind of the first `tex` that reads it (those of
+/// sampling instructions first: a texture only `txq` reads is a 2D one of float texels).
+/// A texture object that is not a parameter is left out (selection refuses it anyway).
+pub fn texture_needs(
+    module: &super::Module,
+    f: &super::Function,
+) -> Vec<crate::texture::launch::TextureNeed> {
+    use crate::texture::launch::TextureNeed;
+    use crate::texture::{ResultKind, Shape};
+    let mut samples = Vec::new();
+    let mut queries = Vec::new();
+    for &b in &f.layout {
+        for &i in &f.blocks[b].insts {
+            let super::InstData::Texture {
+                op,
+                handle,
+                ref args,
+            } = f.insts[i].data
+            else {
+                continue;
+            };
+            let (name, object) = match handle {
+                TexHandle::Bound(k) => match module.texrefs.get(k as usize) {
+                    Some(n) => (n.clone(), false),
+                    None => continue,
+                },
+                TexHandle::Bindless => {
+                    let def = match f.values[args[0]].def {
+                        super::ValueDef::Result(d, _) => &f.insts[d].data,
+                        super::ValueDef::Param(..) => continue,
+                    };
+                    let super::InstData::LoadParam { offset, .. } = *def else {
+                        continue;
+                    };
+                    match f.params.iter().find(|p| p.offset == offset) {
+                        Some(p) => (p.name.clone(), true),
+                        None => continue,
+                    }
+                }
+            };
+            match op {
+                TexOp::Sample { shape, result, .. } => samples.push(TextureNeed {
+                    name,
+                    object,
+                    shape: match shape {
+                        TexShape::D1 => Shape::D1,
+                        TexShape::D2 => Shape::D2,
+                        TexShape::D3 => Shape::D3,
+                        TexShape::A1 => Shape::A1,
+                        TexShape::A2 => Shape::A2,
+                        TexShape::Cube => Shape::Cube,
+                        TexShape::ACube => Shape::ACube,
+                    },
+                    kind: match result {
+                        TexType::F32 => ResultKind::Float,
+                        TexType::S32 => ResultKind::Signed,
+                        TexType::U32 => ResultKind::Unsigned,
+                    },
+                }),
+                TexOp::Query(_) => queries.push(TextureNeed {
+                    name,
+                    object,
+                    shape: Shape::D2,
+                    kind: ResultKind::Float,
+                }),
+            }
+        }
+    }
+    samples.extend(queries);
+    samples
+}
