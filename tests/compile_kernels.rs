@@ -58,7 +58,11 @@ fn opts(entries: &[&str]) -> Options {
 fn entries_need_only_their_own_kernels_to_build() {
     // The whole module does not compile: `textured` uses a texture gather (not lowered).
     let all = compile(TWO_KERNELS, &opts(&[])).unwrap_err();
-    assert!(all.0[0].message.contains("tld4.r.2d"), "{}", all.0[0].message);
+    assert!(
+        all.0[0].message.contains("tld4.r.2d"),
+        "{}",
+        all.0[0].message
+    );
     // `-e plain` does, and its cubin holds only `plain`.
     let out = compile(TWO_KERNELS, &opts(&["plain"]))
         .unwrap_or_else(|d| panic!("{}", leafold::error::render_all(&d.0)));

@@ -1,5 +1,5 @@
 //! Textures end to end (issue 21, the texture part): one kernel per `tex` shape the
-//! compiler lowers (1d, 2d, 3d, a2d; float and integer coordinates; f32, s32 and u32
+//! compiler lowers (1d, 2d, 3d, a1d, a2d; float and integer coordinates; f32, s32 and u32
 //! results; a bound `.texref` and a texture object passed as a `.u64` parameter) and per
 //! `txq` size query. For each:
 //!
@@ -40,7 +40,7 @@ struct Case {
 
 fn cases() -> Vec<Case> {
     let mut v = Vec::new();
-    for shape in ["1d", "2d", "3d", "a2d"] {
+    for shape in ["1d", "2d", "3d", "a1d", "a2d"] {
         for (result, coords) in [
             ("f32", "f32"),
             ("u32", "f32"),
@@ -88,7 +88,7 @@ impl Case {
 
     /// The coordinate registers, from the thread index (%r1) and a float scale (%f1):
     /// floats `tid * s - 2`, `tid * 0.3 - 1`, ...; integers `(tid ^ 37) - 40`, `tid / 3`, `tid & 3`;
-    /// the layer of `a2d` is `tid % 5` (past the texture's three layers too).
+    /// the layer of `a1d`/`a2d` is `tid % 5` (past the texture's three layers too).
     fn coords_ptx(&self) -> (String, String) {
         let mut body = String::new();
         body += "  cvt.rn.f32.u32 %f2, %r1;\n";
@@ -117,6 +117,7 @@ impl Case {
             "1d" => c(0).to_string(),
             "2d" => format!("{}, {}", c(0), c(1)),
             "3d" => format!("{}, {}, {}, {}", c(0), c(1), c(2), c(2)),
+            "a1d" => format!("%r5, {}", c(0)),
             _ => format!("%r5, {}, {}, {}", c(0), c(1), c(1)),
         };
         (body, format!("{{{list}}}"))
@@ -157,6 +158,7 @@ impl Case {
             "1d" => Shape::D1,
             "2d" => Shape::D2,
             "3d" => Shape::D3,
+            "a1d" => Shape::A1,
             _ => Shape::A2,
         };
         let (ty, ch) = match (self.result, self.coords) {
@@ -166,7 +168,7 @@ impl Case {
             _ => (ChannelType::S32, 1),
         };
         let mut d = TextureDesc::new(shape, [7, 5, 3], ty, ch);
-        if shape == Shape::A2 {
+        if matches!(shape, Shape::A1 | Shape::A2) {
             d.layers = 3;
         }
         if self.coords == "f32" {
@@ -280,10 +282,12 @@ fn code_is_hazard_free_and_uses_the_short_forms() {
         let c = cubin::read(&out.cubin).unwrap();
         let errs = check_code(&c.kernels[0].code);
         assert!(errs.is_empty(), "{}: {errs:#?}\n{}", case.name(), out.sass);
-        let want = match (case.txq, case.coords) {
-            (Some(_), _) => "TXQ ",
-            (None, "f32") => "TEXS ",
-            (None, _) => "TLDS.LZ ",
+        let want = match (case.txq, case.shape, case.coords) {
+            (Some(_), _, _) => "TXQ ",
+            (None, "a1d", "f32") => "TEX ",
+            (None, "a1d", _) => "TLD.LZ ",
+            (None, _, "f32") => "TEXS ",
+            (None, _, _) => "TLDS.LZ ",
         };
         assert!(
             out.sass.contains(want),
@@ -296,7 +300,10 @@ fn code_is_hazard_free_and_uses_the_short_forms() {
 
 #[test]
 fn unsupported_shapes_get_a_diagnostic() {
-    for (shape, coords) in [("cube", "{%f1, %f1, %f1, %f1}"), ("a1d", "{%r1, %f1}")] {
+    for (shape, coords) in [
+        ("cube", "{%f1, %f1, %f1, %f1}"),
+        ("acube", "{%r1, %f1, %f1, %f1}"),
+    ] {
         let ptx = format!(
             ".version 7.8\n.target sm_50\n.address_size 64\n.global .texref t;\n\
              .visible .entry k(.param .u64 out)\n{{\n .reg .f32 %f<8>;\n .reg .b32 %r<4>;\n .reg .b64 %rd<2>;\n\

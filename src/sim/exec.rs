@@ -1346,8 +1346,8 @@ impl Sim<'_> {
             | SUATOM_CAS_I => {
                 return Err(unsupported(addr, i, "a surface instruction"));
             }
-            TEXS | TLDS | TXQ_I => self.texture(w, i, addr, exec)?,
-            TEX_B | TXD_I | TXD_B | TLD_I | TLD_B | TLD4_I | TLD4_B | TXQ_B => {
+            TEXS | TLDS | TXQ_I | TEX | TLD_I => self.texture(w, i, addr, exec)?,
+            TEX_B | TXD_I | TXD_B | TLD_B | TLD4_I | TLD4_B | TXQ_B => {
                 return Err(unsupported(addr, i, "a texture instruction"));
             }
             RRO_R | RRO_C | RRO_I => self.rro(w, i, addr, exec)?,

@@ -1,4 +1,5 @@
-//! `TEXS`, `TLDS` and `TXQ` (bound by slot) through the texture model (`crate::texture`).
+//! `TEXS`, `TLDS`, `TXQ` and the general `TEX`/`TLD` on ARRAY_1D (bound by slot) through
+//! the texture model (`crate::texture`).
 //!
 //! In: the instruction, the warp's registers, constant bank 0, [`KernelInfo::textures`]
 //! (which slot words are bound `.texref`s) and `Launch::textures`. Out: the result registers
@@ -15,7 +16,9 @@
 //! (floats). TLDS 1D `x = ra`; 2D `x = ra`, `y = rb`; 3D `x, y = ra, ra+1`, `z = rb`;
 //! ARRAY_2D `layer = ra`, `x, y = rb, rb+1` (integers). Results go to `rd`, `rd+1`, `rd2`,
 //! `rd2+1` in the mask's component order. TXQ `TEX_HEADER_DIMENSION` with mask bits 0/1/2
-//! writes width/height/depth of level `ra` to consecutive registers from `rd`.
+//! writes width/height/depth of level `ra` to consecutive registers from `rd`. `TEX` and
+//! `TLD.LZ` on ARRAY_1D (no level, offset, compare or other option): `layer, x = ra, ra+1`,
+//! one result register per 4-bit mask bit, consecutive from `rd`.
 //!
 //! [`KernelInfo::textures`]: super::KernelInfo::textures
 
@@ -93,6 +96,9 @@ impl Sim<'_> {
             }
             return Ok(());
         }
+        if matches!(i.form, Form::TEX | Form::TLD_I) {
+            return self.texture_general(w, i, addr, exec, &tex);
+        }
         let (rd, rd2) = (f(i, Field::Rd), f(i, Field::Rd2));
         let Some(comps) = components(f(i, Field::Mask), rd2 != 255) else {
             return Err(unsupported(addr, i, "an invalid component mask"));
@@ -133,6 +139,50 @@ impl Sim<'_> {
         for (l, words) in out {
             for (n, &c) in comps.iter().enumerate() {
                 w.set_r(dests[n], l, words[c]);
+            }
+        }
+        Ok(())
+    }
+
+    /// `TEX` / `TLD.LZ` on target ARRAY_1D with no extras (`tex.a1d`): `{layer, x}` at ra,
+    /// one result register per mask bit from rd.
+    fn texture_general(
+        &mut self,
+        w: &mut Warp,
+        i: &Inst,
+        addr: u64,
+        exec: u32,
+        tex: &Texture,
+    ) -> Result<(), SimError> {
+        let plain = f(i, Field::Dim) == 1
+            && f(i, Field::Lod) == 0
+            && f(i, Field::Rb) == 255
+            && f(i, Field::Aoffi) == 0
+            && (i.form == Form::TLD_I || (f(i, Field::Dc) == 0 && f(i, Field::Ndv) == 0))
+            && (i.form == Form::TEX || (f(i, Field::Ms) == 0 && f(i, Field::Cl) == 0));
+        if !plain {
+            return Err(unsupported(addr, i, "this texture target or option"));
+        }
+        let (ra, rd, mask) = (f(i, Field::Ra), f(i, Field::Rd), f(i, Field::Mask));
+        let next = |r: u64| if r >= 255 { 255 } else { r + 1 };
+        for l in lanes(exec) {
+            let layer = w.r(ra, l);
+            let x = w.r(next(ra), l);
+            let words = if i.form == Form::TEX {
+                tex.sample(&SampleQuery {
+                    coords: [f32::from_bits(x), 0.0, 0.0],
+                    layer: layer as i32,
+                    ..Default::default()
+                })
+            } else {
+                tex.fetch([x as i32, 0, 0, layer as i32], 0)
+            };
+            let mut at = rd;
+            for (c, &word) in words.iter().enumerate() {
+                if mask >> c & 1 != 0 {
+                    w.set_r(at, l, word);
+                    at = next(at);
+                }
             }
         }
         Ok(())

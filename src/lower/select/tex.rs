@@ -10,6 +10,8 @@
 //! tex.2d  s32 coords   TLDS.LZ rd2, rd, x, y, slot, 2D, mask
 //! tex.3d  s32 coords   TLDS.LZ rd2, rd, {x,y}, z, slot, 3D, mask
 //! tex.a2d s32 coords   TLDS.LZ rd2, rd, {layer,0}, {x,y}, slot, ARRAY_2D, mask
+//! tex.a1d f32 coords   TEX     rd.., {layer,x}, slot, ARRAY_1D, mask4   (general form)
+//! tex.a1d s32 coords   TLD.LZ  rd.., {layer,x}, slot, ARRAY_1D, mask4
 //! txq.width/height/depth   TXQ rd, zero, TEX_HEADER_DIMENSION, slot, 0x1/0x2/0x4
 //! ```
 //!
@@ -22,9 +24,12 @@
 //! we always take `rd2` = `rd+2`, one aligned quad, as ptxas mostly does). The
 //! results are variable-latency (scoreboards are the scheduler's business).
 //!
+//! The general forms' 4-bit `mask4` has one bit per component read; their results are
+//! consecutive registers from `rd`.
+//!
 //! Not lowered (a clear error): a texture object in a register other than a kernel
-//! parameter (ptxas's `TEX.B`/`TXQ.B` forms), and the `.a1d`, `.cube` and `.acube` shapes
-//! (ptxas projects cube coordinates in software and uses the general `TEX`).
+//! parameter (ptxas's `TEX.B`/`TXQ.B` forms), and the `.cube` and `.acube` shapes (ptxas
+//! projects cube coordinates in software).
 
 use super::Lowerer;
 use crate::ir::tex::{self, TexHandle, TexOp, TexQuery, TexShape};
@@ -159,6 +164,60 @@ impl<'a> Lowerer<'a> {
         Ok(())
     }
 
+    /// The components whose results are read, in order (at least one: a fetch nobody reads
+    /// still writes R, as the IR keeps it).
+    fn tex_read_components(&self, results: &[Value]) -> Vec<usize> {
+        let mut comps: Vec<usize> = (0..4)
+            .filter(|&k| self.use_count[results[k].index()] > 0)
+            .collect();
+        if comps.is_empty() {
+            comps.push(0);
+        }
+        comps
+    }
+
+    /// `tex.a1d` as ptxas 11.8 writes it: the general `TEX` (float coordinates) or
+    /// `TLD.LZ` (integer ones) on target ARRAY_1D, coordinates `{layer, x}` at `ra`, one
+    /// destination register per component read (the 4-bit mask), consecutive from `rd`.
+    fn lower_tex_general(
+        &mut self,
+        results: &[Value],
+        int_coords: bool,
+        ra: Loc,
+        tid: u64,
+    ) -> Result<(), LowerError> {
+        let comps = self.tex_read_components(results);
+        let mask: u64 = comps.iter().map(|&c| 1u64 << c).sum();
+        let kind = match comps.len() {
+            1 => RegKind::B32,
+            2 => RegKind::B64,
+            _ => RegKind::B128,
+        };
+        let d = self.new_vreg(kind);
+        let mut i = Sm50Inst::new(Role::Plain);
+        let dop = i.def(d, false);
+        let aop = i.use_(ra.vreg);
+        let form = if int_coords { Form::TLD_I } else { Form::TEX };
+        // dim 1 = ARRAY_1D; lod 0 is TEX's plain form and TLD's .LZ.
+        let inst = sm50::Inst::new(form)
+            .with(Field::Tid, tid)
+            .with(Field::Dim, 1)
+            .with(Field::Mask, mask)
+            .with(Field::Lod, 0);
+        i.piece(inst, &[(Field::Rd, dop, 0), (Field::Ra, aop, ra.offset)]);
+        self.push(i);
+        for (n, &c) in comps.iter().enumerate() {
+            self.set_loc(
+                results[c],
+                Loc {
+                    vreg: d,
+                    offset: n as u8,
+                },
+            );
+        }
+        Ok(())
+    }
+
     fn lower_tex_sample(
         &mut self,
         results: &[Value],
@@ -214,7 +273,13 @@ impl<'a> Lowerer<'a> {
                     vec![at(self, coords[1])?, at(self, coords[2])?],
                 )
             }
-            (TexShape::A1 | TexShape::Cube | TexShape::ACube, _) => {
+            (TexShape::A1, _) => {
+                let layer = Part::At(self.tex_layer(coords[0])?);
+                let x = at(self, coords[1])?;
+                let ra = self.tex_vec(&[layer, x])?;
+                return self.lower_tex_general(results, int_coords, ra, tid);
+            }
+            (TexShape::Cube | TexShape::ACube, _) => {
                 return Err(self.unsupported(format!(
                     "tex.{} (ptxas uses the general TEX form and software cube projection)",
                     shape.name()
@@ -227,14 +292,7 @@ impl<'a> Lowerer<'a> {
         } else {
             Some(self.tex_vec(&rb)?)
         };
-        // The components whose results are read (at least one: a fetch nobody reads still
-        // writes R, as the IR keeps it).
-        let mut comps: Vec<usize> = (0..4)
-            .filter(|&k| self.use_count[results[k].index()] > 0)
-            .collect();
-        if comps.is_empty() {
-            comps.push(0);
-        }
+        let mut comps = self.tex_read_components(results);
         // TEXS/TLDS masks: one or two components (rd2 = RZ), or three and four.
         let mask = match comps[..] {
             [c] => c as u64,
