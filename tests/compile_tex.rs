@@ -1,6 +1,7 @@
 //! Textures end to end (issue 21, the texture part): one kernel per `tex` shape the
 //! compiler lowers (1d, 2d, 3d, a1d, a2d; float and integer coordinates; f32, s32 and u32
-//! results; a bound `.texref` and a texture object passed as a `.u64` parameter) and per
+//! results; a bound `.texref`, a texture object passed as a `.u64` parameter and one loaded
+//! from memory, which takes the `.B` forms) and per
 //! `txq` size query. For each:
 //!
 //! * `ir::eval` (the PTX meaning, through the texture model) equals the simulator running
@@ -34,6 +35,9 @@ struct Case {
     result: &'static str,
     coords: &'static str,
     object: bool,
+    /// The texture object is loaded from memory (a register, not a parameter: the `.B`
+    /// forms).
+    reg: bool,
     /// `Some(attribute)`: a `txq.<attribute>.b32` instead of a fetch.
     txq: Option<&'static str>,
 }
@@ -47,24 +51,26 @@ fn cases() -> Vec<Case> {
             ("f32", "s32"),
             ("s32", "s32"),
         ] {
-            for object in [false, true] {
+            for (object, reg) in [(false, false), (true, false), (true, true)] {
                 v.push(Case {
                     shape,
                     result,
                     coords,
                     object,
+                    reg,
                     txq: None,
                 });
             }
         }
     }
     for q in ["width", "height", "depth"] {
-        for object in [false, true] {
+        for (object, reg) in [(false, false), (true, false), (true, true)] {
             v.push(Case {
                 shape: "3d",
                 result: "u32",
                 coords: "s32",
                 object,
+                reg,
                 txq: Some(q),
             });
         }
@@ -74,15 +80,14 @@ fn cases() -> Vec<Case> {
 
 impl Case {
     fn name(&self) -> String {
+        let t = match (self.object, self.reg) {
+            (false, _) => "ref",
+            (true, false) => "obj",
+            (true, true) => "objreg",
+        };
         match self.txq {
-            Some(q) => format!("txq_{q}_{}", if self.object { "obj" } else { "ref" }),
-            None => format!(
-                "tex_{}_{}_{}_{}",
-                self.shape,
-                self.result,
-                self.coords,
-                if self.object { "obj" } else { "ref" }
-            ),
+            Some(q) => format!("txq_{q}_{t}"),
+            None => format!("tex_{}_{}_{}_{t}", self.shape, self.result, self.coords),
         }
     }
 
@@ -138,12 +143,18 @@ impl Case {
                 self.shape, self.result, self.coords
             ),
         };
+        // A texture object in a register: loaded from past the threads' words.
+        let handle = if self.reg {
+            format!("ld.global.u64 %rd5, [%rd1+{}]", THREADS * 16)
+        } else {
+            "ld.param.u64 %rd5, [h]".to_string()
+        };
         format!(
             ".version 7.8\n.target sm_50\n.address_size 64\n\n.global .texref t;\n\n\
              .visible .entry {name}(.param .u64 out, .param .f32 s, .param .u64 h)\n{{\n\
              \x20 .reg .f32 %f<16>;\n  .reg .b32 %r<16>;\n  .reg .b64 %rd<8>;\n\
              \x20 ld.param.u64 %rd1, [out];\n  cvta.to.global.u64 %rd1, %rd1;\n\
-             \x20 ld.param.f32 %f1, [s];\n  ld.param.u64 %rd5, [h];\n\
+             \x20 ld.param.f32 %f1, [s];\n  {handle};\n\
              \x20 mov.u32 %r1, %tid.x;\n{coord_body}\
              \x20 mul.wide.u32 %rd2, %r1, 16;\n  add.s64 %rd3, %rd1, %rd2;\n{op}  ret;\n}}\n"
         )
@@ -200,10 +211,9 @@ impl Case {
         params.extend_from_slice(&handle.to_le_bytes());
         let mut l = Launch::new([1, 1, 1], [THREADS, 1, 1]);
         l.params = params;
-        l.global = vec![GlobalRegion {
-            base: OUT,
-            bytes: vec![0xcd; THREADS as usize * 16],
-        }];
+        let mut bytes = vec![0xcd; THREADS as usize * 16];
+        bytes.extend_from_slice(&handle.to_le_bytes());
+        l.global = vec![GlobalRegion { base: OUT, bytes }];
         l.textures = textures;
         l
     }
@@ -247,7 +257,7 @@ fn eval_equals_simulator_on_random_texels() {
                 out.sass
             );
             // Not vacuous: the kernel wrote every thread's words.
-            let bytes = got.region(OUT).unwrap();
+            let bytes = &got.region(OUT).unwrap()[..THREADS as usize * 16];
             let written = if case.txq.is_some() { 4 } else { 16 };
             assert!(
                 bytes
@@ -283,7 +293,10 @@ fn code_is_hazard_free_and_uses_the_short_forms() {
         let errs = check_code(&c.kernels[0].code);
         assert!(errs.is_empty(), "{}: {errs:#?}\n{}", case.name(), out.sass);
         let want = match (case.txq, case.shape, case.coords) {
+            (Some(_), _, _) if case.reg => "TXQ.B ",
             (Some(_), _, _) => "TXQ ",
+            (None, _, "f32") if case.reg => "TEX.B ",
+            (None, _, _) if case.reg => "TLD.B.LZ ",
             (None, "a1d", "f32") => "TEX ",
             (None, "a1d", _) => "TLD.LZ ",
             (None, _, "f32") => "TEXS ",

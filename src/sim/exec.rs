@@ -1347,7 +1347,8 @@ impl Sim<'_> {
                 return Err(unsupported(addr, i, "a surface instruction"));
             }
             TEXS | TLDS | TXQ_I | TEX | TLD_I => self.texture(w, i, addr, exec)?,
-            TEX_B | TXD_I | TXD_B | TLD_B | TLD4_I | TLD4_B | TXQ_B => {
+            TEX_B | TLD_B | TXQ_B => self.texture_bindless(w, i, addr, exec)?,
+            TXD_I | TXD_B | TLD4_I | TLD4_B => {
                 return Err(unsupported(addr, i, "a texture instruction"));
             }
             RRO_R | RRO_C | RRO_I => self.rro(w, i, addr, exec)?,

@@ -1,5 +1,6 @@
-//! `TEXS`, `TLDS`, `TXQ` and the general `TEX`/`TLD` on ARRAY_1D (bound by slot) through
-//! the texture model (`crate::texture`).
+//! `TEXS`, `TLDS`, `TXQ` and the general `TEX`/`TLD` (bound by slot), and `TEX.B`,
+//! `TLD.B`, `TXQ.B` (a texture object's handle in a register), through the texture model
+//! (`crate::texture`).
 //!
 //! In: the instruction, the warp's registers, constant bank 0, [`KernelInfo::textures`]
 //! (which slot words are bound `.texref`s) and `Launch::textures`. Out: the result registers
@@ -16,9 +17,11 @@
 //! (floats). TLDS 1D `x = ra`; 2D `x = ra`, `y = rb`; 3D `x, y = ra, ra+1`, `z = rb`;
 //! ARRAY_2D `layer = ra`, `x, y = rb, rb+1` (integers). Results go to `rd`, `rd+1`, `rd2`,
 //! `rd2+1` in the mask's component order. TXQ `TEX_HEADER_DIMENSION` with mask bits 0/1/2
-//! writes width/height/depth of level `ra` to consecutive registers from `rd`. `TEX` and
-//! `TLD.LZ` on ARRAY_1D (no level, offset, compare or other option): `layer, x = ra, ra+1`,
-//! one result register per 4-bit mask bit, consecutive from `rd`.
+//! writes width/height/depth of level `ra` to consecutive registers from `rd` (`TXQ.B`:
+//! handle `ra`, level `ra+1`). The general forms (no level, offset, compare or other
+//! option) read every coordinate consecutively from `ra` (the layer first) and write one
+//! result register per 4-bit mask bit, consecutive from `rd`; `.B` takes the handle from
+//! `rb`'s word (texture objects are small integers).
 //!
 //! [`KernelInfo::textures`]: super::KernelInfo::textures
 
@@ -97,7 +100,7 @@ impl Sim<'_> {
             return Ok(());
         }
         if matches!(i.form, Form::TEX | Form::TLD_I) {
-            return self.texture_general(w, i, addr, exec, &tex);
+            return self.texture_general(w, i, addr, exec, Some(&tex));
         }
         let (rd, rd2) = (f(i, Field::Rd), f(i, Field::Rd2));
         let Some(comps) = components(f(i, Field::Mask), rd2 != 255) else {
@@ -144,45 +147,116 @@ impl Sim<'_> {
         Ok(())
     }
 
-    /// `TEX` / `TLD.LZ` on target ARRAY_1D with no extras (`tex.a1d`): `{layer, x}` at ra,
-    /// one result register per mask bit from rd.
+    /// The general forms: `TEX`/`TLD.LZ` (bound by slot) and `TEX.B`/`TLD.B.LZ` (the
+    /// handle's low word in rb), with no level, offset, compare or other option; the
+    /// coordinates consecutive from ra by target (1D `x`, ARRAY_1D `layer, x`, 2D `x, y`,
+    /// ARRAY_2D `layer, x, y`, 3D `x, y, z`); one result register per mask bit from rd.
     fn texture_general(
         &mut self,
         w: &mut Warp,
         i: &Inst,
         addr: u64,
         exec: u32,
-        tex: &Texture,
+        bound: Option<&Texture>,
     ) -> Result<(), SimError> {
-        let plain = f(i, Field::Dim) == 1
-            && f(i, Field::Lod) == 0
-            && f(i, Field::Rb) == 255
-            && f(i, Field::Aoffi) == 0
-            && (i.form == Form::TLD_I || (f(i, Field::Dc) == 0 && f(i, Field::Ndv) == 0))
-            && (i.form == Form::TEX || (f(i, Field::Ms) == 0 && f(i, Field::Cl) == 0));
-        if !plain {
+        let bindless = bound.is_none();
+        let float = matches!(i.form, Form::TEX | Form::TEX_B);
+        let plain = f(i, Field::Lod) == 0
+            && (bindless || f(i, Field::Rb) == 255)
+            && [Field::Aoffi, Field::Dc, Field::Ndv, Field::Ms, Field::Cl]
+                .iter()
+                .all(|&fl| f(i, fl) == 0);
+        let dim = f(i, Field::Dim);
+        if !plain || dim > 4 {
             return Err(unsupported(addr, i, "this texture target or option"));
         }
-        let (ra, rd, mask) = (f(i, Field::Ra), f(i, Field::Rd), f(i, Field::Mask));
+        let (ra, rb, rd, mask) = (
+            f(i, Field::Ra),
+            f(i, Field::Rb),
+            f(i, Field::Rd),
+            f(i, Field::Mask),
+        );
         let next = |r: u64| if r >= 255 { 255 } else { r + 1 };
         for l in lanes(exec) {
-            let layer = w.r(ra, l);
-            let x = w.r(next(ra), l);
-            let words = if i.form == Form::TEX {
+            let tex = match bound {
+                Some(t) => t,
+                None => self.object(u64::from(w.r(rb, l)))?,
+            };
+            let mut regs = [0u32; 4];
+            let mut at = ra;
+            for r in &mut regs {
+                *r = w.r(at, l);
+                at = next(at);
+            }
+            // (layer, coordinates) by target.
+            let (layer, c) = match dim {
+                0 => (0, [regs[0], 0, 0]),
+                1 => (regs[0], [regs[1], 0, 0]),
+                2 => (0, [regs[0], regs[1], 0]),
+                3 => (regs[0], [regs[1], regs[2], 0]),
+                _ => (0, [regs[0], regs[1], regs[2]]),
+            };
+            let words = if float {
                 tex.sample(&SampleQuery {
-                    coords: [f32::from_bits(x), 0.0, 0.0],
+                    coords: c.map(f32::from_bits),
                     layer: layer as i32,
                     ..Default::default()
                 })
             } else {
-                tex.fetch([x as i32, 0, 0, layer as i32], 0)
+                tex.fetch([c[0] as i32, c[1] as i32, c[2] as i32, layer as i32], 0)
             };
             let mut at = rd;
-            for (c, &word) in words.iter().enumerate() {
-                if mask >> c & 1 != 0 {
+            for (k, &word) in words.iter().enumerate() {
+                if mask >> k & 1 != 0 {
                     w.set_r(at, l, word);
                     at = next(at);
                 }
+            }
+        }
+        Ok(())
+    }
+
+    /// The texture object with handle `h` (a register's word: its low 32 bits).
+    fn object(&self, h: u64) -> Result<&Texture, SimError> {
+        self.launch
+            .textures
+            .by_handle(h)
+            .ok_or_else(|| SimError::BadLaunch(format!("no texture object has handle {h:#x}")))
+    }
+
+    /// `TEX.B`, `TLD.B` and `TXQ.B` (ra = {handle, level}).
+    pub(super) fn texture_bindless(
+        &mut self,
+        w: &mut Warp,
+        i: &Inst,
+        addr: u64,
+        exec: u32,
+    ) -> Result<(), SimError> {
+        if i.form != Form::TXQ_B {
+            return self.texture_general(w, i, addr, exec, None);
+        }
+        let mask = f(i, Field::Mask);
+        if f(i, Field::Query) != 1 || mask & !7 != 0 {
+            return Err(unsupported(addr, i, "a TXQ query other than the sizes"));
+        }
+        let (ra, rd) = (f(i, Field::Ra), f(i, Field::Rd));
+        let next = |r: u64| if r >= 255 { 255 } else { r + 1 };
+        for l in lanes(exec) {
+            let tex = self.object(u64::from(w.r(ra, l)))?;
+            let lod = w.r(next(ra), l);
+            let mut out = Vec::new();
+            for (bit, what) in [TxqQuery::Width, TxqQuery::Height, TxqQuery::Depth]
+                .into_iter()
+                .enumerate()
+            {
+                if mask >> bit & 1 != 0 {
+                    out.push(tex.query(what, lod));
+                }
+            }
+            let mut at = rd;
+            for v in out {
+                w.set_r(at, l, v);
+                at = next(at);
             }
         }
         Ok(())

@@ -27,9 +27,16 @@
 //! The general forms' 4-bit `mask4` has one bit per component read; their results are
 //! consecutive registers from `rd`.
 //!
-//! Not lowered (a clear error): a texture object in a register other than a kernel
-//! parameter (ptxas's `TEX.B`/`TXQ.B` forms), and the `.cube` and `.acube` shapes (ptxas
-//! projects cube coordinates in software).
+//! A texture object in a register (not a kernel parameter) takes the `.B` forms:
+//!
+//! ```text
+//! tex f32 coords       TEX.B    rd.., {coords}, handle, 0x0, dim, mask4   (1d as 2d {x,0})
+//! tex s32 coords       TLD.B.LZ rd.., {coords}, handle, 0x0, dim, mask4
+//! txq                  TXQ.B    rd, {handle,0}, TEX_HEADER_DIMENSION, 0x0, mask
+//! ```
+//!
+//! (`{coords}`: every coordinate consecutive, the layer first.) Not lowered (a clear
+//! error): the `.cube` and `.acube` shapes (ptxas projects cube coordinates in software).
 
 use super::Lowerer;
 use crate::ir::tex::{self, TexHandle, TexOp, TexQuery, TexShape};
@@ -49,8 +56,9 @@ enum Part {
 }
 
 impl<'a> Lowerer<'a> {
-    /// The word index (`tid`) of the texture's slot in constant bank 0.
-    fn tex_slot(&mut self, handle: TexHandle, args: &[Value]) -> Result<u64, LowerError> {
+    /// The word index (`tid`) of the texture's slot in constant bank 0; `None` for a
+    /// texture object in a register (not a kernel parameter: the `.B` forms).
+    fn tex_slot(&mut self, handle: TexHandle, args: &[Value]) -> Result<Option<u64>, LowerError> {
         let byte = match handle {
             TexHandle::Bound(k) => {
                 let order = tex::bound_textures(self.f);
@@ -66,14 +74,10 @@ impl<'a> Lowerer<'a> {
                     ty: Type::I64,
                     offset,
                 }) => tex::param_cbank_offset(offset),
-                _ => {
-                    return Err(self.unsupported(
-                        "a texture object that is not a .u64 kernel parameter (TEX.B)",
-                    ))
-                }
+                _ => return Ok(None),
             },
         };
-        Ok(u64::from(byte / 4))
+        Ok(Some(u64::from(byte / 4)))
     }
 
     /// The registers of a coordinate vector: one part as it is, several in a new aligned
@@ -130,10 +134,13 @@ impl<'a> Lowerer<'a> {
         handle: TexHandle,
         args: &[Value],
     ) -> Result<(), LowerError> {
-        let tid = self.tex_slot(handle, args)?;
+        let slot = self.tex_slot(handle, args)?;
         let coords = match handle {
             TexHandle::Bound(_) => args,
             TexHandle::Bindless => &args[1..],
+        };
+        let Some(tid) = slot else {
+            return self.lower_tex_bindless(results, op, args[0], coords);
         };
         match op {
             TexOp::Query(q) => self.lower_txq(results[0], q, tid),
@@ -205,6 +212,112 @@ impl<'a> Lowerer<'a> {
             .with(Field::Mask, mask)
             .with(Field::Lod, 0);
         i.piece(inst, &[(Field::Rd, dop, 0), (Field::Ra, aop, ra.offset)]);
+        self.push(i);
+        for (n, &c) in comps.iter().enumerate() {
+            self.set_loc(
+                results[c],
+                Loc {
+                    vreg: d,
+                    offset: n as u8,
+                },
+            );
+        }
+        Ok(())
+    }
+
+    /// A texture object in a register, as ptxas 11.8 writes it: `TEX.B` (float
+    /// coordinates) / `TLD.B.LZ` (integer ones) with every coordinate consecutive from `ra`
+    /// (1D float as 2D `{x, 0}`; 3D `{x, y, z}`; arrays `{layer, x[, y]}`), the handle's low
+    /// word in `rb`, one result register per component read; `TXQ.B` with `{handle, 0}` at
+    /// `ra`.
+    fn lower_tex_bindless(
+        &mut self,
+        results: &[Value],
+        op: TexOp,
+        handle: Value,
+        coords: &[Value],
+    ) -> Result<(), LowerError> {
+        let h = self.reg(handle)?;
+        let (shape, int_coords) = match op {
+            TexOp::Query(q) => {
+                let mask = match q {
+                    TexQuery::Width => 1,
+                    TexQuery::Height => 2,
+                    TexQuery::Depth => 4,
+                };
+                let ra = self.tex_vec(&[Part::At(h), Part::Zero])?;
+                let d = self.new_vreg(RegKind::B32);
+                let mut i = Sm50Inst::new(Role::Plain);
+                let dop = i.def(d, false);
+                let aop = i.use_(ra.vreg);
+                let inst = sm50::Inst::new(Form::TXQ_B)
+                    .with(Field::Query, 1)
+                    .with(Field::Mask, mask);
+                i.piece(inst, &[(Field::Rd, dop, 0), (Field::Ra, aop, ra.offset)]);
+                self.push(i);
+                self.set_loc(results[0], Loc { vreg: d, offset: 0 });
+                return Ok(());
+            }
+            TexOp::Sample {
+                shape, int_coords, ..
+            } => (shape, int_coords),
+        };
+        let at = |s: &mut Self, v: Value| s.reg(v).map(Part::At);
+        // (dim, coordinate parts): dim as TEX's enum (1D, ARRAY_1D, 2D, ARRAY_2D, 3D, ...).
+        let (dim, parts): (u64, Vec<Part>) = match shape {
+            TexShape::D1 if int_coords => (0, vec![at(self, coords[0])?]),
+            TexShape::D1 => (2, vec![at(self, coords[0])?, Part::Zero]),
+            TexShape::D2 => (2, vec![at(self, coords[0])?, at(self, coords[1])?]),
+            TexShape::D3 => (
+                4,
+                vec![
+                    at(self, coords[0])?,
+                    at(self, coords[1])?,
+                    at(self, coords[2])?,
+                ],
+            ),
+            TexShape::A1 => {
+                let layer = Part::At(self.tex_layer(coords[0])?);
+                (1, vec![layer, at(self, coords[1])?])
+            }
+            TexShape::A2 => {
+                let layer = Part::At(self.tex_layer(coords[0])?);
+                (3, vec![layer, at(self, coords[1])?, at(self, coords[2])?])
+            }
+            TexShape::Cube | TexShape::ACube => {
+                return Err(self.unsupported(format!(
+                    "tex.{} (ptxas projects cube coordinates in software)",
+                    shape.name()
+                )))
+            }
+        };
+        let ra = self.tex_vec(&parts)?;
+        let comps = self.tex_read_components(results);
+        let mask: u64 = comps.iter().map(|&c| 1u64 << c).sum();
+        let kind = match comps.len() {
+            1 => RegKind::B32,
+            2 => RegKind::B64,
+            _ => RegKind::B128,
+        };
+        let d = self.new_vreg(kind);
+        let mut i = Sm50Inst::new(Role::Plain);
+        let dop = i.def(d, false);
+        let aop = i.use_(ra.vreg);
+        let hop = i.use_(h.vreg);
+        let form = if int_coords { Form::TLD_B } else { Form::TEX_B };
+        // lod 0: TEX.B's plain form, TLD.B's .LZ.
+        let inst = sm50::Inst::new(form)
+            .with(Field::Dim, dim)
+            .with(Field::Mask, mask)
+            .with(Field::Lod, 0);
+        i.piece(
+            inst,
+            &[
+                (Field::Rd, dop, 0),
+                (Field::Ra, aop, ra.offset),
+                (Field::Rb, hop, h.offset),
+            ],
+        );
         self.push(i);
         for (n, &c) in comps.iter().enumerate() {
             self.set_loc(
