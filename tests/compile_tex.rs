@@ -471,3 +471,22 @@ fn cubin_texture_metadata_matches_ptxas() {
     assert!(ours_meta.1.iter().filter(|k| !k.1.is_empty()).count() == 2);
     common::assert_cuobjdump_lists_unordered(&oracle, "meta", &out.cubin, &out.sass);
 }
+
+/// The listings of four shapes, one per form family (read when accepted: the coordinate
+/// pairs `{x,y}` / `{layer,x}` / `{layer,0}`+`{x,y}`, the `I2I.U16.U32.SAT` layer, the
+/// `TEX.B` handle in rb, one aligned quad for four results).
+#[test]
+fn listings_snapshot() {
+    let mut text = String::new();
+    for name in [
+        "tex_3d_f32_f32_ref",
+        "tex_a2d_s32_s32_obj",
+        "tex_a1d_f32_f32_ref",
+        "tex_2d_f32_f32_objreg",
+    ] {
+        let case = cases().into_iter().find(|c| c.name() == name).unwrap();
+        let out = ours(&case);
+        text += &out.sass;
+    }
+    insta::assert_snapshot!("tex_listings", text);
+}
