@@ -29,6 +29,14 @@
 //!   continue (exited warps count as arrived, as in `ir::eval`).
 //! * `Launch::step_limit` counts warp-instructions here (thread instructions in `ir::eval`).
 //!
+//! # Textures
+//!
+//! `TEXS`, `TLDS`, `TXQ`, `TEX`, `TLD` and their `.B` forms read the launch's textures
+//! (`Launch::textures`) through the texture model `crate::texture`, the one `ir::eval`
+//! uses: a slot word the cubin relocates with `R_CUDA_TEX_HEADER_INDEX` names a `.texref`
+//! ([`KernelInfo::textures`]), any other word (or a `.B` form's register) holds a texture
+//! object's handle (`tex`).
+//!
 //! # Memory (same layout and window bases as `ir::eval`)
 //!
 //! * **global**: the launch's regions; an access must lie wholly inside one.
