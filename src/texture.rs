@@ -401,6 +401,19 @@ pub enum ResultKind {
     Unsigned,
 }
 
+impl ResultKind {
+    /// The kind PTX's destination type of `tex`/`tld4` names (`f32`, `f16`, `s32`, `u32`, with
+    /// or without the dot), for choosing a default texture ([`spec::default_desc`]).
+    pub fn from_ptx_type(t: &str) -> Option<ResultKind> {
+        match t.strip_prefix('.').unwrap_or(t) {
+            "f32" | "f16" | "f16x2" => Some(ResultKind::Float),
+            "s32" => Some(ResultKind::Signed),
+            "u32" => Some(ResultKind::Unsigned),
+            _ => None,
+        }
+    }
+}
+
 /// A texture's shape, size, format and sampler state. Sizes of dimensions the shape does
 /// not have are 1; `layers` is 1 unless the shape is layered; a cube's `height` equals its
 /// `width`.
@@ -421,9 +434,11 @@ pub struct TextureDesc {
     pub sampler: SamplerDesc,
 }
 
-/// Largest size of one dimension (what `cudaMalloc3DArray` allows for 1D on Maxwell is
-/// 65536; the model takes the same bound for every dimension).
+/// Largest size of one dimension of a CUDA array on Maxwell (1D, 2D, 3D and layered).
 pub const MAX_DIM: u32 = 65536;
+/// Largest width of a 1D texture: a `.texref` bound to linear memory (`cudaBindTexture`,
+/// read with `tex1Dfetch`, PTX `tex.1d` with `.s32` coordinates) holds up to 2^27 texels.
+pub const MAX_LINEAR_1D: u32 = 1 << 27;
 /// Largest texture the model builds (bytes), to keep `verify` launches in memory.
 pub const MAX_BYTES: usize = 256 << 20;
 
@@ -473,8 +488,16 @@ impl TextureDesc {
         .into_iter()
         .enumerate()
         {
-            if k < dims && !(1..=MAX_DIM).contains(&n) {
-                return Err(format!("{name} {n} is not in 1..={MAX_DIM}"));
+            let max = if self.shape == Shape::D1 {
+                MAX_LINEAR_1D
+            } else {
+                MAX_DIM
+            };
+            if k < dims && !(1..=max).contains(&n) {
+                return Err(format!(
+                    "{name} {n} is not in 1..={max} (for a {} texture)",
+                    self.shape.name()
+                ));
             }
             if k >= dims && n != 1 {
                 return Err(format!(
@@ -601,6 +624,13 @@ impl TextureDesc {
             .map(|l| self.level_texels(l) as usize)
             .sum::<usize>()
             * self.texel_bytes()
+    }
+}
+
+impl std::fmt::Display for TextureDesc {
+    /// The description in `--texture` syntax ([`spec::format`]).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&spec::format(self))
     }
 }
 

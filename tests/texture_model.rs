@@ -134,9 +134,9 @@ fn linear_filtering_1d_fixed_point_weights() {
     // xB = 1.25: alpha = 64/256
     assert_eq!(t.sample(&q1(1.75)), r(22.5));
     // xB = 1.2000000477: frac * 256 = 51.2 -> 51: 20 + 10 * 51/256, not the exact 22
-    assert_eq!(t.sample(&q1(1.7)), r(21.992_187_5));
+    assert_eq!(t.sample(&q1(1.7)), r(20.0 + 10.0 * 51.0 / 256.0));
     // frac * 256 = 0.5 exactly: rounds up to 1/256
-    assert_eq!(t.sample(&q1(1.5 + 0.5 / 256.0)), r(20.039_062_5));
+    assert_eq!(t.sample(&q1(1.5 + 0.5 / 256.0)), r(20.0 + 10.0 / 256.0));
     // frac * 256 = 255.75 -> 256: the weight reaches 1.0 (why the format has 9 bits)
     assert_eq!(t.sample(&q1(2.5 - 0.25 / 256.0)), r(30.0));
     // below the first centre, clamp reads texel 0 twice
@@ -257,7 +257,7 @@ fn channel_formats_and_normalized_reads() {
         .collect();
     assert_eq!(
         one_texel(F16, 4, &h, ElementType),
-        lanes([1.0, -2.0, 0.333_251_953_125, 2f32.powi(-24)])
+        lanes([1.0, -2.0, 1365.0 / 4096.0, 2f32.powi(-24)])
     );
     assert_eq!(
         one_texel(F32, 2, &f32_bytes(&[1.5, -0.25]), ElementType),
@@ -282,6 +282,15 @@ fn result_kinds() {
     assert_eq!(kind(U8, ReadMode::NormalizedFloat), ResultKind::Float);
     assert_eq!(kind(U8, ReadMode::ElementType), ResultKind::Unsigned);
     assert_eq!(kind(S16, ReadMode::ElementType), ResultKind::Signed);
+    assert_eq!(ResultKind::from_ptx_type(".f32"), Some(ResultKind::Float));
+    assert_eq!(ResultKind::from_ptx_type("u32"), Some(ResultKind::Unsigned));
+    assert_eq!(ResultKind::from_ptx_type(".s32"), Some(ResultKind::Signed));
+    assert_eq!(ResultKind::from_ptx_type(".b32"), None);
+    let d = parse("a2d:8x4,u8x4,nfloat,layers=3").unwrap();
+    assert_eq!(
+        d.to_string(),
+        "a2d:8x4,u8x4,clamp,point,unnorm,nfloat,layers=3"
+    );
 }
 
 #[test]
@@ -654,7 +663,11 @@ fn spec_errors_say_what_is_wrong() {
     assert!(e("t=2d:4x4,f32,bordercolor=1/2").contains("four numbers"));
     assert!(e("t=2d:4x4,f32,,norm").contains("empty option"));
     assert!(e("t=2d:4x4,f32,compare=lte").contains("expected never"));
-    assert!(e("t=2d:99999x4,f32").contains("width 99999"));
+    assert!(e("t=2d:99999x4,f32").contains("width 99999 is not in 1..=65536"));
+    // 1D textures may be linear memory: up to 2^27 texels (within the model's byte bound)
+    assert_eq!(parse("1d:1000000,f32").unwrap().width, 1_000_000);
+    assert!(e("t=1d:200000000,u8").contains("1..=134217728"));
+    assert!(e("t=1d:134217728,f32x4").contains("more than the"));
     assert!(e("t=2d:4x4,f32,addr0=repeat").contains("unknown address mode `repeat`"));
     assert!(e("t=2d:4x4,f32,foo=1").contains("unknown option `foo=`"));
     assert!(parse_bindings(&["t=1d:4,f32", "t=1d:8,f32"])
@@ -920,4 +933,47 @@ fn verify_cli_reads_texture_descriptions() {
     assert!(help.contains("--texture <NAME=SPEC>"), "{help}");
     assert!(help.contains("bordercolor=R/G/B/A"), "{help}");
     std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn address_modes_per_dimension() {
+    // 4x4, value = 10y + x; x wraps, y is border (colour 99), normalized
+    let v: Vec<f32> = (0..16).map(|i| (10 * (i / 4) + i % 4) as f32).collect();
+    let t = tex_f32(Shape::D2, [4, 4, 1], &v, |d| {
+        d.sampler.normalized_coords = true;
+        d.sampler.address = [AddressMode::Wrap, AddressMode::Border, AddressMode::Clamp];
+        d.sampler.border_color = [99.0; 4];
+    });
+    // x = 1.125 -> 4.5 -> 0 (wrapped), y = 0.375 -> 1.5 -> 1
+    assert_eq!(t.sample(&q2(1.125, 0.375)), r(10.0));
+    // y out of range: the border colour, whatever x is
+    assert_eq!(t.sample(&q2(0.125, 1.125)), lanes([99.0; 4]));
+    // linear across the x seam at y's first centre: texels 3 and 0 of row 0, half each
+    let l = tex_f32(Shape::D2, [4, 4, 1], &v, |d| {
+        d.sampler.normalized_coords = true;
+        d.sampler.filter = FilterMode::Linear;
+        d.sampler.address = [AddressMode::Wrap, AddressMode::Mirror, AddressMode::Clamp];
+    });
+    assert_eq!(l.sample(&q2(0.0, 0.125)), r(1.5));
+    // mirror at the far y edge: y = 1.0 -> 4 - 0.5 = 3.5: rows 3 and 4 -> 3, so row 3 at
+    // x's centre 0.125 -> texel 0
+    assert_eq!(l.sample(&q2(0.125, 1.0)), r(30.0));
+}
+
+#[test]
+fn cube_array_layers_clamp_and_fetch() {
+    // 2 cubes of 1x1 faces: face f of cube l holds 100l + f
+    let v: Vec<f32> = (0..12).map(|i| (100 * (i / 6) + i % 6) as f32).collect();
+    let t = tex_f32(Shape::ACube, [1, 1, 1], &v, |d| d.layers = 2);
+    let q = |layer, c| SampleQuery {
+        coords: c,
+        layer,
+        ..SampleQuery::default()
+    };
+    assert_eq!(t.sample(&q(0, [0.0, 0.0, -1.0])), r(5.0));
+    assert_eq!(t.sample(&q(1, [-1.0, 0.0, 0.0])), r(101.0));
+    assert_eq!(t.sample(&q(7, [0.0, 1.0, 0.0])), r(102.0));
+    assert_eq!(t.sample(&q(-1, [0.0, -1.0, 0.0])), r(3.0));
+    assert_eq!(t.query(TxqQuery::ArraySize, 0), 2);
+    assert_eq!(t.desc.byte_len(), 12 * 4);
 }
