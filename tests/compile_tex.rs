@@ -490,3 +490,30 @@ fn listings_snapshot() {
     }
     insta::assert_snapshot!("tex_listings", text);
 }
+
+/// `verify` binds the textures a kernel reads (random texels, texture-object handles in
+/// their parameters) for both sides: the corpus's texture files that run quickly match, a
+/// bound `.texref` (ZLUDA's 2D read, cuda-samples' Sobel filter) and a texture object
+/// passed as a parameter (ZLUDA's 3D read, simplePitchLinearTexture).
+#[test]
+fn verify_matches_on_corpus_texture_files() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    for file in [
+        "tests/data/corpus/ptx/vosen__ZLUDA__zluda_src_impl_test_ptx_tex_read_2d_float.ptx",
+        "tests/data/corpus/ptx/vosen__ZLUDA__zluda_src_impl_test_ptx_tex_read_3d_float_texobj.ptx",
+        "tests/data/corpus-nvcc/ptx/cuda-samples__Samples_5_Domain_Specific_SobelFilter_SobelFilter_kernels.ptx",
+        "tests/data/corpus-nvcc/ptx/cuda-samples__Samples_0_Introduction_simplePitchLinearTexture_simplePitchLinearTexture.ptx",
+    ] {
+        let ptx = std::fs::read_to_string(format!("{root}/{file}")).unwrap();
+        let mut opts = leafold::verify::VerifyOptions::default();
+        opts.compile.file_name = file.to_string();
+        let verdicts = leafold::verify::verify_file(&ptx, None, &opts)
+            .unwrap_or_else(|d| panic!("{file}: {}", leafold::error::render_all(&d.0)));
+        for v in &verdicts {
+            assert!(
+                matches!(v.outcome, leafold::verify::Outcome::Match { .. }),
+                "{file}: {v}"
+            );
+        }
+    }
+}
