@@ -370,7 +370,9 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
         global_init: global_init.then(|| global_data.clone()).flatten(),
         global: (!global_init).then_some(global_data).flatten(),
         strtab_order: None,
-        handles: Vec::new(),
+        // Every module `.texref` is a symbol, used or not (ptxas 11.8 keeps unused ones);
+        // st_info 0x1a: GLOBAL, CUDA texture type 10.
+        handles: module.texrefs.iter().map(|n| (n.clone(), 0x1a)).collect(),
         symbol_order: None,
         abi_version: 7,
         texmode_independent: facts.texmode_independent,
@@ -385,6 +387,37 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
     out.pass_times = times;
     Ok(out)
 }
+
+/// `R_CUDA_TEX_HEADER_INDEX`: the driver writes a texture's header index into the word.
+const R_CUDA_TEX_HEADER_INDEX: u32 = 6;
+
+/// The cubin records of kernel `f`'s bound textures, as ptxas 11.8 writes them: one word of
+/// `.nv.constant0.<k>` per texture after the parameters (`ir::tex::bound_slot_offset`, where
+/// `TEXS`/`TLDS`/`TXQ` read it), relocated by `R_CUDA_TEX_HEADER_INDEX` against the
+/// texture's symbol (listed from the highest offset down, as ptxas lists them), and
+/// `EIATTR_BINDLESS_TEXTURE_BANK` 0 (ptxas writes it for kernels with bound textures only;
+/// a texture object passed as a parameter needs neither).
+fn texture_records(module: &ir::Module, f: &ir::Function, k: &mut KernelSpec) {
+    let bound = ir::tex::bound_textures(f);
+    if bound.is_empty() {
+        return;
+    }
+    for (pos, &t) in bound.iter().enumerate().rev() {
+        k.const0_relocs.push(cubin::RelocSpec {
+            offset: u64::from(ir::tex::bound_slot_offset(f, pos)),
+            symbol: module.texrefs[t as usize].clone(),
+            rtype: R_CUDA_TEX_HEADER_INDEX,
+        });
+    }
+    k.extra_info.push(cubin::eiattr::Attribute::Other {
+        format: cubin::eiattr::Format::Bval,
+        code: BINDLESS_TEXTURE_BANK,
+        payload: vec![0, 0],
+    });
+}
+
+/// `EIATTR_BINDLESS_TEXTURE_BANK`.
+const BINDLESS_TEXTURE_BANK: u8 = 0x15;
 
 /// What every kernel's compile reads.
 #[derive(Clone, Copy)]
@@ -618,6 +651,7 @@ fn compile_kernel(
     k.min_stack_size = if dynamic_stack { u32::MAX } else { frame };
     k.max_reg_count = max_regs as u16;
     k.extra_info = launch.records();
+    texture_records(module, f, &mut k);
     k.exit_offsets = laid.exit_offsets.clone();
     k.s2r_ctaid_offsets = laid.s2r_ctaid_offsets.clone();
     k.barriers = barrier_count(&laid);

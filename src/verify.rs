@@ -528,7 +528,9 @@ fn verify_launch(
                 verdict.outcome = Outcome::CannotRun(first_why.unwrap_or_default());
                 return verdict;
             };
-            let launch = match make_launch(f, &plan, size, seed, opts) {
+            let launch = match make_launch(f, &plan, size, seed, opts)
+                .and_then(|l| bind_textures(module, f, l, seed, opts))
+            {
                 Ok(mut l) => {
                     l.dynamic_shared = dynamic_shared;
                     l
@@ -1147,6 +1149,31 @@ pub fn make_launch(
         launch.global.push(GlobalRegion { base, bytes });
     }
     launch.params = params;
+    Ok(launch)
+}
+
+/// Bind the textures kernel `f` reads ([`ir::tex::texture_needs`]) into `launch`, for the
+/// reference and the simulator alike: the user's descriptions (`opts.textures`) or the
+/// defaults, random texels from `seed` ([`crate::texture::launch::bind_for_launch`]), and
+/// each texture object's handle in its `.u64` parameter.
+fn bind_textures(
+    module: &ir::Module,
+    f: &Function,
+    mut launch: Launch,
+    seed: u64,
+    opts: &VerifyOptions,
+) -> Result<Launch, String> {
+    let needs = ir::tex::texture_needs(module, f);
+    if needs.is_empty() {
+        return Ok(launch);
+    }
+    let bound = crate::texture::launch::bind_for_launch(&needs, &opts.textures, seed)?;
+    for (name, handle) in &bound.handles {
+        if let Some(p) = f.params.iter().find(|p| p.name == *name && p.size == 8) {
+            write_le(&mut launch.params, p.offset as usize, 8, *handle);
+        }
+    }
+    launch.textures = bound.bindings;
     Ok(launch)
 }
 

@@ -35,24 +35,12 @@ const EXPECTED_FAILURES: &[(&str, Owner)] = &[
         Owner::Calls,
     ),
     (
-        "cuda-samples__Samples_0_Introduction_simplePitchLinearTexture_simplePitchLinearTexture.ptx",
-        Owner::Textures,
-    ),
-    (
         "cuda-samples__Samples_0_Introduction_simpleSurfaceWrite_simpleSurfaceWrite.ptx",
-        Owner::Textures,
-    ),
-    (
-        "cuda-samples__Samples_0_Introduction_simpleTexture3D_simpleTexture3D_kernel.ptx",
         Owner::Textures,
     ),
     (
         "cuda-samples__Samples_2_Concepts_and_Techniques_FunctionPointers_FunctionPointers_kernels.ptx",
         Owner::Calls,
-    ),
-    (
-        "cuda-samples__Samples_2_Concepts_and_Techniques_dct8x8_dct8x8.ptx",
-        Owner::Textures,
     ),
     (
         "cuda-samples__Samples_3_CUDA_Features_cdpBezierTessellation_BezierLineCDP.ptx",
@@ -67,28 +55,7 @@ const EXPECTED_FAILURES: &[(&str, Owner)] = &[
         Owner::Calls,
     ),
     (
-        "cuda-samples__Samples_5_Domain_Specific_NV12toBGRandResize_bgr_resize.ptx",
-        Owner::Textures,
-    ),
-    (
-        "cuda-samples__Samples_5_Domain_Specific_SobelFilter_SobelFilter_kernels.ptx",
-        Owner::Textures,
-    ),
-    (
-        "cuda-samples__Samples_5_Domain_Specific_bicubicTexture_bicubicTexture_cuda.ptx",
-        Owner::Textures,
-    ),
-    (
-        "cuda-samples__Samples_5_Domain_Specific_stereoDisparity_stereoDisparity.ptx",
-        Owner::Textures,
-    ),
-    (
         "cuda-samples__Samples_5_Domain_Specific_volumeFiltering_volumeRender_kernel.ptx",
-        Owner::Textures,
-    ),
-    ("gpu-rodinia__cuda_kmeans_kmeans_cuda.ptx", Owner::Textures),
-    (
-        "gpu-rodinia__cuda_leukocyte_CUDA_find_ellipse_kernel.ptx",
         Owner::Textures,
     ),
 ];

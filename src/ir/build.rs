@@ -113,6 +113,7 @@ mod order;
 mod prefetch;
 mod stack;
 mod sync;
+mod tex;
 mod video;
 use crate::ptx::ast;
 use crate::ptx::ast::{CmpOp, Init, Instruction, NameText, Opcode, Operand, StateSpace, TypeKind};
@@ -318,6 +319,8 @@ enum Sym {
     /// A `.param` variable of a body or an inlined callee: bytes kept in registers
     /// (`calls::ArgStore`), with no address.
     Arg { store: usize },
+    /// A module `.texref` (or `.tex` space) variable: its index in `Module::texrefs`.
+    TexRef(u32),
 }
 
 struct ModuleBuilder<'f> {
@@ -425,7 +428,10 @@ impl ModuleBuilder<'_> {
         ir_name: &str,
         scoped: &dyn Fn(&ast::Name) -> Option<Sym>,
     ) -> Option<Sym> {
-        if v.ty.kind() == TypeKind::Opaque || v.space == StateSpace::Tex {
+        if v.ty == ast::Type::TexRef || v.space == StateSpace::Tex {
+            return Some(self.declare_texref(d));
+        }
+        if v.ty.kind() == TypeKind::Opaque {
             return Some(Sym::Opaque("texture, sampler and surface references"));
         }
         let space = match v.space {
@@ -2020,9 +2026,9 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             | Opcode::Prmt
             | Opcode::Shf
             | Opcode::Sad => return self.bit_instr(ins),
-            Opcode::Tex
-            | Opcode::Tld4
-            | Opcode::Txq
+            Opcode::Tex => return self.texture(ins),
+            Opcode::Txq => return self.txq(ins),
+            Opcode::Tld4
             | Opcode::Suld
             | Opcode::Sust
             | Opcode::Sured

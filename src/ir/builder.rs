@@ -213,6 +213,25 @@ impl<'f> FunctionBuilder<'f> {
         (r[0], r[1])
     }
 
+    /// A texture instruction ([`super::tex`]): its `op.results()` `i32` results.
+    pub fn texture(
+        &mut self,
+        op: super::tex::TexOp,
+        handle: super::tex::TexHandle,
+        args: &[Value],
+    ) -> SmallVec<[Value; 4]> {
+        let types: SmallVec<[Type; 4]> = (0..op.results()).map(|_| Type::I32).collect();
+        let inst = self.push(
+            InstData::Texture {
+                op,
+                handle,
+                args: args.iter().copied().collect(),
+            },
+            &types,
+        );
+        self.func.insts[inst].results.clone()
+    }
+
     /// A warp collective ([`super::collective`]): the `i32` result, and the predicate for
     /// `match.all` and `elect`.
     pub fn collective(

@@ -413,6 +413,36 @@ pub(crate) fn write_inst(
             }
             Ok(())
         }
+        InstData::Texture { op, handle, args } => {
+            match op {
+                super::tex::TexOp::Sample {
+                    shape,
+                    result,
+                    int_coords,
+                } => write!(
+                    f,
+                    "tex.{}.{}.{}",
+                    shape.name(),
+                    result.name(),
+                    if *int_coords { "s32" } else { "f32" }
+                )?,
+                super::tex::TexOp::Query(q) => write!(f, "txq.{}", q.name())?,
+            }
+            let coords = match handle {
+                super::tex::TexHandle::Bound(k) => {
+                    write!(f, " tex{k}")?;
+                    &args[..]
+                }
+                super::tex::TexHandle::Bindless => {
+                    write!(f, " [{}]", args[0])?;
+                    &args[1..]
+                }
+            };
+            for a in coords {
+                write!(f, ", {a}")?;
+            }
+            Ok(())
+        }
         InstData::Shfl { mode, args } => {
             let [a, b, c] = args;
             write!(f, "shfl.{} {a}, {b}, {c}", mode.name())

@@ -235,6 +235,9 @@ pub struct Launch {
     /// from zeros and so agree; the hardware check (`examples/hwcheck_export.rs`) turns it on,
     /// since a real GPU does not start from zeros.
     pub undefined_uninit: bool,
+    /// The textures the kernel reads (`tex`, `txq`): `.texref`s by name, texture objects by
+    /// handle (`crate::texture`). Empty by default.
+    pub textures: crate::texture::TextureBindings,
 }
 
 impl Launch {
@@ -280,6 +283,7 @@ impl Launch {
             gridid: 0,
             global_races: false,
             undefined_uninit: false,
+            textures: crate::texture::TextureBindings::default(),
         }
     }
 }
@@ -407,6 +411,7 @@ pub fn run_in(module: &Module, func: &Function, launch: &Launch) -> Result<RunOu
                     ctaid: [cx, cy, cz],
                     cta_index: cx + launch.grid[0] * (cy + launch.grid[1] * cz),
                     shared_vars: &shared_vars,
+                    texrefs: &module.texrefs,
                 };
                 let (shared, locals) = run_cta(&ctx, &mut mem, &mut steps)?;
                 shared_out.push(shared);
@@ -683,6 +688,8 @@ struct Ctx<'a> {
     cta_index: u32,
     /// The shared bytes the kernel may touch (see [`shared_ranges`]).
     shared_vars: &'a [std::ops::Range<u64>],
+    /// The module's `.texref` names (`InstData::Texture` of a bound texture indexes them).
+    texrefs: &'a [String],
 }
 
 /// The byte ranges of the `.shared` variables `func` names, and the dynamic part (the
@@ -1797,6 +1804,16 @@ impl Thread {
                 }
             }
             InstData::Bits { .. } => out = pure(&node.data, ty_of, |v| self.get(v)),
+            InstData::Texture { op, handle, args } => {
+                // The texture model (`crate::texture`) through the launch's bindings.
+                let vals: SmallVec<[u64; 4]> = args.iter().map(|&a| self.get(a)).collect();
+                let words =
+                    super::tex::eval(*op, *handle, &vals, ctx.texrefs, &ctx.launch.textures)
+                        .map_err(EvalError::BadLaunch)?;
+                for (k, &r) in node.results.iter().enumerate() {
+                    self.set(r, u64::from(words[k]), Type::I32);
+                }
+            }
             // Stop here, unexecuted: `run_cta` resolves the vote for the whole warp.
             InstData::Vote { .. } | InstData::Shfl { .. } | InstData::Collective { .. } => {
                 return Ok(Status::AtVote)

@@ -149,6 +149,7 @@ mod display;
 pub mod eval;
 pub mod float;
 pub mod simplify;
+pub mod tex;
 mod verify;
 pub mod video;
 pub mod warp;
@@ -781,6 +782,14 @@ pub enum InstData {
         op: CollectiveOp,
         args: SmallVec<[Value; 2]>,
     },
+    /// `tex`/`txq` ([`tex`]): `args` are the bindless handle (`i64`, for
+    /// [`tex::TexHandle::Bindless`]) then the coordinates (`i32`); four `i32` results for a
+    /// sample, one for a query.
+    Texture {
+        op: tex::TexOp,
+        handle: tex::TexHandle,
+        args: SmallVec<[Value; 4]>,
+    },
 }
 
 /// What an [`InstData::Stack`] does to the dynamic stack pointer `sp` (a 32-bit `.local`
@@ -859,6 +868,7 @@ impl InstData {
             InstData::BarrierReg { args, .. } => [args, &[], &[]],
             InstData::Stack { arg, .. } => [arg.as_slice(), &[], &[]],
             InstData::Collective { args, .. } => [args, &[], &[]],
+            InstData::Texture { args, .. } => [args, &[], &[]],
         }
     }
 
@@ -895,6 +905,7 @@ impl InstData {
             InstData::BarrierReg { args, .. } => args.iter_mut().for_each(|v| *v = f(*v)),
             InstData::Stack { arg, .. } => arg.iter_mut().for_each(|v| *v = f(*v)),
             InstData::Collective { args, .. } => args.iter_mut().for_each(|v| *v = f(*v)),
+            InstData::Texture { args, .. } => args.iter_mut().for_each(|v| *v = f(*v)),
             InstData::Select { cond, args } => {
                 *cond = f(*cond);
                 args.iter_mut().for_each(|v| *v = f(*v));
@@ -1194,6 +1205,9 @@ pub struct Module {
     /// `.address_size 32` (or none given): addresses, `.global` variables' included, are 32
     /// bits, so [`eval`] places the module's `.global` variables below 4 GB.
     pub addr32: bool,
+    /// The module's `.texref` variables in declaration order ([`tex::TexHandle::Bound`]
+    /// indexes this list).
+    pub texrefs: Vec<String>,
 }
 
 impl Module {

@@ -626,6 +626,28 @@ impl Verifier<'_> {
                 }
                 expect_results(&[*ty], &mut problems);
             }
+            InstData::Texture { op, handle, args } => {
+                let handle_args = usize::from(*handle == super::tex::TexHandle::Bindless);
+                if args.len() != handle_args + op.coords() {
+                    problems.push(format!(
+                        "texture: takes {} operands, got {}",
+                        handle_args + op.coords(),
+                        args.len()
+                    ));
+                }
+                for (k, &a) in args.iter().enumerate() {
+                    let want = if k < handle_args {
+                        Type::I64
+                    } else {
+                        Type::I32
+                    };
+                    if t(a) != want {
+                        problems.push(format!("texture: operand {k} must be {want}, got {}", t(a)));
+                    }
+                }
+                let results: Vec<Type> = (0..op.results()).map(|_| Type::I32).collect();
+                expect_results(&results, &mut problems);
+            }
             InstData::Shfl { args, .. } => {
                 for &a in args {
                     if t(a) != Type::I32 {

@@ -78,6 +78,7 @@ pub(crate) use fdiv::{fdiv_slow_path, CALL_CLOBBERS, CAL_FDIV};
 mod mul;
 mod prefetch;
 pub(crate) mod stack;
+mod tex;
 mod warp;
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
@@ -1007,6 +1008,11 @@ impl<'a> Lowerer<'a> {
             InstData::Vote { mode, arg } => self.lower_vote(results[0], mode, arg),
             InstData::Shfl { mode, args } => self.lower_shfl(results, mode, args),
             InstData::Stack { op, arg } => self.lower_stack(results, op, arg),
+            InstData::Texture {
+                op,
+                handle,
+                ref args,
+            } => self.lower_texture(results, op, handle, args),
             InstData::Collective { op, .. } => Err(LowerError::Internal(format!(
                 "{} reached selection (ir::collective::expand replaces it first)",
                 op.name()

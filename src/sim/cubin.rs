@@ -36,6 +36,7 @@ pub fn load_kernel(cubin: &[u8], name: &str) -> Result<(Vec<u64>, KernelInfo), S
     if let Some(data) = file.constant3() {
         info.banks.push((3, data.to_vec()));
     }
+    texture_slots(&file, name, &mut info);
     // A kernel with `alloca` has no static stack size (0xffffffff, as ptxas writes it): its
     // frame is FRAME_SIZE, and the dynamic stack lies below it in `Launch::local_size`.
     info.local_size = match k.min_stack_size {
@@ -43,6 +44,27 @@ pub fn load_kernel(cubin: &[u8], name: &str) -> Result<(Vec<u64>, KernelInfo), S
         s => s.unwrap_or(0),
     };
     Ok((k.code.clone(), info))
+}
+
+/// `R_CUDA_TEX_HEADER_INDEX`: a bound texture's word of constant bank 0.
+const TEX_HEADER_INDEX: u32 = 6;
+
+/// The bound textures' slots of kernel `name` ([`KernelInfo::textures`]). Those words lie
+/// past the parameters, so the parameter size is then the end of the last parameter
+/// (`EIATTR_KPARAM_INFO`), not the end of the bank.
+fn texture_slots(file: &crate::cubin::Cubin, name: &str, info: &mut KernelInfo) {
+    let spec = crate::cubin::CubinSpec::from_cubin(file);
+    let Some(k) = spec.kernels.iter().find(|k| k.name == name) else {
+        return;
+    };
+    for r in &k.const0_relocs {
+        if r.rtype == TEX_HEADER_INDEX {
+            info.textures.push((r.offset as u32, r.symbol.clone()));
+        }
+    }
+    if !info.textures.is_empty() {
+        info.param_size = k.param_bytes();
+    }
 }
 
 /// `R_CUDA_ABS32_LO_20` / `R_CUDA_ABS32_HI_20`: a word of a symbol's address into bits 20..52

@@ -234,7 +234,7 @@ pub(super) fn lanes(mask: u32) -> impl Iterator<Item = usize> {
 
 pub(super) struct Sim<'a> {
     prog: &'a Program,
-    launch: &'a Launch,
+    pub(super) launch: &'a Launch,
     pub(super) mem: Memory,
     ctaid: [u32; 3],
     steps: u64,
@@ -246,6 +246,8 @@ pub(super) struct Sim<'a> {
     deps: Option<Dependences>,
     /// The issue clocks, when timing is asked for ([`run_timed`]).
     timing: Option<Clocks>,
+    /// The bound textures' slots ([`KernelInfo::textures`]).
+    pub(super) textures: &'a [(u32, String)],
 }
 
 /// Per warp of the running CTA its issue clock, and the totals so far ([`super::Timing`]).
@@ -370,6 +372,7 @@ fn run_inner(
         red_result: Reduction::default(),
         deps,
         timing: timing.take(),
+        textures: &info.textures,
     };
     sim.mem.log = log;
     let mut shared = Vec::new();
@@ -1343,7 +1346,9 @@ impl Sim<'_> {
             | SUATOM_CAS_I => {
                 return Err(unsupported(addr, i, "a surface instruction"));
             }
-            TEX_B | TXD_I | TXD_B | TLD_I | TLD_B | TLD4_I | TLD4_B | TXQ_I | TXQ_B => {
+            TEXS | TLDS | TXQ_I | TEX | TLD_I => self.texture(w, i, addr, exec)?,
+            TEX_B | TLD_B | TXQ_B => self.texture_bindless(w, i, addr, exec)?,
+            TXD_I | TXD_B | TLD4_I | TLD4_B => {
                 return Err(unsupported(addr, i, "a texture instruction"));
             }
             RRO_R | RRO_C | RRO_I => self.rro(w, i, addr, exec)?,

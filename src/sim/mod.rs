@@ -29,6 +29,14 @@
 //!   continue (exited warps count as arrived, as in `ir::eval`).
 //! * `Launch::step_limit` counts warp-instructions here (thread instructions in `ir::eval`).
 //!
+//! # Textures
+//!
+//! `TEXS`, `TLDS`, `TXQ`, `TEX`, `TLD` and their `.B` forms read the launch's textures
+//! (`Launch::textures`) through the texture model `crate::texture`, the one `ir::eval`
+//! uses: a slot word the cubin relocates with `R_CUDA_TEX_HEADER_INDEX` names a `.texref`
+//! ([`KernelInfo::textures`]), any other word (or a `.B` form's register) holds a texture
+//! object's handle (`tex`).
+//!
 //! # Memory (same layout and window bases as `ir::eval`)
 //!
 //! * **global**: the launch's regions; an access must lie wholly inside one.
@@ -224,6 +232,7 @@ mod float;
 mod half;
 mod mem;
 mod mufu;
+mod tex;
 mod trace;
 mod video;
 
@@ -248,6 +257,11 @@ pub struct KernelInfo {
     pub local_size: u32,
     /// Constant banks other than 0, as (bank, bytes).
     pub banks: Vec<(u8, Vec<u8>)>,
+    /// The bound textures' words of constant bank 0 (the cubin's `R_CUDA_TEX_HEADER_INDEX`
+    /// relocations): (byte offset, `.texref` name). A texture instruction whose slot is
+    /// one of these reads `Launch::textures` by that name; any other slot word holds a
+    /// texture object's handle (a `.u64` parameter's low word).
+    pub textures: Vec<(u32, String)>,
 }
 
 impl KernelInfo {

@@ -1,0 +1,175 @@
+//! `tex` and `txq` (declared from `build.rs`; the IR instruction is [`crate::ir::tex`]).
+//!
+//! In: a `tex.<shape>.v4.<f32|s32|u32>.<f32|s32>` instruction, `d, [t, {c..}]`, or a
+//! `txq.<width|height|depth>.b32 d, [t]`, where `t` is a module `.texref` (bound) or a
+//! 64-bit register holding a texture object (bindless). Out: one `InstData::Texture` and
+//! the writes of its results to the destinations. The padding element PTX adds to
+//! 3-element coordinate vectors, and the unused ones of the old four-element form (PTX 1.x
+//! wrote `tex.2d [t, {x, y, _, _}]`; ptxas 11.8 accepts it), are read (each must be a valid
+//! operand) but dropped.
+//! Everything else of the texture chapter (`.level`/`.grad`, offsets, depth compare,
+//! `tld4`, samplers of `.texmode_independent`, the other `txq` attributes) is refused with
+//! a diagnostic naming what is missing.
+
+use super::{FnBuilder, ModuleBuilder, Sym};
+use crate::ir::tex::{TexHandle, TexOp, TexQuery, TexShape, TexType};
+use crate::ir::{Type, Value};
+use crate::ptx::ast::{self, Instruction, Modifier, Operand};
+
+impl ModuleBuilder<'_> {
+    /// A module `.texref` (or `.tex` space variable): the next slot of `Module::texrefs`.
+    pub(super) fn declare_texref(&mut self, d: &ast::Declarator) -> Sym {
+        let k = self.ir.texrefs.len() as u32;
+        self.ir.texrefs.push(d.name.text.to_string());
+        Sym::TexRef(k)
+    }
+}
+
+impl FnBuilder<'_, '_> {
+    /// The texture operand `t` of `[t, ...]`: a bound `.texref` or a bindless handle.
+    fn tex_handle(&mut self, op: &Operand) -> Option<(TexHandle, Option<Value>)> {
+        if let Operand::Name(n) = op {
+            if let Some(Err(Sym::TexRef(k))) = self.lookup(n) {
+                return Some((TexHandle::Bound(k), None));
+            }
+        }
+        let h = self.read(op, Type::I64, Some(ast::Type::U64))?;
+        Some((TexHandle::Bindless, Some(h)))
+    }
+
+    pub(super) fn texture(&mut self, ins: &Instruction) -> Option<()> {
+        let mut shape = None;
+        for m in &ins.mods {
+            match m {
+                Modifier::Flag(f) if shape.is_none() && TexShape::from_name(f).is_some() => {
+                    shape = TexShape::from_name(f)
+                }
+                Modifier::Type(_) | Modifier::Vec(4) => {}
+                _ => {
+                    let what = format!("leafold does not lower tex.{} yet", m.text());
+                    return self.unsupported(ins, &what);
+                }
+            }
+        }
+        let Some(shape) = shape else {
+            return self.unsupported(ins, "tex needs a geometry (.1d, .2d, ...)");
+        };
+        let types = ins.types();
+        let (result, int_coords) = match types[..] {
+            [d, c] => {
+                let result = match d {
+                    ast::Type::F32 => TexType::F32,
+                    ast::Type::S32 => TexType::S32,
+                    ast::Type::U32 => TexType::U32,
+                    _ => return self.unsupported(ins, "tex results are .f32, .s32 or .u32"),
+                };
+                let int_coords = match c {
+                    ast::Type::F32 => false,
+                    ast::Type::S32 => true,
+                    _ => return self.unsupported(ins, "tex coordinates are .f32 or .s32"),
+                };
+                (result, int_coords)
+            }
+            _ => return self.unsupported(ins, "tex needs a result and a coordinate type"),
+        };
+        if ins.vector() != Some(4) {
+            return self.unsupported(ins, "tex needs .v4");
+        }
+        if matches!(shape, TexShape::Cube | TexShape::ACube) && int_coords {
+            return self.unsupported(ins, "cube textures take .f32 coordinates");
+        }
+        let ops = self.ops(ins, 2)?;
+        let Operand::TexArgs(targs, span) = &ops[1] else {
+            return self.unsupported(ins, "expected [texture, {coordinates}]");
+        };
+        let [t, coords] = &targs[..] else {
+            return self.unsupported(
+                ins,
+                "leafold lowers tex with a texture and coordinates only (no sampler operand)",
+            );
+        };
+        let items: Vec<&Operand> = match coords {
+            Operand::Vector(items, _) => items.iter().collect(),
+            one => vec![one],
+        };
+        // PTX before ISA 2.x (and ptxas 11.8 still) takes four coordinates for every shape;
+        // the ones past the shape's are ignored.
+        if items.len() != shape.ptx_vector_len() && items.len() != 4 {
+            self.error(
+                *span,
+                format!(
+                    "tex.{} takes {} coordinates, got {}",
+                    shape.name(),
+                    shape.ptx_vector_len(),
+                    items.len()
+                ),
+            );
+            return None;
+        }
+        let (handle, h) = self.tex_handle(t)?;
+        let mut args: Vec<Value> = h.into_iter().collect();
+        for (k, c) in items.iter().enumerate() {
+            // The layer index of an array shape is always an integer (`.u32`).
+            let it = if (shape.is_array() && k == 0) || int_coords {
+                ast::Type::S32
+            } else {
+                ast::Type::F32
+            };
+            let v = self.read(c, Type::I32, Some(it))?;
+            if k < shape.coords() {
+                args.push(v);
+            }
+        }
+        let op = TexOp::Sample {
+            shape,
+            result,
+            int_coords,
+        };
+        let dsts = self.dests(&ops[0])?;
+        if dsts.len() != 4 {
+            self.error(ops[0].span(), "tex.v4 needs four destinations");
+            return None;
+        }
+        let values = self.ins().texture(op, handle, &args);
+        let signed = result == TexType::S32;
+        for (d, v) in dsts.into_iter().zip(values) {
+            self.write(d, v, signed, ops[0].span())?;
+        }
+        Some(())
+    }
+
+    pub(super) fn txq(&mut self, ins: &Instruction) -> Option<()> {
+        let mut query = None;
+        for m in &ins.mods {
+            match m {
+                Modifier::Flag(f) if query.is_none() && TexQuery::from_name(f).is_some() => {
+                    query = TexQuery::from_name(f)
+                }
+                Modifier::Type(ast::Type::B32) => {}
+                _ => {
+                    let what = format!("leafold does not lower txq.{} yet", m.text());
+                    return self.unsupported(ins, &what);
+                }
+            }
+        }
+        let Some(query) = query else {
+            return self.unsupported(ins, "txq needs an attribute (.width, .height, .depth)");
+        };
+        let ops = self.ops(ins, 2)?;
+        let t = match &ops[1] {
+            Operand::TexArgs(targs, _) if targs.len() == 1 => &targs[0],
+            Operand::Address(ast::AddrExpr {
+                base: Some(n),
+                offset: 0,
+                ..
+            }) => &Operand::Name(n.clone()),
+            _ => return self.unsupported(ins, "expected [texture]"),
+        };
+        let t = t.clone();
+        let (handle, h) = self.tex_handle(&t)?;
+        let args: Vec<Value> = h.into_iter().collect();
+        let dst = self.dest1(&ops[0])?;
+        let v = self.ins().texture(TexOp::Query(query), handle, &args)[0];
+        self.write(dst, v, false, ops[0].span())
+    }
+}

@@ -1,0 +1,360 @@
+//! Texture instructions in the IR: PTX `tex` and `txq` (issue 21, the texture part).
+//!
+//! In: what `ir::build` reads from a `tex.<shape>.v4.<dtype>.<ctype>` or `txq.<query>.b32`
+//! instruction. Out: one [`InstData::Texture`](super::InstData::Texture) `{ op, handle, args }`.
+//!
+//! * `handle` says which texture is read: [`TexHandle::Bound`] names a module `.texref`
+//!   variable by its index in [`Module::texrefs`](super::Module::texrefs) (declaration order);
+//!   [`TexHandle::Bindless`] takes the texture object from `args[0]`, an `i64` (a
+//!   `cudaTextureObject_t` passed as a `.u64` parameter or loaded from memory).
+//! * The remaining `args` are the coordinates, each `i32` (float coordinates are `f32`
+//!   bits, as every float is in the IR): [`TexShape::coords`] of them, in PTX order (for the
+//!   array shapes the layer index comes first). PTX pads 3-element coordinate vectors to four
+//!   (`{x, y, z, _}`); the padding element is dropped by `build`.
+//! * Results: [`TexOp::Sample`] has four `i32` results, the texel's four components (`f32`
+//!   bits, or integers for `.s32`/`.u32`); [`TexOp::Query`] has one `i32`.
+//!
+//! Semantics (evaluated by the texture model of `crate::texture` through the launch's
+//! bindings): `Sample` with float coordinates filters the texture at `coords` with its
+//! sampler state; with integer coordinates (`int_coords`) it reads the texel at those
+//! integer coordinates (PTX: "integer coordinates ... are not normalized"). `Query` reads
+//! one attribute of the bound texture (its width, height or depth).
+//! Invariant: a `Sample`'s result type and coordinate kind are those PTX allows for `tex`
+//! (`.f32`/`.s32`/`.u32` results; `.f32` or `.s32` coordinates).
+
+/// The dimensionality of a texture access (PTX `.1d` .. `.acube`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum TexShape {
+    D1,
+    D2,
+    D3,
+    A1,
+    A2,
+    Cube,
+    ACube,
+}
+
+impl TexShape {
+    pub fn from_name(s: &str) -> Option<TexShape> {
+        Some(match s {
+            "1d" => TexShape::D1,
+            "2d" => TexShape::D2,
+            "3d" => TexShape::D3,
+            "a1d" => TexShape::A1,
+            "a2d" => TexShape::A2,
+            "cube" => TexShape::Cube,
+            "acube" => TexShape::ACube,
+            _ => return None,
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            TexShape::D1 => "1d",
+            TexShape::D2 => "2d",
+            TexShape::D3 => "3d",
+            TexShape::A1 => "a1d",
+            TexShape::A2 => "a2d",
+            TexShape::Cube => "cube",
+            TexShape::ACube => "acube",
+        }
+    }
+
+    /// The coordinates the IR instruction carries (layer first for the array shapes).
+    pub fn coords(self) -> usize {
+        match self {
+            TexShape::D1 => 1,
+            TexShape::D2 | TexShape::A1 => 2,
+            TexShape::D3 | TexShape::A2 | TexShape::Cube => 3,
+            TexShape::ACube => 4,
+        }
+    }
+
+    /// The length of the PTX coordinate vector (3-element vectors are padded to 4).
+    pub fn ptx_vector_len(self) -> usize {
+        match self.coords() {
+            3 => 4,
+            n => n,
+        }
+    }
+
+    /// An array shape (its first coordinate is an integer layer index).
+    pub fn is_array(self) -> bool {
+        matches!(self, TexShape::A1 | TexShape::A2 | TexShape::ACube)
+    }
+}
+
+/// How `tex` interprets its four result components.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum TexType {
+    F32,
+    S32,
+    U32,
+}
+
+impl TexType {
+    pub fn name(self) -> &'static str {
+        match self {
+            TexType::F32 => "f32",
+            TexType::S32 => "s32",
+            TexType::U32 => "u32",
+        }
+    }
+}
+
+/// A `txq` attribute.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum TexQuery {
+    Width,
+    Height,
+    Depth,
+}
+
+impl TexQuery {
+    pub fn from_name(s: &str) -> Option<TexQuery> {
+        Some(match s {
+            "width" => TexQuery::Width,
+            "height" => TexQuery::Height,
+            "depth" => TexQuery::Depth,
+            _ => return None,
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            TexQuery::Width => "width",
+            TexQuery::Height => "height",
+            TexQuery::Depth => "depth",
+        }
+    }
+}
+
+/// What a texture instruction does.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum TexOp {
+    /// `tex.<shape>.v4.<result>.<f32|s32>`: four components at the coordinates.
+    Sample {
+        shape: TexShape,
+        result: TexType,
+        int_coords: bool,
+    },
+    /// `txq.<query>.b32`.
+    Query(TexQuery),
+}
+
+impl TexOp {
+    /// The number of results (all `i32`).
+    pub fn results(self) -> usize {
+        match self {
+            TexOp::Sample { .. } => 4,
+            TexOp::Query(_) => 1,
+        }
+    }
+
+    /// The number of coordinate operands (after the bindless handle, if any).
+    pub fn coords(self) -> usize {
+        match self {
+            TexOp::Sample { shape, .. } => shape.coords(),
+            TexOp::Query(_) => 0,
+        }
+    }
+}
+
+/// Which texture an instruction reads.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum TexHandle {
+    /// A module `.texref`, by index in `Module::texrefs`.
+    Bound(u32),
+    /// The texture object in the instruction's first operand (`i64`).
+    Bindless,
+}
+
+/// The first byte of constant bank 0 after a kernel's parameters (bank 0 holds the driver's
+/// 0x140 bytes, then the parameters).
+const PARAM_BASE: u32 = 0x140;
+
+/// The module `.texref`s `f` reads, by index in `Module::texrefs`, in the order of their
+/// first use (block layout order, then instruction order): ptxas 11.8 gives each its own word
+/// of constant bank 0 after the parameters in this order, where the driver writes the
+/// texture's header index (`R_CUDA_TEX_HEADER_INDEX`); `TEXS`/`TLDS`/`TXQ` name that word by
+/// its index (byte offset / 4).
+pub fn bound_textures(f: &super::Function) -> Vec<u32> {
+    let mut out: Vec<u32> = Vec::new();
+    for &b in &f.layout {
+        for &i in &f.blocks[b].insts {
+            if let super::InstData::Texture {
+                handle: TexHandle::Bound(k),
+                ..
+            } = f.insts[i].data
+            {
+                if !out.contains(&k) {
+                    out.push(k);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The byte offset in constant bank 0 of the word of `f`'s `k`-th bound texture (in
+/// [`bound_textures`] order): after the parameters, from the next 4-byte boundary.
+pub fn bound_slot_offset(f: &super::Function, k: usize) -> u32 {
+    let end = f
+        .params
+        .iter()
+        .map(|p| p.offset + p.size)
+        .max()
+        .unwrap_or(0);
+    (PARAM_BASE + end).next_multiple_of(4) + 4 * k as u32
+}
+
+/// The byte offset in constant bank 0 of the kernel parameter at `param_offset` (a bindless
+/// texture object passed as a `.u64` parameter is read from there, like a bound texture's
+/// slot).
+pub fn param_cbank_offset(param_offset: u32) -> u32 {
+    PARAM_BASE + param_offset
+}
+
+/// What a texture instruction returns ([`TexOp::results`] words), for `ir::eval`: `args` are
+/// the instruction's operand values (the bindless handle first), `texrefs` the module's
+/// `.texref` names, `bindings` the launch's textures. A texture the launch does not bind is
+/// an error (its message names it).
+pub fn eval(
+    op: TexOp,
+    handle: TexHandle,
+    args: &[u64],
+    texrefs: &[String],
+    bindings: &crate::texture::TextureBindings,
+) -> Result<[u32; 4], String> {
+    let (tex, coords) = match handle {
+        TexHandle::Bound(k) => {
+            let name = texrefs
+                .get(k as usize)
+                .ok_or_else(|| format!("texture {k} is not declared"))?;
+            let t = bindings
+                .by_name(name)
+                .ok_or_else(|| format!("texture '{name}' is not bound in the launch"))?;
+            (t, args)
+        }
+        TexHandle::Bindless => {
+            let h = args[0];
+            let t = bindings
+                .by_handle(h)
+                .ok_or_else(|| format!("no texture object has handle {h:#x}"))?;
+            (t, &args[1..])
+        }
+    };
+    let word = |k: usize| coords.get(k).map_or(0, |&v| v as u32);
+    match op {
+        TexOp::Query(q) => {
+            let what = match q {
+                TexQuery::Width => crate::texture::TxqQuery::Width,
+                TexQuery::Height => crate::texture::TxqQuery::Height,
+                TexQuery::Depth => crate::texture::TxqQuery::Depth,
+            };
+            Ok([tex.query(what, 0), 0, 0, 0])
+        }
+        TexOp::Sample {
+            shape, int_coords, ..
+        } => {
+            // The array shapes' layer comes first; PTX reads it as `.u32` (a negative one is
+            // a huge index, clamped like any other past the last layer).
+            let (layer, first) = if shape.is_array() {
+                (word(0).min(i32::MAX as u32) as i32, 1)
+            } else {
+                (0, 0)
+            };
+            let n = shape.coords() - first;
+            let c = |k: usize| if k < n { word(first + k) } else { 0 };
+            if int_coords {
+                let xyz = [c(0) as i32, c(1) as i32, c(2) as i32];
+                Ok(tex.fetch([xyz[0], xyz[1], xyz[2], layer], 0))
+            } else {
+                let q = crate::texture::SampleQuery {
+                    coords: [
+                        f32::from_bits(c(0)),
+                        f32::from_bits(c(1)),
+                        f32::from_bits(c(2)),
+                    ],
+                    layer,
+                    ..Default::default()
+                };
+                Ok(tex.sample(&q))
+            }
+        }
+    }
+}
+
+/// The textures kernel `f` reads, for `verify` to bind ([`crate::texture::launch`]): each
+/// bound `.texref` by name, each texture object by the name of the `.u64` parameter that
+/// holds it, with the shape and result kind of the first `tex` that reads it (those of
+/// sampling instructions first: a texture only `txq` reads is a 2D one of float texels).
+/// A texture object that is not a parameter is left out (selection refuses it anyway).
+pub fn texture_needs(
+    module: &super::Module,
+    f: &super::Function,
+) -> Vec<crate::texture::launch::TextureNeed> {
+    use crate::texture::launch::TextureNeed;
+    use crate::texture::{ResultKind, Shape};
+    let mut samples = Vec::new();
+    let mut queries = Vec::new();
+    for &b in &f.layout {
+        for &i in &f.blocks[b].insts {
+            let super::InstData::Texture {
+                op,
+                handle,
+                ref args,
+            } = f.insts[i].data
+            else {
+                continue;
+            };
+            let (name, object) = match handle {
+                TexHandle::Bound(k) => match module.texrefs.get(k as usize) {
+                    Some(n) => (n.clone(), false),
+                    None => continue,
+                },
+                TexHandle::Bindless => {
+                    let def = match f.values[args[0]].def {
+                        super::ValueDef::Result(d, _) => &f.insts[d].data,
+                        super::ValueDef::Param(..) => continue,
+                    };
+                    let super::InstData::LoadParam { offset, .. } = *def else {
+                        continue;
+                    };
+                    match f.params.iter().find(|p| p.offset == offset) {
+                        Some(p) => (p.name.clone(), true),
+                        None => continue,
+                    }
+                }
+            };
+            match op {
+                TexOp::Sample { shape, result, .. } => samples.push(TextureNeed {
+                    name,
+                    object,
+                    shape: match shape {
+                        TexShape::D1 => Shape::D1,
+                        TexShape::D2 => Shape::D2,
+                        TexShape::D3 => Shape::D3,
+                        TexShape::A1 => Shape::A1,
+                        TexShape::A2 => Shape::A2,
+                        TexShape::Cube => Shape::Cube,
+                        TexShape::ACube => Shape::ACube,
+                    },
+                    kind: match result {
+                        TexType::F32 => ResultKind::Float,
+                        TexType::S32 => ResultKind::Signed,
+                        TexType::U32 => ResultKind::Unsigned,
+                    },
+                }),
+                TexOp::Query(_) => queries.push(TextureNeed {
+                    name,
+                    object,
+                    shape: Shape::D2,
+                    kind: ResultKind::Float,
+                }),
+            }
+        }
+    }
+    samples.extend(queries);
+    samples
+}

@@ -1,0 +1,468 @@
+//! Texture instructions (`ir::tex`) as ptxas 11.8 writes them for sm_50 (probed with small
+//! PTX files; `tests/compile_tex.rs` checks the words against nvdisasm):
+//!
+//! ```text
+//! tex.1d  f32 coords   TEXS  rd2, rd, x, zero, slot, 2D, mask     (y = a zeroed register)
+//! tex.2d  f32 coords   TEXS  rd2, rd, x, y, slot, 2D, mask
+//! tex.3d  f32 coords   TEXS  rd2, rd, {x,y}, z, slot, 3D, mask
+//! tex.a2d f32 coords   TEXS  rd2, rd, {layer,x}, y, slot, ARRAY_2D, mask
+//! tex.1d  s32 coords   TLDS.LZ rd2, rd, x, slot, 1D, mask
+//! tex.2d  s32 coords   TLDS.LZ rd2, rd, x, y, slot, 2D, mask
+//! tex.3d  s32 coords   TLDS.LZ rd2, rd, {x,y}, z, slot, 3D, mask
+//! tex.a2d s32 coords   TLDS.LZ rd2, rd, {layer,0}, {x,y}, slot, ARRAY_2D, mask
+//! tex.a1d f32 coords   TEX     rd.., {layer,x}, slot, ARRAY_1D, mask4   (general form)
+//! tex.a1d s32 coords   TLD.LZ  rd.., {layer,x}, slot, ARRAY_1D, mask4
+//! txq.width/height/depth   TXQ rd, zero, TEX_HEADER_DIMENSION, slot, 0x1/0x2/0x4
+//! ```
+//!
+//! `{a,b}` is an aligned register pair; `layer` is the PTX layer index clamped by
+//! `I2I.U16.U32.SAT`. `slot` is the word of constant bank 0 that holds the texture's header
+//! index, by index: a bound `.texref` gets one after the parameters
+//! ([`ir::tex::bound_slot_offset`]), a texture object that is a `.u64` kernel parameter is
+//! its parameter's low word. The TEXS/TLDS `mask` names the components whose results are
+//! read; they go to `rd`, `rd+1`, `rd2`, `rd2+1` in order (`rd2` = RZ for one or two;
+//! we always take `rd2` = `rd+2`, one aligned quad, as ptxas mostly does). The
+//! results are variable-latency (scoreboards are the scheduler's business).
+//!
+//! The general forms' 4-bit `mask4` has one bit per component read; their results are
+//! consecutive registers from `rd`.
+//!
+//! A texture object in a register (not a kernel parameter) takes the `.B` forms:
+//!
+//! ```text
+//! tex f32 coords       TEX.B    rd.., {coords}, handle, 0x0, dim, mask4   (1d as 2d {x,0})
+//! tex s32 coords       TLD.B.LZ rd.., {coords}, handle, 0x0, dim, mask4
+//! txq                  TXQ.B    rd, {handle,0}, TEX_HEADER_DIMENSION, 0x0, mask
+//! ```
+//!
+//! (`{coords}`: every coordinate consecutive, the layer first.) Not lowered (a clear
+//! error): the `.cube` and `.acube` shapes (ptxas projects cube coordinates in software).
+
+use super::Lowerer;
+use crate::ir::tex::{self, TexHandle, TexOp, TexQuery, TexShape};
+use crate::ir::{InstData, Type, Value};
+use crate::lower::inst::{Role, Sm50Inst};
+use crate::lower::lea::Loc;
+use crate::lower::LowerError;
+use crate::machinst::RegKind;
+use crate::sm50::{self, Field, Form};
+use cranelift_entity::EntityRef;
+
+/// One register of a coordinate vector: a lowered location, a zero, or the clamped layer.
+#[derive(Copy, Clone)]
+enum Part {
+    At(Loc),
+    Zero,
+}
+
+impl<'a> Lowerer<'a> {
+    /// The word index (`tid`) of the texture's slot in constant bank 0; `None` for a
+    /// texture object in a register (not a kernel parameter: the `.B` forms).
+    fn tex_slot(&mut self, handle: TexHandle, args: &[Value]) -> Result<Option<u64>, LowerError> {
+        let byte = match handle {
+            TexHandle::Bound(k) => {
+                let order = tex::bound_textures(self.f);
+                let Some(pos) = order.iter().position(|&t| t == k) else {
+                    return Err(LowerError::Internal(format!(
+                        "texture {k} missing from the kernel's bound textures"
+                    )));
+                };
+                tex::bound_slot_offset(self.f, pos)
+            }
+            TexHandle::Bindless => match self.def_of(args[0]) {
+                Some(&InstData::LoadParam {
+                    ty: Type::I64,
+                    offset,
+                }) => tex::param_cbank_offset(offset),
+                _ => return Ok(None),
+            },
+        };
+        Ok(Some(u64::from(byte / 4)))
+    }
+
+    /// The registers of a coordinate vector: one part as it is, several in a new aligned
+    /// pair (or quad), copied in.
+    fn tex_vec(&mut self, parts: &[Part]) -> Result<Loc, LowerError> {
+        if let [Part::At(l)] = parts {
+            return Ok(*l);
+        }
+        let kind = match parts.len() {
+            1 => RegKind::B32,
+            2 => RegKind::B64,
+            _ => RegKind::B128,
+        };
+        let d = self.new_vreg(kind);
+        let mut i = Sm50Inst::new(Role::Plain);
+        let dop = i.def(d, parts.len() > 1);
+        for (k, p) in parts.iter().enumerate() {
+            match *p {
+                Part::At(l) => {
+                    let s = i.use_(l.vreg);
+                    i.piece(
+                        sm50::Inst::new(Form::MOV_R),
+                        &[(Field::Rd, dop, k as u8), (Field::Rb, s, l.offset)],
+                    );
+                }
+                // MOV Rd, RZ (the unset B register field is RZ).
+                Part::Zero => i.piece(sm50::Inst::new(Form::MOV_R), &[(Field::Rd, dop, k as u8)]),
+            }
+        }
+        self.push(i);
+        Ok(Loc { vreg: d, offset: 0 })
+    }
+
+    /// A PTX layer index clamped to 16 bits, as the hardware takes it: `I2I.U16.U32.SAT`.
+    fn tex_layer(&mut self, v: Value) -> Result<Loc, LowerError> {
+        let a = self.reg(v)?;
+        let d = self.new_vreg(RegKind::B32);
+        let mut i = Sm50Inst::new(Role::Plain);
+        let dop = i.def(d, false);
+        let aop = i.use_(a.vreg);
+        let inst = sm50::Inst::new(Form::I2I_R)
+            .with(Field::Dt, 1)
+            .with(Field::St, 2)
+            .with(Field::Sat, 1);
+        i.piece(inst, &[(Field::Rd, dop, 0), (Field::Rb, aop, a.offset)]);
+        self.push(i);
+        Ok(Loc { vreg: d, offset: 0 })
+    }
+
+    pub(super) fn lower_texture(
+        &mut self,
+        results: &[Value],
+        op: TexOp,
+        handle: TexHandle,
+        args: &[Value],
+    ) -> Result<(), LowerError> {
+        let slot = self.tex_slot(handle, args)?;
+        let coords = match handle {
+            TexHandle::Bound(_) => args,
+            TexHandle::Bindless => &args[1..],
+        };
+        let Some(tid) = slot else {
+            return self.lower_tex_bindless(results, op, args[0], coords);
+        };
+        match op {
+            TexOp::Query(q) => self.lower_txq(results[0], q, tid),
+            TexOp::Sample {
+                shape, int_coords, ..
+            } => self.lower_tex_sample(results, shape, int_coords, coords, tid),
+        }
+    }
+
+    fn lower_txq(&mut self, r: Value, q: TexQuery, tid: u64) -> Result<(), LowerError> {
+        let mask = match q {
+            TexQuery::Width => 1,
+            TexQuery::Height => 2,
+            TexQuery::Depth => 4,
+        };
+        let lod = self.tex_vec(&[Part::Zero])?;
+        let d = self.new_vreg(RegKind::B32);
+        let mut i = Sm50Inst::new(Role::Plain);
+        let dop = i.def(d, false);
+        let aop = i.use_(lod.vreg);
+        let inst = sm50::Inst::new(Form::TXQ_I)
+            .with(Field::Query, 1)
+            .with(Field::Tid, tid)
+            .with(Field::Mask, mask);
+        i.piece(inst, &[(Field::Rd, dop, 0), (Field::Ra, aop, lod.offset)]);
+        self.push(i);
+        self.set_loc(r, Loc { vreg: d, offset: 0 });
+        Ok(())
+    }
+
+    /// The components whose results are read, in order (at least one: a fetch nobody reads
+    /// still writes R, as the IR keeps it).
+    fn tex_read_components(&self, results: &[Value]) -> Vec<usize> {
+        let mut comps: Vec<usize> = (0..4)
+            .filter(|&k| self.use_count[results[k].index()] > 0)
+            .collect();
+        if comps.is_empty() {
+            comps.push(0);
+        }
+        comps
+    }
+
+    /// `tex.a1d` as ptxas 11.8 writes it: the general `TEX` (float coordinates) or
+    /// `TLD.LZ` (integer ones) on target ARRAY_1D, coordinates `{layer, x}` at `ra`, one
+    /// destination register per component read (the 4-bit mask), consecutive from `rd`.
+    fn lower_tex_general(
+        &mut self,
+        results: &[Value],
+        int_coords: bool,
+        ra: Loc,
+        tid: u64,
+    ) -> Result<(), LowerError> {
+        let comps = self.tex_read_components(results);
+        let mask: u64 = comps.iter().map(|&c| 1u64 << c).sum();
+        let kind = match comps.len() {
+            1 => RegKind::B32,
+            2 => RegKind::B64,
+            _ => RegKind::B128,
+        };
+        let d = self.new_vreg(kind);
+        let mut i = Sm50Inst::new(Role::Plain);
+        let dop = i.def(d, false);
+        let aop = i.use_(ra.vreg);
+        let form = if int_coords { Form::TLD_I } else { Form::TEX };
+        // dim 1 = ARRAY_1D; lod 0 is TEX's plain form and TLD's .LZ.
+        let inst = sm50::Inst::new(form)
+            .with(Field::Tid, tid)
+            .with(Field::Dim, 1)
+            .with(Field::Mask, mask)
+            .with(Field::Lod, 0);
+        i.piece(inst, &[(Field::Rd, dop, 0), (Field::Ra, aop, ra.offset)]);
+        self.push(i);
+        for (n, &c) in comps.iter().enumerate() {
+            self.set_loc(
+                results[c],
+                Loc {
+                    vreg: d,
+                    offset: n as u8,
+                },
+            );
+        }
+        Ok(())
+    }
+
+    /// A texture object in a register, as ptxas 11.8 writes it: `TEX.B` (float
+    /// coordinates) / `TLD.B.LZ` (integer ones) with every coordinate consecutive from `ra`
+    /// (1D float as 2D `{x, 0}`; 3D `{x, y, z}`; arrays `{layer, x[, y]}`), the handle's low
+    /// word in `rb`, one result register per component read; `TXQ.B` with `{handle, 0}` at
+    /// `ra`.
+    fn lower_tex_bindless(
+        &mut self,
+        results: &[Value],
+        op: TexOp,
+        handle: Value,
+        coords: &[Value],
+    ) -> Result<(), LowerError> {
+        let h = self.reg(handle)?;
+        let (shape, int_coords) = match op {
+            TexOp::Query(q) => {
+                let mask = match q {
+                    TexQuery::Width => 1,
+                    TexQuery::Height => 2,
+                    TexQuery::Depth => 4,
+                };
+                let ra = self.tex_vec(&[Part::At(h), Part::Zero])?;
+                let d = self.new_vreg(RegKind::B32);
+                let mut i = Sm50Inst::new(Role::Plain);
+                let dop = i.def(d, false);
+                let aop = i.use_(ra.vreg);
+                let inst = sm50::Inst::new(Form::TXQ_B)
+                    .with(Field::Query, 1)
+                    .with(Field::Mask, mask);
+                i.piece(inst, &[(Field::Rd, dop, 0), (Field::Ra, aop, ra.offset)]);
+                self.push(i);
+                self.set_loc(results[0], Loc { vreg: d, offset: 0 });
+                return Ok(());
+            }
+            TexOp::Sample {
+                shape, int_coords, ..
+            } => (shape, int_coords),
+        };
+        let at = |s: &mut Self, v: Value| s.reg(v).map(Part::At);
+        // (dim, coordinate parts): dim as TEX's enum (1D, ARRAY_1D, 2D, ARRAY_2D, 3D, ...).
+        let (dim, parts): (u64, Vec<Part>) = match shape {
+            TexShape::D1 if int_coords => (0, vec![at(self, coords[0])?]),
+            TexShape::D1 => (2, vec![at(self, coords[0])?, Part::Zero]),
+            TexShape::D2 => (2, vec![at(self, coords[0])?, at(self, coords[1])?]),
+            TexShape::D3 => (
+                4,
+                vec![
+                    at(self, coords[0])?,
+                    at(self, coords[1])?,
+                    at(self, coords[2])?,
+                ],
+            ),
+            TexShape::A1 => {
+                let layer = Part::At(self.tex_layer(coords[0])?);
+                (1, vec![layer, at(self, coords[1])?])
+            }
+            TexShape::A2 => {
+                let layer = Part::At(self.tex_layer(coords[0])?);
+                (3, vec![layer, at(self, coords[1])?, at(self, coords[2])?])
+            }
+            TexShape::Cube | TexShape::ACube => {
+                return Err(self.unsupported(format!(
+                    "tex.{} (ptxas projects cube coordinates in software)",
+                    shape.name()
+                )))
+            }
+        };
+        let ra = self.tex_vec(&parts)?;
+        let comps = self.tex_read_components(results);
+        let mask: u64 = comps.iter().map(|&c| 1u64 << c).sum();
+        let kind = match comps.len() {
+            1 => RegKind::B32,
+            2 => RegKind::B64,
+            _ => RegKind::B128,
+        };
+        let d = self.new_vreg(kind);
+        let mut i = Sm50Inst::new(Role::Plain);
+        let dop = i.def(d, false);
+        let aop = i.use_(ra.vreg);
+        let hop = i.use_(h.vreg);
+        let form = if int_coords { Form::TLD_B } else { Form::TEX_B };
+        // lod 0: TEX.B's plain form, TLD.B's .LZ.
+        let inst = sm50::Inst::new(form)
+            .with(Field::Dim, dim)
+            .with(Field::Mask, mask)
+            .with(Field::Lod, 0);
+        i.piece(
+            inst,
+            &[
+                (Field::Rd, dop, 0),
+                (Field::Ra, aop, ra.offset),
+                (Field::Rb, hop, h.offset),
+            ],
+        );
+        self.push(i);
+        for (n, &c) in comps.iter().enumerate() {
+            self.set_loc(
+                results[c],
+                Loc {
+                    vreg: d,
+                    offset: n as u8,
+                },
+            );
+        }
+        Ok(())
+    }
+
+    fn lower_tex_sample(
+        &mut self,
+        results: &[Value],
+        shape: TexShape,
+        int_coords: bool,
+        coords: &[Value],
+        tid: u64,
+    ) -> Result<(), LowerError> {
+        let at = |s: &mut Self, v: Value| s.reg(v).map(Part::At);
+        // (form, tgt, ra parts, rb parts)
+        let (form, tgt, ra, rb): (Form, u64, Vec<Part>, Vec<Part>) = match (shape, int_coords) {
+            (TexShape::D1, false) => (Form::TEXS, 1, vec![at(self, coords[0])?], vec![Part::Zero]),
+            (TexShape::D2, false) => (
+                Form::TEXS,
+                1,
+                vec![at(self, coords[0])?],
+                vec![at(self, coords[1])?],
+            ),
+            (TexShape::D3, false) => (
+                Form::TEXS,
+                10,
+                vec![at(self, coords[0])?, at(self, coords[1])?],
+                vec![at(self, coords[2])?],
+            ),
+            (TexShape::A2, false) => {
+                let layer = Part::At(self.tex_layer(coords[0])?);
+                (
+                    Form::TEXS,
+                    7,
+                    vec![layer, at(self, coords[1])?],
+                    vec![at(self, coords[2])?],
+                )
+            }
+            (TexShape::D1, true) => (Form::TLDS, 0, vec![at(self, coords[0])?], vec![]),
+            (TexShape::D2, true) => (
+                Form::TLDS,
+                2,
+                vec![at(self, coords[0])?],
+                vec![at(self, coords[1])?],
+            ),
+            (TexShape::D3, true) => (
+                Form::TLDS,
+                7,
+                vec![at(self, coords[0])?, at(self, coords[1])?],
+                vec![at(self, coords[2])?],
+            ),
+            (TexShape::A2, true) => {
+                let layer = Part::At(self.tex_layer(coords[0])?);
+                (
+                    Form::TLDS,
+                    8,
+                    vec![layer, Part::Zero],
+                    vec![at(self, coords[1])?, at(self, coords[2])?],
+                )
+            }
+            (TexShape::A1, _) => {
+                let layer = Part::At(self.tex_layer(coords[0])?);
+                let x = at(self, coords[1])?;
+                let ra = self.tex_vec(&[layer, x])?;
+                return self.lower_tex_general(results, int_coords, ra, tid);
+            }
+            (TexShape::Cube | TexShape::ACube, _) => {
+                return Err(self.unsupported(format!(
+                    "tex.{} (ptxas uses the general TEX form and software cube projection)",
+                    shape.name()
+                )))
+            }
+        };
+        let ra = self.tex_vec(&ra)?;
+        let rb = if rb.is_empty() {
+            None
+        } else {
+            Some(self.tex_vec(&rb)?)
+        };
+        let mut comps = self.tex_read_components(results);
+        // TEXS/TLDS masks: one or two components (rd2 = RZ), or three and four.
+        let mask = match comps[..] {
+            [c] => c as u64,
+            [0, 1] => 4,
+            [0, 3] => 5,
+            [1, 3] => 6,
+            [2, 3] => 7,
+            [0, 2] => {
+                // RB has no two-component encoding: R, B as R, G, B (G unread).
+                comps = vec![0, 1, 2];
+                0
+            }
+            [1, 2] => {
+                comps = vec![1, 2, 3];
+                3
+            }
+            [0, 1, 2] => 0,
+            [0, 1, 3] => 1,
+            [0, 2, 3] => 2,
+            [1, 2, 3] => 3,
+            _ => 4,
+        };
+        // One destination vreg: rd at its word 0, rd2 at word 2 (a quad for three or four
+        // components, so a `.v4` store of them needs no copies, as with ptxas's rd2 = rd+2).
+        let kind = match comps.len() {
+            1 => RegKind::B32,
+            2 => RegKind::B64,
+            _ => RegKind::B128,
+        };
+        let d = self.new_vreg(kind);
+        let mut i = Sm50Inst::new(Role::Plain);
+        let dop = i.def(d, false);
+        let aop = i.use_(ra.vreg);
+        let mut refs = vec![(Field::Rd, dop, 0), (Field::Ra, aop, ra.offset)];
+        if comps.len() > 2 {
+            refs.push((Field::Rd2, dop, 2));
+        }
+        if let Some(rb) = rb {
+            let bop = i.use_(rb.vreg);
+            refs.push((Field::Rb, bop, rb.offset));
+        }
+        let mut inst = sm50::Inst::new(form)
+            .with(Field::Tid, tid)
+            .with(Field::Tgt, tgt)
+            .with(Field::Mask, mask);
+        if comps.len() <= 2 {
+            inst.set(Field::Rd2, 255);
+        }
+        i.piece(inst, &refs);
+        self.push(i);
+        for (n, &c) in comps.iter().enumerate() {
+            let loc = Loc {
+                vreg: d,
+                offset: n as u8,
+            };
+            self.set_loc(results[c], loc);
+        }
+        Ok(())
+    }
+}

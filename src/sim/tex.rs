@@ -1,0 +1,264 @@
+//! `TEXS`, `TLDS`, `TXQ` and the general `TEX`/`TLD` (bound by slot), and `TEX.B`,
+//! `TLD.B`, `TXQ.B` (a texture object's handle in a register), through the texture model
+//! (`crate::texture`).
+//!
+//! In: the instruction, the warp's registers, constant bank 0, [`KernelInfo::textures`]
+//! (which slot words are bound `.texref`s) and `Launch::textures`. Out: the result registers
+//! of every executing lane, or an error for a texture the launch does not bind or a form
+//! outside the ones modelled.
+//!
+//! The slot: `tid` names word `tid` of constant bank 0. A word the cubin relocates with
+//! `R_CUDA_TEX_HEADER_INDEX` is the named `.texref`; any other word holds a texture object's
+//! handle (a `.u64` kernel parameter's low word; texture objects are small integers, see
+//! `TextureBindings::add_object`).
+//!
+//! Coordinates (as ptxas 11.8 lays them out, `lower::select::tex`): TEXS 2D `x = ra`,
+//! `y = rb`; 3D `x, y = ra, ra+1`, `z = rb`; ARRAY_2D `layer, x = ra, ra+1`, `y = rb`
+//! (floats). TLDS 1D `x = ra`; 2D `x = ra`, `y = rb`; 3D `x, y = ra, ra+1`, `z = rb`;
+//! ARRAY_2D `layer = ra`, `x, y = rb, rb+1` (integers). Results go to `rd`, `rd+1`, `rd2`,
+//! `rd2+1` in the mask's component order. TXQ `TEX_HEADER_DIMENSION` with mask bits 0/1/2
+//! writes width/height/depth of level `ra` to consecutive registers from `rd` (`TXQ.B`:
+//! handle `ra`, level `ra+1`). The general forms (no level, offset, compare or other
+//! option) read every coordinate consecutively from `ra` (the layer first) and write one
+//! result register per 4-bit mask bit, consecutive from `rd`; `.B` takes the handle from
+//! `rb`'s word (texture objects are small integers).
+//!
+//! [`KernelInfo::textures`]: super::KernelInfo::textures
+
+use super::exec::{f, lanes, unsupported, Sim, Warp};
+use super::SimError;
+use crate::sm50::{Field, Form, Inst};
+use crate::texture::{SampleQuery, Texture, TxqQuery};
+
+/// The components a TEXS/TLDS mask selects (rd2 = RZ: one or two; else three or four).
+fn components(mask: u64, two_pairs: bool) -> Option<&'static [usize]> {
+    Some(match (two_pairs, mask) {
+        (false, 0) => &[0],
+        (false, 1) => &[1],
+        (false, 2) => &[2],
+        (false, 3) => &[3],
+        (false, 4) => &[0, 1],
+        (false, 5) => &[0, 3],
+        (false, 6) => &[1, 3],
+        (false, 7) => &[2, 3],
+        (true, 0) => &[0, 1, 2],
+        (true, 1) => &[0, 1, 3],
+        (true, 2) => &[0, 2, 3],
+        (true, 3) => &[1, 2, 3],
+        (true, 4) => &[0, 1, 2, 3],
+        _ => return None,
+    })
+}
+
+impl Sim<'_> {
+    /// The texture of slot word `tid` for `lane` (a handle word may differ per lane only
+    /// in theory: it is a constant-bank word).
+    fn slot_texture(&mut self, i: &Inst, addr: u64) -> Result<&Texture, SimError> {
+        let byte = f(i, Field::Tid) * 4;
+        if let Some((_, name)) = self.textures.iter().find(|(o, _)| u64::from(*o) == byte) {
+            return self.launch.textures.by_name(name).ok_or_else(|| {
+                SimError::BadLaunch(format!("texture '{name}' is not bound in the launch"))
+            });
+        }
+        let handle = u64::from(self.mem.const32(addr, 0, byte)?);
+        self.launch
+            .textures
+            .by_handle(handle)
+            .ok_or_else(|| SimError::BadLaunch(format!("no texture object has handle {handle:#x}")))
+    }
+
+    pub(super) fn texture(
+        &mut self,
+        w: &mut Warp,
+        i: &Inst,
+        addr: u64,
+        exec: u32,
+    ) -> Result<(), SimError> {
+        let tex = self.slot_texture(i, addr)?.clone();
+        let (ra, rb) = (f(i, Field::Ra), f(i, Field::Rb));
+        // A register pair's second register (RZ stays RZ).
+        let next = |r: u64| if r >= 255 { 255 } else { r + 1 };
+        if i.form == Form::TXQ_I {
+            let mask = f(i, Field::Mask);
+            if f(i, Field::Query) != 1 || mask & !7 != 0 {
+                return Err(unsupported(addr, i, "a TXQ query other than the sizes"));
+            }
+            let rd = f(i, Field::Rd);
+            for l in lanes(exec) {
+                let lod = w.r(ra, l);
+                let mut at = rd;
+                for (bit, what) in [TxqQuery::Width, TxqQuery::Height, TxqQuery::Depth]
+                    .into_iter()
+                    .enumerate()
+                {
+                    if mask >> bit & 1 != 0 {
+                        w.set_r(at, l, tex.query(what, lod));
+                        at = next(at);
+                    }
+                }
+            }
+            return Ok(());
+        }
+        if matches!(i.form, Form::TEX | Form::TLD_I) {
+            return self.texture_general(w, i, addr, exec, Some(&tex));
+        }
+        let (rd, rd2) = (f(i, Field::Rd), f(i, Field::Rd2));
+        let Some(comps) = components(f(i, Field::Mask), rd2 != 255) else {
+            return Err(unsupported(addr, i, "an invalid component mask"));
+        };
+        let tgt = f(i, Field::Tgt);
+        let mut out = Vec::with_capacity(32);
+        for l in lanes(exec) {
+            let r = |reg: u64| w.r(reg, l);
+            let words = match (i.form, tgt) {
+                (Form::TEXS, 1 | 7 | 10) => {
+                    let fl = |reg: u64| f32::from_bits(r(reg));
+                    let (coords, layer) = match tgt {
+                        1 => ([fl(ra), fl(rb), 0.0], 0),
+                        10 => ([fl(ra), fl(next(ra)), fl(rb)], 0),
+                        _ => ([fl(next(ra)), fl(rb), 0.0], r(ra) as i32),
+                    };
+                    tex.sample(&SampleQuery {
+                        coords,
+                        layer,
+                        ..Default::default()
+                    })
+                }
+                (Form::TLDS, 0 | 2 | 7 | 8) => {
+                    let s = |reg: u64| r(reg) as i32;
+                    let c = match tgt {
+                        0 => [s(ra), 0, 0, 0],
+                        2 => [s(ra), s(rb), 0, 0],
+                        7 => [s(ra), s(next(ra)), s(rb), 0],
+                        _ => [s(rb), s(next(rb)), 0, s(ra)],
+                    };
+                    tex.fetch(c, 0)
+                }
+                _ => return Err(unsupported(addr, i, "this texture target")),
+            };
+            out.push((l, words));
+        }
+        let dests = [rd, next(rd), rd2, next(rd2)];
+        for (l, words) in out {
+            for (n, &c) in comps.iter().enumerate() {
+                w.set_r(dests[n], l, words[c]);
+            }
+        }
+        Ok(())
+    }
+
+    /// The general forms: `TEX`/`TLD.LZ` (bound by slot) and `TEX.B`/`TLD.B.LZ` (the
+    /// handle's low word in rb), with no level, offset, compare or other option; the
+    /// coordinates consecutive from ra by target (1D `x`, ARRAY_1D `layer, x`, 2D `x, y`,
+    /// ARRAY_2D `layer, x, y`, 3D `x, y, z`); one result register per mask bit from rd.
+    fn texture_general(
+        &mut self,
+        w: &mut Warp,
+        i: &Inst,
+        addr: u64,
+        exec: u32,
+        bound: Option<&Texture>,
+    ) -> Result<(), SimError> {
+        let bindless = bound.is_none();
+        let float = matches!(i.form, Form::TEX | Form::TEX_B);
+        let plain = f(i, Field::Lod) == 0
+            && (bindless || f(i, Field::Rb) == 255)
+            && [Field::Aoffi, Field::Dc, Field::Ndv, Field::Ms, Field::Cl]
+                .iter()
+                .all(|&fl| f(i, fl) == 0);
+        let dim = f(i, Field::Dim);
+        if !plain || dim > 4 {
+            return Err(unsupported(addr, i, "this texture target or option"));
+        }
+        let (ra, rb, rd, mask) = (
+            f(i, Field::Ra),
+            f(i, Field::Rb),
+            f(i, Field::Rd),
+            f(i, Field::Mask),
+        );
+        let next = |r: u64| if r >= 255 { 255 } else { r + 1 };
+        for l in lanes(exec) {
+            let tex = match bound {
+                Some(t) => t,
+                None => self.object(u64::from(w.r(rb, l)))?,
+            };
+            let mut regs = [0u32; 4];
+            let mut at = ra;
+            for r in &mut regs {
+                *r = w.r(at, l);
+                at = next(at);
+            }
+            // (layer, coordinates) by target.
+            let (layer, c) = match dim {
+                0 => (0, [regs[0], 0, 0]),
+                1 => (regs[0], [regs[1], 0, 0]),
+                2 => (0, [regs[0], regs[1], 0]),
+                3 => (regs[0], [regs[1], regs[2], 0]),
+                _ => (0, [regs[0], regs[1], regs[2]]),
+            };
+            let words = if float {
+                tex.sample(&SampleQuery {
+                    coords: c.map(f32::from_bits),
+                    layer: layer as i32,
+                    ..Default::default()
+                })
+            } else {
+                tex.fetch([c[0] as i32, c[1] as i32, c[2] as i32, layer as i32], 0)
+            };
+            let mut at = rd;
+            for (k, &word) in words.iter().enumerate() {
+                if mask >> k & 1 != 0 {
+                    w.set_r(at, l, word);
+                    at = next(at);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The texture object with handle `h` (a register's word: its low 32 bits).
+    fn object(&self, h: u64) -> Result<&Texture, SimError> {
+        self.launch
+            .textures
+            .by_handle(h)
+            .ok_or_else(|| SimError::BadLaunch(format!("no texture object has handle {h:#x}")))
+    }
+
+    /// `TEX.B`, `TLD.B` and `TXQ.B` (ra = {handle, level}).
+    pub(super) fn texture_bindless(
+        &mut self,
+        w: &mut Warp,
+        i: &Inst,
+        addr: u64,
+        exec: u32,
+    ) -> Result<(), SimError> {
+        if i.form != Form::TXQ_B {
+            return self.texture_general(w, i, addr, exec, None);
+        }
+        let mask = f(i, Field::Mask);
+        if f(i, Field::Query) != 1 || mask & !7 != 0 {
+            return Err(unsupported(addr, i, "a TXQ query other than the sizes"));
+        }
+        let (ra, rd) = (f(i, Field::Ra), f(i, Field::Rd));
+        let next = |r: u64| if r >= 255 { 255 } else { r + 1 };
+        for l in lanes(exec) {
+            let tex = self.object(u64::from(w.r(ra, l)))?;
+            let lod = w.r(next(ra), l);
+            let mut out = Vec::new();
+            for (bit, what) in [TxqQuery::Width, TxqQuery::Height, TxqQuery::Depth]
+                .into_iter()
+                .enumerate()
+            {
+                if mask >> bit & 1 != 0 {
+                    out.push(tex.query(what, lod));
+                }
+            }
+            let mut at = rd;
+            for v in out {
+                w.set_r(at, l, v);
+                at = next(at);
+            }
+        }
+        Ok(())
+    }
+}
