@@ -112,6 +112,7 @@ mod modern;
 mod order;
 mod prefetch;
 mod stack;
+mod surface;
 mod sync;
 mod video;
 use crate::ptx::ast;
@@ -390,6 +391,10 @@ impl ModuleBuilder<'_> {
         ir_name: &str,
         scoped: &dyn Fn(&ast::Name) -> Option<Sym>,
     ) -> Option<Sym> {
+        if v.ty == ast::Type::SurfRef && !self.ir.surfrefs.iter().any(|s| s == ir_name) {
+            // Surface instructions find a `.surfref` by name ([`Module::surfrefs`]).
+            self.ir.surfrefs.push(ir_name.to_string());
+        }
         if v.ty.kind() == TypeKind::Opaque || v.space == StateSpace::Tex {
             return Some(Sym::Opaque("texture, sampler and surface references"));
         }
@@ -1984,14 +1989,11 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             | Opcode::Prmt
             | Opcode::Shf
             | Opcode::Sad => return self.bit_instr(ins),
-            Opcode::Tex
-            | Opcode::Tld4
-            | Opcode::Txq
-            | Opcode::Suld
-            | Opcode::Sust
-            | Opcode::Sured
-            | Opcode::Suq
-            | Opcode::Istypep => "leafold does not lower textures or surfaces",
+            Opcode::Suld | Opcode::Sust | Opcode::Sured => return self.surface(ins),
+            Opcode::Suq => "leafold does not lower suq (surface queries)",
+            Opcode::Tex | Opcode::Tld4 | Opcode::Txq | Opcode::Istypep => {
+                "leafold does not lower textures or surfaces"
+            }
             Opcode::Atom | Opcode::Red => return self.atomic(ins),
             Opcode::Vote => return self.vote(ins),
             Opcode::Redux | Opcode::Match | Opcode::Elect => return self.collective(ins),

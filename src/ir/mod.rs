@@ -780,6 +780,15 @@ pub enum InstData {
         op: CollectiveOp,
         args: SmallVec<[Value; 2]>,
     },
+    /// A surface access (`suld.b`, `sust.b`, `sured.b`; [`crate::surface`]). `args`: the
+    /// handle (an `i64`) when `access.handle` is bindless, then the coordinates (`i32`, x
+    /// in bytes, [`crate::surface::SurfShape::coords`] of them), then the data (a store:
+    /// `access.width` values of `access.ty`; a reduction: one). A load's results are
+    /// `access.width` values of `access.ty`.
+    Surface {
+        access: crate::surface::SurfAccess,
+        args: SmallVec<[Value; 4]>,
+    },
 }
 
 /// What an [`InstData::Stack`] does to the dynamic stack pointer `sp` (a 32-bit `.local`
@@ -858,6 +867,7 @@ impl InstData {
             InstData::BarrierReg { args, .. } => [args, &[], &[]],
             InstData::Stack { arg, .. } => [arg.as_slice(), &[], &[]],
             InstData::Collective { args, .. } => [args, &[], &[]],
+            InstData::Surface { args, .. } => [args, &[], &[]],
         }
     }
 
@@ -894,6 +904,7 @@ impl InstData {
             InstData::BarrierReg { args, .. } => args.iter_mut().for_each(|v| *v = f(*v)),
             InstData::Stack { arg, .. } => arg.iter_mut().for_each(|v| *v = f(*v)),
             InstData::Collective { args, .. } => args.iter_mut().for_each(|v| *v = f(*v)),
+            InstData::Surface { args, .. } => args.iter_mut().for_each(|v| *v = f(*v)),
             InstData::Select { cond, args } => {
                 *cond = f(*cond);
                 args.iter_mut().for_each(|v| *v = f(*v));
@@ -1190,6 +1201,9 @@ pub struct Module {
     /// `.address_size 32` (or none given): addresses, `.global` variables' included, are 32
     /// bits, so [`eval`] places the module's `.global` variables below 4 GB.
     pub addr32: bool,
+    /// Module-scope `.surfref` names, in declaration order
+    /// ([`crate::surface::SurfHandle::Bound`] indexes this).
+    pub surfrefs: Vec<String>,
 }
 
 impl Module {

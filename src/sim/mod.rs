@@ -248,6 +248,10 @@ pub struct KernelInfo {
     pub local_size: u32,
     /// Constant banks other than 0, as (bank, bytes).
     pub banks: Vec<(u8, Vec<u8>)>,
+    /// Words of bank 0 that hold a `.surfref`'s handle (`R_CUDA_SURF_HEADER_INDEX`), as
+    /// (byte offset, surfref name): the launch fills in the index of the surface of that
+    /// name ([`crate::surface`]).
+    pub surface_slots: Vec<(u32, String)>,
 }
 
 impl KernelInfo {
