@@ -66,14 +66,14 @@ fn kernel(size: u32, xs: u32, body: &str) -> String {
 }
 
 /// The surface every case binds (both to `.surfref surf` and as handle 0): `width` bytes,
-/// 3 rows, 2 slices, 2 layers, random bytes.
+/// 4 rows, 2 slices, 2 layers, random bytes.
 fn launch(seed: u64, width: u32) -> Launch {
     let mut rng = Rng(0x5eed_5eed_0000_0001 ^ (seed + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15));
     let desc = SurfaceDesc {
         name: Some("surf".to_string()),
         base: SURF,
         width,
-        height: 3,
+        height: 4,
         depth: 2,
         layers: 2,
     };
@@ -338,9 +338,10 @@ fn trap_out_of_bounds_traps_on_both_sides() {
 
 #[test]
 fn a_handle_computed_at_run_time_uses_the_register_form() {
-    // The handle comes from memory: SULD.D.BA ... [Ra], Rc (ptxas's `_R` form).
+    // The handle comes from memory: SULD.D.BA ... [Ra], Rc (ptxas's `_R` form). The store
+    // goes to slice 1, which the load (slice 0) does not read.
     let body = format!(
-        "    ld.global.u64 %rd8, [%rd1+2048];\n    suld.b.1d.b32.trap {{%r10}}, [%rd8, {{%r2}}];\n    sust.b.2d.b32.zero [%rd8, {{%r2, %r3}}], {{%r5}};\n{STORE_OUT}"
+        "    ld.global.u64 %rd8, [%rd1+2048];\n    suld.b.1d.b32.trap {{%r10}}, [%rd8, {{%r2}}];\n    mov.u32 %r7, 1;\n    sust.b.3d.b32.zero [%rd8, {{%r2, %r3, %r7, %r7}}], {{%r5}};\n{STORE_OUT}"
     );
     let src = kernel(4, 12, &body);
     let out = compile_checked("register_handle", &src);
