@@ -1125,6 +1125,7 @@ pub fn check_generated(k: &GenKernel, seed: u64) -> Result<(), String> {
         shape_block: false,
         check_slice: false,
         sizes: crate::verify::Sizes::Small,
+        surface: None,
     };
     let fail = |what: String| Err(format!("{what}\n--- PTX ---\n{}", k.ptx));
     let out = match crate::compile(&k.ptx, &opts.compile) {

@@ -70,6 +70,7 @@ use crate::sim::{self, Loc};
 use crate::sm50;
 
 pub mod inputs;
+pub mod surfaces;
 
 /// Default bytes per pointer parameter's buffer.
 pub const DEFAULT_BUFFER: u64 = 64 * 1024;
@@ -110,6 +111,9 @@ pub struct VerifyOptions {
     /// How size parameters are drawn ([`Sizes`]; `verify_kernel` tries both on the full
     /// launch).
     pub sizes: Sizes,
+    /// Every surface's bytes per row, rows, slices and layers (`--surface`; `None`:
+    /// [`surfaces::DEFAULT_SURFACE`]).
+    pub surface: Option<[u32; 4]>,
 }
 
 impl Default for VerifyOptions {
@@ -126,6 +130,7 @@ impl Default for VerifyOptions {
             shape_block: true,
             check_slice: false,
             sizes: Sizes::Small,
+            surface: None,
         }
     }
 }
@@ -517,7 +522,12 @@ fn verify_launch(
                 verdict.outcome = Outcome::CannotRun(first_why.unwrap_or_default());
                 return verdict;
             };
-            let launch = match make_launch(f, &plan, size, seed, opts) {
+            let launch = match make_launch(f, &plan, size, seed, opts).and_then(|mut l| {
+                let dims = opts.surface.unwrap_or(surfaces::DEFAULT_SURFACE);
+                let n = plan.objects.len();
+                surfaces::attach(&mut l, module, f, dims, n, plan.addr32, seed)?;
+                Ok(l)
+            }) {
                 Ok(mut l) => {
                     l.dynamic_shared = dynamic_shared;
                     l

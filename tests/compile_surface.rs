@@ -417,3 +417,49 @@ fn cubin_surface_metadata_is_ptxas() {
     };
     assert_eq!(attrs(&out.cubin), attrs(&theirs), ".nv.info records");
 }
+
+/// `verify` runs surface kernels out of the box: a surface per `.surfref` and per handle
+/// parameter (`--surface`'s default size), random contents, compared after the run; on
+/// leafold's code and, with the oracle, on ptxas's.
+#[test]
+fn verify_covers_surface_kernels() {
+    use leafold::verify::{verify_file, Outcome, VerifyOptions};
+    // Each thread its own element (x = 8 · tid, row %ctaid.x): no races.
+    let body = "    shl.b32 %r2, %r1, 3;
+    suld.b.2d.b32.trap {%r10}, [surf, {%r2, %r4}];
+    add.u32 %r10, %r10, %r5;
+    sust.b.2d.b32.trap [surf, {%r2, %r4}], {%r10};
+    suld.b.a1d.v2.b32.clamp {%r11, %r12}, [%rd2, {%r4, %r2}];
+    sust.b.3d.b8.zero [%rd2, {%r2, %r4, %r4, %r4}], {%h1};
+    add.u32 %r6, %r4, 2;
+    sured.b.max.2d.u32.trap [%rd2, {%r2, %r6}], %r11;
+    mad.lo.u32 %r20, %r9, 64, %r1;
+    mul.wide.u32 %rd4, %r20, 16;
+    add.s64 %rd5, %rd1, %rd4;
+    st.global.v4.u32 [%rd5], {%r10, %r11, %r12, %r13};";
+    let src = kernel(4, 12, body);
+    let oracle = Oracle::for_test("compile_surface");
+    let opts = VerifyOptions {
+        ptxas_cubin: oracle
+            .as_ref()
+            .map(|o| common::ptxas_cached(o, &src, "sm_50").expect("ptxas")),
+        ..VerifyOptions::default()
+    };
+    let v = verify_file(&src, None, &opts).expect("compiles");
+    assert_eq!(v.len(), 1);
+    match &v[0].outcome {
+        Outcome::Match {
+            one_thread: None,
+            ptxas,
+            ..
+        } => assert_eq!(*ptxas, oracle.is_some(), "{}", v[0]),
+        _ => panic!("{}", v[0]),
+    }
+    // A surface too small for the accesses: .trap aborts both sides alike.
+    let small = VerifyOptions {
+        surface: Some([16, 1, 1, 1]),
+        ..opts
+    };
+    let v = verify_file(&src, None, &small).expect("compiles");
+    assert!(!matches!(v[0].outcome, Outcome::Mismatch(_)), "{}", v[0]);
+}
