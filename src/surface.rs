@@ -101,8 +101,12 @@ impl SurfClamp {
 pub enum SurfRedOp {
     Add,
     /// Minimum; `signed` compares as two's complement.
-    Min { signed: bool },
-    Max { signed: bool },
+    Min {
+        signed: bool,
+    },
+    Max {
+        signed: bool,
+    },
     And,
     Or,
 }
@@ -301,8 +305,8 @@ pub fn locate(
             }
         }
     };
-    let row = (u64::from(layer) * u64::from(d.depth) + u64::from(z)) * u64::from(d.height)
-        + u64::from(y);
+    let row =
+        (u64::from(layer) * u64::from(d.depth) + u64::from(z)) * u64::from(d.height) + u64::from(y);
     Ok(Some(
         d.base
             .wrapping_add(row * u64::from(d.width))

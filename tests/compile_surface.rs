@@ -79,7 +79,11 @@ fn launch(seed: u64, width: u32) -> Launch {
     };
     let bytes: Vec<u8> = (0..desc.bytes()).map(|_| rng.next() as u8).collect();
     let mut l = Launch::new([CTAS, 1, 1], [THREADS, 1, 1]);
-    l.params = 0u64.to_le_bytes().into_iter().chain(OUT.to_le_bytes()).collect();
+    l.params = 0u64
+        .to_le_bytes()
+        .into_iter()
+        .chain(OUT.to_le_bytes())
+        .collect();
     l.global = vec![
         GlobalRegion { base: SURF, bytes },
         GlobalRegion {
@@ -160,7 +164,11 @@ fn differential(what: &str, src: &str, out: &Output, width: u32, runs: u64) -> u
         let got = sim::run_cubin(&out.cubin, "k", &l);
         match (want, got) {
             (Ok(w), Ok(g)) => {
-                assert_eq!(w.region(SURF), g.region(SURF), "{what}: surface, seed {seed}");
+                assert_eq!(
+                    w.region(SURF),
+                    g.region(SURF),
+                    "{what}: surface, seed {seed}"
+                );
                 assert_eq!(w.region(OUT), g.region(OUT), "{what}: out, seed {seed}");
             }
             (Err(EvalError::Trapped { .. }), Err(sim::SimError::Trap { .. })) => traps += 1,

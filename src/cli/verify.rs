@@ -91,7 +91,11 @@ pub fn run(args: &Args) -> u8 {
         eprintln!("error: --buffer-size must be between 1 and 268435456");
         return 2;
     }
-    let surface = match args.surface.as_deref().map(crate::verify::surfaces::parse_size) {
+    let surface = match args
+        .surface
+        .as_deref()
+        .map(crate::verify::surfaces::parse_size)
+    {
         Some(None) => {
             eprintln!("error: --surface takes BYTES_PER_ROW[,ROWS[,SLICES[,LAYERS]]], each at least 1, at most 268435456 bytes in all");
             return 2;

@@ -1990,7 +1990,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             | Opcode::Shf
             | Opcode::Sad => return self.bit_instr(ins),
             Opcode::Suld | Opcode::Sust | Opcode::Sured => return self.surface(ins),
-            Opcode::Suq => "leafold does not lower suq (surface queries)",
+            Opcode::Suq => "leafold does not lower textures or surfaces (suq: surface queries)",
             Opcode::Tex | Opcode::Tld4 | Opcode::Txq | Opcode::Istypep => {
                 "leafold does not lower textures or surfaces"
             }

@@ -1890,7 +1890,9 @@ impl Thread {
                 }
                 for (i, &r) in node_results.iter().enumerate() {
                     let x = match at {
-                        Some(a) => tm.read(inst, Space::Global, a + u64::from(elem) * i as u64, elem)?,
+                        Some(a) => {
+                            tm.read(inst, Space::Global, a + u64::from(elem) * i as u64, elem)?
+                        }
                         None => 0,
                     };
                     self.set(r, x, access.ty);

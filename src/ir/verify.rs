@@ -692,7 +692,10 @@ impl Verifier<'_> {
                     _ => false,
                 };
                 if !ok_ty {
-                    problems.push(format!("surface: bad data shape {}x{}", access.width, access.ty));
+                    problems.push(format!(
+                        "surface: bad data shape {}x{}",
+                        access.width, access.ty
+                    ));
                 }
                 let r: Vec<Type> = (0..access.results()).map(|_| access.ty).collect();
                 expect_results(&r, &mut problems);

@@ -77,8 +77,8 @@ mod half;
 pub(crate) use fdiv::{fdiv_slow_path, CALL_CLOBBERS, CAL_FDIV};
 mod mul;
 mod prefetch;
-mod surface;
 pub(crate) mod stack;
+mod surface;
 mod warp;
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
@@ -1009,9 +1009,7 @@ impl<'a> Lowerer<'a> {
             InstData::Vote { mode, arg } => self.lower_vote(results[0], mode, arg),
             InstData::Shfl { mode, args } => self.lower_shfl(results, mode, args),
             InstData::Stack { op, arg } => self.lower_stack(results, op, arg),
-            InstData::Surface { access, ref args } => {
-                self.lower_surface(results, access, args)
-            }
+            InstData::Surface { access, ref args } => self.lower_surface(results, access, args),
             InstData::Collective { op, .. } => Err(LowerError::Internal(format!(
                 "{} reached selection (ir::collective::expand replaces it first)",
                 op.name()

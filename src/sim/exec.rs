@@ -1481,7 +1481,13 @@ impl Sim<'_> {
                 Err(SurfError::Trap) => return Err(SimError::Trap { addr }),
                 Err(e) => return Err(unsupported(addr, i, &e.to_string())),
             };
-            let reg = |w: &Warp, k: u32| if rd == RZ { 0 } else { w.r(rd + u64::from(k), l) };
+            let reg = |w: &Warp, k: u32| {
+                if rd == RZ {
+                    0
+                } else {
+                    w.r(rd + u64::from(k), l)
+                }
+            };
             match (at, load) {
                 (None, true) => {
                     for k in 0..words {
@@ -1496,7 +1502,9 @@ impl Sim<'_> {
                     let mut buf = [0u8; 16];
                     buf[..size as usize].copy_from_slice(m);
                     for k in 0..words {
-                        let x = u32::from_le_bytes(buf[4 * k as usize..4 * k as usize + 4].try_into().unwrap());
+                        let x = u32::from_le_bytes(
+                            buf[4 * k as usize..4 * k as usize + 4].try_into().unwrap(),
+                        );
                         if rd != RZ {
                             w.set_r(rd + u64::from(k), l, x);
                         }
@@ -1506,7 +1514,8 @@ impl Sim<'_> {
                     let mut buf = [0u8; 16];
                     let vwords = if red { size / 4 } else { words };
                     for k in 0..vwords {
-                        buf[4 * k as usize..4 * k as usize + 4].copy_from_slice(&reg(w, k).to_le_bytes());
+                        buf[4 * k as usize..4 * k as usize + 4]
+                            .copy_from_slice(&reg(w, k).to_le_bytes());
                     }
                     let m = self.mem.bytes(addr, Space::Global, at, size)?;
                     if let Some(op) = op {

@@ -117,7 +117,8 @@ impl Memory {
             if b0.len() < at + 4 {
                 b0.resize(at + 4, 0);
             }
-            let index = crate::surface::index_of(&launch.surfaces, name).map_or(u32::MAX, |k| k as u32);
+            let index =
+                crate::surface::index_of(&launch.surfaces, name).map_or(u32::MAX, |k| k as u32);
             put32(&mut b0, at, index);
         }
         let mut banks = vec![Vec::new(); 32];

@@ -57,7 +57,10 @@ pub fn attach(
     let [width, height, depth, layers] = size;
     let mut rng = super::Rng::new(seed ^ 0x5u64.rotate_right(4));
     let bound = named.len();
-    let names = named.into_iter().map(Some).chain(params.iter().map(|_| None));
+    let names = named
+        .into_iter()
+        .map(Some)
+        .chain(params.iter().map(|_| None));
     for (j, name) in names.enumerate() {
         let mut desc = SurfaceDesc {
             name,
@@ -68,8 +71,9 @@ pub fn attach(
             layers,
         };
         let bytes = desc.bytes();
-        desc.base = super::buffer_base(first + j, bytes, addr32)
-            .ok_or_else(|| format!("surface {j} of {bytes} bytes does not fit the address space"))?;
+        desc.base = super::buffer_base(first + j, bytes, addr32).ok_or_else(|| {
+            format!("surface {j} of {bytes} bytes does not fit the address space")
+        })?;
         let mut data = vec![0u8; bytes as usize];
         rng.fill(&mut data);
         launch.global.push(GlobalRegion {

@@ -39,7 +39,10 @@ impl FnBuilder<'_, '_> {
             .find(|s| ins.has_flag(s))
             .and_then(|s| SurfShape::from_ptx(s))
         else {
-            return self.unsupported(ins, "a surface access needs a shape (.1d, .2d, .3d, .a1d, .a2d)");
+            return self.unsupported(
+                ins,
+                "a surface access needs a shape (.1d, .2d, .3d, .a1d, .a2d)",
+            );
         };
         let clamp = if ins.has_flag("clamp") {
             SurfClamp::Clamp
