@@ -328,6 +328,30 @@ pub fn index_of(surfaces: &[SurfaceDesc], name: &str) -> Option<usize> {
         .position(|s| s.name.as_deref() == Some(name))
 }
 
+/// The constant-bank-0 byte offset of each `.surfref` kernel `f` names (by index in
+/// [`crate::ir::Module::surfrefs`]), as ptxas 11.8 places them: one word each, after the
+/// parameters (their end rounded up to 4), in `.surfref` declaration order. The driver
+/// fills each word in (`R_CUDA_SURF_HEADER_INDEX`); `SULD`'s immediate slot is the word
+/// index (offset / 4).
+pub fn bound_slots(f: &crate::ir::Function) -> Vec<(u32, u32)> {
+    let mut used: Vec<u32> = Vec::new();
+    for node in f.insts.values() {
+        if let crate::ir::InstData::Surface { access, .. } = &node.data {
+            if let SurfHandle::Bound(i) = access.handle {
+                if !used.contains(&i) {
+                    used.push(i);
+                }
+            }
+        }
+    }
+    used.sort_unstable();
+    let base = 0x140 + f.param_size().next_multiple_of(4);
+    used.iter()
+        .enumerate()
+        .map(|(k, &i)| (i, base + 4 * k as u32))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -383,28 +407,4 @@ mod tests {
         assert_eq!(SurfRedOp::Max { signed: true }.apply(5, 0xffff_ffff, 4), 5);
         assert_eq!(SurfRedOp::Add.apply(u64::MAX, 2, 8), 1);
     }
-}
-
-/// The constant-bank-0 byte offset of each `.surfref` kernel `f` names (by index in
-/// [`crate::ir::Module::surfrefs`]), as ptxas 11.8 places them: one word each, after the
-/// parameters (their end rounded up to 4), in `.surfref` declaration order. The driver
-/// fills each word in (`R_CUDA_SURF_HEADER_INDEX`); `SULD`'s immediate slot is the word
-/// index (offset / 4).
-pub fn bound_slots(f: &crate::ir::Function) -> Vec<(u32, u32)> {
-    let mut used: Vec<u32> = Vec::new();
-    for node in f.insts.values() {
-        if let crate::ir::InstData::Surface { access, .. } = &node.data {
-            if let SurfHandle::Bound(i) = access.handle {
-                if !used.contains(&i) {
-                    used.push(i);
-                }
-            }
-        }
-    }
-    used.sort_unstable();
-    let base = 0x140 + f.param_size().next_multiple_of(4);
-    used.iter()
-        .enumerate()
-        .map(|(k, &i)| (i, base + 4 * k as u32))
-        .collect()
 }

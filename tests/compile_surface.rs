@@ -113,7 +113,7 @@ fn compile_checked(what: &str, src: &str) -> Output {
     let errs = check_hazards(&insts, &ctrl, &targets);
     assert!(errs.is_empty(), "{what}: hazards: {errs:?}\n{}", out.sass);
     assert!(
-        surface_insts(&out.sass).len() > 0,
+        !surface_insts(&out.sass).is_empty(),
         "{what}: no surface instruction\n{}",
         out.sass
     );
