@@ -349,6 +349,7 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
         lower_opts,
         max_regs,
     };
+    let handles = surface_handles(&module, functions.last());
     let mut specs = Vec::with_capacity(functions.len());
     for f in functions {
         specs.push(compile_kernel(&inputs, f, &mut out, &mut times, &mut t)?);
@@ -365,7 +366,7 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
         global_init: global_init.then(|| global_data.clone()).flatten(),
         global: (!global_init).then_some(global_data).flatten(),
         strtab_order: None,
-        handles: surface_handles(&module),
+        handles,
         symbol_order: None,
         abi_version: 7,
         texmode_independent: facts.texmode_independent,
@@ -1009,12 +1010,26 @@ const EIATTR_BINDLESS_SURFACE_BANK: u8 = 0x16;
 const SURFREF_SYMBOL_INFO: u8 = 0x1c;
 
 /// The module's `.surfref` symbols, as ptxas 11.8 writes them (undefined GLOBAL symbols of
-/// CUDA type 12, after every other symbol, in declaration order).
-fn surface_handles(module: &ir::Module) -> Vec<(String, u8)> {
-    module
-        .surfrefs
-        .iter()
-        .map(|n| (n.clone(), SURFREF_SYMBOL_INFO))
+/// CUDA type 12): first those the last kernel uses, in the order it first uses them (ptxas
+/// compiles the kernels last first, and makes these symbols as it meets them), then the
+/// others in declaration order.
+fn surface_handles(module: &ir::Module, last: Option<&ir::Function>) -> Vec<(String, u8)> {
+    let mut order: Vec<u32> = last
+        .map(|f| {
+            crate::surface::bound_slots(f)
+                .into_iter()
+                .map(|(i, _)| i)
+                .collect()
+        })
+        .unwrap_or_default();
+    for i in 0..module.surfrefs.len() as u32 {
+        if !order.contains(&i) {
+            order.push(i);
+        }
+    }
+    order
+        .into_iter()
+        .map(|i| (module.surfrefs[i as usize].clone(), SURFREF_SYMBOL_INFO))
         .collect()
 }
 

@@ -330,7 +330,7 @@ pub fn index_of(surfaces: &[SurfaceDesc], name: &str) -> Option<usize> {
 
 /// The constant-bank-0 byte offset of each `.surfref` kernel `f` names (by index in
 /// [`crate::ir::Module::surfrefs`]), as ptxas 11.8 places them: one word each, after the
-/// parameters (their end rounded up to 4), in `.surfref` declaration order. The driver
+/// parameters (their end rounded up to 4), in the order the kernel first uses them. The driver
 /// fills each word in (`R_CUDA_SURF_HEADER_INDEX`); `SULD`'s immediate slot is the word
 /// index (offset / 4).
 pub fn bound_slots(f: &crate::ir::Function) -> Vec<(u32, u32)> {
@@ -344,7 +344,6 @@ pub fn bound_slots(f: &crate::ir::Function) -> Vec<(u32, u32)> {
             }
         }
     }
-    used.sort_unstable();
     let base = 0x140 + f.param_size().next_multiple_of(4);
     used.iter()
         .enumerate()

@@ -378,7 +378,10 @@ fn surface_listing_snapshot() {
 }
 
 /// The ELF sections, symbols, relocations and `.nv.info` records that carry surfaces, as
-/// ptxas writes them for the same PTX.
+/// ptxas writes them for the same PTX: one kernel with two `.surfref`s and a handle
+/// parameter; and several kernels, where ptxas gives each kernel's slots in the order it
+/// first uses them and lists the `.surfref` symbols after its first kernel's (the last
+/// defined), those that kernel uses first.
 #[test]
 fn cubin_surface_metadata_is_ptxas() {
     let Some(oracle) = Oracle::for_test("compile_surface") else {
@@ -387,35 +390,74 @@ fn cubin_surface_metadata_is_ptxas() {
     let body = format!(
         "    suld.b.2d.v2.b32.clamp {{%r10, %r11}}, [surf, {{%r2, %r3}}];\n    sust.b.1d.b32.trap [other, {{%r2}}], {{%r10}};\n    sust.b.1d.b32.trap [%rd2, {{%r2}}], {{%r11}};\n{STORE_OUT}"
     );
-    let src = kernel(8, 12, &body);
-    let out = compile(&src, &opts()).expect("compiles");
-    let theirs = common::ptxas_cached(&oracle, &src, "sm_50").expect("ptxas");
+    same_metadata(&oracle, "one kernel", &kernel(8, 12, &body));
+    let several = r#".version 7.8
+.target sm_50
+.address_size 64
+.global .surfref u0;
+.global .surfref sa;
+.global .surfref sb;
+.global .surfref unused;
+.visible .entry k1(.param .u32 x)
+{
+  .reg .b32 %r<4>;
+  ld.param.u32 %r1, [x];
+  sust.b.1d.b32.trap [sa, {%r1}], {%r1};
+  ret;
+}
+.visible .entry k2(.param .u64 p, .param .u32 x)
+{
+  .reg .b32 %r<4>;
+  ld.param.u32 %r1, [x];
+  sust.b.1d.b32.trap [sb, {%r1}], {%r1};
+  sust.b.1d.b32.trap [u0, {%r1}], {%r1};
+  ret;
+}
+"#;
+    same_metadata(&oracle, "several kernels", several);
+}
+
+fn same_metadata(oracle: &Oracle, what: &str, src: &str) {
+    let out = compile(src, &opts()).expect("compiles");
+    let theirs = common::ptxas_cached(oracle, src, "sm_50").expect("ptxas");
     let (a, b) = (
         cubin::read(&out.cubin).unwrap(),
         cubin::read(&theirs).unwrap(),
     );
+    // Everything but the code's size.
     let sections = |c: &cubin::Cubin| -> Vec<(String, u32, u64)> {
         c.sections
             .iter()
-            .filter(|s| s.name != ".text.k")
+            .filter(|s| !s.name.starts_with(".text."))
             .map(|s| (s.name.clone(), s.sh_type, s.size))
             .collect()
     };
-    assert_eq!(sections(&a), sections(&b), "sections (name, type, size)");
+    assert_eq!(
+        sections(&a),
+        sections(&b),
+        "{what}: sections (name, type, size)"
+    );
     let syms = |c: &cubin::Cubin| -> Vec<(String, u8, u16)> {
         c.symbols
             .iter()
             .map(|s| (s.name.clone(), s.info, s.shndx))
             .collect()
     };
-    assert_eq!(syms(&a), syms(&b), "symbols");
+    assert_eq!(syms(&a), syms(&b), "{what}: symbols");
     let rels = |c: &cubin::Cubin| -> Vec<(u64, u32, u32)> {
         c.relocations
             .iter()
             .flat_map(|r| r.relocs.iter().map(|x| (x.offset, x.sym, x.rtype)))
             .collect()
     };
-    assert_eq!(rels(&a), rels(&b), "relocations");
+    assert_eq!(rels(&a), rels(&b), "{what}: relocations");
+    let strtab = |c: &cubin::Cubin| {
+        c.sections
+            .iter()
+            .find(|s| s.name == ".strtab")
+            .map(|s| s.data.clone())
+    };
+    assert_eq!(strtab(&a), strtab(&b), "{what}: .strtab");
     let attrs = |c: &[u8]| -> Vec<String> {
         let text = oracle.cuobjdump(c, "-elf").expect("cuobjdump -elf");
         text.lines()
@@ -423,7 +465,18 @@ fn cubin_surface_metadata_is_ptxas() {
             .map(|l| l.trim().to_string())
             .collect()
     };
-    assert_eq!(attrs(&out.cubin), attrs(&theirs), ".nv.info records");
+    assert_eq!(
+        attrs(&out.cubin),
+        attrs(&theirs),
+        "{what}: .nv.info records"
+    );
+    let sass = oracle.cuobjdump(&out.cubin, "-sass").expect("cuobjdump");
+    let want = oracle.cuobjdump(&theirs, "-sass").expect("cuobjdump");
+    let mut ours = surface_insts(&sass);
+    let mut them = surface_insts(&want);
+    ours.sort();
+    them.sort();
+    assert_eq!(ours, them, "{what}: surface instructions (slots)");
 }
 
 /// `verify` runs surface kernels out of the box: a surface per `.surfref` and per handle

@@ -633,8 +633,21 @@ pub fn write(spec: &CubinSpec) -> Vec<u8> {
         for f in k.functions.iter().filter(|f| f.bind == elf::STB_GLOBAL) {
             syms.push(function_sym(i, f));
         }
+        if i == 0 {
+            // ptxas 11.8 lists the `.surfref` symbols right after its first kernel's.
+            for (name, info) in spec.handles.iter().filter(|(_, t)| is_surface_symbol(*t)) {
+                syms.push(Sym {
+                    name: name.clone(),
+                    info: *info,
+                    other: 0,
+                    shndx: 0,
+                    value: 0,
+                    size: 0,
+                });
+            }
+        }
     }
-    for (name, info) in &spec.handles {
+    for (name, info) in spec.handles.iter().filter(|(_, t)| !is_surface_symbol(*t)) {
         syms.push(Sym {
             name: name.clone(),
             info: *info,
@@ -1081,12 +1094,17 @@ fn has_surface_slots(k: &KernelSpec) -> bool {
         .any(|r| r.rtype == R_CUDA_SURF_HEADER_INDEX)
 }
 
-/// The `.surfref` symbols' names (symbol type 12), which ptxas interns after the first
-/// kernel's section names.
+/// A `.surfref` symbol's `st_info`: CUDA symbol type 12.
+fn is_surface_symbol(info: u8) -> bool {
+    info & 0xf == 12
+}
+
+/// The `.surfref` symbols' names, which ptxas interns after the first kernel's section
+/// names.
 fn surface_handle_names(spec: &CubinSpec) -> impl Iterator<Item = &str> {
     spec.handles
         .iter()
-        .filter(|(_, info)| info & 0xf == 12)
+        .filter(|(_, info)| is_surface_symbol(*info))
         .map(|(n, _)| n.as_str())
 }
 
