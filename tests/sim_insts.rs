@@ -1437,16 +1437,18 @@ fn csetp_tests_cc() {
     }
 }
 
-/// Texture and surface words from ptxas decode, and the simulator refuses them by name.
+/// Texture and surface words from ptxas decode, and the simulator refuses them by name; the
+/// `SUST/SULD/SURED.D.BA` it models (`leafold::surface`) stop at a launch that binds no
+/// surface to their slot.
 #[test]
 fn textures_and_surfaces_are_refused_by_name() {
     for (word, what) in [
         (0xdeb80061a027040e_u64, "a texture instruction"),
         (0xde380551a0471e06, "a texture instruction"),
         (0xdf48055080470000, "a texture instruction"),
-        (0xeb3c057600c70c0e, "a surface instruction"),
-        (0xeb1c057600e70c08, "a surface instruction"),
-        (0xeb5c057600870c0e, "a surface instruction"),
+        (0xeb3c057600c70c0e, "names no surface"),
+        (0xeb1c057600e70c08, "names no surface"),
+        (0xeb5c057600870c0e, "names no surface"),
         (0xea3c057600c70c0e, "a surface instruction"),
     ] {
         let err = sim::run(

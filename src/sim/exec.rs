@@ -1466,7 +1466,12 @@ impl Sim<'_> {
         }
         for l in lanes(exec) {
             let handle = if by_slot {
-                u64::from(self.mem.const32(addr, 0, f(i, Field::Tid) * 4)?)
+                // A slot past bank 0 holds no handle: the access names no surface.
+                u64::from(
+                    self.mem
+                        .const32(addr, 0, f(i, Field::Tid) * 4)
+                        .unwrap_or(u32::MAX),
+                )
             } else {
                 u64::from(w.r(f(i, Field::Rc), l))
             };
