@@ -286,6 +286,15 @@ fn cases() -> Vec<Case> {
             xs: 12,
             body: "    cvt.u16.u32 %h1, %r5;\n    cvt.u16.u32 %h2, %r1;\n    sust.b.1d.v4.b16.trap [surf, {%r2}], {%h1, %h2, %h1, %h2};",
         },
+        // A load after a store to the same place (each thread its own element: x, y and
+        // the slice are unique per thread) must see the stored value: the scheduler keeps
+        // SULD after SUST.
+        Case {
+            name: "sust_then_suld_3d_b32_zero_bound",
+            size: 4,
+            xs: 16,
+            body: "    sust.b.3d.b32.zero [surf, {%r2, %r3, %r4, %r4}], {%r5};\n    suld.b.3d.b32.zero {%r10}, [surf, {%r2, %r3, %r4, %r4}];\n    st.global.u32 [%rd5+4], %r10;",
+        },
         Case {
             name: "sured_2d_add_u32_trap_bound",
             size: 4,
