@@ -354,6 +354,7 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
         lower_opts,
         max_regs,
     };
+    let handles = surface_handles(&module, functions.last());
     let mut specs = Vec::with_capacity(functions.len());
     for f in functions {
         specs.push(compile_kernel(&inputs, f, &mut out, &mut times, &mut t)?);
@@ -371,8 +372,14 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
         global: (!global_init).then_some(global_data).flatten(),
         strtab_order: None,
         // Every module `.texref` is a symbol, used or not (ptxas 11.8 keeps unused ones);
-        // st_info 0x1a: GLOBAL, CUDA texture type 10.
-        handles: module.texrefs.iter().map(|n| (n.clone(), 0x1a)).collect(),
+        // st_info 0x1a: GLOBAL, CUDA texture type 10. Then the `.surfref`s, in the order
+        // `surface_handles` gives.
+        handles: module
+            .texrefs
+            .iter()
+            .map(|n| (n.clone(), 0x1a))
+            .chain(handles)
+            .collect(),
         symbol_order: None,
         abi_version: 7,
         texmode_independent: facts.texmode_independent,
@@ -652,6 +659,7 @@ fn compile_kernel(
     k.max_reg_count = max_regs as u16;
     k.extra_info = launch.records();
     texture_records(module, f, &mut k);
+    surface_metadata(module, f, &mut k);
     k.exit_offsets = laid.exit_offsets.clone();
     k.s2r_ctaid_offsets = laid.s2r_ctaid_offsets.clone();
     k.barriers = barrier_count(&laid);
@@ -1035,6 +1043,72 @@ impl LaunchDirectives {
             v.push(rec(cubin::eiattr::code::REQNTID, d));
         }
         v
+    }
+}
+
+/// `R_CUDA_SURF_HEADER_INDEX`: the driver writes a surface's header index into the
+/// relocated word of constant bank 0.
+const R_CUDA_SURF_HEADER_INDEX: u32 = 0x34;
+/// `EIATTR_BINDLESS_SURFACE_BANK` (a BVAL: the constant bank of the surface handles, 0).
+const EIATTR_BINDLESS_SURFACE_BANK: u8 = 0x16;
+/// `st_info` of a `.surfref` symbol: GLOBAL binding, CUDA type 12 (surface).
+const SURFREF_SYMBOL_INFO: u8 = 0x1c;
+
+/// The module's `.surfref` symbols, as ptxas 11.8 writes them (undefined GLOBAL symbols of
+/// CUDA type 12): first those the last kernel uses, in the order it first uses them (ptxas
+/// compiles the kernels last first, and makes these symbols as it meets them), then the
+/// others in declaration order.
+fn surface_handles(module: &ir::Module, last: Option<&ir::Function>) -> Vec<(String, u8)> {
+    let mut order: Vec<u32> = last
+        .map(|f| {
+            crate::surface::bound_slots(f)
+                .into_iter()
+                .map(|(i, _)| i)
+                .collect()
+        })
+        .unwrap_or_default();
+    for i in 0..module.surfrefs.len() as u32 {
+        if !order.contains(&i) {
+            order.push(i);
+        }
+    }
+    order
+        .into_iter()
+        .map(|i| (module.surfrefs[i as usize].clone(), SURFREF_SYMBOL_INFO))
+        .collect()
+}
+
+/// A kernel's surface metadata, as ptxas 11.8 writes it: one `R_CUDA_SURF_HEADER_INDEX`
+/// relocation of `.nv.constant0.<k>` per `.surfref` it uses (at the word
+/// [`crate::surface::bound_slots`] gives it; ptxas lists them last slot first), and
+/// `EIATTR_BINDLESS_SURFACE_BANK` 0 when a surface instruction names its surface by a
+/// constant-bank slot (a `.surfref`, or a handle read straight from a parameter).
+fn surface_metadata(module: &ir::Module, f: &ir::Function, k: &mut KernelSpec) {
+    use crate::surface::SurfHandle;
+    let slots = crate::surface::bound_slots(f);
+    for &(i, off) in slots.iter().rev() {
+        k.const0_relocs.push(cubin::RelocSpec {
+            offset: u64::from(off),
+            symbol: module.surfrefs[i as usize].clone(),
+            rtype: R_CUDA_SURF_HEADER_INDEX,
+        });
+    }
+    let by_slot = f.insts.values().any(|n| match &n.data {
+        ir::InstData::Surface { access, args } => match access.handle {
+            SurfHandle::Bound(_) => true,
+            SurfHandle::Bindless => matches!(
+                f.values[args[0]].def,
+                ir::ValueDef::Result(d, _) if matches!(f.insts[d].data, ir::InstData::LoadParam { .. })
+            ),
+        },
+        _ => false,
+    });
+    if by_slot {
+        k.extra_info.push(cubin::eiattr::Attribute::Other {
+            format: cubin::eiattr::Format::Bval,
+            code: EIATTR_BINDLESS_SURFACE_BANK,
+            payload: vec![0, 0],
+        });
     }
 }
 

@@ -41,6 +41,7 @@ pub mod ptxgen;
 pub mod sim;
 pub mod sm50;
 pub mod texture;
+pub mod surface;
 pub mod verify;
 
 pub use driver::{compile, Options, Output};

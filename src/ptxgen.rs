@@ -1126,6 +1126,7 @@ pub fn check_generated(k: &GenKernel, seed: u64) -> Result<(), String> {
         check_slice: false,
         sizes: crate::verify::Sizes::Small,
         textures: Vec::new(),
+        surface: None,
     };
     let fail = |what: String| Err(format!("{what}\n--- PTX ---\n{}", k.ptx));
     let out = match crate::compile(&k.ptx, &opts.compile) {

@@ -72,6 +72,7 @@ use crate::sim::{self, Loc};
 use crate::sm50;
 
 pub mod inputs;
+pub mod surfaces;
 
 /// Default bytes per pointer parameter's buffer.
 pub const DEFAULT_BUFFER: u64 = 64 * 1024;
@@ -117,6 +118,9 @@ pub struct VerifyOptions {
     /// described gets [`crate::texture::spec::default_desc`] (see
     /// [`crate::texture::launch::bind_for_launch`]).
     pub textures: Vec<(String, crate::texture::TextureDesc)>,
+    /// Every surface's bytes per row, rows, slices and layers (`--surface`; `None`:
+    /// [`surfaces::DEFAULT_SURFACE`]).
+    pub surface: Option<[u32; 4]>,
 }
 
 impl Default for VerifyOptions {
@@ -134,6 +138,7 @@ impl Default for VerifyOptions {
             check_slice: false,
             sizes: Sizes::Small,
             textures: Vec::new(),
+            surface: None,
         }
     }
 }
@@ -530,7 +535,12 @@ fn verify_launch(
             };
             let launch = match make_launch(f, &plan, size, seed, opts)
                 .and_then(|l| bind_textures(module, f, l, seed, opts))
-            {
+                .and_then(|mut l| {
+                    let dims = opts.surface.unwrap_or(surfaces::DEFAULT_SURFACE);
+                    let n = plan.objects.len();
+                    surfaces::attach(&mut l, module, f, dims, n, plan.addr32, seed)?;
+                    Ok(l)
+                }) {
                 Ok(mut l) => {
                     l.dynamic_shared = dynamic_shared;
                     l

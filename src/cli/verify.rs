@@ -2,7 +2,8 @@
 //! on seeded random inputs and compare every byte written (see [`crate::verify`]).
 //!
 //! Options: `--kernel K` (default: every kernel), `--seed N`, `--runs R`, `--grid X[,Y,Z]`,
-//! `--block X[,Y,Z]`, `--buffer-size BYTES`, `--against-ptxas` (also simulate ptxas's cubin
+//! `--block X[,Y,Z]`, `--buffer-size BYTES`, `--surface W[,H,D,L]` (the size of every
+//! surface, [`crate::verify::surfaces`]), `--against-ptxas` (also simulate ptxas's cubin
 //! of the same file; needs the oracle, `LEAFOLD_ORACLE`), `--explain-inputs` (first print
 //! what each kernel's inputs were inferred to be, [`crate::verify::inputs`]), `--texture
 //! NAME=SPEC` (describe a texture the kernels read, [`crate::texture::spec`]). Exit code: 0 every kernel matched,
@@ -38,6 +39,11 @@ pub struct Args {
     /// Bytes of each pointer parameter's buffer (default: 64 KiB, then 1 MiB if needed).
     #[arg(long)]
     pub buffer_size: Option<u64>,
+    /// Size of every surface the kernel uses (`.surfref`s, and `.u64` parameters used as
+    /// bindless surface handles): BYTES_PER_ROW[,ROWS[,SLICES[,LAYERS]]] (default
+    /// 4096,64,4,4); random contents, compared after the run like the buffers.
+    #[arg(long)]
+    pub surface: Option<String>,
     /// Also run ptxas's cubin through the simulator (validates the simulator).
     #[arg(long)]
     pub against_ptxas: bool,
@@ -98,6 +104,18 @@ pub fn run(args: &Args) -> u8 {
             return 2;
         }
     };
+    let surface = match args
+        .surface
+        .as_deref()
+        .map(crate::verify::surfaces::parse_size)
+    {
+        Some(None) => {
+            eprintln!("error: --surface takes BYTES_PER_ROW[,ROWS[,SLICES[,LAYERS]]], each at least 1, at most 268435456 bytes in all");
+            return 2;
+        }
+        Some(Some(d)) => Some(d),
+        None => None,
+    };
     if args.summary {
         return summary(args, grid, block, &textures);
     }
@@ -115,6 +133,7 @@ pub fn run(args: &Args) -> u8 {
         grid,
         block,
         buffer_size: args.buffer_size,
+        surface,
         compile: Options {
             file_name: args.file.display().to_string(),
             debug_inject: args
@@ -226,6 +245,10 @@ fn summary(
                 grid,
                 block,
                 buffer_size: args.buffer_size,
+                surface: args
+                    .surface
+                    .as_deref()
+                    .and_then(crate::verify::surfaces::parse_size),
                 compile: Options {
                     file_name: name.clone(),
                     ..Options::default()

@@ -633,8 +633,21 @@ pub fn write(spec: &CubinSpec) -> Vec<u8> {
         for f in k.functions.iter().filter(|f| f.bind == elf::STB_GLOBAL) {
             syms.push(function_sym(i, f));
         }
+        if i == 0 {
+            // ptxas 11.8 lists the `.surfref` symbols right after its first kernel's.
+            for (name, info) in spec.handles.iter().filter(|(_, t)| is_surface_symbol(*t)) {
+                syms.push(Sym {
+                    name: name.clone(),
+                    info: *info,
+                    other: 0,
+                    shndx: 0,
+                    value: 0,
+                    size: 0,
+                });
+            }
+        }
     }
-    for (name, info) in &spec.handles {
+    for (name, info) in spec.handles.iter().filter(|(_, t)| !is_surface_symbol(*t)) {
         syms.push(Sym {
             name: name.clone(),
             info: *info,
@@ -692,6 +705,12 @@ pub fn write(spec: &CubinSpec) -> Vec<u8> {
             shs.add(&n);
             strs.add(&n);
         }
+        if i == 0 {
+            // ptxas interns the `.surfref` names here (surface_strtab_names).
+            for n in surface_handle_names(spec) {
+                strs.add(n);
+            }
+        }
         for f in &k.functions {
             strs.add(&f.name);
         }
@@ -724,10 +743,21 @@ pub fn write(spec: &CubinSpec) -> Vec<u8> {
         } else {
             "_param"
         });
+        for n in surface_bindless_names(k) {
+            strs.add(&n);
+        }
     }
     for (ri, _) in &drel {
         shs.add(&secs[*ri].name);
         strs.add(&secs[*ri].name);
+    }
+    // ptxas 11.8 interns a kernel's `.rel.nv.constant0` before `.nv.rel.action` when the
+    // relocations are surface slots.
+    for (i, k) in ks.iter().enumerate() {
+        if kcrel[i].is_some() && has_surface_slots(k) {
+            shs.add(&format!(".rel.nv.constant0.{}", k.name));
+            strs.add(&format!(".rel.nv.constant0.{}", k.name));
+        }
     }
     shs.add(".nv.rel.action");
     strs.add(".nv.rel.action");
@@ -1053,6 +1083,44 @@ fn kernel_info(k: &KernelSpec, constant0_sym: u32) -> Vec<Attribute> {
         v.push(Attribute::CrsStackSize(c));
     }
     v
+}
+
+/// `R_CUDA_SURF_HEADER_INDEX`: a `.surfref`'s slot in constant bank 0.
+const R_CUDA_SURF_HEADER_INDEX: u32 = 0x34;
+
+fn has_surface_slots(k: &KernelSpec) -> bool {
+    k.const0_relocs
+        .iter()
+        .any(|r| r.rtype == R_CUDA_SURF_HEADER_INDEX)
+}
+
+/// A `.surfref` symbol's `st_info`: CUDA symbol type 12.
+fn is_surface_symbol(info: u8) -> bool {
+    info & 0xf == 12
+}
+
+/// The `.surfref` symbols' names, which ptxas interns after the first kernel's section
+/// names.
+fn surface_handle_names(spec: &CubinSpec) -> impl Iterator<Item = &str> {
+    spec.handles
+        .iter()
+        .filter(|(_, info)| is_surface_symbol(*info))
+        .map(|(n, _)| n.as_str())
+}
+
+/// The names ptxas 11.8 interns (and drops) for a kernel's surface slots,
+/// `$BINDLESS$<kernel>$<surfref>`, in slot order, after `_param`.
+fn surface_bindless_names(k: &KernelSpec) -> Vec<String> {
+    let mut slots: Vec<&RelocSpec> = k
+        .const0_relocs
+        .iter()
+        .filter(|r| r.rtype == R_CUDA_SURF_HEADER_INDEX)
+        .collect();
+    slots.sort_by_key(|r| r.offset);
+    slots
+        .iter()
+        .map(|r| format!("$BINDLESS${}${}", k.name, r.symbol))
+        .collect()
 }
 
 impl CubinSpec {

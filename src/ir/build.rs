@@ -112,6 +112,7 @@ mod modern;
 mod order;
 mod prefetch;
 mod stack;
+mod surface;
 mod sync;
 mod tex;
 mod video;
@@ -428,7 +429,12 @@ impl ModuleBuilder<'_> {
         ir_name: &str,
         scoped: &dyn Fn(&ast::Name) -> Option<Sym>,
     ) -> Option<Sym> {
-        if v.ty == ast::Type::TexRef || v.space == StateSpace::Tex {
+        if v.ty == ast::Type::SurfRef && !self.ir.surfrefs.iter().any(|s| s == ir_name) {
+            // Surface instructions find a `.surfref` by name ([`Module::surfrefs`]).
+            self.ir.surfrefs.push(ir_name.to_string());
+        }
+        if v.ty != ast::Type::SurfRef && (v.ty == ast::Type::TexRef || v.space == StateSpace::Tex)
+        {
             return Some(self.declare_texref(d));
         }
         if v.ty.kind() == TypeKind::Opaque {
@@ -2028,12 +2034,9 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             | Opcode::Sad => return self.bit_instr(ins),
             Opcode::Tex => return self.texture(ins),
             Opcode::Txq => return self.txq(ins),
-            Opcode::Tld4
-            | Opcode::Suld
-            | Opcode::Sust
-            | Opcode::Sured
-            | Opcode::Suq
-            | Opcode::Istypep => "leafold does not lower textures or surfaces",
+            Opcode::Suld | Opcode::Sust | Opcode::Sured => return self.surface(ins),
+            Opcode::Suq => "leafold does not lower textures or surfaces (suq: surface queries)",
+            Opcode::Tld4 | Opcode::Istypep => "leafold does not lower textures or surfaces",
             Opcode::Atom | Opcode::Red => return self.atomic(ins),
             Opcode::Vote => return self.vote(ins),
             Opcode::Redux | Opcode::Match | Opcode::Elect => return self.collective(ins),

@@ -522,6 +522,24 @@ impl<'f> FunctionBuilder<'f> {
         )
     }
 
+    /// A surface access ([`InstData::Surface`]); `args` as that variant orders them. The
+    /// results: a load's values (empty for stores and reductions).
+    pub fn surface(
+        &mut self,
+        access: crate::surface::SurfAccess,
+        args: &[Value],
+    ) -> SmallVec<[Value; 4]> {
+        let types: SmallVec<[Type; 4]> = (0..access.results()).map(|_| access.ty).collect();
+        let inst = self.push(
+            InstData::Surface {
+                access,
+                args: args.iter().copied().collect(),
+            },
+            &types,
+        );
+        self.func.insts[inst].results.clone()
+    }
+
     /// `alloca`: `size` bytes (a value of type `ty`, i32 or i64) below the stack pointer,
     /// aligned to `align`; the result (of type `ty`) is their `.local` address.
     pub fn alloca(&mut self, ty: Type, size: Value, align: u32) -> Value {

@@ -405,6 +405,36 @@ pub(crate) fn write_inst(
             }
             Ok(())
         }
+        InstData::Surface { access, args } => {
+            use crate::surface::{SurfHandle, SurfOp};
+            match access.op {
+                SurfOp::Load => write!(f, "suld")?,
+                SurfOp::Store => write!(f, "sust")?,
+                SurfOp::Red(op) => write!(f, "sured.{}", op.name())?,
+            }
+            write!(f, ".{}.{}", access.shape.ptx(), access.clamp.ptx())?;
+            if access.width > 1 {
+                write!(f, ".v{}", access.width)?;
+            }
+            write!(f, ".{} [", access.ty)?;
+            let mut rest = &args[..];
+            match access.handle {
+                SurfHandle::Bound(i) => write!(f, "surf{i}")?,
+                SurfHandle::Bindless => {
+                    write!(f, "{}", rest[0])?;
+                    rest = &rest[1..];
+                }
+            }
+            let n = access.shape.coords().min(rest.len());
+            for c in &rest[..n] {
+                write!(f, ", {c}")?;
+            }
+            write!(f, "]")?;
+            for d in &rest[n..] {
+                write!(f, ", {d}")?;
+            }
+            Ok(())
+        }
         InstData::Vote { mode, arg } => write!(f, "vote.{} {arg}", mode.name()),
         InstData::Collective { op, args } => {
             write!(f, "{}", op.name())?;

@@ -229,6 +229,10 @@ pub struct Launch {
     /// tests run kernels written for one thread on several, where every thread stores the
     /// same value to the same place, and compare the result on purpose; `verify` turns it on.
     pub global_races: bool,
+    /// The surfaces a surface instruction may name ([`crate::surface`]): a `.surfref` the
+    /// one of its name, a bindless handle the one at its index. Their bytes live in
+    /// `global` regions.
+    pub surfaces: Vec<crate::surface::SurfaceDesc>,
     /// Reading shared or local bytes that neither a store nor an initializer wrote is
     /// undefined: PTX gives them no value, and a GPU leaves whatever was there. Off by
     /// default, because `verify`'s two sides (this interpreter and the simulator) both start
@@ -284,6 +288,7 @@ impl Launch {
             global_races: false,
             undefined_uninit: false,
             textures: crate::texture::TextureBindings::default(),
+            surfaces: Vec::new(),
         }
     }
 }
@@ -396,6 +401,11 @@ pub fn run_in(module: &Module, func: &Function, launch: &Launch) -> Result<RunOu
     let layout = VarLayout::new(module, func);
     let mut mem = Memory::new(module, &layout, launch)?;
     let shared_vars = shared_ranges(module, func, &layout, mem.shared_init.len() as u64);
+    let surf_index: Vec<Option<usize>> = module
+        .surfrefs
+        .iter()
+        .map(|n| crate::surface::index_of(&launch.surfaces, n))
+        .collect();
 
     let ctas = launch.grid.iter().map(|&d| u64::from(d)).product::<u64>();
     let mut shared_out = Vec::new();
@@ -412,6 +422,7 @@ pub fn run_in(module: &Module, func: &Function, launch: &Launch) -> Result<RunOu
                     cta_index: cx + launch.grid[0] * (cy + launch.grid[1] * cz),
                     shared_vars: &shared_vars,
                     texrefs: &module.texrefs,
+                    surf_index: &surf_index,
                 };
                 let (shared, locals) = run_cta(&ctx, &mut mem, &mut steps)?;
                 shared_out.push(shared);
@@ -690,6 +701,8 @@ struct Ctx<'a> {
     shared_vars: &'a [std::ops::Range<u64>],
     /// The module's `.texref` names (`InstData::Texture` of a bound texture indexes them).
     texrefs: &'a [String],
+    /// For each module `.surfref`, the launch surface bound to it.
+    surf_index: &'a [Option<usize>],
 }
 
 /// The byte ranges of the `.shared` variables `func` names, and the dynamic part (the
@@ -1818,6 +1831,9 @@ impl Thread {
             InstData::Vote { .. } | InstData::Shfl { .. } | InstData::Collective { .. } => {
                 return Ok(Status::AtVote)
             }
+            InstData::Surface { access, args } => {
+                self.surface(ctx, tm, inst, access, args)?;
+            }
             InstData::Atomic {
                 op,
                 space,
@@ -1849,6 +1865,77 @@ impl Thread {
         }
         self.pos += 1;
         Ok(Status::Running)
+    }
+
+    /// A surface access ([`crate::surface`]): through [`crate::surface::locate`] to global
+    /// memory, read, written or reduced as a load, a store or an atomic of its size.
+    fn surface(
+        &mut self,
+        ctx: &Ctx<'_>,
+        tm: &mut ThreadMem<'_>,
+        inst: Inst,
+        access: &crate::surface::SurfAccess,
+        args: &[Value],
+    ) -> Result<(), EvalError> {
+        use crate::surface::{self, SurfError, SurfHandle, SurfOp};
+        let h = access.handle_operands();
+        let n = access.shape.coords();
+        let undefined = |why: String| EvalError::Undefined { inst, why };
+        let desc = match access.handle {
+            SurfHandle::Bound(i) => {
+                let k = ctx.surf_index.get(i as usize).copied().flatten();
+                k.map(|k| &ctx.launch.surfaces[k]).ok_or_else(|| {
+                    undefined("the launch binds no surface to this .surfref".to_string())
+                })?
+            }
+            SurfHandle::Bindless => surface::by_handle(&ctx.launch.surfaces, self.get(args[0]))
+                .map_err(|e| undefined(e.to_string()))?,
+        };
+        let coords: Vec<i32> = args[h..h + n].iter().map(|&v| self.get(v) as i32).collect();
+        let size = access.size();
+        let at = match surface::locate(desc, access.shape, access.clamp, &coords, size) {
+            Ok(a) => a,
+            Err(SurfError::Trap) => return Err(EvalError::Trapped { inst }),
+            Err(e) => return Err(undefined(e.to_string())),
+        };
+        let elem = access.ty.bits() / 8;
+        let node_results = ctx.func.insts[inst].results.clone();
+        match access.op {
+            SurfOp::Load => {
+                if let Some(a) = at {
+                    tm.note(inst, Space::Global, a, size, self.linear, Access::Read)?;
+                }
+                for (i, &r) in node_results.iter().enumerate() {
+                    let x = match at {
+                        Some(a) => {
+                            tm.read(inst, Space::Global, a + u64::from(elem) * i as u64, elem)?
+                        }
+                        None => 0,
+                    };
+                    self.set(r, x, access.ty);
+                }
+            }
+            SurfOp::Store => {
+                if let Some(a) = at {
+                    tm.check(inst, Space::Global, a, size)?;
+                    tm.note(inst, Space::Global, a, size, self.linear, Access::Write)?;
+                    for (i, &v) in args[h + n..].iter().enumerate() {
+                        let x = self.get(v);
+                        tm.write(inst, Space::Global, a + u64::from(elem) * i as u64, elem, x)?;
+                    }
+                }
+            }
+            SurfOp::Red(op) => {
+                if let Some(a) = at {
+                    tm.mem.global_races.atomic(a, self.fenced);
+                    tm.note(inst, Space::Global, a, size, self.linear, Access::Atomic)?;
+                    let old = tm.read(inst, Space::Global, a, size)?;
+                    let v = self.get(args[h + n]);
+                    tm.write(inst, Space::Global, a, size, op.apply(old, v, size))?;
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Move to `block`, passing arguments as a parallel copy (read all, then write all), so

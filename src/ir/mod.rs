@@ -790,6 +790,15 @@ pub enum InstData {
         handle: tex::TexHandle,
         args: SmallVec<[Value; 4]>,
     },
+    /// A surface access (`suld.b`, `sust.b`, `sured.b`; [`crate::surface`]). `args`: the
+    /// handle (an `i64`) when `access.handle` is bindless, then the coordinates (`i32`, x
+    /// in bytes, [`crate::surface::SurfShape::coords`] of them), then the data (a store:
+    /// `access.width` values of `access.ty`; a reduction: one). A load's results are
+    /// `access.width` values of `access.ty`.
+    Surface {
+        access: crate::surface::SurfAccess,
+        args: SmallVec<[Value; 4]>,
+    },
 }
 
 /// What an [`InstData::Stack`] does to the dynamic stack pointer `sp` (a 32-bit `.local`
@@ -869,6 +878,7 @@ impl InstData {
             InstData::Stack { arg, .. } => [arg.as_slice(), &[], &[]],
             InstData::Collective { args, .. } => [args, &[], &[]],
             InstData::Texture { args, .. } => [args, &[], &[]],
+            InstData::Surface { args, .. } => [args, &[], &[]],
         }
     }
 
@@ -906,6 +916,7 @@ impl InstData {
             InstData::Stack { arg, .. } => arg.iter_mut().for_each(|v| *v = f(*v)),
             InstData::Collective { args, .. } => args.iter_mut().for_each(|v| *v = f(*v)),
             InstData::Texture { args, .. } => args.iter_mut().for_each(|v| *v = f(*v)),
+            InstData::Surface { args, .. } => args.iter_mut().for_each(|v| *v = f(*v)),
             InstData::Select { cond, args } => {
                 *cond = f(*cond);
                 args.iter_mut().for_each(|v| *v = f(*v));
@@ -1208,6 +1219,9 @@ pub struct Module {
     /// The module's `.texref` variables in declaration order ([`tex::TexHandle::Bound`]
     /// indexes this list).
     pub texrefs: Vec<String>,
+    /// Module-scope `.surfref` names, in declaration order
+    /// ([`crate::surface::SurfHandle::Bound`] indexes this).
+    pub surfrefs: Vec<String>,
 }
 
 impl Module {

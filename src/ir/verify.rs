@@ -682,6 +682,46 @@ impl Verifier<'_> {
                     expect_results(&[Type::I32], &mut problems);
                 }
             }
+            InstData::Surface { access, args } => {
+                let h = access.handle_operands();
+                let n = access.shape.coords();
+                let want = h + n + access.data_operands();
+                if args.len() != want {
+                    problems.push(format!("surface: {} operands, expected {want}", args.len()));
+                } else {
+                    if h == 1 && t(args[0]) != Type::I64 {
+                        problems.push(format!("surface: handle must be i64, got {}", t(args[0])));
+                    }
+                    for &c in &args[h..h + n] {
+                        if t(c) != Type::I32 {
+                            problems.push(format!("surface: coordinate must be i32, got {}", t(c)));
+                        }
+                    }
+                    for &d in &args[h + n..] {
+                        if t(d) != access.ty {
+                            problems.push(format!(
+                                "surface: data must be {}, got {}",
+                                access.ty,
+                                t(d)
+                            ));
+                        }
+                    }
+                }
+                let ok_ty = match access.width {
+                    1 => matches!(access.ty, Type::I8 | Type::I16 | Type::I32 | Type::I64),
+                    2 => matches!(access.ty, Type::I32 | Type::I64),
+                    4 => access.ty == Type::I32,
+                    _ => false,
+                };
+                if !ok_ty {
+                    problems.push(format!(
+                        "surface: bad data shape {}x{}",
+                        access.width, access.ty
+                    ));
+                }
+                let r: Vec<Type> = (0..access.results()).map(|_| access.ty).collect();
+                expect_results(&r, &mut problems);
+            }
             InstData::Vote { mode, arg } => {
                 if t(*arg) != Type::Pred {
                     problems.push(format!("vote: operand must be pred, got {}", t(*arg)));

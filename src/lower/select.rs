@@ -79,6 +79,7 @@ mod mul;
 mod prefetch;
 pub(crate) mod stack;
 mod tex;
+mod surface;
 mod warp;
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
@@ -545,6 +546,7 @@ impl<'a> Lowerer<'a> {
                             | InstData::Prefetch { .. }
                             | InstData::BarrierReg { .. }
                             | InstData::Stack { .. }
+                            | InstData::Surface { .. }
                     );
                 if root && !needed[i.index()] {
                     needed[i.index()] = true;
@@ -1013,6 +1015,7 @@ impl<'a> Lowerer<'a> {
                 handle,
                 ref args,
             } => self.lower_texture(results, op, handle, args),
+            InstData::Surface { access, ref args } => self.lower_surface(results, access, args),
             InstData::Collective { op, .. } => Err(LowerError::Internal(format!(
                 "{} reached selection (ir::collective::expand replaces it first)",
                 op.name()

@@ -26,6 +26,7 @@ pub fn load_kernel(cubin: &[u8], name: &str) -> Result<(Vec<u64>, KernelInfo), S
             .and_then(|s| s.checked_sub(PARAM_BASE))
             .ok_or_else(|| bad(format!(".nv.constant0.{name} has size {size:#x}")))?;
     }
+    surface_slots(&file, k, &mut info);
     if let Some((size, _align)) = k.shared {
         info.shared_size =
             u32::try_from(size).map_err(|_| bad(format!("shared size {size:#x}")))?;
@@ -64,6 +65,33 @@ fn texture_slots(file: &crate::cubin::Cubin, name: &str, info: &mut KernelInfo) 
     }
     if !info.textures.is_empty() {
         info.param_size = k.param_bytes();
+    }
+}
+
+/// The words of `.nv.constant0.<k>` relocated with `R_CUDA_SURF_HEADER_INDEX`: the handles
+/// of the `.surfref`s the kernel uses. They lie past the parameters, so the parameter area
+/// ends where the first of them starts.
+fn surface_slots(file: &crate::cubin::Cubin, k: &crate::cubin::Kernel, info: &mut KernelInfo) {
+    const SURF_HEADER_INDEX: u32 = 0x34;
+    let const0 = format!(".nv.constant0.{}", k.name);
+    let Some(target) = file.sections.iter().position(|s| s.name == const0) else {
+        return;
+    };
+    for rs in file.relocations.iter().filter(|r| r.target == target) {
+        for r in rs.relocs.iter().filter(|r| r.rtype == SURF_HEADER_INDEX) {
+            let name = file
+                .symbols
+                .get(r.sym as usize)
+                .map(|s| s.name.clone())
+                .unwrap_or_default();
+            if let Ok(off) = u32::try_from(r.offset) {
+                info.surface_slots.push((off, name));
+            }
+        }
+    }
+    if let Some(first) = info.surface_slots.iter().map(|s| s.0).min() {
+        let end = first.saturating_sub(PARAM_BASE);
+        info.param_size = info.param_size.min(end);
     }
 }
 

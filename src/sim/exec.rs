@@ -1341,6 +1341,11 @@ impl Sim<'_> {
                     w.set_p(pd1, l, bool_op(bop, !t, acc));
                 }
             }
+            SUST_D_I | SUST_D_R | SULD_D_I | SULD_D_R | SURED_D_I | SURED_D_R
+                if flag(i, Field::Ba) =>
+            {
+                self.surface(w, i, addr, exec)?
+            }
             SUST_D_I | SUST_D_R | SUST_P_I | SUST_P_R | SULD_D_I | SULD_D_R | SULD_P_I
             | SULD_P_R | SURED_D_I | SURED_D_R | SURED_P_I | SURED_P_R | SUATOM_D_I
             | SUATOM_CAS_I => {
@@ -1404,6 +1409,141 @@ impl Sim<'_> {
     /// order, so the result is one of the orders hardware may pick. `.F32.FTZ.RN` ADD (global)
     /// adds f32s, rounding to nearest and flushing subnormals; other float and 128-bit
     /// forms are Unsupported.
+    /// `SULD.D.BA`, `SUST.D.BA`, `SURED.D.BA` ([`crate::surface`]): per lane, the surface
+    /// from the slot's bank-0 word (`_I`) or `Rc` (`_R`), the coordinates from `Ra..`, then
+    /// an access of the size's bytes at the address `surface::locate` gives.
+    fn surface(&mut self, w: &mut Warp, i: &Inst, addr: u64, exec: u32) -> Result<(), SimError> {
+        use crate::surface::{self, SurfClamp, SurfError, SurfRedOp, SurfShape};
+        use Form::*;
+        let (load, red) = (
+            matches!(i.form, SULD_D_I | SULD_D_R),
+            matches!(i.form, SURED_D_I | SURED_D_R),
+        );
+        let by_slot = matches!(i.form, SULD_D_I | SUST_D_I | SURED_D_I);
+        let shape = match f(i, Field::Dim) {
+            0 => SurfShape::D1,
+            2 => SurfShape::A1,
+            3 => SurfShape::D2,
+            4 => SurfShape::A2,
+            5 => SurfShape::D3,
+            _ => return Err(unsupported(addr, i, "this surface dimensionality")),
+        };
+        let clamp = match f(i, Field::Clamp) {
+            0 => SurfClamp::Zero,
+            1 => SurfClamp::Clamp,
+            2 => SurfClamp::Trap,
+            _ => return Err(unsupported(addr, i, "this surface clamp mode")),
+        };
+        // (bytes, reduction, signed)
+        let (size, op) = if red {
+            let (wide, signed) = match f(i, Field::Type) {
+                0 => (false, false),
+                1 => (false, true),
+                2 => (true, false),
+                5 => (true, true),
+                _ => return Err(unsupported(addr, i, "this SURED type")),
+            };
+            let op = match f(i, Field::Op) {
+                0 => SurfRedOp::Add,
+                1 => SurfRedOp::Min { signed },
+                2 => SurfRedOp::Max { signed },
+                5 => SurfRedOp::And,
+                6 => SurfRedOp::Or,
+                _ => return Err(unsupported(addr, i, "this SURED operation")),
+            };
+            (if wide { 8 } else { 4 }, Some(op))
+        } else {
+            let size = match f(i, Field::Size) {
+                0 => 1,
+                2 => 2,
+                4 => 4,
+                5 => 8,
+                6 => 16,
+                _ => return Err(unsupported(addr, i, "a signed surface access size")),
+            };
+            (size, None)
+        };
+        let (rd, ra) = (f(i, Field::Rd), f(i, Field::Ra));
+        let words = (size / 4).max(1);
+        let n = shape.coords() as u64;
+        if (rd != RZ && rd + u64::from(words) > RZ) || (ra != RZ && ra + n > RZ) {
+            return Err(unsupported(addr, i, "a register range past R254"));
+        }
+        for l in lanes(exec) {
+            let handle = if by_slot {
+                // A slot past bank 0 holds no handle: the access names no surface.
+                u64::from(
+                    self.mem
+                        .const32(addr, 0, f(i, Field::Tid) * 4)
+                        .unwrap_or(u32::MAX),
+                )
+            } else {
+                u64::from(w.r(f(i, Field::Rc), l))
+            };
+            let coords: Vec<i32> = (0..n)
+                .map(|k| if ra == RZ { 0 } else { w.r(ra + k, l) as i32 })
+                .collect();
+            let desc = surface::by_handle(&self.mem.surfaces, handle)
+                .map_err(|e| unsupported(addr, i, &e.to_string()))?
+                .clone();
+            let at = match surface::locate(&desc, shape, clamp, &coords, size) {
+                Ok(a) => a,
+                Err(SurfError::Trap) => return Err(SimError::Trap { addr }),
+                Err(e) => return Err(unsupported(addr, i, &e.to_string())),
+            };
+            let reg = |w: &Warp, k: u32| {
+                if rd == RZ {
+                    0
+                } else {
+                    w.r(rd + u64::from(k), l)
+                }
+            };
+            match (at, load) {
+                (None, true) => {
+                    for k in 0..words {
+                        if rd != RZ {
+                            w.set_r(rd + u64::from(k), l, 0);
+                        }
+                    }
+                }
+                (None, false) => {}
+                (Some(at), true) => {
+                    let m = self.mem.bytes(addr, Space::Global, at, size)?;
+                    let mut buf = [0u8; 16];
+                    buf[..size as usize].copy_from_slice(m);
+                    for k in 0..words {
+                        let x = u32::from_le_bytes(
+                            buf[4 * k as usize..4 * k as usize + 4].try_into().unwrap(),
+                        );
+                        if rd != RZ {
+                            w.set_r(rd + u64::from(k), l, x);
+                        }
+                    }
+                }
+                (Some(at), false) => {
+                    let mut buf = [0u8; 16];
+                    let vwords = if red { size / 4 } else { words };
+                    for k in 0..vwords {
+                        buf[4 * k as usize..4 * k as usize + 4]
+                            .copy_from_slice(&reg(w, k).to_le_bytes());
+                    }
+                    let m = self.mem.bytes(addr, Space::Global, at, size)?;
+                    if let Some(op) = op {
+                        let mut old = [0u8; 8];
+                        old[..size as usize].copy_from_slice(m);
+                        let v = u64::from_le_bytes(buf[..8].try_into().unwrap());
+                        let new = op.apply(u64::from_le_bytes(old), v, size);
+                        m.copy_from_slice(&new.to_le_bytes()[..size as usize]);
+                    } else {
+                        m.copy_from_slice(&buf[..size as usize]);
+                    }
+                    self.mem.note_write(addr, Space::Global, at, size);
+                }
+            }
+        }
+        Ok(())
+    }
+
     fn atomic(&mut self, w: &mut Warp, i: &Inst, addr: u64, exec: u32) -> Result<(), SimError> {
         use Form::*;
         let shared = matches!(i.form, ATOMS | ATOMS_CAS);

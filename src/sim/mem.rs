@@ -42,6 +42,8 @@ pub(crate) struct Memory {
     pub local: Vec<Vec<u8>>,
     /// Constant banks 0..31 (bank 0 is built from the launch).
     pub banks: Vec<Vec<u8>>,
+    /// The launch's surfaces ([`crate::surface`]).
+    pub surfaces: Vec<crate::surface::SurfaceDesc>,
     pub shared_size: usize,
     pub local_size: usize,
     /// Which instruction wrote each byte last (`sim::run_traced`); `None`: not recorded.
@@ -105,6 +107,20 @@ impl Memory {
         let p = info.param_size as usize;
         b0[PARAM_BASE as usize..PARAM_BASE as usize + p].copy_from_slice(&launch.params[..p]);
 
+        // Each `.surfref` slot: the index of the launch's surface of that name (all ones,
+        // which names no surface, when the launch binds none).
+        for (off, name) in &info.surface_slots {
+            let at = *off as usize;
+            if at + 4 > 0x1_0000 {
+                return bad(format!("surface slot {off:#x} outside bank 0"));
+            }
+            if b0.len() < at + 4 {
+                b0.resize(at + 4, 0);
+            }
+            let index =
+                crate::surface::index_of(&launch.surfaces, name).map_or(u32::MAX, |k| k as u32);
+            put32(&mut b0, at, index);
+        }
         let mut banks = vec![Vec::new(); 32];
         banks[0] = b0;
         for (bank, bytes) in &info.banks {
@@ -114,6 +130,7 @@ impl Memory {
             banks[*bank as usize] = bytes.clone();
         }
         Ok(Memory {
+            surfaces: launch.surfaces.clone(),
             global: launch.global.clone(),
             shared: Vec::new(),
             local: Vec::new(),

@@ -262,6 +262,10 @@ pub struct KernelInfo {
     /// one of these reads `Launch::textures` by that name; any other slot word holds a
     /// texture object's handle (a `.u64` parameter's low word).
     pub textures: Vec<(u32, String)>,
+    /// Words of bank 0 that hold a `.surfref`'s handle (`R_CUDA_SURF_HEADER_INDEX`), as
+    /// (byte offset, surfref name): the launch fills in the index of the surface of that
+    /// name ([`crate::surface`]).
+    pub surface_slots: Vec<(u32, String)>,
 }
 
 impl KernelInfo {

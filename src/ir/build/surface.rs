@@ -1,0 +1,249 @@
+//! PTX `suld.b`, `sust.b` and `sured.b` → [`InstData::Surface`](crate::ir::InstData::Surface)
+//! (the model: [`crate::surface`]).
+//!
+//! In: one instruction, `suld.b.{1d,2d,3d,a1d,a2d}{.v2,.v4}.{b8,b16,b32,b64}{.trap,.clamp,
+//! .zero} d, [s, {coords}]`, `sust.b… [s, {coords}], {values}` or
+//! `sured.b.op.{1d,2d,3d}.type{.clamp} [s, {coords}], value`, where `s` is a module
+//! `.surfref` or a `.u64` surface object (bindless). Out: one `InstData::Surface` with the
+//! coordinates in the hardware's order (x in bytes, y, then z or the layer: PTX puts an
+//! array's layer first) and the data packed as `SULD`/`SUST` move it:
+//!
+//! * `.v2.b8` and `.v4.b8`, `.v2.b16` are one 16- or 32-bit element (ptxas 11.8's `U16` and
+//!   32-bit forms: the bytes little-endian, element 0 lowest), `.v4.b16` two 32-bit ones;
+//!   other vectors stay as they are (`.v2.b32` is `64`, `.v4.b32` and `.v2.b64` are `128`).
+//! * The clamp mode defaults to `.trap` (PTX's default).
+//!
+//! Refused with a diagnostic: `.p` forms (ptxas 11.8 has no `suld.p` for sm_5x, and its
+//! `sust.p`/`sured.p` convert through the surface's format, which the model does not
+//! carry), 32-byte vectors, and `sured` on types other than 32- and 64-bit integers.
+
+use super::FnBuilder;
+use crate::ir::{BinaryOp, Type, Value};
+use crate::ptx::ast::{self, Instruction, Opcode, Operand, TypeKind};
+use crate::surface::{SurfAccess, SurfClamp, SurfHandle, SurfOp, SurfRedOp, SurfShape};
+
+impl FnBuilder<'_, '_> {
+    pub(super) fn surface(&mut self, ins: &Instruction) -> Option<()> {
+        if ins.has_flag("p") {
+            return self.unsupported(
+                ins,
+                "formatted surface access (.p): ptxas 11.8 has no suld.p for sm_5x, and leafold's surface model has no formats",
+            );
+        }
+        if !ins.has_flag("b") {
+            return self.unsupported(ins, "a surface access needs .b");
+        }
+        let shapes = ["1d", "2d", "3d", "a1d", "a2d"];
+        let Some(shape) = shapes
+            .iter()
+            .find(|s| ins.has_flag(s))
+            .and_then(|s| SurfShape::from_ptx(s))
+        else {
+            return self.unsupported(
+                ins,
+                "a surface access needs a shape (.1d, .2d, .3d, .a1d, .a2d)",
+            );
+        };
+        let clamp = if ins.has_flag("clamp") {
+            SurfClamp::Clamp
+        } else if ins.has_flag("zero") {
+            SurfClamp::Zero
+        } else {
+            SurfClamp::Trap
+        };
+        let Some(pt) = ins.ty() else {
+            return self.unsupported(ins, "no instruction type");
+        };
+        let elem = match pt.name().get(1..).and_then(|b| b.parse::<u32>().ok()) {
+            Some(b @ (8 | 16 | 32 | 64)) if pt.kind() != TypeKind::Float => b,
+            _ => {
+                let what = format!("surface data of type .{}", pt.name());
+                return self.unsupported(ins, &what);
+            }
+        };
+        let vec = ins.vector().unwrap_or(1);
+        if !matches!(vec, 1 | 2 | 4) || elem * vec > 128 {
+            return self.unsupported(ins, "a surface access of more than 16 bytes");
+        }
+        let op = match ins.opcode {
+            Opcode::Suld => SurfOp::Load,
+            Opcode::Sust => SurfOp::Store,
+            _ => {
+                let signed = pt.kind() == TypeKind::Signed;
+                let red = if ins.has_flag("add") {
+                    SurfRedOp::Add
+                } else if ins.has_flag("min") {
+                    SurfRedOp::Min { signed }
+                } else if ins.has_flag("max") {
+                    SurfRedOp::Max { signed }
+                } else if ins.has_flag("and") {
+                    SurfRedOp::And
+                } else if ins.has_flag("or") {
+                    SurfRedOp::Or
+                } else {
+                    return self.unsupported(ins, "sured needs an operation");
+                };
+                if vec != 1 || !matches!(elem, 32 | 64) {
+                    return self.unsupported(ins, "sured on other than 32- and 64-bit integers");
+                }
+                SurfOp::Red(red)
+            }
+        };
+        // The packed data: (type, elements).
+        let (ty, width) = match (elem, vec) {
+            (8, 1) => (Type::I8, 1),
+            (16, 1) | (8, 2) => (Type::I16, 1),
+            (32, 1) | (8, 4) | (16, 2) => (Type::I32, 1),
+            (16, 4) | (32, 2) => (Type::I32, 2),
+            (32, 4) => (Type::I32, 4),
+            (64, 1) => (Type::I64, 1),
+            (64, 2) => (Type::I64, 2),
+            _ => return self.unsupported(ins, "this surface vector shape"),
+        };
+        let per = vec / u32::from(width); // PTX elements per packed element
+        let elem_ty = match elem {
+            8 => Type::I8,
+            16 => Type::I16,
+            32 => Type::I32,
+            _ => Type::I64,
+        };
+        let (surf_op, data_op) = match op {
+            SurfOp::Load => (1, None),
+            _ => (0, Some(1)),
+        };
+        let Some(surf) = ins.operands.get(surf_op) else {
+            return self.unsupported(ins, "missing surface operand");
+        };
+        let Operand::TexArgs(items, span) = surf else {
+            self.error(surf.span(), "expected [surface, {coordinates}]");
+            return None;
+        };
+        if items.len() != 2 {
+            self.error(*span, "expected [surface, {coordinates}]");
+            return None;
+        }
+        let mut args: Vec<Value> = Vec::new();
+        let handle = match &items[0] {
+            Operand::Name(n) => match self.lookup(n) {
+                Some(Err(super::Sym::Opaque(_))) => {
+                    match self.m.ir.surfrefs.iter().position(|s| *s == n.text) {
+                        Some(i) => SurfHandle::Bound(i as u32),
+                        None => {
+                            self.error(n.span, format!("'{}' is not a .surfref", n.text));
+                            return None;
+                        }
+                    }
+                }
+                _ => {
+                    args.push(self.read(&items[0], Type::I64, Some(ast::Type::U64))?);
+                    SurfHandle::Bindless
+                }
+            },
+            other => {
+                self.error(other.span(), "expected a .surfref or a .u64 surface object");
+                return None;
+            }
+        };
+        let coords: Vec<&Operand> = match &items[1] {
+            Operand::Vector(v, _) => v.iter().collect(),
+            o => vec![o],
+        };
+        // PTX's coordinate vector: 1d {x}, 2d {x, y}, 3d {x, y, z, _}, a1d {layer, x},
+        // a2d {layer, x, y, _}; the hardware's: x, y, then z or the layer.
+        let (need, order): (&[usize], usize) = match shape {
+            SurfShape::D1 => (&[0], 1),
+            SurfShape::D2 => (&[0, 1], 2),
+            SurfShape::D3 => (&[0, 1, 2], 4),
+            SurfShape::A1 => (&[1, 0], 2),
+            SurfShape::A2 => (&[1, 2, 0], 4),
+        };
+        if coords.len() != order && !(shape == SurfShape::D3 && coords.len() == 3) {
+            self.error(
+                items[1].span(),
+                format!(
+                    "{} coordinates for a .{} surface access (expected {order})",
+                    coords.len(),
+                    shape.ptx()
+                ),
+            );
+            return None;
+        }
+        for &k in need {
+            args.push(self.read(coords[k], Type::I32, Some(ast::Type::S32))?);
+        }
+        let access = SurfAccess {
+            op,
+            shape,
+            clamp,
+            handle,
+            ty,
+            width,
+        };
+        let signed = pt.kind() == TypeKind::Signed;
+        if let Some(d) = data_op {
+            let Some(dop) = ins.operands.get(d) else {
+                return self.unsupported(ins, "missing data operand");
+            };
+            let srcs: Vec<&Operand> = match dop {
+                Operand::Vector(v, _) => v.iter().collect(),
+                o => vec![o],
+            };
+            if srcs.len() != vec as usize {
+                self.error(
+                    dop.span(),
+                    format!("{} values for a .v{vec} surface store", srcs.len()),
+                );
+                return None;
+            }
+            let mut vals = Vec::new();
+            for s in srcs {
+                vals.push(self.read(s, elem_ty, Some(pt))?);
+            }
+            for chunk in vals.chunks(per as usize) {
+                let v = self.pack(chunk, ty, elem);
+                args.push(v);
+            }
+            self.ins().surface(access, &args);
+            return Some(());
+        }
+        let dsts = self.dests(&ins.operands[0])?;
+        if dsts.len() != vec as usize {
+            self.error(
+                ins.operands[0].span(),
+                format!("{} destinations for a .v{vec} surface load", dsts.len()),
+            );
+            return None;
+        }
+        let got = self.ins().surface(access, &args);
+        let mut k = 0;
+        for v in got {
+            for part in 0..per {
+                let x = if per == 1 {
+                    v
+                } else {
+                    let sh = self.iconst(Type::I32, i64::from(part * elem));
+                    let s = self.ins().binary(BinaryOp::ShrU, v, sh);
+                    self.ins().trunc(elem_ty, s)
+                };
+                self.write(dsts[k], x, signed, ins.operands[0].span())?;
+                k += 1;
+            }
+        }
+        Some(())
+    }
+
+    /// `vals` (each `bits` wide) packed little-endian into one `ty`.
+    fn pack(&mut self, vals: &[Value], ty: Type, bits: u32) -> Value {
+        if vals.len() == 1 {
+            return vals[0];
+        }
+        let mut acc = self.ins().zext(ty, vals[0]);
+        for (k, &v) in vals.iter().enumerate().skip(1) {
+            let z = self.ins().zext(ty, v);
+            let sh = self.iconst(Type::I32, (k as u32 * bits) as i64);
+            let s = self.ins().shl(z, sh);
+            acc = self.ins().binary(BinaryOp::Or, acc, s);
+        }
+        acc
+    }
+}

@@ -1,0 +1,409 @@
+//! Surfaces: what a `suld.b`/`sust.b`/`sured.b` instruction touches, shared by the IR
+//! ([`crate::ir::InstData::Surface`]), the reference interpreter (`ir::eval`), the simulator
+//! (`sim`, running `SULD`/`SUST`/`SURED`) and `verify` (which describes the bound surfaces).
+//!
+//! # The model
+//!
+//! A surface is a block of global memory ([`SurfaceDesc`]): `width` bytes per row, `height`
+//! rows, `depth` slices, `layers` layers, laid out row by row with no padding (pitch =
+//! `width`), so that the byte at `(x, y, z, layer)` is at
+//! `base + ((layer · depth + z) · height + y) · width + x`. Living in global memory, its
+//! contents are compared by `verify` like every other buffer.
+//!
+//! The `.b` (raw bytes) instructions give `x` in **bytes** and `y`, `z`, the layer in
+//! elements; an access reads or writes `n` bytes (1, 2, 4, 8 or 16: the element size times
+//! the vector width). An access is in bounds when `0 ≤ x`, `x + n ≤ width`, `0 ≤ y <
+//! height`, `0 ≤ z < depth` and `0 ≤ layer < layers` (coordinates are signed 32-bit).
+//! Out of bounds, the clamp mode decides ([`SurfClamp`]): `.trap` faults (the launch
+//! aborts, as with `trap`), `.clamp` moves each coordinate to the nearest valid one (x to
+//! `0..=width - n`, rounded down to a multiple of `n`), `.zero` reads zeros and drops stores
+//! and reductions. An `x` that is not a multiple of `n` is undefined (PTX requires aligned
+//! byte coordinates; [`SurfError::Misaligned`]).
+//!
+//! # Handles
+//!
+//! A launch carries a list of surfaces ([`crate::ir::eval::Launch::surfaces`]). A surface
+//! handle is an index into that list: a module-scope `.surfref` is the surface of the same
+//! name (the simulator writes its index into the constant-bank word the cubin relocates
+//! with `R_CUDA_SURF_HEADER_INDEX`), a bindless handle (a `.u64` surface object) is the
+//! index itself (its low 32 bits, which is all `SULD`'s handle register holds).
+//!
+//! `.p` (formatted) forms, `suq` and the `.b64` reductions other than `add` are not in the
+//! model: the IR builder refuses them.
+
+use std::fmt;
+
+/// The dimensionality of a surface access.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SurfShape {
+    D1,
+    D2,
+    D3,
+    /// `.a1d`: x and a layer.
+    A1,
+    /// `.a2d`: x, y and a layer.
+    A2,
+}
+
+impl SurfShape {
+    /// Coordinates the hardware takes, in register order: x, then y, then z or the layer.
+    pub fn coords(self) -> usize {
+        match self {
+            SurfShape::D1 => 1,
+            SurfShape::D2 | SurfShape::A1 => 2,
+            SurfShape::D3 | SurfShape::A2 => 3,
+        }
+    }
+
+    /// The PTX spelling.
+    pub fn ptx(self) -> &'static str {
+        match self {
+            SurfShape::D1 => "1d",
+            SurfShape::D2 => "2d",
+            SurfShape::D3 => "3d",
+            SurfShape::A1 => "a1d",
+            SurfShape::A2 => "a2d",
+        }
+    }
+
+    pub fn from_ptx(s: &str) -> Option<SurfShape> {
+        Some(match s {
+            "1d" => SurfShape::D1,
+            "2d" => SurfShape::D2,
+            "3d" => SurfShape::D3,
+            "a1d" => SurfShape::A1,
+            "a2d" => SurfShape::A2,
+            _ => return None,
+        })
+    }
+}
+
+/// What an out-of-bounds access does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SurfClamp {
+    Trap,
+    Clamp,
+    Zero,
+}
+
+impl SurfClamp {
+    pub fn ptx(self) -> &'static str {
+        match self {
+            SurfClamp::Trap => "trap",
+            SurfClamp::Clamp => "clamp",
+            SurfClamp::Zero => "zero",
+        }
+    }
+}
+
+/// A `sured.b` reduction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SurfRedOp {
+    Add,
+    /// Minimum; `signed` compares as two's complement.
+    Min {
+        signed: bool,
+    },
+    Max {
+        signed: bool,
+    },
+    And,
+    Or,
+}
+
+impl SurfRedOp {
+    /// `op(old, v)` on `bytes` (4 or 8) bytes.
+    pub fn apply(self, old: u64, v: u64, bytes: u32) -> u64 {
+        let mask = if bytes == 8 { u64::MAX } else { 0xffff_ffff };
+        let sext = |x: u64| -> i64 {
+            if bytes == 8 {
+                x as i64
+            } else {
+                i64::from(x as u32 as i32)
+            }
+        };
+        let r = match self {
+            SurfRedOp::Add => old.wrapping_add(v),
+            SurfRedOp::And => old & v,
+            SurfRedOp::Or => old | v,
+            SurfRedOp::Min { signed: true } => sext(old).min(sext(v)) as u64,
+            SurfRedOp::Max { signed: true } => sext(old).max(sext(v)) as u64,
+            SurfRedOp::Min { signed: false } => (old & mask).min(v & mask),
+            SurfRedOp::Max { signed: false } => (old & mask).max(v & mask),
+        };
+        r & mask
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            SurfRedOp::Add => "add",
+            SurfRedOp::Min { .. } => "min",
+            SurfRedOp::Max { .. } => "max",
+            SurfRedOp::And => "and",
+            SurfRedOp::Or => "or",
+        }
+    }
+}
+
+/// What a surface instruction does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SurfOp {
+    /// `suld.b`: results are the loaded values.
+    Load,
+    /// `sust.b`: the data operands are written.
+    Store,
+    /// `sured.b`: memory becomes `op(memory, data)`; no result.
+    Red(SurfRedOp),
+}
+
+/// How the surface is named: a module `.surfref` (by its index in
+/// [`crate::ir::Module::surfrefs`]), or a bindless handle, the instruction's first operand
+/// (an `i64` value).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SurfHandle {
+    Bound(u32),
+    Bindless,
+}
+
+/// Everything an IR surface instruction says besides its operands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct SurfAccess {
+    pub op: SurfOp,
+    pub shape: SurfShape,
+    pub clamp: SurfClamp,
+    pub handle: SurfHandle,
+    /// Data element type: `I8`, `I16`, `I32` or `I64` (`I32`/`I64` only for reductions).
+    pub ty: crate::ir::Type,
+    /// Data elements: 1, 2 or 4 (more than one only for `I32` and `I64`; 16 bytes at most).
+    pub width: u8,
+}
+
+impl SurfAccess {
+    /// Bytes one access reads or writes.
+    pub fn size(&self) -> u32 {
+        self.ty.bits() / 8 * u32::from(self.width)
+    }
+
+    /// Operands before the coordinates (the bindless handle).
+    pub fn handle_operands(&self) -> usize {
+        usize::from(self.handle == SurfHandle::Bindless)
+    }
+
+    /// Data operands after the coordinates.
+    pub fn data_operands(&self) -> usize {
+        match self.op {
+            SurfOp::Load => 0,
+            SurfOp::Store => usize::from(self.width),
+            SurfOp::Red(_) => 1,
+        }
+    }
+
+    /// Results.
+    pub fn results(&self) -> usize {
+        match self.op {
+            SurfOp::Load => usize::from(self.width),
+            _ => 0,
+        }
+    }
+}
+
+/// One surface of a launch.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SurfaceDesc {
+    /// The module `.surfref` bound to it (`None`: reachable only through a bindless handle).
+    pub name: Option<String>,
+    /// Global address of byte (0, 0, 0, 0); the bytes live in one of the launch's global
+    /// regions.
+    pub base: u64,
+    /// Bytes per row.
+    pub width: u32,
+    pub height: u32,
+    pub depth: u32,
+    pub layers: u32,
+}
+
+impl SurfaceDesc {
+    /// Total bytes.
+    pub fn bytes(&self) -> u64 {
+        u64::from(self.width)
+            * u64::from(self.height)
+            * u64::from(self.depth)
+            * u64::from(self.layers)
+    }
+}
+
+/// Why a surface access has no address.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SurfError {
+    /// Out of bounds under `.trap`: the launch aborts.
+    Trap,
+    /// `x` is not a multiple of the access size: undefined.
+    Misaligned { x: i32, size: u32 },
+    /// The handle names no surface of the launch.
+    NoSurface(u64),
+}
+
+impl fmt::Display for SurfError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SurfError::Trap => write!(f, "surface access out of bounds under .trap"),
+            SurfError::Misaligned { x, size } => write!(
+                f,
+                "surface byte coordinate {x} is not a multiple of the access size {size}"
+            ),
+            SurfError::NoSurface(h) => write!(f, "surface handle {h:#x} names no surface"),
+        }
+    }
+}
+
+/// The global address of an access of `size` bytes at `coords` (x in bytes, then y, then z
+/// or the layer, as [`SurfShape::coords`] orders them; missing ones are 0), or `None` when
+/// `.zero` drops it.
+pub fn locate(
+    d: &SurfaceDesc,
+    shape: SurfShape,
+    clamp: SurfClamp,
+    coords: &[i32],
+    size: u32,
+) -> Result<Option<u64>, SurfError> {
+    let c = |i: usize| coords.get(i).copied().unwrap_or(0);
+    let (x, y, z, layer) = match shape {
+        SurfShape::D1 => (c(0), 0, 0, 0),
+        SurfShape::D2 => (c(0), c(1), 0, 0),
+        SurfShape::D3 => (c(0), c(1), c(2), 0),
+        SurfShape::A1 => (c(0), 0, 0, c(1)),
+        SurfShape::A2 => (c(0), c(1), 0, c(2)),
+    };
+    if x.rem_euclid(size as i32) != 0 {
+        return Err(SurfError::Misaligned { x, size });
+    }
+    let wmax = i64::from(d.width) - i64::from(size);
+    let fits = |v: i32, n: u32| v >= 0 && (v as u32) < n;
+    let inside = x >= 0
+        && i64::from(x) <= wmax
+        && fits(y, d.height)
+        && fits(z, d.depth)
+        && fits(layer, d.layers);
+    let (x, y, z, layer) = if inside {
+        (i64::from(x), y as u32, z as u32, layer as u32)
+    } else {
+        match clamp {
+            SurfClamp::Trap => return Err(SurfError::Trap),
+            SurfClamp::Zero => return Ok(None),
+            SurfClamp::Clamp => {
+                if wmax < 0 || d.height == 0 || d.depth == 0 || d.layers == 0 {
+                    return Ok(None);
+                }
+                let cl = |v: i32, n: u32| (v.max(0) as u32).min(n - 1);
+                let xm = wmax - wmax % i64::from(size);
+                (
+                    i64::from(x).clamp(0, xm),
+                    cl(y, d.height),
+                    cl(z, d.depth),
+                    cl(layer, d.layers),
+                )
+            }
+        }
+    };
+    let row =
+        (u64::from(layer) * u64::from(d.depth) + u64::from(z)) * u64::from(d.height) + u64::from(y);
+    Ok(Some(
+        d.base
+            .wrapping_add(row * u64::from(d.width))
+            .wrapping_add(x as u64),
+    ))
+}
+
+/// The surface a handle names: `surfaces[handle]` (the low 32 bits).
+pub fn by_handle(surfaces: &[SurfaceDesc], handle: u64) -> Result<&SurfaceDesc, SurfError> {
+    surfaces
+        .get((handle & 0xffff_ffff) as usize)
+        .ok_or(SurfError::NoSurface(handle))
+}
+
+/// The index of the surface bound to `.surfref name`.
+pub fn index_of(surfaces: &[SurfaceDesc], name: &str) -> Option<usize> {
+    surfaces
+        .iter()
+        .position(|s| s.name.as_deref() == Some(name))
+}
+
+/// The constant-bank-0 byte offset of each `.surfref` kernel `f` names (by index in
+/// [`crate::ir::Module::surfrefs`]), as ptxas 11.8 places them: one word each, after the
+/// parameters (their end rounded up to 4), in the order the kernel first uses them. The driver
+/// fills each word in (`R_CUDA_SURF_HEADER_INDEX`); `SULD`'s immediate slot is the word
+/// index (offset / 4).
+pub fn bound_slots(f: &crate::ir::Function) -> Vec<(u32, u32)> {
+    let mut used: Vec<u32> = Vec::new();
+    for node in f.insts.values() {
+        if let crate::ir::InstData::Surface { access, .. } = &node.data {
+            if let SurfHandle::Bound(i) = access.handle {
+                if !used.contains(&i) {
+                    used.push(i);
+                }
+            }
+        }
+    }
+    let base = 0x140 + f.param_size().next_multiple_of(4);
+    used.iter()
+        .enumerate()
+        .map(|(k, &i)| (i, base + 4 * k as u32))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn desc() -> SurfaceDesc {
+        SurfaceDesc {
+            name: None,
+            base: 0x1000,
+            width: 64,
+            height: 4,
+            depth: 2,
+            layers: 3,
+        }
+    }
+
+    #[test]
+    fn layout_and_bounds() {
+        let d = desc();
+        let at = |s, c: &[i32], n| locate(&d, s, SurfClamp::Trap, c, n);
+        assert_eq!(at(SurfShape::D1, &[8], 4), Ok(Some(0x1008)));
+        assert_eq!(at(SurfShape::D2, &[8, 1], 4), Ok(Some(0x1000 + 64 + 8)));
+        assert_eq!(at(SurfShape::D3, &[0, 1, 1], 4), Ok(Some(0x1000 + 64 * 5)));
+        // Layer 2 of a 1-d array: rows (2 * depth + 0) * height.
+        assert_eq!(at(SurfShape::A1, &[0, 2], 4), Ok(Some(0x1000 + 64 * 16)));
+        assert_eq!(at(SurfShape::D1, &[60], 4), Ok(Some(0x1000 + 60)));
+        assert_eq!(at(SurfShape::D1, &[64], 4), Err(SurfError::Trap));
+        assert_eq!(at(SurfShape::D1, &[-4], 4), Err(SurfError::Trap));
+        assert_eq!(at(SurfShape::D2, &[0, 4], 4), Err(SurfError::Trap));
+        assert_eq!(
+            at(SurfShape::D1, &[6], 4),
+            Err(SurfError::Misaligned { x: 6, size: 4 })
+        );
+    }
+
+    #[test]
+    fn clamp_and_zero() {
+        let d = desc();
+        let c = |c: &[i32], n| locate(&d, SurfShape::D2, SurfClamp::Clamp, c, n);
+        assert_eq!(c(&[-16, -1], 16), Ok(Some(0x1000)));
+        assert_eq!(c(&[128, 9], 16), Ok(Some(0x1000 + 3 * 64 + 48)));
+        let z = locate(&d, SurfShape::D2, SurfClamp::Zero, &[128, 0], 4);
+        assert_eq!(z, Ok(None));
+    }
+
+    #[test]
+    fn reductions() {
+        assert_eq!(SurfRedOp::Add.apply(0xffff_ffff, 2, 4), 1);
+        assert_eq!(
+            SurfRedOp::Min { signed: true }.apply(5, 0xffff_ffff, 4),
+            0xffff_ffff
+        );
+        assert_eq!(SurfRedOp::Min { signed: false }.apply(5, 0xffff_ffff, 4), 5);
+        assert_eq!(SurfRedOp::Max { signed: true }.apply(5, 0xffff_ffff, 4), 5);
+        assert_eq!(SurfRedOp::Add.apply(u64::MAX, 2, 8), 1);
+    }
+}
