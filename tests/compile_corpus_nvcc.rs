@@ -35,10 +35,6 @@ const EXPECTED_FAILURES: &[(&str, Owner)] = &[
         Owner::Calls,
     ),
     (
-        "cuda-samples__Samples_0_Introduction_simpleSurfaceWrite_simpleSurfaceWrite.ptx",
-        Owner::Textures,
-    ),
-    (
         "cuda-samples__Samples_2_Concepts_and_Techniques_FunctionPointers_FunctionPointers_kernels.ptx",
         Owner::Calls,
     ),
@@ -53,10 +49,6 @@ const EXPECTED_FAILURES: &[(&str, Owner)] = &[
     (
         "cuda-samples__Samples_3_CUDA_Features_cdpAdvancedQuicksort_cdpAdvancedQuicksort.ptx",
         Owner::Calls,
-    ),
-    (
-        "cuda-samples__Samples_5_Domain_Specific_volumeFiltering_volumeRender_kernel.ptx",
-        Owner::Textures,
     ),
 ];
 
