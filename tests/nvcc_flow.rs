@@ -54,7 +54,8 @@ struct Flow {
 
 impl Flow {
     fn new(test: &str, real: PathBuf) -> Flow {
-        let root = std::env::temp_dir().join(format!("leafold_nvcc_flow_{}_{test}", std::process::id()));
+        let root =
+            std::env::temp_dir().join(format!("leafold_nvcc_flow_{}_{test}", std::process::id()));
         let _ = std::fs::remove_dir_all(&root);
         let bin = root.join("toolkit/bin");
         std::fs::create_dir_all(&bin).unwrap();
@@ -82,7 +83,8 @@ impl Flow {
         );
         std::fs::write(bin.join("ptxas"), wrapper).unwrap();
         use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(bin.join("ptxas"), std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::set_permissions(bin.join("ptxas"), std::fs::Permissions::from_mode(0o755))
+            .unwrap();
         let work = root.join("work");
         std::fs::create_dir_all(&work).unwrap();
         Flow { root, work, real }
@@ -169,13 +171,23 @@ impl Flow {
     /// Assert that `file` holds `kernel` with leafold's SASS for `ptx`, not ptxas's.
     fn assert_leafold_code(&self, file: &Path, kernel: &str, ptx: &Path) {
         let (ours, theirs) = self.reference(ptx, kernel);
-        assert_ne!(ours, theirs, "{kernel}: leafold's and ptxas's SASS are equal, so the check proves nothing");
+        assert_ne!(
+            ours, theirs,
+            "{kernel}: leafold's and ptxas's SASS are equal, so the check proves nothing"
+        );
         let got = self.sass(file);
-        let k = got
-            .iter()
-            .find(|(n, _)| n == kernel)
-            .unwrap_or_else(|| panic!("{}: no function {kernel} in cuobjdump -sass", file.display()));
-        assert_eq!(k.1, ours, "{}: {kernel} is not leafold's code", file.display());
+        let k = got.iter().find(|(n, _)| n == kernel).unwrap_or_else(|| {
+            panic!(
+                "{}: no function {kernel} in cuobjdump -sass",
+                file.display()
+            )
+        });
+        assert_eq!(
+            k.1,
+            ours,
+            "{}: {kernel} is not leafold's code",
+            file.display()
+        );
     }
 }
 
@@ -201,7 +213,10 @@ fn cubin_object_and_executable() {
     let ptx = f.work.join("saxpy.ptx");
     assert!(f.ptxas_calls().is_empty(), "-ptx runs no ptxas");
 
-    f.run("nvcc", &["-arch=sm_50", "-cubin", &src, "-o", "saxpy.cubin"]);
+    f.run(
+        "nvcc",
+        &["-arch=sm_50", "-cubin", &src, "-o", "saxpy.cubin"],
+    );
     f.assert_leafold_code(&f.work.join("saxpy.cubin"), SAXPY, &ptx);
     f.run("nvcc", &["-arch=sm_50", "-c", &src, "-o", "saxpy.o"]);
     f.assert_leafold_code(&f.work.join("saxpy.o"), SAXPY, &ptx);
@@ -209,7 +224,10 @@ fn cubin_object_and_executable() {
     f.assert_leafold_code(&f.work.join("saxpy"), SAXPY, &ptx);
     let calls = f.ptxas_calls();
     assert_eq!(calls.len(), 3, "one ptxas call per build: {calls:?}");
-    assert!(calls.iter().all(|c| !c.contains("--compile-only")), "{calls:?}");
+    assert!(
+        calls.iter().all(|c| !c.contains("--compile-only")),
+        "{calls:?}"
+    );
 }
 
 /// `-rdc=true`: ptxas is called with `--compile-only`; leafold's relocatable object goes
@@ -221,9 +239,22 @@ fn relocatable_device_code_links() {
     };
     let f = Flow::new("rdc", real);
     let src = format!("{DATA}/saxpy.cu");
-    f.run("nvcc", &["-arch=sm_50", "-rdc=true", "-ptx", &src, "-o", "saxpy.ptx"]);
+    f.run(
+        "nvcc",
+        &["-arch=sm_50", "-rdc=true", "-ptx", &src, "-o", "saxpy.ptx"],
+    );
     let ptx = f.work.join("saxpy.ptx");
-    f.run("nvcc", &["-arch=sm_50", "-rdc=true", &src, "-o", "saxpy_rdc", "-lcudadevrt"]);
+    f.run(
+        "nvcc",
+        &[
+            "-arch=sm_50",
+            "-rdc=true",
+            &src,
+            "-o",
+            "saxpy_rdc",
+            "-lcudadevrt",
+        ],
+    );
     let calls = f.ptxas_calls();
     assert_eq!(calls.len(), 1, "{calls:?}");
     assert!(calls[0].contains("--compile-only"), "{calls:?}");
@@ -235,7 +266,9 @@ fn relocatable_device_code_links() {
     let cubin = std::fs::read_dir(&f.work)
         .unwrap()
         .map(|e| e.unwrap().path())
-        .find(|p| p.extension().is_some_and(|x| x == "cubin") && p.to_string_lossy().contains("saxpy"))
+        .find(|p| {
+            p.extension().is_some_and(|x| x == "cubin") && p.to_string_lossy().contains("saxpy")
+        })
         .expect("cuobjdump -xelf extracts the object's cubin");
     let c = leafold::cubin::read(&std::fs::read(&cubin).unwrap()).unwrap();
     assert_eq!(c.header.e_type, 1, "ET_REL");
@@ -266,7 +299,10 @@ fn two_files_calling_each_other() {
     let (a, b) = (format!("{DATA}/rdc_main.cu"), format!("{DATA}/rdc_lib.cu"));
     f.run("nvcc", &["-arch=sm_50", "-rdc=true", &a, &b, "-o", "two"]);
     assert_eq!(f.ptxas_calls().len(), 2);
-    f.run("nvcc", &["-arch=sm_50", "-rdc=true", "-ptx", &a, "-o", "main.ptx"]);
+    f.run(
+        "nvcc",
+        &["-arch=sm_50", "-rdc=true", "-ptx", &a, "-o", "main.ptx"],
+    );
     f.assert_leafold_code(&f.work.join("two"), "_Z5applyPii", &f.work.join("main.ptx"));
 }
 
@@ -279,7 +315,13 @@ fn dynamic_parallelism_links_with_cudadevrt() {
     };
     let f = Flow::new("cdp", real);
     let src = format!("{DATA}/cdp.cu");
-    f.run("nvcc", &["-arch=sm_50", "-rdc=true", &src, "-o", "cdp", "-lcudadevrt"]);
-    f.run("nvcc", &["-arch=sm_50", "-rdc=true", "-ptx", &src, "-o", "cdp.ptx"]);
+    f.run(
+        "nvcc",
+        &["-arch=sm_50", "-rdc=true", &src, "-o", "cdp", "-lcudadevrt"],
+    );
+    f.run(
+        "nvcc",
+        &["-arch=sm_50", "-rdc=true", "-ptx", &src, "-o", "cdp.ptx"],
+    );
     f.assert_leafold_code(&f.work.join("cdp"), "_Z6parentPii", &f.work.join("cdp.ptx"));
 }

@@ -30,7 +30,8 @@
 //!   section and stack records but no `EIATTR_REGCOUNT` gets one (ptxas gives each function of
 //!   an object its register count). A kernel's `.nv.info.<k>` lists the undefined functions it
 //!   calls in `EIATTR_EXTERNS` (code 0x0f, their symbol indices), before
-//!   `EIATTR_EXIT_INSTR_OFFSETS`.
+//!   `EIATTR_EXIT_INSTR_OFFSETS` (renumbered where the writer already wrote one: ptxas writes
+//!   it in executables too, for system calls such as `vprintf`).
 //!
 //! Not reproduced: ptxas's `.nv.prototype` (call prototypes nvlink does not need to link),
 //! symbols for `.shared` variables, and the relocations ptxas adds in an object to every use
@@ -216,10 +217,16 @@ pub fn relocatable(exec: &[u8], globals: &[String]) -> Result<Vec<u8>, CubinErro
             continue;
         }
         let caller = remap(target.info & 0x00ff_ffff)?;
+        // A call: a `JCAL`'s relocation, or any code relocation against a function.
+        let is_function = |e: &super::Reloc| {
+            c.symbols
+                .get(e.sym as usize)
+                .is_some_and(|s| s.info & 0xf == elf::STT_FUNC)
+        };
         let mut calls: Vec<&super::Reloc> = r
             .relocs
             .iter()
-            .filter(|e| e.rtype == R_CUDA_ABS32_26)
+            .filter(|e| e.rtype == R_CUDA_ABS32_26 || is_function(e))
             .collect();
         calls.sort_by_key(|e| e.offset);
         for e in calls {
@@ -271,6 +278,16 @@ pub fn relocatable(exec: &[u8], globals: &[String]) -> Result<Vec<u8>, CubinErro
                 | Attribute::MinStackSize { sym, .. }
                 | Attribute::FrameSize { sym, .. }
                 | Attribute::ParamCbank { sym, .. } => *sym = remap(*sym)?,
+                Attribute::Other { code, payload, .. } if *code == EIATTR_EXTERNS => {
+                    let mut out = Vec::with_capacity(payload.len());
+                    for w in payload.chunks(4) {
+                        let old = u32::from_le_bytes(w.try_into().map_err(|_| {
+                            malformed(format!("{name}: EIATTR_EXTERNS is not a list of words"))
+                        })?);
+                        out.extend_from_slice(&remap(old)?.to_le_bytes());
+                    }
+                    *payload = out;
+                }
                 _ => {}
             }
         }
@@ -311,7 +328,10 @@ pub fn relocatable(exec: &[u8], globals: &[String]) -> Result<Vec<u8>, CubinErro
                 .filter(|(t, _)| *t == text)
                 .map(|&(_, s)| s)
                 .collect();
-            if !list.is_empty() {
+            let listed = attrs
+                .iter()
+                .any(|a| matches!(a, Attribute::Other { code, .. } if *code == EIATTR_EXTERNS));
+            if !list.is_empty() && !listed {
                 let at = attrs
                     .iter()
                     .position(|a| matches!(a, Attribute::ExitInstrOffsets(_)))
