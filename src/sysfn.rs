@@ -307,6 +307,56 @@ pub fn call(
     }
 }
 
+/// The parameters of system function `name` out of the bytes of its argument registers
+/// (R4 first, 4 bytes each, as the sm_50 call ABI passes them: each parameter in the next
+/// registers aligned to its size, so a 64-bit one starts at an even register), one slice per
+/// parameter as [`call`] takes them. `pointer_bytes` is [`State::pointer_bytes`]. `None`: not
+/// a function with a known prototype (the device-runtime entry points are refused by [`call`]
+/// whatever their arguments, so they get an empty list).
+pub fn abi_params<'a>(name: &str, registers: &'a [u8], pointer_bytes: u8) -> Option<Vec<&'a [u8]>> {
+    let p = usize::from(pointer_bytes);
+    let sizes: Vec<usize> = match name {
+        "vprintf" => vec![p, p],
+        "malloc" | "free" => vec![p],
+        "__assertfail" => vec![p, p, 4, p, p],
+        _ if is_device_runtime(name) => return Some(Vec::new()),
+        _ => return None,
+    };
+    let mut at: usize = 0;
+    let mut out = Vec::with_capacity(sizes.len());
+    for size in sizes {
+        at = at.next_multiple_of(size);
+        out.push(registers.get(at..at + size)?);
+        at += size;
+    }
+    Some(out)
+}
+
+/// Where two runs' printf outputs ([`State::printf_output`]) first differ: `None` when equal,
+/// else a message naming the line (1-based) and both texts of it, for `verify`'s report.
+pub fn printf_difference(reference: &[u8], got: &[u8]) -> Option<String> {
+    if reference == got {
+        return None;
+    }
+    let a: Vec<&[u8]> = reference.split(|&b| b == b'\n').collect();
+    let b: Vec<&[u8]> = got.split(|&b| b == b'\n').collect();
+    let line = (0..a.len().max(b.len()))
+        .find(|&i| a.get(i) != b.get(i))
+        .unwrap_or(0);
+    let text = |l: Option<&&[u8]>| match l {
+        Some(t) => format!("{:?}", String::from_utf8_lossy(t)),
+        None => "(no line)".to_string(),
+    };
+    Some(format!(
+        "printf output differs at line {}: reference {}, got {} ({} and {} bytes in all)",
+        line + 1,
+        text(a.get(line)),
+        text(b.get(line)),
+        reference.len(),
+        got.len()
+    ))
+}
+
 fn bad_args(name: &str, why: String) -> Error {
     Error::BadArguments {
         name: name.to_string(),

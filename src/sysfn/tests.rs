@@ -584,3 +584,45 @@ fn device_runtime_is_unsupported_and_unknown_names_are_errors() {
         Err(Error::Unknown { .. })
     ));
 }
+
+#[test]
+fn abi_params_split_the_argument_registers() {
+    // __assertfail: R4-R5 message, R6-R7 file, R8 line, R9 a hole, R10-R11 function,
+    // R12-R13 charSize.
+    let regs: Vec<u8> = (0u8..40).collect();
+    let p = abi_params("__assertfail", &regs, 8).unwrap();
+    let starts: Vec<u8> = p.iter().map(|s| s[0]).collect();
+    let lens: Vec<usize> = p.iter().map(|s| s.len()).collect();
+    assert_eq!(starts, [0, 8, 16, 24, 32]);
+    assert_eq!(lens, [8, 8, 4, 8, 8]);
+    assert_eq!(
+        abi_params("vprintf", &regs[..16], 8).unwrap(),
+        [&regs[..8], &regs[8..16]]
+    );
+    assert_eq!(
+        abi_params("vprintf", &regs[..8], 4).unwrap(),
+        [&regs[..4], &regs[4..8]]
+    );
+    assert_eq!(abi_params("malloc", &regs[..8], 8).unwrap(), [&regs[..8]]);
+    assert!(
+        abi_params("vprintf", &regs[..12], 8).is_none(),
+        "too few bytes"
+    );
+    assert!(abi_params("my_helper", &regs, 8).is_none());
+    assert_eq!(abi_params("cudaLaunchDeviceV2", &regs, 8), Some(vec![]));
+}
+
+#[test]
+fn printf_difference_names_the_line() {
+    assert_eq!(printf_difference(b"a\nb\n", b"a\nb\n"), None);
+    let d = printf_difference(b"a\nb\nc\n", b"a\nx\nc\n").unwrap();
+    assert!(
+        d.contains("line 2") && d.contains("\"b\"") && d.contains("\"x\""),
+        "{d}"
+    );
+    let d = printf_difference(b"a\n", b"a\nextra").unwrap();
+    assert!(d.contains("line 2") && d.contains("\"extra\""), "{d}");
+        d.contains("line 2") && d.contains("(no line)") || d.contains("\"\""),
+        "{d}"
+    );
+}
