@@ -528,6 +528,27 @@ impl<'f> FunctionBuilder<'f> {
         self.push(InstData::Stack { op, arg: Some(sp) }, &[])
     }
 
+    /// A call of the bodiless function `callee` ([`super::InstData::ExternCall`]): the
+    /// argument words `args` go in registers `arg_regs`; `rets` `i32` words come back.
+    pub fn extern_call(
+        &mut self,
+        callee: u32,
+        args: &[Value],
+        arg_regs: &[u8],
+        rets: usize,
+    ) -> SmallVec<[Value; 4]> {
+        let types = vec![Type::I32; rets];
+        let inst = self.push(
+            InstData::ExternCall {
+                callee,
+                args: args.iter().copied().collect(),
+                arg_regs: arg_regs.iter().copied().collect(),
+            },
+            &types,
+        );
+        self.func.insts[inst].results.iter().copied().collect()
+    }
+
     pub fn trap(&mut self) -> Inst {
         self.push(InstData::Trap, &[])
     }

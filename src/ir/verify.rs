@@ -634,6 +634,22 @@ impl Verifier<'_> {
                 }
                 expect_results(&[Type::I32, Type::Pred], &mut problems);
             }
+            InstData::ExternCall { args, arg_regs, .. } => {
+                if args.len() != arg_regs.len() {
+                    problems.push("call.extern: one register per argument".to_string());
+                }
+                for &a in args {
+                    if t(a) != Type::I32 {
+                        problems.push(format!("call.extern: arguments are i32, got {}", t(a)));
+                    }
+                }
+                if arg_regs.iter().any(|&r| !(4..=15).contains(&r)) {
+                    problems.push("call.extern: argument registers are R4..R15".to_string());
+                }
+                if results.iter().any(|&r| r != Type::I32) || results.len() > 12 {
+                    problems.push("call.extern: results are at most 12 i32 words".to_string());
+                }
+            }
             InstData::Collective { op, args } => {
                 let name = op.name();
                 if args.len() != op.arity() {
