@@ -529,22 +529,22 @@ impl<'f> FunctionBuilder<'f> {
     }
 
     /// A call of the bodiless function `callee` ([`super::InstData::ExternCall`]): the
-    /// argument words `args` go in registers `arg_regs`; `rets` `i32` words come back.
+    /// arguments `args` (`i32`, or `i64` in an even register pair) go in registers
+    /// `arg_regs`; results of types `rets` come back in R4...
     pub fn extern_call(
         &mut self,
         callee: u32,
         args: &[Value],
         arg_regs: &[u8],
-        rets: usize,
+        rets: &[Type],
     ) -> SmallVec<[Value; 4]> {
-        let types = vec![Type::I32; rets];
         let inst = self.push(
             InstData::ExternCall {
                 callee,
                 args: args.iter().copied().collect(),
                 arg_regs: arg_regs.iter().copied().collect(),
             },
-            &types,
+            rets,
         );
         self.func.insts[inst].results.iter().copied().collect()
     }

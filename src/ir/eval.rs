@@ -1810,28 +1810,30 @@ impl Thread {
                 arg_regs,
             } => {
                 // The argument registers' bytes, R4 first (docs/calls.md).
-                let words = arg_regs
-                    .iter()
-                    .map(|&r| usize::from(r) - 3)
-                    .max()
-                    .unwrap_or(0);
-                let mut bytes = vec![0u8; words * 4];
+                let mut words: Vec<(u8, u32)> = Vec::new();
                 for (&a, &r) in args.iter().zip(arg_regs) {
-                    let at = (usize::from(r) - 4) * 4;
-                    bytes[at..at + 4].copy_from_slice(&(self.get(a) as u32).to_le_bytes());
+                    let x = self.get(a);
+                    words.push((r, x as u32));
+                    if ty_of(a) == Type::I64 {
+                        words.push((r + 1, (x >> 32) as u32));
+                    }
                 }
+                let regs: Vec<u8> = words.iter().map(|w| w.0).collect();
+                let bytes = crate::calls_shim::arg_bytes(&regs, |r| {
+                    words.iter().find(|w| w.0 == r).map_or(0, |w| w.1)
+                });
                 let name = ctx
                     .extern_funcs
                     .get(*callee as usize)
                     .map_or("?", String::as_str);
                 let ret = crate::calls_shim::call_system_function(name, &bytes)
                     .map_err(|why| EvalError::Unmodelled { inst, why })?;
-                for (k, &r) in node.results.iter().enumerate() {
-                    let mut w = [0u8; 4];
+                if let Some(&r) = node.results.first() {
+                    let mut w = [0u8; 8];
                     for (j, b) in w.iter_mut().enumerate() {
-                        *b = ret.get(4 * k + j).copied().unwrap_or(0);
+                        *b = ret.get(j).copied().unwrap_or(0);
                     }
-                    self.set(r, u64::from(u32::from_le_bytes(w)), Type::I32);
+                    self.set(r, u64::from_le_bytes(w), ty_of(r));
                 }
             }
             // Stop here, unexecuted: `run_cta` resolves the vote for the whole warp.

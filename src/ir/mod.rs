@@ -782,10 +782,10 @@ pub enum InstData {
     },
     /// A call of a function the module declares without a body (`.extern .func vprintf`,
     /// `malloc`, `free`, `__assertfail`), made by the sm_50 call ABI (docs/calls.md):
-    /// `callee` indexes [`Module::extern_funcs`]; `args` are the `i32` words of the argument
-    /// registers, `arg_regs[i]` the register number (4 and up) of `args[i]`; the results are
-    /// the `i32` words of the return registers R4, R5, .. in order. The meaning is the
-    /// system function's ([`crate::calls_shim`]).
+    /// `callee` indexes [`Module::extern_funcs`]; `args` are the argument registers' values,
+    /// `i32` words or `i64` pairs, `arg_regs[i]` the (first) register (4 to 15, even for a
+    /// pair) of `args[i]`; the one result, if any, is an `i32` (R4) or an `i64` (R4:R5).
+    /// The meaning is the system function's ([`crate::calls_shim`]).
     ExternCall {
         callee: u32,
         args: SmallVec<[Value; 8]>,

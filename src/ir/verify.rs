@@ -638,16 +638,21 @@ impl Verifier<'_> {
                 if args.len() != arg_regs.len() {
                     problems.push("call.extern: one register per argument".to_string());
                 }
-                for &a in args {
-                    if t(a) != Type::I32 {
-                        problems.push(format!("call.extern: arguments are i32, got {}", t(a)));
+                for (&a, &r) in args.iter().zip(arg_regs) {
+                    let ok = match t(a) {
+                        Type::I32 => (4..=15).contains(&r),
+                        Type::I64 => (4..=14).contains(&r) && r % 2 == 0,
+                        _ => false,
+                    };
+                    if !ok {
+                        problems.push(format!(
+                            "call.extern: argument {a} ({}) in R{r}: i32 in R4..R15, i64 in an even pair",
+                            t(a)
+                        ));
                     }
                 }
-                if arg_regs.iter().any(|&r| !(4..=15).contains(&r)) {
-                    problems.push("call.extern: argument registers are R4..R15".to_string());
-                }
-                if results.iter().any(|&r| r != Type::I32) || results.len() > 12 {
-                    problems.push("call.extern: results are at most 12 i32 words".to_string());
+                if results.len() > 1 || results.iter().any(|&r| r != Type::I32 && r != Type::I64) {
+                    problems.push("call.extern: at most one result, i32 or i64".to_string());
                 }
             }
             InstData::Collective { op, args } => {

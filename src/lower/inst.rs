@@ -406,6 +406,7 @@ impl MachInst for Sm50Inst {
         if self.pieces.iter().any(|p| p.inst.form == Form::CAL) {
             super::select::CALL_CLOBBERS
         } else if self.pieces.iter().any(|p| p.inst.form == Form::JCAL) {
+            // One 32-bit def per result word (`select::call`).
             let results = self
                 .ops
                 .iter()

@@ -937,12 +937,8 @@ impl FnBuilder<'_, '_> {
             if bytes == 8 {
                 // A 64-bit argument (a pointer, a size): one read, split into its words.
                 let v = self.arg_read(store, 0, 8, arg.span())?;
-                let lo = self.ins().trunc(Type::I32, v);
-                let sh = self.ins().iconst(Type::I32, 32);
-                let hi = self.ins().binary(BinaryOp::ShrU, v, sh);
-                let hi = self.ins().trunc(Type::I32, hi);
-                args.extend([lo, hi]);
-                regs.extend([first, first + 1]);
+                args.push(v);
+                regs.push(first);
                 continue;
             }
             for w in 0..bytes.div_ceil(4) {
@@ -986,25 +982,19 @@ impl FnBuilder<'_, '_> {
                 self.m.ir.extern_funcs.len() - 1
             }
         } as u32;
-        let words = sig.ret_bytes.div_ceil(4) as usize;
-        let rets = self.ins().extern_call(callee, &args, &regs, words);
-        let Some(dest) = ret_ops.first() else {
+        let ret_ty: &[Type] = match sig.ret_bytes {
+            0 => &[],
+            8 => &[Type::I64],
+            _ => &[Type::I32],
+        };
+        let rets = self.ins().extern_call(callee, &args, &regs, ret_ty);
+        let (Some(dest), Some(&ret)) = (ret_ops.first(), rets.first()) else {
             return Some(());
         };
-        if sig.ret_bytes == 0 {
-            return Some(());
-        }
         // The result as one value of the result's width.
-        let value = match (sig.ret_bytes, &rets[..]) {
-            (8, [lo, hi]) => {
-                let lo = self.ins().zext(Type::I64, *lo);
-                let hi = self.ins().zext(Type::I64, *hi);
-                let sh = self.ins().iconst(Type::I32, 32);
-                let hi = self.ins().binary(BinaryOp::Shl, hi, sh);
-                self.ins().binary(BinaryOp::Or, lo, hi)
-            }
-            (4, [w]) => *w,
-            (b @ (1 | 2), [w]) => self.ins().trunc(int_of_bits(b * 8)?, *w),
+        let value = match sig.ret_bytes {
+            4 | 8 => ret,
+            b @ (1 | 2) => self.ins().trunc(int_of_bits(b * 8)?, ret),
             _ => {
                 self.error(
                     ins.span,

@@ -16,11 +16,11 @@
 //! registers).
 
 use super::Lowerer;
-use crate::ir::Value;
+use crate::ir::{Type, Value};
 use crate::lower::inst::{Reloc, RelocWord, Role, Sm50Inst};
 use crate::lower::LowerError;
-use crate::machinst::{OpSpec, PhysPred, PhysReg, Reg, RegKind};
-use crate::sm50::{self, Form};
+use crate::machinst::{OpSpec, PhysPred, PhysReg, Reg, RegKind, VReg};
+use crate::sm50::{self, Field, Form};
 
 /// The caller-saved registers below R64, with R4.. R(3+skip) left out.
 const fn scratch<const N: usize>(skip: u8) -> [PhysReg; N] {
@@ -73,27 +73,34 @@ impl Lowerer<'_> {
         args: &[Value],
         arg_regs: &[u8],
     ) -> Result<(), LowerError> {
-        if results.len() > 2 {
-            return Err(LowerError::Internal(
-                "a system call returning more than 8 bytes".into(),
-            ));
-        }
-        // Each argument word copied into a register of its own, which the call pins.
+        // Each argument word copied into a register of its own, which the call pins: the
+        // value itself may live on past the call, in a register the call does not clobber.
+        // (Pinned words are all 32-bit: a pair pinned in the 64-bit class and a word defined
+        // in the 32-bit class at one call would alias behind the allocator's back.)
         let mut copies = Vec::new();
         for (&a, &r) in args.iter().zip(arg_regs) {
             let loc = self.reg(a)?;
-            copies.push((self.copy_b32(loc), r));
+            let words = if self.ty(a) == Type::I64 { 2 } else { 1 };
+            for w in 0..words {
+                let word = super::Loc {
+                    vreg: loc.vreg,
+                    offset: loc.offset + w,
+                };
+                copies.push((self.copy_b32(word), r + w));
+            }
         }
         let mut i = Sm50Inst::new(Role::Plain);
         for (v, r) in copies {
             i.op(Reg::Virt(v), OpSpec::use_().fixed(PhysReg(r)));
         }
-        let mut defs = Vec::new();
-        for (k, &res) in results.iter().enumerate() {
-            let d = self.new_vreg(RegKind::B32);
-            i.op(Reg::Virt(d), OpSpec::def().fixed(PhysReg(4 + k as u8)));
-            defs.push((res, d));
-        }
+        let wide = results.first().is_some_and(|&r| self.ty(r) == Type::I64);
+        let words: Vec<VReg> = (0..results.len() * if wide { 2 } else { 1 })
+            .map(|k| {
+                let d = self.new_vreg(RegKind::B32);
+                i.op(Reg::Virt(d), OpSpec::def().fixed(PhysReg(4 + k as u8)));
+                d
+            })
+            .collect();
         i.piece(sm50::Inst::new(Form::JCAL), &[]);
         if let Some(p) = i.pieces.last_mut() {
             p.reloc = Some(Reloc {
@@ -102,9 +109,45 @@ impl Lowerer<'_> {
             });
         }
         self.push(i);
-        for (res, d) in defs {
-            self.set_loc(res, super::Loc { vreg: d, offset: 0 });
+        match (results.first(), &words[..]) {
+            (Some(&res), [w]) => self.set_loc(
+                res,
+                super::Loc {
+                    vreg: *w,
+                    offset: 0,
+                },
+            ),
+            (Some(&res), [lo, hi]) => {
+                let pair = self.pair_of(*lo, *hi);
+                self.set_loc(
+                    res,
+                    super::Loc {
+                        vreg: pair,
+                        offset: 0,
+                    },
+                );
+            }
+            _ => {}
         }
         Ok(())
+    }
+
+    /// A fresh B64 virtual register holding the words `lo` and `hi` (two register moves).
+    fn pair_of(&mut self, lo: VReg, hi: VReg) -> VReg {
+        let c = self.new_vreg(RegKind::B64);
+        let mut mv = Sm50Inst::new(Role::Plain);
+        let d = mv.def(c, true);
+        let a = mv.use_(lo);
+        let b = mv.use_(hi);
+        mv.piece(
+            sm50::Inst::new(Form::MOV_R),
+            &[(Field::Rd, d, 0), (Field::Rb, a, 0)],
+        );
+        mv.piece(
+            sm50::Inst::new(Form::MOV_R),
+            &[(Field::Rd, d, 1), (Field::Rb, b, 0)],
+        );
+        self.push(mv);
+        c
     }
 }
