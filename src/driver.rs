@@ -360,6 +360,16 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
     if opts.emit == Emit::Sass {
         out.text = out.sass.clone();
     }
+    // The system functions the kernels call: undefined GLOBAL FUNC symbols (st_info 0x12),
+    // after every other symbol, as ptxas 11.8 writes them.
+    let mut handles: Vec<(String, u8)> = Vec::new();
+    for k in &specs {
+        for n in &k.externs {
+            if !handles.iter().any(|(h, _)| h == n) {
+                handles.push((n.clone(), 0x12));
+            }
+        }
+    }
     let spec = CubinSpec {
         arch: opts.arch.sm(),
         ptx_arch: facts.ptx_target.unwrap_or(opts.arch.sm()),
@@ -369,7 +379,7 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
         global_init: global_init.then(|| global_data.clone()).flatten(),
         global: (!global_init).then_some(global_data).flatten(),
         strtab_order: None,
-        handles: Vec::new(),
+        handles,
         symbol_order: None,
         abi_version: 7,
         texmode_independent: facts.texmode_independent,
@@ -640,15 +650,33 @@ fn compile_kernel(
                 "internal error: relocation past the code of `{name}`"
             )));
         };
+        let symbol = match r.word {
+            RelocWord::Call(n) => module.extern_funcs[n as usize].clone(),
+            _ => module.vars[r.var].name.clone(),
+        };
         k.relocs.push(cubin::RelocSpec {
             offset: p.addr,
-            symbol: module.vars[r.var].name.clone(),
+            symbol,
             rtype: match r.word {
                 RelocWord::Lo => R_CUDA_ABS32_LO_20,
                 RelocWord::Hi => R_CUDA_ABS32_HI_20,
-                RelocWord::Abs32 => R_CUDA_ABS32_20,
+                RelocWord::Abs32 | RelocWord::Call(_) => R_CUDA_ABS32_20,
             },
         });
+    }
+    for r in &k.relocs {
+        let call = r.rtype == R_CUDA_ABS32_20 && module.extern_funcs.contains(&r.symbol);
+        if call && !k.externs.contains(&r.symbol) {
+            k.externs.push(r.symbol.clone());
+        }
+    }
+    // The caller-saved registers the call clobbers are listed up to R63
+    // (`lower::select::call`); above that the ABI's pattern is not modelled.
+    if !k.externs.is_empty() && alloc.num_regs > 64 {
+        return Err(err(format!(
+            "unsupported: kernel `{name}` calls a system function and needs {} registers (at most 64 are supported with calls)",
+            alloc.num_regs
+        )));
     }
     out.kernels.push(KernelReport {
         name: name.to_string(),

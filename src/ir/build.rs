@@ -769,6 +769,9 @@ struct Plan {
 
 struct FnBuilder<'m, 'f> {
     m: &'m mut ModuleBuilder<'f>,
+    /// The system-function calls the expander left as calls, by their instruction's address
+    /// (`calls::Expander::externs`).
+    extern_sigs: HashMap<usize, calls::ExternSig>,
     kernel: String,
     /// Where the kernel's own variables go in the shared layout (by its `.visible`).
     own_scope: super::VarScope,
@@ -872,6 +875,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             err_start: 0,
             frames: Vec::new(),
             stores: Vec::new(),
+            extern_sigs: HashMap::default(),
         };
         b.err_start = b.m.errors.len();
         b.scopes_changed();
@@ -886,6 +890,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         for (span, msg) in expander.errors {
             b.error(span, msg);
         }
+        b.extern_sigs = expander.externs;
         b.body(&items, f.name.span)
     }
 
@@ -1891,6 +1896,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                         | Opcode::Mbarrier
                         | Opcode::Alloca
                         | Opcode::Stackrestore
+                        | Opcode::Call
                 );
                 match guard {
                     None => self.body_instr(ins),
@@ -1998,7 +2004,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             Opcode::Activemask => return self.activemask(ins),
             Opcode::Lop3 => return self.lop3(ins),
             Opcode::Shfl => return self.shfl(ins),
-            Opcode::Call => "calls are not lowered yet",
+            Opcode::Call => return self.extern_call(ins),
             Opcode::Fma | Opcode::Testp | Opcode::Copysign => {
                 "floating-point arithmetic is not in the IR yet"
             }

@@ -780,6 +780,17 @@ pub enum InstData {
         op: CollectiveOp,
         args: SmallVec<[Value; 2]>,
     },
+    /// A call of a function the module declares without a body (`.extern .func vprintf`,
+    /// `malloc`, `free`, `__assertfail`), made by the sm_50 call ABI (docs/calls.md):
+    /// `callee` indexes [`Module::extern_funcs`]; `args` are the argument registers' values,
+    /// `i32` words or `i64` pairs, `arg_regs[i]` the (first) register (4 to 15, even for a
+    /// pair) of `args[i]`; the one result, if any, is an `i32` (R4) or an `i64` (R4:R5).
+    /// The meaning is the system function's ([`crate::calls_shim`]).
+    ExternCall {
+        callee: u32,
+        args: SmallVec<[Value; 8]>,
+        arg_regs: SmallVec<[u8; 8]>,
+    },
 }
 
 /// What an [`InstData::Stack`] does to the dynamic stack pointer `sp` (a 32-bit `.local`
@@ -858,6 +869,7 @@ impl InstData {
             InstData::BarrierReg { args, .. } => [args, &[], &[]],
             InstData::Stack { arg, .. } => [arg.as_slice(), &[], &[]],
             InstData::Collective { args, .. } => [args, &[], &[]],
+            InstData::ExternCall { args, .. } => [args, &[], &[]],
         }
     }
 
@@ -894,6 +906,7 @@ impl InstData {
             InstData::BarrierReg { args, .. } => args.iter_mut().for_each(|v| *v = f(*v)),
             InstData::Stack { arg, .. } => arg.iter_mut().for_each(|v| *v = f(*v)),
             InstData::Collective { args, .. } => args.iter_mut().for_each(|v| *v = f(*v)),
+            InstData::ExternCall { args, .. } => args.iter_mut().for_each(|v| *v = f(*v)),
             InstData::Select { cond, args } => {
                 *cond = f(*cond);
                 args.iter_mut().for_each(|v| *v = f(*v));
@@ -1190,6 +1203,8 @@ pub struct Module {
     /// `.address_size 32` (or none given): addresses, `.global` variables' included, are 32
     /// bits, so [`eval`] places the module's `.global` variables below 4 GB.
     pub addr32: bool,
+    /// The bodiless functions [`InstData::ExternCall`] names (by index), in first-call order.
+    pub extern_funcs: Vec<String>,
 }
 
 impl Module {

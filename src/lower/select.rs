@@ -71,9 +71,11 @@ mod approx;
 mod atomic;
 mod bits;
 mod cache;
+mod call;
 mod div;
 mod fdiv;
 mod half;
+pub(crate) use call::extern_call_clobbers;
 pub(crate) use fdiv::{fdiv_slow_path, CALL_CLOBBERS, CAL_FDIV};
 mod mul;
 mod prefetch;
@@ -544,6 +546,7 @@ impl<'a> Lowerer<'a> {
                             | InstData::Prefetch { .. }
                             | InstData::BarrierReg { .. }
                             | InstData::Stack { .. }
+                            | InstData::ExternCall { .. }
                     );
                 if root && !needed[i.index()] {
                     needed[i.index()] = true;
@@ -1007,6 +1010,11 @@ impl<'a> Lowerer<'a> {
             InstData::Vote { mode, arg } => self.lower_vote(results[0], mode, arg),
             InstData::Shfl { mode, args } => self.lower_shfl(results, mode, args),
             InstData::Stack { op, arg } => self.lower_stack(results, op, arg),
+            InstData::ExternCall {
+                callee,
+                ref args,
+                ref arg_regs,
+            } => self.lower_extern_call(results, callee, args, arg_regs),
             InstData::Collective { op, .. } => Err(LowerError::Internal(format!(
                 "{} reached selection (ir::collective::expand replaces it first)",
                 op.name()
