@@ -325,3 +325,30 @@ fn dynamic_parallelism_links_with_cudadevrt() {
     );
     f.assert_leafold_code(&f.work.join("cdp"), "_Z6parentPii", &f.work.join("cdp.ptx"));
 }
+
+/// printf (every argument class), malloc/free and assert: calls to system functions, left
+/// unresolved for the driver, in a cubin and through `-rdc=true` and nvlink.
+#[test]
+fn system_calls_build_whole_and_separately() {
+    let Some(real) = toolkit("nvcc_flow::system_calls_build_whole_and_separately") else {
+        return;
+    };
+    let f = Flow::new("syscalls", real);
+    let src = format!("{DATA}/syscalls.cu");
+    let kernel = "_Z6reportPKdPii";
+    f.run("nvcc", &["-arch=sm_50", "-ptx", &src, "-o", "syscalls.ptx"]);
+    let ptx = f.work.join("syscalls.ptx");
+    f.run(
+        "nvcc",
+        &["-arch=sm_50", "-cubin", &src, "-o", "syscalls.cubin"],
+    );
+    f.assert_leafold_code(&f.work.join("syscalls.cubin"), kernel, &ptx);
+    f.run(
+        "nvcc",
+        &["-arch=sm_50", "-rdc=true", &src, "-o", "syscalls_rdc"],
+    );
+    f.assert_leafold_code(&f.work.join("syscalls_rdc"), kernel, &ptx);
+    let calls = f.ptxas_calls();
+    assert_eq!(calls.len(), 2, "{calls:?}");
+    assert!(calls[1].contains("--compile-only"), "{calls:?}");
+}
