@@ -352,3 +352,109 @@ fn system_calls_build_whole_and_separately() {
     assert_eq!(calls.len(), 2, "{calls:?}");
     assert!(calls[1].contains("--compile-only"), "{calls:?}");
 }
+
+/// Two objects that both define `.const` variables: nvlink concatenates their
+/// `.nv.constant3`, so each use of bank 3 must be relocated (`LDC` offsets as leafold's code
+/// has them, and a constant ALU operand, written by hand here as leafold's selection does not
+/// use one for `.const` data), in both link orders.
+#[test]
+fn objects_with_constants_link() {
+    let Some(real) = toolkit("nvcc_flow::objects_with_constants_link") else {
+        return;
+    };
+    let f = Flow::new("constants", real);
+    let ptx = |name: &str, var: &str, first: u8| {
+        format!(
+            ".version 7.8\n.target sm_50\n.address_size 64\n\
+             .visible .const .align 4 .b8 {var}[16] = {{{first},0,0,0,2,0,0,0,3,0,0,0,4,0,0,0}};\n\
+             .visible .entry {name}(.param .u64 p)\n{{\n  .reg .b32 %r<3>; .reg .b64 %rd<3>;\n\
+             ld.param.u64 %rd1, [p];\n  cvta.to.global.u64 %rd2, %rd1;\n\
+             ld.const.u32 %r1, [{var}+8];\n  ld.const.u32 %r2, [{var}+4];\n\
+             add.s32 %r1, %r1, %r2;\n  st.global.u32 [%rd2], %r1;\n  ret;\n}}\n"
+        )
+    };
+    for (k, var, first) in [("e1", "t1", 1), ("e2", "t2", 5)] {
+        std::fs::write(f.work.join(format!("{k}.ptx")), ptx(k, var, first)).unwrap();
+        let st = Command::new(env!("CARGO_BIN_EXE_leafold"))
+            .args(["ptxas", "-arch=sm_50", "-c"])
+            .arg(f.work.join(format!("{k}.ptx")))
+            .arg("-o")
+            .arg(f.work.join(format!("{k}.cubin")))
+            .status()
+            .unwrap();
+        assert!(st.success());
+    }
+    // A constant operand: `MOV R0, c[0x3][0x8]` (ptxas's encoding) in a hand-made object.
+    let mov = 0x4c98_078c_0027_0000u64;
+    assert_eq!(
+        leafold::sm50::print(&leafold::sm50::decode(mov).unwrap(), 0, 0),
+        "MOV R0, c[0x3][0x8]"
+    );
+    let exit = 0xe300_0000_0007_000fu64;
+    let mut k =
+        leafold::cubin::KernelSpec::new("e3", vec![0x001f_8000_fc00_07ff, mov, exit, exit], 4);
+    k.exit_offsets = vec![0x10];
+    let exec = leafold::cubin::write(&leafold::cubin::CubinSpec {
+        arch: 50,
+        ptx_arch: 50,
+        address_bits: 64,
+        kernels: vec![k],
+        constant3: Some(leafold::cubin::DataSpec {
+            size: 16,
+            align: 4,
+            init: vec![7; 16],
+            symbols: vec![("t3".into(), 0, 16)],
+        }),
+        global_init: None,
+        global: None,
+        strtab_order: None,
+        handles: Vec::new(),
+        symbol_order: None,
+        abi_version: 7,
+        texmode_independent: false,
+        data_relocs: Vec::new(),
+    });
+    let object = leafold::cubin::relocatable(&exec, &["t3".to_string()]).unwrap();
+    std::fs::write(f.work.join("e3.cubin"), object).unwrap();
+    let lines = |order: &[&str]| -> Vec<String> {
+        let mut args = vec!["-arch=sm_50"];
+        args.extend_from_slice(order);
+        args.extend_from_slice(&["-o", "linked.cubin"]);
+        f.run("nvlink", &args);
+        f.sass(&f.work.join("linked.cubin"))
+            .into_iter()
+            .map(|(name, insts)| {
+                // The opcode and the operand (registers are the allocator's business).
+                let consts: Vec<String> = insts
+                    .iter()
+                    .filter_map(|i| {
+                        let at = i.find("c[0x3]")?;
+                        let op = i.split_whitespace().next()?;
+                        Some(format!("{op} {}", i[at..].trim_end_matches([' ', ';'])))
+                    })
+                    .collect();
+                format!("{name}: {}", consts.join(" | "))
+            })
+            .collect()
+    };
+    let mut got = lines(&["e1.cubin", "e2.cubin", "e3.cubin"]);
+    got.sort();
+    assert_eq!(
+        got,
+        [
+            "e1: LDC c[0x3][0x8] | LDC c[0x3][0x4]",
+            "e2: LDC c[0x3][0x18] | LDC c[0x3][0x14]",
+            "e3: MOV c[0x3][0x28]",
+        ]
+    );
+    let mut got = lines(&["e3.cubin", "e2.cubin", "e1.cubin"]);
+    got.sort();
+    assert_eq!(
+        got,
+        [
+            "e1: LDC c[0x3][0x28] | LDC c[0x3][0x24]",
+            "e2: LDC c[0x3][0x18] | LDC c[0x3][0x14]",
+            "e3: MOV c[0x3][0x8]",
+        ]
+    );
+}

@@ -33,13 +33,23 @@
 //!   `EIATTR_EXIT_INSTR_OFFSETS` (renumbered where the writer already wrote one: ptxas writes
 //!   it in executables too, for system calls such as `vprintf`).
 //!
+//! - Every operand that reads a `.const` variable (constant bank 3) is relocated, since nvlink
+//!   concatenates the objects' `.nv.constant3`: a constant operand (`c[0x3][X]`, bits 20..38)
+//!   gets `R_CUDA_CONST_FIELD19_20` (0x32), an `LDC` offset (bits 20..35)
+//!   `R_CUDA_ABS16_20` (0x2e), against the variable holding byte X, with the field cleared and
+//!   X minus the variable's offset as the addend, in a `.rela.text.<k>` section (ptxas writes
+//!   `MOV R0, c[0x0][0x0]` + `.rela` entry 0x32 `t1 + 8` for `ld.const [t1+8]`). Without them
+//!   a second object's constants are read at the first's offsets (measured: `e2` of two linked
+//!   objects read `c[0x3][0x8]` instead of `c[0x3][0x18]`). The type numbers are the order of
+//!   nvlink's own `R_CUDA_*` name table (`ABS32_20` = 0x2a, `ABS32_LO_20` = 0x2b, ...).
+//!
 //! Not reproduced: ptxas's `.nv.prototype` (call prototypes nvlink does not need to link),
-//! symbols for `.shared` variables, and the relocations ptxas adds in an object to every use
-//! of a `.const` variable (`R_CUDA_CONST_FIELD`, 0x2e) and of a `.shared` variable (0x2d):
-//! leafold's code already holds their offsets, which stay right as long as the linked program
-//! has one object defining `.const` variables (nvlink places its `.nv.constant3` first) and
-//! shared variables stay in the kernel's own object. The string tables keep the writer's
-//! names and append any new one, so offsets differ from ptxas's.
+//! symbols for `.shared` variables and the relocations (`R_CUDA_ABS24_20`, 0x2d) ptxas adds to
+//! their uses: a kernel's shared window stays its own section, so leafold's offsets stay right
+//! as long as shared variables are used by the kernel's own object. The string tables keep the
+//! writer's names and append any new one, so offsets differ from ptxas's. ptxas's own code
+//! also differs in an object (it addresses a `.const` array through `MOV32I` + relocation); the
+//! code here is the whole-program code, relocated.
 
 use super::eiattr::{self, Attribute};
 use super::{elf, read, sht, CubinError, Section, Symbol};
@@ -240,6 +250,68 @@ pub fn relocatable(exec: &[u8], globals: &[String]) -> Result<Vec<u8>, CubinErro
         }
     }
 
+    // 2b. Uses of `.const` variables: nvlink places each object's `.nv.constant3` in the
+    // linked bank 3, so every operand naming bank 3 gets a relocation against the variable it
+    // lies in (the field cleared, the offset in the variable as the addend), in a new
+    // `.rela.text.<k>` after the other sections (section indices stay as they are).
+    let constants: Vec<(u32, u64, u64)> = syms
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| {
+            s.info & 0xf == STT_CUDA_OBJECT
+                && secs
+                    .get(usize::from(s.shndx))
+                    .is_some_and(|x| x.name == ".nv.constant3")
+        })
+        .map(|(i, s)| (i as u32, s.value, s.size))
+        .collect();
+    if !constants.is_empty() {
+        let texts: Vec<usize> = (1..secs.len())
+            .filter(|&i| secs[i].flags & u64::from(elf::SHF_EXECINSTR) != 0)
+            .collect();
+        for t in texts {
+            let mut relas: Vec<u8> = Vec::new();
+            let mut data = std::mem::take(&mut secs[t].data);
+            for (n, chunk) in data.chunks_exact_mut(8).enumerate() {
+                if n % 4 == 0 {
+                    continue; // a control word
+                }
+                let word = u64::from_le_bytes(chunk.try_into().unwrap_or_default());
+                let Some((rtype, offset, clear)) = bank3_operand(word) else {
+                    continue;
+                };
+                let Some(&(sym, value, _)) = constants
+                    .iter()
+                    .filter(|(_, v, size)| *v <= offset && offset < v + (*size).max(1))
+                    .last()
+                else {
+                    continue;
+                };
+                chunk.copy_from_slice(&(word & !clear).to_le_bytes());
+                relas.extend_from_slice(&(n as u64 * 8).to_le_bytes());
+                relas.extend_from_slice(&((u64::from(sym) << 32) | u64::from(rtype)).to_le_bytes());
+                relas.extend_from_slice(&((offset - value) as i64).to_le_bytes());
+            }
+            secs[t].data = data;
+            if !relas.is_empty() {
+                let name = format!(".rela{}", secs[t].name);
+                secs.push(Section {
+                    name,
+                    sh_type: elf::SHT_RELA,
+                    flags: 0,
+                    addr: 0,
+                    offset: 0,
+                    size: relas.len() as u64,
+                    link: symtab as u32,
+                    info: t as u32,
+                    align: 8,
+                    entsize: 24,
+                    data: relas,
+                });
+            }
+        }
+    }
+
     // 3. Sections: types, the call graph, `.text` symbol indices, `.nv.info` records.
     for i in 1..secs.len() {
         if let Some(t) = object_type(&secs[i].name) {
@@ -434,6 +506,31 @@ pub fn relocatable(exec: &[u8], globals: &[String]) -> Result<Vec<u8>, CubinErro
         out.extend_from_slice(&s.entsize.to_le_bytes());
     }
     Ok(out)
+}
+
+/// `R_CUDA_ABS16_20`: a 16-bit value at bit 20 (`LDC`'s byte offset).
+pub const R_CUDA_ABS16_20: u32 = 0x2e;
+/// `R_CUDA_CONST_FIELD19_20`: a constant operand's bank (bits 34..38) and word offset (bits
+/// 20..33), set from the symbol's bank and byte offset.
+pub const R_CUDA_CONST_FIELD19_20: u32 = 0x32;
+
+/// If `word` names constant bank 3 with a fixed offset: the relocation type for it, the byte
+/// offset, and the bits a relocation sets (cleared in the object, as ptxas leaves them).
+fn bank3_operand(word: u64) -> Option<(u32, u64, u64)> {
+    use crate::sm50::{Field, Form};
+    let inst = crate::sm50::decode(word).ok()?;
+    if inst.form == Form::LDC {
+        // `LDC Rd, c[0x3][Ra + off]`: only the offset is relocated (Ra stays added).
+        if inst.get(Field::Bank)? != 3 {
+            return None;
+        }
+        let off = inst.get(Field::Off)? as u16 as i16;
+        let off = u64::try_from(off).ok()?;
+        return Some((R_CUDA_ABS16_20, off, 0xffff << 20));
+    }
+    let word_offset = inst.get(Field::Cbo)?;
+    let bank = inst.get(Field::Cbk).or(inst.get(Field::Cbks))?;
+    (bank == 3).then_some((R_CUDA_CONST_FIELD19_20, word_offset * 4, 0x7_ffff << 20))
 }
 
 /// A string table's bytes; names are found where they start after a NUL, else appended.
