@@ -272,6 +272,9 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
     let file = SourceFile::new(opts.file_name.clone(), ptx_text);
     let (ast, warnings) = ptx::parse_and_check(&file)?;
     times.lap("parse", &mut t);
+    if opts.relocatable {
+        relocatable_version(&ast, &file)?;
+    }
     let module = if opts.entries.is_empty() {
         ir::build(&ast, &file).map_err(Diagnostics)?
     } else {
@@ -402,6 +405,28 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
     }
     out.pass_times = times;
     Ok(out)
+}
+
+/// ptxas 11.8 refuses `-c` below PTX ISA 3.1 (with this message); so does leafold, at the
+/// `.version` directive.
+fn relocatable_version(
+    ast: &ast::Module,
+    file: &std::sync::Arc<SourceFile>,
+) -> Result<(), Diagnostics> {
+    for item in &ast.items {
+        if let ast::Item::Version { major, minor, span } = item {
+            if (*major, *minor) < (3, 1) {
+                return Err(Diagnostics(vec![Diagnostic::error(
+                    file,
+                    *span,
+                    format!(
+                        "'Compile only(-c)' requires PTX ISA .version 3.1 or later (this file is .version {major}.{minor})"
+                    ),
+                )]));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// What every kernel's compile reads.

@@ -311,3 +311,24 @@ fn command_line_spellings() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// ptxas refuses `-c` below PTX ISA 3.1; so does leafold, at the `.version` line.
+#[test]
+fn compile_only_needs_ptx_3_1() {
+    let old = ADD1.replace(".version 7.8", ".version 3.0");
+    let opts = Options {
+        relocatable: true,
+        file_name: "old.ptx".into(),
+        ..Options::default()
+    };
+    let Err(e) = compile(&old, &opts) else {
+        panic!("PTX 3.0 with -c compiled")
+    };
+    let text = e.0[0].to_string();
+    assert!(text.contains("requires PTX ISA .version 3.1"), "{text}");
+    assert!(text.contains("old.ptx:2:"), "{text}");
+    let ok = ADD1.replace(".version 7.8", ".version 3.1");
+    assert!(compile(&ok, &opts).is_ok());
+    // The whole-program compile takes it.
+    assert!(compile(&old, &Options::default()).is_ok());
+}
