@@ -4,7 +4,7 @@
 //! Out: the flattened statement list of the kernel with every direct call replaced by the
 //! callee's body between [`Item::CallBegin`] and [`Item::CallEnd`] markers, and, while the
 //! builder walks that list, the SSA values that carry arguments and results across them.
-//! leafold has no call ABI: the IR of a kernel is one function with no calls in it.
+//! The IR of a kernel is one function whose only calls are those of system functions.
 //!
 //! # Expansion ([`Expander`])
 //!
@@ -16,11 +16,18 @@
 //! the `CallEnd` marker starts (`exit` still ends the thread). A guarded call (`@p call`)
 //! branches over the whole copy to a join label after `CallEnd`.
 //!
+//! Calls of the *system functions* (`vprintf`, `malloc`, `free`, `__assertfail`: declared
+//! without a body, resolved by the driver) stay calls: the expander leaves the `call` in
+//! place and records its [`ExternSig`] (which registers of the sm_50 call ABI each argument
+//! takes, docs/calls.md), and the builder ([`FnBuilder::extern_call`]) reads the argument
+//! stores into those registers' values and makes an [`crate::ir::InstData::ExternCall`],
+//! whose result it writes to the result store or register.
+//!
 //! Refused with a diagnostic at the `call`: recursion (direct or mutual: the callee is already
-//! being inlined), calls through a register (`call %rd, (...), proto`), callees with no body
-//! (`.extern .func vprintf`, `malloc`: leafold links nothing), nesting deeper than
-//! [`MAX_DEPTH`], and kernels that inlining would make longer than [`MAX_INSTRS`]
-//! instructions.
+//! being inlined), calls through a register (`call %rd, (...), proto`), other callees with
+//! no body (a whole program links nothing else: ptxas says "Unresolved extern function"),
+//! system calls whose arguments need more than R4..R15, nesting deeper than [`MAX_DEPTH`],
+//! and kernels that inlining would make longer than [`MAX_INSTRS`] instructions.
 //!
 //! # Scopes and fresh names
 //!
@@ -176,9 +183,8 @@ impl<'a, 't> Expander<'a, 't> {
             return self.refuse(
                 target.span,
                 format!(
-                    "unsupported call to '{}': it is declared without a body ({}leafold compiles whole programs: only the system functions vprintf, malloc, free and __assertfail may stay unresolved)",
-                    target.text,
-                    if callee.linkage.contains(&ast::Linkage::Extern) { "an .extern function such as vprintf or malloc comes from a library; " } else { "" }
+                    "unsupported call to '{}': it is declared without a body, and a whole program may leave only the system functions vprintf, malloc, free and __assertfail unresolved (ptxas: \"Unresolved extern function\")",
+                    target.text
                 ),
             );
         };
