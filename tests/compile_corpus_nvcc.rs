@@ -40,7 +40,7 @@ const EXPECTED_FAILURES: &[(&str, Owner)] = &[
     ),
     (
         "cuda-samples__Samples_2_Concepts_and_Techniques_FunctionPointers_FunctionPointers_kernels.ptx",
-        Owner::Calls,
+        Owner::Textures,
     ),
     (
         "cuda-samples__Samples_2_Concepts_and_Techniques_dct8x8_dct8x8.ptx",

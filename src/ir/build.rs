@@ -164,6 +164,7 @@ pub fn build_partial<'f>(module: &'f ast::Module, file: &'f Arc<SourceFile>) -> 
             .collect(),
         names: &module.names,
         found: ast::NameMemo::new(&module.names, None),
+        fn_ids: calls::function_ids(module),
     };
     for (i, f) in (0u32..).zip(module.functions()) {
         m.func_order.entry(f.name.text.to_string()).or_insert(i);
@@ -302,6 +303,8 @@ struct ModuleBuilder<'f> {
     funcs: HashSet<u32>,
     /// The AST module's names: how each one splits for `%r<N>` ranges.
     names: &'f ast::NameTable,
+    /// The values of the `.func`s whose address is taken (`calls::function_ids`).
+    fn_ids: HashMap<String, u64>,
     /// What [`FnBuilder::lookup`] found for each name (made once for all the module's
     /// kernels), forgotten whenever the scopes change ([`FnBuilder::scopes_changed`]).
     found: ast::NameMemo<Found>,
@@ -617,6 +620,14 @@ impl ModuleBuilder<'_> {
                 if end as usize > out.bytes.len() {
                     out.bytes.resize(end as usize, 0);
                 }
+                // A function's address is its value (`calls::function_ids`), no relocation.
+                if let (Some(&id), AddrWidth::Word(w), None) =
+                    (self.fn_ids.get(name.text.as_str()), width, mask)
+                {
+                    let v = id.wrapping_add(*offset as u64).to_le_bytes();
+                    out.bytes[at as usize..end as usize].copy_from_slice(&v[..usize::from(w)]);
+                    return Some(());
+                }
                 out.addrs.push(PendingAddr {
                     offset: at as u32,
                     name: name.clone(),
@@ -885,7 +896,8 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             b.declare(v);
         }
         let mut items = Vec::new();
-        let mut expander = calls::Expander::new(funcs);
+        let fn_ids = b.m.fn_ids.clone();
+        let mut expander = calls::Expander::new(funcs, &fn_ids);
         expander.expand(body, &mut items);
         for (span, msg) in expander.errors {
             b.error(span, msg);
@@ -1013,7 +1025,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                         Item::CallBegin(c) => {
                             frames.push(c.frame);
                             state = Flow::Straight;
-                            if c.ins.guard.is_some() {
+                            if c.guarded() {
                                 // A guarded call branches over the copy to its join.
                                 targets.push((
                                     (c.frame, NameText::new(calls::JOIN_LABEL)),
@@ -1107,7 +1119,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                     let fall = plan.fall[i];
                     self.at(c.ins.span);
                     self.call_begin(c, &plan, fall);
-                    if c.ins.guard.is_some() {
+                    if c.guarded() {
                         open = false;
                     }
                 }
@@ -2151,6 +2163,11 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                     }
                 }
                 Some(Err(sym)) => self.symbol_value(n, &sym, want, 0),
+                // A function's address: its value (see `calls::function_ids`).
+                None if self.m.fn_ids.contains_key(n.text.as_str()) && want.bytes() >= Some(4) => {
+                    let id = self.m.fn_ids[n.text.as_str()];
+                    Some(self.ins().iconst(want, id as i64))
+                }
                 None if self.m.funcs.contains(&n.id) => {
                     self.error(
                         n.span,
