@@ -1,4 +1,4 @@
-//! Function addresses and indirect calls (`call %rd, (args), prototype;`): a function whose
+//! Function addresses, indirect calls (`call %rd, (args), prototype;`) and `brx.idx`: a function whose
 //! address the module takes has a value (`ir::build::calls::function_ids`: 8, 16, ...), in
 //! registers (`mov.u64 %rd, f`) and in `.global`/`.const` initializers (vtables), and an
 //! indirect call runs a copy of every function of its prototype whose address is taken,
@@ -200,5 +200,37 @@ fn function_values_are_distinct_and_not_null() {
     let (_, last) = run("fn_values", &decls, body);
     for g in 0..(THREADS * CTAS) as usize {
         assert_eq!(word(&last, g, 0), 1, "thread {g}");
+    }
+}
+
+/// `brx.idx` through a `.branchtargets` table: a divergent jump to one of three labels (as a
+/// chain of compares), each of which rejoins.
+#[test]
+fn brx_idx_jumps_to_the_indexed_label() {
+    let body = r#"
+    rem.u32 %r3, %r2, 3;
+    ts: .branchtargets L0, L1, L2;
+    brx.idx %r3, ts;
+L0:
+    mul.lo.u32 %r4, %r2, 5;
+    bra.uni DONE;
+L1:
+    add.u32 %r4, %r2, 11;
+    bra.uni DONE;
+L2:
+    xor.b32 %r4, %r2, 0x55;
+DONE:
+    st.global.u32 [%rd3], %r4;
+    st.global.u32 [%rd3+28], %r2;
+"#;
+    let (_, last) = run("brx_idx", "", body);
+    for g in 0..(THREADS * CTAS) as usize {
+        let x = input(&last, g);
+        let want = match x % 3 {
+            0 => x.wrapping_mul(5),
+            1 => x.wrapping_add(11),
+            _ => x ^ 0x55,
+        };
+        assert_eq!(word(&last, g, 0), want, "thread {g}, in {x:#x}");
     }
 }

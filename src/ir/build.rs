@@ -755,7 +755,7 @@ enum Flow {
 
 fn flow(i: &Instruction) -> Flow {
     match i.opcode {
-        Opcode::Bra | Opcode::Ret | Opcode::Exit => {
+        Opcode::Bra | Opcode::Ret | Opcode::Exit | Opcode::Brx => {
             if i.guard.is_some() {
                 Flow::Fall
             } else {
@@ -783,6 +783,8 @@ struct FnBuilder<'m, 'f> {
     /// The system-function calls the expander left as calls, by their instruction's address
     /// (`calls::Expander::externs`).
     extern_sigs: HashMap<usize, calls::ExternSig>,
+    /// Each `brx.idx`'s labels, by its instruction's address (`calls::Expander::brx_targets`).
+    brx_targets: HashMap<usize, Vec<NameText>>,
     kernel: String,
     /// Where the kernel's own variables go in the shared layout (by its `.visible`).
     own_scope: super::VarScope,
@@ -887,6 +889,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             frames: Vec::new(),
             stores: Vec::new(),
             extern_sigs: HashMap::default(),
+            brx_targets: HashMap::default(),
         };
         b.err_start = b.m.errors.len();
         b.scopes_changed();
@@ -903,6 +906,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             b.error(span, msg);
         }
         b.extern_sigs = expander.externs;
+        b.brx_targets = expander.brx_targets;
         b.body(&items, f.name.span)
     }
 
@@ -1014,6 +1018,12 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                             if ins.opcode == Opcode::Bra {
                                 if let Some(Operand::Name(n)) = ins.operands.first() {
                                     targets.push(((frame, n.text.clone()), n.span));
+                                }
+                            }
+                            if ins.opcode == Opcode::Brx {
+                                let key = *ins as *const Instruction as usize;
+                                for l in self.brx_targets.get(&key).into_iter().flatten() {
+                                    targets.push(((frame, l.clone()), ins.span));
                                 }
                             }
                             if ins.opcode == Opcode::Ret && frame != 0 {
@@ -1860,6 +1870,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                 }
                 Some(())
             }
+            Opcode::Brx => self.brx(ins, plan),
             Opcode::Ret if self.frame_id() != 0 => self.frame_ret(ins, guard, plan, fall),
             Opcode::Ret | Opcode::Exit => {
                 match (guard, fall) {
@@ -2061,7 +2072,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             Opcode::Alloca | Opcode::Stacksave | Opcode::Stackrestore => {
                 return self.stack_instr(ins)
             }
-            Opcode::Brx => "indirect branches (brx.idx) are not supported",
+            Opcode::Brx => "internal error: brx.idx reached the straight-line instructions",
             _ => "not in the IR yet",
         };
         self.unsupported(ins, why)

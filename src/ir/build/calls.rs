@@ -227,6 +227,10 @@ pub(super) struct Expander<'a, 't> {
     /// The calls of system functions left as calls, by the address of their `call`
     /// instruction (the builder makes an [`crate::ir::InstData::ExternCall`] of each).
     pub externs: HashMap<usize, ExternSig>,
+    /// The `.branchtargets` declared so far, by name.
+    branch_tables: HashMap<&'a str, Vec<NameText>>,
+    /// Each `brx.idx`'s labels (its `.branchtargets`), by the address of its instruction.
+    pub brx_targets: HashMap<usize, Vec<NameText>>,
 }
 
 impl<'a, 't> Expander<'a, 't> {
@@ -243,6 +247,8 @@ impl<'a, 't> Expander<'a, 't> {
             stack: Vec::new(),
             instrs: 0,
             externs: HashMap::default(),
+            branch_tables: HashMap::default(),
+            brx_targets: HashMap::default(),
         }
     }
 
@@ -254,8 +260,27 @@ impl<'a, 't> Expander<'a, 't> {
                 ast::Statement::Label(n) => out.push(Item::Label(n)),
                 ast::Statement::Instr(i) if i.opcode == Opcode::Call => self.call(i, out),
                 ast::Statement::Instr(i) => {
+                    if i.opcode == Opcode::Brx {
+                        let table = match i.operands.get(1) {
+                            Some(Operand::Name(t)) => self.branch_tables.get(t.text.as_str()),
+                            _ => None,
+                        };
+                        if let Some(labels) = table {
+                            self.brx_targets
+                                .insert(i as *const Instruction as usize, labels.clone());
+                        }
+                    }
                     self.instrs += 1;
                     out.push(Item::Instr(i));
+                }
+                ast::Statement::Targets {
+                    name,
+                    calls: false,
+                    targets,
+                    ..
+                } => {
+                    let labels = targets.iter().map(|t| t.text.clone()).collect();
+                    self.branch_tables.insert(name.text.as_str(), labels);
                 }
                 ast::Statement::Block(inner) => self.expand(inner, out),
                 ast::Statement::Prototype {
@@ -1116,6 +1141,53 @@ impl ExternSig {
 }
 
 impl FnBuilder<'_, '_> {
+    /// `brx.idx idx, table;`: a jump to the `idx`-th label of the `.branchtargets` table, as a
+    /// chain of compares (`idx == 0` to the first label, ..., anything else to the last: an
+    /// index out of range is undefined in PTX).
+    pub(super) fn brx(&mut self, ins: &Instruction, plan: &Plan) -> Option<()> {
+        if ins.guard.is_some() {
+            self.error(
+                ins.span,
+                "unsupported guarded brx.idx (branch around it instead)",
+            );
+            return None;
+        }
+        let Some(labels) = self
+            .brx_targets
+            .get(&(ins as *const Instruction as usize))
+            .cloned()
+        else {
+            self.error(
+                ins.span,
+                "brx.idx needs a .branchtargets table declared before it in its body",
+            );
+            return None;
+        };
+        let plan_labels: Vec<Block> = {
+            let frame = self.frame_id();
+            let mut v = Vec::new();
+            for l in &labels {
+                let Some(&b) = plan.labels.get(&(frame, l.clone())) else {
+                    self.error(ins.span, format!("unknown label '{l}'"));
+                    return None;
+                };
+                v.push(b);
+            }
+            v
+        };
+        let idx = self.read(ins.operands.first()?, Type::I32, None)?;
+        let (last, rest) = plan_labels.split_last()?;
+        for (k, &target) in rest.iter().enumerate() {
+            let kv = self.ins().iconst(Type::I32, k as i64);
+            let p = self.ins().icmp(crate::ir::IntCC::Eq, idx, kv);
+            let next = self.new_block(1);
+            self.brif(p, target, next);
+            self.switch_to(next);
+        }
+        self.terminate_jump(*last);
+        Some(())
+    }
+
     /// A `call` of a system function (the expander left it in place): the argument stores'
     /// words into the ABI's registers, an `ExternCall`, its result words into the result
     /// store or register.
