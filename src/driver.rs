@@ -139,6 +139,9 @@ pub struct Options {
     /// A deliberate miscompilation, for tests that the verifier catches one.
     #[doc(hidden)]
     pub debug_inject: Option<InjectBug>,
+    /// Write a relocatable object (`ET_REL`, `ptxas --compile-only`) for `nvlink` instead of
+    /// a whole-program executable cubin ([`cubin::relocatable`]).
+    pub relocatable: bool,
 }
 
 /// A known-bad compiler change [`Options::debug_inject`] can switch on.
@@ -167,6 +170,7 @@ impl Default for Options {
             fold: Fold::Full,
             explain: false,
             sass_listing: true,
+            relocatable: false,
         }
     }
 }
@@ -383,6 +387,15 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
     };
     times.lap("other", &mut t);
     out.cubin = cubin::write(&spec);
+    if opts.relocatable {
+        out.cubin = cubin::relocatable(&out.cubin, &facts.visible_vars).map_err(|e| {
+            Diagnostics(vec![Diagnostic::error(
+                &file,
+                Span::new(0, 0),
+                format!("cannot write the relocatable object: {e}"),
+            )])
+        })?;
+    }
     times.lap("cubin", &mut t);
     if opts.verbose {
         out.info_log = info_log(&out.kernels, opts.arch, gmem);
@@ -888,6 +901,8 @@ struct AstFacts {
     ptx_target: Option<u32>,
     address_bits: u32,
     texmode_independent: bool,
+    /// Module variables declared `.visible` (GLOBAL symbols of a relocatable object).
+    visible_vars: Vec<String>,
 }
 
 impl AstFacts {
@@ -908,6 +923,15 @@ impl AstFacts {
             ptx_target: ptx_target(ast),
             address_bits: ast.address_size(),
             texmode_independent: ast.targets().contains(&"texmode_independent"),
+            visible_vars: ast
+                .items
+                .iter()
+                .filter_map(|i| match i {
+                    ast::Item::Var(v) if v.linkage.contains(&ast::Linkage::Visible) => Some(v),
+                    _ => None,
+                })
+                .flat_map(|v| v.names.iter().map(|d| d.name.text.to_string()))
+                .collect(),
         }
     }
 

@@ -41,6 +41,7 @@ pub mod ptx;
 pub mod ptxgen;
 pub mod sim;
 pub mod sm50;
+pub mod sysfn;
 pub mod verify;
 
 pub use driver::{compile, Options, Output};
