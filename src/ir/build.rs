@@ -119,7 +119,18 @@ use crate::ptx::ast::{CmpOp, Init, Instruction, NameText, Opcode, Operand, State
 
 /// Build a whole module. `Err` carries every diagnostic when any kernel cannot be built.
 pub fn build(module: &ast::Module, file: &Arc<SourceFile>) -> Result<Module, Vec<Diagnostic>> {
-    let partial = build_partial(module, file);
+    build_with(module, file, false)
+}
+
+/// [`build`], where `any_extern` lets a kernel call any bodiless `.extern .func` (a
+/// relocatable object's calls, which nvlink resolves: `--compile-only`), not only the
+/// system functions a whole program may leave to the driver.
+pub fn build_with(
+    module: &ast::Module,
+    file: &Arc<SourceFile>,
+    any_extern: bool,
+) -> Result<Module, Vec<Diagnostic>> {
+    let partial = build_partial_with(module, file, any_extern);
     if partial.errors.is_empty() {
         Ok(partial.module)
     } else {
@@ -146,7 +157,17 @@ pub struct Partial {
 
 /// Build every kernel that can be built; see [`Partial`].
 pub fn build_partial<'f>(module: &'f ast::Module, file: &'f Arc<SourceFile>) -> Partial {
+    build_partial_with(module, file, false)
+}
+
+/// [`build_partial`] with [`build_with`]'s `any_extern`.
+pub fn build_partial_with<'f>(
+    module: &'f ast::Module,
+    file: &'f Arc<SourceFile>,
+    any_extern: bool,
+) -> Partial {
     let mut m = ModuleBuilder {
+        any_extern,
         file,
         wide: module.address_size() == 64,
         ir: Module {
@@ -287,6 +308,8 @@ enum Sym {
 }
 
 struct ModuleBuilder<'f> {
+    /// Calls of any bodiless `.extern .func` are allowed ([`build_with`]).
+    any_extern: bool,
     file: &'f Arc<SourceFile>,
     /// `.address_size 64`.
     wide: bool,
@@ -900,7 +923,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         }
         let mut items = Vec::new();
         let fn_ids = b.m.fn_ids.clone();
-        let mut expander = calls::Expander::new(funcs, &fn_ids);
+        let mut expander = calls::Expander::new(funcs, &fn_ids, b.m.any_extern);
         expander.expand(body, &mut items);
         for (span, msg) in expander.errors {
             b.error(span, msg);

@@ -212,6 +212,9 @@ pub(super) fn function_ids(module: &ast::Module) -> HashMap<String, u64> {
 
 /// Flattens a body with calls inlined; see the module essay.
 pub(super) struct Expander<'a, 't> {
+    /// Any bodiless `.extern .func` may be called (a relocatable object), not only the
+    /// system functions.
+    any_extern: bool,
     pub funcs: &'t HashMap<&'a str, &'a ast::Function>,
     /// [`function_ids`]: the candidates of an indirect call, and their values.
     pub fn_ids: &'t HashMap<String, u64>,
@@ -237,8 +240,10 @@ impl<'a, 't> Expander<'a, 't> {
     pub fn new(
         funcs: &'t HashMap<&'a str, &'a ast::Function>,
         fn_ids: &'t HashMap<String, u64>,
+        any_extern: bool,
     ) -> Self {
         Expander {
+            any_extern,
             funcs,
             fn_ids,
             protos: HashMap::default(),
@@ -325,7 +330,8 @@ impl<'a, 't> Expander<'a, 't> {
         let Some(&callee) = self.funcs.get(target.text.as_str()) else {
             return self.indirect(ins, target, out);
         };
-        if callee.body.is_none() && is_system_function(&target.text) {
+        let external = callee.linkage.contains(&ast::Linkage::Extern) && self.any_extern;
+        if callee.body.is_none() && (external || is_system_function(&target.text)) {
             match ExternSig::of(callee) {
                 Ok(sig) => {
                     self.instrs += 1;
