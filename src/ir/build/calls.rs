@@ -23,11 +23,30 @@
 //! stores into those registers' values and makes an [`crate::ir::InstData::ExternCall`],
 //! whose result it writes to the result store or register.
 //!
+//! Under `--compile-only` (`Expander::any_extern`) a call of any bodiless `.extern .func`
+//! stays a call the same way (nvlink resolves it).
+//!
+//! # Function addresses and indirect calls
+//!
+//! A `.func` whose address the module takes has a value ([`function_ids`]: 8, 16, ..., in
+//! module order): `mov.u64 %rd, f` is that constant, and so is `f` in an initializer. A call
+//! through a register (`call (r), %rd, (args), proto;`) is expanded into one inlined copy of
+//! every address-taken function whose parameter and result sizes are the `.callprototype`'s
+//! (or of every function its `.calltargets` lists); each copy is a [`CallSite`] with
+//! [`CallSite::dispatch`] set, entered only when the pointer equals the function's value, and
+//! otherwise skipped to its join like a guarded call. A pointer that holds no candidate's
+//! value calls nothing (PTX: undefined).
+//!
+//! `brx.idx idx, table` ([`FnBuilder::brx`]) is a chain of compares to the labels of its
+//! `.branchtargets` table, which the expander records by instruction (so that the block plan
+//! counts each label's incoming edges).
+//!
 //! Refused with a diagnostic at the `call`: recursion (direct or mutual: the callee is already
-//! being inlined), calls through a register (`call %rd, (...), proto`), other callees with
-//! no body (a whole program links nothing else: ptxas says "Unresolved extern function"),
-//! system calls whose arguments need more than R4..R15, nesting deeper than [`MAX_DEPTH`],
-//! and kernels that inlining would make longer than [`MAX_INSTRS`] instructions.
+//! being inlined, also through a pointer), indirect calls no address-taken function fits,
+//! other callees with no body (a whole program links nothing else: ptxas says "Unresolved
+//! extern function"), system calls whose arguments need more than R4..R15, nesting deeper
+//! than [`MAX_DEPTH`], and kernels that inlining would make longer than [`MAX_INSTRS`]
+//! instructions.
 //!
 //! # Scopes and fresh names
 //!
