@@ -276,11 +276,11 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
         relocatable_version(&ast, &file)?;
     }
     let module = if opts.entries.is_empty() {
-        ir::build(&ast, &file).map_err(Diagnostics)?
+        ir::build::build_with(&ast, &file, opts.relocatable).map_err(Diagnostics)?
     } else {
         // `-e`: only the named kernels (and the module's declarations) must build; what the
         // other kernels use does not matter.
-        let p = ir::build::build_partial(&ast, &file);
+        let p = ir::build::build_partial_with(&ast, &file, opts.relocatable);
         let mut errors = p.errors[..p.declaration_errors].to_vec();
         for (name, range) in p.failed.iter().zip(&p.failed_errors) {
             if opts.entries.contains(name) {

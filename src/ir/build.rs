@@ -119,7 +119,18 @@ use crate::ptx::ast::{CmpOp, Init, Instruction, NameText, Opcode, Operand, State
 
 /// Build a whole module. `Err` carries every diagnostic when any kernel cannot be built.
 pub fn build(module: &ast::Module, file: &Arc<SourceFile>) -> Result<Module, Vec<Diagnostic>> {
-    let partial = build_partial(module, file);
+    build_with(module, file, false)
+}
+
+/// [`build`], where `any_extern` lets a kernel call any bodiless `.extern .func` (a
+/// relocatable object's calls, which nvlink resolves: `--compile-only`), not only the
+/// system functions a whole program may leave to the driver.
+pub fn build_with(
+    module: &ast::Module,
+    file: &Arc<SourceFile>,
+    any_extern: bool,
+) -> Result<Module, Vec<Diagnostic>> {
+    let partial = build_partial_with(module, file, any_extern);
     if partial.errors.is_empty() {
         Ok(partial.module)
     } else {
@@ -146,7 +157,17 @@ pub struct Partial {
 
 /// Build every kernel that can be built; see [`Partial`].
 pub fn build_partial<'f>(module: &'f ast::Module, file: &'f Arc<SourceFile>) -> Partial {
+    build_partial_with(module, file, false)
+}
+
+/// [`build_partial`] with [`build_with`]'s `any_extern`.
+pub fn build_partial_with<'f>(
+    module: &'f ast::Module,
+    file: &'f Arc<SourceFile>,
+    any_extern: bool,
+) -> Partial {
     let mut m = ModuleBuilder {
+        any_extern,
         file,
         wide: module.address_size() == 64,
         ir: Module {
@@ -164,6 +185,7 @@ pub fn build_partial<'f>(module: &'f ast::Module, file: &'f Arc<SourceFile>) -> 
             .collect(),
         names: &module.names,
         found: ast::NameMemo::new(&module.names, None),
+        fn_ids: calls::function_ids(module),
     };
     for (i, f) in (0u32..).zip(module.functions()) {
         m.func_order.entry(f.name.text.to_string()).or_insert(i);
@@ -286,6 +308,8 @@ enum Sym {
 }
 
 struct ModuleBuilder<'f> {
+    /// Calls of any bodiless `.extern .func` are allowed ([`build_with`]).
+    any_extern: bool,
     file: &'f Arc<SourceFile>,
     /// `.address_size 64`.
     wide: bool,
@@ -302,6 +326,8 @@ struct ModuleBuilder<'f> {
     funcs: HashSet<u32>,
     /// The AST module's names: how each one splits for `%r<N>` ranges.
     names: &'f ast::NameTable,
+    /// The values of the `.func`s whose address is taken (`calls::function_ids`).
+    fn_ids: HashMap<String, u64>,
     /// What [`FnBuilder::lookup`] found for each name (made once for all the module's
     /// kernels), forgotten whenever the scopes change ([`FnBuilder::scopes_changed`]).
     found: ast::NameMemo<Found>,
@@ -617,6 +643,14 @@ impl ModuleBuilder<'_> {
                 if end as usize > out.bytes.len() {
                     out.bytes.resize(end as usize, 0);
                 }
+                // A function's address is its value (`calls::function_ids`), no relocation.
+                if let (Some(&id), AddrWidth::Word(w), None) =
+                    (self.fn_ids.get(name.text.as_str()), width, mask)
+                {
+                    let v = id.wrapping_add(*offset as u64).to_le_bytes();
+                    out.bytes[at as usize..end as usize].copy_from_slice(&v[..usize::from(w)]);
+                    return Some(());
+                }
                 out.addrs.push(PendingAddr {
                     offset: at as u32,
                     name: name.clone(),
@@ -744,7 +778,7 @@ enum Flow {
 
 fn flow(i: &Instruction) -> Flow {
     match i.opcode {
-        Opcode::Bra | Opcode::Ret | Opcode::Exit => {
+        Opcode::Bra | Opcode::Ret | Opcode::Exit | Opcode::Brx => {
             if i.guard.is_some() {
                 Flow::Fall
             } else {
@@ -772,6 +806,8 @@ struct FnBuilder<'m, 'f> {
     /// The system-function calls the expander left as calls, by their instruction's address
     /// (`calls::Expander::externs`).
     extern_sigs: HashMap<usize, calls::ExternSig>,
+    /// Each `brx.idx`'s labels, by its instruction's address (`calls::Expander::brx_targets`).
+    brx_targets: HashMap<usize, Vec<NameText>>,
     kernel: String,
     /// Where the kernel's own variables go in the shared layout (by its `.visible`).
     own_scope: super::VarScope,
@@ -876,6 +912,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             frames: Vec::new(),
             stores: Vec::new(),
             extern_sigs: HashMap::default(),
+            brx_targets: HashMap::default(),
         };
         b.err_start = b.m.errors.len();
         b.scopes_changed();
@@ -885,12 +922,14 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             b.declare(v);
         }
         let mut items = Vec::new();
-        let mut expander = calls::Expander::new(funcs);
+        let fn_ids = b.m.fn_ids.clone();
+        let mut expander = calls::Expander::new(funcs, &fn_ids, b.m.any_extern);
         expander.expand(body, &mut items);
         for (span, msg) in expander.errors {
             b.error(span, msg);
         }
         b.extern_sigs = expander.externs;
+        b.brx_targets = expander.brx_targets;
         b.body(&items, f.name.span)
     }
 
@@ -1004,6 +1043,12 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                                     targets.push(((frame, n.text.clone()), n.span));
                                 }
                             }
+                            if ins.opcode == Opcode::Brx {
+                                let key = *ins as *const Instruction as usize;
+                                for l in self.brx_targets.get(&key).into_iter().flatten() {
+                                    targets.push(((frame, l.clone()), ins.span));
+                                }
+                            }
                             if ins.opcode == Opcode::Ret && frame != 0 {
                                 // An inlined `ret` branches to the frame's return point.
                                 targets.push(((frame, NameText::new(calls::RET_LABEL)), ins.span));
@@ -1013,7 +1058,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                         Item::CallBegin(c) => {
                             frames.push(c.frame);
                             state = Flow::Straight;
-                            if c.ins.guard.is_some() {
+                            if c.guarded() {
                                 // A guarded call branches over the copy to its join.
                                 targets.push((
                                     (c.frame, NameText::new(calls::JOIN_LABEL)),
@@ -1107,7 +1152,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                     let fall = plan.fall[i];
                     self.at(c.ins.span);
                     self.call_begin(c, &plan, fall);
-                    if c.ins.guard.is_some() {
+                    if c.guarded() {
                         open = false;
                     }
                 }
@@ -1848,6 +1893,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                 }
                 Some(())
             }
+            Opcode::Brx => self.brx(ins, plan),
             Opcode::Ret if self.frame_id() != 0 => self.frame_ret(ins, guard, plan, fall),
             Opcode::Ret | Opcode::Exit => {
                 match (guard, fall) {
@@ -2049,7 +2095,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             Opcode::Alloca | Opcode::Stacksave | Opcode::Stackrestore => {
                 return self.stack_instr(ins)
             }
-            Opcode::Brx => "indirect branches (brx.idx) are not supported",
+            Opcode::Brx => "internal error: brx.idx reached the straight-line instructions",
             _ => "not in the IR yet",
         };
         self.unsupported(ins, why)
@@ -2151,6 +2197,11 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                     }
                 }
                 Some(Err(sym)) => self.symbol_value(n, &sym, want, 0),
+                // A function's address: its value (see `calls::function_ids`).
+                None if self.m.fn_ids.contains_key(n.text.as_str()) && want.bytes() >= Some(4) => {
+                    let id = self.m.fn_ids[n.text.as_str()];
+                    Some(self.ins().iconst(want, id as i64))
+                }
                 None if self.m.funcs.contains(&n.id) => {
                     self.error(
                         n.span,
