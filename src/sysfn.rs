@@ -914,7 +914,7 @@ fn hex_float(a: f64, precision: Option<usize>, alt: bool, upper: bool) -> String
     if precision.is_none() {
         hex = hex.trim_end_matches('0').to_string();
     } else if digits > 13 {
-        hex.extend(std::iter::repeat_n('0', digits - 13));
+        hex.push_str(&"0".repeat(digits - 13));
     } else {
         hex.truncate(digits);
     }

@@ -96,11 +96,22 @@ impl Flow {
 
     /// Run a tool of the copy in the work directory; its stdout, or a panic with its stderr.
     fn run(&self, tool: &str, args: &[&str]) -> String {
-        let out = Command::new(self.tool(tool))
-            .args(args)
-            .current_dir(&self.work)
-            .output()
-            .unwrap_or_else(|e| panic!("cannot run {tool}: {e}"));
+        // A tool copied here moments ago may still be open for writing in a child that
+        // another test thread forked meanwhile ("text file busy", ETXTBSY): retry briefly.
+        let mut tries = 0;
+        let out = loop {
+            match Command::new(self.tool(tool))
+                .args(args)
+                .current_dir(&self.work)
+                .output()
+            {
+                Err(e) if e.raw_os_error() == Some(26) && tries < 100 => {
+                    tries += 1;
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                r => break r.unwrap_or_else(|e| panic!("cannot run {tool}: {e}")),
+            }
+        };
         assert!(
             out.status.success(),
             "{tool} {}: failed\n{}{}",

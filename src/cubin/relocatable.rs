@@ -138,7 +138,7 @@ pub fn relocatable(exec: &[u8], globals: &[String]) -> Result<Vec<u8>, CubinErro
                 _ => None,
             };
             if let Some(other) = memory {
-                let bind = if globals.iter().any(|g| *g == s.name) {
+                let bind = if globals.contains(&s.name) {
                     elf::STB_GLOBAL
                 } else {
                     s.info >> 4
@@ -282,8 +282,7 @@ pub fn relocatable(exec: &[u8], globals: &[String]) -> Result<Vec<u8>, CubinErro
                 };
                 let Some(&(sym, value, _)) = constants
                     .iter()
-                    .filter(|(_, v, size)| *v <= offset && offset < v + (*size).max(1))
-                    .last()
+                    .rfind(|(_, v, size)| *v <= offset && offset < v + (*size).max(1))
                 else {
                     continue;
                 };
@@ -313,15 +312,14 @@ pub fn relocatable(exec: &[u8], globals: &[String]) -> Result<Vec<u8>, CubinErro
     }
 
     // 3. Sections: types, the call graph, `.text` symbol indices, `.nv.info` records.
-    for i in 1..secs.len() {
-        if let Some(t) = object_type(&secs[i].name) {
-            secs[i].sh_type = t;
+    for s in secs.iter_mut().skip(1) {
+        if let Some(t) = object_type(&s.name) {
+            s.sh_type = t;
         }
-        if secs[i].name == ".nv.rel.action" {
+        if s.name == ".nv.rel.action" {
             let mut graph: Vec<(i32, i32)> = vec![(0, -1)];
             graph.extend(edges.iter().map(|&(a, b)| (a as i32, b as i32)));
             graph.extend([(0, -2), (0, -3)]);
-            let s = &mut secs[i];
             s.name = ".nv.callgraph".into();
             s.sh_type = sht::CUDA_CALLGRAPH;
             s.align = 4;
@@ -332,9 +330,8 @@ pub fn relocatable(exec: &[u8], globals: &[String]) -> Result<Vec<u8>, CubinErro
                 .flat_map(|&(a, b)| [a.to_le_bytes(), b.to_le_bytes()].concat())
                 .collect();
         }
-        if secs[i].flags & u64::from(elf::SHF_EXECINSTR) != 0 {
-            let info = secs[i].info;
-            secs[i].info = (info & 0xff00_0000) | remap(info & 0x00ff_ffff)?;
+        if s.flags & u64::from(elf::SHF_EXECINSTR) != 0 {
+            s.info = (s.info & 0xff00_0000) | remap(s.info & 0x00ff_ffff)?;
         }
     }
     for i in 1..secs.len() {
