@@ -35,9 +35,12 @@ const DECLS: &str = r#"
 .global .align 1 .b8 $func[2] = {107, 0};
 "#;
 
-/// The undefined function symbols, the callees of the code's relocations and the
-/// `EIATTR_EXTERNS` names of kernel `k` in `bytes`.
-fn call_facts(bytes: &[u8]) -> (Vec<String>, Vec<(u64, String, u32)>, Vec<String>) {
+/// What a cubin says about its calls: see [`call_facts`].
+type CallFacts = (Vec<String>, Vec<(u64, String, u32)>, Vec<String>);
+
+/// The undefined function symbols, the callees of the code's relocations (offset, name,
+/// type) and the `EIATTR_EXTERNS` names of kernel `k` in `bytes`.
+fn call_facts(bytes: &[u8]) -> CallFacts {
     let c = cubin::read(bytes).expect("cubin reads back");
     let undefined: Vec<String> = c
         .symbols
