@@ -142,6 +142,9 @@ pub struct Options {
     /// A deliberate miscompilation, for tests that the verifier catches one.
     #[doc(hidden)]
     pub debug_inject: Option<InjectBug>,
+    /// Write a relocatable object (`ET_REL`, `ptxas --compile-only`) for `nvlink` instead of
+    /// a whole-program executable cubin ([`cubin::relocatable`]).
+    pub relocatable: bool,
 }
 
 /// A known-bad compiler change [`Options::debug_inject`] can switch on.
@@ -171,6 +174,7 @@ impl Default for Options {
             fold: Fold::Full,
             explain: false,
             sass_listing: true,
+            relocatable: false,
         }
     }
 }
@@ -272,7 +276,13 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
     let file = SourceFile::new(opts.file_name.clone(), ptx_text);
     let (ast, warnings) = ptx::parse_and_check(&file)?;
     times.lap("parse", &mut t);
-    let bopts = ir::build::BuildOptions { fmad: opts.fmad };
+    if opts.relocatable {
+        relocatable_version(&ast, &file)?;
+    }
+    let bopts = ir::build::BuildOptions {
+        fmad: opts.fmad,
+        any_extern: opts.relocatable,
+    };
     let module = if opts.entries.is_empty() {
         ir::build::build_with(&ast, &file, &bopts).map_err(Diagnostics)?
     } else {
@@ -362,6 +372,16 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
     if opts.emit == Emit::Sass {
         out.text = out.sass.clone();
     }
+    // The system functions the kernels call: undefined GLOBAL FUNC symbols (st_info 0x12),
+    // after every other symbol, as ptxas 11.8 writes them.
+    let mut externs: Vec<(String, u8)> = Vec::new();
+    for k in &specs {
+        for n in &k.externs {
+            if !externs.iter().any(|(h, _)| h == n) {
+                externs.push((n.clone(), 0x12));
+            }
+        }
+    }
     let spec = CubinSpec {
         arch: opts.arch.sm(),
         ptx_arch: facts.ptx_target.unwrap_or(opts.arch.sm()),
@@ -373,12 +393,13 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
         strtab_order: None,
         // Every module `.texref` is a symbol, used or not (ptxas 11.8 keeps unused ones);
         // st_info 0x1a: GLOBAL, CUDA texture type 10. Then the `.surfref`s, in the order
-        // `surface_handles` gives.
+        // `surface_handles` gives, and the system functions called (undefined GLOBAL FUNC).
         handles: module
             .texrefs
             .iter()
             .map(|n| (n.clone(), 0x1a))
             .chain(handles)
+            .chain(externs)
             .collect(),
         symbol_order: None,
         abi_version: 7,
@@ -387,6 +408,15 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
     };
     times.lap("other", &mut t);
     out.cubin = cubin::write(&spec);
+    if opts.relocatable {
+        out.cubin = cubin::relocatable(&out.cubin, &facts.visible_vars).map_err(|e| {
+            Diagnostics(vec![Diagnostic::error(
+                &file,
+                Span::new(0, 0),
+                format!("cannot write the relocatable object: {e}"),
+            )])
+        })?;
+    }
     times.lap("cubin", &mut t);
     if opts.verbose {
         out.info_log = info_log(&out.kernels, opts.arch, gmem);
@@ -425,6 +455,28 @@ fn texture_records(module: &ir::Module, f: &ir::Function, k: &mut KernelSpec) {
 
 /// `EIATTR_BINDLESS_TEXTURE_BANK`.
 const BINDLESS_TEXTURE_BANK: u8 = 0x15;
+
+/// ptxas 11.8 refuses `-c` below PTX ISA 3.1 (with this message); so does leafold, at the
+/// `.version` directive.
+fn relocatable_version(
+    ast: &ast::Module,
+    file: &std::sync::Arc<SourceFile>,
+) -> Result<(), Diagnostics> {
+    for item in &ast.items {
+        if let ast::Item::Version { major, minor, span } = item {
+            if (*major, *minor) < (3, 1) {
+                return Err(Diagnostics(vec![Diagnostic::error(
+                    file,
+                    *span,
+                    format!(
+                        "'Compile only(-c)' requires PTX ISA .version 3.1 or later (this file is .version {major}.{minor})"
+                    ),
+                )]));
+            }
+        }
+    }
+    Ok(())
+}
 
 /// What every kernel's compile reads.
 #[derive(Clone, Copy)]
@@ -674,15 +726,33 @@ fn compile_kernel(
                 "internal error: relocation past the code of `{name}`"
             )));
         };
+        let symbol = match r.word {
+            RelocWord::Call(n) => module.extern_funcs[n as usize].clone(),
+            _ => module.vars[r.var].name.clone(),
+        };
         k.relocs.push(cubin::RelocSpec {
             offset: p.addr,
-            symbol: module.vars[r.var].name.clone(),
+            symbol,
             rtype: match r.word {
                 RelocWord::Lo => R_CUDA_ABS32_LO_20,
                 RelocWord::Hi => R_CUDA_ABS32_HI_20,
-                RelocWord::Abs32 => R_CUDA_ABS32_20,
+                RelocWord::Abs32 | RelocWord::Call(_) => R_CUDA_ABS32_20,
             },
         });
+    }
+    for r in &k.relocs {
+        let call = r.rtype == R_CUDA_ABS32_20 && module.extern_funcs.contains(&r.symbol);
+        if call && !k.externs.contains(&r.symbol) {
+            k.externs.push(r.symbol.clone());
+        }
+    }
+    // The caller-saved registers the call clobbers are listed up to R63
+    // (`lower::select::call`); above that the ABI's pattern is not modelled.
+    if !k.externs.is_empty() && alloc.num_regs > 64 {
+        return Err(err(format!(
+            "unsupported: kernel `{name}` calls a system function and needs {} registers (at most 64 are supported with calls)",
+            alloc.num_regs
+        )));
     }
     out.kernels.push(KernelReport {
         name: name.to_string(),
@@ -907,6 +977,8 @@ struct AstFacts {
     ptx_target: Option<u32>,
     address_bits: u32,
     texmode_independent: bool,
+    /// Module variables declared `.visible` (GLOBAL symbols of a relocatable object).
+    visible_vars: Vec<String>,
 }
 
 impl AstFacts {
@@ -927,6 +999,15 @@ impl AstFacts {
             ptx_target: ptx_target(ast),
             address_bits: ast.address_size(),
             texmode_independent: ast.targets().contains(&"texmode_independent"),
+            visible_vars: ast
+                .items
+                .iter()
+                .filter_map(|i| match i {
+                    ast::Item::Var(v) if v.linkage.contains(&ast::Linkage::Visible) => Some(v),
+                    _ => None,
+                })
+                .flat_map(|v| v.names.iter().map(|d| d.name.text.to_string()))
+                .collect(),
         }
     }
 

@@ -24,6 +24,7 @@
 //! Every error a user can cause is a [`error::Diagnostic`] with file, line and column, or a
 //! typed error for binary input; nothing panics on input.
 
+pub mod calls_shim;
 pub mod cli;
 pub mod cubin;
 pub mod disasm;
@@ -42,6 +43,7 @@ pub mod sim;
 pub mod sm50;
 pub mod texture;
 pub mod surface;
+pub mod sysfn;
 pub mod verify;
 
 pub use driver::{compile, Options, Output};

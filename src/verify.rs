@@ -293,7 +293,10 @@ pub fn verify_file(
     let (ast, _) = crate::ptx::parse_and_check(&file)?;
     // Built as the compiler built it: the same `--fmad` contractions (a choice PTX leaves to
     // the compiler) in the reference.
-    let bopts = ir::build::BuildOptions { fmad: copts.fmad };
+    let bopts = ir::build::BuildOptions {
+        fmad: copts.fmad,
+        any_extern: copts.relocatable,
+    };
     let module = if copts.entries.is_empty() {
         ir::build::build_with(&ast, &file, &bopts).map_err(Diagnostics)?
     } else {

@@ -69,8 +69,8 @@ fn unsupported_constructs_are_diagnostics() {
     insta::assert_snapshot!("unsupported", text);
 }
 
-/// Module-level problems (a function's address in an initializer) and a texture read are
-/// diagnostics; `build_partial` still builds the kernel that needs none of them.
+/// A texture read is a diagnostic (a function's address in an initializer no longer is);
+/// `build_partial` still builds the kernel that needs none of them.
 #[test]
 fn unsupported_module_constructs_are_diagnostics() {
     let path = format!(

@@ -83,7 +83,7 @@ pub struct Args {
     /// Compile only these entry functions (comma-separated or repeated).
     #[arg(short = 'e', long = "entry", value_delimiter = ',')]
     pub entry: Vec<String>,
-    /// `-c`: accepted; leafold writes a whole-program (ET_EXEC) cubin (warning).
+    /// `-c`: write a relocatable object (ET_REL) for nvlink instead of an executable cubin.
     #[arg(short = 'c', long = "compile-only")]
     pub compile_only: bool,
     /// Print no warnings.
@@ -161,10 +161,6 @@ pub fn run_with_warnings(args: &Args, pre: &[String]) -> u8 {
     for (on, what) in [
         (args.line_info, "-lineinfo: no line table is written"),
         (args.device_debug, "-g: no debug information is written"),
-        (
-            args.compile_only,
-            "-c: leafold writes a whole-program (ET_EXEC) cubin, not a relocatable one",
-        ),
     ] {
         if on {
             notes.push(format!("ptxas warning : {what}; option ignored"));
@@ -229,6 +225,7 @@ pub fn run_with_warnings(args: &Args, pre: &[String]) -> u8 {
         explain: args.explain,
         // Only `--emit sass` prints the listing.
         sass_listing: false,
+        relocatable: args.compile_only,
     };
     if super::batch::is_batch(args) {
         return super::batch::run(args, &opts);

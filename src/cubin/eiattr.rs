@@ -74,6 +74,7 @@ pub mod code {
     pub const REGCOUNT: u8 = 0x2f;
     pub const SW2393858_WAR: u8 = 0x30;
     pub const CUDA_API_VERSION: u8 = 0x37;
+    pub const EXTERNS: u8 = 0x0f;
 }
 
 /// `EIATTR_*` names by code, as cuobjdump 11.8 knows them (its string table, in code order;

@@ -19,11 +19,13 @@
 mod dump;
 pub mod eiattr;
 mod read;
+pub mod relocatable;
 mod write;
 
 pub use dump::{dump_info, header_flags_text};
 pub use eiattr::{Attribute, BranchTargets, Format, KParamInfo};
 pub use read::read;
+pub use relocatable::relocatable;
 pub use write::{
     write, CubinSpec, DataRelocSpec, DataRelocs, DataSpec, FunctionSpec, KernelSpec, ParamSpec,
     RelocSpec,

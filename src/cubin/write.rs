@@ -215,6 +215,10 @@ pub struct KernelSpec {
     /// texture/sampler header index (R_CUDA_TEX_HEADER_INDEX) after the parameters. The
     /// constant bank grows to hold every relocated word.
     pub const0_relocs: Vec<RelocSpec>,
+    /// The undefined functions the kernel calls (`vprintf`, `malloc`): each must be one of
+    /// [`CubinSpec::handles`] (ptxas: GLOBAL FUNC, `st_info` 0x12); the writer lists their
+    /// symbols in `EIATTR_EXTERNS` after MAXREG_COUNT and the early extra records.
+    pub externs: Vec<String>,
 }
 
 impl KernelSpec {
@@ -242,6 +246,7 @@ impl KernelSpec {
             constant2: None,
             relocs: Vec::new(),
             const0_relocs: Vec::new(),
+            externs: Vec::new(),
         }
     }
 
@@ -845,7 +850,8 @@ pub fn write(spec: &CubinSpec) -> Vec<u8> {
         let s = &mut secs[kinfo[i]];
         s.link = symtab as u32;
         s.info = ktext[i] as u32;
-        s.data = eiattr::encode(&kernel_info(k, c0_sym));
+        let externs: Vec<u32> = k.externs.iter().map(|n| sym_of(n) as u32).collect();
+        s.data = eiattr::encode(&kernel_info(k, c0_sym, &externs));
     }
     secs[rel_action].data = rel_action_table();
     secs[rel_action].entsize = 8;
@@ -1040,7 +1046,7 @@ pub fn elf_flags(arch: u32, ptx_arch: u32, address_bits: u32) -> u32 {
 }
 
 /// The `.nv.info.<k>` records, in ptxas's order.
-fn kernel_info(k: &KernelSpec, constant0_sym: u32) -> Vec<Attribute> {
+fn kernel_info(k: &KernelSpec, constant0_sym: u32, externs: &[u32]) -> Vec<Attribute> {
     let mut v = vec![
         Attribute::CudaApiVersion(TOOLKIT_VERSION),
         Attribute::Sw2393858War,
@@ -1067,6 +1073,13 @@ fn kernel_info(k: &KernelSpec, constant0_sym: u32) -> Vec<Attribute> {
     let late =
         |a: &&Attribute| a.code() == eiattr::code::MAX_THREADS || a.code() == eiattr::code::REQNTID;
     v.extend(k.extra_info.iter().filter(|a| !late(a)).cloned());
+    if !externs.is_empty() {
+        v.push(Attribute::Other {
+            format: eiattr::Format::Sval,
+            code: eiattr::code::EXTERNS,
+            payload: externs.iter().flat_map(|s| s.to_le_bytes()).collect(),
+        });
+    }
     if !k.s2r_ctaid_offsets.is_empty() {
         v.push(Attribute::S2rCtaidInstrOffsets(k.s2r_ctaid_offsets.clone()));
     }
@@ -1234,6 +1247,8 @@ impl CubinSpec {
                     constant2: k.constant2.clone(),
                     relocs,
                     const0_relocs,
+                    // Kept as read: an EIATTR_EXTERNS record stays in `extra_info`.
+                    externs: Vec::new(),
                 }
             })
             .collect();

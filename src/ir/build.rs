@@ -147,11 +147,18 @@ pub struct BuildOptions {
     /// Contract float `mul` + `add`/`sub` written without rounding modifiers into fused
     /// multiply-adds, as ptxas's `--fmad=true` (its default): see [`super::contract`].
     pub fmad: bool,
+    /// Let a kernel call any bodiless `.extern .func` (a relocatable object's calls, which
+    /// nvlink resolves: `--compile-only`), not only the system functions a whole program may
+    /// leave to the driver.
+    pub any_extern: bool,
 }
 
 impl Default for BuildOptions {
     fn default() -> Self {
-        BuildOptions { fmad: true }
+        BuildOptions {
+            fmad: true,
+            any_extern: false,
+        }
     }
 }
 
@@ -181,6 +188,7 @@ pub fn build_partial_with<'f>(
     opts: &BuildOptions,
 ) -> Partial {
     let mut m = ModuleBuilder {
+        any_extern: opts.any_extern,
         file,
         wide: module.address_size() == 64,
         ir: Module {
@@ -198,6 +206,7 @@ pub fn build_partial_with<'f>(
             .collect(),
         names: &module.names,
         found: ast::NameMemo::new(&module.names, None),
+        fn_ids: calls::function_ids(module),
     };
     for (i, f) in (0u32..).zip(module.functions()) {
         m.func_order.entry(f.name.text.to_string()).or_insert(i);
@@ -325,6 +334,8 @@ enum Sym {
 }
 
 struct ModuleBuilder<'f> {
+    /// Calls of any bodiless `.extern .func` are allowed ([`build_with`]).
+    any_extern: bool,
     file: &'f Arc<SourceFile>,
     /// `.address_size 64`.
     wide: bool,
@@ -341,6 +352,8 @@ struct ModuleBuilder<'f> {
     funcs: HashSet<u32>,
     /// The AST module's names: how each one splits for `%r<N>` ranges.
     names: &'f ast::NameTable,
+    /// The values of the `.func`s whose address is taken (`calls::function_ids`).
+    fn_ids: HashMap<String, u64>,
     /// What [`FnBuilder::lookup`] found for each name (made once for all the module's
     /// kernels), forgotten whenever the scopes change ([`FnBuilder::scopes_changed`]).
     found: ast::NameMemo<Found>,
@@ -664,6 +677,14 @@ impl ModuleBuilder<'_> {
                 if end as usize > out.bytes.len() {
                     out.bytes.resize(end as usize, 0);
                 }
+                // A function's address is its value (`calls::function_ids`), no relocation.
+                if let (Some(&id), AddrWidth::Word(w), None) =
+                    (self.fn_ids.get(name.text.as_str()), width, mask)
+                {
+                    let v = id.wrapping_add(*offset as u64).to_le_bytes();
+                    out.bytes[at as usize..end as usize].copy_from_slice(&v[..usize::from(w)]);
+                    return Some(());
+                }
                 out.addrs.push(PendingAddr {
                     offset: at as u32,
                     name: name.clone(),
@@ -791,7 +812,7 @@ enum Flow {
 
 fn flow(i: &Instruction) -> Flow {
     match i.opcode {
-        Opcode::Bra | Opcode::Ret | Opcode::Exit => {
+        Opcode::Bra | Opcode::Ret | Opcode::Exit | Opcode::Brx => {
             if i.guard.is_some() {
                 Flow::Fall
             } else {
@@ -816,6 +837,11 @@ struct Plan {
 
 struct FnBuilder<'m, 'f> {
     m: &'m mut ModuleBuilder<'f>,
+    /// The system-function calls the expander left as calls, by their instruction's address
+    /// (`calls::Expander::externs`).
+    extern_sigs: HashMap<usize, calls::ExternSig>,
+    /// Each `brx.idx`'s labels, by its instruction's address (`calls::Expander::brx_targets`).
+    brx_targets: HashMap<usize, Vec<NameText>>,
     kernel: String,
     /// Where the kernel's own variables go in the shared layout (by its `.visible`).
     own_scope: super::VarScope,
@@ -919,6 +945,8 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             err_start: 0,
             frames: Vec::new(),
             stores: Vec::new(),
+            extern_sigs: HashMap::default(),
+            brx_targets: HashMap::default(),
         };
         b.err_start = b.m.errors.len();
         b.scopes_changed();
@@ -928,11 +956,14 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             b.declare(v);
         }
         let mut items = Vec::new();
-        let mut expander = calls::Expander::new(funcs);
+        let fn_ids = b.m.fn_ids.clone();
+        let mut expander = calls::Expander::new(funcs, &fn_ids, b.m.any_extern);
         expander.expand(body, &mut items);
         for (span, msg) in expander.errors {
             b.error(span, msg);
         }
+        b.extern_sigs = expander.externs;
+        b.brx_targets = expander.brx_targets;
         b.body(&items, f.name.span)
     }
 
@@ -1046,6 +1077,12 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                                     targets.push(((frame, n.text.clone()), n.span));
                                 }
                             }
+                            if ins.opcode == Opcode::Brx {
+                                let key = *ins as *const Instruction as usize;
+                                for l in self.brx_targets.get(&key).into_iter().flatten() {
+                                    targets.push(((frame, l.clone()), ins.span));
+                                }
+                            }
                             if ins.opcode == Opcode::Ret && frame != 0 {
                                 // An inlined `ret` branches to the frame's return point.
                                 targets.push(((frame, NameText::new(calls::RET_LABEL)), ins.span));
@@ -1055,7 +1092,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                         Item::CallBegin(c) => {
                             frames.push(c.frame);
                             state = Flow::Straight;
-                            if c.ins.guard.is_some() {
+                            if c.guarded() {
                                 // A guarded call branches over the copy to its join.
                                 targets.push((
                                     (c.frame, NameText::new(calls::JOIN_LABEL)),
@@ -1149,7 +1186,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                     let fall = plan.fall[i];
                     self.at(c.ins.span);
                     self.call_begin(c, &plan, fall);
-                    if c.ins.guard.is_some() {
+                    if c.guarded() {
                         open = false;
                     }
                 }
@@ -1891,6 +1928,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                 }
                 Some(())
             }
+            Opcode::Brx => self.brx(ins, plan),
             Opcode::Ret if self.frame_id() != 0 => self.frame_ret(ins, guard, plan, fall),
             Opcode::Ret | Opcode::Exit => {
                 match (guard, fall) {
@@ -1939,6 +1977,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                         | Opcode::Mbarrier
                         | Opcode::Alloca
                         | Opcode::Stackrestore
+                        | Opcode::Call
                 );
                 match guard {
                     None => self.body_instr(ins),
@@ -2043,7 +2082,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             Opcode::Activemask => return self.activemask(ins),
             Opcode::Lop3 => return self.lop3(ins),
             Opcode::Shfl => return self.shfl(ins),
-            Opcode::Call => "calls are not lowered yet",
+            Opcode::Call => return self.extern_call(ins),
             Opcode::Fma | Opcode::Testp | Opcode::Copysign => {
                 "floating-point arithmetic is not in the IR yet"
             }
@@ -2088,7 +2127,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             Opcode::Alloca | Opcode::Stacksave | Opcode::Stackrestore => {
                 return self.stack_instr(ins)
             }
-            Opcode::Brx => "indirect branches (brx.idx) are not supported",
+            Opcode::Brx => "internal error: brx.idx reached the straight-line instructions",
             _ => "not in the IR yet",
         };
         self.unsupported(ins, why)
@@ -2190,6 +2229,11 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                     }
                 }
                 Some(Err(sym)) => self.symbol_value(n, &sym, want, 0),
+                // A function's address: its value (see `calls::function_ids`).
+                None if self.m.fn_ids.contains_key(n.text.as_str()) && want.bytes() >= Some(4) => {
+                    let id = self.m.fn_ids[n.text.as_str()];
+                    Some(self.ins().iconst(want, id as i64))
+                }
                 None if self.m.funcs.contains(&n.id) => {
                     self.error(
                         n.span,

@@ -565,6 +565,27 @@ impl<'f> FunctionBuilder<'f> {
         self.push(InstData::Stack { op, arg: Some(sp) }, &[])
     }
 
+    /// A call of the bodiless function `callee` ([`super::InstData::ExternCall`]): the
+    /// arguments `args` (`i32`, or `i64` in an even register pair) go in registers
+    /// `arg_regs`; results of types `rets` come back in R4...
+    pub fn extern_call(
+        &mut self,
+        callee: u32,
+        args: &[Value],
+        arg_regs: &[u8],
+        rets: &[Type],
+    ) -> SmallVec<[Value; 4]> {
+        let inst = self.push(
+            InstData::ExternCall {
+                callee,
+                args: args.iter().copied().collect(),
+                arg_regs: arg_regs.iter().copied().collect(),
+            },
+            rets,
+        );
+        self.func.insts[inst].results.iter().copied().collect()
+    }
+
     pub fn trap(&mut self) -> Inst {
         self.push(InstData::Trap, &[])
     }

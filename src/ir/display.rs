@@ -473,6 +473,17 @@ pub(crate) fn write_inst(
             }
             Ok(())
         }
+        InstData::ExternCall {
+            callee,
+            args,
+            arg_regs,
+        } => {
+            write!(f, "call.extern #{callee} (")?;
+            for (k, (a, r)) in args.iter().zip(arg_regs).enumerate() {
+                write!(f, "{}R{r}={a}", if k == 0 { "" } else { ", " })?;
+            }
+            write!(f, ")")
+        }
         InstData::Shfl { mode, args } => {
             let [a, b, c] = args;
             write!(f, "shfl.{} {a}, {b}, {c}", mode.name())

@@ -353,6 +353,9 @@ pub enum EvalError {
     /// an interrupt to the host CPU"), so no memory is defined afterwards.
     #[error("{inst}: the kernel trapped (trap)")]
     Trapped { inst: Inst },
+    /// A call of a system function (`vprintf`, `malloc`, ..) whose meaning is not modelled.
+    #[error("{inst}: {why}")]
+    Unmodelled { inst: Inst, why: String },
 }
 
 impl EvalError {
@@ -366,6 +369,7 @@ impl EvalError {
             | EvalError::StepLimit { inst, .. }
             | EvalError::Undefined { inst, .. }
             | EvalError::Unknowable { inst, .. }
+            | EvalError::Unmodelled { inst, .. }
             | EvalError::Trapped { inst } => Some(*inst),
         }
     }
@@ -415,6 +419,7 @@ pub fn run_in(module: &Module, func: &Function, launch: &Launch) -> Result<RunOu
         for cy in 0..launch.grid[1] {
             for cx in 0..launch.grid[0] {
                 let ctx = Ctx {
+                    extern_funcs: &module.extern_funcs,
                     func,
                     layout: &layout,
                     launch,
@@ -692,6 +697,8 @@ impl Memory {
 /// What stays fixed while a CTA runs.
 struct Ctx<'a> {
     func: &'a Function,
+    /// [`Module::extern_funcs`]: the names [`InstData::ExternCall`] indexes.
+    extern_funcs: &'a [String],
     layout: &'a VarLayout,
     launch: &'a Launch,
     ctaid: [u32; 3],
@@ -1825,6 +1832,38 @@ impl Thread {
                         .map_err(EvalError::BadLaunch)?;
                 for (k, &r) in node.results.iter().enumerate() {
                     self.set(r, u64::from(words[k]), Type::I32);
+                }
+            }
+            InstData::ExternCall {
+                callee,
+                args,
+                arg_regs,
+            } => {
+                // The argument registers' bytes, R4 first (docs/calls.md).
+                let mut words: Vec<(u8, u32)> = Vec::new();
+                for (&a, &r) in args.iter().zip(arg_regs) {
+                    let x = self.get(a);
+                    words.push((r, x as u32));
+                    if ty_of(a) == Type::I64 {
+                        words.push((r + 1, (x >> 32) as u32));
+                    }
+                }
+                let regs: Vec<u8> = words.iter().map(|w| w.0).collect();
+                let bytes = crate::calls_shim::arg_bytes(&regs, |r| {
+                    words.iter().find(|w| w.0 == r).map_or(0, |w| w.1)
+                });
+                let name = ctx
+                    .extern_funcs
+                    .get(*callee as usize)
+                    .map_or("?", String::as_str);
+                let ret = crate::calls_shim::call_system_function(name, &bytes)
+                    .map_err(|why| EvalError::Unmodelled { inst, why })?;
+                if let Some(&r) = node.results.first() {
+                    let mut w = [0u8; 8];
+                    for (j, b) in w.iter_mut().enumerate() {
+                        *b = ret.get(j).copied().unwrap_or(0);
+                    }
+                    self.set(r, u64::from_le_bytes(w), ty_of(r));
                 }
             }
             // Stop here, unexecuted: `run_cta` resolves the vote for the whole warp.

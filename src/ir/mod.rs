@@ -799,6 +799,17 @@ pub enum InstData {
         access: crate::surface::SurfAccess,
         args: SmallVec<[Value; 4]>,
     },
+    /// A call of a function the module declares without a body (`.extern .func vprintf`,
+    /// `malloc`, `free`, `__assertfail`), made by the sm_50 call ABI (docs/calls.md):
+    /// `callee` indexes [`Module::extern_funcs`]; `args` are the argument registers' values,
+    /// `i32` words or `i64` pairs, `arg_regs[i]` the (first) register (4 to 15, even for a
+    /// pair) of `args[i]`; the one result, if any, is an `i32` (R4) or an `i64` (R4:R5).
+    /// The meaning is the system function's ([`crate::calls_shim`]).
+    ExternCall {
+        callee: u32,
+        args: SmallVec<[Value; 8]>,
+        arg_regs: SmallVec<[u8; 8]>,
+    },
 }
 
 /// What an [`InstData::Stack`] does to the dynamic stack pointer `sp` (a 32-bit `.local`
@@ -879,6 +890,7 @@ impl InstData {
             InstData::Collective { args, .. } => [args, &[], &[]],
             InstData::Texture { args, .. } => [args, &[], &[]],
             InstData::Surface { args, .. } => [args, &[], &[]],
+            InstData::ExternCall { args, .. } => [args, &[], &[]],
         }
     }
 
@@ -917,6 +929,7 @@ impl InstData {
             InstData::Collective { args, .. } => args.iter_mut().for_each(|v| *v = f(*v)),
             InstData::Texture { args, .. } => args.iter_mut().for_each(|v| *v = f(*v)),
             InstData::Surface { args, .. } => args.iter_mut().for_each(|v| *v = f(*v)),
+            InstData::ExternCall { args, .. } => args.iter_mut().for_each(|v| *v = f(*v)),
             InstData::Select { cond, args } => {
                 *cond = f(*cond);
                 args.iter_mut().for_each(|v| *v = f(*v));
@@ -1222,6 +1235,8 @@ pub struct Module {
     /// Module-scope `.surfref` names, in declaration order
     /// ([`crate::surface::SurfHandle::Bound`] indexes this).
     pub surfrefs: Vec<String>,
+    /// The bodiless functions [`InstData::ExternCall`] names (by index), in first-call order.
+    pub extern_funcs: Vec<String>,
 }
 
 impl Module {

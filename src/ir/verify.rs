@@ -656,6 +656,27 @@ impl Verifier<'_> {
                 }
                 expect_results(&[Type::I32, Type::Pred], &mut problems);
             }
+            InstData::ExternCall { args, arg_regs, .. } => {
+                if args.len() != arg_regs.len() {
+                    problems.push("call.extern: one register per argument".to_string());
+                }
+                for (&a, &r) in args.iter().zip(arg_regs) {
+                    let ok = match t(a) {
+                        Type::I32 => (4..=15).contains(&r),
+                        Type::I64 => (4..=14).contains(&r) && r % 2 == 0,
+                        _ => false,
+                    };
+                    if !ok {
+                        problems.push(format!(
+                            "call.extern: argument {a} ({}) in R{r}: i32 in R4..R15, i64 in an even pair",
+                            t(a)
+                        ));
+                    }
+                }
+                if results.len() > 1 || results.iter().any(|&r| r != Type::I32 && r != Type::I64) {
+                    problems.push("call.extern: at most one result, i32 or i64".to_string());
+                }
+            }
             InstData::Collective { op, args } => {
                 let name = op.name();
                 if args.len() != op.arity() {

@@ -64,6 +64,9 @@ pub enum RelocWord {
     Hi,
     /// The whole address of a 32-bit module (`R_CUDA_ABS32_20`).
     Abs32,
+    /// The target of a `JCAL` to the system function `ir::Module::extern_funcs[n]`
+    /// (`R_CUDA_ABS32_20` against its undefined symbol; `Reloc::var` is unused).
+    Call(u32),
 }
 
 /// One register operand of the whole sequence.
@@ -402,6 +405,14 @@ impl MachInst for Sm50Inst {
     fn clobbers(&self) -> (&'static [PhysReg], &'static [PhysPred]) {
         if self.pieces.iter().any(|p| p.inst.form == Form::CAL) {
             super::select::CALL_CLOBBERS
+        } else if self.pieces.iter().any(|p| p.inst.form == Form::JCAL) {
+            // One 32-bit def per result word (`select::call`).
+            let results = self
+                .ops
+                .iter()
+                .filter(|o| o.spec.kind == crate::machinst::OpKind::Def)
+                .count();
+            super::select::extern_call_clobbers(results)
         } else {
             (&[], &[])
         }

@@ -71,9 +71,11 @@ mod approx;
 mod atomic;
 mod bits;
 mod cache;
+mod call;
 mod div;
 mod fdiv;
 mod half;
+pub(crate) use call::extern_call_clobbers;
 pub(crate) use fdiv::{fdiv_slow_path, CALL_CLOBBERS, CAL_FDIV};
 mod mul;
 mod prefetch;
@@ -547,6 +549,7 @@ impl<'a> Lowerer<'a> {
                             | InstData::BarrierReg { .. }
                             | InstData::Stack { .. }
                             | InstData::Surface { .. }
+                            | InstData::ExternCall { .. }
                     );
                 if root && !needed[i.index()] {
                     needed[i.index()] = true;
@@ -1016,6 +1019,11 @@ impl<'a> Lowerer<'a> {
                 ref args,
             } => self.lower_texture(results, op, handle, args),
             InstData::Surface { access, ref args } => self.lower_surface(results, access, args),
+            InstData::ExternCall {
+                callee,
+                ref args,
+                ref arg_regs,
+            } => self.lower_extern_call(results, callee, args, arg_regs),
             InstData::Collective { op, .. } => Err(LowerError::Internal(format!(
                 "{} reached selection (ir::collective::expand replaces it first)",
                 op.name()

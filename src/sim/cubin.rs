@@ -44,6 +44,21 @@ pub fn load_kernel(cubin: &[u8], name: &str) -> Result<(Vec<u64>, KernelInfo), S
         Some(u32::MAX) => k.frame_size.unwrap_or(0),
         s => s.unwrap_or(0),
     };
+    // Calls of system functions: a relocation of the code against an undefined symbol.
+    for rs in file
+        .relocations
+        .iter()
+        .filter(|r| r.target == k.text_section)
+    {
+        for r in &rs.relocs {
+            let Some(sym) = file.symbols.get(r.sym as usize) else {
+                continue;
+            };
+            if sym.shndx == 0 && r.rtype == ABS32_20 {
+                info.calls.push((r.offset, sym.name.clone()));
+            }
+        }
+    }
     Ok((k.code.clone(), info))
 }
 

@@ -234,6 +234,8 @@ pub(super) fn lanes(mask: u32) -> impl Iterator<Item = usize> {
 
 pub(super) struct Sim<'a> {
     prog: &'a Program,
+    /// [`KernelInfo::calls`]: the callee of each `JCAL`, by address.
+    calls: &'a [(u64, String)],
     pub(super) launch: &'a Launch,
     pub(super) mem: Memory,
     ctaid: [u32; 3],
@@ -363,6 +365,7 @@ fn run_inner(
     }
     let mut sim = Sim {
         prog,
+        calls: &info.calls,
         launch,
         mem: Memory::new(info, launch)?,
         ctaid: [0; 3],
@@ -665,6 +668,26 @@ impl Sim<'_> {
                         e.mask &= !exec;
                     }
                     w.leave(exec);
+                }
+            }
+            JCAL => {
+                // A call of a system function (docs/calls.md): its arguments are in R4.. of
+                // each lane; the model's result words go to R4, R5, ..
+                let Some((_, name)) = self.calls.iter().find(|c| c.0 == addr) else {
+                    return Err(unsupported(addr, i, "a JCAL to no system function"));
+                };
+                let Some(regs) = crate::calls_shim::arg_registers(name) else {
+                    return Err(unsupported(addr, i, "a call of an unknown function"));
+                };
+                for l in lanes(exec) {
+                    let bytes = crate::calls_shim::arg_bytes(regs, |r| w.r(u64::from(r), l));
+                    let ret = crate::calls_shim::call_system_function(name, &bytes)
+                        .map_err(|why| SimError::Unsupported { addr, what: why })?;
+                    for (k, c) in ret.chunks(4).enumerate() {
+                        let mut b = [0u8; 4];
+                        b[..c.len()].copy_from_slice(c);
+                        w.set_r(4 + k as u64, l, u32::from_le_bytes(b));
+                    }
                 }
             }
             EXIT => {

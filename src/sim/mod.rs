@@ -224,7 +224,8 @@
 //!
 //! Not modelled (Unsupported with the address): other IMAD forms (recognised by opcode, since
 //! the instruction set description had no form for it when the simulator was written),
-//! BRX, JCAL/PRET, and the modifiers listed above.
+//! BRX, PRET, a JCAL other than a call of a system function ([`KernelInfo::calls`], which runs
+//! the function's model through `crate::calls_shim`), and the modifiers listed above.
 
 mod cubin;
 mod exec;
@@ -266,6 +267,9 @@ pub struct KernelInfo {
     /// (byte offset, surfref name): the launch fills in the index of the surface of that
     /// name ([`crate::surface`]).
     pub surface_slots: Vec<(u32, String)>,
+    /// The `JCAL`s to system functions: (`.text` offset, callee name), from the code's
+    /// `R_CUDA_ABS32_20` relocations against undefined symbols.
+    pub calls: Vec<(u64, String)>,
 }
 
 impl KernelInfo {

@@ -19,7 +19,8 @@
 //! pairs given the others, to a fixpoint or 8 passes) answers it well enough.
 //!
 //! Invariants: a quad is never rotated when it holds `R1` (the stack pointer the prologue and
-//! every `.local` access use), when any operand wider than a pair touches it (a 128-bit value
+//! every `.local` access use), or `R4..R15` in code with a `JCAL` (the call ABI's argument
+//! and result registers), when any operand wider than a pair touches it (a 128-bit value
 //! must stay in order), or when it is not wholly below the register count (the count stays
 //! what the allocator wrote). Renaming every register field of every instruction with one
 //! bijection keeps all dependencies, so the scheduler, the hazard checker and the semantics
@@ -78,6 +79,14 @@ pub fn avoid_conflicts(insts: &mut [Inst], num_regs: u32) -> usize {
     // halves swapped) when a pair does, none for quad 0 (R1) or under a wider operand.
     let mut step = vec![1u32; quads];
     step[0] = 4;
+    // A call of a system function (`JCAL`, docs/calls.md) passes its arguments and results
+    // in R4..R15 by the ABI, which a rotation would move: those quads stay. (The ABI's
+    // callee-saved and scratch sets above R15 are whole quads, which rotations keep.)
+    if insts.iter().any(|i| i.form == super::Form::JCAL) {
+        for s in step.iter_mut().take(4) {
+            *s = 4;
+        }
+    }
     // Per quad: (other quad, offset in this quad, offset in the other) of each source pair.
     let mut edges: Vec<Vec<(usize, u32, u32)>> = vec![Vec::new(); quads];
     // One visit of each instruction's operands gives both its wide operands (for `step`)

@@ -4,7 +4,7 @@
 //! Out: the flattened statement list of the kernel with every direct call replaced by the
 //! callee's body between [`Item::CallBegin`] and [`Item::CallEnd`] markers, and, while the
 //! builder walks that list, the SSA values that carry arguments and results across them.
-//! leafold has no call ABI: the IR of a kernel is one function with no calls in it.
+//! The IR of a kernel is one function whose only calls are those of system functions.
 //!
 //! # Expansion ([`Expander`])
 //!
@@ -16,10 +16,36 @@
 //! the `CallEnd` marker starts (`exit` still ends the thread). A guarded call (`@p call`)
 //! branches over the whole copy to a join label after `CallEnd`.
 //!
+//! Calls of the *system functions* (`vprintf`, `malloc`, `free`, `__assertfail`: declared
+//! without a body, resolved by the driver) stay calls: the expander leaves the `call` in
+//! place and records its [`ExternSig`] (which registers of the sm_50 call ABI each argument
+//! takes, docs/calls.md), and the builder ([`FnBuilder::extern_call`]) reads the argument
+//! stores into those registers' values and makes an [`crate::ir::InstData::ExternCall`],
+//! whose result it writes to the result store or register.
+//!
+//! Under `--compile-only` (`Expander::any_extern`) a call of any bodiless `.extern .func`
+//! stays a call the same way (nvlink resolves it).
+//!
+//! # Function addresses and indirect calls
+//!
+//! A `.func` whose address the module takes has a value ([`function_ids`]: 8, 16, ..., in
+//! module order): `mov.u64 %rd, f` is that constant, and so is `f` in an initializer. A call
+//! through a register (`call (r), %rd, (args), proto;`) is expanded into one inlined copy of
+//! every address-taken function whose parameter and result sizes are the `.callprototype`'s
+//! (or of every function its `.calltargets` lists); each copy is a [`CallSite`] with
+//! [`CallSite::dispatch`] set, entered only when the pointer equals the function's value, and
+//! otherwise skipped to its join like a guarded call. A pointer that holds no candidate's
+//! value calls nothing (PTX: undefined).
+//!
+//! `brx.idx idx, table` ([`FnBuilder::brx`]) is a chain of compares to the labels of its
+//! `.branchtargets` table, which the expander records by instruction (so that the block plan
+//! counts each label's incoming edges).
+//!
 //! Refused with a diagnostic at the `call`: recursion (direct or mutual: the callee is already
-//! being inlined), calls through a register (`call %rd, (...), proto`), callees with no body
-//! (`.extern .func vprintf`, `malloc`: leafold links nothing), nesting deeper than
-//! [`MAX_DEPTH`], and kernels that inlining would make longer than [`MAX_INSTRS`]
+//! being inlined, also through a pointer), indirect calls no address-taken function fits,
+//! other callees with no body (a whole program links nothing else: ptxas says "Unresolved
+//! extern function"), system calls whose arguments need more than R4..R15, nesting deeper
+//! than [`MAX_DEPTH`], and kernels that inlining would make longer than [`MAX_INSTRS`]
 //! instructions.
 //!
 //! # Scopes and fresh names
@@ -73,6 +99,16 @@ pub(super) struct CallSite<'a> {
     pub frame: usize,
     pub ins: &'a Instruction,
     pub callee: &'a ast::Function,
+    /// For one copy of an indirect call: the callee's value ([`function_ids`]); the copy is
+    /// entered only when the call's pointer equals it (like a guarded call).
+    pub dispatch: Option<u64>,
+}
+
+impl CallSite<'_> {
+    /// Whether the copy may be skipped: a guarded call, or one candidate of an indirect one.
+    pub fn guarded(&self) -> bool {
+        self.ins.guard.is_some() || self.dispatch.is_some()
+    }
 }
 
 /// The `.func` definitions of a module by name: a definition with a body wins over a
@@ -96,25 +132,147 @@ pub(super) fn function_table(module: &ast::Module) -> HashMap<&str, &ast::Functi
     t
 }
 
+/// The value of each `.func` whose address the module takes (a name used as a value by an
+/// instruction other than a direct `call`, or in an initializer), in module order: 8, 16,
+/// 24, ... (never 0, which PTX code compares function pointers with). A function pointer
+/// is only ever compared or called, so any distinct values do; see the module essay.
+pub(super) fn function_ids(module: &ast::Module) -> HashMap<String, u64> {
+    let defined: Vec<&str> = module
+        .functions()
+        .filter(|f| f.kind == ast::FuncKind::Func && f.body.is_some())
+        .map(|f| f.name.text.as_str())
+        .collect();
+    let mut taken: Vec<&str> = Vec::new();
+    fn init_names<'a>(i: &'a ast::Init, out: &mut Vec<&'a str>) {
+        match i {
+            ast::Init::Addr { name, .. } => out.push(name.text.as_str()),
+            ast::Init::List(v, _) => v.iter().for_each(|x| init_names(x, out)),
+            _ => {}
+        }
+    }
+    fn operand_names<'a>(o: &'a Operand, out: &mut Vec<&'a str>) {
+        match o {
+            Operand::Name(n) => out.push(n.text.as_str()),
+            Operand::List(v, _) => v.iter().for_each(|x| operand_names(x, out)),
+            _ => {}
+        }
+    }
+    fn block_names<'a>(b: &'a ast::Block, out: &mut Vec<&'a str>) {
+        for st in &b.stmts {
+            match st {
+                ast::Statement::Instr(i) => {
+                    // A direct call names its callee first (after the result list).
+                    let callee = (i.opcode == Opcode::Call)
+                        .then(|| {
+                            i.operands
+                                .iter()
+                                .position(|o| !matches!(o, Operand::List(..)))
+                        })
+                        .flatten();
+                    for (k, o) in i.operands.iter().enumerate() {
+                        if Some(k) != callee {
+                            operand_names(o, out);
+                        }
+                    }
+                }
+                ast::Statement::Block(inner) => block_names(inner, out),
+                ast::Statement::Var(v) => {
+                    for n in &v.names {
+                        if let Some(i) = &n.init {
+                            init_names(i, out);
+                        }
+                    }
+                }
+                ast::Statement::Targets {
+                    calls: true,
+                    targets,
+                    ..
+                } => out.extend(targets.iter().map(|t| t.text.as_str())),
+                _ => {}
+            }
+        }
+    }
+    for item in &module.items {
+        let mut names = Vec::new();
+        match item {
+            ast::Item::Var(v) => {
+                for n in &v.names {
+                    if let Some(i) = &n.init {
+                        init_names(i, &mut names);
+                    }
+                }
+            }
+            ast::Item::Function(f) => {
+                if let Some(b) = &f.body {
+                    block_names(b, &mut names);
+                }
+            }
+            _ => {}
+        }
+        for n in names {
+            if let Some(&d) = defined.iter().find(|&&d| d == n) {
+                if !taken.contains(&d) {
+                    taken.push(d);
+                }
+            }
+        }
+    }
+    // In module order, so that the values do not depend on where the first use is.
+    let mut ids = HashMap::default();
+    let mut k = 0u64;
+    for d in defined {
+        if taken.contains(&d) && !ids.contains_key(d) {
+            k += 1;
+            ids.insert(d.to_string(), 8 * k);
+        }
+    }
+    ids
+}
+
 /// Flattens a body with calls inlined; see the module essay.
 pub(super) struct Expander<'a, 't> {
+    /// Any bodiless `.extern .func` may be called (a relocatable object), not only the
+    /// system functions.
+    any_extern: bool,
     pub funcs: &'t HashMap<&'a str, &'a ast::Function>,
+    /// [`function_ids`]: the candidates of an indirect call, and their values.
+    pub fn_ids: &'t HashMap<String, u64>,
+    /// The `.callprototype`s and `.calltargets` declared so far: (result sizes, parameter
+    /// sizes), or the listed functions.
+    protos: HashMap<&'a str, Proto<'a>>,
     /// Refused calls: where, and why.
     pub errors: Vec<(Span, String)>,
     next_frame: usize,
     /// The functions being inlined, outermost first.
     stack: Vec<&'a str>,
     instrs: usize,
+    /// The calls of system functions left as calls, by the address of their `call`
+    /// instruction (the builder makes an [`crate::ir::InstData::ExternCall`] of each).
+    pub externs: HashMap<usize, ExternSig>,
+    /// The `.branchtargets` declared so far, by name.
+    branch_tables: HashMap<&'a str, Vec<NameText>>,
+    /// Each `brx.idx`'s labels (its `.branchtargets`), by the address of its instruction.
+    pub brx_targets: HashMap<usize, Vec<NameText>>,
 }
 
 impl<'a, 't> Expander<'a, 't> {
-    pub fn new(funcs: &'t HashMap<&'a str, &'a ast::Function>) -> Self {
+    pub fn new(
+        funcs: &'t HashMap<&'a str, &'a ast::Function>,
+        fn_ids: &'t HashMap<String, u64>,
+        any_extern: bool,
+    ) -> Self {
         Expander {
+            any_extern,
             funcs,
+            fn_ids,
+            protos: HashMap::default(),
             errors: Vec::new(),
             next_frame: 1,
             stack: Vec::new(),
             instrs: 0,
+            externs: HashMap::default(),
+            branch_tables: HashMap::default(),
+            brx_targets: HashMap::default(),
         }
     }
 
@@ -126,10 +284,50 @@ impl<'a, 't> Expander<'a, 't> {
                 ast::Statement::Label(n) => out.push(Item::Label(n)),
                 ast::Statement::Instr(i) if i.opcode == Opcode::Call => self.call(i, out),
                 ast::Statement::Instr(i) => {
+                    if i.opcode == Opcode::Brx {
+                        let table = match i.operands.get(1) {
+                            Some(Operand::Name(t)) => self.branch_tables.get(t.text.as_str()),
+                            _ => None,
+                        };
+                        if let Some(labels) = table {
+                            self.brx_targets
+                                .insert(i as *const Instruction as usize, labels.clone());
+                        }
+                    }
                     self.instrs += 1;
                     out.push(Item::Instr(i));
                 }
+                ast::Statement::Targets {
+                    name,
+                    calls: false,
+                    targets,
+                    ..
+                } => {
+                    let labels = targets.iter().map(|t| t.text.clone()).collect();
+                    self.branch_tables.insert(name.text.as_str(), labels);
+                }
                 ast::Statement::Block(inner) => self.expand(inner, out),
+                ast::Statement::Prototype {
+                    name, rets, params, ..
+                } => {
+                    let sizes = |v: &'a [ast::VarDecl]| -> Vec<u32> {
+                        v.iter()
+                            .flat_map(|d| d.names.iter().map(move |n| decl_size(d, n)))
+                            .collect()
+                    };
+                    let r = rets.as_deref().map(sizes).unwrap_or_default();
+                    self.protos
+                        .insert(name.text.as_str(), Proto::Sig(r, sizes(params)));
+                }
+                ast::Statement::Targets {
+                    name,
+                    calls: true,
+                    targets,
+                    ..
+                } => {
+                    let t = targets.iter().map(|t| t.text.as_str()).collect();
+                    self.protos.insert(name.text.as_str(), Proto::Targets(t));
+                }
                 _ => {}
             }
         }
@@ -149,21 +347,26 @@ impl<'a, 't> Expander<'a, 't> {
             return self.refuse(ins.span, "unsupported call: no callee operand".into());
         };
         let Some(&callee) = self.funcs.get(target.text.as_str()) else {
-            return self.refuse(
-                target.span,
-                format!(
-                    "unsupported indirect call through '{}' (leafold inlines calls, so it needs the callee's name)",
-                    target.text
-                ),
-            );
+            return self.indirect(ins, target, out);
         };
+        let external = callee.linkage.contains(&ast::Linkage::Extern) && self.any_extern;
+        if callee.body.is_none() && (external || is_system_function(&target.text)) {
+            match ExternSig::of(callee) {
+                Ok(sig) => {
+                    self.instrs += 1;
+                    self.externs.insert(ins as *const Instruction as usize, sig);
+                    out.push(Item::Instr(ins));
+                }
+                Err(why) => self.refuse(target.span, why),
+            }
+            return;
+        }
         let Some(body) = &callee.body else {
             return self.refuse(
                 target.span,
                 format!(
-                    "unsupported call to '{}': it is declared without a body ({}leafold inlines calls and links nothing)",
-                    target.text,
-                    if callee.linkage.contains(&ast::Linkage::Extern) { "an .extern function such as vprintf or malloc comes from a library; " } else { "" }
+                    "unsupported call to '{}': it is declared without a body, and a whole program may leave only the system functions vprintf, malloc, free and __assertfail unresolved (ptxas: \"Unresolved extern function\")",
+                    target.text
                 ),
             );
         };
@@ -197,21 +400,113 @@ impl<'a, 't> Expander<'a, 't> {
                 ),
             );
         }
+        self.inline(ins, callee, body, None, out);
+    }
+
+    /// One inlined copy of `callee` at `ins` (under `dispatch`, see [`CallSite::dispatch`]).
+    fn inline(
+        &mut self,
+        ins: &'a Instruction,
+        callee: &'a ast::Function,
+        body: &'a ast::Block,
+        dispatch: Option<u64>,
+        out: &mut Vec<Item<'a>>,
+    ) {
         let site = CallSite {
             frame: self.next_frame,
             ins,
             callee,
+            dispatch,
         };
         self.next_frame += 1;
         out.push(Item::CallBegin(site));
-        self.stack.push(&target.text);
+        self.stack.push(&callee.name.text);
         self.expand(body, out);
         self.stack.pop();
         out.push(Item::CallEnd(site));
-        if ins.guard.is_some() {
+        if site.guarded() {
             out.push(Item::CallJoin(site.frame));
         }
     }
+
+    /// `call (r), %rd, (args), proto;`: a copy of every function the pointer may hold (its
+    /// address is taken and its signature is the prototype's, or it is one of the listed
+    /// `.calltargets`), each entered only when the pointer equals its value.
+    fn indirect(&mut self, ins: &'a Instruction, target: &'a ast::Name, out: &mut Vec<Item<'a>>) {
+        if ins.guard.is_some() {
+            return self.refuse(
+                ins.span,
+                "unsupported guarded indirect call (branch around it instead)".into(),
+            );
+        }
+        let proto = match ins.operands.last() {
+            Some(Operand::Name(p)) => self.protos.get(p.text.as_str()).cloned(),
+            _ => None,
+        };
+        let Some(proto) = proto else {
+            return self.refuse(
+                target.span,
+                format!(
+                    "unsupported indirect call through '{}': no .callprototype or .calltargets names its callees",
+                    target.text
+                ),
+            );
+        };
+        let sizes = |v: &[ast::VarDecl]| -> Vec<u32> {
+            v.iter()
+                .flat_map(|d| d.names.iter().map(move |n| decl_size(d, n)))
+                .collect()
+        };
+        let mut candidates: Vec<(&'a ast::Function, u64)> = Vec::new();
+        let mut names: Vec<&str> = self.fn_ids.keys().map(String::as_str).collect();
+        names.sort_by_key(|n| self.fn_ids[*n]);
+        for name in names {
+            let Some(&f) = self.funcs.get(name) else {
+                continue;
+            };
+            let fits = match &proto {
+                Proto::Sig(r, p) => {
+                    sizes(&f.params) == *p && f.rets.as_deref().map(sizes).unwrap_or_default() == *r
+                }
+                Proto::Targets(t) => t.contains(&name),
+            };
+            if fits && f.body.is_some() {
+                candidates.push((f, self.fn_ids[name]));
+            }
+        }
+        if candidates.is_empty() {
+            return self.refuse(
+                target.span,
+                format!(
+                    "unsupported indirect call through '{}': no function whose address the module takes fits its prototype",
+                    target.text
+                ),
+            );
+        }
+        for (f, id) in candidates {
+            if self.stack.iter().any(|&g| g == f.name.text) {
+                return self.refuse(
+                    target.span,
+                    format!(
+                        "unsupported recursive indirect call (through '{}', possibly to '{}'): leafold inlines calls and cannot inline recursion",
+                        target.text, f.name.text
+                    ),
+                );
+            }
+            if let Some(body) = &f.body {
+                self.inline(ins, f, body, Some(id), out);
+            }
+        }
+    }
+}
+
+/// What an indirect call's last operand names.
+#[derive(Clone)]
+enum Proto<'a> {
+    /// A `.callprototype`: result and parameter sizes.
+    Sig(Vec<u32>, Vec<u32>),
+    /// A `.calltargets` list.
+    Targets(Vec<&'a str>),
 }
 
 /// The bytes of one `.param` variable of a body or callee; see the module essay.
@@ -346,6 +641,23 @@ impl FnBuilder<'_, '_> {
     pub(super) fn call_begin(&mut self, site: &CallSite<'_>, plan: &Plan, fall: Option<Block>) {
         let mut scope = Scope::default();
         let rets = self.arg_bind(site, &mut scope).unwrap_or_default();
+        if let Some(id) = site.dispatch {
+            let join = plan
+                .labels
+                .get(&(site.frame, NameText::new(JOIN_LABEL)))
+                .copied();
+            let ptr = site
+                .ins
+                .operands
+                .iter()
+                .find(|o| !matches!(o, Operand::List(..)))
+                .and_then(|o| self.read(o, Type::I64, None));
+            if let (Some(ptr), Some(join), Some(fall)) = (ptr, join, fall) {
+                let want = self.ins().iconst(Type::I64, id as i64);
+                let p = self.ins().icmp(crate::ir::IntCC::Eq, ptr, want);
+                self.brif(p, fall, join);
+            }
+        }
         if let Some(g) = &site.ins.guard {
             let join = plan
                 .labels
@@ -779,4 +1091,277 @@ pub(super) fn final_ret(items: &[Item<'_>], i: usize) -> bool {
         .iter()
         .find(|it| !matches!(it, Item::Exit))
         .is_some_and(|it| matches!(it, Item::CallEnd(_)))
+}
+
+/// The bodiless functions a whole-program cubin may call: the driver resolves them (ptxas
+/// 11.8 refuses any other unresolved `.extern .func` with "Unresolved extern function").
+pub(super) fn is_system_function(name: &str) -> bool {
+    matches!(name, "vprintf" | "malloc" | "free" | "__assertfail")
+}
+
+/// Where a system function's parameters and result go under the sm_50 call ABI
+/// (docs/calls.md): one entry per parameter, its size and first register.
+#[derive(Clone, Debug)]
+pub(super) struct ExternSig {
+    pub name: String,
+    /// Per parameter: (bytes, first register).
+    pub params: Vec<(u32, u8)>,
+    /// Bytes of the one result (0: none); its words are R4, R5, ..
+    pub ret_bytes: u32,
+}
+
+impl ExternSig {
+    /// The register layout of `f`'s parameters, as ptxas 11.8 lays them out: from R4 up, a
+    /// parameter of one word takes the lowest free register (filling a hole an 8-aligned one
+    /// left), a wider one the registers after the highest taken, starting at an even one when
+    /// it is 8-aligned. Parameters past R15 (passed on the stack) are refused.
+    pub fn of(f: &ast::Function) -> Result<ExternSig, String> {
+        let name = f.name.text.to_string();
+        let mut taken = [false; 16];
+        let mut params = Vec::new();
+        for d in &f.params {
+            for n in &d.names {
+                let bytes = decl_size(d, n);
+                let words = bytes.div_ceil(4).max(1) as usize;
+                let align = d.align.unwrap_or_else(|| (d.ty.bits() / 8).max(1));
+                let first = if words == 1 {
+                    (4..16).find(|&r| !taken[r])
+                } else {
+                    let after = (4..16).rev().find(|&r| taken[r]).map_or(4, |r| r + 1);
+                    let start = if align >= 8 {
+                        after.next_multiple_of(2)
+                    } else {
+                        after
+                    };
+                    (start + words <= 16).then_some(start)
+                };
+                let Some(first) = first else {
+                    return Err(format!(
+                        "unsupported call to '{name}': its arguments need more than the 12 argument registers R4..R15 (stack arguments are not supported)"
+                    ));
+                };
+                taken[first..first + words]
+                    .iter_mut()
+                    .for_each(|t| *t = true);
+                params.push((bytes, first as u8));
+            }
+        }
+        let rets: Vec<u32> = f
+            .rets
+            .iter()
+            .flatten()
+            .flat_map(|d| d.names.iter().map(move |n| decl_size(d, n)))
+            .collect();
+        if rets.len() > 1 || rets.iter().any(|&b| b > 8) {
+            return Err(format!(
+                "unsupported call to '{name}': a result wider than 8 bytes, or more than one"
+            ));
+        }
+        Ok(ExternSig {
+            name,
+            params,
+            ret_bytes: rets.first().copied().unwrap_or(0),
+        })
+    }
+}
+
+impl FnBuilder<'_, '_> {
+    /// `brx.idx idx, table;`: a jump to the `idx`-th label of the `.branchtargets` table, as a
+    /// chain of compares (`idx == 0` to the first label, ..., anything else to the last: an
+    /// index out of range is undefined in PTX).
+    pub(super) fn brx(&mut self, ins: &Instruction, plan: &Plan) -> Option<()> {
+        if ins.guard.is_some() {
+            self.error(
+                ins.span,
+                "unsupported guarded brx.idx (branch around it instead)",
+            );
+            return None;
+        }
+        let Some(labels) = self
+            .brx_targets
+            .get(&(ins as *const Instruction as usize))
+            .cloned()
+        else {
+            self.error(
+                ins.span,
+                "brx.idx needs a .branchtargets table declared before it in its body",
+            );
+            return None;
+        };
+        let plan_labels: Vec<Block> = {
+            let frame = self.frame_id();
+            let mut v = Vec::new();
+            for l in &labels {
+                let Some(&b) = plan.labels.get(&(frame, l.clone())) else {
+                    self.error(ins.span, format!("unknown label '{l}'"));
+                    return None;
+                };
+                v.push(b);
+            }
+            v
+        };
+        let idx = self.read(ins.operands.first()?, Type::I32, None)?;
+        let (last, rest) = plan_labels.split_last()?;
+        for (k, &target) in rest.iter().enumerate() {
+            let kv = self.ins().iconst(Type::I32, k as i64);
+            let p = self.ins().icmp(crate::ir::IntCC::Eq, idx, kv);
+            let next = self.new_block(1);
+            self.brif(p, target, next);
+            self.switch_to(next);
+        }
+        self.terminate_jump(*last);
+        Some(())
+    }
+
+    /// A `call` of a system function (the expander left it in place): the argument stores'
+    /// words into the ABI's registers, an `ExternCall`, its result words into the result
+    /// store or register.
+    pub(super) fn extern_call(&mut self, ins: &Instruction) -> Option<()> {
+        let Some(sig) = self
+            .extern_sigs
+            .get(&(ins as *const Instruction as usize))
+            .cloned()
+        else {
+            self.error(
+                ins.span,
+                "internal error: a call left to the ABI has no signature",
+            );
+            return None;
+        };
+        let ops = &ins.operands;
+        let k = ops.iter().position(|o| !matches!(o, Operand::List(..)))?;
+        let list = |o: Option<&Operand>| match o {
+            Some(Operand::List(v, _)) => v.clone(),
+            _ => Vec::new(),
+        };
+        let ret_ops = if k > 0 {
+            list(ops.get(k - 1))
+        } else {
+            Vec::new()
+        };
+        let arg_ops = list(ops.get(k + 1));
+        if arg_ops.len() != sig.params.len() {
+            self.error(
+                ins.span,
+                format!(
+                    "call to '{}' passes {} arguments, it takes {}",
+                    sig.name,
+                    arg_ops.len(),
+                    sig.params.len()
+                ),
+            );
+            return None;
+        }
+        let mut args = Vec::new();
+        let mut regs = Vec::new();
+        for (arg, &(bytes, first)) in arg_ops.iter().zip(&sig.params) {
+            let store = match arg {
+                Operand::Name(a) => match self.lookup(a) {
+                    Some(Err(Sym::Arg { store })) => Some(store),
+                    _ => None,
+                },
+                _ => None,
+            };
+            let store = match store {
+                Some(s) => s,
+                None => {
+                    // A register or immediate argument: into a fresh store first.
+                    let Some(ty) = bytes.checked_mul(8).and_then(int_of_bits) else {
+                        self.error(arg.span(), format!("unsupported {bytes}-byte argument"));
+                        return None;
+                    };
+                    let v = self.read(arg, ty, None)?;
+                    let Sym::Arg { store } = self.new_store(bytes) else {
+                        return None;
+                    };
+                    self.arg_write(store, 0, bytes, v, arg.span())?;
+                    store
+                }
+            };
+            if bytes == 8 {
+                // A 64-bit argument (a pointer, a size): one read, split into its words.
+                let v = self.arg_read(store, 0, 8, arg.span())?;
+                args.push(v);
+                regs.push(first);
+                continue;
+            }
+            for w in 0..bytes.div_ceil(4) {
+                let n = (bytes - 4 * w).min(4);
+                // A 3-byte tail is read as a 2- and a 1-byte piece.
+                let pieces: &[u32] = match n {
+                    4 => &[4],
+                    3 => &[2, 1],
+                    2 => &[2],
+                    _ => &[1],
+                };
+                let mut word = None;
+                let mut at = 0;
+                for &piece in pieces {
+                    let v = self.arg_read(store, 4 * w + at, piece, arg.span())?;
+                    let v = if piece < 4 {
+                        self.ins().zext(Type::I32, v)
+                    } else {
+                        v
+                    };
+                    let v = if at > 0 {
+                        let sh = self.ins().iconst(Type::I32, i64::from(at * 8));
+                        self.ins().binary(BinaryOp::Shl, v, sh)
+                    } else {
+                        v
+                    };
+                    word = Some(match word {
+                        None => v,
+                        Some(w0) => self.ins().binary(BinaryOp::Or, w0, v),
+                    });
+                    at += piece;
+                }
+                args.push(word?);
+                regs.push(first + w as u8);
+            }
+        }
+        let callee = match self.m.ir.extern_funcs.iter().position(|n| *n == sig.name) {
+            Some(i) => i,
+            None => {
+                self.m.ir.extern_funcs.push(sig.name.clone());
+                self.m.ir.extern_funcs.len() - 1
+            }
+        } as u32;
+        let ret_ty: &[Type] = match sig.ret_bytes {
+            0 => &[],
+            8 => &[Type::I64],
+            _ => &[Type::I32],
+        };
+        let rets = self.ins().extern_call(callee, &args, &regs, ret_ty);
+        let (Some(dest), Some(&ret)) = (ret_ops.first(), rets.first()) else {
+            return Some(());
+        };
+        // The result as one value of the result's width.
+        let value = match sig.ret_bytes {
+            4 | 8 => ret,
+            b @ (1 | 2) => self.ins().trunc(int_of_bits(b * 8)?, ret),
+            _ => {
+                self.error(
+                    ins.span,
+                    format!("unsupported {}-byte result", sig.ret_bytes),
+                );
+                return None;
+            }
+        };
+        match dest {
+            Operand::Sink(_) => Some(()),
+            Operand::Name(a) => match self.lookup(a) {
+                Some(Err(Sym::Arg { store })) => {
+                    self.arg_write(store, 0, sig.ret_bytes, value, ins.span)
+                }
+                _ => {
+                    let v = self.dest1(dest)?;
+                    self.write(v, value, false, ins.span)
+                }
+            },
+            other => {
+                let v = self.dest1(other)?;
+                self.write(v, value, false, ins.span)
+            }
+        }
+    }
 }

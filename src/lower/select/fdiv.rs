@@ -862,7 +862,7 @@ impl Lowerer<'_> {
     }
 
     /// A fresh B32 virtual register holding a copy of the word `v` (a register move).
-    fn copy_b32(&mut self, v: Loc) -> VReg {
+    pub(super) fn copy_b32(&mut self, v: Loc) -> VReg {
         let c = self.new_vreg(RegKind::B32);
         let mut mv = Sm50Inst::new(Role::Move);
         let d = mv.def(c, false);

@@ -73,6 +73,23 @@ pub(crate) fn access_into(inst: &Inst, a: &mut Access) {
             a.uses.push(PRED + pg as usize);
         }
     }
+    if inst.form == Form::JCAL {
+        // A call of code the scheduler does not see (a system function, docs/calls.md): it
+        // reads its arguments and may read or overwrite any register, so every write and
+        // every late read in flight must be over before it issues (ptxas 11.8 waits on
+        // every scoreboard there). The callee returns with nothing in flight.
+        for r in 0..255 {
+            a.uses.push(r);
+            a.defs.push(r);
+        }
+        for p in 0..7 {
+            a.uses.push(PRED + p);
+            a.defs.push(PRED + p);
+        }
+        a.uses.push(CC);
+        a.defs.push(CC);
+        return;
+    }
     inst.operands(|o| match o {
         Operand::Reg { reg, width, def } => {
             for r in reg as usize..(reg as usize + width as usize).min(255) {
@@ -143,7 +160,7 @@ pub fn min_stall_after(inst: &Inst) -> u8 {
     static STALL: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
     per_form(&STALL, |f| match f.class {
         "EXIT" | "BAR" | "BARR" => 15,
-        "BRA" | "BRX" | "SYNC" | "BRK" | "RET" | "CAL" => 13,
+        "BRA" | "BRX" | "SYNC" | "BRK" | "RET" | "CAL" | "JCAL" => 13,
         "MEMBAR" | "CCTL" => 5,
         _ => 1,
     })[inst.form as usize]

@@ -1,0 +1,153 @@
+//! Calls of system functions ([`InstData::ExternCall`](crate::ir::InstData::ExternCall)) by
+//! the sm_50 call ABI (docs/calls.md, measured on ptxas 11.8's cubins).
+//!
+//! In: the argument words with their registers (R4..R15) and the result words (R4, R5..).
+//! Out: one [`Sm50Inst`]: a copy of every argument word in a fresh register that the call
+//! pins to its ABI register ([`OpSpec::fixed`]), the results defined in R4.., and one `JCAL`
+//! piece whose target the loader fills in (`R_CUDA_ABS32_20` against the callee's undefined
+//! symbol: [`RelocWord::Call`]). The call clobbers the ABI's caller-saved registers below
+//! R64 (R0, R3..R15, R32..R35, R40..R43, R48..R51, R56..R59) and every predicate
+//! ([`extern_call_clobbers`]); R1 (the stack pointer), R2 and R16..R31, R36..R39, ... are
+//! the callee's to save. The driver refuses a kernel with such a call that uses more than
+//! 64 registers (the saved/scratch pattern goes on above R64 and the clobber sets here
+//! stop there).
+//!
+//! Invariant: a def and a clobber never name one register (the sets leave out the result
+//! registers).
+
+use super::Lowerer;
+use crate::ir::{Type, Value};
+use crate::lower::inst::{Reloc, RelocWord, Role, Sm50Inst};
+use crate::lower::LowerError;
+use crate::machinst::{OpSpec, PhysPred, PhysReg, Reg, RegKind, VReg};
+use crate::sm50::{self, Field, Form};
+
+/// The caller-saved registers below R64, with R4.. R(3+skip) left out.
+const fn scratch<const N: usize>(skip: u8) -> [PhysReg; N] {
+    let mut out = [PhysReg(0); N];
+    let mut n = 0;
+    let mut r = 0u8;
+    while r < 64 {
+        let saved = r == 1
+            || r == 2
+            || (r >= 16 && r < 32)
+            || (r >= 32 && (r / 4) % 2 == 1)
+            || (r >= 4 && r < 4 + skip);
+        if !saved {
+            out[n] = PhysReg(r);
+            n += 1;
+        }
+        r += 1;
+    }
+    out
+}
+
+/// Caller-saved: R0, R3..R15 (13 + 1) and R32..35, 40..43, 48..51, 56..59 (16).
+const SCRATCH0: [PhysReg; 30] = scratch(0);
+const SCRATCH1: [PhysReg; 29] = scratch(1);
+const SCRATCH2: [PhysReg; 28] = scratch(2);
+const ALL_PREDS: [PhysPred; 7] = [
+    PhysPred(0),
+    PhysPred(1),
+    PhysPred(2),
+    PhysPred(3),
+    PhysPred(4),
+    PhysPred(5),
+    PhysPred(6),
+];
+
+/// What a call returning `results` words clobbers besides its results.
+pub(crate) fn extern_call_clobbers(results: usize) -> (&'static [PhysReg], &'static [PhysPred]) {
+    match results {
+        0 => (&SCRATCH0, &ALL_PREDS),
+        1 => (&SCRATCH1, &ALL_PREDS),
+        _ => (&SCRATCH2, &ALL_PREDS),
+    }
+}
+
+impl Lowerer<'_> {
+    pub(super) fn lower_extern_call(
+        &mut self,
+        results: &[Value],
+        callee: u32,
+        args: &[Value],
+        arg_regs: &[u8],
+    ) -> Result<(), LowerError> {
+        // Each argument word copied into a register of its own, which the call pins: the
+        // value itself may live on past the call, in a register the call does not clobber.
+        // (Pinned words are all 32-bit: a pair pinned in the 64-bit class and a word defined
+        // in the 32-bit class at one call would alias behind the allocator's back.)
+        let mut copies = Vec::new();
+        for (&a, &r) in args.iter().zip(arg_regs) {
+            let loc = self.reg(a)?;
+            let words = if self.ty(a) == Type::I64 { 2 } else { 1 };
+            for w in 0..words {
+                let word = super::Loc {
+                    vreg: loc.vreg,
+                    offset: loc.offset + w,
+                };
+                copies.push((self.copy_b32(word), r + w));
+            }
+        }
+        let mut i = Sm50Inst::new(Role::Plain);
+        for (v, r) in copies {
+            i.op(Reg::Virt(v), OpSpec::use_().fixed(PhysReg(r)));
+        }
+        let wide = results.first().is_some_and(|&r| self.ty(r) == Type::I64);
+        let words: Vec<VReg> = (0..results.len() * if wide { 2 } else { 1 })
+            .map(|k| {
+                let d = self.new_vreg(RegKind::B32);
+                i.op(Reg::Virt(d), OpSpec::def().fixed(PhysReg(4 + k as u8)));
+                d
+            })
+            .collect();
+        i.piece(sm50::Inst::new(Form::JCAL), &[]);
+        if let Some(p) = i.pieces.last_mut() {
+            p.reloc = Some(Reloc {
+                var: crate::ir::GlobalVar::from_u32(0),
+                word: RelocWord::Call(callee),
+            });
+        }
+        self.push(i);
+        match (results.first(), &words[..]) {
+            (Some(&res), [w]) => self.set_loc(
+                res,
+                super::Loc {
+                    vreg: *w,
+                    offset: 0,
+                },
+            ),
+            (Some(&res), [lo, hi]) => {
+                let pair = self.pair_of(*lo, *hi);
+                self.set_loc(
+                    res,
+                    super::Loc {
+                        vreg: pair,
+                        offset: 0,
+                    },
+                );
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// A fresh B64 virtual register holding the words `lo` and `hi` (two register moves).
+    fn pair_of(&mut self, lo: VReg, hi: VReg) -> VReg {
+        let c = self.new_vreg(RegKind::B64);
+        let mut mv = Sm50Inst::new(Role::Plain);
+        let d = mv.def(c, true);
+        let a = mv.use_(lo);
+        let b = mv.use_(hi);
+        mv.piece(
+            sm50::Inst::new(Form::MOV_R),
+            &[(Field::Rd, d, 0), (Field::Rb, a, 0)],
+        );
+        mv.piece(
+            sm50::Inst::new(Form::MOV_R),
+            &[(Field::Rd, d, 1), (Field::Rb, b, 0)],
+        );
+        self.push(mv);
+        c
+    }
+}

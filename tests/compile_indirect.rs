@@ -1,0 +1,236 @@
+//! Function addresses, indirect calls (`call %rd, (args), prototype;`) and `brx.idx`: a function whose
+//! address the module takes has a value (`ir::build::calls::function_ids`: 8, 16, ...), in
+//! registers (`mov.u64 %rd, f`) and in `.global`/`.const` initializers (vtables), and an
+//! indirect call runs a copy of every function of its prototype whose address is taken,
+//! entered when the pointer holds that function's value. Each kernel test checks, with the
+//! harness of `common::warp_kernel`: the kernel compiles, is hazard-free, and (with the
+//! oracle) cuobjdump and nvdisasm print our listing; `ir::eval` and the simulator running our
+//! SASS write the same `out` over random launches; and the values are the PTX meaning,
+//! computed here by hand.
+
+mod common;
+
+use common::warp_kernel::*;
+
+const FUNCS: &str = r#"
+.func (.param .b32 rv) twice(.param .b32 a)
+{
+    .reg .b32 %r<3>;
+    ld.param.u32 %r1, [a];
+    shl.b32 %r2, %r1, 1;
+    st.param.b32 [rv], %r2;
+    ret;
+}
+.func (.param .b32 rv) plus7(.param .b32 a)
+{
+    .reg .b32 %r<3>;
+    ld.param.u32 %r1, [a];
+    add.u32 %r2, %r1, 7;
+    st.param.b32 [rv], %r2;
+    ret;
+}
+.func (.param .b32 rv) square(.param .b32 a)
+{
+    .reg .b32 %r<3>;
+    ld.param.u32 %r1, [a];
+    mul.lo.u32 %r2, %r1, %r1;
+    st.param.b32 [rv], %r2;
+    ret;
+}
+.func (.param .b32 rv) mix(.param .b32 a, .param .b32 b)
+{
+    .reg .b32 %r<4>;
+    ld.param.u32 %r1, [a];
+    ld.param.u32 %r2, [b];
+    xor.b32 %r3, %r1, %r2;
+    st.param.b32 [rv], %r3;
+    ret;
+}
+"#;
+
+fn input(out: &[u8], g: usize) -> u32 {
+    // The harness stores the input word as word 7 of each thread's output row.
+    word(out, g, 7)
+}
+
+/// `out[8g + 0]` = `table[in % 3](in)`; word 1 = whether the pointer is `plus7`; word 7 =
+/// `in`. The table is a `.global` array initialized with function addresses.
+#[test]
+fn call_through_a_global_table() {
+    let decls = format!("{FUNCS}\n.global .align 8 .u64 table[3] = {{twice, plus7, square}};\n");
+    let body = r#"
+    rem.u32 %r3, %r2, 3;
+    mul.wide.u32 %rd7, %r3, 8;
+    mov.u64 %rd8, table;
+    add.u64 %rd8, %rd8, %rd7;
+    ld.global.u64 %rd9, [%rd8];
+    {
+    .param .b32 p0;
+    st.param.b32 [p0], %r2;
+    .param .b32 r0;
+    prototype_0 : .callprototype (.param .b32 _) _ (.param .b32 _);
+    call (r0), %rd9, (p0), prototype_0;
+    ld.param.b32 %r4, [r0];
+    }
+    st.global.u32 [%rd3], %r4;
+    mov.u64 %rd10, plus7;
+    setp.eq.u64 %p1, %rd9, %rd10;
+    selp.u32 %r5, 1, 0, %p1;
+    st.global.u32 [%rd3+4], %r5;
+    st.global.u32 [%rd3+28], %r2;
+"#;
+    let (out, last) = run("global_table", &decls, body);
+    assert!(!has(&out.sass, |t| t.starts_with("JCAL")));
+    for g in 0..(THREADS * CTAS) as usize {
+        let x = input(&last, g);
+        let want = match x % 3 {
+            0 => x.wrapping_mul(2),
+            1 => x.wrapping_add(7),
+            _ => x.wrapping_mul(x),
+        };
+        assert_eq!(word(&last, g, 0), want, "thread {g}, in {x:#x}");
+        assert_eq!(word(&last, g, 1), u32::from(x % 3 == 1), "thread {g}");
+    }
+}
+
+/// A vtable in `.const` memory: `vt[in & 1]` with a two-argument prototype, and a pointer
+/// chosen in a register (`mov.u64 %rd, f`; `selp.b64`).
+#[test]
+fn vtable_in_const_and_pointers_in_registers() {
+    let decls = format!("{FUNCS}\n.const .align 8 .u64 vt[2] = {{mix, mix}};\n");
+    let body = r#"
+    and.b32 %r3, %r2, 1;
+    mul.wide.u32 %rd7, %r3, 8;
+    mov.u64 %rd8, vt;
+    add.u64 %rd8, %rd8, %rd7;
+    ld.const.u64 %rd9, [%rd8];
+    {
+    .param .b32 p0;
+    st.param.b32 [p0], %r2;
+    .param .b32 p1;
+    st.param.b32 [p1], %r9;
+    .param .b32 r0;
+    proto_mix : .callprototype (.param .b32 _) _ (.param .b32 _, .param .b32 _);
+    call (r0), %rd9, (p0, p1), proto_mix;
+    ld.param.b32 %r4, [r0];
+    }
+    st.global.u32 [%rd3], %r4;
+    mov.u64 %rd10, twice;
+    mov.u64 %rd11, square;
+    setp.lt.u32 %p2, %r2, 0x80000000;
+    selp.b64 %rd12, %rd10, %rd11, %p2;
+    {
+    .param .b32 q0;
+    st.param.b32 [q0], %r2;
+    .param .b32 s0;
+    proto_1 : .callprototype (.param .b32 _) _ (.param .b32 _);
+    call (s0), %rd12, (q0), proto_1;
+    ld.param.b32 %r5, [s0];
+    }
+    st.global.u32 [%rd3+4], %r5;
+    st.global.u32 [%rd3+28], %r2;
+"#;
+    let (_, last) = run("vtable_const", &decls, body);
+    for g in 0..(THREADS * CTAS) as usize {
+        let x = input(&last, g);
+        let tid = (g as u32) % THREADS;
+        assert_eq!(word(&last, g, 0), x ^ tid, "thread {g}");
+        let want = if x < 0x8000_0000 {
+            x.wrapping_mul(2)
+        } else {
+            x.wrapping_mul(x)
+        };
+        assert_eq!(word(&last, g, 1), want, "thread {g}");
+    }
+}
+
+/// `.calltargets` names the candidates itself (no prototype).
+#[test]
+fn calltargets_list_the_candidates() {
+    let decls = format!("{FUNCS}\n.global .align 8 .u64 two[2] = {{plus7, square}};\n");
+    let body = r#"
+    and.b32 %r3, %r2, 1;
+    mul.wide.u32 %rd7, %r3, 8;
+    mov.u64 %rd8, two;
+    add.u64 %rd8, %rd8, %rd7;
+    ld.global.u64 %rd9, [%rd8];
+    {
+    .param .b32 p0;
+    st.param.b32 [p0], %r2;
+    .param .b32 r0;
+    targets : .calltargets plus7, square;
+    call (r0), %rd9, (p0), targets;
+    ld.param.b32 %r4, [r0];
+    }
+    st.global.u32 [%rd3], %r4;
+    st.global.u32 [%rd3+28], %r2;
+"#;
+    let (_, last) = run("calltargets", &decls, body);
+    for g in 0..(THREADS * CTAS) as usize {
+        let x = input(&last, g);
+        let want = if x & 1 == 0 {
+            x.wrapping_add(7)
+        } else {
+            x.wrapping_mul(x)
+        };
+        assert_eq!(word(&last, g, 0), want, "thread {g}");
+    }
+}
+
+/// Function values are distinct, non-zero, and the same in an initializer and in code.
+#[test]
+fn function_values_are_distinct_and_not_null() {
+    let decls = format!("{FUNCS}\n.global .align 8 .u64 fs[2] = {{twice, square}};\n");
+    let body = r#"
+    mov.u64 %rd8, fs;
+    ld.global.u64 %rd9, [%rd8];
+    ld.global.u64 %rd10, [%rd8+8];
+    mov.u64 %rd11, twice;
+    mov.u64 %rd12, square;
+    setp.eq.u64 %p1, %rd9, %rd11;
+    setp.eq.u64 %p2, %rd10, %rd12;
+    setp.ne.u64 %p3, %rd11, %rd12;
+    setp.ne.u64 %p4, %rd11, 0;
+    and.pred %p1, %p1, %p2;
+    and.pred %p3, %p3, %p4;
+    and.pred %p1, %p1, %p3;
+    selp.u32 %r4, 1, 0, %p1;
+    st.global.u32 [%rd3], %r4;
+"#;
+    let (_, last) = run("fn_values", &decls, body);
+    for g in 0..(THREADS * CTAS) as usize {
+        assert_eq!(word(&last, g, 0), 1, "thread {g}");
+    }
+}
+
+/// `brx.idx` through a `.branchtargets` table: a divergent jump to one of three labels (as a
+/// chain of compares), each of which rejoins.
+#[test]
+fn brx_idx_jumps_to_the_indexed_label() {
+    let body = r#"
+    rem.u32 %r3, %r2, 3;
+    ts: .branchtargets L0, L1, L2;
+    brx.idx %r3, ts;
+L0:
+    mul.lo.u32 %r4, %r2, 5;
+    bra.uni DONE;
+L1:
+    add.u32 %r4, %r2, 11;
+    bra.uni DONE;
+L2:
+    xor.b32 %r4, %r2, 0x55;
+DONE:
+    st.global.u32 [%rd3], %r4;
+    st.global.u32 [%rd3+28], %r2;
+"#;
+    let (_, last) = run("brx_idx", "", body);
+    for g in 0..(THREADS * CTAS) as usize {
+        let x = input(&last, g);
+        let want = match x % 3 {
+            0 => x.wrapping_mul(5),
+            1 => x.wrapping_add(11),
+            _ => x ^ 0x55,
+        };
+        assert_eq!(word(&last, g, 0), want, "thread {g}, in {x:#x}");
+    }
+}

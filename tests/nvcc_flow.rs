@@ -1,0 +1,471 @@
+//! The nvcc build flow with leafold in place of ptxas (issue 22): CUDA sources written for this
+//! test (`tests/data/nvcc-flow/`) are built by nvcc 11.8 with `-arch=sm_50` as `-cubin`, `-c`,
+//! a linked executable and with `-rdc=true` (separate compilation: leafold's relocatable
+//! object, linked by nvlink with `libcudadevrt`). Each result's `cuobjdump -sass` must list
+//! exactly the SASS that `leafold compile` writes for the same PTX (and not ptxas's, which
+//! differs for these kernels), and the `ptxas` wrapper must have been called, so the build
+//! really ran on leafold.
+//!
+//! The toolkit is the tree `scripts/install-nvcc.sh` makes: `$LEAFOLD_NVCC`, else
+//! `~/.cache/leafold/nvcc118`, else `/opt/cuda118`. The test makes a copy of it in a scratch
+//! directory (links, with `nvcc` and its profile copied so that `$(_HERE_)` is the copy's
+//! `bin/`) whose `bin/ptxas` is a script running `leafold ptxas "$@"`. Without the toolkit the
+//! tests print a notice and pass, unless `LEAFOLD_REQUIRE_ORACLE=1` (CI), where a missing
+//! toolkit is a failure.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/nvcc-flow");
+
+/// The nvcc 11.8 tree, or `None` after a notice (a failure when CI requires it).
+fn toolkit(test: &str) -> Option<PathBuf> {
+    let mut candidates: Vec<PathBuf> = Vec::new();
+    if let Some(d) = std::env::var_os("LEAFOLD_NVCC") {
+        candidates.push(PathBuf::from(d));
+    }
+    if let Some(home) = std::env::var_os("HOME") {
+        candidates.push(Path::new(&home).join(".cache/leafold/nvcc118"));
+    }
+    candidates.push(PathBuf::from("/opt/cuda118"));
+    let found = candidates.into_iter().find(|d| {
+        d.join("bin/nvcc").is_file()
+            && d.join("bin/nvlink").is_file()
+            && d.join("lib64/libcudadevrt.a").is_file()
+    });
+    if found.is_none() {
+        if std::env::var("LEAFOLD_REQUIRE_ORACLE").as_deref() == Ok("1") {
+            panic!("{test}: LEAFOLD_REQUIRE_ORACLE=1 but nvcc 11.8 was not found (run scripts/install-nvcc.sh)");
+        }
+        eprintln!(
+            "NOTICE: {test} skipped: nvcc 11.8 not installed; run scripts/install-nvcc.sh and \
+             export LEAFOLD_NVCC=~/.cache/leafold/nvcc118"
+        );
+    }
+    found
+}
+
+/// A scratch copy of the toolkit whose `ptxas` is leafold, and a work directory.
+struct Flow {
+    root: PathBuf,
+    work: PathBuf,
+    real: PathBuf,
+}
+
+impl Flow {
+    fn new(test: &str, real: PathBuf) -> Flow {
+        let root =
+            std::env::temp_dir().join(format!("leafold_nvcc_flow_{}_{test}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let bin = root.join("toolkit/bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        for d in ["include", "lib64", "nvvm"] {
+            std::os::unix::fs::symlink(real.join(d), root.join("toolkit").join(d)).unwrap();
+        }
+        for e in std::fs::read_dir(real.join("bin")).unwrap() {
+            let e = e.unwrap();
+            let name = e.file_name();
+            let to = bin.join(&name);
+            match name.to_str() {
+                Some("ptxas") => {}
+                // Copied, not linked: nvcc finds its profile and tools next to its own path.
+                Some("nvcc" | "nvcc.profile") => {
+                    std::fs::copy(e.path(), &to).unwrap();
+                }
+                _ => std::os::unix::fs::symlink(e.path(), &to).unwrap(),
+            }
+        }
+        let log = root.join("ptxas.log");
+        let wrapper = format!(
+            "#!/bin/sh\necho \"$*\" >> '{}'\nexec '{}' ptxas \"$@\"\n",
+            log.display(),
+            env!("CARGO_BIN_EXE_leafold")
+        );
+        std::fs::write(bin.join("ptxas"), wrapper).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(bin.join("ptxas"), std::fs::Permissions::from_mode(0o755))
+            .unwrap();
+        let work = root.join("work");
+        std::fs::create_dir_all(&work).unwrap();
+        Flow { root, work, real }
+    }
+
+    fn tool(&self, name: &str) -> PathBuf {
+        self.root.join("toolkit/bin").join(name)
+    }
+
+    /// Run a tool of the copy in the work directory; its stdout, or a panic with its stderr.
+    fn run(&self, tool: &str, args: &[&str]) -> String {
+        // A tool copied here moments ago may still be open for writing in a child that
+        // another test thread forked meanwhile ("text file busy", ETXTBSY): retry briefly.
+        let mut tries = 0;
+        let out = loop {
+            match Command::new(self.tool(tool))
+                .args(args)
+                .current_dir(&self.work)
+                .output()
+            {
+                Err(e) if e.raw_os_error() == Some(26) && tries < 100 => {
+                    tries += 1;
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                r => break r.unwrap_or_else(|e| panic!("cannot run {tool}: {e}")),
+            }
+        };
+        assert!(
+            out.status.success(),
+            "{tool} {}: failed\n{}{}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// The ptxas command lines the wrapper saw.
+    fn ptxas_calls(&self) -> Vec<String> {
+        std::fs::read_to_string(self.root.join("ptxas.log"))
+            .unwrap_or_default()
+            .lines()
+            .map(str::to_string)
+            .collect()
+    }
+
+    /// `cuobjdump -sass` of `file`: per function name, its instruction lines (address and
+    /// encoding comments removed, so a linked image and a cubin compare equal).
+    fn sass(&self, file: &Path) -> Vec<(String, Vec<String>)> {
+        let text = self.run("cuobjdump", &["-sass", file.to_str().unwrap()]);
+        let mut out: Vec<(String, Vec<String>)> = Vec::new();
+        for line in text.lines() {
+            if let Some(name) = line.trim().strip_prefix("Function : ") {
+                out.push((name.to_string(), Vec::new()));
+            } else if let (Some(f), Some(at)) = (out.last_mut(), line.find("*/")) {
+                let inst = line[at + 2..].split("/*").next().unwrap_or("").trim();
+                if line.trim_start().starts_with("/*") && !inst.is_empty() {
+                    f.1.push(inst.to_string());
+                }
+            }
+        }
+        out
+    }
+
+    /// The SASS of `kernel` as leafold compiles `ptx` on its own, and as NVIDIA's ptxas does.
+    fn reference(&self, ptx: &Path, kernel: &str) -> (Vec<String>, Vec<String>) {
+        let ours = self.work.join("reference_leafold.cubin");
+        let st = Command::new(env!("CARGO_BIN_EXE_leafold"))
+            .args(["compile", "-arch", "sm_50"])
+            .arg(ptx)
+            .arg("-o")
+            .arg(&ours)
+            .status()
+            .unwrap();
+        assert!(st.success(), "leafold compile {}", ptx.display());
+        let theirs = self.work.join("reference_ptxas.cubin");
+        let st = Command::new(self.real.join("bin/ptxas"))
+            .args(["-arch=sm_50"])
+            .arg(ptx)
+            .arg("-o")
+            .arg(&theirs)
+            .status()
+            .unwrap();
+        assert!(st.success(), "ptxas {}", ptx.display());
+        let pick = |file: &Path| {
+            self.sass(file)
+                .into_iter()
+                .find(|(n, _)| n == kernel)
+                .map(|(_, s)| s)
+                .unwrap_or_else(|| panic!("no {kernel} in {}", file.display()))
+        };
+        (pick(&ours), pick(&theirs))
+    }
+
+    /// Assert that `file` holds `kernel` with leafold's SASS for `ptx`, not ptxas's.
+    fn assert_leafold_code(&self, file: &Path, kernel: &str, ptx: &Path) {
+        let (ours, theirs) = self.reference(ptx, kernel);
+        assert_ne!(
+            ours, theirs,
+            "{kernel}: leafold's and ptxas's SASS are equal, so the check proves nothing"
+        );
+        let got = self.sass(file);
+        let k = got.iter().find(|(n, _)| n == kernel).unwrap_or_else(|| {
+            panic!(
+                "{}: no function {kernel} in cuobjdump -sass",
+                file.display()
+            )
+        });
+        assert_eq!(
+            k.1,
+            ours,
+            "{}: {kernel} is not leafold's code",
+            file.display()
+        );
+    }
+}
+
+impl Drop for Flow {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            let _ = std::fs::remove_dir_all(&self.root);
+        }
+    }
+}
+
+const SAXPY: &str = "_Z5saxpyifPKfPfi";
+
+/// `nvcc -cubin`, `-c` and a linked executable, each with leafold's code.
+#[test]
+fn cubin_object_and_executable() {
+    let Some(real) = toolkit("nvcc_flow::cubin_object_and_executable") else {
+        return;
+    };
+    let f = Flow::new("whole", real);
+    let src = format!("{DATA}/saxpy.cu");
+    f.run("nvcc", &["-arch=sm_50", "-ptx", &src, "-o", "saxpy.ptx"]);
+    let ptx = f.work.join("saxpy.ptx");
+    assert!(f.ptxas_calls().is_empty(), "-ptx runs no ptxas");
+
+    f.run(
+        "nvcc",
+        &["-arch=sm_50", "-cubin", &src, "-o", "saxpy.cubin"],
+    );
+    f.assert_leafold_code(&f.work.join("saxpy.cubin"), SAXPY, &ptx);
+    f.run("nvcc", &["-arch=sm_50", "-c", &src, "-o", "saxpy.o"]);
+    f.assert_leafold_code(&f.work.join("saxpy.o"), SAXPY, &ptx);
+    f.run("nvcc", &["-arch=sm_50", &src, "-o", "saxpy"]);
+    f.assert_leafold_code(&f.work.join("saxpy"), SAXPY, &ptx);
+    let calls = f.ptxas_calls();
+    assert_eq!(calls.len(), 3, "one ptxas call per build: {calls:?}");
+    assert!(
+        calls.iter().all(|c| !c.contains("--compile-only")),
+        "{calls:?}"
+    );
+}
+
+/// `-rdc=true`: ptxas is called with `--compile-only`; leafold's relocatable object goes
+/// through nvlink (with libcudadevrt, as nvcc links it) into the executable.
+#[test]
+fn relocatable_device_code_links() {
+    let Some(real) = toolkit("nvcc_flow::relocatable_device_code_links") else {
+        return;
+    };
+    let f = Flow::new("rdc", real);
+    let src = format!("{DATA}/saxpy.cu");
+    f.run(
+        "nvcc",
+        &["-arch=sm_50", "-rdc=true", "-ptx", &src, "-o", "saxpy.ptx"],
+    );
+    let ptx = f.work.join("saxpy.ptx");
+    f.run(
+        "nvcc",
+        &[
+            "-arch=sm_50",
+            "-rdc=true",
+            &src,
+            "-o",
+            "saxpy_rdc",
+            "-lcudadevrt",
+        ],
+    );
+    let calls = f.ptxas_calls();
+    assert_eq!(calls.len(), 1, "{calls:?}");
+    assert!(calls[0].contains("--compile-only"), "{calls:?}");
+    f.assert_leafold_code(&f.work.join("saxpy_rdc"), SAXPY, &ptx);
+
+    // The object on its own: nvcc -dc, then nvlink by hand with libcudadevrt.
+    f.run("nvcc", &["-arch=sm_50", "-dc", &src, "-o", "saxpy_dc.o"]);
+    f.run("cuobjdump", &["-xelf", "all", "saxpy_dc.o"]);
+    let cubin = std::fs::read_dir(&f.work)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| {
+            p.extension().is_some_and(|x| x == "cubin") && p.to_string_lossy().contains("saxpy")
+        })
+        .expect("cuobjdump -xelf extracts the object's cubin");
+    let c = leafold::cubin::read(&std::fs::read(&cubin).unwrap()).unwrap();
+    assert_eq!(c.header.e_type, 1, "ET_REL");
+    let lib = f.real.join("lib64");
+    f.run(
+        "nvlink",
+        &[
+            "-arch=sm_50",
+            cubin.to_str().unwrap(),
+            "-L",
+            lib.to_str().unwrap(),
+            "-lcudadevrt",
+            "-o",
+            "linked.cubin",
+        ],
+    );
+    f.assert_leafold_code(&f.work.join("linked.cubin"), SAXPY, &ptx);
+}
+
+/// Two `.cu` files calling each other's device functions (`-rdc=true`).
+#[test]
+#[ignore = "pending: a .visible .func must be emitted as a function of the object (its own .text, callable from another object); leafold inlines it, so nvlink reports an undefined _Z9scale_libi"]
+fn two_files_calling_each_other() {
+    let Some(real) = toolkit("nvcc_flow::two_files_calling_each_other") else {
+        return;
+    };
+    let f = Flow::new("two", real);
+    let (a, b) = (format!("{DATA}/rdc_main.cu"), format!("{DATA}/rdc_lib.cu"));
+    f.run("nvcc", &["-arch=sm_50", "-rdc=true", &a, &b, "-o", "two"]);
+    assert_eq!(f.ptxas_calls().len(), 2);
+    f.run(
+        "nvcc",
+        &["-arch=sm_50", "-rdc=true", "-ptx", &a, "-o", "main.ptx"],
+    );
+    f.assert_leafold_code(&f.work.join("two"), "_Z5applyPii", &f.work.join("main.ptx"));
+}
+
+/// A dynamic-parallelism kernel linked against libcudadevrt.
+#[test]
+#[ignore = "pending: kernel addresses (mov.u64 of an .entry, a function descriptor for cudaLaunchDevice) are not compiled: undeclared name _Z5childPii"]
+fn dynamic_parallelism_links_with_cudadevrt() {
+    let Some(real) = toolkit("nvcc_flow::dynamic_parallelism_links_with_cudadevrt") else {
+        return;
+    };
+    let f = Flow::new("cdp", real);
+    let src = format!("{DATA}/cdp.cu");
+    f.run(
+        "nvcc",
+        &["-arch=sm_50", "-rdc=true", &src, "-o", "cdp", "-lcudadevrt"],
+    );
+    f.run(
+        "nvcc",
+        &["-arch=sm_50", "-rdc=true", "-ptx", &src, "-o", "cdp.ptx"],
+    );
+    f.assert_leafold_code(&f.work.join("cdp"), "_Z6parentPii", &f.work.join("cdp.ptx"));
+}
+
+/// printf (every argument class), malloc/free and assert: calls to system functions, left
+/// unresolved for the driver, in a cubin and through `-rdc=true` and nvlink.
+#[test]
+fn system_calls_build_whole_and_separately() {
+    let Some(real) = toolkit("nvcc_flow::system_calls_build_whole_and_separately") else {
+        return;
+    };
+    let f = Flow::new("syscalls", real);
+    let src = format!("{DATA}/syscalls.cu");
+    let kernel = "_Z6reportPKdPii";
+    f.run("nvcc", &["-arch=sm_50", "-ptx", &src, "-o", "syscalls.ptx"]);
+    let ptx = f.work.join("syscalls.ptx");
+    f.run(
+        "nvcc",
+        &["-arch=sm_50", "-cubin", &src, "-o", "syscalls.cubin"],
+    );
+    f.assert_leafold_code(&f.work.join("syscalls.cubin"), kernel, &ptx);
+    f.run(
+        "nvcc",
+        &["-arch=sm_50", "-rdc=true", &src, "-o", "syscalls_rdc"],
+    );
+    f.assert_leafold_code(&f.work.join("syscalls_rdc"), kernel, &ptx);
+    let calls = f.ptxas_calls();
+    assert_eq!(calls.len(), 2, "{calls:?}");
+    assert!(calls[1].contains("--compile-only"), "{calls:?}");
+}
+
+/// Two objects that both define `.const` variables: nvlink concatenates their
+/// `.nv.constant3`, so each use of bank 3 must be relocated (`LDC` offsets as leafold's code
+/// has them, and a constant ALU operand, written by hand here as leafold's selection does not
+/// use one for `.const` data), in both link orders.
+#[test]
+fn objects_with_constants_link() {
+    let Some(real) = toolkit("nvcc_flow::objects_with_constants_link") else {
+        return;
+    };
+    let f = Flow::new("constants", real);
+    let ptx = |name: &str, var: &str, first: u8| {
+        format!(
+            ".version 7.8\n.target sm_50\n.address_size 64\n\
+             .visible .const .align 4 .b8 {var}[16] = {{{first},0,0,0,2,0,0,0,3,0,0,0,4,0,0,0}};\n\
+             .visible .entry {name}(.param .u64 p)\n{{\n  .reg .b32 %r<3>; .reg .b64 %rd<3>;\n\
+             ld.param.u64 %rd1, [p];\n  cvta.to.global.u64 %rd2, %rd1;\n\
+             ld.const.u32 %r1, [{var}+8];\n  ld.const.u32 %r2, [{var}+4];\n\
+             add.s32 %r1, %r1, %r2;\n  st.global.u32 [%rd2], %r1;\n  ret;\n}}\n"
+        )
+    };
+    for (k, var, first) in [("e1", "t1", 1), ("e2", "t2", 5)] {
+        std::fs::write(f.work.join(format!("{k}.ptx")), ptx(k, var, first)).unwrap();
+        let st = Command::new(env!("CARGO_BIN_EXE_leafold"))
+            .args(["ptxas", "-arch=sm_50", "-c"])
+            .arg(f.work.join(format!("{k}.ptx")))
+            .arg("-o")
+            .arg(f.work.join(format!("{k}.cubin")))
+            .status()
+            .unwrap();
+        assert!(st.success());
+    }
+    // A constant operand: `MOV R0, c[0x3][0x8]` (ptxas's encoding) in a hand-made object.
+    let mov = 0x4c98_078c_0027_0000u64;
+    assert_eq!(
+        leafold::sm50::print(&leafold::sm50::decode(mov).unwrap(), 0, 0),
+        "MOV R0, c[0x3][0x8]"
+    );
+    let exit = 0xe300_0000_0007_000fu64;
+    let mut k =
+        leafold::cubin::KernelSpec::new("e3", vec![0x001f_8000_fc00_07ff, mov, exit, exit], 4);
+    k.exit_offsets = vec![0x10];
+    let exec = leafold::cubin::write(&leafold::cubin::CubinSpec {
+        arch: 50,
+        ptx_arch: 50,
+        address_bits: 64,
+        kernels: vec![k],
+        constant3: Some(leafold::cubin::DataSpec {
+            size: 16,
+            align: 4,
+            init: vec![7; 16],
+            symbols: vec![("t3".into(), 0, 16)],
+        }),
+        global_init: None,
+        global: None,
+        strtab_order: None,
+        handles: Vec::new(),
+        symbol_order: None,
+        abi_version: 7,
+        texmode_independent: false,
+        data_relocs: Vec::new(),
+    });
+    let object = leafold::cubin::relocatable(&exec, &["t3".to_string()]).unwrap();
+    std::fs::write(f.work.join("e3.cubin"), object).unwrap();
+    let lines = |order: &[&str]| -> Vec<String> {
+        let mut args = vec!["-arch=sm_50"];
+        args.extend_from_slice(order);
+        args.extend_from_slice(&["-o", "linked.cubin"]);
+        f.run("nvlink", &args);
+        f.sass(&f.work.join("linked.cubin"))
+            .into_iter()
+            .map(|(name, insts)| {
+                // The opcode and the operand (registers are the allocator's business).
+                let consts: Vec<String> = insts
+                    .iter()
+                    .filter_map(|i| {
+                        let at = i.find("c[0x3]")?;
+                        let op = i.split_whitespace().next()?;
+                        Some(format!("{op} {}", i[at..].trim_end_matches([' ', ';'])))
+                    })
+                    .collect();
+                format!("{name}: {}", consts.join(" | "))
+            })
+            .collect()
+    };
+    let mut got = lines(&["e1.cubin", "e2.cubin", "e3.cubin"]);
+    got.sort();
+    assert_eq!(
+        got,
+        [
+            "e1: LDC c[0x3][0x8] | LDC c[0x3][0x4]",
+            "e2: LDC c[0x3][0x18] | LDC c[0x3][0x14]",
+            "e3: MOV c[0x3][0x28]",
+        ]
+    );
+    let mut got = lines(&["e3.cubin", "e2.cubin", "e1.cubin"]);
+    got.sort();
+    assert_eq!(
+        got,
+        [
+            "e1: LDC c[0x3][0x28] | LDC c[0x3][0x24]",
+            "e2: LDC c[0x3][0x18] | LDC c[0x3][0x14]",
+            "e3: MOV c[0x3][0x8]",
+        ]
+    );
+}
