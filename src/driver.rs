@@ -108,8 +108,8 @@ pub struct Options {
     pub emit: Emit,
     /// Produce the `ptxas -v` lines in [`Output::info_log`].
     pub verbose: bool,
-    /// See [`LowerOptions::assume_inbounds`].
-    pub assume_inbounds: bool,
+    /// See [`LowerOptions::plg_per_address`] (`--plg-per-address`; off by default).
+    pub plg_per_address: bool,
     /// `--maxrregcount` (at most 255).
     pub max_regs: Option<u32>,
     /// Name used in diagnostics.
@@ -155,7 +155,7 @@ impl Default for Options {
             arch: Arch::Sm50,
             emit: Emit::Cubin,
             verbose: false,
-            assume_inbounds: false,
+            plg_per_address: false,
             max_regs: None,
             file_name: "<input>".to_string(),
             sched: Mode::Normal,
@@ -318,7 +318,7 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
     let gmem = global_data.as_ref().map_or(0, |g| g.size);
 
     let lower_opts = LowerOptions {
-        assume_inbounds: opts.assume_inbounds,
+        plg_per_address: opts.plg_per_address,
         fold: opts.fold,
         explain: opts.explain,
         no_subroutines: opts.no_subroutines,

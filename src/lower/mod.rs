@@ -37,15 +37,22 @@
 //! shared window* (the bit the seed calls CC.OF = !(shared-window-detect)); ptxas's generic
 //! atomics branch `@!P0` to `ATOMS`, which fixes that polarity. On LD/ST, true means "decode
 //! the windows" and false means "shared", so PT is the always-correct answer (full window
-//! check, as nouveau does), and the chain's own `Plg` is correct for the address it computed. When a chain computes the
-//! address anyway, its last `LEA` writes `Plg` for free and the access uses it. Without
-//! [`LowerOptions::assume_inbounds`], `Plg` must describe the *final* address, so a non-zero
-//! displacement is added inside the chain (two more LEAs, as ptxas also spends; with
+//! check, as nouveau does), and the chain's own `Plg` is correct for the address it computed.
+//! When a chain computes the address anyway, its last `LEA` writes `Plg` for free and the
+//! access uses it.
+//!
+//! By default `Plg` follows ptxas's rule: one test per base (the chain's `base + index`),
+//! shared by every displacement from it, the displacement staying in the instruction's imm32
+//! as in the seed's examples. This assumes an object never straddles a window boundary;
+//! code that could tell the difference would break under ptxas too. (`--assume-inbounds`,
+//! the flag that once chose this form, is accepted as an alias of the default.) With
+//! [`LowerOptions::plg_per_address`] (`--plg-per-address`), `Plg` must describe the *final*
+//! address, so a non-zero displacement is added inside the chain (two more LEAs; with
 //! `--fold=full` they are a step of their own on top of the base chain, which other accesses
-//! and dominated blocks share, see `lea::plg_step`); with it, the
-//! displacement stays in the instruction's imm32 as in the seed's examples. An access whose
-//! address no chain computes (a pointer in a register plus a displacement) uses PT: building
-//! a chain only to obtain the predicate would cost two instructions and buy nothing certain.
+//! and dominated blocks share, see `lea::plg_step`), and a generic atomic with a displacement
+//! tests its final address again. An access whose address no chain computes (a pointer in a
+//! register plus a displacement) uses PT in both modes: building a chain only to obtain the
+//! predicate would cost two instructions and buy nothing certain.
 //!
 //! # What `emit` hands on
 //!
@@ -94,9 +101,11 @@ use crate::sm50::{self, Field, Form};
 /// Options that change selection.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct LowerOptions {
-    /// Generic accesses may take `Plg` from the chain without their displacement: the
-    /// programmer promises `base + index` and `base + index + disp` are in the same window.
-    pub assume_inbounds: bool,
+    /// Test the window of every generic *final* address (`--plg-per-address`): a non-zero
+    /// displacement joins the chain so that `Plg` covers it. Off by default, where one test
+    /// per base is shared by every displacement from it (ptxas's rule: an object never
+    /// straddles a window, so `base + index` and `base + index + disp` lie in the same one).
+    pub plg_per_address: bool,
     /// Folding strategy (`--fold`, see [`stats`]).
     pub fold: Fold,
     /// Describe each `LEA` chain's address expression in its [`Sm50Inst::note`]
