@@ -486,6 +486,7 @@ fn verify_launch(
         None => None,
     };
     let plan = inputs::infer(f, addr32);
+    let local_map = kept_locals(module, f);
     let dynamic_shared = if module
         .vars
         .values()
@@ -658,7 +659,8 @@ fn verify_launch(
                     relayout_module_globals(&mut got, reference, cubin, c, globals);
                 }
             }
-            if let Some(d) = first_difference(reference, &got, side == Side::Leafold) {
+            let local = (side == Side::Leafold).then_some(local_map.as_deref());
+            if let Some(d) = first_difference(reference, &got, local) {
                 let writer = sim::run_traced(code, info, launch)
                     .ok()
                     .and_then(|(_, log)| log.last_writer(d.loc))
@@ -828,9 +830,40 @@ impl Difference {
     }
 }
 
+/// Where the `.local` variables leafold's code keeps lie: `(offset in the reference's local
+/// memory, offset in ours, size)` for each, or `None` when the layouts are the same.
+/// `ir::sroa` promotes some variables to registers (`driver::prepare_kernel_ir`), so their
+/// bytes stay only in the reference's memory and the others may move down; the final bytes
+/// of a thread's local memory are not an output, so only the kept variables are compared.
+type LocalMap = Vec<(usize, usize, usize)>;
+
+fn kept_locals(module: &ir::Module, f: &Function) -> Option<LocalMap> {
+    let mut compiled = f.clone();
+    crate::driver::prepare_kernel_ir(module, &mut compiled);
+    let (ours, our_end) = module.local_layout(&compiled);
+    let (theirs, their_end) = module.local_layout(f);
+    if ours == theirs && our_end == their_end {
+        return None;
+    }
+    let mut map: LocalMap = ours
+        .iter()
+        .filter_map(|(gv, &o)| {
+            let r = *theirs.get(gv)?;
+            Some((r as usize, o as usize, module.vars[*gv].size as usize))
+        })
+        .collect();
+    map.sort_unstable();
+    Some(map)
+}
+
 /// The first byte where `got` differs from `reference`: global regions, then shared memory,
-/// then (with `local`, for leafold's code) the declared part of each thread's local memory.
-fn first_difference(reference: &RunOutput, got: &RunOutput, local: bool) -> Option<Difference> {
+/// then (with `local`, for leafold's code) the declared part of each thread's local memory:
+/// all of it (`Some(None)`: the reference's layout) or the variables a [`LocalMap`] names.
+fn first_difference(
+    reference: &RunOutput,
+    got: &RunOutput,
+    local: Option<Option<&[(usize, usize, usize)]>>,
+) -> Option<Difference> {
     for r in &reference.global {
         let Some(g) = got.region(r.base) else {
             return Some(Difference {
@@ -850,8 +883,8 @@ fn first_difference(reference: &RunOutput, got: &RunOutput, local: bool) -> Opti
     for (cta, (e, g)) in reference.shared.iter().zip(&got.shared).enumerate() {
         // ptxas allocates only the `.shared` variables a kernel uses (the reference, every
         // variable of the module), so its shared memory has another layout: compare it only
-        // when the sizes agree. leafold's layout is the reference's (`local` is true).
-        if !local && e.len() != g.len() {
+        // when the sizes agree. leafold's layout is the reference's (`local` is `Some`).
+        if local.is_none() && e.len() != g.len() {
             continue;
         }
         if let Some(i) = (0..e.len()).find(|&i| g.get(i) != Some(&e[i])) {
@@ -865,16 +898,27 @@ fn first_difference(reference: &RunOutput, got: &RunOutput, local: bool) -> Opti
             });
         }
     }
-    if local {
+    if let Some(map) = local {
         for (thread, (e, g)) in reference.local.iter().zip(&got.local).enumerate() {
-            if let Some(i) = (0..e.len()).find(|&i| g.get(i) != Some(&e[i])) {
+            // (offset in the reference, offset in ours) of the first differing byte.
+            let first = match map {
+                None => (0..e.len())
+                    .find(|&i| g.get(i) != Some(&e[i]))
+                    .map(|i| (i, i)),
+                Some(map) => map.iter().find_map(|&(r, o, n)| {
+                    (0..n)
+                        .find(|&i| g.get(o + i) != e.get(r + i))
+                        .map(|i| (r + i, o + i))
+                }),
+            };
+            if let Some((i, j)) = first {
                 return Some(Difference {
                     loc: Loc::Local {
                         thread,
-                        offset: i as u64,
+                        offset: j as u64,
                     },
-                    expected: e[i],
-                    got: g.get(i).copied().unwrap_or(0),
+                    expected: e.get(i).copied().unwrap_or(0),
+                    got: g.get(j).copied().unwrap_or(0),
                 });
             }
         }

@@ -310,7 +310,11 @@ fn plg_flags_alias_the_default_and_per_address_differs() {
     assert_eq!(code, Some(0));
     let leas = |s: &str| s.matches(" LEA").count();
     // Three generic accesses with displacements: a base + disp pair of LEAs each.
-    assert_eq!(leas(&per_address), leas(&default) + 6, "{default}\n{per_address}");
+    assert_eq!(
+        leas(&per_address),
+        leas(&default) + 6,
+        "{default}\n{per_address}"
+    );
     let (code, _) = sass(&["--assume-inbounds", "--plg-per-address"]);
     assert_eq!(code, Some(2));
     std::fs::remove_dir_all(&dir).ok();

@@ -148,6 +148,7 @@ mod display;
 pub mod eval;
 pub mod float;
 pub mod simplify;
+pub mod sroa;
 mod verify;
 pub mod video;
 pub mod warp;

@@ -66,7 +66,8 @@
 //! conditional branch whose taken side is the next block is inverted (`@P BRA next; SYNC`
 //! becomes `@!P SYNC`). Every `ret` becomes
 //! `EXIT`; the prologue (`MOV R1, c[0x0][0x20]`, the frame adjustment `IADD32I R1, R1,
-//! -frame` with frame = [`local_size`] rounded to 16 + [`Allocated::spill_bytes`]) and the
+//! -frame` with frame = [`local_size`] rounded to 16 + [`Allocated::spill_bytes`], or without
+//! spills [`local_size`] rounded to 8 or to its largest variable alignment, as ptxas) and the
 //! trailing `BRA` self + padding are the emit stage's. `.local` accesses address
 //! `[R1 + offset]`, `.const` variables sit at their declaration-order offsets in bank 3 and
 //! `.shared` variables at the kernel's own offsets (`ir::Module::shared_layout`: only the
@@ -182,7 +183,8 @@ pub fn lower_verified_stats(
 /// ([`ir::Module::local_layout`]: only the variables it names): pass it as
 /// `AllocOptions::spill_base`, so that spill slots go after it. A `.local` address is an
 /// offset from the stack pointer R1, which the emit stage lowers by the whole frame (this
-/// size rounded up to 16, plus `Allocated::spill_bytes`) in the prologue.
+/// size rounded up to 16, plus `Allocated::spill_bytes`; without spills, this size rounded up
+/// to 8 or to the largest alignment of a variable) in the prologue.
 pub fn local_size(module: &ir::Module, f: &ir::Function) -> u32 {
     module.local_layout(f).1
 }
