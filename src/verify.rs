@@ -837,6 +837,10 @@ impl Difference {
 /// of a thread's local memory are not an output, so only the kept variables are compared.
 type LocalMap = Vec<(usize, usize, usize)>;
 
+/// Which local bytes [`first_difference`] compares: none (ptxas's code, whose layout is its
+/// own), all of them in the reference's layout (`Some(None)`), or the kept variables.
+type LocalCompare<'a> = Option<Option<&'a [(usize, usize, usize)]>>;
+
 fn kept_locals(module: &ir::Module, f: &Function) -> Option<LocalMap> {
     let mut compiled = f.clone();
     crate::driver::prepare_kernel_ir(module, &mut compiled);
@@ -862,7 +866,7 @@ fn kept_locals(module: &ir::Module, f: &Function) -> Option<LocalMap> {
 fn first_difference(
     reference: &RunOutput,
     got: &RunOutput,
-    local: Option<Option<&[(usize, usize, usize)]>>,
+    local: LocalCompare,
 ) -> Option<Difference> {
     for r in &reference.global {
         let Some(g) = got.region(r.base) else {

@@ -698,11 +698,7 @@ fn for_each_call_to(
     mut f: impl FnMut(&mut SmallVec<[Value; 4]>),
 ) {
     match term {
-        InstData::Jump { dest } => {
-            if dest.block == block {
-                f(&mut dest.args);
-            }
-        }
+        InstData::Jump { dest } if dest.block == block => f(&mut dest.args),
         InstData::Brif {
             then_dest,
             else_dest,
