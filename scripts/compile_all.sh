@@ -15,10 +15,10 @@ rm -rf "$out"
 mkdir -p "$out"
 mapfile -t files < <(find tests/data examples -name '*.ptx' | sort)
 for arch in sm_50 sm_53; do
-    for fold in none lea full full-inbounds; do
+    for fold in none lea full full-per-address; do
         flags=(--arch "$arch")
         case $fold in
-            full-inbounds) flags+=(--fold full --assume-inbounds) ;;
+            full-per-address) flags+=(--fold full --plg-per-address) ;;
             *) flags+=(--fold "$fold") ;;
         esac
         dir="$out/$arch/$fold"

@@ -1,7 +1,7 @@
 //! The compile driver: PTX text in, a cubin (and every intermediate dump) out.
 //!
 //! ```text
-//! ptx::parse_and_check → ir::build (with `ir::contract`, `--fmad`) → ir::simplify → per kernel: lower::lower_function
+//! ptx::parse_and_check → ir::build (with `ir::contract`, `--fmad`) → ir::simplify (and `ir::sroa`) → per kernel: lower::lower_function
 //!   → machinst::allocate → lower::emit → sm50::sched (control codes, layout) → cubin::write
 //! ```
 //!
@@ -108,8 +108,8 @@ pub struct Options {
     pub emit: Emit,
     /// Produce the `ptxas -v` lines in [`Output::info_log`].
     pub verbose: bool,
-    /// See [`LowerOptions::assume_inbounds`].
-    pub assume_inbounds: bool,
+    /// See [`LowerOptions::plg_per_address`] (`--plg-per-address`; off by default).
+    pub plg_per_address: bool,
     /// `--maxrregcount` (at most 255).
     pub max_regs: Option<u32>,
     /// Name used in diagnostics.
@@ -161,7 +161,7 @@ impl Default for Options {
             arch: Arch::Sm50,
             emit: Emit::Cubin,
             verbose: false,
-            assume_inbounds: false,
+            plg_per_address: false,
             max_regs: None,
             file_name: "<input>".to_string(),
             sched: Mode::Normal,
@@ -333,7 +333,7 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
     let gmem = global_data.as_ref().map_or(0, |g| g.size);
 
     let lower_opts = LowerOptions {
-        assume_inbounds: opts.assume_inbounds,
+        plg_per_address: opts.plg_per_address,
         fold: opts.fold,
         explain: opts.explain,
         no_subroutines: opts.no_subroutines,
@@ -478,6 +478,19 @@ fn relocatable_version(
     Ok(())
 }
 
+/// The IR lowering receives for kernel `f` of `module`, from what `ir::build` made: the warp
+/// collectives sm_5x lacks expanded (`ir::collective`), simplified (`ir::simplify`), and the
+/// `.local` variables that only constant offsets reach promoted to SSA values
+/// (`ir::sroa`, then simplified again, since loads that became values fold further).
+/// `verify` calls it too, to know which `.local` variables the compiled kernel keeps.
+pub fn prepare_kernel_ir(module: &ir::Module, f: &mut ir::Function) {
+    ir::collective::expand(f);
+    ir::simplify::simplify(f);
+    if ir::sroa::promote_locals(module, f).vars > 0 {
+        ir::simplify::simplify(f);
+    }
+}
+
 /// What every kernel's compile reads.
 #[derive(Clone, Copy)]
 struct KernelInputs<'a> {
@@ -512,8 +525,10 @@ fn compile_kernel(
     // verify the result.
     // The warp collectives sm_5x lacks become votes, shuffles and loops first
     // (`ir::collective`); `verify` runs the reference on the unexpanded kernel.
-    ir::collective::expand(&mut f);
-    ir::simplify::simplify(&mut f);
+    // The limits apply to what the PTX declares, as ptxas checks them: before `ir::sroa`
+    // takes a variable out of local memory.
+    let limits = check_memory_limits(module, &f);
+    prepare_kernel_ir(module, &mut f);
     let f = &f;
     let name = f.name.as_str();
     let err = |msg: String| Diagnostics(vec![Diagnostic::error(file, facts.span(name), msg)]);
@@ -536,7 +551,7 @@ fn compile_kernel(
     if opts.emit == Emit::Ir {
         let _ = writeln!(out.text, "{f}");
     }
-    check_memory_limits(module, f).map_err(err)?;
+    limits.map_err(err)?;
     let local_data = lower::local_size(module, f).next_multiple_of(16);
     let alloc_opts = AllocOptions {
         max_regs: max_regs as u8,
@@ -612,6 +627,16 @@ fn compile_kernel(
     }
     let frame = if alloc.spill_bytes == 0 && local_data == 0 {
         0
+    } else if alloc.spill_bytes == 0 && !uses_dynamic_stack(f) {
+        // Only `.local` data: ptxas's frame, the data rounded to 8 bytes, or to the largest
+        // alignment of a variable (R1 must keep every variable aligned), not to the 16 that
+        // spill slots start at (`AllocOptions::spill_base`). Saves up to 8 bytes per thread.
+        let (vars, size) = module.local_layout(f);
+        let align = vars
+            .keys()
+            .map(|&gv| module.vars[gv].align)
+            .fold(8, u32::max);
+        size.next_multiple_of(align)
     } else {
         (local_data + alloc.spill_bytes).next_multiple_of(8)
     };

@@ -505,6 +505,7 @@ fn verify_launch(
         None => None,
     };
     let plan = inputs::infer(f, addr32);
+    let local_map = kept_locals(module, f);
     let dynamic_shared = if module
         .vars
         .values()
@@ -684,10 +685,11 @@ fn verify_launch(
                     relayout_module_globals(&mut got, reference, cubin, c, globals);
                 }
             }
+            let local = (side == Side::Leafold).then_some(local_map.as_deref());
             // ptxas's shared memory is comparable only where its layout cannot differ from
             // the reference's: one variable at most (its cubin names none of them).
             let shared = side == Side::Leafold || module.shared_layout(f).offsets.len() <= 1;
-            if let Some(d) = first_difference(reference, &got, side == Side::Leafold, shared) {
+            if let Some(d) = first_difference(reference, &got, local, shared) {
                 let writer = sim::run_traced(code, info, launch)
                     .ok()
                     .and_then(|(_, log)| log.last_writer(d.loc))
@@ -857,12 +859,43 @@ impl Difference {
     }
 }
 
+/// Where the `.local` variables leafold's code keeps lie: `(offset in the reference's local
+/// memory, offset in ours, size)` for each, or `None` when the layouts are the same.
+/// `ir::sroa` promotes some variables to registers (`driver::prepare_kernel_ir`), so their
+/// bytes stay only in the reference's memory and the others may move down; the final bytes
+/// of a thread's local memory are not an output, so only the kept variables are compared.
+type LocalMap = Vec<(usize, usize, usize)>;
+
+/// Which local bytes [`first_difference`] compares: none (ptxas's code, whose layout is its
+/// own), all of them in the reference's layout (`Some(None)`), or the kept variables.
+type LocalCompare<'a> = Option<Option<&'a [(usize, usize, usize)]>>;
+
+fn kept_locals(module: &ir::Module, f: &Function) -> Option<LocalMap> {
+    let mut compiled = f.clone();
+    crate::driver::prepare_kernel_ir(module, &mut compiled);
+    let (ours, our_end) = module.local_layout(&compiled);
+    let (theirs, their_end) = module.local_layout(f);
+    if ours == theirs && our_end == their_end {
+        return None;
+    }
+    let mut map: LocalMap = ours
+        .iter()
+        .filter_map(|(gv, &o)| {
+            let r = *theirs.get(gv)?;
+            Some((r as usize, o as usize, module.vars[*gv].size as usize))
+        })
+        .collect();
+    map.sort_unstable();
+    Some(map)
+}
+
 /// The first byte where `got` differs from `reference`: global regions, then shared memory,
-/// then (with `local`, for leafold's code) the declared part of each thread's local memory.
+/// then (with `local`, for leafold's code) the declared part of each thread's local memory:
+/// all of it (`Some(None)`: the reference's layout) or the variables a [`LocalMap`] names.
 fn first_difference(
     reference: &RunOutput,
     got: &RunOutput,
-    local: bool,
+    local: LocalCompare,
     shared: bool,
 ) -> Option<Difference> {
     for r in &reference.global {
@@ -885,8 +918,8 @@ fn first_difference(
         // ptxas allocates only the `.shared` variables a kernel uses (the reference, every
         // variable of the module) and orders them its own way, without symbols, so its shared
         // memory is compared only when the caller knows the layouts agree (`shared`) and the
-        // sizes do. leafold's layout is the reference's (`local` is true).
-        if !shared || (!local && e.len() != g.len()) {
+        // sizes do. leafold's layout is the reference's (`local` is `Some`).
+        if !shared || (local.is_none() && e.len() != g.len()) {
             continue;
         }
         if let Some(i) = (0..e.len()).find(|&i| g.get(i) != Some(&e[i])) {
@@ -900,16 +933,27 @@ fn first_difference(
             });
         }
     }
-    if local {
+    if let Some(map) = local {
         for (thread, (e, g)) in reference.local.iter().zip(&got.local).enumerate() {
-            if let Some(i) = (0..e.len()).find(|&i| g.get(i) != Some(&e[i])) {
+            // (offset in the reference, offset in ours) of the first differing byte.
+            let first = match map {
+                None => (0..e.len())
+                    .find(|&i| g.get(i) != Some(&e[i]))
+                    .map(|i| (i, i)),
+                Some(map) => map.iter().find_map(|&(r, o, n)| {
+                    (0..n)
+                        .find(|&i| g.get(o + i) != e.get(r + i))
+                        .map(|i| (r + i, o + i))
+                }),
+            };
+            if let Some((i, j)) = first {
                 return Some(Difference {
                     loc: Loc::Local {
                         thread,
-                        offset: i as u64,
+                        offset: j as u64,
                     },
-                    expected: e[i],
-                    got: g.get(i).copied().unwrap_or(0),
+                    expected: e.get(i).copied().unwrap_or(0),
+                    got: g.get(j).copied().unwrap_or(0),
                 });
             }
         }

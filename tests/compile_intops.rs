@@ -225,12 +225,13 @@ fn carry_mad() {
 }
 
 /// A construct the lowering refuses (here a `.local` offset past the 24 bits of LDL's
-/// immediate) names its PTX line, not only the kernel.
+/// immediate) names its PTX line, not only the kernel. (The array's address is also stored
+/// to global memory, so `ir::sroa` keeps it in local memory and the load reaches lowering.)
 #[test]
 fn lowering_refusal_names_the_ptx_line() {
     let src = kernel("carry_mad").replace(
         "    ret;",
-        "    .local .b8 big[20000000];\n    ld.local.u32 %r9, [big+16777220];\n    st.global.u32 [%rd15], %r9;\n    ret;",
+        "    .local .b8 big[20000000];\n    .reg .b64 %bigp;\n    mov.u64 %bigp, big;\n    st.global.u64 [%rd15+8], %bigp;\n    ld.local.u32 %r9, [big+16777220];\n    st.global.u32 [%rd15], %r9;\n    ret;",
     );
     let line = src.lines().position(|l| l.contains("[big+")).unwrap() + 1;
     let opts = Options::default();

@@ -239,7 +239,9 @@ fn loop_runs_like_the_ir_interpreter() {
     }
 }
 
-/// A kernel with its own `.local` array (frame prologue, STL/LDL at `[R1+off]`).
+/// A kernel with its own `.local` array (frame prologue, STL/LDL at `[R1+off]`). One load's
+/// address depends on `%tid.x` (it is 0 for the two threads the test launches, but not a
+/// constant to the compiler), so `ir::sroa` leaves the array in local memory.
 const LOCAL: &str = r#"
 .version 7.0
 .target sm_50
@@ -256,7 +258,12 @@ const LOCAL: &str = r#"
     add.s32 %r2, %r1, 7;
     st.local.u32 [buf+12], %r2;
     ld.local.u32 %r3, [buf];
-    ld.local.u32 %r4, [buf+12];
+    mov.u32 %r4, %tid.x;
+    shr.u32 %r4, %r4, 1;
+    mul.wide.u32 %rd2, %r4, 4;
+    mov.u64 %rd3, buf;
+    add.s64 %rd3, %rd3, %rd2;
+    ld.local.u32 %r4, [%rd3+12];
     add.s32 %r5, %r3, %r4;
     st.global.u32 [%rd1], %r5;
     ret;

@@ -70,9 +70,9 @@ fn opts(fold: Fold) -> Options {
     }
 }
 
-fn opts_inbounds(fold: Fold, inbounds: bool) -> Options {
+fn opts_plg(fold: Fold, plg_per_address: bool) -> Options {
     Options {
-        assume_inbounds: inbounds,
+        plg_per_address,
         ..opts(fold)
     }
 }
@@ -162,8 +162,8 @@ fn shapes_launch(j: i32, q: u64) -> Launch {
 #[test]
 fn every_strategy_computes_what_the_ir_computes() {
     for fold in [Fold::None, Fold::Lea, Fold::Full] {
-        for inbounds in [false, true] {
-            let o = opts_inbounds(fold, inbounds);
+        for per_address in [false, true] {
+            let o = opts_plg(fold, per_address);
             run_both_with(SEED, &seed_launch(), &o);
             for (j, q) in [(0, 0), (-5, 3), (9, 17)] {
                 run_both_with(SHAPES, &shapes_launch(j, q), &o);
@@ -172,14 +172,15 @@ fn every_strategy_computes_what_the_ir_computes() {
     }
 }
 
-/// With `--assume-inbounds` (displacements stay in the instruction, as `none` keeps them),
-/// folding only removes instructions. Without it, a generic access's `Plg` costs the two
-/// in-chain displacement LEAs, which is why the seed (three generic accesses) is *longer*
-/// folded than not: `none` uses `PT` and leaves the window check to the hardware.
+/// By default (one `Plg` per base: displacements stay in the instruction, as `none` keeps
+/// them), folding only removes instructions. With `--plg-per-address`, a generic access's
+/// `Plg` costs the two in-chain displacement LEAs, which is why the seed (three generic
+/// accesses) is *longer* folded than not: `none` uses `PT` and leaves the window check to the
+/// hardware.
 #[test]
 fn strategies_order_as_intended() {
     for (src, launch) in [(SEED, seed_launch()), (SHAPES, shapes_launch(1, 2))] {
-        let run = |fold| run_both_with(src, &launch, &opts_inbounds(fold, true));
+        let run = |fold| run_both_with(src, &launch, &opts_plg(fold, false));
         let none = run(Fold::None);
         let lea = run(Fold::Lea);
         let full = run(Fold::Full);
@@ -281,6 +282,42 @@ fn stats_flag_prints_json_per_kernel() {
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(2));
+}
+
+/// The window-test flags on the command line: `--assume-inbounds` is an alias of the default
+/// (ptxas's one `Plg` per base), `--plg-per-address` changes the seed's code (a `Plg` per
+/// final address: two more LEAs per generic access), and the two together are refused.
+#[test]
+fn plg_flags_alias_the_default_and_per_address_differs() {
+    let seed = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/seed_lea.ptx");
+    let dir = std::env::temp_dir().join(format!("leafold_plg_flags_{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let sass = |flags: &[&str]| {
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_leafold"))
+            .args(["compile", "--emit", "sass"])
+            .args(flags)
+            .arg("-o")
+            .arg(dir.join("s.cubin"))
+            .arg(&seed)
+            .output()
+            .unwrap();
+        (o.status.code(), String::from_utf8(o.stdout).unwrap())
+    };
+    let (code, default) = sass(&[]);
+    assert_eq!(code, Some(0));
+    assert_eq!(sass(&["--assume-inbounds"]), (Some(0), default.clone()));
+    let (code, per_address) = sass(&["--plg-per-address"]);
+    assert_eq!(code, Some(0));
+    let leas = |s: &str| s.matches(" LEA").count();
+    // Three generic accesses with displacements: a base + disp pair of LEAs each.
+    assert_eq!(
+        leas(&per_address),
+        leas(&default) + 6,
+        "{default}\n{per_address}"
+    );
+    let (code, _) = sass(&["--assume-inbounds", "--plg-per-address"]);
+    assert_eq!(code, Some(2));
+    std::fs::remove_dir_all(&dir).ok();
 }
 
 /// Where the register-pair tests put their buffers: 64 input words at `IN`, 32 output bytes

@@ -3,8 +3,9 @@
 //! file's header comment, the SSA IR, the selected machine code over virtual registers, and
 //! the final SASS of the cubin with its control codes (stall, yield, barriers, wait mask).
 //! Every cubin is also checked for hazards here, so a snapshot can never pin unsafe code.
-//! The seed examples are compiled both by default (Plg on the final address) and with
-//! `--assume-inbounds` (displacement left in the load, as the seed writes it).
+//! The generic-access cases are compiled both by default (ptxas's rule: one `Plg` per base,
+//! the displacement left in the load, as the seed writes it) and with `--plg-per-address`
+//! (`Plg` computed on the final address, the displacement inside the chain).
 
 use leafold::cubin;
 use leafold::disasm::{self, ListingOptions};
@@ -18,12 +19,12 @@ fn header(ptx: &str) -> String {
         .collect()
 }
 
-fn pipeline(file: &str, assume_inbounds: bool) -> String {
+fn pipeline(file: &str, plg_per_address: bool) -> String {
     let path = format!("{}/tests/data/fold/{file}", env!("CARGO_MANIFEST_DIR"));
     let ptx = std::fs::read_to_string(&path).unwrap();
     let opts = |emit| Options {
         emit,
-        assume_inbounds,
+        plg_per_address,
         file_name: file.to_string(),
         ..Options::default()
     };
@@ -68,29 +69,29 @@ macro_rules! fold_case {
             insta::assert_snapshot!(stringify!($name), pipeline($file, false));
         }
     };
-    ($name:ident, $inbounds:ident, $file:literal) => {
+    ($name:ident, $per_address:ident, $file:literal) => {
         fold_case!($name, $file);
         #[test]
-        fn $inbounds() {
-            insta::assert_snapshot!(stringify!($inbounds), pipeline($file, true));
+        fn $per_address() {
+            insta::assert_snapshot!(stringify!($per_address), pipeline($file, true));
         }
     };
 }
 
 fold_case!(
     seed1_a64_index,
-    seed1_a64_index_inbounds,
+    seed1_a64_index_per_address,
     "seed1_a64_index.ptx"
 );
 fold_case!(
     seed2_a_100_minus_i,
-    seed2_a_100_minus_i_inbounds,
+    seed2_a_100_minus_i_per_address,
     "seed2_a_100_minus_i.ptx"
 );
 fold_case!(seed3_struct_field_cbank, "seed3_struct_field_cbank.ptx");
 fold_case!(
     seed4_u8_32bit,
-    seed4_u8_32bit_inbounds,
+    seed4_u8_32bit_per_address,
     "seed4_u8_32bit.ptx"
 );
 fold_case!(seed5_u128_scaled_add, "seed5_u128_scaled_add.ptx");
@@ -100,4 +101,8 @@ fold_case!(
 );
 fold_case!(shared_space_32bit_lea, "shared_space_32bit_lea.ptx");
 fold_case!(far_displacement, "far_displacement.ptx");
-fold_case!(generic_plg_chain_shared, "generic_plg_chain_shared.ptx");
+fold_case!(
+    generic_plg_chain_shared,
+    generic_plg_chain_shared_per_address,
+    "generic_plg_chain_shared.ptx"
+);

@@ -151,7 +151,9 @@ fn generic_without_chain_uses_pt() {
     check_with_nvdisasm("lower_rules", &st.sass);
 }
 
-/// A negative displacement inside a 64-bit chain needs an all-ones high word.
+/// A negative displacement inside a 64-bit chain needs an all-ones high word. (Only
+/// `--plg-per-address` puts a generic access's displacement in its chain; by default it stays
+/// in the LD, which the second half pins.)
 #[test]
 fn negative_displacement_in_chain() {
     let (mut f, p) = kernel("neg", &[("A", 8), ("i", 4), ("out", 8)]);
@@ -168,9 +170,18 @@ fn negative_displacement_in_chain() {
     let out = b.load_param(Type::I64, p[2]);
     b.store(Space::Global, out, 0, &[x]);
     b.ret();
-    let st = run(None, &f, LowerOptions::default());
+    let per_address = LowerOptions {
+        plg_per_address: true,
+        ..LowerOptions::default()
+    };
+    let st = run(None, &f, per_address);
     insta::assert_snapshot!("negdisp_sass", sass_text(&st.sass));
     assert_eq!(count(&st.sass, "MOV32I"), 1);
+    check_with_nvdisasm("lower_rules", &st.sass);
+    let st = run(None, &f, LowerOptions::default());
+    insta::assert_snapshot!("negdisp_default_sass", sass_text(&st.sass));
+    assert_eq!(count(&st.sass, "MOV32I"), 0);
+    assert_eq!(count(&st.sass, "LEA"), 1);
     check_with_nvdisasm("lower_rules", &st.sass);
 }
 

@@ -64,7 +64,11 @@ pub struct Args {
     /// leafold's folding strategy (none, lea, full).
     #[arg(long, default_value = "full")]
     pub fold: String,
-    /// Compile leafold's side with --assume-inbounds.
+    /// Compile leafold's side with --plg-per-address (a window test per generic final
+    /// address instead of ptxas's one per base).
+    #[arg(long = "plg-per-address", conflicts_with = "assume_inbounds")]
+    pub plg_per_address: bool,
+    /// Accepted alias of the default (one window test per base, as ptxas).
     #[arg(long)]
     pub assume_inbounds: bool,
 }
@@ -233,7 +237,7 @@ pub fn run(args: &Args) -> u8 {
     let opts = Options {
         arch,
         fold,
-        assume_inbounds: args.assume_inbounds,
+        plg_per_address: args.plg_per_address,
         // The compile time column is `leafold compile`'s: no SASS listing (it is not read).
         sass_listing: false,
         ..Options::default()

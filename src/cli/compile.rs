@@ -8,7 +8,9 @@
 //! `-lineinfo`, `-g` and `-c` are accepted with a warning (leafold writes no line table, no
 //! debug information and no relocatable object). leafold's own: `--emit
 //! ir|vcode|alloc|sass|cubin` prints a stage's dump to stdout (`cubin`, the default, writes
-//! only the file), `--assume-inbounds`, `--sched=list|inorder|serial` (`--serial` is
+//! only the file), `--plg-per-address` (test the shared window of every generic final address
+//! instead of ptxas's one test per base; `--assume-inbounds` is an accepted alias of that
+//! default), `--sched=list|inorder|serial` (`--serial` is
 //! `--sched=serial`: wait on every scoreboard, for hazard bisection), `--fold=none|lea|full`
 //! (see [`crate::lower::stats`]), `--stats` (JSON per kernel on stdout, [`super::stats`]) and
 //! `--explain` (the SASS with each instruction's PTX line and each LEA chain's address
@@ -44,8 +46,13 @@ pub struct Args {
     /// Which stage to print: ir, vcode, alloc, sass or cubin (= only write the file).
     #[arg(long, default_value = "cubin")]
     pub emit: String,
-    /// Generic accesses may take the window predicate from the address chain without its
-    /// displacement.
+    /// Test the shared window of every generic access's final address (a non-zero
+    /// displacement joins the address chain). By default one test per base serves every
+    /// displacement from it, as in ptxas (an object never straddles a window).
+    #[arg(long = "plg-per-address", conflicts_with = "assume_inbounds")]
+    pub plg_per_address: bool,
+    /// Accepted alias of the default: one window test per base, shared by every
+    /// displacement (what this flag switched on before it became the default).
     #[arg(long)]
     pub assume_inbounds: bool,
     /// Use at most N registers per thread (at most 255).
@@ -207,7 +214,7 @@ pub fn run_with_warnings(args: &Args, pre: &[String]) -> u8 {
         arch,
         emit,
         verbose: args.verbose,
-        assume_inbounds: args.assume_inbounds,
+        plg_per_address: args.plg_per_address,
         max_regs: args.maxrregcount.filter(|&n| n <= 255),
         file_name: String::new(),
         no_reconvergence: false,

@@ -150,6 +150,7 @@ pub mod eval;
 pub mod float;
 pub mod simplify;
 pub mod tex;
+pub mod sroa;
 mod verify;
 pub mod video;
 pub mod warp;

@@ -26,7 +26,7 @@
 //! index, and every one of them reads it, one instruction saved per further chain for a register that lives longer;
 //! otherwise it lives inside the chain, in the high word of the result. A displacement in
 //! the chain costs two more LEAs (64-bit) or one (32-bit) and is asked for only where the
-//! predicate must cover the final address (generic accesses without `assume_inbounds`); a
+//! predicate must cover the final address (generic accesses under `--plg-per-address`); a
 //! negative one needs an all-ones high word (`MOV32I t, 0xffffffff`), as LEA.HI has no
 //! immediate form. In the second pair `Ra = RZ` is harmless: with `s = 0` and `Rc = RZ`,
 //! `LEA.HI` adds only `B` and the carry, so the pair can update `d` in place.

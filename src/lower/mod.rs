@@ -37,15 +37,22 @@
 //! shared window* (the bit the seed calls CC.OF = !(shared-window-detect)); ptxas's generic
 //! atomics branch `@!P0` to `ATOMS`, which fixes that polarity. On LD/ST, true means "decode
 //! the windows" and false means "shared", so PT is the always-correct answer (full window
-//! check, as nouveau does), and the chain's own `Plg` is correct for the address it computed. When a chain computes the
-//! address anyway, its last `LEA` writes `Plg` for free and the access uses it. Without
-//! [`LowerOptions::assume_inbounds`], `Plg` must describe the *final* address, so a non-zero
-//! displacement is added inside the chain (two more LEAs, as ptxas also spends; with
+//! check, as nouveau does), and the chain's own `Plg` is correct for the address it computed.
+//! When a chain computes the address anyway, its last `LEA` writes `Plg` for free and the
+//! access uses it.
+//!
+//! By default `Plg` follows ptxas's rule: one test per base (the chain's `base + index`),
+//! shared by every displacement from it, the displacement staying in the instruction's imm32
+//! as in the seed's examples. This assumes an object never straddles a window boundary;
+//! code that could tell the difference would break under ptxas too. (`--assume-inbounds`,
+//! the flag that once chose this form, is accepted as an alias of the default.) With
+//! [`LowerOptions::plg_per_address`] (`--plg-per-address`), `Plg` must describe the *final*
+//! address, so a non-zero displacement is added inside the chain (two more LEAs; with
 //! `--fold=full` they are a step of their own on top of the base chain, which other accesses
-//! and dominated blocks share, see `lea::plg_step`); with it, the
-//! displacement stays in the instruction's imm32 as in the seed's examples. An access whose
-//! address no chain computes (a pointer in a register plus a displacement) uses PT: building
-//! a chain only to obtain the predicate would cost two instructions and buy nothing certain.
+//! and dominated blocks share, see `lea::plg_step`), and a generic atomic with a displacement
+//! tests its final address again. An access whose address no chain computes (a pointer in a
+//! register plus a displacement) uses PT in both modes: building a chain only to obtain the
+//! predicate would cost two instructions and buy nothing certain.
 //!
 //! # What `emit` hands on
 //!
@@ -59,7 +66,8 @@
 //! conditional branch whose taken side is the next block is inverted (`@P BRA next; SYNC`
 //! becomes `@!P SYNC`). Every `ret` becomes
 //! `EXIT`; the prologue (`MOV R1, c[0x0][0x20]`, the frame adjustment `IADD32I R1, R1,
-//! -frame` with frame = [`local_size`] rounded to 16 + [`Allocated::spill_bytes`]) and the
+//! -frame` with frame = [`local_size`] rounded to 16 + [`Allocated::spill_bytes`], or without
+//! spills [`local_size`] rounded to 8 or to its largest variable alignment, as ptxas) and the
 //! trailing `BRA` self + padding are the emit stage's. `.local` accesses address
 //! `[R1 + offset]`, `.const` variables sit at their declaration-order offsets in bank 3 and
 //! `.shared` variables at the kernel's own offsets (`ir::Module::shared_layout`: only the
@@ -94,9 +102,11 @@ use crate::sm50::{self, Field, Form};
 /// Options that change selection.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct LowerOptions {
-    /// Generic accesses may take `Plg` from the chain without their displacement: the
-    /// programmer promises `base + index` and `base + index + disp` are in the same window.
-    pub assume_inbounds: bool,
+    /// Test the window of every generic *final* address (`--plg-per-address`): a non-zero
+    /// displacement joins the chain so that `Plg` covers it. Off by default, where one test
+    /// per base is shared by every displacement from it (ptxas's rule: an object never
+    /// straddles a window, so `base + index` and `base + index + disp` lie in the same one).
+    pub plg_per_address: bool,
     /// Folding strategy (`--fold`, see [`stats`]).
     pub fold: Fold,
     /// Describe each `LEA` chain's address expression in its [`Sm50Inst::note`]
@@ -173,7 +183,8 @@ pub fn lower_verified_stats(
 /// ([`ir::Module::local_layout`]: only the variables it names): pass it as
 /// `AllocOptions::spill_base`, so that spill slots go after it. A `.local` address is an
 /// offset from the stack pointer R1, which the emit stage lowers by the whole frame (this
-/// size rounded up to 16, plus `Allocated::spill_bytes`) in the prologue.
+/// size rounded up to 16, plus `Allocated::spill_bytes`; without spills, this size rounded up
+/// to 8 or to the largest alignment of a variable) in the prologue.
 pub fn local_size(module: &ir::Module, f: &ir::Function) -> u32 {
     module.local_layout(f).1
 }

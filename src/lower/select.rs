@@ -2818,8 +2818,11 @@ impl<'a> Lowerer<'a> {
             Space::Const => 16,
             _ => 24,
         };
-        // Where the displacement goes. Generic accesses computed by a chain get Plg; by default
-        // it must cover the final address, so the displacement joins the chain.
+        // Where the displacement goes. Generic accesses computed by a chain get Plg. By default
+        // (ptxas's rule) the chain's Plg, tested on `base + index`, serves every displacement
+        // from it: an object never straddles a window, so the displacement stays in the
+        // instruction. With `--plg-per-address` Plg must cover the final address, so the
+        // displacement joins the chain (two more LEAs for a 64-bit chain).
         // A lone parameter base gets a chain only for a 64-bit generic access (where it buys
         // Plg); elsewhere two MOVs (one for 32 bits) cost as much and are shared by every
         // block.
@@ -2828,8 +2831,8 @@ impl<'a> Lowerer<'a> {
             || (matches!(mode.base, Base::Param { .. }) && generic && wide && fold);
         let plg = generic && has_chain && fold;
         let disp_in_chain =
-            plg && !self.opts.assume_inbounds && mode.disp != 0 && fits_imm20(mode.disp);
-        let plg = plg && (disp_in_chain || self.opts.assume_inbounds || mode.disp == 0);
+            plg && self.opts.plg_per_address && mode.disp != 0 && fits_imm20(mode.disp);
+        let plg = plg && (disp_in_chain || !self.opts.plg_per_address || mode.disp == 0);
         let (chain_disp, mut mem_disp) = if disp_in_chain {
             (mode.disp, 0)
         } else {

@@ -195,10 +195,11 @@ impl<'a> Lowerer<'a> {
         };
         let mut i = Sm50Inst::new(Role::Plain);
         // A chain that computed the final address gave its Plg already (with
-        // --assume-inbounds the chain's Plg may leave out a displacement: test again).
+        // --plg-per-address a chain's Plg that leaves out a displacement is not enough: test
+        // again; by default it serves every displacement, as for LD/ST).
         let chain_plg = access
             .pred
-            .filter(|_| access.disp == 0 && !self.opts.assume_inbounds);
+            .filter(|_| access.disp == 0 || !self.opts.plg_per_address);
         let (pop, own) = match chain_plg {
             Some(p) => (i.use_(p), false),
             None => {
