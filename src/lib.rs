@@ -41,9 +41,9 @@ pub mod ptx;
 pub mod ptxgen;
 pub mod sim;
 pub mod sm50;
-pub mod texture;
 pub mod surface;
 pub mod sysfn;
+pub mod texture;
 pub mod verify;
 
 pub use driver::{compile, Options, Output};

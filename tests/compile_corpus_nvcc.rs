@@ -27,10 +27,6 @@ enum Owner {
 /// The files that do not compile yet, with the construct that stops them.
 const EXPECTED_FAILURES: &[(&str, Owner)] = &[
     (
-        "cuda-samples__Samples_2_Concepts_and_Techniques_FunctionPointers_FunctionPointers_kernels.ptx",
-        Owner::Textures,
-    ),
-    (
         "cuda-samples__Samples_3_CUDA_Features_cdpBezierTessellation_BezierLineCDP.ptx",
         Owner::Calls,
     ),

