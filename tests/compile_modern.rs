@@ -473,12 +473,26 @@ fn what_cannot_run_on_maxwell_is_a_located_error() {
     assert!(leafold::error::render_all(&err.0).contains("'.reqnctapercluster' of 2 CTAs"));
 }
 
-#[test]
-fn atom_add_f16_and_f16x2_in_shared_memory() {
-    // Every thread of a CTA adds a small integer (exact in f16 in any order) to one of four
-    // halves sharing two words, and a pair of them to one f16x2 word; threads 0..3 copy out.
+/// Every thread of a CTA adds a small integer (exact in f16 and bf16 in any order) to one of
+/// four halves sharing two words with `atom.shared.add.noftz.{half}` (or `red` when
+/// `red_half`), and a pair of them to one word with `.{half}x2` (`red` when `!red_half`);
+/// threads 0..3 copy out, and the sums are checked through `value` (a half's bits to its
+/// value).
+fn half_adds_in_shared_memory(test: &str, half: &str, red_half: bool, value: fn(u32) -> f64) {
     let decls = ".shared .align 4 .b16 hacc[4];\n.shared .align 4 .b32 h2acc;";
-    let body = r#"
+    let (one, two) = if red_half {
+        (
+            format!("red.shared.add.noftz.{half} [%r13], %rs2;"),
+            format!("atom.shared.add.noftz.{half}x2 %r19, [h2acc], %r18;"),
+        )
+    } else {
+        (
+            format!("atom.shared.add.noftz.{half} %rs4, [%r13], %rs2;"),
+            format!("red.shared.add.noftz.{half}x2 [h2acc], %r18;"),
+        )
+    };
+    let body = format!(
+        r#"
     .reg .b16 %rs<8>;
     setp.lt.u32 %p1, %r9, 4;
     and.b32 %r12, %r9, 3;
@@ -492,26 +506,47 @@ fn atom_add_f16_and_f16x2_in_shared_memory() {
     @%p2 st.shared.u32 [h2acc], %r15;
     bar.sync 0;
     and.b32 %r16, %r2, 3;
-    cvt.rn.f16.u32 %rs2, %r16;
-    red.shared.add.noftz.f16 [%r13], %rs2;
+    cvt.rn.{half}.u32 %rs2, %r16;
+    {one}
     and.b32 %r17, %r2, 1;
-    cvt.rn.f16.u32 %rs3, %r17;
-    mov.b32 %r18, {%rs2, %rs3};
-    atom.shared.add.noftz.f16x2 %r19, [h2acc], %r18;
+    cvt.rn.{half}.u32 %rs3, %r17;
+    mov.b32 %r18, {{%rs2, %rs3}};
+    {two}
     bar.sync 0;
     ld.shared.u16 %r20, [%r13];
     ld.shared.u32 %r21, [h2acc];
     @%p1 st.global.u32 [%rd3], %r20;
     @%p1 st.global.u32 [%rd3+4], %r21;
-"#;
-    let (out, last) = run("atom_f16", decls, body);
+"#
+    );
+    let (out, last) = run(test, decls, &body);
     assert!(
         has(&out.sass, |s| s.starts_with("ATOMS.CAS ")),
         "{}",
         out.sass
     );
+    for cta in 0..2 {
+        let ins: Vec<u32> = (0..64).map(|t| input(64 * cta + t)).collect();
+        for k in 0..4 {
+            let sum: u32 = (0..64).filter(|t| t % 4 == k).map(|t| ins[t] & 3).sum();
+            assert_eq!(value(word(&last, 64 * cta + k, 0) & 0xffff), f64::from(sum));
+        }
+        let w = word(&last, 64 * cta, 1);
+        assert_eq!(
+            value(w & 0xffff),
+            f64::from(ins.iter().map(|x| x & 3).sum::<u32>())
+        );
+        assert_eq!(
+            value(w >> 16),
+            f64::from(ins.iter().map(|x| x & 1).sum::<u32>())
+        );
+    }
+}
+
+#[test]
+fn atom_add_f16_and_f16x2_in_shared_memory() {
     use leafold::ir::float::{convert, FloatFmt, Round};
-    let h = |x: u32| {
+    let f16 = |x: u32| {
         f64::from_bits(convert(
             FloatFmt::F16,
             FloatFmt::F64,
@@ -520,77 +555,13 @@ fn atom_add_f16_and_f16x2_in_shared_memory() {
             false,
         ))
     };
-    for cta in 0..2 {
-        let ins: Vec<u32> = (0..64).map(|t| input(64 * cta + t)).collect();
-        for k in 0..4 {
-            let sum: u32 = (0..64).filter(|t| t % 4 == k).map(|t| ins[t] & 3).sum();
-            assert_eq!(h(word(&last, 64 * cta + k, 0)), f64::from(sum));
-        }
-        let w = word(&last, 64 * cta, 1);
-        assert_eq!(
-            h(w & 0xffff),
-            f64::from(ins.iter().map(|x| x & 3).sum::<u32>())
-        );
-        assert_eq!(
-            h(w >> 16),
-            f64::from(ins.iter().map(|x| x & 1).sum::<u32>())
-        );
-    }
+    half_adds_in_shared_memory("atom_f16", "f16", true, f16);
 }
 
 #[test]
 fn atom_add_bf16_and_bf16x2_in_shared_memory() {
-    // As `atom_add_f16_and_f16x2_in_shared_memory`, with bf16 (sm_90's `.add.noftz.bf16` and
-    // `.bf16x2`): small integer sums are exact in bf16's 8-bit significand, in any order.
-    let decls = ".shared .align 4 .b16 hacc[4];\n.shared .align 4 .b32 h2acc;";
-    let body = r#"
-    .reg .b16 %rs<8>;
-    setp.lt.u32 %p1, %r9, 4;
-    and.b32 %r12, %r9, 3;
-    mov.u32 %r13, hacc;
-    shl.b32 %r14, %r12, 1;
-    add.u32 %r13, %r13, %r14;
-    mov.u16 %rs1, 0;
-    @%p1 st.shared.u16 [%r13], %rs1;
-    mov.u32 %r15, 0;
-    setp.eq.u32 %p2, %r9, 0;
-    @%p2 st.shared.u32 [h2acc], %r15;
-    bar.sync 0;
-    and.b32 %r16, %r2, 3;
-    cvt.rn.bf16.u32 %rs2, %r16;
-    atom.shared.add.noftz.bf16 %rs4, [%r13], %rs2;
-    and.b32 %r17, %r2, 1;
-    cvt.rn.bf16.u32 %rs3, %r17;
-    mov.b32 %r18, {%rs2, %rs3};
-    red.shared.add.noftz.bf16x2 [h2acc], %r18;
-    bar.sync 0;
-    ld.shared.u16 %r20, [%r13];
-    ld.shared.u32 %r21, [h2acc];
-    @%p1 st.global.u32 [%rd3], %r20;
-    @%p1 st.global.u32 [%rd3+4], %r21;
-"#;
-    let (out, last) = run("atom_bf16", decls, body);
-    assert!(
-        has(&out.sass, |s| s.starts_with("ATOMS.CAS ")),
-        "{}",
-        out.sass
-    );
-    // A bf16 is the upper half of an f32.
-    let h = |x: u32| f64::from(f32::from_bits(x << 16));
-    for cta in 0..2 {
-        let ins: Vec<u32> = (0..64).map(|t| input(64 * cta + t)).collect();
-        for k in 0..4 {
-            let sum: u32 = (0..64).filter(|t| t % 4 == k).map(|t| ins[t] & 3).sum();
-            assert_eq!(h(word(&last, 64 * cta + k, 0) & 0xffff), f64::from(sum));
-        }
-        let w = word(&last, 64 * cta, 1);
-        assert_eq!(
-            h(w & 0xffff),
-            f64::from(ins.iter().map(|x| x & 3).sum::<u32>())
-        );
-        assert_eq!(
-            h(w >> 16),
-            f64::from(ins.iter().map(|x| x & 1).sum::<u32>())
-        );
-    }
+    // sm_90's `.add.noftz.bf16` and `.bf16x2`; a bf16 is the upper half of an f32.
+    half_adds_in_shared_memory("atom_bf16", "bf16", false, |x| {
+        f64::from(f32::from_bits(x << 16))
+    });
 }
