@@ -473,21 +473,7 @@ impl FnBuilder<'_, '_> {
             let n = self.ins().unary(UnaryOp::Not, t[0]);
             t.push(n);
         }
-        if let Some(c) = ops.get(3) {
-            let c = self.read(c, Type::Pred, None)?;
-            let op = if ins.has_flag("and") {
-                BinaryOp::And
-            } else if ins.has_flag("or") {
-                BinaryOp::Or
-            } else if ins.has_flag("xor") {
-                BinaryOp::Xor
-            } else {
-                return self.unsupported(ins, "a fourth operand needs .and, .or or .xor");
-            };
-            for r in &mut t {
-                *r = self.ins().binary(op, *r, c);
-            }
-        }
+        self.combine_with_pred(ins, ops, &mut t)?;
         match (&ops[0], set_true) {
             (Operand::PredPair(p, q), None) => {
                 let pv = self.reg_var(p)?;

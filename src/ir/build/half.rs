@@ -112,6 +112,33 @@ impl FnBuilder<'_, '_> {
         self.write(dst, d, false, ops[0].span())
     }
 
+    /// The `.and/.or/.xor` fourth operand of a half-precision `setp`: each comparison result
+    /// in `t` combined with that predicate (nothing to do without one).
+    pub(super) fn combine_with_pred(
+        &mut self,
+        ins: &Instruction,
+        ops: &[Operand],
+        t: &mut [Value],
+    ) -> Option<()> {
+        let Some(c) = ops.get(3) else {
+            return Some(());
+        };
+        let c = self.read(c, Type::Pred, None)?;
+        let op = if ins.has_flag("and") {
+            BinaryOp::And
+        } else if ins.has_flag("or") {
+            BinaryOp::Or
+        } else if ins.has_flag("xor") {
+            BinaryOp::Xor
+        } else {
+            return self.unsupported(ins, "a fourth operand needs .and, .or or .xor");
+        };
+        for r in t.iter_mut() {
+            *r = self.ins().binary(op, *r, c);
+        }
+        Some(())
+    }
+
     fn half2_compare(&mut self, ins: &Instruction) -> Option<()> {
         let fmt = FloatFmt::F16;
         let (ftz, _) = self.float_flags(ins, fmt)?;
@@ -143,21 +170,7 @@ impl FnBuilder<'_, '_> {
                 .ins()
                 .float(FloatOp::Cmp { cc, fmt, ftz }, &[a[k], b[k]]);
         }
-        if let Some(c) = ops.get(3) {
-            let c = self.read(c, Type::Pred, None)?;
-            let op = if ins.has_flag("and") {
-                BinaryOp::And
-            } else if ins.has_flag("or") {
-                BinaryOp::Or
-            } else if ins.has_flag("xor") {
-                BinaryOp::Xor
-            } else {
-                return self.unsupported(ins, "a fourth operand needs .and, .or or .xor");
-            };
-            for r in &mut t {
-                *r = self.ins().binary(op, *r, c);
-            }
-        }
+        self.combine_with_pred(ins, ops, &mut t)?;
         match (&ops[0], set_true) {
             (Operand::PredPair(p, q), None) => {
                 let pv = self.reg_var(p)?;
