@@ -1,0 +1,596 @@
+//! Selection of value-producing instructions that are neither integer arithmetic nor memory:
+//! materializing constants and symbol addresses, special registers, unary operations,
+//! conversions, selects, integer compares, and `cvta` with the shared-window tests.
+//!
+//! In: one IR value and its definition. Out: SASS instructions in the current block and the
+//! value's [`Loc`].
+
+use super::*;
+
+impl<'a> Lowerer<'a> {
+    // ------------------------------------------------------------ values
+
+    /// A constant, parameter or variable address that some instruction wants in a register.
+    pub(super) fn materialize(&mut self, v: Value) -> Result<(), LowerError> {
+        let ty = self.ty(v);
+        let kind = kind_of(ty);
+        let class = self.class(v);
+        if let Some(InstData::SymbolAddr { var, .. }) = self.def_of(v) {
+            let var = *var;
+            let space = self.module.vars.get(var).map(|d| d.space);
+            if space == Some(Space::Global) && matches!(kind, RegKind::B64 | RegKind::B32) {
+                // ptxas's sequence: `MOV32I lo, 0x0` and `MOV32I hi, 0x0`, which the loader
+                // patches (R_CUDA_ABS32_LO_20 / R_CUDA_ABS32_HI_20) with the variable's address;
+                // a 32-bit address (a 32-bit module) is one `MOV32I` (R_CUDA_ABS32_20).
+                let words: &[RelocWord] = if kind == RegKind::B64 {
+                    &[RelocWord::Lo, RelocWord::Hi]
+                } else {
+                    &[RelocWord::Abs32]
+                };
+                let d = self.new_vreg(kind);
+                let mut i = Sm50Inst::new(Role::Plain);
+                let dop = i.def(d, true);
+                for (w, &word) in (0u8..).zip(words) {
+                    i.piece(
+                        sm50::Inst::new(Form::MOV32I).with(Field::Imm, 0),
+                        &[(Field::Rd, dop, w)],
+                    );
+                    if let Some(p) = i.pieces.last_mut() {
+                        p.reloc = Some(super::super::Reloc { var, word });
+                    }
+                }
+                self.push(i);
+                self.set_loc(v, Loc { vreg: d, offset: 0 });
+                return Ok(());
+            }
+            if matches!(class, Class::Reg) {
+                let space = space.map_or("?", |s| s.name());
+                return Err(self.unsupported(format!(
+                    "the address of a .{space} variable (needs a frame layout or relocations)"
+                )));
+            }
+        }
+        let d = self.new_vreg(kind);
+        let mut i = Sm50Inst::new(Role::Plain);
+        if let Some(&InstData::LoadParam { offset, .. }) = self.def_of(v) {
+            if offset % 4 != 0 {
+                // MOV the containing word, then shift the value down to bit 0 (the high bits
+                // of an i8/i16 register are unspecified, so a logical shift is enough).
+                let dop = i.def(d, true);
+                let word = u64::from((0x140 + offset) / 4);
+                let mov = sm50::Inst::new(Form::MOV_C).with(Field::Cbo, word);
+                i.piece(mov, &[(Field::Rd, dop, 0)]);
+                let shr = sm50::Inst::new(Form::SHR_I)
+                    .with(Field::ImmImm20s, u64::from(8 * (offset % 4)));
+                i.piece(shr, &[(Field::Rd, dop, 0), (Field::Ra, dop, 0)]);
+                self.push(i);
+                self.set_loc(v, Loc { vreg: d, offset: 0 });
+                return Ok(());
+            }
+        }
+        match (kind, class) {
+            (RegKind::Pred, Class::Imm(k)) => {
+                // PSETP.AND.AND d, PT, PT, PT, PT (or !PT for false)
+                let dop = i.def(d, false);
+                let inst = sm50::Inst::new(Form::PSETP).with(Field::Pan, (k & 1 == 0) as u64);
+                i.piece(inst, &[(Field::Pd0, dop, 0)]);
+            }
+            (RegKind::B32, Class::Imm(k)) => {
+                let dop = i.def(d, false);
+                let inst = sm50::Inst::new(Form::MOV32I).with(Field::Imm, k as u64 & 0xffff_ffff);
+                i.piece(inst, &[(Field::Rd, dop, 0)]);
+            }
+            (RegKind::B64, Class::Imm(k)) => {
+                let dop = i.def(d, true);
+                for w in 0..2u8 {
+                    let inst = sm50::Inst::new(Form::MOV32I)
+                        .with(Field::Imm, (k as u64 >> (32 * w)) & 0xffff_ffff);
+                    i.piece(inst, &[(Field::Rd, dop, w)]);
+                }
+            }
+            (RegKind::B32 | RegKind::B64, Class::Cbuf(o)) => {
+                let words = kind.gprs() as u8;
+                let dop = i.def(d, words > 1);
+                for w in 0..words {
+                    let inst = sm50::Inst::new(Form::MOV_C)
+                        .with(Field::Cbo, u64::from(o / 4) + u64::from(w));
+                    i.piece(inst, &[(Field::Rd, dop, w)]);
+                }
+            }
+            _ => return Err(LowerError::Internal(format!("cannot materialize {v}"))),
+        }
+        self.push(i);
+        self.set_loc(v, Loc { vreg: d, offset: 0 });
+        Ok(())
+    }
+
+    pub(super) fn lower_sreg(&mut self, v: Value, reg: SpecialReg) -> Result<(), LowerError> {
+        let sr = match reg {
+            SpecialReg::Tid(d) => 0x21 + d.index() as u64,
+            SpecialReg::Ctaid(d) => 0x25 + d.index() as u64,
+            SpecialReg::LaneId => 0x00,
+            SpecialReg::WarpId | SpecialReg::SmId => 0x03,
+            // SR_EQMASK .. SR_GEMASK
+            SpecialReg::LaneMask(m) => 0x38 + m as u64,
+            SpecialReg::Clock => return self.lower_clock(v, false),
+            SpecialReg::Clock64 => return self.lower_clock(v, true),
+            SpecialReg::NSmId => 0x02,
+            SpecialReg::TotalSmemSize => 0x32,
+            // SR_GLOBALTIMERLO/HI, SR_PMn (4 + n) and SR_PM_HIn (0x48 + n), read with CS2R.
+            SpecialReg::GlobalTimerLo => return self.lower_counter(v, 0x52, None),
+            SpecialReg::GlobalTimerHi => return self.lower_counter(v, 0x53, None),
+            SpecialReg::GlobalTimer => return self.lower_counter(v, 0x52, Some(0x53)),
+            SpecialReg::Pm(n) => return self.lower_counter(v, 4 + u64::from(n), None),
+            SpecialReg::Pm64(n) => {
+                let n = u64::from(n);
+                return self.lower_counter(v, 4 + n, Some(0x48 + n));
+            }
+            _ => return self.materialize(v),
+        };
+        let d = self.new_vreg(RegKind::B32);
+        let mut i = Sm50Inst::new(Role::Plain);
+        let s2r = sm50::Inst::new(Form::S2R).with(Field::Sr, sr);
+        if matches!(
+            reg,
+            SpecialReg::WarpId | SpecialReg::SmId | SpecialReg::NSmId
+        ) {
+            // %warpid = BFE.U32(SR_VIRTID, 0x608), %smid = BFE.U32(SR_VIRTID, 0x914), %nsmid
+            // = BFE.U32(SR_VIRTCFG, 0x914), as ptxas does.
+            let dop = i.def(d, false);
+            i.piece(s2r, &[(Field::Rd, dop, 0)]);
+            let field = if reg == SpecialReg::WarpId {
+                0x608
+            } else {
+                0x914
+            };
+            let bfe = sm50::Inst::new(Form::BFE_I).with(Field::ImmImm20s, field);
+            i.piece(bfe, &[(Field::Rd, dop, 0), (Field::Ra, dop, 0)]);
+        } else {
+            let dop = i.def(d, false);
+            i.piece(s2r, &[(Field::Rd, dop, 0)]);
+        }
+        self.push(i);
+        self.set_loc(v, Loc { vreg: d, offset: 0 });
+        Ok(())
+    }
+
+    pub(super) fn lower_unary(
+        &mut self,
+        v: Value,
+        op: UnaryOp,
+        arg: Value,
+    ) -> Result<(), LowerError> {
+        let ty = self.ty(v);
+        let a = self.reg(arg)?;
+        let kind = kind_of(ty);
+        let d = self.new_vreg(kind);
+        let mut i = Sm50Inst::new(Role::Plain);
+        let words = kind.gprs() as u8;
+        let dop = i.def(d, words > 1);
+        let aop = i.use_(a.vreg);
+        match (op, kind) {
+            (UnaryOp::Not, RegKind::Pred) => {
+                // PSETP.AND.AND d, PT, !a, PT, PT
+                let inst = sm50::Inst::new(Form::PSETP).with(Field::Pan, 1);
+                i.piece(inst, &[(Field::Pd0, dop, 0), (Field::Pa, aop, 0)]);
+            }
+            (UnaryOp::Not, _) => {
+                for w in 0..words {
+                    let inst = sm50::Inst::new(Form::LOP32I)
+                        .with(Field::Op, 2)
+                        .with(Field::Imm, 0xffff_ffff);
+                    i.piece(inst, &[(Field::Rd, dop, w), (Field::Ra, aop, a.offset + w)]);
+                }
+            }
+            (UnaryOp::Neg, RegKind::Pred) => return Err(self.unsupported("neg of a predicate")),
+            (UnaryOp::Neg, _) => {
+                // IADD[.CC] d, -a, RZ ; IADD.X d.hi, -a.hi, RZ  (0 - a, ptxas's negated-Ra shape)
+                for w in 0..words {
+                    let inst = sm50::Inst::new(Form::IADD_R)
+                        .with(Field::Nega, 1)
+                        .with(Field::Cc, (words > 1 && w == 0) as u64)
+                        .with(Field::X, (w == 1) as u64);
+                    i.piece(inst, &[(Field::Rd, dop, w), (Field::Ra, aop, a.offset + w)]);
+                }
+            }
+        }
+        self.push(i);
+        self.set_loc(v, Loc { vreg: d, offset: 0 });
+        Ok(())
+    }
+
+    pub(super) fn lower_convert(
+        &mut self,
+        v: Value,
+        op: ConvOp,
+        ty: Type,
+        arg: Value,
+    ) -> Result<(), LowerError> {
+        let from = self.ty(arg);
+        if !from.is_int() || !ty.is_int() {
+            return Err(self.unsupported(format!("convert {from} to {ty}")));
+        }
+        if op == ConvOp::Trunc {
+            // The low word of a pair, or the same register: high bits of narrow values are
+            // unspecified, so truncation costs nothing.
+            let l = self.reg(arg)?;
+            self.set_loc(v, l);
+            return Ok(());
+        }
+        let signed = op == ConvOp::Sext;
+        if ty != Type::I64 {
+            let l = self.reg(arg)?;
+            let out = self.extend_narrow(l, from, signed, None)?;
+            self.set_loc(v, out);
+            return Ok(());
+        }
+        // To 64 bits: [extend the narrow source] then the high word is RZ or the sign word.
+        let lo = if from.bits() < 32 {
+            match self.norm32(arg, signed)? {
+                Src::Reg(l) => l,
+                _ => self.reg(arg)?,
+            }
+        } else {
+            self.reg(arg)?
+        };
+        let d = self.new_vreg(RegKind::B64);
+        let mut i = Sm50Inst::new(Role::Plain);
+        let dop = i.def(d, true);
+        let aop = i.use_(lo.vreg);
+        i.piece(
+            sm50::Inst::new(Form::MOV_R),
+            &[(Field::Rd, dop, 0), (Field::Rb, aop, lo.offset)],
+        );
+        if signed {
+            let shr = sm50::Inst::new(Form::SHR_I)
+                .with(Field::Sgn, 1)
+                .with(Field::ImmImm20s, 0x1f);
+            i.piece(shr, &[(Field::Rd, dop, 1), (Field::Ra, aop, lo.offset)]);
+        } else {
+            i.piece(sm50::Inst::new(Form::MOV_R), &[(Field::Rd, dop, 1)]);
+        }
+        self.push(i);
+        self.set_loc(v, Loc { vreg: d, offset: 0 });
+        Ok(())
+    }
+
+    pub(super) fn lower_select(
+        &mut self,
+        v: Value,
+        cond: Value,
+        args: [Value; 2],
+    ) -> Result<(), LowerError> {
+        let kind = kind_of(self.ty(v));
+        if kind == RegKind::Pred {
+            return Err(self.unsupported("select of predicates"));
+        }
+        if kind == RegKind::B32 && self.select_imm(v, cond, args)? {
+            return Ok(());
+        }
+        // A constant that no immediate holds is read from the literal pool (constant bank 2),
+        // as ptxas does (float constants are `iconst`s of their bits in the IR); a constant
+        // first operand goes to B: `c ? k : b` is `SEL d, b, k, !c`.
+        let swap = matches!(self.class(args[0]), Class::Imm(_))
+            && matches!(self.class(args[1]), Class::Reg);
+        let (av, bv) = if swap {
+            (args[1], args[0])
+        } else {
+            (args[0], args[1])
+        };
+        let c = self.reg(cond)?;
+        let a = self.reg(av)?;
+        let b = match self.class(bv) {
+            Class::Imm(k) if kind == RegKind::B64 => {
+                if fits_imm20(i64::from(k as i32)) && fits_imm20(k >> 32) {
+                    Src::Imm(k)
+                } else {
+                    Src::Lit(self.literal(k as u64, 8)?)
+                }
+            }
+            Class::Imm(k) if !fits_imm20(k) => Src::Lit(self.literal(u64::from(k as u32), 4)?),
+            _ if kind == RegKind::B64 => match self.src(bv)? {
+                Src::Imm(_) => Src::Reg(self.reg(bv)?),
+                s => s,
+            },
+            _ => self.src20(bv)?,
+        };
+        let d = self.new_vreg(kind);
+        let mut i = Sm50Inst::new(Role::Plain);
+        let words = kind.gprs() as u8;
+        let dop = i.def(d, words > 1);
+        let cop = i.use_(c.vreg);
+        let aop = i.use_(a.vreg);
+        for w in 0..words {
+            // SEL d, a, b, c  ==  c ? a : b
+            let mut refs = vec![
+                (Field::Rd, dop, w),
+                (Field::Ra, aop, a.offset + w),
+                (Field::Ps, cop, 0),
+            ];
+            let inst = Self::with_b(
+                &mut i,
+                (Form::SEL_R, Form::SEL_C, Form::SEL_I),
+                b,
+                w,
+                &mut refs,
+            )
+            .with(Field::Psn, u64::from(swap));
+            i.piece(inst, &refs);
+        }
+        self.push(i);
+        self.set_loc(v, Loc { vreg: d, offset: 0 });
+        Ok(())
+    }
+
+    /// A 32-bit select with a constant first operand, without materializing it (ptxas's
+    /// shapes): `c ? 0 : b` is `SEL d, RZ, b, c`; `c ? k : b` (k an imm20, b not a constant
+    /// or 0) is `SEL d, b|RZ, k, !c`. Returns false when neither applies.
+    pub(super) fn select_imm(
+        &mut self,
+        v: Value,
+        cond: Value,
+        args: [Value; 2],
+    ) -> Result<bool, LowerError> {
+        let Class::Imm(ka) = self.class(args[0]) else {
+            return Ok(false);
+        };
+        let (ra, b, negate) = if ka == 0 {
+            (None, self.src20(args[1])?, false)
+        } else if !fits_imm20(ka) {
+            return Ok(false);
+        } else {
+            match self.class(args[1]) {
+                Class::Imm(0) => (None, Src::Imm(ka), true),
+                Class::Imm(_) => return Ok(false),
+                _ => (Some(self.reg(args[1])?), Src::Imm(ka), true),
+            }
+        };
+        let c = self.reg(cond)?;
+        let d = self.new_vreg(RegKind::B32);
+        let mut i = Sm50Inst::new(Role::Plain);
+        let dop = i.def(d, false);
+        let cop = i.use_(c.vreg);
+        let mut refs = vec![(Field::Rd, dop, 0), (Field::Ps, cop, 0)];
+        if let Some(a) = ra {
+            let aop = i.use_(a.vreg);
+            refs.push((Field::Ra, aop, a.offset));
+        }
+        let inst = Self::with_b(
+            &mut i,
+            (Form::SEL_R, Form::SEL_C, Form::SEL_I),
+            b,
+            0,
+            &mut refs,
+        )
+        .with(Field::Psn, negate as u64);
+        i.piece(inst, &refs);
+        self.push(i);
+        self.set_loc(v, Loc { vreg: d, offset: 0 });
+        Ok(true)
+    }
+
+    /// `ISETP.<cc>[.U32].AND p, PT, a, b, PT`; 64-bit compares combine three ISETPs through the
+    /// accumulator predicate: low words unsigned, then `hi == hi AND p`, then `hi <cc> hi OR p`
+    /// with the strict form of `<cc>`.
+    pub(super) fn lower_icmp(
+        &mut self,
+        v: Value,
+        cc: IntCC,
+        args: [Value; 2],
+    ) -> Result<(), LowerError> {
+        if let Some(a) = self.outside_shared_window(cc, args) {
+            return self.lower_window_pred(v, a);
+        }
+        let ty = self.ty(args[0]);
+        let (mut a, mut b, mut cc) = (args[0], args[1], cc);
+        if !matches!(self.class(a), Class::Reg) && matches!(self.class(b), Class::Reg) {
+            std::mem::swap(&mut a, &mut b);
+            cc = swap_cc(cc);
+        }
+        let (code, signed) = cmp_code(cc);
+        let d = self.new_vreg(RegKind::Pred);
+        let mut i = Sm50Inst::new(Role::Plain);
+        if kind_of(ty) != RegKind::B64 {
+            let al = match self.norm32(a, signed)? {
+                Src::Reg(l) => l,
+                _ => self.reg(a)?,
+            };
+            let bs = self.norm32(b, signed)?;
+            let dop = i.def(d, false);
+            let aop = i.use_(al.vreg);
+            let mut refs = vec![(Field::Pd0, dop, 0), (Field::Ra, aop, al.offset)];
+            let inst = Self::with_b(
+                &mut i,
+                (Form::ISETP_R, Form::ISETP_C, Form::ISETP_I),
+                bs,
+                0,
+                &mut refs,
+            )
+            .with(Field::Cmp, code)
+            .with(Field::Sgn, signed as u64);
+            i.piece(inst, &refs);
+        } else {
+            let al = self.reg(a)?;
+            let bs = match self.src(b)? {
+                Src::Imm(_) => Src::Reg(self.reg(b)?),
+                s => s,
+            };
+            let dop = i.def(d, true);
+            let aop = i.use_(al.vreg);
+            let forms = (Form::ISETP_R, Form::ISETP_C, Form::ISETP_I);
+            let piece = |i: &mut Sm50Inst, word: u8, code: u64, sgn: bool, bop: u64, acc: bool| {
+                let mut refs = vec![(Field::Pd0, dop, 0), (Field::Ra, aop, al.offset + word)];
+                if acc {
+                    refs.push((Field::Pacc, dop, 0));
+                }
+                let inst = Self::with_b(i, forms, bs, word, &mut refs)
+                    .with(Field::Cmp, code)
+                    .with(Field::Sgn, sgn as u64)
+                    .with(Field::Bop, bop);
+                i.piece(inst, &refs);
+            };
+            match cc {
+                IntCC::Eq => {
+                    piece(&mut i, 0, code, false, 0, false);
+                    piece(&mut i, 1, code, false, 0, true);
+                }
+                IntCC::Ne => {
+                    piece(&mut i, 0, code, false, 0, false);
+                    piece(&mut i, 1, code, false, 1, true);
+                }
+                _ => {
+                    let strict = match code {
+                        3 => 1,
+                        6 => 4,
+                        c => c,
+                    };
+                    piece(&mut i, 0, code, false, 0, false);
+                    piece(&mut i, 1, 2, false, 0, true);
+                    piece(&mut i, 1, strict, signed, 1, true);
+                }
+            }
+        }
+        self.push(i);
+        self.set_loc(v, Loc { vreg: d, offset: 0 });
+        Ok(())
+    }
+
+    /// `icmp.ne (and a, ~0xffffff), (and (cvta.shared 0), ~0xffffff)` on i64, `ir::build`'s
+    /// test "generic address `a` lies outside the shared window" (`isspacep.global`'s half,
+    /// the generic float atomics' branch): `a`, when `args` has that shape.
+    pub(super) fn outside_shared_window(&self, cc: IntCC, args: [Value; 2]) -> Option<Value> {
+        if cc != IntCC::Ne || self.ty(args[0]) != Type::I64 {
+            return None;
+        }
+        let window_mask = |v: Value| {
+            matches!(self.def_of(v), Some(InstData::Iconst { imm, .. })
+                if *imm as i64 == !0xff_ffff)
+        };
+        let masked = |v: Value| match self.def_of(v) {
+            Some(InstData::Binary {
+                op: BinaryOp::And,
+                args: [x, m],
+            }) if window_mask(*m) => Some(*x),
+            _ => None,
+        };
+        let shared_base = |v: Value| {
+            matches!(self.def_of(v), Some(InstData::Cvta {
+                dir: CvtaDir::ToGeneric,
+                space: Space::Shared,
+                arg,
+                ..
+            }) if matches!(self.def_of(*arg), Some(InstData::Iconst { imm: 0, .. })))
+        };
+        let (a, b) = (masked(args[0])?, masked(args[1])?);
+        if shared_base(b) {
+            Some(a)
+        } else if shared_base(a) {
+            Some(b)
+        } else {
+            None
+        }
+    }
+
+    /// Generic address `a` (a pair) outside the shared window, as ptxas tests it for generic
+    /// atomics: `LEA RZ.CC, a.lo, RZ` then `LEA.HI.X P, RZ, a.lo, RZ, a.hi`, whose `Plg` is
+    /// true exactly outside the window (the window predicate generic accesses take; see the
+    /// module essay of `lower` and `sim`). Two instructions instead of the masks, the window
+    /// base's materialization and a 64-bit compare.
+    pub(super) fn lower_window_pred(&mut self, v: Value, a: Value) -> Result<(), LowerError> {
+        let al = self.reg(a)?;
+        let d = self.new_vreg(RegKind::Pred);
+        let mut i = Sm50Inst::new(Role::Plain);
+        let dop = i.def(d, false);
+        let aop = i.use_(al.vreg);
+        window_test_pieces(&mut i, aop, al.offset, dop);
+        self.push(i);
+        self.set_loc(v, Loc { vreg: d, offset: 0 });
+        Ok(())
+    }
+
+    /// `cvta` of the global space is the identity; shared/local add or subtract the window
+    /// base from `c[0x0][0x0]` / `c[0x0][0x4]` (sm50-isa.md §4). Window addresses are below
+    /// 4 GB, so the high word of the result is zero for every address inside the window
+    /// (PTX leaves the rest undefined).
+    pub(super) fn lower_cvta(
+        &mut self,
+        v: Value,
+        dir: CvtaDir,
+        space: Space,
+        ty: Type,
+        arg: Value,
+    ) -> Result<(), LowerError> {
+        let window = match space {
+            Space::Global => {
+                let l = self.reg(arg)?;
+                self.set_loc(v, l);
+                return Ok(());
+            }
+            Space::Shared => 0x0,
+            Space::Local => 0x4,
+            Space::Const => return self.lower_cvta_const(v, dir, ty, arg),
+            s => return Err(self.unsupported(format!("cvta of the .{} space", s.name()))),
+        };
+        let a = self.reg(arg)?;
+        let kind = kind_of(ty);
+        let d = self.new_vreg(kind);
+        let mut i = Sm50Inst::new(Role::Plain);
+        let local = space == Space::Local;
+        let dop = i.def(d, kind == RegKind::B64 || local);
+        let aop = i.use_(a.vreg);
+        let from = (dir == CvtaDir::FromGeneric) as u64;
+        let add = sm50::Inst::new(Form::IADD_C)
+            .with(Field::Cbo, window / 4)
+            .with(Field::Negb, from);
+        i.piece(add, &[(Field::Rd, dop, 0), (Field::Ra, aop, a.offset)]);
+        if local {
+            // A local-space address is an offset from the stack pointer R1 (see `address`).
+            let sp = i.op(Reg::Phys(PhysReg::SP), OpSpec::use_());
+            let add = sm50::Inst::new(Form::IADD_R).with(Field::Negb, from);
+            i.piece(
+                add,
+                &[(Field::Rd, dop, 0), (Field::Ra, dop, 0), (Field::Rb, sp, 0)],
+            );
+        }
+        if kind == RegKind::B64 {
+            i.piece(sm50::Inst::new(Form::MOV_R), &[(Field::Rd, dop, 1)]);
+        }
+        self.push(i);
+        self.set_loc(v, Loc { vreg: d, offset: 0 });
+        Ok(())
+    }
+
+    /// `cvta.const` / `cvta.to.const` as ptxas 11.8 emits them: the 64-bit const window base
+    /// `c[0x0][0xd0]` (low word) / `c[0x0][0xd4]` (high word) added to or subtracted from
+    /// the address, `IADD.CC` then `IADD.X` (one `IADD` for `.u32`).
+    pub(super) fn lower_cvta_const(
+        &mut self,
+        v: Value,
+        dir: CvtaDir,
+        ty: Type,
+        arg: Value,
+    ) -> Result<(), LowerError> {
+        let a = self.reg(arg)?;
+        let kind = kind_of(ty);
+        let wide = kind == RegKind::B64;
+        let d = self.new_vreg(kind);
+        let mut i = Sm50Inst::new(Role::Plain);
+        // Word w of the result is written after word w of the source is read, and the
+        // high IADD reads no low word: a late def, as `lower_add`.
+        let dop = i.def(d, false);
+        let aop = i.use_(a.vreg);
+        let from = (dir == CvtaDir::FromGeneric) as u64;
+        for w in 0..if wide { 2 } else { 1 } {
+            let mut add = sm50::Inst::new(Form::IADD_C)
+                .with(Field::Cbo, (0xd0 + 4 * w as u64) / 4)
+                .with(Field::Negb, from);
+            if wide {
+                add.set(if w == 0 { Field::Cc } else { Field::X }, 1);
+            }
+            i.piece(add, &[(Field::Rd, dop, w), (Field::Ra, aop, a.offset + w)]);
+        }
+        self.push(i);
+        self.set_loc(v, Loc { vreg: d, offset: 0 });
+        Ok(())
+    }
+}

@@ -1,0 +1,255 @@
+//! The control family of the simulator: branches and the divergence stack (`BRA`, `SSY`/`PBK`,
+//! `SYNC`, `BRK`, `CAL`/`RET`, `JCAL`, `EXIT`), barriers, no-ops, and the warp-wide `VOTE` and
+//! `SHFL`.
+//!
+//! In: one decoded instruction, its address and the executing lanes of a warp. Out: the warp's
+//! new pc, active mask and stack, or a [`SimError`].
+
+use super::*;
+
+impl Sim<'_> {
+    /// The ctrl family of [`Self::exec`]: the arms of its match for these forms.
+    pub(super) fn exec_ctrl(
+        &mut self,
+        w: &mut Warp,
+        i: &Inst,
+        addr: u64,
+        exec: u32,
+    ) -> Result<(), SimError> {
+        use Form::*;
+        match i.form {
+            BRA => {
+                let target = branch_target(addr, f(i, Field::Rel));
+                self.prog.get(target, addr)?;
+                let test = self.prog.bra_cc(addr);
+                let mut exec = exec;
+                if test != 0xf {
+                    for l in lanes(exec) {
+                        let Some(pass) = cc_test(test, w.cc[l]) else {
+                            return Err(unsupported(addr, i, "this BRA CC test"));
+                        };
+                        if !pass {
+                            exec &= !(1 << l);
+                        }
+                    }
+                }
+                if exec == w.active {
+                    w.pc = target;
+                } else if exec != 0 {
+                    w.stack.push(Entry {
+                        kind: Kind::Div,
+                        pc: w.pc,
+                        mask: w.active & !exec,
+                    });
+                    w.active = exec;
+                    w.pc = target;
+                }
+            }
+            SSY | PBK => {
+                let target = branch_target(addr, f(i, Field::Rel));
+                self.prog.get(target, addr)?;
+                let kind = if i.form == SSY { Kind::Sync } else { Kind::Brk };
+                w.stack.push(Entry {
+                    kind,
+                    pc: target,
+                    mask: w.active,
+                });
+            }
+            SYNC => {
+                if exec != 0 {
+                    if !w.stack.iter().any(|e| e.kind == Kind::Sync) {
+                        return Err(SimError::Divergence {
+                            addr,
+                            what: "SYNC without a matching SSY".into(),
+                        });
+                    }
+                    w.leave(exec);
+                }
+            }
+            BRK => {
+                let exec = cc_exec(w, i, addr, exec)?;
+                if exec != 0 {
+                    let Some(k) = w.stack.iter().rposition(|e| e.kind == Kind::Brk) else {
+                        return Err(SimError::Divergence {
+                            addr,
+                            what: "BRK without a matching PBK".into(),
+                        });
+                    };
+                    for e in &mut w.stack[k + 1..] {
+                        e.mask &= !exec;
+                    }
+                    w.leave(exec);
+                }
+            }
+            CAL => {
+                // CAL has no guard: every active lane calls.
+                let target = branch_target(addr, f(i, Field::Rel));
+                self.prog.get(target, addr)?;
+                w.stack.push(Entry {
+                    kind: Kind::Call,
+                    pc: w.pc,
+                    mask: w.active,
+                });
+                w.pc = target;
+            }
+            RET => {
+                if exec != 0 {
+                    let Some(k) = w.stack.iter().rposition(|e| e.kind == Kind::Call) else {
+                        return Err(SimError::Divergence {
+                            addr,
+                            what: "RET without a matching CAL".into(),
+                        });
+                    };
+                    // Like BRK: the returning lanes leave every entry inside the call and
+                    // wait at the call entry, which resumes them at the return address.
+                    for e in &mut w.stack[k + 1..] {
+                        e.mask &= !exec;
+                    }
+                    w.leave(exec);
+                }
+            }
+            JCAL => {
+                // A call of a system function (docs/calls.md): its arguments are in R4.. of
+                // each lane; the model's result words go to R4, R5, ..
+                let Some((_, name)) = self.calls.iter().find(|c| c.0 == addr) else {
+                    return Err(unsupported(addr, i, "a JCAL to no system function"));
+                };
+                let Some(regs) = crate::calls_shim::arg_registers(name) else {
+                    return Err(unsupported(addr, i, "a call of an unknown function"));
+                };
+                for l in lanes(exec) {
+                    let bytes = crate::calls_shim::arg_bytes(regs, |r| w.r(u64::from(r), l));
+                    let ret = crate::calls_shim::call_system_function(name, &bytes)
+                        .map_err(|why| SimError::Unsupported { addr, what: why })?;
+                    for (k, c) in ret.chunks(4).enumerate() {
+                        let mut b = [0u8; 4];
+                        b[..c.len()].copy_from_slice(c);
+                        w.set_r(4 + k as u64, l, u32::from_le_bytes(b));
+                    }
+                }
+            }
+            EXIT => {
+                let exec = cc_exec(w, i, addr, exec)?;
+                w.exited |= exec;
+                for e in &mut w.stack {
+                    e.mask &= !exec;
+                }
+                w.leave(exec);
+            }
+            BAR | BAR_RED | BARR_RA | BARR_RB | BARR_RR | BARR_REDRA | BARR_REDRB | BARR_REDRR => {
+                let mode = f(i, Field::Mode);
+                if mode == 2 && f(i, Field::Ro) > 2 {
+                    return Err(unsupported(addr, i, "this BAR.RED mode"));
+                }
+                if exec != 0 {
+                    // sm_5x counts a barrier arrival per warp: a warp whose live lanes are
+                    // not all here (some wait on the divergence stack, or the guard split
+                    // them) arrives for all of them, which PTX leaves undefined (bar.sync in
+                    // divergent code). Report it instead of picking one outcome.
+                    if exec != w.active || w.active != !w.exited {
+                        return Err(SimError::Divergence {
+                            addr,
+                            what: format!(
+                                "{} in a diverged warp (lanes {:#010x} of live {:#010x})",
+                                ["BAR.SYNC", "BAR.ARV", "BAR.RED"][mode as usize],
+                                exec,
+                                !w.exited
+                            ),
+                        });
+                    }
+                    // BAR.RED adds the lanes' predicate to the CTA's reduction, which
+                    // B2R.RESULT reads once every warp has arrived.
+                    if mode == 2 {
+                        let (bp, bpn) = (f(i, Field::Bp), flag(i, Field::Bpn));
+                        for l in lanes(exec) {
+                            let p = w.p(bp, l) != bpn;
+                            self.red.count += u32::from(p);
+                            self.red.all &= p;
+                            self.red.any |= p;
+                        }
+                        self.red.mode = Some(f(i, Field::Ro));
+                    }
+                    // BAR.ARV counts the arrival and goes on: in this one-warp-at-a-time
+                    // model nothing else is observable.
+                    if mode != 1 {
+                        w.state = State::AtBarrier;
+                    }
+                }
+            }
+            // CCTL/CCTLL (prefetch): a cache hint, no memory change and no fault.
+            NOP | DEPBAR | MEMBAR | CCTL | CCTL_L => {}
+            // BPT has no guard: any live lane here stops the launch. Only the TRAP mode
+            // (PTX `trap`) is modelled; the others are debugger breakpoints.
+            BPT => {
+                if f(i, Field::Mode) != 3 {
+                    return Err(unsupported(addr, i, "BPT other than BPT.TRAP"));
+                }
+                if exec != 0 {
+                    return Err(SimError::Trap { addr });
+                }
+            }
+            VOTE => {
+                let (pa, pan, pd) = (f(i, Field::Pa), flag(i, Field::Pan), f(i, Field::Pd));
+                let mut ballot = 0u32;
+                for l in lanes(exec) {
+                    if w.p(pa, l) != pan {
+                        ballot |= 1 << l;
+                    }
+                }
+                let v = match f(i, Field::Mode) {
+                    0 => ballot == exec,
+                    1 => ballot != 0,
+                    _ => ballot == exec || ballot == 0,
+                };
+                let rd = f(i, Field::Rd);
+                for l in lanes(exec) {
+                    w.set_r(rd, l, ballot);
+                    w.set_p(pd, l, v);
+                }
+            }
+            SHFL_RI | SHFL_II | SHFL_RR | SHFL_IR => self.shfl(w, i, exec),
+            _ => unreachable!("{:?} is not a ctrl form", i.form),
+        }
+        Ok(())
+    }
+
+    /// SHFL (the PTX `shfl` rule): b = lane or offset (5 bits), c = clamp (bits 0..4) and
+    /// segment mask (bits 8..12). Every lane first computes its source lane j and whether it
+    /// is in range (Pd); an out-of-range lane gets its own Ra. All reads happen before any
+    /// write. A source lane that is not executing is read all the same (PTX leaves that value
+    /// undefined).
+    pub(super) fn shfl(&mut self, w: &mut Warp, i: &Inst, exec: u32) {
+        let (rd, ra, pd) = (f(i, Field::Rd), f(i, Field::Ra), f(i, Field::Pd));
+        let (b_reg, c_reg) = match i.form {
+            Form::SHFL_RI => (Some(f(i, Field::Rb)), None),
+            Form::SHFL_RR => (Some(f(i, Field::Rb)), Some(f(i, Field::Rc))),
+            Form::SHFL_IR => (None, Some(f(i, Field::Rc))),
+            _ => (None, None),
+        };
+        let mode = f(i, Field::Mode);
+        let mut out = Vec::new();
+        for l in lanes(exec) {
+            let b = b_reg.map_or(f(i, Field::B) as u32, |r| w.r(r, l)) & 0x1f;
+            let c = c_reg.map_or(f(i, Field::C) as u32, |r| w.r(r, l));
+            let (clamp, mask) = (c & 0x1f, (c >> 8) & 0x1f);
+            let lane = l as u32;
+            let max_lane = (lane & mask) | (clamp & !mask);
+            let min_lane = lane & mask;
+            let (j, ok) = match mode {
+                0 => {
+                    let j = min_lane | (b & !mask);
+                    (j, j <= max_lane)
+                }
+                1 => (lane.wrapping_sub(b), lane >= b && lane - b >= max_lane),
+                2 => (lane + b, lane + b <= max_lane),
+                _ => (lane ^ b, (lane ^ b) <= max_lane),
+            };
+            let j = if ok { j } else { lane };
+            out.push((l, w.r(ra, j as usize), ok));
+        }
+        for (l, v, ok) in out {
+            w.set_r(rd, l, v);
+            w.set_p(pd, l, ok);
+        }
+    }
+}
