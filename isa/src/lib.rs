@@ -7,8 +7,11 @@
 //! Because all four are generated from the same row, they cannot disagree about a bit.
 //!
 //! The description language (see the header of `sm50.isa` for the full grammar):
-//! - `class NAME lat=fixed|var ver=TAG`: starts a family; the `field` and `print` lines that
-//!   follow are shared by the forms of the class.
+//! - `class NAME lat=fixed|var ver=TAG [flow=F] [transfer=yes] [fence=yes|clock] [stall=N]
+//!   [cycles=N]`: starts a family; the `field` and `print` lines that follow are shared by
+//!   the forms of the class. The optional attributes are what the passes need to know of the
+//!   class ([`Props`]): its control flow, whether it ends a block, whether it is a scheduling
+//!   fence, the stall ptxas always puts after it and its modelled variable latency.
 //! - `field NAME KIND BITS [def|use] [A|B|C] [w2|w4|wmem=F|wlog=F|wflag=F|wtab=F:W/W/..]`:
 //!   a named bit field (`wtab`: register count looked up by field F's value).
 //! - `print MNEMONIC | OPERAND , OPERAND ...`: the nvdisasm text template.
@@ -101,10 +104,56 @@ pub struct FormDef {
     pub variable: bool,
     pub verified: String,
     pub fields: Vec<FieldDef>,
+    /// The class's properties for the passes (`flow=`, `transfer=`, ... on the class line).
+    pub props: Props,
     pub mnemonic: String,
     pub operands: Vec<String>,
     /// Conditions every valid encoding satisfies (`check` lines): decode rejects the rest.
     pub checks: Vec<String>,
+}
+
+/// What the passes need to know of a class, from the optional attributes of its `class`
+/// line; every attribute left out takes the default of [`Props::default`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Props {
+    /// `flow=`: how the class takes part in control flow (`Flow::` variant name).
+    pub flow: String,
+    /// `transfer=yes`: a control transfer; the next instruction starts a block.
+    pub transfer: bool,
+    /// `fence=yes|clock`: stays in place relative to every instruction of its block (`clock`:
+    /// only when it reads a clock or timer) (`Fence::` variant name).
+    pub fence: String,
+    /// `stall=N`: the stall ptxas always puts after it (1: no minimum of its own).
+    pub min_stall: u8,
+    /// `cycles=N`: modelled cycles from issue to result when the latency is variable.
+    pub cycles: u16,
+}
+
+impl Default for Props {
+    fn default() -> Props {
+        Props {
+            flow: "Other".into(),
+            transfer: false,
+            fence: "No".into(),
+            min_stall: 1,
+            cycles: 20,
+        }
+    }
+}
+
+/// The `Flow::` variant of a `flow=` value.
+fn flow_variant(v: &str) -> Option<String> {
+    let known = [
+        "bra", "cal", "sync", "brk", "ret", "brx", "exit", "ssy", "pbk",
+    ];
+    known.contains(&v).then(|| {
+        let mut c = v.chars();
+        c.next()
+            .map(|f| f.to_ascii_uppercase())
+            .into_iter()
+            .chain(c)
+            .collect()
+    })
 }
 
 /// Parse the description into forms. Panics with a line number on malformed input: the
@@ -116,6 +165,7 @@ pub fn parse(src: &str) -> Vec<FormDef> {
         verified: String,
         fields: Vec<FieldDef>,
         print: Option<String>,
+        props: Props,
     }
     let mut forms: Vec<FormDef> = Vec::new();
     let mut class: Option<Class> = None;
@@ -148,11 +198,24 @@ pub fn parse(src: &str) -> Vec<FormDef> {
                 let name = it.next().unwrap_or_else(|| err("class name")).to_string();
                 let mut variable = false;
                 let mut verified = String::new();
+                let mut props = Props::default();
                 for a in it {
                     match a.split_once('=') {
                         Some(("lat", "fixed")) => variable = false,
                         Some(("lat", "var")) => variable = true,
                         Some(("ver", v)) => verified = v.replace('_', " "),
+                        Some(("flow", v)) => {
+                            props.flow = flow_variant(v).unwrap_or_else(|| err("flow"))
+                        }
+                        Some(("transfer", "yes")) => props.transfer = true,
+                        Some(("fence", "yes")) => props.fence = "Yes".into(),
+                        Some(("fence", "clock")) => props.fence = "Clock".into(),
+                        Some(("stall", v)) => {
+                            props.min_stall = v.parse().unwrap_or_else(|_| err("stall"))
+                        }
+                        Some(("cycles", v)) => {
+                            props.cycles = v.parse().unwrap_or_else(|_| err("cycles"))
+                        }
                         _ => err("class attribute"),
                     }
                 }
@@ -162,6 +225,7 @@ pub fn parse(src: &str) -> Vec<FormDef> {
                     verified,
                     fields: Vec::new(),
                     print: None,
+                    props,
                 });
                 in_form = false;
             }
@@ -231,6 +295,7 @@ pub fn parse(src: &str) -> Vec<FormDef> {
                     variable: c.variable,
                     verified: ver,
                     fields,
+                    props: c.props.clone(),
                     mnemonic,
                     operands,
                     checks: Vec::new(),
@@ -775,7 +840,8 @@ pub fn generate_from(src: &str) -> String {
     )
     .unwrap();
     for f in &forms {
-        writeln!(o, "FormInfo {{ form: Form::{}, name: {:?}, class: {:?}, opcode: {:#018x}, mask: {:#018x}, variable_latency: {}, verified: {:?}, fields: &[", f.name, f.name, f.class, f.opc, f.mask, f.variable, f.verified).unwrap();
+        let p = &f.props;
+        writeln!(o, "FormInfo {{ form: Form::{}, name: {:?}, class: {:?}, opcode: {:#018x}, mask: {:#018x}, variable_latency: {}, verified: {:?}, props: Props {{ flow: Flow::{}, transfer: {}, fence: Fence::{}, min_stall: {}, cycles: {} }}, fields: &[", f.name, f.name, f.class, f.opc, f.mask, f.variable, f.verified, p.flow, p.transfer, p.fence, p.min_stall, p.cycles).unwrap();
         for fd in &f.fields {
             let kind = match &fd.kind {
                 Kind::Reg => "FieldKind::Reg".to_string(),

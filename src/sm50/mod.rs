@@ -47,7 +47,7 @@ pub use ctrl::{Bundle, Ctrl, CtrlError};
 /// machine-written code stay local.
 #[allow(unused_parens, unused_mut, clippy::all)]
 mod generated {
-    use super::{rt, FieldInfo, FieldKind, FormInfo, Inst, Operand};
+    use super::{rt, Fence, FieldInfo, FieldKind, Flow, FormInfo, Inst, Operand, Props};
     include!(concat!(env!("OUT_DIR"), "/sm50_gen.rs"));
 }
 use generated::{decode_gen, encode_gen, operands_gen, print_gen, valid_gen};
@@ -90,7 +90,50 @@ pub struct FormInfo {
     pub variable_latency: bool,
     /// How the form was verified (tag from sm50-isa.md, or "V-rt this repo").
     pub verified: &'static str,
+    /// What the passes need to know of the form's class (the `class` line's attributes).
+    pub props: Props,
     pub fields: &'static [FieldInfo],
+}
+
+/// What the compiler's passes need to know of an instruction class, stated once in
+/// `isa/sm50.isa` (the optional attributes of its `class` line, documented in its header)
+/// rather than as lists of class names in the passes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Props {
+    /// How the class takes part in control flow.
+    pub flow: Flow,
+    /// A control transfer: the next instruction starts a block.
+    pub transfer: bool,
+    /// Whether the scheduler keeps it in place relative to every instruction of its block.
+    pub fence: Fence,
+    /// The stall ptxas always puts after it (1: no minimum of its own).
+    pub min_stall: u8,
+    /// Modelled cycles from issue to result when its latency is variable.
+    pub cycles: u16,
+}
+
+/// How an instruction class takes part in control flow (`flow=` in `isa/sm50.isa`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Flow {
+    Other,
+    Bra,
+    Cal,
+    Sync,
+    Brk,
+    Ret,
+    Brx,
+    Exit,
+    Ssy,
+    Pbk,
+}
+
+/// Whether an instruction class is a scheduling fence (`fence=` in `isa/sm50.isa`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fence {
+    No,
+    Yes,
+    /// Only when it reads a clock or timer (`S2R`).
+    Clock,
 }
 
 impl Form {

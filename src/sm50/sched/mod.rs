@@ -51,8 +51,8 @@
 //! 15 after EXIT and BAR, 5 after MEMBAR.
 //!
 //! Yield bit: ptxas sets bit 4 on most instructions and clears it on predicate writers whose
-//! stall covers the predicate latency (stall ≥ 12), and on every stall of exactly 12 (all 404
-//! such instructions in 60 corpus kernels); we do the same.
+//! stall covers the predicate latency (stall ≥ 12), and on every stall of exactly 12 (every
+//! such instruction in the corpus kernels checked); we do the same.
 //!
 //! **Conservative assignment** ([`assign_normal`] plus leader waits): every block leader
 //! (a branch target, or the instruction after a control transfer) waits on every scoreboard
@@ -68,7 +68,7 @@ pub mod cost;
 pub mod list;
 pub mod model;
 
-use super::{Ctrl, Inst};
+use super::{Ctrl, Flow, Inst};
 // The model's facts that code outside the scheduler reads (the simulator's register
 // accesses, the address slice, the tests) are re-exported here.
 pub use model::{access, fixed_latency, leaders, Access, Res, CC, NUM_RES, PRED};
@@ -669,14 +669,10 @@ pub fn pairable(first: &Inst, fa: &Access, second: &Inst, sa: &Access) -> bool {
             && !model::is_fence(i)
             && i.form != super::Form::NOP
     };
-    // Per form: LDC (which reads the constant bank too), and SSY or PBK.
-    static LDC: std::sync::OnceLock<Vec<bool>> = std::sync::OnceLock::new();
-    static SSY_PBK: std::sync::OnceLock<Vec<bool>> = std::sync::OnceLock::new();
-    let ldc = per_form(&LDC, |f| f.class == "LDC");
-    let ssy_pbk = per_form(&SSY_PBK, |f| matches!(f.class, "SSY" | "PBK"));
-    let cbuf = |i: &Inst| model::reads_cbuf(i) || ldc[i.form as usize];
-    let second_ok =
-        || second.info().variable_latency || is_control(second) || ssy_pbk[second.form as usize];
+    // LDC reads the constant bank too; SSY and PBK pair like control transfers.
+    let cbuf = |i: &Inst| model::reads_cbuf(i) || i.form == super::Form::LDC;
+    let ssy_pbk = |i: &Inst| matches!(i.info().props.flow, Flow::Ssy | Flow::Pbk);
+    let second_ok = || second.info().variable_latency || is_control(second) || ssy_pbk(second);
     let independent = || {
         !sa.uses.iter().chain(&sa.defs).any(|r| fa.defs.contains(r))
             && !sa.defs.iter().any(|r| fa.uses.contains(r))
@@ -807,8 +803,7 @@ impl Facts {
 
 /// Whether `inst` is a `CAL` or a `RET`.
 fn call_or_return(inst: &Inst) -> bool {
-    static TABLE: std::sync::OnceLock<Vec<bool>> = std::sync::OnceLock::new();
-    per_form(&TABLE, |f| matches!(f.class, "CAL" | "RET"))[inst.form as usize]
+    matches!(inst.info().props.flow, Flow::Cal | Flow::Ret)
 }
 
 /// One block `insts[s..s + out.len()]` from its entry state `st`: its control fields into

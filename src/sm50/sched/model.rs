@@ -10,17 +10,19 @@
 //! ([`super`]), the static cost model ([`super::cost`]) and the hazard checker
 //! ([`super::check`]) each import this module and none imports another's internals (the
 //! assigner calls the checker's public entry points to check its own result, and the layout,
-//! [`super::bundle`], runs the scheduler and then the assigner). The latencies come from
-//! sm50-isa.md §2.2 (stall counts ptxas uses between dependent instructions) and §2.3 (the
-//! modelled cycles of variable-latency results, which only steer the scheduler and the cost
-//! model: correctness rests on scoreboards, which the checker follows).
+//! [`super::bundle`], runs the scheduler and then the assigner). The fixed latencies come
+//! from sm50-isa.md §2.2 (stall counts ptxas uses between dependent instructions); the class
+//! facts (control flow, fences, minimum stalls, the modelled cycles of variable-latency
+//! results, which only steer the scheduler and the cost model: correctness rests on
+//! scoreboards, which the checker follows) are the class attributes of `isa/sm50.isa`
+//! ([`crate::sm50::Props`]).
 //!
 //! Invariants: every per-form table is indexed by `Inst::form` and computed once from the
 //! form's class; [`Res`] numbers GPRs 0..=254, predicates from [`PRED`] and the carry flag
 //! [`CC`], so one array of [`NUM_RES`] entries covers every register-like resource.
 
 use crate::sm50::{
-    self, Bundle, Ctrl, DecodeError, Field, FieldKind, Form, FormInfo, Inst, Operand,
+    self, Bundle, Ctrl, DecodeError, Fence, Field, FieldKind, Form, FormInfo, Inst, Operand,
 };
 
 /// Byte offset of instruction `n` of the laid-out sequence.
@@ -140,30 +142,12 @@ pub fn fixed_latency(r: Res) -> u32 {
 
 /// Whether the instruction transfers control (the next instruction starts a block).
 pub fn is_control(inst: &Inst) -> bool {
-    // Per form, decided once (every pass asks this of every instruction; the string
-    // comparisons of the class were a visible cost).
-    static CONTROL: std::sync::OnceLock<Vec<bool>> = std::sync::OnceLock::new();
-    per_form(&CONTROL, |f| is_control_class(f.class))[inst.form as usize]
-}
-
-/// Whether forms of instruction class `class` are control transfers ([`is_control`]).
-pub(crate) fn is_control_class(class: &str) -> bool {
-    matches!(
-        class,
-        "BRA" | "BRX" | "SYNC" | "BRK" | "RET" | "EXIT" | "CAL"
-    )
+    inst.info().props.transfer
 }
 
 /// The stall ptxas always puts after this instruction (0 = no minimum of its own).
 pub fn min_stall_after(inst: &Inst) -> u8 {
-    // Per form, decided once (asked of every instruction on every block visit).
-    static STALL: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
-    per_form(&STALL, |f| match f.class {
-        "EXIT" | "BAR" | "BARR" => 15,
-        "BRA" | "BRX" | "SYNC" | "BRK" | "RET" | "CAL" | "JCAL" => 13,
-        "MEMBAR" | "CCTL" => 5,
-        _ => 1,
-    })[inst.form as usize]
+    inst.info().props.min_stall
 }
 
 /// An operand-free control transfer (`BRA` with no guard, `EXIT`, ...): as a block leader it
@@ -198,47 +182,16 @@ pub const READ_LATENCY: u64 = 20;
 
 /// Modelled cycles from issue to result of a variable-latency instruction (the table in [`super::cost`]'s essay).
 pub fn latency(inst: &Inst) -> u64 {
-    // Per form, decided once (the scheduler asks this for every edge from a
-    // variable-latency instruction).
-    static CYCLES: std::sync::OnceLock<Vec<u64>> = std::sync::OnceLock::new();
-    per_form(&CYCLES, |f| match f.class {
-        "LDG" | "LD" | "LDL" | "ATOM" | "ATOM_CAS" | "RED" | "STG" | "ST" | "STL" => 200,
-        "LDS" | "STS" | "ATOMS" | "ATOMS_CAS" | "SHFL" | "LDC" => 30,
-        "DADD" | "DMUL" | "DFMA" | "DSETP" | "DMNMX" | "DSET" => 48,
-        "I2F" | "F2I" | "F2F" | "I2I" | "POPC" | "FLO" | "IMUL" | "IMUL32I" => 15,
-        _ => 20,
-    })[inst.form as usize]
+    u64::from(inst.info().props.cycles)
 }
 
 /// Whether `inst` must stay in place relative to every other instruction of its block.
 pub fn is_fence(inst: &Inst) -> bool {
-    // Per form, decided once (the scheduler asks this of every instruction, and the
-    // comparisons of the class strings were a visible cost): a fence, not one, or an S2R,
-    // which is one only when it reads a clock or timer.
-    #[derive(Clone, Copy, PartialEq)]
-    enum Kind {
-        No,
-        Yes,
-        S2R,
-    }
-    static KINDS: std::sync::OnceLock<Vec<Kind>> = std::sync::OnceLock::new();
-    let kinds = per_form(&KINDS, |f| {
-        if is_control_class(f.class) {
-            return Kind::Yes;
-        }
-        match f.class {
-            "SSY" | "PBK" | "BAR" | "BARR" | "MEMBAR" | "DEPBAR" | "ATOM" | "ATOM_CAS"
-            | "ATOMS" | "ATOMS_CAS" | "RED" | "KIL" | "NOP" | "BPT" | "P2R" | "R2P" | "B2R"
-            | "VOTE" | "CCTL" | "JCAL" | "PRET" | "CS2R" => Kind::Yes,
-            "S2R" => Kind::S2R,
-            _ => Kind::No,
-        }
-    });
-    match kinds[inst.form as usize] {
-        Kind::No => false,
-        Kind::Yes => true,
+    match inst.info().props.fence {
+        Fence::No => false,
+        Fence::Yes => true,
         // Clock and timer reads observe time; every other special register is constant.
-        Kind::S2R => matches!(inst.get(Field::Sr), Some(1 | 0x50..=0x53) | None),
+        Fence::Clock => matches!(inst.get(Field::Sr), Some(1 | 0x50..=0x53) | None),
     }
 }
 
@@ -255,37 +208,12 @@ pub(crate) fn may_skip(inst: &Inst) -> bool {
     !(pg == 7 && pgn == 0) || cc != 15
 }
 
-/// How an instruction's class takes part in [`successors`].
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Flow {
-    Other,
-    Bra,
-    Cal,
-    Sync,
-    Brk,
-    Ret,
-    Brx,
-    Exit,
-    Ssy,
-    Pbk,
-}
+/// How an instruction's class takes part in [`successors`] (`flow=` in `isa/sm50.isa`).
+pub(crate) use crate::sm50::Flow;
 
-/// [`Flow`] of the form numbered `form`, decided once per form (the class strings were
-/// compared for every instruction, several times).
+/// [`Flow`] of the form numbered `form`.
 fn flow(form: usize) -> Flow {
-    static FLOW: std::sync::OnceLock<Vec<Flow>> = std::sync::OnceLock::new();
-    per_form(&FLOW, |f| match f.class {
-        "BRA" => Flow::Bra,
-        "CAL" => Flow::Cal,
-        "SYNC" => Flow::Sync,
-        "BRK" => Flow::Brk,
-        "RET" => Flow::Ret,
-        "BRX" => Flow::Brx,
-        "EXIT" => Flow::Exit,
-        "SSY" => Flow::Ssy,
-        "PBK" => Flow::Pbk,
-        _ => Flow::Other,
-    })[form]
+    crate::sm50::FORMS[form].props.flow
 }
 
 /// The successors of each instruction, and whether it is reachable code at all.
