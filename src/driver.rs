@@ -32,8 +32,8 @@
 //! lowered, allocated and laid out on its own (`compile_kernel` reads nothing another kernel
 //! writes), and is freed when it is done, so peak memory holds one kernel's working data.
 //! (Compiling kernels in parallel was tried: on the corpus and two cores it was no faster,
-//! one thread 375 ms against 377 ms on two, since most kernels are too small to pay for the
-//! hand-over, and it multiplies the working data held at once.)
+//! since most kernels are too small to pay for the hand-over, and it multiplies the working
+//! data held at once.)
 //!
 //! Invariants: nothing here panics on user input; the cubin is produced only when every
 //! requested kernel compiled.

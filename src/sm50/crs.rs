@@ -52,9 +52,9 @@
 //! | fdiv_loop                 | same in a uniform loop, callee with 2 `PBK`   | 0x90  | 0x260 | 0x220 |
 //! | fdiv_loopdiv              | same in a divergent loop                      | 0x220 | 0x270 | 0x220 |
 //!
-//! Over the corpus (tests/crs_oracle.rs) the rule on ptxas's code gives ptxas's value for
-//! 260 kernels, more for 149, less for 1, and refuses 5 (`BRX`/`PRET`: indirect calls and
-//! branches). More: ptxas knows which branches are warp-uniform (a loop over a kernel
+//! Over the corpus (tests/crs_oracle.rs, which states the current counts) the rule on
+//! ptxas's code gives ptxas's value for most kernels, more for some, less for very few, and
+//! refuses indirect calls and branches (`BRX`/`PRET`). More: ptxas knows which branches are warp-uniform (a loop over a kernel
 //! parameter gets no record at all) and does not count the splits inside its called
 //! subroutines; the words say neither, so every guarded branch counts here. Less: sdk2.2
 //! volumeRender `d_render` (ptxas 0x220, rule 0x210: an `SSY` around a diverging loop after a
@@ -68,8 +68,8 @@
 //! pushed, splits now); other instructions change nothing, so a path skips to the next control
 //! transfer. States with the same instruction and tokens join by the larger split counts;
 //! counts saturate at 32 and a state is revisited only when one grows, so loops terminate; a
-//! stack deeper than [`MAX_TOKENS`] (only recursion makes one) is an error. Over the corpus the
-//! walk adds about 10 ms to the 0.85 s of compiling every file (`--time-passes`, "other").
+//! stack deeper than [`MAX_TOKENS`] (only recursion makes one) is an error. The walk is a small
+//! share of compile time (`--time-passes`, "other").
 
 use super::sched::model::{decode_text, may_skip};
 use super::Inst;
