@@ -401,10 +401,10 @@ impl MachInst for Sm50Inst {
     }
 
     /// A `CAL` of the f32 division slow path clobbers its scratch registers and predicates
-    /// (`select::fdiv`); nothing else clobbers anything.
+    /// (`abi`); nothing else clobbers anything.
     fn clobbers(&self) -> (&'static [PhysReg], &'static [PhysPred]) {
         if self.pieces.iter().any(|p| p.inst.form == Form::CAL) {
-            super::select::CALL_CLOBBERS
+            super::abi::CALL_CLOBBERS
         } else if self.pieces.iter().any(|p| p.inst.form == Form::JCAL) {
             // One 32-bit def per result word (`select::call`).
             let results = self
@@ -412,7 +412,7 @@ impl MachInst for Sm50Inst {
                 .iter()
                 .filter(|o| o.spec.kind == crate::machinst::OpKind::Def)
                 .count();
-            super::select::extern_call_clobbers(results)
+            super::abi::extern_call_clobbers(results)
         } else {
             (&[], &[])
         }

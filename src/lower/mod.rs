@@ -83,6 +83,7 @@
 
 mod emit;
 pub use emit::*;
+mod abi;
 pub mod amode;
 pub mod carry;
 mod explain;

@@ -585,24 +585,34 @@ impl Sim<'_> {
     fn exec(&mut self, w: &mut Warp, i: &Inst, addr: u64, exec: u32) -> Result<(), SimError> {
         use Form::*;
         match i.form {
-            BRA | SSY | PBK | SYNC | BRK | CAL | RET | JCAL | EXIT | BAR | BAR_RED | BARR_RA
-            | BARR_RB | BARR_RR | BARR_REDRA | BARR_REDRB | BARR_REDRR | NOP | DEPBAR | MEMBAR
-            | CCTL | CCTL_L | BPT | VOTE | SHFL_RI | SHFL_II | SHFL_RR | SHFL_IR => {
+            BRA | SSY | PBK | SYNC | BRK | CAL | RET | JCAL | EXIT => {
                 self.exec_ctrl(w, i, addr, exec)?
             }
-            MOV_R | MOV_C | MOV_I | MOV32I | S2R | CS2R | SEL_R | SEL_C | SEL_I | IADD_R
-            | IADD_C | IADD_I | IADD32I | IADD3_R | IADD3_C | IADD3_I | ISCADD_R | ISCADD_C
-            | ISCADD_I | ISCADD32I | LEA_R | LEA_C | LEA_I | LEA_HI_R | LEA_HI_C | XMAD_R
-            | XMAD_I | XMAD_C | XMAD_CC | IMUL_R | IMUL_C | IMUL_I | IMUL32I | ISETP_R
-            | ISETP_C | ISETP_I | ISET_R | ISET_C | ISET_I | ICMP_R | ICMP_C | ICMP_I | PSET
-            | R2P_I | P2R_I | P2R_R | P2R_C | B2R | PSETP | IMNMX_R | IMNMX_C | IMNMX_I
-            | IMAD_R | I2I_R | I2I_C | I2I_I | CSETP => self.exec_int(w, i, addr, exec)?,
+            BAR | BAR_RED | BARR_RA | BARR_RB | BARR_RR | BARR_REDRA | BARR_REDRB | BARR_REDRR
+            | NOP | DEPBAR | MEMBAR | CCTL | CCTL_L | BPT | VOTE | SHFL_RI | SHFL_II | SHFL_RR
+            | SHFL_IR => self.exec_warp(w, i, addr, exec)?,
+            MOV_R | MOV_C | MOV_I | MOV32I | S2R | CS2R | SEL_R | SEL_C | SEL_I => {
+                self.exec_move(w, i, addr, exec)?
+            }
+            IADD_R | IADD_C | IADD_I | IADD32I | IADD3_R | IADD3_C | IADD3_I | ISCADD_R
+            | ISCADD_C | ISCADD_I | ISCADD32I | LEA_R | LEA_C | LEA_I | LEA_HI_R | LEA_HI_C => {
+                self.exec_add(w, i, addr, exec)?
+            }
             SHL_R | SHL_C | SHL_I | SHR_R | SHR_C | SHR_I | SHF_LR | SHF_LI | SHF_RR | SHF_RI
             | LOP_R | LOP_C | LOP_I | LOP32I | LOP3_R | LOP3_I | LOP3_C | PRMT_R | PRMT_C
-            | PRMT_I | BFE_R | BFE_C | BFE_I | BFI_R | BFI_C | BFI_I | BFI_CC | POPC_R | POPC_C
-            | POPC_I | VADD | VADD_I | VABSDIFF | VABSDIFF_I | VMNMX | VMNMX_I | VSET | VSHL
-            | VSHL_I | VSHR | VSHR_I | VMAD | VMAD_I | VMAD32 | VMAD32_I | VABSDIFF4 | FLO_R
-            | FLO_C | FLO_I => self.exec_bits(w, i, addr, exec)?,
+            | PRMT_I => self.exec_logic(w, i, addr, exec)?,
+            XMAD_R | XMAD_I | XMAD_C | XMAD_CC | IMUL_R | IMUL_C | IMUL_I | IMUL32I | IMAD_R => {
+                self.exec_mul(w, i, addr, exec)?
+            }
+            ISETP_R | ISETP_C | ISETP_I | ISET_R | ISET_C | ISET_I | ICMP_R | ICMP_C | ICMP_I
+            | PSET | R2P_I | P2R_I | P2R_R | P2R_C | B2R | PSETP | IMNMX_R | IMNMX_C | IMNMX_I
+            | I2I_R | I2I_C | I2I_I | CSETP => self.exec_cmp(w, i, addr, exec)?,
+            BFE_R | BFE_C | BFE_I | BFI_R | BFI_C | BFI_I | BFI_CC | POPC_R | POPC_C | POPC_I
+            | FLO_R | FLO_C | FLO_I => self.exec_field(w, i, addr, exec)?,
+            VADD | VADD_I | VABSDIFF | VABSDIFF_I | VMNMX | VMNMX_I | VSET | VSHL | VSHL_I
+            | VSHR | VSHR_I | VMAD | VMAD_I | VMAD32 | VMAD32_I | VABSDIFF4 => {
+                self.exec_video(w, i, addr, exec)?
+            }
             LDG | STG | LD | ST | LDS | STS | LDL | STL | LDC | ATOM | ATOM_CAS | RED | ATOMS
             | ATOMS_CAS | SUST_D_I | SUST_D_R | SULD_D_I | SULD_D_R | SURED_D_I | SURED_D_R
             | SUST_P_I | SUST_P_R | SULD_P_I | SULD_P_R | SURED_P_I | SURED_P_R | SUATOM_D_I

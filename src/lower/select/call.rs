@@ -19,51 +19,8 @@ use super::Lowerer;
 use crate::ir::{Type, Value};
 use crate::lower::inst::{Reloc, RelocWord, Role, Sm50Inst};
 use crate::lower::LowerError;
-use crate::machinst::{OpSpec, PhysPred, PhysReg, Reg, RegKind, VReg};
+use crate::machinst::{OpSpec, PhysReg, Reg, RegKind, VReg};
 use crate::sm50::{self, Field, Form};
-
-/// The caller-saved registers below R64, with R4.. R(3+skip) left out.
-const fn scratch<const N: usize>(skip: u8) -> [PhysReg; N] {
-    let mut out = [PhysReg(0); N];
-    let mut n = 0;
-    let mut r = 0u8;
-    while r < 64 {
-        let saved = r == 1
-            || r == 2
-            || (r >= 16 && r < 32)
-            || (r >= 32 && (r / 4) % 2 == 1)
-            || (r >= 4 && r < 4 + skip);
-        if !saved {
-            out[n] = PhysReg(r);
-            n += 1;
-        }
-        r += 1;
-    }
-    out
-}
-
-/// Caller-saved: R0, R3..R15 (13 + 1) and R32..35, 40..43, 48..51, 56..59 (16).
-const SCRATCH0: [PhysReg; 30] = scratch(0);
-const SCRATCH1: [PhysReg; 29] = scratch(1);
-const SCRATCH2: [PhysReg; 28] = scratch(2);
-const ALL_PREDS: [PhysPred; 7] = [
-    PhysPred(0),
-    PhysPred(1),
-    PhysPred(2),
-    PhysPred(3),
-    PhysPred(4),
-    PhysPred(5),
-    PhysPred(6),
-];
-
-/// What a call returning `results` words clobbers besides its results.
-pub(crate) fn extern_call_clobbers(results: usize) -> (&'static [PhysReg], &'static [PhysPred]) {
-    match results {
-        0 => (&SCRATCH0, &ALL_PREDS),
-        1 => (&SCRATCH1, &ALL_PREDS),
-        _ => (&SCRATCH2, &ALL_PREDS),
-    }
-}
 
 impl Lowerer<'_> {
     pub(super) fn lower_extern_call(

@@ -67,10 +67,11 @@ use super::approx::Seq;
 use super::Lowerer;
 use crate::ir::float::{FloatFmt, Round};
 use crate::ir::Value;
+use crate::lower::abi::{SLOW_PREDS, SLOW_Q, SLOW_TEMPS, SLOW_X, SLOW_Y};
 use crate::lower::inst::{Role, Sm50Inst};
 use crate::lower::lea::Loc;
 use crate::lower::LowerError;
-use crate::machinst::{OpSpec, PhysPred, PhysReg, Reg, RegKind, VReg};
+use crate::machinst::{OpSpec, Reg, RegKind, VReg};
 use crate::mufu::Func;
 use crate::sm50::{self, Field, Form};
 use cranelift_entity::EntityRef;
@@ -722,32 +723,6 @@ impl Seq {
     }
 }
 
-/// The f32 slow path's dividend (see the module essay).
-pub(crate) const SLOW_X: PhysReg = PhysReg(2);
-/// The f32 slow path's divisor.
-pub(crate) const SLOW_Y: PhysReg = PhysReg(3);
-/// The fast quotient on the way in, the exact one on the way out.
-pub(crate) const SLOW_Q: PhysReg = PhysReg(4);
-/// The slow path's scratch registers: R5..R15, so that with R2..R4 the subroutine takes one
-/// aligned run R2..R15 and leaves R0 and every pair and quad base below R16 to the kernel's
-/// packing as little fragmented as possible.
-pub(crate) const SLOW_TEMPS: [PhysReg; 11] = [
-    PhysReg(5),
-    PhysReg(6),
-    PhysReg(7),
-    PhysReg(8),
-    PhysReg(9),
-    PhysReg(10),
-    PhysReg(11),
-    PhysReg(12),
-    PhysReg(13),
-    PhysReg(14),
-    PhysReg(15),
-];
-/// The slow path's predicates: the highest ones, which the predicate allocator (lowest
-/// free first) hands out last.
-pub(crate) const SLOW_PREDS: [PhysPred; 3] = [PhysPred(4), PhysPred(5), PhysPred(6)];
-
 /// The f32 `div.rn` slow-path subroutine on physical registers (see the module essay):
 /// `FCHK.DIVIDE ; @!P RET ; <exact sequence> ; RET`.
 pub(crate) fn fdiv_slow_path() -> Sm50Inst {
@@ -772,17 +747,6 @@ pub(crate) fn fdiv_slow_path() -> Sm50Inst {
     s.put(sm50::Inst::new(Form::RET), &[]);
     s.i
 }
-
-/// What a call of the slow path clobbers besides its defs: the subroutine's scratch
-/// registers but the three the fast path defines (a def and a clobber may not name one
-/// register), and its predicates.
-pub(crate) const CALL_CLOBBERS: (&[PhysReg], &[PhysPred]) = (
-    {
-        let (_, rest) = SLOW_TEMPS.split_at(3);
-        rest
-    },
-    &SLOW_PREDS,
-);
 
 /// The placeholder `rel` of a `CAL` to the f32 division slow path (`lower::emit` sets the
 /// real target, the subroutine's first instruction).

@@ -77,8 +77,9 @@ pub(super) fn bfe(a: u32, pos: u32, len: u32, signed: bool) -> u32 {
 }
 
 impl Sim<'_> {
-    /// The bits family of [`Self::exec`]: the arms of its match for these forms.
-    pub(super) fn exec_bits(
+    /// The logic family of [`Self::exec`]: the arms of its match for these forms. (One
+    /// short arm per class: a long body means many classes, not long logic.)
+    pub(super) fn exec_logic(
         &mut self,
         w: &mut Warp,
         i: &Inst,
@@ -203,6 +204,22 @@ impl Sim<'_> {
                     prmt(mode, w.r(ra, l), w.val(b, l), w.r(rc, l))
                 })
             }
+            _ => unreachable!("{:?} is not a logic form", i.form),
+        }
+        Ok(())
+    }
+
+    /// The field family of [`Self::exec`]: the arms of its match for these forms. (One
+    /// short arm per class: a long body means many classes, not long logic.)
+    pub(super) fn exec_field(
+        &mut self,
+        w: &mut Warp,
+        i: &Inst,
+        addr: u64,
+        exec: u32,
+    ) -> Result<(), SimError> {
+        use Form::*;
+        match i.form {
             BFE_R | BFE_C | BFE_I => {
                 if flag(i, Field::Cc) {
                     return Err(unsupported(addr, i, "BFE.CC"));
@@ -250,6 +267,49 @@ impl Sim<'_> {
                     (if inv { !v } else { v }).count_ones()
                 });
             }
+            FLO_R | FLO_C | FLO_I => {
+                if flag(i, Field::Cc) {
+                    return Err(unsupported(addr, i, "FLO.CC"));
+                }
+                let b = self.src_b(i, addr)?;
+                let (inv, sh, sgn) = (
+                    flag(i, Field::Invb),
+                    flag(i, Field::Sh),
+                    flag(i, Field::Sgn),
+                );
+                self.alu(w, i, exec, |w, l| {
+                    let mut v = w.val(b, l);
+                    if inv {
+                        v = !v;
+                    }
+                    if sgn && (v as i32) < 0 {
+                        v = !v;
+                    }
+                    if v == 0 {
+                        u32::MAX
+                    } else if sh {
+                        v.leading_zeros()
+                    } else {
+                        31 - v.leading_zeros()
+                    }
+                });
+            }
+            _ => unreachable!("{:?} is not a field form", i.form),
+        }
+        Ok(())
+    }
+
+    /// The video family of [`Self::exec`]: the arms of its match for these forms. (One
+    /// short arm per class: a long body means many classes, not long logic.)
+    pub(super) fn exec_video(
+        &mut self,
+        w: &mut Warp,
+        i: &Inst,
+        addr: u64,
+        exec: u32,
+    ) -> Result<(), SimError> {
+        use Form::*;
+        match i.form {
             VADD | VADD_I | VABSDIFF | VABSDIFF_I | VMNMX | VMNMX_I | VSET | VSHL | VSHL_I
             | VSHR | VSHR_I | VMAD | VMAD_I | VMAD32 | VMAD32_I => {
                 let (ra, rb, rc) = (f(i, Field::Ra), f(i, Field::Rb), f(i, Field::Rc));
@@ -285,34 +345,7 @@ impl Sim<'_> {
                     }
                 });
             }
-            FLO_R | FLO_C | FLO_I => {
-                if flag(i, Field::Cc) {
-                    return Err(unsupported(addr, i, "FLO.CC"));
-                }
-                let b = self.src_b(i, addr)?;
-                let (inv, sh, sgn) = (
-                    flag(i, Field::Invb),
-                    flag(i, Field::Sh),
-                    flag(i, Field::Sgn),
-                );
-                self.alu(w, i, exec, |w, l| {
-                    let mut v = w.val(b, l);
-                    if inv {
-                        v = !v;
-                    }
-                    if sgn && (v as i32) < 0 {
-                        v = !v;
-                    }
-                    if v == 0 {
-                        u32::MAX
-                    } else if sh {
-                        v.leading_zeros()
-                    } else {
-                        31 - v.leading_zeros()
-                    }
-                });
-            }
-            _ => unreachable!("{:?} is not a bits form", i.form),
+            _ => unreachable!("{:?} is not a video form", i.form),
         }
         Ok(())
     }

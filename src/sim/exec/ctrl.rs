@@ -8,7 +8,8 @@
 use super::*;
 
 impl Sim<'_> {
-    /// The ctrl family of [`Self::exec`]: the arms of its match for these forms.
+    /// The ctrl family of [`Self::exec`]: the arms of its match for these forms. (One
+    /// short arm per class: a long body means many classes, not long logic.)
     pub(super) fn exec_ctrl(
         &mut self,
         w: &mut Warp,
@@ -136,6 +137,22 @@ impl Sim<'_> {
                 }
                 w.leave(exec);
             }
+            _ => unreachable!("{:?} is not a ctrl form", i.form),
+        }
+        Ok(())
+    }
+
+    /// The warp family of [`Self::exec`]: the arms of its match for these forms. (One
+    /// short arm per class: a long body means many classes, not long logic.)
+    pub(super) fn exec_warp(
+        &mut self,
+        w: &mut Warp,
+        i: &Inst,
+        addr: u64,
+        exec: u32,
+    ) -> Result<(), SimError> {
+        use Form::*;
+        match i.form {
             BAR | BAR_RED | BARR_RA | BARR_RB | BARR_RR | BARR_REDRA | BARR_REDRB | BARR_REDRR => {
                 let mode = f(i, Field::Mode);
                 if mode == 2 && f(i, Field::Ro) > 2 {
@@ -208,7 +225,7 @@ impl Sim<'_> {
                 }
             }
             SHFL_RI | SHFL_II | SHFL_RR | SHFL_IR => self.shfl(w, i, exec),
-            _ => unreachable!("{:?} is not a ctrl form", i.form),
+            _ => unreachable!("{:?} is not a warp form", i.form),
         }
         Ok(())
     }

@@ -7,7 +7,8 @@
 use super::*;
 
 impl Sim<'_> {
-    /// The fp family of [`Self::exec`]: the arms of its match for these forms.
+    /// The fp family of [`Self::exec`]: the arms of its match for these forms. (One
+    /// short arm per class: a long body means many classes, not long logic.)
     pub(super) fn exec_fp(
         &mut self,
         w: &mut Warp,

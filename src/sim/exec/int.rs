@@ -118,8 +118,9 @@ pub(super) fn bool_op(op: u64, a: bool, b: bool) -> bool {
 }
 
 impl Sim<'_> {
-    /// The int family of [`Self::exec`]: the arms of its match for these forms.
-    pub(super) fn exec_int(
+    /// The move family of [`Self::exec`]: the arms of its match for these forms. (One
+    /// short arm per class: a long body means many classes, not long logic.)
+    pub(super) fn exec_move(
         &mut self,
         w: &mut Warp,
         i: &Inst,
@@ -148,6 +149,22 @@ impl Sim<'_> {
                     }
                 });
             }
+            _ => unreachable!("{:?} is not a move form", i.form),
+        }
+        Ok(())
+    }
+
+    /// The add family of [`Self::exec`]: the arms of its match for these forms. (One
+    /// short arm per class: a long body means many classes, not long logic.)
+    pub(super) fn exec_add(
+        &mut self,
+        w: &mut Warp,
+        i: &Inst,
+        addr: u64,
+        exec: u32,
+    ) -> Result<(), SimError> {
+        use Form::*;
+        match i.form {
             IADD_R | IADD_C | IADD_I | IADD32I => {
                 let b = if i.form == IADD32I {
                     Src::Val(f(i, Field::Imm) as u32)
@@ -249,6 +266,22 @@ impl Sim<'_> {
                 }
             }
             LEA_R | LEA_C | LEA_I | LEA_HI_R | LEA_HI_C => self.lea(w, i, addr, exec)?,
+            _ => unreachable!("{:?} is not a add form", i.form),
+        }
+        Ok(())
+    }
+
+    /// The mul family of [`Self::exec`]: the arms of its match for these forms. (One
+    /// short arm per class: a long body means many classes, not long logic.)
+    pub(super) fn exec_mul(
+        &mut self,
+        w: &mut Warp,
+        i: &Inst,
+        addr: u64,
+        exec: u32,
+    ) -> Result<(), SimError> {
+        use Form::*;
+        match i.form {
             XMAD_R | XMAD_I | XMAD_C | XMAD_CC => self.xmad(w, i, addr, exec)?,
             IMUL_R | IMUL_C | IMUL_I | IMUL32I => {
                 if flag(i, Field::Cc) {
@@ -278,6 +311,42 @@ impl Sim<'_> {
                     }
                 });
             }
+            IMAD_R => {
+                // Only ptxas's mad.hi.sat.s32 form: IMAD.HI.SAT (signed), no negation, .X, .CC.
+                let only = flag(i, Field::Hi)
+                    && flag(i, Field::Sat)
+                    && flag(i, Field::Sa)
+                    && flag(i, Field::Sb)
+                    && !flag(i, Field::Nega)
+                    && !flag(i, Field::Negc)
+                    && !flag(i, Field::X)
+                    && !flag(i, Field::Cc);
+                if !only {
+                    return Err(unsupported(addr, i, "IMAD other than IMAD.HI.SAT"));
+                }
+                let (ra, rb, rc) = (f(i, Field::Ra), f(i, Field::Rb), f(i, Field::Rc));
+                self.alu(w, i, exec, |w, l| {
+                    let p = i64::from(w.r(ra, l) as i32) * i64::from(w.r(rb, l) as i32);
+                    let t = (p >> 32) + i64::from(w.r(rc, l) as i32);
+                    t.clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as u32
+                });
+            }
+            _ => unreachable!("{:?} is not a mul form", i.form),
+        }
+        Ok(())
+    }
+
+    /// The cmp family of [`Self::exec`]: the arms of its match for these forms. (One
+    /// short arm per class: a long body means many classes, not long logic.)
+    pub(super) fn exec_cmp(
+        &mut self,
+        w: &mut Warp,
+        i: &Inst,
+        addr: u64,
+        exec: u32,
+    ) -> Result<(), SimError> {
+        use Form::*;
+        match i.form {
             ISETP_R | ISETP_C | ISETP_I => {
                 // .X: the high-word step of a wide compare, as for ISET.X.
                 let x = flag(i, Field::X);
@@ -432,26 +501,6 @@ impl Sim<'_> {
                     }
                 });
             }
-            IMAD_R => {
-                // Only ptxas's mad.hi.sat.s32 form: IMAD.HI.SAT (signed), no negation, .X, .CC.
-                let only = flag(i, Field::Hi)
-                    && flag(i, Field::Sat)
-                    && flag(i, Field::Sa)
-                    && flag(i, Field::Sb)
-                    && !flag(i, Field::Nega)
-                    && !flag(i, Field::Negc)
-                    && !flag(i, Field::X)
-                    && !flag(i, Field::Cc);
-                if !only {
-                    return Err(unsupported(addr, i, "IMAD other than IMAD.HI.SAT"));
-                }
-                let (ra, rb, rc) = (f(i, Field::Ra), f(i, Field::Rb), f(i, Field::Rc));
-                self.alu(w, i, exec, |w, l| {
-                    let p = i64::from(w.r(ra, l) as i32) * i64::from(w.r(rb, l) as i32);
-                    let t = (p >> 32) + i64::from(w.r(rc, l) as i32);
-                    t.clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as u32
-                });
-            }
             I2I_R | I2I_C | I2I_I => self.i2i(w, i, addr, exec)?,
             CSETP => {
                 // Like ISETP with the CC test as the comparison: Pd0 = test BOP Pacc,
@@ -469,7 +518,7 @@ impl Sim<'_> {
                     w.set_p(pd1, l, bool_op(bop, !t, acc));
                 }
             }
-            _ => unreachable!("{:?} is not a int form", i.form),
+            _ => unreachable!("{:?} is not a cmp form", i.form),
         }
         Ok(())
     }

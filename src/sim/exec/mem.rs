@@ -53,7 +53,8 @@ pub(super) fn atomic_op64(op: u64, signed: bool, old: u64, b: u64) -> u64 {
 }
 
 impl Sim<'_> {
-    /// The mem family of [`Self::exec`]: the arms of its match for these forms.
+    /// The mem family of [`Self::exec`]: the arms of its match for these forms. (One
+    /// short arm per class: a long body means many classes, not long logic.)
     pub(super) fn exec_mem(
         &mut self,
         w: &mut Warp,

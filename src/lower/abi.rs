@@ -1,0 +1,96 @@
+//! The register conventions of calls: the registers the f32 division slow path takes
+//! (`select::fdiv`'s subroutine) and what a `CAL` of it clobbers, and what a `JCAL` of a
+//! system function clobbers (the sm_50 call ABI, docs/calls.md).
+//!
+//! In: nothing (constants). Out: register sets that selection pins and that
+//! [`super::Sm50Inst`]'s `clobbers` reports to the allocator. Invariant: a def and a clobber of
+//! one call never name one register.
+
+use crate::machinst::{PhysPred, PhysReg};
+
+/// The caller-saved registers below R64, with R4.. R(3+skip) left out.
+pub(super) const fn scratch<const N: usize>(skip: u8) -> [PhysReg; N] {
+    let mut out = [PhysReg(0); N];
+    let mut n = 0;
+    let mut r = 0u8;
+    while r < 64 {
+        let saved = r == 1
+            || r == 2
+            || (r >= 16 && r < 32)
+            || (r >= 32 && (r / 4) % 2 == 1)
+            || (r >= 4 && r < 4 + skip);
+        if !saved {
+            out[n] = PhysReg(r);
+            n += 1;
+        }
+        r += 1;
+    }
+    out
+}
+
+/// Caller-saved: R0, R3..R15 (13 + 1) and R32..35, 40..43, 48..51, 56..59 (16).
+pub(super) const SCRATCH0: [PhysReg; 30] = scratch(0);
+
+pub(super) const SCRATCH1: [PhysReg; 29] = scratch(1);
+
+pub(super) const SCRATCH2: [PhysReg; 28] = scratch(2);
+
+pub(super) const ALL_PREDS: [PhysPred; 7] = [
+    PhysPred(0),
+    PhysPred(1),
+    PhysPred(2),
+    PhysPred(3),
+    PhysPred(4),
+    PhysPred(5),
+    PhysPred(6),
+];
+
+/// What a call returning `results` words clobbers besides its results.
+pub(crate) fn extern_call_clobbers(results: usize) -> (&'static [PhysReg], &'static [PhysPred]) {
+    match results {
+        0 => (&SCRATCH0, &ALL_PREDS),
+        1 => (&SCRATCH1, &ALL_PREDS),
+        _ => (&SCRATCH2, &ALL_PREDS),
+    }
+}
+
+/// The f32 slow path's dividend (see the module essay).
+pub(crate) const SLOW_X: PhysReg = PhysReg(2);
+
+/// The f32 slow path's divisor.
+pub(crate) const SLOW_Y: PhysReg = PhysReg(3);
+
+/// The fast quotient on the way in, the exact one on the way out.
+pub(crate) const SLOW_Q: PhysReg = PhysReg(4);
+
+/// The slow path's scratch registers: R5..R15, so that with R2..R4 the subroutine takes one
+/// aligned run R2..R15 and leaves R0 and every pair and quad base below R16 to the kernel's
+/// packing as little fragmented as possible.
+pub(crate) const SLOW_TEMPS: [PhysReg; 11] = [
+    PhysReg(5),
+    PhysReg(6),
+    PhysReg(7),
+    PhysReg(8),
+    PhysReg(9),
+    PhysReg(10),
+    PhysReg(11),
+    PhysReg(12),
+    PhysReg(13),
+    PhysReg(14),
+    PhysReg(15),
+];
+
+/// The slow path's predicates: the highest ones, which the predicate allocator (lowest
+/// free first) hands out last.
+pub(crate) const SLOW_PREDS: [PhysPred; 3] = [PhysPred(4), PhysPred(5), PhysPred(6)];
+
+/// What a call of the slow path clobbers besides its defs: the subroutine's scratch
+/// registers but the three the fast path defines (a def and a clobber may not name one
+/// register), and its predicates.
+pub(crate) const CALL_CLOBBERS: (&[PhysReg], &[PhysPred]) = (
+    {
+        let (_, rest) = SLOW_TEMPS.split_at(3);
+        rest
+    },
+    &SLOW_PREDS,
+);
