@@ -502,9 +502,34 @@ struct KernelInputs<'a> {
     max_regs: u32,
 }
 
+/// What every stage of one kernel's compilation reads: the inputs, the kernel, and how to
+/// report an error at the kernel's span.
+struct KernelCtx<'a> {
+    module: &'a ir::Module,
+    file: &'a std::sync::Arc<SourceFile>,
+    facts: &'a AstFacts,
+    opts: &'a Options,
+    f: &'a ir::Function,
+    name: &'a str,
+}
+
+impl KernelCtx<'_> {
+    /// An error at the kernel's span.
+    fn err(&self, msg: String) -> Diagnostics {
+        Diagnostics(vec![Diagnostic::error(
+            self.file,
+            self.facts.span(self.name),
+            msg,
+        )])
+    }
+}
+
 /// Simplify, lower, allocate, emit and lay out kernel `f` (see [`compile`]): its dumps,
 /// listings and report go to `out`, its stage times to `times` (lapped on `t`); returns its
-/// part of the cubin. Reads nothing another kernel writes.
+/// part of the cubin. Reads nothing another kernel writes. The pipeline, one named stage a
+/// line: IR preparation ([`prepare_kernel_ir`]), [`lower_and_allocate`], [`frame_size`],
+/// [`emit_kernel`], the layout ([`layout`]: list scheduling and control codes),
+/// [`listings`], [`kernel_spec`] and [`kernel_report`].
 fn compile_kernel(
     inputs: &KernelInputs,
     mut f: ir::Function,
@@ -531,7 +556,15 @@ fn compile_kernel(
     prepare_kernel_ir(module, &mut f);
     let f = &f;
     let name = f.name.as_str();
-    let err = |msg: String| Diagnostics(vec![Diagnostic::error(file, facts.span(name), msg)]);
+    let cx = KernelCtx {
+        module,
+        file,
+        facts,
+        opts,
+        f,
+        name,
+    };
+    let err = |msg: String| cx.err(msg);
     let launch = facts.launch.get(name).copied().unwrap_or_default();
     let (max_regs, budget_warning) = launch.register_budget(opts.arch, name, max_regs);
     if let Some(w) = budget_warning {
@@ -553,6 +586,62 @@ fn compile_kernel(
     }
     limits.map_err(err)?;
     let local_data = lower::local_size(module, f).next_multiple_of(16);
+    let (fold, constant2, alloc) =
+        lower_and_allocate(&cx, lower_opts, max_regs, local_data, out, times, t)?;
+    let frame = frame_size(&cx, &alloc, local_data);
+    let (code, relocs, srclocs, notes, dynamic_stack) = emit_kernel(&cx, &alloc, out)?;
+    times.lap("emit", t);
+    let body = body_from_lowered(inject(code, opts.debug_inject), frame, dynamic_stack)
+        .map_err(|e| err(format!("internal error in kernel `{name}`: {e}")))?;
+    let laid = layout(&body, opts.sched)
+        .map_err(|e| err(format!("internal error laying out `{name}`: {e}")))?;
+    times.lap("schedule", t);
+    // Code index k is body index k (+1 after the frame adjustment), and the layout puts
+    // its prologue first: index k + 1 (+1) before scheduling; `moved` says where list
+    // scheduling placed it.
+    let shift = 1 + usize::from(frame > 0) + usize::from(dynamic_stack);
+    let src_lines = listings(&cx, &laid, shift, &srclocs, &notes, out);
+    times.lap("listing", t);
+    let placed = Placed {
+        laid: &laid,
+        shift,
+        frame,
+        dynamic_stack,
+    };
+    let k = kernel_spec(&cx, &placed, &alloc, max_regs, launch, constant2, relocs)?;
+    kernel_report(&cx, &placed, &k, &alloc, local_data, fold, src_lines, out);
+    times.lap("other", t);
+    Ok(k)
+}
+
+/// A kernel's laid-out code and where its emitted instructions went in it.
+struct Placed<'a> {
+    laid: &'a Laid,
+    /// Emitted instruction k is body instruction k + `shift` before scheduling.
+    shift: usize,
+    frame: u32,
+    dynamic_stack: bool,
+}
+
+/// Lower and allocate the kernel: (fold statistics, literal pool, the allocation). With
+/// `--emit vcode`/`--emit alloc` their text goes to `out`.
+fn lower_and_allocate(
+    cx: &KernelCtx,
+    lower_opts: LowerOptions,
+    max_regs: u32,
+    local_data: u32,
+    out: &mut Output,
+    times: &mut PassTimes,
+    t: &mut std::time::Instant,
+) -> Result<(FoldStats, Vec<u8>, machinst::Allocated<lower::Sm50Inst>), Diagnostics> {
+    let KernelCtx {
+        module,
+        opts,
+        f,
+        name,
+        ..
+    } = *cx;
+    let err = |msg: String| cx.err(msg);
     let alloc_opts = AllocOptions {
         max_regs: max_regs as u8,
         checker: cfg!(debug_assertions),
@@ -620,12 +709,22 @@ fn compile_kernel(
             compiled = other;
         }
     }
-    let (mut fold, constant2, vtext, alloc, _) = compiled;
+    let (fold, constant2, vtext, alloc, _) = compiled;
     out.text.push_str(&vtext);
     if opts.emit == Emit::Alloc {
         let _ = writeln!(out.text, "kernel {name}:\n{alloc}");
     }
-    let frame = if alloc.spill_bytes == 0 && local_data == 0 {
+    Ok((fold, constant2, alloc))
+}
+
+/// The kernel's stack frame in bytes: its `.local` data and spill slots.
+fn frame_size(
+    cx: &KernelCtx,
+    alloc: &machinst::Allocated<lower::Sm50Inst>,
+    local_data: u32,
+) -> u32 {
+    let KernelCtx { module, f, .. } = *cx;
+    if alloc.spill_bytes == 0 && local_data == 0 {
         0
     } else if alloc.spill_bytes == 0 && !uses_dynamic_stack(f) {
         // Only `.local` data: ptxas's frame, the data rounded to 8 bytes, or to the largest
@@ -639,7 +738,35 @@ fn compile_kernel(
         size.next_multiple_of(align)
     } else {
         (local_data + alloc.spill_bytes).next_multiple_of(8)
-    };
+    }
+}
+
+/// What [`emit_kernel`] hands on: the code, its relocations, source lines and notes (by
+/// index in the code), and whether the kernel moves its stack pointer (`alloca`).
+type EmittedKernel = (
+    Vec<Inst>,
+    Vec<(usize, lower::Reloc)>,
+    Vec<machinst::SrcLoc>,
+    Vec<(usize, Box<str>)>,
+    bool,
+);
+
+/// Post-allocation emission ([`lower::emit_all_with`]), the bank-conflict renaming and, for
+/// a kernel with `alloca`, the stack-pointer registers swapped (with ptxas's warning).
+fn emit_kernel(
+    cx: &KernelCtx,
+    alloc: &machinst::Allocated<lower::Sm50Inst>,
+    out: &mut Output,
+) -> Result<EmittedKernel, Diagnostics> {
+    let KernelCtx {
+        file,
+        facts,
+        opts,
+        f,
+        name,
+        ..
+    } = *cx;
+    let err = |msg: String| cx.err(msg);
     let lower::Emitted {
         mut code,
         relocs,
@@ -647,7 +774,7 @@ fn compile_kernel(
         notes,
         reconvergence_error,
     } = lower::emit_all_with(
-        &alloc,
+        alloc,
         &lower::EmitOptions {
             reconverge: !opts.no_reconvergence,
             if_convert: !opts.no_ifconv,
@@ -670,21 +797,27 @@ fn compile_kernel(
             format!("Stack size for entry function '{name}' cannot be statically determined"),
         ));
     }
-    times.lap("emit", t);
-    let body = body_from_lowered(inject(code, opts.debug_inject), frame, dynamic_stack)
-        .map_err(|e| err(format!("internal error in kernel `{name}`: {e}")))?;
-    let laid = layout(&body, opts.sched)
-        .map_err(|e| err(format!("internal error laying out `{name}`: {e}")))?;
-    times.lap("schedule", t);
+    Ok((code, relocs, srclocs, notes, dynamic_stack))
+}
+
+/// The `--sass`/`--emit sass` listing and the `--explain` listing of the laid-out kernel;
+/// returns each placed instruction's PTX line.
+fn listings(
+    cx: &KernelCtx,
+    laid: &Laid,
+    shift: usize,
+    srclocs: &[machinst::SrcLoc],
+    notes: &[(usize, Box<str>)],
+    out: &mut Output,
+) -> Vec<Option<u32>> {
+    let KernelCtx {
+        file, opts, name, ..
+    } = *cx;
     if opts.sass_listing || opts.emit == Emit::Sass {
         let _ = writeln!(out.sass, "\t\tFunction : {name}");
         laid.listing_to(&mut out.sass);
         out.sass.push('\n');
     }
-    // Code index k is body index k (+1 after the frame adjustment), and the layout puts
-    // its prologue first: index k + 1 (+1) before scheduling; `moved` says where list
-    // scheduling placed it.
-    let shift = 1 + usize::from(frame > 0) + usize::from(dynamic_stack);
     let placed_at = |k: usize| laid.moved.get(k + shift).copied();
     let mut src_lines = vec![None; laid.placed.len()];
     for (k, loc) in srclocs.iter().enumerate() {
@@ -701,15 +834,40 @@ fn compile_kernel(
         explain_kernel(
             &mut out.explain,
             name,
-            &laid,
+            laid,
             &src_lines,
             &placed_notes,
             0,
             file,
         );
     }
-    times.lap("listing", t);
+    src_lines
+}
 
+/// The kernel's part of the cubin: code, parameters, memory, attributes and relocations.
+fn kernel_spec(
+    cx: &KernelCtx,
+    placed: &Placed,
+    alloc: &machinst::Allocated<lower::Sm50Inst>,
+    max_regs: u32,
+    launch: LaunchDirectives,
+    constant2: Vec<u8>,
+    relocs: Vec<(usize, lower::Reloc)>,
+) -> Result<KernelSpec, Diagnostics> {
+    let KernelCtx {
+        module,
+        facts,
+        f,
+        name,
+        ..
+    } = *cx;
+    let Placed {
+        laid,
+        shift,
+        frame,
+        dynamic_stack,
+    } = *placed;
+    let err = |msg: String| cx.err(msg);
     let params: Vec<ParamSpec> = f
         .params
         .iter()
@@ -779,13 +937,33 @@ fn compile_kernel(
             alloc.num_regs
         )));
     }
+    Ok(k)
+}
+
+/// The kernel's line of the report (`--info`, `stats`, `compare`).
+#[allow(clippy::too_many_arguments)]
+fn kernel_report(
+    cx: &KernelCtx,
+    placed: &Placed,
+    k: &KernelSpec,
+    alloc: &machinst::Allocated<lower::Sm50Inst>,
+    local_data: u32,
+    mut fold: FoldStats,
+    src_lines: Vec<Option<u32>>,
+    out: &mut Output,
+) {
+    let KernelCtx {
+        module, f, name, ..
+    } = *cx;
+    let Placed { laid, frame, .. } = *placed;
+    let shared = module.shared_layout(f);
     out.kernels.push(KernelReport {
         name: name.to_string(),
         registers: alloc.num_regs,
-        instructions: live_instructions(&laid),
+        instructions: live_instructions(laid),
         stack_frame: frame,
-        spill_store_bytes: spill_bytes(&laid, Form::STL, local_data),
-        spill_load_bytes: spill_bytes(&laid, Form::LDL, local_data),
+        spill_store_bytes: spill_bytes(laid, Form::STL, local_data),
+        spill_load_bytes: spill_bytes(laid, Form::LDL, local_data),
         cmem0: 0x140 + k.param_bytes(),
         smem: u64::from(shared.size),
         fold: {
@@ -794,8 +972,6 @@ fn compile_kernel(
         },
         src_lines,
     });
-    times.lap("other", t);
-    Ok(k)
 }
 
 /// Static `.shared` bytes a kernel may use on sm_5x (ptxas: "uses too much shared data").
