@@ -837,6 +837,7 @@ impl<'a> Lowerer<'a> {
 
     // ------------------------------------------------------------ dispatch
 
+    // Long by design: the dispatch over `InstData`, one short arm per IR instruction kind.
     fn lower_inst(&mut self, inst: Inst) -> Result<(), LowerError> {
         // `f` outlives the lowerer's own borrows, so the results are read in place (a clone
         // of the SmallVec per instruction was a visible cost).

@@ -273,6 +273,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
 
     /// A fresh function with the reachable blocks in `order`, parameters removed or aliased
     /// away, unused undef constants dropped, and entities numbered densely.
+    // Long by design: one renumbering walk; its steps share the old-to-new maps it builds.
     pub(super) fn compact(
         &self,
         order: &[Block],

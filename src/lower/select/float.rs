@@ -123,6 +123,7 @@ fn int_code(ty: Type, signed: bool) -> u64 {
 }
 
 impl Lowerer<'_> {
+    // Long by design: the dispatch over `FloatOp`, one short arm per operation and format.
     pub(super) fn lower_float(
         &mut self,
         v: Value,
