@@ -84,7 +84,8 @@ pub struct EmitOptions {
 
 /// [`emit_all`] with every option: [`ifconv`] (when `opts.if_convert`) runs on the
 /// flattened blocks before [`reconverge`], so a converted branch needs no token.
-// Long by design: the emission passes in order over per-block vectors they share (relocations, source lines and notes move with the instructions).
+// Long by design: the emission passes in order over per-block vectors they share (relocations,
+// source lines and notes move with the instructions).
 pub fn emit_all_with(alloc: &Allocated<Sm50Inst>, opts: &EmitOptions) -> Emitted {
     let reconverge = opts.reconverge;
     // Pass 1: resolve registers; keep (instruction, branch target block), and each

@@ -17,7 +17,8 @@ impl Thread {
     }
 
     /// Execute one instruction.
-    // Long by design: one arm per IR instruction kind, each the PTX meaning of that kind; a dispatch, split further only by moving arms away from their neighbours.
+    // Long by design: one arm per IR instruction kind, each the PTX meaning of that kind; a
+    // dispatch, split further only by moving arms away from their neighbours.
     pub(super) fn step(
         &mut self,
         ctx: &Ctx<'_>,
