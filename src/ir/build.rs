@@ -79,6 +79,16 @@
 //! `param [offset]`. A variable named in a generic access is converted with `cvta` to its
 //! generic address; a variable's own-space address is `i32` except for `.global` variables in a
 //! 64-bit module.
+//!
+//! # Files of this module
+//!
+//! - `module.rs`: Module-scope variables.
+//! - `plan.rs`: The block plan.
+//! - `scope.rs`: Registers and scopes.
+//! - `ssa.rs`: SSA construction after Braun et al.
+//! - `operand.rs`: Operands.
+//! - `int.rs`: Integer, predicate and data-movement instructions.
+//! - `mem.rs`: Addresses and memory.
 
 mod module;
 use module::*;

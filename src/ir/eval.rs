@@ -143,6 +143,14 @@
 //! far as it goes: it is monotonic per thread, differences of reads are what a kernel
 //! measures, and both models give every thread the same sequence; it says nothing about
 //! real time.
+//!
+//! # Files of this module
+//!
+//! - `race.rs`: Race detection of the reference interpreter.
+//! - `cta.rs`: One CTA of the reference interpreter.
+//! - `thread.rs`: One thread of the reference interpreter.
+//! - `pure.rs`: The pure meaning of IR instructions.
+//! - `memory.rs`: Memory of the reference interpreter.
 
 mod race;
 use race::*;

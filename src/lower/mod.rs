@@ -80,6 +80,10 @@
 //! its instructions have no PTX line. The `CAL` is the last piece of an ordinary (non-
 //! terminator) instruction, so it sits inside a block: `ifconv` never guards it (it has no
 //! guard field) and the scheduler sees a control transfer (a block boundary).
+//!
+//! # Files of this module
+//!
+//! - `emit.rs`: Post-allocation emission.
 
 mod emit;
 pub use emit::*;

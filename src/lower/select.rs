@@ -54,7 +54,7 @@
 //! address of a `.global` variable is ptxas's `MOV32I lo, 0x0` / `MOV32I hi, 0x0` pair, each
 //! piece carrying the [`super::Reloc`] the driver turns into `R_CUDA_ABS32_LO_20`/`HI_20`; in
 //! a 32-bit module, where the address is 32 bits, one `MOV32I` with `R_CUDA_ABS32_20`.) Floating-point operations are selected in the child module `float`
-//! (`lower/float.rs`). The IR
+//! (`select/float.rs`). The IR
 //! has no add-with-carry (carries are predicates, see `ir::build`); with `--fold=full` the
 //! add/compare/select shape of an `add.cc`/`addc` chain over (shifted) words is recognised by
 //! [`super::carry`] and emitted as one [`Sm50Inst`]: `LEA.CC` followed by `LEA.HI.X[.CC]`
@@ -66,6 +66,15 @@
 //! `.shared` → `LDS.U`/`STS`, `.const` → `LDC` from bank 3, `.local` → `LDL`/`STL` at
 //! `[R1 + offset]` (a local address is an offset from the stack pointer; the frame holds the
 //! variables first and the spill slots after them), `.param` → `c[0x0][0x140 + offset]`.
+//!
+//! # Files of this module
+//!
+//! - `sync.rs`: Selection of barriers with a reduction (`bar.red`) and barriers with register
+//!   operands (`barrier`/`bar.sync` with a register id or thread count).
+//! - `values.rs`: Selection of value-producing instructions that are neither integer arithmetic
+//!   nor memory.
+//! - `int.rs`: Selection of integer arithmetic.
+//! - `mem.rs`: Selection of memory accesses.
 
 mod int;
 mod mem;

@@ -1,5 +1,13 @@
 //! The machine: CTAs, warps, the divergence stack, and one function per instruction family.
 //! The semantics are documented in the module essay of [`crate::sim`].
+//!
+//! # Files of this module
+//!
+//! - `ctrl.rs`: The control family of the simulator.
+//! - `int.rs`: The integer family of the simulator.
+//! - `bits.rs`: The bit family of the simulator.
+//! - `mem.rs`: The memory family of the simulator.
+//! - `fp.rs`: The floating-point family of the simulator.
 
 mod ctrl;
 mod int;
