@@ -586,6 +586,16 @@ impl<'f> FunctionBuilder<'f> {
         self.func.insts[inst].results.iter().copied().collect()
     }
 
+    /// Return from a subroutine with its result words ([`super::InstData::SubReturn`]).
+    pub fn sub_return(&mut self, values: &[Value]) -> Inst {
+        self.push(
+            InstData::SubReturn {
+                values: values.iter().copied().collect(),
+            },
+            &[],
+        )
+    }
+
     pub fn trap(&mut self) -> Inst {
         self.push(InstData::Trap, &[])
     }

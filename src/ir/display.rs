@@ -484,6 +484,13 @@ pub(crate) fn write_inst(
             }
             write!(f, ")")
         }
+        InstData::SubReturn { values } => {
+            write!(f, "ret.sub")?;
+            for (k, v) in values.iter().enumerate() {
+                write!(f, "{}{v}", if k == 0 { " " } else { ", " })?;
+            }
+            Ok(())
+        }
         InstData::Shfl { mode, args } => {
             let [a, b, c] = args;
             write!(f, "shfl.{} {a}, {b}, {c}", mode.name())

@@ -90,6 +90,16 @@
 //! where the lanes ahead wait. `bar.warp.sync` stops a thread the same way (a vote with no
 //! result). A step limit (total instructions of the launch) stops infinite loops.
 //!
+//! A call of a subroutine (an [`InstData::ExternCall`] naming one of
+//! [`Module::subroutines`], a recursive `.func`) pushes a frame on the thread's own call
+//! stack (`Thread::frames`: the caller's function, position, registers and argument bytes)
+//! and runs the callee from its entry with fresh registers; its `LoadParam`s read the
+//! argument registers' bytes (R4 first, as the call ABI passes them), and its
+//! [`InstData::SubReturn`] pops the frame and writes the result. No Rust recursion is
+//! involved, so deep recursion costs heap, not stack; more than [`MAX_CALL_DEPTH`] nested
+//! calls stop the run with [`EvalError::CallDepth`]. Warp votes, shuffles and `bar.red`
+//! inside a subroutine are not modelled (an error).
+//!
 //! # Undefined and unknowable runs
 //!
 //! Some launches have no single meaning to compare against; the run stops with an error
@@ -356,7 +366,13 @@ pub enum EvalError {
     /// A call of a system function (`vprintf`, `malloc`, ..) whose meaning is not modelled.
     #[error("{inst}: {why}")]
     Unmodelled { inst: Inst, why: String },
+    /// More than `limit` nested subroutine calls (runaway recursion).
+    #[error("{inst}: subroutine calls nested deeper than {limit} (runaway recursion?)")]
+    CallDepth { inst: Inst, limit: usize },
 }
+
+/// Nested subroutine calls a thread may have open at once (see "Execution").
+pub const MAX_CALL_DEPTH: usize = 100_000;
 
 impl EvalError {
     /// The instruction the error names, if any.
@@ -370,6 +386,7 @@ impl EvalError {
             | EvalError::Undefined { inst, .. }
             | EvalError::Unknowable { inst, .. }
             | EvalError::Unmodelled { inst, .. }
+            | EvalError::CallDepth { inst, .. }
             | EvalError::Trapped { inst } => Some(*inst),
         }
     }
@@ -421,6 +438,7 @@ pub fn run_in(module: &Module, func: &Function, launch: &Launch) -> Result<RunOu
                 let ctx = Ctx {
                     extern_funcs: &module.extern_funcs,
                     func,
+                    subroutines: &module.subroutines,
                     layout: &layout,
                     launch,
                     ctaid: [cx, cy, cz],
@@ -697,6 +715,8 @@ impl Memory {
 /// What stays fixed while a CTA runs.
 struct Ctx<'a> {
     func: &'a Function,
+    /// [`Module::subroutines`]: `Thread::cur` k > 0 runs `subroutines[k - 1]`.
+    subroutines: &'a [Function],
     /// [`Module::extern_funcs`]: the names [`InstData::ExternCall`] indexes.
     extern_funcs: &'a [String],
     layout: &'a VarLayout,
@@ -867,6 +887,22 @@ struct Thread {
     fenced: bool,
     /// Reads of the clock and of the global timer so far (see "Clocks and timers").
     timer_reads: [u64; 2],
+    /// The function running: 0 the kernel, k > 0 `Ctx::subroutines[k - 1]`.
+    cur: usize,
+    /// The argument bytes of the running subroutine (R4 first); empty in the kernel.
+    args: Vec<u8>,
+    /// The callers of the running subroutine, innermost last.
+    frames: Vec<CallFrame>,
+}
+
+/// A caller waiting for a subroutine to return (see "Execution").
+struct CallFrame {
+    cur: usize,
+    block: Block,
+    /// The position of the call instruction.
+    pos: usize,
+    regs: Vec<u64>,
+    args: Vec<u8>,
 }
 
 fn run_cta(
@@ -893,6 +929,9 @@ fn run_cta(
                     regs: vec![0; ctx.func.values.len()],
                     fenced: false,
                     timer_reads: [0; 2],
+                    cur: 0,
+                    args: Vec::new(),
+                    frames: Vec::new(),
                 });
                 locals.push(mem.local_init.clone());
                 stacks.push(DynStack {
@@ -974,6 +1013,20 @@ fn run_cta(
         }
     }
     Ok((shared, locals))
+}
+
+/// Whether `data` needs the whole warp at once (not modelled inside a subroutine).
+fn warp_wide(data: &InstData) -> bool {
+    matches!(
+        data,
+        InstData::Vote { .. }
+            | InstData::Shfl { .. }
+            | InstData::Collective { .. }
+            | InstData::BarrierRed { .. }
+            | InstData::MemBar {
+                scope: MemScope::Warp
+            }
+    ) || matches!(data, InstData::BarrierReg { red: Some(_), .. })
 }
 
 /// Whether `f` has `alloca`, `stacksave` or `stackrestore` (see the module essay).
@@ -1575,6 +1628,61 @@ impl Thread {
         self.regs[v.index()] = x & ty.mask();
     }
 
+    /// Call subroutine `cur` (see "Execution") with the argument bytes `args`, from the call
+    /// instruction `inst` at the current position.
+    fn enter(
+        &mut self,
+        ctx: &Ctx<'_>,
+        inst: Inst,
+        cur: usize,
+        args: Vec<u8>,
+    ) -> Result<Status, EvalError> {
+        if self.frames.len() >= MAX_CALL_DEPTH {
+            return Err(EvalError::CallDepth {
+                inst,
+                limit: MAX_CALL_DEPTH,
+            });
+        }
+        let callee = &ctx.subroutines[cur - 1];
+        let regs = std::mem::replace(&mut self.regs, vec![0; callee.values.len()]);
+        self.frames.push(CallFrame {
+            cur: self.cur,
+            block: self.block,
+            pos: self.pos,
+            regs,
+            args: std::mem::replace(&mut self.args, args),
+        });
+        self.cur = cur;
+        self.block = callee.layout[0];
+        self.pos = 0;
+        Ok(Status::Running)
+    }
+
+    /// Return from the running subroutine with its result words, past the caller's call.
+    fn leave(&mut self, ctx: &Ctx<'_>, inst: Inst, words: &[u64]) -> Result<Status, EvalError> {
+        let Some(frame) = self.frames.pop() else {
+            return Err(EvalError::Unmodelled {
+                inst,
+                why: "a subroutine return with no caller".into(),
+            });
+        };
+        self.cur = frame.cur;
+        self.block = frame.block;
+        self.pos = frame.pos;
+        self.regs = frame.regs;
+        self.args = frame.args;
+        let func = match self.cur {
+            0 => ctx.func,
+            k => &ctx.subroutines[k - 1],
+        };
+        let call = func.blocks[self.block].insts[self.pos];
+        if let (Some(&r), Some(&w)) = (func.insts[call].results.first(), words.first()) {
+            self.set(r, w, func.values[r].ty);
+        }
+        self.pos += 1;
+        Ok(Status::Running)
+    }
+
     /// Execute one instruction.
     fn step(
         &mut self,
@@ -1582,7 +1690,10 @@ impl Thread {
         tm: &mut ThreadMem<'_>,
         steps: &mut u64,
     ) -> Result<Status, EvalError> {
-        let func = ctx.func;
+        let func = match self.cur {
+            0 => ctx.func,
+            k => &ctx.subroutines[k - 1],
+        };
         // Verified: every block ends with a terminator, so `pos` stays in range.
         let inst = func.blocks[self.block].insts[self.pos];
         *steps += 1;
@@ -1596,13 +1707,20 @@ impl Thread {
         let ty_of = |v: Value| func.values[v].ty;
         let result = node.results.first().copied();
         let mut out: Option<u64> = None;
+        if self.cur != 0 && warp_wide(&node.data) {
+            return Err(EvalError::Unmodelled {
+                inst,
+                why: "a warp vote, shuffle or bar.red inside a subroutine is not modelled".into(),
+            });
+        }
         match &node.data {
             InstData::Iconst { imm, .. } => out = Some(*imm),
             InstData::Fconst { bits, .. } => out = Some(*bits),
             InstData::LoadParam { ty, offset } => {
                 let size = ty.bytes().unwrap_or(1);
                 let addr = u64::from(*offset);
-                out = Some(read(inst, Space::Param, tm.params, addr, size)?);
+                let params = if self.cur == 0 { tm.params } else { &self.args };
+                out = Some(read(inst, Space::Param, params, addr, size)?);
             }
             InstData::SpecialReg {
                 reg: reg @ (SpecialReg::Pm(_) | SpecialReg::Pm64(_)),
@@ -1729,6 +1847,10 @@ impl Thread {
                 out = Some(op.eval(&a));
             }
             InstData::Return => return Ok(Status::Exited),
+            InstData::SubReturn { values } => {
+                let words: SmallVec<[u64; 2]> = values.iter().map(|&v| self.get(v)).collect();
+                return self.leave(ctx, inst, &words);
+            }
             InstData::Trap => return Err(EvalError::Trapped { inst }),
             // A barrier number must be below 16 and a count a non-zero multiple of 32 (PTX
             // leaves anything else undefined); then as the immediate forms.
@@ -1856,6 +1978,9 @@ impl Thread {
                     .extern_funcs
                     .get(*callee as usize)
                     .map_or("?", String::as_str);
+                if let Some(k) = ctx.subroutines.iter().position(|f| f.name == name) {
+                    return self.enter(ctx, inst, k + 1, bytes);
+                }
                 let ret = crate::calls_shim::call_system_function(name, &bytes)
                     .map_err(|why| EvalError::Unmodelled { inst, why })?;
                 if let Some(&r) = node.results.first() {

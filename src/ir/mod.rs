@@ -811,6 +811,12 @@ pub enum InstData {
         args: SmallVec<[Value; 8]>,
         arg_regs: SmallVec<[u8; 8]>,
     },
+    /// The return of a subroutine ([`Function::subroutine`]: a `.func` compiled as a real
+    /// subroutine, docs/calls.md): `values` are its result words by the sm_50 call ABI, none,
+    /// one `i32` (R4) or one `i64` (R4:R5). A terminator; a kernel ends with `Return`.
+    SubReturn {
+        values: SmallVec<[Value; 2]>,
+    },
 }
 
 /// What an [`InstData::Stack`] does to the dynamic stack pointer `sp` (a 32-bit `.local`
@@ -830,7 +836,10 @@ impl InstData {
     pub fn is_terminator(&self) -> bool {
         matches!(
             self,
-            InstData::Jump { .. } | InstData::Brif { .. } | InstData::Return
+            InstData::Jump { .. }
+                | InstData::Brif { .. }
+                | InstData::Return
+                | InstData::SubReturn { .. }
         )
     }
 
@@ -892,6 +901,7 @@ impl InstData {
             InstData::Texture { args, .. } => [args, &[], &[]],
             InstData::Surface { args, .. } => [args, &[], &[]],
             InstData::ExternCall { args, .. } => [args, &[], &[]],
+            InstData::SubReturn { values } => [values, &[], &[]],
         }
     }
 
@@ -931,6 +941,7 @@ impl InstData {
             InstData::Texture { args, .. } => args.iter_mut().for_each(|v| *v = f(*v)),
             InstData::Surface { args, .. } => args.iter_mut().for_each(|v| *v = f(*v)),
             InstData::ExternCall { args, .. } => args.iter_mut().for_each(|v| *v = f(*v)),
+            InstData::SubReturn { values } => values.iter_mut().for_each(|v| *v = f(*v)),
             InstData::Select { cond, args } => {
                 *cond = f(*cond);
                 args.iter_mut().for_each(|v| *v = f(*v));
@@ -1056,6 +1067,11 @@ pub struct Function {
     pub value_names: SecondaryMap<Value, u32>,
     /// PTX register names that `value_names` refers to.
     pub reg_names: Vec<String>,
+    /// A `.func` compiled as a real subroutine (docs/calls.md), not a kernel: its
+    /// [`Function::params`] are the argument registers' bytes (offset `4 * (r - 4)` for
+    /// register `r`, so `LoadParam` reads R4.. as a kernel reads its parameter bank), and it
+    /// ends in [`InstData::SubReturn`].
+    pub subroutine: bool,
 }
 
 impl Function {
@@ -1238,11 +1254,21 @@ pub struct Module {
     pub surfrefs: Vec<String>,
     /// The bodiless functions [`InstData::ExternCall`] names (by index), in first-call order.
     pub extern_funcs: Vec<String>,
+    /// The `.func`s compiled as real subroutines ([`Function::subroutine`]; recursive ones),
+    /// called by an [`InstData::ExternCall`] whose [`Module::extern_funcs`] name is theirs.
+    pub subroutines: Vec<Function>,
 }
 
 impl Module {
     pub fn new() -> Module {
         Module::default()
+    }
+
+    /// The subroutine [`InstData::ExternCall`] `callee` names, if it is one of the module's
+    /// own ([`Module::subroutines`]) rather than a function the loader or nvlink resolves.
+    pub fn subroutine_of(&self, callee: u32) -> Option<&Function> {
+        let name = self.extern_funcs.get(callee as usize)?;
+        self.subroutines.iter().find(|f| &f.name == name)
     }
 
     /// The variables in layout order: declaration order, except that unsized `.shared`

@@ -656,6 +656,13 @@ impl Verifier<'_> {
                 }
                 expect_results(&[Type::I32, Type::Pred], &mut problems);
             }
+            InstData::SubReturn { values } => {
+                let tys: Vec<Type> = values.iter().map(|&v| t(v)).collect();
+                if !matches!(tys[..], [] | [Type::I32] | [Type::I64]) {
+                    problems.push(format!("ret.sub: results {tys:?}: none, one i32 or one i64"));
+                }
+                expect_results(&[], &mut problems);
+            }
             InstData::ExternCall { args, arg_regs, .. } => {
                 if args.len() != arg_regs.len() {
                     problems.push("call.extern: one register per argument".to_string());

@@ -401,11 +401,20 @@ impl MachInst for Sm50Inst {
     }
 
     /// A `CAL` of the f32 division slow path clobbers its scratch registers and predicates
-    /// (`select::fdiv`); nothing else clobbers anything.
+    /// (`select::fdiv`); a call by the ABI (`JCAL`, or `CAL` of a subroutine) its caller-saved
+    /// registers (`select::call`); nothing else clobbers anything.
     fn clobbers(&self) -> (&'static [PhysReg], &'static [PhysPred]) {
-        if self.pieces.iter().any(|p| p.inst.form == Form::CAL) {
+        let fdiv = |p: &Piece| {
+            p.inst.form == Form::CAL && p.inst.get(Field::Rel) == Some(super::select::CAL_FDIV)
+        };
+        if self.pieces.iter().any(fdiv) {
             super::select::CALL_CLOBBERS
-        } else if self.pieces.iter().any(|p| p.inst.form == Form::JCAL) {
+        } else if self
+            .pieces
+            .iter()
+            .any(|p| matches!(p.inst.form, Form::JCAL | Form::CAL))
+        {
+            // A system call (`JCAL`) or a call of one of the module's subroutines (`CAL`).
             // One 32-bit def per result word (`select::call`).
             let results = self
                 .ops

@@ -75,7 +75,7 @@ mod call;
 mod div;
 mod fdiv;
 mod half;
-pub(crate) use call::extern_call_clobbers;
+pub(crate) use call::{extern_call_clobbers, SUB_CAL_BASE};
 pub(crate) use fdiv::{fdiv_slow_path, CALL_CLOBBERS, CAL_FDIV};
 mod mul;
 mod prefetch;
@@ -201,6 +201,9 @@ pub(super) struct Lowerer<'a> {
     /// Virtual registers numbered below this were defined before the current block, or
     /// before the last call of the f32 division subroutine in it (see `fdiv::pinned_operand`).
     fdiv_floor: u32,
+    /// In a subroutine ([`ir::Function::subroutine`]): each argument word's copy, made at
+    /// entry from R4.. (`select::call`).
+    sub_args: Vec<VReg>,
 }
 
 /// The size of a constant bank: the pool must fit (the `cbo` field addresses 64 KiB).
@@ -447,6 +450,7 @@ impl<'a> Lowerer<'a> {
             lit_offsets: HashMap::default(),
             div_share: div::DivShare::of(f),
             fdiv_floor: 0,
+            sub_args: Vec::new(),
         }
     }
 
@@ -484,7 +488,12 @@ impl<'a> Lowerer<'a> {
             .insts
             .values()
             .any(|n| n.data.targets().iter().any(|t| Some(t.block) == entry));
-        let pre = entry_targeted.then(|| self.vb.new_block());
+        // A subroutine takes its arguments out of R4.. in a block of its own, run once.
+        let pre = (entry_targeted || self.f.subroutine).then(|| self.vb.new_block());
+        if let (Some(pre), true) = (pre, self.f.subroutine) {
+            self.cur = pre;
+            self.capture_sub_args();
+        }
         for &b in &self.f.layout {
             // Room for one machine instruction per IR instruction: folded ones need none,
             // most others one, and a few more (capacity only).
@@ -691,6 +700,7 @@ impl<'a> Lowerer<'a> {
             InstData::Fconst { ty, bits } => Class::Imm(sext_imm(*ty, *bits)),
             // A narrow parameter inside a word (`.u16` at offset 2): only a register holds it
             // at bit 0 (see `materialize`); a `c[0x0][..]` operand would read the whole word.
+            InstData::LoadParam { .. } if self.f.subroutine => Class::Reg,
             InstData::LoadParam { offset, .. } if offset % 4 != 0 => Class::Reg,
             InstData::LoadParam { offset, .. } => Class::Cbuf(0x140 + offset),
             InstData::SpecialReg { reg } => match reg {
@@ -843,6 +853,9 @@ impl<'a> Lowerer<'a> {
         // Matched in place: the fields bound by value are `Copy`; the others by reference
         // (a clone of the instruction per lowering was a visible cost).
         match node.data {
+            InstData::LoadParam { ty, offset } if f.subroutine => {
+                self.lower_sub_param(results[0], ty, offset)
+            }
             InstData::Iconst { .. }
             | InstData::Fconst { .. }
             | InstData::LoadParam { .. }
@@ -1024,6 +1037,7 @@ impl<'a> Lowerer<'a> {
                 ref args,
                 ref arg_regs,
             } => self.lower_extern_call(results, callee, args, arg_regs),
+            InstData::SubReturn { ref values } => self.lower_sub_return(values),
             InstData::Collective { op, .. } => Err(LowerError::Internal(format!(
                 "{} reached selection (ir::collective::expand replaces it first)",
                 op.name()

@@ -74,7 +74,7 @@
 //! `CallBegin` (arguments) and read at `CallEnd` (results). A `.param` variable whose address is
 //! taken (`mov.u64 %rd, param0`) is refused: it has none.
 
-use rustc_hash::FxHashMap as HashMap;
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use super::{
     ast, int_of_bits, ir_type, Block, Dests, FnBuilder, Item, Plan, Scope, Sym, Type, VarId,
@@ -253,6 +253,8 @@ pub(super) struct Expander<'a, 't> {
     branch_tables: HashMap<&'a str, Vec<NameText>>,
     /// Each `brx.idx`'s labels (its `.branchtargets`), by the address of its instruction.
     pub brx_targets: HashMap<usize, Vec<NameText>>,
+    /// The `.func`s compiled as subroutines ([`subroutine_set`]): calls of them stay calls.
+    pub subs: HashSet<String>,
 }
 
 impl<'a, 't> Expander<'a, 't> {
@@ -273,6 +275,7 @@ impl<'a, 't> Expander<'a, 't> {
             externs: HashMap::default(),
             branch_tables: HashMap::default(),
             brx_targets: HashMap::default(),
+            subs: HashSet::default(),
         }
     }
 
@@ -350,7 +353,8 @@ impl<'a, 't> Expander<'a, 't> {
             return self.indirect(ins, target, out);
         };
         let external = callee.linkage.contains(&ast::Linkage::Extern) && self.any_extern;
-        if callee.body.is_none() && (external || is_system_function(&target.text)) {
+        let sub = callee.body.is_some() && self.subs.contains(target.text.as_str());
+        if sub || (callee.body.is_none() && (external || is_system_function(&target.text))) {
             match ExternSig::of(callee) {
                 Ok(sig) => {
                     self.instrs += 1;
@@ -1078,6 +1082,51 @@ impl FnBuilder<'_, '_> {
     }
 }
 
+/// The `.func`s compiled as real subroutines rather than inlined: those on a cycle of direct
+/// calls (recursion, direct or mutual), which no amount of inlining can flatten.
+pub(super) fn subroutine_set(funcs: &HashMap<&str, &ast::Function>) -> HashSet<String> {
+    fn callees<'a>(b: &'a ast::Block, out: &mut Vec<&'a str>) {
+        for st in &b.stmts {
+            match st {
+                ast::Statement::Instr(i) if i.opcode == Opcode::Call => {
+                    if let Some(Operand::Name(n)) =
+                        i.operands.iter().find(|o| !matches!(o, Operand::List(..)))
+                    {
+                        out.push(n.text.as_str());
+                    }
+                }
+                ast::Statement::Block(inner) => callees(inner, out),
+                _ => {}
+            }
+        }
+    }
+    let mut edges: HashMap<&str, Vec<&str>> = HashMap::default();
+    for (&name, f) in funcs {
+        let mut out = Vec::new();
+        if let Some(b) = &f.body {
+            callees(b, &mut out);
+        }
+        out.retain(|c| funcs.get(c).is_some_and(|g| g.body.is_some()));
+        edges.insert(name, out);
+    }
+    // `f` is recursive when it can reach itself.
+    let mut subs = HashSet::default();
+    for &start in edges.keys() {
+        let mut seen: HashSet<&str> = HashSet::default();
+        let mut work: Vec<&str> = edges[start].clone();
+        while let Some(g) = work.pop() {
+            if g == start {
+                subs.insert(start.to_string());
+                break;
+            }
+            if seen.insert(g) {
+                work.extend(edges.get(g).into_iter().flatten().copied());
+            }
+        }
+    }
+    subs
+}
+
 /// Whether item `i` is an unguarded `ret` that only scope ends separate from the end of its
 /// inlined callee: it needs no branch, the return point follows.
 pub(super) fn final_ret(items: &[Item<'_>], i: usize) -> bool {
@@ -1216,6 +1265,60 @@ impl FnBuilder<'_, '_> {
     /// A `call` of a system function (the expander left it in place): the argument stores'
     /// words into the ABI's registers, an `ExternCall`, its result words into the result
     /// store or register.
+    /// Building a subroutine: a store for its result (bound to the result's name), and its
+    /// size; `None` when it returns nothing.
+    pub(super) fn declare_sub_result(
+        &mut self,
+        f: &ast::Function,
+        sig: &ExternSig,
+    ) -> Option<Option<(usize, u32)>> {
+        let Some((d, n)) = f
+            .rets
+            .iter()
+            .flatten()
+            .flat_map(|d| d.names.iter().map(move |n| (d, n)))
+            .next()
+        else {
+            return Some(None);
+        };
+        if d.space == StateSpace::Reg {
+            self.error(
+                n.name.span,
+                "unsupported: a .reg result of a recursive function",
+            );
+            return None;
+        }
+        let Sym::Arg { store } = self.new_store(sig.ret_bytes) else {
+            return None;
+        };
+        self.scopes[0].syms.insert(n.name.id, Sym::Arg { store });
+        Some(Some((store, sig.ret_bytes)))
+    }
+
+    /// `ret`/`exit` outside any inlined callee: the kernel's end, or a subroutine's `ret`,
+    /// which returns the result store's bytes as the ABI's result words.
+    pub(super) fn frame0_ret(&mut self, ins: &Instruction) -> Option<()> {
+        let Some(result) = self.sub_ret.filter(|_| ins.opcode == Opcode::Ret) else {
+            self.ins().ret();
+            return Some(());
+        };
+        let words = match result {
+            None => Vec::new(),
+            Some((store, 8)) => vec![self.arg_read(store, 0, 8, ins.span)?],
+            Some((store, 4)) => vec![self.arg_read(store, 0, 4, ins.span)?],
+            Some((store, b @ (1 | 2))) => {
+                let v = self.arg_read(store, 0, b, ins.span)?;
+                vec![self.ins().zext(Type::I32, v)]
+            }
+            Some((_, b)) => {
+                self.error(ins.span, format!("unsupported {b}-byte result"));
+                return None;
+            }
+        };
+        self.ins().sub_return(&words);
+        Some(())
+    }
+
     pub(super) fn extern_call(&mut self, ins: &Instruction) -> Option<()> {
         let Some(sig) = self
             .extern_sigs
