@@ -1100,12 +1100,15 @@ pub fn make_launch(
     let mut rng = Rng::new(seed);
     let mut launch = Launch::new(launch_grid(f, opts), launch_block(f, opts));
     launch.global_races = true;
-    if f.insts
-        .values()
-        .any(|i| matches!(i.data, ir::InstData::Stack { .. }))
-    {
+    if f.insts.values().any(|i| {
+        matches!(
+            i.data,
+            ir::InstData::Stack { .. } | ir::InstData::ExternCall { .. }
+        )
+    }) {
         // Room for `alloca` below the frame, in `ir::eval` and in the simulator alike; a
-        // multiple of every alignment up to 16 KB, so both align the same addresses.
+        // multiple of every alignment up to 16 KB, so both align the same addresses. A
+        // call's frames (a recursive subroutine's, docs/calls.md) go there too.
         launch.local_size = DYNAMIC_STACK_BYTES;
     }
     launch.step_limit = step_limit(launch.grid, launch.block);
