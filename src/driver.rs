@@ -642,7 +642,7 @@ fn compile_kernel(
     };
     let lower::Emitted {
         mut code,
-        relocs,
+        mut relocs,
         mut srclocs,
         notes,
         reconvergence_error,
@@ -657,14 +657,16 @@ fn compile_kernel(
         return Err(err(format!("cannot compile kernel `{name}`: {why}")));
     }
     // The module's subroutines this kernel calls, placed after its code (`place_subroutines`).
-    let subs = place_subroutines(inputs, &mut code, &mut srclocs)
+    let subs = place_subroutines(inputs, &mut code, &mut srclocs, &mut relocs)
         .map_err(|e| err(format!("cannot compile kernel `{name}`: {e}")))?;
     // Fewer same-bank source pairs: a register renaming that keeps every dependency (not
     // across calls of subroutines, whose registers the call ABI fixes).
     if subs.is_none() {
         crate::sm50::banks::avoid_conflicts(&mut code, alloc.num_regs);
     }
-    let num_regs = subs.as_ref().map_or(alloc.num_regs, |s| s.regs.max(alloc.num_regs));
+    let num_regs = subs
+        .as_ref()
+        .map_or(alloc.num_regs, |s| s.regs.max(alloc.num_regs));
     if subs.is_some() {
         // ptxas 11.8's warning for a kernel that recurses, word for word.
         out.diagnostics.push(Diagnostic::warning(
@@ -835,7 +837,8 @@ struct PlacedSubs {
 /// holds `lower::SUB_CAL_BASE + k`), directly or through each other, and place each once
 /// after the code (which first gets an `EXIT` if it could fall through), pointing every
 /// such `CAL` at its subroutine's first instruction. `srclocs` grows with the code (the
-/// subroutines' instructions name no PTX line). `None` when the code calls none.
+/// subroutines' instructions name no PTX line), `relocs` with their relocations (system
+/// calls, addresses of `.global` variables). `None` when the code calls none.
 ///
 /// Each subroutine is simplified, selected, allocated and emitted on its own, as a kernel
 /// is, and then gets the frame the call ABI asks of it (docs/calls.md): on entry
@@ -847,6 +850,7 @@ fn place_subroutines(
     inputs: &KernelInputs,
     code: &mut Vec<Inst>,
     srclocs: &mut Vec<machinst::SrcLoc>,
+    relocs: &mut Vec<(usize, lower::Reloc)>,
 ) -> Result<Option<PlacedSubs>, String> {
     let base = lower::SUB_CAL_BASE;
     let calls_of = |code: &[Inst]| -> Vec<usize> {
@@ -881,10 +885,11 @@ fn place_subroutines(
             .subroutines
             .get(k)
             .ok_or_else(|| format!("internal error: no subroutine {k}"))?;
-        let (sub_code, sub_regs) = compile_subroutine(inputs, sub)?;
+        let (sub_code, sub_relocs, sub_regs) = compile_subroutine(inputs, sub)?;
         regs = regs.max(sub_regs);
         work.extend(calls_of(&sub_code));
         let at = code.len();
+        relocs.extend(sub_relocs.into_iter().map(|(k, r)| (at + k, r)));
         start.insert(k, at as u64);
         for mut i in sub_code {
             if matches!(i.form, Form::BRA | Form::SSY | Form::PBK | Form::CAL) {
@@ -914,20 +919,41 @@ fn callee_saved(r: u32) -> bool {
     r == 2 || (16..32).contains(&r) || (r >= 32 && (r / 4) % 2 == 1)
 }
 
+/// A subroutine's code with its frame, `BRA`/`CAL` `rel`s indices into it.
+type SubCode = (Vec<Inst>, Vec<(usize, lower::Reloc)>, u32);
+
 /// One subroutine's code with its frame (see [`place_subroutines`]), its `BRA`/`CAL`
-/// `rel`s indices into it, and its register count.
-fn compile_subroutine(inputs: &KernelInputs, sub: &ir::Function) -> Result<(Vec<Inst>, u32), String> {
+/// `rel`s indices into it; its relocations (by index in that code); its register count.
+/// Refused: a subroutine that names `.shared` variables (the kernel lays out only its own)
+/// or needs constants in bank 2 (the kernel's literal pool is its own).
+fn compile_subroutine(inputs: &KernelInputs, sub: &ir::Function) -> Result<SubCode, String> {
     let mut f = sub.clone();
     prepare_kernel_ir(inputs.module, &mut f);
+    if !inputs.module.shared_layout(&f).offsets.is_empty() {
+        return Err(format!(
+            "unsupported: the recursive function `{}` names .shared variables",
+            f.name
+        ));
+    }
     let lowered = lower::lower_verified_stats(inputs.module, &f, &inputs.lower_opts)
         .map_err(|e| format!("subroutine `{}`: {e}", f.name))?;
+    if !lowered.constant2.is_empty() {
+        return Err(format!(
+            "unsupported: the recursive function `{}` needs constants of its own in c[0x2]",
+            f.name
+        ));
+    }
     let alloc_opts = AllocOptions {
         max_regs: inputs.max_regs.min(255) as u8,
         checker: cfg!(debug_assertions),
         spill_base: 0,
     };
-    let alloc = machinst::allocate_owned(lowered.vcode, &alloc_opts)
-        .map_err(|e| format!("register allocation failed for subroutine `{}`: {e}", f.name))?;
+    let alloc = machinst::allocate_owned(lowered.vcode, &alloc_opts).map_err(|e| {
+        format!(
+            "register allocation failed for subroutine `{}`: {e}",
+            f.name
+        )
+    })?;
     let emitted = lower::emit_all_with(
         &alloc,
         &lower::EmitOptions {
@@ -961,6 +987,7 @@ fn compile_subroutine(inputs: &KernelInputs, sub: &ir::Function) -> Result<(Vec<
     }
     // New positions: the prologue, then each instruction with its epilogue before each RET.
     let old = emitted.code;
+    let relocs_at = emitted.relocs;
     let mut out = prologue;
     let mut index = Vec::with_capacity(old.len());
     for i in &old {
@@ -991,7 +1018,11 @@ fn compile_subroutine(inputs: &KernelInputs, sub: &ir::Function) -> Result<(Vec<
             }
         }
     }
-    Ok((out, alloc.num_regs))
+    let relocs = relocs_at
+        .into_iter()
+        .map(|(k, r)| (index[k] as usize, r))
+        .collect();
+    Ok((out, relocs, alloc.num_regs))
 }
 
 /// `.local` bytes per thread a kernel's variables may use: what the frame adjustment's signed

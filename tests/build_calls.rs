@@ -66,12 +66,7 @@ fn refused_calls_are_diagnostics() {
     assert_eq!(subs, ["fact", "ping", "pong"]);
     assert_eq!(
         partial.failed,
-        [
-            "indirect",
-            "printing",
-            "address_taken",
-            "wide_result"
-        ]
+        ["indirect", "printing", "address_taken", "wide_result"]
     );
     insta::assert_snapshot!("call_errors", leafold::error::render_all(&partial.errors));
 }

@@ -165,12 +165,24 @@ fn input(l: &leafold::ir::eval::Launch, g: usize) -> u32 {
 
 /// Compile `body` with `decls`, check it, compare eval with the simulator (with a stack),
 /// check the recursion's stack attributes, and return the last `out` and its launch.
-fn run_recursive(test: &str, decls: &str, body: &str) -> (String, Vec<u8>, leafold::ir::eval::Launch) {
+fn run_recursive(
+    test: &str,
+    decls: &str,
+    body: &str,
+) -> (String, Vec<u8>, leafold::ir::eval::Launch) {
     let src = kernel(decls, body);
     let out = compile_checked(test, &src);
     let sass = texts(&out.sass);
-    assert!(sass.iter().any(|t| t.starts_with("CAL ")), "{test}: a CAL\n{}", out.sass);
-    assert!(sass.iter().any(|t| t == "RET"), "{test}: a RET\n{}", out.sass);
+    assert!(
+        sass.iter().any(|t| t.starts_with("CAL ")),
+        "{test}: a CAL\n{}",
+        out.sass
+    );
+    assert!(
+        sass.iter().any(|t| t == "RET"),
+        "{test}: a RET\n{}",
+        out.sass
+    );
     assert!(
         !sass.iter().any(|t| t.starts_with("JCAL")),
         "{test}: no JCAL\n{}",
@@ -196,7 +208,10 @@ fn fact(n: u32) -> u32 {
 
 #[test]
 fn factorial_recursion() {
-    let body = format!("    and.b32 %r3, %r2, 15;\n{}    st.global.u32 [%rd3], %r4;\n", call1("fact", 3, 4));
+    let body = format!(
+        "    and.b32 %r3, %r2, 15;\n{}    st.global.u32 [%rd3], %r4;\n",
+        call1("fact", 3, 4)
+    );
     let (sass, out, l) = run_recursive("subr_fact", FACT, &body);
     for g in 0..(THREADS * CTAS) as usize {
         let n = input(&l, g) & 15;
@@ -289,7 +304,10 @@ fn warning_and_runaway_recursion() {
     ret;
 }
 "#;
-    let src = kernel(forever, &format!("{}    st.global.u32 [%rd3], %r4;\n", call1("down", 2, 4)));
+    let src = kernel(
+        forever,
+        &format!("{}    st.global.u32 [%rd3], %r4;\n", call1("down", 2, 4)),
+    );
     let out = compile(&src, &Options::default()).expect("compiles");
     let warned = out
         .diagnostics
@@ -306,5 +324,51 @@ fn warning_and_runaway_recursion() {
             assert!(e.to_string().contains("nested deeper than"), "{e}")
         }
         other => panic!("runaway recursion: {other:?}"),
+    }
+}
+
+/// A recursive function that reads a module `.global` table: the address of the table in
+/// the subroutine's code is relocated (`R_CUDA_ABS32_LO/HI_20`) like the kernel's own.
+#[test]
+fn recursion_reads_a_global_table() {
+    const TBL: [u32; 16] = [3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7, 9, 3];
+    let decls = r#"
+.global .align 4 .u32 tbl[16] = {3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7, 9, 3};
+.func (.param .b32 func_retval0) tsum(.param .b32 tsum_param_0)
+{
+    .reg .pred %p<2>;
+    .reg .b32 %r<8>;
+    .reg .b64 %rd<4>;
+    ld.param.u32 %r1, [tsum_param_0];
+    mov.u64 %rd1, tbl;
+    mul.wide.u32 %rd2, %r1, 4;
+    add.s64 %rd3, %rd1, %rd2;
+    ld.global.u32 %r2, [%rd3];
+    setp.eq.s32 %p1, %r1, 0;
+    mov.u32 %r5, %r2;
+    @%p1 bra $L_z;
+    add.s32 %r3, %r1, -1;
+    {
+    .param .b32 param0;
+    st.param.b32 [param0+0], %r3;
+    .param .b32 retval0;
+    call.uni (retval0), tsum, (param0);
+    ld.param.b32 %r4, [retval0+0];
+    }
+    add.s32 %r5, %r4, %r2;
+$L_z:
+    st.param.b32 [func_retval0+0], %r5;
+    ret;
+}
+"#;
+    let body = format!(
+        "    and.b32 %r3, %r2, 15;\n{}    st.global.u32 [%rd3], %r4;\n",
+        call1("tsum", 3, 4)
+    );
+    let (sass, out, l) = run_recursive("subr_global", decls, &body);
+    for g in 0..(THREADS * CTAS) as usize {
+        let n = (input(&l, g) & 15) as usize;
+        let want: u32 = TBL[..=n].iter().sum();
+        assert_eq!(word(&out, g, 0), want, "thread {g}: tsum({n})\n{sass}");
     }
 }

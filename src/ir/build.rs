@@ -945,10 +945,16 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         if let Some(sig) = sub {
             // A subroutine's parameters are its argument registers' bytes (R4 at 0).
             func.subroutine = true;
-            let names = f.params.iter().flat_map(|p| p.names.iter().map(move |d| (p, d)));
+            let names = f
+                .params
+                .iter()
+                .flat_map(|p| p.names.iter().map(move |d| (p, d)));
             for ((p, d), &(size, first)) in names.zip(&sig.params) {
                 if p.space == StateSpace::Reg {
-                    m.error(d.name.span, "unsupported: a .reg parameter of a recursive function");
+                    m.error(
+                        d.name.span,
+                        "unsupported: a .reg parameter of a recursive function",
+                    );
                     return None;
                 }
                 let offset = 4 * u32::from(first - 4);

@@ -659,7 +659,9 @@ impl Verifier<'_> {
             InstData::SubReturn { values } => {
                 let tys: Vec<Type> = values.iter().map(|&v| t(v)).collect();
                 if !matches!(tys[..], [] | [Type::I32] | [Type::I64]) {
-                    problems.push(format!("ret.sub: results {tys:?}: none, one i32 or one i64"));
+                    problems.push(format!(
+                        "ret.sub: results {tys:?}: none, one i32 or one i64"
+                    ));
                 }
                 expect_results(&[], &mut problems);
             }

@@ -403,7 +403,8 @@ pub fn emit_all_with(alloc: &Allocated<Sm50Inst>, opts: &EmitOptions) -> Emitted
     // Pass 4: the slow-path subroutine (`select::fdiv`), once, after the kernel's code when
     // some `CAL` calls it; the kernel's code first ends in an `EXIT` if it could fall through.
     // (A `CAL` of one of the module's subroutines, `select::call`, is the driver's to place.)
-    let fdiv_cal = |i: &sm50::Inst| i.form == Form::CAL && i.get(Field::Rel) == Some(select::CAL_FDIV);
+    let fdiv_cal =
+        |i: &sm50::Inst| i.form == Form::CAL && i.get(Field::Rel) == Some(select::CAL_FDIV);
     if out.iter().any(fdiv_cal) {
         let ends = out.last().is_some_and(|l| {
             matches!(l.form, Form::EXIT | Form::BRA)

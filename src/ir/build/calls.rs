@@ -843,12 +843,7 @@ impl FnBuilder<'_, '_> {
     /// The store a call's argument operand names (`param0`), or, for a register or an
     /// immediate argument, a fresh `bytes`-byte store holding it (read as `ptx_ty` when
     /// the parameter's type is known). Inlined and ABI calls both marshal through this.
-    fn arg_store(
-        &mut self,
-        arg: &Operand,
-        bytes: u32,
-        ptx_ty: Option<ast::Type>,
-    ) -> Option<usize> {
+    fn arg_store(&mut self, arg: &Operand, bytes: u32, ptx_ty: Option<ast::Type>) -> Option<usize> {
         if let Operand::Name(a) = arg {
             if let Some(Err(Sym::Arg { store })) = self.lookup(a) {
                 return Some(store);

@@ -117,10 +117,12 @@ impl Lowerer<'_> {
                 d
             })
             .collect();
-        let local = self
-            .module
-            .subroutine_of(callee)
-            .and_then(|f| self.module.subroutines.iter().position(|g| g.name == f.name));
+        let local = self.module.subroutine_of(callee).and_then(|f| {
+            self.module
+                .subroutines
+                .iter()
+                .position(|g| g.name == f.name)
+        });
         if let Some(k) = local {
             let cal = sm50::Inst::new(Form::CAL).with(Field::Rel, SUB_CAL_BASE + k as u64);
             i.piece(cal, &[]);
@@ -204,8 +206,7 @@ impl Lowerer<'_> {
                 *self.sub_args.get(word).ok_or_else(unsupported)?
             }
             Type::I64 | Type::F64 if offset % 4 == 0 => {
-                let (Some(&lo), Some(&hi)) =
-                    (self.sub_args.get(word), self.sub_args.get(word + 1))
+                let (Some(&lo), Some(&hi)) = (self.sub_args.get(word), self.sub_args.get(word + 1))
                 else {
                     return Err(unsupported());
                 };
