@@ -506,6 +506,22 @@ fn verify_launch(
     };
     let plan = inputs::infer(f, addr32);
     let local_map = kept_locals(module, f);
+    // A kernel that calls a subroutine: its frames (saved registers, spills) lie in the
+    // stack room below the kernel's frame, leafold's own bytes and no output; only the
+    // kernel's frame is compared.
+    let local_map = if ir::eval::calls_subroutine(f, &module.extern_funcs, &module.subroutines) {
+        let room = DYNAMIC_STACK_BYTES as usize;
+        let frame = module.local_layout(f).1 as usize;
+        Some(match local_map {
+            None => vec![(room, room, frame)],
+            Some(map) => map
+                .into_iter()
+                .map(|(r, o, n)| (r + room, o + room, n))
+                .collect(),
+        })
+    } else {
+        local_map
+    };
     let dynamic_shared = if module
         .vars
         .values()

@@ -1002,8 +1002,10 @@ fn run_cta(
         races.clear();
         mem.global_races.barrier();
     }
-    if uses_dynamic_stack(ctx.func) {
+    if uses_dynamic_stack(ctx.func) || calls_subroutine(ctx.func, ctx.extern_funcs, ctx.subroutines)
+    {
         // As the simulator's memory: the stack's room (its bytes at the top), then the frame.
+        // (A subroutine's frames lie in the room in the simulator; here it stays zero.)
         let room = ctx.launch.local_size as usize;
         for (local, stack) in locals.iter_mut().zip(&stacks) {
             let mut out = vec![0u8; room.saturating_sub(stack.bytes.len())];
@@ -1013,6 +1015,17 @@ fn run_cta(
         }
     }
     Ok((shared, locals))
+}
+
+/// Whether `f` calls one of the module's subroutines (whose frames the simulator keeps
+/// below the kernel's frame, in the launch's stack room).
+pub fn calls_subroutine(f: &Function, extern_funcs: &[String], subroutines: &[Function]) -> bool {
+    f.insts.values().any(|i| match &i.data {
+        InstData::ExternCall { callee, .. } => extern_funcs
+            .get(*callee as usize)
+            .is_some_and(|n| subroutines.iter().any(|s| &s.name == n)),
+        _ => false,
+    })
 }
 
 /// Whether `data` needs the whole warp at once (not modelled inside a subroutine).
