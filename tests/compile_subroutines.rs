@@ -10,6 +10,9 @@
 //!   over random launches, and the values are the hand-computed ones;
 //! * the stack attributes are ptxas 11.8's for recursion: `EIATTR_MIN_STACK_SIZE`
 //!   0xffffffff, `EIATTR_CRS_STACK_SIZE` 0x600, and its warning.
+//!
+//! Also: a recursive function reading a `.global` table (its relocations), `verify` on
+//! recursive kernels, and `ir::eval`'s error on runaway recursion.
 
 mod common;
 
@@ -250,22 +253,11 @@ fn mutual_recursion() {
 #[test]
 fn recursive_tree_walk() {
     // Each thread sums the subtree at (its input mod 8) of the first 31 input words.
-    let body = r#"    and.b32 %r3, %r2, 7;
-    mov.u32 %r5, 31;
-    {
-    .param .b64 param0;
-    st.param.b64 [param0+0], %rd1;
-    .param .b32 param1;
-    st.param.b32 [param1+0], %r3;
-    .param .b32 param2;
-    st.param.b32 [param2+0], %r5;
-    .param .b32 retval0;
-    call.uni (retval0), sum, (param0, param1, param2);
-    ld.param.b32 %r4, [retval0+0];
-    }
-    st.global.u32 [%rd3], %r4;
-"#;
-    let (sass, out, l) = run_recursive("subr_tree", TREE, body);
+    let body = format!(
+        "    and.b32 %r3, %r2, 7;\n    mov.u32 %r5, 31;\n{}    st.global.u32 [%rd3], %r4;\n",
+        call_sum()
+    );
+    let (sass, out, l) = run_recursive("subr_tree", TREE, &body);
     fn sum(l: &leafold::ir::eval::Launch, i: usize) -> u32 {
         if i >= 31 {
             return 0;
@@ -368,4 +360,37 @@ $L_z:
         let want: u32 = TBL[..=n].iter().sum();
         assert_eq!(word(&out, g, 0), want, "thread {g}: tsum({n})\n{sass}");
     }
+}
+
+/// `verify` runs a recursive kernel: the reference and the simulator match (the
+/// subroutine's frames, in the stack room, are not compared; only outputs are).
+#[test]
+fn verify_runs_recursive_kernels() {
+    use leafold::verify::{verify_file, Outcome, VerifyOptions};
+    for (decls, body) in [
+        (FACT, format!("    and.b32 %r3, %r2, 15;\n{}    st.global.u32 [%rd3], %r4;\n", call1("fact", 3, 4))),
+        (TREE, format!("    and.b32 %r3, %r2, 7;\n    mov.u32 %r5, 31;\n{}    st.global.u32 [%rd3], %r4;\n", call_sum())),
+    ] {
+        let src = kernel(decls, &body);
+        for v in verify_file(&src, None, &VerifyOptions::default()).expect("compiles") {
+            assert!(matches!(v.outcome, Outcome::Match { .. }), "{v}");
+        }
+    }
+}
+
+/// `sum(in, %r3, %r5)` into `%r4` (see [`TREE`]).
+fn call_sum() -> String {
+    r#"    {
+    .param .b64 param0;
+    st.param.b64 [param0+0], %rd1;
+    .param .b32 param1;
+    st.param.b32 [param1+0], %r3;
+    .param .b32 param2;
+    st.param.b32 [param2+0], %r5;
+    .param .b32 retval0;
+    call.uni (retval0), sum, (param0, param1, param2);
+    ld.param.b32 %r4, [retval0+0];
+    }
+"#
+    .to_string()
 }
