@@ -394,3 +394,41 @@ fn call_sum() -> String {
 "#
     .to_string()
 }
+
+/// A recursive function no kernel calls is not built (the corpus's
+/// `unstructured_complex.ptx` has one with `.local` data, which a subroutine refuses).
+#[test]
+fn unused_recursive_function_is_not_built() {
+    let unused = r#"
+.func (.param .b32 func_retval0) lonely(.param .b32 lonely_param_0)
+{
+    .local .align 4 .b8 buf[16];
+    .reg .b32 %r<4>;
+    ld.param.u32 %r1, [lonely_param_0];
+    st.local.u32 [buf], %r1;
+    {
+    .param .b32 param0;
+    st.param.b32 [param0+0], %r1;
+    .param .b32 retval0;
+    call.uni (retval0), lonely, (param0);
+    ld.param.b32 %r2, [retval0+0];
+    }
+    st.param.b32 [func_retval0+0], %r2;
+    ret;
+}
+"#;
+    let src = kernel(unused, "    st.global.u32 [%rd3], %r2;\n");
+    let out = compile(&src, &Options::default())
+        .unwrap_or_else(|d| panic!("{}", leafold::error::render_all(&d.0)));
+    assert!(!texts(&out.sass).iter().any(|t| t.starts_with("CAL")));
+    // Called, the same function is refused with a clear diagnostic.
+    let called = kernel(
+        unused,
+        &format!("{}    st.global.u32 [%rd3], %r4;\n", call1("lonely", 2, 4)),
+    );
+    let err = compile(&called, &Options::default())
+        .err()
+        .expect("refused");
+    let text = leafold::error::render_all(&err.0);
+    assert!(text.contains("declares .local variables"), "{text}");
+}

@@ -246,7 +246,7 @@ pub fn build_partial_with<'f>(
     let mut failed = Vec::new();
     let mut failed_errors = Vec::new();
     let funcs = calls::function_table(module);
-    m.subs = calls::subroutine_set(&funcs);
+    m.subs = calls::subroutine_set(module, &funcs);
     for f in module.functions() {
         let Some(body) = &f.body else { continue };
         let sub = if f.kind == ast::FuncKind::Func {

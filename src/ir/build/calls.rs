@@ -1079,8 +1079,12 @@ impl FnBuilder<'_, '_> {
 }
 
 /// The `.func`s compiled as real subroutines rather than inlined: those on a cycle of direct
-/// calls (recursion, direct or mutual), which no amount of inlining can flatten.
-pub(super) fn subroutine_set(funcs: &HashMap<&str, &ast::Function>) -> HashSet<String> {
+/// calls (recursion, direct or mutual), which no amount of inlining can flatten, and which
+/// a kernel of `module` reaches (an unused recursive function is not built, as before).
+pub(super) fn subroutine_set(
+    module: &ast::Module,
+    funcs: &HashMap<&str, &ast::Function>,
+) -> HashSet<String> {
     fn callees<'a>(b: &'a ast::Block, out: &mut Vec<&'a str>) {
         for st in &b.stmts {
             match st {
@@ -1105,9 +1109,22 @@ pub(super) fn subroutine_set(funcs: &HashMap<&str, &ast::Function>) -> HashSet<S
         out.retain(|c| funcs.get(c).is_some_and(|g| g.body.is_some()));
         edges.insert(name, out);
     }
+    // The functions the kernels reach.
+    let mut work: Vec<&str> = Vec::new();
+    for k in module.functions() {
+        if let (ast::FuncKind::Entry, Some(b)) = (k.kind, &k.body) {
+            callees(b, &mut work);
+        }
+    }
+    let mut reached: HashSet<&str> = HashSet::default();
+    while let Some(g) = work.pop() {
+        if reached.insert(g) {
+            work.extend(edges.get(g).into_iter().flatten().copied());
+        }
+    }
     // `f` is recursive when it can reach itself.
     let mut subs = HashSet::default();
-    for &start in edges.keys() {
+    for &start in edges.keys().filter(|f| reached.contains(*f)) {
         let mut seen: HashSet<&str> = HashSet::default();
         let mut work: Vec<&str> = edges[start].clone();
         while let Some(g) = work.pop() {
