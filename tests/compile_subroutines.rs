@@ -426,9 +426,9 @@ fn unused_recursive_function_is_not_built() {
         unused,
         &format!("{}    st.global.u32 [%rd3], %r4;\n", call1("lonely", 2, 4)),
     );
-    let err = compile(&called, &Options::default())
-        .err()
-        .expect("refused");
+    let Err(err) = compile(&called, &Options::default()) else {
+        panic!("a called recursive function with .local data is refused")
+    };
     let text = leafold::error::render_all(&err.0);
     assert!(text.contains("declares .local variables"), "{text}");
 }
