@@ -805,7 +805,7 @@ pub enum InstData {
     /// `callee` indexes [`Module::extern_funcs`]; `args` are the argument registers' values,
     /// `i32` words or `i64` pairs, `arg_regs[i]` the (first) register (4 to 15, even for a
     /// pair) of `args[i]`; the one result, if any, is an `i32` (R4) or an `i64` (R4:R5).
-    /// The meaning is the system function's ([`crate::calls_shim`]).
+    /// The meaning is the system function's ([`crate::sysfn`]).
     ExternCall {
         callee: u32,
         args: SmallVec<[Value; 8]>,
