@@ -197,6 +197,10 @@ pub fn timer_value(timer: bool, n: u64) -> (u32, u32) {
 
 /// Default instruction budget of a launch.
 pub const DEFAULT_STEP_LIMIT: u64 = 10_000_000;
+/// The value `ir::eval` gives kernel `k`'s descriptor ([`InstData::KernelDesc`]): this plus
+/// `k`, in no window and no region.
+pub const KERNEL_DESC_BASE: u64 = 0xde5c_0000_0000;
+
 /// Most threads one launch may have (local memory is allocated per thread).
 pub const MAX_THREADS: u64 = 1 << 20;
 /// Most bytes of memory one launch may allocate for module variables, shared memory of all
@@ -1638,6 +1642,9 @@ impl Thread {
                 });
             }
             InstData::SpecialReg { reg } => out = Some(self.special(ctx, *reg)),
+            // An opaque descriptor: only the device runtime reads it, and calls into the
+            // runtime are not modelled (`crate::sysfn`); any value does.
+            InstData::KernelDesc { entry, .. } => out = Some(KERNEL_DESC_BASE + u64::from(*entry)),
             InstData::SymbolAddr { var, .. } => {
                 // Verified against the module, so the variable exists.
                 out = Some(ctx.layout.addrs[var.index()]);

@@ -811,6 +811,11 @@ pub enum InstData {
         args: SmallVec<[Value; 8]>,
         arg_regs: SmallVec<[u8; 8]>,
     },
+    /// A kernel's address (`mov.u64 %rd, kernel;` of an `.entry`, for the device runtime's
+    /// `cudaGetParameterBuffer`/`cudaLaunchDevice`): an opaque function descriptor the loader
+    /// fills in (`R_CUDA_FUNC_DESC32_LO_32`/`HI_32` against the kernel's symbol, as ptxas
+    /// writes it). `entry` indexes [`Module::kernel_descs`]; `ty` is i32 or i64.
+    KernelDesc { ty: Type, entry: u32 },
 }
 
 /// What an [`InstData::Stack`] does to the dynamic stack pointer `sp` (a 32-bit `.local`
@@ -858,6 +863,7 @@ impl InstData {
             | InstData::LoadParam { .. }
             | InstData::SpecialReg { .. }
             | InstData::SymbolAddr { .. }
+            | InstData::KernelDesc { .. }
             | InstData::Return
             | InstData::Barrier
             | InstData::NamedBarrier { .. }
@@ -909,6 +915,7 @@ impl InstData {
             | InstData::LoadParam { .. }
             | InstData::SpecialReg { .. }
             | InstData::SymbolAddr { .. }
+            | InstData::KernelDesc { .. }
             | InstData::Return
             | InstData::Barrier
             | InstData::NamedBarrier { .. }
@@ -1238,6 +1245,9 @@ pub struct Module {
     pub surfrefs: Vec<String>,
     /// The bodiless functions [`InstData::ExternCall`] names (by index), in first-call order.
     pub extern_funcs: Vec<String>,
+    /// The kernels whose descriptors [`InstData::KernelDesc`] takes (by index), in first-use
+    /// order.
+    pub kernel_descs: Vec<String>,
 }
 
 impl Module {

@@ -847,6 +847,7 @@ impl<'a> Lowerer<'a> {
             | InstData::Fconst { .. }
             | InstData::LoadParam { .. }
             | InstData::SymbolAddr { .. } => self.materialize(results[0]),
+            InstData::KernelDesc { ty, entry } => self.lower_kernel_desc(results[0], ty, entry),
             InstData::SpecialReg { reg } => self.lower_sreg(results[0], reg),
             InstData::Unary { op, arg } => self.lower_unary(results[0], op, arg),
             InstData::Binary { op, args } => self.lower_binary(results[0], op, args),

@@ -66,6 +66,41 @@ pub(crate) fn extern_call_clobbers(results: usize) -> (&'static [PhysReg], &'sta
 }
 
 impl Lowerer<'_> {
+    /// A kernel's descriptor ([`crate::ir::InstData::KernelDesc`]) as ptxas 11.8 writes it:
+    /// `MOV32I lo, 0x0` and `MOV32I hi, 0x0` that the linker patches
+    /// (`R_CUDA_FUNC_DESC32_LO_32` / `HI_32` against the kernel's symbol); a 32-bit one is the
+    /// low word alone.
+    pub(super) fn lower_kernel_desc(
+        &mut self,
+        result: Value,
+        ty: Type,
+        entry: u32,
+    ) -> Result<(), LowerError> {
+        let (kind, words): (RegKind, &[RelocWord]) = if ty == Type::I64 {
+            (RegKind::B64, &[RelocWord::DescLo(entry), RelocWord::DescHi(entry)])
+        } else {
+            (RegKind::B32, &[RelocWord::DescLo(entry)])
+        };
+        let d = self.new_vreg(kind);
+        let mut i = Sm50Inst::new(Role::Plain);
+        let dop = i.def(d, true);
+        for (w, &word) in (0u8..).zip(words) {
+            i.piece(
+                sm50::Inst::new(Form::MOV32I).with(Field::Imm, 0),
+                &[(Field::Rd, dop, w)],
+            );
+            if let Some(p) = i.pieces.last_mut() {
+                p.reloc = Some(Reloc {
+                    var: crate::ir::GlobalVar::from_u32(0),
+                    word,
+                });
+            }
+        }
+        self.push(i);
+        self.set_loc(result, super::Loc { vreg: d, offset: 0 });
+        Ok(())
+    }
+
     pub(super) fn lower_extern_call(
         &mut self,
         results: &[Value],
