@@ -54,6 +54,14 @@
 //! (x fastest), threads in linear order, each thread's calls in program order. Both sides
 //! produce the same text whatever order they run threads in, and `verify` compares it.
 //!
+//! # Where it runs
+//!
+//! `ir::eval` calls [`call_abi`] at an `ExternCall`, the simulator at a `JCAL`
+//! (`sim::syscall`), both with the argument registers R4..R15 as the call ABI fills them
+//! ([`register_bytes`]), one [`State`] per launch ([`state_for_launch`]: the heap is the
+//! launch's region at [`HEAP_BASE`], [`add_heap`]) and their own generic-address memory.
+//! Their outputs carry [`State::printf_output`]; `verify` compares it.
+//!
 //! Invariants: nothing here panics on any input (bad addresses and malformed arguments are
 //! errors); the output depends only on the arguments, memory and the calling thread.
 

@@ -51,7 +51,20 @@
 //!
 //! A launch on which the reference executes `trap` has no defined memory (the launch is
 //! aborted): it matches when the simulator stops at a `BPT.TRAP` too, and is a mismatch when
-//! the code runs to the end or faults otherwise; memory is not compared.
+//! the code runs to the end or faults otherwise; memory is not compared. A failed `assert`
+//! (`__assertfail`, [`crate::sysfn`]) is such a trap with a message: it matches when the
+//! simulator fails the same assertion (the message compared without its `block:`/`thread:`
+//! part: which failing thread stops the launch first depends on the order threads run in).
+//!
+//! # System calls
+//!
+//! Kernels that print, allocate or assert run the system-function models on both sides
+//! ([`crate::sysfn`]). The `printf` output (`RunOutput::printf`: records sorted by CTA,
+//! thread and call, the same text whatever order threads run in) is compared before memory;
+//! a difference is a mismatch that names the first differing line and prints both texts. A
+//! kernel that calls `malloc` or `free` gets the model heap, a global region compared like
+//! the buffers. A device-runtime call (dynamic parallelism) cannot run: exit 2, with the
+//! reason.
 //!
 //! # Where
 //!

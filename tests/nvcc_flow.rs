@@ -152,7 +152,12 @@ impl Flow {
     /// The SASS of `kernel` as leafold compiles `ptx` on its own, and as NVIDIA's ptxas does;
     /// with `compile_only`, as relocatable objects (`-c`: what `-rdc=true` builds, and the
     /// only way either compiles a kernel that calls the device runtime).
-    fn reference(&self, ptx: &Path, kernel: &str, compile_only: bool) -> (Vec<String>, Vec<String>) {
+    fn reference(
+        &self,
+        ptx: &Path,
+        kernel: &str,
+        compile_only: bool,
+    ) -> (Vec<String>, Vec<String>) {
         let c: &[&str] = if compile_only { &["-c"] } else { &[] };
         let ours = self.work.join("reference_leafold.cubin");
         let st = Command::new(env!("CARGO_BIN_EXE_leafold"))
