@@ -66,7 +66,11 @@ fn load_entry(op: &str, n: u32, table: &str, space: &str) -> String {
 fn each_thread(last: &[u8], k: usize, want: impl Fn(usize, u32) -> u32) {
     for g in 0..(THREADS * CTAS) as usize {
         let x = input(last, g);
-        assert_eq!(word(last, g, k), want(g, x), "thread {g}, in {x:#x}, word {k}");
+        assert_eq!(
+            word(last, g, k),
+            want(g, x),
+            "thread {g}, in {x:#x}, word {k}"
+        );
     }
 }
 

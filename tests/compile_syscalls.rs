@@ -143,7 +143,11 @@ fn check(test: &str, decls: &str, body: &str, callees: &[&str]) -> (String, Vec<
         let (e, s) = run_both(test, &src, &out.cubin, &heap_launch(seed));
         let e = e.unwrap_or_else(|e| panic!("{test}: eval: {e}"));
         let s = s.unwrap_or_else(|e| panic!("{test}: sim: {e}\n{}", out.sass));
-        assert_eq!(e, s, "{test}: eval (left) and sim (right) differ\n{}", out.sass);
+        assert_eq!(
+            e, s,
+            "{test}: eval (left) and sim (right) differ\n{}",
+            out.sass
+        );
         outs.push(e);
     }
     if let Some(oracle) = Oracle::for_test(test) {
@@ -227,7 +231,11 @@ fn vprintf_prints_every_argument_class() {
     for (seed, o) in outs.iter().enumerate() {
         let text = String::from_utf8(o.printf.clone()).expect("ASCII output");
         let lines: Vec<&str> = text.lines().collect();
-        assert_eq!(lines.len(), (THREADS * CTAS) as usize, "one line per thread");
+        assert_eq!(
+            lines.len(),
+            (THREADS * CTAS) as usize,
+            "one line per thread"
+        );
         // Thread t's line, in thread order, as C's printf writes it.
         for (t, line) in lines.iter().enumerate() {
             let x = input(seed as u64, t) as i32;
@@ -238,10 +246,16 @@ fn vprintf_prints_every_argument_class() {
                 t,
                 i64::from(x) * 1_000_003
             );
-            assert!(line.starts_with(&want_head), "line {t}: {line:?}, want {want_head:?}..");
+            assert!(
+                line.starts_with(&want_head),
+                "line {t}: {line:?}, want {want_head:?}.."
+            );
             let addr = common::warp_kernel::IN + 4 * t as u64;
             let want_tail = format!(" leafold 0x{addr:x} {}|", (b'A' + (t % 16) as u8) as char);
-            assert!(line.ends_with(&want_tail), "line {t}: {line:?}, want ..{want_tail:?}");
+            assert!(
+                line.ends_with(&want_tail),
+                "line {t}: {line:?}, want ..{want_tail:?}"
+            );
         }
         // vprintf returns the number of arguments it read (CUDA's documented result).
         let out = o.region(common::warp_kernel::OUT).unwrap();
@@ -303,7 +317,11 @@ fn malloc_result_feeds_free() {
             assert!(p != 0 && p % 16 == 0, "thread {t}: malloc gave 0x{p:x}");
             assert!(seen.insert(p), "thread {t}: 0x{p:x} given twice");
             let word = &o.region(common::warp_kernel::IN).unwrap()[4 * t..4 * t + 4];
-            assert_eq!(&out[32 * t + 8..32 * t + 12], word, "thread {t}: the block's word");
+            assert_eq!(
+                &out[32 * t + 8..32 * t + 12],
+                word,
+                "thread {t}: the block's word"
+            );
         }
     }
 }

@@ -815,7 +815,10 @@ pub enum InstData {
     /// `cudaGetParameterBuffer`/`cudaLaunchDevice`): an opaque function descriptor the loader
     /// fills in (`R_CUDA_FUNC_DESC32_LO_32`/`HI_32` against the kernel's symbol, as ptxas
     /// writes it). `entry` indexes [`Module::kernel_descs`]; `ty` is i32 or i64.
-    KernelDesc { ty: Type, entry: u32 },
+    KernelDesc {
+        ty: Type,
+        entry: u32,
+    },
 }
 
 /// What an [`InstData::Stack`] does to the dynamic stack pointer `sp` (a 32-bit `.local`

@@ -681,9 +681,7 @@ impl Sim<'_> {
                     return Err(unsupported(addr, i, "a JCAL to no system function"));
                 };
                 for l in lanes(exec) {
-                    let regs: Vec<u8> = (4..16u64)
-                        .flat_map(|r| w.r(r, l).to_le_bytes())
-                        .collect();
+                    let regs: Vec<u8> = (4..16u64).flat_map(|r| w.r(r, l).to_le_bytes()).collect();
                     let thread = w.index * 32 + l;
                     let ret = super::syscall::call(
                         name,

@@ -77,7 +77,10 @@ impl Lowerer<'_> {
         entry: u32,
     ) -> Result<(), LowerError> {
         let (kind, words): (RegKind, &[RelocWord]) = if ty == Type::I64 {
-            (RegKind::B64, &[RelocWord::DescLo(entry), RelocWord::DescHi(entry)])
+            (
+                RegKind::B64,
+                &[RelocWord::DescLo(entry), RelocWord::DescHi(entry)],
+            )
         } else {
             (RegKind::B32, &[RelocWord::DescLo(entry)])
         };
