@@ -2582,7 +2582,8 @@ impl<'a> Lowerer<'a> {
         let mut i = Sm50Inst::new(Role::Plain);
         let dop = i.def(d, true);
         let sp = i.op(Reg::Phys(PhysReg::SP), OpSpec::use_());
-        let base = sm50::Inst::new(Form::IADD_C).with(Field::Cbo, 0x4 / 4);
+        // c[0x0][0x4], the local window base (the offset field counts words).
+        let base = sm50::Inst::new(Form::IADD_C).with(Field::Cbo, 1);
         i.piece(base, &[(Field::Rd, dop, 0), (Field::Ra, sp, 0)]);
         if k != 0 {
             let add = sm50::Inst::new(Form::IADD32I).with(Field::Imm, k as u64 & 0xffff_ffff);
