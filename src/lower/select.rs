@@ -1233,20 +1233,7 @@ impl<'a> Lowerer<'a> {
                 } else {
                     &[RelocWord::Abs32]
                 };
-                let d = self.new_vreg(kind);
-                let mut i = Sm50Inst::new(Role::Plain);
-                let dop = i.def(d, true);
-                for (w, &word) in (0u8..).zip(words) {
-                    i.piece(
-                        sm50::Inst::new(Form::MOV32I).with(Field::Imm, 0),
-                        &[(Field::Rd, dop, w)],
-                    );
-                    if let Some(p) = i.pieces.last_mut() {
-                        p.reloc = Some(super::Reloc { var, word });
-                    }
-                }
-                self.push(i);
-                self.set_loc(v, Loc { vreg: d, offset: 0 });
+                self.relocated_words(v, kind, var, words);
                 return Ok(());
             }
             if matches!(class, Class::Reg) {
@@ -2569,6 +2556,32 @@ impl<'a> Lowerer<'a> {
         self.push(i);
         self.set_loc(v, Loc { vreg: d, offset: 0 });
         Ok(())
+    }
+
+    /// `v` as `MOV32I`s of 0, one per word of `words`, each carrying that word's relocation
+    /// (`var` names the variable where the word is one of its address's), for the loader or
+    /// the linker to patch: a module variable's address, a kernel's descriptor.
+    pub(super) fn relocated_words(
+        &mut self,
+        v: Value,
+        kind: RegKind,
+        var: crate::ir::GlobalVar,
+        words: &[RelocWord],
+    ) {
+        let d = self.new_vreg(kind);
+        let mut i = Sm50Inst::new(Role::Plain);
+        let dop = i.def(d, true);
+        for (w, &word) in (0u8..).zip(words) {
+            i.piece(
+                sm50::Inst::new(Form::MOV32I).with(Field::Imm, 0),
+                &[(Field::Rd, dop, w)],
+            );
+            if let Some(p) = i.pieces.last_mut() {
+                p.reloc = Some(super::Reloc { var, word });
+            }
+        }
+        self.push(i);
+        self.set_loc(v, Loc { vreg: d, offset: 0 });
     }
 
     /// `cvta.local` of a `.local` variable's address (a known frame offset `k`, as nvcc's

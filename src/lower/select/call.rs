@@ -84,23 +84,8 @@ impl Lowerer<'_> {
         } else {
             (RegKind::B32, &[RelocWord::DescLo(entry)])
         };
-        let d = self.new_vreg(kind);
-        let mut i = Sm50Inst::new(Role::Plain);
-        let dop = i.def(d, true);
-        for (w, &word) in (0u8..).zip(words) {
-            i.piece(
-                sm50::Inst::new(Form::MOV32I).with(Field::Imm, 0),
-                &[(Field::Rd, dop, w)],
-            );
-            if let Some(p) = i.pieces.last_mut() {
-                p.reloc = Some(Reloc {
-                    var: crate::ir::GlobalVar::from_u32(0),
-                    word,
-                });
-            }
-        }
-        self.push(i);
-        self.set_loc(result, super::Loc { vreg: d, offset: 0 });
+        // (`var` is unused by the descriptor's relocations.)
+        self.relocated_words(result, kind, crate::ir::GlobalVar::from_u32(0), words);
         Ok(())
     }
 
