@@ -777,6 +777,7 @@ fn compile_kernel(
         };
         let symbol = match r.word {
             RelocWord::Call(n) => module.extern_funcs[n as usize].clone(),
+            RelocWord::DescLo(n) | RelocWord::DescHi(n) => module.kernel_descs[n as usize].clone(),
             _ => module.vars[r.var].name.clone(),
         };
         k.relocs.push(cubin::RelocSpec {
@@ -786,6 +787,8 @@ fn compile_kernel(
                 RelocWord::Lo => R_CUDA_ABS32_LO_20,
                 RelocWord::Hi => R_CUDA_ABS32_HI_20,
                 RelocWord::Abs32 | RelocWord::Call(_) => R_CUDA_ABS32_20,
+                RelocWord::DescLo(_) => R_CUDA_FUNC_DESC32_LO_32,
+                RelocWord::DescHi(_) => R_CUDA_FUNC_DESC32_HI_32,
             },
         });
     }
@@ -1573,6 +1576,12 @@ pub const R_CUDA_G32: u32 = 0x3;
 /// `R_CUDA_G8_0`: byte 0 of the generic address into one byte of data; `R_CUDA_G8_<8k>` is
 /// `R_CUDA_G8_0 + k` (byte k, up to `R_CUDA_G8_56` = 0x5b).
 pub const R_CUDA_G8_0: u32 = 0x54;
+
+/// `R_CUDA_FUNC_DESC32_LO_32` / `R_CUDA_FUNC_DESC32_HI_32`: the low / high word of a kernel's
+/// function descriptor (what `cudaLaunchDevice` takes) into a `MOV32I`'s 32-bit immediate, as
+/// ptxas 11.8 writes `mov.u64 %rd, kernel;` under `-c` (nvlink resolves them).
+pub const R_CUDA_FUNC_DESC32_LO_32: u32 = 0x30;
+pub const R_CUDA_FUNC_DESC32_HI_32: u32 = 0x31;
 
 /// `R_CUDA_ABS32_LO_20` / `R_CUDA_ABS32_HI_20`: the low / high word of a symbol's address into
 /// a `MOV32I`'s 32-bit immediate (what ptxas 11.8 emits for a `.global` variable's address).

@@ -51,7 +51,20 @@
 //!
 //! A launch on which the reference executes `trap` has no defined memory (the launch is
 //! aborted): it matches when the simulator stops at a `BPT.TRAP` too, and is a mismatch when
-//! the code runs to the end or faults otherwise; memory is not compared.
+//! the code runs to the end or faults otherwise; memory is not compared. A failed `assert`
+//! (`__assertfail`, [`crate::sysfn`]) is such a trap with a message: it matches when the
+//! simulator fails the same assertion (the message compared without its `block:`/`thread:`
+//! part: which failing thread stops the launch first depends on the order threads run in).
+//!
+//! # System calls
+//!
+//! Kernels that print, allocate or assert run the system-function models on both sides
+//! ([`crate::sysfn`]). The `printf` output (`RunOutput::printf`: records sorted by CTA,
+//! thread and call, the same text whatever order threads run in) is compared before memory;
+//! a difference is a mismatch that names the first differing line and prints both texts. A
+//! kernel that calls `malloc` or `free` gets the model heap, a global region compared like
+//! the buffers. A device-runtime call (dynamic parallelism) cannot run: exit 2, with the
+//! reason.
 //!
 //! # Where
 //!
@@ -563,6 +576,9 @@ fn verify_launch(
                 }) {
                 Ok(mut l) => {
                     l.dynamic_shared = dynamic_shared;
+                    if crate::sysfn::needs_heap(&module.extern_funcs) {
+                        crate::sysfn::add_heap(&mut l);
+                    }
                     l
                 }
                 Err(why) => {
@@ -578,7 +594,15 @@ fn verify_launch(
                 Ok(out) => break (seed, launch, Ok(out)),
                 // A trapping launch has no defined memory: the simulator must trap too.
                 Err(e @ eval::EvalError::Trapped { .. }) => {
-                    break (seed, launch, Err(format!("{e}{}", at(&e))));
+                    break (seed, launch, Err((format!("{e}{}", at(&e)), None)));
+                }
+                // So does a failed assertion, which the simulator must fail alike.
+                Err(e @ eval::EvalError::AssertFailed { .. }) => {
+                    let eval::EvalError::AssertFailed { message, .. } = &e else {
+                        unreachable!()
+                    };
+                    let text = crate::sysfn::assertion_text(message);
+                    break (seed, launch, Err((format!("{e}{}", at(&e)), Some(text))));
                 }
                 // No run of this kernel can be compared (another input does not help).
                 Err(e @ eval::EvalError::Unknowable { .. }) => {
@@ -644,14 +668,20 @@ fn verify_launch(
             let got = sim::run_timed(code, info, launch);
             let reference = match (&reference, got) {
                 (Ok(r), got) => (r, got),
-                (Err(_), Err(sim::SimError::Trap { .. })) => continue,
+                (Err((_, None)), Err(sim::SimError::Trap { .. })) => continue,
+                // Both fail the same assertion (whichever thread's message comes first).
+                (Err((_, Some(text))), Err(sim::SimError::AssertFailed { message, .. }))
+                    if *text == crate::sysfn::assertion_text(&message) =>
+                {
+                    continue
+                }
                 (Err(_), Err(sim::SimError::Unsupported { addr, what })) => {
                     verdict.outcome = Outcome::CannotRun(format!(
                         "the simulator cannot run {side}'s code: 0x{addr:04x}: {what}"
                     ));
                     return verdict;
                 }
-                (Err(trap), got) => {
+                (Err((trap, _)), got) => {
                     let what = match got {
                         Ok(_) => format!("the reference traps ({trap}); {side}'s code does not"),
                         Err(e) => format!(
@@ -705,6 +735,15 @@ fn verify_launch(
             // ptxas's shared memory is comparable only where its layout cannot differ from
             // the reference's: one variable at most (its cubin names none of them).
             let shared = side == Side::Leafold || module.shared_layout(f).offsets.len() <= 1;
+            // The printf output is part of what the kernel does (its order: sysfn's essay).
+            if let Some(what) = crate::sysfn::printf_difference(&reference.printf, &got.printf) {
+                verdict.outcome = unattributed(format!(
+                    "{what}\n  reference printf output:\n{}\n  {side}'s printf output:\n{}",
+                    printf_excerpt(&reference.printf),
+                    printf_excerpt(&got.printf)
+                ));
+                return verdict;
+            }
             if let Some(d) = first_difference(reference, &got, local, shared) {
                 let writer = sim::run_traced(code, info, launch)
                     .ok()
@@ -748,6 +787,17 @@ fn verify_launch(
         launch: [launch_grid(f, opts), launch_block(f, opts)],
     };
     verdict
+}
+
+/// At most the first 40 lines of a printf output, indented, for a mismatch report.
+fn printf_excerpt(text: &[u8]) -> String {
+    let text = String::from_utf8_lossy(text);
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out: Vec<String> = lines.iter().take(40).map(|l| format!("    {l}")).collect();
+    if lines.len() > 40 {
+        out.push(format!("    ... ({} more lines)", lines.len() - 40));
+    }
+    out.join("\n")
 }
 
 /// Why [`check_slice`] failed.
@@ -842,7 +892,9 @@ fn fault_addr(e: &sim::SimError) -> Option<u64> {
         | PlgMismatch { addr, .. }
         | Divergence { addr, .. }
         | StepLimit { addr, .. }
-        | Trap { addr } => Some(*addr),
+        | Trap { addr }
+        | AssertFailed { addr, .. }
+        | SystemCall { addr, .. } => Some(*addr),
         BadLaunch(_) | BadCubin(_) => None,
     }
 }

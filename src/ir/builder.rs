@@ -596,6 +596,11 @@ impl<'f> FunctionBuilder<'f> {
         )
     }
 
+    /// The descriptor of kernel `Module::kernel_descs[entry]` ([`super::InstData::KernelDesc`]).
+    pub fn kernel_desc(&mut self, ty: Type, entry: u32) -> Value {
+        self.push1(super::InstData::KernelDesc { ty, entry }, ty)
+    }
+
     pub fn trap(&mut self) -> Inst {
         self.push(InstData::Trap, &[])
     }

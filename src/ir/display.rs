@@ -226,6 +226,12 @@ pub(crate) fn write_inst(
         InstData::Fconst { ty, bits } => write!(f, "fconst.{ty} 0x{bits:x}"),
         InstData::LoadParam { ty, offset } => write!(f, "param.{ty} [0x{offset:x}]"),
         InstData::SpecialReg { reg } => write!(f, "sreg.{} {reg}", reg.ty()),
+        InstData::KernelDesc { ty, entry } => {
+            let name = module
+                .and_then(|m| m.kernel_descs.get(*entry as usize))
+                .map_or_else(|| format!("#{entry}"), |n| format!("@{n}"));
+            write!(f, "kernel_desc.{ty} {name}")
+        }
         InstData::SymbolAddr { ty, var } => {
             let (space, name) = match module.and_then(|m| m.vars.get(*var)) {
                 Some(v) => (v.space.name(), format!("@{}", v.name)),

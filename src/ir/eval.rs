@@ -207,6 +207,10 @@ pub fn timer_value(timer: bool, n: u64) -> (u32, u32) {
 
 /// Default instruction budget of a launch.
 pub const DEFAULT_STEP_LIMIT: u64 = 10_000_000;
+/// The value `ir::eval` gives kernel `k`'s descriptor ([`InstData::KernelDesc`]): this plus
+/// `k`, in no window and no region.
+pub const KERNEL_DESC_BASE: u64 = 0xde5c_0000_0000;
+
 /// Most threads one launch may have (local memory is allocated per thread).
 pub const MAX_THREADS: u64 = 1 << 20;
 /// Most bytes of memory one launch may allocate for module variables, shared memory of all
@@ -313,6 +317,9 @@ pub struct RunOutput {
     pub shared: Vec<Vec<u8>>,
     /// Local memory of each thread: CTA by CTA, threads in linear order inside each.
     pub local: Vec<Vec<u8>>,
+    /// The launch's `printf` output ([`crate::sysfn::State::printf_output`]: CTAs in linear
+    /// order, threads in linear order in each, each thread's calls in program order).
+    pub printf: Vec<u8>,
 }
 
 impl RunOutput {
@@ -369,6 +376,10 @@ pub enum EvalError {
     /// More than `limit` nested subroutine calls (runaway recursion).
     #[error("{inst}: subroutine calls nested deeper than {limit} (runaway recursion?)")]
     CallDepth { inst: Inst, limit: usize },
+    /// A thread called `__assertfail` (a failed `assert`): the launch traps with CUDA's
+    /// message ([`crate::sysfn`]), so no memory is defined afterwards.
+    #[error("{inst}: the kernel trapped: {message}")]
+    AssertFailed { inst: Inst, message: String },
 }
 
 /// Nested subroutine calls a thread may have open at once (see "Execution").
@@ -387,6 +398,7 @@ impl EvalError {
             | EvalError::Unknowable { inst, .. }
             | EvalError::Unmodelled { inst, .. }
             | EvalError::CallDepth { inst, .. }
+            | EvalError::AssertFailed { inst, .. }
             | EvalError::Trapped { inst } => Some(*inst),
         }
     }
@@ -454,17 +466,18 @@ pub fn run_in(module: &Module, func: &Function, launch: &Launch) -> Result<RunOu
         }
     }
     debug_assert_eq!(shared_out.len() as u64, ctas);
-    let mut global = mem.global;
+    let mut global = std::mem::take(&mut mem.global);
     if layout.global_size > 0 {
         global.push(GlobalRegion {
             base: layout.global_base,
-            bytes: mem.module_global,
+            bytes: std::mem::take(&mut mem.module_global),
         });
     }
     Ok(RunOutput {
         global,
         shared: shared_out,
         local: local_out,
+        printf: mem.sys.printf_output(),
     })
 }
 
@@ -579,6 +592,8 @@ struct Memory {
     local_def_init: Vec<bool>,
     /// Race detection on global memory (the launch regions, then `module_global`).
     global_races: GlobalShadow,
+    /// What the system functions keep over the launch (printf records, the heap).
+    sys: crate::sysfn::State,
 }
 
 impl Memory {
@@ -644,6 +659,7 @@ impl Memory {
                 launch.global.len() + 1,
                 launch.block.iter().product(),
             ),
+            sys: crate::sysfn::state_for_launch(launch),
         };
         for (i, v) in module.vars.values().enumerate() {
             let Some(init) = &v.init else { continue };
@@ -1757,6 +1773,9 @@ impl Thread {
                 });
             }
             InstData::SpecialReg { reg } => out = Some(self.special(ctx, *reg)),
+            // An opaque descriptor: only the device runtime reads it, and calls into the
+            // runtime are not modelled (`crate::sysfn`); any value does.
+            InstData::KernelDesc { entry, .. } => out = Some(KERNEL_DESC_BASE + u64::from(*entry)),
             InstData::SymbolAddr { var, .. } => {
                 // Verified against the module, so the variable exists.
                 out = Some(ctx.layout.addrs[var.index()]);
@@ -1974,7 +1993,7 @@ impl Thread {
                 args,
                 arg_regs,
             } => {
-                // The argument registers' bytes, R4 first (docs/calls.md).
+                // The argument registers' words, R4 first (docs/calls.md), for the model.
                 let mut words: Vec<(u8, u32)> = Vec::new();
                 for (&a, &r) in args.iter().zip(arg_regs) {
                     let x = self.get(a);
@@ -1983,19 +2002,15 @@ impl Thread {
                         words.push((r + 1, (x >> 32) as u32));
                     }
                 }
-                let regs: Vec<u8> = words.iter().map(|w| w.0).collect();
-                let bytes = crate::calls_shim::arg_bytes(&regs, |r| {
-                    words.iter().find(|w| w.0 == r).map_or(0, |w| w.1)
-                });
                 let name = ctx
                     .extern_funcs
                     .get(*callee as usize)
                     .map_or("?", String::as_str);
                 if let Some(k) = ctx.subroutines.iter().position(|f| f.name == name) {
+                    let bytes = crate::sysfn::register_bytes(&words);
                     return self.enter(ctx, inst, k + 1, bytes);
                 }
-                let ret = crate::calls_shim::call_system_function(name, &bytes)
-                    .map_err(|why| EvalError::Unmodelled { inst, why })?;
+                let ret = self.system_call(ctx, tm, inst, name, &words)?;
                 if let Some(&r) = node.results.first() {
                     let mut w = [0u8; 8];
                     for (j, b) in w.iter_mut().enumerate() {
@@ -2117,6 +2132,40 @@ impl Thread {
 
     /// Move to `block`, passing arguments as a parallel copy (read all, then write all), so
     /// that `jump block1(v2, v1)` swaps correctly when v1 and v2 are block1's own parameters.
+    /// Run the system function `name` ([`crate::sysfn`]) for this thread on the argument
+    /// registers' `words`, with the launch's system state; its result bytes, or the error
+    /// the model's outcome maps to (an assertion traps, a device-runtime call is not
+    /// modelled, a bad pointer is undefined).
+    fn system_call(
+        &self,
+        ctx: &Ctx<'_>,
+        tm: &mut ThreadMem<'_>,
+        inst: Inst,
+        name: &str,
+        words: &[(u8, u32)],
+    ) -> Result<Vec<u8>, EvalError> {
+        use crate::sysfn;
+        let regs = sysfn::register_bytes(words);
+        let mut state = std::mem::replace(&mut tm.mem.sys, sysfn::State::new([1; 3], [1; 3]));
+        state.caller = sysfn::Caller {
+            ctaid: ctx.ctaid,
+            tid: self.tid,
+        };
+        let ret = sysfn::call_abi(name, &regs, &mut SysMem { tm, inst }, &mut state);
+        tm.mem.sys = state;
+        ret.map_err(|e| match e {
+            sysfn::Error::Trap { message } => EvalError::AssertFailed { inst, message },
+            sysfn::Error::Undefined { .. } => EvalError::Undefined {
+                inst,
+                why: e.to_string(),
+            },
+            _ => EvalError::Unmodelled {
+                inst,
+                why: e.to_string(),
+            },
+        })
+    }
+
     fn branch(&mut self, func: &Function, block: Block, args: &[Value]) {
         let vals: Vec<u64> = args.iter().map(|&a| self.get(a)).collect();
         for (&p, x) in func.blocks[block].params.iter().zip(vals) {
@@ -2511,6 +2560,41 @@ impl ThreadMem<'_> {
         };
         if !def.is_empty() {
             def[r].fill(true);
+        }
+        Ok(())
+    }
+}
+
+/// A thread's memory as the system functions see it ([`crate::sysfn::Memory`]): generic
+/// addresses, mapped as a generic load maps them, read and written a byte at a time (a
+/// format string or an argument buffer has no alignment to check).
+struct SysMem<'a, 'b> {
+    tm: &'a mut ThreadMem<'b>,
+    inst: Inst,
+}
+
+impl crate::sysfn::Memory for SysMem<'_, '_> {
+    fn read(&mut self, addr: u64, out: &mut [u8]) -> Result<(), String> {
+        for (k, b) in out.iter_mut().enumerate() {
+            let a = addr.wrapping_add(k as u64);
+            let (space, at) =
+                resolve(self.inst, Space::Generic, a, 1).map_err(|e| e.to_string())?;
+            *b = self
+                .tm
+                .read(self.inst, space, at, 1)
+                .map_err(|e| e.to_string())? as u8;
+        }
+        Ok(())
+    }
+
+    fn write(&mut self, addr: u64, data: &[u8]) -> Result<(), String> {
+        for (k, &b) in data.iter().enumerate() {
+            let a = addr.wrapping_add(k as u64);
+            let (space, at) =
+                resolve(self.inst, Space::Generic, a, 1).map_err(|e| e.to_string())?;
+            self.tm
+                .write(self.inst, space, at, 1, u64::from(b))
+                .map_err(|e| e.to_string())?;
         }
         Ok(())
     }

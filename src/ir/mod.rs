@@ -805,7 +805,7 @@ pub enum InstData {
     /// `callee` indexes [`Module::extern_funcs`]; `args` are the argument registers' values,
     /// `i32` words or `i64` pairs, `arg_regs[i]` the (first) register (4 to 15, even for a
     /// pair) of `args[i]`; the one result, if any, is an `i32` (R4) or an `i64` (R4:R5).
-    /// The meaning is the system function's ([`crate::calls_shim`]).
+    /// The meaning is the system function's ([`crate::sysfn`]).
     ExternCall {
         callee: u32,
         args: SmallVec<[Value; 8]>,
@@ -816,6 +816,14 @@ pub enum InstData {
     /// one `i32` (R4) or one `i64` (R4:R5). A terminator; a kernel ends with `Return`.
     SubReturn {
         values: SmallVec<[Value; 2]>,
+    },
+    /// A kernel's address (`mov.u64 %rd, kernel;` of an `.entry`, for the device runtime's
+    /// `cudaGetParameterBuffer`/`cudaLaunchDevice`): an opaque function descriptor the loader
+    /// fills in (`R_CUDA_FUNC_DESC32_LO_32`/`HI_32` against the kernel's symbol, as ptxas
+    /// writes it). `entry` indexes [`Module::kernel_descs`]; `ty` is i32 or i64.
+    KernelDesc {
+        ty: Type,
+        entry: u32,
     },
 }
 
@@ -867,6 +875,7 @@ impl InstData {
             | InstData::LoadParam { .. }
             | InstData::SpecialReg { .. }
             | InstData::SymbolAddr { .. }
+            | InstData::KernelDesc { .. }
             | InstData::Return
             | InstData::Barrier
             | InstData::NamedBarrier { .. }
@@ -919,6 +928,7 @@ impl InstData {
             | InstData::LoadParam { .. }
             | InstData::SpecialReg { .. }
             | InstData::SymbolAddr { .. }
+            | InstData::KernelDesc { .. }
             | InstData::Return
             | InstData::Barrier
             | InstData::NamedBarrier { .. }
@@ -1257,6 +1267,9 @@ pub struct Module {
     /// The `.func`s compiled as real subroutines ([`Function::subroutine`]; recursive ones),
     /// called by an [`InstData::ExternCall`] whose [`Module::extern_funcs`] name is theirs.
     pub subroutines: Vec<Function>,
+    /// The kernels whose descriptors [`InstData::KernelDesc`] takes (by index), in first-use
+    /// order.
+    pub kernel_descs: Vec<String>,
 }
 
 impl Module {

@@ -298,6 +298,12 @@ impl Verifier<'_> {
                 expect_results(&[*ty], &mut problems);
             }
             InstData::SpecialReg { reg } => expect_results(&[reg.ty()], &mut problems),
+            InstData::KernelDesc { ty, .. } => {
+                if !is_addr(*ty) {
+                    problems.push(format!("kernel_desc must be i32 or i64, got {ty}"));
+                }
+                expect_results(&[*ty], &mut problems);
+            }
             InstData::SymbolAddr { ty, .. } => {
                 if !is_addr(*ty) {
                     problems.push(format!("addr must be i32 or i64, got {ty}"));

@@ -67,6 +67,11 @@ pub enum RelocWord {
     /// The target of a `JCAL` to the system function `ir::Module::extern_funcs[n]`
     /// (`R_CUDA_ABS32_20` against its undefined symbol; `Reloc::var` is unused).
     Call(u32),
+    /// The low / high word of the descriptor of kernel `ir::Module::kernel_descs[n]`
+    /// (`R_CUDA_FUNC_DESC32_LO_32` / `HI_32` against the kernel's symbol; `Reloc::var` is
+    /// unused).
+    DescLo(u32),
+    DescHi(u32),
 }
 
 /// One register operand of the whole sequence.

@@ -225,7 +225,7 @@
 //! Not modelled (Unsupported with the address): other IMAD forms (recognised by opcode, since
 //! the instruction set description had no form for it when the simulator was written),
 //! BRX, PRET, a JCAL other than a call of a system function ([`KernelInfo::calls`], which runs
-//! the function's model through `crate::calls_shim`), and the modifiers listed above.
+//! the function's model [`crate::sysfn`] through `syscall`), and the modifiers listed above.
 
 mod cubin;
 mod exec;
@@ -233,6 +233,7 @@ mod float;
 mod half;
 mod mem;
 mod mufu;
+mod syscall;
 mod tex;
 mod trace;
 mod video;
@@ -323,6 +324,13 @@ pub enum SimError {
     /// error, so no memory is defined afterwards.
     #[error("0x{addr:04x}: the kernel trapped (BPT.TRAP)")]
     Trap { addr: u64 },
+    /// A lane called `__assertfail` (a failed `assert`): the launch traps with CUDA's
+    /// message ([`crate::sysfn`]).
+    #[error("0x{addr:04x}: the kernel trapped: {message}")]
+    AssertFailed { addr: u64, message: String },
+    /// A system call without a defined meaning (a bad pointer, a double free).
+    #[error("0x{addr:04x}: {what}")]
+    SystemCall { addr: u64, what: String },
 }
 
 /// The decoded program: one entry per instruction slot, addressed by byte offset.

@@ -82,6 +82,29 @@ pub(crate) fn extern_call_clobbers(results: usize) -> (&'static [PhysReg], &'sta
 }
 
 impl Lowerer<'_> {
+    /// A kernel's descriptor ([`crate::ir::InstData::KernelDesc`]) as ptxas 11.8 writes it:
+    /// `MOV32I lo, 0x0` and `MOV32I hi, 0x0` that the linker patches
+    /// (`R_CUDA_FUNC_DESC32_LO_32` / `HI_32` against the kernel's symbol); a 32-bit one is the
+    /// low word alone.
+    pub(super) fn lower_kernel_desc(
+        &mut self,
+        result: Value,
+        ty: Type,
+        entry: u32,
+    ) -> Result<(), LowerError> {
+        let (kind, words): (RegKind, &[RelocWord]) = if ty == Type::I64 {
+            (
+                RegKind::B64,
+                &[RelocWord::DescLo(entry), RelocWord::DescHi(entry)],
+            )
+        } else {
+            (RegKind::B32, &[RelocWord::DescLo(entry)])
+        };
+        // (`var` is unused by the descriptor's relocations.)
+        self.relocated_words(result, kind, crate::ir::GlobalVar::from_u32(0), words);
+        Ok(())
+    }
+
     pub(super) fn lower_extern_call(
         &mut self,
         results: &[Value],
