@@ -1,7 +1,7 @@
 //! `tex` and `txq` (declared from `build.rs`; the IR instruction is [`crate::ir::tex`]).
 //!
 //! In: a `tex.<shape>.v4.<f32|s32|u32>.<f32|s32>` instruction, `d, [t, {c..}]`, or a
-//! `txq.<width|height|depth>.b32 d, [t]`, where `t` is a module `.texref` (bound) or a
+//! `txq[.level].<width|height|depth>.b32 d, [t][, lod]`, where `t` is a module `.texref` (bound) or a
 //! 64-bit register holding a texture object (bindless). Out: one `InstData::Texture` and
 //! the writes of its results to the destinations. The padding element PTX adds to
 //! 3-element coordinate vectors, and the unused ones of the old four-element form (PTX 1.x
@@ -140,11 +140,13 @@ impl FnBuilder<'_, '_> {
 
     pub(super) fn txq(&mut self, ins: &Instruction) -> Option<()> {
         let mut query = None;
+        let mut level = false;
         for m in &ins.mods {
             match m {
                 Modifier::Flag(f) if query.is_none() && TexQuery::from_name(f).is_some() => {
                     query = TexQuery::from_name(f)
                 }
+                Modifier::Flag(f) if *f == "level" && query.is_none() && !level => level = true,
                 Modifier::Type(ast::Type::B32) => {}
                 _ => {
                     let what = format!("leafold does not lower txq.{} yet", m.text());
@@ -155,7 +157,7 @@ impl FnBuilder<'_, '_> {
         let Some(query) = query else {
             return self.unsupported(ins, "txq needs an attribute (.width, .height, .depth)");
         };
-        let ops = self.ops(ins, 2)?;
+        let ops = self.ops(ins, if level { 3 } else { 2 })?;
         let t = match &ops[1] {
             Operand::TexArgs(targs, _) if targs.len() == 1 => &targs[0],
             Operand::Address(ast::AddrExpr {
@@ -167,9 +169,15 @@ impl FnBuilder<'_, '_> {
         };
         let t = t.clone();
         let (handle, h) = self.tex_handle(&t)?;
-        let args: Vec<Value> = h.into_iter().collect();
+        let mut args: Vec<Value> = h.into_iter().collect();
+        let op = if level {
+            args.push(self.read(&ops[2], Type::I32, Some(ast::Type::S32))?);
+            TexOp::QueryLevel(query)
+        } else {
+            TexOp::Query(query)
+        };
         let dst = self.dest1(&ops[0])?;
-        let v = self.ins().texture(TexOp::Query(query), handle, &args)[0];
+        let v = self.ins().texture(op, handle, &args)[0];
         self.write(dst, v, false, ops[0].span())
     }
 }
