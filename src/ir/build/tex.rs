@@ -16,6 +16,22 @@ use crate::ir::tex::{TexHandle, TexOp, TexQuery, TexShape, TexType};
 use crate::ir::{Type, Value};
 use crate::ptx::ast::{self, Instruction, Modifier, Operand};
 
+/// The `txq` attributes ptxas 11.8 reads from the driver's texture/sampler descriptor table
+/// (`LDG.E.CI`) rather than with `TXQ`.
+const DRIVER_TABLE_QUERIES: &[&str] = &[
+    "channel_data_type",
+    "channel_order",
+    "normalized_coords",
+    "force_unnormalized_coords",
+    "filter_mode",
+    "addr_mode_0",
+    "addr_mode_1",
+    "addr_mode_2",
+    "num_mipmap_levels",
+    "num_samples",
+    "array_size",
+];
+
 impl ModuleBuilder<'_> {
     /// A module `.texref` (or `.tex` space variable): the next slot of `Module::texrefs`.
     pub(super) fn declare_texref(&mut self, d: &ast::Declarator) -> Sym {
@@ -148,6 +164,16 @@ impl FnBuilder<'_, '_> {
                 }
                 Modifier::Flag(f) if *f == "level" && query.is_none() && !level => level = true,
                 Modifier::Type(ast::Type::B32) => {}
+                Modifier::Flag(f) if DRIVER_TABLE_QUERIES.contains(f) => {
+                    let what = format!(
+                        "leafold does not lower txq.{f} yet (ptxas 11.8 loads it from the \
+                         driver's descriptor table: c[0x0][0xb0] (textures) or c[0x0][0xb8] \
+                         (samplers) + header index × the descriptor size (a MOV32I relocated by \
+                         .nv.unified.texrefDescSize or .nv.independent.samplerrefDescSize) \
+                         + the field's offset from constant bank 2)"
+                    );
+                    return self.unsupported(ins, &what);
+                }
                 _ => {
                     let what = format!("leafold does not lower txq.{} yet", m.text());
                     return self.unsupported(ins, &what);
