@@ -517,17 +517,25 @@ fn verify_matches_on_corpus_texture_files() {
         "tests/data/corpus-nvcc/ptx/cuda-samples__Samples_0_Introduction_simplePitchLinearTexture_simplePitchLinearTexture.ptx",
     ] {
         let ptx = std::fs::read_to_string(format!("{root}/{file}")).unwrap();
-        let mut opts = leafold::verify::VerifyOptions::default();
-        opts.compile.file_name = file.to_string();
-        let verdicts = leafold::verify::verify_file(&ptx, None, &opts)
-            .unwrap_or_else(|d| panic!("{file}: {}", leafold::error::render_all(&d.0)));
-        for v in &verdicts {
-            assert!(
-                matches!(v.outcome, leafold::verify::Outcome::Match { .. }),
-                "{file}: {v}"
-            );
-        }
+        assert_verify_matches(file, &ptx, None);
     }
+}
+
+/// `verify` of `ptx` (named `file`) finds every kernel matching, on our code and, given
+/// ptxas's cubin, on ptxas's; returns how many kernels it ran.
+fn assert_verify_matches(file: &str, ptx: &str, ptxas_cubin: Option<Vec<u8>>) -> usize {
+    let mut opts = leafold::verify::VerifyOptions::default();
+    opts.compile.file_name = file.to_string();
+    opts.ptxas_cubin = ptxas_cubin;
+    let verdicts = leafold::verify::verify_file(ptx, None, &opts)
+        .unwrap_or_else(|d| panic!("{file}: {}", leafold::error::render_all(&d.0)));
+    for v in &verdicts {
+        assert!(
+            matches!(v.outcome, leafold::verify::Outcome::Match { .. }),
+            "{file}: {v}"
+        );
+    }
+    verdicts.len()
 }
 
 /// `verify` binds a texture object the kernel loads from a buffer (`ld.global.u64 h,
@@ -546,20 +554,14 @@ fn verify_binds_texture_objects_loaded_from_memory() {
     for case in picked {
         let name = case.name();
         let ptx = case.ptx();
-        let mut opts = leafold::verify::VerifyOptions::default();
-        opts.compile.file_name = format!("{name}.ptx");
-        if let Some(o) = &oracle {
-            opts.ptxas_cubin = Some(common::ptxas_cached(o, &ptx, "sm_50").unwrap());
-        }
-        let verdicts = leafold::verify::verify_file(&ptx, None, &opts)
-            .unwrap_or_else(|d| panic!("{name}: {}", leafold::error::render_all(&d.0)));
-        assert_eq!(verdicts.len(), 1, "{name}");
-        for v in &verdicts {
-            assert!(
-                matches!(v.outcome, leafold::verify::Outcome::Match { .. }),
-                "{name}: {v}"
-            );
-        }
+        let theirs = oracle
+            .as_ref()
+            .map(|o| common::ptxas_cached(o, &ptx, "sm_50").unwrap());
+        assert_eq!(
+            assert_verify_matches(&format!("{name}.ptx"), &ptx, theirs),
+            1,
+            "{name}"
+        );
     }
 }
 
