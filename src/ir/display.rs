@@ -463,6 +463,7 @@ pub(crate) fn write_inst(
                     if *int_coords { "s32" } else { "f32" }
                 )?,
                 super::tex::TexOp::Query(q) => write!(f, "txq.{}", q.name())?,
+                super::tex::TexOp::QueryLevel(q) => write!(f, "txq.level.{}", q.name())?,
             }
             let coords = match handle {
                 super::tex::TexHandle::Bound(k) => {
