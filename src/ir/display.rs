@@ -457,6 +457,21 @@ pub(crate) fn write_inst(
                     if *int_coords { "s32" } else { "f32" }
                 )?,
                 super::tex::TexOp::Query(q) => write!(f, "txq.{}", q.name())?,
+                super::tex::TexOp::Gather {
+                    comp,
+                    shape,
+                    result,
+                    offset,
+                    depth,
+                } => write!(
+                    f,
+                    "tld4.{}.{}.{}{}{}",
+                    ["r", "g", "b", "a"][usize::from(*comp & 3)],
+                    shape.name(),
+                    result.name(),
+                    if *offset { ".offset" } else { "" },
+                    if *depth { ".depth" } else { "" }
+                )?,
             }
             let coords = match handle {
                 super::tex::TexHandle::Bound(k) => {

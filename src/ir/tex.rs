@@ -1,7 +1,7 @@
 //! Texture instructions in the IR: PTX `tex` and `txq` (issue 21, the texture part).
 //!
-//! In: what `ir::build` reads from a `tex.<shape>.v4.<dtype>.<ctype>` or `txq.<query>.b32`
-//! instruction. Out: one [`InstData::Texture`](super::InstData::Texture) `{ op, handle, args }`.
+//! In: what `ir::build` reads from a `tex.<shape>.v4.<dtype>.<ctype>`, `txq.<query>.b32` or
+//! `tld4.<comp>.<shape>.v4.<dtype>.f32` instruction. Out: one [`InstData::Texture`](super::InstData::Texture) `{ op, handle, args }`.
 //!
 //! * `handle` says which texture is read: [`TexHandle::Bound`] names a module `.texref`
 //!   variable by its index in [`Module::texrefs`](super::Module::texrefs) (declaration order);
@@ -12,7 +12,9 @@
 //!   array shapes the layer index comes first). PTX pads 3-element coordinate vectors to four
 //!   (`{x, y, z, _}`); the padding element is dropped by `build`.
 //! * Results: [`TexOp::Sample`] has four `i32` results, the texel's four components (`f32`
-//!   bits, or integers for `.s32`/`.u32`); [`TexOp::Query`] has one `i32`.
+//!   bits, or integers for `.s32`/`.u32`); [`TexOp::Query`] has one `i32`;
+//!   [`TexOp::Gather`] four (one component of four texels), its offsets and depth
+//!   reference after the coordinates.
 //!
 //! Semantics (evaluated by the texture model of `crate::texture` through the launch's
 //! bindings): `Sample` with float coordinates filters the texture at `coords` with its
@@ -140,13 +142,24 @@ pub enum TexOp {
     },
     /// `txq.<query>.b32`.
     Query(TexQuery),
+    /// `tld4.<comp>.<shape>.v4.<result>.f32`: component `comp` (0 r .. 3 a) of the four
+    /// texels of the bilinear footprint. Operands after the handle: the shape's float
+    /// coordinates (layer first for `a2d`), then with `offset` the two integer texel
+    /// offsets, then with `depth` the depth-compare reference (`f32` bits).
+    Gather {
+        comp: u8,
+        shape: TexShape,
+        result: TexType,
+        offset: bool,
+        depth: bool,
+    },
 }
 
 impl TexOp {
     /// The number of results (all `i32`).
     pub fn results(self) -> usize {
         match self {
-            TexOp::Sample { .. } => 4,
+            TexOp::Sample { .. } | TexOp::Gather { .. } => 4,
             TexOp::Query(_) => 1,
         }
     }
@@ -156,8 +169,21 @@ impl TexOp {
         match self {
             TexOp::Sample { shape, .. } => shape.coords(),
             TexOp::Query(_) => 0,
+            TexOp::Gather {
+                shape,
+                offset,
+                depth,
+                ..
+            } => shape.coords() + 2 * usize::from(offset) + usize::from(depth),
         }
     }
+}
+
+/// A `tld4` texel offset as the hardware reads it: ptxas 11.8 packs the offset vector into
+/// one register with `BFI` (x in bits 0..5, y in bits 8..13) and `TLD4` takes each as a
+/// 6-bit signed number, so an offset outside -32..31 wraps.
+pub fn gather_offset(v: u32) -> i32 {
+    ((v << 26) as i32) >> 26
 }
 
 /// Which texture an instruction reads.
@@ -282,6 +308,35 @@ pub fn eval(
                 Ok(tex.sample(&q))
             }
         }
+        TexOp::Gather {
+            comp,
+            shape,
+            offset,
+            depth,
+            ..
+        } => {
+            let (layer, first) = if shape.is_array() {
+                (word(0).min(i32::MAX as u32) as i32, 1)
+            } else {
+                (0, 0)
+            };
+            let n = shape.coords() - first;
+            let c = |k: usize| if k < n { word(first + k) } else { 0 };
+            let mut q = crate::texture::SampleQuery {
+                coords: [c(0), c(1), c(2)].map(f32::from_bits),
+                layer,
+                ..Default::default()
+            };
+            let mut next = shape.coords();
+            if offset {
+                q.offset = [gather_offset(word(next)), gather_offset(word(next + 1)), 0];
+                next += 2;
+            }
+            if depth {
+                q.depth_ref = Some(f32::from_bits(word(next)));
+            }
+            Ok(tex.gather(comp, &q))
+        }
     }
 }
 
@@ -328,24 +383,26 @@ pub fn texture_needs(
                 }
             };
             match op {
-                TexOp::Sample { shape, result, .. } => samples.push(TextureNeed {
-                    name,
-                    object,
-                    shape: match shape {
-                        TexShape::D1 => Shape::D1,
-                        TexShape::D2 => Shape::D2,
-                        TexShape::D3 => Shape::D3,
-                        TexShape::A1 => Shape::A1,
-                        TexShape::A2 => Shape::A2,
-                        TexShape::Cube => Shape::Cube,
-                        TexShape::ACube => Shape::ACube,
-                    },
-                    kind: match result {
-                        TexType::F32 => ResultKind::Float,
-                        TexType::S32 => ResultKind::Signed,
-                        TexType::U32 => ResultKind::Unsigned,
-                    },
-                }),
+                TexOp::Sample { shape, result, .. } | TexOp::Gather { shape, result, .. } => {
+                    samples.push(TextureNeed {
+                        name,
+                        object,
+                        shape: match shape {
+                            TexShape::D1 => Shape::D1,
+                            TexShape::D2 => Shape::D2,
+                            TexShape::D3 => Shape::D3,
+                            TexShape::A1 => Shape::A1,
+                            TexShape::A2 => Shape::A2,
+                            TexShape::Cube => Shape::Cube,
+                            TexShape::ACube => Shape::ACube,
+                        },
+                        kind: match result {
+                            TexType::F32 => ResultKind::Float,
+                            TexType::S32 => ResultKind::Signed,
+                            TexType::U32 => ResultKind::Unsigned,
+                        },
+                    })
+                }
                 TexOp::Query(_) => queries.push(TextureNeed {
                     name,
                     object,

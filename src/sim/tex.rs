@@ -23,10 +23,18 @@
 //! result register per 4-bit mask bit, consecutive from `rd`; `.B` takes the handle from
 //! `rb`'s word (texture objects are small integers).
 //!
+//! `TLD4S`, `TLD4` and `TLD4.B` (`tld4`, [`Texture::gather`]): TLD4S plain `x = ra`,
+//! `y = rb`; with `.AOFFI`/`.DC` `x, y = ra, ra+1` and `rb` the packed offsets then the
+//! reference; results `rd, rd+1, rd2, rd2+1`. TLD4/TLD4.B read the coordinates from ra by
+//! target (2D `x, y`; ARRAY_2D `layer, x, y`) and from rb the handle (`.B`), the packed
+//! offsets, the reference, in that order, each when present; one result per mask bit. The
+//! packed offsets hold x in bits 0..5 and y in bits 8..13, signed.
+//!
 //! [`KernelInfo::textures`]: super::KernelInfo::textures
 
 use super::exec::{f, lanes, unsupported, Sim, Warp};
 use super::SimError;
+use crate::ir::tex::gather_offset;
 use crate::sm50::{Field, Form, Inst};
 use crate::texture::{SampleQuery, Texture, TxqQuery};
 
@@ -257,6 +265,93 @@ impl Sim<'_> {
             for v in out {
                 w.set_r(at, l, v);
                 at = next(at);
+            }
+        }
+        Ok(())
+    }
+
+    /// `TLD4S`, `TLD4` (by slot) and `TLD4.B` (module essay).
+    pub(super) fn gather(
+        &mut self,
+        w: &mut Warp,
+        i: &Inst,
+        addr: u64,
+        exec: u32,
+    ) -> Result<(), SimError> {
+        let scalar = i.form == Form::TLD4S;
+        let bindless = i.form == Form::TLD4_B;
+        let bound = if bindless {
+            None
+        } else {
+            Some(self.slot_texture(i, addr)?.clone())
+        };
+        let (offset, depth, dim) = if scalar {
+            let opt = f(i, Field::Opt);
+            (opt & 2 != 0, opt & 1 != 0, 2)
+        } else {
+            if f(i, Field::Off) > 1 || f(i, Field::Ndv) != 0 {
+                return Err(unsupported(addr, i, "TLD4.PTP or .NDV"));
+            }
+            (
+                f(i, Field::Off) == 1,
+                f(i, Field::Dc) != 0,
+                f(i, Field::Dim),
+            )
+        };
+        if dim != 2 && dim != 3 {
+            return Err(unsupported(addr, i, "this TLD4 target"));
+        }
+        let (ra, rb, rd) = (f(i, Field::Ra), f(i, Field::Rb), f(i, Field::Rd));
+        let comp = f(i, Field::Comp) as u8;
+        let next = |r: u64| if r >= 255 { 255 } else { r + 1 };
+        let mut out = Vec::with_capacity(32);
+        for l in lanes(exec) {
+            let r = |reg: u64| w.r(reg, l);
+            // (layer, x, y) and the registers of rb after the handle.
+            let (layer, x, y, mut b) = if scalar && !offset && !depth {
+                (0, r(ra), r(rb), 255)
+            } else if dim == 3 {
+                (r(ra), r(next(ra)), r(next(next(ra))), rb)
+            } else {
+                (0, r(ra), r(next(ra)), rb)
+            };
+            let tex = match &bound {
+                Some(t) => t,
+                None => {
+                    let t = self.object(u64::from(r(b)))?;
+                    b = next(b);
+                    t
+                }
+            };
+            let mut q = SampleQuery {
+                coords: [f32::from_bits(x), f32::from_bits(y), 0.0],
+                layer: layer.min(i32::MAX as u32) as i32,
+                ..Default::default()
+            };
+            if offset {
+                let packed = r(b);
+                q.offset = [gather_offset(packed), gather_offset(packed >> 8), 0];
+                b = next(b);
+            }
+            if depth {
+                q.depth_ref = Some(f32::from_bits(r(b)));
+            }
+            out.push((l, tex.gather(comp, &q)));
+        }
+        for (l, words) in out {
+            if scalar {
+                let rd2 = f(i, Field::Rd2);
+                for (k, reg) in [rd, next(rd), rd2, next(rd2)].into_iter().enumerate() {
+                    w.set_r(reg, l, words[k]);
+                }
+            } else {
+                let mut at = rd;
+                for (k, &word) in words.iter().enumerate() {
+                    if f(i, Field::Mask) >> k & 1 != 0 {
+                        w.set_r(at, l, word);
+                        at = next(at);
+                    }
+                }
             }
         }
         Ok(())

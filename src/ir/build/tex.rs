@@ -7,9 +7,13 @@
 //! 3-element coordinate vectors, and the unused ones of the old four-element form (PTX 1.x
 //! wrote `tex.2d [t, {x, y, _, _}]`; ptxas 11.8 accepts it), are read (each must be a valid
 //! operand) but dropped.
-//! Everything else of the texture chapter (`.level`/`.grad`, offsets, depth compare,
-//! `tld4`, samplers of `.texmode_independent`, the other `txq` attributes) is refused with
-//! a diagnostic naming what is missing.
+//! `tld4.<r|g|b|a>.<2d|a2d>.v4.<f32|s32|u32>.f32 d, [t, {c..}] {, {dx, dy}} {, ref}` gives a
+//! `TexOp::Gather` whose operands are the coordinates, then the offset vector's two
+//! elements, then the depth reference (which optional operands are present is told by their
+//! kind: a vector is the offset, a scalar the reference).
+//! Everything else of the texture chapter (`.level`/`.grad`, `tex` offsets and depth
+//! compare, `tld4.cube`, samplers of `.texmode_independent`, the other `txq` attributes) is
+//! refused with a diagnostic naming what is missing.
 
 use super::{FnBuilder, ModuleBuilder, Sym};
 use crate::ir::tex::{TexHandle, TexOp, TexQuery, TexShape, TexType};
@@ -128,6 +132,138 @@ impl FnBuilder<'_, '_> {
         let dsts = self.dests(&ops[0])?;
         if dsts.len() != 4 {
             self.error(ops[0].span(), "tex.v4 needs four destinations");
+            return None;
+        }
+        let values = self.ins().texture(op, handle, &args);
+        let signed = result == TexType::S32;
+        for (d, v) in dsts.into_iter().zip(values) {
+            self.write(d, v, signed, ops[0].span())?;
+        }
+        Some(())
+    }
+
+    /// `tld4.<comp>.<shape>.v4.<dtype>.f32 d, [t, {c..}] {, offsets} {, reference}`.
+    pub(super) fn tld4(&mut self, ins: &Instruction) -> Option<()> {
+        let (mut comp, mut shape) = (None, None);
+        for m in &ins.mods {
+            match m {
+                Modifier::Flag(f) if comp.is_none() && ["r", "g", "b", "a"].contains(f) => {
+                    comp = ["r", "g", "b", "a"].iter().position(|c| c == f)
+                }
+                Modifier::Flag(f) if shape.is_none() && TexShape::from_name(f).is_some() => {
+                    shape = TexShape::from_name(f)
+                }
+                Modifier::Type(_) | Modifier::Vec(4) => {}
+                _ => {
+                    let what = format!("leafold does not lower tld4.{} yet", m.text());
+                    return self.unsupported(ins, &what);
+                }
+            }
+        }
+        let (Some(comp), Some(shape)) = (comp, shape) else {
+            return self.unsupported(ins, "tld4 needs a component (.r .g .b .a) and a geometry");
+        };
+        match shape {
+            TexShape::D2 | TexShape::A2 => {}
+            TexShape::Cube | TexShape::ACube => {
+                return self.unsupported(
+                    ins,
+                    "leafold does not lower tld4.cube/acube yet (ptxas projects cube coordinates in software)",
+                )
+            }
+            _ => return self.unsupported(ins, "tld4 takes .2d, .a2d, .cube or .acube"),
+        }
+        let result = match ins.types()[..] {
+            [d, ast::Type::F32] => match d {
+                ast::Type::F32 => TexType::F32,
+                ast::Type::S32 => TexType::S32,
+                ast::Type::U32 => TexType::U32,
+                _ => return self.unsupported(ins, "tld4 results are .f32, .s32 or .u32"),
+            },
+            _ => return self.unsupported(ins, "tld4 needs a result type and .f32 coordinates"),
+        };
+        if ins.vector() != Some(4) {
+            return self.unsupported(ins, "tld4 needs .v4");
+        }
+        if !(2..=4).contains(&ins.operands.len()) {
+            return self.unsupported(
+                ins,
+                "tld4 takes d, [t, c] and an optional offset and reference",
+            );
+        }
+        let ops = &ins.operands[..];
+        let Operand::TexArgs(targs, span) = &ops[1] else {
+            return self.unsupported(ins, "expected [texture, {coordinates}]");
+        };
+        let [t, coords] = &targs[..] else {
+            return self.unsupported(
+                ins,
+                "leafold lowers tld4 with a texture and coordinates only",
+            );
+        };
+        let items: Vec<&Operand> = match coords {
+            Operand::Vector(items, _) => items.iter().collect(),
+            one => vec![one],
+        };
+        if items.len() != shape.ptx_vector_len() {
+            self.error(
+                *span,
+                format!(
+                    "tld4.{} takes {} coordinates, got {}",
+                    shape.name(),
+                    shape.ptx_vector_len(),
+                    items.len()
+                ),
+            );
+            return None;
+        }
+        let (handle, h) = self.tex_handle(t)?;
+        let mut args: Vec<Value> = h.into_iter().collect();
+        for (k, c) in items.iter().take(shape.coords()).enumerate() {
+            let it = if shape.is_array() && k == 0 {
+                ast::Type::S32
+            } else {
+                ast::Type::F32
+            };
+            args.push(self.read(c, Type::I32, Some(it))?);
+        }
+        let (mut offset, mut depth) = (false, false);
+        for extra in &ops[2..] {
+            match extra {
+                Operand::Vector(items, vspan) if !offset && !depth => {
+                    if items.len() != 2 {
+                        self.error(*vspan, "the tld4 offset vector has two elements (.v2.s32)");
+                        return None;
+                    }
+                    for e in items {
+                        args.push(self.read(e, Type::I32, Some(ast::Type::S32))?);
+                    }
+                    offset = true;
+                }
+                Operand::Vector(_, vspan) => {
+                    self.error(*vspan, "the tld4 offset vector comes before the reference");
+                    return None;
+                }
+                one if !depth => {
+                    args.push(self.read(one, Type::I32, Some(ast::Type::F32))?);
+                    depth = true;
+                }
+                other => {
+                    self.error(other.span(), "tld4 takes one depth-compare reference");
+                    return None;
+                }
+            }
+        }
+        let op = TexOp::Gather {
+            comp: comp as u8,
+            shape,
+            result,
+            offset,
+            depth,
+        };
+        let dsts = self.dests(&ops[0])?;
+        if dsts.len() != 4 {
+            self.error(ops[0].span(), "tld4.v4 needs four destinations");
             return None;
         }
         let values = self.ins().texture(op, handle, &args);

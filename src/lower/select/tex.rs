@@ -35,8 +35,10 @@
 //! txq                  TXQ.B    rd, {handle,0}, TEX_HEADER_DIMENSION, 0x0, mask
 //! ```
 //!
-//! (`{coords}`: every coordinate consecutive, the layer first.) Not lowered (a clear
-//! error): the `.cube` and `.acube` shapes (ptxas projects cube coordinates in software).
+//! (`{coords}`: every coordinate consecutive, the layer first.) `tld4` is `TLD4S` (2D, by
+//! slot, all four components read), `TLD4` or `TLD4.B`: see [`Lowerer::lower_tld4`]. Not
+//! lowered (a clear error): the `.cube` and `.acube` shapes (ptxas projects cube
+//! coordinates in software).
 
 use super::Lowerer;
 use crate::ir::tex::{self, TexHandle, TexOp, TexQuery, TexShape};
@@ -53,6 +55,13 @@ use cranelift_entity::EntityRef;
 enum Part {
     At(Loc),
     Zero,
+}
+
+/// Where a texture comes from: its slot word in constant bank 0, or a handle register.
+#[derive(Copy, Clone)]
+enum TexSlot {
+    Bound(u64),
+    Register(Value),
 }
 
 impl<'a> Lowerer<'a> {
@@ -139,6 +148,13 @@ impl<'a> Lowerer<'a> {
             TexHandle::Bound(_) => args,
             TexHandle::Bindless => &args[1..],
         };
+        if let TexOp::Gather { .. } = op {
+            let handle = match slot {
+                Some(tid) => TexSlot::Bound(tid),
+                None => TexSlot::Register(args[0]),
+            };
+            return self.lower_tld4(results, op, handle, coords);
+        }
         let Some(tid) = slot else {
             return self.lower_tex_bindless(results, op, args[0], coords);
         };
@@ -147,15 +163,144 @@ impl<'a> Lowerer<'a> {
             TexOp::Sample {
                 shape, int_coords, ..
             } => self.lower_tex_sample(results, shape, int_coords, coords, tid),
+            TexOp::Gather { .. } => Err(LowerError::Internal("tld4 reached tex".into())),
         }
     }
 
-    fn lower_txq(&mut self, r: Value, q: TexQuery, tid: u64) -> Result<(), LowerError> {
-        let mask = match q {
-            TexQuery::Width => 1,
-            TexQuery::Height => 2,
-            TexQuery::Depth => 4,
+    /// `tld4` as ptxas 11.8 writes it:
+    ///
+    /// ```text
+    /// 2d, slot, all four read   TLD4S.c rd2, rd, x, y, slot           (plain)
+    ///                           TLD4S.c.AOFFI.DC rd2, rd, {x,y}, {off,ref}, slot
+    /// otherwise, slot           TLD4.c rd.., {coords}, [{off,ref}], slot, dim, mask4
+    /// register handle           TLD4.c.B rd.., {coords}, {handle[,off][,ref]}, 0x0, dim, mask4
+    /// ```
+    ///
+    /// `{coords}`: 2D `{x, y}`, ARRAY_2D `{layer, x, y}` (the layer clamped by
+    /// `I2I.U16.U32.SAT`); `off` the offset vector packed by `BFI off, dy, 0x608, dx`
+    /// (6 bits each, x at bit 0, y at bit 8); each part only when present.
+    fn lower_tld4(
+        &mut self,
+        results: &[Value],
+        op: TexOp,
+        handle: TexSlot,
+        coords: &[Value],
+    ) -> Result<(), LowerError> {
+        let TexOp::Gather {
+            comp,
+            shape,
+            offset,
+            depth,
+            ..
+        } = op
+        else {
+            return Err(LowerError::Internal("lower_tld4 takes tld4".into()));
         };
+        let at = |s: &mut Self, v: Value| s.reg(v).map(Part::At);
+        let (dim, mut xy): (u64, Vec<Part>) = match shape {
+            TexShape::D2 => (2, vec![at(self, coords[0])?, at(self, coords[1])?]),
+            TexShape::A2 => {
+                let layer = Part::At(self.tex_layer(coords[0])?);
+                (3, vec![layer, at(self, coords[1])?, at(self, coords[2])?])
+            }
+            _ => {
+                return Err(self.unsupported(format!(
+                    "tld4.{} (ptxas projects cube coordinates in software)",
+                    shape.name()
+                )))
+            }
+        };
+        let mut next = shape.coords();
+        // rb's parts after the handle: the packed offsets, then the reference.
+        let mut extra = Vec::new();
+        if offset {
+            extra.push(Part::At(self.tex_pack_offsets(
+                coords[next],
+                coords[next + 1],
+                6,
+            )?));
+            next += 2;
+        }
+        if depth {
+            extra.push(at(self, coords[next])?);
+        }
+        let comps = self.tex_read_components(results);
+        let c = u64::from(comp & 3);
+        match handle {
+            TexSlot::Bound(tid) if shape == TexShape::D2 && comps.len() == 4 => {
+                let (ra, rb) = if extra.is_empty() {
+                    let y = xy.pop().unwrap_or(Part::Zero);
+                    (self.tex_vec(&xy)?, self.tex_vec(&[y])?)
+                } else {
+                    (self.tex_vec(&xy)?, self.tex_vec(&extra)?)
+                };
+                let opt = u64::from(depth) | u64::from(offset) << 1;
+                let inst = sm50::Inst::new(Form::TLD4S)
+                    .with(Field::Tid, tid)
+                    .with(Field::Comp, c)
+                    .with(Field::Opt, opt);
+                self.tex_push(inst, results, &comps, true, ra, Some(rb));
+            }
+            TexSlot::Bound(tid) => {
+                let (comps, mask) = self.tex_mask4(results);
+                let ra = self.tex_vec(&xy)?;
+                let rb = if extra.is_empty() {
+                    None
+                } else {
+                    Some(self.tex_vec(&extra)?)
+                };
+                let inst = sm50::Inst::new(Form::TLD4_I)
+                    .with(Field::Tid, tid)
+                    .with(Field::Comp, c)
+                    .with(Field::Dim, dim)
+                    .with(Field::Mask, mask)
+                    .with(Field::Off, u64::from(offset))
+                    .with(Field::Dc, u64::from(depth));
+                self.tex_push(inst, results, &comps, false, ra, rb);
+            }
+            TexSlot::Register(h) => {
+                let (comps, mask) = self.tex_mask4(results);
+                let ra = self.tex_vec(&xy)?;
+                let mut parts = vec![at(self, h)?];
+                parts.extend(extra);
+                let rb = self.tex_vec(&parts)?;
+                let inst = sm50::Inst::new(Form::TLD4_B)
+                    .with(Field::Comp, c)
+                    .with(Field::Dim, dim)
+                    .with(Field::Mask, mask)
+                    .with(Field::Off, u64::from(offset))
+                    .with(Field::Dc, u64::from(depth));
+                self.tex_push(inst, results, &comps, false, ra, Some(rb));
+            }
+        }
+        Ok(())
+    }
+
+    /// An offset vector packed as the texture unit reads it, as ptxas 11.8 packs it:
+    /// `BFI r, dy, (bits << 8 | 8), dx` (dx in the low bits, dy's low `bits` bits at bit 8).
+    fn tex_pack_offsets(&mut self, dx: Value, dy: Value, bits: u64) -> Result<Loc, LowerError> {
+        let x = self.reg(dx)?;
+        let y = self.reg(dy)?;
+        let d = self.new_vreg(RegKind::B32);
+        let mut i = Sm50Inst::new(Role::Plain);
+        let dop = i.def(d, false);
+        let yop = i.use_(y.vreg);
+        let xop = i.use_(x.vreg);
+        let inst = sm50::Inst::new(Form::BFI_I).with(Field::ImmImm20s, bits << 8 | 8);
+        i.piece(
+            inst,
+            &[
+                (Field::Rd, dop, 0),
+                (Field::Ra, yop, y.offset),
+                (Field::Rc, xop, x.offset),
+            ],
+        );
+        self.push(i);
+        Ok(Loc { vreg: d, offset: 0 })
+    }
+
+    fn lower_txq(&mut self, r: Value, q: TexQuery, tid: u64) -> Result<(), LowerError> {
+        let mask = txq_mask(q);
         let lod = self.tex_vec(&[Part::Zero])?;
         let d = self.new_vreg(RegKind::B32);
         let mut i = Sm50Inst::new(Role::Plain);
@@ -183,6 +328,55 @@ impl<'a> Lowerer<'a> {
         comps
     }
 
+    /// The components a general form (`TEX`, `TLD`, `TLD4`, their `.B` forms) writes, one
+    /// register each from `rd`: those read, and the 4-bit mask that names them.
+    fn tex_mask4(&self, results: &[Value]) -> (Vec<usize>, u64) {
+        let comps = self.tex_read_components(results);
+        let mask = comps.iter().map(|&c| 1u64 << c).sum();
+        (comps, mask)
+    }
+
+    /// Pushes texture instruction `inst` writing components `comps` of `results` (in that
+    /// order) to one new destination vreg (a pair or quad for several): `Rd` at its word 0,
+    /// with `rd2` also `Rd2` at word 2 (the TEXS/TLDS/TLD4S second pair); `Ra` and `Rb`
+    /// (when given) are the coordinate (and handle, offset, reference) registers.
+    fn tex_push(
+        &mut self,
+        inst: sm50::Inst,
+        results: &[Value],
+        comps: &[usize],
+        rd2: bool,
+        ra: Loc,
+        rb: Option<Loc>,
+    ) {
+        let kind = match comps.len() {
+            1 => RegKind::B32,
+            2 => RegKind::B64,
+            _ => RegKind::B128,
+        };
+        let d = self.new_vreg(kind);
+        let mut i = Sm50Inst::new(Role::Plain);
+        let dop = i.def(d, false);
+        let aop = i.use_(ra.vreg);
+        let mut refs = vec![(Field::Rd, dop, 0), (Field::Ra, aop, ra.offset)];
+        if rd2 {
+            refs.push((Field::Rd2, dop, 2));
+        }
+        if let Some(rb) = rb {
+            let bop = i.use_(rb.vreg);
+            refs.push((Field::Rb, bop, rb.offset));
+        }
+        i.piece(inst, &refs);
+        self.push(i);
+        for (n, &c) in comps.iter().enumerate() {
+            let loc = Loc {
+                vreg: d,
+                offset: n as u8,
+            };
+            self.set_loc(results[c], loc);
+        }
+    }
+
     /// `tex.a1d` as ptxas 11.8 writes it: the general `TEX` (float coordinates) or
     /// `TLD.LZ` (integer ones) on target ARRAY_1D, coordinates `{layer, x}` at `ra`, one
     /// destination register per component read (the 4-bit mask), consecutive from `rd`.
@@ -193,17 +387,7 @@ impl<'a> Lowerer<'a> {
         ra: Loc,
         tid: u64,
     ) -> Result<(), LowerError> {
-        let comps = self.tex_read_components(results);
-        let mask: u64 = comps.iter().map(|&c| 1u64 << c).sum();
-        let kind = match comps.len() {
-            1 => RegKind::B32,
-            2 => RegKind::B64,
-            _ => RegKind::B128,
-        };
-        let d = self.new_vreg(kind);
-        let mut i = Sm50Inst::new(Role::Plain);
-        let dop = i.def(d, false);
-        let aop = i.use_(ra.vreg);
+        let (comps, mask) = self.tex_mask4(results);
         let form = if int_coords { Form::TLD_I } else { Form::TEX };
         // dim 1 = ARRAY_1D; lod 0 is TEX's plain form and TLD's .LZ.
         let inst = sm50::Inst::new(form)
@@ -211,17 +395,7 @@ impl<'a> Lowerer<'a> {
             .with(Field::Dim, 1)
             .with(Field::Mask, mask)
             .with(Field::Lod, 0);
-        i.piece(inst, &[(Field::Rd, dop, 0), (Field::Ra, aop, ra.offset)]);
-        self.push(i);
-        for (n, &c) in comps.iter().enumerate() {
-            self.set_loc(
-                results[c],
-                Loc {
-                    vreg: d,
-                    offset: n as u8,
-                },
-            );
-        }
+        self.tex_push(inst, results, &comps, false, ra, None);
         Ok(())
     }
 
@@ -240,11 +414,7 @@ impl<'a> Lowerer<'a> {
         let h = self.reg(handle)?;
         let (shape, int_coords) = match op {
             TexOp::Query(q) => {
-                let mask = match q {
-                    TexQuery::Width => 1,
-                    TexQuery::Height => 2,
-                    TexQuery::Depth => 4,
-                };
+                let mask = txq_mask(q);
                 let ra = self.tex_vec(&[Part::At(h), Part::Zero])?;
                 let d = self.new_vreg(RegKind::B32);
                 let mut i = Sm50Inst::new(Role::Plain);
@@ -261,6 +431,7 @@ impl<'a> Lowerer<'a> {
             TexOp::Sample {
                 shape, int_coords, ..
             } => (shape, int_coords),
+            TexOp::Gather { .. } => return Err(LowerError::Internal("tld4 reached tex.B".into())),
         };
         let at = |s: &mut Self, v: Value| s.reg(v).map(Part::At);
         // (dim, coordinate parts): dim as TEX's enum (1D, ARRAY_1D, 2D, ARRAY_2D, 3D, ...).
@@ -292,42 +463,14 @@ impl<'a> Lowerer<'a> {
             }
         };
         let ra = self.tex_vec(&parts)?;
-        let comps = self.tex_read_components(results);
-        let mask: u64 = comps.iter().map(|&c| 1u64 << c).sum();
-        let kind = match comps.len() {
-            1 => RegKind::B32,
-            2 => RegKind::B64,
-            _ => RegKind::B128,
-        };
-        let d = self.new_vreg(kind);
-        let mut i = Sm50Inst::new(Role::Plain);
-        let dop = i.def(d, false);
-        let aop = i.use_(ra.vreg);
-        let hop = i.use_(h.vreg);
+        let (comps, mask) = self.tex_mask4(results);
         let form = if int_coords { Form::TLD_B } else { Form::TEX_B };
         // lod 0: TEX.B's plain form, TLD.B's .LZ.
         let inst = sm50::Inst::new(form)
             .with(Field::Dim, dim)
             .with(Field::Mask, mask)
             .with(Field::Lod, 0);
-        i.piece(
-            inst,
-            &[
-                (Field::Rd, dop, 0),
-                (Field::Ra, aop, ra.offset),
-                (Field::Rb, hop, h.offset),
-            ],
-        );
-        self.push(i);
-        for (n, &c) in comps.iter().enumerate() {
-            self.set_loc(
-                results[c],
-                Loc {
-                    vreg: d,
-                    offset: n as u8,
-                },
-            );
-        }
+        self.tex_push(inst, results, &comps, false, ra, Some(h));
         Ok(())
     }
 
@@ -430,23 +573,6 @@ impl<'a> Lowerer<'a> {
         };
         // One destination vreg: rd at its word 0, rd2 at word 2 (a quad for three or four
         // components, so a `.v4` store of them needs no copies, as with ptxas's rd2 = rd+2).
-        let kind = match comps.len() {
-            1 => RegKind::B32,
-            2 => RegKind::B64,
-            _ => RegKind::B128,
-        };
-        let d = self.new_vreg(kind);
-        let mut i = Sm50Inst::new(Role::Plain);
-        let dop = i.def(d, false);
-        let aop = i.use_(ra.vreg);
-        let mut refs = vec![(Field::Rd, dop, 0), (Field::Ra, aop, ra.offset)];
-        if comps.len() > 2 {
-            refs.push((Field::Rd2, dop, 2));
-        }
-        if let Some(rb) = rb {
-            let bop = i.use_(rb.vreg);
-            refs.push((Field::Rb, bop, rb.offset));
-        }
         let mut inst = sm50::Inst::new(form)
             .with(Field::Tid, tid)
             .with(Field::Tgt, tgt)
@@ -454,15 +580,16 @@ impl<'a> Lowerer<'a> {
         if comps.len() <= 2 {
             inst.set(Field::Rd2, 255);
         }
-        i.piece(inst, &refs);
-        self.push(i);
-        for (n, &c) in comps.iter().enumerate() {
-            let loc = Loc {
-                vreg: d,
-                offset: n as u8,
-            };
-            self.set_loc(results[c], loc);
-        }
+        self.tex_push(inst, results, &comps, comps.len() > 2, ra, rb);
         Ok(())
+    }
+}
+
+/// The TXQ `TEX_HEADER_DIMENSION` mask bit of a size query.
+fn txq_mask(q: TexQuery) -> u64 {
+    match q {
+        TexQuery::Width => 1,
+        TexQuery::Height => 2,
+        TexQuery::Depth => 4,
     }
 }
