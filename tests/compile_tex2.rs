@@ -1,7 +1,9 @@
 //! The rest of the texture instructions end to end (issue 21): `tld4` (each component, 2d
 //! and a2d, f32/s32/u32 results, with an offset vector and/or a depth-compare reference,
 //! bound by a `.texref`, a texture object parameter or one loaded from memory, all four or
-//! some of the results read). One kernel per case; for each:
+//! some of the results read), and `tex` with `.level` (float and integer coordinates),
+//! `.grad`, an offset vector and a depth-compare reference in the forms ptxas 11.8 was
+//! probed with. One kernel per case; for each:
 //!
 //! * `ir::eval` (the PTX meaning, through the texture model) equals the simulator running
 //!   our SASS, on random texels and coordinates and offsets that run off the texture's edges
@@ -59,6 +61,8 @@ struct Case {
     read: Read,
     /// The texture mnemonic ptxas 11.8 writes (a prefix of our listing's line).
     want: &'static str,
+    /// The texture has three mip levels (filtered linearly between them).
+    mips: bool,
 }
 
 fn tld4_cases() -> Vec<Case> {
@@ -139,6 +143,7 @@ fn tld4(
         handle,
         read,
         want,
+        mips: false,
     }
 }
 
@@ -146,7 +151,11 @@ impl Case {
     /// The kernel: coordinates from the thread index (%r1) and a float scale (%f1): floats
     /// %f3 = tid * s - 2, %f4 = tid * 0.3 - 1; the layer %r5 = tid & 3 (past the texture's
     /// three layers too); offsets %r6 = (tid & 7) - 3, %r7 = (tid & 15) - 5, %r8 = 3 tid - 90
-    /// (past the 6-bit range); the depth reference %f5 = tid / 64.
+    /// (past the 6-bit range); the depth reference %f5 = tid / 64; an integer level
+    /// %r9 = tid & 3 (past the three levels too), a float one %f6 = 0.06 tid - 0.5;
+    /// integer coordinates %r14 = tid ^ 9, %r15 = tid >> 2 (not `x + k`: ptxas folds a
+    /// constant added to an integer coordinate into `.AOFFI`, which leafold does not);
+    /// gradients %f7 = tid / 4, %f8 = -0.1 %f3, %f9 = 0.5.
     fn ptx(&self) -> String {
         let name = &self.name;
         let t = if self.handle == Handle::Ref {
@@ -190,12 +199,20 @@ impl Case {
              \x20 and.b32 %r6, %r1, 7;\n  add.s32 %r6, %r6, -3;\n\
              \x20 and.b32 %r7, %r1, 15;\n  add.s32 %r7, %r7, -5;\n\
              \x20 mad.lo.s32 %r8, %r1, 3, -90;\n\
+             \x20 and.b32 %r9, %r1, 3;\n\
+             \x20 xor.b32 %r14, %r1, 9;\n\
+             \x20 shr.u32 %r15, %r1, 2;\n\
+             \x20 fma.rn.f32 %f6, %f2, 0f3D75C28F, 0fBF000000;\n\
+             \x20 mul.f32 %f7, %f2, 0f3E800000;\n\
+             \x20 mul.f32 %f8, %f3, 0fBDCCCCCD;\n\
+             \x20 mov.f32 %f9, 0f3F000000;\n\
              \x20 mul.wide.u32 %rd2, %r1, 16;\n  add.s64 %rd3, %rd1, %rd2;\n\
              \x20 {inst}\n  {store}\n  ret;\n}}\n"
         )
     }
 
-    /// A 7×5 texture (3 layers for the array shapes): 4 × f32, linear, for float results (a
+    /// A 7×5(×3) texture (16×8×4 with three mip levels for the level and gradient cases; 3
+    /// layers for the array shapes): 4 × f32, linear, for float results (a
     /// depth compare reads the first channel), 4 × u8 read as integers, point sampled, for
     /// integer results; clamp in x, border in y, so the footprint runs off both ways.
     fn texture(&self, seed: u64) -> Texture {
@@ -203,12 +220,17 @@ impl Case {
             "f32" => (ChannelType::F32, 4),
             _ => (ChannelType::U8, 4),
         };
-        let mut d = TextureDesc::new(self.shape, [7, 5, 1], ty, ch);
-        if self.shape == Shape::A2 {
+        let size = if self.mips { [16, 8, 4] } else { [7, 5, 3] };
+        let mut d = TextureDesc::new(self.shape, size, ty, ch);
+        if self.shape.is_layered() {
             d.layers = 3;
         }
         if self.result == "f32" {
             d.sampler.filter = FilterMode::Linear;
+            d.sampler.mip_filter = FilterMode::Linear;
+        }
+        if self.mips {
+            d.mip_levels = 3;
         }
         d.sampler.address = [AddressMode::Clamp, AddressMode::Border, AddressMode::Clamp];
         d.validate()
@@ -241,8 +263,169 @@ impl Case {
     }
 }
 
+/// `tex` with a level, gradients, offsets or a depth reference: (instruction, shape,
+/// handles, the mnemonic ptxas 11.8 writes by slot, and for a register handle).
+fn tex_lod_cases() -> Vec<Case> {
+    let all = [Handle::Ref, Handle::Obj, Handle::Reg];
+    let slot = [Handle::Ref, Handle::Obj];
+    let table: Vec<(&str, &str, &str, &[Handle], &'static str, &'static str)> = vec![
+        (
+            "level_2d",
+            "tex.level.2d.v4.f32.f32 D, [T, {%f3, %f4}], %f6;",
+            "2d",
+            &all,
+            "TEXS.LL ",
+            "TEX.B.LL ",
+        ),
+        (
+            "level_1d",
+            "tex.level.1d.v4.f32.f32 D, [T, {%f3}], %f6;",
+            "1d",
+            &all,
+            "TEXS.LL ",
+            "TEX.B.LL ",
+        ),
+        (
+            "level_3d",
+            "tex.level.3d.v4.f32.f32 D, [T, {%f3, %f4, %f5, %f5}], %f6;",
+            "3d",
+            &all,
+            "TEX.LL ",
+            "TEX.B.LL ",
+        ),
+        (
+            "level_a1d",
+            "tex.level.a1d.v4.f32.f32 D, [T, {%r5, %f3}], %f6;",
+            "a1d",
+            &slot,
+            "TEX.LL ",
+            "",
+        ),
+        (
+            "level_a2d",
+            "tex.level.a2d.v4.f32.f32 D, [T, {%r5, %f3, %f4, %f4}], %f6;",
+            "a2d",
+            &all,
+            "TEX.LL ",
+            "TEX.B.LL ",
+        ),
+        (
+            "dc_2d",
+            "tex.2d.v4.f32.f32 D, [T, {%f3, %f4}], %f5;",
+            "2d",
+            &slot,
+            "TEXS.DC ",
+            "",
+        ),
+        (
+            "dc_1d",
+            "tex.1d.v4.f32.f32 D, [T, {%f3}], %f5;",
+            "1d",
+            &slot,
+            "TEXS.DC ",
+            "",
+        ),
+        (
+            "level_dc_2d",
+            "tex.level.2d.v4.f32.f32 D, [T, {%f3, %f4}], %f5, %f6;",
+            "2d",
+            &slot,
+            "TEXS.LL.DC ",
+            "",
+        ),
+        (
+            "off_2d",
+            "tex.2d.v4.f32.f32 D, [T, {%f3, %f4}], {%r6, %r8};",
+            "2d",
+            &slot,
+            "TEX.AOFFI ",
+            "",
+        ),
+        (
+            "off_1d",
+            "tex.1d.v4.f32.f32 D, [T, {%f3}], {%r7};",
+            "1d",
+            &slot,
+            "TEX.AOFFI ",
+            "",
+        ),
+        (
+            "off_dc_2d",
+            "tex.2d.v4.f32.f32 D, [T, {%f3, %f4}], {%r6, %r7}, %f5;",
+            "2d",
+            &slot,
+            "TEX.AOFFI.DC ",
+            "",
+        ),
+        (
+            "grad_2d",
+            "tex.grad.2d.v4.f32.f32 D, [T, {%f3, %f4}], {%f7, %f8}, {%f8, %f9};",
+            "2d",
+            &all,
+            "TXD ",
+            "TXD.B ",
+        ),
+        (
+            "grad_1d",
+            "tex.grad.1d.v4.f32.f32 D, [T, {%f3}], {%f7}, {%f9};",
+            "1d",
+            &slot,
+            "TXD ",
+            "",
+        ),
+        (
+            "ilevel_2d",
+            "tex.level.2d.v4.f32.s32 D, [T, {%r14, %r15}], %r9;",
+            "2d",
+            &all,
+            "TLD.LL.CL ",
+            "TLD.B.LL.CL ",
+        ),
+        (
+            "ilevel_1d",
+            "tex.level.1d.v4.u32.s32 D, [T, {%r14}], %r9;",
+            "1d",
+            &slot,
+            "TLD.LL.CL ",
+            "",
+        ),
+    ];
+    let mut v = Vec::new();
+    for (name, inst, shape, handles, want, want_reg) in table {
+        for &handle in handles {
+            let result = if inst.contains(".u32.") { "u32" } else { "f32" };
+            v.push(Case {
+                name: format!("tex_{name}_{handle:?}").to_lowercase(),
+                inst: inst.to_string(),
+                shape: Shape::from_name(shape).unwrap(),
+                result,
+                handle,
+                read: Read::All,
+                want: if handle == Handle::Reg {
+                    want_reg
+                } else {
+                    want
+                },
+                mips: true,
+            });
+        }
+    }
+    // Some components only (the general forms' masks, TEXS's pairs).
+    let mut x = v[0].clone();
+    x.name += "_x";
+    x.read = Read::X;
+    let mut xw = v[2].clone();
+    xw.name += "_xw";
+    xw.read = Read::Xw;
+    v.push(x);
+    v.push(xw);
+    v
+}
+
 fn cases() -> Vec<Case> {
-    tld4_cases()
+    let mut v = tld4_cases();
+    v.extend(tex_lod_cases());
+    v
 }
 
 fn ours(case: &Case) -> leafold::driver::Output {
@@ -370,6 +553,10 @@ fn listings_snapshot() {
         "tld4_g_2d_f32_obj_x_off",
         "tld4_r_2d_f32_reg_all_off_dc",
         "tld4_b_a2d_f32_ref_all_off_dc",
+        "tex_level_dc_2d_ref",
+        "tex_off_dc_2d_ref",
+        "tex_grad_2d_reg",
+        "tex_ilevel_2d_obj",
     ] {
         let case = cases().into_iter().find(|c| c.name == name).unwrap();
         text += &ours(&case).sass;

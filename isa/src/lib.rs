@@ -11,7 +11,7 @@
 //!   follow are shared by the forms of the class.
 //! - `field NAME KIND BITS [def|use] [A|B|C] [w2|w4|wmem=F|wlog=F|wflag=F|wtab=F:W/W/..|wsum=N+F+..]`:
 //!   a named bit field (`wtab`: register count looked up by field F's value; `wsum`: N plus
-//!   one per listed field that is not zero).
+//!   one per listed field that is not zero, or, written `F>M`, exceeds M).
 //! - `print MNEMONIC | OPERAND , OPERAND ...`: the nvdisasm text template.
 //! - `form SUFFIX OPC/MASK [B=reg|cbuf|imm20s|imm20u|f32i|f64i|imm32]`: one encoding form;
 //!   `OPC/MASK` are the fixed bits 48..63; `field`/`print` lines after it belong to it alone.
@@ -84,8 +84,9 @@ pub enum Width {
     Popc(String),
     /// Looked up by another field's value in a table (values past its end → 1).
     Table(String, Vec<u8>),
-    /// A base count plus one register for each listed field that is not zero (at least
-    /// one): TLD4's rb holds the handle (`.B`), then the offsets, then the reference.
+    /// A base count plus one register for each listed field that is not zero (`F`) or
+    /// exceeds a number (`F>N`), at least one: TLD4's rb holds the handle (`.B`), then the
+    /// offsets, then the reference.
     Sum(u8, Vec<String>),
 }
 
@@ -943,7 +944,9 @@ pub fn generate_from(src: &str) -> String {
                 Width::Sum(base, terms) => {
                     let mut e = format!("{base}u8");
                     for t in terms {
-                        e.push_str(&format!(" + u8::from({} != 0)", fv(f, t)));
+                        // `F` counts when F is not zero, `F>N` when F exceeds N.
+                        let (g, above) = t.split_once('>').unwrap_or((t, "0"));
+                        e.push_str(&format!(" + u8::from({} > {above})", fv(f, g)));
                     }
                     format!("({e}).max(1)")
                 }

@@ -472,6 +472,22 @@ pub(crate) fn write_inst(
                     if *offset { ".offset" } else { "" },
                     if *depth { ".depth" } else { "" }
                 )?,
+                super::tex::TexOp::SampleLod {
+                    shape,
+                    result,
+                    int_coords,
+                    lod,
+                    offset,
+                    depth,
+                } => write!(
+                    f,
+                    "tex.{}.{}.{}.{lod:?}{}{}",
+                    shape.name(),
+                    result.name(),
+                    if *int_coords { "s32" } else { "f32" },
+                    if *offset { ".offset" } else { "" },
+                    if *depth { ".depth" } else { "" }
+                )?,
             }
             let coords = match handle {
                 super::tex::TexHandle::Bound(k) => {

@@ -153,13 +153,50 @@ pub enum TexOp {
         offset: bool,
         depth: bool,
     },
+    /// `tex` with options: `tex{.level|.grad}.<shape>.v4.<result>.<ctype>`, with an offset
+    /// vector and/or a depth-compare reference. Operands after the handle: the coordinates
+    /// (as `Sample`), with `offset` one integer offset per dimension of the shape, with
+    /// `depth` the reference (`f32` bits), then the level of detail (`Level`: one, `f32`
+    /// bits or an integer for integer coordinates) or the gradients (`Grad`: d/dx then
+    /// d/dy, one per dimension each).
+    SampleLod {
+        shape: TexShape,
+        result: TexType,
+        int_coords: bool,
+        lod: TexLod,
+        offset: bool,
+        depth: bool,
+    },
+}
+
+/// How `TexOp::SampleLod` picks the level of detail.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum TexLod {
+    /// Level 0 (no `.level`/`.grad`).
+    Base,
+    /// `.level`: an explicit level of detail.
+    Level,
+    /// `.grad`: the coordinates' derivatives.
+    Grad,
+}
+
+impl TexShape {
+    /// Dimensions addressed within one layer (1, 2 or 3): the length of an offset and of
+    /// each gradient.
+    pub fn dims(self) -> usize {
+        match self {
+            TexShape::D1 | TexShape::A1 => 1,
+            TexShape::D2 | TexShape::A2 | TexShape::Cube | TexShape::ACube => 2,
+            TexShape::D3 => 3,
+        }
+    }
 }
 
 impl TexOp {
     /// The number of results (all `i32`).
     pub fn results(self) -> usize {
         match self {
-            TexOp::Sample { .. } | TexOp::Gather { .. } => 4,
+            TexOp::Sample { .. } | TexOp::Gather { .. } | TexOp::SampleLod { .. } => 4,
             TexOp::Query(_) => 1,
         }
     }
@@ -175,6 +212,21 @@ impl TexOp {
                 depth,
                 ..
             } => shape.coords() + 2 * usize::from(offset) + usize::from(depth),
+            TexOp::SampleLod {
+                shape,
+                lod,
+                offset,
+                depth,
+                ..
+            } => {
+                let d = shape.dims();
+                let lod = match lod {
+                    TexLod::Base => 0,
+                    TexLod::Level => 1,
+                    TexLod::Grad => 2 * d,
+                };
+                shape.coords() + d * usize::from(offset) + usize::from(depth) + lod
+            }
         }
     }
 }
@@ -184,6 +236,13 @@ impl TexOp {
 /// 6-bit signed number, so an offset outside -32..31 wraps.
 pub fn gather_offset(v: u32) -> i32 {
     ((v << 26) as i32) >> 26
+}
+
+/// A `tex` texel offset as the hardware reads it: ptxas 11.8 packs `tex`'s offset vector
+/// with `BFI` 4 bits apart (x in bits 0..3, y in bits 4..7), each a 4-bit signed number, so
+/// an offset outside -8..7 wraps.
+pub fn sample_offset(v: u32) -> i32 {
+    ((v << 28) as i32) >> 28
 }
 
 /// Which texture an instruction reads.
@@ -337,6 +396,67 @@ pub fn eval(
             }
             Ok(tex.gather(comp, &q))
         }
+        TexOp::SampleLod {
+            shape,
+            int_coords,
+            lod,
+            offset,
+            depth,
+            ..
+        } => {
+            let (layer, first) = if shape.is_array() {
+                (word(0).min(i32::MAX as u32) as i32, 1)
+            } else {
+                (0, 0)
+            };
+            let n = shape.coords() - first;
+            let c = |k: usize| if k < n { word(first + k) } else { 0 };
+            let d = shape.dims();
+            let mut next = shape.coords();
+            let mut off = [0i32; 3];
+            if offset {
+                for (k, o) in off.iter_mut().enumerate().take(d) {
+                    *o = sample_offset(word(next + k));
+                }
+                next += d;
+            }
+            let depth_ref = if depth {
+                next += 1;
+                Some(f32::from_bits(word(next - 1)))
+            } else {
+                None
+            };
+            if int_coords {
+                let level = if lod == TexLod::Level {
+                    word(next) as i32
+                } else {
+                    0
+                };
+                return Ok(tex.fetch([c(0) as i32, c(1) as i32, c(2) as i32, layer], level));
+            }
+            let g = |k: usize| f32::from_bits(word(next + k));
+            let lod = match lod {
+                TexLod::Base => crate::texture::Lod::Base,
+                TexLod::Level => crate::texture::Lod::Level(g(0)),
+                TexLod::Grad => {
+                    let mut dx = [0f32; 3];
+                    let mut dy = [0f32; 3];
+                    for k in 0..d {
+                        dx[k] = g(k);
+                        dy[k] = g(d + k);
+                    }
+                    crate::texture::Lod::Grad { dx, dy }
+                }
+            };
+            let q = crate::texture::SampleQuery {
+                coords: [c(0), c(1), c(2)].map(f32::from_bits),
+                layer,
+                lod,
+                offset: off,
+                depth_ref,
+            };
+            Ok(tex.sample(&q))
+        }
     }
 }
 
@@ -383,26 +503,26 @@ pub fn texture_needs(
                 }
             };
             match op {
-                TexOp::Sample { shape, result, .. } | TexOp::Gather { shape, result, .. } => {
-                    samples.push(TextureNeed {
-                        name,
-                        object,
-                        shape: match shape {
-                            TexShape::D1 => Shape::D1,
-                            TexShape::D2 => Shape::D2,
-                            TexShape::D3 => Shape::D3,
-                            TexShape::A1 => Shape::A1,
-                            TexShape::A2 => Shape::A2,
-                            TexShape::Cube => Shape::Cube,
-                            TexShape::ACube => Shape::ACube,
-                        },
-                        kind: match result {
-                            TexType::F32 => ResultKind::Float,
-                            TexType::S32 => ResultKind::Signed,
-                            TexType::U32 => ResultKind::Unsigned,
-                        },
-                    })
-                }
+                TexOp::Sample { shape, result, .. }
+                | TexOp::Gather { shape, result, .. }
+                | TexOp::SampleLod { shape, result, .. } => samples.push(TextureNeed {
+                    name,
+                    object,
+                    shape: match shape {
+                        TexShape::D1 => Shape::D1,
+                        TexShape::D2 => Shape::D2,
+                        TexShape::D3 => Shape::D3,
+                        TexShape::A1 => Shape::A1,
+                        TexShape::A2 => Shape::A2,
+                        TexShape::Cube => Shape::Cube,
+                        TexShape::ACube => Shape::ACube,
+                    },
+                    kind: match result {
+                        TexType::F32 => ResultKind::Float,
+                        TexType::S32 => ResultKind::Signed,
+                        TexType::U32 => ResultKind::Unsigned,
+                    },
+                }),
                 TexOp::Query(_) => queries.push(TextureNeed {
                     name,
                     object,

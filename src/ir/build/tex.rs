@@ -11,12 +11,13 @@
 //! `TexOp::Gather` whose operands are the coordinates, then the offset vector's two
 //! elements, then the depth reference (which optional operands are present is told by their
 //! kind: a vector is the offset, a scalar the reference).
-//! Everything else of the texture chapter (`.level`/`.grad`, `tex` offsets and depth
-//! compare, `tld4.cube`, samplers of `.texmode_independent`, the other `txq` attributes) is
-//! refused with a diagnostic naming what is missing.
+//! `tex.level`/`tex.grad` and `tex` with an offset vector or a depth reference give a
+//! `TexOp::SampleLod` (operand order in its documentation).
+//! Everything else of the texture chapter (`tld4.cube`, samplers of `.texmode_independent`,
+//! the other `txq` attributes) is refused with a diagnostic naming what is missing.
 
 use super::{FnBuilder, ModuleBuilder, Sym};
-use crate::ir::tex::{TexHandle, TexOp, TexQuery, TexShape, TexType};
+use crate::ir::tex::{TexHandle, TexLod, TexOp, TexQuery, TexShape, TexType};
 use crate::ir::{Type, Value};
 use crate::ptx::ast::{self, Instruction, Modifier, Operand};
 
@@ -43,10 +44,18 @@ impl FnBuilder<'_, '_> {
 
     pub(super) fn texture(&mut self, ins: &Instruction) -> Option<()> {
         let mut shape = None;
+        let mut lod = TexLod::Base;
         for m in &ins.mods {
             match m {
                 Modifier::Flag(f) if shape.is_none() && TexShape::from_name(f).is_some() => {
                     shape = TexShape::from_name(f)
+                }
+                Modifier::Flag(f) if lod == TexLod::Base && (*f == "level" || *f == "grad") => {
+                    lod = if *f == "level" {
+                        TexLod::Level
+                    } else {
+                        TexLod::Grad
+                    };
                 }
                 Modifier::Type(_) | Modifier::Vec(4) => {}
                 _ => {
@@ -82,7 +91,10 @@ impl FnBuilder<'_, '_> {
         if matches!(shape, TexShape::Cube | TexShape::ACube) && int_coords {
             return self.unsupported(ins, "cube textures take .f32 coordinates");
         }
-        let ops = self.ops(ins, 2)?;
+        if !(2..=5).contains(&ins.operands.len()) {
+            return self.unsupported(ins, "tex takes d, [t, c] and its optional operands");
+        }
+        let ops = &ins.operands[..];
         let Operand::TexArgs(targs, span) = &ops[1] else {
             return self.unsupported(ins, "expected [texture, {coordinates}]");
         };
@@ -124,10 +136,23 @@ impl FnBuilder<'_, '_> {
                 args.push(v);
             }
         }
-        let op = TexOp::Sample {
-            shape,
-            result,
-            int_coords,
+        let op = if lod == TexLod::Base && ops.len() == 2 {
+            TexOp::Sample {
+                shape,
+                result,
+                int_coords,
+            }
+        } else {
+            let (offset, depth) =
+                self.tex_options(ins, &ops[2..], shape, lod, int_coords, &mut args)?;
+            TexOp::SampleLod {
+                shape,
+                result,
+                int_coords,
+                lod,
+                offset,
+                depth,
+            }
         };
         let dsts = self.dests(&ops[0])?;
         if dsts.len() != 4 {
@@ -140,6 +165,88 @@ impl FnBuilder<'_, '_> {
             self.write(d, v, signed, ops[0].span())?;
         }
         Some(())
+    }
+
+    /// The operands of `tex` after `[t, c]`: `{, offsets} {, reference}` then the level
+    /// (`.level`) or the two gradient vectors (`.grad`), appended to `args` in that order
+    /// (`TexOp::SampleLod`); says whether the offsets and the reference are there.
+    fn tex_options(
+        &mut self,
+        ins: &Instruction,
+        extra: &[Operand],
+        shape: TexShape,
+        lod: TexLod,
+        int_coords: bool,
+        args: &mut Vec<Value>,
+    ) -> Option<(bool, bool)> {
+        let tail = match lod {
+            TexLod::Base => 0,
+            TexLod::Level => 1,
+            TexLod::Grad => 2,
+        };
+        if extra.len() < tail {
+            self.unsupported(ins, "tex.level takes a level, tex.grad two gradients");
+            return None;
+        }
+        let (opts, tail_ops) = extra.split_at(extra.len() - tail);
+        let d = shape.dims();
+        // A vector of `d` elements (3-element ones padded to 4), or a scalar when d = 1.
+        let elems = |o: &Operand| -> Option<Vec<Operand>> {
+            match o {
+                Operand::Vector(items, _) if items.len() == d || (d == 3 && items.len() == 4) => {
+                    Some(items[..d].to_vec())
+                }
+                Operand::Vector(..) => None,
+                one if d == 1 => Some(vec![one.clone()]),
+                _ => None,
+            }
+        };
+        let (mut offset, mut depth) = (false, false);
+        for o in opts {
+            match o {
+                Operand::Vector(..) if !offset && !depth => {
+                    let Some(items) = elems(o) else {
+                        self.error(o.span(), format!("the tex offset vector has {d} elements"));
+                        return None;
+                    };
+                    for e in &items {
+                        args.push(self.read(e, Type::I32, Some(ast::Type::S32))?);
+                    }
+                    offset = true;
+                }
+                _ if !depth && !matches!(o, Operand::Vector(..)) => {
+                    args.push(self.read(o, Type::I32, Some(ast::Type::F32))?);
+                    depth = true;
+                }
+                _ => {
+                    self.error(o.span(), "tex takes an offset vector, then a reference");
+                    return None;
+                }
+            }
+        }
+        match lod {
+            TexLod::Base => {}
+            TexLod::Level => {
+                let it = if int_coords {
+                    ast::Type::S32
+                } else {
+                    ast::Type::F32
+                };
+                args.push(self.read(&tail_ops[0], Type::I32, Some(it))?);
+            }
+            TexLod::Grad => {
+                for g in tail_ops {
+                    let Some(items) = elems(g) else {
+                        self.error(g.span(), format!("a tex.grad gradient has {d} elements"));
+                        return None;
+                    };
+                    for e in &items {
+                        args.push(self.read(e, Type::I32, Some(ast::Type::F32))?);
+                    }
+                }
+            }
+        }
+        Some((offset, depth))
     }
 
     /// `tld4.<comp>.<shape>.v4.<dtype>.f32 d, [t, {c..}] {, offsets} {, reference}`.

@@ -41,7 +41,7 @@
 //! coordinates in software).
 
 use super::Lowerer;
-use crate::ir::tex::{self, TexHandle, TexOp, TexQuery, TexShape};
+use crate::ir::tex::{self, TexHandle, TexLod, TexOp, TexQuery, TexShape};
 use crate::ir::{InstData, Type, Value};
 use crate::lower::inst::{Role, Sm50Inst};
 use crate::lower::lea::Loc;
@@ -148,6 +148,13 @@ impl<'a> Lowerer<'a> {
             TexHandle::Bound(_) => args,
             TexHandle::Bindless => &args[1..],
         };
+        if let TexOp::SampleLod { .. } = op {
+            let handle = match slot {
+                Some(tid) => TexSlot::Bound(tid),
+                None => TexSlot::Register(args[0]),
+            };
+            return self.lower_tex_lod(results, op, handle, coords);
+        }
         if let TexOp::Gather { .. } = op {
             let handle = match slot {
                 Some(tid) => TexSlot::Bound(tid),
@@ -163,7 +170,9 @@ impl<'a> Lowerer<'a> {
             TexOp::Sample {
                 shape, int_coords, ..
             } => self.lower_tex_sample(results, shape, int_coords, coords, tid),
-            TexOp::Gather { .. } => Err(LowerError::Internal("tld4 reached tex".into())),
+            TexOp::Gather { .. } | TexOp::SampleLod { .. } => {
+                Err(LowerError::Internal("tld4/tex options reached tex".into()))
+            }
         }
     }
 
@@ -217,6 +226,7 @@ impl<'a> Lowerer<'a> {
             extra.push(Part::At(self.tex_pack_offsets(
                 coords[next],
                 coords[next + 1],
+                8,
                 6,
             )?));
             next += 2;
@@ -276,9 +286,234 @@ impl<'a> Lowerer<'a> {
         Ok(())
     }
 
+    /// `tex` with a level, gradients, offsets or a depth reference, as ptxas 11.8 writes
+    /// the forms it was probed with (the others are refused by name):
+    ///
+    /// ```text
+    /// 1d/2d f32, slot, .level and/or ref   TEXS.LL/.DC/.LL.DC rd2, rd, {x,y}, {ref,lod}, slot
+    /// 1d/2d f32, slot, offsets [+ ref]      TEX.AOFFI[.DC] rd.., {x,y}, {off,ref}, slot, 2D
+    /// 3d/a1d/a2d f32, slot, .level          TEX.LL rd.., {coords}, lod, slot, dim
+    /// f32, register handle, .level          TEX.B.LL rd.., {coords}, {handle,lod}, 0x0, dim
+    /// 1d/2d/3d s32, .level                  TLD[.B].LL.CL rd.., {coords}, [{handle,}]lod, ..
+    /// 1d/2d f32 .grad                       TXD[.B] rd.., [{handle,}]{x,y}, {dxx,dyx,dxy,dyy}
+    /// ```
+    ///
+    /// (1d as 2d with y = 0 and zero y gradients; `off` packs 4 bits per offset, BFI 0x404.)
+    fn lower_tex_lod(
+        &mut self,
+        results: &[Value],
+        op: TexOp,
+        handle: TexSlot,
+        coords: &[Value],
+    ) -> Result<(), LowerError> {
+        let TexOp::SampleLod {
+            shape,
+            int_coords,
+            lod,
+            offset,
+            depth,
+            ..
+        } = op
+        else {
+            return Err(LowerError::Internal(
+                "lower_tex_lod takes tex options".into(),
+            ));
+        };
+        let at = |s: &mut Self, v: Value| s.reg(v).map(Part::At);
+        let d = shape.dims();
+        // The coordinates (layer first, clamped), and TEX's dim.
+        let mut xy = Vec::new();
+        let first = usize::from(shape.is_array());
+        if first == 1 {
+            xy.push(Part::At(self.tex_layer(coords[0])?));
+        }
+        for &c in &coords[first..shape.coords()] {
+            xy.push(at(self, c)?);
+        }
+        let mut next = shape.coords();
+        let off = if offset {
+            let o = if d == 1 {
+                at(self, coords[next])?
+            } else if d == 2 {
+                Part::At(self.tex_pack_offsets(coords[next], coords[next + 1], 4, 4)?)
+            } else {
+                return Err(self.unsupported("tex.3d with offsets".to_string()));
+            };
+            next += d;
+            Some(o)
+        } else {
+            None
+        };
+        let dref = if depth {
+            next += 1;
+            Some(at(self, coords[next - 1])?)
+        } else {
+            None
+        };
+        let refuse = |s: &mut Self| {
+            Err(s.unsupported(format!(
+                "this tex.{} form ({lod:?}{}{}{})",
+                shape.name(),
+                if offset { ", offsets" } else { "" },
+                if depth { ", depth compare" } else { "" },
+                match handle {
+                    TexSlot::Register(_) => ", a texture object in a register",
+                    TexSlot::Bound(_) => "",
+                }
+            )))
+        };
+        let dim: u64 = match shape {
+            TexShape::D1 if !int_coords => 2,
+            TexShape::D1 => 0,
+            TexShape::A1 => 1,
+            TexShape::D2 => 2,
+            TexShape::A2 => 3,
+            TexShape::D3 => 4,
+            TexShape::Cube | TexShape::ACube => return refuse(self),
+        };
+        if shape == TexShape::D1 && !int_coords {
+            xy.push(Part::Zero);
+        }
+        let (comps, mask4) = self.tex_mask4(results);
+        if int_coords {
+            if lod != TexLod::Level || offset || depth || shape.is_array() {
+                return refuse(self);
+            }
+            let level = at(self, coords[next])?;
+            let ra = self.tex_vec(&xy)?;
+            // lod 1 = .LL; cl set as ptxas sets it for tex.level with integer coordinates.
+            let (form, rb) = match handle {
+                TexSlot::Bound(_) => (Form::TLD_I, self.tex_vec(&[level])?),
+                TexSlot::Register(h) => (Form::TLD_B, {
+                    let hp = at(self, h)?;
+                    self.tex_vec(&[hp, level])?
+                }),
+            };
+            let mut inst = sm50::Inst::new(form)
+                .with(Field::Dim, dim)
+                .with(Field::Mask, mask4)
+                .with(Field::Lod, 1)
+                .with(Field::Cl, 1);
+            if let TexSlot::Bound(tid) = handle {
+                inst.set(Field::Tid, tid);
+            }
+            self.tex_push(inst, results, &comps, false, ra, Some(rb));
+            return Ok(());
+        }
+        match (lod, handle) {
+            (TexLod::Grad, _) if d <= 2 && !offset && !depth => {
+                // {dPdx.x, dPdy.x, dPdx.y, dPdy.y}: d/dx at next.., d/dy at next + d..
+                let mut grads = Vec::new();
+                for k in 0..2 {
+                    for dir in 0..2 {
+                        grads.push(if k < d {
+                            at(self, coords[next + dir * d + k])?
+                        } else {
+                            Part::Zero
+                        });
+                    }
+                }
+                let rb = self.tex_vec(&grads)?;
+                let (form, ra) = match handle {
+                    TexSlot::Bound(_) => (Form::TXD_I, self.tex_vec(&xy)?),
+                    TexSlot::Register(h) => {
+                        xy.insert(0, at(self, h)?);
+                        (Form::TXD_B, self.tex_vec(&xy)?)
+                    }
+                };
+                let mut inst = sm50::Inst::new(form)
+                    .with(Field::Dim, dim)
+                    .with(Field::Mask, mask4);
+                if let TexSlot::Bound(tid) = handle {
+                    inst.set(Field::Tid, tid);
+                }
+                self.tex_push(inst, results, &comps, false, ra, Some(rb));
+                Ok(())
+            }
+            (TexLod::Grad, _) => refuse(self),
+            (TexLod::Level, TexSlot::Register(h)) if !offset && !depth => {
+                let ra = self.tex_vec(&xy)?;
+                let hp = at(self, h)?;
+                let level = at(self, coords[next])?;
+                let rb = self.tex_vec(&[hp, level])?;
+                // lod 3 = .LL
+                let inst = sm50::Inst::new(Form::TEX_B)
+                    .with(Field::Dim, dim)
+                    .with(Field::Mask, mask4)
+                    .with(Field::Lod, 3);
+                self.tex_push(inst, results, &comps, false, ra, Some(rb));
+                Ok(())
+            }
+            (_, TexSlot::Register(_)) => refuse(self),
+            (_, TexSlot::Bound(tid)) if d <= 2 && !shape.is_array() && !offset => {
+                // TEXS: tgt 3 .LL, 4 .DC, 5 .LL.DC (2D), ra {x, y}, rb {ref, lod}.
+                let level = lod == TexLod::Level;
+                let tgt = match (level, depth) {
+                    (true, false) => 3,
+                    (false, true) => 4,
+                    (true, true) => 5,
+                    (false, false) => return refuse(self),
+                };
+                let mut rb = Vec::new();
+                rb.extend(dref);
+                if level {
+                    rb.push(at(self, coords[next])?);
+                }
+                let ra = self.tex_vec(&xy)?;
+                let rb = self.tex_vec(&rb)?;
+                let (comps, mask) = texs_mask(self.tex_read_components(results));
+                let mut inst = sm50::Inst::new(Form::TEXS)
+                    .with(Field::Tid, tid)
+                    .with(Field::Tgt, tgt)
+                    .with(Field::Mask, mask);
+                if comps.len() <= 2 {
+                    inst.set(Field::Rd2, 255);
+                }
+                self.tex_push(inst, results, &comps, comps.len() > 2, ra, Some(rb));
+                Ok(())
+            }
+            (TexLod::Base, TexSlot::Bound(tid)) if d <= 2 && !shape.is_array() => {
+                // TEX.AOFFI[.DC]: rb {packed offsets, ref}.
+                let mut rb = Vec::new();
+                rb.extend(off);
+                rb.extend(dref);
+                let ra = self.tex_vec(&xy)?;
+                let rb = self.tex_vec(&rb)?;
+                let inst = sm50::Inst::new(Form::TEX)
+                    .with(Field::Tid, tid)
+                    .with(Field::Dim, dim)
+                    .with(Field::Mask, mask4)
+                    .with(Field::Aoffi, 1)
+                    .with(Field::Dc, u64::from(depth));
+                self.tex_push(inst, results, &comps, false, ra, Some(rb));
+                Ok(())
+            }
+            (TexLod::Level, TexSlot::Bound(tid)) if !offset && !depth => {
+                // TEX.LL (3d and the array shapes): rb = the level.
+                let ra = self.tex_vec(&xy)?;
+                let level = at(self, coords[next])?;
+                let rb = self.tex_vec(&[level])?;
+                let inst = sm50::Inst::new(Form::TEX)
+                    .with(Field::Tid, tid)
+                    .with(Field::Dim, dim)
+                    .with(Field::Mask, mask4)
+                    .with(Field::Lod, 3);
+                self.tex_push(inst, results, &comps, false, ra, Some(rb));
+                Ok(())
+            }
+            _ => refuse(self),
+        }
+    }
+
     /// An offset vector packed as the texture unit reads it, as ptxas 11.8 packs it:
     /// `BFI r, dy, (bits << 8 | 8), dx` (dx in the low bits, dy's low `bits` bits at bit 8).
-    fn tex_pack_offsets(&mut self, dx: Value, dy: Value, bits: u64) -> Result<Loc, LowerError> {
+    fn tex_pack_offsets(
+        &mut self,
+        dx: Value,
+        dy: Value,
+        at_bit: u64,
+        bits: u64,
+    ) -> Result<Loc, LowerError> {
         let x = self.reg(dx)?;
         let y = self.reg(dy)?;
         let d = self.new_vreg(RegKind::B32);
@@ -286,7 +521,7 @@ impl<'a> Lowerer<'a> {
         let dop = i.def(d, false);
         let yop = i.use_(y.vreg);
         let xop = i.use_(x.vreg);
-        let inst = sm50::Inst::new(Form::BFI_I).with(Field::ImmImm20s, bits << 8 | 8);
+        let inst = sm50::Inst::new(Form::BFI_I).with(Field::ImmImm20s, bits << 8 | at_bit);
         i.piece(
             inst,
             &[
@@ -431,7 +666,11 @@ impl<'a> Lowerer<'a> {
             TexOp::Sample {
                 shape, int_coords, ..
             } => (shape, int_coords),
-            TexOp::Gather { .. } => return Err(LowerError::Internal("tld4 reached tex.B".into())),
+            TexOp::Gather { .. } | TexOp::SampleLod { .. } => {
+                return Err(LowerError::Internal(
+                    "tld4/tex options reached tex.B".into(),
+                ))
+            }
         };
         let at = |s: &mut Self, v: Value| s.reg(v).map(Part::At);
         // (dim, coordinate parts): dim as TEX's enum (1D, ARRAY_1D, 2D, ARRAY_2D, 3D, ...).
@@ -548,29 +787,7 @@ impl<'a> Lowerer<'a> {
         } else {
             Some(self.tex_vec(&rb)?)
         };
-        let mut comps = self.tex_read_components(results);
-        // TEXS/TLDS masks: one or two components (rd2 = RZ), or three and four.
-        let mask = match comps[..] {
-            [c] => c as u64,
-            [0, 1] => 4,
-            [0, 3] => 5,
-            [1, 3] => 6,
-            [2, 3] => 7,
-            [0, 2] => {
-                // RB has no two-component encoding: R, B as R, G, B (G unread).
-                comps = vec![0, 1, 2];
-                0
-            }
-            [1, 2] => {
-                comps = vec![1, 2, 3];
-                3
-            }
-            [0, 1, 2] => 0,
-            [0, 1, 3] => 1,
-            [0, 2, 3] => 2,
-            [1, 2, 3] => 3,
-            _ => 4,
-        };
+        let (comps, mask) = texs_mask(self.tex_read_components(results));
         // One destination vreg: rd at its word 0, rd2 at word 2 (a quad for three or four
         // components, so a `.v4` store of them needs no copies, as with ptxas's rd2 = rd+2).
         let mut inst = sm50::Inst::new(form)
@@ -583,6 +800,33 @@ impl<'a> Lowerer<'a> {
         self.tex_push(inst, results, &comps, comps.len() > 2, ra, rb);
         Ok(())
     }
+}
+
+/// The TEXS/TLDS mask of the components read and the components it writes: one or two
+/// (rd2 = RZ), or three and four (R, B and G, B have no two-component encoding: they are
+/// written as three, the middle one unread).
+fn texs_mask(mut comps: Vec<usize>) -> (Vec<usize>, u64) {
+    let mask = match comps[..] {
+        [c] => c as u64,
+        [0, 1] => 4,
+        [0, 3] => 5,
+        [1, 3] => 6,
+        [2, 3] => 7,
+        [0, 2] => {
+            comps = vec![0, 1, 2];
+            0
+        }
+        [1, 2] => {
+            comps = vec![1, 2, 3];
+            3
+        }
+        [0, 1, 2] => 0,
+        [0, 1, 3] => 1,
+        [0, 2, 3] => 2,
+        [1, 2, 3] => 3,
+        _ => 4,
+    };
+    (comps, mask)
 }
 
 /// The TXQ `TEX_HEADER_DIMENSION` mask bit of a size query.
