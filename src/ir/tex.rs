@@ -300,6 +300,21 @@ pub fn param_cbank_offset(param_offset: u32) -> u32 {
     PARAM_BASE + param_offset
 }
 
+/// The layer and the (up to three) coordinate words of a texture instruction's operands
+/// `words` (after the handle): the array shapes' layer comes first, and PTX reads it as
+/// `.u32` (a negative one is a huge index, clamped like any other past the last layer).
+fn layer_and_coords(shape: TexShape, words: &[u64]) -> (i32, [u32; 3]) {
+    let word = |k: usize| words.get(k).map_or(0, |&v| v as u32);
+    let (layer, first) = if shape.is_array() {
+        (word(0).min(i32::MAX as u32) as i32, 1)
+    } else {
+        (0, 0)
+    };
+    let n = shape.coords() - first;
+    let c = |k: usize| if k < n { word(first + k) } else { 0 };
+    (layer, [c(0), c(1), c(2)])
+}
+
 /// What a texture instruction returns ([`TexOp::results`] words), for `ir::eval`: `args` are
 /// the instruction's operand values (the bindless handle first), `texrefs` the module's
 /// `.texref` names, `bindings` the launch's textures. A texture the launch does not bind is
@@ -342,25 +357,12 @@ pub fn eval(
         TexOp::Sample {
             shape, int_coords, ..
         } => {
-            // The array shapes' layer comes first; PTX reads it as `.u32` (a negative one is
-            // a huge index, clamped like any other past the last layer).
-            let (layer, first) = if shape.is_array() {
-                (word(0).min(i32::MAX as u32) as i32, 1)
-            } else {
-                (0, 0)
-            };
-            let n = shape.coords() - first;
-            let c = |k: usize| if k < n { word(first + k) } else { 0 };
+            let (layer, c) = layer_and_coords(shape, coords);
             if int_coords {
-                let xyz = [c(0) as i32, c(1) as i32, c(2) as i32];
-                Ok(tex.fetch([xyz[0], xyz[1], xyz[2], layer], 0))
+                Ok(tex.fetch([c[0] as i32, c[1] as i32, c[2] as i32, layer], 0))
             } else {
                 let q = crate::texture::SampleQuery {
-                    coords: [
-                        f32::from_bits(c(0)),
-                        f32::from_bits(c(1)),
-                        f32::from_bits(c(2)),
-                    ],
+                    coords: c.map(f32::from_bits),
                     layer,
                     ..Default::default()
                 };
@@ -374,15 +376,9 @@ pub fn eval(
             depth,
             ..
         } => {
-            let (layer, first) = if shape.is_array() {
-                (word(0).min(i32::MAX as u32) as i32, 1)
-            } else {
-                (0, 0)
-            };
-            let n = shape.coords() - first;
-            let c = |k: usize| if k < n { word(first + k) } else { 0 };
+            let (layer, c) = layer_and_coords(shape, coords);
             let mut q = crate::texture::SampleQuery {
-                coords: [c(0), c(1), c(2)].map(f32::from_bits),
+                coords: c.map(f32::from_bits),
                 layer,
                 ..Default::default()
             };
@@ -404,13 +400,7 @@ pub fn eval(
             depth,
             ..
         } => {
-            let (layer, first) = if shape.is_array() {
-                (word(0).min(i32::MAX as u32) as i32, 1)
-            } else {
-                (0, 0)
-            };
-            let n = shape.coords() - first;
-            let c = |k: usize| if k < n { word(first + k) } else { 0 };
+            let (layer, c) = layer_and_coords(shape, coords);
             let d = shape.dims();
             let mut next = shape.coords();
             let mut off = [0i32; 3];
@@ -432,7 +422,7 @@ pub fn eval(
                 } else {
                     0
                 };
-                return Ok(tex.fetch([c(0) as i32, c(1) as i32, c(2) as i32, layer], level));
+                return Ok(tex.fetch([c[0] as i32, c[1] as i32, c[2] as i32, layer], level));
             }
             let g = |k: usize| f32::from_bits(word(next + k));
             let lod = match lod {
@@ -449,7 +439,7 @@ pub fn eval(
                 }
             };
             let q = crate::texture::SampleQuery {
-                coords: [c(0), c(1), c(2)].map(f32::from_bits),
+                coords: c.map(f32::from_bits),
                 layer,
                 lod,
                 offset: off,

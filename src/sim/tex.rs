@@ -209,23 +209,11 @@ impl Sim<'_> {
         if !known || dim > 4 {
             return Err(unsupported(addr, i, "this texture target or option"));
         }
-        let (ra, rb, rd, mask) = (
-            f(i, Field::Ra),
-            f(i, Field::Rb),
-            f(i, Field::Rd),
-            f(i, Field::Mask),
-        );
-        let next = |r: u64| if r >= 255 { 255 } else { r + 1 };
+        let [ra, rb, rd, mask] = general_fields(i);
+        let next = next_reg;
         for l in lanes(exec) {
             let mut b = rb;
-            let tex = match bound {
-                Some(t) => t,
-                None => {
-                    let t = self.object(u64::from(w.r(b, l)))?;
-                    b = next(b);
-                    t
-                }
-            };
+            let tex = self.lane_texture(bound, w, l, &mut b)?;
             let mut regs = [0u32; 4];
             let mut at = ra;
             for r in &mut regs {
@@ -289,24 +277,12 @@ impl Sim<'_> {
         if f(i, Field::Dim) != 2 || f(i, Field::Aoffi) != 0 {
             return Err(unsupported(addr, i, "this TXD target or option"));
         }
-        let (ra, rb, rd, mask) = (
-            f(i, Field::Ra),
-            f(i, Field::Rb),
-            f(i, Field::Rd),
-            f(i, Field::Mask),
-        );
-        let next = |r: u64| if r >= 255 { 255 } else { r + 1 };
+        let [ra, rb, rd, mask] = general_fields(i);
+        let next = next_reg;
         for l in lanes(exec) {
             let fl = |reg: u64| f32::from_bits(w.r(reg, l));
             let mut a = ra;
-            let tex = match &bound {
-                Some(t) => t,
-                None => {
-                    let t = self.object(u64::from(w.r(a, l)))?;
-                    a = next(a);
-                    t
-                }
-            };
+            let tex = self.lane_texture(bound.as_ref(), w, l, &mut a)?;
             let g = [rb, next(rb), next(next(rb)), next(next(next(rb)))].map(fl);
             let q = SampleQuery {
                 coords: [fl(a), fl(next(a)), 0.0],
@@ -320,6 +296,25 @@ impl Sim<'_> {
             write_mask4(w, rd, mask, l, &words);
         }
         Ok(())
+    }
+
+    /// The texture a lane reads: `bound` (by slot), or the object whose handle is in
+    /// register `*reg`, which then moves past it (the `.B` forms).
+    fn lane_texture<'t>(
+        &'t self,
+        bound: Option<&'t Texture>,
+        w: &Warp,
+        lane: usize,
+        reg: &mut u64,
+    ) -> Result<&'t Texture, SimError> {
+        match bound {
+            Some(t) => Ok(t),
+            None => {
+                let t = self.object(u64::from(w.r(*reg, lane)))?;
+                *reg = next_reg(*reg);
+                Ok(t)
+            }
+        }
     }
 
     /// The texture object with handle `h` (a register's word: its low 32 bits).
@@ -413,14 +408,7 @@ impl Sim<'_> {
             } else {
                 (0, r(ra), r(next(ra)), rb)
             };
-            let tex = match &bound {
-                Some(t) => t,
-                None => {
-                    let t = self.object(u64::from(r(b)))?;
-                    b = next(b);
-                    t
-                }
-            };
+            let tex = self.lane_texture(bound.as_ref(), w, l, &mut b)?;
             let mut q = SampleQuery {
                 coords: [f32::from_bits(x), f32::from_bits(y), 0.0],
                 layer: layer.min(i32::MAX as u32) as i32,
@@ -457,7 +445,21 @@ fn write_mask4(w: &mut Warp, rd: u64, mask: u64, lane: usize, words: &[u32; 4]) 
     for (k, &word) in words.iter().enumerate() {
         if mask >> k & 1 != 0 {
             w.set_r(at, lane, word);
-            at = if at >= 255 { 255 } else { at + 1 };
+            at = next_reg(at);
         }
+    }
+}
+
+/// The general forms' `[ra, rb, rd, mask]` fields.
+fn general_fields(i: &Inst) -> [u64; 4] {
+    [Field::Ra, Field::Rb, Field::Rd, Field::Mask].map(|fl| f(i, fl))
+}
+
+/// The register after `r` in a vector (RZ stays RZ).
+fn next_reg(r: u64) -> u64 {
+    if r >= 255 {
+        255
+    } else {
+        r + 1
     }
 }

@@ -17,6 +17,7 @@
 //! the other `txq` attributes) is refused with a diagnostic naming what is missing.
 
 use super::{FnBuilder, ModuleBuilder, Sym};
+use crate::error::Span;
 use crate::ir::tex::{TexHandle, TexLod, TexOp, TexQuery, TexShape, TexType};
 use crate::ir::{Type, Value};
 use crate::ptx::ast::{self, Instruction, Modifier, Operand};
@@ -91,28 +92,13 @@ impl FnBuilder<'_, '_> {
         if matches!(shape, TexShape::Cube | TexShape::ACube) && int_coords {
             return self.unsupported(ins, "cube textures take .f32 coordinates");
         }
-        if !(2..=5).contains(&ins.operands.len()) {
-            return self.unsupported(ins, "tex takes d, [t, c] and its optional operands");
-        }
         let ops = &ins.operands[..];
-        let Operand::TexArgs(targs, span) = &ops[1] else {
-            return self.unsupported(ins, "expected [texture, {coordinates}]");
-        };
-        let [t, coords] = &targs[..] else {
-            return self.unsupported(
-                ins,
-                "leafold lowers tex with a texture and coordinates only (no sampler operand)",
-            );
-        };
-        let items: Vec<&Operand> = match coords {
-            Operand::Vector(items, _) => items.iter().collect(),
-            one => vec![one],
-        };
+        let (t, items, span) = self.tex_operands(ins, 5)?;
         // PTX before ISA 2.x (and ptxas 11.8 still) takes four coordinates for every shape;
         // the ones past the shape's are ignored.
         if items.len() != shape.ptx_vector_len() && items.len() != 4 {
             self.error(
-                *span,
+                span,
                 format!(
                     "tex.{} takes {} coordinates, got {}",
                     shape.name(),
@@ -154,15 +140,58 @@ impl FnBuilder<'_, '_> {
                 depth,
             }
         };
-        let dsts = self.dests(&ops[0])?;
-        if dsts.len() != 4 {
-            self.error(ops[0].span(), "tex.v4 needs four destinations");
+        self.texture_results(&ops[0], op, handle, &args, result)
+    }
+
+    /// A fetch's `[t, c]` operand: the texture, the coordinate items and their span; the
+    /// instruction has 2 to `max` operands (`d`, `[t, c]`, the optional ones).
+    fn tex_operands<'i>(
+        &mut self,
+        ins: &'i Instruction,
+        max: usize,
+    ) -> Option<(&'i Operand, Vec<&'i Operand>, Span)> {
+        if !(2..=max).contains(&ins.operands.len()) {
+            self.unsupported(ins, "expected d, [t, c] and the optional operands");
             return None;
         }
-        let values = self.ins().texture(op, handle, &args);
+        let Operand::TexArgs(targs, span) = &ins.operands[1] else {
+            self.unsupported(ins, "expected [texture, {coordinates}]");
+            return None;
+        };
+        let [t, coords] = &targs[..] else {
+            self.unsupported(
+                ins,
+                "leafold lowers texture fetches with a texture and coordinates only \
+                 (no sampler operand)",
+            );
+            return None;
+        };
+        let items: Vec<&Operand> = match coords {
+            Operand::Vector(items, _) => items.iter().collect(),
+            one => vec![one],
+        };
+        Some((t, items, *span))
+    }
+
+    /// The `InstData::Texture` of a fetch, its four results written to the `.v4`
+    /// destination `d` (sign-extended for `.s32`).
+    fn texture_results(
+        &mut self,
+        d: &Operand,
+        op: TexOp,
+        handle: TexHandle,
+        args: &[Value],
+        result: TexType,
+    ) -> Option<()> {
+        let dsts = self.dests(d)?;
+        if dsts.len() != 4 {
+            self.error(d.span(), "a texture fetch needs four destinations (.v4)");
+            return None;
+        }
+        let values = self.ins().texture(op, handle, args);
         let signed = result == TexType::S32;
-        for (d, v) in dsts.into_iter().zip(values) {
-            self.write(d, v, signed, ops[0].span())?;
+        for (dst, v) in dsts.into_iter().zip(values) {
+            self.write(dst, v, signed, d.span())?;
         }
         Some(())
     }
@@ -292,29 +321,11 @@ impl FnBuilder<'_, '_> {
         if ins.vector() != Some(4) {
             return self.unsupported(ins, "tld4 needs .v4");
         }
-        if !(2..=4).contains(&ins.operands.len()) {
-            return self.unsupported(
-                ins,
-                "tld4 takes d, [t, c] and an optional offset and reference",
-            );
-        }
         let ops = &ins.operands[..];
-        let Operand::TexArgs(targs, span) = &ops[1] else {
-            return self.unsupported(ins, "expected [texture, {coordinates}]");
-        };
-        let [t, coords] = &targs[..] else {
-            return self.unsupported(
-                ins,
-                "leafold lowers tld4 with a texture and coordinates only",
-            );
-        };
-        let items: Vec<&Operand> = match coords {
-            Operand::Vector(items, _) => items.iter().collect(),
-            one => vec![one],
-        };
+        let (t, items, span) = self.tex_operands(ins, 4)?;
         if items.len() != shape.ptx_vector_len() {
             self.error(
-                *span,
+                span,
                 format!(
                     "tld4.{} takes {} coordinates, got {}",
                     shape.name(),
@@ -368,17 +379,7 @@ impl FnBuilder<'_, '_> {
             offset,
             depth,
         };
-        let dsts = self.dests(&ops[0])?;
-        if dsts.len() != 4 {
-            self.error(ops[0].span(), "tld4.v4 needs four destinations");
-            return None;
-        }
-        let values = self.ins().texture(op, handle, &args);
-        let signed = result == TexType::S32;
-        for (d, v) in dsts.into_iter().zip(values) {
-            self.write(d, v, signed, ops[0].span())?;
-        }
-        Some(())
+        self.texture_results(&ops[0], op, handle, &args, result)
     }
 
     pub(super) fn txq(&mut self, ins: &Instruction) -> Option<()> {
