@@ -1228,10 +1228,48 @@ fn bind_textures(
     for (name, handle) in &bound.handles {
         if let Some(p) = f.params.iter().find(|p| p.name == *name && p.size == 8) {
             write_le(&mut launch.params, p.offset as usize, 8, *handle);
+        } else {
+            write_handle_in_buffer(f, &mut launch, name, *handle)?;
         }
     }
     launch.textures = bound.bindings;
     Ok(launch)
+}
+
+/// Store texture object `handle` where the kernel loads it from: `name` is `p+OFF`
+/// ([`ir::tex::handle_source`]), the word `OFF` bytes past where pointer parameter `p`
+/// points, in whichever buffer of the launch holds it (both sides read the same launch).
+fn write_handle_in_buffer(
+    f: &Function,
+    launch: &mut Launch,
+    name: &str,
+    handle: u64,
+) -> Result<(), String> {
+    let (param, off) = name
+        .rsplit_once('+')
+        .and_then(|(p, o)| Some((p, o.parse::<u64>().ok()?)))
+        .ok_or_else(|| format!("texture object `{name}`: no parameter holds it"))?;
+    let p = f
+        .params
+        .iter()
+        .find(|p| p.name == param && p.size == 8)
+        .ok_or_else(|| format!("texture object `{name}`: no pointer parameter `{param}`"))?;
+    let at = p.offset as usize;
+    let ptr = launch
+        .params
+        .get(at..at + 8)
+        .map(|b| u64::from_le_bytes(b.try_into().unwrap()))
+        .ok_or_else(|| format!("texture object `{name}`: parameter `{param}` has no value"))?;
+    let addr = ptr.wrapping_add(off);
+    let region = launch
+        .global
+        .iter_mut()
+        .find(|r| addr >= r.base && addr + 8 <= r.base + r.bytes.len() as u64)
+        .ok_or_else(|| {
+            format!("texture object `{name}`: {addr:#x} is in no buffer of the launch")
+        })?;
+    write_le(&mut region.bytes, (addr - region.base) as usize, 8, handle);
+    Ok(())
 }
 
 /// Where the objects of a launch are, for the values of pointer fields.

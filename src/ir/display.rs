@@ -488,6 +488,7 @@ pub(crate) fn write_inst(
                     if *offset { ".offset" } else { "" },
                     if *depth { ".depth" } else { "" }
                 )?,
+                super::tex::TexOp::QueryLevel(q) => write!(f, "txq.level.{}", q.name())?,
             }
             let coords = match handle {
                 super::tex::TexHandle::Bound(k) => {

@@ -12,7 +12,8 @@
 //!   array shapes the layer index comes first). PTX pads 3-element coordinate vectors to four
 //!   (`{x, y, z, _}`); the padding element is dropped by `build`.
 //! * Results: [`TexOp::Sample`] has four `i32` results, the texel's four components (`f32`
-//!   bits, or integers for `.s32`/`.u32`); [`TexOp::Query`] has one `i32`;
+//!   bits, or integers for `.s32`/`.u32`); [`TexOp::Query`] has one `i32`, and so has
+//!   [`TexOp::QueryLevel`] (`txq.level`), whose one coordinate is the mip level;
 //!   [`TexOp::Gather`] four (one component of four texels), its offsets and depth
 //!   reference after the coordinates.
 //!
@@ -122,6 +123,15 @@ impl TexQuery {
         })
     }
 
+    /// The texture model's name of this attribute.
+    pub fn model(self) -> crate::texture::TxqQuery {
+        match self {
+            TexQuery::Width => crate::texture::TxqQuery::Width,
+            TexQuery::Height => crate::texture::TxqQuery::Height,
+            TexQuery::Depth => crate::texture::TxqQuery::Depth,
+        }
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             TexQuery::Width => "width",
@@ -142,6 +152,9 @@ pub enum TexOp {
     },
     /// `txq.<query>.b32`.
     Query(TexQuery),
+    /// `txq.level.<query>.b32 d, [t], lod`: the size of mip level `lod` (the one
+    /// coordinate operand, `i32`; a level past the last reads 0).
+    QueryLevel(TexQuery),
     /// `tld4.<comp>.<shape>.v4.<result>.f32`: component `comp` (0 r .. 3 a) of the four
     /// texels of the bilinear footprint. Operands after the handle: the shape's float
     /// coordinates (layer first for `a2d`), then with `offset` the two integer texel
@@ -197,7 +210,7 @@ impl TexOp {
     pub fn results(self) -> usize {
         match self {
             TexOp::Sample { .. } | TexOp::Gather { .. } | TexOp::SampleLod { .. } => 4,
-            TexOp::Query(_) => 1,
+            TexOp::Query(_) | TexOp::QueryLevel(_) => 1,
         }
     }
 
@@ -206,6 +219,7 @@ impl TexOp {
         match self {
             TexOp::Sample { shape, .. } => shape.coords(),
             TexOp::Query(_) => 0,
+            TexOp::QueryLevel(_) => 1,
             TexOp::Gather {
                 shape,
                 offset,
@@ -346,14 +360,8 @@ pub fn eval(
     };
     let word = |k: usize| coords.get(k).map_or(0, |&v| v as u32);
     match op {
-        TexOp::Query(q) => {
-            let what = match q {
-                TexQuery::Width => crate::texture::TxqQuery::Width,
-                TexQuery::Height => crate::texture::TxqQuery::Height,
-                TexQuery::Depth => crate::texture::TxqQuery::Depth,
-            };
-            Ok([tex.query(what, 0), 0, 0, 0])
-        }
+        TexOp::Query(q) => Ok([tex.query(q.model(), 0), 0, 0, 0]),
+        TexOp::QueryLevel(q) => Ok([tex.query(q.model(), word(0)), 0, 0, 0]),
         TexOp::Sample {
             shape, int_coords, ..
         } => {
@@ -450,11 +458,67 @@ pub fn eval(
     }
 }
 
+/// Where the texture object `h` comes from, as `verify` names it: the `.u64` parameter that
+/// holds it (`h`), or the word `OFF` bytes past where pointer parameter `p` points, for an
+/// object the kernel loads from memory at a constant offset (`p+OFF`; `ld.global.u64 h,
+/// [p+OFF]`, through `cvta` and constant additions). `None` for any other source (an
+/// address that depends on the thread, a computed handle).
+pub fn handle_source(f: &super::Function, h: super::Value) -> Option<String> {
+    use super::{BinaryOp, InstData};
+    let def = |v: super::Value| match f.values[v].def {
+        super::ValueDef::Result(d, _) => Some(&f.insts[d].data),
+        super::ValueDef::Param(..) => None,
+    };
+    let param_at = |offset: u32| f.params.iter().find(|p| p.offset == offset);
+    match *def(h)? {
+        InstData::LoadParam { offset, .. } => Some(param_at(offset)?.name.clone()),
+        InstData::Load {
+            ty: super::Type::I64,
+            width: 1,
+            addr,
+            offset,
+            ..
+        } => {
+            // Walk the address back to a parameter, adding up constant displacements.
+            let (mut v, mut off) = (addr, i64::from(offset));
+            loop {
+                match *def(v)? {
+                    InstData::LoadParam { offset, .. } => {
+                        let p = param_at(offset)?;
+                        return (off >= 0 && p.size == 8).then(|| format!("{}+{off}", p.name));
+                    }
+                    InstData::Cvta { arg, .. } => v = arg,
+                    InstData::Binary {
+                        op: BinaryOp::Add,
+                        args: [a, b],
+                    } => {
+                        let imm = |x: super::Value| match def(x) {
+                            Some(&InstData::Iconst { imm, .. }) => Some(imm as i64),
+                            _ => None,
+                        };
+                        if let Some(k) = imm(b) {
+                            (v, off) = (a, off.wrapping_add(k));
+                        } else if let Some(k) = imm(a) {
+                            (v, off) = (b, off.wrapping_add(k));
+                        } else {
+                            return None;
+                        }
+                    }
+                    _ => return None,
+                }
+            }
+        }
+        _ => None,
+    }
+}
+
 /// The textures kernel `f` reads, for `verify` to bind ([`crate::texture::launch`]): each
-/// bound `.texref` by name, each texture object by the name of the `.u64` parameter that
-/// holds it, with the shape and result kind of the first `tex` that reads it (those of
-/// sampling instructions first: a texture only `txq` reads is a 2D one of float texels).
-/// A texture object that is not a parameter is left out (selection refuses it anyway).
+/// bound `.texref` by name, each texture object by where it comes from ([`handle_source`]:
+/// the `.u64` parameter that holds it, or `p+OFF` for one loaded from a buffer), with the
+/// shape and result kind of the first `tex` that reads it (those of sampling instructions
+/// first: a texture only `txq` reads is a 2D one of float texels). A texture object from
+/// anywhere else is left out (the launch then has no texture for its handle: an error on
+/// both sides).
 pub fn texture_needs(
     module: &super::Module,
     f: &super::Function,
@@ -478,19 +542,10 @@ pub fn texture_needs(
                     Some(n) => (n.clone(), false),
                     None => continue,
                 },
-                TexHandle::Bindless => {
-                    let def = match f.values[args[0]].def {
-                        super::ValueDef::Result(d, _) => &f.insts[d].data,
-                        super::ValueDef::Param(..) => continue,
-                    };
-                    let super::InstData::LoadParam { offset, .. } = *def else {
-                        continue;
-                    };
-                    match f.params.iter().find(|p| p.offset == offset) {
-                        Some(p) => (p.name.clone(), true),
-                        None => continue,
-                    }
-                }
+                TexHandle::Bindless => match handle_source(f, args[0]) {
+                    Some(name) => (name, true),
+                    None => continue,
+                },
             };
             match op {
                 TexOp::Sample { shape, result, .. }
@@ -513,7 +568,7 @@ pub fn texture_needs(
                         TexType::U32 => ResultKind::Unsigned,
                     },
                 }),
-                TexOp::Query(_) => queries.push(TextureNeed {
+                TexOp::Query(_) | TexOp::QueryLevel(_) => queries.push(TextureNeed {
                     name,
                     object,
                     shape: Shape::D2,

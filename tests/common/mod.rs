@@ -384,15 +384,16 @@ pub fn ptxas_cached_with(
 }
 
 /// A texture instruction's listing line (TEX*, TLD*, TXQ, TXD) reduced to what selection
-/// decides: the mnemonic without the `.T`/`.P` phase, and every operand that is not a
-/// register.
-pub fn texture_shape(line: &str) -> String {
+/// (and, with `keep_phase`, the scheduler's `.T`/`.P` texture phase) decides: the mnemonic
+/// and every operand that is not a register.
+pub fn texture_shape(line: &str, keep_phase: bool) -> String {
     let line = line.trim_end_matches(';').trim();
     let (mnemonic, rest) = line.split_once(' ').unwrap_or((line, ""));
-    let mnemonic = mnemonic
-        .trim_end_matches(".T")
-        .trim_end_matches(".P")
-        .to_string();
+    let mnemonic = if keep_phase {
+        mnemonic
+    } else {
+        mnemonic.trim_end_matches(".T").trim_end_matches(".P")
+    };
     let ops: Vec<&str> = rest
         .split(',')
         .map(str::trim)
@@ -405,7 +406,7 @@ pub fn texture_shape(line: &str) -> String {
 
 /// The texture instructions of a listing, each as [`texture_shape`] reduces it (ptxas's
 /// and ours compare equal when selection chose alike).
-pub fn texture_lines(listing: &str) -> Vec<String> {
+pub fn texture_lines(listing: &str, keep_phase: bool) -> Vec<String> {
     parse_lines(listing)
         .into_iter()
         .map(|(_, t)| t)
@@ -414,6 +415,6 @@ pub fn texture_lines(listing: &str) -> Vec<String> {
                 .iter()
                 .any(|p| t.starts_with(p))
         })
-        .map(|t| texture_shape(&t))
+        .map(|t| texture_shape(&t, keep_phase))
         .collect()
 }

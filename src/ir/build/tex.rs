@@ -1,7 +1,7 @@
 //! `tex` and `txq` (declared from `build.rs`; the IR instruction is [`crate::ir::tex`]).
 //!
 //! In: a `tex.<shape>.v4.<f32|s32|u32>.<f32|s32>` instruction, `d, [t, {c..}]`, or a
-//! `txq.<width|height|depth>.b32 d, [t]`, where `t` is a module `.texref` (bound) or a
+//! `txq[.level].<width|height|depth>.b32 d, [t][, lod]`, where `t` is a module `.texref` (bound) or a
 //! 64-bit register holding a texture object (bindless). Out: one `InstData::Texture` and
 //! the writes of its results to the destinations. The padding element PTX adds to
 //! 3-element coordinate vectors, and the unused ones of the old four-element form (PTX 1.x
@@ -21,6 +21,22 @@ use crate::error::Span;
 use crate::ir::tex::{TexHandle, TexLod, TexOp, TexQuery, TexShape, TexType};
 use crate::ir::{Type, Value};
 use crate::ptx::ast::{self, Instruction, Modifier, Operand};
+
+/// The `txq` attributes ptxas 11.8 reads from the driver's texture/sampler descriptor table
+/// (`LDG.E.CI`) rather than with `TXQ`.
+const DRIVER_TABLE_QUERIES: &[&str] = &[
+    "channel_data_type",
+    "channel_order",
+    "normalized_coords",
+    "force_unnormalized_coords",
+    "filter_mode",
+    "addr_mode_0",
+    "addr_mode_1",
+    "addr_mode_2",
+    "num_mipmap_levels",
+    "num_samples",
+    "array_size",
+];
 
 impl ModuleBuilder<'_> {
     /// A module `.texref` (or `.tex` space variable): the next slot of `Module::texrefs`.
@@ -384,12 +400,24 @@ impl FnBuilder<'_, '_> {
 
     pub(super) fn txq(&mut self, ins: &Instruction) -> Option<()> {
         let mut query = None;
+        let mut level = false;
         for m in &ins.mods {
             match m {
                 Modifier::Flag(f) if query.is_none() && TexQuery::from_name(f).is_some() => {
                     query = TexQuery::from_name(f)
                 }
+                Modifier::Flag(f) if *f == "level" && query.is_none() && !level => level = true,
                 Modifier::Type(ast::Type::B32) => {}
+                Modifier::Flag(f) if DRIVER_TABLE_QUERIES.contains(f) => {
+                    let what = format!(
+                        "leafold does not lower txq.{f} yet (ptxas 11.8 loads it from the \
+                         driver's descriptor table: c[0x0][0xb0] (textures) or c[0x0][0xb8] \
+                         (samplers) + header index × the descriptor size (a MOV32I relocated by \
+                         .nv.unified.texrefDescSize or .nv.independent.samplerrefDescSize) \
+                         + the field's offset from constant bank 2)"
+                    );
+                    return self.unsupported(ins, &what);
+                }
                 _ => {
                     let what = format!("leafold does not lower txq.{} yet", m.text());
                     return self.unsupported(ins, &what);
@@ -399,7 +427,7 @@ impl FnBuilder<'_, '_> {
         let Some(query) = query else {
             return self.unsupported(ins, "txq needs an attribute (.width, .height, .depth)");
         };
-        let ops = self.ops(ins, 2)?;
+        let ops = self.ops(ins, if level { 3 } else { 2 })?;
         let t = match &ops[1] {
             Operand::TexArgs(targs, _) if targs.len() == 1 => &targs[0],
             Operand::Address(ast::AddrExpr {
@@ -411,9 +439,15 @@ impl FnBuilder<'_, '_> {
         };
         let t = t.clone();
         let (handle, h) = self.tex_handle(&t)?;
-        let args: Vec<Value> = h.into_iter().collect();
+        let mut args: Vec<Value> = h.into_iter().collect();
+        let op = if level {
+            args.push(self.read(&ops[2], Type::I32, Some(ast::Type::S32))?);
+            TexOp::QueryLevel(query)
+        } else {
+            TexOp::Query(query)
+        };
         let dst = self.dest1(&ops[0])?;
-        let v = self.ins().texture(TexOp::Query(query), handle, &args)[0];
+        let v = self.ins().texture(op, handle, &args)[0];
         self.write(dst, v, false, ops[0].span())
     }
 }

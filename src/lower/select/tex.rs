@@ -13,6 +13,7 @@
 //! tex.a1d f32 coords   TEX     rd.., {layer,x}, slot, ARRAY_1D, mask4   (general form)
 //! tex.a1d s32 coords   TLD.LZ  rd.., {layer,x}, slot, ARRAY_1D, mask4
 //! txq.width/height/depth   TXQ rd, zero, TEX_HEADER_DIMENSION, slot, 0x1/0x2/0x4
+//! txq.level.width/...      TXQ rd, lod, TEX_HEADER_DIMENSION, slot, 0x1/0x2/0x4
 //! ```
 //!
 //! `{a,b}` is an aligned register pair; `layer` is the PTX layer index clamped by
@@ -33,6 +34,7 @@
 //! tex f32 coords       TEX.B    rd.., {coords}, handle, 0x0, dim, mask4   (1d as 2d {x,0})
 //! tex s32 coords       TLD.B.LZ rd.., {coords}, handle, 0x0, dim, mask4
 //! txq                  TXQ.B    rd, {handle,0}, TEX_HEADER_DIMENSION, 0x0, mask
+//! txq.level            TXQ.B    rd, {handle,lod}, TEX_HEADER_DIMENSION, 0x0, mask
 //! ```
 //!
 //! (`{coords}`: every coordinate consecutive, the layer first.) `tld4` is `TLD4S` (2D, by
@@ -166,7 +168,11 @@ impl<'a> Lowerer<'a> {
             return self.lower_tex_bindless(results, op, args[0], coords);
         };
         match op {
-            TexOp::Query(q) => self.lower_txq(results[0], q, tid),
+            TexOp::Query(q) => self.lower_txq(results[0], q, tid, Part::Zero),
+            TexOp::QueryLevel(q) => {
+                let lod = Part::At(self.reg(coords[0])?);
+                self.lower_txq(results[0], q, tid, lod)
+            }
             TexOp::Sample {
                 shape, int_coords, ..
             } => self.lower_tex_sample(results, shape, int_coords, coords, tid),
@@ -534,9 +540,10 @@ impl<'a> Lowerer<'a> {
         Ok(Loc { vreg: d, offset: 0 })
     }
 
-    fn lower_txq(&mut self, r: Value, q: TexQuery, tid: u64) -> Result<(), LowerError> {
+    /// `TXQ` of the level in `lod` (zero for a plain `txq`).
+    fn lower_txq(&mut self, r: Value, q: TexQuery, tid: u64, lod: Part) -> Result<(), LowerError> {
         let mask = txq_mask(q);
-        let lod = self.tex_vec(&[Part::Zero])?;
+        let lod = self.tex_vec(&[lod])?;
         let d = self.new_vreg(RegKind::B32);
         let mut i = Sm50Inst::new(Role::Plain);
         let dop = i.def(d, false);
@@ -648,9 +655,13 @@ impl<'a> Lowerer<'a> {
     ) -> Result<(), LowerError> {
         let h = self.reg(handle)?;
         let (shape, int_coords) = match op {
-            TexOp::Query(q) => {
+            TexOp::Query(q) | TexOp::QueryLevel(q) => {
                 let mask = txq_mask(q);
-                let ra = self.tex_vec(&[Part::At(h), Part::Zero])?;
+                let lod = match op {
+                    TexOp::QueryLevel(_) => Part::At(self.reg(coords[0])?),
+                    _ => Part::Zero,
+                };
+                let ra = self.tex_vec(&[Part::At(h), lod])?;
                 let d = self.new_vreg(RegKind::B32);
                 let mut i = Sm50Inst::new(Role::Plain);
                 let dop = i.def(d, false);

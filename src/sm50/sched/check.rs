@@ -208,7 +208,7 @@ fn pipe_id(inst: &Inst) -> u16 {
 /// Texture fetches read their coordinates at issue and the texture unit writes the result
 /// long after, so a reuse flag on a coordinate register the fetch overwrites is legal (ptxas
 /// sets it on `TEXS.T RZ, R13, R13, R8`); for every other instruction it is reported.
-fn is_texture(inst: &Inst) -> bool {
+pub(crate) fn is_texture(inst: &Inst) -> bool {
     matches!(
         inst.info().class,
         "TEX" | "TEXS" | "TLDS" | "TEX_B" | "TXD" | "TLD" | "TLD4" | "TLD4S" | "TXQ"
