@@ -346,30 +346,6 @@ fn unsupported_shapes_get_a_diagnostic() {
     }
 }
 
-/// ptxas's listing line reduced to what selection and the scheduler decide: the mnemonic
-/// with its `.T`/`.P` phase, and every operand that is not a register.
-fn texture_shape(line: &str) -> String {
-    let line = line.trim_end_matches(';').trim();
-    let (mnemonic, rest) = line.split_once(' ').unwrap_or((line, ""));
-    let ops: Vec<&str> = rest
-        .split(',')
-        .map(str::trim)
-        .filter(|o| {
-            !(o.starts_with('R') && (o[1..].chars().all(|c| c.is_ascii_digit()) || *o == "RZ"))
-        })
-        .collect();
-    format!("{mnemonic} {}", ops.join(", "))
-}
-
-fn texture_lines(listing: &str) -> Vec<String> {
-    common::parse_lines(listing)
-        .into_iter()
-        .map(|(_, t)| t)
-        .filter(|t| t.starts_with("TEX") || t.starts_with("TLD") || t.starts_with("TXQ"))
-        .map(|t| texture_shape(&t))
-        .collect()
-}
-
 #[test]
 fn oracle_prints_our_listing_and_ptxas_picks_the_same_instructions() {
     let Some(oracle) = Oracle::for_test("compile_tex") else {
@@ -383,8 +359,8 @@ fn oracle_prints_our_listing_and_ptxas_picks_the_same_instructions() {
             .unwrap_or_else(|e| panic!("{name}: ptxas: {e}"));
         let listing = oracle.cuobjdump(&theirs, "-sass").unwrap();
         assert_eq!(
-            texture_lines(&listing),
-            texture_lines(&out.sass),
+            common::texture_lines(&listing, true),
+            common::texture_lines(&out.sass, true),
             "{name}: ptxas (left) vs ours (right)\n{listing}\n{}",
             out.sass
         );

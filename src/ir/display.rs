@@ -463,6 +463,37 @@ pub(crate) fn write_inst(
                     if *int_coords { "s32" } else { "f32" }
                 )?,
                 super::tex::TexOp::Query(q) => write!(f, "txq.{}", q.name())?,
+                super::tex::TexOp::Gather {
+                    comp,
+                    shape,
+                    result,
+                    offset,
+                    depth,
+                } => write!(
+                    f,
+                    "tld4.{}.{}.{}{}{}",
+                    ["r", "g", "b", "a"][usize::from(*comp & 3)],
+                    shape.name(),
+                    result.name(),
+                    if *offset { ".offset" } else { "" },
+                    if *depth { ".depth" } else { "" }
+                )?,
+                super::tex::TexOp::SampleLod {
+                    shape,
+                    result,
+                    int_coords,
+                    lod,
+                    offset,
+                    depth,
+                } => write!(
+                    f,
+                    "tex.{}.{}.{}.{lod:?}{}{}",
+                    shape.name(),
+                    result.name(),
+                    if *int_coords { "s32" } else { "f32" },
+                    if *offset { ".offset" } else { "" },
+                    if *depth { ".depth" } else { "" }
+                )?,
                 super::tex::TexOp::QueryLevel(q) => write!(f, "txq.level.{}", q.name())?,
             }
             let coords = match handle {

@@ -447,6 +447,7 @@ fn sources_overwritten(insts: &[Inst], access: &[Access], written: &[bool], k: u
                 | "TXD"
                 | "TLD"
                 | "TLD4"
+                | "TLD4S"
                 | "TXQ"
                 | "SULD"
         )
