@@ -126,7 +126,8 @@
 //!   *other* half is non-zero: an inference, the one rule under which ptxas's mul.hi.s32
 //!   sequence (`XMAD.S16.S16.CSFU w, a.H1, b.H1, RZ` feeding `IADD3.RS`) is right (see
 //!   `csfu_fixup`; tests/sim_mulhi.rs checks it on edge values against `ir::eval`).
-//! * `SEL`: Rd = Psel ? Ra : B. `ICMP`: Rd = (Rc cmp 0) ? Ra : B. `IMNMX`: min when the
+//! * `SEL`: Rd = Psel ? Ra : B. `ICMP`: Rd = (Rc cmp 0) ? Ra : B; `FCMP` likewise with a
+//!   float comparison of Rc (or CR's constant) with 0.0 (`.FTZ` flushes it). `IMNMX`: min when the
 //!   predicate holds, else max (signed or unsigned); the .XLO/.XMED/.XHI modes are Unsupported.
 //! * `ISETP`: c = (Ra cmp B) signed or .U32; Pd0 = c BOP Pacc, Pd1 = !c BOP Pacc. With .X the
 //!   comparison is the high-word step of a wide compare (ptxas: `IADD RZ.CC, lo, -lo'` then
