@@ -88,7 +88,10 @@
 //! When a warp's lanes are stopped at different votes, only those at the one first in block
 //! layout take it; the others wait, as a diverged warp runs its lanes behind up to the join
 //! where the lanes ahead wait. `bar.warp.sync` stops a thread the same way (a vote with no
-//! result). A step limit (total instructions of the launch) stops infinite loops.
+//! result). A spin-wait's yield ([`MemScope::Yield`], in the emulated `mbarrier` waits)
+//! stops a thread for the round: the other threads run (a consumer waiting for a later
+//! producer thread makes progress), and a barrier opens only when no thread is left
+//! spinning. A step limit (total instructions of the launch) stops infinite loops.
 //!
 //! # Undefined and unknowable runs
 //!
@@ -852,6 +855,9 @@ enum Status {
     AtBarrier(Inst),
     /// Stopped *at* a warp vote or shuffle, waiting for its warp (see `ir::warp`).
     AtVote,
+    /// Stopped just after a spin-wait's yield ([`MemScope::Yield`]): the other threads run
+    /// before this one goes on.
+    Yielded,
     Exited,
 }
 
@@ -865,6 +871,8 @@ struct Thread {
     /// Has executed `membar.gl` or `membar.sys` (its global atomics release; see
     /// [`GlobalShadow`]).
     fenced: bool,
+    /// Has executed any `membar` (its shared atomics release; see [`RaceShadow::atomic`]).
+    fenced_shared: bool,
     /// Reads of the clock and of the global timer so far (see "Clocks and timers").
     timer_reads: [u64; 2],
 }
@@ -892,6 +900,7 @@ fn run_cta(
                     pos: 0,
                     regs: vec![0; ctx.func.values.len()],
                     fenced: false,
+                    fenced_shared: false,
                     timer_reads: [0; 2],
                 });
                 locals.push(mem.local_init.clone());
@@ -950,6 +959,16 @@ fn run_cta(
         // barriers open only once no thread is left at a vote.
         if status.contains(&Status::AtVote) {
             resolve_votes(ctx.func, &mut threads, &mut status, &mut races)?;
+            continue;
+        }
+        // Threads that yielded in a spin-wait go on once the others have had their turn; a
+        // barrier opens only when no thread is left spinning.
+        if status.contains(&Status::Yielded) {
+            for s in &mut status {
+                if *s == Status::Yielded {
+                    *s = Status::Running;
+                }
+            }
             continue;
         }
         check_barrier(&threads, &status)?;
@@ -1244,6 +1263,9 @@ fn shadow_warp(x: u16) -> u16 {
 struct RaceShadow {
     cells: Vec<[u16; 3]>,
     touched: Vec<u32>,
+    /// For each shared address an atomic released at in this interval (its thread had
+    /// executed a `membar`), the releasing threads (cell entries, `linear + 1`).
+    released: std::collections::HashMap<u64, Vec<u16>>,
     /// The shared variables the kernel uses ([`shared_ranges`]).
     vars: Vec<std::ops::Range<u64>>,
 }
@@ -1267,6 +1289,38 @@ impl RaceShadow {
             self.cells[i as usize] = [0; 3];
         }
         self.touched.clear();
+        self.released.clear();
+    }
+
+    /// A shared atomic by `thread` at `addr` (message passing, as the emulated `mbarrier`
+    /// does it: a `membar`, then the arrival's atomic; the waiter's atomic read of the same
+    /// word). It acquires from every other thread that released there in this interval:
+    /// their accesses so far are ordered before this thread's later ones, so entries naming
+    /// only one of them are dropped (as [`RaceShadow::warp_sync`] does for a warp). It
+    /// releases when the thread has `fenced`. Like the global model, this errs towards
+    /// finding fewer races (everything a releaser did before the acquire counts as
+    /// released, not only what came before its release; entries naming several threads
+    /// stay), never more.
+    fn atomic(&mut self, addr: u64, thread: u32, fenced: bool) {
+        let me = thread as u16 + 1;
+        if let Some(from) = self.released.get(&addr) {
+            let from: Vec<u16> = from.iter().copied().filter(|&x| x != me).collect();
+            if !from.is_empty() {
+                for &i in &self.touched {
+                    for x in &mut self.cells[i as usize] {
+                        if from.contains(x) {
+                            *x = 0;
+                        }
+                    }
+                }
+            }
+        }
+        if fenced {
+            let r = self.released.entry(addr).or_default();
+            if !r.contains(&me) {
+                r.push(me);
+            }
+        }
     }
 
     /// Record `thread`'s access to shared bytes `range` (already bounds-checked against a
@@ -1815,7 +1869,16 @@ impl Thread {
             InstData::MemBar {
                 scope: MemScope::Warp,
             } => return Ok(Status::AtVote),
+            InstData::MemBar {
+                scope: MemScope::Yield,
+            } => {
+                self.pos += 1;
+                return Ok(Status::Yielded);
+            }
             InstData::NamedBarrier { wait: false, .. } | InstData::MemBar { .. } => {
+                if let InstData::MemBar { .. } = node.data {
+                    self.fenced_shared = true;
+                }
                 if let InstData::MemBar {
                     scope: MemScope::Gl | MemScope::Sys,
                 } = node.data
@@ -1887,6 +1950,8 @@ impl Thread {
                 let (sp, a) = resolve(inst, *space, ea, size)?;
                 if sp == Space::Global {
                     tm.mem.global_races.atomic(a, self.fenced);
+                } else if sp == Space::Shared {
+                    tm.races.atomic(a, self.linear, self.fenced_shared);
                 }
                 tm.note(inst, sp, a, size, self.linear, Access::Atomic)?;
                 let old = tm.read(inst, sp, a, size)?;
