@@ -264,7 +264,8 @@ impl FnBuilder<'_, '_> {
         let mut n = ins.operands.len();
         if has_word(ins, "L2::cache_hint") {
             if n < 4 {
-                return self.unsupported(ins, "cp.async.L2::cache_hint needs a cache-policy operand");
+                return self
+                    .unsupported(ins, "cp.async.L2::cache_hint needs a cache-policy operand");
             }
             n -= 1;
             self.read(&ins.operands[n], Type::I64, Some(ast::Type::B64))?;
@@ -446,7 +447,8 @@ impl FnBuilder<'_, '_> {
             // `mbarrier.expect_tx|complete_tx [addr], txCount`: the tx-count joins the
             // pending count (module essay), raised or lowered without an arrival.
             if ops.len() != 2 {
-                return self.unsupported(ins, "mbarrier.expect_tx/complete_tx takes [addr], txCount");
+                return self
+                    .unsupported(ins, "mbarrier.expect_tx/complete_tx takes [addr], txCount");
             }
             let tx = self.read(&ops[1], Type::I32, Some(ast::Type::U32))?;
             let d = if expect {
