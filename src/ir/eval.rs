@@ -109,7 +109,10 @@
 //!   writes, and they are not both atomic: the PTX memory model gives such a program no
 //!   meaning, and the interpreter's thread order would otherwise pick one answer silently. A
 //!   shadow per shared byte records the interval's writer, reader(s) and atomic user(s);
-//!   votes and shuffles do not end an interval (they are not memory barriers). Warp-
+//!   votes and shuffles do not end an interval (they are not memory barriers). Message
+//!   passing through a shared word does order two threads (the emulated `mbarrier`: a
+//!   `membar`, then an atomic, which releases; another thread's atomic on the same word
+//!   acquires; `RaceShadow::atomic`), approximately, erring towards fewer races. Warp-
 //!   synchronous code that leans on lockstep execution without barriers counts as racy, as
 //!   PTX says; a `bar.warp.sync` orders its warp's accesses (the shadow forgets entries that
 //!   name only threads of that warp; an entry of several threads of one warp says which).
