@@ -391,6 +391,7 @@ pub(crate) fn write_inst(
                 super::MemScope::Gl => "gl",
                 super::MemScope::Sys => "sys",
                 super::MemScope::Warp => "warp",
+                super::MemScope::Yield => "yield",
             }
         ),
         InstData::Atomic {

@@ -88,7 +88,10 @@
 //! When a warp's lanes are stopped at different votes, only those at the one first in block
 //! layout take it; the others wait, as a diverged warp runs its lanes behind up to the join
 //! where the lanes ahead wait. `bar.warp.sync` stops a thread the same way (a vote with no
-//! result). A step limit (total instructions of the launch) stops infinite loops.
+//! result). A spin-wait's yield ([`MemScope::Yield`], in the emulated `mbarrier` waits)
+//! stops a thread for the round: the other threads run (a consumer waiting for a later
+//! producer thread makes progress), and a barrier opens only when no thread is left
+//! spinning. A step limit (total instructions of the launch) stops infinite loops.
 //!
 //! A call of a subroutine (an [`InstData::ExternCall`] naming one of
 //! [`Module::subroutines`], a recursive `.func`) pushes a frame on the thread's own call
@@ -116,7 +119,10 @@
 //!   writes, and they are not both atomic: the PTX memory model gives such a program no
 //!   meaning, and the interpreter's thread order would otherwise pick one answer silently. A
 //!   shadow per shared byte records the interval's writer, reader(s) and atomic user(s);
-//!   votes and shuffles do not end an interval (they are not memory barriers). Warp-
+//!   votes and shuffles do not end an interval (they are not memory barriers). Message
+//!   passing through a shared word does order two threads (the emulated `mbarrier`: a
+//!   `membar`, then an atomic, which releases; another thread's atomic on the same word
+//!   acquires; `RaceShadow::atomic`), approximately, erring towards fewer races. Warp-
 //!   synchronous code that leans on lockstep execution without barriers counts as racy, as
 //!   PTX says; a `bar.warp.sync` orders its warp's accesses (the shadow forgets entries that
 //!   name only threads of that warp; an entry of several threads of one warp says which).
@@ -888,6 +894,9 @@ enum Status {
     AtBarrier(Inst),
     /// Stopped *at* a warp vote or shuffle, waiting for its warp (see `ir::warp`).
     AtVote,
+    /// Stopped just after a spin-wait's yield ([`MemScope::Yield`]): the other threads run
+    /// before this one goes on.
+    Yielded,
     Exited,
 }
 
@@ -901,6 +910,8 @@ struct Thread {
     /// Has executed `membar.gl` or `membar.sys` (its global atomics release; see
     /// [`GlobalShadow`]).
     fenced: bool,
+    /// Has executed any `membar` (its shared atomics release; see [`RaceShadow::atomic`]).
+    fenced_shared: bool,
     /// Reads of the clock and of the global timer so far (see "Clocks and timers").
     timer_reads: [u64; 2],
     /// The function running: 0 the kernel, k > 0 `Ctx::subroutines[k - 1]`.
@@ -944,6 +955,7 @@ fn run_cta(
                     pos: 0,
                     regs: vec![0; ctx.func.values.len()],
                     fenced: false,
+                    fenced_shared: false,
                     timer_reads: [0; 2],
                     cur: 0,
                     args: Vec::new(),
@@ -1005,6 +1017,16 @@ fn run_cta(
         // barriers open only once no thread is left at a vote.
         if status.contains(&Status::AtVote) {
             resolve_votes(ctx.func, &mut threads, &mut status, &mut races)?;
+            continue;
+        }
+        // Threads that yielded in a spin-wait go on once the others have had their turn; a
+        // barrier opens only when no thread is left spinning.
+        if status.contains(&Status::Yielded) {
+            for s in &mut status {
+                if *s == Status::Yielded {
+                    *s = Status::Running;
+                }
+            }
             continue;
         }
         check_barrier(&threads, &status)?;
@@ -1326,6 +1348,9 @@ fn shadow_warp(x: u16) -> u16 {
 struct RaceShadow {
     cells: Vec<[u16; 3]>,
     touched: Vec<u32>,
+    /// For each shared address an atomic released at in this interval (its thread had
+    /// executed a `membar`), the releasing threads (cell entries, `linear + 1`).
+    released: std::collections::HashMap<u64, Vec<u16>>,
     /// The shared variables the kernel uses ([`shared_ranges`]).
     vars: Vec<std::ops::Range<u64>>,
 }
@@ -1349,6 +1374,38 @@ impl RaceShadow {
             self.cells[i as usize] = [0; 3];
         }
         self.touched.clear();
+        self.released.clear();
+    }
+
+    /// A shared atomic by `thread` at `addr` (message passing, as the emulated `mbarrier`
+    /// does it: a `membar`, then the arrival's atomic; the waiter's atomic read of the same
+    /// word). It acquires from every other thread that released there in this interval:
+    /// their accesses so far are ordered before this thread's later ones, so entries naming
+    /// only one of them are dropped (as [`RaceShadow::warp_sync`] does for a warp). It
+    /// releases when the thread has `fenced`. Like the global model, this errs towards
+    /// finding fewer races (everything a releaser did before the acquire counts as
+    /// released, not only what came before its release; entries naming several threads
+    /// stay), never more.
+    fn atomic(&mut self, addr: u64, thread: u32, fenced: bool) {
+        let me = thread as u16 + 1;
+        if let Some(from) = self.released.get(&addr) {
+            let from: Vec<u16> = from.iter().copied().filter(|&x| x != me).collect();
+            if !from.is_empty() {
+                for &i in &self.touched {
+                    for x in &mut self.cells[i as usize] {
+                        if from.contains(x) {
+                            *x = 0;
+                        }
+                    }
+                }
+            }
+        }
+        if fenced {
+            let r = self.released.entry(addr).or_default();
+            if !r.contains(&me) {
+                r.push(me);
+            }
+        }
     }
 
     /// Record `thread`'s access to shared bytes `range` (already bounds-checked against a
@@ -1969,7 +2026,16 @@ impl Thread {
             InstData::MemBar {
                 scope: MemScope::Warp,
             } => return Ok(Status::AtVote),
+            InstData::MemBar {
+                scope: MemScope::Yield,
+            } => {
+                self.pos += 1;
+                return Ok(Status::Yielded);
+            }
             InstData::NamedBarrier { wait: false, .. } | InstData::MemBar { .. } => {
+                if let InstData::MemBar { .. } = node.data {
+                    self.fenced_shared = true;
+                }
                 if let InstData::MemBar {
                     scope: MemScope::Gl | MemScope::Sys,
                 } = node.data
@@ -2040,6 +2106,8 @@ impl Thread {
                 let (sp, a) = resolve(inst, *space, ea, size)?;
                 if sp == Space::Global {
                     tm.mem.global_races.atomic(a, self.fenced);
+                } else if sp == Space::Shared {
+                    tm.races.atomic(a, self.linear, self.fenced_shared);
                 }
                 tm.note(inst, sp, a, size, self.linear, Access::Atomic)?;
                 let old = tm.read(inst, sp, a, size)?;

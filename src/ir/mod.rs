@@ -531,6 +531,11 @@ pub enum MemScope {
     /// `bar.warp.sync`: the lanes of one warp wait for each other, and order their accesses
     /// among themselves (`ir::eval`: a warp rendezvous; SASS: a `NOP`, see `ir::build`).
     Warp,
+    /// A spin-wait's back-off point (the emulated `mbarrier` waits, `ir::build::emulate`):
+    /// orders nothing and changes no state; the thread is waiting for others. `ir::eval`
+    /// lets every other thread of the CTA run before this one goes on; SASS: a `NOP`, at
+    /// which the simulator lets the other warps run (the hardware interleaves warps anyway).
+    Yield,
 }
 
 /// Direction of a `cvta`.

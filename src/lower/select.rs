@@ -960,10 +960,12 @@ impl<'a> Lowerer<'a> {
                 self.lower_barrier_red(results[0], op, id, count, arg)
             }
             InstData::MemBar {
-                scope: ir::MemScope::Warp,
+                scope: ir::MemScope::Warp | ir::MemScope::Yield,
             } => {
                 // `bar.warp.sync`: ptxas 11.8 emits nothing; a `NOP` keeps the scheduler from
-                // moving memory accesses across it (see `ir::build::sync`).
+                // moving memory accesses across it (see `ir::build::sync`). A spin-wait's
+                // yield (`ir::build::emulate`) is a `NOP` too: the simulator lets the other
+                // warps run there.
                 let mut i = Sm50Inst::new(Role::Plain);
                 i.piece(sm50::Inst::new(Form::NOP), &[]);
                 self.push(i);
@@ -976,7 +978,7 @@ impl<'a> Lowerer<'a> {
                     ir::MemScope::Cta => (0, 0),
                     ir::MemScope::Gl => (1, 1),
                     ir::MemScope::Sys => (2, 1),
-                    ir::MemScope::Warp => unreachable!("matched above"),
+                    ir::MemScope::Warp | ir::MemScope::Yield => unreachable!("matched above"),
                 };
                 let mut i = Sm50Inst::new(Role::Plain);
                 i.piece(

@@ -441,9 +441,16 @@ impl Sim<'_> {
         }
         loop {
             for w in warps.iter_mut() {
+                // A `NOP` is where a spin-wait yields (`ir::MemScope::Yield`): the warp stops
+                // for this round and the later warps run.
                 while w.state == State::Running {
-                    self.step(w)?;
+                    if self.step(w)? {
+                        break;
+                    }
                 }
+            }
+            if warps.iter().any(|w| w.state == State::Running) {
+                continue;
             }
             if warps.iter().all(|w| w.state == State::Done) {
                 if let Some(t) = &mut self.timing {
@@ -521,7 +528,8 @@ impl Sim<'_> {
         Ok(Src::Reg(f(i, Field::Rc)))
     }
 
-    fn step(&mut self, w: &mut Warp) -> Result<(), SimError> {
+    /// Run one instruction of `w`; true when it was a `NOP` (a yield point, see `run_cta`).
+    fn step(&mut self, w: &mut Warp) -> Result<bool, SimError> {
         let addr = w.pc;
         let inst = *self.prog.get(addr, addr)?;
         self.steps += 1;
@@ -547,7 +555,8 @@ impl Sim<'_> {
         if self.deps.is_some() {
             self.note_dependences(w.index, &inst, addr, exec);
         }
-        self.exec(w, &inst, addr, exec)
+        self.exec(w, &inst, addr, exec)?;
+        Ok(inst.form == Form::NOP)
     }
 
     /// Record, for every lane in `exec`, what `inst` read and that it is now the last writer

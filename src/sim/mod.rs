@@ -25,8 +25,12 @@
 //!   count start exited.
 //! * Threads are numbered x fastest; warp `w` holds linear threads `32w..32w+31`.
 //! * CTAs run one after another (x fastest). Inside a CTA, warps run round-robin, each until it
-//!   exits or reaches `BAR.SYNC`; when every warp that has not exited is at the barrier, all
-//!   continue (exited warps count as arrived, as in `ir::eval`).
+//!   exits, reaches `BAR.SYNC` or executes a `NOP`; when every warp that has not exited is
+//!   at the barrier, all continue (exited warps count as arrived, as in `ir::eval`). A `NOP`
+//!   is where a spin-wait yields (leafold's emulated `mbarrier` waits, `ir::MemScope::Yield`,
+//!   and `bar.warp.sync`): the warp stops for this round and the others run, so a warp that
+//!   waits for a later warp makes progress, as on the hardware, which interleaves its warps.
+//!   (ptxas puts `NOP`s only in the padding after the last `EXIT`.)
 //! * `Launch::step_limit` counts warp-instructions here (thread instructions in `ir::eval`).
 //!
 //! # Textures

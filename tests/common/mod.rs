@@ -7,10 +7,12 @@
 //!   [`check_with_nvdisasm`]), over listings read by [`parse_lines`];
 //! * running our code: [`ir_module`] (PTX text to IR) and [`load_our_kernel`] (the code and
 //!   `KernelInfo` from our cubin, as a loader reads them, constant banks included);
-//! * deterministic inputs: [`Rng`] (xorshift64*) and [`noise`].
+//! * deterministic inputs: [`Rng`] (xorshift64*) and [`noise`];
+//! * folders of PTX files compiled, checked by the oracle and verified ([`ptx_files`]).
 
 #![allow(dead_code)]
 
+pub mod ptx_files;
 pub mod warp_kernel;
 
 use leafold::oracle::Oracle;
