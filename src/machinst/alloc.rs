@@ -899,12 +899,12 @@ fn allocate_names<I: MachInst>(
     vc: &mut VCode<I>,
     kinds: &[RegKind; 3],
     fixed: &[(RegKind, PhysReg)],
-    max_regs: u8,
     ra_opts: &ra::RegallocOptions,
-    checker: bool,
+    opts: &AllocOptions,
     hint: u32,
     limits: Option<[usize; 3]>,
 ) -> Result<Option<Named>, AllocError> {
+    let (max_regs, checker) = (opts.max_regs, opts.checker);
     let used: [bool; 3] = [0, 1, 2].map(|c| {
         in_class(fixed, c) > 0
             || vc
@@ -984,10 +984,10 @@ fn tight_names<I: MachInst>(
     vc: &mut VCode<I>,
     kinds: &[RegKind; 3],
     min_needed: [usize; 3],
-    max_regs: u8,
     ra_opts: &ra::RegallocOptions,
-    checker: bool,
+    opts: &AllocOptions,
 ) -> Result<Option<Named>, AllocError> {
+    let max_regs = opts.max_regs;
     // R1 and, for alignment, the register before it are never a value's
     let room = (max_regs as usize).saturating_sub(2);
     let mut limits = [0, 1, 2].map(|c| {
@@ -997,16 +997,7 @@ fn tight_names<I: MachInst>(
     });
     for _ in 0..8 {
         let hint = u32::from(max_regs);
-        if let Some(n) = allocate_names(
-            vc,
-            kinds,
-            &[],
-            max_regs,
-            ra_opts,
-            checker,
-            hint,
-            Some(limits),
-        )? {
+        if let Some(n) = allocate_names(vc, kinds, &[], ra_opts, opts, hint, Some(limits))? {
             return Ok(Some(n));
         }
         let mut changed = false;
@@ -1121,16 +1112,7 @@ pub fn allocate_owned<I: MachInst>(
     let named = if reserve0 {
         None
     } else {
-        allocate_names(
-            &mut vc,
-            &kinds,
-            &fixed,
-            max_regs,
-            &ra_opts,
-            opts.checker,
-            hint,
-            None,
-        )?
+        allocate_names(&mut vc, &kinds, &fixed, &ra_opts, opts, hint, None)?
     };
     let mut last_sizes = None;
     // Registers regalloc2 tries last, once the retry below has set them.
@@ -1143,20 +1125,14 @@ pub fn allocate_owned<I: MachInst>(
     // Where the budget cannot even hold each width's largest need at one instruction side by
     // side (the slices' sum; the instructions that need the most scalars and the most pairs
     // are seldom one), the name spaces under the budget may still colour (see below).
+    let budget_names = !reserve0 && fixed.is_empty() && max_regs < 255;
     if named.is_none()
-        && !reserve0
-        && fixed.is_empty()
-        && max_regs < 255
+        && budget_names
         && fit_sizes(&kinds, want, min_needed, &fixed, max_regs, reserve0).is_err()
     {
-        if let Some((classes, out, prog, per_acc)) = tight_names(
-            &mut vc,
-            &kinds,
-            min_needed,
-            max_regs,
-            &ra_opts,
-            opts.checker,
-        )? {
+        if let Some((classes, out, prog, per_acc)) =
+            tight_names(&mut vc, &kinds, min_needed, &ra_opts, opts)?
+        {
             named_code = Some((prog, per_acc));
             named = Some((classes, out));
         }
@@ -1285,20 +1261,10 @@ pub fn allocate_owned<I: MachInst>(
             .count();
         (o.num_spillslots, n)
     };
-    if named_code.is_none()
-        && !reserve0
-        && fixed.is_empty()
-        && max_regs < 255
-        && stack_edits(&out).1 > 0
-    {
-        if let Some((c, o, prog, per_acc)) = tight_names(
-            &mut vc,
-            &kinds,
-            min_needed,
-            max_regs,
-            &ra_opts,
-            opts.checker,
-        )? {
+    if named_code.is_none() && budget_names && stack_edits(&out).1 > 0 {
+        if let Some((c, o, prog, per_acc)) =
+            tight_names(&mut vc, &kinds, min_needed, &ra_opts, opts)?
+        {
             if stack_edits(&o) < stack_edits(&out) {
                 (classes, out, named_code) = (c, o, Some((prog, per_acc)));
             }
