@@ -324,6 +324,14 @@ impl MachInst for Sm50Inst {
         (self.role == Role::Move).then(|| (self.ops[0].reg, self.ops[1].reg))
     }
 
+    fn move_word(&self) -> u8 {
+        // the source word the first MOV reads (a whole copy's pieces read words 0, 1, ..)
+        self.pieces
+            .first()
+            .and_then(|p| p.refs.iter().find(|r| r.op == 1))
+            .map_or(0, |r| r.offset)
+    }
+
     fn gen_move(dst: PhysReg, src: PhysReg, kind: RegKind) -> Self {
         let mut i = Sm50Inst::new(Role::Move);
         let words = kind.gprs().max(1) as u8;
