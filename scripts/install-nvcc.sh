@@ -27,28 +27,14 @@ if [ -x "$dest/bin/nvcc" ] && [ -x "$dest/bin/nvlink" ] && [ -f "$dest/lib64/lib
     exit 0
 fi
 
-src=/etc/apt/sources.list.d/leafold-nonfree.sources
-if [ ! -f "$src" ]; then
-    # Reuse the mirror and keyring of the system's own Debian source (as install-oracle.sh).
-    uri=$(grep -hoE '^URIs:[[:space:]]*\S+' /etc/apt/sources.list.d/debian.sources 2>/dev/null | head -n1 | awk '{print $2}')
-    uri=${uri:-http://deb.debian.org/debian}
-    key=$(grep -hoE '^Signed-By:[[:space:]]*\S+' /etc/apt/sources.list.d/debian.sources 2>/dev/null | head -n1 | awk '{print $2}')
-    key=${key:-/usr/share/keyrings/debian-archive-keyring.gpg}
-    printf 'Types: deb\nURIs: %s\nSuites: bookworm\nComponents: non-free\nSigned-By: %s\n' "$uri" "$key" \
-        | $sudo tee "$src" >/dev/null
-fi
-$sudo apt-get update -qq -o Dir::Etc::sourcelist="$src" -o Dir::Etc::sourceparts=- \
-    -o APT::Get::List-Cleanup=0 >/dev/null
+# shellcheck source=scripts/nonfree-apt.sh
+. "$(dirname "$0")/nonfree-apt.sh"
+nonfree_apt_setup
 
 work=$(mktemp -d)
-chmod 755 "$work"
 trap 'rm -rf "$work"' EXIT
-packages="nvidia-cuda-toolkit nvidia-cuda-dev libcudart11.0 libnvvm4 libcub-dev libthrust-dev libcu++-dev nvidia-cuda-toolkit-gcc"
-# shellcheck disable=SC2086
-(cd "$work" && apt-get download -qq $packages >/dev/null)
-for deb in "$work"/*.deb; do
-    dpkg -x "$deb" "$work/root"
-done
+nonfree_unpack "$work/root" nvidia-cuda-toolkit nvidia-cuda-dev libcudart11.0 libnvvm4 libcub-dev \
+    libthrust-dev libcu++-dev nvidia-cuda-toolkit-gcc
 r="$work/root"
 
 # Build the tree next to DEST and move it in place at the end, so that an interrupted install

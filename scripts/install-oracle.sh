@@ -19,25 +19,13 @@ fi
 sudo=""
 if [ "$(id -u)" != 0 ]; then sudo="sudo"; fi
 
-src=/etc/apt/sources.list.d/leafold-nonfree.sources
-if [ ! -f "$src" ]; then
-    # Reuse the mirror and keyring of the system's own Debian source.
-    uri=$(grep -hoE '^URIs:[[:space:]]*\S+' /etc/apt/sources.list.d/debian.sources 2>/dev/null | head -n1 | awk '{print $2}')
-    uri=${uri:-http://deb.debian.org/debian}
-    key=$(grep -hoE '^Signed-By:[[:space:]]*\S+' /etc/apt/sources.list.d/debian.sources 2>/dev/null | head -n1 | awk '{print $2}')
-    key=${key:-/usr/share/keyrings/debian-archive-keyring.gpg}
-    printf 'Types: deb\nURIs: %s\nSuites: bookworm\nComponents: non-free\nSigned-By: %s\n' "$uri" "$key" \
-        | $sudo tee "$src" >/dev/null
-fi
-$sudo apt-get update -qq -o Dir::Etc::sourcelist="$src" -o Dir::Etc::sourceparts=- \
-    -o APT::Get::List-Cleanup=0 >/dev/null
+# shellcheck source=scripts/nonfree-apt.sh
+. "$(dirname "$0")/nonfree-apt.sh"
+nonfree_apt_setup
 
 work=$(mktemp -d)
-chmod 755 "$work"
 trap 'rm -rf "$work"' EXIT
-(cd "$work" && apt-get download -qq nvidia-cuda-toolkit >/dev/null)
-deb=$(ls "$work"/nvidia-cuda-toolkit_*.deb)
-dpkg -x "$deb" "$work/x"
+nonfree_unpack "$work/x" nvidia-cuda-toolkit
 mkdir -p "$bin"
 for t in ptxas nvdisasm cuobjdump; do
     install -m 0755 "$work/x/usr/bin/$t" "$bin/$t"

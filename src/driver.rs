@@ -505,6 +505,7 @@ struct KernelInputs<'a> {
 /// What every stage of one kernel's compilation reads: the inputs, the kernel, and how to
 /// report an error at the kernel's span.
 struct KernelCtx<'a> {
+    inputs: &'a KernelInputs<'a>,
     module: &'a ir::Module,
     file: &'a std::sync::Arc<SourceFile>,
     facts: &'a AstFacts,
@@ -557,6 +558,7 @@ fn compile_kernel(
     let f = &f;
     let name = f.name.as_str();
     let cx = KernelCtx {
+        inputs,
         module,
         file,
         facts,
@@ -589,7 +591,8 @@ fn compile_kernel(
     let (fold, constant2, alloc) =
         lower_and_allocate(&cx, lower_opts, max_regs, local_data, out, times, t)?;
     let frame = frame_size(&cx, &alloc, local_data);
-    let (code, relocs, srclocs, notes, dynamic_stack) = emit_kernel(&cx, &alloc, out)?;
+    let (code, relocs, srclocs, notes, shape) = emit_kernel(&cx, &alloc, out)?;
+    let dynamic_stack = shape.dynamic_stack;
     times.lap("emit", t);
     let body = body_from_lowered(inject(code, opts.debug_inject), frame, dynamic_stack)
         .map_err(|e| err(format!("internal error in kernel `{name}`: {e}")))?;
@@ -606,10 +609,10 @@ fn compile_kernel(
         laid: &laid,
         shift,
         frame,
-        dynamic_stack,
+        shape,
     };
     let k = kernel_spec(&cx, &placed, &alloc, max_regs, launch, constant2, relocs)?;
-    kernel_report(&cx, &placed, &k, &alloc, local_data, fold, src_lines, out);
+    kernel_report(&cx, &placed, &k, local_data, fold, src_lines, out);
     times.lap("other", t);
     Ok(k)
 }
@@ -620,7 +623,7 @@ struct Placed<'a> {
     /// Emitted instruction k is body instruction k + `shift` before scheduling.
     shift: usize,
     frame: u32,
-    dynamic_stack: bool,
+    shape: Shape,
 }
 
 /// Lower and allocate the kernel: (fold statistics, literal pool, the allocation). With
@@ -741,24 +744,37 @@ fn frame_size(
     }
 }
 
-/// What [`emit_kernel`] hands on: the code, its relocations, source lines and notes (by
-/// index in the code), and whether the kernel moves its stack pointer (`alloca`).
+/// What [`emit_kernel`] hands on: the code (with the subroutines it calls placed after it),
+/// its relocations, source lines and notes (by index in the code), and its [`Shape`].
 type EmittedKernel = (
     Vec<Inst>,
     Vec<(usize, lower::Reloc)>,
     Vec<machinst::SrcLoc>,
     Vec<(usize, Box<str>)>,
-    bool,
+    Shape,
 );
 
-/// Post-allocation emission ([`lower::emit_all_with`]), the bank-conflict renaming and, for
-/// a kernel with `alloca`, the stack-pointer registers swapped (with ptxas's warning).
+/// What the later stages need to know of the emitted code's shape.
+#[derive(Clone, Copy)]
+struct Shape {
+    /// Registers the kernel and its subroutines use.
+    num_regs: u32,
+    /// The kernel moves its stack pointer (`alloca`).
+    dynamic_stack: bool,
+    /// The kernel calls subroutines of the module (recursion).
+    recursive: bool,
+}
+
+/// Post-allocation emission ([`lower::emit_all_with`]), the subroutines the kernel calls
+/// placed after it ([`place_subroutines`]), the bank-conflict renaming and, for a kernel with
+/// `alloca`, the stack-pointer registers swapped (with ptxas's warnings).
 fn emit_kernel(
     cx: &KernelCtx,
     alloc: &machinst::Allocated<lower::Sm50Inst>,
     out: &mut Output,
 ) -> Result<EmittedKernel, Diagnostics> {
     let KernelCtx {
+        inputs,
         file,
         facts,
         opts,
@@ -769,8 +785,8 @@ fn emit_kernel(
     let err = |msg: String| cx.err(msg);
     let lower::Emitted {
         mut code,
-        relocs,
-        srclocs,
+        mut relocs,
+        mut srclocs,
         notes,
         reconvergence_error,
     } = lower::emit_all_with(
@@ -783,8 +799,25 @@ fn emit_kernel(
     if let Some(why) = reconvergence_error {
         return Err(err(format!("cannot compile kernel `{name}`: {why}")));
     }
-    // Fewer same-bank source pairs: a register renaming that keeps every dependency.
-    crate::sm50::banks::avoid_conflicts(&mut code, alloc.num_regs);
+    // The module's subroutines this kernel calls, placed after its code (`place_subroutines`).
+    let subs = place_subroutines(inputs, &mut code, &mut srclocs, &mut relocs)
+        .map_err(|e| err(format!("cannot compile kernel `{name}`: {e}")))?;
+    // Fewer same-bank source pairs: a register renaming that keeps every dependency (not
+    // across calls of subroutines, whose registers the call ABI fixes).
+    if subs.is_none() {
+        crate::sm50::banks::avoid_conflicts(&mut code, alloc.num_regs);
+    }
+    let num_regs = subs
+        .as_ref()
+        .map_or(alloc.num_regs, |s| s.regs.max(alloc.num_regs));
+    if subs.is_some() {
+        // ptxas 11.8's warning for a kernel that recurses, word for word.
+        out.diagnostics.push(Diagnostic::warning(
+            file,
+            facts.span(name),
+            format!("Stack size for entry function '{name}' cannot be statically determined"),
+        ));
+    }
     // `alloca`/`stacksave`/`stackrestore`: R1 becomes the moving stack pointer and R0 the
     // frame base (`lower::select::stack`).
     let dynamic_stack = uses_dynamic_stack(f);
@@ -797,7 +830,12 @@ fn emit_kernel(
             format!("Stack size for entry function '{name}' cannot be statically determined"),
         ));
     }
-    Ok((code, relocs, srclocs, notes, dynamic_stack))
+    let shape = Shape {
+        num_regs,
+        dynamic_stack,
+        recursive: subs.is_some(),
+    };
+    Ok((code, relocs, srclocs, notes, shape))
 }
 
 /// The `--sass`/`--emit sass` listing and the `--explain` listing of the laid-out kernel;
@@ -865,8 +903,13 @@ fn kernel_spec(
         laid,
         shift,
         frame,
-        dynamic_stack,
+        shape,
     } = *placed;
+    let Shape {
+        num_regs,
+        dynamic_stack,
+        recursive,
+    } = shape;
     let err = |msg: String| cx.err(msg);
     let params: Vec<ParamSpec> = f
         .params
@@ -879,7 +922,7 @@ fn kernel_spec(
         })
         .collect();
     let visible = facts.visible(name);
-    let mut k = KernelSpec::new(name, laid.code.clone(), alloc.num_regs);
+    let mut k = KernelSpec::new(name, laid.code.clone(), num_regs);
     k.visible = visible;
     k.params = params;
     let shared = module.shared_layout(f);
@@ -890,7 +933,11 @@ fn kernel_spec(
     k.frame_size = frame;
     // ptxas 11.8 writes 0xffffffff ("Stack size ... cannot be statically determined") for a
     // kernel with `alloca`: the driver then gives it the default stack size.
-    k.min_stack_size = if dynamic_stack { u32::MAX } else { frame };
+    k.min_stack_size = if dynamic_stack || recursive {
+        u32::MAX
+    } else {
+        frame
+    };
     k.max_reg_count = max_regs as u16;
     k.extra_info = launch.records();
     texture_records(module, f, &mut k);
@@ -901,8 +948,11 @@ fn kernel_spec(
     // EIATTR_CRS_STACK_SIZE from the final code (sm50::crs): the driver sizes the
     // per-warp SSY/PBK/CAL/divergence stack by it.
     let insts: Vec<sm50::Inst> = laid.placed.iter().map(|p| p.inst).collect();
-    k.crs_stack_size = sm50::crs::record(&insts, &laid.targets)
-        .map_err(|e| err(format!("internal error in kernel `{name}`: {e}")))?;
+    k.crs_stack_size = match sm50::crs::record(&insts, &laid.targets) {
+        // Recursion has no bound: ptxas 11.8 writes 0x600 for it (docs/calls.md).
+        Err(_) if recursive => Some(RECURSION_CRS_STACK),
+        r => r.map_err(|e| err(format!("internal error in kernel `{name}`: {e}")))?,
+    };
     for (at, r) in relocs {
         let Some(p) = laid.moved.get(at + shift).and_then(|&m| laid.placed.get(m)) else {
             return Err(err(format!(
@@ -911,6 +961,7 @@ fn kernel_spec(
         };
         let symbol = match r.word {
             RelocWord::Call(n) => module.extern_funcs[n as usize].clone(),
+            RelocWord::DescLo(n) | RelocWord::DescHi(n) => module.kernel_descs[n as usize].clone(),
             _ => module.vars[r.var].name.clone(),
         };
         k.relocs.push(cubin::RelocSpec {
@@ -920,6 +971,8 @@ fn kernel_spec(
                 RelocWord::Lo => R_CUDA_ABS32_LO_20,
                 RelocWord::Hi => R_CUDA_ABS32_HI_20,
                 RelocWord::Abs32 | RelocWord::Call(_) => R_CUDA_ABS32_20,
+                RelocWord::DescLo(_) => R_CUDA_FUNC_DESC32_LO_32,
+                RelocWord::DescHi(_) => R_CUDA_FUNC_DESC32_HI_32,
             },
         });
     }
@@ -946,7 +999,6 @@ fn kernel_report(
     cx: &KernelCtx,
     placed: &Placed,
     k: &KernelSpec,
-    alloc: &machinst::Allocated<lower::Sm50Inst>,
     local_data: u32,
     mut fold: FoldStats,
     src_lines: Vec<Option<u32>>,
@@ -955,11 +1007,14 @@ fn kernel_report(
     let KernelCtx {
         module, f, name, ..
     } = *cx;
-    let Placed { laid, frame, .. } = *placed;
+    let Placed {
+        laid, frame, shape, ..
+    } = *placed;
+    let num_regs = shape.num_regs;
     let shared = module.shared_layout(f);
     out.kernels.push(KernelReport {
         name: name.to_string(),
-        registers: alloc.num_regs,
+        registers: num_regs,
         instructions: live_instructions(laid),
         stack_frame: frame,
         spill_store_bytes: spill_bytes(laid, Form::STL, local_data),
@@ -976,6 +1031,207 @@ fn kernel_report(
 
 /// Static `.shared` bytes a kernel may use on sm_5x (ptxas: "uses too much shared data").
 pub const MAX_SHARED: u32 = 0xc000;
+/// `EIATTR_CRS_STACK_SIZE` of a kernel that recurses, as ptxas 11.8 writes it.
+const RECURSION_CRS_STACK: u32 = 0x600;
+
+/// What [`place_subroutines`] placed after a kernel's code.
+struct PlacedSubs {
+    /// Registers the kernel and its subroutines use, at most.
+    regs: u32,
+}
+
+/// Compile the module's subroutines that kernel code `code` calls (a `CAL` whose `rel`
+/// holds `lower::SUB_CAL_BASE + k`), directly or through each other, and place each once
+/// after the code (which first gets an `EXIT` if it could fall through), pointing every
+/// such `CAL` at its subroutine's first instruction. `srclocs` grows with the code (the
+/// subroutines' instructions name no PTX line), `relocs` with their relocations (system
+/// calls, addresses of `.global` variables). `None` when the code calls none.
+///
+/// Each subroutine is simplified, selected, allocated and emitted on its own, as a kernel
+/// is, and then gets the frame the call ABI asks of it (docs/calls.md): on entry
+/// `IADD32I R1, R1, -frame` and an `STL` of every callee-saved register it may write (R2,
+/// R16..R31, then every other quad, below its register count), and before each `RET` the
+/// `LDL`s back and `IADD32I R1, R1, frame`, under the `RET`'s own guard. Its spill slots
+/// sit at `[R1 + 0..]`, the saved registers after them.
+fn place_subroutines(
+    inputs: &KernelInputs,
+    code: &mut Vec<Inst>,
+    srclocs: &mut Vec<machinst::SrcLoc>,
+    relocs: &mut Vec<(usize, lower::Reloc)>,
+) -> Result<Option<PlacedSubs>, String> {
+    let base = lower::SUB_CAL_BASE;
+    let calls_of = |code: &[Inst]| -> Vec<usize> {
+        code.iter()
+            .filter(|i| i.form == Form::CAL)
+            .filter_map(|i| i.get(Field::Rel))
+            .filter(|&r| r >= base)
+            .map(|r| (r - base) as usize)
+            .collect()
+    };
+    let mut work = calls_of(code);
+    if work.is_empty() {
+        return Ok(None);
+    }
+    let ends = code.last().is_some_and(|l| {
+        matches!(l.form, Form::EXIT | Form::BRA)
+            && l.get(Field::Pg) == Some(7)
+            && l.get(Field::Pgn) == Some(0)
+    });
+    if !ends {
+        code.push(Inst::new(Form::EXIT));
+        srclocs.push(machinst::SrcLoc::NONE);
+    }
+    let mut start: rustc_hash::FxHashMap<usize, u64> = Default::default();
+    let mut regs = 0;
+    while let Some(k) = work.pop() {
+        if start.contains_key(&k) {
+            continue;
+        }
+        let sub = inputs
+            .module
+            .subroutines
+            .get(k)
+            .ok_or_else(|| format!("internal error: no subroutine {k}"))?;
+        let (sub_code, sub_relocs, sub_regs) = compile_subroutine(inputs, sub)?;
+        regs = regs.max(sub_regs);
+        work.extend(calls_of(&sub_code));
+        let at = code.len();
+        relocs.extend(sub_relocs.into_iter().map(|(k, r)| (at + k, r)));
+        start.insert(k, at as u64);
+        for mut i in sub_code {
+            if matches!(i.form, Form::BRA | Form::SSY | Form::PBK | Form::CAL) {
+                let rel = i.get(Field::Rel).unwrap_or(0);
+                if rel < base {
+                    i.set(Field::Rel, rel + at as u64);
+                }
+            }
+            code.push(i);
+            srclocs.push(machinst::SrcLoc::NONE);
+        }
+    }
+    for i in code.iter_mut().filter(|i| i.form == Form::CAL) {
+        if let Some(&at) = i
+            .get(Field::Rel)
+            .filter(|&r| r >= base)
+            .and_then(|r| start.get(&((r - base) as usize)))
+        {
+            i.set(Field::Rel, at);
+        }
+    }
+    Ok(Some(PlacedSubs { regs }))
+}
+
+/// Whether the call ABI has the callee keep register `r` (docs/calls.md).
+fn callee_saved(r: u32) -> bool {
+    r == 2 || (16..32).contains(&r) || (r >= 32 && (r / 4) % 2 == 1)
+}
+
+/// A subroutine's code with its frame, `BRA`/`CAL` `rel`s indices into it.
+type SubCode = (Vec<Inst>, Vec<(usize, lower::Reloc)>, u32);
+
+/// One subroutine's code with its frame (see [`place_subroutines`]), its `BRA`/`CAL`
+/// `rel`s indices into it; its relocations (by index in that code); its register count.
+/// Refused: a subroutine that names `.shared` variables (the kernel lays out only its own)
+/// or needs constants in bank 2 (the kernel's literal pool is its own).
+fn compile_subroutine(inputs: &KernelInputs, sub: &ir::Function) -> Result<SubCode, String> {
+    let mut f = sub.clone();
+    prepare_kernel_ir(inputs.module, &mut f);
+    if !inputs.module.shared_layout(&f).offsets.is_empty() {
+        return Err(format!(
+            "unsupported: the recursive function `{}` names .shared variables",
+            f.name
+        ));
+    }
+    let lowered = lower::lower_verified_stats(inputs.module, &f, &inputs.lower_opts)
+        .map_err(|e| format!("subroutine `{}`: {e}", f.name))?;
+    if !lowered.constant2.is_empty() {
+        return Err(format!(
+            "unsupported: the recursive function `{}` needs constants of its own in c[0x2]",
+            f.name
+        ));
+    }
+    let alloc_opts = AllocOptions {
+        max_regs: inputs.max_regs.min(255) as u8,
+        checker: cfg!(debug_assertions),
+        spill_base: 0,
+    };
+    let alloc = machinst::allocate_owned(lowered.vcode, &alloc_opts).map_err(|e| {
+        format!(
+            "register allocation failed for subroutine `{}`: {e}",
+            f.name
+        )
+    })?;
+    let emitted = lower::emit_all_with(
+        &alloc,
+        &lower::EmitOptions {
+            reconverge: !inputs.opts.no_reconvergence,
+            if_convert: !inputs.opts.no_ifconv,
+        },
+    );
+    if let Some(why) = emitted.reconvergence_error {
+        return Err(format!("subroutine `{}`: {why}", f.name));
+    }
+    let saved: Vec<u32> = (0..alloc.num_regs).filter(|&r| callee_saved(r)).collect();
+    let frame = (alloc.spill_bytes + 4 * saved.len() as u32).next_multiple_of(8);
+    let slot = |n: usize| i64::from(alloc.spill_bytes) + 4 * n as i64;
+    let adjust = |by: i64| {
+        Inst::new(Form::IADD32I)
+            .with(Field::Rd, 1)
+            .with(Field::Ra, 1)
+            .with_signed(Field::Imm, by)
+    };
+    let mut prologue = Vec::new();
+    if frame > 0 {
+        prologue.push(adjust(-i64::from(frame)));
+        for (n, &r) in saved.iter().enumerate() {
+            prologue.push(
+                Inst::new(Form::STL)
+                    .with(Field::Rd, u64::from(r))
+                    .with(Field::Ra, 1)
+                    .with_signed(Field::Off, slot(n)),
+            );
+        }
+    }
+    // New positions: the prologue, then each instruction with its epilogue before each RET.
+    let old = emitted.code;
+    let relocs_at = emitted.relocs;
+    let mut out = prologue;
+    let mut index = Vec::with_capacity(old.len());
+    for i in &old {
+        index.push(out.len() as u64);
+        if i.form == Form::RET && frame > 0 {
+            let pg = i.get(Field::Pg).unwrap_or(7);
+            let pgn = i.get(Field::Pgn).unwrap_or(0);
+            let guard = |x: Inst| x.with(Field::Pg, pg).with(Field::Pgn, pgn);
+            for (n, &r) in saved.iter().enumerate() {
+                out.push(guard(
+                    Inst::new(Form::LDL)
+                        .with(Field::Rd, u64::from(r))
+                        .with(Field::Ra, 1)
+                        .with_signed(Field::Off, slot(n)),
+                ));
+            }
+            out.push(guard(adjust(i64::from(frame))));
+        }
+        out.push(*i);
+    }
+    let end = out.len() as u64;
+    for i in &mut out {
+        if matches!(i.form, Form::BRA | Form::SSY | Form::PBK | Form::CAL) {
+            let rel = i.get(Field::Rel).unwrap_or(0);
+            if rel < lower::SUB_CAL_BASE {
+                let to = index.get(rel as usize).copied().unwrap_or(end);
+                i.set(Field::Rel, to);
+            }
+        }
+    }
+    let relocs = relocs_at
+        .into_iter()
+        .map(|(k, r)| (index[k] as usize, r))
+        .collect();
+    Ok((out, relocs, alloc.num_regs))
+}
+
 /// `.local` bytes per thread a kernel's variables may use: what the frame adjustment's signed
 /// 32-bit immediate holds, with room for spill slots. ptxas 11.8 compiles frames of 100 MB,
 /// reports a 2^31 - 1 byte array as a -2147483648-byte frame and silently gives a 4 GB one a
@@ -1524,6 +1780,12 @@ pub const R_CUDA_G32: u32 = 0x3;
 /// `R_CUDA_G8_0`: byte 0 of the generic address into one byte of data; `R_CUDA_G8_<8k>` is
 /// `R_CUDA_G8_0 + k` (byte k, up to `R_CUDA_G8_56` = 0x5b).
 pub const R_CUDA_G8_0: u32 = 0x54;
+
+/// `R_CUDA_FUNC_DESC32_LO_32` / `R_CUDA_FUNC_DESC32_HI_32`: the low / high word of a kernel's
+/// function descriptor (what `cudaLaunchDevice` takes) into a `MOV32I`'s 32-bit immediate, as
+/// ptxas 11.8 writes `mov.u64 %rd, kernel;` under `-c` (nvlink resolves them).
+pub const R_CUDA_FUNC_DESC32_LO_32: u32 = 0x30;
+pub const R_CUDA_FUNC_DESC32_HI_32: u32 = 0x31;
 
 /// `R_CUDA_ABS32_LO_20` / `R_CUDA_ABS32_HI_20`: the low / high word of a symbol's address into
 /// a `MOV32I`'s 32-bit immediate (what ptxas 11.8 emits for a `.global` variable's address).

@@ -24,7 +24,6 @@
 //! Every error a user can cause is a [`error::Diagnostic`] with file, line and column, or a
 //! typed error for binary input; nothing panics on input.
 
-pub mod calls_shim;
 pub mod cli;
 pub mod cubin;
 pub mod disasm;

@@ -54,6 +54,14 @@
 //! (x fastest), threads in linear order, each thread's calls in program order. Both sides
 //! produce the same text whatever order they run threads in, and `verify` compares it.
 //!
+//! # Where it runs
+//!
+//! `ir::eval` calls [`call_abi`] at an `ExternCall`, the simulator at a `JCAL`
+//! (`sim::syscall`), both with the argument registers R4..R15 as the call ABI fills them
+//! ([`register_bytes`]), one [`State`] per launch ([`state_for_launch`]: the heap is the
+//! launch's region at [`HEAP_BASE`], [`add_heap`]) and their own generic-address memory.
+//! Their outputs carry [`State::printf_output`]; `verify` compares it.
+//!
 //! Invariants: nothing here panics on any input (bad addresses and malformed arguments are
 //! errors); the output depends only on the arguments, memory and the calling thread.
 
@@ -267,6 +275,89 @@ pub fn heap_region(state: &State) -> crate::ir::eval::GlobalRegion {
     crate::ir::eval::GlobalRegion {
         base: HEAP_BASE,
         bytes: vec![0; state.heap_size.min(HEAP_SIZE_MAX) as usize],
+    }
+}
+
+/// The state of one launch, as both sides build it: the launch's grid and block, 64-bit
+/// pointers, and the heap the launch gives (the length of its global region at
+/// [`HEAP_BASE`], [`add_heap`]; none: an empty heap, on which every `malloc` returns null).
+pub fn state_for_launch(launch: &crate::ir::eval::Launch) -> State {
+    let mut s = State::new(launch.grid, launch.block);
+    s.heap_size = heap_of(launch).map_or(0, |b| (b.len() as u64).min(HEAP_SIZE_MAX));
+    s
+}
+
+/// The launch's global region at [`HEAP_BASE`], if it has one.
+fn heap_of(launch: &crate::ir::eval::Launch) -> Option<&[u8]> {
+    launch
+        .global
+        .iter()
+        .find(|r| r.base == HEAP_BASE)
+        .map(|r| &r.bytes[..])
+}
+
+/// Whether a module whose bodiless functions are `extern_funcs` needs the model heap.
+pub fn needs_heap(extern_funcs: &[String]) -> bool {
+    extern_funcs.iter().any(|n| n == "malloc" || n == "free")
+}
+
+/// Give `launch` the model heap ([`heap_region`] of its own [`State`]) unless it has one.
+/// `verify` does this for kernels that call `malloc`/`free`, so that the heap's bytes are
+/// part of both sides' output and compared like any other global region.
+pub fn add_heap(launch: &mut crate::ir::eval::Launch) {
+    if heap_of(launch).is_some() {
+        return;
+    }
+    let mut state = State::new(launch.grid, launch.block);
+    state.heap_size = HEAP_SIZE;
+    launch.global.push(heap_region(&state));
+}
+
+/// Bytes of the argument registers a system call may read: R4..R15 (the sm_50 call ABI
+/// passes at most twelve argument registers, docs/calls.md).
+pub const ARG_REGISTER_BYTES: usize = 48;
+
+/// The bytes of the argument registers R4..R15 ([`ARG_REGISTER_BYTES`]) from (register,
+/// word) pairs; registers not named (holes) are zero.
+pub fn register_bytes(words: &[(u8, u32)]) -> Vec<u8> {
+    let mut bytes = vec![0u8; ARG_REGISTER_BYTES];
+    for &(r, w) in words {
+        let at = usize::from(r.wrapping_sub(4)) * 4;
+        if let Some(b) = bytes.get_mut(at..at + 4) {
+            b.copy_from_slice(&w.to_le_bytes());
+        }
+    }
+    bytes
+}
+
+/// [`call`] from the bytes of the argument registers R4.. ([`abi_params`]): what `ir::eval`
+/// and the simulator both run at a call, so that they read the parameters alike.
+pub fn call_abi(
+    name: &str,
+    registers: &[u8],
+    mem: &mut dyn Memory,
+    state: &mut State,
+) -> Result<Vec<u8>, Error> {
+    let Some(params) = abi_params(name, registers, state.pointer_bytes) else {
+        return Err(if is_system_function(name) {
+            bad_args(name, "its argument registers are missing".to_string())
+        } else {
+            Error::Unknown {
+                name: name.to_string(),
+            }
+        });
+    };
+    call(name, &params, mem, state)
+}
+
+/// An assertion message ([`Error::Trap`]) without its `block: [..], thread: [..]` part: which
+/// failing thread stops a launch first depends on the order threads run in (the interpreter
+/// one thread at a time, the simulator a warp at a time; CUDA prints every failing thread's
+/// message), so `verify` compares assertions by this text.
+pub fn assertion_text(message: &str) -> String {
+    match (message.find(" block: ["), message.find("] Assertion `")) {
+        (Some(a), Some(b)) if a < b => format!("{}{}", &message[..a], &message[b + 1..]),
+        _ => message.to_string(),
     }
 }
 

@@ -51,7 +51,20 @@
 //!
 //! A launch on which the reference executes `trap` has no defined memory (the launch is
 //! aborted): it matches when the simulator stops at a `BPT.TRAP` too, and is a mismatch when
-//! the code runs to the end or faults otherwise; memory is not compared.
+//! the code runs to the end or faults otherwise; memory is not compared. A failed `assert`
+//! (`__assertfail`, [`crate::sysfn`]) is such a trap with a message: it matches when the
+//! simulator fails the same assertion (the message compared without its `block:`/`thread:`
+//! part: which failing thread stops the launch first depends on the order threads run in).
+//!
+//! # System calls
+//!
+//! Kernels that print, allocate or assert run the system-function models on both sides
+//! ([`crate::sysfn`]). The `printf` output (`RunOutput::printf`: records sorted by CTA,
+//! thread and call, the same text whatever order threads run in) is compared before memory;
+//! a difference is a mismatch that names the first differing line and prints both texts. A
+//! kernel that calls `malloc` or `free` gets the model heap, a global region compared like
+//! the buffers. A device-runtime call (dynamic parallelism) cannot run: exit 2, with the
+//! reason.
 //!
 //! # Where
 //!
@@ -506,6 +519,22 @@ fn verify_launch(
     };
     let plan = inputs::infer(f, addr32);
     let local_map = kept_locals(module, f);
+    // A kernel that calls a subroutine: its frames (saved registers, spills) lie in the
+    // stack room below the kernel's frame, leafold's own bytes and no output; only the
+    // kernel's frame is compared.
+    let local_map = if ir::eval::calls_subroutine(f, &module.extern_funcs, &module.subroutines) {
+        let room = DYNAMIC_STACK_BYTES as usize;
+        let frame = module.local_layout(f).1 as usize;
+        Some(match local_map {
+            None => vec![(room, room, frame)],
+            Some(map) => map
+                .into_iter()
+                .map(|(r, o, n)| (r + room, o + room, n))
+                .collect(),
+        })
+    } else {
+        local_map
+    };
     let dynamic_shared = if module
         .vars
         .values()
@@ -547,6 +576,9 @@ fn verify_launch(
                 }) {
                 Ok(mut l) => {
                     l.dynamic_shared = dynamic_shared;
+                    if crate::sysfn::needs_heap(&module.extern_funcs) {
+                        crate::sysfn::add_heap(&mut l);
+                    }
                     l
                 }
                 Err(why) => {
@@ -562,7 +594,15 @@ fn verify_launch(
                 Ok(out) => break (seed, launch, Ok(out)),
                 // A trapping launch has no defined memory: the simulator must trap too.
                 Err(e @ eval::EvalError::Trapped { .. }) => {
-                    break (seed, launch, Err(format!("{e}{}", at(&e))));
+                    break (seed, launch, Err((format!("{e}{}", at(&e)), None)));
+                }
+                // So does a failed assertion, which the simulator must fail alike.
+                Err(e @ eval::EvalError::AssertFailed { .. }) => {
+                    let eval::EvalError::AssertFailed { message, .. } = &e else {
+                        unreachable!()
+                    };
+                    let text = crate::sysfn::assertion_text(message);
+                    break (seed, launch, Err((format!("{e}{}", at(&e)), Some(text))));
                 }
                 // No run of this kernel can be compared (another input does not help).
                 Err(e @ eval::EvalError::Unknowable { .. }) => {
@@ -628,14 +668,20 @@ fn verify_launch(
             let got = sim::run_timed(code, info, launch);
             let reference = match (&reference, got) {
                 (Ok(r), got) => (r, got),
-                (Err(_), Err(sim::SimError::Trap { .. })) => continue,
+                (Err((_, None)), Err(sim::SimError::Trap { .. })) => continue,
+                // Both fail the same assertion (whichever thread's message comes first).
+                (Err((_, Some(text))), Err(sim::SimError::AssertFailed { message, .. }))
+                    if *text == crate::sysfn::assertion_text(&message) =>
+                {
+                    continue
+                }
                 (Err(_), Err(sim::SimError::Unsupported { addr, what })) => {
                     verdict.outcome = Outcome::CannotRun(format!(
                         "the simulator cannot run {side}'s code: 0x{addr:04x}: {what}"
                     ));
                     return verdict;
                 }
-                (Err(trap), got) => {
+                (Err((trap, _)), got) => {
                     let what = match got {
                         Ok(_) => format!("the reference traps ({trap}); {side}'s code does not"),
                         Err(e) => format!(
@@ -689,6 +735,15 @@ fn verify_launch(
             // ptxas's shared memory is comparable only where its layout cannot differ from
             // the reference's: one variable at most (its cubin names none of them).
             let shared = side == Side::Leafold || module.shared_layout(f).offsets.len() <= 1;
+            // The printf output is part of what the kernel does (its order: sysfn's essay).
+            if let Some(what) = crate::sysfn::printf_difference(&reference.printf, &got.printf) {
+                verdict.outcome = unattributed(format!(
+                    "{what}\n  reference printf output:\n{}\n  {side}'s printf output:\n{}",
+                    printf_excerpt(&reference.printf),
+                    printf_excerpt(&got.printf)
+                ));
+                return verdict;
+            }
             if let Some(d) = first_difference(reference, &got, local, shared) {
                 let writer = sim::run_traced(code, info, launch)
                     .ok()
@@ -732,6 +787,17 @@ fn verify_launch(
         launch: [launch_grid(f, opts), launch_block(f, opts)],
     };
     verdict
+}
+
+/// At most the first 40 lines of a printf output, indented, for a mismatch report.
+fn printf_excerpt(text: &[u8]) -> String {
+    let text = String::from_utf8_lossy(text);
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out: Vec<String> = lines.iter().take(40).map(|l| format!("    {l}")).collect();
+    if lines.len() > 40 {
+        out.push(format!("    ... ({} more lines)", lines.len() - 40));
+    }
+    out.join("\n")
 }
 
 /// Why [`check_slice`] failed.
@@ -826,7 +892,9 @@ fn fault_addr(e: &sim::SimError) -> Option<u64> {
         | PlgMismatch { addr, .. }
         | Divergence { addr, .. }
         | StepLimit { addr, .. }
-        | Trap { addr } => Some(*addr),
+        | Trap { addr }
+        | AssertFailed { addr, .. }
+        | SystemCall { addr, .. } => Some(*addr),
         BadLaunch(_) | BadCubin(_) => None,
     }
 }
@@ -1100,12 +1168,15 @@ pub fn make_launch(
     let mut rng = Rng::new(seed);
     let mut launch = Launch::new(launch_grid(f, opts), launch_block(f, opts));
     launch.global_races = true;
-    if f.insts
-        .values()
-        .any(|i| matches!(i.data, ir::InstData::Stack { .. }))
-    {
+    if f.insts.values().any(|i| {
+        matches!(
+            i.data,
+            ir::InstData::Stack { .. } | ir::InstData::ExternCall { .. }
+        )
+    }) {
         // Room for `alloca` below the frame, in `ir::eval` and in the simulator alike; a
-        // multiple of every alignment up to 16 KB, so both align the same addresses.
+        // multiple of every alignment up to 16 KB, so both align the same addresses. A
+        // call's frames (a recursive subroutine's, docs/calls.md) go there too.
         launch.local_size = DYNAMIC_STACK_BYTES;
     }
     launch.step_limit = step_limit(launch.grid, launch.block);
@@ -1228,10 +1299,48 @@ fn bind_textures(
     for (name, handle) in &bound.handles {
         if let Some(p) = f.params.iter().find(|p| p.name == *name && p.size == 8) {
             write_le(&mut launch.params, p.offset as usize, 8, *handle);
+        } else {
+            write_handle_in_buffer(f, &mut launch, name, *handle)?;
         }
     }
     launch.textures = bound.bindings;
     Ok(launch)
+}
+
+/// Store texture object `handle` where the kernel loads it from: `name` is `p+OFF`
+/// ([`ir::tex::handle_source`]), the word `OFF` bytes past where pointer parameter `p`
+/// points, in whichever buffer of the launch holds it (both sides read the same launch).
+fn write_handle_in_buffer(
+    f: &Function,
+    launch: &mut Launch,
+    name: &str,
+    handle: u64,
+) -> Result<(), String> {
+    let (param, off) = name
+        .rsplit_once('+')
+        .and_then(|(p, o)| Some((p, o.parse::<u64>().ok()?)))
+        .ok_or_else(|| format!("texture object `{name}`: no parameter holds it"))?;
+    let p = f
+        .params
+        .iter()
+        .find(|p| p.name == param && p.size == 8)
+        .ok_or_else(|| format!("texture object `{name}`: no pointer parameter `{param}`"))?;
+    let at = p.offset as usize;
+    let ptr = launch
+        .params
+        .get(at..at + 8)
+        .map(|b| u64::from_le_bytes(b.try_into().unwrap()))
+        .ok_or_else(|| format!("texture object `{name}`: parameter `{param}` has no value"))?;
+    let addr = ptr.wrapping_add(off);
+    let region = launch
+        .global
+        .iter_mut()
+        .find(|r| addr >= r.base && addr + 8 <= r.base + r.bytes.len() as u64)
+        .ok_or_else(|| {
+            format!("texture object `{name}`: {addr:#x} is in no buffer of the launch")
+        })?;
+    write_le(&mut region.bytes, (addr - region.base) as usize, 8, handle);
+    Ok(())
 }
 
 /// Where the objects of a launch are, for the values of pointer fields.

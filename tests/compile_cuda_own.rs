@@ -13,32 +13,24 @@
 
 mod common;
 
-use leafold::cubin;
-use leafold::driver::{compile, Arch, Emit, Options};
-use leafold::oracle::Oracle;
-use leafold::sm50::sched::check::check_code;
-use leafold::verify::{verify_file, Outcome, VerifyOptions};
+use common::ptx_files::{self, Case};
+use leafold::driver::Arch;
+use leafold::verify::Outcome;
 
-fn files() -> Vec<(String, String)> {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/cuda-own");
+/// Every file of `nvcc/` and `clang/`, for the Maxwell target it names (`.target sm_53`
+/// for the half-precision sources, `.target sm_52` for `alloca`).
+fn cases() -> Vec<Case> {
     let mut v = Vec::new();
     for front in ["nvcc", "clang"] {
-        let mut names: Vec<_> = std::fs::read_dir(root.join(front))
-            .unwrap()
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.extension().is_some_and(|x| x == "ptx"))
-            .collect();
-        names.sort();
-        for p in names {
-            let name = format!("{front}/{}", p.file_name().unwrap().to_string_lossy());
-            v.push((name, std::fs::read_to_string(&p).unwrap()));
+        let dir = format!("tests/data/cuda-own/{front}");
+        for (name, ptx) in ptx_files::read_dir(&dir, &format!("{front}/"), |_| true) {
+            let arch = arch_of(&ptx);
+            v.push(Case { name, ptx, arch });
         }
     }
     v
 }
 
-/// The Maxwell target a file names (`.target sm_53` for the half-precision sources,
-/// `.target sm_52` for `alloca`).
 fn arch_of(ptx: &str) -> Arch {
     if ptx.lines().any(|l| l.trim().starts_with(".target sm_53")) {
         Arch::Sm53
@@ -49,66 +41,20 @@ fn arch_of(ptx: &str) -> Arch {
     }
 }
 
-fn options(name: &str, ptx: &str) -> Options {
-    Options {
-        file_name: name.to_string(),
-        emit: Emit::Sass,
-        arch: arch_of(ptx),
-        ..Options::default()
-    }
-}
-
 #[test]
 fn every_file_compiles_hazard_free_and_as_cuobjdump_lists_it() {
-    let oracle = Oracle::for_test("compile_cuda_own");
-    let files = files();
-    assert!(files.len() >= 14, "cuda-own has {} files", files.len());
-    common::par_map(&files, |(name, ptx)| {
-        let out = compile(ptx, &options(name, ptx)).unwrap_or_else(|d| {
-            panic!(
-                "{name} does not compile:\n{}",
-                leafold::error::render_all(&d.0)
-            )
-        });
-        let c = cubin::read(&out.cubin).unwrap_or_else(|e| panic!("{name}: {e}"));
-        for k in &c.kernels {
-            let errs = check_code(&k.code);
-            assert!(errs.is_empty(), "{name} {}: {errs:#?}", k.name);
-        }
-        if let Some(o) = &oracle {
-            common::assert_cuobjdump_lists_unordered(o, name, &out.cubin, &out.sass);
-        }
-    });
+    let cases = cases();
+    assert!(cases.len() >= 14, "cuda-own has {} files", cases.len());
+    ptx_files::compile_all("compile_cuda_own", &cases, |_| None, |_, _| {});
 }
 
 #[test]
 fn every_kernel_verifies() {
-    let files = files();
-    let verdicts = common::par_map(&files, |(name, ptx)| {
-        let opts = VerifyOptions {
-            runs: 2,
-            compile: options(name, ptx),
-            ..VerifyOptions::default()
-        };
-        let v = verify_file(ptx, None, &opts).unwrap_or_else(|d| {
-            panic!(
-                "{name} does not compile:\n{}",
-                leafold::error::render_all(&d.0)
-            )
-        });
-        (name.clone(), v)
+    let kernels = ptx_files::verify_all(&cases(), 2, |_, o| match o {
+        Outcome::Match { .. } => true,
+        // Reading a clock or timer makes a result time-dependent: nothing to compare.
+        Outcome::CannotRun(why) => why.contains("clock") || why.contains("timer"),
+        _ => false,
     });
-    let mut kernels = 0;
-    for (name, vs) in &verdicts {
-        for v in vs {
-            kernels += 1;
-            match &v.outcome {
-                Outcome::Match { .. } => {}
-                // Reading a clock or timer makes a result time-dependent: nothing to compare.
-                Outcome::CannotRun(why) if why.contains("clock") || why.contains("timer") => {}
-                _ => panic!("{name}: {v}"),
-            }
-        }
-    }
     assert!(kernels >= 40, "only {kernels} kernels");
 }

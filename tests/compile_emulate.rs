@@ -259,7 +259,9 @@ fn nanosleep_is_a_hint_that_costs_nothing() {
 #[test]
 fn cp_async_copies_are_complete_after_wait_group() {
     // Each thread copies 16, 8 and 4 bytes of the input into shared memory in two groups,
-    // waits, and after a CTA barrier reads a neighbour's copies.
+    // waits, and after a CTA barrier reads a neighbour's copies. Two copies carry a cache
+    // policy (`.L2::cache_hint`, from `createpolicy`) and one an L2 prefetch size: accepted,
+    // and nothing on sm_5x.
     let decls = ".shared .align 16 .b32 sm[64 * 8];";
     let body = r#"
     and.b32 %r5, %r9, 63;
@@ -269,9 +271,10 @@ fn cp_async_copies_are_complete_after_wait_group() {
     shl.b32 %r12, %r12, 4;
     cvt.u64.u32 %rd7, %r12;
     add.s64 %rd7, %rd1, %rd7;
-    cp.async.cg.shared.global [%r7], [%rd7], 16;
+    createpolicy.fractional.L2::evict_first.b64 %rd9, 1.0;
+    cp.async.cg.shared.global.L2::cache_hint [%r7], [%rd7], 16, %rd9;
     cp.async.commit_group;
-    cp.async.ca.shared.global [%r7+16], [%rd7+8], 8, 8;
+    cp.async.ca.shared.global.L2::cache_hint.L2::128B [%r7+16], [%rd7+8], 8, 8, %rd9;
     cp.async.ca.shared.global [%r7+24], [%rd5], 4;
     cp.async.commit_group;
     setp.eq.u32 %p5, %r9, 1000;
@@ -462,8 +465,9 @@ WAIT1:
         "{}",
         out.sass
     );
+    // The waits spin on the phase; no thread takes a hardware barrier for them.
     assert!(
-        has(&out.sass, |t| t.starts_with("BAR.SYNC 0xf")),
+        !has(&out.sass, |t| t.starts_with("BAR.SYNC 0xf")),
         "{}",
         out.sass
     );
@@ -480,5 +484,113 @@ WAIT1:
         assert_eq!(word(&last, g, 1), want, "thread {g}");
         // Phase 2 (parity 0) has not completed.
         assert_eq!(word(&last, g, 2), 0, "thread {g}");
+    }
+}
+
+#[test]
+fn mbarrier_producer_warp_and_waiting_consumer_warp() {
+    // Only warp 0 waits, on data warp 1 (a later warp) produces: the consumers spin on
+    // try_wait.parity while the producers store and arrive (count 32), one of them
+    // announcing 16 transaction bytes (expect_tx with its arrival) and another completing
+    // them (complete_tx). A wait that every thread had to take would deadlock here; with
+    // the tx-count ignored the phase would complete with the bytes still pending.
+    let decls = ".shared .align 8 .b64 mb;\n.shared .align 4 .b32 sm[64];";
+    let body = r#"
+    mov.u32 %r5, mb;
+    mov.u32 %r6, sm;
+    setp.eq.u32 %p1, %r9, 0;
+    @%p1 mbarrier.init.shared::cta.b64 [%r5], 32;
+    bar.sync 0;
+    shl.b32 %r7, %r9, 2;
+    add.s32 %r7, %r6, %r7;
+    setp.lt.u32 %p2, %r9, 32;
+    @%p2 bra CONSUMER;
+    add.s32 %r12, %r2, 1;
+    st.shared.u32 [%r7], %r12;
+    st.global.u32 [%rd3], %r9;
+    setp.eq.u32 %p3, %r9, 33;
+    @%p3 bra EXPECT;
+    setp.eq.u32 %p4, %r9, 40;
+    @%p4 mbarrier.complete_tx.shared::cta.b64 [%r5], 16;
+    mbarrier.arrive.release.cta.shared::cta.b64 _, [%r5];
+    bra DONE;
+EXPECT:
+    mbarrier.arrive.expect_tx.release.cta.shared::cta.b64 _, [%r5], 16;
+    bra DONE;
+CONSUMER:
+    mbarrier.try_wait.parity.shared::cta.b64 %p5, [%r5], 0;
+    @!%p5 bra CONSUMER;
+    ld.shared.u32 %r12, [%r7+128];
+    st.global.u32 [%rd3], %r12;
+DONE:
+"#;
+    let (out, last) = run("mbarrier_pc", decls, body);
+    assert!(has(&out.sass, |t| t == "NOP"), "{}", out.sass);
+    for g in 0..(THREADS * CTAS) as usize {
+        let t = g % THREADS as usize;
+        let want = if t < 32 {
+            input(3, g + 32).wrapping_add(1)
+        } else {
+            t as u32
+        };
+        assert_eq!(word(&last, g, 0), want, "thread {g}");
+    }
+}
+
+#[test]
+fn mbarrier_arrive_drop_lowers_later_phases() {
+    // 64 expected arrivals; in phase 0 warp 0 arrives with arrive_drop and leaves, so phase
+    // 1 completes with warp 1 alone (it would never complete without the drop: the launch
+    // would stop at the step limit). In phase 1 each of them passes a word to its neighbour
+    // through shared memory, ordered by the mbarrier alone. (The groups are whole warps:
+    // on sm_5x a warp's lanes spinning while other lanes of the same warp have yet to
+    // arrive never let those run, a deadlock the simulator reports at its step limit.)
+    let decls = ".shared .align 8 .b64 mb;\n.shared .align 4 .b32 sm[64];";
+    let body = r#"
+    .reg .b64 %st<4>;
+    mov.u32 %r5, mb;
+    mov.u32 %r6, sm;
+    setp.eq.u32 %p1, %r9, 0;
+    @%p1 mbarrier.init.shared.b64 [%r5], %r11;
+    bar.sync 0;
+    setp.lt.u32 %p2, %r9, 32;
+    @%p2 bra DROP;
+    mbarrier.arrive.shared.b64 %st1, [%r5];
+W0:
+    mbarrier.test_wait.shared.b64 %p3, [%r5], %st1;
+    @!%p3 bra W0;
+    shl.b32 %r7, %r9, 2;
+    add.s32 %r7, %r6, %r7;
+    st.shared.u32 [%r7], %r2;
+    mbarrier.arrive.shared.b64 %st2, [%r5];
+W1:
+    mbarrier.try_wait.shared.b64 %p3, [%r5], %st2;
+    @!%p3 bra W1;
+    add.s32 %r8, %r9, 1;
+    setp.eq.u32 %p4, %r8, %r11;
+    @%p4 mov.u32 %r8, 32;
+    shl.b32 %r8, %r8, 2;
+    add.s32 %r8, %r6, %r8;
+    ld.shared.u32 %r12, [%r8];
+    st.global.u32 [%rd3], %r12;
+    bra DONE;
+DROP:
+    mbarrier.arrive_drop.shared.b64 %st3, [%r5];
+W2:
+    mbarrier.test_wait.shared.b64 %p3, [%r5], %st3;
+    @!%p3 bra W2;
+    st.global.u32 [%rd3], %r9;
+DONE:
+"#;
+    let (_, last) = run("mbarrier_drop", decls, body);
+    for g in 0..(THREADS * CTAS) as usize {
+        let t = g % THREADS as usize;
+        let want = if t < 32 {
+            t as u32
+        } else {
+            let n = if t + 1 == THREADS as usize { 32 } else { t + 1 };
+            input(3, g - t + n)
+        };
+        assert_eq!(word(&last, g, 0), want, "thread {g}");
     }
 }

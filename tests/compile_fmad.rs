@@ -12,6 +12,9 @@
 //! * `ir::eval` (which sees the contracted IR, as the compiler does) equals the simulator on
 //!   our code and on ptxas's: ptxas's fused results agree bit for bit with the reference;
 //! * `--fmad=false` contracts nothing (no FFMA/DFMA at all, as the PTX has no `fma`).
+//!
+//! `tests/data/fmad/cases_c.ptx` holds the cases across blocks, one kernel each: there ptxas
+//! unrolls loops, so each kernel's *set* of float opcodes is compared, not their counts.
 
 mod common;
 
@@ -21,6 +24,7 @@ use leafold::verify::{verify_file, Outcome, VerifyOptions};
 
 const A: &str = include_str!("data/fmad/cases_a.ptx");
 const B: &str = include_str!("data/fmad/cases_b.ptx");
+const C: &str = include_str!("data/fmad/cases_c.ptx");
 
 fn sass(ptx: &str, fmad: bool) -> String {
     let opts = Options {
@@ -108,9 +112,68 @@ fn contractions_are_ptxas_s() {
     }
 }
 
+/// Each kernel's distinct float opcodes in a listing (`Function : NAME` headers), by name.
+fn float_ops_per_kernel(listing: &str) -> Vec<(String, Vec<String>)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    for line in listing.lines() {
+        match line.trim().strip_prefix("Function : ") {
+            Some(name) => out.push((name.trim().to_string(), String::new())),
+            None => {
+                if let Some((_, text)) = out.last_mut() {
+                    text.push_str(line);
+                    text.push('\n');
+                }
+            }
+        }
+    }
+    let mut v: Vec<(String, Vec<String>)> = out
+        .into_iter()
+        .map(|(name, text)| {
+            let mut ops = float_ops(&text);
+            ops.dedup();
+            (name, ops)
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn contractions_across_blocks_are_ptxas_s() {
+    let ours = float_ops_per_kernel(&sass(C, true));
+    let fused = ["FFMA"].map(String::from).to_vec();
+    let apart = ["FADD", "FMUL"].map(String::from).to_vec();
+    let expected: Vec<(String, Vec<String>)> = [
+        ("A", vec!["FADD".to_string(), "FFMA".to_string()]),
+        ("B2", apart.clone()),
+        ("B3", apart.clone()),
+        ("C", fused.clone()),
+        ("D", fused.clone()),
+        ("E", apart.clone()),
+        ("cp", fused.clone()),
+        ("lc", apart.clone()),
+        ("ll", apart.clone()),
+        ("lp", fused.clone()),
+        ("pi", fused.clone()),
+        ("pp", fused),
+    ]
+    .into_iter()
+    .map(|(n, ops)| (n.to_string(), ops))
+    .collect();
+    assert_eq!(ours, expected);
+    let Some(oracle) = Oracle::for_test("contractions_across_blocks_are_ptxas_s") else {
+        return;
+    };
+    let cubin = oracle.ptxas(C, "sm_50", &[]).expect("ptxas compiles it");
+    let listing = oracle
+        .cuobjdump(&cubin, "-sass")
+        .expect("cuobjdump lists it");
+    assert_eq!(float_ops_per_kernel(&listing), expected);
+}
+
 #[test]
 fn fmad_false_contracts_nothing() {
-    for ptx in [A, B] {
+    for ptx in [A, B, C] {
         let ops = float_ops(&sass(ptx, false));
         assert!(!ops.is_empty());
         assert!(
@@ -125,7 +188,7 @@ fn fmad_false_contracts_nothing() {
 fn reference_and_both_codes_agree() {
     let oracle = Oracle::for_test("reference_and_both_codes_agree");
     for fmad in [true, false] {
-        for ptx in [A, B] {
+        for ptx in [A, B, C] {
             let mut o = VerifyOptions {
                 grid: [1, 1, 1],
                 block: [32, 1, 1],

@@ -53,17 +53,34 @@ fn input(out: &[u8], g: usize) -> u32 {
     word(out, g, 7)
 }
 
+/// PTX that loads `%rd9 = table[%r3]` from `space`, with `%r3 = %r2 {op} {n}` (`rem.u32` or
+/// `and.b32` of the input word): how each indirect-call test picks its function pointer.
+fn load_entry(op: &str, n: u32, table: &str, space: &str) -> String {
+    format!(
+        "    {op} %r3, %r2, {n};\n    mul.wide.u32 %rd7, %r3, 8;\n    mov.u64 %rd8, {table};\n    \
+         add.u64 %rd8, %rd8, %rd7;\n    ld.{space}.u64 %rd9, [%rd8];\n"
+    )
+}
+
+/// Check word `k` of every thread's output row against `want(thread, input)`.
+fn each_thread(last: &[u8], k: usize, want: impl Fn(usize, u32) -> u32) {
+    for g in 0..(THREADS * CTAS) as usize {
+        let x = input(last, g);
+        assert_eq!(
+            word(last, g, k),
+            want(g, x),
+            "thread {g}, in {x:#x}, word {k}"
+        );
+    }
+}
+
 /// `out[8g + 0]` = `table[in % 3](in)`; word 1 = whether the pointer is `plus7`; word 7 =
 /// `in`. The table is a `.global` array initialized with function addresses.
 #[test]
 fn call_through_a_global_table() {
     let decls = format!("{FUNCS}\n.global .align 8 .u64 table[3] = {{twice, plus7, square}};\n");
-    let body = r#"
-    rem.u32 %r3, %r2, 3;
-    mul.wide.u32 %rd7, %r3, 8;
-    mov.u64 %rd8, table;
-    add.u64 %rd8, %rd8, %rd7;
-    ld.global.u64 %rd9, [%rd8];
+    let body = load_entry("rem.u32", 3, "table", "global")
+        + r#"
     {
     .param .b32 p0;
     st.param.b32 [p0], %r2;
@@ -79,18 +96,14 @@ fn call_through_a_global_table() {
     st.global.u32 [%rd3+4], %r5;
     st.global.u32 [%rd3+28], %r2;
 "#;
-    let (out, last) = run("global_table", &decls, body);
+    let (out, last) = run("global_table", &decls, &body);
     assert!(!has(&out.sass, |t| t.starts_with("JCAL")));
-    for g in 0..(THREADS * CTAS) as usize {
-        let x = input(&last, g);
-        let want = match x % 3 {
-            0 => x.wrapping_mul(2),
-            1 => x.wrapping_add(7),
-            _ => x.wrapping_mul(x),
-        };
-        assert_eq!(word(&last, g, 0), want, "thread {g}, in {x:#x}");
-        assert_eq!(word(&last, g, 1), u32::from(x % 3 == 1), "thread {g}");
-    }
+    each_thread(&last, 0, |_, x| match x % 3 {
+        0 => x.wrapping_mul(2),
+        1 => x.wrapping_add(7),
+        _ => x.wrapping_mul(x),
+    });
+    each_thread(&last, 1, |_, x| u32::from(x % 3 == 1));
 }
 
 /// A vtable in `.const` memory: `vt[in & 1]` with a two-argument prototype, and a pointer
@@ -98,12 +111,8 @@ fn call_through_a_global_table() {
 #[test]
 fn vtable_in_const_and_pointers_in_registers() {
     let decls = format!("{FUNCS}\n.const .align 8 .u64 vt[2] = {{mix, mix}};\n");
-    let body = r#"
-    and.b32 %r3, %r2, 1;
-    mul.wide.u32 %rd7, %r3, 8;
-    mov.u64 %rd8, vt;
-    add.u64 %rd8, %rd8, %rd7;
-    ld.const.u64 %rd9, [%rd8];
+    let body = load_entry("and.b32", 1, "vt", "const")
+        + r#"
     {
     .param .b32 p0;
     st.param.b32 [p0], %r2;
@@ -130,30 +139,23 @@ fn vtable_in_const_and_pointers_in_registers() {
     st.global.u32 [%rd3+4], %r5;
     st.global.u32 [%rd3+28], %r2;
 "#;
-    let (_, last) = run("vtable_const", &decls, body);
-    for g in 0..(THREADS * CTAS) as usize {
-        let x = input(&last, g);
-        let tid = (g as u32) % THREADS;
-        assert_eq!(word(&last, g, 0), x ^ tid, "thread {g}");
-        let want = if x < 0x8000_0000 {
+    let (_, last) = run("vtable_const", &decls, &body);
+    each_thread(&last, 0, |g, x| x ^ (g as u32 % THREADS));
+    each_thread(&last, 1, |_, x| {
+        if x < 0x8000_0000 {
             x.wrapping_mul(2)
         } else {
             x.wrapping_mul(x)
-        };
-        assert_eq!(word(&last, g, 1), want, "thread {g}");
-    }
+        }
+    });
 }
 
 /// `.calltargets` names the candidates itself (no prototype).
 #[test]
 fn calltargets_list_the_candidates() {
     let decls = format!("{FUNCS}\n.global .align 8 .u64 two[2] = {{plus7, square}};\n");
-    let body = r#"
-    and.b32 %r3, %r2, 1;
-    mul.wide.u32 %rd7, %r3, 8;
-    mov.u64 %rd8, two;
-    add.u64 %rd8, %rd8, %rd7;
-    ld.global.u64 %rd9, [%rd8];
+    let body = load_entry("and.b32", 1, "two", "global")
+        + r#"
     {
     .param .b32 p0;
     st.param.b32 [p0], %r2;
@@ -165,16 +167,14 @@ fn calltargets_list_the_candidates() {
     st.global.u32 [%rd3], %r4;
     st.global.u32 [%rd3+28], %r2;
 "#;
-    let (_, last) = run("calltargets", &decls, body);
-    for g in 0..(THREADS * CTAS) as usize {
-        let x = input(&last, g);
-        let want = if x & 1 == 0 {
+    let (_, last) = run("calltargets", &decls, &body);
+    each_thread(&last, 0, |_, x| {
+        if x & 1 == 0 {
             x.wrapping_add(7)
         } else {
             x.wrapping_mul(x)
-        };
-        assert_eq!(word(&last, g, 0), want, "thread {g}");
-    }
+        }
+    });
 }
 
 /// Function values are distinct, non-zero, and the same in an initializer and in code.
@@ -198,9 +198,7 @@ fn function_values_are_distinct_and_not_null() {
     st.global.u32 [%rd3], %r4;
 "#;
     let (_, last) = run("fn_values", &decls, body);
-    for g in 0..(THREADS * CTAS) as usize {
-        assert_eq!(word(&last, g, 0), 1, "thread {g}");
-    }
+    each_thread(&last, 0, |_, _| 1);
 }
 
 /// `brx.idx` through a `.branchtargets` table: a divergent jump to one of three labels (as a
@@ -224,13 +222,9 @@ DONE:
     st.global.u32 [%rd3+28], %r2;
 "#;
     let (_, last) = run("brx_idx", "", body);
-    for g in 0..(THREADS * CTAS) as usize {
-        let x = input(&last, g);
-        let want = match x % 3 {
-            0 => x.wrapping_mul(5),
-            1 => x.wrapping_add(11),
-            _ => x ^ 0x55,
-        };
-        assert_eq!(word(&last, g, 0), want, "thread {g}, in {x:#x}");
-    }
+    each_thread(&last, 0, |_, x| match x % 3 {
+        0 => x.wrapping_mul(5),
+        1 => x.wrapping_add(11),
+        _ => x ^ 0x55,
+    });
 }

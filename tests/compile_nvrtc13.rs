@@ -13,107 +13,49 @@
 
 mod common;
 
-use leafold::cubin;
-use leafold::driver::{compile, Arch, Emit, Options};
-use leafold::oracle::Oracle;
-use leafold::sm50::sched::check::check_code;
-use leafold::verify::{verify_file, Outcome, VerifyOptions};
+use common::ptx_files::{self, Case};
+use leafold::driver::{compile, Arch};
+use leafold::verify::Outcome;
 
 fn files() -> Vec<(String, String)> {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/nvrtc13/ptx");
-    let mut names: Vec<_> = std::fs::read_dir(root)
-        .unwrap()
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| {
-            let n = p.file_name().unwrap().to_string_lossy();
-            n.starts_with("m1_") && n.ends_with(".ptx")
-        })
-        .collect();
-    names.sort();
-    names
-        .into_iter()
-        .map(|p| {
-            let name = p.file_name().unwrap().to_string_lossy().to_string();
-            (name, std::fs::read_to_string(&p).unwrap())
-        })
-        .collect()
+    ptx_files::read_dir("tests/data/nvrtc13/ptx", "", |n| n.starts_with("m1_"))
 }
 
-fn options(name: &str, arch: Arch) -> Options {
-    Options {
-        file_name: name.to_string(),
-        emit: Emit::Sass,
-        arch,
-        ..Options::default()
-    }
+fn cases() -> Vec<Case> {
+    ptx_files::for_archs(&files(), &[Arch::Sm50, Arch::Sm53])
 }
 
 #[test]
 fn every_file_compiles_for_sm50_and_sm53_hazard_free_and_as_the_oracle_lists_it() {
-    let oracle = Oracle::for_test("compile_nvrtc13");
-    let files = files();
-    assert!(files.len() >= 6, "only {} m1_ files", files.len());
-    let jobs: Vec<_> = files
-        .iter()
-        .flat_map(|f| [(f, Arch::Sm50), (f, Arch::Sm53)])
-        .collect();
-    common::par_map(&jobs, |((name, ptx), arch)| {
-        let out = compile(ptx, &options(name, *arch)).unwrap_or_else(|d| {
-            panic!(
-                "{name} ({arch:?}) does not compile:\n{}",
-                leafold::error::render_all(&d.0)
-            )
-        });
-        assert!(
-            out.diagnostics
-                .iter()
-                .any(|d| d.to_string().contains("is newer than sm_53")),
-            "{name}: no warning about the target"
-        );
-        let c = cubin::read(&out.cubin).unwrap_or_else(|e| panic!("{name}: {e}"));
-        for k in &c.kernels {
-            let errs = check_code(&k.code);
-            assert!(errs.is_empty(), "{name} {}: {errs:#?}", k.name);
-        }
-        if let Some(o) = &oracle {
-            common::assert_cuobjdump_lists_unordered(o, name, &out.cubin, &out.sass);
-        }
-    });
+    let cases = cases();
+    assert!(cases.len() >= 2 * 6, "only {} m1_ cases", cases.len());
+    ptx_files::compile_all(
+        "compile_nvrtc13",
+        &cases,
+        |_| None,
+        |case, out| {
+            assert!(
+                out.diagnostics
+                    .iter()
+                    .any(|d| d.to_string().contains("is newer than sm_53")),
+                "{}: no warning about the target",
+                case.name
+            );
+        },
+    );
 }
 
 #[test]
 fn every_kernel_verifies_at_the_full_launch() {
-    let files = files();
-    let jobs: Vec<_> = files
-        .iter()
-        .flat_map(|f| [(f, Arch::Sm50), (f, Arch::Sm53)])
-        .collect();
-    let verdicts = common::par_map(&jobs, |((name, ptx), arch)| {
-        let opts = VerifyOptions {
-            runs: 3,
-            compile: options(name, *arch),
-            ..VerifyOptions::default()
-        };
-        let v = verify_file(ptx, None, &opts).unwrap_or_else(|d| {
-            panic!(
-                "{name} does not compile:\n{}",
-                leafold::error::render_all(&d.0)
-            )
-        });
-        (name.clone(), v)
-    });
-    let mut kernels = 0;
-    for (name, vs) in &verdicts {
-        for v in vs {
-            kernels += 1;
-            match &v.outcome {
-                Outcome::Match {
-                    one_thread: None, ..
-                } => {}
-                _ => panic!("{name}: {v}"),
+    let kernels = ptx_files::verify_all(&cases(), 3, |_, o| {
+        matches!(
+            o,
+            Outcome::Match {
+                one_thread: None,
+                ..
             }
-        }
-    }
+        )
+    });
     assert!(kernels >= 2 * 17, "only {kernels} kernels");
 }
 
@@ -125,7 +67,12 @@ fn the_emulations_have_their_shapes() {
     let files = files();
     let sass = |file: &str, kernel: &str| {
         let (name, ptx) = files.iter().find(|(n, _)| n == file).unwrap();
-        let mut o = options(name, Arch::Sm50);
+        let case = Case {
+            name: name.clone(),
+            ptx: ptx.clone(),
+            arch: Arch::Sm50,
+        };
+        let mut o = ptx_files::options(&case);
         o.entries = vec![kernel.to_string()];
         compile(ptx, &o).unwrap().sass
     };

@@ -533,3 +533,32 @@ fn verify_covers_surface_kernels() {
     let v = verify_file(&src, None, &small).expect("compiles");
     assert!(!matches!(v[0].outcome, Outcome::Mismatch(_)), "{}", v[0]);
 }
+
+/// What leafold refuses of the surface chapter gets a diagnostic at the instruction's file,
+/// line and column that says what ptxas 11.8 does: `suld.p` (ptxas has none for sm_5x),
+/// `sust.p`/`sured.p` (ptxas writes SUST.P/SURED.D; the model has no formats) and `suq`.
+#[test]
+fn formatted_accesses_and_suq_are_refused_with_ptxas_facts() {
+    for (body, says) in [
+        (
+            "    suld.p.2d.v4.b32.trap {%r10, %r11, %r12, %r13}, [surf, {%r2, %r3}];",
+            "no formatted surface load for sm_5x",
+        ),
+        ("    sust.p.2d.b32.trap [surf, {%r2, %r3}], %r5;", "SUST.P"),
+        (
+            "    sured.p.add.2d.trap.b32 [surf, {%r2, %r3}], %r5;",
+            "SURED.D",
+        ),
+        (
+            "    suq.width.b32 %r10, [surf];",
+            "TXQ on the surface's slot",
+        ),
+    ] {
+        let src = kernel(4, 8, body);
+        let e = compile(&src, &opts()).unwrap_err();
+        let text = leafold::error::render_all(&e.0);
+        // The body is line 23 of `kernel`'s text, its instruction at column 5.
+        assert!(text.contains("surface.ptx:23:5"), "{text}");
+        assert!(text.contains(says), "{text}");
+    }
+}

@@ -7,23 +7,21 @@
 //!   callee an undefined GLOBAL FUNC symbol (`st_info` 0x12, section 0), one
 //!   `R_CUDA_ABS32_20` relocation against it at each `JCAL`, and `EIATTR_EXTERNS` naming it
 //!   in the kernel's `.nv.info`;
-//! * the argument registers: `ir::eval` (the PTX meaning, registers laid out by the ABI) and
-//!   the simulator running our SASS (reading R4.. at the `JCAL`) stop at the first call with
-//!   the same report, which carries the argument registers' words: the same words in the same
-//!   registers. With the oracle, the simulator running ptxas's own cubin of the same PTX
-//!   reports the same words too (the layout is ptxas's), where they do not depend on the
-//!   stack frame or on where a global variable lies (ptxas orders module data its own way).
-//!
-//! Until the `sysfn` branch models the functions, every call is "not modelled"
-//! (`leafold::calls_shim`), so a launch stops at the first call; one thread is launched.
+//! * what the calls do (`leafold::sysfn`, run by `ir::eval` at the PTX call and by the
+//!   simulator at the `JCAL` from the argument registers): the whole output of `ir::eval`
+//!   equals the simulator's on our SASS, the printf text and the model heap included, on the
+//!   full launch (2 CTAs of 64 threads), and the text is the one C's printf writes; an
+//!   assertion traps both sides with the same message; `verify` matches on each kernel (and
+//!   on ptxas's cubin with the oracle), and reports a wrong printf argument as a mismatch.
 
 mod common;
 
 use common::warp_kernel::*;
 use leafold::cubin;
-use leafold::ir::eval::{self, EvalError};
+use leafold::ir::eval::{self, EvalError, RunOutput};
 use leafold::oracle::Oracle;
 use leafold::sim::{self, SimError};
+use leafold::verify::{self, VerifyOptions};
 
 const DECLS: &str = r#"
 .extern .func (.param .b32 func_retval0) vprintf(.param .b64 vprintf_param_0, .param .b64 vprintf_param_1);
@@ -83,47 +81,44 @@ fn call_facts(bytes: &[u8]) -> CallFacts {
     (undefined, relocs, externs)
 }
 
-/// One thread of the usual launch, with no stack below the frame: a generic address of the
-/// frame is then the same number to `ir::eval` (frame-relative local addresses) and to the
-/// simulator (R1-relative ones, R1 at the bottom of the thread's local memory).
-fn one_thread(seed: u64) -> eval::Launch {
+/// The usual launch with the model heap (`verify` adds it to kernels that call `malloc`).
+fn heap_launch(seed: u64) -> eval::Launch {
     let mut l = launch(seed);
-    l.grid = [1, 1, 1];
-    l.block = [1, 1, 1];
-    l.local_size = 0;
+    leafold::sysfn::add_heap(&mut l);
     l
 }
 
-/// The report of the first call: `ir::eval`'s, and the simulator's on `cubin`.
-fn first_call(test: &str, src: &str, cubin: &[u8], seed: u64) -> (String, String) {
+/// `ir::eval`'s run and the simulator's on `cubin`, on `launch`.
+fn run_both(
+    test: &str,
+    src: &str,
+    cubin: &[u8],
+    launch: &eval::Launch,
+) -> (Result<RunOutput, EvalError>, Result<RunOutput, SimError>) {
     let module = common::ir_module(format!("{test}.ptx"), src);
-    let l = one_thread(seed);
-    let e = match eval::run(&module, "k", &l) {
-        Err(EvalError::Unmodelled { why, .. }) => why,
-        other => panic!("{test}: eval did not stop at the call: {other:?}"),
-    };
-    let s = match sim::run_cubin(cubin, "k", &l) {
-        Err(SimError::Unsupported { what, .. }) => what,
-        other => panic!("{test}: sim did not stop at the call: {other:?}"),
-    };
-    (e, s)
+    (
+        eval::run(&module, "k", launch),
+        sim::run_cubin(cubin, "k", launch),
+    )
 }
 
-/// The argument words of a report ("... argument registers from R4: [w w ..]").
-fn words(report: &str) -> Vec<String> {
-    let at = report
-        .find('[')
-        .expect("report lists the argument registers");
-    report[at + 1..report.len() - 1]
-        .split(' ')
-        .map(str::to_string)
-        .collect()
+/// `verify` on `src` (with ptxas's cubin too when the oracle is there): every kernel matches.
+fn verify_matches(test: &str, src: &str) {
+    let mut opts = VerifyOptions::default();
+    opts.compile.file_name = format!("{test}.ptx");
+    if let Some(oracle) = Oracle::for_test(test) {
+        opts.ptxas_cubin = Some(common::ptxas_cached(&oracle, src, "sm_52").expect("ptxas"));
+    }
+    let verdicts = verify::verify_file(src, None, &opts).expect("verify compiles it");
+    for v in &verdicts {
+        assert_eq!(v.exit_code(), 0, "{test}: {v}");
+    }
 }
 
-/// Compile and check `body` calling `callees`; eval and sim agree on the first call's
-/// arguments; with the oracle, so does ptxas's cubin on the words `same_as_ptxas` selects.
-fn check(test: &str, body: &str, callees: &[&str], same_as_ptxas: &[usize]) -> Vec<String> {
-    let src = kernel(DECLS, body);
+/// Compile and check `body` calling `callees`: the call facts, then eval = simulator on
+/// three seeds of the full launch. Returns the compile output and the eval outputs.
+fn check(test: &str, decls: &str, body: &str, callees: &[&str]) -> (String, Vec<RunOutput>) {
+    let src = kernel(&format!("{DECLS}{decls}"), body);
     let out = compile_checked(test, &src);
     let (undefined, relocs, externs) = call_facts(&out.cubin);
     assert_eq!(undefined, callees, "{test}: undefined function symbols");
@@ -143,14 +138,17 @@ fn check(test: &str, body: &str, callees: &[&str], same_as_ptxas: &[usize]) -> V
         relocs.iter().all(|r| r.2 == 0x2a),
         "{test}: R_CUDA_ABS32_20"
     );
-    let mut first = Vec::new();
+    let mut outs = Vec::new();
     for seed in 0..3 {
-        let (e, s) = first_call(test, &src, &out.cubin, seed);
+        let (e, s) = run_both(test, &src, &out.cubin, &heap_launch(seed));
+        let e = e.unwrap_or_else(|e| panic!("{test}: eval: {e}"));
+        let s = s.unwrap_or_else(|e| panic!("{test}: sim: {e}\n{}", out.sass));
         assert_eq!(
             e, s,
-            "{test}: eval (left) and sim (right) pass different arguments"
+            "{test}: eval (left) and sim (right) differ\n{}",
+            out.sass
         );
-        first = words(&e);
+        outs.push(e);
     }
     if let Some(oracle) = Oracle::for_test(test) {
         let theirs = common::ptxas_cached(&oracle, &src, "sm_52").expect("ptxas compiles it");
@@ -162,34 +160,51 @@ fn check(test: &str, body: &str, callees: &[&str], same_as_ptxas: &[usize]) -> V
             relocs.len(),
             "{test}: ptxas's call relocations"
         );
-        let (_, s) = first_call(test, &src, &theirs, 0);
-        let (ours, _) = first_call(test, &src, &out.cubin, 0);
-        let (t, o) = (words(&s), words(&ours));
-        for &k in same_as_ptxas {
-            assert_eq!(
-                t[k], o[k],
-                "{test}: argument word {k}: ptxas {s}, ours {ours}"
-            );
-        }
     }
-    first
+    verify_matches(test, &src);
+    (src, outs)
 }
 
-#[test]
-fn vprintf_gets_the_format_and_the_argument_buffer() {
-    // printf("v=%d %d", in, in * 3): the arguments in a local buffer, its generic address.
-    let body = r#"
-    .local .align 8 .b8 buf[8];
+/// The input word of global thread `t` in the launch of `seed`.
+fn input(seed: u64, t: usize) -> u32 {
+    let l = launch(seed);
+    let b = &l.global[0].bytes[4 * t..4 * t + 4];
+    u32::from_le_bytes(b.try_into().unwrap())
+}
+
+/// printf with every argument class: ints of 4 and 8 bytes (signed, unsigned, hex, a char),
+/// doubles in `%f`, `%e`, `%g`, a string and a pointer, each in its slot of the argument
+/// buffer nvcc builds (8-byte ones 8-aligned).
+const PRINTF_BODY: &str = r#"
+    .local .align 8 .b8 buf[72];
     mov.u64 %rd8, buf;
     cvta.local.u64 %rd9, %rd8;
     st.local.u32 [%rd8], %r2;
     mul.lo.u32 %r3, %r2, 3;
     st.local.u32 [%rd8+4], %r3;
-    mov.u64 %rd10, $str;
-    cvta.global.u64 %rd11, %rd10;
+    st.local.u32 [%rd8+8], %r1;
+    cvt.s64.s32 %rd10, %r2;
+    mul.lo.s64 %rd10, %rd10, 1000003;
+    st.local.u64 [%rd8+16], %rd10;
+    cvt.rn.f64.s32 %fd1, %r2;
+    div.rn.f64 %fd1, %fd1, 7.0;
+    st.local.f64 [%rd8+24], %fd1;
+    mul.f64 %fd2, %fd1, 0d4202A05F20000000;
+    st.local.f64 [%rd8+32], %fd2;
+    cvt.rn.f64.u32 %fd3, %r1;
+    st.local.f64 [%rd8+40], %fd3;
+    mov.u64 %rd11, $name;
+    cvta.global.u64 %rd11, %rd11;
+    st.local.u64 [%rd8+48], %rd11;
+    st.local.u64 [%rd8+56], %rd5;
+    and.b32 %r5, %r1, 15;
+    add.u32 %r5, %r5, 65;
+    st.local.u32 [%rd8+64], %r5;
+    mov.u64 %rd12, $fmt;
+    cvta.global.u64 %rd13, %rd12;
     {
     .param .b64 p0;
-    st.param.b64 [p0], %rd11;
+    st.param.b64 [p0], %rd13;
     .param .b64 p1;
     st.param.b64 [p1], %rd9;
     .param .b32 rv;
@@ -198,18 +213,83 @@ fn vprintf_gets_the_format_and_the_argument_buffer() {
     }
     st.global.u32 [%rd3], %r4;
 "#;
-    // Only the high words compare with ptxas: its data and frame layouts differ from ours.
-    let w = check("vprintf", body, &["vprintf"], &[1, 3]);
-    // R4:R5 the format string (a global address), R6:R7 the buffer (a local-window one).
-    assert_eq!(w.len(), 4);
-    assert_ne!(w[0..2], ["00000000", "00000000"]);
+
+/// `$fmt`: "%d %u %x %lld %.3f %e %g %s %p %c|\n"; `$name`: "leafold".
+const PRINTF_DECLS: &str = r#"
+.global .align 1 .b8 $fmt[36] = {37, 100, 32, 37, 117, 32, 37, 120, 32, 37, 108, 108, 100, 32, 37, 46, 51, 102, 32, 37, 101, 32, 37, 103, 32, 37, 115, 32, 37, 112, 32, 37, 99, 124, 10, 0};
+.global .align 1 .b8 $name[8] = {108, 101, 97, 102, 111, 108, 100, 0};
+"#;
+
+fn printf_src(body: &str) -> String {
+    body.replace(".local .align 8", ".reg .f64 %fd<4>;\n    .local .align 8")
+}
+
+#[test]
+fn vprintf_prints_every_argument_class() {
+    let body = printf_src(PRINTF_BODY);
+    let (_, outs) = check("vprintf", PRINTF_DECLS, &body, &["vprintf"]);
+    for (seed, o) in outs.iter().enumerate() {
+        let text = String::from_utf8(o.printf.clone()).expect("ASCII output");
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(
+            lines.len(),
+            (THREADS * CTAS) as usize,
+            "one line per thread"
+        );
+        // Thread t's line, in thread order, as C's printf writes it.
+        for (t, line) in lines.iter().enumerate() {
+            let x = input(seed as u64, t) as i32;
+            let d = f64::from(x) / 7.0;
+            let want_head = format!(
+                "{x} {} {:x} {} {d:.3} ",
+                (x as u32).wrapping_mul(3),
+                t,
+                i64::from(x) * 1_000_003
+            );
+            assert!(
+                line.starts_with(&want_head),
+                "line {t}: {line:?}, want {want_head:?}.."
+            );
+            let addr = common::warp_kernel::IN + 4 * t as u64;
+            let want_tail = format!(" leafold 0x{addr:x} {}|", (b'A' + (t % 16) as u8) as char);
+            assert!(
+                line.ends_with(&want_tail),
+                "line {t}: {line:?}, want ..{want_tail:?}"
+            );
+        }
+        // vprintf returns the number of arguments it read (CUDA's documented result).
+        let out = o.region(common::warp_kernel::OUT).unwrap();
+        assert_eq!(&out[0..4], &10u32.to_le_bytes(), "vprintf's result");
+    }
+}
+
+#[test]
+fn a_wrong_printf_argument_is_a_mismatch() {
+    // The simulator runs the code of a kernel that prints `in + 1` where the PTX prints `in`:
+    // memory is the same, only the printf text differs, and verify must say so.
+    let body = printf_src(PRINTF_BODY);
+    let src = kernel(&format!("{DECLS}{PRINTF_DECLS}"), &body);
+    let wrong = src.replace(
+        "st.local.u32 [%rd8], %r2;",
+        "add.u32 %r6, %r2, 1;\n    st.local.u32 [%rd8], %r6;",
+    );
+    assert_ne!(src, wrong);
+    let module = common::ir_module("wrong_printf.ptx", src.as_str());
+    let out = compile_checked("wrong_printf", &wrong);
+    let f = module.functions.iter().find(|f| f.name == "k").unwrap();
+    let v = verify::verify_kernel(&module, f, false, &out.cubin, &VerifyOptions::default());
+    assert_eq!(v.exit_code(), 1, "a mismatch: {v}");
+    let text = v.to_string();
+    assert!(text.contains("printf output differs at line 1"), "{text}");
+    assert!(text.contains("reference printf output:"), "{text}");
 }
 
 #[test]
 fn malloc_result_feeds_free() {
-    // p = malloc(in * 4 + 8); out[0] = p; free(p).
+    // p = malloc(in % 64 * 4 + 8); p[0] = in; out[0] = p; out[2] = p[0]; free(p).
     let body = r#"
-    mul.wide.u32 %rd8, %r2, 4;
+    and.b32 %r6, %r2, 63;
+    mul.wide.u32 %rd8, %r6, 4;
     add.u64 %rd8, %rd8, 8;
     {
     .param .b64 q0;
@@ -218,19 +298,36 @@ fn malloc_result_feeds_free() {
     call.uni (rv), malloc, (q0);
     ld.param.b64 %rd9, [rv];
     }
+    st.u32 [%rd9], %r2;
     st.global.u64 [%rd3], %rd9;
+    ld.u32 %r7, [%rd9];
+    st.global.u32 [%rd3+8], %r7;
     {
     .param .b64 q1;
     st.param.b64 [q1], %rd9;
     call.uni free, (q1);
     }
 "#;
-    let w = check("malloc_free", body, &["malloc", "free"], &[0, 1]);
-    assert_eq!(w.len(), 2, "malloc takes R4:R5");
+    let (_, outs) = check("malloc_free", "", body, &["malloc", "free"]);
+    for o in &outs {
+        let out = o.region(common::warp_kernel::OUT).unwrap();
+        let mut seen = std::collections::HashSet::new();
+        for t in 0..(THREADS * CTAS) as usize {
+            let p = u64::from_le_bytes(out[32 * t..32 * t + 8].try_into().unwrap());
+            assert!(p != 0 && p % 16 == 0, "thread {t}: malloc gave 0x{p:x}");
+            assert!(seen.insert(p), "thread {t}: 0x{p:x} given twice");
+            let word = &o.region(common::warp_kernel::IN).unwrap()[4 * t..4 * t + 4];
+            assert_eq!(
+                &out[32 * t + 8..32 * t + 12],
+                word,
+                "thread {t}: the block's word"
+            );
+        }
+    }
 }
 
 #[test]
-fn assertfail_leaves_a_hole_before_its_8_aligned_argument() {
+fn assertfail_traps_both_sides_with_cudas_message() {
     // assert(in != 0) as nvcc writes it: the call in a guarded block; a 32-bit line number in
     // R8, R9 skipped, the function name in R10:R11, the character size in R12:R13.
     let body = r#"
@@ -258,47 +355,38 @@ fn assertfail_leaves_a_hole_before_its_8_aligned_argument() {
 OK:
     st.global.u32 [%rd3], %r2;
 "#;
-    // Seeds whose thread 0 reads 0 reach the call; find one.
     let src = kernel(DECLS, body);
     let out = compile_checked("assertfail", &src);
-    let module = common::ir_module("assertfail.ptx", src.as_str());
-    let reaching: Vec<u64> = (0..64)
-        .filter(|&s| {
-            matches!(
-                eval::run(&module, "k", &one_thread(s)),
-                Err(EvalError::Unmodelled { .. })
-            )
-        })
-        .collect();
-    assert!(!reaching.is_empty(), "no seed reaches the assert");
-    for &seed in reaching.iter().take(2) {
-        let (e, s) = first_call("assertfail", &src, &out.cubin, seed);
-        assert_eq!(e, s, "assertfail: eval (left) and sim (right)");
-        let w = words(&e);
-        assert_eq!(w.len(), 10, "R4..R13");
-        assert_eq!(w[4], "0000002a", "the line in R8");
-        assert_eq!(w[5], "00000000", "R9 is a hole");
-        assert_eq!(
-            w[8..10],
-            ["00000001", "00000000"],
-            "the char size in R12:R13"
-        );
-    }
     let (undefined, relocs, externs) = call_facts(&out.cubin);
     assert_eq!(undefined, ["__assertfail"]);
     assert_eq!(externs, ["__assertfail"]);
     assert_eq!(relocs.len(), 1);
-    if let Some(oracle) = Oracle::for_test("assertfail") {
-        let theirs = common::ptxas_cached(&oracle, &src, "sm_52").expect("ptxas compiles it");
-        let (_, t) = first_call("assertfail", &src, &theirs, reaching[0]);
-        let (o, _) = first_call("assertfail", &src, &out.cubin, reaching[0]);
-        // The words that are no low half of a global address (ptxas lays module data out
-        // its own way) and not R9 (a hole: whatever the register held) are ptxas's.
-        let (t, o) = (words(&t), words(&o));
-        for k in [1, 3, 4, 7, 8, 9] {
-            assert_eq!(t[k], o[k], "assertfail: word {k}: ptxas {t:?}, ours {o:?}");
+    let mut trapped = 0;
+    for seed in 0..6 {
+        let l = heap_launch(seed);
+        let (e, s) = run_both("assertfail", &src, &out.cubin, &l);
+        // The first thread (in linear order) whose input is 0 fails; both sides run it first.
+        let first = (0..(THREADS * CTAS) as usize).find(|&t| input(seed, t) == 0);
+        match (e, s, first) {
+            (Ok(e), Ok(s), None) => assert_eq!(e, s, "seed {seed}"),
+            (
+                Err(EvalError::AssertFailed { message: em, .. }),
+                Err(SimError::AssertFailed { message: sm, .. }),
+                Some(t),
+            ) => {
+                assert_eq!(em, sm, "seed {seed}: eval (left) and sim (right)");
+                let (cta, tid) = (t / THREADS as usize, t % THREADS as usize);
+                let want = format!(
+                    "a.c:42: k: block: [{cta},0,0], thread: [{tid},0,0] Assertion `v=%d %d` failed."
+                );
+                assert_eq!(em, want, "seed {seed}");
+                trapped += 1;
+            }
+            (e, s, first) => panic!("seed {seed} (first zero {first:?}): eval {e:?}, sim {s:?}"),
         }
     }
+    assert!(trapped > 0, "no seed reaches the assert");
+    verify_matches("assertfail", &src);
 }
 
 #[test]

@@ -2,14 +2,14 @@
 //! compiler lowers (1d, 2d, 3d, a1d, a2d; float and integer coordinates; f32, s32 and u32
 //! results; a bound `.texref`, a texture object passed as a `.u64` parameter and one loaded
 //! from memory, which takes the `.B` forms) and per
-//! `txq` size query. For each:
+//! `txq` size query (`txq.level` too). For each:
 //!
 //! * `ir::eval` (the PTX meaning, through the texture model) equals the simulator running
 //!   our SASS, on random texels and coordinates that run off the texture's edges;
 //! * the code is hazard-free;
 //! * with the oracle: cuobjdump and nvdisasm print exactly our listing; ptxas 11.8 picks the
-//!   same texture instructions for the same PTX (mnemonic, slot, target and component mask;
-//!   registers and the `.T`/`.P` phase aside); and our cubin carries the texture metadata
+//!   same texture instructions for the same PTX (mnemonic with its `.T`/`.P` phase, slot,
+//!   target and component mask; registers aside); and our cubin carries the texture metadata
 //!   ptxas's does (the `.texref` symbols, each kernel's `R_CUDA_TEX_HEADER_INDEX` words of
 //!   `.nv.constant0`, its size, `EIATTR_BINDLESS_TEXTURE_BANK`).
 
@@ -63,7 +63,14 @@ fn cases() -> Vec<Case> {
             }
         }
     }
-    for q in ["width", "height", "depth"] {
+    for q in [
+        "width",
+        "height",
+        "depth",
+        "level.width",
+        "level.height",
+        "level.depth",
+    ] {
         for (object, reg) in [(false, false), (true, false), (true, true)] {
             v.push(Case {
                 shape: "3d",
@@ -86,7 +93,7 @@ impl Case {
             (true, true) => "objreg",
         };
         match self.txq {
-            Some(q) => format!("txq_{q}_{t}"),
+            Some(q) => format!("txq_{}_{t}", q.replace('.', "_")),
             None => format!("tex_{}_{}_{}_{t}", self.shape, self.result, self.coords),
         }
     }
@@ -137,6 +144,10 @@ impl Case {
             _ => ("u32", "{%r10, %r11, %r12, %r13}"),
         };
         let op = match self.txq {
+            // `txq.level`: level `tid & 3` (of three; the fourth is past the last).
+            Some(q) if q.starts_with("level.") => {
+                format!("  txq.{q}.b32 %r10, [{t}], %r4;\n  st.global.u32 [%rd3], %r10;\n")
+            }
             Some(q) => format!("  txq.{q}.b32 %r10, [{t}];\n  st.global.u32 [%rd3], %r10;\n"),
             None => format!(
                 "  tex.{}.v4.{}.{} {regs}, [{t}, {list}];\n  st.global.v4.{dty} [%rd3], {regs};\n",
@@ -181,6 +192,9 @@ impl Case {
         let mut d = TextureDesc::new(shape, [7, 5, 3], ty, ch);
         if matches!(shape, Shape::A1 | Shape::A2) {
             d.layers = 3;
+        }
+        if self.txq.is_some_and(|q| q.starts_with("level.")) {
+            d.mip_levels = 3;
         }
         if self.coords == "f32" {
             d.sampler.filter = FilterMode::Linear;
@@ -302,8 +316,10 @@ fn code_is_hazard_free_and_uses_the_short_forms() {
             (None, _, "f32") => "TEXS ",
             (None, _, _) => "TLDS.LZ ",
         };
+        // (The `.T`/`.P` phase aside: `tex_phase.rs` checks it.)
+        let sass = out.sass.replace(".T ", " ").replace(".P ", " ");
         assert!(
-            out.sass.contains(want),
+            sass.contains(want),
             "{}: no {want}\n{}",
             case.name(),
             out.sass
@@ -330,34 +346,6 @@ fn unsupported_shapes_get_a_diagnostic() {
     }
 }
 
-/// ptxas's listing line reduced to what selection decides: the mnemonic without the
-/// `.T`/`.P` phase, and every operand that is not a register.
-fn texture_shape(line: &str) -> String {
-    let line = line.trim_end_matches(';').trim();
-    let (mnemonic, rest) = line.split_once(' ').unwrap_or((line, ""));
-    let mnemonic = mnemonic
-        .trim_end_matches(".T")
-        .trim_end_matches(".P")
-        .to_string();
-    let ops: Vec<&str> = rest
-        .split(',')
-        .map(str::trim)
-        .filter(|o| {
-            !(o.starts_with('R') && (o[1..].chars().all(|c| c.is_ascii_digit()) || *o == "RZ"))
-        })
-        .collect();
-    format!("{mnemonic} {}", ops.join(", "))
-}
-
-fn texture_lines(listing: &str) -> Vec<String> {
-    common::parse_lines(listing)
-        .into_iter()
-        .map(|(_, t)| t)
-        .filter(|t| t.starts_with("TEX") || t.starts_with("TLD") || t.starts_with("TXQ"))
-        .map(|t| texture_shape(&t))
-        .collect()
-}
-
 #[test]
 fn oracle_prints_our_listing_and_ptxas_picks_the_same_instructions() {
     let Some(oracle) = Oracle::for_test("compile_tex") else {
@@ -371,8 +359,8 @@ fn oracle_prints_our_listing_and_ptxas_picks_the_same_instructions() {
             .unwrap_or_else(|e| panic!("{name}: ptxas: {e}"));
         let listing = oracle.cuobjdump(&theirs, "-sass").unwrap();
         assert_eq!(
-            texture_lines(&listing),
-            texture_lines(&out.sass),
+            common::texture_lines(&listing, true),
+            common::texture_lines(&out.sass, true),
             "{name}: ptxas (left) vs ours (right)\n{listing}\n{}",
             out.sass
         );
@@ -505,15 +493,74 @@ fn verify_matches_on_corpus_texture_files() {
         "tests/data/corpus-nvcc/ptx/cuda-samples__Samples_0_Introduction_simplePitchLinearTexture_simplePitchLinearTexture.ptx",
     ] {
         let ptx = std::fs::read_to_string(format!("{root}/{file}")).unwrap();
-        let mut opts = leafold::verify::VerifyOptions::default();
-        opts.compile.file_name = file.to_string();
-        let verdicts = leafold::verify::verify_file(&ptx, None, &opts)
-            .unwrap_or_else(|d| panic!("{file}: {}", leafold::error::render_all(&d.0)));
-        for v in &verdicts {
-            assert!(
-                matches!(v.outcome, leafold::verify::Outcome::Match { .. }),
-                "{file}: {v}"
-            );
-        }
+        assert_verify_matches(file, &ptx, None);
+    }
+}
+
+/// `verify` of `ptx` (named `file`) finds every kernel matching, on our code and, given
+/// ptxas's cubin, on ptxas's; returns how many kernels it ran.
+fn assert_verify_matches(file: &str, ptx: &str, ptxas_cubin: Option<Vec<u8>>) -> usize {
+    let mut opts = leafold::verify::VerifyOptions::default();
+    opts.compile.file_name = file.to_string();
+    opts.ptxas_cubin = ptxas_cubin;
+    let verdicts = leafold::verify::verify_file(ptx, None, &opts)
+        .unwrap_or_else(|d| panic!("{file}: {}", leafold::error::render_all(&d.0)));
+    for v in &verdicts {
+        assert!(
+            matches!(v.outcome, leafold::verify::Outcome::Match { .. }),
+            "{file}: {v}"
+        );
+    }
+    verdicts.len()
+}
+
+/// `verify` binds a texture object the kernel loads from a buffer (`ld.global.u64 h,
+/// [out+1024]`, the `objreg` cases): the handle it stores in that word names a described
+/// texture for the reference and the simulator alike, on our code and (with the oracle) on
+/// ptxas's. Before, such kernels could not run ("no texture object has handle ...").
+#[test]
+fn verify_binds_texture_objects_loaded_from_memory() {
+    let oracle = Oracle::for_test("compile_tex");
+    let picked: Vec<Case> = cases()
+        .into_iter()
+        .filter(|c| c.reg && (c.txq.is_some() || c.result == "f32"))
+        .step_by(3)
+        .collect();
+    assert!(picked.len() >= 4);
+    for case in picked {
+        let name = case.name();
+        let ptx = case.ptx();
+        let theirs = oracle
+            .as_ref()
+            .map(|o| common::ptxas_cached(o, &ptx, "sm_50").unwrap());
+        assert_eq!(
+            assert_verify_matches(&format!("{name}.ptx"), &ptx, theirs),
+            1,
+            "{name}"
+        );
+    }
+}
+
+/// The `txq` attributes ptxas 11.8 reads from the driver's descriptor table (not with TXQ)
+/// are refused at the instruction, with what ptxas does.
+#[test]
+fn driver_table_txq_attributes_get_a_diagnostic() {
+    for q in [
+        "channel_data_type",
+        "filter_mode",
+        "num_mipmap_levels",
+        "array_size",
+    ] {
+        let ptx = format!(
+            ".version 7.8\n.target sm_50\n.address_size 64\n.global .texref t;\n\
+             .visible .entry k(.param .u64 out)\n{{\n .reg .b32 %r<4>;\n .reg .b64 %rd<2>;\n\
+             \x20txq.{q}.b32 %r1, [t];\n\
+             \x20ld.param.u64 %rd1, [out];\n st.global.u32 [%rd1], %r1;\n ret;\n}}\n"
+        );
+        let e = compile(&ptx, &opts("bad")).unwrap_err();
+        let text = leafold::error::render_all(&e.0);
+        assert!(text.contains("bad.ptx:9:2"), "{text}");
+        assert!(text.contains(&format!("txq.{q}")), "{text}");
+        assert!(text.contains("c[0x0][0xb0]"), "{text}");
     }
 }

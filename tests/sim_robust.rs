@@ -53,7 +53,9 @@ fn check(code: &[u64]) {
                 | SimError::PlgMismatch { addr, .. }
                 | SimError::Divergence { addr, .. }
                 | SimError::StepLimit { addr, .. }
-                | SimError::Trap { addr } => addr,
+                | SimError::Trap { addr }
+                | SimError::AssertFailed { addr, .. }
+                | SimError::SystemCall { addr, .. } => addr,
                 SimError::BadLaunch(_) | SimError::BadCubin(_) => unreachable!(),
             };
             assert!(addr % 8 == 0, "{e}");

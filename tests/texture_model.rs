@@ -977,3 +977,14 @@ fn cube_array_layers_clamp_and_fetch() {
     assert_eq!(t.query(TxqQuery::ArraySize, 0), 2);
     assert_eq!(t.desc.byte_len(), 12 * 4);
 }
+
+/// `p+OFF` names the texture object a kernel loads from a buffer (`verify --texture
+/// out+1024=...`); a bad offset is still refused.
+#[test]
+fn a_texture_object_in_a_buffer_can_be_described() {
+    let all = parse_bindings(&["out+1024=2d:16x8,u8x4".to_string()]).unwrap();
+    assert_eq!(all[0].0, "out+1024");
+    for bad in ["out+=2d:4x4,f32", "out+1x=2d:4x4,f32", "+8=2d:4x4,f32"] {
+        assert!(parse_bindings(&[bad.to_string()]).is_err(), "{bad}");
+    }
+}

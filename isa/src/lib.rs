@@ -12,8 +12,9 @@
 //!   the forms of the class. The optional attributes are what the passes need to know of the
 //!   class ([`Props`]): its control flow, whether it ends a block, whether it is a scheduling
 //!   fence, the stall ptxas always puts after it and its modelled variable latency.
-//! - `field NAME KIND BITS [def|use] [A|B|C] [w2|w4|wmem=F|wlog=F|wflag=F|wtab=F:W/W/..]`:
-//!   a named bit field (`wtab`: register count looked up by field F's value).
+//! - `field NAME KIND BITS [def|use] [A|B|C] [w2|w4|wmem=F|wlog=F|wflag=F|wtab=F:W/W/..|wsum=N+F+..]`:
+//!   a named bit field (`wtab`: register count looked up by field F's value; `wsum`: N plus
+//!   one per listed field that is not zero, or, written `F>M`, exceeds M).
 //! - `print MNEMONIC | OPERAND , OPERAND ...`: the nvdisasm text template.
 //! - `form SUFFIX OPC/MASK [B=reg|cbuf|imm20s|imm20u|f32i|f64i|imm32]`: one encoding form;
 //!   `OPC/MASK` are the fixed bits 48..63; `field`/`print` lines after it belong to it alone.
@@ -86,6 +87,10 @@ pub enum Width {
     Popc(String),
     /// Looked up by another field's value in a table (values past its end → 1).
     Table(String, Vec<u8>),
+    /// A base count plus one register for each listed field that is not zero (`F`) or
+    /// exceeds a number (`F>N`), at least one: TLD4's rb holds the handle (`.B`), then the
+    /// offsets, then the reference.
+    Sum(u8, Vec<String>),
 }
 
 impl FieldDef {
@@ -392,6 +397,14 @@ fn parse_field(s: &str) -> Result<FieldDef, String> {
             }
             _ if a.starts_with("wtexhi=") => f.width = Width::TexHi(a[7..].to_string()),
             _ if a.starts_with("wpopc=") => f.width = Width::Popc(a[6..].to_string()),
+            _ if a.starts_with("wsum=") => {
+                let mut terms = a[5..].split('+');
+                let base = terms
+                    .next()
+                    .and_then(|b| b.parse::<u8>().ok())
+                    .ok_or_else(|| format!("wsum needs N+FIELD+..., got {a}"))?;
+                f.width = Width::Sum(base, terms.map(str::to_string).collect());
+            }
             _ if a.starts_with("wtab=") => {
                 let (g, tab) = a[5..]
                     .split_once(':')
@@ -993,6 +1006,15 @@ pub fn generate_from(src: &str) -> String {
                 Width::Popc(m) => format!("({} as u32).count_ones().max(1) as u8", fv(f, m)),
                 Width::Table(g, tab) => {
                     format!("{tab:?}.get({} as usize).copied().unwrap_or(1u8)", fv(f, g))
+                }
+                Width::Sum(base, terms) => {
+                    let mut e = format!("{base}u8");
+                    for t in terms {
+                        // `F` counts when F is not zero, `F>N` when F exceeds N.
+                        let (g, above) = t.split_once('>').unwrap_or((t, "0"));
+                        e.push_str(&format!(" + u8::from({} > {above})", fv(f, g)));
+                    }
+                    format!("({e}).max(1)")
                 }
             };
             match fd.kind {

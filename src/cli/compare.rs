@@ -94,6 +94,9 @@ pub struct Side {
     pub dyn_insts: u64,
     /// Issue cycles of that run (`sim::Timing`; 0 when it did not run).
     pub dyn_cycles: u64,
+    /// Instructions reading two source registers from one bank
+    /// ([`crate::sm50::banks::count_conflicts`]).
+    pub bank_conflicts: u32,
 }
 
 impl Side {
@@ -110,6 +113,7 @@ impl Side {
         self.warps += o.warps;
         self.dyn_insts += o.dyn_insts;
         self.dyn_cycles += o.dyn_cycles;
+        self.bank_conflicts += o.bank_conflicts;
     }
 }
 
@@ -514,6 +518,7 @@ fn sides(cubin_bytes: &[u8], log: &str, arch: Arch) -> Result<Vec<(String, Side)
             ..Side::default()
         };
         s.cycles = crate::sm50::sched::cost::cycles(&insts, &ctrls);
+        s.bank_conflicts = crate::sm50::banks::count_conflicts(&insts) as u32;
         for (i, c) in insts.iter().zip(&ctrls) {
             s.instructions += 1;
             s.address_arith += is_address_arith(i.form) as u32;
@@ -663,6 +668,17 @@ pub fn to_table(r: &Report) -> String {
     );
     let _ = writeln!(
         s,
+        "register-bank conflicts (instructions reading two source registers from one bank): \
+         leafold {} of {} ({:.1}%), ptxas {} of {} ({:.1}%)",
+        l.bank_conflicts,
+        l.instructions,
+        100.0 * l.bank_conflicts as f64 / l.instructions.max(1) as f64,
+        p.bank_conflicts,
+        p.instructions,
+        100.0 * p.bank_conflicts as f64 / p.instructions.max(1) as f64
+    );
+    let _ = writeln!(
+        s,
         "theoretical occupancy (resident warps per SM, the column warps): below ptxas's in {} \
          of {} kernels",
         r.lower_occupancy(),
@@ -696,7 +712,7 @@ fn side_json(x: &Side) -> String {
     format!(
         "{{\"instructions\": {}, \"address_arith\": {}, \"address_slice\": {}, \"lea\": {}, \
          \"stalls\": {}, \"cycles\": {}, \"registers\": {}, \"shared\": {}, \"local\": {}, \
-         \"warps\": {}, \"dyn_insts\": {}, \"dyn_cycles\": {}}}",
+         \"warps\": {}, \"dyn_insts\": {}, \"dyn_cycles\": {}, \"bank_conflicts\": {}}}",
         x.instructions,
         x.address_arith,
         x.address_slice,
@@ -708,7 +724,8 @@ fn side_json(x: &Side) -> String {
         x.local,
         x.warps,
         x.dyn_insts,
-        x.dyn_cycles
+        x.dyn_cycles,
+        x.bank_conflicts
     )
 }
 

@@ -640,28 +640,10 @@ pub fn write(spec: &CubinSpec) -> Vec<u8> {
         }
         if i == 0 {
             // ptxas 11.8 lists the `.surfref` symbols right after its first kernel's.
-            for (name, info) in spec.handles.iter().filter(|(_, t)| is_surface_symbol(*t)) {
-                syms.push(Sym {
-                    name: name.clone(),
-                    info: *info,
-                    other: 0,
-                    shndx: 0,
-                    value: 0,
-                    size: 0,
-                });
-            }
+            syms.extend(handle_syms(spec, true));
         }
     }
-    for (name, info) in spec.handles.iter().filter(|(_, t)| !is_surface_symbol(*t)) {
-        syms.push(Sym {
-            name: name.clone(),
-            info: *info,
-            other: 0,
-            shndx: 0,
-            value: 0,
-            size: 0,
-        });
-    }
+    syms.extend(handle_syms(spec, false));
     if let Some(order) = &spec.symbol_order {
         let rank = |s: &Sym| {
             order
@@ -1105,6 +1087,23 @@ fn has_surface_slots(k: &KernelSpec) -> bool {
     k.const0_relocs
         .iter()
         .any(|r| r.rtype == R_CUDA_SURF_HEADER_INDEX)
+}
+
+/// The undefined symbols of the module's texture, sampler and surface references
+/// ([`CubinSpec::handles`]), in declaration order: the `.surfref`s (`surfaces`) or the
+/// others. ptxas 11.8 lists the two groups at different places of `.symtab`.
+fn handle_syms(spec: &CubinSpec, surfaces: bool) -> impl Iterator<Item = Sym> + '_ {
+    spec.handles
+        .iter()
+        .filter(move |(_, info)| is_surface_symbol(*info) == surfaces)
+        .map(|(name, info)| Sym {
+            name: name.clone(),
+            info: *info,
+            other: 0,
+            shndx: 0,
+            value: 0,
+            size: 0,
+        })
 }
 
 /// A `.surfref` symbol's `st_info`: CUDA symbol type 12.

@@ -226,6 +226,7 @@ pub fn build_partial_with<'f>(
         names: &module.names,
         found: ast::NameMemo::new(&module.names, None),
         fn_ids: calls::function_ids(module),
+        subs: HashSet::default(),
     };
     for (i, f) in (0u32..).zip(module.functions()) {
         m.func_order.entry(f.name.text.to_string()).or_insert(i);
@@ -264,14 +265,48 @@ pub fn build_partial_with<'f>(
     let mut failed = Vec::new();
     let mut failed_errors = Vec::new();
     let funcs = calls::function_table(module);
+    m.subs = calls::subroutine_set(module, &funcs);
     for f in module.functions() {
         let Some(body) = &f.body else { continue };
-        if f.kind == ast::FuncKind::Func {
-            // Device functions are inlined into the kernels that call them (see calls.rs).
-            continue;
-        }
+        let sub = if f.kind == ast::FuncKind::Func {
+            // Device functions are inlined into the kernels that call them (see calls.rs),
+            // except those compiled as subroutines, once (a weak definition loses to a
+            // strong one: `function_table`).
+            let chosen = funcs
+                .get(f.name.text.as_str())
+                .is_some_and(|&g| std::ptr::eq(g, f));
+            if !chosen || !m.subs.contains(f.name.text.as_str()) {
+                continue;
+            }
+            match calls::ExternSig::of(f) {
+                Ok(sig) => Some(sig),
+                Err(why) => {
+                    m.error(f.name.span, why);
+                    failed.push(f.name.text.to_string());
+                    failed_errors.push(m.errors.len() - 1..m.errors.len());
+                    continue;
+                }
+            }
+        } else {
+            None
+        };
         let before = m.errors.len();
-        let built = match FnBuilder::run(&mut m, f, body, &module_regs, &funcs) {
+        let built = match FnBuilder::run(&mut m, f, body, &module_regs, &funcs, sub.as_ref()) {
+            Some(mut func) if func.subroutine && m.errors.len() == before => {
+                if opts.fmad {
+                    super::contract::contract(&mut func);
+                }
+                if !m.ir.local_layout(&func).0.is_empty() {
+                    m.error(
+                        f.name.span,
+                        format!("unsupported: the recursive function '{}' declares .local variables (each call would need its own)", f.name.text),
+                    );
+                    false
+                } else {
+                    m.ir.subroutines.push(func);
+                    true
+                }
+            }
             Some(mut func) if m.errors.len() == before => {
                 if opts.fmad {
                     super::contract::contract(&mut func);
@@ -352,6 +387,8 @@ struct ModuleBuilder<'f> {
     /// What [`FnBuilder::lookup`] found for each name (made once for all the module's
     /// kernels), forgotten whenever the scopes change ([`FnBuilder::scopes_changed`]).
     found: ast::NameMemo<Found>,
+    /// The `.func`s compiled as real subroutines, not inlined (`calls::subroutine_set`).
+    subs: HashSet<String>,
 }
 
 /// What a name means in the current scopes ([`FnBuilder::lookup`]): a register, an
@@ -485,6 +522,9 @@ struct FnBuilder<'m, 'f> {
     extern_sigs: HashMap<usize, calls::ExternSig>,
     /// Each `brx.idx`'s labels, by its instruction's address (`calls::Expander::brx_targets`).
     brx_targets: HashMap<usize, Vec<NameText>>,
+    /// Building a subroutine: its result store and size (`None` inside: no result), which
+    /// its `ret` returns (`calls::FnBuilder::sub_return`).
+    sub_ret: Option<Option<(usize, u32)>>,
     kernel: String,
     /// Where the kernel's own variables go in the shared layout (by its `.visible`).
     own_scope: super::VarScope,
@@ -542,10 +582,36 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         body: &ast::Block,
         module_regs: &[&ast::VarDecl],
         funcs: &HashMap<&str, &ast::Function>,
+        sub: Option<&calls::ExternSig>,
     ) -> Option<Function> {
         let mut func = Function::new(&f.name.text);
         let mut params = Scope::default();
-        for p in &f.params {
+        if let Some(sig) = sub {
+            // A subroutine's parameters are its argument registers' bytes (R4 at 0).
+            func.subroutine = true;
+            let names = f
+                .params
+                .iter()
+                .flat_map(|p| p.names.iter().map(move |d| (p, d)));
+            for ((p, d), &(size, first)) in names.zip(&sig.params) {
+                if p.space == StateSpace::Reg {
+                    m.error(
+                        d.name.span,
+                        "unsupported: a .reg parameter of a recursive function",
+                    );
+                    return None;
+                }
+                let offset = 4 * u32::from(first - 4);
+                func.params.push(crate::ir::KernelParam {
+                    name: d.name.text.to_string(),
+                    offset,
+                    size,
+                    align: 4,
+                });
+                params.syms.insert(d.name.id, Sym::Param { offset });
+            }
+        }
+        for p in f.params.iter().filter(|_| sub.is_none()) {
             let elem = p.ty.bits().div_ceil(8) * p.vector.unwrap_or(1);
             for d in &p.names {
                 let count: u64 = d.resolved_dims().iter().map(|x| x.unwrap_or(0)).product();
@@ -590,6 +656,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             stores: Vec::new(),
             extern_sigs: HashMap::default(),
             brx_targets: HashMap::default(),
+            sub_ret: None,
         };
         b.err_start = b.m.errors.len();
         b.scopes_changed();
@@ -600,7 +667,11 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         }
         let mut items = Vec::new();
         let fn_ids = b.m.fn_ids.clone();
+        if let Some(sig) = sub {
+            b.sub_ret = Some(b.declare_sub_result(f, sig)?);
+        }
         let mut expander = calls::Expander::new(funcs, &fn_ids, b.m.any_extern);
+        expander.subs = b.m.subs.clone();
         expander.expand(body, &mut items);
         for (span, msg) in expander.errors {
             b.error(span, msg);
@@ -705,7 +776,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             Opcode::Ret | Opcode::Exit => {
                 match (guard, fall) {
                     (None, _) => {
-                        self.ins().ret();
+                        self.frame0_ret(ins)?;
                         self.filled(&[]);
                     }
                     (Some((p, neg)), Some(fall)) => {
@@ -716,7 +787,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                             self.brif(p, r, fall);
                         }
                         self.switch_to(r);
-                        self.ins().ret();
+                        self.frame0_ret(ins)?;
                         self.filled(&[]);
                     }
                     (Some(_), None) => {
@@ -846,8 +917,9 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             Opcode::Tex => return self.texture(ins),
             Opcode::Txq => return self.txq(ins),
             Opcode::Suld | Opcode::Sust | Opcode::Sured => return self.surface(ins),
-            Opcode::Suq => "leafold does not lower textures or surfaces (suq: surface queries)",
-            Opcode::Tld4 | Opcode::Istypep => "leafold does not lower textures or surfaces",
+            Opcode::Suq => "leafold does not lower suq yet (ptxas 11.8: TXQ on the surface's slot for .width/.height; the other attributes from the driver's surface descriptor table at c[0x0][0xc0], scaled by .nv.surfrefDescSize); the surface model has no element format",
+            Opcode::Tld4 => return self.tld4(ins),
+            Opcode::Istypep => "leafold does not lower textures or surfaces",
             Opcode::Atom | Opcode::Red => return self.atomic(ins),
             Opcode::Vote => return self.vote(ins),
             Opcode::Redux | Opcode::Match | Opcode::Elect => return self.collective(ins),

@@ -586,6 +586,21 @@ impl<'f> FunctionBuilder<'f> {
         self.func.insts[inst].results.iter().copied().collect()
     }
 
+    /// Return from a subroutine with its result words ([`super::InstData::SubReturn`]).
+    pub fn sub_return(&mut self, values: &[Value]) -> Inst {
+        self.push(
+            InstData::SubReturn {
+                values: values.iter().copied().collect(),
+            },
+            &[],
+        )
+    }
+
+    /// The descriptor of kernel `Module::kernel_descs[entry]` ([`super::InstData::KernelDesc`]).
+    pub fn kernel_desc(&mut self, ty: Type, entry: u32) -> Value {
+        self.push1(super::InstData::KernelDesc { ty, entry }, ty)
+    }
+
     pub fn trap(&mut self) -> Inst {
         self.push(InstData::Trap, &[])
     }

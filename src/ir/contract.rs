@@ -15,11 +15,16 @@
 //! choice, learned from its SASS for sm_50/sm_53 (`docs` has no page on it; the cases below
 //! are its observed behaviour):
 //!
-//! * the `mul` and every one of its uses are in one block; every use is a contractible
-//!   `add`/`sub` of the same format and the same `.ftz` (the `mul` has no `.sat`); no use reads
-//!   the product twice (`p + p` stays `FMUL` + `FADD`). A product that is also stored, compared
-//!   or used in another block is kept, and no add fuses it: fusing one use would compute the
-//!   product twice, differently rounded.
+//! * every use of the `mul` is a contractible `add`/`sub` of the same format and the same
+//!   `.ftz` (the `mul` has no `.sat`); no use reads the product twice (`p + p` stays `FMUL` +
+//!   `FADD`). A product that is also stored or compared is kept, and no add fuses it: fusing
+//!   one use would compute the product twice, differently rounded.
+//! * the uses are in the `mul`'s block, or anywhere else when at most one of the product's
+//!   operands is computed (the other a parameter or a constant) and the `mul` is not in a
+//!   loop header ([`crosses_blocks`]; `tests/data/fmad/cases_c.ptx`). What ptxas does with a
+//!   product made in a loop header is not a rule of the PTX: after it unrolls the loop, the
+//!   header's `mul` of iterations 2..n of an unrolled group sits in the adds' block and is
+//!   fused, that of the first is not (hotspot3D's `hotspotOpt1`); here it is never fused.
 //! * `add(p, q)` of two such products fuses the first operand; the second product then has a
 //!   use that does not fuse it, so it is kept whole everywhere (decided to a fixed point).
 //! * `add(p, c)` is `fma(x, y, c)`; `sub(p, c)` is `fma(x, y, -c)`; `sub(c, p)` is
@@ -31,7 +36,8 @@
 //! `--fmad=false`, as in ptxas.
 
 use super::float::{FloatBinOp, FloatOp, FloatUnOp};
-use super::{Function, Inst, InstData, InstNode, Value, ValueData, ValueDef};
+use super::{Block, Function, Inst, InstData, InstNode, Value, ValueData, ValueDef};
+use cranelift_entity::SecondaryMap;
 use rustc_hash::FxHashMap as HashMap;
 use smallvec::smallvec;
 
@@ -63,10 +69,13 @@ pub fn contract(f: &mut Function) -> usize {
         })
         .map(|(i, _)| i)
         .collect();
-    // Whether `u` is a contractible add of the product's kind, in its block, reading `v` once.
-    let fusing_add = |f: &Function, u: Inst, v: Value, mop: FloatOp, block| {
+    let headers = loop_headers(f);
+    // Whether `u` is a contractible add of the product's kind, reading `v` once, in the
+    // product's block or in another block the product `m` may reach ([`crosses_blocks`]).
+    let fusing_add = |f: &Function, u: Inst, v: Value, mop: FloatOp, m: Inst| {
         let un = &f.insts[u];
-        un.block == block
+        let block = f.insts[m].block;
+        (un.block == block || crosses_blocks(f, m, &headers))
             && adds.binary_search(&u).is_ok()
             && un.data.operands().iter().filter(|&&x| x == v).count() == 1
             && same_kind(mop, &un.data)
@@ -86,13 +95,14 @@ pub fn contract(f: &mut Function) -> usize {
         };
         let ok = uses.get(&p).is_some_and(|us| {
             us.iter().all(|&u| {
-                if fusing_add(f, u, p, mop, node.block) {
+                if fusing_add(f, u, p, mop, m) {
                     return true;
                 }
                 match negation(f, u, mop) {
-                    Some(n) if f.insts[u].block == node.block => uses
-                        .get(&n)
-                        .is_some_and(|ns| ns.iter().all(|&a| fusing_add(f, a, n, mop, node.block))),
+                    Some(n) if f.insts[u].block == node.block || crosses_blocks(f, m, &headers) => {
+                        uses.get(&n)
+                            .is_some_and(|ns| ns.iter().all(|&a| fusing_add(f, a, n, mop, m)))
+                    }
                     _ => false,
                 }
             })
@@ -181,6 +191,48 @@ pub fn contract(f: &mut Function) -> usize {
         fused += 1;
     }
     fused
+}
+
+/// Whether the product `m` may be fused into adds outside its own block, as ptxas 11.8 does
+/// (probed: `tests/data/fmad/cases_c.ptx`): when at most one of its operands is a computed
+/// value, the other being a kernel parameter (`ld.param`) or a constant, and `m` is not in a
+/// loop header. A product of two computed values (two loads, a load and a conversion) stays
+/// `FMUL` + `FADD` across blocks (fusing would keep both operands live to every add); a
+/// product computed in a loop header is not fused into the loop body or past the loop
+/// either (ptxas rotates the loop, copying the header's `mul` into the preheader and the
+/// latch, so the adds read a merge of two products).
+fn crosses_blocks(f: &Function, m: Inst, headers: &SecondaryMap<Block, bool>) -> bool {
+    let InstData::Float { args, .. } = &f.insts[m].data else {
+        return false;
+    };
+    let computed = args
+        .iter()
+        .filter(|&&v| match f.values[v].def {
+            ValueDef::Result(i, _) => !matches!(
+                f.insts[i].data,
+                InstData::LoadParam { .. } | InstData::Fconst { .. } | InstData::Iconst { .. }
+            ),
+            ValueDef::Param(..) => true,
+        })
+        .count();
+    computed <= 1 && !headers[f.insts[m].block]
+}
+
+/// Per block, whether it is a loop header: the target of a back edge (a branch from a block
+/// it dominates, itself included).
+fn loop_headers(f: &Function) -> SecondaryMap<Block, bool> {
+    let doms = super::Dominators::of(f);
+    let mut headers = SecondaryMap::new();
+    for &b in &f.layout {
+        for &i in &f.blocks[b].insts {
+            for t in f.insts[i].data.targets() {
+                if doms.dominates(t.block, b) {
+                    headers[t.block] = true;
+                }
+            }
+        }
+    }
+    headers
 }
 
 /// Whether `m` is a contractible `mul` (no `.sat`, no rounding modifier).

@@ -226,6 +226,12 @@ pub(crate) fn write_inst(
         InstData::Fconst { ty, bits } => write!(f, "fconst.{ty} 0x{bits:x}"),
         InstData::LoadParam { ty, offset } => write!(f, "param.{ty} [0x{offset:x}]"),
         InstData::SpecialReg { reg } => write!(f, "sreg.{} {reg}", reg.ty()),
+        InstData::KernelDesc { ty, entry } => {
+            let name = module
+                .and_then(|m| m.kernel_descs.get(*entry as usize))
+                .map_or_else(|| format!("#{entry}"), |n| format!("@{n}"));
+            write!(f, "kernel_desc.{ty} {name}")
+        }
         InstData::SymbolAddr { ty, var } => {
             let (space, name) = match module.and_then(|m| m.vars.get(*var)) {
                 Some(v) => (v.space.name(), format!("@{}", v.name)),
@@ -385,6 +391,7 @@ pub(crate) fn write_inst(
                 super::MemScope::Gl => "gl",
                 super::MemScope::Sys => "sys",
                 super::MemScope::Warp => "warp",
+                super::MemScope::Yield => "yield",
             }
         ),
         InstData::Atomic {
@@ -457,6 +464,38 @@ pub(crate) fn write_inst(
                     if *int_coords { "s32" } else { "f32" }
                 )?,
                 super::tex::TexOp::Query(q) => write!(f, "txq.{}", q.name())?,
+                super::tex::TexOp::Gather {
+                    comp,
+                    shape,
+                    result,
+                    offset,
+                    depth,
+                } => write!(
+                    f,
+                    "tld4.{}.{}.{}{}{}",
+                    ["r", "g", "b", "a"][usize::from(*comp & 3)],
+                    shape.name(),
+                    result.name(),
+                    if *offset { ".offset" } else { "" },
+                    if *depth { ".depth" } else { "" }
+                )?,
+                super::tex::TexOp::SampleLod {
+                    shape,
+                    result,
+                    int_coords,
+                    lod,
+                    offset,
+                    depth,
+                } => write!(
+                    f,
+                    "tex.{}.{}.{}.{lod:?}{}{}",
+                    shape.name(),
+                    result.name(),
+                    if *int_coords { "s32" } else { "f32" },
+                    if *offset { ".offset" } else { "" },
+                    if *depth { ".depth" } else { "" }
+                )?,
+                super::tex::TexOp::QueryLevel(q) => write!(f, "txq.level.{}", q.name())?,
             }
             let coords = match handle {
                 super::tex::TexHandle::Bound(k) => {
@@ -483,6 +522,13 @@ pub(crate) fn write_inst(
                 write!(f, "{}R{r}={a}", if k == 0 { "" } else { ", " })?;
             }
             write!(f, ")")
+        }
+        InstData::SubReturn { values } => {
+            write!(f, "ret.sub")?;
+            for (k, v) in values.iter().enumerate() {
+                write!(f, "{}{v}", if k == 0 { " " } else { ", " })?;
+            }
+            Ok(())
         }
         InstData::Shfl { mode, args } => {
             let [a, b, c] = args;

@@ -88,7 +88,20 @@
 //! When a warp's lanes are stopped at different votes, only those at the one first in block
 //! layout take it; the others wait, as a diverged warp runs its lanes behind up to the join
 //! where the lanes ahead wait. `bar.warp.sync` stops a thread the same way (a vote with no
-//! result). A step limit (total instructions of the launch) stops infinite loops.
+//! result). A spin-wait's yield ([`MemScope::Yield`], in the emulated `mbarrier` waits)
+//! stops a thread for the round: the other threads run (a consumer waiting for a later
+//! producer thread makes progress), and a barrier opens only when no thread is left
+//! spinning. A step limit (total instructions of the launch) stops infinite loops.
+//!
+//! A call of a subroutine (an [`InstData::ExternCall`] naming one of
+//! [`Module::subroutines`], a recursive `.func`) pushes a frame on the thread's own call
+//! stack (`Thread::frames`: the caller's function, position, registers and argument bytes)
+//! and runs the callee from its entry with fresh registers; its `LoadParam`s read the
+//! argument registers' bytes (R4 first, as the call ABI passes them), and its
+//! [`InstData::SubReturn`] pops the frame and writes the result. No Rust recursion is
+//! involved, so deep recursion costs heap, not stack; more than [`MAX_CALL_DEPTH`] nested
+//! calls stop the run with [`EvalError::CallDepth`]. Warp votes, shuffles and `bar.red`
+//! inside a subroutine are not modelled (an error).
 //!
 //! # Undefined and unknowable runs
 //!
@@ -106,7 +119,10 @@
 //!   writes, and they are not both atomic: the PTX memory model gives such a program no
 //!   meaning, and the interpreter's thread order would otherwise pick one answer silently. A
 //!   shadow per shared byte records the interval's writer, reader(s) and atomic user(s);
-//!   votes and shuffles do not end an interval (they are not memory barriers). Warp-
+//!   votes and shuffles do not end an interval (they are not memory barriers). Message
+//!   passing through a shared word does order two threads (the emulated `mbarrier`: a
+//!   `membar`, then an atomic, which releases; another thread's atomic on the same word
+//!   acquires; `RaceShadow::atomic`), approximately, erring towards fewer races. Warp-
 //!   synchronous code that leans on lockstep execution without barriers counts as racy, as
 //!   PTX says; a `bar.warp.sync` orders its warp's accesses (the shadow forgets entries that
 //!   name only threads of that warp; an entry of several threads of one warp says which).
@@ -214,6 +230,10 @@ pub fn timer_value(timer: bool, n: u64) -> (u32, u32) {
 
 /// Default instruction budget of a launch.
 pub const DEFAULT_STEP_LIMIT: u64 = 10_000_000;
+/// The value `ir::eval` gives kernel `k`'s descriptor ([`InstData::KernelDesc`]): this plus
+/// `k`, in no window and no region.
+pub const KERNEL_DESC_BASE: u64 = 0xde5c_0000_0000;
+
 /// Most threads one launch may have (local memory is allocated per thread).
 pub const MAX_THREADS: u64 = 1 << 20;
 /// Most bytes of memory one launch may allocate for module variables, shared memory of all
@@ -320,6 +340,9 @@ pub struct RunOutput {
     pub shared: Vec<Vec<u8>>,
     /// Local memory of each thread: CTA by CTA, threads in linear order inside each.
     pub local: Vec<Vec<u8>>,
+    /// The launch's `printf` output ([`crate::sysfn::State::printf_output`]: CTAs in linear
+    /// order, threads in linear order in each, each thread's calls in program order).
+    pub printf: Vec<u8>,
 }
 
 impl RunOutput {
@@ -373,7 +396,17 @@ pub enum EvalError {
     /// A call of a system function (`vprintf`, `malloc`, ..) whose meaning is not modelled.
     #[error("{inst}: {why}")]
     Unmodelled { inst: Inst, why: String },
+    /// More than `limit` nested subroutine calls (runaway recursion).
+    #[error("{inst}: subroutine calls nested deeper than {limit} (runaway recursion?)")]
+    CallDepth { inst: Inst, limit: usize },
+    /// A thread called `__assertfail` (a failed `assert`): the launch traps with CUDA's
+    /// message ([`crate::sysfn`]), so no memory is defined afterwards.
+    #[error("{inst}: the kernel trapped: {message}")]
+    AssertFailed { inst: Inst, message: String },
 }
+
+/// Nested subroutine calls a thread may have open at once (see "Execution").
+pub const MAX_CALL_DEPTH: usize = 100_000;
 
 impl EvalError {
     /// The instruction the error names, if any.
@@ -387,6 +420,8 @@ impl EvalError {
             | EvalError::Undefined { inst, .. }
             | EvalError::Unknowable { inst, .. }
             | EvalError::Unmodelled { inst, .. }
+            | EvalError::CallDepth { inst, .. }
+            | EvalError::AssertFailed { inst, .. }
             | EvalError::Trapped { inst } => Some(*inst),
         }
     }
@@ -438,6 +473,7 @@ pub fn run_in(module: &Module, func: &Function, launch: &Launch) -> Result<RunOu
                 let ctx = Ctx {
                     extern_funcs: &module.extern_funcs,
                     func,
+                    subroutines: &module.subroutines,
                     layout: &layout,
                     launch,
                     ctaid: [cx, cy, cz],
@@ -453,17 +489,18 @@ pub fn run_in(module: &Module, func: &Function, launch: &Launch) -> Result<RunOu
         }
     }
     debug_assert_eq!(shared_out.len() as u64, ctas);
-    let mut global = mem.global;
+    let mut global = std::mem::take(&mut mem.global);
     if layout.global_size > 0 {
         global.push(GlobalRegion {
             base: layout.global_base,
-            bytes: mem.module_global,
+            bytes: std::mem::take(&mut mem.module_global),
         });
     }
     Ok(RunOutput {
         global,
         shared: shared_out,
         local: local_out,
+        printf: mem.sys.printf_output(),
     })
 }
 
@@ -578,6 +615,8 @@ struct Memory {
     local_def_init: Vec<bool>,
     /// Race detection on global memory (the launch regions, then `module_global`).
     global_races: GlobalShadow,
+    /// What the system functions keep over the launch (printf records, the heap).
+    sys: crate::sysfn::State,
 }
 
 impl Memory {
@@ -643,6 +682,7 @@ impl Memory {
                 launch.global.len() + 1,
                 launch.block.iter().product(),
             ),
+            sys: crate::sysfn::state_for_launch(launch),
         };
         for (i, v) in module.vars.values().enumerate() {
             let Some(init) = &v.init else { continue };
@@ -714,6 +754,8 @@ impl Memory {
 /// What stays fixed while a CTA runs.
 struct Ctx<'a> {
     func: &'a Function,
+    /// [`Module::subroutines`]: `Thread::cur` k > 0 runs `subroutines[k - 1]`.
+    subroutines: &'a [Function],
     /// [`Module::extern_funcs`]: the names [`InstData::ExternCall`] indexes.
     extern_funcs: &'a [String],
     layout: &'a VarLayout,
@@ -869,6 +911,9 @@ enum Status {
     AtBarrier(Inst),
     /// Stopped *at* a warp vote or shuffle, waiting for its warp (see `ir::warp`).
     AtVote,
+    /// Stopped just after a spin-wait's yield ([`MemScope::Yield`]): the other threads run
+    /// before this one goes on.
+    Yielded,
     Exited,
 }
 
@@ -882,8 +927,51 @@ struct Thread {
     /// Has executed `membar.gl` or `membar.sys` (its global atomics release; see
     /// [`GlobalShadow`]).
     fenced: bool,
+    /// Has executed any `membar` (its shared atomics release; see [`RaceShadow::atomic`]).
+    fenced_shared: bool,
     /// Reads of the clock and of the global timer so far (see "Clocks and timers").
     timer_reads: [u64; 2],
+    /// The function running: 0 the kernel, k > 0 `Ctx::subroutines[k - 1]`.
+    cur: usize,
+    /// The argument bytes of the running subroutine (R4 first); empty in the kernel.
+    args: Vec<u8>,
+    /// The callers of the running subroutine, innermost last.
+    frames: Vec<CallFrame>,
+}
+
+/// A caller waiting for a subroutine to return (see "Execution").
+struct CallFrame {
+    cur: usize,
+    block: Block,
+    /// The position of the call instruction.
+    pos: usize,
+    regs: Vec<u64>,
+    args: Vec<u8>,
+}
+
+/// Whether `f` calls one of the module's subroutines (whose frames the simulator keeps
+/// below the kernel's frame, in the launch's stack room).
+pub fn calls_subroutine(f: &Function, extern_funcs: &[String], subroutines: &[Function]) -> bool {
+    f.insts.values().any(|i| match &i.data {
+        InstData::ExternCall { callee, .. } => extern_funcs
+            .get(*callee as usize)
+            .is_some_and(|n| subroutines.iter().any(|s| &s.name == n)),
+        _ => false,
+    })
+}
+
+/// Whether `data` needs the whole warp at once (not modelled inside a subroutine).
+fn warp_wide(data: &InstData) -> bool {
+    matches!(
+        data,
+        InstData::Vote { .. }
+            | InstData::Shfl { .. }
+            | InstData::Collective { .. }
+            | InstData::BarrierRed { .. }
+            | InstData::MemBar {
+                scope: MemScope::Warp
+            }
+    ) || matches!(data, InstData::BarrierReg { red: Some(_), .. })
 }
 
 /// A [`Who`] as stored: plain zeroed integers, so that a region's shadow is allocated as
@@ -894,6 +982,41 @@ type WhoCell = [u32; 3];
 fn sx(x: u64, bits: u32) -> i64 {
     let shift = 64 - bits;
     ((x << shift) as i64) >> shift
+}
+
+/// A thread's memory as the system functions see it ([`crate::sysfn::Memory`]): generic
+/// addresses, mapped as a generic load maps them, read and written a byte at a time (a
+/// format string or an argument buffer has no alignment to check).
+struct SysMem<'a, 'b> {
+    tm: &'a mut ThreadMem<'b>,
+    inst: Inst,
+}
+
+impl crate::sysfn::Memory for SysMem<'_, '_> {
+    fn read(&mut self, addr: u64, out: &mut [u8]) -> Result<(), String> {
+        for (k, b) in out.iter_mut().enumerate() {
+            let a = addr.wrapping_add(k as u64);
+            let (space, at) =
+                resolve(self.inst, Space::Generic, a, 1).map_err(|e| e.to_string())?;
+            *b = self
+                .tm
+                .read(self.inst, space, at, 1)
+                .map_err(|e| e.to_string())? as u8;
+        }
+        Ok(())
+    }
+
+    fn write(&mut self, addr: u64, data: &[u8]) -> Result<(), String> {
+        for (k, &b) in data.iter().enumerate() {
+            let a = addr.wrapping_add(k as u64);
+            let (space, at) =
+                resolve(self.inst, Space::Generic, a, 1).map_err(|e| e.to_string())?;
+            self.tm
+                .write(self.inst, space, at, 1, u64::from(b))
+                .map_err(|e| e.to_string())?;
+        }
+        Ok(())
+    }
 }
 
 /// A dump of every region, for test failure messages.

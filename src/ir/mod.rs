@@ -531,6 +531,11 @@ pub enum MemScope {
     /// `bar.warp.sync`: the lanes of one warp wait for each other, and order their accesses
     /// among themselves (`ir::eval`: a warp rendezvous; SASS: a `NOP`, see `ir::build`).
     Warp,
+    /// A spin-wait's back-off point (the emulated `mbarrier` waits, `ir::build::emulate`):
+    /// orders nothing and changes no state; the thread is waiting for others. `ir::eval`
+    /// lets every other thread of the CTA run before this one goes on; SASS: a `NOP`, at
+    /// which the simulator lets the other warps run (the hardware interleaves warps anyway).
+    Yield,
 }
 
 /// Direction of a `cvta`.
@@ -805,11 +810,25 @@ pub enum InstData {
     /// `callee` indexes [`Module::extern_funcs`]; `args` are the argument registers' values,
     /// `i32` words or `i64` pairs, `arg_regs[i]` the (first) register (4 to 15, even for a
     /// pair) of `args[i]`; the one result, if any, is an `i32` (R4) or an `i64` (R4:R5).
-    /// The meaning is the system function's ([`crate::calls_shim`]).
+    /// The meaning is the system function's ([`crate::sysfn`]).
     ExternCall {
         callee: u32,
         args: SmallVec<[Value; 8]>,
         arg_regs: SmallVec<[u8; 8]>,
+    },
+    /// The return of a subroutine ([`Function::subroutine`]: a `.func` compiled as a real
+    /// subroutine, docs/calls.md): `values` are its result words by the sm_50 call ABI, none,
+    /// one `i32` (R4) or one `i64` (R4:R5). A terminator; a kernel ends with `Return`.
+    SubReturn {
+        values: SmallVec<[Value; 2]>,
+    },
+    /// A kernel's address (`mov.u64 %rd, kernel;` of an `.entry`, for the device runtime's
+    /// `cudaGetParameterBuffer`/`cudaLaunchDevice`): an opaque function descriptor the loader
+    /// fills in (`R_CUDA_FUNC_DESC32_LO_32`/`HI_32` against the kernel's symbol, as ptxas
+    /// writes it). `entry` indexes [`Module::kernel_descs`]; `ty` is i32 or i64.
+    KernelDesc {
+        ty: Type,
+        entry: u32,
     },
 }
 
@@ -830,7 +849,10 @@ impl InstData {
     pub fn is_terminator(&self) -> bool {
         matches!(
             self,
-            InstData::Jump { .. } | InstData::Brif { .. } | InstData::Return
+            InstData::Jump { .. }
+                | InstData::Brif { .. }
+                | InstData::Return
+                | InstData::SubReturn { .. }
         )
     }
 
@@ -858,6 +880,7 @@ impl InstData {
             | InstData::LoadParam { .. }
             | InstData::SpecialReg { .. }
             | InstData::SymbolAddr { .. }
+            | InstData::KernelDesc { .. }
             | InstData::Return
             | InstData::Barrier
             | InstData::NamedBarrier { .. }
@@ -892,6 +915,7 @@ impl InstData {
             InstData::Texture { args, .. } => [args, &[], &[]],
             InstData::Surface { args, .. } => [args, &[], &[]],
             InstData::ExternCall { args, .. } => [args, &[], &[]],
+            InstData::SubReturn { values } => [values, &[], &[]],
         }
     }
 
@@ -909,6 +933,7 @@ impl InstData {
             | InstData::LoadParam { .. }
             | InstData::SpecialReg { .. }
             | InstData::SymbolAddr { .. }
+            | InstData::KernelDesc { .. }
             | InstData::Return
             | InstData::Barrier
             | InstData::NamedBarrier { .. }
@@ -931,6 +956,7 @@ impl InstData {
             InstData::Texture { args, .. } => args.iter_mut().for_each(|v| *v = f(*v)),
             InstData::Surface { args, .. } => args.iter_mut().for_each(|v| *v = f(*v)),
             InstData::ExternCall { args, .. } => args.iter_mut().for_each(|v| *v = f(*v)),
+            InstData::SubReturn { values } => values.iter_mut().for_each(|v| *v = f(*v)),
             InstData::Select { cond, args } => {
                 *cond = f(*cond);
                 args.iter_mut().for_each(|v| *v = f(*v));
@@ -1056,6 +1082,11 @@ pub struct Function {
     pub value_names: SecondaryMap<Value, u32>,
     /// PTX register names that `value_names` refers to.
     pub reg_names: Vec<String>,
+    /// A `.func` compiled as a real subroutine (docs/calls.md), not a kernel: its
+    /// [`Function::params`] are the argument registers' bytes (offset `4 * (r - 4)` for
+    /// register `r`, so `LoadParam` reads R4.. as a kernel reads its parameter bank), and it
+    /// ends in [`InstData::SubReturn`].
+    pub subroutine: bool,
 }
 
 impl Function {
@@ -1238,11 +1269,24 @@ pub struct Module {
     pub surfrefs: Vec<String>,
     /// The bodiless functions [`InstData::ExternCall`] names (by index), in first-call order.
     pub extern_funcs: Vec<String>,
+    /// The `.func`s compiled as real subroutines ([`Function::subroutine`]; recursive ones),
+    /// called by an [`InstData::ExternCall`] whose [`Module::extern_funcs`] name is theirs.
+    pub subroutines: Vec<Function>,
+    /// The kernels whose descriptors [`InstData::KernelDesc`] takes (by index), in first-use
+    /// order.
+    pub kernel_descs: Vec<String>,
 }
 
 impl Module {
     pub fn new() -> Module {
         Module::default()
+    }
+
+    /// The subroutine [`InstData::ExternCall`] `callee` names, if it is one of the module's
+    /// own ([`Module::subroutines`]) rather than a function the loader or nvlink resolves.
+    pub fn subroutine_of(&self, callee: u32) -> Option<&Function> {
+        let name = self.extern_funcs.get(callee as usize)?;
+        self.subroutines.iter().find(|f| &f.name == name)
     }
 
     /// The variables in layout order: declaration order, except that unsized `.shared`

@@ -1,7 +1,7 @@
 //! Texture instructions in the IR: PTX `tex` and `txq` (issue 21, the texture part).
 //!
-//! In: what `ir::build` reads from a `tex.<shape>.v4.<dtype>.<ctype>` or `txq.<query>.b32`
-//! instruction. Out: one [`InstData::Texture`](super::InstData::Texture) `{ op, handle, args }`.
+//! In: what `ir::build` reads from a `tex.<shape>.v4.<dtype>.<ctype>`, `txq.<query>.b32` or
+//! `tld4.<comp>.<shape>.v4.<dtype>.f32` instruction. Out: one [`InstData::Texture`](super::InstData::Texture) `{ op, handle, args }`.
 //!
 //! * `handle` says which texture is read: [`TexHandle::Bound`] names a module `.texref`
 //!   variable by its index in [`Module::texrefs`](super::Module::texrefs) (declaration order);
@@ -12,7 +12,10 @@
 //!   array shapes the layer index comes first). PTX pads 3-element coordinate vectors to four
 //!   (`{x, y, z, _}`); the padding element is dropped by `build`.
 //! * Results: [`TexOp::Sample`] has four `i32` results, the texel's four components (`f32`
-//!   bits, or integers for `.s32`/`.u32`); [`TexOp::Query`] has one `i32`.
+//!   bits, or integers for `.s32`/`.u32`); [`TexOp::Query`] has one `i32`, and so has
+//!   [`TexOp::QueryLevel`] (`txq.level`), whose one coordinate is the mip level;
+//!   [`TexOp::Gather`] four (one component of four texels), its offsets and depth
+//!   reference after the coordinates.
 //!
 //! Semantics (evaluated by the texture model of `crate::texture` through the launch's
 //! bindings): `Sample` with float coordinates filters the texture at `coords` with its
@@ -120,6 +123,15 @@ impl TexQuery {
         })
     }
 
+    /// The texture model's name of this attribute.
+    pub fn model(self) -> crate::texture::TxqQuery {
+        match self {
+            TexQuery::Width => crate::texture::TxqQuery::Width,
+            TexQuery::Height => crate::texture::TxqQuery::Height,
+            TexQuery::Depth => crate::texture::TxqQuery::Depth,
+        }
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             TexQuery::Width => "width",
@@ -140,14 +152,65 @@ pub enum TexOp {
     },
     /// `txq.<query>.b32`.
     Query(TexQuery),
+    /// `txq.level.<query>.b32 d, [t], lod`: the size of mip level `lod` (the one
+    /// coordinate operand, `i32`; a level past the last reads 0).
+    QueryLevel(TexQuery),
+    /// `tld4.<comp>.<shape>.v4.<result>.f32`: component `comp` (0 r .. 3 a) of the four
+    /// texels of the bilinear footprint. Operands after the handle: the shape's float
+    /// coordinates (layer first for `a2d`), then with `offset` the two integer texel
+    /// offsets, then with `depth` the depth-compare reference (`f32` bits).
+    Gather {
+        comp: u8,
+        shape: TexShape,
+        result: TexType,
+        offset: bool,
+        depth: bool,
+    },
+    /// `tex` with options: `tex{.level|.grad}.<shape>.v4.<result>.<ctype>`, with an offset
+    /// vector and/or a depth-compare reference. Operands after the handle: the coordinates
+    /// (as `Sample`), with `offset` one integer offset per dimension of the shape, with
+    /// `depth` the reference (`f32` bits), then the level of detail (`Level`: one, `f32`
+    /// bits or an integer for integer coordinates) or the gradients (`Grad`: d/dx then
+    /// d/dy, one per dimension each).
+    SampleLod {
+        shape: TexShape,
+        result: TexType,
+        int_coords: bool,
+        lod: TexLod,
+        offset: bool,
+        depth: bool,
+    },
+}
+
+/// How `TexOp::SampleLod` picks the level of detail.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum TexLod {
+    /// Level 0 (no `.level`/`.grad`).
+    Base,
+    /// `.level`: an explicit level of detail.
+    Level,
+    /// `.grad`: the coordinates' derivatives.
+    Grad,
+}
+
+impl TexShape {
+    /// Dimensions addressed within one layer (1, 2 or 3): the length of an offset and of
+    /// each gradient.
+    pub fn dims(self) -> usize {
+        match self {
+            TexShape::D1 | TexShape::A1 => 1,
+            TexShape::D2 | TexShape::A2 | TexShape::Cube | TexShape::ACube => 2,
+            TexShape::D3 => 3,
+        }
+    }
 }
 
 impl TexOp {
     /// The number of results (all `i32`).
     pub fn results(self) -> usize {
         match self {
-            TexOp::Sample { .. } => 4,
-            TexOp::Query(_) => 1,
+            TexOp::Sample { .. } | TexOp::Gather { .. } | TexOp::SampleLod { .. } => 4,
+            TexOp::Query(_) | TexOp::QueryLevel(_) => 1,
         }
     }
 
@@ -156,8 +219,44 @@ impl TexOp {
         match self {
             TexOp::Sample { shape, .. } => shape.coords(),
             TexOp::Query(_) => 0,
+            TexOp::QueryLevel(_) => 1,
+            TexOp::Gather {
+                shape,
+                offset,
+                depth,
+                ..
+            } => shape.coords() + 2 * usize::from(offset) + usize::from(depth),
+            TexOp::SampleLod {
+                shape,
+                lod,
+                offset,
+                depth,
+                ..
+            } => {
+                let d = shape.dims();
+                let lod = match lod {
+                    TexLod::Base => 0,
+                    TexLod::Level => 1,
+                    TexLod::Grad => 2 * d,
+                };
+                shape.coords() + d * usize::from(offset) + usize::from(depth) + lod
+            }
         }
     }
+}
+
+/// A `tld4` texel offset as the hardware reads it: ptxas 11.8 packs the offset vector into
+/// one register with `BFI` (x in bits 0..5, y in bits 8..13) and `TLD4` takes each as a
+/// 6-bit signed number, so an offset outside -32..31 wraps.
+pub fn gather_offset(v: u32) -> i32 {
+    ((v << 26) as i32) >> 26
+}
+
+/// A `tex` texel offset as the hardware reads it: ptxas 11.8 packs `tex`'s offset vector
+/// with `BFI` 4 bits apart (x in bits 0..3, y in bits 4..7), each a 4-bit signed number, so
+/// an offset outside -8..7 wraps.
+pub fn sample_offset(v: u32) -> i32 {
+    ((v << 28) as i32) >> 28
 }
 
 /// Which texture an instruction reads.
@@ -215,6 +314,21 @@ pub fn param_cbank_offset(param_offset: u32) -> u32 {
     PARAM_BASE + param_offset
 }
 
+/// The layer and the (up to three) coordinate words of a texture instruction's operands
+/// `words` (after the handle): the array shapes' layer comes first, and PTX reads it as
+/// `.u32` (a negative one is a huge index, clamped like any other past the last layer).
+fn layer_and_coords(shape: TexShape, words: &[u64]) -> (i32, [u32; 3]) {
+    let word = |k: usize| words.get(k).map_or(0, |&v| v as u32);
+    let (layer, first) = if shape.is_array() {
+        (word(0).min(i32::MAX as u32) as i32, 1)
+    } else {
+        (0, 0)
+    };
+    let n = shape.coords() - first;
+    let c = |k: usize| if k < n { word(first + k) } else { 0 };
+    (layer, [c(0), c(1), c(2)])
+}
+
 /// What a texture instruction returns ([`TexOp::results`] words), for `ir::eval`: `args` are
 /// the instruction's operand values (the bindless handle first), `texrefs` the module's
 /// `.texref` names, `bindings` the launch's textures. A texture the launch does not bind is
@@ -246,50 +360,165 @@ pub fn eval(
     };
     let word = |k: usize| coords.get(k).map_or(0, |&v| v as u32);
     match op {
-        TexOp::Query(q) => {
-            let what = match q {
-                TexQuery::Width => crate::texture::TxqQuery::Width,
-                TexQuery::Height => crate::texture::TxqQuery::Height,
-                TexQuery::Depth => crate::texture::TxqQuery::Depth,
-            };
-            Ok([tex.query(what, 0), 0, 0, 0])
-        }
+        TexOp::Query(q) => Ok([tex.query(q.model(), 0), 0, 0, 0]),
+        TexOp::QueryLevel(q) => Ok([tex.query(q.model(), word(0)), 0, 0, 0]),
         TexOp::Sample {
             shape, int_coords, ..
         } => {
-            // The array shapes' layer comes first; PTX reads it as `.u32` (a negative one is
-            // a huge index, clamped like any other past the last layer).
-            let (layer, first) = if shape.is_array() {
-                (word(0).min(i32::MAX as u32) as i32, 1)
-            } else {
-                (0, 0)
-            };
-            let n = shape.coords() - first;
-            let c = |k: usize| if k < n { word(first + k) } else { 0 };
+            let (layer, c) = layer_and_coords(shape, coords);
             if int_coords {
-                let xyz = [c(0) as i32, c(1) as i32, c(2) as i32];
-                Ok(tex.fetch([xyz[0], xyz[1], xyz[2], layer], 0))
+                Ok(tex.fetch([c[0] as i32, c[1] as i32, c[2] as i32, layer], 0))
             } else {
                 let q = crate::texture::SampleQuery {
-                    coords: [
-                        f32::from_bits(c(0)),
-                        f32::from_bits(c(1)),
-                        f32::from_bits(c(2)),
-                    ],
+                    coords: c.map(f32::from_bits),
                     layer,
                     ..Default::default()
                 };
                 Ok(tex.sample(&q))
             }
         }
+        TexOp::Gather {
+            comp,
+            shape,
+            offset,
+            depth,
+            ..
+        } => {
+            let (layer, c) = layer_and_coords(shape, coords);
+            let mut q = crate::texture::SampleQuery {
+                coords: c.map(f32::from_bits),
+                layer,
+                ..Default::default()
+            };
+            let mut next = shape.coords();
+            if offset {
+                q.offset = [gather_offset(word(next)), gather_offset(word(next + 1)), 0];
+                next += 2;
+            }
+            if depth {
+                q.depth_ref = Some(f32::from_bits(word(next)));
+            }
+            Ok(tex.gather(comp, &q))
+        }
+        TexOp::SampleLod {
+            shape,
+            int_coords,
+            lod,
+            offset,
+            depth,
+            ..
+        } => {
+            let (layer, c) = layer_and_coords(shape, coords);
+            let d = shape.dims();
+            let mut next = shape.coords();
+            let mut off = [0i32; 3];
+            if offset {
+                for (k, o) in off.iter_mut().enumerate().take(d) {
+                    *o = sample_offset(word(next + k));
+                }
+                next += d;
+            }
+            let depth_ref = if depth {
+                next += 1;
+                Some(f32::from_bits(word(next - 1)))
+            } else {
+                None
+            };
+            if int_coords {
+                let level = if lod == TexLod::Level {
+                    word(next) as i32
+                } else {
+                    0
+                };
+                return Ok(tex.fetch([c[0] as i32, c[1] as i32, c[2] as i32, layer], level));
+            }
+            let g = |k: usize| f32::from_bits(word(next + k));
+            let lod = match lod {
+                TexLod::Base => crate::texture::Lod::Base,
+                TexLod::Level => crate::texture::Lod::Level(g(0)),
+                TexLod::Grad => {
+                    let mut dx = [0f32; 3];
+                    let mut dy = [0f32; 3];
+                    for k in 0..d {
+                        dx[k] = g(k);
+                        dy[k] = g(d + k);
+                    }
+                    crate::texture::Lod::Grad { dx, dy }
+                }
+            };
+            let q = crate::texture::SampleQuery {
+                coords: c.map(f32::from_bits),
+                layer,
+                lod,
+                offset: off,
+                depth_ref,
+            };
+            Ok(tex.sample(&q))
+        }
+    }
+}
+
+/// Where the texture object `h` comes from, as `verify` names it: the `.u64` parameter that
+/// holds it (`h`), or the word `OFF` bytes past where pointer parameter `p` points, for an
+/// object the kernel loads from memory at a constant offset (`p+OFF`; `ld.global.u64 h,
+/// [p+OFF]`, through `cvta` and constant additions). `None` for any other source (an
+/// address that depends on the thread, a computed handle).
+pub fn handle_source(f: &super::Function, h: super::Value) -> Option<String> {
+    use super::{BinaryOp, InstData};
+    let def = |v: super::Value| match f.values[v].def {
+        super::ValueDef::Result(d, _) => Some(&f.insts[d].data),
+        super::ValueDef::Param(..) => None,
+    };
+    let param_at = |offset: u32| f.params.iter().find(|p| p.offset == offset);
+    match *def(h)? {
+        InstData::LoadParam { offset, .. } => Some(param_at(offset)?.name.clone()),
+        InstData::Load {
+            ty: super::Type::I64,
+            width: 1,
+            addr,
+            offset,
+            ..
+        } => {
+            // Walk the address back to a parameter, adding up constant displacements.
+            let (mut v, mut off) = (addr, i64::from(offset));
+            loop {
+                match *def(v)? {
+                    InstData::LoadParam { offset, .. } => {
+                        let p = param_at(offset)?;
+                        return (off >= 0 && p.size == 8).then(|| format!("{}+{off}", p.name));
+                    }
+                    InstData::Cvta { arg, .. } => v = arg,
+                    InstData::Binary {
+                        op: BinaryOp::Add,
+                        args: [a, b],
+                    } => {
+                        let imm = |x: super::Value| match def(x) {
+                            Some(&InstData::Iconst { imm, .. }) => Some(imm as i64),
+                            _ => None,
+                        };
+                        if let Some(k) = imm(b) {
+                            (v, off) = (a, off.wrapping_add(k));
+                        } else if let Some(k) = imm(a) {
+                            (v, off) = (b, off.wrapping_add(k));
+                        } else {
+                            return None;
+                        }
+                    }
+                    _ => return None,
+                }
+            }
+        }
+        _ => None,
     }
 }
 
 /// The textures kernel `f` reads, for `verify` to bind ([`crate::texture::launch`]): each
-/// bound `.texref` by name, each texture object by the name of the `.u64` parameter that
-/// holds it, with the shape and result kind of the first `tex` that reads it (those of
-/// sampling instructions first: a texture only `txq` reads is a 2D one of float texels).
-/// A texture object that is not a parameter is left out (selection refuses it anyway).
+/// bound `.texref` by name, each texture object by where it comes from ([`handle_source`]:
+/// the `.u64` parameter that holds it, or `p+OFF` for one loaded from a buffer), with the
+/// shape and result kind of the first `tex` that reads it (those of sampling instructions
+/// first: a texture only `txq` reads is a 2D one of float texels). A texture object from
+/// anywhere else is left out (the launch then has no texture for its handle: an error on
+/// both sides).
 pub fn texture_needs(
     module: &super::Module,
     f: &super::Function,
@@ -313,22 +542,15 @@ pub fn texture_needs(
                     Some(n) => (n.clone(), false),
                     None => continue,
                 },
-                TexHandle::Bindless => {
-                    let def = match f.values[args[0]].def {
-                        super::ValueDef::Result(d, _) => &f.insts[d].data,
-                        super::ValueDef::Param(..) => continue,
-                    };
-                    let super::InstData::LoadParam { offset, .. } = *def else {
-                        continue;
-                    };
-                    match f.params.iter().find(|p| p.offset == offset) {
-                        Some(p) => (p.name.clone(), true),
-                        None => continue,
-                    }
-                }
+                TexHandle::Bindless => match handle_source(f, args[0]) {
+                    Some(name) => (name, true),
+                    None => continue,
+                },
             };
             match op {
-                TexOp::Sample { shape, result, .. } => samples.push(TextureNeed {
+                TexOp::Sample { shape, result, .. }
+                | TexOp::Gather { shape, result, .. }
+                | TexOp::SampleLod { shape, result, .. } => samples.push(TextureNeed {
                     name,
                     object,
                     shape: match shape {
@@ -346,7 +568,7 @@ pub fn texture_needs(
                         TexType::U32 => ResultKind::Unsigned,
                     },
                 }),
-                TexOp::Query(_) => queries.push(TextureNeed {
+                TexOp::Query(_) | TexOp::QueryLevel(_) => queries.push(TextureNeed {
                     name,
                     object,
                     shape: Shape::D2,

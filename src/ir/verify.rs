@@ -298,6 +298,12 @@ impl Verifier<'_> {
                 expect_results(&[*ty], &mut problems);
             }
             InstData::SpecialReg { reg } => expect_results(&[reg.ty()], &mut problems),
+            InstData::KernelDesc { ty, .. } => {
+                if !is_addr(*ty) {
+                    problems.push(format!("kernel_desc must be i32 or i64, got {ty}"));
+                }
+                expect_results(&[*ty], &mut problems);
+            }
             InstData::SymbolAddr { ty, .. } => {
                 if !is_addr(*ty) {
                     problems.push(format!("addr must be i32 or i64, got {ty}"));
@@ -655,6 +661,15 @@ impl Verifier<'_> {
                     }
                 }
                 expect_results(&[Type::I32, Type::Pred], &mut problems);
+            }
+            InstData::SubReturn { values } => {
+                let tys: Vec<Type> = values.iter().map(|&v| t(v)).collect();
+                if !matches!(tys[..], [] | [Type::I32] | [Type::I64]) {
+                    problems.push(format!(
+                        "ret.sub: results {tys:?}: none, one i32 or one i64"
+                    ));
+                }
+                expect_results(&[], &mut problems);
             }
             InstData::ExternCall { args, arg_regs, .. } => {
                 if args.len() != arg_regs.len() {

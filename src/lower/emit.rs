@@ -223,7 +223,10 @@ pub fn emit_all_with(alloc: &Allocated<Sm50Inst>, opts: &EmitOptions) -> Emitted
     }
     // Pass 4: the slow-path subroutine (`select::fdiv`), once, after the kernel's code when
     // some `CAL` calls it; the kernel's code first ends in an `EXIT` if it could fall through.
-    if out.iter().any(|i| i.form == Form::CAL) {
+    // (A `CAL` of one of the module's subroutines, `select::call`, is the driver's to place.)
+    let fdiv_cal =
+        |i: &sm50::Inst| i.form == Form::CAL && i.get(Field::Rel) == Some(select::CAL_FDIV);
+    if out.iter().any(fdiv_cal) {
         let ends = out.last().is_some_and(|l| {
             matches!(l.form, Form::EXIT | Form::BRA)
                 && l.get(Field::Pg) == Some(7)
@@ -234,8 +237,7 @@ pub fn emit_all_with(alloc: &Allocated<Sm50Inst>, opts: &EmitOptions) -> Emitted
             srclocs.push(SrcLoc::NONE);
         }
         let start = out.len() as u64;
-        for i in out.iter_mut().filter(|i| i.form == Form::CAL) {
-            debug_assert_eq!(i.get(Field::Rel), Some(select::CAL_FDIV));
+        for i in out.iter_mut().filter(|i| fdiv_cal(i)) {
             i.set(Field::Rel, start);
         }
         let sub = select::fdiv_slow_path()

@@ -67,6 +67,11 @@ pub enum RelocWord {
     /// The target of a `JCAL` to the system function `ir::Module::extern_funcs[n]`
     /// (`R_CUDA_ABS32_20` against its undefined symbol; `Reloc::var` is unused).
     Call(u32),
+    /// The low / high word of the descriptor of kernel `ir::Module::kernel_descs[n]`
+    /// (`R_CUDA_FUNC_DESC32_LO_32` / `HI_32` against the kernel's symbol; `Reloc::var` is
+    /// unused).
+    DescLo(u32),
+    DescHi(u32),
 }
 
 /// One register operand of the whole sequence.
@@ -319,6 +324,14 @@ impl MachInst for Sm50Inst {
         (self.role == Role::Move).then(|| (self.ops[0].reg, self.ops[1].reg))
     }
 
+    fn move_word(&self) -> u8 {
+        // the source word the first MOV reads (a whole copy's pieces read words 0, 1, ..)
+        self.pieces
+            .first()
+            .and_then(|p| p.refs.iter().find(|r| r.op == 1))
+            .map_or(0, |r| r.offset)
+    }
+
     fn gen_move(dst: PhysReg, src: PhysReg, kind: RegKind) -> Self {
         let mut i = Sm50Inst::new(Role::Move);
         let words = kind.gprs().max(1) as u8;
@@ -401,11 +414,20 @@ impl MachInst for Sm50Inst {
     }
 
     /// A `CAL` of the f32 division slow path clobbers its scratch registers and predicates
-    /// (`abi`); nothing else clobbers anything.
+    /// (`select::fdiv`); a call by the ABI (`JCAL`, or `CAL` of a subroutine) its caller-saved
+    /// registers (`select::call`); nothing else clobbers anything.
     fn clobbers(&self) -> (&'static [PhysReg], &'static [PhysPred]) {
-        if self.pieces.iter().any(|p| p.inst.form == Form::CAL) {
+        let fdiv = |p: &Piece| {
+            p.inst.form == Form::CAL && p.inst.get(Field::Rel) == Some(super::select::CAL_FDIV)
+        };
+        if self.pieces.iter().any(fdiv) {
             super::abi::CALL_CLOBBERS
-        } else if self.pieces.iter().any(|p| p.inst.form == Form::JCAL) {
+        } else if self
+            .pieces
+            .iter()
+            .any(|p| matches!(p.inst.form, Form::JCAL | Form::CAL))
+        {
+            // A system call (`JCAL`) or a call of one of the module's subroutines (`CAL`).
             // One 32-bit def per result word (`select::call`).
             let results = self
                 .ops

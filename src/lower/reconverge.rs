@@ -417,6 +417,7 @@ fn source_divergent(d: &InstData) -> bool {
         | InstData::Fconst { .. }
         | InstData::LoadParam { .. }
         | InstData::SymbolAddr { .. }
+        | InstData::KernelDesc { .. }
         | InstData::Unary { .. }
         | InstData::Binary { .. }
         | InstData::MulWide { .. }

@@ -89,6 +89,7 @@ mod call;
 mod div;
 mod fdiv;
 mod half;
+pub(crate) use call::SUB_CAL_BASE;
 pub(crate) use fdiv::{fdiv_slow_path, CAL_FDIV};
 mod mul;
 mod prefetch;
@@ -213,6 +214,9 @@ pub(super) struct Lowerer<'a> {
     /// Virtual registers numbered below this were defined before the current block, or
     /// before the last call of the f32 division subroutine in it (see `fdiv::pinned_operand`).
     fdiv_floor: u32,
+    /// In a subroutine ([`ir::Function::subroutine`]): each argument word's copy, made at
+    /// entry from R4.. (`select::call`).
+    sub_args: Vec<VReg>,
 }
 
 /// The size of a constant bank: the pool must fit (the `cbo` field addresses 64 KiB).
@@ -459,6 +463,7 @@ impl<'a> Lowerer<'a> {
             lit_offsets: HashMap::default(),
             div_share: div::DivShare::of(f),
             fdiv_floor: 0,
+            sub_args: Vec::new(),
         }
     }
 
@@ -496,7 +501,12 @@ impl<'a> Lowerer<'a> {
             .insts
             .values()
             .any(|n| n.data.targets().iter().any(|t| Some(t.block) == entry));
-        let pre = entry_targeted.then(|| self.vb.new_block());
+        // A subroutine takes its arguments out of R4.. in a block of its own, run once.
+        let pre = (entry_targeted || self.f.subroutine).then(|| self.vb.new_block());
+        if let (Some(pre), true) = (pre, self.f.subroutine) {
+            self.cur = pre;
+            self.capture_sub_args();
+        }
         for &b in &self.f.layout {
             // Room for one machine instruction per IR instruction: folded ones need none,
             // most others one, and a few more (capacity only).
@@ -703,6 +713,7 @@ impl<'a> Lowerer<'a> {
             InstData::Fconst { ty, bits } => Class::Imm(sext_imm(*ty, *bits)),
             // A narrow parameter inside a word (`.u16` at offset 2): only a register holds it
             // at bit 0 (see `materialize`); a `c[0x0][..]` operand would read the whole word.
+            InstData::LoadParam { .. } if self.f.subroutine => Class::Reg,
             InstData::LoadParam { offset, .. } if offset % 4 != 0 => Class::Reg,
             InstData::LoadParam { offset, .. } => Class::Cbuf(0x140 + offset),
             InstData::SpecialReg { reg } => match reg {
@@ -856,10 +867,14 @@ impl<'a> Lowerer<'a> {
         // Matched in place: the fields bound by value are `Copy`; the others by reference
         // (a clone of the instruction per lowering was a visible cost).
         match node.data {
+            InstData::LoadParam { ty, offset } if f.subroutine => {
+                self.lower_sub_param(results[0], ty, offset)
+            }
             InstData::Iconst { .. }
             | InstData::Fconst { .. }
             | InstData::LoadParam { .. }
             | InstData::SymbolAddr { .. } => self.materialize(results[0]),
+            InstData::KernelDesc { ty, entry } => self.lower_kernel_desc(results[0], ty, entry),
             InstData::SpecialReg { reg } => self.lower_sreg(results[0], reg),
             InstData::Unary { op, arg } => self.lower_unary(results[0], op, arg),
             InstData::Binary { op, args } => self.lower_binary(results[0], op, args),
@@ -959,10 +974,12 @@ impl<'a> Lowerer<'a> {
                 self.lower_barrier_red(results[0], op, id, count, arg)
             }
             InstData::MemBar {
-                scope: ir::MemScope::Warp,
+                scope: ir::MemScope::Warp | ir::MemScope::Yield,
             } => {
                 // `bar.warp.sync`: ptxas 11.8 emits nothing; a `NOP` keeps the scheduler from
-                // moving memory accesses across it (see `ir::build::sync`).
+                // moving memory accesses across it (see `ir::build::sync`). A spin-wait's
+                // yield (`ir::build::emulate`) is a `NOP` too: the simulator lets the other
+                // warps run there.
                 let mut i = Sm50Inst::new(Role::Plain);
                 i.piece(sm50::Inst::new(Form::NOP), &[]);
                 self.push(i);
@@ -975,7 +992,7 @@ impl<'a> Lowerer<'a> {
                     ir::MemScope::Cta => (0, 0),
                     ir::MemScope::Gl => (1, 1),
                     ir::MemScope::Sys => (2, 1),
-                    ir::MemScope::Warp => unreachable!("matched above"),
+                    ir::MemScope::Warp | ir::MemScope::Yield => unreachable!("matched above"),
                 };
                 let mut i = Sm50Inst::new(Role::Plain);
                 i.piece(
@@ -1037,6 +1054,7 @@ impl<'a> Lowerer<'a> {
                 ref args,
                 ref arg_regs,
             } => self.lower_extern_call(results, callee, args, arg_regs),
+            InstData::SubReturn { ref values } => self.lower_sub_return(values),
             InstData::Collective { op, .. } => Err(LowerError::Internal(format!(
                 "{} reached selection (ir::collective::expand replaces it first)",
                 op.name()

@@ -899,11 +899,12 @@ fn allocate_names<I: MachInst>(
     vc: &mut VCode<I>,
     kinds: &[RegKind; 3],
     fixed: &[(RegKind, PhysReg)],
-    max_regs: u8,
     ra_opts: &ra::RegallocOptions,
-    checker: bool,
+    opts: &AllocOptions,
     hint: u32,
+    limits: Option<[usize; 3]>,
 ) -> Result<Option<Named>, AllocError> {
+    let (max_regs, checker) = (opts.max_regs, opts.checker);
     let used: [bool; 3] = [0, 1, 2].map(|c| {
         in_class(fixed, c) > 0
             || vc
@@ -922,7 +923,8 @@ fn allocate_names<I: MachInst>(
             .map(|(_, r)| r.0)
             .collect();
         let mut filler = 0u8..=254;
-        while names.len() < assign::PER_CLASS {
+        let size = limits.map_or(assign::PER_CLASS, |l| l[c].clamp(1, assign::PER_CLASS));
+        while names.len() < size {
             match filler.next() {
                 Some(x) if !names.contains(&x) => names.push(x),
                 Some(_) => {}
@@ -954,7 +956,7 @@ fn allocate_names<I: MachInst>(
         .edits
         .iter()
         .any(|(_, ra::Edit::Move { from, to })| from.is_stack() || to.is_stack());
-    if spills {
+    if spills && limits.is_none() {
         return Ok(None);
     }
     let prog = NameProg::build(vc, &out, kinds).map_err(AllocError::Regalloc)?;
@@ -972,6 +974,45 @@ fn allocate_names<I: MachInst>(
             .map_err(|e| AllocError::Checker(format!("{e:?}")))?;
     }
     Ok(Some((classes, out, prog, per_acc)))
+}
+
+/// The name spaces under a register budget (see the end of [`allocate_owned`]): each class
+/// first gets as many names as the budget holds of its width, then fewer (a fifth less each
+/// time, never below what one instruction needs) until regalloc2's allocation, spills and
+/// all, colours below `max_regs`; `None` where no size tried does.
+fn tight_names<I: MachInst>(
+    vc: &mut VCode<I>,
+    kinds: &[RegKind; 3],
+    min_needed: [usize; 3],
+    ra_opts: &ra::RegallocOptions,
+    opts: &AllocOptions,
+) -> Result<Option<Named>, AllocError> {
+    let max_regs = opts.max_regs;
+    // R1 and, for alignment, the register before it are never a value's
+    let room = (max_regs as usize).saturating_sub(2);
+    let mut limits = [0, 1, 2].map(|c| {
+        (room / kinds[c].gprs().max(1) as usize)
+            .min(assign::PER_CLASS)
+            .max(min_needed[c])
+    });
+    for _ in 0..8 {
+        let hint = u32::from(max_regs);
+        if let Some(n) = allocate_names(vc, kinds, &[], ra_opts, opts, hint, Some(limits))? {
+            return Ok(Some(n));
+        }
+        let mut changed = false;
+        for c in 0..3 {
+            let n = (limits[c] * 4 / 5).max(min_needed[c]).max(1);
+            if n < limits[c] {
+                limits[c] = n;
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    Ok(None)
 }
 
 /// Per name (class `c`, index `i` is name `64 c + i`), the physical register it is pinned
@@ -1071,15 +1112,7 @@ pub fn allocate_owned<I: MachInst>(
     let named = if reserve0 {
         None
     } else {
-        allocate_names(
-            &mut vc,
-            &kinds,
-            &fixed,
-            max_regs,
-            &ra_opts,
-            opts.checker,
-            hint,
-        )?
+        allocate_names(&mut vc, &kinds, &fixed, &ra_opts, opts, hint, None)?
     };
     let mut last_sizes = None;
     // Registers regalloc2 tries last, once the retry below has set them.
@@ -1089,7 +1122,22 @@ pub fn allocate_owned<I: MachInst>(
         named_code = Some((prog, per_acc));
         (classes, out)
     });
-    let (classes, out, spills_forced) = loop {
+    // Where the budget cannot even hold each width's largest need at one instruction side by
+    // side (the slices' sum; the instructions that need the most scalars and the most pairs
+    // are seldom one), the name spaces under the budget may still colour (see below).
+    let budget_names = !reserve0 && fixed.is_empty() && max_regs < 255;
+    if named.is_none()
+        && budget_names
+        && fit_sizes(&kinds, want, min_needed, &fixed, max_regs, reserve0).is_err()
+    {
+        if let Some((classes, out, prog, per_acc)) =
+            tight_names(&mut vc, &kinds, min_needed, &ra_opts, opts)?
+        {
+            named_code = Some((prog, per_acc));
+            named = Some((classes, out));
+        }
+    }
+    let (mut classes, mut out, spills_forced) = loop {
         if let Some((classes, out)) = named.take() {
             break (classes, out, false);
         }
@@ -1199,6 +1247,29 @@ pub fn allocate_owned<I: MachInst>(
             }
         }
     };
+    // Under a register budget the class slices spill as soon as one width's peak outgrows its
+    // slice, though the registers of the other widths are free there: names in smaller
+    // classes, spilled by regalloc2 and coloured together, may spill less (matrixMul under
+    // `--maxrregcount=16`). Kept where it spills fewer bytes, or as many in fewer spill and
+    // reload instructions. Only without fixed registers: the slices' attempts have resolved
+    // the code's fixed operands for their own classes.
+    let stack_edits = |o: &ra::Output| {
+        let n = o
+            .edits
+            .iter()
+            .filter(|(_, ra::Edit::Move { from, to })| from.is_stack() || to.is_stack())
+            .count();
+        (o.num_spillslots, n)
+    };
+    if named_code.is_none() && budget_names && stack_edits(&out).1 > 0 {
+        if let Some((c, o, prog, per_acc)) =
+            tight_names(&mut vc, &kinds, min_needed, &ra_opts, opts)?
+        {
+            if stack_edits(&o) < stack_edits(&out) {
+                (classes, out, named_code) = (c, o, Some((prog, per_acc)));
+            }
+        }
+    }
     // Physical registers: the colouring of all widths together (found by `allocate_names`),
     // or the class slices packed from R0.
     let (prog, acc_phys) = match named_code {
@@ -1327,7 +1398,7 @@ pub fn allocate_owned<I: MachInst>(
                     if let Some(msg) = bad {
                         return Err(AllocError::Regalloc(msg));
                     }
-                    let copy = step.copy.is_some();
+                    let copy = step.copy.is_some() || step.part.is_some();
                     if opts.checker {
                         ops.push(check::Op::Inst {
                             at: insts.len(),
@@ -1335,10 +1406,11 @@ pub fn allocate_owned<I: MachInst>(
                             defs,
                             clobbers: inst.clobbers().0,
                             copy,
+                            copy_word: step.part.map_or(0, |(_, _, word)| word),
                         });
                     }
                     if let Some((Reg::Phys(d), Reg::Phys(s))) = inst.is_move() {
-                        if d == s {
+                        if u32::from(d.0) == u32::from(s.0) + u32::from(inst.move_word()) {
                             continue;
                         }
                     }

@@ -52,8 +52,10 @@ pub(super) enum Op {
         uses: Vec<Operand>,
         defs: Vec<Operand>,
         clobbers: &'static [super::PhysReg],
-        /// A register copy: `defs[0]` gets what `uses[0]` holds.
+        /// A register copy: `defs[0]` gets what `uses[0]` holds, from its word `copy_word` on
+        /// (a 32-bit copy of a pair's high word: 1).
         copy: bool,
+        copy_word: u8,
     },
     Move {
         from: u8,
@@ -96,6 +98,7 @@ fn step(state: &mut State, op: &Op, check: bool) -> Result<(), String> {
             defs,
             clobbers,
             copy,
+            copy_word,
         } => {
             if check {
                 for u in uses {
@@ -133,7 +136,7 @@ fn step(state: &mut State, op: &Op, check: bool) -> Result<(), String> {
                 }
             }
             let copied: Vec<Vec<Val>> = match (copy, uses.first()) {
-                (true, Some(u)) => (0..u.words)
+                (true, Some(u)) => (*copy_word..u.words)
                     .map(|k| {
                         state
                             .get(u.reg as usize + k as usize)
@@ -291,6 +294,7 @@ mod tests {
             defs,
             clobbers: &[],
             copy: false,
+            copy_word: 0,
         }
     }
 

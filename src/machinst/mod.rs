@@ -53,6 +53,15 @@
 //! most operands of its kind that any single instruction names, *at the same time* (e.g. a
 //! 7-scalar `ret` plus a pair+quad load need 7 + 2 + 4 registers + R1, though no instruction
 //! needs all of them at once); [`AllocError::TooFewRegisters`] reports when that does not fit.
+//! And a slice spills as soon as its width's peak outgrows it, while the other slices' registers
+//! are free there. So under a budget (`max_regs` below 255, code without fixed registers) the
+//! name spaces are tried once more, spills allowed (`alloc::tight_names`): each class gets as
+//! many names as the budget holds of its width, then a fifth fewer per try, until regalloc2's
+//! allocation colours below `max_regs`; kept when it spills fewer bytes than the slices (or as
+//! many with fewer spill and reload instructions), or when the slices do not fit at all
+//! (matrixMul under `--maxrregcount=16`: 40 bytes spilled by the slices, 32 so; ptxas 8).
+//! Not yet enough for `matrixMul_64bit` of CUDA 3.2's sample at 16, which ptxas fits with an
+//! 8-byte spill: the slices do not fit, and no name-space size tried colours below 16.
 //!
 //! # Order of work in [`allocate`]
 //!
@@ -328,6 +337,12 @@ pub trait MachInst: Clone + fmt::Debug + fmt::Display {
     /// `Some((dst, src))` for a plain register copy, which is dropped after allocation when both
     /// sides got the same register.
     fn is_move(&self) -> Option<(Reg, Reg)>;
+    /// For a copy ([`MachInst::is_move`]) of one word of a wider source (a 32-bit copy of a
+    /// pair's high word: 1): which word of the source it copies; the copy is dropped when its
+    /// destination is that word's register. Default 0 (the copy starts at the source's base).
+    fn move_word(&self) -> u8 {
+        0
+    }
     /// A copy of a value of `kind` between physical registers (base registers for pairs/quads).
     fn gen_move(dst: PhysReg, src: PhysReg, kind: RegKind) -> Self;
     /// Store `src` to local memory at `[R1 + offset]`.

@@ -264,6 +264,8 @@ pub(super) struct Sim<'a> {
     timing: Option<Clocks>,
     /// The bound textures' slots ([`KernelInfo::textures`]).
     pub(super) textures: &'a [(u32, String)],
+    /// What the system functions keep over the launch (printf records, the heap).
+    sys: crate::sysfn::State,
 }
 
 /// Per warp of the running CTA its issue clock, and the totals so far ([`super::Timing`]).
@@ -390,6 +392,7 @@ fn run_inner(
         deps,
         timing: timing.take(),
         textures: &info.textures,
+        sys: crate::sysfn::state_for_launch(launch),
     };
     sim.mem.log = log;
     let mut shared = Vec::new();
@@ -409,6 +412,7 @@ fn run_inner(
     *timing = sim.timing.take();
     Ok((
         RunOutput {
+            printf: sim.sys.printf_output(),
             global: sim.mem.global,
             shared,
             local,
@@ -451,9 +455,16 @@ impl Sim<'_> {
         }
         loop {
             for w in warps.iter_mut() {
+                // A `NOP` is where a spin-wait yields (`ir::MemScope::Yield`): the warp stops
+                // for this round and the later warps run.
                 while w.state == State::Running {
-                    self.step(w)?;
+                    if self.step(w)? {
+                        break;
+                    }
                 }
+            }
+            if warps.iter().any(|w| w.state == State::Running) {
+                continue;
             }
             if warps.iter().all(|w| w.state == State::Done) {
                 if let Some(t) = &mut self.timing {
@@ -531,7 +542,8 @@ impl Sim<'_> {
         Ok(Src::Reg(f(i, Field::Rc)))
     }
 
-    fn step(&mut self, w: &mut Warp) -> Result<(), SimError> {
+    /// Run one instruction of `w`; true when it was a `NOP` (a yield point, see `run_cta`).
+    fn step(&mut self, w: &mut Warp) -> Result<bool, SimError> {
         let addr = w.pc;
         let inst = *self.prog.get(addr, addr)?;
         self.steps += 1;
@@ -557,7 +569,8 @@ impl Sim<'_> {
         if self.deps.is_some() {
             self.note_dependences(w.index, &inst, addr, exec);
         }
-        self.exec(w, &inst, addr, exec)
+        self.exec(w, &inst, addr, exec)?;
+        Ok(inst.form == Form::NOP)
     }
 
     /// Record, for every lane in `exec`, what `inst` read and that it is now the last writer
@@ -624,17 +637,16 @@ impl Sim<'_> {
             LDG | STG | LD | ST | LDS | STS | LDL | STL | LDC | ATOM | ATOM_CAS | RED | ATOMS
             | ATOMS_CAS | SUST_D_I | SUST_D_R | SULD_D_I | SULD_D_R | SURED_D_I | SURED_D_R
             | SUST_P_I | SUST_P_R | SULD_P_I | SULD_P_R | SURED_P_I | SURED_P_R | SUATOM_D_I
-            | SUATOM_CAS_I | TEXS | TLDS | TXQ_I | TEX | TLD_I | TEX_B | TLD_B | TXQ_B | TXD_I
-            | TXD_B | TLD4_I | TLD4_B => self.exec_mem(w, i, addr, exec)?,
+            | SUATOM_CAS_I | TEXS | TLDS | TXQ_I | TEX | TLD_I | TEX_B | TLD_B | TXQ_B | TLD4S
+            | TLD4_I | TLD4_B | TXD_I | TXD_B => self.exec_mem(w, i, addr, exec)?,
             FADD_R | FADD_C | FADD_I | FADD32I | FMUL_R | FMUL_C | FMUL_I | FMUL32I | FFMA_R
             | FFMA_C | FFMA_CC | FFMA_I | FSETP_R | FSETP_C | FSETP_I | FMNMX_R | FMNMX_C
             | FMNMX_I | DADD_R | DADD_C | DADD_I | DMUL_R | DMUL_C | DMUL_I | DFMA_R | DFMA_C
             | DFMA_CC | DFMA_I | DSETP_R | DSETP_C | DSETP_I | DMNMX_R | DMNMX_C | DMNMX_I
             | I2F_R | I2F_C | I2F_I | F2I_R | F2I_C | F2I_I | F2F_R | F2F_C | F2F_I | FSET_R
-            | FSET_C | FSET_I | DSET_R | DSET_C | DSET_I | FCHK_R | FCHK_C | FCHK_I | HADD2_R
-            | HMUL2_R | HFMA2_R | HSETP2_R | HSET2_R | MUFU | RRO_R | RRO_C | RRO_I => {
-                self.exec_fp(w, i, addr, exec)?
-            }
+            | FSET_C | FSET_I | DSET_R | DSET_C | DSET_I | FCHK_R | FCHK_C | FCHK_I | FCMP_R
+            | FCMP_C | FCMP_I | FCMP_CR | HADD2_R | HMUL2_R | HFMA2_R | HSETP2_R | HSET2_R
+            | MUFU | RRO_R | RRO_C | RRO_I => self.exec_fp(w, i, addr, exec)?,
             _ => return Err(unsupported(addr, i, "this instruction")),
         }
         Ok(())

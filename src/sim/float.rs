@@ -330,6 +330,28 @@ impl Sim<'_> {
                     }
                 }
             }
+            FCMP_R | FCMP_C | FCMP_I | FCMP_CR => {
+                // Rd = (C cmp 0.0) ? Ra : B, a select of the raw bits (ptxas's `selp` of a
+                // float comparison with zero; `.FTZ` flushes C before the test). In the CR
+                // form B is Rb and C the constant.
+                let cc = cond(f(i, Field::Cmp));
+                let (b, c) = if i.form == FCMP_CR {
+                    let off = f(i, Field::Cbo);
+                    let bank = f(i, Field::Cbk) as u8;
+                    let v = u64::from(self.mem.const32(addr, bank, off * 4)?);
+                    (FSrc::Reg(f(i, Field::Rb)), FSrc::Val(v))
+                } else {
+                    (b, c)
+                };
+                for l in lanes(exec) {
+                    let r = match cc {
+                        Ok(cc) => cc.holds(fl::compare(fmt, w.fval(c, 1, l), 0, ftz)),
+                        Err(k) => k,
+                    };
+                    let v = if r { w.rw(ra, 1, l) } else { w.fval(b, 1, l) };
+                    w.set_rw(rd, 1, l, v);
+                }
+            }
             FCHK_R | FCHK_C | FCHK_I => {
                 let pd = f(i, Field::Pd);
                 for l in lanes(exec) {

@@ -25,8 +25,12 @@
 //!   count start exited.
 //! * Threads are numbered x fastest; warp `w` holds linear threads `32w..32w+31`.
 //! * CTAs run one after another (x fastest). Inside a CTA, warps run round-robin, each until it
-//!   exits or reaches `BAR.SYNC`; when every warp that has not exited is at the barrier, all
-//!   continue (exited warps count as arrived, as in `ir::eval`).
+//!   exits, reaches `BAR.SYNC` or executes a `NOP`; when every warp that has not exited is
+//!   at the barrier, all continue (exited warps count as arrived, as in `ir::eval`). A `NOP`
+//!   is where a spin-wait yields (leafold's emulated `mbarrier` waits, `ir::MemScope::Yield`,
+//!   and `bar.warp.sync`): the warp stops for this round and the others run, so a warp that
+//!   waits for a later warp makes progress, as on the hardware, which interleaves its warps.
+//!   (ptxas puts `NOP`s only in the padding after the last `EXIT`.)
 //! * `Launch::step_limit` counts warp-instructions here (thread instructions in `ir::eval`).
 //!
 //! # Textures
@@ -126,7 +130,8 @@
 //!   *other* half is non-zero: an inference, the one rule under which ptxas's mul.hi.s32
 //!   sequence (`XMAD.S16.S16.CSFU w, a.H1, b.H1, RZ` feeding `IADD3.RS`) is right (see
 //!   `csfu_fixup`; tests/sim_mulhi.rs checks it on edge values against `ir::eval`).
-//! * `SEL`: Rd = Psel ? Ra : B. `ICMP`: Rd = (Rc cmp 0) ? Ra : B. `IMNMX`: min when the
+//! * `SEL`: Rd = Psel ? Ra : B. `ICMP`: Rd = (Rc cmp 0) ? Ra : B; `FCMP` likewise with a
+//!   float comparison of Rc (or CR's constant) with 0.0 (`.FTZ` flushes it). `IMNMX`: min when the
 //!   predicate holds, else max (signed or unsigned); the .XLO/.XMED/.XHI modes are Unsupported.
 //! * `ISETP`: c = (Ra cmp B) signed or .U32; Pd0 = c BOP Pacc, Pd1 = !c BOP Pacc. With .X the
 //!   comparison is the high-word step of a wide compare (ptxas: `IADD RZ.CC, lo, -lo'` then
@@ -225,7 +230,7 @@
 //! Not modelled (Unsupported with the address): other IMAD forms (recognised by opcode, since
 //! the instruction set description had no form for it when the simulator was written),
 //! BRX, PRET, a JCAL other than a call of a system function ([`KernelInfo::calls`], which runs
-//! the function's model through `crate::calls_shim`), and the modifiers listed above.
+//! the function's model [`crate::sysfn`] through `syscall`), and the modifiers listed above.
 
 mod cubin;
 mod exec;
@@ -233,6 +238,7 @@ mod float;
 mod half;
 mod mem;
 mod mufu;
+mod syscall;
 mod tex;
 mod trace;
 mod video;
@@ -323,6 +329,13 @@ pub enum SimError {
     /// error, so no memory is defined afterwards.
     #[error("0x{addr:04x}: the kernel trapped (BPT.TRAP)")]
     Trap { addr: u64 },
+    /// A lane called `__assertfail` (a failed `assert`): the launch traps with CUDA's
+    /// message ([`crate::sysfn`]).
+    #[error("0x{addr:04x}: the kernel trapped: {message}")]
+    AssertFailed { addr: u64, message: String },
+    /// A system call without a defined meaning (a bad pointer, a double free).
+    #[error("0x{addr:04x}: {what}")]
+    SystemCall { addr: u64, what: String },
 }
 
 /// The decoded program: one entry per instruction slot, addressed by byte offset.

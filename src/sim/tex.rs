@@ -23,12 +23,24 @@
 //! result register per 4-bit mask bit, consecutive from `rd`; `.B` takes the handle from
 //! `rb`'s word (texture objects are small integers).
 //!
+//! `TEXS` 2D `.LL`/`.DC`/`.LL.DC` read `{x, y}` at ra and `{reference, level}` at rb; `TXD`
+//! and `TXD.B` (`tex.grad`) see [`Sim::texture_grad`].
+//!
+//! `TLD4S`, `TLD4` and `TLD4.B` (`tld4`, [`Texture::gather`]): TLD4S plain `x = ra`,
+//! `y = rb`; with `.AOFFI`/`.DC` `x, y = ra, ra+1` and `rb` the packed offsets then the
+//! reference; results `rd, rd+1, rd2, rd2+1`. TLD4/TLD4.B read the coordinates from ra by
+//! target (2D `x, y`; ARRAY_2D `layer, x, y`) and from rb the handle (`.B`), the packed
+//! offsets, the reference, in that order, each when present; one result per mask bit. The
+//! packed offsets hold x in bits 0..5 and y in bits 8..13, signed.
+//!
 //! [`KernelInfo::textures`]: super::KernelInfo::textures
 
 use super::exec::{f, lanes, unsupported, Sim, Warp};
 use super::SimError;
+use crate::ir::tex::gather_offset;
+use crate::ir::tex::sample_offset;
 use crate::sm50::{Field, Form, Inst};
-use crate::texture::{SampleQuery, Texture, TxqQuery};
+use crate::texture::{Lod, SampleQuery, Texture, TxqQuery};
 
 /// The components a TEXS/TLDS mask selects (rd2 = RZ: one or two; else three or four).
 fn components(mask: u64, two_pairs: bool) -> Option<&'static [usize]> {
@@ -111,6 +123,24 @@ impl Sim<'_> {
         for l in lanes(exec) {
             let r = |reg: u64| w.r(reg, l);
             let words = match (i.form, tgt) {
+                (Form::TEXS, 3..=5) => {
+                    // 2D with a level (.LL, 3), a reference (.DC, 4) or both (5):
+                    // ra {x, y}, rb {reference, level}.
+                    let fl = |reg: u64| f32::from_bits(r(reg));
+                    let mut b = rb;
+                    let mut q = SampleQuery {
+                        coords: [fl(ra), fl(next(ra)), 0.0],
+                        ..Default::default()
+                    };
+                    if tgt != 3 {
+                        q.depth_ref = Some(fl(b));
+                        b = next(b);
+                    }
+                    if tgt != 4 {
+                        q.lod = Lod::Level(fl(b));
+                    }
+                    tex.sample(&q)
+                }
                 (Form::TEXS, 1 | 7 | 10) => {
                     let fl = |reg: u64| f32::from_bits(r(reg));
                     let (coords, layer) = match tgt {
@@ -147,10 +177,12 @@ impl Sim<'_> {
         Ok(())
     }
 
-    /// The general forms: `TEX`/`TLD.LZ` (bound by slot) and `TEX.B`/`TLD.B.LZ` (the
-    /// handle's low word in rb), with no level, offset, compare or other option; the
-    /// coordinates consecutive from ra by target (1D `x`, ARRAY_1D `layer, x`, 2D `x, y`,
-    /// ARRAY_2D `layer, x, y`, 3D `x, y, z`); one result register per mask bit from rd.
+    /// The general forms: `TEX`/`TLD` (bound by slot) and `TEX.B`/`TLD.B` (the handle's
+    /// low word first in rb), the coordinates consecutive from ra by target (1D `x`,
+    /// ARRAY_1D `layer, x`, 2D `x, y`, ARRAY_2D `layer, x, y`, 3D `x, y, z`); rb's parts
+    /// after the handle, each when present: the packed offsets (`.AOFFI`, 4 bits each), the
+    /// depth reference (`.DC`), the level (`TEX.LL`, `TLD.LL`; ptxas sets `.CL` on the
+    /// latter, read the same). One result register per mask bit from rd.
     fn texture_general(
         &mut self,
         w: &mut Warp,
@@ -161,27 +193,27 @@ impl Sim<'_> {
     ) -> Result<(), SimError> {
         let bindless = bound.is_none();
         let float = matches!(i.form, Form::TEX | Form::TEX_B);
-        let plain = f(i, Field::Lod) == 0
-            && (bindless || f(i, Field::Rb) == 255)
-            && [Field::Aoffi, Field::Dc, Field::Ndv, Field::Ms, Field::Cl]
-                .iter()
-                .all(|&fl| f(i, fl) == 0);
+        // TEX: 0 none, 1 .LZ (level 0), 3 .LL; TLD: 0 .LZ, 1 .LL.
+        let level = match (float, f(i, Field::Lod)) {
+            (true, 0 | 1) | (false, 0) => false,
+            (true, 3) | (false, 1) => true,
+            _ => return Err(unsupported(addr, i, "this texture level mode")),
+        };
+        let (aoffi, dc) = (f(i, Field::Aoffi) != 0, f(i, Field::Dc) != 0);
+        let parts = usize::from(aoffi) + usize::from(dc) + usize::from(level);
+        let known = (bindless || parts > 0 || f(i, Field::Rb) == 255)
+            && (float || !aoffi)
+            && f(i, Field::Ndv) == 0
+            && f(i, Field::Ms) == 0;
         let dim = f(i, Field::Dim);
-        if !plain || dim > 4 {
+        if !known || dim > 4 {
             return Err(unsupported(addr, i, "this texture target or option"));
         }
-        let (ra, rb, rd, mask) = (
-            f(i, Field::Ra),
-            f(i, Field::Rb),
-            f(i, Field::Rd),
-            f(i, Field::Mask),
-        );
-        let next = |r: u64| if r >= 255 { 255 } else { r + 1 };
+        let [ra, rb, rd, mask] = general_fields(i);
+        let next = next_reg;
         for l in lanes(exec) {
-            let tex = match bound {
-                Some(t) => t,
-                None => self.object(u64::from(w.r(rb, l)))?,
-            };
+            let mut b = rb;
+            let tex = self.lane_texture(bound, w, l, &mut b)?;
             let mut regs = [0u32; 4];
             let mut at = ra;
             for r in &mut regs {
@@ -196,24 +228,93 @@ impl Sim<'_> {
                 3 => (regs[0], [regs[1], regs[2], 0]),
                 _ => (0, [regs[0], regs[1], regs[2]]),
             };
-            let words = if float {
-                tex.sample(&SampleQuery {
-                    coords: c.map(f32::from_bits),
-                    layer: layer as i32,
-                    ..Default::default()
-                })
-            } else {
-                tex.fetch([c[0] as i32, c[1] as i32, c[2] as i32, layer as i32], 0)
+            let mut q = SampleQuery {
+                coords: c.map(f32::from_bits),
+                layer: layer as i32,
+                ..Default::default()
             };
-            let mut at = rd;
-            for (k, &word) in words.iter().enumerate() {
-                if mask >> k & 1 != 0 {
-                    w.set_r(at, l, word);
-                    at = next(at);
-                }
+            if aoffi {
+                let p = w.r(b, l);
+                q.offset = [sample_offset(p), sample_offset(p >> 4), 0];
+                b = next(b);
             }
+            if dc {
+                q.depth_ref = Some(f32::from_bits(w.r(b, l)));
+                b = next(b);
+            }
+            let lod = if level { w.r(b, l) } else { 0 };
+            let words = if float {
+                if level {
+                    q.lod = Lod::Level(f32::from_bits(lod));
+                }
+                tex.sample(&q)
+            } else {
+                tex.fetch(
+                    [c[0] as i32, c[1] as i32, c[2] as i32, layer as i32],
+                    lod as i32,
+                )
+            };
+            write_mask4(w, rd, mask, l, &words);
         }
         Ok(())
+    }
+
+    /// `TXD` (bound by slot) and `TXD.B` (the handle's low word first in ra): 2D
+    /// coordinates `{x, y}` at ra, the gradients `{dPdx.x, dPdy.x, dPdx.y, dPdy.y}` at rb;
+    /// one result register per mask bit from rd.
+    pub(super) fn texture_grad(
+        &mut self,
+        w: &mut Warp,
+        i: &Inst,
+        addr: u64,
+        exec: u32,
+    ) -> Result<(), SimError> {
+        let bound = if i.form == Form::TXD_I {
+            Some(self.slot_texture(i, addr)?.clone())
+        } else {
+            None
+        };
+        if f(i, Field::Dim) != 2 || f(i, Field::Aoffi) != 0 {
+            return Err(unsupported(addr, i, "this TXD target or option"));
+        }
+        let [ra, rb, rd, mask] = general_fields(i);
+        let next = next_reg;
+        for l in lanes(exec) {
+            let fl = |reg: u64| f32::from_bits(w.r(reg, l));
+            let mut a = ra;
+            let tex = self.lane_texture(bound.as_ref(), w, l, &mut a)?;
+            let g = [rb, next(rb), next(next(rb)), next(next(next(rb)))].map(fl);
+            let q = SampleQuery {
+                coords: [fl(a), fl(next(a)), 0.0],
+                lod: Lod::Grad {
+                    dx: [g[0], g[2], 0.0],
+                    dy: [g[1], g[3], 0.0],
+                },
+                ..Default::default()
+            };
+            let words = tex.sample(&q);
+            write_mask4(w, rd, mask, l, &words);
+        }
+        Ok(())
+    }
+
+    /// The texture a lane reads: `bound` (by slot), or the object whose handle is in
+    /// register `*reg`, which then moves past it (the `.B` forms).
+    fn lane_texture<'t>(
+        &'t self,
+        bound: Option<&'t Texture>,
+        w: &Warp,
+        lane: usize,
+        reg: &mut u64,
+    ) -> Result<&'t Texture, SimError> {
+        match bound {
+            Some(t) => Ok(t),
+            None => {
+                let t = self.object(u64::from(w.r(*reg, lane)))?;
+                *reg = next_reg(*reg);
+                Ok(t)
+            }
+        }
     }
 
     /// The texture object with handle `h` (a register's word: its low 32 bits).
@@ -260,5 +361,105 @@ impl Sim<'_> {
             }
         }
         Ok(())
+    }
+
+    /// `TLD4S`, `TLD4` (by slot) and `TLD4.B` (module essay).
+    pub(super) fn gather(
+        &mut self,
+        w: &mut Warp,
+        i: &Inst,
+        addr: u64,
+        exec: u32,
+    ) -> Result<(), SimError> {
+        let scalar = i.form == Form::TLD4S;
+        let bindless = i.form == Form::TLD4_B;
+        let bound = if bindless {
+            None
+        } else {
+            Some(self.slot_texture(i, addr)?.clone())
+        };
+        let (offset, depth, dim) = if scalar {
+            let opt = f(i, Field::Opt);
+            (opt & 2 != 0, opt & 1 != 0, 2)
+        } else {
+            if f(i, Field::Off) > 1 || f(i, Field::Ndv) != 0 {
+                return Err(unsupported(addr, i, "TLD4.PTP or .NDV"));
+            }
+            (
+                f(i, Field::Off) == 1,
+                f(i, Field::Dc) != 0,
+                f(i, Field::Dim),
+            )
+        };
+        if dim != 2 && dim != 3 {
+            return Err(unsupported(addr, i, "this TLD4 target"));
+        }
+        let (ra, rb, rd) = (f(i, Field::Ra), f(i, Field::Rb), f(i, Field::Rd));
+        let comp = f(i, Field::Comp) as u8;
+        let next = |r: u64| if r >= 255 { 255 } else { r + 1 };
+        let mut out = Vec::with_capacity(32);
+        for l in lanes(exec) {
+            let r = |reg: u64| w.r(reg, l);
+            // (layer, x, y) and the registers of rb after the handle.
+            let (layer, x, y, mut b) = if scalar && !offset && !depth {
+                (0, r(ra), r(rb), 255)
+            } else if dim == 3 {
+                (r(ra), r(next(ra)), r(next(next(ra))), rb)
+            } else {
+                (0, r(ra), r(next(ra)), rb)
+            };
+            let tex = self.lane_texture(bound.as_ref(), w, l, &mut b)?;
+            let mut q = SampleQuery {
+                coords: [f32::from_bits(x), f32::from_bits(y), 0.0],
+                layer: layer.min(i32::MAX as u32) as i32,
+                ..Default::default()
+            };
+            if offset {
+                let packed = r(b);
+                q.offset = [gather_offset(packed), gather_offset(packed >> 8), 0];
+                b = next(b);
+            }
+            if depth {
+                q.depth_ref = Some(f32::from_bits(r(b)));
+            }
+            out.push((l, tex.gather(comp, &q)));
+        }
+        for (l, words) in out {
+            if scalar {
+                let rd2 = f(i, Field::Rd2);
+                for (k, reg) in [rd, next(rd), rd2, next(rd2)].into_iter().enumerate() {
+                    w.set_r(reg, l, words[k]);
+                }
+            } else {
+                write_mask4(w, rd, f(i, Field::Mask), l, &words);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The general forms' results: component `k` of `words` for each bit `k` of `mask`, to
+/// consecutive registers from `rd` (RZ stays RZ).
+fn write_mask4(w: &mut Warp, rd: u64, mask: u64, lane: usize, words: &[u32; 4]) {
+    let mut at = rd;
+    for (k, &word) in words.iter().enumerate() {
+        if mask >> k & 1 != 0 {
+            w.set_r(at, lane, word);
+            at = next_reg(at);
+        }
+    }
+}
+
+/// The general forms' `[ra, rb, rd, mask]` fields.
+fn general_fields(i: &Inst) -> [u64; 4] {
+    [Field::Ra, Field::Rb, Field::Rd, Field::Mask].map(|fl| f(i, fl))
+}
+
+/// The register after `r` in a vector (RZ stays RZ).
+fn next_reg(r: u64) -> u64 {
+    if r >= 255 {
+        255
+    } else {
+        r + 1
     }
 }

@@ -112,6 +112,7 @@ pub fn is_source(inst: &Inst) -> bool {
                 | "VOTE"
                 | "TEX"
                 | "TEXS"
+                | "TLD4S"
                 | "TLDS"
                 | "FADD"
                 | "FMUL"

@@ -30,6 +30,12 @@ impl Memory for Flat {
     }
 }
 
+/// A launch's test setting: `bytes` mapped at `base`, and the system state of a launch of
+/// `grid` CTAs of `block` threads.
+fn setting(base: u64, bytes: Vec<u8>, grid: [u32; 3], block: [u32; 3]) -> (Flat, State) {
+    (Flat { base, bytes }, State::new(grid, block))
+}
+
 /// One printf argument as the device code passes it.
 #[derive(Clone, Copy, Debug)]
 enum Arg {
@@ -74,8 +80,7 @@ fn device_printf(fmt: &str, args: &[Arg]) -> (String, i32, State) {
     }
     at = at.next_multiple_of(8);
     let buf_addr = BASE + put(&mut at, &buf);
-    let mut mem = Flat { base: BASE, bytes };
-    let mut state = State::new([1, 1, 1], [1, 1, 1]);
+    let (mut mem, mut state) = setting(BASE, bytes, [1, 1, 1], [1, 1, 1]);
     let ret = call(
         "vprintf",
         &[&fmt_addr.to_le_bytes(), &buf_addr.to_le_bytes()],
@@ -243,11 +248,7 @@ fn undefined_conversions_are_copied() {
 
 #[test]
 fn null_format_returns_minus_one() {
-    let mut mem = Flat {
-        base: BASE,
-        bytes: vec![0; 16],
-    };
-    let mut state = State::new([1; 3], [1; 3]);
+    let (mut mem, mut state) = setting(BASE, vec![0; 16], [1; 3], [1; 3]);
     let r = call(
         "vprintf",
         &[&0u64.to_le_bytes(), &0u64.to_le_bytes()],
@@ -260,11 +261,7 @@ fn null_format_returns_minus_one() {
 
 #[test]
 fn bad_format_address_is_an_error() {
-    let mut mem = Flat {
-        base: BASE,
-        bytes: vec![0; 16],
-    };
-    let mut state = State::new([1; 3], [1; 3]);
+    let (mut mem, mut state) = setting(BASE, vec![0; 16], [1; 3], [1; 3]);
     let r = call(
         "vprintf",
         &[&0x99u64.to_le_bytes(), &0u64.to_le_bytes()],
@@ -405,8 +402,7 @@ fn agrees_with_host_printf() {
 fn printf_records_sort_by_cta_thread_and_call() {
     let mut bytes = vec![0u8; 64];
     bytes[..3].copy_from_slice(b"%d\0");
-    let mut mem = Flat { base: BASE, bytes };
-    let mut state = State::new([2, 1, 1], [2, 2, 1]);
+    let (mut mem, mut state) = setting(BASE, bytes, [2, 1, 1], [2, 2, 1]);
     let buf = BASE + 16;
     // Calls in a scrambled order; each prints its key.
     let order = [
@@ -475,11 +471,7 @@ fn malloc_is_per_thread_aligned_and_order_independent() {
 
 #[test]
 fn malloc_exhausted_returns_null_and_free_rules() {
-    let mut mem = Flat {
-        base: 0,
-        bytes: vec![],
-    };
-    let mut state = State::new([1; 3], [1; 3]);
+    let (mut mem, mut state) = setting(0, vec![], [1; 3], [1; 3]);
     state.heap_size = 64;
     let m = |s: u64, state: &mut State, mem: &mut Flat| {
         ptr(call("malloc", &[&s.to_le_bytes()], mem, state).unwrap())
@@ -510,11 +502,7 @@ fn malloc_exhausted_returns_null_and_free_rules() {
 
 #[test]
 fn malloc_in_a_32_bit_module() {
-    let mut mem = Flat {
-        base: 0,
-        bytes: vec![],
-    };
-    let mut state = State::new([1; 3], [2, 1, 1]);
+    let (mut mem, mut state) = setting(0, vec![], [1; 3], [2, 1, 1]);
     state.pointer_bytes = 4;
     state.caller.tid = [1, 0, 0];
     let r = call("malloc", &[&8u32.to_le_bytes()], &mut mem, &mut state).unwrap();
@@ -530,8 +518,7 @@ fn assertfail_traps_with_cuda_message() {
     bytes[0..6].copy_from_slice(b"x > 0\0");
     bytes[8..13].copy_from_slice(b"a.cu\0");
     bytes[16..23].copy_from_slice(b"kernel\0");
-    let mut mem = Flat { base: BASE, bytes };
-    let mut state = State::new([2, 1, 1], [32, 1, 1]);
+    let (mut mem, mut state) = setting(BASE, bytes, [2, 1, 1], [32, 1, 1]);
     state.caller = Caller {
         ctaid: [1, 0, 0],
         tid: [5, 0, 0],
@@ -559,11 +546,7 @@ fn assertfail_traps_with_cuda_message() {
 
 #[test]
 fn device_runtime_is_unsupported_and_unknown_names_are_errors() {
-    let mut mem = Flat {
-        base: 0,
-        bytes: vec![],
-    };
-    let mut state = State::new([1; 3], [1; 3]);
+    let (mut mem, mut state) = setting(0, vec![], [1; 3], [1; 3]);
     for name in [
         "cudaLaunchDeviceV2",
         "cudaGetParameterBufferV2",

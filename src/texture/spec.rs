@@ -28,6 +28,8 @@
 //!         compare=never|lt|eq|le|gt|ne|ge|always   depth-compare function (le)
 //! ```
 //!
+//! NAME is a `.texref`, a `.u64` parameter holding a texture object, or `p+OFF` for the
+//! texture object a kernel loads `OFF` bytes past where pointer parameter `p` points.
 //! For example `img=2d:64x64,u8x4,nfloat,linear,norm,wrap` or `vol=3d:32x32x32,f32`.
 //! Later options override earlier ones. The combinations CUDA refuses are errors: wrap or
 //! mirror without `norm`, linear filtering of integers read as integers, `nfloat` on 32-bit
@@ -88,16 +90,21 @@ pub fn parse_binding(text: &str) -> Result<(String, TextureDesc), SpecError> {
         ));
     };
     let name = name.trim();
-    let ok_name = name
+    // `p+OFF`: the texture object the kernel loads `OFF` bytes past pointer parameter `p`.
+    let ident = match name.split_once('+') {
+        Some((p, off)) if !off.is_empty() && off.chars().all(|c| c.is_ascii_digit()) => p,
+        _ => name,
+    };
+    let ok_name = ident
         .chars()
         .next()
         .is_some_and(|c| c.is_ascii_alphabetic() || matches!(c, '_' | '$' | '%'))
-        && name
+        && ident
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '$' | '%' | '.'));
     if !ok_name {
         return Err(err(format!(
-            "`{name}` is not a PTX identifier (the name of a .texref variable or a kernel parameter)"
+            "`{name}` is not a PTX identifier (the name of a .texref variable or a kernel parameter) or `param+OFFSET`"
         )));
     }
     let desc = parse(spec).map_err(|e| err(e.message))?;

@@ -7,10 +7,12 @@
 //!   [`check_with_nvdisasm`]), over listings read by [`parse_lines`];
 //! * running our code: [`ir_module`] (PTX text to IR) and [`load_our_kernel`] (the code and
 //!   `KernelInfo` from our cubin, as a loader reads them, constant banks included);
-//! * deterministic inputs: [`Rng`] (xorshift64*) and [`noise`].
+//! * deterministic inputs: [`Rng`] (xorshift64*) and [`noise`];
+//! * folders of PTX files compiled, checked by the oracle and verified ([`ptx_files`]).
 
 #![allow(dead_code)]
 
+pub mod ptx_files;
 pub mod warp_kernel;
 
 use leafold::oracle::Oracle;
@@ -381,4 +383,40 @@ pub fn ptxas_cached_with(
         let _ = std::fs::rename(&tmp, &path);
     }
     Ok(bytes)
+}
+
+/// A texture instruction's listing line (TEX*, TLD*, TXQ, TXD) reduced to what selection
+/// (and, with `keep_phase`, the scheduler's `.T`/`.P` texture phase) decides: the mnemonic
+/// and every operand that is not a register.
+pub fn texture_shape(line: &str, keep_phase: bool) -> String {
+    let line = line.trim_end_matches(';').trim();
+    let (mnemonic, rest) = line.split_once(' ').unwrap_or((line, ""));
+    let mnemonic = if keep_phase {
+        mnemonic
+    } else {
+        mnemonic.trim_end_matches(".T").trim_end_matches(".P")
+    };
+    let ops: Vec<&str> = rest
+        .split(',')
+        .map(str::trim)
+        .filter(|o| {
+            !(o.starts_with('R') && (o[1..].chars().all(|c| c.is_ascii_digit()) || *o == "RZ"))
+        })
+        .collect();
+    format!("{mnemonic} {}", ops.join(", "))
+}
+
+/// The texture instructions of a listing, each as [`texture_shape`] reduces it (ptxas's
+/// and ours compare equal when selection chose alike).
+pub fn texture_lines(listing: &str, keep_phase: bool) -> Vec<String> {
+    parse_lines(listing)
+        .into_iter()
+        .map(|(_, t)| t)
+        .filter(|t| {
+            ["TEX", "TLD", "TXQ", "TXD"]
+                .iter()
+                .any(|p| t.starts_with(p))
+        })
+        .map(|t| texture_shape(&t, keep_phase))
+        .collect()
 }

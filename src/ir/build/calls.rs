@@ -26,6 +26,20 @@
 //! Under `--compile-only` (`Expander::any_extern`) a call of any bodiless `.extern .func`
 //! stays a call the same way (nvlink resolves it).
 //!
+//! # Subroutines (recursion)
+//!
+//! A `.func` on a cycle of direct calls ([`subroutine_set`]: direct or mutual recursion)
+//! cannot be inlined. It is built once, on its own, as an IR function with
+//! [`crate::ir::Function::subroutine`] set (`FnBuilder::run` with its [`ExternSig`]): its
+//! parameters are the argument registers' bytes (the parameter in register `r` at offset
+//! `4 * (r - 4)`), its result a store whose bytes its `ret` returns as the ABI's result
+//! words ([`crate::ir::InstData::SubReturn`], `FnBuilder::frame0_ret`). Every call of it,
+//! from a kernel or from another subroutine, stays a call exactly like a system call (an
+//! `ExternCall` naming it); `ir::Module::subroutines` holds it, and selection and the
+//! driver make the call a `CAL` to its code placed after the kernel's. Refused in such a
+//! function: `.reg` parameters or results, `.local` variables (each activation would need
+//! its own), more arguments than R4..R15 hold.
+//!
 //! # Function addresses and indirect calls
 //!
 //! A `.func` whose address the module takes has a value ([`function_ids`]: 8, 16, ..., in
@@ -41,8 +55,8 @@
 //! `.branchtargets` table, which the expander records by instruction (so that the block plan
 //! counts each label's incoming edges).
 //!
-//! Refused with a diagnostic at the `call`: recursion (direct or mutual: the callee is already
-//! being inlined, also through a pointer), indirect calls no address-taken function fits,
+//! Refused with a diagnostic at the `call`: recursion through a function pointer (the callee
+//! is already being inlined), indirect calls no address-taken function fits,
 //! other callees with no body (a whole program links nothing else: ptxas says "Unresolved
 //! extern function"), system calls whose arguments need more than R4..R15, nesting deeper
 //! than [`MAX_DEPTH`], and kernels that inlining would make longer than [`MAX_INSTRS`]
@@ -74,7 +88,7 @@
 //! `CallBegin` (arguments) and read at `CallEnd` (results). A `.param` variable whose address is
 //! taken (`mov.u64 %rd, param0`) is refused: it has none.
 
-use rustc_hash::FxHashMap as HashMap;
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use super::{
     ast, int_of_bits, ir_type, Block, Dests, FnBuilder, Item, Plan, Scope, Sym, Type, VarId,
@@ -253,6 +267,8 @@ pub(super) struct Expander<'a, 't> {
     branch_tables: HashMap<&'a str, Vec<NameText>>,
     /// Each `brx.idx`'s labels (its `.branchtargets`), by the address of its instruction.
     pub brx_targets: HashMap<usize, Vec<NameText>>,
+    /// The `.func`s compiled as subroutines ([`subroutine_set`]): calls of them stay calls.
+    pub subs: HashSet<String>,
 }
 
 impl<'a, 't> Expander<'a, 't> {
@@ -273,6 +289,7 @@ impl<'a, 't> Expander<'a, 't> {
             externs: HashMap::default(),
             branch_tables: HashMap::default(),
             brx_targets: HashMap::default(),
+            subs: HashSet::default(),
         }
     }
 
@@ -350,7 +367,8 @@ impl<'a, 't> Expander<'a, 't> {
             return self.indirect(ins, target, out);
         };
         let external = callee.linkage.contains(&ast::Linkage::Extern) && self.any_extern;
-        if callee.body.is_none() && (external || is_system_function(&target.text)) {
+        let sub = callee.body.is_some() && self.subs.contains(target.text.as_str());
+        if sub || (callee.body.is_none() && (external || is_system_function(&target.text))) {
             match ExternSig::of(callee) {
                 Ok(sig) => {
                     self.instrs += 1;
@@ -741,18 +759,7 @@ impl FnBuilder<'_, '_> {
     /// Bind the callee's parameter names in `scope` (arguments are read in the caller's
     /// scopes, which are still current) and plan the result copies.
     fn arg_bind(&mut self, site: &CallSite<'_>, scope: &mut Scope) -> Option<Vec<(Place, Place)>> {
-        let ops = &site.ins.operands;
-        let k = ops.iter().position(|o| !matches!(o, Operand::List(..)))?;
-        let list = |o: Option<&Operand>| match o {
-            Some(Operand::List(v, _)) => v.clone(),
-            _ => Vec::new(),
-        };
-        let ret_ops = if k > 0 {
-            list(ops.get(k - 1))
-        } else {
-            Vec::new()
-        };
-        let arg_ops = list(ops.get(k + 1));
+        let (ret_ops, arg_ops) = call_lists(site.ins)?;
         let callee = site.callee;
         let params = callee
             .params
@@ -784,36 +791,8 @@ impl FnBuilder<'_, '_> {
                 scope.regs.insert(n.name.id, super::RegInfo::one(info));
                 continue;
             }
-            let sym = match arg {
-                Operand::Name(a) => match self.lookup(a) {
-                    Some(Err(s @ Sym::Arg { .. })) => Some(s),
-                    _ => None,
-                },
-                _ => None,
-            };
-            let sym = match sym {
-                Some(s) => s,
-                None => {
-                    // A register or immediate argument to a `.param` parameter.
-                    let Some(ty) = size.checked_mul(8).and_then(int_of_bits) else {
-                        self.error(
-                            arg.span(),
-                            format!(
-                                "unsupported argument for the {size}-byte parameter '{}'",
-                                n.name.text
-                            ),
-                        );
-                        return None;
-                    };
-                    let v = self.read(arg, ty, Some(d.ty))?;
-                    let s = self.new_store(size);
-                    if let Sym::Arg { store } = s {
-                        self.arg_write(store, 0, size, v, arg.span())?;
-                    }
-                    s
-                }
-            };
-            scope.syms.insert(n.name.id, sym);
+            let store = self.arg_store(arg, size, Some(d.ty))?;
+            scope.syms.insert(n.name.id, Sym::Arg { store });
         }
         let mut rets = Vec::new();
         let decls = callee
@@ -859,6 +838,27 @@ impl FnBuilder<'_, '_> {
             scope.syms.insert(n.name.id, sym);
         }
         Some(rets)
+    }
+
+    /// The store a call's argument operand names (`param0`), or, for a register or an
+    /// immediate argument, a fresh `bytes`-byte store holding it (read as `ptx_ty` when
+    /// the parameter's type is known). Inlined and ABI calls both marshal through this.
+    fn arg_store(&mut self, arg: &Operand, bytes: u32, ptx_ty: Option<ast::Type>) -> Option<usize> {
+        if let Operand::Name(a) = arg {
+            if let Some(Err(Sym::Arg { store })) = self.lookup(a) {
+                return Some(store);
+            }
+        }
+        let Some(ty) = bytes.checked_mul(8).and_then(int_of_bits) else {
+            self.error(arg.span(), format!("unsupported {bytes}-byte argument"));
+            return None;
+        };
+        let v = self.read(arg, ty, ptx_ty)?;
+        let Sym::Arg { store } = self.new_store(bytes) else {
+            return None;
+        };
+        self.arg_write(store, 0, bytes, v, arg.span())?;
+        Some(store)
     }
 
     /// A fresh scalar register variable for a `.reg` parameter or result.
@@ -1078,6 +1078,85 @@ impl FnBuilder<'_, '_> {
     }
 }
 
+/// The `.func`s compiled as real subroutines rather than inlined: those on a cycle of direct
+/// calls (recursion, direct or mutual), which no amount of inlining can flatten, and which
+/// a kernel of `module` reaches (an unused recursive function is not built, as before).
+pub(super) fn subroutine_set(
+    module: &ast::Module,
+    funcs: &HashMap<&str, &ast::Function>,
+) -> HashSet<String> {
+    fn callees<'a>(b: &'a ast::Block, out: &mut Vec<&'a str>) {
+        for st in &b.stmts {
+            match st {
+                ast::Statement::Instr(i) if i.opcode == Opcode::Call => {
+                    if let Some(Operand::Name(n)) =
+                        i.operands.iter().find(|o| !matches!(o, Operand::List(..)))
+                    {
+                        out.push(n.text.as_str());
+                    }
+                }
+                ast::Statement::Block(inner) => callees(inner, out),
+                _ => {}
+            }
+        }
+    }
+    let mut edges: HashMap<&str, Vec<&str>> = HashMap::default();
+    for (&name, f) in funcs {
+        let mut out = Vec::new();
+        if let Some(b) = &f.body {
+            callees(b, &mut out);
+        }
+        out.retain(|c| funcs.get(c).is_some_and(|g| g.body.is_some()));
+        edges.insert(name, out);
+    }
+    // The functions the kernels reach.
+    let mut work: Vec<&str> = Vec::new();
+    for k in module.functions() {
+        if let (ast::FuncKind::Entry, Some(b)) = (k.kind, &k.body) {
+            callees(b, &mut work);
+        }
+    }
+    let mut reached: HashSet<&str> = HashSet::default();
+    while let Some(g) = work.pop() {
+        if reached.insert(g) {
+            work.extend(edges.get(g).into_iter().flatten().copied());
+        }
+    }
+    // `f` is recursive when it can reach itself.
+    let mut subs = HashSet::default();
+    for &start in edges.keys().filter(|f| reached.contains(*f)) {
+        let mut seen: HashSet<&str> = HashSet::default();
+        let mut work: Vec<&str> = edges[start].clone();
+        while let Some(g) = work.pop() {
+            if g == start {
+                subs.insert(start.to_string());
+                break;
+            }
+            if seen.insert(g) {
+                work.extend(edges.get(g).into_iter().flatten().copied());
+            }
+        }
+    }
+    subs
+}
+
+/// A `call`'s result and argument operand lists (`call (r), f, (a, b)`; empty when absent),
+/// or `None` when it names no callee.
+fn call_lists(ins: &Instruction) -> Option<(Vec<Operand>, Vec<Operand>)> {
+    let ops = &ins.operands;
+    let k = ops.iter().position(|o| !matches!(o, Operand::List(..)))?;
+    let list = |o: Option<&Operand>| match o {
+        Some(Operand::List(v, _)) => v.clone(),
+        _ => Vec::new(),
+    };
+    let rets = if k > 0 {
+        list(ops.get(k - 1))
+    } else {
+        Vec::new()
+    };
+    Some((rets, list(ops.get(k + 1))))
+}
+
 /// Whether item `i` is an unguarded `ret` that only scope ends separate from the end of its
 /// inlined callee: it needs no branch, the return point follows.
 pub(super) fn final_ret(items: &[Item<'_>], i: usize) -> bool {
@@ -1216,6 +1295,60 @@ impl FnBuilder<'_, '_> {
     /// A `call` of a system function (the expander left it in place): the argument stores'
     /// words into the ABI's registers, an `ExternCall`, its result words into the result
     /// store or register.
+    /// Building a subroutine: a store for its result (bound to the result's name), and its
+    /// size; `None` when it returns nothing.
+    pub(super) fn declare_sub_result(
+        &mut self,
+        f: &ast::Function,
+        sig: &ExternSig,
+    ) -> Option<Option<(usize, u32)>> {
+        let Some((d, n)) = f
+            .rets
+            .iter()
+            .flatten()
+            .flat_map(|d| d.names.iter().map(move |n| (d, n)))
+            .next()
+        else {
+            return Some(None);
+        };
+        if d.space == StateSpace::Reg {
+            self.error(
+                n.name.span,
+                "unsupported: a .reg result of a recursive function",
+            );
+            return None;
+        }
+        let Sym::Arg { store } = self.new_store(sig.ret_bytes) else {
+            return None;
+        };
+        self.scopes[0].syms.insert(n.name.id, Sym::Arg { store });
+        Some(Some((store, sig.ret_bytes)))
+    }
+
+    /// `ret`/`exit` outside any inlined callee: the kernel's end, or a subroutine's `ret`,
+    /// which returns the result store's bytes as the ABI's result words.
+    pub(super) fn frame0_ret(&mut self, ins: &Instruction) -> Option<()> {
+        let Some(result) = self.sub_ret.filter(|_| ins.opcode == Opcode::Ret) else {
+            self.ins().ret();
+            return Some(());
+        };
+        let words = match result {
+            None => Vec::new(),
+            Some((store, 8)) => vec![self.arg_read(store, 0, 8, ins.span)?],
+            Some((store, 4)) => vec![self.arg_read(store, 0, 4, ins.span)?],
+            Some((store, b @ (1 | 2))) => {
+                let v = self.arg_read(store, 0, b, ins.span)?;
+                vec![self.ins().zext(Type::I32, v)]
+            }
+            Some((_, b)) => {
+                self.error(ins.span, format!("unsupported {b}-byte result"));
+                return None;
+            }
+        };
+        self.ins().sub_return(&words);
+        Some(())
+    }
+
     pub(super) fn extern_call(&mut self, ins: &Instruction) -> Option<()> {
         let Some(sig) = self
             .extern_sigs
@@ -1228,18 +1361,7 @@ impl FnBuilder<'_, '_> {
             );
             return None;
         };
-        let ops = &ins.operands;
-        let k = ops.iter().position(|o| !matches!(o, Operand::List(..)))?;
-        let list = |o: Option<&Operand>| match o {
-            Some(Operand::List(v, _)) => v.clone(),
-            _ => Vec::new(),
-        };
-        let ret_ops = if k > 0 {
-            list(ops.get(k - 1))
-        } else {
-            Vec::new()
-        };
-        let arg_ops = list(ops.get(k + 1));
+        let (ret_ops, arg_ops) = call_lists(ins)?;
         if arg_ops.len() != sig.params.len() {
             self.error(
                 ins.span,
@@ -1255,29 +1377,7 @@ impl FnBuilder<'_, '_> {
         let mut args = Vec::new();
         let mut regs = Vec::new();
         for (arg, &(bytes, first)) in arg_ops.iter().zip(&sig.params) {
-            let store = match arg {
-                Operand::Name(a) => match self.lookup(a) {
-                    Some(Err(Sym::Arg { store })) => Some(store),
-                    _ => None,
-                },
-                _ => None,
-            };
-            let store = match store {
-                Some(s) => s,
-                None => {
-                    // A register or immediate argument: into a fresh store first.
-                    let Some(ty) = bytes.checked_mul(8).and_then(int_of_bits) else {
-                        self.error(arg.span(), format!("unsupported {bytes}-byte argument"));
-                        return None;
-                    };
-                    let v = self.read(arg, ty, None)?;
-                    let Sym::Arg { store } = self.new_store(bytes) else {
-                        return None;
-                    };
-                    self.arg_write(store, 0, bytes, v, arg.span())?;
-                    store
-                }
-            };
+            let store = self.arg_store(arg, bytes, None)?;
             if bytes == 8 {
                 // A 64-bit argument (a pointer, a size): one read, split into its words.
                 let v = self.arg_read(store, 0, 8, arg.span())?;

@@ -39,34 +39,61 @@
 //!   `cp.async.wait_all` have nothing left to wait for and emit nothing. Other threads see
 //!   the data after a barrier, as PTX requires of real asynchronous copies. A `src-size`
 //!   operand (zero fill) is accepted only when it is the immediate `cp-size`.
+//!   `.L2::cache_hint` (its last operand, a `createpolicy` value, is read and dropped) and
+//!   the L2 prefetch sizes `.L2::64B/128B/256B` mean nothing on sm_5x.
 //!   Cost: 2 instructions (plus the address arithmetic). `cp.async.mbarrier.arrive` is
 //!   nothing (the arrive-on is counted in advance and completes at once: no net change);
 //!   with `.noinc` it is one mbarrier arrival.
-//! * `mbarrier` (`init`, `arrive` with an optional count, `test_wait`, `try_wait`, their
-//!   `.parity` forms, `pending_count`, `inval`; `.shared`, `.shared::cta` or generic) on the
-//!   64-bit object in shared memory. Encoding: word 0 holds the pending count of the current
-//!   phase in bits 0..19 and the phase number (mod 4096) in bits 20..31; word 1 the expected
-//!   count. `init` stores `{n, n}`. An arrival of `c` is `old = atom.add(w0, -c)`; the
-//!   arrival that finds `pending == c` completes the phase with a second `atom.add(w0,
-//!   2^20 + expected)` (phase + 1, pending refilled; the others add 0, so there is no
-//!   branch; arrivals of the next phase racing in between only borrow from the same word,
-//!   and the sums commute). The state token is the new word 0: the phase arrived at and the
-//!   pending count left (`pending_count` reads its low bits). A wait (`test_wait`,
-//!   `try_wait`) is `BAR.SYNC 15` followed by an atomic read of word 0: the phase of the
-//!   token (or the parity asked) has completed when word 0's phase differs. Waiting with the
-//!   whole CTA is what makes this verifiable (the reference interpreter runs threads one
-//!   after another and would spin forever in a loop waiting on a later thread, and its race
-//!   checker orders shared accesses by barriers), and it is exact for a CTA that uses the
-//!   mbarrier as a barrier, every thread waiting on every phase the same number of times
-//!   (`cuda::barrier`, `cuda::pipeline` in a CTA, the `cuda::ptx` idioms). Code in which only
-//!   some threads wait (producer/consumer warps) would deadlock in `BAR.SYNC 15` as threads
-//!   at a mismatched `bar.sync` do; barrier 15 is never paired with `bar.sync 0`/
-//!   `__syncthreads`. `arrive_drop`, `expect_tx`/`complete_tx` and cluster scopes are refused.
-//!   Cost (measured, SASS instructions): `arrive` 9 (2 `ATOMS.ADD`, `LDS`, the ALU around
-//!   them and the 64-bit token); a wait 6 (`BAR.SYNC`, `ATOMS.OR`, the compare).
+//! * `mbarrier` (`init`, `arrive` with an optional count, `arrive_drop`, `expect_tx`,
+//!   `complete_tx`, `arrive.expect_tx`, `test_wait`, `try_wait`, their `.parity` forms,
+//!   `pending_count`, `inval`; `.shared`, `.shared::cta` or generic) on the 64-bit object in
+//!   shared memory, with the producer/consumer semantics of the PTX ISA: a subset of the
+//!   threads may wait while others arrive. Encoding: word 0 holds the pending count of the
+//!   current phase in bits 0..19 and the phase number (mod 4096) in bits 20..31; word 1 the
+//!   expected count. `init` stores `{n, n}`. Every update takes `d` from the pending count:
+//!   an arrival of `c` is `d = c`, `arrive.expect_tx` of `tx` bytes `d = 1 - tx`,
+//!   `expect_tx` `d = -tx`, `complete_tx` `d = tx` (the tx-count is folded into the pending
+//!   count: the phase completes when both reach zero, which is when their sum does, since
+//!   neither goes below zero in a phase that announces its bytes before they complete; a
+//!   `complete_tx` ahead of its `expect_tx` that would take the sum to zero or below is
+//!   not modelled). An update is a `membar.cta` (release: what the thread wrote before is
+//!   seen by whoever sees the arrival), `old = atom.add(w0, -d)`; the update that finds
+//!   `pending == d` completes the phase with a second `atom.add(w0, 2^20 + expected)`
+//!   (phase + 1, pending refilled; the others add 0, so there is no branch; arrivals of the
+//!   next phase racing in between only borrow from the same word, and the sums commute).
+//!   `arrive_drop` first lowers the expected count (`atom.add(w1, -c)`), so word 1 is read
+//!   atomically. The state token is the new word 0: the phase arrived at and the pending
+//!   count left (`pending_count` reads its low bits).
+//!
+//!   A wait (`test_wait`, `try_wait`) is a yield ([`MemScope::Yield`]: a `NOP` in SASS)
+//!   followed by an atomic read of word 0 (the acquire): the phase of the token (or the
+//!   parity asked) has completed when word 0's phase differs. It returns at once either
+//!   way (PTX lets `try_wait` give up after a system-dependent time); the caller's loop is
+//!   the spin. The yield is what lets the models run it: `ir::eval` runs threads one after
+//!   another and the simulator warps one after another, so a thread spinning on a later
+//!   thread's arrival would never see it; at the yield both let the others run first.
+//!   `ir::eval` orders the consumer's later accesses after the producers' earlier ones
+//!   (message passing through the fenced arrivals and the waiter's atomic read of the
+//!   same word: `RaceShadow::atomic`), so data handed over through the mbarrier is not a
+//!   race.
+//!
+//!   **What is safe on sm_5x.** Maxwell has no independent thread scheduling: a warp
+//!   that has diverged runs one side to the join before the other. A wait spinning in
+//!   lanes whose phase needs arrivals from *other lanes of the same warp* that have not
+//!   arrived yet never lets those lanes run: a deadlock on the hardware (the simulator
+//!   stops at its step limit; `ir::eval`, which schedules threads, does not see it). Safe
+//!   are: every thread arriving before it waits (`cuda::barrier`'s `arrive_and_wait`,
+//!   `cuda::pipeline` in a CTA, the `cuda::ptx` idioms), and producers and consumers in
+//!   different warps (warp-specialised kernels), the waiting warps spinning while the
+//!   others run, in any order. This is what the CUDA 11 `cuda::barrier` of libcu++ does
+//!   before sm_80 too (atomics on a shared word and a polling wait), under the same rule.
+//!   `.cluster` scopes and `.shared::cluster` are refused.
+//!   Cost (measured, SASS instructions): `arrive` 11 (`MEMBAR.CTA`, 3 `ATOMS`, the ALU
+//!   around them and the 64-bit token); a wait 6 (`NOP`, `ATOMS.OR`, the compare), plus
+//!   the caller's branch back.
 
 use super::FnBuilder;
-use crate::ir::{AtomOp, BinaryOp, BitOp, IntCC, Space, Type, UnaryOp, Value};
+use crate::ir::{AtomOp, BinaryOp, BitOp, IntCC, MemScope, Space, Type, UnaryOp, Value};
 use crate::ptx::ast::{self, Imm, Instruction, Modifier, Opcode, Operand, TypeKind};
 
 /// Whether an open-ended opcode (`cp`, `mbarrier`) carries the modifier word `w`.
@@ -82,9 +109,6 @@ pub(super) fn has_word(ins: &Instruction, w: &str) -> bool {
 /// phase number (mod 4096) in bits 20..31. Word 1: the expected count.
 const MB_COUNT: i64 = 0xf_ffff;
 const MB_PHASE_SHIFT: i64 = 20;
-/// The hardware barrier a wait on an mbarrier uses (not 0, which `bar.sync 0` and
-/// `__syncthreads` use, so that a mismatched wait deadlocks instead of pairing with one).
-const MB_BARRIER: u8 = 15;
 
 fn imm_int(op: &Operand) -> Option<i64> {
     match op {
@@ -218,7 +242,7 @@ impl FnBuilder<'_, '_> {
                 let one = self.ins().iconst(Type::I32, 1);
                 // The object is in shared memory; without a space CCCL still passes its
                 // shared-window offset (a 32-bit register), so that is how it is read.
-                self.mbarrier_arrive(&ops[0], Space::Shared, one)?;
+                self.mbarrier_arrive(&ops[0], Space::Shared, one, None)?;
             }
             return Some(());
         }
@@ -234,14 +258,25 @@ impl FnBuilder<'_, '_> {
         if !(has_word(ins, "ca") || has_word(ins, "cg")) {
             return self.unsupported(ins, "cp.async needs .ca or .cg");
         }
-        let n = ins.operands.len();
+        // `.L2::cache_hint`: the last operand is a cache policy (`createpolicy`), read and
+        // dropped (sm_5x has no L2 eviction priorities); `.L2::64B/128B/256B` (an L2
+        // prefetch size) mean nothing either.
+        let mut n = ins.operands.len();
+        if has_word(ins, "L2::cache_hint") {
+            if n < 4 {
+                return self
+                    .unsupported(ins, "cp.async.L2::cache_hint needs a cache-policy operand");
+            }
+            n -= 1;
+            self.read(&ins.operands[n], Type::I64, Some(ast::Type::B64))?;
+        }
         if !(3..=4).contains(&n) {
             return self.unsupported(
                 ins,
-                "cp.async takes [dst], [src], cp-size{, src-size | ignore-src} (no cache policy)",
+                "cp.async takes [dst], [src], cp-size{, src-size | ignore-src}{, cache-policy}",
             );
         }
-        let ops = &ins.operands;
+        let ops = &ins.operands[..n];
         let size = match imm_int(&ops[2]) {
             Some(s @ (4 | 8 | 16)) => s,
             _ => return self.unsupported(ins, "cp-size must be the immediate 4, 8 or 16"),
@@ -364,13 +399,7 @@ impl FnBuilder<'_, '_> {
     }
     /// `mbarrier.*.shared.b64` (module essay: the object's encoding and what a wait is).
     fn mbarrier(&mut self, ins: &Instruction) -> Option<()> {
-        for w in [
-            "expect_tx",
-            "complete_tx",
-            "arrive_drop",
-            "cluster",
-            "shared::cluster",
-        ] {
+        for w in ["cluster", "shared::cluster"] {
             if has_word(ins, w) {
                 return self.unsupported(ins, &format!("mbarrier '.{w}' is not emulated on sm_5x"));
             }
@@ -411,17 +440,51 @@ impl FnBuilder<'_, '_> {
             let dst = self.dest1(&ops[0])?;
             return self.write(dst, d, false, ops[0].span());
         }
-        if has_word(ins, "arrive") {
-            // `mbarrier.arrive{.noComplete}.shared.b64 state, [addr]{, count}`; a state of
-            // `_` is a sink.
-            if !(2..=3).contains(&ops.len()) {
+        let arrive = has_word(ins, "arrive");
+        let drop = has_word(ins, "arrive_drop");
+        let expect = has_word(ins, "expect_tx");
+        if (expect || has_word(ins, "complete_tx")) && !(arrive || drop) {
+            // `mbarrier.expect_tx|complete_tx [addr], txCount`: the tx-count joins the
+            // pending count (module essay), raised or lowered without an arrival.
+            if ops.len() != 2 {
+                return self
+                    .unsupported(ins, "mbarrier.expect_tx/complete_tx takes [addr], txCount");
+            }
+            let tx = self.read(&ops[1], Type::I32, Some(ast::Type::U32))?;
+            let d = if expect {
+                self.ins().unary(UnaryOp::Neg, tx)
+            } else {
+                tx
+            };
+            self.mbarrier_arrive(&ops[0], space, d, None)?;
+            return Some(());
+        }
+        if arrive || drop {
+            // `mbarrier.arrive{_drop}{.noComplete}.shared.b64 state, [addr]{, count}`, or
+            // with `.expect_tx` `state, [addr], txCount` (one arrival); a state of `_` is a
+            // sink.
+            if !(2..=3).contains(&ops.len()) || (expect && ops.len() != 3) {
                 return self.unsupported(ins, "mbarrier.arrive takes state, [addr]{, count}");
             }
-            let count = match ops.get(2) {
-                Some(c) => self.read(c, Type::I32, Some(ast::Type::U32))?,
-                None => self.ins().iconst(Type::I32, 1),
+            let one = |this: &mut Self| this.ins().iconst(Type::I32, 1);
+            let (count, d) = match ops.get(2) {
+                Some(c) if expect => {
+                    // One arrival, `tx` more bytes expected: pending - 1 + tx.
+                    let tx = self.read(c, Type::I32, Some(ast::Type::U32))?;
+                    let count = one(self);
+                    let d = self.ins().sub(count, tx);
+                    (count, d)
+                }
+                Some(c) => {
+                    let c = self.read(c, Type::I32, Some(ast::Type::U32))?;
+                    (c, c)
+                }
+                None => {
+                    let c = one(self);
+                    (c, c)
+                }
             };
-            let token = self.mbarrier_arrive(&ops[1], space, count)?;
+            let token = self.mbarrier_arrive(&ops[1], space, d, drop.then_some(count))?;
             if matches!(&ops[0], Operand::Name(n) if n.text.as_str() == "_") {
                 return Some(());
             }
@@ -445,8 +508,9 @@ impl FnBuilder<'_, '_> {
             if let Some(h) = ops.get(3) {
                 self.read(h, Type::I32, Some(ast::Type::U32))?;
             }
-            // The CTA waits together, then reads the phase.
-            self.ins().named_barrier(MB_BARRIER, None, true);
+            // Let the other threads run (the caller spins on a false result), then read the
+            // phase: an atomic read, which acquires what the arrivals released.
+            self.ins().membar(MemScope::Yield);
             let zero = self.ins().iconst(Type::I32, 0);
             let cur = self
                 .ins()
@@ -468,26 +532,44 @@ impl FnBuilder<'_, '_> {
         self.unsupported(ins, "this mbarrier operation is not emulated on sm_5x")
     }
 
-    /// One arrival of `count` on the object at `addr`: returns the new object word (the
-    /// state token: the phase arrived at and the pending count left).
-    fn mbarrier_arrive(&mut self, addr: &Operand, space: Space, count: Value) -> Option<Value> {
+    /// Take `d` (an `i32`; negative raises it) from the pending count of the object at
+    /// `addr`, completing the phase when that brings it to zero; with `drop`, first lower
+    /// the expected count of later phases by that many (`arrive_drop`). Returns the new
+    /// object word (the state token: the phase arrived at and the pending count left).
+    fn mbarrier_arrive(
+        &mut self,
+        addr: &Operand,
+        space: Space,
+        d: Value,
+        drop: Option<Value>,
+    ) -> Option<Value> {
         let (addr, off) = self.address(addr, space)?;
-        let neg = self.ins().unary(UnaryOp::Neg, count);
+        // Release: what this thread wrote is seen by whoever sees the arrival.
+        self.ins().membar(MemScope::Cta);
+        if let Some(c) = drop {
+            let neg = self.ins().unary(UnaryOp::Neg, c);
+            self.ins()
+                .atomic(AtomOp::Add, space, Type::I32, addr, off + 4, &[neg]);
+        }
+        let neg = self.ins().unary(UnaryOp::Neg, d);
         let old = self
             .ins()
             .atomic(AtomOp::Add, space, Type::I32, addr, off, &[neg]);
         let mask = self.ins().iconst(Type::I32, MB_COUNT);
         let pending = self.ins().binary(BinaryOp::And, old, mask);
-        let last = self.ins().icmp(IntCC::Eq, pending, count);
-        // The completing arrival starts the next phase: phase + 1, pending = expected. Other
-        // arrivals add 0 (an atomic either way, so no branch).
-        let expected = self.ins().load1(space, Type::I32, addr, off + 4);
+        let last = self.ins().icmp(IntCC::Eq, pending, d);
+        // The completing arrival starts the next phase: phase + 1, pending = expected (read
+        // atomically: `arrive_drop` changes it). Other arrivals add 0 (an atomic either way,
+        // so no branch).
+        let zero = self.ins().iconst(Type::I32, 0);
+        let expected = self
+            .ins()
+            .atomic(AtomOp::Or, space, Type::I32, addr, off + 4, &[zero]);
         let step = self.ins().iconst(Type::I32, 1 << MB_PHASE_SHIFT);
         let next = self.ins().add(step, expected);
-        let zero = self.ins().iconst(Type::I32, 0);
         let add = self.ins().select(last, next, zero);
         self.ins()
             .atomic(AtomOp::Add, space, Type::I32, addr, off, &[add]);
-        Some(self.ins().sub(old, count))
+        Some(self.ins().sub(old, d))
     }
 }

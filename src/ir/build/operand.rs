@@ -113,6 +113,29 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                     let id = self.m.fn_ids[n.text.as_str()];
                     Some(self.ins().iconst(want, id as i64))
                 }
+                // A kernel's address: its function descriptor (dynamic parallelism).
+                None if self.m.kernels.contains(n.text.as_str())
+                    && matches!(want.bytes(), Some(4 | 8)) =>
+                {
+                    let descs = &mut self.m.ir.kernel_descs;
+                    let entry = match descs.iter().position(|k| *k == n.text) {
+                        Some(k) => k,
+                        None => {
+                            descs.push(n.text.to_string());
+                            descs.len() - 1
+                        }
+                    } as u32;
+                    let ty = if want.bytes() == Some(8) {
+                        Type::I64
+                    } else {
+                        Type::I32
+                    };
+                    let v = self.ins().kernel_desc(ty, entry);
+                    match self.fit(v, want, false) {
+                        Some(v) => Some(v),
+                        None => mismatch(self),
+                    }
+                }
                 None if self.m.funcs.contains(&n.id) => {
                     self.error(
                         n.span,

@@ -333,6 +333,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         let keep_inst = |i: Inst| !is_undef(i) || old.insts[i].results.iter().any(|r| used[*r]);
         let mut f = Function::new(&old.name);
         f.params = old.params.clone();
+        f.subroutine = old.subroutine;
         f.blocks.reserve(order.len());
         f.layout.reserve(order.len());
         f.values.reserve(old.values.len());

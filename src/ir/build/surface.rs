@@ -13,9 +13,11 @@
 //!   other vectors stay as they are (`.v2.b32` is `64`, `.v4.b32` and `.v2.b64` are `128`).
 //! * The clamp mode defaults to `.trap` (PTX's default).
 //!
-//! Refused with a diagnostic: `.p` forms (ptxas 11.8 has no `suld.p` for sm_5x, and its
-//! `sust.p`/`sured.p` convert through the surface's format, which the model does not
-//! carry), 32-byte vectors, and `sured` on types other than 32- and 64-bit integers.
+//! Refused with a diagnostic: `.p` forms (ptxas 11.8 has no `suld.p` for sm_5x: "Not a name
+//! of any known instruction"; it writes `sust.p.*.b32` as `SUST.P` and `sured.p.*.b32` as
+//! `SURED.D`, refuses other `sust.p`/`sured.p` types, and the formatted store converts
+//! through the surface's format, which the model does not carry), 32-byte vectors, and
+//! `sured` on types other than 32- and 64-bit integers.
 
 use super::FnBuilder;
 use crate::ir::{BinaryOp, Type, Value};
@@ -24,10 +26,16 @@ use crate::surface::{SurfAccess, SurfClamp, SurfHandle, SurfOp, SurfRedOp, SurfS
 
 impl FnBuilder<'_, '_> {
     pub(super) fn surface(&mut self, ins: &Instruction) -> Option<()> {
+        if ins.has_flag("p") && ins.opcode == Opcode::Suld {
+            return self.unsupported(
+                ins,
+                "suld.p: ptxas 11.8 has no formatted surface load for sm_5x (it reports \"Not a name of any known instruction: 'suld.p'\"); use suld.b",
+            );
+        }
         if ins.has_flag("p") {
             return self.unsupported(
                 ins,
-                "formatted surface access (.p): ptxas 11.8 has no suld.p for sm_5x, and leafold's surface model has no formats",
+                "formatted surface access (.p): ptxas 11.8 writes SUST.P (sust.p.*.b32) and SURED.D (sured.p.*.b32), which convert through the surface's format; leafold's surface model has no formats",
             );
         }
         if !ins.has_flag("b") {

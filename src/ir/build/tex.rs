@@ -1,20 +1,42 @@
 //! `tex` and `txq` (declared from `build.rs`; the IR instruction is [`crate::ir::tex`]).
 //!
 //! In: a `tex.<shape>.v4.<f32|s32|u32>.<f32|s32>` instruction, `d, [t, {c..}]`, or a
-//! `txq.<width|height|depth>.b32 d, [t]`, where `t` is a module `.texref` (bound) or a
+//! `txq[.level].<width|height|depth>.b32 d, [t][, lod]`, where `t` is a module `.texref` (bound) or a
 //! 64-bit register holding a texture object (bindless). Out: one `InstData::Texture` and
 //! the writes of its results to the destinations. The padding element PTX adds to
 //! 3-element coordinate vectors, and the unused ones of the old four-element form (PTX 1.x
 //! wrote `tex.2d [t, {x, y, _, _}]`; ptxas 11.8 accepts it), are read (each must be a valid
 //! operand) but dropped.
-//! Everything else of the texture chapter (`.level`/`.grad`, offsets, depth compare,
-//! `tld4`, samplers of `.texmode_independent`, the other `txq` attributes) is refused with
-//! a diagnostic naming what is missing.
+//! `tld4.<r|g|b|a>.<2d|a2d>.v4.<f32|s32|u32>.f32 d, [t, {c..}] {, {dx, dy}} {, ref}` gives a
+//! `TexOp::Gather` whose operands are the coordinates, then the offset vector's two
+//! elements, then the depth reference (which optional operands are present is told by their
+//! kind: a vector is the offset, a scalar the reference).
+//! `tex.level`/`tex.grad` and `tex` with an offset vector or a depth reference give a
+//! `TexOp::SampleLod` (operand order in its documentation).
+//! Everything else of the texture chapter (`tld4.cube`, samplers of `.texmode_independent`,
+//! the other `txq` attributes) is refused with a diagnostic naming what is missing.
 
 use super::{FnBuilder, ModuleBuilder, Sym};
-use crate::ir::tex::{TexHandle, TexOp, TexQuery, TexShape, TexType};
+use crate::error::Span;
+use crate::ir::tex::{TexHandle, TexLod, TexOp, TexQuery, TexShape, TexType};
 use crate::ir::{Type, Value};
 use crate::ptx::ast::{self, Instruction, Modifier, Operand};
+
+/// The `txq` attributes ptxas 11.8 reads from the driver's texture/sampler descriptor table
+/// (`LDG.E.CI`) rather than with `TXQ`.
+const DRIVER_TABLE_QUERIES: &[&str] = &[
+    "channel_data_type",
+    "channel_order",
+    "normalized_coords",
+    "force_unnormalized_coords",
+    "filter_mode",
+    "addr_mode_0",
+    "addr_mode_1",
+    "addr_mode_2",
+    "num_mipmap_levels",
+    "num_samples",
+    "array_size",
+];
 
 impl ModuleBuilder<'_> {
     /// A module `.texref` (or `.tex` space variable): the next slot of `Module::texrefs`.
@@ -39,10 +61,18 @@ impl FnBuilder<'_, '_> {
 
     pub(super) fn texture(&mut self, ins: &Instruction) -> Option<()> {
         let mut shape = None;
+        let mut lod = TexLod::Base;
         for m in &ins.mods {
             match m {
                 Modifier::Flag(f) if shape.is_none() && TexShape::from_name(f).is_some() => {
                     shape = TexShape::from_name(f)
+                }
+                Modifier::Flag(f) if lod == TexLod::Base && (*f == "level" || *f == "grad") => {
+                    lod = if *f == "level" {
+                        TexLod::Level
+                    } else {
+                        TexLod::Grad
+                    };
                 }
                 Modifier::Type(_) | Modifier::Vec(4) => {}
                 _ => {
@@ -78,25 +108,13 @@ impl FnBuilder<'_, '_> {
         if matches!(shape, TexShape::Cube | TexShape::ACube) && int_coords {
             return self.unsupported(ins, "cube textures take .f32 coordinates");
         }
-        let ops = self.ops(ins, 2)?;
-        let Operand::TexArgs(targs, span) = &ops[1] else {
-            return self.unsupported(ins, "expected [texture, {coordinates}]");
-        };
-        let [t, coords] = &targs[..] else {
-            return self.unsupported(
-                ins,
-                "leafold lowers tex with a texture and coordinates only (no sampler operand)",
-            );
-        };
-        let items: Vec<&Operand> = match coords {
-            Operand::Vector(items, _) => items.iter().collect(),
-            one => vec![one],
-        };
+        let ops = &ins.operands[..];
+        let (t, items, span) = self.tex_operands(ins, 5)?;
         // PTX before ISA 2.x (and ptxas 11.8 still) takes four coordinates for every shape;
         // the ones past the shape's are ignored.
         if items.len() != shape.ptx_vector_len() && items.len() != 4 {
             self.error(
-                *span,
+                span,
                 format!(
                     "tex.{} takes {} coordinates, got {}",
                     shape.name(),
@@ -120,32 +138,286 @@ impl FnBuilder<'_, '_> {
                 args.push(v);
             }
         }
-        let op = TexOp::Sample {
-            shape,
-            result,
-            int_coords,
+        let op = if lod == TexLod::Base && ops.len() == 2 {
+            TexOp::Sample {
+                shape,
+                result,
+                int_coords,
+            }
+        } else {
+            let (offset, depth) =
+                self.tex_options(ins, &ops[2..], shape, lod, int_coords, &mut args)?;
+            TexOp::SampleLod {
+                shape,
+                result,
+                int_coords,
+                lod,
+                offset,
+                depth,
+            }
         };
-        let dsts = self.dests(&ops[0])?;
-        if dsts.len() != 4 {
-            self.error(ops[0].span(), "tex.v4 needs four destinations");
+        self.texture_results(&ops[0], op, handle, &args, result)
+    }
+
+    /// A fetch's `[t, c]` operand: the texture, the coordinate items and their span; the
+    /// instruction has 2 to `max` operands (`d`, `[t, c]`, the optional ones).
+    fn tex_operands<'i>(
+        &mut self,
+        ins: &'i Instruction,
+        max: usize,
+    ) -> Option<(&'i Operand, Vec<&'i Operand>, Span)> {
+        if !(2..=max).contains(&ins.operands.len()) {
+            self.unsupported(ins, "expected d, [t, c] and the optional operands");
             return None;
         }
-        let values = self.ins().texture(op, handle, &args);
+        let Operand::TexArgs(targs, span) = &ins.operands[1] else {
+            self.unsupported(ins, "expected [texture, {coordinates}]");
+            return None;
+        };
+        let [t, coords] = &targs[..] else {
+            self.unsupported(
+                ins,
+                "leafold lowers texture fetches with a texture and coordinates only \
+                 (no sampler operand)",
+            );
+            return None;
+        };
+        let items: Vec<&Operand> = match coords {
+            Operand::Vector(items, _) => items.iter().collect(),
+            one => vec![one],
+        };
+        Some((t, items, *span))
+    }
+
+    /// The `InstData::Texture` of a fetch, its four results written to the `.v4`
+    /// destination `d` (sign-extended for `.s32`).
+    fn texture_results(
+        &mut self,
+        d: &Operand,
+        op: TexOp,
+        handle: TexHandle,
+        args: &[Value],
+        result: TexType,
+    ) -> Option<()> {
+        let dsts = self.dests(d)?;
+        if dsts.len() != 4 {
+            self.error(d.span(), "a texture fetch needs four destinations (.v4)");
+            return None;
+        }
+        let values = self.ins().texture(op, handle, args);
         let signed = result == TexType::S32;
-        for (d, v) in dsts.into_iter().zip(values) {
-            self.write(d, v, signed, ops[0].span())?;
+        for (dst, v) in dsts.into_iter().zip(values) {
+            self.write(dst, v, signed, d.span())?;
         }
         Some(())
     }
 
+    /// The operands of `tex` after `[t, c]`: `{, offsets} {, reference}` then the level
+    /// (`.level`) or the two gradient vectors (`.grad`), appended to `args` in that order
+    /// (`TexOp::SampleLod`); says whether the offsets and the reference are there.
+    fn tex_options(
+        &mut self,
+        ins: &Instruction,
+        extra: &[Operand],
+        shape: TexShape,
+        lod: TexLod,
+        int_coords: bool,
+        args: &mut Vec<Value>,
+    ) -> Option<(bool, bool)> {
+        let tail = match lod {
+            TexLod::Base => 0,
+            TexLod::Level => 1,
+            TexLod::Grad => 2,
+        };
+        if extra.len() < tail {
+            self.unsupported(ins, "tex.level takes a level, tex.grad two gradients");
+            return None;
+        }
+        let (opts, tail_ops) = extra.split_at(extra.len() - tail);
+        let d = shape.dims();
+        // A vector of `d` elements (3-element ones padded to 4), or a scalar when d = 1.
+        let elems = |o: &Operand| -> Option<Vec<Operand>> {
+            match o {
+                Operand::Vector(items, _) if items.len() == d || (d == 3 && items.len() == 4) => {
+                    Some(items[..d].to_vec())
+                }
+                Operand::Vector(..) => None,
+                one if d == 1 => Some(vec![one.clone()]),
+                _ => None,
+            }
+        };
+        let (mut offset, mut depth) = (false, false);
+        for o in opts {
+            match o {
+                Operand::Vector(..) if !offset && !depth => {
+                    let Some(items) = elems(o) else {
+                        self.error(o.span(), format!("the tex offset vector has {d} elements"));
+                        return None;
+                    };
+                    for e in &items {
+                        args.push(self.read(e, Type::I32, Some(ast::Type::S32))?);
+                    }
+                    offset = true;
+                }
+                _ if !depth && !matches!(o, Operand::Vector(..)) => {
+                    args.push(self.read(o, Type::I32, Some(ast::Type::F32))?);
+                    depth = true;
+                }
+                _ => {
+                    self.error(o.span(), "tex takes an offset vector, then a reference");
+                    return None;
+                }
+            }
+        }
+        match lod {
+            TexLod::Base => {}
+            TexLod::Level => {
+                let it = if int_coords {
+                    ast::Type::S32
+                } else {
+                    ast::Type::F32
+                };
+                args.push(self.read(&tail_ops[0], Type::I32, Some(it))?);
+            }
+            TexLod::Grad => {
+                for g in tail_ops {
+                    let Some(items) = elems(g) else {
+                        self.error(g.span(), format!("a tex.grad gradient has {d} elements"));
+                        return None;
+                    };
+                    for e in &items {
+                        args.push(self.read(e, Type::I32, Some(ast::Type::F32))?);
+                    }
+                }
+            }
+        }
+        Some((offset, depth))
+    }
+
+    /// `tld4.<comp>.<shape>.v4.<dtype>.f32 d, [t, {c..}] {, offsets} {, reference}`.
+    pub(super) fn tld4(&mut self, ins: &Instruction) -> Option<()> {
+        let (mut comp, mut shape) = (None, None);
+        for m in &ins.mods {
+            match m {
+                Modifier::Flag(f) if comp.is_none() && ["r", "g", "b", "a"].contains(f) => {
+                    comp = ["r", "g", "b", "a"].iter().position(|c| c == f)
+                }
+                Modifier::Flag(f) if shape.is_none() && TexShape::from_name(f).is_some() => {
+                    shape = TexShape::from_name(f)
+                }
+                Modifier::Type(_) | Modifier::Vec(4) => {}
+                _ => {
+                    let what = format!("leafold does not lower tld4.{} yet", m.text());
+                    return self.unsupported(ins, &what);
+                }
+            }
+        }
+        let (Some(comp), Some(shape)) = (comp, shape) else {
+            return self.unsupported(ins, "tld4 needs a component (.r .g .b .a) and a geometry");
+        };
+        match shape {
+            TexShape::D2 | TexShape::A2 => {}
+            TexShape::Cube | TexShape::ACube => {
+                return self.unsupported(
+                    ins,
+                    "leafold does not lower tld4.cube/acube yet (ptxas projects cube coordinates in software)",
+                )
+            }
+            _ => return self.unsupported(ins, "tld4 takes .2d, .a2d, .cube or .acube"),
+        }
+        let result = match ins.types()[..] {
+            [d, ast::Type::F32] => match d {
+                ast::Type::F32 => TexType::F32,
+                ast::Type::S32 => TexType::S32,
+                ast::Type::U32 => TexType::U32,
+                _ => return self.unsupported(ins, "tld4 results are .f32, .s32 or .u32"),
+            },
+            _ => return self.unsupported(ins, "tld4 needs a result type and .f32 coordinates"),
+        };
+        if ins.vector() != Some(4) {
+            return self.unsupported(ins, "tld4 needs .v4");
+        }
+        let ops = &ins.operands[..];
+        let (t, items, span) = self.tex_operands(ins, 4)?;
+        if items.len() != shape.ptx_vector_len() {
+            self.error(
+                span,
+                format!(
+                    "tld4.{} takes {} coordinates, got {}",
+                    shape.name(),
+                    shape.ptx_vector_len(),
+                    items.len()
+                ),
+            );
+            return None;
+        }
+        let (handle, h) = self.tex_handle(t)?;
+        let mut args: Vec<Value> = h.into_iter().collect();
+        for (k, c) in items.iter().take(shape.coords()).enumerate() {
+            let it = if shape.is_array() && k == 0 {
+                ast::Type::S32
+            } else {
+                ast::Type::F32
+            };
+            args.push(self.read(c, Type::I32, Some(it))?);
+        }
+        let (mut offset, mut depth) = (false, false);
+        for extra in &ops[2..] {
+            match extra {
+                Operand::Vector(items, vspan) if !offset && !depth => {
+                    if items.len() != 2 {
+                        self.error(*vspan, "the tld4 offset vector has two elements (.v2.s32)");
+                        return None;
+                    }
+                    for e in items {
+                        args.push(self.read(e, Type::I32, Some(ast::Type::S32))?);
+                    }
+                    offset = true;
+                }
+                Operand::Vector(_, vspan) => {
+                    self.error(*vspan, "the tld4 offset vector comes before the reference");
+                    return None;
+                }
+                one if !depth => {
+                    args.push(self.read(one, Type::I32, Some(ast::Type::F32))?);
+                    depth = true;
+                }
+                other => {
+                    self.error(other.span(), "tld4 takes one depth-compare reference");
+                    return None;
+                }
+            }
+        }
+        let op = TexOp::Gather {
+            comp: comp as u8,
+            shape,
+            result,
+            offset,
+            depth,
+        };
+        self.texture_results(&ops[0], op, handle, &args, result)
+    }
+
     pub(super) fn txq(&mut self, ins: &Instruction) -> Option<()> {
         let mut query = None;
+        let mut level = false;
         for m in &ins.mods {
             match m {
                 Modifier::Flag(f) if query.is_none() && TexQuery::from_name(f).is_some() => {
                     query = TexQuery::from_name(f)
                 }
+                Modifier::Flag(f) if *f == "level" && query.is_none() && !level => level = true,
                 Modifier::Type(ast::Type::B32) => {}
+                Modifier::Flag(f) if DRIVER_TABLE_QUERIES.contains(f) => {
+                    let what = format!(
+                        "leafold does not lower txq.{f} yet (ptxas 11.8 loads it from the \
+                         driver's descriptor table: c[0x0][0xb0] (textures) or c[0x0][0xb8] \
+                         (samplers) + header index × the descriptor size (a MOV32I relocated by \
+                         .nv.unified.texrefDescSize or .nv.independent.samplerrefDescSize) \
+                         + the field's offset from constant bank 2)"
+                    );
+                    return self.unsupported(ins, &what);
+                }
                 _ => {
                     let what = format!("leafold does not lower txq.{} yet", m.text());
                     return self.unsupported(ins, &what);
@@ -155,7 +427,7 @@ impl FnBuilder<'_, '_> {
         let Some(query) = query else {
             return self.unsupported(ins, "txq needs an attribute (.width, .height, .depth)");
         };
-        let ops = self.ops(ins, 2)?;
+        let ops = self.ops(ins, if level { 3 } else { 2 })?;
         let t = match &ops[1] {
             Operand::TexArgs(targs, _) if targs.len() == 1 => &targs[0],
             Operand::Address(ast::AddrExpr {
@@ -167,9 +439,15 @@ impl FnBuilder<'_, '_> {
         };
         let t = t.clone();
         let (handle, h) = self.tex_handle(&t)?;
-        let args: Vec<Value> = h.into_iter().collect();
+        let mut args: Vec<Value> = h.into_iter().collect();
+        let op = if level {
+            args.push(self.read(&ops[2], Type::I32, Some(ast::Type::S32))?);
+            TexOp::QueryLevel(query)
+        } else {
+            TexOp::Query(query)
+        };
         let dst = self.dest1(&ops[0])?;
-        let v = self.ins().texture(TexOp::Query(query), handle, &args)[0];
+        let v = self.ins().texture(op, handle, &args)[0];
         self.write(dst, v, false, ops[0].span())
     }
 }

@@ -30,7 +30,11 @@ pub(super) fn run_cta(
                     pos: 0,
                     regs: vec![0; ctx.func.values.len()],
                     fenced: false,
+                    fenced_shared: false,
                     timer_reads: [0; 2],
+                    cur: 0,
+                    args: Vec::new(),
+                    frames: Vec::new(),
                 });
                 locals.push(mem.local_init.clone());
                 stacks.push(DynStack {
@@ -90,6 +94,16 @@ pub(super) fn run_cta(
             resolve_votes(ctx.func, &mut threads, &mut status, &mut races)?;
             continue;
         }
+        // Threads that yielded in a spin-wait go on once the others have had their turn; a
+        // barrier opens only when no thread is left spinning.
+        if status.contains(&Status::Yielded) {
+            for s in &mut status {
+                if *s == Status::Yielded {
+                    *s = Status::Running;
+                }
+            }
+            continue;
+        }
         check_barrier(&threads, &status)?;
         reduce_barrier(ctx.func, &mut threads, &status)?;
         for s in &mut status {
@@ -101,8 +115,10 @@ pub(super) fn run_cta(
         races.clear();
         mem.global_races.barrier();
     }
-    if uses_dynamic_stack(ctx.func) {
+    if uses_dynamic_stack(ctx.func) || calls_subroutine(ctx.func, ctx.extern_funcs, ctx.subroutines)
+    {
         // As the simulator's memory: the stack's room (its bytes at the top), then the frame.
+        // (A subroutine's frames lie in the room in the simulator; here it stays zero.)
         let room = ctx.launch.local_size as usize;
         for (local, stack) in locals.iter_mut().zip(&stacks) {
             let mut out = vec![0u8; room.saturating_sub(stack.bytes.len())];

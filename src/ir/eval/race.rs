@@ -54,6 +54,9 @@ pub(super) fn shadow_warp(x: u16) -> u16 {
 pub(super) struct RaceShadow {
     pub(super) cells: Vec<[u16; 3]>,
     pub(super) touched: Vec<u32>,
+    /// For each shared address an atomic released at in this interval (its thread had
+    /// executed a `membar`), the releasing threads (cell entries, `linear + 1`).
+    pub(super) released: std::collections::HashMap<u64, Vec<u16>>,
     /// The shared variables the kernel uses ([`shared_ranges`]).
     pub(super) vars: Vec<std::ops::Range<u64>>,
 }
@@ -139,6 +142,38 @@ impl RaceShadow {
             self.cells[i as usize] = [0; 3];
         }
         self.touched.clear();
+        self.released.clear();
+    }
+
+    /// A shared atomic by `thread` at `addr` (message passing, as the emulated `mbarrier`
+    /// does it: a `membar`, then the arrival's atomic; the waiter's atomic read of the same
+    /// word). It acquires from every other thread that released there in this interval:
+    /// their accesses so far are ordered before this thread's later ones, so entries naming
+    /// only one of them are dropped (as [`RaceShadow::warp_sync`] does for a warp). It
+    /// releases when the thread has `fenced`. Like the global model, this errs towards
+    /// finding fewer races (everything a releaser did before the acquire counts as
+    /// released, not only what came before its release; entries naming several threads
+    /// stay), never more.
+    pub(super) fn atomic(&mut self, addr: u64, thread: u32, fenced: bool) {
+        let me = thread as u16 + 1;
+        if let Some(from) = self.released.get(&addr) {
+            let from: Vec<u16> = from.iter().copied().filter(|&x| x != me).collect();
+            if !from.is_empty() {
+                for &i in &self.touched {
+                    for x in &mut self.cells[i as usize] {
+                        if from.contains(x) {
+                            *x = 0;
+                        }
+                    }
+                }
+            }
+        }
+        if fenced {
+            let r = self.released.entry(addr).or_default();
+            if !r.contains(&me) {
+                r.push(me);
+            }
+        }
     }
 
     /// Record `thread`'s access to shared bytes `range` (already bounds-checked against a

@@ -16,6 +16,66 @@ impl Thread {
         self.regs[v.index()] = x & ty.mask();
     }
 
+    /// Call subroutine `cur` (see "Execution") with the argument bytes `args`, from the call
+    /// instruction `inst` at the current position.
+    pub(super) fn enter(
+        &mut self,
+        ctx: &Ctx<'_>,
+        inst: Inst,
+        cur: usize,
+        args: Vec<u8>,
+    ) -> Result<Status, EvalError> {
+        if self.frames.len() >= MAX_CALL_DEPTH {
+            return Err(EvalError::CallDepth {
+                inst,
+                limit: MAX_CALL_DEPTH,
+            });
+        }
+        let callee = &ctx.subroutines[cur - 1];
+        let regs = std::mem::replace(&mut self.regs, vec![0; callee.values.len()]);
+        self.frames.push(CallFrame {
+            cur: self.cur,
+            block: self.block,
+            pos: self.pos,
+            regs,
+            args: std::mem::replace(&mut self.args, args),
+        });
+        self.cur = cur;
+        self.block = callee.layout[0];
+        self.pos = 0;
+        Ok(Status::Running)
+    }
+
+    /// Return from the running subroutine with its result words, past the caller's call.
+    pub(super) fn leave(
+        &mut self,
+        ctx: &Ctx<'_>,
+        inst: Inst,
+        words: &[u64],
+    ) -> Result<Status, EvalError> {
+        let Some(frame) = self.frames.pop() else {
+            return Err(EvalError::Unmodelled {
+                inst,
+                why: "a subroutine return with no caller".into(),
+            });
+        };
+        self.cur = frame.cur;
+        self.block = frame.block;
+        self.pos = frame.pos;
+        self.regs = frame.regs;
+        self.args = frame.args;
+        let func = match self.cur {
+            0 => ctx.func,
+            k => &ctx.subroutines[k - 1],
+        };
+        let call = func.blocks[self.block].insts[self.pos];
+        if let (Some(&r), Some(&w)) = (func.insts[call].results.first(), words.first()) {
+            self.set(r, w, func.values[r].ty);
+        }
+        self.pos += 1;
+        Ok(Status::Running)
+    }
+
     /// Execute one instruction.
     // Long by design: one arm per IR instruction kind, each the PTX meaning of that kind; a
     // dispatch, split further only by moving arms away from their neighbours.
@@ -25,7 +85,10 @@ impl Thread {
         tm: &mut ThreadMem<'_>,
         steps: &mut u64,
     ) -> Result<Status, EvalError> {
-        let func = ctx.func;
+        let func = match self.cur {
+            0 => ctx.func,
+            k => &ctx.subroutines[k - 1],
+        };
         // Verified: every block ends with a terminator, so `pos` stays in range.
         let inst = func.blocks[self.block].insts[self.pos];
         *steps += 1;
@@ -39,13 +102,20 @@ impl Thread {
         let ty_of = |v: Value| func.values[v].ty;
         let result = node.results.first().copied();
         let mut out: Option<u64> = None;
+        if self.cur != 0 && warp_wide(&node.data) {
+            return Err(EvalError::Unmodelled {
+                inst,
+                why: "a warp vote, shuffle or bar.red inside a subroutine is not modelled".into(),
+            });
+        }
         match &node.data {
             InstData::Iconst { imm, .. } => out = Some(*imm),
             InstData::Fconst { bits, .. } => out = Some(*bits),
             InstData::LoadParam { ty, offset } => {
                 let size = ty.bytes().unwrap_or(1);
                 let addr = u64::from(*offset);
-                out = Some(read(inst, Space::Param, tm.params, addr, size)?);
+                let params = if self.cur == 0 { tm.params } else { &self.args };
+                out = Some(read(inst, Space::Param, params, addr, size)?);
             }
             InstData::SpecialReg {
                 reg: reg @ (SpecialReg::Pm(_) | SpecialReg::Pm64(_)),
@@ -69,6 +139,9 @@ impl Thread {
                 });
             }
             InstData::SpecialReg { reg } => out = Some(self.special(ctx, *reg)),
+            // An opaque descriptor: only the device runtime reads it, and calls into the
+            // runtime are not modelled (`crate::sysfn`); any value does.
+            InstData::KernelDesc { entry, .. } => out = Some(KERNEL_DESC_BASE + u64::from(*entry)),
             InstData::SymbolAddr { var, .. } => {
                 // Verified against the module, so the variable exists.
                 out = Some(ctx.layout.addrs[var.index()]);
@@ -172,6 +245,10 @@ impl Thread {
                 out = Some(op.eval(&a));
             }
             InstData::Return => return Ok(Status::Exited),
+            InstData::SubReturn { values } => {
+                let words: SmallVec<[u64; 2]> = values.iter().map(|&v| self.get(v)).collect();
+                return self.leave(ctx, inst, &words);
+            }
             InstData::Trap => return Err(EvalError::Trapped { inst }),
             // A barrier number must be below 16 and a count a non-zero multiple of 32 (PTX
             // leaves anything else undefined); then as the immediate forms.
@@ -258,7 +335,16 @@ impl Thread {
             InstData::MemBar {
                 scope: MemScope::Warp,
             } => return Ok(Status::AtVote),
+            InstData::MemBar {
+                scope: MemScope::Yield,
+            } => {
+                self.pos += 1;
+                return Ok(Status::Yielded);
+            }
             InstData::NamedBarrier { wait: false, .. } | InstData::MemBar { .. } => {
+                if let InstData::MemBar { .. } = node.data {
+                    self.fenced_shared = true;
+                }
                 if let InstData::MemBar {
                     scope: MemScope::Gl | MemScope::Sys,
                 } = node.data
@@ -282,7 +368,7 @@ impl Thread {
                 args,
                 arg_regs,
             } => {
-                // The argument registers' bytes, R4 first (docs/calls.md).
+                // The argument registers' words, R4 first (docs/calls.md), for the model.
                 let mut words: Vec<(u8, u32)> = Vec::new();
                 for (&a, &r) in args.iter().zip(arg_regs) {
                     let x = self.get(a);
@@ -291,16 +377,15 @@ impl Thread {
                         words.push((r + 1, (x >> 32) as u32));
                     }
                 }
-                let regs: Vec<u8> = words.iter().map(|w| w.0).collect();
-                let bytes = crate::calls_shim::arg_bytes(&regs, |r| {
-                    words.iter().find(|w| w.0 == r).map_or(0, |w| w.1)
-                });
                 let name = ctx
                     .extern_funcs
                     .get(*callee as usize)
                     .map_or("?", String::as_str);
-                let ret = crate::calls_shim::call_system_function(name, &bytes)
-                    .map_err(|why| EvalError::Unmodelled { inst, why })?;
+                if let Some(k) = ctx.subroutines.iter().position(|f| f.name == name) {
+                    let bytes = crate::sysfn::register_bytes(&words);
+                    return self.enter(ctx, inst, k + 1, bytes);
+                }
+                let ret = self.system_call(ctx, tm, inst, name, &words)?;
                 if let Some(&r) = node.results.first() {
                     let mut w = [0u8; 8];
                     for (j, b) in w.iter_mut().enumerate() {
@@ -330,6 +415,8 @@ impl Thread {
                 let (sp, a) = resolve(inst, *space, ea, size)?;
                 if sp == Space::Global {
                     tm.mem.global_races.atomic(a, self.fenced);
+                } else if sp == Space::Shared {
+                    tm.races.atomic(a, self.linear, self.fenced_shared);
                 }
                 tm.note(inst, sp, a, size, self.linear, Access::Atomic)?;
                 let old = tm.read(inst, sp, a, size)?;
@@ -422,6 +509,40 @@ impl Thread {
 
     /// Move to `block`, passing arguments as a parallel copy (read all, then write all), so
     /// that `jump block1(v2, v1)` swaps correctly when v1 and v2 are block1's own parameters.
+    /// Run the system function `name` ([`crate::sysfn`]) for this thread on the argument
+    /// registers' `words`, with the launch's system state; its result bytes, or the error
+    /// the model's outcome maps to (an assertion traps, a device-runtime call is not
+    /// modelled, a bad pointer is undefined).
+    pub(super) fn system_call(
+        &self,
+        ctx: &Ctx<'_>,
+        tm: &mut ThreadMem<'_>,
+        inst: Inst,
+        name: &str,
+        words: &[(u8, u32)],
+    ) -> Result<Vec<u8>, EvalError> {
+        use crate::sysfn;
+        let regs = sysfn::register_bytes(words);
+        let mut state = std::mem::replace(&mut tm.mem.sys, sysfn::State::new([1; 3], [1; 3]));
+        state.caller = sysfn::Caller {
+            ctaid: ctx.ctaid,
+            tid: self.tid,
+        };
+        let ret = sysfn::call_abi(name, &regs, &mut SysMem { tm, inst }, &mut state);
+        tm.mem.sys = state;
+        ret.map_err(|e| match e {
+            sysfn::Error::Trap { message } => EvalError::AssertFailed { inst, message },
+            sysfn::Error::Undefined { .. } => EvalError::Undefined {
+                inst,
+                why: e.to_string(),
+            },
+            _ => EvalError::Unmodelled {
+                inst,
+                why: e.to_string(),
+            },
+        })
+    }
+
     pub(super) fn branch(&mut self, func: &Function, block: Block, args: &[Value]) {
         let vals: Vec<u64> = args.iter().map(|&a| self.get(a)).collect();
         for (&p, x) in func.blocks[block].params.iter().zip(vals) {

@@ -12,6 +12,17 @@
 //! 64 registers (the saved/scratch pattern goes on above R64 and the clobber sets here
 //! stop there).
 //!
+//! A call of one of the module's own subroutines (`ir::Module::subroutines`, a recursive
+//! `.func`) is the same instruction with a `CAL` piece in place of the `JCAL`: its `rel`
+//! holds [`SUB_CAL_BASE`] + the subroutine's index until the driver places the subroutine's
+//! code after the kernel's and points the `CAL` at it. The clobbers are the same.
+//!
+//! Inside a subroutine ([`crate::ir::Function::subroutine`]) the arguments arrive in R4..:
+//! one piece-less instruction at entry defines every argument word in its register
+//! ([`Lowerer::capture_sub_args`]) and each is copied to a fresh register at once, which
+//! `LoadParam` then names (`offset / 4` is the word: `Function::subroutine`). The return
+//! pins its result words to R4.. and ends in `RET` ([`Lowerer::lower_sub_return`]).
+//!
 //! Invariant: a def and a clobber never name one register (the sets leave out the result
 //! registers).
 
@@ -22,7 +33,35 @@ use crate::lower::LowerError;
 use crate::machinst::{OpSpec, PhysReg, Reg, RegKind, VReg};
 use crate::sm50::{self, Field, Form};
 
+/// The `rel` of a `CAL` of subroutine `k` before the driver places it: this + `k` (the
+/// field is 24 bits; the f32 division's `CAL` holds `CAL_FDIV`, 0, and every `CAL` placed
+/// in a kernel holds an instruction index far below this).
+pub(crate) const SUB_CAL_BASE: u64 = 0x80_0000;
+
 impl Lowerer<'_> {
+    /// A kernel's descriptor ([`crate::ir::InstData::KernelDesc`]) as ptxas 11.8 writes it:
+    /// `MOV32I lo, 0x0` and `MOV32I hi, 0x0` that the linker patches
+    /// (`R_CUDA_FUNC_DESC32_LO_32` / `HI_32` against the kernel's symbol); a 32-bit one is the
+    /// low word alone.
+    pub(super) fn lower_kernel_desc(
+        &mut self,
+        result: Value,
+        ty: Type,
+        entry: u32,
+    ) -> Result<(), LowerError> {
+        let (kind, words): (RegKind, &[RelocWord]) = if ty == Type::I64 {
+            (
+                RegKind::B64,
+                &[RelocWord::DescLo(entry), RelocWord::DescHi(entry)],
+            )
+        } else {
+            (RegKind::B32, &[RelocWord::DescLo(entry)])
+        };
+        // (`var` is unused by the descriptor's relocations.)
+        self.relocated_words(result, kind, crate::ir::GlobalVar::from_u32(0), words);
+        Ok(())
+    }
+
     pub(super) fn lower_extern_call(
         &mut self,
         results: &[Value],
@@ -58,12 +97,23 @@ impl Lowerer<'_> {
                 d
             })
             .collect();
-        i.piece(sm50::Inst::new(Form::JCAL), &[]);
-        if let Some(p) = i.pieces.last_mut() {
-            p.reloc = Some(Reloc {
-                var: crate::ir::GlobalVar::from_u32(0),
-                word: RelocWord::Call(callee),
-            });
+        let local = self.module.subroutine_of(callee).and_then(|f| {
+            self.module
+                .subroutines
+                .iter()
+                .position(|g| g.name == f.name)
+        });
+        if let Some(k) = local {
+            let cal = sm50::Inst::new(Form::CAL).with(Field::Rel, SUB_CAL_BASE + k as u64);
+            i.piece(cal, &[]);
+        } else {
+            i.piece(sm50::Inst::new(Form::JCAL), &[]);
+            if let Some(p) = i.pieces.last_mut() {
+                p.reloc = Some(Reloc {
+                    var: crate::ir::GlobalVar::from_u32(0),
+                    word: RelocWord::Call(callee),
+                });
+            }
         }
         self.push(i);
         match (results.first(), &words[..]) {
@@ -86,6 +136,92 @@ impl Lowerer<'_> {
             }
             _ => {}
         }
+        Ok(())
+    }
+
+    /// At a subroutine's entry: every argument word out of R4.. into a register of its own
+    /// (`sub_args`), before anything can overwrite them.
+    pub(super) fn capture_sub_args(&mut self) {
+        let words = self
+            .f
+            .params
+            .iter()
+            .map(|p| (p.offset + p.size).div_ceil(4))
+            .max()
+            .unwrap_or(0);
+        let mut i = Sm50Inst::new(Role::Plain);
+        let fixed: Vec<VReg> = (0..words)
+            .map(|k| {
+                let d = self.new_vreg(RegKind::B32);
+                i.op(Reg::Virt(d), OpSpec::def().fixed(PhysReg(4 + k as u8)));
+                d
+            })
+            .collect();
+        self.push(i);
+        self.sub_args = fixed
+            .into_iter()
+            .map(|v| self.copy_b32(super::Loc { vreg: v, offset: 0 }))
+            .collect();
+    }
+
+    /// `LoadParam` in a subroutine: the argument word (or pair) copied at entry.
+    pub(super) fn lower_sub_param(
+        &mut self,
+        res: Value,
+        ty: Type,
+        offset: u32,
+    ) -> Result<(), LowerError> {
+        if self.planning.is_some() {
+            // Demand planning (`Lowerer::demand`) runs before the entry copies exist; a
+            // parameter reads no other value.
+            return Ok(());
+        }
+        let word = (offset / 4) as usize;
+        let unsupported = || LowerError::Unsupported {
+            func: self.f.name.clone(),
+            what: format!("a {ty} subroutine parameter at byte {offset} (only whole words)"),
+        };
+        let vreg = match ty {
+            Type::I32 | Type::F32 if offset % 4 == 0 => {
+                *self.sub_args.get(word).ok_or_else(unsupported)?
+            }
+            Type::I64 | Type::F64 if offset % 4 == 0 => {
+                let (Some(&lo), Some(&hi)) = (self.sub_args.get(word), self.sub_args.get(word + 1))
+                else {
+                    return Err(unsupported());
+                };
+                self.pair_of(lo, hi)
+            }
+            _ => return Err(unsupported()),
+        };
+        self.set_loc(res, super::Loc { vreg, offset: 0 });
+        Ok(())
+    }
+
+    /// `SubReturn`: the result words pinned to R4.., then `RET`.
+    pub(super) fn lower_sub_return(&mut self, values: &[Value]) -> Result<(), LowerError> {
+        let mut copies = Vec::new();
+        for &v in values {
+            let loc = self.reg(v)?;
+            let words = if matches!(self.ty(v), Type::I64 | Type::F64) {
+                2
+            } else {
+                1
+            };
+            for w in 0..words {
+                let word = super::Loc {
+                    vreg: loc.vreg,
+                    offset: loc.offset + w,
+                };
+                copies.push(self.copy_b32(word));
+            }
+        }
+        let mut i = Sm50Inst::new(Role::Ret);
+        for (k, v) in copies.into_iter().enumerate() {
+            i.op(Reg::Virt(v), OpSpec::use_().fixed(PhysReg(4 + k as u8)));
+        }
+        i.piece(sm50::Inst::new(Form::RET), &[]);
+        self.terminate(i, Vec::new());
         Ok(())
     }
 

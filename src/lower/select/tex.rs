@@ -13,6 +13,7 @@
 //! tex.a1d f32 coords   TEX     rd.., {layer,x}, slot, ARRAY_1D, mask4   (general form)
 //! tex.a1d s32 coords   TLD.LZ  rd.., {layer,x}, slot, ARRAY_1D, mask4
 //! txq.width/height/depth   TXQ rd, zero, TEX_HEADER_DIMENSION, slot, 0x1/0x2/0x4
+//! txq.level.width/...      TXQ rd, lod, TEX_HEADER_DIMENSION, slot, 0x1/0x2/0x4
 //! ```
 //!
 //! `{a,b}` is an aligned register pair; `layer` is the PTX layer index clamped by
@@ -33,13 +34,16 @@
 //! tex f32 coords       TEX.B    rd.., {coords}, handle, 0x0, dim, mask4   (1d as 2d {x,0})
 //! tex s32 coords       TLD.B.LZ rd.., {coords}, handle, 0x0, dim, mask4
 //! txq                  TXQ.B    rd, {handle,0}, TEX_HEADER_DIMENSION, 0x0, mask
+//! txq.level            TXQ.B    rd, {handle,lod}, TEX_HEADER_DIMENSION, 0x0, mask
 //! ```
 //!
-//! (`{coords}`: every coordinate consecutive, the layer first.) Not lowered (a clear
-//! error): the `.cube` and `.acube` shapes (ptxas projects cube coordinates in software).
+//! (`{coords}`: every coordinate consecutive, the layer first.) `tld4` is `TLD4S` (2D, by
+//! slot, all four components read), `TLD4` or `TLD4.B`: see [`Lowerer::lower_tld4`]. Not
+//! lowered (a clear error): the `.cube` and `.acube` shapes (ptxas projects cube
+//! coordinates in software).
 
 use super::Lowerer;
-use crate::ir::tex::{self, TexHandle, TexOp, TexQuery, TexShape};
+use crate::ir::tex::{self, TexHandle, TexLod, TexOp, TexQuery, TexShape};
 use crate::ir::{InstData, Type, Value};
 use crate::lower::inst::{Role, Sm50Inst};
 use crate::lower::lea::Loc;
@@ -53,6 +57,13 @@ use cranelift_entity::EntityRef;
 enum Part {
     At(Loc),
     Zero,
+}
+
+/// Where a texture comes from: its slot word in constant bank 0, or a handle register.
+#[derive(Copy, Clone)]
+enum TexSlot {
+    Bound(u64),
+    Register(Value),
 }
 
 impl<'a> Lowerer<'a> {
@@ -139,24 +150,400 @@ impl<'a> Lowerer<'a> {
             TexHandle::Bound(_) => args,
             TexHandle::Bindless => &args[1..],
         };
+        if let TexOp::SampleLod { .. } = op {
+            let handle = match slot {
+                Some(tid) => TexSlot::Bound(tid),
+                None => TexSlot::Register(args[0]),
+            };
+            return self.lower_tex_lod(results, op, handle, coords);
+        }
+        if let TexOp::Gather { .. } = op {
+            let handle = match slot {
+                Some(tid) => TexSlot::Bound(tid),
+                None => TexSlot::Register(args[0]),
+            };
+            return self.lower_tld4(results, op, handle, coords);
+        }
         let Some(tid) = slot else {
             return self.lower_tex_bindless(results, op, args[0], coords);
         };
         match op {
-            TexOp::Query(q) => self.lower_txq(results[0], q, tid),
+            TexOp::Query(q) => self.lower_txq(results[0], q, tid, Part::Zero),
+            TexOp::QueryLevel(q) => {
+                let lod = Part::At(self.reg(coords[0])?);
+                self.lower_txq(results[0], q, tid, lod)
+            }
             TexOp::Sample {
                 shape, int_coords, ..
             } => self.lower_tex_sample(results, shape, int_coords, coords, tid),
+            TexOp::Gather { .. } | TexOp::SampleLod { .. } => {
+                Err(LowerError::Internal("tld4/tex options reached tex".into()))
+            }
         }
     }
 
-    fn lower_txq(&mut self, r: Value, q: TexQuery, tid: u64) -> Result<(), LowerError> {
-        let mask = match q {
-            TexQuery::Width => 1,
-            TexQuery::Height => 2,
-            TexQuery::Depth => 4,
+    /// `tld4` as ptxas 11.8 writes it:
+    ///
+    /// ```text
+    /// 2d, slot, all four read   TLD4S.c rd2, rd, x, y, slot           (plain)
+    ///                           TLD4S.c.AOFFI.DC rd2, rd, {x,y}, {off,ref}, slot
+    /// otherwise, slot           TLD4.c rd.., {coords}, [{off,ref}], slot, dim, mask4
+    /// register handle           TLD4.c.B rd.., {coords}, {handle[,off][,ref]}, 0x0, dim, mask4
+    /// ```
+    ///
+    /// `{coords}`: 2D `{x, y}`, ARRAY_2D `{layer, x, y}` (the layer clamped by
+    /// `I2I.U16.U32.SAT`); `off` the offset vector packed by `BFI off, dy, 0x608, dx`
+    /// (6 bits each, x at bit 0, y at bit 8); each part only when present.
+    fn lower_tld4(
+        &mut self,
+        results: &[Value],
+        op: TexOp,
+        handle: TexSlot,
+        coords: &[Value],
+    ) -> Result<(), LowerError> {
+        let TexOp::Gather {
+            comp,
+            shape,
+            offset,
+            depth,
+            ..
+        } = op
+        else {
+            return Err(LowerError::Internal("lower_tld4 takes tld4".into()));
         };
-        let lod = self.tex_vec(&[Part::Zero])?;
+        let at = |s: &mut Self, v: Value| s.reg(v).map(Part::At);
+        let (dim, mut xy): (u64, Vec<Part>) = match shape {
+            TexShape::D2 => (2, vec![at(self, coords[0])?, at(self, coords[1])?]),
+            TexShape::A2 => {
+                let layer = Part::At(self.tex_layer(coords[0])?);
+                (3, vec![layer, at(self, coords[1])?, at(self, coords[2])?])
+            }
+            _ => {
+                return Err(self.unsupported(format!(
+                    "tld4.{} (ptxas projects cube coordinates in software)",
+                    shape.name()
+                )))
+            }
+        };
+        let mut next = shape.coords();
+        // rb's parts after the handle: the packed offsets, then the reference.
+        let mut extra = Vec::new();
+        if offset {
+            extra.push(Part::At(self.tex_pack_offsets(
+                coords[next],
+                coords[next + 1],
+                8,
+                6,
+            )?));
+            next += 2;
+        }
+        if depth {
+            extra.push(at(self, coords[next])?);
+        }
+        let comps = self.tex_read_components(results);
+        let c = u64::from(comp & 3);
+        match handle {
+            TexSlot::Bound(tid) if shape == TexShape::D2 && comps.len() == 4 => {
+                let (ra, rb) = if extra.is_empty() {
+                    let y = xy.pop().unwrap_or(Part::Zero);
+                    (self.tex_vec(&xy)?, self.tex_vec(&[y])?)
+                } else {
+                    (self.tex_vec(&xy)?, self.tex_vec(&extra)?)
+                };
+                let opt = u64::from(depth) | u64::from(offset) << 1;
+                let inst = sm50::Inst::new(Form::TLD4S)
+                    .with(Field::Tid, tid)
+                    .with(Field::Comp, c)
+                    .with(Field::Opt, opt);
+                self.tex_push(inst, results, &comps, true, ra, Some(rb));
+            }
+            TexSlot::Bound(tid) => {
+                let (comps, mask) = self.tex_mask4(results);
+                let ra = self.tex_vec(&xy)?;
+                let rb = if extra.is_empty() {
+                    None
+                } else {
+                    Some(self.tex_vec(&extra)?)
+                };
+                let inst = sm50::Inst::new(Form::TLD4_I)
+                    .with(Field::Tid, tid)
+                    .with(Field::Comp, c)
+                    .with(Field::Dim, dim)
+                    .with(Field::Mask, mask)
+                    .with(Field::Off, u64::from(offset))
+                    .with(Field::Dc, u64::from(depth));
+                self.tex_push(inst, results, &comps, false, ra, rb);
+            }
+            TexSlot::Register(h) => {
+                let (comps, mask) = self.tex_mask4(results);
+                let ra = self.tex_vec(&xy)?;
+                let mut parts = vec![at(self, h)?];
+                parts.extend(extra);
+                let rb = self.tex_vec(&parts)?;
+                let inst = sm50::Inst::new(Form::TLD4_B)
+                    .with(Field::Comp, c)
+                    .with(Field::Dim, dim)
+                    .with(Field::Mask, mask)
+                    .with(Field::Off, u64::from(offset))
+                    .with(Field::Dc, u64::from(depth));
+                self.tex_push(inst, results, &comps, false, ra, Some(rb));
+            }
+        }
+        Ok(())
+    }
+
+    /// `tex` with a level, gradients, offsets or a depth reference, as ptxas 11.8 writes
+    /// the forms it was probed with (the others are refused by name):
+    ///
+    /// ```text
+    /// 1d/2d f32, slot, .level and/or ref   TEXS.LL/.DC/.LL.DC rd2, rd, {x,y}, {ref,lod}, slot
+    /// 1d/2d f32, slot, offsets [+ ref]      TEX.AOFFI[.DC] rd.., {x,y}, {off,ref}, slot, 2D
+    /// 3d/a1d/a2d f32, slot, .level          TEX.LL rd.., {coords}, lod, slot, dim
+    /// f32, register handle, .level          TEX.B.LL rd.., {coords}, {handle,lod}, 0x0, dim
+    /// 1d/2d/3d s32, .level                  TLD[.B].LL.CL rd.., {coords}, [{handle,}]lod, ..
+    /// 1d/2d f32 .grad                       TXD[.B] rd.., [{handle,}]{x,y}, {dxx,dyx,dxy,dyy}
+    /// ```
+    ///
+    /// (1d as 2d with y = 0 and zero y gradients; `off` packs 4 bits per offset, BFI 0x404.)
+    fn lower_tex_lod(
+        &mut self,
+        results: &[Value],
+        op: TexOp,
+        handle: TexSlot,
+        coords: &[Value],
+    ) -> Result<(), LowerError> {
+        let TexOp::SampleLod {
+            shape,
+            int_coords,
+            lod,
+            offset,
+            depth,
+            ..
+        } = op
+        else {
+            return Err(LowerError::Internal(
+                "lower_tex_lod takes tex options".into(),
+            ));
+        };
+        let at = |s: &mut Self, v: Value| s.reg(v).map(Part::At);
+        let d = shape.dims();
+        // The coordinates (layer first, clamped), and TEX's dim.
+        let mut xy = Vec::new();
+        let first = usize::from(shape.is_array());
+        if first == 1 {
+            xy.push(Part::At(self.tex_layer(coords[0])?));
+        }
+        for &c in &coords[first..shape.coords()] {
+            xy.push(at(self, c)?);
+        }
+        let mut next = shape.coords();
+        let off = if offset {
+            let o = if d == 1 {
+                at(self, coords[next])?
+            } else if d == 2 {
+                Part::At(self.tex_pack_offsets(coords[next], coords[next + 1], 4, 4)?)
+            } else {
+                return Err(self.unsupported("tex.3d with offsets".to_string()));
+            };
+            next += d;
+            Some(o)
+        } else {
+            None
+        };
+        let dref = if depth {
+            next += 1;
+            Some(at(self, coords[next - 1])?)
+        } else {
+            None
+        };
+        let refuse = |s: &mut Self| {
+            Err(s.unsupported(format!(
+                "this tex.{} form ({lod:?}{}{}{})",
+                shape.name(),
+                if offset { ", offsets" } else { "" },
+                if depth { ", depth compare" } else { "" },
+                match handle {
+                    TexSlot::Register(_) => ", a texture object in a register",
+                    TexSlot::Bound(_) => "",
+                }
+            )))
+        };
+        let dim: u64 = match shape {
+            TexShape::D1 if !int_coords => 2,
+            TexShape::D1 => 0,
+            TexShape::A1 => 1,
+            TexShape::D2 => 2,
+            TexShape::A2 => 3,
+            TexShape::D3 => 4,
+            TexShape::Cube | TexShape::ACube => return refuse(self),
+        };
+        if shape == TexShape::D1 && !int_coords {
+            xy.push(Part::Zero);
+        }
+        let (comps, mask4) = self.tex_mask4(results);
+        if int_coords {
+            if lod != TexLod::Level || offset || depth || shape.is_array() {
+                return refuse(self);
+            }
+            let level = at(self, coords[next])?;
+            let ra = self.tex_vec(&xy)?;
+            // lod 1 = .LL; cl set as ptxas sets it for tex.level with integer coordinates.
+            let (form, rb) = match handle {
+                TexSlot::Bound(_) => (Form::TLD_I, self.tex_vec(&[level])?),
+                TexSlot::Register(h) => (Form::TLD_B, {
+                    let hp = at(self, h)?;
+                    self.tex_vec(&[hp, level])?
+                }),
+            };
+            let mut inst = sm50::Inst::new(form)
+                .with(Field::Dim, dim)
+                .with(Field::Mask, mask4)
+                .with(Field::Lod, 1)
+                .with(Field::Cl, 1);
+            if let TexSlot::Bound(tid) = handle {
+                inst.set(Field::Tid, tid);
+            }
+            self.tex_push(inst, results, &comps, false, ra, Some(rb));
+            return Ok(());
+        }
+        match (lod, handle) {
+            (TexLod::Grad, _) if d <= 2 && !offset && !depth => {
+                // {dPdx.x, dPdy.x, dPdx.y, dPdy.y}: d/dx at next.., d/dy at next + d..
+                let mut grads = Vec::new();
+                for k in 0..2 {
+                    for dir in 0..2 {
+                        grads.push(if k < d {
+                            at(self, coords[next + dir * d + k])?
+                        } else {
+                            Part::Zero
+                        });
+                    }
+                }
+                let rb = self.tex_vec(&grads)?;
+                let (form, ra) = match handle {
+                    TexSlot::Bound(_) => (Form::TXD_I, self.tex_vec(&xy)?),
+                    TexSlot::Register(h) => {
+                        xy.insert(0, at(self, h)?);
+                        (Form::TXD_B, self.tex_vec(&xy)?)
+                    }
+                };
+                let mut inst = sm50::Inst::new(form)
+                    .with(Field::Dim, dim)
+                    .with(Field::Mask, mask4);
+                if let TexSlot::Bound(tid) = handle {
+                    inst.set(Field::Tid, tid);
+                }
+                self.tex_push(inst, results, &comps, false, ra, Some(rb));
+                Ok(())
+            }
+            (TexLod::Grad, _) => refuse(self),
+            (TexLod::Level, TexSlot::Register(h)) if !offset && !depth => {
+                let ra = self.tex_vec(&xy)?;
+                let hp = at(self, h)?;
+                let level = at(self, coords[next])?;
+                let rb = self.tex_vec(&[hp, level])?;
+                // lod 3 = .LL
+                let inst = sm50::Inst::new(Form::TEX_B)
+                    .with(Field::Dim, dim)
+                    .with(Field::Mask, mask4)
+                    .with(Field::Lod, 3);
+                self.tex_push(inst, results, &comps, false, ra, Some(rb));
+                Ok(())
+            }
+            (_, TexSlot::Register(_)) => refuse(self),
+            (_, TexSlot::Bound(tid)) if d <= 2 && !shape.is_array() && !offset => {
+                // TEXS: tgt 3 .LL, 4 .DC, 5 .LL.DC (2D), ra {x, y}, rb {ref, lod}.
+                let level = lod == TexLod::Level;
+                let tgt = match (level, depth) {
+                    (true, false) => 3,
+                    (false, true) => 4,
+                    (true, true) => 5,
+                    (false, false) => return refuse(self),
+                };
+                let mut rb = Vec::new();
+                rb.extend(dref);
+                if level {
+                    rb.push(at(self, coords[next])?);
+                }
+                let ra = self.tex_vec(&xy)?;
+                let rb = self.tex_vec(&rb)?;
+                let (comps, mask) = texs_mask(self.tex_read_components(results));
+                let mut inst = sm50::Inst::new(Form::TEXS)
+                    .with(Field::Tid, tid)
+                    .with(Field::Tgt, tgt)
+                    .with(Field::Mask, mask);
+                if comps.len() <= 2 {
+                    inst.set(Field::Rd2, 255);
+                }
+                self.tex_push(inst, results, &comps, comps.len() > 2, ra, Some(rb));
+                Ok(())
+            }
+            (TexLod::Base, TexSlot::Bound(tid)) if d <= 2 && !shape.is_array() => {
+                // TEX.AOFFI[.DC]: rb {packed offsets, ref}.
+                let mut rb = Vec::new();
+                rb.extend(off);
+                rb.extend(dref);
+                let ra = self.tex_vec(&xy)?;
+                let rb = self.tex_vec(&rb)?;
+                let inst = sm50::Inst::new(Form::TEX)
+                    .with(Field::Tid, tid)
+                    .with(Field::Dim, dim)
+                    .with(Field::Mask, mask4)
+                    .with(Field::Aoffi, 1)
+                    .with(Field::Dc, u64::from(depth));
+                self.tex_push(inst, results, &comps, false, ra, Some(rb));
+                Ok(())
+            }
+            (TexLod::Level, TexSlot::Bound(tid)) if !offset && !depth => {
+                // TEX.LL (3d and the array shapes): rb = the level.
+                let ra = self.tex_vec(&xy)?;
+                let level = at(self, coords[next])?;
+                let rb = self.tex_vec(&[level])?;
+                let inst = sm50::Inst::new(Form::TEX)
+                    .with(Field::Tid, tid)
+                    .with(Field::Dim, dim)
+                    .with(Field::Mask, mask4)
+                    .with(Field::Lod, 3);
+                self.tex_push(inst, results, &comps, false, ra, Some(rb));
+                Ok(())
+            }
+            _ => refuse(self),
+        }
+    }
+
+    /// An offset vector packed as the texture unit reads it, as ptxas 11.8 packs it:
+    /// `BFI r, dy, (bits << 8 | 8), dx` (dx in the low bits, dy's low `bits` bits at bit 8).
+    fn tex_pack_offsets(
+        &mut self,
+        dx: Value,
+        dy: Value,
+        at_bit: u64,
+        bits: u64,
+    ) -> Result<Loc, LowerError> {
+        let x = self.reg(dx)?;
+        let y = self.reg(dy)?;
+        let d = self.new_vreg(RegKind::B32);
+        let mut i = Sm50Inst::new(Role::Plain);
+        let dop = i.def(d, false);
+        let yop = i.use_(y.vreg);
+        let xop = i.use_(x.vreg);
+        let inst = sm50::Inst::new(Form::BFI_I).with(Field::ImmImm20s, bits << 8 | at_bit);
+        i.piece(
+            inst,
+            &[
+                (Field::Rd, dop, 0),
+                (Field::Ra, yop, y.offset),
+                (Field::Rc, xop, x.offset),
+            ],
+        );
+        self.push(i);
+        Ok(Loc { vreg: d, offset: 0 })
+    }
+
+    /// `TXQ` of the level in `lod` (zero for a plain `txq`).
+    fn lower_txq(&mut self, r: Value, q: TexQuery, tid: u64, lod: Part) -> Result<(), LowerError> {
+        let mask = txq_mask(q);
+        let lod = self.tex_vec(&[lod])?;
         let d = self.new_vreg(RegKind::B32);
         let mut i = Sm50Inst::new(Role::Plain);
         let dop = i.def(d, false);
@@ -183,6 +570,55 @@ impl<'a> Lowerer<'a> {
         comps
     }
 
+    /// The components a general form (`TEX`, `TLD`, `TLD4`, their `.B` forms) writes, one
+    /// register each from `rd`: those read, and the 4-bit mask that names them.
+    fn tex_mask4(&self, results: &[Value]) -> (Vec<usize>, u64) {
+        let comps = self.tex_read_components(results);
+        let mask = comps.iter().map(|&c| 1u64 << c).sum();
+        (comps, mask)
+    }
+
+    /// Pushes texture instruction `inst` writing components `comps` of `results` (in that
+    /// order) to one new destination vreg (a pair or quad for several): `Rd` at its word 0,
+    /// with `rd2` also `Rd2` at word 2 (the TEXS/TLDS/TLD4S second pair); `Ra` and `Rb`
+    /// (when given) are the coordinate (and handle, offset, reference) registers.
+    fn tex_push(
+        &mut self,
+        inst: sm50::Inst,
+        results: &[Value],
+        comps: &[usize],
+        rd2: bool,
+        ra: Loc,
+        rb: Option<Loc>,
+    ) {
+        let kind = match comps.len() {
+            1 => RegKind::B32,
+            2 => RegKind::B64,
+            _ => RegKind::B128,
+        };
+        let d = self.new_vreg(kind);
+        let mut i = Sm50Inst::new(Role::Plain);
+        let dop = i.def(d, false);
+        let aop = i.use_(ra.vreg);
+        let mut refs = vec![(Field::Rd, dop, 0), (Field::Ra, aop, ra.offset)];
+        if rd2 {
+            refs.push((Field::Rd2, dop, 2));
+        }
+        if let Some(rb) = rb {
+            let bop = i.use_(rb.vreg);
+            refs.push((Field::Rb, bop, rb.offset));
+        }
+        i.piece(inst, &refs);
+        self.push(i);
+        for (n, &c) in comps.iter().enumerate() {
+            let loc = Loc {
+                vreg: d,
+                offset: n as u8,
+            };
+            self.set_loc(results[c], loc);
+        }
+    }
+
     /// `tex.a1d` as ptxas 11.8 writes it: the general `TEX` (float coordinates) or
     /// `TLD.LZ` (integer ones) on target ARRAY_1D, coordinates `{layer, x}` at `ra`, one
     /// destination register per component read (the 4-bit mask), consecutive from `rd`.
@@ -193,17 +629,7 @@ impl<'a> Lowerer<'a> {
         ra: Loc,
         tid: u64,
     ) -> Result<(), LowerError> {
-        let comps = self.tex_read_components(results);
-        let mask: u64 = comps.iter().map(|&c| 1u64 << c).sum();
-        let kind = match comps.len() {
-            1 => RegKind::B32,
-            2 => RegKind::B64,
-            _ => RegKind::B128,
-        };
-        let d = self.new_vreg(kind);
-        let mut i = Sm50Inst::new(Role::Plain);
-        let dop = i.def(d, false);
-        let aop = i.use_(ra.vreg);
+        let (comps, mask) = self.tex_mask4(results);
         let form = if int_coords { Form::TLD_I } else { Form::TEX };
         // dim 1 = ARRAY_1D; lod 0 is TEX's plain form and TLD's .LZ.
         let inst = sm50::Inst::new(form)
@@ -211,17 +637,7 @@ impl<'a> Lowerer<'a> {
             .with(Field::Dim, 1)
             .with(Field::Mask, mask)
             .with(Field::Lod, 0);
-        i.piece(inst, &[(Field::Rd, dop, 0), (Field::Ra, aop, ra.offset)]);
-        self.push(i);
-        for (n, &c) in comps.iter().enumerate() {
-            self.set_loc(
-                results[c],
-                Loc {
-                    vreg: d,
-                    offset: n as u8,
-                },
-            );
-        }
+        self.tex_push(inst, results, &comps, false, ra, None);
         Ok(())
     }
 
@@ -239,13 +655,13 @@ impl<'a> Lowerer<'a> {
     ) -> Result<(), LowerError> {
         let h = self.reg(handle)?;
         let (shape, int_coords) = match op {
-            TexOp::Query(q) => {
-                let mask = match q {
-                    TexQuery::Width => 1,
-                    TexQuery::Height => 2,
-                    TexQuery::Depth => 4,
+            TexOp::Query(q) | TexOp::QueryLevel(q) => {
+                let mask = txq_mask(q);
+                let lod = match op {
+                    TexOp::QueryLevel(_) => Part::At(self.reg(coords[0])?),
+                    _ => Part::Zero,
                 };
-                let ra = self.tex_vec(&[Part::At(h), Part::Zero])?;
+                let ra = self.tex_vec(&[Part::At(h), lod])?;
                 let d = self.new_vreg(RegKind::B32);
                 let mut i = Sm50Inst::new(Role::Plain);
                 let dop = i.def(d, false);
@@ -261,6 +677,11 @@ impl<'a> Lowerer<'a> {
             TexOp::Sample {
                 shape, int_coords, ..
             } => (shape, int_coords),
+            TexOp::Gather { .. } | TexOp::SampleLod { .. } => {
+                return Err(LowerError::Internal(
+                    "tld4/tex options reached tex.B".into(),
+                ))
+            }
         };
         let at = |s: &mut Self, v: Value| s.reg(v).map(Part::At);
         // (dim, coordinate parts): dim as TEX's enum (1D, ARRAY_1D, 2D, ARRAY_2D, 3D, ...).
@@ -292,42 +713,14 @@ impl<'a> Lowerer<'a> {
             }
         };
         let ra = self.tex_vec(&parts)?;
-        let comps = self.tex_read_components(results);
-        let mask: u64 = comps.iter().map(|&c| 1u64 << c).sum();
-        let kind = match comps.len() {
-            1 => RegKind::B32,
-            2 => RegKind::B64,
-            _ => RegKind::B128,
-        };
-        let d = self.new_vreg(kind);
-        let mut i = Sm50Inst::new(Role::Plain);
-        let dop = i.def(d, false);
-        let aop = i.use_(ra.vreg);
-        let hop = i.use_(h.vreg);
+        let (comps, mask) = self.tex_mask4(results);
         let form = if int_coords { Form::TLD_B } else { Form::TEX_B };
         // lod 0: TEX.B's plain form, TLD.B's .LZ.
         let inst = sm50::Inst::new(form)
             .with(Field::Dim, dim)
             .with(Field::Mask, mask)
             .with(Field::Lod, 0);
-        i.piece(
-            inst,
-            &[
-                (Field::Rd, dop, 0),
-                (Field::Ra, aop, ra.offset),
-                (Field::Rb, hop, h.offset),
-            ],
-        );
-        self.push(i);
-        for (n, &c) in comps.iter().enumerate() {
-            self.set_loc(
-                results[c],
-                Loc {
-                    vreg: d,
-                    offset: n as u8,
-                },
-            );
-        }
+        self.tex_push(inst, results, &comps, false, ra, Some(h));
         Ok(())
     }
 
@@ -405,48 +798,9 @@ impl<'a> Lowerer<'a> {
         } else {
             Some(self.tex_vec(&rb)?)
         };
-        let mut comps = self.tex_read_components(results);
-        // TEXS/TLDS masks: one or two components (rd2 = RZ), or three and four.
-        let mask = match comps[..] {
-            [c] => c as u64,
-            [0, 1] => 4,
-            [0, 3] => 5,
-            [1, 3] => 6,
-            [2, 3] => 7,
-            [0, 2] => {
-                // RB has no two-component encoding: R, B as R, G, B (G unread).
-                comps = vec![0, 1, 2];
-                0
-            }
-            [1, 2] => {
-                comps = vec![1, 2, 3];
-                3
-            }
-            [0, 1, 2] => 0,
-            [0, 1, 3] => 1,
-            [0, 2, 3] => 2,
-            [1, 2, 3] => 3,
-            _ => 4,
-        };
+        let (comps, mask) = texs_mask(self.tex_read_components(results));
         // One destination vreg: rd at its word 0, rd2 at word 2 (a quad for three or four
         // components, so a `.v4` store of them needs no copies, as with ptxas's rd2 = rd+2).
-        let kind = match comps.len() {
-            1 => RegKind::B32,
-            2 => RegKind::B64,
-            _ => RegKind::B128,
-        };
-        let d = self.new_vreg(kind);
-        let mut i = Sm50Inst::new(Role::Plain);
-        let dop = i.def(d, false);
-        let aop = i.use_(ra.vreg);
-        let mut refs = vec![(Field::Rd, dop, 0), (Field::Ra, aop, ra.offset)];
-        if comps.len() > 2 {
-            refs.push((Field::Rd2, dop, 2));
-        }
-        if let Some(rb) = rb {
-            let bop = i.use_(rb.vreg);
-            refs.push((Field::Rb, bop, rb.offset));
-        }
         let mut inst = sm50::Inst::new(form)
             .with(Field::Tid, tid)
             .with(Field::Tgt, tgt)
@@ -454,15 +808,43 @@ impl<'a> Lowerer<'a> {
         if comps.len() <= 2 {
             inst.set(Field::Rd2, 255);
         }
-        i.piece(inst, &refs);
-        self.push(i);
-        for (n, &c) in comps.iter().enumerate() {
-            let loc = Loc {
-                vreg: d,
-                offset: n as u8,
-            };
-            self.set_loc(results[c], loc);
-        }
+        self.tex_push(inst, results, &comps, comps.len() > 2, ra, rb);
         Ok(())
+    }
+}
+
+/// The TEXS/TLDS mask of the components read and the components it writes: one or two
+/// (rd2 = RZ), or three and four (R, B and G, B have no two-component encoding: they are
+/// written as three, the middle one unread).
+fn texs_mask(mut comps: Vec<usize>) -> (Vec<usize>, u64) {
+    let mask = match comps[..] {
+        [c] => c as u64,
+        [0, 1] => 4,
+        [0, 3] => 5,
+        [1, 3] => 6,
+        [2, 3] => 7,
+        [0, 2] => {
+            comps = vec![0, 1, 2];
+            0
+        }
+        [1, 2] => {
+            comps = vec![1, 2, 3];
+            3
+        }
+        [0, 1, 2] => 0,
+        [0, 1, 3] => 1,
+        [0, 2, 3] => 2,
+        [1, 2, 3] => 3,
+        _ => 4,
+    };
+    (comps, mask)
+}
+
+/// The TXQ `TEX_HEADER_DIMENSION` mask bit of a size query.
+fn txq_mask(q: TexQuery) -> u64 {
+    match q {
+        TexQuery::Width => 1,
+        TexQuery::Height => 2,
+        TexQuery::Depth => 4,
     }
 }

@@ -27,20 +27,7 @@ impl<'a> Lowerer<'a> {
                 } else {
                     &[RelocWord::Abs32]
                 };
-                let d = self.new_vreg(kind);
-                let mut i = Sm50Inst::new(Role::Plain);
-                let dop = i.def(d, true);
-                for (w, &word) in (0u8..).zip(words) {
-                    i.piece(
-                        sm50::Inst::new(Form::MOV32I).with(Field::Imm, 0),
-                        &[(Field::Rd, dop, w)],
-                    );
-                    if let Some(p) = i.pieces.last_mut() {
-                        p.reloc = Some(super::super::Reloc { var, word });
-                    }
-                }
-                self.push(i);
-                self.set_loc(v, Loc { vreg: d, offset: 0 });
+                self.relocated_words(v, kind, var, words);
                 return Ok(());
             }
             if matches!(class, Class::Reg) {
@@ -531,6 +518,11 @@ impl<'a> Lowerer<'a> {
             Space::Const => return self.lower_cvta_const(v, dir, ty, arg),
             s => return Err(self.unsupported(format!("cvta of the .{} space", s.name()))),
         };
+        if space == Space::Local && dir == CvtaDir::ToGeneric {
+            if let Some(k) = self.known_constant(arg) {
+                return self.lower_cvta_local_frame(v, ty, k);
+            }
+        }
         let a = self.reg(arg)?;
         let kind = kind_of(ty);
         let d = self.new_vreg(kind);
@@ -551,6 +543,63 @@ impl<'a> Lowerer<'a> {
                 add,
                 &[(Field::Rd, dop, 0), (Field::Ra, dop, 0), (Field::Rb, sp, 0)],
             );
+        }
+        if kind == RegKind::B64 {
+            i.piece(sm50::Inst::new(Form::MOV_R), &[(Field::Rd, dop, 1)]);
+        }
+        self.push(i);
+        self.set_loc(v, Loc { vreg: d, offset: 0 });
+        Ok(())
+    }
+
+    /// `v` as `MOV32I`s of 0, one per word of `words`, each carrying that word's relocation
+    /// (`var` names the variable where the word is one of its address's), for the loader or
+    /// the linker to patch: a module variable's address, a kernel's descriptor.
+    pub(in crate::lower) fn relocated_words(
+        &mut self,
+        v: Value,
+        kind: RegKind,
+        var: crate::ir::GlobalVar,
+        words: &[RelocWord],
+    ) {
+        let d = self.new_vreg(kind);
+        let mut i = Sm50Inst::new(Role::Plain);
+        let dop = i.def(d, true);
+        for (w, &word) in (0u8..).zip(words) {
+            i.piece(
+                sm50::Inst::new(Form::MOV32I).with(Field::Imm, 0),
+                &[(Field::Rd, dop, w)],
+            );
+            if let Some(p) = i.pieces.last_mut() {
+                p.reloc = Some(super::super::Reloc { var, word });
+            }
+        }
+        self.push(i);
+        self.set_loc(v, Loc { vreg: d, offset: 0 });
+    }
+
+    /// `cvta.local` of a `.local` variable's address (a known frame offset `k`, as nvcc's
+    /// `mov %SPL, __local_depot0; cvta.local %SP, %SPL` makes it): the stack pointer plus the
+    /// local window base, `IADD d, R1, c[0x0][0x4]` (ptxas 11.8 writes the same sum as
+    /// `LOP.OR`), then `+ k` when it is not 0; the high word of a 64-bit one is zero. The
+    /// offset is never materialized in a register.
+    pub(super) fn lower_cvta_local_frame(
+        &mut self,
+        v: Value,
+        ty: Type,
+        k: i64,
+    ) -> Result<(), LowerError> {
+        let kind = kind_of(ty);
+        let d = self.new_vreg(kind);
+        let mut i = Sm50Inst::new(Role::Plain);
+        let dop = i.def(d, true);
+        let sp = i.op(Reg::Phys(PhysReg::SP), OpSpec::use_());
+        // c[0x0][0x4], the local window base (the offset field counts words).
+        let base = sm50::Inst::new(Form::IADD_C).with(Field::Cbo, 1);
+        i.piece(base, &[(Field::Rd, dop, 0), (Field::Ra, sp, 0)]);
+        if k != 0 {
+            let add = sm50::Inst::new(Form::IADD32I).with(Field::Imm, k as u64 & 0xffff_ffff);
+            i.piece(add, &[(Field::Rd, dop, 0), (Field::Ra, dop, 0)]);
         }
         if kind == RegKind::B64 {
             i.piece(sm50::Inst::new(Form::MOV_R), &[(Field::Rd, dop, 1)]);

@@ -110,18 +110,23 @@ impl Sim<'_> {
                 }
             }
             JCAL => {
-                // A call of a system function (docs/calls.md): its arguments are in R4.. of
-                // each lane; the model's result words go to R4, R5, ..
+                // A call of a system function (docs/calls.md): its arguments are in R4..R15
+                // of each lane; the model's result words go to R4, R5, ..
                 let Some((_, name)) = self.calls.iter().find(|c| c.0 == addr) else {
                     return Err(unsupported(addr, i, "a JCAL to no system function"));
                 };
-                let Some(regs) = crate::calls_shim::arg_registers(name) else {
-                    return Err(unsupported(addr, i, "a call of an unknown function"));
-                };
                 for l in lanes(exec) {
-                    let bytes = crate::calls_shim::arg_bytes(regs, |r| w.r(u64::from(r), l));
-                    let ret = crate::calls_shim::call_system_function(name, &bytes)
-                        .map_err(|why| SimError::Unsupported { addr, what: why })?;
+                    let regs: Vec<u8> = (4..16u64).flat_map(|r| w.r(r, l).to_le_bytes()).collect();
+                    let thread = w.index * 32 + l;
+                    let ret = super::super::syscall::call(
+                        name,
+                        &regs,
+                        &mut self.mem,
+                        &mut self.sys,
+                        thread,
+                        self.ctaid,
+                        addr,
+                    )?;
                     for (k, c) in ret.chunks(4).enumerate() {
                         let mut b = [0u8; 4];
                         b[..c.len()].copy_from_slice(c);

@@ -23,9 +23,8 @@ impl Sim<'_> {
             | FMNMX_I | DADD_R | DADD_C | DADD_I | DMUL_R | DMUL_C | DMUL_I | DFMA_R | DFMA_C
             | DFMA_CC | DFMA_I | DSETP_R | DSETP_C | DSETP_I | DMNMX_R | DMNMX_C | DMNMX_I
             | I2F_R | I2F_C | I2F_I | F2I_R | F2I_C | F2I_I | F2F_R | F2F_C | F2F_I | FSET_R
-            | FSET_C | FSET_I | DSET_R | DSET_C | DSET_I | FCHK_R | FCHK_C | FCHK_I => {
-                self.float(w, i, addr, exec)?
-            }
+            | FSET_C | FSET_I | DSET_R | DSET_C | DSET_I | FCHK_R | FCHK_C | FCHK_I | FCMP_R
+            | FCMP_C | FCMP_I | FCMP_CR => self.float(w, i, addr, exec)?,
             HADD2_R | HMUL2_R | HFMA2_R | HSETP2_R | HSET2_R => self.half(w, i, addr, exec)?,
             MUFU => self.mufu(w, i, addr, exec)?,
             RRO_R | RRO_C | RRO_I => self.rro(w, i, addr, exec)?,

@@ -78,9 +78,8 @@ impl Sim<'_> {
             }
             TEXS | TLDS | TXQ_I | TEX | TLD_I => self.texture(w, i, addr, exec)?,
             TEX_B | TLD_B | TXQ_B => self.texture_bindless(w, i, addr, exec)?,
-            TXD_I | TXD_B | TLD4_I | TLD4_B => {
-                return Err(unsupported(addr, i, "a texture instruction"));
-            }
+            TLD4S | TLD4_I | TLD4_B => self.gather(w, i, addr, exec)?,
+            TXD_I | TXD_B => self.texture_grad(w, i, addr, exec)?,
             _ => unreachable!("{:?} is not a mem form", i.form),
         }
         Ok(())

@@ -180,7 +180,8 @@ fn class_pipe(class: &'static str) -> &'static str {
         // Bindless and other texture forms, and surfaces (their own texture-unit path: ptxas
         // was not seen counting them on one scoreboard with loads; "global" is the cautious
         // queue, as for TEX).
-        "TEX_B" | "TXD" | "TLD" | "TLD4" | "TXQ" | "SUST" | "SULD" | "SURED" | "SUATOM" => "global",
+        "TEX_B" | "TXD" | "TLD" | "TLD4" | "TLD4S" | "TXQ" | "SUST" | "SULD" | "SURED"
+        | "SUATOM" => "global",
         "LDS" | "STS" | "ATOMS" | "ATOMS_CAS" => "shared",
         c => c,
     }
@@ -207,10 +208,10 @@ fn pipe_id(inst: &Inst) -> u16 {
 /// Texture fetches read their coordinates at issue and the texture unit writes the result
 /// long after, so a reuse flag on a coordinate register the fetch overwrites is legal (ptxas
 /// sets it on `TEXS.T RZ, R13, R13, R8`); for every other instruction it is reported.
-fn is_texture(inst: &Inst) -> bool {
+pub(crate) fn is_texture(inst: &Inst) -> bool {
     matches!(
         inst.info().class,
-        "TEX" | "TEXS" | "TLDS" | "TEX_B" | "TXD" | "TLD" | "TLD4" | "TXQ"
+        "TEX" | "TEXS" | "TLDS" | "TEX_B" | "TXD" | "TLD" | "TLD4" | "TLD4S" | "TXQ"
     )
 }
 

@@ -74,7 +74,7 @@ enum Mem {
 fn mem(inst: &Inst) -> Mem {
     static MEM: std::sync::OnceLock<Vec<Mem>> = std::sync::OnceLock::new();
     per_form(&MEM, |f| match f.class {
-        "LDG" | "TEX" | "TEXS" | "TLDS" | "TEX_B" | "TXD" | "TLD" | "TLD4" | "SULD" => {
+        "LDG" | "TEX" | "TEXS" | "TLDS" | "TEX_B" | "TXD" | "TLD" | "TLD4" | "TLD4S" | "SULD" => {
             Mem::Load(Space::Global)
         }
         // A surface reduction or atomic reads and writes: ordered as a store.

@@ -1,0 +1,434 @@
+//! `.func`s compiled as real subroutines (docs/calls.md): recursion, direct and mutual,
+//! which inlining cannot flatten. Each test compiles a kernel `k(in, out)` whose body calls
+//! a recursive function, and checks:
+//!
+//! * the code is hazard-free and, with the oracle, cuobjdump and nvdisasm print our listing
+//!   exactly (`compile_checked`); the kernel reaches the subroutine with `CAL`, which starts
+//!   with the frame adjustment and ends in `RET`;
+//! * `ir::eval` (each call a frame of the interpreter's own call stack) and the simulator
+//!   running our SASS (`CAL`/`RET`, the frames in local memory off R1) write the same `out`
+//!   over random launches, and the values are the hand-computed ones;
+//! * the stack attributes are ptxas 11.8's for recursion: `EIATTR_MIN_STACK_SIZE`
+//!   0xffffffff, `EIATTR_CRS_STACK_SIZE` 0x600, and its warning.
+//!
+//! Also: a recursive function reading a `.global` table (its relocations), `verify` on
+//! recursive kernels, and `ir::eval`'s error on runaway recursion.
+
+mod common;
+
+use common::warp_kernel::*;
+use leafold::cubin::{self, eiattr::Attribute};
+use leafold::driver::{compile, Options};
+
+/// Bytes of stack each thread gets below its frame (the driver's default is 1 KB).
+const STACK: u32 = 4096;
+
+/// `fact(n)`, recursive, as nvcc 11.8 writes a recursive device function.
+const FACT: &str = r#"
+.func (.param .b32 func_retval0) fact(.param .b32 fact_param_0)
+{
+    .reg .pred %p<2>;
+    .reg .b32 %r<6>;
+    ld.param.u32 %r1, [fact_param_0];
+    setp.lt.u32 %p1, %r1, 2;
+    mov.u32 %r5, 1;
+    @%p1 bra $L_done;
+    add.s32 %r2, %r1, -1;
+    {
+    .param .b32 param0;
+    st.param.b32 [param0+0], %r2;
+    .param .b32 retval0;
+    call.uni (retval0), fact, (param0);
+    ld.param.b32 %r3, [retval0+0];
+    }
+    mul.lo.s32 %r5, %r3, %r1;
+$L_done:
+    st.param.b32 [func_retval0+0], %r5;
+    ret;
+}
+"#;
+
+/// Mutual recursion: `even(n)` and `odd(n)` count `n` down to 0 in turn, adding a
+/// different constant at each level so that the two functions' results differ.
+const EVEN_ODD: &str = r#"
+.func (.param .b32 func_retval0) odd(.param .b32 odd_param_0);
+.func (.param .b32 func_retval0) even(.param .b32 even_param_0)
+{
+    .reg .pred %p<2>;
+    .reg .b32 %r<6>;
+    ld.param.u32 %r1, [even_param_0];
+    setp.eq.s32 %p1, %r1, 0;
+    mov.u32 %r5, 1000;
+    @%p1 bra $L_e;
+    add.s32 %r2, %r1, -1;
+    {
+    .param .b32 param0;
+    st.param.b32 [param0+0], %r2;
+    .param .b32 retval0;
+    call.uni (retval0), odd, (param0);
+    ld.param.b32 %r3, [retval0+0];
+    }
+    mad.lo.s32 %r5, %r3, 3, %r1;
+$L_e:
+    st.param.b32 [func_retval0+0], %r5;
+    ret;
+}
+.func (.param .b32 func_retval0) odd(.param .b32 odd_param_0)
+{
+    .reg .pred %p<2>;
+    .reg .b32 %r<6>;
+    ld.param.u32 %r1, [odd_param_0];
+    setp.eq.s32 %p1, %r1, 0;
+    mov.u32 %r5, 7;
+    @%p1 bra $L_o;
+    add.s32 %r2, %r1, -1;
+    {
+    .param .b32 param0;
+    st.param.b32 [param0+0], %r2;
+    .param .b32 retval0;
+    call.uni (retval0), even, (param0);
+    ld.param.b32 %r3, [retval0+0];
+    }
+    add.s32 %r5, %r3, %r1;
+$L_o:
+    st.param.b32 [func_retval0+0], %r5;
+    ret;
+}
+"#;
+
+/// A recursive walk over a binary tree stored in a buffer: node `i` holds a word, its
+/// children are `2i+1` and `2i+2`, and nodes at `n` and above are absent. `sum(base, i, n)`
+/// is the sum of the subtree at `i` (a 64-bit pointer, then two words: R4:R5, R6, R7).
+const TREE: &str = r#"
+.func (.param .b32 func_retval0) sum(.param .b64 sum_param_0, .param .b32 sum_param_1, .param .b32 sum_param_2)
+{
+    .reg .pred %p<2>;
+    .reg .b32 %r<12>;
+    .reg .b64 %rd<4>;
+    ld.param.u64 %rd1, [sum_param_0];
+    ld.param.u32 %r1, [sum_param_1];
+    ld.param.u32 %r2, [sum_param_2];
+    mov.u32 %r10, 0;
+    setp.ge.u32 %p1, %r1, %r2;
+    @%p1 bra $L_t;
+    mul.wide.u32 %rd2, %r1, 4;
+    add.s64 %rd3, %rd1, %rd2;
+    ld.global.u32 %r3, [%rd3];
+    shl.b32 %r4, %r1, 1;
+    add.s32 %r5, %r4, 1;
+    add.s32 %r6, %r4, 2;
+    {
+    .param .b64 param0;
+    st.param.b64 [param0+0], %rd1;
+    .param .b32 param1;
+    st.param.b32 [param1+0], %r5;
+    .param .b32 param2;
+    st.param.b32 [param2+0], %r2;
+    .param .b32 retval0;
+    call.uni (retval0), sum, (param0, param1, param2);
+    ld.param.b32 %r7, [retval0+0];
+    }
+    {
+    .param .b64 param0;
+    st.param.b64 [param0+0], %rd1;
+    .param .b32 param1;
+    st.param.b32 [param1+0], %r6;
+    .param .b32 param2;
+    st.param.b32 [param2+0], %r2;
+    .param .b32 retval0;
+    call.uni (retval0), sum, (param0, param1, param2);
+    ld.param.b32 %r8, [retval0+0];
+    }
+    add.s32 %r9, %r3, %r7;
+    add.s32 %r10, %r9, %r8;
+$L_t:
+    st.param.b32 [func_retval0+0], %r10;
+    ret;
+}
+"#;
+
+/// A call of one-argument function `f` on `%r{arg}`, its result in `%r{res}`.
+fn call1(f: &str, arg: u32, res: u32) -> String {
+    format!(
+        r#"    {{
+    .param .b32 param0;
+    st.param.b32 [param0+0], %r{arg};
+    .param .b32 retval0;
+    call.uni (retval0), {f}, (param0);
+    ld.param.b32 %r{res}, [retval0+0];
+    }}
+"#
+    )
+}
+
+/// The input word of global thread `g` in a launch.
+fn input(l: &leafold::ir::eval::Launch, g: usize) -> u32 {
+    u32::from_le_bytes(l.global[0].bytes[4 * g..4 * g + 4].try_into().unwrap())
+}
+
+/// Compile `body` with `decls`, check it, compare eval with the simulator (with a stack),
+/// check the recursion's stack attributes, and return the last `out` and its launch.
+fn run_recursive(
+    test: &str,
+    decls: &str,
+    body: &str,
+) -> (String, Vec<u8>, leafold::ir::eval::Launch) {
+    let src = kernel(decls, body);
+    let out = compile_checked(test, &src);
+    let sass = texts(&out.sass);
+    let count = |p: &str| sass.iter().filter(|t| t.starts_with(p)).count();
+    assert!(
+        count("CAL ") > 0 && count("RET") > 0 && count("JCAL") == 0,
+        "{test}: CAL and RET, no JCAL\n{}",
+        out.sass
+    );
+    // ptxas's stack attributes for a kernel that recurses (docs/calls.md).
+    let c = cubin::read(&out.cubin).expect("cubin reads back");
+    assert!(
+        c.kernels[0].info.contains(&Attribute::CrsStackSize(0x600)),
+        "{test}: EIATTR_CRS_STACK_SIZE 0x600: {:?}",
+        c.kernels[0].info
+    );
+    assert!(
+        c.info
+            .iter()
+            .any(|a| matches!(a, Attribute::MinStackSize { size: u32::MAX, .. })),
+        "{test}: EIATTR_MIN_STACK_SIZE 0xffffffff: {:?}",
+        c.info
+    );
+    let last = differential(test, &src, &out, 3, |l| l.local_size = STACK);
+    let mut l = launch(2);
+    l.local_size = STACK;
+    (out.sass, last, l)
+}
+
+fn fact(n: u32) -> u32 {
+    (1..=n.max(1)).fold(1u32, |a, k| a.wrapping_mul(k))
+}
+
+#[test]
+fn factorial_recursion() {
+    let body = format!(
+        "    and.b32 %r3, %r2, 15;\n{}    st.global.u32 [%rd3], %r4;\n",
+        call1("fact", 3, 4)
+    );
+    let (sass, out, l) = run_recursive("subr_fact", FACT, &body);
+    for g in 0..(THREADS * CTAS) as usize {
+        let n = input(&l, g) & 15;
+        assert_eq!(word(&out, g, 0), fact(n), "thread {g}: fact({n})\n{sass}");
+    }
+}
+
+fn even(n: u32) -> u32 {
+    if n == 0 {
+        1000
+    } else {
+        odd(n - 1).wrapping_mul(3).wrapping_add(n)
+    }
+}
+
+fn odd(n: u32) -> u32 {
+    if n == 0 {
+        7
+    } else {
+        even(n - 1).wrapping_add(n)
+    }
+}
+
+#[test]
+fn mutual_recursion() {
+    let body = format!(
+        "    and.b32 %r3, %r2, 31;\n{}{}    st.global.u32 [%rd3], %r4;\n    st.global.u32 [%rd3+4], %r5;\n",
+        call1("even", 3, 4),
+        call1("odd", 3, 5)
+    );
+    let (sass, out, l) = run_recursive("subr_even_odd", EVEN_ODD, &body);
+    for g in 0..(THREADS * CTAS) as usize {
+        let n = input(&l, g) & 31;
+        assert_eq!(word(&out, g, 0), even(n), "thread {g}: even({n})\n{sass}");
+        assert_eq!(word(&out, g, 1), odd(n), "thread {g}: odd({n})\n{sass}");
+    }
+}
+
+#[test]
+fn recursive_tree_walk() {
+    // Each thread sums the subtree at (its input mod 8) of the first 31 input words.
+    let body = format!(
+        "    and.b32 %r3, %r2, 7;\n    mov.u32 %r5, 31;\n{}    st.global.u32 [%rd3], %r4;\n",
+        call_sum()
+    );
+    let (sass, out, l) = run_recursive("subr_tree", TREE, &body);
+    fn sum(l: &leafold::ir::eval::Launch, i: usize) -> u32 {
+        if i >= 31 {
+            return 0;
+        }
+        input(l, i)
+            .wrapping_add(sum(l, 2 * i + 1))
+            .wrapping_add(sum(l, 2 * i + 2))
+    }
+    for g in 0..(THREADS * CTAS) as usize {
+        let i = (input(&l, g) & 7) as usize;
+        assert_eq!(word(&out, g, 0), sum(&l, i), "thread {g}: sum({i})\n{sass}");
+    }
+}
+
+/// ptxas's warning for a kernel that recurses, and `ir::eval`'s clear error (not a hang)
+/// when recursion never ends.
+#[test]
+fn warning_and_runaway_recursion() {
+    let forever = r#"
+.func (.param .b32 func_retval0) down(.param .b32 down_param_0)
+{
+    .reg .b32 %r<4>;
+    ld.param.u32 %r1, [down_param_0];
+    add.s32 %r2, %r1, 1;
+    {
+    .param .b32 param0;
+    st.param.b32 [param0+0], %r2;
+    .param .b32 retval0;
+    call.uni (retval0), down, (param0);
+    ld.param.b32 %r3, [retval0+0];
+    }
+    st.param.b32 [func_retval0+0], %r3;
+    ret;
+}
+"#;
+    let src = kernel(
+        forever,
+        &format!("{}    st.global.u32 [%rd3], %r4;\n", call1("down", 2, 4)),
+    );
+    let out = compile(&src, &Options::default()).expect("compiles");
+    let warned = out
+        .diagnostics
+        .iter()
+        .any(|d| d.message == "Stack size for entry function 'k' cannot be statically determined");
+    assert!(warned, "ptxas's warning: {:?}", out.diagnostics);
+    let module = common::ir_module("subr_forever.ptx", &src);
+    let mut l = launch(0);
+    l.grid = [1, 1, 1];
+    l.block = [1, 1, 1];
+    l.step_limit = u64::MAX;
+    match leafold::ir::eval::run(&module, "k", &l) {
+        Err(e @ leafold::ir::eval::EvalError::CallDepth { .. }) => {
+            assert!(e.to_string().contains("nested deeper than"), "{e}")
+        }
+        other => panic!("runaway recursion: {other:?}"),
+    }
+}
+
+/// A recursive function that reads a module `.global` table: the address of the table in
+/// the subroutine's code is relocated (`R_CUDA_ABS32_LO/HI_20`) like the kernel's own.
+#[test]
+fn recursion_reads_a_global_table() {
+    const TBL: [u32; 16] = [3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7, 9, 3];
+    let decls = r#"
+.global .align 4 .u32 tbl[16] = {3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7, 9, 3};
+.func (.param .b32 func_retval0) tsum(.param .b32 tsum_param_0)
+{
+    .reg .pred %p<2>;
+    .reg .b32 %r<8>;
+    .reg .b64 %rd<4>;
+    ld.param.u32 %r1, [tsum_param_0];
+    mov.u64 %rd1, tbl;
+    mul.wide.u32 %rd2, %r1, 4;
+    add.s64 %rd3, %rd1, %rd2;
+    ld.global.u32 %r2, [%rd3];
+    setp.eq.s32 %p1, %r1, 0;
+    mov.u32 %r5, %r2;
+    @%p1 bra $L_z;
+    add.s32 %r3, %r1, -1;
+    {
+    .param .b32 param0;
+    st.param.b32 [param0+0], %r3;
+    .param .b32 retval0;
+    call.uni (retval0), tsum, (param0);
+    ld.param.b32 %r4, [retval0+0];
+    }
+    add.s32 %r5, %r4, %r2;
+$L_z:
+    st.param.b32 [func_retval0+0], %r5;
+    ret;
+}
+"#;
+    let body = format!(
+        "    and.b32 %r3, %r2, 15;\n{}    st.global.u32 [%rd3], %r4;\n",
+        call1("tsum", 3, 4)
+    );
+    let (sass, out, l) = run_recursive("subr_global", decls, &body);
+    for g in 0..(THREADS * CTAS) as usize {
+        let n = (input(&l, g) & 15) as usize;
+        let want: u32 = TBL[..=n].iter().sum();
+        assert_eq!(word(&out, g, 0), want, "thread {g}: tsum({n})\n{sass}");
+    }
+}
+
+/// `verify` runs a recursive kernel: the reference and the simulator match (the
+/// subroutine's frames, in the stack room, are not compared; only outputs are).
+#[test]
+fn verify_runs_recursive_kernels() {
+    use leafold::verify::{verify_file, Outcome, VerifyOptions};
+    for (decls, body) in [
+        (FACT, format!("    and.b32 %r3, %r2, 15;\n{}    st.global.u32 [%rd3], %r4;\n", call1("fact", 3, 4))),
+        (TREE, format!("    and.b32 %r3, %r2, 7;\n    mov.u32 %r5, 31;\n{}    st.global.u32 [%rd3], %r4;\n", call_sum())),
+    ] {
+        let src = kernel(decls, &body);
+        for v in verify_file(&src, None, &VerifyOptions::default()).expect("compiles") {
+            assert!(matches!(v.outcome, Outcome::Match { .. }), "{v}");
+        }
+    }
+}
+
+/// `sum(in, %r3, %r5)` into `%r4` (see [`TREE`]).
+fn call_sum() -> String {
+    r#"    {
+    .param .b64 param0;
+    st.param.b64 [param0+0], %rd1;
+    .param .b32 param1;
+    st.param.b32 [param1+0], %r3;
+    .param .b32 param2;
+    st.param.b32 [param2+0], %r5;
+    .param .b32 retval0;
+    call.uni (retval0), sum, (param0, param1, param2);
+    ld.param.b32 %r4, [retval0+0];
+    }
+"#
+    .to_string()
+}
+
+/// A recursive function no kernel calls is not built (the corpus's
+/// `unstructured_complex.ptx` has one with `.local` data, which a subroutine refuses).
+#[test]
+fn unused_recursive_function_is_not_built() {
+    let unused = r#"
+.func (.param .b32 func_retval0) lonely(.param .b32 lonely_param_0)
+{
+    .local .align 4 .b8 buf[16];
+    .reg .b32 %r<4>;
+    ld.param.u32 %r1, [lonely_param_0];
+    st.local.u32 [buf], %r1;
+    {
+    .param .b32 param0;
+    st.param.b32 [param0+0], %r1;
+    .param .b32 retval0;
+    call.uni (retval0), lonely, (param0);
+    ld.param.b32 %r2, [retval0+0];
+    }
+    st.param.b32 [func_retval0+0], %r2;
+    ret;
+}
+"#;
+    let src = kernel(unused, "    st.global.u32 [%rd3], %r2;\n");
+    let out = compile(&src, &Options::default())
+        .unwrap_or_else(|d| panic!("{}", leafold::error::render_all(&d.0)));
+    assert!(!texts(&out.sass).iter().any(|t| t.starts_with("CAL")));
+    // Called, the same function is refused with a clear diagnostic.
+    let called = kernel(
+        unused,
+        &format!("{}    st.global.u32 [%rd3], %r4;\n", call1("lonely", 2, 4)),
+    );
+    let Err(err) = compile(&called, &Options::default()) else {
+        panic!("a called recursive function with .local data is refused")
+    };
+    let text = leafold::error::render_all(&err.0);
+    assert!(text.contains("declares .local variables"), "{text}");
+}
