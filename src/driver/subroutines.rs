@@ -1,0 +1,214 @@
+//! Subroutines of the module (recursive functions): each compiled on its own as a kernel is,
+//! given the frame the call ABI asks of it (docs/calls.md), and placed once after the code of
+//! the kernel that calls it.
+//!
+//! In: a kernel's emitted code whose `CAL`s name subroutines (`lower::SUB_CAL_BASE + k`).
+//! Out: the code with every called subroutine appended and each such `CAL` pointing at it; the
+//! register count of the whole. Invariant: a subroutine is placed once per kernel, however
+//! many calls reach it.
+
+use super::*;
+
+/// `EIATTR_CRS_STACK_SIZE` of a kernel that recurses, as ptxas 11.8 writes it.
+pub(super) const RECURSION_CRS_STACK: u32 = 0x600;
+
+/// What [`place_subroutines`] placed after a kernel's code.
+pub(super) struct PlacedSubs {
+    /// Registers the kernel and its subroutines use, at most.
+    pub(super) regs: u32,
+}
+
+/// Compile the module's subroutines that kernel code `code` calls (a `CAL` whose `rel`
+/// holds `lower::SUB_CAL_BASE + k`), directly or through each other, and place each once
+/// after the code (which first gets an `EXIT` if it could fall through), pointing every
+/// such `CAL` at its subroutine's first instruction. `srclocs` grows with the code (the
+/// subroutines' instructions name no PTX line), `relocs` with their relocations (system
+/// calls, addresses of `.global` variables). `None` when the code calls none.
+///
+/// Each subroutine is simplified, selected, allocated and emitted on its own, as a kernel
+/// is, and then gets the frame the call ABI asks of it (docs/calls.md): on entry
+/// `IADD32I R1, R1, -frame` and an `STL` of every callee-saved register it may write (R2,
+/// R16..R31, then every other quad, below its register count), and before each `RET` the
+/// `LDL`s back and `IADD32I R1, R1, frame`, under the `RET`'s own guard. Its spill slots
+/// sit at `[R1 + 0..]`, the saved registers after them.
+pub(super) fn place_subroutines(
+    inputs: &KernelInputs,
+    code: &mut Vec<Inst>,
+    srclocs: &mut Vec<machinst::SrcLoc>,
+    relocs: &mut Vec<(usize, lower::Reloc)>,
+) -> Result<Option<PlacedSubs>, String> {
+    let base = lower::SUB_CAL_BASE;
+    let calls_of = |code: &[Inst]| -> Vec<usize> {
+        code.iter()
+            .filter(|i| i.form == Form::CAL)
+            .filter_map(|i| i.get(Field::Rel))
+            .filter(|&r| r >= base)
+            .map(|r| (r - base) as usize)
+            .collect()
+    };
+    let mut work = calls_of(code);
+    if work.is_empty() {
+        return Ok(None);
+    }
+    let ends = code.last().is_some_and(|l| {
+        matches!(l.form, Form::EXIT | Form::BRA)
+            && l.get(Field::Pg) == Some(7)
+            && l.get(Field::Pgn) == Some(0)
+    });
+    if !ends {
+        code.push(Inst::new(Form::EXIT));
+        srclocs.push(machinst::SrcLoc::NONE);
+    }
+    let mut start: rustc_hash::FxHashMap<usize, u64> = Default::default();
+    let mut regs = 0;
+    while let Some(k) = work.pop() {
+        if start.contains_key(&k) {
+            continue;
+        }
+        let sub = inputs
+            .module
+            .subroutines
+            .get(k)
+            .ok_or_else(|| format!("internal error: no subroutine {k}"))?;
+        let (sub_code, sub_relocs, sub_regs) = compile_subroutine(inputs, sub)?;
+        regs = regs.max(sub_regs);
+        work.extend(calls_of(&sub_code));
+        let at = code.len();
+        relocs.extend(sub_relocs.into_iter().map(|(k, r)| (at + k, r)));
+        start.insert(k, at as u64);
+        for mut i in sub_code {
+            if matches!(i.form, Form::BRA | Form::SSY | Form::PBK | Form::CAL) {
+                let rel = i.get(Field::Rel).unwrap_or(0);
+                if rel < base {
+                    i.set(Field::Rel, rel + at as u64);
+                }
+            }
+            code.push(i);
+            srclocs.push(machinst::SrcLoc::NONE);
+        }
+    }
+    for i in code.iter_mut().filter(|i| i.form == Form::CAL) {
+        if let Some(&at) = i
+            .get(Field::Rel)
+            .filter(|&r| r >= base)
+            .and_then(|r| start.get(&((r - base) as usize)))
+        {
+            i.set(Field::Rel, at);
+        }
+    }
+    Ok(Some(PlacedSubs { regs }))
+}
+
+/// Whether the call ABI has the callee keep register `r` (docs/calls.md).
+pub(super) fn callee_saved(r: u32) -> bool {
+    r == 2 || (16..32).contains(&r) || (r >= 32 && (r / 4) % 2 == 1)
+}
+
+/// A subroutine's code with its frame, `BRA`/`CAL` `rel`s indices into it.
+pub(super) type SubCode = (Vec<Inst>, Vec<(usize, lower::Reloc)>, u32);
+
+/// One subroutine's code with its frame (see [`place_subroutines`]), its `BRA`/`CAL`
+/// `rel`s indices into it; its relocations (by index in that code); its register count.
+/// Refused: a subroutine that names `.shared` variables (the kernel lays out only its own)
+/// or needs constants in bank 2 (the kernel's literal pool is its own).
+pub(super) fn compile_subroutine(
+    inputs: &KernelInputs,
+    sub: &ir::Function,
+) -> Result<SubCode, String> {
+    let mut f = sub.clone();
+    prepare_kernel_ir(inputs.module, &mut f);
+    if !inputs.module.shared_layout(&f).offsets.is_empty() {
+        return Err(format!(
+            "unsupported: the recursive function `{}` names .shared variables",
+            f.name
+        ));
+    }
+    let lowered = lower::lower_verified_stats(inputs.module, &f, &inputs.lower_opts)
+        .map_err(|e| format!("subroutine `{}`: {e}", f.name))?;
+    if !lowered.constant2.is_empty() {
+        return Err(format!(
+            "unsupported: the recursive function `{}` needs constants of its own in c[0x2]",
+            f.name
+        ));
+    }
+    let alloc_opts = AllocOptions {
+        max_regs: inputs.max_regs.min(255) as u8,
+        checker: cfg!(debug_assertions),
+        spill_base: 0,
+    };
+    let alloc = machinst::allocate_owned(lowered.vcode, &alloc_opts).map_err(|e| {
+        format!(
+            "register allocation failed for subroutine `{}`: {e}",
+            f.name
+        )
+    })?;
+    let emitted = lower::emit_all_with(
+        &alloc,
+        &lower::EmitOptions {
+            reconverge: !inputs.opts.no_reconvergence,
+            if_convert: !inputs.opts.no_ifconv,
+        },
+    );
+    if let Some(why) = emitted.reconvergence_error {
+        return Err(format!("subroutine `{}`: {why}", f.name));
+    }
+    let saved: Vec<u32> = (0..alloc.num_regs).filter(|&r| callee_saved(r)).collect();
+    let frame = (alloc.spill_bytes + 4 * saved.len() as u32).next_multiple_of(8);
+    let slot = |n: usize| i64::from(alloc.spill_bytes) + 4 * n as i64;
+    let adjust = |by: i64| {
+        Inst::new(Form::IADD32I)
+            .with(Field::Rd, 1)
+            .with(Field::Ra, 1)
+            .with_signed(Field::Imm, by)
+    };
+    let mut prologue = Vec::new();
+    if frame > 0 {
+        prologue.push(adjust(-i64::from(frame)));
+        for (n, &r) in saved.iter().enumerate() {
+            prologue.push(
+                Inst::new(Form::STL)
+                    .with(Field::Rd, u64::from(r))
+                    .with(Field::Ra, 1)
+                    .with_signed(Field::Off, slot(n)),
+            );
+        }
+    }
+    // New positions: the prologue, then each instruction with its epilogue before each RET.
+    let old = emitted.code;
+    let relocs_at = emitted.relocs;
+    let mut out = prologue;
+    let mut index = Vec::with_capacity(old.len());
+    for i in &old {
+        index.push(out.len() as u64);
+        if i.form == Form::RET && frame > 0 {
+            let pg = i.get(Field::Pg).unwrap_or(7);
+            let pgn = i.get(Field::Pgn).unwrap_or(0);
+            let guard = |x: Inst| x.with(Field::Pg, pg).with(Field::Pgn, pgn);
+            for (n, &r) in saved.iter().enumerate() {
+                out.push(guard(
+                    Inst::new(Form::LDL)
+                        .with(Field::Rd, u64::from(r))
+                        .with(Field::Ra, 1)
+                        .with_signed(Field::Off, slot(n)),
+                ));
+            }
+            out.push(guard(adjust(i64::from(frame))));
+        }
+        out.push(*i);
+    }
+    let end = out.len() as u64;
+    for i in &mut out {
+        if matches!(i.form, Form::BRA | Form::SSY | Form::PBK | Form::CAL) {
+            let rel = i.get(Field::Rel).unwrap_or(0);
+            if rel < lower::SUB_CAL_BASE {
+                let to = index.get(rel as usize).copied().unwrap_or(end);
+                i.set(Field::Rel, to);
+            }
+        }
+    }
+    let relocs = relocs_at
+        .into_iter()
+        .map(|(k, r)| (index[k] as usize, r))
+        .collect();
+    Ok((out, relocs, alloc.num_regs))
+}
