@@ -576,6 +576,13 @@ fn verify_launch(
                 }) {
                 Ok(mut l) => {
                     l.dynamic_shared = dynamic_shared;
+                    // A recursive subroutine's frames lie below the kernel's frame, in the
+                    // stack room, on both sides (`ir::eval` adds the room to the locals it
+                    // returns exactly when the kernel calls one). A system call's model
+                    // uses no stack, so its kernels get none: both sides lay out alike.
+                    if ir::eval::calls_subroutine(f, &module.extern_funcs, &module.subroutines) {
+                        l.local_size = DYNAMIC_STACK_BYTES;
+                    }
                     if crate::sysfn::needs_heap(&module.extern_funcs) {
                         crate::sysfn::add_heap(&mut l);
                     }
@@ -1168,15 +1175,14 @@ pub fn make_launch(
     let mut rng = Rng::new(seed);
     let mut launch = Launch::new(launch_grid(f, opts), launch_block(f, opts));
     launch.global_races = true;
-    if f.insts.values().any(|i| {
-        matches!(
-            i.data,
-            ir::InstData::Stack { .. } | ir::InstData::ExternCall { .. }
-        )
-    }) {
+    if f
+        .insts
+        .values()
+        .any(|i| matches!(i.data, ir::InstData::Stack { .. }))
+    {
         // Room for `alloca` below the frame, in `ir::eval` and in the simulator alike; a
-        // multiple of every alignment up to 16 KB, so both align the same addresses. A
-        // call's frames (a recursive subroutine's, docs/calls.md) go there too.
+        // multiple of every alignment up to 16 KB, so both align the same addresses. (A
+        // subroutine's frames go there too: `verify_launch` gives such kernels the room.)
         launch.local_size = DYNAMIC_STACK_BYTES;
     }
     launch.step_limit = step_limit(launch.grid, launch.block);
