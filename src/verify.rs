@@ -1175,8 +1175,7 @@ pub fn make_launch(
     let mut rng = Rng::new(seed);
     let mut launch = Launch::new(launch_grid(f, opts), launch_block(f, opts));
     launch.global_races = true;
-    if f
-        .insts
+    if f.insts
         .values()
         .any(|i| matches!(i.data, ir::InstData::Stack { .. }))
     {
