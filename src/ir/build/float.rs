@@ -266,17 +266,7 @@ impl FnBuilder<'_, '_> {
         let b = self.read(&ops[2], fmt.carrier(), it)?;
         let mut r = self.ins().float(FloatOp::Cmp { cc, fmt, ftz }, &[a, b]);
         let mut nr = None;
-        if let Some(c) = ops.get(3) {
-            let c = self.read(c, Type::Pred, None)?;
-            let op = if ins.has_flag("and") {
-                BinaryOp::And
-            } else if ins.has_flag("or") {
-                BinaryOp::Or
-            } else if ins.has_flag("xor") {
-                BinaryOp::Xor
-            } else {
-                return self.unsupported(ins, "a fourth operand needs .and, .or or .xor");
-            };
+        if let Some((op, c)) = self.pred_combiner(ins, ops)? {
             // The second destination (p|q) combines the negated comparison with c.
             if matches!(ops[0], Operand::PredPair(..)) {
                 let n = self.ins().unary(UnaryOp::Not, r);

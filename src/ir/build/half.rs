@@ -120,8 +120,24 @@ impl FnBuilder<'_, '_> {
         ops: &[Operand],
         t: &mut [Value],
     ) -> Option<()> {
+        if let Some((op, c)) = self.pred_combiner(ins, ops)? {
+            for r in t.iter_mut() {
+                *r = self.ins().binary(op, *r, c);
+            }
+        }
+        Some(())
+    }
+
+    /// A comparison's fourth operand `c` (`setp.CC.{and,or,xor}`), read, with the operation
+    /// that combines the comparison with it; `None` when there is none. Shared by the
+    /// integer, float, half and bf16 comparisons.
+    pub(super) fn pred_combiner(
+        &mut self,
+        ins: &Instruction,
+        ops: &[Operand],
+    ) -> Option<Option<(BinaryOp, Value)>> {
         let Some(c) = ops.get(3) else {
-            return Some(());
+            return Some(None);
         };
         let c = self.read(c, Type::Pred, None)?;
         let op = if ins.has_flag("and") {
@@ -131,12 +147,10 @@ impl FnBuilder<'_, '_> {
         } else if ins.has_flag("xor") {
             BinaryOp::Xor
         } else {
-            return self.unsupported(ins, "a fourth operand needs .and, .or or .xor");
+            self.unsupported(ins, "a fourth operand needs .and, .or or .xor")?;
+            return None;
         };
-        for r in t.iter_mut() {
-            *r = self.ins().binary(op, *r, c);
-        }
-        Some(())
+        Some(Some((op, c)))
     }
 
     fn half2_compare(&mut self, ins: &Instruction) -> Option<()> {
