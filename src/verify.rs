@@ -134,6 +134,9 @@ pub struct VerifyOptions {
     /// Every surface's bytes per row, rows, slices and layers (`--surface`; `None`:
     /// [`surfaces::DEFAULT_SURFACE`]).
     pub surface: Option<[u32; 4]>,
+    /// Also attribute the first run's cycles to the instructions (`sim::run_profiled`, for
+    /// `leafold compare --profile`; [`Verdict::profile`]).
+    pub profile: bool,
 }
 
 impl Default for VerifyOptions {
@@ -152,6 +155,7 @@ impl Default for VerifyOptions {
             sizes: Sizes::Small,
             textures: Vec::new(),
             surface: None,
+            profile: false,
         }
     }
 }
@@ -222,6 +226,9 @@ pub struct Verdict {
     /// for leafold's code and for ptxas's, when it ran and matched: both on the same launch,
     /// for `leafold compare`'s dynamic columns.
     pub timing: [Option<sim::Timing>; 2],
+    /// With [`VerifyOptions::profile`], the first run's cycles per instruction, for the same
+    /// two sides as `timing`.
+    pub profile: [Option<sim::Profile>; 2],
 }
 
 impl Verdict {
@@ -498,6 +505,7 @@ fn verify_launch(
         sim_steps: 0,
         sim_seconds: 0.0,
         timing: [None, None],
+        profile: [None, None],
     };
     let globals = eval::module_global_base(module);
     let ours = match sim::load_kernel_globals(cubin, &f.name, globals) {
@@ -672,7 +680,15 @@ fn verify_launch(
                 }))
             };
             let start = std::time::Instant::now();
-            let got = sim::run_timed(code, info, launch);
+            let mut profile = None;
+            let got = if opts.profile && r == 0 {
+                sim::run_profiled(code, info, launch).map(|(out, timing, p)| {
+                    profile = Some(p);
+                    (out, timing)
+                })
+            } else {
+                sim::run_timed(code, info, launch)
+            };
             let reference = match (&reference, got) {
                 (Ok(r), got) => (r, got),
                 (Err((_, None)), Err(sim::SimError::Trap { .. })) => continue,
@@ -708,6 +724,7 @@ fn verify_launch(
                     }
                     if r == 0 {
                         verdict.timing[side as usize] = Some(timing);
+                        verdict.profile[side as usize] = profile;
                     }
                     out
                 }

@@ -147,6 +147,7 @@ pub fn run(args: &Args) -> u8 {
         check_slice: args.check_slice,
         sizes: crate::verify::Sizes::Small,
         textures,
+        profile: false,
     };
     if args.against_ptxas {
         let Some(oracle) = crate::oracle::Oracle::find() else {

@@ -273,6 +273,9 @@ pub(super) struct Sim<'a> {
 struct Clocks {
     warps: Vec<crate::sm50::sched::cost::Clock>,
     total: super::Timing,
+    /// Per instruction address, where its cycles went ([`run_profiled`]); `None` when only
+    /// the totals are asked for.
+    profile: Option<super::Profile>,
 }
 
 /// A BAR.RED reduction over the arriving threads' predicate.
@@ -340,6 +343,29 @@ pub(crate) fn run_timed(
         &mut timing,
     )?;
     Ok((out.0, timing.map(|t| t.total).unwrap_or_default()))
+}
+
+/// [`run_timed`], also attributing the cycles to the instructions ([`super::Profile`]).
+pub(crate) fn run_profiled(
+    prog: &Program,
+    info: &KernelInfo,
+    launch: &Launch,
+) -> Result<(RunOutput, super::Timing, super::Profile), SimError> {
+    let mut timing = Some(Clocks {
+        profile: Some(super::Profile::default()),
+        ..Clocks::default()
+    });
+    let out = run_inner(
+        prog,
+        info,
+        launch,
+        &SimOptions::default(),
+        None,
+        None,
+        &mut timing,
+    )?;
+    let t = timing.unwrap_or_default();
+    Ok((out.0, t.total, t.profile.unwrap_or_default()))
 }
 
 /// [`run`], recording the last writer of each byte in `log` when one is given.
@@ -554,8 +580,17 @@ impl Sim<'_> {
             });
         }
         if let Some(t) = &mut self.timing {
-            t.warps[w.index].issue(&inst, self.prog.ctrl(addr));
+            let clock = &mut t.warps[w.index];
+            let ready = clock.now();
+            let c = self.prog.ctrl(addr);
+            let issued = clock.issue(&inst, c);
             t.total.warp_insts += 1;
+            if let Some(p) = &mut t.profile {
+                let e = p.entry(addr).or_default();
+                e.count += 1;
+                e.waited += issued - ready;
+                e.stalled += u64::from(c.stall);
+            }
         }
         let pg = get(&inst, Field::Pg).unwrap_or(PT);
         let pgn = flag(&inst, Field::Pgn);
