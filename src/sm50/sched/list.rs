@@ -55,7 +55,7 @@ use crate::sm50::{Field, Inst};
 
 /// Which memory a load or store touches, for the ordering rule.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Space {
+pub(crate) enum Space {
     Global,
     Local,
     Shared,
@@ -65,13 +65,13 @@ enum Space {
 
 /// How an instruction takes part in memory ordering.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Mem {
+pub(crate) enum Mem {
     None,
     Load(Space),
     Store(Space),
 }
 
-fn mem(inst: &Inst) -> Mem {
+pub(crate) fn mem(inst: &Inst) -> Mem {
     static MEM: std::sync::OnceLock<Vec<Mem>> = std::sync::OnceLock::new();
     per_form(&MEM, |f| match f.class {
         "LDG" | "TEX" | "TEXS" | "TLDS" | "TEX_B" | "TXD" | "TLD" | "TLD4" | "TLD4S" | "SULD" => {
@@ -92,7 +92,7 @@ fn mem(inst: &Inst) -> Mem {
 
 /// Whether `inst` is a strong access (see the module notes): a load with cache mode `.CV`
 /// or a store with `.WT`, field value 3 in both of their cache enums.
-fn strong(inst: &Inst) -> bool {
+pub(crate) fn strong(inst: &Inst) -> bool {
     static MAY_BE_STRONG: std::sync::OnceLock<Vec<bool>> = std::sync::OnceLock::new();
     let may = per_form(&MAY_BE_STRONG, |f| {
         matches!(f.class, "LDG" | "LD" | "STG" | "ST")
@@ -101,7 +101,7 @@ fn strong(inst: &Inst) -> bool {
 }
 
 /// Whether two memory accesses must keep their order.
-fn mem_conflict(a: Mem, b: Mem) -> bool {
+pub(crate) fn mem_conflict(a: Mem, b: Mem) -> bool {
     match (a, b) {
         (Mem::Store(x), Mem::Store(y) | Mem::Load(y)) | (Mem::Load(x), Mem::Store(y)) => {
             may_alias(x, y)
