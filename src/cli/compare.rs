@@ -395,7 +395,10 @@ fn dynamic_runs(
     opts: &Options,
     ptxas_cubin: &[u8],
     profile: bool,
-) -> Vec<(String, Result<(Timing, Timing, [Option<Profile>; 2]), String>)> {
+) -> Vec<(
+    String,
+    Result<(Timing, Timing, [Option<Profile>; 2]), String>,
+)> {
     let vopts = VerifyOptions {
         runs: 1,
         profile,
@@ -441,9 +444,8 @@ pub fn profile_text(
     for c in profile.values() {
         (waited, stalled, count) = (waited + c.waited, stalled + c.stalled, count + c.count);
     }
-    let mut out = format!(
-        "-- {side}: {count} warp-insts, {waited} cycles waited, {stalled} stalled\n"
-    );
+    let mut out =
+        format!("-- {side}: {count} warp-insts, {waited} cycles waited, {stalled} stalled\n");
     let mut rows: Vec<_> = profile.iter().collect();
     rows.sort_by_key(|(a, c)| (std::cmp::Reverse(c.waited + c.stalled), **a));
     for (addr, c) in rows.into_iter().take(top) {
