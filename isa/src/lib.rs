@@ -879,6 +879,8 @@ pub fn generate_from(src: &str) -> String {
         }
     }
 
+    values_module(&mut o, &forms);
+
     // Field tables.
     writeln!(
         o,
@@ -1121,4 +1123,105 @@ mod tests {
     fn fields_wider_than_32_bits_are_rejected() {
         parse("class X lat=fixed\nfield a u 0:20+20:13\nprint X\nform - 5000/ff00\n");
     }
+}
+
+/// Emit `pub mod values`: one module per class and enumerated field, holding a named constant
+/// per printed value (`values::fsetp::cmp::LT`), so that the passes write an encoding by its
+/// name rather than as a bare number. A field whose value names differ between the forms of
+/// one class name differently gets no module (a form with a narrower field lists fewer); a name is the printed text without its dot, other characters
+/// that cannot be in a Rust name replaced by `_` (a leading digit gets a `V`).
+fn values_module(o: &mut String, forms: &[FormDef]) {
+    use std::collections::BTreeMap;
+    let mut per_class: BTreeMap<String, BTreeMap<String, Option<Vec<Option<String>>>>> =
+        BTreeMap::new();
+    for f in forms {
+        let fields = per_class.entry(f.class.to_lowercase()).or_default();
+        for fd in &f.fields {
+            if let Kind::Enum(ns) = &fd.kind {
+                // Forms may list fewer values (a narrower field): merge, unless two forms
+                // name one value differently.
+                let merged = match fields.get(&fd.name) {
+                    None => Some(ns.clone()),
+                    Some(None) => None,
+                    Some(Some(prev)) => {
+                        let (long, short) = if prev.len() >= ns.len() {
+                            (prev, ns)
+                        } else {
+                            (ns, prev)
+                        };
+                        let mut m = long.clone();
+                        let mut ok = true;
+                        for (v, n) in short.iter().enumerate() {
+                            match (&m[v], n) {
+                                (Some(a), Some(b)) if a != b => ok = false,
+                                (None, Some(_)) => m[v] = n.clone(),
+                                _ => {}
+                            }
+                        }
+                        ok.then_some(m)
+                    }
+                };
+                fields.insert(fd.name.clone(), merged);
+            }
+        }
+    }
+    const KEYWORDS: &[&str] = &[
+        "as", "break", "const", "continue", "crate", "else", "enum", "extern", "false", "fn",
+        "for", "if", "impl", "in", "let", "loop", "match", "mod", "move", "mut", "pub", "ref",
+        "return", "self", "static", "struct", "super", "trait", "true", "type", "unsafe", "use",
+        "where", "while", "async", "await", "dyn",
+    ];
+    let module = |n: &str| {
+        if KEYWORDS.contains(&n) {
+            format!("r#{n}")
+        } else {
+            n.to_string()
+        }
+    };
+    writeln!(
+        o,
+        "/// Named values of the enumerated fields, per class and field (see `values_module` in\n\
+         /// `isa/src/lib.rs`).\n#[allow(dead_code)]\npub mod values {{"
+    )
+    .unwrap();
+    for (class, fields) in &per_class {
+        let fields: Vec<(&String, &Vec<Option<String>>)> = fields
+            .iter()
+            .filter_map(|(n, v)| v.as_ref().map(|v| (n, v)))
+            .collect();
+        if fields.is_empty() {
+            continue;
+        }
+        writeln!(o, "pub mod {} {{", module(class)).unwrap();
+        for (field, names) in fields {
+            writeln!(o, "pub mod {} {{", module(field)).unwrap();
+            let mut seen = BTreeSet::new();
+            for (v, n) in names.iter().enumerate() {
+                let Some(n) = n else { continue };
+                let mut id: String = n
+                    .trim_start_matches('.')
+                    .chars()
+                    .map(|c| {
+                        if c.is_ascii_alphanumeric() {
+                            c.to_ascii_uppercase()
+                        } else {
+                            '_'
+                        }
+                    })
+                    .collect();
+                if id.is_empty() || n == "-" {
+                    continue;
+                }
+                if id.starts_with(|c: char| c.is_ascii_digit()) {
+                    id.insert(0, 'V');
+                }
+                if seen.insert(id.clone()) {
+                    writeln!(o, "pub const {id}: u64 = {v};").unwrap();
+                }
+            }
+            writeln!(o, "}}").unwrap();
+        }
+        writeln!(o, "}}").unwrap();
+    }
+    writeln!(o, "}}").unwrap();
 }

@@ -53,7 +53,7 @@ mod generated {
     include!(concat!(env!("OUT_DIR"), "/sm50_gen.rs"));
 }
 use generated::{decode_gen, encode_gen, operands_gen, print_gen, valid_gen};
-pub use generated::{Field, Form, FORMS, MAX_FIELDS};
+pub use generated::{values, Field, Form, FORMS, MAX_FIELDS};
 
 /// How a field's value is interpreted (mirrors the description's field kinds).
 #[derive(Clone, Copy, Debug)]
@@ -181,6 +181,10 @@ pub enum MemAccess {
     /// Reads a texture's header only (`TXQ`).
     Query,
 }
+
+/// Offset of the first kernel parameter in constant bank 0 (`c[0x0][0x140]`, sm50-isa.md §4):
+/// the driver's launch data fills the bytes before it.
+pub const PARAM_BASE: u32 = 0x140;
 
 impl Form {
     pub fn info(self) -> &'static FormInfo {
