@@ -598,6 +598,10 @@ pub fn write(spec: &CubinSpec) -> Vec<u8> {
             syms.push(kernel_sym(i, k));
         }
         syms.push(section_sym(&secs, ktext[i]));
+        if i == 0 {
+            // ptxas 11.8 lists `.nv.unified.texrefDescSize` right after the text section.
+            syms.extend(desc_size_syms(spec));
+        }
         if let Some(si) = kshared[i].filter(|&si| secs[si].size() > 0) {
             syms.push(section_sym(&secs, si));
         }
@@ -1096,6 +1100,7 @@ fn handle_syms(spec: &CubinSpec, surfaces: bool) -> impl Iterator<Item = Sym> + 
     spec.handles
         .iter()
         .filter(move |(_, info)| is_surface_symbol(*info) == surfaces)
+        .filter(|(_, info)| !is_desc_size_symbol(*info))
         .map(|(name, info)| Sym {
             name: name.clone(),
             info: *info,
@@ -1104,6 +1109,27 @@ fn handle_syms(spec: &CubinSpec, surfaces: bool) -> impl Iterator<Item = Sym> + 
             value: 0,
             size: 0,
         })
+}
+
+/// The descriptor-size symbols of [`CubinSpec::handles`] (`crate::tex_table`): undefined
+/// WEAK OBJECTs of 4 bytes.
+fn desc_size_syms(spec: &CubinSpec) -> impl Iterator<Item = Sym> + '_ {
+    spec.handles
+        .iter()
+        .filter(|(_, info)| is_desc_size_symbol(*info))
+        .map(|(name, info)| Sym {
+            name: name.clone(),
+            info: *info,
+            other: 0,
+            shndx: 0,
+            value: 0,
+            size: 4,
+        })
+}
+
+/// `st_info` 0x21 (WEAK OBJECT): a descriptor-size symbol among the handles.
+fn is_desc_size_symbol(info: u8) -> bool {
+    info == crate::tex_table::DESC_SIZE_SYMBOL_INFO
 }
 
 /// A `.surfref` symbol's `st_info`: CUDA symbol type 12.
