@@ -308,11 +308,8 @@ fn table_meta(bytes: &[u8]) -> (Vec<u8>, Vec<(String, u32)>, Vec<(String, u8, u6
     (k.constant2.clone().unwrap_or_default(), relocs, syms)
 }
 
-#[test]
-fn cubin_table_metadata_matches_ptxas() {
-    let Some(oracle) = Oracle::for_test("compile_txq_table") else {
-        return;
-    };
+/// One kernel storing every attribute of `t1` (`t0` declared, unused) at `out + 4k`.
+fn all_attrs_ptx() -> String {
     let mut body = String::new();
     for (k, attr) in ATTRS.iter().enumerate() {
         body += &format!(
@@ -320,11 +317,19 @@ fn cubin_table_metadata_matches_ptxas() {
             4 * k
         );
     }
-    let src = format!(
+    format!(
         ".version 7.8\n.target sm_50\n.address_size 64\n\n.global .texref t0;\n.global .texref t1;\n\n\
          .visible .entry all(.param .u64 out)\n{{\n  .reg .b32 %r<4>;\n  .reg .b64 %rd<4>;\n\
          \x20 ld.param.u64 %rd1, [out];\n  cvta.to.global.u64 %rd1, %rd1;\n{body}  ret;\n}}\n"
-    );
+    )
+}
+
+#[test]
+fn cubin_table_metadata_matches_ptxas() {
+    let Some(oracle) = Oracle::for_test("compile_txq_table") else {
+        return;
+    };
+    let src = all_attrs_ptx();
     let out = ours(&src, "all");
     let theirs = common::ptxas_cached(&oracle, &src, "sm_50").unwrap();
     let (o, t) = (table_meta(&out.cubin), table_meta(&theirs));
@@ -359,4 +364,26 @@ fn listings_snapshot() {
         text += &format!("// {name}\n{}\n", out.sass);
     }
     insta::assert_snapshot!("txq_table_listings", text);
+}
+
+/// `verify` binds the texture the kernel queries (a random description) and finds the
+/// reference and the simulator equal, on our code and (with the oracle) on ptxas's, whose
+/// table loads the simulator resolves the same way.
+#[test]
+fn verify_matches_on_ours_and_ptxas() {
+    let src = all_attrs_ptx();
+    let mut opts = leafold::verify::VerifyOptions::default();
+    opts.compile.file_name = "all.ptx".to_string();
+    if let Some(oracle) = Oracle::for_test("compile_txq_table") {
+        opts.ptxas_cubin = Some(common::ptxas_cached(&oracle, &src, "sm_50").unwrap());
+    }
+    let verdicts = leafold::verify::verify_file(&src, None, &opts)
+        .unwrap_or_else(|d| panic!("{}", leafold::error::render_all(&d.0)));
+    assert_eq!(verdicts.len(), 1);
+    for v in &verdicts {
+        assert!(
+            matches!(v.outcome, leafold::verify::Outcome::Match { .. }),
+            "{v}"
+        );
+    }
 }
