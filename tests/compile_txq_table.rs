@@ -387,3 +387,53 @@ fn verify_matches_on_ours_and_ptxas() {
         );
     }
 }
+
+/// Two bound `.texref`s and a texture object in one kernel: each load reads its own
+/// texture's entry (the slot words hold distinct header indices).
+#[test]
+fn each_texture_reads_its_own_entry() {
+    let src = ".version 7.8\n.target sm_50\n.address_size 64\n\n\
+               .global .texref t0;\n.global .texref t1;\n\n\
+               .visible .entry two(.param .u64 out, .param .u64 h)\n{\n\
+               \x20 .reg .b32 %r<8>;\n  .reg .b64 %rd<4>;\n\
+               \x20 ld.param.u64 %rd1, [out];\n  cvta.to.global.u64 %rd1, %rd1;\n\
+               \x20 ld.param.u64 %rd2, [h];\n\
+               \x20 txq.channel_data_type.b32 %r1, [t1];\n\
+               \x20 txq.channel_data_type.b32 %r2, [t0];\n\
+               \x20 txq.channel_data_type.b32 %r3, [%rd2];\n\
+               \x20 txq.addr_mode_0.b32 %r4, [t0];\n\
+               \x20 st.global.v4.u32 [%rd1], {%r1, %r2, %r3, %r4};\n  ret;\n}\n";
+    let out = ours(src, "two");
+    let module = common::ir_module("two.ptx", src.to_string());
+    let mut textures = TextureBindings::new();
+    textures.bind("t0", texture(0));
+    textures.bind("t1", texture(1));
+    let handle = textures.add_object(texture(2));
+    let mut l = Launch::new([1, 1, 1], [1, 1, 1]);
+    l.params = OUT.to_le_bytes().to_vec();
+    l.params.extend_from_slice(&handle.to_le_bytes());
+    l.global = vec![GlobalRegion {
+        base: OUT,
+        bytes: vec![0xcd; 16],
+    }];
+    l.textures = textures;
+    let want = eval::run(&module, "two", &l).unwrap();
+    let got = sim::run_cubin(&out.cubin, "two", &l).unwrap();
+    assert_eq!(want.region(OUT), got.region(OUT), "\n{}", out.sass);
+    let words: Vec<u32> = got.region(OUT).unwrap()[..16]
+        .chunks(4)
+        .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    let ty = TxqQuery::ChannelDataType;
+    assert_eq!(
+        words,
+        [
+            texture(1).query(ty, 0),
+            texture(0).query(ty, 0),
+            texture(2).query(ty, 0),
+            texture(0).query(TxqQuery::AddrMode0, 0),
+        ]
+    );
+    let c = cubin::read(&out.cubin).unwrap();
+    assert!(check_code(&c.kernels[0].code).is_empty());
+}
