@@ -72,25 +72,14 @@ pub const INDEX_MASK: u32 = 0xf_ffff;
 /// (`None` for width/height/depth, which come from the header, and for
 /// `force_unnormalized_coords`, a sampler attribute of independent mode).
 pub fn field_offset(q: TxqQuery) -> Option<u32> {
-    Some(match q {
-        TxqQuery::AddrMode0 => 0x0c,
-        TxqQuery::AddrMode1 => 0x10,
-        TxqQuery::AddrMode2 => 0x14,
-        TxqQuery::FilterMode => 0x18,
-        TxqQuery::NormalizedCoords => 0x1c,
-        TxqQuery::ChannelDataType => 0x20,
-        TxqQuery::ChannelOrder => 0x24,
-        TxqQuery::ArraySize => 0x28,
-        TxqQuery::NumMipmapLevels => 0x2c,
-        TxqQuery::NumSamples => 0x30,
-        TxqQuery::Width
-        | TxqQuery::Height
-        | TxqQuery::Depth
-        | TxqQuery::ForceUnnormalizedCoords => return None,
-    })
+    if matches!(q, TxqQuery::Width | TxqQuery::Height | TxqQuery::Depth) {
+        return None;
+    }
+    FIELDS.iter().find(|&&(f, _)| f == q).map(|&(_, off)| off)
 }
 
-/// The fields the model writes, with their offsets (the table fields, then the sizes).
+/// The fields the model writes, with their offsets: the sizes (our assumption), then the
+/// fields ptxas reads (its offsets).
 const FIELDS: [(TxqQuery, u32); 13] = [
     (TxqQuery::Width, 0x0),
     (TxqQuery::Height, 0x4),

@@ -1101,14 +1101,19 @@ fn handle_syms(spec: &CubinSpec, surfaces: bool) -> impl Iterator<Item = Sym> + 
         .iter()
         .filter(move |(_, info)| is_surface_symbol(*info) == surfaces)
         .filter(|(_, info)| !is_desc_size_symbol(*info))
-        .map(|(name, info)| Sym {
-            name: name.clone(),
-            info: *info,
-            other: 0,
-            shndx: 0,
-            value: 0,
-            size: 0,
-        })
+        .map(|(name, info)| undefined_sym(name, *info, 0))
+}
+
+/// An undefined symbol (section 0, value 0) of `size` bytes.
+fn undefined_sym(name: &str, info: u8, size: u64) -> Sym {
+    Sym {
+        name: name.to_string(),
+        info,
+        other: 0,
+        shndx: 0,
+        value: 0,
+        size,
+    }
 }
 
 /// The descriptor-size symbols of [`CubinSpec::handles`] (`crate::tex_table`): undefined
@@ -1117,14 +1122,7 @@ fn desc_size_syms(spec: &CubinSpec) -> impl Iterator<Item = Sym> + '_ {
     spec.handles
         .iter()
         .filter(|(_, info)| is_desc_size_symbol(*info))
-        .map(|(name, info)| Sym {
-            name: name.clone(),
-            info: *info,
-            other: 0,
-            shndx: 0,
-            value: 0,
-            size: 4,
-        })
+        .map(|(name, info)| undefined_sym(name, *info, 4))
 }
 
 /// `st_info` 0x21 (WEAK OBJECT): a descriptor-size symbol among the handles.
