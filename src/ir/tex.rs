@@ -113,6 +113,9 @@ pub enum TexQuery {
     Width,
     Height,
     Depth,
+    /// An attribute ptxas reads from the driver's descriptor table ([`crate::tex_table`]),
+    /// not the texture header.
+    Table(crate::texture::TxqQuery),
 }
 
 impl TexQuery {
@@ -121,7 +124,11 @@ impl TexQuery {
             "width" => TexQuery::Width,
             "height" => TexQuery::Height,
             "depth" => TexQuery::Depth,
-            _ => return None,
+            _ => {
+                let q = crate::texture::TxqQuery::from_name(s)?;
+                crate::tex_table::field_offset(q)?;
+                TexQuery::Table(q)
+            }
         })
     }
 
@@ -131,6 +138,7 @@ impl TexQuery {
             TexQuery::Width => crate::texture::TxqQuery::Width,
             TexQuery::Height => crate::texture::TxqQuery::Height,
             TexQuery::Depth => crate::texture::TxqQuery::Depth,
+            TexQuery::Table(q) => q,
         }
     }
 
@@ -139,6 +147,7 @@ impl TexQuery {
             TexQuery::Width => "width",
             TexQuery::Height => "height",
             TexQuery::Depth => "depth",
+            TexQuery::Table(q) => crate::tex_table::query_name(q),
         }
     }
 }
