@@ -449,10 +449,8 @@ pub fn profile_text(
     let mut rows: Vec<_> = profile.iter().collect();
     rows.sort_by_key(|(a, c)| (std::cmp::Reverse(c.waited + c.stalled), **a));
     for (addr, c) in rows.into_iter().take(top) {
-        // The inverse of `inst_addr`: three instructions after each control word.
-        let index = (*addr / 32 * 3 + (*addr % 32) / 8).checked_sub(1);
-        let text = index
-            .and_then(|n| insts.get(n as usize))
+        let text = crate::sm50::ctrl::inst_index(*addr)
+            .and_then(|n| insts.get(n))
             .map(|i| crate::sm50::print(i, *addr, 0))
             .unwrap_or_default();
         writeln!(

@@ -52,7 +52,7 @@ use crate::machinst::VCode;
 use crate::machinst::{MachInst, OpConstraint, OpKind, Reg, RegKind};
 use crate::sm50::sched::list::{mem, mem_conflict, strong, Mem};
 use crate::sm50::sched::model::{access, is_fence, NUM_RES};
-use crate::sm50::Field;
+use crate::sm50::{Field, MemAccess, MemSpace};
 
 /// How many places a global, local or generic load may move up (see the trade-off in the
 /// essay).
@@ -66,8 +66,8 @@ fn hoist_distance(i: &Sm50Inst) -> usize {
     if !is_long_load(i) {
         return 0;
     }
-    match i.pieces[0].inst.info().class {
-        "LDS" => HOIST_SHARED,
+    match i.pieces[0].inst.info().props.space {
+        MemSpace::Shared => HOIST_SHARED,
         _ => HOIST,
     }
 }
@@ -87,10 +87,15 @@ pub(super) fn hoist_loads(vcode: VCode<Sm50Inst>) -> Result<VCode<Sm50Inst>, Str
 
 /// A single plain load whose latency is worth hiding.
 fn is_long_load(i: &Sm50Inst) -> bool {
-    i.role == Role::Plain
-        && i.pieces.len() == 1
-        && !is_fence_inst(i)
-        && matches!(i.pieces[0].inst.info().class, "LDG" | "LD" | "LDL" | "LDS")
+    i.role == Role::Plain && i.pieces.len() == 1 && !is_fence_inst(i) && {
+        // A plain load of memory (texture fetches keep their place: `texture_phases`).
+        let p = i.pieces[0].inst.info().props;
+        p.access == MemAccess::Load
+            && matches!(
+                p.space,
+                MemSpace::Global | MemSpace::Generic | MemSpace::Local | MemSpace::Shared
+            )
+    }
 }
 
 /// Whether `i` must keep its place relative to every instruction of its block.
