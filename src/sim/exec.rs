@@ -332,17 +332,7 @@ pub(crate) fn run_timed(
     info: &KernelInfo,
     launch: &Launch,
 ) -> Result<(RunOutput, super::Timing), SimError> {
-    let mut timing = Some(Clocks::default());
-    let out = run_inner(
-        prog,
-        info,
-        launch,
-        &SimOptions::default(),
-        None,
-        None,
-        &mut timing,
-    )?;
-    Ok((out.0, timing.map(|t| t.total).unwrap_or_default()))
+    run_clocked(prog, info, launch, false).map(|(out, t)| (out, t.total))
 }
 
 /// [`run_timed`], also attributing the cycles to the instructions ([`super::Profile`]).
@@ -351,8 +341,19 @@ pub(crate) fn run_profiled(
     info: &KernelInfo,
     launch: &Launch,
 ) -> Result<(RunOutput, super::Timing, super::Profile), SimError> {
+    run_clocked(prog, info, launch, true)
+        .map(|(out, t)| (out, t.total, t.profile.unwrap_or_default()))
+}
+
+/// [`run`] with issue clocks, and a per-instruction profile when `profile` is set.
+fn run_clocked(
+    prog: &Program,
+    info: &KernelInfo,
+    launch: &Launch,
+    profile: bool,
+) -> Result<(RunOutput, Clocks), SimError> {
     let mut timing = Some(Clocks {
-        profile: Some(super::Profile::default()),
+        profile: profile.then(super::Profile::default),
         ..Clocks::default()
     });
     let out = run_inner(
@@ -364,8 +365,7 @@ pub(crate) fn run_profiled(
         None,
         &mut timing,
     )?;
-    let t = timing.unwrap_or_default();
-    Ok((out.0, t.total, t.profile.unwrap_or_default()))
+    Ok((out.0, timing.unwrap_or_default()))
 }
 
 /// [`run`], recording the last writer of each byte in `log` when one is given.
