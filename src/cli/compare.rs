@@ -1,4 +1,4 @@
-//! `leafold compare FILE.ptx... [--json] [--svg FILE]`: leafold against NVIDIA ptxas 11.8
+//! `leafold compare FILE.ptx... [--json] [--svg FILE] [--profile N]`: leafold against NVIDIA ptxas 11.8
 //! `-O3`, kernel by kernel.
 //!
 //! In: PTX files (directories are searched for `*.ptx` as in batch mode) and the oracle
@@ -385,10 +385,10 @@ pub fn compare_file(oracle: &Oracle, path: &Path, opts: &Options, report: &mut R
 }
 
 /// Per kernel: both cubins run in the simulator on the launch `leafold verify` makes (its
-/// first seed), with the cost of each run (`sim::run_timed`), or why not: the launch is
+/// first seed), with the cost of each run (`sim::run_timed`; with `profile`, also per instruction,
+/// `sim::run_profiled`), or why not: the launch is
 /// undefined or faults in the reference, a simulator cannot run an instruction, or a side's
 /// result does not match the reference (then its figures would not describe the same work).
-#[allow(clippy::type_complexity)]
 #[allow(clippy::type_complexity)]
 fn dynamic_runs(
     text: &str,
