@@ -57,9 +57,16 @@
 //! refuses such a launch (`shfl` from a non-participating lane is undefined), which is the
 //! safe answer for an undefined program.
 //!
-//! Cost (SASS instructions, measured by `tests/compile_emulate.rs`, see the README table):
-//! dominated by the shuffles (`SHFL`), the f16→f32 conversions (`F2F`) and the `FFMA`s for
-//! f16, and by the `XMAD` byte products for the integer shapes.
+//! Cost (SASS instructions on sm_50 and sm_53 alike, the kernel minus the same kernel
+//! without the instruction; README's emulation table): `ldmatrix` `.x1` 12, `.x4` 24,
+//! `.x4.trans` 60; f16 `mma` m16n8k8 102, m16n8k16 192 (32 `SHFL`, 64 `F2F`, 64 `FFMA`;
+//! f16 C and D 204); integer m8n8k16 144, m16n8k16 228, m16n8k32 516 (the byte products:
+//! `BFE`, `XMAD`, `IADD` per k); `wmma.mma` 360 (64 `SHFL`, 144 `F2F`, 128 `FFMA`),
+//! `wmma.load.a` 66, `wmma.load.c` 30. A tensor core does one of these per warp in a few
+//! cycles; here every lane pays for its four (or eight) outputs in full, so these are for
+//! running the code at all, not fast. The f16 shapes keep many widened halves live and may
+//! spill a few registers (m16n8k16: 3 `STL`).
+//!
 
 use super::FnBuilder;
 use crate::ir::float::{FloatFmt, FloatOp, Round};
