@@ -871,9 +871,9 @@ fn mma_case(
         let mut c = vec![vec![0u32; 8]; m];
         for (l, r) in lanes.iter().enumerate() {
             let (g, t) = (l / 4, l % 4);
-            for j in 0..na {
+            for (j, &rj) in r.iter().enumerate().take(na) {
                 for e in 0..per {
-                    let x = (r[j] >> (32 / per * e)) & if int { 0xff } else { 0xffff };
+                    let x = (rj >> (32 / per * e)) & if int { 0xff } else { 0xffff };
                     let (row, col) = if int {
                         (g + 8 * (j & 1), 4 * t + e + 16 * (j / 2))
                     } else {
@@ -1154,4 +1154,58 @@ fn wmma_m16n16k16_f16_f32_row_col() {
 #[test]
 fn wmma_m16n16k16_f16_f32_col_row_strided() {
     wmma_case("wmma_col_row", "col", "row", "col");
+}
+
+#[test]
+fn divergent_mma_and_ldmatrix_are_undefined_in_eval() {
+    // `.aligned`: every lane of the warp must execute the same instruction. With lanes 0..16
+    // branched around it the expansion's shuffles read lanes that take no part, and
+    // `ir::eval` refuses the launch instead of inventing their registers.
+    for ins in [
+        "mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%r4, %r5, %r6, %r7}, {%r1, %r2}, {%r3}, {%r4, %r5, %r6, %r7};",
+        "ldmatrix.sync.aligned.m8n8.x1.shared.b16 {%r4}, [%r8];",
+    ] {
+        let src = format!(
+            r#"
+.version 7.8
+.target sm_80
+.address_size 64
+.visible .entry div(.param .u64 out)
+{{
+    .reg .pred %p<2>;
+    .reg .b32 %r<10>;
+    .reg .b64 %rd<2>;
+    .shared .align 16 .b8 sm[256];
+    mov.u32 %r1, %laneid;
+    mov.u32 %r2, 0;
+    mov.u32 %r3, 0;
+    mov.u32 %r4, 0;
+    mov.u32 %r5, 0;
+    mov.u32 %r6, 0;
+    mov.u32 %r7, 0;
+    mov.u32 %r8, sm;
+    setp.lt.u32 %p1, %r1, 16;
+    @%p1 bra SKIP;
+    {ins}
+SKIP:
+    ld.param.u64 %rd1, [out];
+    st.global.u32 [%rd1], %r4;
+    ret;
+}}
+"#
+        );
+        let module = common::ir_module("div.ptx", src);
+        let mut launch = leafold::ir::eval::Launch::new([1, 1, 1], [32, 1, 1]);
+        launch.params = 0x2000_0000u64.to_le_bytes().to_vec();
+        launch.global = vec![leafold::ir::eval::GlobalRegion {
+            base: 0x2000_0000,
+            bytes: vec![0; 256],
+        }];
+        match leafold::ir::eval::run(&module, "div", &launch) {
+            Err(e @ leafold::ir::eval::EvalError::Undefined { .. }) => {
+                assert!(e.to_string().contains("does not take part"), "{ins}: {e}");
+            }
+            other => panic!("{ins}: want Undefined (a shuffle from a lane not taking part), got {other:?}"),
+        }
+    }
 }

@@ -122,7 +122,7 @@ const I8_M16N8K32: Shape = Shape {
 
 impl FnBuilder<'_, '_> {
     /// The items of a `{..}` operand (a single operand is a vector of one).
-    fn vector_items<'o>(op: &'o Operand) -> Vec<&'o Operand> {
+    fn vector_items(op: &Operand) -> Vec<&Operand> {
         match op {
             Operand::Vector(items, _) => items.iter().collect(),
             other => vec![other],
@@ -506,7 +506,7 @@ impl FnBuilder<'_, '_> {
         let mut cur = first;
         for e in 0..elems {
             if contiguous {
-                addrs.push((first, off + (e as i32) * size as i32));
+                addrs.push((first, off + e * size as i32));
             } else {
                 if e > 0 {
                     cur = self.ins().add(cur, stride);
