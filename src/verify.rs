@@ -1363,6 +1363,9 @@ impl Targets<'_> {
     fn value(&self, kind: inputs::Kind, i: u64, rng: &mut Rng, spread: Option<(u64, u64)>) -> u64 {
         match kind {
             inputs::Kind::Small => 1 + rng.below(inputs::SMALL - 1),
+            inputs::Kind::Scaled { scale } => {
+                1 + rng.below(inputs::Kind::index_bound(scale, self.total))
+            }
             inputs::Kind::Pointer { target, end } => {
                 let (rec, origin) = (self.records[target], self.origins[target]);
                 let half = ((self.total - origin) / rec / 2).max(1);
