@@ -416,6 +416,7 @@ fn run_inner(
             global: sim.mem.global,
             shared,
             local,
+            shared_undefined: Vec::new(),
         },
         sim.steps,
         log,

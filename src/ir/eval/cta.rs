@@ -11,10 +11,12 @@ pub(super) fn run_cta(
     ctx: &Ctx<'_>,
     mem: &mut Memory,
     steps: &mut u64,
-) -> Result<(Vec<u8>, Vec<Vec<u8>>), EvalError> {
+) -> Result<(Vec<u8>, Vec<Vec<u8>>, Vec<bool>), EvalError> {
     let [bx, by, bz] = ctx.launch.block;
     let mut shared = mem.shared_init.clone();
     let mut shared_def = mem.shared_def_init.clone();
+    let track = ctx.launch.undefined_registers;
+    let mut shared_poison = vec![false; if track { shared.len() } else { 0 }];
     let entry = ctx.func.layout[0];
     let mut threads = Vec::new();
     let mut locals = Vec::new();
@@ -35,6 +37,7 @@ pub(super) fn run_cta(
                     cur: 0,
                     args: Vec::new(),
                     frames: Vec::new(),
+                    poison: vec![false; if track { ctx.func.values.len() } else { 0 }],
                 });
                 locals.push(mem.local_init.clone());
                 stacks.push(DynStack {
@@ -72,13 +75,14 @@ pub(super) fn run_cta(
                 local,
                 shared_def: &mut shared_def,
                 local_def,
+                shared_poison: &mut shared_poison,
                 params,
                 races: &mut races,
                 stack,
                 first_thread,
             };
             loop {
-                let s = thread.step(ctx, &mut tm, steps)?;
+                let s = thread.step_tracked(ctx, &mut tm, steps)?;
                 if s != Status::Running {
                     *status = s;
                     break;
@@ -127,7 +131,7 @@ pub(super) fn run_cta(
             *local = out;
         }
     }
-    Ok((shared, locals))
+    Ok((shared, locals, shared_poison))
 }
 
 /// Whether `f` has `alloca`, `stacksave` or `stackrestore` (see the module essay).
