@@ -38,6 +38,16 @@
 //!   root that is not a pointer gets a value in `1..SMALL` (an index, a size, a count; 0
 //!   is left out: a size of 0 makes `n - 1` a huge index). `verify` may instead draw the
 //!   parameters among them at least as big as the launch (`verify::Sizes::Launch`).
+//!   The walk also goes through shared memory: a `ld.shared` leads to the values stored
+//!   at the same address (the same value, or the same variable's address, and offset:
+//!   an index thread 0 loads and hands to its CTA, as bitonic merge's `startSrcA`); and the
+//!   old value of a global atomic is a root like a load's (a tile counter, as CUB
+//!   onesweep's).
+//! * **Indices scaled into an address.** Walking from an address term to a root multiplies
+//!   the constant factors met (`mul`, `shl`, `mul.wide`): a loaded index that an address
+//!   scales by more than [`SCALED_FROM`] bytes is [`Kind::Scaled`], drawn in
+//!   `1..=buffer / 4 / scale` ([`Kind::index_bound`]) so that it stays inside the buffer
+//!   it indexes (CUB onesweep's tile number times 5376 keys of 4 bytes).
 //! * **Parameters.** Every field of the param space a `ld.param` reads is a root like any
 //!   other (a field of a struct passed by value gets its own treatment); a parameter of at
 //!   most 8 bytes that nothing constrains still gets a value below [`SMALL`] (as before
@@ -56,6 +66,9 @@ use crate::ir::{BinaryOp, Function, Inst, InstData, Space, Type, Value, ValueDef
 /// Small values (indices, sizes, loop bounds) are drawn in `1..SMALL` (0 makes a size
 /// degenerate: `n - 1` becomes a huge index).
 pub const SMALL: u64 = 64;
+/// A loaded index scaled by more bytes than this into an address is [`Kind::Scaled`] (below,
+/// `SMALL` units of it stay within a quarter of a 64 KiB buffer: plain [`Kind::Small`]).
+pub const SCALED_FROM: u64 = 256;
 /// Objects reached through more loaded pointers than this point back into themselves.
 pub const MAX_DEPTH: u32 = 3;
 /// Most objects (buffers) one plan makes.
@@ -781,8 +794,8 @@ impl Builder<'_, '_> {
     }
 
     /// Mark root `r` (not a pointer) as small: in the param space or in every object its
-    /// load (or atomic) reads; an index loaded from memory with a `scale` above 1 as
-    /// [`Kind::Scaled`].
+    /// load (or atomic) reads; an index loaded from memory with a `scale` above
+    /// [`SCALED_FROM`] as [`Kind::Scaled`].
     fn small(&mut self, r: Root, scale: u64) {
         if self.object_of.contains_key(&r) {
             return;
@@ -812,7 +825,7 @@ impl Builder<'_, '_> {
                 if !ty.is_int() {
                     return;
                 }
-                let kind = if scale > 1 {
+                let kind = if scale > SCALED_FROM {
                     Kind::Scaled { scale }
                 } else {
                     Kind::Small

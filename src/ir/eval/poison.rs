@@ -9,8 +9,8 @@
 //!
 //! In: a thread about to execute one kernel instruction, with
 //! [`Launch::undefined_registers`] on. Out: after the instruction, each result is marked
-//! *poisoned* when the instruction is an undef constant or any operand is poisoned (block
-//! arguments pass their mark to the parameters, [`Thread::poison_branch`]); a load from
+//! *poisoned* when the instruction is an undef constant or any operand is poisoned (a
+//! `select`: its condition or the operand it picks; block arguments pass their mark to the parameters, [`Thread::poison_branch`]); a load from
 //! shared memory is poisoned when any byte it reads is; a store to shared memory marks the
 //! bytes of each value with that value's mark, so a defined store clears them; a shared
 //! atomic's old value is poisoned as its bytes were, and its new bytes as the old value or
@@ -54,6 +54,11 @@ impl Thread {
             }
         };
         match &node.data {
+            // Only the operand chosen matters (and the condition).
+            InstData::Select { cond, args } => {
+                let chosen = if self.get(*cond) != 0 { args[0] } else { args[1] };
+                results.fill(func.undef[inst] || poisoned(cond) || poisoned(&chosen));
+            }
             InstData::Load {
                 space,
                 ty,
