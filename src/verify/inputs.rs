@@ -541,9 +541,7 @@ impl<'f> Analysis<'f> {
                         stack.push((b, scaled(self.iconst(a))));
                     }
                     InstData::Convert { arg, .. } => stack.push((*arg, scale)),
-                    InstData::Select { args, .. } => {
-                        stack.extend(args.iter().map(|&a| (a, scale)))
-                    }
+                    InstData::Select { args, .. } => stack.extend(args.iter().map(|&a| (a, scale))),
                     InstData::Load {
                         space: Space::Shared,
                         ..

@@ -40,7 +40,11 @@ impl Thread {
         let inst = func.blocks[self.block].insts[self.pos];
         let node = &func.insts[inst];
         let poisoned = |v: &Value| self.poison[v.index()];
-        let operands = node.data.operand_parts().iter().any(|p| p.iter().any(poisoned));
+        let operands = node
+            .data
+            .operand_parts()
+            .iter()
+            .any(|p| p.iter().any(poisoned));
         let mut results = vec![operands || func.undef[inst]; node.results.len()];
         // Shared bytes this instruction marks: (first byte, marks).
         let mut marks: Option<(usize, Vec<bool>)> = None;
@@ -56,7 +60,11 @@ impl Thread {
         match &node.data {
             // Only the operand chosen matters (and the condition).
             InstData::Select { cond, args } => {
-                let chosen = if self.get(*cond) != 0 { args[0] } else { args[1] };
+                let chosen = if self.get(*cond) != 0 {
+                    args[0]
+                } else {
+                    args[1]
+                };
                 results.fill(func.undef[inst] || poisoned(cond) || poisoned(&chosen));
             }
             InstData::Load {
