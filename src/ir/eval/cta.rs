@@ -7,11 +7,15 @@
 
 use super::*;
 
+/// What a CTA leaves: its shared memory, each thread's local memory, and which shared bytes
+/// hold values computed from undefined registers (empty unless tracked: `poison.rs`).
+pub(super) type CtaMemory = (Vec<u8>, Vec<Vec<u8>>, Vec<bool>);
+
 pub(super) fn run_cta(
     ctx: &Ctx<'_>,
     mem: &mut Memory,
     steps: &mut u64,
-) -> Result<(Vec<u8>, Vec<Vec<u8>>, Vec<bool>), EvalError> {
+) -> Result<CtaMemory, EvalError> {
     let [bx, by, bz] = ctx.launch.block;
     let mut shared = mem.shared_init.clone();
     let mut shared_def = mem.shared_def_init.clone();
