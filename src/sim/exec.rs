@@ -449,6 +449,7 @@ fn run_inner(
             },
             shared,
             local,
+            shared_undefined: Vec::new(),
         },
         sim.steps,
         log,
