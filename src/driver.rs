@@ -41,6 +41,7 @@
 //! # Files of this module
 //!
 //! - `subroutines.rs`: Subroutines of the module (recursive functions).
+//! - `object_funcs.rs`: Functions of a relocatable object (`.visible .func` under `-c`).
 //! - `facts.rs`: What the driver reads from the AST besides the IR: each kernel's span,
 //!   visibility and launch directives (`.maxntid`, `.reqntid`, `.minnctapersm`, `.maxnreg`),
 //!   and the register budget they give.
@@ -49,6 +50,8 @@
 
 mod subroutines;
 use subroutines::*;
+mod object_funcs;
+use object_funcs::*;
 mod facts;
 use facts::*;
 mod data;
@@ -386,6 +389,9 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
     for f in functions {
         specs.push(compile_kernel(&inputs, f, &mut out, &mut times, &mut t)?);
     }
+    // `--compile-only`: the `.visible .func`s other objects call, each its own function.
+    let (functions, functions_log) = object_functions(&inputs, &mut out);
+    specs.extend(functions);
     if opts.emit == Emit::Sass {
         out.text = out.sass.clone();
     }
@@ -437,6 +443,7 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
     times.lap("cubin", &mut t);
     if opts.verbose {
         out.info_log = info_log(&out.kernels, opts.arch, gmem);
+        out.info_log.push_str(&functions_log);
     }
     out.pass_times = times;
     Ok(out)
@@ -939,11 +946,33 @@ fn kernel_spec(
         Err(_) if recursive => Some(RECURSION_CRS_STACK),
         r => r.map_err(|e| err(format!("internal error in kernel `{name}`: {e}")))?,
     };
+    code_relocations(module, laid, shift, relocs, &mut k).map_err(err)?;
+    // The caller-saved registers the call clobbers are listed up to R63
+    // (`lower::select::call`); above that the ABI's pattern is not modelled.
+    if !k.externs.is_empty() && alloc.num_regs > 64 {
+        return Err(err(format!(
+            "unsupported: kernel `{name}` calls a system function and needs {} registers (at most 64 are supported with calls)",
+            alloc.num_regs
+        )));
+    }
+    Ok(k)
+}
+
+/// The code's relocations (emitted instruction `at` is laid-out sequence index `at + shift`)
+/// as `k.relocs`, and the bodiless functions it calls as `k.externs`.
+fn code_relocations(
+    module: &ir::Module,
+    laid: &Laid,
+    shift: usize,
+    relocs: Vec<(usize, lower::Reloc)>,
+    k: &mut KernelSpec,
+) -> Result<(), String> {
     for (at, r) in relocs {
         let Some(p) = laid.moved.get(at + shift).and_then(|&m| laid.placed.get(m)) else {
-            return Err(err(format!(
-                "internal error: relocation past the code of `{name}`"
-            )));
+            return Err(format!(
+                "internal error: relocation past the code of `{}`",
+                k.name
+            ));
         };
         let symbol = match r.word {
             RelocWord::Call(n) => module.extern_funcs[n as usize].clone(),
@@ -968,15 +997,7 @@ fn kernel_spec(
             k.externs.push(r.symbol.clone());
         }
     }
-    // The caller-saved registers the call clobbers are listed up to R63
-    // (`lower::select::call`); above that the ABI's pattern is not modelled.
-    if !k.externs.is_empty() && alloc.num_regs > 64 {
-        return Err(err(format!(
-            "unsupported: kernel `{name}` calls a system function and needs {} registers (at most 64 are supported with calls)",
-            alloc.num_regs
-        )));
-    }
-    Ok(k)
+    Ok(())
 }
 
 /// The kernel's line of the report (`--info`, `stats`, `compare`).

@@ -2,7 +2,8 @@
 //! given the frame the call ABI asks of it (docs/calls.md), and placed once after the code of
 //! the kernel that calls it.
 //!
-//! In: a kernel's emitted code whose `CAL`s name subroutines (`lower::SUB_CAL_BASE + k`).
+//! In: a kernel's (or an object function's) emitted code whose `CAL`s name subroutines
+//! (`lower::SUB_CAL_BASE + k`).
 //! Out: the code with every called subroutine appended and each such `CAL` pointing at it; the
 //! register count of the whole. Invariant: a subroutine is placed once per kernel, however
 //! many calls reach it.
@@ -51,7 +52,7 @@ pub(super) fn place_subroutines(
         return Ok(None);
     }
     let ends = code.last().is_some_and(|l| {
-        matches!(l.form, Form::EXIT | Form::BRA)
+        matches!(l.form, Form::EXIT | Form::BRA | Form::RET)
             && l.get(Field::Pg) == Some(7)
             && l.get(Field::Pgn) == Some(0)
     });
@@ -70,7 +71,12 @@ pub(super) fn place_subroutines(
             .subroutines
             .get(k)
             .ok_or_else(|| format!("internal error: no subroutine {k}"))?;
-        let (sub_code, sub_relocs, sub_regs) = compile_subroutine(inputs, sub)?;
+        let SubCode {
+            code: sub_code,
+            relocs: sub_relocs,
+            regs: sub_regs,
+            ..
+        } = compile_subroutine(inputs, sub)?;
         regs = regs.max(sub_regs);
         work.extend(calls_of(&sub_code));
         let at = code.len();
@@ -104,11 +110,23 @@ pub(super) fn callee_saved(r: u32) -> bool {
     r == 2 || (16..32).contains(&r) || (r >= 32 && (r / 4) % 2 == 1)
 }
 
-/// A subroutine's code with its frame, `BRA`/`CAL` `rel`s indices into it.
-pub(super) type SubCode = (Vec<Inst>, Vec<(usize, lower::Reloc)>, u32);
+/// A subroutine's code with its frame (see [`compile_subroutine`]).
+pub(super) struct SubCode {
+    /// The code, `BRA`/`CAL` `rel`s indices into it.
+    pub(super) code: Vec<Inst>,
+    /// Relocations, by index in `code`.
+    pub(super) relocs: Vec<(usize, lower::Reloc)>,
+    /// Registers it uses.
+    pub(super) regs: u32,
+    /// Its frame bytes: spill slots, then the callee-saved registers it saves.
+    pub(super) frame: u32,
+    /// The spill slots' bytes (at the start of the frame).
+    pub(super) spill_bytes: u32,
+}
 
 /// One subroutine's code with its frame (see [`place_subroutines`]), its `BRA`/`CAL`
-/// `rel`s indices into it; its relocations (by index in that code); its register count.
+/// `rel`s indices into it; its relocations (by index in that code); its register count;
+/// its frame bytes.
 /// Refused: a subroutine that names `.shared` variables (the kernel lays out only its own)
 /// or needs constants in bank 2 (the kernel's literal pool is its own).
 pub(super) fn compile_subroutine(
@@ -210,5 +228,11 @@ pub(super) fn compile_subroutine(
         .into_iter()
         .map(|(k, r)| (index[k] as usize, r))
         .collect();
-    Ok((out, relocs, alloc.num_regs))
+    Ok(SubCode {
+        code: out,
+        relocs,
+        regs: alloc.num_regs,
+        frame,
+        spill_bytes: alloc.spill_bytes,
+    })
 }
