@@ -17,6 +17,24 @@ pub(super) const RECURSION_CRS_STACK: u32 = 0x600;
 pub(super) struct PlacedSubs {
     /// Registers the kernel and its subroutines use, at most.
     pub(super) regs: u32,
+    /// Each subroutine placed, in code order.
+    pub(super) subs: Vec<PlacedSub>,
+}
+
+/// One subroutine placed after a kernel's code: ptxas 11.8 gives it a LOCAL FUNC symbol
+/// `$<kernel>$<name>` with its own `EIATTR_FRAME_SIZE` / `MIN_STACK_SIZE` (0xffffffff) /
+/// `MAX_STACK_SIZE` records, and `-v` a "Function properties for <name>" line in which its
+/// saves of callee-saved registers count as spills (`fact`: "8 bytes stack frame, 4 bytes
+/// spill stores, 4 bytes spill loads").
+#[derive(Clone, Debug)]
+pub(super) struct PlacedSub {
+    /// The PTX name.
+    pub(super) name: String,
+    /// Its instructions: indices `start..end` of the code.
+    pub(super) start: usize,
+    pub(super) end: usize,
+    /// Its frame bytes.
+    pub(super) frame: u32,
 }
 
 /// Compile the module's subroutines that kernel code `code` calls (a `CAL` whose `rel`
@@ -62,6 +80,7 @@ pub(super) fn place_subroutines(
     }
     let mut start: rustc_hash::FxHashMap<usize, u64> = Default::default();
     let mut regs = 0;
+    let mut placed = Vec::new();
     while let Some(k) = work.pop() {
         if start.contains_key(&k) {
             continue;
@@ -75,6 +94,7 @@ pub(super) fn place_subroutines(
             code: sub_code,
             relocs: sub_relocs,
             regs: sub_regs,
+            frame,
             ..
         } = compile_subroutine(inputs, sub)?;
         regs = regs.max(sub_regs);
@@ -82,6 +102,12 @@ pub(super) fn place_subroutines(
         let at = code.len();
         relocs.extend(sub_relocs.into_iter().map(|(k, r)| (at + k, r)));
         start.insert(k, at as u64);
+        placed.push(PlacedSub {
+            name: sub.name.clone(),
+            start: at,
+            end: at + sub_code.len(),
+            frame,
+        });
         for mut i in sub_code {
             if matches!(i.form, Form::BRA | Form::SSY | Form::PBK | Form::CAL) {
                 let rel = i.get(Field::Rel).unwrap_or(0);
@@ -102,7 +128,7 @@ pub(super) fn place_subroutines(
             i.set(Field::Rel, at);
         }
     }
-    Ok(Some(PlacedSubs { regs }))
+    Ok(Some(PlacedSubs { regs, subs: placed }))
 }
 
 /// Whether the call ABI has the callee keep register `r` (docs/calls.md).
