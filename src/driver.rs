@@ -1006,6 +1006,15 @@ fn kernel_spec(
         r => r.map_err(|e| err(format!("internal error in kernel `{name}`: {e}")))?,
     };
     code_relocations(module, laid, shift, relocs, &mut k).map_err(err)?;
+    // In `.texmode_independent` ptxas reads other tables (`.nv.independent.*DescSize`),
+    // which leafold does not model.
+    let table = crate::tex_table::TEXREF_DESC_SIZE_SYMBOL;
+    if cx.facts.texmode_independent && k.relocs.iter().any(|r| r.symbol == table) {
+        return Err(err(format!(
+            "unsupported: txq of a descriptor-table attribute in kernel `{name}` under \
+             .texmode_independent (ptxas reads the independent texture/sampler tables there)"
+        )));
+    }
     // The caller-saved registers the call clobbers are listed up to R63
     // (`lower::select::call`); above that the ABI's pattern is not modelled.
     if !k.externs.is_empty() && alloc.num_regs > 64 {
@@ -1050,15 +1059,6 @@ fn code_relocations(
                 RelocWord::DescHi(_) => R_CUDA_FUNC_DESC32_HI_32,
             },
         });
-    }
-    // In `.texmode_independent` ptxas reads other tables (`.nv.independent.*DescSize`),
-    // which leafold does not model.
-    let table = crate::tex_table::TEXREF_DESC_SIZE_SYMBOL;
-    if cx.facts.texmode_independent && k.relocs.iter().any(|r| r.symbol == table) {
-        return Err(err(format!(
-            "unsupported: txq of a descriptor-table attribute in kernel `{name}` under \
-             .texmode_independent (ptxas reads the independent texture/sampler tables there)"
-        )));
     }
     for r in &k.relocs {
         let call = r.rtype == R_CUDA_ABS32_20 && module.extern_funcs.contains(&r.symbol);
