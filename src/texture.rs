@@ -1262,6 +1262,20 @@ pub fn cube_face(v: [f32; 3]) -> (u32, [f32; 2]) {
     (face, [map(s), map(t)])
 }
 
+/// The direction a cube fetch hands the texture unit, as ptxas 11.8 computes it before every
+/// `tex`/`tld4` of a cube map (`FMNMX`, `FMNMX`, `MUFU.RCP`, three `FMUL`): each component
+/// times `RCP(max(|x|, |y|, |z|))`, the maximum with IEEE maxNum's NaN rule (a NaN operand
+/// gives the other) and the reciprocal on the SFU model (`crate::mufu`: subnormals flush,
+/// `RCP(0) = inf`). The unit's face coordinates depend on the last bits of what it is given,
+/// so `ir::eval` feeds the model this same direction rather than the PTX operands (a positive
+/// multiple of them: the same face and the same point up to rounding). A zero direction
+/// becomes NaNs (`0 · inf`); [`cube_face`] then reads the texel a NaN coordinate reads.
+pub fn cube_project(v: [f32; 3]) -> [f32; 3] {
+    let m = v[0].abs().max(v[1].abs()).max(v[2].abs());
+    let r = f32::from_bits(crate::mufu::eval(crate::mufu::Func::Rcp, m.to_bits()));
+    v.map(|c| r * c)
+}
+
 fn coords_major(v: [f32; 3]) -> f64 {
     v.iter().map(|c| (*c as f64).abs()).fold(0.0, f64::max)
 }

@@ -347,9 +347,17 @@ fn tex_lod_cases() -> Vec<Case> {
             "off_2d",
             "tex.2d.v4.f32.f32 D, [T, {%f3, %f4}], {%r6, %r8};",
             "2d",
-            SLOT,
+            ALL,
             "TEX.AOFFI ",
-            "",
+            "TEX.B.AOFFI ",
+        ),
+        (
+            "off_3d",
+            "tex.3d.v4.f32.f32 D, [T, {%f3, %f4, %f5, %f5}], {%r7, %r6, %r8, %r8};",
+            "3d",
+            ALL,
+            "TEX.AOFFI ",
+            "TEX.B.AOFFI ",
         ),
         (
             "off_1d",
@@ -432,9 +440,96 @@ fn tex_lod_cases() -> Vec<Case> {
     v
 }
 
+/// Cube maps (`tex`, `tex.level`, `tld4`; cube and cube array): the direction
+/// `(tid / 4 - 8, (tid & 7) - 3, (tid & 15) - 5)` points at every face (with ties between
+/// axes, and through the four layers of the array, past its three).
+fn cube_cases() -> Vec<Case> {
+    const ALL: &[Handle] = &[Handle::Ref, Handle::Obj, Handle::Reg];
+    const DIR: &str = "sub.f32 %f14, %f7, 0f41000000;\n  cvt.rn.f32.s32 %f15, %r6;\n  \
+                       cvt.rn.f32.s32 %f5, %r7;\n  ";
+    let table: Vec<LodRow> = vec![
+        (
+            "cube",
+            "tex.cube.v4.f32.f32 D, [T, {%f14, %f15, %f5, %f5}];",
+            "cube",
+            ALL,
+            "TEXS ",
+            "TEX.B ",
+        ),
+        (
+            "acube",
+            "tex.acube.v4.f32.f32 D, [T, {%r5, %f14, %f15, %f5}];",
+            "acube",
+            ALL,
+            "TEX ",
+            "TEX.B ",
+        ),
+        (
+            "level_cube",
+            "tex.level.cube.v4.f32.f32 D, [T, {%f14, %f15, %f5, %f5}], %f6;",
+            "cube",
+            ALL,
+            "TEXS.LL ",
+            "TEX.B.LL ",
+        ),
+        (
+            "level_acube",
+            "tex.level.acube.v4.f32.f32 D, [T, {%r5, %f14, %f15, %f5}], %f6;",
+            "acube",
+            ALL,
+            "TEX.LL ",
+            "TEX.B.LL ",
+        ),
+        (
+            "tld4_cube",
+            "tld4.g.cube.v4.f32.f32 D, [T, {%f14, %f15, %f5, %f5}];",
+            "cube",
+            ALL,
+            "TLD4.G ",
+            "TLD4.G.B ",
+        ),
+        (
+            "tld4_acube",
+            "tld4.a.acube.v4.f32.f32 D, [T, {%r5, %f14, %f15, %f5}];",
+            "acube",
+            ALL,
+            "TLD4.A ",
+            "TLD4.A.B ",
+        ),
+    ];
+    let mut v = Vec::new();
+    for (name, inst, shape, handles, want, want_reg) in table {
+        for &handle in handles {
+            v.push(Case {
+                name: format!("{name}_{handle:?}").to_lowercase(),
+                inst: format!("{DIR}{inst}"),
+                shape: Shape::from_name(shape).unwrap(),
+                result: "f32",
+                handle,
+                read: Read::All,
+                want: if handle == Handle::Reg {
+                    want_reg
+                } else {
+                    want
+                },
+                mips: name.starts_with("level"),
+            });
+        }
+    }
+    // Some components only (TEXS's pairs, the general forms' masks).
+    for (k, read) in [(0, Read::X), (3, Read::Xw)] {
+        let mut c = v[k].clone();
+        c.name += &format!("_{read:?}").to_lowercase();
+        c.read = read;
+        v.push(c);
+    }
+    v
+}
+
 fn cases() -> Vec<Case> {
     let mut v = tld4_cases();
     v.extend(tex_lod_cases());
+    v.extend(cube_cases());
     v
 }
 
@@ -546,14 +641,35 @@ fn listings_snapshot() {
     insta::assert_snapshot!("tex2_listings", text);
 }
 
+/// Listings of the cube forms and 3d offsets (read when accepted: the FMNMX/MUFU.RCP/FMUL
+/// projection before each fetch, TEXS's `{x', y'}` pair and `{z', lod}`, ARRAY_CUBE's
+/// `{layer, x', y', z'}` quad, the two BFIs of a 3d offset vector).
+#[test]
+fn cube_and_offset3_listings_snapshot() {
+    let mut text = String::new();
+    for name in [
+        "cube_ref",
+        "level_cube_obj",
+        "acube_reg",
+        "tld4_acube_ref",
+        "tex_off_3d_ref",
+        "tex_off_3d_reg",
+    ] {
+        let case = cases().into_iter().find(|c| c.name == name).unwrap();
+        text += &ours(&case).sass;
+    }
+    insta::assert_snapshot!("tex2_cube_listings", text);
+}
+
 /// Forms leafold does not lower get a diagnostic naming them, with file, line and column,
 /// not a panic.
 #[test]
 fn unsupported_forms_get_a_diagnostic() {
     for (inst, what, place) in [
         (
-            "tld4.r.cube.v4.f32.f32 {%f2, %f3, %f4, %f5}, [t, {%f1, %f1, %f1, %f1}];",
-            "tld4.cube",
+            "tex.grad.cube.v4.f32.f32 {%f2, %f3, %f4, %f5}, [t, {%f1, %f1, %f1, %f1}], \
+             {%f1, %f1, %f1, %f1}, {%f1, %f1, %f1, %f1};",
+            "tex.grad.cube",
             "bad.ptx:12:2",
         ),
         (

@@ -38,9 +38,11 @@
 //! ```
 //!
 //! (`{coords}`: every coordinate consecutive, the layer first.) `tld4` is `TLD4S` (2D, by
-//! slot, all four components read), `TLD4` or `TLD4.B`: see [`Lowerer::lower_tld4`]. Not
-//! lowered (a clear error): the `.cube` and `.acube` shapes (ptxas projects cube
-//! coordinates in software).
+//! slot, all four components read), `TLD4` or `TLD4.B`: see [`Lowerer::lower_tld4`]. The
+//! `.cube` and `.acube` shapes (a projected direction, `TEXS ... CUBE` or the general forms
+//! on CUBE/ARRAY_CUBE) are [`cube`].
+
+mod cube;
 
 use super::Lowerer;
 use crate::ir::tex::{self, TexHandle, TexLod, TexOp, TexQuery, TexShape};
@@ -150,6 +152,13 @@ impl<'a> Lowerer<'a> {
             TexHandle::Bound(_) => args,
             TexHandle::Bindless => &args[1..],
         };
+        if let Some(shape) = cube::cube_shape(op) {
+            let handle = match slot {
+                Some(tid) => TexSlot::Bound(tid),
+                None => TexSlot::Register(args[0]),
+            };
+            return self.lower_tex_cube(results, op, shape, handle, coords);
+        }
         if let TexOp::SampleLod { .. } = op {
             let handle = match slot {
                 Some(tid) => TexSlot::Bound(tid),
@@ -298,13 +307,16 @@ impl<'a> Lowerer<'a> {
     /// ```text
     /// 1d/2d f32, slot, .level and/or ref   TEXS.LL/.DC/.LL.DC rd2, rd, {x,y}, {ref,lod}, slot
     /// 1d/2d f32, slot, offsets [+ ref]      TEX.AOFFI[.DC] rd.., {x,y}, {off,ref}, slot, 2D
+    /// 3d f32, slot, offsets                 TEX.AOFFI rd.., {x,y,z}, off, slot, 3D
+    /// 2d/3d f32, register handle, offsets   TEX.B.AOFFI rd.., {coords}, {handle,off}, 0x0, dim
     /// 3d/a1d/a2d f32, slot, .level          TEX.LL rd.., {coords}, lod, slot, dim
     /// f32, register handle, .level          TEX.B.LL rd.., {coords}, {handle,lod}, 0x0, dim
     /// 1d/2d/3d s32, .level                  TLD[.B].LL.CL rd.., {coords}, [{handle,}]lod, ..
     /// 1d/2d f32 .grad                       TXD[.B] rd.., [{handle,}]{x,y}, {dxx,dyx,dxy,dyy}
     /// ```
     ///
-    /// (1d as 2d with y = 0 and zero y gradients; `off` packs 4 bits per offset, BFI 0x404.)
+    /// (1d as 2d with y = 0 and zero y gradients; `off` packs 4 bits per offset, BFI 0x404,
+    /// and for 3d a second BFI 0x408 for z.)
     fn lower_tex_lod(
         &mut self,
         results: &[Value],
@@ -343,7 +355,7 @@ impl<'a> Lowerer<'a> {
             } else if d == 2 {
                 Part::At(self.tex_pack_offsets(coords[next], coords[next + 1], 4, 4)?)
             } else {
-                return Err(self.unsupported("tex.3d with offsets".to_string()));
+                Part::At(self.tex_pack_offsets3(&coords[next..next + 3])?)
             };
             next += d;
             Some(o)
@@ -450,6 +462,18 @@ impl<'a> Lowerer<'a> {
                 self.tex_push(inst, results, &comps, false, ra, Some(rb));
                 Ok(())
             }
+            (TexLod::Base, TexSlot::Register(h)) if offset && !depth && !shape.is_array() => {
+                // TEX.B.AOFFI (2d, 3d): rb {handle, packed offsets}.
+                let ra = self.tex_vec(&xy)?;
+                let hp = at(self, h)?;
+                let rb = self.tex_vec(&[hp, off.unwrap_or(Part::Zero)])?;
+                let inst = sm50::Inst::new(Form::TEX_B)
+                    .with(Field::Dim, dim)
+                    .with(Field::Mask, mask4)
+                    .with(Field::Aoffi, 1);
+                self.tex_push(inst, results, &comps, false, ra, Some(rb));
+                Ok(())
+            }
             (_, TexSlot::Register(_)) => refuse(self),
             (_, TexSlot::Bound(tid)) if d <= 2 && !shape.is_array() && !offset => {
                 // TEXS: tgt 3 .LL, 4 .DC, 5 .LL.DC (2D), ra {x, y}, rb {ref, lod}.
@@ -478,8 +502,8 @@ impl<'a> Lowerer<'a> {
                 self.tex_push(inst, results, &comps, comps.len() > 2, ra, Some(rb));
                 Ok(())
             }
-            (TexLod::Base, TexSlot::Bound(tid)) if d <= 2 && !shape.is_array() => {
-                // TEX.AOFFI[.DC]: rb {packed offsets, ref}.
+            (TexLod::Base, TexSlot::Bound(tid)) if !shape.is_array() => {
+                // TEX.AOFFI[.DC] (1d/2d/3d): rb {packed offsets, ref}.
                 let mut rb = Vec::new();
                 rb.extend(off);
                 rb.extend(dref);
@@ -538,6 +562,29 @@ impl<'a> Lowerer<'a> {
         );
         self.push(i);
         Ok(Loc { vreg: d, offset: 0 })
+    }
+
+    /// A 3d offset vector packed as ptxas 11.8 packs it: `BFI p, dy, 0x404, dx` then
+    /// `BFI p, dz, 0x408, p` (4 bits each: x at bit 0, y at 4, z at 8).
+    fn tex_pack_offsets3(&mut self, d: &[Value]) -> Result<Loc, LowerError> {
+        let xy = self.tex_pack_offsets(d[0], d[1], 4, 4)?;
+        let z = self.reg(d[2])?;
+        let p = self.new_vreg(RegKind::B32);
+        let mut i = Sm50Inst::new(Role::Plain);
+        let dop = i.def(p, false);
+        let zop = i.use_(z.vreg);
+        let xyop = i.use_(xy.vreg);
+        let inst = sm50::Inst::new(Form::BFI_I).with(Field::ImmImm20s, 4 << 8 | 8);
+        i.piece(
+            inst,
+            &[
+                (Field::Rd, dop, 0),
+                (Field::Ra, zop, z.offset),
+                (Field::Rc, xyop, xy.offset),
+            ],
+        );
+        self.push(i);
+        Ok(Loc { vreg: p, offset: 0 })
     }
 
     /// `TXQ` of the level in `lod` (zero for a plain `txq`).
