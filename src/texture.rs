@@ -37,6 +37,9 @@
 //!   `-x`: `(z, -y)`, `+y`: `(x, z)`, `-y`: `(x, -z)`, `+z`: `(x, -y)`, `-z`: `(-x, -y)`, each
 //!   mapped by `(s / |m| + 1) / 2`; faces are laid out `+x, -x, +y, -y, +z, -z` (layer `l` of
 //!   a cube array: faces `6l..6l+5`). Sampling does not cross face edges (clamp per face).
+//!   The direction the model is given is the unit's input: ptxas scales the PTX direction
+//!   by `RCP` of its major component first, and `ir::eval` applies the same
+//!   [`cube_project`], so that both sides of `verify` divide the same bits.
 //! * **Texel formats.** 8/16/32-bit unsigned and signed integers, f16 and f32, 1, 2 or 4
 //!   channels. The result words are what the texture unit returns for the texture, whatever
 //!   type the PTX instruction names (the SASS `TEX` carries none): floats (f32 bits) for f16

@@ -227,12 +227,7 @@ impl<'a> Lowerer<'a> {
                 let layer = Part::At(self.tex_layer(coords[0])?);
                 (3, vec![layer, at(self, coords[1])?, at(self, coords[2])?])
             }
-            _ => {
-                return Err(self.unsupported(format!(
-                    "tld4.{} (ptxas projects cube coordinates in software)",
-                    shape.name()
-                )))
-            }
+            _ => return Err(LowerError::Internal("cube tld4 is tex::cube's".into())),
         };
         let mut next = shape.coords();
         // rb's parts after the handle: the packed offsets, then the reference.
@@ -753,10 +748,7 @@ impl<'a> Lowerer<'a> {
                 (3, vec![layer, at(self, coords[1])?, at(self, coords[2])?])
             }
             TexShape::Cube | TexShape::ACube => {
-                return Err(self.unsupported(format!(
-                    "tex.{} (ptxas projects cube coordinates in software)",
-                    shape.name()
-                )))
+                return Err(LowerError::Internal("cube tex is tex::cube's".into()))
             }
         };
         let ra = self.tex_vec(&parts)?;
@@ -833,10 +825,7 @@ impl<'a> Lowerer<'a> {
                 return self.lower_tex_general(results, int_coords, ra, tid);
             }
             (TexShape::Cube | TexShape::ACube, _) => {
-                return Err(self.unsupported(format!(
-                    "tex.{} (ptxas uses the general TEX form and software cube projection)",
-                    shape.name()
-                )))
+                return Err(LowerError::Internal("cube tex is tex::cube's".into()))
             }
         };
         let ra = self.tex_vec(&ra)?;
