@@ -408,26 +408,7 @@ fn tex_lod_cases() -> Vec<Case> {
             "",
         ),
     ];
-    let mut v = Vec::new();
-    for (name, inst, shape, handles, want, want_reg) in table {
-        for &handle in handles {
-            let result = if inst.contains(".u32.") { "u32" } else { "f32" };
-            v.push(Case {
-                name: format!("tex_{name}_{handle:?}").to_lowercase(),
-                inst: inst.to_string(),
-                shape: Shape::from_name(shape).unwrap(),
-                result,
-                handle,
-                read: Read::All,
-                want: if handle == Handle::Reg {
-                    want_reg
-                } else {
-                    want
-                },
-                mips: true,
-            });
-        }
-    }
+    let mut v = row_cases(table, "tex_", "", |_| true);
     // Some components only (the general forms' masks, TEXS's pairs).
     let mut x = v[0].clone();
     x.name += "_x";
@@ -437,6 +418,32 @@ fn tex_lod_cases() -> Vec<Case> {
     xw.read = Read::Xw;
     v.push(x);
     v.push(xw);
+    v
+}
+
+/// One case per row and handle, named `{prefix}{row}_{handle}`, the instruction after
+/// `setup`, all results read, with mip levels where `mips(row name)`.
+fn row_cases(table: Vec<LodRow>, prefix: &str, setup: &str, mips: fn(&str) -> bool) -> Vec<Case> {
+    let mut v = Vec::new();
+    for (name, inst, shape, handles, want, want_reg) in table {
+        for &handle in handles {
+            let result = if inst.contains(".u32.") { "u32" } else { "f32" };
+            v.push(Case {
+                name: format!("{prefix}{name}_{handle:?}").to_lowercase(),
+                inst: format!("{setup}{inst}"),
+                shape: Shape::from_name(shape).unwrap(),
+                result,
+                handle,
+                read: Read::All,
+                want: if handle == Handle::Reg {
+                    want_reg
+                } else {
+                    want
+                },
+                mips: mips(name),
+            });
+        }
+    }
     v
 }
 
@@ -497,25 +504,7 @@ fn cube_cases() -> Vec<Case> {
             "TLD4.A.B ",
         ),
     ];
-    let mut v = Vec::new();
-    for (name, inst, shape, handles, want, want_reg) in table {
-        for &handle in handles {
-            v.push(Case {
-                name: format!("{name}_{handle:?}").to_lowercase(),
-                inst: format!("{DIR}{inst}"),
-                shape: Shape::from_name(shape).unwrap(),
-                result: "f32",
-                handle,
-                read: Read::All,
-                want: if handle == Handle::Reg {
-                    want_reg
-                } else {
-                    want
-                },
-                mips: name.starts_with("level"),
-            });
-        }
-    }
+    let mut v = row_cases(table, "", DIR, |name| name.starts_with("level"));
     // Some components only (TEXS's pairs, the general forms' masks).
     for (k, read) in [(0, Read::X), (3, Read::Xw)] {
         let mut c = v[k].clone();

@@ -412,7 +412,9 @@ impl Sim<'_> {
             )
         };
         let cube = dim == 6 || dim == 7;
-        if !matches!(dim, 2 | 3) && !(cube && !scalar && !offset && !depth) {
+        // Cube gathers: the general forms with no offsets or reference (as we emit them).
+        let cube_ok = cube && !scalar && !offset && !depth;
+        if !matches!(dim, 2 | 3) && !cube_ok {
             return Err(unsupported(addr, i, "this TLD4 target"));
         }
         let (ra, rb, rd) = (f(i, Field::Ra), f(i, Field::Rb), f(i, Field::Rd));

@@ -486,15 +486,7 @@ impl<'a> Lowerer<'a> {
                 }
                 let ra = self.tex_vec(&xy)?;
                 let rb = self.tex_vec(&rb)?;
-                let (comps, mask) = texs_mask(self.tex_read_components(results));
-                let mut inst = sm50::Inst::new(Form::TEXS)
-                    .with(Field::Tid, tid)
-                    .with(Field::Tgt, tgt)
-                    .with(Field::Mask, mask);
-                if comps.len() <= 2 {
-                    inst.set(Field::Rd2, 255);
-                }
-                self.tex_push(inst, results, &comps, comps.len() > 2, ra, Some(rb));
+                self.texs_push(Form::TEXS, tid, tgt, results, ra, Some(rb));
                 Ok(())
             }
             (TexLod::Base, TexSlot::Bound(tid)) if !shape.is_array() => {
@@ -541,22 +533,7 @@ impl<'a> Lowerer<'a> {
     ) -> Result<Loc, LowerError> {
         let x = self.reg(dx)?;
         let y = self.reg(dy)?;
-        let d = self.new_vreg(RegKind::B32);
-        let mut i = Sm50Inst::new(Role::Plain);
-        let dop = i.def(d, false);
-        let yop = i.use_(y.vreg);
-        let xop = i.use_(x.vreg);
-        let inst = sm50::Inst::new(Form::BFI_I).with(Field::ImmImm20s, bits << 8 | at_bit);
-        i.piece(
-            inst,
-            &[
-                (Field::Rd, dop, 0),
-                (Field::Ra, yop, y.offset),
-                (Field::Rc, xop, x.offset),
-            ],
-        );
-        self.push(i);
-        Ok(Loc { vreg: d, offset: 0 })
+        Ok(self.tex_bfi(y, bits << 8 | at_bit, x))
     }
 
     /// A 3d offset vector packed as ptxas 11.8 packs it: `BFI p, dy, 0x404, dx` then
@@ -564,22 +541,27 @@ impl<'a> Lowerer<'a> {
     fn tex_pack_offsets3(&mut self, d: &[Value]) -> Result<Loc, LowerError> {
         let xy = self.tex_pack_offsets(d[0], d[1], 4, 4)?;
         let z = self.reg(d[2])?;
-        let p = self.new_vreg(RegKind::B32);
+        Ok(self.tex_bfi(z, 4 << 8 | 8, xy))
+    }
+
+    /// `BFI d, a, imm, c`: `c` with `a`'s low `imm >> 8` bits inserted at bit `imm & 0xff`.
+    fn tex_bfi(&mut self, a: Loc, imm: u64, c: Loc) -> Loc {
+        let d = self.new_vreg(RegKind::B32);
         let mut i = Sm50Inst::new(Role::Plain);
-        let dop = i.def(p, false);
-        let zop = i.use_(z.vreg);
-        let xyop = i.use_(xy.vreg);
-        let inst = sm50::Inst::new(Form::BFI_I).with(Field::ImmImm20s, 4 << 8 | 8);
+        let dop = i.def(d, false);
+        let aop = i.use_(a.vreg);
+        let cop = i.use_(c.vreg);
+        let inst = sm50::Inst::new(Form::BFI_I).with(Field::ImmImm20s, imm);
         i.piece(
             inst,
             &[
                 (Field::Rd, dop, 0),
-                (Field::Ra, zop, z.offset),
-                (Field::Rc, xyop, xy.offset),
+                (Field::Ra, aop, a.offset),
+                (Field::Rc, cop, c.offset),
             ],
         );
         self.push(i);
-        Ok(Loc { vreg: p, offset: 0 })
+        Loc { vreg: d, offset: 0 }
     }
 
     /// `TXQ` of the level in `lod` (zero for a plain `txq`).
@@ -834,6 +816,21 @@ impl<'a> Lowerer<'a> {
         } else {
             Some(self.tex_vec(&rb)?)
         };
+        self.texs_push(form, tid, tgt, results, ra, rb);
+        Ok(())
+    }
+
+    /// Pushes `TEXS`/`TLDS` (`form`) of slot `tid` on target `tgt`, writing the components
+    /// of `results` that are read (its pair mask, [`texs_mask`]).
+    fn texs_push(
+        &mut self,
+        form: Form,
+        tid: u64,
+        tgt: u64,
+        results: &[Value],
+        ra: Loc,
+        rb: Option<Loc>,
+    ) {
         let (comps, mask) = texs_mask(self.tex_read_components(results));
         // One destination vreg: rd at its word 0, rd2 at word 2 (a quad for three or four
         // components, so a `.v4` store of them needs no copies, as with ptxas's rd2 = rd+2).
@@ -845,7 +842,6 @@ impl<'a> Lowerer<'a> {
             inst.set(Field::Rd2, 255);
         }
         self.tex_push(inst, results, &comps, comps.len() > 2, ra, rb);
-        Ok(())
     }
 }
 

@@ -136,16 +136,8 @@ impl Lowerer<'_> {
                 let mut rb = vec![z];
                 rb.extend(lod);
                 let rb = self.tex_vec(&rb)?;
-                let (comps, mask) = super::texs_mask(self.tex_read_components(results));
                 let tgt = if level { TGT_CUBE_LL } else { TGT_CUBE };
-                let mut inst = sm50::Inst::new(Form::TEXS)
-                    .with(Field::Tid, tid)
-                    .with(Field::Tgt, tgt)
-                    .with(Field::Mask, mask);
-                if comps.len() <= 2 {
-                    inst.set(Field::Rd2, 255);
-                }
-                self.tex_push(inst, results, &comps, comps.len() > 2, ra, Some(rb));
+                self.texs_push(Form::TEXS, tid, tgt, results, ra, Some(rb));
             }
             TexSlot::Bound(tid) => {
                 let (comps, mask) = self.tex_mask4(results);
