@@ -612,8 +612,7 @@ fn oracle_prints_our_listing_and_ptxas_picks_the_same_instructions() {
 /// offsets, the `{handle, offsets, reference}` triple of TLD4.B, the clamped layer).
 #[test]
 fn listings_snapshot() {
-    let mut text = String::new();
-    for name in [
+    let text = listings(&[
         "tld4_r_2d_f32_ref_all",
         "tld4_r_2d_f32_ref_all_off_dc",
         "tld4_g_2d_f32_obj_x_off",
@@ -623,11 +622,18 @@ fn listings_snapshot() {
         "tex_off_dc_2d_ref",
         "tex_grad_2d_reg",
         "tex_ilevel_2d_obj",
-    ] {
-        let case = cases().into_iter().find(|c| c.name == name).unwrap();
+    ]);
+    insta::assert_snapshot!("tex2_listings", text);
+}
+
+/// Our listings of the named cases, one after the other.
+fn listings(names: &[&str]) -> String {
+    let mut text = String::new();
+    for name in names {
+        let case = cases().into_iter().find(|c| c.name == *name).unwrap();
         text += &ours(&case).sass;
     }
-    insta::assert_snapshot!("tex2_listings", text);
+    text
 }
 
 /// Listings of the cube forms and 3d offsets (read when accepted: the FMNMX/MUFU.RCP/FMUL
@@ -635,18 +641,14 @@ fn listings_snapshot() {
 /// `{layer, x', y', z'}` quad, the two BFIs of a 3d offset vector).
 #[test]
 fn cube_and_offset3_listings_snapshot() {
-    let mut text = String::new();
-    for name in [
+    let text = listings(&[
         "cube_ref",
         "level_cube_obj",
         "acube_reg",
         "tld4_acube_ref",
         "tex_off_3d_ref",
         "tex_off_3d_reg",
-    ] {
-        let case = cases().into_iter().find(|c| c.name == name).unwrap();
-        text += &ours(&case).sass;
-    }
+    ]);
     insta::assert_snapshot!("tex2_cube_listings", text);
 }
 

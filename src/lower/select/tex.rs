@@ -444,28 +444,24 @@ impl<'a> Lowerer<'a> {
                 Ok(())
             }
             (TexLod::Grad, _) => refuse(self),
-            (TexLod::Level, TexSlot::Register(h)) if !offset && !depth => {
+            (TexLod::Level | TexLod::Base, TexSlot::Register(h))
+                if !depth && (lod == TexLod::Level) != offset && !(offset && shape.is_array()) =>
+            {
+                // TEX.B.LL: rb {handle, level}; TEX.B.AOFFI (2d, 3d): rb {handle, offsets}.
                 let ra = self.tex_vec(&xy)?;
                 let hp = at(self, h)?;
-                let level = at(self, coords[next])?;
-                let rb = self.tex_vec(&[hp, level])?;
+                let second = match off {
+                    Some(o) => o,
+                    None => at(self, coords[next])?,
+                };
+                let rb = self.tex_vec(&[hp, second])?;
                 // lod 3 = .LL
+                let level = lod == TexLod::Level;
                 let inst = sm50::Inst::new(Form::TEX_B)
                     .with(Field::Dim, dim)
                     .with(Field::Mask, mask4)
-                    .with(Field::Lod, 3);
-                self.tex_push(inst, results, &comps, false, ra, Some(rb));
-                Ok(())
-            }
-            (TexLod::Base, TexSlot::Register(h)) if offset && !depth && !shape.is_array() => {
-                // TEX.B.AOFFI (2d, 3d): rb {handle, packed offsets}.
-                let ra = self.tex_vec(&xy)?;
-                let hp = at(self, h)?;
-                let rb = self.tex_vec(&[hp, off.unwrap_or(Part::Zero)])?;
-                let inst = sm50::Inst::new(Form::TEX_B)
-                    .with(Field::Dim, dim)
-                    .with(Field::Mask, mask4)
-                    .with(Field::Aoffi, 1);
+                    .with(Field::Lod, if level { 3 } else { 0 })
+                    .with(Field::Aoffi, u64::from(offset));
                 self.tex_push(inst, results, &comps, false, ra, Some(rb));
                 Ok(())
             }
