@@ -111,6 +111,9 @@ pub enum TexQuery {
     Width,
     Height,
     Depth,
+    /// An attribute ptxas reads from the driver's descriptor table ([`crate::tex_table`]),
+    /// not the texture header.
+    Table(crate::texture::TxqQuery),
 }
 
 impl TexQuery {
@@ -119,7 +122,11 @@ impl TexQuery {
             "width" => TexQuery::Width,
             "height" => TexQuery::Height,
             "depth" => TexQuery::Depth,
-            _ => return None,
+            _ => {
+                let q = crate::texture::TxqQuery::from_name(s)?;
+                crate::tex_table::field_offset(q)?;
+                TexQuery::Table(q)
+            }
         })
     }
 
@@ -129,6 +136,7 @@ impl TexQuery {
             TexQuery::Width => crate::texture::TxqQuery::Width,
             TexQuery::Height => crate::texture::TxqQuery::Height,
             TexQuery::Depth => crate::texture::TxqQuery::Depth,
+            TexQuery::Table(q) => q,
         }
     }
 
@@ -137,6 +145,7 @@ impl TexQuery {
             TexQuery::Width => "width",
             TexQuery::Height => "height",
             TexQuery::Depth => "depth",
+            TexQuery::Table(q) => crate::tex_table::query_name(q),
         }
     }
 }

@@ -72,6 +72,9 @@ pub enum RelocWord {
     /// unused).
     DescLo(u32),
     DescHi(u32),
+    /// The driver's texture descriptor size (`R_CUDA_ABS32_20` against
+    /// `.nv.unified.texrefDescSize`, [`crate::tex_table`]; `Reloc::var` is unused).
+    TexDescSize,
 }
 
 /// One register operand of the whole sequence.

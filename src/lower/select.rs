@@ -96,6 +96,7 @@ mod prefetch;
 pub(crate) mod stack;
 mod surface;
 mod tex;
+mod txq_table;
 mod warp;
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};

@@ -148,6 +148,9 @@ impl<'a> Lowerer<'a> {
         args: &[Value],
     ) -> Result<(), LowerError> {
         let slot = self.tex_slot(handle, args)?;
+        if let TexOp::Query(TexQuery::Table(q)) = op {
+            return self.lower_txq_table(results[0], q, slot, args.first().copied());
+        }
         let coords = match handle {
             TexHandle::Bound(_) => args,
             TexHandle::Bindless => &args[1..],
@@ -874,5 +877,7 @@ fn txq_mask(q: TexQuery) -> u64 {
         TexQuery::Width => 1,
         TexQuery::Height => 2,
         TexQuery::Depth => 4,
+        // `lower_texture` sends these to `lower_txq_table` (no TXQ).
+        TexQuery::Table(_) => 0,
     }
 }
