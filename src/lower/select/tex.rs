@@ -132,8 +132,8 @@ impl<'a> Lowerer<'a> {
         let dop = i.def(d, false);
         let aop = i.use_(a.vreg);
         let inst = sm50::Inst::new(Form::I2I_R)
-            .with(Field::Dt, 1)
-            .with(Field::St, 2)
+            .with(Field::Dt, sm50::values::i2i::dt::U16)
+            .with(Field::St, sm50::values::i2i::st::U32)
             .with(Field::Sat, 1);
         i.piece(inst, &[(Field::Rd, dop, 0), (Field::Rb, aop, a.offset)]);
         self.push(i);
@@ -463,7 +463,14 @@ impl<'a> Lowerer<'a> {
                 let inst = sm50::Inst::new(Form::TEX_B)
                     .with(Field::Dim, dim)
                     .with(Field::Mask, mask4)
-                    .with(Field::Lod, if level { 3 } else { 0 })
+                    .with(
+                        Field::Lod,
+                        if level {
+                            sm50::values::tex_b::lod::LL
+                        } else {
+                            0
+                        },
+                    )
                     .with(Field::Aoffi, u64::from(offset));
                 self.tex_push(inst, results, &comps, false, ra, Some(rb));
                 Ok(())
@@ -513,7 +520,7 @@ impl<'a> Lowerer<'a> {
                     .with(Field::Tid, tid)
                     .with(Field::Dim, dim)
                     .with(Field::Mask, mask4)
-                    .with(Field::Lod, 3);
+                    .with(Field::Lod, sm50::values::tex::lod::LL);
                 self.tex_push(inst, results, &comps, false, ra, Some(rb));
                 Ok(())
             }
@@ -572,7 +579,7 @@ impl<'a> Lowerer<'a> {
         let dop = i.def(d, false);
         let aop = i.use_(lod.vreg);
         let inst = sm50::Inst::new(Form::TXQ_I)
-            .with(Field::Query, 1)
+            .with(Field::Query, sm50::values::txq::query::TEX_HEADER_DIMENSION)
             .with(Field::Tid, tid)
             .with(Field::Mask, mask);
         i.piece(inst, &[(Field::Rd, dop, 0), (Field::Ra, aop, lod.offset)]);
@@ -690,7 +697,7 @@ impl<'a> Lowerer<'a> {
                 let dop = i.def(d, false);
                 let aop = i.use_(ra.vreg);
                 let inst = sm50::Inst::new(Form::TXQ_B)
-                    .with(Field::Query, 1)
+                    .with(Field::Query, sm50::values::txq::query::TEX_HEADER_DIMENSION)
                     .with(Field::Mask, mask);
                 i.piece(inst, &[(Field::Rd, dop, 0), (Field::Ra, aop, ra.offset)]);
                 self.push(i);

@@ -146,12 +146,13 @@ impl Lowerer<'_> {
                     Some(l) => Some(self.tex_vec(&[l])?),
                     None => None,
                 };
-                // lod 3 = .LL, 0 the plain form.
+                // .LL, or 0: the plain form.
+                let lod = if level { sm50::values::tex::lod::LL } else { 0 };
                 let inst = sm50::Inst::new(Form::TEX)
                     .with(Field::Tid, tid)
                     .with(Field::Dim, dim)
                     .with(Field::Mask, mask)
-                    .with(Field::Lod, if level { 3 } else { 0 });
+                    .with(Field::Lod, lod);
                 self.tex_push(inst, results, &comps, false, ra, rb);
             }
             TexSlot::Register(h) => {
@@ -160,10 +161,15 @@ impl Lowerer<'_> {
                 let mut rb = vec![Part::At(self.reg(h)?)];
                 rb.extend(lod);
                 let rb = self.tex_vec(&rb)?;
+                let lod = if level {
+                    sm50::values::tex_b::lod::LL
+                } else {
+                    0
+                };
                 let inst = sm50::Inst::new(Form::TEX_B)
                     .with(Field::Dim, dim)
                     .with(Field::Mask, mask)
-                    .with(Field::Lod, if level { 3 } else { 0 });
+                    .with(Field::Lod, lod);
                 self.tex_push(inst, results, &comps, false, ra, Some(rb));
             }
         }
