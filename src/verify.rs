@@ -998,7 +998,9 @@ fn first_difference(
         if !shared || (local.is_none() && e.len() != g.len()) {
             continue;
         }
-        if let Some(i) = (0..e.len()).find(|&i| g.get(i) != Some(&e[i])) {
+        let undefined = reference.shared_undefined.get(cta);
+        let compared = |i: usize| !undefined.is_some_and(|u| u.get(i) == Some(&true));
+        if let Some(i) = (0..e.len()).find(|&i| compared(i) && g.get(i) != Some(&e[i])) {
             return Some(Difference {
                 loc: Loc::Shared {
                     cta,
@@ -1176,6 +1178,8 @@ pub fn make_launch(
     let mut rng = Rng::new(seed);
     let mut launch = Launch::new(launch_grid(f, opts), launch_block(f, opts));
     launch.global_races = true;
+    // Bytes stored from undefined registers are whatever the register held: not compared.
+    launch.undefined_registers = true;
     if f.insts
         .values()
         .any(|i| matches!(i.data, ir::InstData::Stack { .. }))
@@ -1364,6 +1368,9 @@ impl Targets<'_> {
     fn value(&self, kind: inputs::Kind, i: u64, rng: &mut Rng, spread: Option<(u64, u64)>) -> u64 {
         match kind {
             inputs::Kind::Small => 1 + rng.below(inputs::SMALL - 1),
+            inputs::Kind::Scaled { scale } => {
+                1 + rng.below(inputs::Kind::index_bound(scale, self.total))
+            }
             inputs::Kind::Pointer { target, end } => {
                 let (rec, origin) = (self.records[target], self.origins[target]);
                 let half = ((self.total - origin) / rec / 2).max(1);
