@@ -1210,13 +1210,9 @@ fn allocate_prepared<I: MachInst>(
     // side (the slices' sum; the instructions that need the most scalars and the most pairs
     // are seldom one), the name spaces under the budget may still colour (see below).
     let budget_names = !reserve0 && fixed.is_empty() && max_regs < 255;
-    // Mixed classes that spill likewise: their slices would waste registers (a scalar in a
-    // slice of the pair class takes two).
-    let mixed_names = spread && mix && !reserve0 && fixed.is_empty();
     if named.is_none()
-        && (mixed_names
-            || (budget_names
-                && fit_sizes(&kinds, want, min_needed, &fixed, max_regs, reserve0).is_err()))
+        && budget_names
+        && fit_sizes(&kinds, want, min_needed, &fixed, max_regs, reserve0).is_err()
     {
         if let Some((classes, out, prog, per_acc)) =
             tight_names(&mut vc, &kinds, min_needed, &ra_opts, opts)?
