@@ -133,35 +133,22 @@ fn call_arguments_are_computed_in_their_abi_registers() {
     }
 }
 
-/// matrixMul (CUDA SDK 2.2) under `--maxrregcount=16`: ptxas 11.8 fits it with an 8-byte
-/// spill; the class slices spilled 40 bytes (72 reloaded) because scalars and pairs each had
-/// their own slice of the 16 registers. With the widths sharing them (`alloc::tight_names`)
-/// it spills 32 (64 reloaded), and `verify` still finds eval and the simulator in agreement.
-#[test]
-fn maxrregcount_spills_share_the_register_file() {
-    const SPILL_LIMIT: u32 = 32;
+/// Compile the corpus file `file` under `--maxrregcount=16` and check that `verify` finds
+/// eval and the simulator in agreement on every kernel (at least one); returns the compile.
+fn compile_and_verify_at_16(file: &str) -> leafold::driver::Output {
     let path = format!(
-        "{}/tests/data/corpus/ptx/gtcasl__gpuocelot__tests_ptx_sdk2.2_matrixMul.ptx",
+        "{}/tests/data/corpus/ptx/{file}",
         env!("CARGO_MANIFEST_DIR")
     );
     let ptx = std::fs::read_to_string(&path).expect("corpus file");
     let opts = Options {
-        file_name: "matrixMul.ptx".into(),
+        file_name: file.into(),
         emit: Emit::Sass,
         max_regs: Some(16),
         ..Options::default()
     };
     let out =
         compile(&ptx, &opts).unwrap_or_else(|d| panic!("{}", leafold::error::render_all(&d.0)));
-    let k = &out.kernels[0];
-    assert!(k.registers <= 16, "{} registers", k.registers);
-    assert!(
-        k.spill_store_bytes <= SPILL_LIMIT,
-        "{} bytes spilled, {} reloaded\n{}",
-        k.spill_store_bytes,
-        k.spill_load_bytes,
-        out.sass
-    );
     let vopts = VerifyOptions {
         compile: opts,
         ..VerifyOptions::default()
@@ -177,6 +164,26 @@ fn maxrregcount_spills_share_the_register_file() {
             v.outcome
         );
     }
+    out
+}
+
+/// matrixMul (CUDA SDK 2.2) under `--maxrregcount=16`: ptxas 11.8 fits it with an 8-byte
+/// spill; the class slices spilled 40 bytes (72 reloaded) because scalars and pairs each had
+/// their own slice of the 16 registers. With the widths sharing them (`alloc::tight_names`)
+/// it spills 32 (64 reloaded), and `verify` still finds eval and the simulator in agreement.
+#[test]
+fn maxrregcount_spills_share_the_register_file() {
+    const SPILL_LIMIT: u32 = 32;
+    let out = compile_and_verify_at_16("gtcasl__gpuocelot__tests_ptx_sdk2.2_matrixMul.ptx");
+    let k = &out.kernels[0];
+    assert!(k.registers <= 16, "{} registers", k.registers);
+    assert!(
+        k.spill_store_bytes <= SPILL_LIMIT,
+        "{} bytes spilled, {} reloaded\n{}",
+        k.spill_store_bytes,
+        k.spill_load_bytes,
+        out.sass
+    );
 }
 
 /// More scalars live at once than regalloc2 has names in one class (64), beside pairs and a
@@ -234,4 +241,22 @@ fn more_than_64_live_scalars_beside_pairs_and_quads_do_not_spill() {
     );
     // 72 + 6 * 2 + 4 values are live across the barrier
     assert!(k.registers >= 88, "{} registers", k.registers);
+}
+
+/// `matrixMul_64bit` (gpuocelot's CUDA 3.2 matrixMul) under `--maxrregcount=16`: its
+/// `mul.lo.u64` was one sequence with twelve 32-bit temporaries, all early defs and so all
+/// live at once beside its two pair inputs and pair result: 12 + 6 registers and R1 do not
+/// fit in 16, and allocation failed. The sequence now reuses dead scratch words (six
+/// temporaries); it compiles within 16 registers and `verify` finds eval and the simulator
+/// in agreement.
+#[test]
+fn matrixmul_64bit_fits_maxrregcount_16() {
+    let out =
+        compile_and_verify_at_16("gtcasl__gpuocelot__tests_cuda3.2_data_matrixMul_kernel.ptx");
+    let k = out
+        .kernels
+        .iter()
+        .find(|k| k.name == "matrixMul_64bit")
+        .expect("matrixMul_64bit compiled");
+    assert!(k.registers <= 16, "{} registers", k.registers);
 }
