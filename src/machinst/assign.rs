@@ -1,9 +1,11 @@
 //! Physical registers for regalloc2's output: one colouring of all widths together.
 //!
 //! In: a [`VCode`] and regalloc2's [`ra::Output`] for it, where every register is a *name*
-//! (class, index): 32-bit values in class `Int`, pairs in `Float`, quads in `Vector` (or
-//! scalars in a class the function had no values of, see `alloc::overflow_scalars`), at most
-//! 64 names per class, [`NAMES`] in all. At the name level there is no aliasing: regalloc2
+//! (class, index): 32-bit values in class `Int`, pairs in `Float`, quads in `Vector` (and,
+//! where more than 64 scalars are live at once, scalars in the other classes too, see
+//! `alloc::overflow_scalars`), at most 64 names per class, [`NAMES`] in all. A name may thus
+//! hold values of different widths at different points: every access carries the width of
+//! its value ([`NameProg::acc_widths`]), and every web the width of its accesses. At the name level there is no aliasing: regalloc2
 //! has decided which name every operand, move, spill and reload uses, and its checker has
 //! verified that.
 //! Out: [`NameProg`], the function as a flat list of steps (instructions and regalloc2's edits,
