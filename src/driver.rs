@@ -224,12 +224,11 @@ pub struct KernelReport {
 impl KernelReport {
     /// The PTX line of the instruction at `.text` byte offset `addr` (see [`Self::src_lines`]).
     pub fn ptx_line_at(&self, addr: u64) -> Option<u32> {
-        let slot = addr % 32;
-        if slot < 8 || addr % 8 != 0 {
+        if addr % 8 != 0 {
             return None;
         }
-        let n = 3 * (addr / 32) + (slot - 8) / 8;
-        self.src_lines.get(n as usize).copied().flatten()
+        let n = crate::sm50::ctrl::inst_index(addr)?;
+        self.src_lines.get(n).copied().flatten()
     }
 }
 
@@ -399,6 +398,7 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
             }
         }
     }
+    let desc_size = desc_size_symbols(&specs);
     let spec = CubinSpec {
         arch: opts.arch.sm(),
         ptx_arch: facts.ptx_target.unwrap_or(opts.arch.sm()),
@@ -417,6 +417,7 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
             .map(|n| (n.clone(), 0x1a))
             .chain(handles)
             .chain(externs)
+            .chain(desc_size)
             .collect(),
         symbol_order: None,
         abi_version: 7,
@@ -948,6 +949,7 @@ fn kernel_spec(
         let symbol = match r.word {
             RelocWord::Call(n) => module.extern_funcs[n as usize].clone(),
             RelocWord::DescLo(n) | RelocWord::DescHi(n) => module.kernel_descs[n as usize].clone(),
+            RelocWord::TexDescSize => crate::tex_table::TEXREF_DESC_SIZE_SYMBOL.to_string(),
             _ => module.vars[r.var].name.clone(),
         };
         k.relocs.push(cubin::RelocSpec {
@@ -956,11 +958,20 @@ fn kernel_spec(
             rtype: match r.word {
                 RelocWord::Lo => R_CUDA_ABS32_LO_20,
                 RelocWord::Hi => R_CUDA_ABS32_HI_20,
-                RelocWord::Abs32 | RelocWord::Call(_) => R_CUDA_ABS32_20,
+                RelocWord::Abs32 | RelocWord::Call(_) | RelocWord::TexDescSize => R_CUDA_ABS32_20,
                 RelocWord::DescLo(_) => R_CUDA_FUNC_DESC32_LO_32,
                 RelocWord::DescHi(_) => R_CUDA_FUNC_DESC32_HI_32,
             },
         });
+    }
+    // In `.texmode_independent` ptxas reads other tables (`.nv.independent.*DescSize`),
+    // which leafold does not model.
+    let table = crate::tex_table::TEXREF_DESC_SIZE_SYMBOL;
+    if cx.facts.texmode_independent && k.relocs.iter().any(|r| r.symbol == table) {
+        return Err(err(format!(
+            "unsupported: txq of a descriptor-table attribute in kernel `{name}` under \
+             .texmode_independent (ptxas reads the independent texture/sampler tables there)"
+        )));
     }
     for r in &k.relocs {
         let call = r.rtype == R_CUDA_ABS32_20 && module.extern_funcs.contains(&r.symbol);
@@ -1005,7 +1016,7 @@ fn kernel_report(
         stack_frame: frame,
         spill_store_bytes: spill_bytes(laid, Form::STL, local_data),
         spill_load_bytes: spill_bytes(laid, Form::LDL, local_data),
-        cmem0: 0x140 + k.param_bytes(),
+        cmem0: crate::sm50::PARAM_BASE + k.param_bytes(),
         smem: u64::from(shared.size),
         fold: {
             fold.sass = lower::stats::count_sass(laid.placed.iter().map(|p| &p.inst));

@@ -42,6 +42,7 @@ pub mod sim;
 pub mod sm50;
 pub mod surface;
 pub mod sysfn;
+pub mod tex_table;
 pub mod texture;
 pub mod verify;
 

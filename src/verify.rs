@@ -829,15 +829,16 @@ fn check_slice(code: &[u64], info: &sim::KernelInfo, launch: &Launch) -> Result<
             sim::MAX_TRACE
         )));
     }
-    let index = |addr: u64| ((addr / 32) * 3 + (addr % 32) / 8).checked_sub(1);
+    // The simulator's trace holds instruction addresses only (never a control word's).
+    let index = crate::sm50::ctrl::inst_index;
     let stops = |addr: u64| {
         index(addr)
-            .and_then(|k| insts.get(k as usize))
+            .and_then(|k| insts.get(k))
             .is_some_and(crate::sm50::slice::is_source)
     };
     let dynamic = deps.slice(stops);
     for addr in dynamic {
-        let k = index(addr).map(|k| k as usize);
+        let k = index(addr);
         if !k.is_some_and(|k| in_slice.get(k) == Some(&true)) {
             return Err(SliceCheck::Missed(format!(
                 "the run shows 0x{addr:04x} ({}) reaching a memory address, but the static address slice misses it",

@@ -540,27 +540,3 @@ fn verify_binds_texture_objects_loaded_from_memory() {
         );
     }
 }
-
-/// The `txq` attributes ptxas 11.8 reads from the driver's descriptor table (not with TXQ)
-/// are refused at the instruction, with what ptxas does.
-#[test]
-fn driver_table_txq_attributes_get_a_diagnostic() {
-    for q in [
-        "channel_data_type",
-        "filter_mode",
-        "num_mipmap_levels",
-        "array_size",
-    ] {
-        let ptx = format!(
-            ".version 7.8\n.target sm_50\n.address_size 64\n.global .texref t;\n\
-             .visible .entry k(.param .u64 out)\n{{\n .reg .b32 %r<4>;\n .reg .b64 %rd<2>;\n\
-             \x20txq.{q}.b32 %r1, [t];\n\
-             \x20ld.param.u64 %rd1, [out];\n st.global.u32 [%rd1], %r1;\n ret;\n}}\n"
-        );
-        let e = compile(&ptx, &opts("bad")).unwrap_err();
-        let text = leafold::error::render_all(&e.0);
-        assert!(text.contains("bad.ptx:9:2"), "{text}");
-        assert!(text.contains(&format!("txq.{q}")), "{text}");
-        assert!(text.contains("c[0x0][0xb0]"), "{text}");
-    }
-}

@@ -44,7 +44,7 @@ use super::{sht, Cubin, STO_CUDA_ENTRY};
 /// The toolkit version ptxas 11.8 stamps into `e_version` and `EIATTR_CUDA_API_VERSION`.
 pub const TOOLKIT_VERSION: u32 = 118;
 /// Parameters start here in constant bank 0 on sm_5x.
-pub const PARAM_BASE: u16 = 0x140;
+pub const PARAM_BASE: u16 = crate::sm50::PARAM_BASE as u16;
 
 /// A module to write.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -598,6 +598,10 @@ pub fn write(spec: &CubinSpec) -> Vec<u8> {
             syms.push(kernel_sym(i, k));
         }
         syms.push(section_sym(&secs, ktext[i]));
+        if i == 0 {
+            // ptxas 11.8 lists `.nv.unified.texrefDescSize` right after the text section.
+            syms.extend(desc_size_syms(spec));
+        }
         if let Some(si) = kshared[i].filter(|&si| secs[si].size() > 0) {
             syms.push(section_sym(&secs, si));
         }
@@ -1096,14 +1100,34 @@ fn handle_syms(spec: &CubinSpec, surfaces: bool) -> impl Iterator<Item = Sym> + 
     spec.handles
         .iter()
         .filter(move |(_, info)| is_surface_symbol(*info) == surfaces)
-        .map(|(name, info)| Sym {
-            name: name.clone(),
-            info: *info,
-            other: 0,
-            shndx: 0,
-            value: 0,
-            size: 0,
-        })
+        .filter(|(_, info)| !is_desc_size_symbol(*info))
+        .map(|(name, info)| undefined_sym(name, *info, 0))
+}
+
+/// An undefined symbol (section 0, value 0) of `size` bytes.
+fn undefined_sym(name: &str, info: u8, size: u64) -> Sym {
+    Sym {
+        name: name.to_string(),
+        info,
+        other: 0,
+        shndx: 0,
+        value: 0,
+        size,
+    }
+}
+
+/// The descriptor-size symbols of [`CubinSpec::handles`] (`crate::tex_table`): undefined
+/// WEAK OBJECTs of 4 bytes.
+fn desc_size_syms(spec: &CubinSpec) -> impl Iterator<Item = Sym> + '_ {
+    spec.handles
+        .iter()
+        .filter(|(_, info)| is_desc_size_symbol(*info))
+        .map(|(name, info)| undefined_sym(name, *info, 4))
+}
+
+/// `st_info` 0x21 (WEAK OBJECT): a descriptor-size symbol among the handles.
+fn is_desc_size_symbol(info: u8) -> bool {
+    info == crate::tex_table::DESC_SIZE_SYMBOL_INFO
 }
 
 /// A `.surfref` symbol's `st_info`: CUDA symbol type 12.

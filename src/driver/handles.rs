@@ -106,3 +106,16 @@ pub(super) fn surface_metadata(module: &ir::Module, f: &ir::Function, k: &mut Ke
         });
     }
 }
+
+/// The descriptor-size symbol the kernels' `txq` table loads name ([`crate::tex_table`]):
+/// `.nv.unified.texrefDescSize` (WEAK OBJECT, size 4), once, when a kernel relocates against
+/// it.
+pub(super) fn desc_size_symbols(kernels: &[KernelSpec]) -> Vec<(String, u8)> {
+    let name = crate::tex_table::TEXREF_DESC_SIZE_SYMBOL;
+    let used = kernels
+        .iter()
+        .any(|k| k.relocs.iter().any(|r| r.symbol == name));
+    used.then(|| (name.to_string(), crate::tex_table::DESC_SIZE_SYMBOL_INFO))
+        .into_iter()
+        .collect()
+}

@@ -91,7 +91,10 @@
 //! result). A spin-wait's yield ([`MemScope::Yield`], in the emulated `mbarrier` waits)
 //! stops a thread for the round: the other threads run (a consumer waiting for a later
 //! producer thread makes progress), and a barrier opens only when no thread is left
-//! spinning. A step limit (total instructions of the launch) stops infinite loops.
+//! spinning. A step limit (total instructions of the launch) stops infinite loops, and
+//! [`cta::SPIN_ROUNDS`] rounds of spinning in which nothing changes (no thread exits or
+//! reaches a barrier or vote, shared memory keeps its bytes) stop the run with
+//! [`EvalError::NoProgress`]: a phase that never completes, reported as such.
 //!
 //! A call of a subroutine (an [`InstData::ExternCall`] naming one of
 //! [`Module::subroutines`], a recursive `.func`) pushes a frame on the thread's own call
@@ -403,6 +406,18 @@ pub enum EvalError {
     /// message ([`crate::sysfn`]), so no memory is defined afterwards.
     #[error("{inst}: the kernel trapped: {message}")]
     AssertFailed { inst: Inst, message: String },
+    /// Threads spin at a wait (an emulated `mbarrier` poll) round after round and nothing
+    /// changes: the phase they wait for never completes (a deadlock on the hardware).
+    #[error(
+        "{inst}: no progress: {waiting} thread(s) spun at a wait for {rounds} rounds in which \
+         no thread exited or reached a barrier and shared memory did not change (a phase \
+         that never completes)"
+    )]
+    NoProgress {
+        inst: Inst,
+        rounds: u32,
+        waiting: usize,
+    },
 }
 
 /// Nested subroutine calls a thread may have open at once (see "Execution").
@@ -422,6 +437,7 @@ impl EvalError {
             | EvalError::Unmodelled { inst, .. }
             | EvalError::CallDepth { inst, .. }
             | EvalError::AssertFailed { inst, .. }
+            | EvalError::NoProgress { inst, .. }
             | EvalError::Trapped { inst } => Some(*inst),
         }
     }

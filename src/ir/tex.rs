@@ -25,6 +25,8 @@
 //! Invariant: a `Sample`'s result type and coordinate kind are those PTX allows for `tex`
 //! (`.f32`/`.s32`/`.u32` results; `.f32` or `.s32` coordinates).
 
+use crate::sm50::PARAM_BASE;
+
 /// The dimensionality of a texture access (PTX `.1d` .. `.acube`).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub enum TexShape {
@@ -111,6 +113,9 @@ pub enum TexQuery {
     Width,
     Height,
     Depth,
+    /// An attribute ptxas reads from the driver's descriptor table ([`crate::tex_table`]),
+    /// not the texture header.
+    Table(crate::texture::TxqQuery),
 }
 
 impl TexQuery {
@@ -119,7 +124,11 @@ impl TexQuery {
             "width" => TexQuery::Width,
             "height" => TexQuery::Height,
             "depth" => TexQuery::Depth,
-            _ => return None,
+            _ => {
+                let q = crate::texture::TxqQuery::from_name(s)?;
+                crate::tex_table::field_offset(q)?;
+                TexQuery::Table(q)
+            }
         })
     }
 
@@ -129,6 +138,7 @@ impl TexQuery {
             TexQuery::Width => crate::texture::TxqQuery::Width,
             TexQuery::Height => crate::texture::TxqQuery::Height,
             TexQuery::Depth => crate::texture::TxqQuery::Depth,
+            TexQuery::Table(q) => q,
         }
     }
 
@@ -137,6 +147,7 @@ impl TexQuery {
             TexQuery::Width => "width",
             TexQuery::Height => "height",
             TexQuery::Depth => "depth",
+            TexQuery::Table(q) => crate::tex_table::query_name(q),
         }
     }
 }
@@ -267,10 +278,6 @@ pub enum TexHandle {
     /// The texture object in the instruction's first operand (`i64`).
     Bindless,
 }
-
-/// The first byte of constant bank 0 after a kernel's parameters (bank 0 holds the driver's
-/// 0x140 bytes, then the parameters).
-const PARAM_BASE: u32 = 0x140;
 
 /// The module `.texref`s `f` reads, by index in `Module::texrefs`, in the order of their
 /// first use (block layout order, then instruction order): ptxas 11.8 gives each its own word

@@ -72,6 +72,9 @@ pub enum RelocWord {
     /// unused).
     DescLo(u32),
     DescHi(u32),
+    /// The driver's texture descriptor size (`R_CUDA_ABS32_20` against
+    /// `.nv.unified.texrefDescSize`, [`crate::tex_table`]; `Reloc::var` is unused).
+    TexDescSize,
 }
 
 /// One register operand of the whole sequence.
@@ -392,7 +395,7 @@ impl MachInst for Sm50Inst {
         let mut i = Sm50Inst::new(Role::Plain);
         let d = i.def(dst, false);
         let s = i.use_(src);
-        let inst = sm50::Inst::new(Form::ISETP_R).with(Field::Cmp, 5);
+        let inst = sm50::Inst::new(Form::ISETP_R).with(Field::Cmp, sm50::values::isetp::cmp::NE);
         i.piece(inst, &[(Field::Pd0, d, 0), (Field::Ra, s, 0)]);
         i
     }

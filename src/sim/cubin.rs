@@ -44,6 +44,7 @@ pub fn load_kernel(cubin: &[u8], name: &str) -> Result<(Vec<u64>, KernelInfo), S
         Some(u32::MAX) => k.frame_size.unwrap_or(0),
         s => s.unwrap_or(0),
     };
+    let mut code = k.code.clone();
     // Calls of system functions: a relocation of the code against an undefined symbol.
     for rs in file
         .relocations
@@ -55,11 +56,27 @@ pub fn load_kernel(cubin: &[u8], name: &str) -> Result<(Vec<u64>, KernelInfo), S
                 continue;
             };
             if sym.shndx == 0 && r.rtype == ABS32_20 {
-                info.calls.push((r.offset, sym.name.clone()));
+                if sym.name == crate::tex_table::TEXREF_DESC_SIZE_SYMBOL {
+                    desc_size(&mut code, r.offset)?;
+                    info.texture_table = true;
+                } else {
+                    info.calls.push((r.offset, sym.name.clone()));
+                }
             }
         }
     }
-    Ok((k.code.clone(), info))
+    Ok((code, info))
+}
+
+/// Resolve a `MOV32I`'s descriptor-size relocation at byte `offset` of the code to the
+/// model's size ([`crate::tex_table::DESC_SIZE`]), as the driver resolves it to its own.
+fn desc_size(code: &mut [u64], offset: u64) -> Result<(), SimError> {
+    let w = code
+        .get_mut((offset / 8) as usize)
+        .filter(|_| offset % 8 == 0)
+        .ok_or_else(|| SimError::BadCubin(format!("relocation at {offset:#x}")))?;
+    *w = (*w & !(0xffff_ffff << 20)) | (u64::from(crate::tex_table::DESC_SIZE) << 20);
+    Ok(())
 }
 
 /// `R_CUDA_TEX_HEADER_INDEX`: a bound texture's word of constant bank 0.

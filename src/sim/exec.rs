@@ -413,7 +413,14 @@ fn run_inner(
     Ok((
         RunOutput {
             printf: sim.sys.printf_output(),
-            global: sim.mem.global,
+            // The launch's regions (the driver's texture table, after them, is not output).
+            global: {
+                let mut g = sim.mem.global;
+                if info.texture_table {
+                    g.pop();
+                }
+                g
+            },
             shared,
             local,
         },

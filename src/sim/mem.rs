@@ -8,8 +8,7 @@ use crate::ir::eval::{
     GlobalRegion, Launch, CONST_WINDOW_BASE, LOCAL_WINDOW_BASE, SHARED_WINDOW_BASE, WINDOW_SIZE,
 };
 
-/// Offset of the first kernel parameter in constant bank 0 (sm50-isa.md §4).
-pub const PARAM_BASE: u32 = 0x140;
+pub use crate::sm50::PARAM_BASE;
 /// Size of bank 0 before the parameters.
 pub const CONST_BANK0_SIZE: u32 = PARAM_BASE;
 
@@ -121,6 +120,10 @@ impl Memory {
                 crate::surface::index_of(&launch.surfaces, name).map_or(u32::MAX, |k| k as u32);
             put32(&mut b0, at, index);
         }
+        let mut global = launch.global.clone();
+        if info.texture_table {
+            texture_table(info, launch, &mut b0, &mut global)?;
+        }
         let mut banks = vec![Vec::new(); 32];
         banks[0] = b0;
         for (bank, bytes) in &info.banks {
@@ -131,7 +134,7 @@ impl Memory {
         }
         Ok(Memory {
             surfaces: launch.surfaces.clone(),
-            global: launch.global.clone(),
+            global,
             shared: Vec::new(),
             local: Vec::new(),
             banks,
@@ -226,4 +229,47 @@ impl Memory {
         let b = self.bytes(addr, Space::Const(bank), off, 4)?;
         Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
     }
+}
+
+/// The driver's texture descriptor table ([`crate::tex_table`]): a global region of its own
+/// at `TABLE_BASE` (after the launch's regions; the run's output leaves it out), its address
+/// in `c[0x0][0xb0]`, and each bound `.texref`'s header index in its slot word.
+fn texture_table(
+    info: &KernelInfo,
+    launch: &Launch,
+    b0: &mut Vec<u8>,
+    global: &mut Vec<GlobalRegion>,
+) -> Result<(), SimError> {
+    use crate::tex_table as t;
+    let bytes = t::table_bytes(&launch.textures);
+    let end = t::TABLE_BASE + bytes.len() as u64;
+    if global
+        .iter()
+        .any(|r| r.base < end && t::TABLE_BASE < r.base + r.bytes.len() as u64)
+    {
+        return Err(SimError::BadLaunch(format!(
+            "a global region overlaps the texture descriptor table at {:#x}",
+            t::TABLE_BASE
+        )));
+    }
+    global.push(GlobalRegion {
+        base: t::TABLE_BASE,
+        bytes,
+    });
+    let at = t::TABLE_CBANK_OFFSET as usize;
+    b0[at..at + 8].copy_from_slice(&t::TABLE_BASE.to_le_bytes());
+    for (off, name) in &info.textures {
+        let at = *off as usize;
+        if at + 4 > 0x1_0000 {
+            return Err(SimError::BadLaunch(format!(
+                "texture slot {off:#x} outside bank 0"
+            )));
+        }
+        if b0.len() < at + 4 {
+            b0.resize(at + 4, 0);
+        }
+        let index = t::named_index(&launch.textures, name).unwrap_or(t::INDEX_MASK);
+        put32(b0, at, index);
+    }
+    Ok(())
 }

@@ -276,6 +276,9 @@ pub struct KernelInfo {
     /// The `JCAL`s to system functions: (`.text` offset, callee name), from the code's
     /// `R_CUDA_ABS32_20` relocations against undefined symbols.
     pub calls: Vec<(u64, String)>,
+    /// The code reads the driver's texture descriptor table (`crate::tex_table`): the launch
+    /// places it and points `c[0x0][0xb0]` at it.
+    pub texture_table: bool,
 }
 
 impl KernelInfo {

@@ -22,21 +22,10 @@ use crate::ir::tex::{TexHandle, TexLod, TexOp, TexQuery, TexShape, TexType};
 use crate::ir::{Type, Value};
 use crate::ptx::ast::{self, Instruction, Modifier, Operand};
 
-/// The `txq` attributes ptxas 11.8 reads from the driver's texture/sampler descriptor table
-/// (`LDG.E.CI`) rather than with `TXQ`.
-const DRIVER_TABLE_QUERIES: &[&str] = &[
-    "channel_data_type",
-    "channel_order",
-    "normalized_coords",
-    "force_unnormalized_coords",
-    "filter_mode",
-    "addr_mode_0",
-    "addr_mode_1",
-    "addr_mode_2",
-    "num_mipmap_levels",
-    "num_samples",
-    "array_size",
-];
+/// The `txq` attributes of samplers (`.samplerref`, `.texmode_independent`), which ptxas 11.8
+/// reads from the driver's sampler descriptor table; the texture attributes it reads from the
+/// texture table are lowered ([`crate::tex_table`]).
+const DRIVER_TABLE_QUERIES: &[&str] = &["force_unnormalized_coords"];
 
 impl ModuleBuilder<'_> {
     /// A module `.texref` (or `.tex` space variable): the next slot of `Module::texrefs`.
@@ -410,11 +399,10 @@ impl FnBuilder<'_, '_> {
                 Modifier::Type(ast::Type::B32) => {}
                 Modifier::Flag(f) if DRIVER_TABLE_QUERIES.contains(f) => {
                     let what = format!(
-                        "leafold does not lower txq.{f} yet (ptxas 11.8 loads it from the \
-                         driver's descriptor table: c[0x0][0xb0] (textures) or c[0x0][0xb8] \
-                         (samplers) + header index × the descriptor size (a MOV32I relocated by \
-                         .nv.unified.texrefDescSize or .nv.independent.samplerrefDescSize) \
-                         + the field's offset from constant bank 2)"
+                        "leafold does not lower txq.{f} yet (a sampler attribute: ptxas 11.8 \
+                         wants a .samplerref, \"Argument 1 of instruction 'txq': .samplerref \
+                         expected\", and loads it from the driver's sampler table at \
+                         c[0x0][0xb8], scaled by .nv.independent.samplerrefDescSize)"
                     );
                     return self.unsupported(ins, &what);
                 }
@@ -427,6 +415,14 @@ impl FnBuilder<'_, '_> {
         let Some(query) = query else {
             return self.unsupported(ins, "txq needs an attribute (.width, .height, .depth)");
         };
+        if let (TexQuery::Table(q), true) = (query, level) {
+            let what = format!(
+                "txq.level takes .width, .height or .depth, not .{} (ptxas 11.8: \
+                 \"Illegal query modifier for instruction 'txq.level'\")",
+                crate::tex_table::query_name(q)
+            );
+            return self.unsupported(ins, &what);
+        }
         let ops = self.ops(ins, if level { 3 } else { 2 })?;
         let t = match &ops[1] {
             Operand::TexArgs(targs, _) if targs.len() == 1 => &targs[0],

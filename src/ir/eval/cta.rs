@@ -55,6 +55,7 @@ pub(super) fn run_cta(
         ..RaceShadow::default()
     };
     let mut status = vec![Status::Running; threads.len()];
+    let mut spin = SpinWatch::default();
     // Each round runs every thread, in linear order, until it exits or reaches a barrier;
     // then the barrier opens for all waiting threads. Without barriers that is one round in
     // which each thread runs to its end. The step limit bounds the number of rounds.
@@ -97,6 +98,7 @@ pub(super) fn run_cta(
         // Threads that yielded in a spin-wait go on once the others have had their turn; a
         // barrier opens only when no thread is left spinning.
         if status.contains(&Status::Yielded) {
+            spin.round(ctx.func, &threads, &status, &shared)?;
             for s in &mut status {
                 if *s == Status::Yielded {
                     *s = Status::Running;
@@ -128,6 +130,58 @@ pub(super) fn run_cta(
         }
     }
     Ok((shared, locals))
+}
+
+/// Rounds in a row that end with threads spinning at a wait ([`Status::Yielded`]) while
+/// nothing changes (no thread exits or reaches a barrier or a vote, shared memory keeps its
+/// bytes) before `run_cta` gives up with [`EvalError::NoProgress`]. A wait whose phase can
+/// still complete sees it complete within a round or two of the last arrival; a thousand
+/// rounds of nothing is a phase that never completes (an arrival count larger than the
+/// threads that arrive, a consumer waiting for a producer blocked at a barrier).
+pub(super) const SPIN_ROUNDS: u32 = 1000;
+
+/// What the last round ended with, to notice rounds of spinning that change nothing.
+#[derive(Default)]
+pub(super) struct SpinWatch {
+    status: Vec<Status>,
+    shared: Vec<u8>,
+    idle: u32,
+}
+
+impl SpinWatch {
+    /// Called when a round ends with yielded threads: count it as idle when the statuses
+    /// and shared memory are those of the previous such round; stop at [`SPIN_ROUNDS`].
+    pub(super) fn round(
+        &mut self,
+        func: &Function,
+        threads: &[Thread],
+        status: &[Status],
+        shared: &[u8],
+    ) -> Result<(), EvalError> {
+        if self.status == status && self.shared == shared {
+            self.idle += 1;
+        } else {
+            self.idle = 0;
+            self.status = status.to_vec();
+            self.shared = shared.to_vec();
+        }
+        if self.idle < SPIN_ROUNDS {
+            return Ok(());
+        }
+        let k = status
+            .iter()
+            .position(|&s| s == Status::Yielded)
+            .unwrap_or(0);
+        let t = &threads[k];
+        // The thread stopped just after its yield.
+        let inst = func.blocks[t.block].insts[t.pos.saturating_sub(1)];
+        let waiting = status.iter().filter(|&&s| s == Status::Yielded).count();
+        Err(EvalError::NoProgress {
+            inst,
+            rounds: SPIN_ROUNDS,
+            waiting,
+        })
+    }
 }
 
 /// Whether `f` has `alloca`, `stacksave` or `stackrestore` (see the module essay).
