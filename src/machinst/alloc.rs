@@ -1175,7 +1175,7 @@ fn allocate_prepared<I: MachInst>(
             spread = true;
         }
     }
-    let (mut want, mut min_needed) = start_sizes(&vc, &press, &fixed);
+    let (mut want, mut min_needed) = start_sizes(&vc, &press, fixed);
     let ra_opts = ra::RegallocOptions {
         verbose_log: false,
         validate_ssa: true,
@@ -1196,7 +1196,7 @@ fn allocate_prepared<I: MachInst>(
     let named = if reserve0 {
         None
     } else {
-        allocate_names(&mut vc, &kinds, &fixed, &ra_opts, opts, hint, None)?
+        allocate_names(&mut vc, &kinds, fixed, &ra_opts, opts, hint, None)?
     };
     let mut last_sizes = None;
     // Registers regalloc2 tries last, once the retry below has set them.
@@ -1212,7 +1212,7 @@ fn allocate_prepared<I: MachInst>(
     let budget_names = !reserve0 && fixed.is_empty() && max_regs < 255;
     if named.is_none()
         && budget_names
-        && fit_sizes(&kinds, want, min_needed, &fixed, max_regs, reserve0).is_err()
+        && fit_sizes(&kinds, want, min_needed, fixed, max_regs, reserve0).is_err()
     {
         if let Some((classes, out, prog, per_acc)) =
             tight_names(&mut vc, &kinds, min_needed, &ra_opts, opts)?
@@ -1225,7 +1225,7 @@ fn allocate_prepared<I: MachInst>(
         if let Some((classes, out)) = named.take() {
             break (classes, out, false);
         }
-        let classes = fit_sizes(&kinds, want, min_needed, &fixed, max_regs, reserve0)?;
+        let classes = fit_sizes(&kinds, want, min_needed, fixed, max_regs, reserve0)?;
         let sizes = [classes[0].len(), classes[1].len(), classes[2].len()];
         // A class with fewer registers than values live at one point must spill (a spill
         // edit in that class): the attempt would be thrown away below, so it is not made and
@@ -1288,7 +1288,7 @@ fn allocate_prepared<I: MachInst>(
             }
             // Not where `max_regs` holds the classes down: there fewer registers tried first
             // would only spill more.
-            let granted = fit_sizes(&kinds, bigger, min_needed, &fixed, max_regs, reserve0)
+            let granted = fit_sizes(&kinds, bigger, min_needed, fixed, max_regs, reserve0)
                 .is_ok_and(|l| (0..3).all(|c| l[c].len() >= bigger[c]));
             if granted && !regs.is_empty() {
                 last_regs = Some(regs);
@@ -1305,11 +1305,11 @@ fn allocate_prepared<I: MachInst>(
             if spilled[0] && !fixed.is_empty() && !spread {
                 spread = true;
                 if let Some(k) =
-                    overflow_scalars(&mut vc, &fixed, false).map_err(AllocError::Invalid)?
+                    overflow_scalars(&mut vc, fixed, false).map_err(AllocError::Invalid)?
                 {
                     kinds = k;
                     press = pressure(&vc);
-                    (want, min_needed) = start_sizes(&vc, &press, &fixed);
+                    (want, min_needed) = start_sizes(&vc, &press, fixed);
                     last_sizes = None;
                     continue;
                 }
@@ -1322,7 +1322,7 @@ fn allocate_prepared<I: MachInst>(
                     .map_err(|e| AllocError::Checker(format!("{e:?}")))?;
             }
             let forced = (0..3).any(|c| {
-                let fixed_in = in_class(&fixed, c);
+                let fixed_in = in_class(fixed, c);
                 spilled[c] && sizes[c] == 64 && press.exact[c] + fixed_in > 64
             });
             break (classes, out, forced);
@@ -1363,7 +1363,7 @@ fn allocate_prepared<I: MachInst>(
         Some(x) => x,
         None => {
             let prog = NameProg::build(&vc, &out, &kinds).map_err(AllocError::Regalloc)?;
-            let map = compact(&kinds, &classes, &fixed, &out, max_regs, reserve0);
+            let map = compact(&kinds, &classes, fixed, &out, max_regs, reserve0);
             let sliced: Vec<u8> = prog
                 .accs
                 .iter()
