@@ -134,6 +134,9 @@ pub struct VerifyOptions {
     /// Every surface's bytes per row, rows, slices and layers (`--surface`; `None`:
     /// [`surfaces::DEFAULT_SURFACE`]).
     pub surface: Option<[u32; 4]>,
+    /// Every surface's element format (`--surface ...:FORMAT`; what `sust.p` converts to,
+    /// [`crate::surface::SurfFormat::RAW`] unless given).
+    pub surface_format: crate::surface::SurfFormat,
 }
 
 impl Default for VerifyOptions {
@@ -152,6 +155,7 @@ impl Default for VerifyOptions {
             sizes: Sizes::Small,
             textures: Vec::new(),
             surface: None,
+            surface_format: crate::surface::SurfFormat::RAW,
         }
     }
 }
@@ -571,7 +575,8 @@ fn verify_launch(
                 .and_then(|mut l| {
                     let dims = opts.surface.unwrap_or(surfaces::DEFAULT_SURFACE);
                     let n = plan.objects.len();
-                    surfaces::attach(&mut l, module, f, dims, n, plan.addr32, seed)?;
+                    let fmt = opts.surface_format;
+                    surfaces::attach(&mut l, module, f, (dims, fmt), n, plan.addr32, seed)?;
                     Ok(l)
                 }) {
                 Ok(mut l) => {
