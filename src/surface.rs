@@ -1,4 +1,4 @@
-//! Surfaces: what a `suld.b`/`sust.b`/`sured.b` instruction touches, shared by the IR
+//! Surfaces: what a `suld.b`/`sust.b`/`sured.b`/`sust.p` instruction touches, shared by the IR
 //! ([`crate::ir::InstData::Surface`]), the reference interpreter (`ir::eval`), the simulator
 //! (`sim`, running `SULD`/`SUST`/`SURED`) and `verify` (which describes the bound surfaces).
 //!

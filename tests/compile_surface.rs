@@ -629,15 +629,7 @@ fn verify_covers_surface_kernels() {
         ..VerifyOptions::default()
     };
     let v = verify_file(&src, None, &opts).expect("compiles");
-    assert_eq!(v.len(), 1);
-    match &v[0].outcome {
-        Outcome::Match {
-            one_thread: None,
-            ptxas,
-            ..
-        } => assert_eq!(*ptxas, oracle.is_some(), "{}", v[0]),
-        _ => panic!("{}", v[0]),
-    }
+    assert_full_match(&v, oracle.is_some());
     // A surface too small for the accesses: .trap aborts both sides alike.
     let small = VerifyOptions {
         surface: Some([16, 1, 1, 1]),
@@ -647,11 +639,25 @@ fn verify_covers_surface_kernels() {
     assert!(!matches!(v[0].outcome, Outcome::Mismatch(_)), "{}", v[0]);
 }
 
+/// One kernel verified at the full launch, on ptxas's code too when `with_ptxas`.
+fn assert_full_match(v: &[leafold::verify::Verdict], with_ptxas: bool) {
+    use leafold::verify::Outcome;
+    assert_eq!(v.len(), 1);
+    match &v[0].outcome {
+        Outcome::Match {
+            one_thread: None,
+            ptxas,
+            ..
+        } => assert_eq!(*ptxas, with_ptxas, "{}", v[0]),
+        _ => panic!("{}", v[0]),
+    }
+}
+
 /// `verify` runs `sust.p` on a surface of the format `--surface ...:FORMAT` names (here
 /// `unorm8x4`, a 4-byte element): on leafold's code and, with the oracle, on ptxas's.
 #[test]
 fn verify_covers_formatted_stores() {
-    use leafold::verify::{verify_file, Outcome, VerifyOptions};
+    use leafold::verify::{verify_file, VerifyOptions};
     // Each thread its own element (x = tid, row %ctaid.x): no races.
     let body = format!(
         "{FLOATS}\n    sust.p.2d.v4.b32.trap [surf, {{%r1, %r4}}], {{%r20, %r22, %r21, %r5}};\n    sust.p.a1d.v4.b32.zero [%rd2, {{%r4, %r1}}], {{%r22, %r20, %r5, %r21}};"
@@ -668,15 +674,7 @@ fn verify_covers_formatted_stores() {
         ..VerifyOptions::default()
     };
     let v = verify_file(&src, None, &opts).expect("compiles");
-    assert_eq!(v.len(), 1);
-    match &v[0].outcome {
-        Outcome::Match {
-            one_thread: None,
-            ptxas,
-            ..
-        } => assert_eq!(*ptxas, oracle.is_some(), "{}", v[0]),
-        _ => panic!("{}", v[0]),
-    }
+    assert_full_match(&v, oracle.is_some());
 }
 
 /// What leafold refuses of the surface chapter gets a diagnostic at the instruction's file,
