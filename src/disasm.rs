@@ -98,7 +98,7 @@ fn instruction_lines(code: &[u64], opts: ListingOptions) -> String {
     for (b, bundle) in code.chunks(4).enumerate() {
         let ctrls = sm50::Bundle::split_ctrl(bundle[0]);
         for (slot, &word) in bundle.iter().skip(1).enumerate() {
-            let addr = (b * 32 + 8 + slot * 8) as u64;
+            let addr = sm50::ctrl::inst_addr(3 * b + slot);
             let ctrl = ctrls[slot];
             let full = match sm50::decode(word) {
                 Ok(inst) => sm50::print(&inst, addr, ctrl.reuse),

@@ -224,12 +224,11 @@ pub struct KernelReport {
 impl KernelReport {
     /// The PTX line of the instruction at `.text` byte offset `addr` (see [`Self::src_lines`]).
     pub fn ptx_line_at(&self, addr: u64) -> Option<u32> {
-        let slot = addr % 32;
-        if slot < 8 || addr % 8 != 0 {
+        if addr % 8 != 0 {
             return None;
         }
-        let n = 3 * (addr / 32) + (slot - 8) / 8;
-        self.src_lines.get(n as usize).copied().flatten()
+        let n = crate::sm50::ctrl::inst_index(addr)?;
+        self.src_lines.get(n).copied().flatten()
     }
 }
 
@@ -1017,7 +1016,7 @@ fn kernel_report(
         stack_frame: frame,
         spill_store_bytes: spill_bytes(laid, Form::STL, local_data),
         spill_load_bytes: spill_bytes(laid, Form::LDL, local_data),
-        cmem0: 0x140 + k.param_bytes(),
+        cmem0: crate::sm50::PARAM_BASE + k.param_bytes(),
         smem: u64::from(shared.size),
         fold: {
             fold.sass = lower::stats::count_sass(laid.placed.iter().map(|p| &p.inst));

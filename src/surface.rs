@@ -474,7 +474,7 @@ pub fn bound_slots(f: &crate::ir::Function) -> Vec<(u32, u32)> {
             }
         }
     }
-    let base = 0x140 + f.param_size().next_multiple_of(4);
+    let base = crate::sm50::PARAM_BASE + f.param_size().next_multiple_of(4);
     used.iter()
         .enumerate()
         .map(|(k, &i)| (i, base + 4 * k as u32))

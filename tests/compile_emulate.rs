@@ -594,3 +594,618 @@ DONE:
         assert_eq!(word(&last, g, 0), want, "thread {g}");
     }
 }
+
+#[test]
+fn mbarrier_phase_that_never_completes_is_no_progress_not_a_hang() {
+    // Expected count 2 · ntid but one arrival per thread: phase 0 never completes, and every
+    // thread spins on it. `ir::eval` must say so (no progress), not run to its step limit.
+    let src = r#"
+.version 7.0
+.target sm_80
+.address_size 64
+.visible .entry stuck(.param .u64 out)
+{
+    .reg .pred %p<3>;
+    .reg .b32 %r<8>;
+    .reg .b64 %rd<4>;
+    .reg .b64 %st<2>;
+    .shared .align 8 .b64 mb;
+    mov.u32 %r1, %tid.x;
+    mov.u32 %r2, %ntid.x;
+    shl.b32 %r3, %r2, 1;
+    mov.u32 %r5, mb;
+    setp.eq.u32 %p1, %r1, 0;
+    @%p1 mbarrier.init.shared.b64 [%r5], %r3;
+    bar.sync 0;
+    mbarrier.arrive.shared.b64 %st1, [%r5];
+WAIT:
+    mbarrier.test_wait.shared.b64 %p2, [%r5], %st1;
+    @!%p2 bra WAIT;
+    ld.param.u64 %rd1, [out];
+    st.global.u32 [%rd1], %r1;
+    ret;
+}
+"#;
+    let module = common::ir_module("stuck.ptx", src);
+    let mut launch = leafold::ir::eval::Launch::new([1, 1, 1], [64, 1, 1]);
+    launch.params = 0x2000_0000u64.to_le_bytes().to_vec();
+    launch.global = vec![leafold::ir::eval::GlobalRegion {
+        base: 0x2000_0000,
+        bytes: vec![0; 256],
+    }];
+    match leafold::ir::eval::run(&module, "stuck", &launch) {
+        Err(e @ leafold::ir::eval::EvalError::NoProgress { waiting: 64, .. }) => {
+            assert!(e.to_string().contains("no progress"), "{e}");
+        }
+        other => panic!("want NoProgress with 64 waiting threads, got {other:?}"),
+    }
+}
+
+// ---- ldmatrix and mma.sync (src/ir/build/mma.rs) -------------------------------------
+//
+// The references below are written from the PTX ISA's fragment figures (the row and column
+// of each element of each lane's registers), independently of the tables in `mma.rs`.
+
+/// `n` words of a hash chain from `x` (the kernels compute the same with `mad.lo`).
+fn chain(x: u32, n: usize) -> Vec<u32> {
+    let mut y = x;
+    (0..n)
+        .map(|_| {
+            y = y.wrapping_mul(0x9e37_79b1).wrapping_add(0x123_4567);
+            y
+        })
+        .collect()
+}
+
+/// PTX lines computing [`chain`] of `%r2` into `%r12..`, each word and-ed with `masks[i]`.
+fn chain_ptx(masks: &[u32]) -> String {
+    let mut s = String::new();
+    for i in 0..masks.len() {
+        let from = if i == 0 { 2 } else { 11 + i };
+        s += &format!(
+            "    mad.lo.u32 %r{}, %r{from}, 0x9e3779b1, 0x1234567;\n",
+            12 + i
+        );
+    }
+    for (i, m) in masks.iter().enumerate() {
+        s += &format!("    and.b32 %r{}, %r{}, {m:#x};\n", 24 + i, 12 + i);
+    }
+    s
+}
+
+/// The ldmatrix kernels: every thread stores `in[g]` and its first chain word into `sm`
+/// (512 bytes per CTA), then each lane `l` of a warp gives row address
+/// `sm + 16·((5l) mod 32)` (a permutation of the 32 rows) to `.x4`, `.x2` and `.x1` loads.
+fn ldmatrix_case(test: &str, trans: bool) {
+    let t = if trans { ".trans" } else { "" };
+    let decls = ".shared .align 16 .b32 sm[128];";
+    let body = format!(
+        r#"
+    mov.u32 %r5, sm;
+    shl.b32 %r6, %r9, 3;
+    add.s32 %r6, %r5, %r6;
+    mad.lo.u32 %r7, %r2, 0x9e3779b1, 0x1234567;
+    st.shared.v2.u32 [%r6], {{%r2, %r7}};
+    bar.sync 0;
+    mov.u32 %r8, %laneid;
+    mul.lo.u32 %r8, %r8, 5;
+    and.b32 %r8, %r8, 31;
+    shl.b32 %r8, %r8, 4;
+    add.s32 %r8, %r5, %r8;
+    ldmatrix.sync.aligned.m8n8.x4{t}.shared.b16 {{%r12, %r13, %r14, %r15}}, [%r8];
+    ldmatrix.sync.aligned.m8n8.x2{t}.shared::cta.b16 {{%r16, %r17}}, [%r8];
+    ldmatrix.sync.aligned.m8n8.x1{t}.shared.b16 {{%r18}}, [%r8];
+    st.global.v4.u32 [%rd3], {{%r12, %r13, %r14, %r15}};
+    st.global.v2.u32 [%rd3+16], {{%r16, %r17}};
+    st.global.u32 [%rd3+24], %r18;
+"#
+    );
+    let (out, last) = run(test, decls, &body);
+    assert!(
+        has(&out.sass, |t| t.starts_with("SHFL.IDX")),
+        "{}",
+        out.sass
+    );
+    for cta in 0..CTAS as usize {
+        let base = cta * THREADS as usize;
+        let mut sm = Vec::new();
+        for tid in 0..THREADS as usize {
+            let x = input(3, base + tid);
+            sm.extend(x.to_le_bytes());
+            sm.extend(chain(x, 1)[0].to_le_bytes());
+        }
+        let row = |lane: usize| 16 * ((5 * lane) % 32);
+        let u16_at = |a: usize| u32::from(u16::from_le_bytes([sm[a], sm[a + 1]]));
+        for tid in 0..THREADS as usize {
+            let l = tid % 32;
+            let g = base + tid;
+            let frag = |i: usize| {
+                if trans {
+                    let lo = u16_at(row(8 * i + 2 * (l % 4)) + 2 * (l / 4));
+                    let hi = u16_at(row(8 * i + 2 * (l % 4) + 1) + 2 * (l / 4));
+                    lo | hi << 16
+                } else {
+                    let a = row(8 * i + l / 4) + 4 * (l % 4);
+                    u32::from_le_bytes(sm[a..a + 4].try_into().unwrap())
+                }
+            };
+            let want = [
+                frag(0),
+                frag(1),
+                frag(2),
+                frag(3),
+                frag(0),
+                frag(1),
+                frag(0),
+            ];
+            for (w, &x) in want.iter().enumerate() {
+                assert_eq!(word(&last, g, w), x, "{test}: thread {g}, word {w}");
+            }
+        }
+    }
+}
+
+#[test]
+fn ldmatrix_x1_x2_x4() {
+    ldmatrix_case("ldmatrix", false);
+}
+
+#[test]
+fn ldmatrix_trans_x1_x2_x4() {
+    ldmatrix_case("ldmatrix_trans", true);
+}
+
+/// An f16 as f32 (exact).
+fn f16_to_f32(h: u16) -> f32 {
+    let sign = if h & 0x8000 != 0 { -1.0 } else { 1.0 };
+    let e = i32::from((h >> 10) & 0x1f);
+    let m = f32::from(h & 0x3ff);
+    assert!(e != 31, "the tests use finite halves");
+    if e == 0 {
+        sign * m * 2f32.powi(-24)
+    } else {
+        sign * (1024.0 + m) * 2f32.powi(e - 25)
+    }
+}
+
+/// An f32 rounded to the nearest f16 (ties to even), for finite values in f16's range.
+fn f32_to_f16(x: f32) -> u16 {
+    let sign = if x.is_sign_negative() { 0x8000 } else { 0 };
+    let a = f64::from(x.abs());
+    // The spacing of f16 values around `a`: 2^-24 below 2^-14, else 2^(e - 10).
+    let e = if a < 2f64.powi(-14) {
+        -14
+    } else {
+        a.log2().floor() as i32
+    };
+    let q = 2f64.powi(e - 10);
+    let n = a / q;
+    let r = n.round();
+    let r = if (n - n.floor() - 0.5).abs() < f64::EPSILON && r % 2.0 != 0.0 {
+        r - 1.0
+    } else {
+        r
+    };
+    let v = r * q;
+    let bits = if v < 2f64.powi(-14) {
+        (v / 2f64.powi(-24)) as u16
+    } else {
+        let e2 = v.log2().floor() as i32;
+        let m = (v / 2f64.powi(e2 - 10)) as u32 - 1024;
+        (((e2 + 15) as u32) << 10 | m) as u16
+    };
+    sign | bits
+}
+
+/// One `mma` test: `shape` (`m16n8k8`, ...), the type suffix, `K`, rows `M` (8 or 16),
+/// integer or f16 inputs, signedness of A and B (integer), f16 `D`/`C` (f16 inputs).
+#[allow(clippy::too_many_arguments)]
+fn mma_case(
+    test: &str,
+    shape: &str,
+    types: &str,
+    k: usize,
+    m: usize,
+    int: bool,
+    sa: bool,
+    sb: bool,
+    d16: bool,
+    c16: bool,
+) {
+    let per = if int { 4 } else { 2 };
+    let (na, nb) = (m * k / 32 / per, k * 8 / 32 / per);
+    let ncr = |f16: bool| if f16 { m / 8 } else { m / 4 };
+    let (nd, nc) = (ncr(d16), ncr(c16));
+    let hmask = if int { u32::MAX } else { 0xbfff_bfff };
+    let cmask = if int {
+        u32::MAX
+    } else if c16 {
+        0xbfff_bfff
+    } else {
+        0xbfff_ffff
+    };
+    let masks: Vec<u32> = (0..na + nb)
+        .map(|_| hmask)
+        .chain((0..nc).map(|_| cmask))
+        .collect();
+    let regs = |from: usize, n: usize| {
+        (from..from + n)
+            .map(|r| format!("%r{}", 24 + r))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let dregs = (0..nd).map(|r| format!("%r{}", 4 + r)).collect::<Vec<_>>();
+    let body = format!(
+        "{}    mma.sync.aligned.{shape}.row.col.{types} {{{}}}, {{{}}}, {{{}}}, {{{}}};\n{}",
+        chain_ptx(&masks),
+        dregs.join(", "),
+        regs(0, na),
+        regs(na, nb),
+        regs(na + nb, nc),
+        dregs
+            .iter()
+            .enumerate()
+            .map(|(i, r)| format!("    st.global.u32 [%rd3+{}], {r};\n", 4 * i))
+            .collect::<String>()
+    );
+    let (out, last) = run(test, "", &body);
+    assert!(
+        has(&out.sass, |t| t.starts_with("SHFL.IDX")),
+        "{}",
+        out.sass
+    );
+    // Per warp: the matrices from every lane's registers, then D.
+    for w0 in (0..(THREADS * CTAS) as usize).step_by(32) {
+        let lanes: Vec<Vec<u32>> = (0..32)
+            .map(|l| {
+                let x = input(3, w0 + l);
+                chain(x, masks.len())
+                    .iter()
+                    .zip(&masks)
+                    .map(|(v, mk)| v & mk)
+                    .collect()
+            })
+            .collect();
+        let mut a = vec![vec![0u32; k]; m];
+        let mut b = vec![vec![0u32; 8]; k];
+        let mut c = vec![vec![0u32; 8]; m];
+        for (l, r) in lanes.iter().enumerate() {
+            let (g, t) = (l / 4, l % 4);
+            for (j, &rj) in r.iter().enumerate().take(na) {
+                for e in 0..per {
+                    let x = (rj >> (32 / per * e)) & if int { 0xff } else { 0xffff };
+                    let (row, col) = if int {
+                        (g + 8 * (j & 1), 4 * t + e + 16 * (j / 2))
+                    } else {
+                        (g + 8 * (j & 1), 2 * t + e + 8 * (j / 2))
+                    };
+                    a[row][col] = x;
+                }
+            }
+            for j in 0..nb {
+                for e in 0..per {
+                    let x = (r[na + j] >> (32 / per * e)) & if int { 0xff } else { 0xffff };
+                    let row = if int {
+                        4 * t + e + 16 * j
+                    } else {
+                        2 * t + e + 8 * j
+                    };
+                    b[row][g] = x;
+                }
+            }
+            for j in 0..nc {
+                let x = r[na + nb + j];
+                if c16 {
+                    c[g + 8 * j][2 * t] = x & 0xffff;
+                    c[g + 8 * j][2 * t + 1] = x >> 16;
+                } else {
+                    c[g + 8 * (j / 2)][2 * t + (j & 1)] = x;
+                }
+            }
+        }
+        let ext = |x: u32, s: bool| {
+            if s {
+                i32::from(x as u8 as i8)
+            } else {
+                x as i32
+            }
+        };
+        let d = |row: usize, col: usize| -> u32 {
+            if int {
+                let mut acc = c[row][col] as i32;
+                for kk in 0..k {
+                    acc = acc.wrapping_add(ext(a[row][kk], sa) * ext(b[kk][col], sb));
+                }
+                acc as u32
+            } else {
+                let mut acc = if c16 {
+                    f16_to_f32(c[row][col] as u16)
+                } else {
+                    f32::from_bits(c[row][col])
+                };
+                for kk in 0..k {
+                    let x = f16_to_f32(a[row][kk] as u16);
+                    let y = f16_to_f32(b[kk][col] as u16);
+                    acc = x.mul_add(y, acc);
+                }
+                if d16 {
+                    u32::from(f32_to_f16(acc))
+                } else {
+                    acc.to_bits()
+                }
+            }
+        };
+        for l in 0..32 {
+            let (g, t) = (l / 4, l % 4);
+            for j in 0..nd {
+                let want = if d16 {
+                    d(g + 8 * j, 2 * t) | d(g + 8 * j, 2 * t + 1) << 16
+                } else {
+                    d(g + 8 * (j / 2), 2 * t + (j & 1))
+                };
+                assert_eq!(
+                    word(&last, w0 + l, j),
+                    want,
+                    "{test}: thread {}, D register {j}",
+                    w0 + l
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn mma_f16_m16n8k16_f32_and_f16_accumulators() {
+    mma_case(
+        "mma_f16_k16_f32",
+        "m16n8k16",
+        "f32.f16.f16.f32",
+        16,
+        16,
+        false,
+        false,
+        false,
+        false,
+        false,
+    );
+    mma_case(
+        "mma_f16_k16_f16",
+        "m16n8k16",
+        "f16.f16.f16.f16",
+        16,
+        16,
+        false,
+        false,
+        false,
+        true,
+        true,
+    );
+}
+
+#[test]
+fn mma_f16_m16n8k8_mixed_accumulators() {
+    mma_case(
+        "mma_f16_k8_f32",
+        "m16n8k8",
+        "f32.f16.f16.f16",
+        8,
+        16,
+        false,
+        false,
+        false,
+        false,
+        true,
+    );
+    mma_case(
+        "mma_f16_k8_f16",
+        "m16n8k8",
+        "f16.f16.f16.f32",
+        8,
+        16,
+        false,
+        false,
+        false,
+        true,
+        false,
+    );
+}
+
+#[test]
+fn mma_s8_u8_integer_shapes() {
+    mma_case(
+        "mma_m8n8k16_s8",
+        "m8n8k16",
+        "s32.s8.s8.s32",
+        16,
+        8,
+        true,
+        true,
+        true,
+        false,
+        false,
+    );
+    mma_case(
+        "mma_m16n8k16_u8s8",
+        "m16n8k16",
+        "s32.u8.s8.s32",
+        16,
+        16,
+        true,
+        false,
+        true,
+        false,
+        false,
+    );
+    mma_case(
+        "mma_m16n8k32_s8u8",
+        "m16n8k32",
+        "s32.s8.u8.s32",
+        32,
+        16,
+        true,
+        true,
+        false,
+        false,
+        false,
+    );
+}
+
+/// A 16×16×16 `wmma` tile (f16 A and B, f32 C and D) on shared tiles filled by the CTA:
+/// thread `tid` writes words `2tid, 2tid + 1` of A and of B (halves in `[-2, 2]`) and words
+/// `4tid..4tid + 4` of C (f32 in `(-2, 2)`); each warp loads them with layouts `la`, `lb`,
+/// `lc`, multiplies, and stores D row-major over its 32 threads' output words. The reference
+/// reads the same memory, so it is independent of the fragment layout (which PTX leaves
+/// unspecified).
+fn wmma_case(test: &str, la: &str, lb: &str, lc: &str) {
+    let decls = ".shared .align 32 .b32 sa[128];\n.shared .align 32 .b32 sb[128];\n.shared .align 32 .b32 sc[256];";
+    let masks = [
+        0xbfff_bfff,
+        0xbfff_bfff,
+        0xbfff_bfff,
+        0xbfff_bfff,
+        0xbfff_ffff,
+        0xbfff_ffff,
+        0xbfff_ffff,
+        0xbfff_ffff,
+    ];
+    let body = format!(
+        r#"{}
+    shl.b32 %r5, %r9, 3;
+    mov.u32 %r6, sa;
+    add.s32 %r6, %r6, %r5;
+    st.shared.v2.u32 [%r6], {{%r24, %r25}};
+    mov.u32 %r6, sb;
+    add.s32 %r6, %r6, %r5;
+    st.shared.v2.u32 [%r6], {{%r26, %r27}};
+    shl.b32 %r5, %r9, 4;
+    mov.u32 %r6, sc;
+    add.s32 %r6, %r6, %r5;
+    st.shared.v4.u32 [%r6], {{%r28, %r29, %r30, %r31}};
+    bar.sync 0;
+    mov.u32 %r5, sa;
+    mov.u32 %r6, sb;
+    mov.u32 %r7, sc;
+    wmma.load.a.sync.aligned.{la}.m16n16k16.shared.f16 {{%r12, %r13, %r14, %r15, %r16, %r17, %r18, %r19}}, [%r5], 16;
+    wmma.load.b.sync.aligned.{lb}.m16n16k16.shared.f16 {{%r20, %r21, %r22, %r23, %r32, %r33, %r34, %r35}}, [%r6];
+    mov.u32 %r8, 16;
+    wmma.load.c.sync.aligned.{lc}.m16n16k16.shared.f32 {{%r24, %r25, %r26, %r27, %r28, %r29, %r30, %r31}}, [%r7], %r8;
+    wmma.mma.sync.aligned.{la}.{lb}.m16n16k16.f32.f32 {{%r24, %r25, %r26, %r27, %r28, %r29, %r30, %r31}}, {{%r12, %r13, %r14, %r15, %r16, %r17, %r18, %r19}}, {{%r20, %r21, %r22, %r23, %r32, %r33, %r34, %r35}}, {{%r24, %r25, %r26, %r27, %r28, %r29, %r30, %r31}};
+    mov.u32 %r5, %laneid;
+    mul.wide.u32 %rd7, %r5, 32;
+    sub.s64 %rd8, %rd3, %rd7;
+    wmma.store.d.sync.aligned.row.m16n16k16.global.f32 [%rd8], {{%r24, %r25, %r26, %r27, %r28, %r29, %r30, %r31}}, %r8;
+"#,
+        chain_ptx(&masks)
+    );
+    let (_, last) = run(test, decls, &body);
+    for cta in 0..CTAS as usize {
+        let base = cta * THREADS as usize;
+        let (mut sa, mut sb, mut sc) = (Vec::new(), Vec::new(), Vec::new());
+        for tid in 0..THREADS as usize {
+            let w: Vec<u32> = chain(input(3, base + tid), 8)
+                .iter()
+                .zip(&masks)
+                .map(|(v, m)| v & m)
+                .collect();
+            for x in &w[0..2] {
+                sa.push((x & 0xffff) as u16);
+                sa.push((x >> 16) as u16);
+            }
+            for x in &w[2..4] {
+                sb.push((x & 0xffff) as u16);
+                sb.push((x >> 16) as u16);
+            }
+            sc.extend(&w[4..8]);
+        }
+        let at = |layout: &str, i: usize, j: usize| {
+            if layout == "row" {
+                16 * i + j
+            } else {
+                16 * j + i
+            }
+        };
+        for warp in 0..(THREADS / 32) as usize {
+            let g0 = base + 32 * warp;
+            for r in 0..16 {
+                for c in 0..16 {
+                    let mut acc = f32::from_bits(sc[at(lc, r, c)]);
+                    for k in 0..16 {
+                        let x = f16_to_f32(sa[at(la, r, k)]);
+                        let y = f16_to_f32(sb[at(lb, k, c)]);
+                        acc = x.mul_add(y, acc);
+                    }
+                    let n = 16 * r + c;
+                    assert_eq!(
+                        word(&last, g0 + n / 8, n % 8),
+                        acc.to_bits(),
+                        "{test}: CTA {cta} warp {warp}: D[{r}][{c}]"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn wmma_m16n16k16_f16_f32_row_col() {
+    wmma_case("wmma_row_col", "row", "col", "row");
+}
+
+#[test]
+fn wmma_m16n16k16_f16_f32_col_row_strided() {
+    wmma_case("wmma_col_row", "col", "row", "col");
+}
+
+#[test]
+fn divergent_mma_and_ldmatrix_are_undefined_in_eval() {
+    // `.aligned`: every lane of the warp must execute the same instruction. With lanes 0..16
+    // branched around it the expansion's shuffles read lanes that take no part, and
+    // `ir::eval` refuses the launch instead of inventing their registers.
+    for ins in [
+        "mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%r4, %r5, %r6, %r7}, {%r1, %r2}, {%r3}, {%r4, %r5, %r6, %r7};",
+        "ldmatrix.sync.aligned.m8n8.x1.shared.b16 {%r4}, [%r8];",
+    ] {
+        let src = format!(
+            r#"
+.version 7.8
+.target sm_80
+.address_size 64
+.visible .entry div(.param .u64 out)
+{{
+    .reg .pred %p<2>;
+    .reg .b32 %r<10>;
+    .reg .b64 %rd<2>;
+    .shared .align 16 .b8 sm[256];
+    mov.u32 %r1, %laneid;
+    mov.u32 %r2, 0;
+    mov.u32 %r3, 0;
+    mov.u32 %r4, 0;
+    mov.u32 %r5, 0;
+    mov.u32 %r6, 0;
+    mov.u32 %r7, 0;
+    mov.u32 %r8, sm;
+    setp.lt.u32 %p1, %r1, 16;
+    @%p1 bra SKIP;
+    {ins}
+SKIP:
+    ld.param.u64 %rd1, [out];
+    st.global.u32 [%rd1], %r4;
+    ret;
+}}
+"#
+        );
+        let module = common::ir_module("div.ptx", src);
+        let mut launch = leafold::ir::eval::Launch::new([1, 1, 1], [32, 1, 1]);
+        launch.params = 0x2000_0000u64.to_le_bytes().to_vec();
+        launch.global = vec![leafold::ir::eval::GlobalRegion {
+            base: 0x2000_0000,
+            bytes: vec![0; 256],
+        }];
+        match leafold::ir::eval::run(&module, "div", &launch) {
+            Err(e @ leafold::ir::eval::EvalError::Undefined { .. }) => {
+                assert!(e.to_string().contains("does not take part"), "{ins}: {e}");
+            }
+            other => panic!("{ins}: want Undefined (a shuffle from a lane not taking part), got {other:?}"),
+        }
+    }
+}

@@ -8,10 +8,13 @@
 //!
 //! The description language (see the header of `sm50.isa` for the full grammar):
 //! - `class NAME lat=fixed|var ver=TAG [flow=F] [transfer=yes] [fence=yes|clock] [stall=N]
-//!   [cycles=N]`: starts a family; the `field` and `print` lines that follow are shared by
-//!   the forms of the class. The optional attributes are what the passes need to know of the
-//!   class ([`Props`]): its control flow, whether it ends a block, whether it is a scheduling
-//!   fence, the stall ptxas always puts after it and its modelled variable latency.
+//!   [cycles=N] [space=S] [access=A] [sm53=yes] [predicable=yes]`: starts a family; the
+//!   `field` and `print` lines that follow are shared by the forms of the class. The optional
+//!   attributes are what the passes need to know of the class ([`Props`]): its control flow,
+//!   whether it ends a block, whether it is a scheduling fence, the stall ptxas always puts
+//!   after it, its modelled variable latency, the memory it accesses and how, whether it
+//!   exists only on sm_53 and whether if-conversion may guard it. Each form also gets its
+//!   class's number (`class_id`, in order of first appearance).
 //! - `field NAME KIND BITS [def|use] [A|B|C] [w2|w4|wmem=F|wlog=F|wflag=F|wtab=F:W/W/..|wsum=N+F+..]`:
 //!   a named bit field (`wtab`: register count looked up by field F's value; `wsum`: N plus
 //!   one per listed field that is not zero, or, written `F>M`, exceeds M).
@@ -132,6 +135,14 @@ pub struct Props {
     pub min_stall: u8,
     /// `cycles=N`: modelled cycles from issue to result when the latency is variable.
     pub cycles: u16,
+    /// `space=`: the memory its address or handle names (`MemSpace::` variant name).
+    pub space: String,
+    /// `access=load|store|atomic|query`: what it does to that memory (`MemAccess::` variant name).
+    pub access: String,
+    /// `sm53=yes`: the form exists only on sm_53.
+    pub sm53: bool,
+    /// `predicable=yes`: if-conversion may put it under a guard it adds.
+    pub predicable: bool,
 }
 
 impl Default for Props {
@@ -142,6 +153,10 @@ impl Default for Props {
             fence: "No".into(),
             min_stall: 1,
             cycles: 20,
+            space: "None".into(),
+            access: "None".into(),
+            sm53: false,
+            predicable: false,
         }
     }
 }
@@ -149,8 +164,13 @@ impl Default for Props {
 /// The `Flow::` variant of a `flow=` value.
 fn flow_variant(v: &str) -> Option<String> {
     let known = [
-        "bra", "cal", "sync", "brk", "ret", "brx", "exit", "ssy", "pbk",
+        "bra", "cal", "sync", "brk", "ret", "brx", "exit", "ssy", "pbk", "pret", "jcal",
     ];
+    variant(&known, v)
+}
+
+/// The enum variant (capitalised) of an attribute value, when `known` holds it.
+fn variant(known: &[&str], v: &str) -> Option<String> {
     known.contains(&v).then(|| {
         let mut c = v.chars();
         c.next()
@@ -221,6 +241,19 @@ pub fn parse(src: &str) -> Vec<FormDef> {
                         Some(("cycles", v)) => {
                             props.cycles = v.parse().unwrap_or_else(|_| err("cycles"))
                         }
+                        Some(("space", v)) => {
+                            let known = [
+                                "global", "generic", "local", "shared", "const", "texture",
+                                "surface",
+                            ];
+                            props.space = variant(&known, v).unwrap_or_else(|| err("space"))
+                        }
+                        Some(("access", v)) => {
+                            let known = ["load", "store", "atomic", "query"];
+                            props.access = variant(&known, v).unwrap_or_else(|| err("access"))
+                        }
+                        Some(("sm53", "yes")) => props.sm53 = true,
+                        Some(("predicable", "yes")) => props.predicable = true,
                         _ => err("class attribute"),
                     }
                 }
@@ -846,15 +879,26 @@ pub fn generate_from(src: &str) -> String {
         }
     }
 
+    values_module(&mut o, &forms);
+
     // Field tables.
     writeln!(
         o,
         "/// All forms with their fields, in `Form` order.\npub static FORMS: &[FormInfo] = &["
     )
     .unwrap();
+    // Class numbers, in order of first appearance.
+    let mut classes: Vec<&str> = Vec::new();
     for f in &forms {
         let p = &f.props;
-        writeln!(o, "FormInfo {{ form: Form::{}, name: {:?}, class: {:?}, opcode: {:#018x}, mask: {:#018x}, variable_latency: {}, verified: {:?}, props: Props {{ flow: Flow::{}, transfer: {}, fence: Fence::{}, min_stall: {}, cycles: {} }}, fields: &[", f.name, f.name, f.class, f.opc, f.mask, f.variable, f.verified, p.flow, p.transfer, p.fence, p.min_stall, p.cycles).unwrap();
+        let class_id = match classes.iter().position(|c| *c == f.class) {
+            Some(i) => i,
+            None => {
+                classes.push(&f.class);
+                classes.len() - 1
+            }
+        };
+        writeln!(o, "FormInfo {{ form: Form::{}, name: {:?}, class: {:?}, class_id: {class_id}, opcode: {:#018x}, mask: {:#018x}, variable_latency: {}, verified: {:?}, props: Props {{ flow: Flow::{}, transfer: {}, fence: Fence::{}, min_stall: {}, cycles: {}, space: MemSpace::{}, access: MemAccess::{}, sm53: {}, predicable: {} }}, fields: &[", f.name, f.name, f.class, f.opc, f.mask, f.variable, f.verified, p.flow, p.transfer, p.fence, p.min_stall, p.cycles, p.space, p.access, p.sm53, p.predicable).unwrap();
         for fd in &f.fields {
             let kind = match &fd.kind {
                 Kind::Reg => "FieldKind::Reg".to_string(),
@@ -1079,4 +1123,105 @@ mod tests {
     fn fields_wider_than_32_bits_are_rejected() {
         parse("class X lat=fixed\nfield a u 0:20+20:13\nprint X\nform - 5000/ff00\n");
     }
+}
+
+/// Emit `pub mod values`: one module per class and enumerated field, holding a named constant
+/// per printed value (`values::fsetp::cmp::LT`), so that the passes write an encoding by its
+/// name rather than as a bare number. A field whose value names differ between the forms of
+/// one class name differently gets no module (a form with a narrower field lists fewer); a name is the printed text without its dot, other characters
+/// that cannot be in a Rust name replaced by `_` (a leading digit gets a `V`).
+fn values_module(o: &mut String, forms: &[FormDef]) {
+    use std::collections::BTreeMap;
+    let mut per_class: BTreeMap<String, BTreeMap<String, Option<Vec<Option<String>>>>> =
+        BTreeMap::new();
+    for f in forms {
+        let fields = per_class.entry(f.class.to_lowercase()).or_default();
+        for fd in &f.fields {
+            if let Kind::Enum(ns) = &fd.kind {
+                // Forms may list fewer values (a narrower field): merge, unless two forms
+                // name one value differently.
+                let merged = match fields.get(&fd.name) {
+                    None => Some(ns.clone()),
+                    Some(None) => None,
+                    Some(Some(prev)) => {
+                        let (long, short) = if prev.len() >= ns.len() {
+                            (prev, ns)
+                        } else {
+                            (ns, prev)
+                        };
+                        let mut m = long.clone();
+                        let mut ok = true;
+                        for (v, n) in short.iter().enumerate() {
+                            match (&m[v], n) {
+                                (Some(a), Some(b)) if a != b => ok = false,
+                                (None, Some(_)) => m[v] = n.clone(),
+                                _ => {}
+                            }
+                        }
+                        ok.then_some(m)
+                    }
+                };
+                fields.insert(fd.name.clone(), merged);
+            }
+        }
+    }
+    const KEYWORDS: &[&str] = &[
+        "as", "break", "const", "continue", "crate", "else", "enum", "extern", "false", "fn",
+        "for", "if", "impl", "in", "let", "loop", "match", "mod", "move", "mut", "pub", "ref",
+        "return", "self", "static", "struct", "super", "trait", "true", "type", "unsafe", "use",
+        "where", "while", "async", "await", "dyn",
+    ];
+    let module = |n: &str| {
+        if KEYWORDS.contains(&n) {
+            format!("r#{n}")
+        } else {
+            n.to_string()
+        }
+    };
+    writeln!(
+        o,
+        "/// Named values of the enumerated fields, per class and field (see `values_module` in\n\
+         /// `isa/src/lib.rs`).\n#[allow(dead_code)]\npub mod values {{"
+    )
+    .unwrap();
+    for (class, fields) in &per_class {
+        let fields: Vec<(&String, &Vec<Option<String>>)> = fields
+            .iter()
+            .filter_map(|(n, v)| v.as_ref().map(|v| (n, v)))
+            .collect();
+        if fields.is_empty() {
+            continue;
+        }
+        writeln!(o, "pub mod {} {{", module(class)).unwrap();
+        for (field, names) in fields {
+            writeln!(o, "pub mod {} {{", module(field)).unwrap();
+            let mut seen = BTreeSet::new();
+            for (v, n) in names.iter().enumerate() {
+                let Some(n) = n else { continue };
+                let mut id: String = n
+                    .trim_start_matches('.')
+                    .chars()
+                    .map(|c| {
+                        if c.is_ascii_alphanumeric() {
+                            c.to_ascii_uppercase()
+                        } else {
+                            '_'
+                        }
+                    })
+                    .collect();
+                if id.is_empty() || n == "-" {
+                    continue;
+                }
+                if id.starts_with(|c: char| c.is_ascii_digit()) {
+                    id.insert(0, 'V');
+                }
+                if seen.insert(id.clone()) {
+                    writeln!(o, "pub const {id}: u64 = {v};").unwrap();
+                }
+            }
+            writeln!(o, "}}").unwrap();
+        }
+        writeln!(o, "}}").unwrap();
+    }
+    writeln!(o, "}}").unwrap();
 }

@@ -44,7 +44,7 @@ use super::{sht, Cubin, STO_CUDA_ENTRY};
 /// The toolkit version ptxas 11.8 stamps into `e_version` and `EIATTR_CUDA_API_VERSION`.
 pub const TOOLKIT_VERSION: u32 = 118;
 /// Parameters start here in constant bank 0 on sm_5x.
-pub const PARAM_BASE: u16 = 0x140;
+pub const PARAM_BASE: u16 = crate::sm50::PARAM_BASE as u16;
 
 /// A module to write.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -106,6 +106,7 @@ mod fns;
 mod half;
 mod int;
 mod mem;
+mod mma;
 mod operand;
 mod scope;
 mod ssa;

@@ -91,7 +91,10 @@
 //! result). A spin-wait's yield ([`MemScope::Yield`], in the emulated `mbarrier` waits)
 //! stops a thread for the round: the other threads run (a consumer waiting for a later
 //! producer thread makes progress), and a barrier opens only when no thread is left
-//! spinning. A step limit (total instructions of the launch) stops infinite loops.
+//! spinning. A step limit (total instructions of the launch) stops infinite loops, and
+//! [`cta::SPIN_ROUNDS`] rounds of spinning in which nothing changes (no thread exits or
+//! reaches a barrier or vote, shared memory keeps its bytes) stop the run with
+//! [`EvalError::NoProgress`]: a phase that never completes, reported as such.
 //!
 //! A call of a subroutine (an [`InstData::ExternCall`] naming one of
 //! [`Module::subroutines`], a recursive `.func`) pushes a frame on the thread's own call
@@ -167,6 +170,7 @@
 //! - `thread.rs`: One thread of the reference interpreter.
 //! - `pure.rs`: The pure meaning of IR instructions.
 //! - `memory.rs`: Memory of the reference interpreter.
+//! - `poison.rs`: Values computed from undefined registers, and the shared bytes they reach.
 
 mod race;
 use race::*;
@@ -176,6 +180,7 @@ mod pure;
 mod thread;
 pub use pure::*;
 mod memory;
+mod poison;
 use memory::*;
 use std::fmt;
 
@@ -276,6 +281,10 @@ pub struct Launch {
     /// from zeros and so agree; the hardware check (`examples/hwcheck_export.rs`) turns it on,
     /// since a real GPU does not start from zeros.
     pub undefined_uninit: bool,
+    /// Track values computed only from registers nothing defined ([`Function::undef`]) and
+    /// the shared bytes stored from them ([`RunOutput::shared_undefined`]; `poison`'s
+    /// essay). Off by default; `verify` turns it on.
+    pub undefined_registers: bool,
     /// The textures the kernel reads (`tex`, `txq`): `.texref`s by name, texture objects by
     /// handle (`crate::texture`). Empty by default.
     pub textures: crate::texture::TextureBindings,
@@ -324,6 +333,7 @@ impl Launch {
             gridid: 0,
             global_races: false,
             undefined_uninit: false,
+            undefined_registers: false,
             textures: crate::texture::TextureBindings::default(),
             surfaces: Vec::new(),
         }
@@ -343,6 +353,10 @@ pub struct RunOutput {
     /// The launch's `printf` output ([`crate::sysfn::State::printf_output`]: CTAs in linear
     /// order, threads in linear order in each, each thread's calls in program order).
     pub printf: Vec<u8>,
+    /// Per CTA (when the launch asks for [`Launch::undefined_registers`], else empty): which
+    /// bytes of its shared memory last received a value computed from an undefined
+    /// register. Their contents are whatever the register held; no comparison reads them.
+    pub shared_undefined: Vec<Vec<bool>>,
 }
 
 impl RunOutput {
@@ -403,6 +417,18 @@ pub enum EvalError {
     /// message ([`crate::sysfn`]), so no memory is defined afterwards.
     #[error("{inst}: the kernel trapped: {message}")]
     AssertFailed { inst: Inst, message: String },
+    /// Threads spin at a wait (an emulated `mbarrier` poll) round after round and nothing
+    /// changes: the phase they wait for never completes (a deadlock on the hardware).
+    #[error(
+        "{inst}: no progress: {waiting} thread(s) spun at a wait for {rounds} rounds in which \
+         no thread exited or reached a barrier and shared memory did not change (a phase \
+         that never completes)"
+    )]
+    NoProgress {
+        inst: Inst,
+        rounds: u32,
+        waiting: usize,
+    },
 }
 
 /// Nested subroutine calls a thread may have open at once (see "Execution").
@@ -422,6 +448,7 @@ impl EvalError {
             | EvalError::Unmodelled { inst, .. }
             | EvalError::CallDepth { inst, .. }
             | EvalError::AssertFailed { inst, .. }
+            | EvalError::NoProgress { inst, .. }
             | EvalError::Trapped { inst } => Some(*inst),
         }
     }
@@ -465,6 +492,7 @@ pub fn run_in(module: &Module, func: &Function, launch: &Launch) -> Result<RunOu
 
     let ctas = launch.grid.iter().map(|&d| u64::from(d)).product::<u64>();
     let mut shared_out = Vec::new();
+    let mut shared_undefined = Vec::new();
     let mut local_out = Vec::new();
     let mut steps = 0u64;
     for cz in 0..launch.grid[2] {
@@ -482,8 +510,11 @@ pub fn run_in(module: &Module, func: &Function, launch: &Launch) -> Result<RunOu
                     texrefs: &module.texrefs,
                     surf_index: &surf_index,
                 };
-                let (shared, locals) = run_cta(&ctx, &mut mem, &mut steps)?;
+                let (shared, locals, undefined) = run_cta(&ctx, &mut mem, &mut steps)?;
                 shared_out.push(shared);
+                if launch.undefined_registers {
+                    shared_undefined.push(undefined);
+                }
                 local_out.extend(locals);
             }
         }
@@ -501,6 +532,7 @@ pub fn run_in(module: &Module, func: &Function, launch: &Launch) -> Result<RunOu
         shared: shared_out,
         local: local_out,
         printf: mem.sys.printf_output(),
+        shared_undefined,
     })
 }
 
@@ -814,6 +846,8 @@ struct ThreadMem<'a> {
     /// for [`Launch::undefined_uninit`].
     shared_def: &'a mut Vec<bool>,
     local_def: &'a mut Vec<bool>,
+    /// Which shared bytes hold a value computed from an undefined register ([`poison`]).
+    shared_poison: &'a mut Vec<bool>,
     params: &'a [u8],
     races: &'a mut RaceShadow,
     stack: &'a mut DynStack,
@@ -937,6 +971,9 @@ struct Thread {
     args: Vec<u8>,
     /// The callers of the running subroutine, innermost last.
     frames: Vec<CallFrame>,
+    /// Per kernel value: computed from an undefined register ([`poison`]); empty unless
+    /// the launch asks for [`Launch::undefined_registers`].
+    poison: Vec<bool>,
 }
 
 /// A caller waiting for a subroutine to return (see "Execution").

@@ -1087,6 +1087,10 @@ pub struct Function {
     /// register `r`, so `LoadParam` reads R4.. as a kernel reads its parameter bank), and it
     /// ends in [`InstData::SubReturn`].
     pub subroutine: bool,
+    /// The constants `ir::build` gives a register read before any definition reaches it
+    /// (PTX leaves such a value undefined; the constant is zero). `ir::eval` tracks what is
+    /// computed from them when the launch asks ([`eval::Launch::undefined_registers`]).
+    pub undef: SecondaryMap<Inst, bool>,
 }
 
 impl Function {

@@ -25,6 +25,8 @@
 //! Invariant: a `Sample`'s result type and coordinate kind are those PTX allows for `tex`
 //! (`.f32`/`.s32`/`.u32` results; `.f32` or `.s32` coordinates).
 
+use crate::sm50::PARAM_BASE;
+
 /// The dimensionality of a texture access (PTX `.1d` .. `.acube`).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub enum TexShape {
@@ -276,10 +278,6 @@ pub enum TexHandle {
     /// The texture object in the instruction's first operand (`i64`).
     Bindless,
 }
-
-/// The first byte of constant bank 0 after a kernel's parameters (bank 0 holds the driver's
-/// 0x140 bytes, then the parameters).
-const PARAM_BASE: u32 = 0x140;
 
 /// The module `.texref`s `f` reads, by index in `Module::texrefs`, in the order of their
 /// first use (block layout order, then instruction order): ptxas 11.8 gives each its own word

@@ -60,98 +60,16 @@ pub(super) struct Meta<'a> {
     pub notes: &'a mut HashMap<BlockId, Vec<(usize, Box<str>)>>,
 }
 
-/// Classes that may run under a guard the conversion adds: computation, moves, and memory
-/// accesses (a guarded-off access touches nothing). Everything else stays behind its branch.
-fn predicable_class(class: &str) -> bool {
-    matches!(
-        class,
-        "MOV"
-            | "MOV32I"
-            | "IADD"
-            | "IADD3"
-            | "IADD32I"
-            | "ISCADD"
-            | "ISCADD32I"
-            | "IMAD"
-            | "IMUL"
-            | "IMUL32I"
-            | "IMNMX"
-            | "ISETP"
-            | "ISET"
-            | "ICMP"
-            | "LOP"
-            | "LOP3"
-            | "LOP32I"
-            | "SHF"
-            | "SHL"
-            | "SHR"
-            | "BFE"
-            | "BFI"
-            | "FLO"
-            | "POPC"
-            | "PRMT"
-            | "VABSDIFF4"
-            | "VADD"
-            | "VABSDIFF"
-            | "VMNMX"
-            | "VSET"
-            | "VSHL"
-            | "VSHR"
-            | "VMAD"
-            | "VMAD32"
-            | "SEL"
-            | "LEA"
-            | "LEA_HI"
-            | "XMAD"
-            | "FADD"
-            | "FADD32I"
-            | "FMUL"
-            | "FMUL32I"
-            | "FFMA"
-            | "FFMA32I"
-            | "FMNMX"
-            | "FSET"
-            | "FSETP"
-            | "FCMP"
-            | "DADD"
-            | "DMUL"
-            | "DFMA"
-            | "DMNMX"
-            | "DSET"
-            | "DSETP"
-            | "F2F"
-            | "F2I"
-            | "I2F"
-            | "I2I"
-            | "MUFU"
-            | "RRO"
-            | "PSETP"
-            | "PSET"
-            | "S2R"
-            | "LD"
-            | "LDG"
-            | "LDS"
-            | "LDL"
-            | "LDC"
-            | "ST"
-            | "STG"
-            | "STS"
-            | "STL"
-            | "ATOM"
-            | "ATOMS"
-            | "ATOM_CAS"
-            | "ATOMS_CAS"
-            | "RED"
-    )
-}
-
 /// Whether `i` may be put under guard `pg` (see the essay): unguarded, predicable class,
 /// does not write `pg`.
 fn predicable(i: &sm50::Inst, pg: u64) -> bool {
     if i.get(Field::Pg) != Some(7) || i.get(Field::Pgn) != Some(0) {
         return false;
     }
-    if !predicable_class(i.info().class) {
+    // Classes that may run under a guard the conversion adds (`predicable=` in
+    // `isa/sm50.isa`): computation, moves, and memory accesses (a guarded-off access touches
+    // nothing). Everything else stays behind its branch.
+    if !i.info().props.predicable {
         return false;
     }
     let mut writes_pg = false;

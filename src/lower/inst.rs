@@ -395,7 +395,7 @@ impl MachInst for Sm50Inst {
         let mut i = Sm50Inst::new(Role::Plain);
         let d = i.def(dst, false);
         let s = i.use_(src);
-        let inst = sm50::Inst::new(Form::ISETP_R).with(Field::Cmp, 5);
+        let inst = sm50::Inst::new(Form::ISETP_R).with(Field::Cmp, sm50::values::isetp::cmp::NE);
         i.piece(inst, &[(Field::Pd0, d, 0), (Field::Ra, s, 0)]);
         i
     }

@@ -94,7 +94,7 @@ pub fn wide_chain(
         (Ext::None, 0) => Some((x, lo + 1)),
         (Ext::None, _) => {
             let shf = sm50::Inst::new(Form::SHF_LI)
-                .with(Field::Ty, 2)
+                .with(Field::Ty, sm50::values::shf::ty::U64)
                 .with(Field::Sh, s);
             i.piece(
                 shf,

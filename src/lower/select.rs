@@ -820,7 +820,7 @@ impl<'a> Lowerer<'a> {
                 .with(Field::ImmImm20s, u64::from(ty.bits()) << 8)
         } else {
             sm50::Inst::new(Form::LOP32I)
-                .with(Field::Op, 0)
+                .with(Field::Op, sm50::values::lop32i::op::AND)
                 .with(Field::Imm, ty.mask())
         };
         i.piece(inst, &[(Field::Rd, dop, 0), (Field::Ra, a, l.offset)]);
@@ -1025,7 +1025,7 @@ impl<'a> Lowerer<'a> {
                 let mut i = Sm50Inst::new(Role::Plain);
                 i.piece(
                     sm50::Inst::new(Form::BPT)
-                        .with(Field::Mode, 3)
+                        .with(Field::Mode, sm50::values::bpt::mode::TRAP)
                         .with(Field::Imm, 1),
                     &[],
                 );

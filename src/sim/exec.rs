@@ -423,6 +423,7 @@ fn run_inner(
             },
             shared,
             local,
+            shared_undefined: Vec::new(),
         },
         sim.steps,
         log,

@@ -8,8 +8,7 @@ use crate::ir::eval::{
     GlobalRegion, Launch, CONST_WINDOW_BASE, LOCAL_WINDOW_BASE, SHARED_WINDOW_BASE, WINDOW_SIZE,
 };
 
-/// Offset of the first kernel parameter in constant bank 0 (sm50-isa.md §4).
-pub const PARAM_BASE: u32 = 0x140;
+pub use crate::sm50::PARAM_BASE;
 /// Size of bank 0 before the parameters.
 pub const CONST_BANK0_SIZE: u32 = PARAM_BASE;
 

@@ -5,7 +5,7 @@
 //! Out: the most stack *units* (16 bytes each) any path can hold by ptxas 11.8's accounting
 //! (below), and that many bytes for the record (`None` when no path pushes anything: ptxas
 //! then writes no record).
-//! Code whose stack use cannot be bounded from the words alone (`BRX`, `JCAL`, `PRET`, a
+//! Code whose stack use cannot be bounded from the words alone (`BRX`, `PRET`, a
 //! `SYNC`/`BRK`/`RET` with nothing to pop, a branch out of the code, recursion) is an error,
 //! never a guess.
 //!
@@ -72,7 +72,7 @@
 //! share of compile time (`--time-passes`, "other").
 
 use super::sched::model::{decode_text, may_skip};
-use super::Inst;
+use super::{Flow, Inst};
 use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
 use std::collections::hash_map::Entry;
@@ -149,36 +149,37 @@ pub(crate) fn moves(
     let g = may_skip(&insts[k]);
     let go = |to: usize, split: bool| Move::Go { to, split };
     let mut v = SmallVec::new();
-    match insts[k].info().class {
-        c @ ("SSY" | "PBK") => {
-            let kind = if c == "SSY" { Kind::Ssy } else { Kind::Pbk };
+    let info = insts[k].info();
+    match info.props.flow {
+        f @ (Flow::Ssy | Flow::Pbk) => {
+            let kind = if f == Flow::Ssy { Kind::Ssy } else { Kind::Pbk };
             v.push(Move::Push {
                 to: k + 1,
                 kind,
                 resume: target()?,
             });
         }
-        "CAL" => v.push(Move::Push {
+        Flow::Cal => v.push(Move::Push {
             to: target()?,
             kind: Kind::Cal,
             resume: k + 1,
         }),
-        c @ ("SYNC" | "BRK" | "RET") => {
-            v.push(Move::Pop(match c {
-                "SYNC" => Kind::Ssy,
-                "BRK" => Kind::Pbk,
+        f @ (Flow::Sync | Flow::Brk | Flow::Ret) => {
+            v.push(Move::Pop(match f {
+                Flow::Sync => Kind::Ssy,
+                Flow::Brk => Kind::Pbk,
                 _ => Kind::Cal,
             }));
             if g {
-                v.push(go(k + 1, c != "RET"));
+                v.push(go(k + 1, f != Flow::Ret));
             }
         }
-        "EXIT" => {
+        Flow::Exit => {
             if g {
                 v.push(go(k + 1, false));
             }
         }
-        "BRA" => {
+        Flow::Bra => {
             let t = target()?;
             if g {
                 v.push(go(k + 1, false));
@@ -187,15 +188,16 @@ pub(crate) fn moves(
                 v.push(go(t, false));
             }
         }
-        // A call of a system function (the loader resolves its target): ptxas 11.8 writes no
-        // CRS record for a kernel whose only call is one (its stack is the driver's).
-        "JCAL" => v.push(go(k + 1, false)),
-        c @ ("BRX" | "PRET" | "JMX" | "JMP") => {
+        Flow::Brx | Flow::Pret => {
             return Err(format!(
-                "{c} at instruction {k}: the CRS stack of indirect control flow is not bounded here"
+                "{} at instruction {k}: the CRS stack of indirect control flow is not bounded here",
+                info.class
             ));
         }
-        _ => v.push(go(k + 1, false)),
+        // A call of a system function (the loader resolves its target): ptxas 11.8 writes no
+        // CRS record for a kernel whose only call is one (its stack is the driver's).
+        Flow::Jcal => v.push(go(k + 1, false)),
+        Flow::Other => v.push(go(k + 1, false)),
     }
     Ok(v)
 }
@@ -206,14 +208,9 @@ pub fn max_units(insts: &[Inst], targets: &[Option<usize>]) -> Result<u32, Strin
     let n = insts.len();
     // Only control transfers change the state: a walk that reaches any other instruction
     // goes on at the next control transfer after it (or off the end, `n`).
-    const CONTROL: &[&str] = &[
-        "SSY", "PBK", "CAL", "SYNC", "BRK", "RET", "EXIT", "BRA", "BRX", "JCAL", "PRET", "JMX",
-        "JMP",
-    ];
-    let classes: Vec<&str> = insts.iter().map(|i| i.info().class).collect();
     let mut next_control = vec![n; n + 1];
     for k in (0..n).rev() {
-        next_control[k] = if CONTROL.contains(&classes[k]) {
+        next_control[k] = if insts[k].info().props.flow != Flow::Other {
             k
         } else {
             next_control[k + 1]
@@ -296,7 +293,7 @@ pub fn max_units(insts: &[Inst], targets: &[Option<usize>]) -> Result<u32, Strin
                     let Some(j) = tokens.iter().rposition(|t| t.kind == kind) else {
                         return Err(format!(
                             "{} at instruction {k} has no open token to end",
-                            classes[k]
+                            insts[k].info().class
                         ));
                     };
                     let t = tokens[j];

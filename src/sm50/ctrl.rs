@@ -188,6 +188,19 @@ impl Bundle {
     }
 }
 
+/// Byte offset of instruction `n` of a laid-out `.text` (three instructions after each
+/// bundle's control word).
+pub fn inst_addr(n: usize) -> u64 {
+    (n / 3) as u64 * 32 + 8 + (n % 3) as u64 * 8
+}
+
+/// The instruction at byte offset `addr` of a laid-out `.text` (the inverse of [`inst_addr`];
+/// an address inside an instruction word names that instruction); `None` at a control word.
+pub fn inst_index(addr: u64) -> Option<usize> {
+    let slot = addr % 32;
+    (slot >= 8).then(|| (3 * (addr / 32) + (slot - 8) / 8) as usize)
+}
+
 /// The address of the instruction in slot `slot` of the bundle starting at `base`.
 pub fn slot_addr(base: u64, slot: usize) -> u64 {
     base + 8 + 8 * slot as u64

@@ -47,11 +47,13 @@ pub use ctrl::{Bundle, Ctrl, CtrlError};
 /// machine-written code stay local.
 #[allow(unused_parens, unused_mut, clippy::all)]
 mod generated {
-    use super::{rt, Fence, FieldInfo, FieldKind, Flow, FormInfo, Inst, Operand, Props};
+    use super::{
+        rt, Fence, FieldInfo, FieldKind, Flow, FormInfo, Inst, MemAccess, MemSpace, Operand, Props,
+    };
     include!(concat!(env!("OUT_DIR"), "/sm50_gen.rs"));
 }
 use generated::{decode_gen, encode_gen, operands_gen, print_gen, valid_gen};
-pub use generated::{Field, Form, FORMS, MAX_FIELDS};
+pub use generated::{values, Field, Form, FORMS, MAX_FIELDS};
 
 /// How a field's value is interpreted (mirrors the description's field kinds).
 #[derive(Clone, Copy, Debug)]
@@ -85,6 +87,9 @@ pub struct FormInfo {
     pub name: &'static str,
     /// The family (mnemonic root), e.g. `LEA_HI` for `LEA_HI_C`.
     pub class: &'static str,
+    /// The class's number (classes in order of first appearance in `isa/sm50.isa`): equal
+    /// numbers, the same class.
+    pub class_id: u16,
     pub opcode: u64,
     pub mask: u64,
     pub variable_latency: bool,
@@ -110,6 +115,14 @@ pub struct Props {
     pub min_stall: u8,
     /// Modelled cycles from issue to result when its latency is variable.
     pub cycles: u16,
+    /// The memory its address (or texture/surface handle) names.
+    pub space: MemSpace,
+    /// What it does to that memory.
+    pub access: MemAccess,
+    /// The form exists only on sm_53.
+    pub sm53: bool,
+    /// If-conversion may put it under a guard it adds (computation, moves, memory accesses).
+    pub predicable: bool,
 }
 
 /// How an instruction class takes part in control flow (`flow=` in `isa/sm50.isa`).
@@ -125,6 +138,10 @@ pub enum Flow {
     Exit,
     Ssy,
     Pbk,
+    /// `PRET`: pushes a return address for an indirect call (never emitted).
+    Pret,
+    /// `JCAL`: a call of a system function, whose target the loader resolves.
+    Jcal,
 }
 
 /// Whether an instruction class is a scheduling fence (`fence=` in `isa/sm50.isa`).
@@ -136,6 +153,39 @@ pub enum Fence {
     Clock,
 }
 
+/// The memory an instruction class accesses (`space=` in `isa/sm50.isa`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MemSpace {
+    None,
+    Global,
+    /// Generic addressing (`LD`, `ST`): any of global, local and shared.
+    Generic,
+    Local,
+    Shared,
+    Const,
+    /// Through the texture unit (texture fetches and `TXQ`).
+    Texture,
+    /// Surface loads, stores and reductions.
+    Surface,
+}
+
+/// What an instruction class does to the memory of its [`MemSpace`] (`access=` in
+/// `isa/sm50.isa`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MemAccess {
+    None,
+    Load,
+    Store,
+    /// Reads and writes (atomics and reductions).
+    Atomic,
+    /// Reads a texture's header only (`TXQ`).
+    Query,
+}
+
+/// Offset of the first kernel parameter in constant bank 0 (`c[0x0][0x140]`, sm50-isa.md §4):
+/// the driver's launch data fills the bytes before it.
+pub const PARAM_BASE: u32 = 0x140;
+
 impl Form {
     pub fn info(self) -> &'static FormInfo {
         &FORMS[self as usize]
@@ -145,10 +195,7 @@ impl Form {
     /// `HSETP2`, `HSET2`): nvdisasm decodes them under `-b SM53` only, and selection emits
     /// them only for `-arch sm_53`.
     pub fn needs_sm53(self) -> bool {
-        matches!(
-            self.info().class,
-            "HADD2" | "HMUL2" | "HFMA2" | "HSETP2" | "HSET2"
-        )
+        self.info().props.sm53
     }
 }
 

@@ -57,16 +57,15 @@
 use super::crs::{self, Move};
 use super::sched::model::successors;
 use super::sched::{access, Res, NUM_RES, PRED};
-use super::{Field, Inst};
+use super::{Field, Flow, Inst, MemSpace};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 /// What kind of memory access `inst` is: `None` for none; `Some(generic)` otherwise.
 fn memory(inst: &Inst) -> Option<bool> {
-    match inst.info().class {
-        "LD" | "ST" => Some(true),
-        "LDG" | "STG" | "LDS" | "STS" | "LDL" | "STL" | "LDC" | "ATOM" | "ATOM_CAS" | "ATOMS"
-        | "ATOMS_CAS" | "RED" => Some(false),
-        _ => None,
+    match inst.info().props.space {
+        MemSpace::Generic => Some(true),
+        MemSpace::Global | MemSpace::Local | MemSpace::Shared | MemSpace::Const => Some(false),
+        MemSpace::Texture | MemSpace::Surface | MemSpace::None => None,
     }
 }
 
@@ -281,19 +280,14 @@ impl Graph {
         while let Some(node) = work.pop() {
             let k = pos[node];
             let stack = &stacks[stack_of[node]];
-            let class = insts[k].info().class;
-            // `crs::moves` walks `PCNT`/`CONT` as plain instructions (the CRS record need not
-            // follow a `CONT`'s jump); dataflow must, and cannot.
-            if matches!(class, "PCNT" | "CONT") {
-                return None;
-            }
+            let flow = insts[k].info().props.flow;
             let mut next: Vec<(usize, Vec<Token>)> = Vec::new();
             for m in crs::moves(insts, targets, k).ok()? {
                 match m {
                     // A guarded `EXIT` or `BRA` may end the code; anything else falling off
                     // the end is not code the walk can follow.
                     Move::Go { to, .. } if to >= n => {
-                        if !matches!(class, "EXIT" | "BRA") {
+                        if !matches!(flow, Flow::Exit | Flow::Bra) {
                             return None;
                         }
                     }

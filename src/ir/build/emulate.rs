@@ -1,6 +1,6 @@
 //! PTX instructions of sm_61..sm_80 that Maxwell lacks, built from IR operations Maxwell has
 //! (issue 26): `dp4a`, `dp2a`, `bmsk`, `szext`, `nanosleep`, the `cp.async` family and
-//! `mbarrier`. The
+//! `mbarrier`; `ldmatrix`, `mma` and `wmma` are in [`super::mma`]. The
 //! float ones (`.bf16` arithmetic and conversions, `tanh`, `ex2` on half formats) are in
 //! [`super::bf16`].
 //!
@@ -90,7 +90,9 @@
 //!   `.cluster` scopes and `.shared::cluster` are refused.
 //!   Cost (measured, SASS instructions): `arrive` 11 (`MEMBAR.CTA`, 3 `ATOMS`, the ALU
 //!   around them and the 64-bit token); a wait 6 (`NOP`, `ATOMS.OR`, the compare), plus
-//!   the caller's branch back.
+//!   the caller's branch back. `inval` is two `ATOMS.EXCH` of 0 (atomic, like every
+//!   mbarrier operation, so CCCL's pipeline destructor, where one lane per warp stands for
+//!   its warp, does not race with the arrivals and polls of the other lanes).
 
 use super::FnBuilder;
 use crate::ir::{AtomOp, BinaryOp, BitOp, IntCC, MemScope, Space, Type, UnaryOp, Value};
@@ -127,6 +129,9 @@ impl FnBuilder<'_, '_> {
             Opcode::Nanosleep => self.nanosleep(ins),
             Opcode::Cp if has_word(ins, "async") => self.cp_async(ins),
             Opcode::Mbarrier => self.mbarrier(ins),
+            Opcode::Ldmatrix => self.ldmatrix(ins),
+            Opcode::Mma => self.mma(ins),
+            Opcode::Wmma => self.wmma(ins),
             _ => return None,
         })
     }
@@ -153,23 +158,35 @@ impl FnBuilder<'_, '_> {
         let a = self.read(&ops[1], Type::I32, Some(at))?;
         let b = self.read(&ops[2], Type::I32, Some(bt))?;
         let mut acc = self.read(&ops[3], Type::I32, Some(ast::Type::B32))?;
-        for i in 0..if four { 4 } else { 2 } {
-            let (a_pos, a_len) = if four { (8 * i, 8) } else { (16 * i, 16) };
-            let b_pos = if four || !hi { 8 * i } else { 8 * i + 16 };
-            let ea = self.field(a, a_pos, a_len, sa);
-            let eb = self.field(b, b_pos, 8, sb);
-            let p = if four {
-                // Both fit a signed 16-bit value: one 16 × 16 → 32 multiply.
-                let a16 = self.ins().trunc(Type::I16, ea);
-                let b16 = self.ins().trunc(Type::I16, eb);
-                self.ins().mul_wide(true, a16, b16)
-            } else {
-                self.ins().mul(ea, eb)
-            };
-            acc = self.ins().add(acc, p);
+        if four {
+            acc = self.dp4(a, b, acc, sa, sb);
+        } else {
+            for i in 0..2 {
+                let b_pos = if hi { 8 * i + 16 } else { 8 * i };
+                let ea = self.field(a, 16 * i, 16, sa);
+                let eb = self.field(b, b_pos, 8, sb);
+                let p = self.ins().mul(ea, eb);
+                acc = self.ins().add(acc, p);
+            }
         }
         let dst = self.dest1(&ops[0])?;
         self.write(dst, acc, false, ops[0].span())
+    }
+
+    /// `acc + Σ ext(a.byte[i]) · ext(b.byte[i])` (`dp4a`; also the integer `mma`'s dot
+    /// products, `super::mma`). Every extended byte fits a signed 16-bit value, so each
+    /// product is one 16 × 16 → 32 multiply.
+    pub(super) fn dp4(&mut self, a: Value, b: Value, acc: Value, sa: bool, sb: bool) -> Value {
+        let mut acc = acc;
+        for i in 0..4 {
+            let ea = self.field(a, 8 * i, 8, sa);
+            let eb = self.field(b, 8 * i, 8, sb);
+            let a16 = self.ins().trunc(Type::I16, ea);
+            let b16 = self.ins().trunc(Type::I16, eb);
+            let p = self.ins().mul_wide(true, a16, b16);
+            acc = self.ins().add(acc, p);
+        }
+        acc
     }
 
     /// `len` bits of `x` from `pos`, sign- or zero-extended.
@@ -424,9 +441,17 @@ impl FnBuilder<'_, '_> {
             return Some(());
         }
         if has_word(ins, "inval") {
+            // Atomic exchanges, not a store: like every mbarrier operation `inval` is a
+            // strong operation on the object, so it does not race with the other threads'
+            // arrivals and polls that only a warp collective orders before it (CCCL's
+            // `cuda::pipeline` destructor: one lane per warp counts its warp out, the last
+            // one invalidates).
             let (addr, off) = self.address(&ops[0], space)?;
             let z = self.ins().iconst(Type::I32, 0);
-            self.ins().store(space, addr, off, &[z, z]);
+            for o in [off, off + 4] {
+                self.ins()
+                    .atomic(AtomOp::Exch, space, Type::I32, addr, o, &[z]);
+            }
             return Some(());
         }
         if has_word(ins, "pending_count") {

@@ -7,14 +7,20 @@
 
 use super::*;
 
+/// What a CTA leaves: its shared memory, each thread's local memory, and which shared bytes
+/// hold values computed from undefined registers (empty unless tracked: `poison.rs`).
+pub(super) type CtaMemory = (Vec<u8>, Vec<Vec<u8>>, Vec<bool>);
+
 pub(super) fn run_cta(
     ctx: &Ctx<'_>,
     mem: &mut Memory,
     steps: &mut u64,
-) -> Result<(Vec<u8>, Vec<Vec<u8>>), EvalError> {
+) -> Result<CtaMemory, EvalError> {
     let [bx, by, bz] = ctx.launch.block;
     let mut shared = mem.shared_init.clone();
     let mut shared_def = mem.shared_def_init.clone();
+    let track = ctx.launch.undefined_registers;
+    let mut shared_poison = vec![false; if track { shared.len() } else { 0 }];
     let entry = ctx.func.layout[0];
     let mut threads = Vec::new();
     let mut locals = Vec::new();
@@ -35,6 +41,7 @@ pub(super) fn run_cta(
                     cur: 0,
                     args: Vec::new(),
                     frames: Vec::new(),
+                    poison: vec![false; if track { ctx.func.values.len() } else { 0 }],
                 });
                 locals.push(mem.local_init.clone());
                 stacks.push(DynStack {
@@ -55,6 +62,7 @@ pub(super) fn run_cta(
         ..RaceShadow::default()
     };
     let mut status = vec![Status::Running; threads.len()];
+    let mut spin = SpinWatch::default();
     // Each round runs every thread, in linear order, until it exits or reaches a barrier;
     // then the barrier opens for all waiting threads. Without barriers that is one round in
     // which each thread runs to its end. The step limit bounds the number of rounds.
@@ -72,13 +80,14 @@ pub(super) fn run_cta(
                 local,
                 shared_def: &mut shared_def,
                 local_def,
+                shared_poison: &mut shared_poison,
                 params,
                 races: &mut races,
                 stack,
                 first_thread,
             };
             loop {
-                let s = thread.step(ctx, &mut tm, steps)?;
+                let s = thread.step_tracked(ctx, &mut tm, steps)?;
                 if s != Status::Running {
                     *status = s;
                     break;
@@ -97,6 +106,7 @@ pub(super) fn run_cta(
         // Threads that yielded in a spin-wait go on once the others have had their turn; a
         // barrier opens only when no thread is left spinning.
         if status.contains(&Status::Yielded) {
+            spin.round(ctx.func, &threads, &status, &shared)?;
             for s in &mut status {
                 if *s == Status::Yielded {
                     *s = Status::Running;
@@ -127,7 +137,59 @@ pub(super) fn run_cta(
             *local = out;
         }
     }
-    Ok((shared, locals))
+    Ok((shared, locals, shared_poison))
+}
+
+/// Rounds in a row that end with threads spinning at a wait ([`Status::Yielded`]) while
+/// nothing changes (no thread exits or reaches a barrier or a vote, shared memory keeps its
+/// bytes) before `run_cta` gives up with [`EvalError::NoProgress`]. A wait whose phase can
+/// still complete sees it complete within a round or two of the last arrival; a thousand
+/// rounds of nothing is a phase that never completes (an arrival count larger than the
+/// threads that arrive, a consumer waiting for a producer blocked at a barrier).
+pub(super) const SPIN_ROUNDS: u32 = 1000;
+
+/// What the last round ended with, to notice rounds of spinning that change nothing.
+#[derive(Default)]
+pub(super) struct SpinWatch {
+    status: Vec<Status>,
+    shared: Vec<u8>,
+    idle: u32,
+}
+
+impl SpinWatch {
+    /// Called when a round ends with yielded threads: count it as idle when the statuses
+    /// and shared memory are those of the previous such round; stop at [`SPIN_ROUNDS`].
+    pub(super) fn round(
+        &mut self,
+        func: &Function,
+        threads: &[Thread],
+        status: &[Status],
+        shared: &[u8],
+    ) -> Result<(), EvalError> {
+        if self.status == status && self.shared == shared {
+            self.idle += 1;
+        } else {
+            self.idle = 0;
+            self.status = status.to_vec();
+            self.shared = shared.to_vec();
+        }
+        if self.idle < SPIN_ROUNDS {
+            return Ok(());
+        }
+        let k = status
+            .iter()
+            .position(|&s| s == Status::Yielded)
+            .unwrap_or(0);
+        let t = &threads[k];
+        // The thread stopped just after its yield.
+        let inst = func.blocks[t.block].insts[t.pos.saturating_sub(1)];
+        let waiting = status.iter().filter(|&&s| s == Status::Yielded).count();
+        Err(EvalError::NoProgress {
+            inst,
+            rounds: SPIN_ROUNDS,
+            waiting,
+        })
+    }
 }
 
 /// Whether `f` has `alloca`, `stacksave` or `stackrestore` (see the module essay).

@@ -135,6 +135,18 @@ impl RaceShadow {
                 }
             }
         }
+        self.forget_cleared();
+    }
+
+    /// Drop the cells that an ordering (a warp synchronisation, an acquire) emptied from
+    /// `touched`. `note` lists a cell again when it finds it empty, so without this a spin
+    /// loop that acquires on every poll (the emulated `mbarrier` waits) would grow `touched`
+    /// by the same cells on every round, and every later acquire, which walks `touched`,
+    /// would cost more: quadratic, a run that never ends in practice (the `m2_pipeline.ptx`
+    /// hang of issue 26). Invariant: `touched` lists each non-empty cell exactly once.
+    fn forget_cleared(&mut self) {
+        let cells = &self.cells;
+        self.touched.retain(|&i| cells[i as usize] != [0; 3]);
     }
 
     pub(super) fn clear(&mut self) {
@@ -166,6 +178,7 @@ impl RaceShadow {
                         }
                     }
                 }
+                self.forget_cleared();
             }
         }
         if fenced {

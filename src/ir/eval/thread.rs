@@ -567,6 +567,7 @@ impl Thread {
     }
 
     pub(super) fn branch(&mut self, func: &Function, block: Block, args: &[Value]) {
+        self.poison_branch(func, block, args);
         let vals: Vec<u64> = args.iter().map(|&a| self.get(a)).collect();
         for (&p, x) in func.blocks[block].params.iter().zip(vals) {
             self.set(p, x, func.values[p].ty);

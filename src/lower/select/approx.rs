@@ -40,6 +40,7 @@ use crate::lower::LowerError;
 use crate::machinst::RegKind;
 use crate::mufu::{Approx, Func};
 use crate::sm50::{self, Field, Form};
+use sm50::values::fsetp::cmp::{EQ, GEU, GT, LT, NE};
 
 /// f32 bits as the 20-bit `f32i` immediate (the low 12 mantissa bits must be zero).
 fn f32i(x: f32) -> u64 {
@@ -51,11 +52,6 @@ fn f32i(x: f32) -> u64 {
 const MIN_NORMAL: f32 = f32::MIN_POSITIVE;
 const TWO_24: f32 = 16_777_216.0;
 const TWO_126: f32 = 8.507_059e37;
-const GEU: u64 = 14;
-const GT: u64 = 4;
-const LT: u64 = 1;
-const EQ: u64 = 2;
-const NE: u64 = 5;
 const TWO_64: f32 = 18_446_744_073_709_551_616.0;
 const TWO_M64: f32 = 1.0 / 18_446_744_073_709_551_616.0;
 const TWO_M32: f32 = 1.0 / 4_294_967_296.0;
@@ -205,7 +201,7 @@ impl Seq {
                 // compared with).
                 self.ffma(w, d, true, d, t);
                 let and = sm50::Inst::new(Form::LOP32I)
-                    .with(Field::Op, 0)
+                    .with(Field::Op, sm50::values::lop32i::op::AND)
                     .with(Field::Imm, 0x7f80_0000);
                 self.put(and, &[(Field::Rd, u), (Field::Ra, d)]);
                 self.iadd32i(None, u, u, -(23 << 23));
@@ -239,7 +235,7 @@ impl Seq {
             // A subnormal input is a zero of its sign, its own root.
             self.fsetp(q, LT, x, true, f32::MIN_POSITIVE);
             let sign = sm50::Inst::new(Form::LOP32I)
-                .with(Field::Op, 0)
+                .with(Field::Op, sm50::values::lop32i::op::AND)
                 .with(Field::Imm, 0x8000_0000)
                 .with(Field::Pgn, 0);
             self.put(sign, &[(Field::Rd, d), (Field::Ra, x), (Field::Pg, q)]);

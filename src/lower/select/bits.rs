@@ -339,7 +339,7 @@ impl<'a> Lowerer<'a> {
             i.piece(cs2r(lo), &[(Field::Rd, dop, 0)]);
             // ISETP.LT.AND p, PT, lo, RZ, PT
             let isetp = sm50::Inst::new(Form::ISETP_R)
-                .with(Field::Cmp, 1)
+                .with(Field::Cmp, sm50::values::isetp::cmp::LT)
                 .with(Field::Sgn, 1);
             i.piece(isetp, &[(Field::Pd0, pop, 0), (Field::Ra, dop, 0)]);
             let again = cs2r(hi).with(Field::Pgn, 1);

@@ -112,7 +112,7 @@ impl Seq {
         self.xmad(u, a, false, b, true, None, false, 0, false);
         self.xmad(w, a, true, b, true, c, false, 0, false);
         self.xmad(t, a, true, b, false, Some(t), false, 2, false);
-        let rs = sm50::Inst::new(Form::IADD3_R).with(Field::Sh, 1);
+        let rs = sm50::Inst::new(Form::IADD3_R).with(Field::Sh, sm50::values::iadd3::sh::RS);
         self.put(
             rs,
             &[
@@ -177,8 +177,8 @@ impl Seq {
     /// `dst = |src|` (`I2I.S32.S32 |x|`; `|MIN|` is 2^31 read as unsigned).
     fn abs(&mut self, dst: R, src: R) {
         let abs = sm50::Inst::new(Form::I2I_R)
-            .with(Field::Dt, 6)
-            .with(Field::St, 6)
+            .with(Field::Dt, sm50::values::i2i::dt::S32)
+            .with(Field::St, sm50::values::i2i::st::S32)
             .with(Field::Absb, 1);
         self.put(abs, &[(Field::Rd, Some(dst)), (Field::Rb, Some(src))]);
     }
@@ -188,16 +188,16 @@ impl Seq {
         let Scratch { f, t, u, w } = s;
         // 1-2: y ≈ 2^32 / d from below.
         let i2f = sm50::Inst::new(Form::I2F_R)
-            .with(Field::Dsz, 2)
-            .with(Field::St, 2);
+            .with(Field::Dsz, sm50::values::i2f::dsz::F32)
+            .with(Field::St, sm50::values::i2f::st::U32);
         self.put(i2f, &[(Field::Rd, Some(f)), (Field::Rb, Some(du))]);
-        let rcp = sm50::Inst::new(Form::MUFU).with(Field::Op, 4);
+        let rcp = sm50::Inst::new(Form::MUFU).with(Field::Op, sm50::values::mufu::op::RCP);
         self.put(rcp, &[(Field::Rd, Some(f)), (Field::Ra, Some(f))]);
         self.iadd32i(None, f, f, 0x0fff_fffa);
         let f2i = sm50::Inst::new(Form::F2I_R)
-            .with(Field::Dt, 2)
-            .with(Field::Ssz, 2)
-            .with(Field::Rnd, 3)
+            .with(Field::Dt, sm50::values::f2i::dt::U32)
+            .with(Field::Ssz, sm50::values::f2i::ssz::F32)
+            .with(Field::Rnd, sm50::values::f2i::rnd::TRUNC)
             .with(Field::Ftz, 1);
         self.put(f2i, &[(Field::Rd, Some(y)), (Field::Rb, Some(f))]);
         // 3: e = -(y·d); y += mulhi(y, e).
@@ -232,7 +232,7 @@ impl Seq {
         if signed {
             if is_div {
                 // Negative quotient when the signs differ.
-                let x = sm50::Inst::new(Form::LOP_R).with(Field::Op, 2);
+                let x = sm50::Inst::new(Form::LOP_R).with(Field::Op, sm50::values::lop::op::XOR);
                 self.put(
                     x,
                     &[

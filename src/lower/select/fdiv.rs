@@ -76,17 +76,10 @@ use crate::mufu::Func;
 use crate::sm50::{self, Field, Form};
 use cranelift_entity::EntityRef;
 
-/// FSETP/ISETP comparison codes.
-const LT: u64 = 1;
-const EQ: u64 = 2;
-const GT: u64 = 4;
-const NE: u64 = 5;
-const GE: u64 = 6;
-const NAN_CMP: u64 = 8;
-/// LOP32I operations.
-const AND: u64 = 0;
-const OR: u64 = 1;
-const XOR: u64 = 2;
+// FSETP comparison codes (ISETP's are the same numbers for these) and LOP32I operations.
+use sm50::values::fsetp::cmp::{EQ, GE, GT, LT, NAN as NAN_CMP, NE};
+use sm50::values::lop32i::op::{AND, OR, XOR};
+
 /// An optional guard predicate: (operand, negated).
 type Guard = Option<(u8, bool)>;
 
@@ -265,15 +258,15 @@ impl Seq {
         // h = B·2^(-s-1) in ea.
         self.fmul_r(None, ta, q, ta, false);
         let trunc = sm50::Inst::new(Form::F2F_R)
-            .with(Field::Dsz, 2)
-            .with(Field::Ssz, 2)
+            .with(Field::Dsz, sm50::values::f2f::dsz::F32)
+            .with(Field::Ssz, sm50::values::f2f::ssz::F32)
             .with(Field::Ri, 1)
-            .with(Field::Rm, 3);
+            .with(Field::Rm, sm50::values::f2f::rm::RZ);
         self.put(trunc, &[(Field::Rd, ta), (Field::Rb, ta)]);
         let f2i = sm50::Inst::new(Form::F2I_R)
-            .with(Field::Dt, 2)
-            .with(Field::Ssz, 2)
-            .with(Field::Rnd, 3);
+            .with(Field::Dt, sm50::values::f2i::dt::U32)
+            .with(Field::Ssz, sm50::values::f2i::ssz::F32)
+            .with(Field::Rnd, sm50::values::f2i::rnd::TRUNC);
         self.put(f2i, &[(Field::Rd, s), (Field::Rb, ta)]);
         self.fmul_r(None, ta, ta, tb, false);
         self.ffma_n(w, true, b, ta, a);
@@ -529,15 +522,15 @@ impl Seq {
         // N = trunc(q·2^s): float in ta, integer in tb; R = A - B·N·2^-s in w; h = B·2^(-s-1).
         self.dmul(ta, q, p2);
         let trunc = sm50::Inst::new(Form::F2F_R)
-            .with(Field::Dsz, 3)
-            .with(Field::Ssz, 3)
+            .with(Field::Dsz, sm50::values::f2f::dsz::F64)
+            .with(Field::Ssz, sm50::values::f2f::ssz::F64)
             .with(Field::Ri, 1)
-            .with(Field::Rm, 3);
+            .with(Field::Rm, sm50::values::f2f::rm::RZ);
         self.pw(None, trunc, &[(Field::Rd, lo(ta)), (Field::Rb, lo(ta))]);
         let f2i = sm50::Inst::new(Form::F2I_R)
-            .with(Field::Dt, 3)
-            .with(Field::Ssz, 3)
-            .with(Field::Rnd, 3);
+            .with(Field::Dt, sm50::values::f2i::dt::U64)
+            .with(Field::Ssz, sm50::values::f2i::ssz::F64)
+            .with(Field::Rnd, sm50::values::f2i::rnd::TRUNC);
         self.pw(None, f2i, &[(Field::Rd, lo(tb)), (Field::Rb, lo(ta))]);
         self.iaddw(None, hi(p2), true, (s, 0), 0x7fe0_0000);
         self.dmul(ta, ta, p2);

@@ -217,7 +217,7 @@ impl Lowerer<'_> {
         let inst = sm50::Inst::new(Form::XMAD_I)
             .with(Field::ImmImm16, 1)
             .with(Field::Psl, 1)
-            .with(Field::Mode, 1);
+            .with(Field::Mode, sm50::values::xmad::mode::CLO);
         self.one_inst32(v, inst, &[(Field::Ra, h), (Field::Rc, l)]);
         Ok(())
     }
@@ -577,7 +577,9 @@ impl Lowerer<'_> {
         }
         if ftz {
             match form {
-                Form::HMUL2_R | Form::HFMA2_R => inst.set(Field::Fmz, 1),
+                Form::HMUL2_R | Form::HFMA2_R => {
+                    inst.set(Field::Fmz, sm50::values::hfma2::fmz::FTZ)
+                }
                 _ => inst.set(Field::Ftz, 1),
             }
         }

@@ -43,10 +43,8 @@ use crate::sm50::{self, Field, Form};
 /// A register word inside the sequence being built: operand number and word offset.
 type W = (u8, u8);
 
-/// XMAD modes (the `mode` field).
-const CHI: u64 = 2;
-const CSFU: u64 = 3;
-const CBCC: u64 = 4;
+// XMAD modes (the `mode` field).
+use sm50::values::xmad::mode::{CBCC, CHI, CSFU};
 
 /// An `XMAD` form with its flags.
 #[derive(Default, Clone, Copy)]
@@ -141,7 +139,7 @@ impl<'a> Lowerer<'a> {
             ..X::default()
         };
         Self::xmad(i, hl, v, a, b, Some(t));
-        let rs = sm50::Inst::new(Form::IADD3_R).with(Field::Sh, 1);
+        let rs = sm50::Inst::new(Form::IADD3_R).with(Field::Sh, sm50::values::iadd3::sh::RS);
         i.piece(
             rs,
             &[
@@ -270,7 +268,7 @@ impl<'a> Lowerer<'a> {
             .with(Field::ImmImm20s, 31);
         i.piece(sar, &[(Field::Rd, sa.0, sa.1), (Field::Ra, a1.0, a1.1)]);
         i.piece(sar, &[(Field::Rd, sb.0, sb.1), (Field::Ra, b1.0, b1.1)]);
-        let and = sm50::Inst::new(Form::LOP_R).with(Field::Op, 0);
+        let and = sm50::Inst::new(Form::LOP_R).with(Field::Op, sm50::values::lop::op::AND);
         let mut masked = Vec::new();
         for (x, m) in [(b0, sa), (b1, sa), (a0, sb), (a1, sb)] {
             let t = self.tmp(i);

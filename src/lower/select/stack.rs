@@ -64,7 +64,7 @@ impl<'a> Lowerer<'a> {
                 let a = i.op(Reg::Phys(DSP), OpSpec::use_());
                 let mask = u64::from(align.wrapping_neg());
                 let and = sm50::Inst::new(Form::LOP32I)
-                    .with(Field::Op, 0)
+                    .with(Field::Op, sm50::values::lop32i::op::AND)
                     .with(Field::Imm, mask);
                 i.piece(and, &[(Field::Rd, d, 0), (Field::Ra, a, 0)]);
                 self.push(i);

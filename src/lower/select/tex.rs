@@ -130,8 +130,8 @@ impl<'a> Lowerer<'a> {
         let dop = i.def(d, false);
         let aop = i.use_(a.vreg);
         let inst = sm50::Inst::new(Form::I2I_R)
-            .with(Field::Dt, 1)
-            .with(Field::St, 2)
+            .with(Field::Dt, sm50::values::i2i::dt::U16)
+            .with(Field::St, sm50::values::i2i::st::U32)
             .with(Field::Sat, 1);
         i.piece(inst, &[(Field::Rd, dop, 0), (Field::Rb, aop, a.offset)]);
         self.push(i);
@@ -449,7 +449,7 @@ impl<'a> Lowerer<'a> {
                 let inst = sm50::Inst::new(Form::TEX_B)
                     .with(Field::Dim, dim)
                     .with(Field::Mask, mask4)
-                    .with(Field::Lod, 3);
+                    .with(Field::Lod, sm50::values::tex_b::lod::LL);
                 self.tex_push(inst, results, &comps, false, ra, Some(rb));
                 Ok(())
             }
@@ -506,7 +506,7 @@ impl<'a> Lowerer<'a> {
                     .with(Field::Tid, tid)
                     .with(Field::Dim, dim)
                     .with(Field::Mask, mask4)
-                    .with(Field::Lod, 3);
+                    .with(Field::Lod, sm50::values::tex::lod::LL);
                 self.tex_push(inst, results, &comps, false, ra, Some(rb));
                 Ok(())
             }
@@ -552,7 +552,7 @@ impl<'a> Lowerer<'a> {
         let dop = i.def(d, false);
         let aop = i.use_(lod.vreg);
         let inst = sm50::Inst::new(Form::TXQ_I)
-            .with(Field::Query, 1)
+            .with(Field::Query, sm50::values::txq::query::TEX_HEADER_DIMENSION)
             .with(Field::Tid, tid)
             .with(Field::Mask, mask);
         i.piece(inst, &[(Field::Rd, dop, 0), (Field::Ra, aop, lod.offset)]);
@@ -670,7 +670,7 @@ impl<'a> Lowerer<'a> {
                 let dop = i.def(d, false);
                 let aop = i.use_(ra.vreg);
                 let inst = sm50::Inst::new(Form::TXQ_B)
-                    .with(Field::Query, 1)
+                    .with(Field::Query, sm50::values::txq::query::TEX_HEADER_DIMENSION)
                     .with(Field::Mask, mask);
                 i.piece(inst, &[(Field::Rd, dop, 0), (Field::Ra, aop, ra.offset)]);
                 self.push(i);

@@ -164,7 +164,7 @@ impl<'a> Lowerer<'a> {
             (UnaryOp::Not, _) => {
                 for w in 0..words {
                     let inst = sm50::Inst::new(Form::LOP32I)
-                        .with(Field::Op, 2)
+                        .with(Field::Op, crate::sm50::values::lop32i::op::XOR)
                         .with(Field::Imm, 0xffff_ffff);
                     i.piece(inst, &[(Field::Rd, dop, w), (Field::Ra, aop, a.offset + w)]);
                 }

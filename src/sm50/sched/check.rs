@@ -64,10 +64,10 @@
 //! following variable-latency or control one, sm50-isa.md §1.4).
 
 use super::model::{
-    access, fixed_latency, inst_addr, is_control, per_form, reads_cbuf, slot_reg, successors,
-    Access, Regs, Res, Succ, CC, LAT_BARRIER, PRED,
+    access, fixed_latency, inst_addr, is_control, reads_cbuf, slot_reg, successors, Access, Regs,
+    Res, Succ, CC, LAT_BARRIER, PRED,
 };
-use crate::sm50::{self, Ctrl, Field, Form, Inst};
+use crate::sm50::{self, Ctrl, Field, Form, Inst, MemSpace};
 
 pub use super::model::{decode_text, DecodedText};
 use std::collections::BTreeSet;
@@ -169,50 +169,37 @@ const AFTER_CAP: u8 = 63;
 /// share the global queue: on Maxwell LDG goes through the unified L1/texture cache, and
 /// ptxas counts TLDS and LDG on one scoreboard with `DEPBAR.LE` (parboil spmv).
 pub fn pipe(inst: &Inst) -> &'static str {
-    class_pipe(inst.info().class)
-}
-
-/// [`pipe`] of an instruction class.
-fn class_pipe(class: &'static str) -> &'static str {
-    match class {
-        "LDG" | "STG" | "LD" | "ST" | "LDL" | "STL" | "ATOM" | "ATOM_CAS" | "RED" | "TEX"
-        | "TEXS" | "TLDS" => "global",
-        // Bindless and other texture forms, and surfaces (their own texture-unit path: ptxas
-        // was not seen counting them on one scoreboard with loads; "global" is the cautious
-        // queue, as for TEX).
-        "TEX_B" | "TXD" | "TLD" | "TLD4" | "TLD4S" | "TXQ" | "SUST" | "SULD" | "SURED"
-        | "SUATOM" => "global",
-        "LDS" | "STS" | "ATOMS" | "ATOMS_CAS" => "shared",
-        c => c,
+    match pipe_id(inst) {
+        0 => "global",
+        1 => "shared",
+        _ => inst.info().class,
     }
 }
 
-/// [`pipe`] as a small number per form (equal numbers: the same pipe), decided once: the
-/// checker compares pipes in its inner loops, and comparing the strings there was a visible
-/// share of its time.
+/// [`pipe`] as a small number (equal numbers: the same pipe; 0 global, 1 shared, then one per
+/// class): the checker compares pipes in its inner loops, where comparing strings was a
+/// visible share of its time.
 fn pipe_id(inst: &Inst) -> u16 {
-    static IDS: std::sync::OnceLock<Vec<u16>> = std::sync::OnceLock::new();
-    let mut names: Vec<&'static str> = Vec::new();
-    per_form(&IDS, |f| {
-        let name = class_pipe(f.class);
-        match names.iter().position(|n| *n == name) {
-            Some(i) => i as u16,
-            None => {
-                names.push(name);
-                (names.len() - 1) as u16
-            }
-        }
-    })[inst.form as usize]
+    let info = inst.info();
+    match info.props.space {
+        // Surfaces and the bindless and other texture forms have their own texture-unit path
+        // (ptxas was not seen counting them on one scoreboard with loads); "global" is the
+        // cautious queue, as for TEX.
+        MemSpace::Global
+        | MemSpace::Generic
+        | MemSpace::Local
+        | MemSpace::Texture
+        | MemSpace::Surface => 0,
+        MemSpace::Shared => 1,
+        MemSpace::Const | MemSpace::None => 2 + info.class_id,
+    }
 }
 
 /// Texture fetches read their coordinates at issue and the texture unit writes the result
 /// long after, so a reuse flag on a coordinate register the fetch overwrites is legal (ptxas
 /// sets it on `TEXS.T RZ, R13, R13, R8`); for every other instruction it is reported.
 pub(crate) fn is_texture(inst: &Inst) -> bool {
-    matches!(
-        inst.info().class,
-        "TEX" | "TEXS" | "TLDS" | "TEX_B" | "TXD" | "TLD" | "TLD4" | "TLD4S" | "TXQ"
-    )
+    inst.info().props.space == MemSpace::Texture
 }
 
 /// One pending variable-latency operation (its write, or its reads of its sources).

@@ -50,8 +50,8 @@
 //! independent work fills their shadow. Register pressure does not matter here (allocation is
 //! done), and the order is deterministic.
 
-use super::model::{access, fixed_latency, is_fence, latency, leaders, per_form, Access, NUM_RES};
-use crate::sm50::{Field, Inst};
+use super::model::{access, fixed_latency, is_fence, latency, leaders, Access, NUM_RES};
+use crate::sm50::{Field, Inst, MemAccess, MemSpace};
 
 /// Which memory a load or store touches, for the ordering rule.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -72,32 +72,45 @@ enum Mem {
 }
 
 fn mem(inst: &Inst) -> Mem {
-    static MEM: std::sync::OnceLock<Vec<Mem>> = std::sync::OnceLock::new();
-    per_form(&MEM, |f| match f.class {
-        "LDG" | "TEX" | "TEXS" | "TLDS" | "TEX_B" | "TXD" | "TLD" | "TLD4" | "TLD4S" | "SULD" => {
-            Mem::Load(Space::Global)
-        }
-        // A surface reduction or atomic reads and writes: ordered as a store.
-        "SUST" | "SURED" | "SUATOM" => Mem::Store(Space::Global),
-        "LD" => Mem::Load(Space::Generic),
-        "LDL" => Mem::Load(Space::Local),
-        "LDS" => Mem::Load(Space::Shared),
-        "STG" => Mem::Store(Space::Global),
-        "ST" => Mem::Store(Space::Generic),
-        "STL" => Mem::Store(Space::Local),
-        "STS" => Mem::Store(Space::Shared),
-        _ => Mem::None,
-    })[inst.form as usize]
+    let p = inst.info().props;
+    // Textures and surfaces read or write global memory through the texture unit.
+    let space = match p.space {
+        MemSpace::Generic => Space::Generic,
+        MemSpace::Local => Space::Local,
+        MemSpace::Shared => Space::Shared,
+        MemSpace::Global | MemSpace::Texture | MemSpace::Surface => Space::Global,
+        MemSpace::Const | MemSpace::None => return Mem::None,
+    };
+    match p.access {
+        MemAccess::Load => Mem::Load(space),
+        MemAccess::Store => Mem::Store(space),
+        // A surface reduction or atomic reads and writes: ordered as a store. Atomics and
+        // reductions in memory are fences (`is_fence`), ordered against everything.
+        MemAccess::Atomic if p.space == MemSpace::Surface => Mem::Store(space),
+        MemAccess::Atomic | MemAccess::Query | MemAccess::None => Mem::None,
+    }
+}
+
+/// Whether `inst` is a plain load or store (`[Ra+off]`) of global, generic, local or shared
+/// memory.
+fn plain_access(inst: &Inst) -> bool {
+    let p = inst.info().props;
+    matches!(p.access, MemAccess::Load | MemAccess::Store)
+        && matches!(
+            p.space,
+            MemSpace::Global | MemSpace::Generic | MemSpace::Local | MemSpace::Shared
+        )
 }
 
 /// Whether `inst` is a strong access (see the module notes): a load with cache mode `.CV`
 /// or a store with `.WT`, field value 3 in both of their cache enums.
 fn strong(inst: &Inst) -> bool {
-    static MAY_BE_STRONG: std::sync::OnceLock<Vec<bool>> = std::sync::OnceLock::new();
-    let may = per_form(&MAY_BE_STRONG, |f| {
-        matches!(f.class, "LDG" | "LD" | "STG" | "ST")
-    });
-    may[inst.form as usize] && inst.get(Field::Cache) == Some(3)
+    let may = plain_access(inst)
+        && matches!(
+            inst.info().props.space,
+            MemSpace::Global | MemSpace::Generic
+        );
+    may && inst.get(Field::Cache) == Some(3)
 }
 
 /// Whether two memory accesses must keep their order.
@@ -114,21 +127,14 @@ fn mem_conflict(a: Mem, b: Mem) -> bool {
 /// (`[Ra+off]`, any space), with whether the address is 64-bit (`.E`); `None` for anything
 /// else (texture fetches, an unknown size).
 fn address(inst: &Inst) -> Option<(u64, i64, i64, bool)> {
-    // Per form: the displacement's width (0: not a plain load or store), and whether size 7
-    // is `.U.128` (LD, LDG).
-    static SHAPE: std::sync::OnceLock<Vec<(u32, bool)>> = std::sync::OnceLock::new();
-    let shape = per_form(&SHAPE, |f| {
-        let off_bits = match f.class {
-            "LD" | "ST" => 32,
-            "LDG" | "STG" | "LDS" | "STS" | "LDL" | "STL" => 24,
-            _ => 0,
-        };
-        (off_bits, matches!(f.class, "LD" | "LDG"))
-    });
-    let (off_bits, u128_load) = shape[inst.form as usize];
-    if off_bits == 0 {
+    if !plain_access(inst) {
         return None;
     }
+    let info = inst.info();
+    // The displacement's width, and whether size 7 is `.U.128` (LD, LDG).
+    let off_bits = info.fields.iter().find(|f| f.field == Field::Off)?.len;
+    let u128_load = info.props.access == MemAccess::Load
+        && matches!(info.props.space, MemSpace::Global | MemSpace::Generic);
     let size = match inst.get(Field::Size)? {
         0 | 1 => 1,
         2 | 3 => 2,

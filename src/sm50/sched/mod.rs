@@ -72,11 +72,11 @@ pub mod cost;
 pub mod list;
 pub mod model;
 
-use super::{Ctrl, Flow, Inst};
+use super::{Ctrl, Flow, Inst, MemAccess};
 // The model's facts that code outside the scheduler reads (the simulator's register
 // accesses, the address slice, the tests) are re-exported here.
 pub use model::{access, fixed_latency, leaders, Access, Res, CC, NUM_RES, PRED};
-use model::{bare_transfer, is_control, min_stall_after, per_form, LAT_BARRIER};
+use model::{bare_transfer, is_control, min_stall_after, LAT_BARRIER};
 
 /// How control codes are assigned.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -431,28 +431,11 @@ impl State {
 fn sources_overwritten(insts: &[Inst], access: &[Access], written: &[bool], k: usize) -> bool {
     // Loads and texture fetches read their address (coordinate) registers at issue: ptxas
     // overwrites them right after without a read barrier, and the checker models it so.
-    static READS_AT_ISSUE: std::sync::OnceLock<Vec<bool>> = std::sync::OnceLock::new();
-    let reads_at_issue = per_form(&READS_AT_ISSUE, |f| {
-        matches!(
-            f.class,
-            "LDG"
-                | "LD"
-                | "LDL"
-                | "LDS"
-                | "LDC"
-                | "TEX"
-                | "TEXS"
-                | "TLDS"
-                | "TEX_B"
-                | "TXD"
-                | "TLD"
-                | "TLD4"
-                | "TLD4S"
-                | "TXQ"
-                | "SULD"
-        )
-    });
-    if reads_at_issue[insts[k].form as usize] {
+    let reads_at_issue = matches!(
+        insts[k].info().props.access,
+        MemAccess::Load | MemAccess::Query
+    );
+    if reads_at_issue {
         return false;
     }
     access[k]

@@ -25,10 +25,7 @@ use crate::sm50::{
     self, Bundle, Ctrl, DecodeError, Fence, Field, FieldKind, Form, FormInfo, Inst, Operand,
 };
 
-/// Byte offset of instruction `n` of the laid-out sequence.
-pub fn inst_addr(n: usize) -> u64 {
-    (n / 3) as u64 * 32 + 8 + (n % 3) as u64 * 8
-}
+pub use crate::sm50::ctrl::inst_addr;
 
 /// Cycles from a fixed-latency GPR or carry-flag write to its first reader.
 pub const LAT_GPR: u32 = 6;
@@ -347,8 +344,7 @@ pub fn decode_text(code: &[u64]) -> Result<DecodedText, DecodeError> {
             if t % 32 == 0 {
                 t += 8;
             }
-            let index = (t / 32).checked_mul(3).zip((t % 32).checked_sub(8));
-            targets[n] = index.map(|(b, s)| (b + s / 8) as usize);
+            targets[n] = sm50::ctrl::inst_index(t);
         }
     }
     let live = insts.len()
