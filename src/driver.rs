@@ -1352,9 +1352,13 @@ fn barrier_count(laid: &Laid) -> u32 {
         .unwrap_or(0)
 }
 
-/// Bytes moved by the spill code's `form` (STL or LDL) instructions at `.text` byte offsets
-/// in `range`: those addressing the spill area `[R1 + off]`, `off >= spill_base` (user
-/// `.local` data lies below it).
+/// Bytes moved by the spill code's `form` (STL or LDL) instructions: those addressing the
+/// spill area `[R1 + off]`, `off >= spill_base` (user `.local` data lies below it).
+pub(crate) fn spill_bytes(laid: &Laid, form: Form, spill_base: u32) -> u32 {
+    spill_bytes_in(laid, form, spill_base, 0..u64::MAX)
+}
+
+/// [`spill_bytes`] of the instructions at `.text` byte offsets in `range`.
 fn spill_bytes_in(laid: &Laid, form: Form, spill_base: u32, range: std::ops::Range<u64>) -> u32 {
     laid.placed
         .iter()

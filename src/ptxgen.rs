@@ -1135,6 +1135,7 @@ pub fn check_generated(k: &GenKernel, seed: u64) -> Result<(), String> {
         textures: Vec::new(),
         surface: None,
         profile: false,
+        surface_format: crate::surface::SurfFormat::RAW,
     };
     let fail = |what: String| Err(format!("{what}\n--- PTX ---\n{}", k.ptx));
     let out = match crate::compile(&k.ptx, &opts.compile) {

@@ -137,6 +137,9 @@ pub struct VerifyOptions {
     /// Also attribute the first run's cycles to the instructions (`sim::run_profiled`, for
     /// `leafold compare --profile`; [`Verdict::profile`]).
     pub profile: bool,
+    /// Every surface's element format (`--surface ...:FORMAT`; what `sust.p` converts to,
+    /// [`crate::surface::SurfFormat::RAW`] unless given).
+    pub surface_format: crate::surface::SurfFormat,
 }
 
 impl Default for VerifyOptions {
@@ -156,6 +159,7 @@ impl Default for VerifyOptions {
             textures: Vec::new(),
             surface: None,
             profile: false,
+            surface_format: crate::surface::SurfFormat::RAW,
         }
     }
 }
@@ -579,7 +583,8 @@ fn verify_launch(
                 .and_then(|mut l| {
                     let dims = opts.surface.unwrap_or(surfaces::DEFAULT_SURFACE);
                     let n = plan.objects.len();
-                    surfaces::attach(&mut l, module, f, dims, n, plan.addr32, seed)?;
+                    let fmt = opts.surface_format;
+                    surfaces::attach(&mut l, module, f, (dims, fmt), n, plan.addr32, seed)?;
                     Ok(l)
                 }) {
                 Ok(mut l) => {

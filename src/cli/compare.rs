@@ -1112,6 +1112,8 @@ mod tests {
             ],
             times: vec![("f".into(), 1.0, 50.0)],
             skipped: vec![("g".into(), "ptxas: x".into())],
+            profile_top: 0,
+            profiles: vec![],
         };
         let (l, p) = r.totals();
         assert_eq!((l.instructions, p.instructions), (14, 18));
