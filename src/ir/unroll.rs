@@ -34,10 +34,14 @@
 //!
 //! Trade-off: each unrolled loop trades code size (the body `trips` times) for the loop's
 //! per-iteration overhead (the counter add, compare and branch, a taken branch's refetch)
-//! and for the scheduler's freedom to overlap the iterations' loads. Only small loops are
-//! unrolled: at most [`MAX_TRIPS`] iterations and [`MAX_COPIED`] copied non-constant
-//! instructions in all, so code size stays bounded and register pressure from the
-//! overlapped iterations stays modest.
+//! and for the scheduler's freedom to overlap the iterations' loads. That pays when the
+//! overhead is a large share of each iteration, so only *small bodies* are unrolled: at most
+//! [`MAX_BODY`] non-constant instructions (the counter's add and compare included, so the
+//! overhead is at least a third of the work), at most [`MAX_TRIPS`] iterations and
+//! [`MAX_COPIED`] copied instructions in all. Larger bodies (libdevice's trigonometric
+//! argument reduction, six iterations of a dozen instructions on a path rarely taken) stay
+//! loops, as ptxas keeps them: there the code would grow by hundreds of instructions for a
+//! few executed ones.
 
 use rustc_hash::FxHashMap as HashMap;
 use smallvec::SmallVec;
@@ -48,10 +52,13 @@ use super::{
 };
 
 /// The most iterations a loop may have to be unrolled.
-pub const MAX_TRIPS: u64 = 64;
+pub const MAX_TRIPS: u64 = 128;
+
+/// The most non-constant instructions a loop body may have to be unrolled.
+pub const MAX_BODY: usize = 8;
 
 /// The most non-constant instructions (body size times trip count) an unrolled loop may add.
-pub const MAX_COPIED: usize = 320;
+pub const MAX_COPIED: usize = 512;
 
 /// What [`unroll_loops`] did to one function.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -161,6 +168,9 @@ fn candidate(f: &Function, b: Block, preds: &HashMap<Block, (usize, Block)>) -> 
             )
         })
         .count();
+    if copied > MAX_BODY {
+        return None;
+    }
     let cmp = def_in(f, *cond, b)?;
     let InstData::Icmp { args: cmp_args, .. } = f.insts[cmp].data else {
         return None;
