@@ -134,6 +134,12 @@ pub struct VerifyOptions {
     /// Every surface's bytes per row, rows, slices and layers (`--surface`; `None`:
     /// [`surfaces::DEFAULT_SURFACE`]).
     pub surface: Option<[u32; 4]>,
+    /// Also attribute the first run's cycles to the instructions (`sim::run_profiled`, for
+    /// `leafold compare --profile`; [`Verdict::profile`]).
+    pub profile: bool,
+    /// Every surface's element format (`--surface ...:FORMAT`; what `sust.p` converts to,
+    /// [`crate::surface::SurfFormat::RAW`] unless given).
+    pub surface_format: crate::surface::SurfFormat,
 }
 
 impl Default for VerifyOptions {
@@ -152,6 +158,8 @@ impl Default for VerifyOptions {
             sizes: Sizes::Small,
             textures: Vec::new(),
             surface: None,
+            profile: false,
+            surface_format: crate::surface::SurfFormat::RAW,
         }
     }
 }
@@ -222,6 +230,9 @@ pub struct Verdict {
     /// for leafold's code and for ptxas's, when it ran and matched: both on the same launch,
     /// for `leafold compare`'s dynamic columns.
     pub timing: [Option<sim::Timing>; 2],
+    /// With [`VerifyOptions::profile`], the first run's cycles per instruction, for the same
+    /// two sides as `timing`.
+    pub profile: [Option<sim::Profile>; 2],
 }
 
 impl Verdict {
@@ -498,6 +509,7 @@ fn verify_launch(
         sim_steps: 0,
         sim_seconds: 0.0,
         timing: [None, None],
+        profile: [None, None],
     };
     let globals = eval::module_global_base(module);
     let ours = match sim::load_kernel_globals(cubin, &f.name, globals) {
@@ -571,7 +583,8 @@ fn verify_launch(
                 .and_then(|mut l| {
                     let dims = opts.surface.unwrap_or(surfaces::DEFAULT_SURFACE);
                     let n = plan.objects.len();
-                    surfaces::attach(&mut l, module, f, dims, n, plan.addr32, seed)?;
+                    let fmt = opts.surface_format;
+                    surfaces::attach(&mut l, module, f, (dims, fmt), n, plan.addr32, seed)?;
                     Ok(l)
                 }) {
                 Ok(mut l) => {
@@ -672,7 +685,15 @@ fn verify_launch(
                 }))
             };
             let start = std::time::Instant::now();
-            let got = sim::run_timed(code, info, launch);
+            let mut profile = None;
+            let got = if opts.profile && r == 0 {
+                sim::run_profiled(code, info, launch).map(|(out, timing, p)| {
+                    profile = Some(p);
+                    (out, timing)
+                })
+            } else {
+                sim::run_timed(code, info, launch)
+            };
             let reference = match (&reference, got) {
                 (Ok(r), got) => (r, got),
                 (Err((_, None)), Err(sim::SimError::Trap { .. })) => continue,
@@ -708,6 +729,7 @@ fn verify_launch(
                     }
                     if r == 0 {
                         verdict.timing[side as usize] = Some(timing);
+                        verdict.profile[side as usize] = profile;
                     }
                     out
                 }
@@ -998,7 +1020,9 @@ fn first_difference(
         if !shared || (local.is_none() && e.len() != g.len()) {
             continue;
         }
-        if let Some(i) = (0..e.len()).find(|&i| g.get(i) != Some(&e[i])) {
+        let undefined = reference.shared_undefined.get(cta);
+        let compared = |i: usize| !undefined.is_some_and(|u| u.get(i) == Some(&true));
+        if let Some(i) = (0..e.len()).find(|&i| compared(i) && g.get(i) != Some(&e[i])) {
             return Some(Difference {
                 loc: Loc::Shared {
                     cta,
@@ -1176,6 +1200,8 @@ pub fn make_launch(
     let mut rng = Rng::new(seed);
     let mut launch = Launch::new(launch_grid(f, opts), launch_block(f, opts));
     launch.global_races = true;
+    // Bytes stored from undefined registers are whatever the register held: not compared.
+    launch.undefined_registers = true;
     if f.insts
         .values()
         .any(|i| matches!(i.data, ir::InstData::Stack { .. }))
@@ -1364,6 +1390,9 @@ impl Targets<'_> {
     fn value(&self, kind: inputs::Kind, i: u64, rng: &mut Rng, spread: Option<(u64, u64)>) -> u64 {
         match kind {
             inputs::Kind::Small => 1 + rng.below(inputs::SMALL - 1),
+            inputs::Kind::Scaled { scale } => {
+                1 + rng.below(inputs::Kind::index_bound(scale, self.total))
+            }
             inputs::Kind::Pointer { target, end } => {
                 let (rec, origin) = (self.records[target], self.origins[target]);
                 let half = ((self.total - origin) / rec / 2).max(1);

@@ -17,24 +17,22 @@ use leafold::oracle::Oracle;
 use leafold::verify::{verify_file, Coverage, Outcome, Side, VerifyOptions};
 
 /// Kernels verified at the full launch on leafold's code: a floor (measured: see the README's
-/// verify row; `leafold verify --summary tests/data/corpus-nvcc/ptx`).
-const MIN_FULL: usize = 144;
+/// verify row; `leafold verify --summary tests/data/corpus-nvcc/ptx`: 150 full and 52
+/// reduced since indices are followed through shared memory and atomics, 146 and 47 before).
+const MIN_FULL: usize = 148;
 /// Kernels verified on leafold's code at any launch: a floor.
-const MIN_VERIFIED: usize = 190;
+const MIN_VERIFIED: usize = 198;
 /// The same two floors for ptxas's code (measured with `--against-ptxas`, which counts a
-/// kernel only when both codes match: a lower bound of ptxas's own figure).
-const MIN_FULL_PTXAS: usize = 137;
-const MIN_VERIFIED_PTXAS: usize = 177;
+/// kernel only when both codes match: a lower bound of ptxas's own figure; 148 full and 52
+/// reduced since bytes stored from undefined registers are not compared, 146 and 41 before).
+const MIN_FULL_PTXAS: usize = 146;
+const MIN_VERIFIED_PTXAS: usize = 196;
 
 /// Mismatches on ptxas's code, by kernel name prefix (file, kernel prefix, cause). None is
-/// a bug of leafold, the simulator or the reference.
+/// a bug of leafold, the simulator or the reference. (CUB's key-value downsweep kernels,
+/// which scatter never-initialised values of out-of-range items into shared memory, match
+/// now: `ir::eval` marks bytes stored from undefined registers, and they are not compared.)
 const KNOWN_PTXAS_MISMATCHES: &[(&str, &str, &str)] = &[
-    ("radixSortThrust", "_ZN3cub17CUB_101702_500_NS30DeviceRadixSortDownsweepKernelINS0_21DeviceRadixSortPolicyIfjjE",
-     "key-value sorts only (the keys-only variants match): CUB's partial tile leaves the values of out-of-range items uninitialized and still scatters them into `temp_storage` for the exchange (only valid items are gathered back). The reference reads a never-written PTX register as 0, ptxas's code stores whatever its physical register holds: shared memory differs at the end, global outputs are equal"),
-    ("radixSortThrust", "_ZN3cub17CUB_101702_500_NS30DeviceRadixSortDownsweepKernelINS0_21DeviceRadixSortPolicyIffjE",
-     "as above: uninitialized values of out-of-range items scattered into shared memory"),
-    ("radixSortThrust", "_ZN3cub17CUB_101702_500_NS30DeviceRadixSortDownsweepKernelINS0_21DeviceRadixSortPolicyIjjjE",
-     "as above: uninitialized values of out-of-range items scattered into shared memory"),
     ("hotspot3D", "_Z11hotspotOpt1",
      "ptxas unrolls the loop 4x and then contracts the loop header's `mul.f32 %f7, %f58, %f15` into the `add.f32` of iterations 2-4 of each unrolled group (the mul then sits in their block) but not of the first (it reads the product made in the previous group): a choice per unrolled copy, not a rule of the PTX (`ir::contract` never fuses a loop header's product)"),
     ("nbody", "_Z15integrateBodiesIdE",

@@ -299,6 +299,106 @@ fn index_loaded_from_memory() {
     assert_full_match(GATHER);
 }
 
+/// An index passed through shared memory (as bitonic merge's `startSrcA`): thread 0 loads
+/// it from `idx`, stores it to shared memory, and every thread reads it back and gathers at
+/// it. A random word of `idx` used to fault; the inference follows the shared load to the
+/// store and on to the global load, and makes that word small.
+const INDEX_THROUGH_SHARED: &str = r#"
+.visible .entry k(.param .u64 idx, .param .u64 src, .param .u64 out)
+{
+    .reg .b64 %rd<12>;
+    .reg .b32 %r<12>;
+    .reg .pred %p<2>;
+    .shared .align 4 .b8 start[4];
+    ld.param.u64 %rd1, [idx];
+    ld.param.u64 %rd2, [src];
+    ld.param.u64 %rd3, [out];
+    mov.u32 %r1, %tid.x;
+    setp.ne.u32 %p1, %r1, 0;
+    @%p1 bra WAIT;
+    ld.global.u32 %r5, [%rd1];
+    st.shared.u32 [start], %r5;
+WAIT:
+    bar.sync 0;
+    ld.shared.u32 %r6, [start];
+    add.s32 %r7, %r6, %r1;
+    mul.wide.u32 %rd4, %r7, 4;
+    add.s64 %rd5, %rd2, %rd4;
+    ld.global.u32 %r8, [%rd5];
+    mov.u32 %r2, %ctaid.x;
+    mov.u32 %r3, %ntid.x;
+    mad.lo.u32 %r4, %r2, %r3, %r1;
+    mul.wide.u32 %rd6, %r4, 4;
+    add.s64 %rd7, %rd3, %rd6;
+    st.global.u32 [%rd7], %r8;
+    ret;
+}
+"#;
+
+#[test]
+fn index_passed_through_shared_memory() {
+    let plan = plan_of(INDEX_THROUGH_SHARED);
+    assert!(
+        plan.objects.iter().any(|o| o
+            .fields
+            .iter()
+            .any(|f| f.offset == 0 && f.kind == Kind::Small)),
+        "{plan}"
+    );
+    assert_full_match(INDEX_THROUGH_SHARED);
+}
+
+/// A tile number taken from a counter with an atomic (as CUB onesweep's tile id), passed
+/// through shared memory and scaled by the tile's 16 KiB into the source address. Even a
+/// small random counter (up to 63 tiles of 16 KiB) ran off the buffer; the counter is now
+/// an index scaled by 16384 bytes, drawn within a quarter of the buffer.
+const TILE_FROM_AN_ATOMIC: &str = r#"
+.visible .entry k(.param .u64 counter, .param .u64 src, .param .u64 out)
+{
+    .reg .b64 %rd<12>;
+    .reg .b32 %r<12>;
+    .reg .pred %p<2>;
+    .shared .align 4 .b8 tile[4];
+    ld.param.u64 %rd1, [counter];
+    ld.param.u64 %rd2, [src];
+    ld.param.u64 %rd3, [out];
+    mov.u32 %r1, %tid.x;
+    setp.ne.u32 %p1, %r1, 0;
+    @%p1 bra WAIT;
+    atom.global.add.u32 %r5, [%rd1], 1;
+    st.shared.u32 [tile], %r5;
+WAIT:
+    bar.sync 0;
+    ld.shared.u32 %r6, [tile];
+    mul.lo.s32 %r7, %r6, 4096;
+    add.s32 %r7, %r7, %r1;
+    mul.wide.u32 %rd4, %r7, 4;
+    add.s64 %rd5, %rd2, %rd4;
+    ld.global.u32 %r8, [%rd5];
+    mov.u32 %r2, %ctaid.x;
+    mov.u32 %r3, %ntid.x;
+    mad.lo.u32 %r4, %r2, %r3, %r1;
+    mul.wide.u32 %rd6, %r4, 4;
+    add.s64 %rd7, %rd3, %rd6;
+    st.global.u32 [%rd7], %r8;
+    ret;
+}
+"#;
+
+#[test]
+fn index_from_an_atomic_scaled_into_an_address() {
+    let plan = plan_of(TILE_FROM_AN_ATOMIC);
+    assert!(
+        plan.objects.iter().any(|o| o
+            .fields
+            .iter()
+            .any(|f| f.offset == 0 && f.kind == Kind::Scaled { scale: 16384 })),
+        "{plan}"
+    );
+    assert_eq!(Kind::index_bound(16384, 64 * 1024), 1);
+    assert_full_match(TILE_FROM_AN_ATOMIC);
+}
+
 /// A pointer compared with another: `do { sum += *p++; } while (p != end)`; a small `end`
 /// never equalled `p`.
 const END_POINTER: &str = r#"

@@ -170,6 +170,7 @@
 //! - `thread.rs`: One thread of the reference interpreter.
 //! - `pure.rs`: The pure meaning of IR instructions.
 //! - `memory.rs`: Memory of the reference interpreter.
+//! - `poison.rs`: Values computed from undefined registers, and the shared bytes they reach.
 
 mod race;
 use race::*;
@@ -179,6 +180,7 @@ mod pure;
 mod thread;
 pub use pure::*;
 mod memory;
+mod poison;
 use memory::*;
 use std::fmt;
 
@@ -279,6 +281,10 @@ pub struct Launch {
     /// from zeros and so agree; the hardware check (`examples/hwcheck_export.rs`) turns it on,
     /// since a real GPU does not start from zeros.
     pub undefined_uninit: bool,
+    /// Track values computed only from registers nothing defined ([`Function::undef`]) and
+    /// the shared bytes stored from them ([`RunOutput::shared_undefined`]; `poison`'s
+    /// essay). Off by default; `verify` turns it on.
+    pub undefined_registers: bool,
     /// The textures the kernel reads (`tex`, `txq`): `.texref`s by name, texture objects by
     /// handle (`crate::texture`). Empty by default.
     pub textures: crate::texture::TextureBindings,
@@ -327,6 +333,7 @@ impl Launch {
             gridid: 0,
             global_races: false,
             undefined_uninit: false,
+            undefined_registers: false,
             textures: crate::texture::TextureBindings::default(),
             surfaces: Vec::new(),
         }
@@ -346,6 +353,10 @@ pub struct RunOutput {
     /// The launch's `printf` output ([`crate::sysfn::State::printf_output`]: CTAs in linear
     /// order, threads in linear order in each, each thread's calls in program order).
     pub printf: Vec<u8>,
+    /// Per CTA (when the launch asks for [`Launch::undefined_registers`], else empty): which
+    /// bytes of its shared memory last received a value computed from an undefined
+    /// register. Their contents are whatever the register held; no comparison reads them.
+    pub shared_undefined: Vec<Vec<bool>>,
 }
 
 impl RunOutput {
@@ -481,6 +492,7 @@ pub fn run_in(module: &Module, func: &Function, launch: &Launch) -> Result<RunOu
 
     let ctas = launch.grid.iter().map(|&d| u64::from(d)).product::<u64>();
     let mut shared_out = Vec::new();
+    let mut shared_undefined = Vec::new();
     let mut local_out = Vec::new();
     let mut steps = 0u64;
     for cz in 0..launch.grid[2] {
@@ -498,8 +510,11 @@ pub fn run_in(module: &Module, func: &Function, launch: &Launch) -> Result<RunOu
                     texrefs: &module.texrefs,
                     surf_index: &surf_index,
                 };
-                let (shared, locals) = run_cta(&ctx, &mut mem, &mut steps)?;
+                let (shared, locals, undefined) = run_cta(&ctx, &mut mem, &mut steps)?;
                 shared_out.push(shared);
+                if launch.undefined_registers {
+                    shared_undefined.push(undefined);
+                }
                 local_out.extend(locals);
             }
         }
@@ -517,6 +532,7 @@ pub fn run_in(module: &Module, func: &Function, launch: &Launch) -> Result<RunOu
         shared: shared_out,
         local: local_out,
         printf: mem.sys.printf_output(),
+        shared_undefined,
     })
 }
 
@@ -830,6 +846,8 @@ struct ThreadMem<'a> {
     /// for [`Launch::undefined_uninit`].
     shared_def: &'a mut Vec<bool>,
     local_def: &'a mut Vec<bool>,
+    /// Which shared bytes hold a value computed from an undefined register ([`poison`]).
+    shared_poison: &'a mut Vec<bool>,
     params: &'a [u8],
     races: &'a mut RaceShadow,
     stack: &'a mut DynStack,
@@ -953,6 +971,9 @@ struct Thread {
     args: Vec<u8>,
     /// The callers of the running subroutine, innermost last.
     frames: Vec<CallFrame>,
+    /// Per kernel value: computed from an undefined register ([`poison`]); empty unless
+    /// the launch asks for [`Launch::undefined_registers`].
+    poison: Vec<bool>,
 }
 
 /// A caller waiting for a subroutine to return (see "Execution").

@@ -1088,6 +1088,10 @@ pub struct Function {
     /// register `r`, so `LoadParam` reads R4.. as a kernel reads its parameter bank), and it
     /// ends in [`InstData::SubReturn`].
     pub subroutine: bool,
+    /// The constants `ir::build` gives a register read before any definition reaches it
+    /// (PTX leaves such a value undefined; the constant is zero). `ir::eval` tracks what is
+    /// computed from them when the launch asks ([`eval::Launch::undefined_registers`]).
+    pub undef: SecondaryMap<Inst, bool>,
 }
 
 impl Function {
@@ -1276,6 +1280,12 @@ pub struct Module {
     /// The kernels whose descriptors [`InstData::KernelDesc`] takes (by index), in first-use
     /// order.
     pub kernel_descs: Vec<String>,
+    /// Under `--compile-only`: the `.visible .func`s compiled as functions of the object
+    /// (other objects call them; `ir::build::build_object_functions`), built as subroutines
+    /// are ([`Function::subroutine`]), in module order.
+    pub object_functions: Vec<Function>,
+    /// `.visible .func`s left out of the object, each with the reason (the driver warns).
+    pub object_function_skips: Vec<(String, String)>,
 }
 
 impl Module {

@@ -38,6 +38,16 @@
 //!   root that is not a pointer gets a value in `1..SMALL` (an index, a size, a count; 0
 //!   is left out: a size of 0 makes `n - 1` a huge index). `verify` may instead draw the
 //!   parameters among them at least as big as the launch (`verify::Sizes::Launch`).
+//!   The walk also goes through shared memory: a `ld.shared` leads to the values stored
+//!   at the same address (the same value, or the same variable's address, and offset:
+//!   an index thread 0 loads and hands to its CTA, as bitonic merge's `startSrcA`); and the
+//!   old value of a global atomic is a root like a load's (a tile counter, as CUB
+//!   onesweep's).
+//! * **Indices scaled into an address.** Walking from an address term to a root multiplies
+//!   the constant factors met (`mul`, `shl`, `mul.wide`): a loaded index that an address
+//!   scales by more than [`SCALED_FROM`] bytes is [`Kind::Scaled`], drawn in
+//!   `1..=buffer / 4 / scale` ([`Kind::index_bound`]) so that it stays inside the buffer
+//!   it indexes (CUB onesweep's tile number times 5376 keys of 4 bytes).
 //! * **Parameters.** Every field of the param space a `ld.param` reads is a root like any
 //!   other (a field of a struct passed by value gets its own treatment); a parameter of at
 //!   most 8 bytes that nothing constrains still gets a value below [`SMALL`] (as before
@@ -56,6 +66,9 @@ use crate::ir::{BinaryOp, Function, Inst, InstData, Space, Type, Value, ValueDef
 /// Small values (indices, sizes, loop bounds) are drawn in `1..SMALL` (0 makes a size
 /// degenerate: `n - 1` becomes a huge index).
 pub const SMALL: u64 = 64;
+/// A loaded index scaled by more bytes than this into an address is [`Kind::Scaled`] (below,
+/// `SMALL` units of it stay within a quarter of a 64 KiB buffer: plain [`Kind::Small`]).
+pub const SCALED_FROM: u64 = 256;
 /// Objects reached through more loaded pointers than this point back into themselves.
 pub const MAX_DEPTH: u32 = 3;
 /// Most objects (buffers) one plan makes.
@@ -89,6 +102,19 @@ pub enum Kind {
     Pointer { target: usize, end: bool },
     /// A small value (below [`SMALL`]).
     Small,
+    /// An index loaded from memory that an address multiplies by `scale` bytes (the
+    /// product of the constant factors on its way into the address): drawn small enough
+    /// that `index · scale` stays within a quarter of the buffer ([`Kind::index_bound`]).
+    Scaled { scale: u64 },
+}
+
+impl Kind {
+    /// The most an index of `scale` bytes per unit may be in a buffer of `buffer` bytes:
+    /// a quarter of the buffer (the rest of the address has room), at least 1, at most
+    /// `SMALL - 1`.
+    pub fn index_bound(scale: u64, buffer: u64) -> u64 {
+        (buffer / 4 / scale.max(1)).clamp(1, SMALL - 1)
+    }
 }
 
 /// A field: `bytes` bytes at `offset` (from the record start when `stride` is 0, else at
@@ -178,6 +204,9 @@ struct Analysis<'f> {
     budget: usize,
     /// Nesting of the current [`Analysis::walk_bases`] (bounded: the walk recurses).
     depth: usize,
+    /// Every `st.shared`: address, offset, type and the value stored (an index passed
+    /// through shared memory is followed to what was stored, [`Analysis::index_roots`]).
+    shared_stores: Vec<(Value, i32, Type, Value)>,
 }
 
 impl<'f> Analysis<'f> {
@@ -190,13 +219,67 @@ impl<'f> Analysis<'f> {
                 }
             }
         }
+        let mut shared_stores = Vec::new();
+        for node in f.insts.values() {
+            if let InstData::Store {
+                space: Space::Shared,
+                ty,
+                addr,
+                offset,
+                ref values,
+                ..
+            } = node.data
+            {
+                if let [v] = values[..] {
+                    shared_stores.push((addr, offset, ty, v));
+                }
+            }
+        }
         Analysis {
             f,
             addr_ty: if addr32 { Type::I32 } else { Type::I64 },
             incoming,
             budget: 0,
             depth: 0,
+            shared_stores,
         }
+    }
+
+    /// Whether addresses `a` and `b` are the same: one value, or the address of one
+    /// variable taken twice.
+    fn same_address(&self, a: Value, b: Value) -> bool {
+        if a == b {
+            return true;
+        }
+        let sym = |v: Value| match self.f.values[v].def {
+            ValueDef::Result(inst, _) => match self.f.insts[inst].data {
+                InstData::SymbolAddr { var, .. } => Some(var),
+                _ => None,
+            },
+            ValueDef::Param(..) => None,
+        };
+        matches!((sym(a), sym(b)), (Some(x), Some(y)) if x == y)
+    }
+
+    /// The values stored to shared memory where the shared load `inst` reads (same
+    /// address, offset and type): what an index read back from shared memory was.
+    fn stored_at(&self, inst: Inst) -> Vec<Value> {
+        let InstData::Load {
+            space: Space::Shared,
+            ty,
+            width: 1,
+            addr,
+            offset,
+            ..
+        } = self.f.insts[inst].data
+        else {
+            return Vec::new();
+        };
+        self.shared_stores
+            .iter()
+            .filter(|&&(a, o, t, _)| o == offset && t == ty && self.same_address(a, addr))
+            .map(|&(.., v)| v)
+            .collect()
     }
 
     fn iconst(&self, v: Value) -> Option<i64> {
@@ -229,6 +312,10 @@ impl<'f> Analysis<'f> {
                 bytes: ty.bytes().unwrap_or(1),
             }),
             InstData::Load {
+                space: Space::Global | Space::Generic,
+                ..
+            }
+            | InstData::Atomic {
                 space: Space::Global | Space::Generic,
                 ..
             } => Some(Root::Load {
@@ -398,44 +485,67 @@ impl<'f> Analysis<'f> {
         }
     }
 
-    /// The roots an index, size or bound `v` is computed from (see the module essay).
-    fn index_roots(&self, v: Value, out: &mut Vec<Root>) {
+    /// The roots an index, size or bound `v` is computed from (see the module essay), each
+    /// with its scale: the product of the constant factors (`mul`, `shl`) between the root
+    /// and `v` (a value through shared memory is followed to what was stored there).
+    fn index_roots(&self, v: Value, out: &mut Vec<(Root, u64)>) {
         let mut seen = HashSet::new();
-        let mut stack = vec![v];
+        let mut stack = vec![(v, 1u64)];
         let mut budget = WALK_BUDGET;
-        while let Some(v) = stack.pop() {
+        while let Some((v, scale)) = stack.pop() {
             if budget == 0 {
                 break;
             }
             budget -= 1;
-            if !seen.insert(v) {
+            if !seen.insert((v, scale)) {
                 continue;
             }
             if let Some(r) = self.root_of(v) {
-                out.push(r);
+                out.push((r, scale));
                 continue;
             }
+            let scaled = |c: Option<i64>| scale.saturating_mul(c.map_or(1, |c| c.unsigned_abs()));
             match self.f.values[v].def {
-                ValueDef::Param(..) => {
-                    stack.extend(self.incoming.get(&v).into_iter().flatten().copied())
-                }
+                ValueDef::Param(..) => stack.extend(
+                    self.incoming
+                        .get(&v)
+                        .into_iter()
+                        .flatten()
+                        .map(|&a| (a, scale)),
+                ),
                 ValueDef::Result(inst, _) => match &self.f.insts[inst].data {
                     InstData::Binary { op, args } => match op {
+                        BinaryOp::Mul => {
+                            let [a, b] = *args;
+                            stack.push((a, scaled(self.iconst(b))));
+                            stack.push((b, scaled(self.iconst(a))));
+                        }
                         BinaryOp::Add
                         | BinaryOp::Sub
-                        | BinaryOp::Mul
                         | BinaryOp::MinS
                         | BinaryOp::MinU
                         | BinaryOp::MaxS
                         | BinaryOp::MaxU
                         | BinaryOp::DivU
-                        | BinaryOp::DivS => stack.extend_from_slice(args),
-                        BinaryOp::Shl | BinaryOp::ShrU | BinaryOp::ShrS => stack.push(args[0]),
+                        | BinaryOp::DivS => stack.extend(args.iter().map(|&a| (a, scale))),
+                        BinaryOp::Shl => {
+                            let k = self.iconst(args[1]).filter(|k| (0..32).contains(k));
+                            stack.push((args[0], scaled(k.map(|k| 1i64 << k))));
+                        }
+                        BinaryOp::ShrU | BinaryOp::ShrS => stack.push((args[0], scale)),
                         _ => {}
                     },
-                    InstData::MulWide { args, .. } => stack.extend_from_slice(args),
-                    InstData::Convert { arg, .. } => stack.push(*arg),
-                    InstData::Select { args, .. } => stack.extend_from_slice(args),
+                    InstData::MulWide { args, .. } => {
+                        let [a, b] = *args;
+                        stack.push((a, scaled(self.iconst(b))));
+                        stack.push((b, scaled(self.iconst(a))));
+                    }
+                    InstData::Convert { arg, .. } => stack.push((*arg, scale)),
+                    InstData::Select { args, .. } => stack.extend(args.iter().map(|&a| (a, scale))),
+                    InstData::Load {
+                        space: Space::Shared,
+                        ..
+                    } => stack.extend(self.stored_at(inst).into_iter().map(|a| (a, scale))),
                     _ => {}
                 },
             }
@@ -526,8 +636,14 @@ impl Builder<'_, '_> {
         if let Some(f) = fields.iter_mut().find(|f| {
             f.offset == field.offset && f.stride == field.stride && f.bytes == field.bytes
         }) {
-            if matches!(f.kind, Kind::Small) && matches!(field.kind, Kind::Pointer { .. }) {
-                f.kind = field.kind;
+            // A pointer wins over an index; of two indices, the one scaled most (tightest).
+            match (f.kind, field.kind) {
+                (Kind::Small | Kind::Scaled { .. }, Kind::Pointer { .. })
+                | (Kind::Small, Kind::Scaled { .. }) => f.kind = field.kind,
+                (Kind::Scaled { scale: a }, Kind::Scaled { scale: b }) if b > a => {
+                    f.kind = field.kind
+                }
+                _ => {}
             }
             return *f;
         }
@@ -676,8 +792,9 @@ impl Builder<'_, '_> {
     }
 
     /// Mark root `r` (not a pointer) as small: in the param space or in every object its
-    /// load reads.
-    fn small(&mut self, r: Root) {
+    /// load (or atomic) reads; an index loaded from memory with a `scale` above
+    /// [`SCALED_FROM`] as [`Kind::Scaled`].
+    fn small(&mut self, r: Root, scale: u64) {
         if self.object_of.contains_key(&r) {
             return;
         }
@@ -694,15 +811,23 @@ impl Builder<'_, '_> {
                 );
             }
             Root::Load { inst, index } => {
-                let InstData::Load {
-                    ty, addr, offset, ..
-                } = self.an.f.insts[inst].data.clone()
-                else {
-                    return;
+                let (ty, addr, offset) = match self.an.f.insts[inst].data {
+                    InstData::Load {
+                        ty, addr, offset, ..
+                    }
+                    | InstData::Atomic {
+                        ty, addr, offset, ..
+                    } => (ty, addr, offset),
+                    _ => return,
                 };
                 if !ty.is_int() {
                     return;
                 }
+                let kind = if scale > SCALED_FROM {
+                    Kind::Scaled { scale }
+                } else {
+                    Kind::Small
+                };
                 let bytes = ty.bytes().unwrap_or(1);
                 let bases = self.an.bases(addr);
                 let extra = i64::from(offset) + i64::from(index) * i64::from(bytes);
@@ -714,7 +839,7 @@ impl Builder<'_, '_> {
                     let Some(&k) = self.object_of.get(&b.root) else {
                         continue;
                     };
-                    if let Some(field) = Self::field_at(&b, bytes, Kind::Small) {
+                    if let Some(field) = Self::field_at(&b, bytes, kind) {
                         self.add_field(Some(k), field);
                     }
                 }
@@ -810,14 +935,17 @@ pub fn infer(f: &Function, addr32: bool) -> Plan {
         let _ = inst;
         index_terms(b.an, *addr, &mut small_roots);
     }
+    // Bounds: compared, not scaled into an address.
+    let mut bounds = Vec::new();
     for [x, y] in &compares {
-        b.an.index_roots(*x, &mut small_roots);
-        b.an.index_roots(*y, &mut small_roots);
+        b.an.index_roots(*x, &mut bounds);
+        b.an.index_roots(*y, &mut bounds);
     }
+    small_roots.extend(bounds.into_iter().map(|(r, _)| (r, 1)));
     small_roots.sort();
     small_roots.dedup();
-    for r in small_roots {
-        b.small(r);
+    for (r, scale) in small_roots {
+        b.small(r, scale);
     }
     // Parameters read that nothing constrains.
     let mut free = Vec::new();
@@ -838,7 +966,7 @@ pub fn infer(f: &Function, addr32: bool) -> Plan {
 
 /// The roots of the non-base terms of address `v`: the operands of its `add`s that are not
 /// walked as bases, taken back to their roots.
-fn index_terms(an: &Analysis<'_>, v: Value, out: &mut Vec<Root>) {
+fn index_terms(an: &Analysis<'_>, v: Value, out: &mut Vec<(Root, u64)>) {
     let ty = an.f.value_type(v);
     let mut seen = HashSet::new();
     let mut stack = vec![v];
@@ -898,6 +1026,10 @@ impl fmt::Display for Plan {
                 format!("end pointer into buffer {target} (compared with a pointer)")
             }
             Kind::Small => format!("small (index, size or bound: in 1..{SMALL})"),
+            Kind::Scaled { scale } => format!(
+                "index into an address, {scale} bytes a unit (in 1..={} for a 64 KiB buffer)",
+                Kind::index_bound(*scale, 64 * 1024)
+            ),
         };
         let place = |f: &Field| {
             if f.stride == 0 {

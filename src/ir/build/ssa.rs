@@ -454,6 +454,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                 });
                 f.srclocs[ni] = old.srclocs[i];
                 f.contractible[ni] = old.contractible[i];
+                f.undef[ni] = self.undef_insts.contains(&i);
                 f.blocks[nb].insts.push(ni);
             }
         }

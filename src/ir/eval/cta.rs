@@ -7,14 +7,20 @@
 
 use super::*;
 
+/// What a CTA leaves: its shared memory, each thread's local memory, and which shared bytes
+/// hold values computed from undefined registers (empty unless tracked: `poison.rs`).
+pub(super) type CtaMemory = (Vec<u8>, Vec<Vec<u8>>, Vec<bool>);
+
 pub(super) fn run_cta(
     ctx: &Ctx<'_>,
     mem: &mut Memory,
     steps: &mut u64,
-) -> Result<(Vec<u8>, Vec<Vec<u8>>), EvalError> {
+) -> Result<CtaMemory, EvalError> {
     let [bx, by, bz] = ctx.launch.block;
     let mut shared = mem.shared_init.clone();
     let mut shared_def = mem.shared_def_init.clone();
+    let track = ctx.launch.undefined_registers;
+    let mut shared_poison = vec![false; if track { shared.len() } else { 0 }];
     let entry = ctx.func.layout[0];
     let mut threads = Vec::new();
     let mut locals = Vec::new();
@@ -35,6 +41,7 @@ pub(super) fn run_cta(
                     cur: 0,
                     args: Vec::new(),
                     frames: Vec::new(),
+                    poison: vec![false; if track { ctx.func.values.len() } else { 0 }],
                 });
                 locals.push(mem.local_init.clone());
                 stacks.push(DynStack {
@@ -73,13 +80,14 @@ pub(super) fn run_cta(
                 local,
                 shared_def: &mut shared_def,
                 local_def,
+                shared_poison: &mut shared_poison,
                 params,
                 races: &mut races,
                 stack,
                 first_thread,
             };
             loop {
-                let s = thread.step(ctx, &mut tm, steps)?;
+                let s = thread.step_tracked(ctx, &mut tm, steps)?;
                 if s != Status::Running {
                     *status = s;
                     break;
@@ -129,7 +137,7 @@ pub(super) fn run_cta(
             *local = out;
         }
     }
-    Ok((shared, locals))
+    Ok((shared, locals, shared_poison))
 }
 
 /// Rounds in a row that end with threads spinning at a wait ([`Status::Yielded`]) while
