@@ -476,13 +476,17 @@ fn relocatable_version(
 }
 
 /// The IR lowering receives for kernel `f` of `module`, from what `ir::build` made: the warp
-/// collectives sm_5x lacks expanded (`ir::collective`), simplified (`ir::simplify`), and the
+/// collectives sm_5x lacks expanded (`ir::collective`), simplified (`ir::simplify`), small
+/// constant-trip loops unrolled (`ir::unroll`, then simplified again), and the
 /// `.local` variables that only constant offsets reach promoted to SSA values
 /// (`ir::sroa`, then simplified again, since loads that became values fold further).
 /// `verify` calls it too, to know which `.local` variables the compiled kernel keeps.
 pub fn prepare_kernel_ir(module: &ir::Module, f: &mut ir::Function) {
     ir::collective::expand(f);
     ir::simplify::simplify(f);
+    if ir::unroll::unroll_loops(f).loops > 0 {
+        ir::simplify::simplify(f);
+    }
     if ir::sroa::promote_locals(module, f).vars > 0 {
         ir::simplify::simplify(f);
     }

@@ -151,6 +151,7 @@ pub mod float;
 pub mod simplify;
 pub mod sroa;
 pub mod tex;
+pub mod unroll;
 mod verify;
 pub mod video;
 pub mod warp;
