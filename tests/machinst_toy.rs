@@ -1200,8 +1200,12 @@ fn pressure_program(n: u32, quads: bool) -> VCode<Op> {
 #[test]
 fn high_pressure_spills_and_stays_correct() {
     let vc = pressure_program(120, true);
-    let a = check(&vc, 255, &inputs());
-    // 120 live scalars cannot fit in a 64-register class: spilling is the expected answer.
+    // 120 live scalars are more than one regalloc2 class names (64), but the register file
+    // holds them: the scalars overflow into the other classes' names and nothing spills.
+    let roomy = check(&vc, 255, &inputs());
+    assert_eq!(roomy.spills, 0, "{roomy}");
+    // Under a budget below the pressure, spilling is the answer, and the result stays correct.
+    let a = check(&vc, 96, &inputs());
     assert!(a.spills > 0 && a.reloads > 0 && a.spill_bytes > 0, "{a}");
     assert!(a.spill_bytes % 4 == 0);
 }
