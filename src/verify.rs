@@ -537,10 +537,7 @@ fn reduce_on_failure(
             ..opts.clone()
         };
         let mut v = verify_launch(module, f, addr32, cubin, &o);
-        steps += v.sim_steps;
-        seconds += v.sim_seconds;
-        v.sim_steps = steps;
-        v.sim_seconds = seconds;
+        add_cost(&mut v, &mut steps, &mut seconds);
         match &v.outcome {
             Outcome::Match { .. } | Outcome::Mismatch(_) => return v,
             Outcome::CannotRun(w) => {
@@ -564,10 +561,7 @@ fn reduce_on_failure(
             ..kernel_launch_options(k, opts)
         };
         let mut v = verify_launch(module, f, addr32, cubin, &o);
-        steps += v.sim_steps;
-        seconds += v.sim_seconds;
-        v.sim_steps = steps;
-        v.sim_seconds = seconds;
+        add_cost(&mut v, &mut steps, &mut seconds);
         match &v.outcome {
             Outcome::Match { .. } => {
                 v.launch_from_kernel = Some(k.why.clone());
@@ -609,10 +603,7 @@ fn reduce_on_failure(
             ..opts.clone()
         };
         let mut v = verify_launch(module, f, addr32, cubin, &o);
-        steps += v.sim_steps;
-        seconds += v.sim_seconds;
-        v.sim_steps = steps;
-        v.sim_seconds = seconds;
+        add_cost(&mut v, &mut steps, &mut seconds);
         match &mut v.outcome {
             Outcome::Match {
                 one_thread,
@@ -642,6 +633,14 @@ fn reduce_on_failure(
         sim_seconds: seconds,
         ..full
     }
+}
+
+/// Adds a fallback run's simulator cost to the totals so far, and makes them its own.
+fn add_cost(v: &mut Verdict, steps: &mut u64, seconds: &mut f64) {
+    *steps += v.sim_steps;
+    *seconds += v.sim_seconds;
+    v.sim_steps = *steps;
+    v.sim_seconds = *seconds;
 }
 
 /// [`verify_kernel`] on the launch `opts` describes.

@@ -414,39 +414,6 @@ const TILE8: &str = r#"
 }
 "#;
 
-/// `.reqntid 8` on a kernel whose CTAs overlap in global memory unless the block has 8
-/// threads (its shared row is big enough for 64): the directive's block is the full launch.
-const REQNTID: &str = r#"
-.visible .entry k(.param .u64 out, .param .u64 in)
-.reqntid 8, 1, 1
-{
-    .reg .b64 %rd<12>;
-    .reg .b32 %r<16>;
-    .shared .align 4 .b8 row[256];
-    ld.param.u64 %rd1, [out];
-    ld.param.u64 %rd2, [in];
-    mov.u32 %r1, %tid.x;
-    mov.u32 %r3, %ctaid.x;
-    shl.b32 %r4, %r3, 3;
-    add.s32 %r7, %r1, %r4;
-    mul.wide.u32 %rd3, %r7, 4;
-    add.s64 %rd4, %rd2, %rd3;
-    ld.global.u32 %r8, [%rd4];
-    mov.u32 %r9, row;
-    shl.b32 %r12, %r1, 2;
-    add.s32 %r13, %r9, %r12;
-    st.shared.u32 [%r13], %r8;
-    bar.sync 0;
-    xor.b32 %r5, %r1, 7;
-    shl.b32 %r12, %r5, 2;
-    add.s32 %r13, %r9, %r12;
-    ld.shared.u32 %r14, [%r13];
-    add.s64 %rd5, %rd1, %rd3;
-    st.global.u32 [%rd5], %r14;
-    ret;
-}
-"#;
-
 /// What a case's kernel must verify as.
 enum Expect {
     /// A match at the default full launch.
@@ -461,6 +428,8 @@ enum Expect {
 struct Case {
     name: &'static str,
     ptx: &'static str,
+    /// A launch directive put before the kernel's body.
+    directive: Option<&'static str>,
     explain: &'static [&'static str],
     outcome: Expect,
 }
@@ -469,6 +438,7 @@ const CASES: &[Case] = &[
     Case {
         name: "pointer parameter in a struct by value",
         ptx: STRUCT_BY_VALUE,
+        directive: None,
         explain: &[
             "  param offset 8 (8 bytes): pointer into buffer 0",
             "  param offset 16 (8 bytes): pointer into buffer 1",
@@ -481,6 +451,7 @@ const CASES: &[Case] = &[
     Case {
         name: "pointer loaded from memory",
         ptx: POINTER_IN_MEMORY,
+        directive: None,
         explain: &[
             "  param offset 0 (8 bytes): pointer into buffer 0",
             "  buffer 0: parameter rows (depth 0; its parameter points past its margin)",
@@ -493,6 +464,7 @@ const CASES: &[Case] = &[
     Case {
         name: "struct of pointers",
         ptx: STRUCT_OF_POINTERS,
+        directive: None,
         explain: &[
             "  param offset 0 (8 bytes): pointer into buffer 0",
             "  buffer 0: parameter desc (depth 0; its parameter points past its margin)",
@@ -508,6 +480,7 @@ const CASES: &[Case] = &[
     Case {
         name: "index bounded by a size parameter",
         ptx: PITCHED,
+        directive: None,
         explain: &[
             "  param offset 0 (8 bytes): small (index, size or bound: in 1..64)",
             "  param offset 8 (8 bytes): pointer into buffer 0",
@@ -521,6 +494,7 @@ const CASES: &[Case] = &[
     Case {
         name: "loop bound loaded from memory",
         ptx: LOOP_BOUND,
+        directive: None,
         explain: &[
             "  param offset 0 (8 bytes): pointer into buffer 0",
             "  param offset 8 (8 bytes): pointer into buffer 1",
@@ -536,6 +510,7 @@ const CASES: &[Case] = &[
     Case {
         name: "index loaded from memory",
         ptx: GATHER,
+        directive: None,
         explain: &[
             "  param offset 0 (8 bytes): pointer into buffer 0",
             "  param offset 8 (8 bytes): pointer into buffer 1",
@@ -551,6 +526,7 @@ const CASES: &[Case] = &[
     Case {
         name: "index passed through shared memory",
         ptx: INDEX_THROUGH_SHARED,
+        directive: None,
         explain: &[
             "  param offset 0 (8 bytes): pointer into buffer 0",
             "  param offset 8 (8 bytes): pointer into buffer 1",
@@ -566,6 +542,7 @@ const CASES: &[Case] = &[
     Case {
         name: "index from an atomic scaled into an address",
         ptx: TILE_FROM_AN_ATOMIC,
+        directive: None,
         explain: &[
             "  param offset 0 (8 bytes): pointer into buffer 0",
             "  param offset 8 (8 bytes): pointer into buffer 1",
@@ -581,6 +558,7 @@ const CASES: &[Case] = &[
     Case {
         name: "pointer compared with a pointer",
         ptx: END_POINTER,
+        directive: None,
         explain: &[
             "  param offset 0 (8 bytes): pointer into buffer 0",
             "  param offset 8 (8 bytes): end pointer into buffer 0 (compared with a pointer)",
@@ -594,6 +572,7 @@ const CASES: &[Case] = &[
     Case {
         name: "linked list",
         ptx: LIST,
+        directive: None,
         explain: &[
             "  param offset 0 (8 bytes): pointer into buffer 0",
             "  param offset 8 (8 bytes): pointer into buffer 1",
@@ -610,6 +589,7 @@ const CASES: &[Case] = &[
     Case {
         name: "launch rule: one thread",
         ptx: ONE_THREAD,
+        directive: None,
         explain: &[
             "  param offset 0 (8 bytes): pointer into buffer 1",
             "  param offset 8 (8 bytes): pointer into buffer 0",
@@ -622,6 +602,7 @@ const CASES: &[Case] = &[
     Case {
         name: "launch rule: extent of a 1D shared array",
         ptx: ROW8,
+        directive: None,
         explain: &[
             "  param offset 0 (8 bytes): pointer into buffer 1",
             "  param offset 8 (8 bytes): pointer into buffer 0",
@@ -634,6 +615,7 @@ const CASES: &[Case] = &[
     Case {
         name: "launch rule: extent of a 2D shared tile",
         ptx: TILE8,
+        directive: None,
         explain: &[
             "  param offset 0 (8 bytes): pointer into buffer 1",
             "  param offset 8 (8 bytes): pointer into buffer 0",
@@ -645,7 +627,8 @@ const CASES: &[Case] = &[
     },
     Case {
         name: "launch rule: .reqntid",
-        ptx: REQNTID,
+        ptx: ROW8,
+        directive: Some(".reqntid 8, 1, 1"),
         explain: &[
             "  param offset 0 (8 bytes): pointer into buffer 1",
             "  param offset 8 (8 bytes): pointer into buffer 0",
@@ -656,6 +639,15 @@ const CASES: &[Case] = &[
         outcome: Expect::FromKernel { grid: [2, 1, 1], block: [8, 1, 1] },
     },
 ];
+
+/// A case's module: the header, the kernel, its directive (if any) before the body.
+fn case_ptx(case: &Case) -> String {
+    let body = match case.directive {
+        Some(d) => case.ptx.replacen("\n{", &format!("\n{d}\n{{"), 1),
+        None => case.ptx.to_string(),
+    };
+    format!("{HEAD}{body}")
+}
 
 /// The `--explain-inputs` lines of the only kernel of `ptx` (inputs, then launch).
 fn explain_lines(ptx: &str) -> Vec<String> {
@@ -672,7 +664,7 @@ fn explain_lines(ptx: &str) -> Vec<String> {
 fn every_inference_case_explains_and_verifies() {
     let mut failures = Vec::new();
     for case in CASES {
-        let ptx = format!("{HEAD}{}", case.ptx);
+        let ptx = case_ptx(case);
         let lines = explain_lines(&ptx);
         if lines != case.explain {
             failures.push(format!("{}: explained as\n{}", case.name, lines.join("\n")));
@@ -715,7 +707,7 @@ fn launch_rule_kernels_are_undefined_at_the_default_launch() {
         if matches!(case.outcome, Expect::Full) {
             continue;
         }
-        let ptx = format!("{HEAD}{}", case.ptx);
+        let ptx = case_ptx(case);
         // A fixed block turns the rules off: the default launch and its fallbacks only.
         let o = VerifyOptions {
             shape_block: false,

@@ -141,6 +141,15 @@ fn terms(f: &Function, v: Value) -> Vec<(Term, i64)> {
             continue;
         };
         let by = |c: Option<i64>| c.map(|c| scale.saturating_mul(c));
+        // A product by a constant scales the other factor; any other product is a term.
+        let product = |[a, b]: [Value; 2], stack: &mut Vec<(Value, i64)>, out: &mut Vec<_>| match (
+            by(iconst(f, b)),
+            by(iconst(f, a)),
+        ) {
+            (Some(s), _) => stack.push((a, s)),
+            (None, Some(s)) => stack.push((b, s)),
+            (None, None) => out.push((Term::Other, scale)),
+        };
         match &f.insts[inst].data {
             InstData::SpecialReg {
                 reg: SpecialReg::Tid(d),
@@ -153,15 +162,7 @@ fn terms(f: &Function, v: Value) -> Vec<(Term, i64)> {
                     stack.push((args[0], scale));
                     stack.push((args[1], -scale));
                 }
-                BinaryOp::Mul => {
-                    if let Some(s) = by(iconst(f, args[1])) {
-                        stack.push((args[0], s));
-                    } else if let Some(s) = by(iconst(f, args[0])) {
-                        stack.push((args[1], s));
-                    } else {
-                        out.push((Term::Other, scale));
-                    }
-                }
+                BinaryOp::Mul => product(*args, &mut stack, &mut out),
                 BinaryOp::Shl => {
                     let k = iconst(f, args[1]).filter(|k| (0..32).contains(k));
                     match by(k.map(|k| 1 << k)) {
@@ -171,15 +172,7 @@ fn terms(f: &Function, v: Value) -> Vec<(Term, i64)> {
                 }
                 _ => out.push((Term::Other, scale)),
             },
-            InstData::MulWide { args, .. } => {
-                if let Some(s) = by(iconst(f, args[1])) {
-                    stack.push((args[0], s));
-                } else if let Some(s) = by(iconst(f, args[0])) {
-                    stack.push((args[1], s));
-                } else {
-                    out.push((Term::Other, scale));
-                }
-            }
+            InstData::MulWide { args, .. } => product(*args, &mut stack, &mut out),
             InstData::Iconst { .. } => {}
             _ => out.push((Term::Other, scale)),
         }
