@@ -41,6 +41,7 @@
 //! # Files of this module
 //!
 //! - `subroutines.rs`: Subroutines of the module (recursive functions).
+//! - `object_funcs.rs`: Functions of a relocatable object (`.visible .func` under `-c`).
 //! - `facts.rs`: What the driver reads from the AST besides the IR: each kernel's span,
 //!   visibility and launch directives (`.maxntid`, `.reqntid`, `.minnctapersm`, `.maxnreg`),
 //!   and the register budget they give.
@@ -49,6 +50,8 @@
 
 mod subroutines;
 use subroutines::*;
+mod object_funcs;
+use object_funcs::*;
 mod facts;
 use facts::*;
 mod data;
@@ -219,6 +222,9 @@ pub struct KernelReport {
     /// for what no PTX instruction asked for: the prologue, the frame adjustment, the
     /// allocator's moves/spills/reloads, the final `EXIT`/`BRA` self and the padding.
     pub src_lines: Vec<Option<u32>>,
+    /// The subroutines placed after the kernel's code (recursive functions): PTX name, frame
+    /// bytes, spill store and load bytes (`-v`'s "Function properties for <name>").
+    pub subroutines: Vec<(String, u32, u32, u32)>,
 }
 
 impl KernelReport {
@@ -385,6 +391,9 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
     for f in functions {
         specs.push(compile_kernel(&inputs, f, &mut out, &mut times, &mut t)?);
     }
+    // `--compile-only`: the `.visible .func`s other objects call, each its own function.
+    let (functions, functions_log) = object_functions(&inputs, &mut out);
+    specs.extend(functions);
     if opts.emit == Emit::Sass {
         out.text = out.sass.clone();
     }
@@ -438,6 +447,7 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
     times.lap("cubin", &mut t);
     if opts.verbose {
         out.info_log = info_log(&out.kernels, opts.arch, gmem);
+        out.info_log.push_str(&functions_log);
     }
     out.pass_times = times;
     Ok(out)
@@ -466,13 +476,17 @@ fn relocatable_version(
 }
 
 /// The IR lowering receives for kernel `f` of `module`, from what `ir::build` made: the warp
-/// collectives sm_5x lacks expanded (`ir::collective`), simplified (`ir::simplify`), and the
+/// collectives sm_5x lacks expanded (`ir::collective`), simplified (`ir::simplify`), small
+/// constant-trip loops unrolled (`ir::unroll`, then simplified again), and the
 /// `.local` variables that only constant offsets reach promoted to SSA values
 /// (`ir::sroa`, then simplified again, since loads that became values fold further).
 /// `verify` calls it too, to know which `.local` variables the compiled kernel keeps.
 pub fn prepare_kernel_ir(module: &ir::Module, f: &mut ir::Function) {
     ir::collective::expand(f);
     ir::simplify::simplify(f);
+    if ir::unroll::unroll_loops(f).loops > 0 {
+        ir::simplify::simplify(f);
+    }
     if ir::sroa::promote_locals(module, f).vars > 0 {
         ir::simplify::simplify(f);
     }
@@ -578,7 +592,7 @@ fn compile_kernel(
     let (fold, constant2, alloc) =
         lower_and_allocate(&cx, lower_opts, max_regs, local_data, out, times, t)?;
     let frame = frame_size(&cx, &alloc, local_data);
-    let (code, relocs, srclocs, notes, shape) = emit_kernel(&cx, &alloc, out)?;
+    let (code, relocs, srclocs, notes, shape, subs) = emit_kernel(&cx, &alloc, out)?;
     let dynamic_stack = shape.dynamic_stack;
     times.lap("emit", t);
     let body = body_from_lowered(inject(code, opts.debug_inject), frame, dynamic_stack)
@@ -597,6 +611,7 @@ fn compile_kernel(
         shift,
         frame,
         shape,
+        subs: &subs,
     };
     let k = kernel_spec(&cx, &placed, &alloc, max_regs, launch, constant2, relocs)?;
     kernel_report(&cx, &placed, &k, local_data, fold, src_lines, out);
@@ -611,6 +626,42 @@ struct Placed<'a> {
     shift: usize,
     frame: u32,
     shape: Shape,
+    /// The subroutines placed after the kernel's code (emitted indices).
+    subs: &'a [PlacedSub],
+}
+
+impl Placed<'_> {
+    /// Each placed subroutine with its `.text` byte range (from its first laid-out
+    /// instruction to the next subroutine's, the last to the end of the code, as ptxas's
+    /// `$k$fact` symbol spans).
+    fn sub_ranges(&self) -> Vec<(&PlacedSub, u64, u64)> {
+        let at = |i: usize| {
+            self.laid
+                .moved
+                .get(i + self.shift)
+                .and_then(|&m| self.laid.placed.get(m))
+                .map_or(u64::MAX, |p| p.addr)
+        };
+        let starts: Vec<u64> = self
+            .subs
+            .iter()
+            .map(|s| (s.start..s.end).map(at).min().unwrap_or(u64::MAX))
+            .collect();
+        let text_end = self.laid.code.len() as u64 * 8;
+        self.subs
+            .iter()
+            .zip(&starts)
+            .map(|(s, &from)| {
+                let to = starts
+                    .iter()
+                    .copied()
+                    .filter(|&x| x > from)
+                    .min()
+                    .unwrap_or(text_end);
+                (s, from, to)
+            })
+            .collect()
+    }
 }
 
 /// Lower and allocate the kernel: (fold statistics, literal pool, the allocation). With
@@ -739,6 +790,7 @@ type EmittedKernel = (
     Vec<machinst::SrcLoc>,
     Vec<(usize, Box<str>)>,
     Shape,
+    Vec<PlacedSub>,
 );
 
 /// What the later stages need to know of the emitted code's shape.
@@ -822,7 +874,8 @@ fn emit_kernel(
         dynamic_stack,
         recursive: subs.is_some(),
     };
-    Ok((code, relocs, srclocs, notes, shape))
+    let placed = subs.map(|s| s.subs).unwrap_or_default();
+    Ok((code, relocs, srclocs, notes, shape, placed))
 }
 
 /// The `--sass`/`--emit sass` listing and the `--explain` listing of the laid-out kernel;
@@ -891,6 +944,7 @@ fn kernel_spec(
         shift,
         frame,
         shape,
+        ..
     } = *placed;
     let Shape {
         num_regs,
@@ -929,6 +983,20 @@ fn kernel_spec(
     k.extra_info = launch.records();
     texture_records(module, f, &mut k);
     surface_metadata(module, f, &mut k);
+    // ptxas's `$k$fact`: a LOCAL FUNC symbol per subroutine, with its own stack records.
+    k.functions = placed
+        .sub_ranges()
+        .into_iter()
+        .map(|(s, from, to)| cubin::FunctionSpec {
+            name: format!("${name}${}", s.name),
+            offset: from,
+            size: to - from,
+            bind: 0,
+            frame_size: s.frame,
+            min_stack_size: u32::MAX,
+            max_stack_size: 0,
+        })
+        .collect();
     k.exit_offsets = laid.exit_offsets.clone();
     k.s2r_ctaid_offsets = laid.s2r_ctaid_offsets.clone();
     k.barriers = barrier_count(laid);
@@ -940,11 +1008,42 @@ fn kernel_spec(
         Err(_) if recursive => Some(RECURSION_CRS_STACK),
         r => r.map_err(|e| err(format!("internal error in kernel `{name}`: {e}")))?,
     };
+    code_relocations(module, laid, shift, relocs, &mut k).map_err(err)?;
+    // In `.texmode_independent` ptxas reads other tables (`.nv.independent.*DescSize`),
+    // which leafold does not model.
+    let table = crate::tex_table::TEXREF_DESC_SIZE_SYMBOL;
+    if cx.facts.texmode_independent && k.relocs.iter().any(|r| r.symbol == table) {
+        return Err(err(format!(
+            "unsupported: txq of a descriptor-table attribute in kernel `{name}` under \
+             .texmode_independent (ptxas reads the independent texture/sampler tables there)"
+        )));
+    }
+    // The caller-saved registers the call clobbers are listed up to R63
+    // (`lower::select::call`); above that the ABI's pattern is not modelled.
+    if !k.externs.is_empty() && alloc.num_regs > 64 {
+        return Err(err(format!(
+            "unsupported: kernel `{name}` calls a system function and needs {} registers (at most 64 are supported with calls)",
+            alloc.num_regs
+        )));
+    }
+    Ok(k)
+}
+
+/// The code's relocations (emitted instruction `at` is laid-out sequence index `at + shift`)
+/// as `k.relocs`, and the bodiless functions it calls as `k.externs`.
+fn code_relocations(
+    module: &ir::Module,
+    laid: &Laid,
+    shift: usize,
+    relocs: Vec<(usize, lower::Reloc)>,
+    k: &mut KernelSpec,
+) -> Result<(), String> {
     for (at, r) in relocs {
         let Some(p) = laid.moved.get(at + shift).and_then(|&m| laid.placed.get(m)) else {
-            return Err(err(format!(
-                "internal error: relocation past the code of `{name}`"
-            )));
+            return Err(format!(
+                "internal error: relocation past the code of `{}`",
+                k.name
+            ));
         };
         let symbol = match r.word {
             RelocWord::Call(n) => module.extern_funcs[n as usize].clone(),
@@ -964,30 +1063,13 @@ fn kernel_spec(
             },
         });
     }
-    // In `.texmode_independent` ptxas reads other tables (`.nv.independent.*DescSize`),
-    // which leafold does not model.
-    let table = crate::tex_table::TEXREF_DESC_SIZE_SYMBOL;
-    if cx.facts.texmode_independent && k.relocs.iter().any(|r| r.symbol == table) {
-        return Err(err(format!(
-            "unsupported: txq of a descriptor-table attribute in kernel `{name}` under \
-             .texmode_independent (ptxas reads the independent texture/sampler tables there)"
-        )));
-    }
     for r in &k.relocs {
         let call = r.rtype == R_CUDA_ABS32_20 && module.extern_funcs.contains(&r.symbol);
         if call && !k.externs.contains(&r.symbol) {
             k.externs.push(r.symbol.clone());
         }
     }
-    // The caller-saved registers the call clobbers are listed up to R63
-    // (`lower::select::call`); above that the ABI's pattern is not modelled.
-    if !k.externs.is_empty() && alloc.num_regs > 64 {
-        return Err(err(format!(
-            "unsupported: kernel `{name}` calls a system function and needs {} registers (at most 64 are supported with calls)",
-            alloc.num_regs
-        )));
-    }
-    Ok(k)
+    Ok(())
 }
 
 /// The kernel's line of the report (`--info`, `stats`, `compare`).
@@ -1009,13 +1091,25 @@ fn kernel_report(
     } = *placed;
     let num_regs = shape.num_regs;
     let shared = module.shared_layout(f);
+    // The kernel's own spills are those before its subroutines; each subroutine's frame
+    // stores and loads (its saves included, as ptxas counts them) are its own line.
+    let ranges = placed.sub_ranges();
+    let kernel_end = ranges.iter().map(|r| r.1).min().unwrap_or(u64::MAX);
+    let subroutines = ranges
+        .iter()
+        .map(|&(s, from, to)| {
+            let bytes = |form| spill_bytes_in(laid, form, 0, from..to);
+            (s.name.clone(), s.frame, bytes(Form::STL), bytes(Form::LDL))
+        })
+        .collect();
     out.kernels.push(KernelReport {
         name: name.to_string(),
         registers: num_regs,
         instructions: live_instructions(laid),
         stack_frame: frame,
-        spill_store_bytes: spill_bytes(laid, Form::STL, local_data),
-        spill_load_bytes: spill_bytes(laid, Form::LDL, local_data),
+        spill_store_bytes: spill_bytes_in(laid, Form::STL, local_data, 0..kernel_end),
+        spill_load_bytes: spill_bytes_in(laid, Form::LDL, local_data, 0..kernel_end),
+        subroutines,
         cmem0: crate::sm50::PARAM_BASE + k.param_bytes(),
         smem: u64::from(shared.size),
         fold: {
@@ -1129,6 +1223,17 @@ pub fn info_log(kernels: &[KernelReport], arch: Arch, gmem: u64) -> String {
             "ptxas info    : Used {} registers, {smem}{} bytes cmem[0]",
             k.registers, k.cmem0
         );
+    }
+    // ptxas 11.8 reports each subroutine once, after the kernels.
+    let mut seen: Vec<&str> = Vec::new();
+    for (name, frame, stores, loads) in kernels.iter().flat_map(|k| &k.subroutines) {
+        if !seen.contains(&name.as_str()) {
+            seen.push(name);
+            let _ = writeln!(
+                s,
+                "ptxas info    : Function properties for {name}\n    {frame} bytes stack frame, {stores} bytes spill stores, {loads} bytes spill loads"
+            );
+        }
     }
     s
 }
@@ -1253,11 +1358,17 @@ fn barrier_count(laid: &Laid) -> u32 {
 
 /// Bytes moved by the spill code's `form` (STL or LDL) instructions: those addressing the
 /// spill area `[R1 + off]`, `off >= spill_base` (user `.local` data lies below it).
-fn spill_bytes(laid: &Laid, form: Form, spill_base: u32) -> u32 {
+pub(crate) fn spill_bytes(laid: &Laid, form: Form, spill_base: u32) -> u32 {
+    spill_bytes_in(laid, form, spill_base, 0..u64::MAX)
+}
+
+/// [`spill_bytes`] of the instructions at `.text` byte offsets in `range`.
+fn spill_bytes_in(laid: &Laid, form: Form, spill_base: u32, range: std::ops::Range<u64>) -> u32 {
     laid.placed
         .iter()
         .filter(|p| {
-            p.inst.form == form
+            range.contains(&p.addr)
+                && p.inst.form == form
                 && p.inst.get(Field::Ra) == Some(1)
                 && sm50::rt::sext(p.inst.get(Field::Off).unwrap_or(0), 24) as i64
                     >= i64::from(spill_base)

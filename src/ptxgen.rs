@@ -1134,6 +1134,8 @@ pub fn check_generated(k: &GenKernel, seed: u64) -> Result<(), String> {
         sizes: crate::verify::Sizes::Small,
         textures: Vec::new(),
         surface: None,
+        profile: false,
+        surface_format: crate::surface::SurfFormat::RAW,
     };
     let fail = |what: String| Err(format!("{what}\n--- PTX ---\n{}", k.ptx));
     let out = match crate::compile(&k.ptx, &opts.compile) {

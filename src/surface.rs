@@ -1,4 +1,4 @@
-//! Surfaces: what a `suld.b`/`sust.b`/`sured.b` instruction touches, shared by the IR
+//! Surfaces: what a `suld.b`/`sust.b`/`sured.b`/`sust.p` instruction touches, shared by the IR
 //! ([`crate::ir::InstData::Surface`]), the reference interpreter (`ir::eval`), the simulator
 //! (`sim`, running `SULD`/`SUST`/`SURED`) and `verify` (which describes the bound surfaces).
 //!
@@ -28,8 +28,33 @@
 //! with `R_CUDA_SURF_HEADER_INDEX`), a bindless handle (a `.u64` surface object) is the
 //! index itself (its low 32 bits, which is all `SULD`'s handle register holds).
 //!
-//! `.p` (formatted) forms, `suq` and the `.b64` reductions other than `add` are not in the
-//! model: the IR builder refuses them.
+//! # Formats and `sust.p`
+//!
+//! Every surface has an element format ([`SurfFormat`]: 1, 2 or 4 channels of 8, 16 or 32
+//! bits, each an unsigned or signed integer, a float, or an unsigned/signed normalized
+//! fixed-point number); the `.b` forms ignore it (they move bytes), the default
+//! ([`SurfFormat::RAW`], one 8-bit unsigned channel) makes a surface plain bytes. `sust.p`
+//! ([`SurfOp::StoreFormatted`]) gives x in **elements** (the byte offset is x times the
+//! element size, then [`locate`] as above with the element size as the access size) and up
+//! to four 32-bit values, R, G, B, A in order; the hardware converts each to its channel
+//! ([`SurfFormat::encode`]). What the PTX ISA says ("if the surface format contains UNORM,
+//! SNORM, or FLOAT data, then .f32 is assumed; UINT: .u32; SINT: .s32", then "converted to
+//! the surface sample format") and what this model assumes where it is silent:
+//!
+//! * float channels: 32 bits store the value's bits; 16 bits round to nearest even
+//!   (`cvt.rn.f16.f32`: overflow to infinity, NaN stays NaN); there is no 8-bit float.
+//! * unorm/snorm (8 and 16 bits): the value clamped to `[0, 1]` / `[-1, 1]` (NaN → 0),
+//!   scaled by `2^n - 1` / `2^(n-1) - 1` and rounded to nearest even, as the D3D/OpenGL
+//!   float→normalized conversion; 32-bit normalized formats do not exist.
+//! * integer channels narrower than 32 bits keep the low bits (truncation: an assumption;
+//!   the documents do not say whether the hardware saturates).
+//! * a surface channel the vector does not supply "will be written with an unpredictable
+//!   value" (PTX ISA): `ir::eval` calls such a store undefined, the simulator writes 0;
+//!   vector elements beyond the surface's channels are ignored.
+//!
+//! `suld.p` does not exist for sm_5x in ptxas 11.8; `suq` and `sured.p` are not in the
+//! model yet: the IR builder refuses them, as it refuses the `.b64` reductions other than
+//! `add`.
 
 use std::fmt;
 
@@ -154,6 +179,109 @@ pub enum SurfOp {
     Store,
     /// `sured.b`: memory becomes `op(memory, data)`; no result.
     Red(SurfRedOp),
+    /// `sust.p`: the data operands (`width` 32-bit values, R, G, B, A) are converted to the
+    /// surface's format ([`SurfFormat::encode`]); x counts elements.
+    StoreFormatted,
+}
+
+/// What one channel of a surface element holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SurfKind {
+    Uint,
+    Sint,
+    Float,
+    Unorm,
+    Snorm,
+}
+
+/// A surface's element format: `channels` (1, 2 or 4) channels of `bits` (8, 16 or 32)
+/// bits each, of one `kind`, channel 0 (R) in the lowest bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct SurfFormat {
+    pub channels: u8,
+    pub bits: u8,
+    pub kind: SurfKind,
+}
+
+impl SurfFormat {
+    /// Plain bytes: one unsigned 8-bit channel.
+    pub const RAW: SurfFormat = SurfFormat {
+        channels: 1,
+        bits: 8,
+        kind: SurfKind::Uint,
+    };
+
+    /// Bytes per element.
+    pub fn elem_bytes(self) -> u32 {
+        u32::from(self.channels) * u32::from(self.bits) / 8
+    }
+
+    /// `KIND BITS [x CHANNELS]`, e.g. `u8`, `s16x2`, `f32x4`, `unorm8x4`, `snorm16`
+    /// (`f8` and 32-bit normalized formats do not exist).
+    pub fn parse(s: &str) -> Option<SurfFormat> {
+        let (base, channels) = match s.split_once('x') {
+            Some((b, c)) => (b, c.parse::<u8>().ok()?),
+            None => (s, 1),
+        };
+        let digits = base.find(|c: char| c.is_ascii_digit())?;
+        let (k, b) = base.split_at(digits);
+        let kind = match k {
+            "u" => SurfKind::Uint,
+            "s" => SurfKind::Sint,
+            "f" => SurfKind::Float,
+            "unorm" => SurfKind::Unorm,
+            "snorm" => SurfKind::Snorm,
+            _ => return None,
+        };
+        let bits = b.parse::<u8>().ok()?;
+        let ok = matches!(channels, 1 | 2 | 4)
+            && match kind {
+                SurfKind::Uint | SurfKind::Sint => matches!(bits, 8 | 16 | 32),
+                SurfKind::Float => matches!(bits, 16 | 32),
+                SurfKind::Unorm | SurfKind::Snorm => matches!(bits, 8 | 16),
+            };
+        ok.then_some(SurfFormat {
+            channels,
+            bits,
+            kind,
+        })
+    }
+
+    /// One channel's bits from a 32-bit register value (see the module essay).
+    pub fn convert(self, v: u32) -> u32 {
+        let mask = if self.bits == 32 {
+            u32::MAX
+        } else {
+            (1u32 << self.bits) - 1
+        };
+        let f = f32::from_bits(v);
+        let norm = |lo: f32, scale: f32| -> u32 {
+            let x = if f.is_nan() { 0.0 } else { f.clamp(lo, 1.0) };
+            ((x * scale).round_ties_even() as i32) as u32 & mask
+        };
+        match self.kind {
+            SurfKind::Uint | SurfKind::Sint => v & mask,
+            SurfKind::Float if self.bits == 32 => v,
+            SurfKind::Float => {
+                use crate::ir::float::{convert, FloatFmt, Round};
+                convert(FloatFmt::F32, FloatFmt::F16, u64::from(v), Round::Rn, false) as u32
+            }
+            SurfKind::Unorm => norm(0.0, mask as f32),
+            SurfKind::Snorm => norm(-1.0, (mask >> 1) as f32),
+        }
+    }
+
+    /// The element `sust.p` writes from `data` (R, G, B, A; at most 4): its bytes, and
+    /// whether every channel was supplied (a missing one is written as 0 here).
+    pub fn encode(self, data: &[u32]) -> (Vec<u8>, bool) {
+        let per = usize::from(self.bits / 8);
+        let mut out = Vec::with_capacity(self.elem_bytes() as usize);
+        for c in 0..usize::from(self.channels) {
+            let x = data.get(c).map_or(0, |&v| self.convert(v));
+            out.extend_from_slice(&x.to_le_bytes()[..per]);
+        }
+        (out, data.len() >= usize::from(self.channels))
+    }
 }
 
 /// How the surface is named: a module `.surfref` (by its index in
@@ -193,7 +321,7 @@ impl SurfAccess {
     pub fn data_operands(&self) -> usize {
         match self.op {
             SurfOp::Load => 0,
-            SurfOp::Store => usize::from(self.width),
+            SurfOp::Store | SurfOp::StoreFormatted => usize::from(self.width),
             SurfOp::Red(_) => 1,
         }
     }
@@ -220,6 +348,8 @@ pub struct SurfaceDesc {
     pub height: u32,
     pub depth: u32,
     pub layers: u32,
+    /// The element format `sust.p` converts to ([`SurfFormat::RAW`]: plain bytes).
+    pub format: SurfFormat,
 }
 
 impl SurfaceDesc {
@@ -363,7 +493,40 @@ mod tests {
             height: 4,
             depth: 2,
             layers: 3,
+            format: SurfFormat::RAW,
         }
+    }
+
+    #[test]
+    fn formats_convert() {
+        let f = |s| SurfFormat::parse(s).unwrap();
+        assert_eq!(f("u8"), SurfFormat::RAW);
+        assert_eq!(f("unorm8x4").elem_bytes(), 4);
+        assert_eq!(f("f16x2").elem_bytes(), 4);
+        assert_eq!(SurfFormat::parse("f8"), None);
+        assert_eq!(SurfFormat::parse("unorm32"), None);
+        assert_eq!(SurfFormat::parse("u8x3"), None);
+        let b = |x: f32| x.to_bits();
+        // unorm8: clamped, x 255, ties to even; NaN is 0.
+        let u = f("unorm8");
+        assert_eq!(u.convert(b(1.5)), 255);
+        assert_eq!(u.convert(b(-3.0)), 0);
+        assert_eq!(u.convert(b(0.5)), 128); // 127.5 -> 128 (even)
+        assert_eq!(u.convert(b(f32::NAN)), 0);
+        // snorm8: x 127, negative values as two's complement bytes.
+        let s = f("snorm8");
+        assert_eq!(s.convert(b(-1.0)), 0x81);
+        assert_eq!(s.convert(b(-7.0)), 0x81);
+        assert_eq!(s.convert(b(0.5)), 64); // 63.5 -> 64
+        assert_eq!(f("snorm16").convert(b(1.0)), 0x7fff);
+        // Integers keep their low bits; f16 rounds.
+        assert_eq!(f("s8").convert(0xffff_ff80), 0x80);
+        assert_eq!(f("u16").convert(0x1_2345), 0x2345);
+        assert_eq!(f("f16").convert(b(1.0)), 0x3c00);
+        let (bytes, full) = f("u16x2").encode(&[0x1234, 0xabcd, 7, 7]);
+        assert_eq!((bytes, full), (vec![0x34, 0x12, 0xcd, 0xab], true));
+        let (bytes, full) = f("u8x4").encode(&[1, 2]);
+        assert_eq!((bytes, full), (vec![1, 2, 0, 0], false));
     }
 
     #[test]

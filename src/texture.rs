@@ -37,6 +37,9 @@
 //!   `-x`: `(z, -y)`, `+y`: `(x, z)`, `-y`: `(x, -z)`, `+z`: `(x, -y)`, `-z`: `(-x, -y)`, each
 //!   mapped by `(s / |m| + 1) / 2`; faces are laid out `+x, -x, +y, -y, +z, -z` (layer `l` of
 //!   a cube array: faces `6l..6l+5`). Sampling does not cross face edges (clamp per face).
+//!   The direction the model is given is the unit's input: ptxas scales the PTX direction
+//!   by `RCP` of its major component first, and `ir::eval` applies the same
+//!   [`cube_project`], so that both sides of `verify` divide the same bits.
 //! * **Texel formats.** 8/16/32-bit unsigned and signed integers, f16 and f32, 1, 2 or 4
 //!   channels. The result words are what the texture unit returns for the texture, whatever
 //!   type the PTX instruction names (the SASS `TEX` carries none): floats (f32 bits) for f16
@@ -1260,6 +1263,20 @@ pub fn cube_face(v: [f32; 3]) -> (u32, [f32; 2]) {
     };
     let map = |c: f64| ((c / m + 1.0) / 2.0) as f32;
     (face, [map(s), map(t)])
+}
+
+/// The direction a cube fetch hands the texture unit, as ptxas 11.8 computes it before every
+/// `tex`/`tld4` of a cube map (`FMNMX`, `FMNMX`, `MUFU.RCP`, three `FMUL`): each component
+/// times `RCP(max(|x|, |y|, |z|))`, the maximum with IEEE maxNum's NaN rule (a NaN operand
+/// gives the other) and the reciprocal on the SFU model (`crate::mufu`: subnormals flush,
+/// `RCP(0) = inf`). The unit's face coordinates depend on the last bits of what it is given,
+/// so `ir::eval` feeds the model this same direction rather than the PTX operands (a positive
+/// multiple of them: the same face and the same point up to rounding). A zero direction
+/// becomes NaNs (`0 · inf`); [`cube_face`] then reads the texel a NaN coordinate reads.
+pub fn cube_project(v: [f32; 3]) -> [f32; 3] {
+    let m = v[0].abs().max(v[1].abs()).max(v[2].abs());
+    let r = f32::from_bits(crate::mufu::eval(crate::mufu::Func::Rcp, m.to_bits()));
+    v.map(|c| r * c)
 }
 
 fn coords_major(v: [f32; 3]) -> f64 {

@@ -142,6 +142,12 @@ pub struct VerifyOptions {
     /// Every surface's bytes per row, rows, slices and layers (`--surface`; `None`:
     /// [`surfaces::DEFAULT_SURFACE`]).
     pub surface: Option<[u32; 4]>,
+    /// Also attribute the first run's cycles to the instructions (`sim::run_profiled`, for
+    /// `leafold compare --profile`; [`Verdict::profile`]).
+    pub profile: bool,
+    /// Every surface's element format (`--surface ...:FORMAT`; what `sust.p` converts to,
+    /// [`crate::surface::SurfFormat::RAW`] unless given).
+    pub surface_format: crate::surface::SurfFormat,
 }
 
 impl Default for VerifyOptions {
@@ -160,6 +166,8 @@ impl Default for VerifyOptions {
             sizes: Sizes::Small,
             textures: Vec::new(),
             surface: None,
+            profile: false,
+            surface_format: crate::surface::SurfFormat::RAW,
         }
     }
 }
@@ -234,6 +242,9 @@ pub struct Verdict {
     /// ([`shape`]): the rule that chose it. Such a match counts as verified at the full
     /// launch.
     pub launch_from_kernel: Option<String>,
+    /// With [`VerifyOptions::profile`], the first run's cycles per instruction, for the same
+    /// two sides as `timing`.
+    pub profile: [Option<sim::Profile>; 2],
 }
 
 impl Verdict {
@@ -658,6 +669,7 @@ fn verify_launch(
         sim_seconds: 0.0,
         timing: [None, None],
         launch_from_kernel: None,
+        profile: [None, None],
     };
     let globals = eval::module_global_base(module);
     let ours = match sim::load_kernel_globals(cubin, &f.name, globals) {
@@ -731,7 +743,8 @@ fn verify_launch(
                 .and_then(|mut l| {
                     let dims = opts.surface.unwrap_or(surfaces::DEFAULT_SURFACE);
                     let n = plan.objects.len();
-                    surfaces::attach(&mut l, module, f, dims, n, plan.addr32, seed)?;
+                    let fmt = opts.surface_format;
+                    surfaces::attach(&mut l, module, f, (dims, fmt), n, plan.addr32, seed)?;
                     Ok(l)
                 }) {
                 Ok(mut l) => {
@@ -832,7 +845,15 @@ fn verify_launch(
                 }))
             };
             let start = std::time::Instant::now();
-            let got = sim::run_timed(code, info, launch);
+            let mut profile = None;
+            let got = if opts.profile && r == 0 {
+                sim::run_profiled(code, info, launch).map(|(out, timing, p)| {
+                    profile = Some(p);
+                    (out, timing)
+                })
+            } else {
+                sim::run_timed(code, info, launch)
+            };
             let reference = match (&reference, got) {
                 (Ok(r), got) => (r, got),
                 (Err((_, None)), Err(sim::SimError::Trap { .. })) => continue,
@@ -868,6 +889,7 @@ fn verify_launch(
                     }
                     if r == 0 {
                         verdict.timing[side as usize] = Some(timing);
+                        verdict.profile[side as usize] = profile;
                     }
                     out
                 }

@@ -28,7 +28,7 @@ const TWO_KERNELS: &str = r#"
     .reg .s32 %r1;
     .reg .b64 %rd1;
     mov.f32 %f1, 0f00000000;
-    tld4.r.cube.v4.f32.f32 {%f1, %f2, %f3, %f4}, [tex, {%f1, %f1, %f1, %f1}];
+    tex.grad.cube.v4.f32.f32 {%f1, %f2, %f3, %f4}, [tex, {%f1, %f1, %f1, %f1}], {%f1, %f1, %f1, %f1}, {%f1, %f1, %f1, %f1};
     ld.param.u64 %rd1, [out];
     st.global.f32 [%rd1], %f1;
     ret;
@@ -56,10 +56,10 @@ fn opts(entries: &[&str]) -> Options {
 
 #[test]
 fn entries_need_only_their_own_kernels_to_build() {
-    // The whole module does not compile: `textured` uses a cube-map texture gather (not lowered).
+    // The whole module does not compile: `textured` uses a cube-map gradient fetch (not lowered).
     let all = compile(TWO_KERNELS, &opts(&[])).unwrap_err();
     assert!(
-        all.0[0].message.contains("tld4.r.cube"),
+        all.0[0].message.contains("tex.grad.cube"),
         "{}",
         all.0[0].message
     );
@@ -72,7 +72,11 @@ fn entries_need_only_their_own_kernels_to_build() {
     // `-e textured` reports the texture, at its line.
     let e = compile(TWO_KERNELS, &opts(&["textured"])).unwrap_err();
     assert_eq!(e.0.len(), 1, "{}", leafold::error::render_all(&e.0));
-    assert!(e.0[0].message.contains("tld4.r.cube"), "{}", e.0[0].message);
+    assert!(
+        e.0[0].message.contains("tex.grad.cube"),
+        "{}",
+        e.0[0].message
+    );
     assert_eq!(e.0[0].location().0, 14);
     // A name the module does not define is still an error.
     assert!(compile(TWO_KERNELS, &opts(&["missing"])).is_err());

@@ -432,3 +432,54 @@ fn unused_recursive_function_is_not_built() {
     let text = leafold::error::render_all(&err.0);
     assert!(text.contains("declares .local variables"), "{text}");
 }
+
+/// ptxas's per-subroutine records (probe `fact.ptx`, docs/calls.md): a LOCAL FUNC symbol
+/// `$k$fact` from its first instruction, with its own `EIATTR_FRAME_SIZE` and
+/// `EIATTR_MIN_STACK_SIZE` 0xffffffff, and a `-v` line of its own; the kernel's line no
+/// longer counts the subroutine's saves as its spills.
+#[test]
+fn subroutine_frames_as_ptxas_writes_them() {
+    let body = format!(
+        "    and.b32 %r3, %r2, 15;\n{}    st.global.u32 [%rd3], %r4;\n",
+        call1("fact", 3, 4)
+    );
+    let src = kernel(FACT, &body);
+    let opts = Options {
+        verbose: true,
+        ..Options::default()
+    };
+    let out = compile(&src, &opts).unwrap_or_else(|d| panic!("{:?}", d.0));
+    let c = cubin::read(&out.cubin).unwrap();
+    let at = c
+        .symbols
+        .iter()
+        .position(|s| s.name == "$k$fact")
+        .expect("a $k$fact symbol");
+    let sym = &c.symbols[at];
+    assert_eq!(sym.info, 0x2, "LOCAL FUNC");
+    assert!(sym.value > 0 && sym.size > 0);
+    let first = leafold::sm50::decode(c.kernels[0].code[sym.value as usize / 8]).unwrap();
+    assert_eq!(
+        first.form,
+        leafold::sm50::Form::IADD32I,
+        "the frame adjustment first"
+    );
+    let frame = c.info.iter().find_map(|a| match a {
+        Attribute::FrameSize { sym, size } if *sym as usize == at => Some(*size),
+        _ => None,
+    });
+    assert!(frame.is_some_and(|f| f > 0), "{:?}", c.info);
+    assert!(c.info.iter().any(
+        |a| matches!(a, Attribute::MinStackSize { sym, size: u32::MAX } if *sym as usize == at)
+    ));
+    let log = &out.info_log;
+    let line = format!(
+        "Function properties for fact\n    {} bytes stack frame",
+        frame.unwrap()
+    );
+    assert!(log.contains(&line), "{log}");
+    assert!(
+        log.contains("Function properties for k\n    0 bytes stack frame, 0 bytes spill stores"),
+        "{log}"
+    );
+}

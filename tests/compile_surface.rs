@@ -23,7 +23,7 @@ use leafold::ir::eval::{self, EvalError, GlobalRegion, Launch};
 use leafold::oracle::Oracle;
 use leafold::sim;
 use leafold::sm50::sched::check::{check_hazards, decode_text};
-use leafold::surface::SurfaceDesc;
+use leafold::surface::{SurfFormat, SurfaceDesc};
 
 const OUT: u64 = 0x2000_0000;
 const SURF: u64 = 0x3000_0000;
@@ -68,6 +68,11 @@ fn kernel(size: u32, xs: u32, body: &str) -> String {
 /// The surface every case binds (both to `.surfref surf` and as handle 0): `width` bytes,
 /// 4 rows, 2 slices, 2 layers, random bytes.
 fn launch(seed: u64, width: u32) -> Launch {
+    launch_with(seed, width, SurfFormat::RAW)
+}
+
+/// [`launch`] with a surface of element format `format`.
+fn launch_with(seed: u64, width: u32, format: SurfFormat) -> Launch {
     let mut rng = Rng(0x5eed_5eed_0000_0001 ^ (seed + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15));
     let desc = SurfaceDesc {
         name: Some("surf".to_string()),
@@ -76,6 +81,7 @@ fn launch(seed: u64, width: u32) -> Launch {
         height: 4,
         depth: 2,
         layers: 2,
+        format,
     };
     let bytes: Vec<u8> = (0..desc.bytes()).map(|_| rng.next() as u8).collect();
     let mut l = Launch::new([CTAS, 1, 1], [THREADS, 1, 1]);
@@ -156,10 +162,22 @@ fn surface_insts(sass: &str) -> Vec<String> {
 /// `ir::eval` and the simulator on our cubin leave the same surface and output bytes over
 /// `runs` random surfaces; or both trap.
 fn differential(what: &str, src: &str, out: &Output, width: u32, runs: u64) -> usize {
+    differential_with(what, src, out, width, runs, SurfFormat::RAW)
+}
+
+/// [`differential`] on surfaces of element format `format`.
+fn differential_with(
+    what: &str,
+    src: &str,
+    out: &Output,
+    width: u32,
+    runs: u64,
+    format: SurfFormat,
+) -> usize {
     let module = common::ir_module("surface.ptx", src);
     let mut traps = 0;
     for seed in 0..runs {
-        let l = launch(seed, width);
+        let l = launch_with(seed, width, format);
         let want = eval::run(&module, "k", &l);
         let got = sim::run_cubin(&out.cubin, "k", &l);
         match (want, got) {
@@ -344,6 +362,101 @@ fn every_shape_and_mode_agrees_with_the_model_and_ptxas() {
     }
 }
 
+/// Per-thread floats for the formatted stores: `%r20` = tid · 0.04 − 1.3 + ctaid · 0.3
+/// (−1.3 ..= 1.52, past both ends of the normalized ranges), `%r21` = `%r5`'s bits (any
+/// float, NaN and infinities included), `%r22` = −`%r20`.
+const FLOATS: &str = "    cvt.rn.f32.u32 %r20, %r1;
+    cvt.rn.f32.u32 %r23, %r9;
+    fma.rn.f32 %r20, %r20, 0f3D23D70A, 0fBFA66666;
+    fma.rn.f32 %r20, %r23, 0f3E99999A, %r20;
+    mov.b32 %r21, %r5;
+    neg.f32 %r22, %r20;";
+
+/// `sust.p` cases: (name, surface format, x positions, body). x counts elements (the
+/// kernel's `%r2` is `tid % xs`); rows are 12 elements, so 16 positions fall outside.
+fn formatted_cases() -> Vec<(&'static str, &'static str, u32, &'static str)> {
+    vec![
+        (
+            "sust_p_1d_b32_trap_bound_u32",
+            "u32",
+            12,
+            "    sust.p.1d.b32.trap [surf, {%r2}], {%r5};",
+        ),
+        (
+            "sust_p_2d_v2_b32_clamp_bindless_unorm16x2",
+            "unorm16x2",
+            16,
+            "    sust.p.2d.v2.b32.clamp [%rd2, {%r2, %r3}], {%r20, %r22};",
+        ),
+        (
+            "sust_p_3d_v4_b32_zero_bound_unorm8x4",
+            "unorm8x4",
+            16,
+            "    sust.p.3d.v4.b32.zero [surf, {%r2, %r3, %r4, %r4}], {%r20, %r22, %r21, %r20};",
+        ),
+        (
+            "sust_p_a1d_b32_trap_bindless_f16",
+            "f16",
+            12,
+            "    sust.p.a1d.b32.trap [%rd2, {%r4, %r2}], {%r20};",
+        ),
+        (
+            "sust_p_a2d_v4_b32_clamp_bound_snorm8x4",
+            "snorm8x4",
+            16,
+            "    sust.p.a2d.v4.b32.clamp [surf, {%r4, %r2, %r3, %r3}], {%r20, %r22, %r21, %r5};",
+        ),
+        (
+            "sust_p_2d_v2_b32_zero_bound_s16x2",
+            "s16x2",
+            16,
+            "    sust.p.2d.v2.b32.zero [surf, {%r2, %r3}], {%r5, %r1};",
+        ),
+        (
+            "sust_p_1d_v4_b32_trap_bindless_snorm16x2_extra_values",
+            "snorm16x2",
+            12,
+            "    sust.p.1d.v4.b32.trap [%rd2, {%r2}], {%r20, %r22, %r5, %r5};",
+        ),
+        (
+            "sust_p_2d_v4_b32_clamp_bound_f32x4",
+            "f32x4",
+            16,
+            "    sust.p.2d.v4.b32.clamp [surf, {%r2, %r3}], {%r21, %r20, %r5, %r22};",
+        ),
+        (
+            "sust_p_3d_v2_b32_trap_bindless_u8x2",
+            "u8x2",
+            12,
+            "    sust.p.3d.v2.b32.trap [%rd2, {%r2, %r3, %r4, %r4}], {%r5, %r1};",
+        ),
+    ]
+}
+
+#[test]
+fn formatted_stores_agree_with_the_model_and_ptxas() {
+    for (name, fmt, xs, body) in formatted_cases() {
+        let format = SurfFormat::parse(fmt).expect("a format");
+        let src = kernel(1, xs, &format!("{FLOATS}\n{body}"));
+        let out = compile_checked(name, &src);
+        let width = 12 * format.elem_bytes();
+        let traps = differential_with(name, &src, &out, width, 4, format);
+        assert_eq!(traps, 0, "{name}: in-bounds accesses trapped");
+    }
+    // .trap past the row's end traps on both sides.
+    let src = kernel(
+        1,
+        16,
+        &format!("{FLOATS}\n    sust.p.1d.v2.b32.trap [surf, {{%r2}}], {{%r20, %r5}};"),
+    );
+    let out = compile_checked("sust_p_trap_oob", &src);
+    let format = SurfFormat::parse("unorm16x2").unwrap();
+    assert_eq!(
+        differential_with("sust_p_trap_oob", &src, &out, 48, 2, format),
+        2
+    );
+}
+
 #[test]
 fn trap_out_of_bounds_traps_on_both_sides() {
     // x runs over 16 elements of a 12-element row: every launch has an access outside.
@@ -516,15 +629,7 @@ fn verify_covers_surface_kernels() {
         ..VerifyOptions::default()
     };
     let v = verify_file(&src, None, &opts).expect("compiles");
-    assert_eq!(v.len(), 1);
-    match &v[0].outcome {
-        Outcome::Match {
-            one_thread: None,
-            ptxas,
-            ..
-        } => assert_eq!(*ptxas, oracle.is_some(), "{}", v[0]),
-        _ => panic!("{}", v[0]),
-    }
+    assert_full_match(&v, oracle.is_some());
     // A surface too small for the accesses: .trap aborts both sides alike.
     let small = VerifyOptions {
         surface: Some([16, 1, 1, 1]),
@@ -534,9 +639,48 @@ fn verify_covers_surface_kernels() {
     assert!(!matches!(v[0].outcome, Outcome::Mismatch(_)), "{}", v[0]);
 }
 
+/// One kernel verified at the full launch, on ptxas's code too when `with_ptxas`.
+fn assert_full_match(v: &[leafold::verify::Verdict], with_ptxas: bool) {
+    use leafold::verify::Outcome;
+    assert_eq!(v.len(), 1);
+    match &v[0].outcome {
+        Outcome::Match {
+            one_thread: None,
+            ptxas,
+            ..
+        } => assert_eq!(*ptxas, with_ptxas, "{}", v[0]),
+        _ => panic!("{}", v[0]),
+    }
+}
+
+/// `verify` runs `sust.p` on a surface of the format `--surface ...:FORMAT` names (here
+/// `unorm8x4`, a 4-byte element): on leafold's code and, with the oracle, on ptxas's.
+#[test]
+fn verify_covers_formatted_stores() {
+    use leafold::verify::{verify_file, VerifyOptions};
+    // Each thread its own element (x = tid, row %ctaid.x): no races.
+    let body = format!(
+        "{FLOATS}\n    sust.p.2d.v4.b32.trap [surf, {{%r1, %r4}}], {{%r20, %r22, %r21, %r5}};\n    sust.p.a1d.v4.b32.zero [%rd2, {{%r4, %r1}}], {{%r22, %r20, %r5, %r21}};"
+    );
+    let src = kernel(1, 12, &body);
+    let oracle = Oracle::for_test("compile_surface");
+    let (dims, format) = leafold::verify::surfaces::parse_spec("256,4,1,2:unorm8x4").unwrap();
+    let opts = VerifyOptions {
+        ptxas_cubin: oracle
+            .as_ref()
+            .map(|o| common::ptxas_cached(o, &src, "sm_50").expect("ptxas")),
+        surface: Some(dims),
+        surface_format: format,
+        ..VerifyOptions::default()
+    };
+    let v = verify_file(&src, None, &opts).expect("compiles");
+    assert_full_match(&v, oracle.is_some());
+}
+
 /// What leafold refuses of the surface chapter gets a diagnostic at the instruction's file,
 /// line and column that says what ptxas 11.8 does: `suld.p` (ptxas has none for sm_5x),
-/// `sust.p`/`sured.p` (ptxas writes SUST.P/SURED.D; the model has no formats) and `suq`.
+/// `sust.p` of other than `.b32` or without a clamp mode (ptxas refuses both), `sured.p`
+/// (ptxas writes SURED.D; not lowered yet) and `suq`.
 #[test]
 fn formatted_accesses_and_suq_are_refused_with_ptxas_facts() {
     for (body, says) in [
@@ -544,7 +688,14 @@ fn formatted_accesses_and_suq_are_refused_with_ptxas_facts() {
             "    suld.p.2d.v4.b32.trap {%r10, %r11, %r12, %r13}, [surf, {%r2, %r3}];",
             "no formatted surface load for sm_5x",
         ),
-        ("    sust.p.2d.b32.trap [surf, {%r2, %r3}], %r5;", "SUST.P"),
+        (
+            "    sust.p.2d.f32.trap [surf, {%r2, %r3}], %r5;",
+            "Unexpected instruction types specified for 'sust.p'",
+        ),
+        (
+            "    sust.p.2d.b32 [surf, {%r2, %r3}], %r5;",
+            "Clamp modifier required",
+        ),
         (
             "    sured.p.add.2d.trap.b32 [surf, {%r2, %r3}], %r5;",
             "SURED.D",

@@ -329,9 +329,16 @@ fn code_is_hazard_free_and_uses_the_short_forms() {
 
 #[test]
 fn unsupported_shapes_get_a_diagnostic() {
+    // Cube maps are lowered (tests/compile_tex2.rs) but not their gradients.
     for (shape, coords) in [
-        ("cube", "{%f1, %f1, %f1, %f1}"),
-        ("acube", "{%r1, %f1, %f1, %f1}"),
+        (
+            "grad.cube",
+            "{%f1, %f1, %f1, %f1}], {%f1, %f1, %f1, %f1}, {%f1, %f1, %f1, %f1",
+        ),
+        (
+            "grad.acube",
+            "{%r1, %f1, %f1, %f1}], {%f1, %f1, %f1, %f1}, {%f1, %f1, %f1, %f1",
+        ),
     ] {
         let ptx = format!(
             ".version 7.8\n.target sm_50\n.address_size 64\n.global .texref t;\n\
@@ -343,6 +350,7 @@ fn unsupported_shapes_get_a_diagnostic() {
         let e = compile(&ptx, &opts("bad")).unwrap_err();
         let text = leafold::error::render_all(&e.0);
         assert!(text.contains(&format!("tex.{shape}")), "{text}");
+        assert!(text.contains("bad.ptx:12:"), "{text}");
     }
 }
 

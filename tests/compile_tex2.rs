@@ -347,9 +347,17 @@ fn tex_lod_cases() -> Vec<Case> {
             "off_2d",
             "tex.2d.v4.f32.f32 D, [T, {%f3, %f4}], {%r6, %r8};",
             "2d",
-            SLOT,
+            ALL,
             "TEX.AOFFI ",
-            "",
+            "TEX.B.AOFFI ",
+        ),
+        (
+            "off_3d",
+            "tex.3d.v4.f32.f32 D, [T, {%f3, %f4, %f5, %f5}], {%r7, %r6, %r8, %r8};",
+            "3d",
+            ALL,
+            "TEX.AOFFI ",
+            "TEX.B.AOFFI ",
         ),
         (
             "off_1d",
@@ -400,26 +408,7 @@ fn tex_lod_cases() -> Vec<Case> {
             "",
         ),
     ];
-    let mut v = Vec::new();
-    for (name, inst, shape, handles, want, want_reg) in table {
-        for &handle in handles {
-            let result = if inst.contains(".u32.") { "u32" } else { "f32" };
-            v.push(Case {
-                name: format!("tex_{name}_{handle:?}").to_lowercase(),
-                inst: inst.to_string(),
-                shape: Shape::from_name(shape).unwrap(),
-                result,
-                handle,
-                read: Read::All,
-                want: if handle == Handle::Reg {
-                    want_reg
-                } else {
-                    want
-                },
-                mips: true,
-            });
-        }
-    }
+    let mut v = row_cases(table, "tex_", "", |_| true);
     // Some components only (the general forms' masks, TEXS's pairs).
     let mut x = v[0].clone();
     x.name += "_x";
@@ -432,9 +421,104 @@ fn tex_lod_cases() -> Vec<Case> {
     v
 }
 
+/// One case per row and handle, named `{prefix}{row}_{handle}`, the instruction after
+/// `setup`, all results read, with mip levels where `mips(row name)`.
+fn row_cases(table: Vec<LodRow>, prefix: &str, setup: &str, mips: fn(&str) -> bool) -> Vec<Case> {
+    let mut v = Vec::new();
+    for (name, inst, shape, handles, want, want_reg) in table {
+        for &handle in handles {
+            let result = if inst.contains(".u32.") { "u32" } else { "f32" };
+            v.push(Case {
+                name: format!("{prefix}{name}_{handle:?}").to_lowercase(),
+                inst: format!("{setup}{inst}"),
+                shape: Shape::from_name(shape).unwrap(),
+                result,
+                handle,
+                read: Read::All,
+                want: if handle == Handle::Reg {
+                    want_reg
+                } else {
+                    want
+                },
+                mips: mips(name),
+            });
+        }
+    }
+    v
+}
+
+/// Cube maps (`tex`, `tex.level`, `tld4`; cube and cube array): the direction
+/// `(tid / 4 - 8, (tid & 7) - 3, (tid & 15) - 5)` points at every face (with ties between
+/// axes, and through the four layers of the array, past its three).
+fn cube_cases() -> Vec<Case> {
+    const ALL: &[Handle] = &[Handle::Ref, Handle::Obj, Handle::Reg];
+    const DIR: &str = "sub.f32 %f14, %f7, 0f41000000;\n  cvt.rn.f32.s32 %f15, %r6;\n  \
+                       cvt.rn.f32.s32 %f5, %r7;\n  ";
+    let table: Vec<LodRow> = vec![
+        (
+            "cube",
+            "tex.cube.v4.f32.f32 D, [T, {%f14, %f15, %f5, %f5}];",
+            "cube",
+            ALL,
+            "TEXS ",
+            "TEX.B ",
+        ),
+        (
+            "acube",
+            "tex.acube.v4.f32.f32 D, [T, {%r5, %f14, %f15, %f5}];",
+            "acube",
+            ALL,
+            "TEX ",
+            "TEX.B ",
+        ),
+        (
+            "level_cube",
+            "tex.level.cube.v4.f32.f32 D, [T, {%f14, %f15, %f5, %f5}], %f6;",
+            "cube",
+            ALL,
+            "TEXS.LL ",
+            "TEX.B.LL ",
+        ),
+        (
+            "level_acube",
+            "tex.level.acube.v4.f32.f32 D, [T, {%r5, %f14, %f15, %f5}], %f6;",
+            "acube",
+            ALL,
+            "TEX.LL ",
+            "TEX.B.LL ",
+        ),
+        (
+            "tld4_cube",
+            "tld4.g.cube.v4.f32.f32 D, [T, {%f14, %f15, %f5, %f5}];",
+            "cube",
+            ALL,
+            "TLD4.G ",
+            "TLD4.G.B ",
+        ),
+        (
+            "tld4_acube",
+            "tld4.a.acube.v4.f32.f32 D, [T, {%r5, %f14, %f15, %f5}];",
+            "acube",
+            ALL,
+            "TLD4.A ",
+            "TLD4.A.B ",
+        ),
+    ];
+    let mut v = row_cases(table, "", DIR, |name| name.starts_with("level"));
+    // Some components only (TEXS's pairs, the general forms' masks).
+    for (k, read) in [(0, Read::X), (3, Read::Xw)] {
+        let mut c = v[k].clone();
+        c.name += &format!("_{read:?}").to_lowercase();
+        c.read = read;
+        v.push(c);
+    }
+    v
+}
+
 fn cases() -> Vec<Case> {
     let mut v = tld4_cases();
     v.extend(tex_lod_cases());
+    v.extend(cube_cases());
     v
 }
 
@@ -528,8 +612,7 @@ fn oracle_prints_our_listing_and_ptxas_picks_the_same_instructions() {
 /// offsets, the `{handle, offsets, reference}` triple of TLD4.B, the clamped layer).
 #[test]
 fn listings_snapshot() {
-    let mut text = String::new();
-    for name in [
+    let text = listings(&[
         "tld4_r_2d_f32_ref_all",
         "tld4_r_2d_f32_ref_all_off_dc",
         "tld4_g_2d_f32_obj_x_off",
@@ -539,11 +622,34 @@ fn listings_snapshot() {
         "tex_off_dc_2d_ref",
         "tex_grad_2d_reg",
         "tex_ilevel_2d_obj",
-    ] {
-        let case = cases().into_iter().find(|c| c.name == name).unwrap();
+    ]);
+    insta::assert_snapshot!("tex2_listings", text);
+}
+
+/// Our listings of the named cases, one after the other.
+fn listings(names: &[&str]) -> String {
+    let mut text = String::new();
+    for name in names {
+        let case = cases().into_iter().find(|c| c.name == *name).unwrap();
         text += &ours(&case).sass;
     }
-    insta::assert_snapshot!("tex2_listings", text);
+    text
+}
+
+/// Listings of the cube forms and 3d offsets (read when accepted: the FMNMX/MUFU.RCP/FMUL
+/// projection before each fetch, TEXS's `{x', y'}` pair and `{z', lod}`, ARRAY_CUBE's
+/// `{layer, x', y', z'}` quad, the two BFIs of a 3d offset vector).
+#[test]
+fn cube_and_offset3_listings_snapshot() {
+    let text = listings(&[
+        "cube_ref",
+        "level_cube_obj",
+        "acube_reg",
+        "tld4_acube_ref",
+        "tex_off_3d_ref",
+        "tex_off_3d_reg",
+    ]);
+    insta::assert_snapshot!("tex2_cube_listings", text);
 }
 
 /// Forms leafold does not lower get a diagnostic naming them, with file, line and column,
@@ -552,8 +658,9 @@ fn listings_snapshot() {
 fn unsupported_forms_get_a_diagnostic() {
     for (inst, what, place) in [
         (
-            "tld4.r.cube.v4.f32.f32 {%f2, %f3, %f4, %f5}, [t, {%f1, %f1, %f1, %f1}];",
-            "tld4.cube",
+            "tex.grad.cube.v4.f32.f32 {%f2, %f3, %f4, %f5}, [t, {%f1, %f1, %f1, %f1}], \
+             {%f1, %f1, %f1, %f1}, {%f1, %f1, %f1, %f1};",
+            "tex.grad.cube",
             "bad.ptx:12:2",
         ),
         (

@@ -316,7 +316,6 @@ fn relocatable_device_code_links() {
 
 /// Two `.cu` files calling each other's device functions (`-rdc=true`).
 #[test]
-#[ignore = "pending: a .visible .func must be emitted as a function of the object (its own .text, callable from another object); leafold inlines it, so nvlink reports an undefined _Z9scale_libi"]
 fn two_files_calling_each_other() {
     let Some(real) = toolkit("nvcc_flow::two_files_calling_each_other") else {
         return;
@@ -325,11 +324,20 @@ fn two_files_calling_each_other() {
     let (a, b) = (format!("{DATA}/rdc_main.cu"), format!("{DATA}/rdc_lib.cu"));
     f.run("nvcc", &["-arch=sm_50", "-rdc=true", &a, &b, "-o", "two"]);
     assert_eq!(f.ptxas_calls().len(), 2);
-    f.run(
-        "nvcc",
-        &["-arch=sm_50", "-rdc=true", "-ptx", &a, "-o", "main.ptx"],
-    );
-    f.assert_leafold_code(&f.work.join("two"), "_Z5applyPii", &f.work.join("main.ptx"));
+    for (src, ptx) in [(&a, "main.ptx"), (&b, "lib.ptx")] {
+        f.run(
+            "nvcc",
+            &["-arch=sm_50", "-rdc=true", "-ptx", src, "-o", ptx],
+        );
+    }
+    // The kernel and both device functions, each from its own object, are leafold's code.
+    for (function, ptx) in [
+        ("_Z5applyPii", "main.ptx"),
+        ("_Z11offset_maini", "main.ptx"),
+        ("_Z9scale_libi", "lib.ptx"),
+    ] {
+        f.assert_leafold_code_as(&f.work.join("two"), function, &f.work.join(ptx), true);
+    }
 }
 
 /// A dynamic-parallelism kernel linked against libcudadevrt.

@@ -5,49 +5,15 @@
 //! inputs (`verify`, which compares the local bytes of the arrays that stay, wherever they
 //! moved in the frame).
 
-use leafold::driver::{compile, Emit, Options};
-use leafold::verify::{verify_file, Outcome, VerifyOptions};
+#[path = "common/frame_ir.rs"]
+mod frame_ir;
 
-fn read(file: &str) -> String {
-    let path = format!("{}/tests/data/sroa/{file}", env!("CARGO_MANIFEST_DIR"));
-    std::fs::read_to_string(path).unwrap()
-}
-
-fn options(file: &str, emit: Emit) -> Options {
-    Options {
-        emit,
-        file_name: file.to_string(),
-        ..Options::default()
-    }
-}
-
-/// The kernel's frame (local memory per thread, bytes) and the IR lowering receives.
 fn frame_and_ir(file: &str) -> (u32, String) {
-    let ptx = read(file);
-    let out = compile(&ptx, &options(file, Emit::Cubin)).unwrap_or_else(|d| {
-        panic!("{}", leafold::error::render_all(&d.0));
-    });
-    let ir = compile(&ptx, &options(file, Emit::Ir)).unwrap().text;
-    (out.kernels[0].stack_frame, ir)
+    frame_ir::frame_and_ir("sroa", file)
 }
 
-/// `ir::eval` against the simulator, several random launches.
 fn assert_eval_matches_sim(file: &str) {
-    let opts = VerifyOptions {
-        runs: 4,
-        compile: options(file, Emit::Cubin),
-        ..VerifyOptions::default()
-    };
-    let verdicts = verify_file(&read(file), None, &opts).unwrap();
-    assert!(!verdicts.is_empty());
-    for v in verdicts {
-        assert!(
-            matches!(v.outcome, Outcome::Match { .. }),
-            "{file} {}: {:?}",
-            v.kernel,
-            v.outcome
-        );
-    }
+    frame_ir::assert_eval_matches_sim("sroa", file)
 }
 
 #[test]

@@ -1,4 +1,4 @@
-//! `leafold compare FILE.ptx... [--json] [--svg FILE]`: leafold against NVIDIA ptxas 11.8
+//! `leafold compare FILE.ptx... [--json] [--svg FILE] [--profile N]`: leafold against NVIDIA ptxas 11.8
 //! `-O3`, kernel by kernel.
 //!
 //! In: PTX files (directories are searched for `*.ptx` as in batch mode) and the oracle
@@ -40,7 +40,7 @@ use crate::lower::stats::{is_address_arith, is_lea};
 use crate::lower::Fold;
 use crate::oracle::Oracle;
 use crate::ptx::ast::{self, Modifier, Statement, TypeKind};
-use crate::sim::Timing;
+use crate::sim::{Profile, Timing};
 use crate::sm50::sched::check::decode_text;
 use crate::verify::{verify_file, Outcome, VerifyOptions};
 use std::fmt::Write as _;
@@ -71,6 +71,10 @@ pub struct Args {
     /// Accepted alias of the default (one window test per base, as ptxas).
     #[arg(long)]
     pub assume_inbounds: bool,
+    /// Also print, per kernel and side, the N instructions of the dynamic run that cost the
+    /// most issue cycles (scoreboard waits and stalls; `sim::run_profiled`), to stderr.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub profile: usize,
 }
 
 /// One compiler's figures for one kernel.
@@ -137,6 +141,10 @@ pub struct Report {
     pub times: Vec<(String, f64, f64)>,
     /// (file, why).
     pub skipped: Vec<(String, String)>,
+    /// How many instructions per kernel and side [`Report::profiles`] lists (0: none).
+    pub profile_top: usize,
+    /// Per kernel run dynamically, its costliest instructions ([`profile_text`]).
+    pub profiles: Vec<String>,
 }
 
 impl Report {
@@ -246,9 +254,15 @@ pub fn run(args: &Args) -> u8 {
         sass_listing: false,
         ..Options::default()
     };
-    let mut report = Report::default();
+    let mut report = Report {
+        profile_top: args.profile,
+        ..Report::default()
+    };
     for job in &jobs {
         compare_file(&oracle, &job.input, &opts, &mut report);
+    }
+    for p in &report.profiles {
+        eprint!("{p}");
     }
     if args.json {
         super::print_out(&to_json(&report));
@@ -325,16 +339,27 @@ pub fn compare_file(oracle: &Oracle, path: &Path, opts: &Options, report: &mut R
         }
     };
     let subset = address_only_kernels(&file, &text);
-    let dynamic = dynamic_runs(&text, &opts, &theirs);
+    let dynamic = dynamic_runs(&text, &opts, &theirs, report.profile_top > 0);
     let mut any = false;
     for (name, l) in &our_sides {
         if let Some((_, p)) = their_sides.iter().find(|(n, _)| n == name) {
             any = true;
             let (mut l, mut p) = (*l, *p);
             let not_run = match dynamic.iter().find(|(n, _)| n == name) {
-                Some((_, Ok((ours, theirs)))) => {
-                    (l.dyn_insts, l.dyn_cycles) = (ours.warp_insts, ours.issue_cycles);
-                    (p.dyn_insts, p.dyn_cycles) = (theirs.warp_insts, theirs.issue_cycles);
+                Some((_, Ok((ours_t, theirs_t, profiles)))) => {
+                    if let [Some(a), Some(b)] = profiles {
+                        let codes = [&ours.cubin[..], &theirs[..]];
+                        let mut text = format!("== {file} {name}\n");
+                        for (side, (prof, cubin)) in ["leafold", "ptxas"]
+                            .iter()
+                            .zip([a, b].into_iter().zip(codes))
+                        {
+                            text += &profile_text(side, name, cubin, prof, report.profile_top);
+                        }
+                        report.profiles.push(text);
+                    }
+                    (l.dyn_insts, l.dyn_cycles) = (ours_t.warp_insts, ours_t.issue_cycles);
+                    (p.dyn_insts, p.dyn_cycles) = (theirs_t.warp_insts, theirs_t.issue_cycles);
                     None
                 }
                 Some((_, Err(why))) => Some(why.clone()),
@@ -360,7 +385,8 @@ pub fn compare_file(oracle: &Oracle, path: &Path, opts: &Options, report: &mut R
 }
 
 /// Per kernel: both cubins run in the simulator on the launch `leafold verify` makes (its
-/// first seed), with the cost of each run (`sim::run_timed`), or why not: the launch is
+/// first seed), with the cost of each run (`sim::run_timed`; with `profile`, also per instruction,
+/// `sim::run_profiled`), or why not: the launch is
 /// undefined or faults in the reference, a simulator cannot run an instruction, or a side's
 /// result does not match the reference (then its figures would not describe the same work).
 #[allow(clippy::type_complexity)]
@@ -368,9 +394,14 @@ fn dynamic_runs(
     text: &str,
     opts: &Options,
     ptxas_cubin: &[u8],
-) -> Vec<(String, Result<(Timing, Timing), String>)> {
+    profile: bool,
+) -> Vec<(
+    String,
+    Result<(Timing, Timing, [Option<Profile>; 2]), String>,
+)> {
     let vopts = VerifyOptions {
         runs: 1,
+        profile,
         compile: opts.clone(),
         ptxas_cubin: Some(ptxas_cubin.to_vec()),
         ..VerifyOptions::default()
@@ -382,7 +413,7 @@ fn dynamic_runs(
         .into_iter()
         .map(|v| {
             let r = match (&v.outcome, v.timing) {
-                (Outcome::Match { .. }, [Some(l), Some(p)]) => Ok((l, p)),
+                (Outcome::Match { .. }, [Some(l), Some(p)]) => Ok((l, p, v.profile)),
                 (Outcome::Match { .. }, _) => Err("a side trapped".to_string()),
                 (Outcome::Mismatch(m), _) => Err(format!("{} code does not match", m.side)),
                 (Outcome::CannotRun(why), _) => Err(why.clone()),
@@ -390,6 +421,49 @@ fn dynamic_runs(
             (v.kernel, r)
         })
         .collect()
+}
+
+/// The `top` instructions of `kernel` in `cubin` that cost the most cycles in `profile`
+/// (waits plus stalls), one line each: address, times issued, cycles waited before it,
+/// cycles of its stalls, and the instruction as nvdisasm prints it; with the side's totals
+/// first. For finding where a schedule loses cycles to the other compiler's.
+pub fn profile_text(
+    side: &str,
+    kernel: &str,
+    cubin: &[u8],
+    profile: &Profile,
+    top: usize,
+) -> String {
+    let code = cubin::read(cubin)
+        .ok()
+        .and_then(|c| c.kernels.into_iter().find(|k| k.name == kernel))
+        .map(|k| k.code)
+        .unwrap_or_default();
+    let insts = decode_text(&code).map(|d| d.0).unwrap_or_default();
+    let (mut waited, mut stalled, mut count) = (0, 0, 0);
+    for c in profile.values() {
+        (waited, stalled, count) = (waited + c.waited, stalled + c.stalled, count + c.count);
+    }
+    let mut out =
+        format!("-- {side}: {count} warp-insts, {waited} cycles waited, {stalled} stalled\n");
+    let mut rows: Vec<_> = profile.iter().collect();
+    rows.sort_by_key(|(a, c)| (std::cmp::Reverse(c.waited + c.stalled), **a));
+    for (addr, c) in rows.into_iter().take(top) {
+        let text = crate::sm50::ctrl::inst_index(*addr)
+            .and_then(|n| insts.get(n))
+            .map(|i| crate::sm50::print(i, *addr, 0))
+            .unwrap_or_default();
+        writeln!(
+            out,
+            "  /*{addr:04x}*/ x{:<7} wait {:>8} stall {:>8}  {}",
+            c.count,
+            c.waited,
+            c.stalled,
+            text.trim()
+        )
+        .ok();
+    }
+    out
 }
 
 /// The names of the kernels (`.entry`) of `text` that are address-only (empty when the file
@@ -1038,6 +1112,8 @@ mod tests {
             ],
             times: vec![("f".into(), 1.0, 50.0)],
             skipped: vec![("g".into(), "ptxas: x".into())],
+            profile_top: 0,
+            profiles: vec![],
         };
         let (l, p) = r.totals();
         assert_eq!((l.instructions, p.instructions), (14, 18));

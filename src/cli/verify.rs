@@ -2,8 +2,8 @@
 //! on seeded random inputs and compare every byte written (see [`crate::verify`]).
 //!
 //! Options: `--kernel K` (default: every kernel), `--seed N`, `--runs R`, `--grid X[,Y,Z]`,
-//! `--block X[,Y,Z]`, `--buffer-size BYTES`, `--surface W[,H,D,L]` (the size of every
-//! surface, [`crate::verify::surfaces`]), `--against-ptxas` (also simulate ptxas's cubin
+//! `--block X[,Y,Z]`, `--buffer-size BYTES`, `--surface W[,H,D,L][:FORMAT]` (the size and
+//! element format of every surface, [`crate::verify::surfaces`]), `--against-ptxas` (also simulate ptxas's cubin
 //! of the same file; needs the oracle, `LEAFOLD_ORACLE`), `--explain-inputs` (first print
 //! what each kernel's inputs were inferred to be, [`crate::verify::inputs`], and the launch it
 //! is written for, [`crate::verify::shape`]), `--texture
@@ -42,7 +42,8 @@ pub struct Args {
     pub buffer_size: Option<u64>,
     /// Size of every surface the kernel uses (`.surfref`s, and `.u64` parameters used as
     /// bindless surface handles): BYTES_PER_ROW[,ROWS[,SLICES[,LAYERS]]] (default
-    /// 4096,64,4,4); random contents, compared after the run like the buffers.
+    /// 4096,64,4,4); random contents, compared after the run like the buffers. `:FORMAT`
+    /// sets the element format `sust.p` converts to (e.g. `:unorm8x4`; default `u8`).
     #[arg(long)]
     pub surface: Option<String>,
     /// Also run ptxas's cubin through the simulator (validates the simulator).
@@ -108,10 +109,10 @@ pub fn run(args: &Args) -> u8 {
     let surface = match args
         .surface
         .as_deref()
-        .map(crate::verify::surfaces::parse_size)
+        .map(crate::verify::surfaces::parse_spec)
     {
         Some(None) => {
-            eprintln!("error: --surface takes BYTES_PER_ROW[,ROWS[,SLICES[,LAYERS]]], each at least 1, at most 268435456 bytes in all");
+            eprintln!("error: --surface takes BYTES_PER_ROW[,ROWS[,SLICES[,LAYERS]]][:FORMAT], each at least 1, at most 268435456 bytes in all; FORMAT u8|u16|u32|s8|s16|s32|f16|f32|unorm8|unorm16|snorm8|snorm16, then x2 or x4 for 2 or 4 channels");
             return 2;
         }
         Some(Some(d)) => Some(d),
@@ -134,7 +135,8 @@ pub fn run(args: &Args) -> u8 {
         grid,
         block,
         buffer_size: args.buffer_size,
-        surface,
+        surface: surface.map(|(d, _)| d),
+        surface_format: surface.map_or(crate::surface::SurfFormat::RAW, |(_, f)| f),
         compile: Options {
             file_name: args.file.display().to_string(),
             debug_inject: args
@@ -148,6 +150,7 @@ pub fn run(args: &Args) -> u8 {
         check_slice: args.check_slice,
         sizes: crate::verify::Sizes::Small,
         textures,
+        profile: false,
     };
     if args.against_ptxas {
         let Some(oracle) = crate::oracle::Oracle::find() else {
@@ -255,7 +258,13 @@ fn summary(
                 surface: args
                     .surface
                     .as_deref()
-                    .and_then(crate::verify::surfaces::parse_size),
+                    .and_then(crate::verify::surfaces::parse_spec)
+                    .map(|(d, _)| d),
+                surface_format: args
+                    .surface
+                    .as_deref()
+                    .and_then(crate::verify::surfaces::parse_spec)
+                    .map_or(crate::surface::SurfFormat::RAW, |(_, f)| f),
                 compile: Options {
                     file_name: name.clone(),
                     ..Options::default()

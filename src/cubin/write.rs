@@ -219,6 +219,12 @@ pub struct KernelSpec {
     /// [`CubinSpec::handles`] (ptxas: GLOBAL FUNC, `st_info` 0x12); the writer lists their
     /// symbols in `EIATTR_EXTERNS` after MAXREG_COUNT and the early extra records.
     pub externs: Vec<String>,
+    /// A kernel (`.entry`). `false`: a device function of a relocatable object (a `.visible
+    /// .func` under `--compile-only`, which other objects call): as ptxas 11.8 writes one, it
+    /// has its `.text.<f>` and `.nv.info.<f>` but no `.nv.constant0.<f>`, its symbol has no
+    /// `STO_CUDA_ENTRY`, and its `.nv.info.<f>` holds only the version records and its
+    /// externs (no parameters, MAXREG_COUNT or offsets).
+    pub entry: bool,
 }
 
 impl KernelSpec {
@@ -247,6 +253,7 @@ impl KernelSpec {
             relocs: Vec::new(),
             const0_relocs: Vec::new(),
             externs: Vec::new(),
+            entry: true,
         }
     }
 
@@ -486,7 +493,7 @@ pub fn write(spec: &CubinSpec) -> Vec<u8> {
     }
     let alloc = u64::from(elf::SHF_ALLOC);
     let mut kc2: Vec<Option<usize>> = Vec::new();
-    let mut kc0: Vec<usize> = Vec::new();
+    let mut kc0: Vec<Option<usize>> = Vec::new();
     for k in &ks {
         kc2.push(k.constant2.as_ref().map(|c| {
             let mut s = Sec::new(
@@ -505,7 +512,7 @@ pub fn write(spec: &CubinSpec) -> Vec<u8> {
             4,
         );
         s.data = vec![0; k.constant0_bytes() as usize];
-        kc0.push(push(s));
+        kc0.push(k.entry.then(|| push(s)));
     }
     let ktext: Vec<usize> = ks
         .iter()
@@ -576,7 +583,7 @@ pub fn write(spec: &CubinSpec) -> Vec<u8> {
     let kernel_sym = |i: usize, k: &KernelSpec| Sym {
         name: k.name.clone(),
         info: (u8::from(k.visible) << 4) | elf::STT_FUNC,
-        other: STO_CUDA_ENTRY,
+        other: if k.entry { STO_CUDA_ENTRY } else { 0 },
         shndx: ktext[i] as u16,
         value: 0,
         size: (k.code.len() * 8) as u64,
@@ -630,7 +637,9 @@ pub fn write(spec: &CubinSpec) -> Vec<u8> {
         for f in k.functions.iter().filter(|f| f.bind != elf::STB_GLOBAL) {
             syms.push(function_sym(i, f));
         }
-        syms.push(section_sym(&secs, kc0[i]));
+        if let Some(c0) = kc0[i] {
+            syms.push(section_sym(&secs, c0));
+        }
     }
     syms.push(section_sym(&secs, rel_action));
     let first_global = syms.len();
@@ -727,13 +736,15 @@ pub fn write(spec: &CubinSpec) -> Vec<u8> {
             strs.add(&format!(".nv.constant2.{}", k.name));
             strs.add("__ocg_const");
         }
-        shs.add(&format!(".nv.constant0.{}", k.name));
-        strs.add(&format!(".nv.constant0.{}", k.name));
-        strs.add(if k.params.is_empty() {
-            "_SREG"
-        } else {
-            "_param"
-        });
+        if k.entry {
+            shs.add(&format!(".nv.constant0.{}", k.name));
+            strs.add(&format!(".nv.constant0.{}", k.name));
+            strs.add(if k.params.is_empty() {
+                "_SREG"
+            } else {
+                "_param"
+            });
+        }
         for n in surface_bindless_names(k) {
             strs.add(&n);
         }
@@ -832,7 +843,7 @@ pub fn write(spec: &CubinSpec) -> Vec<u8> {
     secs[info].data = eiattr::encode(&module_info);
     secs[info].link = symtab as u32;
     for (i, k) in ks.iter().enumerate() {
-        let c0_sym = sym_of(&secs[kc0[i]].name) as u32;
+        let c0_sym = kc0[i].map_or(0, |c0| sym_of(&secs[c0].name) as u32);
         let s = &mut secs[kinfo[i]];
         s.link = symtab as u32;
         s.info = ktext[i] as u32;
@@ -875,7 +886,7 @@ pub fn write(spec: &CubinSpec) -> Vec<u8> {
     for (i, k) in ks.iter().enumerate() {
         for (ri, relocs, target) in [
             (krel[i], &k.relocs, ktext[i]),
-            (kcrel[i], &k.const0_relocs, kc0[i]),
+            (kcrel[i], &k.const0_relocs, kc0[i].unwrap_or(0)),
         ] {
             if let Some(ri) = ri {
                 let data = rel_entries(relocs);
@@ -889,7 +900,9 @@ pub fn write(spec: &CubinSpec) -> Vec<u8> {
         if let Some(ci) = kc2[i] {
             secs[ci].info = ktext[i] as u32;
         }
-        secs[kc0[i]].info = ktext[i] as u32;
+        if let Some(c0) = kc0[i] {
+            secs[c0].info = ktext[i] as u32;
+        }
         secs[ktext[i]].link = symtab as u32;
         secs[ktext[i]].info = (k.regcount << 24) | ksym[i] as u32;
         for si in [kshared[i], klocal[i]].into_iter().flatten() {
@@ -1038,6 +1051,19 @@ fn kernel_info(k: &KernelSpec, constant0_sym: u32, externs: &[u32]) -> Vec<Attri
         Attribute::Sw2393858War,
         Attribute::Sw1850030War,
     ];
+    let externs_record = |v: &mut Vec<Attribute>| {
+        if !externs.is_empty() {
+            v.push(Attribute::Other {
+                format: eiattr::Format::Sval,
+                code: eiattr::code::EXTERNS,
+                payload: externs.iter().flat_map(|s| s.to_le_bytes()).collect(),
+            });
+        }
+    };
+    if !k.entry {
+        externs_record(&mut v);
+        return v;
+    }
     if !k.params.is_empty() {
         let size = k.param_bytes() as u16;
         v.push(Attribute::ParamCbank {
@@ -1059,13 +1085,7 @@ fn kernel_info(k: &KernelSpec, constant0_sym: u32, externs: &[u32]) -> Vec<Attri
     let late =
         |a: &&Attribute| a.code() == eiattr::code::MAX_THREADS || a.code() == eiattr::code::REQNTID;
     v.extend(k.extra_info.iter().filter(|a| !late(a)).cloned());
-    if !externs.is_empty() {
-        v.push(Attribute::Other {
-            format: eiattr::Format::Sval,
-            code: eiattr::code::EXTERNS,
-            payload: externs.iter().flat_map(|s| s.to_le_bytes()).collect(),
-        });
-    }
+    externs_record(&mut v);
     if !k.s2r_ctaid_offsets.is_empty() {
         v.push(Attribute::S2rCtaidInstrOffsets(k.s2r_ctaid_offsets.clone()));
     }
@@ -1272,6 +1292,8 @@ impl CubinSpec {
                     const0_relocs,
                     // Kept as read: an EIATTR_EXTERNS record stays in `extra_info`.
                     externs: Vec::new(),
+                    // `read` lists only kernels (symbols with `STO_CUDA_ENTRY`).
+                    entry: true,
                 }
             })
             .collect();

@@ -2,7 +2,8 @@
 //! given the frame the call ABI asks of it (docs/calls.md), and placed once after the code of
 //! the kernel that calls it.
 //!
-//! In: a kernel's emitted code whose `CAL`s name subroutines (`lower::SUB_CAL_BASE + k`).
+//! In: a kernel's (or an object function's) emitted code whose `CAL`s name subroutines
+//! (`lower::SUB_CAL_BASE + k`).
 //! Out: the code with every called subroutine appended and each such `CAL` pointing at it; the
 //! register count of the whole. Invariant: a subroutine is placed once per kernel, however
 //! many calls reach it.
@@ -16,6 +17,24 @@ pub(super) const RECURSION_CRS_STACK: u32 = 0x600;
 pub(super) struct PlacedSubs {
     /// Registers the kernel and its subroutines use, at most.
     pub(super) regs: u32,
+    /// Each subroutine placed, in code order.
+    pub(super) subs: Vec<PlacedSub>,
+}
+
+/// One subroutine placed after a kernel's code: ptxas 11.8 gives it a LOCAL FUNC symbol
+/// `$<kernel>$<name>` with its own `EIATTR_FRAME_SIZE` / `MIN_STACK_SIZE` (0xffffffff) /
+/// `MAX_STACK_SIZE` records, and `-v` a "Function properties for <name>" line in which its
+/// saves of callee-saved registers count as spills (`fact`: "8 bytes stack frame, 4 bytes
+/// spill stores, 4 bytes spill loads").
+#[derive(Clone, Debug)]
+pub(super) struct PlacedSub {
+    /// The PTX name.
+    pub(super) name: String,
+    /// Its instructions: indices `start..end` of the code.
+    pub(super) start: usize,
+    pub(super) end: usize,
+    /// Its frame bytes.
+    pub(super) frame: u32,
 }
 
 /// Compile the module's subroutines that kernel code `code` calls (a `CAL` whose `rel`
@@ -51,7 +70,7 @@ pub(super) fn place_subroutines(
         return Ok(None);
     }
     let ends = code.last().is_some_and(|l| {
-        matches!(l.form, Form::EXIT | Form::BRA)
+        matches!(l.form, Form::EXIT | Form::BRA | Form::RET)
             && l.get(Field::Pg) == Some(7)
             && l.get(Field::Pgn) == Some(0)
     });
@@ -61,6 +80,7 @@ pub(super) fn place_subroutines(
     }
     let mut start: rustc_hash::FxHashMap<usize, u64> = Default::default();
     let mut regs = 0;
+    let mut placed = Vec::new();
     while let Some(k) = work.pop() {
         if start.contains_key(&k) {
             continue;
@@ -70,12 +90,24 @@ pub(super) fn place_subroutines(
             .subroutines
             .get(k)
             .ok_or_else(|| format!("internal error: no subroutine {k}"))?;
-        let (sub_code, sub_relocs, sub_regs) = compile_subroutine(inputs, sub)?;
+        let SubCode {
+            code: sub_code,
+            relocs: sub_relocs,
+            regs: sub_regs,
+            frame,
+            ..
+        } = compile_subroutine(inputs, sub)?;
         regs = regs.max(sub_regs);
         work.extend(calls_of(&sub_code));
         let at = code.len();
         relocs.extend(sub_relocs.into_iter().map(|(k, r)| (at + k, r)));
         start.insert(k, at as u64);
+        placed.push(PlacedSub {
+            name: sub.name.clone(),
+            start: at,
+            end: at + sub_code.len(),
+            frame,
+        });
         for mut i in sub_code {
             if matches!(i.form, Form::BRA | Form::SSY | Form::PBK | Form::CAL) {
                 let rel = i.get(Field::Rel).unwrap_or(0);
@@ -96,7 +128,7 @@ pub(super) fn place_subroutines(
             i.set(Field::Rel, at);
         }
     }
-    Ok(Some(PlacedSubs { regs }))
+    Ok(Some(PlacedSubs { regs, subs: placed }))
 }
 
 /// Whether the call ABI has the callee keep register `r` (docs/calls.md).
@@ -104,11 +136,23 @@ pub(super) fn callee_saved(r: u32) -> bool {
     r == 2 || (16..32).contains(&r) || (r >= 32 && (r / 4) % 2 == 1)
 }
 
-/// A subroutine's code with its frame, `BRA`/`CAL` `rel`s indices into it.
-pub(super) type SubCode = (Vec<Inst>, Vec<(usize, lower::Reloc)>, u32);
+/// A subroutine's code with its frame (see [`compile_subroutine`]).
+pub(super) struct SubCode {
+    /// The code, `BRA`/`CAL` `rel`s indices into it.
+    pub(super) code: Vec<Inst>,
+    /// Relocations, by index in `code`.
+    pub(super) relocs: Vec<(usize, lower::Reloc)>,
+    /// Registers it uses.
+    pub(super) regs: u32,
+    /// Its frame bytes: spill slots, then the callee-saved registers it saves.
+    pub(super) frame: u32,
+    /// The spill slots' bytes (at the start of the frame).
+    pub(super) spill_bytes: u32,
+}
 
 /// One subroutine's code with its frame (see [`place_subroutines`]), its `BRA`/`CAL`
-/// `rel`s indices into it; its relocations (by index in that code); its register count.
+/// `rel`s indices into it; its relocations (by index in that code); its register count;
+/// its frame bytes.
 /// Refused: a subroutine that names `.shared` variables (the kernel lays out only its own)
 /// or needs constants in bank 2 (the kernel's literal pool is its own).
 pub(super) fn compile_subroutine(
@@ -210,5 +254,11 @@ pub(super) fn compile_subroutine(
         .into_iter()
         .map(|(k, r)| (index[k] as usize, r))
         .collect();
-    Ok((out, relocs, alloc.num_regs))
+    Ok(SubCode {
+        code: out,
+        relocs,
+        regs: alloc.num_regs,
+        frame,
+        spill_bytes: alloc.spill_bytes,
+    })
 }

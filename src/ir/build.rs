@@ -335,12 +335,71 @@ pub fn build_partial_with<'f>(
             failed_errors.push(before..m.errors.len());
         }
     }
+    if opts.any_extern {
+        build_object_functions(&mut m, module, &module_regs, &funcs, opts);
+    }
     Partial {
         module: m.ir,
         failed,
         errors: m.errors,
         declaration_errors,
         failed_errors,
+    }
+}
+
+/// Under `--compile-only`: every `.visible .func` with a body, built once more as a function
+/// of the object, with the call ABI's [`calls::ExternSig`] as a subroutine is (arguments from
+/// R4, result in R4), into [`Module::object_functions`], so that other objects can call it
+/// (nvlink resolves their `JCAL`s to it). Calls inside this module still inline it. One that
+/// cannot be built so (a `.reg` parameter, `.local` data, more arguments than R4..R15) is
+/// left out with its reason in [`Module::object_function_skips`] (the driver warns) rather
+/// than failing the object: nothing in this module needs it.
+fn build_object_functions(
+    m: &mut ModuleBuilder<'_>,
+    module: &ast::Module,
+    module_regs: &[&ast::VarDecl],
+    funcs: &HashMap<&str, &ast::Function>,
+    opts: &BuildOptions,
+) {
+    for f in module.functions() {
+        let Some(body) = &f.body else { continue };
+        let chosen = funcs
+            .get(f.name.text.as_str())
+            .is_some_and(|&g| std::ptr::eq(g, f));
+        if f.kind != ast::FuncKind::Func || !chosen || !f.linkage.contains(&ast::Linkage::Visible) {
+            continue;
+        }
+        let name = f.name.text.to_string();
+        let sig = match calls::ExternSig::of(f) {
+            Ok(sig) => sig,
+            Err(why) => {
+                m.ir.object_function_skips.push((name, why));
+                continue;
+            }
+        };
+        let before = m.errors.len();
+        let built = FnBuilder::run(m, f, body, module_regs, funcs, Some(&sig));
+        let mut why: Vec<String> = m.errors.drain(before..).map(|e| e.message).collect();
+        match built {
+            Some(mut func) if why.is_empty() => {
+                if opts.fmad {
+                    super::contract::contract(&mut func);
+                }
+                if m.ir.local_layout(&func).0.is_empty() {
+                    m.ir.object_functions.push(func);
+                } else {
+                    m.ir.object_function_skips
+                        .push((name, "it declares .local variables".into()));
+                }
+            }
+            _ => {
+                why.dedup();
+                if why.is_empty() {
+                    why.push("it could not be built".into());
+                }
+                m.ir.object_function_skips.push((name, why.join("; ")));
+            }
+        }
     }
 }
 

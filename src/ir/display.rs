@@ -417,6 +417,7 @@ pub(crate) fn write_inst(
             match access.op {
                 SurfOp::Load => write!(f, "suld")?,
                 SurfOp::Store => write!(f, "sust")?,
+                SurfOp::StoreFormatted => write!(f, "sust.p")?,
                 SurfOp::Red(op) => write!(f, "sured.{}", op.name())?,
             }
             write!(f, ".{}.{}", access.shape.ptx(), access.clamp.ptx())?;

@@ -151,6 +151,7 @@ pub mod float;
 pub mod simplify;
 pub mod sroa;
 pub mod tex;
+pub mod unroll;
 mod verify;
 pub mod video;
 pub mod warp;
@@ -1279,6 +1280,12 @@ pub struct Module {
     /// The kernels whose descriptors [`InstData::KernelDesc`] takes (by index), in first-use
     /// order.
     pub kernel_descs: Vec<String>,
+    /// Under `--compile-only`: the `.visible .func`s compiled as functions of the object
+    /// (other objects call them; `ir::build::build_object_functions`), built as subroutines
+    /// are ([`Function::subroutine`]), in module order.
+    pub object_functions: Vec<Function>,
+    /// `.visible .func`s left out of the object, each with the reason (the driver warns).
+    pub object_function_skips: Vec<(String, String)>,
 }
 
 impl Module {

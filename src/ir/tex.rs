@@ -324,6 +324,7 @@ pub fn param_cbank_offset(param_offset: u32) -> u32 {
 /// The layer and the (up to three) coordinate words of a texture instruction's operands
 /// `words` (after the handle): the array shapes' layer comes first, and PTX reads it as
 /// `.u32` (a negative one is a huge index, clamped like any other past the last layer).
+/// A cube direction comes back projected as ptxas projects it.
 fn layer_and_coords(shape: TexShape, words: &[u64]) -> (i32, [u32; 3]) {
     let word = |k: usize| words.get(k).map_or(0, |&v| v as u32);
     let (layer, first) = if shape.is_array() {
@@ -333,7 +334,13 @@ fn layer_and_coords(shape: TexShape, words: &[u64]) -> (i32, [u32; 3]) {
     };
     let n = shape.coords() - first;
     let c = |k: usize| if k < n { word(first + k) } else { 0 };
-    (layer, [c(0), c(1), c(2)])
+    let c = [c(0), c(1), c(2)];
+    if matches!(shape, TexShape::Cube | TexShape::ACube) {
+        // The direction as ptxas's projection hands it to the unit (texture::cube_project).
+        let v = crate::texture::cube_project(c.map(f32::from_bits));
+        return (layer, v.map(f32::to_bits));
+    }
+    (layer, c)
 }
 
 /// What a texture instruction returns ([`TexOp::results`] words), for `ir::eval`: `args` are

@@ -389,10 +389,13 @@ impl Matcher<'_> {
         }
         let want = if self.wide { Type::I64 } else { Type::I32 };
         match self.def(v) {
-            Some(InstData::LoadParam { ty, offset }) if *ty == want => Base::Param {
-                value: v,
-                offset: *offset,
-            },
+            // (A subroutine's parameters are argument registers, not constant-bank words.)
+            Some(InstData::LoadParam { ty, offset }) if *ty == want && !self.f.subroutine => {
+                Base::Param {
+                    value: v,
+                    offset: *offset,
+                }
+            }
             _ => Base::Reg(v),
         }
     }

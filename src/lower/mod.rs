@@ -91,6 +91,7 @@ mod abi;
 pub mod amode;
 pub mod carry;
 mod explain;
+pub mod hoist;
 pub mod ifconv;
 pub mod inst;
 pub mod lea;
@@ -184,7 +185,9 @@ pub fn lower_verified_stats(
     func: &ir::Function,
     opts: &LowerOptions,
 ) -> Result<Lowered, LowerError> {
-    select::Lowerer::new(module, func, opts).run()
+    let mut lowered = select::Lowerer::new(module, func, opts).run()?;
+    lowered.vcode = hoist::hoist_loads(lowered.vcode).map_err(LowerError::Internal)?;
+    Ok(lowered)
 }
 
 /// Bytes of `.local` data kernel `f`'s variables need per thread

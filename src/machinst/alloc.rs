@@ -517,19 +517,29 @@ fn pressure<I: MachInst>(vc: &VCode<I>) -> Pressure {
 /// round-robin instead was tried and fails on code that alternates short- and long-lived
 /// values. Webs holding a fixed-register operand stay in Int, where their register lives.
 /// Returns the per-class kinds if anything moved.
+///
+/// With `mix`, the pair and quad classes take scalars too where the function has pairs and
+/// quads of its own: a class is then a name space of mixed widths (its names' widths are the
+/// widths of the values they hold, followed by `assign::NameProg`), so that regalloc2 has
+/// 3 × 64 names for what is live at once and spills only where the register file is full
+/// rather than where one class is (cub's radix sort keeps more than 64 scalars live beside
+/// its pairs and quads). The balance then counts the pairs and quads live in their classes.
 fn overflow_scalars<I: MachInst>(
     vc: &mut VCode<I>,
     fixed: &[(RegKind, PhysReg)],
+    mix: bool,
 ) -> Result<Option<[RegKind; 3]>, String> {
     let has = |k: RegKind| vc.vregs.contains(&k);
     let mut extra = Vec::new();
-    if !has(RegKind::B128) {
-        extra.push(2);
+    let mut mixed = Vec::new();
+    for (c, k) in [(2, RegKind::B128), (1, RegKind::B64)] {
+        if !has(k) {
+            extra.push(c);
+        } else if mix {
+            mixed.push(c);
+        }
     }
-    if !has(RegKind::B64) {
-        extra.push(1);
-    }
-    if extra.is_empty() {
+    if extra.is_empty() && mixed.is_empty() {
         return Ok(None);
     }
     let n = vc.vregs.len();
@@ -585,7 +595,10 @@ fn overflow_scalars<I: MachInst>(
             });
         }
     }
-    let targets: Vec<usize> = std::iter::once(0).chain(extra.iter().copied()).collect();
+    let targets: Vec<usize> = std::iter::once(0)
+        .chain(extra.iter().copied())
+        .chain(mixed.iter().copied())
+        .collect();
     let class_ids = [ra::RegClass::Int, ra::RegClass::Float, ra::RegClass::Vector];
     // Last use of every vreg in layout order (a hull: enough for a balancing heuristic).
     let mut last_use = vec![0usize; n];
@@ -598,6 +611,15 @@ fn overflow_scalars<I: MachInst>(
             for a in args {
                 last_use[a.index as usize] = last_use[a.index as usize].max(term);
             }
+        }
+    }
+    // A value live out of a block is live to its end (a loop's back edge keeps what the loop
+    // reads live through the loop's body, past its last use in layout order).
+    let (_, live_out) = liveness_sets(vc, |k| k != RegKind::Pred, false);
+    for b in 0..vc.ranges.len() {
+        let term = vc.ranges[b].1 as usize - 1;
+        for &v in &live_out[b] {
+            last_use[v as usize] = last_use[v as usize].max(term);
         }
     }
     // Sweep in layout order; each web goes, at its first definition, to the target class with
@@ -622,6 +644,9 @@ fn overflow_scalars<I: MachInst>(
             for v in defs {
                 let v = v as usize;
                 if vc.vregs[v] != RegKind::B32 {
+                    if vc.vregs[v] != RegKind::Pred {
+                        active[class_index(vc.vregs[v])].push(last_use[v].max(i));
+                    }
                     continue;
                 }
                 let r = find(&mut parent, v);
@@ -961,8 +986,7 @@ fn allocate_names<I: MachInst>(
     }
     let prog = NameProg::build(vc, &out, kinds).map_err(AllocError::Regalloc)?;
     let webs = Webs::build(&prog);
-    let Some((per_acc, _)) =
-        assign::colour(&prog, &webs, &precolours(&classes, fixed), max_regs, hint)
+    let Some((per_acc, _)) = assign::colour(&webs, &precolours(&classes, fixed), max_regs, hint)
     else {
         return Ok(None);
     };
@@ -1034,8 +1058,9 @@ fn count_regs(prog: &NameProg, per_acc: &[u8]) -> u32 {
     prog.accs
         .iter()
         .zip(per_acc)
-        .filter(|(a, _)| !a.clobber)
-        .map(|(a, r)| *r as u32 + prog.width(a.name) as u32)
+        .zip(&prog.acc_widths)
+        .filter(|((a, _), _)| !a.clobber)
+        .map(|((_, r), w)| *r as u32 + *w as u32)
         .max()
         .unwrap_or(0)
         .max(2)
@@ -1071,8 +1096,7 @@ pub fn allocate_owned<I: MachInst>(
                 opts.spill_base
             ))
         })?;
-    let max_regs = opts.max_regs; // a u8: at most 255, i.e. R0..R254 (255 is RZ)
-                                  // Each pass takes the code and hands it back untouched when it has nothing to do.
+    // Each pass takes the code and hands it back untouched when it has nothing to do.
     let (reachable, origins) = prune_unreachable(vcode).map_err(AllocError::Invalid)?;
     let pa = allocate_preds(reachable).map_err(AllocError::Predicates)?;
     let (mut vc, split_origin) = split_edges(pa.vcode).map_err(AllocError::Invalid)?;
@@ -1082,16 +1106,76 @@ pub fn allocate_owned<I: MachInst>(
     let origins: Vec<Option<BlockId>> =
         split_origin.iter().map(|b| b.map(|o| origins[o])).collect();
     let fixed = fixed_regs(&vc.insts);
-    let reserve0 = names_r0(&vc.insts);
-    let mut press = pressure(&vc);
+    let press = pressure(&vc);
+    let prep = Prepared {
+        reserve0: names_r0(&vc.insts),
+        preds: pa.assignment,
+        pred_spills: pa.spilled,
+        origins,
+        fixed,
+        spill_base,
+    };
+    // More scalars live at once than the Int class has names: spread them over the other
+    // classes too (see `overflow_scalars`). Where that allocation still spills (the register
+    // file itself is full), the one without mixed classes is made as well and the one with
+    // less local memory kept: spilling, class slices of mixed widths waste registers (a
+    // scalar in the pair class's slice takes two).
+    if press.exact[0] + in_class(&prep.fixed, 0) > 64 {
+        let plain = vc.clone();
+        let mixed = allocate_prepared(vc, &prep, opts, press, true)?;
+        if mixed.spill_bytes == 0 {
+            return Ok(mixed);
+        }
+        let press = pressure(&plain);
+        let other = allocate_prepared(plain, &prep, opts, press, false)?;
+        let cost = |a: &Allocated<I>| (a.spill_bytes, a.spills + a.reloads);
+        return Ok(if cost(&other) < cost(&mixed) {
+            other
+        } else {
+            mixed
+        });
+    }
+    allocate_prepared(vc, &prep, opts, press, false)
+}
+
+/// What [`allocate_owned`] has found before regalloc2 runs, besides the code.
+struct Prepared {
+    /// The code names R0 outright (see [`names_r0`]).
+    reserve0: bool,
+    /// The predicates' registers and how many were spilled (`pred::allocate_preds`).
+    preds: rustc_hash::FxHashMap<u32, super::PhysPred>,
+    pred_spills: usize,
+    /// Per allocated block, the input block it comes from (None for an edge block).
+    origins: Vec<Option<BlockId>>,
+    fixed: Vec<(RegKind, PhysReg)>,
+    /// `AllocOptions::spill_base` rounded up to 16.
+    spill_base: u32,
+}
+
+/// The allocation of prepared code `vc` (unreachable blocks dropped, predicates allocated,
+/// critical edges split) whose pressure is `press`; with `mix`, scalars beyond the Int
+/// class's 64 names go to the pair and quad classes too, else only to classes the code has no
+/// values of.
+fn allocate_prepared<I: MachInst>(
+    mut vc: VCode<I>,
+    prep: &Prepared,
+    opts: &AllocOptions,
+    mut press: Pressure,
+    mix: bool,
+) -> Result<Allocated<I>, AllocError> {
+    let (fixed, reserve0, spill_base) = (&prep.fixed[..], prep.reserve0, prep.spill_base);
+    let max_regs = opts.max_regs;
     let mut kinds = KINDS;
-    if press.max[0] > 64 {
-        if let Some(k) = overflow_scalars(&mut vc, &fixed).map_err(AllocError::Invalid)? {
+    // Whether the scalars have been spread over the other classes (once).
+    let mut spread = false;
+    if press.max[0] > 64 || (mix && press.exact[0] + in_class(fixed, 0) > 64) {
+        if let Some(k) = overflow_scalars(&mut vc, fixed, mix).map_err(AllocError::Invalid)? {
             kinds = k;
             press = pressure(&vc);
+            spread = true;
         }
     }
-    let (mut want, mut min_needed) = start_sizes(&vc, &press, &fixed);
+    let (mut want, mut min_needed) = start_sizes(&vc, &press, fixed);
     let ra_opts = ra::RegallocOptions {
         verbose_log: false,
         validate_ssa: true,
@@ -1112,7 +1196,7 @@ pub fn allocate_owned<I: MachInst>(
     let named = if reserve0 {
         None
     } else {
-        allocate_names(&mut vc, &kinds, &fixed, &ra_opts, opts, hint, None)?
+        allocate_names(&mut vc, &kinds, fixed, &ra_opts, opts, hint, None)?
     };
     let mut last_sizes = None;
     // Registers regalloc2 tries last, once the retry below has set them.
@@ -1128,7 +1212,7 @@ pub fn allocate_owned<I: MachInst>(
     let budget_names = !reserve0 && fixed.is_empty() && max_regs < 255;
     if named.is_none()
         && budget_names
-        && fit_sizes(&kinds, want, min_needed, &fixed, max_regs, reserve0).is_err()
+        && fit_sizes(&kinds, want, min_needed, fixed, max_regs, reserve0).is_err()
     {
         if let Some((classes, out, prog, per_acc)) =
             tight_names(&mut vc, &kinds, min_needed, &ra_opts, opts)?
@@ -1141,7 +1225,7 @@ pub fn allocate_owned<I: MachInst>(
         if let Some((classes, out)) = named.take() {
             break (classes, out, false);
         }
-        let classes = fit_sizes(&kinds, want, min_needed, &fixed, max_regs, reserve0)?;
+        let classes = fit_sizes(&kinds, want, min_needed, fixed, max_regs, reserve0)?;
         let sizes = [classes[0].len(), classes[1].len(), classes[2].len()];
         // A class with fewer registers than values live at one point must spill (a spill
         // edit in that class): the attempt would be thrown away below, so it is not made and
@@ -1204,7 +1288,7 @@ pub fn allocate_owned<I: MachInst>(
             }
             // Not where `max_regs` holds the classes down: there fewer registers tried first
             // would only spill more.
-            let granted = fit_sizes(&kinds, bigger, min_needed, &fixed, max_regs, reserve0)
+            let granted = fit_sizes(&kinds, bigger, min_needed, fixed, max_regs, reserve0)
                 .is_ok_and(|l| (0..3).all(|c| l[c].len() >= bigger[c]));
             if granted && !regs.is_empty() {
                 last_regs = Some(regs);
@@ -1218,11 +1302,14 @@ pub fn allocate_owned<I: MachInst>(
             // The 32-bit class holds the fixed registers besides the values: where it spills
             // at its largest size, a class the code does not use takes scalars too (as for
             // more than 64 live scalars above), once.
-            if spilled[0] && !fixed.is_empty() && kinds == KINDS {
-                if let Some(k) = overflow_scalars(&mut vc, &fixed).map_err(AllocError::Invalid)? {
+            if spilled[0] && !fixed.is_empty() && !spread {
+                spread = true;
+                if let Some(k) =
+                    overflow_scalars(&mut vc, fixed, false).map_err(AllocError::Invalid)?
+                {
                     kinds = k;
                     press = pressure(&vc);
-                    (want, min_needed) = start_sizes(&vc, &press, &fixed);
+                    (want, min_needed) = start_sizes(&vc, &press, fixed);
                     last_sizes = None;
                     continue;
                 }
@@ -1235,7 +1322,7 @@ pub fn allocate_owned<I: MachInst>(
                     .map_err(|e| AllocError::Checker(format!("{e:?}")))?;
             }
             let forced = (0..3).any(|c| {
-                let fixed_in = in_class(&fixed, c);
+                let fixed_in = in_class(fixed, c);
                 spilled[c] && sizes[c] == 64 && press.exact[c] + fixed_in > 64
             });
             break (classes, out, forced);
@@ -1276,7 +1363,7 @@ pub fn allocate_owned<I: MachInst>(
         Some(x) => x,
         None => {
             let prog = NameProg::build(&vc, &out, &kinds).map_err(AllocError::Regalloc)?;
-            let map = compact(&kinds, &classes, &fixed, &out, max_regs, reserve0);
+            let map = compact(&kinds, &classes, fixed, &out, max_regs, reserve0);
             let sliced: Vec<u8> = prog
                 .accs
                 .iter()
@@ -1293,7 +1380,6 @@ pub fn allocate_owned<I: MachInst>(
         }
     };
     let max_reg = count_regs(&prog, &acc_phys) - 1;
-    let width = |name: u16| prog.width(name);
     let (mut spills, mut reloads) = (0, 0);
     let mut blocks = Vec::with_capacity(vc.num_blocks());
     // What the final-assignment checker reads, per block (only filled when it runs).
@@ -1312,8 +1398,13 @@ pub fn allocate_owned<I: MachInst>(
         for step in &prog.steps[ss as usize..se as usize] {
             let at = |k: usize| step.start as usize + k;
             let reg = |k: usize| acc_phys[at(k)];
-            let words = |k: usize| width(prog.accs[at(k)].name);
-            let kind_of = |k: usize| kinds[prog.accs[at(k)].name as usize / assign::PER_CLASS];
+            let words = |k: usize| prog.acc_widths[at(k)];
+            // the value's kind (a class may hold overflow scalars besides its own kind)
+            let kind_of = |k: usize| match words(k) {
+                1 => RegKind::B32,
+                2 => RegKind::B64,
+                _ => RegKind::B128,
+            };
             match step.kind {
                 StepKind::Move => {
                     let (f, t) = (reg(0), reg(1));
@@ -1362,7 +1453,7 @@ pub fn allocate_owned<I: MachInst>(
                     inst.visit_operands(&mut |r, spec| {
                         let Reg::Virt(v) = *r else { return };
                         if v.kind == RegKind::Pred {
-                            match pa.assignment.get(&v.index) {
+                            match prep.preds.get(&v.index) {
                                 Some(p) => *r = Reg::Pred(*p),
                                 None => bad = Some(format!("predicate {v} has no register")),
                             }
@@ -1423,7 +1514,7 @@ pub fn allocate_owned<I: MachInst>(
         }
         blocks.push(AllocatedBlock {
             id: BlockId(b as u32),
-            origin: origins.get(b).copied().flatten(),
+            origin: prep.origins.get(b).copied().flatten(),
             insts,
         });
     }
@@ -1439,7 +1530,7 @@ pub fn allocate_owned<I: MachInst>(
         num_regs: max_reg + 1,
         spill_bytes,
         checked: opts.checker,
-        pred_spills: pa.spilled,
+        pred_spills: prep.pred_spills,
         spills,
         spills_forced,
         reloads,

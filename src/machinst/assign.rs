@@ -1,9 +1,11 @@
 //! Physical registers for regalloc2's output: one colouring of all widths together.
 //!
 //! In: a [`VCode`] and regalloc2's [`ra::Output`] for it, where every register is a *name*
-//! (class, index): 32-bit values in class `Int`, pairs in `Float`, quads in `Vector` (or
-//! scalars in a class the function had no values of, see `alloc::overflow_scalars`), at most
-//! 64 names per class, [`NAMES`] in all. At the name level there is no aliasing: regalloc2
+//! (class, index): 32-bit values in class `Int`, pairs in `Float`, quads in `Vector` (and,
+//! where more than 64 scalars are live at once, scalars in the other classes too, see
+//! `alloc::overflow_scalars`), at most 64 names per class, [`NAMES`] in all. A name may thus
+//! hold values of different widths at different points: every access carries the width of
+//! its value ([`NameProg::acc_widths`]), and every web the width of its accesses. At the name level there is no aliasing: regalloc2
 //! has decided which name every operand, move, spill and reload uses, and its checker has
 //! verified that.
 //! Out: [`NameProg`], the function as a flat list of steps (instructions and regalloc2's edits,
@@ -160,8 +162,13 @@ pub(super) struct NameProg {
     /// Per block, its steps `steps[s..e]`.
     pub blocks: Vec<(u32, u32)>,
     succs: Vec<Vec<u32>>,
-    /// GPRs per name of each class.
+    /// GPRs per name of each class: the width of its clobbers and of the values of the
+    /// class's own kind (a class may also hold overflow scalars, see `acc_widths`).
     pub widths: [u8; 3],
+    /// GPRs of the value each access reads or writes: the operand's kind for an instruction,
+    /// the class's width for a clobber, and for regalloc2's moves, spills and reloads the
+    /// width of the value the name (or slot) holds there ([`NameProg::edit_widths`]).
+    pub acc_widths: Vec<u8>,
 }
 
 impl NameProg {
@@ -174,6 +181,9 @@ impl NameProg {
         let mut steps = Vec::with_capacity(vc.insts.len() + out.edits.len());
         let mut accs = Vec::with_capacity(out.allocs.len() + 2 * out.edits.len());
         let mut blocks = Vec::with_capacity(vc.num_blocks());
+        // 0: an edit's, found by `edit_widths` below
+        let mut acc_widths: Vec<u8> = Vec::with_capacity(accs.capacity());
+        let widths = kinds.map(|k| k.gprs() as u8);
         let plain = |name: u16, def: bool| Access {
             name,
             def,
@@ -223,6 +233,7 @@ impl NameProg {
                                 .ok_or_else(|| format!("{} did not get a register", op.vreg()))?;
                             let def = op.kind() == ra::OperandKind::Def;
                             let early = op.pos() == ra::OperandPos::Early;
+                            acc_widths.push(vc.vregs[op.vreg().vreg()].gprs().max(1) as u8);
                             accs.push(Access {
                                 name: name_of(p),
                                 def,
@@ -236,6 +247,7 @@ impl NameProg {
                             });
                         }
                         for p in vc.inst_clobbers(i) {
+                            acc_widths.push(widths[name_of(p) as usize / PER_CLASS]);
                             accs.push(Access {
                                 clobber: true,
                                 ..plain(name_of(p), true)
@@ -246,6 +258,8 @@ impl NameProg {
                         StepKind::Inst(i.index() as u32)
                     }
                 };
+                // the edits' accesses
+                acc_widths.resize(accs.len(), 0);
                 steps.push(Step {
                     kind,
                     start,
@@ -260,18 +274,96 @@ impl NameProg {
         let succs = (0..vc.num_blocks())
             .map(|b| vc.succs[b].iter().map(|(t, _)| t.0).collect())
             .collect();
-        Ok(NameProg {
+        let mut prog = NameProg {
             steps,
             accs,
             blocks,
             succs,
-            widths: kinds.map(|k| k.gprs() as u8),
-        })
+            widths,
+            acc_widths,
+        };
+        prog.edit_widths(out.num_spillslots);
+        Ok(prog)
     }
 
-    /// GPRs a name covers.
-    pub(super) fn width(&self, name: u16) -> u8 {
-        self.widths[name as usize / PER_CLASS]
+    /// The widths of regalloc2's moves, spills and reloads. An edit names only registers and
+    /// slots, and where a class holds values of several widths (overflow scalars in the pair
+    /// or quad class) the width is that of the value the name holds there: a forward walk
+    /// follows, per name and per slot, the width of what was last written into it, from the
+    /// instructions' defs (whose widths are their vregs' kinds) through the edits, with the
+    /// state at a block's entry taken from its predecessors (regalloc2's own checker has
+    /// verified that a value read was written on every path, so predecessors agree on every
+    /// name and slot that is read). Repeated until nothing changes (loops); a width still
+    /// unknown (never read) is the class's.
+    fn edit_widths(&mut self, num_slots: usize) {
+        let nb = self.blocks.len();
+        let mut preds: Vec<Vec<usize>> = vec![Vec::new(); nb];
+        for (b, ss) in self.succs.iter().enumerate() {
+            for &t in ss {
+                preds[t as usize].push(b);
+            }
+        }
+        // per block, the widths at its end: names, then slots (0 = unknown)
+        let size = NAMES + num_slots;
+        let mut exit: Vec<Vec<u8>> = vec![Vec::new(); nb];
+        let mut state = vec![0u8; size];
+        for _round in 0..nb + 2 {
+            let mut changed = false;
+            for b in 0..nb {
+                state.iter_mut().for_each(|x| *x = 0);
+                for &p in &preds[b] {
+                    for (x, &y) in state.iter_mut().zip(&exit[p]) {
+                        if *x == 0 {
+                            *x = y;
+                        }
+                    }
+                }
+                let (s, e) = self.blocks[b];
+                for step in &self.steps[s as usize..e as usize] {
+                    let a = step.start as usize;
+                    let slot = NAMES + step.slot as usize;
+                    match step.kind {
+                        StepKind::Inst(_) => {
+                            for k in a..step.end as usize {
+                                if self.accs[k].def {
+                                    state[self.accs[k].name as usize] = self.acc_widths[k];
+                                }
+                            }
+                        }
+                        StepKind::Move => {
+                            let w = state[self.accs[a].name as usize];
+                            self.acc_widths[a] = w;
+                            self.acc_widths[a + 1] = w;
+                            state[self.accs[a + 1].name as usize] = w;
+                        }
+                        StepKind::Spill => {
+                            let w = state[self.accs[a].name as usize];
+                            self.acc_widths[a] = w;
+                            if slot < size {
+                                state[slot] = w;
+                            }
+                        }
+                        StepKind::Reload => {
+                            let w = state.get(slot).copied().unwrap_or(0);
+                            self.acc_widths[a] = w;
+                            state[self.accs[a].name as usize] = w;
+                        }
+                    }
+                }
+                if exit[b] != state {
+                    exit[b].clone_from(&state);
+                    changed = true;
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        for (w, acc) in self.acc_widths.iter_mut().zip(&self.accs) {
+            if *w == 0 {
+                *w = self.widths[acc.name as usize / PER_CLASS];
+            }
+        }
     }
 
     /// The names live into each block.
@@ -398,6 +490,8 @@ pub(super) struct Webs {
     pub of_acc: Vec<u32>,
     /// Name of every web.
     pub name: Vec<u16>,
+    /// GPRs of every web (1, 2 or 4).
+    pub width: Vec<u8>,
     /// Index of the first access of every web (layout order).
     first: Vec<u32>,
     /// Index of the last access of every web.
@@ -515,8 +609,21 @@ impl Webs {
         }
         let nw = name.len();
         let mut last = vec![0u32; nw];
+        // a web's width: its accesses' (one value), the class's for a web none accesses
+        let mut width: Vec<u8> = name
+            .iter()
+            .map(|n| prog.widths[*n as usize / PER_CLASS])
+            .collect();
+        let mut seen = vec![false; nw];
         for (a, &w) in of_acc.iter().enumerate() {
             last[w as usize] = a as u32;
+            let w = w as usize;
+            width[w] = if seen[w] {
+                width[w].max(prog.acc_widths[a])
+            } else {
+                prog.acc_widths[a]
+            };
+            seen[w] = true;
         }
         let mut adj: Vec<Vec<u32>> = vec![Vec::new(); nw];
         let mut partners: Vec<Vec<u32>> = vec![Vec::new(); nw];
@@ -568,7 +675,7 @@ impl Webs {
                             && (o.def
                                 || a.early
                                 || o.late
-                                || prog.width(o.name) != prog.width(a.name))
+                                || prog.acc_widths[base + j] != prog.acc_widths[base + k])
                         {
                             edge(&mut adj, wd, w(j));
                         }
@@ -583,7 +690,7 @@ impl Webs {
                 if let Some((d, u)) = step.copy {
                     let (wd, wu) = (w(d as usize), w(u as usize));
                     if wd != wu
-                        && prog.width(accs[d as usize].name) == prog.width(accs[u as usize].name)
+                        && prog.acc_widths[base + d as usize] == prog.acc_widths[base + u as usize]
                     {
                         partners[wd as usize].push(wu);
                         partners[wu as usize].push(wd);
@@ -620,6 +727,7 @@ impl Webs {
         Webs {
             of_acc,
             name,
+            width,
             first,
             last,
             adj,
@@ -665,21 +773,21 @@ thread_local! {
     pub(super) static CORRUPT: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
-/// A colouring of `webs`: the base register of every access of `prog`, and the register count
+/// A colouring of `webs`: the base register of every access (of the `NameProg` the webs were
+/// built from), and the register count
 /// (highest register + 1, at least 2), or `None` if the greedy colouring does not fit below
 /// `max_regs`. `precolour[name]` pins every web of a name (the names of fixed registers).
 /// `hint`: how many registers the code may take without harm: the colouring then spreads
 /// values over up to that many (see [`colour_spread`]), but never over so many that fewer
 /// warps fit on an SM than with the fewest registers it found.
 pub(super) fn colour(
-    prog: &NameProg,
     webs: &Webs,
     precolour: &[Option<u8>],
     max_regs: u8,
     hint: u32,
 ) -> Option<(Vec<u8>, u32)> {
     let nw = webs.name.len();
-    let width = |w: usize| prog.width(webs.name[w]) as usize;
+    let width = |w: usize| webs.width[w] as usize;
     let pinned = |w: usize| precolour.get(webs.name[w] as usize).copied().flatten();
     let mut by_first: Vec<usize> = (0..nw).collect();
     by_first.sort_by_key(|&w| (pinned(w).is_none(), webs.first[w]));
@@ -695,7 +803,7 @@ pub(super) fn colour(
     });
     let mut best: Option<(Vec<u8>, u32)> = None;
     for order in [by_first.clone(), widest] {
-        let Some(c) = colour_in(prog, webs, &order, &pinned, max_regs) else {
+        let Some(c) = colour_in(webs, &order, &pinned, max_regs) else {
             continue;
         };
         let top = (0..nw)
@@ -719,7 +827,7 @@ pub(super) fn colour(
     let mut budget = hint.clamp(top, limit.max(top));
     #[allow(unused_mut)]
     let (mut c, top) = loop {
-        if let Some(s) = colour_spread(prog, webs, by_first, &pinned, budget) {
+        if let Some(s) = colour_spread(webs, by_first, &pinned, budget) {
             let used = (0..nw)
                 .map(|w| s[w] as u32 + width(w) as u32)
                 .max()
@@ -732,7 +840,7 @@ pub(super) fn colour(
             break (c, top);
         }
     };
-    improve_banks(prog, webs, &mut c, &pinned, top);
+    improve_banks(webs, &mut c, &pinned, top);
     #[cfg(test)]
     if CORRUPT.with(|x| x.get()) {
         if let Some((w, n)) = (0..nw)
@@ -751,14 +859,8 @@ pub(super) fn colour(
 /// least, when that is strictly less; two passes. Pinned webs stay, and so do webs that share
 /// a register with a copy partner or a part-copy end (moving one would bring its copy back).
 /// Free means: no interfering web there (`adj`), aligned, and allowed by [`Webs::parts`].
-fn improve_banks(
-    prog: &NameProg,
-    webs: &Webs,
-    c: &mut [u8],
-    pinned: &dyn Fn(usize) -> Option<u8>,
-    top: u32,
-) {
-    let width = |w: usize| prog.width(webs.name[w]) as usize;
+fn improve_banks(webs: &Webs, c: &mut [u8], pinned: &dyn Fn(usize) -> Option<u8>, top: u32) {
+    let width = |w: usize| webs.width[w] as usize;
     let cost = |c: &[u8], w: usize, base: usize| -> u32 {
         let mut bank_reads = [0u32; 4];
         for &o in &webs.co_reads[w] {
@@ -835,7 +937,6 @@ fn same_occupancy(regs: u32) -> u32 {
 /// register) in the free aligned register whose previous webs ended earliest in the code;
 /// `None` when a web finds no register.
 fn colour_spread(
-    prog: &NameProg,
     webs: &Webs,
     order: &[usize],
     pinned: &dyn Fn(usize) -> Option<u8>,
@@ -847,7 +948,7 @@ fn colour_spread(
     let mut ended = [0u32; 256];
     let give = |c: &mut Vec<u16>, ended: &mut [u32; 256], w: usize, base: usize| {
         c[w] = base as u16;
-        let width = prog.width(webs.name[w]) as usize;
+        let width = webs.width[w] as usize;
         for e in ended.iter_mut().skip(base).take(width) {
             *e = (*e).max(webs.last[w] + 1);
         }
@@ -861,13 +962,13 @@ fn colour_spread(
         if pinned(w).is_some() {
             continue;
         }
-        let width = prog.width(webs.name[w]) as usize;
-        let busy = neighbours_busy(prog, webs, &c, w);
+        let width = webs.width[w] as usize;
+        let busy = neighbours_busy(webs, &c, w);
         let free = |base: usize| {
             base % width == 0
                 && base + width <= top as usize
                 && (base..base + width).all(|r| busy[r / 64] & (1 << (r % 64)) == 0)
-                && parts_allow(prog, webs, &c, w, base)
+                && parts_allow(webs, &c, w, base)
         };
         let partner = webs.partners[w]
             .iter()
@@ -879,7 +980,7 @@ fn colour_spread(
         for &o in &webs.co_reads[w] {
             let b = c[o as usize];
             if b != UNSET {
-                for r in b..b + prog.width(webs.name[o as usize]) as u16 {
+                for r in b..b + webs.width[o as usize] as u16 {
                     bank_reads[r as usize % 4] += 1;
                 }
             }
@@ -902,13 +1003,13 @@ fn colour_spread(
 
 /// The registers web `w` may not take: those of its coloured neighbours (`c`, `u16::MAX` =
 /// not coloured yet) and R1, the stack pointer; one bit per register.
-fn neighbours_busy(prog: &NameProg, webs: &Webs, c: &[u16], w: usize) -> [u64; 4] {
+fn neighbours_busy(webs: &Webs, c: &[u16], w: usize) -> [u64; 4] {
     let mut busy = [0u64; 4];
     busy[0] |= 1 << 1;
     for &n in &webs.adj[w] {
         let b = c[n as usize];
         if b != u16::MAX {
-            for r in b as usize..b as usize + prog.width(webs.name[n as usize]) as usize {
+            for r in b as usize..b as usize + webs.width[n as usize] as usize {
                 busy[r / 64] |= 1 << (r % 64);
             }
         }
@@ -919,15 +1020,15 @@ fn neighbours_busy(prog: &NameProg, webs: &Webs, c: &[u16], w: usize) -> [u64; 4
 /// Whether web `w` may take `base` as far as its part-copy ends ([`Webs::parts`]) coloured
 /// so far (`c`, `u16::MAX` = not coloured yet) allow: where their registers overlap, `w`'s
 /// word must sit exactly on the copied word.
-fn parts_allow(prog: &NameProg, webs: &Webs, c: &[u16], w: usize, base: usize) -> bool {
-    let width = prog.width(webs.name[w]) as i32;
+fn parts_allow(webs: &Webs, c: &[u16], w: usize, base: usize) -> bool {
+    let width = webs.width[w] as i32;
     webs.parts[w].iter().all(|&(o, off)| {
         let b = c[o as usize];
         if b == u16::MAX {
             return true;
         }
         let (b, base) = (i32::from(b), base as i32);
-        let ow = i32::from(prog.width(webs.name[o as usize]));
+        let ow = i32::from(webs.width[o as usize]);
         let overlap = base < b + ow && b < base + width;
         !overlap || base == b + i32::from(off)
     })
@@ -947,7 +1048,6 @@ fn part_bases<'a>(webs: &'a Webs, c: &'a [u16], w: usize) -> impl Iterator<Item 
 
 /// Greedy colouring in `order` (see the module essay); `None` when a web finds no register.
 fn colour_in(
-    prog: &NameProg,
     webs: &Webs,
     order: &[usize],
     pinned: &dyn Fn(usize) -> Option<u8>,
@@ -960,13 +1060,13 @@ fn colour_in(
             c[w] = p as u16;
             continue;
         }
-        let width = prog.width(webs.name[w]) as usize;
-        let busy = neighbours_busy(prog, webs, &c, w);
+        let width = webs.width[w] as usize;
+        let busy = neighbours_busy(webs, &c, w);
         let free = |base: usize| {
             base % width == 0
                 && base + width <= max_regs as usize
                 && (base..base + width).all(|r| busy[r / 64] & (1 << (r % 64)) == 0)
-                && parts_allow(prog, webs, &c, w, base)
+                && parts_allow(webs, &c, w, base)
         };
         let partner = webs.partners[w]
             .iter()

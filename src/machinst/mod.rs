@@ -45,9 +45,17 @@
 //! slices fit below `max_regs` by construction; the registers regalloc2 used are then packed
 //! from R0 (renamed within their class, which is valid because the registers of a class are
 //! interchangeable). That allocation is not coloured: tried, coloured code that spills
-//! waited several times longer on its reloads in the cost model. A class holds at most 64 registers; when more than 64 scalars are live
-//! at once and the function has no quads (or no pairs), the free class takes a second set of
-//! 64 scalars (see `alloc::overflow_scalars`). Otherwise the excess spills to local memory.
+//! waited several times longer on its reloads in the cost model. A class holds at most 64 registers (regalloc2's register index has 6
+//! bits); when more than 64 scalars are live at once, the other classes take scalars too (see
+//! `alloc::overflow_scalars`): a class the function has no values of takes a second set of 64,
+//! and where the function has pairs and quads of its own their classes become name spaces of
+//! mixed widths, the width of each access being that of the value the name holds there
+//! (`assign::NameProg::acc_widths`, followed through regalloc2's moves, spills and reloads),
+//! so that regalloc2 has 3 × 64 names before it must spill (in cub's radix sort 22 of 56 kernels
+//! spilled because of that limit; 3 whose file is full still spill). Where even that spills
+//! (the register file itself is full), the allocation without mixed classes is made too and
+//! the one with less local memory kept (a scalar in a slice of the pair class wastes a
+//! register).
 //!
 //! Costs of the slices under a tight `max_regs`, stated honestly: every class must hold the
 //! most operands of its kind that any single instruction names, *at the same time* (e.g. a

@@ -273,6 +273,9 @@ pub(super) struct Sim<'a> {
 struct Clocks {
     warps: Vec<crate::sm50::sched::cost::Clock>,
     total: super::Timing,
+    /// Per instruction address, where its cycles went ([`run_profiled`]); `None` when only
+    /// the totals are asked for.
+    profile: Option<super::Profile>,
 }
 
 /// A BAR.RED reduction over the arriving threads' predicate.
@@ -329,7 +332,30 @@ pub(crate) fn run_timed(
     info: &KernelInfo,
     launch: &Launch,
 ) -> Result<(RunOutput, super::Timing), SimError> {
-    let mut timing = Some(Clocks::default());
+    run_clocked(prog, info, launch, false).map(|(out, t)| (out, t.total))
+}
+
+/// [`run_timed`], also attributing the cycles to the instructions ([`super::Profile`]).
+pub(crate) fn run_profiled(
+    prog: &Program,
+    info: &KernelInfo,
+    launch: &Launch,
+) -> Result<(RunOutput, super::Timing, super::Profile), SimError> {
+    run_clocked(prog, info, launch, true)
+        .map(|(out, t)| (out, t.total, t.profile.unwrap_or_default()))
+}
+
+/// [`run`] with issue clocks, and a per-instruction profile when `profile` is set.
+fn run_clocked(
+    prog: &Program,
+    info: &KernelInfo,
+    launch: &Launch,
+    profile: bool,
+) -> Result<(RunOutput, Clocks), SimError> {
+    let mut timing = Some(Clocks {
+        profile: profile.then(super::Profile::default),
+        ..Clocks::default()
+    });
     let out = run_inner(
         prog,
         info,
@@ -339,7 +365,7 @@ pub(crate) fn run_timed(
         None,
         &mut timing,
     )?;
-    Ok((out.0, timing.map(|t| t.total).unwrap_or_default()))
+    Ok((out.0, timing.unwrap_or_default()))
 }
 
 /// [`run`], recording the last writer of each byte in `log` when one is given.
@@ -562,8 +588,17 @@ impl Sim<'_> {
             });
         }
         if let Some(t) = &mut self.timing {
-            t.warps[w.index].issue(&inst, self.prog.ctrl(addr));
+            let clock = &mut t.warps[w.index];
+            let ready = clock.now();
+            let c = self.prog.ctrl(addr);
+            let issued = clock.issue(&inst, c);
             t.total.warp_insts += 1;
+            if let Some(p) = &mut t.profile {
+                let e = p.entry(addr).or_default();
+                e.count += 1;
+                e.waited += issued - ready;
+                e.stalled += u64::from(c.stall);
+            }
         }
         let pg = get(&inst, Field::Pg).unwrap_or(PT);
         let pgn = flag(&inst, Field::Pgn);

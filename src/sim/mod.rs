@@ -530,6 +530,33 @@ pub struct Timing {
     pub issue_cycles: u64,
 }
 
+/// Where one instruction's share of a timed run's cycles went ([`run_profiled`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct InstCost {
+    /// Warp-instructions: how many times a warp issued it.
+    pub count: u64,
+    /// Cycles its warps waited before issuing it, beyond the previous instruction's stall
+    /// (scoreboard waits and `DEPBAR`).
+    pub waited: u64,
+    /// Its stall counts, summed over its issues.
+    pub stalled: u64,
+}
+
+/// Per instruction byte address in the kernel's `.text`, its [`InstCost`]. Over a run,
+/// the `waited + stalled` of all instructions is the run's `issue_cycles` less the time
+/// warps spent at `BAR.SYNC` waiting for the others.
+pub type Profile = std::collections::BTreeMap<u64, InstCost>;
+
+/// Like [`run_timed`], also attributing the cycles to the instructions ([`Profile`]): the
+/// figures behind `leafold compare --profile`.
+pub fn run_profiled(
+    code: &[u64],
+    info: &KernelInfo,
+    launch: &Launch,
+) -> Result<(RunOutput, Timing, Profile), SimError> {
+    exec::run_profiled(&Program::new(code), info, launch)
+}
+
 /// Like [`run`], also timing the run ([`Timing`]).
 pub fn run_timed(
     code: &[u64],

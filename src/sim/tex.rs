@@ -23,6 +23,10 @@
 //! result register per 4-bit mask bit, consecutive from `rd`; `.B` takes the handle from
 //! `rb`'s word (texture objects are small integers).
 //!
+//! Cube maps (the direction as ptxas projects it, `lower::select::tex::cube`): `TEXS` CUBE
+//! reads `{x, y}` at ra and `z` at rb (`.LL`: `{z, level}`); `TEX`/`TEX.B`/`TLD4`/`TLD4.B`
+//! on CUBE read `{x, y, z}` from ra, on ARRAY_CUBE `{layer, x, y, z}`.
+//!
 //! `TEXS` 2D `.LL`/`.DC`/`.LL.DC` read `{x, y}` at ra and `{reference, level}` at rb; `TXD`
 //! and `TXD.B` (`tex.grad`) see [`Sim::texture_grad`].
 //!
@@ -154,6 +158,18 @@ impl Sim<'_> {
                         ..Default::default()
                     })
                 }
+                (Form::TEXS, 12 | 13) => {
+                    // CUBE (12) and CUBE .LL (13): ra {x, y}, rb z (13: {z, level}).
+                    let fl = |reg: u64| f32::from_bits(r(reg));
+                    let mut q = SampleQuery {
+                        coords: [fl(ra), fl(next(ra)), fl(rb)],
+                        ..Default::default()
+                    };
+                    if tgt == 13 {
+                        q.lod = Lod::Level(fl(next(rb)));
+                    }
+                    tex.sample(&q)
+                }
                 (Form::TLDS, 0 | 2 | 7 | 8) => {
                     let s = |reg: u64| r(reg) as i32;
                     let c = match tgt {
@@ -206,7 +222,8 @@ impl Sim<'_> {
             && f(i, Field::Ndv) == 0
             && f(i, Field::Ms) == 0;
         let dim = f(i, Field::Dim);
-        if !known || dim > 4 {
+        let cube = dim == 6 || dim == 7;
+        if !known || (dim > 4 && !cube) || (cube && (!float || aoffi || dc)) {
             return Err(unsupported(addr, i, "this texture target or option"));
         }
         let [ra, rb, rd, mask] = general_fields(i);
@@ -226,6 +243,7 @@ impl Sim<'_> {
                 1 => (regs[0], [regs[1], 0, 0]),
                 2 => (0, [regs[0], regs[1], 0]),
                 3 => (regs[0], [regs[1], regs[2], 0]),
+                7 => (regs[0], [regs[1], regs[2], regs[3]]),
                 _ => (0, [regs[0], regs[1], regs[2]]),
             };
             let mut q = SampleQuery {
@@ -235,7 +253,9 @@ impl Sim<'_> {
             };
             if aoffi {
                 let p = w.r(b, l);
-                q.offset = [sample_offset(p), sample_offset(p >> 4), 0];
+                // 4 bits each: x at bit 0, y at 4, z (3D) at 8.
+                let z = if dim == 4 { sample_offset(p >> 8) } else { 0 };
+                q.offset = [sample_offset(p), sample_offset(p >> 4), z];
                 b = next(b);
             }
             if dc {
@@ -391,7 +411,10 @@ impl Sim<'_> {
                 f(i, Field::Dim),
             )
         };
-        if dim != 2 && dim != 3 {
+        let cube = dim == 6 || dim == 7;
+        // Cube gathers: the general forms with no offsets or reference (as we emit them).
+        let cube_ok = cube && !scalar && !offset && !depth;
+        if !matches!(dim, 2 | 3) && !cube_ok {
             return Err(unsupported(addr, i, "this TLD4 target"));
         }
         let (ra, rb, rd) = (f(i, Field::Ra), f(i, Field::Rb), f(i, Field::Rd));
@@ -401,6 +424,25 @@ impl Sim<'_> {
         for l in lanes(exec) {
             let r = |reg: u64| w.r(reg, l);
             // (layer, x, y) and the registers of rb after the handle.
+            if cube {
+                // CUBE {x, y, z}, ARRAY_CUBE {layer, x, y, z} from ra; rb the handle (.B).
+                let mut at = ra;
+                let mut layer = 0;
+                if dim == 7 {
+                    layer = r(at);
+                    at = next(at);
+                }
+                let c = [at, next(at), next(next(at))].map(|reg| f32::from_bits(r(reg)));
+                let mut b = rb;
+                let tex = self.lane_texture(bound.as_ref(), w, l, &mut b)?;
+                let q = SampleQuery {
+                    coords: c,
+                    layer: layer.min(i32::MAX as u32) as i32,
+                    ..Default::default()
+                };
+                out.push((l, tex.gather(comp, &q)));
+                continue;
+            }
             let (layer, x, y, mut b) = if scalar && !offset && !depth {
                 (0, r(ra), r(rb), 255)
             } else if dim == 3 {

@@ -25,7 +25,7 @@ pub fn attach(
     launch: &mut Launch,
     module: &Module,
     f: &Function,
-    size: [u32; 4],
+    (size, format): ([u32; 4], crate::surface::SurfFormat),
     first: usize,
     addr32: bool,
     seed: u64,
@@ -69,6 +69,7 @@ pub fn attach(
             height,
             depth,
             layers,
+            format,
         };
         let bytes = desc.bytes();
         desc.base = super::buffer_base(first + j, bytes, addr32).ok_or_else(|| {
@@ -90,6 +91,17 @@ pub fn attach(
         launch.surfaces.push(desc);
     }
     Ok(())
+}
+
+/// `W[,H[,D[,L]]][:FORMAT]`: the size ([`parse_size`]) and the element format
+/// ([`crate::surface::SurfFormat::parse`]: `u8`, `s16x2`, `f32x4`, `unorm8x4`, ...; plain
+/// bytes, `u8`, when absent).
+pub fn parse_spec(s: &str) -> Option<([u32; 4], crate::surface::SurfFormat)> {
+    let (size, format) = match s.split_once(':') {
+        Some((z, f)) => (z, crate::surface::SurfFormat::parse(f.trim())?),
+        None => (s, crate::surface::SurfFormat::RAW),
+    };
+    Some((parse_size(size)?, format))
 }
 
 /// `W[,H[,D[,L]]]`: bytes per row, rows, slices, layers (missing ones 1), each at least 1,

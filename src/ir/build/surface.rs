@@ -13,11 +13,14 @@
 //!   other vectors stay as they are (`.v2.b32` is `64`, `.v4.b32` and `.v2.b64` are `128`).
 //! * The clamp mode defaults to `.trap` (PTX's default).
 //!
-//! Refused with a diagnostic: `.p` forms (ptxas 11.8 has no `suld.p` for sm_5x: "Not a name
-//! of any known instruction"; it writes `sust.p.*.b32` as `SUST.P` and `sured.p.*.b32` as
-//! `SURED.D`, refuses other `sust.p`/`sured.p` types, and the formatted store converts
-//! through the surface's format, which the model does not carry), 32-byte vectors, and
-//! `sured` on types other than 32- and 64-bit integers.
+//! `sust.p.{1d,2d,3d,a1d,a2d}{.v2,.v4}.b32.{trap,clamp,zero}` (ptxas 11.8 accepts only
+//! `.b32` and requires the clamp mode) is [`SurfOp::StoreFormatted`]: x in elements, the
+//! values unpacked (one `I32` each, R, G, B, A), converted by the surface's format.
+//!
+//! Refused with a diagnostic: `suld.p` (ptxas 11.8 has no `suld.p` for sm_5x: "Not a name
+//! of any known instruction"), `sured.p` (ptxas writes `sured.p.add.b32` as `SURED.D`
+//! without `.BA`; not lowered yet), 32-byte vectors, and `sured` on types other than 32- and
+//! 64-bit integers.
 
 use super::FnBuilder;
 use crate::ir::{BinaryOp, Type, Value};
@@ -32,13 +35,27 @@ impl FnBuilder<'_, '_> {
                 "suld.p: ptxas 11.8 has no formatted surface load for sm_5x (it reports \"Not a name of any known instruction: 'suld.p'\"); use suld.b",
             );
         }
-        if ins.has_flag("p") {
+        let formatted = ins.has_flag("p") && ins.opcode == Opcode::Sust;
+        if ins.has_flag("p") && !formatted {
             return self.unsupported(
                 ins,
-                "formatted surface access (.p): ptxas 11.8 writes SUST.P (sust.p.*.b32) and SURED.D (sured.p.*.b32), which convert through the surface's format; leafold's surface model has no formats",
+                "sured.p: ptxas 11.8 writes sured.p.add.b32 as SURED.D with element coordinates; leafold does not lower it yet",
             );
         }
-        if !ins.has_flag("b") {
+        if formatted {
+            if ins.ty().map(|t| t.name()) != Some("b32") {
+                return self.unsupported(
+                    ins,
+                    "sust.p takes .b32 data only (ptxas 11.8: \"Unexpected instruction types specified for 'sust.p'\")",
+                );
+            }
+            if !["trap", "clamp", "zero"].iter().any(|c| ins.has_flag(c)) {
+                return self.unsupported(
+                    ins,
+                    "sust.p needs a clamp mode (.trap, .clamp or .zero; ptxas 11.8: \"Clamp modifier required\")",
+                );
+            }
+        } else if !ins.has_flag("b") {
             return self.unsupported(ins, "a surface access needs .b");
         }
         let shapes = ["1d", "2d", "3d", "a1d", "a2d"];
@@ -75,6 +92,7 @@ impl FnBuilder<'_, '_> {
         }
         let op = match ins.opcode {
             Opcode::Suld => SurfOp::Load,
+            Opcode::Sust if formatted => SurfOp::StoreFormatted,
             Opcode::Sust => SurfOp::Store,
             _ => {
                 let signed = pt.kind() == TypeKind::Signed;
@@ -99,6 +117,7 @@ impl FnBuilder<'_, '_> {
         };
         // The packed data: (type, elements).
         let (ty, width) = match (elem, vec) {
+            _ if formatted => (Type::I32, vec as u8),
             (8, 1) => (Type::I8, 1),
             (16, 1) | (8, 2) => (Type::I16, 1),
             (32, 1) | (8, 4) | (16, 2) => (Type::I32, 1),

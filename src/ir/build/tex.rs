@@ -7,13 +7,13 @@
 //! 3-element coordinate vectors, and the unused ones of the old four-element form (PTX 1.x
 //! wrote `tex.2d [t, {x, y, _, _}]`; ptxas 11.8 accepts it), are read (each must be a valid
 //! operand) but dropped.
-//! `tld4.<r|g|b|a>.<2d|a2d>.v4.<f32|s32|u32>.f32 d, [t, {c..}] {, {dx, dy}} {, ref}` gives a
+//! `tld4.<r|g|b|a>.<2d|a2d|cube|acube>.v4.<f32|s32|u32>.f32 d, [t, {c..}] {, {dx, dy}} {, ref}` gives a
 //! `TexOp::Gather` whose operands are the coordinates, then the offset vector's two
 //! elements, then the depth reference (which optional operands are present is told by their
 //! kind: a vector is the offset, a scalar the reference).
 //! `tex.level`/`tex.grad` and `tex` with an offset vector or a depth reference give a
 //! `TexOp::SampleLod` (operand order in its documentation).
-//! Everything else of the texture chapter (`tld4.cube`, samplers of `.texmode_independent`,
+//! Everything else of the texture chapter (samplers of `.texmode_independent`,
 //! the other `txq` attributes) is refused with a diagnostic naming what is missing.
 
 use super::{FnBuilder, ModuleBuilder, Sym};
@@ -96,6 +96,13 @@ impl FnBuilder<'_, '_> {
         }
         if matches!(shape, TexShape::Cube | TexShape::ACube) && int_coords {
             return self.unsupported(ins, "cube textures take .f32 coordinates");
+        }
+        if matches!(shape, TexShape::Cube | TexShape::ACube) && lod == TexLod::Grad {
+            return self.unsupported(
+                ins,
+                "leafold does not lower tex.grad.cube/acube (ptxas emulates the gradients with \
+                 four quad-shuffled TEX.NDV fetches)",
+            );
         }
         let ops = &ins.operands[..];
         let (t, items, span) = self.tex_operands(ins, 5)?;
@@ -305,13 +312,7 @@ impl FnBuilder<'_, '_> {
             return self.unsupported(ins, "tld4 needs a component (.r .g .b .a) and a geometry");
         };
         match shape {
-            TexShape::D2 | TexShape::A2 => {}
-            TexShape::Cube | TexShape::ACube => {
-                return self.unsupported(
-                    ins,
-                    "leafold does not lower tld4.cube/acube yet (ptxas projects cube coordinates in software)",
-                )
-            }
+            TexShape::D2 | TexShape::A2 | TexShape::Cube | TexShape::ACube => {}
             _ => return self.unsupported(ins, "tld4 takes .2d, .a2d, .cube or .acube"),
         }
         let result = match ins.types()[..] {

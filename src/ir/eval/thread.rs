@@ -460,8 +460,13 @@ impl Thread {
             SurfHandle::Bindless => surface::by_handle(&ctx.launch.surfaces, self.get(args[0]))
                 .map_err(|e| undefined(e.to_string()))?,
         };
-        let coords: Vec<i32> = args[h..h + n].iter().map(|&v| self.get(v) as i32).collect();
-        let size = access.size();
+        let mut coords: Vec<i32> = args[h..h + n].iter().map(|&v| self.get(v) as i32).collect();
+        let mut size = access.size();
+        if access.op == SurfOp::StoreFormatted {
+            // x counts elements of the surface's format.
+            size = desc.format.elem_bytes();
+            coords[0] = coords[0].wrapping_mul(size as i32);
+        }
         let at = match surface::locate(desc, access.shape, access.clamp, &coords, size) {
             Ok(a) => a,
             Err(SurfError::Trap) => return Err(EvalError::Trapped { inst }),
@@ -491,6 +496,24 @@ impl Thread {
                     for (i, &v) in args[h + n..].iter().enumerate() {
                         let x = self.get(v);
                         tm.write(inst, Space::Global, a + u64::from(elem) * i as u64, elem, x)?;
+                    }
+                }
+            }
+            SurfOp::StoreFormatted => {
+                let data: Vec<u32> = args[h + n..].iter().map(|&v| self.get(v) as u32).collect();
+                let (bytes, full) = desc.format.encode(&data);
+                if !full {
+                    return Err(undefined(format!(
+                        "sust.p writes {} values to a surface of {} channels: the others are unpredictable",
+                        data.len(),
+                        desc.format.channels
+                    )));
+                }
+                if let Some(a) = at {
+                    tm.check(inst, Space::Global, a, size)?;
+                    tm.note(inst, Space::Global, a, size, self.linear, Access::Write)?;
+                    for (i, &b) in bytes.iter().enumerate() {
+                        tm.write(inst, Space::Global, a + i as u64, 1, u64::from(b))?;
                     }
                 }
             }

@@ -96,6 +96,11 @@ impl<'a> Lowerer<'a> {
     /// `d = (a · b) mod 2^32`, given `t` from [`Self::xmad_ll`].
     fn mul_lo32(&mut self, i: &mut Sm50Inst, d: W, a: W, b: W, t: W) {
         let m = self.tmp(i);
+        Self::mul_lo32_with(i, d, a, b, t, m);
+    }
+
+    /// [`Self::mul_lo32`] with its scratch word `m` given.
+    fn mul_lo32_with(i: &mut Sm50Inst, d: W, a: W, b: W, t: W, m: W) {
         let mrg = X {
             bh: true,
             mrg: true,
@@ -114,14 +119,18 @@ impl<'a> Lowerer<'a> {
 
     /// `d = (a · b) >> 32` (signed or unsigned 32-bit operands), given `t`.
     fn mul_hi32(&mut self, i: &mut Sm50Inst, d: W, a: W, b: W, t: W, signed: bool) {
-        let u = self.tmp(i);
+        let uwv = [self.tmp(i), self.tmp(i), self.tmp(i)];
+        Self::mul_hi32_with(i, d, [a, b, t], uwv, signed);
+    }
+
+    /// [`Self::mul_hi32`] with its scratch words `u`, `w` and `v` given.
+    fn mul_hi32_with(i: &mut Sm50Inst, d: W, [a, b, t]: [W; 3], [u, w, v]: [W; 3], signed: bool) {
         let lh = X {
             sb: signed,
             bh: true,
             ..X::default()
         };
         Self::xmad(i, lh, u, a, b, None);
-        let w = self.tmp(i);
         let hh = X {
             sa: signed,
             sb: signed,
@@ -131,7 +140,6 @@ impl<'a> Lowerer<'a> {
             ..X::default()
         };
         Self::xmad(i, hh, w, a, b, None);
-        let v = self.tmp(i);
         let hl = X {
             sa: signed,
             ah: true,
@@ -370,14 +378,21 @@ impl<'a> Lowerer<'a> {
             Type::I8 | Type::I16 => Self::xmad(&mut i, X::default(), (dop, 0), a0, b0, None),
             Type::I64 => {
                 let (a1, b1) = ((aop, a.offset + 1), (bop, b.offset + 1));
+                // Six temporaries, not twelve: every temporary is an early def of the whole
+                // sequence and so takes a register of its own, and the cross products reuse
+                // the scratch words of the wide product once they are dead (`x` goes where
+                // `u` was, `y` where `w` was). With twelve, matrixMul_64bit could not be
+                // allocated under `--maxrregcount=16`.
                 let h = self.tmp(&mut i);
-                self.mul_wide32(&mut i, (dop, 0), h, a0, b0, false);
-                let x = self.tmp(&mut i);
-                let t = self.xmad_ll(&mut i, a0, b1);
-                self.mul_lo32(&mut i, x, a0, b1, t);
-                let y = self.tmp(&mut i);
-                let t = self.xmad_ll(&mut i, a1, b0);
-                self.mul_lo32(&mut i, y, a1, b0, t);
+                let t = self.xmad_ll(&mut i, a0, b0);
+                let m = self.tmp(&mut i);
+                Self::mul_lo32_with(&mut i, (dop, 0), a0, b0, t, m);
+                let (x, y, v) = (self.tmp(&mut i), self.tmp(&mut i), self.tmp(&mut i));
+                Self::mul_hi32_with(&mut i, h, [a0, b0, t], [x, y, v], false);
+                Self::xmad(&mut i, X::default(), t, a0, b1, None);
+                Self::mul_lo32_with(&mut i, x, a0, b1, t, m);
+                Self::xmad(&mut i, X::default(), t, a1, b0, None);
+                Self::mul_lo32_with(&mut i, y, a1, b0, t, m);
                 i.piece(
                     sm50::Inst::new(Form::IADD3_R),
                     &[

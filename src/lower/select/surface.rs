@@ -12,6 +12,10 @@
 //!   (`c[0x0][0x140 + offset]` / 4), no register;
 //! * any other bindless handle: its low word in register `Rc` (the `_R` forms).
 //!
+//! `sust.p` ([`SurfOp::StoreFormatted`]) is `SUST.P` with no `.BA` (x counts elements) and
+//! the channel mask of its vector (`.R`, `.RG`, none for four), its values one register
+//! group like `sust.b.v*.b32`'s.
+//!
 //! Clamp modes: `.trap` → `.TRAP`, `.clamp` → nothing (the hardware's default), `.zero` →
 //! `.IGN`. Reductions: `.ADD/.MIN/.MAX/.AND/.OR` with `.S32`, `.U64`, `.S64` or nothing
 //! (unsigned 32-bit).
@@ -53,10 +57,11 @@ impl<'a> Lowerer<'a> {
         let (form_i, form_r) = match access.op {
             SurfOp::Load => (Form::SULD_D_I, Form::SULD_D_R),
             SurfOp::Store => (Form::SUST_D_I, Form::SUST_D_R),
+            SurfOp::StoreFormatted => (Form::SUST_P_I, Form::SUST_P_R),
             SurfOp::Red(_) => (Form::SURED_D_I, Form::SURED_D_R),
         };
+        let formatted = access.op == SurfOp::StoreFormatted;
         let mut inst = sm50::Inst::new(if slot.is_some() { form_i } else { form_r })
-            .with(Field::Ba, 1)
             .with(
                 Field::Dim,
                 match access.shape {
@@ -75,6 +80,9 @@ impl<'a> Lowerer<'a> {
                     SurfClamp::Trap => 2,
                 },
             );
+        if !formatted {
+            inst.set(Field::Ba, 1);
+        }
         if let Some(t) = slot {
             inst.set(Field::Tid, u64::from(t));
         }
@@ -99,6 +107,10 @@ impl<'a> Lowerer<'a> {
                         (true, true) => 5,
                     },
                 );
+            }
+            SurfOp::StoreFormatted => {
+                // The channel mask: .R (1), .RG (3), none (RGBA, 15).
+                inst.set(Field::Mask, (1 << access.width) - 1);
             }
             _ => {
                 // size: .U8 0, .U16 2, 32 bits 4, .64 5, .128 6.

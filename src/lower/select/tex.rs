@@ -38,9 +38,11 @@
 //! ```
 //!
 //! (`{coords}`: every coordinate consecutive, the layer first.) `tld4` is `TLD4S` (2D, by
-//! slot, all four components read), `TLD4` or `TLD4.B`: see [`Lowerer::lower_tld4`]. Not
-//! lowered (a clear error): the `.cube` and `.acube` shapes (ptxas projects cube
-//! coordinates in software).
+//! slot, all four components read), `TLD4` or `TLD4.B`: see [`Lowerer::lower_tld4`]. The
+//! `.cube` and `.acube` shapes (a projected direction, `TEXS ... CUBE` or the general forms
+//! on CUBE/ARRAY_CUBE) are [`cube`].
+
+mod cube;
 
 use super::Lowerer;
 use crate::ir::tex::{self, TexHandle, TexLod, TexOp, TexQuery, TexShape};
@@ -153,6 +155,13 @@ impl<'a> Lowerer<'a> {
             TexHandle::Bound(_) => args,
             TexHandle::Bindless => &args[1..],
         };
+        if let Some(shape) = cube::cube_shape(op) {
+            let handle = match slot {
+                Some(tid) => TexSlot::Bound(tid),
+                None => TexSlot::Register(args[0]),
+            };
+            return self.lower_tex_cube(results, op, shape, handle, coords);
+        }
         if let TexOp::SampleLod { .. } = op {
             let handle = match slot {
                 Some(tid) => TexSlot::Bound(tid),
@@ -221,12 +230,7 @@ impl<'a> Lowerer<'a> {
                 let layer = Part::At(self.tex_layer(coords[0])?);
                 (3, vec![layer, at(self, coords[1])?, at(self, coords[2])?])
             }
-            _ => {
-                return Err(self.unsupported(format!(
-                    "tld4.{} (ptxas projects cube coordinates in software)",
-                    shape.name()
-                )))
-            }
+            _ => return Err(LowerError::Internal("cube tld4 is tex::cube's".into())),
         };
         let mut next = shape.coords();
         // rb's parts after the handle: the packed offsets, then the reference.
@@ -301,13 +305,16 @@ impl<'a> Lowerer<'a> {
     /// ```text
     /// 1d/2d f32, slot, .level and/or ref   TEXS.LL/.DC/.LL.DC rd2, rd, {x,y}, {ref,lod}, slot
     /// 1d/2d f32, slot, offsets [+ ref]      TEX.AOFFI[.DC] rd.., {x,y}, {off,ref}, slot, 2D
+    /// 3d f32, slot, offsets                 TEX.AOFFI rd.., {x,y,z}, off, slot, 3D
+    /// 2d/3d f32, register handle, offsets   TEX.B.AOFFI rd.., {coords}, {handle,off}, 0x0, dim
     /// 3d/a1d/a2d f32, slot, .level          TEX.LL rd.., {coords}, lod, slot, dim
     /// f32, register handle, .level          TEX.B.LL rd.., {coords}, {handle,lod}, 0x0, dim
     /// 1d/2d/3d s32, .level                  TLD[.B].LL.CL rd.., {coords}, [{handle,}]lod, ..
     /// 1d/2d f32 .grad                       TXD[.B] rd.., [{handle,}]{x,y}, {dxx,dyx,dxy,dyy}
     /// ```
     ///
-    /// (1d as 2d with y = 0 and zero y gradients; `off` packs 4 bits per offset, BFI 0x404.)
+    /// (1d as 2d with y = 0 and zero y gradients; `off` packs 4 bits per offset, BFI 0x404,
+    /// and for 3d a second BFI 0x408 for z.)
     fn lower_tex_lod(
         &mut self,
         results: &[Value],
@@ -346,7 +353,7 @@ impl<'a> Lowerer<'a> {
             } else if d == 2 {
                 Part::At(self.tex_pack_offsets(coords[next], coords[next + 1], 4, 4)?)
             } else {
-                return Err(self.unsupported("tex.3d with offsets".to_string()));
+                Part::At(self.tex_pack_offsets3(&coords[next..next + 3])?)
             };
             next += d;
             Some(o)
@@ -440,16 +447,31 @@ impl<'a> Lowerer<'a> {
                 Ok(())
             }
             (TexLod::Grad, _) => refuse(self),
-            (TexLod::Level, TexSlot::Register(h)) if !offset && !depth => {
+            (TexLod::Level | TexLod::Base, TexSlot::Register(h))
+                if !depth && (lod == TexLod::Level) != offset && !(offset && shape.is_array()) =>
+            {
+                // TEX.B.LL: rb {handle, level}; TEX.B.AOFFI (2d, 3d): rb {handle, offsets}.
                 let ra = self.tex_vec(&xy)?;
                 let hp = at(self, h)?;
-                let level = at(self, coords[next])?;
-                let rb = self.tex_vec(&[hp, level])?;
+                let second = match off {
+                    Some(o) => o,
+                    None => at(self, coords[next])?,
+                };
+                let rb = self.tex_vec(&[hp, second])?;
                 // lod 3 = .LL
+                let level = lod == TexLod::Level;
                 let inst = sm50::Inst::new(Form::TEX_B)
                     .with(Field::Dim, dim)
                     .with(Field::Mask, mask4)
-                    .with(Field::Lod, sm50::values::tex_b::lod::LL);
+                    .with(
+                        Field::Lod,
+                        if level {
+                            sm50::values::tex_b::lod::LL
+                        } else {
+                            0
+                        },
+                    )
+                    .with(Field::Aoffi, u64::from(offset));
                 self.tex_push(inst, results, &comps, false, ra, Some(rb));
                 Ok(())
             }
@@ -470,19 +492,11 @@ impl<'a> Lowerer<'a> {
                 }
                 let ra = self.tex_vec(&xy)?;
                 let rb = self.tex_vec(&rb)?;
-                let (comps, mask) = texs_mask(self.tex_read_components(results));
-                let mut inst = sm50::Inst::new(Form::TEXS)
-                    .with(Field::Tid, tid)
-                    .with(Field::Tgt, tgt)
-                    .with(Field::Mask, mask);
-                if comps.len() <= 2 {
-                    inst.set(Field::Rd2, 255);
-                }
-                self.tex_push(inst, results, &comps, comps.len() > 2, ra, Some(rb));
+                self.texs_push(Form::TEXS, tid, tgt, results, ra, Some(rb));
                 Ok(())
             }
-            (TexLod::Base, TexSlot::Bound(tid)) if d <= 2 && !shape.is_array() => {
-                // TEX.AOFFI[.DC]: rb {packed offsets, ref}.
+            (TexLod::Base, TexSlot::Bound(tid)) if !shape.is_array() => {
+                // TEX.AOFFI[.DC] (1d/2d/3d): rb {packed offsets, ref}.
                 let mut rb = Vec::new();
                 rb.extend(off);
                 rb.extend(dref);
@@ -525,22 +539,35 @@ impl<'a> Lowerer<'a> {
     ) -> Result<Loc, LowerError> {
         let x = self.reg(dx)?;
         let y = self.reg(dy)?;
+        Ok(self.tex_bfi(y, bits << 8 | at_bit, x))
+    }
+
+    /// A 3d offset vector packed as ptxas 11.8 packs it: `BFI p, dy, 0x404, dx` then
+    /// `BFI p, dz, 0x408, p` (4 bits each: x at bit 0, y at 4, z at 8).
+    fn tex_pack_offsets3(&mut self, d: &[Value]) -> Result<Loc, LowerError> {
+        let xy = self.tex_pack_offsets(d[0], d[1], 4, 4)?;
+        let z = self.reg(d[2])?;
+        Ok(self.tex_bfi(z, 4 << 8 | 8, xy))
+    }
+
+    /// `BFI d, a, imm, c`: `c` with `a`'s low `imm >> 8` bits inserted at bit `imm & 0xff`.
+    fn tex_bfi(&mut self, a: Loc, imm: u64, c: Loc) -> Loc {
         let d = self.new_vreg(RegKind::B32);
         let mut i = Sm50Inst::new(Role::Plain);
         let dop = i.def(d, false);
-        let yop = i.use_(y.vreg);
-        let xop = i.use_(x.vreg);
-        let inst = sm50::Inst::new(Form::BFI_I).with(Field::ImmImm20s, bits << 8 | at_bit);
+        let aop = i.use_(a.vreg);
+        let cop = i.use_(c.vreg);
+        let inst = sm50::Inst::new(Form::BFI_I).with(Field::ImmImm20s, imm);
         i.piece(
             inst,
             &[
                 (Field::Rd, dop, 0),
-                (Field::Ra, yop, y.offset),
-                (Field::Rc, xop, x.offset),
+                (Field::Ra, aop, a.offset),
+                (Field::Rc, cop, c.offset),
             ],
         );
         self.push(i);
-        Ok(Loc { vreg: d, offset: 0 })
+        Loc { vreg: d, offset: 0 }
     }
 
     /// `TXQ` of the level in `lod` (zero for a plain `txq`).
@@ -709,10 +736,7 @@ impl<'a> Lowerer<'a> {
                 (3, vec![layer, at(self, coords[1])?, at(self, coords[2])?])
             }
             TexShape::Cube | TexShape::ACube => {
-                return Err(self.unsupported(format!(
-                    "tex.{} (ptxas projects cube coordinates in software)",
-                    shape.name()
-                )))
+                return Err(LowerError::Internal("cube tex is tex::cube's".into()))
             }
         };
         let ra = self.tex_vec(&parts)?;
@@ -789,10 +813,7 @@ impl<'a> Lowerer<'a> {
                 return self.lower_tex_general(results, int_coords, ra, tid);
             }
             (TexShape::Cube | TexShape::ACube, _) => {
-                return Err(self.unsupported(format!(
-                    "tex.{} (ptxas uses the general TEX form and software cube projection)",
-                    shape.name()
-                )))
+                return Err(LowerError::Internal("cube tex is tex::cube's".into()))
             }
         };
         let ra = self.tex_vec(&ra)?;
@@ -801,6 +822,21 @@ impl<'a> Lowerer<'a> {
         } else {
             Some(self.tex_vec(&rb)?)
         };
+        self.texs_push(form, tid, tgt, results, ra, rb);
+        Ok(())
+    }
+
+    /// Pushes `TEXS`/`TLDS` (`form`) of slot `tid` on target `tgt`, writing the components
+    /// of `results` that are read (its pair mask, [`texs_mask`]).
+    fn texs_push(
+        &mut self,
+        form: Form,
+        tid: u64,
+        tgt: u64,
+        results: &[Value],
+        ra: Loc,
+        rb: Option<Loc>,
+    ) {
         let (comps, mask) = texs_mask(self.tex_read_components(results));
         // One destination vreg: rd at its word 0, rd2 at word 2 (a quad for three or four
         // components, so a `.v4` store of them needs no copies, as with ptxas's rd2 = rd+2).
@@ -812,7 +848,6 @@ impl<'a> Lowerer<'a> {
             inst.set(Field::Rd2, 255);
         }
         self.tex_push(inst, results, &comps, comps.len() > 2, ra, rb);
-        Ok(())
     }
 }
 

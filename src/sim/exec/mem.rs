@@ -71,9 +71,9 @@ impl Sim<'_> {
             {
                 self.surface(w, i, addr, exec)?
             }
-            SUST_D_I | SUST_D_R | SUST_P_I | SUST_P_R | SULD_D_I | SULD_D_R | SULD_P_I
-            | SULD_P_R | SURED_D_I | SURED_D_R | SURED_P_I | SURED_P_R | SUATOM_D_I
-            | SUATOM_CAS_I => {
+            SUST_P_I | SUST_P_R => self.surface_formatted(w, i, addr, exec)?,
+            SUST_D_I | SUST_D_R | SULD_D_I | SULD_D_R | SULD_P_I | SULD_P_R | SURED_D_I
+            | SURED_D_R | SURED_P_I | SURED_P_R | SUATOM_D_I | SUATOM_CAS_I => {
                 return Err(unsupported(addr, i, "a surface instruction"));
             }
             TEXS | TLDS | TXQ_I | TEX | TLD_I => self.texture(w, i, addr, exec)?,
@@ -102,27 +102,14 @@ impl Sim<'_> {
         addr: u64,
         exec: u32,
     ) -> Result<(), SimError> {
-        use crate::surface::{self, SurfClamp, SurfError, SurfRedOp, SurfShape};
+        use crate::surface::{self, SurfError, SurfRedOp};
         use Form::*;
         let (load, red) = (
             matches!(i.form, SULD_D_I | SULD_D_R),
             matches!(i.form, SURED_D_I | SURED_D_R),
         );
         let by_slot = matches!(i.form, SULD_D_I | SUST_D_I | SURED_D_I);
-        let shape = match f(i, Field::Dim) {
-            0 => SurfShape::D1,
-            2 => SurfShape::A1,
-            3 => SurfShape::D2,
-            4 => SurfShape::A2,
-            5 => SurfShape::D3,
-            _ => return Err(unsupported(addr, i, "this surface dimensionality")),
-        };
-        let clamp = match f(i, Field::Clamp) {
-            0 => SurfClamp::Zero,
-            1 => SurfClamp::Clamp,
-            2 => SurfClamp::Trap,
-            _ => return Err(unsupported(addr, i, "this surface clamp mode")),
-        };
+        let (shape, clamp) = surf_shape_clamp(i, addr)?;
         // (bytes, reduction, signed)
         let (size, op) = if red {
             let (wide, signed) = match f(i, Field::Type) {
@@ -159,16 +146,7 @@ impl Sim<'_> {
             return Err(unsupported(addr, i, "a register range past R254"));
         }
         for l in lanes(exec) {
-            let handle = if by_slot {
-                // A slot past bank 0 holds no handle: the access names no surface.
-                u64::from(
-                    self.mem
-                        .const32(addr, 0, f(i, Field::Tid) * 4)
-                        .unwrap_or(u32::MAX),
-                )
-            } else {
-                u64::from(w.r(f(i, Field::Rc), l))
-            };
+            let handle = self.surf_handle(w, i, addr, by_slot, l);
             let coords: Vec<i32> = (0..n)
                 .map(|k| if ra == RZ { 0 } else { w.r(ra + k, l) as i32 })
                 .collect();
@@ -229,6 +207,72 @@ impl Sim<'_> {
                     self.mem.note_write(addr, Space::Global, at, size);
                 }
             }
+        }
+        Ok(())
+    }
+
+    /// The surface handle of lane `l`: the slot's bank-0 word (`_I` forms) or `Rc`.
+    fn surf_handle(&mut self, w: &Warp, i: &Inst, addr: u64, by_slot: bool, l: usize) -> u64 {
+        if by_slot {
+            // A slot past bank 0 holds no handle: the access names no surface.
+            u64::from(
+                self.mem
+                    .const32(addr, 0, f(i, Field::Tid) * 4)
+                    .unwrap_or(u32::MAX),
+            )
+        } else {
+            u64::from(w.r(f(i, Field::Rc), l))
+        }
+    }
+
+    /// `SUST.P` ([`crate::surface::SurfOp::StoreFormatted`]): per lane, x (in elements of
+    /// the surface's format) scaled to bytes, then the channel mask's registers (R, G, B, A
+    /// in order from `Rd`) converted by [`crate::surface::SurfFormat::encode`] and written
+    /// as one element.
+    fn surface_formatted(
+        &mut self,
+        w: &mut Warp,
+        i: &Inst,
+        addr: u64,
+        exec: u32,
+    ) -> Result<(), SimError> {
+        use crate::surface::{self, SurfError};
+        let (shape, clamp) = surf_shape_clamp(i, addr)?;
+        let by_slot = i.form == Form::SUST_P_I;
+        let values = match f(i, Field::Mask) {
+            1 => 1,
+            3 => 2,
+            15 => 4,
+            _ => return Err(unsupported(addr, i, "this SUST.P channel mask")),
+        };
+        let (rd, ra) = (f(i, Field::Rd), f(i, Field::Ra));
+        let n = shape.coords() as u64;
+        if (rd != RZ && rd + values > RZ) || (ra != RZ && ra + n > RZ) {
+            return Err(unsupported(addr, i, "a register range past R254"));
+        }
+        for l in lanes(exec) {
+            let handle = self.surf_handle(w, i, addr, by_slot, l);
+            let desc = surface::by_handle(&self.mem.surfaces, handle)
+                .map_err(|e| unsupported(addr, i, &e.to_string()))?
+                .clone();
+            let size = desc.format.elem_bytes();
+            let mut coords: Vec<i32> = (0..n)
+                .map(|k| if ra == RZ { 0 } else { w.r(ra + k, l) as i32 })
+                .collect();
+            coords[0] = coords[0].wrapping_mul(size as i32);
+            let at = match surface::locate(&desc, shape, clamp, &coords, size) {
+                Ok(Some(a)) => a,
+                Ok(None) => continue,
+                Err(SurfError::Trap) => return Err(SimError::Trap { addr }),
+                Err(e) => return Err(unsupported(addr, i, &e.to_string())),
+            };
+            let data: Vec<u32> = (0..values)
+                .map(|k| if rd == RZ { 0 } else { w.r(rd + k, l) })
+                .collect();
+            let (bytes, _) = desc.format.encode(&data);
+            let m = self.mem.bytes(addr, Space::Global, at, size)?;
+            m.copy_from_slice(&bytes);
+            self.mem.note_write(addr, Space::Global, at, size);
         }
         Ok(())
     }
@@ -441,4 +485,27 @@ impl Sim<'_> {
         }
         Ok(())
     }
+}
+
+/// A surface instruction's dimensionality and clamp mode.
+fn surf_shape_clamp(
+    i: &Inst,
+    addr: u64,
+) -> Result<(crate::surface::SurfShape, crate::surface::SurfClamp), SimError> {
+    use crate::surface::{SurfClamp, SurfShape};
+    let shape = match f(i, Field::Dim) {
+        0 => SurfShape::D1,
+        2 => SurfShape::A1,
+        3 => SurfShape::D2,
+        4 => SurfShape::A2,
+        5 => SurfShape::D3,
+        _ => return Err(unsupported(addr, i, "this surface dimensionality")),
+    };
+    let clamp = match f(i, Field::Clamp) {
+        0 => SurfClamp::Zero,
+        1 => SurfClamp::Clamp,
+        2 => SurfClamp::Trap,
+        _ => return Err(unsupported(addr, i, "this surface clamp mode")),
+    };
+    Ok((shape, clamp))
 }

@@ -108,6 +108,18 @@ fn is_unconditional(inst: &Inst) -> bool {
 
 /// Lay out a kernel: prologue, body, tail, control codes, branch offsets, padding.
 pub fn layout(body: &Body, mode: Mode) -> Result<Laid, LayoutError> {
+    layout_with(body, mode, true)
+}
+
+/// Lay out a device function of a relocatable object (a `.visible .func` under `-c`): as
+/// [`layout`], without the `MOV R1, c[0x0][0x20]` prologue (the caller owns the stack
+/// pointer; ptxas 11.8's `_Z11offset_maini` is `IADD32I R4, R4, 0x7 ; RET ; BRA self`), so
+/// body index `b` is sequence index `b` (`Laid::moved`).
+pub fn layout_function(body: &Body, mode: Mode) -> Result<Laid, LayoutError> {
+    layout_with(body, mode, false)
+}
+
+fn layout_with(body: &Body, mode: Mode, prologue_first: bool) -> Result<Laid, LayoutError> {
     let len = body.insts.len();
     for (i, inst) in body.insts.iter().enumerate() {
         if !inst.is_valid() {
@@ -134,12 +146,15 @@ pub fn layout(body: &Body, mode: Mode) -> Result<Laid, LayoutError> {
     let cap = (len + 3).next_multiple_of(6);
     let mut insts = Vec::with_capacity(cap);
     let mut targets = Vec::with_capacity(cap);
-    insts.push(prologue());
-    targets.push(None);
+    let first = usize::from(prologue_first);
+    if prologue_first {
+        insts.push(prologue());
+        targets.push(None);
+    }
     // (The instructions in one piece: pushing them one by one copied each separately.)
     insts.extend_from_slice(&body.insts);
     for i in 0..body.insts.len() {
-        targets.push(body.targets.get(i).copied().flatten().map(|t| t + 1));
+        targets.push(body.targets.get(i).copied().flatten().map(|t| t + first));
     }
     let ends_cleanly = body.insts.last().is_some_and(|last| {
         matches!(last.form, Form::EXIT | Form::BRA | Form::RET) && is_unconditional(last)
@@ -175,7 +190,9 @@ pub fn layout(body: &Body, mode: Mode) -> Result<Laid, LayoutError> {
     }
     let mut ctrl = assign_control_with(&insts, &targets, &lead, mode, acc);
     // ptxas always gives the prologue stall 6; a longer stall is never wrong.
-    ctrl[0].stall = ctrl[0].stall.max(6);
+    if prologue_first {
+        ctrl[0].stall = ctrl[0].stall.max(6);
+    }
     // And `BRA self` gets 15, like the EXIT before it (0x7ff).
     ctrl[self_index].stall = 15;
 

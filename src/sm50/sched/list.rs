@@ -55,7 +55,7 @@ use crate::sm50::{Field, Inst, MemAccess, MemSpace};
 
 /// Which memory a load or store touches, for the ordering rule.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Space {
+pub(crate) enum Space {
     Global,
     Local,
     Shared,
@@ -65,13 +65,13 @@ enum Space {
 
 /// How an instruction takes part in memory ordering.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Mem {
+pub(crate) enum Mem {
     None,
     Load(Space),
     Store(Space),
 }
 
-fn mem(inst: &Inst) -> Mem {
+pub(crate) fn mem(inst: &Inst) -> Mem {
     let p = inst.info().props;
     // Textures and surfaces read or write global memory through the texture unit.
     let space = match p.space {
@@ -104,7 +104,7 @@ fn plain_access(inst: &Inst) -> bool {
 
 /// Whether `inst` is a strong access (see the module notes): a load with cache mode `.CV`
 /// or a store with `.WT`, field value 3 in both of their cache enums.
-fn strong(inst: &Inst) -> bool {
+pub(crate) fn strong(inst: &Inst) -> bool {
     let may = plain_access(inst)
         && matches!(
             inst.info().props.space,
@@ -114,7 +114,7 @@ fn strong(inst: &Inst) -> bool {
 }
 
 /// Whether two memory accesses must keep their order.
-fn mem_conflict(a: Mem, b: Mem) -> bool {
+pub(crate) fn mem_conflict(a: Mem, b: Mem) -> bool {
     match (a, b) {
         (Mem::Store(x), Mem::Store(y) | Mem::Load(y)) | (Mem::Load(x), Mem::Store(y)) => {
             may_alias(x, y)

@@ -1,0 +1,104 @@
+//! Functions of a relocatable object: under `--compile-only`, each `.visible .func` with a
+//! body becomes a function other objects call (issue 22, separate compilation; ptxas 11.8's
+//! `-c` output read with `cuobjdump -elf -sass`, docs/calls.md).
+//!
+//! In: the module's [`ir::Module::object_functions`] (built as subroutines are: arguments
+//! from R4, the result in R4; `ir::build::build_object_functions`) and
+//! [`ir::Module::object_function_skips`]. Out: one [`KernelSpec`] with `entry: false` per
+//! function (its own `.text.<f>`, a GLOBAL FUNC symbol without `STO_CUDA_ENTRY`, no
+//! `.nv.constant0.<f>`, `.nv.info.<f>` with the version records and its externs, the module
+//! `.nv.info` REGCOUNT / stack records), and a warning for each function left out.
+//!
+//! The code is a subroutine's ([`compile_subroutine`]: ptxas's frame, `RET`), followed by
+//! the recursive subroutines it calls ([`place_subroutines`]), laid out without the kernel
+//! prologue ([`layout_function`]): ptxas's `_Z11offset_maini` is `IADD32I R4, R4, 0x7 ;
+//! RET ; BRA self`. Calls to other objects' functions are `JCAL`s with
+//! `R_CUDA_ABS32_20` relocations, as for system calls; nvlink resolves them. Inside the
+//! module, calls of the function are still inlined (the whole-program default).
+//!
+//! Invariant: a function that cannot be compiled so (`.shared` data, a literal pool of its
+//! own, a `.reg` parameter, ...) is left out with a warning and never fails the object, which
+//! compiled without it before.
+
+use super::*;
+use crate::sm50::sched::bundle::layout_function;
+
+/// The object functions of the module (see the module essay), in module order, and their
+/// `-v` lines (ptxas's "Function properties for f", then its frame and spills); warnings
+/// for those left out go to `out.diagnostics`.
+pub(super) fn object_functions(
+    inputs: &KernelInputs,
+    out: &mut Output,
+) -> (Vec<KernelSpec>, String) {
+    let module = inputs.module;
+    let warn = |out: &mut Output, name: &str, why: &str| {
+        out.diagnostics.push(Diagnostic::warning(
+            inputs.file,
+            inputs.facts.span(name),
+            format!(
+                "the .visible .func '{name}' is not written as a function of the object (other objects cannot call it): {why}"
+            ),
+        ));
+    };
+    for (name, why) in &module.object_function_skips {
+        warn(out, name, why);
+    }
+    let mut specs = Vec::new();
+    let mut log = String::new();
+    for f in &module.object_functions {
+        match object_function(inputs, f, out) {
+            Ok((k, stores, loads)) => {
+                let _ = writeln!(
+                    log,
+                    "ptxas info    : Function properties for {}\n    {} bytes stack frame, {stores} bytes spill stores, {loads} bytes spill loads",
+                    k.name, k.frame_size
+                );
+                specs.push(k);
+            }
+            Err(why) => warn(out, &f.name, &why),
+        }
+    }
+    (specs, log)
+}
+
+/// One object function's part of the cubin, and its spill store and load bytes (the frame's
+/// spill slots; the callee-saved registers' saves after them are not spills).
+fn object_function(
+    inputs: &KernelInputs,
+    f: &ir::Function,
+    out: &mut Output,
+) -> Result<(KernelSpec, u32, u32), String> {
+    let SubCode {
+        mut code,
+        mut relocs,
+        regs,
+        frame,
+        spill_bytes: spill_area,
+    } = compile_subroutine(inputs, f)?;
+    let mut srclocs = vec![machinst::SrcLoc::NONE; code.len()];
+    let subs = place_subroutines(inputs, &mut code, &mut srclocs, &mut relocs)?;
+    let body = body_from_lowered(code, 0, false)?;
+    let laid = layout_function(&body, inputs.opts.sched)
+        .map_err(|e| format!("internal error laying out `{}`: {e}", f.name))?;
+    if inputs.opts.sass_listing || inputs.opts.emit == Emit::Sass {
+        let _ = writeln!(out.sass, "\t\tFunction : {}", f.name);
+        laid.listing_to(&mut out.sass);
+        out.sass.push('\n');
+    }
+    let num_regs = subs.as_ref().map_or(regs, |s| s.regs.max(regs));
+    let mut k = KernelSpec::new(&f.name, laid.code.clone(), num_regs);
+    k.entry = false;
+    k.visible = true;
+    k.frame_size = frame;
+    // ptxas's "cannot be statically determined" stack, as for a kernel that recurses.
+    k.min_stack_size = if subs.is_some() { u32::MAX } else { frame };
+    k.barriers = barrier_count(&laid);
+    code_relocations(inputs.module, &laid, 0, relocs, &mut k)?;
+    let spills = |form| spill_bytes(&laid, form, 0) - spill_bytes(&laid, form, spill_area);
+    if !k.externs.is_empty() && num_regs > 64 {
+        return Err(format!(
+            "it calls other functions and needs {num_regs} registers (at most 64 are supported with calls)"
+        ));
+    }
+    Ok((k, spills(Form::STL), spills(Form::LDL)))
+}

@@ -1,0 +1,364 @@
+//! Functions of a relocatable object (issue 22, separate compilation): under `-c`, a
+//! `.visible .func` with a body is written as a function other objects call, as ptxas 11.8
+//! writes one (docs/calls.md, "Separate compilation"): its own `.text.<f>` (no prologue,
+//! ending in `RET`), a GLOBAL FUNC symbol without `STO_CUDA_ENTRY`, no `.nv.constant0.<f>`,
+//! `.nv.info.<f>` with the version records and its externs, the module `.nv.info`'s
+//! REGCOUNT and frame records, the `.nv.callgraph` edge and `R_CUDA_ABS32_20` of each call
+//! it makes to another object, and its `-v` line.
+//!
+//! Checked: the object's structure (and, with the oracle, the same sections, symbols and
+//! relocation kinds as ptxas's object, `.nv.prototype` aside), every word by nvdisasm as we
+//! print it, the hazard checker, and the meaning: the function's code, linked by hand into
+//! a kernel compiled with `-c` that calls it (its `JCAL` made a `CAL` to the function's code
+//! appended after the kernel's, what nvlink does with the relocation), run by the simulator,
+//! equals `ir::eval` on the same kernel with the function defined in its module.
+
+mod common;
+
+use common::warp_kernel::{launch, OUT};
+use leafold::cubin::{self, CubinSpec};
+use leafold::driver::{compile, Emit, Options, Output};
+use leafold::ir::eval;
+use leafold::oracle::Oracle;
+use leafold::sim;
+use leafold::sm50::sched::check::{check_hazards, decode_text};
+use leafold::sm50::{self, Field, Form};
+
+/// The library object: `scale(x)` calls `offset(x)` in another object (nvcc 11.8's
+/// `-rdc=true` PTX for `tests/data/nvcc-flow/rdc_lib.cu`).
+const LIB: &str = r#".version 7.8
+.target sm_50
+.address_size 64
+.extern .func  (.param .b32 func_retval0) offset
+(
+	.param .b32 offset_param_0
+)
+;
+.visible .func  (.param .b32 func_retval0) scale(
+	.param .b32 scale_param_0
+)
+{
+	.reg .b32 	%r<4>;
+	ld.param.u32 	%r1, [scale_param_0];
+	{
+	.param .b32 param0;
+	st.param.b32 	[param0+0], %r1;
+	.param .b32 retval0;
+	call.uni (retval0), offset, (param0);
+	ld.param.b32 	%r2, [retval0+0];
+	}
+	mul.lo.s32 	%r3, %r2, 3;
+	st.param.b32 	[func_retval0+0], %r3;
+	ret;
+}
+"#;
+
+/// A leaf library function with a loop, a 64-bit pointer argument and a global load:
+/// `poly(p, n, x)` = Horner's rule over the `n & 7` coefficients at `p`.
+const POLY: &str = r#".visible .func  (.param .b32 func_retval0) poly(
+	.param .b64 poly_param_0,
+	.param .b32 poly_param_1,
+	.param .b32 poly_param_2
+)
+{
+	.reg .pred 	%p<2>;
+	.reg .b32 	%r<8>;
+	.reg .b64 	%rd<4>;
+	ld.param.u64 	%rd1, [poly_param_0];
+	ld.param.u32 	%r1, [poly_param_1];
+	ld.param.u32 	%r2, [poly_param_2];
+	and.b32 	%r1, %r1, 7;
+	mov.u32 	%r3, 0;
+	setp.eq.s32 	%p1, %r1, 0;
+	@%p1 bra 	$L_done;
+$L_loop:
+	add.s32 	%r1, %r1, -1;
+	mul.wide.u32 	%rd2, %r1, 4;
+	add.s64 	%rd3, %rd1, %rd2;
+	ld.global.u32 	%r4, [%rd3];
+	mad.lo.s32 	%r3, %r3, %r2, %r4;
+	setp.ne.s32 	%p1, %r1, 0;
+	@%p1 bra 	$L_loop;
+$L_done:
+	st.param.b32 	[func_retval0+0], %r3;
+	ret;
+}
+"#;
+
+const HEADER: &str = ".version 7.8\n.target sm_50\n.address_size 64\n";
+
+/// A kernel `k(in, out)` calling `poly(in + 64, in[g], in[g] >> 8)` for each thread `g`,
+/// after `decl` (the module header first). The pointer is not a kernel parameter's value, so
+/// code that read it from the parameter bank instead of R4:R5 would differ.
+fn kernel(decl: &str) -> String {
+    format!(
+        r#"{HEADER}{decl}
+.visible .entry k(.param .u64 k_in, .param .u64 k_out)
+{{
+	.reg .b32 	%r<8>;
+	.reg .b64 	%rd<9>;
+	ld.param.u64 	%rd1, [k_in];
+	ld.param.u64 	%rd2, [k_out];
+	cvta.to.global.u64 	%rd3, %rd1;
+	cvta.to.global.u64 	%rd4, %rd2;
+	mov.u32 	%r1, %ctaid.x;
+	mov.u32 	%r2, %ntid.x;
+	mov.u32 	%r3, %tid.x;
+	mad.lo.s32 	%r4, %r1, %r2, %r3;
+	mul.wide.u32 	%rd5, %r4, 4;
+	add.s64 	%rd6, %rd3, %rd5;
+	ld.global.u32 	%r5, [%rd6];
+	shr.u32 	%r6, %r5, 8;
+	{{
+	.param .b64 param0;
+	add.s64 	%rd8, %rd3, 64;
+	st.param.b64 	[param0+0], %rd8;
+	.param .b32 param1;
+	st.param.b32 	[param1+0], %r5;
+	.param .b32 param2;
+	st.param.b32 	[param2+0], %r6;
+	.param .b32 retval0;
+	call.uni (retval0), poly, (param0, param1, param2);
+	ld.param.b32 	%r7, [retval0+0];
+	}}
+	mul.wide.u32 	%rd5, %r4, 32;
+	add.s64 	%rd7, %rd4, %rd5;
+	st.global.u32 	[%rd7], %r7;
+	ret;
+}}
+"#
+    )
+}
+
+const POLY_DECL: &str = ".extern .func  (.param .b32 func_retval0) poly(.param .b64 poly_param_0, .param .b32 poly_param_1, .param .b32 poly_param_2);";
+
+/// Compile `src` as a relocatable object (`-c`, `-v`, with a SASS listing).
+fn object(test: &str, src: &str) -> Output {
+    let opts = Options {
+        file_name: format!("{test}.ptx"),
+        emit: Emit::Sass,
+        relocatable: true,
+        verbose: true,
+        ..Options::default()
+    };
+    compile(src, &opts).unwrap_or_else(|d| panic!("{}", leafold::error::render_all(&d.0)))
+}
+
+/// The code words of `.text.<name>` in an object.
+fn text(c: &cubin::Cubin, name: &str) -> Vec<u64> {
+    let s = c
+        .section(&format!(".text.{name}"))
+        .unwrap_or_else(|| panic!("no .text.{name}"));
+    s.data
+        .chunks_exact(8)
+        .map(|w| u64::from_le_bytes(w.try_into().unwrap()))
+        .collect()
+}
+
+/// The function's code decodes, has no hazards, starts without the kernel prologue, ends in
+/// `RET`, and nvdisasm prints each instruction as we do.
+fn check_code(test: &str, words: &[u64]) -> Vec<String> {
+    let (insts, ctrl, targets) = decode_text(words).expect("decodes");
+    let errs = check_hazards(&insts, &ctrl, &targets);
+    assert!(errs.is_empty(), "{test}: hazards: {errs:?}");
+    assert!(
+        !(insts[0].form == Form::MOV_C && insts[0].get(Field::Rd) == Some(1)),
+        "{test}: a function has no MOV R1, c[0x0][0x20] prologue"
+    );
+    assert!(insts.iter().any(|i| i.form == Form::RET), "{test}: RET");
+    assert!(
+        !insts.iter().any(|i| i.form == Form::EXIT),
+        "{test}: no EXIT"
+    );
+    common::check_with_nvdisasm(test, &insts);
+    insts.iter().map(|i| sm50::print(i, 0, 0)).collect()
+}
+
+#[test]
+fn visible_func_is_a_function_of_the_object() {
+    let out = object("objf_lib", LIB);
+    let c = cubin::read(&out.cubin).expect("reads back");
+    assert_eq!(c.header.e_type, 1, "ET_REL");
+    let sym = |n: &str| {
+        c.symbols
+            .iter()
+            .position(|s| s.name == n)
+            .unwrap_or_else(|| panic!("no symbol {n}"))
+    };
+    let (scale, offset) = (sym("scale"), sym("offset"));
+    let text_idx = c
+        .sections
+        .iter()
+        .position(|s| s.name == ".text.scale")
+        .unwrap();
+    let s = &c.symbols[scale];
+    assert_eq!((s.info, s.other, usize::from(s.shndx)), (0x12, 0, text_idx));
+    let o = &c.symbols[offset];
+    assert_eq!(
+        (o.info, o.shndx),
+        (0x12, 0),
+        "offset: undefined GLOBAL FUNC"
+    );
+    assert!(c.section(".nv.constant0.scale").is_none());
+    assert!(c.section(".nv.info.scale").is_some());
+    // sh_info: register count << 24 | the function's symbol.
+    assert_eq!(c.sections[text_idx].info & 0xff_ffff, scale as u32);
+    // The call: a JCAL with R_CUDA_ABS32_20 against `offset`, and the call-graph edge.
+    let words = text(&c, "scale");
+    let listing = check_code("objf_lib", &words);
+    assert!(listing.iter().any(|t| t.starts_with("JCAL")), "{listing:?}");
+    let rel = c
+        .relocations
+        .iter()
+        .find(|r| r.target == text_idx)
+        .expect(".rel.text.scale");
+    assert_eq!(rel.relocs.len(), 1);
+    assert_eq!(
+        (rel.relocs[0].sym as usize, rel.relocs[0].rtype),
+        (offset, 0x2a)
+    );
+    let at = rel.relocs[0].offset as usize / 8;
+    assert_eq!(sm50::decode(words[at]).unwrap().form, Form::JCAL);
+    let graph = c.section(".nv.callgraph").expect(".nv.callgraph");
+    let edges: Vec<(i32, i32)> = graph
+        .data
+        .chunks_exact(8)
+        .map(|e| {
+            (
+                i32::from_le_bytes(e[..4].try_into().unwrap()),
+                i32::from_le_bytes(e[4..].try_into().unwrap()),
+            )
+        })
+        .collect();
+    assert!(edges.contains(&(scale as i32, offset as i32)), "{edges:?}");
+    use cubin::eiattr::Attribute;
+    assert!(
+        c.info
+            .iter()
+            .any(|a| matches!(a, Attribute::RegCount { sym, .. } if *sym as usize == scale)),
+        "{:?}",
+        c.info
+    );
+    assert!(
+        out.info_log.contains("Function properties for scale\n"),
+        "{}",
+        out.info_log
+    );
+    if let Some(oracle) = Oracle::for_test("objf_lib") {
+        let theirs = cubin::read(&oracle.ptxas(LIB, "sm_50", &["-c"]).unwrap()).unwrap();
+        let names = |c: &cubin::Cubin| {
+            let mut v: Vec<String> = c
+                .sections
+                .iter()
+                .map(|s| s.name.clone())
+                .filter(|n| !n.is_empty() && n != ".nv.prototype")
+                .collect();
+            v.sort();
+            v
+        };
+        assert_eq!(names(&c), names(&theirs));
+        let syms = |c: &cubin::Cubin| {
+            let mut v: Vec<(String, u8, u8, bool)> = c
+                .symbols
+                .iter()
+                .filter(|s| s.info & 0xf == 2)
+                .map(|s| (s.name.clone(), s.info, s.other, s.shndx == 0))
+                .collect();
+            v.sort();
+            v
+        };
+        assert_eq!(syms(&c), syms(&theirs));
+        // cuobjdump lists the function exactly as our listing (nvdisasm: `check_code`).
+        common::assert_cuobjdump_lists(&oracle, "objf_lib", &out.cubin, &out.sass);
+    }
+}
+
+/// Whole-program compiles keep inlining a `.visible .func`: no function of its own.
+#[test]
+fn whole_program_still_inlines() {
+    let src = kernel(POLY);
+    let out = compile(&src, &Options::default())
+        .unwrap_or_else(|d| panic!("{}", leafold::error::render_all(&d.0)));
+    let c = cubin::read(&out.cubin).unwrap();
+    assert!(c.section(".text.poly").is_none());
+    let obj = object("objf_inline", &src);
+    let c = cubin::read(&obj.cubin).unwrap();
+    assert!(
+        c.section(".text.poly").is_some(),
+        "-c writes it for other objects"
+    );
+    // The kernel of the same module still inlines it: no call.
+    let k = c.kernels.iter().find(|k| k.name == "k").unwrap();
+    let (insts, _, _) = decode_text(&k.code).unwrap();
+    assert!(!insts
+        .iter()
+        .any(|i| matches!(i.form, Form::JCAL | Form::CAL)));
+}
+
+/// A `.visible .func` the object-function path cannot compile (here: `.local` data) is left
+/// out with a warning; the object is still written.
+#[test]
+fn unsupported_function_is_left_out_with_a_warning() {
+    let src = &[
+        HEADER,
+        ".visible .func (.param .b32 r) loc(.param .b32 a)\n{\n .local .align 4 .b8 buf[16];\n\
+        .reg .b32 %r<3>; .reg .b64 %rd<2>;\n ld.param.u32 %r1, [a];\n mov.u64 %rd1, buf;\n\
+        st.local.u32 [%rd1], %r1;\n ld.local.u32 %r2, [%rd1];\n st.param.b32 [r], %r2;\n ret;\n}\n",
+    ]
+    .concat();
+    let out = object("objf_skip", src);
+    let c = cubin::read(&out.cubin).unwrap();
+    assert!(c.section(".text.loc").is_none());
+    let text = leafold::error::render_all(&out.diagnostics);
+    assert!(
+        text.contains("'loc' is not written as a function of the object"),
+        "{text}"
+    );
+}
+
+/// The meaning: the kernel's object and the function's object linked by hand (the `JCAL`
+/// becomes a `CAL` to the function's code placed after the kernel's), simulated, against
+/// `ir::eval` on the kernel with `poly` defined in its module.
+#[test]
+fn linked_by_hand_matches_eval() {
+    let lib_src = format!("{HEADER}{POLY}");
+    let lib = object("objf_poly", &lib_src);
+    let lib_c = cubin::read(&lib.cubin).unwrap();
+    let func = text(&lib_c, "poly");
+    check_code("objf_poly", &func);
+    let main = object("objf_main", &kernel(POLY_DECL));
+    let main_c = cubin::read(&main.cubin).unwrap();
+    let mut spec = CubinSpec::from_cubin(&main_c);
+    let k = spec.kernels.iter_mut().find(|k| k.name == "k").unwrap();
+    let jcal = k.relocs.iter().find(|r| r.symbol == "poly").unwrap().offset;
+    k.relocs.clear();
+    let start = (k.code.len() * 8) as u64;
+    k.code.extend_from_slice(&func);
+    let rel = sm50::ctrl::branch_rel(jcal, start).unwrap();
+    k.code[jcal as usize / 8] =
+        sm50::encode(&sm50::Inst::new(Form::CAL).with(Field::Rel, u64::from(rel)));
+    k.regcount = k.regcount.max(
+        lib_c
+            .sections
+            .iter()
+            .find(|s| s.name == ".text.poly")
+            .unwrap()
+            .info
+            >> 24,
+    );
+    spec.handles.retain(|(n, _)| n != "poly");
+    let linked = cubin::write(&spec);
+    let module = common::ir_module("objf_whole.ptx", kernel(POLY));
+    for seed in 0..3 {
+        let mut l = launch(seed);
+        // The function's frame is below R1, in the stack the launch gives each thread.
+        l.local_size = 4096;
+        let want = eval::run(&module, "k", &l).unwrap_or_else(|e| panic!("eval: {e}"));
+        let got = sim::run_cubin(&linked, "k", &l).unwrap_or_else(|e| panic!("sim: {e}"));
+        assert_eq!(
+            got.region(OUT).unwrap(),
+            want.region(OUT).unwrap(),
+            "seed {seed}"
+        );
+    }
+}
