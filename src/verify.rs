@@ -28,6 +28,13 @@
 //!   dimension of `%tid`/`%ntid` (4 × 4 × n for z), and a grid of n CTAs is laid along y
 //!   (z) for a kernel that reads `%ctaid.y` (`.z`) but not `.x`, unless the caller fixed the
 //!   shape ([`launch_block`], [`launch_grid`]).
+//! * The launch the kernel is written for ([`shape`]): the block `.reqntid`/`.maxntid`
+//!   give is the full launch; otherwise a block bounded by the extents of shared arrays
+//!   indexed by `%tid.x`/`%tid.y` (2D when the kernel reads `%tid.y`), or one thread when
+//!   no store address depends on the thread or CTA index, is tried when the default launch
+//!   is undefined or faults, before smaller launches; a match there counts as verified at
+//!   the full launch, and says so (`--summary`: "N at the launch the kernel is written
+//!   for"; `--explain-inputs` prints the launch).
 //! * The step limit grows with the launch ([`step_limit`]); clocks and the global timer
 //!   read a deterministic model on both sides (`ir::eval`'s essay, "Clocks and timers").
 //!
@@ -85,6 +92,7 @@ use crate::sim::{self, Loc};
 use crate::sm50;
 
 pub mod inputs;
+pub mod shape;
 pub mod surfaces;
 
 /// Default bytes per pointer parameter's buffer.
@@ -230,6 +238,10 @@ pub struct Verdict {
     /// for leafold's code and for ptxas's, when it ran and matched: both on the same launch,
     /// for `leafold compare`'s dynamic columns.
     pub timing: [Option<sim::Timing>; 2],
+    /// When the runs had the launch the kernel is written for rather than the default one
+    /// ([`shape`]): the rule that chose it. Such a match counts as verified at the full
+    /// launch.
+    pub launch_from_kernel: Option<String>,
     /// With [`VerifyOptions::profile`], the first run's cycles per instruction, for the same
     /// two sides as `timing`.
     pub profile: [Option<sim::Profile>; 2],
@@ -265,6 +277,12 @@ impl fmt::Display for Verdict {
                     (true, false) => format!("one CTA of {block:?} threads"),
                     (false, false) => format!("grid {grid:?} and block {block:?}"),
                 };
+                if let Some(rule) = &self.launch_from_kernel {
+                    write!(
+                        f,
+                        ", at the launch the kernel is written for (grid {grid:?}, {rule})"
+                    )?;
+                }
                 match one_thread {
                     Some(why) => write!(
                         f,
@@ -334,7 +352,11 @@ pub fn verify_file(
             continue;
         }
         let report = out.kernels.iter().find(|k| k.name == f.name);
-        let mut verdict = verify_kernel(&module, f, addr32, &out.cubin, opts);
+        let directive = ast
+            .functions()
+            .find(|a| *a.name.text == *f.name)
+            .and_then(|a| shape::directive(&a.perf));
+        let mut verdict = verify_kernel_with(&module, f, addr32, &out.cubin, opts, directive);
         if let Outcome::Mismatch(m) = &mut verdict.outcome {
             if let (Side::Leafold, Some((pc, _)), Some(r)) = (m.side, &m.writer, report) {
                 m.ptx_line = r
@@ -375,6 +397,45 @@ pub fn explain_inputs(
         .collect())
 }
 
+/// The launch each kernel of `ptx` (or only `kernel`) is written for ([`shape::infer`]), as
+/// one line for `leafold verify --explain-inputs`: the rule, grid and block, and whether it
+/// is the full launch (a directive) or tried when the default one is undefined (inferred).
+/// Errors: the PTX does not parse or build.
+pub fn explain_launches(
+    ptx: &str,
+    kernel: Option<&str>,
+    opts: &VerifyOptions,
+) -> Result<Vec<(String, String)>, Diagnostics> {
+    let file = SourceFile::new(opts.compile.file_name.clone(), ptx);
+    let (ast, _) = crate::ptx::parse_and_check(&file)?;
+    let module = ir::build::build_partial(&ast, &file).module;
+    Ok(module
+        .functions
+        .iter()
+        .filter(|f| kernel.map_or(true, |k| k == f.name))
+        .map(|f| {
+            let directive = ast
+                .functions()
+                .find(|a| *a.name.text == *f.name)
+                .and_then(|a| shape::directive(&a.perf));
+            let (grid, block) = (launch_grid(f, opts), launch_block(f, opts));
+            let line = match shape::infer(&module, f, directive, grid, block) {
+                _ if !opts.shape_block => format!("grid {grid:?}, block {block:?} (as given)"),
+                None => format!("grid {grid:?}, block {block:?} (default; no rule applies)"),
+                Some(k) if directive.is_some() => {
+                    format!("grid {:?}, {} (the full launch)", k.grid, k.why)
+                }
+                Some(k) => format!(
+                    "grid {grid:?}, block {block:?} (default); when undefined there: grid {:?}, \
+                     {}",
+                    k.grid, k.why
+                ),
+            };
+            (f.name.clone(), line)
+        })
+        .collect())
+}
+
 /// How a "cannot run" reason starts when the PTX is undefined on the launch.
 const UNDEFINED: &str = "the PTX is undefined";
 
@@ -396,6 +457,69 @@ pub fn verify_kernel(
     addr32: bool,
     cubin: &[u8],
     opts: &VerifyOptions,
+) -> Verdict {
+    verify_kernel_with(module, f, addr32, cubin, opts, None)
+}
+
+/// [`verify_kernel`] with the kernel's `.reqntid`/`.maxntid` block ([`shape::directive`]).
+/// Unless the caller fixed the block (`shape_block` off), the launch the kernel is written
+/// for ([`shape::infer`]) is the full launch where a directive gives it, and is tried after
+/// the default launch (and before smaller ones) where it is inferred; a match on it counts
+/// as full, with the rule in [`Verdict::launch_from_kernel`].
+pub fn verify_kernel_with(
+    module: &ir::Module,
+    f: &Function,
+    addr32: bool,
+    cubin: &[u8],
+    opts: &VerifyOptions,
+    directive: Option<([u32; 3], bool)>,
+) -> Verdict {
+    let derived = opts
+        .shape_block
+        .then(|| {
+            let (grid, block) = (launch_grid(f, opts), launch_block(f, opts));
+            shape::infer(module, f, directive, grid, block)
+        })
+        .flatten();
+    match derived {
+        Some(k) if directive.is_some() => {
+            let o = kernel_launch_options(&k, opts);
+            let mut v = reduce_on_failure(module, f, addr32, cubin, &o, None);
+            if matches!(
+                v.outcome,
+                Outcome::Match {
+                    one_thread: None,
+                    ..
+                }
+            ) {
+                v.launch_from_kernel = Some(k.why);
+            }
+            v
+        }
+        k => reduce_on_failure(module, f, addr32, cubin, opts, k.as_ref()),
+    }
+}
+
+/// `opts` on the launch `k` gives, unshaped.
+fn kernel_launch_options(k: &shape::KernelLaunch, opts: &VerifyOptions) -> VerifyOptions {
+    VerifyOptions {
+        grid: k.grid,
+        block: k.block,
+        shape_block: false,
+        ..opts.clone()
+    }
+}
+
+/// The body of [`verify_kernel`]: the launch `opts` describes, then (when it is undefined,
+/// faults or runs out of steps) sizes as big as the launch, the launch `derived` from the
+/// kernel, and smaller launches.
+fn reduce_on_failure(
+    module: &ir::Module,
+    f: &Function,
+    addr32: bool,
+    cubin: &[u8],
+    opts: &VerifyOptions,
+    derived: Option<&shape::KernelLaunch>,
 ) -> Verdict {
     let full = verify_launch(module, f, addr32, cubin, opts);
     let Outcome::CannotRun(why) = &full.outcome else {
@@ -424,14 +548,44 @@ pub fn verify_kernel(
             ..opts.clone()
         };
         let mut v = verify_launch(module, f, addr32, cubin, &o);
-        steps += v.sim_steps;
-        seconds += v.sim_seconds;
-        v.sim_steps = steps;
-        v.sim_seconds = seconds;
+        add_cost(&mut v, &mut steps, &mut seconds);
         match &v.outcome {
             Outcome::Match { .. } | Outcome::Mismatch(_) => return v,
             Outcome::CannotRun(w) => {
                 write!(why, "; with sizes as big as the launch: {w}").ok();
+            }
+        }
+    }
+    // The launch the kernel is written for, with small sizes, then (when there are size
+    // parameters) with sizes as big as that launch.
+    let size_kinds: &[Sizes] = if has_sizes && opts.sizes == Sizes::Small {
+        &[Sizes::Small, Sizes::Launch]
+    } else {
+        &[opts.sizes]
+    };
+    for (k, &sizes) in derived
+        .iter()
+        .flat_map(|k| size_kinds.iter().map(move |s| (k, s)))
+    {
+        let o = VerifyOptions {
+            sizes,
+            ..kernel_launch_options(k, opts)
+        };
+        let mut v = verify_launch(module, f, addr32, cubin, &o);
+        add_cost(&mut v, &mut steps, &mut seconds);
+        match &v.outcome {
+            Outcome::Match { .. } => {
+                v.launch_from_kernel = Some(k.why.clone());
+                return v;
+            }
+            Outcome::Mismatch(_) => return v,
+            Outcome::CannotRun(w) => {
+                write!(
+                    why,
+                    "; at the launch from the kernel ({}, {sizes:?} sizes): {w}",
+                    k.why
+                )
+                .ok();
             }
         }
     }
@@ -460,10 +614,7 @@ pub fn verify_kernel(
             ..opts.clone()
         };
         let mut v = verify_launch(module, f, addr32, cubin, &o);
-        steps += v.sim_steps;
-        seconds += v.sim_seconds;
-        v.sim_steps = steps;
-        v.sim_seconds = seconds;
+        add_cost(&mut v, &mut steps, &mut seconds);
         match &mut v.outcome {
             Outcome::Match {
                 one_thread,
@@ -495,6 +646,14 @@ pub fn verify_kernel(
     }
 }
 
+/// Adds a fallback run's simulator cost to the totals so far, and makes them its own.
+fn add_cost(v: &mut Verdict, steps: &mut u64, seconds: &mut f64) {
+    *steps += v.sim_steps;
+    *seconds += v.sim_seconds;
+    v.sim_steps = *steps;
+    v.sim_seconds = *seconds;
+}
+
 /// [`verify_kernel`] on the launch `opts` describes.
 fn verify_launch(
     module: &ir::Module,
@@ -509,6 +668,7 @@ fn verify_launch(
         sim_steps: 0,
         sim_seconds: 0.0,
         timing: [None, None],
+        launch_from_kernel: None,
         profile: [None, None],
     };
     let globals = eval::module_global_base(module);
@@ -1465,6 +1625,9 @@ fn summary(launch: &Launch, f: &Function, plan: &inputs::Plan) -> String {
 pub struct Coverage {
     /// Kernels that matched at the launch asked for.
     pub full: usize,
+    /// Of `full`, kernels that matched at the launch they are written for ([`shape`])
+    /// rather than the default one.
+    pub from_kernel: usize,
     /// Kernels that matched only at a smaller launch (one thread per CTA, or one thread).
     pub reduced: usize,
     /// Kernels with a mismatch.
@@ -1480,7 +1643,10 @@ impl Coverage {
         match &v.outcome {
             Outcome::Match {
                 one_thread: None, ..
-            } => self.full += 1,
+            } => {
+                self.full += 1;
+                self.from_kernel += usize::from(v.launch_from_kernel.is_some());
+            }
             Outcome::Match { .. } => self.reduced += 1,
             Outcome::Mismatch(_) => self.mismatch += 1,
             Outcome::CannotRun(why) => *self.not_run.entry(reason_class(why)).or_default() += 1,
@@ -1495,6 +1661,7 @@ impl Coverage {
     pub fn merge(&mut self, o: &Coverage) {
         self.full += o.full;
         self.reduced += o.reduced;
+        self.from_kernel += o.from_kernel;
         self.mismatch += o.mismatch;
         self.uncompiled_files += o.uncompiled_files;
         for (k, n) in &o.not_run {
@@ -1512,10 +1679,14 @@ impl fmt::Display for Coverage {
         let not_run: usize = self.not_run.values().sum();
         write!(
             f,
-            "{} kernels: {} verified at the full launch, {} at a reduced launch, {} mismatched, \
-             {not_run} not run",
+            "{} kernels: {} verified at the full launch{}, {} at a reduced launch, {} \
+             mismatched, {not_run} not run",
             self.kernels(),
             self.full,
+            match self.from_kernel {
+                0 => String::new(),
+                n => format!(" ({n} at the launch the kernel is written for)"),
+            },
             self.reduced,
             self.mismatch
         )?;

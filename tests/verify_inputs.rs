@@ -1,7 +1,8 @@
-//! Inputs shaped by the kernel (`verify::inputs`): one small kernel per inference rule, each
-//! of which faulted on the old random inputs (pointers only in plain pointer parameters,
-//! every other word random) and verifies now at the full launch; what `--explain-inputs`
-//! prints; the clock model; launches that used to be refused (buffers on the module
+//! Inputs and launches shaped by the kernel (`verify::inputs`, `verify::shape`): one table
+//! ([`CASES`]) of small kernels, one per inference rule, each of which faulted on the old
+//! random inputs (pointers only in plain pointer parameters, every other word random) or
+//! raced at the default launch, with every line `--explain-inputs` prints for it and the
+//! launch it verifies at (full); the clock model; launches that used to be refused (buffers on the module
 //! globals' line, races between CTAs); and that the injected miscompile is still caught on
 //! a pointer-chasing kernel.
 
@@ -17,30 +18,6 @@ fn opts() -> VerifyOptions {
         runs: 3,
         ..VerifyOptions::default()
     }
-}
-
-/// The verdict of the only kernel of `body` (after the module header), asserting it is a
-/// match at the full launch.
-fn assert_full_match(body: &str) {
-    let ptx = format!("{HEAD}{body}");
-    let v = verify_file(&ptx, None, &opts()).expect("compiles");
-    assert_eq!(v.len(), 1);
-    match &v[0].outcome {
-        Outcome::Match {
-            one_thread: None,
-            runs: 3,
-            ..
-        } => {}
-        _ => panic!("{}", v[0]),
-    }
-}
-
-/// The plan `verify` infers for the only kernel of `body`.
-fn plan_of(body: &str) -> leafold::verify::inputs::Plan {
-    let ptx = format!("{HEAD}{body}");
-    let plans = leafold::verify::explain_inputs(&ptx, None, &opts()).expect("builds");
-    assert_eq!(plans.len(), 1);
-    plans.into_iter().next().unwrap().1
 }
 
 /// A pointer parameter inside a struct passed by value (`{ long n; float *p; }`): the
@@ -65,18 +42,6 @@ const STRUCT_BY_VALUE: &str = r#"
 }
 "#;
 
-#[test]
-fn pointer_parameter_in_a_struct_by_value() {
-    let plan = plan_of(STRUCT_BY_VALUE);
-    assert!(
-        plan.params
-            .iter()
-            .any(|f| f.offset == 8 && matches!(f.kind, Kind::Pointer { .. })),
-        "{plan}"
-    );
-    assert_full_match(STRUCT_BY_VALUE);
-}
-
 /// `rows[i][j]`: an array of pointers (`float **rows`), each row read and written.
 const POINTER_IN_MEMORY: &str = r#"
 .visible .entry k(.param .u64 rows)
@@ -97,26 +62,6 @@ const POINTER_IN_MEMORY: &str = r#"
     ret;
 }
 "#;
-
-#[test]
-fn pointer_loaded_from_memory() {
-    let plan = plan_of(POINTER_IN_MEMORY);
-    assert_eq!(plan.objects.len(), 2, "{plan}");
-    let field = plan.objects[0].fields[0];
-    assert_eq!(
-        (field.offset, field.stride, field.bytes),
-        (0, 8, 8),
-        "{plan}"
-    );
-    assert_eq!(
-        field.kind,
-        Kind::Pointer {
-            target: 1,
-            end: false
-        }
-    );
-    assert_full_match(POINTER_IN_MEMORY);
-}
 
 /// A pointer to a struct of pointers and a count (`struct { int *src; int *dst; int n; }`):
 /// each thread copies `n` words from `src` to its own part of `dst`.
@@ -152,28 +97,6 @@ DONE:
 }
 "#;
 
-#[test]
-fn struct_of_pointers() {
-    let plan = plan_of(STRUCT_OF_POINTERS);
-    // desc's buffer holds two pointers (into two more buffers) and a small count.
-    assert_eq!(plan.objects.len(), 3, "{plan}");
-    let kinds: Vec<(u64, Kind)> = plan.objects[0]
-        .fields
-        .iter()
-        .map(|f| (f.offset, f.kind))
-        .collect();
-    assert!(kinds.contains(&(16, Kind::Small)), "{plan}");
-    assert!(
-        kinds
-            .iter()
-            .filter(|(_, k)| matches!(k, Kind::Pointer { .. }))
-            .count()
-            == 2,
-        "{plan}"
-    );
-    assert_full_match(STRUCT_OF_POINTERS);
-}
-
 /// A pitched 2-D array passed as `{ size_t pitch; char *ptr; }` by value: the pitch
 /// multiplies the row index, so it is a size (it used to be 8 random bytes).
 const PITCHED: &str = r#"
@@ -200,18 +123,6 @@ const PITCHED: &str = r#"
     ret;
 }
 "#;
-
-#[test]
-fn index_bounded_by_a_size_parameter() {
-    let plan = plan_of(PITCHED);
-    assert!(
-        plan.params
-            .iter()
-            .any(|f| f.offset == 0 && f.kind == Kind::Small),
-        "{plan}"
-    );
-    assert_full_match(PITCHED);
-}
 
 /// A loop bound read from memory (`n = hdr[0]; for j < n: sum += a[j]`): a random word made
 /// the loop run off the buffer.
@@ -248,19 +159,6 @@ DONE:
 }
 "#;
 
-#[test]
-fn loop_bound_loaded_from_memory() {
-    let plan = plan_of(LOOP_BOUND);
-    assert!(
-        plan.objects[0]
-            .fields
-            .iter()
-            .any(|f| f.offset == 0 && f.kind == Kind::Small),
-        "{plan}"
-    );
-    assert_full_match(LOOP_BOUND);
-}
-
 /// CSR-style gather: `out[i] = x[col[i]]` with the index loaded from memory.
 const GATHER: &str = r#"
 .visible .entry k(.param .u64 col, .param .u64 x, .param .u64 out)
@@ -285,19 +183,6 @@ const GATHER: &str = r#"
     ret;
 }
 "#;
-
-#[test]
-fn index_loaded_from_memory() {
-    let plan = plan_of(GATHER);
-    assert!(
-        plan.objects[0]
-            .fields
-            .iter()
-            .any(|f| f.stride == 4 && f.kind == Kind::Small),
-        "{plan}"
-    );
-    assert_full_match(GATHER);
-}
 
 /// An index passed through shared memory (as bitonic merge's `startSrcA`): thread 0 loads
 /// it from `idx`, stores it to shared memory, and every thread reads it back and gathers at
@@ -334,19 +219,6 @@ WAIT:
     ret;
 }
 "#;
-
-#[test]
-fn index_passed_through_shared_memory() {
-    let plan = plan_of(INDEX_THROUGH_SHARED);
-    assert!(
-        plan.objects.iter().any(|o| o
-            .fields
-            .iter()
-            .any(|f| f.offset == 0 && f.kind == Kind::Small)),
-        "{plan}"
-    );
-    assert_full_match(INDEX_THROUGH_SHARED);
-}
 
 /// A tile number taken from a counter with an atomic (as CUB onesweep's tile id), passed
 /// through shared memory and scaled by the tile's 16 KiB into the source address. Even a
@@ -385,20 +257,6 @@ WAIT:
 }
 "#;
 
-#[test]
-fn index_from_an_atomic_scaled_into_an_address() {
-    let plan = plan_of(TILE_FROM_AN_ATOMIC);
-    assert!(
-        plan.objects.iter().any(|o| o
-            .fields
-            .iter()
-            .any(|f| f.offset == 0 && f.kind == Kind::Scaled { scale: 16384 })),
-        "{plan}"
-    );
-    assert_eq!(Kind::index_bound(16384, 64 * 1024), 1);
-    assert_full_match(TILE_FROM_AN_ATOMIC);
-}
-
 /// A pointer compared with another: `do { sum += *p++; } while (p != end)`; a small `end`
 /// never equalled `p`.
 const END_POINTER: &str = r#"
@@ -427,23 +285,6 @@ LOOP:
     ret;
 }
 "#;
-
-#[test]
-fn pointer_compared_with_a_pointer() {
-    let plan = plan_of(END_POINTER);
-    assert!(
-        plan.params.iter().any(|f| f.offset == 8
-            && matches!(
-                f.kind,
-                Kind::Pointer {
-                    target: 0,
-                    end: true
-                }
-            )),
-        "{plan}"
-    );
-    assert_full_match(END_POINTER);
-}
 
 /// A linked list: `while (n--) p = p->next; out[i] = p->value` (the next field points
 /// back into the nodes' own buffer).
@@ -475,25 +316,418 @@ DONE:
 }
 "#;
 
+/// A kernel written for one thread: a running sum of `in` stored to `out[0..16]`, the same
+/// addresses whatever the thread. Every thread of the default launch stores to the same
+/// places (a race); the launch from the kernel is one thread.
+const ONE_THREAD: &str = r#"
+.visible .entry k(.param .u64 out, .param .u64 in)
+{
+    .reg .b64 %rd<8>;
+    .reg .b32 %r<8>;
+    .reg .pred %p<2>;
+    ld.param.u64 %rd1, [out];
+    ld.param.u64 %rd2, [in];
+    mov.u32 %r1, 0;
+    mov.u32 %r2, 0;
+LOOP:
+    mul.wide.u32 %rd3, %r1, 4;
+    add.s64 %rd4, %rd2, %rd3;
+    ld.global.u32 %r3, [%rd4];
+    add.s32 %r2, %r2, %r3;
+    add.s64 %rd5, %rd1, %rd3;
+    st.global.u32 [%rd5], %r2;
+    add.s32 %r1, %r1, 1;
+    setp.lt.u32 %p1, %r1, 16;
+    @%p1 bra LOOP;
+    ret;
+}
+"#;
+
+/// A row of 8 words in shared memory indexed by `%tid.x` and a global index `8·ctaid + tid`:
+/// written for blocks of 8 threads. At 64 threads the row is accessed out of its extent
+/// and the CTAs overlap; the launch from the kernel is 8 threads per CTA.
+const ROW8: &str = r#"
+.visible .entry k(.param .u64 out, .param .u64 in)
+{
+    .reg .b64 %rd<12>;
+    .reg .b32 %r<16>;
+    .shared .align 4 .b8 row[32];
+    ld.param.u64 %rd1, [out];
+    ld.param.u64 %rd2, [in];
+    mov.u32 %r1, %tid.x;
+    mov.u32 %r3, %ctaid.x;
+    shl.b32 %r4, %r3, 3;
+    add.s32 %r7, %r1, %r4;
+    mul.wide.u32 %rd3, %r7, 4;
+    add.s64 %rd4, %rd2, %rd3;
+    ld.global.u32 %r8, [%rd4];
+    mov.u32 %r9, row;
+    shl.b32 %r12, %r1, 2;
+    add.s32 %r13, %r9, %r12;
+    st.shared.u32 [%r13], %r8;
+    bar.sync 0;
+    xor.b32 %r5, %r1, 7;
+    shl.b32 %r12, %r5, 2;
+    add.s32 %r13, %r9, %r12;
+    ld.shared.u32 %r14, [%r13];
+    add.s64 %rd5, %rd1, %rd3;
+    st.global.u32 [%rd5], %r14;
+    ret;
+}
+"#;
+
+/// An 8×8 tile transposed in shared memory (`tile[ty][tx]` stored, `tile[tx][ty]` loaded):
+/// written for 8×8 blocks. At 16×4 rows overlap (a race); the launch from the kernel is 8×8.
+const TILE8: &str = r#"
+.visible .entry k(.param .u64 out, .param .u64 in)
+{
+    .reg .b64 %rd<12>;
+    .reg .b32 %r<16>;
+    .shared .align 4 .b8 tile[256];
+    ld.param.u64 %rd1, [out];
+    ld.param.u64 %rd2, [in];
+    mov.u32 %r1, %tid.x;
+    mov.u32 %r2, %tid.y;
+    mov.u32 %r3, %ctaid.x;
+    shl.b32 %r4, %r3, 6;
+    shl.b32 %r5, %r2, 3;
+    add.s32 %r6, %r5, %r1;
+    add.s32 %r7, %r6, %r4;
+    mul.wide.u32 %rd3, %r7, 4;
+    add.s64 %rd4, %rd2, %rd3;
+    ld.global.u32 %r8, [%rd4];
+    mov.u32 %r9, tile;
+    shl.b32 %r10, %r2, 5;
+    add.s32 %r11, %r9, %r10;
+    shl.b32 %r12, %r1, 2;
+    add.s32 %r13, %r11, %r12;
+    st.shared.u32 [%r13], %r8;
+    bar.sync 0;
+    shl.b32 %r10, %r1, 5;
+    add.s32 %r11, %r9, %r10;
+    shl.b32 %r12, %r2, 2;
+    add.s32 %r13, %r11, %r12;
+    ld.shared.u32 %r14, [%r13];
+    add.s64 %rd5, %rd1, %rd3;
+    st.global.u32 [%rd5], %r14;
+    ret;
+}
+"#;
+
+/// What a case's kernel must verify as.
+enum Expect {
+    /// A match at the default full launch.
+    Full,
+    /// A match at the launch the kernel is written for (`verify::shape`), counted as full.
+    FromKernel { grid: [u32; 3], block: [u32; 3] },
+}
+
+/// One inference case: a small kernel that cannot run (faults or races) on the default
+/// random inputs or launch without the rule, what `--explain-inputs` prints for it (every
+/// line, in order), and how it verifies.
+struct Case {
+    name: &'static str,
+    ptx: &'static str,
+    /// A launch directive put before the kernel's body.
+    directive: Option<&'static str>,
+    explain: &'static [&'static str],
+    outcome: Expect,
+}
+
+const CASES: &[Case] = &[
+    Case {
+        name: "pointer parameter in a struct by value",
+        ptx: STRUCT_BY_VALUE,
+        directive: None,
+        explain: &[
+            "  param offset 8 (8 bytes): pointer into buffer 0",
+            "  param offset 16 (8 bytes): pointer into buffer 1",
+            "  buffer 0: parameter s bytes 8..16 (depth 0; its parameter points past its margin)",
+            "  buffer 1: parameter out (depth 0; its parameter points past its margin)",
+            "k: launch: grid [2, 1, 1], block [64, 1, 1] (default; no rule applies)",
+        ],
+        outcome: Expect::Full,
+    },
+    Case {
+        name: "pointer loaded from memory",
+        ptx: POINTER_IN_MEMORY,
+        directive: None,
+        explain: &[
+            "  param offset 0 (8 bytes): pointer into buffer 0",
+            "  buffer 0: parameter rows (depth 0; its parameter points past its margin)",
+            "    field +0 every 8 bytes (8 bytes): pointer into buffer 1",
+            "  buffer 1: the pointer loaded by inst9 (PTX line 16) (depth 1; records reached through loaded pointers)",
+            "k: launch: grid [2, 1, 1], block [64, 1, 1] (default; no rule applies)",
+        ],
+        outcome: Expect::Full,
+    },
+    Case {
+        name: "struct of pointers",
+        ptx: STRUCT_OF_POINTERS,
+        directive: None,
+        explain: &[
+            "  param offset 0 (8 bytes): pointer into buffer 0",
+            "  buffer 0: parameter desc (depth 0; its parameter points past its margin)",
+            "    field +0 (8 bytes): pointer into buffer 1",
+            "    field +8 (8 bytes): pointer into buffer 2",
+            "    field +16 (4 bytes): small (index, size or bound: in 1..64)",
+            "  buffer 1: the pointer loaded by inst1 (PTX line 11) (depth 1; records reached through loaded pointers)",
+            "  buffer 2: the pointer loaded by inst2 (PTX line 12) (depth 1; records reached through loaded pointers)",
+            "k: launch: grid [2, 1, 1], block [64, 1, 1] (default; no rule applies)",
+        ],
+        outcome: Expect::Full,
+    },
+    Case {
+        name: "index bounded by a size parameter",
+        ptx: PITCHED,
+        directive: None,
+        explain: &[
+            "  param offset 0 (8 bytes): small (index, size or bound: in 1..64)",
+            "  param offset 8 (8 bytes): pointer into buffer 0",
+            "  param offset 16 (8 bytes): pointer into buffer 1",
+            "  buffer 0: parameter p bytes 8..16 (depth 0; its parameter points past its margin)",
+            "  buffer 1: parameter out (depth 0; its parameter points past its margin)",
+            "k: launch: grid [2, 1, 1], block [64, 1, 1] (default; no rule applies)",
+        ],
+        outcome: Expect::Full,
+    },
+    Case {
+        name: "loop bound loaded from memory",
+        ptx: LOOP_BOUND,
+        directive: None,
+        explain: &[
+            "  param offset 0 (8 bytes): pointer into buffer 0",
+            "  param offset 8 (8 bytes): pointer into buffer 1",
+            "  param offset 16 (8 bytes): pointer into buffer 2",
+            "  buffer 0: parameter hdr (depth 0; its parameter points past its margin)",
+            "    field +0 (4 bytes): small (index, size or bound: in 1..64)",
+            "  buffer 1: parameter a (depth 0; its parameter points past its margin)",
+            "  buffer 2: parameter out (depth 0; its parameter points past its margin)",
+            "k: launch: grid [2, 1, 1], block [64, 1, 1] (default; no rule applies)",
+        ],
+        outcome: Expect::Full,
+    },
+    Case {
+        name: "index loaded from memory",
+        ptx: GATHER,
+        directive: None,
+        explain: &[
+            "  param offset 0 (8 bytes): pointer into buffer 0",
+            "  param offset 8 (8 bytes): pointer into buffer 1",
+            "  param offset 16 (8 bytes): pointer into buffer 2",
+            "  buffer 0: parameter col (depth 0; its parameter points past its margin)",
+            "    field +0 every 4 bytes (4 bytes): small (index, size or bound: in 1..64)",
+            "  buffer 1: parameter x (depth 0; its parameter points past its margin)",
+            "  buffer 2: parameter out (depth 0; its parameter points past its margin)",
+            "k: launch: grid [2, 1, 1], block [64, 1, 1] (default; no rule applies)",
+        ],
+        outcome: Expect::Full,
+    },
+    Case {
+        name: "index passed through shared memory",
+        ptx: INDEX_THROUGH_SHARED,
+        directive: None,
+        explain: &[
+            "  param offset 0 (8 bytes): pointer into buffer 0",
+            "  param offset 8 (8 bytes): pointer into buffer 1",
+            "  param offset 16 (8 bytes): pointer into buffer 2",
+            "  buffer 0: parameter idx (depth 0; its parameter points past its margin)",
+            "    field +0 (4 bytes): small (index, size or bound: in 1..64)",
+            "  buffer 1: parameter src (depth 0; its parameter points past its margin)",
+            "  buffer 2: parameter out (depth 0; its parameter points past its margin)",
+            "k: launch: grid [2, 1, 1], block [64, 1, 1] (default; no rule applies)",
+        ],
+        outcome: Expect::Full,
+    },
+    Case {
+        name: "index from an atomic scaled into an address",
+        ptx: TILE_FROM_AN_ATOMIC,
+        directive: None,
+        explain: &[
+            "  param offset 0 (8 bytes): pointer into buffer 0",
+            "  param offset 8 (8 bytes): pointer into buffer 1",
+            "  param offset 16 (8 bytes): pointer into buffer 2",
+            "  buffer 0: parameter counter (depth 0; its parameter points past its margin)",
+            "    field +0 (4 bytes): index into an address, 16384 bytes a unit (in 1..=1 for a 64 KiB buffer)",
+            "  buffer 1: parameter src (depth 0; its parameter points past its margin)",
+            "  buffer 2: parameter out (depth 0; its parameter points past its margin)",
+            "k: launch: grid [2, 1, 1], block [64, 1, 1] (default; no rule applies)",
+        ],
+        outcome: Expect::Full,
+    },
+    Case {
+        name: "pointer compared with a pointer",
+        ptx: END_POINTER,
+        directive: None,
+        explain: &[
+            "  param offset 0 (8 bytes): pointer into buffer 0",
+            "  param offset 8 (8 bytes): end pointer into buffer 0 (compared with a pointer)",
+            "  param offset 16 (8 bytes): pointer into buffer 1",
+            "  buffer 0: parameter begin (depth 0; its parameter points past its margin)",
+            "  buffer 1: parameter out (depth 0; its parameter points past its margin)",
+            "k: launch: grid [2, 1, 1], block [64, 1, 1] (default; no rule applies)",
+        ],
+        outcome: Expect::Full,
+    },
+    Case {
+        name: "linked list",
+        ptx: LIST,
+        directive: None,
+        explain: &[
+            "  param offset 0 (8 bytes): pointer into buffer 0",
+            "  param offset 8 (8 bytes): pointer into buffer 1",
+            "  param offset 16 (4 bytes): small (index, size or bound: in 1..64)",
+            "  buffer 0: parameter head (depth 0; its parameter points past its margin)",
+            "    field +8 (8 bytes): pointer into buffer 2",
+            "  buffer 1: parameter out (depth 0; its parameter points past its margin)",
+            "  buffer 2: the pointer loaded by inst7 (PTX line 16) (depth 1; records reached through loaded pointers)",
+            "    field +8 (8 bytes): pointer into buffer 2",
+            "k: launch: grid [2, 1, 1], block [64, 1, 1] (default; no rule applies)",
+        ],
+        outcome: Expect::Full,
+    },
+    Case {
+        name: "launch rule: one thread",
+        ptx: ONE_THREAD,
+        directive: None,
+        explain: &[
+            "  param offset 0 (8 bytes): pointer into buffer 1",
+            "  param offset 8 (8 bytes): pointer into buffer 0",
+            "  buffer 0: parameter in (depth 0; its parameter points past its margin)",
+            "  buffer 1: parameter out (depth 0; its parameter points past its margin)",
+            "k: launch: grid [2, 1, 1], block [64, 1, 1] (default); when undefined there: grid [1, 1, 1], one thread: no store address depends on the thread or CTA index",
+        ],
+        outcome: Expect::FromKernel { grid: [1, 1, 1], block: [1, 1, 1] },
+    },
+    Case {
+        name: "launch rule: extent of a 1D shared array",
+        ptx: ROW8,
+        directive: None,
+        explain: &[
+            "  param offset 0 (8 bytes): pointer into buffer 1",
+            "  param offset 8 (8 bytes): pointer into buffer 0",
+            "  buffer 0: parameter in (depth 0; its parameter points past its margin)",
+            "  buffer 1: parameter out (depth 0; its parameter points past its margin)",
+            "k: launch: grid [2, 1, 1], block [64, 1, 1] (default); when undefined there: grid [2, 1, 1], block [8, 1, 1] from the extent of `k.row` indexed by %tid",
+        ],
+        outcome: Expect::FromKernel { grid: [2, 1, 1], block: [8, 1, 1] },
+    },
+    Case {
+        name: "launch rule: extent of a 2D shared tile",
+        ptx: TILE8,
+        directive: None,
+        explain: &[
+            "  param offset 0 (8 bytes): pointer into buffer 1",
+            "  param offset 8 (8 bytes): pointer into buffer 0",
+            "  buffer 0: parameter in (depth 0; its parameter points past its margin)",
+            "  buffer 1: parameter out (depth 0; its parameter points past its margin)",
+            "k: launch: grid [2, 1, 1], block [16, 4, 1] (default); when undefined there: grid [2, 1, 1], block [8, 8, 1] from the extent of `k.tile` indexed by %tid",
+        ],
+        outcome: Expect::FromKernel { grid: [2, 1, 1], block: [8, 8, 1] },
+    },
+    Case {
+        name: "launch rule: .reqntid",
+        ptx: ROW8,
+        directive: Some(".reqntid 8, 1, 1"),
+        explain: &[
+            "  param offset 0 (8 bytes): pointer into buffer 1",
+            "  param offset 8 (8 bytes): pointer into buffer 0",
+            "  buffer 0: parameter in (depth 0; its parameter points past its margin)",
+            "  buffer 1: parameter out (depth 0; its parameter points past its margin)",
+            "k: launch: grid [2, 1, 1], block [8, 1, 1] from .reqntid (the full launch)",
+        ],
+        outcome: Expect::FromKernel { grid: [2, 1, 1], block: [8, 1, 1] },
+    },
+];
+
+/// A case's module: the header, the kernel, its directive (if any) before the body.
+fn case_ptx(case: &Case) -> String {
+    let body = match case.directive {
+        Some(d) => case.ptx.replacen("\n{", &format!("\n{d}\n{{"), 1),
+        None => case.ptx.to_string(),
+    };
+    format!("{HEAD}{body}")
+}
+
+/// The `--explain-inputs` lines of the only kernel of `ptx` (inputs, then launch).
+fn explain_lines(ptx: &str) -> Vec<String> {
+    let o = opts();
+    let plans = leafold::verify::explain_inputs(ptx, None, &o).expect("builds");
+    let launches = leafold::verify::explain_launches(ptx, None, &o).expect("builds");
+    assert_eq!((plans.len(), launches.len()), (1, 1));
+    let mut lines: Vec<String> = plans[0].1.to_string().lines().map(String::from).collect();
+    lines.push(format!("{}: launch: {}", launches[0].0, launches[0].1));
+    lines
+}
+
 #[test]
-fn linked_list() {
-    let plan = plan_of(LIST);
-    // head's buffer: field +8 points into the nodes; the nodes' +8 into themselves.
-    let node = plan
-        .objects
-        .iter()
-        .position(|o| o.loaded)
-        .expect("a nodes buffer");
-    assert!(
-        plan.objects[node].fields.iter().any(|f| f.offset == 8
-            && f.kind
-                == Kind::Pointer {
-                    target: node,
-                    end: false
-                }),
-        "{plan}"
-    );
-    assert_full_match(LIST);
+fn every_inference_case_explains_and_verifies() {
+    let mut failures = Vec::new();
+    for case in CASES {
+        let ptx = case_ptx(case);
+        let lines = explain_lines(&ptx);
+        if lines != case.explain {
+            failures.push(format!("{}: explained as\n{}", case.name, lines.join("\n")));
+            continue;
+        }
+        let v = verify_file(&ptx, None, &opts()).expect("compiles");
+        assert_eq!(v.len(), 1);
+        let ok = match (&case.outcome, &v[0].outcome) {
+            (
+                Expect::Full,
+                Outcome::Match {
+                    one_thread: None,
+                    runs: 3,
+                    ..
+                },
+            ) => v[0].launch_from_kernel.is_none(),
+            (
+                Expect::FromKernel { grid, block },
+                Outcome::Match {
+                    one_thread: None,
+                    runs: 3,
+                    launch,
+                    ..
+                },
+            ) => v[0].launch_from_kernel.is_some() && launch == &[*grid, *block],
+            _ => false,
+        };
+        if !ok {
+            failures.push(format!("{}: {}", case.name, v[0]));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// Each launch rule's kernel cannot run at the default launch: without the rule it would
+/// verify only at a reduced launch (the rule is what makes it full).
+#[test]
+fn launch_rule_kernels_are_undefined_at_the_default_launch() {
+    for case in CASES {
+        if matches!(case.outcome, Expect::Full) {
+            continue;
+        }
+        let ptx = case_ptx(case);
+        // A fixed block turns the rules off: the default launch and its fallbacks only.
+        let o = VerifyOptions {
+            shape_block: false,
+            block: [64, 1, 1],
+            ..opts()
+        };
+        let v = verify_file(&ptx, None, &o).expect("compiles");
+        assert!(
+            !matches!(
+                v[0].outcome,
+                Outcome::Match {
+                    one_thread: None,
+                    ..
+                }
+            ),
+            "{}: {}",
+            case.name,
+            v[0]
+        );
+    }
 }
 
 #[test]
@@ -593,7 +827,19 @@ const CLOCKS: &str = r#"
 
 #[test]
 fn clocks_read_a_deterministic_model_on_both_sides() {
-    assert_full_match(CLOCKS);
+    let v = verify_file(&format!("{HEAD}{CLOCKS}"), None, &opts()).expect("compiles");
+    assert!(
+        matches!(
+            v[0].outcome,
+            Outcome::Match {
+                one_thread: None,
+                runs: 3,
+                ..
+            }
+        ),
+        "{}",
+        v[0]
+    );
     let ptx = format!("{HEAD}{CLOCKS}");
     // The reference's values: the second clock64 read is two reads after the first.
     let file = leafold::SourceFile::new("t.ptx", &ptx);
@@ -719,6 +965,10 @@ fn cli_explains_inputs() {
     );
     assert!(
         text.contains("field +0 every 8 bytes (8 bytes): pointer into buffer 1"),
+        "{text}"
+    );
+    assert!(
+        text.contains("k: launch: grid [2, 1, 1], block [64, 1, 1] (default; no rule applies)"),
         "{text}"
     );
     assert!(text.contains("k: OK, 1 runs match"), "{text}");

@@ -5,7 +5,8 @@
 //! `--block X[,Y,Z]`, `--buffer-size BYTES`, `--surface W[,H,D,L][:FORMAT]` (the size and
 //! element format of every surface, [`crate::verify::surfaces`]), `--against-ptxas` (also simulate ptxas's cubin
 //! of the same file; needs the oracle, `LEAFOLD_ORACLE`), `--explain-inputs` (first print
-//! what each kernel's inputs were inferred to be, [`crate::verify::inputs`]), `--texture
+//! what each kernel's inputs were inferred to be, [`crate::verify::inputs`], and the launch it
+//! is written for, [`crate::verify::shape`]), `--texture
 //! NAME=SPEC` (describe a texture the kernels read, [`crate::texture::spec`]). Exit code: 0 every kernel matched,
 //! 1 a mismatch (the report names the kernel, seed, inputs, first differing byte and the SASS
 //! instruction that wrote it), 2 a kernel cannot be run (the reason is printed), the file
@@ -170,9 +171,15 @@ pub fn run(args: &Args) -> u8 {
     if args.explain_inputs {
         match crate::verify::explain_inputs(&text, args.kernel.as_deref(), &opts) {
             Ok(plans) => {
+                let launches =
+                    crate::verify::explain_launches(&text, args.kernel.as_deref(), &opts)
+                        .unwrap_or_default();
                 let mut out = String::new();
                 for (name, plan) in plans {
                     out.push_str(&format!("{name}: inputs\n{plan}"));
+                    if let Some((_, line)) = launches.iter().find(|(k, _)| *k == name) {
+                        out.push_str(&format!("{name}: launch: {line}\n"));
+                    }
                 }
                 super::print_out(&out);
             }
