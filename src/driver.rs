@@ -360,6 +360,7 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
         explain: opts.explain,
         no_subroutines: opts.no_subroutines,
         sm: opts.arch.sm(),
+        no_hoist: false,
     };
     let max_regs = opts.max_regs.unwrap_or(255).min(255);
     let mut const_data = module_constants(&module);
@@ -737,17 +738,35 @@ fn lower_and_allocate(
         no_subroutines: true,
         ..lower_opts
     };
-    let mut compiled = match lower_and_allocate(&lower_opts, times, t) {
-        Ok(x) => x,
+    let (mut compiled, mut chosen) = match lower_and_allocate(&lower_opts, times, t) {
+        Ok(x) => (x, lower_opts),
         Err(e) if !lower_opts.no_subroutines => {
-            lower_and_allocate(&inline, times, t).map_err(|_| e)?
+            (lower_and_allocate(&inline, times, t).map_err(|_| e)?, inline)
         }
         Err(e) => return Err(e),
     };
     if compiled.3.spill_bytes > 0 && compiled.4 && !compiled.3.spills_forced {
         let other = lower_and_allocate(&inline, times, t)?;
         if other.3.spill_bytes < compiled.3.spill_bytes {
-            compiled = other;
+            (compiled, chosen) = (other, inline);
+        }
+    }
+    // Hoisted loads (`lower::hoist`) live longer. Where the kernel spills (typically under
+    // `--maxrregcount`), compile it once more with the loads left in place and keep whichever
+    // spills less: a spill costs a local-memory round trip per use, more than the latency
+    // the hoisting hides.
+    if compiled.3.spill_bytes > 0 {
+        let unhoisted = LowerOptions {
+            no_hoist: true,
+            ..chosen
+        };
+        if let Ok(other) = lower_and_allocate(&unhoisted, times, t) {
+            let cost = |a: &machinst::Allocated<lower::Sm50Inst>| {
+                (a.spill_bytes, a.spills + a.reloads)
+            };
+            if cost(&other.3) < cost(&compiled.3) {
+                compiled = other;
+            }
         }
     }
     let (fold, constant2, vtext, alloc, _) = compiled;

@@ -129,6 +129,10 @@ pub struct LowerOptions {
     /// sm_53 has the half-precision ALU (`HADD2`..`HSET2`); below it `.f16` arithmetic goes
     /// through f32 and f64 (`select::half`).
     pub sm: u32,
+    /// Leave loads where selection put them ([`hoist`] off). The driver compiles a kernel
+    /// that spills once more with this set and keeps whichever spills less: hoisting
+    /// lengthens live ranges, which pays off in hidden latency only while registers are free.
+    pub no_hoist: bool,
 }
 
 /// Why a function could not be lowered.
@@ -186,7 +190,9 @@ pub fn lower_verified_stats(
     opts: &LowerOptions,
 ) -> Result<Lowered, LowerError> {
     let mut lowered = select::Lowerer::new(module, func, opts).run()?;
-    lowered.vcode = hoist::hoist_loads(lowered.vcode).map_err(LowerError::Internal)?;
+    if !opts.no_hoist {
+        lowered.vcode = hoist::hoist_loads(lowered.vcode).map_err(LowerError::Internal)?;
+    }
     Ok(lowered)
 }
 
