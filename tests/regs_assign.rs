@@ -260,3 +260,45 @@ fn matrixmul_64bit_fits_maxrregcount_16() {
         .expect("matrixMul_64bit compiled");
     assert!(k.registers <= 16, "{} registers", k.registers);
 }
+
+/// More values live at once than the register file holds, with scalars beside pairs: the
+/// allocation with mixed classes (`alloc::overflow_scalars` with `mix`) spills, and spilled
+/// code keeps class slices, one register range per name of the class kind's width. There a
+/// pair def given the name of a scalar that dies at the same instruction overwrote the
+/// scalar before it was read (the final-assignment checker rejected cub's radix sort,
+/// `DeviceRadixSortDownsweepKernel` Policy800 in corpus-nvcc's `radixSortThrust.ptx`). Mixed
+/// classes no longer end in slices (the allocation without mixing is taken): here 270 scalars
+/// live across a barrier, each then widened into a pair where it dies; the kernel compiles
+/// and eval and the simulator agree. (This kernel exercises the spilling mixed path; whether
+/// regalloc2 gives a pair def a dying scalar's name in it was not established.)
+#[test]
+fn spilling_mixed_classes_keep_pair_defs_off_dying_scalars() {
+    const N: usize = 270;
+    let mut body = String::new();
+    body.push_str(&format!("    .reg .b32 %s<{}>;\n", N + 1));
+    body.push_str(&format!("    .reg .b64 %w<{}>;\n", N + 1));
+    for i in 0..N {
+        body.push_str(&format!(
+            "    mad.lo.u32 %s{i}, %r2, {}, {};\n",
+            2 * i + 3,
+            0x1000 + 17 * i
+        ));
+    }
+    body.push_str("    bar.sync 0;\n    mov.u64 %w0, 0;\n");
+    for i in 0..N {
+        body.push_str(&format!(
+            "    mul.wide.u32 %w{}, %s{i}, {};\n    add.s64 %w0, %w0, %w{};\n",
+            i + 1,
+            0x10001 * (i + 3),
+            i + 1
+        ));
+    }
+    body.push_str("    st.global.u64 [%rd3], %w0;\n");
+    let (out, _) = run("spilling_mixed_classes", "", &body);
+    let k = &out.kernels[0];
+    assert!(
+        k.spill_store_bytes > 0,
+        "{} registers, no spill",
+        k.registers
+    );
+}
