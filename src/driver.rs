@@ -740,9 +740,10 @@ fn lower_and_allocate(
     };
     let (mut compiled, mut chosen) = match lower_and_allocate(&lower_opts, times, t) {
         Ok(x) => (x, lower_opts),
-        Err(e) if !lower_opts.no_subroutines => {
-            (lower_and_allocate(&inline, times, t).map_err(|_| e)?, inline)
-        }
+        Err(e) if !lower_opts.no_subroutines => (
+            lower_and_allocate(&inline, times, t).map_err(|_| e)?,
+            inline,
+        ),
         Err(e) => return Err(e),
     };
     if compiled.3.spill_bytes > 0 && compiled.4 && !compiled.3.spills_forced {
@@ -761,9 +762,8 @@ fn lower_and_allocate(
             ..chosen
         };
         if let Ok(other) = lower_and_allocate(&unhoisted, times, t) {
-            let cost = |a: &machinst::Allocated<lower::Sm50Inst>| {
-                (a.spill_bytes, a.spills + a.reloads)
-            };
+            let cost =
+                |a: &machinst::Allocated<lower::Sm50Inst>| (a.spill_bytes, a.spills + a.reloads);
             if cost(&other.3) < cost(&compiled.3) {
                 compiled = other;
             }
