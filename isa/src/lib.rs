@@ -1132,8 +1132,9 @@ mod tests {
 /// that cannot be in a Rust name replaced by `_` (a leading digit gets a `V`).
 fn values_module(o: &mut String, forms: &[FormDef]) {
     use std::collections::BTreeMap;
-    let mut per_class: BTreeMap<String, BTreeMap<String, Option<Vec<Option<String>>>>> =
-        BTreeMap::new();
+    /// Per field name: the value names by encoding (`None` once two forms disagree).
+    type FieldValues = BTreeMap<String, Option<Vec<Option<String>>>>;
+    let mut per_class: BTreeMap<String, FieldValues> = BTreeMap::new();
     for f in forms {
         let fields = per_class.entry(f.class.to_lowercase()).or_default();
         for fd in &f.fields {
