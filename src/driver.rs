@@ -762,9 +762,7 @@ fn lower_and_allocate(
             ..chosen
         };
         if let Ok(other) = lower_and_allocate(&unhoisted, times, t) {
-            let cost =
-                |a: &machinst::Allocated<lower::Sm50Inst>| (a.spill_bytes, a.spills + a.reloads);
-            if cost(&other.3) < cost(&compiled.3) {
+            if other.3.spill_cost() < compiled.3.spill_cost() {
                 compiled = other;
             }
         }

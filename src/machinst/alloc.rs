@@ -106,6 +106,14 @@ pub struct Allocated<I> {
     pub class_kinds: [RegKind; 3],
 }
 
+impl<I> Allocated<I> {
+    /// What spilling costs, for choosing between two allocations of one function: spill
+    /// bytes first, then the spill and reload instructions.
+    pub fn spill_cost(&self) -> (u32, usize) {
+        (self.spill_bytes, self.spills + self.reloads)
+    }
+}
+
 const KINDS: [RegKind; 3] = [RegKind::B32, RegKind::B64, RegKind::B128];
 
 fn class_index(kind: RegKind) -> usize {
@@ -1134,8 +1142,7 @@ pub fn allocate_owned<I: MachInst>(
         let Some(mixed) = mixed else {
             return Ok(other);
         };
-        let cost = |a: &Allocated<I>| (a.spill_bytes, a.spills + a.reloads);
-        return Ok(if cost(&other) < cost(&mixed) {
+        return Ok(if other.spill_cost() < mixed.spill_cost() {
             other
         } else {
             mixed
