@@ -48,6 +48,10 @@
 //! - `data.rs`: Module data for the cubin.
 //! - `handles.rs`: Texture and surface handles in the cubin.
 
+mod report;
+pub use report::*;
+mod explain;
+use explain::*;
 mod subroutines;
 use subroutines::*;
 mod object_funcs;
@@ -895,50 +899,6 @@ fn emit_kernel(
     Ok((code, relocs, srclocs, notes, shape, placed))
 }
 
-/// The `--sass`/`--emit sass` listing and the `--explain` listing of the laid-out kernel;
-/// returns each placed instruction's PTX line.
-fn listings(
-    cx: &KernelCtx,
-    laid: &Laid,
-    shift: usize,
-    srclocs: &[machinst::SrcLoc],
-    notes: &[(usize, Box<str>)],
-    out: &mut Output,
-) -> Vec<Option<u32>> {
-    let KernelCtx {
-        file, opts, name, ..
-    } = *cx;
-    if opts.sass_listing || opts.emit == Emit::Sass {
-        let _ = writeln!(out.sass, "\t\tFunction : {name}");
-        laid.listing_to(&mut out.sass);
-        out.sass.push('\n');
-    }
-    let placed_at = |k: usize| laid.moved.get(k + shift).copied();
-    let mut src_lines = vec![None; laid.placed.len()];
-    for (k, loc) in srclocs.iter().enumerate() {
-        if let Some(l) = placed_at(k).and_then(|m| src_lines.get_mut(m)) {
-            *l = loc.ptx_line();
-        }
-    }
-    if opts.explain {
-        let mut placed_notes: Vec<(usize, Box<str>)> = notes
-            .iter()
-            .filter_map(|(k, t)| placed_at(*k).map(|m| (m, t.clone())))
-            .collect();
-        placed_notes.sort_by_key(|n| n.0);
-        explain_kernel(
-            &mut out.explain,
-            name,
-            laid,
-            &src_lines,
-            &placed_notes,
-            0,
-            file,
-        );
-    }
-    src_lines
-}
-
 /// The kernel's part of the cubin: code, parameters, memory, attributes and relocations.
 fn kernel_spec(
     cx: &KernelCtx,
@@ -1089,54 +1049,6 @@ fn code_relocations(
     Ok(())
 }
 
-/// The kernel's line of the report (`--info`, `stats`, `compare`).
-#[allow(clippy::too_many_arguments)]
-fn kernel_report(
-    cx: &KernelCtx,
-    placed: &Placed,
-    k: &KernelSpec,
-    local_data: u32,
-    mut fold: FoldStats,
-    src_lines: Vec<Option<u32>>,
-    out: &mut Output,
-) {
-    let KernelCtx {
-        module, f, name, ..
-    } = *cx;
-    let Placed {
-        laid, frame, shape, ..
-    } = *placed;
-    let num_regs = shape.num_regs;
-    let shared = module.shared_layout(f);
-    // The kernel's own spills are those before its subroutines; each subroutine's frame
-    // stores and loads (its saves included, as ptxas counts them) are its own line.
-    let ranges = placed.sub_ranges();
-    let kernel_end = ranges.iter().map(|r| r.1).min().unwrap_or(u64::MAX);
-    let subroutines = ranges
-        .iter()
-        .map(|&(s, from, to)| {
-            let bytes = |form| spill_bytes_in(laid, form, 0, from..to);
-            (s.name.clone(), s.frame, bytes(Form::STL), bytes(Form::LDL))
-        })
-        .collect();
-    out.kernels.push(KernelReport {
-        name: name.to_string(),
-        registers: num_regs,
-        instructions: live_instructions(laid),
-        stack_frame: frame,
-        spill_store_bytes: spill_bytes_in(laid, Form::STL, local_data, 0..kernel_end),
-        spill_load_bytes: spill_bytes_in(laid, Form::LDL, local_data, 0..kernel_end),
-        subroutines,
-        cmem0: crate::sm50::PARAM_BASE + k.param_bytes(),
-        smem: u64::from(shared.size),
-        fold: {
-            fold.sass = lower::stats::count_sass(laid.placed.iter().map(|p| &p.inst));
-            fold
-        },
-        src_lines,
-    });
-}
-
 /// Static `.shared` bytes a kernel may use on sm_5x (ptxas: "uses too much shared data").
 pub const MAX_SHARED: u32 = 0xc000;
 
@@ -1164,95 +1076,6 @@ fn check_memory_limits(module: &ir::Module, f: &ir::Function) -> Result<(), Stri
         ));
     }
     Ok(())
-}
-
-/// Append kernel `name`'s `--explain` listing to `out`: each run of instructions from one PTX
-/// line under a `// line N: <PTX text>` header (`// no PTX line` for the prologue, the
-/// allocator's code and the tail), each chain's address expression after its first
-/// instruction, the padding left out. `notes` index the emitted code, which sits at placed
-/// index + `shift`.
-fn explain_kernel(
-    out: &mut String,
-    name: &str,
-    laid: &Laid,
-    src_lines: &[Option<u32>],
-    notes: &[(usize, Box<str>)],
-    shift: usize,
-    file: &SourceFile,
-) {
-    let _ = writeln!(out, "\t\tFunction : {name}");
-    let live = live_instructions(laid);
-    let mut notes = notes.iter().peekable();
-    let mut prev: Option<Option<u32>> = None;
-    for (n, p) in laid.placed.iter().enumerate().take(live) {
-        let line = src_lines.get(n).copied().flatten();
-        if prev != Some(line) {
-            match line {
-                Some(l) => {
-                    let text = file.line_text(l as usize).trim();
-                    let _ = writeln!(out, "        // line {l}: {text}");
-                }
-                None => {
-                    let _ = writeln!(out, "        // no PTX line");
-                }
-            }
-            prev = Some(line);
-        }
-        let text = format!("{} ;", sm50::print(&p.inst, p.addr, p.ctrl.reuse));
-        while notes.peek().is_some_and(|(k, _)| k + shift < n) {
-            notes.next();
-        }
-        let note = match notes.peek() {
-            Some((k, t)) if k + shift == n => {
-                notes.next();
-                format!("  // chain: {t}")
-            }
-            _ => String::new(),
-        };
-        let _ = writeln!(out, "        /*{:04x}*/    {text}{note}", p.addr);
-    }
-}
-
-/// `ptxas -v` lines in ptxas 11.8's format (conventions.md §4.1).
-/// `gmem` is the size of the module's `.global` data.
-pub fn info_log(kernels: &[KernelReport], arch: Arch, gmem: u64) -> String {
-    let mut s = format!("ptxas info    : {gmem} bytes gmem\n");
-    for k in kernels {
-        let _ = writeln!(
-            s,
-            "ptxas info    : Compiling entry function '{}' for '{}'",
-            k.name,
-            arch.name()
-        );
-        let _ = writeln!(s, "ptxas info    : Function properties for {}", k.name);
-        let _ = writeln!(
-            s,
-            "    {} bytes stack frame, {} bytes spill stores, {} bytes spill loads",
-            k.stack_frame, k.spill_store_bytes, k.spill_load_bytes
-        );
-        let smem = if k.smem > 0 {
-            format!("{} bytes smem, ", k.smem)
-        } else {
-            String::new()
-        };
-        let _ = writeln!(
-            s,
-            "ptxas info    : Used {} registers, {smem}{} bytes cmem[0]",
-            k.registers, k.cmem0
-        );
-    }
-    // ptxas 11.8 reports each subroutine once, after the kernels.
-    let mut seen: Vec<&str> = Vec::new();
-    for (name, frame, stores, loads) in kernels.iter().flat_map(|k| &k.subroutines) {
-        if !seen.contains(&name.as_str()) {
-            seen.push(name);
-            let _ = writeln!(
-                s,
-                "ptxas info    : Function properties for {name}\n    {frame} bytes stack frame, {stores} bytes spill stores, {loads} bytes spill loads"
-            );
-        }
-    }
-    s
 }
 
 /// Whether `f` has `alloca`, `stacksave` or `stackrestore`.
@@ -1356,57 +1179,3 @@ pub const R_CUDA_ABS32_LO_20: u32 = 0x2b;
 pub const R_CUDA_ABS32_HI_20: u32 = 0x2c;
 /// `R_CUDA_ABS32_20`: a 32-bit module's whole symbol address into a `MOV32I`'s immediate.
 pub const R_CUDA_ABS32_20: u32 = 0x2a;
-
-/// Named barriers used: highest `BAR` id + 1; 16 (all) when a barrier number is in a
-/// register, as ptxas 11.8 reports (`SHF_BARRIERS=16`).
-fn barrier_count(laid: &Laid) -> u32 {
-    laid.placed
-        .iter()
-        .filter_map(|p| match p.inst.form {
-            Form::BAR | Form::BARR_RB | Form::BARR_REDRB => {
-                Some(p.inst.get(Field::Id).unwrap_or(0) as u32 + 1)
-            }
-            Form::BARR_RA | Form::BARR_RR | Form::BARR_REDRA | Form::BARR_REDRR => Some(16),
-            _ => None,
-        })
-        .max()
-        .unwrap_or(0)
-}
-
-/// Bytes moved by the spill code's `form` (STL or LDL) instructions: those addressing the
-/// spill area `[R1 + off]`, `off >= spill_base` (user `.local` data lies below it).
-pub(crate) fn spill_bytes(laid: &Laid, form: Form, spill_base: u32) -> u32 {
-    spill_bytes_in(laid, form, spill_base, 0..u64::MAX)
-}
-
-/// [`spill_bytes`] of the instructions at `.text` byte offsets in `range`.
-fn spill_bytes_in(laid: &Laid, form: Form, spill_base: u32, range: std::ops::Range<u64>) -> u32 {
-    laid.placed
-        .iter()
-        .filter(|p| {
-            range.contains(&p.addr)
-                && p.inst.form == form
-                && p.inst.get(Field::Ra) == Some(1)
-                && sm50::rt::sext(p.inst.get(Field::Off).unwrap_or(0), 24) as i64
-                    >= i64::from(spill_base)
-        })
-        .map(|p| match p.inst.get(Field::Size) {
-            Some(0 | 1) => 1,
-            Some(2 | 3) => 2,
-            Some(5) => 8,
-            Some(6) => 16,
-            _ => 4,
-        })
-        .sum()
-}
-
-/// Instructions without the trailing padding NOPs.
-fn live_instructions(laid: &Laid) -> usize {
-    laid.placed.len()
-        - laid
-            .placed
-            .iter()
-            .rev()
-            .take_while(|p| p.inst.form == Form::NOP)
-            .count()
-}

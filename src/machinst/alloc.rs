@@ -7,12 +7,25 @@
 //! colouring gives aligned bases; every class slice is built aligned); R1 and RZ are never
 //! handed out; every register is below `max_regs`; `num_regs` = highest register touched + 1,
 //! at least 2.
+//!
+//! # Files of this module
+//!
+//! - `edges.rs`: The CFG as regalloc2 needs it.
+//! - `pressure.rs`: Register pressure per class, and the escape when scalars alone overflow the
+//!   Int class.
+//! - `slices.rs`: The class slices' search of the allocator.
 
+mod slices;
+use slices::*;
+mod edges;
+use edges::*;
+mod pressure;
 use super::assign::{self, NameProg, StepKind, Webs};
 use super::check;
 use super::pred::{allocate_preds, liveness_sets};
 use super::vcode::{fields, fixed_operand_regs, fixed_regs, ra_class, VCode};
 use super::{BlockId, MachInst, OpKind, OpPos, PhysReg, Reg, RegKind, VReg};
+use pressure::*;
 use regalloc2 as ra;
 
 /// Options for [`allocate`].
@@ -122,568 +135,6 @@ fn class_index(kind: RegKind) -> usize {
         RegKind::B64 => 1,
         RegKind::B128 => 2,
     }
-}
-
-/// Drop blocks the entry cannot reach (regalloc2 cannot allocate them: it panics on vregs it
-/// only meets in unreachable code) and lay the rest out so that every block but the entry comes
-/// after at least one of its predecessors, renumbering and retargeting the branches. Returns
-/// the new VCode and, per new block, its original id.
-///
-/// Why the order matters: regalloc2's checker visits the blocks first in layout order, and a
-/// block none of whose predecessors has been visited yet starts from an empty state ("nothing
-/// is known in any register") instead of being skipped. That empty state then flows to the
-/// block's successors, and the meet at a join (which keeps only the registers known on *every*
-/// incoming edge) can never win those registers back, so later uses report
-/// `UnknownValueInAllocation` although the allocation is right (the toy-ISA interpreters and
-/// the SM50 nested-loop test confirmed it; ion's own liveness follows the CFG, not the layout,
-/// so only the checker needs this order). The order chosen keeps the input layout where it already has the
-/// property (each step takes the first remaining block, in input order, that has a placed
-/// predecessor), so well-ordered input is left untouched.
-fn prune_unreachable<I: MachInst>(vc: VCode<I>) -> Result<(VCode<I>, Vec<BlockId>), String> {
-    let n = vc.ranges.len();
-    let order = layout_order(n, |b, out| {
-        out.extend(vc.succs[b].iter().map(|(t, _)| t.0 as usize));
-    });
-    // Blocks never placed are exactly those the entry cannot reach.
-    let kept: Vec<BlockId> = order.iter().map(|b| BlockId(*b as u32)).collect();
-    if order.iter().enumerate().all(|(i, b)| i == *b) && order.len() == n {
-        return Ok((vc, kept));
-    }
-    let mut new_id = vec![None; n];
-    for (i, b) in order.iter().enumerate() {
-        new_id[*b] = Some(BlockId(i as u32));
-    }
-    if order.windows(2).all(|w| w[0] < w[1]) {
-        // Only unreachable blocks go: the one-pass rebuild, splitting no edge.
-        let split: Vec<Vec<bool>> = vc.succs.iter().map(|ss| vec![false; ss.len()]).collect();
-        return Ok((split_in_order(vc, &split, &order, &new_id)?, kept));
-    }
-    let (blocks, vregs) = vc.into_blocks();
-    let mut blocks: Vec<Option<_>> = blocks.into_iter().map(Some).collect();
-    let mut out = Vec::with_capacity(order.len());
-    for &b in &order {
-        let mut block: super::vcode::BlockData<I> = blocks[b].take().ok_or("block placed twice")?;
-        retarget(&mut block, &new_id)?;
-        out.push(block);
-    }
-    // Reordered valid code, the entry still first (`layout_order` starts there).
-    Ok((VCode::from_blocks_trusted(out, vregs)?, kept))
-}
-
-/// Point the successors of `block` (and its terminator) at their new ids.
-fn retarget<I: MachInst>(
-    block: &mut super::vcode::BlockData<I>,
-    new_id: &[Option<BlockId>],
-) -> Result<(), String> {
-    for (k, (t, _)) in block.succs.iter_mut().enumerate() {
-        // a reachable block's successors are reachable
-        *t = new_id[t.0 as usize].ok_or("unreachable successor of a reachable block")?;
-        block
-            .insts
-            .last_mut()
-            .ok_or("empty block")?
-            .set_branch_target(k, *t);
-    }
-    Ok(())
-}
-
-/// The layout order of [`prune_unreachable`] for a CFG of `n` blocks whose successors
-/// `succs(b, out)` appends to `out`: the entry, then repeatedly the first block not yet
-/// placed, in index order, that has a placed predecessor. Blocks the entry cannot reach are
-/// left out.
-///
-/// The blocks not yet placed that have a placed predecessor wait in a min-heap: each enters
-/// it when its first predecessor is placed and leaves it when it is placed, so the heap's
-/// least block is exactly the one that rule picks. (A search over the blocks in index order
-/// for one with a placed predecessor, redone for every block placed, was quadratic where
-/// the order is not the input's, and needed predecessor lists, a vector per block.)
-fn layout_order(n: usize, mut succs: impl FnMut(usize, &mut Vec<usize>)) -> Vec<usize> {
-    use std::cmp::Reverse;
-    // placed, or waiting in `ready`
-    let mut seen = vec![false; n];
-    let mut order = Vec::with_capacity(n);
-    let mut ready = std::collections::BinaryHeap::new();
-    let mut next = Vec::new();
-    seen[0] = true;
-    ready.push(Reverse(0usize));
-    while let Some(Reverse(b)) = ready.pop() {
-        order.push(b);
-        next.clear();
-        succs(b, &mut next);
-        for &t in &next {
-            if !seen[t] {
-                seen[t] = true;
-                ready.push(Reverse(t));
-            }
-        }
-    }
-    order
-}
-
-/// Insert an empty jump block on every edge regalloc2 cannot place moves on: from a block with
-/// several successors to one with several predecessors (a critical edge), and from a branch
-/// with register operands to a block with several predecessors; then lay the blocks out as
-/// [`prune_unreachable`] would.
-///
-/// The edge blocks count as appended after all other blocks (in the order of their source
-/// block and successor), which can leave a block (a loop header entered through a split edge)
-/// before all of its predecessors; the layout of [`prune_unreachable`] ([`layout_order`])
-/// restores the property regalloc2's checker needs. Both happen in one rebuild of the code
-/// (splitting and then pruning rebuilt it twice). Returns the new VCode and, per block, the
-/// block of `vc` it was (`None` for an edge block).
-fn split_edges<I: MachInst>(vc: VCode<I>) -> Result<(VCode<I>, Vec<Option<usize>>), String> {
-    let n = vc.ranges.len();
-    let mut npreds = vec![0usize; n];
-    for ss in &vc.succs {
-        for (t, _) in ss {
-            npreds[t.0 as usize] += 1;
-        }
-    }
-    let needs = |b: usize, t: usize| {
-        let term_has_ops = vc.ra_operands_of(vc.ranges[b].1 as usize - 1) > 0;
-        npreds[t] > 1 && (vc.succs[b].len() > 1 || term_has_ops)
-    };
-    // The edges to split, decided before the blocks are taken apart (without copying them).
-    let split: Vec<Vec<bool>> = (0..n)
-        .map(|b| {
-            vc.succs[b]
-                .iter()
-                .map(|(t, _)| needs(b, t.0 as usize))
-                .collect()
-        })
-        .collect();
-    // The split CFG: edge block `n + m` is the m-th split edge (in the order of its source
-    // block and successor), going to `edge_target[m]`; block `b`'s first split edge is
-    // edge block `first_edge[b]`.
-    let mut first_edge = Vec::with_capacity(n);
-    let mut edge_target = Vec::new();
-    for (b, ss) in vc.succs.iter().enumerate() {
-        first_edge.push(n + edge_target.len());
-        for (k, (t, _)) in ss.iter().enumerate() {
-            if split[b][k] {
-                edge_target.push(t.0 as usize);
-            }
-        }
-    }
-    let edge_blocks = edge_target.len();
-    let total = n + edge_blocks;
-    let order = layout_order(total, |b, out| {
-        if b >= n {
-            out.push(edge_target[b - n]);
-            return;
-        }
-        let mut m = first_edge[b];
-        for (k, (t, _)) in vc.succs[b].iter().enumerate() {
-            if split[b][k] {
-                out.push(m);
-                m += 1;
-            } else {
-                out.push(t.0 as usize);
-            }
-        }
-    });
-    let origin: Vec<Option<usize>> = order.iter().map(|&b| (b < n).then_some(b)).collect();
-    if edge_blocks == 0 && order.len() == n && order.iter().enumerate().all(|(i, b)| i == *b) {
-        return Ok((vc, origin));
-    }
-    let mut new_id = vec![None; total];
-    for (i, b) in order.iter().enumerate() {
-        new_id[*b] = Some(BlockId(i as u32));
-    }
-    // (Whether the input blocks keep their order, without collecting them first.)
-    let kept = || order.iter().filter(|&&b| b < n);
-    let in_order = kept().zip(kept().skip(1)).all(|(a, b)| a < b);
-    if in_order {
-        return Ok((split_in_order(vc, &split, &order, &new_id)?, origin));
-    }
-    let (blocks, vregs) = vc.into_blocks();
-    let mut blocks: Vec<Option<_>> = blocks.into_iter().map(Some).collect();
-    // Each edge block's target and arguments, taken from its source block, whose edge then
-    // goes to the edge block (in the numbering of the split CFG).
-    let mut edges: Vec<Option<(BlockId, Vec<VReg>)>> = Vec::with_capacity(edge_blocks);
-    for (b, block) in blocks.iter_mut().enumerate() {
-        let block = block.as_mut().ok_or("block taken twice")?;
-        for (k, succ) in block.succs.iter_mut().enumerate() {
-            if split[b][k] {
-                let mid = BlockId((n + edges.len()) as u32);
-                edges.push(Some(std::mem::replace(succ, (mid, Vec::new()))));
-            }
-        }
-    }
-    let mut out = Vec::with_capacity(order.len());
-    for &b in &order {
-        let mut block = if b < n {
-            blocks[b].take().ok_or("block placed twice")?
-        } else {
-            let (t, args) = edges[b - n].take().ok_or("edge block placed twice")?;
-            super::vcode::BlockData {
-                params: Vec::new(),
-                insts: vec![I::gen_jump(t)],
-                succs: vec![(t, args)],
-            }
-        };
-        retarget(&mut block, &new_id)?;
-        out.push(block);
-    }
-    // Valid code reordered, with jump blocks on split edges, the entry still first
-    // (`layout_order` starts there): what `split_in_order` builds in its case.
-    Ok((VCode::from_blocks_trusted(out, vregs)?, origin))
-}
-
-/// [`split_edges`]'s rebuild (and [`prune_unreachable`]'s, splitting nothing) where `order`
-/// keeps the input blocks in their order (edge blocks go between them, almost always so): the instructions move over in one pass, with no
-/// per-block round trip. The result is what the round trip builds from the same blocks: the
-/// same blocks in the same order, each split edge's arguments and original target moved to its
-/// edge block (a jump), every successor renumbered by `new_id` and its branch retargeted.
-/// It is valid code because the input was (only jumps and renumbering are added), which
-/// debug builds check ([`VCode::from_parts_trusted`]).
-fn split_in_order<I: MachInst>(
-    vc: VCode<I>,
-    split: &[Vec<bool>],
-    order: &[usize],
-    new_id: &[Option<BlockId>],
-) -> Result<VCode<I>, String> {
-    let n = vc.ranges.len();
-    let super::vcode::VCode {
-        insts: old_insts,
-        vregs,
-        params: mut old_params,
-        succs: mut old_succs,
-        ranges: old_ranges,
-        ..
-    } = vc;
-    let mut edges: Vec<Option<(BlockId, Vec<VReg>)>> = Vec::new();
-    for (b, ss) in old_succs.iter_mut().enumerate() {
-        for (k, succ) in ss.iter_mut().enumerate() {
-            if split[b][k] {
-                let mid = BlockId((n + edges.len()) as u32);
-                edges.push(Some(std::mem::replace(succ, (mid, Vec::new()))));
-            }
-        }
-    }
-    let mut insts = Vec::with_capacity(old_insts.len() + edges.len());
-    let mut ranges = Vec::with_capacity(order.len());
-    let mut params = Vec::with_capacity(order.len());
-    let mut succs = Vec::with_capacity(order.len());
-    let mut old_insts = old_insts.into_iter();
-    // The index of the next instruction `old_insts` gives.
-    let mut pos = 0u32;
-    for &b in order {
-        let start = insts.len();
-        let mut block_succs = if b < n {
-            let (s, e) = old_ranges[b];
-            // (Blocks left out of `order`, if any, are skipped; the order only goes forward.)
-            if s < pos {
-                return Err("block placed twice".into());
-            }
-            for _ in pos..s {
-                old_insts.next();
-            }
-            insts.extend(old_insts.by_ref().take((e - s) as usize));
-            pos = e;
-            params.push(std::mem::take(&mut old_params[b]));
-            std::mem::take(&mut old_succs[b])
-        } else {
-            let (t, args) = edges[b - n].take().ok_or("edge block placed twice")?;
-            insts.push(I::gen_jump(t));
-            params.push(Vec::new());
-            vec![(t, args)]
-        };
-        if insts.len() == start {
-            return Err("empty block".into());
-        }
-        for (k, (t, _)) in block_succs.iter_mut().enumerate() {
-            *t = new_id[t.0 as usize].ok_or("unreachable successor of a reachable block")?;
-            insts
-                .last_mut()
-                .ok_or("empty block")?
-                .set_branch_target(k, *t);
-        }
-        succs.push(block_succs);
-        ranges.push((start as u32, insts.len() as u32));
-    }
-    VCode::from_parts_trusted(insts, vregs, params, succs, ranges)
-}
-
-/// What [`pressure`] finds, per class.
-struct Pressure {
-    /// Maximum number of simultaneously live vregs, counting an instruction's defs with what
-    /// is live after it and its uses with what is live before it (the class-size estimate).
-    max: [usize; 3],
-    /// The same at regalloc2's two points of each instruction: an early def is also live with
-    /// the instruction's uses, a late use also with its defs. No allocation without spilling
-    /// exists in a class with fewer registers than this (at least `max`).
-    exact: [usize; 3],
-    /// The most operands of the class one instruction names (the least a class must have to
-    /// allocate at all).
-    min_needed: [usize; 3],
-}
-
-/// Register pressure per class (see [`Pressure`]).
-fn pressure<I: MachInst>(vc: &VCode<I>) -> Pressure {
-    let (_, live_out) = liveness_sets(vc, |k| k != RegKind::Pred, false);
-    let mut max = [0usize; 3];
-    let mut exact = [0usize; 3];
-    let mut min_needed = [0usize; 3];
-    let class_of_vreg = |v: u32| class_of(vc.classes[v as usize]);
-    // `live` as a dense flag per vreg, and the vregs flagged (to clear them per block)
-    let mut live = vec![false; vc.vregs.len()];
-    let mut flagged: Vec<u32> = Vec::new();
-    // One instruction's fields (reused for every instruction of every block).
-    let mut fs = Vec::new();
-    for b in 0..vc.ranges.len() {
-        let out = &live_out[b];
-        let (s, e) = vc.ranges[b];
-        // per-class counts of `live`, kept in step with it
-        let mut c = [0usize; 3];
-        let mut insert = |live: &mut [bool], c: &mut [usize; 3], v: u32| {
-            if !live[v as usize] {
-                live[v as usize] = true;
-                flagged.push(v);
-                c[class_of_vreg(v)] += 1;
-            }
-        };
-        for &v in out {
-            insert(&mut live, &mut c, v);
-        }
-        for (_, args) in &vc.succs[b] {
-            for a in args {
-                insert(&mut live, &mut c, a.index);
-            }
-        }
-        for i in (s..e).rev() {
-            fs.clear();
-            super::vcode::for_each_field(&vc.insts[i as usize], |f| {
-                if f.vreg.kind != RegKind::Pred {
-                    fs.push(f);
-                }
-            });
-            let mut here = [0usize; 3];
-            // early defs; late uses not live after the instruction (each vreg once)
-            let mut early_defs = [0usize; 3];
-            let mut late_uses = [0usize; 3];
-            for f in &fs {
-                here[class_of_vreg(f.vreg.index)] += 1;
-                if f.spec.kind == OpKind::Def && f.spec.pos == OpPos::Early {
-                    early_defs[class_of_vreg(f.vreg.index)] += 1;
-                }
-            }
-            // just after the instruction: everything live plus its defs
-            for f in fs.iter().filter(|f| f.spec.kind == OpKind::Def) {
-                insert(&mut live, &mut c, f.vreg.index);
-            }
-            for (j, f) in fs.iter().enumerate() {
-                let v = f.vreg.index;
-                if f.spec.kind == OpKind::Use
-                    && f.spec.pos == OpPos::Late
-                    && !live[v as usize]
-                    && !fs[..j]
-                        .iter()
-                        .any(|g| g.vreg.index == v && g.spec.pos == OpPos::Late)
-                {
-                    late_uses[class_of_vreg(v)] += 1;
-                }
-            }
-            for k in 0..3 {
-                max[k] = max[k].max(c[k]);
-                exact[k] = exact[k].max(c[k] + late_uses[k]);
-                min_needed[k] = min_needed[k].max(here[k]);
-            }
-            // just before it: defs dead, uses live
-            for f in fs.iter().filter(|f| f.spec.kind == OpKind::Def) {
-                let v = f.vreg.index;
-                if live[v as usize] {
-                    live[v as usize] = false;
-                    c[class_of_vreg(v)] -= 1;
-                }
-            }
-            for f in fs.iter().filter(|f| f.spec.kind == OpKind::Use) {
-                insert(&mut live, &mut c, f.vreg.index);
-            }
-            for k in 0..3 {
-                max[k] = max[k].max(c[k]);
-                exact[k] = exact[k].max(c[k] + early_defs[k]);
-            }
-        }
-        for v in flagged.drain(..) {
-            live[v as usize] = false;
-        }
-    }
-    Pressure {
-        max,
-        exact,
-        min_needed,
-    }
-}
-
-/// More than 64 scalars live at once do not fit the Int class. When the function has no quads
-/// (or no pairs), their class is free to hold a second (third) set of up to 64 scalars. The
-/// 32-bit vregs are grouped into webs (a block parameter and all its arguments, and a reuse
-/// def and its input, must share a class: regalloc2 cannot move between classes). Sweeping the
-/// code in layout order, each web goes at its first definition to the class with the fewest
-/// scalars live there (live = up to the last use in layout order, a cheap hull); dealing webs
-/// round-robin instead was tried and fails on code that alternates short- and long-lived
-/// values. Webs holding a fixed-register operand stay in Int, where their register lives.
-/// Returns the per-class kinds if anything moved.
-///
-/// With `mix`, the pair and quad classes take scalars too where the function has pairs and
-/// quads of its own: a class is then a name space of mixed widths (its names' widths are the
-/// widths of the values they hold, followed by `assign::NameProg`), so that regalloc2 has
-/// 3 × 64 names for what is live at once and spills only where the register file is full
-/// rather than where one class is (cub's radix sort keeps more than 64 scalars live beside
-/// its pairs and quads). The balance then counts the pairs and quads live in their classes.
-fn overflow_scalars<I: MachInst>(
-    vc: &mut VCode<I>,
-    fixed: &[(RegKind, PhysReg)],
-    mix: bool,
-) -> Result<Option<[RegKind; 3]>, String> {
-    let has = |k: RegKind| vc.vregs.contains(&k);
-    let mut extra = Vec::new();
-    let mut mixed = Vec::new();
-    for (c, k) in [(2, RegKind::B128), (1, RegKind::B64)] {
-        if !has(k) {
-            extra.push(c);
-        } else if mix {
-            mixed.push(c);
-        }
-    }
-    if extra.is_empty() && mixed.is_empty() {
-        return Ok(None);
-    }
-    let n = vc.vregs.len();
-    let mut parent: Vec<usize> = (0..n).collect();
-    fn find(p: &mut [usize], x: usize) -> usize {
-        let mut r = x;
-        while p[r] != r {
-            r = p[r];
-        }
-        let mut x = x;
-        while p[x] != r {
-            let next = p[x];
-            p[x] = r;
-            x = next;
-        }
-        r
-    }
-    for (b, succs) in vc.succs.iter().enumerate() {
-        let _ = b;
-        for (t, args) in succs {
-            for (a, p) in args.iter().zip(&vc.params[t.0 as usize]) {
-                let (ra_, rp) = (
-                    find(&mut parent, a.index as usize),
-                    find(&mut parent, p.index as usize),
-                );
-                parent[ra_.max(rp)] = ra_.min(rp);
-            }
-        }
-    }
-    // A reuse def and the use it reuses must share a class too.
-    for inst in &vc.insts {
-        let fs = fields(inst);
-        for f in fs.iter().flatten() {
-            if let super::OpConstraint::Reuse(pos) = f.spec.constraint {
-                if let Some(Some(u)) = fs.get(usize::from(pos)) {
-                    let (a, b) = (
-                        find(&mut parent, f.vreg.index as usize),
-                        find(&mut parent, u.vreg.index as usize),
-                    );
-                    parent[a.max(b)] = a.min(b);
-                }
-            }
-        }
-    }
-    let mut pinned = vec![false; n];
-    if !fixed.is_empty() {
-        for inst in &vc.insts {
-            super::vcode::for_each_field(inst, |f| {
-                if matches!(f.spec.constraint, super::OpConstraint::Fixed(_)) {
-                    let r = find(&mut parent, f.vreg.index as usize);
-                    pinned[r] = true;
-                }
-            });
-        }
-    }
-    let targets: Vec<usize> = std::iter::once(0)
-        .chain(extra.iter().copied())
-        .chain(mixed.iter().copied())
-        .collect();
-    let class_ids = [ra::RegClass::Int, ra::RegClass::Float, ra::RegClass::Vector];
-    // Last use of every vreg in layout order (a hull: enough for a balancing heuristic).
-    let mut last_use = vec![0usize; n];
-    for (i, inst) in vc.insts.iter().enumerate() {
-        super::vcode::for_each_field(inst, |f| last_use[f.vreg.index as usize] = i);
-    }
-    for (b, succs) in vc.succs.iter().enumerate() {
-        let term = vc.ranges[b].1 as usize - 1;
-        for (_, args) in succs {
-            for a in args {
-                last_use[a.index as usize] = last_use[a.index as usize].max(term);
-            }
-        }
-    }
-    // A value live out of a block is live to its end (a loop's back edge keeps what the loop
-    // reads live through the loop's body, past its last use in layout order).
-    let (_, live_out) = liveness_sets(vc, |k| k != RegKind::Pred, false);
-    for b in 0..vc.ranges.len() {
-        let term = vc.ranges[b].1 as usize - 1;
-        for &v in &live_out[b] {
-            last_use[v as usize] = last_use[v as usize].max(term);
-        }
-    }
-    // Sweep in layout order; each web goes, at its first definition, to the target class with
-    // the fewest scalars live there at that point.
-    let mut web_class: Vec<Option<usize>> = vec![None; n];
-    let mut active: [Vec<usize>; 3] = [Vec::new(), Vec::new(), Vec::new()];
-    let mut classes = vc.classes.clone();
-    for (b, &(s, e)) in vc.ranges.iter().enumerate() {
-        for i in s as usize..e as usize {
-            let mut defs: Vec<u32> = Vec::new();
-            if i == s as usize {
-                defs.extend(vc.params[b].iter().map(|p| p.index));
-            }
-            super::vcode::for_each_field(&vc.insts[i], |f| {
-                if f.spec.kind == super::OpKind::Def {
-                    defs.push(f.vreg.index);
-                }
-            });
-            for list in active.iter_mut() {
-                list.retain(|end| *end >= i);
-            }
-            for v in defs {
-                let v = v as usize;
-                if vc.vregs[v] != RegKind::B32 {
-                    if vc.vregs[v] != RegKind::Pred {
-                        active[class_index(vc.vregs[v])].push(last_use[v].max(i));
-                    }
-                    continue;
-                }
-                let r = find(&mut parent, v);
-                let c = match web_class[r] {
-                    Some(c) => c,
-                    None => {
-                        let c = if pinned[r] {
-                            0
-                        } else {
-                            *targets
-                                .iter()
-                                .min_by_key(|c| active[**c].len())
-                                .unwrap_or(&0)
-                        };
-                        web_class[r] = Some(c);
-                        c
-                    }
-                };
-                classes[v] = class_ids[c];
-                active[c].push(last_use[v].max(i));
-            }
-        }
-    }
-    let mut kinds = KINDS;
-    for c in extra {
-        kinds[c] = RegKind::B32;
-    }
-    vc.set_classes(classes, kinds.map(|k| k.gprs() as usize))?;
-    Ok(Some(kinds))
 }
 
 /// Physical base registers per class, packed from R0 upward: fixed registers first, then
@@ -1082,6 +533,164 @@ thread_local! {
     static RA_CTX: std::cell::RefCell<ra::Ctx> = std::cell::RefCell::new(ra::Ctx::default());
 }
 
+/// What [`rewrite`] returns: the blocks, the numbers of spills and reloads, and per block what
+/// the final-assignment checker reads.
+type Rewritten<I> = (Vec<AllocatedBlock<I>>, usize, usize, Vec<Vec<check::Op>>);
+
+/// The allocated blocks: the instructions of `vc` (taken out of it) with every virtual
+/// register replaced by its physical register (`acc_phys` per access of `prog`, the
+/// prepared predicates' registers for predicates), and `prog`'s moves, spills (to the spill
+/// base + 4 per slot) and reloads between them; a move to its own register is left out. The
+/// checker's operations are only gathered when `checker` is set.
+fn rewrite<I: MachInst>(
+    vc: &mut VCode<I>,
+    prog: &NameProg,
+    acc_phys: &[u8],
+    prep: &Prepared,
+    checker: bool,
+) -> Result<Rewritten<I>, AllocError> {
+    let spill_base = prep.spill_base;
+    let (mut spills, mut reloads) = (0, 0);
+    let mut blocks = Vec::with_capacity(vc.num_blocks());
+    // What the final-assignment checker reads, per block (only filled when it runs).
+    let mut check_ops: Vec<Vec<check::Op>> = Vec::new();
+    // The instructions move into the result (each is visited once; the edits iterator only
+    // needs the block ranges), rather than being cloned. The blocks' ranges are consecutive
+    // from 0 (`VCode`'s invariant) and regalloc2 yields each block's instructions in order,
+    // so they come out in index order: they are taken straight from the vector's iterator
+    // (one move each, not a move into an `Option` slot and another out of it).
+    let mut taken = std::mem::take(&mut vc.insts).into_iter().enumerate();
+    for b in 0..vc.num_blocks() {
+        let (s, e) = vc.ranges[b];
+        let (ss, se) = prog.blocks[b];
+        let mut insts = Vec::with_capacity((e - s) as usize + 4);
+        let mut ops = Vec::new();
+        for step in &prog.steps[ss as usize..se as usize] {
+            let at = |k: usize| step.start as usize + k;
+            let reg = |k: usize| acc_phys[at(k)];
+            let words = |k: usize| prog.acc_widths[at(k)];
+            // the value's kind (a class may hold overflow scalars besides its own kind)
+            let kind_of = |k: usize| match words(k) {
+                1 => RegKind::B32,
+                2 => RegKind::B64,
+                _ => RegKind::B128,
+            };
+            match step.kind {
+                StepKind::Move => {
+                    let (f, t) = (reg(0), reg(1));
+                    if f != t {
+                        insts.push(I::gen_move(PhysReg(t), PhysReg(f), kind_of(1)));
+                    }
+                    ops.push(check::Op::Move {
+                        from: f,
+                        to: t,
+                        words: words(1),
+                    });
+                }
+                StepKind::Spill | StepKind::Reload => {
+                    let slot = step.slot;
+                    let offset = spill_base + slot * 4;
+                    if step.kind == StepKind::Spill {
+                        spills += 1;
+                        insts.push(I::gen_spill(offset, PhysReg(reg(0)), kind_of(0)));
+                        ops.push(check::Op::Spill {
+                            from: reg(0),
+                            slot,
+                            words: words(0),
+                        });
+                    } else {
+                        reloads += 1;
+                        insts.push(I::gen_reload(PhysReg(reg(0)), offset, kind_of(0)));
+                        ops.push(check::Op::Reload {
+                            to: reg(0),
+                            slot,
+                            words: words(0),
+                        });
+                    }
+                }
+                StepKind::Inst(i) => {
+                    let mut inst = match taken.next() {
+                        Some((n, inst)) if n == i as usize => inst,
+                        _ => {
+                            return Err(AllocError::Regalloc(format!(
+                                "instruction {i} placed out of order"
+                            )))
+                        }
+                    };
+                    let mut k = 0;
+                    let mut bad = None;
+                    let (mut uses, mut defs) = (Vec::new(), Vec::new());
+                    inst.visit_operands(&mut |r, spec| {
+                        let Reg::Virt(v) = *r else { return };
+                        if v.kind == RegKind::Pred {
+                            match prep.preds.get(&v.index) {
+                                Some(p) => *r = Reg::Pred(*p),
+                                None => bad = Some(format!("predicate {v} has no register")),
+                            }
+                            return;
+                        }
+                        if at(k) >= step.end as usize {
+                            bad = Some(format!("{v} did not get a register"));
+                            return;
+                        }
+                        let base = reg(k);
+                        let (phys, first_word, n) = match spec.half {
+                            Some(super::Half::Hi) => (base + 1, 1, 1),
+                            Some(super::Half::Lo) => (base, 0, 1),
+                            None => (base, 0, v.kind.gprs() as u8),
+                        };
+                        *r = Reg::Phys(PhysReg(phys));
+                        if checker {
+                            let o = check::Operand {
+                                vreg: v.index,
+                                reg: phys,
+                                words: n,
+                                first_word,
+                                odd_pos: (spec.kind == OpKind::Def) == (spec.pos == OpPos::Early),
+                            };
+                            if spec.kind == OpKind::Def {
+                                defs.push(o);
+                            } else {
+                                uses.push(o);
+                            }
+                        }
+                        k += 1;
+                    });
+                    if let Some(msg) = bad {
+                        return Err(AllocError::Regalloc(msg));
+                    }
+                    let copy = step.copy.is_some() || step.part.is_some();
+                    if checker {
+                        ops.push(check::Op::Inst {
+                            at: insts.len(),
+                            uses,
+                            defs,
+                            clobbers: inst.clobbers().0,
+                            copy,
+                            copy_word: step.part.map_or(0, |(_, _, word)| word),
+                        });
+                    }
+                    if let Some((Reg::Phys(d), Reg::Phys(s))) = inst.is_move() {
+                        if u32::from(d.0) == u32::from(s.0) + u32::from(inst.move_word()) {
+                            continue;
+                        }
+                    }
+                    insts.push(inst);
+                }
+            }
+        }
+        if checker {
+            check_ops.push(ops);
+        }
+        blocks.push(AllocatedBlock {
+            id: BlockId(b as u32),
+            origin: prep.origins.get(b).copied().flatten(),
+            insts,
+        });
+    }
+    Ok((blocks, spills, reloads, check_ops))
+}
+
 /// Allocate registers for `vcode` (see the module essays of `machinst` and this file).
 pub fn allocate<I: MachInst>(
     vcode: &VCode<I>,
@@ -1184,6 +793,10 @@ struct Prepared {
 /// critical edges split) whose pressure is `press`; with `mix`, scalars beyond the Int
 /// class's 64 names go to the pair and quad classes too, else only to classes the code has no
 /// values of.
+///
+/// Long by design: the stages in their order (scalars spread over the classes, the name
+/// spaces, the class slices of [`SliceSearch`], the tight names under a budget, the
+/// physical registers, [`rewrite`]), each a call, with the state they hand on between them.
 fn allocate_prepared<I: MachInst>(
     mut vc: VCode<I>,
     prep: &Prepared,
@@ -1191,7 +804,7 @@ fn allocate_prepared<I: MachInst>(
     mut press: Pressure,
     mix: bool,
 ) -> Result<Option<Allocated<I>>, AllocError> {
-    let (fixed, reserve0, spill_base) = (&prep.fixed[..], prep.reserve0, prep.spill_base);
+    let (fixed, reserve0) = (&prep.fixed[..], prep.reserve0);
     let max_regs = opts.max_regs;
     let mut kinds = KINDS;
     // Whether the scalars have been spread over the other classes (once).
@@ -1203,7 +816,7 @@ fn allocate_prepared<I: MachInst>(
             spread = true;
         }
     }
-    let (mut want, mut min_needed) = start_sizes(&vc, &press, fixed);
+    let (want, min_needed) = start_sizes(&vc, &press, fixed);
     let ra_opts = ra::RegallocOptions {
         verbose_log: false,
         validate_ssa: true,
@@ -1226,9 +839,6 @@ fn allocate_prepared<I: MachInst>(
     } else {
         allocate_names(&mut vc, &kinds, fixed, &ra_opts, opts, hint, None)?
     };
-    let mut last_sizes = None;
-    // Registers regalloc2 tries last, once the retry below has set them.
-    let mut last_regs: Option<Vec<(RegKind, PhysReg)>> = None;
     let mut named_code = None;
     let mut named = named.map(|(classes, out, prog, per_acc)| {
         named_code = Some((prog, per_acc));
@@ -1249,119 +859,51 @@ fn allocate_prepared<I: MachInst>(
             named = Some((classes, out));
         }
     }
+    // Then the class slices: each class gets registers of its own, sized from the pressure
+    // and grown until regalloc2 allocates without spilling or spilling cannot be helped. After
+    // each attempt the strategies of [`SliceSearch`] are asked in this order; the first that
+    // changes something makes another attempt, and an attempt none of them can improve is
+    // taken.
+    let mut search = SliceSearch {
+        kinds,
+        press,
+        want,
+        min_needed,
+        last_sizes: None,
+        last_regs: None,
+        spread,
+    };
     let (mut classes, mut out, spills_forced) = loop {
         if let Some((classes, out)) = named.take() {
             break (classes, out, false);
         }
-        let classes = fit_sizes(&kinds, want, min_needed, fixed, max_regs, reserve0)?;
+        let classes = search.fit(fixed, max_regs, reserve0)?;
         let sizes = [classes[0].len(), classes[1].len(), classes[2].len()];
-        // A class with fewer registers than values live at one point must spill (a spill
-        // edit in that class): the attempt would be thrown away below, so it is not made and
-        // the sizes grow as that spill would make them grow.
-        let must_spill: [bool; 3] = [0, 1, 2].map(|c| press.exact[c] > sizes[c]);
-        let grows = (0..3).any(|c| must_spill[c] && sizes[c] < 64);
-        if grows && last_sizes != Some(sizes) {
-            last_sizes = Some(sizes);
-            for c in 0..3 {
-                if must_spill[c] {
-                    want[c] = (sizes[c] + sizes[c] / 2 + 4).min(64);
-                }
-            }
+        if search.grow_where_spill_is_certain(sizes) {
             continue;
         }
-        let to_preg = |kind: RegKind, r: PhysReg| {
-            let c = class_index(kind);
-            classes[c]
-                .iter()
-                .position(|b| *b == r.0)
-                .map(|i| ra::PReg::new(i, ra_class(kind)))
-        };
-        if fixed.is_empty() {
-            // `fixed_regs` lists every clobbered register and every fixed constraint: with
-            // none, resolving them would only reset the clobber sets (and it costs a walk
-            // over every operand of the function per attempt).
-            vc.resolve_no_fixed();
-        } else {
-            vc.resolve_fixed(&to_preg).map_err(AllocError::Invalid)?;
+        let (env, out, spilled) = attempt(&mut vc, &classes, fixed, &search, &ra_opts)?;
+        if search.try_fixed_registers_last(&vc, sizes, spilled, fixed, max_regs, reserve0) {
+            continue;
         }
-        let env = machine_env(&classes, last_regs.as_deref().unwrap_or_default());
-        let out = run_ra(&vc, &env, &ra_opts)?;
-        let mut spilled = [false; 3];
-        for (_, ra::Edit::Move { from, to }) in &out.edits {
-            for (a, other) in [(from, to), (to, from)] {
-                if a.is_stack() {
-                    if let Some(r) = other.as_reg() {
-                        spilled[class_of(r.class())] = true;
-                    }
-                }
-            }
+        if search.grow_spilled(sizes, spilled) {
+            continue;
         }
-        let any_spill = spilled.iter().any(|s| *s);
-        // Code with fixed registers (calls) that spills is allocated again with the fixed
-        // operands' registers tried last, and as many registers more in their class (so that
-        // as many are tried first as before). regalloc2 spreads values over every register
-        // of a class; a long-lived value that sits in a register a call's operand is fixed
-        // to is evicted by that operand, and where no other register is free over the
-        // evicted value's whole range, its pieces between uses go to the stack: a spill at
-        // low pressure. Not done from the start: where nothing spills, spreading values over
-        // all the registers makes fewer false dependencies for the scheduler.
-        if any_spill && last_regs.is_none() && !fixed.is_empty() {
-            let regs = fixed_operand_regs(&vc.insts);
-            let mut bigger = want;
-            for (c, b) in bigger.iter_mut().enumerate() {
-                let n = in_class(&regs, c);
-                if n > 0 {
-                    *b = (sizes[c] + n).min(64);
-                }
-            }
-            // Not where `max_regs` holds the classes down: there fewer registers tried first
-            // would only spill more.
-            let granted = fit_sizes(&kinds, bigger, min_needed, fixed, max_regs, reserve0)
-                .is_ok_and(|l| (0..3).all(|c| l[c].len() >= bigger[c]));
-            if granted && !regs.is_empty() {
-                last_regs = Some(regs);
-                want = bigger;
-                continue;
-            }
-            last_regs = Some(Vec::new());
+        if search.overflow_scalars_once(&mut vc, spilled, fixed)? {
+            continue;
         }
-        let grown = (0..3).any(|c| spilled[c] && sizes[c] < 64);
-        if !grown || last_sizes == Some(sizes) {
-            // The 32-bit class holds the fixed registers besides the values: where it spills
-            // at its largest size, a class the code does not use takes scalars too (as for
-            // more than 64 live scalars above), once.
-            if spilled[0] && !fixed.is_empty() && !spread {
-                spread = true;
-                if let Some(k) =
-                    overflow_scalars(&mut vc, fixed, false).map_err(AllocError::Invalid)?
-                {
-                    kinds = k;
-                    press = pressure(&vc);
-                    (want, min_needed) = start_sizes(&vc, &press, fixed);
-                    last_sizes = None;
-                    continue;
-                }
-            }
-            if opts.checker {
-                let mut checker = ra::checker::Checker::new(&vc, &env);
-                checker.prepare(&out);
-                checker
-                    .run()
-                    .map_err(|e| AllocError::Checker(format!("{e:?}")))?;
-            }
-            let forced = (0..3).any(|c| {
-                let fixed_in = in_class(fixed, c);
-                spilled[c] && sizes[c] == 64 && press.exact[c] + fixed_in > 64
-            });
-            break (classes, out, forced);
+        if opts.checker {
+            let mut checker = ra::checker::Checker::new(&vc, &env);
+            checker.prepare(&out);
+            checker
+                .run()
+                .map_err(|e| AllocError::Checker(format!("{e:?}")))?;
         }
-        last_sizes = Some(sizes);
-        for c in 0..3 {
-            if spilled[c] {
-                want[c] = (sizes[c] + sizes[c] / 2 + 4).min(64);
-            }
-        }
+        break (classes, out, search.forced(sizes, spilled, fixed));
     };
+    let SliceSearch {
+        kinds, min_needed, ..
+    } = search;
     // Under a register budget the class slices spill as soon as one width's peak outgrows its
     // slice, though the registers of the other widths are free there: names in smaller
     // classes, spilled by regalloc2 and coloured together, may spill less (matrixMul under
@@ -1419,144 +961,8 @@ fn allocate_prepared<I: MachInst>(
         }
     };
     let max_reg = count_regs(&prog, &acc_phys) - 1;
-    let (mut spills, mut reloads) = (0, 0);
-    let mut blocks = Vec::with_capacity(vc.num_blocks());
-    // What the final-assignment checker reads, per block (only filled when it runs).
-    let mut check_ops: Vec<Vec<check::Op>> = Vec::new();
-    // The instructions move into the result (each is visited once; the edits iterator only
-    // needs the block ranges), rather than being cloned. The blocks' ranges are consecutive
-    // from 0 (`VCode`'s invariant) and regalloc2 yields each block's instructions in order,
-    // so they come out in index order: they are taken straight from the vector's iterator
-    // (one move each, not a move into an `Option` slot and another out of it).
-    let mut taken = std::mem::take(&mut vc.insts).into_iter().enumerate();
-    for b in 0..vc.num_blocks() {
-        let (s, e) = vc.ranges[b];
-        let (ss, se) = prog.blocks[b];
-        let mut insts = Vec::with_capacity((e - s) as usize + 4);
-        let mut ops = Vec::new();
-        for step in &prog.steps[ss as usize..se as usize] {
-            let at = |k: usize| step.start as usize + k;
-            let reg = |k: usize| acc_phys[at(k)];
-            let words = |k: usize| prog.acc_widths[at(k)];
-            // the value's kind (a class may hold overflow scalars besides its own kind)
-            let kind_of = |k: usize| match words(k) {
-                1 => RegKind::B32,
-                2 => RegKind::B64,
-                _ => RegKind::B128,
-            };
-            match step.kind {
-                StepKind::Move => {
-                    let (f, t) = (reg(0), reg(1));
-                    if f != t {
-                        insts.push(I::gen_move(PhysReg(t), PhysReg(f), kind_of(1)));
-                    }
-                    ops.push(check::Op::Move {
-                        from: f,
-                        to: t,
-                        words: words(1),
-                    });
-                }
-                StepKind::Spill | StepKind::Reload => {
-                    let slot = step.slot;
-                    let offset = spill_base + slot * 4;
-                    if step.kind == StepKind::Spill {
-                        spills += 1;
-                        insts.push(I::gen_spill(offset, PhysReg(reg(0)), kind_of(0)));
-                        ops.push(check::Op::Spill {
-                            from: reg(0),
-                            slot,
-                            words: words(0),
-                        });
-                    } else {
-                        reloads += 1;
-                        insts.push(I::gen_reload(PhysReg(reg(0)), offset, kind_of(0)));
-                        ops.push(check::Op::Reload {
-                            to: reg(0),
-                            slot,
-                            words: words(0),
-                        });
-                    }
-                }
-                StepKind::Inst(i) => {
-                    let mut inst = match taken.next() {
-                        Some((n, inst)) if n == i as usize => inst,
-                        _ => {
-                            return Err(AllocError::Regalloc(format!(
-                                "instruction {i} placed out of order"
-                            )))
-                        }
-                    };
-                    let mut k = 0;
-                    let mut bad = None;
-                    let (mut uses, mut defs) = (Vec::new(), Vec::new());
-                    inst.visit_operands(&mut |r, spec| {
-                        let Reg::Virt(v) = *r else { return };
-                        if v.kind == RegKind::Pred {
-                            match prep.preds.get(&v.index) {
-                                Some(p) => *r = Reg::Pred(*p),
-                                None => bad = Some(format!("predicate {v} has no register")),
-                            }
-                            return;
-                        }
-                        if at(k) >= step.end as usize {
-                            bad = Some(format!("{v} did not get a register"));
-                            return;
-                        }
-                        let base = reg(k);
-                        let (phys, first_word, n) = match spec.half {
-                            Some(super::Half::Hi) => (base + 1, 1, 1),
-                            Some(super::Half::Lo) => (base, 0, 1),
-                            None => (base, 0, v.kind.gprs() as u8),
-                        };
-                        *r = Reg::Phys(PhysReg(phys));
-                        if opts.checker {
-                            let o = check::Operand {
-                                vreg: v.index,
-                                reg: phys,
-                                words: n,
-                                first_word,
-                                odd_pos: (spec.kind == OpKind::Def) == (spec.pos == OpPos::Early),
-                            };
-                            if spec.kind == OpKind::Def {
-                                defs.push(o);
-                            } else {
-                                uses.push(o);
-                            }
-                        }
-                        k += 1;
-                    });
-                    if let Some(msg) = bad {
-                        return Err(AllocError::Regalloc(msg));
-                    }
-                    let copy = step.copy.is_some() || step.part.is_some();
-                    if opts.checker {
-                        ops.push(check::Op::Inst {
-                            at: insts.len(),
-                            uses,
-                            defs,
-                            clobbers: inst.clobbers().0,
-                            copy,
-                            copy_word: step.part.map_or(0, |(_, _, word)| word),
-                        });
-                    }
-                    if let Some((Reg::Phys(d), Reg::Phys(s))) = inst.is_move() {
-                        if u32::from(d.0) == u32::from(s.0) + u32::from(inst.move_word()) {
-                            continue;
-                        }
-                    }
-                    insts.push(inst);
-                }
-            }
-        }
-        if opts.checker {
-            check_ops.push(ops);
-        }
-        blocks.push(AllocatedBlock {
-            id: BlockId(b as u32),
-            origin: prep.origins.get(b).copied().flatten(),
-            insts,
-        });
-    }
+    let (blocks, spills, reloads, check_ops) =
+        rewrite(&mut vc, &prog, &acc_phys, prep, opts.checker)?;
     if opts.checker {
         check::check(&check_ops, &vc.succs, &vc.params, out.num_spillslots)
             .map_err(|e| AllocError::Assignment(e.to_string()))?;

@@ -11,7 +11,17 @@
 //! to their value (constant expressions are evaluated while parsing), so a later stage never
 //! evaluates PTX expressions itself. Module-level directives stay in source order in
 //! [`Module::items`] so printing gives the file back in the same order.
+//!
+//! # Files of this module
+//!
+//! - `names.rs`: Names in the AST: a [`Name`] is an interned string with its span;
+//!   [`NameTable`] interns each distinct text once per module, and [`NameMemo`] caches a value
+//!   per interned name.
+//! - `erase.rs`: Span erasure.
 
+mod names;
+pub use names::*;
+mod erase;
 use crate::error::Span;
 pub use crate::ptx::opcodes::Opcode;
 use std::fmt;
@@ -24,75 +34,6 @@ pub struct Module {
     pub span: Span,
     /// What the parser learned about each distinct name of the file (by [`Name::id`]).
     pub names: NameTable,
-}
-
-/// One entry per distinct name text of a module, indexed by [`Name::id`] (the parser gives
-/// ids in order of first appearance). The checker and the IR builder key their scopes by id,
-/// so a name is hashed once, when it is parsed, instead of at every lookup.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct NameTable {
-    /// By id: the name split as [`crate::ptx::check::split_numbered`] splits its text
-    /// (`%rd12` → the id of `%rd` and 12, for `%rd<N>` declarations), `None` where it does not
-    /// split. The prefix is itself a name of the table.
-    pub numbered: Vec<Option<(u32, u32)>>,
-}
-
-impl NameTable {
-    /// How many distinct names (every id is below this).
-    pub fn len(&self) -> usize {
-        self.numbered.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.numbered.is_empty()
-    }
-
-    /// [`NameTable::numbered`] of a name.
-    pub fn numbered(&self, n: &Name) -> Option<(u32, u32)> {
-        self.numbered.get(n.id as usize).copied().flatten()
-    }
-}
-
-/// What a lookup found for each name of a module (by [`Name::id`]), remembered until what
-/// names mean can change: the checker and the IR builder resolve the same registers again
-/// and again in the same scopes, and a remembered answer is one slot read instead of a walk
-/// over the scopes' maps. [`NameMemo::forget`] (a declaration, a scope entered or left)
-/// makes every remembered answer stale at once, by starting a new epoch.
-#[derive(Clone, Debug)]
-pub struct NameMemo<T> {
-    /// By id: the answer and the epoch it was found in.
-    slots: Vec<(u64, T)>,
-    epoch: u64,
-}
-
-impl<T: Copy> NameMemo<T> {
-    /// A memo for the `names` of a module, remembering nothing (`empty` fills the slots).
-    pub fn new(names: &NameTable, empty: T) -> Self {
-        NameMemo {
-            slots: vec![(0, empty); names.len()],
-            epoch: 1,
-        }
-    }
-
-    /// What was remembered for `n` in the current epoch.
-    pub fn get(&self, n: &Name) -> Option<T> {
-        match self.slots.get(n.id as usize) {
-            Some(&(e, v)) if e == self.epoch => Some(v),
-            _ => None,
-        }
-    }
-
-    /// Remember `v` for `n` until the next [`NameMemo::forget`].
-    pub fn put(&mut self, n: &Name, v: T) {
-        if let Some(slot) = self.slots.get_mut(n.id as usize) {
-            *slot = (self.epoch, v);
-        }
-    }
-
-    /// What names mean may have changed: forget every answer.
-    pub fn forget(&mut self) {
-        self.epoch += 1;
-    }
 }
 
 impl Module {
@@ -132,111 +73,6 @@ impl Module {
             Item::Function(f) => Some(f),
             _ => None,
         })
-    }
-}
-
-/// A name as written, with where it was written.
-#[derive(Clone, Debug)]
-pub struct Name {
-    pub text: NameText,
-    pub span: Span,
-    /// The same for every name of the module with the same text, different for different
-    /// texts: an index into the module's [`NameTable`].
-    pub id: u32,
-}
-
-/// Text and place: the id follows from the text within a module (and is not comparable
-/// across modules, as after printing and parsing again).
-impl PartialEq for Name {
-    fn eq(&self, other: &Name) -> bool {
-        self.text == other.text && self.span == other.span
-    }
-}
-
-impl Eq for Name {}
-
-/// The text of a [`Name`], shared: the parser makes one per distinct text of a module and
-/// every name with that text holds it, so a name costs a reference count instead of an
-/// allocation and a copy of its bytes (a 4 MB file has about 200,000 names). Reads as a
-/// `str` (`Deref`, comparisons with `str` and `String`); `Debug` and `Display` print what
-/// the `str` prints.
-#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct NameText(Arc<str>);
-
-impl NameText {
-    pub fn new(text: &str) -> NameText {
-        NameText(Arc::from(text))
-    }
-
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-}
-
-impl std::ops::Deref for NameText {
-    type Target = str;
-    fn deref(&self) -> &str {
-        &self.0
-    }
-}
-
-impl std::borrow::Borrow<str> for NameText {
-    fn borrow(&self) -> &str {
-        &self.0
-    }
-}
-
-impl AsRef<str> for NameText {
-    fn as_ref(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Debug for NameText {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(&*self.0, f)
-    }
-}
-
-impl fmt::Display for NameText {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Display::fmt(&*self.0, f)
-    }
-}
-
-impl PartialEq<str> for NameText {
-    fn eq(&self, other: &str) -> bool {
-        *self.0 == *other
-    }
-}
-
-impl PartialEq<&str> for NameText {
-    fn eq(&self, other: &&str) -> bool {
-        *self.0 == **other
-    }
-}
-
-impl PartialEq<String> for NameText {
-    fn eq(&self, other: &String) -> bool {
-        *self.0 == **other
-    }
-}
-
-impl PartialEq<NameText> for str {
-    fn eq(&self, other: &NameText) -> bool {
-        *self == *other.0
-    }
-}
-
-impl PartialEq<NameText> for &str {
-    fn eq(&self, other: &NameText) -> bool {
-        **self == *other.0
-    }
-}
-
-impl PartialEq<NameText> for String {
-    fn eq(&self, other: &NameText) -> bool {
-        **self == *other.0
     }
 }
 
@@ -1252,181 +1088,6 @@ pub fn is_special_register(name: &str) -> bool {
         return false;
     }
     SPECIAL_REGISTERS.binary_search(&name).is_ok()
-}
-
-// ---- span erasure (for comparing ASTs structurally, e.g. in the round-trip tests) --------
-
-impl Module {
-    /// A copy with every span set to the empty span, so two parses of differently laid out
-    /// text compare equal when they mean the same thing.
-    pub fn without_spans(&self) -> Module {
-        let mut m = self.clone();
-        m.span = Span::default();
-        m.names = NameTable::default();
-        for item in &mut m.items {
-            match item {
-                Item::Version { span, .. }
-                | Item::AddressSize { span, .. }
-                | Item::File { span, .. }
-                | Item::Pragma { span, .. }
-                | Item::Section { span, .. } => *span = Span::default(),
-                Item::Target { targets, span } => {
-                    *span = Span::default();
-                    targets.iter_mut().for_each(clear_name);
-                }
-                Item::Loc(l) => l.span = Span::default(),
-                Item::Alias {
-                    alias,
-                    aliasee,
-                    span,
-                } => {
-                    *span = Span::default();
-                    clear_name(alias);
-                    clear_name(aliasee);
-                }
-                Item::Var(v) => clear_var(v),
-                Item::Function(f) => {
-                    f.span = Span::default();
-                    clear_name(&mut f.name);
-                    f.rets.iter_mut().flatten().for_each(clear_var);
-                    f.params.iter_mut().for_each(clear_var);
-                    for p in &mut f.perf {
-                        match p {
-                            PerfDirective::MaxNtid(_, s)
-                            | PerfDirective::ReqNtid(_, s)
-                            | PerfDirective::MinNctaPerSm(_, s)
-                            | PerfDirective::MaxNctaPerSm(_, s)
-                            | PerfDirective::MaxNreg(_, s)
-                            | PerfDirective::Pragma(_, s) => *s = Span::default(),
-                        }
-                    }
-                    if let Some(b) = &mut f.body {
-                        clear_block(b);
-                    }
-                }
-            }
-        }
-        m
-    }
-}
-
-fn clear_name(n: &mut Name) {
-    n.span = Span::default();
-}
-
-fn clear_var(v: &mut VarDecl) {
-    v.span = Span::default();
-    for d in &mut v.names {
-        clear_name(&mut d.name);
-        if let Some(i) = &mut d.init {
-            clear_init(i);
-        }
-    }
-}
-
-fn clear_init(i: &mut Init) {
-    match i {
-        Init::Imm(_, s) => *s = Span::default(),
-        Init::Addr { name, span, .. } => {
-            clear_name(name);
-            *span = Span::default();
-        }
-        Init::List(items, s) => {
-            *s = Span::default();
-            items.iter_mut().for_each(clear_init);
-        }
-        Init::Fields(fields, s) => {
-            *s = Span::default();
-            for (k, v) in fields {
-                clear_name(k);
-                if let FieldValue::Word(w) = v {
-                    clear_name(w);
-                }
-            }
-        }
-    }
-}
-
-fn clear_block(b: &mut Block) {
-    b.span = Span::default();
-    for s in &mut b.stmts {
-        match s {
-            Statement::Label(n) => clear_name(n),
-            Statement::Var(v) => clear_var(v),
-            Statement::Block(b) => clear_block(b),
-            Statement::Loc(l) => l.span = Span::default(),
-            Statement::Pragma(_, s) => *s = Span::default(),
-            Statement::Targets {
-                name,
-                targets,
-                span,
-                ..
-            } => {
-                clear_name(name);
-                *span = Span::default();
-                targets.iter_mut().for_each(clear_name);
-            }
-            Statement::Prototype {
-                name,
-                rets,
-                params,
-                span,
-                ..
-            } => {
-                clear_name(name);
-                *span = Span::default();
-                rets.iter_mut().flatten().for_each(clear_var);
-                params.iter_mut().for_each(clear_var);
-            }
-            Statement::Instr(i) => {
-                i.span = Span::default();
-                i.opcode_span = Span::default();
-                if let Some(g) = &mut i.guard {
-                    clear_name(&mut g.pred);
-                }
-                i.operands.iter_mut().for_each(clear_operand);
-            }
-        }
-    }
-}
-
-fn clear_operand(o: &mut Operand) {
-    match o {
-        Operand::Name(n)
-        | Operand::Special { name: n, .. }
-        | Operand::Elem { name: n, .. }
-        | Operand::Selected { name: n, .. } => clear_name(n),
-        Operand::NameOffset { name, span, .. } => {
-            clear_name(name);
-            *span = Span::default();
-        }
-        Operand::Imm(_, s) | Operand::Sink(s) => *s = Span::default(),
-        Operand::Address(a) => clear_addr(a),
-        Operand::Indexed { base, index, span } => {
-            clear_name(base);
-            clear_addr(index);
-            *span = Span::default();
-        }
-        Operand::Vector(items, s) | Operand::TexArgs(items, s) | Operand::List(items, s) => {
-            *s = Span::default();
-            items.iter_mut().for_each(clear_operand);
-        }
-        Operand::Not(inner, s) | Operand::Neg(inner, s) => {
-            *s = Span::default();
-            clear_operand(inner);
-        }
-        Operand::PredPair(a, b) => {
-            clear_name(a);
-            clear_name(b);
-        }
-    }
-}
-
-fn clear_addr(a: &mut AddrExpr) {
-    a.span = Span::default();
-    if let Some(b) = &mut a.base {
-        clear_name(b);
-    }
 }
 
 #[cfg(test)]

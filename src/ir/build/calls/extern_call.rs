@@ -1,0 +1,256 @@
+//! Calls that stay calls: system functions (`vprintf`, `malloc`, `free`, `__assertfail`) and
+//! recursive subroutines, under the sm_50 call ABI (docs/calls.md): [`ExternSig`] says which
+//! registers each parameter and the result take, and [`FnBuilder::extern_call`] reads the
+//! argument stores into them and makes an [`crate::ir::InstData::ExternCall`].
+//!
+//! In: a `call` the expander left in place, with its signature. Out: the call instruction and
+//! its result written to the result store or register. Invariant: arguments take R4..R15.
+
+use super::*;
+
+/// The bodiless functions a whole-program cubin may call: the driver resolves them (ptxas
+/// 11.8 refuses any other unresolved `.extern .func` with "Unresolved extern function").
+pub(in crate::ir::build) fn is_system_function(name: &str) -> bool {
+    matches!(name, "vprintf" | "malloc" | "free" | "__assertfail")
+}
+
+/// Where a system function's parameters and result go under the sm_50 call ABI
+/// (docs/calls.md): one entry per parameter, its size and first register.
+#[derive(Clone, Debug)]
+pub(in crate::ir::build) struct ExternSig {
+    pub name: String,
+    /// Per parameter: (bytes, first register).
+    pub params: Vec<(u32, u8)>,
+    /// Bytes of the one result (0: none); its words are R4, R5, ..
+    pub ret_bytes: u32,
+}
+
+impl ExternSig {
+    /// The register layout of `f`'s parameters, as ptxas 11.8 lays them out: from R4 up, a
+    /// parameter of one word takes the lowest free register (filling a hole an 8-aligned one
+    /// left), a wider one the registers after the highest taken, starting at an even one when
+    /// it is 8-aligned. Parameters past R15 (passed on the stack) are refused.
+    pub fn of(f: &ast::Function) -> Result<ExternSig, String> {
+        let name = f.name.text.to_string();
+        let mut taken = [false; 16];
+        let mut params = Vec::new();
+        for d in &f.params {
+            for n in &d.names {
+                let bytes = decl_size(d, n);
+                let words = bytes.div_ceil(4).max(1) as usize;
+                let align = d.align.unwrap_or_else(|| (d.ty.bits() / 8).max(1));
+                let first = if words == 1 {
+                    (4..16).find(|&r| !taken[r])
+                } else {
+                    let after = (4..16).rev().find(|&r| taken[r]).map_or(4, |r| r + 1);
+                    let start = if align >= 8 {
+                        after.next_multiple_of(2)
+                    } else {
+                        after
+                    };
+                    (start + words <= 16).then_some(start)
+                };
+                let Some(first) = first else {
+                    return Err(format!(
+                        "unsupported call to '{name}': its arguments need more than the 12 argument registers R4..R15 (stack arguments are not supported)"
+                    ));
+                };
+                taken[first..first + words]
+                    .iter_mut()
+                    .for_each(|t| *t = true);
+                params.push((bytes, first as u8));
+            }
+        }
+        let rets: Vec<u32> = f
+            .rets
+            .iter()
+            .flatten()
+            .flat_map(|d| d.names.iter().map(move |n| decl_size(d, n)))
+            .collect();
+        if rets.len() > 1 || rets.iter().any(|&b| b > 8) {
+            return Err(format!(
+                "unsupported call to '{name}': a result wider than 8 bytes, or more than one"
+            ));
+        }
+        Ok(ExternSig {
+            name,
+            params,
+            ret_bytes: rets.first().copied().unwrap_or(0),
+        })
+    }
+}
+
+impl FnBuilder<'_, '_> {
+    /// A `call` of a system function (the expander left it in place): the argument stores'
+    /// words into the ABI's registers, an `ExternCall`, its result words into the result
+    /// store or register.
+    /// Building a subroutine: a store for its result (bound to the result's name), and its
+    /// size; `None` when it returns nothing.
+    pub(in crate::ir::build) fn declare_sub_result(
+        &mut self,
+        f: &ast::Function,
+        sig: &ExternSig,
+    ) -> Option<Option<(usize, u32)>> {
+        let Some((d, n)) = f
+            .rets
+            .iter()
+            .flatten()
+            .flat_map(|d| d.names.iter().map(move |n| (d, n)))
+            .next()
+        else {
+            return Some(None);
+        };
+        if d.space == StateSpace::Reg {
+            self.error(
+                n.name.span,
+                "unsupported: a .reg result of a recursive function",
+            );
+            return None;
+        }
+        let Sym::Arg { store } = self.new_store(sig.ret_bytes) else {
+            return None;
+        };
+        self.scopes[0].syms.insert(n.name.id, Sym::Arg { store });
+        Some(Some((store, sig.ret_bytes)))
+    }
+
+    /// `ret`/`exit` outside any inlined callee: the kernel's end, or a subroutine's `ret`,
+    /// which returns the result store's bytes as the ABI's result words.
+    pub(in crate::ir::build) fn frame0_ret(&mut self, ins: &Instruction) -> Option<()> {
+        let Some(result) = self.sub_ret.filter(|_| ins.opcode == Opcode::Ret) else {
+            self.ins().ret();
+            return Some(());
+        };
+        let words = match result {
+            None => Vec::new(),
+            Some((store, 8)) => vec![self.arg_read(store, 0, 8, ins.span)?],
+            Some((store, 4)) => vec![self.arg_read(store, 0, 4, ins.span)?],
+            Some((store, b @ (1 | 2))) => {
+                let v = self.arg_read(store, 0, b, ins.span)?;
+                vec![self.ins().zext(Type::I32, v)]
+            }
+            Some((_, b)) => {
+                self.error(ins.span, format!("unsupported {b}-byte result"));
+                return None;
+            }
+        };
+        self.ins().sub_return(&words);
+        Some(())
+    }
+
+    pub(in crate::ir::build) fn extern_call(&mut self, ins: &Instruction) -> Option<()> {
+        let Some(sig) = self
+            .extern_sigs
+            .get(&(ins as *const Instruction as usize))
+            .cloned()
+        else {
+            self.error(
+                ins.span,
+                "internal error: a call left to the ABI has no signature",
+            );
+            return None;
+        };
+        let (ret_ops, arg_ops) = call_lists(ins)?;
+        if arg_ops.len() != sig.params.len() {
+            self.error(
+                ins.span,
+                format!(
+                    "call to '{}' passes {} arguments, it takes {}",
+                    sig.name,
+                    arg_ops.len(),
+                    sig.params.len()
+                ),
+            );
+            return None;
+        }
+        let mut args = Vec::new();
+        let mut regs = Vec::new();
+        for (arg, &(bytes, first)) in arg_ops.iter().zip(&sig.params) {
+            let store = self.arg_store(arg, bytes, None)?;
+            if bytes == 8 {
+                // A 64-bit argument (a pointer, a size): one read, split into its words.
+                let v = self.arg_read(store, 0, 8, arg.span())?;
+                args.push(v);
+                regs.push(first);
+                continue;
+            }
+            for w in 0..bytes.div_ceil(4) {
+                let n = (bytes - 4 * w).min(4);
+                // A 3-byte tail is read as a 2- and a 1-byte piece.
+                let pieces: &[u32] = match n {
+                    4 => &[4],
+                    3 => &[2, 1],
+                    2 => &[2],
+                    _ => &[1],
+                };
+                let mut word = None;
+                let mut at = 0;
+                for &piece in pieces {
+                    let v = self.arg_read(store, 4 * w + at, piece, arg.span())?;
+                    let v = if piece < 4 {
+                        self.ins().zext(Type::I32, v)
+                    } else {
+                        v
+                    };
+                    let v = if at > 0 {
+                        let sh = self.ins().iconst(Type::I32, i64::from(at * 8));
+                        self.ins().binary(BinaryOp::Shl, v, sh)
+                    } else {
+                        v
+                    };
+                    word = Some(match word {
+                        None => v,
+                        Some(w0) => self.ins().binary(BinaryOp::Or, w0, v),
+                    });
+                    at += piece;
+                }
+                args.push(word?);
+                regs.push(first + w as u8);
+            }
+        }
+        let callee = match self.m.ir.extern_funcs.iter().position(|n| *n == sig.name) {
+            Some(i) => i,
+            None => {
+                self.m.ir.extern_funcs.push(sig.name.clone());
+                self.m.ir.extern_funcs.len() - 1
+            }
+        } as u32;
+        let ret_ty: &[Type] = match sig.ret_bytes {
+            0 => &[],
+            8 => &[Type::I64],
+            _ => &[Type::I32],
+        };
+        let rets = self.ins().extern_call(callee, &args, &regs, ret_ty);
+        let (Some(dest), Some(&ret)) = (ret_ops.first(), rets.first()) else {
+            return Some(());
+        };
+        // The result as one value of the result's width.
+        let value = match sig.ret_bytes {
+            4 | 8 => ret,
+            b @ (1 | 2) => self.ins().trunc(int_of_bits(b * 8)?, ret),
+            _ => {
+                self.error(
+                    ins.span,
+                    format!("unsupported {}-byte result", sig.ret_bytes),
+                );
+                return None;
+            }
+        };
+        match dest {
+            Operand::Sink(_) => Some(()),
+            Operand::Name(a) => match self.lookup(a) {
+                Some(Err(Sym::Arg { store })) => {
+                    self.arg_write(store, 0, sig.ret_bytes, value, ins.span)
+                }
+                _ => {
+                    let v = self.dest1(dest)?;
+                    self.write(v, value, false, ins.span)
+                }
+            },
+            other => {
+                let v = self.dest1(other)?;
+                self.write(v, value, false, ins.span)
+            }
+        }
+    }
+}

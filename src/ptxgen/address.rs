@@ -1,0 +1,462 @@
+//! The address-expression kernels of the generator ([`generate_address`]): straight-line
+//! accesses whose addresses are random `add/sub/shl/neg/mul.wide/cvt` index trees over special
+//! registers, masked parameters and constants, kept in bounds by interval arithmetic (not by
+//! `and` masks), so that the whole tree is address arithmetic the folder sees.
+//!
+//! In: a [`Source`] of choices. Out: a [`GenKernel`]. Invariant: every intermediate value of an
+//! index tree stays within ±`ADDR_BOUND` (no 32-bit operation wraps), every access falls in its
+//! region, and each thread writes only its own slice.
+
+use super::*;
+
+// ------------------------------------------------------------------ address expressions
+
+/// Bytes of `pout` each thread owns in an address-expression kernel.
+pub(super) const ADDR_SLICE: u32 = 1024;
+
+/// Bound on any intermediate value of an index tree, so no 32-bit operation wraps.
+pub(super) const ADDR_BOUND: i64 = 1 << 20;
+
+/// An index tree: its PTX register, whether it is 64-bit, and the interval of its value.
+#[derive(Clone, Debug)]
+pub(super) struct Idx {
+    pub(super) reg: String,
+    pub(super) wide: bool,
+    pub(super) lo: i64,
+    pub(super) hi: i64,
+}
+
+impl Gen<'_, '_> {
+    /// A random index tree of `add/sub/shl/neg/mul.wide/cvt` over special registers, masked
+    /// scalar parameters and constants, whose value (tracked as an interval) stays within
+    /// ±[`ADDR_BOUND`]; `depth` limits its height.
+    pub(super) fn index_tree(&mut self, wide: bool, depth: u32, leaves: &[Idx]) -> Idx {
+        let leaf = depth == 0 || self.src.chance(25);
+        if leaf {
+            let same: Vec<Idx> = leaves.iter().filter(|l| l.wide == wide).cloned().collect();
+            if !same.is_empty() && self.src.chance(80) {
+                return self.pick(&same);
+            }
+            let k = self.src.below(64) as i64 - 16;
+            let (reg, wide) = if wide {
+                let d = self.r64();
+                self.emit(&format!("mov.s64 {d}, {k};"));
+                (d, true)
+            } else {
+                let d = self.r32();
+                self.emit(&format!("mov.s32 {d}, {k};"));
+                (d, false)
+            };
+            return Idx {
+                reg,
+                wide,
+                lo: k,
+                hi: k,
+            };
+        }
+        let bits = if wide { 64 } else { 32 };
+        let r = match self.src.below(if wide { 7 } else { 5 }) {
+            0 | 1 => {
+                let a = self.index_tree(wide, depth - 1, leaves);
+                let b = self.index_tree(wide, depth - 1, leaves);
+                let sub = self.src.chance(40);
+                let d = if wide { self.r64() } else { self.r32() };
+                let (op, lo, hi) = if sub {
+                    ("sub", a.lo - b.hi, a.hi - b.lo)
+                } else {
+                    ("add", a.lo + b.lo, a.hi + b.hi)
+                };
+                self.emit(&format!("{op}.s{bits} {d}, {}, {};", a.reg, b.reg));
+                Idx {
+                    reg: d,
+                    wide,
+                    lo,
+                    hi,
+                }
+            }
+            2 => {
+                let a = self.index_tree(wide, depth - 1, leaves);
+                let k = self.src.below(4);
+                let d = if wide { self.r64() } else { self.r32() };
+                self.emit(&format!("shl.b{bits} {d}, {}, {k};", a.reg));
+                Idx {
+                    reg: d,
+                    wide,
+                    lo: a.lo << k,
+                    hi: a.hi << k,
+                }
+            }
+            3 => {
+                let a = self.index_tree(wide, depth - 1, leaves);
+                let d = if wide { self.r64() } else { self.r32() };
+                self.emit(&format!("neg.s{bits} {d}, {};", a.reg));
+                Idx {
+                    reg: d,
+                    wide,
+                    lo: -a.hi,
+                    hi: -a.lo,
+                }
+            }
+            4 if !wide => {
+                // A 64-bit subtree truncated (exact: its value fits 32 bits).
+                let a = self.index_tree(true, depth - 1, leaves);
+                let d = self.r32();
+                self.emit(&format!("cvt.u32.u64 {d}, {};", a.reg));
+                Idx {
+                    reg: d,
+                    wide: false,
+                    lo: a.lo,
+                    hi: a.hi,
+                }
+            }
+            4 => {
+                // mul.wide of a 32-bit subtree by a small constant (signed unless the subtree is
+                // known non-negative, then either).
+                let a = self.index_tree(false, depth - 1, leaves);
+                let k = [1i64, 2, 3, 4, 8, 12][self.src.below(6) as usize];
+                let s = if a.lo >= 0 && self.src.chance(50) {
+                    "u32"
+                } else {
+                    "s32"
+                };
+                let d = self.r64();
+                self.emit(&format!("mul.wide.{s} {d}, {}, {k};", a.reg));
+                Idx {
+                    reg: d,
+                    wide: true,
+                    lo: a.lo * k,
+                    hi: a.hi * k,
+                }
+            }
+            _ => {
+                // cvt.s64.s32, or cvt.u64.u32 of a non-negative subtree.
+                let a = self.index_tree(false, depth - 1, leaves);
+                let s = if a.lo >= 0 && self.src.chance(50) {
+                    "u64.u32"
+                } else {
+                    "s64.s32"
+                };
+                let d = self.r64();
+                self.emit(&format!("cvt.{s} {d}, {};", a.reg));
+                Idx {
+                    reg: d,
+                    wide: true,
+                    lo: a.lo,
+                    hi: a.hi,
+                }
+            }
+        };
+        if r.lo < -ADDR_BOUND || r.hi > ADDR_BOUND {
+            // Too wide a range: fall back to a leaf (the emitted subtree stays, unused).
+            return self.index_tree(wide, 0, leaves);
+        }
+        r
+    }
+}
+
+/// Generate one kernel of address expressions: every access goes to
+/// `base + (T << log2(size)) + D` where `T` is a random [`Gen::index_tree`] over `%tid.x`,
+/// `%ctaid.x`, `%ntid.x`, masked scalar parameters and constants (32- or 64-bit), and `D`
+/// (in the chain or in the instruction) moves the interval of `T` into the region. Regions:
+/// the input `pin0` (global through `cvta.to.global`, or generic), the thread's own slice of
+/// `pout` (global or generic), its own slice of a shared array (shared, or generic through
+/// `cvta.shared`, where the chain's `Plg` picks the window) and its local array (local or
+/// generic). Loaded values are xor-ed into an accumulator stored at the end of the slice; own
+/// regions are filled first, so every load reads defined bytes and no two threads write the
+/// same byte.
+pub fn generate_address(src: &mut Source) -> GenKernel {
+    let addr64 = src.below(4) != 0;
+    let block_x = [32u32, 64][src.below(2) as usize];
+    let grid_x = 1 + src.below(2);
+    let threads = block_x * grid_x;
+    let ptr = if addr64 { "u64" } else { "u32" };
+    let mut g = Gen {
+        src,
+        body: String::new(),
+        n32: 0,
+        n64: 0,
+        npred: 0,
+        nlabel: 0,
+        v32: Vec::new(),
+        v64: Vec::new(),
+        regions: Vec::new(),
+        depth: 0,
+        budget: 0,
+        sh_written: false,
+        sh_read_other: false,
+        diverged: false,
+        nf32: 0,
+        nf64: 0,
+        tail: Vec::new(),
+    };
+    // Leaves: special registers and masked parameters.
+    let mut leaves = Vec::new();
+    for (sreg, hi) in [
+        ("%tid.x", i64::from(block_x) - 1),
+        ("%ctaid.x", i64::from(grid_x) - 1),
+        ("%ntid.x", i64::from(block_x)),
+    ] {
+        let r = g.r32();
+        g.emit(&format!("mov.u32 {r}, {sreg};"));
+        let lo = if sreg == "%ntid.x" { hi } else { 0 };
+        leaves.push(Idx {
+            reg: r,
+            wide: false,
+            lo,
+            hi,
+        });
+    }
+    let tid = leaves[0].reg.clone();
+    for p in ["s0", "s1"] {
+        let (r, m) = (g.r32(), g.r32());
+        g.emit(&format!("ld.param.u32 {r}, [{p}];"));
+        g.emit(&format!("and.b32 {m}, {r}, 255;"));
+        leaves.push(Idx {
+            reg: m,
+            wide: false,
+            lo: 0,
+            hi: 255,
+        });
+    }
+    {
+        let (r, m) = (g.r64(), g.r64());
+        g.emit(&format!("ld.param.u64 {r}, [s2];"));
+        g.emit(&format!("and.b64 {m}, {r}, 1023;"));
+        leaves.push(Idx {
+            reg: m,
+            wide: true,
+            lo: 0,
+            hi: 1023,
+        });
+    }
+    let gtid = g.r32();
+    g.emit(&format!(
+        "mad.lo.s32 {gtid}, {}, {}, {tid};",
+        leaves[1].reg, leaves[2].reg
+    ));
+    let mut bases = Vec::new();
+    for name in ["pin0", "pout"] {
+        let r = if addr64 { g.r64() } else { g.r32() };
+        g.emit(&format!("ld.param.{ptr} {r}, [{name}];"));
+        bases.push(r);
+    }
+    // Own slice of pout.
+    let own = if addr64 { g.r64() } else { g.r32() };
+    if addr64 {
+        let x = g.r64();
+        g.emit(&format!("mul.wide.u32 {x}, {gtid}, {ADDR_SLICE};"));
+        g.emit(&format!("add.s64 {own}, {}, {x};", bases[1]));
+    } else {
+        g.emit(&format!(
+            "mad.lo.s32 {own}, {gtid}, {ADDR_SLICE}, {};",
+            bases[1]
+        ));
+    }
+    // Own shared slice and the local array, filled with defined values.
+    let sh_own = g.r32();
+    g.emit(&format!("mov.u32 {sh_own}, sh;"));
+    g.emit(&format!(
+        "mad.lo.s32 {sh_own}, {tid}, {SHARED_SLICE}, {sh_own};"
+    ));
+    let lc = g.r32();
+    g.emit(&format!("mov.u32 {lc}, lc;"));
+    let fill = g.r32();
+    g.emit(&format!("mad.lo.s32 {fill}, {gtid}, 40503, 12345;"));
+    for k in 0..SHARED_SLICE / 4 {
+        g.emit(&format!("st.shared.u32 [{sh_own}+{}], {fill};", 4 * k));
+        g.emit(&format!("add.s32 {fill}, {fill}, 977;"));
+    }
+    for k in 0..LOCAL_BYTES / 4 {
+        g.emit(&format!("st.local.u32 [{lc}+{}], {fill};", 4 * k));
+        g.emit(&format!("add.s32 {fill}, {fill}, 977;"));
+    }
+    let acc = g.r64();
+    g.emit(&format!("mov.u64 {acc}, 0;"));
+
+    // Each access: a region (base register, kind, address width, bytes, writable), then
+    // its index tree.
+    let n = 2 + g.src.below(6);
+    for _ in 0..n {
+        let which = g.src.below(4);
+        let generic = g.src.chance(40);
+        let (base, kind, wide, bytes, writable) = match which {
+            0 => {
+                let b = if !generic && g.src.chance(60) {
+                    let c = if addr64 { g.r64() } else { g.r32() };
+                    g.emit(&format!("cvta.to.global.{ptr} {c}, {};", bases[0]));
+                    c
+                } else {
+                    bases[0].clone()
+                };
+                let kind = if generic { Kind::Generic } else { Kind::Global };
+                (b, kind, addr64, INPUT_ELEMS * 8, false)
+            }
+            1 => {
+                let kind = if generic { Kind::Generic } else { Kind::Global };
+                (own.clone(), kind, addr64, ADDR_SLICE - 16, true)
+            }
+            2 | 3 => {
+                let (space, own_reg, bytes) = if which == 2 {
+                    ("shared", &sh_own, SHARED_SLICE)
+                } else {
+                    ("local", &lc, LOCAL_BYTES)
+                };
+                if generic {
+                    let c = if addr64 { g.r64() } else { g.r32() };
+                    if addr64 {
+                        let w = g.r64();
+                        g.emit(&format!("cvt.u64.u32 {w}, {own_reg};"));
+                        g.emit(&format!("cvta.{space}.u64 {c}, {w};"));
+                    } else {
+                        g.emit(&format!("cvta.{space}.u32 {c}, {own_reg};"));
+                    }
+                    (c, Kind::Generic, addr64, bytes, true)
+                } else {
+                    let kind = if which == 2 {
+                        Kind::Shared
+                    } else {
+                        Kind::Local
+                    };
+                    (own_reg.clone(), kind, false, bytes, true)
+                }
+            }
+            _ => unreachable!(),
+        };
+        let (size, ty) =
+            [(1u32, "u8"), (2, "u16"), (4, "u32"), (8, "u64")][g.src.below(4) as usize];
+        let elems = i64::from(bytes / size);
+        let tree_wide = g.src.chance(50) && wide;
+        let height = 1 + g.src.below(3);
+        let t = g.index_tree(tree_wide, height, &leaves);
+        let t = if t.hi - t.lo >= elems {
+            // Too wide for the region: a leaf that fits instead.
+            Idx {
+                reg: leaves[0].reg.clone(),
+                wide: false,
+                lo: 0,
+                hi: leaves[0].hi,
+            }
+        } else {
+            t
+        };
+        let t = if t.hi - t.lo >= elems {
+            let d = g.r32();
+            g.emit(&format!("mov.u32 {d}, 0;"));
+            Idx {
+                reg: d,
+                wide: false,
+                lo: 0,
+                hi: 0,
+            }
+        } else {
+            t
+        };
+        let slack = (elems - 1 - (t.hi - t.lo)).max(0);
+        let dels = -t.lo + i64::from(g.src.below(slack.min(1000) as u32 + 1));
+        let disp = dels * i64::from(size);
+        let k = size.trailing_zeros();
+        // Scale and widen the index to the address width.
+        let scaled = if wide {
+            let s = g.r64();
+            if t.wide {
+                g.emit(&format!("shl.b64 {s}, {}, {k};", t.reg));
+            } else if g.src.chance(50) {
+                g.emit(&format!("mul.wide.s32 {s}, {}, {size};", t.reg));
+            } else {
+                let w = g.r64();
+                g.emit(&format!("cvt.s64.s32 {w}, {};", t.reg));
+                g.emit(&format!("shl.b64 {s}, {w}, {k};"));
+            }
+            s
+        } else {
+            let s = g.r32();
+            let src = if t.wide {
+                let c = g.r32();
+                g.emit(&format!("cvt.u32.u64 {c}, {};", t.reg));
+                c
+            } else {
+                t.reg.clone()
+            };
+            g.emit(&format!("shl.b32 {s}, {src}, {k};"));
+            s
+        };
+        let bits = if wide { 64 } else { 32 };
+        let a = if wide { g.r64() } else { g.r32() };
+        let (at, imm) = match g.src.below(3) {
+            0 => {
+                g.emit(&format!("add.s{bits} {a}, {base}, {scaled};"));
+                (a, disp)
+            }
+            1 => {
+                let s2 = if wide { g.r64() } else { g.r32() };
+                g.emit(&format!("add.s{bits} {s2}, {scaled}, {disp};"));
+                g.emit(&format!("add.s{bits} {a}, {s2}, {base};"));
+                (a, 0)
+            }
+            _ => {
+                let b2 = if wide { g.r64() } else { g.r32() };
+                g.emit(&format!("add.s{bits} {b2}, {base}, {disp};"));
+                g.emit(&format!("add.s{bits} {a}, {b2}, {scaled};"));
+                (a, 0)
+            }
+        };
+        let space = match kind {
+            Kind::Global => ".global",
+            Kind::Generic => "",
+            Kind::Shared => ".shared",
+            Kind::Local => ".local",
+        };
+        let addr = if imm != 0 {
+            format!("[{at}+{imm}]")
+        } else {
+            format!("[{at}]")
+        };
+        if writable && g.src.chance(50) {
+            let v = if size == 8 { acc.clone() } else { fill.clone() };
+            g.emit(&format!("st{space}.{ty} {addr}, {v};"));
+        } else {
+            let d = g.r64();
+            if size == 8 {
+                g.emit(&format!("ld{space}.u64 {d}, {addr};"));
+            } else {
+                let d32 = g.r32();
+                g.emit(&format!("ld{space}.{ty} {d32}, {addr};"));
+                g.emit(&format!("cvt.u64.u32 {d}, {d32};"));
+            }
+            g.emit(&format!("xor.b64 {acc}, {acc}, {d};"));
+            g.emit(&format!("shl.b64 {acc}, {acc}, 1;"));
+        }
+    }
+    g.emit(&format!("st.u64 [{own}+{}], {acc};", ADDR_SLICE - 8));
+    g.emit("ret;");
+
+    let mut ptx = String::new();
+    let _ = writeln!(
+        ptx,
+        ".version 7.0\n.target sm_50\n.address_size {}\n",
+        if addr64 { 64 } else { 32 }
+    );
+    let _ = writeln!(
+        ptx,
+        ".visible .entry fz(.param .{ptr} pin0, .param .{ptr} pin1, .param .{ptr} pout, \
+         .param .u32 s0, .param .u32 s1, .param .u64 s2)\n{{"
+    );
+    let _ = writeln!(ptx, "    .reg .b32 %r<{}>;", g.n32 + 1);
+    let _ = writeln!(ptx, "    .reg .b64 %rd<{}>;", g.n64 + 1);
+    let _ = writeln!(ptx, "    .reg .pred %p<{}>;", g.npred + 1);
+    let _ = writeln!(
+        ptx,
+        "    .shared .align 16 .b8 sh[{}];",
+        block_x * SHARED_SLICE
+    );
+    let _ = writeln!(ptx, "    .local .align 16 .b8 lc[{LOCAL_BYTES}];");
+    ptx.push_str(&g.body);
+    ptx.push_str("}\n");
+    let total = u64::from(threads) * u64::from(ADDR_SLICE);
+    GenKernel {
+        ptx,
+        grid: [grid_x, 1, 1],
+        block: [block_x, 1, 1],
+        buffer_size: total.max(u64::from(INPUT_ELEMS) * 8 * 2 + 1024),
+    }
+}

@@ -1,0 +1,249 @@
+//! Addressing and filtering: a [`Footprint`] is one level and face of a texture under a
+//! sampler; it maps coordinates to texels under the address modes (wrap, mirror, clamp,
+//! border), reads texels as result lanes, and filters (point or linear, with weights in 9-bit
+//! fixed point as the hardware has them). Cube maps choose their face here.
+//!
+//! In: coordinates, a level and a sampler. Out: the result lanes.
+
+use super::*;
+
+/// One level and face of a texture under a sampler: addressing and filtering.
+pub(super) struct Footprint<'a> {
+    pub(super) tex: &'a Texture,
+    pub(super) sampler: &'a SamplerDesc,
+    pub(super) level: u32,
+    pub(super) face: u32,
+    pub(super) address: [AddressMode; 3],
+    pub(super) normalized: bool,
+}
+
+/// `round(f · 256)` for `f` in `[0, 1)`: a filter weight in 9-bit fixed point (0..=256).
+pub(super) fn weight_256(f: f64) -> u32 {
+    ((f * 256.0 + 0.5).floor() as u32).min(256)
+}
+
+/// Index `i` of a dimension of `n` texels under address mode `mode`; `None` is the border.
+/// Wrap and mirror act as clamp with unnormalized coordinates.
+pub fn address(i: i64, n: u32, mode: AddressMode, normalized: bool) -> Option<u32> {
+    let n = n as i64;
+    let mode = match mode {
+        AddressMode::Wrap | AddressMode::Mirror if !normalized => AddressMode::Clamp,
+        m => m,
+    };
+    Some(match mode {
+        AddressMode::Clamp => i.clamp(0, n - 1) as u32,
+        AddressMode::Wrap => i.rem_euclid(n) as u32,
+        AddressMode::Mirror => {
+            let m = i.rem_euclid(2 * n);
+            (if m >= n { 2 * n - 1 - m } else { m }) as u32
+        }
+        AddressMode::Border => {
+            if (0..n).contains(&i) {
+                i as u32
+            } else {
+                return None;
+            }
+        }
+    })
+}
+
+/// The cube face of direction `v` and the face's normalized coordinates (module essay).
+pub fn cube_face(v: [f32; 3]) -> (u32, [f32; 2]) {
+    let [x, y, z] = v.map(|c| c as f64);
+    let (ax, ay, az) = (x.abs(), y.abs(), z.abs());
+    let (face, s, t, m) = if az >= ax && az >= ay {
+        if z >= 0.0 {
+            (4, x, -y, az)
+        } else {
+            (5, -x, -y, az)
+        }
+    } else if ay >= ax {
+        if y >= 0.0 {
+            (2, x, z, ay)
+        } else {
+            (3, x, -z, ay)
+        }
+    } else if x >= 0.0 {
+        (0, -z, -y, ax)
+    } else {
+        (1, z, -y, ax)
+    };
+    let map = |c: f64| ((c / m + 1.0) / 2.0) as f32;
+    (face, [map(s), map(t)])
+}
+
+pub(super) fn coords_major(v: [f32; 3]) -> f64 {
+    v.iter().map(|c| (*c as f64).abs()).fold(0.0, f64::max)
+}
+
+/// A raw channel (low `bytes` bits of `raw`) as the float a float-result read gives.
+pub(super) fn channel_to_f64(t: ChannelType, raw: u32) -> f64 {
+    match t {
+        ChannelType::F32 => f32::from_bits(raw) as f64,
+        ChannelType::F16 => f16_to_f32(raw as u16) as f64,
+        ChannelType::U8 | ChannelType::U16 => raw as f64 / t.norm_max(),
+        ChannelType::S8 => ((raw as u8 as i8) as f64 / t.norm_max()).max(-1.0),
+        ChannelType::S16 => ((raw as u16 as i16) as f64 / t.norm_max()).max(-1.0),
+        // Not reachable through `result_kind` (32-bit integers read as integers).
+        ChannelType::U32 => raw as f64,
+        ChannelType::S32 => raw as i32 as f64,
+    }
+}
+
+/// A raw integer channel sign- or zero-extended to 32 bits.
+pub(super) fn extend(t: ChannelType, raw: u32) -> u32 {
+    match t {
+        ChannelType::S8 => raw as u8 as i8 as i32 as u32,
+        ChannelType::S16 => raw as u16 as i16 as i32 as u32,
+        _ => raw,
+    }
+}
+
+/// An integer result lane as a number (for depth compares).
+pub(super) fn int_lane_value(kind: ResultKind, w: u32) -> f64 {
+    match kind {
+        ResultKind::Signed => w as i32 as f64,
+        _ => w as f64,
+    }
+}
+
+/// IEEE binary16 to f32 (exact: every half is an f32).
+pub fn f16_to_f32(h: u16) -> f32 {
+    let sign = ((h >> 15) as u32) << 31;
+    let exp = ((h >> 10) & 0x1f) as u32;
+    let mant = (h & 0x3ff) as u32;
+    let bits = match (exp, mant) {
+        (0, 0) => sign,
+        (0, m) => {
+            // Subnormal: m · 2^-24.
+            let v = m as f32 * 2f32.powi(-24);
+            return if sign != 0 { -v } else { v };
+        }
+        (0x1f, 0) => sign | 0x7f80_0000,
+        (0x1f, m) => sign | 0x7fc0_0000 | (m << 13),
+        (e, m) => sign | ((e + 112) << 23) | (m << 13),
+    };
+    f32::from_bits(bits)
+}
+
+impl Footprint<'_> {
+    /// Coordinate `c` of dimension `k` in texels of this level (as an exact f64, kept
+    /// within ±2^40 so that index arithmetic cannot overflow; NaN reads as 0).
+    pub(super) fn texel_coord(&self, k: usize, c: f32) -> f64 {
+        let d = &self.tex.desc;
+        let n = d.level_size(self.level)[k] as f64;
+        let x = if self.normalized {
+            c as f64 * n
+        } else {
+            c as f64 * n / d.level_size(0)[k] as f64
+        };
+        if x.is_nan() {
+            0.0
+        } else {
+            x.clamp(-(2f64.powi(40)), 2f64.powi(40))
+        }
+    }
+
+    /// Point sampling's index along dimension `k`.
+    pub(super) fn point_index(&self, k: usize, c: f32, offset: i32) -> i64 {
+        self.texel_coord(k, c).floor() as i64 + offset as i64
+    }
+
+    /// Linear filtering's first index along `k` and the weight of the second in 256ths.
+    pub(super) fn linear_index(&self, k: usize, c: f32, offset: i32) -> (i64, u32) {
+        let xb = self.texel_coord(k, c) - 0.5;
+        let i = xb.floor();
+        (i as i64 + offset as i64, weight_256(xb - i))
+    }
+
+    /// The texel at (unaddressed) index `at`, through the address modes; border texels
+    /// are the border colour.
+    pub(super) fn read(&self, at: [i64; 3]) -> Lanes {
+        let d = &self.tex.desc;
+        let size = d.level_size(self.level);
+        let mut pos = [0u32; 3];
+        for k in 0..d.shape.dims() {
+            match address(at[k], size[k], self.address[k], self.normalized) {
+                Some(p) => pos[k] = p,
+                None => return self.border(),
+            }
+        }
+        self.tex.texel(self.level, self.face, pos)
+    }
+
+    pub(super) fn border(&self) -> Lanes {
+        let b = self.sampler.border_color;
+        match self.tex.desc.result_kind() {
+            ResultKind::Float => Lanes::Float(b.map(|v| v as f64)),
+            ResultKind::Signed => Lanes::Int(b.map(|v| v as i32 as u32)),
+            ResultKind::Unsigned => Lanes::Int(b.map(|v| v as u32)),
+        }
+    }
+
+    /// Filter at this level: point or linear over the shape's dimensions; with a depth
+    /// reference, of the comparisons.
+    pub(super) fn filter(
+        &self,
+        coords: [f32; 3],
+        offset: [i32; 3],
+        filter: FilterMode,
+        depth_ref: Option<f32>,
+    ) -> Lanes {
+        let dims = self.tex.desc.shape.dims();
+        let kind = self.tex.desc.result_kind();
+        let compare = |t: Lanes| -> Lanes {
+            match depth_ref {
+                None => t,
+                Some(r) => {
+                    let v = match t {
+                        Lanes::Float(v) => v[0],
+                        Lanes::Int(v) => int_lane_value(kind, v[0]),
+                    };
+                    let c = if self.sampler.compare.passes(r as f64, v) {
+                        1.0
+                    } else {
+                        0.0
+                    };
+                    Lanes::Float([c, 0.0, 0.0, 1.0])
+                }
+            }
+        };
+        match filter {
+            FilterMode::Point => {
+                let mut at = [0i64; 3];
+                for k in 0..dims {
+                    at[k] = self.point_index(k, coords[k], offset[k]);
+                }
+                compare(self.read(at))
+            }
+            FilterMode::Linear => {
+                let mut base = [0i64; 3];
+                let mut alpha = [0u32; 3];
+                for k in 0..dims {
+                    (base[k], alpha[k]) = self.linear_index(k, coords[k], offset[k]);
+                }
+                let mut acc = [0f64; 4];
+                for corner in 0..(1usize << dims) {
+                    let mut at = base;
+                    let mut weight = 1u64;
+                    for k in 0..dims {
+                        let hi = corner >> k & 1 == 1;
+                        at[k] += hi as i64;
+                        weight *= if hi { alpha[k] } else { 256 - alpha[k] } as u64;
+                    }
+                    if weight == 0 {
+                        continue;
+                    }
+                    let Lanes::Float(v) = compare(self.read(at)) else {
+                        unreachable!("linear filtering reads float lanes")
+                    };
+                    for k in 0..4 {
+                        acc[k] += weight as f64 * v[k];
+                    }
+                }
+                let scale = (256u64.pow(dims as u32)) as f64;
+                Lanes::Float(acc.map(|a| a / scale))
+            }
+        }
+    }
+}
