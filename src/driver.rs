@@ -1026,6 +1026,7 @@ fn code_relocations(
             RelocWord::Call(n) => module.extern_funcs[n as usize].clone(),
             RelocWord::DescLo(n) | RelocWord::DescHi(n) => module.kernel_descs[n as usize].clone(),
             RelocWord::TexDescSize => crate::tex_table::TEXREF_DESC_SIZE_SYMBOL.to_string(),
+            RelocWord::SurfDescSize => crate::tex_table::surf::DESC_SIZE_SYMBOL.to_string(),
             _ => module.vars[r.var].name.clone(),
         };
         k.relocs.push(cubin::RelocSpec {
@@ -1034,7 +1035,10 @@ fn code_relocations(
             rtype: match r.word {
                 RelocWord::Lo => R_CUDA_ABS32_LO_20,
                 RelocWord::Hi => R_CUDA_ABS32_HI_20,
-                RelocWord::Abs32 | RelocWord::Call(_) | RelocWord::TexDescSize => R_CUDA_ABS32_20,
+                RelocWord::Abs32
+                | RelocWord::Call(_)
+                | RelocWord::TexDescSize
+                | RelocWord::SurfDescSize => R_CUDA_ABS32_20,
                 RelocWord::DescLo(_) => R_CUDA_FUNC_DESC32_LO_32,
                 RelocWord::DescHi(_) => R_CUDA_FUNC_DESC32_HI_32,
             },

@@ -720,7 +720,7 @@ impl Verifier<'_> {
             }
             InstData::Surface { access, args } => {
                 let h = access.handle_operands();
-                let n = access.shape.coords();
+                let n = access.coord_operands();
                 let want = h + n + access.data_operands();
                 if args.len() != want {
                     problems.push(format!("surface: {} operands, expected {want}", args.len()));

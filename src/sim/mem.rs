@@ -124,6 +124,9 @@ impl Memory {
         if info.texture_table {
             texture_table(info, launch, &mut b0, &mut global)?;
         }
+        if info.surface_table {
+            surface_table(launch, &mut b0, &mut global)?;
+        }
         let mut banks = vec![Vec::new(); 32];
         banks[0] = b0;
         for (bank, bytes) in &info.banks {
@@ -229,6 +232,35 @@ impl Memory {
         let b = self.bytes(addr, Space::Const(bank), off, 4)?;
         Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
     }
+}
+
+/// The driver's surface descriptor table ([`crate::tex_table::surf`]): a global region of
+/// its own at its `TABLE_BASE`, its address in `c[0x0][0xc0]`; entry `i` is surface `i`
+/// (the index the `.surfref` words and surface object handles hold).
+fn surface_table(
+    launch: &Launch,
+    b0: &mut Vec<u8>,
+    global: &mut Vec<GlobalRegion>,
+) -> Result<(), SimError> {
+    use crate::tex_table::surf as t;
+    let bytes = t::table_bytes(&launch.surfaces);
+    let end = t::TABLE_BASE + bytes.len() as u64;
+    if global
+        .iter()
+        .any(|r| r.base < end && t::TABLE_BASE < r.base + r.bytes.len() as u64)
+    {
+        return Err(SimError::BadLaunch(format!(
+            "a global region overlaps the surface descriptor table at {:#x}",
+            t::TABLE_BASE
+        )));
+    }
+    global.push(GlobalRegion {
+        base: t::TABLE_BASE,
+        bytes,
+    });
+    let at = t::TABLE_CBANK_OFFSET as usize;
+    b0[at..at + 8].copy_from_slice(&t::TABLE_BASE.to_le_bytes());
+    Ok(())
 }
 
 /// The driver's texture descriptor table ([`crate::tex_table`]): a global region of its own

@@ -279,6 +279,9 @@ pub struct KernelInfo {
     /// The code reads the driver's texture descriptor table (`crate::tex_table`): the launch
     /// places it and points `c[0x0][0xb0]` at it.
     pub texture_table: bool,
+    /// The code reads the driver's surface descriptor table (`crate::tex_table::surf`,
+    /// `suq`): the launch places it after the texture table and points `c[0x0][0xc0]` at it.
+    pub surface_table: bool,
 }
 
 impl KernelInfo {
