@@ -20,8 +20,8 @@
 //! `suq.<attribute>.b32 d, [s]` is [`SurfOp::Query`] (no coordinates, one `I32` result).
 //!
 //! `sured.p.{add,min,max,and,or}.{1d,2d,3d}.b32` is [`SurfOp::RedFormatted`] (x in
-//! elements; ptxas 11.8 refuses other types and the array shapes, and so do we, with its
-//! words).
+//! elements; ptxas 11.8 refuses other types, and so do we, with its words; the array
+//! shapes, which it refuses too, the opcode table does not list for `sured`).
 //!
 //! Refused with a diagnostic: `suld.p` (ptxas 11.8 has no `suld.p` for sm_5x: "Not a name
 //! of any known instruction"), 32-byte vectors, and `sured` on types other than 32- and
@@ -47,12 +47,6 @@ impl FnBuilder<'_, '_> {
                 return self.unsupported(
                     ins,
                     "sured.p takes .b32 data only (ptxas 11.8: \"Unexpected instruction types specified for 'sured.p'\")",
-                );
-            }
-            if ins.has_flag("a1d") || ins.has_flag("a2d") {
-                return self.unsupported(
-                    ins,
-                    "sured.p takes .1d, .2d or .3d (ptxas 11.8: \"Illegal modifier '.a1d' for instruction 'sured.p'\")",
                 );
             }
         }
