@@ -501,9 +501,14 @@ fn surface_listing_snapshot() {
     let body = format!(
         "    suld.b.2d.v2.b32.clamp {{%r10, %r11}}, [surf, {{%r2, %r3}}];\n    sust.b.a1d.b32.trap [%rd2, {{%r4, %r2}}], {{%r10}};\n    sured.b.add.1d.u32.zero [surf, {{%r2}}], %r11;\n{STORE_OUT}"
     );
-    let src = kernel(8, 12, &body);
-    let out = compile_checked("snapshot", &src);
-    insta::assert_snapshot!("surface_listing", out.sass);
+    listing_snapshot("surface_listing", 8, &body);
+}
+
+/// Our listing of `kernel(size, 12, body)`, checked as every case is, as snapshot `name`.
+fn listing_snapshot(name: &str, size: u32, body: &str) {
+    let src = kernel(size, 12, body);
+    let out = compile_checked(name, &src);
+    insta::assert_snapshot!(name, out.sass);
 }
 
 /// The ELF sections, symbols, relocations and `.nv.info` records that carry surfaces, as
@@ -870,9 +875,7 @@ fn suq_and_sured_p_listing_snapshot() {
     let body = format!(
         "    suq.width.b32 %r10, [surf];\n    suq.channel_order.b32 %r11, [%rd2];\n    sured.p.max.2d.b32.trap [surf, {{%r2, %r3}}], %r5;\n{STORE_OUT}"
     );
-    let src = kernel(1, 12, &body);
-    let out = compile_checked("suq_snapshot", &src);
-    insta::assert_snapshot!("surface_query_listing", out.sass);
+    listing_snapshot("surface_query_listing", 1, &body);
 }
 
 /// The cubin of `suq`/`sured.p` kernels carries what ptxas's does: `.nv.surfrefDescSize`
