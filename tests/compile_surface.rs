@@ -679,23 +679,28 @@ fn assert_full_match(v: &[leafold::verify::Verdict], with_ptxas: bool) {
 /// `unorm8x4`, a 4-byte element): on leafold's code and, with the oracle, on ptxas's.
 #[test]
 fn verify_covers_formatted_stores() {
-    use leafold::verify::{verify_file, VerifyOptions};
     // Each thread its own element (x = tid, row %ctaid.x): no races.
     let body = format!(
         "{FLOATS}\n    sust.p.2d.v4.b32.trap [surf, {{%r1, %r4}}], {{%r20, %r22, %r21, %r5}};\n    sust.p.a1d.v4.b32.zero [%rd2, {{%r4, %r1}}], {{%r22, %r20, %r5, %r21}};"
     );
-    let src = kernel(1, 12, &body);
+    verify_on_surfaces(&kernel(1, 12, &body), "256,4,1,2:unorm8x4");
+}
+
+/// `verify` of `src` on surfaces `spec` (`--surface`'s syntax) matches at the full launch,
+/// on leafold's code and, with the oracle, on ptxas's.
+fn verify_on_surfaces(src: &str, spec: &str) {
+    use leafold::verify::{verify_file, VerifyOptions};
     let oracle = Oracle::for_test("compile_surface");
-    let (dims, format) = leafold::verify::surfaces::parse_spec("256,4,1,2:unorm8x4").unwrap();
+    let (dims, format) = leafold::verify::surfaces::parse_spec(spec).unwrap();
     let opts = VerifyOptions {
         ptxas_cubin: oracle
             .as_ref()
-            .map(|o| common::ptxas_cached(o, &src, "sm_50").expect("ptxas")),
+            .map(|o| common::ptxas_cached(o, src, "sm_50").expect("ptxas")),
         surface: Some(dims),
         surface_format: format,
         ..VerifyOptions::default()
     };
-    let v = verify_file(&src, None, &opts).expect("compiles");
+    let v = verify_file(src, None, &opts).expect("compiles");
     assert_full_match(&v, oracle.is_some());
 }
 
@@ -918,7 +923,6 @@ fn suq_cubin_metadata_is_ptxas() {
 /// with the oracle, on ptxas's.
 #[test]
 fn verify_covers_suq_and_sured_p() {
-    use leafold::verify::{verify_file, VerifyOptions};
     // Each thread its own element (x = tid, row %ctaid.x): no races.
     let body = "    sured.p.add.2d.b32.trap [surf, {%r1, %r4}], %r5;
     sured.p.min.1d.b32.zero [%rd2, {%r1}], %r5;
@@ -930,17 +934,5 @@ fn verify_covers_suq_and_sured_p() {
     mul.wide.u32 %rd4, %r20, 16;
     add.s64 %rd5, %rd1, %rd4;
     st.global.v4.u32 [%rd5], {%r10, %r11, %r12, %r13};";
-    let src = kernel(1, 12, body);
-    let oracle = Oracle::for_test("compile_surface");
-    let (dims, format) = leafold::verify::surfaces::parse_spec("256,4,1,2:s32").unwrap();
-    let opts = VerifyOptions {
-        ptxas_cubin: oracle
-            .as_ref()
-            .map(|o| common::ptxas_cached(o, &src, "sm_50").expect("ptxas")),
-        surface: Some(dims),
-        surface_format: format,
-        ..VerifyOptions::default()
-    };
-    let v = verify_file(&src, None, &opts).expect("compiles");
-    assert_full_match(&v, oracle.is_some());
+    verify_on_surfaces(&kernel(1, 12, body), "256,4,1,2:s32");
 }
