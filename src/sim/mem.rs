@@ -239,7 +239,7 @@ impl Memory {
 /// (the index the `.surfref` words and surface object handles hold).
 fn surface_table(
     launch: &Launch,
-    b0: &mut Vec<u8>,
+    b0: &mut [u8],
     global: &mut Vec<GlobalRegion>,
 ) -> Result<(), SimError> {
     use crate::tex_table::surf as t;

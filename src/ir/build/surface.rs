@@ -42,13 +42,11 @@ impl FnBuilder<'_, '_> {
         }
         let formatted = ins.has_flag("p") && ins.opcode == Opcode::Sust;
         let red_formatted = ins.has_flag("p") && ins.opcode == Opcode::Sured;
-        if red_formatted {
-            if ins.ty().map(|t| t.name()) != Some("b32") {
-                return self.unsupported(
-                    ins,
-                    "sured.p takes .b32 data only (ptxas 11.8: \"Unexpected instruction types specified for 'sured.p'\")",
-                );
-            }
+        if red_formatted && ins.ty().map(|t| t.name()) != Some("b32") {
+            return self.unsupported(
+                ins,
+                "sured.p takes .b32 data only (ptxas 11.8: \"Unexpected instruction types specified for 'sured.p'\")",
+            );
         }
         if formatted {
             if ins.ty().map(|t| t.name()) != Some("b32") {
