@@ -580,3 +580,96 @@ fn subroutine_frames_as_ptxas_writes_them() {
         "{log}"
     );
 }
+
+/// A texture object passed to a recursive function (`.param .u64 t`, in R4:R5 by the call
+/// ABI) is fetched through that register, `TLD.B` (the form ptxas 11.8 uses for it, after
+/// its uniformity loop), not through the kernel's own bank-0 parameter word at the same
+/// offset (`c[0x0][0x140]`, here the `out` pointer): eval, which follows the argument, and
+/// the simulator agree on the texels.
+#[test]
+fn texture_object_parameter_of_a_subroutine() {
+    use leafold::texture::{ChannelType, Shape, Texture, TextureBindings, TextureDesc};
+    let src = r#".version 7.8
+.target sm_50
+.address_size 64
+.func (.param .b32 r) tf(.param .b64 t, .param .b32 n)
+{
+    .reg .b32 %r<12>;
+    .reg .b64 %rd<3>;
+    .reg .pred %p<2>;
+    ld.param.u64 %rd1, [t];
+    ld.param.u32 %r1, [n];
+    mov.u32 %r10, 0;
+    setp.lt.s32 %p1, %r1, 1;
+    @%p1 bra DONE;
+    tex.1d.v4.s32.s32 {%r2, %r3, %r4, %r5}, [%rd1, {%r1}];
+    add.s32 %r6, %r1, -1;
+    {
+    .param .b64 a0;
+    .param .b32 a1;
+    .param .b32 rv;
+    st.param.b64 [a0], %rd1;
+    st.param.b32 [a1], %r6;
+    call.uni (rv), tf, (a0, a1);
+    ld.param.b32 %r7, [rv];
+    }
+    mad.lo.s32 %r10, %r7, 3, %r2;
+DONE:
+    st.param.b32 [r], %r10;
+    ret;
+}
+.visible .entry k(.param .u64 out, .param .u64 tex)
+{
+    .reg .b32 %r<4>;
+    .reg .b64 %rd<6>;
+    ld.param.u64 %rd1, [out];
+    ld.param.u64 %rd2, [tex];
+    cvta.to.global.u64 %rd3, %rd1;
+    mov.u32 %r1, %tid.x;
+    and.b32 %r3, %r1, 7;
+    {
+    .param .b64 a0;
+    .param .b32 a1;
+    .param .b32 rv;
+    st.param.b64 [a0], %rd2;
+    st.param.b32 [a1], %r3;
+    call.uni (rv), tf, (a0, a1);
+    ld.param.b32 %r2, [rv];
+    }
+    mul.wide.u32 %rd4, %r1, 4;
+    add.s64 %rd5, %rd3, %rd4;
+    st.global.u32 [%rd5], %r2;
+    ret;
+}
+"#;
+    let out = compile_checked("subr_texobj", src);
+    assert!(
+        texts(&out.sass).iter().any(|t| t.starts_with("TLD.B.LZ")),
+        "the register form\n{}",
+        out.sass
+    );
+    let module = common::ir_module("subr_texobj.ptx", src);
+    const OUT: u64 = 0x3000_0000;
+    for seed in 0..3 {
+        let mut textures = TextureBindings::new();
+        let desc = TextureDesc::new(Shape::D1, [9, 1, 1], ChannelType::S32, 1);
+        // A decoy first, so that the handle is not 1.
+        textures.add_object(Texture::random(desc.clone(), seed ^ 7));
+        let handle = textures.add_object(Texture::random(desc, seed));
+        let mut l = leafold::ir::eval::Launch::new([1, 1, 1], [32, 1, 1]);
+        l.params = OUT.to_le_bytes().to_vec();
+        l.params.extend_from_slice(&handle.to_le_bytes());
+        l.global = vec![leafold::ir::eval::GlobalRegion {
+            base: OUT,
+            bytes: vec![0xcd; 128],
+        }];
+        l.textures = textures;
+        l.local_size = STACK;
+        let want = leafold::ir::eval::run(&module, "k", &l).unwrap_or_else(|e| panic!("eval: {e}"));
+        let got = leafold::sim::run_cubin(&out.cubin, "k", &l)
+            .unwrap_or_else(|e| panic!("sim: {e}\n{}", out.sass));
+        assert_eq!(want.region(OUT), got.region(OUT), "seed {seed}\n{}", out.sass);
+        let words = want.region(OUT).unwrap();
+        assert!(words[4..8] != [0xcd; 4], "thread 1 wrote its sum");
+    }
+}
