@@ -511,17 +511,20 @@ fn recursion_with_local_array() {
     let (mut above, mut below) = (0u32, 0u32);
     for t in texts(&out.sass).iter().filter(|t| t.starts_with("STL")) {
         let bytes = if t.starts_with("STL.64") { 8 } else { 4 };
-        let off = t
-            .split("[R1+0x")
-            .nth(1)
-            .map_or(0, |r| u32::from_str_radix(r.split(']').next().unwrap(), 16).unwrap());
+        let off = t.split("[R1+0x").nth(1).map_or(0, |r| {
+            u32::from_str_radix(r.split(']').next().unwrap(), 16).unwrap()
+        });
         if off >= 16 {
             above += bytes;
         } else {
             below += bytes;
         }
     }
-    assert!(above > 0 && below == 8, "saves after the array\n{}", out.sass);
+    assert!(
+        above > 0 && below == 8,
+        "saves after the array\n{}",
+        out.sass
+    );
     let log = &out.info_log;
     // ptxas counts the saves as spills, never the array's stores.
     let line = format!(
@@ -668,7 +671,12 @@ DONE:
         let want = leafold::ir::eval::run(&module, "k", &l).unwrap_or_else(|e| panic!("eval: {e}"));
         let got = leafold::sim::run_cubin(&out.cubin, "k", &l)
             .unwrap_or_else(|e| panic!("sim: {e}\n{}", out.sass));
-        assert_eq!(want.region(OUT), got.region(OUT), "seed {seed}\n{}", out.sass);
+        assert_eq!(
+            want.region(OUT),
+            got.region(OUT),
+            "seed {seed}\n{}",
+            out.sass
+        );
         let words = want.region(OUT).unwrap();
         assert!(words[4..8] != [0xcd; 4], "thread 1 wrote its sum");
     }

@@ -48,8 +48,8 @@ pub(super) struct PlacedSub {
 ///
 /// Each subroutine is simplified, selected, allocated and emitted on its own, as a kernel
 /// is, and then gets the frame the call ABI asks of it (docs/calls.md): on entry
-/// `IADD32I R1, R1, -frame` and an `STL` of every callee-saved register it may write (R2,
-/// R16..R31, then every other quad, below its register count), and before each `RET` the
+/// `IADD32I R1, R1, -frame` and an `STL` of every callee-saved register it writes (R2,
+/// R16..R31, then every other quad), and before each `RET` the
 /// `LDL`s back and `IADD32I R1, R1, frame`, under the `RET`'s own guard. Its spill slots
 /// sit at `[R1 + 0..]`, the saved registers after them.
 pub(super) fn place_subroutines(
@@ -216,7 +216,24 @@ pub(super) fn compile_subroutine(
     if let Some(why) = emitted.reconvergence_error {
         return Err(format!("subroutine `{}`: {why}", f.name));
     }
-    let saved: Vec<u32> = (0..alloc.num_regs).filter(|&r| callee_saved(r)).collect();
+    // The callee-saved registers its own instructions write (a call it makes preserves
+    // them: the callee saves what it writes in turn), as ptxas saves them (`fact` uses R2
+    // and saves R2 alone); one it never writes keeps the caller's value untouched.
+    let mut written = vec![false; 256];
+    for i in emitted
+        .code
+        .iter()
+        .filter(|i| !matches!(i.form, Form::CAL | Form::JCAL))
+    {
+        for r in crate::sm50::sched::model::access(i).defs {
+            if let Some(w) = written.get_mut(r) {
+                *w = true;
+            }
+        }
+    }
+    let saved: Vec<u32> = (0..alloc.num_regs)
+        .filter(|&r| callee_saved(r) && written[r as usize])
+        .collect();
     let saves_at = if alloc.spill_bytes > 0 {
         local_data.next_multiple_of(16) + alloc.spill_bytes
     } else {
