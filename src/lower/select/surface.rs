@@ -219,7 +219,10 @@ impl<'a> Lowerer<'a> {
                 Some(u64::from(off / 4))
             }
             SurfHandle::Bindless => match self.def_of(args[0]) {
-                Some(&InstData::LoadParam { offset, .. }) => Some(u64::from((0x140 + offset) / 4)),
+                // In a subroutine a parameter is an argument register (the call ABI).
+                Some(&InstData::LoadParam { offset, .. }) if !self.f.subroutine => {
+                    Some(u64::from((0x140 + offset) / 4))
+                }
                 _ => None,
             },
         })
