@@ -1150,7 +1150,7 @@ fn body_from_lowered(
 fn inject(mut insts: Vec<Inst>, bug: Option<InjectBug>) -> Vec<Inst> {
     if bug == Some(InjectBug::WrongLeaScale) {
         for i in &mut insts {
-            if matches!(i.info().class, "LEA" | "LEA_HI") {
+            if crate::lower::stats::is_lea(i.form) {
                 if let Some(s) = i.get(Field::S) {
                     i.set(Field::S, (s + 1) % 32);
                 }
