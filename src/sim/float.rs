@@ -169,6 +169,7 @@ impl Sim<'_> {
     }
 
     /// Execute one floating-point instruction (see the module essay).
+    // Long by design: one arm per floating-point class, after the modifiers they share.
     pub(super) fn float(
         &mut self,
         w: &mut Warp,
