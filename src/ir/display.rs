@@ -196,6 +196,7 @@ impl Display for Cache {
 }
 
 /// The instruction text after `results = `, using the module for variable names if given.
+// Long by design: the dispatch over `InstData`, one short arm per IR instruction kind.
 pub(crate) fn write_inst(
     f: &mut Formatter<'_>,
     func: &Function,

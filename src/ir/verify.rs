@@ -248,6 +248,8 @@ impl Verifier<'_> {
         self.func.values.get(v).map(|d| d.ty)
     }
 
+    // Long by design: the dispatch over `InstData`, one arm per IR instruction kind giving its
+    // operand and result types.
     fn check_types(&mut self, inst: Inst) {
         let node = &self.func.insts[inst];
         let mut problems: Vec<String> = Vec::new();

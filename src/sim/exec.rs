@@ -76,7 +76,7 @@ fn cc_test(test: u8, cc: u8) -> Option<bool> {
     })
 }
 
-/// The lanes of `exec` whose CC passes the CC test of a `BRK` or `EXIT` (`EXIT CC.NEU`);
+/// The lanes of `exec` whose CC passes the CC test of a `BRA`, `BRK` or `EXIT` (`EXIT CC.NEU`);
 /// every lane when the test is T (15).
 fn cc_exec(w: &Warp, i: &Inst, addr: u64, exec: u32) -> Result<u32, SimError> {
     let test = get(i, Field::Cc).unwrap_or(15) as u8;

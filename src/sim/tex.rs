@@ -44,6 +44,7 @@ use super::exec::{f, lanes, unsupported, Sim, Warp};
 use super::SimError;
 use crate::ir::tex::gather_offset;
 use crate::ir::tex::sample_offset;
+use crate::sm50::values::{txd, txq};
 use crate::sm50::{Field, Form, Inst};
 use crate::texture::{Lod, SampleQuery, Texture, TxqQuery};
 
@@ -154,7 +155,7 @@ impl Sim<'_> {
         if i.form == Form::TXQ_I {
             let q = self.slot_queried(i, addr)?;
             let mask = f(i, Field::Mask);
-            if f(i, Field::Query) != 1 || mask & !7 != 0 {
+            if f(i, Field::Query) != txq::query::TEX_HEADER_DIMENSION || mask & !7 != 0 {
                 return Err(unsupported(addr, i, "a TXQ query other than the sizes"));
             }
             let rd = f(i, Field::Rd);
@@ -347,7 +348,7 @@ impl Sim<'_> {
         } else {
             None
         };
-        if f(i, Field::Dim) != 2 || f(i, Field::Aoffi) != 0 {
+        if f(i, Field::Dim) != txd::dim::V2D || f(i, Field::Aoffi) != 0 {
             return Err(unsupported(addr, i, "this TXD target or option"));
         }
         let [ra, rb, rd, mask] = general_fields(i);
@@ -410,7 +411,7 @@ impl Sim<'_> {
             return self.texture_general(w, i, addr, exec, None);
         }
         let mask = f(i, Field::Mask);
-        if f(i, Field::Query) != 1 || mask & !7 != 0 {
+        if f(i, Field::Query) != txq::query::TEX_HEADER_DIMENSION || mask & !7 != 0 {
             return Err(unsupported(addr, i, "a TXQ query other than the sizes"));
         }
         let (ra, rd) = (f(i, Field::Ra), f(i, Field::Rd));
