@@ -956,8 +956,9 @@ fn kernel_spec(
     };
     k.max_reg_count = max_regs as u16;
     k.extra_info = launch.records();
-    texture_records(module, f, &mut k);
+    // ptxas 11.8 writes EIATTR_BINDLESS_SURFACE_BANK before EIATTR_BINDLESS_TEXTURE_BANK.
     surface_metadata(module, f, &mut k);
+    texture_records(module, f, &mut k);
     // ptxas lists the slot relocations from the highest word down, surfaces (after the
     // textures) first.
     k.const0_relocs.sort_by_key(|r| std::cmp::Reverse(r.offset));
