@@ -21,8 +21,11 @@
 //!   section symbols, (first kernel only) module data sections each followed by its
 //!   variables, `.nv.constant2`, LOCAL/WEAK subroutines, `.nv.constant0`; then
 //!   `.nv.rel.action`; then the GLOBAL symbols: `.visible` kernels (`FUNC`, `STO_CUDA_ENTRY`),
-//!   each followed by its GLOBAL subroutines; last, the texture/sampler/surface reference
-//!   symbols (GLOBAL, undefined), which `.rel.nv.constant0.<k>` entries name.
+//!   each followed by its GLOBAL subroutines; the texture and surface reference symbols
+//!   (GLOBAL, undefined, which `.rel.nv.constant0.<k>` entries name) right after the first
+//!   kernel's, in [`CubinSpec::handles`]'s order (the driver's: ptxas's order of first use in
+//!   that kernel, then declaration order); last the other undefined symbols (samplers,
+//!   system functions, descriptor sizes).
 //! - Module `.nv.info`, per kernel in PTX order: REGCOUNT, then MAX_STACK_SIZE /
 //!   MIN_STACK_SIZE / FRAME_SIZE for each subroutine (last symbol first), then for the kernel.
 //! - String tables: ptxas interns every name it creates, including sections it then does not
@@ -80,8 +83,9 @@ pub struct CubinSpec {
     pub strtab_order: Option<Vec<String>>,
     /// Texture, sampler and surface reference symbols (`.global .texref tex;`): a name and
     /// the ELF `st_info` ptxas gives it (GLOBAL, a CUDA-specific type such as 10 for a
-    /// texture), written after every other symbol, undefined (section 0). Kernels refer to
-    /// them through [`KernelSpec::const0_relocs`].
+    /// texture), undefined (section 0): the textures and surfaces right after the first
+    /// kernel's symbol, the others after every other symbol, each group in this order.
+    /// Kernels refer to them through [`KernelSpec::const0_relocs`].
     pub handles: Vec<(String, u8)>,
     /// The local symbols' order, by name, to reproduce a given file (`None`: ptxas's order
     /// for code that uses module data in declaration order). ptxas creates data symbols as
