@@ -50,6 +50,24 @@
 //! 4.2 % with the preference, 3.8 % (2,856 of 74,895) with the pass; ptxas 1.4 %. `sm50::banks`
 //! still rotates quads afterwards where that helps.
 //!
+//! What "read together" means is per *machine* instruction: an instruction of several pieces
+//! (the three `XMAD`s of a 32-bit multiply, `XMAD t, a, b ; XMAD.MRG u, a, b.H1 ;
+//! XMAD.PSL.CBCC d, a.H1, u.H1, t`) reads in each piece some of its uses and some of its own
+//! earlier defs (the temporaries `t` and `u`, early defs for regalloc2).
+//! [`super::MachInst::read_groups`] lists them per piece, and [`co_reads`] pairs the webs of
+//! each piece; before, the temporaries had no co-reads at all, took the bank of the factor,
+//! and the `XMAD`s were the largest share of the conflicts left (982 of 2,806 on the corpus,
+//! counted on the listing, against ptxas's 187). With the pieces seen: REGS3_FIGURES.
+//!
+//! Left, measured on the same listing: code that keeps the class slices (large kernels that
+//! spill, such as MC-GPU's `track_particles`, a fifth of the corpus's remaining conflicts)
+//! gets only `sm50::banks`' quad rotations; a `DFMA` reading three distinct pairs always
+//! reads one bank twice (pairs sit in banks 0-1 or 2-3), which ptxas's code shows as well.
+//! Reuse flags: a source the previous instruction marked `.reuse` in the same slot comes from
+//! the operand reuse cache, not from its bank; `compare` counts both sides without that rule
+//! (the same way on both), and with it both rates fall (ours more: the `XMAD` sequences reuse
+//! their factors).
+//!
 //! Part copies: an ISA copy of one word of a pair or quad into a 32-bit value (what a call's
 //! lowering writes for each argument word, into a value pinned to its ABI register) makes no
 //! edge between its two webs at the copy; they are [`Webs::parts`] instead, which may overlap
