@@ -477,7 +477,7 @@ impl MachInst for Sm50Inst {
 /// are then visited (the ISA tables know which fields are read).
 fn piece_reads(inst: &sm50::Inst, refs: &[RegRef], field: Field) -> bool {
     const MARK: u64 = 128;
-    let mut x = inst.clone();
+    let mut x = *inst;
     for r in refs {
         x.set(r.field, 255);
     }
