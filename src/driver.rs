@@ -305,34 +305,7 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
     if opts.relocatable {
         relocatable_version(&ast, &file)?;
     }
-    let bopts = ir::build::BuildOptions {
-        fmad: opts.fmad,
-        any_extern: opts.relocatable,
-    };
-    let module = if opts.entries.is_empty() {
-        ir::build::build_with(&ast, &file, &bopts).map_err(Diagnostics)?
-    } else {
-        // `-e`: only the named kernels (and the module's declarations) must build; what the
-        // other kernels use does not matter.
-        let p = ir::build::build_partial_with(&ast, &file, &bopts);
-        let mut errors = p.errors[..p.declaration_errors].to_vec();
-        for (name, range) in p.failed.iter().zip(&p.failed_errors) {
-            if opts.entries.contains(name) {
-                if range.is_empty() {
-                    errors.push(Diagnostic::error(
-                        &file,
-                        kernel_span(&ast, name),
-                        format!("kernel `{name}` could not be built"),
-                    ));
-                }
-                errors.extend_from_slice(&p.errors[range.clone()]);
-            }
-        }
-        if !errors.is_empty() {
-            return Err(Diagnostics(errors));
-        }
-        p.module
-    };
+    let module = build_module(&ast, &file, opts)?;
     times.lap("ir-build", &mut t);
     // The few facts later stages need from the AST; the AST itself (most of the memory on a
     // large file) goes before lowering starts.
@@ -402,16 +375,7 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
     if opts.emit == Emit::Sass {
         out.text = out.sass.clone();
     }
-    // The system functions the kernels call: undefined GLOBAL FUNC symbols (st_info 0x12),
-    // after every other symbol, as ptxas 11.8 writes them.
-    let mut externs: Vec<(String, u8)> = Vec::new();
-    for k in &specs {
-        for n in &k.externs {
-            if !externs.iter().any(|(h, _)| h == n) {
-                externs.push((n.clone(), 0x12));
-            }
-        }
-    }
+    let externs = extern_symbols(&specs);
     let desc_size = desc_size_symbols(&specs);
     let spec = CubinSpec {
         arch: opts.arch.sm(),
@@ -456,6 +420,55 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
     }
     out.pass_times = times;
     Ok(out)
+}
+
+/// The IR module of `ast`: all of it, or under `-e` only the named kernels (and the
+/// module's declarations) must build; what the other kernels use does not matter.
+fn build_module(
+    ast: &ast::Module,
+    file: &std::sync::Arc<SourceFile>,
+    opts: &Options,
+) -> Result<ir::Module, Diagnostics> {
+    let bopts = ir::build::BuildOptions {
+        fmad: opts.fmad,
+        any_extern: opts.relocatable,
+    };
+    Ok(if opts.entries.is_empty() {
+        ir::build::build_with(ast, file, &bopts).map_err(Diagnostics)?
+    } else {
+        let p = ir::build::build_partial_with(ast, file, &bopts);
+        let mut errors = p.errors[..p.declaration_errors].to_vec();
+        for (name, range) in p.failed.iter().zip(&p.failed_errors) {
+            if opts.entries.contains(name) {
+                if range.is_empty() {
+                    errors.push(Diagnostic::error(
+                        file,
+                        kernel_span(ast, name),
+                        format!("kernel `{name}` could not be built"),
+                    ));
+                }
+                errors.extend_from_slice(&p.errors[range.clone()]);
+            }
+        }
+        if !errors.is_empty() {
+            return Err(Diagnostics(errors));
+        }
+        p.module
+    })
+}
+
+/// The system functions the kernels call: undefined GLOBAL FUNC symbols (st_info 0x12),
+/// after every other symbol, as ptxas 11.8 writes them.
+fn extern_symbols(specs: &[KernelSpec]) -> Vec<(String, u8)> {
+    let mut externs: Vec<(String, u8)> = Vec::new();
+    for k in specs {
+        for n in &k.externs {
+            if !externs.iter().any(|(h, _)| h == n) {
+                externs.push((n.clone(), 0x12));
+            }
+        }
+    }
+    externs
 }
 
 /// ptxas 11.8 refuses `-c` below PTX ISA 3.1 (with this message); so does leafold, at the
@@ -1026,6 +1039,7 @@ fn code_relocations(
             RelocWord::Call(n) => module.extern_funcs[n as usize].clone(),
             RelocWord::DescLo(n) | RelocWord::DescHi(n) => module.kernel_descs[n as usize].clone(),
             RelocWord::TexDescSize => crate::tex_table::TEXREF_DESC_SIZE_SYMBOL.to_string(),
+            RelocWord::SurfDescSize => crate::tex_table::surf::DESC_SIZE_SYMBOL.to_string(),
             _ => module.vars[r.var].name.clone(),
         };
         k.relocs.push(cubin::RelocSpec {
@@ -1034,7 +1048,10 @@ fn code_relocations(
             rtype: match r.word {
                 RelocWord::Lo => R_CUDA_ABS32_LO_20,
                 RelocWord::Hi => R_CUDA_ABS32_HI_20,
-                RelocWord::Abs32 | RelocWord::Call(_) | RelocWord::TexDescSize => R_CUDA_ABS32_20,
+                RelocWord::Abs32
+                | RelocWord::Call(_)
+                | RelocWord::TexDescSize
+                | RelocWord::SurfDescSize => R_CUDA_ABS32_20,
                 RelocWord::DescLo(_) => R_CUDA_FUNC_DESC32_LO_32,
                 RelocWord::DescHi(_) => R_CUDA_FUNC_DESC32_HI_32,
             },
@@ -1150,7 +1167,7 @@ fn body_from_lowered(
 fn inject(mut insts: Vec<Inst>, bug: Option<InjectBug>) -> Vec<Inst> {
     if bug == Some(InjectBug::WrongLeaScale) {
         for i in &mut insts {
-            if matches!(i.info().class, "LEA" | "LEA_HI") {
+            if crate::lower::stats::is_lea(i.form) {
                 if let Some(s) = i.get(Field::S) {
                     i.set(Field::S, (s + 1) % 32);
                 }

@@ -52,9 +52,34 @@
 //!   value" (PTX ISA): `ir::eval` calls such a store undefined, the simulator writes 0;
 //!   vector elements beyond the surface's channels are ignored.
 //!
-//! `suld.p` does not exist for sm_5x in ptxas 11.8; `suq` and `sured.p` are not in the
-//! model yet: the IR builder refuses them, as it refuses the `.b64` reductions other than
-//! `add`.
+//! # `suq`
+//!
+//! `suq.<attribute>.b32` ([`SurfOp::Query`], [`SurfQuery`]) reads one attribute of the
+//! surface ([`SurfaceDesc::query`]). ptxas 11.8 reads `.width`/`.height` from the surface's
+//! header (`TXQ ... TEX_HEADER_DIMENSION` on the surface's slot word or handle) and the
+//! others from the driver's surface descriptor table ([`crate::tex_table::surf`]). What the
+//! model answers (the driver's own values are not in any document; these are assumptions):
+//! `.width` in elements of the surface's format (bytes per row / element size; the PTX ISA
+//! calls it the width "in elements"), `.height`, `.depth` and `.array_size` the model's
+//! rows, slices and layers, `.channel_data_type` the `CUarray_format` code of the channels
+//! (normalized formats are stored as integers: unorm8 is `CU_AD_FORMAT_UNSIGNED_INT8`),
+//! `.channel_order` the channel count (as `txq`'s model), and `.memory_layout` 1: the
+//! model's surfaces are pitch-linear memory (the PTX ISA: 1 for a linear layout, 0
+//! otherwise).
+//!
+//! # `sured.p`
+//!
+//! ptxas 11.8 takes `sured.p.{add,min,max,and,or}.{1d,2d,3d}.b32` only (other types:
+//! "Unexpected instruction types specified for 'sured.p'"; `.a1d`/`.a2d`: "Illegal
+//! modifier") and writes it as `SURED.D` without `.BA` (x counts elements), min/max with
+//! the type `.SD32`, which the PTX ISA's "interpreted as .u32 or .s32 based on the surface
+//! sample format" explains. The model ([`SurfOp::RedFormatted`]) covers the surfaces whose
+//! element is one 32-bit integer channel (`u32`, `s32`: min/max compare unsigned or
+//! signed); on any other format `ir::eval` calls the reduction undefined (what the
+//! hardware does to narrower or float channels is not documented) and the simulator
+//! refuses it.
+//!
+//! `suld.p` does not exist for sm_5x in ptxas 11.8.
 
 use std::fmt;
 
@@ -159,6 +184,15 @@ impl SurfRedOp {
         r & mask
     }
 
+    /// The same operation with min/max comparing `signed`.
+    pub fn with_sign(self, signed: bool) -> SurfRedOp {
+        match self {
+            SurfRedOp::Min { .. } => SurfRedOp::Min { signed },
+            SurfRedOp::Max { .. } => SurfRedOp::Max { signed },
+            other => other,
+        }
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             SurfRedOp::Add => "add",
@@ -182,6 +216,53 @@ pub enum SurfOp {
     /// `sust.p`: the data operands (`width` 32-bit values, R, G, B, A) are converted to the
     /// surface's format ([`SurfFormat::encode`]); x counts elements.
     StoreFormatted,
+    /// `suq`: one `I32` result, the attribute ([`SurfaceDesc::query`]); no coordinates.
+    Query(SurfQuery),
+    /// `sured.p`: x counts elements; memory becomes `op(memory, data)` on the element, which
+    /// must be one 32-bit integer channel ([`SurfaceDesc::formatted_red_signed`]); min/max
+    /// compare as the channel's type (the op's `signed` is unused, built `false`).
+    RedFormatted(SurfRedOp),
+}
+
+/// A `suq` attribute.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SurfQuery {
+    Width,
+    Height,
+    Depth,
+    ChannelDataType,
+    ChannelOrder,
+    ArraySize,
+    MemoryLayout,
+}
+
+impl SurfQuery {
+    pub const ALL: [SurfQuery; 7] = [
+        SurfQuery::Width,
+        SurfQuery::Height,
+        SurfQuery::Depth,
+        SurfQuery::ChannelDataType,
+        SurfQuery::ChannelOrder,
+        SurfQuery::ArraySize,
+        SurfQuery::MemoryLayout,
+    ];
+
+    /// PTX's name (`width`, `channel_data_type`, ...).
+    pub fn ptx(self) -> &'static str {
+        match self {
+            SurfQuery::Width => "width",
+            SurfQuery::Height => "height",
+            SurfQuery::Depth => "depth",
+            SurfQuery::ChannelDataType => "channel_data_type",
+            SurfQuery::ChannelOrder => "channel_order",
+            SurfQuery::ArraySize => "array_size",
+            SurfQuery::MemoryLayout => "memory_layout",
+        }
+    }
+
+    pub fn from_ptx(s: &str) -> Option<SurfQuery> {
+        SurfQuery::ALL.into_iter().find(|q| q.ptx() == s)
+    }
 }
 
 /// What one channel of a surface element holds.
@@ -312,6 +393,14 @@ impl SurfAccess {
         self.ty.bits() / 8 * u32::from(self.width)
     }
 
+    /// Coordinate operands after the handle (none for `suq`).
+    pub fn coord_operands(&self) -> usize {
+        match self.op {
+            SurfOp::Query(_) => 0,
+            _ => self.shape.coords(),
+        }
+    }
+
     /// Operands before the coordinates (the bindless handle).
     pub fn handle_operands(&self) -> usize {
         usize::from(self.handle == SurfHandle::Bindless)
@@ -320,9 +409,9 @@ impl SurfAccess {
     /// Data operands after the coordinates.
     pub fn data_operands(&self) -> usize {
         match self.op {
-            SurfOp::Load => 0,
+            SurfOp::Load | SurfOp::Query(_) => 0,
             SurfOp::Store | SurfOp::StoreFormatted => usize::from(self.width),
-            SurfOp::Red(_) => 1,
+            SurfOp::Red(_) | SurfOp::RedFormatted(_) => 1,
         }
     }
 
@@ -330,6 +419,7 @@ impl SurfAccess {
     pub fn results(&self) -> usize {
         match self.op {
             SurfOp::Load => usize::from(self.width),
+            SurfOp::Query(_) => 1,
             _ => 0,
         }
     }
@@ -359,6 +449,41 @@ impl SurfaceDesc {
             * u64::from(self.height)
             * u64::from(self.depth)
             * u64::from(self.layers)
+    }
+
+    /// Whether `sured.p`'s min/max compare signed on this surface: `Some(false)` for a
+    /// `u32` element, `Some(true)` for `s32`, `None` (undefined in the model) for any other
+    /// format.
+    pub fn formatted_red_signed(&self) -> Option<bool> {
+        let f = self.format;
+        match (f.channels, f.bits, f.kind) {
+            (1, 32, SurfKind::Uint) => Some(false),
+            (1, 32, SurfKind::Sint) => Some(true),
+            _ => None,
+        }
+    }
+
+    /// `suq`'s answer (the module essay says what each attribute is in the model).
+    pub fn query(&self, q: SurfQuery) -> u32 {
+        let f = self.format;
+        match q {
+            SurfQuery::Width => self.width / f.elem_bytes().max(1),
+            SurfQuery::Height => self.height,
+            SurfQuery::Depth => self.depth,
+            SurfQuery::ArraySize => self.layers,
+            SurfQuery::ChannelOrder => u32::from(f.channels),
+            SurfQuery::MemoryLayout => 1,
+            SurfQuery::ChannelDataType => match (f.kind, f.bits) {
+                (SurfKind::Uint | SurfKind::Unorm, 8) => 0x01,
+                (SurfKind::Uint | SurfKind::Unorm, 16) => 0x02,
+                (SurfKind::Uint | SurfKind::Unorm, _) => 0x03,
+                (SurfKind::Sint | SurfKind::Snorm, 8) => 0x08,
+                (SurfKind::Sint | SurfKind::Snorm, 16) => 0x09,
+                (SurfKind::Sint | SurfKind::Snorm, _) => 0x0a,
+                (SurfKind::Float, 16) => 0x10,
+                (SurfKind::Float, _) => 0x20,
+            },
+        }
     }
 }
 

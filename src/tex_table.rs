@@ -26,9 +26,7 @@
 //! them into constant bank 2: addr_mode_0 0x0c, addr_mode_1 0x10, addr_mode_2 0x14,
 //! filter_mode 0x18, normalized_coords 0x1c, channel_data_type 0x20, channel_order 0x24,
 //! array_size 0x28, num_mipmap_levels 0x2c, num_samples 0x30. Surfaces (`suq`) use a second
-//! table at `c[0x0][0xc0]` scaled by `.nv.surfrefDescSize` (depth 0x08, channel_data_type
-//! 0x0c, channel_order 0x10, memory_layout 0x14, array_size 0x1c); leafold does not lower
-//! `suq` yet.
+//! table at `c[0x0][0xc0]` scaled by `.nv.surfrefDescSize` ([`surf`]).
 //!
 //! # The model (ours, shared by the simulator and `verify`)
 //!
@@ -47,6 +45,8 @@
 //! and for normalized coordinates. Width, height and depth (level 0) are written at 0x0,
 //! 0x4 and 0x8, an assumption: ptxas reads them from the header, and the surface table
 //! keeps its depth at 0x8.
+
+pub mod surf;
 
 use crate::texture::{Texture, TextureBindings, TxqQuery};
 

@@ -88,6 +88,8 @@ mod compare;
 use compare::*;
 mod coverage;
 pub use coverage::*;
+mod run;
+use run::*;
 use std::fmt::{self, Write as _};
 
 use crate::driver::{compile, Options};
@@ -660,7 +662,10 @@ fn add_cost(v: &mut Verdict, steps: &mut u64, seconds: &mut f64) {
     v.sim_seconds = *seconds;
 }
 
-/// [`verify_kernel`] on the launch `opts` describes.
+/// [`verify_kernel`] on the launch `opts` describes, in named steps: load both cubins
+/// ([`load_sides`]), and for each run find an input the reference runs on
+/// ([`reference_run`]) and compare each side's simulated run with it
+/// ([`Compare::side`]). The first step that cannot go on gives the verdict.
 fn verify_launch(
     module: &ir::Module,
     f: &Function,
@@ -678,299 +683,40 @@ fn verify_launch(
         profile: [None, None],
     };
     let globals = eval::module_global_base(module);
-    let ours = match sim::load_kernel_globals(cubin, &f.name, globals) {
-        Ok(k) => k,
-        Err(e) => {
-            verdict.outcome = Outcome::CannotRun(format!("leafold's cubin: {e}"));
+    let (ours, theirs) = match load_sides(cubin, opts, &f.name, globals) {
+        Ok(sides) => sides,
+        Err(why) => {
+            verdict.outcome = Outcome::CannotRun(why);
             return verdict;
         }
     };
-    let theirs = match &opts.ptxas_cubin {
-        Some(c) => match sim::load_kernel_globals(c, &f.name, globals) {
-            Ok(k) => Some(k),
-            Err(e) => {
-                verdict.outcome = Outcome::CannotRun(format!("ptxas's cubin: {e}"));
-                return verdict;
-            }
-        },
-        None => None,
-    };
     let plan = inputs::infer(f, addr32);
-    let local_map = kept_locals(module, f);
-    // A kernel that calls a subroutine: its frames (saved registers, spills) lie in the
-    // stack room below the kernel's frame, leafold's own bytes and no output; only the
-    // kernel's frame is compared.
-    let local_map = if ir::eval::calls_subroutine(f, &module.extern_funcs, &module.subroutines) {
-        let room = DYNAMIC_STACK_BYTES as usize;
-        let frame = module.local_layout(f).1 as usize;
-        Some(match local_map {
-            None => vec![(room, room, frame)],
-            Some(map) => map
-                .into_iter()
-                .map(|(r, o, n)| (r + room, o + room, n))
-                .collect(),
-        })
-    } else {
-        local_map
-    };
-    let dynamic_shared = if module
-        .vars
-        .values()
-        .any(|v| v.space == Space::Shared && v.size == 0)
-    {
-        DYNAMIC_SHARED
-    } else {
-        0
+    let local_map = compared_locals(module, f);
+    let cmp = Compare {
+        module,
+        f,
+        plan: &plan,
+        cubin,
+        opts,
+        globals,
+        local_map: local_map.as_deref(),
     };
     for r in 0..opts.runs {
-        let first_seed = opts.seed.wrapping_add(u64::from(r));
-        // Inputs to try, in order: each seed with each buffer size; seeds after the first
-        // stand in for an input on which the PTX is undefined or the reference faults.
-        let sizes: Vec<u64> = match opts.buffer_size {
-            Some(b) => vec![b],
-            None => vec![DEFAULT_BUFFER, LARGE_BUFFER],
-        };
-        let mut tries: Vec<(u64, u64)> = (0..INPUT_TRIES)
-            .flat_map(|k| {
-                let seed = first_seed.wrapping_add(k * RETRY_SEED_STRIDE);
-                sizes.iter().map(move |&size| (seed, size))
-            })
-            .collect();
-        tries.reverse();
-        // The reason the first input could not be compared.
-        let mut first_why: Option<String> = None;
-        let (seed, launch, reference) = loop {
-            let Some((seed, size)) = tries.pop() else {
-                verdict.outcome = Outcome::CannotRun(first_why.unwrap_or_default());
+        let run = match reference_run(module, f, &plan, opts.seed.wrapping_add(u64::from(r)), opts)
+        {
+            Ok(run) => run,
+            Err(why) => {
+                verdict.outcome = Outcome::CannotRun(why);
                 return verdict;
-            };
-            let launch = match make_launch(f, &plan, size, seed, opts)
-                .and_then(|l| bind_textures(module, f, l, seed, opts))
-                .and_then(|mut l| {
-                    let dims = opts.surface.unwrap_or(surfaces::DEFAULT_SURFACE);
-                    let n = plan.objects.len();
-                    let fmt = opts.surface_format;
-                    surfaces::attach(&mut l, module, f, (dims, fmt), n, plan.addr32, seed)?;
-                    Ok(l)
-                }) {
-                Ok(mut l) => {
-                    l.dynamic_shared = dynamic_shared;
-                    // A recursive subroutine's frames lie below the kernel's frame, in the
-                    // stack room, on both sides (`ir::eval` adds the room to the locals it
-                    // returns exactly when the kernel calls one). A system call's model
-                    // uses no stack, so its kernels get none: both sides lay out alike.
-                    if ir::eval::calls_subroutine(f, &module.extern_funcs, &module.subroutines) {
-                        l.local_size = DYNAMIC_STACK_BYTES;
-                    }
-                    if crate::sysfn::needs_heap(&module.extern_funcs) {
-                        crate::sysfn::add_heap(&mut l);
-                    }
-                    l
-                }
-                Err(why) => {
-                    verdict.outcome = Outcome::CannotRun(why);
-                    return verdict;
-                }
-            };
-            let at = |e: &eval::EvalError| match e.inst().and_then(|i| f.srcloc(i).ptx_line()) {
-                Some(n) => format!(" (PTX line {n})"),
-                None => String::new(),
-            };
-            let why = match eval::run(module, &f.name, &launch) {
-                Ok(out) => break (seed, launch, Ok(out)),
-                // A trapping launch has no defined memory: the simulator must trap too.
-                Err(e @ eval::EvalError::Trapped { .. }) => {
-                    break (seed, launch, Err((format!("{e}{}", at(&e)), None)));
-                }
-                // So does a failed assertion, which the simulator must fail alike.
-                Err(e @ eval::EvalError::AssertFailed { .. }) => {
-                    let eval::EvalError::AssertFailed { message, .. } = &e else {
-                        unreachable!()
-                    };
-                    let text = crate::sysfn::assertion_text(message);
-                    break (seed, launch, Err((format!("{e}{}", at(&e)), Some(text))));
-                }
-                // No run of this kernel can be compared (another input does not help).
-                Err(e @ eval::EvalError::Unknowable { .. }) => {
-                    verdict.outcome = Outcome::CannotRun(format!("{e}{}", at(&e)));
-                    return verdict;
-                }
-                Err(e @ eval::EvalError::Undefined { .. }) => {
-                    // Another buffer size does not change a race: go to the next seed.
-                    tries.retain(|t| t.0 != seed);
-                    format!(
-                        "{UNDEFINED} on the random inputs of seed {seed}: {e}{}",
-                        at(&e)
-                    )
-                }
-                Err(
-                    e @ (eval::EvalError::OutOfBounds { .. }
-                    | eval::EvalError::Unmapped { .. }
-                    | eval::EvalError::Misaligned { .. }),
-                ) => format!(
-                    "the reference run (seed {seed}) faults on the random inputs: {e}{}",
-                    at(&e)
-                ),
-                Err(e @ eval::EvalError::StepLimit { .. }) => {
-                    // Another input would most likely run as long: stop here.
-                    let why = format!("the reference interpreter cannot run it: {e}{}", at(&e));
-                    verdict.outcome = Outcome::CannotRun(first_why.unwrap_or(why));
-                    return verdict;
-                }
-                Err(e) => {
-                    verdict.outcome = Outcome::CannotRun(format!(
-                        "the reference interpreter cannot run it: {e}{}",
-                        at(&e)
-                    ));
-                    return verdict;
-                }
-            };
-            // Keep the reason of the first input, with the largest buffer tried for it.
-            if first_why.is_none() || seed == first_seed {
-                first_why = Some(why);
             }
         };
         let sides = std::iter::once((Side::Leafold, &ours))
             .filter(|_| !opts.only_ptxas)
             .chain(theirs.as_ref().map(|t| (Side::Ptxas, t)));
-        for (side, (code, info, module_globals)) in sides {
-            // The module's `.global` variables sit where the reference puts them, and their
-            // region comes last in both outputs.
-            let mut launch = launch.clone();
-            launch.global.extend(module_globals.clone());
-            let launch = &launch;
-            // A mismatch with no instruction to name as the writer of a wrong byte.
-            let unattributed = |what: String| {
-                Outcome::Mismatch(Box::new(Mismatch {
-                    side,
-                    seed,
-                    inputs: summary(launch, f, &plan),
-                    what,
-                    writer: None,
-                    ptx_line: None,
-                }))
-            };
-            let start = std::time::Instant::now();
-            let mut profile = None;
-            let got = if opts.profile && r == 0 {
-                sim::run_profiled(code, info, launch).map(|(out, timing, p)| {
-                    profile = Some(p);
-                    (out, timing)
-                })
-            } else {
-                sim::run_timed(code, info, launch)
-            };
-            let reference = match (&reference, got) {
-                (Ok(r), got) => (r, got),
-                (Err((_, None)), Err(sim::SimError::Trap { .. })) => continue,
-                // Both fail the same assertion (whichever thread's message comes first).
-                (Err((_, Some(text))), Err(sim::SimError::AssertFailed { message, .. }))
-                    if *text == crate::sysfn::assertion_text(&message) =>
-                {
-                    continue
-                }
-                (Err(_), Err(sim::SimError::Unsupported { addr, what })) => {
-                    verdict.outcome = Outcome::CannotRun(format!(
-                        "the simulator cannot run {side}'s code: 0x{addr:04x}: {what}"
-                    ));
-                    return verdict;
-                }
-                (Err((trap, _)), got) => {
-                    let what = match got {
-                        Ok(_) => format!("the reference traps ({trap}); {side}'s code does not"),
-                        Err(e) => format!(
-                            "the reference traps ({trap}); {side}'s code faults instead: {e}"
-                        ),
-                    };
-                    verdict.outcome = unattributed(what);
-                    return verdict;
-                }
-            };
-            let (reference, got) = reference;
-            let got = match got {
-                Ok((out, timing)) => {
-                    if side == Side::Leafold {
-                        verdict.sim_steps += timing.warp_insts;
-                        verdict.sim_seconds += start.elapsed().as_secs_f64();
-                    }
-                    if r == 0 {
-                        verdict.timing[side as usize] = Some(timing);
-                        verdict.profile[side as usize] = profile;
-                    }
-                    out
-                }
-                Err(sim::SimError::Unsupported { addr, what }) => {
-                    verdict.outcome = Outcome::CannotRun(format!(
-                        "the simulator cannot run {side}'s code: 0x{addr:04x}: {what}"
-                    ));
-                    return verdict;
-                }
-                Err(e) => {
-                    let writer = fault_addr(&e).map(|pc| (pc, sass_at(code, pc)));
-                    verdict.outcome = Outcome::Mismatch(Box::new(Mismatch {
-                        side,
-                        seed,
-                        inputs: summary(launch, f, &plan),
-                        what: format!(
-                            "the reference ran, {side}'s code faults in the simulator: {e}"
-                        ),
-                        writer,
-                        ptx_line: None,
-                    }));
-                    return verdict;
-                }
-            };
-            let mut got = got;
-            if side == Side::Ptxas {
-                if let Some(c) = &opts.ptxas_cubin {
-                    relayout_module_globals(&mut got, reference, cubin, c, globals);
-                }
-            }
-            let local = (side == Side::Leafold).then_some(local_map.as_deref());
-            // ptxas's shared memory is comparable only where its layout cannot differ from
-            // the reference's: one variable at most (its cubin names none of them).
-            let shared = side == Side::Leafold || module.shared_layout(f).offsets.len() <= 1;
-            // The printf output is part of what the kernel does (its order: sysfn's essay).
-            if let Some(what) = crate::sysfn::printf_difference(&reference.printf, &got.printf) {
-                verdict.outcome = unattributed(format!(
-                    "{what}\n  reference printf output:\n{}\n  {side}'s printf output:\n{}",
-                    printf_excerpt(&reference.printf),
-                    printf_excerpt(&got.printf)
-                ));
+        for (side, kernel) in sides {
+            if let Err(outcome) = cmp.side(side, kernel, r, &run, &mut verdict) {
+                verdict.outcome = outcome;
                 return verdict;
-            }
-            if let Some(d) = first_difference(reference, &got, local, shared) {
-                let writer = sim::run_traced(code, info, launch)
-                    .ok()
-                    .and_then(|(_, log)| log.last_writer(d.loc))
-                    .map(|pc| (pc, sass_at(code, pc)));
-                verdict.outcome = Outcome::Mismatch(Box::new(Mismatch {
-                    side,
-                    seed,
-                    inputs: summary(launch, f, &plan),
-                    what: format!(
-                        "first difference at {}: reference 0x{:02x}, {side} 0x{:02x}",
-                        d.describe(),
-                        d.expected,
-                        d.got
-                    ),
-                    writer,
-                    ptx_line: None,
-                }));
-                return verdict;
-            }
-            if opts.check_slice {
-                match check_slice(code, info, launch) {
-                    Ok(()) => {}
-                    Err(SliceCheck::Untraceable(why)) => {
-                        verdict.outcome = Outcome::CannotRun(format!("{side}'s code: {why}"));
-                        return verdict;
-                    }
-                    Err(SliceCheck::Missed(what)) => {
-                        verdict.outcome = unattributed(what);
-                        return verdict;
-                    }
-                }
             }
         }
     }

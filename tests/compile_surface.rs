@@ -136,12 +136,16 @@ fn compile_checked(what: &str, src: &str) -> Output {
     out
 }
 
-/// The surface instructions of a listing, register numbers blanked.
+/// The surface instructions of a listing (and `TXQ`, which is `suq.width`/`.height`, its
+/// `.T`/`.P` phase dropped: that follows the schedule, which `tests/tex_phase.rs` checks),
+/// register numbers blanked.
 fn surface_insts(sass: &str) -> Vec<String> {
     common::parse_lines(sass)
         .into_iter()
         .map(|(_, t)| t)
-        .filter(|t| t.contains("SULD") || t.contains("SUST") || t.contains("SURED"))
+        .filter(|t| {
+            t.contains("SULD") || t.contains("SUST") || t.contains("SURED") || t.contains("TXQ")
+        })
         .map(|t| {
             let mut s = String::new();
             let mut chars = t.chars().peekable();
@@ -154,7 +158,10 @@ fn surface_insts(sass: &str) -> Vec<String> {
                     s.push('#');
                 }
             }
-            s
+            s.replace("TXQ.B.T ", "TXQ.B ")
+                .replace("TXQ.B.P ", "TXQ.B ")
+                .replace("TXQ.T ", "TXQ ")
+                .replace("TXQ.P ", "TXQ ")
         })
         .collect()
 }
@@ -494,9 +501,14 @@ fn surface_listing_snapshot() {
     let body = format!(
         "    suld.b.2d.v2.b32.clamp {{%r10, %r11}}, [surf, {{%r2, %r3}}];\n    sust.b.a1d.b32.trap [%rd2, {{%r4, %r2}}], {{%r10}};\n    sured.b.add.1d.u32.zero [surf, {{%r2}}], %r11;\n{STORE_OUT}"
     );
-    let src = kernel(8, 12, &body);
-    let out = compile_checked("snapshot", &src);
-    insta::assert_snapshot!("surface_listing", out.sass);
+    listing_snapshot("surface_listing", 8, &body);
+}
+
+/// Our listing of `kernel(size, 12, body)`, checked as every case is, as snapshot `name`.
+fn listing_snapshot(name: &str, size: u32, body: &str) {
+    let src = kernel(size, 12, body);
+    let out = compile_checked(name, &src);
+    insta::assert_snapshot!(name, out.sass);
 }
 
 /// The ELF sections, symbols, relocations and `.nv.info` records that carry surfaces, as
@@ -566,10 +578,20 @@ fn same_metadata(oracle: &Oracle, what: &str, src: &str) {
             .collect()
     };
     assert_eq!(syms(&a), syms(&b), "{what}: symbols");
-    let rels = |c: &cubin::Cubin| -> Vec<(u64, u32, u32)> {
+    // The code's relocations (the descriptor-size loads) sit where each schedule puts
+    // them: their offsets are left out.
+    let rels = |c: &cubin::Cubin| -> Vec<(Option<u64>, u32, u32)> {
         c.relocations
             .iter()
-            .flat_map(|r| r.relocs.iter().map(|x| (x.offset, x.sym, x.rtype)))
+            .flat_map(|r| {
+                let in_code = c
+                    .sections
+                    .get(r.target)
+                    .is_some_and(|s| s.name.starts_with(".text."));
+                r.relocs
+                    .iter()
+                    .map(move |x| ((!in_code).then_some(x.offset), x.sym, x.rtype))
+            })
             .collect()
     };
     assert_eq!(rels(&a), rels(&b), "{what}: relocations");
@@ -657,32 +679,37 @@ fn assert_full_match(v: &[leafold::verify::Verdict], with_ptxas: bool) {
 /// `unorm8x4`, a 4-byte element): on leafold's code and, with the oracle, on ptxas's.
 #[test]
 fn verify_covers_formatted_stores() {
-    use leafold::verify::{verify_file, VerifyOptions};
     // Each thread its own element (x = tid, row %ctaid.x): no races.
     let body = format!(
         "{FLOATS}\n    sust.p.2d.v4.b32.trap [surf, {{%r1, %r4}}], {{%r20, %r22, %r21, %r5}};\n    sust.p.a1d.v4.b32.zero [%rd2, {{%r4, %r1}}], {{%r22, %r20, %r5, %r21}};"
     );
-    let src = kernel(1, 12, &body);
+    verify_on_surfaces(&kernel(1, 12, &body), "256,4,1,2:unorm8x4");
+}
+
+/// `verify` of `src` on surfaces `spec` (`--surface`'s syntax) matches at the full launch,
+/// on leafold's code and, with the oracle, on ptxas's.
+fn verify_on_surfaces(src: &str, spec: &str) {
+    use leafold::verify::{verify_file, VerifyOptions};
     let oracle = Oracle::for_test("compile_surface");
-    let (dims, format) = leafold::verify::surfaces::parse_spec("256,4,1,2:unorm8x4").unwrap();
+    let (dims, format) = leafold::verify::surfaces::parse_spec(spec).unwrap();
     let opts = VerifyOptions {
         ptxas_cubin: oracle
             .as_ref()
-            .map(|o| common::ptxas_cached(o, &src, "sm_50").expect("ptxas")),
+            .map(|o| common::ptxas_cached(o, src, "sm_50").expect("ptxas")),
         surface: Some(dims),
         surface_format: format,
         ..VerifyOptions::default()
     };
-    let v = verify_file(&src, None, &opts).expect("compiles");
+    let v = verify_file(src, None, &opts).expect("compiles");
     assert_full_match(&v, oracle.is_some());
 }
 
 /// What leafold refuses of the surface chapter gets a diagnostic at the instruction's file,
 /// line and column that says what ptxas 11.8 does: `suld.p` (ptxas has none for sm_5x),
-/// `sust.p` of other than `.b32` or without a clamp mode (ptxas refuses both), `sured.p`
-/// (ptxas writes SURED.D; not lowered yet) and `suq`.
+/// `sust.p` of other than `.b32` or without a clamp mode, `sured.p` of other than `.b32` or
+/// on an array shape (ptxas refuses all of them).
 #[test]
-fn formatted_accesses_and_suq_are_refused_with_ptxas_facts() {
+fn formatted_accesses_ptxas_refuses_are_refused_with_its_words() {
     for (body, says) in [
         (
             "    suld.p.2d.v4.b32.trap {%r10, %r11, %r12, %r13}, [surf, {%r2, %r3}];",
@@ -697,12 +724,8 @@ fn formatted_accesses_and_suq_are_refused_with_ptxas_facts() {
             "Clamp modifier required",
         ),
         (
-            "    sured.p.add.2d.trap.b32 [surf, {%r2, %r3}], %r5;",
-            "SURED.D",
-        ),
-        (
-            "    suq.width.b32 %r10, [surf];",
-            "TXQ on the surface's slot",
+            "    sured.p.add.2d.trap.u32 [surf, {%r2, %r3}], %r5;",
+            "Unexpected instruction types specified for 'sured.p'",
         ),
     ] {
         let src = kernel(4, 8, body);
@@ -712,4 +735,204 @@ fn formatted_accesses_and_suq_are_refused_with_ptxas_facts() {
         assert!(text.contains("surface.ptx:23:5"), "{text}");
         assert!(text.contains(says), "{text}");
     }
+}
+
+/// `suq` cases (four attributes each, stored to `out`): on the bound `.surfref`, on the
+/// handle parameter (ptxas's `TXQ` on the parameter's word), mixed.
+const SUQ_CASES: [(&str, &str); 3] = [
+    (
+        "suq_bound_sizes_and_type",
+        "    suq.width.b32 %r10, [surf];
+    suq.height.b32 %r11, [surf];
+    suq.depth.b32 %r12, [surf];
+    suq.channel_data_type.b32 %r13, [surf];",
+    ),
+    (
+        "suq_bound_order_layers_layout_and_bindless_width",
+        "    suq.channel_order.b32 %r10, [surf];
+    suq.array_size.b32 %r11, [surf];
+    suq.memory_layout.b32 %r12, [surf];
+    suq.width.b32 %r13, [%rd2];",
+    ),
+    (
+        "suq_bindless_table_attributes",
+        "    suq.height.b32 %r10, [%rd2];
+    suq.depth.b32 %r11, [%rd2];
+    suq.channel_order.b32 %r12, [%rd2];
+    suq.array_size.b32 %r13, [%rd2];",
+    ),
+];
+
+/// Formats the `suq` and `sured.p` cases run on.
+const QUERY_FORMATS: [&str; 5] = ["u8", "f16x2", "s32", "unorm8x4", "u32"];
+
+/// `suq` of every attribute, bound and bindless: TXQ (width, height) as ptxas writes it,
+/// the table loads beside them, and `ir::eval` = the simulator on several formats (the
+/// simulator reads the driver tables the cubin's relocations point it at). One answer is
+/// pinned to the model's meaning, so that both sides cannot agree on a wrong one.
+#[test]
+fn suq_agrees_with_the_model_and_ptxas() {
+    for (name, body) in SUQ_CASES {
+        let src = kernel(4, 12, &format!("{body}\n{STORE_OUT}"));
+        let out = compile_checked(name, &src);
+        for fmt in QUERY_FORMATS {
+            let format = SurfFormat::parse(fmt).unwrap();
+            let traps = differential_with(name, &src, &out, 48, 1, format);
+            assert_eq!(traps, 0, "{name}");
+        }
+    }
+    // 48 bytes of f16x2 (4-byte) elements: width 12; 4 rows, 2 slices; CU_AD_FORMAT_HALF.
+    let src = kernel(4, 12, &format!("{}\n{STORE_OUT}", SUQ_CASES[0].1));
+    let module = common::ir_module("surface.ptx", &src);
+    let l = launch_with(0, 48, SurfFormat::parse("f16x2").unwrap());
+    let r = eval::run(&module, "k", &l).expect("eval");
+    let first: Vec<u32> = r.region(OUT).unwrap()[..16]
+        .chunks(4)
+        .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    assert_eq!(first, [12, 4, 2, 0x10]);
+}
+
+/// `suq` on a handle loaded from memory: `TXQ.B` and the table load from the handle
+/// register, as ptxas writes them.
+#[test]
+fn suq_on_a_register_handle() {
+    let body = format!(
+        "    ld.global.u64 %rd8, [%rd1+2048];\n    suq.width.b32 %r10, [%rd8];\n    suq.height.b32 %r11, [%rd8];\n    suq.array_size.b32 %r12, [%rd8];\n    suq.channel_data_type.b32 %r13, [%rd8];\n{STORE_OUT}"
+    );
+    let src = kernel(4, 12, &body);
+    let out = compile_checked("suq_register_handle", &src);
+    assert!(out.sass.contains("TXQ.B"), "{}", out.sass);
+    let module = common::ir_module("surface.ptx", &src);
+    for seed in 0..2 {
+        let mut l = launch_with(seed, 48, SurfFormat::parse("s16x2").unwrap());
+        l.global[1].bytes.resize(4096, 0);
+        let want = eval::run(&module, "k", &l).expect("eval");
+        let got = sim::run_cubin(&out.cubin, "k", &l).expect("sim");
+        assert_eq!(want.region(OUT), got.region(OUT));
+    }
+}
+
+/// `sured.p` cases: (name, x positions, body); x counts elements, rows are 12 elements.
+const SURED_P_CASES: [(&str, u32, &str); 5] = [
+    (
+        "sured_p_add_1d_trap_bound",
+        12,
+        "    sured.p.add.1d.b32.trap [surf, {%r2}], %r5;",
+    ),
+    (
+        "sured_p_min_2d_clamp_bindless",
+        16,
+        "    sured.p.min.2d.b32.clamp [%rd2, {%r2, %r3}], %r5;",
+    ),
+    (
+        "sured_p_max_3d_zero_bound",
+        16,
+        "    sured.p.max.3d.b32.zero [surf, {%r2, %r3, %r4, %r4}], %r5;",
+    ),
+    (
+        "sured_p_and_2d_trap_bound",
+        12,
+        "    sured.p.and.2d.b32.trap [surf, {%r2, %r3}], %r5;",
+    ),
+    (
+        "sured_p_or_1d_zero_bindless",
+        16,
+        "    sured.p.or.1d.b32.zero [%rd2, {%r2}], %r5;",
+    ),
+];
+
+/// `sured.p`: `SURED.D` without `.BA` (x in elements), min/max `.SD32`, as ptxas writes
+/// it; `ir::eval` = the simulator on `u32` and `s32` surfaces (min/max compare as the
+/// format's type), and both refuse other formats alike (undefined in the model).
+#[test]
+fn sured_p_agrees_with_the_model_and_ptxas() {
+    for (name, xs, body) in SURED_P_CASES {
+        let src = kernel(1, xs, body);
+        let out = compile_checked(name, &src);
+        for fmt in ["u32", "s32"] {
+            let format = SurfFormat::parse(fmt).unwrap();
+            let traps = differential_with(name, &src, &out, 48, 3, format);
+            assert_eq!(traps, 0, "{name} on {fmt}");
+        }
+        let module = common::ir_module("surface.ptx", &src);
+        let l = launch_with(0, 48, SurfFormat::parse("u16x2").unwrap());
+        let e = eval::run(&module, "k", &l).unwrap_err();
+        assert!(e.to_string().contains("one 32-bit integer channel"), "{e}");
+        assert!(sim::run_cubin(&out.cubin, "k", &l).is_err());
+    }
+    // min on u32 and on s32 differ where the sign bit is set: the model honours the format.
+    let src = kernel(1, 12, SURED_P_CASES[1].2);
+    let module = common::ir_module("surface.ptx", &src);
+    let run = |fmt: &str| {
+        let l = launch_with(0, 48, SurfFormat::parse(fmt).unwrap());
+        eval::run(&module, "k", &l)
+            .unwrap()
+            .region(SURF)
+            .unwrap()
+            .to_vec()
+    };
+    assert_ne!(run("u32"), run("s32"));
+}
+
+#[test]
+fn suq_and_sured_p_listing_snapshot() {
+    let body = format!(
+        "    suq.width.b32 %r10, [surf];\n    suq.channel_order.b32 %r11, [%rd2];\n    sured.p.max.2d.b32.trap [surf, {{%r2, %r3}}], %r5;\n{STORE_OUT}"
+    );
+    listing_snapshot("surface_query_listing", 1, &body);
+}
+
+/// The cubin of `suq`/`sured.p` kernels carries what ptxas's does: `.nv.surfrefDescSize`
+/// (after the `.text` symbol), the field offset in `.nv.constant2`, the descriptor-size
+/// relocation, `EIATTR_BINDLESS_SURFACE_BANK`. One table query each: with more, ptxas loads
+/// the descriptor size once where leafold loads it per query (more `.rel.text` entries).
+#[test]
+fn suq_cubin_metadata_is_ptxas() {
+    let Some(oracle) = Oracle::for_test("compile_surface") else {
+        return;
+    };
+    let body = "    suq.width.b32 %r10, [surf];\n    suq.height.b32 %r11, [%rd2];\n    suq.array_size.b32 %r12, [%rd2];";
+    same_metadata(
+        &oracle,
+        "suq",
+        &kernel(4, 12, &format!("{body}\n{STORE_OUT}")),
+    );
+    // sured.p on both kinds of handle, in a kernel of no other constants (the shared
+    // prologue's immediates go to ptxas's constant bank 2).
+    let sured = r#".version 7.8
+.target sm_50
+.address_size 64
+.global .surfref s0;
+.visible .entry k(.param .u64 sobj)
+{
+  .reg .b32 %r<4>;
+  .reg .b64 %rd<2>;
+  mov.u32 %r1, %tid.x;
+  mov.u32 %r2, %tid.y;
+  ld.param.u64 %rd1, [sobj];
+  sured.p.max.2d.b32.zero [s0, {%r1, %r2}], %r1;
+  sured.p.add.1d.b32.trap [%rd1, {%r2}], %r1;
+  ret;
+}
+"#;
+    same_metadata(&oracle, "sured.p", sured);
+}
+
+/// `verify` runs `suq` and `sured.p` kernels on an `s32` surface, on leafold's code and,
+/// with the oracle, on ptxas's.
+#[test]
+fn verify_covers_suq_and_sured_p() {
+    // Each thread its own element (x = tid, row %ctaid.x): no races.
+    let body = "    sured.p.add.2d.b32.trap [surf, {%r1, %r4}], %r5;
+    sured.p.min.1d.b32.zero [%rd2, {%r1}], %r5;
+    suq.width.b32 %r10, [surf];
+    suq.array_size.b32 %r11, [%rd2];
+    suq.channel_data_type.b32 %r12, [surf];
+    suq.height.b32 %r13, [%rd2];
+    mad.lo.u32 %r20, %r9, 64, %r1;
+    mul.wide.u32 %rd4, %r20, 16;
+    add.s64 %rd5, %rd1, %rd4;
+    st.global.v4.u32 [%rd5], {%r10, %r11, %r12, %r13};";
+    verify_on_surfaces(&kernel(1, 12, body), "256,4,1,2:s32");
 }

@@ -8,13 +8,15 @@
 //!
 //! The description language (see the header of `sm50.isa` for the full grammar):
 //! - `class NAME lat=fixed|var ver=TAG [flow=F] [transfer=yes] [fence=yes|clock] [stall=N]
-//!   [cycles=N] [space=S] [access=A] [sm53=yes] [predicable=yes]`: starts a family; the
-//!   `field` and `print` lines that follow are shared by the forms of the class. The optional
+//!   [cycles=N] [space=S] [access=A] [sm53=yes] [predicable=yes] [source=yes] [dual=second]`:
+//!   starts a family; the `field` and `print` lines that follow are shared by the forms of
+//!   the class. The optional
 //!   attributes are what the passes need to know of the class ([`Props`]): its control flow,
 //!   whether it ends a block, whether it is a scheduling fence, the stall ptxas always puts
 //!   after it, its modelled variable latency, the memory it accesses and how, whether it
-//!   exists only on sm_53 and whether if-conversion may guard it. Each form also gets its
-//!   class's number (`class_id`, in order of first appearance).
+//!   exists only on sm_53, whether if-conversion may guard it, whether the address slice
+//!   takes its result as data and whether ptxas pairs it as the second of a dual issue.
+//!   Each form also gets its class's number (`class_id`, in order of first appearance).
 //! - `field NAME KIND BITS [def|use] [A|B|C] [w2|w4|wmem=F|wlog=F|wflag=F|wtab=F:W/W/..|wsum=N+F+..]`:
 //!   a named bit field (`wtab`: register count looked up by field F's value; `wsum`: N plus
 //!   one per listed field that is not zero, or, written `F>M`, exceeds M).
@@ -143,6 +145,10 @@ pub struct Props {
     pub sm53: bool,
     /// `predicable=yes`: if-conversion may put it under a guard it adds.
     pub predicable: bool,
+    /// `source=yes`: its result is data the address slice takes in without following.
+    pub source: bool,
+    /// `dual=second`: ptxas pairs it as the second instruction of a dual issue.
+    pub dual_second: bool,
 }
 
 impl Default for Props {
@@ -157,6 +163,8 @@ impl Default for Props {
             access: "None".into(),
             sm53: false,
             predicable: false,
+            source: false,
+            dual_second: false,
         }
     }
 }
@@ -254,6 +262,8 @@ pub fn parse(src: &str) -> Vec<FormDef> {
                         }
                         Some(("sm53", "yes")) => props.sm53 = true,
                         Some(("predicable", "yes")) => props.predicable = true,
+                        Some(("source", "yes")) => props.source = true,
+                        Some(("dual", "second")) => props.dual_second = true,
                         _ => err("class attribute"),
                     }
                 }
@@ -898,7 +908,7 @@ pub fn generate_from(src: &str) -> String {
                 classes.len() - 1
             }
         };
-        writeln!(o, "FormInfo {{ form: Form::{}, name: {:?}, class: {:?}, class_id: {class_id}, opcode: {:#018x}, mask: {:#018x}, variable_latency: {}, verified: {:?}, props: Props {{ flow: Flow::{}, transfer: {}, fence: Fence::{}, min_stall: {}, cycles: {}, space: MemSpace::{}, access: MemAccess::{}, sm53: {}, predicable: {} }}, fields: &[", f.name, f.name, f.class, f.opc, f.mask, f.variable, f.verified, p.flow, p.transfer, p.fence, p.min_stall, p.cycles, p.space, p.access, p.sm53, p.predicable).unwrap();
+        writeln!(o, "FormInfo {{ form: Form::{}, name: {:?}, class: {:?}, class_id: {class_id}, opcode: {:#018x}, mask: {:#018x}, variable_latency: {}, verified: {:?}, props: Props {{ flow: Flow::{}, transfer: {}, fence: Fence::{}, min_stall: {}, cycles: {}, space: MemSpace::{}, access: MemAccess::{}, sm53: {}, predicable: {}, source: {}, dual_second: {} }}, fields: &[", f.name, f.name, f.class, f.opc, f.mask, f.variable, f.verified, p.flow, p.transfer, p.fence, p.min_stall, p.cycles, p.space, p.access, p.sm53, p.predicable, p.source, p.dual_second).unwrap();
         for fd in &f.fields {
             let kind = match &fd.kind {
                 Kind::Reg => "FieldKind::Reg".to_string(),

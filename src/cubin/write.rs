@@ -596,9 +596,13 @@ pub fn write(spec: &CubinSpec) -> Vec<u8> {
             strs.add(&n);
         }
         if i == 0 {
-            // ptxas interns the `.surfref` names here (surface_strtab_names).
+            // ptxas interns the `.surfref` names here (surface_strtab_names), then the
+            // descriptor-size symbols (measured for `suq` and `txq` table loads).
             for n in surface_handle_names(spec) {
                 strs.add(n);
+            }
+            for s in desc_size_syms(spec) {
+                strs.add(&s.name);
             }
         }
         for f in &k.functions {
@@ -617,14 +621,28 @@ pub fn write(spec: &CubinSpec) -> Vec<u8> {
                 }
             }
         }
+        // A kernel whose code relocations load a descriptor size (a `txq`/`suq` table
+        // field, whose offset is in `.nv.constant2`): ptxas interns `.nv.constant2` first.
+        let table_first = k
+            .relocs
+            .iter()
+            .any(|r| desc_size_syms(spec).any(|s| s.name == r.symbol));
+        let constant2 = |shs: &mut StrTab, strs: &mut StrTab| {
+            if k.constant2.is_some() {
+                shs.add(&format!(".nv.constant2.{}", k.name));
+                strs.add(&format!(".nv.constant2.{}", k.name));
+                strs.add("__ocg_const");
+            }
+        };
+        if table_first {
+            constant2(&mut shs, &mut strs);
+        }
         if krel[i].is_some() {
             shs.add(&format!(".rel.text.{}", k.name));
             strs.add(&format!(".rel.text.{}", k.name));
         }
-        if k.constant2.is_some() {
-            shs.add(&format!(".nv.constant2.{}", k.name));
-            strs.add(&format!(".nv.constant2.{}", k.name));
-            strs.add("__ocg_const");
+        if !table_first {
+            constant2(&mut shs, &mut strs);
         }
         if k.entry {
             shs.add(&format!(".nv.constant0.{}", k.name));

@@ -107,15 +107,21 @@ pub(super) fn surface_metadata(module: &ir::Module, f: &ir::Function, k: &mut Ke
     }
 }
 
-/// The descriptor-size symbol the kernels' `txq` table loads name ([`crate::tex_table`]):
-/// `.nv.unified.texrefDescSize` (WEAK OBJECT, size 4), once, when a kernel relocates against
-/// it.
+/// The descriptor-size symbols the kernels' `txq`/`suq` table loads name
+/// ([`crate::tex_table`]): `.nv.unified.texrefDescSize`, then `.nv.surfrefDescSize` (WEAK
+/// OBJECT, size 4), each once, when a kernel relocates against it. (The order of the two
+/// when both are used was not measured.)
 pub(super) fn desc_size_symbols(kernels: &[KernelSpec]) -> Vec<(String, u8)> {
-    let name = crate::tex_table::TEXREF_DESC_SIZE_SYMBOL;
-    let used = kernels
-        .iter()
-        .any(|k| k.relocs.iter().any(|r| r.symbol == name));
-    used.then(|| (name.to_string(), crate::tex_table::DESC_SIZE_SYMBOL_INFO))
-        .into_iter()
-        .collect()
+    [
+        crate::tex_table::TEXREF_DESC_SIZE_SYMBOL,
+        crate::tex_table::surf::DESC_SIZE_SYMBOL,
+    ]
+    .into_iter()
+    .filter(|name| {
+        kernels
+            .iter()
+            .any(|k| k.relocs.iter().any(|r| r.symbol == *name))
+    })
+    .map(|name| (name.to_string(), crate::tex_table::DESC_SIZE_SYMBOL_INFO))
+    .collect()
 }

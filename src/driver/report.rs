@@ -125,6 +125,7 @@ pub(super) fn spill_bytes_in(
     spill_base: u32,
     range: std::ops::Range<u64>,
 ) -> u32 {
+    use crate::sm50::values::ldl::size;
     laid.placed
         .iter()
         .filter(|p| {
@@ -134,11 +135,12 @@ pub(super) fn spill_bytes_in(
                 && sm50::rt::sext(p.inst.get(Field::Off).unwrap_or(0), 24) as i64
                     >= i64::from(spill_base)
         })
+        // STL numbers its sizes as LDL does.
         .map(|p| match p.inst.get(Field::Size) {
-            Some(0 | 1) => 1,
-            Some(2 | 3) => 2,
-            Some(5) => 8,
-            Some(6) => 16,
+            Some(size::U8 | size::S8) => 1,
+            Some(size::U16 | size::S16) => 2,
+            Some(size::V64) => 8,
+            Some(size::V128) => 16,
             _ => 4,
         })
         .sum()

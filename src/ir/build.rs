@@ -966,7 +966,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             Opcode::Tex => return self.texture(ins),
             Opcode::Txq => return self.txq(ins),
             Opcode::Suld | Opcode::Sust | Opcode::Sured => return self.surface(ins),
-            Opcode::Suq => "leafold does not lower suq yet (ptxas 11.8: TXQ on the surface's slot for .width/.height; the other attributes from the driver's surface descriptor table at c[0x0][0xc0], scaled by .nv.surfrefDescSize); the surface model has no element format",
+            Opcode::Suq => return self.suq(ins),
             Opcode::Tld4 => return self.tld4(ins),
             Opcode::Istypep => "leafold does not lower textures or surfaces",
             Opcode::Atom | Opcode::Red => return self.atomic(ins),

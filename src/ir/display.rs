@@ -196,6 +196,7 @@ impl Display for Cache {
 }
 
 /// The instruction text after `results = `, using the module for variable names if given.
+// Long by design: the dispatch over `InstData`, one short arm per IR instruction kind.
 pub(crate) fn write_inst(
     f: &mut Formatter<'_>,
     func: &Function,
@@ -419,8 +420,12 @@ pub(crate) fn write_inst(
                 SurfOp::Store => write!(f, "sust")?,
                 SurfOp::StoreFormatted => write!(f, "sust.p")?,
                 SurfOp::Red(op) => write!(f, "sured.{}", op.name())?,
+                SurfOp::Query(q) => write!(f, "suq.{}", q.ptx())?,
+                SurfOp::RedFormatted(op) => write!(f, "sured.p.{}", op.name())?,
             }
-            write!(f, ".{}.{}", access.shape.ptx(), access.clamp.ptx())?;
+            if !matches!(access.op, SurfOp::Query(_)) {
+                write!(f, ".{}.{}", access.shape.ptx(), access.clamp.ptx())?;
+            }
             if access.width > 1 {
                 write!(f, ".v{}", access.width)?;
             }
@@ -433,7 +438,7 @@ pub(crate) fn write_inst(
                     rest = &rest[1..];
                 }
             }
-            let n = access.shape.coords().min(rest.len());
+            let n = access.coord_operands().min(rest.len());
             for c in &rest[..n] {
                 write!(f, ", {c}")?;
             }

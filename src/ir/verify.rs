@@ -248,6 +248,8 @@ impl Verifier<'_> {
         self.func.values.get(v).map(|d| d.ty)
     }
 
+    // Long by design: the dispatch over `InstData`, one arm per IR instruction kind giving its
+    // operand and result types.
     fn check_types(&mut self, inst: Inst) {
         let node = &self.func.insts[inst];
         let mut problems: Vec<String> = Vec::new();
@@ -720,7 +722,7 @@ impl Verifier<'_> {
             }
             InstData::Surface { access, args } => {
                 let h = access.handle_operands();
-                let n = access.shape.coords();
+                let n = access.coord_operands();
                 let want = h + n + access.data_operands();
                 if args.len() != want {
                     problems.push(format!("surface: {} operands, expected {want}", args.len()));

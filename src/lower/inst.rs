@@ -75,6 +75,8 @@ pub enum RelocWord {
     /// The driver's texture descriptor size (`R_CUDA_ABS32_20` against
     /// `.nv.unified.texrefDescSize`, [`crate::tex_table`]; `Reloc::var` is unused).
     TexDescSize,
+    /// `.nv.surfrefDescSize` (`suq`'s table load, [`crate::tex_table::surf`]).
+    SurfDescSize,
 }
 
 /// One register operand of the whole sequence.

@@ -45,10 +45,10 @@
 //! together with it ([`Webs::co_reads`]) use least, and only then the one free longest. A copy
 //! partner's register still comes first (it removes an instruction). Greedy in that order, a
 //! web sees only the webs coloured before it, so [`improve_banks`] then moves each web still in
-//! conflict to the free register (below the count reached) where it is least. Measured over
-//! `tests/data/corpus` (`leafold compare`): 5.5 % of instructions read one bank twice before,
-//! 4.2 % with the preference, 3.8 % (2,856 of 74,895) with the pass; ptxas 1.4 %. `sm50::banks`
-//! still rotates quads afterwards where that helps.
+//! conflict to the free register (below the count reached) where it is least. Both lower the
+//! share of instructions that read one bank twice (`leafold compare`'s bank line; the figures
+//! are in the README's measured results). `sm50::banks` still rotates quads afterwards where
+//! that helps.
 //!
 //! What "read together" means is per *machine* instruction: an instruction of several pieces
 //! (the three `XMAD`s of a 32-bit multiply, `XMAD t, a, b ; XMAD.MRG u, a, b.H1 ;

@@ -51,8 +51,8 @@
 //! and where the function has pairs and quads of its own their classes become name spaces of
 //! mixed widths, the width of each access being that of the value the name holds there
 //! (`assign::NameProg::acc_widths`, followed through regalloc2's moves, spills and reloads),
-//! so that regalloc2 has 3 × 64 names before it must spill (in cub's radix sort 22 of 56 kernels
-//! spilled because of that limit; 3 whose file is full still spill). Where even that spills
+//! so that regalloc2 has 3 × 64 names before it must spill (cub's radix-sort kernels spilled
+//! because of the 64-name limit alone). Where even that spills
 //! (the register file itself is full), the allocation without mixed classes is made too and
 //! the one with less local memory kept (a scalar in a slice of the pair class wastes a
 //! register).

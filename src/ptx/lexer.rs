@@ -90,6 +90,7 @@ static IDENT_CHAR: [bool; 256] = {
 };
 
 /// Lex a whole file.
+// Long by design: one loop over the bytes whose match has one arm per token class.
 pub fn lex(file: &Arc<SourceFile>, diags: &mut Vec<Diagnostic>) -> Vec<Token> {
     let s = file.text.as_bytes();
     let n = s.len();

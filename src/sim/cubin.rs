@@ -57,8 +57,11 @@ pub fn load_kernel(cubin: &[u8], name: &str) -> Result<(Vec<u64>, KernelInfo), S
             };
             if sym.shndx == 0 && r.rtype == ABS32_20 {
                 if sym.name == crate::tex_table::TEXREF_DESC_SIZE_SYMBOL {
-                    desc_size(&mut code, r.offset)?;
+                    desc_size(&mut code, r.offset, crate::tex_table::DESC_SIZE)?;
                     info.texture_table = true;
+                } else if sym.name == crate::tex_table::surf::DESC_SIZE_SYMBOL {
+                    desc_size(&mut code, r.offset, crate::tex_table::surf::DESC_SIZE)?;
+                    info.surface_table = true;
                 } else {
                     info.calls.push((r.offset, sym.name.clone()));
                 }
@@ -69,13 +72,14 @@ pub fn load_kernel(cubin: &[u8], name: &str) -> Result<(Vec<u64>, KernelInfo), S
 }
 
 /// Resolve a `MOV32I`'s descriptor-size relocation at byte `offset` of the code to the
-/// model's size ([`crate::tex_table::DESC_SIZE`]), as the driver resolves it to its own.
-fn desc_size(code: &mut [u64], offset: u64) -> Result<(), SimError> {
+/// model's `size` ([`crate::tex_table::DESC_SIZE`], [`crate::tex_table::surf::DESC_SIZE`]),
+/// as the driver resolves it to its own.
+fn desc_size(code: &mut [u64], offset: u64, size: u32) -> Result<(), SimError> {
     let w = code
         .get_mut((offset / 8) as usize)
         .filter(|_| offset % 8 == 0)
         .ok_or_else(|| SimError::BadCubin(format!("relocation at {offset:#x}")))?;
-    *w = (*w & !(0xffff_ffff << 20)) | (u64::from(crate::tex_table::DESC_SIZE) << 20);
+    *w = (*w & !(0xffff_ffff << 20)) | (u64::from(size) << 20);
     Ok(())
 }
 

@@ -76,7 +76,7 @@ fn cc_test(test: u8, cc: u8) -> Option<bool> {
     })
 }
 
-/// The lanes of `exec` whose CC passes the CC test of a `BRK` or `EXIT` (`EXIT CC.NEU`);
+/// The lanes of `exec` whose CC passes the CC test of a `BRA`, `BRK` or `EXIT` (`EXIT CC.NEU`);
 /// every lane when the test is T (15).
 fn cc_exec(w: &Warp, i: &Inst, addr: u64, exec: u32) -> Result<u32, SimError> {
     let test = get(i, Field::Cc).unwrap_or(15) as u8;
@@ -264,6 +264,8 @@ pub(super) struct Sim<'a> {
     timing: Option<Clocks>,
     /// The bound textures' slots ([`KernelInfo::textures`]).
     pub(super) textures: &'a [(u32, String)],
+    /// The bound surfaces' slots ([`KernelInfo::surface_slots`]; `TXQ` on one is `suq`).
+    pub(super) surface_slots: &'a [(u32, String)],
     /// What the system functions keep over the launch (printf records, the heap).
     sys: crate::sysfn::State,
 }
@@ -418,6 +420,7 @@ fn run_inner(
         deps,
         timing: timing.take(),
         textures: &info.textures,
+        surface_slots: &info.surface_slots,
         sys: crate::sysfn::state_for_launch(launch),
     };
     sim.mem.log = log;
@@ -439,10 +442,14 @@ fn run_inner(
     Ok((
         RunOutput {
             printf: sim.sys.printf_output(),
-            // The launch's regions (the driver's texture table, after them, is not output).
+            // The launch's regions (the driver's texture and surface tables, after them, are
+            // not output).
             global: {
                 let mut g = sim.mem.global;
                 if info.texture_table {
+                    g.pop();
+                }
+                if info.surface_table {
                     g.pop();
                 }
                 g

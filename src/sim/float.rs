@@ -169,6 +169,7 @@ impl Sim<'_> {
     }
 
     /// Execute one floating-point instruction (see the module essay).
+    // Long by design: one arm per floating-point class, after the modifiers they share.
     pub(super) fn float(
         &mut self,
         w: &mut Warp,
@@ -177,6 +178,8 @@ impl Sim<'_> {
         exec: u32,
     ) -> Result<(), SimError> {
         use Form::*;
+        // FMUL, FFMA32I and FMUL32I number `.FTZ`/`.FMZ` as FFMA does.
+        use crate::sm50::values::ffma::fmz;
         // `.CC` on FSET/DSET sets ZF/SF from the 32-bit result, as on ISET (ptxas's f32
         // division slow path tests `FSET.NEU ... RZ.CC, |x|, +INF` with `BRA CC.EQ`).
         let set_cc = flag(i, Field::Cc);
@@ -216,7 +219,7 @@ impl Sim<'_> {
             F2F_R | F2F_C | F2F_I => return self.f2f(w, i, addr, exec),
             _ => {}
         }
-        if f(i, Field::Fmz) == 2 {
+        if f(i, Field::Fmz) == fmz::FMZ {
             return Err(unsupported(addr, i, "FMUL .FMZ"));
         }
         // FMUL's `.D2/.D4/.D8` and `.M8/.M4/.M2`: the product times 2^k, rounded once.
@@ -226,7 +229,7 @@ impl Sim<'_> {
             s @ 4..=6 => 7 - s as i32,
             _ => return Err(unsupported(addr, i, "this FMUL scale")),
         };
-        let ftz = flag(i, Field::Ftz) || f(i, Field::Fmz) == 1;
+        let ftz = flag(i, Field::Ftz) || f(i, Field::Fmz) == fmz::FTZ;
         let sat = flag(i, Field::Sat);
         let rnd = round(f(i, Field::Rnd));
         let ra = f(i, Field::Ra);

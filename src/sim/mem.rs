@@ -124,6 +124,9 @@ impl Memory {
         if info.texture_table {
             texture_table(info, launch, &mut b0, &mut global)?;
         }
+        if info.surface_table {
+            surface_table(launch, &mut b0, &mut global)?;
+        }
         let mut banks = vec![Vec::new(); 32];
         banks[0] = b0;
         for (bank, bytes) in &info.banks {
@@ -231,6 +234,43 @@ impl Memory {
     }
 }
 
+/// The driver's surface descriptor table ([`crate::tex_table::surf`]): a global region of
+/// its own at its `TABLE_BASE`, its address in `c[0x0][0xc0]`; entry `i` is surface `i`
+/// (the index the `.surfref` words and surface object handles hold).
+fn surface_table(
+    launch: &Launch,
+    b0: &mut [u8],
+    global: &mut Vec<GlobalRegion>,
+) -> Result<(), SimError> {
+    use crate::tex_table::surf as t;
+    let bytes = t::table_bytes(&launch.surfaces);
+    let table = (t::TABLE_BASE, t::TABLE_CBANK_OFFSET, "surface");
+    place_table(table, bytes, b0, global)
+}
+
+/// Place a driver table (`base`, the bank-0 offset of its address, what it describes) as a
+/// global region of its own after the launch's, and write its address into bank 0.
+fn place_table(
+    (base, cbank, what): (u64, u32, &str),
+    bytes: Vec<u8>,
+    b0: &mut [u8],
+    global: &mut Vec<GlobalRegion>,
+) -> Result<(), SimError> {
+    let end = base + bytes.len() as u64;
+    if global
+        .iter()
+        .any(|r| r.base < end && base < r.base + r.bytes.len() as u64)
+    {
+        return Err(SimError::BadLaunch(format!(
+            "a global region overlaps the {what} descriptor table at {base:#x}"
+        )));
+    }
+    global.push(GlobalRegion { base, bytes });
+    let at = cbank as usize;
+    b0[at..at + 8].copy_from_slice(&base.to_le_bytes());
+    Ok(())
+}
+
 /// The driver's texture descriptor table ([`crate::tex_table`]): a global region of its own
 /// at `TABLE_BASE` (after the launch's regions; the run's output leaves it out), its address
 /// in `c[0x0][0xb0]`, and each bound `.texref`'s header index in its slot word.
@@ -242,22 +282,8 @@ fn texture_table(
 ) -> Result<(), SimError> {
     use crate::tex_table as t;
     let bytes = t::table_bytes(&launch.textures);
-    let end = t::TABLE_BASE + bytes.len() as u64;
-    if global
-        .iter()
-        .any(|r| r.base < end && t::TABLE_BASE < r.base + r.bytes.len() as u64)
-    {
-        return Err(SimError::BadLaunch(format!(
-            "a global region overlaps the texture descriptor table at {:#x}",
-            t::TABLE_BASE
-        )));
-    }
-    global.push(GlobalRegion {
-        base: t::TABLE_BASE,
-        bytes,
-    });
-    let at = t::TABLE_CBANK_OFFSET as usize;
-    b0[at..at + 8].copy_from_slice(&t::TABLE_BASE.to_le_bytes());
+    let table = (t::TABLE_BASE, t::TABLE_CBANK_OFFSET, "texture");
+    place_table(table, bytes, b0, global)?;
     for (off, name) in &info.textures {
         let at = *off as usize;
         if at + 4 > 0x1_0000 {

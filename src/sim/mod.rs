@@ -279,6 +279,9 @@ pub struct KernelInfo {
     /// The code reads the driver's texture descriptor table (`crate::tex_table`): the launch
     /// places it and points `c[0x0][0xb0]` at it.
     pub texture_table: bool,
+    /// The code reads the driver's surface descriptor table (`crate::tex_table::surf`,
+    /// `suq`): the launch places it after the texture table and points `c[0x0][0xc0]` at it.
+    pub surface_table: bool,
 }
 
 impl KernelInfo {
@@ -345,27 +348,13 @@ pub enum SimError {
 pub(crate) struct Program {
     /// Indexed by `addr / 8`; control-word positions hold `None` (never executed).
     slots: Vec<Option<Result<sm50::Inst, u64>>>,
-    /// The CC test of each `BRA` (0xf = always), which `sm50::decode` does not cover yet.
-    bra_cc: Vec<u8>,
     /// The control field of each instruction slot, indexed as `slots` (for `run_timed`).
     ctrl: Vec<sm50::Ctrl>,
-}
-
-/// `BRA` with a CC test other than T (`BRA CC.NEU, …`, bits 0..4): the instruction set
-/// description only has the unconditional form, so such a word is decoded as that form and
-/// its test kept aside.
-fn decode_bra_cc(w: u64) -> Option<(sm50::Inst, u8)> {
-    if w >> 52 != 0xe24 || w & 0x1f == 0xf {
-        return None;
-    }
-    let i = sm50::decode((w & !0x1f) | 0xf).ok()?;
-    Some((i, (w & 0x1f) as u8))
 }
 
 impl Program {
     fn new(code: &[u64]) -> Program {
         let mut slots = Vec::with_capacity(code.len());
-        let mut bra_cc = vec![0xf; code.len()];
         let mut ctrl = vec![sm50::Ctrl::NEUTRAL; code.len()];
         for (i, &w) in code.iter().enumerate() {
             if i % 4 == 0 {
@@ -375,18 +364,11 @@ impl Program {
                     }
                 }
                 slots.push(None);
-            } else if let Some((inst, cc)) = decode_bra_cc(w) {
-                bra_cc[i] = cc;
-                slots.push(Some(Ok(inst)));
             } else {
                 slots.push(Some(sm50::decode(w).map_err(|_| w)));
             }
         }
-        Program {
-            slots,
-            bra_cc,
-            ctrl,
-        }
+        Program { slots, ctrl }
     }
 
     /// The control field of the instruction at `addr`.
@@ -419,11 +401,6 @@ impl Program {
             }),
             _ => Err(bad),
         }
-    }
-
-    /// The CC test of the `BRA` at `addr` (0xf = always).
-    fn bra_cc(&self, addr: u64) -> u8 {
-        self.bra_cc.get((addr / 8) as usize).copied().unwrap_or(0xf)
     }
 }
 

@@ -16,7 +16,8 @@
 //! `y = rb`; 3D `x, y = ra, ra+1`, `z = rb`; ARRAY_2D `layer, x = ra, ra+1`, `y = rb`
 //! (floats). TLDS 1D `x = ra`; 2D `x = ra`, `y = rb`; 3D `x, y = ra, ra+1`, `z = rb`;
 //! ARRAY_2D `layer = ra`, `x, y = rb, rb+1` (integers). Results go to `rd`, `rd+1`, `rd2`,
-//! `rd2+1` in the mask's component order. TXQ `TEX_HEADER_DIMENSION` with mask bits 0/1/2
+//! `rd2+1` in the mask's component order. TXQ `TEX_HEADER_DIMENSION` (also `suq.width`/
+//! `.height` when the slot word or handle names a surface, see `Sim::slot_queried`) with mask bits 0/1/2
 //! writes width/height/depth of level `ra` to consecutive registers from `rd` (`TXQ.B`:
 //! handle `ra`, level `ra+1`). The general forms (no level, offset, compare or other
 //! option) read every coordinate consecutively from `ra` (the layer first) and write one
@@ -43,8 +44,37 @@ use super::exec::{f, lanes, unsupported, Sim, Warp};
 use super::SimError;
 use crate::ir::tex::gather_offset;
 use crate::ir::tex::sample_offset;
+use crate::sm50::values::{txd, txq};
 use crate::sm50::{Field, Form, Inst};
 use crate::texture::{Lod, SampleQuery, Texture, TxqQuery};
+
+/// What a `TXQ` queries: a texture, or a surface (`suq.width`/`.height`, which ptxas writes
+/// as `TXQ` on the surface's word or handle).
+enum Queried {
+    Texture(Texture),
+    Surface(crate::surface::SurfaceDesc),
+}
+
+impl Queried {
+    /// The sizes `TEX_HEADER_DIMENSION` writes for `mask` (width, height, depth bits) at
+    /// level `lod` (a surface has one level).
+    fn sizes(&self, mask: u64, lod: u32) -> Vec<u32> {
+        use crate::surface::SurfQuery;
+        let all = [
+            (TxqQuery::Width, SurfQuery::Width),
+            (TxqQuery::Height, SurfQuery::Height),
+            (TxqQuery::Depth, SurfQuery::Depth),
+        ];
+        all.into_iter()
+            .enumerate()
+            .filter(|(bit, _)| mask >> bit & 1 != 0)
+            .map(|(_, (t, s))| match self {
+                Queried::Texture(tex) => tex.query(t, lod),
+                Queried::Surface(d) => d.query(s),
+            })
+            .collect()
+    }
+}
 
 /// The components a TEXS/TLDS mask selects (rd2 = RZ: one or two; else three or four).
 fn components(mask: u64, two_pairs: bool) -> Option<&'static [usize]> {
@@ -83,6 +113,35 @@ impl Sim<'_> {
             .ok_or_else(|| SimError::BadLaunch(format!("no texture object has handle {handle:#x}")))
     }
 
+    /// What `TXQ` on slot word `tid` asks: a `.surfref`'s word ([`Sim::surface_slots`]) is
+    /// that surface (`suq`); a handle word names a texture object, else a surface object
+    /// (the model's texture and surface handles are both small integers: a kernel querying
+    /// both kinds through parameters of equal value is read as a texture).
+    fn slot_queried(&mut self, i: &Inst, addr: u64) -> Result<Queried, SimError> {
+        let byte = f(i, Field::Tid) * 4;
+        if self
+            .surface_slots
+            .iter()
+            .any(|(o, _)| u64::from(*o) == byte)
+        {
+            let h = u64::from(self.mem.const32(addr, 0, byte)?);
+            return self.surface_queried(h);
+        }
+        if !self.textures.iter().any(|(o, _)| u64::from(*o) == byte) {
+            let h = u64::from(self.mem.const32(addr, 0, byte)?);
+            if self.launch.textures.by_handle(h).is_none() {
+                return self.surface_queried(h);
+            }
+        }
+        Ok(Queried::Texture(self.slot_texture(i, addr)?.clone()))
+    }
+
+    fn surface_queried(&self, h: u64) -> Result<Queried, SimError> {
+        crate::surface::by_handle(&self.mem.surfaces, h)
+            .map(|s| Queried::Surface(s.clone()))
+            .map_err(|e| SimError::BadLaunch(e.to_string()))
+    }
+
     pub(super) fn texture(
         &mut self,
         w: &mut Warp,
@@ -90,31 +149,26 @@ impl Sim<'_> {
         addr: u64,
         exec: u32,
     ) -> Result<(), SimError> {
-        let tex = self.slot_texture(i, addr)?.clone();
         let (ra, rb) = (f(i, Field::Ra), f(i, Field::Rb));
         // A register pair's second register (RZ stays RZ).
         let next = |r: u64| if r >= 255 { 255 } else { r + 1 };
         if i.form == Form::TXQ_I {
+            let q = self.slot_queried(i, addr)?;
             let mask = f(i, Field::Mask);
-            if f(i, Field::Query) != 1 || mask & !7 != 0 {
+            if f(i, Field::Query) != txq::query::TEX_HEADER_DIMENSION || mask & !7 != 0 {
                 return Err(unsupported(addr, i, "a TXQ query other than the sizes"));
             }
             let rd = f(i, Field::Rd);
             for l in lanes(exec) {
-                let lod = w.r(ra, l);
                 let mut at = rd;
-                for (bit, what) in [TxqQuery::Width, TxqQuery::Height, TxqQuery::Depth]
-                    .into_iter()
-                    .enumerate()
-                {
-                    if mask >> bit & 1 != 0 {
-                        w.set_r(at, l, tex.query(what, lod));
-                        at = next(at);
-                    }
+                for v in q.sizes(mask, w.r(ra, l)) {
+                    w.set_r(at, l, v);
+                    at = next(at);
                 }
             }
             return Ok(());
         }
+        let tex = self.slot_texture(i, addr)?.clone();
         if matches!(i.form, Form::TEX | Form::TLD_I) {
             return self.texture_general(w, i, addr, exec, Some(&tex));
         }
@@ -294,7 +348,7 @@ impl Sim<'_> {
         } else {
             None
         };
-        if f(i, Field::Dim) != 2 || f(i, Field::Aoffi) != 0 {
+        if f(i, Field::Dim) != txd::dim::V2D || f(i, Field::Aoffi) != 0 {
             return Err(unsupported(addr, i, "this TXD target or option"));
         }
         let [ra, rb, rd, mask] = general_fields(i);
@@ -357,23 +411,20 @@ impl Sim<'_> {
             return self.texture_general(w, i, addr, exec, None);
         }
         let mask = f(i, Field::Mask);
-        if f(i, Field::Query) != 1 || mask & !7 != 0 {
+        if f(i, Field::Query) != txq::query::TEX_HEADER_DIMENSION || mask & !7 != 0 {
             return Err(unsupported(addr, i, "a TXQ query other than the sizes"));
         }
         let (ra, rd) = (f(i, Field::Ra), f(i, Field::Rd));
         let next = |r: u64| if r >= 255 { 255 } else { r + 1 };
         for l in lanes(exec) {
-            let tex = self.object(u64::from(w.r(ra, l)))?;
-            let lod = w.r(next(ra), l);
-            let mut out = Vec::new();
-            for (bit, what) in [TxqQuery::Width, TxqQuery::Height, TxqQuery::Depth]
-                .into_iter()
-                .enumerate()
-            {
-                if mask >> bit & 1 != 0 {
-                    out.push(tex.query(what, lod));
-                }
-            }
+            let h = u64::from(w.r(ra, l));
+            // A texture object, else a surface object (`suq`; see `slot_queried`).
+            let q = match self.launch.textures.by_handle(h) {
+                Some(t) => Queried::Texture(t.clone()),
+                None if !self.mem.surfaces.is_empty() => self.surface_queried(h)?,
+                None => Queried::Texture(self.object(h)?.clone()),
+            };
+            let out = q.sizes(mask, w.r(next(ra), l));
             let mut at = rd;
             for v in out {
                 w.set_r(at, l, v);

@@ -123,6 +123,13 @@ pub struct Props {
     pub sm53: bool,
     /// If-conversion may put it under a guard it adds (computation, moves, memory accesses).
     pub predicable: bool,
+    /// Its result is data brought into the integer arithmetic (a special register, another
+    /// lane's value, a texture fetch, floating point): the address slice does not follow
+    /// its sources.
+    pub source: bool,
+    /// ptxas dual-issues it as the second of a pair although it is neither variable-latency
+    /// nor a control transfer (`SSY`, `PBK`, `DEPBAR`).
+    pub dual_second: bool,
 }
 
 /// How an instruction class takes part in control flow (`flow=` in `isa/sm50.isa`).

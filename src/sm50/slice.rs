@@ -102,41 +102,8 @@ pub(crate) fn address_uses(inst: &Inst) -> Vec<Res> {
 /// an index loaded from memory). It joins the slice, but its sources are not followed and it
 /// is not counted as address arithmetic.
 pub fn is_source(inst: &Inst) -> bool {
-    memory(inst).is_some()
-        || matches!(
-            inst.info().class,
-            "S2R"
-                | "CS2R"
-                | "SHFL"
-                | "VOTE"
-                | "TEX"
-                | "TEXS"
-                | "TLD4S"
-                | "TLDS"
-                | "FADD"
-                | "FMUL"
-                | "FFMA"
-                | "FADD32I"
-                | "FMUL32I"
-                | "FFMA32I"
-                | "FSETP"
-                | "FSET"
-                | "FCMP"
-                | "FMNMX"
-                | "MUFU"
-                | "RRO"
-                | "FCHK"
-                | "FCHK_I"
-                | "DADD"
-                | "DMUL"
-                | "DFMA"
-                | "DSETP"
-                | "DSET"
-                | "DMNMX"
-                | "I2F"
-                | "F2I"
-                | "F2F"
-        )
+    // The classes are those with `source=yes` in `isa/sm50.isa`.
+    memory(inst).is_some() || inst.info().props.source
 }
 
 /// Per instruction, whether one of its results reaches a memory address (see the module

@@ -240,24 +240,37 @@ pub fn to_json(r: &Report) -> String {
 /// * right, the totals as ratios: instructions, address arithmetic and static issue cycles over all
 ///   kernels, and over issue 4's address-only subset.
 pub fn to_svg(r: &Report) -> String {
-    const W: f64 = 900.0;
-    const H: f64 = 440.0;
-    // The scatter's plot area.
-    const X0: f64 = 60.0;
-    const X1: f64 = 560.0;
-    const Y0: f64 = 60.0;
-    const Y1: f64 = 380.0;
-    const LOG_SPAN: f64 = 2.0; // log2 of 4: the axis runs from 1/4 to 4
-    let y_of = |ratio: f64| {
-        let l = ratio.log2().clamp(-LOG_SPAN, LOG_SPAN);
-        Y0 + (LOG_SPAN - l) / (2.0 * LOG_SPAN) * (Y1 - Y0)
-    };
     let mut s = format!(
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{W}\" height=\"{H}\" \
          font-family=\"sans-serif\" font-size=\"11\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n\
          <text x=\"10\" y=\"20\" font-size=\"14\">leafold vs ptxas 11.8 -O3 over {} kernels (lower is better for leafold)</text>\n",
         r.rows.len()
     );
+    svg_axes(&mut s);
+    svg_scatter(&mut s, r);
+    svg_totals(&mut s, r);
+    s.push_str("</svg>\n");
+    s
+}
+
+// The canvas of [`to_svg`]'s chart, and its scatter's plot area.
+const W: f64 = 900.0;
+const H: f64 = 440.0;
+const X0: f64 = 60.0;
+const X1: f64 = 560.0;
+const Y0: f64 = 60.0;
+const Y1: f64 = 380.0;
+/// log2 of 4: the ratio axis runs from 1/4 to 4.
+const LOG_SPAN: f64 = 2.0;
+
+/// The height of a leafold/ptxas ratio on the chart's log axis (clamped to 1/4..4).
+fn y_of(ratio: f64) -> f64 {
+    let l = ratio.log2().clamp(-LOG_SPAN, LOG_SPAN);
+    Y0 + (LOG_SPAN - l) / (2.0 * LOG_SPAN) * (Y1 - Y0)
+}
+
+/// The scatter's grid lines at 1/4..4 (1 in black) and its axis labels.
+fn svg_axes(s: &mut String) {
     // Axes and grid of the scatter.
     for (ratio, label) in [
         (0.25, "1/4"),
@@ -289,6 +302,10 @@ pub fn to_svg(r: &Report) -> String {
         (X0 + X1) / 2.0,
         Y1 + 20.0
     );
+}
+
+/// The scatter's two series, each sorted, and their legend with the medians.
+fn svg_scatter(s: &mut String, r: &Report) {
     let series = |f: fn(&Side) -> u32| -> Vec<f64> {
         let mut v: Vec<f64> = r
             .rows
@@ -345,6 +362,11 @@ pub fn to_svg(r: &Report) -> String {
             );
         }
     }
+}
+
+/// The totals as bars of leafold/ptxas, all kernels and the address-only subset, with the
+/// line at 1 and the bars' legend.
+fn svg_totals(s: &mut String, r: &Report) {
     // Totals, as bars of leafold/ptxas with the line at 1.
     let (l, p) = r.totals();
     let (na, la, pa) = r.address_only_totals();
@@ -425,6 +447,4 @@ pub fn to_svg(r: &Report) -> String {
         X0,
         Y1 + 44.0
     );
-    s.push_str("</svg>\n");
-    s
 }

@@ -17,15 +17,20 @@
 //! `.b32` and requires the clamp mode) is [`SurfOp::StoreFormatted`]: x in elements, the
 //! values unpacked (one `I32` each, R, G, B, A), converted by the surface's format.
 //!
+//! `suq.<attribute>.b32 d, [s]` is [`SurfOp::Query`] (no coordinates, one `I32` result).
+//!
+//! `sured.p.{add,min,max,and,or}.{1d,2d,3d}.b32` is [`SurfOp::RedFormatted`] (x in
+//! elements; ptxas 11.8 refuses other types, and so do we, with its words; the array
+//! shapes, which it refuses too, the opcode table does not list for `sured`).
+//!
 //! Refused with a diagnostic: `suld.p` (ptxas 11.8 has no `suld.p` for sm_5x: "Not a name
-//! of any known instruction"), `sured.p` (ptxas writes `sured.p.add.b32` as `SURED.D`
-//! without `.BA`; not lowered yet), 32-byte vectors, and `sured` on types other than 32- and
+//! of any known instruction"), 32-byte vectors, and `sured` on types other than 32- and
 //! 64-bit integers.
 
 use super::FnBuilder;
 use crate::ir::{BinaryOp, Type, Value};
-use crate::ptx::ast::{self, Instruction, Opcode, Operand, TypeKind};
-use crate::surface::{SurfAccess, SurfClamp, SurfHandle, SurfOp, SurfRedOp, SurfShape};
+use crate::ptx::ast::{self, Instruction, Modifier, Opcode, Operand, TypeKind};
+use crate::surface::{SurfAccess, SurfClamp, SurfHandle, SurfOp, SurfQuery, SurfRedOp, SurfShape};
 
 impl FnBuilder<'_, '_> {
     pub(super) fn surface(&mut self, ins: &Instruction) -> Option<()> {
@@ -36,10 +41,11 @@ impl FnBuilder<'_, '_> {
             );
         }
         let formatted = ins.has_flag("p") && ins.opcode == Opcode::Sust;
-        if ins.has_flag("p") && !formatted {
+        let red_formatted = ins.has_flag("p") && ins.opcode == Opcode::Sured;
+        if red_formatted && ins.ty().map(|t| t.name()) != Some("b32") {
             return self.unsupported(
                 ins,
-                "sured.p: ptxas 11.8 writes sured.p.add.b32 as SURED.D with element coordinates; leafold does not lower it yet",
+                "sured.p takes .b32 data only (ptxas 11.8: \"Unexpected instruction types specified for 'sured.p'\")",
             );
         }
         if formatted {
@@ -55,7 +61,7 @@ impl FnBuilder<'_, '_> {
                     "sust.p needs a clamp mode (.trap, .clamp or .zero; ptxas 11.8: \"Clamp modifier required\")",
                 );
             }
-        } else if !ins.has_flag("b") {
+        } else if !ins.has_flag("b") && !red_formatted {
             return self.unsupported(ins, "a surface access needs .b");
         }
         let shapes = ["1d", "2d", "3d", "a1d", "a2d"];
@@ -112,7 +118,12 @@ impl FnBuilder<'_, '_> {
                 if vec != 1 || !matches!(elem, 32 | 64) {
                     return self.unsupported(ins, "sured on other than 32- and 64-bit integers");
                 }
-                SurfOp::Red(red)
+                if red_formatted {
+                    // min/max compare as the surface's channel type (crate::surface).
+                    SurfOp::RedFormatted(red.with_sign(false))
+                } else {
+                    SurfOp::Red(red)
+                }
             }
         };
         // The packed data: (type, elements).
@@ -150,27 +161,7 @@ impl FnBuilder<'_, '_> {
             return None;
         }
         let mut args: Vec<Value> = Vec::new();
-        let handle = match &items[0] {
-            Operand::Name(n) => match self.lookup(n) {
-                Some(Err(super::Sym::Opaque(_))) => {
-                    match self.m.ir.surfrefs.iter().position(|s| *s == n.text) {
-                        Some(i) => SurfHandle::Bound(i as u32),
-                        None => {
-                            self.error(n.span, format!("'{}' is not a .surfref", n.text));
-                            return None;
-                        }
-                    }
-                }
-                _ => {
-                    args.push(self.read(&items[0], Type::I64, Some(ast::Type::U64))?);
-                    SurfHandle::Bindless
-                }
-            },
-            other => {
-                self.error(other.span(), "expected a .surfref or a .u64 surface object");
-                return None;
-            }
-        };
+        let handle = self.surf_handle(&items[0], &mut args)?;
         let coords: Vec<&Operand> = match &items[1] {
             Operand::Vector(v, _) => v.iter().collect(),
             o => vec![o],
@@ -272,5 +263,80 @@ impl FnBuilder<'_, '_> {
             acc = self.ins().binary(BinaryOp::Or, acc, s);
         }
         acc
+    }
+
+    /// The surface operand `s` names: a module `.surfref`, or a `.u64` surface object (read
+    /// into `args` as the instruction's first operand).
+    fn surf_handle(&mut self, s: &Operand, args: &mut Vec<Value>) -> Option<SurfHandle> {
+        match s {
+            Operand::Name(n) => match self.lookup(n) {
+                Some(Err(super::Sym::Opaque(_))) => {
+                    match self.m.ir.surfrefs.iter().position(|x| *x == n.text) {
+                        Some(i) => Some(SurfHandle::Bound(i as u32)),
+                        None => {
+                            self.error(n.span, format!("'{}' is not a .surfref", n.text));
+                            None
+                        }
+                    }
+                }
+                _ => {
+                    args.push(self.read(s, Type::I64, Some(ast::Type::U64))?);
+                    Some(SurfHandle::Bindless)
+                }
+            },
+            other => {
+                self.error(other.span(), "expected a .surfref or a .u64 surface object");
+                None
+            }
+        }
+    }
+
+    /// `suq.<attribute>.b32 d, [s]` ([`SurfOp::Query`]).
+    pub(super) fn suq(&mut self, ins: &Instruction) -> Option<()> {
+        let mut query = None;
+        for m in &ins.mods {
+            match m {
+                Modifier::Flag(f) if query.is_none() && SurfQuery::from_ptx(f).is_some() => {
+                    query = SurfQuery::from_ptx(f)
+                }
+                Modifier::Type(ast::Type::B32) => {}
+                _ => {
+                    let what = format!("suq.{} (suq takes an attribute and .b32)", m.text());
+                    return self.unsupported(ins, &what);
+                }
+            }
+        }
+        let Some(query) = query else {
+            return self.unsupported(
+                ins,
+                "suq needs an attribute (.width, .height, .depth, .channel_data_type, .channel_order, .array_size, .memory_layout)",
+            );
+        };
+        let ops = self.ops(ins, 2)?;
+        let s = match &ops[1] {
+            Operand::TexArgs(items, _) if items.len() == 1 => items[0].clone(),
+            Operand::Address(ast::AddrExpr {
+                base: Some(n),
+                offset: 0,
+                ..
+            }) => Operand::Name(n.clone()),
+            other => {
+                self.error(other.span(), "expected [surface]");
+                return None;
+            }
+        };
+        let mut args = Vec::new();
+        let handle = self.surf_handle(&s, &mut args)?;
+        let access = SurfAccess {
+            op: SurfOp::Query(query),
+            shape: SurfShape::D1,
+            clamp: SurfClamp::Trap,
+            handle,
+            ty: Type::I32,
+            width: 1,
+        };
+        let dst = self.dest1(&ops[0])?;
+        let v = self.ins().surface(access, &args)[0];
+        self.write(dst, v, false, ops[0].span())
     }
 }

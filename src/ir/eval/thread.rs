@@ -473,7 +473,7 @@ impl Thread {
     ) -> Result<(), EvalError> {
         use crate::surface::{self, SurfError, SurfHandle, SurfOp};
         let h = access.handle_operands();
-        let n = access.shape.coords();
+        let n = access.coord_operands();
         let undefined = |why: String| EvalError::Undefined { inst, why };
         let desc = match access.handle {
             SurfHandle::Bound(i) => {
@@ -485,9 +485,20 @@ impl Thread {
             SurfHandle::Bindless => surface::by_handle(&ctx.launch.surfaces, self.get(args[0]))
                 .map_err(|e| undefined(e.to_string()))?,
         };
+        if let SurfOp::Query(q) = access.op {
+            let r = ctx.func.insts[inst].results[0];
+            self.set(r, u64::from(desc.query(q)), access.ty);
+            return Ok(());
+        }
+        if matches!(access.op, SurfOp::RedFormatted(_)) && desc.formatted_red_signed().is_none() {
+            return Err(undefined(format!(
+                "sured.p on a surface of format {:?}: the model covers one 32-bit integer channel only",
+                desc.format
+            )));
+        }
         let mut coords: Vec<i32> = args[h..h + n].iter().map(|&v| self.get(v) as i32).collect();
         let mut size = access.size();
-        if access.op == SurfOp::StoreFormatted {
+        if matches!(access.op, SurfOp::StoreFormatted | SurfOp::RedFormatted(_)) {
             // x counts elements of the surface's format.
             size = desc.format.elem_bytes();
             coords[0] = coords[0].wrapping_mul(size as i32);
@@ -540,6 +551,23 @@ impl Thread {
                     for (i, &b) in bytes.iter().enumerate() {
                         tm.write(inst, Space::Global, a + i as u64, 1, u64::from(b))?;
                     }
+                }
+            }
+            SurfOp::Query(_) => {}
+            SurfOp::RedFormatted(op) => {
+                let signed = desc.formatted_red_signed() == Some(true);
+                if let Some(a) = at {
+                    tm.mem.global_races.atomic(a, self.fenced);
+                    tm.note(inst, Space::Global, a, size, self.linear, Access::Atomic)?;
+                    let old = tm.read(inst, Space::Global, a, size)?;
+                    let v = self.get(args[h + n]);
+                    tm.write(
+                        inst,
+                        Space::Global,
+                        a,
+                        size,
+                        op.with_sign(signed).apply(old, v, 4),
+                    )?;
                 }
             }
             SurfOp::Red(op) => {

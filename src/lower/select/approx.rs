@@ -288,6 +288,7 @@ impl Lowerer<'_> {
         Ok(())
     }
 
+    // Long by design: the dispatch over (`Approx`, `.ftz`), one short arm per function.
     pub(super) fn lower_approx(
         &mut self,
         v: Value,

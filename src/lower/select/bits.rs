@@ -103,6 +103,7 @@ impl<'a> Lowerer<'a> {
         }
     }
 
+    // Long by design: the dispatch over `BitOp`, one short arm per operation.
     pub(super) fn lower_bits(
         &mut self,
         v: Value,

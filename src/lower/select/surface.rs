@@ -16,18 +16,25 @@
 //! the channel mask of its vector (`.R`, `.RG`, none for four), its values one register
 //! group like `sust.b.v*.b32`'s.
 //!
+//! `suq` ([`SurfOp::Query`]): `.width`/`.height` are `TXQ`/`TXQ.B` `TEX_HEADER_DIMENSION` on
+//! the same slot word or handle, the other attributes a load from the driver's surface
+//! descriptor table ([`crate::tex_table::surf`], the sequence of `txq`'s table).
+//!
+//! `sured.p` ([`SurfOp::RedFormatted`]) is `SURED.D` with no `.BA` (x counts elements), its
+//! min/max `.SD32` (signed or not as the surface's format says), as ptxas 11.8 writes it.
+//!
 //! Clamp modes: `.trap` → `.TRAP`, `.clamp` → nothing (the hardware's default), `.zero` →
 //! `.IGN`. Reductions: `.ADD/.MIN/.MAX/.AND/.OR` with `.S32`, `.U64`, `.S64` or nothing
 //! (unsigned 32-bit).
 
 use super::Lowerer;
 use crate::ir::{InstData, Type, Value};
-use crate::lower::inst::{Role, Sm50Inst};
+use crate::lower::inst::{RelocWord, Role, Sm50Inst};
 use crate::lower::lea::Loc;
 use crate::lower::LowerError;
 use crate::machinst::RegKind;
 use crate::sm50::{self, Field, Form};
-use crate::surface::{SurfAccess, SurfClamp, SurfHandle, SurfOp, SurfRedOp, SurfShape};
+use crate::surface::{SurfAccess, SurfClamp, SurfHandle, SurfOp, SurfQuery, SurfRedOp, SurfShape};
 
 impl<'a> Lowerer<'a> {
     pub(super) fn lower_surface(
@@ -36,24 +43,15 @@ impl<'a> Lowerer<'a> {
         access: SurfAccess,
         args: &[Value],
     ) -> Result<(), LowerError> {
+        if let SurfOp::Query(q) = access.op {
+            return self.lower_suq(results[0], q, access.handle, args);
+        }
         let h = access.handle_operands();
-        let n = access.shape.coords();
+        let n = access.coord_operands();
         // The surface: an immediate slot, or a handle register.
-        let (slot, handle_reg) = match access.handle {
-            SurfHandle::Bound(i) => {
-                let slots = crate::surface::bound_slots(self.f);
-                let Some(&(_, off)) = slots.iter().find(|(k, _)| *k == i) else {
-                    return Err(LowerError::Internal("surfref without a slot".into()));
-                };
-                (Some(off / 4), None)
-            }
-            SurfHandle::Bindless => match self.def_of(args[0]) {
-                // In a subroutine a parameter is an argument register (the call ABI).
-                Some(&InstData::LoadParam { offset, .. }) if !self.f.subroutine => {
-                    (Some((0x140 + offset) / 4), None)
-                }
-                _ => (None, Some(self.reg(args[0])?)),
-            },
+        let (slot, handle_reg) = match self.surf_slot(access.handle, args)? {
+            Some(w) => (Some(w), None),
+            None => (None, Some(self.reg(args[0])?)),
         };
         let coords = self.gather(&args[h..h + n])?;
         let size = access.size();
@@ -61,9 +59,10 @@ impl<'a> Lowerer<'a> {
             SurfOp::Load => (Form::SULD_D_I, Form::SULD_D_R),
             SurfOp::Store => (Form::SUST_D_I, Form::SUST_D_R),
             SurfOp::StoreFormatted => (Form::SUST_P_I, Form::SUST_P_R),
-            SurfOp::Red(_) => (Form::SURED_D_I, Form::SURED_D_R),
+            SurfOp::Red(_) | SurfOp::RedFormatted(_) => (Form::SURED_D_I, Form::SURED_D_R),
+            SurfOp::Query(_) => return Err(LowerError::Internal("suq reached SULD".into())),
         };
-        let formatted = access.op == SurfOp::StoreFormatted;
+        let formatted = matches!(access.op, SurfOp::StoreFormatted | SurfOp::RedFormatted(_));
         let mut inst = sm50::Inst::new(if slot.is_some() { form_i } else { form_r })
             .with(
                 Field::Dim,
@@ -87,17 +86,18 @@ impl<'a> Lowerer<'a> {
             inst.set(Field::Ba, 1);
         }
         if let Some(t) = slot {
-            inst.set(Field::Tid, u64::from(t));
+            inst.set(Field::Tid, t);
         }
         match access.op {
+            SurfOp::RedFormatted(op) => {
+                let (o, _) = red_op_code(op);
+                inst.set(Field::Op, o);
+                // min/max: .SD32 (6), signed as the surface's format says; else none.
+                let minmax = matches!(op, SurfRedOp::Min { .. } | SurfRedOp::Max { .. });
+                inst.set(Field::Type, if minmax { 6 } else { 0 });
+            }
             SurfOp::Red(op) => {
-                let (o, signed) = match op {
-                    SurfRedOp::Add => (0, false),
-                    SurfRedOp::Min { signed } => (1, signed),
-                    SurfRedOp::Max { signed } => (2, signed),
-                    SurfRedOp::And => (5, false),
-                    SurfRedOp::Or => (6, false),
-                };
+                let (o, signed) = red_op_code(op);
                 inst.set(Field::Op, o);
                 let wide = access.ty == Type::I64;
                 // type: 0 (U32), 1 .S32, 2 .U64, 5 .S64.
@@ -159,7 +159,7 @@ impl<'a> Lowerer<'a> {
             }
             _ => {
                 let data = &args[h + n..];
-                let total = if matches!(access.op, SurfOp::Red(_)) {
+                let total = if matches!(access.op, SurfOp::Red(_) | SurfOp::RedFormatted(_)) {
                     access.ty.bits() / 8
                 } else {
                     size
@@ -205,5 +205,74 @@ impl<'a> Lowerer<'a> {
         }
         self.push(i);
         Ok(Loc { vreg: d, offset: 0 })
+    }
+
+    /// The word of constant bank 0 that names the surface (a `.surfref`'s slot, or the
+    /// parameter a bindless handle is read from), or `None` for a handle in a register.
+    fn surf_slot(&mut self, handle: SurfHandle, args: &[Value]) -> Result<Option<u64>, LowerError> {
+        Ok(match handle {
+            SurfHandle::Bound(i) => {
+                let slots = crate::surface::bound_slots(self.f);
+                let Some(&(_, off)) = slots.iter().find(|(k, _)| *k == i) else {
+                    return Err(LowerError::Internal("surfref without a slot".into()));
+                };
+                Some(u64::from(off / 4))
+            }
+            SurfHandle::Bindless => match self.def_of(args[0]) {
+                // In a subroutine a parameter is an argument register (the call ABI).
+                Some(&InstData::LoadParam { offset, .. }) if !self.f.subroutine => {
+                    Some(u64::from((0x140 + offset) / 4))
+                }
+                _ => None,
+            },
+        })
+    }
+
+    /// `suq` as ptxas 11.8 writes it: `.width`/`.height` are `TXQ` (by the surface's word)
+    /// or `TXQ.B` (a handle register) with mask 0x1/0x2; the others load the driver's
+    /// surface table ([`crate::tex_table::surf`]).
+    fn lower_suq(
+        &mut self,
+        d: Value,
+        q: SurfQuery,
+        handle: SurfHandle,
+        args: &[Value],
+    ) -> Result<(), LowerError> {
+        use super::tex::Part;
+        use crate::ir::tex::{TexOp, TexQuery};
+        use crate::tex_table::surf;
+        let slot = self.surf_slot(handle, args)?;
+        let header = match q {
+            SurfQuery::Width => Some(TexQuery::Width),
+            SurfQuery::Height => Some(TexQuery::Height),
+            _ => None,
+        };
+        if let Some(tq) = header {
+            return match slot {
+                Some(w) => self.lower_txq(d, tq, w, Part::Zero),
+                None => self.lower_tex_bindless(&[d], TexOp::Query(tq), args[0], &[]),
+            };
+        }
+        let Some(field) = surf::field_offset(q) else {
+            return Err(LowerError::Internal(format!(
+                "suq.{} has no table field",
+                q.ptx()
+            )));
+        };
+        let table = (surf::TABLE_CBANK_OFFSET, RelocWord::SurfDescSize);
+        let reg = if slot.is_none() { Some(args[0]) } else { None };
+        self.lower_desc_table(d, field, table, slot, reg)
+    }
+}
+
+/// SURED's operation code (`.ADD` 0, `.MIN` 1, `.MAX` 2, `.AND` 5, `.OR` 6) and whether it
+/// compares signed.
+fn red_op_code(op: SurfRedOp) -> (u64, bool) {
+    match op {
+        SurfRedOp::Add => (0, false),
+        SurfRedOp::Min { signed } => (1, signed),
+        SurfRedOp::Max { signed } => (2, signed),
+        SurfRedOp::And => (5, false),
+        SurfRedOp::Or => (6, false),
     }
 }

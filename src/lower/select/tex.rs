@@ -56,7 +56,7 @@ use cranelift_entity::EntityRef;
 
 /// One register of a coordinate vector: a lowered location, a zero, or the clamped layer.
 #[derive(Copy, Clone)]
-enum Part {
+pub(super) enum Part {
     At(Loc),
     Zero,
 }
@@ -573,7 +573,13 @@ impl<'a> Lowerer<'a> {
     }
 
     /// `TXQ` of the level in `lod` (zero for a plain `txq`).
-    fn lower_txq(&mut self, r: Value, q: TexQuery, tid: u64, lod: Part) -> Result<(), LowerError> {
+    pub(super) fn lower_txq(
+        &mut self,
+        r: Value,
+        q: TexQuery,
+        tid: u64,
+        lod: Part,
+    ) -> Result<(), LowerError> {
         let mask = txq_mask(q);
         let lod = self.tex_vec(&[lod])?;
         let d = self.new_vreg(RegKind::B32);
@@ -678,7 +684,7 @@ impl<'a> Lowerer<'a> {
     /// (1D float as 2D `{x, 0}`; 3D `{x, y, z}`; arrays `{layer, x[, y]}`), the handle's low
     /// word in `rb`, one result register per component read; `TXQ.B` with `{handle, 0}` at
     /// `ra`.
-    fn lower_tex_bindless(
+    pub(super) fn lower_tex_bindless(
         &mut self,
         results: &[Value],
         op: TexOp,

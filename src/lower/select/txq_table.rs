@@ -36,6 +36,21 @@ impl<'a> Lowerer<'a> {
                 tex_table::query_name(q)
             )));
         };
+        let table = (tex_table::TABLE_CBANK_OFFSET, RelocWord::TexDescSize);
+        self.lower_desc_table(d, field, table, slot, handle)
+    }
+
+    /// `d = word at index × size + field + c[0x0][table.0]`, the size relocated by
+    /// `table.1`: the load `txq` (texture table) and `suq` (surface table,
+    /// [`tex_table::surf`]) share.
+    pub(super) fn lower_desc_table(
+        &mut self,
+        d: Value,
+        field: u32,
+        table: (u32, RelocWord),
+        slot: Option<u64>,
+        handle: Option<Value>,
+    ) -> Result<(), LowerError> {
         let src = match (slot, handle) {
             (None, Some(h)) => Some(self.reg(h)?),
             _ => None,
@@ -76,7 +91,7 @@ impl<'a> Lowerer<'a> {
         if let Some(p) = i.pieces.last_mut() {
             p.reloc = Some(Reloc {
                 var: crate::ir::GlobalVar::from_u32(0),
-                word: RelocWord::TexDescSize,
+                word: table.1,
             });
         }
         // idx × size + field: XMAD t, idx, size, c[0x2][lit]; XMAD.MRG u, idx, size.H1, RZ;
@@ -113,8 +128,9 @@ impl<'a> Lowerer<'a> {
                 (Field::Rc, top, 0),
             ],
         );
-        // + the table's address: IADD a.CC, lo, c[0x0][0xb0]; IADD.X a+1, RZ, c[0x0][0xb4].
-        let base = u64::from(tex_table::TABLE_CBANK_OFFSET / 4);
+        // + the table's address: IADD a.CC, lo, c[0x0][0xb0]; IADD.X a+1, RZ, c[0x0][0xb4]
+        // (0xc0/0xc4 for surfaces).
+        let base = u64::from(table.0 / 4);
         i.piece(
             sm50::Inst::new(Form::IADD_C)
                 .with(Field::Cbo, base)

@@ -162,6 +162,7 @@ impl<'a> Parser<'a> {
         r
     }
 
+    // Long by design: one arm per token an operand can start with.
     pub(super) fn operand_inner(&mut self, op: Opcode) -> PResult<Operand> {
         let t = self.tok();
         match t.kind {

@@ -22,18 +22,7 @@ impl Sim<'_> {
             BRA => {
                 let target = branch_target(addr, f(i, Field::Rel));
                 self.prog.get(target, addr)?;
-                let test = self.prog.bra_cc(addr);
-                let mut exec = exec;
-                if test != 0xf {
-                    for l in lanes(exec) {
-                        let Some(pass) = cc_test(test, w.cc[l]) else {
-                            return Err(unsupported(addr, i, "this BRA CC test"));
-                        };
-                        if !pass {
-                            exec &= !(1 << l);
-                        }
-                    }
-                }
+                let exec = cc_exec(w, i, addr, exec)?;
                 if exec == w.active {
                     w.pc = target;
                 } else if exec != 0 {
@@ -203,7 +192,7 @@ impl Sim<'_> {
             // BPT has no guard: any live lane here stops the launch. Only the TRAP mode
             // (PTX `trap`) is modelled; the others are debugger breakpoints.
             BPT => {
-                if f(i, Field::Mode) != 3 {
+                if f(i, Field::Mode) != crate::sm50::values::bpt::mode::TRAP {
                     return Err(unsupported(addr, i, "BPT other than BPT.TRAP"));
                 }
                 if exec != 0 {

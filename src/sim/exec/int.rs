@@ -336,8 +336,8 @@ impl Sim<'_> {
         Ok(())
     }
 
-    /// The cmp family of [`Self::exec`]: the arms of its match for these forms. (One
-    /// short arm per class: a long body means many classes, not long logic.)
+    /// The cmp family of [`Self::exec`]: the arms of its match for these forms.
+    // Long by design: one short arm per class; a long body means many classes, not long logic.
     pub(super) fn exec_cmp(
         &mut self,
         w: &mut Warp,

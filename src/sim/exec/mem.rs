@@ -71,9 +71,11 @@ impl Sim<'_> {
             {
                 self.surface(w, i, addr, exec)?
             }
-            SUST_P_I | SUST_P_R => self.surface_formatted(w, i, addr, exec)?,
-            SUST_D_I | SUST_D_R | SULD_D_I | SULD_D_R | SULD_P_I | SULD_P_R | SURED_D_I
-            | SURED_D_R | SURED_P_I | SURED_P_R | SUATOM_D_I | SUATOM_CAS_I => {
+            SUST_P_I | SUST_P_R | SURED_D_I | SURED_D_R => {
+                self.surface_formatted(w, i, addr, exec)?
+            }
+            SUST_D_I | SUST_D_R | SULD_D_I | SULD_D_R | SULD_P_I | SULD_P_R | SURED_P_I
+            | SURED_P_R | SUATOM_D_I | SUATOM_CAS_I => {
                 return Err(unsupported(addr, i, "a surface instruction"));
             }
             TEXS | TLDS | TXQ_I | TEX | TLD_I => self.texture(w, i, addr, exec)?,
@@ -228,7 +230,10 @@ impl Sim<'_> {
     /// `SUST.P` ([`crate::surface::SurfOp::StoreFormatted`]): per lane, x (in elements of
     /// the surface's format) scaled to bytes, then the channel mask's registers (R, G, B, A
     /// in order from `Rd`) converted by [`crate::surface::SurfFormat::encode`] and written
-    /// as one element.
+    /// as one element. `SURED.D` without `.BA` (`sured.p`,
+    /// [`crate::surface::SurfOp::RedFormatted`]): the same element address, then `Rd`
+    /// reduced into the element, which must be one 32-bit integer channel (min/max `.SD32`
+    /// compare as its type).
     fn surface_formatted(
         &mut self,
         w: &mut Warp,
@@ -236,13 +241,25 @@ impl Sim<'_> {
         addr: u64,
         exec: u32,
     ) -> Result<(), SimError> {
+        use crate::surface::SurfRedOp;
         use crate::surface::{self, SurfError};
         let (shape, clamp) = surf_shape_clamp(i, addr)?;
-        let by_slot = i.form == Form::SUST_P_I;
-        let values = match f(i, Field::Mask) {
-            1 => 1,
-            3 => 2,
-            15 => 4,
+        let red = matches!(i.form, Form::SURED_D_I | Form::SURED_D_R);
+        let by_slot = matches!(i.form, Form::SUST_P_I | Form::SURED_D_I);
+        let red_op = match (red, f(i, Field::Op), f(i, Field::Type)) {
+            (false, _, _) => None,
+            (true, 0, 0) => Some(SurfRedOp::Add),
+            (true, 1, 6) => Some(SurfRedOp::Min { signed: false }),
+            (true, 2, 6) => Some(SurfRedOp::Max { signed: false }),
+            (true, 5, 0) => Some(SurfRedOp::And),
+            (true, 6, 0) => Some(SurfRedOp::Or),
+            _ => return Err(unsupported(addr, i, "this SURED.D operation and type")),
+        };
+        let values = match (red, f(i, Field::Mask)) {
+            (true, _) => 1,
+            (false, 1) => 1,
+            (false, 3) => 2,
+            (false, 15) => 4,
             _ => return Err(unsupported(addr, i, "this SUST.P channel mask")),
         };
         let (rd, ra) = (f(i, Field::Rd), f(i, Field::Ra));
@@ -256,6 +273,17 @@ impl Sim<'_> {
                 .map_err(|e| unsupported(addr, i, &e.to_string()))?
                 .clone();
             let size = desc.format.elem_bytes();
+            let signed = match (red, desc.formatted_red_signed()) {
+                (false, _) => false,
+                (true, Some(s)) => s,
+                (true, None) => {
+                    return Err(unsupported(
+                        addr,
+                        i,
+                        "SURED.D on a surface not of one 32-bit integer channel",
+                    ))
+                }
+            };
             let mut coords: Vec<i32> = (0..n)
                 .map(|k| if ra == RZ { 0 } else { w.r(ra + k, l) as i32 })
                 .collect();
@@ -269,9 +297,17 @@ impl Sim<'_> {
             let data: Vec<u32> = (0..values)
                 .map(|k| if rd == RZ { 0 } else { w.r(rd + k, l) })
                 .collect();
-            let (bytes, _) = desc.format.encode(&data);
             let m = self.mem.bytes(addr, Space::Global, at, size)?;
-            m.copy_from_slice(&bytes);
+            if let Some(op) = red_op {
+                let old = u32::from_le_bytes([m[0], m[1], m[2], m[3]]);
+                let new = op
+                    .with_sign(signed)
+                    .apply(u64::from(old), u64::from(data[0]), 4);
+                m.copy_from_slice(&(new as u32).to_le_bytes());
+            } else {
+                let (bytes, _) = desc.format.encode(&data);
+                m.copy_from_slice(&bytes);
+            }
             self.mem.note_write(addr, Space::Global, at, size);
         }
         Ok(())

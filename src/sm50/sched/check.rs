@@ -64,8 +64,8 @@
 //! following variable-latency or control one, sm50-isa.md §1.4).
 
 use super::model::{
-    access, fixed_latency, inst_addr, is_control, reads_cbuf, slot_reg, successors, Access, Regs,
-    Res, Succ, CC, LAT_BARRIER, PRED,
+    access, fixed_latency, inst_addr, is_control, is_texture, reads_cbuf, slot_reg, successors,
+    Access, Regs, Res, Succ, CC, LAT_BARRIER, PRED,
 };
 use crate::sm50::{self, Ctrl, Field, Form, Inst, MemSpace};
 
@@ -193,13 +193,6 @@ fn pipe_id(inst: &Inst) -> u16 {
         MemSpace::Shared => 1,
         MemSpace::Const | MemSpace::None => 2 + info.class_id,
     }
-}
-
-/// Texture fetches read their coordinates at issue and the texture unit writes the result
-/// long after, so a reuse flag on a coordinate register the fetch overwrites is legal (ptxas
-/// sets it on `TEXS.T RZ, R13, R13, R8`); for every other instruction it is reported.
-pub(crate) fn is_texture(inst: &Inst) -> bool {
-    inst.info().props.space == MemSpace::Texture
 }
 
 /// One pending variable-latency operation (its write, or its reads of its sources).
@@ -751,9 +744,7 @@ impl<'a> Checker<'a> {
             // ptxas pairs FP64 (variable-latency) instructions with a following branch too.
             let first_ok = !is_control(inst);
             let second_ok = self.insts.get(k + 1).is_some_and(|n| {
-                n.info().variable_latency
-                    || is_control(n)
-                    || matches!(n.info().class, "SSY" | "PBK" | "DEPBAR")
+                n.info().variable_latency || is_control(n) || n.info().props.dual_second
             });
             let both_cbuf = self.insts.get(k + 1).is_some_and(reads_cbuf) && reads_cbuf(inst);
             if !first_ok || !second_ok || both_cbuf {

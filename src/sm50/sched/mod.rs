@@ -184,7 +184,7 @@ fn texture_phases(insts: &[Inst], leaders: &[bool], ctrl: &mut [Ctrl]) {
         if leaders[k] || ctrl[k].wait & bars != 0 {
             close(&mut batch, &mut bars, ctrl);
         }
-        if check::is_texture(inst) {
+        if model::is_texture(inst) {
             batch.push(k);
             bars |= ctrl[k].wbar.map_or(0, bit);
         }

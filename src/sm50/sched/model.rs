@@ -142,6 +142,15 @@ pub fn is_control(inst: &Inst) -> bool {
     inst.info().props.transfer
 }
 
+/// Whether `inst` is a texture instruction (`space=texture`). Texture fetches read their
+/// coordinates at issue and the texture unit writes the result long after, so a reuse flag
+/// on a coordinate register the fetch overwrites is legal (ptxas sets it on
+/// `TEXS.T RZ, R13, R13, R8`; the hazard checker reports it for every other instruction);
+/// the control-code assigner batches them (`.P`/`.T`).
+pub fn is_texture(inst: &Inst) -> bool {
+    inst.info().props.space == sm50::MemSpace::Texture
+}
+
 /// The stall ptxas always puts after this instruction (0 = no minimum of its own).
 pub fn min_stall_after(inst: &Inst) -> u8 {
     inst.info().props.min_stall
