@@ -170,25 +170,7 @@ pub fn generate_address(src: &mut Source) -> GenKernel {
     let grid_x = 1 + src.below(2);
     let threads = block_x * grid_x;
     let ptr = if addr64 { "u64" } else { "u32" };
-    let mut g = Gen {
-        src,
-        body: String::new(),
-        n32: 0,
-        n64: 0,
-        npred: 0,
-        nlabel: 0,
-        v32: Vec::new(),
-        v64: Vec::new(),
-        regions: Vec::new(),
-        depth: 0,
-        budget: 0,
-        sh_written: false,
-        sh_read_other: false,
-        diverged: false,
-        nf32: 0,
-        nf64: 0,
-        tail: Vec::new(),
-    };
+    let mut g = Gen::new(src);
     // Leaves: special registers and masked parameters.
     let mut leaves = Vec::new();
     for (sreg, hi) in [
