@@ -123,11 +123,7 @@ impl CubinSpec {
                             .iter()
                             .map(|e| DataRelocSpec {
                                 offset: e.offset,
-                                symbol: c
-                                    .symbols
-                                    .get(e.sym as usize)
-                                    .map(|s| s.name.clone())
-                                    .unwrap_or_default(),
+                                symbol: symbol_name(c, e.sym),
                                 rtype: e.rtype,
                                 addend: e.addend.unwrap_or(0),
                             })
@@ -166,11 +162,7 @@ fn kernel_spec_of(c: &Cubin, k: &super::super::Kernel) -> KernelSpec {
             .flat_map(|r| r.relocs.iter())
             .map(|r| RelocSpec {
                 offset: r.offset,
-                symbol: c
-                    .symbols
-                    .get(r.sym as usize)
-                    .map(|s| s.name.clone())
-                    .unwrap_or_default(),
+                symbol: symbol_name(c, r.sym),
                 rtype: r.rtype,
             })
             .collect()
@@ -232,4 +224,12 @@ fn kernel_spec_of(c: &Cubin, k: &super::super::Kernel) -> KernelSpec {
         // `read` lists only kernels (symbols with `STO_CUDA_ENTRY`).
         entry: true,
     }
+}
+
+/// The name of symbol `sym` of `c` (empty when there is none): a relocation's target.
+fn symbol_name(c: &Cubin, sym: u32) -> String {
+    c.symbols
+        .get(sym as usize)
+        .map(|s| s.name.clone())
+        .unwrap_or_default()
 }
