@@ -310,6 +310,7 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
     // The few facts later stages need from the AST; the AST itself (most of the memory on a
     // large file) goes before lowering starts.
     let facts = AstFacts::of(&ast);
+    let declared = module_var_names(&ast);
     drop(ast);
     // The kernels to compile (`-e`: the named ones) leave the module: each is simplified
     // and compiled on its own (see `compile_kernel`), and its IR goes when it is done. No
@@ -364,7 +365,7 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
         lower_opts,
         max_regs,
     };
-    let handles = surface_handles(&module, functions.last());
+    let handles = reference_handles(&declared, &module, functions.last());
     let mut specs = Vec::with_capacity(functions.len());
     for f in functions {
         specs.push(compile_kernel(&inputs, f, &mut out, &mut times, &mut t)?);
@@ -386,14 +387,11 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
         global_init: global_init.then(|| global_data.clone()).flatten(),
         global: (!global_init).then_some(global_data).flatten(),
         strtab_order: None,
-        // Every module `.texref` is a symbol, used or not (ptxas 11.8 keeps unused ones);
-        // st_info 0x1a: GLOBAL, CUDA texture type 10. Then the `.surfref`s, in the order
-        // `surface_handles` gives, and the system functions called (undefined GLOBAL FUNC).
-        handles: module
-            .texrefs
-            .iter()
-            .map(|n| (n.clone(), 0x1a))
-            .chain(handles)
+        // Every module `.texref` and `.surfref` is a symbol, used or not (ptxas 11.8 keeps
+        // unused ones), in the order `reference_handles` gives; then the system functions
+        // called (undefined GLOBAL FUNC).
+        handles: handles
+            .into_iter()
             .chain(externs)
             .chain(desc_size)
             .collect(),
@@ -971,8 +969,12 @@ fn kernel_spec(
     };
     k.max_reg_count = max_regs as u16;
     k.extra_info = launch.records();
-    texture_records(module, f, &mut k);
+    // ptxas 11.8 writes EIATTR_BINDLESS_SURFACE_BANK before EIATTR_BINDLESS_TEXTURE_BANK.
     surface_metadata(module, f, &mut k);
+    texture_records(module, f, &mut k);
+    // ptxas lists the slot relocations from the highest word down, surfaces (after the
+    // textures) first.
+    k.const0_relocs.sort_by_key(|r| std::cmp::Reverse(r.offset));
     // ptxas's `$k$fact`: a LOCAL FUNC symbol per subroutine, with its own stack records.
     k.functions = placed
         .sub_ranges()

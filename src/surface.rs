@@ -585,7 +585,7 @@ pub fn index_of(surfaces: &[SurfaceDesc], name: &str) -> Option<usize> {
 
 /// The constant-bank-0 byte offset of each `.surfref` kernel `f` names (by index in
 /// [`crate::ir::Module::surfrefs`]), as ptxas 11.8 places them: one word each, after the
-/// parameters (their end rounded up to 4), in the order the kernel first uses them. The driver
+/// parameters (their end rounded up to 4) and the bound textures' words, in the order the kernel first uses them. The driver
 /// fills each word in (`R_CUDA_SURF_HEADER_INDEX`); `SULD`'s immediate slot is the word
 /// index (offset / 4).
 pub fn bound_slots(f: &crate::ir::Function) -> Vec<(u32, u32)> {
@@ -599,7 +599,9 @@ pub fn bound_slots(f: &crate::ir::Function) -> Vec<(u32, u32)> {
             }
         }
     }
-    let base = crate::sm50::PARAM_BASE + f.param_size().next_multiple_of(4);
+    // After the bound textures' words (ptxas 11.8 puts the textures first).
+    let textures = crate::ir::tex::bound_textures(f).len() as u32;
+    let base = crate::sm50::PARAM_BASE + f.param_size().next_multiple_of(4) + 4 * textures;
     used.iter()
         .enumerate()
         .map(|(k, &i)| (i, base + 4 * k as u32))

@@ -581,7 +581,12 @@ fn reduce_on_failure(
         };
         let mut v = verify_launch(module, f, addr32, cubin, &o);
         add_cost(&mut v, &mut steps, &mut seconds);
-        match &v.outcome {
+        match &mut v.outcome {
+            // A launch that leaves code unrun counts as reduced (`shape::KernelLaunch::full`).
+            Outcome::Match { one_thread, .. } if !k.full => {
+                *one_thread = Some(format!("{why}; the launch from the kernel ({})", k.why));
+                return v;
+            }
             Outcome::Match { .. } => {
                 v.launch_from_kernel = Some(k.why.clone());
                 return v;

@@ -554,66 +554,7 @@ fn cubin_surface_metadata_is_ptxas() {
 fn same_metadata(oracle: &Oracle, what: &str, src: &str) {
     let out = compile(src, &opts()).expect("compiles");
     let theirs = common::ptxas_cached(oracle, src, "sm_50").expect("ptxas");
-    let (a, b) = (
-        cubin::read(&out.cubin).unwrap(),
-        cubin::read(&theirs).unwrap(),
-    );
-    // Everything but the code's size.
-    let sections = |c: &cubin::Cubin| -> Vec<(String, u32, u64)> {
-        c.sections
-            .iter()
-            .filter(|s| !s.name.starts_with(".text."))
-            .map(|s| (s.name.clone(), s.sh_type, s.size))
-            .collect()
-    };
-    assert_eq!(
-        sections(&a),
-        sections(&b),
-        "{what}: sections (name, type, size)"
-    );
-    let syms = |c: &cubin::Cubin| -> Vec<(String, u8, u16)> {
-        c.symbols
-            .iter()
-            .map(|s| (s.name.clone(), s.info, s.shndx))
-            .collect()
-    };
-    assert_eq!(syms(&a), syms(&b), "{what}: symbols");
-    // The code's relocations (the descriptor-size loads) sit where each schedule puts
-    // them: their offsets are left out.
-    let rels = |c: &cubin::Cubin| -> Vec<(Option<u64>, u32, u32)> {
-        c.relocations
-            .iter()
-            .flat_map(|r| {
-                let in_code = c
-                    .sections
-                    .get(r.target)
-                    .is_some_and(|s| s.name.starts_with(".text."));
-                r.relocs
-                    .iter()
-                    .map(move |x| ((!in_code).then_some(x.offset), x.sym, x.rtype))
-            })
-            .collect()
-    };
-    assert_eq!(rels(&a), rels(&b), "{what}: relocations");
-    let strtab = |c: &cubin::Cubin| {
-        c.sections
-            .iter()
-            .find(|s| s.name == ".strtab")
-            .map(|s| s.data.clone())
-    };
-    assert_eq!(strtab(&a), strtab(&b), "{what}: .strtab");
-    let attrs = |c: &[u8]| -> Vec<String> {
-        let text = oracle.cuobjdump(c, "-elf").expect("cuobjdump -elf");
-        text.lines()
-            .filter(|l| l.contains("Attribute:"))
-            .map(|l| l.trim().to_string())
-            .collect()
-    };
-    assert_eq!(
-        attrs(&out.cubin),
-        attrs(&theirs),
-        "{what}: .nv.info records"
-    );
+    common::assert_same_cubin_metadata(oracle, what, &out.cubin, &theirs);
     let sass = oracle.cuobjdump(&out.cubin, "-sass").expect("cuobjdump");
     let want = oracle.cuobjdump(&theirs, "-sass").expect("cuobjdump");
     let mut ours = surface_insts(&sass);

@@ -548,3 +548,109 @@ fn verify_binds_texture_objects_loaded_from_memory() {
         );
     }
 }
+
+/// The whole cubin but the code equals ptxas's (`common::assert_same_cubin_metadata`:
+/// sections, symbols in order, relocations, `.strtab`, `.nv.info`) for modules whose
+/// `.texref`s are used in another order than declared, by several kernels, some not at all,
+/// and mixed with `.surfref`s in one kernel. The facts this pins (ptxas 11.8): the reference
+/// symbols follow the first kernel's symbol (ptxas compiles the last kernel first), those
+/// it uses in the order it first uses them, textures and surfaces together, then the others
+/// in declaration order; a kernel's texture words come before its surface words; the names
+/// `$BINDLESS$<kernel>$<ref>` are interned per slot. Before, the textures came after every
+/// kernel in declaration order, and a kernel using both kinds put its first surface in the
+/// word of its first texture.
+#[test]
+fn cubin_reference_symbols_and_slots_match_ptxas() {
+    let Some(oracle) = Oracle::for_test("compile_tex") else {
+        return;
+    };
+    let kernel = |name: &str, refs: &[&str]| {
+        let mut s = format!(
+            ".visible .entry {name}(.param .u64 out, .param .f32 a)\n{{\n \
+             .reg .f32 %f<20>; .reg .b64 %rd<4>; .reg .b32 %r<4>;\n \
+             ld.param.u64 %rd1, [out]; ld.param.f32 %f1, [a]; mov.u32 %r1, 3;\n"
+        );
+        for r in refs {
+            if r.starts_with('s') {
+                s += &format!(" sust.b.1d.b32.trap [{r}, {{%r1}}], {{%r1}};\n");
+            } else {
+                s += &format!(
+                    " tex.1d.v4.f32.f32 {{%f6,%f7,%f8,%f9}}, [{r}, {{%f1}}];\n \
+                     add.f32 %f1, %f1, %f6;\n"
+                );
+            }
+        }
+        s + " st.global.f32 [%rd1], %f1;\n ret;\n}\n"
+    };
+    let module = |decls: &[&str], kernels: &[String]| {
+        let mut s = String::from(".version 7.8\n.target sm_50\n.address_size 64\n");
+        for d in decls {
+            let space = if d.starts_with('s') {
+                "surfref"
+            } else {
+                "texref"
+            };
+            s += &format!(".global .{space} {d};\n");
+        }
+        s + &kernels.concat()
+    };
+    let cases = [
+        (
+            "two kernels",
+            module(
+                &["ta", "tb", "tc"],
+                &[kernel("k", &["tc", "ta"]), kernel("k2", &["tb", "tc"])],
+            ),
+        ),
+        (
+            "an unused texture and a kernel without any",
+            module(
+                &["ta", "tz", "tb", "tc"],
+                &[
+                    kernel("ka", &["tc", "tb"]),
+                    kernel("kb", &[]),
+                    kernel("kc", &["ta", "tb"]),
+                ],
+            ),
+        ),
+        (
+            "the last kernel uses an unused one of the others",
+            module(
+                &["ta", "tz", "tb", "tc"],
+                &[
+                    kernel("ka", &["tc", "tb"]),
+                    kernel("kc", &["tb"]),
+                    kernel("kb", &["tz"]),
+                ],
+            ),
+        ),
+        (
+            "last kernel without textures",
+            module(
+                &["ta", "tz", "tb", "tc"],
+                &[
+                    kernel("ka", &["tc", "tb"]),
+                    kernel("kc", &["tb", "ta"]),
+                    kernel("kb", &[]),
+                ],
+            ),
+        ),
+        (
+            "textures and surfaces",
+            module(
+                &["ta", "sa", "tb", "sb", "sc"],
+                &[kernel("ka", &["sc", "tb", "sa", "ta"])],
+            ),
+        ),
+        (
+            "unused ones of both kinds",
+            module(&["sz", "ta", "sa", "tb"], &[kernel("ka", &["tb"])]),
+        ),
+    ];
+    for (what, ptx) in &cases {
+        let out = compile(ptx, &opts("refs"))
+            .unwrap_or_else(|d| panic!("{what}: {}", leafold::error::render_all(&d.0)));
+        let theirs = common::ptxas_cached(&oracle, ptx, "sm_50").unwrap();
+        common::assert_same_cubin_metadata(&oracle, what, &out.cubin, &theirs);
+    }
+}

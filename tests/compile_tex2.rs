@@ -331,17 +331,84 @@ fn tex_lod_cases() -> Vec<Case> {
             "dc_1d",
             "tex.1d.v4.f32.f32 D, [T, {%f3}], %f5;",
             "1d",
-            SLOT,
+            ALL,
             "TEXS.DC ",
-            "",
+            "TEX.B.DC ",
         ),
         (
             "level_dc_2d",
-            "tex.level.2d.v4.f32.f32 D, [T, {%f3, %f4}], %f5, %f6;",
+            "tex.level.2d.v4.f32.f32 D, [T, {%f3, %f4}], %f6, %f5;",
             "2d",
-            SLOT,
+            ALL,
             "TEXS.LL.DC ",
-            "",
+            "TEX.B.LL.DC ",
+        ),
+        // The level first, then offsets, then the reference (PTX's order; ptxas 11.8
+        // refuses offsets before the level), in rb in that order.
+        (
+            "level_off_2d",
+            "tex.level.2d.v4.f32.f32 D, [T, {%f3, %f4}], %f6, {%r6, %r8};",
+            "2d",
+            ALL,
+            "TEX.LL.AOFFI ",
+            "TEX.B.LL.AOFFI ",
+        ),
+        (
+            "level_off_dc_2d",
+            "tex.level.2d.v4.f32.f32 D, [T, {%f3, %f4}], %f6, {%r6, %r7}, %f5;",
+            "2d",
+            ALL,
+            "TEX.LL.AOFFI.DC ",
+            "TEX.B.LL.AOFFI.DC ",
+        ),
+        (
+            "level_off_3d",
+            "tex.level.3d.v4.f32.f32 D, [T, {%f3, %f4, %f5, %f5}], %f6, {%r7, %r6, %r8, %r8};",
+            "3d",
+            ALL,
+            "TEX.LL.AOFFI ",
+            "TEX.B.LL.AOFFI ",
+        ),
+        (
+            "level_dc_a1d",
+            "tex.level.a1d.v4.f32.f32 D, [T, {%r5, %f3}], %f6, %f5;",
+            "a1d",
+            ALL,
+            "TEX.LL.DC ",
+            "TEX.B.LL.DC ",
+        ),
+        (
+            "level_off_a2d",
+            "tex.level.a2d.v4.f32.f32 D, [T, {%r5, %f3, %f4, %f4}], %f6, {%r6, %r8};",
+            "a2d",
+            ALL,
+            "TEX.LL.AOFFI ",
+            "TEX.B.LL.AOFFI ",
+        ),
+        (
+            "dc_a2d",
+            "tex.a2d.v4.f32.f32 D, [T, {%r5, %f3, %f4, %f4}], %f5;",
+            "a2d",
+            ALL,
+            "TEX.DC ",
+            "TEX.B.DC ",
+        ),
+        (
+            "off_dc_a1d",
+            "tex.a1d.v4.f32.f32 D, [T, {%r5, %f3}], {%r7}, %f5;",
+            "a1d",
+            ALL,
+            "TEX.AOFFI.DC ",
+            "TEX.B.AOFFI.DC ",
+        ),
+        // `.base` is `tex` without a level.
+        (
+            "base_2d",
+            "tex.base.2d.v4.f32.f32 D, [T, {%f3, %f4}];",
+            "2d",
+            ALL,
+            "TEXS ",
+            "TEX.B ",
         ),
         (
             "off_2d",
@@ -371,9 +438,9 @@ fn tex_lod_cases() -> Vec<Case> {
             "off_dc_2d",
             "tex.2d.v4.f32.f32 D, [T, {%f3, %f4}], {%r6, %r7}, %f5;",
             "2d",
-            SLOT,
+            ALL,
             "TEX.AOFFI.DC ",
-            "",
+            "TEX.B.AOFFI.DC ",
         ),
         (
             "grad_2d",
@@ -652,6 +719,21 @@ fn cube_and_offset3_listings_snapshot() {
     insta::assert_snapshot!("tex2_cube_listings", text);
 }
 
+/// Listings of the general forms with a level, offsets and a reference together (read when
+/// accepted: rb is `{lod, offsets, ref}` for a slot and `{handle, lod, offsets, ref}` for a
+/// register handle, PTX's operand order, as ptxas 11.8 has it; TEXS.LL.DC's `{lod, ref}`).
+#[test]
+fn level_offset_reference_listings_snapshot() {
+    let text = listings(&[
+        "tex_level_dc_2d_ref",
+        "tex_level_off_dc_2d_ref",
+        "tex_level_off_dc_2d_reg",
+        "tex_level_dc_a1d_obj",
+        "tex_dc_a2d_reg",
+    ]);
+    insta::assert_snapshot!("tex2_level_offset_reference_listings", text);
+}
+
 /// Forms leafold does not lower get a diagnostic naming them, with file, line and column,
 /// not a panic.
 #[test]
@@ -669,6 +751,12 @@ fn unsupported_forms_get_a_diagnostic() {
             "this tex.3d form (Grad)",
             // Refused by selection: the kernel's error names the PTX line.
             "(PTX line 12)",
+        ),
+        (
+            // ptxas 11.8 refuses it too ("Illegal modifier '.3d'").
+            "tex.3d.v4.f32.f32 {%f2, %f3, %f4, %f5}, [t, {%f1, %f1, %f1, %f1}], %f1;",
+            "tex.3d takes no depth-compare reference",
+            "bad.ptx:12:2",
         ),
     ] {
         let ptx = format!(

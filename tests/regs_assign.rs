@@ -3,7 +3,8 @@
 //! oracle, printed by nvdisasm as we print it) and run by `ir::eval` and by the simulator.
 //!
 //! * register banks: values that one instruction reads together get registers in different
-//!   banks (`R % 4`) where the register file leaves a choice;
+//!   banks (`R % 4`) where the register file leaves a choice, the temporaries of a multiply's
+//!   `XMAD` sequence included;
 //! * a call's argument words: the pair whose words the call's ABI registers take is given
 //!   those registers, so that no copy is left before the `JCAL`;
 //! * spills under `--maxrregcount`: the widths share the registers the budget allows
@@ -20,16 +21,23 @@ use leafold::sm50::banks::count_conflicts;
 use leafold::sm50::sched::check::decode_text;
 use leafold::verify::{verify_file, Outcome, VerifyOptions};
 
-/// `FFMA`s of the first kernel of `cubin` that read two source registers from one bank.
-fn ffma_conflicts(cubin_bytes: &[u8]) -> usize {
+/// The instructions of the first kernel of `cubin` whose form starts with `prefix`, and how
+/// many of them read two source registers from one bank.
+fn form_conflicts(cubin_bytes: &[u8], prefix: &str) -> (usize, usize) {
     let c = cubin::read(cubin_bytes).expect("our cubin reads back");
     let (insts, _, _) = decode_text(&c.kernels[0].code).expect("decodes");
-    let ffmas: Vec<_> = insts
+    let picked: Vec<_> = insts
         .into_iter()
-        .filter(|i| format!("{:?}", i.form).starts_with("FFMA"))
+        .filter(|i| format!("{:?}", i.form).starts_with(prefix))
         .collect();
-    assert_eq!(ffmas.len(), 6);
-    count_conflicts(&ffmas)
+    (picked.len(), count_conflicts(&picked))
+}
+
+/// `FFMA`s of the first kernel of `cubin` that read two source registers from one bank.
+fn ffma_conflicts(cubin_bytes: &[u8]) -> usize {
+    let (n, conflicts) = form_conflicts(cubin_bytes, "FFMA");
+    assert_eq!(n, 6);
+    conflicts
 }
 
 /// Four values, each read by three FFMAs together with two of the others, all live at once:
@@ -56,6 +64,30 @@ fn operands_of_one_instruction_take_different_banks() {
 "#;
     let (out, _) = run("banks", "", body);
     assert_eq!(ffma_conflicts(&out.cubin), 0, "{}", out.sass);
+}
+
+/// A 32-bit multiply is one instruction for the allocator but three `XMAD`s in the code
+/// (`XMAD t, a, b ; XMAD.MRG u, a, b.H1 ; XMAD.PSL.CBCC d, a.H1, u.H1, t`), whose temporaries
+/// `t` and `u` are early defs: the bank rule must see that the last `XMAD` reads them together
+/// with the factor `a`. (Before it did, two of these `XMAD`s read one bank twice: `t` took
+/// the factor's bank.)
+#[test]
+fn xmad_temporaries_take_other_banks_than_the_factors() {
+    let body = r#"
+    add.s32 %r20, %r2, 7;
+    xor.b32 %r21, %r2, 23130;
+    mul.lo.s32 %r22, %r20, %r21;
+    mul.lo.s32 %r23, %r22, %r20;
+    mul.lo.s32 %r24, %r23, %r21;
+    mul.hi.u32 %r25, %r24, %r22;
+    mul.lo.s32 %r26, %r25, %r23;
+    st.global.u32 [%rd3], %r26;
+    st.global.u32 [%rd3+4], %r24;
+"#;
+    let (out, _) = run("banks_xmad", "", body);
+    let (n, conflicts) = form_conflicts(&out.cubin, "XMAD");
+    assert!(n >= 15, "the multiplies are XMAD sequences: {}", out.sass);
+    assert_eq!(conflicts, 0, "{}", out.sass);
 }
 
 const VPRINTF: &str = r#"

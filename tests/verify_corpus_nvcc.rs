@@ -17,17 +17,20 @@ use leafold::oracle::Oracle;
 use leafold::verify::{verify_file, Coverage, Outcome, Side, VerifyOptions};
 
 /// Kernels verified at the full launch on leafold's code: a floor (measured: see the README's
-/// verify row; `leafold verify --summary tests/data/corpus-nvcc/ptx`: 159 full, 9 of them at
-/// the launch the kernel is written for, and 44 reduced since `verify::shape`; 150 and 52
-/// since indices are followed through shared memory and atomics, 146 and 47 before).
-const MIN_FULL: usize = 155;
-/// Kernels verified on leafold's code at any launch: a floor.
-const MIN_VERIFIED: usize = 198;
+/// verify row; `leafold verify --summary tests/data/corpus-nvcc/ptx`: 163 full, 13 of them
+/// at the launch the kernel is written for, and 39 reduced since one CTA is the launch of a
+/// kernel blind to its CTA and lud_perimeter's two thread groups run; 159 and 44 since
+/// `verify::shape`; 150 and 52 since indices are followed through shared memory and
+/// atomics, 146 and 47 before).
+const MIN_FULL: usize = 160;
+/// Kernels verified on leafold's code at any launch: a floor (202 measured).
+const MIN_VERIFIED: usize = 199;
 /// The same two floors for ptxas's code (measured with `--against-ptxas`, which counts a
-/// kernel only when both codes match: a lower bound of ptxas's own figure; 148 full and 52
-/// reduced since bytes stored from undefined registers are not compared, 146 and 41 before).
-const MIN_FULL_PTXAS: usize = 146;
-const MIN_VERIFIED_PTXAS: usize = 196;
+/// kernel only when both codes match: a lower bound of ptxas's own figure; 161 full and 39
+/// reduced now; 157 and 44 before; 148 full and 52 reduced since bytes stored from undefined
+/// registers are not compared, 146 and 41 before).
+const MIN_FULL_PTXAS: usize = 158;
+const MIN_VERIFIED_PTXAS: usize = 197;
 
 /// Mismatches on ptxas's code, by kernel name prefix (file, kernel prefix, cause). None is
 /// a bug of leafold, the simulator or the reference. (CUB's key-value downsweep kernels,
@@ -40,6 +43,8 @@ const KNOWN_PTXAS_MISMATCHES: &[(&str, &str, &str)] = &[
      "`rsqrt.approx.f64`: ptxas refines MUFU.RSQ64H with a Newton step (DMUL/DFMA with 0.375 and 0.5), leafold and the reference take MUFU.RSQ64H's result as is (`mufu::Approx::Rsqrt64h`); an approximation PTX leaves to the implementation"),
     ("FunctionPointers", "_Z8SobelTex",
      "the kernel calls through a function pointer parameter; function values are the implementation's (leafold's 8, 16, ...; ptxas's are entries of its own table), so the value the reference passes means nothing to ptxas's code"),
+    ("FunctionPointers", "_Z11SobelShared",
+     "as SobelTex: the kernel calls through its function pointer parameter, whose value (leafold's) sends ptxas's `BRX` outside its code (it was \"cannot run\" until the simulator ran `BRX`)"),
 ];
 
 fn known(file: &str, kernel: &str) -> bool {

@@ -414,12 +414,83 @@ const TILE8: &str = r#"
 }
 "#;
 
+/// Two groups of 8 threads (lud's `lud_perimeter`): threads below 8 fill the row `a`, the
+/// others fill `b` from `tid - 8`, then each reads the other row. The extent of either row
+/// gives 8 threads, which would leave the second group's code unrun: the launch from the
+/// kernel is 8 + 8 threads. At 64 threads `b` is accessed past its extent.
+const TWO_GROUPS: &str = r#"
+.visible .entry k(.param .u64 out, .param .u64 in)
+{
+    .reg .b64 %rd<12>;
+    .reg .b32 %r<20>;
+    .reg .pred %p<2>;
+    .shared .align 4 .b8 a[32];
+    .shared .align 4 .b8 b[32];
+    ld.param.u64 %rd1, [out];
+    ld.param.u64 %rd2, [in];
+    mov.u32 %r1, %tid.x;
+    mov.u32 %r3, %ctaid.x;
+    shl.b32 %r4, %r3, 4;
+    add.s32 %r7, %r1, %r4;
+    mul.wide.u32 %rd3, %r7, 4;
+    add.s64 %rd4, %rd2, %rd3;
+    ld.global.u32 %r8, [%rd4];
+    setp.lt.u32 %p1, %r1, 8;
+    @%p1 bra FIRST;
+    add.s32 %r10, %r1, -8;
+    shl.b32 %r11, %r10, 2;
+    mov.u32 %r12, b;
+    add.s32 %r13, %r12, %r11;
+    st.shared.u32 [%r13], %r8;
+    bra.uni JOIN;
+FIRST:
+    shl.b32 %r11, %r1, 2;
+    mov.u32 %r12, a;
+    add.s32 %r13, %r12, %r11;
+    st.shared.u32 [%r13], %r8;
+JOIN:
+    bar.sync 0;
+    @%p1 bra READ_B;
+    mov.u32 %r14, a;
+    add.s32 %r15, %r14, %r11;
+    ld.shared.u32 %r16, [%r15];
+    bra.uni DONE;
+READ_B:
+    mov.u32 %r14, b;
+    add.s32 %r15, %r14, %r11;
+    ld.shared.u32 %r16, [%r15];
+DONE:
+    add.s64 %rd5, %rd1, %rd3;
+    st.global.u32 [%rd5], %r16;
+    ret;
+}
+"#;
+
+/// Every thread adds 1 to one counter and stores what it saw to one place: no store
+/// address depends on the thread, but the atomic makes it a kernel for many threads, so
+/// the one-thread rule does not apply and it verifies only at a reduced launch (the store of
+/// the old value races at the full one).
+const COUNTER: &str = r#"
+.visible .entry k(.param .u64 out, .param .u64 counter)
+{
+    .reg .b64 %rd<8>;
+    .reg .b32 %r<8>;
+    ld.param.u64 %rd1, [out];
+    ld.param.u64 %rd2, [counter];
+    atom.global.add.u32 %r1, [%rd2], 1;
+    st.global.u32 [%rd1], %r1;
+    ret;
+}
+"#;
+
 /// What a case's kernel must verify as.
 enum Expect {
     /// A match at the default full launch.
     Full,
     /// A match at the launch the kernel is written for (`verify::shape`), counted as full.
     FromKernel { grid: [u32; 3], block: [u32; 3] },
+    /// A match only at a smaller launch than the full one.
+    Reduced { grid: [u32; 3], block: [u32; 3] },
 }
 
 /// One inference case: a small kernel that cannot run (faults or races) on the default
@@ -638,6 +709,32 @@ const CASES: &[Case] = &[
         ],
         outcome: Expect::FromKernel { grid: [2, 1, 1], block: [8, 1, 1] },
     },
+    Case {
+        name: "launch rule: two thread groups split at a %tid.x comparison",
+        ptx: TWO_GROUPS,
+        directive: None,
+        explain: &[
+            "  param offset 0 (8 bytes): pointer into buffer 1",
+            "  param offset 8 (8 bytes): pointer into buffer 0",
+            "  buffer 0: parameter in (depth 0; its parameter points past its margin)",
+            "  buffer 1: parameter out (depth 0; its parameter points past its margin)",
+            "k: launch: grid [2, 1, 1], block [64, 1, 1] (default); when undefined there: grid [2, 1, 1], block [16, 1, 1] from the extent of `k.b` indexed by %tid",
+        ],
+        outcome: Expect::FromKernel { grid: [2, 1, 1], block: [16, 1, 1] },
+    },
+    Case {
+        name: "launch rule: no one thread for a kernel with an atomic",
+        ptx: COUNTER,
+        directive: None,
+        explain: &[
+            "  param offset 0 (8 bytes): pointer into buffer 1",
+            "  param offset 8 (8 bytes): pointer into buffer 0",
+            "  buffer 0: parameter counter (depth 0; its parameter points past its margin)",
+            "  buffer 1: parameter out (depth 0; its parameter points past its margin)",
+            "k: launch: grid [2, 1, 1], block [64, 1, 1] (default; no rule applies)",
+        ],
+        outcome: Expect::Reduced { grid: [1, 1, 1], block: [1, 1, 1] },
+    },
 ];
 
 /// A case's module: the header, the kernel, its directive (if any) before the body.
@@ -690,6 +787,15 @@ fn every_inference_case_explains_and_verifies() {
                     ..
                 },
             ) => v[0].launch_from_kernel.is_some() && launch == &[*grid, *block],
+            (
+                Expect::Reduced { grid, block },
+                Outcome::Match {
+                    one_thread: Some(_),
+                    runs: 3,
+                    launch,
+                    ..
+                },
+            ) => v[0].launch_from_kernel.is_none() && launch == &[*grid, *block],
             _ => false,
         };
         if !ok {
@@ -704,7 +810,7 @@ fn every_inference_case_explains_and_verifies() {
 #[test]
 fn launch_rule_kernels_are_undefined_at_the_default_launch() {
     for case in CASES {
-        if matches!(case.outcome, Expect::Full) {
+        if !matches!(case.outcome, Expect::FromKernel { .. }) {
             continue;
         }
         let ptx = case_ptx(case);
@@ -904,8 +1010,28 @@ fn buffers_never_overlap_the_module_globals() {
     assert!(matches!(v[0].outcome, Outcome::Match { .. }), "{}", v[0]);
 }
 
-/// Every CTA stores to `out[tid]`: the full launch races between CTAs, one CTA of the full
-/// block is defined (before, only one thread per CTA was tried).
+/// A block too small for both thread groups of [`TWO_GROUPS`] (12 threads: the extent's 8
+/// plus the split's 8 do not fit): the launch from the kernel leaves the second group's code
+/// unrun, and says so (a match on it counts as reduced, not full).
+#[test]
+fn a_launch_that_leaves_a_thread_group_unrun_is_not_claimed_full() {
+    let ptx = format!("{HEAD}{TWO_GROUPS}");
+    let o = VerifyOptions {
+        block: [12, 1, 1],
+        ..opts()
+    };
+    let launches = leafold::verify::explain_launches(&ptx, None, &o).expect("builds");
+    assert_eq!(
+        launches[0].1,
+        "grid [2, 1, 1], block [12, 1, 1] (default); when undefined there: grid [2, 1, 1], \
+         block [8, 1, 1] from the extent of `k.b` indexed by %tid, which leaves threads past a \
+         `%tid.x` comparison unrun"
+    );
+}
+
+/// Every CTA stores its index to `out[tid]`: the full launch races between CTAs, one CTA of
+/// the full block is defined (before, only one thread per CTA was tried). The kernel reads
+/// `%ctaid`, so one CTA is a reduced launch.
 #[test]
 fn a_race_between_ctas_verifies_on_one_cta_with_the_full_block() {
     let ptx = format!(
@@ -917,9 +1043,10 @@ fn a_race_between_ctas_verifies_on_one_cta_with_the_full_block() {
     .reg .b32 %r<4>;
     ld.param.u64 %rd1, [out];
     mov.u32 %r1, %tid.x;
+    mov.u32 %r2, %ctaid.x;
     mul.wide.u32 %rd2, %r1, 4;
     add.s64 %rd3, %rd1, %rd2;
-    st.global.u32 [%rd3], %r1;
+    st.global.u32 [%rd3], %r2;
     ret;
 }
 "#
@@ -939,6 +1066,47 @@ fn a_race_between_ctas_verifies_on_one_cta_with_the_full_block() {
                 "{}",
                 v[0]
             );
+        }
+        _ => panic!("{}", v[0]),
+    }
+}
+
+/// The same race between CTAs in a kernel that never reads `%ctaid`: every CTA does the same
+/// work, so the kernel is written for one CTA (`verify::shape`'s rule 4) and one CTA of the
+/// full block is its full launch.
+#[test]
+fn a_kernel_blind_to_its_cta_verifies_on_one_cta_as_its_full_launch() {
+    let ptx = format!(
+        "{HEAD}{}",
+        r#"
+.visible .entry k(.param .u64 out)
+{
+    .reg .b64 %rd<8>;
+    .reg .b32 %r<4>;
+    ld.param.u64 %rd1, [out];
+    mov.u32 %r1, %tid.x;
+    mul.wide.u32 %rd2, %r1, 4;
+    add.s64 %rd3, %rd1, %rd2;
+    st.global.u32 [%rd3], %r1;
+    ret;
+}
+"#
+    );
+    let launches = leafold::verify::explain_launches(&ptx, None, &opts()).expect("builds");
+    assert_eq!(
+        launches[0].1,
+        "grid [2, 1, 1], block [64, 1, 1] (default); when undefined there: grid [1, 1, 1], one \
+         CTA: nothing depends on the CTA index"
+    );
+    let v = verify_file(&ptx, None, &opts()).expect("compiles");
+    match &v[0].outcome {
+        Outcome::Match {
+            one_thread: None,
+            launch,
+            ..
+        } => {
+            assert_eq!(*launch, [[1, 1, 1], [64, 1, 1]]);
+            assert!(v[0].launch_from_kernel.is_some(), "{}", v[0]);
         }
         _ => panic!("{}", v[0]),
     }

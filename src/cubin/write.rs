@@ -21,8 +21,11 @@
 //!   section symbols, (first kernel only) module data sections each followed by its
 //!   variables, `.nv.constant2`, LOCAL/WEAK subroutines, `.nv.constant0`; then
 //!   `.nv.rel.action`; then the GLOBAL symbols: `.visible` kernels (`FUNC`, `STO_CUDA_ENTRY`),
-//!   each followed by its GLOBAL subroutines; last, the texture/sampler/surface reference
-//!   symbols (GLOBAL, undefined), which `.rel.nv.constant0.<k>` entries name.
+//!   each followed by its GLOBAL subroutines; the texture and surface reference symbols
+//!   (GLOBAL, undefined, which `.rel.nv.constant0.<k>` entries name) right after the first
+//!   kernel's, in [`CubinSpec::handles`]'s order (the driver's: ptxas's order of first use in
+//!   that kernel, then declaration order); last the other undefined symbols (samplers,
+//!   system functions, descriptor sizes).
 //! - Module `.nv.info`, per kernel in PTX order: REGCOUNT, then MAX_STACK_SIZE /
 //!   MIN_STACK_SIZE / FRAME_SIZE for each subroutine (last symbol first), then for the kernel.
 //! - String tables: ptxas interns every name it creates, including sections it then does not
@@ -80,8 +83,9 @@ pub struct CubinSpec {
     pub strtab_order: Option<Vec<String>>,
     /// Texture, sampler and surface reference symbols (`.global .texref tex;`): a name and
     /// the ELF `st_info` ptxas gives it (GLOBAL, a CUDA-specific type such as 10 for a
-    /// texture), written after every other symbol, undefined (section 0). Kernels refer to
-    /// them through [`KernelSpec::const0_relocs`].
+    /// texture), undefined (section 0): the textures and surfaces right after the first
+    /// kernel's symbol, the others after every other symbol, each group in this order.
+    /// Kernels refer to them through [`KernelSpec::const0_relocs`].
     pub handles: Vec<(String, u8)>,
     /// The local symbols' order, by name, to reproduce a given file (`None`: ptxas's order
     /// for code that uses module data in declaration order). ptxas creates data symbols as
@@ -542,9 +546,13 @@ pub fn write(spec: &CubinSpec) -> Vec<u8> {
             syms.push(function_sym(i, f));
         }
         if i == 0 {
-            // ptxas 11.8 lists the `.surfref` symbols right after its first kernel's.
+            // ptxas 11.8 lists the `.texref`/`.surfref` symbols right after its first
+            // kernel's.
             syms.extend(handle_syms(spec, true));
         }
+    }
+    if ks.is_empty() {
+        syms.extend(handle_syms(spec, true));
     }
     syms.extend(handle_syms(spec, false));
     if let Some(order) = &spec.symbol_order {
@@ -705,9 +713,9 @@ fn intern_strings(
             strs.add(&n);
         }
         if i == 0 {
-            // ptxas interns the `.surfref` names here (surface_strtab_names), then the
-            // descriptor-size symbols (measured for `suq` and `txq` table loads).
-            for n in surface_handle_names(spec) {
+            // ptxas interns the `.texref`/`.surfref` names here, then the descriptor-size
+            // symbols (measured for `suq` and `txq` table loads).
+            for n in reference_handle_names(spec) {
                 strs.add(n);
             }
             for s in desc_size_syms(spec) {
@@ -762,7 +770,7 @@ fn intern_strings(
                 "_param"
             });
         }
-        for n in surface_bindless_names(k) {
+        for n in reference_bindless_names(k) {
             strs.add(&n);
         }
     }
@@ -771,9 +779,9 @@ fn intern_strings(
         strs.add(&secs[*ri].name);
     }
     // ptxas 11.8 interns a kernel's `.rel.nv.constant0` before `.nv.rel.action` when the
-    // relocations are surface slots.
+    // relocations are texture or surface slots.
     for (i, k) in ks.iter().enumerate() {
-        if kcrel[i].is_some() && has_surface_slots(k) {
+        if kcrel[i].is_some() && has_reference_slots(k) {
             shs.add(&format!(".rel.nv.constant0.{}", k.name));
             strs.add(&format!(".rel.nv.constant0.{}", k.name));
         }
@@ -1049,19 +1057,27 @@ fn kernel_info(k: &KernelSpec, constant0_sym: u32, externs: &[u32]) -> Vec<Attri
 /// `R_CUDA_SURF_HEADER_INDEX`: a `.surfref`'s slot in constant bank 0.
 const R_CUDA_SURF_HEADER_INDEX: u32 = 0x34;
 
-fn has_surface_slots(k: &KernelSpec) -> bool {
-    k.const0_relocs
-        .iter()
-        .any(|r| r.rtype == R_CUDA_SURF_HEADER_INDEX)
+/// `R_CUDA_TEX_HEADER_INDEX`: a `.texref`'s slot in constant bank 0.
+const R_CUDA_TEX_HEADER_INDEX: u32 = 6;
+
+fn has_reference_slots(k: &KernelSpec) -> bool {
+    k.const0_relocs.iter().any(is_reference_slot)
+}
+
+/// A texture's or surface's header word (`R_CUDA_TEX_HEADER_INDEX`,
+/// `R_CUDA_SURF_HEADER_INDEX`).
+fn is_reference_slot(r: &RelocSpec) -> bool {
+    r.rtype == R_CUDA_SURF_HEADER_INDEX || r.rtype == R_CUDA_TEX_HEADER_INDEX
 }
 
 /// The undefined symbols of the module's texture, sampler and surface references
-/// ([`CubinSpec::handles`]), in declaration order: the `.surfref`s (`surfaces`) or the
-/// others. ptxas 11.8 lists the two groups at different places of `.symtab`.
-fn handle_syms(spec: &CubinSpec, surfaces: bool) -> impl Iterator<Item = Sym> + '_ {
+/// ([`CubinSpec::handles`]), in their order there: the `.texref`s and `.surfref`s
+/// (`references`) or the others. ptxas 11.8 lists the two groups at different places of
+/// `.symtab`.
+fn handle_syms(spec: &CubinSpec, references: bool) -> impl Iterator<Item = Sym> + '_ {
     spec.handles
         .iter()
-        .filter(move |(_, info)| is_surface_symbol(*info) == surfaces)
+        .filter(move |(_, info)| is_reference_symbol(*info) == references)
         .filter(|(_, info)| !is_desc_size_symbol(*info))
         .map(|(name, info)| undefined_sym(name, *info, 0))
 }
@@ -1092,27 +1108,27 @@ fn is_desc_size_symbol(info: u8) -> bool {
     info == crate::tex_table::DESC_SIZE_SYMBOL_INFO
 }
 
-/// A `.surfref` symbol's `st_info`: CUDA symbol type 12.
-fn is_surface_symbol(info: u8) -> bool {
-    info & 0xf == 12
+/// A `.texref` or `.surfref` symbol's `st_info`: GLOBAL, CUDA symbol type 10 or 12.
+fn is_reference_symbol(info: u8) -> bool {
+    info == 0x1a || info & 0xf == 12
 }
 
-/// The `.surfref` symbols' names, which ptxas interns after the first kernel's section
-/// names.
-fn surface_handle_names(spec: &CubinSpec) -> impl Iterator<Item = &str> {
+/// The `.texref` and `.surfref` symbols' names, which ptxas interns after the first
+/// kernel's section names.
+fn reference_handle_names(spec: &CubinSpec) -> impl Iterator<Item = &str> {
     spec.handles
         .iter()
-        .filter(|(_, info)| is_surface_symbol(*info))
+        .filter(|(_, info)| is_reference_symbol(*info))
         .map(|(n, _)| n.as_str())
 }
 
-/// The names ptxas 11.8 interns (and drops) for a kernel's surface slots,
-/// `$BINDLESS$<kernel>$<surfref>`, in slot order, after `_param`.
-fn surface_bindless_names(k: &KernelSpec) -> Vec<String> {
+/// The names ptxas 11.8 interns (and drops) for a kernel's texture and surface slots,
+/// `$BINDLESS$<kernel>$<ref>`, in slot order, after `_param`.
+fn reference_bindless_names(k: &KernelSpec) -> Vec<String> {
     let mut slots: Vec<&RelocSpec> = k
         .const0_relocs
         .iter()
-        .filter(|r| r.rtype == R_CUDA_SURF_HEADER_INDEX)
+        .filter(|r| is_reference_slot(r))
         .collect();
     slots.sort_by_key(|r| r.offset);
     slots

@@ -46,30 +46,77 @@ pub(super) const EIATTR_BINDLESS_SURFACE_BANK: u8 = 0x16;
 /// `st_info` of a `.surfref` symbol: GLOBAL binding, CUDA type 12 (surface).
 pub(super) const SURFREF_SYMBOL_INFO: u8 = 0x1c;
 
-/// The module's `.surfref` symbols, as ptxas 11.8 writes them (undefined GLOBAL symbols of
-/// CUDA type 12): first those the last kernel uses, in the order it first uses them (ptxas
-/// compiles the kernels last first, and makes these symbols as it meets them), then the
-/// others in declaration order.
-pub(super) fn surface_handles(
+/// `st_info` of a `.texref` symbol: GLOBAL binding, CUDA type 10 (texture).
+pub(super) const TEXREF_SYMBOL_INFO: u8 = 0x1a;
+
+/// The module's `.texref` and `.surfref` symbols, as ptxas 11.8 writes them (undefined
+/// GLOBAL symbols of CUDA type 10 and 12, which it lists right after its first kernel's
+/// symbol): first those the last kernel uses, textures and surfaces together in the order
+/// it first uses them (ptxas compiles the kernels last first, and makes these symbols as it
+/// meets them), then the others, used elsewhere or not at all, in declaration order
+/// (`declared`, the module variables' names as [`module_var_names`] lists them, gives it
+/// across the two kinds). Probed with modules of one to three kernels mixing
+/// used, unused, textures and surfaces (`tests/compile_tex.rs`).
+pub(super) fn reference_handles(
+    declared: &[String],
     module: &ir::Module,
     last: Option<&ir::Function>,
 ) -> Vec<(String, u8)> {
-    let mut order: Vec<u32> = last
-        .map(|f| {
-            crate::surface::bound_slots(f)
-                .into_iter()
-                .map(|(i, _)| i)
-                .collect()
-        })
-        .unwrap_or_default();
-    for i in 0..module.surfrefs.len() as u32 {
-        if !order.contains(&i) {
-            order.push(i);
+    let tex = |k: u32| (module.texrefs[k as usize].clone(), TEXREF_SYMBOL_INFO);
+    let surf = |k: u32| (module.surfrefs[k as usize].clone(), SURFREF_SYMBOL_INFO);
+    let mut order: Vec<(String, u8)> = Vec::new();
+    if let Some(f) = last {
+        for &b in &f.layout {
+            for &i in &f.blocks[b].insts {
+                let h = match &f.insts[i].data {
+                    ir::InstData::Texture {
+                        handle: ir::tex::TexHandle::Bound(k),
+                        ..
+                    } => tex(*k),
+                    ir::InstData::Surface { access, .. } => match access.handle {
+                        crate::surface::SurfHandle::Bound(k) => surf(k),
+                        _ => continue,
+                    },
+                    _ => continue,
+                };
+                if !order.contains(&h) {
+                    order.push(h);
+                }
+            }
+        }
+    }
+    for name in declared {
+        let h = if let Some(k) = module.texrefs.iter().position(|t| t == name) {
+            tex(k as u32)
+        } else if let Some(k) = module.surfrefs.iter().position(|s| s == name) {
+            surf(k as u32)
+        } else {
+            continue;
+        };
+        if !order.contains(&h) {
+            order.push(h);
+        }
+    }
+    // Any reference the declarations did not name (none expected) keeps a symbol.
+    let all = (0..module.texrefs.len() as u32)
+        .map(tex)
+        .chain((0..module.surfrefs.len() as u32).map(surf));
+    for h in all.collect::<Vec<_>>() {
+        if !order.contains(&h) {
+            order.push(h);
         }
     }
     order
-        .into_iter()
-        .map(|i| (module.surfrefs[i as usize].clone(), SURFREF_SYMBOL_INFO))
+}
+
+/// The names of the module-scope variables of `ast`, in declaration order.
+pub(super) fn module_var_names(ast: &ast::Module) -> Vec<String> {
+    ast.items
+        .iter()
+        .flat_map(|item| match item {
+            ast::Item::Var(v) => v.names.iter().map(|d| d.name.text.to_string()).collect(),
+            _ => Vec::new(),
+        })
         .collect()
 }
 

@@ -24,7 +24,7 @@ use std::fmt;
 use smallvec::SmallVec;
 
 use crate::machinst::{
-    BlockId, MachInst, OpSpec, PhysPred, PhysReg, Reg, RegKind, SrcLoc, Terminator, VReg,
+    BlockId, MachInst, OpKind, OpSpec, PhysPred, PhysReg, Reg, RegKind, SrcLoc, Terminator, VReg,
 };
 use crate::sm50::{self, Field, Form};
 
@@ -329,6 +329,34 @@ impl MachInst for Sm50Inst {
         (self.role == Role::Move).then(|| (self.ops[0].reg, self.ops[1].reg))
     }
 
+    fn read_groups(&self) -> Option<Vec<SmallVec<[u8; 4]>>> {
+        if self.pieces.len() < 2 {
+            return None;
+        }
+        // the register fields (predicates have no banks)
+        let gpr = |r: &&RegRef| match self.ops[usize::from(r.op)].reg {
+            Reg::Virt(v) => v.kind != RegKind::Pred,
+            Reg::Phys(_) => true,
+            Reg::Pred(_) => false,
+        };
+        let groups = self
+            .pieces
+            .iter()
+            .map(|p| {
+                let refs: SmallVec<[RegRef; 4]> = p.refs.iter().filter(gpr).copied().collect();
+                let mut g: SmallVec<[u8; 4]> = SmallVec::new();
+                for r in &refs {
+                    let is_use = self.ops[usize::from(r.op)].spec.kind == OpKind::Use;
+                    if !g.contains(&r.op) && (is_use || piece_reads(&p.inst, &refs, r.field)) {
+                        g.push(r.op);
+                    }
+                }
+                g
+            })
+            .collect();
+        Some(groups)
+    }
+
     fn move_word(&self) -> u8 {
         // the source word the first MOV reads (a whole copy's pieces read words 0, 1, ..)
         self.pieces
@@ -444,4 +472,26 @@ impl MachInst for Sm50Inst {
             (&[], &[])
         }
     }
+}
+
+/// Whether register field `field` of `inst` is a source (not a destination): the piece with
+/// its operand fields cleared to `RZ` and `field` set to a marker register, whose operands
+/// are then visited (the ISA tables know which fields are read).
+fn piece_reads(inst: &sm50::Inst, refs: &[RegRef], field: Field) -> bool {
+    const MARK: u64 = 128;
+    let mut x = *inst;
+    for r in refs {
+        x.set(r.field, 255);
+    }
+    x.set(field, MARK);
+    let mut read = false;
+    x.operands(|o| {
+        if let sm50::Operand::Reg {
+            reg, def: false, ..
+        } = o
+        {
+            read |= u64::from(reg) == MARK;
+        }
+    });
+    read
 }

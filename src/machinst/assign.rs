@@ -50,6 +50,26 @@
 //! are in the README's measured results). `sm50::banks` still rotates quads afterwards where
 //! that helps.
 //!
+//! What "read together" means is per *machine* instruction: an instruction of several pieces
+//! (the three `XMAD`s of a 32-bit multiply, `XMAD t, a, b ; XMAD.MRG u, a, b.H1 ;
+//! XMAD.PSL.CBCC d, a.H1, u.H1, t`) reads in each piece some of its uses and some of its own
+//! earlier defs (the temporaries `t` and `u`, early defs for regalloc2).
+//! [`super::MachInst::read_groups`] lists them per piece, and [`co_reads`] pairs the webs of
+//! each piece; before, the temporaries had no co-reads at all, took the bank of the factor,
+//! and the `XMAD`s were the largest share of the conflicts left (982 of 2,806 on the corpus,
+//! counted on the listing, against ptxas's 187). With the pieces seen (`leafold compare`, same
+//! instructions): `tests/data/corpus` 3.7 % -> 2.3 % (2,769 -> 1,703 of 74,842; ptxas 1.4 %),
+//! `tests/data/corpus-nvcc` 3.0 % -> 2.3 % (6,274 -> 4,735 of 206,641; ptxas 3.2 %).
+//!
+//! Left, measured on the same listing: code that keeps the class slices (large kernels that
+//! spill, such as MC-GPU's `track_particles`, a fifth of the corpus's remaining conflicts)
+//! gets only `sm50::banks`' quad rotations; a `DFMA` reading three distinct pairs always
+//! reads one bank twice (pairs sit in banks 0-1 or 2-3), which ptxas's code shows as well.
+//! Reuse flags: a source the previous instruction marked `.reuse` in the same slot comes from
+//! the operand reuse cache, not from its bank; `compare` counts both sides without that rule
+//! (the same way on both), and with it both rates fall (ours more: the `XMAD` sequences reuse
+//! their factors).
+//!
 //! Part copies: an ISA copy of one word of a pair or quad into a 32-bit value (what a call's
 //! lowering writes for each argument word, into a value pinned to its ABI register) makes no
 //! edge between its two webs at the copy; they are [`Webs::parts`] instead, which may overlap
@@ -169,6 +189,10 @@ pub(super) struct NameProg {
     /// the class's width for a clobber, and for regalloc2's moves, spills and reloads the
     /// width of the value the name (or slot) holds there ([`NameProg::edit_widths`]).
     pub acc_widths: Vec<u8>,
+    /// Per step, for an instruction of several machine instructions
+    /// ([`super::MachInst::read_groups`]): per machine instruction, the accesses (indices
+    /// within the step) it reads; `None`: one machine instruction reading the step's uses.
+    read_groups: Vec<Option<Vec<smallvec::SmallVec<[u8; 4]>>>>,
 }
 
 impl NameProg {
@@ -183,6 +207,7 @@ impl NameProg {
         let mut blocks = Vec::with_capacity(vc.num_blocks());
         // 0: an edit's, found by `edit_widths` below
         let mut acc_widths: Vec<u8> = Vec::with_capacity(accs.capacity());
+        let mut read_groups = Vec::with_capacity(steps.capacity());
         let widths = kinds.map(|k| k.gprs() as u8);
         let plain = |name: u16, def: bool| Access {
             name,
@@ -199,6 +224,7 @@ impl NameProg {
                 let mut copy = None;
                 let mut part = None;
                 let mut slot = 0;
+                let mut groups = None;
                 let kind = match item {
                     ra::InstOrEdit::Edit(ra::Edit::Move { from, to }) => {
                         if let Some(st) = from.as_stack().or(to.as_stack()) {
@@ -253,6 +279,7 @@ impl NameProg {
                                 ..plain(name_of(p), true)
                             });
                         }
+                        groups = access_groups(&vc.insts[i.index()]);
                         copy = isa_copy(vc, i.index(), ops);
                         part = isa_part_copy(vc, i.index(), ops);
                         StepKind::Inst(i.index() as u32)
@@ -260,6 +287,7 @@ impl NameProg {
                 };
                 // the edits' accesses
                 acc_widths.resize(accs.len(), 0);
+                read_groups.push(groups);
                 steps.push(Step {
                     kind,
                     start,
@@ -281,6 +309,7 @@ impl NameProg {
             succs,
             widths,
             acc_widths,
+            read_groups,
         };
         prog.edit_widths(out.num_spillslots);
         Ok(prog)
@@ -406,6 +435,28 @@ impl NameProg {
         }
         live_in
     }
+}
+
+/// [`super::MachInst::read_groups`] of `inst` in terms of its accesses: an operand's access
+/// is its index among the regalloc2 operands (the virtual registers that are not predicates,
+/// in order); operands that are not regalloc2's are left out.
+fn access_groups<I: super::MachInst>(inst: &I) -> Option<Vec<smallvec::SmallVec<[u8; 4]>>> {
+    let groups = inst.read_groups()?;
+    let mut acc_of: smallvec::SmallVec<[Option<u8>; 8]> = smallvec::SmallVec::new();
+    let mut n = 0u8;
+    inst.for_each_operand(&mut |r, _| match r {
+        super::Reg::Virt(v) if v.kind != RegKind::Pred => {
+            acc_of.push(Some(n));
+            n += 1;
+        }
+        _ => acc_of.push(None),
+    });
+    let map = |g: smallvec::SmallVec<[u8; 4]>| {
+        g.iter()
+            .filter_map(|&op| acc_of.get(usize::from(op)).copied().flatten())
+            .collect()
+    };
+    Some(groups.into_iter().map(map).collect())
 }
 
 /// For an ISA register move between two values of the same kind, whole: (def, use) operand
@@ -738,28 +789,50 @@ impl Webs {
     }
 }
 
-/// Per web, the webs read by the same instruction as it (see [`Webs::co_reads`]): only
-/// instructions count (regalloc2's moves, spills and reloads read one register), and a web
-/// read twice by one instruction is one read.
+/// Per web, the webs read by the same machine instruction as it (see [`Webs::co_reads`]):
+/// only instructions count (regalloc2's moves, spills and reloads read one register), a web
+/// read twice by one machine instruction is one read, and an instruction of several machine
+/// instructions counts each with what it reads ([`NameProg::read_groups`]: the temporaries of
+/// a three-`XMAD` multiply are read together with its factors, though for regalloc2 they are
+/// only early defs).
 fn co_reads(prog: &NameProg, of_acc: &[u32], nw: usize) -> Vec<Vec<u32>> {
     let mut out: Vec<Vec<u32>> = vec![Vec::new(); nw];
     let mut read: Vec<u32> = Vec::new();
-    for step in &prog.steps {
-        if !matches!(step.kind, StepKind::Inst(_)) {
-            continue;
-        }
-        read.clear();
-        for a in step.start..step.end {
-            let w = of_acc[a as usize];
-            if !prog.accs[a as usize].def && !read.contains(&w) {
-                read.push(w);
-            }
-        }
-        for &a in &read {
-            for &b in &read {
+    let mut pairs = |read: &[u32]| {
+        for &a in read {
+            for &b in read {
                 if a != b {
                     out[a as usize].push(b);
                 }
+            }
+        }
+    };
+    for (s, step) in prog.steps.iter().enumerate() {
+        if !matches!(step.kind, StepKind::Inst(_)) {
+            continue;
+        }
+        match &prog.read_groups[s] {
+            Some(groups) => {
+                for g in groups {
+                    read.clear();
+                    for &k in g {
+                        let a = step.start as usize + usize::from(k);
+                        if a < step.end as usize && !read.contains(&of_acc[a]) {
+                            read.push(of_acc[a]);
+                        }
+                    }
+                    pairs(&read);
+                }
+            }
+            None => {
+                read.clear();
+                for a in step.start..step.end {
+                    let w = of_acc[a as usize];
+                    if !prog.accs[a as usize].def && !read.contains(&w) {
+                        read.push(w);
+                    }
+                }
+                pairs(&read);
             }
         }
     }

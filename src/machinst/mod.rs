@@ -381,6 +381,14 @@ pub trait MachInst: Clone + fmt::Debug + fmt::Display {
     fn clobbers(&self) -> (&'static [PhysReg], &'static [PhysPred]) {
         (&[], &[])
     }
+    /// Register banks (`assign`'s colouring): for an instruction that is a sequence of
+    /// several machine instructions, per machine instruction the operands (indices in
+    /// [`MachInst::visit_operands`]' order) whose registers it reads as sources, a def's
+    /// included where a later instruction of the sequence reads what an earlier one wrote
+    /// (a multiply's temporaries). `None` (the default): one instruction, reading its uses.
+    fn read_groups(&self) -> Option<Vec<smallvec::SmallVec<[u8; 4]>>> {
+        None
+    }
 }
 
 impl fmt::Display for VReg {

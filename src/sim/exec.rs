@@ -656,7 +656,7 @@ impl Sim<'_> {
     fn exec(&mut self, w: &mut Warp, i: &Inst, addr: u64, exec: u32) -> Result<(), SimError> {
         use Form::*;
         match i.form {
-            BRA | SSY | PBK | SYNC | BRK | CAL | RET | JCAL | EXIT => {
+            BRA | SSY | PBK | SYNC | BRK | CAL | RET | JCAL | EXIT | BRX | PRET => {
                 self.exec_ctrl(w, i, addr, exec)?
             }
             BAR | BAR_RED | BARR_RA | BARR_RB | BARR_RR | BARR_REDRA | BARR_REDRB | BARR_REDRR

@@ -229,8 +229,11 @@
 //!
 //! Not modelled (Unsupported with the address): other IMAD forms (recognised by opcode, since
 //! the instruction set description had no form for it when the simulator was written),
-//! BRX, PRET, a JCAL other than a call of a system function ([`KernelInfo::calls`], which runs
+//! a JCAL other than a call of a system function ([`KernelInfo::calls`], which runs
 //! the function's model [`crate::sysfn`] through `syscall`), and the modifiers listed above.
+//! (`BRX Ra` jumps to `Ra` plus its relative offset, lanes with different targets diverging
+//! as for `BRA`; `PRET` pushes a call entry without jumping: ptxas's jump tables and
+//! indirect calls, `exec/ctrl.rs`.)
 
 mod cubin;
 mod exec;

@@ -28,7 +28,7 @@
 //! reads `{x, y}` at ra and `z` at rb (`.LL`: `{z, level}`); `TEX`/`TEX.B`/`TLD4`/`TLD4.B`
 //! on CUBE read `{x, y, z}` from ra, on ARRAY_CUBE `{layer, x, y, z}`.
 //!
-//! `TEXS` 2D `.LL`/`.DC`/`.LL.DC` read `{x, y}` at ra and `{reference, level}` at rb; `TXD`
+//! `TEXS` 2D `.LL`/`.DC`/`.LL.DC` read `{x, y}` at ra and `{level, reference}` at rb; `TXD`
 //! and `TXD.B` (`tex.grad`) see [`Sim::texture_grad`].
 //!
 //! `TLD4S`, `TLD4` and `TLD4.B` (`tld4`, [`Texture::gather`]): TLD4S plain `x = ra`,
@@ -183,19 +183,20 @@ impl Sim<'_> {
             let words = match (i.form, tgt) {
                 (Form::TEXS, 3..=5) => {
                     // 2D with a level (.LL, 3), a reference (.DC, 4) or both (5):
-                    // ra {x, y}, rb {reference, level}.
+                    // ra {x, y}, rb {level, reference} (the order of PTX's operands,
+                    // which ptxas 11.8 keeps).
                     let fl = |reg: u64| f32::from_bits(r(reg));
                     let mut b = rb;
                     let mut q = SampleQuery {
                         coords: [fl(ra), fl(next(ra)), 0.0],
                         ..Default::default()
                     };
-                    if tgt != 3 {
-                        q.depth_ref = Some(fl(b));
-                        b = next(b);
-                    }
                     if tgt != 4 {
                         q.lod = Lod::Level(fl(b));
+                        b = next(b);
+                    }
+                    if tgt != 3 {
+                        q.depth_ref = Some(fl(b));
                     }
                     tex.sample(&q)
                 }
@@ -250,9 +251,9 @@ impl Sim<'_> {
     /// The general forms: `TEX`/`TLD` (bound by slot) and `TEX.B`/`TLD.B` (the handle's
     /// low word first in rb), the coordinates consecutive from ra by target (1D `x`,
     /// ARRAY_1D `layer, x`, 2D `x, y`, ARRAY_2D `layer, x, y`, 3D `x, y, z`); rb's parts
-    /// after the handle, each when present: the packed offsets (`.AOFFI`, 4 bits each), the
-    /// depth reference (`.DC`), the level (`TEX.LL`, `TLD.LL`; ptxas sets `.CL` on the
-    /// latter, read the same). One result register per mask bit from rd.
+    /// after the handle, each when present: the level (`TEX.LL`, `TLD.LL`; ptxas sets `.CL`
+    /// on the latter, read the same), the packed offsets (`.AOFFI`, 4 bits each), the
+    /// depth reference (`.DC`). One result register per mask bit from rd.
     fn texture_general(
         &mut self,
         w: &mut Warp,
@@ -305,6 +306,11 @@ impl Sim<'_> {
                 layer: layer as i32,
                 ..Default::default()
             };
+            // rb: the level first (ptxas 11.8's TEX.LL.AOFFI.DC: {level, offsets, ref}).
+            let lod = if level { w.r(b, l) } else { 0 };
+            if level {
+                b = next(b);
+            }
             if aoffi {
                 let p = w.r(b, l);
                 // 4 bits each: x at bit 0, y at 4, z (3D) at 8.
@@ -314,9 +320,7 @@ impl Sim<'_> {
             }
             if dc {
                 q.depth_ref = Some(f32::from_bits(w.r(b, l)));
-                b = next(b);
             }
-            let lod = if level { w.r(b, l) } else { 0 };
             let words = if float {
                 if level {
                     q.lod = Lod::Level(f32::from_bits(lod));

@@ -25,23 +25,38 @@
 //!    The block is the tightest bound of each dimension (`x` no bigger than the default
 //!    thread count; `y`, for a kernel that reads `%tid.y`, the bound or else the default
 //!    thread count over `x`), at most 1024 threads; a kernel that reads `%tid.y` gets a 2D
-//!    block. The grid is the default one.
+//!    block. The grid is the default one. Where `%tid.x` is both compared with a constant
+//!    `c` at or past that `x` and has `c` subtracted from it (lud's `lud_perimeter`:
+//!    `if (tid < 16) … else … a[tid - 16]`, two groups of threads), `x` grows by `c` when
+//!    that fits the default block; when it does not, the launch leaves the second group's
+//!    code unrun and is marked not full ([`KernelLaunch::full`]): a match on it counts as a
+//!    reduced launch, not a full one.
 //! 3. **One thread.** When no store or atomic to global, shared or generic memory has an
 //!    address that depends on `%tid`, `%ctaid`, `%laneid`, `%warpid`, a lane mask, an
 //!    atomic's old value, a vote or a shuffle (through every operand and block argument),
 //!    every thread writes the same places: the kernel is written for one thread, and the
-//!    launch is one thread in one CTA.
+//!    launch is one thread in one CTA. Not for a kernel whose threads work together: one
+//!    with an atomic, a barrier, or both stores to and loads from shared memory is written
+//!    for many threads, whatever its store addresses.
+//!
+//! 4. **One CTA.** When nothing depends on which CTA runs (no `%ctaid`, `%nctaid` or other
+//!    special register but the thread's own indices, no global atomic), every CTA does the
+//!    same work on the same places, so more than one only races with itself: the kernel is
+//!    written for one CTA, and the launch is one CTA of the default block. Rule 2's launch
+//!    has one CTA too for such a kernel.
 //!
 //! Invariants: depends only on the IR and the directives (not on a seed); never returns the
 //! default launch; `verify` tries this launch only when the default one is undefined or
 //! faults, and a match on it counts as verified at the full launch, with the rule as its
-//! note (`Verdict::launch_from_kernel`).
+//! note (`Verdict::launch_from_kernel`), unless the launch is marked not full.
 
 use std::collections::HashMap;
 
 use cranelift_entity::EntityRef;
 
-use crate::ir::{self, BinaryOp, Dim, Function, InstData, Space, SpecialReg, Value, ValueDef};
+use crate::ir::{
+    self, BinaryOp, Dim, Function, InstData, IntCC, Space, SpecialReg, Value, ValueDef,
+};
 
 /// Most threads a block may have (every CUDA architecture).
 pub const MAX_BLOCK_THREADS: u32 = 1024;
@@ -54,6 +69,10 @@ pub struct KernelLaunch {
     pub grid: [u32; 3],
     pub block: [u32; 3],
     pub why: String,
+    /// Whether a match on this launch counts as the full launch. False where the launch is
+    /// known to leave code unrun (rule 2's block splits at a `%tid.x` comparison it does not
+    /// reach): such a match counts as reduced.
+    pub full: bool,
 }
 
 /// The launch kernel `f` is written for (module essay), or `None` when no rule gives one
@@ -78,9 +97,13 @@ pub fn infer(
             grid,
             block,
             why: format!("block {block:?} from {name}"),
+            full: true,
         });
     }
-    if let Some(k) = shared_extent(module, f, grid, block) {
+    // A kernel no part of which depends on its CTA is written for one CTA (rule 4).
+    let one_cta = !tells_ctas_apart(f);
+    let kernel_grid = if one_cta { [1, 1, 1] } else { grid };
+    if let Some(k) = shared_extent(module, f, kernel_grid, block) {
         return differs(k);
     }
     if writes_one_place(f) {
@@ -88,9 +111,36 @@ pub fn infer(
             grid: [1, 1, 1],
             block: [1, 1, 1],
             why: "one thread: no store address depends on the thread or CTA index".into(),
+            full: true,
+        });
+    }
+    if one_cta {
+        return differs(KernelLaunch {
+            grid: [1, 1, 1],
+            block,
+            why: "one CTA: nothing depends on the CTA index".into(),
+            full: true,
         });
     }
     None
+}
+
+/// Whether anything in `f` can tell its CTAs apart: `%ctaid`, `%nctaid`, `%smid`-like
+/// registers, or a global atomic (work handed out through a counter spreads over CTAs).
+fn tells_ctas_apart(f: &Function) -> bool {
+    f.insts.values().any(|n| match &n.data {
+        InstData::SpecialReg { reg } => !matches!(
+            reg,
+            SpecialReg::Tid(_)
+                | SpecialReg::Ntid(_)
+                | SpecialReg::LaneId
+                | SpecialReg::WarpId
+                | SpecialReg::LaneMask(_)
+        ),
+        InstData::Atomic { space, .. } => *space != Space::Shared,
+        InstData::ExternCall { .. } | InstData::Collective { .. } => true,
+        _ => false,
+    })
 }
 
 /// The block `.reqntid` (`true`) or `.maxntid` (`false`) of a parsed kernel gives.
@@ -270,7 +320,18 @@ fn shared_extent(
     if bound == [u32::MAX; 2] {
         return None;
     }
-    let x = bound[0].min(threads).min(MAX_BLOCK_THREADS);
+    let mut x = bound[0].min(threads).min(MAX_BLOCK_THREADS);
+    // A comparison of `%tid.x` with `c` at or past the extent's bound (lud's
+    // `if (tid < 16) … else … a[tid - 16]`): the threads past `c` index the arrays again
+    // from `tid - c`, so the block is `c` plus the bound. When that does not fit the default
+    // block either, the launch leaves one side unrun and is not the full one.
+    let splits = tid_x_thresholds(f);
+    if let Some(c) = splits.iter().copied().filter(|&c| c >= x).max() {
+        if c.saturating_add(x) <= threads.min(MAX_BLOCK_THREADS) {
+            x += c;
+        }
+    }
+    let full = splits.iter().all(|&c| c < x);
     let y = match (reads_y, bound[1]) {
         (false, _) => 1,
         (true, u32::MAX) => (threads / x).max(1),
@@ -282,7 +343,14 @@ fn shared_extent(
     Some(KernelLaunch {
         grid,
         block,
-        why: format!("block {block:?} from the extent of `{shown}` indexed by %tid"),
+        why: match full {
+            true => format!("block {block:?} from the extent of `{shown}` indexed by %tid"),
+            false => format!(
+                "block {block:?} from the extent of `{shown}` indexed by %tid, which leaves \
+                 threads past a `%tid.x` comparison unrun"
+            ),
+        },
+        full,
     })
 }
 
@@ -340,6 +408,9 @@ fn writes_one_place(f: &Function) -> bool {
             }
         }
     }
+    if communicates(f) {
+        return false;
+    }
     let mut stores = 0;
     for n in f.insts.values() {
         match &n.data {
@@ -359,4 +430,116 @@ fn writes_one_place(f: &Function) -> bool {
         }
     }
     stores > 0
+}
+
+/// Whether `f` is written for threads that work together: it has an atomic (a counter or a
+/// reduction many threads update), a barrier, or both stores to and loads from shared memory
+/// (one thread hands values to another). Rule 3 does not apply to such a kernel, whatever its
+/// store addresses: one thread would leave that code untested.
+fn communicates(f: &Function) -> bool {
+    let (mut shared_store, mut shared_load) = (false, false);
+    for n in f.insts.values() {
+        match &n.data {
+            InstData::Atomic { .. }
+            | InstData::Barrier
+            | InstData::NamedBarrier { .. }
+            | InstData::BarrierRed { .. }
+            | InstData::BarrierReg { .. } => return true,
+            InstData::Store {
+                space: Space::Shared,
+                ..
+            } => shared_store = true,
+            InstData::Load {
+                space: Space::Shared,
+                ..
+            } => shared_load = true,
+            _ => {}
+        }
+    }
+    shared_store && shared_load
+}
+
+/// The constants `c` that `%tid.x` (directly or through conversions) is both compared with
+/// and has subtracted from it: the threads are split at `c` into two groups, the second of
+/// which indexes from `tid - c` (lud's `if (tid < 16) … else … a[tid - 16]`), so a block of
+/// `c` threads or fewer leaves the second group's code unrun.
+fn tid_x_thresholds(f: &Function) -> Vec<u32> {
+    let is_tid_x = |mut v: Value| loop {
+        let ValueDef::Result(inst, _) = f.values[v].def else {
+            return false;
+        };
+        match &f.insts[inst].data {
+            InstData::SpecialReg {
+                reg: SpecialReg::Tid(Dim::X),
+            } => return true,
+            InstData::Convert { arg, .. } => v = *arg,
+            _ => return false,
+        }
+    };
+    let mut subtracted = Vec::new();
+    for n in f.insts.values() {
+        let (k, minus) = match &n.data {
+            InstData::Binary {
+                op: BinaryOp::Add,
+                args: [a, b],
+            } if is_tid_x(*a) => (iconst(f, *b), true),
+            InstData::Binary {
+                op: BinaryOp::Add,
+                args: [a, b],
+            } if is_tid_x(*b) => (iconst(f, *a), true),
+            InstData::Binary {
+                op: BinaryOp::Sub,
+                args: [a, b],
+            } if is_tid_x(*a) => (iconst(f, *b), false),
+            _ => continue,
+        };
+        // `tid + k` with `k` negative, or `tid - k`: the threshold `|k|`, read as 32 bits.
+        let k = k.map(|k| {
+            if minus {
+                -(k as i32 as i64)
+            } else {
+                k as i32 as i64
+            }
+        });
+        if let Some(k) = k.filter(|&k| k > 0) {
+            subtracted.push(k);
+        }
+    }
+    let mut out = Vec::new();
+    for n in f.insts.values() {
+        let InstData::Icmp { cc, args: [a, b] } = &n.data else {
+            continue;
+        };
+        let (c, cc) = match (is_tid_x(*a), is_tid_x(*b)) {
+            (true, _) => (iconst(f, *b), *cc),
+            (_, true) => (iconst(f, *a), swapped(*cc)),
+            _ => continue,
+        };
+        // `tid < c` / `tid >= c` split at `c`; `tid <= c` / `tid > c` at `c + 1`.
+        let split = match cc {
+            IntCC::Slt | IntCC::Ult | IntCC::Sge | IntCC::Uge => c,
+            IntCC::Sle | IntCC::Ule | IntCC::Sgt | IntCC::Ugt => c.map(|c| c + 1),
+            IntCC::Eq | IntCC::Ne => None,
+        };
+        let split = split.filter(|c| subtracted.contains(c));
+        if let Some(c) = split.and_then(|c| u32::try_from(c).ok()).filter(|&c| c > 0) {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// The condition `cc` with its operands swapped (`a < b` is `b > a`).
+fn swapped(cc: IntCC) -> IntCC {
+    match cc {
+        IntCC::Slt => IntCC::Sgt,
+        IntCC::Sgt => IntCC::Slt,
+        IntCC::Sle => IntCC::Sge,
+        IntCC::Sge => IntCC::Sle,
+        IntCC::Ult => IntCC::Ugt,
+        IntCC::Ugt => IntCC::Ult,
+        IntCC::Ule => IntCC::Uge,
+        IntCC::Uge => IntCC::Ule,
+        IntCC::Eq | IntCC::Ne => cc,
+    }
 }

@@ -420,3 +420,65 @@ pub fn texture_lines(listing: &str, keep_phase: bool) -> Vec<String> {
         .map(|t| texture_shape(&t, keep_phase))
         .collect()
 }
+
+/// The cubin metadata of `ours` equals ptxas's `theirs` (everything but the code): the
+/// sections (name, type, size; `.text.*` aside), the symbols (name, `st_info`, section) in
+/// order, the relocations, the `.strtab` bytes and `cuobjdump -elf`'s `.nv.info` records.
+pub fn assert_same_cubin_metadata(oracle: &Oracle, what: &str, ours: &[u8], theirs: &[u8]) {
+    let (a, b) = (
+        leafold::cubin::read(ours).unwrap(),
+        leafold::cubin::read(theirs).unwrap(),
+    );
+    // Everything but the code's size.
+    let sections = |c: &leafold::cubin::Cubin| -> Vec<(String, u32, u64)> {
+        c.sections
+            .iter()
+            .filter(|s| !s.name.starts_with(".text."))
+            .map(|s| (s.name.clone(), s.sh_type, s.size))
+            .collect()
+    };
+    assert_eq!(
+        sections(&a),
+        sections(&b),
+        "{what}: sections (name, type, size)"
+    );
+    let syms = |c: &leafold::cubin::Cubin| -> Vec<(String, u8, u16)> {
+        c.symbols
+            .iter()
+            .map(|s| (s.name.clone(), s.info, s.shndx))
+            .collect()
+    };
+    assert_eq!(syms(&a), syms(&b), "{what}: symbols");
+    // The code's relocations (descriptor-size loads) sit where each schedule puts them:
+    // their offsets are left out.
+    let rels = |c: &leafold::cubin::Cubin| -> Vec<(Option<u64>, u32, u32)> {
+        c.relocations
+            .iter()
+            .flat_map(|r| {
+                let in_code = c
+                    .sections
+                    .get(r.target)
+                    .is_some_and(|s| s.name.starts_with(".text."));
+                r.relocs
+                    .iter()
+                    .map(move |x| ((!in_code).then_some(x.offset), x.sym, x.rtype))
+            })
+            .collect()
+    };
+    assert_eq!(rels(&a), rels(&b), "{what}: relocations");
+    let strtab = |c: &leafold::cubin::Cubin| {
+        c.sections
+            .iter()
+            .find(|s| s.name == ".strtab")
+            .map(|s| s.data.clone())
+    };
+    assert_eq!(strtab(&a), strtab(&b), "{what}: .strtab");
+    let attrs = |c: &[u8]| -> Vec<String> {
+        let text = oracle.cuobjdump(c, "-elf").expect("cuobjdump -elf");
+        text.lines()
+            .filter(|l| l.contains("Attribute:"))
+            .map(|l| l.trim().to_string())
+            .collect()
+    };
+    assert_eq!(attrs(ours), attrs(theirs), "{what}: .nv.info records");
+}

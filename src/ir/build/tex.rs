@@ -63,6 +63,9 @@ impl FnBuilder<'_, '_> {
                         TexLod::Grad
                     };
                 }
+                // `.base` is level 0, what `tex` without a level reads: ptxas 11.8 writes the
+                // same instructions for both.
+                Modifier::Flag(f) if lod == TexLod::Base && *f == "base" => {}
                 Modifier::Type(_) | Modifier::Vec(4) => {}
                 _ => {
                     let what = format!("leafold does not lower tex.{} yet", m.text());
@@ -143,6 +146,10 @@ impl FnBuilder<'_, '_> {
         } else {
             let (offset, depth) =
                 self.tex_options(ins, &ops[2..], shape, lod, int_coords, &mut args)?;
+            if depth && shape == TexShape::D3 {
+                // ptxas 11.8: "Illegal modifier '.3d' for instruction 'tex'".
+                return self.unsupported(ins, "tex.3d takes no depth-compare reference");
+            }
             TexOp::SampleLod {
                 shape,
                 result,
@@ -208,9 +215,11 @@ impl FnBuilder<'_, '_> {
         Some(())
     }
 
-    /// The operands of `tex` after `[t, c]`: `{, offsets} {, reference}` then the level
-    /// (`.level`) or the two gradient vectors (`.grad`), appended to `args` in that order
-    /// (`TexOp::SampleLod`); says whether the offsets and the reference are there.
+    /// The operands of `tex` after `[t, c]`: the level (`.level`) or the two gradient
+    /// vectors (`.grad`), then `{, offsets} {, reference}` (PTX's order; ptxas 11.8 refuses
+    /// offsets before the level), appended to `args` as offsets, reference, then the level
+    /// or gradients (`TexOp::SampleLod`); says whether the offsets and the reference are
+    /// there.
     fn tex_options(
         &mut self,
         ins: &Instruction,
@@ -229,7 +238,7 @@ impl FnBuilder<'_, '_> {
             self.unsupported(ins, "tex.level takes a level, tex.grad two gradients");
             return None;
         }
-        let (opts, tail_ops) = extra.split_at(extra.len() - tail);
+        let (tail_ops, opts) = extra.split_at(tail);
         let d = shape.dims();
         // A vector of `d` elements (3-element ones padded to 4), or a scalar when d = 1.
         let elems = |o: &Operand| -> Option<Vec<Operand>> {

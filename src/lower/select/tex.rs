@@ -305,12 +305,11 @@ impl<'a> Lowerer<'a> {
     /// the forms it was probed with (the others are refused by name):
     ///
     /// ```text
-    /// 1d/2d f32, slot, .level and/or ref   TEXS.LL/.DC/.LL.DC rd2, rd, {x,y}, {ref,lod}, slot
-    /// 1d/2d f32, slot, offsets [+ ref]      TEX.AOFFI[.DC] rd.., {x,y}, {off,ref}, slot, 2D
-    /// 3d f32, slot, offsets                 TEX.AOFFI rd.., {x,y,z}, off, slot, 3D
-    /// 2d/3d f32, register handle, offsets   TEX.B.AOFFI rd.., {coords}, {handle,off}, 0x0, dim
-    /// 3d/a1d/a2d f32, slot, .level          TEX.LL rd.., {coords}, lod, slot, dim
-    /// f32, register handle, .level          TEX.B.LL rd.., {coords}, {handle,lod}, 0x0, dim
+    /// 1d/2d f32, slot, .level and/or ref   TEXS.LL/.DC/.LL.DC rd2, rd, {x,y}, {lod,ref}, slot
+    /// any other f32 (not cube)              TEX{.LL}{.AOFFI}{.DC} rd.., {coords}, {lod,off,ref},
+    ///                                         slot, dim (each part of rb when present)
+    /// f32, register handle                  TEX.B{.LL}{.AOFFI}{.DC} rd.., {coords},
+    ///                                         {handle,lod,off,ref}, 0x0, dim
     /// 1d/2d/3d s32, .level                  TLD[.B].LL.CL rd.., {coords}, [{handle,}]lod, ..
     /// 1d/2d f32 .grad                       TXD[.B] rd.., [{handle,}]{x,y}, {dxx,dyx,dxy,dyy}
     /// ```
@@ -368,18 +367,17 @@ impl<'a> Lowerer<'a> {
         } else {
             None
         };
-        let refuse = |s: &mut Self| {
-            Err(s.unsupported(format!(
-                "this tex.{} form ({lod:?}{}{}{})",
-                shape.name(),
-                if offset { ", offsets" } else { "" },
-                if depth { ", depth compare" } else { "" },
-                match handle {
-                    TexSlot::Register(_) => ", a texture object in a register",
-                    TexSlot::Bound(_) => "",
-                }
-            )))
-        };
+        let form = format!(
+            "this tex.{} form ({lod:?}{}{}{})",
+            shape.name(),
+            if offset { ", offsets" } else { "" },
+            if depth { ", depth compare" } else { "" },
+            match handle {
+                TexSlot::Register(_) => ", a texture object in a register",
+                TexSlot::Bound(_) => "",
+            }
+        );
+        let refuse = |s: &mut Self| Err(s.unsupported(form.clone()));
         let dim: u64 = match shape {
             TexShape::D1 if !int_coords => 2,
             TexShape::D1 => 0,
@@ -448,38 +446,15 @@ impl<'a> Lowerer<'a> {
                 self.tex_push(inst, results, &comps, false, ra, Some(rb));
                 Ok(())
             }
-            (TexLod::Grad, _) => refuse(self),
-            (TexLod::Level | TexLod::Base, TexSlot::Register(h))
-                if !depth && (lod == TexLod::Level) != offset && !(offset && shape.is_array()) =>
-            {
-                // TEX.B.LL: rb {handle, level}; TEX.B.AOFFI (2d, 3d): rb {handle, offsets}.
-                let ra = self.tex_vec(&xy)?;
-                let hp = at(self, h)?;
-                let second = match off {
-                    Some(o) => o,
-                    None => at(self, coords[next])?,
-                };
-                let rb = self.tex_vec(&[hp, second])?;
-                // lod 3 = .LL
-                let level = lod == TexLod::Level;
-                let inst = sm50::Inst::new(Form::TEX_B)
-                    .with(Field::Dim, dim)
-                    .with(Field::Mask, mask4)
-                    .with(
-                        Field::Lod,
-                        if level {
-                            sm50::values::tex_b::lod::LL
-                        } else {
-                            0
-                        },
-                    )
-                    .with(Field::Aoffi, u64::from(offset));
-                self.tex_push(inst, results, &comps, false, ra, Some(rb));
-                Ok(())
-            }
-            (_, TexSlot::Register(_)) => refuse(self),
+            (TexLod::Grad, _) => Err(self.unsupported(format!(
+                "{form}: ptxas 11.8 emulates the gradients in four passes between SAM and \
+                 RAM, one per lane of each quad: SHFL.IDX of that lane's coordinates and \
+                 gradients to the whole quad, FSWZADD.NDV to make them the quad's implicit \
+                 derivatives, TEX.NDV, SHFL.IDX of quad lane 0's result and a MOV with a \
+                 lane mask; leafold has none of these yet"
+            ))),
             (_, TexSlot::Bound(tid)) if d <= 2 && !shape.is_array() && !offset => {
-                // TEXS: tgt 3 .LL, 4 .DC, 5 .LL.DC (2D), ra {x, y}, rb {ref, lod}.
+                // TEXS: tgt 3 .LL, 4 .DC, 5 .LL.DC (2D), ra {x, y}, rb {lod, ref}.
                 let level = lod == TexLod::Level;
                 let tgt = match (level, depth) {
                     (true, false) => 3,
@@ -488,45 +463,51 @@ impl<'a> Lowerer<'a> {
                     (false, false) => return refuse(self),
                 };
                 let mut rb = Vec::new();
-                rb.extend(dref);
                 if level {
                     rb.push(at(self, coords[next])?);
                 }
+                rb.extend(dref);
                 let ra = self.tex_vec(&xy)?;
                 let rb = self.tex_vec(&rb)?;
                 self.texs_push(Form::TEXS, tid, tgt, results, ra, Some(rb));
                 Ok(())
             }
-            (TexLod::Base, TexSlot::Bound(tid)) if !shape.is_array() => {
-                // TEX.AOFFI[.DC] (1d/2d/3d): rb {packed offsets, ref}.
+            _ => {
+                // TEX[.B]{.LL}{.AOFFI}{.DC}: rb {[handle,] [level,] [offsets,] [ref]}, each
+                // when present, in PTX's order (ptxas 11.8: TEX.LL.AOFFI.DC rb {lod, off,
+                // ref}).
+                let level = lod == TexLod::Level;
+                let ra = self.tex_vec(&xy)?;
                 let mut rb = Vec::new();
+                if let TexSlot::Register(h) = handle {
+                    rb.push(at(self, h)?);
+                }
+                if level {
+                    rb.push(at(self, coords[next])?);
+                }
                 rb.extend(off);
                 rb.extend(dref);
-                let ra = self.tex_vec(&xy)?;
-                let rb = self.tex_vec(&rb)?;
-                let inst = sm50::Inst::new(Form::TEX)
-                    .with(Field::Tid, tid)
+                let rb = if rb.is_empty() {
+                    None
+                } else {
+                    Some(self.tex_vec(&rb)?)
+                };
+                let (form, ll) = match handle {
+                    TexSlot::Bound(_) => (Form::TEX, sm50::values::tex::lod::LL),
+                    TexSlot::Register(_) => (Form::TEX_B, sm50::values::tex_b::lod::LL),
+                };
+                let mut inst = sm50::Inst::new(form)
                     .with(Field::Dim, dim)
                     .with(Field::Mask, mask4)
-                    .with(Field::Aoffi, 1)
+                    .with(Field::Lod, if level { ll } else { 0 })
+                    .with(Field::Aoffi, u64::from(offset))
                     .with(Field::Dc, u64::from(depth));
-                self.tex_push(inst, results, &comps, false, ra, Some(rb));
+                if let TexSlot::Bound(tid) = handle {
+                    inst.set(Field::Tid, tid);
+                }
+                self.tex_push(inst, results, &comps, false, ra, rb);
                 Ok(())
             }
-            (TexLod::Level, TexSlot::Bound(tid)) if !offset && !depth => {
-                // TEX.LL (3d and the array shapes): rb = the level.
-                let ra = self.tex_vec(&xy)?;
-                let level = at(self, coords[next])?;
-                let rb = self.tex_vec(&[level])?;
-                let inst = sm50::Inst::new(Form::TEX)
-                    .with(Field::Tid, tid)
-                    .with(Field::Dim, dim)
-                    .with(Field::Mask, mask4)
-                    .with(Field::Lod, sm50::values::tex::lod::LL);
-                self.tex_push(inst, results, &comps, false, ra, Some(rb));
-                Ok(())
-            }
-            _ => refuse(self),
         }
     }
 

@@ -123,6 +123,18 @@ impl Sim<'_> {
                     }
                 }
             }
+            BRX => self.exec_brx(w, i, addr, exec)?,
+            PRET => {
+                // `PRET` pushes the return address of an indirect call (`BRX` to the callee
+                // follows): a call entry, as `CAL`'s, without the jump.
+                let target = branch_target(addr, f(i, Field::Rel));
+                self.prog.get(target, addr)?;
+                w.stack.push(Entry {
+                    kind: Kind::Call,
+                    pc: target,
+                    mask: w.active,
+                });
+            }
             EXIT => {
                 let exec = cc_exec(w, i, addr, exec)?;
                 w.exited |= exec;
@@ -133,6 +145,52 @@ impl Sim<'_> {
             }
             _ => unreachable!("{:?} is not a ctrl form", i.form),
         }
+        Ok(())
+    }
+
+    /// `BRX Ra rel`: an indirect branch (a `switch`'s jump table, or the jump of an indirect
+    /// call after `PRET`) to `Ra` plus the address after the instruction plus `rel` (ptxas
+    /// writes `rel` as minus that address, so `Ra` is the target's `.text` offset; a bundle
+    /// base means its first instruction, as for `BRA`). Lanes with different targets
+    /// diverge as a `BRA` does: each other target (and the fall-through of lanes the guard
+    /// turns off) waits on the stack with its lanes, to run when the lanes before it leave.
+    fn exec_brx(&mut self, w: &mut Warp, i: &Inst, addr: u64, exec: u32) -> Result<(), SimError> {
+        let (ra, rel) = (f(i, Field::Ra), f(i, Field::Rel));
+        // (target, lanes), in lane order of first appearance.
+        let mut groups: Vec<(u64, u32)> = Vec::new();
+        for l in lanes(exec) {
+            // `branch_target`'s sum with `Ra` added before its bundle-base test.
+            let raw = addr
+                .wrapping_add(8)
+                .wrapping_add(crate::sm50::rt::sext(rel, 24))
+                .wrapping_add(u64::from(w.r(ra, l)));
+            let target = if raw % 32 == 0 { raw + 8 } else { raw };
+            self.prog.get(target, addr)?;
+            match groups.iter_mut().find(|(t, _)| *t == target) {
+                Some((_, m)) => *m |= 1 << l,
+                None => groups.push((target, 1 << l)),
+            }
+        }
+        let Some(&(first, lanes_first)) = groups.first() else {
+            return Ok(());
+        };
+        let rest = w.active & !exec;
+        if rest != 0 {
+            w.stack.push(Entry {
+                kind: Kind::Div,
+                pc: w.pc,
+                mask: rest,
+            });
+        }
+        for &(target, mask) in groups[1..].iter().rev() {
+            w.stack.push(Entry {
+                kind: Kind::Div,
+                pc: target,
+                mask,
+            });
+        }
+        w.active = lanes_first;
+        w.pc = first;
         Ok(())
     }
 
