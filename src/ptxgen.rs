@@ -867,25 +867,7 @@ pub fn generate(src: &mut Source) -> GenKernel {
     let grid_x = 1 + src.below(2);
     let threads = block_x * grid_x;
     let ptr = if addr64 { "u64" } else { "u32" };
-    let mut g = Gen {
-        src,
-        body: String::new(),
-        n32: 0,
-        n64: 0,
-        npred: 0,
-        nlabel: 0,
-        v32: Vec::new(),
-        v64: Vec::new(),
-        regions: Vec::new(),
-        depth: 0,
-        budget: 0,
-        sh_written: false,
-        sh_read_other: false,
-        diverged: false,
-        nf32: 0,
-        nf64: 0,
-        tail: Vec::new(),
-    };
+    let mut g = Gen::new(src);
     g.budget = 8 + g.src.below(32);
     // Prologue: parameters, special registers, the thread's slices.
     let (tid, cta, ntid) = (g.r32(), g.r32(), g.r32());
@@ -904,10 +886,9 @@ pub fn generate(src: &mut Source) -> GenKernel {
     g.emit(&format!("mad.lo.s32 {gtid}, {cta}, {ntid}, {tid};"));
     g.v32.push(gtid.clone());
 
-    let new_ptr = |g: &mut Gen| if addr64 { g.r64() } else { g.r32() };
     let mut ins = Vec::new();
     for name in ["pin0", "pin1", "pout"] {
-        let r = new_ptr(&mut g);
+        let r = g.new_ptr(addr64);
         g.emit(&format!("ld.param.{ptr} {r}, [{name}];"));
         ins.push(r);
     }
@@ -919,7 +900,7 @@ pub fn generate(src: &mut Source) -> GenKernel {
         };
         let mut base = input.clone();
         if kind == Kind::Global && g.src.chance(50) {
-            let c = new_ptr(&mut g);
+            let c = g.new_ptr(addr64);
             g.emit(&format!("cvta.to.global.{ptr} {c}, {base};"));
             base = c;
         }
@@ -934,7 +915,7 @@ pub fn generate(src: &mut Source) -> GenKernel {
         });
     }
     // The output slice: pout + gtid · SLICE.
-    let out = new_ptr(&mut g);
+    let out = g.new_ptr(addr64);
     if addr64 {
         let x = g.r64();
         g.emit(&format!("mul.wide.u32 {x}, {gtid}, {SLICE};"));
@@ -960,85 +941,11 @@ pub fn generate(src: &mut Source) -> GenKernel {
     let shared_bytes = block_x * SHARED_SLICE;
     let use_shared = g.src.chance(70);
     if use_shared {
-        let wide = addr64 && g.src.chance(50);
-        let generic = g.src.chance(35);
-        let (base, kind, wide) = if generic {
-            let (s, c) = (new_ptr(&mut g), new_ptr(&mut g));
-            g.emit(&format!("mov.{ptr} {s}, sh;"));
-            g.emit(&format!("cvta.shared.{ptr} {c}, {s};"));
-            (c, Kind::Generic, addr64)
-        } else if wide {
-            let s = g.r64();
-            g.emit(&format!("mov.u64 {s}, sh;"));
-            (s, Kind::Shared, true)
-        } else {
-            let s = g.r32();
-            g.emit(&format!("mov.u32 {s}, sh;"));
-            (s, Kind::Shared, false)
-        };
-        let own = if wide {
-            let (x, o) = (g.r64(), g.r64());
-            g.emit(&format!("mul.wide.u32 {x}, {tid}, {SHARED_SLICE};"));
-            g.emit(&format!("add.s64 {o}, {base}, {x};"));
-            o
-        } else {
-            let o = g.r32();
-            g.emit(&format!("mad.lo.s32 {o}, {tid}, {SHARED_SLICE}, {base};"));
-            o
-        };
-        // Every byte a thread may read holds a defined value: each thread fills its own
-        // slice, and a barrier publishes the slices before anyone reads another's. (Reading
-        // bytes nothing wrote gives zero in both of verify's models but garbage on a GPU,
-        // which `scripts/hwcheck.sh` showed; `Launch::undefined_uninit`.)
-        g.fill(&own, kind, gtid.as_str(), SHARED_SLICE);
-        g.emit("bar.sync 0;");
-        let whole = 1u32 << (31 - shared_bytes.leading_zeros());
-        g.regions.push(Region {
-            base,
-            wide,
-            kind,
-            bytes: whole,
-            writable: false,
-            shared_other: true,
-            shared_own: false,
-        });
-        g.regions.push(Region {
-            base: own,
-            wide,
-            kind,
-            bytes: SHARED_SLICE,
-            writable: true,
-            shared_other: false,
-            shared_own: true,
-        });
+        g.shared_regions(addr64, ptr, &tid, &gtid, shared_bytes);
     }
     let use_local = g.src.chance(40);
     if use_local {
-        let generic = g.src.chance(35);
-        let (base, kind, wide) = if generic {
-            let (s, c) = (new_ptr(&mut g), new_ptr(&mut g));
-            g.emit(&format!("mov.{ptr} {s}, lc;"));
-            g.emit(&format!("cvta.local.{ptr} {c}, {s};"));
-            (c, Kind::Generic, addr64)
-        } else if addr64 && g.src.chance(50) {
-            let s = g.r64();
-            g.emit(&format!("mov.u64 {s}, lc;"));
-            (s, Kind::Local, true)
-        } else {
-            let s = g.r32();
-            g.emit(&format!("mov.u32 {s}, lc;"));
-            (s, Kind::Local, false)
-        };
-        g.fill(&base, kind, gtid.as_str(), LOCAL_BYTES);
-        g.regions.push(Region {
-            base,
-            wide,
-            kind,
-            bytes: LOCAL_BYTES,
-            writable: true,
-            shared_other: false,
-            shared_own: false,
-        });
+        g.local_region(addr64, ptr, &gtid);
     }
 
     while g.budget > 0 {
@@ -1105,6 +1012,132 @@ pub fn generate(src: &mut Source) -> GenKernel {
         grid: [grid_x, 1, 1],
         block: [block_x, 1, 1],
         buffer_size: total.max(u64::from(INPUT_ELEMS) * 8 * 2 + 1024),
+    }
+}
+
+impl<'s, 'a> Gen<'s, 'a> {
+    /// A generator with nothing emitted, drawing from `src`.
+    fn new(src: &'s mut Source<'a>) -> Self {
+        Gen {
+            src,
+            body: String::new(),
+            n32: 0,
+            n64: 0,
+            npred: 0,
+            nlabel: 0,
+            v32: Vec::new(),
+            v64: Vec::new(),
+            regions: Vec::new(),
+            depth: 0,
+            budget: 0,
+            sh_written: false,
+            sh_read_other: false,
+            diverged: false,
+            nf32: 0,
+            nf64: 0,
+            tail: Vec::new(),
+        }
+    }
+
+    /// A pointer register of the address width.
+    fn new_ptr(&mut self, addr64: bool) -> String {
+        if addr64 {
+            self.r64()
+        } else {
+            self.r32()
+        }
+    }
+
+    /// The shared array's regions: the whole array (reads, after a barrier) and the thread's
+    /// own slice, which it fills first (`tid`, `gtid`: its thread and global thread ids).
+    fn shared_regions(
+        &mut self,
+        addr64: bool,
+        ptr: &str,
+        tid: &str,
+        gtid: &str,
+        shared_bytes: u32,
+    ) {
+        let wide = addr64 && self.src.chance(50);
+        let generic = self.src.chance(35);
+        let (base, kind, wide) = if generic {
+            let (s, c) = (self.new_ptr(addr64), self.new_ptr(addr64));
+            self.emit(&format!("mov.{ptr} {s}, sh;"));
+            self.emit(&format!("cvta.shared.{ptr} {c}, {s};"));
+            (c, Kind::Generic, addr64)
+        } else if wide {
+            let s = self.r64();
+            self.emit(&format!("mov.u64 {s}, sh;"));
+            (s, Kind::Shared, true)
+        } else {
+            let s = self.r32();
+            self.emit(&format!("mov.u32 {s}, sh;"));
+            (s, Kind::Shared, false)
+        };
+        let own = if wide {
+            let (x, o) = (self.r64(), self.r64());
+            self.emit(&format!("mul.wide.u32 {x}, {tid}, {SHARED_SLICE};"));
+            self.emit(&format!("add.s64 {o}, {base}, {x};"));
+            o
+        } else {
+            let o = self.r32();
+            self.emit(&format!("mad.lo.s32 {o}, {tid}, {SHARED_SLICE}, {base};"));
+            o
+        };
+        // Every byte a thread may read holds a defined value: each thread fills its own
+        // slice, and a barrier publishes the slices before anyone reads another's. (Reading
+        // bytes nothing wrote gives zero in both of verify's models but garbage on a GPU,
+        // which `scripts/hwcheck.sh` showed; `Launch::undefined_uninit`.)
+        self.fill(&own, kind, gtid, SHARED_SLICE);
+        self.emit("bar.sync 0;");
+        let whole = 1u32 << (31 - shared_bytes.leading_zeros());
+        self.regions.push(Region {
+            base,
+            wide,
+            kind,
+            bytes: whole,
+            writable: false,
+            shared_other: true,
+            shared_own: false,
+        });
+        self.regions.push(Region {
+            base: own,
+            wide,
+            kind,
+            bytes: SHARED_SLICE,
+            writable: true,
+            shared_other: false,
+            shared_own: true,
+        });
+    }
+
+    /// The local array's region, filled first with defined values.
+    fn local_region(&mut self, addr64: bool, ptr: &str, gtid: &str) {
+        let generic = self.src.chance(35);
+        let (base, kind, wide) = if generic {
+            let (s, c) = (self.new_ptr(addr64), self.new_ptr(addr64));
+            self.emit(&format!("mov.{ptr} {s}, lc;"));
+            self.emit(&format!("cvta.local.{ptr} {c}, {s};"));
+            (c, Kind::Generic, addr64)
+        } else if addr64 && self.src.chance(50) {
+            let s = self.r64();
+            self.emit(&format!("mov.u64 {s}, lc;"));
+            (s, Kind::Local, true)
+        } else {
+            let s = self.r32();
+            self.emit(&format!("mov.u32 {s}, lc;"));
+            (s, Kind::Local, false)
+        };
+        self.fill(&base, kind, gtid, LOCAL_BYTES);
+        self.regions.push(Region {
+            base,
+            wide,
+            kind,
+            bytes: LOCAL_BYTES,
+            writable: true,
+            shared_other: false,
+            shared_own: false,
+        });
     }
 }
 

@@ -125,68 +125,7 @@ pub fn relocatable(exec: &[u8], globals: &[String]) -> Result<Vec<u8>, CubinErro
 
     // 1. Symbols: insert the parameter-bank symbols, retype variables, bind the visible ones
     // GLOBAL (after every LOCAL symbol, as ELF requires), map old to new indices.
-    let mut syms: Vec<(Option<usize>, Symbol)> = Vec::with_capacity(c.symbols.len() + 8);
-    for (i, s) in c.symbols.iter().enumerate() {
-        let mut s = s.clone();
-        let section = secs.get(usize::from(s.shndx)).map(|x| x.name.as_str());
-        let kind = s.info & 0xf;
-        if kind == elf::STT_OBJECT {
-            let memory = match section {
-                Some(".nv.global" | ".nv.global.init") => Some(STO_CUDA_GLOBAL),
-                Some(n) if n.starts_with(".nv.constant") => Some(STO_CUDA_CONSTANT),
-                Some(n) if n.starts_with(".nv.shared.") => Some(STO_CUDA_SHARED),
-                _ => None,
-            };
-            if let Some(other) = memory {
-                let bind = if globals.contains(&s.name) {
-                    elf::STB_GLOBAL
-                } else {
-                    s.info >> 4
-                };
-                s.info = (bind << 4) | STT_CUDA_OBJECT;
-                s.other = other;
-            }
-        }
-        let bank0 = (kind == elf::STT_SECTION)
-            .then(|| section.and_then(|n| n.strip_prefix(".nv.constant0.")))
-            .flatten()
-            .map(str::to_string);
-        if section == Some(".nv.rel.action") && kind == elf::STT_SECTION {
-            s.name = ".nv.callgraph".into();
-        }
-        let shndx = s.shndx;
-        syms.push((Some(i), s));
-        if let Some(kernel) = bank0 {
-            let params = c
-                .kernels
-                .iter()
-                .find(|k| k.name == kernel)
-                .map(|k| {
-                    k.info
-                        .iter()
-                        .find_map(|a| match a {
-                            Attribute::CbankParamSize(n) => Some(u64::from(*n)),
-                            _ => None,
-                        })
-                        .unwrap_or(0)
-                })
-                .unwrap_or(0);
-            let (name, value, size) = if params == 0 {
-                ("_SREG", 0, u64::from(super::write::PARAM_BASE))
-            } else {
-                ("_param", u64::from(super::write::PARAM_BASE), params)
-            };
-            let param_sym = Symbol {
-                name: name.into(),
-                value,
-                size,
-                info: STT_CUDA_OBJECT,
-                other: STO_CUDA_CONSTANT | STV_INTERNAL,
-                shndx,
-            };
-            syms.push((None, param_sym));
-        }
-    }
+    let mut syms = symbols_with_params(&c, &secs, globals);
     // LOCAL symbols first (the null symbol stays at 0), each group in its order.
     syms.sort_by_key(|(_, s)| s.info >> 4 != 0);
     let first_global = syms
@@ -454,6 +393,92 @@ pub fn relocatable(exec: &[u8], globals: &[String]) -> Result<Vec<u8>, CubinErro
         .collect();
 
     // 5. Bytes: header, section data at their alignments, section headers (8-aligned).
+    Ok(elf_bytes(exec, &c, &secs, shstrtab, &sec_names))
+}
+
+/// Step 1 of `relocatable`: every symbol of `c` (with its old index), variables retyped by
+/// the memory they live in (`globals` bound GLOBAL), `.nv.rel.action`'s section symbol
+/// renamed `.nv.callgraph`, and after each `.nv.constant0.<k>` section symbol the new
+/// parameter-bank symbol (`_param`, or `_SREG` for a kernel without parameters).
+fn symbols_with_params(
+    c: &super::Cubin,
+    secs: &[Section],
+    globals: &[String],
+) -> Vec<(Option<usize>, Symbol)> {
+    let mut syms: Vec<(Option<usize>, Symbol)> = Vec::with_capacity(c.symbols.len() + 8);
+    for (i, s) in c.symbols.iter().enumerate() {
+        let mut s = s.clone();
+        let section = secs.get(usize::from(s.shndx)).map(|x| x.name.as_str());
+        let kind = s.info & 0xf;
+        if kind == elf::STT_OBJECT {
+            let memory = match section {
+                Some(".nv.global" | ".nv.global.init") => Some(STO_CUDA_GLOBAL),
+                Some(n) if n.starts_with(".nv.constant") => Some(STO_CUDA_CONSTANT),
+                Some(n) if n.starts_with(".nv.shared.") => Some(STO_CUDA_SHARED),
+                _ => None,
+            };
+            if let Some(other) = memory {
+                let bind = if globals.contains(&s.name) {
+                    elf::STB_GLOBAL
+                } else {
+                    s.info >> 4
+                };
+                s.info = (bind << 4) | STT_CUDA_OBJECT;
+                s.other = other;
+            }
+        }
+        let bank0 = (kind == elf::STT_SECTION)
+            .then(|| section.and_then(|n| n.strip_prefix(".nv.constant0.")))
+            .flatten()
+            .map(str::to_string);
+        if section == Some(".nv.rel.action") && kind == elf::STT_SECTION {
+            s.name = ".nv.callgraph".into();
+        }
+        let shndx = s.shndx;
+        syms.push((Some(i), s));
+        if let Some(kernel) = bank0 {
+            let params = c
+                .kernels
+                .iter()
+                .find(|k| k.name == kernel)
+                .map(|k| {
+                    k.info
+                        .iter()
+                        .find_map(|a| match a {
+                            Attribute::CbankParamSize(n) => Some(u64::from(*n)),
+                            _ => None,
+                        })
+                        .unwrap_or(0)
+                })
+                .unwrap_or(0);
+            let (name, value, size) = if params == 0 {
+                ("_SREG", 0, u64::from(super::write::PARAM_BASE))
+            } else {
+                ("_param", u64::from(super::write::PARAM_BASE), params)
+            };
+            let param_sym = Symbol {
+                name: name.into(),
+                value,
+                size,
+                info: STT_CUDA_OBJECT,
+                other: STO_CUDA_CONSTANT | STV_INTERNAL,
+                shndx,
+            };
+            syms.push((None, param_sym));
+        }
+    }
+    syms
+}
+
+/// Step 5 of `relocatable`: the ELF header (from `exec`'s identification, `ET_REL`), the
+/// section data at their alignments and the section headers (8-aligned).
+fn elf_bytes(
+    exec: &[u8],
+    c: &super::Cubin,
+    secs: &[Section],
+    shstrtab: usize,
+    sec_names: &[u32],
+) -> Vec<u8> {
     let mut offsets = vec![0u64; secs.len()];
     let mut pos = 64u64;
     for (i, s) in secs.iter().enumerate().skip(1) {
@@ -502,7 +527,7 @@ pub fn relocatable(exec: &[u8], globals: &[String]) -> Result<Vec<u8>, CubinErro
         out.extend_from_slice(&s.align.to_le_bytes());
         out.extend_from_slice(&s.entsize.to_le_bytes());
     }
-    Ok(out)
+    out
 }
 
 /// `R_CUDA_ABS16_20`: a 16-bit value at bit 20 (`LDC`'s byte offset).

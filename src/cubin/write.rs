@@ -575,126 +575,7 @@ pub fn write(spec: &CubinSpec) -> Vec<u8> {
     let sym_of = |name: &str| syms.iter().position(|s| s.name == name).unwrap_or(0);
 
     // 3. String tables, interned in ptxas's order.
-    let mut shs = StrTab::new();
-    let mut strs = StrTab::new();
-    for n in spec.strtab_order.iter().flatten() {
-        if n.starts_with('.') {
-            shs.add(n);
-        }
-        strs.add(n);
-    }
-    for n in [
-        ".shstrtab",
-        ".strtab",
-        ".symtab",
-        ".symtab_shndx",
-        ".nv.info",
-    ] {
-        shs.add(n);
-        strs.add(n);
-    }
-    for (i, k) in ks.iter().enumerate() {
-        strs.add(&k.name);
-        for n in [
-            format!(".text.{}", k.name),
-            format!(".nv.info.{}", k.name),
-            format!(".nv.shared.{}", k.name),
-        ] {
-            shs.add(&n);
-            strs.add(&n);
-        }
-        if i == 0 {
-            // ptxas interns the `.texref`/`.surfref` names here, then the descriptor-size
-            // symbols (measured for `suq` and `txq` table loads).
-            for n in reference_handle_names(spec) {
-                strs.add(n);
-            }
-            for s in desc_size_syms(spec) {
-                strs.add(&s.name);
-            }
-        }
-        for f in &k.functions {
-            strs.add(&f.name);
-        }
-        if let Some(l) = k.local.is_some().then(|| format!(".nv.local.{}", k.name)) {
-            shs.add(&l);
-            strs.add(&l);
-        }
-        if i == 0 {
-            for (n, d, _, _) in &data_secs {
-                shs.add(n);
-                strs.add(n);
-                for (name, _, _) in &d.symbols {
-                    strs.add(name);
-                }
-            }
-        }
-        // A kernel whose code relocations load a descriptor size (a `txq`/`suq` table
-        // field, whose offset is in `.nv.constant2`): ptxas interns `.nv.constant2` first.
-        let table_first = k
-            .relocs
-            .iter()
-            .any(|r| desc_size_syms(spec).any(|s| s.name == r.symbol));
-        let constant2 = |shs: &mut StrTab, strs: &mut StrTab| {
-            if k.constant2.is_some() {
-                shs.add(&format!(".nv.constant2.{}", k.name));
-                strs.add(&format!(".nv.constant2.{}", k.name));
-                strs.add("__ocg_const");
-            }
-        };
-        if table_first {
-            constant2(&mut shs, &mut strs);
-        }
-        if krel[i].is_some() {
-            shs.add(&format!(".rel.text.{}", k.name));
-            strs.add(&format!(".rel.text.{}", k.name));
-        }
-        if !table_first {
-            constant2(&mut shs, &mut strs);
-        }
-        if k.entry {
-            shs.add(&format!(".nv.constant0.{}", k.name));
-            strs.add(&format!(".nv.constant0.{}", k.name));
-            strs.add(if k.params.is_empty() {
-                "_SREG"
-            } else {
-                "_param"
-            });
-        }
-        for n in reference_bindless_names(k) {
-            strs.add(&n);
-        }
-    }
-    for (ri, _) in &drel {
-        shs.add(&secs[*ri].name);
-        strs.add(&secs[*ri].name);
-    }
-    // ptxas 11.8 interns a kernel's `.rel.nv.constant0` before `.nv.rel.action` when the
-    // relocations are texture or surface slots.
-    for (i, k) in ks.iter().enumerate() {
-        if kcrel[i].is_some() && has_reference_slots(k) {
-            shs.add(&format!(".rel.nv.constant0.{}", k.name));
-            strs.add(&format!(".rel.nv.constant0.{}", k.name));
-        }
-    }
-    shs.add(".nv.rel.action");
-    strs.add(".nv.rel.action");
-    for (i, k) in ks.iter().enumerate() {
-        if kcrel[i].is_some() {
-            shs.add(&format!(".rel.nv.constant0.{}", k.name));
-            strs.add(&format!(".rel.nv.constant0.{}", k.name));
-        }
-    }
-    for (name, _) in &spec.handles {
-        strs.add(name);
-    }
-    // Any name not interned above (e.g. a section the rules missed) still gets an entry.
-    for s in &secs[1..] {
-        shs.add(&s.name);
-    }
-    for s in &syms[1..] {
-        strs.add(&s.name);
-    }
+    let (shs, strs) = intern_strings(spec, &ks, &data_secs, &drel, &krel, &kcrel, &secs, &syms);
 
     // 4. Contents.
     secs[shstrtab].data = shs.bytes.clone();
@@ -715,47 +596,7 @@ pub fn write(spec: &CubinSpec) -> Vec<u8> {
             e
         })
         .collect();
-    let mut module_info = Vec::new();
-    for (i, k) in ks.iter().enumerate().rev() {
-        let sym = ksym[i] as u32;
-        module_info.push(Attribute::RegCount {
-            sym,
-            count: k.regcount,
-        });
-        // Subroutines (last symbol first) get stack records but no REGCOUNT.
-        let mut fsyms: Vec<(u32, &FunctionSpec)> = k
-            .functions
-            .iter()
-            .map(|f| (sym_of(&f.name) as u32, f))
-            .collect();
-        fsyms.sort_by_key(|&(s, _)| std::cmp::Reverse(s));
-        for (fsym, f) in fsyms {
-            module_info.push(Attribute::MaxStackSize {
-                sym: fsym,
-                size: f.max_stack_size,
-            });
-            module_info.push(Attribute::MinStackSize {
-                sym: fsym,
-                size: f.min_stack_size,
-            });
-            module_info.push(Attribute::FrameSize {
-                sym: fsym,
-                size: f.frame_size,
-            });
-        }
-        module_info.push(Attribute::MaxStackSize {
-            sym,
-            size: k.max_stack_size,
-        });
-        module_info.push(Attribute::MinStackSize {
-            sym,
-            size: k.min_stack_size,
-        });
-        module_info.push(Attribute::FrameSize {
-            sym,
-            size: k.frame_size,
-        });
-    }
+    let module_info = module_info(&ks, &ksym, sym_of);
     secs[info].data = eiattr::encode(&module_info);
     secs[info].link = symtab as u32;
     for (i, k) in ks.iter().enumerate() {
@@ -827,6 +668,199 @@ pub fn write(spec: &CubinSpec) -> Vec<u8> {
     }
 
     // 5. Layout and bytes.
+    elf_image(spec, &secs, shstrtab, &shs)
+}
+
+/// Step 3 of `write`: the section-name and symbol-name string tables, interned in
+/// ptxas's order (`shs`: `.shstrtab`, `strs`: `.strtab`).
+#[allow(clippy::too_many_arguments)] // the section indices `write` laid out in step 1
+fn intern_strings(
+    spec: &CubinSpec,
+    ks: &[&KernelSpec],
+    data_secs: &[(&str, &DataSpec, u32, u64)],
+    drel: &[(usize, &DataRelocs)],
+    krel: &[Option<usize>],
+    kcrel: &[Option<usize>],
+    secs: &[Sec],
+    syms: &[Sym],
+) -> (StrTab, StrTab) {
+    let mut shs = StrTab::new();
+    let mut strs = StrTab::new();
+    for n in spec.strtab_order.iter().flatten() {
+        if n.starts_with('.') {
+            shs.add(n);
+        }
+        strs.add(n);
+    }
+    for n in [
+        ".shstrtab",
+        ".strtab",
+        ".symtab",
+        ".symtab_shndx",
+        ".nv.info",
+    ] {
+        shs.add(n);
+        strs.add(n);
+    }
+    for (i, k) in ks.iter().enumerate() {
+        strs.add(&k.name);
+        for n in [
+            format!(".text.{}", k.name),
+            format!(".nv.info.{}", k.name),
+            format!(".nv.shared.{}", k.name),
+        ] {
+            shs.add(&n);
+            strs.add(&n);
+        }
+        if i == 0 {
+            // ptxas interns the `.texref`/`.surfref` names here, then the descriptor-size
+            // symbols (measured for `suq` and `txq` table loads).
+            for n in reference_handle_names(spec) {
+                strs.add(n);
+            }
+            for s in desc_size_syms(spec) {
+                strs.add(&s.name);
+            }
+        }
+        for f in &k.functions {
+            strs.add(&f.name);
+        }
+        if let Some(l) = k.local.is_some().then(|| format!(".nv.local.{}", k.name)) {
+            shs.add(&l);
+            strs.add(&l);
+        }
+        if i == 0 {
+            for (n, d, _, _) in data_secs {
+                shs.add(n);
+                strs.add(n);
+                for (name, _, _) in &d.symbols {
+                    strs.add(name);
+                }
+            }
+        }
+        // A kernel whose code relocations load a descriptor size (a `txq`/`suq` table
+        // field, whose offset is in `.nv.constant2`): ptxas interns `.nv.constant2` first.
+        let table_first = k
+            .relocs
+            .iter()
+            .any(|r| desc_size_syms(spec).any(|s| s.name == r.symbol));
+        let constant2 = |shs: &mut StrTab, strs: &mut StrTab| {
+            if k.constant2.is_some() {
+                shs.add(&format!(".nv.constant2.{}", k.name));
+                strs.add(&format!(".nv.constant2.{}", k.name));
+                strs.add("__ocg_const");
+            }
+        };
+        if table_first {
+            constant2(&mut shs, &mut strs);
+        }
+        if krel[i].is_some() {
+            shs.add(&format!(".rel.text.{}", k.name));
+            strs.add(&format!(".rel.text.{}", k.name));
+        }
+        if !table_first {
+            constant2(&mut shs, &mut strs);
+        }
+        if k.entry {
+            shs.add(&format!(".nv.constant0.{}", k.name));
+            strs.add(&format!(".nv.constant0.{}", k.name));
+            strs.add(if k.params.is_empty() {
+                "_SREG"
+            } else {
+                "_param"
+            });
+        }
+        for n in reference_bindless_names(k) {
+            strs.add(&n);
+        }
+    }
+    for (ri, _) in drel {
+        shs.add(&secs[*ri].name);
+        strs.add(&secs[*ri].name);
+    }
+    // ptxas 11.8 interns a kernel's `.rel.nv.constant0` before `.nv.rel.action` when the
+    // relocations are texture or surface slots.
+    for (i, k) in ks.iter().enumerate() {
+        if kcrel[i].is_some() && has_reference_slots(k) {
+            shs.add(&format!(".rel.nv.constant0.{}", k.name));
+            strs.add(&format!(".rel.nv.constant0.{}", k.name));
+        }
+    }
+    shs.add(".nv.rel.action");
+    strs.add(".nv.rel.action");
+    for (i, k) in ks.iter().enumerate() {
+        if kcrel[i].is_some() {
+            shs.add(&format!(".rel.nv.constant0.{}", k.name));
+            strs.add(&format!(".rel.nv.constant0.{}", k.name));
+        }
+    }
+    for (name, _) in &spec.handles {
+        strs.add(name);
+    }
+    // Any name not interned above (e.g. a section the rules missed) still gets an entry.
+    for s in &secs[1..] {
+        shs.add(&s.name);
+    }
+    for s in &syms[1..] {
+        strs.add(&s.name);
+    }
+    (shs, strs)
+}
+
+/// Step 4 of `write`: the module-wide `.nv.info` attributes, last kernel first (`ksym`: each
+/// kernel's symbol index; `sym_of`: a name's symbol index).
+fn module_info(
+    ks: &[&KernelSpec],
+    ksym: &[usize],
+    sym_of: impl Fn(&str) -> usize,
+) -> Vec<Attribute> {
+    let mut module_info = Vec::new();
+    for (i, k) in ks.iter().enumerate().rev() {
+        let sym = ksym[i] as u32;
+        module_info.push(Attribute::RegCount {
+            sym,
+            count: k.regcount,
+        });
+        // Subroutines (last symbol first) get stack records but no REGCOUNT.
+        let mut fsyms: Vec<(u32, &FunctionSpec)> = k
+            .functions
+            .iter()
+            .map(|f| (sym_of(&f.name) as u32, f))
+            .collect();
+        fsyms.sort_by_key(|&(s, _)| std::cmp::Reverse(s));
+        for (fsym, f) in fsyms {
+            module_info.push(Attribute::MaxStackSize {
+                sym: fsym,
+                size: f.max_stack_size,
+            });
+            module_info.push(Attribute::MinStackSize {
+                sym: fsym,
+                size: f.min_stack_size,
+            });
+            module_info.push(Attribute::FrameSize {
+                sym: fsym,
+                size: f.frame_size,
+            });
+        }
+        module_info.push(Attribute::MaxStackSize {
+            sym,
+            size: k.max_stack_size,
+        });
+        module_info.push(Attribute::MinStackSize {
+            sym,
+            size: k.min_stack_size,
+        });
+        module_info.push(Attribute::FrameSize {
+            sym,
+            size: k.frame_size,
+        });
+    }
+    module_info
+}
+
+/// Step 5 of `write`: lay the sections out and emit the ELF header, section bytes, section
+/// headers and program headers.
+fn elf_image(spec: &CubinSpec, secs: &[Sec], shstrtab: usize, shs: &StrTab) -> Vec<u8> {
     let mut offsets = vec![0u64; secs.len()];
     let mut pos = 64u64;
     for (i, s) in secs.iter().enumerate().skip(1) {

@@ -564,6 +564,15 @@ impl<'a, 'f> Checker<'a, 'f> {
             _ => {}
         }
         let Some(&ty) = types.last() else { return };
+        self.typed_operands(i, ty);
+    }
+
+    /// The operand types of `i` by its opcode's typing rule (`ty`: its last type modifier).
+    // Long by design: the dispatch over `Rule`, one arm per typing rule.
+    fn typed_operands(&mut self, i: &'a Instruction, ty: Type) {
+        let types = i.type_mod_list();
+        let ops = &i.operands;
+        let info = i.opcode.info();
         let is_mem = matches!(info.rule, Rule::Mem);
         match info.rule {
             Rule::Same => {

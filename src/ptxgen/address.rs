@@ -170,25 +170,7 @@ pub fn generate_address(src: &mut Source) -> GenKernel {
     let grid_x = 1 + src.below(2);
     let threads = block_x * grid_x;
     let ptr = if addr64 { "u64" } else { "u32" };
-    let mut g = Gen {
-        src,
-        body: String::new(),
-        n32: 0,
-        n64: 0,
-        npred: 0,
-        nlabel: 0,
-        v32: Vec::new(),
-        v64: Vec::new(),
-        regions: Vec::new(),
-        depth: 0,
-        budget: 0,
-        sh_written: false,
-        sh_read_other: false,
-        diverged: false,
-        nf32: 0,
-        nf64: 0,
-        tail: Vec::new(),
-    };
+    let mut g = Gen::new(src);
     // Leaves: special registers and masked parameters.
     let mut leaves = Vec::new();
     for (sreg, hi) in [
@@ -327,79 +309,11 @@ pub fn generate_address(src: &mut Source) -> GenKernel {
         let elems = i64::from(bytes / size);
         let tree_wide = g.src.chance(50) && wide;
         let height = 1 + g.src.below(3);
-        let t = g.index_tree(tree_wide, height, &leaves);
-        let t = if t.hi - t.lo >= elems {
-            // Too wide for the region: a leaf that fits instead.
-            Idx {
-                reg: leaves[0].reg.clone(),
-                wide: false,
-                lo: 0,
-                hi: leaves[0].hi,
-            }
-        } else {
-            t
-        };
-        let t = if t.hi - t.lo >= elems {
-            let d = g.r32();
-            g.emit(&format!("mov.u32 {d}, 0;"));
-            Idx {
-                reg: d,
-                wide: false,
-                lo: 0,
-                hi: 0,
-            }
-        } else {
-            t
-        };
+        let t = g.fitting_index(tree_wide, height, &leaves, elems);
         let slack = (elems - 1 - (t.hi - t.lo)).max(0);
         let dels = -t.lo + i64::from(g.src.below(slack.min(1000) as u32 + 1));
         let disp = dels * i64::from(size);
-        let k = size.trailing_zeros();
-        // Scale and widen the index to the address width.
-        let scaled = if wide {
-            let s = g.r64();
-            if t.wide {
-                g.emit(&format!("shl.b64 {s}, {}, {k};", t.reg));
-            } else if g.src.chance(50) {
-                g.emit(&format!("mul.wide.s32 {s}, {}, {size};", t.reg));
-            } else {
-                let w = g.r64();
-                g.emit(&format!("cvt.s64.s32 {w}, {};", t.reg));
-                g.emit(&format!("shl.b64 {s}, {w}, {k};"));
-            }
-            s
-        } else {
-            let s = g.r32();
-            let src = if t.wide {
-                let c = g.r32();
-                g.emit(&format!("cvt.u32.u64 {c}, {};", t.reg));
-                c
-            } else {
-                t.reg.clone()
-            };
-            g.emit(&format!("shl.b32 {s}, {src}, {k};"));
-            s
-        };
-        let bits = if wide { 64 } else { 32 };
-        let a = if wide { g.r64() } else { g.r32() };
-        let (at, imm) = match g.src.below(3) {
-            0 => {
-                g.emit(&format!("add.s{bits} {a}, {base}, {scaled};"));
-                (a, disp)
-            }
-            1 => {
-                let s2 = if wide { g.r64() } else { g.r32() };
-                g.emit(&format!("add.s{bits} {s2}, {scaled}, {disp};"));
-                g.emit(&format!("add.s{bits} {a}, {s2}, {base};"));
-                (a, 0)
-            }
-            _ => {
-                let b2 = if wide { g.r64() } else { g.r32() };
-                g.emit(&format!("add.s{bits} {b2}, {base}, {disp};"));
-                g.emit(&format!("add.s{bits} {a}, {b2}, {scaled};"));
-                (a, 0)
-            }
-        };
+        let (at, imm) = g.address_of(&t, wide, size, &base, disp);
         let space = match kind {
             Kind::Global => ".global",
             Kind::Generic => "",
@@ -430,6 +344,110 @@ pub fn generate_address(src: &mut Source) -> GenKernel {
     g.emit(&format!("st.u64 [{own}+{}], {acc};", ADDR_SLICE - 8));
     g.emit("ret;");
 
+    let ptx = kernel_text(&g, addr64, ptr, block_x);
+    let total = u64::from(threads) * u64::from(ADDR_SLICE);
+    GenKernel {
+        ptx,
+        grid: [grid_x, 1, 1],
+        block: [block_x, 1, 1],
+        buffer_size: total.max(u64::from(INPUT_ELEMS) * 8 * 2 + 1024),
+    }
+}
+
+impl Gen<'_, '_> {
+    /// A random index tree of `height` over `leaves` whose interval fits `elems` elements: the
+    /// tree, else the first leaf, else a fresh zero register.
+    fn fitting_index(&mut self, tree_wide: bool, height: u32, leaves: &[Idx], elems: i64) -> Idx {
+        let t = self.index_tree(tree_wide, height, leaves);
+        let t = if t.hi - t.lo >= elems {
+            // Too wide for the region: a leaf that fits instead.
+            Idx {
+                reg: leaves[0].reg.clone(),
+                wide: false,
+                lo: 0,
+                hi: leaves[0].hi,
+            }
+        } else {
+            t
+        };
+        let t = if t.hi - t.lo >= elems {
+            let d = self.r32();
+            self.emit(&format!("mov.u32 {d}, 0;"));
+            Idx {
+                reg: d,
+                wide: false,
+                lo: 0,
+                hi: 0,
+            }
+        } else {
+            t
+        };
+        t
+    }
+
+    /// The address of element `t` (of `size` bytes) plus `disp` bytes from `base`, `wide`
+    /// (64-bit) or not: the register and the immediate offset left for the instruction.
+    fn address_of(
+        &mut self,
+        t: &Idx,
+        wide: bool,
+        size: u32,
+        base: &str,
+        disp: i64,
+    ) -> (String, i64) {
+        let k = size.trailing_zeros();
+        // Scale and widen the index to the address width.
+        let scaled = if wide {
+            let s = self.r64();
+            if t.wide {
+                self.emit(&format!("shl.b64 {s}, {}, {k};", t.reg));
+            } else if self.src.chance(50) {
+                self.emit(&format!("mul.wide.s32 {s}, {}, {size};", t.reg));
+            } else {
+                let w = self.r64();
+                self.emit(&format!("cvt.s64.s32 {w}, {};", t.reg));
+                self.emit(&format!("shl.b64 {s}, {w}, {k};"));
+            }
+            s
+        } else {
+            let s = self.r32();
+            let src = if t.wide {
+                let c = self.r32();
+                self.emit(&format!("cvt.u32.u64 {c}, {};", t.reg));
+                c
+            } else {
+                t.reg.clone()
+            };
+            self.emit(&format!("shl.b32 {s}, {src}, {k};"));
+            s
+        };
+        let bits = if wide { 64 } else { 32 };
+        let a = if wide { self.r64() } else { self.r32() };
+        let (at, imm) = match self.src.below(3) {
+            0 => {
+                self.emit(&format!("add.s{bits} {a}, {base}, {scaled};"));
+                (a, disp)
+            }
+            1 => {
+                let s2 = if wide { self.r64() } else { self.r32() };
+                self.emit(&format!("add.s{bits} {s2}, {scaled}, {disp};"));
+                self.emit(&format!("add.s{bits} {a}, {s2}, {base};"));
+                (a, 0)
+            }
+            _ => {
+                let b2 = if wide { self.r64() } else { self.r32() };
+                self.emit(&format!("add.s{bits} {b2}, {base}, {disp};"));
+                self.emit(&format!("add.s{bits} {a}, {b2}, {scaled};"));
+                (a, 0)
+            }
+        };
+        (at, imm)
+    }
+}
+
+/// The PTX text of an address kernel: header, entry with its parameters, register, shared
+/// and local declarations, then `g`'s body.
+fn kernel_text(g: &Gen, addr64: bool, ptr: &str, block_x: u32) -> String {
     let mut ptx = String::new();
     let _ = writeln!(
         ptx,
@@ -452,11 +470,5 @@ pub fn generate_address(src: &mut Source) -> GenKernel {
     let _ = writeln!(ptx, "    .local .align 16 .b8 lc[{LOCAL_BYTES}];");
     ptx.push_str(&g.body);
     ptx.push_str("}\n");
-    let total = u64::from(threads) * u64::from(ADDR_SLICE);
-    GenKernel {
-        ptx,
-        grid: [grid_x, 1, 1],
-        block: [block_x, 1, 1],
-        buffer_size: total.max(u64::from(INPUT_ELEMS) * 8 * 2 + 1024),
-    }
+    ptx
 }

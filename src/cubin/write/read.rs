@@ -85,97 +85,7 @@ impl CubinSpec {
             .kernels
             .iter()
             .rev()
-            .map(|k| {
-                let standard = |a: &Attribute| {
-                    matches!(
-                        a,
-                        Attribute::CudaApiVersion(_)
-                            | Attribute::Sw2393858War
-                            | Attribute::Sw1850030War
-                            | Attribute::ParamCbank { .. }
-                            | Attribute::CbankParamSize(_)
-                            | Attribute::KParamInfo(_)
-                            | Attribute::MaxRegCount(_)
-                            | Attribute::S2rCtaidInstrOffsets(_)
-                            | Attribute::ExitInstrOffsets(_)
-                            | Attribute::CrsStackSize(_)
-                            | Attribute::IndirectBranchTargets(_)
-                    )
-                };
-                let relocs_of = |target: Option<usize>| -> Vec<RelocSpec> {
-                    c.relocations
-                        .iter()
-                        .filter(|r| Some(r.target) == target)
-                        .flat_map(|r| r.relocs.iter())
-                        .map(|r| RelocSpec {
-                            offset: r.offset,
-                            symbol: c
-                                .symbols
-                                .get(r.sym as usize)
-                                .map(|s| s.name.clone())
-                                .unwrap_or_default(),
-                            rtype: r.rtype,
-                        })
-                        .collect()
-                };
-                let relocs = relocs_of(Some(k.text_section));
-                let const0 = format!(".nv.constant0.{}", k.name);
-                let const0_relocs = relocs_of(c.sections.iter().position(|s| s.name == const0));
-                KernelSpec {
-                    name: k.name.clone(),
-                    visible: c
-                        .symbols
-                        .get(k.symbol)
-                        .is_some_and(|s| s.info >> 4 == elf::STB_GLOBAL),
-                    code: k.code.clone(),
-                    regcount: k.regcount,
-                    params: k
-                        .params
-                        .iter()
-                        .map(|p| ParamSpec {
-                            offset: p.offset,
-                            size: p.size,
-                            pointee: p.info.flags & 0xfff,
-                        })
-                        .collect(),
-                    shared: k.shared,
-                    local: c
-                        .section(&format!(".nv.local.{}", k.name))
-                        .map(|s| (s.size, s.align)),
-                    functions: functions_of(c, k),
-                    frame_size: k.frame_size.unwrap_or(0),
-                    min_stack_size: k.min_stack_size.unwrap_or(0),
-                    max_stack_size: k.max_stack_size.unwrap_or(0),
-                    barriers: k.barriers,
-                    max_reg_count: k
-                        .info
-                        .iter()
-                        .find_map(|a| match a {
-                            Attribute::MaxRegCount(v) => Some(*v),
-                            _ => None,
-                        })
-                        .unwrap_or(0xff),
-                    exit_offsets: k.exit_offsets(),
-                    s2r_ctaid_offsets: k.s2r_ctaid_offsets(),
-                    crs_stack_size: k.crs_stack_size(),
-                    indirect_branch_targets: k
-                        .info
-                        .iter()
-                        .find_map(|a| match a {
-                            Attribute::IndirectBranchTargets(v) => Some(v.clone()),
-                            _ => None,
-                        })
-                        .unwrap_or_default(),
-                    extra_info: k.info.iter().filter(|a| !standard(a)).cloned().collect(),
-                    constant2: k.constant2.clone(),
-                    relocs,
-                    const0_relocs,
-                    // Kept as read: an EIATTR_EXTERNS record stays in `extra_info`.
-                    externs: Vec::new(),
-                    // `read` lists only kernels (symbols with `STO_CUDA_ENTRY`).
-                    entry: true,
-                }
-            })
+            .map(|k| kernel_spec_of(c, k))
             .collect();
         CubinSpec {
             arch: c.header.sm(),
@@ -213,11 +123,7 @@ impl CubinSpec {
                             .iter()
                             .map(|e| DataRelocSpec {
                                 offset: e.offset,
-                                symbol: c
-                                    .symbols
-                                    .get(e.sym as usize)
-                                    .map(|s| s.name.clone())
-                                    .unwrap_or_default(),
+                                symbol: symbol_name(c, e.sym),
                                 rtype: e.rtype,
                                 addend: e.addend.unwrap_or(0),
                             })
@@ -227,4 +133,103 @@ impl CubinSpec {
                 .collect(),
         }
     }
+}
+
+/// The [`KernelSpec`] of kernel `k` of `c` (a step of [`CubinSpec::from_cubin`]): its code,
+/// parameters, windows, subroutines and `.nv.info` records, with the records the writer
+/// derives itself kept apart from the ones it copies (`extra_info`).
+fn kernel_spec_of(c: &Cubin, k: &super::super::Kernel) -> KernelSpec {
+    let standard = |a: &Attribute| {
+        matches!(
+            a,
+            Attribute::CudaApiVersion(_)
+                | Attribute::Sw2393858War
+                | Attribute::Sw1850030War
+                | Attribute::ParamCbank { .. }
+                | Attribute::CbankParamSize(_)
+                | Attribute::KParamInfo(_)
+                | Attribute::MaxRegCount(_)
+                | Attribute::S2rCtaidInstrOffsets(_)
+                | Attribute::ExitInstrOffsets(_)
+                | Attribute::CrsStackSize(_)
+                | Attribute::IndirectBranchTargets(_)
+        )
+    };
+    let relocs_of = |target: Option<usize>| -> Vec<RelocSpec> {
+        c.relocations
+            .iter()
+            .filter(|r| Some(r.target) == target)
+            .flat_map(|r| r.relocs.iter())
+            .map(|r| RelocSpec {
+                offset: r.offset,
+                symbol: symbol_name(c, r.sym),
+                rtype: r.rtype,
+            })
+            .collect()
+    };
+    let relocs = relocs_of(Some(k.text_section));
+    let const0 = format!(".nv.constant0.{}", k.name);
+    let const0_relocs = relocs_of(c.sections.iter().position(|s| s.name == const0));
+    KernelSpec {
+        name: k.name.clone(),
+        visible: c
+            .symbols
+            .get(k.symbol)
+            .is_some_and(|s| s.info >> 4 == elf::STB_GLOBAL),
+        code: k.code.clone(),
+        regcount: k.regcount,
+        params: k
+            .params
+            .iter()
+            .map(|p| ParamSpec {
+                offset: p.offset,
+                size: p.size,
+                pointee: p.info.flags & 0xfff,
+            })
+            .collect(),
+        shared: k.shared,
+        local: c
+            .section(&format!(".nv.local.{}", k.name))
+            .map(|s| (s.size, s.align)),
+        functions: functions_of(c, k),
+        frame_size: k.frame_size.unwrap_or(0),
+        min_stack_size: k.min_stack_size.unwrap_or(0),
+        max_stack_size: k.max_stack_size.unwrap_or(0),
+        barriers: k.barriers,
+        max_reg_count: k
+            .info
+            .iter()
+            .find_map(|a| match a {
+                Attribute::MaxRegCount(v) => Some(*v),
+                _ => None,
+            })
+            .unwrap_or(0xff),
+        exit_offsets: k.exit_offsets(),
+        s2r_ctaid_offsets: k.s2r_ctaid_offsets(),
+        crs_stack_size: k.crs_stack_size(),
+        indirect_branch_targets: k
+            .info
+            .iter()
+            .find_map(|a| match a {
+                Attribute::IndirectBranchTargets(v) => Some(v.clone()),
+                _ => None,
+            })
+            .unwrap_or_default(),
+        extra_info: k.info.iter().filter(|a| !standard(a)).cloned().collect(),
+        constant2: k.constant2.clone(),
+        relocs,
+        const0_relocs,
+        // Kept as read: an EIATTR_EXTERNS record stays in `extra_info`.
+        externs: Vec::new(),
+        // `read` lists only kernels (symbols with `STO_CUDA_ENTRY`).
+        entry: true,
+    }
+}
+
+/// The name of symbol `sym` of `c` (empty when there is none): a relocation's target.
+fn symbol_name(c: &Cubin, sym: u32) -> String {
+    c.symbols
+        .get(sym as usize)
+        .map(|s| s.name.clone())
+        .unwrap_or_default()
 }

@@ -154,85 +154,13 @@ pub(super) fn overflow_scalars<I: MachInst>(
         return Ok(None);
     }
     let n = vc.vregs.len();
-    let mut parent: Vec<usize> = (0..n).collect();
-    fn find(p: &mut [usize], x: usize) -> usize {
-        let mut r = x;
-        while p[r] != r {
-            r = p[r];
-        }
-        let mut x = x;
-        while p[x] != r {
-            let next = p[x];
-            p[x] = r;
-            x = next;
-        }
-        r
-    }
-    for (b, succs) in vc.succs.iter().enumerate() {
-        let _ = b;
-        for (t, args) in succs {
-            for (a, p) in args.iter().zip(&vc.params[t.0 as usize]) {
-                let (ra_, rp) = (
-                    find(&mut parent, a.index as usize),
-                    find(&mut parent, p.index as usize),
-                );
-                parent[ra_.max(rp)] = ra_.min(rp);
-            }
-        }
-    }
-    // A reuse def and the use it reuses must share a class too.
-    for inst in &vc.insts {
-        let fs = fields(inst);
-        for f in fs.iter().flatten() {
-            if let super::super::OpConstraint::Reuse(pos) = f.spec.constraint {
-                if let Some(Some(u)) = fs.get(usize::from(pos)) {
-                    let (a, b) = (
-                        find(&mut parent, f.vreg.index as usize),
-                        find(&mut parent, u.vreg.index as usize),
-                    );
-                    parent[a.max(b)] = a.min(b);
-                }
-            }
-        }
-    }
-    let mut pinned = vec![false; n];
-    if !fixed.is_empty() {
-        for inst in &vc.insts {
-            super::super::vcode::for_each_field(inst, |f| {
-                if matches!(f.spec.constraint, super::super::OpConstraint::Fixed(_)) {
-                    let r = find(&mut parent, f.vreg.index as usize);
-                    pinned[r] = true;
-                }
-            });
-        }
-    }
+    let (mut parent, pinned) = scalar_webs(vc, fixed);
     let targets: Vec<usize> = std::iter::once(0)
         .chain(extra.iter().copied())
         .chain(mixed.iter().copied())
         .collect();
     let class_ids = [ra::RegClass::Int, ra::RegClass::Float, ra::RegClass::Vector];
-    // Last use of every vreg in layout order (a hull: enough for a balancing heuristic).
-    let mut last_use = vec![0usize; n];
-    for (i, inst) in vc.insts.iter().enumerate() {
-        super::super::vcode::for_each_field(inst, |f| last_use[f.vreg.index as usize] = i);
-    }
-    for (b, succs) in vc.succs.iter().enumerate() {
-        let term = vc.ranges[b].1 as usize - 1;
-        for (_, args) in succs {
-            for a in args {
-                last_use[a.index as usize] = last_use[a.index as usize].max(term);
-            }
-        }
-    }
-    // A value live out of a block is live to its end (a loop's back edge keeps what the loop
-    // reads live through the loop's body, past its last use in layout order).
-    let (_, live_out) = liveness_sets(vc, |k| k != RegKind::Pred, false);
-    for b in 0..vc.ranges.len() {
-        let term = vc.ranges[b].1 as usize - 1;
-        for &v in &live_out[b] {
-            last_use[v as usize] = last_use[v as usize].max(term);
-        }
-    }
+    let last_use = last_uses(vc);
     // Sweep in layout order; each web goes, at its first definition, to the target class with
     // the fewest scalars live there at that point.
     let mut web_class: Vec<Option<usize>> = vec![None; n];
@@ -287,4 +215,97 @@ pub(super) fn overflow_scalars<I: MachInst>(
     }
     vc.set_classes(classes, kinds.map(|k| k.gprs() as usize))?;
     Ok(Some(kinds))
+}
+
+/// The union-find root of `x`, compressing the path.
+fn find(p: &mut [usize], x: usize) -> usize {
+    let mut r = x;
+    while p[r] != r {
+        r = p[r];
+    }
+    let mut x = x;
+    while p[x] != r {
+        let next = p[x];
+        p[x] = r;
+        x = next;
+    }
+    r
+}
+
+/// The webs of [`overflow_scalars`] as a union-find forest over the vregs (a block argument
+/// and its parameter, a reuse def and the use it reuses, are one web, which keeps one class),
+/// and which roots hold a fixed register (those stay in Int).
+fn scalar_webs<I: MachInst>(
+    vc: &VCode<I>,
+    fixed: &[(RegKind, PhysReg)],
+) -> (Vec<usize>, Vec<bool>) {
+    let n = vc.vregs.len();
+    let mut parent: Vec<usize> = (0..n).collect();
+    for (b, succs) in vc.succs.iter().enumerate() {
+        let _ = b;
+        for (t, args) in succs {
+            for (a, p) in args.iter().zip(&vc.params[t.0 as usize]) {
+                let (ra_, rp) = (
+                    find(&mut parent, a.index as usize),
+                    find(&mut parent, p.index as usize),
+                );
+                parent[ra_.max(rp)] = ra_.min(rp);
+            }
+        }
+    }
+    // A reuse def and the use it reuses must share a class too.
+    for inst in &vc.insts {
+        let fs = fields(inst);
+        for f in fs.iter().flatten() {
+            if let super::super::OpConstraint::Reuse(pos) = f.spec.constraint {
+                if let Some(Some(u)) = fs.get(usize::from(pos)) {
+                    let (a, b) = (
+                        find(&mut parent, f.vreg.index as usize),
+                        find(&mut parent, u.vreg.index as usize),
+                    );
+                    parent[a.max(b)] = a.min(b);
+                }
+            }
+        }
+    }
+    let mut pinned = vec![false; n];
+    if !fixed.is_empty() {
+        for inst in &vc.insts {
+            super::super::vcode::for_each_field(inst, |f| {
+                if matches!(f.spec.constraint, super::super::OpConstraint::Fixed(_)) {
+                    let r = find(&mut parent, f.vreg.index as usize);
+                    pinned[r] = true;
+                }
+            });
+        }
+    }
+    (parent, pinned)
+}
+
+/// Last use of every vreg in layout order (a hull: enough for a balancing heuristic), a block
+/// argument's at its block's end, and a value live out of a block to that block's end.
+fn last_uses<I: MachInst>(vc: &VCode<I>) -> Vec<usize> {
+    let n = vc.vregs.len();
+    let mut last_use = vec![0usize; n];
+    for (i, inst) in vc.insts.iter().enumerate() {
+        super::super::vcode::for_each_field(inst, |f| last_use[f.vreg.index as usize] = i);
+    }
+    for (b, succs) in vc.succs.iter().enumerate() {
+        let term = vc.ranges[b].1 as usize - 1;
+        for (_, args) in succs {
+            for a in args {
+                last_use[a.index as usize] = last_use[a.index as usize].max(term);
+            }
+        }
+    }
+    // A value live out of a block is live to its end (a loop's back edge keeps what the loop
+    // reads live through the loop's body, past its last use in layout order).
+    let (_, live_out) = liveness_sets(vc, |k| k != RegKind::Pred, false);
+    for b in 0..vc.ranges.len() {
+        let term = vc.ranges[b].1 as usize - 1;
+        for &v in &live_out[b] {
+            last_use[v as usize] = last_use[v as usize].max(term);
+        }
+    }
+    last_use
 }
