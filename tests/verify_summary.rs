@@ -44,9 +44,9 @@ fn reasons_fall_into_classes() {
 
 #[test]
 fn coverage_counts_full_reduced_and_not_run() {
-    // fences() races on global memory at the full launch and verifies with one thread; the
-    // two other kernels verify at the full launch.
-    let text = std::fs::read_to_string(data("cuda-own/nvcc/atomics.ptx")).unwrap();
+    // One of mathloops.ptx's five kernels is undefined at the full launch and verifies only
+    // at a reduced one; the four others verify at the full launch.
+    let text = std::fs::read_to_string(data("cuda-own/nvcc/mathloops.ptx")).unwrap();
     let opts = VerifyOptions {
         runs: 1,
         ..VerifyOptions::default()
@@ -55,14 +55,14 @@ fn coverage_counts_full_reduced_and_not_run() {
     for v in verify_file(&text, None, &opts).unwrap() {
         c.add(&v);
     }
-    assert_eq!((c.full, c.reduced, c.mismatch, c.kernels()), (2, 1, 0, 3));
+    assert_eq!((c.full, c.reduced, c.mismatch, c.kernels()), (4, 1, 0, 5));
     assert!(c.not_run.is_empty());
     let mut total = Coverage::default();
     total.merge(&c);
     total.add_uncompiled();
     assert_eq!(
         total.to_string(),
-        "3 kernels: 2 verified at the full launch, 1 at a reduced launch, 0 mismatched, 0 not \
+        "5 kernels: 4 verified at the full launch, 1 at a reduced launch, 0 mismatched, 0 not \
          run; 1 file does not compile"
     );
 }
@@ -81,7 +81,16 @@ fn cli_summary_over_a_directory() {
     assert_eq!(text.lines().count(), files + 1, "{text}");
     assert!(
         text.contains(
-            "atomics.ptx: 3 kernels: 2 verified at the full launch, 1 at a reduced launch"
+            "mathloops.ptx: 5 kernels: 4 verified at the full launch, 1 at a reduced launch"
+        ),
+        "{text}"
+    );
+    // fences() writes the same words in every CTA and reads nothing that tells CTAs apart:
+    // one CTA is its full launch (`verify::shape`), counted as the kernel's own launch.
+    assert!(
+        text.contains(
+            "atomics.ptx: 3 kernels: 3 verified at the full launch (1 at the launch the kernel \
+             is written for), 0 at a reduced launch"
         ),
         "{text}"
     );
