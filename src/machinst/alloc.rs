@@ -291,6 +291,30 @@ fn compact(
 
 /// regalloc2's environment for the class slices `classes`: every register preferred but
 /// those of `last` (non-preferred: tried after all the others).
+/// Resolves the function's fixed operands and clobbers to regalloc2 registers of `classes`
+/// (each class's list of register names; a fixed register is the index of its name there).
+/// `fixed_regs` lists every clobbered register and every fixed constraint: with none,
+/// resolving them would only reset the clobber sets (and it costs a walk over every operand
+/// of the function per attempt), so that case takes the short path.
+fn resolve_fixed_in<I: MachInst>(
+    vc: &mut VCode<I>,
+    classes: &[Vec<u8>; 3],
+    fixed: &[(RegKind, PhysReg)],
+) -> Result<(), AllocError> {
+    if fixed.is_empty() {
+        vc.resolve_no_fixed();
+        return Ok(());
+    }
+    let to_preg = |kind: RegKind, r: PhysReg| {
+        let c = class_index(kind);
+        classes[c]
+            .iter()
+            .position(|b| *b == r.0)
+            .map(|i| ra::PReg::new(i, ra_class(kind)))
+    };
+    vc.resolve_fixed(&to_preg).map_err(AllocError::Invalid)
+}
+
 fn machine_env(classes: &[Vec<u8>; 3], last: &[(RegKind, PhysReg)]) -> ra::MachineEnv {
     let mut preferred = [ra::PRegSet::empty(); 3];
     let mut non_preferred = [ra::PRegSet::empty(); 3];
@@ -420,18 +444,7 @@ fn allocate_names<I: MachInst>(
     if classes.iter().any(|c| c.len() > assign::PER_CLASS) {
         return Ok(None);
     }
-    let to_preg = |kind: RegKind, r: PhysReg| {
-        let c = class_index(kind);
-        classes[c]
-            .iter()
-            .position(|b| *b == r.0)
-            .map(|i| ra::PReg::new(i, ra_class(kind)))
-    };
-    if fixed.is_empty() {
-        vc.resolve_no_fixed();
-    } else {
-        vc.resolve_fixed(&to_preg).map_err(AllocError::Invalid)?;
-    }
+    resolve_fixed_in(vc, &classes, fixed)?;
     let env = machine_env(&classes, fixed);
     let Ok(out) = run_ra(vc, &env, ra_opts) else {
         return Ok(None);

@@ -38,21 +38,7 @@ pub(super) fn attempt<I: MachInst>(
     search: &SliceSearch,
     ra_opts: &ra::RegallocOptions,
 ) -> Result<(ra::MachineEnv, ra::Output, [bool; 3]), AllocError> {
-    let to_preg = |kind: RegKind, r: PhysReg| {
-        let c = class_index(kind);
-        classes[c]
-            .iter()
-            .position(|b| *b == r.0)
-            .map(|i| ra::PReg::new(i, ra_class(kind)))
-    };
-    if fixed.is_empty() {
-        // `fixed_regs` lists every clobbered register and every fixed constraint: with none,
-        // resolving them would only reset the clobber sets (and it costs a walk over every
-        // operand of the function per attempt).
-        vc.resolve_no_fixed();
-    } else {
-        vc.resolve_fixed(&to_preg).map_err(AllocError::Invalid)?;
-    }
+    resolve_fixed_in(vc, classes, fixed)?;
     let env = machine_env(classes, search.last_regs.as_deref().unwrap_or_default());
     let out = run_ra(vc, &env, ra_opts)?;
     let mut spilled = [false; 3];
