@@ -13,11 +13,15 @@
 //! - [`write`]: [`CubinSpec`] (what the compiler knows) → bytes laid out section for section the
 //!   way ptxas 11.8 lays them out (section order, symbol order, alignment, program headers).
 //! - [`dump_info`]: the `.nv.info*` records printed the way `cuobjdump -elf` prints them.
+//! - [`relocatable`]: a written cubin → the relocatable object (`ET_REL`) ptxas `-c` writes.
+//!   It and [`write`] share their ELF encodings (header, symbol and relocation entries, section
+//!   layout) in `encode.rs`.
 //!
 //! Instruction words are opaque `u64`s here; decoding them is `sm50`'s business.
 
 mod dump;
 pub mod eiattr;
+mod encode;
 mod read;
 pub mod relocatable;
 mod write;

@@ -50,6 +50,10 @@ use sections::*;
 mod read;
 use super::eiattr::{self, Attribute, BranchTargets, KParamInfo};
 use super::elf;
+use super::encode::{
+    elf_header, reloc_entry, section_offsets, sections_and_headers, symbol_entry, ElfHeader,
+    SectionLayout,
+};
 use super::{sht, Cubin, STO_CUDA_ENTRY};
 
 /// The toolkit version ptxas 11.8 stamps into `e_version` and `EIATTR_CUDA_API_VERSION`.
@@ -293,7 +297,28 @@ impl KernelSpec {
 pub fn write(spec: &CubinSpec) -> Vec<u8> {
     // File order of kernels is the reverse of PTX order.
     let ks: Vec<&KernelSpec> = spec.kernels.iter().rev().collect();
-    let data_secs: Vec<(&str, &DataSpec, u32, u64)> = [
+    let data_secs = module_data_sections(spec);
+    // 1. Sections, in ptxas's order (contents of the tables come later).
+    let (mut secs, ix) = sections(&ks, spec, &data_secs);
+    // 2. Symbols, in ptxas's creation order.
+    let symbols = symbols(spec, &ks, &data_secs, &secs, &ix);
+    // 3. String tables, interned in ptxas's order.
+    let (shs, strs) = intern_strings(spec, &ks, &data_secs, &ix, &secs, &symbols.syms);
+    // 4. Contents.
+    symbol_and_string_tables(&mut secs, &ix, &symbols, &shs, &strs);
+    info_sections(&ks, &mut secs, &ix, &symbols);
+    relocation_sections(&ks, &mut secs, &ix, &symbols);
+    kernel_section_links(&ks, &mut secs, &ix, &symbols);
+    // 5. Layout and bytes.
+    elf_image(spec, &secs, ix.shstrtab, &shs)
+}
+
+/// A module data section of [`write`]: its name, contents, ELF type and flags.
+type DataSec<'a> = (&'a str, &'a DataSpec, u32, u64);
+
+/// The module data sections `spec` has (`.nv.constant3`, `.nv.global.init`, `.nv.global`).
+fn module_data_sections(spec: &CubinSpec) -> Vec<DataSec<'_>> {
+    [
         (
             ".nv.constant3",
             spec.constant3.as_ref(),
@@ -315,58 +340,116 @@ pub fn write(spec: &CubinSpec) -> Vec<u8> {
     ]
     .into_iter()
     .filter_map(|(n, d, t, f)| d.map(|d| (n, d, t, f)))
-    .collect();
+    .collect()
+}
 
-    // 1. Sections, in ptxas's order (contents of the tables come later).
+/// Where step 1 of [`write`] put each section: indices into the section list, the
+/// per-kernel ones in file order.
+#[derive(Default)]
+struct SectionIndices<'a> {
+    shstrtab: usize,
+    strtab: usize,
+    symtab: usize,
+    info: usize,
+    /// `.nv.info.<k>`.
+    kinfo: Vec<usize>,
+    rel_action: usize,
+    /// `.rel.text.<k>`, for a kernel with code relocations.
+    krel: Vec<Option<usize>>,
+    /// `.rel.nv.constant0.<k>`, for a kernel with constant-bank relocations.
+    kcrel: Vec<Option<usize>>,
+    /// The module data relocation sections and their relocations.
+    drel: Vec<(usize, &'a DataRelocs)>,
+    /// The module data sections, by name.
+    data: rustc_hash::FxHashMap<&'a str, usize>,
+    /// `.nv.constant2.<k>`.
+    kc2: Vec<Option<usize>>,
+    /// `.nv.constant0.<k>` (entries only).
+    kc0: Vec<Option<usize>>,
+    /// `.text.<k>`.
+    ktext: Vec<usize>,
+    /// `.nv.shared.<k>`.
+    kshared: Vec<Option<usize>>,
+    /// `.nv.local.<k>`.
+    klocal: Vec<Option<usize>>,
+}
+
+impl SectionIndices<'_> {
+    /// The index of the module data section `name`.
+    fn data_index(&self, name: &str) -> Option<usize> {
+        self.data.get(name).copied()
+    }
+}
+
+/// Append `s` to `secs`; its index.
+fn push(secs: &mut Vec<Sec>, s: Sec) -> usize {
+    secs.push(s);
+    secs.len() - 1
+}
+
+/// Step 1 of `write`: every section in ptxas's order, with the data of the constant banks
+/// and the code (the tables' contents come in step 4), and where each one is.
+fn sections<'a>(
+    ks: &[&KernelSpec],
+    spec: &'a CubinSpec,
+    data_secs: &[DataSec<'a>],
+) -> (Vec<Sec>, SectionIndices<'a>) {
     let mut secs: Vec<Sec> = vec![Sec::new(String::new(), elf::SHT_NULL, 0, 0)];
-    let mut push = |s: Sec| {
-        secs.push(s);
-        secs.len() - 1
-    };
-    let shstrtab = push(Sec::new(".shstrtab".into(), elf::SHT_STRTAB, 0, 1));
-    let strtab = push(Sec::new(".strtab".into(), elf::SHT_STRTAB, 0, 1));
-    let symtab = push(Sec::new(".symtab".into(), elf::SHT_SYMTAB, 0, 8));
-    let info = push(Sec::new(".nv.info".into(), sht::CUDA_INFO, 0, 4));
-    let kinfo: Vec<usize> = ks
+    let mut ix = SectionIndices::default();
+    table_and_relocation_sections(&mut secs, &mut ix, ks, spec);
+    constant_and_code_sections(&mut secs, &mut ix, ks, data_secs);
+    nobits_sections(&mut secs, &mut ix, ks, data_secs);
+    (secs, ix)
+}
+
+/// Step 1a of `write`: the string, symbol and info tables, `.nv.rel.action` and the
+/// relocation sections (the data relocations after the code's, before the data they patch).
+fn table_and_relocation_sections<'a>(
+    secs: &mut Vec<Sec>,
+    ix: &mut SectionIndices<'a>,
+    ks: &[&KernelSpec],
+    spec: &'a CubinSpec,
+) {
+    ix.shstrtab = push(secs, Sec::new(".shstrtab".into(), elf::SHT_STRTAB, 0, 1));
+    ix.strtab = push(secs, Sec::new(".strtab".into(), elf::SHT_STRTAB, 0, 1));
+    ix.symtab = push(secs, Sec::new(".symtab".into(), elf::SHT_SYMTAB, 0, 8));
+    ix.info = push(secs, Sec::new(".nv.info".into(), sht::CUDA_INFO, 0, 4));
+    ix.kinfo = ks
         .iter()
         .map(|k| {
-            push(Sec::new(
-                format!(".nv.info.{}", k.name),
-                sht::CUDA_INFO,
-                0,
-                4,
-            ))
+            push(
+                secs,
+                Sec::new(format!(".nv.info.{}", k.name), sht::CUDA_INFO, 0, 4),
+            )
         })
         .collect();
-    let rel_action = push(Sec::new(".nv.rel.action".into(), sht::CUDA_RELOCINFO, 0, 8));
-    let krel: Vec<Option<usize>> = ks
+    ix.rel_action = push(
+        secs,
+        Sec::new(".nv.rel.action".into(), sht::CUDA_RELOCINFO, 0, 8),
+    );
+    ix.krel = ks
         .iter()
         .map(|k| {
             (!k.relocs.is_empty()).then(|| {
-                push(Sec::new(
-                    format!(".rel.text.{}", k.name),
-                    elf::SHT_REL,
-                    0,
-                    8,
-                ))
+                push(
+                    secs,
+                    Sec::new(format!(".rel.text.{}", k.name), elf::SHT_REL, 0, 8),
+                )
             })
         })
         .collect();
-    let kcrel: Vec<Option<usize>> = ks
+    ix.kcrel = ks
         .iter()
         .map(|k| {
             (!k.const0_relocs.is_empty()).then(|| {
-                push(Sec::new(
-                    format!(".rel.nv.constant0.{}", k.name),
-                    elf::SHT_REL,
-                    0,
-                    8,
-                ))
+                push(
+                    secs,
+                    Sec::new(format!(".rel.nv.constant0.{}", k.name), elf::SHT_REL, 0, 8),
+                )
             })
         })
         .collect();
-    // Data relocations: after the code's, before the data they patch.
-    let drel: Vec<(usize, &DataRelocs)> = spec
+    ix.drel = spec
         .data_relocs
         .iter()
         .filter(|d| !d.relocs.is_empty())
@@ -378,18 +461,25 @@ pub fn write(spec: &CubinSpec) -> Vec<u8> {
             };
             let mut s = Sec::new(d.name(), t, 0, 8);
             s.entsize = entsize;
-            (push(s), d)
+            (push(secs, s), d)
         })
         .collect();
-    let mut data_idx: rustc_hash::FxHashMap<&str, usize> = Default::default();
+}
+
+/// Step 1b of `write`: `.nv.constant3`, each kernel's `.nv.constant2`/`.nv.constant0`, the
+/// code, then `.nv.global.init`.
+fn constant_and_code_sections<'a>(
+    secs: &mut Vec<Sec>,
+    ix: &mut SectionIndices<'a>,
+    ks: &[&KernelSpec],
+    data_secs: &[DataSec<'a>],
+) {
     if let Some((n, d, t, f)) = data_secs.first().filter(|s| s.0 == ".nv.constant3") {
-        data_idx.insert(n, push(data_section(n, d, *t, *f)));
+        ix.data.insert(n, push(secs, data_section(n, d, *t, *f)));
     }
     let alloc = u64::from(elf::SHF_ALLOC);
-    let mut kc2: Vec<Option<usize>> = Vec::new();
-    let mut kc0: Vec<Option<usize>> = Vec::new();
-    for k in &ks {
-        kc2.push(k.constant2.as_ref().map(|c| {
+    for k in ks {
+        ix.kc2.push(k.constant2.as_ref().map(|c| {
             let mut s = Sec::new(
                 format!(".nv.constant2.{}", k.name),
                 elf::SHT_PROGBITS,
@@ -397,7 +487,7 @@ pub fn write(spec: &CubinSpec) -> Vec<u8> {
                 4,
             );
             s.data = c.clone();
-            push(s)
+            push(secs, s)
         }));
         let mut s = Sec::new(
             format!(".nv.constant0.{}", k.name),
@@ -406,23 +496,31 @@ pub fn write(spec: &CubinSpec) -> Vec<u8> {
             4,
         );
         s.data = vec![0; k.constant0_bytes() as usize];
-        kc0.push(k.entry.then(|| push(s)));
+        ix.kc0.push(k.entry.then(|| push(secs, s)));
     }
-    let ktext: Vec<usize> = ks
+    ix.ktext = ks
         .iter()
         .map(|k| {
             let flags =
                 u64::from(elf::SHF_ALLOC | elf::SHF_EXECINSTR) | (u64::from(k.barriers) << 20);
             let mut s = Sec::new(format!(".text.{}", k.name), elf::SHT_PROGBITS, flags, 32);
             s.data = k.code.iter().flat_map(|w| w.to_le_bytes()).collect();
-            push(s)
+            push(secs, s)
         })
         .collect();
     for (n, d, t, f) in data_secs.iter().filter(|s| s.0 == ".nv.global.init") {
-        data_idx.insert(n, push(data_section(n, d, *t, *f)));
+        ix.data.insert(n, push(secs, data_section(n, d, *t, *f)));
     }
-    // NOBITS sections in the order ptxas creates them: the first kernel's shared and local
-    // windows, then `.nv.global`, then the other kernels'.
+}
+
+/// Step 1c of `write`: the NOBITS sections in the order ptxas creates them: the first
+/// kernel's shared and local windows, then `.nv.global`, then the other kernels'.
+fn nobits_sections<'a>(
+    secs: &mut Vec<Sec>,
+    ix: &mut SectionIndices<'a>,
+    ks: &[&KernelSpec],
+    data_secs: &[DataSec<'a>],
+) {
     let nobits = |name: String, (size, align): (u64, u64)| {
         let mut s = Sec::new(
             name,
@@ -433,39 +531,66 @@ pub fn write(spec: &CubinSpec) -> Vec<u8> {
         s.nobits_size = size;
         s
     };
-    let mut kshared: Vec<Option<usize>> = Vec::new();
-    let mut klocal: Vec<Option<usize>> = Vec::new();
+    let global = |secs: &mut Vec<Sec>, ix: &mut SectionIndices<'a>| {
+        for (n, d, t, f) in data_secs.iter().filter(|s| s.0 == ".nv.global") {
+            ix.data.insert(n, push(secs, data_section(n, d, *t, *f)));
+        }
+    };
     for (i, k) in ks.iter().enumerate() {
-        kshared.push(
+        ix.kshared.push(
             k.shared
-                .map(|sh| push(nobits(format!(".nv.shared.{}", k.name), sh))),
+                .map(|sh| push(secs, nobits(format!(".nv.shared.{}", k.name), sh))),
         );
-        klocal.push(
+        ix.klocal.push(
             k.local
-                .map(|l| push(nobits(format!(".nv.local.{}", k.name), l))),
+                .map(|l| push(secs, nobits(format!(".nv.local.{}", k.name), l))),
         );
         if i == 0 {
-            for (n, d, t, f) in data_secs.iter().filter(|s| s.0 == ".nv.global") {
-                data_idx.insert(n, push(data_section(n, d, *t, *f)));
-            }
+            global(secs, ix);
         }
     }
     if ks.is_empty() {
-        for (n, d, t, f) in data_secs.iter().filter(|s| s.0 == ".nv.global") {
-            data_idx.insert(n, push(data_section(n, d, *t, *f)));
-        }
+        global(secs, ix);
     }
-    let data_index = |name: &str| -> Option<usize> { data_idx.get(name).copied() };
+}
 
-    // 2. Symbols, in ptxas's creation order.
-    let section_sym = |secs: &Vec<Sec>, i: usize| Sym {
+/// Step 2's result: the symbols in `.symtab` order.
+struct Symbols {
+    syms: Vec<Sym>,
+    /// Each kernel's symbol index (file order).
+    ksym: Vec<usize>,
+    /// The index of the first GLOBAL symbol (`.symtab`'s `sh_info`).
+    first_global: usize,
+}
+
+impl Symbols {
+    /// The index of the symbol called `name` (0 if none is).
+    fn index_of(&self, name: &str) -> usize {
+        self.syms.iter().position(|s| s.name == name).unwrap_or(0)
+    }
+}
+
+/// A section's symbol (`STT_SECTION`, named as the section).
+fn section_sym(secs: &[Sec], i: usize) -> Sym {
+    Sym {
         name: secs[i].name.clone(),
         info: elf::STT_SECTION,
         other: 0,
         shndx: i as u16,
         value: 0,
         size: 0,
-    };
+    }
+}
+
+/// Step 2 of `write`: the symbols in ptxas's creation order: per kernel its local symbols,
+/// `.nv.rel.action`'s, then the GLOBAL ones; reordered by [`CubinSpec::symbol_order`].
+fn symbols(
+    spec: &CubinSpec,
+    ks: &[&KernelSpec],
+    data_secs: &[DataSec],
+    secs: &[Sec],
+    ix: &SectionIndices,
+) -> Symbols {
     let mut syms: Vec<Sym> = vec![Sym {
         name: String::new(),
         info: 0,
@@ -478,7 +603,7 @@ pub fn write(spec: &CubinSpec) -> Vec<u8> {
         name: k.name.clone(),
         info: (u8::from(k.visible) << 4) | elf::STT_FUNC,
         other: if k.entry { STO_CUDA_ENTRY } else { 0 },
-        shndx: ktext[i] as u16,
+        shndx: ix.ktext[i] as u16,
         value: 0,
         size: (k.code.len() * 8) as u64,
     };
@@ -487,7 +612,7 @@ pub fn write(spec: &CubinSpec) -> Vec<u8> {
         name: f.name.clone(),
         info: (f.bind << 4) | elf::STT_FUNC,
         other: 0,
-        shndx: ktext[i] as u16,
+        shndx: ix.ktext[i] as u16,
         value: f.offset,
         size: f.size,
     };
@@ -498,21 +623,21 @@ pub fn write(spec: &CubinSpec) -> Vec<u8> {
             ksym[i] = syms.len();
             syms.push(kernel_sym(i, k));
         }
-        syms.push(section_sym(&secs, ktext[i]));
+        syms.push(section_sym(secs, ix.ktext[i]));
         if i == 0 {
             // ptxas 11.8 lists `.nv.unified.texrefDescSize` right after the text section.
             syms.extend(desc_size_syms(spec));
         }
-        if let Some(si) = kshared[i].filter(|&si| secs[si].size() > 0) {
-            syms.push(section_sym(&secs, si));
+        if let Some(si) = ix.kshared[i].filter(|&si| secs[si].size() > 0) {
+            syms.push(section_sym(secs, si));
         }
-        if let Some(si) = klocal[i] {
-            syms.push(section_sym(&secs, si));
+        if let Some(si) = ix.klocal[i] {
+            syms.push(section_sym(secs, si));
         }
         if i == 0 {
-            for (n, d, _, _) in &data_secs {
-                let si = data_index(n).unwrap_or(0);
-                syms.push(section_sym(&secs, si));
+            for (n, d, _, _) in data_secs {
+                let si = ix.data_index(n).unwrap_or(0);
+                syms.push(section_sym(secs, si));
                 for (name, off, size) in &d.symbols {
                     syms.push(Sym {
                         name: name.clone(),
@@ -525,17 +650,17 @@ pub fn write(spec: &CubinSpec) -> Vec<u8> {
                 }
             }
         }
-        if let Some(si) = kc2[i] {
-            syms.push(section_sym(&secs, si));
+        if let Some(si) = ix.kc2[i] {
+            syms.push(section_sym(secs, si));
         }
         for f in k.functions.iter().filter(|f| f.bind != elf::STB_GLOBAL) {
             syms.push(function_sym(i, f));
         }
-        if let Some(c0) = kc0[i] {
-            syms.push(section_sym(&secs, c0));
+        if let Some(c0) = ix.kc0[i] {
+            syms.push(section_sym(secs, c0));
         }
     }
-    syms.push(section_sym(&secs, rel_action));
+    syms.push(section_sym(secs, ix.rel_action));
     let first_global = syms.len();
     for (i, k) in ks.iter().enumerate() {
         if k.visible {
@@ -555,132 +680,161 @@ pub fn write(spec: &CubinSpec) -> Vec<u8> {
         syms.extend(handle_syms(spec, true));
     }
     syms.extend(handle_syms(spec, false));
+    let mut symbols = Symbols {
+        syms,
+        ksym,
+        first_global,
+    };
     if let Some(order) = &spec.symbol_order {
+        symbols.reorder_locals(order, ks);
+    }
+    symbols
+}
+
+impl Symbols {
+    /// Step 2 of `write`, last: sort the local symbols by their place in `order` (names not
+    /// listed last, in their order) and find the LOCAL kernels' symbols again.
+    fn reorder_locals(&mut self, order: &[String], ks: &[&KernelSpec]) {
         let rank = |s: &Sym| {
             order
                 .iter()
                 .position(|n| *n == s.name)
                 .unwrap_or(usize::MAX)
         };
-        syms[1..first_global].sort_by_key(rank);
+        let first_global = self.first_global;
+        self.syms[1..first_global].sort_by_key(rank);
         for (i, k) in ks.iter().enumerate() {
             if !k.visible {
-                ksym[i] = syms[..first_global]
+                self.ksym[i] = self.syms[..first_global]
                     .iter()
                     .position(|s| s.name == k.name && s.info & 0xf == elf::STT_FUNC)
-                    .unwrap_or(ksym[i]);
+                    .unwrap_or(self.ksym[i]);
             }
         }
     }
-    let sym_of = |name: &str| syms.iter().position(|s| s.name == name).unwrap_or(0);
+}
 
-    // 3. String tables, interned in ptxas's order.
-    let (shs, strs) = intern_strings(spec, &ks, &data_secs, &drel, &krel, &kcrel, &secs, &syms);
-
-    // 4. Contents.
-    secs[shstrtab].data = shs.bytes.clone();
-    secs[strtab].data = strs.bytes.clone();
-    secs[symtab].link = strtab as u32;
-    secs[symtab].info = first_global as u32;
-    secs[symtab].entsize = 24;
-    secs[symtab].data = syms
+/// Step 4a of `write`: the contents of `.shstrtab`, `.strtab` and `.symtab`.
+fn symbol_and_string_tables(
+    secs: &mut [Sec],
+    ix: &SectionIndices,
+    symbols: &Symbols,
+    shs: &StrTab,
+    strs: &StrTab,
+) {
+    secs[ix.shstrtab].data = shs.bytes.clone();
+    secs[ix.strtab].data = strs.bytes.clone();
+    let symtab = &mut secs[ix.symtab];
+    symtab.link = ix.strtab as u32;
+    symtab.info = symbols.first_global as u32;
+    symtab.entsize = 24;
+    symtab.data = symbols
+        .syms
         .iter()
-        .flat_map(|s| {
-            let mut e = Vec::with_capacity(24);
-            e.extend_from_slice(&strs.get(&s.name).to_le_bytes());
-            e.push(s.info);
-            e.push(s.other);
-            e.extend_from_slice(&s.shndx.to_le_bytes());
-            e.extend_from_slice(&s.value.to_le_bytes());
-            e.extend_from_slice(&s.size.to_le_bytes());
-            e
-        })
+        .flat_map(|s| symbol_entry(strs.get(&s.name), s.info, s.other, s.shndx, s.value, s.size))
         .collect();
-    let module_info = module_info(&ks, &ksym, sym_of);
-    secs[info].data = eiattr::encode(&module_info);
-    secs[info].link = symtab as u32;
+}
+
+/// Step 4b of `write`: the module's and each kernel's `.nv.info` records, and the
+/// relocation-action table.
+fn info_sections(ks: &[&KernelSpec], secs: &mut [Sec], ix: &SectionIndices, symbols: &Symbols) {
+    let module_info = module_info(ks, &symbols.ksym, |n| symbols.index_of(n));
+    secs[ix.info].data = eiattr::encode(&module_info);
+    secs[ix.info].link = ix.symtab as u32;
     for (i, k) in ks.iter().enumerate() {
-        let c0_sym = kc0[i].map_or(0, |c0| sym_of(&secs[c0].name) as u32);
-        let s = &mut secs[kinfo[i]];
-        s.link = symtab as u32;
-        s.info = ktext[i] as u32;
-        let externs: Vec<u32> = k.externs.iter().map(|n| sym_of(n) as u32).collect();
+        let c0_sym = ix.kc0[i].map_or(0, |c0| symbols.index_of(&secs[c0].name) as u32);
+        let s = &mut secs[ix.kinfo[i]];
+        s.link = ix.symtab as u32;
+        s.info = ix.ktext[i] as u32;
+        let externs: Vec<u32> = k
+            .externs
+            .iter()
+            .map(|n| symbols.index_of(n) as u32)
+            .collect();
         s.data = eiattr::encode(&kernel_info(k, c0_sym, &externs));
     }
-    secs[rel_action].data = rel_action_table();
-    secs[rel_action].entsize = 8;
-    let rel_entries = |relocs: &[RelocSpec]| -> Vec<u8> {
-        relocs
-            .iter()
-            .flat_map(|r| {
-                let mut e = r.offset.to_le_bytes().to_vec();
-                let info = ((sym_of(&r.symbol) as u64) << 32) | u64::from(r.rtype);
-                e.extend_from_slice(&info.to_le_bytes());
-                e
-            })
-            .collect()
+    secs[ix.rel_action].data = rel_action_table();
+    secs[ix.rel_action].entsize = 8;
+}
+
+/// Step 4c of `write`: the entries of the module data's and each kernel's relocation
+/// sections, linked to `.symtab` and to the section they patch.
+fn relocation_sections(
+    ks: &[&KernelSpec],
+    secs: &mut [Sec],
+    ix: &SectionIndices,
+    symbols: &Symbols,
+) {
+    let entry = |e: &mut Vec<u8>, offset: u64, symbol: &str, rtype: u32, addend: Option<i64>| {
+        reloc_entry(e, offset, symbols.index_of(symbol) as u32, rtype, addend);
     };
-    for (ri, d) in &drel {
-        let data: Vec<u8> = d
-            .relocs
-            .iter()
-            .flat_map(|r| {
-                let mut e = r.offset.to_le_bytes().to_vec();
-                let info = ((sym_of(&r.symbol) as u64) << 32) | u64::from(r.rtype);
-                e.extend_from_slice(&info.to_le_bytes());
-                if d.rela {
-                    e.extend_from_slice(&r.addend.to_le_bytes());
-                }
-                e
-            })
-            .collect();
-        let target = data_index(&d.section).unwrap_or(0);
+    for (ri, d) in &ix.drel {
+        let mut data = Vec::new();
+        for r in &d.relocs {
+            entry(
+                &mut data,
+                r.offset,
+                &r.symbol,
+                r.rtype,
+                d.rela.then_some(r.addend),
+            );
+        }
+        let target = ix.data_index(&d.section).unwrap_or(0);
         let s = &mut secs[*ri];
         s.data = data;
-        s.link = symtab as u32;
+        s.link = ix.symtab as u32;
         s.info = target as u32;
     }
     for (i, k) in ks.iter().enumerate() {
         for (ri, relocs, target) in [
-            (krel[i], &k.relocs, ktext[i]),
-            (kcrel[i], &k.const0_relocs, kc0[i].unwrap_or(0)),
+            (ix.krel[i], &k.relocs, ix.ktext[i]),
+            (ix.kcrel[i], &k.const0_relocs, ix.kc0[i].unwrap_or(0)),
         ] {
             if let Some(ri) = ri {
-                let data = rel_entries(relocs);
+                let mut data = Vec::new();
+                for r in relocs {
+                    entry(&mut data, r.offset, &r.symbol, r.rtype, None);
+                }
                 let s = &mut secs[ri];
                 s.data = data;
-                s.link = symtab as u32;
+                s.link = ix.symtab as u32;
                 s.info = target as u32;
                 s.entsize = 16;
             }
         }
-        if let Some(ci) = kc2[i] {
-            secs[ci].info = ktext[i] as u32;
+    }
+}
+
+/// Step 4d of `write`: each kernel's sections point at its code (`sh_info`), and the code
+/// at its kernel symbol and register count.
+fn kernel_section_links(
+    ks: &[&KernelSpec],
+    secs: &mut [Sec],
+    ix: &SectionIndices,
+    symbols: &Symbols,
+) {
+    for (i, k) in ks.iter().enumerate() {
+        if let Some(ci) = ix.kc2[i] {
+            secs[ci].info = ix.ktext[i] as u32;
         }
-        if let Some(c0) = kc0[i] {
-            secs[c0].info = ktext[i] as u32;
+        if let Some(c0) = ix.kc0[i] {
+            secs[c0].info = ix.ktext[i] as u32;
         }
-        secs[ktext[i]].link = symtab as u32;
-        secs[ktext[i]].info = (k.regcount << 24) | ksym[i] as u32;
-        for si in [kshared[i], klocal[i]].into_iter().flatten() {
-            secs[si].info = ktext[i] as u32;
+        secs[ix.ktext[i]].link = ix.symtab as u32;
+        secs[ix.ktext[i]].info = (k.regcount << 24) | symbols.ksym[i] as u32;
+        for si in [ix.kshared[i], ix.klocal[i]].into_iter().flatten() {
+            secs[si].info = ix.ktext[i] as u32;
         }
     }
-
-    // 5. Layout and bytes.
-    elf_image(spec, &secs, shstrtab, &shs)
 }
 
 /// Step 3 of `write`: the section-name and symbol-name string tables, interned in
 /// ptxas's order (`shs`: `.shstrtab`, `strs`: `.strtab`).
-#[allow(clippy::too_many_arguments)] // the section indices `write` laid out in step 1
 fn intern_strings(
     spec: &CubinSpec,
     ks: &[&KernelSpec],
-    data_secs: &[(&str, &DataSpec, u32, u64)],
-    drel: &[(usize, &DataRelocs)],
-    krel: &[Option<usize>],
-    kcrel: &[Option<usize>],
+    data_secs: &[DataSec],
+    ix: &SectionIndices,
     secs: &[Sec],
     syms: &[Sym],
 ) -> (StrTab, StrTab) {
@@ -754,7 +908,7 @@ fn intern_strings(
         if table_first {
             constant2(&mut shs, &mut strs);
         }
-        if krel[i].is_some() {
+        if ix.krel[i].is_some() {
             shs.add(&format!(".rel.text.{}", k.name));
             strs.add(&format!(".rel.text.{}", k.name));
         }
@@ -774,14 +928,14 @@ fn intern_strings(
             strs.add(&n);
         }
     }
-    for (ri, _) in drel {
+    for (ri, _) in &ix.drel {
         shs.add(&secs[*ri].name);
         strs.add(&secs[*ri].name);
     }
     // ptxas 11.8 interns a kernel's `.rel.nv.constant0` before `.nv.rel.action` when the
     // relocations are texture or surface slots.
     for (i, k) in ks.iter().enumerate() {
-        if kcrel[i].is_some() && has_reference_slots(k) {
+        if ix.kcrel[i].is_some() && has_reference_slots(k) {
             shs.add(&format!(".rel.nv.constant0.{}", k.name));
             strs.add(&format!(".rel.nv.constant0.{}", k.name));
         }
@@ -789,7 +943,7 @@ fn intern_strings(
     shs.add(".nv.rel.action");
     strs.add(".nv.rel.action");
     for (i, k) in ks.iter().enumerate() {
-        if kcrel[i].is_some() {
+        if ix.kcrel[i].is_some() {
             shs.add(&format!(".rel.nv.constant0.{}", k.name));
             strs.add(&format!(".rel.nv.constant0.{}", k.name));
         }
@@ -861,21 +1015,75 @@ fn module_info(
 /// Step 5 of `write`: lay the sections out and emit the ELF header, section bytes, section
 /// headers and program headers.
 fn elf_image(spec: &CubinSpec, secs: &[Sec], shstrtab: usize, shs: &StrTab) -> Vec<u8> {
-    let mut offsets = vec![0u64; secs.len()];
-    let mut pos = 64u64;
-    for (i, s) in secs.iter().enumerate().skip(1) {
-        let off = align_up(pos, s.align);
-        offsets[i] = off;
-        // A NOBITS section takes no bytes, but its aligned offset still moves the cursor.
-        pos = if s.sh_type == elf::SHT_NOBITS {
-            off
-        } else {
-            off + s.size()
-        };
-    }
-    let shoff = align_up(pos, 8);
+    let layout: Vec<SectionLayout> = secs
+        .iter()
+        .enumerate()
+        .map(|(i, s)| SectionLayout {
+            name: if i == 0 { 0 } else { shs.get(&s.name) },
+            sh_type: s.sh_type,
+            flags: s.flags,
+            size: s.size(),
+            link: s.link,
+            info: s.info,
+            align: s.align,
+            entsize: s.entsize,
+            data: (s.sh_type != elf::SHT_NOBITS).then_some(&s.data[..]),
+        })
+        .collect();
+    let (offsets, shoff) = section_offsets(&layout);
     let phoff = shoff + secs.len() as u64 * 64;
+    let loads = load_segments(secs, &offsets);
+    let phnum = loads.len() as u64 + 2;
+    let phsize = phnum * 56;
 
+    let mut out = Vec::with_capacity((phoff + phsize) as usize);
+    let mut ident = [0u8; 16];
+    ident[..4].copy_from_slice(&elf::ELFMAG);
+    ident[4..9].copy_from_slice(&[
+        elf::ELFCLASS64,
+        elf::ELFDATA2LSB,
+        elf::EV_CURRENT,
+        0x33,
+        spec.abi_version,
+    ]);
+    let mut flags = elf_flags(spec.arch, spec.ptx_arch, spec.address_bits);
+    if spec.texmode_independent {
+        flags = flags & !0x100 | 0x200;
+    }
+    let header = ElfHeader {
+        e_type: elf::ET_EXEC,
+        version: TOOLKIT_VERSION,
+        phoff,
+        shoff,
+        flags,
+        phnum: phnum as u16,
+        shnum: secs.len() as u16,
+        shstrndx: shstrtab as u16,
+    };
+    elf_header(&mut out, &ident, &header);
+    sections_and_headers(&mut out, &layout, &offsets, shoff);
+    let mut ph = |p_type: u32, flags: u32, off: u64, filesz: u64, memsz: u64| {
+        out.extend_from_slice(&p_type.to_le_bytes());
+        out.extend_from_slice(&flags.to_le_bytes());
+        out.extend_from_slice(&off.to_le_bytes());
+        out.extend_from_slice(&0u64.to_le_bytes());
+        out.extend_from_slice(&0u64.to_le_bytes());
+        out.extend_from_slice(&filesz.to_le_bytes());
+        out.extend_from_slice(&memsz.to_le_bytes());
+        out.extend_from_slice(&8u64.to_le_bytes());
+    };
+    ph(elf::PT_PHDR, elf::PF_R | elf::PF_X, phoff, phsize, phsize);
+    for (flags, off, filesz, memsz) in loads {
+        ph(elf::PT_LOAD, flags, off, filesz, memsz);
+    }
+    ph(elf::PT_LOAD, elf::PF_R | elf::PF_X, phoff, phsize, phsize);
+    out
+}
+
+/// The LOAD segments over the sections (flags, offset, file size, memory size): a read-only
+/// one over constants and code, and a read-write one over globals, shared and local memory
+/// when there are any.
+fn load_segments(secs: &[Sec], offsets: &[u64]) -> Vec<(u32, u64, u64, u64)> {
     let ro: Vec<usize> = secs
         .iter()
         .enumerate()
@@ -913,77 +1121,7 @@ fn elf_image(spec: &CubinSpec, secs: &[Sec], shstrtab: usize, shs: &StrTab) -> V
         }
         loads.push((elf::PF_R | elf::PF_W, start, file_end - start, mem - start));
     }
-    let phnum = loads.len() as u64 + 2;
-    let phsize = phnum * 56;
-
-    let mut out = Vec::with_capacity((phoff + phsize) as usize);
-    // ELF header.
-    out.extend_from_slice(&elf::ELFMAG);
-    out.extend_from_slice(&[
-        elf::ELFCLASS64,
-        elf::ELFDATA2LSB,
-        elf::EV_CURRENT,
-        0x33,
-        spec.abi_version,
-    ]);
-    out.resize(16, 0);
-    out.extend_from_slice(&elf::ET_EXEC.to_le_bytes());
-    out.extend_from_slice(&super::EM_CUDA.to_le_bytes());
-    out.extend_from_slice(&TOOLKIT_VERSION.to_le_bytes());
-    out.extend_from_slice(&0u64.to_le_bytes()); // entry
-    out.extend_from_slice(&phoff.to_le_bytes());
-    out.extend_from_slice(&shoff.to_le_bytes());
-    let mut flags = elf_flags(spec.arch, spec.ptx_arch, spec.address_bits);
-    if spec.texmode_independent {
-        flags = flags & !0x100 | 0x200;
-    }
-    out.extend_from_slice(&flags.to_le_bytes());
-    for h in [
-        64u16,
-        56,
-        phnum as u16,
-        64,
-        secs.len() as u16,
-        shstrtab as u16,
-    ] {
-        out.extend_from_slice(&h.to_le_bytes());
-    }
-    for (i, s) in secs.iter().enumerate().skip(1) {
-        if s.sh_type != elf::SHT_NOBITS {
-            out.resize(offsets[i] as usize, 0);
-            out.extend_from_slice(&s.data);
-        }
-    }
-    out.resize(shoff as usize, 0);
-    for (i, s) in secs.iter().enumerate() {
-        let name = if i == 0 { 0 } else { shs.get(&s.name) };
-        out.extend_from_slice(&name.to_le_bytes());
-        out.extend_from_slice(&s.sh_type.to_le_bytes());
-        out.extend_from_slice(&s.flags.to_le_bytes());
-        out.extend_from_slice(&0u64.to_le_bytes()); // addr
-        out.extend_from_slice(&offsets[i].to_le_bytes());
-        out.extend_from_slice(&s.size().to_le_bytes());
-        out.extend_from_slice(&s.link.to_le_bytes());
-        out.extend_from_slice(&s.info.to_le_bytes());
-        out.extend_from_slice(&s.align.to_le_bytes());
-        out.extend_from_slice(&s.entsize.to_le_bytes());
-    }
-    let mut ph = |p_type: u32, flags: u32, off: u64, filesz: u64, memsz: u64| {
-        out.extend_from_slice(&p_type.to_le_bytes());
-        out.extend_from_slice(&flags.to_le_bytes());
-        out.extend_from_slice(&off.to_le_bytes());
-        out.extend_from_slice(&0u64.to_le_bytes());
-        out.extend_from_slice(&0u64.to_le_bytes());
-        out.extend_from_slice(&filesz.to_le_bytes());
-        out.extend_from_slice(&memsz.to_le_bytes());
-        out.extend_from_slice(&8u64.to_le_bytes());
-    };
-    ph(elf::PT_PHDR, elf::PF_R | elf::PF_X, phoff, phsize, phsize);
-    for (flags, off, filesz, memsz) in loads {
-        ph(elf::PT_LOAD, flags, off, filesz, memsz);
-    }
-    ph(elf::PT_LOAD, elf::PF_R | elf::PF_X, phoff, phsize, phsize);
-    out
+    loads
 }
 
 /// ELF `e_flags` for a ptxas 11.8 cubin: SM in bits 0..7, the PTX `.target` SM in bits
