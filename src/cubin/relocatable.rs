@@ -52,6 +52,10 @@
 //! code here is the whole-program code, relocated.
 
 use super::eiattr::{self, Attribute};
+use super::encode::{
+    elf_header, reloc_entry, section_offsets, sections_and_headers, symbol_entry, ElfHeader,
+    SectionLayout,
+};
 use super::{elf, read, sht, CubinError, Section, Symbol};
 
 /// `ET_REL`.
@@ -110,23 +114,74 @@ pub fn relocatable(exec: &[u8], globals: &[String]) -> Result<Vec<u8>, CubinErro
         )));
     }
     let mut secs: Vec<Section> = c.sections.clone();
-    let symtab = secs
-        .iter()
-        .position(|s| s.sh_type == elf::SHT_SYMTAB)
-        .ok_or_else(|| malformed("no .symtab".into()))?;
-    let strtab = secs[symtab].link as usize;
-    let shstrtab = secs
-        .iter()
-        .position(|s| s.name == ".shstrtab")
-        .ok_or_else(|| malformed("no .shstrtab".into()))?;
-    if strtab >= secs.len() {
-        return Err(malformed(".symtab links to no string table".into()));
-    }
-
+    let tables = Tables::find(&secs)?;
     // 1. Symbols: insert the parameter-bank symbols, retype variables, bind the visible ones
     // GLOBAL (after every LOCAL symbol, as ELF requires), map old to new indices.
-    let mut syms = symbols_with_params(&c, &secs, globals);
-    // LOCAL symbols first (the null symbol stays at 0), each group in its order.
+    let (syms, first_global, renumber) = object_symbols(&c, &secs, globals);
+    // 2. Relocations: renumber symbols; collect call edges for the call graph.
+    let (edges, externs) = renumber_relocations(&c, &mut secs, &syms, &renumber)?;
+    // 2b. Uses of `.const` variables get relocations.
+    relocate_constants(&mut secs, &syms, tables.symtab);
+    // 3. Sections: types, the call graph, `.text` symbol indices, `.nv.info` records.
+    object_sections(&mut secs, &edges, tables.symtab, &renumber)?;
+    object_info(&mut secs, &syms, &externs, &renumber)?;
+    // 4. String tables: the writer's, plus any name it lacks.
+    let sec_names = string_and_symbol_tables(&mut secs, &tables, &syms, first_global);
+    // 5. Bytes: header, section data at their alignments, section headers (8-aligned).
+    Ok(elf_bytes(exec, &c, &secs, tables.shstrtab, &sec_names))
+}
+
+/// The indices of the executable's `.symtab`, `.strtab` (its link) and `.shstrtab`.
+struct Tables {
+    symtab: usize,
+    strtab: usize,
+    shstrtab: usize,
+}
+
+impl Tables {
+    /// Find the three tables in `secs`, or say which is missing.
+    fn find(secs: &[Section]) -> Result<Tables, CubinError> {
+        let symtab = secs
+            .iter()
+            .position(|s| s.sh_type == elf::SHT_SYMTAB)
+            .ok_or_else(|| malformed("no .symtab".into()))?;
+        let strtab = secs[symtab].link as usize;
+        let shstrtab = secs
+            .iter()
+            .position(|s| s.name == ".shstrtab")
+            .ok_or_else(|| malformed("no .shstrtab".into()))?;
+        if strtab >= secs.len() {
+            return Err(malformed(".symtab links to no string table".into()));
+        }
+        Ok(Tables {
+            symtab,
+            strtab,
+            shstrtab,
+        })
+    }
+}
+
+/// Each old symbol index's new one (step 1 of `relocatable`).
+struct Renumbering(Vec<u32>);
+
+impl Renumbering {
+    /// The new index of the symbol that had index `old`.
+    fn remap(&self, old: u32) -> Result<u32, CubinError> {
+        self.0
+            .get(old as usize)
+            .copied()
+            .ok_or_else(|| malformed(format!("symbol index {old} out of range")))
+    }
+}
+
+/// Step 1 of `relocatable`: the object's symbols, LOCAL ones first (the null symbol stays
+/// at 0), each group in its order; the index of the first GLOBAL one; the renumbering.
+fn object_symbols(
+    c: &super::Cubin,
+    secs: &[Section],
+    globals: &[String],
+) -> (Vec<Symbol>, usize, Renumbering) {
+    let mut syms = symbols_with_params(c, secs, globals);
     syms.sort_by_key(|(_, s)| s.info >> 4 != 0);
     let first_global = syms
         .iter()
@@ -139,33 +194,40 @@ pub fn relocatable(exec: &[u8], globals: &[String]) -> Result<Vec<u8>, CubinErro
         }
     }
     let syms: Vec<Symbol> = syms.into_iter().map(|(_, s)| s).collect();
-    let remap = |old: u32| -> Result<u32, CubinError> {
-        new_index
-            .get(old as usize)
-            .copied()
-            .ok_or_else(|| malformed(format!("symbol index {old} out of range")))
-    };
+    (syms, first_global, Renumbering(new_index))
+}
 
-    // 2. Relocations: renumber symbols; collect call edges for the call graph.
+/// Step 2 of `relocatable`: every relocation section's entries rewritten with the new
+/// symbol indices; the call edges `(caller, callee)` for the call graph, and the undefined
+/// functions each text section calls `(text section, callee)`.
+#[allow(clippy::type_complexity)] // two lists of index pairs
+fn renumber_relocations(
+    c: &super::Cubin,
+    secs: &mut [Section],
+    syms: &[Symbol],
+    renumber: &Renumbering,
+) -> Result<(Vec<(u32, u32)>, Vec<(usize, u32)>), CubinError> {
     let mut edges: Vec<(u32, u32)> = Vec::new();
     let mut externs: Vec<(usize, u32)> = Vec::new(); // (text section, callee symbol)
     for r in &c.relocations {
         let rela = secs[r.section].sh_type == elf::SHT_RELA;
         let mut data = Vec::new();
         for e in &r.relocs {
-            let sym = remap(e.sym)?;
-            data.extend_from_slice(&e.offset.to_le_bytes());
-            data.extend_from_slice(&((u64::from(sym) << 32) | u64::from(e.rtype)).to_le_bytes());
-            if rela {
-                data.extend_from_slice(&e.addend.unwrap_or(0).to_le_bytes());
-            }
+            let sym = renumber.remap(e.sym)?;
+            reloc_entry(
+                &mut data,
+                e.offset,
+                sym,
+                e.rtype,
+                rela.then_some(e.addend.unwrap_or(0)),
+            );
         }
         secs[r.section].data = data;
         let target = &secs[r.target];
         if target.flags & u64::from(elf::SHF_EXECINSTR) == 0 {
             continue;
         }
-        let caller = remap(target.info & 0x00ff_ffff)?;
+        let caller = renumber.remap(target.info & 0x00ff_ffff)?;
         // A call: a `JCAL`'s relocation, or any code relocation against a function.
         let is_function = |e: &super::Reloc| {
             c.symbols
@@ -179,7 +241,7 @@ pub fn relocatable(exec: &[u8], globals: &[String]) -> Result<Vec<u8>, CubinErro
             .collect();
         calls.sort_by_key(|e| e.offset);
         for e in calls {
-            let callee = remap(e.sym)?;
+            let callee = renumber.remap(e.sym)?;
             if !edges.contains(&(caller, callee)) {
                 edges.push((caller, callee));
             }
@@ -188,11 +250,14 @@ pub fn relocatable(exec: &[u8], globals: &[String]) -> Result<Vec<u8>, CubinErro
             }
         }
     }
+    Ok((edges, externs))
+}
 
-    // 2b. Uses of `.const` variables: nvlink places each object's `.nv.constant3` in the
-    // linked bank 3, so every operand naming bank 3 gets a relocation against the variable it
-    // lies in (the field cleared, the offset in the variable as the addend), in a new
-    // `.rela.text.<k>` after the other sections (section indices stay as they are).
+/// Step 2b of `relocatable`: nvlink places each object's `.nv.constant3` in the linked
+/// bank 3, so every operand naming bank 3 gets a relocation against the variable it lies in
+/// (the field cleared, the offset in the variable as the addend), in a new
+/// `.rela.text.<k>` after the other sections (section indices stay as they are).
+fn relocate_constants(secs: &mut Vec<Section>, syms: &[Symbol], symtab: usize) {
     let constants: Vec<(u32, u64, u64)> = syms
         .iter()
         .enumerate()
@@ -204,53 +269,61 @@ pub fn relocatable(exec: &[u8], globals: &[String]) -> Result<Vec<u8>, CubinErro
         })
         .map(|(i, s)| (i as u32, s.value, s.size))
         .collect();
-    if !constants.is_empty() {
-        let texts: Vec<usize> = (1..secs.len())
-            .filter(|&i| secs[i].flags & u64::from(elf::SHF_EXECINSTR) != 0)
-            .collect();
-        for t in texts {
-            let mut relas: Vec<u8> = Vec::new();
-            let mut data = std::mem::take(&mut secs[t].data);
-            for (n, chunk) in data.chunks_exact_mut(8).enumerate() {
-                if n % 4 == 0 {
-                    continue; // a control word
-                }
-                let word = u64::from_le_bytes(chunk.try_into().unwrap_or_default());
-                let Some((rtype, offset, clear)) = bank3_operand(word) else {
-                    continue;
-                };
-                let Some(&(sym, value, _)) = constants
-                    .iter()
-                    .rfind(|(_, v, size)| *v <= offset && offset < v + (*size).max(1))
-                else {
-                    continue;
-                };
-                chunk.copy_from_slice(&(word & !clear).to_le_bytes());
-                relas.extend_from_slice(&(n as u64 * 8).to_le_bytes());
-                relas.extend_from_slice(&((u64::from(sym) << 32) | u64::from(rtype)).to_le_bytes());
-                relas.extend_from_slice(&((offset - value) as i64).to_le_bytes());
+    if constants.is_empty() {
+        return;
+    }
+    let texts: Vec<usize> = (1..secs.len())
+        .filter(|&i| secs[i].flags & u64::from(elf::SHF_EXECINSTR) != 0)
+        .collect();
+    for t in texts {
+        let mut relas: Vec<u8> = Vec::new();
+        let mut data = std::mem::take(&mut secs[t].data);
+        for (n, chunk) in data.chunks_exact_mut(8).enumerate() {
+            if n % 4 == 0 {
+                continue; // a control word
             }
-            secs[t].data = data;
-            if !relas.is_empty() {
-                let name = format!(".rela{}", secs[t].name);
-                secs.push(Section {
-                    name,
-                    sh_type: elf::SHT_RELA,
-                    flags: 0,
-                    addr: 0,
-                    offset: 0,
-                    size: relas.len() as u64,
-                    link: symtab as u32,
-                    info: t as u32,
-                    align: 8,
-                    entsize: 24,
-                    data: relas,
-                });
-            }
+            let word = u64::from_le_bytes(chunk.try_into().unwrap_or_default());
+            let Some((rtype, offset, clear)) = bank3_operand(word) else {
+                continue;
+            };
+            let Some(&(sym, value, _)) = constants
+                .iter()
+                .rfind(|(_, v, size)| *v <= offset && offset < v + (*size).max(1))
+            else {
+                continue;
+            };
+            chunk.copy_from_slice(&(word & !clear).to_le_bytes());
+            let addend = (offset - value) as i64;
+            reloc_entry(&mut relas, n as u64 * 8, sym, rtype, Some(addend));
+        }
+        secs[t].data = data;
+        if !relas.is_empty() {
+            let name = format!(".rela{}", secs[t].name);
+            secs.push(Section {
+                name,
+                sh_type: elf::SHT_RELA,
+                flags: 0,
+                addr: 0,
+                offset: 0,
+                size: relas.len() as u64,
+                link: symtab as u32,
+                info: t as u32,
+                align: 8,
+                entsize: 24,
+                data: relas,
+            });
         }
     }
+}
 
-    // 3. Sections: types, the call graph, `.text` symbol indices, `.nv.info` records.
+/// Step 3a of `relocatable`: the object's section types, `.nv.rel.action` replaced by the
+/// call graph, and each `.text`'s kernel symbol renumbered.
+fn object_sections(
+    secs: &mut [Section],
+    edges: &[(u32, u32)],
+    symtab: usize,
+    renumber: &Renumbering,
+) -> Result<(), CubinError> {
     for s in secs.iter_mut().skip(1) {
         if let Some(t) = object_type(&s.name) {
             s.sh_type = t;
@@ -270,65 +343,31 @@ pub fn relocatable(exec: &[u8], globals: &[String]) -> Result<Vec<u8>, CubinErro
                 .collect();
         }
         if s.flags & u64::from(elf::SHF_EXECINSTR) != 0 {
-            s.info = (s.info & 0xff00_0000) | remap(s.info & 0x00ff_ffff)?;
+            s.info = (s.info & 0xff00_0000) | renumber.remap(s.info & 0x00ff_ffff)?;
         }
     }
+    Ok(())
+}
+
+/// Step 3b of `relocatable`: every `.nv.info*` section's records with their symbols
+/// renumbered; the module's without MIN_STACK_SIZE and with a register count for each
+/// function of its own section, each kernel's with the undefined functions it calls.
+fn object_info(
+    secs: &mut [Section],
+    syms: &[Symbol],
+    externs: &[(usize, u32)],
+    renumber: &Renumbering,
+) -> Result<(), CubinError> {
     for i in 1..secs.len() {
         if secs[i].sh_type != sht::CUDA_INFO {
             continue;
         }
         let name = secs[i].name.clone();
         let mut attrs = eiattr::decode(&name, &secs[i].data)?;
-        for a in attrs.iter_mut() {
-            match a {
-                Attribute::RegCount { sym, .. }
-                | Attribute::MaxStackSize { sym, .. }
-                | Attribute::MinStackSize { sym, .. }
-                | Attribute::FrameSize { sym, .. }
-                | Attribute::ParamCbank { sym, .. } => *sym = remap(*sym)?,
-                Attribute::Other { code, payload, .. } if *code == EIATTR_EXTERNS => {
-                    let mut out = Vec::with_capacity(payload.len());
-                    for w in payload.chunks(4) {
-                        let old = u32::from_le_bytes(w.try_into().map_err(|_| {
-                            malformed(format!("{name}: EIATTR_EXTERNS is not a list of words"))
-                        })?);
-                        out.extend_from_slice(&remap(old)?.to_le_bytes());
-                    }
-                    *payload = out;
-                }
-                _ => {}
-            }
-        }
+        renumber_attributes(&name, &mut attrs, renumber)?;
         if name == ".nv.info" {
             attrs.retain(|a| !matches!(a, Attribute::MinStackSize { .. }));
-            // Functions with their own code section get a register count too.
-            let mut out = Vec::with_capacity(attrs.len());
-            let mut counted: Vec<u32> = attrs
-                .iter()
-                .filter_map(|a| match a {
-                    Attribute::RegCount { sym, .. } => Some(*sym),
-                    _ => None,
-                })
-                .collect();
-            for a in attrs {
-                if let Attribute::MaxStackSize { sym, .. } = a {
-                    let s = &syms[sym as usize];
-                    let text = secs.get(usize::from(s.shndx));
-                    if let Some(t) = text.filter(|t| {
-                        !counted.contains(&sym)
-                            && t.name == format!(".text.{}", s.name)
-                            && s.value == 0
-                    }) {
-                        out.push(Attribute::RegCount {
-                            sym,
-                            count: t.info >> 24,
-                        });
-                        counted.push(sym);
-                    }
-                }
-                out.push(a);
-            }
-            attrs = out;
+            attrs = with_function_regcounts(attrs, syms, secs);
         } else {
             let text = secs[i].info as usize;
             let list: Vec<u32> = externs
@@ -336,28 +375,112 @@ pub fn relocatable(exec: &[u8], globals: &[String]) -> Result<Vec<u8>, CubinErro
                 .filter(|(t, _)| *t == text)
                 .map(|&(_, s)| s)
                 .collect();
-            let listed = attrs
-                .iter()
-                .any(|a| matches!(a, Attribute::Other { code, .. } if *code == EIATTR_EXTERNS));
-            if !list.is_empty() && !listed {
-                let at = attrs
-                    .iter()
-                    .position(|a| matches!(a, Attribute::ExitInstrOffsets(_)))
-                    .unwrap_or(attrs.len());
-                attrs.insert(
-                    at,
-                    Attribute::Other {
-                        format: eiattr::Format::Sval,
-                        code: EIATTR_EXTERNS,
-                        payload: list.iter().flat_map(|s| s.to_le_bytes()).collect(),
-                    },
-                );
-            }
+            add_externs(&mut attrs, &list);
         }
         secs[i].data = eiattr::encode(&attrs);
     }
+    Ok(())
+}
 
-    // 4. String tables: the writer's, plus any name it lacks.
+/// The symbol indices in the records of the `.nv.info*` section `name`, renumbered.
+fn renumber_attributes(
+    name: &str,
+    attrs: &mut [Attribute],
+    renumber: &Renumbering,
+) -> Result<(), CubinError> {
+    for a in attrs.iter_mut() {
+        match a {
+            Attribute::RegCount { sym, .. }
+            | Attribute::MaxStackSize { sym, .. }
+            | Attribute::MinStackSize { sym, .. }
+            | Attribute::FrameSize { sym, .. }
+            | Attribute::ParamCbank { sym, .. } => *sym = renumber.remap(*sym)?,
+            Attribute::Other { code, payload, .. } if *code == EIATTR_EXTERNS => {
+                let mut out = Vec::with_capacity(payload.len());
+                for w in payload.chunks(4) {
+                    let old = u32::from_le_bytes(w.try_into().map_err(|_| {
+                        malformed(format!("{name}: EIATTR_EXTERNS is not a list of words"))
+                    })?);
+                    out.extend_from_slice(&renumber.remap(old)?.to_le_bytes());
+                }
+                *payload = out;
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// The module `.nv.info` records with a REGCOUNT before the first stack record of each
+/// function that has its own code section (its register count from that section's
+/// `sh_info`) and none yet.
+fn with_function_regcounts(
+    attrs: Vec<Attribute>,
+    syms: &[Symbol],
+    secs: &[Section],
+) -> Vec<Attribute> {
+    let mut out = Vec::with_capacity(attrs.len());
+    let mut counted: Vec<u32> = attrs
+        .iter()
+        .filter_map(|a| match a {
+            Attribute::RegCount { sym, .. } => Some(*sym),
+            _ => None,
+        })
+        .collect();
+    for a in attrs {
+        if let Attribute::MaxStackSize { sym, .. } = a {
+            let s = &syms[sym as usize];
+            let text = secs.get(usize::from(s.shndx));
+            if let Some(t) = text.filter(|t| {
+                !counted.contains(&sym) && t.name == format!(".text.{}", s.name) && s.value == 0
+            }) {
+                out.push(Attribute::RegCount {
+                    sym,
+                    count: t.info >> 24,
+                });
+                counted.push(sym);
+            }
+        }
+        out.push(a);
+    }
+    out
+}
+
+/// A kernel's `.nv.info.<k>` records with an EIATTR_EXTERNS of `list` (the undefined
+/// functions it calls) before its EXIT_INSTR_OFFSETS, unless it has one already.
+fn add_externs(attrs: &mut Vec<Attribute>, list: &[u32]) {
+    let listed = attrs
+        .iter()
+        .any(|a| matches!(a, Attribute::Other { code, .. } if *code == EIATTR_EXTERNS));
+    if !list.is_empty() && !listed {
+        let at = attrs
+            .iter()
+            .position(|a| matches!(a, Attribute::ExitInstrOffsets(_)))
+            .unwrap_or(attrs.len());
+        attrs.insert(
+            at,
+            Attribute::Other {
+                format: eiattr::Format::Sval,
+                code: EIATTR_EXTERNS,
+                payload: list.iter().flat_map(|s| s.to_le_bytes()).collect(),
+            },
+        );
+    }
+}
+
+/// Step 4 of `relocatable`: the string tables (the writer's, plus any name they lack) and
+/// `.symtab`'s entries; each section's name offset.
+fn string_and_symbol_tables(
+    secs: &mut [Section],
+    tables: &Tables,
+    syms: &[Symbol],
+    first_global: usize,
+) -> Vec<u32> {
+    let Tables {
+        symtab,
+        strtab,
+        shstrtab,
+    } = *tables;
     let mut strs = StrTab(secs[strtab].data.clone());
     let mut shs = if shstrtab == strtab {
         None
@@ -380,23 +503,12 @@ pub fn relocatable(exec: &[u8], globals: &[String]) -> Result<Vec<u8>, CubinErro
     secs[symtab].data = syms
         .iter()
         .zip(&sym_names)
-        .flat_map(|(s, &name)| {
-            let mut e = Vec::with_capacity(24);
-            e.extend_from_slice(&name.to_le_bytes());
-            e.push(s.info);
-            e.push(s.other);
-            e.extend_from_slice(&s.shndx.to_le_bytes());
-            e.extend_from_slice(&s.value.to_le_bytes());
-            e.extend_from_slice(&s.size.to_le_bytes());
-            e
-        })
+        .flat_map(|(s, &name)| symbol_entry(name, s.info, s.other, s.shndx, s.value, s.size))
         .collect();
-
-    // 5. Bytes: header, section data at their alignments, section headers (8-aligned).
-    Ok(elf_bytes(exec, &c, &secs, shstrtab, &sec_names))
+    sec_names
 }
 
-/// Step 1 of `relocatable`: every symbol of `c` (with its old index), variables retyped by
+/// Part of step 1 of `relocatable`: every symbol of `c` (with its old index), variables retyped by
 /// the memory they live in (`globals` bound GLOBAL), `.nv.rel.action`'s section symbol
 /// renamed `.nv.callgraph`, and after each `.nv.constant0.<k>` section symbol the new
 /// parameter-bank symbol (`_param`, or `_SREG` for a kernel without parameters).
@@ -479,54 +591,38 @@ fn elf_bytes(
     shstrtab: usize,
     sec_names: &[u32],
 ) -> Vec<u8> {
-    let mut offsets = vec![0u64; secs.len()];
-    let mut pos = 64u64;
-    for (i, s) in secs.iter().enumerate().skip(1) {
-        let off = pos.next_multiple_of(s.align.max(1));
-        offsets[i] = off;
-        pos = if sht::is_nobits(s.sh_type) {
-            off
-        } else {
-            off + s.data.len() as u64
-        };
-    }
-    let shoff = pos.next_multiple_of(8);
+    let layout: Vec<SectionLayout> = secs
+        .iter()
+        .zip(sec_names)
+        .map(|(s, &name)| {
+            let nobits = sht::is_nobits(s.sh_type);
+            SectionLayout {
+                name,
+                sh_type: s.sh_type,
+                flags: s.flags,
+                size: if nobits { s.size } else { s.data.len() as u64 },
+                link: s.link,
+                info: s.info,
+                align: s.align,
+                entsize: s.entsize,
+                data: (!nobits).then_some(&s.data[..]),
+            }
+        })
+        .collect();
+    let (offsets, shoff) = section_offsets(&layout);
     let mut out = Vec::with_capacity(shoff as usize + secs.len() * 64);
-    out.extend_from_slice(&exec[..16]);
-    out.extend_from_slice(&ET_REL.to_le_bytes());
-    out.extend_from_slice(&super::EM_CUDA.to_le_bytes());
-    out.extend_from_slice(&c.header.version.to_le_bytes());
-    out.extend_from_slice(&0u64.to_le_bytes()); // entry
-    out.extend_from_slice(&0u64.to_le_bytes()); // phoff
-    out.extend_from_slice(&shoff.to_le_bytes());
-    out.extend_from_slice(&c.header.flags.to_le_bytes());
-    for h in [64u16, 56, 0, 64, secs.len() as u16, shstrtab as u16] {
-        out.extend_from_slice(&h.to_le_bytes());
-    }
-    for (i, s) in secs.iter().enumerate().skip(1) {
-        if !sht::is_nobits(s.sh_type) {
-            out.resize(offsets[i] as usize, 0);
-            out.extend_from_slice(&s.data);
-        }
-    }
-    out.resize(shoff as usize, 0);
-    for (i, s) in secs.iter().enumerate() {
-        let size = if sht::is_nobits(s.sh_type) {
-            s.size
-        } else {
-            s.data.len() as u64
-        };
-        out.extend_from_slice(&sec_names[i].to_le_bytes());
-        out.extend_from_slice(&s.sh_type.to_le_bytes());
-        out.extend_from_slice(&s.flags.to_le_bytes());
-        out.extend_from_slice(&0u64.to_le_bytes()); // addr
-        out.extend_from_slice(&offsets[i].to_le_bytes());
-        out.extend_from_slice(&size.to_le_bytes());
-        out.extend_from_slice(&s.link.to_le_bytes());
-        out.extend_from_slice(&s.info.to_le_bytes());
-        out.extend_from_slice(&s.align.to_le_bytes());
-        out.extend_from_slice(&s.entsize.to_le_bytes());
-    }
+    let header = ElfHeader {
+        e_type: ET_REL,
+        version: c.header.version,
+        phoff: 0,
+        shoff,
+        flags: c.header.flags,
+        phnum: 0,
+        shnum: secs.len() as u16,
+        shstrndx: shstrtab as u16,
+    };
+    elf_header(&mut out, &exec[..16], &header);
+    sections_and_headers(&mut out, &layout, &offsets, shoff);
     out
 }
 
