@@ -418,6 +418,19 @@ fn res_name(r: Res) -> String {
     }
 }
 
+/// Step 5 of [`Checker::step`]: `stall` cycles pass: fixed-latency results come closer
+/// (those ready leave `st`), pending operations age.
+fn time_passes(st: &mut State, stall: u8) {
+    // (One pass: each entry's cycles go down, and it ends when none are left.)
+    st.fixed.retain_mut(|f| {
+        f.1 = f.1.saturating_sub(stall);
+        f.1 > 0
+    });
+    for op in st.ops.iter_mut() {
+        op.age = op.age.saturating_add(stall).min(AGE_CAP);
+    }
+}
+
 struct Checker<'a> {
     insts: &'a [Inst],
     ctrl: &'a [Ctrl],
@@ -459,11 +472,8 @@ impl<'a> Checker<'a> {
 
     /// Transfer one instruction over `st`; report only when `report`.
     fn step(&mut self, k: usize, st: &mut State, report: bool) {
-        let insts: &'a [Inst] = self.insts;
-        let inst = &insts[k];
+        let inst = &self.insts[k];
         let c = self.ctrl[k];
-        let accs: &'a [Access] = self.acc;
-        let acc = &accs[k];
         let variable = self.variable[k];
         // ptxas leaves the write barrier off some non-memory variable-latency instructions
         // (I2I, MUFU) and reads their result like a fixed-latency one: model them so.
@@ -471,6 +481,28 @@ impl<'a> Checker<'a> {
             variable && c.wbar.is_none() && !matches!(pipe(inst), "global" | "shared" | "LDC");
 
         // 1. Waits: the wait mask, and DEPBAR's own scoreboard set and counter.
+        self.waits(k, st, report);
+        // 2. Reads (nothing to do but report: the state does not change here).
+        if report {
+            self.reads(k, st);
+        }
+        // 3. Writes: pending results and pending source reads of earlier operations.
+        self.writes(k, st, report, fixed_like);
+        // 4. New pending operations.
+        if variable {
+            self.new_operations(k, st, fixed_like);
+        }
+        // 5. Time passes.
+        time_passes(st, c.stall);
+    }
+
+    /// Step 1: the operations instruction `k` waits for (its wait mask, DEPBAR's scoreboard
+    /// and counter) leave `st`; reports waits too early after the barrier was set, and a
+    /// DEPBAR counting on order across pipes.
+    fn waits(&mut self, k: usize, st: &mut State, report: bool) {
+        let insts: &'a [Inst] = self.insts;
+        let inst = &insts[k];
+        let c = self.ctrl[k];
         let mut wait = c.wait & 0x3f;
         let mut depbar: Option<(u8, u8)> = None;
         if inst.form == Form::DEPBAR {
@@ -543,9 +575,14 @@ impl<'a> Checker<'a> {
                 self.report(HazardKind::EarlyWait, k, Some(p), msg);
             }
         }
+    }
 
-        // 2. Reads (nothing to do but report: the state does not change here).
-        for &r in acc.uses.iter().filter(|_| report) {
+    /// Step 2: reports reads by instruction `k` of results still in flight in `st`.
+    fn reads(&mut self, k: usize, st: &State) {
+        let accs: &'a [Access] = self.acc;
+        let acc = &accs[k];
+        let variable = self.variable[k];
+        for &r in &acc.uses {
             // (`r`'s entries are one run of the sorted list: found by binary search.)
             let (lo, hi) = st.range_of(r);
             for &(_, left, p) in &st.fixed[lo..hi] {
@@ -585,8 +622,15 @@ impl<'a> Checker<'a> {
                 self.report(HazardKind::UnwaitedRead, k, Some(p), msg);
             }
         }
+    }
 
-        // 3. Writes: pending results and pending source reads of earlier operations.
+    /// Step 3: instruction `k`'s writes end the pending results and source reads of earlier
+    /// operations in `st` (reported when they had not been waited for), and start its own
+    /// fixed-latency results.
+    fn writes(&mut self, k: usize, st: &mut State, report: bool, fixed_like: bool) {
+        let accs: &'a [Access] = self.acc;
+        let acc = &accs[k];
+        let variable = self.variable[k];
         for &r in &acc.defs {
             let mut found = Vec::new();
             // A later operation of the same in-order pipe writes after the earlier one has
@@ -632,85 +676,77 @@ impl<'a> Checker<'a> {
             };
             st.set_fixed(r, left, k, &self.guards);
         }
+    }
 
-        // 4. New pending operations.
-        if variable {
-            let me = self.pipes[k];
-            let set = |st: &mut State, b: u8| {
-                for op in st.ops.iter_mut().filter(|o| o.sb == Some(b)) {
-                    op.after = op.after.saturating_add(1).min(AFTER_CAP);
+    /// Step 4: variable-latency instruction `k`'s barriers count on in `st`, and its pending
+    /// results and (with a read barrier) sources join the operations.
+    fn new_operations(&self, k: usize, st: &mut State, fixed_like: bool) {
+        let c = self.ctrl[k];
+        let acc = &self.acc[k];
+        let me = self.pipes[k];
+        let set = |st: &mut State, b: u8| {
+            for op in st.ops.iter_mut().filter(|o| o.sb == Some(b)) {
+                op.after = op.after.saturating_add(1).min(AFTER_CAP);
+            }
+            // Uncovered operations of the same pipe complete before this one.
+            for op in st.ops.iter_mut().filter(|o| o.sb.is_none()) {
+                if self.pipes[op.at] == me {
+                    op.sb = Some(b);
+                    op.after = 0;
                 }
-                // Uncovered operations of the same pipe complete before this one.
-                for op in st.ops.iter_mut().filter(|o| o.sb.is_none()) {
-                    if self.pipes[op.at] == me {
-                        op.sb = Some(b);
-                        op.after = 0;
-                    }
-                }
-            };
-            if let Some(b) = c.wbar {
-                set(st, b);
             }
-            if let Some(b) = c.rbar.filter(|&b| Some(b) != c.wbar) {
-                set(st, b);
-            }
-            // (Gathered only for an instruction with a read barrier, the only one that uses
-            // them.)
-            let srcs = || -> Regs {
-                acc.late_uses
-                    .iter()
-                    .copied()
-                    .filter(|r| !acc.defs.contains(r))
-                    .collect()
-            };
-            // Each new operation goes into its place in the `(at, read)` order, after any with
-            // the same key (`ops` is sorted; a stable sort after a push put it there too).
-            //
-            // The resources are kept sorted from the start. Their order means nothing to the
-            // analysis (it asks whether an operation has a resource pending, removes one
-            // occurrence, and whether any is left; reports follow the order of the
-            // operations and of the instruction's operands), but [`State::join`] sorts them
-            // and counts that as a change: an operation created unsorted (`IADD R0, R5, R3`
-            // reads R5 before R3) made every block its state reached be visited once more
-            // for nothing, each visit from the same state as the one before but for that
-            // order, with the same steps, hazards and exit states.
-            let mut add = |read: bool, sb: Option<u8>, mut res: Regs| {
-                if sb.is_some() || !res.is_empty() {
-                    res.sort_unstable();
-                    let at = st.ops.partition_point(|m| (m.at, m.read) <= (k, read));
-                    st.ops.insert(
-                        at,
-                        Op {
-                            at: k,
-                            read,
-                            sb,
-                            after: 0,
-                            age: 0,
-                            res,
-                        },
-                    );
-                }
-            };
-            if !fixed_like {
-                add(false, c.wbar, Regs::from_slice(&acc.defs));
-            }
-            // Without a read barrier the sources are read early (ptxas overwrites the address
-            // registers of loads and stores right after issue); with one they are pending
-            // until it is waited on.
-            if let Some(b) = c.rbar {
-                add(true, Some(b), srcs());
-            }
+        };
+        if let Some(b) = c.wbar {
+            set(st, b);
         }
-
-        // 5. Time passes.
-        let s = c.stall;
-        // (One pass: each entry's cycles go down, and it ends when none are left.)
-        st.fixed.retain_mut(|f| {
-            f.1 = f.1.saturating_sub(s);
-            f.1 > 0
-        });
-        for op in st.ops.iter_mut() {
-            op.age = op.age.saturating_add(s).min(AGE_CAP);
+        if let Some(b) = c.rbar.filter(|&b| Some(b) != c.wbar) {
+            set(st, b);
+        }
+        // (Gathered only for an instruction with a read barrier, the only one that uses
+        // them.)
+        let srcs = || -> Regs {
+            acc.late_uses
+                .iter()
+                .copied()
+                .filter(|r| !acc.defs.contains(r))
+                .collect()
+        };
+        // Each new operation goes into its place in the `(at, read)` order, after any with
+        // the same key (`ops` is sorted; a stable sort after a push put it there too).
+        //
+        // The resources are kept sorted from the start. Their order means nothing to the
+        // analysis (it asks whether an operation has a resource pending, removes one
+        // occurrence, and whether any is left; reports follow the order of the
+        // operations and of the instruction's operands), but [`State::join`] sorts them
+        // and counts that as a change: an operation created unsorted (`IADD R0, R5, R3`
+        // reads R5 before R3) made every block its state reached be visited once more
+        // for nothing, each visit from the same state as the one before but for that
+        // order, with the same steps, hazards and exit states.
+        let mut add = |read: bool, sb: Option<u8>, mut res: Regs| {
+            if sb.is_some() || !res.is_empty() {
+                res.sort_unstable();
+                let at = st.ops.partition_point(|m| (m.at, m.read) <= (k, read));
+                st.ops.insert(
+                    at,
+                    Op {
+                        at: k,
+                        read,
+                        sb,
+                        after: 0,
+                        age: 0,
+                        res,
+                    },
+                );
+            }
+        };
+        if !fixed_like {
+            add(false, c.wbar, Regs::from_slice(&acc.defs));
+        }
+        // Without a read barrier the sources are read early (ptxas overwrites the address
+        // registers of loads and stores right after issue); with one they are pending
+        // until it is waited on.
+        if let Some(b) = c.rbar {
+            add(true, Some(b), srcs());
         }
     }
 
