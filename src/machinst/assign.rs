@@ -563,210 +563,18 @@ pub(super) struct Webs {
 impl Webs {
     /// Build the webs of `prog` and their interference graph (see the module essay).
     pub(super) fn build(prog: &NameProg) -> Webs {
-        let nb = prog.blocks.len();
         let live_in = prog.live_in();
-        // Union-find nodes: one per def access and one per (block, live-in name).
-        let mut parent: Vec<u32> = Vec::with_capacity(prog.accs.len());
-        let mut node_name: Vec<u16> = Vec::with_capacity(prog.accs.len());
-        let mut new_node = |parent: &mut Vec<u32>, name: u16| {
-            let id = parent.len() as u32;
-            parent.push(id);
-            node_name.push(name);
-            id
-        };
-        const NONE: u32 = u32::MAX;
-        let mut entry = vec![NONE; nb * NAMES];
-        for b in 0..nb {
-            for n in live_in[b].iter() {
-                entry[b * NAMES + n as usize] = new_node(&mut parent, n);
-            }
-        }
-        let mut acc_node = vec![NONE; prog.accs.len()];
-        let mut end_node = vec![NONE; nb * NAMES];
-        let mut cur = [NONE; NAMES];
-        for b in 0..nb {
-            cur.copy_from_slice(&entry[b * NAMES..(b + 1) * NAMES]);
-            let (s, e) = prog.blocks[b];
-            for step in &prog.steps[s as usize..e as usize] {
-                let range = step.start as usize..step.end as usize;
-                for a in range.clone() {
-                    let acc = prog.accs[a];
-                    if !acc.def {
-                        let mut node = cur[acc.name as usize];
-                        if node == NONE {
-                            // read before any write: its own web (the checker objects)
-                            node = new_node(&mut parent, acc.name);
-                        }
-                        acc_node[a] = node;
-                    }
-                }
-                // clobbers first: a def into a clobbered register is the value that stays
-                for clobbers_pass in [true, false] {
-                    for a in range.clone() {
-                        let acc = prog.accs[a];
-                        if !acc.def || acc.clobber != clobbers_pass {
-                            continue;
-                        }
-                        let node = new_node(&mut parent, acc.name);
-                        if let Some(k) = acc.reuse {
-                            let u = step.start as usize + k as usize;
-                            if u < step.end as usize && acc_node[u] != NONE {
-                                union(&mut parent, node, acc_node[u]);
-                            }
-                        }
-                        acc_node[a] = node;
-                        cur[acc.name as usize] = node;
-                    }
-                }
-            }
-            end_node[b * NAMES..(b + 1) * NAMES].copy_from_slice(&cur);
-            for &t in &prog.succs[b] {
-                for n in live_in[t as usize].iter() {
-                    let from = cur[n as usize];
-                    if from != NONE {
-                        union(&mut parent, from, entry[t as usize * NAMES + n as usize]);
-                    }
-                }
-            }
-        }
-        // Dense web numbers.
-        let mut web_of_root = vec![NONE; parent.len()];
-        let mut name = Vec::new();
-        let mut first = Vec::new();
-        let mut web = |parent: &mut Vec<u32>, node: u32, at: u32| {
-            let r = find(parent, node) as usize;
-            if web_of_root[r] == NONE {
-                web_of_root[r] = name.len() as u32;
-                name.push(node_name[r]);
-                first.push(at);
-            }
-            web_of_root[r]
-        };
-        let of_acc: Vec<u32> = (0..prog.accs.len())
-            .map(|a| web(&mut parent, acc_node[a], a as u32))
-            .collect();
-        let mut end_web = vec![NONE; nb * NAMES];
-        let mut entry_webs = Vec::new();
-        for b in 0..nb {
-            for n in 0..NAMES {
-                let node = end_node[b * NAMES + n];
-                if node != NONE {
-                    end_web[b * NAMES + n] = web(&mut parent, node, u32::MAX);
-                }
-            }
-        }
-        for n in live_in[0].iter() {
-            entry_webs.push(web(&mut parent, entry[n as usize], u32::MAX));
-        }
-        let nw = name.len();
-        let mut last = vec![0u32; nw];
-        // a web's width: its accesses' (one value), the class's for a web none accesses
-        let mut width: Vec<u8> = name
-            .iter()
-            .map(|n| prog.widths[*n as usize / PER_CLASS])
-            .collect();
-        let mut seen = vec![false; nw];
-        for (a, &w) in of_acc.iter().enumerate() {
-            last[w as usize] = a as u32;
-            let w = w as usize;
-            width[w] = if seen[w] {
-                width[w].max(prog.acc_widths[a])
-            } else {
-                prog.acc_widths[a]
-            };
-            seen[w] = true;
-        }
-        let mut adj: Vec<Vec<u32>> = vec![Vec::new(); nw];
-        let mut partners: Vec<Vec<u32>> = vec![Vec::new(); nw];
-        let edge = |adj: &mut Vec<Vec<u32>>, a: u32, b: u32| {
-            if a != b {
-                adj[a as usize].push(b);
-                adj[b as usize].push(a);
-            }
-        };
-        let mut live_web = [NONE; NAMES];
-        let mut part_pairs: Vec<(u32, u32, u8)> = Vec::new();
-        for b in 0..nb {
-            let mut live = NameSet::default();
-            for &t in &prog.succs[b] {
-                live.union(&live_in[t as usize]);
-            }
-            for n in live.iter() {
-                live_web[n as usize] = end_web[b * NAMES + n as usize];
-            }
-            let (s, e) = prog.blocks[b];
-            for step in prog.steps[s as usize..e as usize].iter().rev() {
-                let base = step.start as usize;
-                let accs = &prog.accs[base..step.end as usize];
-                let w = |k: usize| of_acc[base + k];
-                let copy_src = step.copy.map(|(d, u)| (d as usize, w(u as usize)));
-                let part_src = step.part.map(|(d, u, _)| (d as usize, w(u as usize)));
-                for (k, a) in accs.iter().enumerate().filter(|(_, a)| a.def) {
-                    let wd = w(k);
-                    let except = match (copy_src, part_src) {
-                        (Some((d, src)), _) | (_, Some((d, src))) if d == k => src,
-                        _ => NONE,
-                    };
-                    for n in live.iter() {
-                        let wl = live_web[n as usize];
-                        if wl != except {
-                            edge(&mut adj, wd, wl);
-                        }
-                    }
-                    for (j, o) in accs.iter().enumerate() {
-                        // defs of one step are written together; an early def before the
-                        // uses are read, a late use after the defs are written; and a def
-                        // shares a register with a use only where both have the same width
-                        // (an instruction of several pieces writes a pair's low word before
-                        // its last piece reads its inputs: a scalar input in that register
-                        // would be overwritten; exactly overlapping values are read and
-                        // written word by word in step, as before)
-                        if j != k
-                            && w(j) != except
-                            && (o.def
-                                || a.early
-                                || o.late
-                                || prog.acc_widths[base + j] != prog.acc_widths[base + k])
-                        {
-                            edge(&mut adj, wd, w(j));
-                        }
-                    }
-                }
-                if let Some((d, u, word)) = step.part {
-                    let (wd, wu) = (w(d as usize), w(u as usize));
-                    if wd != wu {
-                        part_pairs.push((wd, wu, word));
-                    }
-                }
-                if let Some((d, u)) = step.copy {
-                    let (wd, wu) = (w(d as usize), w(u as usize));
-                    if wd != wu
-                        && prog.acc_widths[base + d as usize] == prog.acc_widths[base + u as usize]
-                    {
-                        partners[wd as usize].push(wu);
-                        partners[wu as usize].push(wd);
-                    }
-                }
-                for a in accs.iter().filter(|a| a.def) {
-                    live.remove(a.name);
-                }
-                for (k, a) in accs.iter().enumerate().filter(|(_, a)| !a.def) {
-                    live.insert(a.name);
-                    live_web[a.name as usize] = w(k);
-                }
-            }
-        }
-        for (i, &a) in entry_webs.iter().enumerate() {
-            for &b in &entry_webs[i + 1..] {
-                edge(&mut adj, a, b);
-            }
-        }
-        for l in adj.iter_mut() {
-            l.sort_unstable();
-            l.dedup();
-        }
-        let co_reads = co_reads(prog, &of_acc, nw);
-        // A part copy's ends that interfere elsewhere too keep their edge; the others may
+        // 1. The values as union-find nodes, joined where one flows into another.
+        let mut nodes = ValueNodes::build(prog, &live_in);
+        // 2. Dense web numbers: of every access, of every name at a block end, at the entry.
+        let numbers = WebNumbers::of(prog, &live_in, &mut nodes);
+        let nw = numbers.name.len();
+        // 3. Every web's width and last access.
+        let (width, last) = widths_and_last(prog, &numbers);
+        // 4. The interference graph and the copy partners.
+        let (adj, partners, part_pairs) = interference(prog, &live_in, &numbers);
+        let co_reads = co_reads(prog, &numbers.of_acc, nw);
+        // 5. A part copy's ends that interfere elsewhere too keep their edge; the others may
         // share the copied word's register.
         let mut parts: Vec<Vec<(u32, i16)>> = vec![Vec::new(); nw];
         for (d, u, word) in part_pairs {
@@ -776,10 +584,10 @@ impl Webs {
             }
         }
         Webs {
-            of_acc,
-            name,
+            of_acc: numbers.of_acc,
+            name: numbers.name,
             width,
-            first,
+            first: numbers.first,
             last,
             adj,
             partners,
@@ -787,6 +595,294 @@ impl Webs {
             parts,
         }
     }
+}
+
+/// No node, no web.
+const NONE: u32 = u32::MAX;
+
+/// Step 1 of [`Webs::build`]: a union-find node per def access and per (block, live-in
+/// name), joined where a value flows on (a live name across a block edge, a reuse def into
+/// the use it reuses). Per (block, name) tables are indexed `block * NAMES + name`.
+struct ValueNodes {
+    /// Union-find parent of every node.
+    parent: Vec<u32>,
+    /// The name of every node.
+    node_name: Vec<u16>,
+    /// The node of a live-in name at a block's entry (`NONE`: not live in).
+    entry: Vec<u32>,
+    /// The node of every access.
+    acc_node: Vec<u32>,
+    /// The node a name holds at a block's end (`NONE`: none).
+    end_node: Vec<u32>,
+}
+
+impl ValueNodes {
+    /// A new node of `name`, its own root.
+    fn new_node(&mut self, name: u16) -> u32 {
+        let id = self.parent.len() as u32;
+        self.parent.push(id);
+        self.node_name.push(name);
+        id
+    }
+
+    /// Walk every block forward with the node each name holds (see [`ValueNodes`]).
+    fn build(prog: &NameProg, live_in: &[NameSet]) -> ValueNodes {
+        let nb = prog.blocks.len();
+        let mut nodes = ValueNodes {
+            parent: Vec::with_capacity(prog.accs.len()),
+            node_name: Vec::with_capacity(prog.accs.len()),
+            entry: vec![NONE; nb * NAMES],
+            acc_node: vec![NONE; prog.accs.len()],
+            end_node: vec![NONE; nb * NAMES],
+        };
+        for b in 0..nb {
+            for n in live_in[b].iter() {
+                nodes.entry[b * NAMES + n as usize] = nodes.new_node(n);
+            }
+        }
+        let mut cur = [NONE; NAMES];
+        for b in 0..nb {
+            cur.copy_from_slice(&nodes.entry[b * NAMES..(b + 1) * NAMES]);
+            let (s, e) = prog.blocks[b];
+            for step in &prog.steps[s as usize..e as usize] {
+                nodes.step(prog, step, &mut cur);
+            }
+            nodes.end_node[b * NAMES..(b + 1) * NAMES].copy_from_slice(&cur);
+            for &t in &prog.succs[b] {
+                for n in live_in[t as usize].iter() {
+                    let from = cur[n as usize];
+                    if from != NONE {
+                        let to = nodes.entry[t as usize * NAMES + n as usize];
+                        union(&mut nodes.parent, from, to);
+                    }
+                }
+            }
+        }
+        nodes
+    }
+
+    /// One step's accesses: its uses take the node their name holds (`cur`), its defs new
+    /// nodes that the names then hold.
+    fn step(&mut self, prog: &NameProg, step: &Step, cur: &mut [u32; NAMES]) {
+        let range = step.start as usize..step.end as usize;
+        for a in range.clone() {
+            let acc = prog.accs[a];
+            if !acc.def {
+                let mut node = cur[acc.name as usize];
+                if node == NONE {
+                    // read before any write: its own web (the checker objects)
+                    node = self.new_node(acc.name);
+                }
+                self.acc_node[a] = node;
+            }
+        }
+        // clobbers first: a def into a clobbered register is the value that stays
+        for clobbers_pass in [true, false] {
+            for a in range.clone() {
+                let acc = prog.accs[a];
+                if !acc.def || acc.clobber != clobbers_pass {
+                    continue;
+                }
+                let node = self.new_node(acc.name);
+                if let Some(k) = acc.reuse {
+                    let u = step.start as usize + k as usize;
+                    if u < step.end as usize && self.acc_node[u] != NONE {
+                        union(&mut self.parent, node, self.acc_node[u]);
+                    }
+                }
+                self.acc_node[a] = node;
+                cur[acc.name as usize] = node;
+            }
+        }
+    }
+}
+
+/// Step 2 of [`Webs::build`]: a dense number for every union-find root, in the order of
+/// first appearance (accesses in layout order, then block ends, then the entry).
+struct WebNumbers {
+    /// The web of every access.
+    of_acc: Vec<u32>,
+    /// The name of every web.
+    name: Vec<u16>,
+    /// The first access of every web (`u32::MAX` for one no access has).
+    first: Vec<u32>,
+    /// The web a name holds at a block's end (`NONE`: none), per `block * NAMES + name`.
+    end_web: Vec<u32>,
+    /// The webs live at the function's entry.
+    entry_webs: Vec<u32>,
+}
+
+impl WebNumbers {
+    /// Number the webs of `nodes`.
+    fn of(prog: &NameProg, live_in: &[NameSet], nodes: &mut ValueNodes) -> WebNumbers {
+        let nb = prog.blocks.len();
+        let mut web_of_root = vec![NONE; nodes.parent.len()];
+        let mut name = Vec::new();
+        let mut first = Vec::new();
+        let node_name = &nodes.node_name;
+        let mut web = |parent: &mut Vec<u32>, node: u32, at: u32| {
+            let r = find(parent, node) as usize;
+            if web_of_root[r] == NONE {
+                web_of_root[r] = name.len() as u32;
+                name.push(node_name[r]);
+                first.push(at);
+            }
+            web_of_root[r]
+        };
+        let parent = &mut nodes.parent;
+        let of_acc: Vec<u32> = (0..prog.accs.len())
+            .map(|a| web(parent, nodes.acc_node[a], a as u32))
+            .collect();
+        let mut end_web = vec![NONE; nb * NAMES];
+        let mut entry_webs = Vec::new();
+        for b in 0..nb {
+            for n in 0..NAMES {
+                let node = nodes.end_node[b * NAMES + n];
+                if node != NONE {
+                    end_web[b * NAMES + n] = web(parent, node, u32::MAX);
+                }
+            }
+        }
+        for n in live_in[0].iter() {
+            entry_webs.push(web(parent, nodes.entry[n as usize], u32::MAX));
+        }
+        WebNumbers {
+            of_acc,
+            name,
+            first,
+            end_web,
+            entry_webs,
+        }
+    }
+}
+
+/// Step 3 of [`Webs::build`]: every web's width (its accesses': one value; the class's for
+/// a web none accesses) and its last access.
+fn widths_and_last(prog: &NameProg, numbers: &WebNumbers) -> (Vec<u8>, Vec<u32>) {
+    let nw = numbers.name.len();
+    let mut last = vec![0u32; nw];
+    let mut width: Vec<u8> = numbers
+        .name
+        .iter()
+        .map(|n| prog.widths[*n as usize / PER_CLASS])
+        .collect();
+    let mut seen = vec![false; nw];
+    for (a, &w) in numbers.of_acc.iter().enumerate() {
+        last[w as usize] = a as u32;
+        let w = w as usize;
+        width[w] = if seen[w] {
+            width[w].max(prog.acc_widths[a])
+        } else {
+            prog.acc_widths[a]
+        };
+        seen[w] = true;
+    }
+    (width, last)
+}
+
+/// Step 4 of [`Webs::build`]: walking each block backward with the live names, the
+/// interference graph (sorted, no duplicates), every web's copy partners, and the part
+/// copies `(def web, use web, word)` between different webs.
+#[allow(clippy::type_complexity)] // the three results of one walk
+fn interference(
+    prog: &NameProg,
+    live_in: &[NameSet],
+    numbers: &WebNumbers,
+) -> (Vec<Vec<u32>>, Vec<Vec<u32>>, Vec<(u32, u32, u8)>) {
+    let nb = prog.blocks.len();
+    let nw = numbers.name.len();
+    let of_acc = &numbers.of_acc;
+    let mut adj: Vec<Vec<u32>> = vec![Vec::new(); nw];
+    let mut partners: Vec<Vec<u32>> = vec![Vec::new(); nw];
+    let edge = |adj: &mut Vec<Vec<u32>>, a: u32, b: u32| {
+        if a != b {
+            adj[a as usize].push(b);
+            adj[b as usize].push(a);
+        }
+    };
+    let mut live_web = [NONE; NAMES];
+    let mut part_pairs: Vec<(u32, u32, u8)> = Vec::new();
+    for b in 0..nb {
+        let mut live = NameSet::default();
+        for &t in &prog.succs[b] {
+            live.union(&live_in[t as usize]);
+        }
+        for n in live.iter() {
+            live_web[n as usize] = numbers.end_web[b * NAMES + n as usize];
+        }
+        let (s, e) = prog.blocks[b];
+        for step in prog.steps[s as usize..e as usize].iter().rev() {
+            let base = step.start as usize;
+            let accs = &prog.accs[base..step.end as usize];
+            let w = |k: usize| of_acc[base + k];
+            let copy_src = step.copy.map(|(d, u)| (d as usize, w(u as usize)));
+            let part_src = step.part.map(|(d, u, _)| (d as usize, w(u as usize)));
+            for (k, a) in accs.iter().enumerate().filter(|(_, a)| a.def) {
+                let wd = w(k);
+                let except = match (copy_src, part_src) {
+                    (Some((d, src)), _) | (_, Some((d, src))) if d == k => src,
+                    _ => NONE,
+                };
+                for n in live.iter() {
+                    let wl = live_web[n as usize];
+                    if wl != except {
+                        edge(&mut adj, wd, wl);
+                    }
+                }
+                for (j, o) in accs.iter().enumerate() {
+                    // defs of one step are written together; an early def before the
+                    // uses are read, a late use after the defs are written; and a def
+                    // shares a register with a use only where both have the same width
+                    // (an instruction of several pieces writes a pair's low word before
+                    // its last piece reads its inputs: a scalar input in that register
+                    // would be overwritten; exactly overlapping values are read and
+                    // written word by word in step, as before)
+                    if j != k
+                        && w(j) != except
+                        && (o.def
+                            || a.early
+                            || o.late
+                            || prog.acc_widths[base + j] != prog.acc_widths[base + k])
+                    {
+                        edge(&mut adj, wd, w(j));
+                    }
+                }
+            }
+            if let Some((d, u, word)) = step.part {
+                let (wd, wu) = (w(d as usize), w(u as usize));
+                if wd != wu {
+                    part_pairs.push((wd, wu, word));
+                }
+            }
+            if let Some((d, u)) = step.copy {
+                let (wd, wu) = (w(d as usize), w(u as usize));
+                if wd != wu
+                    && prog.acc_widths[base + d as usize] == prog.acc_widths[base + u as usize]
+                {
+                    partners[wd as usize].push(wu);
+                    partners[wu as usize].push(wd);
+                }
+            }
+            for a in accs.iter().filter(|a| a.def) {
+                live.remove(a.name);
+            }
+            for (k, a) in accs.iter().enumerate().filter(|(_, a)| !a.def) {
+                live.insert(a.name);
+                live_web[a.name as usize] = w(k);
+            }
+        }
+    }
+    let entry_webs = &numbers.entry_webs;
+    for (i, &a) in entry_webs.iter().enumerate() {
+        for &b in &entry_webs[i + 1..] {
+            edge(&mut adj, a, b);
+        }
+    }
+    for l in adj.iter_mut() {
+        l.sort_unstable();
+        l.dedup();
+    }
+    (adj, partners, part_pairs)
 }
 
 /// Per web, the webs read by the same machine instruction as it (see [`Webs::co_reads`]):
