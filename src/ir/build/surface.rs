@@ -32,8 +32,101 @@ use crate::ir::{BinaryOp, Type, Value};
 use crate::ptx::ast::{self, Instruction, Modifier, Opcode, Operand, TypeKind};
 use crate::surface::{SurfAccess, SurfClamp, SurfHandle, SurfOp, SurfQuery, SurfRedOp, SurfShape};
 
+/// A surface access's form, as its modifiers give it (step 1 of `surface`).
+struct SurfForm {
+    op: SurfOp,
+    shape: SurfShape,
+    clamp: SurfClamp,
+    /// The PTX data type.
+    pt: ast::Type,
+    /// Bits of one PTX element: 8, 16, 32 or 64.
+    elem: u32,
+    /// PTX elements: 1, 2 or 4.
+    vec: u32,
+}
+
 impl FnBuilder<'_, '_> {
     pub(super) fn surface(&mut self, ins: &Instruction) -> Option<()> {
+        // 1. The form: refused variants, then operation, shape, clamp mode and data type.
+        self.surface_variant_checks(ins)?;
+        let SurfForm {
+            op,
+            shape,
+            clamp,
+            pt,
+            elem,
+            vec,
+        } = self.surface_form(ins)?;
+        // 2. The packed data: (type, elements).
+        let formatted = op == SurfOp::StoreFormatted;
+        let (ty, width) = match (elem, vec) {
+            _ if formatted => (Type::I32, vec as u8),
+            (8, 1) => (Type::I8, 1),
+            (16, 1) | (8, 2) => (Type::I16, 1),
+            (32, 1) | (8, 4) | (16, 2) => (Type::I32, 1),
+            (16, 4) | (32, 2) => (Type::I32, 2),
+            (32, 4) => (Type::I32, 4),
+            (64, 1) => (Type::I64, 1),
+            (64, 2) => (Type::I64, 2),
+            _ => return self.unsupported(ins, "this surface vector shape"),
+        };
+        // 3. The surface and the coordinates, in the hardware's order.
+        let (handle, mut args) = self.surface_coordinates(ins, op, shape)?;
+        let access = SurfAccess {
+            op,
+            shape,
+            clamp,
+            handle,
+            ty,
+            width,
+        };
+        // 4. A store's or reduction's values, packed; a load's results, unpacked.
+        let per = vec / u32::from(width); // PTX elements per packed element
+        let elem_ty = match elem {
+            8 => Type::I8,
+            16 => Type::I16,
+            32 => Type::I32,
+            _ => Type::I64,
+        };
+        if op != SurfOp::Load {
+            let values = self.surface_values(ins, pt, elem_ty, vec)?;
+            for chunk in values.chunks(per as usize) {
+                let v = self.pack(chunk, ty, elem);
+                args.push(v);
+            }
+            self.ins().surface(access, &args);
+            return Some(());
+        }
+        let dsts = self.dests(&ins.operands[0])?;
+        if dsts.len() != vec as usize {
+            self.error(
+                ins.operands[0].span(),
+                format!("{} destinations for a .v{vec} surface load", dsts.len()),
+            );
+            return None;
+        }
+        let signed = pt.kind() == TypeKind::Signed;
+        let got = self.ins().surface(access, &args);
+        let mut k = 0;
+        for v in got {
+            for part in 0..per {
+                let x = if per == 1 {
+                    v
+                } else {
+                    let sh = self.iconst(Type::I32, i64::from(part * elem));
+                    let s = self.ins().binary(BinaryOp::ShrU, v, sh);
+                    self.ins().trunc(elem_ty, s)
+                };
+                self.write(dsts[k], x, signed, ins.operands[0].span())?;
+                k += 1;
+            }
+        }
+        Some(())
+    }
+
+    /// Step 1 of `surface`: the variants ptxas 11.8 refuses (`suld.p`, `sust.p` and
+    /// `sured.p` on other than `.b32`, `sust.p` without a clamp mode) and a missing `.b`.
+    fn surface_variant_checks(&mut self, ins: &Instruction) -> Option<()> {
         if ins.has_flag("p") && ins.opcode == Opcode::Suld {
             return self.unsupported(
                 ins,
@@ -64,16 +157,25 @@ impl FnBuilder<'_, '_> {
         } else if !ins.has_flag("b") && !red_formatted {
             return self.unsupported(ins, "a surface access needs .b");
         }
+        Some(())
+    }
+
+    /// Step 1 of `surface`: the operation, shape, clamp mode (`.trap` by default) and data
+    /// type of an access [`Self::surface_variant_checks`] let through.
+    fn surface_form(&mut self, ins: &Instruction) -> Option<SurfForm> {
+        let formatted = ins.has_flag("p") && ins.opcode == Opcode::Sust;
+        let red_formatted = ins.has_flag("p") && ins.opcode == Opcode::Sured;
         let shapes = ["1d", "2d", "3d", "a1d", "a2d"];
         let Some(shape) = shapes
             .iter()
             .find(|s| ins.has_flag(s))
             .and_then(|s| SurfShape::from_ptx(s))
         else {
-            return self.unsupported(
+            self.unsupported(
                 ins,
                 "a surface access needs a shape (.1d, .2d, .3d, .a1d, .a2d)",
             );
+            return None;
         };
         let clamp = if ins.has_flag("clamp") {
             SurfClamp::Clamp
@@ -83,18 +185,21 @@ impl FnBuilder<'_, '_> {
             SurfClamp::Trap
         };
         let Some(pt) = ins.ty() else {
-            return self.unsupported(ins, "no instruction type");
+            self.unsupported(ins, "no instruction type");
+            return None;
         };
         let elem = match pt.name().get(1..).and_then(|b| b.parse::<u32>().ok()) {
             Some(b @ (8 | 16 | 32 | 64)) if pt.kind() != TypeKind::Float => b,
             _ => {
                 let what = format!("surface data of type .{}", pt.name());
-                return self.unsupported(ins, &what);
+                self.unsupported(ins, &what);
+                return None;
             }
         };
         let vec = ins.vector().unwrap_or(1);
         if !matches!(vec, 1 | 2 | 4) || elem * vec > 128 {
-            return self.unsupported(ins, "a surface access of more than 16 bytes");
+            self.unsupported(ins, "a surface access of more than 16 bytes");
+            return None;
         }
         let op = match ins.opcode {
             Opcode::Suld => SurfOp::Load,
@@ -113,10 +218,12 @@ impl FnBuilder<'_, '_> {
                 } else if ins.has_flag("or") {
                     SurfRedOp::Or
                 } else {
-                    return self.unsupported(ins, "sured needs an operation");
+                    self.unsupported(ins, "sured needs an operation");
+                    return None;
                 };
                 if vec != 1 || !matches!(elem, 32 | 64) {
-                    return self.unsupported(ins, "sured on other than 32- and 64-bit integers");
+                    self.unsupported(ins, "sured on other than 32- and 64-bit integers");
+                    return None;
                 }
                 if red_formatted {
                     // min/max compare as the surface's channel type (crate::surface).
@@ -126,31 +233,32 @@ impl FnBuilder<'_, '_> {
                 }
             }
         };
-        // The packed data: (type, elements).
-        let (ty, width) = match (elem, vec) {
-            _ if formatted => (Type::I32, vec as u8),
-            (8, 1) => (Type::I8, 1),
-            (16, 1) | (8, 2) => (Type::I16, 1),
-            (32, 1) | (8, 4) | (16, 2) => (Type::I32, 1),
-            (16, 4) | (32, 2) => (Type::I32, 2),
-            (32, 4) => (Type::I32, 4),
-            (64, 1) => (Type::I64, 1),
-            (64, 2) => (Type::I64, 2),
-            _ => return self.unsupported(ins, "this surface vector shape"),
-        };
-        let per = vec / u32::from(width); // PTX elements per packed element
-        let elem_ty = match elem {
-            8 => Type::I8,
-            16 => Type::I16,
-            32 => Type::I32,
-            _ => Type::I64,
-        };
-        let (surf_op, data_op) = match op {
-            SurfOp::Load => (1, None),
-            _ => (0, Some(1)),
+        Some(SurfForm {
+            op,
+            shape,
+            clamp,
+            pt,
+            elem,
+            vec,
+        })
+    }
+
+    /// Step 3 of `surface`: the surface named by the `[s, {coordinates}]` operand and the
+    /// instruction's arguments so far: a bindless handle, then the coordinates in the
+    /// hardware's order (x, y, then z or the layer).
+    fn surface_coordinates(
+        &mut self,
+        ins: &Instruction,
+        op: SurfOp,
+        shape: SurfShape,
+    ) -> Option<(SurfHandle, Vec<Value>)> {
+        let surf_op = match op {
+            SurfOp::Load => 1,
+            _ => 0,
         };
         let Some(surf) = ins.operands.get(surf_op) else {
-            return self.unsupported(ins, "missing surface operand");
+            self.unsupported(ins, "missing surface operand");
+            return None;
         };
         let Operand::TexArgs(items, span) = surf else {
             self.error(surf.span(), "expected [surface, {coordinates}]");
@@ -189,65 +297,38 @@ impl FnBuilder<'_, '_> {
         for &k in need {
             args.push(self.read(coords[k], Type::I32, Some(ast::Type::S32))?);
         }
-        let access = SurfAccess {
-            op,
-            shape,
-            clamp,
-            handle,
-            ty,
-            width,
+        Some((handle, args))
+    }
+
+    /// Step 4 of `surface`: a store's or reduction's `vec` values (operand 1), each read as
+    /// `elem_ty`.
+    fn surface_values(
+        &mut self,
+        ins: &Instruction,
+        pt: ast::Type,
+        elem_ty: Type,
+        vec: u32,
+    ) -> Option<Vec<Value>> {
+        let Some(dop) = ins.operands.get(1) else {
+            self.unsupported(ins, "missing data operand");
+            return None;
         };
-        let signed = pt.kind() == TypeKind::Signed;
-        if let Some(d) = data_op {
-            let Some(dop) = ins.operands.get(d) else {
-                return self.unsupported(ins, "missing data operand");
-            };
-            let srcs: Vec<&Operand> = match dop {
-                Operand::Vector(v, _) => v.iter().collect(),
-                o => vec![o],
-            };
-            if srcs.len() != vec as usize {
-                self.error(
-                    dop.span(),
-                    format!("{} values for a .v{vec} surface store", srcs.len()),
-                );
-                return None;
-            }
-            let mut vals = Vec::new();
-            for s in srcs {
-                vals.push(self.read(s, elem_ty, Some(pt))?);
-            }
-            for chunk in vals.chunks(per as usize) {
-                let v = self.pack(chunk, ty, elem);
-                args.push(v);
-            }
-            self.ins().surface(access, &args);
-            return Some(());
-        }
-        let dsts = self.dests(&ins.operands[0])?;
-        if dsts.len() != vec as usize {
+        let srcs: Vec<&Operand> = match dop {
+            Operand::Vector(v, _) => v.iter().collect(),
+            o => vec![o],
+        };
+        if srcs.len() != vec as usize {
             self.error(
-                ins.operands[0].span(),
-                format!("{} destinations for a .v{vec} surface load", dsts.len()),
+                dop.span(),
+                format!("{} values for a .v{vec} surface store", srcs.len()),
             );
             return None;
         }
-        let got = self.ins().surface(access, &args);
-        let mut k = 0;
-        for v in got {
-            for part in 0..per {
-                let x = if per == 1 {
-                    v
-                } else {
-                    let sh = self.iconst(Type::I32, i64::from(part * elem));
-                    let s = self.ins().binary(BinaryOp::ShrU, v, sh);
-                    self.ins().trunc(elem_ty, s)
-                };
-                self.write(dsts[k], x, signed, ins.operands[0].span())?;
-                k += 1;
-            }
+        let mut vals = Vec::new();
+        for s in srcs {
+            vals.push(self.read(s, elem_ty, Some(pt))?);
         }
-        Some(())
+        Some(vals)
     }
 
     /// `vals` (each `bits` wide) packed little-endian into one `ty`.
