@@ -635,8 +635,8 @@ impl ValueNodes {
             acc_node: vec![NONE; prog.accs.len()],
             end_node: vec![NONE; nb * NAMES],
         };
-        for b in 0..nb {
-            for n in live_in[b].iter() {
+        for (b, live) in live_in.iter().enumerate() {
+            for n in live.iter() {
                 nodes.entry[b * NAMES + n as usize] = nodes.new_node(n);
             }
         }
