@@ -42,45 +42,15 @@
 //! predicated code costs one issue slot per guarded-off instruction; past a handful of
 //! instructions a skipped uniform side would cost more than the branch, which is about where
 //! ptxas 11.8 stops converting too.
-//!
-//! A side that holds a load from global, local or generic memory may be longer, up to
-//! [`MAX_SIDE_LOAD`] instructions. ptxas 11.8 converts such sides (1 `LDG` and 18 integer
-//! instructions convert, 1 and 20 do not; a side of shared loads keeps the short limit): the
-//! load's latency (hundreds of cycles) dwarfs the issue slots of the guarded-off instructions,
-//! and once the branch is gone the loads of a run of small `if`s (curand's `initRNG`: each
-//! bit of a word selects five loads and five `xor`s) can issue together instead of each
-//! behind its own `SSY`/`SYNC`.
 
 use rustc_hash::FxHashMap as HashMap;
 
 use super::{Flat, Reloc};
 use crate::machinst::{BlockId, SrcLoc};
-use crate::sm50::{self, Field, Form, MemAccess, MemSpace, Operand};
+use crate::sm50::{self, Field, Form, Operand};
 
 /// At most this many instructions (the final `BRA` not counted) per side (see the essay).
 pub const MAX_SIDE: usize = 8;
-
-/// At most this many instructions per side when the side holds a long-latency load (see the
-/// essay). Trade-off: a uniform branch that skips the side now costs up to this many issue
-/// slots instead of one taken `BRA`; a divergent one or a taken side saves the `SSY`/`SYNC`
-/// pair and lets the load start without waiting for the branch.
-pub const MAX_SIDE_LOAD: usize = 20;
-
-/// Whether `i` loads from global, local or generic memory (a latency of hundreds of cycles).
-fn long_load(i: &sm50::Inst) -> bool {
-    let p = i.info().props;
-    p.access == MemAccess::Load
-        && matches!(p.space, MemSpace::Global | MemSpace::Local | MemSpace::Generic)
-}
-
-/// The size limit of a side whose instructions are `body` (see the essay).
-fn side_limit(body: &[(sm50::Inst, Option<BlockId>)]) -> usize {
-    if body.iter().any(|(i, _)| long_load(i)) {
-        MAX_SIDE_LOAD
-    } else {
-        MAX_SIDE
-    }
-}
 
 /// Per block: relocations, source lines (one per instruction) and notes (instruction index,
 /// text), as `emit_all` keeps them.
@@ -157,7 +127,7 @@ pub(super) fn if_convert(
                 let ok = plain_bra(&last.0)
                     && j != s
                     && j != a
-                    && body.len() <= side_limit(body)
+                    && body.len() <= MAX_SIDE
                     && body.iter().all(|(i, t)| t.is_none() && predicable(i, pg));
                 ok.then_some(j)
             };
