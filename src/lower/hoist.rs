@@ -169,8 +169,13 @@ fn place(i: &Sm50Inst, def_of: &HashMap<Reg, usize>) -> Option<Place> {
     let base = piece.refs.iter().find(|r| r.field == Field::Ra)?;
     let reg = i.ops[base.op as usize].reg;
     let def = def_of.get(&reg).copied();
-    matches!(reg, Reg::Virt(_))
-        .then_some((mem(&piece.inst), (reg, base.offset, def), off, size, wide))
+    matches!(reg, Reg::Virt(_)).then_some((
+        mem(&piece.inst),
+        (reg, base.offset, def),
+        off,
+        size,
+        wide,
+    ))
 }
 
 /// Whether two accesses provably touch different bytes (see the essay): one space, one
@@ -245,7 +250,11 @@ fn block_order(insts: &[Sm50Inst]) -> Vec<usize> {
             readers.remove(r);
         }
         let at = place(inst, &def_of);
-        if !is_fence_inst(inst) && inst.pieces.iter().any(|x| matches!(mem(&x.inst), Mem::Store(_)))
+        if !is_fence_inst(inst)
+            && inst
+                .pieces
+                .iter()
+                .any(|x| matches!(mem(&x.inst), Mem::Store(_)))
         {
             inst.for_each_operand(&mut |reg, spec| {
                 let loaded = def_of.get(&reg).map(|&d| &insts[d]);
@@ -258,9 +267,8 @@ fn block_order(insts: &[Sm50Inst]) -> Vec<usize> {
         }
         for piece in &inst.pieces {
             let m = mem(&piece.inst);
-            let conflict = |&&(_, s, sp): &&(usize, Mem, Option<Place>)| {
-                mem_conflict(s, m) && !apart(sp, at)
-            };
+            let conflict =
+                |&&(_, s, sp): &&(usize, Mem, Option<Place>)| mem_conflict(s, m) && !apart(sp, at);
             match m {
                 Mem::None => {}
                 Mem::Load(_) => {
