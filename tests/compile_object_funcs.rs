@@ -295,25 +295,60 @@ fn whole_program_still_inlines() {
         .any(|i| matches!(i.form, Form::JCAL | Form::CAL)));
 }
 
-/// A `.visible .func` the object-function path cannot compile (here: `.local` data) is left
-/// out with a warning; the object is still written.
+/// A `.visible .func` with `.local` data is a function of the object with that data in its
+/// R1 frame, as `ptxas -c` writes it (probe `loc.ptx`: `IADD32I R1, R1, -0x10`, the array
+/// at `[R1]`, `+0x10` before the `RET`; "16 bytes stack frame, 0 bytes spill stores"),
+/// the saves of callee-saved registers above the array. One
+/// the object-function path cannot compile (here: `.shared` data) is left out with a
+/// warning; the object is still written.
 #[test]
-fn unsupported_function_is_left_out_with_a_warning() {
+fn local_data_in_the_frame_and_unsupported_function_left_out() {
     let src = &[
         HEADER,
         ".visible .func (.param .b32 r) loc(.param .b32 a)\n{\n .local .align 4 .b8 buf[16];\n\
-        .reg .b32 %r<3>; .reg .b64 %rd<2>;\n ld.param.u32 %r1, [a];\n mov.u64 %rd1, buf;\n\
-        st.local.u32 [%rd1], %r1;\n ld.local.u32 %r2, [%rd1];\n st.param.b32 [r], %r2;\n ret;\n}\n",
+        .reg .b32 %r<4>; .reg .b64 %rd<4>;\n ld.param.u32 %r1, [a];\n mov.u64 %rd1, buf;\n\
+        and.b32 %r3, %r1, 3;\n mul.wide.u32 %rd2, %r3, 4;\n add.s64 %rd3, %rd1, %rd2;\n\
+        st.local.u32 [%rd3], %r1;\n ld.local.u32 %r2, [%rd1+4];\n st.param.b32 [r], %r2;\n ret;\n}\n",
+        ".shared .align 4 .b8 sbuf[16];\n",
+        ".visible .func (.param .b32 r) sh(.param .b32 a)\n{\n .reg .b32 %r<3>;\n\
+        ld.param.u32 %r1, [a];\n st.shared.u32 [sbuf], %r1;\n ld.shared.u32 %r2, [sbuf+4];\n\
+        st.param.b32 [r], %r2;\n ret;\n}\n",
     ]
     .concat();
-    let out = object("objf_skip", src);
+    let out = object("objf_local", src);
     let c = cubin::read(&out.cubin).unwrap();
-    assert!(c.section(".text.loc").is_none());
+    let listing = check_code("objf_local", &text(&c, "loc"));
+    // The frame: the array, then the saves of the callee-saved registers the function
+    // writes (ptxas keeps its temporary in R3 and saves none; ours may take R2 and save it).
+    let frame = listing[0]
+        .strip_prefix("IADD32I R1, R1, -0x")
+        .and_then(|x| u32::from_str_radix(x, 16).ok())
+        .unwrap_or_else(|| panic!("the frame first: {listing:?}"));
+    let saves = listing
+        .iter()
+        .filter(|t| t.starts_with("STL [R1+0x1"))
+        .count() as u32;
+    assert_eq!(frame, (16 + 4 * saves).next_multiple_of(8), "{listing:?}");
+    assert!(
+        listing
+            .iter()
+            .any(|t| t.starts_with("STL [R") && !t.starts_with("STL [R1"))
+            && listing.iter().any(|t| t == "LDL R4, [R1+0x4]")
+            && listing.contains(&format!("IADD32I R1, R1, 0x{frame:x}")),
+        "the array at [R1], the frame given back: {listing:?}"
+    );
+    // The array's stores are not spills (nor, for a function of the object, the saves).
+    let line = format!(
+        "Function properties for loc\n    {frame} bytes stack frame, 0 bytes spill stores, 0 bytes spill loads"
+    );
+    assert!(out.info_log.contains(&line), "{line}\n{}", out.info_log);
+    assert!(c.section(".text.sh").is_none());
     let text = leafold::error::render_all(&out.diagnostics);
     assert!(
-        text.contains("'loc' is not written as a function of the object"),
+        text.contains("'sh' is not written as a function of the object"),
         "{text}"
     );
+    assert!(!text.contains("'loc'"), "{text}");
 }
 
 /// The meaning: the kernel's object and the function's object linked by hand (the `JCAL`

@@ -370,6 +370,7 @@ fn verify_runs_recursive_kernels() {
     for (decls, body) in [
         (FACT, format!("    and.b32 %r3, %r2, 15;\n{}    st.global.u32 [%rd3], %r4;\n", call1("fact", 3, 4))),
         (TREE, format!("    and.b32 %r3, %r2, 7;\n    mov.u32 %r5, 31;\n{}    st.global.u32 [%rd3], %r4;\n", call_sum())),
+        (LOCAL_SUM, LSUM_CALL.to_string()),
     ] {
         let src = kernel(decls, &body);
         for v in verify_file(&src, None, &VerifyOptions::default()).expect("compiles") {
@@ -396,41 +397,140 @@ fn call_sum() -> String {
 }
 
 /// A recursive function no kernel calls is not built (the corpus's
-/// `unstructured_complex.ptx` has one with `.local` data, which a subroutine refuses).
+/// `unstructured_complex.ptx` has one with `.local` data).
 #[test]
 fn unused_recursive_function_is_not_built() {
-    let unused = r#"
-.func (.param .b32 func_retval0) lonely(.param .b32 lonely_param_0)
-{
-    .local .align 4 .b8 buf[16];
-    .reg .b32 %r<4>;
-    ld.param.u32 %r1, [lonely_param_0];
-    st.local.u32 [buf], %r1;
-    {
-    .param .b32 param0;
-    st.param.b32 [param0+0], %r1;
-    .param .b32 retval0;
-    call.uni (retval0), lonely, (param0);
-    ld.param.b32 %r2, [retval0+0];
-    }
-    st.param.b32 [func_retval0+0], %r2;
-    ret;
-}
-"#;
-    let src = kernel(unused, "    st.global.u32 [%rd3], %r2;\n");
+    let unused = LOCAL_SUM.replace("lsum", "lonely");
+    let src = kernel(&unused, "    st.global.u32 [%rd3], %r2;\n");
     let out = compile(&src, &Options::default())
         .unwrap_or_else(|d| panic!("{}", leafold::error::render_all(&d.0)));
     assert!(!texts(&out.sass).iter().any(|t| t.starts_with("CAL")));
-    // Called, the same function is refused with a clear diagnostic.
-    let called = kernel(
-        unused,
-        &format!("{}    st.global.u32 [%rd3], %r4;\n", call1("lonely", 2, 4)),
-    );
-    let Err(err) = compile(&called, &Options::default()) else {
-        panic!("a called recursive function with .local data is refused")
+}
+
+/// `lsum(n, p)`: a recursive function with a `.local` array whose values live across its
+/// recursive call, so each activation needs its own copy (R1's frame in the SASS, a frame on
+/// the dynamic stack in `ir::eval`). It stores `x = p[0]` and `3x` in `buf`, recurses on
+/// `(n - 1, p + 1)`, then reads `buf[n & 1]` through a register index and `buf[1]` through
+/// a generic address (`cvta.local`, as nvcc's `%SP` makes them): 0 for `n < 1`, else
+/// `(n odd ? 3x : x) + 3x + lsum(n - 1, p + 1)`.
+const LOCAL_SUM: &str = r#"
+.func (.param .b32 func_retval0) lsum(.param .b32 lsum_param_0, .param .b64 lsum_param_1)
+{
+    .local .align 4 .b8 buf[16];
+    .reg .pred %p<2>;
+    .reg .b32 %r<12>;
+    .reg .b64 %rd<8>;
+    ld.param.u32 %r1, [lsum_param_0];
+    ld.param.u64 %rd1, [lsum_param_1];
+    mov.u32 %r10, 0;
+    setp.lt.s32 %p1, %r1, 1;
+    @%p1 bra $L_l;
+    mov.u64 %rd2, buf;
+    ld.global.u32 %r2, [%rd1];
+    st.local.u32 [buf], %r2;
+    mul.lo.s32 %r3, %r2, 3;
+    st.local.u32 [buf+4], %r3;
+    add.s32 %r4, %r1, -1;
+    add.s64 %rd3, %rd1, 4;
+    {
+    .param .b32 param0;
+    st.param.b32 [param0+0], %r4;
+    .param .b64 param1;
+    st.param.b64 [param1+0], %rd3;
+    .param .b32 retval0;
+    call.uni (retval0), lsum, (param0, param1);
+    ld.param.b32 %r5, [retval0+0];
+    }
+    and.b32 %r6, %r1, 1;
+    mul.wide.u32 %rd4, %r6, 4;
+    add.s64 %rd5, %rd2, %rd4;
+    ld.local.u32 %r7, [%rd5];
+    cvta.local.u64 %rd6, %rd2;
+    ld.u32 %r8, [%rd6+4];
+    add.s32 %r9, %r7, %r8;
+    add.s32 %r10, %r9, %r5;
+$L_l:
+    st.param.b32 [func_retval0+0], %r10;
+    ret;
+}
+"#;
+
+/// `%r4 = lsum(in & 7, pin)` stored to `out` (see [`LOCAL_SUM`]).
+const LSUM_CALL: &str = r#"    and.b32 %r3, %r2, 7;
+    {
+    .param .b32 param0;
+    st.param.b32 [param0+0], %r3;
+    .param .b64 param1;
+    st.param.b64 [param1+0], %rd1;
+    .param .b32 retval0;
+    call.uni (retval0), lsum, (param0, param1);
+    ld.param.b32 %r4, [retval0+0];
+    }
+    st.global.u32 [%rd3], %r4;
+"#;
+
+/// `lsum` (see [`LOCAL_SUM`]) called on `(in & 7, pin)`: the values are the hand-computed
+/// ones (each activation kept its own `buf`), eval equals the simulator, and the
+/// subroutine's frame holds its array below its saves, as ptxas lays it out (`$k$rsum`:
+/// the array at `[R1]`, the saves after it); its `-v` line counts no `.local` access of the
+/// array as a spill.
+#[test]
+fn recursion_with_local_array() {
+    let body = LSUM_CALL;
+    let (sass, out, l) = run_recursive("subr_local", LOCAL_SUM, body);
+    let lsum = |n: u32| -> u32 {
+        (0..n).fold(0u32, |acc, i| {
+            let x = input(&l, i as usize);
+            let m = n - i;
+            let first = if m & 1 == 1 { x.wrapping_mul(3) } else { x };
+            acc.wrapping_add(first).wrapping_add(x.wrapping_mul(3))
+        })
     };
-    let text = leafold::error::render_all(&err.0);
-    assert!(text.contains("declares .local variables"), "{text}");
+    for g in 0..(THREADS * CTAS) as usize {
+        let n = input(&l, g) & 7;
+        assert_eq!(word(&out, g, 0), lsum(n), "thread {g}: lsum({n})\n{sass}");
+    }
+    let opts = Options {
+        verbose: true,
+        ..Options::default()
+    };
+    let out = compile(&kernel(LOCAL_SUM, body), &opts).unwrap_or_else(|d| panic!("{:?}", d.0));
+    let c = cubin::read(&out.cubin).unwrap();
+    let at = c.symbols.iter().position(|s| s.name == "$k$lsum").unwrap();
+    let frame = c
+        .info
+        .iter()
+        .find_map(|a| match a {
+            Attribute::FrameSize { sym, size } if *sym as usize == at => Some(*size),
+            _ => None,
+        })
+        .expect("a frame size for $k$lsum");
+    // The 16-byte array, then at least one saved register (a value lives across the call).
+    assert!(frame >= 24 && frame % 8 == 0, "frame {frame}\n{sass}");
+    // Bytes stored at or above the array's end (saves, spills) and below it (the array).
+    let (mut above, mut below) = (0u32, 0u32);
+    for t in texts(&out.sass).iter().filter(|t| t.starts_with("STL")) {
+        let bytes = if t.starts_with("STL.64") { 8 } else { 4 };
+        let off = t.split("[R1+0x").nth(1).map_or(0, |r| {
+            u32::from_str_radix(r.split(']').next().unwrap(), 16).unwrap()
+        });
+        if off >= 16 {
+            above += bytes;
+        } else {
+            below += bytes;
+        }
+    }
+    assert!(
+        above > 0 && below == 8,
+        "saves after the array\n{}",
+        out.sass
+    );
+    let log = &out.info_log;
+    // ptxas counts the saves as spills, never the array's stores.
+    let line = format!(
+        "Function properties for lsum\n    {frame} bytes stack frame, {above} bytes spill stores"
+    );
+    assert!(log.contains(&line), "{line}\n{log}");
 }
 
 /// ptxas's per-subroutine records (probe `fact.ptx`, docs/calls.md): a LOCAL FUNC symbol
@@ -482,4 +582,102 @@ fn subroutine_frames_as_ptxas_writes_them() {
         log.contains("Function properties for k\n    0 bytes stack frame, 0 bytes spill stores"),
         "{log}"
     );
+}
+
+/// A texture object passed to a recursive function (`.param .u64 t`, in R4:R5 by the call
+/// ABI) is fetched through that register, `TLD.B` (the form ptxas 11.8 uses for it, after
+/// its uniformity loop), not through the kernel's own bank-0 parameter word at the same
+/// offset (`c[0x0][0x140]`, here the `out` pointer): eval, which follows the argument, and
+/// the simulator agree on the texels.
+#[test]
+fn texture_object_parameter_of_a_subroutine() {
+    use leafold::texture::{ChannelType, Shape, Texture, TextureBindings, TextureDesc};
+    let src = r#".version 7.8
+.target sm_50
+.address_size 64
+.func (.param .b32 r) tf(.param .b64 t, .param .b32 n)
+{
+    .reg .b32 %r<12>;
+    .reg .b64 %rd<3>;
+    .reg .pred %p<2>;
+    ld.param.u64 %rd1, [t];
+    ld.param.u32 %r1, [n];
+    mov.u32 %r10, 0;
+    setp.lt.s32 %p1, %r1, 1;
+    @%p1 bra DONE;
+    tex.1d.v4.s32.s32 {%r2, %r3, %r4, %r5}, [%rd1, {%r1}];
+    add.s32 %r6, %r1, -1;
+    {
+    .param .b64 a0;
+    .param .b32 a1;
+    .param .b32 rv;
+    st.param.b64 [a0], %rd1;
+    st.param.b32 [a1], %r6;
+    call.uni (rv), tf, (a0, a1);
+    ld.param.b32 %r7, [rv];
+    }
+    mad.lo.s32 %r10, %r7, 3, %r2;
+DONE:
+    st.param.b32 [r], %r10;
+    ret;
+}
+.visible .entry k(.param .u64 out, .param .u64 tex)
+{
+    .reg .b32 %r<4>;
+    .reg .b64 %rd<6>;
+    ld.param.u64 %rd1, [out];
+    ld.param.u64 %rd2, [tex];
+    cvta.to.global.u64 %rd3, %rd1;
+    mov.u32 %r1, %tid.x;
+    and.b32 %r3, %r1, 7;
+    {
+    .param .b64 a0;
+    .param .b32 a1;
+    .param .b32 rv;
+    st.param.b64 [a0], %rd2;
+    st.param.b32 [a1], %r3;
+    call.uni (rv), tf, (a0, a1);
+    ld.param.b32 %r2, [rv];
+    }
+    mul.wide.u32 %rd4, %r1, 4;
+    add.s64 %rd5, %rd3, %rd4;
+    st.global.u32 [%rd5], %r2;
+    ret;
+}
+"#;
+    let out = compile_checked("subr_texobj", src);
+    assert!(
+        texts(&out.sass).iter().any(|t| t.starts_with("TLD.B.LZ")),
+        "the register form\n{}",
+        out.sass
+    );
+    let module = common::ir_module("subr_texobj.ptx", src);
+    const OUT: u64 = 0x3000_0000;
+    for seed in 0..3 {
+        let mut textures = TextureBindings::new();
+        let desc = TextureDesc::new(Shape::D1, [9, 1, 1], ChannelType::S32, 1);
+        // A decoy first, so that the handle is not 1.
+        textures.add_object(Texture::random(desc.clone(), seed ^ 7));
+        let handle = textures.add_object(Texture::random(desc, seed));
+        let mut l = leafold::ir::eval::Launch::new([1, 1, 1], [32, 1, 1]);
+        l.params = OUT.to_le_bytes().to_vec();
+        l.params.extend_from_slice(&handle.to_le_bytes());
+        l.global = vec![leafold::ir::eval::GlobalRegion {
+            base: OUT,
+            bytes: vec![0xcd; 128],
+        }];
+        l.textures = textures;
+        l.local_size = STACK;
+        let want = leafold::ir::eval::run(&module, "k", &l).unwrap_or_else(|e| panic!("eval: {e}"));
+        let got = leafold::sim::run_cubin(&out.cubin, "k", &l)
+            .unwrap_or_else(|e| panic!("sim: {e}\n{}", out.sass));
+        assert_eq!(
+            want.region(OUT),
+            got.region(OUT),
+            "seed {seed}\n{}",
+            out.sass
+        );
+        let words = want.region(OUT).unwrap();
+        assert!(words[4..8] != [0xcd; 4], "thread 1 wrote its sum");
+    }
 }

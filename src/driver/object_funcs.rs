@@ -73,7 +73,8 @@ fn object_function(
         mut relocs,
         regs,
         frame,
-        spill_bytes: spill_area,
+        local_data,
+        saves_at,
     } = compile_subroutine(inputs, f)?;
     let mut srclocs = vec![machinst::SrcLoc::NONE; code.len()];
     let subs = place_subroutines(inputs, &mut code, &mut srclocs, &mut relocs)?;
@@ -94,7 +95,7 @@ fn object_function(
     k.min_stack_size = if subs.is_some() { u32::MAX } else { frame };
     k.barriers = barrier_count(&laid);
     code_relocations(inputs.module, &laid, 0, relocs, &mut k)?;
-    let spills = |form| spill_bytes(&laid, form, 0) - spill_bytes(&laid, form, spill_area);
+    let spills = |form| spill_bytes(&laid, form, local_data) - spill_bytes(&laid, form, saves_at);
     if !k.externs.is_empty() && num_regs > 64 {
         return Err(format!(
             "it calls other functions and needs {num_regs} registers (at most 64 are supported with calls)"

@@ -32,7 +32,7 @@ pub(super) fn kernel_report(
     let subroutines = ranges
         .iter()
         .map(|&(s, from, to)| {
-            let bytes = |form| spill_bytes_in(laid, form, 0, from..to);
+            let bytes = |form| spill_bytes_in(laid, form, s.local_data, from..to);
             (s.name.clone(), s.frame, bytes(Form::STL), bytes(Form::LDL))
         })
         .collect();

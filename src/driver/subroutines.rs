@@ -35,6 +35,8 @@ pub(super) struct PlacedSub {
     pub(super) end: usize,
     /// Its frame bytes.
     pub(super) frame: u32,
+    /// Bytes of its `.local` data at the start of its frame (not spills).
+    pub(super) local_data: u32,
 }
 
 /// Compile the module's subroutines that kernel code `code` calls (a `CAL` whose `rel`
@@ -46,8 +48,8 @@ pub(super) struct PlacedSub {
 ///
 /// Each subroutine is simplified, selected, allocated and emitted on its own, as a kernel
 /// is, and then gets the frame the call ABI asks of it (docs/calls.md): on entry
-/// `IADD32I R1, R1, -frame` and an `STL` of every callee-saved register it may write (R2,
-/// R16..R31, then every other quad, below its register count), and before each `RET` the
+/// `IADD32I R1, R1, -frame` and an `STL` of every callee-saved register it writes (R2,
+/// R16..R31, then every other quad), and before each `RET` the
 /// `LDL`s back and `IADD32I R1, R1, frame`, under the `RET`'s own guard. Its spill slots
 /// sit at `[R1 + 0..]`, the saved registers after them.
 pub(super) fn place_subroutines(
@@ -95,6 +97,7 @@ pub(super) fn place_subroutines(
             relocs: sub_relocs,
             regs: sub_regs,
             frame,
+            local_data,
             ..
         } = compile_subroutine(inputs, sub)?;
         regs = regs.max(sub_regs);
@@ -107,6 +110,7 @@ pub(super) fn place_subroutines(
             start: at,
             end: at + sub_code.len(),
             frame,
+            local_data,
         });
         for mut i in sub_code {
             if matches!(i.form, Form::BRA | Form::SSY | Form::PBK | Form::CAL) {
@@ -144,15 +148,26 @@ pub(super) struct SubCode {
     pub(super) relocs: Vec<(usize, lower::Reloc)>,
     /// Registers it uses.
     pub(super) regs: u32,
-    /// Its frame bytes: spill slots, then the callee-saved registers it saves.
+    /// Its frame bytes: its `.local` data, spill slots, then the callee-saved registers it
+    /// saves.
     pub(super) frame: u32,
-    /// The spill slots' bytes (at the start of the frame).
-    pub(super) spill_bytes: u32,
+    /// Its `.local` data's bytes (at the start of the frame).
+    pub(super) local_data: u32,
+    /// Where the callee-saved registers' saves start in the frame (after the spill slots).
+    pub(super) saves_at: u32,
 }
 
 /// One subroutine's code with its frame (see [`place_subroutines`]), its `BRA`/`CAL`
 /// `rel`s indices into it; its relocations (by index in that code); its register count;
 /// its frame bytes.
+///
+/// The frame, from R1 up, as ptxas 11.8 lays it out (`$k$rsum` with a 16-byte `.local`
+/// array: `IADD32I R1, R1, -0x18`, the array at `[R1]`, the save of R2 at `[R1+0x10]`): the
+/// subroutine's own `.local` variables at their [`ir::Module::local_layout`] offsets (each
+/// activation has its own, since R1 moves with every call), then the spill slots (from
+/// that size rounded up to 16, `AllocOptions::spill_base`), then the saved registers; the
+/// whole rounded up to 8, or to the largest alignment of a variable so that R1 keeps every
+/// variable aligned.
 /// Refused: a subroutine that names `.shared` variables (the kernel lays out only its own)
 /// or needs constants in bank 2 (the kernel's literal pool is its own).
 pub(super) fn compile_subroutine(
@@ -175,10 +190,15 @@ pub(super) fn compile_subroutine(
             f.name
         ));
     }
+    let (local_vars, local_data) = inputs.module.local_layout(&f);
+    let align = local_vars
+        .keys()
+        .map(|&gv| inputs.module.vars[gv].align)
+        .fold(8, u32::max);
     let alloc_opts = AllocOptions {
         max_regs: inputs.max_regs.min(255) as u8,
         checker: cfg!(debug_assertions),
-        spill_base: 0,
+        spill_base: local_data,
     };
     let alloc = machinst::allocate_owned(lowered.vcode, &alloc_opts).map_err(|e| {
         format!(
@@ -196,9 +216,31 @@ pub(super) fn compile_subroutine(
     if let Some(why) = emitted.reconvergence_error {
         return Err(format!("subroutine `{}`: {why}", f.name));
     }
-    let saved: Vec<u32> = (0..alloc.num_regs).filter(|&r| callee_saved(r)).collect();
-    let frame = (alloc.spill_bytes + 4 * saved.len() as u32).next_multiple_of(8);
-    let slot = |n: usize| i64::from(alloc.spill_bytes) + 4 * n as i64;
+    // The callee-saved registers its own instructions write (a call it makes preserves
+    // them: the callee saves what it writes in turn), as ptxas saves them (`fact` uses R2
+    // and saves R2 alone); one it never writes keeps the caller's value untouched.
+    let mut written = vec![false; 256];
+    for i in emitted
+        .code
+        .iter()
+        .filter(|i| !matches!(i.form, Form::CAL | Form::JCAL))
+    {
+        for r in crate::sm50::sched::model::access(i).defs {
+            if let Some(w) = written.get_mut(r) {
+                *w = true;
+            }
+        }
+    }
+    let saved: Vec<u32> = (0..alloc.num_regs)
+        .filter(|&r| callee_saved(r) && written[r as usize])
+        .collect();
+    let saves_at = if alloc.spill_bytes > 0 {
+        local_data.next_multiple_of(16) + alloc.spill_bytes
+    } else {
+        local_data.next_multiple_of(4)
+    };
+    let frame = (saves_at + 4 * saved.len() as u32).next_multiple_of(align);
+    let slot = |n: usize| i64::from(saves_at) + 4 * n as i64;
     let adjust = |by: i64| {
         Inst::new(Form::IADD32I)
             .with(Field::Rd, 1)
@@ -259,6 +301,7 @@ pub(super) fn compile_subroutine(
         relocs,
         regs: alloc.num_regs,
         frame,
-        spill_bytes: alloc.spill_bytes,
+        local_data,
+        saves_at,
     })
 }

@@ -297,16 +297,10 @@ pub fn build_partial_with<'f>(
                 if opts.fmad {
                     super::contract::contract(&mut func);
                 }
-                if !m.ir.local_layout(&func).0.is_empty() {
-                    m.error(
-                        f.name.span,
-                        format!("unsupported: the recursive function '{}' declares .local variables (each call would need its own)", f.name.text),
-                    );
-                    false
-                } else {
-                    m.ir.subroutines.push(func);
-                    true
-                }
+                // Its `.local` variables lie in each activation's frame (R1 moves with
+                // every call; `driver::compile_subroutine`, `ir::eval`'s call frames).
+                m.ir.subroutines.push(func);
+                true
             }
             Some(mut func) if m.errors.len() == before => {
                 if opts.fmad {
@@ -351,7 +345,7 @@ pub fn build_partial_with<'f>(
 /// of the object, with the call ABI's [`calls::ExternSig`] as a subroutine is (arguments from
 /// R4, result in R4), into [`Module::object_functions`], so that other objects can call it
 /// (nvlink resolves their `JCAL`s to it). Calls inside this module still inline it. One that
-/// cannot be built so (a `.reg` parameter, `.local` data, more arguments than R4..R15) is
+/// cannot be built so (a `.reg` parameter, more arguments than R4..R15) is
 /// left out with its reason in [`Module::object_function_skips`] (the driver warns) rather
 /// than failing the object: nothing in this module needs it.
 fn build_object_functions(
@@ -385,12 +379,7 @@ fn build_object_functions(
                 if opts.fmad {
                     super::contract::contract(&mut func);
                 }
-                if m.ir.local_layout(&func).0.is_empty() {
-                    m.ir.object_functions.push(func);
-                } else {
-                    m.ir.object_function_skips
-                        .push((name, "it declares .local variables".into()));
-                }
+                m.ir.object_functions.push(func);
             }
             _ => {
                 why.dedup();

@@ -99,7 +99,10 @@
 //! A call of a subroutine (an [`InstData::ExternCall`] naming one of
 //! [`Module::subroutines`], a recursive `.func`) pushes a frame on the thread's own call
 //! stack (`Thread::frames`: the caller's function, position, registers and argument bytes)
-//! and runs the callee from its entry with fresh registers; its `LoadParam`s read the
+//! and runs the callee from its entry with fresh registers and, when it declares `.local`
+//! variables, a frame of its own for them allocated on the thread's dynamic stack (as an
+//! `alloca` of their size; the return releases it), so that every activation of a recursive
+//! function has its own copy, as R1's frames give it in the simulator; its `LoadParam`s read the
 //! argument registers' bytes (R4 first, as the call ABI passes them), and its
 //! [`InstData::SubReturn`] pops the frame and writes the result. No Rust recursion is
 //! involved, so deep recursion costs heap, not stack; more than [`MAX_CALL_DEPTH`] nested
@@ -490,6 +493,11 @@ pub fn run_in(module: &Module, func: &Function, launch: &Launch) -> Result<RunOu
         .map(|n| crate::surface::index_of(&launch.surfaces, n))
         .collect();
 
+    let sub_locals: Vec<SubLocals> = module
+        .subroutines
+        .iter()
+        .map(|sub| SubLocals::of(module, sub))
+        .collect();
     let ctas = launch.grid.iter().map(|&d| u64::from(d)).product::<u64>();
     let mut shared_out = Vec::new();
     let mut shared_undefined = Vec::new();
@@ -502,6 +510,7 @@ pub fn run_in(module: &Module, func: &Function, launch: &Launch) -> Result<RunOu
                     extern_funcs: &module.extern_funcs,
                     func,
                     subroutines: &module.subroutines,
+                    sub_locals: &sub_locals,
                     layout: &layout,
                     launch,
                     ctaid: [cx, cy, cz],
@@ -788,6 +797,8 @@ struct Ctx<'a> {
     func: &'a Function,
     /// [`Module::subroutines`]: `Thread::cur` k > 0 runs `subroutines[k - 1]`.
     subroutines: &'a [Function],
+    /// The `.local` variables of each of `subroutines`, laid out in each activation's frame.
+    sub_locals: &'a [SubLocals],
     /// [`Module::extern_funcs`]: the names [`InstData::ExternCall`] indexes.
     extern_funcs: &'a [String],
     layout: &'a VarLayout,
@@ -971,6 +982,9 @@ struct Thread {
     args: Vec<u8>,
     /// The callers of the running subroutine, innermost last.
     frames: Vec<CallFrame>,
+    /// The `.local` offset of the running subroutine's frame (its variables' base; see
+    /// [`SubLocals`]); 0 in the kernel.
+    frame_base: u32,
     /// Per kernel value: computed from an undefined register ([`poison`]); empty unless
     /// the launch asks for [`Launch::undefined_registers`].
     poison: Vec<bool>,
@@ -984,6 +998,34 @@ struct CallFrame {
     pos: usize,
     regs: Vec<u64>,
     args: Vec<u8>,
+    /// The caller's `Thread::frame_base`, and the dynamic stack pointer at the call (the
+    /// return releases the callee's `.local` frame).
+    frame_base: u32,
+    sp: u32,
+}
+
+/// The `.local` variables of one subroutine ([`Module::local_layout`] of its own function):
+/// each activation gets a frame of `size` bytes, aligned to `align`, on the thread's dynamic
+/// stack (see "Execution"), and a variable's address is the frame's base plus its offset.
+struct SubLocals {
+    offsets: std::collections::HashMap<super::GlobalVar, u32>,
+    size: u32,
+    align: u32,
+}
+
+impl SubLocals {
+    fn of(module: &Module, sub: &Function) -> SubLocals {
+        let (offsets, size) = module.local_layout(sub);
+        let align = offsets
+            .keys()
+            .map(|&gv| module.vars[gv].align)
+            .fold(1, u32::max);
+        SubLocals {
+            offsets,
+            size,
+            align,
+        }
+    }
 }
 
 /// Whether `f` calls one of the module's subroutines (whose frames the simulator keeps

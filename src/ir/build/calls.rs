@@ -36,9 +36,9 @@
 //! words ([`crate::ir::InstData::SubReturn`], `FnBuilder::frame0_ret`). Every call of it,
 //! from a kernel or from another subroutine, stays a call exactly like a system call (an
 //! `ExternCall` naming it); `ir::Module::subroutines` holds it, and selection and the
-//! driver make the call a `CAL` to its code placed after the kernel's. Refused in such a
-//! function: `.reg` parameters or results, `.local` variables (each activation would need
-//! its own), more arguments than R4..R15 hold.
+//! driver make the call a `CAL` to its code placed after the kernel's. Its `.local`
+//! variables lie in each activation's own frame on the R1 stack. Refused in such a
+//! function: `.reg` parameters or results, more arguments than R4..R15 hold.
 //!
 //! # Function addresses and indirect calls
 //!

@@ -41,6 +41,7 @@ pub(super) fn run_cta(
                     cur: 0,
                     args: Vec::new(),
                     frames: Vec::new(),
+                    frame_base: 0,
                     poison: vec![false; if track { ctx.func.values.len() } else { 0 }],
                 });
                 locals.push(mem.local_init.clone());

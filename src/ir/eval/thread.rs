@@ -21,6 +21,7 @@ impl Thread {
     pub(super) fn enter(
         &mut self,
         ctx: &Ctx<'_>,
+        tm: &mut ThreadMem<'_>,
         inst: Inst,
         cur: usize,
         args: Vec<u8>,
@@ -32,6 +33,17 @@ impl Thread {
             });
         }
         let callee = &ctx.subroutines[cur - 1];
+        let sp = tm.stack.sp;
+        let mut frame_base = self.frame_base;
+        let locals = &ctx.sub_locals[cur - 1];
+        if locals.size > 0 {
+            // The callee's `.local` frame, below what the stack holds now.
+            let depth = (DynStack::depth(sp) + u64::from(locals.size))
+                .next_multiple_of(u64::from(locals.align));
+            frame_base = DynStack::sp_at(depth);
+            let what = format!("the .local frame of a call of '{}'", callee.name);
+            tm.stack.set_sp(inst, frame_base, depth, &what)?;
+        }
         let regs = std::mem::replace(&mut self.regs, vec![0; callee.values.len()]);
         self.frames.push(CallFrame {
             cur: self.cur,
@@ -39,6 +51,8 @@ impl Thread {
             pos: self.pos,
             regs,
             args: std::mem::replace(&mut self.args, args),
+            frame_base: std::mem::replace(&mut self.frame_base, frame_base),
+            sp,
         });
         self.cur = cur;
         self.block = callee.layout[0];
@@ -50,6 +64,7 @@ impl Thread {
     pub(super) fn leave(
         &mut self,
         ctx: &Ctx<'_>,
+        tm: &mut ThreadMem<'_>,
         inst: Inst,
         words: &[u64],
     ) -> Result<Status, EvalError> {
@@ -64,6 +79,8 @@ impl Thread {
         self.pos = frame.pos;
         self.regs = frame.regs;
         self.args = frame.args;
+        self.frame_base = frame.frame_base;
+        tm.stack.sp = frame.sp;
         let func = match self.cur {
             0 => ctx.func,
             k => &ctx.subroutines[k - 1],
@@ -143,8 +160,16 @@ impl Thread {
             // runtime are not modelled (`crate::sysfn`); any value does.
             InstData::KernelDesc { entry, .. } => out = Some(KERNEL_DESC_BASE + u64::from(*entry)),
             InstData::SymbolAddr { var, .. } => {
-                // Verified against the module, so the variable exists.
-                out = Some(ctx.layout.addrs[var.index()]);
+                // Verified against the module, so the variable exists. A subroutine's own
+                // `.local` variables lie in its activation's frame.
+                let own = match self.cur {
+                    0 => None,
+                    k => ctx.sub_locals[k - 1].offsets.get(var),
+                };
+                out = Some(match own {
+                    Some(&off) => u64::from(self.frame_base.wrapping_add(off)),
+                    None => ctx.layout.addrs[var.index()],
+                });
             }
             InstData::Unary { .. }
             | InstData::Binary { .. }
@@ -247,7 +272,7 @@ impl Thread {
             InstData::Return => return Ok(Status::Exited),
             InstData::SubReturn { values } => {
                 let words: SmallVec<[u64; 2]> = values.iter().map(|&v| self.get(v)).collect();
-                return self.leave(ctx, inst, &words);
+                return self.leave(ctx, tm, inst, &words);
             }
             InstData::Trap => return Err(EvalError::Trapped { inst }),
             // A barrier number must be below 16 and a count a non-zero multiple of 32 (PTX
@@ -383,7 +408,7 @@ impl Thread {
                     .map_or("?", String::as_str);
                 if let Some(k) = ctx.subroutines.iter().position(|f| f.name == name) {
                     let bytes = crate::sysfn::register_bytes(&words);
-                    return self.enter(ctx, inst, k + 1, bytes);
+                    return self.enter(ctx, tm, inst, k + 1, bytes);
                 }
                 let ret = self.system_call(ctx, tm, inst, name, &words)?;
                 if let Some(&r) = node.results.first() {

@@ -48,7 +48,10 @@ impl<'a> Lowerer<'a> {
                 (Some(off / 4), None)
             }
             SurfHandle::Bindless => match self.def_of(args[0]) {
-                Some(&InstData::LoadParam { offset, .. }) => (Some((0x140 + offset) / 4), None),
+                // In a subroutine a parameter is an argument register (the call ABI).
+                Some(&InstData::LoadParam { offset, .. }) if !self.f.subroutine => {
+                    (Some((0x140 + offset) / 4), None)
+                }
                 _ => (None, Some(self.reg(args[0])?)),
             },
         };

@@ -82,11 +82,13 @@ impl<'a> Lowerer<'a> {
                 };
                 tex::bound_slot_offset(self.f, pos)
             }
+            // A kernel parameter's slot; in a subroutine a parameter is an argument
+            // register's value (the call ABI), never the kernel's bank-0 word.
             TexHandle::Bindless => match self.def_of(args[0]) {
                 Some(&InstData::LoadParam {
                     ty: Type::I64,
                     offset,
-                }) => tex::param_cbank_offset(offset),
+                }) if !self.f.subroutine => tex::param_cbank_offset(offset),
                 _ => return Ok(None),
             },
         };
