@@ -307,7 +307,7 @@ fn copy_unrolled_loads_do_not_wait_for_stores() {
         let text = l.split(';').next().unwrap_or("");
         let words: Vec<&str> = text
             .split(|c: char| c.is_whitespace() || c == ',' || c == '{' || c == '}')
-            .filter(|w| !w.is_empty())
+            .filter(|w| !w.is_empty() && !w.starts_with("/*"))
             .collect();
         match words.first().copied() {
             Some("STS") => stored.push(words.last().unwrap().to_string()),
