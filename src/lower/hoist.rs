@@ -21,7 +21,10 @@
 //!   list (the carry flag, fixed registers or predicates; `sm50::sched::model::access` of each
 //!   piece with its operand fields masked), read after write, write after read or write;
 //! * both access memory, at least one writes, and their spaces may alias (the list
-//!   scheduler's rule, without its same-base exemption);
+//!   scheduler's rule), unless both are single plain accesses of one space off the same
+//!   virtual base register, defined by the same instruction (or before the block) for
+//!   both, with byte ranges that do not overlap ([`apart`]; the list scheduler's same-base
+//!   exemption on virtual registers);
 //! * either is a *fence*: a terminator, a call or anything with clobbers, an operand with a
 //!   fixed register, a piece the scheduler keeps in place (`model::is_fence`: barriers,
 //!   atomics, clock reads, ...) or a strong (`.CV`/`.WT`) access.
@@ -33,6 +36,14 @@
 //! predecessors are placed, the least key goes first (ties: input order). So with no load the
 //! order is unchanged, and a load and its address arithmetic move up by at most `d` places,
 //! as far as the dependences let them.
+//!
+//! **Sinking stores**: a store of a value that a global, local or generic load of the same
+//! block produced (an unrolled copy loop, `sdata[k] = in[f(k)]`, as in rodinia's
+//! `rdwt53Kernel`) gets the key `s + SINK_STORE` instead of its index `s`, again lowered to
+//! the least key of what depends on it. Otherwise the store stays where it was written, right
+//! after the next load; the allocator then reuses the stored register for the next value, and
+//! the overwrite ties the store (and so the wait for its load) in front of the next loads:
+//! each load waits alone. Sunk, the stores of a run follow its loads and are waited for once.
 //!
 //! **Trade-off**: a hoisted load's value (and its address until the load issues) is live for
 //! up to `d` more instructions, which can raise the register count (and lower occupancy, or
@@ -50,7 +61,7 @@ use rustc_hash::FxHashMap as HashMap;
 use super::inst::{Role, Sm50Inst};
 use crate::machinst::VCode;
 use crate::machinst::{MachInst, OpConstraint, OpKind, Reg, RegKind};
-use crate::sm50::sched::list::{mem, mem_conflict, strong, Mem};
+use crate::sm50::sched::list::{address, mem, mem_conflict, strong, Mem};
 use crate::sm50::sched::model::{access, is_fence, NUM_RES};
 use crate::sm50::{Field, MemAccess, MemSpace};
 
@@ -60,6 +71,12 @@ pub const HOIST: usize = 32;
 
 /// How many places a shared-memory load may move up.
 pub const HOIST_SHARED: usize = 6;
+
+/// How many places a store of a value loaded from global, local or generic memory in the
+/// same block may move down (see the essay). Trade-off: the loaded value stays live for up
+/// to this many more instructions (registers, as for [`HOIST`]); in exchange the stores no
+/// longer order the next loads behind the wait for the previous one.
+pub const SINK_STORE: usize = 32;
 
 /// How far `i` may move up: 0 for anything but a long-latency load.
 fn hoist_distance(i: &Sm50Inst) -> usize {
@@ -137,6 +154,48 @@ fn hidden(i: &Sm50Inst) -> (Vec<usize>, Vec<usize>) {
     (uses, defs)
 }
 
+/// Where a single plain load or store points: its ordering class, the virtual register (and
+/// part of it) in its base field with the block's instruction that last defined it (`None`:
+/// before the block), displacement, width in bytes and whether the address is 64-bit.
+type Place = (Mem, (Reg, u8, Option<usize>), i64, i64, bool);
+
+/// [`Place`] of `i`, `def_of` the last definition of each register so far; `None` for
+/// anything but a single plain access off a virtual base (a physical or `RZ` base included).
+fn place(i: &Sm50Inst, def_of: &HashMap<Reg, usize>) -> Option<Place> {
+    let [piece] = &i.pieces[..] else {
+        return None;
+    };
+    let (_, off, size, wide) = address(&piece.inst)?;
+    let base = piece.refs.iter().find(|r| r.field == Field::Ra)?;
+    let reg = i.ops[base.op as usize].reg;
+    let def = def_of.get(&reg).copied();
+    matches!(reg, Reg::Virt(_)).then_some((
+        mem(&piece.inst),
+        (reg, base.offset, def),
+        off,
+        size,
+        wide,
+    ))
+}
+
+/// Whether two accesses provably touch different bytes (see the essay): one space, one
+/// virtual base, byte ranges apart. Trade-off: none in code size; the loads that may now
+/// pass a store of the same base keep their values live a little longer (at most their
+/// hoist distance).
+fn apart(a: Option<Place>, b: Option<Place>) -> bool {
+    let (Some((ma, ba, oa, sa, wa)), Some((mb, bb, ob, sb, wb))) = (a, b) else {
+        return false;
+    };
+    let space = |m: Mem| match m {
+        Mem::Load(s) | Mem::Store(s) => Some(s),
+        Mem::None => None,
+    };
+    space(ma).is_some()
+        && space(ma) == space(mb)
+        && (ba, wa) == (bb, wb)
+        && (oa + sa <= ob || ob + sb <= oa)
+}
+
 /// The new order of a block's instructions: `order[new] = old`.
 fn block_order(insts: &[Sm50Inst]) -> Vec<usize> {
     let n = insts.len();
@@ -147,9 +206,11 @@ fn block_order(insts: &[Sm50Inst]) -> Vec<usize> {
     let mut last_write: HashMap<usize, usize> = HashMap::default();
     let mut readers: HashMap<usize, Vec<usize>> = HashMap::default();
     // Memory: accesses since the last store of each kind, and the stores so far.
-    let mut stores: Vec<(usize, Mem)> = Vec::new();
-    let mut loads: Vec<(usize, Mem)> = Vec::new();
+    let mut stores: Vec<(usize, Mem, Option<Place>)> = Vec::new();
+    let mut loads: Vec<(usize, Mem, Option<Place>)> = Vec::new();
     let mut last_fence: Option<usize> = None;
+    // Stores of a value a long-latency global, local or generic load of the block defined.
+    let mut sinks = vec![false; n];
     for (j, inst) in insts.iter().enumerate() {
         let p = &mut preds[j];
         if is_fence_inst(inst) {
@@ -188,28 +249,41 @@ fn block_order(insts: &[Sm50Inst]) -> Vec<usize> {
             last_write.insert(*r, j);
             readers.remove(r);
         }
+        let at = place(inst, &def_of);
+        if !is_fence_inst(inst)
+            && inst
+                .pieces
+                .iter()
+                .any(|x| matches!(mem(&x.inst), Mem::Store(_)))
+        {
+            inst.for_each_operand(&mut |reg, spec| {
+                let loaded = def_of.get(&reg).map(|&d| &insts[d]);
+                if spec.kind == OpKind::Use
+                    && loaded.is_some_and(|d| is_long_load(d) && hoist_distance(d) == HOIST)
+                {
+                    sinks[j] = true;
+                }
+            });
+        }
         for piece in &inst.pieces {
             let m = mem(&piece.inst);
+            let conflict =
+                |&&(_, s, sp): &&(usize, Mem, Option<Place>)| mem_conflict(s, m) && !apart(sp, at);
             match m {
                 Mem::None => {}
                 Mem::Load(_) => {
-                    p.extend(
-                        stores
-                            .iter()
-                            .filter(|&&(_, s)| mem_conflict(s, m))
-                            .map(|&(k, _)| k),
-                    );
-                    loads.push((j, m));
+                    p.extend(stores.iter().filter(conflict).map(|&(k, _, _)| k));
+                    loads.push((j, m, at));
                 }
                 Mem::Store(_) => {
                     p.extend(
                         stores
                             .iter()
                             .chain(&loads)
-                            .filter(|&&(_, s)| mem_conflict(s, m))
-                            .map(|&(k, _)| k),
+                            .filter(conflict)
+                            .map(|&(k, _, _)| k),
                     );
-                    stores.push((j, m));
+                    stores.push((j, m, at));
                 }
             }
         }
@@ -222,10 +296,19 @@ fn block_order(insts: &[Sm50Inst]) -> Vec<usize> {
         p.sort_unstable();
         p.dedup();
     }
-    // Keys: input index, loads and what they need pulled up by HOIST.
+    // Keys: input index, stores of loaded values pushed down by SINK_STORE, loads and what
+    // they need pulled up by HOIST.
     let mut key: Vec<usize> = (0..n).collect();
+    for (j, k) in key.iter_mut().enumerate() {
+        if sinks[j] {
+            *k += SINK_STORE;
+        }
+    }
     for j in (0..n).rev() {
-        key[j] = key[j].min(j.saturating_sub(hoist_distance(&insts[j])));
+        let d = hoist_distance(&insts[j]);
+        if d > 0 {
+            key[j] = key[j].min(j.saturating_sub(d));
+        }
         for &i in &preds[j] {
             key[i] = key[i].min(key[j]);
         }
