@@ -109,6 +109,60 @@ fn ordered_kernel() -> String {
     )
 }
 
+/// The copy of [`copy_kernel`] widened to 12 words, with 16 values computed before it and
+/// summed after the barrier (live across the whole copy). Sinking the 12 stores below the
+/// loads that follow them (`lower::hoist`'s store motion) would keep their words live next
+/// to the 16 sums: 35 registers, a step of the occupancy rules below 32 (64 warps per SM for
+/// an undirected kernel, 56 at 35; measured with the gate turned off). Moving the loads alone
+/// needs 29.
+fn wide_copy_kernel() -> String {
+    const LIVE: usize = 16;
+    const WORDS: usize = 12;
+    let mut body = String::new();
+    for i in 0..LIVE {
+        body += &format!(
+            "\tmul.lo.s32 %r{v}, %r3, {m};\n\txor.b32 %r{v}, %r{v}, %r2;\n",
+            v = 100 + i,
+            m = 2 * i + 3,
+        );
+    }
+    let mut prev = "%r3".to_string();
+    for k in 0..WORDS {
+        body += &format!(
+            "\tadd.s32 %r{a}, {prev}, 33;\n\tand.b32 %r{a}, %r{a}, 4095;\n\tmul.wide.s32 %rd{a}, %r{a}, 4;\n\tadd.s64 %rd{c}, %rd1, %rd{a};\n\tld.global.u32 %r{v}, [%rd{c}];\n\tst.shared.u32 [%r4+{soff}], %r{v};\n",
+            a = 10 + k,
+            c = 30 + k,
+            v = 40 + k,
+            soff = k * 256,
+        );
+        prev = format!("%r{}", 10 + k);
+    }
+    let mut sum = String::new();
+    let mut acc = "%r62".to_string();
+    for i in 0..LIVE {
+        sum += &format!("\tadd.s32 %r{s}, {acc}, %r{v};\n", s = 200 + i, v = 100 + i);
+        acc = format!("%r{}", 200 + i);
+    }
+    format!(
+        "{HEAD}.visible .entry wide_copy(.param .u64 in, .param .u64 out)\n{{\n\
+         \t.reg .pred %p<2>;\n\t.reg .b32 %r<300>;\n\t.reg .b64 %rd<64>;\n\
+         \t.shared .align 4 .b8 buf[{smem}];\n\
+         \tld.param.u64 %rd2, [in];\n\tld.param.u64 %rd3, [out];\n\
+         \tcvta.to.global.u64 %rd1, %rd2;\n\tcvta.to.global.u64 %rd4, %rd3;\n\
+         \tmov.u32 %r1, %tid.x;\n\tmov.u32 %r2, %ctaid.x;\n\
+         \tmad.lo.s32 %r3, %r2, 64, %r1;\n\tand.b32 %r3, %r3, 4095;\n\
+         \tmov.u32 %r5, buf;\n\tshl.b32 %r6, %r1, 2;\n\tadd.s32 %r4, %r5, %r6;\n\
+         {body}\
+         \tbar.sync 0;\n\
+         \tld.shared.u32 %r60, [%r4+4];\n\tld.shared.u32 %r61, [%r4+260];\n\
+         \tadd.s32 %r62, %r60, %r61;\n\
+         {sum}\
+         \tmul.wide.u32 %rd50, %r3, 4;\n\tadd.s64 %rd51, %rd4, %rd50;\n\
+         \tst.global.u32 [%rd51], {acc};\n\tret;\n}}\n",
+        smem = WORDS * 256,
+    )
+}
+
 fn opts() -> Options {
     Options {
         file_name: "hoist.ptx".to_string(),
@@ -207,6 +261,26 @@ fn ordered_accesses_keep_their_order() {
 }
 
 #[test]
+fn store_motion_keeps_the_occupancy() {
+    let src = wide_copy_kernel();
+    let sass = compile_and_verify("wide_copy", &src);
+    insta::assert_snapshot!("hoist_wide_copy", opcodes(&sass).join("\n"));
+    let out = compile(&src, &opts()).unwrap();
+    let regs = out.kernels[0].registers;
+    // At most 32 registers: every warp of the SM stays resident (see `wide_copy_kernel`).
+    let occ = leafold::occupancy::theoretical(leafold::driver::Arch::Sm50, regs, 3072, None);
+    assert_eq!(occ.warps, 64, "{regs} registers\n{sass}");
+    // The loads alone still move up: at least half of the 12 issue before the first store.
+    let ops = opcodes(&sass);
+    let first_sts = ops.iter().position(|o| o.starts_with("STS")).unwrap();
+    let early = ops[..first_sts]
+        .iter()
+        .filter(|o| o.starts_with("LDG"))
+        .count();
+    assert!(early >= 6, "{early} loads before the first store\n{sass}");
+}
+
+#[test]
 fn nvdisasm_and_cuobjdump_print_our_listing() {
     let Some(oracle) = Oracle::for_test("lower_hoist") else {
         return;
@@ -215,6 +289,7 @@ fn nvdisasm_and_cuobjdump_print_our_listing() {
         ("copy", copy_kernel()),
         ("xors", xor_kernel()),
         ("ordered", ordered_kernel()),
+        ("wide_copy", wide_copy_kernel()),
     ] {
         let out = compile(&src, &opts()).unwrap();
         common::assert_oracle_prints_our_listing(&oracle, what, &out.cubin, &out.sass);

@@ -45,6 +45,14 @@
 //! the overwrite ties the store (and so the wait for its load) in front of the next loads:
 //! each load waits alone. Sunk, the stores of a run follow its loads and are waited for once.
 //!
+//! **Bounded by occupancy**: the store motion (the sinking, and loads passing stores of the
+//! same base) can be turned off (`LowerOptions::no_store_motion`), and [`hoist_loads`] says
+//! whether it changed any block. Where it did and the kernel's registers cost it warps (a
+//! step of `occupancy::theoretical`), the driver compiles the kernel once more without it and
+//! keeps the code with more resident warps (on a tie, the store motion's). So the motion
+//! never lowers a kernel's occupancy below that of loads hoisted alone; rodinia's
+//! `needle` and thrust's `Unique` kernels lost warps to it before.
+//!
 //! **Trade-off**: a hoisted load's value (and its address until the load issues) is live for
 //! up to `d` more instructions, which can raise the register count (and lower occupancy, or
 //! spill under a register limit); in exchange up to `d` issue slots of the load's latency are
@@ -89,17 +97,25 @@ fn hoist_distance(i: &Sm50Inst) -> usize {
     }
 }
 
-/// Reorder every block of `vcode` (see the module essay).
-pub(super) fn hoist_loads(vcode: VCode<Sm50Inst>) -> Result<VCode<Sm50Inst>, String> {
+/// Reorder every block of `vcode` (see the module essay); with `store_motion` off, no store
+/// sinks and no load passes a store of the same base (the motion of loads alone). Also says
+/// whether the store motion changed the order of any block (so whether compiling without it
+/// can give other code).
+pub(super) fn hoist_loads(
+    vcode: VCode<Sm50Inst>,
+    store_motion: bool,
+) -> Result<(VCode<Sm50Inst>, bool), String> {
     let (mut blocks, vregs) = vcode.into_blocks();
+    let mut moved_stores = false;
     for b in &mut blocks {
         if b.insts.iter().any(is_long_load) {
-            let order = block_order(&b.insts);
+            let order = block_order(&b.insts, store_motion);
+            moved_stores |= store_motion && order != block_order(&b.insts, false);
             let mut old: Vec<Option<Sm50Inst>> = b.insts.drain(..).map(Some).collect();
             b.insts = order.iter().filter_map(|&k| old[k].take()).collect();
         }
     }
-    VCode::from_blocks_trusted(blocks, vregs)
+    Ok((VCode::from_blocks_trusted(blocks, vregs)?, moved_stores))
 }
 
 /// A single plain load whose latency is worth hiding.
@@ -196,8 +212,22 @@ fn apart(a: Option<Place>, b: Option<Place>) -> bool {
         && (oa + sa <= ob || ob + sb <= oa)
 }
 
-/// The new order of a block's instructions: `order[new] = old`.
-fn block_order(insts: &[Sm50Inst]) -> Vec<usize> {
+/// Whether a global, local or generic load follows the store at `s` within [`SINK_STORE`]
+/// places: only then can the store (and the wait for its value) hold a later load back.
+/// Trade-off: a store with no such load stays where it is, as sinking it would only keep its
+/// value live longer (measured on the older corpus: such stores cost static and dynamic
+/// cycles through the allocation and schedule that followed, and hid nothing).
+fn feeds_a_later_load(insts: &[Sm50Inst], s: usize) -> bool {
+    insts
+        .iter()
+        .skip(s + 1)
+        .take(SINK_STORE)
+        .any(|i| is_long_load(i) && hoist_distance(i) == HOIST)
+}
+
+/// The new order of a block's instructions: `order[new] = old` (`store_motion`: see
+/// [`hoist_loads`]).
+fn block_order(insts: &[Sm50Inst], store_motion: bool) -> Vec<usize> {
     let n = insts.len();
     let mut preds: Vec<Vec<usize>> = vec![Vec::new(); n];
     // Registers: the instruction defining each operand register in this block.
@@ -249,8 +279,9 @@ fn block_order(insts: &[Sm50Inst]) -> Vec<usize> {
             last_write.insert(*r, j);
             readers.remove(r);
         }
-        let at = place(inst, &def_of);
-        if !is_fence_inst(inst)
+        let at = place(inst, &def_of).filter(|_| store_motion);
+        if store_motion
+            && !is_fence_inst(inst)
             && inst
                 .pieces
                 .iter()
@@ -300,7 +331,7 @@ fn block_order(insts: &[Sm50Inst]) -> Vec<usize> {
     // they need pulled up by HOIST.
     let mut key: Vec<usize> = (0..n).collect();
     for (j, k) in key.iter_mut().enumerate() {
-        if sinks[j] {
+        if sinks[j] && feeds_a_later_load(insts, j) {
             *k += SINK_STORE;
         }
     }

@@ -546,6 +546,7 @@ impl<'a> Lowerer<'a> {
             vcode,
             fold: stats,
             constant2,
+            store_motion: false,
         })
     }
 
