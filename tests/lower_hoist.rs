@@ -19,6 +19,21 @@ use leafold::verify::{verify_file, Outcome, VerifyOptions};
 
 const HEAD: &str = ".version 7.8\n.target sm_50\n.address_size 64\n";
 
+/// The start of the copy kernels: parameters `in` and `out` (global), `buf` of `smem` bytes
+/// of shared memory, `%r3` the thread's word index (below 4096) and `%r4` its `buf` slot.
+fn copy_head(name: &str, regs: usize, smem: usize) -> String {
+    format!(
+        "{HEAD}.visible .entry {name}(.param .u64 in, .param .u64 out)\n{{\n\
+         \t.reg .pred %p<2>;\n\t.reg .b32 %r<{regs}>;\n\t.reg .b64 %rd<64>;\n\
+         \t.shared .align 4 .b8 buf[{smem}];\n\
+         \tld.param.u64 %rd2, [in];\n\tld.param.u64 %rd3, [out];\n\
+         \tcvta.to.global.u64 %rd1, %rd2;\n\tcvta.to.global.u64 %rd4, %rd3;\n\
+         \tmov.u32 %r1, %tid.x;\n\tmov.u32 %r2, %ctaid.x;\n\
+         \tmad.lo.s32 %r3, %r2, 64, %r1;\n\tand.b32 %r3, %r3, 4095;\n\
+         \tmov.u32 %r5, buf;\n\tshl.b32 %r6, %r1, 2;\n\tadd.s32 %r4, %r5, %r6;\n"
+    )
+}
+
 /// rodinia dwt2d's shape: an unrolled copy of 8 words from global to shared memory, each
 /// address its own `mad.wide` off a running index, then a barrier and a write-back.
 fn copy_kernel() -> String {
@@ -35,20 +50,13 @@ fn copy_kernel() -> String {
         );
     }
     format!(
-        "{HEAD}.visible .entry copy(.param .u64 in, .param .u64 out)\n{{\n\
-         \t.reg .pred %p<2>;\n\t.reg .b32 %r<64>;\n\t.reg .b64 %rd<64>;\n\
-         \t.shared .align 4 .b8 buf[2048];\n\
-         \tld.param.u64 %rd2, [in];\n\tld.param.u64 %rd3, [out];\n\
-         \tcvta.to.global.u64 %rd1, %rd2;\n\tcvta.to.global.u64 %rd4, %rd3;\n\
-         \tmov.u32 %r1, %tid.x;\n\tmov.u32 %r2, %ctaid.x;\n\
-         \tmad.lo.s32 %r3, %r2, 64, %r1;\n\tand.b32 %r3, %r3, 4095;\n\
-         \tmov.u32 %r5, buf;\n\tshl.b32 %r6, %r1, 2;\n\tadd.s32 %r4, %r5, %r6;\n\
-         {body}\
+        "{head}{body}\
          \tbar.sync 0;\n\
          \tld.shared.u32 %r50, [%r4+4];\n\tld.shared.u32 %r51, [%r4+260];\n\
          \tadd.s32 %r52, %r50, %r51;\n\
          \tmul.wide.u32 %rd50, %r3, 4;\n\tadd.s64 %rd51, %rd4, %rd50;\n\
-         \tst.global.u32 [%rd51], %r52;\n\tret;\n}}\n"
+         \tst.global.u32 [%rd51], %r52;\n\tret;\n}}\n",
+        head = copy_head("copy", 64, 2048),
     )
 }
 
@@ -109,8 +117,9 @@ fn ordered_kernel() -> String {
     )
 }
 
-/// The copy of [`copy_kernel`] widened to 12 words, with 16 values computed before it and
-/// summed after the barrier (live across the whole copy). Sinking the 12 stores below the
+/// [`copy_kernel`]'s copy widened to 12 words, each index the last plus 33 (wrapped, a chain
+/// as NVVM's clamped indices are), with 16 values computed before it and summed after the
+/// barrier (live across the whole copy). Sinking the 12 stores below the
 /// loads that follow them (`lower::hoist`'s store motion) would keep their words live next
 /// to the 16 sums: 35 registers, a step of the occupancy rules below 32 (64 warps per SM for
 /// an undirected kernel, 56 at 35; measured with the gate turned off). Moving the loads alone
@@ -144,22 +153,14 @@ fn wide_copy_kernel() -> String {
         acc = format!("%r{}", 200 + i);
     }
     format!(
-        "{HEAD}.visible .entry wide_copy(.param .u64 in, .param .u64 out)\n{{\n\
-         \t.reg .pred %p<2>;\n\t.reg .b32 %r<300>;\n\t.reg .b64 %rd<64>;\n\
-         \t.shared .align 4 .b8 buf[{smem}];\n\
-         \tld.param.u64 %rd2, [in];\n\tld.param.u64 %rd3, [out];\n\
-         \tcvta.to.global.u64 %rd1, %rd2;\n\tcvta.to.global.u64 %rd4, %rd3;\n\
-         \tmov.u32 %r1, %tid.x;\n\tmov.u32 %r2, %ctaid.x;\n\
-         \tmad.lo.s32 %r3, %r2, 64, %r1;\n\tand.b32 %r3, %r3, 4095;\n\
-         \tmov.u32 %r5, buf;\n\tshl.b32 %r6, %r1, 2;\n\tadd.s32 %r4, %r5, %r6;\n\
-         {body}\
+        "{head}{body}\
          \tbar.sync 0;\n\
          \tld.shared.u32 %r60, [%r4+4];\n\tld.shared.u32 %r61, [%r4+260];\n\
          \tadd.s32 %r62, %r60, %r61;\n\
          {sum}\
          \tmul.wide.u32 %rd50, %r3, 4;\n\tadd.s64 %rd51, %rd4, %rd50;\n\
          \tst.global.u32 [%rd51], {acc};\n\tret;\n}}\n",
-        smem = WORDS * 256,
+        head = copy_head("wide_copy", 300, WORDS * 256),
     )
 }
 
