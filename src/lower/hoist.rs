@@ -44,6 +44,8 @@
 //! after the next load; the allocator then reuses the stored register for the next value, and
 //! the overwrite ties the store (and so the wait for its load) in front of the next loads:
 //! each load waits alone. Sunk, the stores of a run follow its loads and are waited for once.
+//! Only a store that such a load follows within [`SINK_STORE`] places sinks
+//! ([`feeds_a_later_load`]): with no load behind it, it holds nothing back.
 //!
 //! **Bounded by occupancy**: the store motion (the sinking, and loads passing stores of the
 //! same base) can be turned off (`LowerOptions::no_store_motion`), and [`hoist_loads`] says
