@@ -4,7 +4,8 @@
 //! argument stores into them and makes an [`crate::ir::InstData::ExternCall`].
 //!
 //! In: a `call` the expander left in place, with its signature. Out: the call instruction and
-//! its result written to the result store or register. Invariant: arguments take R4..R15.
+//! its result written to the result store or register. Invariant: arguments take R4..R15, and the excess the caller's
+//! outgoing stack area (`crate::ir::STACK_ARG_REG`).
 
 use super::*;
 
@@ -29,10 +30,14 @@ impl ExternSig {
     /// The register layout of `f`'s parameters, as ptxas 11.8 lays them out: from R4 up, a
     /// parameter of one word takes the lowest free register (filling a hole an 8-aligned one
     /// left), a wider one the registers after the highest taken, starting at an even one when
-    /// it is 8-aligned. Parameters past R15 (passed on the stack) are refused.
+    /// it is 8-aligned. A parameter that does not fit in R4..R15 goes on the stack
+    /// ([`crate::ir::STACK_ARG_REG`]): the next free offset of the caller's outgoing area at its
+    /// alignment (at least 4), in parameter order (probes `p1.ptx`, `p2.ptx` in
+    /// docs/calls.md); a later one-word parameter may still fill a register hole.
     pub fn of(f: &ast::Function) -> Result<ExternSig, String> {
         let name = f.name.text.to_string();
         let mut taken = [false; 16];
+        let mut stack = 0u32;
         let mut params = Vec::new();
         for d in &f.params {
             for n in &d.names {
@@ -51,9 +56,17 @@ impl ExternSig {
                     (start + words <= 16).then_some(start)
                 };
                 let Some(first) = first else {
-                    return Err(format!(
-                        "unsupported call to '{name}': its arguments need more than the 12 argument registers R4..R15 (stack arguments are not supported)"
-                    ));
+                    let off = stack.next_multiple_of(align.clamp(4, 8));
+                    let word = crate::ir::STACK_ARG_REG as u32 + off / 4;
+                    if word + words as u32 > 256 {
+                        return Err(format!(
+                            "unsupported call to '{name}': more than {} bytes of stack arguments",
+                            4 * (256 - crate::ir::STACK_ARG_REG as u32)
+                        ));
+                    }
+                    stack = off + 4 * words as u32;
+                    params.push((bytes, word as u8));
+                    continue;
                 };
                 taken[first..first + words]
                     .iter_mut()
