@@ -162,8 +162,6 @@ pub(super) struct SubCode {
     pub(super) frame: u32,
     /// Its `.local` data's bytes (at the start of the frame).
     pub(super) local_data: u32,
-    /// Where the callee-saved registers' saves start in the frame (after the spill slots).
-    pub(super) saves_at: u32,
 }
 
 /// One subroutine's code with its frame (see [`place_subroutines`]), its `BRA`/`CAL`
@@ -315,7 +313,6 @@ pub(super) fn compile_subroutine(
         regs: alloc.num_regs,
         frame,
         local_data,
-        saves_at,
     })
 }
 
