@@ -850,3 +850,68 @@ fn stack_arguments_and_a_struct_by_value() {
         "{sass}"
     );
 }
+
+/// `tri(n, acc)`: a 24-byte `.align 8` result, which the call ABI returns in R4..R9 (probe
+/// `p3.ptx`, docs/calls.md; up to 48 bytes come back in R4..R15). For `n == 0` it is
+/// `{lo acc, 1, acc, 5, 0}`; otherwise `{a + n, 3b, c + acc', d ^ n, e + 1}` of
+/// `tri(n - 1, acc' = acc + n)`.
+const TRI: &str = r#"
+.func (.param .align 8 .b8 r[24]) tri(.param .b32 n, .param .b64 acc)
+{
+ .reg .b32 %r<12>; .reg .b64 %rd<6>; .reg .pred %p<2>;
+ ld.param.u32 %r1, [n];
+ ld.param.u64 %rd1, [acc];
+ setp.eq.s32 %p1, %r1, 0;
+ @%p1 bra BASE;
+ add.s32 %r2, %r1, -1;
+ cvt.u64.u32 %rd2, %r1;
+ add.s64 %rd3, %rd1, %rd2;
+ { .param .b32 p0; st.param.b32 [p0], %r2; .param .b64 p1; st.param.b64 [p1], %rd3;
+   .param .align 8 .b8 q[24];
+   call.uni (q), tri, (p0, p1);
+   ld.param.b32 %r3, [q]; ld.param.b32 %r4, [q+4]; ld.param.b64 %rd4, [q+8]; ld.param.b32 %r5, [q+16]; ld.param.b32 %r6, [q+20]; }
+ add.s32 %r3, %r3, %r1;
+ mul.lo.s32 %r4, %r4, 3;
+ add.s64 %rd4, %rd4, %rd3;
+ xor.b32 %r5, %r5, %r1;
+ add.s32 %r6, %r6, 1;
+ st.param.b32 [r], %r3; st.param.b32 [r+4], %r4; st.param.b64 [r+8], %rd4; st.param.b32 [r+16], %r5; st.param.b32 [r+20], %r6;
+ ret;
+BASE:
+ cvt.u32.u64 %r7, %rd1;
+ st.param.b32 [r], %r7; st.param.b32 [r+4], 1; st.param.b64 [r+8], %rd1; st.param.b32 [r+16], 5; st.param.b32 [r+20], 0;
+ ret;
+}
+"#;
+
+/// [`TRI`] in Rust: the six result words.
+fn tri(n: u32, acc: u64) -> [u32; 6] {
+    if n == 0 {
+        return [acc as u32, 1, acc as u32, (acc >> 32) as u32, 5, 0];
+    }
+    let a2 = acc.wrapping_add(u64::from(n));
+    let [a, b, c0, c1, d, e] = tri(n - 1, a2);
+    let c = (u64::from(c1) << 32 | u64::from(c0)).wrapping_add(a2);
+    [
+        a.wrapping_add(n),
+        b.wrapping_mul(3),
+        c as u32,
+        (c >> 32) as u32,
+        d ^ n,
+        e.wrapping_add(1),
+    ]
+}
+
+/// A result wider than 8 bytes comes back in R4.. word by word: the values are the
+/// hand-computed ones, eval equals the simulator.
+#[test]
+fn wide_result_in_registers() {
+    let body = "    and.b32 %r3, %r2, 7;\n    cvt.u64.u32 %rd7, %r2;\n    shl.b64 %rd7, %rd7, 16;\n    {\n    .param .b32 p0;\n    st.param.b32 [p0], %r3;\n    .param .b64 p1;\n    st.param.b64 [p1], %rd7;\n    .param .align 8 .b8 q[24];\n    call.uni (q), tri, (p0, p1);\n    ld.param.b32 %r4, [q];\n    ld.param.b32 %r5, [q+4];\n    ld.param.b64 %rd8, [q+8];\n    ld.param.b32 %r6, [q+16];\n    ld.param.b32 %r7, [q+20];\n    }\n    st.global.u32 [%rd3], %r4;\n    st.global.u32 [%rd3+4], %r5;\n    st.global.u64 [%rd3+8], %rd8;\n    st.global.u32 [%rd3+16], %r6;\n    st.global.u32 [%rd3+20], %r7;\n";
+    let (sass, out, l) = run_recursive("subr_wide_result", TRI, body);
+    for g in 0..(THREADS * CTAS) as usize {
+        let v = input(&l, g);
+        let want = tri(v & 7, u64::from(v) << 16);
+        let got: Vec<u32> = (0..6).map(|k| word(&out, g, k)).collect();
+        assert_eq!(got, want, "thread {g}\n{sass}");
+    }
+}

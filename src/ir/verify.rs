@@ -666,9 +666,10 @@ impl Verifier<'_> {
             }
             InstData::SubReturn { values } => {
                 let tys: Vec<Type> = values.iter().map(|&v| t(v)).collect();
-                if !matches!(tys[..], [] | [Type::I32] | [Type::I64]) {
+                let words = tys.len() <= 12 && tys.iter().all(|&t| t == Type::I32);
+                if !matches!(tys[..], [] | [Type::I32] | [Type::I64]) && !words {
                     problems.push(format!(
-                        "ret.sub: results {tys:?}: none, one i32 or one i64"
+                        "ret.sub: results {tys:?}: none, one i32 or one i64, or up to 12 i32 words"
                     ));
                 }
                 expect_results(&[], &mut problems);
@@ -691,8 +692,15 @@ impl Verifier<'_> {
                         ));
                     }
                 }
-                if results.len() > 1 || results.iter().any(|&r| r != Type::I32 && r != Type::I64) {
-                    problems.push("call.extern: at most one result, i32 or i64".to_string());
+                let words = results.len() <= 12 && results.iter().all(|&r| r == Type::I32);
+                if !words
+                    && (results.len() > 1
+                        || results.iter().any(|&r| r != Type::I32 && r != Type::I64))
+                {
+                    problems.push(
+                        "call.extern: at most one result, i32 or i64, or up to 12 i32 words"
+                            .to_string(),
+                    );
                 }
             }
             InstData::Collective { op, args } => {

@@ -134,7 +134,7 @@ impl Lowerer<'_> {
                     offset: 0,
                 },
             ),
-            (Some(&res), [lo, hi]) => {
+            (Some(&res), [lo, hi]) if results.len() == 1 => {
                 let pair = self.pair_of(*lo, *hi);
                 self.set_loc(
                     res,
@@ -144,7 +144,12 @@ impl Lowerer<'_> {
                     },
                 );
             }
-            _ => {}
+            // A result of more than 8 bytes: one 32-bit result per word (R4..R15).
+            _ => {
+                for (&res, &w) in results.iter().zip(&words) {
+                    self.set_loc(res, super::Loc { vreg: w, offset: 0 });
+                }
+            }
         }
         Ok(())
     }

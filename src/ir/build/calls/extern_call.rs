@@ -15,6 +15,9 @@ pub(in crate::ir::build) fn is_system_function(name: &str) -> bool {
     matches!(name, "vprintf" | "malloc" | "free" | "__assertfail")
 }
 
+/// The widest result the call ABI returns in registers (R4..R15).
+const MAX_REGISTER_RESULT: u32 = 48;
+
 /// Where a system function's parameters and result go under the sm_50 call ABI
 /// (docs/calls.md): one entry per parameter, its size and first register.
 #[derive(Clone, Debug)]
@@ -80,9 +83,11 @@ impl ExternSig {
             .flatten()
             .flat_map(|d| d.names.iter().map(move |n| decl_size(d, n)))
             .collect();
-        if rets.len() > 1 || rets.iter().any(|&b| b > 8) {
+        // Up to 48 bytes come back in R4..R15 (probes `p3.ptx`, `r32.ptx`, `r48.ptx`); a
+        // wider result goes through a buffer the caller passes (not supported).
+        if rets.len() > 1 || rets.iter().any(|&b| b > MAX_REGISTER_RESULT) {
             return Err(format!(
-                "unsupported call to '{name}': a result wider than 8 bytes, or more than one"
+                "unsupported call to '{name}': a result wider than {MAX_REGISTER_RESULT} bytes (ptxas returns it through a buffer in the caller's frame), or more than one"
             ));
         }
         Ok(ExternSig {
@@ -141,6 +146,19 @@ impl FnBuilder<'_, '_> {
             Some((store, b @ (1 | 2))) => {
                 let v = self.arg_read(store, 0, b, ins.span)?;
                 vec![self.ins().zext(Type::I32, v)]
+            }
+            // A wide result (an aggregate): one word per register, R4 up.
+            Some((store, b)) if b > 8 && b <= MAX_REGISTER_RESULT => {
+                let mut words = Vec::new();
+                for k in 0..b.div_ceil(4) {
+                    words.push(self.read_result_word(
+                        store,
+                        4 * k,
+                        (b - 4 * k).min(4),
+                        ins.span,
+                    )?);
+                }
+                words
             }
             Some((_, b)) => {
                 self.error(ins.span, format!("unsupported {b}-byte result"));
@@ -228,12 +246,20 @@ impl FnBuilder<'_, '_> {
                 self.m.ir.extern_funcs.len() - 1
             }
         } as u32;
+        let wide: Vec<Type>;
         let ret_ty: &[Type] = match sig.ret_bytes {
             0 => &[],
             8 => &[Type::I64],
+            b if b > 8 => {
+                wide = vec![Type::I32; b.div_ceil(4) as usize];
+                &wide
+            }
             _ => &[Type::I32],
         };
         let rets = self.ins().extern_call(callee, &args, &regs, ret_ty);
+        if sig.ret_bytes > 8 {
+            return self.write_wide_result(ins, ret_ops.first(), &rets, sig.ret_bytes);
+        }
         let (Some(dest), Some(&ret)) = (ret_ops.first(), rets.first()) else {
             return Some(());
         };
@@ -265,5 +291,60 @@ impl FnBuilder<'_, '_> {
                 self.write(v, value, false, ins.span)
             }
         }
+    }
+}
+
+impl FnBuilder<'_, '_> {
+    /// Word `at / 4` of a wide result store (`n` bytes of it, 1 to 4), as an i32.
+    fn read_result_word(
+        &mut self,
+        store: usize,
+        at: u32,
+        n: u32,
+        span: Span,
+    ) -> Option<crate::ir::Value> {
+        let v = self.arg_read(store, at, n, span)?;
+        Some(if n < 4 {
+            self.ins().zext(Type::I32, v)
+        } else {
+            v
+        })
+    }
+
+    /// A result of more than 8 bytes (`rets`: its words, R4 up) into the `.param` store the
+    /// call names.
+    fn write_wide_result(
+        &mut self,
+        ins: &Instruction,
+        dest: Option<&Operand>,
+        rets: &[crate::ir::Value],
+        bytes: u32,
+    ) -> Option<()> {
+        let store = match dest {
+            None | Some(Operand::Sink(_)) => return Some(()),
+            Some(Operand::Name(a)) => match self.lookup(a) {
+                Some(Err(Sym::Arg { store })) => Some(store),
+                _ => None,
+            },
+            Some(_) => None,
+        };
+        let Some(store) = store else {
+            self.error(
+                ins.span,
+                format!("a {bytes}-byte result needs a .param variable to receive it"),
+            );
+            return None;
+        };
+        for (k, &w) in rets.iter().enumerate() {
+            let at = 4 * k as u32;
+            let n = (bytes - at).min(4);
+            let v = if n < 4 {
+                self.ins().trunc(int_of_bits(n * 8)?, w)
+            } else {
+                w
+            };
+            self.arg_write(store, at, n, v, ins.span)?;
+        }
+        Some(())
     }
 }
