@@ -705,6 +705,7 @@ fn lower_and_allocate(
         checker: cfg!(debug_assertions),
         // Spill slots go after the kernel's `.local` data, both addressed from R1.
         spill_base: local_data,
+        ..AllocOptions::default()
     };
     // `ir::build` verified every function it returned.
     // Lower and allocate the kernel: (fold statistics, literal pool, the `--emit vcode`

@@ -98,7 +98,7 @@ pub mod lea;
 pub mod plain;
 pub mod reconverge;
 mod select;
-pub(crate) use select::SUB_CAL_BASE;
+pub(crate) use select::{STACK_ARG_LOAD_BASE, SUB_CAL_BASE};
 pub mod stats;
 
 pub use inst::{Operand, Piece, RegRef, Reloc, RelocWord, Role, Sm50Inst};
