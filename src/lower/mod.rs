@@ -96,6 +96,7 @@ pub mod ifconv;
 pub mod inst;
 pub mod lea;
 pub mod plain;
+pub mod predicate;
 pub mod reconverge;
 mod select;
 pub(crate) use select::SUB_CAL_BASE;
@@ -133,6 +134,10 @@ pub struct LowerOptions {
     /// that spills once more with this set and keeps whichever spills less: hoisting
     /// lengthens live ranges, which pays off in hidden latency only while registers are free.
     pub no_hoist: bool,
+    /// Keep every branch as a branch before allocation ([`predicate`] off; the driver's
+    /// `--no-ifconv`). With `no_hoist` set it is off as well: it pays off by letting
+    /// [`hoist`] move the converted sides' loads.
+    pub no_ifconv: bool,
 }
 
 /// Why a function could not be lowered.
@@ -190,6 +195,10 @@ pub fn lower_verified_stats(
     opts: &LowerOptions,
 ) -> Result<Lowered, LowerError> {
     let mut lowered = select::Lowerer::new(module, func, opts).run()?;
+    if !opts.no_hoist && !opts.no_ifconv {
+        lowered.vcode =
+            predicate::if_convert_early(lowered.vcode).map_err(LowerError::Internal)?;
+    }
     if !opts.no_hoist {
         lowered.vcode = hoist::hoist_loads(lowered.vcode).map_err(LowerError::Internal)?;
     }

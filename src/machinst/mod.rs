@@ -134,6 +134,8 @@ mod vcode;
 
 pub use alloc::{allocate, allocate_owned, AllocError, AllocOptions, Allocated, AllocatedBlock};
 pub use vcode::{VCode, VCodeBuilder};
+/// One block of a [`VCode`] taken apart by `VCode::into_blocks`, for rewriting passes.
+pub(crate) use vcode::BlockData;
 
 use std::fmt;
 
