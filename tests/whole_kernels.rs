@@ -300,8 +300,8 @@ fn ifconv_predicates_short_sides_only() {
 
 /// The `ifconv_loads` kernel: every side holding a global load is predicated before
 /// allocation (`lower::predicate`): no `SSY`, no branch but the loop's, the loads guarded,
-/// and one `SEL` per join value the two paths give differently (three state words per bit,
-/// `x`, and the two words of the 64-bit value). With `--no-ifconv` the sides stay branches.
+/// and the join values written in place or picked by `SEL`. With `--no-ifconv` the sides
+/// stay branches.
 #[test]
 fn ifconv_loads_predicated_before_allocation() {
     let lines = |out: &Output, pat: &str| {
@@ -318,10 +318,28 @@ fn ifconv_loads_predicated_before_allocation() {
     let guarded_loads = on
         .sass
         .lines()
-        .filter(|l| l.contains("LDG") && l.trim_start().starts_with("/*") && l.contains(" @"))
+        .filter(|l| {
+            l.split(';')
+                .next()
+                .is_some_and(|t| t.contains("LDG") && t.contains('@'))
+        })
         .count();
     assert_eq!(guarded_loads, 9, "{}", on.sass);
-    assert_eq!(lines(&on, "SEL "), 3 * 2 + 1 + 2, "{}", on.sass);
+    // Each state word and `x` are written in place under the guard (a tied write: the
+    // lanes that skip keep the value before); only the diamond's 64-bit value, computed by
+    // a two-piece add, is picked by a `SEL` per word.
+    assert_eq!(lines(&on, "SEL "), 2, "{}", on.sass);
+    // `@P LOP.XOR Rd, Rd, Rx`: the state word updated in its own register, 6 per trip.
+    let in_place = on
+        .sass
+        .lines()
+        .filter_map(|l| l.split(';').next()?.split_once("LOP.XOR "))
+        .filter(|(guard, ops)| {
+            let ops: Vec<&str> = ops.split(',').map(str::trim).collect();
+            guard.contains('@') && ops.len() == 3 && ops[0] == ops[1]
+        })
+        .count();
+    assert_eq!(in_place, 6, "{}", on.sass);
     let off = compile(
         &source("ifconv_loads"),
         &Options {

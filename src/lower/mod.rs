@@ -196,8 +196,7 @@ pub fn lower_verified_stats(
 ) -> Result<Lowered, LowerError> {
     let mut lowered = select::Lowerer::new(module, func, opts).run()?;
     if !opts.no_hoist && !opts.no_ifconv {
-        lowered.vcode =
-            predicate::if_convert_early(lowered.vcode).map_err(LowerError::Internal)?;
+        lowered.vcode = predicate::if_convert_early(lowered.vcode).map_err(LowerError::Internal)?;
     }
     if !opts.no_hoist {
         lowered.vcode = hoist::hoist_loads(lowered.vcode).map_err(LowerError::Internal)?;

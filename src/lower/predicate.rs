@@ -35,8 +35,9 @@
 //! predicable pieces (`predicable=` in `isa/sm50.isa`: computation, moves and memory
 //! accesses; no control transfer, barrier, warp-wide or texture instruction), none guarded
 //! yet, without clobbers. The shapes: an if-then (one of `t`, `e` a side to J, the other J
-//! itself) and a diamond (both sides to the same J). J is not A, not a side, and has no
-//! predicate parameters. At least one side holds a global, local or generic load.
+//! itself) and a diamond (both sides to the same J). J is not A, not a side, has no
+//! predicate parameters, and is not a block that only exits (there the lanes that skip
+//! leave at once, `@P EXIT`). At least one side holds a global, local or generic load.
 //!
 //! Exactness: each lane runs the pieces of the side it would have branched to, in order; a
 //! guarded-off piece does nothing (sm50-isa.md; `sim` executes it so), so a lane's values are
@@ -191,6 +192,14 @@ fn plan_at(
     if blocks[join].params.iter().any(|p| p.kind == RegKind::Pred) {
         return None;
     }
+    // A join that only exits: the skipping lanes leave at once (`@P EXIT`, `reconverge`),
+    // and nothing after the side could overlap its loads; converted, a warp whose lanes all
+    // skip would still wait for the guarded-off loads (vectorAdd's `if (i < n)`).
+    if let [only] = blocks[join].insts.as_slice() {
+        if only.role == Role::Ret {
+            return None;
+        }
+    }
     let bodies = || {
         sides.iter().flat_map(|&(s, _)| {
             let insts = &blocks[s].insts;
@@ -237,7 +246,15 @@ pub(super) fn if_convert_early(vcode: VCode<Sm50Inst>) -> Result<VCode<Sm50Inst>
             let Some(plan) = plan_at(&blocks, &rename, &preds, &dead, a) else {
                 break;
             };
-            apply(&mut blocks, &mut vregs, &mut preds, &mut dead, &mut rename, a, plan);
+            apply(
+                &mut blocks,
+                &mut vregs,
+                &mut preds,
+                &mut dead,
+                &mut rename,
+                a,
+                plan,
+            );
             converted += 1;
         }
     }
@@ -290,7 +307,10 @@ fn apply(
     a: usize,
     plan: Plan,
 ) {
-    let branch = blocks[a].insts.pop().expect("a branching block ends in its branch");
+    let branch = blocks[a]
+        .insts
+        .pop()
+        .expect("a branching block ends in its branch");
     let (p, neg) = two_way(&branch).expect("planned at a conditional branch");
     let loc = branch.srcloc;
     // Edges into the join that go away: the sides' jumps, and A's own edge in an if-then.

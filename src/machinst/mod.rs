@@ -133,9 +133,9 @@ pub mod pred;
 mod vcode;
 
 pub use alloc::{allocate, allocate_owned, AllocError, AllocOptions, Allocated, AllocatedBlock};
-pub use vcode::{VCode, VCodeBuilder};
 /// One block of a [`VCode`] taken apart by `VCode::into_blocks`, for rewriting passes.
 pub(crate) use vcode::BlockData;
+pub use vcode::{VCode, VCodeBuilder};
 
 use std::fmt;
 
