@@ -180,15 +180,16 @@ fn plan_at(
         };
         (j != s && j != a && body.iter().all(convertible)).then_some((j, args.as_slice()))
     };
-    let (sides, join, tvals, evals): (Vec<(usize, bool)>, usize, &[VReg], &[VReg]) =
-        match (side(t), side(e)) {
-            (Some((jt, ta)), Some((je, ea))) if jt == je && jt != t && jt != e => {
-                (vec![(t, neg), (e, !neg)], jt, ta, ea)
-            }
-            (Some((jt, ta)), _) if jt == e => (vec![(t, neg)], jt, ta, eargs.as_slice()),
-            (_, Some((je, ea))) if je == t => (vec![(e, !neg)], je, targs.as_slice(), ea),
-            _ => return None,
-        };
+    // (sides with their guard's negation, join, values of the taken and not-taken paths)
+    type Shape<'b> = (Vec<(usize, bool)>, usize, &'b [VReg], &'b [VReg]);
+    let (sides, join, tvals, evals): Shape<'_> = match (side(t), side(e)) {
+        (Some((jt, ta)), Some((je, ea))) if jt == je && jt != t && jt != e => {
+            (vec![(t, neg), (e, !neg)], jt, ta, ea)
+        }
+        (Some((jt, ta)), _) if jt == e => (vec![(t, neg)], jt, ta, eargs.as_slice()),
+        (_, Some((je, ea))) if je == t => (vec![(e, !neg)], je, targs.as_slice(), ea),
+        _ => return None,
+    };
     if blocks[join].params.iter().any(|p| p.kind == RegKind::Pred) {
         return None;
     }
@@ -348,7 +349,7 @@ fn apply(
                 return false;
             };
             // `y` is computed before the instruction: outside the sides, or in an earlier one.
-            let before = def_at.get(&y).is_none_or(|&(ky, _)| ky < k);
+            let before = def_at.get(&y).map_or(true, |&(ky, _)| ky < k);
             let ok = before
                 && !ties.contains_key(&(k, idx))
                 && tieable(&blocks[plan.sides[k].0].insts[idx], x);
