@@ -339,6 +339,7 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
         no_subroutines: opts.no_subroutines,
         sm: opts.arch.sm(),
         no_hoist: false,
+        no_ifconv: opts.no_ifconv,
         no_store_motion: false,
     };
     let max_regs = opts.max_regs.unwrap_or(255).min(255);

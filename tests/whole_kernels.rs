@@ -20,7 +20,7 @@ use leafold::oracle::Oracle;
 use leafold::sim;
 use leafold::sm50::sched::check::check_code;
 
-const KERNELS: [&str; 8] = [
+const KERNELS: [&str; 9] = [
     "vector_add",
     "matmul_tiled",
     "reduce_bar",
@@ -29,6 +29,7 @@ const KERNELS: [&str; 8] = [
     "ifconv",
     "float_literals",
     "copy_unrolled",
+    "ifconv_loads",
 ];
 
 /// Buffer bases (each buffer is far smaller than the gap).
@@ -244,6 +245,21 @@ fn launches(name: &str, seed: u64) -> Vec<Launch> {
                 v.push(l);
             }
         }
+        "ifconv_loads" => {
+            // A partial last CTA and warp; `in` holds only n words (a guarded-off load past
+            // it must not fault); a table of 32 words.
+            for (grid, block, n) in [(2, 64, 100u32), (1, 96, 40), (3, 32, 96)] {
+                let len = (grid * block) as usize;
+                let mut l = Launch::new([grid, 1, 1], [block, 1, 1]);
+                l.params = params(&[IN0, IN1, OUT], &[n]);
+                l.global = vec![
+                    region(IN0, r.u32s(n as usize, u32::MAX)),
+                    region(IN1, r.u32s(32, u32::MAX)),
+                    region(OUT, r.bytes(24 * len)),
+                ];
+                v.push(l);
+            }
+        }
         _ => unreachable!("no launches for {name}"),
     }
     v
@@ -323,6 +339,62 @@ fn copy_unrolled_loads_do_not_wait_for_stores() {
         }
     }
     assert_eq!(stored.len(), 8, "{}", out.sass);
+}
+
+/// The `ifconv_loads` kernel: every side holding a global load is predicated before
+/// allocation (`lower::predicate`): no `SSY`, no branch but the loop's, the loads guarded,
+/// and the join values written in place or picked by `SEL`. With `--no-ifconv` the sides
+/// stay branches.
+#[test]
+fn ifconv_loads_predicated_before_allocation() {
+    let lines = |out: &Output, pat: &str| {
+        out.sass
+            .lines()
+            .filter(|l| l.split(';').next().is_some_and(|t| t.contains(pat)))
+            .count()
+    };
+    let on = build("ifconv_loads");
+    assert_eq!(lines(&on, "SSY"), 0, "{}", on.sass);
+    // The loop's back edge and the final `BRA` to itself.
+    assert_eq!(lines(&on, "BRA"), 2, "{}", on.sass);
+    // 6 table words per trip, `in[i]`, one 64-bit word per side of the diamond.
+    let guarded_loads = on
+        .sass
+        .lines()
+        .filter(|l| {
+            l.split(';')
+                .next()
+                .is_some_and(|t| t.contains("LDG") && t.contains('@'))
+        })
+        .count();
+    assert_eq!(guarded_loads, 9, "{}", on.sass);
+    // Each state word and `x` are written in place under the guard (a tied write: the
+    // lanes that skip keep the value before); only the diamond's 64-bit value, computed by
+    // a two-piece add, is picked by a `SEL` per word.
+    assert_eq!(lines(&on, "SEL "), 2, "{}", on.sass);
+    // `@P LOP.XOR Rd, Rd, Rx`: the state word updated in its own register, 6 per trip.
+    let in_place = on
+        .sass
+        .lines()
+        .filter_map(|l| l.split(';').next()?.split_once("LOP.XOR "))
+        .filter(|(guard, ops)| {
+            let ops: Vec<&str> = ops.split(',').map(str::trim).collect();
+            guard.contains('@') && ops.len() == 3 && ops[0] == ops[1]
+        })
+        .count();
+    assert_eq!(in_place, 6, "{}", on.sass);
+    let off = compile(
+        &source("ifconv_loads"),
+        &Options {
+            file_name: "ifconv_loads.ptx".into(),
+            emit: Emit::Sass,
+            no_ifconv: true,
+            ..Options::default()
+        },
+    )
+    .unwrap_or_else(|d| panic!("{}", leafold::error::render_all(&d.0)));
+    assert!(lines(&off, "SSY") >= 3, "{}", off.sass);
+    assert_eq!(lines(&off, "SEL "), 0, "{}", off.sass);
 }
 
 #[test]

@@ -96,6 +96,7 @@ pub mod ifconv;
 pub mod inst;
 pub mod lea;
 pub mod plain;
+pub mod predicate;
 pub mod reconverge;
 mod select;
 pub(crate) use select::{STACK_ARG_LOAD_BASE, SUB_CAL_BASE};
@@ -133,6 +134,10 @@ pub struct LowerOptions {
     /// that spills once more with this set and keeps whichever spills less: hoisting
     /// lengthens live ranges, which pays off in hidden latency only while registers are free.
     pub no_hoist: bool,
+    /// Keep every branch as a branch before allocation ([`predicate`] off; the driver's
+    /// `--no-ifconv`). With `no_hoist` set it is off as well: it pays off by letting
+    /// [`hoist`] move the converted sides' loads.
+    pub no_ifconv: bool,
     /// Hoist loads but move no store ([`hoist::hoist_loads`]'s `store_motion` off). The
     /// driver compiles a kernel once more with this set where the store motion changed its
     /// code and registers limit its occupancy, and keeps whichever has the higher occupancy.
@@ -197,6 +202,9 @@ pub fn lower_verified_stats(
     opts: &LowerOptions,
 ) -> Result<Lowered, LowerError> {
     let mut lowered = select::Lowerer::new(module, func, opts).run()?;
+    if !opts.no_hoist && !opts.no_ifconv {
+        lowered.vcode = predicate::if_convert_early(lowered.vcode).map_err(LowerError::Internal)?;
+    }
     if !opts.no_hoist {
         let (vcode, moved) = hoist::hoist_loads(lowered.vcode, !opts.no_store_motion)
             .map_err(LowerError::Internal)?;

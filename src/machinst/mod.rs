@@ -133,6 +133,8 @@ pub mod pred;
 mod vcode;
 
 pub use alloc::{allocate, allocate_owned, AllocError, AllocOptions, Allocated, AllocatedBlock};
+/// One block of a [`VCode`] taken apart by `VCode::into_blocks`, for rewriting passes.
+pub(crate) use vcode::BlockData;
 pub use vcode::{VCode, VCodeBuilder};
 
 use std::fmt;
