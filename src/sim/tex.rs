@@ -14,8 +14,9 @@
 //!
 //! Coordinates (as ptxas 11.8 lays them out, `lower::select::tex`): TEXS 2D `x = ra`,
 //! `y = rb`; 3D `x, y = ra, ra+1`, `z = rb`; ARRAY_2D `layer, x = ra, ra+1`, `y = rb`
-//! (floats). TLDS 1D `x = ra`; 2D `x = ra`, `y = rb`; 3D `x, y = ra, ra+1`, `z = rb`;
-//! ARRAY_2D `layer = ra`, `x, y = rb, rb+1` (integers). Results go to `rd`, `rd+1`, `rd2`,
+//! (floats). TLDS 1D `x = ra`; 2D `x = ra`, `y = rb`; 2D `.LZ.AOFFI` `x, y = ra, ra+1`,
+//! the packed offsets `rb`; 3D `x, y = ra, ra+1`, `z = rb`; ARRAY_2D `layer = ra`,
+//! `x, y = rb, rb+1` (integers). Results go to `rd`, `rd+1`, `rd2`,
 //! `rd2+1` in the mask's component order. TXQ `TEX_HEADER_DIMENSION` (also `suq.width`/
 //! `.height` when the slot word or handle names a surface, see `Sim::slot_queried`) with mask bits 0/1/2
 //! writes width/height/depth of level `ra` to consecutive registers from `rd` (`TXQ.B`:
@@ -225,11 +226,21 @@ impl Sim<'_> {
                     }
                     tex.sample(&q)
                 }
-                (Form::TLDS, 0 | 2 | 7 | 8) => {
+                (Form::TLDS, 0 | 2 | 4 | 7 | 8) => {
                     let s = |reg: u64| r(reg) as i32;
                     let c = match tgt {
                         0 => [s(ra), 0, 0, 0],
                         2 => [s(ra), s(rb), 0, 0],
+                        // 2D .LZ.AOFFI: {x, y} at ra, the packed offsets at rb.
+                        4 => {
+                            let off = r(rb);
+                            [
+                                s(ra).wrapping_add(sample_offset(off)),
+                                s(next(ra)).wrapping_add(sample_offset(off >> 4)),
+                                0,
+                                0,
+                            ]
+                        }
                         7 => [s(ra), s(next(ra)), s(rb), 0],
                         _ => [s(rb), s(next(rb)), 0, s(ra)],
                     };
@@ -252,8 +263,9 @@ impl Sim<'_> {
     /// low word first in rb), the coordinates consecutive from ra by target (1D `x`,
     /// ARRAY_1D `layer, x`, 2D `x, y`, ARRAY_2D `layer, x, y`, 3D `x, y, z`); rb's parts
     /// after the handle, each when present: the level (`TEX.LL`, `TLD.LL`; ptxas sets `.CL`
-    /// on the latter, read the same), the packed offsets (`.AOFFI`, 4 bits each), the
-    /// depth reference (`.DC`). One result register per mask bit from rd.
+    /// on the latter, read the same), the packed offsets (`.AOFFI`, 4 bits each; TLD adds
+    /// them to the integer texel coordinates), the depth reference (`.DC`). One result
+    /// register per mask bit from rd.
     fn texture_general(
         &mut self,
         w: &mut Warp,
@@ -273,7 +285,6 @@ impl Sim<'_> {
         let (aoffi, dc) = (f(i, Field::Aoffi) != 0, f(i, Field::Dc) != 0);
         let parts = usize::from(aoffi) + usize::from(dc) + usize::from(level);
         let known = (bindless || parts > 0 || f(i, Field::Rb) == 255)
-            && (float || !aoffi)
             && f(i, Field::Ndv) == 0
             && f(i, Field::Ms) == 0;
         let dim = f(i, Field::Dim);
@@ -327,10 +338,10 @@ impl Sim<'_> {
                 }
                 tex.sample(&q)
             } else {
-                tex.fetch(
-                    [c[0] as i32, c[1] as i32, c[2] as i32, layer as i32],
-                    lod as i32,
-                )
+                // `.AOFFI` moves the texel by the offsets (TLD: ptxas 11.8's tex.*.s32 with
+                // offsets, packed as TEX's).
+                let at = |k: usize| (c[k] as i32).wrapping_add(q.offset[k]);
+                tex.fetch([at(0), at(1), at(2), layer as i32], lod as i32)
             };
             write_mask4(w, rd, mask, l, &words);
         }

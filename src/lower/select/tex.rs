@@ -43,6 +43,7 @@
 //! on CUBE/ARRAY_CUBE) are [`cube`].
 
 mod cube;
+mod fetch;
 
 use super::Lowerer;
 use crate::ir::tex::{self, TexHandle, TexLod, TexOp, TexQuery, TexShape};
@@ -310,7 +311,7 @@ impl<'a> Lowerer<'a> {
     ///                                         slot, dim (each part of rb when present)
     /// f32, register handle                  TEX.B{.LL}{.AOFFI}{.DC} rd.., {coords},
     ///                                         {handle,lod,off,ref}, 0x0, dim
-    /// 1d/2d/3d s32, .level                  TLD[.B].LL.CL rd.., {coords}, [{handle,}]lod, ..
+    /// s32, .level and/or offsets            TLD/TLDS forms: [`fetch`]
     /// 1d/2d f32 .grad                       TXD[.B] rd.., [{handle,}]{x,y}, {dxx,dyx,dxy,dyy}
     /// ```
     ///
@@ -392,29 +393,14 @@ impl<'a> Lowerer<'a> {
         }
         let (comps, mask4) = self.tex_mask4(results);
         if int_coords {
-            if lod != TexLod::Level || offset || depth || shape.is_array() {
+            if lod == TexLod::Grad || depth {
                 return refuse(self);
             }
-            let level = at(self, coords[next])?;
-            let ra = self.tex_vec(&xy)?;
-            // lod 1 = .LL; cl set as ptxas sets it for tex.level with integer coordinates.
-            let (form, rb) = match handle {
-                TexSlot::Bound(_) => (Form::TLD_I, self.tex_vec(&[level])?),
-                TexSlot::Register(h) => (Form::TLD_B, {
-                    let hp = at(self, h)?;
-                    self.tex_vec(&[hp, level])?
-                }),
+            let level = match lod {
+                TexLod::Level => Some(at(self, coords[next])?),
+                _ => None,
             };
-            let mut inst = sm50::Inst::new(form)
-                .with(Field::Dim, dim)
-                .with(Field::Mask, mask4)
-                .with(Field::Lod, 1)
-                .with(Field::Cl, 1);
-            if let TexSlot::Bound(tid) = handle {
-                inst.set(Field::Tid, tid);
-            }
-            self.tex_push(inst, results, &comps, false, ra, Some(rb));
-            return Ok(());
+            return self.lower_tex_fetch(results, dim, handle, &xy, level, off);
         }
         match (lod, handle) {
             (TexLod::Grad, _) if d <= 2 && !offset && !depth => {
