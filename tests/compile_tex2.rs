@@ -490,7 +490,8 @@ fn tex_lod_cases() -> Vec<Case> {
 
 /// `tex` with integer coordinates and offsets and/or a level (`lower::select::tex::fetch`):
 /// `TLDS.LZ.AOFFI` (2d by slot), `TLD{.LZ|.LL}{.AOFFI}{.CL}` and their `.B` forms; offsets
-/// past the 4 bits the unit reads (%r8) and texels off every edge.
+/// past the 4 bits the unit reads (%r8) and texels off every edge. Then `tex.grad` on arrays
+/// and with offsets (`lower::select::tex::grad`: `TXD{.AOFFI}`, `TXD.B{.AOFFI}`).
 fn tex_fetch_cases() -> Vec<Case> {
     const ALL: &[Handle] = &[Handle::Ref, Handle::Obj, Handle::Reg];
     let table: Vec<LodRow> = vec![
@@ -582,8 +583,60 @@ fn tex_fetch_cases() -> Vec<Case> {
             "TLD.LL.AOFFI.CL ",
             "TLD.B.LL.AOFFI.CL ",
         ),
+        // `tex.grad` with the layer after the coordinates (TXD's order), and offsets in
+        // the word after them (layer | offsets << 16).
+        (
+            "grad_a1d",
+            "tex.grad.a1d.v4.f32.f32 D, [T, {%r5, %f3}], {%f7}, {%f9};",
+            "a1d",
+            ALL,
+            "TXD ",
+            "TXD.B ",
+        ),
+        (
+            "grad_a2d",
+            "tex.grad.a2d.v4.f32.f32 D, [T, {%r5, %f3, %f4, %f4}], {%f7, %f8}, {%f8, %f9};",
+            "a2d",
+            ALL,
+            "TXD ",
+            "TXD.B ",
+        ),
+        (
+            "grad_off_1d",
+            "tex.grad.1d.v4.f32.f32 D, [T, {%f3}], {%f7}, {%f9}, {%r7};",
+            "1d",
+            ALL,
+            "TXD.AOFFI ",
+            "TXD.B.AOFFI ",
+        ),
+        (
+            "grad_off_2d",
+            "tex.grad.2d.v4.f32.f32 D, [T, {%f3, %f4}], {%f7, %f8}, {%f8, %f9}, {%r6, %r8};",
+            "2d",
+            ALL,
+            "TXD.AOFFI ",
+            "TXD.B.AOFFI ",
+        ),
+        (
+            "grad_off_a1d",
+            "tex.grad.a1d.v4.f32.f32 D, [T, {%r5, %f3}], {%f7}, {%f9}, {%r6};",
+            "a1d",
+            ALL,
+            "TXD.AOFFI ",
+            "TXD.B.AOFFI ",
+        ),
+        (
+            "grad_off_a2d",
+            "tex.grad.a2d.v4.f32.f32 D, [T, {%r5, %f3, %f4, %f4}], {%f7, %f8}, {%f8, %f9}, {%r7, %r8};",
+            "a2d",
+            ALL,
+            "TXD.AOFFI ",
+            "TXD.B.AOFFI ",
+        ),
     ];
-    let mut v = row_cases(table, "tex_", "", |name| name.starts_with("ilevel"));
+    let mut v = row_cases(table, "tex_", "", |name| {
+        name.starts_with("ilevel") || name.starts_with("grad")
+    });
     // Some components only (TLDS's pairs, TLD's mask).
     for (k, read) in [(3, Read::X), (6, Read::Xw)] {
         let mut c = v[k].clone();
@@ -841,9 +894,11 @@ fn level_offset_reference_listings_snapshot() {
     insta::assert_snapshot!("tex2_level_offset_reference_listings", text);
 }
 
-/// Listings of the integer-coordinate forms with offsets and levels (read when accepted:
-/// TLDS.LZ.AOFFI's `{x, y}` pair and packed offsets, rb `{lod, offsets}` by slot and
-/// `{handle, lod, offsets}` for a register handle, the 1d offset as it is, 3d's two BFIs).
+/// Listings of the integer-coordinate forms with offsets and levels and of the gradient
+/// forms (read when accepted: TLDS.LZ.AOFFI's `{x, y}` pair and packed offsets, rb
+/// `{lod, offsets}` by slot and `{handle, lod, offsets}` for a register handle, the 1d
+/// offset as it is, 3d's two BFIs; TXD's layer after the coordinates, `BFI w, off, 0xc10,
+/// layer` with offsets).
 #[test]
 fn integer_fetch_listings_snapshot() {
     let text = listings(&[
@@ -853,6 +908,9 @@ fn integer_fetch_listings_snapshot() {
         "tex_ilevel_a1d_ref",
         "tex_ilevel_off_3d_reg",
         "tex_ioff_2d_ref_x",
+        "tex_grad_a2d_ref",
+        "tex_grad_off_2d_obj",
+        "tex_grad_off_a1d_reg",
     ]);
     insta::assert_snapshot!("tex2_integer_fetch_listings", text);
 }

@@ -30,7 +30,8 @@
 //! on CUBE read `{x, y, z}` from ra, on ARRAY_CUBE `{layer, x, y, z}`.
 //!
 //! `TEXS` 2D `.LL`/`.DC`/`.LL.DC` read `{x, y}` at ra and `{level, reference}` at rb; `TXD`
-//! and `TXD.B` (`tex.grad`) see [`Sim::texture_grad`].
+//! and `TXD.B` (`tex.grad` on 2D, ARRAY_1D, ARRAY_2D, with `.AOFFI`) see
+//! [`Sim::texture_grad`].
 //!
 //! `TLD4S`, `TLD4` and `TLD4.B` (`tld4`, [`Texture::gather`]): TLD4S plain `x = ra`,
 //! `y = rb`; with `.AOFFI`/`.DC` `x, y = ra, ra+1` and `rb` the packed offsets then the
@@ -45,7 +46,7 @@ use super::exec::{f, lanes, unsupported, Sim, Warp};
 use super::SimError;
 use crate::ir::tex::gather_offset;
 use crate::ir::tex::sample_offset;
-use crate::sm50::values::{txd, txq};
+use crate::sm50::values::txq;
 use crate::sm50::{Field, Form, Inst};
 use crate::texture::{Lod, SampleQuery, Texture, TxqQuery};
 
@@ -348,9 +349,12 @@ impl Sim<'_> {
         Ok(())
     }
 
-    /// `TXD` (bound by slot) and `TXD.B` (the handle's low word first in ra): 2D
-    /// coordinates `{x, y}` at ra, the gradients `{dPdx.x, dPdy.x, dPdx.y, dPdy.y}` at rb;
-    /// one result register per mask bit from rd.
+    /// `TXD` (bound by slot) and `TXD.B` (the handle's low word first in ra): the
+    /// coordinates at ra (2D `{x, y}`, ARRAY_1D `{x}`, ARRAY_2D `{x, y}`), then the layer
+    /// (arrays) or with `.AOFFI` one word holding the layer (zero off arrays) in bits 0..15
+    /// and the offsets from bit 16 (4 bits each, x first); the gradients
+    /// `{dPdx.x, dPdy.x, dPdx.y, dPdy.y}` at rb (ARRAY_1D: the first pair); one result
+    /// register per mask bit from rd.
     pub(super) fn texture_grad(
         &mut self,
         w: &mut Warp,
@@ -363,22 +367,44 @@ impl Sim<'_> {
         } else {
             None
         };
-        if f(i, Field::Dim) != txd::dim::V2D || f(i, Field::Aoffi) != 0 {
-            return Err(unsupported(addr, i, "this TXD target or option"));
+        let dim = f(i, Field::Dim);
+        if !matches!(dim, 1..=3) {
+            return Err(unsupported(addr, i, "this TXD target"));
         }
+        let aoffi = f(i, Field::Aoffi) != 0;
+        let (array, two) = (dim != 2, dim != 1);
         let [ra, rb, rd, mask] = general_fields(i);
         let next = next_reg;
         for l in lanes(exec) {
             let fl = |reg: u64| f32::from_bits(w.r(reg, l));
             let mut a = ra;
             let tex = self.lane_texture(bound.as_ref(), w, l, &mut a)?;
+            let x = fl(a);
+            a = next(a);
+            let y = if two {
+                let y = fl(a);
+                a = next(a);
+                y
+            } else {
+                0.0
+            };
+            let word = if array || aoffi { w.r(a, l) } else { 0 };
+            let (layer, offset) = if aoffi {
+                let o = word >> 16;
+                (word & 0xffff, [sample_offset(o), sample_offset(o >> 4), 0])
+            } else {
+                (word, [0; 3])
+            };
             let g = [rb, next(rb), next(next(rb)), next(next(next(rb)))].map(fl);
+            let (gy, hy) = if two { (g[2], g[3]) } else { (0.0, 0.0) };
             let q = SampleQuery {
-                coords: [fl(a), fl(next(a)), 0.0],
+                coords: [x, y, 0.0],
+                layer: layer as i32,
                 lod: Lod::Grad {
-                    dx: [g[0], g[2], 0.0],
-                    dy: [g[1], g[3], 0.0],
+                    dx: [g[0], gy, 0.0],
+                    dy: [g[1], hy, 0.0],
                 },
+                offset,
                 ..Default::default()
             };
             let words = tex.sample(&q);

@@ -44,6 +44,7 @@
 
 mod cube;
 mod fetch;
+mod grad;
 
 use super::Lowerer;
 use crate::ir::tex::{self, TexHandle, TexLod, TexOp, TexQuery, TexShape};
@@ -312,7 +313,7 @@ impl<'a> Lowerer<'a> {
     /// f32, register handle                  TEX.B{.LL}{.AOFFI}{.DC} rd.., {coords},
     ///                                         {handle,lod,off,ref}, 0x0, dim
     /// s32, .level and/or offsets            TLD/TLDS forms: [`fetch`]
-    /// 1d/2d f32 .grad                       TXD[.B] rd.., [{handle,}]{x,y}, {dxx,dyx,dxy,dyy}
+    /// 1d/2d/a1d/a2d f32 .grad               TXD[.B]{.AOFFI}: [`grad`]
     /// ```
     ///
     /// (1d as 2d with y = 0 and zero y gradients; `off` packs 4 bits per offset, BFI 0x404,
@@ -403,34 +404,8 @@ impl<'a> Lowerer<'a> {
             return self.lower_tex_fetch(results, dim, handle, &xy, level, off);
         }
         match (lod, handle) {
-            (TexLod::Grad, _) if d <= 2 && !offset && !depth => {
-                // {dPdx.x, dPdy.x, dPdx.y, dPdy.y}: d/dx at next.., d/dy at next + d..
-                let mut grads = Vec::new();
-                for k in 0..2 {
-                    for dir in 0..2 {
-                        grads.push(if k < d {
-                            at(self, coords[next + dir * d + k])?
-                        } else {
-                            Part::Zero
-                        });
-                    }
-                }
-                let rb = self.tex_vec(&grads)?;
-                let (form, ra) = match handle {
-                    TexSlot::Bound(_) => (Form::TXD_I, self.tex_vec(&xy)?),
-                    TexSlot::Register(h) => {
-                        xy.insert(0, at(self, h)?);
-                        (Form::TXD_B, self.tex_vec(&xy)?)
-                    }
-                };
-                let mut inst = sm50::Inst::new(form)
-                    .with(Field::Dim, dim)
-                    .with(Field::Mask, mask4);
-                if let TexSlot::Bound(tid) = handle {
-                    inst.set(Field::Tid, tid);
-                }
-                self.tex_push(inst, results, &comps, false, ra, Some(rb));
-                Ok(())
+            (TexLod::Grad, _) if d <= 2 && !depth => {
+                self.lower_tex_grad(results, dim, d, handle, xy, &coords[next..], off)
             }
             (TexLod::Grad, _) => Err(self.unsupported(format!(
                 "{form}: ptxas 11.8 emulates the gradients in four passes between SAM and \
@@ -508,7 +483,7 @@ impl<'a> Lowerer<'a> {
     ) -> Result<Loc, LowerError> {
         let x = self.reg(dx)?;
         let y = self.reg(dy)?;
-        Ok(self.tex_bfi(y, bits << 8 | at_bit, x))
+        Ok(self.tex_bfi(y, bits << 8 | at_bit, Some(x)))
     }
 
     /// A 3d offset vector packed as ptxas 11.8 packs it: `BFI p, dy, 0x404, dx` then
@@ -516,25 +491,23 @@ impl<'a> Lowerer<'a> {
     fn tex_pack_offsets3(&mut self, d: &[Value]) -> Result<Loc, LowerError> {
         let xy = self.tex_pack_offsets(d[0], d[1], 4, 4)?;
         let z = self.reg(d[2])?;
-        Ok(self.tex_bfi(z, 4 << 8 | 8, xy))
+        Ok(self.tex_bfi(z, 4 << 8 | 8, Some(xy)))
     }
 
-    /// `BFI d, a, imm, c`: `c` with `a`'s low `imm >> 8` bits inserted at bit `imm & 0xff`.
-    fn tex_bfi(&mut self, a: Loc, imm: u64, c: Loc) -> Loc {
+    /// `BFI d, a, imm, c`: `c` (`None`: RZ) with `a`'s low `imm >> 8` bits inserted at bit
+    /// `imm & 0xff`.
+    fn tex_bfi(&mut self, a: Loc, imm: u64, c: Option<Loc>) -> Loc {
         let d = self.new_vreg(RegKind::B32);
         let mut i = Sm50Inst::new(Role::Plain);
         let dop = i.def(d, false);
         let aop = i.use_(a.vreg);
-        let cop = i.use_(c.vreg);
+        let mut refs = vec![(Field::Rd, dop, 0), (Field::Ra, aop, a.offset)];
+        if let Some(c) = c {
+            let cop = i.use_(c.vreg);
+            refs.push((Field::Rc, cop, c.offset));
+        }
         let inst = sm50::Inst::new(Form::BFI_I).with(Field::ImmImm20s, imm);
-        i.piece(
-            inst,
-            &[
-                (Field::Rd, dop, 0),
-                (Field::Ra, aop, a.offset),
-                (Field::Rc, cop, c.offset),
-            ],
-        );
+        i.piece(inst, &refs);
         self.push(i);
         Loc { vreg: d, offset: 0 }
     }
