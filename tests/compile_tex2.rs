@@ -713,6 +713,39 @@ fn cube_cases() -> Vec<Case> {
             "TEX.LL ",
             "TEX.B.LL ",
         ),
+        // A depth reference (%f8): the general TEX.DC, rb {[handle,] [lod,] ref}.
+        (
+            "dc_cube",
+            "tex.cube.v4.f32.f32 D, [T, {%f14, %f15, %f5, %f5}], %f8;",
+            "cube",
+            ALL,
+            "TEX.DC ",
+            "TEX.B.DC ",
+        ),
+        (
+            "level_dc_cube",
+            "tex.level.cube.v4.f32.f32 D, [T, {%f14, %f15, %f5, %f5}], %f6, %f8;",
+            "cube",
+            ALL,
+            "TEX.LL.DC ",
+            "TEX.B.LL.DC ",
+        ),
+        (
+            "dc_acube",
+            "tex.acube.v4.f32.f32 D, [T, {%r5, %f14, %f15, %f5}], %f8;",
+            "acube",
+            ALL,
+            "TEX.DC ",
+            "TEX.B.DC ",
+        ),
+        (
+            "level_dc_acube",
+            "tex.level.acube.v4.f32.f32 D, [T, {%r5, %f14, %f15, %f5}], %f6, %f8;",
+            "acube",
+            ALL,
+            "TEX.LL.DC ",
+            "TEX.B.LL.DC ",
+        ),
         (
             "tld4_cube",
             "tld4.g.cube.v4.f32.f32 D, [T, {%f14, %f15, %f5, %f5}];",
@@ -895,10 +928,10 @@ fn level_offset_reference_listings_snapshot() {
 }
 
 /// Listings of the integer-coordinate forms with offsets and levels and of the gradient
-/// forms (read when accepted: TLDS.LZ.AOFFI's `{x, y}` pair and packed offsets, rb
+/// forms and cube maps with a reference (read when accepted: TLDS.LZ.AOFFI's `{x, y}` pair and packed offsets, rb
 /// `{lod, offsets}` by slot and `{handle, lod, offsets}` for a register handle, the 1d
 /// offset as it is, 3d's two BFIs; TXD's layer after the coordinates, `BFI w, off, 0xc10,
-/// layer` with offsets).
+/// layer` with offsets; TEX.LL.DC CUBE's rb `{lod, ref}`).
 #[test]
 fn integer_fetch_listings_snapshot() {
     let text = listings(&[
@@ -911,6 +944,8 @@ fn integer_fetch_listings_snapshot() {
         "tex_grad_a2d_ref",
         "tex_grad_off_2d_obj",
         "tex_grad_off_a1d_reg",
+        "level_dc_cube_ref",
+        "dc_acube_reg",
     ]);
     insta::assert_snapshot!("tex2_integer_fetch_listings", text);
 }

@@ -27,7 +27,8 @@
 //!
 //! Cube maps (the direction as ptxas projects it, `lower::select::tex::cube`): `TEXS` CUBE
 //! reads `{x, y}` at ra and `z` at rb (`.LL`: `{z, level}`); `TEX`/`TEX.B`/`TLD4`/`TLD4.B`
-//! on CUBE read `{x, y, z}` from ra, on ARRAY_CUBE `{layer, x, y, z}`.
+//! on CUBE read `{x, y, z}` from ra, on ARRAY_CUBE `{layer, x, y, z}` (`TEX.DC`: the
+//! reference in rb after the handle and the level).
 //!
 //! `TEXS` 2D `.LL`/`.DC`/`.LL.DC` read `{x, y}` at ra and `{level, reference}` at rb; `TXD`
 //! and `TXD.B` (`tex.grad` on 2D, ARRAY_1D, ARRAY_2D, with `.AOFFI`) see
@@ -290,7 +291,7 @@ impl Sim<'_> {
             && f(i, Field::Ms) == 0;
         let dim = f(i, Field::Dim);
         let cube = dim == 6 || dim == 7;
-        if !known || (dim > 4 && !cube) || (cube && (!float || aoffi || dc)) {
+        if !known || (dim > 4 && !cube) || (cube && (!float || aoffi)) {
             return Err(unsupported(addr, i, "this texture target or option"));
         }
         let [ra, rb, rd, mask] = general_fields(i);
