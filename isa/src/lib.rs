@@ -452,31 +452,28 @@ fn parse_field(s: &str) -> Result<FieldDef, String> {
                     .ok_or_else(|| format!("wsum needs N+FIELD+..., got {a}"))?;
                 f.width = Width::Sum(base, terms.map(str::to_string).collect());
             }
-            _ if a.starts_with("wtab=") && a.contains('?') => {
-                let (plain, flagged) = a[5..].split_once('?').unwrap_or_default();
+            _ if a.starts_with("wtab=") => {
+                // `F:W/W/..`, or `F:W/..?G:W/..` (the second table when field G is set).
                 let table = |t: &str| -> Result<(String, Vec<u8>), String> {
                     let (g, tab) = t
                         .split_once(':')
-                        .ok_or_else(|| format!("wtab needs FIELD:W/W/...?FLAG:W/W/..., got {a}"))?;
+                        .ok_or_else(|| format!("wtab needs FIELD:W/W/..., got {a}"))?;
                     let tab = tab
                         .split('/')
                         .map(|w| w.parse::<u8>().map_err(|e| format!("{a}: {e}")))
                         .collect::<Result<Vec<u8>, String>>()?;
                     Ok((g.to_string(), tab))
                 };
-                let (g, tab) = table(plain)?;
-                let (flag, tab2) = table(flagged)?;
-                f.width = Width::TableIf(g, tab, flag, tab2);
-            }
-            _ if a.starts_with("wtab=") => {
-                let (g, tab) = a[5..]
-                    .split_once(':')
-                    .ok_or_else(|| format!("wtab needs FIELD:W/W/..., got {a}"))?;
-                let tab = tab
-                    .split('/')
-                    .map(|w| w.parse::<u8>().map_err(|e| format!("{a}: {e}")))
-                    .collect::<Result<Vec<u8>, String>>()?;
-                f.width = Width::Table(g.to_string(), tab);
+                f.width = match a[5..].split_once('?') {
+                    Some((plain, flagged)) => {
+                        let ((g, tab), (flag, tab2)) = (table(plain)?, table(flagged)?);
+                        Width::TableIf(g, tab, flag, tab2)
+                    }
+                    None => {
+                        let (g, tab) = table(&a[5..])?;
+                        Width::Table(g, tab)
+                    }
+                };
             }
             _ => return Err(format!("field attribute {a}")),
         }
