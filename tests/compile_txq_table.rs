@@ -402,18 +402,7 @@ fn each_texture_reads_its_own_entry() {
     // One descriptor-size load for the four queries (ptxas: one per kernel).
     assert_eq!(out.sass.matches("MOV32I").count(), 1, "\n{}", out.sass);
     let module = common::ir_module("two.ptx", src.to_string());
-    let mut textures = TextureBindings::new();
-    textures.bind("t0", texture(0));
-    textures.bind("t1", texture(1));
-    let handle = textures.add_object(texture(2));
-    let mut l = Launch::new([1, 1, 1], [1, 1, 1]);
-    l.params = OUT.to_le_bytes().to_vec();
-    l.params.extend_from_slice(&handle.to_le_bytes());
-    l.global = vec![GlobalRegion {
-        base: OUT,
-        bytes: vec![0xcd; 16],
-    }];
-    l.textures = textures;
+    let l = refs_and_object_launch(["t0", "t1"], 1);
     let want = eval::run(&module, "two", &l).unwrap();
     let got = sim::run_cubin(&out.cubin, "two", &l).unwrap();
     assert_eq!(want.region(OUT), got.region(OUT), "\n{}", out.sass);
@@ -459,18 +448,7 @@ fn one_descriptor_size_for_queries_in_branches() {
     let c = cubin::read(&out.cubin).unwrap();
     assert!(check_code(&c.kernels[0].code).is_empty(), "\n{}", out.sass);
     let module = common::ir_module("br.ptx", src.to_string());
-    let mut textures = TextureBindings::new();
-    textures.bind("t", texture(0));
-    textures.bind("u", texture(1));
-    let handle = textures.add_object(texture(2));
-    let mut l = Launch::new([1, 1, 1], [2, 1, 1]);
-    l.params = OUT.to_le_bytes().to_vec();
-    l.params.extend_from_slice(&handle.to_le_bytes());
-    l.global = vec![GlobalRegion {
-        base: OUT,
-        bytes: vec![0xcd; 16],
-    }];
-    l.textures = textures;
+    let l = refs_and_object_launch(["t", "u"], 2);
     let want = eval::run(&module, "br", &l).unwrap();
     let got = sim::run_cubin(&out.cubin, "br", &l).unwrap();
     assert_eq!(want.region(OUT), got.region(OUT), "\n{}", out.sass);
@@ -482,4 +460,22 @@ fn one_descriptor_size_for_queries_in_branches() {
         let listing = oracle.cuobjdump(&theirs, "-sass").unwrap();
         assert_eq!(listing.matches("MOV32I").count(), 1, "{listing}");
     }
+}
+
+/// A launch of `threads` threads binding `.texref`s `refs` to textures 0 and 1 and passing
+/// a texture object (texture 2) as the second parameter, `out` 16 bytes.
+fn refs_and_object_launch(refs: [&str; 2], threads: u32) -> Launch {
+    let mut textures = TextureBindings::new();
+    textures.bind(refs[0], texture(0));
+    textures.bind(refs[1], texture(1));
+    let handle = textures.add_object(texture(2));
+    let mut l = Launch::new([1, 1, 1], [threads, 1, 1]);
+    l.params = OUT.to_le_bytes().to_vec();
+    l.params.extend_from_slice(&handle.to_le_bytes());
+    l.global = vec![GlobalRegion {
+        base: OUT,
+        bytes: vec![0xcd; 16],
+    }];
+    l.textures = textures;
+    l
 }
