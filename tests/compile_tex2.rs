@@ -488,6 +488,165 @@ fn tex_lod_cases() -> Vec<Case> {
     v
 }
 
+/// `tex` with integer coordinates and offsets and/or a level (`lower::select::tex::fetch`):
+/// `TLDS.LZ.AOFFI` (2d by slot), `TLD{.LZ|.LL}{.AOFFI}{.CL}` and their `.B` forms; offsets
+/// past the 4 bits the unit reads (%r8) and texels off every edge. Then `tex.grad` on arrays
+/// and with offsets (`lower::select::tex::grad`: `TXD{.AOFFI}`, `TXD.B{.AOFFI}`).
+fn tex_fetch_cases() -> Vec<Case> {
+    const ALL: &[Handle] = &[Handle::Ref, Handle::Obj, Handle::Reg];
+    let table: Vec<LodRow> = vec![
+        (
+            "ioff_1d",
+            "tex.1d.v4.u32.s32 D, [T, {%r14}], {%r7};",
+            "1d",
+            ALL,
+            "TLD.LZ.AOFFI ",
+            "TLD.B.LZ.AOFFI ",
+        ),
+        (
+            "ioff_2d",
+            "tex.2d.v4.f32.s32 D, [T, {%r14, %r15}], {%r6, %r8};",
+            "2d",
+            ALL,
+            "TLDS.LZ.AOFFI ",
+            "TLD.B.LZ.AOFFI ",
+        ),
+        (
+            "ioff_3d",
+            "tex.3d.v4.u32.s32 D, [T, {%r14, %r15, %r9, %r9}], {%r7, %r6, %r8, %r8};",
+            "3d",
+            ALL,
+            "TLD.LZ.AOFFI ",
+            "TLD.B.LZ.AOFFI ",
+        ),
+        (
+            "ioff_a1d",
+            "tex.a1d.v4.u32.s32 D, [T, {%r5, %r14}], {%r6};",
+            "a1d",
+            ALL,
+            "TLD.LZ.AOFFI ",
+            "TLD.B.LZ.AOFFI ",
+        ),
+        (
+            "ioff_a2d",
+            "tex.a2d.v4.f32.s32 D, [T, {%r5, %r14, %r15, %r15}], {%r7, %r6};",
+            "a2d",
+            ALL,
+            "TLD.LZ.AOFFI ",
+            "TLD.B.LZ.AOFFI ",
+        ),
+        (
+            "ilevel_a1d",
+            "tex.level.a1d.v4.u32.s32 D, [T, {%r5, %r14}], %r9;",
+            "a1d",
+            ALL,
+            "TLD.LL.CL ",
+            "TLD.B.LL.CL ",
+        ),
+        (
+            "ilevel_a2d",
+            "tex.level.a2d.v4.f32.s32 D, [T, {%r5, %r14, %r15, %r15}], %r9;",
+            "a2d",
+            ALL,
+            "TLD.LL.CL ",
+            "TLD.B.LL.CL ",
+        ),
+        (
+            "ilevel_off_1d",
+            "tex.level.1d.v4.f32.s32 D, [T, {%r14}], %r9, {%r6};",
+            "1d",
+            ALL,
+            "TLD.LL.AOFFI.CL ",
+            "TLD.B.LL.AOFFI.CL ",
+        ),
+        (
+            "ilevel_off_2d",
+            "tex.level.2d.v4.u32.s32 D, [T, {%r14, %r15}], %r9, {%r7, %r8};",
+            "2d",
+            ALL,
+            "TLD.LL.AOFFI.CL ",
+            "TLD.B.LL.AOFFI.CL ",
+        ),
+        (
+            "ilevel_off_3d",
+            "tex.level.3d.v4.f32.s32 D, [T, {%r14, %r15, %r9, %r9}], %r9, {%r6, %r7, %r8, %r8};",
+            "3d",
+            ALL,
+            "TLD.LL.AOFFI.CL ",
+            "TLD.B.LL.AOFFI.CL ",
+        ),
+        (
+            "ilevel_off_a2d",
+            "tex.level.a2d.v4.u32.s32 D, [T, {%r5, %r14, %r15, %r15}], %r9, {%r8, %r6};",
+            "a2d",
+            ALL,
+            "TLD.LL.AOFFI.CL ",
+            "TLD.B.LL.AOFFI.CL ",
+        ),
+        // `tex.grad` with the layer after the coordinates (TXD's order), and offsets in
+        // the word after them (layer | offsets << 16).
+        (
+            "grad_a1d",
+            "tex.grad.a1d.v4.f32.f32 D, [T, {%r5, %f3}], {%f7}, {%f9};",
+            "a1d",
+            ALL,
+            "TXD ",
+            "TXD.B ",
+        ),
+        (
+            "grad_a2d",
+            "tex.grad.a2d.v4.f32.f32 D, [T, {%r5, %f3, %f4, %f4}], {%f7, %f8}, {%f8, %f9};",
+            "a2d",
+            ALL,
+            "TXD ",
+            "TXD.B ",
+        ),
+        (
+            "grad_off_1d",
+            "tex.grad.1d.v4.f32.f32 D, [T, {%f3}], {%f7}, {%f9}, {%r7};",
+            "1d",
+            ALL,
+            "TXD.AOFFI ",
+            "TXD.B.AOFFI ",
+        ),
+        (
+            "grad_off_2d",
+            "tex.grad.2d.v4.f32.f32 D, [T, {%f3, %f4}], {%f7, %f8}, {%f8, %f9}, {%r6, %r8};",
+            "2d",
+            ALL,
+            "TXD.AOFFI ",
+            "TXD.B.AOFFI ",
+        ),
+        (
+            "grad_off_a1d",
+            "tex.grad.a1d.v4.f32.f32 D, [T, {%r5, %f3}], {%f7}, {%f9}, {%r6};",
+            "a1d",
+            ALL,
+            "TXD.AOFFI ",
+            "TXD.B.AOFFI ",
+        ),
+        (
+            "grad_off_a2d",
+            "tex.grad.a2d.v4.f32.f32 D, [T, {%r5, %f3, %f4, %f4}], {%f7, %f8}, {%f8, %f9}, {%r7, %r8};",
+            "a2d",
+            ALL,
+            "TXD.AOFFI ",
+            "TXD.B.AOFFI ",
+        ),
+    ];
+    let mut v = row_cases(table, "tex_", "", |name| {
+        name.starts_with("ilevel") || name.starts_with("grad")
+    });
+    // Some components only (TLDS's pairs, TLD's mask).
+    for (k, read) in [(3, Read::X), (6, Read::Xw)] {
+        let mut c = v[k].clone();
+        c.name += &format!("_{read:?}").to_lowercase();
+        c.read = read;
+        v.push(c);
+    }
+    v
+}
+
 /// One case per row and handle, named `{prefix}{row}_{handle}`, the instruction after
 /// `setup`, all results read, with mip levels where `mips(row name)`.
 fn row_cases(table: Vec<LodRow>, prefix: &str, setup: &str, mips: fn(&str) -> bool) -> Vec<Case> {
@@ -554,6 +713,39 @@ fn cube_cases() -> Vec<Case> {
             "TEX.LL ",
             "TEX.B.LL ",
         ),
+        // A depth reference (%f8): the general TEX.DC, rb {[handle,] [lod,] ref}.
+        (
+            "dc_cube",
+            "tex.cube.v4.f32.f32 D, [T, {%f14, %f15, %f5, %f5}], %f8;",
+            "cube",
+            ALL,
+            "TEX.DC ",
+            "TEX.B.DC ",
+        ),
+        (
+            "level_dc_cube",
+            "tex.level.cube.v4.f32.f32 D, [T, {%f14, %f15, %f5, %f5}], %f6, %f8;",
+            "cube",
+            ALL,
+            "TEX.LL.DC ",
+            "TEX.B.LL.DC ",
+        ),
+        (
+            "dc_acube",
+            "tex.acube.v4.f32.f32 D, [T, {%r5, %f14, %f15, %f5}], %f8;",
+            "acube",
+            ALL,
+            "TEX.DC ",
+            "TEX.B.DC ",
+        ),
+        (
+            "level_dc_acube",
+            "tex.level.acube.v4.f32.f32 D, [T, {%r5, %f14, %f15, %f5}], %f6, %f8;",
+            "acube",
+            ALL,
+            "TEX.LL.DC ",
+            "TEX.B.LL.DC ",
+        ),
         (
             "tld4_cube",
             "tld4.g.cube.v4.f32.f32 D, [T, {%f14, %f15, %f5, %f5}];",
@@ -586,6 +778,7 @@ fn cases() -> Vec<Case> {
     let mut v = tld4_cases();
     v.extend(tex_lod_cases());
     v.extend(cube_cases());
+    v.extend(tex_fetch_cases());
     v
 }
 
@@ -732,6 +925,29 @@ fn level_offset_reference_listings_snapshot() {
         "tex_dc_a2d_reg",
     ]);
     insta::assert_snapshot!("tex2_level_offset_reference_listings", text);
+}
+
+/// Listings of the integer-coordinate forms with offsets and levels and of the gradient
+/// forms and cube maps with a reference (read when accepted: TLDS.LZ.AOFFI's `{x, y}` pair and packed offsets, rb
+/// `{lod, offsets}` by slot and `{handle, lod, offsets}` for a register handle, the 1d
+/// offset as it is, 3d's two BFIs; TXD's layer after the coordinates, `BFI w, off, 0xc10,
+/// layer` with offsets; TEX.LL.DC CUBE's rb `{lod, ref}`).
+#[test]
+fn integer_fetch_listings_snapshot() {
+    let text = listings(&[
+        "tex_ioff_2d_ref",
+        "tex_ioff_1d_reg",
+        "tex_ioff_a2d_obj",
+        "tex_ilevel_a1d_ref",
+        "tex_ilevel_off_3d_reg",
+        "tex_ioff_2d_ref_x",
+        "tex_grad_a2d_ref",
+        "tex_grad_off_2d_obj",
+        "tex_grad_off_a1d_reg",
+        "level_dc_cube_ref",
+        "dc_acube_reg",
+    ]);
+    insta::assert_snapshot!("tex2_integer_fetch_listings", text);
 }
 
 /// Forms leafold does not lower get a diagnostic naming them, with file, line and column,

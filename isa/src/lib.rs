@@ -19,7 +19,8 @@
 //!   Each form also gets its class's number (`class_id`, in order of first appearance).
 //! - `field NAME KIND BITS [def|use] [A|B|C] [w2|w4|wmem=F|wlog=F|wflag=F|wtab=F:W/W/..|wsum=N+F+..]`:
 //!   a named bit field (`wtab`: register count looked up by field F's value; `wsum`: N plus
-//!   one per listed field that is not zero, or, written `F>M`, exceeds M).
+//!   one per listed field that is not zero, or, written `F>M`, exceeds M; `wtab=F:T?G:T2`:
+//!   table T2 instead of T when field G is not zero).
 //! - `print MNEMONIC | OPERAND , OPERAND ...`: the nvdisasm text template.
 //! - `form SUFFIX OPC/MASK [B=reg|cbuf|imm20s|imm20u|f32i|f64i|imm32]`: one encoding form;
 //!   `OPC/MASK` are the fixed bits 48..63; `field`/`print` lines after it belong to it alone.
@@ -92,6 +93,9 @@ pub enum Width {
     Popc(String),
     /// Looked up by another field's value in a table (values past its end → 1).
     Table(String, Vec<u8>),
+    /// As `Table`, with a second table used when a flag field is set (`wtab=F:W/..?G:W/..`):
+    /// TXD's coordinates, where `.AOFFI` adds a word after them on the non-array targets.
+    TableIf(String, Vec<u8>, String, Vec<u8>),
     /// A base count plus one register for each listed field that is not zero (`F`) or
     /// exceeds a number (`F>N`), at least one: TLD4's rb holds the handle (`.B`), then the
     /// offsets, then the reference.
@@ -449,14 +453,27 @@ fn parse_field(s: &str) -> Result<FieldDef, String> {
                 f.width = Width::Sum(base, terms.map(str::to_string).collect());
             }
             _ if a.starts_with("wtab=") => {
-                let (g, tab) = a[5..]
-                    .split_once(':')
-                    .ok_or_else(|| format!("wtab needs FIELD:W/W/..., got {a}"))?;
-                let tab = tab
-                    .split('/')
-                    .map(|w| w.parse::<u8>().map_err(|e| format!("{a}: {e}")))
-                    .collect::<Result<Vec<u8>, String>>()?;
-                f.width = Width::Table(g.to_string(), tab);
+                // `F:W/W/..`, or `F:W/..?G:W/..` (the second table when field G is set).
+                let table = |t: &str| -> Result<(String, Vec<u8>), String> {
+                    let (g, tab) = t
+                        .split_once(':')
+                        .ok_or_else(|| format!("wtab needs FIELD:W/W/..., got {a}"))?;
+                    let tab = tab
+                        .split('/')
+                        .map(|w| w.parse::<u8>().map_err(|e| format!("{a}: {e}")))
+                        .collect::<Result<Vec<u8>, String>>()?;
+                    Ok((g.to_string(), tab))
+                };
+                f.width = match a[5..].split_once('?') {
+                    Some((plain, flagged)) => {
+                        let ((g, tab), (flag, tab2)) = (table(plain)?, table(flagged)?);
+                        Width::TableIf(g, tab, flag, tab2)
+                    }
+                    None => {
+                        let (g, tab) = table(&a[5..])?;
+                        Width::Table(g, tab)
+                    }
+                };
             }
             _ => return Err(format!("field attribute {a}")),
         }
@@ -1061,6 +1078,12 @@ pub fn generate_from(src: &str) -> String {
                 Width::Table(g, tab) => {
                     format!("{tab:?}.get({} as usize).copied().unwrap_or(1u8)", fv(f, g))
                 }
+                Width::TableIf(g, tab, flag, tab2) => format!(
+                    "if {} != 0 {{ {tab2:?}.get({} as usize).copied().unwrap_or(1u8) }} else {{ {tab:?}.get({} as usize).copied().unwrap_or(1u8) }}",
+                    fv(f, flag),
+                    fv(f, g),
+                    fv(f, g)
+                ),
                 Width::Sum(base, terms) => {
                     let mut e = format!("{base}u8");
                     for t in terms {

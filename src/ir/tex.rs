@@ -444,7 +444,9 @@ pub fn eval(
                 } else {
                     0
                 };
-                return Ok(tex.fetch([c[0] as i32, c[1] as i32, c[2] as i32, layer], level));
+                // Offsets move the texel (`TLD.AOFFI`), wrapped to 4 bits as the others.
+                let at = |k: usize| (c[k] as i32).wrapping_add(off[k]);
+                return Ok(tex.fetch([at(0), at(1), at(2), layer], level));
             }
             let g = |k: usize| f32::from_bits(word(next + k));
             let lod = match lod {

@@ -218,6 +218,10 @@ pub(super) struct Lowerer<'a> {
     /// In a subroutine ([`ir::Function::subroutine`]): each argument word's copy, made at
     /// entry from R4.. (`select::call`).
     sub_args: Vec<VReg>,
+    /// The relocated descriptor sizes loaded so far (`txq`/`suq` table loads), with their
+    /// blocks: a query reuses one loaded in a block that dominates its own
+    /// ([`Lowerer::desc_size`]).
+    desc_sizes: Vec<(crate::lower::inst::RelocWord, Block, VReg)>,
 }
 
 /// The size of a constant bank: the pool must fit (the `cbo` field addresses 64 KiB).
@@ -465,6 +469,7 @@ impl<'a> Lowerer<'a> {
             div_share: div::DivShare::of(f),
             fdiv_floor: 0,
             sub_args: Vec::new(),
+            desc_sizes: Vec::new(),
         }
     }
 

@@ -14,8 +14,9 @@
 //!
 //! Coordinates (as ptxas 11.8 lays them out, `lower::select::tex`): TEXS 2D `x = ra`,
 //! `y = rb`; 3D `x, y = ra, ra+1`, `z = rb`; ARRAY_2D `layer, x = ra, ra+1`, `y = rb`
-//! (floats). TLDS 1D `x = ra`; 2D `x = ra`, `y = rb`; 3D `x, y = ra, ra+1`, `z = rb`;
-//! ARRAY_2D `layer = ra`, `x, y = rb, rb+1` (integers). Results go to `rd`, `rd+1`, `rd2`,
+//! (floats). TLDS 1D `x = ra`; 2D `x = ra`, `y = rb`; 2D `.LZ.AOFFI` `x, y = ra, ra+1`,
+//! the packed offsets `rb`; 3D `x, y = ra, ra+1`, `z = rb`; ARRAY_2D `layer = ra`,
+//! `x, y = rb, rb+1` (integers). Results go to `rd`, `rd+1`, `rd2`,
 //! `rd2+1` in the mask's component order. TXQ `TEX_HEADER_DIMENSION` (also `suq.width`/
 //! `.height` when the slot word or handle names a surface, see `Sim::slot_queried`) with mask bits 0/1/2
 //! writes width/height/depth of level `ra` to consecutive registers from `rd` (`TXQ.B`:
@@ -26,10 +27,12 @@
 //!
 //! Cube maps (the direction as ptxas projects it, `lower::select::tex::cube`): `TEXS` CUBE
 //! reads `{x, y}` at ra and `z` at rb (`.LL`: `{z, level}`); `TEX`/`TEX.B`/`TLD4`/`TLD4.B`
-//! on CUBE read `{x, y, z}` from ra, on ARRAY_CUBE `{layer, x, y, z}`.
+//! on CUBE read `{x, y, z}` from ra, on ARRAY_CUBE `{layer, x, y, z}` (`TEX.DC`: the
+//! reference in rb after the handle and the level).
 //!
 //! `TEXS` 2D `.LL`/`.DC`/`.LL.DC` read `{x, y}` at ra and `{level, reference}` at rb; `TXD`
-//! and `TXD.B` (`tex.grad`) see [`Sim::texture_grad`].
+//! and `TXD.B` (`tex.grad` on 2D, ARRAY_1D, ARRAY_2D, with `.AOFFI`) see
+//! [`Sim::texture_grad`].
 //!
 //! `TLD4S`, `TLD4` and `TLD4.B` (`tld4`, [`Texture::gather`]): TLD4S plain `x = ra`,
 //! `y = rb`; with `.AOFFI`/`.DC` `x, y = ra, ra+1` and `rb` the packed offsets then the
@@ -44,7 +47,7 @@ use super::exec::{f, lanes, unsupported, Sim, Warp};
 use super::SimError;
 use crate::ir::tex::gather_offset;
 use crate::ir::tex::sample_offset;
-use crate::sm50::values::{texs, tld4, txd, txq};
+use crate::sm50::values::{texs, tld4, txq};
 use crate::sm50::{Field, Form, Inst};
 use crate::texture::{Lod, SampleQuery, Texture, TxqQuery};
 
@@ -225,11 +228,21 @@ impl Sim<'_> {
                     }
                     tex.sample(&q)
                 }
-                (Form::TLDS, 0 | 2 | 7 | 8) => {
+                (Form::TLDS, 0 | 2 | 4 | 7 | 8) => {
                     let s = |reg: u64| r(reg) as i32;
                     let c = match tgt {
                         0 => [s(ra), 0, 0, 0],
                         2 => [s(ra), s(rb), 0, 0],
+                        // 2D .LZ.AOFFI: {x, y} at ra, the packed offsets at rb.
+                        4 => {
+                            let off = r(rb);
+                            [
+                                s(ra).wrapping_add(sample_offset(off)),
+                                s(next(ra)).wrapping_add(sample_offset(off >> 4)),
+                                0,
+                                0,
+                            ]
+                        }
                         7 => [s(ra), s(next(ra)), s(rb), 0],
                         _ => [s(rb), s(next(rb)), 0, s(ra)],
                     };
@@ -252,8 +265,9 @@ impl Sim<'_> {
     /// low word first in rb), the coordinates consecutive from ra by target (1D `x`,
     /// ARRAY_1D `layer, x`, 2D `x, y`, ARRAY_2D `layer, x, y`, 3D `x, y, z`); rb's parts
     /// after the handle, each when present: the level (`TEX.LL`, `TLD.LL`; ptxas sets `.CL`
-    /// on the latter, read the same), the packed offsets (`.AOFFI`, 4 bits each), the
-    /// depth reference (`.DC`). One result register per mask bit from rd.
+    /// on the latter, read the same), the packed offsets (`.AOFFI`, 4 bits each; TLD adds
+    /// them to the integer texel coordinates), the depth reference (`.DC`). One result
+    /// register per mask bit from rd.
     fn texture_general(
         &mut self,
         w: &mut Warp,
@@ -274,13 +288,12 @@ impl Sim<'_> {
         let (aoffi, dc) = (f(i, Field::Aoffi) != 0, f(i, Field::Dc) != 0);
         let parts = usize::from(aoffi) + usize::from(dc) + usize::from(level);
         let known = (bindless || parts > 0 || f(i, Field::Rb) == 255)
-            && (float || !aoffi)
             && f(i, Field::Ndv) == 0
             && f(i, Field::Ms) == 0;
         use crate::sm50::values::tex::dim::*;
         let dim = f(i, Field::Dim);
         let cube = dim == CUBE || dim == ARRAY_CUBE;
-        if !known || (dim > V3D && !cube) || (cube && (!float || aoffi || dc)) {
+        if !known || (dim > V3D && !cube) || (cube && (!float || aoffi)) {
             return Err(unsupported(addr, i, "this texture target or option"));
         }
         let [ra, rb, rd, mask] = general_fields(i);
@@ -329,19 +342,22 @@ impl Sim<'_> {
                 }
                 tex.sample(&q)
             } else {
-                tex.fetch(
-                    [c[0] as i32, c[1] as i32, c[2] as i32, layer as i32],
-                    lod as i32,
-                )
+                // `.AOFFI` moves the texel by the offsets (TLD: ptxas 11.8's tex.*.s32 with
+                // offsets, packed as TEX's).
+                let at = |k: usize| (c[k] as i32).wrapping_add(q.offset[k]);
+                tex.fetch([at(0), at(1), at(2), layer as i32], lod as i32)
             };
             write_mask4(w, rd, mask, l, &words);
         }
         Ok(())
     }
 
-    /// `TXD` (bound by slot) and `TXD.B` (the handle's low word first in ra): 2D
-    /// coordinates `{x, y}` at ra, the gradients `{dPdx.x, dPdy.x, dPdx.y, dPdy.y}` at rb;
-    /// one result register per mask bit from rd.
+    /// `TXD` (bound by slot) and `TXD.B` (the handle's low word first in ra): the
+    /// coordinates at ra (2D `{x, y}`, ARRAY_1D `{x}`, ARRAY_2D `{x, y}`), then the layer
+    /// (arrays) or with `.AOFFI` one word holding the layer (zero off arrays) in bits 0..15
+    /// and the offsets from bit 16 (4 bits each, x first); the gradients
+    /// `{dPdx.x, dPdy.x, dPdx.y, dPdy.y}` at rb (ARRAY_1D: the first pair); one result
+    /// register per mask bit from rd.
     pub(super) fn texture_grad(
         &mut self,
         w: &mut Warp,
@@ -354,22 +370,44 @@ impl Sim<'_> {
         } else {
             None
         };
-        if f(i, Field::Dim) != txd::dim::V2D || f(i, Field::Aoffi) != 0 {
-            return Err(unsupported(addr, i, "this TXD target or option"));
+        let dim = f(i, Field::Dim);
+        if !matches!(dim, 1..=3) {
+            return Err(unsupported(addr, i, "this TXD target"));
         }
+        let aoffi = f(i, Field::Aoffi) != 0;
+        let (array, two) = (dim != 2, dim != 1);
         let [ra, rb, rd, mask] = general_fields(i);
         let next = next_reg;
         for l in lanes(exec) {
             let fl = |reg: u64| f32::from_bits(w.r(reg, l));
             let mut a = ra;
             let tex = self.lane_texture(bound.as_ref(), w, l, &mut a)?;
+            let x = fl(a);
+            a = next(a);
+            let y = if two {
+                let y = fl(a);
+                a = next(a);
+                y
+            } else {
+                0.0
+            };
+            let word = if array || aoffi { w.r(a, l) } else { 0 };
+            let (layer, offset) = if aoffi {
+                let o = word >> 16;
+                (word & 0xffff, [sample_offset(o), sample_offset(o >> 4), 0])
+            } else {
+                (word, [0; 3])
+            };
             let g = [rb, next(rb), next(next(rb)), next(next(next(rb)))].map(fl);
+            let (gy, hy) = if two { (g[2], g[3]) } else { (0.0, 0.0) };
             let q = SampleQuery {
-                coords: [fl(a), fl(next(a)), 0.0],
+                coords: [x, y, 0.0],
+                layer: layer as i32,
                 lod: Lod::Grad {
-                    dx: [g[0], g[2], 0.0],
-                    dy: [g[1], g[3], 0.0],
+                    dx: [g[0], gy, 0.0],
+                    dy: [g[1], hy, 0.0],
                 },
+                offset,
                 ..Default::default()
             };
             let words = tex.sample(&q);

@@ -43,6 +43,8 @@
 //! on CUBE/ARRAY_CUBE) are [`cube`].
 
 mod cube;
+mod fetch;
+mod grad;
 
 use super::Lowerer;
 use crate::ir::tex::{self, TexHandle, TexLod, TexOp, TexQuery, TexShape};
@@ -310,8 +312,8 @@ impl<'a> Lowerer<'a> {
     ///                                         slot, dim (each part of rb when present)
     /// f32, register handle                  TEX.B{.LL}{.AOFFI}{.DC} rd.., {coords},
     ///                                         {handle,lod,off,ref}, 0x0, dim
-    /// 1d/2d/3d s32, .level                  TLD[.B].LL.CL rd.., {coords}, [{handle,}]lod, ..
-    /// 1d/2d f32 .grad                       TXD[.B] rd.., [{handle,}]{x,y}, {dxx,dyx,dxy,dyy}
+    /// s32, .level and/or offsets            TLD/TLDS forms: [`fetch`]
+    /// 1d/2d/a1d/a2d f32 .grad               TXD[.B]{.AOFFI}: [`grad`]
     /// ```
     ///
     /// (1d as 2d with y = 0 and zero y gradients; `off` packs 4 bits per offset, BFI 0x404,
@@ -355,13 +357,19 @@ impl<'a> Lowerer<'a> {
         };
         let d = shape.dims();
         if int_coords {
-            if lod != TexLod::Level || offset || depth || shape.is_array() {
+            if lod == TexLod::Grad || depth {
                 return refuse(self);
             }
-            return self.lower_tld_level(&dest, handle, o);
+            let level = match lod {
+                TexLod::Level => Some(Part::At(self.reg(o.rest[0])?)),
+                _ => None,
+            };
+            return self.lower_tex_fetch(results, dim, handle, &o.xy, level, o.off);
         }
         match (lod, handle) {
-            (TexLod::Grad, _) if d <= 2 && !offset && !depth => self.lower_txd(&dest, handle, o, d),
+            (TexLod::Grad, _) if d <= 2 && !depth => {
+                self.lower_tex_grad(results, dim, d, handle, o.xy, o.rest, o.off)
+            }
             (TexLod::Grad, _) => Err(self.unsupported(format!(
                 "{form}: ptxas 11.8 emulates the gradients in four passes between SAM and \
                  RAM, one per lane of each quad: SHFL.IDX of that lane's coordinates and \
@@ -426,62 +434,6 @@ impl<'a> Lowerer<'a> {
             dref,
             rest: &coords[next..],
         })
-    }
-
-    /// `TLD[.B].LL.CL` for `tex.level` with integer coordinates: rb `[{handle,}]lod`.
-    fn lower_tld_level(
-        &mut self,
-        dest: &LodDest,
-        handle: TexSlot,
-        o: LodOperands,
-    ) -> Result<(), LowerError> {
-        let level = Part::At(self.reg(o.rest[0])?);
-        let ra = self.tex_vec(&o.xy)?;
-        // cl set as ptxas sets it for tex.level with integer coordinates.
-        let (form, rb) = match handle {
-            TexSlot::Bound(_) => (Form::TLD_I, self.tex_vec(&[level])?),
-            TexSlot::Register(h) => (Form::TLD_B, {
-                let hp = Part::At(self.reg(h)?);
-                self.tex_vec(&[hp, level])?
-            }),
-        };
-        let inst = sm50::Inst::new(form)
-            .with(Field::Lod, sm50::values::tld::lod::LL)
-            .with(Field::Cl, 1);
-        self.tex_lod_push(inst, dest, handle, ra, Some(rb));
-        Ok(())
-    }
-
-    /// `TXD[.B]` for `tex.grad` of 1d/2d: ra `[{handle,}]{x,y}`, rb the gradients
-    /// `{dPdx.x, dPdy.x, dPdx.y, dPdy.y}` (zero for a missing y).
-    fn lower_txd(
-        &mut self,
-        dest: &LodDest,
-        handle: TexSlot,
-        mut o: LodOperands,
-        d: usize,
-    ) -> Result<(), LowerError> {
-        // d/dx at rest[0..], d/dy at rest[d..].
-        let mut grads = Vec::new();
-        for k in 0..2 {
-            for dir in 0..2 {
-                grads.push(if k < d {
-                    Part::At(self.reg(o.rest[dir * d + k])?)
-                } else {
-                    Part::Zero
-                });
-            }
-        }
-        let rb = self.tex_vec(&grads)?;
-        let (form, ra) = match handle {
-            TexSlot::Bound(_) => (Form::TXD_I, self.tex_vec(&o.xy)?),
-            TexSlot::Register(h) => {
-                o.xy.insert(0, Part::At(self.reg(h)?));
-                (Form::TXD_B, self.tex_vec(&o.xy)?)
-            }
-        };
-        self.tex_lod_push(sm50::Inst::new(form), dest, handle, ra, Some(rb));
-        Ok(())
     }
 
     /// `TEXS.LL/.DC/.LL.DC` (target `tgt`) for a 1d/2d texture by slot: ra `{x, y}`, rb
@@ -570,7 +522,7 @@ impl<'a> Lowerer<'a> {
     ) -> Result<Loc, LowerError> {
         let x = self.reg(dx)?;
         let y = self.reg(dy)?;
-        Ok(self.tex_bfi(y, bits << 8 | at_bit, x))
+        Ok(self.tex_bfi(y, bits << 8 | at_bit, Some(x)))
     }
 
     /// A 3d offset vector packed as ptxas 11.8 packs it: `BFI p, dy, 0x404, dx` then
@@ -578,25 +530,23 @@ impl<'a> Lowerer<'a> {
     fn tex_pack_offsets3(&mut self, d: &[Value]) -> Result<Loc, LowerError> {
         let xy = self.tex_pack_offsets(d[0], d[1], 4, 4)?;
         let z = self.reg(d[2])?;
-        Ok(self.tex_bfi(z, 4 << 8 | 8, xy))
+        Ok(self.tex_bfi(z, 4 << 8 | 8, Some(xy)))
     }
 
-    /// `BFI d, a, imm, c`: `c` with `a`'s low `imm >> 8` bits inserted at bit `imm & 0xff`.
-    fn tex_bfi(&mut self, a: Loc, imm: u64, c: Loc) -> Loc {
+    /// `BFI d, a, imm, c`: `c` (`None`: RZ) with `a`'s low `imm >> 8` bits inserted at bit
+    /// `imm & 0xff`.
+    fn tex_bfi(&mut self, a: Loc, imm: u64, c: Option<Loc>) -> Loc {
         let d = self.new_vreg(RegKind::B32);
         let mut i = Sm50Inst::new(Role::Plain);
         let dop = i.def(d, false);
         let aop = i.use_(a.vreg);
-        let cop = i.use_(c.vreg);
+        let mut refs = vec![(Field::Rd, dop, 0), (Field::Ra, aop, a.offset)];
+        if let Some(c) = c {
+            let cop = i.use_(c.vreg);
+            refs.push((Field::Rc, cop, c.offset));
+        }
         let inst = sm50::Inst::new(Form::BFI_I).with(Field::ImmImm20s, imm);
-        i.piece(
-            inst,
-            &[
-                (Field::Rd, dop, 0),
-                (Field::Ra, aop, a.offset),
-                (Field::Rc, cop, c.offset),
-            ],
-        );
+        i.piece(inst, &refs);
         self.push(i);
         Loc { vreg: d, offset: 0 }
     }

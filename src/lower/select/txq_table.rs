@@ -8,7 +8,8 @@
 //! the relocated `MOV32I` of the descriptor size, three `XMAD`s adding the field offset
 //! (a literal of constant bank 2), the 64-bit add of the table address `c[0x0][0xb0]`, and
 //! `LDG.E.CI` of the word. The result is the load's register. Each query makes its own
-//! index and size (ptxas shares them between the queries of a kernel).
+//! index; the size is loaded once and shared by the queries it dominates ([`Lowerer::desc_size`];
+//! ptxas loads it once, at the kernel's entry, for every query of the kernel).
 
 use super::Lowerer;
 use crate::ir::Value;
@@ -56,15 +57,15 @@ impl<'a> Lowerer<'a> {
             _ => None,
         };
         let lit = self.literal(u64::from(field), 4)?;
+        let size = self.desc_size(table.1);
         let idx = self.new_vreg(RegKind::B32);
-        let size = self.new_vreg(RegKind::B32);
         let t = self.new_vreg(RegKind::B32);
         let u = self.new_vreg(RegKind::B32);
         let lo = self.new_vreg(RegKind::B32);
         let addr = self.new_vreg(RegKind::B64);
         let mut i = Sm50Inst::new(Role::Plain);
         let iop = i.def(idx, true);
-        let sop = i.def(size, true);
+        let sop = i.use_(size);
         let top = i.def(t, true);
         let uop = i.def(u, true);
         let lop = i.def(lo, true);
@@ -83,16 +84,6 @@ impl<'a> Lowerer<'a> {
                 i.piece(and, &[(Field::Rd, iop, 0), (Field::Ra, hop, h.offset)]);
             }
             (None, None) => return Err(LowerError::Internal("txq without a handle".into())),
-        }
-        i.piece(
-            sm50::Inst::new(Form::MOV32I).with(Field::Imm, 0),
-            &[(Field::Rd, sop, 0)],
-        );
-        if let Some(p) = i.pieces.last_mut() {
-            p.reloc = Some(Reloc {
-                var: crate::ir::GlobalVar::from_u32(0),
-                word: table.1,
-            });
         }
         // idx × size + field: XMAD t, idx, size, c[0x2][lit]; XMAD.MRG u, idx, size.H1, RZ;
         // XMAD.PSL.CBCC lo, idx.H1, u.H1, t.
@@ -156,5 +147,42 @@ impl<'a> Lowerer<'a> {
         self.push(l);
         self.set_loc(d, Loc { vreg: r, offset: 0 });
         Ok(())
+    }
+
+    /// The descriptor size `word` names (`MOV32I size, 0x0` relocated against the size
+    /// symbol): one already loaded in a block that dominates this one, else a new load.
+    fn desc_size(&mut self, word: RelocWord) -> crate::machinst::VReg {
+        let here = self.cur_ir;
+        if self.planning.is_none() {
+            let doms = &self.doms;
+            let found = self
+                .desc_sizes
+                .iter()
+                .rev()
+                .find(|(w, b, _)| *w == word && here.is_some_and(|h| doms.dominates(*b, h)));
+            if let Some(&(_, _, size)) = found {
+                return size;
+            }
+        }
+        let size = self.new_vreg(RegKind::B32);
+        let mut i = Sm50Inst::new(Role::Plain);
+        let sop = i.def(size, false);
+        i.piece(
+            sm50::Inst::new(Form::MOV32I).with(Field::Imm, 0),
+            &[(Field::Rd, sop, 0)],
+        );
+        if let Some(p) = i.pieces.last_mut() {
+            p.reloc = Some(Reloc {
+                var: crate::ir::GlobalVar::from_u32(0),
+                word,
+            });
+        }
+        self.push(i);
+        if self.planning.is_none() {
+            if let Some(h) = here {
+                self.desc_sizes.push((word, h, size));
+            }
+        }
+        size
     }
 }

@@ -29,8 +29,11 @@
 //! tld4, register handle     TLD4.c.B rd.., {[layer,]x',y',z'}, handle, 0x0, ..
 //! ```
 //!
+//! With a depth reference (no TEXS form): `TEX{.LL}.DC rd.., {[layer,]x',y',z'},
+//! {[lod,]ref}, slot` and `TEX.B{.LL}.DC rd.., {..}, {handle,[lod,]ref}, 0x0`.
+//!
 //! `layer` is clamped by `I2I.U16.U32.SAT` as for the other array shapes. Not lowered (a
-//! clear error naming the form): a depth reference or offsets on a cube; `tex.grad` of cube
+//! clear error naming the form): offsets on a cube, a reference on a cube `tld4`; `tex.grad` of cube
 //! maps is refused by the builder (ptxas emulates the gradients with four quad-shuffled
 //! `TEX.NDV` fetches: `SHFL` of each lane's operands to its quad, `FSWZADD.NDV` to add the
 //! gradients, the projection, and a masked `MOV` keeping lane k's result).
@@ -74,20 +77,20 @@ impl Lowerer<'_> {
         handle: TexSlot,
         coords: &[Value],
     ) -> Result<(), LowerError> {
-        let (level, gather) = match op {
-            TexOp::Sample { .. } => (false, None),
+        let (level, depth, gather) = match op {
+            TexOp::Sample { .. } => (false, false, None),
             TexOp::SampleLod {
                 lod,
                 offset: false,
-                depth: false,
+                depth,
                 ..
-            } if lod != TexLod::Grad => (lod == TexLod::Level, None),
+            } if lod != TexLod::Grad => (lod == TexLod::Level, depth, None),
             TexOp::Gather {
                 comp,
                 offset: false,
                 depth: false,
                 ..
-            } => (false, Some(comp)),
+            } => (false, false, Some(comp)),
             _ => {
                 return Err(
                     self.unsupported(format!("this tex/tld4.{} form ({op:?})", shape.name()))
@@ -103,11 +106,20 @@ impl Lowerer<'_> {
         };
         let dir = [coords[first], coords[first + 1], coords[first + 2]];
         let [x, y, z] = self.cube_project(dir)?;
-        let lod = if level {
+        // After the direction: the reference (depth compare), then the level.
+        let dref = if depth {
             Some(Part::At(self.reg(coords[first + 3])?))
         } else {
             None
         };
+        let lod = if level {
+            Some(Part::At(self.reg(coords[first + 3 + usize::from(depth)])?))
+        } else {
+            None
+        };
+        if depth {
+            return self.lower_tex_cube_dc(results, array, handle, layer, [x, y, z], lod, dref);
+        }
         let dim = if array { DIM_ARRAY_CUBE } else { DIM_CUBE };
         // Every coordinate consecutive from ra, the layer first (the general forms).
         let mut all: Vec<Part> = layer.into_iter().collect();
@@ -173,6 +185,48 @@ impl Lowerer<'_> {
                 self.tex_push(inst, results, &comps, false, ra, Some(rb));
             }
         }
+        Ok(())
+    }
+
+    /// A cube-map `tex` with a depth reference, as ptxas 11.8 writes it (no TEXS form): the
+    /// general `TEX{.LL}.DC` on `{[layer,] x', y', z'}` with rb `{[lod,] ref}`, or
+    /// `TEX.B{.LL}.DC` with rb `{handle, [lod,] ref}`.
+    #[allow(clippy::too_many_arguments)]
+    fn lower_tex_cube_dc(
+        &mut self,
+        results: &[Value],
+        array: bool,
+        handle: TexSlot,
+        layer: Option<Part>,
+        dir: [Part; 3],
+        lod: Option<Part>,
+        dref: Option<Part>,
+    ) -> Result<(), LowerError> {
+        let dim = if array { DIM_ARRAY_CUBE } else { DIM_CUBE };
+        let mut all: Vec<Part> = layer.into_iter().collect();
+        all.extend(dir);
+        let (comps, mask) = self.tex_mask4(results);
+        let ra = self.tex_vec(&all)?;
+        let mut rb = Vec::new();
+        if let TexSlot::Register(h) = handle {
+            rb.push(Part::At(self.reg(h)?));
+        }
+        rb.extend(lod);
+        rb.extend(dref);
+        let rb = self.tex_vec(&rb)?;
+        let (form, ll) = match handle {
+            TexSlot::Bound(_) => (Form::TEX, sm50::values::tex::lod::LL),
+            TexSlot::Register(_) => (Form::TEX_B, sm50::values::tex_b::lod::LL),
+        };
+        let mut inst = sm50::Inst::new(form)
+            .with(Field::Dim, dim)
+            .with(Field::Mask, mask)
+            .with(Field::Lod, if lod.is_some() { ll } else { 0 })
+            .with(Field::Dc, 1);
+        if let TexSlot::Bound(tid) = handle {
+            inst.set(Field::Tid, tid);
+        }
+        self.tex_push(inst, results, &comps, false, ra, Some(rb));
         Ok(())
     }
 
