@@ -97,6 +97,7 @@ pub mod inst;
 pub mod lea;
 pub mod plain;
 pub mod reconverge;
+pub mod remat;
 mod select;
 pub(crate) use select::SUB_CAL_BASE;
 pub mod stats;
@@ -193,6 +194,7 @@ pub fn lower_verified_stats(
     if !opts.no_hoist {
         lowered.vcode = hoist::hoist_loads(lowered.vcode).map_err(LowerError::Internal)?;
     }
+    lowered.vcode = remat::rematerialize(lowered.vcode).map_err(LowerError::Internal)?;
     Ok(lowered)
 }
 

@@ -132,7 +132,10 @@ mod display;
 pub mod pred;
 mod vcode;
 
-pub use alloc::{allocate, allocate_owned, AllocError, AllocOptions, Allocated, AllocatedBlock};
+pub use alloc::{
+    allocate, allocate_owned, scalar_pressure, AllocError, AllocOptions, Allocated, AllocatedBlock,
+};
+pub(crate) use vcode::BlockData;
 pub use vcode::{VCode, VCodeBuilder};
 
 use std::fmt;
