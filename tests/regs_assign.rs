@@ -218,6 +218,23 @@ fn maxrregcount_spills_share_the_register_file() {
     );
 }
 
+/// The first kernel of `out` spills nothing: no spill bytes reported, no `STL`/`LDL` emitted.
+fn assert_no_spill(out: &leafold::driver::Output) {
+    let k = &out.kernels[0];
+    assert_eq!(
+        (k.spill_store_bytes, k.spill_load_bytes),
+        (0, 0),
+        "{} registers\n{}",
+        k.registers,
+        out.sass
+    );
+    assert!(
+        !has(&out.sass, |t| t.starts_with("STL") || t.starts_with("LDL")),
+        "{}",
+        out.sass
+    );
+}
+
 /// More scalars live at once than regalloc2 has names in one class (64), beside pairs and a
 /// quad: 72 scalars, 6 pairs and a quad live across a `bar.sync` (which nothing crosses), 88
 /// registers where the file has 255. With the scalars spread over the pair and quad classes
@@ -258,19 +275,8 @@ fn more_than_64_live_scalars_beside_pairs_and_quads_do_not_spill() {
     body.push_str(&format!("    st.global.u32 [%rd3], %s{N};\n"));
     body.push_str("    st.global.u64 [%rd3+8], %w0;\n    st.global.u32 [%rd3+16], %v1;\n");
     let (out, _) = run("live_scalars_72", "", &body);
+    assert_no_spill(&out);
     let k = &out.kernels[0];
-    assert_eq!(
-        (k.spill_store_bytes, k.spill_load_bytes),
-        (0, 0),
-        "{} registers\n{}",
-        k.registers,
-        out.sass
-    );
-    assert!(
-        !has(&out.sass, |t| t.starts_with("STL") || t.starts_with("LDL")),
-        "{}",
-        out.sass
-    );
     // 72 + 6 * 2 + 4 values are live across the barrier
     assert!(k.registers >= 88, "{} registers", k.registers);
 }
@@ -370,17 +376,5 @@ fn cheap_values_live_past_every_name_are_recomputed_not_spilled() {
     body.push_str("    st.global.u64 [%rd3+8], %w0;\n");
     body.push_str("DONE:\n");
     let (out, _) = run("cheap_values_past_every_name", "", &body);
-    let k = &out.kernels[0];
-    assert_eq!(
-        (k.spill_store_bytes, k.spill_load_bytes),
-        (0, 0),
-        "{} registers\n{}",
-        k.registers,
-        out.sass
-    );
-    assert!(
-        !has(&out.sass, |t| t.starts_with("STL") || t.starts_with("LDL")),
-        "{}",
-        out.sass
-    );
+    assert_no_spill(&out);
 }
