@@ -399,6 +399,11 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
         abi_version: 7,
         texmode_independent: facts.texmode_independent,
         data_relocs,
+        samplers: module
+            .samplerrefs
+            .iter()
+            .map(|s| (s.name.clone(), s.init))
+            .collect(),
     };
     times.lap("other", &mut t);
     out.cubin = cubin::write(&spec);

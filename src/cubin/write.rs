@@ -103,6 +103,10 @@ pub struct CubinSpec {
     /// Relocations of module data (addresses in variables' initializers), one relocation
     /// section each, written in this order after the kernels' code relocations.
     pub data_relocs: Vec<DataRelocs>,
+    /// The module's `.samplerref`s (`.texmode_independent`) in declaration order, each
+    /// named in [`CubinSpec::handles`]: their `EIATTR_SAMPLER_*` records end the module
+    /// `.nv.info` ([`crate::sampler`]).
+    pub samplers: Vec<(String, crate::sampler::SamplerInit)>,
 }
 
 /// The relocations of one module data section: `.rel.<section>` (entries without addend)
@@ -596,7 +600,10 @@ pub fn write(spec: &CubinSpec) -> Vec<u8> {
             e
         })
         .collect();
-    let module_info = module_info(&ks, &ksym, sym_of);
+    let mut module_info = module_info(&ks, &ksym, &sym_of);
+    for (name, init) in &spec.samplers {
+        module_info.extend(init.info_records(sym_of(name) as u32));
+    }
     secs[info].data = eiattr::encode(&module_info);
     secs[info].link = symtab as u32;
     for (i, k) in ks.iter().enumerate() {
@@ -1108,9 +1115,10 @@ fn is_desc_size_symbol(info: u8) -> bool {
     info == crate::tex_table::DESC_SIZE_SYMBOL_INFO
 }
 
-/// A `.texref` or `.surfref` symbol's `st_info`: GLOBAL, CUDA symbol type 10 or 12.
+/// A `.texref`, `.samplerref` or `.surfref` symbol's `st_info`: GLOBAL, CUDA symbol type
+/// 10, 11 or 12.
 fn is_reference_symbol(info: u8) -> bool {
-    info == 0x1a || info & 0xf == 12
+    info == 0x1a || info == crate::sampler::SAMPLERREF_SYMBOL_INFO || info & 0xf == 12
 }
 
 /// The `.texref` and `.surfref` symbols' names, which ptxas interns after the first
@@ -1123,7 +1131,8 @@ fn reference_handle_names(spec: &CubinSpec) -> impl Iterator<Item = &str> {
 }
 
 /// The names ptxas 11.8 interns (and drops) for a kernel's texture and surface slots,
-/// `$BINDLESS$<kernel>$<ref>`, in slot order, after `_param`.
+/// `$BINDLESS$<kernel>$<ref>`, in slot order, after `_param`; a (texture, sampler) pair's
+/// word (`.texmode_independent`) is `$BINDLESS$<kernel>$<tex>$<sampler>`.
 fn reference_bindless_names(k: &KernelSpec) -> Vec<String> {
     let mut slots: Vec<&RelocSpec> = k
         .const0_relocs
@@ -1133,6 +1142,14 @@ fn reference_bindless_names(k: &KernelSpec) -> Vec<String> {
     slots.sort_by_key(|r| r.offset);
     slots
         .iter()
-        .map(|r| format!("$BINDLESS${}${}", k.name, r.symbol))
+        .map(|r| {
+            let sampler = k.const0_relocs.iter().find(|s| {
+                s.offset == r.offset && s.rtype == crate::sampler::R_CUDA_SAMP_HEADER_INDEX
+            });
+            match sampler {
+                Some(s) => format!("$BINDLESS${}${}${}", k.name, r.symbol, s.symbol),
+                None => format!("$BINDLESS${}${}", k.name, r.symbol),
+            }
+        })
         .collect()
 }

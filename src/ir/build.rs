@@ -410,6 +410,8 @@ enum Sym {
     Arg { store: usize },
     /// A module `.texref` (or `.tex` space) variable: its index in `Module::texrefs`.
     TexRef(u32),
+    /// A module `.samplerref` variable: its index in `Module::samplerrefs`.
+    SamplerRef(u32),
 }
 
 struct ModuleBuilder<'f> {

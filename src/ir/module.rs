@@ -101,6 +101,9 @@ pub struct Module {
     /// Module-scope `.surfref` names, in declaration order
     /// ([`crate::surface::SurfHandle::Bound`] indexes this).
     pub surfrefs: Vec<String>,
+    /// The module's `.samplerref` variables in declaration order
+    /// ([`tex::TexHandle::Paired`] indexes this list; `.texmode_independent`).
+    pub samplerrefs: Vec<crate::sampler::SamplerRef>,
     /// The bodiless functions [`InstData::ExternCall`] names (by index), in first-call order.
     pub extern_funcs: Vec<String>,
     /// The `.func`s compiled as real subroutines ([`Function::subroutine`]; recursive ones),

@@ -107,6 +107,7 @@ impl CubinSpec {
             symbol_order: Some(c.symbols.iter().skip(1).map(|y| y.name.clone()).collect()),
             abi_version: c.header.abi_version,
             texmode_independent: c.header.flags & 0x200 != 0,
+            samplers: crate::sampler::from_cubin(c),
             data_relocs: c
                 .relocations
                 .iter()

@@ -73,11 +73,11 @@ impl<'a> Lowerer<'a> {
     /// texture object in a register (not a kernel parameter: the `.B` forms).
     fn tex_slot(&mut self, handle: TexHandle, args: &[Value]) -> Result<Option<u64>, LowerError> {
         let byte = match handle {
-            TexHandle::Bound(k) => {
+            TexHandle::Bound(_) | TexHandle::Paired { .. } => {
                 let order = tex::bound_textures(self.f);
-                let Some(pos) = order.iter().position(|&t| t == k) else {
+                let Some(pos) = order.iter().position(|&t| t == handle) else {
                     return Err(LowerError::Internal(format!(
-                        "texture {k} missing from the kernel's bound textures"
+                        "texture {handle:?} missing from the kernel's bound textures"
                     )));
                 };
                 tex::bound_slot_offset(self.f, pos)
@@ -154,7 +154,7 @@ impl<'a> Lowerer<'a> {
             return self.lower_txq_table(results[0], q, slot, args.first().copied());
         }
         let coords = match handle {
-            TexHandle::Bound(_) => args,
+            TexHandle::Bound(_) | TexHandle::Paired { .. } => args,
             TexHandle::Bindless => &args[1..],
         };
         if let Some(shape) = cube::cube_shape(op) {
