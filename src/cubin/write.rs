@@ -224,6 +224,9 @@ pub struct KernelSpec {
     pub indirect_branch_targets: Vec<BranchTargets>,
     /// Further records (e.g. INT_WARP_WIDE_INSTR_OFFSETS), written after MAXREG_COUNT.
     pub extra_info: Vec<Attribute>,
+    /// The module uses `istypep`: the module `.nv.info` starts with `EIATTR_ISTYPEP_USED`
+    /// (once, when any kernel says so; ptxas 11.8).
+    pub istypep_used: bool,
     /// `.nv.constant2.<k>` literals.
     pub constant2: Option<Vec<u8>>,
     pub relocs: Vec<RelocSpec>,
@@ -265,6 +268,7 @@ impl KernelSpec {
             crs_stack_size: None,
             indirect_branch_targets: Vec::new(),
             extra_info: Vec::new(),
+            istypep_used: false,
             constant2: None,
             relocs: Vec::new(),
             const0_relocs: Vec::new(),
@@ -822,6 +826,13 @@ fn module_info(
     sym_of: impl Fn(&str) -> usize,
 ) -> Vec<Attribute> {
     let mut module_info = Vec::new();
+    if ks.iter().any(|k| k.istypep_used) {
+        module_info.push(Attribute::Other {
+            format: eiattr::Format::Nval,
+            code: EIATTR_ISTYPEP_USED,
+            payload: vec![0, 0],
+        });
+    }
     for (i, k) in ks.iter().enumerate().rev() {
         let sym = ksym[i] as u32;
         module_info.push(Attribute::RegCount {
@@ -1114,6 +1125,9 @@ fn desc_size_syms(spec: &CubinSpec) -> impl Iterator<Item = Sym> + '_ {
 fn is_desc_size_symbol(info: u8) -> bool {
     info == crate::tex_table::DESC_SIZE_SYMBOL_INFO
 }
+
+/// `EIATTR_ISTYPEP_USED` (NVAL).
+const EIATTR_ISTYPEP_USED: u8 = 0x22;
 
 /// A `.texref`, `.samplerref` or `.surfref` symbol's `st_info`: GLOBAL, CUDA symbol type
 /// 10, 11 or 12.

@@ -136,6 +136,7 @@ mod surface;
 mod sync;
 mod tex;
 mod video;
+mod istypep;
 use crate::ptx::ast;
 use crate::ptx::ast::{CmpOp, Init, Instruction, NameText, Opcode, Operand, StateSpace, TypeKind};
 
@@ -970,7 +971,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             Opcode::Suld | Opcode::Sust | Opcode::Sured => return self.surface(ins),
             Opcode::Suq => return self.suq(ins),
             Opcode::Tld4 => return self.tld4(ins),
-            Opcode::Istypep => "leafold does not lower textures or surfaces",
+            Opcode::Istypep => return self.istypep(ins),
             Opcode::Atom | Opcode::Red => return self.atomic(ins),
             Opcode::Vote => return self.vote(ins),
             Opcode::Redux | Opcode::Match | Opcode::Elect => return self.collective(ins),

@@ -104,6 +104,9 @@ pub struct Module {
     /// The module's `.samplerref` variables in declaration order
     /// ([`tex::TexHandle::Paired`] indexes this list; `.texmode_independent`).
     pub samplerrefs: Vec<crate::sampler::SamplerRef>,
+    /// A function of the module has an `istypep` (the cubin then says so,
+    /// `EIATTR_ISTYPEP_USED`).
+    pub istypep_used: bool,
     /// The bodiless functions [`InstData::ExternCall`] names (by index), in first-call order.
     pub extern_funcs: Vec<String>,
     /// The `.func`s compiled as real subroutines ([`Function::subroutine`]; recursive ones),

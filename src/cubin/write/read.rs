@@ -197,6 +197,7 @@ fn kernel_spec_of(c: &Cubin, k: &super::super::Kernel) -> KernelSpec {
         min_stack_size: k.min_stack_size.unwrap_or(0),
         max_stack_size: k.max_stack_size.unwrap_or(0),
         barriers: k.barriers,
+        istypep_used: c.info.iter().any(|a| a.code() == 0x22),
         max_reg_count: k
             .info
             .iter()

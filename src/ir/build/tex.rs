@@ -241,6 +241,18 @@ impl FnBuilder<'_, '_> {
                 depth,
             }
         };
+        if matches!(handle, TexHandle::Paired { .. })
+            && shape == TexShape::D1
+            && !matches!(op, TexOp::Sample { .. })
+        {
+            // ptxas keeps a paired 1D fetch 1D; leafold's options forms read 1D as 2D,
+            // where the sampler's addr_mode_1 would change the result.
+            return self.unsupported(
+                ins,
+                "leafold does not lower tex.1d with a level, gradients, offsets or a \
+                 depth reference through a texture and a sampler",
+            );
+        }
         self.texture_results(&ops[0], op, handle, &args, result)
     }
 
