@@ -132,7 +132,12 @@ impl SamplerInit {
 
     /// The four mode bytes of `EIATTR_SAMPLER_INIT`, as one little-endian word.
     pub fn info_word(&self) -> u32 {
-        u32::from_le_bytes([self.address[0], self.address[1], self.address[2], self.filter])
+        u32::from_le_bytes([
+            self.address[0],
+            self.address[1],
+            self.address[2],
+            self.filter,
+        ])
     }
 
     /// The sampler of `EIATTR_SAMPLER_INIT`'s `word` and `EIATTR_SAMPLER_FORCE_UNNORMALIZED`'s

@@ -128,6 +128,7 @@ use super::{
 use crate::error::{Diagnostic, SourceFile, Span};
 use crate::ir::float::{FloatCC, FloatFmt, FloatOp};
 
+mod istypep;
 mod modern;
 mod order;
 mod prefetch;
@@ -136,7 +137,6 @@ mod surface;
 mod sync;
 mod tex;
 mod video;
-mod istypep;
 use crate::ptx::ast;
 use crate::ptx::ast::{CmpOp, Init, Instruction, NameText, Opcode, Operand, StateSpace, TypeKind};
 

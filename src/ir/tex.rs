@@ -569,10 +569,12 @@ pub fn texture_needs(
                 continue;
             };
             let (name, object) = match handle {
-                TexHandle::Bound(k) | TexHandle::Paired { tex: k, .. } => match module.texrefs.get(k as usize) {
-                    Some(n) => (n.clone(), false),
-                    None => continue,
-                },
+                TexHandle::Bound(k) | TexHandle::Paired { tex: k, .. } => {
+                    match module.texrefs.get(k as usize) {
+                        Some(n) => (n.clone(), false),
+                        None => continue,
+                    }
+                }
                 TexHandle::Bindless => match handle_source(f, args[0]) {
                     Some(name) => (name, true),
                     None => continue,

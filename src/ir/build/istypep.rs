@@ -11,17 +11,18 @@
 
 use super::FnBuilder;
 use crate::ir::{BinaryOp, IntCC, Type};
-use crate::ptx::ast::{self, Instruction, Operand};
+use crate::ptx::ast::{self, Instruction, Modifier, Operand};
 
 impl FnBuilder<'_, '_> {
     pub(super) fn istypep(&mut self, ins: &Instruction) -> Option<()> {
-        let bit = if ins.has_flag("texref") {
-            61
-        } else if ins.has_flag("samplerref") {
-            62
-        } else if ins.has_flag("surfref") {
-            63
-        } else {
+        // The kind is a type modifier (`.texref` parses as one).
+        let bit = ins.mods.iter().find_map(|m| match m {
+            Modifier::Type(ast::Type::TexRef) => Some(61),
+            Modifier::Type(ast::Type::SamplerRef) => Some(62),
+            Modifier::Type(ast::Type::SurfRef) => Some(63),
+            _ => None,
+        });
+        let Some(bit) = bit else {
             return self.unsupported(ins, "istypep takes .texref, .samplerref or .surfref");
         };
         let ops = self.ops(ins, 2)?;
@@ -48,9 +49,9 @@ impl FnBuilder<'_, '_> {
         let Operand::Name(n) = op else { return false };
         matches!(
             self.lookup(n),
-            Some(Err(
-                super::Sym::TexRef(_) | super::Sym::SamplerRef(_) | super::Sym::Opaque(_)
-            ))
+            Some(Err(super::Sym::TexRef(_)
+                | super::Sym::SamplerRef(_)
+                | super::Sym::Opaque(_)))
         )
     }
 }

@@ -275,7 +275,10 @@ impl FnBuilder<'_, '_> {
             [t, coords] => (t, None, coords),
             [t, s, coords] => (t, Some(s), coords),
             _ => {
-                self.unsupported(ins, "expected [texture, {coordinates}] or [texture, sampler, {coordinates}]");
+                self.unsupported(
+                    ins,
+                    "expected [texture, {coordinates}] or [texture, sampler, {coordinates}]",
+                );
                 return None;
             }
         };
