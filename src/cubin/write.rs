@@ -604,7 +604,7 @@ pub fn write(spec: &CubinSpec) -> Vec<u8> {
             e
         })
         .collect();
-    let mut module_info = module_info(&ks, &ksym, &sym_of);
+    let mut module_info = module_info(&ks, &ksym, sym_of);
     for (name, init) in &spec.samplers {
         module_info.extend(init.info_records(sym_of(name) as u32));
     }
