@@ -339,6 +339,7 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
         no_subroutines: opts.no_subroutines,
         sm: opts.arch.sm(),
         no_hoist: false,
+        no_store_motion: false,
     };
     let max_regs = opts.max_regs.unwrap_or(255).min(255);
     let mut const_data = module_constants(&module);
@@ -709,6 +710,7 @@ fn lower_and_allocate(
         checker: cfg!(debug_assertions),
         // Spill slots go after the kernel's `.local` data, both addressed from R1.
         spill_base: local_data,
+        ..AllocOptions::default()
     };
     // `ir::build` verified every function it returned.
     // Lower and allocate the kernel: (fold statistics, literal pool, the `--emit vcode`
@@ -719,6 +721,7 @@ fn lower_and_allocate(
         String,
         machinst::Allocated<lower::Sm50Inst>,
         bool,
+        bool,
     );
     let lower_and_allocate = |lower_opts: &LowerOptions,
                               times: &mut PassTimes,
@@ -728,6 +731,7 @@ fn lower_and_allocate(
             vcode,
             fold,
             constant2,
+            store_motion,
         } = lower::lower_verified_stats(module, f, lower_opts)
             .map_err(|e| err(format!("cannot compile kernel `{name}`: {e}")))?;
         times.lap("lower", t);
@@ -743,7 +747,7 @@ fn lower_and_allocate(
             ))
         })?;
         times.lap("regalloc", t);
-        Ok((fold, constant2, text, alloc, calls))
+        Ok((fold, constant2, text, alloc, calls, store_motion))
     };
     // The slow-path subroutine pins 14 registers (`lower::select::fdiv`). Where a kernel
     // that calls it spills although its values and those registers fit in the registers
@@ -787,12 +791,47 @@ fn lower_and_allocate(
             }
         }
     }
-    let (fold, constant2, vtext, alloc, _) = compiled;
+    // `lower::hoist`'s store motion lengthens the live ranges of loaded values. Where it
+    // changed the code and the registers it took cost the kernel warps (a step of the
+    // occupancy rules, `occupancy::theoretical`), compile it once more without it and keep
+    // whichever has the higher occupancy (ties: the store motion's code, which hides more
+    // latency). Trade-off: at most one more compile, only for kernels whose registers limit
+    // their occupancy.
+    if compiled.5 && compiled.3.spill_bytes == 0 && warps(cx, compiled.3.num_regs) < warps(cx, 0) {
+        let plain = LowerOptions {
+            no_store_motion: true,
+            ..chosen
+        };
+        if let Ok(other) = lower_and_allocate(&plain, times, t) {
+            if other.3.spill_bytes == 0
+                && warps(cx, other.3.num_regs) > warps(cx, compiled.3.num_regs)
+            {
+                compiled = other;
+            }
+        }
+    }
+    let (fold, constant2, vtext, alloc, _, _) = compiled;
     out.text.push_str(&vtext);
     if opts.emit == Emit::Alloc {
         let _ = writeln!(out.text, "kernel {name}:\n{alloc}");
     }
     Ok((fold, constant2, alloc))
+}
+
+/// Warps per SM the kernel of `cx` keeps resident with `regs` registers per thread, its
+/// shared memory and its launch directives' block (`occupancy::theoretical`).
+fn warps(cx: &KernelCtx, regs: u32) -> u32 {
+    let KernelCtx {
+        module,
+        opts,
+        f,
+        name,
+        facts,
+        ..
+    } = *cx;
+    let block = facts.launch.get(name).and_then(|l| l.block());
+    let smem = u64::from(module.shared_layout(f).size);
+    crate::occupancy::theoretical(opts.arch, regs, smem, block).warps
 }
 
 /// The kernel's stack frame in bytes: its `.local` data and spill slots.

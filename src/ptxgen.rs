@@ -860,83 +860,19 @@ fn space_of(kind: Kind) -> &'static str {
     }
 }
 
-/// Generate one kernel.
+/// Generate one kernel. The steps: the launch shape, the prologue (special registers,
+/// parameters), the input and output regions, the shared and local ones (sometimes), random
+/// statements until the budget is spent, the epilogue's stores, the kernel's text.
 pub fn generate(src: &mut Source) -> GenKernel {
     let addr64 = src.below(4) != 0;
     let block_x = [32u32, 64, 96][src.below(3) as usize];
     let grid_x = 1 + src.below(2);
-    let threads = block_x * grid_x;
     let ptr = if addr64 { "u64" } else { "u32" };
     let mut g = Gen::new(src);
     g.budget = 8 + g.src.below(32);
-    // Prologue: parameters, special registers, the thread's slices.
-    let (tid, cta, ntid) = (g.r32(), g.r32(), g.r32());
-    g.emit(&format!("mov.u32 {tid}, %tid.x;"));
-    g.emit(&format!("mov.u32 {cta}, %ctaid.x;"));
-    g.emit(&format!("mov.u32 {ntid}, %ntid.x;"));
-    let (s0, s1) = (g.r32(), g.r32());
-    g.emit(&format!("ld.param.u32 {s0}, [s0];"));
-    g.emit(&format!("ld.param.u32 {s1}, [s1];"));
-    let s2 = g.r64();
-    g.emit(&format!("ld.param.u64 {s2}, [s2];"));
-    g.v32
-        .extend([tid.clone(), cta.clone(), ntid.clone(), s0, s1]);
-    g.v64.push(s2);
-    let gtid = g.r32();
-    g.emit(&format!("mad.lo.s32 {gtid}, {cta}, {ntid}, {tid};"));
-    g.v32.push(gtid.clone());
-
-    let mut ins = Vec::new();
-    for name in ["pin0", "pin1", "pout"] {
-        let r = g.new_ptr(addr64);
-        g.emit(&format!("ld.param.{ptr} {r}, [{name}];"));
-        ins.push(r);
-    }
-    for input in ins.iter().take(2) {
-        let kind = if g.src.chance(50) {
-            Kind::Global
-        } else {
-            Kind::Generic
-        };
-        let mut base = input.clone();
-        if kind == Kind::Global && g.src.chance(50) {
-            let c = g.new_ptr(addr64);
-            g.emit(&format!("cvta.to.global.{ptr} {c}, {base};"));
-            base = c;
-        }
-        g.regions.push(Region {
-            base,
-            wide: addr64,
-            kind,
-            bytes: INPUT_ELEMS * 8 * 2,
-            writable: false,
-            shared_other: false,
-            shared_own: false,
-        });
-    }
-    // The output slice: pout + gtid · SLICE.
-    let out = g.new_ptr(addr64);
-    if addr64 {
-        let x = g.r64();
-        g.emit(&format!("mul.wide.u32 {x}, {gtid}, {SLICE};"));
-        g.emit(&format!("add.s64 {out}, {}, {x};", ins[2]));
-    } else {
-        g.emit(&format!("mad.lo.s32 {out}, {gtid}, {SLICE}, {};", ins[2]));
-    }
-    let out_kind = if g.src.chance(50) {
-        Kind::Global
-    } else {
-        Kind::Generic
-    };
-    g.regions.push(Region {
-        base: out.clone(),
-        wide: addr64,
-        kind: out_kind,
-        bytes: SLICE / 2,
-        writable: true,
-        shared_other: false,
-        shared_own: false,
-    });
+    let (tid, gtid) = g.prologue();
+    let pout = g.input_regions(addr64);
+    let (out, out_kind) = g.output_region(addr64, &gtid, &pout);
     // Shared: the whole array (reads) and the thread's own slice; local: the array.
     let shared_bytes = block_x * SHARED_SLICE;
     let use_shared = g.src.chance(70);
@@ -947,37 +883,35 @@ pub fn generate(src: &mut Source) -> GenKernel {
     if use_local {
         g.local_region(addr64, ptr, &gtid);
     }
-
     while g.budget > 0 {
         g.statement();
     }
+    g.epilogue(&out, out_kind);
+    let shared = use_shared.then_some(shared_bytes);
+    let ptx = kernel_text(&g, addr64, shared, use_local);
+    GenKernel::new(ptx, grid_x, block_x, SLICE)
+}
 
-    // Epilogue: a few values into the second half of the thread's output slice.
-    let space = if out_kind == Kind::Global {
-        ".global"
-    } else {
-        ""
-    };
-    let n32 = g.v32.len();
-    for (k, v) in g.v32[n32.saturating_sub(4)..].to_vec().iter().enumerate() {
-        g.emit(&format!(
-            "st{space}.u32 [{out}+{}], {v};",
-            SLICE / 2 + 4 * k as u32
-        ));
+impl GenKernel {
+    /// The kernel `ptx` launched as `grid_x` blocks of `block_x` threads, each owning
+    /// `slice` bytes of `pout`; the buffer also holds the inputs.
+    fn new(ptx: String, grid_x: u32, block_x: u32, slice: u32) -> GenKernel {
+        let threads = block_x * grid_x;
+        let total = u64::from(threads) * u64::from(slice);
+        GenKernel {
+            ptx,
+            grid: [grid_x, 1, 1],
+            block: [block_x, 1, 1],
+            buffer_size: total.max(u64::from(INPUT_ELEMS) * 8 * 2 + 1024),
+        }
     }
-    let n64 = g.v64.len();
-    for (k, v) in g.v64[n64.saturating_sub(4)..].to_vec().iter().enumerate() {
-        g.emit(&format!(
-            "st{space}.u64 [{out}+{}], {v};",
-            SLICE / 2 + 16 + 8 * k as u32
-        ));
-    }
-    g.emit("ret;");
-    // Out-of-line blocks, after the `ret`.
-    for t in std::mem::take(&mut g.tail) {
-        g.body.push_str(&t);
-    }
+}
 
+/// The PTX text of a generated kernel: header, the entry `fz` with its parameters, the
+/// register declarations (f32 and f64 only when used), the shared array `sh` of `shared`
+/// bytes and the local array `lc` when asked, then `g`'s body.
+fn kernel_text(g: &Gen, addr64: bool, shared: Option<u32>, local: bool) -> String {
+    let ptr = if addr64 { "u64" } else { "u32" };
     let mut ptx = String::new();
     let _ = writeln!(
         ptx,
@@ -998,20 +932,130 @@ pub fn generate(src: &mut Source) -> GenKernel {
     if g.nf64 > 0 {
         let _ = writeln!(ptx, "    .reg .f64 %fd<{}>;", g.nf64 + 1);
     }
-    if use_shared {
-        let _ = writeln!(ptx, "    .shared .align 16 .b8 sh[{shared_bytes}];");
+    if let Some(bytes) = shared {
+        let _ = writeln!(ptx, "    .shared .align 16 .b8 sh[{bytes}];");
     }
-    if use_local {
+    if local {
         let _ = writeln!(ptx, "    .local .align 16 .b8 lc[{LOCAL_BYTES}];");
     }
     ptx.push_str(&g.body);
     ptx.push_str("}\n");
-    let total = u64::from(threads) * u64::from(SLICE);
-    GenKernel {
-        ptx,
-        grid: [grid_x, 1, 1],
-        block: [block_x, 1, 1],
-        buffer_size: total.max(u64::from(INPUT_ELEMS) * 8 * 2 + 1024),
+    ptx
+}
+
+impl Gen<'_, '_> {
+    /// The prologue: `%tid.x`, `%ctaid.x`, `%ntid.x`, the scalar parameters and the global
+    /// thread id, all usable values; returns the thread id and the global one.
+    fn prologue(&mut self) -> (String, String) {
+        let (tid, cta, ntid) = (self.r32(), self.r32(), self.r32());
+        self.emit(&format!("mov.u32 {tid}, %tid.x;"));
+        self.emit(&format!("mov.u32 {cta}, %ctaid.x;"));
+        self.emit(&format!("mov.u32 {ntid}, %ntid.x;"));
+        let (s0, s1) = (self.r32(), self.r32());
+        self.emit(&format!("ld.param.u32 {s0}, [s0];"));
+        self.emit(&format!("ld.param.u32 {s1}, [s1];"));
+        let s2 = self.r64();
+        self.emit(&format!("ld.param.u64 {s2}, [s2];"));
+        self.v32
+            .extend([tid.clone(), cta.clone(), ntid.clone(), s0, s1]);
+        self.v64.push(s2);
+        let gtid = self.r32();
+        self.emit(&format!("mad.lo.s32 {gtid}, {cta}, {ntid}, {tid};"));
+        self.v32.push(gtid.clone());
+        (tid, gtid)
+    }
+
+    /// The pointer parameters, and the two inputs as read-only regions (global, possibly
+    /// through `cvta.to.global`, or generic); returns `pout`'s register.
+    fn input_regions(&mut self, addr64: bool) -> String {
+        let ptr = if addr64 { "u64" } else { "u32" };
+        let mut ins = Vec::new();
+        for name in ["pin0", "pin1", "pout"] {
+            let r = self.new_ptr(addr64);
+            self.emit(&format!("ld.param.{ptr} {r}, [{name}];"));
+            ins.push(r);
+        }
+        for input in ins.iter().take(2) {
+            let kind = if self.src.chance(50) {
+                Kind::Global
+            } else {
+                Kind::Generic
+            };
+            let mut base = input.clone();
+            if kind == Kind::Global && self.src.chance(50) {
+                let c = self.new_ptr(addr64);
+                self.emit(&format!("cvta.to.global.{ptr} {c}, {base};"));
+                base = c;
+            }
+            self.regions.push(Region {
+                base,
+                wide: addr64,
+                kind,
+                bytes: INPUT_ELEMS * 8 * 2,
+                writable: false,
+                shared_other: false,
+                shared_own: false,
+            });
+        }
+        ins.swap_remove(2)
+    }
+
+    /// The thread's output slice, `pout + gtid · SLICE`, global or generic: its first half a
+    /// writable region (the second half is the epilogue's). Returns its register and kind.
+    fn output_region(&mut self, addr64: bool, gtid: &str, pout: &str) -> (String, Kind) {
+        let out = self.thread_slice(addr64, gtid, pout, SLICE);
+        let out_kind = if self.src.chance(50) {
+            Kind::Global
+        } else {
+            Kind::Generic
+        };
+        self.regions.push(Region {
+            base: out.clone(),
+            wide: addr64,
+            kind: out_kind,
+            bytes: SLICE / 2,
+            writable: true,
+            shared_other: false,
+            shared_own: false,
+        });
+        (out, out_kind)
+    }
+
+    /// The epilogue: the last few 32- and 64-bit values into the second half of the output
+    /// slice `out`, `ret`, then the out-of-line blocks.
+    fn epilogue(&mut self, out: &str, out_kind: Kind) {
+        let space = if out_kind == Kind::Global {
+            ".global"
+        } else {
+            ""
+        };
+        let n32 = self.v32.len();
+        for (k, v) in self.v32[n32.saturating_sub(4)..]
+            .to_vec()
+            .iter()
+            .enumerate()
+        {
+            self.emit(&format!(
+                "st{space}.u32 [{out}+{}], {v};",
+                SLICE / 2 + 4 * k as u32
+            ));
+        }
+        let n64 = self.v64.len();
+        for (k, v) in self.v64[n64.saturating_sub(4)..]
+            .to_vec()
+            .iter()
+            .enumerate()
+        {
+            self.emit(&format!(
+                "st{space}.u64 [{out}+{}], {v};",
+                SLICE / 2 + 16 + 8 * k as u32
+            ));
+        }
+        self.emit("ret;");
+        // Out-of-line blocks, after the `ret`.
+        for t in std::mem::take(&mut self.tail) {
+            self.body.push_str(&t);
+        }
     }
 }
 
@@ -1037,6 +1081,20 @@ impl<'s, 'a> Gen<'s, 'a> {
             nf64: 0,
             tail: Vec::new(),
         }
+    }
+
+    /// A new pointer to the `slice`-byte slice of thread `gtid` from `base`:
+    /// `base + gtid · slice`.
+    fn thread_slice(&mut self, addr64: bool, gtid: &str, base: &str, slice: u32) -> String {
+        let p = self.new_ptr(addr64);
+        if addr64 {
+            let x = self.r64();
+            self.emit(&format!("mul.wide.u32 {x}, {gtid}, {slice};"));
+            self.emit(&format!("add.s64 {p}, {base}, {x};"));
+        } else {
+            self.emit(&format!("mad.lo.s32 {p}, {gtid}, {slice}, {base};"));
+        }
+        p
     }
 
     /// A pointer register of the address width.

@@ -318,9 +318,14 @@ pub fn add_heap(launch: &mut crate::ir::eval::Launch) {
 pub const ARG_REGISTER_BYTES: usize = 48;
 
 /// The bytes of the argument registers R4..R15 ([`ARG_REGISTER_BYTES`]) from (register,
-/// word) pairs; registers not named (holes) are zero.
+/// word) pairs; registers not named (holes) are zero. Words from `ir::STACK_ARG_REG` up (a
+/// subroutine's stack arguments) follow R15's, so the bytes grow to hold them.
 pub fn register_bytes(words: &[(u8, u32)]) -> Vec<u8> {
-    let mut bytes = vec![0u8; ARG_REGISTER_BYTES];
+    let end = words
+        .iter()
+        .map(|&(r, _)| 4 * (usize::from(r.max(4)) - 3))
+        .fold(ARG_REGISTER_BYTES, usize::max);
+    let mut bytes = vec![0u8; end];
     for &(r, w) in words {
         let at = usize::from(r.wrapping_sub(4)) * 4;
         if let Some(b) = bytes.get_mut(at..at + 4) {

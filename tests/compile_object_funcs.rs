@@ -337,9 +337,10 @@ fn local_data_in_the_frame_and_unsupported_function_left_out() {
             && listing.contains(&format!("IADD32I R1, R1, 0x{frame:x}")),
         "the array at [R1], the frame given back: {listing:?}"
     );
-    // The array's stores are not spills (nor, for a function of the object, the saves).
+    // The array's stores are not spills; the saves are, as ptxas counts them.
     let line = format!(
-        "Function properties for loc\n    {frame} bytes stack frame, 0 bytes spill stores, 0 bytes spill loads"
+        "Function properties for loc\n    {frame} bytes stack frame, {0} bytes spill stores, {0} bytes spill loads",
+        4 * saves
     );
     assert!(out.info_log.contains(&line), "{line}\n{}", out.info_log);
     assert!(c.section(".text.sh").is_none());
@@ -396,4 +397,70 @@ fn linked_by_hand_matches_eval() {
             "seed {seed}"
         );
     }
+}
+
+/// `-v` for functions of the object counts the saves of callee-saved registers as spills,
+/// as ptxas does (probe `of.ptx`: `f` keeps `7x` in R2 across a `JCAL` of an extern, saves
+/// it: "8 bytes stack frame, 4 bytes spill stores, 4 bytes spill loads"). And a function
+/// with more arguments than R4..R15 hold (probe `many.ptx`, 16 words: ptxas reads the
+/// last four with `LDL R0, [R1]` .. `[R1+0xc]` and has "0 bytes stack frame") is a function
+/// of the object now, reading them above its own frame, and those loads are not spills.
+#[test]
+fn saves_are_spills_and_stack_arguments() {
+    let params: Vec<String> = (0..16).map(|i| format!(".param .b32 a{i}")).collect();
+    let sums: String = (0..16)
+        .map(|i| {
+            format!(
+                " ld.param.b32 %r{}, [a{i}]; add.s32 %r0, %r0, %r{};\n",
+                i + 1,
+                i + 1
+            )
+        })
+        .collect();
+    let src = format!(
+        "{HEADER}.extern .func (.param .b32 r) g(.param .b32 a);\n\
+        .visible .func (.param .b32 rv) f(.param .b32 x)\n{{\n .reg .b32 %r<8>;\n\
+        ld.param.b32 %r1, [x];\n mul.lo.s32 %r2, %r1, 7;\n\
+        {{ .param .b32 p; st.param.b32 [p], %r1; .param .b32 q; call.uni (q), g, (p); ld.param.b32 %r3, [q]; }}\n\
+        add.s32 %r4, %r3, %r2;\n st.param.b32 [rv], %r4;\n ret;\n}}\n\
+        .visible .func (.param .b32 rv) many({})\n{{\n .reg .b32 %r<20>;\n mov.b32 %r0, 0;\n{sums}\
+        st.param.b32 [rv], %r0;\n ret;\n}}\n",
+        params.join(", ")
+    );
+    let out = object("objf_saves", &src);
+    let c = cubin::read(&out.cubin).unwrap();
+    let f = check_code("objf_saves_f", &text(&c, "f"));
+    let frame = |l: &[String]| {
+        l[0].strip_prefix("IADD32I R1, R1, -0x")
+            .and_then(|x| u32::from_str_radix(x, 16).ok())
+            .unwrap_or(0)
+    };
+    let saves = f.iter().filter(|t| t.starts_with("STL [R1")).count() as u32;
+    assert!(saves > 0, "7x lives across the call: {f:?}");
+    let line = format!(
+        "Function properties for f\n    {} bytes stack frame, {1} bytes spill stores, {1} bytes spill loads",
+        frame(&f),
+        4 * saves
+    );
+    assert!(out.info_log.contains(&line), "{line}\n{}", out.info_log);
+    // The four stack words at [R1 + frame + 0..0xc].
+    let many = check_code("objf_saves_many", &text(&c, "many"));
+    let fr = frame(&many);
+    for k in 0..4u32 {
+        let at = match fr + 4 * k {
+            0 => "[R1]".to_string(),
+            o => format!("[R1+0x{o:x}]"),
+        };
+        assert!(
+            many.iter()
+                .any(|t| t.starts_with("LDL") && t.ends_with(&at)),
+            "stack word {k} at {at}: {many:?}"
+        );
+    }
+    let stores = many.iter().filter(|t| t.starts_with("STL [R1")).count() as u32;
+    let line = format!(
+        "Function properties for many\n    {fr} bytes stack frame, {0} bytes spill stores, {0} bytes spill loads",
+        4 * stores
+    );
+    assert!(out.info_log.contains(&line), "{line}\n{}", out.info_log);
 }

@@ -681,3 +681,237 @@ DONE:
         assert!(words[4..8] != [0xcd; 4], "thread 1 wrote its sum");
     }
 }
+
+/// `many(n, a0..a13, w, s)`: fifteen words, a `.b64` and a 16-byte 8-aligned struct, more
+/// than R4..R15 hold. By the call ABI (docs/calls.md, probes `p1.ptx`/`p2.ptx`): `n`,
+/// `a0..a10` in R4..R15, the rest on the stack at the bottom of the caller's frame, `a11` at
+/// `[R1+0x0]`, `a12` +0x4, `a13` +0x8, `w` +0x10 (8-aligned), `s` +0x18..0x28. The callee
+/// reads them above its own frame. `h` = Σ a_i·(i+1) + (lo w ^ hi w) + 3x + 5y +
+/// (lo z ^ hi z); for `n > 0` it adds `many(n - 1, a1..a13, a0, w + 1, {x + 1, y, z + h})`.
+const MANY: &str = r#"
+.func (.param .b32 rv) many(.param .b32 n, .param .b32 a0, .param .b32 a1, .param .b32 a2, .param .b32 a3, .param .b32 a4, .param .b32 a5, .param .b32 a6, .param .b32 a7, .param .b32 a8, .param .b32 a9, .param .b32 a10, .param .b32 a11, .param .b32 a12, .param .b32 a13, .param .b64 w, .param .align 8 .b8 s[16])
+{
+    .reg .pred %p<2>;
+    .reg .b32 %r<40>;
+    .reg .b64 %rd<8>;
+    ld.param.u32 %r0, [n];
+    ld.param.u32 %r1, [a0];
+    ld.param.u32 %r2, [a1];
+    ld.param.u32 %r3, [a2];
+    ld.param.u32 %r4, [a3];
+    ld.param.u32 %r5, [a4];
+    ld.param.u32 %r6, [a5];
+    ld.param.u32 %r7, [a6];
+    ld.param.u32 %r8, [a7];
+    ld.param.u32 %r9, [a8];
+    ld.param.u32 %r10, [a9];
+    ld.param.u32 %r11, [a10];
+    ld.param.u32 %r12, [a11];
+    ld.param.u32 %r13, [a12];
+    ld.param.u32 %r14, [a13];
+    ld.param.u64 %rd1, [w];
+    ld.param.u32 %r20, [s];
+    ld.param.u32 %r21, [s+4];
+    ld.param.u64 %rd2, [s+8];
+    mul.lo.s32 %r30, %r1, 1;
+    mad.lo.s32 %r30, %r2, 2, %r30;
+    mad.lo.s32 %r30, %r3, 3, %r30;
+    mad.lo.s32 %r30, %r4, 4, %r30;
+    mad.lo.s32 %r30, %r5, 5, %r30;
+    mad.lo.s32 %r30, %r6, 6, %r30;
+    mad.lo.s32 %r30, %r7, 7, %r30;
+    mad.lo.s32 %r30, %r8, 8, %r30;
+    mad.lo.s32 %r30, %r9, 9, %r30;
+    mad.lo.s32 %r30, %r10, 10, %r30;
+    mad.lo.s32 %r30, %r11, 11, %r30;
+    mad.lo.s32 %r30, %r12, 12, %r30;
+    mad.lo.s32 %r30, %r13, 13, %r30;
+    mad.lo.s32 %r30, %r14, 14, %r30;
+    mov.b64 {%r22, %r23}, %rd1;
+    xor.b32 %r24, %r22, %r23;
+    add.s32 %r30, %r30, %r24;
+    mad.lo.s32 %r30, %r20, 3, %r30;
+    mad.lo.s32 %r30, %r21, 5, %r30;
+    mov.b64 {%r22, %r23}, %rd2;
+    xor.b32 %r24, %r22, %r23;
+    add.s32 %r30, %r30, %r24;
+    setp.eq.s32 %p1, %r0, 0;
+    @%p1 bra $L_done;
+    add.s32 %r31, %r0, -1;
+    add.s64 %rd3, %rd1, 1;
+    add.s32 %r25, %r20, 1;
+    cvt.u64.u32 %rd4, %r30;
+    add.s64 %rd5, %rd2, %rd4;
+    {
+    .param .b32 q;
+    st.param.b32 [q], %r31;
+    .param .b32 q0; st.param.b32 [q0], %r2;
+    .param .b32 q1; st.param.b32 [q1], %r3;
+    .param .b32 q2; st.param.b32 [q2], %r4;
+    .param .b32 q3; st.param.b32 [q3], %r5;
+    .param .b32 q4; st.param.b32 [q4], %r6;
+    .param .b32 q5; st.param.b32 [q5], %r7;
+    .param .b32 q6; st.param.b32 [q6], %r8;
+    .param .b32 q7; st.param.b32 [q7], %r9;
+    .param .b32 q8; st.param.b32 [q8], %r10;
+    .param .b32 q9; st.param.b32 [q9], %r11;
+    .param .b32 q10; st.param.b32 [q10], %r12;
+    .param .b32 q11; st.param.b32 [q11], %r13;
+    .param .b32 q12; st.param.b32 [q12], %r14;
+    .param .b32 q13; st.param.b32 [q13], %r1;
+    .param .b64 qw; st.param.b64 [qw], %rd3;
+    .param .align 8 .b8 qs[16];
+    st.param.b32 [qs], %r25;
+    st.param.b32 [qs+4], %r21;
+    st.param.b64 [qs+8], %rd5;
+    .param .b32 qr;
+    call.uni (qr), many, (q, q0, q1, q2, q3, q4, q5, q6, q7, q8, q9, q10, q11, q12, q13, qw, qs);
+    ld.param.b32 %r32, [qr];
+    }
+    add.s32 %r30, %r30, %r32;
+$L_done:
+    st.param.b32 [rv], %r30;
+    ret;
+}
+"#;
+
+/// The kernel's call of [`MANY`]: `n = in & 3`, `a_i = in + 17 i`, `w = in << 20 | g`,
+/// `s = {g, in, 3 in}`.
+fn many_call() -> String {
+    let mut b = String::from(
+        "    and.b32 %r3, %r2, 3;\n    {\n    .param .b32 q;\n    st.param.b32 [q], %r3;\n",
+    );
+    for i in 0..14 {
+        b += &format!(
+            "    .param .b32 q{i};\n    add.s32 %r{r}, %r2, {k};\n    st.param.b32 [q{i}], %r{r};\n",
+            r = 12 + i,
+            k = 17 * i
+        );
+    }
+    b += "    cvt.u64.u32 %rd7, %r2;\n    shl.b64 %rd7, %rd7, 20;\n    cvt.u64.u32 %rd8, %r1;\n    or.b64 %rd7, %rd7, %rd8;\n";
+    b += "    .param .b64 qw;\n    st.param.b64 [qw], %rd7;\n";
+    b += "    mul.wide.u32 %rd9, %r2, 3;\n    .param .align 8 .b8 qs[16];\n    st.param.b32 [qs], %r1;\n    st.param.b32 [qs+4], %r2;\n    st.param.b64 [qs+8], %rd9;\n";
+    b += "    .param .b32 qr;\n    call.uni (qr), many, (q, q0, q1, q2, q3, q4, q5, q6, q7, q8, q9, q10, q11, q12, q13, qw, qs);\n    ld.param.b32 %r4, [qr];\n    }\n    st.global.u32 [%rd3], %r4;\n";
+    b
+}
+
+/// [`MANY`] in Rust.
+fn many(n: u32, a: [u32; 14], w: u64, x: u32, y: u32, z: u64) -> u32 {
+    let mut h = (0..14).fold(0u32, |h, i| h.wrapping_add(a[i].wrapping_mul(i as u32 + 1)));
+    h = h.wrapping_add(w as u32 ^ (w >> 32) as u32);
+    h = h
+        .wrapping_add(x.wrapping_mul(3))
+        .wrapping_add(y.wrapping_mul(5));
+    h = h.wrapping_add(z as u32 ^ (z >> 32) as u32);
+    if n == 0 {
+        return h;
+    }
+    let mut b = a;
+    b.rotate_left(1);
+    let r = many(
+        n - 1,
+        b,
+        w.wrapping_add(1),
+        x.wrapping_add(1),
+        y,
+        z.wrapping_add(u64::from(h)),
+    );
+    h.wrapping_add(r)
+}
+
+/// Stack arguments (docs/calls.md): the kernel stores what R4..R15 cannot hold at
+/// `[R1+0x0]`.. of its own frame before the `CAL` (the first excess word, `a11`, at
+/// `[R1]`), the subroutine reads them from `[R1 + its frame + off]`; the values are the
+/// hand-computed ones and eval equals the simulator (each recursion level passes its own
+/// stack arguments from its own frame).
+#[test]
+fn stack_arguments_and_a_struct_by_value() {
+    let (sass, out, l) = run_recursive("subr_stack_args", MANY, &many_call());
+    for g in 0..(THREADS * CTAS) as usize {
+        let v = input(&l, g);
+        let a: [u32; 14] = std::array::from_fn(|i| v.wrapping_add(17 * i as u32));
+        let w = u64::from(v) << 20 | g as u64;
+        let want = many(v & 3, a, w, g as u32, v, 3 * u64::from(v));
+        assert_eq!(word(&out, g, 0), want, "thread {g}\n{sass}");
+    }
+    let t = texts(&sass);
+    let cal = t.iter().position(|x| x.starts_with("CAL ")).unwrap();
+    // The kernel's frame is the 40-byte outgoing area: the first excess word at [R1], `w`
+    // 8-aligned at 0x10, the struct's last word at 0x24.
+    let stores: Vec<&String> = t[..cal].iter().filter(|x| x.starts_with("STL")).collect();
+    assert!(stores.iter().any(|x| x.contains("[R1]")), "{sass}");
+    for at in ["[R1+0x10]", "[R1+0x24]"] {
+        assert!(stores.iter().any(|x| x.contains(at)), "{at}\n{sass}");
+    }
+    assert!(
+        t[..cal]
+            .iter()
+            .any(|x| x.starts_with("IADD32I R1, R1, -0x28")),
+        "{sass}"
+    );
+}
+
+/// `tri(n, acc)`: a 24-byte `.align 8` result, which the call ABI returns in R4..R9 (probe
+/// `p3.ptx`, docs/calls.md; up to 48 bytes come back in R4..R15). For `n == 0` it is
+/// `{lo acc, 1, acc, 5, 0}`; otherwise `{a + n, 3b, c + acc', d ^ n, e + 1}` of
+/// `tri(n - 1, acc' = acc + n)`.
+const TRI: &str = r#"
+.func (.param .align 8 .b8 r[24]) tri(.param .b32 n, .param .b64 acc)
+{
+ .reg .b32 %r<12>; .reg .b64 %rd<6>; .reg .pred %p<2>;
+ ld.param.u32 %r1, [n];
+ ld.param.u64 %rd1, [acc];
+ setp.eq.s32 %p1, %r1, 0;
+ @%p1 bra BASE;
+ add.s32 %r2, %r1, -1;
+ cvt.u64.u32 %rd2, %r1;
+ add.s64 %rd3, %rd1, %rd2;
+ { .param .b32 p0; st.param.b32 [p0], %r2; .param .b64 p1; st.param.b64 [p1], %rd3;
+   .param .align 8 .b8 q[24];
+   call.uni (q), tri, (p0, p1);
+   ld.param.b32 %r3, [q]; ld.param.b32 %r4, [q+4]; ld.param.b64 %rd4, [q+8]; ld.param.b32 %r5, [q+16]; ld.param.b32 %r6, [q+20]; }
+ add.s32 %r3, %r3, %r1;
+ mul.lo.s32 %r4, %r4, 3;
+ add.s64 %rd4, %rd4, %rd3;
+ xor.b32 %r5, %r5, %r1;
+ add.s32 %r6, %r6, 1;
+ st.param.b32 [r], %r3; st.param.b32 [r+4], %r4; st.param.b64 [r+8], %rd4; st.param.b32 [r+16], %r5; st.param.b32 [r+20], %r6;
+ ret;
+BASE:
+ cvt.u32.u64 %r7, %rd1;
+ st.param.b32 [r], %r7; st.param.b32 [r+4], 1; st.param.b64 [r+8], %rd1; st.param.b32 [r+16], 5; st.param.b32 [r+20], 0;
+ ret;
+}
+"#;
+
+/// [`TRI`] in Rust: the six result words.
+fn tri(n: u32, acc: u64) -> [u32; 6] {
+    if n == 0 {
+        return [acc as u32, 1, acc as u32, (acc >> 32) as u32, 5, 0];
+    }
+    let a2 = acc.wrapping_add(u64::from(n));
+    let [a, b, c0, c1, d, e] = tri(n - 1, a2);
+    let c = (u64::from(c1) << 32 | u64::from(c0)).wrapping_add(a2);
+    [
+        a.wrapping_add(n),
+        b.wrapping_mul(3),
+        c as u32,
+        (c >> 32) as u32,
+        d ^ n,
+        e.wrapping_add(1),
+    ]
+}
+
+/// A result wider than 8 bytes comes back in R4.. word by word: the values are the
+/// hand-computed ones, eval equals the simulator.
+#[test]
+fn wide_result_in_registers() {
+    let body = "    and.b32 %r3, %r2, 7;\n    cvt.u64.u32 %rd7, %r2;\n    shl.b64 %rd7, %rd7, 16;\n    {\n    .param .b32 p0;\n    st.param.b32 [p0], %r3;\n    .param .b64 p1;\n    st.param.b64 [p1], %rd7;\n    .param .align 8 .b8 q[24];\n    call.uni (q), tri, (p0, p1);\n    ld.param.b32 %r4, [q];\n    ld.param.b32 %r5, [q+4];\n    ld.param.b64 %rd8, [q+8];\n    ld.param.b32 %r6, [q+16];\n    ld.param.b32 %r7, [q+20];\n    }\n    st.global.u32 [%rd3], %r4;\n    st.global.u32 [%rd3+4], %r5;\n    st.global.u64 [%rd3+8], %rd8;\n    st.global.u32 [%rd3+16], %r6;\n    st.global.u32 [%rd3+20], %r7;\n";
+    let (sass, out, l) = run_recursive("subr_wide_result", TRI, body);
+    for g in 0..(THREADS * CTAS) as usize {
+        let v = input(&l, g);
+        let want = tri(v & 7, u64::from(v) << 16);
+        let got: Vec<u32> = (0..6).map(|k| word(&out, g, k)).collect();
+        assert_eq!(got, want, "thread {g}\n{sass}");
+    }
+}

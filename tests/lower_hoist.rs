@@ -19,6 +19,21 @@ use leafold::verify::{verify_file, Outcome, VerifyOptions};
 
 const HEAD: &str = ".version 7.8\n.target sm_50\n.address_size 64\n";
 
+/// The start of the copy kernels: parameters `in` and `out` (global), `buf` of `smem` bytes
+/// of shared memory, `%r3` the thread's word index (below 4096) and `%r4` its `buf` slot.
+fn copy_head(name: &str, regs: usize, smem: usize) -> String {
+    format!(
+        "{HEAD}.visible .entry {name}(.param .u64 in, .param .u64 out)\n{{\n\
+         \t.reg .pred %p<2>;\n\t.reg .b32 %r<{regs}>;\n\t.reg .b64 %rd<64>;\n\
+         \t.shared .align 4 .b8 buf[{smem}];\n\
+         \tld.param.u64 %rd2, [in];\n\tld.param.u64 %rd3, [out];\n\
+         \tcvta.to.global.u64 %rd1, %rd2;\n\tcvta.to.global.u64 %rd4, %rd3;\n\
+         \tmov.u32 %r1, %tid.x;\n\tmov.u32 %r2, %ctaid.x;\n\
+         \tmad.lo.s32 %r3, %r2, 64, %r1;\n\tand.b32 %r3, %r3, 4095;\n\
+         \tmov.u32 %r5, buf;\n\tshl.b32 %r6, %r1, 2;\n\tadd.s32 %r4, %r5, %r6;\n"
+    )
+}
+
 /// rodinia dwt2d's shape: an unrolled copy of 8 words from global to shared memory, each
 /// address its own `mad.wide` off a running index, then a barrier and a write-back.
 fn copy_kernel() -> String {
@@ -35,20 +50,13 @@ fn copy_kernel() -> String {
         );
     }
     format!(
-        "{HEAD}.visible .entry copy(.param .u64 in, .param .u64 out)\n{{\n\
-         \t.reg .pred %p<2>;\n\t.reg .b32 %r<64>;\n\t.reg .b64 %rd<64>;\n\
-         \t.shared .align 4 .b8 buf[2048];\n\
-         \tld.param.u64 %rd2, [in];\n\tld.param.u64 %rd3, [out];\n\
-         \tcvta.to.global.u64 %rd1, %rd2;\n\tcvta.to.global.u64 %rd4, %rd3;\n\
-         \tmov.u32 %r1, %tid.x;\n\tmov.u32 %r2, %ctaid.x;\n\
-         \tmad.lo.s32 %r3, %r2, 64, %r1;\n\tand.b32 %r3, %r3, 4095;\n\
-         \tmov.u32 %r5, buf;\n\tshl.b32 %r6, %r1, 2;\n\tadd.s32 %r4, %r5, %r6;\n\
-         {body}\
+        "{head}{body}\
          \tbar.sync 0;\n\
          \tld.shared.u32 %r50, [%r4+4];\n\tld.shared.u32 %r51, [%r4+260];\n\
          \tadd.s32 %r52, %r50, %r51;\n\
          \tmul.wide.u32 %rd50, %r3, 4;\n\tadd.s64 %rd51, %rd4, %rd50;\n\
-         \tst.global.u32 [%rd51], %r52;\n\tret;\n}}\n"
+         \tst.global.u32 [%rd51], %r52;\n\tret;\n}}\n",
+        head = copy_head("copy", 64, 2048),
     )
 }
 
@@ -106,6 +114,53 @@ fn ordered_kernel() -> String {
          \tadd.s32 %r13, %r10, %r6;\n\tadd.s32 %r14, %r12, %r7;\n\
          \tst.global.u32 [%rd4], %r13;\n\tst.global.u32 [%rd4+12], %r14;\n\
          \tret;\n}}\n"
+    )
+}
+
+/// [`copy_kernel`]'s copy widened to 12 words, each index the last plus 33 (wrapped, a chain
+/// as NVVM's clamped indices are), with 16 values computed before it and summed after the
+/// barrier (live across the whole copy). Sinking the 12 stores below the
+/// loads that follow them (`lower::hoist`'s store motion) would keep their words live next
+/// to the 16 sums: 35 registers, a step of the occupancy rules below 32 (64 warps per SM for
+/// an undirected kernel, 56 at 35; measured with the gate turned off). Moving the loads alone
+/// needs 29.
+fn wide_copy_kernel() -> String {
+    const LIVE: usize = 16;
+    const WORDS: usize = 12;
+    let mut body = String::new();
+    for i in 0..LIVE {
+        body += &format!(
+            "\tmul.lo.s32 %r{v}, %r3, {m};\n\txor.b32 %r{v}, %r{v}, %r2;\n",
+            v = 100 + i,
+            m = 2 * i + 3,
+        );
+    }
+    let mut prev = "%r3".to_string();
+    for k in 0..WORDS {
+        body += &format!(
+            "\tadd.s32 %r{a}, {prev}, 33;\n\tand.b32 %r{a}, %r{a}, 4095;\n\tmul.wide.s32 %rd{a}, %r{a}, 4;\n\tadd.s64 %rd{c}, %rd1, %rd{a};\n\tld.global.u32 %r{v}, [%rd{c}];\n\tst.shared.u32 [%r4+{soff}], %r{v};\n",
+            a = 10 + k,
+            c = 30 + k,
+            v = 40 + k,
+            soff = k * 256,
+        );
+        prev = format!("%r{}", 10 + k);
+    }
+    let mut sum = String::new();
+    let mut acc = "%r62".to_string();
+    for i in 0..LIVE {
+        sum += &format!("\tadd.s32 %r{s}, {acc}, %r{v};\n", s = 200 + i, v = 100 + i);
+        acc = format!("%r{}", 200 + i);
+    }
+    format!(
+        "{head}{body}\
+         \tbar.sync 0;\n\
+         \tld.shared.u32 %r60, [%r4+4];\n\tld.shared.u32 %r61, [%r4+260];\n\
+         \tadd.s32 %r62, %r60, %r61;\n\
+         {sum}\
+         \tmul.wide.u32 %rd50, %r3, 4;\n\tadd.s64 %rd51, %rd4, %rd50;\n\
+         \tst.global.u32 [%rd51], {acc};\n\tret;\n}}\n",
+        head = copy_head("wide_copy", 300, WORDS * 256),
     )
 }
 
@@ -207,6 +262,26 @@ fn ordered_accesses_keep_their_order() {
 }
 
 #[test]
+fn store_motion_keeps_the_occupancy() {
+    let src = wide_copy_kernel();
+    let sass = compile_and_verify("wide_copy", &src);
+    insta::assert_snapshot!("hoist_wide_copy", opcodes(&sass).join("\n"));
+    let out = compile(&src, &opts()).unwrap();
+    let regs = out.kernels[0].registers;
+    // At most 32 registers: every warp of the SM stays resident (see `wide_copy_kernel`).
+    let occ = leafold::occupancy::theoretical(leafold::driver::Arch::Sm50, regs, 3072, None);
+    assert_eq!(occ.warps, 64, "{regs} registers\n{sass}");
+    // The loads alone still move up: at least half of the 12 issue before the first store.
+    let ops = opcodes(&sass);
+    let first_sts = ops.iter().position(|o| o.starts_with("STS")).unwrap();
+    let early = ops[..first_sts]
+        .iter()
+        .filter(|o| o.starts_with("LDG"))
+        .count();
+    assert!(early >= 6, "{early} loads before the first store\n{sass}");
+}
+
+#[test]
 fn nvdisasm_and_cuobjdump_print_our_listing() {
     let Some(oracle) = Oracle::for_test("lower_hoist") else {
         return;
@@ -215,6 +290,7 @@ fn nvdisasm_and_cuobjdump_print_our_listing() {
         ("copy", copy_kernel()),
         ("xors", xor_kernel()),
         ("ordered", ordered_kernel()),
+        ("wide_copy", wide_copy_kernel()),
     ] {
         let out = compile(&src, &opts()).unwrap();
         common::assert_oracle_prints_our_listing(&oracle, what, &out.cubin, &out.sass);

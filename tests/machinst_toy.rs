@@ -2014,6 +2014,7 @@ fn spill_area_starts_at_spill_base() {
         max_regs: 64,
         checker: true,
         spill_base: 20,
+        ..AllocOptions::default()
     };
     let a = allocate(&vc, &opts).expect("allocates");
     let mut offsets = Vec::new();

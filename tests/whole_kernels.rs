@@ -20,7 +20,7 @@ use leafold::oracle::Oracle;
 use leafold::sim;
 use leafold::sm50::sched::check::check_code;
 
-const KERNELS: [&str; 7] = [
+const KERNELS: [&str; 8] = [
     "vector_add",
     "matmul_tiled",
     "reduce_bar",
@@ -28,6 +28,7 @@ const KERNELS: [&str; 7] = [
     "divergent_loop",
     "ifconv",
     "float_literals",
+    "copy_unrolled",
 ];
 
 /// Buffer bases (each buffer is far smaller than the gap).
@@ -230,6 +231,19 @@ fn launches(name: &str, seed: u64) -> Vec<Launch> {
                 v.push(l);
             }
         }
+        "copy_unrolled" => {
+            // `in` holds n words; blocks of at most 64 threads (the stride of sdata's rows).
+            for (grid, block, n) in [(2, 64, 100u32), (3, 32, 24), (1, 64, 64)] {
+                let len = (grid * block) as usize;
+                let mut l = Launch::new([grid, 1, 1], [block, 1, 1]);
+                l.params = params(&[IN0, OUT], &[n]);
+                l.global = vec![
+                    region(IN0, r.u32s(n as usize, u32::MAX)),
+                    region(OUT, r.bytes(4 * len)),
+                ];
+                v.push(l);
+            }
+        }
         _ => unreachable!("no launches for {name}"),
     }
     v
@@ -280,6 +294,35 @@ fn ifconv_predicates_short_sides_only() {
     assert_eq!(count(&off, "SSY"), 4, "{}", off.sass);
     assert!(count(&off, "BRA") > 3, "{}", off.sass);
     assert!(!off.sass.contains("@!P0 LDG.E"), "{}", off.sass);
+}
+
+/// The `copy_unrolled` kernel: no global load overwrites a register that a shared store
+/// before it in the copy stored (the chain that made each load of rodinia's dwt kernels wait
+/// alone): `lower::hoist` sinks those stores.
+#[test]
+fn copy_unrolled_loads_do_not_wait_for_stores() {
+    let out = build("copy_unrolled");
+    let mut stored: Vec<String> = Vec::new();
+    for l in out.sass.lines() {
+        let text = l.split(';').next().unwrap_or("");
+        let words: Vec<&str> = text
+            .split(|c: char| c.is_whitespace() || c == ',' || c == '{' || c == '}')
+            .filter(|w| !w.is_empty() && !w.starts_with("/*"))
+            .collect();
+        match words.first().copied() {
+            Some("STS") => stored.push(words.last().unwrap().to_string()),
+            Some(w) if w.starts_with("LDG") => {
+                assert!(
+                    !stored.iter().any(|r| r == words[1]),
+                    "{l} reuses a stored register\n{}",
+                    out.sass
+                );
+            }
+            Some("BAR.SYNC") => break,
+            _ => {}
+        }
+    }
+    assert_eq!(stored.len(), 8, "{}", out.sass);
 }
 
 #[test]

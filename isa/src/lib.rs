@@ -1139,7 +1139,8 @@ mod tests {
 /// per printed value (`values::fsetp::cmp::LT`), so that the passes write an encoding by its
 /// name rather than as a bare number. A field whose value names differ between the forms of
 /// one class name differently gets no module (a form with a narrower field lists fewer); a name is the printed text without its dot, other characters
-/// that cannot be in a Rust name replaced by `_` (a leading digit gets a `V`).
+/// that cannot be in a Rust name replaced by `_` (a leading digit gets a `V`), and the value
+/// printed as no modifier (`-`) is `DEFAULT`.
 fn values_module(o: &mut String, forms: &[FormDef]) {
     use std::collections::BTreeMap;
     /// Per field name: the value names by encoding (`None` once two forms disagree).
@@ -1220,7 +1221,11 @@ fn values_module(o: &mut String, forms: &[FormDef]) {
                         }
                     })
                     .collect();
-                if id.is_empty() || n == "-" {
+                if n == "-" {
+                    // The value nvdisasm prints no modifier for (the field's default).
+                    id = "DEFAULT".to_string();
+                }
+                if id.is_empty() {
                     continue;
                 }
                 if id.starts_with(|c: char| c.is_ascii_digit()) {

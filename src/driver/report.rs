@@ -32,7 +32,11 @@ pub(super) fn kernel_report(
     let subroutines = ranges
         .iter()
         .map(|&(s, from, to)| {
-            let bytes = |form| spill_bytes_in(laid, form, s.local_data, from..to);
+            // (Not the loads of stack arguments, above its frame.)
+            let bytes = |form| {
+                spill_bytes_in(laid, form, s.local_data, from..to)
+                    - spill_bytes_in(laid, form, s.frame, from..to)
+            };
             (s.name.clone(), s.frame, bytes(Form::STL), bytes(Form::LDL))
         })
         .collect();

@@ -140,6 +140,15 @@ pub(super) fn callee_saved(r: u32) -> bool {
     r == 2 || (16..32).contains(&r) || (r >= 32 && (r / 4) % 2 == 1)
 }
 
+/// [`callee_saved`] as one bit per register (`AllocOptions::save_cost`).
+fn callee_saved_mask() -> [u64; 4] {
+    let mut m = [0u64; 4];
+    for r in (0..255u32).filter(|&r| callee_saved(r)) {
+        m[r as usize / 64] |= 1 << (r % 64);
+    }
+    m
+}
+
 /// A subroutine's code with its frame (see [`compile_subroutine`]).
 pub(super) struct SubCode {
     /// The code, `BRA`/`CAL` `rel`s indices into it.
@@ -153,8 +162,6 @@ pub(super) struct SubCode {
     pub(super) frame: u32,
     /// Its `.local` data's bytes (at the start of the frame).
     pub(super) local_data: u32,
-    /// Where the callee-saved registers' saves start in the frame (after the spill slots).
-    pub(super) saves_at: u32,
 }
 
 /// One subroutine's code with its frame (see [`place_subroutines`]), its `BRA`/`CAL`
@@ -199,6 +206,9 @@ pub(super) fn compile_subroutine(
         max_regs: inputs.max_regs.min(255) as u8,
         checker: cfg!(debug_assertions),
         spill_base: local_data,
+        // Each callee-saved register it writes costs a save and a restore (ptxas's `fact`
+        // keeps its short-lived values in R0 and R3..: caller-saved).
+        save_cost: callee_saved_mask(),
     };
     let alloc = machinst::allocate_owned(lowered.vcode, &alloc_opts).map_err(|e| {
         format!(
@@ -282,6 +292,7 @@ pub(super) fn compile_subroutine(
         }
         out.push(*i);
     }
+    patch_stack_arg_loads(&mut out, frame);
     let end = out.len() as u64;
     for i in &mut out {
         if matches!(i.form, Form::BRA | Form::SSY | Form::PBK | Form::CAL) {
@@ -302,6 +313,20 @@ pub(super) fn compile_subroutine(
         regs: alloc.num_regs,
         frame,
         local_data,
-        saves_at,
     })
+}
+
+/// The subroutine's loads of its stack arguments (`[R1 + lower::STACK_ARG_LOAD_BASE + off]`,
+/// `lower::select::call`) made `[R1 + frame + off]`: the caller stored them at the bottom of
+/// its own frame, just above this one (docs/calls.md, ptxas's `LDL R5, [R1]` in a callee
+/// with no frame).
+fn patch_stack_arg_loads(code: &mut [Inst], frame: u32) {
+    let base = lower::STACK_ARG_LOAD_BASE as u64;
+    for i in code.iter_mut().filter(|i| i.form == Form::LDL) {
+        // (The raw field: the marked offsets are positive, below the 24-bit sign bit.)
+        let off = i.get(Field::Off).unwrap_or(0);
+        if i.get(Field::Ra) == Some(1) && (base..0x80_0000).contains(&off) {
+            *i = i.with_signed(Field::Off, (off - base) as i64 + i64::from(frame));
+        }
+    }
 }

@@ -7,6 +7,15 @@
 
 use super::*;
 
+/// The pseudo-register of the first word of a call's outgoing stack-argument area (the sm_50
+/// call ABI, docs/calls.md): an [`InstData::ExternCall`] argument word numbered
+/// `STACK_ARG_REG + k` is stored at `[R1 + 4k]` before the call, at the bottom of the
+/// caller's frame ([`Module::local_layout`] reserves it), and the callee reads it from its
+/// own R1 plus its frame. Every parameter word, register or stack, so keeps byte
+/// `4 * (r - 4)` of the parameter bytes (`sysfn::register_bytes`, a subroutine's
+/// `LoadParam` offsets).
+pub const STACK_ARG_REG: u8 = 16;
+
 /// An instruction's opcode and operands. Results live in [`InstNode::results`].
 #[derive(Clone, PartialEq, Debug)]
 pub enum InstData {
@@ -218,7 +227,8 @@ pub enum InstData {
     /// `malloc`, `free`, `__assertfail`), made by the sm_50 call ABI (docs/calls.md):
     /// `callee` indexes [`Module::extern_funcs`]; `args` are the argument registers' values,
     /// `i32` words or `i64` pairs, `arg_regs[i]` the (first) register (4 to 15, even for a
-    /// pair) of `args[i]`; the one result, if any, is an `i32` (R4) or an `i64` (R4:R5).
+    /// pair) of `args[i]`, or from [`STACK_ARG_REG`] up a word of the caller's outgoing
+    /// stack area; the one result, if any, is an `i32` (R4) or an `i64` (R4:R5).
     /// The meaning is the system function's ([`crate::sysfn`]).
     ExternCall {
         callee: u32,

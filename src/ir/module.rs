@@ -189,13 +189,14 @@ impl Module {
 
     /// The `.local` memory of kernel `f`: the byte offset of every `.local` variable the
     /// kernel names (its inlined callees' included), in layout order at its alignment, and
-    /// the end of the last one. As ptxas does, a kernel reserves no per-thread memory for the
+    /// the end of the last one. The variables start after the outgoing stack-argument area
+    /// of its calls ([`outgoing_args_size`]), which the call ABI puts at `[R1+0]`. As ptxas does, a kernel reserves no per-thread memory for the
     /// local variables of other kernels, nor for ones it never names. `eval`, `lower` and the
     /// driver all use it, so the code, the frame size and the reference interpreter agree.
     pub fn local_layout(&self, f: &Function) -> (HashMap<GlobalVar, u32>, u32) {
         let named = self.named_in(f, Space::Local);
         let mut offsets = HashMap::default();
-        let mut end = 0u32;
+        let mut end = outgoing_args_size(f);
         for (gv, v) in self.vars_in_layout_order() {
             if named.binary_search(&gv).is_ok() {
                 let off = end
@@ -253,4 +254,25 @@ impl Module {
         }
         l
     }
+}
+
+/// Bytes of the outgoing stack-argument area `f`'s calls need (the sm_50 call ABI,
+/// docs/calls.md): the end of the highest argument word an [`InstData::ExternCall`] passes at
+/// [`STACK_ARG_REG`] or above, rounded up to 8 (0 when every argument fits in R4..R15).
+/// ptxas puts the area at the bottom of the caller's frame, `[R1+0]` up, and the callee
+/// reads it from its own R1 plus its frame.
+pub fn outgoing_args_size(f: &Function) -> u32 {
+    let mut end = 0u32;
+    for (_, node) in f.insts.iter() {
+        let InstData::ExternCall { args, arg_regs, .. } = &node.data else {
+            continue;
+        };
+        for (&a, &r) in args.iter().zip(arg_regs) {
+            if r >= STACK_ARG_REG {
+                let words = if f.values[a].ty == Type::I64 { 2 } else { 1 };
+                end = end.max(4 * (u32::from(r - STACK_ARG_REG) + words));
+            }
+        }
+    }
+    end.next_multiple_of(8)
 }

@@ -666,9 +666,10 @@ impl Verifier<'_> {
             }
             InstData::SubReturn { values } => {
                 let tys: Vec<Type> = values.iter().map(|&v| t(v)).collect();
-                if !matches!(tys[..], [] | [Type::I32] | [Type::I64]) {
+                let words = tys.len() <= 12 && tys.iter().all(|&t| t == Type::I32);
+                if !matches!(tys[..], [] | [Type::I32] | [Type::I64]) && !words {
                     problems.push(format!(
-                        "ret.sub: results {tys:?}: none, one i32 or one i64"
+                        "ret.sub: results {tys:?}: none, one i32 or one i64, or up to 12 i32 words"
                     ));
                 }
                 expect_results(&[], &mut problems);
@@ -678,20 +679,28 @@ impl Verifier<'_> {
                     problems.push("call.extern: one register per argument".to_string());
                 }
                 for (&a, &r) in args.iter().zip(arg_regs) {
+                    // From `STACK_ARG_REG` up: words of the outgoing stack area.
                     let ok = match t(a) {
-                        Type::I32 => (4..=15).contains(&r),
-                        Type::I64 => (4..=14).contains(&r) && r % 2 == 0,
+                        Type::I32 => r >= 4,
+                        Type::I64 => (4..=254).contains(&r) && r % 2 == 0,
                         _ => false,
                     };
                     if !ok {
                         problems.push(format!(
-                            "call.extern: argument {a} ({}) in R{r}: i32 in R4..R15, i64 in an even pair",
+                            "call.extern: argument {a} ({}) in R{r}: i32 in R4.., i64 in an even pair",
                             t(a)
                         ));
                     }
                 }
-                if results.len() > 1 || results.iter().any(|&r| r != Type::I32 && r != Type::I64) {
-                    problems.push("call.extern: at most one result, i32 or i64".to_string());
+                let words = results.len() <= 12 && results.iter().all(|&r| r == Type::I32);
+                if !words
+                    && (results.len() > 1
+                        || results.iter().any(|&r| r != Type::I32 && r != Type::I64))
+                {
+                    problems.push(
+                        "call.extern: at most one result, i32 or i64, or up to 12 i32 words"
+                            .to_string(),
+                    );
                 }
             }
             InstData::Collective { op, args } => {

@@ -28,12 +28,18 @@ pub(super) const fn scratch<const N: usize>(skip: u8) -> [PhysReg; N] {
     out
 }
 
-/// Caller-saved: R0, R3..R15 (13 + 1) and R32..35, 40..43, 48..51, 56..59 (16).
-pub(super) const SCRATCH0: [PhysReg; 30] = scratch(0);
-
-pub(super) const SCRATCH1: [PhysReg; 29] = scratch(1);
-
-pub(super) const SCRATCH2: [PhysReg; 28] = scratch(2);
+/// [`scratch`] for every number of result words, 0 to 12 (R4..R15): caller-saved are R0,
+/// R3..R15 (13 + 1) and R32..35, 40..43, 48..51, 56..59 (16); row `n` holds the
+/// `30 - n` registers a call returning `n` words clobbers, then placeholders.
+const SCRATCH_BY_RESULTS: [[PhysReg; 30]; 13] = {
+    let mut t = [[PhysReg(0); 30]; 13];
+    let mut n = 0;
+    while n < 13 {
+        t[n] = scratch::<30>(n as u8);
+        n += 1;
+    }
+    t
+};
 
 pub(super) const ALL_PREDS: [PhysPred; 7] = [
     PhysPred(0),
@@ -45,13 +51,10 @@ pub(super) const ALL_PREDS: [PhysPred; 7] = [
     PhysPred(6),
 ];
 
-/// What a call returning `results` words clobbers besides its results.
+/// What a call returning `results` words (at most 12: R4..R15) clobbers besides its results.
 pub(crate) fn extern_call_clobbers(results: usize) -> (&'static [PhysReg], &'static [PhysPred]) {
-    match results {
-        0 => (&SCRATCH0, &ALL_PREDS),
-        1 => (&SCRATCH1, &ALL_PREDS),
-        _ => (&SCRATCH2, &ALL_PREDS),
-    }
+    let n = results.min(12);
+    (&SCRATCH_BY_RESULTS[n][..30 - n], &ALL_PREDS)
 }
 
 /// The f32 slow path's dividend (see the module essay).

@@ -21,7 +21,10 @@
 //!   list (the carry flag, fixed registers or predicates; `sm50::sched::model::access` of each
 //!   piece with its operand fields masked), read after write, write after read or write;
 //! * both access memory, at least one writes, and their spaces may alias (the list
-//!   scheduler's rule, without its same-base exemption);
+//!   scheduler's rule), unless both are single plain accesses of one space off the same
+//!   virtual base register, defined by the same instruction (or before the block) for
+//!   both, with byte ranges that do not overlap ([`apart`]; the list scheduler's same-base
+//!   exemption on virtual registers);
 //! * either is a *fence*: a terminator, a call or anything with clobbers, an operand with a
 //!   fixed register, a piece the scheduler keeps in place (`model::is_fence`: barriers,
 //!   atomics, clock reads, ...) or a strong (`.CV`/`.WT`) access.
@@ -33,6 +36,24 @@
 //! predecessors are placed, the least key goes first (ties: input order). So with no load the
 //! order is unchanged, and a load and its address arithmetic move up by at most `d` places,
 //! as far as the dependences let them.
+//!
+//! **Sinking stores**: a store of a value that a global, local or generic load of the same
+//! block produced (an unrolled copy loop, `sdata[k] = in[f(k)]`, as in rodinia's
+//! `rdwt53Kernel`) gets the key `s + SINK_STORE` instead of its index `s`, again lowered to
+//! the least key of what depends on it. Otherwise the store stays where it was written, right
+//! after the next load; the allocator then reuses the stored register for the next value, and
+//! the overwrite ties the store (and so the wait for its load) in front of the next loads:
+//! each load waits alone. Sunk, the stores of a run follow its loads and are waited for once.
+//! Only a store that such a load follows within [`SINK_STORE`] places sinks
+//! ([`feeds_a_later_load`]): with no load behind it, it holds nothing back.
+//!
+//! **Bounded by occupancy**: the store motion (the sinking, and loads passing stores of the
+//! same base) can be turned off (`LowerOptions::no_store_motion`), and [`hoist_loads`] says
+//! whether it changed any block. Where it did and the kernel's registers cost it warps (a
+//! step of `occupancy::theoretical`), the driver compiles the kernel once more without it and
+//! keeps the code with more resident warps (on a tie, the store motion's). So the motion
+//! never lowers a kernel's occupancy below that of loads hoisted alone; rodinia's
+//! `needle` and thrust's `Unique` kernels lost warps to it before.
 //!
 //! **Trade-off**: a hoisted load's value (and its address until the load issues) is live for
 //! up to `d` more instructions, which can raise the register count (and lower occupancy, or
@@ -50,7 +71,7 @@ use rustc_hash::FxHashMap as HashMap;
 use super::inst::{Role, Sm50Inst};
 use crate::machinst::VCode;
 use crate::machinst::{MachInst, OpConstraint, OpKind, Reg, RegKind};
-use crate::sm50::sched::list::{mem, mem_conflict, strong, Mem};
+use crate::sm50::sched::list::{address, mem, mem_conflict, strong, Mem};
 use crate::sm50::sched::model::{access, is_fence, NUM_RES};
 use crate::sm50::{Field, MemAccess, MemSpace};
 
@@ -60,6 +81,12 @@ pub const HOIST: usize = 32;
 
 /// How many places a shared-memory load may move up.
 pub const HOIST_SHARED: usize = 6;
+
+/// How many places a store of a value loaded from global, local or generic memory in the
+/// same block may move down (see the essay). Trade-off: the loaded value stays live for up
+/// to this many more instructions (registers, as for [`HOIST`]); in exchange the stores no
+/// longer order the next loads behind the wait for the previous one.
+pub const SINK_STORE: usize = 32;
 
 /// How far `i` may move up: 0 for anything but a long-latency load.
 fn hoist_distance(i: &Sm50Inst) -> usize {
@@ -72,17 +99,25 @@ fn hoist_distance(i: &Sm50Inst) -> usize {
     }
 }
 
-/// Reorder every block of `vcode` (see the module essay).
-pub(super) fn hoist_loads(vcode: VCode<Sm50Inst>) -> Result<VCode<Sm50Inst>, String> {
+/// Reorder every block of `vcode` (see the module essay); with `store_motion` off, no store
+/// sinks and no load passes a store of the same base (the motion of loads alone). Also says
+/// whether the store motion changed the order of any block (so whether compiling without it
+/// can give other code).
+pub(super) fn hoist_loads(
+    vcode: VCode<Sm50Inst>,
+    store_motion: bool,
+) -> Result<(VCode<Sm50Inst>, bool), String> {
     let (mut blocks, vregs) = vcode.into_blocks();
+    let mut moved_stores = false;
     for b in &mut blocks {
         if b.insts.iter().any(is_long_load) {
-            let order = block_order(&b.insts);
+            let order = block_order(&b.insts, store_motion);
+            moved_stores |= store_motion && order != block_order(&b.insts, false);
             let mut old: Vec<Option<Sm50Inst>> = b.insts.drain(..).map(Some).collect();
             b.insts = order.iter().filter_map(|&k| old[k].take()).collect();
         }
     }
-    VCode::from_blocks_trusted(blocks, vregs)
+    Ok((VCode::from_blocks_trusted(blocks, vregs)?, moved_stores))
 }
 
 /// A single plain load whose latency is worth hiding.
@@ -137,8 +172,64 @@ fn hidden(i: &Sm50Inst) -> (Vec<usize>, Vec<usize>) {
     (uses, defs)
 }
 
-/// The new order of a block's instructions: `order[new] = old`.
-fn block_order(insts: &[Sm50Inst]) -> Vec<usize> {
+/// Where a single plain load or store points: its ordering class, the virtual register (and
+/// part of it) in its base field with the block's instruction that last defined it (`None`:
+/// before the block), displacement, width in bytes and whether the address is 64-bit.
+type Place = (Mem, (Reg, u8, Option<usize>), i64, i64, bool);
+
+/// [`Place`] of `i`, `def_of` the last definition of each register so far; `None` for
+/// anything but a single plain access off a virtual base (a physical or `RZ` base included).
+fn place(i: &Sm50Inst, def_of: &HashMap<Reg, usize>) -> Option<Place> {
+    let [piece] = &i.pieces[..] else {
+        return None;
+    };
+    let (_, off, size, wide) = address(&piece.inst)?;
+    let base = piece.refs.iter().find(|r| r.field == Field::Ra)?;
+    let reg = i.ops[base.op as usize].reg;
+    let def = def_of.get(&reg).copied();
+    matches!(reg, Reg::Virt(_)).then_some((
+        mem(&piece.inst),
+        (reg, base.offset, def),
+        off,
+        size,
+        wide,
+    ))
+}
+
+/// Whether two accesses provably touch different bytes (see the essay): one space, one
+/// virtual base, byte ranges apart. Trade-off: none in code size; the loads that may now
+/// pass a store of the same base keep their values live a little longer (at most their
+/// hoist distance).
+fn apart(a: Option<Place>, b: Option<Place>) -> bool {
+    let (Some((ma, ba, oa, sa, wa)), Some((mb, bb, ob, sb, wb))) = (a, b) else {
+        return false;
+    };
+    let space = |m: Mem| match m {
+        Mem::Load(s) | Mem::Store(s) => Some(s),
+        Mem::None => None,
+    };
+    space(ma).is_some()
+        && space(ma) == space(mb)
+        && (ba, wa) == (bb, wb)
+        && (oa + sa <= ob || ob + sb <= oa)
+}
+
+/// Whether a global, local or generic load follows the store at `s` within [`SINK_STORE`]
+/// places: only then can the store (and the wait for its value) hold a later load back.
+/// Trade-off: a store with no such load stays where it is, as sinking it would only keep its
+/// value live longer (measured on the older corpus: such stores cost static and dynamic
+/// cycles through the allocation and schedule that followed, and hid nothing).
+fn feeds_a_later_load(insts: &[Sm50Inst], s: usize) -> bool {
+    insts
+        .iter()
+        .skip(s + 1)
+        .take(SINK_STORE)
+        .any(|i| is_long_load(i) && hoist_distance(i) == HOIST)
+}
+
+/// The new order of a block's instructions: `order[new] = old` (`store_motion`: see
+/// [`hoist_loads`]).
+fn block_order(insts: &[Sm50Inst], store_motion: bool) -> Vec<usize> {
     let n = insts.len();
     let mut preds: Vec<Vec<usize>> = vec![Vec::new(); n];
     // Registers: the instruction defining each operand register in this block.
@@ -147,9 +238,11 @@ fn block_order(insts: &[Sm50Inst]) -> Vec<usize> {
     let mut last_write: HashMap<usize, usize> = HashMap::default();
     let mut readers: HashMap<usize, Vec<usize>> = HashMap::default();
     // Memory: accesses since the last store of each kind, and the stores so far.
-    let mut stores: Vec<(usize, Mem)> = Vec::new();
-    let mut loads: Vec<(usize, Mem)> = Vec::new();
+    let mut stores: Vec<(usize, Mem, Option<Place>)> = Vec::new();
+    let mut loads: Vec<(usize, Mem, Option<Place>)> = Vec::new();
     let mut last_fence: Option<usize> = None;
+    // Stores of a value a long-latency global, local or generic load of the block defined.
+    let mut sinks = vec![false; n];
     for (j, inst) in insts.iter().enumerate() {
         let p = &mut preds[j];
         if is_fence_inst(inst) {
@@ -188,28 +281,42 @@ fn block_order(insts: &[Sm50Inst]) -> Vec<usize> {
             last_write.insert(*r, j);
             readers.remove(r);
         }
+        let at = place(inst, &def_of).filter(|_| store_motion);
+        if store_motion
+            && !is_fence_inst(inst)
+            && inst
+                .pieces
+                .iter()
+                .any(|x| matches!(mem(&x.inst), Mem::Store(_)))
+        {
+            inst.for_each_operand(&mut |reg, spec| {
+                let loaded = def_of.get(&reg).map(|&d| &insts[d]);
+                if spec.kind == OpKind::Use
+                    && loaded.is_some_and(|d| is_long_load(d) && hoist_distance(d) == HOIST)
+                {
+                    sinks[j] = true;
+                }
+            });
+        }
         for piece in &inst.pieces {
             let m = mem(&piece.inst);
+            let conflict =
+                |&&(_, s, sp): &&(usize, Mem, Option<Place>)| mem_conflict(s, m) && !apart(sp, at);
             match m {
                 Mem::None => {}
                 Mem::Load(_) => {
-                    p.extend(
-                        stores
-                            .iter()
-                            .filter(|&&(_, s)| mem_conflict(s, m))
-                            .map(|&(k, _)| k),
-                    );
-                    loads.push((j, m));
+                    p.extend(stores.iter().filter(conflict).map(|&(k, _, _)| k));
+                    loads.push((j, m, at));
                 }
                 Mem::Store(_) => {
                     p.extend(
                         stores
                             .iter()
                             .chain(&loads)
-                            .filter(|&&(_, s)| mem_conflict(s, m))
-                            .map(|&(k, _)| k),
+                            .filter(conflict)
+                            .map(|&(k, _, _)| k),
                     );
-                    stores.push((j, m));
+                    stores.push((j, m, at));
                 }
             }
         }
@@ -222,10 +329,19 @@ fn block_order(insts: &[Sm50Inst]) -> Vec<usize> {
         p.sort_unstable();
         p.dedup();
     }
-    // Keys: input index, loads and what they need pulled up by HOIST.
+    // Keys: input index, stores of loaded values pushed down by SINK_STORE, loads and what
+    // they need pulled up by HOIST.
     let mut key: Vec<usize> = (0..n).collect();
+    for (j, k) in key.iter_mut().enumerate() {
+        if sinks[j] && feeds_a_later_load(insts, j) {
+            *k += SINK_STORE;
+        }
+    }
     for j in (0..n).rev() {
-        key[j] = key[j].min(j.saturating_sub(hoist_distance(&insts[j])));
+        let d = hoist_distance(&insts[j]);
+        if d > 0 {
+            key[j] = key[j].min(j.saturating_sub(d));
+        }
         for &i in &preds[j] {
             key[i] = key[i].min(key[j]);
         }

@@ -98,7 +98,7 @@ pub mod lea;
 pub mod plain;
 pub mod reconverge;
 mod select;
-pub(crate) use select::SUB_CAL_BASE;
+pub(crate) use select::{STACK_ARG_LOAD_BASE, SUB_CAL_BASE};
 pub mod stats;
 
 pub use inst::{Operand, Piece, RegRef, Reloc, RelocWord, Role, Sm50Inst};
@@ -133,6 +133,10 @@ pub struct LowerOptions {
     /// that spills once more with this set and keeps whichever spills less: hoisting
     /// lengthens live ranges, which pays off in hidden latency only while registers are free.
     pub no_hoist: bool,
+    /// Hoist loads but move no store ([`hoist::hoist_loads`]'s `store_motion` off). The
+    /// driver compiles a kernel once more with this set where the store motion changed its
+    /// code and registers limit its occupancy, and keeps whichever has the higher occupancy.
+    pub no_store_motion: bool,
 }
 
 /// Why a function could not be lowered.
@@ -160,6 +164,9 @@ pub struct Lowered {
     /// holds exactly): the bytes of the kernel's `.nv.constant2.<kernel>` section, empty when
     /// the code reads none.
     pub constant2: Vec<u8>,
+    /// Whether [`hoist`]'s store motion changed the order of some block: compiling with
+    /// [`LowerOptions::no_store_motion`] would give other code.
+    pub store_motion: bool,
 }
 
 /// Select SM50 instructions for `func` (a kernel of `module`). The code may read constant
@@ -191,7 +198,10 @@ pub fn lower_verified_stats(
 ) -> Result<Lowered, LowerError> {
     let mut lowered = select::Lowerer::new(module, func, opts).run()?;
     if !opts.no_hoist {
-        lowered.vcode = hoist::hoist_loads(lowered.vcode).map_err(LowerError::Internal)?;
+        let (vcode, moved) = hoist::hoist_loads(lowered.vcode, !opts.no_store_motion)
+            .map_err(LowerError::Internal)?;
+        lowered.vcode = vcode;
+        lowered.store_motion = moved;
     }
     Ok(lowered)
 }

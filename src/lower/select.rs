@@ -89,7 +89,7 @@ mod call;
 mod div;
 mod fdiv;
 mod half;
-pub(crate) use call::SUB_CAL_BASE;
+pub(crate) use call::{STACK_ARG_LOAD_BASE, SUB_CAL_BASE};
 pub(crate) use fdiv::{fdiv_slow_path, CAL_FDIV};
 mod mul;
 mod prefetch;
@@ -546,6 +546,7 @@ impl<'a> Lowerer<'a> {
             vcode,
             fold: stats,
             constant2,
+            store_motion: false,
         })
     }
 

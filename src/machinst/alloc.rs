@@ -38,6 +38,11 @@ pub struct AllocOptions {
     /// Byte offset from R1 where the spill area starts, i.e. the size of the kernel's own
     /// `.local` data below it; rounded up to 16 so that 128-bit slots stay aligned.
     pub spill_base: u32,
+    /// Registers that cost a save when written (one bit per register): a subroutine's
+    /// callee-saved registers under the call ABI. The colouring gives a value one of them
+    /// only where no other register is free, or where one is written anyway
+    /// (`assign::colour`).
+    pub save_cost: [u64; 4],
 }
 
 impl Default for AllocOptions {
@@ -46,6 +51,7 @@ impl Default for AllocOptions {
             max_regs: 255,
             checker: false,
             spill_base: 0,
+            save_cost: [0; 4],
         }
     }
 }
@@ -458,8 +464,13 @@ fn allocate_names<I: MachInst>(
     }
     let prog = NameProg::build(vc, &out, kinds).map_err(AllocError::Regalloc)?;
     let webs = Webs::build(&prog);
-    let Some((per_acc, _)) = assign::colour(&webs, &precolours(&classes, fixed), max_regs, hint)
-    else {
+    let Some((per_acc, _)) = assign::colour(
+        &webs,
+        &precolours(&classes, fixed),
+        max_regs,
+        hint,
+        &opts.save_cost,
+    ) else {
         return Ok(None);
     };
     if checker {

@@ -858,6 +858,7 @@ pub(super) fn colour(
     precolour: &[Option<u8>],
     max_regs: u8,
     hint: u32,
+    save_cost: &[u64; 4],
 ) -> Option<(Vec<u8>, u32)> {
     let nw = webs.name.len();
     let width = |w: usize| webs.width[w] as usize;
@@ -900,7 +901,7 @@ pub(super) fn colour(
     let mut budget = hint.clamp(top, limit.max(top));
     #[allow(unused_mut)]
     let (mut c, top) = loop {
-        if let Some(s) = colour_spread(webs, by_first, &pinned, budget) {
+        if let Some(s) = colour_spread(webs, by_first, &pinned, budget, save_cost) {
             let used = (0..nw)
                 .map(|w| s[w] as u32 + width(w) as u32)
                 .max()
@@ -913,7 +914,7 @@ pub(super) fn colour(
             break (c, top);
         }
     };
-    improve_banks(webs, &mut c, &pinned, top);
+    improve_banks(webs, &mut c, &pinned, top, save_cost);
     #[cfg(test)]
     if CORRUPT.with(|x| x.get()) {
         if let Some((w, n)) = (0..nw)
@@ -932,7 +933,13 @@ pub(super) fn colour(
 /// least, when that is strictly less; two passes. Pinned webs stay, and so do webs that share
 /// a register with a copy partner or a part-copy end (moving one would bring its copy back).
 /// Free means: no interfering web there (`adj`), aligned, and allowed by [`Webs::parts`].
-fn improve_banks(webs: &Webs, c: &mut [u8], pinned: &dyn Fn(usize) -> Option<u8>, top: u32) {
+fn improve_banks(
+    webs: &Webs,
+    c: &mut [u8],
+    pinned: &dyn Fn(usize) -> Option<u8>,
+    top: u32,
+    save_cost: &[u64; 4],
+) {
     let width = |w: usize| webs.width[w] as usize;
     let cost = |c: &[u8], w: usize, base: usize| -> u32 {
         let mut bank_reads = [0u32; 4];
@@ -974,12 +981,25 @@ fn improve_banks(webs: &Webs, c: &mut [u8], pinned: &dyn Fn(usize) -> Option<u8>
                     !overlap || base == b + i32::from(off)
                 })
             };
+            // A register with a save cost that no web has yet would add a save.
+            let paid = if save_cost.iter().any(|&m| m != 0) {
+                taken_mask(webs, c)
+            } else {
+                [0; 4]
+            };
+            let new_save = |b: usize| {
+                (b..b + wd).any(|r| {
+                    let bit = 1 << (r % 64);
+                    save_cost[r / 64] & bit != 0 && paid[r / 64] & bit == 0
+                })
+            };
             let best = (0..top as usize)
                 .step_by(wd)
                 .filter(|&b| {
                     b + wd <= top as usize
                         && (b..b + wd).all(|r| busy[r / 64] & (1 << (r % 64)) == 0)
                         && parts_ok(b)
+                        && !new_save(b)
                 })
                 .map(|b| (cost(c, w, b), b))
                 .min();
@@ -1014,6 +1034,7 @@ fn colour_spread(
     order: &[usize],
     pinned: &dyn Fn(usize) -> Option<u8>,
     top: u32,
+    save_cost: &[u64; 4],
 ) -> Option<Vec<u8>> {
     const UNSET: u16 = u16::MAX;
     let mut c = vec![UNSET; webs.name.len()];
@@ -1025,6 +1046,13 @@ fn colour_spread(
         for e in ended.iter_mut().skip(base).take(width) {
             *e = (*e).max(webs.last[w] + 1);
         }
+    };
+    // Registers with a save cost that no web has taken yet: taking one adds a save
+    // (`AllocOptions::save_cost`), so a web goes there only when nothing else is free.
+    let new_saves = |ended: &[u32; 256], b: usize, width: usize| {
+        (b..b + width)
+            .filter(|&r| save_cost[r / 64] & (1 << (r % 64)) != 0 && ended[r] == 0)
+            .count()
     };
     for &w in order {
         if let Some(p) = pinned(w) {
@@ -1065,13 +1093,25 @@ fn colour_spread(
                 .step_by(width)
                 .filter(|&b| free(b))
                 .min_by_key(|&b| {
+                    let saves = new_saves(&ended, b, width);
                     let ended = (b..b + width).map(|r| ended[r]).max().unwrap_or(0);
-                    (conflicts(b), ended)
+                    (saves, conflicts(b), ended)
                 })?,
         };
         give(&mut c, &mut ended, w, base);
     }
     Some(c.into_iter().map(|b| b as u8).collect())
+}
+
+/// The registers some web of colouring `c` takes, one bit per register.
+fn taken_mask(webs: &Webs, c: &[u8]) -> [u64; 4] {
+    let mut m = [0u64; 4];
+    for (w, &b) in c.iter().enumerate() {
+        for r in b as usize..b as usize + webs.width[w] as usize {
+            m[r / 64] |= 1 << (r % 64);
+        }
+    }
+    m
 }
 
 /// The registers web `w` may not take: those of its coloured neighbours (`c`, `u16::MAX` =

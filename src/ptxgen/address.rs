@@ -163,134 +163,213 @@ impl Gen<'_, '_> {
 /// `cvta.shared`, where the chain's `Plg` picks the window) and its local array (local or
 /// generic). Loaded values are xor-ed into an accumulator stored at the end of the slice; own
 /// regions are filled first, so every load reads defined bytes and no two threads write the
-/// same byte.
+/// same byte. The steps: the leaves, the regions, the accesses, the accumulator's store.
 pub fn generate_address(src: &mut Source) -> GenKernel {
     let addr64 = src.below(4) != 0;
     let block_x = [32u32, 64][src.below(2) as usize];
     let grid_x = 1 + src.below(2);
-    let threads = block_x * grid_x;
-    let ptr = if addr64 { "u64" } else { "u32" };
     let mut g = Gen::new(src);
-    // Leaves: special registers and masked parameters.
-    let mut leaves = Vec::new();
-    for (sreg, hi) in [
-        ("%tid.x", i64::from(block_x) - 1),
-        ("%ctaid.x", i64::from(grid_x) - 1),
-        ("%ntid.x", i64::from(block_x)),
-    ] {
-        let r = g.r32();
-        g.emit(&format!("mov.u32 {r}, {sreg};"));
-        let lo = if sreg == "%ntid.x" { hi } else { 0 };
-        leaves.push(Idx {
-            reg: r,
-            wide: false,
-            lo,
-            hi,
-        });
+    let leaves = g.address_leaves(block_x, grid_x);
+    let r = g.address_regions(addr64, &leaves);
+    let n = 2 + g.src.below(6);
+    for _ in 0..n {
+        g.address_access(addr64, &leaves, &r);
     }
-    let tid = leaves[0].reg.clone();
-    for p in ["s0", "s1"] {
-        let (r, m) = (g.r32(), g.r32());
-        g.emit(&format!("ld.param.u32 {r}, [{p}];"));
-        g.emit(&format!("and.b32 {m}, {r}, 255;"));
-        leaves.push(Idx {
-            reg: m,
-            wide: false,
-            lo: 0,
-            hi: 255,
-        });
-    }
-    {
-        let (r, m) = (g.r64(), g.r64());
-        g.emit(&format!("ld.param.u64 {r}, [s2];"));
-        g.emit(&format!("and.b64 {m}, {r}, 1023;"));
+    g.emit(&format!(
+        "st.u64 [{}+{}], {};",
+        r.own,
+        ADDR_SLICE - 8,
+        r.acc
+    ));
+    g.emit("ret;");
+    let ptx = kernel_text(&g, addr64, Some(block_x * SHARED_SLICE), true);
+    GenKernel::new(ptx, grid_x, block_x, ADDR_SLICE)
+}
+
+/// The registers the accesses of an address kernel start from.
+struct AddrRegions {
+    /// `pin0` as loaded.
+    pin0: String,
+    /// The thread's own slice of `pout`.
+    own: String,
+    /// The thread's own slice of the shared array.
+    sh_own: String,
+    /// The local array.
+    lc: String,
+    /// The fill value (a 32-bit store's source).
+    fill: String,
+    /// The accumulator of loaded values (a 64-bit store's source).
+    acc: String,
+}
+
+impl Gen<'_, '_> {
+    /// The leaves of the index trees: `%tid.x`, `%ctaid.x`, `%ntid.x`, two scalar parameters
+    /// masked to 8 bits and a 64-bit one masked to 10.
+    fn address_leaves(&mut self, block_x: u32, grid_x: u32) -> Vec<Idx> {
+        let mut leaves = Vec::new();
+        for (sreg, hi) in [
+            ("%tid.x", i64::from(block_x) - 1),
+            ("%ctaid.x", i64::from(grid_x) - 1),
+            ("%ntid.x", i64::from(block_x)),
+        ] {
+            let r = self.r32();
+            self.emit(&format!("mov.u32 {r}, {sreg};"));
+            let lo = if sreg == "%ntid.x" { hi } else { 0 };
+            leaves.push(Idx {
+                reg: r,
+                wide: false,
+                lo,
+                hi,
+            });
+        }
+        for p in ["s0", "s1"] {
+            let (r, m) = (self.r32(), self.r32());
+            self.emit(&format!("ld.param.u32 {r}, [{p}];"));
+            self.emit(&format!("and.b32 {m}, {r}, 255;"));
+            leaves.push(Idx {
+                reg: m,
+                wide: false,
+                lo: 0,
+                hi: 255,
+            });
+        }
+        let (r, m) = (self.r64(), self.r64());
+        self.emit(&format!("ld.param.u64 {r}, [s2];"));
+        self.emit(&format!("and.b64 {m}, {r}, 1023;"));
         leaves.push(Idx {
             reg: m,
             wide: true,
             lo: 0,
             hi: 1023,
         });
+        leaves
     }
-    let gtid = g.r32();
-    g.emit(&format!(
-        "mad.lo.s32 {gtid}, {}, {}, {tid};",
-        leaves[1].reg, leaves[2].reg
-    ));
-    let mut bases = Vec::new();
-    for name in ["pin0", "pout"] {
-        let r = if addr64 { g.r64() } else { g.r32() };
-        g.emit(&format!("ld.param.{ptr} {r}, [{name}];"));
-        bases.push(r);
-    }
-    // Own slice of pout.
-    let own = if addr64 { g.r64() } else { g.r32() };
-    if addr64 {
-        let x = g.r64();
-        g.emit(&format!("mul.wide.u32 {x}, {gtid}, {ADDR_SLICE};"));
-        g.emit(&format!("add.s64 {own}, {}, {x};", bases[1]));
-    } else {
-        g.emit(&format!(
-            "mad.lo.s32 {own}, {gtid}, {ADDR_SLICE}, {};",
-            bases[1]
-        ));
-    }
-    // Own shared slice and the local array, filled with defined values.
-    let sh_own = g.r32();
-    g.emit(&format!("mov.u32 {sh_own}, sh;"));
-    g.emit(&format!(
-        "mad.lo.s32 {sh_own}, {tid}, {SHARED_SLICE}, {sh_own};"
-    ));
-    let lc = g.r32();
-    g.emit(&format!("mov.u32 {lc}, lc;"));
-    let fill = g.r32();
-    g.emit(&format!("mad.lo.s32 {fill}, {gtid}, 40503, 12345;"));
-    for k in 0..SHARED_SLICE / 4 {
-        g.emit(&format!("st.shared.u32 [{sh_own}+{}], {fill};", 4 * k));
-        g.emit(&format!("add.s32 {fill}, {fill}, 977;"));
-    }
-    for k in 0..LOCAL_BYTES / 4 {
-        g.emit(&format!("st.local.u32 [{lc}+{}], {fill};", 4 * k));
-        g.emit(&format!("add.s32 {fill}, {fill}, 977;"));
-    }
-    let acc = g.r64();
-    g.emit(&format!("mov.u64 {acc}, 0;"));
 
-    // Each access: a region (base register, kind, address width, bytes, writable), then
-    // its index tree.
-    let n = 2 + g.src.below(6);
-    for _ in 0..n {
-        let which = g.src.below(4);
-        let generic = g.src.chance(40);
-        let (base, kind, wide, bytes, writable) = match which {
+    /// The regions of an address kernel: the parameters' pointers, the thread's own slice
+    /// of `pout`, its shared slice and the local array (both filled with defined values),
+    /// and a zeroed accumulator.
+    fn address_regions(&mut self, addr64: bool, leaves: &[Idx]) -> AddrRegions {
+        let ptr = if addr64 { "u64" } else { "u32" };
+        let tid = leaves[0].reg.clone();
+        let gtid = self.r32();
+        self.emit(&format!(
+            "mad.lo.s32 {gtid}, {}, {}, {tid};",
+            leaves[1].reg, leaves[2].reg
+        ));
+        let mut bases = Vec::new();
+        for name in ["pin0", "pout"] {
+            let r = self.new_ptr(addr64);
+            self.emit(&format!("ld.param.{ptr} {r}, [{name}];"));
+            bases.push(r);
+        }
+        // Own slice of pout.
+        let own = self.thread_slice(addr64, &gtid, &bases[1], ADDR_SLICE);
+        // Own shared slice and the local array, filled with defined values.
+        let sh_own = self.r32();
+        self.emit(&format!("mov.u32 {sh_own}, sh;"));
+        self.emit(&format!(
+            "mad.lo.s32 {sh_own}, {tid}, {SHARED_SLICE}, {sh_own};"
+        ));
+        let lc = self.r32();
+        self.emit(&format!("mov.u32 {lc}, lc;"));
+        let fill = self.r32();
+        self.emit(&format!("mad.lo.s32 {fill}, {gtid}, 40503, 12345;"));
+        for k in 0..SHARED_SLICE / 4 {
+            self.emit(&format!("st.shared.u32 [{sh_own}+{}], {fill};", 4 * k));
+            self.emit(&format!("add.s32 {fill}, {fill}, 977;"));
+        }
+        for k in 0..LOCAL_BYTES / 4 {
+            self.emit(&format!("st.local.u32 [{lc}+{}], {fill};", 4 * k));
+            self.emit(&format!("add.s32 {fill}, {fill}, 977;"));
+        }
+        let acc = self.r64();
+        self.emit(&format!("mov.u64 {acc}, 0;"));
+        let pin0 = bases.swap_remove(0);
+        AddrRegions {
+            pin0,
+            own,
+            sh_own,
+            lc,
+            fill,
+            acc,
+        }
+    }
+
+    /// One access of an address kernel: a random region, then an element of a random size
+    /// at an index tree fitted into it, stored to (a writable region, half the time) or
+    /// loaded and xor-ed into the accumulator.
+    fn address_access(&mut self, addr64: bool, leaves: &[Idx], r: &AddrRegions) {
+        let (base, kind, wide, bytes, writable) = self.address_region(addr64, r);
+        let (size, ty) =
+            [(1u32, "u8"), (2, "u16"), (4, "u32"), (8, "u64")][self.src.below(4) as usize];
+        let elems = i64::from(bytes / size);
+        let tree_wide = self.src.chance(50) && wide;
+        let height = 1 + self.src.below(3);
+        let t = self.fitting_index(tree_wide, height, leaves, elems);
+        let slack = (elems - 1 - (t.hi - t.lo)).max(0);
+        let dels = -t.lo + i64::from(self.src.below(slack.min(1000) as u32 + 1));
+        let disp = dels * i64::from(size);
+        let (at, imm) = self.address_of(&t, wide, size, &base, disp);
+        let space = space_of(kind);
+        let addr = if imm != 0 {
+            format!("[{at}+{imm}]")
+        } else {
+            format!("[{at}]")
+        };
+        let acc = &r.acc;
+        if writable && self.src.chance(50) {
+            let v = if size == 8 { acc } else { &r.fill };
+            self.emit(&format!("st{space}.{ty} {addr}, {v};"));
+        } else {
+            let d = self.r64();
+            if size == 8 {
+                self.emit(&format!("ld{space}.u64 {d}, {addr};"));
+            } else {
+                let d32 = self.r32();
+                self.emit(&format!("ld{space}.{ty} {d32}, {addr};"));
+                self.emit(&format!("cvt.u64.u32 {d}, {d32};"));
+            }
+            self.emit(&format!("xor.b64 {acc}, {acc}, {d};"));
+            self.emit(&format!("shl.b64 {acc}, {acc}, 1;"));
+        }
+    }
+
+    /// A random region of an address kernel, generic 40% of the time: its base register,
+    /// kind, address width, bytes and whether the thread may write it.
+    fn address_region(&mut self, addr64: bool, r: &AddrRegions) -> (String, Kind, bool, u32, bool) {
+        let ptr = if addr64 { "u64" } else { "u32" };
+        let which = self.src.below(4);
+        let generic = self.src.chance(40);
+        match which {
             0 => {
-                let b = if !generic && g.src.chance(60) {
-                    let c = if addr64 { g.r64() } else { g.r32() };
-                    g.emit(&format!("cvta.to.global.{ptr} {c}, {};", bases[0]));
+                let b = if !generic && self.src.chance(60) {
+                    let c = self.new_ptr(addr64);
+                    self.emit(&format!("cvta.to.global.{ptr} {c}, {};", r.pin0));
                     c
                 } else {
-                    bases[0].clone()
+                    r.pin0.clone()
                 };
                 let kind = if generic { Kind::Generic } else { Kind::Global };
                 (b, kind, addr64, INPUT_ELEMS * 8, false)
             }
             1 => {
                 let kind = if generic { Kind::Generic } else { Kind::Global };
-                (own.clone(), kind, addr64, ADDR_SLICE - 16, true)
+                (r.own.clone(), kind, addr64, ADDR_SLICE - 16, true)
             }
             2 | 3 => {
                 let (space, own_reg, bytes) = if which == 2 {
-                    ("shared", &sh_own, SHARED_SLICE)
+                    ("shared", &r.sh_own, SHARED_SLICE)
                 } else {
-                    ("local", &lc, LOCAL_BYTES)
+                    ("local", &r.lc, LOCAL_BYTES)
                 };
                 if generic {
-                    let c = if addr64 { g.r64() } else { g.r32() };
+                    let c = self.new_ptr(addr64);
                     if addr64 {
-                        let w = g.r64();
-                        g.emit(&format!("cvt.u64.u32 {w}, {own_reg};"));
-                        g.emit(&format!("cvta.{space}.u64 {c}, {w};"));
+                        let w = self.r64();
+                        self.emit(&format!("cvt.u64.u32 {w}, {own_reg};"));
+                        self.emit(&format!("cvta.{space}.u64 {c}, {w};"));
                     } else {
-                        g.emit(&format!("cvta.{space}.u32 {c}, {own_reg};"));
+                        self.emit(&format!("cvta.{space}.u32 {c}, {own_reg};"));
                     }
                     (c, Kind::Generic, addr64, bytes, true)
                 } else {
@@ -303,54 +382,7 @@ pub fn generate_address(src: &mut Source) -> GenKernel {
                 }
             }
             _ => unreachable!(),
-        };
-        let (size, ty) =
-            [(1u32, "u8"), (2, "u16"), (4, "u32"), (8, "u64")][g.src.below(4) as usize];
-        let elems = i64::from(bytes / size);
-        let tree_wide = g.src.chance(50) && wide;
-        let height = 1 + g.src.below(3);
-        let t = g.fitting_index(tree_wide, height, &leaves, elems);
-        let slack = (elems - 1 - (t.hi - t.lo)).max(0);
-        let dels = -t.lo + i64::from(g.src.below(slack.min(1000) as u32 + 1));
-        let disp = dels * i64::from(size);
-        let (at, imm) = g.address_of(&t, wide, size, &base, disp);
-        let space = match kind {
-            Kind::Global => ".global",
-            Kind::Generic => "",
-            Kind::Shared => ".shared",
-            Kind::Local => ".local",
-        };
-        let addr = if imm != 0 {
-            format!("[{at}+{imm}]")
-        } else {
-            format!("[{at}]")
-        };
-        if writable && g.src.chance(50) {
-            let v = if size == 8 { acc.clone() } else { fill.clone() };
-            g.emit(&format!("st{space}.{ty} {addr}, {v};"));
-        } else {
-            let d = g.r64();
-            if size == 8 {
-                g.emit(&format!("ld{space}.u64 {d}, {addr};"));
-            } else {
-                let d32 = g.r32();
-                g.emit(&format!("ld{space}.{ty} {d32}, {addr};"));
-                g.emit(&format!("cvt.u64.u32 {d}, {d32};"));
-            }
-            g.emit(&format!("xor.b64 {acc}, {acc}, {d};"));
-            g.emit(&format!("shl.b64 {acc}, {acc}, 1;"));
         }
-    }
-    g.emit(&format!("st.u64 [{own}+{}], {acc};", ADDR_SLICE - 8));
-    g.emit("ret;");
-
-    let ptx = kernel_text(&g, addr64, ptr, block_x);
-    let total = u64::from(threads) * u64::from(ADDR_SLICE);
-    GenKernel {
-        ptx,
-        grid: [grid_x, 1, 1],
-        block: [block_x, 1, 1],
-        buffer_size: total.max(u64::from(INPUT_ELEMS) * 8 * 2 + 1024),
     }
 }
 
@@ -443,32 +475,4 @@ impl Gen<'_, '_> {
         };
         (at, imm)
     }
-}
-
-/// The PTX text of an address kernel: header, entry with its parameters, register, shared
-/// and local declarations, then `g`'s body.
-fn kernel_text(g: &Gen, addr64: bool, ptr: &str, block_x: u32) -> String {
-    let mut ptx = String::new();
-    let _ = writeln!(
-        ptx,
-        ".version 7.0\n.target sm_50\n.address_size {}\n",
-        if addr64 { 64 } else { 32 }
-    );
-    let _ = writeln!(
-        ptx,
-        ".visible .entry fz(.param .{ptr} pin0, .param .{ptr} pin1, .param .{ptr} pout, \
-         .param .u32 s0, .param .u32 s1, .param .u64 s2)\n{{"
-    );
-    let _ = writeln!(ptx, "    .reg .b32 %r<{}>;", g.n32 + 1);
-    let _ = writeln!(ptx, "    .reg .b64 %rd<{}>;", g.n64 + 1);
-    let _ = writeln!(ptx, "    .reg .pred %p<{}>;", g.npred + 1);
-    let _ = writeln!(
-        ptx,
-        "    .shared .align 16 .b8 sh[{}];",
-        block_x * SHARED_SLICE
-    );
-    let _ = writeln!(ptx, "    .local .align 16 .b8 lc[{LOCAL_BYTES}];");
-    ptx.push_str(&g.body);
-    ptx.push_str("}\n");
-    ptx
 }

@@ -63,24 +63,27 @@ fn flags(carry: bool, of: bool, r: u32) -> u8 {
 /// Whether CC passes a BRA CC test, `None` for the tests not modelled.
 fn cc_test(test: u8, cc: u8) -> Option<bool> {
     let (z, lt) = (cc & ZF != 0, (cc & SF != 0) != (cc & OF != 0));
-    Some(match test {
-        0 | 8 => false,
-        1 | 9 => lt,
-        2 | 10 => z,
-        3 | 11 => lt || z,
-        4 | 12 => !lt && !z,
-        5 | 13 => !z,
-        6 | 14 => !lt,
-        7 | 15 => true,
+    // An integer CC never compares unordered: each unordered test is its ordered one.
+    use crate::sm50::values::bra::cc::*;
+    Some(match u64::from(test) {
+        CC_F | CC_NAN => false,
+        CC_LT | CC_LTU => lt,
+        CC_EQ | CC_EQU => z,
+        CC_LE | CC_LEU => lt || z,
+        CC_GT | CC_GTU => !lt && !z,
+        CC_NE | CC_NEU => !z,
+        CC_GE | CC_GEU => !lt,
+        CC_NUM | DEFAULT => true,
         _ => return None,
     })
 }
 
 /// The lanes of `exec` whose CC passes the CC test of a `BRA`, `BRK` or `EXIT` (`EXIT CC.NEU`);
-/// every lane when the test is T (15).
+/// every lane when the test is T (15, printed as no test).
 fn cc_exec(w: &Warp, i: &Inst, addr: u64, exec: u32) -> Result<u32, SimError> {
-    let test = get(i, Field::Cc).unwrap_or(15) as u8;
-    if test == 15 {
+    use crate::sm50::values::bra::cc::DEFAULT as T;
+    let test = get(i, Field::Cc).unwrap_or(T) as u8;
+    if u64::from(test) == T {
         return Ok(exec);
     }
     let mut out = exec;

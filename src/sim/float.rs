@@ -48,42 +48,48 @@ enum FSrc {
     Val(u64),
 }
 
+/// The rounding of a `rnd`/`rm` code (every float class numbers .RN, its unprinted
+/// default, then .RM, .RP, .RZ alike; F2I's .FLOOR/.CEIL/.TRUNC are the same codes).
 fn round(code: u64) -> Round {
+    use crate::sm50::values::fadd::rnd;
     match code & 3 {
-        0 => Round::Rn,
-        1 => Round::Rm,
-        2 => Round::Rp,
+        rnd::DEFAULT => Round::Rn,
+        rnd::RM => Round::Rm,
+        rnd::RP => Round::Rp,
         _ => Round::Rz,
     }
 }
 
+/// The format of an F2F/F2I/I2F `dsz`/`ssz` code.
 fn fmt_of(code: u64) -> Option<FloatFmt> {
+    use crate::sm50::values::f2f::dsz;
     match code {
-        1 => Some(FloatFmt::F16),
-        2 => Some(FloatFmt::F32),
-        3 => Some(FloatFmt::F64),
+        dsz::F16 => Some(FloatFmt::F16),
+        dsz::F32 => Some(FloatFmt::F32),
+        dsz::F64 => Some(FloatFmt::F64),
         _ => None,
     }
 }
 
 /// The FSETP/DSETP condition; `Err` for the constant ones (`.F` = false, `.T` = true).
 pub(super) fn cond(code: u64) -> Result<FloatCC, bool> {
+    use crate::sm50::values::fsetp::cmp;
     Ok(match code {
-        1 => FloatCC::Lt,
-        2 => FloatCC::Eq,
-        3 => FloatCC::Le,
-        4 => FloatCC::Gt,
-        5 => FloatCC::Ne,
-        6 => FloatCC::Ge,
-        7 => FloatCC::Num,
-        8 => FloatCC::Nan,
-        9 => FloatCC::Ltu,
-        10 => FloatCC::Equ,
-        11 => FloatCC::Leu,
-        12 => FloatCC::Gtu,
-        13 => FloatCC::Neu,
-        14 => FloatCC::Geu,
-        0 => return Err(false),
+        cmp::LT => FloatCC::Lt,
+        cmp::EQ => FloatCC::Eq,
+        cmp::LE => FloatCC::Le,
+        cmp::GT => FloatCC::Gt,
+        cmp::NE => FloatCC::Ne,
+        cmp::GE => FloatCC::Ge,
+        cmp::NUM => FloatCC::Num,
+        cmp::NAN => FloatCC::Nan,
+        cmp::LTU => FloatCC::Ltu,
+        cmp::EQU => FloatCC::Equ,
+        cmp::LEU => FloatCC::Leu,
+        cmp::GTU => FloatCC::Gtu,
+        cmp::NEU => FloatCC::Neu,
+        cmp::GEU => FloatCC::Geu,
+        cmp::F => return Err(false),
         _ => return Err(true),
     })
 }
@@ -99,10 +105,12 @@ pub(super) fn modify(x: u64, bits: u32, abs: bool, neg: bool) -> u64 {
     }
 }
 
+/// A `bop` code (.AND, .OR, .XOR: every setp class numbers them alike) on `a` and `b`.
 pub(super) fn bool_op(op: u64, a: bool, b: bool) -> bool {
+    use crate::sm50::values::fsetp::bop;
     match op {
-        0 => a && b,
-        1 => a || b,
+        bop::AND => a && b,
+        bop::OR => a || b,
         _ => a ^ b,
     }
 }
@@ -223,10 +231,11 @@ impl Sim<'_> {
             return Err(unsupported(addr, i, "FMUL .FMZ"));
         }
         // FMUL's `.D2/.D4/.D8` and `.M8/.M4/.M2`: the product times 2^k, rounded once.
+        use crate::sm50::values::fmul::scale::{D2, D8, DEFAULT, M2, M8};
         let scale = match f(i, Field::Scale) {
-            0 => 0,
-            s @ 1..=3 => -(s as i32),
-            s @ 4..=6 => 7 - s as i32,
+            DEFAULT => 0,
+            s @ D2..=D8 => -(s as i32),
+            s @ M8..=M2 => 7 - s as i32,
             _ => return Err(unsupported(addr, i, "this FMUL scale")),
         };
         let ftz = flag(i, Field::Ftz) || f(i, Field::Fmz) == fmz::FTZ;
@@ -415,10 +424,12 @@ impl Sim<'_> {
         };
         // .U16/.S16 saturate to the 16-bit range and write the value zero- or sign-extended
         // to 32 bits (ptxas stores `F2I.S16`'s register straight as a sign-extended s32).
+        // The size without the sign bit.
+        use crate::sm50::values::f2i::dt::{U16, U32, U64};
         let (to, words_out) = match dt & 3 {
-            1 => (Type::I16, 1),
-            2 => (Type::I32, 1),
-            3 => (Type::I64, 2),
+            U16 => (Type::I16, 1),
+            U32 => (Type::I32, 1),
+            U64 => (Type::I64, 2),
             _ => return Err(unsupported(addr, i, "F2I to 8 bits")),
         };
         let h1 = flag(i, Field::H1);

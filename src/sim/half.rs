@@ -36,9 +36,11 @@ struct HSrc {
 impl HSrc {
     /// The f16 that lane `k` (0 = H0, 1 = H1) reads from the register value `v`.
     fn lane(self, v: u32, k: u32) -> u64 {
+        // Every half class numbers its selects alike.
+        use crate::sm50::values::hfma2::asel::{H0_H0, H1_H1};
         let half = match self.sel {
-            2 => 0,
-            3 => 1,
+            H0_H0 => 0,
+            H1_H1 => 1,
             _ => k,
         };
         modify(u64::from(v >> (16 * half)) & 0xffff, 16, self.abs, self.neg)
@@ -54,20 +56,21 @@ impl Sim<'_> {
         addr: u64,
         exec: u32,
     ) -> Result<(), SimError> {
+        use crate::sm50::values::hfma2::{asel, fmz, ofmt};
         use Form::*;
         // `f`/`flag` read 0 for a field the form lacks (no select, modifier or flag).
         if [Field::Asel, Field::Bsel, Field::Csel]
             .into_iter()
-            .any(|s| f(i, s) == 1)
+            .any(|s| f(i, s) == asel::F32)
         {
             return Err(unsupported(addr, i, "a .F32 half-precision operand"));
         }
-        if f(i, Field::Ofmt) != 0 {
+        if f(i, Field::Ofmt) != ofmt::DEFAULT {
             return Err(unsupported(addr, i, "a half-precision output format"));
         }
         let ftz = match f(i, Field::Fmz) {
-            0 => flag(i, Field::Ftz),
-            1 => true,
+            fmz::DEFAULT => flag(i, Field::Ftz),
+            fmz::FTZ => true,
             _ => return Err(unsupported(addr, i, "half-precision .FMZ")),
         };
         let src = |reg, sel, abs, neg| HSrc {

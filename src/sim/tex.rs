@@ -44,7 +44,7 @@ use super::exec::{f, lanes, unsupported, Sim, Warp};
 use super::SimError;
 use crate::ir::tex::gather_offset;
 use crate::ir::tex::sample_offset;
-use crate::sm50::values::{txd, txq};
+use crate::sm50::values::{texs, tld4, txd, txq};
 use crate::sm50::{Field, Form, Inst};
 use crate::texture::{Lod, SampleQuery, Texture, TxqQuery};
 
@@ -188,7 +188,7 @@ impl Sim<'_> {
         for l in lanes(exec) {
             let r = |reg: u64| w.r(reg, l);
             let words = match (i.form, tgt) {
-                (Form::TEXS, 3..=5) => {
+                (Form::TEXS, texs::tgt::LL..=texs::tgt::LL_DC) => {
                     // 2D with a level (.LL, 3), a reference (.DC, 4) or both (5):
                     // ra {x, y}, rb {level, reference} (the order of PTX's operands,
                     // which ptxas 11.8 keeps).
@@ -198,11 +198,11 @@ impl Sim<'_> {
                         coords: [fl(ra), fl(next(ra)), 0.0],
                         ..Default::default()
                     };
-                    if tgt != 4 {
+                    if tgt != texs::tgt::DC {
                         q.lod = Lod::Level(fl(b));
                         b = next(b);
                     }
-                    if tgt != 3 {
+                    if tgt != texs::tgt::LL {
                         q.depth_ref = Some(fl(b));
                     }
                     tex.sample(&q)
@@ -271,10 +271,11 @@ impl Sim<'_> {
     ) -> Result<(), SimError> {
         let bindless = bound.is_none();
         let float = matches!(i.form, Form::TEX | Form::TEX_B);
-        // TEX: 0 none, 1 .LZ (level 0), 3 .LL; TLD: 0 .LZ, 1 .LL.
+        // TEX: none, .LZ (level 0), .LL; TLD: .LZ, .LL (TEX.B and TLD.B number alike).
+        use crate::sm50::values::{tex::lod as tex_lod, tld::lod as tld_lod};
         let level = match (float, f(i, Field::Lod)) {
-            (true, 0 | 1) | (false, 0) => false,
-            (true, 3) | (false, 1) => true,
+            (true, tex_lod::DEFAULT | tex_lod::LZ) | (false, tld_lod::LZ) => false,
+            (true, tex_lod::LL) | (false, tld_lod::LL) => true,
             _ => return Err(unsupported(addr, i, "this texture level mode")),
         };
         let (aoffi, dc) = (f(i, Field::Aoffi) != 0, f(i, Field::Dc) != 0);
@@ -283,9 +284,10 @@ impl Sim<'_> {
             && (float || !aoffi)
             && f(i, Field::Ndv) == 0
             && f(i, Field::Ms) == 0;
+        use crate::sm50::values::tex::dim::*;
         let dim = f(i, Field::Dim);
-        let cube = dim == 6 || dim == 7;
-        if !known || (dim > 4 && !cube) || (cube && (!float || aoffi || dc)) {
+        let cube = dim == CUBE || dim == ARRAY_CUBE;
+        if !known || (dim > V3D && !cube) || (cube && (!float || aoffi || dc)) {
             return Err(unsupported(addr, i, "this texture target or option"));
         }
         let [ra, rb, rd, mask] = general_fields(i);
@@ -301,11 +303,11 @@ impl Sim<'_> {
             }
             // (layer, coordinates) by target.
             let (layer, c) = match dim {
-                0 => (0, [regs[0], 0, 0]),
-                1 => (regs[0], [regs[1], 0, 0]),
-                2 => (0, [regs[0], regs[1], 0]),
-                3 => (regs[0], [regs[1], regs[2], 0]),
-                7 => (regs[0], [regs[1], regs[2], regs[3]]),
+                V1D => (0, [regs[0], 0, 0]),
+                ARRAY_1D => (regs[0], [regs[1], 0, 0]),
+                V2D => (0, [regs[0], regs[1], 0]),
+                ARRAY_2D => (regs[0], [regs[1], regs[2], 0]),
+                ARRAY_CUBE => (regs[0], [regs[1], regs[2], regs[3]]),
                 _ => (0, [regs[0], regs[1], regs[2]]),
             };
             let mut q = SampleQuery {
@@ -321,7 +323,7 @@ impl Sim<'_> {
             if aoffi {
                 let p = w.r(b, l);
                 // 4 bits each: x at bit 0, y at 4, z (3D) at 8.
-                let z = if dim == 4 { sample_offset(p >> 8) } else { 0 };
+                let z = if dim == V3D { sample_offset(p >> 8) } else { 0 };
                 q.offset = [sample_offset(p), sample_offset(p >> 4), z];
                 b = next(b);
             }
@@ -460,23 +462,25 @@ impl Sim<'_> {
         } else {
             Some(self.slot_texture(i, addr)?)
         };
+        use tld4::dim::{ARRAY_2D, ARRAY_CUBE, CUBE, V2D};
         let (offset, depth, dim) = if scalar {
             let opt = f(i, Field::Opt);
-            (opt & 2 != 0, opt & 1 != 0, 2)
+            use crate::sm50::values::tld4s::opt::{AOFFI, DC};
+            (opt & AOFFI != 0, opt & DC != 0, V2D)
         } else {
-            if f(i, Field::Off) > 1 || f(i, Field::Ndv) != 0 {
+            if f(i, Field::Off) > tld4::off::AOFFI || f(i, Field::Ndv) != 0 {
                 return Err(unsupported(addr, i, "TLD4.PTP or .NDV"));
             }
             (
-                f(i, Field::Off) == 1,
+                f(i, Field::Off) == tld4::off::AOFFI,
                 f(i, Field::Dc) != 0,
                 f(i, Field::Dim),
             )
         };
-        let cube = dim == 6 || dim == 7;
+        let cube = dim == CUBE || dim == ARRAY_CUBE;
         // Cube gathers: the general forms with no offsets or reference (as we emit them).
         let cube_ok = cube && !scalar && !offset && !depth;
-        if !matches!(dim, 2 | 3) && !cube_ok {
+        if !matches!(dim, V2D | ARRAY_2D) && !cube_ok {
             return Err(unsupported(addr, i, "this TLD4 target"));
         }
         let (ra, rb, rd) = (f(i, Field::Ra), f(i, Field::Rb), f(i, Field::Rd));
@@ -490,7 +494,7 @@ impl Sim<'_> {
                 // CUBE {x, y, z}, ARRAY_CUBE {layer, x, y, z} from ra; rb the handle (.B).
                 let mut at = ra;
                 let mut layer = 0;
-                if dim == 7 {
+                if dim == ARRAY_CUBE {
                     layer = r(at);
                     at = next(at);
                 }
@@ -507,7 +511,7 @@ impl Sim<'_> {
             }
             let (layer, x, y, mut b) = if scalar && !offset && !depth {
                 (0, r(ra), r(rb), 255)
-            } else if dim == 3 {
+            } else if dim == ARRAY_2D {
                 (r(ra), r(next(ra)), r(next(next(ra))), rb)
             } else {
                 (0, r(ra), r(next(ra)), rb)

@@ -113,10 +113,11 @@ pub(super) fn video(i: &Inst, ra: u32, b: u32, rc: u32) -> Result<u32, &'static 
             (false, true) => prod - c,
             (false, false) => prod + c,
         };
+        use crate::sm50::values::vmad::scale;
         let t = match f(i, Field::Scale) {
-            0 => t,
-            1 => t >> 7,
-            2 => t >> 15,
+            scale::DEFAULT => t,
+            scale::SHR_7 => t >> 7,
+            scale::SHR_15 => t >> 15,
             _ => return Err("VMAD's scale 3"),
         };
         let t = if flag(i, Field::Sat) {
@@ -138,14 +139,15 @@ pub(super) fn video(i: &Inst, ra: u32, b: u32, rc: u32) -> Result<u32, &'static 
         Form::VMNMX if flag(i, Field::Mx) => a.max(bv),
         Form::VMNMX => a.min(bv),
         Form::VSET => {
+            use crate::sm50::values::vset::cmp;
             let r = match f(i, Field::Cmp) {
-                0 => false,
-                1 => a < bv,
-                2 => a == bv,
-                3 => a <= bv,
-                4 => a > bv,
-                5 => a != bv,
-                6 => a >= bv,
+                cmp::F => false,
+                cmp::LT => a < bv,
+                cmp::EQ => a == bv,
+                cmp::LE => a <= bv,
+                cmp::GT => a > bv,
+                cmp::NE => a != bv,
+                cmp::GE => a >= bv,
                 _ => true,
             };
             i128::from(r)
@@ -167,10 +169,12 @@ pub(super) fn video(i: &Inst, ra: u32, b: u32, rc: u32) -> Result<u32, &'static 
         Form::VABSDIFF => flag(i, Field::Sd),
         _ => flag(i, Field::Nud),
     };
+    // Every video class numbers its vop alike.
+    use crate::sm50::values::vadd::vop;
     let vop = f(i, Field::Vop);
     let bits = match vop {
-        0 | 1 => 16,
-        2 | 3 => 8,
+        vop::MRG_16H | vop::MRG_16L => 16,
+        vop::MRG_8B0 | vop::MRG_8B2 => 8,
         _ => 32,
     };
     let t = if form != Form::VSET && flag(i, Field::Sat) {
@@ -181,15 +185,15 @@ pub(super) fn video(i: &Inst, ra: u32, b: u32, rc: u32) -> Result<u32, &'static 
     };
     let low = t as u32;
     Ok(match vop {
-        0 => (rc & 0xffff) | (low << 16),
-        1 => (rc & 0xffff_0000) | (low & 0xffff),
-        2 => (rc & 0xffff_ff00) | (low & 0xff),
-        3 => (rc & 0xff00_ffff) | ((low & 0xff) << 16),
-        4 => low.wrapping_add(rc),
-        5 if dsigned => (low as i32).min(rc as i32) as u32,
-        6 if dsigned => (low as i32).max(rc as i32) as u32,
-        5 => low.min(rc),
-        6 => low.max(rc),
+        vop::MRG_16H => (rc & 0xffff) | (low << 16),
+        vop::MRG_16L => (rc & 0xffff_0000) | (low & 0xffff),
+        vop::MRG_8B0 => (rc & 0xffff_ff00) | (low & 0xff),
+        vop::MRG_8B2 => (rc & 0xff00_ffff) | ((low & 0xff) << 16),
+        vop::ACC => low.wrapping_add(rc),
+        vop::MIN if dsigned => (low as i32).min(rc as i32) as u32,
+        vop::MAX if dsigned => (low as i32).max(rc as i32) as u32,
+        vop::MIN => low.min(rc),
+        vop::MAX => low.max(rc),
         _ => low,
     })
 }

@@ -29,7 +29,9 @@ pub(super) fn kept_locals(module: &ir::Module, f: &Function) -> Option<LocalMap>
     crate::driver::prepare_kernel_ir(module, &mut compiled);
     let (ours, our_end) = module.local_layout(&compiled);
     let (theirs, their_end) = module.local_layout(f);
-    if ours == theirs && our_end == their_end {
+    // The outgoing stack-argument area (`ir::outgoing_args_size`) is no variable: our code
+    // writes the arguments there, the reference passes them by value.
+    if ours == theirs && our_end == their_end && ir::outgoing_args_size(&compiled) == 0 {
         return None;
     }
     let mut map: LocalMap = ours

@@ -221,7 +221,9 @@ impl FnBuilder<'_, '_> {
         self.write_b32s(&ops[0], &out)
     }
 
-    /// `mma.sync.aligned.{shape}.row.col.{d}.{a}.{b}.{c} d, a, b, c` (module essay).
+    /// `mma.sync.aligned.{shape}.row.col.{d}.{a}.{b}.{c} d, a, b, c` (module essay). The
+    /// steps: check the form and pick its shape, read the fragments, gather the rows of `A`
+    /// and the columns of `B` this lane needs, multiply and accumulate, write `D`.
     pub(super) fn mma(&mut self, ins: &Instruction) -> Option<()> {
         let has = |w: &str| super::emulate::has_word(ins, w) || ins.has_flag(w);
         if !(has("row") && has("col")) {
@@ -235,20 +237,12 @@ impl FnBuilder<'_, '_> {
             return self.unsupported(ins, "mma takes .dtype.atype.btype.ctype");
         };
         use ast::Type as T;
-        let int8 = |t: T| matches!(t, T::S8 | T::U8);
-        let shape = match (at, bt) {
-            (T::F16, T::F16) if has("m16n8k8") => &F16_M16N8K8,
-            (T::F16, T::F16) if has("m16n8k16") => &F16_M16N8K16,
-            (a, b) if int8(a) && int8(b) && has("m8n8k16") => &I8_M8N8K16,
-            (a, b) if int8(a) && int8(b) && has("m16n8k16") => &I8_M16N8K16,
-            (a, b) if int8(a) && int8(b) && has("m16n8k32") => &I8_M16N8K32,
-            _ => {
-                return self.unsupported(
-                    ins,
-                    "this mma shape or type is not emulated on sm_5x (f16 m16n8k8/m16n8k16, \
-                     .s8/.u8 m8n8k16/m16n8k16/m16n8k32 are)",
-                )
-            }
+        let Some(shape) = mma_shape(at, bt, has) else {
+            return self.unsupported(
+                ins,
+                "this mma shape or type is not emulated on sm_5x (f16 m16n8k8/m16n8k16, \
+                 .s8/.u8 m8n8k16/m16n8k16/m16n8k32 are)",
+            );
         };
         let half = shape.per_reg == 2;
         let acc_ok = |t: T| {
@@ -275,9 +269,20 @@ impl FnBuilder<'_, '_> {
         let a = self.read_b32s(&ops[1])?;
         let b = self.read_b32s(&ops[2])?;
         let c = self.read_b32s(&ops[3])?;
+        let (fa, fb) = self.mma_gather(&a, &b);
+        let out = if half {
+            self.mma_f16(shape, &fa, &fb, &c, dt == T::F32, ct == T::F32)?
+        } else {
+            let (sa, sb) = (at.kind() == TypeKind::Signed, bt.kind() == TypeKind::Signed);
+            self.mma_int(shape, &fa, &fb, &c, sa, sb)
+        };
+        self.write_b32s(&ops[0], &out)
+    }
+
+    /// The registers of `A` and `B` this lane needs, shuffled in: `fa[t'][j]`, `A` register
+    /// `j` of lane `4g + t'`; `fb[cs][t'][j]`, `B` register `j` of lane `4(2t + cs) + t'`.
+    fn mma_gather(&mut self, a: &[Value], b: &[Value]) -> (Vec<Vec<Value>>, BColumns) {
         let lane = self.ins().special_reg(SpecialReg::LaneId);
-        // fa[t'][j]: A register j of lane 4g + t'; fb[cs][t'][j]: B register j of lane
-        // 4(2t + cs) + t'.
         let mut fa = Vec::new();
         for tp in 0..4 {
             let src = self.lane_expr(lane, 2, 7, 4, tp);
@@ -294,91 +299,121 @@ impl FnBuilder<'_, '_> {
             }
             fb.push(per);
         }
-        let mut out = Vec::new();
-        if half {
-            let fma = FloatOp::Fma {
-                fmt: FloatFmt::F32,
-                rnd: Round::Rn,
-                ftz: false,
-                sat: false,
-            };
-            // Each half widened once.
-            let mut a_f = vec![vec![None; shape.k]; shape.rows];
-            for (row, a_row) in a_f.iter_mut().enumerate() {
-                for (k, slot) in a_row.iter_mut().enumerate() {
-                    let kbs: Vec<usize> = shape
-                        .a
-                        .iter()
-                        .map(|&(r, kb)| if r == row { kb } else { usize::MAX })
-                        .collect();
-                    let (tp, j, e) = find_row(&kbs, k, shape.per_reg);
-                    *slot = Some(self.widen_half(fa[tp][j], e));
-                }
-            }
-            let mut b_f = vec![vec![None; shape.k]; 2];
-            for (cs, b_col) in b_f.iter_mut().enumerate() {
-                for (k, slot) in b_col.iter_mut().enumerate() {
-                    let (tp, j, e) = find_row(shape.b, k, shape.per_reg);
-                    *slot = Some(self.widen_half(fb[cs][tp][j], e));
-                }
-            }
-            // C as f32, in the order (row, column).
-            let mut cf = Vec::new();
-            for &x in &c {
-                if ct == T::F32 {
-                    cf.push(x);
-                } else {
-                    cf.push(self.widen_half(x, 0));
-                    cf.push(self.widen_half(x, 1));
-                }
-            }
-            let mut d = Vec::new();
-            for row in 0..shape.rows {
-                for cs in 0..2 {
-                    let mut acc = cf[2 * row + cs];
-                    for k in 0..shape.k {
-                        acc = self.ins().float(fma, &[a_f[row][k]?, b_f[cs][k]?, acc]);
-                    }
-                    d.push(acc);
-                }
-            }
-            if dt == T::F32 {
-                out = d;
-            } else {
-                let narrow = FloatOp::Convert {
-                    from: FloatFmt::F32,
-                    to: FloatFmt::F16,
-                    rnd: Round::Rn,
-                    ftz: false,
-                    sat: false,
-                };
-                for pair in d.chunks(2) {
-                    let lo = self.ins().float(narrow, &[pair[0]]);
-                    let hi = self.ins().float(narrow, &[pair[1]]);
-                    out.push(self.pack_halves(lo, hi));
-                }
-            }
-        } else {
-            let (sa, sb) = (at.kind() == TypeKind::Signed, bt.kind() == TypeKind::Signed);
-            for row in 0..shape.rows {
-                for cs in 0..2 {
-                    let mut acc = c[2 * row + cs];
-                    for (jb, &kb) in shape.b.iter().enumerate() {
-                        let ja = shape
-                            .a
-                            .iter()
-                            .position(|&(r, k)| r == row && k == kb)
-                            .unwrap_or(0);
-                        for tp in 0..4 {
-                            acc = self.dp4(fa[tp][ja], fb[cs][tp][jb], acc, sa, sb);
-                        }
-                    }
-                    out.push(acc);
-                }
+        (fa, fb)
+    }
+
+    /// The f16 products: each half of `A` and `B` widened to f32 once, `C` widened unless
+    /// `c_f32`, f32 `fma` in ascending `k` from `C`, `D` narrowed (to nearest) unless `d_f32`.
+    fn mma_f16(
+        &mut self,
+        shape: &Shape,
+        fa: &[Vec<Value>],
+        fb: &BColumns,
+        c: &[Value],
+        d_f32: bool,
+        c_f32: bool,
+    ) -> Option<Vec<Value>> {
+        let fma = FloatOp::Fma {
+            fmt: FloatFmt::F32,
+            rnd: Round::Rn,
+            ftz: false,
+            sat: false,
+        };
+        // Each half widened once.
+        let mut a_f = vec![vec![None; shape.k]; shape.rows];
+        for (row, a_row) in a_f.iter_mut().enumerate() {
+            for (k, slot) in a_row.iter_mut().enumerate() {
+                let kbs: Vec<usize> = shape
+                    .a
+                    .iter()
+                    .map(|&(r, kb)| if r == row { kb } else { usize::MAX })
+                    .collect();
+                let (tp, j, e) = find_row(&kbs, k, shape.per_reg);
+                *slot = Some(self.widen_half(fa[tp][j], e));
             }
         }
-        self.write_b32s(&ops[0], &out)
+        let mut b_f = vec![vec![None; shape.k]; 2];
+        for (cs, b_col) in b_f.iter_mut().enumerate() {
+            for (k, slot) in b_col.iter_mut().enumerate() {
+                let (tp, j, e) = find_row(shape.b, k, shape.per_reg);
+                *slot = Some(self.widen_half(fb[cs][tp][j], e));
+            }
+        }
+        // C as f32, in the order (row, column).
+        let mut cf = Vec::new();
+        for &x in c {
+            if c_f32 {
+                cf.push(x);
+            } else {
+                cf.push(self.widen_half(x, 0));
+                cf.push(self.widen_half(x, 1));
+            }
+        }
+        let mut d = Vec::new();
+        for row in 0..shape.rows {
+            for cs in 0..2 {
+                let mut acc = cf[2 * row + cs];
+                for k in 0..shape.k {
+                    acc = self.ins().float(fma, &[a_f[row][k]?, b_f[cs][k]?, acc]);
+                }
+                d.push(acc);
+            }
+        }
+        if d_f32 {
+            return Some(d);
+        }
+        Some(self.narrow_pairs(&d))
     }
+
+    /// The integer products: for each output, `C` plus the byte products (`dp4a`'s, `sa`/`sb`
+    /// signed) of each register of `B` with the register of `A` at the same `kb`, from the
+    /// four lanes of the group, wrapping.
+    fn mma_int(
+        &mut self,
+        shape: &Shape,
+        fa: &[Vec<Value>],
+        fb: &BColumns,
+        c: &[Value],
+        sa: bool,
+        sb: bool,
+    ) -> Vec<Value> {
+        let mut out = Vec::new();
+        for row in 0..shape.rows {
+            for cs in 0..2 {
+                let mut acc = c[2 * row + cs];
+                for (jb, &kb) in shape.b.iter().enumerate() {
+                    let ja = shape
+                        .a
+                        .iter()
+                        .position(|&(r, k)| r == row && k == kb)
+                        .unwrap_or(0);
+                    for tp in 0..4 {
+                        acc = self.dp4(fa[tp][ja], fb[cs][tp][jb], acc, sa, sb);
+                    }
+                }
+                out.push(acc);
+            }
+        }
+        out
+    }
+}
+
+/// `B` fragments by column half, lane and register (`fb[cs][t'][j]`, [`FnBuilder::mma_gather`]).
+type BColumns = Vec<Vec<Vec<Value>>>;
+
+/// The shape of an `mma` with `A` and `B` of types `at`, `bt` and the modifiers `has` finds;
+/// `None` for one not emulated.
+fn mma_shape(at: ast::Type, bt: ast::Type, has: impl Fn(&str) -> bool) -> Option<&'static Shape> {
+    use ast::Type as T;
+    let int8 = |t: T| matches!(t, T::S8 | T::U8);
+    Some(match (at, bt) {
+        (T::F16, T::F16) if has("m16n8k8") => &F16_M16N8K8,
+        (T::F16, T::F16) if has("m16n8k16") => &F16_M16N8K16,
+        (a, b) if int8(a) && int8(b) && has("m8n8k16") => &I8_M8N8K16,
+        (a, b) if int8(a) && int8(b) && has("m16n8k16") => &I8_M16N8K16,
+        (a, b) if int8(a) && int8(b) && has("m16n8k32") => &I8_M16N8K32,
+        _ => return None,
+    })
 }
 
 /// The lane `t'`, register and element holding `k`, for registers starting at `kbs[j]`
@@ -598,25 +633,27 @@ impl FnBuilder<'_, '_> {
             }
             d.push(acc);
         }
-        let out: Vec<Value> = if d16 {
-            let narrow = FloatOp::Convert {
-                from: FloatFmt::F32,
-                to: FloatFmt::F16,
-                rnd: Round::Rn,
-                ftz: false,
-                sat: false,
-            };
-            d.chunks(2)
-                .map(|p| {
-                    let lo = self.ins().float(narrow, &[p[0]]);
-                    let hi = self.ins().float(narrow, &[p[1]]);
-                    self.pack_halves(lo, hi)
-                })
-                .collect()
-        } else {
-            d
-        };
+        let out: Vec<Value> = if d16 { self.narrow_pairs(&d) } else { d };
         self.write_b32s(&ops[0], &out)
+    }
+
+    /// f32 values as `.f16x2` registers: each pair rounded to nearest and packed (the
+    /// first in the low half).
+    fn narrow_pairs(&mut self, d: &[Value]) -> Vec<Value> {
+        let narrow = FloatOp::Convert {
+            from: FloatFmt::F32,
+            to: FloatFmt::F16,
+            rnd: Round::Rn,
+            ftz: false,
+            sat: false,
+        };
+        d.chunks(2)
+            .map(|p| {
+                let lo = self.ins().float(narrow, &[p[0]]);
+                let hi = self.ins().float(narrow, &[p[1]]);
+                self.pack_halves(lo, hi)
+            })
+            .collect()
     }
 
     /// Half `e` (0: bits 0..16) of `x` as f32 (exact).

@@ -86,7 +86,8 @@ impl Thread {
             k => &ctx.subroutines[k - 1],
         };
         let call = func.blocks[self.block].insts[self.pos];
-        if let (Some(&r), Some(&w)) = (func.insts[call].results.first(), words.first()) {
+        // (A result of more than 8 bytes is one i32 result per word.)
+        for (&r, &w) in func.insts[call].results.iter().zip(words) {
             self.set(r, w, func.values[r].ty);
         }
         self.pos += 1;

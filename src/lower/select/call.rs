@@ -38,6 +38,12 @@ use crate::sm50::{self, Field, Form};
 /// in a kernel holds an instruction index far below this).
 pub(crate) const SUB_CAL_BASE: u64 = 0x80_0000;
 
+/// The displacement a subroutine's load of a stack argument holds until the driver knows the
+/// subroutine's frame: `[R1 + this + off]` becomes `[R1 + frame + off]`
+/// (`driver::subroutines`). Far above any frame (local memory is at most 512 KiB a thread)
+/// and within the `LDL` offset's 24 signed bits.
+pub(crate) const STACK_ARG_LOAD_BASE: i64 = 0x40_0000;
+
 impl Lowerer<'_> {
     /// A kernel's descriptor ([`crate::ir::InstData::KernelDesc`]) as ptxas 11.8 writes it:
     /// `MOV32I lo, 0x0` and `MOV32I hi, 0x0` that the linker patches
@@ -75,6 +81,10 @@ impl Lowerer<'_> {
         // in the 32-bit class at one call would alias behind the allocator's back.)
         let mut copies = Vec::new();
         for (&a, &r) in args.iter().zip(arg_regs) {
+            if r >= crate::ir::STACK_ARG_REG {
+                self.store_stack_arg(a, r)?;
+                continue;
+            }
             let loc = self.reg(a)?;
             let words = if self.ty(a) == Type::I64 { 2 } else { 1 };
             for w in 0..words {
@@ -124,7 +134,7 @@ impl Lowerer<'_> {
                     offset: 0,
                 },
             ),
-            (Some(&res), [lo, hi]) => {
+            (Some(&res), [lo, hi]) if results.len() == 1 => {
                 let pair = self.pair_of(*lo, *hi);
                 self.set_loc(
                     res,
@@ -134,13 +144,66 @@ impl Lowerer<'_> {
                     },
                 );
             }
-            _ => {}
+            // A result of more than 8 bytes: one 32-bit result per word (R4..R15).
+            _ => {
+                for (&res, &w) in results.iter().zip(&words) {
+                    self.set_loc(res, super::Loc { vreg: w, offset: 0 });
+                }
+            }
         }
         Ok(())
     }
 
-    /// At a subroutine's entry: every argument word out of R4.. into a register of its own
-    /// (`sub_args`), before anything can overwrite them.
+    /// A stack argument of a call (pseudo-register `r` >= `ir::STACK_ARG_REG`): `STL` (or
+    /// `STL.64`) of its value at `[R1 + 4 * (r - STACK_ARG_REG)]`, the caller's outgoing area
+    /// at the bottom of its frame (`ir::outgoing_args_size`), before the call.
+    fn store_stack_arg(&mut self, a: Value, r: u8) -> Result<(), LowerError> {
+        let loc = self.reg(a)?;
+        let bytes = if self.ty(a) == Type::I64 { 8 } else { 4 };
+        let access = super::mem::Access {
+            sp: true,
+            addr: None,
+            pred: None,
+            disp: 4 * i64::from(r - crate::ir::STACK_ARG_REG),
+            wide: false,
+        };
+        let mut i = Sm50Inst::new(Role::Plain);
+        let (inst, mut refs) =
+            self.mem_inst(&mut i, crate::ir::Space::Local, &access, true, bytes)?;
+        let sop = i.use_(loc.vreg);
+        refs.push((Field::Rd, sop, loc.offset));
+        i.piece(inst, &refs);
+        self.push(i);
+        Ok(())
+    }
+
+    /// In a subroutine, stack argument word `word` (12 and up, after R4..R15's): `LDL` (or
+    /// `LDL.64`) at `[R1 + STACK_ARG_LOAD_BASE + 4 * (word - 12)]`, which the driver turns
+    /// into `[R1 + frame + ...]` once the subroutine's frame is known (the caller's outgoing
+    /// area lies just above the callee's frame).
+    fn load_stack_arg(&mut self, word: usize, kind: RegKind) -> Result<VReg, LowerError> {
+        let bytes = if kind == RegKind::B64 { 8 } else { 4 };
+        let access = super::mem::Access {
+            sp: true,
+            addr: None,
+            pred: None,
+            disp: STACK_ARG_LOAD_BASE + 4 * (word as i64 - 12),
+            wide: false,
+        };
+        let d = self.new_vreg(kind);
+        let mut i = Sm50Inst::new(Role::Plain);
+        let dop = i.def(d, false);
+        let (inst, mut refs) =
+            self.mem_inst(&mut i, crate::ir::Space::Local, &access, false, bytes)?;
+        refs.push((Field::Rd, dop, 0));
+        i.piece(inst, &refs);
+        self.push(i);
+        Ok(d)
+    }
+
+    /// At a subroutine's entry: every argument word out of R4..R15 into a register of its
+    /// own (`sub_args`), before anything can overwrite them. (Stack arguments are loaded
+    /// where they are read: [`Lowerer::lower_sub_param`].)
     pub(super) fn capture_sub_args(&mut self) {
         let words = self
             .f
@@ -148,7 +211,8 @@ impl Lowerer<'_> {
             .iter()
             .map(|p| (p.offset + p.size).div_ceil(4))
             .max()
-            .unwrap_or(0);
+            .unwrap_or(0)
+            .min(12);
         let mut i = Sm50Inst::new(Role::Plain);
         let fixed: Vec<VReg> = (0..words)
             .map(|k| {
@@ -181,6 +245,17 @@ impl Lowerer<'_> {
             func: self.f.name.clone(),
             what: format!("a {ty} subroutine parameter at byte {offset} (only whole words)"),
         };
+        if word >= 12 && offset % 4 == 0 {
+            // A stack argument (`ir::STACK_ARG_REG`).
+            let kind = match ty {
+                Type::I32 | Type::F32 => RegKind::B32,
+                Type::I64 | Type::F64 if word % 2 == 0 => RegKind::B64,
+                _ => return Err(unsupported()),
+            };
+            let vreg = self.load_stack_arg(word, kind)?;
+            self.set_loc(res, super::Loc { vreg, offset: 0 });
+            return Ok(());
+        }
         let vreg = match ty {
             Type::I32 | Type::F32 if offset % 4 == 0 => {
                 *self.sub_args.get(word).ok_or_else(unsupported)?

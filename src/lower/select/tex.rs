@@ -318,7 +318,8 @@ impl<'a> Lowerer<'a> {
     /// ```
     ///
     /// (1d as 2d with y = 0 and zero y gradients; `off` packs 4 bits per offset, BFI 0x404,
-    /// and for 3d a second BFI 0x408 for z.)
+    /// and for 3d a second BFI 0x408 for z.) The steps: gather the operands, pick the form,
+    /// write it.
     fn lower_tex_lod(
         &mut self,
         results: &[Value],
@@ -339,9 +340,61 @@ impl<'a> Lowerer<'a> {
                 "lower_tex_lod takes tex options".into(),
             ));
         };
+        let mut o = self.tex_lod_operands(shape, offset, depth, coords)?;
+        let form = tex_lod_what(shape, lod, offset, depth, handle);
+        let refuse = |s: &mut Self| Err(s.unsupported(form.clone()));
+        let Some(dim) = tex_lod_dim(shape, int_coords) else {
+            return refuse(self);
+        };
+        if shape == TexShape::D1 && !int_coords {
+            o.xy.push(Part::Zero);
+        }
+        let (comps, mask4) = self.tex_mask4(results);
+        let dest = LodDest {
+            results,
+            comps,
+            dim,
+            mask4,
+        };
+        let d = shape.dims();
+        if int_coords {
+            if lod != TexLod::Level || offset || depth || shape.is_array() {
+                return refuse(self);
+            }
+            return self.lower_tld_level(&dest, handle, o);
+        }
+        match (lod, handle) {
+            (TexLod::Grad, _) if d <= 2 && !offset && !depth => self.lower_txd(&dest, handle, o, d),
+            (TexLod::Grad, _) => Err(self.unsupported(format!(
+                "{form}: ptxas 11.8 emulates the gradients in four passes between SAM and \
+                 RAM, one per lane of each quad: SHFL.IDX of that lane's coordinates and \
+                 gradients to the whole quad, FSWZADD.NDV to make them the quad's implicit \
+                 derivatives, TEX.NDV, SHFL.IDX of quad lane 0's result and a MOV with a \
+                 lane mask; leafold has none of these yet"
+            ))),
+            (_, TexSlot::Bound(tid)) if d <= 2 && !shape.is_array() && !offset => {
+                let level = lod == TexLod::Level;
+                let Some(tgt) = texs_lod_target(level, depth) else {
+                    return refuse(self);
+                };
+                self.lower_texs_lod(results, tid, tgt, level, o)
+            }
+            _ => self.lower_tex_lod_general(&dest, handle, lod == TexLod::Level, o),
+        }
+    }
+
+    /// The operands of a `tex` with options in PTX's order: the coordinates (layer first,
+    /// clamped), the packed offsets, the depth reference, and what follows them (the level
+    /// or the gradients).
+    fn tex_lod_operands<'v>(
+        &mut self,
+        shape: TexShape,
+        offset: bool,
+        depth: bool,
+        coords: &'v [Value],
+    ) -> Result<LodOperands<'v>, LowerError> {
         let at = |s: &mut Self, v: Value| s.reg(v).map(Part::At);
         let d = shape.dims();
-        // The coordinates (layer first, clamped), and TEX's dim.
         let mut xy = Vec::new();
         let first = usize::from(shape.is_array());
         if first == 1 {
@@ -370,148 +423,143 @@ impl<'a> Lowerer<'a> {
         } else {
             None
         };
-        let form = format!(
-            "this tex.{} form ({lod:?}{}{}{})",
-            shape.name(),
-            if offset { ", offsets" } else { "" },
-            if depth { ", depth compare" } else { "" },
-            match handle {
-                TexSlot::Register(_) => ", a texture object in a register",
-                TexSlot::Bound(_) => "",
-            }
-        );
-        let refuse = |s: &mut Self| Err(s.unsupported(form.clone()));
-        let dim: u64 = match shape {
-            TexShape::D1 if !int_coords => 2,
-            TexShape::D1 => 0,
-            TexShape::A1 => 1,
-            TexShape::D2 => 2,
-            TexShape::A2 => 3,
-            TexShape::D3 => 4,
-            TexShape::Cube | TexShape::ACube => return refuse(self),
+        Ok(LodOperands {
+            xy,
+            off,
+            dref,
+            rest: &coords[next..],
+        })
+    }
+
+    /// `TLD[.B].LL.CL` for `tex.level` with integer coordinates: rb `[{handle,}]lod`.
+    fn lower_tld_level(
+        &mut self,
+        dest: &LodDest,
+        handle: TexSlot,
+        o: LodOperands,
+    ) -> Result<(), LowerError> {
+        let level = Part::At(self.reg(o.rest[0])?);
+        let ra = self.tex_vec(&o.xy)?;
+        // cl set as ptxas sets it for tex.level with integer coordinates.
+        let (form, rb) = match handle {
+            TexSlot::Bound(_) => (Form::TLD_I, self.tex_vec(&[level])?),
+            TexSlot::Register(h) => (Form::TLD_B, {
+                let hp = Part::At(self.reg(h)?);
+                self.tex_vec(&[hp, level])?
+            }),
         };
-        if shape == TexShape::D1 && !int_coords {
-            xy.push(Part::Zero);
-        }
-        let (comps, mask4) = self.tex_mask4(results);
-        if int_coords {
-            if lod != TexLod::Level || offset || depth || shape.is_array() {
-                return refuse(self);
-            }
-            let level = at(self, coords[next])?;
-            let ra = self.tex_vec(&xy)?;
-            // lod 1 = .LL; cl set as ptxas sets it for tex.level with integer coordinates.
-            let (form, rb) = match handle {
-                TexSlot::Bound(_) => (Form::TLD_I, self.tex_vec(&[level])?),
-                TexSlot::Register(h) => (Form::TLD_B, {
-                    let hp = at(self, h)?;
-                    self.tex_vec(&[hp, level])?
-                }),
-            };
-            let mut inst = sm50::Inst::new(form)
-                .with(Field::Dim, dim)
-                .with(Field::Mask, mask4)
-                .with(Field::Lod, 1)
-                .with(Field::Cl, 1);
-            if let TexSlot::Bound(tid) = handle {
-                inst.set(Field::Tid, tid);
-            }
-            self.tex_push(inst, results, &comps, false, ra, Some(rb));
-            return Ok(());
-        }
-        match (lod, handle) {
-            (TexLod::Grad, _) if d <= 2 && !offset && !depth => {
-                // {dPdx.x, dPdy.x, dPdx.y, dPdy.y}: d/dx at next.., d/dy at next + d..
-                let mut grads = Vec::new();
-                for k in 0..2 {
-                    for dir in 0..2 {
-                        grads.push(if k < d {
-                            at(self, coords[next + dir * d + k])?
-                        } else {
-                            Part::Zero
-                        });
-                    }
-                }
-                let rb = self.tex_vec(&grads)?;
-                let (form, ra) = match handle {
-                    TexSlot::Bound(_) => (Form::TXD_I, self.tex_vec(&xy)?),
-                    TexSlot::Register(h) => {
-                        xy.insert(0, at(self, h)?);
-                        (Form::TXD_B, self.tex_vec(&xy)?)
-                    }
-                };
-                let mut inst = sm50::Inst::new(form)
-                    .with(Field::Dim, dim)
-                    .with(Field::Mask, mask4);
-                if let TexSlot::Bound(tid) = handle {
-                    inst.set(Field::Tid, tid);
-                }
-                self.tex_push(inst, results, &comps, false, ra, Some(rb));
-                Ok(())
-            }
-            (TexLod::Grad, _) => Err(self.unsupported(format!(
-                "{form}: ptxas 11.8 emulates the gradients in four passes between SAM and \
-                 RAM, one per lane of each quad: SHFL.IDX of that lane's coordinates and \
-                 gradients to the whole quad, FSWZADD.NDV to make them the quad's implicit \
-                 derivatives, TEX.NDV, SHFL.IDX of quad lane 0's result and a MOV with a \
-                 lane mask; leafold has none of these yet"
-            ))),
-            (_, TexSlot::Bound(tid)) if d <= 2 && !shape.is_array() && !offset => {
-                // TEXS: tgt 3 .LL, 4 .DC, 5 .LL.DC (2D), ra {x, y}, rb {lod, ref}.
-                let level = lod == TexLod::Level;
-                let tgt = match (level, depth) {
-                    (true, false) => 3,
-                    (false, true) => 4,
-                    (true, true) => 5,
-                    (false, false) => return refuse(self),
-                };
-                let mut rb = Vec::new();
-                if level {
-                    rb.push(at(self, coords[next])?);
-                }
-                rb.extend(dref);
-                let ra = self.tex_vec(&xy)?;
-                let rb = self.tex_vec(&rb)?;
-                self.texs_push(Form::TEXS, tid, tgt, results, ra, Some(rb));
-                Ok(())
-            }
-            _ => {
-                // TEX[.B]{.LL}{.AOFFI}{.DC}: rb {[handle,] [level,] [offsets,] [ref]}, each
-                // when present, in PTX's order (ptxas 11.8: TEX.LL.AOFFI.DC rb {lod, off,
-                // ref}).
-                let level = lod == TexLod::Level;
-                let ra = self.tex_vec(&xy)?;
-                let mut rb = Vec::new();
-                if let TexSlot::Register(h) = handle {
-                    rb.push(at(self, h)?);
-                }
-                if level {
-                    rb.push(at(self, coords[next])?);
-                }
-                rb.extend(off);
-                rb.extend(dref);
-                let rb = if rb.is_empty() {
-                    None
+        let inst = sm50::Inst::new(form)
+            .with(Field::Lod, sm50::values::tld::lod::LL)
+            .with(Field::Cl, 1);
+        self.tex_lod_push(inst, dest, handle, ra, Some(rb));
+        Ok(())
+    }
+
+    /// `TXD[.B]` for `tex.grad` of 1d/2d: ra `[{handle,}]{x,y}`, rb the gradients
+    /// `{dPdx.x, dPdy.x, dPdx.y, dPdy.y}` (zero for a missing y).
+    fn lower_txd(
+        &mut self,
+        dest: &LodDest,
+        handle: TexSlot,
+        mut o: LodOperands,
+        d: usize,
+    ) -> Result<(), LowerError> {
+        // d/dx at rest[0..], d/dy at rest[d..].
+        let mut grads = Vec::new();
+        for k in 0..2 {
+            for dir in 0..2 {
+                grads.push(if k < d {
+                    Part::At(self.reg(o.rest[dir * d + k])?)
                 } else {
-                    Some(self.tex_vec(&rb)?)
-                };
-                let (form, ll) = match handle {
-                    TexSlot::Bound(_) => (Form::TEX, sm50::values::tex::lod::LL),
-                    TexSlot::Register(_) => (Form::TEX_B, sm50::values::tex_b::lod::LL),
-                };
-                let mut inst = sm50::Inst::new(form)
-                    .with(Field::Dim, dim)
-                    .with(Field::Mask, mask4)
-                    .with(Field::Lod, if level { ll } else { 0 })
-                    .with(Field::Aoffi, u64::from(offset))
-                    .with(Field::Dc, u64::from(depth));
-                if let TexSlot::Bound(tid) = handle {
-                    inst.set(Field::Tid, tid);
-                }
-                self.tex_push(inst, results, &comps, false, ra, rb);
-                Ok(())
+                    Part::Zero
+                });
             }
         }
+        let rb = self.tex_vec(&grads)?;
+        let (form, ra) = match handle {
+            TexSlot::Bound(_) => (Form::TXD_I, self.tex_vec(&o.xy)?),
+            TexSlot::Register(h) => {
+                o.xy.insert(0, Part::At(self.reg(h)?));
+                (Form::TXD_B, self.tex_vec(&o.xy)?)
+            }
+        };
+        self.tex_lod_push(sm50::Inst::new(form), dest, handle, ra, Some(rb));
+        Ok(())
+    }
+
+    /// `TEXS.LL/.DC/.LL.DC` (target `tgt`) for a 1d/2d texture by slot: ra `{x, y}`, rb
+    /// `{lod, ref}`, each when present.
+    fn lower_texs_lod(
+        &mut self,
+        results: &[Value],
+        tid: u64,
+        tgt: u64,
+        level: bool,
+        o: LodOperands,
+    ) -> Result<(), LowerError> {
+        let mut rb = Vec::new();
+        if level {
+            rb.push(Part::At(self.reg(o.rest[0])?));
+        }
+        rb.extend(o.dref);
+        let ra = self.tex_vec(&o.xy)?;
+        let rb = self.tex_vec(&rb)?;
+        self.texs_push(Form::TEXS, tid, tgt, results, ra, Some(rb));
+        Ok(())
+    }
+
+    /// `TEX[.B]{.LL}{.AOFFI}{.DC}`: rb `{[handle,] [level,] [offsets,] [ref]}`, each when
+    /// present, in PTX's order (ptxas 11.8: `TEX.LL.AOFFI.DC` rb `{lod, off, ref}`).
+    fn lower_tex_lod_general(
+        &mut self,
+        dest: &LodDest,
+        handle: TexSlot,
+        level: bool,
+        o: LodOperands,
+    ) -> Result<(), LowerError> {
+        let ra = self.tex_vec(&o.xy)?;
+        let mut rb = Vec::new();
+        if let TexSlot::Register(h) = handle {
+            rb.push(Part::At(self.reg(h)?));
+        }
+        if level {
+            rb.push(Part::At(self.reg(o.rest[0])?));
+        }
+        rb.extend(o.off);
+        rb.extend(o.dref);
+        let rb = if rb.is_empty() {
+            None
+        } else {
+            Some(self.tex_vec(&rb)?)
+        };
+        let (form, ll) = match handle {
+            TexSlot::Bound(_) => (Form::TEX, sm50::values::tex::lod::LL),
+            TexSlot::Register(_) => (Form::TEX_B, sm50::values::tex_b::lod::LL),
+        };
+        let inst = sm50::Inst::new(form)
+            .with(Field::Lod, if level { ll } else { 0 })
+            .with(Field::Aoffi, u64::from(o.off.is_some()))
+            .with(Field::Dc, u64::from(o.dref.is_some()));
+        self.tex_lod_push(inst, dest, handle, ra, rb);
+        Ok(())
+    }
+
+    /// Push `inst` of a `tex` with options with its dim, mask and (by slot) `tid` set.
+    fn tex_lod_push(
+        &mut self,
+        inst: sm50::Inst,
+        dest: &LodDest,
+        handle: TexSlot,
+        ra: Loc,
+        rb: Option<Loc>,
+    ) {
+        let mut inst = inst
+            .with(Field::Dim, dest.dim)
+            .with(Field::Mask, dest.mask4);
+        if let TexSlot::Bound(tid) = handle {
+            inst.set(Field::Tid, tid);
+        }
+        self.tex_push(inst, dest.results, &dest.comps, false, ra, rb);
     }
 
     /// An offset vector packed as the texture unit reads it, as ptxas 11.8 packs it:
@@ -873,6 +921,73 @@ impl<'a> Lowerer<'a> {
         }
         self.tex_push(inst, results, &comps, comps.len() > 2, ra, rb);
     }
+}
+
+/// The operands of a `tex` with options ([`Lowerer::tex_lod_operands`]).
+struct LodOperands<'v> {
+    /// The coordinates, the layer first (clamped).
+    xy: Vec<Part>,
+    /// The offsets, packed.
+    off: Option<Part>,
+    /// The depth reference.
+    dref: Option<Part>,
+    /// The operands after those: the level, or the gradients (d/dx, then d/dy).
+    rest: &'v [Value],
+}
+
+/// What a `tex` with options writes: its results, the components read, and the `dim` and
+/// 4-bit `mask` of its instruction.
+struct LodDest<'r> {
+    results: &'r [Value],
+    comps: Vec<usize>,
+    dim: u64,
+    mask4: u64,
+}
+
+/// The `dim` of a `tex` with options (TEX, TLD and TXD encode it alike; a 1d f32 texture is
+/// sampled as 2d); `None` for the cube shapes.
+fn tex_lod_dim(shape: TexShape, int_coords: bool) -> Option<u64> {
+    use sm50::values::tex::dim;
+    Some(match shape {
+        TexShape::D1 if !int_coords => dim::V2D,
+        TexShape::D1 => dim::V1D,
+        TexShape::A1 => dim::ARRAY_1D,
+        TexShape::D2 => dim::V2D,
+        TexShape::A2 => dim::ARRAY_2D,
+        TexShape::D3 => dim::V3D,
+        TexShape::Cube | TexShape::ACube => return None,
+    })
+}
+
+/// TEXS's target for an explicit level and/or a depth reference; `None` for neither.
+fn texs_lod_target(level: bool, depth: bool) -> Option<u64> {
+    use sm50::values::texs::tgt;
+    match (level, depth) {
+        (true, false) => Some(tgt::LL),
+        (false, true) => Some(tgt::DC),
+        (true, true) => Some(tgt::LL_DC),
+        (false, false) => None,
+    }
+}
+
+/// How a refusal names a `tex` with options.
+fn tex_lod_what(
+    shape: TexShape,
+    lod: TexLod,
+    offset: bool,
+    depth: bool,
+    handle: TexSlot,
+) -> String {
+    format!(
+        "this tex.{} form ({lod:?}{}{}{})",
+        shape.name(),
+        if offset { ", offsets" } else { "" },
+        if depth { ", depth compare" } else { "" },
+        match handle {
+            TexSlot::Register(_) => ", a texture object in a register",
+            TexSlot::Bound(_) => "",
+        }
+    )
 }
 
 /// The TEXS/TLDS mask of the components read and the components it writes: one or two

@@ -22,7 +22,7 @@ pub(super) fn prmt(mode: u64, a: u32, sel: u32, c: u32) -> u32 {
         [[1, 0, 1, 0], [3, 2, 3, 2], [1, 0, 1, 0], [3, 2, 3, 2]], // RC16
     ];
     let src = u64::from(a) | u64::from(c) << 32;
-    if mode != 0 {
+    if mode != crate::sm50::values::prmt::mode::DEFAULT {
         let row = TABLE[mode as usize - 1][(sel & 3) as usize];
         return (0..4).fold(0, |d, k| {
             let byte = (src >> (8 * row[3 - k])) as u8;
@@ -129,12 +129,13 @@ impl Sim<'_> {
                 let (ra, rc) = (f(i, Field::Ra), f(i, Field::Rc));
                 let (ty, wrap, hi) = (f(i, Field::Ty), flag(i, Field::W), flag(i, Field::Hi));
                 let left = matches!(i.form, SHF_LR | SHF_LI);
+                use crate::sm50::values::shf;
                 self.alu(w, i, exec, |w, l| {
                     let v = u64::from(w.r(rc, l)) << 32 | u64::from(w.r(ra, l));
                     let n = w.val(b, l);
                     let n = if wrap {
                         n & 31
-                    } else if ty == 0 {
+                    } else if ty == shf::ty::DEFAULT {
                         n.min(32)
                     } else {
                         n.min(64)
@@ -142,7 +143,7 @@ impl Sim<'_> {
                     if left {
                         (v.checked_shl(n).unwrap_or(0) >> 32) as u32
                     } else {
-                        let r = if ty == 3 {
+                        let r = if ty == shf::ty::S64 {
                             ((v as i64) >> n.min(63)) as u64
                         } else {
                             v.checked_shr(n).unwrap_or(0)
@@ -176,10 +177,11 @@ impl Sim<'_> {
                 for l in lanes(exec) {
                     let a = if ia { !w.r(ra, l) } else { w.r(ra, l) };
                     let bv = if ib { !w.val(b, l) } else { w.val(b, l) };
+                    use crate::sm50::values::lop::op::{AND, OR, XOR};
                     let r = match op {
-                        0 => a & bv,
-                        1 => a | bv,
-                        2 => a ^ bv,
+                        AND => a & bv,
+                        OR => a | bv,
+                        XOR => a ^ bv,
                         _ => bv,
                     };
                     w.set_r(f(i, Field::Rd), l, r);
@@ -209,7 +211,7 @@ impl Sim<'_> {
             }
             PRMT_R | PRMT_C | PRMT_I => {
                 let mode = f(i, Field::Mode);
-                if mode > 6 {
+                if mode > crate::sm50::values::prmt::mode::RC16 {
                     return Err(unsupported(addr, i, "PRMT mode 7"));
                 }
                 let b = self.src_b(i, addr)?;
@@ -352,7 +354,7 @@ impl Sim<'_> {
                         let y = (b >> (8 * k)) as u8 as i32;
                         (x - y).unsigned_abs()
                     };
-                    if red == 1 {
+                    if red == crate::sm50::values::vabsdiff4::red::ACC {
                         (0..4).fold(c, |s, k| s.wrapping_add(lane(k)))
                     } else {
                         (0..4).fold(0, |d, k| d | (lane(k) & 0xff) << (8 * k))

@@ -206,8 +206,11 @@ impl Sim<'_> {
         use Form::*;
         match i.form {
             BAR | BAR_RED | BARR_RA | BARR_RB | BARR_RR | BARR_REDRA | BARR_REDRB | BARR_REDRR => {
+                use crate::sm50::values::bar::{mode as bm, ro};
+                // BAR.RED's mode is a constant of its form (no printed name).
+                const RED: u64 = 2;
                 let mode = f(i, Field::Mode);
-                if mode == 2 && f(i, Field::Ro) > 2 {
+                if mode == RED && f(i, Field::Ro) > ro::OR {
                     return Err(unsupported(addr, i, "this BAR.RED mode"));
                 }
                 if exec != 0 {
@@ -228,7 +231,7 @@ impl Sim<'_> {
                     }
                     // BAR.RED adds the lanes' predicate to the CTA's reduction, which
                     // B2R.RESULT reads once every warp has arrived.
-                    if mode == 2 {
+                    if mode == RED {
                         let (bp, bpn) = (f(i, Field::Bp), flag(i, Field::Bpn));
                         for l in lanes(exec) {
                             let p = w.p(bp, l) != bpn;
@@ -240,7 +243,7 @@ impl Sim<'_> {
                     }
                     // BAR.ARV counts the arrival and goes on: in this one-warp-at-a-time
                     // model nothing else is observable.
-                    if mode != 1 {
+                    if mode != bm::ARV {
                         w.state = State::AtBarrier;
                     }
                 }
@@ -265,9 +268,10 @@ impl Sim<'_> {
                         ballot |= 1 << l;
                     }
                 }
+                use crate::sm50::values::vote::mode;
                 let v = match f(i, Field::Mode) {
-                    0 => ballot == exec,
-                    1 => ballot != 0,
+                    mode::ALL => ballot == exec,
+                    mode::ANY => ballot != 0,
                     _ => ballot == exec || ballot == 0,
                 };
                 let rd = f(i, Field::Rd);
@@ -304,13 +308,14 @@ impl Sim<'_> {
             let lane = l as u32;
             let max_lane = (lane & mask) | (clamp & !mask);
             let min_lane = lane & mask;
+            use crate::sm50::values::shfl::mode::{DOWN, IDX, UP};
             let (j, ok) = match mode {
-                0 => {
+                IDX => {
                     let j = min_lane | (b & !mask);
                     (j, j <= max_lane)
                 }
-                1 => (lane.wrapping_sub(b), lane >= b && lane - b >= max_lane),
-                2 => (lane + b, lane + b <= max_lane),
+                UP => (lane.wrapping_sub(b), lane >= b && lane - b >= max_lane),
+                DOWN => (lane + b, lane + b <= max_lane),
                 _ => (lane ^ b, (lane ^ b) <= max_lane),
             };
             let j = if ok { j } else { lane };

@@ -47,9 +47,10 @@ pub(super) fn csfu_fixup(a: u32, ah: bool, sa: bool, b: u32, bh: bool, sb: bool)
 
 /// IADD3 half select: 0 = whole, 1 = .H0, 2 = .H1 (zero-extended).
 pub(super) fn half(v: u32, h: u64) -> u64 {
+    use crate::sm50::values::iadd3::ha::{H0, H1};
     u64::from(match h {
-        1 => v & 0xffff,
-        2 => v >> 16,
+        H0 => v & 0xffff,
+        H1 => v >> 16,
         _ => v,
     })
 }
@@ -61,15 +62,16 @@ pub(super) fn icmp(cmp: u64, signed: bool, a: u32, b: u32) -> bool {
     } else {
         a.cmp(&b)
     };
+    use crate::sm50::values::isetp::cmp::*;
     use std::cmp::Ordering::*;
     match cmp {
-        0 => false,
-        1 => ord == Less,
-        2 => ord == Equal,
-        3 => ord != Greater,
-        4 => ord == Greater,
-        5 => ord != Equal,
-        6 => ord != Less,
+        F => false,
+        LT => ord == Less,
+        EQ => ord == Equal,
+        LE => ord != Greater,
+        GT => ord == Greater,
+        NE => ord != Equal,
+        GE => ord != Less,
         _ => true,
     }
 }
@@ -87,32 +89,35 @@ pub(super) fn icmp_x(cmp: u64, signed: bool, a: u32, b: u32, cc: u8) -> bool {
     } else {
         sum >> 32 == 0
     };
+    use crate::sm50::values::isetp::cmp::*;
     match cmp {
-        0 => false,
-        1 => lt,
-        2 => eq,
-        3 => lt || eq,
-        4 => !lt && !eq,
-        5 => !eq,
-        6 => !lt,
+        F => false,
+        LT => lt,
+        EQ => eq,
+        LE => lt || eq,
+        GT => !lt && !eq,
+        NE => !eq,
+        GE => !lt,
         _ => true,
     }
 }
 
 /// LOP/LOP3 predicate output: none (false), .T, .Z, .NZ.
 pub(super) fn pred_op(pop: u64, r: u32) -> bool {
+    use crate::sm50::values::lop::pop::{NZ, T, Z};
     match pop {
-        1 => true,
-        2 => r == 0,
-        3 => r != 0,
+        T => true,
+        Z => r == 0,
+        NZ => r != 0,
         _ => false,
     }
 }
 
 pub(super) fn bool_op(op: u64, a: bool, b: bool) -> bool {
+    use crate::sm50::values::isetp::bop::{AND, OR};
     match op {
-        0 => a && b,
-        1 => a || b,
+        AND => a && b,
+        OR => a || b,
         _ => a ^ b,
     }
 }
@@ -236,9 +241,10 @@ impl Sim<'_> {
                     // .RS shifts the adder's whole A+B, carry bits included: ptxas's
                     // mul.hi.u32 sums two 32-bit partial products here and needs bit 32 of
                     // that sum to land in bit 16 of the result.
+                    use crate::sm50::values::iadd3;
                     let ab = match sh {
-                        1 => (ab & 0x3_ffff_ffff) >> 16,
-                        2 => (ab << 16) & 0xffff_ffff,
+                        iadd3::sh::RS => (ab & 0x3_ffff_ffff) >> 16,
+                        iadd3::sh::LS => (ab << 16) & 0xffff_ffff,
                         _ => ab,
                     };
                     let sum = ab + add_term(c, nc, x) + if x { w.cf(l) } else { 0 };
@@ -458,12 +464,14 @@ impl Sim<'_> {
                 };
                 // Rd is only known to hold the count after .POPC, Pd the vote after .AND/.OR
                 // (the forms ptxas emits); other combinations are not modelled.
-                if (mode == 0 && pd != PT) || (mode != 0 && rd != RZ) {
+                use crate::sm50::values::bar::ro;
+                let popc = mode == ro::POPC;
+                if (popc && pd != PT) || (!popc && rd != RZ) {
                     return Err(unsupported(addr, i, "this B2R.RESULT after this BAR.RED"));
                 }
                 for l in lanes(exec) {
                     w.set_r(rd, l, red.count);
-                    w.set_p(pd, l, if mode == 1 { red.all } else { red.any });
+                    w.set_p(pd, l, if mode == ro::AND { red.all } else { red.any });
                 }
             }
             PSETP => {
@@ -480,7 +488,9 @@ impl Sim<'_> {
                 }
             }
             IMNMX_R | IMNMX_C | IMNMX_I => {
-                if f(i, Field::Mode) != 0 || flag(i, Field::Cc) {
+                if f(i, Field::Mode) != crate::sm50::values::imnmx::mode::DEFAULT
+                    || flag(i, Field::Cc)
+                {
                     return Err(unsupported(addr, i, "IMNMX .XLO/.XMED/.XHI/.CC"));
                 }
                 let b = self.src_b(i, addr)?;
@@ -616,11 +626,12 @@ impl Sim<'_> {
             let p = h16(av, ah, sa).wrapping_mul(h16(bv, bh, sb));
             let p = if psl { p << 16 } else { p };
             let cv = w.val(c, l);
+            use crate::sm50::values::xmad::mode as xm;
             let cv = match mode {
-                1 => cv & 0xffff,
-                2 => cv >> 16,
-                3 => cv.wrapping_sub(csfu_fixup(av, ah, sa, bv, bh, sb) << 16),
-                4 => cv.wrapping_add(bv << 16),
+                xm::CLO => cv & 0xffff,
+                xm::CHI => cv >> 16,
+                xm::CSFU => cv.wrapping_sub(csfu_fixup(av, ah, sa, bv, bh, sb) << 16),
+                xm::CBCC => cv.wrapping_add(bv << 16),
                 _ => cv,
             };
             let sum = u64::from(p) + u64::from(cv) + if x { w.cf(l) } else { 0 };

@@ -10,44 +10,46 @@ use super::*;
 /// INC and DEC wrap as PTX says: INC gives 0 once old >= b, DEC gives b when old is 0 or
 /// above b.
 pub(super) fn atomic_op(op: u64, signed: bool, old: u32, b: u32) -> u32 {
+    use crate::sm50::values::atom::op::*;
     match op {
-        0 => old.wrapping_add(b),
-        1 if signed => (old as i32).min(b as i32) as u32,
-        1 => old.min(b),
-        2 if signed => (old as i32).max(b as i32) as u32,
-        2 => old.max(b),
-        3 => {
+        ADD => old.wrapping_add(b),
+        MIN if signed => (old as i32).min(b as i32) as u32,
+        MIN => old.min(b),
+        MAX if signed => (old as i32).max(b as i32) as u32,
+        MAX => old.max(b),
+        INC => {
             if old >= b {
                 0
             } else {
                 old + 1
             }
         }
-        4 => {
+        DEC => {
             if old == 0 || old > b {
                 b
             } else {
                 old - 1
             }
         }
-        5 => old & b,
-        6 => old | b,
-        7 => old ^ b,
+        AND => old & b,
+        OR => old | b,
+        XOR => old ^ b,
         _ => b,
     }
 }
 
 /// [`atomic_op`] on 64-bit values (no INC/DEC).
 pub(super) fn atomic_op64(op: u64, signed: bool, old: u64, b: u64) -> u64 {
+    use crate::sm50::values::atom::op::*;
     match op {
-        0 => old.wrapping_add(b),
-        1 if signed => (old as i64).min(b as i64) as u64,
-        1 => old.min(b),
-        2 if signed => (old as i64).max(b as i64) as u64,
-        2 => old.max(b),
-        5 => old & b,
-        6 => old | b,
-        7 => old ^ b,
+        ADD => old.wrapping_add(b),
+        MIN if signed => (old as i64).min(b as i64) as u64,
+        MIN => old.min(b),
+        MAX if signed => (old as i64).max(b as i64) as u64,
+        MAX => old.max(b),
+        AND => old & b,
+        OR => old | b,
+        XOR => old ^ b,
         _ => b,
     }
 }
@@ -114,29 +116,31 @@ impl Sim<'_> {
         let (shape, clamp) = surf_shape_clamp(i, addr)?;
         // (bytes, reduction, signed)
         let (size, op) = if red {
+            use crate::sm50::values::sured::{op, r#type};
             let (wide, signed) = match f(i, Field::Type) {
-                0 => (false, false),
-                1 => (false, true),
-                2 => (true, false),
-                5 => (true, true),
+                r#type::DEFAULT => (false, false),
+                r#type::S32 => (false, true),
+                r#type::U64 => (true, false),
+                r#type::S64 => (true, true),
                 _ => return Err(unsupported(addr, i, "this SURED type")),
             };
             let op = match f(i, Field::Op) {
-                0 => SurfRedOp::Add,
-                1 => SurfRedOp::Min { signed },
-                2 => SurfRedOp::Max { signed },
-                5 => SurfRedOp::And,
-                6 => SurfRedOp::Or,
+                op::ADD => SurfRedOp::Add,
+                op::MIN => SurfRedOp::Min { signed },
+                op::MAX => SurfRedOp::Max { signed },
+                op::AND => SurfRedOp::And,
+                op::OR => SurfRedOp::Or,
                 _ => return Err(unsupported(addr, i, "this SURED operation")),
             };
             (if wide { 8 } else { 4 }, Some(op))
         } else {
+            use crate::sm50::values::suld::size;
             let size = match f(i, Field::Size) {
-                0 => 1,
-                2 => 2,
-                4 => 4,
-                5 => 8,
-                6 => 16,
+                size::U8 => 1,
+                size::U16 => 2,
+                size::DEFAULT => 4,
+                size::V64 => 8,
+                size::V128 => 16,
                 _ => return Err(unsupported(addr, i, "a signed surface access size")),
             };
             (size, None)
@@ -246,20 +250,22 @@ impl Sim<'_> {
         let (shape, clamp) = surf_shape_clamp(i, addr)?;
         let red = matches!(i.form, Form::SURED_D_I | Form::SURED_D_R);
         let by_slot = matches!(i.form, Form::SUST_P_I | Form::SURED_D_I);
+        use crate::sm50::values::sured::{op, r#type};
         let red_op = match (red, f(i, Field::Op), f(i, Field::Type)) {
             (false, _, _) => None,
-            (true, 0, 0) => Some(SurfRedOp::Add),
-            (true, 1, 6) => Some(SurfRedOp::Min { signed: false }),
-            (true, 2, 6) => Some(SurfRedOp::Max { signed: false }),
-            (true, 5, 0) => Some(SurfRedOp::And),
-            (true, 6, 0) => Some(SurfRedOp::Or),
+            (true, op::ADD, r#type::DEFAULT) => Some(SurfRedOp::Add),
+            (true, op::MIN, r#type::SD32) => Some(SurfRedOp::Min { signed: false }),
+            (true, op::MAX, r#type::SD32) => Some(SurfRedOp::Max { signed: false }),
+            (true, op::AND, r#type::DEFAULT) => Some(SurfRedOp::And),
+            (true, op::OR, r#type::DEFAULT) => Some(SurfRedOp::Or),
             _ => return Err(unsupported(addr, i, "this SURED.D operation and type")),
         };
+        use crate::sm50::values::sust::mask;
         let values = match (red, f(i, Field::Mask)) {
             (true, _) => 1,
-            (false, 1) => 1,
-            (false, 3) => 2,
-            (false, 15) => 4,
+            (false, mask::R) => 1,
+            (false, mask::RG) => 2,
+            (false, mask::DEFAULT) => 4,
             _ => return Err(unsupported(addr, i, "this SUST.P channel mask")),
         };
         let (rd, ra) = (f(i, Field::Rd), f(i, Field::Ra));
@@ -324,23 +330,32 @@ impl Sim<'_> {
         let shared = matches!(i.form, ATOMS | ATOMS_CAS);
         let cas = matches!(i.form, ATOM_CAS | ATOMS_CAS);
         let red = i.form == RED;
-        // (op, 64-bit, signed); CAS is op 9 here, f32 add (ATOM/RED .F32.FTZ.RN) op 10.
+        use crate::sm50::values::{atom, atoms};
+        // (op, 64-bit, signed); CAS is op CAS_OP here, f32 add (ATOM/RED .F32.FTZ.RN)
+        // F32_ADD_OP (ATOM's .SAFEADD number: no SAFEADD reaches here).
+        const CAS_OP: u64 = 9;
+        const F32_ADD_OP: u64 = atom::op::SAFEADD;
         let (op, wide_val, signed) = if cas {
-            (9, flag(i, Field::W64), false)
+            (CAS_OP, flag(i, Field::W64), false)
         } else {
             let (ty, op) = (f(i, Field::Ty), f(i, Field::Op));
             // ATOMS numbers its types -, .S32, .U64, .S64; ATOM and RED -, .S32, .U64,
             // .F32, .U128, .S64.
             let (w64, signed) = match (shared, ty) {
-                (_, 0) => (false, false),
-                (_, 1) => (false, true),
-                (_, 2) => (true, false),
-                (true, 3) | (false, 5) => (true, true),
-                (false, 3) if op == 0 => (false, false),
+                (_, atom::ty::DEFAULT) => (false, false),
+                (_, atom::ty::S32) => (false, true),
+                (_, atom::ty::U64) => (true, false),
+                (true, atoms::ty::S64) | (false, atom::ty::S64) => (true, true),
+                (false, atom::ty::F32_FTZ_RN) if op == atom::op::ADD => (false, false),
                 _ => return Err(unsupported(addr, i, "a float or 128-bit atomic")),
             };
-            let op = if !shared && ty == 3 { 10 } else { op };
-            if (op > 8 && op != 10) || (w64 && (op == 3 || op == 4)) {
+            let op = if !shared && ty == atom::ty::F32_FTZ_RN {
+                F32_ADD_OP
+            } else {
+                op
+            };
+            let inc_dec = op == atom::op::INC || op == atom::op::DEC;
+            if (op > atom::op::EXCH && op != F32_ADD_OP) || (w64 && inc_dec) {
                 return Err(unsupported(addr, i, "this atomic operation"));
             }
             (op, w64, signed)
@@ -391,9 +406,9 @@ impl Sim<'_> {
             buf[..size as usize].copy_from_slice(m);
             let old = u64::from_le_bytes(buf);
             let new = match op {
-                9 if old == b => swap,
-                9 => old,
-                10 => {
+                CAS_OP if old == b => swap,
+                CAS_OP => old,
+                F32_ADD_OP => {
                     use crate::ir::float::{add, FloatFmt, Round};
                     add(FloatFmt::F32, old, b, Round::Rn, true)
                 }
@@ -419,15 +434,16 @@ impl Sim<'_> {
         addr: u64,
         exec: u32,
     ) -> Result<(), SimError> {
+        use crate::sm50::values::ld::size;
         use Form::*;
         let size_code = f(i, Field::Size);
         let (bytes, signed): (u32, bool) = match size_code {
-            0 => (1, false),
-            1 => (1, true),
-            2 => (2, false),
-            3 => (2, true),
-            4 => (4, false),
-            5 => (8, false),
+            size::U8 => (1, false),
+            size::S8 => (1, true),
+            size::U16 => (2, false),
+            size::S16 => (2, true),
+            size::DEFAULT => (4, false),
+            size::V64 => (8, false),
             _ => (16, false),
         };
         let load = matches!(i.form, LDG | LD | LDS | LDL | LDC);
@@ -445,7 +461,7 @@ impl Sim<'_> {
         };
         let wide = flag(i, Field::E);
         let generic_p = get(i, Field::P).unwrap_or(PT);
-        if matches!(i.form, LDC) && f(i, Field::Mode) != 0 {
+        if matches!(i.form, LDC) && f(i, Field::Mode) != crate::sm50::values::ldc::mode::DEFAULT {
             return Err(unsupported(addr, i, "LDC .IL/.IS/.ISL"));
         }
         for l in lanes(exec) {
@@ -528,19 +544,20 @@ fn surf_shape_clamp(
     i: &Inst,
     addr: u64,
 ) -> Result<(crate::surface::SurfShape, crate::surface::SurfClamp), SimError> {
+    use crate::sm50::values::suld::{clamp, dim};
     use crate::surface::{SurfClamp, SurfShape};
     let shape = match f(i, Field::Dim) {
-        0 => SurfShape::D1,
-        2 => SurfShape::A1,
-        3 => SurfShape::D2,
-        4 => SurfShape::A2,
-        5 => SurfShape::D3,
+        dim::V1D => SurfShape::D1,
+        dim::V1D_ARRAY => SurfShape::A1,
+        dim::V2D => SurfShape::D2,
+        dim::V2D_ARRAY => SurfShape::A2,
+        dim::V3D => SurfShape::D3,
         _ => return Err(unsupported(addr, i, "this surface dimensionality")),
     };
     let clamp = match f(i, Field::Clamp) {
-        0 => SurfClamp::Zero,
-        1 => SurfClamp::Clamp,
-        2 => SurfClamp::Trap,
+        clamp::IGN => SurfClamp::Zero,
+        clamp::DEFAULT => SurfClamp::Clamp,
+        clamp::TRAP => SurfClamp::Trap,
         _ => return Err(unsupported(addr, i, "this surface clamp mode")),
     };
     Ok((shape, clamp))

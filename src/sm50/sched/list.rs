@@ -126,7 +126,7 @@ pub(crate) fn mem_conflict(a: Mem, b: Mem) -> bool {
 /// The base register, displacement and width in bytes of a plain load or store
 /// (`[Ra+off]`, any space), with whether the address is 64-bit (`.E`); `None` for anything
 /// else (texture fetches, an unknown size).
-fn address(inst: &Inst) -> Option<(u64, i64, i64, bool)> {
+pub(crate) fn address(inst: &Inst) -> Option<(u64, i64, i64, bool)> {
     if !plain_access(inst) {
         return None;
     }

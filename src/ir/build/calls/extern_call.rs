@@ -4,7 +4,8 @@
 //! argument stores into them and makes an [`crate::ir::InstData::ExternCall`].
 //!
 //! In: a `call` the expander left in place, with its signature. Out: the call instruction and
-//! its result written to the result store or register. Invariant: arguments take R4..R15.
+//! its result written to the result store or register. Invariant: arguments take R4..R15, and the excess the caller's
+//! outgoing stack area (`crate::ir::STACK_ARG_REG`).
 
 use super::*;
 
@@ -13,6 +14,9 @@ use super::*;
 pub(in crate::ir::build) fn is_system_function(name: &str) -> bool {
     matches!(name, "vprintf" | "malloc" | "free" | "__assertfail")
 }
+
+/// The widest result the call ABI returns in registers (R4..R15).
+const MAX_REGISTER_RESULT: u32 = 48;
 
 /// Where a system function's parameters and result go under the sm_50 call ABI
 /// (docs/calls.md): one entry per parameter, its size and first register.
@@ -29,10 +33,14 @@ impl ExternSig {
     /// The register layout of `f`'s parameters, as ptxas 11.8 lays them out: from R4 up, a
     /// parameter of one word takes the lowest free register (filling a hole an 8-aligned one
     /// left), a wider one the registers after the highest taken, starting at an even one when
-    /// it is 8-aligned. Parameters past R15 (passed on the stack) are refused.
+    /// it is 8-aligned. A parameter that does not fit in R4..R15 goes on the stack
+    /// ([`crate::ir::STACK_ARG_REG`]): the next free offset of the caller's outgoing area at its
+    /// alignment (at least 4), in parameter order (probes `p1.ptx`, `p2.ptx` in
+    /// docs/calls.md); a later one-word parameter may still fill a register hole.
     pub fn of(f: &ast::Function) -> Result<ExternSig, String> {
         let name = f.name.text.to_string();
         let mut taken = [false; 16];
+        let mut stack = 0u32;
         let mut params = Vec::new();
         for d in &f.params {
             for n in &d.names {
@@ -51,9 +59,17 @@ impl ExternSig {
                     (start + words <= 16).then_some(start)
                 };
                 let Some(first) = first else {
-                    return Err(format!(
-                        "unsupported call to '{name}': its arguments need more than the 12 argument registers R4..R15 (stack arguments are not supported)"
-                    ));
+                    let off = stack.next_multiple_of(align.clamp(4, 8));
+                    let word = crate::ir::STACK_ARG_REG as u32 + off / 4;
+                    if word + words as u32 > 256 {
+                        return Err(format!(
+                            "unsupported call to '{name}': more than {} bytes of stack arguments",
+                            4 * (256 - crate::ir::STACK_ARG_REG as u32)
+                        ));
+                    }
+                    stack = off + 4 * words as u32;
+                    params.push((bytes, word as u8));
+                    continue;
                 };
                 taken[first..first + words]
                     .iter_mut()
@@ -67,9 +83,11 @@ impl ExternSig {
             .flatten()
             .flat_map(|d| d.names.iter().map(move |n| decl_size(d, n)))
             .collect();
-        if rets.len() > 1 || rets.iter().any(|&b| b > 8) {
+        // Up to 48 bytes come back in R4..R15 (probes `p3.ptx`, `r32.ptx`, `r48.ptx`); a
+        // wider result goes through a buffer the caller passes (not supported).
+        if rets.len() > 1 || rets.iter().any(|&b| b > MAX_REGISTER_RESULT) {
             return Err(format!(
-                "unsupported call to '{name}': a result wider than 8 bytes, or more than one"
+                "unsupported call to '{name}': a result wider than {MAX_REGISTER_RESULT} bytes (ptxas returns it through a buffer in the caller's frame), or more than one"
             ));
         }
         Ok(ExternSig {
@@ -128,6 +146,19 @@ impl FnBuilder<'_, '_> {
             Some((store, b @ (1 | 2))) => {
                 let v = self.arg_read(store, 0, b, ins.span)?;
                 vec![self.ins().zext(Type::I32, v)]
+            }
+            // A wide result (an aggregate): one word per register, R4 up.
+            Some((store, b)) if b > 8 && b <= MAX_REGISTER_RESULT => {
+                let mut words = Vec::new();
+                for k in 0..b.div_ceil(4) {
+                    words.push(self.read_result_word(
+                        store,
+                        4 * k,
+                        (b - 4 * k).min(4),
+                        ins.span,
+                    )?);
+                }
+                words
             }
             Some((_, b)) => {
                 self.error(ins.span, format!("unsupported {b}-byte result"));
@@ -215,12 +246,20 @@ impl FnBuilder<'_, '_> {
                 self.m.ir.extern_funcs.len() - 1
             }
         } as u32;
+        let wide: Vec<Type>;
         let ret_ty: &[Type] = match sig.ret_bytes {
             0 => &[],
             8 => &[Type::I64],
+            b if b > 8 => {
+                wide = vec![Type::I32; b.div_ceil(4) as usize];
+                &wide
+            }
             _ => &[Type::I32],
         };
         let rets = self.ins().extern_call(callee, &args, &regs, ret_ty);
+        if sig.ret_bytes > 8 {
+            return self.write_wide_result(ins, ret_ops.first(), &rets, sig.ret_bytes);
+        }
         let (Some(dest), Some(&ret)) = (ret_ops.first(), rets.first()) else {
             return Some(());
         };
@@ -252,5 +291,60 @@ impl FnBuilder<'_, '_> {
                 self.write(v, value, false, ins.span)
             }
         }
+    }
+}
+
+impl FnBuilder<'_, '_> {
+    /// Word `at / 4` of a wide result store (`n` bytes of it, 1 to 4), as an i32.
+    fn read_result_word(
+        &mut self,
+        store: usize,
+        at: u32,
+        n: u32,
+        span: Span,
+    ) -> Option<crate::ir::Value> {
+        let v = self.arg_read(store, at, n, span)?;
+        Some(if n < 4 {
+            self.ins().zext(Type::I32, v)
+        } else {
+            v
+        })
+    }
+
+    /// A result of more than 8 bytes (`rets`: its words, R4 up) into the `.param` store the
+    /// call names.
+    fn write_wide_result(
+        &mut self,
+        ins: &Instruction,
+        dest: Option<&Operand>,
+        rets: &[crate::ir::Value],
+        bytes: u32,
+    ) -> Option<()> {
+        let store = match dest {
+            None | Some(Operand::Sink(_)) => return Some(()),
+            Some(Operand::Name(a)) => match self.lookup(a) {
+                Some(Err(Sym::Arg { store })) => Some(store),
+                _ => None,
+            },
+            Some(_) => None,
+        };
+        let Some(store) = store else {
+            self.error(
+                ins.span,
+                format!("a {bytes}-byte result needs a .param variable to receive it"),
+            );
+            return None;
+        };
+        for (k, &w) in rets.iter().enumerate() {
+            let at = 4 * k as u32;
+            let n = (bytes - at).min(4);
+            let v = if n < 4 {
+                self.ins().trunc(int_of_bits(n * 8)?, w)
+            } else {
+                w
+            };
+            self.arg_write(store, at, n, v, ins.span)?;
+        }
+        Some(())
     }
 }
