@@ -401,6 +401,11 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
         abi_version: 7,
         texmode_independent: facts.texmode_independent,
         data_relocs,
+        samplers: module
+            .samplerrefs
+            .iter()
+            .map(|s| (s.name.clone(), s.init))
+            .collect(),
     };
     times.lap("other", &mut t);
     out.cubin = cubin::write(&spec);
@@ -1032,6 +1037,7 @@ fn kernel_spec(
     k.exit_offsets = laid.exit_offsets.clone();
     k.s2r_ctaid_offsets = laid.s2r_ctaid_offsets.clone();
     k.barriers = barrier_count(laid);
+    k.istypep_used = module.istypep_used;
     // EIATTR_CRS_STACK_SIZE from the final code (sm50::crs): the driver sizes the
     // per-warp SSY/PBK/CAL/divergence stack by it.
     let insts: Vec<sm50::Inst> = laid.placed.iter().map(|p| p.inst).collect();

@@ -38,6 +38,7 @@ pub mod occupancy;
 pub mod oracle;
 pub mod ptx;
 pub mod ptxgen;
+pub mod sampler;
 pub mod sim;
 pub mod sm50;
 pub mod surface;

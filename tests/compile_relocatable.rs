@@ -175,6 +175,7 @@ fn calls_become_callgraph_edges_and_externs() {
         symbol_order: None,
         abi_version: 7,
         texmode_independent: false,
+        samplers: Vec::new(),
         data_relocs: Vec::new(),
     });
     let c = cubin::read(&cubin::relocatable(&exec, &[]).unwrap()).unwrap();

@@ -87,6 +87,7 @@ fn base() -> Vec<u8> {
         symbol_order: None,
         abi_version: 7,
         texmode_independent: false,
+        samplers: Vec::new(),
         data_relocs: Vec::new(),
     })
 }

@@ -94,6 +94,7 @@ fn hand_spec(arch: u32, address_bits: u32) -> CubinSpec {
         symbol_order: None,
         abi_version: 7,
         texmode_independent: false,
+        samplers: Vec::new(),
         data_relocs: Vec::new(),
     }
 }

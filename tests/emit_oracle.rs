@@ -198,6 +198,7 @@ fn check_kernel(oracle: &Oracle, name: &str, body: &Body, params: Vec<ParamSpec>
             symbol_order: None,
             abi_version: 7,
             texmode_independent: false,
+            samplers: Vec::new(),
             data_relocs: Vec::new(),
         };
         let bytes = cubin::write(&spec);

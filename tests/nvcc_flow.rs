@@ -450,6 +450,7 @@ fn objects_with_constants_link() {
         symbol_order: None,
         abi_version: 7,
         texmode_independent: false,
+        samplers: Vec::new(),
         data_relocs: Vec::new(),
     });
     let object = leafold::cubin::relocatable(&exec, &["t3".to_string()]).unwrap();

@@ -107,6 +107,10 @@ pub struct CubinSpec {
     /// Relocations of module data (addresses in variables' initializers), one relocation
     /// section each, written in this order after the kernels' code relocations.
     pub data_relocs: Vec<DataRelocs>,
+    /// The module's `.samplerref`s (`.texmode_independent`) in declaration order, each
+    /// named in [`CubinSpec::handles`]: their `EIATTR_SAMPLER_*` records end the module
+    /// `.nv.info` ([`crate::sampler`]).
+    pub samplers: Vec<(String, crate::sampler::SamplerInit)>,
 }
 
 /// The relocations of one module data section: `.rel.<section>` (entries without addend)
@@ -224,6 +228,9 @@ pub struct KernelSpec {
     pub indirect_branch_targets: Vec<BranchTargets>,
     /// Further records (e.g. INT_WARP_WIDE_INSTR_OFFSETS), written after MAXREG_COUNT.
     pub extra_info: Vec<Attribute>,
+    /// The module uses `istypep`: the module `.nv.info` starts with `EIATTR_ISTYPEP_USED`
+    /// (once, when any kernel says so; ptxas 11.8).
+    pub istypep_used: bool,
     /// `.nv.constant2.<k>` literals.
     pub constant2: Option<Vec<u8>>,
     pub relocs: Vec<RelocSpec>,
@@ -265,6 +272,7 @@ impl KernelSpec {
             crs_stack_size: None,
             indirect_branch_targets: Vec::new(),
             extra_info: Vec::new(),
+            istypep_used: false,
             constant2: None,
             relocs: Vec::new(),
             const0_relocs: Vec::new(),
@@ -306,7 +314,7 @@ pub fn write(spec: &CubinSpec) -> Vec<u8> {
     let (shs, strs) = intern_strings(spec, &ks, &data_secs, &ix, &secs, &symbols.syms);
     // 4. Contents.
     symbol_and_string_tables(&mut secs, &ix, &symbols, &shs, &strs);
-    info_sections(&ks, &mut secs, &ix, &symbols);
+    info_sections(spec, &ks, &mut secs, &ix, &symbols);
     relocation_sections(&ks, &mut secs, &ix, &symbols);
     kernel_section_links(&ks, &mut secs, &ix, &symbols);
     // 5. Layout and bytes.
@@ -735,10 +743,19 @@ fn symbol_and_string_tables(
         .collect();
 }
 
-/// Step 4b of `write`: the module's and each kernel's `.nv.info` records, and the
-/// relocation-action table.
-fn info_sections(ks: &[&KernelSpec], secs: &mut [Sec], ix: &SectionIndices, symbols: &Symbols) {
-    let module_info = module_info(ks, &symbols.ksym, |n| symbols.index_of(n));
+/// Step 4b of `write`: the module's and each kernel's `.nv.info` records (the samplers'
+/// records at the end of the module's), and the relocation-action table.
+fn info_sections(
+    spec: &CubinSpec,
+    ks: &[&KernelSpec],
+    secs: &mut [Sec],
+    ix: &SectionIndices,
+    symbols: &Symbols,
+) {
+    let mut module_info = module_info(ks, &symbols.ksym, |n| symbols.index_of(n));
+    for (name, init) in &spec.samplers {
+        module_info.extend(init.info_records(symbols.index_of(name) as u32));
+    }
     secs[ix.info].data = eiattr::encode(&module_info);
     secs[ix.info].link = ix.symtab as u32;
     for (i, k) in ks.iter().enumerate() {
@@ -969,6 +986,13 @@ fn module_info(
     sym_of: impl Fn(&str) -> usize,
 ) -> Vec<Attribute> {
     let mut module_info = Vec::new();
+    if ks.iter().any(|k| k.istypep_used) {
+        module_info.push(Attribute::Other {
+            format: eiattr::Format::Nval,
+            code: EIATTR_ISTYPEP_USED,
+            payload: vec![0, 0],
+        });
+    }
     for (i, k) in ks.iter().enumerate().rev() {
         let sym = ksym[i] as u32;
         module_info.push(Attribute::RegCount {
@@ -1246,9 +1270,13 @@ fn is_desc_size_symbol(info: u8) -> bool {
     info == crate::tex_table::DESC_SIZE_SYMBOL_INFO
 }
 
-/// A `.texref` or `.surfref` symbol's `st_info`: GLOBAL, CUDA symbol type 10 or 12.
+/// `EIATTR_ISTYPEP_USED` (NVAL).
+const EIATTR_ISTYPEP_USED: u8 = 0x22;
+
+/// A `.texref`, `.samplerref` or `.surfref` symbol's `st_info`: GLOBAL, CUDA symbol type
+/// 10, 11 or 12.
 fn is_reference_symbol(info: u8) -> bool {
-    info == 0x1a || info & 0xf == 12
+    info == 0x1a || info == crate::sampler::SAMPLERREF_SYMBOL_INFO || info & 0xf == 12
 }
 
 /// The `.texref` and `.surfref` symbols' names, which ptxas interns after the first
@@ -1261,7 +1289,8 @@ fn reference_handle_names(spec: &CubinSpec) -> impl Iterator<Item = &str> {
 }
 
 /// The names ptxas 11.8 interns (and drops) for a kernel's texture and surface slots,
-/// `$BINDLESS$<kernel>$<ref>`, in slot order, after `_param`.
+/// `$BINDLESS$<kernel>$<ref>`, in slot order, after `_param`; a (texture, sampler) pair's
+/// word (`.texmode_independent`) is `$BINDLESS$<kernel>$<tex>$<sampler>`.
 fn reference_bindless_names(k: &KernelSpec) -> Vec<String> {
     let mut slots: Vec<&RelocSpec> = k
         .const0_relocs
@@ -1271,6 +1300,14 @@ fn reference_bindless_names(k: &KernelSpec) -> Vec<String> {
     slots.sort_by_key(|r| r.offset);
     slots
         .iter()
-        .map(|r| format!("$BINDLESS${}${}", k.name, r.symbol))
+        .map(|r| {
+            let sampler = k.const0_relocs.iter().find(|s| {
+                s.offset == r.offset && s.rtype == crate::sampler::R_CUDA_SAMP_HEADER_INDEX
+            });
+            match sampler {
+                Some(s) => format!("$BINDLESS${}${}${}", k.name, r.symbol, s.symbol),
+                None => format!("$BINDLESS${}${}", k.name, r.symbol),
+            }
+        })
         .collect()
 }

@@ -19,9 +19,23 @@ pub(super) fn texture_records(module: &ir::Module, f: &ir::Function, k: &mut Ker
     if bound.is_empty() {
         return;
     }
-    for (pos, &t) in bound.iter().enumerate().rev() {
+    for (pos, &h) in bound.iter().enumerate().rev() {
+        let offset = u64::from(ir::tex::bound_slot_offset(f, pos));
+        let t = match h {
+            ir::tex::TexHandle::Paired { tex, samp } => {
+                // One word, the sampler's relocation listed first (ptxas 11.8).
+                k.const0_relocs.push(cubin::RelocSpec {
+                    offset,
+                    symbol: module.samplerrefs[samp as usize].name.clone(),
+                    rtype: crate::sampler::R_CUDA_SAMP_HEADER_INDEX,
+                });
+                tex
+            }
+            ir::tex::TexHandle::Bound(t) => t,
+            ir::tex::TexHandle::Bindless => continue,
+        };
         k.const0_relocs.push(cubin::RelocSpec {
-            offset: u64::from(ir::tex::bound_slot_offset(f, pos)),
+            offset,
             symbol: module.texrefs[t as usize].clone(),
             rtype: R_CUDA_TEX_HEADER_INDEX,
         });
@@ -64,23 +78,31 @@ pub(super) fn reference_handles(
 ) -> Vec<(String, u8)> {
     let tex = |k: u32| (module.texrefs[k as usize].clone(), TEXREF_SYMBOL_INFO);
     let surf = |k: u32| (module.surfrefs[k as usize].clone(), SURFREF_SYMBOL_INFO);
+    let samp = |k: u32| sampler_handle(module, k);
     let mut order: Vec<(String, u8)> = Vec::new();
     if let Some(f) = last {
         for &b in &f.layout {
             for &i in &f.blocks[b].insts {
-                let h = match &f.insts[i].data {
+                let hs = match &f.insts[i].data {
                     ir::InstData::Texture {
                         handle: ir::tex::TexHandle::Bound(k),
                         ..
-                    } => tex(*k),
+                    } => vec![tex(*k)],
+                    // The texture, then its sampler (ptxas 11.8).
+                    ir::InstData::Texture {
+                        handle: ir::tex::TexHandle::Paired { tex: t, samp: s },
+                        ..
+                    } => vec![tex(*t), samp(*s)],
                     ir::InstData::Surface { access, .. } => match access.handle {
-                        crate::surface::SurfHandle::Bound(k) => surf(k),
+                        crate::surface::SurfHandle::Bound(k) => vec![surf(k)],
                         _ => continue,
                     },
                     _ => continue,
                 };
-                if !order.contains(&h) {
-                    order.push(h);
+                for h in hs {
+                    if !order.contains(&h) {
+                        order.push(h);
+                    }
                 }
             }
         }
@@ -90,6 +112,8 @@ pub(super) fn reference_handles(
             tex(k as u32)
         } else if let Some(k) = module.surfrefs.iter().position(|s| s == name) {
             surf(k as u32)
+        } else if let Some(k) = module.samplerrefs.iter().position(|s| s.name == *name) {
+            samp(k as u32)
         } else {
             continue;
         };
@@ -100,13 +124,22 @@ pub(super) fn reference_handles(
     // Any reference the declarations did not name (none expected) keeps a symbol.
     let all = (0..module.texrefs.len() as u32)
         .map(tex)
-        .chain((0..module.surfrefs.len() as u32).map(surf));
+        .chain((0..module.surfrefs.len() as u32).map(surf))
+        .chain((0..module.samplerrefs.len() as u32).map(samp));
     for h in all.collect::<Vec<_>>() {
         if !order.contains(&h) {
             order.push(h);
         }
     }
     order
+}
+
+/// The symbol of the module's `k`-th `.samplerref` (name and `st_info`).
+fn sampler_handle(module: &ir::Module, k: u32) -> (String, u8) {
+    (
+        module.samplerrefs[k as usize].name.clone(),
+        crate::sampler::SAMPLERREF_SYMBOL_INFO,
+    )
 }
 
 /// The names of the module-scope variables of `ast`, in declaration order.

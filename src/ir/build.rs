@@ -128,6 +128,7 @@ use super::{
 use crate::error::{Diagnostic, SourceFile, Span};
 use crate::ir::float::{FloatCC, FloatFmt, FloatOp};
 
+mod istypep;
 mod modern;
 mod order;
 mod prefetch;
@@ -410,6 +411,8 @@ enum Sym {
     Arg { store: usize },
     /// A module `.texref` (or `.tex` space) variable: its index in `Module::texrefs`.
     TexRef(u32),
+    /// A module `.samplerref` variable: its index in `Module::samplerrefs`.
+    SamplerRef(u32),
 }
 
 struct ModuleBuilder<'f> {
@@ -968,7 +971,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             Opcode::Suld | Opcode::Sust | Opcode::Sured => return self.surface(ins),
             Opcode::Suq => return self.suq(ins),
             Opcode::Tld4 => return self.tld4(ins),
-            Opcode::Istypep => "leafold does not lower textures or surfaces",
+            Opcode::Istypep => return self.istypep(ins),
             Opcode::Atom | Opcode::Red => return self.atomic(ins),
             Opcode::Vote => return self.vote(ins),
             Opcode::Redux | Opcode::Match | Opcode::Elect => return self.collective(ins),

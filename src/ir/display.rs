@@ -512,6 +512,10 @@ pub(crate) fn write_inst(
                     write!(f, " [{}]", args[0])?;
                     &args[1..]
                 }
+                super::tex::TexHandle::Paired { tex, samp } => {
+                    write!(f, " tex{tex} samp{samp}")?;
+                    &args[..]
+                }
             };
             for a in coords {
                 write!(f, ", {a}")?;

@@ -517,6 +517,7 @@ pub fn run_in(module: &Module, func: &Function, launch: &Launch) -> Result<RunOu
                     cta_index: cx + launch.grid[0] * (cy + launch.grid[1] * cz),
                     shared_vars: &shared_vars,
                     texrefs: &module.texrefs,
+                    samplerrefs: &module.samplerrefs,
                     surf_index: &surf_index,
                 };
                 let (shared, locals, undefined) = run_cta(&ctx, &mut mem, &mut steps)?;
@@ -810,6 +811,8 @@ struct Ctx<'a> {
     shared_vars: &'a [std::ops::Range<u64>],
     /// The module's `.texref` names (`InstData::Texture` of a bound texture indexes them).
     texrefs: &'a [String],
+    /// The module's `.samplerref`s (`TexHandle::Paired` indexes them).
+    samplerrefs: &'a [crate::sampler::SamplerRef],
     /// For each module `.surfref`, the launch surface bound to it.
     surf_index: &'a [Option<usize>],
 }

@@ -101,6 +101,12 @@ pub struct Module {
     /// Module-scope `.surfref` names, in declaration order
     /// ([`crate::surface::SurfHandle::Bound`] indexes this).
     pub surfrefs: Vec<String>,
+    /// The module's `.samplerref` variables in declaration order
+    /// ([`tex::TexHandle::Paired`] indexes this list; `.texmode_independent`).
+    pub samplerrefs: Vec<crate::sampler::SamplerRef>,
+    /// A function of the module has an `istypep` (the cubin then says so,
+    /// `EIATTR_ISTYPEP_USED`).
+    pub istypep_used: bool,
     /// The bodiless functions [`InstData::ExternCall`] names (by index), in first-call order.
     pub extern_funcs: Vec<String>,
     /// The `.func`s compiled as real subroutines ([`Function::subroutine`]; recursive ones),

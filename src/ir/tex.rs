@@ -277,6 +277,16 @@ pub enum TexHandle {
     Bound(u32),
     /// The texture object in the instruction's first operand (`i64`).
     Bindless,
+    /// `.texmode_independent`: a module `.texref` (index in `Module::texrefs`) read through
+    /// a module `.samplerref` (index in `Module::samplerrefs`); the pair has one slot word.
+    Paired { tex: u32, samp: u32 },
+}
+
+impl TexHandle {
+    /// Bound by a word of constant bank 0 after the parameters ([`bound_textures`]).
+    pub fn is_bound(self) -> bool {
+        !matches!(self, TexHandle::Bindless)
+    }
 }
 
 /// The module `.texref`s `f` reads, by index in `Module::texrefs`, in the order of their
@@ -284,17 +294,16 @@ pub enum TexHandle {
 /// of constant bank 0 after the parameters in this order, where the driver writes the
 /// texture's header index (`R_CUDA_TEX_HEADER_INDEX`); `TEXS`/`TLDS`/`TXQ` name that word by
 /// its index (byte offset / 4).
-pub fn bound_textures(f: &super::Function) -> Vec<u32> {
-    let mut out: Vec<u32> = Vec::new();
+///
+/// In `.texmode_independent` each (texture, sampler) pair ([`TexHandle::Paired`]) is one
+/// entry, in the same first-use order (ptxas 11.8).
+pub fn bound_textures(f: &super::Function) -> Vec<TexHandle> {
+    let mut out: Vec<TexHandle> = Vec::new();
     for &b in &f.layout {
         for &i in &f.blocks[b].insts {
-            if let super::InstData::Texture {
-                handle: TexHandle::Bound(k),
-                ..
-            } = f.insts[i].data
-            {
-                if !out.contains(&k) {
-                    out.push(k);
+            if let super::InstData::Texture { handle, .. } = f.insts[i].data {
+                if handle.is_bound() && !out.contains(&handle) {
+                    out.push(handle);
                 }
             }
         }
@@ -352,24 +361,32 @@ pub fn eval(
     handle: TexHandle,
     args: &[u64],
     texrefs: &[String],
+    samplers: &[crate::sampler::SamplerRef],
     bindings: &crate::texture::TextureBindings,
 ) -> Result<[u32; 4], String> {
+    use std::borrow::Cow;
+    let named = |k: u32| {
+        let name = texrefs
+            .get(k as usize)
+            .ok_or_else(|| format!("texture {k} is not declared"))?;
+        bindings
+            .by_name(name)
+            .ok_or_else(|| format!("texture '{name}' is not bound in the launch"))
+    };
     let (tex, coords) = match handle {
-        TexHandle::Bound(k) => {
-            let name = texrefs
-                .get(k as usize)
-                .ok_or_else(|| format!("texture {k} is not declared"))?;
-            let t = bindings
-                .by_name(name)
-                .ok_or_else(|| format!("texture '{name}' is not bound in the launch"))?;
-            (t, args)
-        }
+        TexHandle::Bound(k) => (Cow::Borrowed(named(k)?), args),
         TexHandle::Bindless => {
             let h = args[0];
             let t = bindings
                 .by_handle(h)
                 .ok_or_else(|| format!("no texture object has handle {h:#x}"))?;
-            (t, &args[1..])
+            (Cow::Borrowed(t), &args[1..])
+        }
+        TexHandle::Paired { tex, samp } => {
+            let s = samplers
+                .get(samp as usize)
+                .ok_or_else(|| format!("sampler {samp} is not declared"))?;
+            (Cow::Owned(s.init.texture(named(tex)?)?), args)
         }
     };
     let word = |k: usize| coords.get(k).map_or(0, |&v| v as u32);
@@ -554,10 +571,12 @@ pub fn texture_needs(
                 continue;
             };
             let (name, object) = match handle {
-                TexHandle::Bound(k) => match module.texrefs.get(k as usize) {
-                    Some(n) => (n.clone(), false),
-                    None => continue,
-                },
+                TexHandle::Bound(k) | TexHandle::Paired { tex: k, .. } => {
+                    match module.texrefs.get(k as usize) {
+                        Some(n) => (n.clone(), false),
+                        None => continue,
+                    }
+                }
                 TexHandle::Bindless => match handle_source(f, args[0]) {
                     Some(name) => (name, true),
                     None => continue,

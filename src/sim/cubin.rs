@@ -98,6 +98,17 @@ fn texture_slots(file: &crate::cubin::Cubin, name: &str, info: &mut KernelInfo) 
         if r.rtype == TEX_HEADER_INDEX {
             info.textures.push((r.offset as u32, r.symbol.clone()));
         }
+        if r.rtype == crate::sampler::R_CUDA_SAMP_HEADER_INDEX {
+            // A sampler the module's records do not describe reads as one without an
+            // initializer (every field the texture's own).
+            let init = spec
+                .samplers
+                .iter()
+                .find(|(n, _)| *n == r.symbol)
+                .map(|&(_, s)| s)
+                .unwrap_or_default();
+            info.samplers.push((r.offset as u32, init));
+        }
     }
     if !info.textures.is_empty() {
         info.param_size = k.param_bytes();

@@ -267,6 +267,8 @@ pub(super) struct Sim<'a> {
     timing: Option<Clocks>,
     /// The bound textures' slots ([`KernelInfo::textures`]).
     pub(super) textures: &'a [(u32, String)],
+    /// The samplers of the bound (texture, sampler) pairs' slots ([`KernelInfo::samplers`]).
+    pub(super) samplers: &'a [(u32, crate::sampler::SamplerInit)],
     /// The bound surfaces' slots ([`KernelInfo::surface_slots`]; `TXQ` on one is `suq`).
     pub(super) surface_slots: &'a [(u32, String)],
     /// What the system functions keep over the launch (printf records, the heap).
@@ -423,6 +425,7 @@ fn run_inner(
         deps,
         timing: timing.take(),
         textures: &info.textures,
+        samplers: &info.samplers,
         surface_slots: &info.surface_slots,
         sys: crate::sysfn::state_for_launch(launch),
     };

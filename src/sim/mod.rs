@@ -272,6 +272,11 @@ pub struct KernelInfo {
     /// one of these reads `Launch::textures` by that name; any other slot word holds a
     /// texture object's handle (a `.u64` parameter's low word).
     pub textures: Vec<(u32, String)>,
+    /// The words of [`textures`](Self::textures) that are a (texture, sampler) pair of
+    /// `.texmode_independent` (also relocated with `R_CUDA_SAMP_HEADER_INDEX`), as (byte
+    /// offset, the sampler's `EIATTR_SAMPLER_INIT` state, [`crate::sampler`]): a fetch
+    /// through one reads the texture with the sampler's modes.
+    pub samplers: Vec<(u32, crate::sampler::SamplerInit)>,
     /// Words of bank 0 that hold a `.surfref`'s handle (`R_CUDA_SURF_HEADER_INDEX`), as
     /// (byte offset, surfref name): the launch fills in the index of the surface of that
     /// name ([`crate::surface`]).

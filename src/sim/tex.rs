@@ -102,17 +102,24 @@ fn components(mask: u64, two_pairs: bool) -> Option<&'static [usize]> {
 impl Sim<'_> {
     /// The texture of slot word `tid` for `lane` (a handle word may differ per lane only
     /// in theory: it is a constant-bank word).
-    fn slot_texture(&mut self, i: &Inst, addr: u64) -> Result<&Texture, SimError> {
+    /// A (texture, sampler) pair's word reads the texture with the sampler's modes
+    /// ([`crate::sampler`]).
+    fn slot_texture(&mut self, i: &Inst, addr: u64) -> Result<Texture, SimError> {
         let byte = f(i, Field::Tid) * 4;
         if let Some((_, name)) = self.textures.iter().find(|(o, _)| u64::from(*o) == byte) {
-            return self.launch.textures.by_name(name).ok_or_else(|| {
+            let t = self.launch.textures.by_name(name).ok_or_else(|| {
                 SimError::BadLaunch(format!("texture '{name}' is not bound in the launch"))
-            });
+            })?;
+            return match self.samplers.iter().find(|(o, _)| u64::from(*o) == byte) {
+                Some((_, s)) => s.texture(t).map_err(SimError::BadLaunch),
+                None => Ok(t.clone()),
+            };
         }
         let handle = u64::from(self.mem.const32(addr, 0, byte)?);
         self.launch
             .textures
             .by_handle(handle)
+            .cloned()
             .ok_or_else(|| SimError::BadLaunch(format!("no texture object has handle {handle:#x}")))
     }
 
@@ -136,7 +143,7 @@ impl Sim<'_> {
                 return self.surface_queried(h);
             }
         }
-        Ok(Queried::Texture(self.slot_texture(i, addr)?.clone()))
+        Ok(Queried::Texture(self.slot_texture(i, addr)?))
     }
 
     fn surface_queried(&self, h: u64) -> Result<Queried, SimError> {
@@ -171,7 +178,7 @@ impl Sim<'_> {
             }
             return Ok(());
         }
-        let tex = self.slot_texture(i, addr)?.clone();
+        let tex = self.slot_texture(i, addr)?;
         if matches!(i.form, Form::TEX | Form::TLD_I) {
             return self.texture_general(w, i, addr, exec, Some(&tex));
         }
@@ -366,7 +373,7 @@ impl Sim<'_> {
         exec: u32,
     ) -> Result<(), SimError> {
         let bound = if i.form == Form::TXD_I {
-            Some(self.slot_texture(i, addr)?.clone())
+            Some(self.slot_texture(i, addr)?)
         } else {
             None
         };
@@ -491,7 +498,7 @@ impl Sim<'_> {
         let bound = if bindless {
             None
         } else {
-            Some(self.slot_texture(i, addr)?.clone())
+            Some(self.slot_texture(i, addr)?)
         };
         use tld4::dim::{ARRAY_2D, ARRAY_CUBE, CUBE, V2D};
         let (offset, depth, dim) = if scalar {

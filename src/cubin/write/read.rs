@@ -107,6 +107,7 @@ impl CubinSpec {
             symbol_order: Some(c.symbols.iter().skip(1).map(|y| y.name.clone()).collect()),
             abi_version: c.header.abi_version,
             texmode_independent: c.header.flags & 0x200 != 0,
+            samplers: crate::sampler::from_cubin(c),
             data_relocs: c
                 .relocations
                 .iter()
@@ -196,6 +197,7 @@ fn kernel_spec_of(c: &Cubin, k: &super::super::Kernel) -> KernelSpec {
         min_stack_size: k.min_stack_size.unwrap_or(0),
         max_stack_size: k.max_stack_size.unwrap_or(0),
         barriers: k.barriers,
+        istypep_used: c.info.iter().any(|a| a.code() == 0x22),
         max_reg_count: k
             .info
             .iter()

@@ -61,6 +61,9 @@ impl ModuleBuilder<'_> {
         if v.ty != ast::Type::SurfRef && (v.ty == ast::Type::TexRef || v.space == StateSpace::Tex) {
             return Some(self.declare_texref(d));
         }
+        if v.ty == ast::Type::SamplerRef && v.space == StateSpace::Global {
+            return self.declare_samplerref(d);
+        }
         if v.ty.kind() == TypeKind::Opaque {
             return Some(Sym::Opaque("texture, sampler and surface references"));
         }

@@ -34,9 +34,91 @@ impl ModuleBuilder<'_> {
         self.ir.texrefs.push(d.name.text.to_string());
         Sym::TexRef(k)
     }
+
+    /// A module `.samplerref` and its initializer (`{ addr_mode_0 = wrap, ... }`): the next
+    /// entry of `Module::samplerrefs` ([`crate::sampler`]). A field ptxas would not take is
+    /// an error at the field.
+    pub(super) fn declare_samplerref(&mut self, d: &ast::Declarator) -> Option<Sym> {
+        use crate::sampler::{FieldValue, SamplerInit, SamplerRef};
+        let mut init = SamplerInit::default();
+        match &d.init {
+            None => {}
+            Some(ast::Init::Fields(fields, _)) => {
+                for (name, value) in fields {
+                    let v = match value {
+                        ast::FieldValue::Word(w) => FieldValue::Word(&w.text),
+                        ast::FieldValue::Int(i) => FieldValue::Int(*i),
+                    };
+                    if let Err(e) = init.set(&name.text, v) {
+                        self.error(name.span, e);
+                        return None;
+                    }
+                }
+            }
+            Some(other) => {
+                self.error(
+                    other.span(),
+                    "a .samplerref takes { field = value, ... } as its initializer",
+                );
+                return None;
+            }
+        }
+        let k = self.ir.samplerrefs.len() as u32;
+        self.ir.samplerrefs.push(SamplerRef {
+            name: d.name.text.to_string(),
+            init,
+        });
+        Some(Sym::SamplerRef(k))
+    }
 }
 
 impl FnBuilder<'_, '_> {
+    /// The operands `t, s` of `[t, s, ...]` (`.texmode_independent`): a module `.texref`
+    /// and a module `.samplerref`, one bound pair ([`TexHandle::Paired`]). Texture and
+    /// sampler handles in registers (ptxas combines them with `SHL`/`BFI` for `TEX.B`) are
+    /// refused.
+    fn tex_sampler_pair(&mut self, t: &Operand, s: &Operand) -> Option<TexHandle> {
+        let look = |b: &mut Self, op: &Operand| match op {
+            Operand::Name(n) => b.lookup(n),
+            _ => None,
+        };
+        match (look(self, t), look(self, s)) {
+            (Some(Err(Sym::TexRef(tex))), Some(Err(Sym::SamplerRef(samp)))) => {
+                Some(TexHandle::Paired { tex, samp })
+            }
+            (_, Some(Err(Sym::SamplerRef(_)))) => {
+                self.error(
+                    t.span(),
+                    "leafold pairs a .samplerref with a module .texref only (a texture \
+                     handle in a register with a sampler is not lowered)",
+                );
+                None
+            }
+            _ => {
+                self.error(
+                    s.span(),
+                    "leafold takes a module .samplerref as the sampler operand (sampler \
+                     handles in registers, which ptxas merges into the texture handle with \
+                     SHL/BFI, are not lowered)",
+                );
+                None
+            }
+        }
+    }
+
+    /// The texture of a fetch `[t, c]` or `[t, s, c]` ([`tex_handle`](Self::tex_handle),
+    /// [`tex_sampler_pair`](Self::tex_sampler_pair)).
+    fn fetch_handle(
+        &mut self,
+        t: &Operand,
+        samp: Option<&Operand>,
+    ) -> Option<(TexHandle, Option<Value>)> {
+        match samp {
+            Some(s) => Some((self.tex_sampler_pair(t, s)?, None)),
+            None => self.tex_handle(t),
+        }
+    }
+
     /// The texture operand `t` of `[t, ...]`: a bound `.texref` or a bindless handle.
     fn tex_handle(&mut self, op: &Operand) -> Option<(TexHandle, Option<Value>)> {
         if let Operand::Name(n) = op {
@@ -108,7 +190,7 @@ impl FnBuilder<'_, '_> {
             );
         }
         let ops = &ins.operands[..];
-        let (t, items, span) = self.tex_operands(ins, 5)?;
+        let (t, samp, items, span) = self.tex_operands(ins, 5)?;
         // PTX before ISA 2.x (and ptxas 11.8 still) takes four coordinates for every shape;
         // the ones past the shape's are ignored.
         if items.len() != shape.ptx_vector_len() && items.len() != 4 {
@@ -123,7 +205,7 @@ impl FnBuilder<'_, '_> {
             );
             return None;
         }
-        let (handle, h) = self.tex_handle(t)?;
+        let (handle, h) = self.fetch_handle(t, samp)?;
         let mut args: Vec<Value> = h.into_iter().collect();
         for (k, c) in items.iter().enumerate() {
             // The layer index of an array shape is always an integer (`.u32`).
@@ -159,6 +241,18 @@ impl FnBuilder<'_, '_> {
                 depth,
             }
         };
+        if matches!(handle, TexHandle::Paired { .. })
+            && shape == TexShape::D1
+            && !matches!(op, TexOp::Sample { .. })
+        {
+            // ptxas keeps a paired 1D fetch 1D; leafold's options forms read 1D as 2D,
+            // where the sampler's addr_mode_1 would change the result.
+            return self.unsupported(
+                ins,
+                "leafold does not lower tex.1d with a level, gradients, offsets or a \
+                 depth reference through a texture and a sampler",
+            );
+        }
         self.texture_results(&ops[0], op, handle, &args, result)
     }
 
@@ -168,7 +262,7 @@ impl FnBuilder<'_, '_> {
         &mut self,
         ins: &'i Instruction,
         max: usize,
-    ) -> Option<(&'i Operand, Vec<&'i Operand>, Span)> {
+    ) -> Option<(&'i Operand, Option<&'i Operand>, Vec<&'i Operand>, Span)> {
         if !(2..=max).contains(&ins.operands.len()) {
             self.unsupported(ins, "expected d, [t, c] and the optional operands");
             return None;
@@ -177,19 +271,22 @@ impl FnBuilder<'_, '_> {
             self.unsupported(ins, "expected [texture, {coordinates}]");
             return None;
         };
-        let [t, coords] = &targs[..] else {
-            self.unsupported(
-                ins,
-                "leafold lowers texture fetches with a texture and coordinates only \
-                 (no sampler operand)",
-            );
-            return None;
+        let (t, samp, coords) = match &targs[..] {
+            [t, coords] => (t, None, coords),
+            [t, s, coords] => (t, Some(s), coords),
+            _ => {
+                self.unsupported(
+                    ins,
+                    "expected [texture, {coordinates}] or [texture, sampler, {coordinates}]",
+                );
+                return None;
+            }
         };
         let items: Vec<&Operand> = match coords {
             Operand::Vector(items, _) => items.iter().collect(),
             one => vec![one],
         };
-        Some((t, items, *span))
+        Some((t, samp, items, *span))
     }
 
     /// The `InstData::Texture` of a fetch, its four results written to the `.v4`
@@ -337,7 +434,7 @@ impl FnBuilder<'_, '_> {
             return self.unsupported(ins, "tld4 needs .v4");
         }
         let ops = &ins.operands[..];
-        let (t, items, span) = self.tex_operands(ins, 4)?;
+        let (t, samp, items, span) = self.tex_operands(ins, 4)?;
         if items.len() != shape.ptx_vector_len() {
             self.error(
                 span,
@@ -350,7 +447,7 @@ impl FnBuilder<'_, '_> {
             );
             return None;
         }
-        let (handle, h) = self.tex_handle(t)?;
+        let (handle, h) = self.fetch_handle(t, samp)?;
         let mut args: Vec<Value> = h.into_iter().collect();
         for (k, c) in items.iter().take(shape.coords()).enumerate() {
             let it = if shape.is_array() && k == 0 {

@@ -382,9 +382,15 @@ impl Thread {
             InstData::Texture { op, handle, args } => {
                 // The texture model (`crate::texture`) through the launch's bindings.
                 let vals: SmallVec<[u64; 4]> = args.iter().map(|&a| self.get(a)).collect();
-                let words =
-                    super::super::tex::eval(*op, *handle, &vals, ctx.texrefs, &ctx.launch.textures)
-                        .map_err(EvalError::BadLaunch)?;
+                let words = super::super::tex::eval(
+                    *op,
+                    *handle,
+                    &vals,
+                    ctx.texrefs,
+                    ctx.samplerrefs,
+                    &ctx.launch.textures,
+                )
+                .map_err(EvalError::BadLaunch)?;
                 for (k, &r) in node.results.iter().enumerate() {
                     self.set(r, u64::from(words[k]), Type::I32);
                 }

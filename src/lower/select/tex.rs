@@ -75,11 +75,11 @@ impl<'a> Lowerer<'a> {
     /// texture object in a register (not a kernel parameter: the `.B` forms).
     fn tex_slot(&mut self, handle: TexHandle, args: &[Value]) -> Result<Option<u64>, LowerError> {
         let byte = match handle {
-            TexHandle::Bound(k) => {
+            TexHandle::Bound(_) | TexHandle::Paired { .. } => {
                 let order = tex::bound_textures(self.f);
-                let Some(pos) = order.iter().position(|&t| t == k) else {
+                let Some(pos) = order.iter().position(|&t| t == handle) else {
                     return Err(LowerError::Internal(format!(
-                        "texture {k} missing from the kernel's bound textures"
+                        "texture {handle:?} missing from the kernel's bound textures"
                     )));
                 };
                 tex::bound_slot_offset(self.f, pos)
@@ -156,7 +156,7 @@ impl<'a> Lowerer<'a> {
             return self.lower_txq_table(results[0], q, slot, args.first().copied());
         }
         let coords = match handle {
-            TexHandle::Bound(_) => args,
+            TexHandle::Bound(_) | TexHandle::Paired { .. } => args,
             TexHandle::Bindless => &args[1..],
         };
         if let Some(shape) = cube::cube_shape(op) {
@@ -183,6 +183,9 @@ impl<'a> Lowerer<'a> {
         let Some(tid) = slot else {
             return self.lower_tex_bindless(results, op, args[0], coords);
         };
+        if let TexHandle::Paired { .. } = handle {
+            return self.lower_tex_paired(results, op, coords, tid);
+        }
         match op {
             TexOp::Query(q) => self.lower_txq(results[0], q, tid, Part::Zero),
             TexOp::QueryLevel(q) => {
@@ -645,17 +648,49 @@ impl<'a> Lowerer<'a> {
         int_coords: bool,
         ra: Loc,
         tid: u64,
+        dim: u64,
     ) -> Result<(), LowerError> {
         let (comps, mask) = self.tex_mask4(results);
         let form = if int_coords { Form::TLD_I } else { Form::TEX };
-        // dim 1 = ARRAY_1D; lod 0 is TEX's plain form and TLD's .LZ.
+        // dim 1 = ARRAY_1D, 0 = 1D; lod 0 is TEX's plain form and TLD's .LZ.
         let inst = sm50::Inst::new(form)
             .with(Field::Tid, tid)
-            .with(Field::Dim, 1)
+            .with(Field::Dim, dim)
             .with(Field::Mask, mask)
             .with(Field::Lod, 0);
         self.tex_push(inst, results, &comps, false, ra, None);
         Ok(())
+    }
+
+    /// A fetch through a (texture, sampler) pair of `.texmode_independent`: as a bound
+    /// `.texref`'s, except that a float 1D fetch stays `TEX ... 1D` with `ra = x` (ptxas
+    /// 11.8; unified mode reads it as 2D `{x, 0}` with `TEXS`, which the sampler's
+    /// `addr_mode_1` could change).
+    fn lower_tex_paired(
+        &mut self,
+        results: &[Value],
+        op: TexOp,
+        coords: &[Value],
+        tid: u64,
+    ) -> Result<(), LowerError> {
+        match op {
+            TexOp::Sample {
+                shape: TexShape::D1,
+                int_coords: false,
+                ..
+            } => {
+                let ra = self.reg(coords[0])?;
+                self.lower_tex_general(results, false, ra, tid, 0)
+            }
+            TexOp::Sample {
+                shape, int_coords, ..
+            } => self.lower_tex_sample(results, shape, int_coords, coords, tid),
+            _ => Err(self.unsupported(
+                "this fetch through a texture and a sampler (leafold lowers tex and tld4 \
+                 without options on a .texref/.samplerref pair)"
+                    .to_string(),
+            )),
+        }
     }
 
     /// A texture object in a register, as ptxas 11.8 writes it: `TEX.B` (float
@@ -797,7 +832,7 @@ impl<'a> Lowerer<'a> {
                 let layer = Part::At(self.tex_layer(coords[0])?);
                 let x = at(self, coords[1])?;
                 let ra = self.tex_vec(&[layer, x])?;
-                return self.lower_tex_general(results, int_coords, ra, tid);
+                return self.lower_tex_general(results, int_coords, ra, tid, 1);
             }
             (TexShape::Cube | TexShape::ACube, _) => {
                 return Err(LowerError::Internal("cube tex is tex::cube's".into()))
