@@ -1,0 +1,362 @@
+//! Colouring the webs ([`colour`]): in: a [`NameProg`] and its [`Webs`]; out: a base
+//! register for every access, or `None` when more than `max_regs` are needed; then
+//! [`improve_banks`] moves webs to registers of fewer bank conflicts. The rules are in the
+//! parent module's essay.
+
+use super::*;
+
+#[cfg(test)]
+thread_local! {
+    /// Tests set this to make [`colour`] return a wrong colouring (one web moved onto an
+    /// interfering web's register), which the checker must catch.
+    pub(in crate::machinst) static CORRUPT: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// A colouring of `webs`: the base register of every access (of the `NameProg` the webs were
+/// built from), and the register count
+/// (highest register + 1, at least 2), or `None` if the greedy colouring does not fit below
+/// `max_regs`. `precolour[name]` pins every web of a name (the names of fixed registers).
+/// `hint`: how many registers the code may take without harm: the colouring then spreads
+/// values over up to that many (see [`colour_spread`]), but never over so many that fewer
+/// warps fit on an SM than with the fewest registers it found.
+pub(in crate::machinst) fn colour(
+    webs: &Webs,
+    precolour: &[Option<u8>],
+    max_regs: u8,
+    hint: u32,
+    save_cost: &[u64; 4],
+) -> Option<(Vec<u8>, u32)> {
+    let nw = webs.name.len();
+    let width = |w: usize| webs.width[w] as usize;
+    let pinned = |w: usize| precolour.get(webs.name[w] as usize).copied().flatten();
+    let mut by_first: Vec<usize> = (0..nw).collect();
+    by_first.sort_by_key(|&w| (pinned(w).is_none(), webs.first[w]));
+    let mut widest: Vec<usize> = by_first.clone();
+    let order_first = by_first.clone();
+    let by_first = &order_first;
+    widest.sort_by_key(|&w| {
+        (
+            pinned(w).is_none(),
+            std::cmp::Reverse(width(w)),
+            webs.first[w],
+        )
+    });
+    let mut best: Option<(Vec<u8>, u32)> = None;
+    for order in [by_first.clone(), widest] {
+        let Some(c) = colour_in(webs, &order, &pinned, max_regs) else {
+            continue;
+        };
+        let top = (0..nw)
+            .map(|w| c[w] as u32 + width(w) as u32)
+            .max()
+            .unwrap_or(0)
+            .max(2);
+        if best.as_ref().map_or(true, |(_, t)| top < *t) {
+            best = Some((c, top));
+        }
+    }
+    #[allow(unused_mut)]
+    let (mut c, top) = best?;
+    // The same number of registers, each web taking the free register left longest ago: a
+    // register rewritten soon after its last read or write ties the scheduler's hands
+    // (a write waits for the reads of the previous value), packing every web into the lowest
+    // free register made that the rule.
+    // The spread colouring may take more registers than the least found, up to `hint` (what
+    // the allocation would use otherwise), but never so many that fewer warps fit on an SM.
+    let limit = same_occupancy(top).min(max_regs as u32);
+    let mut budget = hint.clamp(top, limit.max(top));
+    #[allow(unused_mut)]
+    let (mut c, top) = loop {
+        if let Some(s) = colour_spread(webs, by_first, &pinned, budget, save_cost) {
+            let used = (0..nw)
+                .map(|w| s[w] as u32 + width(w) as u32)
+                .max()
+                .unwrap_or(0)
+                .max(2);
+            break (s, used);
+        }
+        budget += 1;
+        if budget > limit {
+            break (c, top);
+        }
+    };
+    improve_banks(webs, &mut c, &pinned, top, save_cost);
+    #[cfg(test)]
+    if CORRUPT.with(|x| x.get()) {
+        if let Some((w, n)) = (0..nw)
+            .filter(|&w| pinned(w).is_none())
+            .find_map(|w| webs.adj[w].first().map(|&n| (w, n as usize)))
+        {
+            c[w] = c[n] - c[n] % width(w) as u8;
+        }
+    }
+    let per_acc = webs.of_acc.iter().map(|&w| c[w as usize]).collect();
+    Some((per_acc, top))
+}
+
+/// After the greedy colouring (which sees only the webs coloured before each one): move each
+/// web whose instructions read one bank twice to the free register below `top` where they do
+/// least, when that is strictly less; two passes. Pinned webs stay, and so do webs that share
+/// a register with a copy partner or a part-copy end (moving one would bring its copy back).
+/// Free means: no interfering web there (`adj`), aligned, and allowed by [`Webs::parts`].
+fn improve_banks(
+    webs: &Webs,
+    c: &mut [u8],
+    pinned: &dyn Fn(usize) -> Option<u8>,
+    top: u32,
+    save_cost: &[u64; 4],
+) {
+    let width = |w: usize| webs.width[w] as usize;
+    let cost = |c: &[u8], w: usize, base: usize| -> u32 {
+        let mut bank_reads = [0u32; 4];
+        for &o in &webs.co_reads[w] {
+            let b = c[o as usize] as usize;
+            for r in b..b + width(o as usize) {
+                bank_reads[r % 4] += 1;
+            }
+        }
+        (base..base + width(w)).map(|r| bank_reads[r % 4]).sum()
+    };
+    for _ in 0..2 {
+        for w in 0..c.len() {
+            if pinned(w).is_some() || webs.co_reads[w].is_empty() {
+                continue;
+            }
+            let now = cost(c, w, c[w] as usize);
+            let shares = webs.partners[w].iter().any(|&p| c[p as usize] == c[w])
+                || webs.parts[w]
+                    .iter()
+                    .any(|&(o, off)| i32::from(c[w]) == i32::from(c[o as usize]) + i32::from(off));
+            if now == 0 || shares {
+                continue;
+            }
+            let mut busy = [0u64; 4];
+            busy[0] |= 1 << 1;
+            for &n in &webs.adj[w] {
+                let b = c[n as usize] as usize;
+                for r in b..b + width(n as usize) {
+                    busy[r / 64] |= 1 << (r % 64);
+                }
+            }
+            let wd = width(w);
+            let parts_ok = |base: usize| {
+                webs.parts[w].iter().all(|&(o, off)| {
+                    let (b, ow) = (i32::from(c[o as usize]), width(o as usize) as i32);
+                    let base = base as i32;
+                    let overlap = base < b + ow && b < base + wd as i32;
+                    !overlap || base == b + i32::from(off)
+                })
+            };
+            // A register with a save cost that no web has yet would add a save.
+            let paid = if save_cost.iter().any(|&m| m != 0) {
+                taken_mask(webs, c)
+            } else {
+                [0; 4]
+            };
+            let new_save = |b: usize| {
+                (b..b + wd).any(|r| {
+                    let bit = 1 << (r % 64);
+                    save_cost[r / 64] & bit != 0 && paid[r / 64] & bit == 0
+                })
+            };
+            let best = (0..top as usize)
+                .step_by(wd)
+                .filter(|&b| {
+                    b + wd <= top as usize
+                        && (b..b + wd).all(|r| busy[r / 64] & (1 << (r % 64)) == 0)
+                        && parts_ok(b)
+                        && !new_save(b)
+                })
+                .map(|b| (cost(c, w, b), b))
+                .min();
+            if let Some((k, b)) = best {
+                if k < now {
+                    c[w] = b as u8;
+                }
+            }
+        }
+    }
+}
+
+/// The most registers per thread that keep as many warps resident per SM as `regs` do, as far
+/// as registers decide it (compute capability 5.x, see `crate::occupancy`: 16,384 registers
+/// per sub-partition, 4 sub-partitions, whole warps, `regs * 32` rounded up to 256 per warp,
+/// at most 64 warps).
+fn same_occupancy(regs: u32) -> u32 {
+    let warps = |r: u32| (4 * (16_384 / ((r * 32).div_ceil(256) * 256))).min(64);
+    let w = warps(regs.max(1));
+    let mut r = regs;
+    while r < 255 && warps(r + 1) == w {
+        r += 1;
+    }
+    r
+}
+
+/// Greedy colouring in `order` below `top` registers, each web (but for a free copy partner's
+/// register) in the free aligned register whose previous webs ended earliest in the code;
+/// `None` when a web finds no register.
+fn colour_spread(
+    webs: &Webs,
+    order: &[usize],
+    pinned: &dyn Fn(usize) -> Option<u8>,
+    top: u32,
+    save_cost: &[u64; 4],
+) -> Option<Vec<u8>> {
+    const UNSET: u16 = u16::MAX;
+    let mut c = vec![UNSET; webs.name.len()];
+    // per register, the last access of the webs given it so far (0: none)
+    let mut ended = [0u32; 256];
+    let give = |c: &mut Vec<u16>, ended: &mut [u32; 256], w: usize, base: usize| {
+        c[w] = base as u16;
+        let width = webs.width[w] as usize;
+        for e in ended.iter_mut().skip(base).take(width) {
+            *e = (*e).max(webs.last[w] + 1);
+        }
+    };
+    // Registers with a save cost that no web has taken yet: taking one adds a save
+    // (`AllocOptions::save_cost`), so a web goes there only when nothing else is free.
+    let new_saves = |ended: &[u32; 256], b: usize, width: usize| {
+        (b..b + width)
+            .filter(|&r| save_cost[r / 64] & (1 << (r % 64)) != 0 && ended[r] == 0)
+            .count()
+    };
+    for &w in order {
+        if let Some(p) = pinned(w) {
+            give(&mut c, &mut ended, w, p as usize);
+        }
+    }
+    for &w in order {
+        if pinned(w).is_some() {
+            continue;
+        }
+        let width = webs.width[w] as usize;
+        let busy = neighbours_busy(webs, &c, w);
+        let free = |base: usize| {
+            base % width == 0
+                && base + width <= top as usize
+                && (base..base + width).all(|r| busy[r / 64] & (1 << (r % 64)) == 0)
+                && parts_allow(webs, &c, w, base)
+        };
+        let partner = webs.partners[w]
+            .iter()
+            .map(|&p| c[p as usize])
+            .chain(part_bases(webs, &c, w))
+            .find(|&b| b != UNSET && free(b as usize));
+        // per bank, the registers of coloured webs that instructions read together with `w`
+        let mut bank_reads = [0u32; 4];
+        for &o in &webs.co_reads[w] {
+            let b = c[o as usize];
+            if b != UNSET {
+                for r in b..b + webs.width[o as usize] as u16 {
+                    bank_reads[r as usize % 4] += 1;
+                }
+            }
+        }
+        let conflicts = |b: usize| (b..b + width).map(|r| bank_reads[r % 4]).sum::<u32>();
+        let base = match partner {
+            Some(b) => b as usize,
+            None => (0..top as usize)
+                .step_by(width)
+                .filter(|&b| free(b))
+                .min_by_key(|&b| {
+                    let saves = new_saves(&ended, b, width);
+                    let ended = (b..b + width).map(|r| ended[r]).max().unwrap_or(0);
+                    (saves, conflicts(b), ended)
+                })?,
+        };
+        give(&mut c, &mut ended, w, base);
+    }
+    Some(c.into_iter().map(|b| b as u8).collect())
+}
+
+/// The registers some web of colouring `c` takes, one bit per register.
+fn taken_mask(webs: &Webs, c: &[u8]) -> [u64; 4] {
+    let mut m = [0u64; 4];
+    for (w, &b) in c.iter().enumerate() {
+        for r in b as usize..b as usize + webs.width[w] as usize {
+            m[r / 64] |= 1 << (r % 64);
+        }
+    }
+    m
+}
+
+/// The registers web `w` may not take: those of its coloured neighbours (`c`, `u16::MAX` =
+/// not coloured yet) and R1, the stack pointer; one bit per register.
+fn neighbours_busy(webs: &Webs, c: &[u16], w: usize) -> [u64; 4] {
+    let mut busy = [0u64; 4];
+    busy[0] |= 1 << 1;
+    for &n in &webs.adj[w] {
+        let b = c[n as usize];
+        if b != u16::MAX {
+            for r in b as usize..b as usize + webs.width[n as usize] as usize {
+                busy[r / 64] |= 1 << (r % 64);
+            }
+        }
+    }
+    busy
+}
+
+/// Whether web `w` may take `base` as far as its part-copy ends ([`Webs::parts`]) coloured
+/// so far (`c`, `u16::MAX` = not coloured yet) allow: where their registers overlap, `w`'s
+/// word must sit exactly on the copied word.
+fn parts_allow(webs: &Webs, c: &[u16], w: usize, base: usize) -> bool {
+    let width = webs.width[w] as i32;
+    webs.parts[w].iter().all(|&(o, off)| {
+        let b = c[o as usize];
+        if b == u16::MAX {
+            return true;
+        }
+        let (b, base) = (i32::from(b), base as i32);
+        let ow = i32::from(webs.width[o as usize]);
+        let overlap = base < b + ow && b < base + width;
+        !overlap || base == b + i32::from(off)
+    })
+}
+
+/// The bases that put web `w` on the copied word of a coloured part-copy end (a pair whose
+/// word the call's pinned argument register copies: the copy then disappears).
+fn part_bases<'a>(webs: &'a Webs, c: &'a [u16], w: usize) -> impl Iterator<Item = u16> + 'a {
+    webs.parts[w].iter().filter_map(move |&(o, off)| {
+        let b = c[o as usize];
+        if b == u16::MAX {
+            return None;
+        }
+        u16::try_from(i32::from(b) + i32::from(off)).ok()
+    })
+}
+
+/// Greedy colouring in `order` (see the module essay); `None` when a web finds no register.
+fn colour_in(
+    webs: &Webs,
+    order: &[usize],
+    pinned: &dyn Fn(usize) -> Option<u8>,
+    max_regs: u8,
+) -> Option<Vec<u8>> {
+    const UNSET: u16 = u16::MAX;
+    let mut c = vec![UNSET; webs.name.len()];
+    for &w in order {
+        if let Some(p) = pinned(w) {
+            c[w] = p as u16;
+            continue;
+        }
+        let width = webs.width[w] as usize;
+        let busy = neighbours_busy(webs, &c, w);
+        let free = |base: usize| {
+            base % width == 0
+                && base + width <= max_regs as usize
+                && (base..base + width).all(|r| busy[r / 64] & (1 << (r % 64)) == 0)
+                && parts_allow(webs, &c, w, base)
+        };
+        let partner = webs.partners[w]
+            .iter()
+            .map(|&p| c[p as usize])
+            .chain(part_bases(webs, &c, w))
+            .find(|&b| b != UNSET && free(b as usize));
+        let base = match partner {
+            Some(b) => b as usize,
+            None => (0..max_regs as usize).step_by(width).find(|&b| free(b))?,
+        };
+        c[w] = base as u16;
+    }
+    Some(c.into_iter().map(|b| b as u8).collect())
+}
