@@ -1,0 +1,177 @@
+//! Lowering and register allocation of one kernel ([`lower_and_allocate`]), and what the
+//! allocation's result sets: the warps per SM of a register count ([`warps`]) and the
+//! stack frame ([`frame_size`]).
+
+use super::*;
+
+/// Lower and allocate the kernel: (fold statistics, literal pool, the allocation). With
+/// `--emit vcode`/`--emit alloc` their text goes to `out`.
+pub(super) fn lower_and_allocate(
+    cx: &KernelCtx,
+    lower_opts: LowerOptions,
+    max_regs: u32,
+    local_data: u32,
+    out: &mut Output,
+    times: &mut PassTimes,
+    t: &mut std::time::Instant,
+) -> Result<(FoldStats, Vec<u8>, machinst::Allocated<lower::Sm50Inst>), Diagnostics> {
+    let KernelCtx {
+        module,
+        opts,
+        f,
+        name,
+        ..
+    } = *cx;
+    let err = |msg: String| cx.err(msg);
+    let alloc_opts = AllocOptions {
+        max_regs: max_regs as u8,
+        checker: cfg!(debug_assertions),
+        // Spill slots go after the kernel's `.local` data, both addressed from R1.
+        spill_base: local_data,
+        ..AllocOptions::default()
+    };
+    // `ir::build` verified every function it returned.
+    // Lower and allocate the kernel: (fold statistics, literal pool, the `--emit vcode`
+    // text, the allocation, whether it calls a subroutine).
+    type Compiled = (
+        FoldStats,
+        Vec<u8>,
+        String,
+        machinst::Allocated<lower::Sm50Inst>,
+        bool,
+        bool,
+    );
+    let lower_and_allocate = |lower_opts: &LowerOptions,
+                              times: &mut PassTimes,
+                              t: &mut std::time::Instant|
+     -> Result<Compiled, Diagnostics> {
+        let lower::Lowered {
+            vcode,
+            fold,
+            constant2,
+            store_motion,
+        } = lower::lower_verified_stats(module, f, lower_opts)
+            .map_err(|e| err(format!("cannot compile kernel `{name}`: {e}")))?;
+        times.lap("lower", t);
+        let text = if opts.emit == Emit::Vcode {
+            format!("kernel {name}:\n{vcode}\n")
+        } else {
+            String::new()
+        };
+        let calls = vcode.has_clobbers();
+        let alloc = machinst::allocate_owned(vcode, &alloc_opts).map_err(|e| {
+            err(format!(
+                "register allocation failed for kernel `{name}`: {e}"
+            ))
+        })?;
+        times.lap("regalloc", t);
+        Ok((fold, constant2, text, alloc, calls, store_motion))
+    };
+    // The slow-path subroutine pins 14 registers (`lower::select::fdiv`). Where a kernel
+    // that calls it spills although its values and those registers fit in the registers
+    // (so the spills come from how the allocator worked around the calls, not from
+    // pressure), or where `--maxrregcount` holds the registers down, the inline division
+    // may spill less: keep whichever spills less. Where they do not fit in the 64 of the
+    // allocator's scalar class (`spills_forced`), the inline code, with 12 scratch
+    // registers at every division, spills too, and the subroutine version's shorter code
+    // is kept without compiling the other. And where those registers do not fit under
+    // `--maxrregcount` at all, the inline code may.
+    let inline = LowerOptions {
+        no_subroutines: true,
+        ..lower_opts
+    };
+    let (mut compiled, mut chosen) = match lower_and_allocate(&lower_opts, times, t) {
+        Ok(x) => (x, lower_opts),
+        Err(e) if !lower_opts.no_subroutines => (
+            lower_and_allocate(&inline, times, t).map_err(|_| e)?,
+            inline,
+        ),
+        Err(e) => return Err(e),
+    };
+    if compiled.3.spill_bytes > 0 && compiled.4 && !compiled.3.spills_forced {
+        let other = lower_and_allocate(&inline, times, t)?;
+        if other.3.spill_bytes < compiled.3.spill_bytes {
+            (compiled, chosen) = (other, inline);
+        }
+    }
+    // Hoisted loads (`lower::hoist`) live longer. Where the kernel spills (typically under
+    // `--maxrregcount`), compile it once more with the loads left in place and keep whichever
+    // spills less: a spill costs a local-memory round trip per use, more than the latency
+    // the hoisting hides.
+    if compiled.3.spill_bytes > 0 {
+        let unhoisted = LowerOptions {
+            no_hoist: true,
+            ..chosen
+        };
+        if let Ok(other) = lower_and_allocate(&unhoisted, times, t) {
+            if other.3.spill_cost() < compiled.3.spill_cost() {
+                compiled = other;
+            }
+        }
+    }
+    // `lower::hoist`'s store motion lengthens the live ranges of loaded values. Where it
+    // changed the code and the registers it took cost the kernel warps (a step of the
+    // occupancy rules, `occupancy::theoretical`), compile it once more without it and keep
+    // whichever has the higher occupancy (ties: the store motion's code, which hides more
+    // latency). Trade-off: at most one more compile, only for kernels whose registers limit
+    // their occupancy.
+    if compiled.5 && compiled.3.spill_bytes == 0 && warps(cx, compiled.3.num_regs) < warps(cx, 0) {
+        let plain = LowerOptions {
+            no_store_motion: true,
+            ..chosen
+        };
+        if let Ok(other) = lower_and_allocate(&plain, times, t) {
+            if other.3.spill_bytes == 0
+                && warps(cx, other.3.num_regs) > warps(cx, compiled.3.num_regs)
+            {
+                compiled = other;
+            }
+        }
+    }
+    let (fold, constant2, vtext, alloc, _, _) = compiled;
+    out.text.push_str(&vtext);
+    if opts.emit == Emit::Alloc {
+        let _ = writeln!(out.text, "kernel {name}:\n{alloc}");
+    }
+    Ok((fold, constant2, alloc))
+}
+
+/// Warps per SM the kernel of `cx` keeps resident with `regs` registers per thread, its
+/// shared memory and its launch directives' block (`occupancy::theoretical`).
+fn warps(cx: &KernelCtx, regs: u32) -> u32 {
+    let KernelCtx {
+        module,
+        opts,
+        f,
+        name,
+        facts,
+        ..
+    } = *cx;
+    let block = facts.launch.get(name).and_then(|l| l.block());
+    let smem = u64::from(module.shared_layout(f).size);
+    crate::occupancy::theoretical(opts.arch, regs, smem, block).warps
+}
+
+/// The kernel's stack frame in bytes: its `.local` data and spill slots.
+pub(super) fn frame_size(
+    cx: &KernelCtx,
+    alloc: &machinst::Allocated<lower::Sm50Inst>,
+    local_data: u32,
+) -> u32 {
+    let KernelCtx { module, f, .. } = *cx;
+    if alloc.spill_bytes == 0 && local_data == 0 {
+        0
+    } else if alloc.spill_bytes == 0 && !uses_dynamic_stack(f) {
+        // Only `.local` data: ptxas's frame, the data rounded to 8 bytes, or to the largest
+        // alignment of a variable (R1 must keep every variable aligned), not to the 16 that
+        // spill slots start at (`AllocOptions::spill_base`). Saves up to 8 bytes per thread.
+        let (vars, size) = module.local_layout(f);
+        let align = vars
+            .keys()
+            .map(|&gv| module.vars[gv].align)
+            .fold(8, u32::max);
+        size.next_multiple_of(align)
+    } else {
+        (local_data + alloc.spill_bytes).next_multiple_of(8)
+    }
+}
