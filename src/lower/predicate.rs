@@ -66,7 +66,8 @@ use rustc_hash::FxHashMap as HashMap;
 
 use super::inst::{RegRef, Role, Sm50Inst};
 use crate::machinst::{
-    BlockData, BlockId, MachInst, OpConstraint, OpKind, OpPos, OpSpec, Reg, RegKind, VCode, VReg,
+    BlockData, BlockId, MachInst, OpConstraint, OpKind, OpPos, OpSpec, Reg, RegKind, SrcLoc, VCode,
+    VReg,
 };
 use crate::sm50::{self, Field, Form, MemAccess, MemSpace};
 
@@ -298,7 +299,9 @@ pub(super) fn if_convert_early(vcode: VCode<Sm50Inst>) -> Result<VCode<Sm50Inst>
     VCode::from_blocks(blocks, vregs)
 }
 
-/// Rewrite block `a` by `plan` (see the essay).
+/// Rewrite block `a` by `plan` (see the essay): tie what can be tied ([`plan_ties`]), guard
+/// the sides' instructions by the branch's predicate and append them to `a` (step 2), take
+/// the join's arguments ([`join_args`]), then merge the join into `a` or jump to it.
 fn apply(
     blocks: &mut [BlockData<Sm50Inst>],
     vregs: &mut Vec<RegKind>,
@@ -319,9 +322,67 @@ fn apply(
     if plan.sides.len() == 1 {
         preds[plan.join] -= 1;
     }
-    // Join values a side computes in one plain instruction: that instruction writes into
-    // the register of the other path's value (a reuse constraint), so lanes that skip it
-    // keep that value and no `SEL` is needed (ptxas's `@P LOP.XOR R2, R2, R27`).
+    let (ties, tied) = plan_ties(blocks, rename, &plan);
+    for (k, &(s, guard_neg)) in plan.sides.iter().enumerate() {
+        let mut insts = std::mem::take(&mut blocks[s].insts);
+        insts.pop();
+        for (idx, mut i) in insts.into_iter().enumerate() {
+            if i.role == Role::Plain {
+                let q = i.use_(p);
+                for piece in &mut i.pieces {
+                    piece.inst.set(Field::Pgn, u64::from(guard_neg));
+                    piece.refs.push(RegRef {
+                        field: Field::Pg,
+                        op: q,
+                        offset: 0,
+                    });
+                }
+            }
+            if let Some(&y) = ties.get(&(k, idx)) {
+                tie(&mut i, y);
+            }
+            blocks[a].insts.push(i);
+        }
+        blocks[s].succs.clear();
+        dead[s] = true;
+    }
+    let args = join_args(&mut blocks[a].insts, vregs, &plan, &tied, (p, neg), loc);
+    let j = plan.join;
+    let j_id = BlockId(j as u32);
+    if preds[j] == 0 && j != 0 {
+        // A is now J's only predecessor: J joins it, its parameters renamed.
+        for (&param, &arg) in blocks[j].params.iter().zip(&args) {
+            rename.insert(param, arg);
+        }
+        blocks[j].params.clear();
+        let j_insts = std::mem::take(&mut blocks[j].insts);
+        let j_succs = std::mem::take(&mut blocks[j].succs);
+        blocks[a].insts.extend(j_insts);
+        blocks[a].succs = j_succs;
+        dead[j] = true;
+    } else {
+        let mut jump = Sm50Inst::gen_jump(j_id);
+        jump.srcloc = loc;
+        blocks[a].insts.push(jump);
+        blocks[a].succs = vec![(j_id, args)];
+        preds[j] += 1;
+    }
+}
+
+/// Per (side, instruction index) of a tied instruction, the value its def is tied to.
+type Ties = HashMap<(usize, usize), VReg>;
+
+/// Step 1 of [`apply`]: join values a side computes in one plain instruction. That
+/// instruction writes into the register of the other path's value (a reuse constraint), so
+/// lanes that skip it keep that value and no `SEL` is needed (ptxas's `@P LOP.XOR R2, R2,
+/// R27`). Renames the sides' operands by `rename` first. Returns the ties (side, instruction
+/// index) -> the value its def is tied to, and per join value the tied side value that
+/// carries it.
+fn plan_ties(
+    blocks: &mut [BlockData<Sm50Inst>],
+    rename: &HashMap<VReg, VReg>,
+    plan: &Plan,
+) -> (Ties, Vec<Option<VReg>>) {
     let mut def_at: HashMap<VReg, (usize, usize)> = HashMap::default();
     for (k, &(s, _)) in plan.sides.iter().enumerate() {
         for i in &mut blocks[s].insts {
@@ -340,7 +401,7 @@ fn apply(
             });
         }
     }
-    let mut ties: HashMap<(usize, usize), VReg> = HashMap::default();
+    let mut ties: Ties = HashMap::default();
     // Per join value, the tied side value that carries it.
     let mut tied: Vec<Option<VReg>> = Vec::with_capacity(plan.values.len());
     for &(tv, ev) in &plan.values {
@@ -368,33 +429,21 @@ fn apply(
             None
         });
     }
-    for (k, &(s, guard_neg)) in plan.sides.iter().enumerate() {
-        let mut insts = std::mem::take(&mut blocks[s].insts);
-        insts.pop();
-        for (idx, mut i) in insts.into_iter().enumerate() {
-            if i.role == Role::Plain {
-                let q = i.use_(p);
-                for piece in &mut i.pieces {
-                    piece.inst.set(Field::Pgn, u64::from(guard_neg));
-                    piece.refs.push(RegRef {
-                        field: Field::Pg,
-                        op: q,
-                        offset: 0,
-                    });
-                }
-            }
-            if let Some(&y) = ties.get(&(k, idx)) {
-                tie(&mut i, y);
-            }
-            blocks[a].insts.push(i);
-        }
-        blocks[s].succs.clear();
-        dead[s] = true;
-    }
-    // One value per join parameter: the tied side value, or `SEL d, t, e, P` where the
-    // paths differ.
+    (ties, tied)
+}
+
+/// Step 3 of [`apply`]: one value per join parameter: the tied side value (`tied`), or
+/// `SEL d, t, e, P` (appended to `insts`, at `loc`) where the paths differ.
+fn join_args(
+    insts: &mut Vec<Sm50Inst>,
+    vregs: &mut Vec<RegKind>,
+    plan: &Plan,
+    tied: &[Option<VReg>],
+    (p, neg): (VReg, bool),
+    loc: SrcLoc,
+) -> Vec<VReg> {
     let mut args = Vec::with_capacity(plan.values.len());
-    for (&(tv, ev), &carrier) in plan.values.iter().zip(&tied) {
+    for (&(tv, ev), &carrier) in plan.values.iter().zip(tied) {
         if tv == ev {
             args.push(tv);
             continue;
@@ -428,29 +477,10 @@ fn apply(
                 ],
             );
         }
-        blocks[a].insts.push(sel);
+        insts.push(sel);
         args.push(d);
     }
-    let j = plan.join;
-    let j_id = BlockId(j as u32);
-    if preds[j] == 0 && j != 0 {
-        // A is now J's only predecessor: J joins it, its parameters renamed.
-        for (&param, &arg) in blocks[j].params.iter().zip(&args) {
-            rename.insert(param, arg);
-        }
-        blocks[j].params.clear();
-        let j_insts = std::mem::take(&mut blocks[j].insts);
-        let j_succs = std::mem::take(&mut blocks[j].succs);
-        blocks[a].insts.extend(j_insts);
-        blocks[a].succs = j_succs;
-        dead[j] = true;
-    } else {
-        let mut jump = Sm50Inst::gen_jump(j_id);
-        jump.srcloc = loc;
-        blocks[a].insts.push(jump);
-        blocks[a].succs = vec![(j_id, args)];
-        preds[j] += 1;
-    }
+    args
 }
 
 /// `v` under the renaming of merged join parameters.
