@@ -761,31 +761,6 @@ pub fn generate_from(src: &str) -> String {
     o
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn shipped_description_parses_and_generates() {
-        let forms = parse(SM50_ISA);
-        assert!(forms.iter().any(|f| f.name == "LEA_R"));
-        let src = generate();
-        assert!(src.contains("pub fn decode_gen"));
-    }
-
-    #[test]
-    #[should_panic(expected = "overlaps")]
-    fn overlapping_fields_are_rejected() {
-        parse("class X lat=fixed\nfield a u 0:8\nfield b u 4:8\nprint X\nform - 5000/ff00\n");
-    }
-
-    #[test]
-    #[should_panic(expected = "more than 32")]
-    fn fields_wider_than_32_bits_are_rejected() {
-        parse("class X lat=fixed\nfield a u 0:20+20:13\nprint X\nform - 5000/ff00\n");
-    }
-}
-
 /// Emit `pub mod values`: one module per class and enumerated field, holding a named constant
 /// per printed value (`values::fsetp::cmp::LT`), so that the passes write an encoding by its
 /// name rather than as a bare number. A field whose value names differ between the forms of
@@ -891,4 +866,29 @@ fn values_module(o: &mut String, forms: &[FormDef]) {
         writeln!(o, "}}").unwrap();
     }
     writeln!(o, "}}").unwrap();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shipped_description_parses_and_generates() {
+        let forms = parse(SM50_ISA);
+        assert!(forms.iter().any(|f| f.name == "LEA_R"));
+        let src = generate();
+        assert!(src.contains("pub fn decode_gen"));
+    }
+
+    #[test]
+    #[should_panic(expected = "overlaps")]
+    fn overlapping_fields_are_rejected() {
+        parse("class X lat=fixed\nfield a u 0:8\nfield b u 4:8\nprint X\nform - 5000/ff00\n");
+    }
+
+    #[test]
+    #[should_panic(expected = "more than 32")]
+    fn fields_wider_than_32_bits_are_rejected() {
+        parse("class X lat=fixed\nfield a u 0:20+20:13\nprint X\nform - 5000/ff00\n");
+    }
 }
