@@ -98,7 +98,6 @@ pub mod lea;
 pub mod plain;
 pub mod predicate;
 pub mod reconverge;
-pub mod remat;
 mod select;
 pub(crate) use select::{STACK_ARG_LOAD_BASE, SUB_CAL_BASE};
 pub mod stats;
@@ -212,7 +211,6 @@ pub fn lower_verified_stats(
         lowered.vcode = vcode;
         lowered.store_motion = moved;
     }
-    lowered.vcode = remat::rematerialize(lowered.vcode).map_err(LowerError::Internal)?;
     Ok(lowered)
 }
 

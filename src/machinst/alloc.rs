@@ -784,13 +784,6 @@ pub fn allocate_owned<I: MachInst>(
     plain_allocation(allocate_prepared(vc, &prep, opts, press, false)?)
 }
 
-/// The most 32-bit values `vc` keeps live at one point (its Int class's pressure counted at
-/// regalloc2's two points of each instruction, `Pressure::exact`), for passes before allocation
-/// that act only where the allocation must spill (`lower::remat`).
-pub fn scalar_pressure<I: MachInst>(vc: &VCode<I>) -> usize {
-    pressure(vc).exact[0]
-}
-
 /// An allocation without mixed classes, which [`allocate_prepared`] always finishes.
 fn plain_allocation<I: MachInst>(a: Option<Allocated<I>>) -> Result<Allocated<I>, AllocError> {
     a.ok_or_else(|| AllocError::Regalloc("classes of mixed widths without mixing".into()))

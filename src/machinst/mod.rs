@@ -132,9 +132,7 @@ mod display;
 pub mod pred;
 mod vcode;
 
-pub use alloc::{
-    allocate, allocate_owned, scalar_pressure, AllocError, AllocOptions, Allocated, AllocatedBlock,
-};
+pub use alloc::{allocate, allocate_owned, AllocError, AllocOptions, Allocated, AllocatedBlock};
 /// One block of a [`VCode`] taken apart by `VCode::into_blocks`, for rewriting passes.
 pub(crate) use vcode::BlockData;
 pub use vcode::{VCode, VCodeBuilder};
