@@ -75,6 +75,10 @@ pub struct FieldDef {
     pub width: Width,
     /// `defuse`: a written register that is also read first (FFMA32I's C is its Rd).
     pub also_use: bool,
+    /// `consts=N,N,..`: a constant name per value of an enumerated field (`?`: none), for
+    /// values whose printed names repeat (TEXS's `.LZ` of several targets): `values_module`
+    /// emits them beside the printed names.
+    pub consts: Vec<Option<String>>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -859,6 +863,23 @@ fn values_module(o: &mut String, forms: &[FormDef]) {
                 }
                 if seen.insert(id.clone()) {
                     writeln!(o, "pub const {id}: u64 = {v};").unwrap();
+                }
+            }
+            // The names `consts=` gives (one form of the class states them).
+            let given = forms
+                .iter()
+                .filter(|f| f.class.to_lowercase() == *class)
+                .flat_map(|f| &f.fields)
+                .find(|fd| fd.name == *field && !fd.consts.is_empty());
+            for (v, n) in given
+                .map_or(&[][..], |fd| &fd.consts[..])
+                .iter()
+                .enumerate()
+            {
+                if let Some(n) = n {
+                    if seen.insert(n.clone()) {
+                        writeln!(o, "pub const {n}: u64 = {v};").unwrap();
+                    }
                 }
             }
             writeln!(o, "}}").unwrap();

@@ -252,6 +252,7 @@ fn parse_field(s: &str) -> Result<FieldDef, String> {
         reuse: None,
         width: Width::One,
         also_use: false,
+        consts: Vec::new(),
     };
     for a in it {
         match a {
@@ -283,6 +284,12 @@ fn parse_field(s: &str) -> Result<FieldDef, String> {
                     .ok_or_else(|| format!("wsum needs N+FIELD+..., got {a}"))?;
                 f.width = Width::Sum(base, terms.map(str::to_string).collect());
             }
+            _ if a.starts_with("consts=") => {
+                f.consts = a[7..]
+                    .split(',')
+                    .map(|n| (n != "?").then(|| n.to_string()))
+                    .collect();
+            }
             _ if a.starts_with("wtab=") => {
                 // `F:W/W/..`, or `F:W/..?G:W/..` (the second table when field G is set).
                 let table = |t: &str| -> Result<(String, Vec<u8>), String> {
@@ -308,6 +315,14 @@ fn parse_field(s: &str) -> Result<FieldDef, String> {
             }
             _ => return Err(format!("field attribute {a}")),
         }
+    }
+    if !f.consts.is_empty() && f.consts.len() != 1usize << f.bit_len() {
+        return Err(format!(
+            "consts of {} has {} names for {} bits",
+            f.name,
+            f.consts.len(),
+            f.bit_len()
+        ));
     }
     if let Kind::Enum(names) = &f.kind {
         if names.len() != 1usize << f.bit_len() {

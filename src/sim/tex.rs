@@ -47,7 +47,7 @@ use super::exec::{f, lanes, unsupported, Sim, Warp};
 use super::SimError;
 use crate::ir::tex::gather_offset;
 use crate::ir::tex::sample_offset;
-use crate::sm50::values::{texs, tld4, txq};
+use crate::sm50::values::{texs, tld4, tlds, txq};
 use crate::sm50::{Field, Form, Inst};
 use crate::texture::{Lod, SampleQuery, Texture, TxqQuery};
 
@@ -210,11 +210,11 @@ impl Sim<'_> {
                     }
                     tex.sample(&q)
                 }
-                (Form::TEXS, 1 | 7 | 10) => {
+                (Form::TEXS, texs::tgt::T2D | texs::tgt::ARRAY_2D | texs::tgt::T3D) => {
                     let fl = |reg: u64| f32::from_bits(r(reg));
                     let (coords, layer) = match tgt {
-                        1 => ([fl(ra), fl(rb), 0.0], 0),
-                        10 => ([fl(ra), fl(next(ra)), fl(rb)], 0),
+                        texs::tgt::T2D => ([fl(ra), fl(rb), 0.0], 0),
+                        texs::tgt::T3D => ([fl(ra), fl(next(ra)), fl(rb)], 0),
                         _ => ([fl(next(ra)), fl(rb), 0.0], r(ra) as i32),
                     };
                     tex.sample(&SampleQuery {
@@ -223,25 +223,32 @@ impl Sim<'_> {
                         ..Default::default()
                     })
                 }
-                (Form::TEXS, 12 | 13) => {
-                    // CUBE (12) and CUBE .LL (13): ra {x, y}, rb z (13: {z, level}).
+                (Form::TEXS, texs::tgt::CUBE | texs::tgt::CUBE_LL) => {
+                    // CUBE and CUBE .LL: ra {x, y}, rb z (.LL: {z, level}).
                     let fl = |reg: u64| f32::from_bits(r(reg));
                     let mut q = SampleQuery {
                         coords: [fl(ra), fl(next(ra)), fl(rb)],
                         ..Default::default()
                     };
-                    if tgt == 13 {
+                    if tgt == texs::tgt::CUBE_LL {
                         q.lod = Lod::Level(fl(next(rb)));
                     }
                     tex.sample(&q)
                 }
-                (Form::TLDS, 0 | 2 | 4 | 7 | 8) => {
+                (
+                    Form::TLDS,
+                    tlds::tgt::T1D_LZ
+                    | tlds::tgt::T2D_LZ
+                    | tlds::tgt::T2D_LZ_AOFFI
+                    | tlds::tgt::T3D_LZ
+                    | tlds::tgt::ARRAY_2D_LZ,
+                ) => {
                     let s = |reg: u64| r(reg) as i32;
                     let c = match tgt {
-                        0 => [s(ra), 0, 0, 0],
-                        2 => [s(ra), s(rb), 0, 0],
+                        tlds::tgt::T1D_LZ => [s(ra), 0, 0, 0],
+                        tlds::tgt::T2D_LZ => [s(ra), s(rb), 0, 0],
                         // 2D .LZ.AOFFI: {x, y} at ra, the packed offsets at rb.
-                        4 => {
+                        tlds::tgt::T2D_LZ_AOFFI => {
                             let off = r(rb);
                             [
                                 s(ra).wrapping_add(sample_offset(off)),
@@ -250,7 +257,7 @@ impl Sim<'_> {
                                 0,
                             ]
                         }
-                        7 => [s(ra), s(next(ra)), s(rb), 0],
+                        tlds::tgt::T3D_LZ => [s(ra), s(next(ra)), s(rb), 0],
                         _ => [s(rb), s(next(rb)), 0, s(ra)],
                     };
                     tex.fetch(c, 0)
