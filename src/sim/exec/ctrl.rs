@@ -207,10 +207,10 @@ impl Sim<'_> {
         match i.form {
             BAR | BAR_RED | BARR_RA | BARR_RB | BARR_RR | BARR_REDRA | BARR_REDRB | BARR_REDRR => {
                 use crate::sm50::values::bar::{mode as bm, ro};
-                // BAR.RED's mode is a constant of its form (no printed name).
-                const RED: u64 = 2;
+                // BAR.RED is told by its form (its mode field is a constant of the form).
+                let red = matches!(i.form, BAR_RED | BARR_REDRA | BARR_REDRB | BARR_REDRR);
                 let mode = f(i, Field::Mode);
-                if mode == RED && f(i, Field::Ro) > ro::OR {
+                if red && f(i, Field::Ro) > ro::OR {
                     return Err(unsupported(addr, i, "this BAR.RED mode"));
                 }
                 if exec != 0 {
@@ -223,7 +223,11 @@ impl Sim<'_> {
                             addr,
                             what: format!(
                                 "{} in a diverged warp (lanes {:#010x} of live {:#010x})",
-                                ["BAR.SYNC", "BAR.ARV", "BAR.RED"][mode as usize],
+                                match (red, mode) {
+                                    (true, _) => "BAR.RED",
+                                    (false, bm::ARV) => "BAR.ARV",
+                                    _ => "BAR.SYNC",
+                                },
                                 exec,
                                 !w.exited
                             ),
@@ -231,7 +235,7 @@ impl Sim<'_> {
                     }
                     // BAR.RED adds the lanes' predicate to the CTA's reduction, which
                     // B2R.RESULT reads once every warp has arrived.
-                    if mode == RED {
+                    if red {
                         let (bp, bpn) = (f(i, Field::Bp), flag(i, Field::Bpn));
                         for l in lanes(exec) {
                             let p = w.p(bp, l) != bpn;
