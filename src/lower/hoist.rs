@@ -111,8 +111,8 @@ pub(super) fn hoist_loads(
     let mut moved_stores = false;
     for b in &mut blocks {
         if b.insts.iter().any(is_long_load) {
-            let order = block_order(&b.insts, store_motion);
-            moved_stores |= store_motion && order != block_order(&b.insts, false);
+            let (order, moved) = block_order(&b.insts, store_motion);
+            moved_stores |= moved;
             let mut old: Vec<Option<Sm50Inst>> = b.insts.drain(..).map(Some).collect();
             b.insts = order.iter().filter_map(|&k| old[k].take()).collect();
         }
@@ -228,8 +228,9 @@ fn feeds_a_later_load(insts: &[Sm50Inst], s: usize) -> bool {
 }
 
 /// The new order of a block's instructions: `order[new] = old` (`store_motion`: see
-/// [`hoist_loads`]).
-fn block_order(insts: &[Sm50Inst], store_motion: bool) -> Vec<usize> {
+/// [`hoist_loads`]); and whether the store motion changed anything the order is made from (a
+/// conflict it let pass or a store it sank: without either, the order is the one without it).
+fn block_order(insts: &[Sm50Inst], store_motion: bool) -> (Vec<usize>, bool) {
     let n = insts.len();
     let mut preds: Vec<Vec<usize>> = vec![Vec::new(); n];
     // Registers: the instruction defining each operand register in this block.
@@ -243,6 +244,9 @@ fn block_order(insts: &[Sm50Inst], store_motion: bool) -> Vec<usize> {
     let mut last_fence: Option<usize> = None;
     // Stores of a value a long-latency global, local or generic load of the block defined.
     let mut sinks = vec![false; n];
+    // Whether two accesses that conflict by kind were let pass as apart (same base, other
+    // bytes): only the store motion's places allow it.
+    let mut passed = false;
     for (j, inst) in insts.iter().enumerate() {
         let p = &mut preds[j];
         if is_fence_inst(inst) {
@@ -300,8 +304,12 @@ fn block_order(insts: &[Sm50Inst], store_motion: bool) -> Vec<usize> {
         }
         for piece in &inst.pieces {
             let m = mem(&piece.inst);
-            let conflict =
-                |&&(_, s, sp): &&(usize, Mem, Option<Place>)| mem_conflict(s, m) && !apart(sp, at);
+            let conflict = |&&(_, s, sp): &&(usize, Mem, Option<Place>)| {
+                let kinds = mem_conflict(s, m);
+                let excused = kinds && apart(sp, at);
+                passed |= excused;
+                kinds && !excused
+            };
             match m {
                 Mem::None => {}
                 Mem::Load(_) => {
@@ -332,9 +340,11 @@ fn block_order(insts: &[Sm50Inst], store_motion: bool) -> Vec<usize> {
     // Keys: input index, stores of loaded values pushed down by SINK_STORE, loads and what
     // they need pulled up by HOIST.
     let mut key: Vec<usize> = (0..n).collect();
+    let mut sank = false;
     for (j, k) in key.iter_mut().enumerate() {
         if sinks[j] && feeds_a_later_load(insts, j) {
             *k += SINK_STORE;
+            sank = true;
         }
     }
     for j in (0..n).rev() {
@@ -369,5 +379,5 @@ fn block_order(insts: &[Sm50Inst], store_motion: bool) -> Vec<usize> {
         }
     }
     debug_assert_eq!(order.len(), n, "the dependences of a block form no cycle");
-    order
+    (order, passed || sank)
 }
