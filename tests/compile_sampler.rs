@@ -225,19 +225,7 @@ fn eval_equals_simulator_and_the_sampler_matters() {
 fn code_is_hazard_free_and_uses_ptxas_instructions() {
     for case in cases() {
         let out = ours(&case.ptx(true), case.name);
-        let c = cubin::read(&out.cubin).unwrap();
-        let errs = check_code(&c.kernels[0].code);
-        assert!(errs.is_empty(), "{}: {errs:#?}\n{}", case.name, out.sass);
-        assert!(
-            out.sass.lines().any(|l| l
-                .replace(".P ", " ")
-                .replace(".T ", " ")
-                .contains(case.want)),
-            "{}: no {}\n{}",
-            case.name,
-            case.want,
-            out.sass
-        );
+        common::assert_hazard_free_and_shows(case.name, &out.cubin, &out.sass, case.want);
     }
 }
 

@@ -15,12 +15,10 @@
 
 mod common;
 
-use leafold::cubin;
 use leafold::driver::{compile, Emit, Options};
 use leafold::ir::eval::{self, GlobalRegion, Launch};
 use leafold::oracle::Oracle;
 use leafold::sim;
-use leafold::sm50::sched::check::check_code;
 use leafold::texture::{
     AddressMode, ChannelType, FilterMode, Shape, Texture, TextureBindings, TextureDesc,
 };
@@ -830,20 +828,7 @@ fn eval_equals_simulator_on_random_texels() {
 fn code_is_hazard_free_and_uses_ptxas_instructions() {
     for case in cases() {
         let out = ours(&case);
-        let c = cubin::read(&out.cubin).unwrap();
-        let errs = check_code(&c.kernels[0].code);
-        assert!(errs.is_empty(), "{}: {errs:#?}\n{}", case.name, out.sass);
-        assert!(
-            // (The `.T`/`.P` phase aside: the oracle test compares it.)
-            out.sass.lines().any(|l| l
-                .replace(".P ", " ")
-                .replace(".T ", " ")
-                .contains(case.want)),
-            "{}: no {}\n{}",
-            case.name,
-            case.want,
-            out.sass
-        );
+        common::assert_hazard_free_and_shows(&case.name, &out.cubin, &out.sass, case.want);
     }
 }
 

@@ -421,6 +421,20 @@ pub fn texture_lines(listing: &str, keep_phase: bool) -> Vec<String> {
         .collect()
 }
 
+/// The hazard checker finds nothing in the first kernel of `cubin`, and some line of our
+/// listing `sass` holds `want` (the `.T`/`.P` texture phase aside: the oracle tests compare
+/// it): the instruction ptxas chooses for the construct `what` tests.
+pub fn assert_hazard_free_and_shows(what: &str, cubin: &[u8], sass: &str, want: &str) {
+    let c = leafold::cubin::read(cubin).unwrap();
+    let errs = leafold::sm50::sched::check::check_code(&c.kernels[0].code);
+    assert!(errs.is_empty(), "{what}: {errs:#?}\n{sass}");
+    assert!(
+        sass.lines()
+            .any(|l| l.replace(".P ", " ").replace(".T ", " ").contains(want)),
+        "{what}: no {want}\n{sass}"
+    );
+}
+
 /// The cubin metadata of `ours` equals ptxas's `theirs` (everything but the code): the
 /// sections (name, type, size; `.text.*` aside), the symbols (name, `st_info`, section) in
 /// order, the relocations, the `.strtab` bytes and `cuobjdump -elf`'s `.nv.info` records.
