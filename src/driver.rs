@@ -615,10 +615,11 @@ fn compile_kernel(
     }
     limits.map_err(err)?;
     let local_data = lower::local_size(module, f).next_multiple_of(16);
-    let (fold, constant2, alloc) =
+    let (fold, mut constant2, alloc) =
         lower_and_allocate(&cx, lower_opts, max_regs, local_data, out, times, t)?;
     let frame = frame_size(&cx, &alloc, local_data);
-    let (code, relocs, srclocs, notes, shape, subs) = emit_kernel(&cx, &alloc, out)?;
+    let (code, relocs, srclocs, notes, shape, subs) =
+        emit_kernel(&cx, &alloc, &mut constant2, out)?;
     let dynamic_stack = shape.dynamic_stack;
     times.lap("emit", t);
     let body = body_from_lowered(inject(code, opts.debug_inject), frame, dynamic_stack)
@@ -718,6 +719,7 @@ struct Shape {
 fn emit_kernel(
     cx: &KernelCtx,
     alloc: &machinst::Allocated<lower::Sm50Inst>,
+    constant2: &mut Vec<u8>,
     out: &mut Output,
 ) -> Result<EmittedKernel, Diagnostics> {
     let KernelCtx {
@@ -747,8 +749,15 @@ fn emit_kernel(
         return Err(err(format!("cannot compile kernel `{name}`: {why}")));
     }
     // The module's subroutines this kernel calls, placed after its code (`place_subroutines`).
-    let subs = place_subroutines(inputs, &mut code, &mut srclocs, &mut relocs)
-        .map_err(|e| err(format!("cannot compile kernel `{name}`: {e}")))?;
+    // Their literals join the kernel's pool (`constant2`).
+    let subs = place_subroutines(
+        inputs,
+        &mut code,
+        &mut srclocs,
+        &mut relocs,
+        Some(constant2),
+    )
+    .map_err(|e| err(format!("cannot compile kernel `{name}`: {e}")))?;
     // Fewer same-bank source pairs: a register renaming that keeps every dependency (not
     // across calls of subroutines, whose registers the call ABI fixes).
     if subs.is_none() {

@@ -74,9 +74,9 @@ fn object_function(
         regs,
         frame,
         local_data,
-    } = compile_subroutine(inputs, f)?;
+    } = compile_subroutine(inputs, f, None)?;
     let mut srclocs = vec![machinst::SrcLoc::NONE; code.len()];
-    let subs = place_subroutines(inputs, &mut code, &mut srclocs, &mut relocs)?;
+    let subs = place_subroutines(inputs, &mut code, &mut srclocs, &mut relocs, None)?;
     let body = body_from_lowered(code, 0, false)?;
     let laid = layout_function(&body, inputs.opts.sched)
         .map_err(|e| format!("internal error laying out `{}`: {e}", f.name))?;

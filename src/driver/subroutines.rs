@@ -57,6 +57,7 @@ pub(super) fn place_subroutines(
     code: &mut Vec<Inst>,
     srclocs: &mut Vec<machinst::SrcLoc>,
     relocs: &mut Vec<(usize, lower::Reloc)>,
+    mut pool: Option<&mut Vec<u8>>,
 ) -> Result<Option<PlacedSubs>, String> {
     let base = lower::SUB_CAL_BASE;
     let calls_of = |code: &[Inst]| -> Vec<usize> {
@@ -99,7 +100,7 @@ pub(super) fn place_subroutines(
             frame,
             local_data,
             ..
-        } = compile_subroutine(inputs, sub)?;
+        } = compile_subroutine(inputs, sub, pool.as_deref_mut())?;
         regs = regs.max(sub_regs);
         work.extend(calls_of(&sub_code));
         let at = code.len();
@@ -175,28 +176,35 @@ pub(super) struct SubCode {
 /// that size rounded up to 16, `AllocOptions::spill_base`), then the saved registers; the
 /// whole rounded up to 8, or to the largest alignment of a variable so that R1 keeps every
 /// variable aligned.
-/// Refused: a subroutine that names `.shared` variables (the kernel lays out only its own)
-/// or needs constants in bank 2 (the kernel's literal pool is its own).
+///
+/// Placed in a kernel (`pool` is the kernel's literal pool), the subroutine's `.shared`
+/// variables are the kernel's (`ir::Module::shared_layout` gives them the same offsets in
+/// both) and its literals are appended to the kernel's pool ([`append_literals`]). Refused
+/// without a pool (a function of a relocatable object, where ptxas would write relocations
+/// against the variables' symbols and a `.nv.constant2.<f>` of the function's own): a
+/// subroutine that names `.shared` variables or needs constants in bank 2.
 pub(super) fn compile_subroutine(
     inputs: &KernelInputs,
     sub: &ir::Function,
+    mut pool: Option<&mut Vec<u8>>,
 ) -> Result<SubCode, String> {
     let mut f = sub.clone();
     prepare_kernel_ir(inputs.module, &mut f);
-    if !inputs.module.shared_layout(&f).offsets.is_empty() {
+    if pool.is_none() && !inputs.module.shared_layout(&f).offsets.is_empty() {
         return Err(format!(
-            "unsupported: the recursive function `{}` names .shared variables",
+            "unsupported: the function `{}` names .shared variables (not in a relocatable object)",
             f.name
         ));
     }
     let lowered = lower::lower_verified_stats(inputs.module, &f, &inputs.lower_opts)
         .map_err(|e| format!("subroutine `{}`: {e}", f.name))?;
-    if !lowered.constant2.is_empty() {
+    if pool.is_none() && !lowered.constant2.is_empty() {
         return Err(format!(
-            "unsupported: the recursive function `{}` needs constants of its own in c[0x2]",
+            "unsupported: the function `{}` needs constants of its own in c[0x2] (not in a relocatable object)",
             f.name
         ));
     }
+    let literals = lowered.constant2.clone();
     let (local_vars, local_data) = inputs.module.local_layout(&f);
     let align = local_vars
         .keys()
@@ -225,6 +233,11 @@ pub(super) fn compile_subroutine(
     );
     if let Some(why) = emitted.reconvergence_error {
         return Err(format!("subroutine `{}`: {why}", f.name));
+    }
+    let mut emitted = emitted;
+    if let Some(pool) = pool.as_deref_mut() {
+        append_literals(pool, &literals, &mut emitted.code)
+            .map_err(|why| format!("subroutine `{}`: {why}", f.name))?;
     }
     // The callee-saved registers its own instructions write (a call it makes preserves
     // them: the callee saves what it writes in turn), as ptxas saves them (`fact` uses R2
@@ -316,13 +329,46 @@ pub(super) fn compile_subroutine(
     })
 }
 
+/// A placed subroutine's literal pool (`literals`, its code's `c[0x2][..]` operands)
+/// appended to the kernel's (`pool`), at an offset aligned to 8 (every literal keeps its
+/// alignment), and each of those operands moved by that offset: ptxas's `$k$f` reads its
+/// float constant from the kernel's `c[0x2]` (probe `shr.ptx`, `FFMA R2, R0, c[0x2][0x0],
+/// R2`). An error when the bank would pass 64 KiB or when the code indexes bank 2 with a
+/// register (`LDC`: a table the kernel lays out, not a literal).
+fn append_literals(pool: &mut Vec<u8>, literals: &[u8], code: &mut [Inst]) -> Result<(), String> {
+    if code
+        .iter()
+        .any(|i| i.form == Form::LDC && i.get(Field::Bank) == Some(2))
+    {
+        return Err("unsupported: a table in constant bank 2".to_string());
+    }
+    if literals.is_empty() {
+        return Ok(());
+    }
+    let base = pool.len().next_multiple_of(8);
+    if base + literals.len() > 0x1_0000 {
+        return Err("more than 64 KiB of literals in constant bank 2".to_string());
+    }
+    pool.resize(base, 0);
+    pool.extend_from_slice(literals);
+    for i in code.iter_mut().filter(|i| i.get(Field::Cbk) == Some(2)) {
+        let word = i.get(Field::Cbo).unwrap_or(0);
+        i.set(Field::Cbo, word + base as u64 / 4);
+    }
+    Ok(())
+}
+
 /// The subroutine's loads of its stack arguments (`[R1 + lower::STACK_ARG_LOAD_BASE + off]`,
 /// `lower::select::call`) made `[R1 + frame + off]`: the caller stored them at the bottom of
 /// its own frame, just above this one (docs/calls.md, ptxas's `LDL R5, [R1]` in a callee
 /// with no frame).
 fn patch_stack_arg_loads(code: &mut [Inst], frame: u32) {
     let base = lower::STACK_ARG_LOAD_BASE as u64;
-    for i in code.iter_mut().filter(|i| i.form == Form::LDL) {
+    // (`STL`: a result of more than 12 words, stored in the caller's buffer there.)
+    for i in code
+        .iter_mut()
+        .filter(|i| matches!(i.form, Form::LDL | Form::STL))
+    {
         // (The raw field: the marked offsets are positive, below the 24-bit sign bit.)
         let off = i.get(Field::Off).unwrap_or(0);
         if i.get(Field::Ra) == Some(1) && (base..0x80_0000).contains(&off) {

@@ -560,6 +560,9 @@ pub(super) struct Webs {
     /// [`NameProg::build`]'s `part`), with the offset `off` such that the two may share a
     /// register only where `base(this) == base(other) + off`.
     parts: Vec<Vec<(u32, i16)>>,
+    /// Per web, whether every access of it is a clobber (a call's): it holds no value, so
+    /// its fixed register does not count among the registers the code needs.
+    clobber_only: Vec<bool>,
 }
 
 impl Webs {
@@ -585,6 +588,12 @@ impl Webs {
                 parts[u as usize].push((d, -i16::from(word)));
             }
         }
+        let mut clobber_only = vec![true; nw];
+        for (a, &w) in prog.accs.iter().zip(&numbers.of_acc) {
+            if !a.clobber {
+                clobber_only[w as usize] = false;
+            }
+        }
         Webs {
             of_acc: numbers.of_acc,
             name: numbers.name,
@@ -595,6 +604,7 @@ impl Webs {
             partners,
             co_reads,
             parts,
+            clobber_only,
         }
     }
 }
