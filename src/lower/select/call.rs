@@ -23,6 +23,12 @@
 //! `LoadParam` then names (`offset / 4` is the word: `Function::subroutine`). The return
 //! pins its result words to R4.. and ends in `RET` ([`Lowerer::lower_sub_return`]).
 //!
+//! A result of more than 12 words (over 48 bytes) comes back through memory, as ptxas
+//! passes it: the call gets the address of a buffer in the caller's outgoing area
+//! (`ir::result_buffer_offset`) pinned to R4 and defines no result register, and each word
+//! is an `LDL` after it; the subroutine's `SubReturn` stores its words there (`STL [R1 +
+//! frame + off]`, [`STACK_ARG_LOAD_BASE`] until the driver knows the frame).
+//!
 //! Invariant: a def and a clobber never name one register (the sets leave out the result
 //! registers).
 
