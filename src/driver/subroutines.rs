@@ -186,7 +186,7 @@ pub(super) struct SubCode {
 pub(super) fn compile_subroutine(
     inputs: &KernelInputs,
     sub: &ir::Function,
-    mut pool: Option<&mut Vec<u8>>,
+    pool: Option<&mut Vec<u8>>,
 ) -> Result<SubCode, String> {
     let mut f = sub.clone();
     prepare_kernel_ir(inputs.module, &mut f);
@@ -235,7 +235,7 @@ pub(super) fn compile_subroutine(
         return Err(format!("subroutine `{}`: {why}", f.name));
     }
     let mut emitted = emitted;
-    if let Some(pool) = pool.as_deref_mut() {
+    if let Some(pool) = pool {
         append_literals(pool, &literals, &mut emitted.code)
             .map_err(|why| format!("subroutine `{}`: {why}", f.name))?;
     }
