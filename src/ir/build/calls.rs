@@ -40,6 +40,10 @@
 //! variables lie in each activation's own frame on the R1 stack. Refused in such a
 //! function: `.reg` parameters or results, more arguments than R4..R15 hold.
 //!
+//! A large function that a kernel would otherwise inline several times is compiled the same
+//! way, once, for that kernel (`outline.rs`, [`outlined_set`]: issue 22's "calls that should
+//! not be inlined", ptxas's size rule); every other kernel still inlines it.
+//!
 //! # Function addresses and indirect calls
 //!
 //! A `.func` whose address the module takes has a value ([`function_ids`]: 8, 16, ..., in
@@ -90,7 +94,9 @@
 
 mod args;
 mod extern_call;
+mod outline;
 pub(super) use extern_call::*;
+pub(super) use outline::*;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use super::{
