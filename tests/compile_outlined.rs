@@ -19,8 +19,9 @@ use leafold::cubin::{self, eiattr::Attribute};
 const STACK: u32 = 4096;
 
 /// `big(x: f64, p: .b64 generic pointer to two words) -> f64`: `steps` rounds of f64 and
-/// integer work on `x` (each round 4 PTX instructions), the integer state written to `p[0]`
-/// and `p[1]`.
+/// integer work on `x` (each round 4 PTX instructions), an f32 division (whose slow path's
+/// `RET`s return into the subroutine, not from it), the integer state written to `p[0]` and
+/// `p[1]`.
 fn big(steps: usize) -> String {
     let mut body = String::new();
     for k in 0..steps {
@@ -38,15 +39,22 @@ fn big(steps: usize) -> String {
         r#"
 .func (.param .b64 func_retval0) big(.param .b64 big_param_0, .param .b64 big_param_1)
 {{
-    .reg .b32 %r<4>;
+    .reg .b32 %r<6>;
     .reg .b64 %rd<8>;
     .reg .f64 %fd<4>;
+    .reg .f32 %f<4>;
     ld.param.f64 %fd1, [big_param_0];
     ld.param.u64 %rd1, [big_param_1];
     mov.b64 %rd4, %fd1;
     cvt.u32.u64 %r1, %rd4;
 {body}    cvt.u32.u64 %r2, %rd4;
     xor.b32 %r2, %r2, %r1;
+    cvt.rn.f32.u32 %f1, %r2;
+    and.b32 %r4, %r1, 255;
+    cvt.rn.f32.u32 %f2, %r4;
+    div.rn.f32 %f3, %f1, %f2;
+    mov.b32 %r5, %f3;
+    xor.b32 %r2, %r2, %r5;
     st.u32 [%rd1], %r2;
     shr.u64 %rd5, %rd4, 32;
     cvt.u32.u64 %r3, %rd5;
@@ -125,12 +133,15 @@ fn count(sass: &str, prefix: &str) -> usize {
     texts(sass).iter().filter(|t| t.starts_with(prefix)).count()
 }
 
-/// Compile, check and compare eval with the simulator; the SASS.
-fn check(test: &str, steps: usize, calls: usize) -> (String, Vec<u8>) {
+/// Compile, check and compare eval with the simulator; the SASS, and whether `big` is a
+/// subroutine of the kernel (ptxas's LOCAL FUNC symbol `$k$big`).
+fn check(test: &str, steps: usize, calls: usize) -> (String, bool) {
     let src = kernel(&big(steps), &body(calls));
     let out = compile_checked(test, &src);
-    let last = differential(test, &src, &out, 3, |l| l.local_size = STACK);
-    (out.sass, last)
+    differential(test, &src, &out, 3, |l| l.local_size = STACK);
+    let c = cubin::read(&out.cubin).expect("cubin reads back");
+    let sub = c.symbols.iter().any(|s| s.name == "$k$big");
+    (out.sass, sub)
 }
 
 #[test]
@@ -138,12 +149,13 @@ fn large_function_called_twice_is_one_subroutine() {
     let src = kernel(&big(30), &body(2));
     let out = compile_checked("outlined_twice", &src);
     let sass = &out.sass;
+    // Two calls of `big`, and its division's call of the f32 slow path, once.
     assert_eq!(
         count(sass, "CAL "),
-        2,
+        3,
         "two calls of one subroutine\n{sass}"
     );
-    assert_eq!(count(sass, "RET"), 1, "the body once\n{sass}");
+    assert_eq!(count(sass, "FCHK"), 1, "the body once\n{sass}");
     // 30 rounds of one DFMA each: the body is there once, not twice.
     let dfma = count(sass, "DFMA");
     assert!((30..45).contains(&dfma), "{dfma} DFMAs\n{sass}");
@@ -192,15 +204,18 @@ fn large_function_called_twice_is_one_subroutine() {
 
 #[test]
 fn large_function_called_once_is_inlined() {
-    let (sass, _) = check("outlined_once", 30, 1);
-    assert_eq!(count(&sass, "CAL "), 0, "{sass}");
-    assert_eq!(count(&sass, "RET"), 0, "{sass}");
+    let (sass, sub) = check("outlined_once", 30, 1);
+    assert!(!sub, "{sass}");
+    // The one `CAL` is the inlined division's, of the f32 slow path.
+    assert_eq!(count(&sass, "CAL "), 1, "{sass}");
 }
 
 #[test]
 fn small_function_called_twice_is_inlined() {
     // 10 rounds: about 50 PTX instructions, under the size rule's 100.
-    let (sass, _) = check("outlined_small", 10, 2);
-    assert_eq!(count(&sass, "CAL "), 0, "{sass}");
+    let (sass, sub) = check("outlined_small", 10, 2);
+    assert!(!sub, "{sass}");
+    // Each copy's division calls the f32 slow path.
+    assert_eq!(count(&sass, "CAL "), 2, "{sass}");
     assert!(count(&sass, "DFMA") >= 20, "two copies\n{sass}");
 }

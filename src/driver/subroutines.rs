@@ -302,8 +302,8 @@ pub(super) fn compile_subroutine(
     } else {
         local_data.next_multiple_of(4)
     };
-    let frame = (saves_at + 4 * saved.len() as u32).next_multiple_of(align);
-    let slot = |n: usize| i64::from(saves_at) + 4 * n as i64;
+    let (saves, saves_end) = save_slots(&saved, saves_at);
+    let frame = saves_end.next_multiple_of(align);
     let adjust = |by: i64| {
         Inst::new(Form::IADD32I)
             .with(Field::Rd, 1)
@@ -313,12 +313,13 @@ pub(super) fn compile_subroutine(
     let mut prologue = Vec::new();
     if frame > 0 {
         prologue.push(adjust(-i64::from(frame)));
-        for (n, &r) in saved.iter().enumerate() {
+        for &(r, size, off) in &saves {
             prologue.push(
                 Inst::new(Form::STL)
                     .with(Field::Rd, u64::from(r))
                     .with(Field::Ra, 1)
-                    .with_signed(Field::Off, slot(n)),
+                    .with(Field::Size, size)
+                    .with_signed(Field::Off, off),
             );
         }
     }
@@ -327,18 +328,29 @@ pub(super) fn compile_subroutine(
     let relocs_at = emitted.relocs;
     let mut out = prologue;
     let mut index = Vec::with_capacity(old.len());
-    for i in &old {
+    // The f32 division's slow path, appended after the code by `lower::emit` (the target of
+    // its `CAL`s, the only `CAL`s whose `rel` is an index here), returns to this
+    // subroutine's own code: its `RET`s get no epilogue.
+    let fdiv_start = old
+        .iter()
+        .filter(|i| i.form == Form::CAL)
+        .filter_map(|i| i.get(Field::Rel))
+        .filter(|&r| r < lower::SUB_CAL_BASE)
+        .min()
+        .unwrap_or(u64::MAX);
+    for (at, i) in old.iter().enumerate() {
         index.push(out.len() as u64);
-        if i.form == Form::RET && frame > 0 {
+        if i.form == Form::RET && frame > 0 && (at as u64) < fdiv_start {
             let pg = i.get(Field::Pg).unwrap_or(7);
             let pgn = i.get(Field::Pgn).unwrap_or(0);
             let guard = |x: Inst| x.with(Field::Pg, pg).with(Field::Pgn, pgn);
-            for (n, &r) in saved.iter().enumerate() {
+            for &(r, size, off) in &saves {
                 out.push(guard(
                     Inst::new(Form::LDL)
                         .with(Field::Rd, u64::from(r))
                         .with(Field::Ra, 1)
-                        .with_signed(Field::Off, slot(n)),
+                        .with(Field::Size, size)
+                        .with_signed(Field::Off, off),
                 ));
             }
             out.push(guard(adjust(i64::from(frame))));
@@ -368,6 +380,43 @@ pub(super) fn compile_subroutine(
         local_data,
         constant2: lowered.constant2,
     })
+}
+
+/// Where a subroutine saves the registers `saved` (ascending), from byte `at` of its frame:
+/// `(first register, STL/LDL size code, offset)` per save, and the end of the saves. Two
+/// saved registers `R2k`, `R2k+1` take one 8-aligned `STL.64`/`LDL.64` (half the
+/// instructions of a long save list; R1 stays 8-aligned, frames being multiples of 8), the
+/// others one word each.
+fn save_slots(saved: &[u32], at: u32) -> (Vec<(u32, u64, i64)>, u32) {
+    use crate::sm50::values::ldl::size;
+    let pair = |k: usize| saved[k] % 2 == 0 && saved.get(k + 1) == Some(&(saved[k] + 1));
+    let mut pairs = Vec::new();
+    let mut singles = Vec::new();
+    let mut k = 0;
+    while k < saved.len() {
+        if pair(k) {
+            pairs.push(saved[k]);
+            k += 2;
+        } else {
+            singles.push(saved[k]);
+            k += 1;
+        }
+    }
+    let mut out = Vec::new();
+    let mut off = if pairs.is_empty() {
+        at
+    } else {
+        at.next_multiple_of(8)
+    };
+    for r in pairs {
+        out.push((r, size::V64, i64::from(off)));
+        off += 8;
+    }
+    for r in singles {
+        out.push((r, size::DEFAULT, i64::from(off)));
+        off += 4;
+    }
+    (out, off)
 }
 
 /// The subroutine's loads of its stack arguments (`[R1 + lower::STACK_ARG_LOAD_BASE + off]`,
