@@ -773,21 +773,7 @@ pub(super) fn subroutine_set(
     module: &ast::Module,
     funcs: &HashMap<&str, &ast::Function>,
 ) -> HashSet<String> {
-    fn callees<'a>(b: &'a ast::Block, out: &mut Vec<&'a str>) {
-        for st in &b.stmts {
-            match st {
-                ast::Statement::Instr(i) if i.opcode == Opcode::Call => {
-                    if let Some(Operand::Name(n)) =
-                        i.operands.iter().find(|o| !matches!(o, Operand::List(..)))
-                    {
-                        out.push(n.text.as_str());
-                    }
-                }
-                ast::Statement::Block(inner) => callees(inner, out),
-                _ => {}
-            }
-        }
-    }
+    let callees = direct_callees;
     let mut edges: HashMap<&str, Vec<&str>> = HashMap::default();
     for (&name, f) in funcs {
         let mut out = Vec::new();

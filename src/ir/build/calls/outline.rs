@@ -55,7 +55,7 @@ pub(in crate::ir::build) struct Outlined {
 }
 
 /// The calls of a block: callee names (direct calls only), in order.
-fn direct_callees<'a>(b: &'a ast::Block, out: &mut Vec<&'a str>) {
+pub(in crate::ir::build) fn direct_callees<'a>(b: &'a ast::Block, out: &mut Vec<&'a str>) {
     for st in &b.stmts {
         match st {
             ast::Statement::Instr(i) if i.opcode == Opcode::Call => {
