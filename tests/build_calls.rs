@@ -230,7 +230,11 @@ fn inlined_size_is_limited() {
     let chain = |shared: bool| {
         let mut s = String::from(".version 7.0\n.target sm_50\n.address_size 64\n");
         s.push_str(".shared .b32 sh;\n");
-        let store = if shared { "    st.shared.u32 [sh], %r1;\n" } else { "" };
+        let store = if shared {
+            "    st.shared.u32 [sh], %r1;\n"
+        } else {
+            ""
+        };
         s.push_str(&format!(
             ".func f18()\n{{\n    .reg .b32 %r1;\n    mov.u32 %r1, 1;\n{store}    ret;\n}}\n"
         ));
