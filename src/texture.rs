@@ -62,6 +62,8 @@
 //! * **Integer coordinates** ([`Texture::fetch`], `tex.*.s32`, SASS `TLD`) read one texel
 //!   of one level with no sampler: no address mode, no filtering; a coordinate, layer or
 //!   level out of range reads zero in every lane (as `tex1Dfetch` on linear memory does).
+//! * **Multisample textures** (`samples` > 1, 2D or 2D array; `tex.2dms`/`tex.a2dms`,
+//!   SASS `TLD.MS`/`TLDS.LZ.MS`): [`Texture::fetch_ms`], module `multisample`.
 //! * **`tld4`** ([`Texture::gather`]) returns one component of the four texels of the
 //!   bilinear footprint (level 0), counter-clockwise from the lower left, as PTX specifies:
 //!   `(i, j+1)`, `(i+1, j+1)`, `(i+1, j)`, `(i, j)`.
@@ -80,7 +82,8 @@
 //!
 //! Level 0 first, then level 1, ...; within a level, face by face (a face is a layer, a cube
 //! face, or layer · 6 + face), then z, y, x; a texel is its channels in order, each
-//! little-endian. [`TextureDesc::byte_len`] is the total.
+//! little-endian (a multisample texel: its samples one after another, each such a texel).
+//! [`TextureDesc::byte_len`] is the total.
 
 mod desc;
 pub use desc::*;
@@ -89,6 +92,7 @@ pub use filter::*;
 use std::collections::BTreeMap;
 
 pub mod launch;
+mod multisample;
 pub mod spec;
 
 /// Texture shape (PTX geometry): `.1d .2d .3d .a1d .a2d .cube .acube`.
@@ -827,6 +831,11 @@ impl Texture {
     /// The texel at integer position `at` of face `face` of `level` (all in range),
     /// expanded to four lanes.
     fn texel(&self, level: u32, face: u32, at: [u32; 3]) -> Lanes {
+        self.texel_sample(level, face, at, 0)
+    }
+
+    /// [`texel`](Self::texel)'s sample `sample` (in range) of a multisample texture.
+    fn texel_sample(&self, level: u32, face: u32, at: [u32; 3], sample: u32) -> Lanes {
         let d = &self.desc;
         let [w, h, dp] = d.level_size(level);
         let index = (((face as usize * dp as usize + at[2] as usize) * h as usize
@@ -834,6 +843,8 @@ impl Texture {
             * w as usize)
             + at[0] as usize;
         let tb = d.texel_bytes();
+        // A multisample texel is its samples one after another.
+        let index = index * d.samples.max(1) as usize + sample as usize;
         let base = d.level_offset(level) + index * tb;
         let bytes = &self.data[base..base + tb];
         let cb = d.channel_type.bytes();

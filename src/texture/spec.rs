@@ -26,6 +26,8 @@
 //!         mips=N                               mip levels (1)
 //!         mipfilter=point|linear               filter between mip levels (point)
 //!         compare=never|lt|eq|le|gt|ne|ge|always   depth-compare function (le)
+//!         samples=N                            samples per texel of a multisample 2d/a2d
+//!                                              texture (1; `tex.2dms`/`tex.a2dms`)
 //! ```
 //!
 //! NAME is a `.texref`, a `.u64` parameter holding a texture object, or `p+OFF` for the
@@ -270,6 +272,7 @@ fn apply_option(d: &mut TextureDesc, w: &str) -> Result<(), String> {
                 d.layers = parse_count(key, v)?;
             }
             "mips" => d.mip_levels = parse_count(key, v)?,
+            "samples" => d.samples = parse_count(key, v)?,
             "mipfilter" => s.mip_filter = parse_filter(key, v)?,
             "compare" => {
                 s.compare = CompareFunc::from_name(v).ok_or_else(|| {
@@ -278,7 +281,7 @@ fn apply_option(d: &mut TextureDesc, w: &str) -> Result<(), String> {
             }
             _ => {
                 return Err(format!(
-                    "unknown option `{key}=` (expected addr0=, addr1=, addr2=, bordercolor=, layers=, mips=, mipfilter= or compare=)"
+                    "unknown option `{key}=` (expected addr0=, addr1=, addr2=, bordercolor=, layers=, mips=, mipfilter=, compare= or samples=)"
                 ))
             }
         }
@@ -356,6 +359,9 @@ pub fn format(d: &TextureDesc) -> String {
     }
     if s.compare != CompareFunc::LessEqual {
         out += &format!(",compare={}", s.compare.name());
+    }
+    if d.samples != 1 {
+        out += &format!(",samples={}", d.samples);
     }
     out
 }

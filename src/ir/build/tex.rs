@@ -16,6 +16,8 @@
 //! Everything else of the texture chapter (samplers of `.texmode_independent`,
 //! the other `txq` attributes) is refused with a diagnostic naming what is missing.
 
+mod ms;
+
 use super::{FnBuilder, ModuleBuilder, Sym};
 use crate::error::Span;
 use crate::ir::tex::{TexHandle, TexLod, TexOp, TexQuery, TexShape, TexType};
@@ -131,6 +133,9 @@ impl FnBuilder<'_, '_> {
     }
 
     pub(super) fn texture(&mut self, ins: &Instruction) -> Option<()> {
+        if let Some(array) = ms::ms_shape(ins) {
+            return self.texture_ms(ins, array);
+        }
         let mut shape = None;
         let mut lod = TexLod::Base;
         for m in &ins.mods {
