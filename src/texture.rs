@@ -897,6 +897,10 @@ pub struct TextureBindings {
     by_name: BTreeMap<String, Texture>,
     samplers: BTreeMap<String, SamplerDesc>,
     by_handle: BTreeMap<u64, Texture>,
+    /// Combined texture-and-sampler handles ([`add_sampler_object`](Self::add_sampler_object)).
+    paired: BTreeMap<u64, Texture>,
+    /// Sampler objects made so far.
+    sampler_objects: u64,
 }
 
 impl TextureBindings {
@@ -934,8 +938,36 @@ impl TextureBindings {
         self.samplers.get(name)
     }
 
+    /// The texture object `handle`, or the texture a combined handle names
+    /// ([`add_sampler_object`](Self::add_sampler_object)).
     pub fn by_handle(&self, handle: u64) -> Option<&Texture> {
-        self.by_handle.get(&handle)
+        self.by_handle
+            .get(&handle)
+            .or_else(|| self.paired.get(&handle))
+    }
+
+    /// Make `init` a sampler object (`.texmode_independent`: a sampler handle passed in a
+    /// `.u64` parameter); returns its handle (1, 2, ... in order of creation, at most
+    /// 0xfff). Every texture object made before it (handles below 2^20) is then also
+    /// readable through it by the combined handle `sampler << 20 | texture`, the word
+    /// ptxas 11.8 builds for `TEX.B` (`SHL` + `BFI`, `ir::build::tex::sampler_reg`): the
+    /// texture with `init`'s fields replacing its sampler state ([`crate::sampler`]). An
+    /// initializer the model cannot apply (`clamp_ogl`) is an error.
+    pub fn add_sampler_object(
+        &mut self,
+        init: &crate::sampler::SamplerInit,
+    ) -> Result<u64, String> {
+        let k = self.sampler_objects + 1;
+        if k > 0xfff {
+            return Err("more than 4095 sampler objects".to_string());
+        }
+        for (&h, tex) in &self.by_handle {
+            if h < 1 << 20 {
+                self.paired.insert(k << 20 | h, init.texture(tex)?);
+            }
+        }
+        self.sampler_objects = k;
+        Ok(k)
     }
 
     /// Bound textures by name, in name order.
@@ -949,6 +981,9 @@ impl TextureBindings {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.by_name.is_empty() && self.by_handle.is_empty() && self.samplers.is_empty()
+        self.by_name.is_empty()
+            && self.by_handle.is_empty()
+            && self.samplers.is_empty()
+            && self.paired.is_empty()
     }
 }

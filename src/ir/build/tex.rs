@@ -17,6 +17,7 @@
 //! the other `txq` attributes) is refused with a diagnostic naming what is missing.
 
 mod ms;
+mod sampler_reg;
 
 use super::{FnBuilder, ModuleBuilder, Sym};
 use crate::error::Span;
@@ -116,6 +117,7 @@ impl FnBuilder<'_, '_> {
         samp: Option<&Operand>,
     ) -> Option<(TexHandle, Option<Value>)> {
         match samp {
+            Some(s) if self.sampler_in_register(t, s) => self.tex_sampler_registers(t, s),
             Some(s) => Some((self.tex_sampler_pair(t, s)?, None)),
             None => self.tex_handle(t),
         }
@@ -209,6 +211,26 @@ impl FnBuilder<'_, '_> {
                 ),
             );
             return None;
+        }
+        if samp.is_some_and(|s| self.sampler_in_register(t, s)) {
+            // ptxas keeps tex.1d `TEX.B ... 1D` (leafold's `.B` forms read 1D as 2D
+            // `{x, 0}`, where the sampler's addr_mode_1 could change the result), and
+            // samples integer coordinates through the sampler (`I2F.F32.S32`, `TEX.B.LZ`),
+            // which the texture model's integer fetch does not.
+            if shape == TexShape::D1 {
+                return self.unsupported(
+                    ins,
+                    "leafold does not lower tex.1d through texture and sampler handles in \
+                     registers",
+                );
+            }
+            if int_coords {
+                return self.unsupported(
+                    ins,
+                    "leafold does not lower integer coordinates through texture and sampler \
+                     handles in registers (ptxas samples them as floats: I2F, TEX.B.LZ)",
+                );
+            }
         }
         let (handle, h) = self.fetch_handle(t, samp)?;
         let mut args: Vec<Value> = h.into_iter().collect();
