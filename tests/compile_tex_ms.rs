@@ -376,3 +376,45 @@ fn refused_forms_get_a_diagnostic() {
     );
     compile(&ok, &Options::default()).unwrap();
 }
+
+/// `leafold verify` runs multisample kernels: textures bound by name and by parameter get
+/// the default multisample description (4 samples), or the one `--texture` gives; a
+/// description the model refuses is a usage error naming it.
+#[test]
+fn verify_cli_runs_multisample_kernels() {
+    let ptx = ".version 7.8\n.target sm_50\n.address_size 64\n.global .texref t;\n.global .texref u;\n\
+               .visible .entry k(.param .u64 out, .param .u64 h)\n{\n\
+               \x20 .reg .f32 %f<16>;\n  .reg .b32 %r<16>;\n  .reg .b64 %rd<8>;\n\
+               \x20 ld.param.u64 %rd1, [out];\n  ld.param.u64 %rd5, [h];\n\
+               \x20 mov.u32 %r1, %tid.x;\n  and.b32 %r3, %r1, 15;\n  shr.u32 %r4, %r1, 4;\n\
+               \x20 and.b32 %r9, %r1, 3;\n  mul.wide.u32 %rd2, %r1, 48;\n  add.s64 %rd3, %rd1, %rd2;\n\
+               \x20 tex.2dms.v4.f32.s32 {%f10, %f11, %f12, %f13}, [t, {%r9, %r3, %r4, %r4}];\n\
+               \x20 st.global.v4.f32 [%rd3], {%f10, %f11, %f12, %f13};\n\
+               \x20 tex.a2dms.v4.u32.s32 {%r10, %r11, %r12, %r13}, [u, {%r9, %r4, %r3, %r4}];\n\
+               \x20 st.global.v4.u32 [%rd3+16], {%r10, %r11, %r12, %r13};\n\
+               \x20 tex.2dms.v4.f32.s32 {%f10, %f11, %f12, %f13}, [%rd5, {%r9, %r3, %r4, %r4}];\n\
+               \x20 st.global.v4.f32 [%rd3+32], {%f10, %f11, %f12, %f13};\n  ret;\n}\n";
+    let dir = std::env::temp_dir().join(format!("leafold-tex-ms-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("ms.ptx");
+    std::fs::write(&path, ptx).unwrap();
+    let run = |extra: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_leafold"))
+            .arg("verify")
+            .args(extra)
+            .arg(&path)
+            .output()
+            .unwrap()
+    };
+    for extra in [&[][..], &["--texture", "t=2d:8x8,f32x4,samples=2"][..]] {
+        let out = run(extra);
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(0), "{extra:?}: {text}");
+        assert!(text.contains("k: OK, 3 runs match"), "{extra:?}: {text}");
+    }
+    let out = run(&["--texture", "t=3d:8x8x8,f32x4,samples=2"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("a 3d texture has no samples"), "{err}");
+    std::fs::remove_dir_all(&dir).ok();
+}

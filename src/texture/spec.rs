@@ -75,9 +75,10 @@ cube: the face side); FORMAT: u8 u16 u32 s8 s16 s32 f16 f32, optionally xC with 
 or 4 channels; OPTIONs: clamp|wrap|mirror|border (every dimension), addr0=/addr1=/addr2=MODE, \
 bordercolor=R/G/B/A, point|linear, norm|unnorm (coordinates), element|nfloat (read 8/16-bit \
 integers as normalized floats), layers=N, mips=N, mipfilter=point|linear, \
-compare=never|lt|eq|le|gt|ne|ge|always. Example: img=2d:64x64,u8x4,nfloat,linear,norm,wrap. \
+compare=never|lt|eq|le|gt|ne|ge|always, samples=N (multisample 2d/a2d, for tex.2dms/a2dms). \
+Example: img=2d:64x64,u8x4,nfloat,linear,norm,wrap. \
 Repeatable; textures not described get random texels of a default size per shape \
-(2d: 256x256 f32x4, clamp, point, unnormalized)";
+(2d: 256x256 f32x4, clamp, point, unnormalized; 4 samples for tex.2dms/a2dms)";
 
 /// `NAME=SPEC`: the texture's name (a `.texref` variable, or a kernel parameter for
 /// texture objects) and its description.

@@ -12,9 +12,12 @@
 //! elements, then the depth reference (which optional operands are present is told by their
 //! kind: a vector is the offset, a scalar the reference).
 //! `tex.level`/`tex.grad` and `tex` with an offset vector or a depth reference give a
-//! `TexOp::SampleLod` (operand order in its documentation).
-//! Everything else of the texture chapter (samplers of `.texmode_independent`,
-//! the other `txq` attributes) is refused with a diagnostic naming what is missing.
+//! `TexOp::SampleLod` (operand order in its documentation). `tex.2dms`/`tex.a2dms` give a
+//! `TexOp::SampleMs` ([`ms`]); a texture and a sampler handle in registers, `[th, sh, {c}]`,
+//! one combined bindless handle ([`sampler_reg`]).
+//! Everything else of the texture chapter (`.param .samplerref`, the sampler `txq`
+//! attributes, the other `txq` attributes) is refused with a diagnostic naming what is
+//! missing.
 
 mod ms;
 mod sampler_reg;
@@ -77,9 +80,9 @@ impl ModuleBuilder<'_> {
 
 impl FnBuilder<'_, '_> {
     /// The operands `t, s` of `[t, s, ...]` (`.texmode_independent`): a module `.texref`
-    /// and a module `.samplerref`, one bound pair ([`TexHandle::Paired`]). Texture and
-    /// sampler handles in registers (ptxas combines them with `SHL`/`BFI` for `TEX.B`) are
-    /// refused.
+    /// and a module `.samplerref`, one bound pair ([`TexHandle::Paired`]). A module
+    /// variable paired with a register (or a `.param .samplerref`) is refused; two
+    /// registers are [`sampler_reg`]'s.
     fn tex_sampler_pair(&mut self, t: &Operand, s: &Operand) -> Option<TexHandle> {
         let look = |b: &mut Self, op: &Operand| match op {
             Operand::Name(n) => b.lookup(n),
