@@ -13,11 +13,10 @@
 
 mod common;
 
-use leafold::driver::{compile, Emit, Options};
+use leafold::driver::{compile, Options};
 use leafold::ir::eval::{self, GlobalRegion, Launch};
 use leafold::oracle::Oracle;
 use leafold::sampler::{FieldValue, SamplerInit};
-use leafold::sim;
 use leafold::texture::{ChannelType, Shape, Texture, TextureBindings, TextureDesc};
 
 const OUT: u64 = 0x3000_0000;
@@ -112,13 +111,7 @@ fn launch(name: &str, seed: u64) -> Launch {
 }
 
 fn ours(name: &str, inst: &str) -> leafold::driver::Output {
-    let opts = Options {
-        file_name: format!("{name}.ptx"),
-        emit: Emit::Sass,
-        ..Options::default()
-    };
-    compile(&ptx(name, inst), &opts)
-        .unwrap_or_else(|d| panic!("{name}:\n{}", leafold::error::render_all(&d.0)))
+    common::compile_sass(name, &ptx(name, inst))
 }
 
 #[test]
@@ -129,29 +122,13 @@ fn eval_equals_simulator_and_the_sampler_counts() {
         let mut distinct = std::collections::BTreeSet::new();
         for seed in 0..3 {
             let l = launch(name, seed);
-            let want = eval::run(&module, name, &l).unwrap_or_else(|e| panic!("{name}: {e}"));
-            let got = sim::run_cubin(&out.cubin, name, &l)
-                .unwrap_or_else(|e| panic!("{name}: sim: {e}\n{}", out.sass));
-            assert_eq!(
-                want.region(OUT),
-                got.region(OUT),
-                "{name} seed {seed}\n{}",
-                out.sass
-            );
-            let bytes = got.region(OUT).unwrap();
-            distinct.extend(bytes.chunks(16).map(<[u8]>::to_vec));
-            // Through the other sampler (the default one, handle 1) the results differ
-            // (integer coordinates read texels with no sampler: the same).
+            let got = common::assert_eval_equals_sim(name, &module, &out, &l, OUT);
+            distinct.extend(got.chunks(16).map(<[u8]>::to_vec));
+            // Through the other sampler (the default one, handle 1) the results differ.
             let mut other = l.clone();
             other.params[16..24].copy_from_slice(&1u64.to_le_bytes());
             let plain = eval::run(&module, name, &other).unwrap();
-            if !name.ends_with("s32") {
-                assert_ne!(
-                    plain.region(OUT),
-                    want.region(OUT),
-                    "{name}: sampler ignored"
-                );
-            }
+            assert_ne!(plain.region(OUT), Some(&got[..]), "{name}: sampler ignored");
         }
         assert!(distinct.len() > 20, "{name}: {} distinct", distinct.len());
     }
@@ -181,15 +158,12 @@ fn oracle_prints_our_listing_and_ptxas_picks_the_same_instructions() {
     };
     for &(name, inst, _) in CASES {
         let out = ours(name, inst);
-        common::assert_oracle_prints_our_listing(&oracle, name, &out.cubin, &out.sass);
-        let theirs = common::ptxas_cached(&oracle, &ptx(name, inst), "sm_50")
-            .unwrap_or_else(|e| panic!("{name}: ptxas: {e}"));
-        let listing = oracle.cuobjdump(&theirs, "-sass").unwrap();
-        assert_eq!(
-            common::texture_lines(&listing, true),
-            common::texture_lines(&out.sass, true),
-            "{name}: ptxas (left) vs ours (right)\n{listing}\n{}",
-            out.sass
+        common::assert_oracle_lists_ours_and_ptxas_textures(
+            &oracle,
+            name,
+            &ptx(name, inst),
+            &out.cubin,
+            &out.sass,
         );
     }
 }

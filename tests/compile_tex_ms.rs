@@ -14,9 +14,8 @@
 mod common;
 
 use leafold::driver::{compile, Emit, Options};
-use leafold::ir::eval::{self, GlobalRegion, Launch};
+use leafold::ir::eval::{GlobalRegion, Launch};
 use leafold::oracle::Oracle;
-use leafold::sim;
 use leafold::texture::{ChannelType, ReadMode, Shape, Texture, TextureBindings, TextureDesc};
 
 const OUT: u64 = 0x3000_0000;
@@ -172,19 +171,7 @@ impl Case {
 }
 
 fn ours(case: &Case) -> leafold::driver::Output {
-    let opts = Options {
-        file_name: format!("{}.ptx", case.name),
-        emit: Emit::Sass,
-        ..Options::default()
-    };
-    compile(&case.ptx(), &opts).unwrap_or_else(|d| {
-        panic!(
-            "{}:\n{}\n{}",
-            case.name,
-            case.ptx(),
-            leafold::error::render_all(&d.0)
-        )
-    })
+    common::compile_sass(&case.name, &case.ptx())
 }
 
 #[test]
@@ -196,19 +183,9 @@ fn eval_equals_simulator_on_random_texels() {
         let mut distinct = std::collections::BTreeSet::new();
         let mut zeros = 0;
         for seed in 0..3 {
-            let launch = case.launch(seed);
-            let want = eval::run(&module, name, &launch)
-                .unwrap_or_else(|e| panic!("{name}: ir::eval: {e}"));
-            let got = sim::run_cubin(&out.cubin, name, &launch)
-                .unwrap_or_else(|e| panic!("{name}: sim: {e}\n{}", out.sass));
-            assert_eq!(
-                want.region(OUT),
-                got.region(OUT),
-                "{name} seed {seed}:\n{}",
-                out.sass
-            );
+            let got = common::assert_eval_equals_sim(name, &module, &out, &case.launch(seed), OUT);
             let width = if case.one { 4 } else { 16 };
-            let bytes = &got.region(OUT).unwrap()[..THREADS as usize * 16];
+            let bytes = &got[..THREADS as usize * 16];
             for t in bytes.chunks(16) {
                 distinct.insert(t[..width].to_vec());
                 zeros += usize::from(t[..width].iter().all(|&b| b == 0));
@@ -234,17 +211,13 @@ fn oracle_prints_our_listing_and_ptxas_picks_the_same_instructions() {
         return;
     };
     for case in cases() {
-        let name = &case.name;
         let out = ours(&case);
-        common::assert_oracle_prints_our_listing(&oracle, name, &out.cubin, &out.sass);
-        let theirs = common::ptxas_cached(&oracle, &case.ptx(), "sm_50")
-            .unwrap_or_else(|e| panic!("{name}: ptxas: {e}"));
-        let listing = oracle.cuobjdump(&theirs, "-sass").unwrap();
-        assert_eq!(
-            common::texture_lines(&listing, true),
-            common::texture_lines(&out.sass, true),
-            "{name}: ptxas (left) vs ours (right)\n{listing}\n{}",
-            out.sass
+        common::assert_oracle_lists_ours_and_ptxas_textures(
+            &oracle,
+            &case.name,
+            &case.ptx(),
+            &out.cubin,
+            &out.sass,
         );
     }
 }
