@@ -749,13 +749,12 @@ fn emit_kernel(
         return Err(err(format!("cannot compile kernel `{name}`: {why}")));
     }
     // The module's subroutines this kernel calls, placed after its code (`place_subroutines`).
-    // Their literals join the kernel's pool (`constant2`).
     let subs = place_subroutines(
         inputs,
+        Some(constant2),
         &mut code,
         &mut srclocs,
         &mut relocs,
-        Some(constant2),
     )
     .map_err(|e| err(format!("cannot compile kernel `{name}`: {e}")))?;
     // Fewer same-bank source pairs: a register renaming that keeps every dependency (not
@@ -766,7 +765,14 @@ fn emit_kernel(
     let num_regs = subs
         .as_ref()
         .map_or(alloc.num_regs, |s| s.regs.max(alloc.num_regs));
-    if subs.is_some() {
+    // Subroutines kept for their size (`ir::Module::outlined`) do not recurse: the stack
+    // stays bounded.
+    let recursive = subs.as_ref().is_some_and(|s| {
+        s.subs
+            .iter()
+            .any(|p| !inputs.module.outlined.contains(&p.name))
+    });
+    if recursive {
         // ptxas 11.8's warning for a kernel that recurses, word for word.
         out.diagnostics.push(Diagnostic::warning(
             file,
@@ -789,7 +795,7 @@ fn emit_kernel(
     let shape = Shape {
         num_regs,
         dynamic_stack,
-        recursive: subs.is_some(),
+        recursive,
     };
     let placed = subs.map(|s| s.subs).unwrap_or_default();
     Ok((code, relocs, srclocs, notes, shape, placed))
@@ -847,7 +853,12 @@ fn kernel_spec(
     k.frame_size = frame;
     // ptxas 11.8 writes 0xffffffff ("Stack size ... cannot be statically determined") for a
     // kernel with `alloca`: the driver then gives it the default stack size.
-    k.min_stack_size = if dynamic_stack || recursive {
+    // A kernel that calls subroutines kept for their size (`ir::Module::outlined`, not
+    // recursive) keeps 0xffffffff too, without the warning: the driver then gives it its
+    // default stack (1 KB per thread), which holds the frames. (ptxas writes the sum of the
+    // frames; the simulator and `ir::eval` put the kernel's frame at the top of local
+    // memory and the subroutines' below it only under this record.)
+    k.min_stack_size = if dynamic_stack || !placed.subs.is_empty() {
         u32::MAX
     } else {
         frame
@@ -870,7 +881,7 @@ fn kernel_spec(
             size: to - from,
             bind: 0,
             frame_size: s.frame,
-            min_stack_size: u32::MAX,
+            min_stack_size: if recursive { u32::MAX } else { s.frame },
             max_stack_size: 0,
         })
         .collect();

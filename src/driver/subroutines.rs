@@ -54,10 +54,10 @@ pub(super) struct PlacedSub {
 /// sit at `[R1 + 0..]`, the saved registers after them.
 pub(super) fn place_subroutines(
     inputs: &KernelInputs,
+    mut pool: Option<&mut Vec<u8>>,
     code: &mut Vec<Inst>,
     srclocs: &mut Vec<machinst::SrcLoc>,
     relocs: &mut Vec<(usize, lower::Reloc)>,
-    mut pool: Option<&mut Vec<u8>>,
 ) -> Result<Option<PlacedSubs>, String> {
     let base = lower::SUB_CAL_BASE;
     let calls_of = |code: &[Inst]| -> Vec<usize> {
@@ -65,7 +65,7 @@ pub(super) fn place_subroutines(
             .filter(|i| i.form == Form::CAL)
             .filter_map(|i| i.get(Field::Rel))
             .filter(|&r| r >= base)
-            .map(|r| (r - base) as usize)
+            .map(|r| ((r - base) & !lower::OUTLINED_CAL) as usize)
             .collect()
     };
     let mut work = calls_of(code);
@@ -94,13 +94,17 @@ pub(super) fn place_subroutines(
             .get(k)
             .ok_or_else(|| format!("internal error: no subroutine {k}"))?;
         let SubCode {
-            code: sub_code,
+            code: mut sub_code,
             relocs: sub_relocs,
             regs: sub_regs,
             frame,
             local_data,
-            ..
-        } = compile_subroutine(inputs, sub, pool.as_deref_mut())?;
+            constant2,
+        } = compile_subroutine(inputs, sub)?;
+        if pool.is_none() {
+            refuse_shared(inputs, sub)?;
+        }
+        merge_literals(pool.as_deref_mut(), &constant2, &mut sub_code, &sub.name)?;
         regs = regs.max(sub_regs);
         work.extend(calls_of(&sub_code));
         let at = code.len();
@@ -128,7 +132,7 @@ pub(super) fn place_subroutines(
         if let Some(&at) = i
             .get(Field::Rel)
             .filter(|&r| r >= base)
-            .and_then(|r| start.get(&((r - base) as usize)))
+            .and_then(|r| start.get(&(((r - base) & !lower::OUTLINED_CAL) as usize)))
         {
             i.set(Field::Rel, at);
         }
@@ -141,10 +145,27 @@ pub(super) fn callee_saved(r: u32) -> bool {
     r == 2 || (16..32).contains(&r) || (r >= 32 && (r / 4) % 2 == 1)
 }
 
-/// [`callee_saved`] as one bit per register (`AllocOptions::save_cost`).
-fn callee_saved_mask() -> [u64; 4] {
+/// Whether a subroutine kept for its size (`ir::Module::outlined`) keeps register `r` for
+/// its caller: every register but R0, R1 (the stack pointer, restored) and R3..R15
+/// (`lower::OUTLINED_CAL`'s convention).
+fn outlined_keeps(r: u32) -> bool {
+    r == 2 || r >= 16
+}
+
+/// The registers a subroutine saves when it writes them: [`callee_saved`], or
+/// [`outlined_keeps`] for a subroutine kept for its size.
+fn saves(outlined: bool) -> fn(u32) -> bool {
+    if outlined {
+        outlined_keeps
+    } else {
+        callee_saved
+    }
+}
+
+/// [`saves`] as one bit per register (`AllocOptions::save_cost`).
+fn callee_saved_mask(outlined: bool) -> [u64; 4] {
     let mut m = [0u64; 4];
-    for r in (0..255u32).filter(|&r| callee_saved(r)) {
+    for r in (0..255u32).filter(|&r| saves(outlined)(r)) {
         m[r as usize / 64] |= 1 << (r % 64);
     }
     m
@@ -163,6 +184,59 @@ pub(super) struct SubCode {
     pub(super) frame: u32,
     /// Its `.local` data's bytes (at the start of the frame).
     pub(super) local_data: u32,
+    /// Its literal pool (constant bank 2, from offset 0): the caller appends it to the
+    /// kernel's own ([`merge_literals`]), as ptxas's subroutines read the kernel's
+    /// `.nv.constant2.<kernel>`.
+    pub(super) constant2: Vec<u8>,
+}
+
+/// Refuse a subroutine that names `.shared` variables where there is no kernel to lay them
+/// out (a function of a relocatable object, and what it calls): ptxas would write relocations
+/// against the variables' symbols (docs/calls.md). In a kernel they are the kernel's
+/// (`ir::Module::shared_layout` gives them the same offsets in both).
+pub(super) fn refuse_shared(inputs: &KernelInputs, f: &ir::Function) -> Result<(), String> {
+    if inputs.module.shared_layout(f).offsets.is_empty() {
+        return Ok(());
+    }
+    Err(format!(
+        "unsupported: the function `{}` names .shared variables (not in a relocatable object)",
+        f.name
+    ))
+}
+
+/// Append a subroutine's literal pool `sub` to the kernel's `pool` and point the `c[0x2]`
+/// operands of its `code` at the appended copy (ptxas places a subroutine in the kernel's
+/// `.text` and its constants in the kernel's bank 2). `None` as `pool`: there is no kernel
+/// pool to share (a function of the object), and a subroutine needing one is refused.
+pub(super) fn merge_literals(
+    pool: Option<&mut Vec<u8>>,
+    sub: &[u8],
+    code: &mut [Inst],
+    name: &str,
+) -> Result<(), String> {
+    if sub.is_empty() {
+        return Ok(());
+    }
+    let Some(pool) = pool else {
+        return Err(format!(
+            "unsupported: the function `{name}` needs constants of its own in c[0x2]"
+        ));
+    };
+    // 8-aligned: an f64 literal keeps its alignment.
+    let at = pool.len().next_multiple_of(8);
+    if at + sub.len() > 0x1_0000 {
+        return Err(format!(
+            "unsupported: the literals of `{name}` do not fit the kernel's constant bank 2"
+        ));
+    }
+    pool.resize(at, 0);
+    pool.extend_from_slice(sub);
+    for i in code.iter_mut().filter(|i| i.get(Field::Cbk) == Some(2)) {
+        if let Some(o) = i.get(Field::Cbo) {
+            i.set(Field::Cbo, o + (at / 4) as u64);
+        }
+    }
+    Ok(())
 }
 
 /// One subroutine's code with its frame (see [`place_subroutines`]), its `BRA`/`CAL`
@@ -176,35 +250,18 @@ pub(super) struct SubCode {
 /// that size rounded up to 16, `AllocOptions::spill_base`), then the saved registers; the
 /// whole rounded up to 8, or to the largest alignment of a variable so that R1 keeps every
 /// variable aligned.
-///
-/// Placed in a kernel (`pool` is the kernel's literal pool), the subroutine's `.shared`
-/// variables are the kernel's (`ir::Module::shared_layout` gives them the same offsets in
-/// both) and its literals are appended to the kernel's pool ([`append_literals`]). Refused
-/// without a pool (a function of a relocatable object, where ptxas would write relocations
-/// against the variables' symbols and a `.nv.constant2.<f>` of the function's own): a
-/// subroutine that names `.shared` variables or needs constants in bank 2.
+/// Its `.shared` variables are the kernel's (`ir::Module::shared_layout`) and its literals
+/// are returned for [`merge_literals`]; without a kernel (a function of the object) the
+/// callers refuse both ([`refuse_shared`]).
 pub(super) fn compile_subroutine(
     inputs: &KernelInputs,
     sub: &ir::Function,
-    pool: Option<&mut Vec<u8>>,
 ) -> Result<SubCode, String> {
     let mut f = sub.clone();
+    let outlined = inputs.module.outlined.contains(&sub.name);
     prepare_kernel_ir(inputs.module, &mut f);
-    if pool.is_none() && !inputs.module.shared_layout(&f).offsets.is_empty() {
-        return Err(format!(
-            "unsupported: the function `{}` names .shared variables (not in a relocatable object)",
-            f.name
-        ));
-    }
     let lowered = lower::lower_verified_stats(inputs.module, &f, &inputs.lower_opts)
         .map_err(|e| format!("subroutine `{}`: {e}", f.name))?;
-    if pool.is_none() && !lowered.constant2.is_empty() {
-        return Err(format!(
-            "unsupported: the function `{}` needs constants of its own in c[0x2] (not in a relocatable object)",
-            f.name
-        ));
-    }
-    let literals = lowered.constant2.clone();
     let (local_vars, local_data) = inputs.module.local_layout(&f);
     let align = local_vars
         .keys()
@@ -216,7 +273,7 @@ pub(super) fn compile_subroutine(
         spill_base: local_data,
         // Each callee-saved register it writes costs a save and a restore (ptxas's `fact`
         // keeps its short-lived values in R0 and R3..: caller-saved).
-        save_cost: callee_saved_mask(),
+        save_cost: callee_saved_mask(outlined),
     };
     let alloc = machinst::allocate_owned(lowered.vcode, &alloc_opts).map_err(|e| {
         format!(
@@ -234,11 +291,6 @@ pub(super) fn compile_subroutine(
     if let Some(why) = emitted.reconvergence_error {
         return Err(format!("subroutine `{}`: {why}", f.name));
     }
-    let mut emitted = emitted;
-    if let Some(pool) = pool {
-        append_literals(pool, &literals, &mut emitted.code)
-            .map_err(|why| format!("subroutine `{}`: {why}", f.name))?;
-    }
     // The callee-saved registers its own instructions write (a call it makes preserves
     // them: the callee saves what it writes in turn), as ptxas saves them (`fact` uses R2
     // and saves R2 alone); one it never writes keeps the caller's value untouched.
@@ -255,15 +307,15 @@ pub(super) fn compile_subroutine(
         }
     }
     let saved: Vec<u32> = (0..alloc.num_regs)
-        .filter(|&r| callee_saved(r) && written[r as usize])
+        .filter(|&r| saves(outlined)(r) && written[r as usize])
         .collect();
     let saves_at = if alloc.spill_bytes > 0 {
         local_data.next_multiple_of(16) + alloc.spill_bytes
     } else {
         local_data.next_multiple_of(4)
     };
-    let frame = (saves_at + 4 * saved.len() as u32).next_multiple_of(align);
-    let slot = |n: usize| i64::from(saves_at) + 4 * n as i64;
+    let (saves, saves_end) = save_slots(&saved, saves_at);
+    let frame = saves_end.next_multiple_of(align);
     let adjust = |by: i64| {
         Inst::new(Form::IADD32I)
             .with(Field::Rd, 1)
@@ -273,12 +325,13 @@ pub(super) fn compile_subroutine(
     let mut prologue = Vec::new();
     if frame > 0 {
         prologue.push(adjust(-i64::from(frame)));
-        for (n, &r) in saved.iter().enumerate() {
+        for &(r, size, off) in &saves {
             prologue.push(
                 Inst::new(Form::STL)
                     .with(Field::Rd, u64::from(r))
                     .with(Field::Ra, 1)
-                    .with_signed(Field::Off, slot(n)),
+                    .with(Field::Size, size)
+                    .with_signed(Field::Off, off),
             );
         }
     }
@@ -287,18 +340,29 @@ pub(super) fn compile_subroutine(
     let relocs_at = emitted.relocs;
     let mut out = prologue;
     let mut index = Vec::with_capacity(old.len());
-    for i in &old {
+    // The f32 division's slow path, appended after the code by `lower::emit` (the target of
+    // its `CAL`s, the only `CAL`s whose `rel` is an index here), returns to this
+    // subroutine's own code: its `RET`s get no epilogue.
+    let fdiv_start = old
+        .iter()
+        .filter(|i| i.form == Form::CAL)
+        .filter_map(|i| i.get(Field::Rel))
+        .filter(|&r| r < lower::SUB_CAL_BASE)
+        .min()
+        .unwrap_or(u64::MAX);
+    for (at, i) in old.iter().enumerate() {
         index.push(out.len() as u64);
-        if i.form == Form::RET && frame > 0 {
+        if i.form == Form::RET && frame > 0 && (at as u64) < fdiv_start {
             let pg = i.get(Field::Pg).unwrap_or(7);
             let pgn = i.get(Field::Pgn).unwrap_or(0);
             let guard = |x: Inst| x.with(Field::Pg, pg).with(Field::Pgn, pgn);
-            for (n, &r) in saved.iter().enumerate() {
+            for &(r, size, off) in &saves {
                 out.push(guard(
                     Inst::new(Form::LDL)
                         .with(Field::Rd, u64::from(r))
                         .with(Field::Ra, 1)
-                        .with_signed(Field::Off, slot(n)),
+                        .with(Field::Size, size)
+                        .with_signed(Field::Off, off),
                 ));
             }
             out.push(guard(adjust(i64::from(frame))));
@@ -326,36 +390,45 @@ pub(super) fn compile_subroutine(
         regs: alloc.num_regs,
         frame,
         local_data,
+        constant2: lowered.constant2,
     })
 }
 
-/// A placed subroutine's literal pool (`literals`, its code's `c[0x2][..]` operands)
-/// appended to the kernel's (`pool`), at an offset aligned to 8 (every literal keeps its
-/// alignment), and each of those operands moved by that offset: ptxas's `$k$f` reads its
-/// float constant from the kernel's `c[0x2]` (probe `shr.ptx`, `FFMA R2, R0, c[0x2][0x0],
-/// R2`). An error when the bank would pass 64 KiB or when the code indexes bank 2 with a
-/// register (`LDC`: a table the kernel lays out, not a literal).
-fn append_literals(pool: &mut Vec<u8>, literals: &[u8], code: &mut [Inst]) -> Result<(), String> {
-    if code
-        .iter()
-        .any(|i| i.form == Form::LDC && i.get(Field::Bank) == Some(2))
-    {
-        return Err("unsupported: a table in constant bank 2".to_string());
+/// Where a subroutine saves the registers `saved` (ascending), from byte `at` of its frame:
+/// `(first register, STL/LDL size code, offset)` per save, and the end of the saves. Two
+/// saved registers `R2k`, `R2k+1` take one 8-aligned `STL.64`/`LDL.64` (half the
+/// instructions of a long save list; R1 stays 8-aligned, frames being multiples of 8), the
+/// others one word each.
+fn save_slots(saved: &[u32], at: u32) -> (Vec<(u32, u64, i64)>, u32) {
+    use crate::sm50::values::ldl::size;
+    let pair = |k: usize| saved[k] % 2 == 0 && saved.get(k + 1) == Some(&(saved[k] + 1));
+    let mut pairs = Vec::new();
+    let mut singles = Vec::new();
+    let mut k = 0;
+    while k < saved.len() {
+        if pair(k) {
+            pairs.push(saved[k]);
+            k += 2;
+        } else {
+            singles.push(saved[k]);
+            k += 1;
+        }
     }
-    if literals.is_empty() {
-        return Ok(());
+    let mut out = Vec::new();
+    let mut off = if pairs.is_empty() {
+        at
+    } else {
+        at.next_multiple_of(8)
+    };
+    for r in pairs {
+        out.push((r, size::V64, i64::from(off)));
+        off += 8;
     }
-    let base = pool.len().next_multiple_of(8);
-    if base + literals.len() > 0x1_0000 {
-        return Err("more than 64 KiB of literals in constant bank 2".to_string());
+    for r in singles {
+        out.push((r, size::DEFAULT, i64::from(off)));
+        off += 4;
     }
-    pool.resize(base, 0);
-    pool.extend_from_slice(literals);
-    for i in code.iter_mut().filter(|i| i.get(Field::Cbk) == Some(2)) {
-        let word = i.get(Field::Cbo).unwrap_or(0);
-        i.set(Field::Cbo, word + base as u64 / 4);
-    }
-    Ok(())
+    (out, off)
 }
 
 /// The subroutine's loads of its stack arguments (`[R1 + lower::STACK_ARG_LOAD_BASE + off]`,
