@@ -1011,7 +1011,7 @@ $L_filled:
     st.global.u32 [%rd3], %r26;
     st.global.u32 [%rd3+4], %r25;
 "#;
-    let (sass, out, l) = run_recursive("subr_shared", decls, &body);
+    let (sass, out, l) = run_recursive("subr_shared", decls, body);
     // The kernel's `f64` literal first in the pool, the subroutine's `f32` one after it.
     let t = texts(&sass);
     assert!(
