@@ -60,6 +60,21 @@
 //!    the allocator inserts can land between a `SYNC` and its reconvergence point.
 //! 5. Nested regions nest: an inner region's R is inside the outer region (or is the outer's
 //!    R, rule 3). Several tokens pushed in one block go outer (farther R) first.
+//! 6. Break loops ([`break_loops`]). Rule 2 alone fails a loop whose exit lies on one side of
+//!    a divergent branch inside it (`if (c) { ..; if (d) break; } ..`, or an exit that is the
+//!    only way out, so the branch's post-dominator is the exiting block): the branch's point
+//!    is after the loop (or is reached only round the back edge), its token goes before the
+//!    loop, and lanes that took different sides in one iteration run every later iteration
+//!    apart (MC-GPU's `track_particles` ran its skip-ahead loops 9 times over). As ptxas
+//!    does, such a loop, when it has one way in (a preheader whose only successor is the
+//!    header) and one exit block X, gets `PBK X` in its preheader and every exit edge becomes
+//!    `BRK` (a break token: `BRK` drops the breaking lanes from every token above it). The
+//!    branches are then placed by rules 1-5 on the loop's [`iteration_view`] (exit edges
+//!    gone, back edges sent to X), so they reconverge within the iteration. The symbolic walk
+//!    models `BRK` (to the innermost break token, whose target must be the edge's); a loop
+//!    is kept only if its breaks verify, and the whole placement only if it is free of the
+//!    error below; otherwise the placement without break loops stands. Trade-off: one `PBK`
+//!    per entry into the loop, for reconvergence in every iteration.
 //!
 //! The result is verified, not trusted: a symbolic walk over the CFG carries the stack of
 //! pending reconvergence targets, pops it on each `SYNC` edge, and requires every block to be
@@ -847,11 +862,17 @@ fn break_loops(cfg: &Cfg, order: &[usize], edges: &[Vec<(usize, usize)>]) -> Vec
             continue;
         }
         // Needed: a branch with both sides in the loop whose sides meet only after it, or
-        // at a point (the exiting block) from which the lanes come back to the branch.
+        // at a point (the exiting block) that one side passes only after going round this
+        // loop's back edge. (An inner loop's own exit branch, whose sides meet at the inner
+        // loop's exit, is rule 2's: a token before the inner loop serves it.)
+        // A side that is itself the back edge (or the edge block the allocator split it
+        // into) meets the other only in the next iteration: such a branch gains nothing.
+        let back_edge = |b: usize, s: usize| s == h || (cfg.succs[s] == [h] && preds[s] == [b]);
         let needed = body.iter().any(|&b| {
             cfg.succs[b].iter().filter(|&&s| member[s]).count() >= 2
+                && !cfg.succs[b].iter().any(|&s| back_edge(b, s))
                 && cfg.ipdom[b]
-                    .is_some_and(|r| r >= n || !member[r] || !cfg.walk_region(b, r, |k| k != b))
+                    .is_some_and(|r| r >= n || !member[r] || !cfg.walk_region(b, r, |k| k != h))
         });
         if needed {
             // Kept when its breaks verify together with the loops kept so far (the exit is
