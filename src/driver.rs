@@ -344,6 +344,7 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
         no_hoist: false,
         no_ifconv: opts.no_ifconv,
         no_store_motion: false,
+        interleave: lower::Interleave::Wide,
     };
     let max_regs = opts.max_regs.unwrap_or(255).min(255);
     let mut const_data = module_constants(&module);
