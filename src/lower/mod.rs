@@ -153,11 +153,11 @@ pub struct LowerOptions {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Interleave {
     /// [`hoist::WIDE`] instructions.
-    #[default]
     Wide,
     /// [`hoist::NARROW`] instructions.
     Narrow,
-    /// No interleaving: the hoisting order alone.
+    /// No interleaving: the hoisting order alone (the default for now, see `driver`).
+    #[default]
     Off,
 }
 
