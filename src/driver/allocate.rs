@@ -94,6 +94,39 @@ pub(super) fn lower_and_allocate(
             (compiled, chosen) = (other, inline);
         }
     }
+    // `lower::hoist`'s interleaving lengthens live ranges by up to its window. Where the
+    // kernel spills or its registers cost it warps (a step of `occupancy::theoretical`),
+    // compile it once more without (and without the store motion where that moved
+    // something: the two together can cost a step that neither costs alone); where that
+    // spills less or keeps more warps resident, once more with the narrow window, kept if it
+    // does as well as none (ties: the wider window's code, which hides more latency).
+    // Trade-off: one more compile for kernels whose registers limit them, two where the
+    // window is what limits them.
+    let limited = |c: &Compiled| c.3.spill_bytes > 0 || warps(cx, c.3.num_regs) < warps(cx, 0);
+    let better = |a: &Compiled, b: &Compiled| {
+        (a.3.spill_cost(), warps(cx, b.3.num_regs)) < (b.3.spill_cost(), warps(cx, a.3.num_regs))
+    };
+    if chosen.interleave != lower::Interleave::Off && !chosen.no_hoist && limited(&compiled) {
+        let off = LowerOptions {
+            interleave: lower::Interleave::Off,
+            no_store_motion: chosen.no_store_motion || compiled.5,
+            ..chosen
+        };
+        if let Ok(plain) = lower_and_allocate(&off, times, t) {
+            if better(&plain, &compiled) {
+                (compiled, chosen) = (plain, off);
+                let narrow = LowerOptions {
+                    interleave: lower::Interleave::Narrow,
+                    ..off
+                };
+                if let Ok(mid) = lower_and_allocate(&narrow, times, t) {
+                    if !better(&compiled, &mid) {
+                        (compiled, chosen) = (mid, narrow);
+                    }
+                }
+            }
+        }
+    }
     // Hoisted loads (`lower::hoist`) live longer. Where the kernel spills (typically under
     // `--maxrregcount`), compile it once more with the loads left in place and keep whichever
     // spills less: a spill costs a local-memory round trip per use, more than the latency
