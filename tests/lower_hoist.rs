@@ -312,7 +312,6 @@ fn store_motion_keeps_the_occupancy() {
 }
 
 #[test]
-#[ignore = "the driver compiles with `lower::Interleave::Off` until the interleaving's listing changes are reviewed"]
 fn independent_chains_interleave() {
     let src = chains_kernel();
     let sass = compile_and_verify("chains", &src);

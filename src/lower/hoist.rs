@@ -129,9 +129,25 @@ pub(super) fn hoist_loads(
 ) -> Result<(VCode<Sm50Inst>, bool), String> {
     let (mut blocks, vregs) = vcode.into_blocks();
     let mut moved_stores = false;
-    for b in &mut blocks {
+    // Each block's copies into its successors' parameters (a loop's phis), `(dst, src)`.
+    let edge_copies: Vec<Vec<(Reg, Reg)>> = blocks
+        .iter()
+        .map(|b| {
+            b.succs
+                .iter()
+                .flat_map(|(t, args)| {
+                    let params = &blocks[t.0 as usize].params;
+                    params
+                        .iter()
+                        .zip(args)
+                        .map(|(&p, &a)| (Reg::Virt(p), Reg::Virt(a)))
+                })
+                .collect()
+        })
+        .collect();
+    for (b, copies) in blocks.iter_mut().zip(&edge_copies) {
         if b.insts.iter().any(is_long_load) || (window > 0 && b.insts.len() > 2) {
-            let (order, moved) = block_order(&b.insts, store_motion, window);
+            let (order, moved) = block_order(&b.insts, copies, store_motion, window);
             moved_stores |= moved;
             let mut old: Vec<Option<Sm50Inst>> = b.insts.drain(..).map(Some).collect();
             b.insts = order.iter().filter_map(|&k| old[k].take()).collect();
@@ -250,7 +266,12 @@ fn feeds_a_later_load(insts: &[Sm50Inst], s: usize) -> bool {
 /// The new order of a block's instructions: `order[new] = old` (`store_motion`: see
 /// [`hoist_loads`]); and whether the store motion changed anything the order is made from (a
 /// conflict it let pass or a store it sank: without either, the order is the one without it).
-fn block_order(insts: &[Sm50Inst], store_motion: bool, window: usize) -> (Vec<usize>, bool) {
+fn block_order(
+    insts: &[Sm50Inst],
+    copies: &[(Reg, Reg)],
+    store_motion: bool,
+    window: usize,
+) -> (Vec<usize>, bool) {
     let n = insts.len();
     let mut preds: Vec<Vec<usize>> = vec![Vec::new(); n];
     // Of those, the instructions whose result `j` reads (the edges with a latency).
@@ -381,6 +402,7 @@ fn block_order(insts: &[Sm50Inst], store_motion: bool, window: usize) -> (Vec<us
         }
     }
     if window > 0 {
+        interleave::coalescing_edges(insts, copies, &mut preds);
         let order = interleave::timed_order(insts, &preds, &data, &key, window);
         return (order, passed || sank);
     }

@@ -152,12 +152,12 @@ pub struct LowerOptions {
 /// trade-off): how many instructions a value may be computed ahead of its place.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Interleave {
-    /// [`hoist::WIDE`] instructions.
+    /// [`hoist::WIDE`] instructions (the default).
+    #[default]
     Wide,
     /// [`hoist::NARROW`] instructions.
     Narrow,
-    /// No interleaving: the hoisting order alone (the default for now, see `driver`).
-    #[default]
+    /// No interleaving: the hoisting order alone.
     Off,
 }
 

@@ -24,6 +24,13 @@
 //! instruction in that order would wait on a latency, a later independent one within the
 //! window fills the gap.
 //!
+//! **Copies** ([`coalescing_edges`]): a copy `dst <- src` at a block's end (a loop's phi, the
+//! pointer bumped for the next trip) is dropped after allocation when `dst` and `src` share a
+//! register, which they can only when `src` is defined after the last read of `dst`'s old
+//! value. Moving `src`'s definition above those reads (the bump ahead of the trip's loads)
+//! would keep the copy, and on a loop's back edge the copy needs a block of its own and a
+//! second `BRA`. So `src`'s definition is ordered after those reads (an order-only edge).
+//!
 //! **Trade-off**: an instruction moves ahead of at most the window's worth of others, so a
 //! value lives at most that many instructions longer: registers for issue slots. The driver
 //! compiles a kernel whose registers limit its occupancy once more without the interleaving
@@ -126,4 +133,39 @@ pub(super) fn timed_order(
     }
     debug_assert_eq!(order.len(), n, "the dependences of a block form no cycle");
     order
+}
+
+/// Orders the definition of each copy's source after the reads of the copy's destination
+/// that precede the copy (see the module essay, "Copies"): the block's own copies, and
+/// `edge_copies`, its successors' parameters from its branch arguments (at the block's end).
+/// Only edges from an earlier to a later input index are added, so the graph stays acyclic.
+pub(super) fn coalescing_edges(
+    insts: &[Sm50Inst],
+    edge_copies: &[(Reg, Reg)],
+    preds: &mut [Vec<usize>],
+) {
+    let n = insts.len();
+    let copies = insts
+        .iter()
+        .enumerate()
+        .filter_map(|(m, i)| Some((m, i.is_move()?)))
+        .chain(edge_copies.iter().map(|&c| (n, c)));
+    let touches = |i: &Sm50Inst, reg: Reg, kind: OpKind| {
+        let mut hit = false;
+        i.for_each_operand(&mut |r, spec| hit |= spec.kind == kind && r == reg);
+        hit
+    };
+    for (m, (dst, src)) in copies {
+        let Some(d) = (0..m).rev().find(|&k| touches(&insts[k], src, OpKind::Def)) else {
+            continue;
+        };
+        for r in (0..d).rev() {
+            if touches(&insts[r], dst, OpKind::Def) {
+                break;
+            }
+            if touches(&insts[r], dst, OpKind::Use) && !preds[d].contains(&r) {
+                preds[d].push(r);
+            }
+        }
+    }
 }
