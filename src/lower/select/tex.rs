@@ -76,9 +76,10 @@ impl<'a> Lowerer<'a> {
     /// texture object in a register (not a kernel parameter: the `.B` forms).
     fn tex_slot(&mut self, handle: TexHandle, args: &[Value]) -> Result<Option<u64>, LowerError> {
         let byte = match handle {
-            TexHandle::Bound(_) | TexHandle::Paired { .. } => {
+            TexHandle::Bound(_) | TexHandle::Paired { .. } | TexHandle::Sampler(_) => {
                 let order = tex::bound_textures(self.f);
-                let Some(pos) = order.iter().position(|&t| t == handle) else {
+                let word = tex::slot_handle(self.f, handle);
+                let Some(pos) = order.iter().position(|&t| t == word) else {
                     return Err(LowerError::Internal(format!(
                         "texture {handle:?} missing from the kernel's bound textures"
                     )));
@@ -156,8 +157,11 @@ impl<'a> Lowerer<'a> {
         if let TexOp::Query(TexQuery::Table(q)) = op {
             return self.lower_txq_table(results[0], q, slot, args.first().copied());
         }
+        if let TexOp::Query(TexQuery::Sampler(q)) = op {
+            return self.lower_txq_sampler(results[0], q, slot);
+        }
         let coords = match handle {
-            TexHandle::Bound(_) | TexHandle::Paired { .. } => args,
+            TexHandle::Bound(_) | TexHandle::Paired { .. } | TexHandle::Sampler(_) => args,
             TexHandle::Bindless => &args[1..],
         };
         if let TexOp::SampleMs { array, .. } = op {
@@ -982,6 +986,6 @@ fn txq_mask(q: TexQuery) -> u64 {
         TexQuery::Height => 2,
         TexQuery::Depth => 4,
         // `lower_texture` sends these to `lower_txq_table` (no TXQ).
-        TexQuery::Table(_) => 0,
+        TexQuery::Table(_) | TexQuery::Sampler(_) => 0,
     }
 }
