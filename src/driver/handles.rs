@@ -102,6 +102,11 @@ pub(super) fn reference_handles(
                         handle: ir::tex::TexHandle::Paired { tex: t, samp: s },
                         ..
                     } => vec![tex(*t), samp(*s)],
+                    // A sampler queried alone (`txq`, `.texmode_independent`).
+                    ir::InstData::Texture {
+                        handle: ir::tex::TexHandle::Sampler(s),
+                        ..
+                    } => vec![samp(*s)],
                     ir::InstData::Surface { access, .. } => match access.handle {
                         crate::surface::SurfHandle::Bound(k) => vec![surf(k)],
                         _ => continue,
