@@ -45,20 +45,6 @@ impl<'a> Lowerer<'a> {
         self.lower_desc_table(d, field, table, slot, handle)
     }
 
-    /// `d = word at index × size + field + c[0x0][table.0]`, the size relocated by
-    /// `table.1`: the load `txq` (texture table) and `suq` (surface table,
-    /// [`tex_table::surf`]) share.
-    pub(super) fn lower_desc_table(
-        &mut self,
-        d: Value,
-        field: u32,
-        table: (u32, RelocWord),
-        slot: Option<u64>,
-        handle: Option<Value>,
-    ) -> Result<(), LowerError> {
-        self.lower_table_load(d, field, table, slot, handle, false)
-    }
-
     /// `txq` of a sampler attribute: the sampler table's load ([`tex_table::samp`]) from
     /// the sampler's own slot word, the index its high 12 bits.
     pub(super) fn lower_txq_sampler(
@@ -74,21 +60,24 @@ impl<'a> Lowerer<'a> {
             )));
         };
         let table = (tex_table::samp::TABLE_CBANK_OFFSET, RelocWord::SampDescSize);
-        self.lower_table_load(d, field, table, slot, None, true)
+        self.lower_desc_table(d, field, table, slot, None)
     }
 
-    /// The table load of [`lower_desc_table`](Self::lower_desc_table); `sampler`: the index
-    /// is the slot word's bits 20 and up (`SHR.U32 0x14`, not `LOP32I.AND 0xfffff`), and a
-    /// field at offset 0 adds `RZ` rather than a constant (ptxas 11.8).
-    fn lower_table_load(
+    /// `d = word at index × size + field + c[0x0][table.0]`, the size relocated by
+    /// `table.1`: the load `txq` (texture table), `suq` (surface table,
+    /// [`tex_table::surf`]) and the sampler `txq` share. From the sampler table
+    /// (`RelocWord::SampDescSize`) the index is the slot word's bits 20 and up
+    /// (`SHR.U32 0x14`, not `LOP32I.AND 0xfffff`), and a field at offset 0 adds `RZ` rather
+    /// than a constant (ptxas 11.8).
+    pub(super) fn lower_desc_table(
         &mut self,
         d: Value,
         field: u32,
         table: (u32, RelocWord),
         slot: Option<u64>,
         handle: Option<Value>,
-        sampler: bool,
     ) -> Result<(), LowerError> {
+        let sampler = matches!(table.1, RelocWord::SampDescSize);
         let src = match (slot, handle) {
             (None, Some(h)) => Some(self.reg(h)?),
             _ => None,
