@@ -361,15 +361,18 @@ fn several_kernels_metadata_is_ptxas_s() {
 /// up, as a `.texref`'s would be).
 #[test]
 fn listings_snapshot() {
+    let text = listings(&["samp_1d", "samp_tld4", "samp_pairs"]);
+    insta::assert_snapshot!("sampler_listings", text);
+}
+
+/// Our listings of the named cases, each after a `// name` line.
+fn listings(names: &[&str]) -> String {
     let mut text = String::new();
-    for case in cases()
-        .into_iter()
-        .filter(|c| ["samp_1d", "samp_tld4", "samp_pairs"].contains(&c.name))
-    {
+    for case in cases().into_iter().filter(|c| names.contains(&c.name)) {
         let out = ours(&case.ptx(true), case.name);
         text += &format!("// {}\n{}\n", case.name, out.sass);
     }
-    insta::assert_snapshot!("sampler_listings", text);
+    text
 }
 
 #[test]
@@ -497,13 +500,6 @@ fn istypep_tests_the_handle_bits() {
 /// `{x, BFI off, 0xc10, RZ}` for TXD), rb `{lod, off, ref}` with the offset as it is).
 #[test]
 fn paired_1d_listings_snapshot() {
-    let mut text = String::new();
-    for case in paired_1d_cases()
-        .into_iter()
-        .filter(|c| ["samp_level_off_dc_1d", "samp_grad_off_1d", "samp_igrad_1d"].contains(&c.name))
-    {
-        let out = ours(&case.ptx(true), case.name);
-        text += &format!("// {}\n{}\n", case.name, out.sass);
-    }
+    let text = listings(&["samp_level_off_dc_1d", "samp_grad_off_1d", "samp_igrad_1d"]);
     insta::assert_snapshot!("sampler_paired_1d_listings", text);
 }
