@@ -395,7 +395,7 @@ impl<'a> Lowerer<'a> {
                  RAM, one per lane of each quad: SHFL.IDX of that lane's coordinates and \
                  gradients to the whole quad, FSWZADD.NDV to make them the quad's implicit \
                  derivatives, TEX.NDV, SHFL.IDX of quad lane 0's result and a MOV with a \
-                 lane mask; leafold has none of these yet"
+                 lane mask; leafold encodes these (isa) but does not select or simulate them yet"
             ))),
             (_, TexSlot::Bound(tid)) if d <= 2 && !shape.is_array() && !offset => {
                 let level = lod == TexLod::Level;
