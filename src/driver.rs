@@ -615,10 +615,11 @@ fn compile_kernel(
     }
     limits.map_err(err)?;
     let local_data = lower::local_size(module, f).next_multiple_of(16);
-    let (fold, constant2, alloc) =
+    let (fold, mut constant2, alloc) =
         lower_and_allocate(&cx, lower_opts, max_regs, local_data, out, times, t)?;
     let frame = frame_size(&cx, &alloc, local_data);
-    let (code, relocs, srclocs, notes, shape, subs) = emit_kernel(&cx, &alloc, out)?;
+    let (code, relocs, srclocs, notes, shape, subs) =
+        emit_kernel(&cx, &alloc, &mut constant2, out)?;
     let dynamic_stack = shape.dynamic_stack;
     times.lap("emit", t);
     let body = body_from_lowered(inject(code, opts.debug_inject), frame, dynamic_stack)
@@ -718,6 +719,7 @@ struct Shape {
 fn emit_kernel(
     cx: &KernelCtx,
     alloc: &machinst::Allocated<lower::Sm50Inst>,
+    constant2: &mut Vec<u8>,
     out: &mut Output,
 ) -> Result<EmittedKernel, Diagnostics> {
     let KernelCtx {
@@ -747,8 +749,14 @@ fn emit_kernel(
         return Err(err(format!("cannot compile kernel `{name}`: {why}")));
     }
     // The module's subroutines this kernel calls, placed after its code (`place_subroutines`).
-    let subs = place_subroutines(inputs, &mut code, &mut srclocs, &mut relocs)
-        .map_err(|e| err(format!("cannot compile kernel `{name}`: {e}")))?;
+    let subs = place_subroutines(
+        inputs,
+        Some(constant2),
+        &mut code,
+        &mut srclocs,
+        &mut relocs,
+    )
+    .map_err(|e| err(format!("cannot compile kernel `{name}`: {e}")))?;
     // Fewer same-bank source pairs: a register renaming that keeps every dependency (not
     // across calls of subroutines, whose registers the call ABI fixes).
     if subs.is_none() {
@@ -757,7 +765,14 @@ fn emit_kernel(
     let num_regs = subs
         .as_ref()
         .map_or(alloc.num_regs, |s| s.regs.max(alloc.num_regs));
-    if subs.is_some() {
+    // Subroutines kept for their size (`ir::Module::outlined`) do not recurse: the stack
+    // stays bounded.
+    let recursive = subs.as_ref().is_some_and(|s| {
+        s.subs
+            .iter()
+            .any(|p| !inputs.module.outlined.contains(&p.name))
+    });
+    if recursive {
         // ptxas 11.8's warning for a kernel that recurses, word for word.
         out.diagnostics.push(Diagnostic::warning(
             file,
@@ -780,7 +795,7 @@ fn emit_kernel(
     let shape = Shape {
         num_regs,
         dynamic_stack,
-        recursive: subs.is_some(),
+        recursive,
     };
     let placed = subs.map(|s| s.subs).unwrap_or_default();
     Ok((code, relocs, srclocs, notes, shape, placed))
@@ -838,7 +853,12 @@ fn kernel_spec(
     k.frame_size = frame;
     // ptxas 11.8 writes 0xffffffff ("Stack size ... cannot be statically determined") for a
     // kernel with `alloca`: the driver then gives it the default stack size.
-    k.min_stack_size = if dynamic_stack || recursive {
+    // A kernel that calls subroutines kept for their size (`ir::Module::outlined`, not
+    // recursive) keeps 0xffffffff too, without the warning: the driver then gives it its
+    // default stack (1 KB per thread), which holds the frames. (ptxas writes the sum of the
+    // frames; the simulator and `ir::eval` put the kernel's frame at the top of local
+    // memory and the subroutines' below it only under this record.)
+    k.min_stack_size = if dynamic_stack || !placed.subs.is_empty() {
         u32::MAX
     } else {
         frame
@@ -861,7 +881,7 @@ fn kernel_spec(
             size: to - from,
             bind: 0,
             frame_size: s.frame,
-            min_stack_size: u32::MAX,
+            min_stack_size: if recursive { u32::MAX } else { s.frame },
             max_stack_size: 0,
         })
         .collect();

@@ -62,6 +62,8 @@
 //! * **Integer coordinates** ([`Texture::fetch`], `tex.*.s32`, SASS `TLD`) read one texel
 //!   of one level with no sampler: no address mode, no filtering; a coordinate, layer or
 //!   level out of range reads zero in every lane (as `tex1Dfetch` on linear memory does).
+//! * **Multisample textures** (`samples` > 1, 2D or 2D array; `tex.2dms`/`tex.a2dms`,
+//!   SASS `TLD.MS`/`TLDS.LZ.MS`): [`Texture::fetch_ms`], module `multisample`.
 //! * **`tld4`** ([`Texture::gather`]) returns one component of the four texels of the
 //!   bilinear footprint (level 0), counter-clockwise from the lower left, as PTX specifies:
 //!   `(i, j+1)`, `(i+1, j+1)`, `(i+1, j)`, `(i, j)`.
@@ -80,7 +82,8 @@
 //!
 //! Level 0 first, then level 1, ...; within a level, face by face (a face is a layer, a cube
 //! face, or layer · 6 + face), then z, y, x; a texel is its channels in order, each
-//! little-endian. [`TextureDesc::byte_len`] is the total.
+//! little-endian (a multisample texel: its samples one after another, each such a texel).
+//! [`TextureDesc::byte_len`] is the total.
 
 mod desc;
 pub use desc::*;
@@ -89,6 +92,7 @@ pub use filter::*;
 use std::collections::BTreeMap;
 
 pub mod launch;
+mod multisample;
 pub mod spec;
 
 /// Texture shape (PTX geometry): `.1d .2d .3d .a1d .a2d .cube .acube`.
@@ -827,6 +831,11 @@ impl Texture {
     /// The texel at integer position `at` of face `face` of `level` (all in range),
     /// expanded to four lanes.
     fn texel(&self, level: u32, face: u32, at: [u32; 3]) -> Lanes {
+        self.texel_sample(level, face, at, 0)
+    }
+
+    /// [`texel`](Self::texel)'s sample `sample` (in range) of a multisample texture.
+    fn texel_sample(&self, level: u32, face: u32, at: [u32; 3], sample: u32) -> Lanes {
         let d = &self.desc;
         let [w, h, dp] = d.level_size(level);
         let index = (((face as usize * dp as usize + at[2] as usize) * h as usize
@@ -834,6 +843,8 @@ impl Texture {
             * w as usize)
             + at[0] as usize;
         let tb = d.texel_bytes();
+        // A multisample texel is its samples one after another.
+        let index = index * d.samples.max(1) as usize + sample as usize;
         let base = d.level_offset(level) + index * tb;
         let bytes = &self.data[base..base + tb];
         let cb = d.channel_type.bytes();
@@ -886,6 +897,10 @@ pub struct TextureBindings {
     by_name: BTreeMap<String, Texture>,
     samplers: BTreeMap<String, SamplerDesc>,
     by_handle: BTreeMap<u64, Texture>,
+    /// Combined texture-and-sampler handles ([`add_sampler_object`](Self::add_sampler_object)).
+    paired: BTreeMap<u64, Texture>,
+    /// Sampler objects made so far.
+    sampler_objects: u64,
 }
 
 impl TextureBindings {
@@ -923,8 +938,36 @@ impl TextureBindings {
         self.samplers.get(name)
     }
 
+    /// The texture object `handle`, or the texture a combined handle names
+    /// ([`add_sampler_object`](Self::add_sampler_object)).
     pub fn by_handle(&self, handle: u64) -> Option<&Texture> {
-        self.by_handle.get(&handle)
+        self.by_handle
+            .get(&handle)
+            .or_else(|| self.paired.get(&handle))
+    }
+
+    /// Make `init` a sampler object (`.texmode_independent`: a sampler handle passed in a
+    /// `.u64` parameter); returns its handle (1, 2, ... in order of creation, at most
+    /// 0xfff). Every texture object made before it (handles below 2^20) is then also
+    /// readable through it by the combined handle `sampler << 20 | texture`, the word
+    /// ptxas 11.8 builds for `TEX.B` (`SHL` + `BFI`, `ir::build::tex::sampler_reg`): the
+    /// texture with `init`'s fields replacing its sampler state ([`crate::sampler`]). An
+    /// initializer the model cannot apply (`clamp_ogl`) is an error.
+    pub fn add_sampler_object(
+        &mut self,
+        init: &crate::sampler::SamplerInit,
+    ) -> Result<u64, String> {
+        let k = self.sampler_objects + 1;
+        if k > 0xfff {
+            return Err("more than 4095 sampler objects".to_string());
+        }
+        for (&h, tex) in &self.by_handle {
+            if h < 1 << 20 {
+                self.paired.insert(k << 20 | h, init.texture(tex)?);
+            }
+        }
+        self.sampler_objects = k;
+        Ok(k)
     }
 
     /// Bound textures by name, in name order.
@@ -938,6 +981,9 @@ impl TextureBindings {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.by_name.is_empty() && self.by_handle.is_empty() && self.samplers.is_empty()
+        self.by_name.is_empty()
+            && self.by_handle.is_empty()
+            && self.samplers.is_empty()
+            && self.paired.is_empty()
     }
 }

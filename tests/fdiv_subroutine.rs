@@ -174,3 +174,54 @@ fn corpus_kernels_with_calls_allocate_without_spills() {
         );
     }
 }
+
+/// The slow path's zero-dividend exit (`Seq::zero_dividend_exit`): `±0 / y` for `y` of
+/// either sign, normal, subnormal, infinite, zero and NaN (`x` of either sign), eval =
+/// the simulator on our code (the exit must give `x ^ y`'s signed zero, and leave 0/0 and
+/// 0/NaN to the full sequence), and the exit's `@P RET` is there.
+#[test]
+fn zero_dividends_take_the_early_exit() {
+    use common::warp_kernel::*;
+    let body = r#"
+    .reg .f32 %f<20>;
+    .reg .b32 %z<12>;
+    and.b32 %z1, %r2, -2147483648;
+    shl.b32 %z2, %r2, 1;
+    and.b32 %z2, %z2, -2147483648;
+    and.b32 %z3, %r2, -2139095041;
+    or.b32 %z4, %z2, 2139095040;
+    mov.b32 %f1, %z1;
+    mov.b32 %f2, %z2;
+    mov.b32 %f3, %r2;
+    mov.b32 %f4, %z3;
+    mov.b32 %f5, %z4;
+    div.rn.f32 %f10, %f1, %f3;
+    div.rn.f32 %f11, %f2, %f3;
+    div.rn.f32 %f12, %f1, %f4;
+    div.rn.f32 %f13, %f2, %f5;
+    div.rn.f32 %f14, %f1, %f2;
+    div.rn.f32 %f15, %f2, %f4;
+    neg.f32 %f6, %f3;
+    div.rn.f32 %f16, %f1, %f6;
+    div.rn.f32 %f17, %f3, %f4;
+    st.global.v4.f32 [%rd3], {%f10, %f11, %f12, %f13};
+    st.global.v4.f32 [%rd3+16], {%f14, %f15, %f16, %f17};
+"#;
+    let (out, last) = run("fdiv_zero_dividend", "", body);
+    let t = common::parse_lines(&out.sass);
+    assert!(
+        t.iter()
+            .any(|(_, i)| i.starts_with("@P") && i.contains("RET")),
+        "the early exit's guarded RET\n{}",
+        out.sass
+    );
+    // Word 0 is x / y with x the zero of y's sign: +0 for every nonzero, non-NaN y, and
+    // the canonical NaN for y = ±0 or NaN.
+    let mut zeros = 0;
+    for g in 0..64 {
+        let q = word(&last, g, 0);
+        assert!(q == 0 || q == 0x7fff_ffff, "thread {g}: {q:#x}");
+        zeros += usize::from(q == 0);
+    }
+    assert!(zeros > 0, "some zero quotients were written");
+}

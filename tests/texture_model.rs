@@ -841,6 +841,7 @@ fn launch_bindings_from_descriptions_and_defaults() {
         object,
         shape,
         kind,
+        samples: 1,
     };
     let needs = [
         need("img", false, Shape::D2, ResultKind::Float),

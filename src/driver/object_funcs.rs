@@ -74,9 +74,11 @@ fn object_function(
         regs,
         frame,
         local_data,
+        constant2,
     } = compile_subroutine(inputs, f)?;
+    merge_literals(None, &constant2, &mut code, &f.name)?;
     let mut srclocs = vec![machinst::SrcLoc::NONE; code.len()];
-    let subs = place_subroutines(inputs, &mut code, &mut srclocs, &mut relocs)?;
+    let subs = place_subroutines(inputs, None, &mut code, &mut srclocs, &mut relocs)?;
     let body = body_from_lowered(code, 0, false)?;
     let laid = layout_function(&body, inputs.opts.sched)
         .map_err(|e| format!("internal error laying out `{}`: {e}", f.name))?;

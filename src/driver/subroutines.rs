@@ -54,6 +54,7 @@ pub(super) struct PlacedSub {
 /// sit at `[R1 + 0..]`, the saved registers after them.
 pub(super) fn place_subroutines(
     inputs: &KernelInputs,
+    mut pool: Option<&mut Vec<u8>>,
     code: &mut Vec<Inst>,
     srclocs: &mut Vec<machinst::SrcLoc>,
     relocs: &mut Vec<(usize, lower::Reloc)>,
@@ -64,7 +65,7 @@ pub(super) fn place_subroutines(
             .filter(|i| i.form == Form::CAL)
             .filter_map(|i| i.get(Field::Rel))
             .filter(|&r| r >= base)
-            .map(|r| (r - base) as usize)
+            .map(|r| ((r - base) & !lower::OUTLINED_CAL) as usize)
             .collect()
     };
     let mut work = calls_of(code);
@@ -93,13 +94,14 @@ pub(super) fn place_subroutines(
             .get(k)
             .ok_or_else(|| format!("internal error: no subroutine {k}"))?;
         let SubCode {
-            code: sub_code,
+            code: mut sub_code,
             relocs: sub_relocs,
             regs: sub_regs,
             frame,
             local_data,
-            ..
+            constant2,
         } = compile_subroutine(inputs, sub)?;
+        merge_literals(pool.as_deref_mut(), &constant2, &mut sub_code, &sub.name)?;
         regs = regs.max(sub_regs);
         work.extend(calls_of(&sub_code));
         let at = code.len();
@@ -127,7 +129,7 @@ pub(super) fn place_subroutines(
         if let Some(&at) = i
             .get(Field::Rel)
             .filter(|&r| r >= base)
-            .and_then(|r| start.get(&((r - base) as usize)))
+            .and_then(|r| start.get(&(((r - base) & !lower::OUTLINED_CAL) as usize)))
         {
             i.set(Field::Rel, at);
         }
@@ -140,10 +142,27 @@ pub(super) fn callee_saved(r: u32) -> bool {
     r == 2 || (16..32).contains(&r) || (r >= 32 && (r / 4) % 2 == 1)
 }
 
-/// [`callee_saved`] as one bit per register (`AllocOptions::save_cost`).
-fn callee_saved_mask() -> [u64; 4] {
+/// Whether a subroutine kept for its size (`ir::Module::outlined`) keeps register `r` for
+/// its caller: every register but R0, R1 (the stack pointer, restored) and R3..R15
+/// (`lower::OUTLINED_CAL`'s convention).
+fn outlined_keeps(r: u32) -> bool {
+    r == 2 || r >= 16
+}
+
+/// The registers a subroutine saves when it writes them: [`callee_saved`], or
+/// [`outlined_keeps`] for a subroutine kept for its size.
+fn saves(outlined: bool) -> fn(u32) -> bool {
+    if outlined {
+        outlined_keeps
+    } else {
+        callee_saved
+    }
+}
+
+/// [`saves`] as one bit per register (`AllocOptions::save_cost`).
+fn callee_saved_mask(outlined: bool) -> [u64; 4] {
     let mut m = [0u64; 4];
-    for r in (0..255u32).filter(|&r| callee_saved(r)) {
+    for r in (0..255u32).filter(|&r| saves(outlined)(r)) {
         m[r as usize / 64] |= 1 << (r % 64);
     }
     m
@@ -162,6 +181,45 @@ pub(super) struct SubCode {
     pub(super) frame: u32,
     /// Its `.local` data's bytes (at the start of the frame).
     pub(super) local_data: u32,
+    /// Its literal pool (constant bank 2, from offset 0): the caller appends it to the
+    /// kernel's own ([`merge_literals`]), as ptxas's subroutines read the kernel's
+    /// `.nv.constant2.<kernel>`.
+    pub(super) constant2: Vec<u8>,
+}
+
+/// Append a subroutine's literal pool `sub` to the kernel's `pool` and point the `c[0x2]`
+/// operands of its `code` at the appended copy (ptxas places a subroutine in the kernel's
+/// `.text` and its constants in the kernel's bank 2). `None` as `pool`: there is no kernel
+/// pool to share (a function of the object), and a subroutine needing one is refused.
+pub(super) fn merge_literals(
+    pool: Option<&mut Vec<u8>>,
+    sub: &[u8],
+    code: &mut [Inst],
+    name: &str,
+) -> Result<(), String> {
+    if sub.is_empty() {
+        return Ok(());
+    }
+    let Some(pool) = pool else {
+        return Err(format!(
+            "unsupported: the function `{name}` needs constants of its own in c[0x2]"
+        ));
+    };
+    // 8-aligned: an f64 literal keeps its alignment.
+    let at = pool.len().next_multiple_of(8);
+    if at + sub.len() > 0x1_0000 {
+        return Err(format!(
+            "unsupported: the literals of `{name}` do not fit the kernel's constant bank 2"
+        ));
+    }
+    pool.resize(at, 0);
+    pool.extend_from_slice(sub);
+    for i in code.iter_mut().filter(|i| i.get(Field::Cbk) == Some(2)) {
+        if let Some(o) = i.get(Field::Cbo) {
+            i.set(Field::Cbo, o + (at / 4) as u64);
+        }
+    }
+    Ok(())
 }
 
 /// One subroutine's code with its frame (see [`place_subroutines`]), its `BRA`/`CAL`
@@ -182,6 +240,7 @@ pub(super) fn compile_subroutine(
     sub: &ir::Function,
 ) -> Result<SubCode, String> {
     let mut f = sub.clone();
+    let outlined = inputs.module.outlined.contains(&sub.name);
     prepare_kernel_ir(inputs.module, &mut f);
     if !inputs.module.shared_layout(&f).offsets.is_empty() {
         return Err(format!(
@@ -191,12 +250,6 @@ pub(super) fn compile_subroutine(
     }
     let lowered = lower::lower_verified_stats(inputs.module, &f, &inputs.lower_opts)
         .map_err(|e| format!("subroutine `{}`: {e}", f.name))?;
-    if !lowered.constant2.is_empty() {
-        return Err(format!(
-            "unsupported: the recursive function `{}` needs constants of its own in c[0x2]",
-            f.name
-        ));
-    }
     let (local_vars, local_data) = inputs.module.local_layout(&f);
     let align = local_vars
         .keys()
@@ -208,7 +261,7 @@ pub(super) fn compile_subroutine(
         spill_base: local_data,
         // Each callee-saved register it writes costs a save and a restore (ptxas's `fact`
         // keeps its short-lived values in R0 and R3..: caller-saved).
-        save_cost: callee_saved_mask(),
+        save_cost: callee_saved_mask(outlined),
     };
     let alloc = machinst::allocate_owned(lowered.vcode, &alloc_opts).map_err(|e| {
         format!(
@@ -242,15 +295,15 @@ pub(super) fn compile_subroutine(
         }
     }
     let saved: Vec<u32> = (0..alloc.num_regs)
-        .filter(|&r| callee_saved(r) && written[r as usize])
+        .filter(|&r| saves(outlined)(r) && written[r as usize])
         .collect();
     let saves_at = if alloc.spill_bytes > 0 {
         local_data.next_multiple_of(16) + alloc.spill_bytes
     } else {
         local_data.next_multiple_of(4)
     };
-    let frame = (saves_at + 4 * saved.len() as u32).next_multiple_of(align);
-    let slot = |n: usize| i64::from(saves_at) + 4 * n as i64;
+    let (saves, saves_end) = save_slots(&saved, saves_at);
+    let frame = saves_end.next_multiple_of(align);
     let adjust = |by: i64| {
         Inst::new(Form::IADD32I)
             .with(Field::Rd, 1)
@@ -260,12 +313,13 @@ pub(super) fn compile_subroutine(
     let mut prologue = Vec::new();
     if frame > 0 {
         prologue.push(adjust(-i64::from(frame)));
-        for (n, &r) in saved.iter().enumerate() {
+        for &(r, size, off) in &saves {
             prologue.push(
                 Inst::new(Form::STL)
                     .with(Field::Rd, u64::from(r))
                     .with(Field::Ra, 1)
-                    .with_signed(Field::Off, slot(n)),
+                    .with(Field::Size, size)
+                    .with_signed(Field::Off, off),
             );
         }
     }
@@ -274,18 +328,29 @@ pub(super) fn compile_subroutine(
     let relocs_at = emitted.relocs;
     let mut out = prologue;
     let mut index = Vec::with_capacity(old.len());
-    for i in &old {
+    // The f32 division's slow path, appended after the code by `lower::emit` (the target of
+    // its `CAL`s, the only `CAL`s whose `rel` is an index here), returns to this
+    // subroutine's own code: its `RET`s get no epilogue.
+    let fdiv_start = old
+        .iter()
+        .filter(|i| i.form == Form::CAL)
+        .filter_map(|i| i.get(Field::Rel))
+        .filter(|&r| r < lower::SUB_CAL_BASE)
+        .min()
+        .unwrap_or(u64::MAX);
+    for (at, i) in old.iter().enumerate() {
         index.push(out.len() as u64);
-        if i.form == Form::RET && frame > 0 {
+        if i.form == Form::RET && frame > 0 && (at as u64) < fdiv_start {
             let pg = i.get(Field::Pg).unwrap_or(7);
             let pgn = i.get(Field::Pgn).unwrap_or(0);
             let guard = |x: Inst| x.with(Field::Pg, pg).with(Field::Pgn, pgn);
-            for (n, &r) in saved.iter().enumerate() {
+            for &(r, size, off) in &saves {
                 out.push(guard(
                     Inst::new(Form::LDL)
                         .with(Field::Rd, u64::from(r))
                         .with(Field::Ra, 1)
-                        .with_signed(Field::Off, slot(n)),
+                        .with(Field::Size, size)
+                        .with_signed(Field::Off, off),
                 ));
             }
             out.push(guard(adjust(i64::from(frame))));
@@ -313,7 +378,45 @@ pub(super) fn compile_subroutine(
         regs: alloc.num_regs,
         frame,
         local_data,
+        constant2: lowered.constant2,
     })
+}
+
+/// Where a subroutine saves the registers `saved` (ascending), from byte `at` of its frame:
+/// `(first register, STL/LDL size code, offset)` per save, and the end of the saves. Two
+/// saved registers `R2k`, `R2k+1` take one 8-aligned `STL.64`/`LDL.64` (half the
+/// instructions of a long save list; R1 stays 8-aligned, frames being multiples of 8), the
+/// others one word each.
+fn save_slots(saved: &[u32], at: u32) -> (Vec<(u32, u64, i64)>, u32) {
+    use crate::sm50::values::ldl::size;
+    let pair = |k: usize| saved[k] % 2 == 0 && saved.get(k + 1) == Some(&(saved[k] + 1));
+    let mut pairs = Vec::new();
+    let mut singles = Vec::new();
+    let mut k = 0;
+    while k < saved.len() {
+        if pair(k) {
+            pairs.push(saved[k]);
+            k += 2;
+        } else {
+            singles.push(saved[k]);
+            k += 1;
+        }
+    }
+    let mut out = Vec::new();
+    let mut off = if pairs.is_empty() {
+        at
+    } else {
+        at.next_multiple_of(8)
+    };
+    for r in pairs {
+        out.push((r, size::V64, i64::from(off)));
+        off += 8;
+    }
+    for r in singles {
+        out.push((r, size::DEFAULT, i64::from(off)));
+        off += 4;
+    }
+    (out, off)
 }
 
 /// The subroutine's loads of its stack arguments (`[R1 + lower::STACK_ARG_LOAD_BASE + off]`,

@@ -229,6 +229,7 @@ pub fn build_partial_with<'f>(
         found: ast::NameMemo::new(&module.names, None),
         fn_ids: calls::function_ids(module),
         subs: HashSet::default(),
+        outlined: calls::Outlined::default(),
     };
     for (i, f) in (0u32..).zip(module.functions()) {
         m.func_order.entry(f.name.text.to_string()).or_insert(i);
@@ -268,6 +269,10 @@ pub fn build_partial_with<'f>(
     let mut failed_errors = Vec::new();
     let funcs = calls::function_table(module);
     m.subs = calls::subroutine_set(module, &funcs);
+    m.outlined = calls::outlined_set(module, &funcs, &m.subs, &m.fn_ids);
+    m.subs.extend(m.outlined.all.iter().cloned());
+    m.ir.outlined = m.outlined.all.iter().cloned().collect();
+    m.ir.outlined.sort();
     for f in module.functions() {
         let Some(body) = &f.body else { continue };
         let sub = if f.kind == ast::FuncKind::Func {
@@ -441,6 +446,9 @@ struct ModuleBuilder<'f> {
     found: ast::NameMemo<Found>,
     /// The `.func`s compiled as real subroutines, not inlined (`calls::subroutine_set`).
     subs: HashSet<String>,
+    /// The large `.func`s kept as subroutines, and by which kernels
+    /// (`calls::outlined_set`); they are in `subs` too.
+    outlined: calls::Outlined,
 }
 
 /// What a name means in the current scopes ([`FnBuilder::lookup`]): a register, an
@@ -724,6 +732,14 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         }
         let mut expander = calls::Expander::new(funcs, &fn_ids, b.m.any_extern);
         expander.subs = b.m.subs.clone();
+        if f.kind == ast::FuncKind::Entry {
+            // A kernel calls a large function as a subroutine only where it would otherwise
+            // inline several copies (`calls::outlined_set`).
+            let mine = b.m.outlined.by_kernel.get(f.name.text.as_str());
+            expander
+                .subs
+                .retain(|g| !b.m.outlined.all.contains(g) || mine.is_some_and(|m| m.contains(g)));
+        }
         expander.expand(body, &mut items);
         for (span, msg) in expander.errors {
             b.error(span, msg);

@@ -502,6 +502,12 @@ pub(crate) fn write_inst(
                     if *depth { ".depth" } else { "" }
                 )?,
                 super::tex::TexOp::QueryLevel(q) => write!(f, "txq.level.{}", q.name())?,
+                super::tex::TexOp::SampleMs { array, result } => write!(
+                    f,
+                    "tex.{}.{}.s32",
+                    if *array { "a2dms" } else { "2dms" },
+                    result.name()
+                )?,
             }
             let coords = match handle {
                 super::tex::TexHandle::Bound(k) => {

@@ -121,6 +121,10 @@ pub struct Module {
     pub object_functions: Vec<Function>,
     /// `.visible .func`s left out of the object, each with the reason (the driver warns).
     pub object_function_skips: Vec<(String, String)>,
+    /// The [`Module::subroutines`] that are not recursive: large functions kept as
+    /// subroutines by the size rule (`ir::build::calls::outlined_set`), sorted. Their stack
+    /// use is bounded (no "cannot be statically determined" attributes).
+    pub outlined: Vec<String>,
 }
 
 impl AddrInit {

@@ -198,6 +198,11 @@ pub enum TexOp {
         offset: bool,
         depth: bool,
     },
+    /// `tex.2dms`/`tex.a2dms` `.v4.<result>.s32`: one sample of a multisample texel
+    /// (`crate::texture::Texture::fetch_ms`). Operands after the handle, in PTX's order:
+    /// the sample index, the layer (`array`: `a2dms`), x, y, all integers (2dms's fourth,
+    /// unused vector element is dropped by `build`).
+    SampleMs { array: bool, result: TexType },
 }
 
 /// How `TexOp::SampleLod` picks the level of detail.
@@ -227,7 +232,10 @@ impl TexOp {
     /// The number of results (all `i32`).
     pub fn results(self) -> usize {
         match self {
-            TexOp::Sample { .. } | TexOp::Gather { .. } | TexOp::SampleLod { .. } => 4,
+            TexOp::Sample { .. }
+            | TexOp::Gather { .. }
+            | TexOp::SampleLod { .. }
+            | TexOp::SampleMs { .. } => 4,
             TexOp::Query(_) | TexOp::QueryLevel(_) => 1,
         }
     }
@@ -259,6 +267,7 @@ impl TexOp {
                 };
                 shape.coords() + d * usize::from(offset) + usize::from(depth) + lod
             }
+            TexOp::SampleMs { array, .. } => 3 + usize::from(array),
         }
     }
 }
@@ -497,6 +506,11 @@ pub fn eval(
             };
             Ok(tex.sample(&q))
         }
+        TexOp::SampleMs { array, .. } => {
+            let s = |k: usize| word(k) as i32;
+            let (layer, x) = if array { (s(1), 2) } else { (0, 1) };
+            Ok(tex.fetch_ms(s(x), s(x + 1), layer, s(0)))
+        }
     }
 }
 
@@ -606,21 +620,36 @@ pub fn texture_needs(
                         TexShape::Cube => Shape::Cube,
                         TexShape::ACube => Shape::ACube,
                     },
-                    kind: match result {
-                        TexType::F32 => ResultKind::Float,
-                        TexType::S32 => ResultKind::Signed,
-                        TexType::U32 => ResultKind::Unsigned,
-                    },
+                    kind: result_kind(result),
+                    samples: 1,
                 }),
                 TexOp::Query(_) | TexOp::QueryLevel(_) => queries.push(TextureNeed {
                     name,
                     object,
                     shape: Shape::D2,
                     kind: ResultKind::Float,
+                    samples: 1,
+                }),
+                TexOp::SampleMs { array, result } => samples.push(TextureNeed {
+                    name,
+                    object,
+                    shape: if array { Shape::A2 } else { Shape::D2 },
+                    kind: result_kind(result),
+                    samples: crate::texture::launch::DEFAULT_SAMPLES,
                 }),
             }
         }
     }
     samples.extend(queries);
     samples
+}
+
+/// What a fetch's result type suggests the texels are ([`texture_needs`]).
+fn result_kind(result: TexType) -> crate::texture::ResultKind {
+    use crate::texture::ResultKind;
+    match result {
+        TexType::F32 => ResultKind::Float,
+        TexType::S32 => ResultKind::Signed,
+        TexType::U32 => ResultKind::Unsigned,
+    }
 }

@@ -57,6 +57,14 @@ pub(crate) fn extern_call_clobbers(results: usize) -> (&'static [PhysReg], &'sta
     (&SCRATCH_BY_RESULTS[n][..30 - n], &ALL_PREDS)
 }
 
+/// What a `CAL` of a subroutine kept for its size clobbers (`select::call`'s
+/// `OUTLINED_CAL`): R0, R3..R15 less the `results` words from R4, and every predicate. Row
+/// `n` of [`SCRATCH_BY_RESULTS`] starts with exactly those `14 - n` registers.
+pub(crate) fn outlined_call_clobbers(results: usize) -> (&'static [PhysReg], &'static [PhysPred]) {
+    let n = results.min(12);
+    (&SCRATCH_BY_RESULTS[n][..14 - n], &ALL_PREDS)
+}
+
 /// The f32 slow path's dividend (see the module essay).
 pub(crate) const SLOW_X: PhysReg = PhysReg(2);
 

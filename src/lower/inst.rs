@@ -467,7 +467,18 @@ impl MachInst for Sm50Inst {
                 .iter()
                 .filter(|o| o.spec.kind == crate::machinst::OpKind::Def)
                 .count();
-            super::abi::extern_call_clobbers(results)
+            let outlined = self.pieces.iter().any(|p| {
+                p.inst.form == Form::CAL
+                    && p.inst.get(Field::Rel).is_some_and(|r| {
+                        r >= super::SUB_CAL_BASE
+                            && (r - super::SUB_CAL_BASE) & super::OUTLINED_CAL != 0
+                    })
+            });
+            if outlined {
+                super::abi::outlined_call_clobbers(results)
+            } else {
+                super::abi::extern_call_clobbers(results)
+            }
         } else {
             (&[], &[])
         }

@@ -99,7 +99,7 @@ pub mod plain;
 pub mod predicate;
 pub mod reconverge;
 mod select;
-pub(crate) use select::{STACK_ARG_LOAD_BASE, SUB_CAL_BASE};
+pub(crate) use select::{OUTLINED_CAL, STACK_ARG_LOAD_BASE, SUB_CAL_BASE};
 pub mod stats;
 
 pub use inst::{Operand, Piece, RegRef, Reloc, RelocWord, Role, Sm50Inst};

@@ -89,7 +89,7 @@ mod call;
 mod div;
 mod fdiv;
 mod half;
-pub(crate) use call::{STACK_ARG_LOAD_BASE, SUB_CAL_BASE};
+pub(crate) use call::{OUTLINED_CAL, STACK_ARG_LOAD_BASE, SUB_CAL_BASE};
 pub(crate) use fdiv::{fdiv_slow_path, CAL_FDIV};
 mod mul;
 mod prefetch;

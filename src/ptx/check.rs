@@ -25,9 +25,11 @@
 //!
 //! - `decl.rs`: Declarations and initializers in the checker.
 //! - `operand.rs`: Operands in the checker.
+//! - `texmode.rs`: a fetch without a sampler in a `texmode_independent` module.
 
 mod decl;
 mod operand;
+mod texmode;
 use crate::error::{Diagnostic, SourceFile, Span};
 use crate::ptx::ast::*;
 use crate::ptx::opcodes::{Opcode, Rule};
@@ -50,6 +52,7 @@ pub fn check(module: &Module, file: &Arc<SourceFile>) -> Vec<Diagnostic> {
         names: &module.names,
         found: NameMemo::new(&module.names, None),
         const_end: 0,
+        independent: module.targets().contains(&"texmode_independent"),
     };
     c.module(module);
     c.diags
@@ -106,6 +109,8 @@ struct Checker<'a, 'f> {
     /// forgotten whenever what names mean can change (a declaration, a scope entered or
     /// left, a function's labels, a function declared).
     found: NameMemo<Option<Sym<'a>>>,
+    /// The module's `.target` names `texmode_independent` ([`texmode`]).
+    independent: bool,
 }
 
 /// Whether two lookups found the same thing (variables by identity).
@@ -545,6 +550,7 @@ impl<'a, 'f> Checker<'a, 'f> {
         }
         self.spaces(i);
         self.shape(i);
+        self.texmode_fetch(i);
         let types = i.type_mod_list();
         let ops = &i.operands;
         // Rules for opcodes that may carry no type modifier at all.

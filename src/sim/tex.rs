@@ -16,7 +16,8 @@
 //! `y = rb`; 3D `x, y = ra, ra+1`, `z = rb`; ARRAY_2D `layer, x = ra, ra+1`, `y = rb`
 //! (floats). TLDS 1D `x = ra`; 2D `x = ra`, `y = rb`; 2D `.LZ.AOFFI` `x, y = ra, ra+1`,
 //! the packed offsets `rb`; 3D `x, y = ra, ra+1`, `z = rb`; ARRAY_2D `layer = ra`,
-//! `x, y = rb, rb+1` (integers). Results go to `rd`, `rd+1`, `rd2`,
+//! `x, y = rb, rb+1` (integers); 2D `.LZ.MS` `x, y = ra, ra+1`, the sample at `rb`
+//! ([`Texture::fetch_ms`]; TLD/TLD.B `.MS`: the sample in rb after the handle). Results go to `rd`, `rd+1`, `rd2`,
 //! `rd2+1` in the mask's component order. TXQ `TEX_HEADER_DIMENSION` (also `suq.width`/
 //! `.height` when the slot word or handle names a surface, see `Sim::slot_queried`) with mask bits 0/1/2
 //! writes width/height/depth of level `ra` to consecutive registers from `rd` (`TXQ.B`:
@@ -262,6 +263,11 @@ impl Sim<'_> {
                     };
                     tex.fetch(c, 0)
                 }
+                (Form::TLDS, tlds::tgt::T2D_LZ_MS) => {
+                    // 2D .LZ.MS: {x, y} at ra, the sample index at rb.
+                    let s = |reg: u64| r(reg) as i32;
+                    tex.fetch_ms(s(ra), s(next(ra)), 0, s(rb))
+                }
                 _ => return Err(unsupported(addr, i, "this texture target")),
             };
             out.push((l, words));
@@ -300,10 +306,13 @@ impl Sim<'_> {
             _ => return Err(unsupported(addr, i, "this texture level mode")),
         };
         let (aoffi, dc) = (f(i, Field::Aoffi) != 0, f(i, Field::Dc) != 0);
-        let parts = usize::from(aoffi) + usize::from(dc) + usize::from(level);
+        // `.MS` (TLD only, as ptxas 11.8 writes tex.2dms/a2dms: .LZ, no offsets): the
+        // sample index in rb after the handle.
+        let ms = !float && f(i, Field::Ms) != 0;
+        let parts = usize::from(aoffi) + usize::from(dc) + usize::from(level) + usize::from(ms);
         let known = (bindless || parts > 0 || f(i, Field::Rb) == 255)
             && f(i, Field::Ndv) == 0
-            && f(i, Field::Ms) == 0;
+            && (f(i, Field::Ms) == 0 || (ms && !level && !aoffi));
         use crate::sm50::values::tex::dim::*;
         let dim = f(i, Field::Dim);
         let cube = dim == CUBE || dim == ARRAY_CUBE;
@@ -330,6 +339,11 @@ impl Sim<'_> {
                 ARRAY_CUBE => (regs[0], [regs[1], regs[2], regs[3]]),
                 _ => (0, [regs[0], regs[1], regs[2]]),
             };
+            if ms {
+                let words = tex.fetch_ms(c[0] as i32, c[1] as i32, layer as i32, w.r(b, l) as i32);
+                write_mask4(w, rd, mask, l, &words);
+                continue;
+            }
             let mut q = SampleQuery {
                 coords: c.map(f32::from_bits),
                 layer: layer as i32,

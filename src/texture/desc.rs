@@ -25,6 +25,9 @@ pub struct TextureDesc {
     pub channels: u8,
     pub read_mode: ReadMode,
     pub sampler: SamplerDesc,
+    /// Samples per texel: 1, or 2..=16 for a multisample 2D texture (`2dms`, `a2dms`;
+    /// `texture::multisample`).
+    pub samples: u32,
 }
 
 /// Largest size of one dimension of a CUDA array on Maxwell (1D, 2D, 3D and layered).
@@ -68,6 +71,7 @@ impl TextureDesc {
             channels,
             read_mode: ReadMode::ElementType,
             sampler: SamplerDesc::default(),
+            samples: 1,
         }
     }
 
@@ -155,6 +159,7 @@ impl TextureDesc {
                 ));
             }
         }
+        self.validate_samples()?;
         if self.byte_len_u128() > MAX_BYTES as u128 {
             return Err(format!(
                 "{} bytes of texels is more than the {MAX_BYTES} the model builds",
@@ -198,7 +203,7 @@ impl TextureDesc {
 
     pub(super) fn level_texels(&self, level: u32) -> u128 {
         let [w, h, d] = self.level_size(level);
-        w as u128 * h as u128 * d as u128 * self.faces() as u128
+        w as u128 * h as u128 * d as u128 * self.faces() as u128 * self.samples.max(1) as u128
     }
 
     pub(super) fn byte_len_u128(&self) -> u128 {

@@ -28,7 +28,14 @@ pub struct TextureNeed {
     /// What the instruction's destination type suggests the texels are (`.f32`: float
     /// results, `.u32`/`.s32`: integers); only used for the default description.
     pub kind: ResultKind,
+    /// Samples per texel a multisample fetch (`tex.2dms`/`tex.a2dms`) wants by default
+    /// ([`DEFAULT_SAMPLES`]); 1 for every other instruction.
+    pub samples: u32,
 }
+
+/// The samples per texel of the default description of a texture that `tex.2dms` or
+/// `tex.a2dms` reads.
+pub const DEFAULT_SAMPLES: u32 = 4;
 
 /// The textures of a launch.
 #[derive(Clone, Debug, Default)]
@@ -66,7 +73,11 @@ pub fn bind_for_launch(
                 }
                 d.clone()
             }
-            None => default_desc(need.shape, need.kind),
+            None => {
+                let mut d = default_desc(need.shape, need.kind);
+                d.samples = need.samples;
+                d
+            }
         };
         let tex = Texture::random(desc, texel_seed(seed, &need.name));
         if need.object {

@@ -26,6 +26,8 @@
 //!         mips=N                               mip levels (1)
 //!         mipfilter=point|linear               filter between mip levels (point)
 //!         compare=never|lt|eq|le|gt|ne|ge|always   depth-compare function (le)
+//!         samples=N                            samples per texel of a multisample 2d/a2d
+//!                                              texture (1; `tex.2dms`/`tex.a2dms`)
 //! ```
 //!
 //! NAME is a `.texref`, a `.u64` parameter holding a texture object, or `p+OFF` for the
@@ -73,9 +75,10 @@ cube: the face side); FORMAT: u8 u16 u32 s8 s16 s32 f16 f32, optionally xC with 
 or 4 channels; OPTIONs: clamp|wrap|mirror|border (every dimension), addr0=/addr1=/addr2=MODE, \
 bordercolor=R/G/B/A, point|linear, norm|unnorm (coordinates), element|nfloat (read 8/16-bit \
 integers as normalized floats), layers=N, mips=N, mipfilter=point|linear, \
-compare=never|lt|eq|le|gt|ne|ge|always. Example: img=2d:64x64,u8x4,nfloat,linear,norm,wrap. \
+compare=never|lt|eq|le|gt|ne|ge|always, samples=N (multisample 2d/a2d, for tex.2dms/a2dms). \
+Example: img=2d:64x64,u8x4,nfloat,linear,norm,wrap. \
 Repeatable; textures not described get random texels of a default size per shape \
-(2d: 256x256 f32x4, clamp, point, unnormalized)";
+(2d: 256x256 f32x4, clamp, point, unnormalized; 4 samples for tex.2dms/a2dms)";
 
 /// `NAME=SPEC`: the texture's name (a `.texref` variable, or a kernel parameter for
 /// texture objects) and its description.
@@ -270,6 +273,7 @@ fn apply_option(d: &mut TextureDesc, w: &str) -> Result<(), String> {
                 d.layers = parse_count(key, v)?;
             }
             "mips" => d.mip_levels = parse_count(key, v)?,
+            "samples" => d.samples = parse_count(key, v)?,
             "mipfilter" => s.mip_filter = parse_filter(key, v)?,
             "compare" => {
                 s.compare = CompareFunc::from_name(v).ok_or_else(|| {
@@ -278,7 +282,7 @@ fn apply_option(d: &mut TextureDesc, w: &str) -> Result<(), String> {
             }
             _ => {
                 return Err(format!(
-                    "unknown option `{key}=` (expected addr0=, addr1=, addr2=, bordercolor=, layers=, mips=, mipfilter= or compare=)"
+                    "unknown option `{key}=` (expected addr0=, addr1=, addr2=, bordercolor=, layers=, mips=, mipfilter=, compare= or samples=)"
                 ))
             }
         }
@@ -356,6 +360,9 @@ pub fn format(d: &TextureDesc) -> String {
     }
     if s.compare != CompareFunc::LessEqual {
         out += &format!(",compare={}", s.compare.name());
+    }
+    if d.samples != 1 {
+        out += &format!(",samples={}", d.samples);
     }
     out
 }

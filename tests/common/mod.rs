@@ -496,3 +496,53 @@ pub fn assert_same_cubin_metadata(oracle: &Oracle, what: &str, ours: &[u8], thei
     };
     assert_eq!(attrs(ours), attrs(theirs), "{what}: .nv.info records");
 }
+
+/// With the oracle: cuobjdump and nvdisasm print exactly our listing `sass` of `cubin`, and
+/// ptxas 11.8's cubin of the same `ptx` (sm_50) has the same texture instructions
+/// ([`texture_lines`], with the `.T`/`.P` phase).
+pub fn assert_oracle_lists_ours_and_ptxas_textures(
+    oracle: &Oracle,
+    what: &str,
+    ptx: &str,
+    cubin: &[u8],
+    sass: &str,
+) {
+    assert_oracle_prints_our_listing(oracle, what, cubin, sass);
+    let theirs =
+        ptxas_cached(oracle, ptx, "sm_50").unwrap_or_else(|e| panic!("{what}: ptxas: {e}"));
+    let listing = oracle.cuobjdump(&theirs, "-sass").unwrap();
+    assert_eq!(
+        texture_lines(&listing, true),
+        texture_lines(sass, true),
+        "{what}: ptxas (left) vs ours (right)\n{listing}\n{sass}"
+    );
+}
+
+/// Our SASS of kernel file `name`.ptx holding `ptx`; a compile error panics with the
+/// rendered diagnostics.
+pub fn compile_sass(name: &str, ptx: &str) -> leafold::driver::Output {
+    let opts = leafold::driver::Options {
+        file_name: format!("{name}.ptx"),
+        emit: leafold::driver::Emit::Sass,
+        ..leafold::driver::Options::default()
+    };
+    leafold::driver::compile(ptx, &opts)
+        .unwrap_or_else(|d| panic!("{name}:\n{ptx}\n{}", leafold::error::render_all(&d.0)))
+}
+
+/// `ir::eval` of kernel `name` of `module` and the simulator running `out`'s cubin agree on
+/// the global region at `base` after `launch`; returns the simulator's bytes there.
+pub fn assert_eval_equals_sim(
+    name: &str,
+    module: &leafold::ir::Module,
+    out: &leafold::driver::Output,
+    launch: &leafold::ir::eval::Launch,
+    base: u64,
+) -> Vec<u8> {
+    let want = leafold::ir::eval::run(module, name, launch)
+        .unwrap_or_else(|e| panic!("{name}: ir::eval: {e}"));
+    let got = leafold::sim::run_cubin(&out.cubin, name, launch)
+        .unwrap_or_else(|e| panic!("{name}: sim: {e}\n{}", out.sass));
+    assert_eq!(want.region(base), got.region(base), "{name}:\n{}", out.sass);
+    got.region(base).unwrap().to_vec()
+}

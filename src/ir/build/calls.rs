@@ -40,6 +40,10 @@
 //! variables lie in each activation's own frame on the R1 stack. Refused in such a
 //! function: `.reg` parameters or results, more arguments than R4..R15 hold.
 //!
+//! A large function that a kernel would otherwise inline several times is compiled the same
+//! way, once, for that kernel (`outline.rs`, [`outlined_set`]: issue 22's "calls that should
+//! not be inlined", ptxas's size rule); every other kernel still inlines it.
+//!
 //! # Function addresses and indirect calls
 //!
 //! A `.func` whose address the module takes has a value ([`function_ids`]: 8, 16, ..., in
@@ -90,7 +94,9 @@
 
 mod args;
 mod extern_call;
+mod outline;
 pub(super) use extern_call::*;
+pub(super) use outline::*;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use super::{
@@ -767,21 +773,7 @@ pub(super) fn subroutine_set(
     module: &ast::Module,
     funcs: &HashMap<&str, &ast::Function>,
 ) -> HashSet<String> {
-    fn callees<'a>(b: &'a ast::Block, out: &mut Vec<&'a str>) {
-        for st in &b.stmts {
-            match st {
-                ast::Statement::Instr(i) if i.opcode == Opcode::Call => {
-                    if let Some(Operand::Name(n)) =
-                        i.operands.iter().find(|o| !matches!(o, Operand::List(..)))
-                    {
-                        out.push(n.text.as_str());
-                    }
-                }
-                ast::Statement::Block(inner) => callees(inner, out),
-                _ => {}
-            }
-        }
-    }
+    let callees = direct_callees;
     let mut edges: HashMap<&str, Vec<&str>> = HashMap::default();
     for (&name, f) in funcs {
         let mut out = Vec::new();

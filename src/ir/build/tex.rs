@@ -12,10 +12,17 @@
 //! elements, then the depth reference (which optional operands are present is told by their
 //! kind: a vector is the offset, a scalar the reference).
 //! `tex.level`/`tex.grad` and `tex` with an offset vector or a depth reference give a
-//! `TexOp::SampleLod` (operand order in its documentation); the depth reference of
-//! `tex.grad.1d` is read and dropped, as ptxas 11.8 drops it, except through a sampler.
-//! Everything else of the texture chapter (samplers of `.texmode_independent`,
-//! the other `txq` attributes) is refused with a diagnostic naming what is missing.
+//! `TexOp::SampleLod` (operand order in its documentation; the depth reference of
+//! `tex.grad.1d` is read and dropped, as ptxas 11.8 drops it, except through a sampler).
+//! `tex.2dms`/`tex.a2dms` give a
+//! `TexOp::SampleMs` ([`ms`]); a texture and a sampler handle in registers, `[th, sh, {c}]`,
+//! one combined bindless handle ([`sampler_reg`]).
+//! Everything else of the texture chapter (`.param .samplerref`, the sampler `txq`
+//! attributes, the other `txq` attributes) is refused with a diagnostic naming what is
+//! missing.
+
+mod ms;
+mod sampler_reg;
 
 use super::{FnBuilder, ModuleBuilder, Sym};
 use crate::error::Span;
@@ -75,9 +82,9 @@ impl ModuleBuilder<'_> {
 
 impl FnBuilder<'_, '_> {
     /// The operands `t, s` of `[t, s, ...]` (`.texmode_independent`): a module `.texref`
-    /// and a module `.samplerref`, one bound pair ([`TexHandle::Paired`]). Texture and
-    /// sampler handles in registers (ptxas combines them with `SHL`/`BFI` for `TEX.B`) are
-    /// refused.
+    /// and a module `.samplerref`, one bound pair ([`TexHandle::Paired`]). A module
+    /// variable paired with a register (or a `.param .samplerref`) is refused; two
+    /// registers are [`sampler_reg`]'s.
     fn tex_sampler_pair(&mut self, t: &Operand, s: &Operand) -> Option<TexHandle> {
         let look = |b: &mut Self, op: &Operand| match op {
             Operand::Name(n) => b.lookup(n),
@@ -115,6 +122,7 @@ impl FnBuilder<'_, '_> {
         samp: Option<&Operand>,
     ) -> Option<(TexHandle, Option<Value>)> {
         match samp {
+            Some(s) if self.sampler_in_register(t, s) => self.tex_sampler_registers(t, s),
             Some(s) => Some((self.tex_sampler_pair(t, s)?, None)),
             None => self.tex_handle(t),
         }
@@ -132,6 +140,9 @@ impl FnBuilder<'_, '_> {
     }
 
     pub(super) fn texture(&mut self, ins: &Instruction) -> Option<()> {
+        if let Some(array) = ms::ms_shape(ins) {
+            return self.texture_ms(ins, array);
+        }
         let mut shape = None;
         let mut lod = TexLod::Base;
         for m in &ins.mods {
@@ -205,6 +216,26 @@ impl FnBuilder<'_, '_> {
                 ),
             );
             return None;
+        }
+        if samp.is_some_and(|s| self.sampler_in_register(t, s)) {
+            // ptxas keeps tex.1d `TEX.B ... 1D` (leafold's `.B` forms read 1D as 2D
+            // `{x, 0}`, where the sampler's addr_mode_1 could change the result), and
+            // samples integer coordinates through the sampler (`I2F.F32.S32`, `TEX.B.LZ`),
+            // which the texture model's integer fetch does not.
+            if shape == TexShape::D1 {
+                return self.unsupported(
+                    ins,
+                    "leafold does not lower tex.1d through texture and sampler handles in \
+                     registers",
+                );
+            }
+            if int_coords {
+                return self.unsupported(
+                    ins,
+                    "leafold does not lower integer coordinates through texture and sampler \
+                     handles in registers (ptxas samples them as floats: I2F, TEX.B.LZ)",
+                );
+            }
         }
         let (handle, h) = self.fetch_handle(t, samp)?;
         let mut args: Vec<Value> = h.into_iter().collect();

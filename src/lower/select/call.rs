@@ -38,6 +38,17 @@ use crate::sm50::{self, Field, Form};
 /// in a kernel holds an instruction index far below this).
 pub(crate) const SUB_CAL_BASE: u64 = 0x80_0000;
 
+/// Added to [`SUB_CAL_BASE`] + `k` in the `CAL` of a subroutine kept for its size
+/// (`ir::Module::outlined`, not recursive). Such a call has a convention of its own (the
+/// callee is local to the kernel's `.text`, as ptxas's `$k$f` are, so no other object sees
+/// it): it clobbers only R0, R3..R15 (less its results) and the predicates
+/// ([`crate::lower::abi::outlined_call_clobbers`]), and the subroutine saves every other
+/// register it writes (`driver::subroutines`). A kernel then keeps its values live across
+/// the call in R16 and up without the ABI's gaps (R32..R35, R40..R43, ...), and its register
+/// count stays near the inlined code's. Its subroutine makes no call of the standard ABI
+/// (`ir::build::calls::outlined_set`), which could clobber those.
+pub(crate) const OUTLINED_CAL: u64 = 0x40_0000;
+
 /// The displacement a subroutine's load of a stack argument holds until the driver knows the
 /// subroutine's frame: `[R1 + this + off]` becomes `[R1 + frame + off]`
 /// (`driver::subroutines`). Far above any frame (local memory is at most 512 KiB a thread)
@@ -114,7 +125,12 @@ impl Lowerer<'_> {
                 .position(|g| g.name == f.name)
         });
         if let Some(k) = local {
-            let cal = sm50::Inst::new(Form::CAL).with(Field::Rel, SUB_CAL_BASE + k as u64);
+            let outlined = self
+                .module
+                .outlined
+                .contains(&self.module.subroutines[k].name);
+            let flag = if outlined { OUTLINED_CAL } else { 0 };
+            let cal = sm50::Inst::new(Form::CAL).with(Field::Rel, SUB_CAL_BASE + flag + k as u64);
             i.piece(cal, &[]);
         } else {
             i.piece(sm50::Inst::new(Form::JCAL), &[]);

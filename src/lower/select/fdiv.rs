@@ -736,9 +736,36 @@ pub(crate) fn fdiv_slow_path() -> Sm50Inst {
     let fchk = sm50::Inst::new(Form::FCHK_R);
     s.put(fchk, &[(Field::Pd, p[0]), (Field::Ra, x), (Field::Rb, y)]);
     s.g(Some((p[0], true)), sm50::Inst::new(Form::RET), &[]);
+    s.zero_dividend_exit(d, x, y, t[0], p[0]);
     s.fdiv(Round::Rn, false, d, x, y, &t, &p);
     s.put(sm50::Inst::new(Form::RET), &[]);
     s.i
+}
+
+impl Seq {
+    /// The slow path's early exit for a zero dividend, the commonest reason `FCHK.DIVIDE`
+    /// flags operands on real data (sparse inputs, sums that start at 0): `±0 / y` with `y`
+    /// neither zero nor NaN is the zero of sign `x ^ y` (a subnormal or infinite `y`
+    /// included), which the fast path cannot give (its `FFMA q, x, t, RZ` turns -0 into +0).
+    /// Five instructions instead of the whole sequence below (about 80), as ptxas's slow
+    /// path tests its special cases first and branches out. Trade-off: three more
+    /// instructions on every other slow-path call (the `RET` not taken).
+    ///
+    /// ```text
+    /// FSETP.EQ.AND p, PT, |x|, 0, PT ; FSETP.GT.AND p, PT, |y|, 0, p   (|y| > 0: not 0, not NaN)
+    /// LOP.XOR t, x, y ; @p LOP32I.AND q, t, 0x80000000 ; @p RET
+    /// ```
+    fn zero_dividend_exit(&mut self, q: u8, x: u8, y: u8, t: u8, p: u8) {
+        self.fsetp_imm(p, EQ, false, x, true, 0.0, None);
+        self.fsetp_imm(p, GT, false, y, true, 0.0, Some((p, AND)));
+        let xor = sm50::Inst::new(Form::LOP_R).with(Field::Op, XOR);
+        self.put(xor, &[(Field::Rd, t), (Field::Ra, x), (Field::Rb, y)]);
+        let and = sm50::Inst::new(Form::LOP32I)
+            .with(Field::Op, AND)
+            .with(Field::Imm, 0x8000_0000);
+        self.g(Some((p, false)), and, &[(Field::Rd, q), (Field::Ra, t)]);
+        self.g(Some((p, false)), sm50::Inst::new(Form::RET), &[]);
+    }
 }
 
 /// The placeholder `rel` of a `CAL` to the f32 division slow path (`lower::emit` sets the

@@ -45,6 +45,7 @@
 mod cube;
 mod fetch;
 mod grad;
+mod ms;
 mod paired1d;
 
 use super::Lowerer;
@@ -160,6 +161,13 @@ impl<'a> Lowerer<'a> {
             TexHandle::Bound(_) | TexHandle::Paired { .. } => args,
             TexHandle::Bindless => &args[1..],
         };
+        if let TexOp::SampleMs { array, .. } = op {
+            let handle = match slot {
+                Some(tid) => TexSlot::Bound(tid),
+                None => TexSlot::Register(args[0]),
+            };
+            return self.lower_tex_ms(results, array, handle, coords);
+        }
         if let Some(shape) = cube::cube_shape(op) {
             let handle = match slot {
                 Some(tid) => TexSlot::Bound(tid),
@@ -207,7 +215,7 @@ impl<'a> Lowerer<'a> {
             TexOp::Sample {
                 shape, int_coords, ..
             } => self.lower_tex_sample(results, shape, int_coords, coords, tid),
-            TexOp::Gather { .. } | TexOp::SampleLod { .. } => {
+            TexOp::Gather { .. } | TexOp::SampleLod { .. } | TexOp::SampleMs { .. } => {
                 Err(LowerError::Internal("tld4/tex options reached tex".into()))
             }
         }
@@ -746,7 +754,7 @@ impl<'a> Lowerer<'a> {
             TexOp::Sample {
                 shape, int_coords, ..
             } => (shape, int_coords),
-            TexOp::Gather { .. } | TexOp::SampleLod { .. } => {
+            TexOp::Gather { .. } | TexOp::SampleLod { .. } | TexOp::SampleMs { .. } => {
                 return Err(LowerError::Internal(
                     "tld4/tex options reached tex.B".into(),
                 ))

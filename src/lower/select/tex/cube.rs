@@ -61,7 +61,7 @@ pub(super) fn cube_shape(op: TexOp) -> Option<TexShape> {
         TexOp::Sample { shape, .. }
         | TexOp::SampleLod { shape, .. }
         | TexOp::Gather { shape, .. } => shape,
-        TexOp::Query(_) | TexOp::QueryLevel(_) => return None,
+        TexOp::Query(_) | TexOp::QueryLevel(_) | TexOp::SampleMs { .. } => return None,
     };
     matches!(shape, TexShape::Cube | TexShape::ACube).then_some(shape)
 }

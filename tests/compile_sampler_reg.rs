@@ -1,0 +1,204 @@
+//! Texture and sampler handles in registers (`.texmode_independent`, `[th, sh, {c}]`):
+//! ptxas 11.8 combines them into one `.B` handle, `SHL h, sh, 0x14` then
+//! `BFI h, th, 0x1400, h` (the texture's header index in bits 0..19, the sampler's above),
+//! for `tex` with float coordinates and for `tld4` (`tex.1d`, which ptxas keeps `TEX.B 1D`,
+//! and integer coordinates, which it samples as floats, are refused). For each case:
+//!
+//! * `ir::eval` equals the simulator on random texels, where the sampler object's state
+//!   (wrap/mirror, linear, normalized) differs from the texture's own (clamp, point), so a
+//!   fetch that ignored the sampler would differ (3 seeds);
+//! * the code is hazard-free, has the SHL/BFI pair and the `.B` fetch ptxas uses;
+//! * with the oracle: cuobjdump and nvdisasm print our listing, and ptxas picks the same
+//!   texture instructions.
+
+mod common;
+
+use leafold::driver::{compile, Options};
+use leafold::ir::eval::{self, GlobalRegion, Launch};
+use leafold::oracle::Oracle;
+use leafold::sampler::{FieldValue, SamplerInit};
+use leafold::texture::{ChannelType, Shape, Texture, TextureBindings, TextureDesc};
+
+const OUT: u64 = 0x3000_0000;
+const THREADS: u32 = 64;
+
+/// (name, instruction with D for the destination, the `.B` fetch ptxas writes).
+const CASES: &[(&str, &str, &str)] = &[
+    (
+        "sreg_tex_2d",
+        "tex.2d.v4.f32.f32 D, [%rd5, %rd6, {%f3, %f4}];",
+        "TEX.B ",
+    ),
+    (
+        "sreg_tex_a2d",
+        "tex.a2d.v4.f32.f32 D, [%rd5, %rd6, {%r5, %f3, %f4, %f4}];",
+        "TEX.B ",
+    ),
+    (
+        "sreg_tex_level_2d",
+        "tex.level.2d.v4.f32.f32 D, [%rd5, %rd6, {%f3, %f4}], %f5;",
+        "TEX.B.LL ",
+    ),
+    (
+        "sreg_tld4_2d",
+        "tld4.g.2d.v4.f32.f32 D, [%rd5, %rd6, {%f3, %f4}];",
+        "TLD4.G.B ",
+    ),
+];
+
+fn ptx(name: &str, inst: &str) -> String {
+    let inst = inst.replace("D,", "{%f10, %f11, %f12, %f13},");
+    format!(
+        ".version 7.8\n.target sm_50, texmode_independent\n.address_size 64\n\n\
+         .entry {name}(.param .u64 out, .param .u64 th, .param .u64 sh)\n{{\n\
+         \x20 .reg .f32 %f<16>;\n  .reg .b32 %r<16>;\n  .reg .b64 %rd<8>;\n\
+         \x20 ld.param.u64 %rd1, [out];\n  cvta.to.global.u64 %rd1, %rd1;\n\
+         \x20 ld.param.u64 %rd5, [th];\n  ld.param.u64 %rd6, [sh];\n\
+         \x20 mov.u32 %r1, %tid.x;\n\
+         \x20 cvt.rn.f32.u32 %f2, %r1;\n\
+         \x20 fma.rn.f32 %f3, %f2, 0f3D0F5C29, 0fBF800000;\n\
+         \x20 fma.rn.f32 %f4, %f2, 0fBCA3D70A, 0f3F99999A;\n\
+         \x20 mul.f32 %f5, %f2, 0f3CA3D70A;\n\
+         \x20 and.b32 %r5, %r1, 3;\n\
+         \x20 xor.b32 %r6, %r1, 9;\n  shr.u32 %r7, %r1, 2;\n\
+         \x20 mul.wide.u32 %rd2, %r1, 16;\n  add.s64 %rd3, %rd1, %rd2;\n\
+         \x20 {inst}\n\
+         \x20 st.global.v4.f32 [%rd3], {{%f10, %f11, %f12, %f13}};\n  ret;\n}}\n"
+    )
+}
+
+fn shape(name: &str) -> Shape {
+    if name.contains("a2d") {
+        Shape::A2
+    } else {
+        Shape::D2
+    }
+}
+
+/// A 7×5 texture of 4 × f32 (3 layers for a2d), 3 levels, normalized coordinates, its own
+/// state clamp and point; the sampler: wrap in x, mirror in y, linear.
+fn launch(name: &str, seed: u64) -> Launch {
+    let mut d = TextureDesc::new(shape(name), [7, 5, 1], ChannelType::F32, 4);
+    if d.shape.is_layered() {
+        d.layers = 3;
+    }
+    d.mip_levels = 3;
+    d.sampler.normalized_coords = true;
+    d.validate().unwrap();
+    let mut s = SamplerInit::default();
+    s.set("addr_mode_0", FieldValue::Word("wrap")).unwrap();
+    s.set("addr_mode_1", FieldValue::Word("mirror")).unwrap();
+    s.set("filter_mode", FieldValue::Word("linear")).unwrap();
+    let mut textures = TextureBindings::new();
+    // Decoys first, so neither handle is 1.
+    textures.add_object(Texture::random(d.clone(), seed ^ 1));
+    let th = textures.add_object(Texture::random(d, seed));
+    textures
+        .add_sampler_object(&SamplerInit::default())
+        .unwrap();
+    let sh = textures.add_sampler_object(&s).unwrap();
+    let mut params = OUT.to_le_bytes().to_vec();
+    params.extend_from_slice(&th.to_le_bytes());
+    params.extend_from_slice(&sh.to_le_bytes());
+    let mut l = Launch::new([1, 1, 1], [THREADS, 1, 1]);
+    l.params = params;
+    l.global = vec![GlobalRegion {
+        base: OUT,
+        bytes: vec![0xcd; THREADS as usize * 16],
+    }];
+    l.textures = textures;
+    l
+}
+
+fn ours(name: &str, inst: &str) -> leafold::driver::Output {
+    common::compile_sass(name, &ptx(name, inst))
+}
+
+#[test]
+fn eval_equals_simulator_and_the_sampler_counts() {
+    for &(name, inst, _) in CASES {
+        let out = ours(name, inst);
+        let module = common::ir_module(format!("{name}.ptx"), ptx(name, inst));
+        let mut distinct = std::collections::BTreeSet::new();
+        for seed in 0..3 {
+            let l = launch(name, seed);
+            let got = common::assert_eval_equals_sim(name, &module, &out, &l, OUT);
+            distinct.extend(got.chunks(16).map(<[u8]>::to_vec));
+            // Through the other sampler (the default one, handle 1) the results differ.
+            let mut other = l.clone();
+            other.params[16..24].copy_from_slice(&1u64.to_le_bytes());
+            let plain = eval::run(&module, name, &other).unwrap();
+            assert_ne!(plain.region(OUT), Some(&got[..]), "{name}: sampler ignored");
+        }
+        assert!(distinct.len() > 20, "{name}: {} distinct", distinct.len());
+    }
+}
+
+#[test]
+fn code_is_hazard_free_and_combines_the_handles_as_ptxas() {
+    for &(name, inst, want) in CASES {
+        let out = ours(name, inst);
+        common::assert_hazard_free_and_shows(name, &out.cubin, &out.sass, want);
+        let shl = out
+            .sass
+            .lines()
+            .any(|l| l.contains("SHL ") && l.contains("0x14"));
+        let bfi = out
+            .sass
+            .lines()
+            .any(|l| l.contains("BFI ") && l.contains("0x1400"));
+        assert!(shl && bfi, "{name}: no SHL 0x14 / BFI 0x1400\n{}", out.sass);
+    }
+}
+
+#[test]
+fn oracle_prints_our_listing_and_ptxas_picks_the_same_instructions() {
+    let Some(oracle) = Oracle::for_test("compile_sampler_reg") else {
+        return;
+    };
+    for &(name, inst, _) in CASES {
+        let out = ours(name, inst);
+        common::assert_oracle_lists_ours_and_ptxas_textures(
+            &oracle,
+            name,
+            &ptx(name, inst),
+            &out.cubin,
+            &out.sass,
+        );
+    }
+}
+
+/// `tex.1d` (ptxas keeps it `TEX.B 1D`, which leafold's `.B` forms do not write) and
+/// integer coordinates (ptxas samples them through the sampler: `I2F`, `TEX.B.LZ`) through
+/// handles in registers are refused by name, with file, line and column.
+#[test]
+fn tex_1d_through_register_handles_is_refused() {
+    for (inst, what) in [
+        (
+            "tex.1d.v4.f32.f32 D, [%rd5, %rd6, {%f3}];",
+            "tex.1d through texture and sampler handles in registers",
+        ),
+        (
+            "tex.2d.v4.f32.s32 D, [%rd5, %rd6, {%r6, %r7}];",
+            "integer coordinates through texture and sampler handles in registers",
+        ),
+    ] {
+        let text = ptx("k", inst);
+        let opts = Options {
+            file_name: "one.ptx".into(),
+            ..Options::default()
+        };
+        let e = compile(&text, &opts).unwrap_err();
+        let msg = leafold::error::render_all(&e.0);
+        assert!(msg.contains("one.ptx:24:3"), "{msg}");
+        assert!(msg.contains(what), "{msg}");
+    }
+}
+
+/// One listing (read when accepted: `SHL` of the sampler's word, `BFI` of the texture's
+/// into it, the combined register as `TEX.B`'s handle).
+#[test]
+fn listing_snapshot() {
+    let (name, inst, _) = CASES[0];
+    insta::assert_snapshot!("sampler_reg_listing", ours(name, inst).sass);
+}
