@@ -20,7 +20,10 @@
 //!   `base..base + width`, whatever their widths: a pair at R4 and a scalar at R5 interfere;
 //! * pairs get even bases and quads multiples of 4, R1 (the stack pointer) and RZ are never
 //!   given, every register is below `max_regs`, and the names regalloc2 was made to use for
-//!   fixed registers (a call's operands and clobbers) keep their register.
+//!   fixed registers (a call's operands and clobbers) keep their register. Webs of clobbers
+//!   only hold no value: they neither count in the register count nor may lift the colouring
+//!   over `max_regs` (a `JCAL` clobbers up to R59; counted, they made a kernel calling
+//!   vprintf spread its values up to R55).
 //!
 //! The graph is built the classic way (Chaitin): walking each block backward with the set of
 //! live names, each definition interferes with every web live after it, except, for a copy
@@ -560,6 +563,10 @@ pub(super) struct Webs {
     /// [`NameProg::build`]'s `part`), with the offset `off` such that the two may share a
     /// register only where `base(this) == base(other) + off`.
     parts: Vec<Vec<(u32, i16)>>,
+    /// Per web, whether it holds a value somewhere: false for a web of clobbers only (the
+    /// registers a call destroys, pinned wherever the ABI puts them, R56 included), which
+    /// count neither in the register count nor against `max_regs` (see [`colour`]).
+    holds_value: Vec<bool>,
 }
 
 impl Webs {
@@ -576,6 +583,10 @@ impl Webs {
         // 4. The interference graph and the copy partners.
         let (adj, partners, part_pairs) = interference(prog, &live_in, &numbers);
         let co_reads = co_reads(prog, &numbers.of_acc, nw);
+        let mut holds_value = vec![false; nw];
+        for (a, &w) in prog.accs.iter().zip(&numbers.of_acc) {
+            holds_value[w as usize] |= !a.clobber;
+        }
         // 5. A part copy's ends that interfere elsewhere too keep their edge; the others may
         // share the copied word's register.
         let mut parts: Vec<Vec<(u32, i16)>> = vec![Vec::new(); nw];
@@ -595,6 +606,7 @@ impl Webs {
             partners,
             co_reads,
             parts,
+            holds_value,
         }
     }
 }

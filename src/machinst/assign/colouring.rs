@@ -46,11 +46,7 @@ pub(in crate::machinst) fn colour(
         let Some(c) = colour_in(webs, &order, &pinned, max_regs) else {
             continue;
         };
-        let top = (0..nw)
-            .map(|w| c[w] as u32 + width(w) as u32)
-            .max()
-            .unwrap_or(0)
-            .max(2);
+        let top = registers_taken(webs, &c);
         if best.as_ref().map_or(true, |(_, t)| top < *t) {
             best = Some((c, top));
         }
@@ -63,16 +59,14 @@ pub(in crate::machinst) fn colour(
     // free register made that the rule.
     // The spread colouring may take more registers than the least found, up to `hint` (what
     // the allocation would use otherwise), but never so many that fewer warps fit on an SM.
+    // (`top` counts the webs that hold values: a call's clobbers pinned above them, up to
+    // R59 for a `JCAL`, neither take registers nor lift the budget over `max_regs`)
     let limit = same_occupancy(top).min(max_regs as u32);
     let mut budget = hint.clamp(top, limit.max(top));
     #[allow(unused_mut)]
     let (mut c, top) = loop {
         if let Some(s) = colour_spread(webs, by_first, &pinned, budget, save_cost) {
-            let used = (0..nw)
-                .map(|w| s[w] as u32 + width(w) as u32)
-                .max()
-                .unwrap_or(0)
-                .max(2);
+            let used = registers_taken(webs, &s);
             break (s, used);
         }
         budget += 1;
@@ -267,6 +261,18 @@ fn colour_spread(
         give(&mut c, &mut ended, w, base);
     }
     Some(c.into_iter().map(|b| b as u8).collect())
+}
+
+/// The register count of colouring `c`: the highest register a web holding a value takes,
+/// + 1, at least 2 (R1). Webs of clobbers only do not count (`alloc::count_regs` skips
+/// clobbers alike).
+fn registers_taken(webs: &Webs, c: &[u8]) -> u32 {
+    (0..c.len())
+        .filter(|&w| webs.holds_value[w])
+        .map(|w| c[w] as u32 + webs.width[w] as u32)
+        .max()
+        .unwrap_or(0)
+        .max(2)
 }
 
 /// The registers some web of colouring `c` takes, one bit per register.
