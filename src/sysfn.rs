@@ -279,10 +279,15 @@ pub fn heap_region(state: &State) -> crate::ir::eval::GlobalRegion {
 }
 
 /// The state of one launch, as both sides build it: the launch's grid and block, 64-bit
-/// pointers, and the heap the launch gives (the length of its global region at
-/// [`HEAP_BASE`], [`add_heap`]; none: an empty heap, on which every `malloc` returns null).
-pub fn state_for_launch(launch: &crate::ir::eval::Launch) -> State {
+/// pointers (4-byte ones for a 32-bit module, `addr32`: `vprintf(fmt, args)` in R4 and R5,
+/// as ptxas 11.8 passes them, probe `p32.ptx` in docs/calls.md), and the heap the launch
+/// gives (the length of its global region at [`HEAP_BASE`], [`add_heap`]; none: an empty
+/// heap, on which every `malloc` returns null).
+pub fn state_for_launch(launch: &crate::ir::eval::Launch, addr32: bool) -> State {
     let mut s = State::new(launch.grid, launch.block);
+    if addr32 {
+        s.pointer_bytes = 4;
+    }
     s.heap_size = heap_of(launch).map_or(0, |b| (b.len() as u64).min(HEAP_SIZE_MAX));
     s
 }

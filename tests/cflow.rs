@@ -21,7 +21,7 @@ use leafold::sim::{self, SimError};
 use leafold::sm50::sched::check::check_code;
 
 const OUT: u64 = 0x1000_0000;
-const KERNELS: [&str; 12] = [
+const KERNELS: [&str; 13] = [
     "if_else",
     "nested_if",
     "loop_break",
@@ -34,6 +34,7 @@ const KERNELS: [&str; 12] = [
     "unreachable",
     "loop_if",
     "spin_loop",
+    "loop_break_join",
 ];
 
 fn source(name: &str) -> String {
@@ -159,6 +160,47 @@ fn placement_follows_the_rules() {
                 "branch to {t:#x} re-runs the SSY at {ssy:#x}"
             );
         }
+    }
+}
+
+/// Rule 6 (`loop_break_join`): the loop's exit breaks (`PBK` before the loop, `@P0 BRK`), and
+/// the divergent branch inside reconverges in every iteration: the loop's first instruction
+/// runs, per warp, as many times as its lane with the most iterations needs (the bit length
+/// of `(tid + 977) * 40503`), not once per group of lanes that took different sides.
+#[test]
+fn break_loop_reconverges_every_iteration() {
+    let name = "loop_break_join";
+    let out = build(name, true);
+    let count = |what: &str| {
+        common::parse_lines(&out.sass)
+            .iter()
+            .filter(|(_, t)| t.contains(what))
+            .count()
+    };
+    assert_eq!(count("PBK"), 1, "{}", out.sass);
+    assert_eq!(count("@P0 BRK"), 1, "{}", out.sass);
+    let (code, info) = sim::load_kernel(&out.cubin, name).unwrap();
+    let (insts, _, _) = leafold::sm50::sched::check::decode_text(&code).unwrap();
+    let pbk = insts
+        .iter()
+        .position(|i| i.form == leafold::sm50::Form::PBK)
+        .unwrap();
+    let header = leafold::sm50::ctrl::inst_addr(pbk + 1);
+    for (grid, block) in [(1u32, 32u32), (2, 96), (3, 50)] {
+        let l = launch(7, grid, block);
+        let (ran, timing, profile) = sim::run_profiled(&code, &info, &l).unwrap();
+        assert_eq!(ran.global, eval_run(name, &l).global);
+        let iterations = |tid: u32| 32 - (tid + 977).wrapping_mul(40503).leading_zeros();
+        let warps = block.div_ceil(32);
+        let want: u64 = (0..warps)
+            .map(|w| {
+                let lanes = (w * 32)..(w * 32 + 32).min(block);
+                u64::from(lanes.map(iterations).max().unwrap())
+            })
+            .sum::<u64>()
+            * u64::from(grid);
+        assert_eq!(profile[&header].count, want, "{}", out.sass);
+        assert!(timing.warp_insts > 0);
     }
 }
 

@@ -837,11 +837,12 @@ fn stack_arguments_and_a_struct_by_value() {
     let t = texts(&sass);
     let cal = t.iter().position(|x| x.starts_with("CAL ")).unwrap();
     // The kernel's frame is the 40-byte outgoing area: the first excess word at [R1], `w`
-    // 8-aligned at 0x10, the struct's last word at 0x24.
+    // 8-aligned at 0x10, the struct's `.b64` member (written whole) one `STL.64` at 0x20, as
+    // ptxas stores it.
     let stores: Vec<&String> = t[..cal].iter().filter(|x| x.starts_with("STL")).collect();
     assert!(stores.iter().any(|x| x.contains("[R1]")), "{sass}");
-    for at in ["[R1+0x10]", "[R1+0x24]"] {
-        assert!(stores.iter().any(|x| x.contains(at)), "{at}\n{sass}");
+    for at in ["STL.64 [R1+0x10]", "STL.64 [R1+0x20]"] {
+        assert!(stores.iter().any(|x| x.starts_with(at)), "{at}\n{sass}");
     }
     assert!(
         t[..cal]
@@ -912,6 +913,212 @@ fn wide_result_in_registers() {
         let v = input(&l, g);
         let want = tri(v & 7, u64::from(v) << 16);
         let got: Vec<u32> = (0..6).map(|k| word(&out, g, k)).collect();
+        assert_eq!(got, want, "thread {g}\n{sass}");
+    }
+}
+
+/// A recursive function with `.shared` data (a module-scope table and a `.shared` array of
+/// its own) and float constants that go to the literal pool (issue 22): as ptxas 11.8 does
+/// (docs/calls.md, probe `shr.ptx`), the subroutine's variables lie at the start of the
+/// kernel's shared window at the same offsets in both, the kernel's own variable after them,
+/// and the subroutine's literals are appended to the kernel's `c[0x2]` pool. `sscale(n, s)`
+/// keeps a running value in its slot `s` of `sbuf`: 0 at the bottom, then at each level on
+/// the way back `v = fma(v, 1.2345679, n) + gtab[s % 4]`; it returns the bits of `v`. The
+/// kernel keeps a word of its input in its own `.shared` variable across the call and
+/// scales the result by an `f64` literal of its own.
+#[test]
+fn subroutine_with_shared_data_and_literals() {
+    let decls = r#"
+.shared .align 4 .f32 gtab[4];
+.func (.param .b32 func_retval0) sscale(.param .b32 p_n, .param .b32 p_s)
+{
+    .shared .align 4 .b8 sbuf[256];
+    .reg .pred %p<2>;
+    .reg .b32 %r<12>;
+    .reg .f32 %f<6>;
+    ld.param.u32 %r1, [p_n];
+    ld.param.u32 %r2, [p_s];
+    mov.u32 %r3, sbuf;
+    shl.b32 %r4, %r2, 2;
+    add.s32 %r5, %r3, %r4;
+    setp.eq.s32 %p1, %r1, 0;
+    @%p1 bra $L_bottom;
+    add.s32 %r6, %r1, -1;
+    {
+    .param .b32 param0;
+    st.param.b32 [param0+0], %r6;
+    .param .b32 param1;
+    st.param.b32 [param1+0], %r2;
+    .param .b32 retval0;
+    call.uni (retval0), sscale, (param0, param1);
+    ld.param.b32 %r7, [retval0+0];
+    }
+    ld.shared.f32 %f1, [%r5];
+    cvt.rn.f32.u32 %f2, %r1;
+    fma.rn.f32 %f3, %f1, 0f3F9E0652, %f2;
+    and.b32 %r8, %r2, 3;
+    shl.b32 %r9, %r8, 2;
+    mov.u32 %r10, gtab;
+    add.s32 %r10, %r10, %r9;
+    ld.shared.f32 %f4, [%r10];
+    add.rn.f32 %f5, %f3, %f4;
+    st.shared.f32 [%r5], %f5;
+    mov.b32 %r11, %f5;
+    st.param.b32 [func_retval0+0], %r11;
+    ret;
+$L_bottom:
+    st.shared.u32 [%r5], 0;
+    st.param.b32 [func_retval0+0], 0;
+    ret;
+}
+"#;
+    // The table: 0.5, 0.25, 0.125, 0.0625 (its bits written by threads 0..3 of each CTA
+    // before a barrier); the kernel's own word in `kbuf`, read back after the call.
+    let body = r#"    .shared .align 4 .b32 kbuf[64];
+    .reg .f32 %f<8>;
+    .reg .f64 %fd<4>;
+    setp.lt.u32 %p1, %r9, 4;
+    @!%p1 bra $L_filled;
+    shl.b32 %r20, %r9, 23;
+    sub.s32 %r27, 1056964608, %r20;
+    shl.b32 %r22, %r9, 2;
+    mov.u32 %r21, gtab;
+    add.s32 %r21, %r21, %r22;
+    st.shared.u32 [%r21], %r27;
+$L_filled:
+    bar.sync 0;
+    shl.b32 %r22, %r9, 2;
+    mov.u32 %r23, kbuf;
+    add.s32 %r23, %r23, %r22;
+    and.b32 %r24, %r2, 1023;
+    st.shared.u32 [%r23], %r24;
+    and.b32 %r3, %r2, 7;
+    {
+    .param .b32 param0;
+    st.param.b32 [param0+0], %r3;
+    .param .b32 param1;
+    st.param.b32 [param1+0], %r9;
+    .param .b32 retval0;
+    call.uni (retval0), sscale, (param0, param1);
+    ld.param.b32 %r4, [retval0+0];
+    }
+    ld.shared.u32 %r25, [%r23];
+    mov.b32 %f4, %r4;
+    cvt.f64.f32 %fd1, %f4;
+    mul.rn.f64 %fd2, %fd1, 0d3FF6A09E667F3BCD;
+    cvt.rn.f32.f64 %f5, %fd2;
+    mov.b32 %r26, %f5;
+    st.global.u32 [%rd3], %r26;
+    st.global.u32 [%rd3+4], %r25;
+"#;
+    let (sass, out, l) = run_recursive("subr_shared", decls, body);
+    // The kernel's `f64` literal first in the pool, the subroutine's `f32` one after it.
+    let t = texts(&sass);
+    assert!(
+        t.iter()
+            .any(|x| x.starts_with("DMUL") && x.contains("c[0x2][0x0]")),
+        "the kernel's literal at c[0x2][0x0]\n{sass}"
+    );
+    assert!(
+        t.iter()
+            .any(|x| x.starts_with("FFMA") && x.contains("c[0x2][0x8]")),
+        "the subroutine's literal appended at c[0x2][0x8]\n{sass}"
+    );
+    // The subroutine's variables first in the shared window (`gtab` at 0, `sbuf` at 0x10),
+    // the kernel's own `kbuf` after them.
+    assert!(
+        t.iter()
+            .any(|x| x.starts_with("STS [R") && x.contains("+0x110]")),
+        "{sass}"
+    );
+    let gtab = [0.5f32, 0.25, 0.125, 0.0625];
+    let per_cta = THREADS as usize;
+    for g in 0..(THREADS * CTAS) as usize {
+        let x = input(&l, g);
+        let s = (g % per_cta) as u32;
+        let mut v = 0f32;
+        for n in 1..=(x & 7) {
+            v = v.mul_add(f32::from_bits(0x3F9E_0652), n as f32) + gtab[(s & 3) as usize];
+        }
+        let want = (f64::from(v) * f64::from_bits(0x3FF6_A09E_667F_3BCD)) as f32;
+        assert_eq!(
+            word(&out, g, 0),
+            want.to_bits(),
+            "thread {g}: sscale\n{sass}"
+        );
+        assert_eq!(
+            word(&out, g, 1),
+            x & 1023,
+            "thread {g}: the kernel's own .shared word"
+        );
+    }
+}
+
+/// `big(n, x)`: a recursive function with a 64-byte result, wider than R4..R15 hold, so
+/// that (as ptxas 11.8 does, probe `r64v.ptx` in docs/calls.md) the caller passes the
+/// address of a buffer in its frame in R4, the parameters move up to R5, and the callee
+/// stores the result there. For `n == 0` word k is `x + k`; otherwise, with `q =
+/// big(n - 1, 3x + 1)`, word k is `q[(k + 1) % 16] ^ (n + k)`.
+fn big_ptx() -> String {
+    let mut s = String::from(
+        ".func (.param .align 8 .b8 r[64]) big(.param .b32 n, .param .b32 x)\n{\n .reg .b32 %r<60>; .reg .pred %p<2>;\n ld.param.u32 %r1, [n];\n ld.param.u32 %r2, [x];\n setp.eq.s32 %p1, %r1, 0;\n @%p1 bra BASE;\n add.s32 %r3, %r1, -1;\n mad.lo.s32 %r4, %r2, 3, 1;\n { .param .b32 p0; st.param.b32 [p0], %r3; .param .b32 p1; st.param.b32 [p1], %r4;\n   .param .align 8 .b8 q[64];\n   call.uni (q), big, (p0, p1);\n",
+    );
+    for k in 0..16 {
+        s += &format!("   ld.param.b32 %r{}, [q+{}];\n", 10 + k, 4 * k);
+    }
+    s += " }\n";
+    for k in 0..16 {
+        s += &format!(
+            " add.s32 %r{0}, %r1, {k};\n xor.b32 %r{0}, %r{1}, %r{0};\n st.param.b32 [r+{2}], %r{0};\n",
+            30 + k,
+            10 + (k + 1) % 16,
+            4 * k
+        );
+    }
+    s += " ret;\nBASE:\n";
+    for k in 0..16 {
+        s += &format!(
+            " add.s32 %r{0}, %r2, {k};\n st.param.b32 [r+{1}], %r{0};\n",
+            30 + k,
+            4 * k
+        );
+    }
+    s + " ret;\n}\n"
+}
+
+/// [`big_ptx`] in Rust.
+fn big(n: u32, x: u32) -> [u32; 16] {
+    if n == 0 {
+        return std::array::from_fn(|k| x.wrapping_add(k as u32));
+    }
+    let q = big(n - 1, x.wrapping_mul(3).wrapping_add(1));
+    std::array::from_fn(|k| q[(k + 1) % 16] ^ n.wrapping_add(k as u32))
+}
+
+/// A result wider than 48 bytes comes back through the caller's buffer: its address in R4
+/// (`MOV R4, R1`), the callee's `STL`s into it (at `[R1 + its frame + ..]`, the same
+/// bytes), the caller's `LDL`s after the call; the values are the hand-computed ones, eval equals the simulator, and the code is
+/// hazard-free and printed by nvdisasm as we print it.
+#[test]
+fn result_through_the_callers_buffer() {
+    let body = "    and.b32 %r3, %r2, 7;\n    {\n    .param .b32 p0;\n    st.param.b32 [p0], %r3;\n    .param .b32 p1;\n    st.param.b32 [p1], %r2;\n    .param .align 8 .b8 q[64];\n    call.uni (q), big, (p0, p1);\n    ld.param.b64 %rd8, [q];\n    ld.param.b64 %rd9, [q+8];\n    ld.param.b32 %r4, [q+28];\n    ld.param.b32 %r5, [q+44];\n    ld.param.b32 %r6, [q+56];\n    ld.param.b32 %r7, [q+60];\n    }\n    st.global.u64 [%rd3], %rd8;\n    st.global.u64 [%rd3+8], %rd9;\n    st.global.u32 [%rd3+16], %r4;\n    st.global.u32 [%rd3+20], %r5;\n    st.global.u32 [%rd3+24], %r6;\n    st.global.u32 [%rd3+28], %r7;\n";
+    let (sass, out, l) = run_recursive("subr_result_buffer", &big_ptx(), body);
+    // ptxas's caller: the buffer at the bottom of its frame, `MOV R4, R1` before the call,
+    // the words read back with `LDL [R1+..]`.
+    let t = texts(&sass);
+    let cal = t.iter().position(|x| x.starts_with("CAL ")).unwrap();
+    assert!(t[..cal].iter().any(|x| x == "MOV R4, R1"), "{sass}");
+    assert!(
+        t[cal..]
+            .iter()
+            .any(|x| x.starts_with("LDL ") && x.ends_with(", [R1]")),
+        "{sass}"
+    );
+    for g in 0..(THREADS * CTAS) as usize {
+        let v = input(&l, g);
+        let q = big(v & 7, v);
+        let want = [q[0], q[1], q[2], q[3], q[7], q[11], q[14], q[15]];
+        let got: Vec<u32> = (0..8).map(|k| word(&out, g, k)).collect();
         assert_eq!(got, want, "thread {g}\n{sass}");
     }
 }

@@ -436,3 +436,69 @@ fn values_live_across_a_call_survive_it() {
         written.extend(a.defs.iter().copied());
     }
 }
+
+/// A 32-bit module (`.address_size 32`) calling `vprintf`: ptxas 11.8 accepts it and passes
+/// the 4-byte format and argument-buffer pointers in R4 and R5 (probe `p32.ptx`,
+/// docs/calls.md: `MOV32I R4, 0x0 ; LOP.OR R5, R1, c[0x0][0x4] ; STL [R1], R0 ; JCAL`). Both
+/// sides read them as 4-byte pointers (`sysfn::State::pointer_bytes`), print the same text,
+/// and it is the text CUDA would print; verify matches.
+#[test]
+fn vprintf_in_a_32_bit_module() {
+    let src = r#".version 7.8
+.target sm_52
+.address_size 32
+.extern .func (.param .b32 func_retval0) vprintf(.param .b32 vprintf_param_0, .param .b32 vprintf_param_1);
+.global .align 1 .b8 $str[10] = {116, 61, 37, 100, 32, 37, 115, 10, 0, 0};
+.global .align 1 .b8 $name[3] = {104, 105, 0};
+.visible .entry k()
+{
+    .local .align 8 .b8 __local_depot0[8];
+    .reg .b32 %r<20>;
+    mov.u32 %r10, __local_depot0;
+    cvta.local.u32 %r11, %r10;
+    mov.u32 %r1, %tid.x;
+    st.local.u32 [%r10], %r1;
+    mov.u32 %r2, $name;
+    cvta.global.u32 %r3, %r2;
+    st.local.u32 [%r10+4], %r3;
+    mov.u32 %r4, $str;
+    cvta.global.u32 %r5, %r4;
+    {
+    .param .b32 param0;
+    st.param.b32 [param0+0], %r5;
+    .param .b32 param1;
+    st.param.b32 [param1+0], %r11;
+    .param .b32 retval0;
+    call.uni (retval0), vprintf, (param0, param1);
+    ld.param.b32 %r6, [retval0+0];
+    }
+    ret;
+}
+"#;
+    let out = compile_checked("vprintf32", src);
+    let sass = texts(&out.sass);
+    let jcal = sass
+        .iter()
+        .position(|t| t.starts_with("JCAL"))
+        .expect("a JCAL");
+    // The format pointer in R4 and the buffer in R5, one register each.
+    assert!(
+        sass[..jcal].iter().any(|t| t.starts_with("MOV32I R4, 0x0")),
+        "the format's address (relocated) in R4\n{}",
+        out.sass
+    );
+    assert!(
+        sass[..jcal]
+            .iter()
+            .any(|t| t.contains("R5, R1, c[0x0][0x4]")),
+        "the generic address of the buffer in R5\n{}",
+        out.sass
+    );
+    let launch = eval::Launch::new([1, 1, 1], [3, 1, 1]);
+    let (want, got) = run_both("vprintf32", src, &out.cubin, &launch);
+    let (want, got) = (want.expect("eval runs"), got.expect("the simulator runs"));
+    let text = String::from_utf8(want.printf.clone()).unwrap();
+    assert_eq!(text, "t=0 hi\nt=1 hi\nt=2 hi\n");
+    assert_eq!(got.printf, want.printf, "the simulator prints the same");
+    verify_matches("vprintf32", src);
+}

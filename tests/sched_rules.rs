@@ -525,3 +525,70 @@ fn laid_out_kernels_are_scheduled_and_hazard_free() {
         );
     }
 }
+
+#[test]
+fn a_new_load_reclaims_a_finished_scoreboard_before_sharing_a_busy_one() {
+    // All six scoreboards busy: a shared store's read barrier (its source R30 is overwritten
+    // at the end) and five global loads. After 24 cycles of other work the store has read
+    // R30, so a sixth load waits on (reclaims) the store's barrier, which costs nothing,
+    // instead of joining the fifth load's scoreboard, which would make the fifth load's
+    // reader wait for the sixth load too (`State::pick_or_share`).
+    let mut insts = vec![sts(20, 30)];
+    insts.extend((0..5).map(|k| ldg(2 + k, 21 + k)));
+    insts.extend((0..4).map(|_| iadd(10, 10, 10)));
+    insts.extend([
+        ldg(7, 26),
+        iadd(11, 6, 6),
+        iadd(12, 7, 7),
+        iadd(13, 2, 3),
+        iadd(14, 4, 5),
+        iadd(30, 1, 1),
+        exit(),
+    ]);
+    let targets = vec![None; insts.len()];
+    let ctrl = assign(&insts, &targets, Mode::Normal);
+    let store_bar = ctrl[0]
+        .rbar
+        .expect("the store's source is overwritten: read barrier");
+    let busy: Vec<u8> = (1..6).map(|k| ctrl[k].wbar.expect("a load")).collect();
+    assert_eq!(
+        busy.iter()
+            .chain([&store_bar])
+            .fold(0u8, |m, &b| m | 1 << b),
+        0x3f,
+        "six busy scoreboards: {ctrl:?}"
+    );
+    let sixth = 10;
+    assert_eq!(ctrl[sixth].wbar, Some(store_bar), "{ctrl:?}");
+    assert_ne!(ctrl[sixth].wait & (1 << store_bar), 0, "{ctrl:?}");
+    // The fifth load's reader waits on the fifth load's scoreboard alone.
+    assert_eq!(ctrl[sixth + 1].wait, 1 << busy[4], "{ctrl:?}");
+}
+
+#[test]
+fn a_new_load_joins_the_scoreboard_whose_reader_comes_later() {
+    // Six loads busy, none done. The sixth load's reader comes right after a seventh load,
+    // before the seventh load's own reader; the other five loads are read after it. Joining
+    // the most recently set scoreboard (the sixth load's, the choice before
+    // `State::pick_or_share` weighed costs) would make the sixth load's reader wait for the
+    // seventh load too; joining one read later (the fifth load's, the most recent of those)
+    // costs nothing: its reader waits after the seventh load's reader anyway.
+    let mut insts: Vec<Inst> = (0..6).map(|k| ldg(2 + k, 20 + k)).collect();
+    insts.extend([
+        ldg(8, 26),
+        iadd(10, 7, 7),
+        iadd(11, 8, 8),
+        iadd(12, 2, 3),
+        iadd(13, 4, 5),
+        iadd(14, 6, 6),
+        exit(),
+    ]);
+    let targets = vec![None; insts.len()];
+    let ctrl = assign(&insts, &targets, Mode::Normal);
+    let bars: Vec<u8> = (0..6).map(|k| ctrl[k].wbar.expect("a load")).collect();
+    assert_eq!(bars.iter().fold(0u8, |m, &b| m | 1 << b), 0x3f, "{ctrl:?}");
+    assert_eq!(ctrl[6].wbar, Some(bars[4]), "{ctrl:?}");
+    assert_eq!(ctrl[6].wait, 0, "sharing, not waiting: {ctrl:?}");
+    // The sixth load's reader waits on its own scoreboard only.
+    assert_eq!(ctrl[7].wait, 1 << bars[5], "{ctrl:?}");
+}

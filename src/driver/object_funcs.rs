@@ -76,6 +76,7 @@ fn object_function(
         local_data,
         constant2,
     } = compile_subroutine(inputs, f)?;
+    refuse_shared(inputs, f)?;
     merge_literals(None, &constant2, &mut code, &f.name)?;
     let mut srclocs = vec![machinst::SrcLoc::NONE; code.len()];
     let subs = place_subroutines(inputs, None, &mut code, &mut srclocs, &mut relocs)?;

@@ -101,6 +101,9 @@ pub(super) fn place_subroutines(
             local_data,
             constant2,
         } = compile_subroutine(inputs, sub)?;
+        if pool.is_none() {
+            refuse_shared(inputs, sub)?;
+        }
         merge_literals(pool.as_deref_mut(), &constant2, &mut sub_code, &sub.name)?;
         regs = regs.max(sub_regs);
         work.extend(calls_of(&sub_code));
@@ -187,6 +190,20 @@ pub(super) struct SubCode {
     pub(super) constant2: Vec<u8>,
 }
 
+/// Refuse a subroutine that names `.shared` variables where there is no kernel to lay them
+/// out (a function of a relocatable object, and what it calls): ptxas would write relocations
+/// against the variables' symbols (docs/calls.md). In a kernel they are the kernel's
+/// (`ir::Module::shared_layout` gives them the same offsets in both).
+pub(super) fn refuse_shared(inputs: &KernelInputs, f: &ir::Function) -> Result<(), String> {
+    if inputs.module.shared_layout(f).offsets.is_empty() {
+        return Ok(());
+    }
+    Err(format!(
+        "unsupported: the function `{}` names .shared variables (not in a relocatable object)",
+        f.name
+    ))
+}
+
 /// Append a subroutine's literal pool `sub` to the kernel's `pool` and point the `c[0x2]`
 /// operands of its `code` at the appended copy (ptxas places a subroutine in the kernel's
 /// `.text` and its constants in the kernel's bank 2). `None` as `pool`: there is no kernel
@@ -233,8 +250,9 @@ pub(super) fn merge_literals(
 /// that size rounded up to 16, `AllocOptions::spill_base`), then the saved registers; the
 /// whole rounded up to 8, or to the largest alignment of a variable so that R1 keeps every
 /// variable aligned.
-/// Refused: a subroutine that names `.shared` variables (the kernel lays out only its own)
-/// or needs constants in bank 2 (the kernel's literal pool is its own).
+/// Its `.shared` variables are the kernel's (`ir::Module::shared_layout`) and its literals
+/// are returned for [`merge_literals`]; without a kernel (a function of the object) the
+/// callers refuse both ([`refuse_shared`]).
 pub(super) fn compile_subroutine(
     inputs: &KernelInputs,
     sub: &ir::Function,
@@ -242,12 +260,6 @@ pub(super) fn compile_subroutine(
     let mut f = sub.clone();
     let outlined = inputs.module.outlined.contains(&sub.name);
     prepare_kernel_ir(inputs.module, &mut f);
-    if !inputs.module.shared_layout(&f).offsets.is_empty() {
-        return Err(format!(
-            "unsupported: the recursive function `{}` names .shared variables",
-            f.name
-        ));
-    }
     let lowered = lower::lower_verified_stats(inputs.module, &f, &inputs.lower_opts)
         .map_err(|e| format!("subroutine `{}`: {e}", f.name))?;
     let (local_vars, local_data) = inputs.module.local_layout(&f);
@@ -425,7 +437,11 @@ fn save_slots(saved: &[u32], at: u32) -> (Vec<(u32, u64, i64)>, u32) {
 /// with no frame).
 fn patch_stack_arg_loads(code: &mut [Inst], frame: u32) {
     let base = lower::STACK_ARG_LOAD_BASE as u64;
-    for i in code.iter_mut().filter(|i| i.form == Form::LDL) {
+    // (`STL`: a result of more than 12 words, stored in the caller's buffer there.)
+    for i in code
+        .iter_mut()
+        .filter(|i| matches!(i.form, Form::LDL | Form::STL))
+    {
         // (The raw field: the marked offsets are positive, below the 24-bit sign bit.)
         let off = i.get(Field::Off).unwrap_or(0);
         if i.get(Field::Ra) == Some(1) && (base..0x80_0000).contains(&off) {

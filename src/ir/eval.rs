@@ -486,7 +486,7 @@ pub fn run_in(module: &Module, func: &Function, launch: &Launch) -> Result<RunOu
     check_launch(func, launch)?;
     let layout = VarLayout::new(module, func);
     let mut mem = Memory::new(module, &layout, launch)?;
-    let shared_vars = shared_ranges(module, func, &layout, mem.shared_init.len() as u64);
+    let shared_vars = shared_ranges(module, &layout, mem.shared_init.len() as u64);
     let surf_index: Vec<Option<usize>> = module
         .surfrefs
         .iter()
@@ -724,7 +724,7 @@ impl Memory {
                 launch.global.len() + 1,
                 launch.block.iter().product(),
             ),
-            sys: crate::sysfn::state_for_launch(launch),
+            sys: crate::sysfn::state_for_launch(launch, module.addr32),
         };
         for (i, v) in module.vars.values().enumerate() {
             let Some(init) = &v.init else { continue };
@@ -817,27 +817,19 @@ struct Ctx<'a> {
     surf_index: &'a [Option<usize>],
 }
 
-/// The byte ranges of the `.shared` variables `func` names, and the dynamic part (the
+/// The byte ranges of the kernel's `.shared` variables (those it names and those the
+/// subroutines it calls name, `layout`), and the dynamic part (the
 /// `extern .shared` array) when the launch has one. Only these variables have storage
 /// ([`Module::shared_layout`], as ptxas allocates them); a kernel that reaches the padding
 /// between them through a pointer into one of its arrays has run off that array: undefined
 /// in PTX.
-fn shared_ranges(
-    module: &Module,
-    func: &Function,
-    layout: &VarLayout,
-    total: u64,
-) -> Vec<std::ops::Range<u64>> {
+fn shared_ranges(module: &Module, layout: &VarLayout, total: u64) -> Vec<std::ops::Range<u64>> {
     let static_end = layout.shared_size.next_multiple_of(16);
     let mut r: Vec<std::ops::Range<u64>> = Vec::new();
-    for node in func.insts.values() {
-        let InstData::SymbolAddr { var, .. } = node.data else {
-            continue;
-        };
-        let Some(v) = module.vars.get(var) else {
-            continue;
-        };
-        if v.space == Space::Shared {
+    // The kernel's shared layout: what it names and what the subroutines it calls name
+    // (`Module::shared_layout`).
+    for (var, v) in module.vars.iter() {
+        if v.space == Space::Shared && layout.named[var.index()] {
             let off = layout.offsets[var.index()];
             r.push(off..off + u64::from(v.size));
         }

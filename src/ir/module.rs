@@ -213,13 +213,49 @@ impl Module {
         (offsets, end)
     }
 
+    /// The `.shared` variables that the module's subroutines ([`Module::subroutines`]) name,
+    /// when `f` is one of them or calls one (else none). A subroutine is compiled once and
+    /// runs in any kernel that calls it, so its variables sit at the start of the shared
+    /// window, at the same offsets in each such kernel and in the subroutine itself (ptxas
+    /// 11.8, probe `shr.ptx` in docs/calls.md: a recursive `f` naming `gbuf` and its own
+    /// `buf` reads `[0x4]` and writes `[R3+0x40]`).
+    fn subroutine_shared(&self, f: &Function) -> Vec<GlobalVar> {
+        let calls_one = || {
+            f.insts.values().any(|n| match n.data {
+                InstData::ExternCall { callee, .. } => self.subroutine_of(callee).is_some(),
+                _ => false,
+            })
+        };
+        if self.subroutines.is_empty() || !(f.subroutine || calls_one()) {
+            return Vec::new();
+        }
+        let mut vars: Vec<GlobalVar> = self
+            .subroutines
+            .iter()
+            .flat_map(|s| self.named_in(s, Space::Shared))
+            .collect();
+        vars.sort_unstable();
+        vars.dedup();
+        vars
+    }
+
     /// The `.shared` memory of kernel `f` (see [`SharedLayout`]); `eval`, `lower` and the
     /// driver all use it, so the code, the cubin's `.nv.shared.<kernel>` section and the
     /// reference interpreter agree.
     pub fn shared_layout(&self, f: &Function) -> SharedLayout {
         let is_dynamic = |v: &VarData| v.size == 0;
-        let mut named = self.named_in(f, Space::Shared);
-        named.sort_by_key(|&gv| (self.var_scopes[gv], gv));
+        let key = |&gv: &GlobalVar| (self.var_scopes[gv], gv);
+        // The subroutines' variables first, the same offsets in every function that runs
+        // them (`subroutine_shared`), then the function's own.
+        let mut named = self.subroutine_shared(f);
+        named.sort_by_key(key);
+        let mut own: Vec<GlobalVar> = self
+            .named_in(f, Space::Shared)
+            .into_iter()
+            .filter(|gv| !named.contains(gv))
+            .collect();
+        own.sort_by_key(key);
+        named.extend(own);
         let any_dynamic = self
             .vars
             .values()
@@ -271,12 +307,45 @@ pub fn outgoing_args_size(f: &Function) -> u32 {
         let InstData::ExternCall { args, arg_regs, .. } = &node.data else {
             continue;
         };
-        for (&a, &r) in args.iter().zip(arg_regs) {
-            if r >= STACK_ARG_REG {
-                let words = if f.values[a].ty == Type::I64 { 2 } else { 1 };
-                end = end.max(4 * (u32::from(r - STACK_ARG_REG) + words));
-            }
+        let stack = stack_args_end(f, args, arg_regs);
+        end = end.max(stack);
+        if node.results.len() > MAX_RESULT_REGISTERS {
+            // The result buffer after the stack arguments (`result_buffer_offset`).
+            end = end.max(stack.next_multiple_of(8) + 4 * node.results.len() as u32);
         }
     }
     end.next_multiple_of(8)
+}
+
+/// The most result words a call returns in registers (R4..R15, 48 bytes); a call with more
+/// (one `i32` result per word) returns them through a buffer in the caller's outgoing area
+/// whose address it passes in R4 (docs/calls.md, "Large results").
+pub const MAX_RESULT_REGISTERS: usize = 12;
+
+/// The end of the stack arguments (`arg_regs` from [`STACK_ARG_REG`] up) of a call, in bytes
+/// from the bottom of the caller's outgoing area.
+fn stack_args_end(f: &Function, args: &[Value], arg_regs: &[u8]) -> u32 {
+    let mut end = 0u32;
+    for (&a, &r) in args.iter().zip(arg_regs) {
+        if r >= STACK_ARG_REG {
+            let words = if f.values[a].ty == Type::I64 { 2 } else { 1 };
+            end = end.max(4 * (u32::from(r - STACK_ARG_REG) + words));
+        }
+    }
+    end
+}
+
+/// Where a call's result buffer lies (a result of more than [`MAX_RESULT_REGISTERS`] words),
+/// in bytes from the bottom of the caller's outgoing area (`[R1 + this]`): after its stack
+/// arguments, 8-aligned; `stack_end` is the end of those (the callee knows it from its stack
+/// parameters, the caller from its `arg_regs`). With none it is `[R1]`, where ptxas 11.8
+/// puts it (`MOV R4, R1`).
+pub fn result_buffer_offset(stack_end: u32) -> u32 {
+    stack_end.next_multiple_of(8)
+}
+
+/// [`result_buffer_offset`] of a call's arguments (`arg_regs` as in
+/// [`InstData::ExternCall`]).
+pub fn call_result_buffer_offset(f: &Function, args: &[Value], arg_regs: &[u8]) -> u32 {
+    result_buffer_offset(stack_args_end(f, args, arg_regs))
 }

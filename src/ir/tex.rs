@@ -20,7 +20,14 @@
 //! Semantics (evaluated by the texture model of `crate::texture` through the launch's
 //! bindings): `Sample` with float coordinates filters the texture at `coords` with its
 //! sampler state; with integer coordinates (`int_coords`) it reads the texel at those
-//! integer coordinates (PTX: "integer coordinates ... are not normalized"). `Query` reads
+//! integer coordinates (PTX: "integer coordinates ... are not normalized"); so does
+//! `SampleLod` with integer coordinates and `.level` or offsets. `SampleLod` with `.grad`
+//! and integer coordinates is the exception, decided by what ptxas 11.8's code does (our
+//! semantics are those of ptxas's SASS): it hands the integers' bits to `TXD` unconverted,
+//! so the texture unit filters at the float coordinates whose bits the integers are
+//! (`f32::from_bits`; the layer of the array shapes stays an integer), with the gradients'
+//! level of detail (`build` drops the depth reference of `tex.grad.1d` on a `.texref` or
+//! texture object, as ptxas 11.8 does). `Query` reads
 //! one attribute of the bound texture (its width, height or depth).
 //! Invariant: a `Sample`'s result type and coordinate kind are those PTX allows for `tex`
 //! (`.f32`/`.s32`/`.u32` results; `.f32` or `.s32` coordinates).
@@ -506,7 +513,9 @@ pub fn eval(
             } else {
                 None
             };
-            if int_coords {
+            // `.grad` with integer coordinates samples at the floats whose bits they are
+            // (module essay), the float path below.
+            if int_coords && lod != TexLod::Grad {
                 let level = if lod == TexLod::Level {
                     word(next) as i32
                 } else {

@@ -666,10 +666,10 @@ impl Verifier<'_> {
             }
             InstData::SubReturn { values } => {
                 let tys: Vec<Type> = values.iter().map(|&v| t(v)).collect();
-                let words = tys.len() <= 12 && tys.iter().all(|&t| t == Type::I32);
+                let words = tys.iter().all(|&t| t == Type::I32);
                 if !matches!(tys[..], [] | [Type::I32] | [Type::I64]) && !words {
                     problems.push(format!(
-                        "ret.sub: results {tys:?}: none, one i32 or one i64, or up to 12 i32 words"
+                        "ret.sub: results {tys:?}: none, one i32 or one i64, or i32 words (R4.. up to 12, else the caller's buffer)"
                     ));
                 }
                 expect_results(&[], &mut problems);
@@ -692,13 +692,13 @@ impl Verifier<'_> {
                         ));
                     }
                 }
-                let words = results.len() <= 12 && results.iter().all(|&r| r == Type::I32);
+                let words = results.iter().all(|&r| r == Type::I32);
                 if !words
                     && (results.len() > 1
                         || results.iter().any(|&r| r != Type::I32 && r != Type::I64))
                 {
                     problems.push(
-                        "call.extern: at most one result, i32 or i64, or up to 12 i32 words"
+                        "call.extern: at most one result, i32 or i64, or i32 words (R4.. up to 12, else the caller's buffer)"
                             .to_string(),
                     );
                 }

@@ -257,9 +257,9 @@ pub fn emit_all_with(alloc: &Allocated<Sm50Inst>, opts: &EmitOptions) -> Emitted
     }
 }
 
-/// An unguarded `SYNC` or `EXIT`.
+/// An unguarded `SYNC`, `EXIT` or `BRK`.
 pub(super) fn is_bare(i: &sm50::Inst) -> bool {
-    matches!(i.form, Form::SYNC | Form::EXIT)
+    matches!(i.form, Form::SYNC | Form::EXIT | Form::BRK)
         && i.get(Field::Pg) == Some(7)
         && i.get(Field::Pgn) == Some(0)
 }

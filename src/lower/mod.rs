@@ -142,6 +142,23 @@ pub struct LowerOptions {
     /// driver compiles a kernel once more with this set where the store motion changed its
     /// code and registers limit its occupancy, and keeps whichever has the higher occupancy.
     pub no_store_motion: bool,
+    /// How far [`hoist`] may interleave independent work by modelled cycles before
+    /// allocation. The driver compiles a kernel whose registers limit its occupancy once more
+    /// without, and where that keeps more warps resident, once more with the narrow window.
+    pub interleave: Interleave,
+}
+
+/// The window of [`hoist`]'s interleaving (`hoist::interleave`; its essay has the
+/// trade-off): how many instructions a value may be computed ahead of its place.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Interleave {
+    /// [`hoist::WIDE`] instructions.
+    Wide,
+    /// [`hoist::NARROW`] instructions.
+    Narrow,
+    /// No interleaving: the hoisting order alone (the default for now, see `driver`).
+    #[default]
+    Off,
 }
 
 /// Why a function could not be lowered.
@@ -206,8 +223,16 @@ pub fn lower_verified_stats(
         lowered.vcode = predicate::if_convert_early(lowered.vcode).map_err(LowerError::Internal)?;
     }
     if !opts.no_hoist {
-        let (vcode, moved) = hoist::hoist_loads(lowered.vcode, !opts.no_store_motion)
-            .map_err(LowerError::Internal)?;
+        let (vcode, moved) = hoist::hoist_loads(
+            lowered.vcode,
+            !opts.no_store_motion,
+            match opts.interleave {
+                Interleave::Wide => hoist::WIDE,
+                Interleave::Narrow => hoist::NARROW,
+                Interleave::Off => 0,
+            },
+        )
+        .map_err(LowerError::Internal)?;
         lowered.vcode = vcode;
         lowered.store_motion = moved;
     }

@@ -60,6 +60,21 @@
 //!    the allocator inserts can land between a `SYNC` and its reconvergence point.
 //! 5. Nested regions nest: an inner region's R is inside the outer region (or is the outer's
 //!    R, rule 3). Several tokens pushed in one block go outer (farther R) first.
+//! 6. Break loops ([`break_loops`]). Rule 2 alone fails a loop whose exit lies on one side of
+//!    a divergent branch inside it (`if (c) { ..; if (d) break; } ..`, or an exit that is the
+//!    only way out, so the branch's post-dominator is the exiting block): the branch's point
+//!    is after the loop (or is reached only round the back edge), its token goes before the
+//!    loop, and lanes that took different sides in one iteration run every later iteration
+//!    apart (MC-GPU's `track_particles` ran its skip-ahead loops 9 times over). As ptxas
+//!    does, such a loop, when it has one way in (a preheader whose only successor is the
+//!    header) and one exit block X, gets `PBK X` in its preheader and every exit edge becomes
+//!    `BRK` (a break token: `BRK` drops the breaking lanes from every token above it). The
+//!    branches are then placed by rules 1-5 on the loop's [`iteration_view`] (exit edges
+//!    gone, back edges sent to X), so they reconverge within the iteration. The symbolic walk
+//!    models `BRK` (to the innermost break token, whose target must be the edge's); a loop
+//!    is kept only if its breaks verify, and the whole placement only if it is free of the
+//!    error below; otherwise the placement without break loops stands. Trade-off: one `PBK`
+//!    per entry into the loop, for reconvergence in every iteration.
 //!
 //! The result is verified, not trusted: a symbolic walk over the CFG carries the stack of
 //! pending reconvergence targets, pops it on each `SYNC` edge, and requires every block to be
@@ -656,55 +671,67 @@ pub(super) fn insert_reconvergence(
             .map(|e| e.iter().map(|&(_, k)| k).collect())
             .collect(),
     );
-    let exits_only = |r: usize| {
-        r == cfg.exit() || matches!(blocks[r].1.as_slice(), [(i, None)] if bare(i, Form::EXIT))
-    };
-    // Candidate sites per divergent branch, nearest reconvergence point first: up to
-    // `MAX_CANDIDATES` sites along the branch's post-dominator chain. Each site walks its
-    // region, and the farther points' regions are the larger ones, so the list is filled in
-    // two steps: first up to its first site (all that the common case, where the first
-    // candidates verify together, looks at), the rest only when those do not verify. The
-    // lists are the same as filled in one go: [`Cfg::site`] depends only on the CFG.
-    let mut candidates: Vec<Candidates> = Vec::new();
-    for k in 0..blocks.len() {
-        if !divergent.get(k).copied().unwrap_or(false) || cfg.succs[k].len() < 2 {
-            continue;
-        }
-        // Sides that meet only to exit need not meet at all (rule 1).
-        if cfg.ipdom[k].is_some_and(|t| !exits_only(t)) {
-            let mut c = Candidates {
-                k,
-                list: Vec::new(),
-                next: cfg.ipdom[k],
-            };
-            c.fill(&cfg, &exits_only, 1);
-            candidates.push(c);
-        }
-    }
-    let firsts: Vec<&Site> = candidates.iter().filter_map(|c| c.list.first()).collect();
     // The symbolic walk's block order, the same for every placement tried.
     let order = if blocks.is_empty() {
         Vec::new()
     } else {
         rpo(0, &cfg.succs)
     };
-    if let Some(placed) = walk(&cfg, &order, &edges, &firsts) {
-        apply(blocks, &placed);
-        return Ok(());
+    // Rule 6 first: loops whose exits break (`PBK`/`BRK`), so that the branches inside them
+    // reconverge in every iteration. Kept only when it places without error; otherwise the
+    // placement without break loops stands.
+    let loops = break_loops(&cfg, &order, &edges);
+    if !loops.is_empty() {
+        let inner = Cfg::new(iteration_view(&cfg, &loops));
+        let (placed, result) = place(blocks, divergent, &edges, &inner, &order, &loops);
+        if result.is_ok() {
+            apply(blocks, &placed);
+            return result;
+        }
+    }
+    let (placed, result) = place(blocks, divergent, &edges, &cfg, &order, &[]);
+    apply(blocks, &placed);
+    result
+}
+
+/// The placement of [`insert_reconvergence`] over `cfg` (the branches' graph, or its
+/// [`iteration_view`] of `loops`), and whether it may be used.
+fn place(
+    blocks: &[(BlockId, Flat)],
+    divergent: &[bool],
+    edges: &[Vec<(usize, usize)>],
+    cfg: &Cfg,
+    order: &[usize],
+    loops: &[BreakLoop],
+) -> (Placement, Result<(), String>) {
+    let exits_only = |r: usize| exits_only(blocks, cfg, r);
+    // Candidate sites per divergent branch, nearest reconvergence point first: up to
+    // `MAX_CANDIDATES` sites along the branch's post-dominator chain. Each site walks its
+    // region, and the farther points' regions are the larger ones, so the list is filled in
+    // two steps: first up to its first site (all that the common case, where the first
+    // candidates verify together, looks at), the rest only when those do not verify. The
+    // lists are the same as filled in one go: [`Cfg::site`] depends only on the CFG.
+    let mut candidates = first_candidates(blocks, divergent, cfg);
+    for c in &mut candidates {
+        c.fill(cfg, &exits_only, 1);
+    }
+    let firsts: Vec<&Site> = candidates.iter().filter_map(|c| c.list.first()).collect();
+    if let Some(placed) = walk(cfg, order, edges, &firsts, loops) {
+        return (placed, Ok(()));
     }
     for c in &mut candidates {
-        c.fill(&cfg, &exits_only, MAX_CANDIDATES);
+        c.fill(cfg, &exits_only, MAX_CANDIDATES);
     }
     let mut chosen: Vec<&Site> = Vec::new();
     let mut placed =
-        walk(&cfg, &order, &edges, &chosen).expect("a placement without tokens verifies");
+        walk(cfg, order, edges, &chosen, loops).expect("a placement without tokens verifies");
     for Candidates { list, .. } in &candidates {
         for site in list {
             if chosen.iter().any(|c| c.s == site.s && c.r == site.r) {
                 break;
             }
             chosen.push(site);
-            match walk(&cfg, &order, &edges, &chosen) {
+            match walk(cfg, order, edges, &chosen, loops) {
                 Some(p) => {
                     placed = p;
                     break;
@@ -715,10 +742,10 @@ pub(super) fn insert_reconvergence(
             }
         }
     }
-    apply(blocks, &placed);
     // A branch's lanes now meet at the innermost token on the stack as its block ends (or
-    // never). Where that is not its immediate post-dominator, the way from there to the
-    // meeting point runs with the warp split: nothing on it may need the whole warp.
+    // never; a break token's lanes meet at the loop's exit). Where that is not its immediate
+    // post-dominator, the way from there to the meeting point runs with the warp split:
+    // nothing on it may need the whole warp.
     for Candidates { k, .. } in &candidates {
         let (Some(r0), Some(entry)) = (cfg.ipdom[*k], placed.state[*k]) else {
             continue;
@@ -726,7 +753,8 @@ pub(super) fn insert_reconvergence(
         let meet = placed.pushes[*k]
             .last()
             .copied()
-            .or(placed.stacks.top(entry));
+            .or(placed.stacks.top(entry))
+            .map(|t| t & !BREAK_TOKEN);
         if meet == Some(r0) {
             continue;
         }
@@ -738,16 +766,151 @@ pub(super) fn insert_reconvergence(
             }
             seen[b] = true;
             if let Some((i, _)) = blocks[b].1.iter().find(|(i, _)| needs_whole_warp(i)) {
-                return Err(format!(
+                let error = format!(
                     "no reconvergence point could be placed for a divergent branch, and a \
                      {:?} after it would run with the warp split",
                     i.form
-                ));
+                );
+                return (placed, Err(error));
             }
             work.extend(cfg.succs[b].iter().copied());
         }
     }
-    Ok(())
+    (placed, Ok(()))
+}
+
+/// Whether the sides of a branch that meet at `r` meet only to exit: `r` is the virtual exit
+/// or a block that is nothing but `EXIT` (rule 1).
+fn exits_only(blocks: &[(BlockId, Flat)], cfg: &Cfg, r: usize) -> bool {
+    r == cfg.exit() || matches!(blocks[r].1.as_slice(), [(i, None)] if bare(i, Form::EXIT))
+}
+
+/// One (still empty) candidate list per divergent branch of `cfg` whose sides meet before
+/// they exit.
+fn first_candidates(blocks: &[(BlockId, Flat)], divergent: &[bool], cfg: &Cfg) -> Vec<Candidates> {
+    (0..blocks.len())
+        .filter(|&k| divergent.get(k).copied().unwrap_or(false) && cfg.succs[k].len() >= 2)
+        // Sides that meet only to exit need not meet at all (rule 1).
+        .filter(|&k| cfg.ipdom[k].is_some_and(|t| !exits_only(blocks, cfg, t)))
+        .map(|k| Candidates {
+            k,
+            list: Vec::new(),
+            next: cfg.ipdom[k],
+        })
+        .collect()
+}
+
+/// A loop whose exits become `BRK` (rule 6): `PBK exit` is pushed in `pre`, the loop's only
+/// way in, and every branch from a block of `body` (sorted) to `exit` breaks.
+struct BreakLoop {
+    pre: usize,
+    header: usize,
+    exit: usize,
+    body: Vec<usize>,
+}
+
+/// Token targets of `PBK`s on the symbolic walk's stacks: the exit block with this bit set,
+/// so that no `SYNC` or branch target is ever taken for one.
+const BREAK_TOKEN: usize = 1 << 40;
+
+/// The natural loops that rule 6 turns into `PBK`/`BRK` loops: one entry edge, from a
+/// preheader whose only successor is the header; every exit edge to one block; and some
+/// branch inside whose sides meet again within an iteration but, in the whole graph, only
+/// after the loop (a side that may leave the loop). Without the break token such a branch
+/// would reconverge after the loop: the lanes that took different sides in one iteration
+/// would run every later iteration apart.
+fn break_loops(cfg: &Cfg, order: &[usize], edges: &[Vec<(usize, usize)>]) -> Vec<BreakLoop> {
+    let n = cfg.succs.len();
+    let mut preds = vec![Vec::new(); n];
+    for (u, ss) in cfg.succs.iter().enumerate() {
+        for &s in ss {
+            preds[s].push(u);
+        }
+    }
+    let mut loops = Vec::new();
+    for h in 0..n {
+        let latches: Vec<usize> = preds[h]
+            .iter()
+            .copied()
+            .filter(|&t| cfg.dominates(h, t))
+            .collect();
+        if latches.is_empty() {
+            continue;
+        }
+        // The natural loop: `h` and every block that reaches a latch without passing `h`.
+        let mut member = vec![false; n];
+        member[h] = true;
+        let mut work = latches.clone();
+        while let Some(b) = work.pop() {
+            if !member[b] {
+                member[b] = true;
+                work.extend(preds[b].iter().copied());
+            }
+        }
+        let outside: Vec<usize> = preds[h].iter().copied().filter(|&p| !member[p]).collect();
+        let [pre] = outside[..] else { continue };
+        if cfg.succs[pre] != [h] {
+            continue;
+        }
+        let body: Vec<usize> = (0..n).filter(|&b| member[b]).collect();
+        let mut exits = body
+            .iter()
+            .flat_map(|&b| cfg.succs[b].iter().copied())
+            .filter(|&s| !member[s]);
+        let Some(exit) = exits.next() else { continue };
+        if exits.any(|s| s != exit) {
+            continue;
+        }
+        // Needed: a branch with both sides in the loop whose sides meet only after it, or
+        // at a point (the exiting block) that one side passes only after going round this
+        // loop's back edge. (An inner loop's own exit branch, whose sides meet at the inner
+        // loop's exit, is rule 2's: a token before the inner loop serves it.)
+        // A side that is itself the back edge (or the edge block the allocator split it
+        // into) meets the other only in the next iteration: such a branch gains nothing.
+        let back_edge = |b: usize, s: usize| s == h || (cfg.succs[s] == [h] && preds[s] == [b]);
+        let needed = body.iter().any(|&b| {
+            cfg.succs[b].iter().filter(|&&s| member[s]).count() >= 2
+                && !cfg.succs[b].iter().any(|&s| back_edge(b, s))
+                && cfg.ipdom[b]
+                    .is_some_and(|r| r >= n || !member[r] || !cfg.walk_region(b, r, |k| k != h))
+        });
+        if needed {
+            // Kept when its breaks verify together with the loops kept so far (the exit is
+            // entered with one stack from the breaks and from its other predecessors).
+            loops.push(BreakLoop {
+                pre,
+                header: h,
+                exit,
+                body,
+            });
+            if walk(cfg, order, edges, &[], &loops).is_none() {
+                loops.pop();
+            }
+        }
+    }
+    loops
+}
+
+/// The successors seen from within one iteration of each break loop: its exit edges gone
+/// (the lanes that take one leave every token inside the loop) and its back edges going to
+/// its exit instead (the next iteration starts after this one's reconvergence points), so
+/// that a branch inside reconverges where its sides meet again before the next iteration.
+fn iteration_view(cfg: &Cfg, loops: &[BreakLoop]) -> Vec<Vec<usize>> {
+    let mut succs = cfg.succs.clone();
+    for l in loops {
+        for &b in &l.body {
+            let mut out: Vec<usize> = Vec::new();
+            for &s in &succs[b] {
+                let s = if s == l.header { l.exit } else { s };
+                let leaves = s == l.exit && !cfg.succs[b].contains(&l.header);
+                if !leaves && !out.contains(&s) {
+                    out.push(s);
+                }
+            }
+            succs[b] = out;
+        }
+    }
+    succs
 }
 
 /// Turn the placement's branches into `SYNC` (positions unchanged), then push the `SSY`s
@@ -758,6 +921,11 @@ fn apply(blocks: &mut [(BlockId, Flat)], placed: &Placement) {
         *inst = guarded(Form::SYNC, inst);
         *target = None;
     }
+    for &(u, pos) in &placed.breaks {
+        let (inst, target) = &mut blocks[u].1[pos];
+        *inst = guarded(Form::BRK, inst);
+        *target = None;
+    }
     let ids: Vec<BlockId> = blocks.iter().map(|b| b.0).collect();
     for (u, rs) in placed.pushes.iter().enumerate() {
         if rs.is_empty() {
@@ -765,11 +933,16 @@ fn apply(blocks: &mut [(BlockId, Flat)], placed: &Placement) {
         }
         let insts = &mut blocks[u].1;
         let mut at = insts.len();
-        while at > 0 && matches!(insts[at - 1].0.form, Form::BRA | Form::SYNC) {
+        while at > 0 && matches!(insts[at - 1].0.form, Form::BRA | Form::SYNC | Form::BRK) {
             at -= 1;
         }
         for (k, &r) in rs.iter().enumerate() {
-            insts.insert(at + k, (sm50::Inst::new(Form::SSY), Some(ids[r])));
+            let form = if r & BREAK_TOKEN != 0 {
+                Form::PBK
+            } else {
+                Form::SSY
+            };
+            insts.insert(at + k, (sm50::Inst::new(form), Some(ids[r & !BREAK_TOKEN])));
         }
     }
 }
@@ -843,6 +1016,8 @@ struct Placement {
     state: Vec<Option<StackId>>,
     pushes: Vec<Vec<usize>>,
     syncs: HashSet<(usize, usize)>,
+    /// The `(block, branch position)` pairs that become `BRK` (rule 6).
+    breaks: HashSet<(usize, usize)>,
 }
 
 /// A stack of reconvergence targets, by its number in [`Stacks`].
@@ -932,6 +1107,7 @@ fn walk(
     order: &[usize],
     edges: &[Vec<(usize, usize)>],
     sites: &[&Site],
+    loops: &[BreakLoop],
 ) -> Option<Placement> {
     let n = edges.len();
     // Rule 3: one token per region and target.
@@ -954,15 +1130,21 @@ fn walk(
     for p in &mut pushes {
         p.sort_by_key(|&r| (cfg.pdom_depth(r), r));
     }
+    // Rule 6: a loop's break token is pushed after (inside) the preheader's other tokens.
+    for l in loops {
+        pushes[l.pre].push(BREAK_TOKEN | l.exit);
+    }
     let mut stacks = Stacks::new();
     let mut state: Vec<Option<StackId>> = vec![None; n];
     let mut syncs: HashSet<(usize, usize)> = HashSet::default();
+    let mut breaks: HashSet<(usize, usize)> = HashSet::default();
     if n == 0 {
         return Some(Placement {
             stacks,
             state,
             pushes,
             syncs,
+            breaks,
         });
     }
     state[0] = Some(Stacks::EMPTY);
@@ -972,7 +1154,19 @@ fn walk(
             out = stacks.push(out, r);
         }
         for &(pos, s) in &edges[u] {
-            let arriving = if stacks.top(out) == Some(s) {
+            let exit_edge = loops.iter().any(|l| l.exit == s && in_region(&l.body, u));
+            let arriving = if exit_edge {
+                // `BRK` goes to the innermost break token, dropping every token above it.
+                let mut below = out;
+                while stacks.top(below).is_some_and(|t| t & BREAK_TOKEN == 0) {
+                    below = stacks.pop(below);
+                }
+                if stacks.top(below) != Some(BREAK_TOKEN | s) {
+                    return None;
+                }
+                breaks.insert((u, pos));
+                stacks.pop(below)
+            } else if stacks.top(out) == Some(s) {
                 syncs.insert((u, pos));
                 stacks.pop(out)
             } else if stacks.contains(out, s) {
@@ -992,6 +1186,7 @@ fn walk(
         state,
         pushes,
         syncs,
+        breaks,
     })
 }
 

@@ -20,7 +20,10 @@
 //!   `base..base + width`, whatever their widths: a pair at R4 and a scalar at R5 interfere;
 //! * pairs get even bases and quads multiples of 4, R1 (the stack pointer) and RZ are never
 //!   given, every register is below `max_regs`, and the names regalloc2 was made to use for
-//!   fixed registers (a call's operands and clobbers) keep their register.
+//!   fixed registers (a call's operands and clobbers) keep their register. Webs of clobbers
+//!   only hold no value: they neither count in the register count nor may lift the colouring
+//!   over `max_regs` (a `JCAL` clobbers up to R59; counted, they made a kernel calling
+//!   vprintf spread its values up to R55).
 //!
 //! The graph is built the classic way (Chaitin): walking each block backward with the set of
 //! live names, each definition interferes with every web live after it, except, for a copy
@@ -560,6 +563,9 @@ pub(super) struct Webs {
     /// [`NameProg::build`]'s `part`), with the offset `off` such that the two may share a
     /// register only where `base(this) == base(other) + off`.
     parts: Vec<Vec<(u32, i16)>>,
+    /// Per web, whether every access of it is a clobber (a call's): it holds no value, so
+    /// its fixed register does not count among the registers the code needs.
+    clobber_only: Vec<bool>,
 }
 
 impl Webs {
@@ -585,6 +591,12 @@ impl Webs {
                 parts[u as usize].push((d, -i16::from(word)));
             }
         }
+        let mut clobber_only = vec![true; nw];
+        for (a, &w) in prog.accs.iter().zip(&numbers.of_acc) {
+            if !a.clobber {
+                clobber_only[w as usize] = false;
+            }
+        }
         Webs {
             of_acc: numbers.of_acc,
             name: numbers.name,
@@ -595,6 +607,7 @@ impl Webs {
             partners,
             co_reads,
             parts,
+            clobber_only,
         }
     }
 }

@@ -19,7 +19,10 @@ pub fn load_kernel(cubin: &[u8], name: &str) -> Result<(Vec<u64>, KernelInfo), S
         .iter()
         .find(|k| k.name == name)
         .ok_or_else(|| bad(format!("no kernel '{name}'")))?;
-    let mut info = KernelInfo::default();
+    let mut info = KernelInfo {
+        addr32: !file.header.is_64bit(),
+        ..KernelInfo::default()
+    };
     if let Some(size) = k.constant0_size {
         info.param_size = u32::try_from(size)
             .ok()

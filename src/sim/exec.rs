@@ -427,7 +427,7 @@ fn run_inner(
         textures: &info.textures,
         samplers: &info.samplers,
         surface_slots: &info.surface_slots,
-        sys: crate::sysfn::state_for_launch(launch),
+        sys: crate::sysfn::state_for_launch(launch, info.addr32),
     };
     sim.mem.log = log;
     let mut shared = Vec::new();

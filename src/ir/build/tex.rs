@@ -12,7 +12,9 @@
 //! elements, then the depth reference (which optional operands are present is told by their
 //! kind: a vector is the offset, a scalar the reference).
 //! `tex.level`/`tex.grad` and `tex` with an offset vector or a depth reference give a
-//! `TexOp::SampleLod` (operand order in its documentation). `tex.2dms`/`tex.a2dms` give a
+//! `TexOp::SampleLod` (operand order in its documentation; the depth reference of
+//! `tex.grad.1d` is read and dropped, as ptxas 11.8 drops it, except through a sampler).
+//! `tex.2dms`/`tex.a2dms` give a
 //! `TexOp::SampleMs` ([`ms`]); a texture and a sampler handle in registers, `[th, sh, {c}]`,
 //! one combined bindless handle ([`sampler_reg`]).
 //! `txq.<addr_mode_i|filter_mode|force_unnormalized_coords>` of a module `.samplerref`
@@ -202,7 +204,7 @@ impl FnBuilder<'_, '_> {
             );
         }
         let ops = &ins.operands[..];
-        let (t, samp, items, span) = self.tex_operands(ins, 5)?;
+        let (t, samp, items, span) = self.tex_operands(ins, 6)?;
         // PTX before ISA 2.x (and ptxas 11.8 still) takes four coordinates for every shape;
         // the ones past the shape's are ignored.
         if items.len() != shape.ptx_vector_len() && items.len() != 4 {
@@ -258,8 +260,20 @@ impl FnBuilder<'_, '_> {
                 int_coords,
             }
         } else {
-            let (offset, depth) =
+            let (offset, mut depth) =
                 self.tex_options(ins, &ops[2..], shape, lod, int_coords, &mut args)?;
+            if depth
+                && lod == TexLod::Grad
+                && shape == TexShape::D1
+                && !matches!(handle, TexHandle::Paired { .. })
+            {
+                // ptxas 11.8 drops the reference of tex.grad.1d on a .texref or texture
+                // object (TXD on 2D without .DC, no diagnostic; through a sampler it
+                // emulates the gradients across the quad with TEX.DC.NDV instead). The
+                // reference is the operand before the two gradients.
+                args.remove(args.len() - 3);
+                depth = false;
+            }
             if depth && shape == TexShape::D3 {
                 // ptxas 11.8: "Illegal modifier '.3d' for instruction 'tex'".
                 return self.unsupported(ins, "tex.3d takes no depth-compare reference");
@@ -273,18 +287,6 @@ impl FnBuilder<'_, '_> {
                 depth,
             }
         };
-        if matches!(handle, TexHandle::Paired { .. })
-            && shape == TexShape::D1
-            && !matches!(op, TexOp::Sample { .. })
-        {
-            // ptxas keeps a paired 1D fetch 1D; leafold's options forms read 1D as 2D,
-            // where the sampler's addr_mode_1 would change the result.
-            return self.unsupported(
-                ins,
-                "leafold does not lower tex.1d with a level, gradients, offsets or a \
-                 depth reference through a texture and a sampler",
-            );
-        }
         self.texture_results(&ops[0], op, handle, &args, result)
     }
 

@@ -23,6 +23,12 @@
 //! `LoadParam` then names (`offset / 4` is the word: `Function::subroutine`). The return
 //! pins its result words to R4.. and ends in `RET` ([`Lowerer::lower_sub_return`]).
 //!
+//! A result of more than 12 words (over 48 bytes) comes back through memory, as ptxas
+//! passes it: the call gets the address of a buffer in the caller's outgoing area
+//! (`ir::result_buffer_offset`) pinned to R4 and defines no result register, and each word
+//! is an `LDL` after it; the subroutine's `SubReturn` stores its words there (`STL [R1 +
+//! frame + off]`, [`STACK_ARG_LOAD_BASE`] until the driver knows the frame).
+//!
 //! Invariant: a def and a clobber never name one register (the sets leave out the result
 //! registers).
 
@@ -86,6 +92,10 @@ impl Lowerer<'_> {
         args: &[Value],
         arg_regs: &[u8],
     ) -> Result<(), LowerError> {
+        // A result of more than 12 words comes back through a buffer in the outgoing area,
+        // whose address goes in R4 (`ir::result_buffer_offset`; docs/calls.md).
+        let buffer = (results.len() > crate::ir::MAX_RESULT_REGISTERS)
+            .then(|| crate::ir::call_result_buffer_offset(self.f, args, arg_regs));
         // Each argument word copied into a register of its own, which the call pins: the
         // value itself may live on past the call, in a register the call does not clobber.
         // (Pinned words are all 32-bit: a pair pinned in the 64-bit class and a word defined
@@ -106,12 +116,16 @@ impl Lowerer<'_> {
                 copies.push((self.copy_b32(word), r + w));
             }
         }
+        if let Some(off) = buffer {
+            copies.push((self.sp_plus(off), 4));
+        }
         let mut i = Sm50Inst::new(Role::Plain);
         for (v, r) in copies {
             i.op(Reg::Virt(v), OpSpec::use_().fixed(PhysReg(r)));
         }
         let wide = results.first().is_some_and(|&r| self.ty(r) == Type::I64);
-        let words: Vec<VReg> = (0..results.len() * if wide { 2 } else { 1 })
+        let in_registers = if buffer.is_some() { 0 } else { results.len() };
+        let words: Vec<VReg> = (0..in_registers * if wide { 2 } else { 1 })
             .map(|k| {
                 let d = self.new_vreg(RegKind::B32);
                 i.op(Reg::Virt(d), OpSpec::def().fixed(PhysReg(4 + k as u8)));
@@ -142,6 +156,14 @@ impl Lowerer<'_> {
             }
         }
         self.push(i);
+        if let Some(off) = buffer {
+            // The result words, read back from the buffer (ptxas: `LDL R5, [R1]`, ...).
+            for (k, &res) in results.iter().enumerate() {
+                let vreg = self.frame_word(i64::from(off) + 4 * k as i64, None)?;
+                self.set_loc(res, super::Loc { vreg, offset: 0 });
+            }
+            return Ok(());
+        }
         match (results.first(), &words[..]) {
             (Some(&res), [w]) => self.set_loc(
                 res,
@@ -289,8 +311,32 @@ impl Lowerer<'_> {
         Ok(())
     }
 
-    /// `SubReturn`: the result words pinned to R4.., then `RET`.
+    /// `SubReturn`: the result words pinned to R4.., then `RET`. More than 12 words go to the
+    /// caller's buffer instead: `STL [R1 + frame + off]`, the caller's outgoing area just
+    /// above this subroutine's frame at the offset the caller read them from
+    /// (`ir::result_buffer_offset` after the stack parameters; the marker
+    /// [`STACK_ARG_LOAD_BASE`] until the driver knows the frame), the address ptxas's callee
+    /// takes from R4 (with no stack arguments, the caller's `R1`).
     pub(super) fn lower_sub_return(&mut self, values: &[Value]) -> Result<(), LowerError> {
+        if values.len() > crate::ir::MAX_RESULT_REGISTERS {
+            let stack_end = self
+                .f
+                .params
+                .iter()
+                .filter(|p| p.offset >= 48)
+                .map(|p| p.offset + p.size.next_multiple_of(4) - 48)
+                .max()
+                .unwrap_or(0);
+            let off = i64::from(crate::ir::result_buffer_offset(stack_end));
+            for (k, &v) in values.iter().enumerate() {
+                let loc = self.reg(v)?;
+                self.frame_word(STACK_ARG_LOAD_BASE + off + 4 * k as i64, Some(loc))?;
+            }
+            let mut i = Sm50Inst::new(Role::Ret);
+            i.piece(sm50::Inst::new(Form::RET), &[]);
+            self.terminate(i, Vec::new());
+            return Ok(());
+        }
         let mut copies = Vec::new();
         for &v in values {
             let loc = self.reg(v)?;
@@ -314,6 +360,54 @@ impl Lowerer<'_> {
         i.piece(sm50::Inst::new(Form::RET), &[]);
         self.terminate(i, Vec::new());
         Ok(())
+    }
+
+    /// `R1 + off` in a fresh register: the 32-bit local address of the outgoing area's byte
+    /// `off` (`MOV R, R1` for 0, as ptxas passes a result buffer).
+    fn sp_plus(&mut self, off: u32) -> VReg {
+        let d = self.new_vreg(RegKind::B32);
+        let mut i = Sm50Inst::new(Role::Plain);
+        let dop = i.def(d, false);
+        let sp = i.op(Reg::Phys(PhysReg::SP), OpSpec::use_());
+        if off == 0 {
+            i.piece(
+                sm50::Inst::new(Form::MOV_R),
+                &[(Field::Rd, dop, 0), (Field::Rb, sp, 0)],
+            );
+        } else {
+            i.piece(
+                sm50::Inst::new(Form::IADD32I).with_signed(Field::Imm, i64::from(off)),
+                &[(Field::Rd, dop, 0), (Field::Ra, sp, 0)],
+            );
+        }
+        self.push(i);
+        d
+    }
+
+    /// One word of the frame at `[R1 + disp]`: `LDL` into a fresh register (`value` `None`)
+    /// or `STL` of `value`.
+    fn frame_word(&mut self, disp: i64, value: Option<super::Loc>) -> Result<VReg, LowerError> {
+        let access = super::mem::Access {
+            sp: true,
+            addr: None,
+            pred: None,
+            disp,
+            wide: false,
+        };
+        let mut i = Sm50Inst::new(Role::Plain);
+        let (reg, op, offset) = match value {
+            Some(l) => (l.vreg, i.use_(l.vreg), l.offset),
+            None => {
+                let d = self.new_vreg(RegKind::B32);
+                (d, i.def(d, false), 0)
+            }
+        };
+        let (inst, mut refs) =
+            self.mem_inst(&mut i, crate::ir::Space::Local, &access, value.is_some(), 4)?;
+        refs.push((Field::Rd, op, offset));
+        i.piece(inst, &refs);
+        self.push(i);
+        Ok(reg)
     }
 
     /// A fresh B64 virtual register holding the words `lo` and `hi` (two register moves).

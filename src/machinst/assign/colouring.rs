@@ -46,11 +46,7 @@ pub(in crate::machinst) fn colour(
         let Some(c) = colour_in(webs, &order, &pinned, max_regs) else {
             continue;
         };
-        let top = (0..nw)
-            .map(|w| c[w] as u32 + width(w) as u32)
-            .max()
-            .unwrap_or(0)
-            .max(2);
+        let top = value_top(webs, &c);
         if best.as_ref().map_or(true, |(_, t)| top < *t) {
             best = Some((c, top));
         }
@@ -63,16 +59,14 @@ pub(in crate::machinst) fn colour(
     // free register made that the rule.
     // The spread colouring may take more registers than the least found, up to `hint` (what
     // the allocation would use otherwise), but never so many that fewer warps fit on an SM.
+    // (`top` counts the webs that hold values: a call's clobbers pinned above them, up to
+    // R59 for a `JCAL`, neither take registers nor lift the budget over `max_regs`)
     let limit = same_occupancy(top).min(max_regs as u32);
     let mut budget = hint.clamp(top, limit.max(top));
     #[allow(unused_mut)]
     let (mut c, top) = loop {
         if let Some(s) = colour_spread(webs, by_first, &pinned, budget, save_cost) {
-            let used = (0..nw)
-                .map(|w| s[w] as u32 + width(w) as u32)
-                .max()
-                .unwrap_or(0)
-                .max(2);
+            let used = value_top(webs, &s);
             break (s, used);
         }
         budget += 1;
@@ -92,6 +86,22 @@ pub(in crate::machinst) fn colour(
     }
     let per_acc = webs.of_acc.iter().map(|&w| c[w as usize]).collect();
     Some((per_acc, top))
+}
+
+/// The registers colouring `c` needs: the highest register a web holding a value covers + 1
+/// (at least 2). A call's clobbers are left out: they are pinned to the caller-saved
+/// registers up to R59 (`lower::abi::extern_call_clobbers`), and counting them made every
+/// function with a call look as if it needed 60 registers, so that the spread colouring
+/// (whose budget is what keeps the occupancy of the least count) spread its values up to
+/// R59 (the 17-argument kernel of `tests/compile_subroutines.rs`: 56 registers where
+/// ptxas takes 25).
+fn value_top(webs: &Webs, c: &[u8]) -> u32 {
+    (0..c.len())
+        .filter(|&w| !webs.clobber_only[w])
+        .map(|w| c[w] as u32 + webs.width[w] as u32)
+        .max()
+        .unwrap_or(0)
+        .max(2)
 }
 
 /// After the greedy colouring (which sees only the webs coloured before each one): move each

@@ -21,8 +21,9 @@
 //!   become active one cycle late).
 //! * Scoreboards are counters: when all six are busy, the conservative assignment reuses the
 //!   oldest after the instruction waits on it; the dataflow assignment instead adds the new
-//!   operation to the most recently set one (no wait). Both are correct: a wait waits for
-//!   every operation on the scoreboard.
+//!   operation to one of them or reclaims one whose operations the model says are done,
+//!   whichever costs the fewest modelled cycles ([`State::pick_or_share`]). All are correct:
+//!   a wait waits for every operation on the scoreboard.
 //!
 //! **Control flow** ([`assign_dataflow`]): a forward dataflow over the blocks carries what is
 //! pending at each block start: per register, predicate and CC the cycles left on a
@@ -268,8 +269,23 @@ struct State {
     rmask: [u8; NUM_RES],
     /// Issue cycle of the last instruction that set each scoreboard, while it may be pending.
     set_time: [Option<u32>; 6],
+    /// Per scoreboard set in this block: the modelled cycle its last operation completes, and
+    /// the position of the first instruction that waits on one of its operations (see
+    /// [`Pending`]); `None` for one carried in from another block or not set. Only
+    /// [`State::pick_or_share`]'s choice reads them, never a correctness decision.
+    known: [Option<Pending>; 6],
     /// The resources the function touches at all (the others are never changed here).
     span: Span,
+}
+
+/// What [`State::pick_or_share`] knows of the operations on a scoreboard set in the current
+/// block, or of a new operation: when it completes (modelled cycles, [`model::latency`]) and
+/// where its first waiter is (an instruction index; the block's end when no instruction of
+/// the block waits on it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Pending {
+    done: u32,
+    need: u32,
 }
 
 /// The resources a function's instructions read or write lie in `0..gprs` (GPRs up to the
@@ -315,6 +331,7 @@ impl State {
             wmask: [0; NUM_RES],
             rmask: [0; NUM_RES],
             set_time: [None; 6],
+            known: [None; 6],
             span,
         }
     }
@@ -380,8 +397,25 @@ impl State {
         for i in 0..6 {
             if mask & bit(i) != 0 {
                 self.set_time[i as usize] = None;
+                self.known[i as usize] = None;
             }
         }
+    }
+
+    /// Record that operation `op` was put on scoreboard `b` (after [`State::issue`]): the
+    /// scoreboard now completes with its last operation and is first waited on by the earliest
+    /// waiter of any of them.
+    fn note(&mut self, b: u8, op: Pending, shared: bool) {
+        let k = &mut self.known[b as usize];
+        *k = match (*k, shared) {
+            (Some(old), true) => Some(Pending {
+                done: old.done.max(op.done),
+                need: old.need.min(op.need),
+            }),
+            // Shared with operations carried in from another block: their waiters are unknown.
+            (None, true) => None,
+            (_, false) => Some(op),
+        };
     }
 
     /// A scoreboard for a new operation: a free one (or one the instruction waits on anyway),
@@ -405,18 +439,67 @@ impl State {
     /// recently set scoreboard instead of waiting for the oldest (ptxas puts every global
     /// load on SB5 so): a wait on a scoreboard waits for every operation on it, so each
     /// reader still waits long enough, only perhaps longer.
-    fn pick_or_share(&self, wait: &mut u8, avoid: u8) -> u8 {
+    ///
+    /// **Which one, when all six are busy** (the loads of an unrolled body: rodinia's dwt2d
+    /// issues eight global loads back to back and an `STS` read barrier before them): each
+    /// busy scoreboard `b` is either *shared* (the new operation `op`, issued about cycle
+    /// `now`, joins it) or *reclaimed* (this instruction waits on it now, as [`State::pick`]
+    /// does), whichever the model says costs the fewest cycles of the warp:
+    /// * sharing delays the earlier of the two first waiters to the later completion: if
+    ///   `b`'s first waiter comes first, it now waits for `op` too (`op.done - b.done` more),
+    ///   else `op`'s waiter waits for `b` (`b.done - op.done` more);
+    /// * reclaiming stalls now until `b` completes (`b.done - now`): free for a read barrier
+    ///   or a load modelled as done.
+    ///
+    /// Ties go to reclaiming (it keeps the operations apart for later choices), then to the
+    /// most recently set scoreboard (the choice before this rule). A scoreboard carried in from
+    /// another block has unknown waiters: sharing it counts as if its waiter came first and
+    /// reclaiming as if it held a global load ([`CARRIED_LATENCY`]). Trade-off: the costs are
+    /// estimates from the latency model (a real memory system may complete later); every
+    /// choice is correct, a wrong estimate only makes a wait longer than needed. Before this
+    /// rule the new operation always joined the most recent scoreboard, and the first of the
+    /// eight dwt2d loads' consumers waited for the last load (147 cycles per block).
+    fn pick_or_share(&self, wait: &mut u8, avoid: u8, op: Pending, now: u32) -> u8 {
         let free = (0..6u8).find(|&i| {
             avoid & bit(i) == 0 && (self.set_time[i as usize].is_none() || *wait & bit(i) != 0)
         });
-        free.unwrap_or_else(|| {
-            (0..6u8)
-                .filter(|&i| avoid & bit(i) == 0)
-                .max_by_key(|&i| self.set_time[i as usize])
-                .expect("at most one scoreboard is avoided")
-        })
+        if let Some(i) = free {
+            return i;
+        }
+        // (cost in cycles, 0 = reclaim / 1 = share, -set time, scoreboard)
+        let mut best: Option<(u32, u8, std::cmp::Reverse<Option<u32>>, u8)> = None;
+        for i in (0..6u8).filter(|&i| avoid & bit(i) == 0) {
+            let set = self.set_time[i as usize];
+            let (share, reclaim) = match self.known[i as usize] {
+                Some(b) if b.need <= op.need => (op.done.saturating_sub(b.done), b.done),
+                Some(b) => (b.done.saturating_sub(op.done), b.done),
+                None => {
+                    let set = set.unwrap_or(now);
+                    (op.done.saturating_sub(set), set + CARRIED_LATENCY)
+                }
+            };
+            let reclaim = reclaim.saturating_sub(now);
+            for cand in [
+                (reclaim, 0, std::cmp::Reverse(set), i),
+                (share, 1, std::cmp::Reverse(set), i),
+            ] {
+                if best.map_or(true, |b| cand < b) {
+                    best = Some(cand);
+                }
+            }
+        }
+        let (_, kind, _, i) = best.expect("at most one scoreboard is avoided");
+        if kind == 0 {
+            *wait |= bit(i);
+        }
+        i
     }
 }
+
+/// The modelled latency of an operation carried into a block on a scoreboard, for
+/// [`State::pick_or_share`]'s cost of waiting on it (a global load's, the longest in
+/// [`cost`]'s table).
+const CARRIED_LATENCY: u32 = 200;
 
 /// Whether a GPR/carry source of instruction `k` (other than one it also writes) is written by
 /// any other instruction of the function. Within `k`'s straight-line region the writer waits
@@ -624,6 +707,7 @@ impl Entry {
         for b in 0..6 {
             st.set_time[b] = self.age[b].map(|a| T0 - u32::from(a));
         }
+        st.known = [None; 6];
     }
 
     /// [`Entry::store`] for a block that started from `entered` (loaded with
@@ -771,6 +855,7 @@ fn assign_dataflow_in(
     let mut facts: Vec<Facts> = (0..n)
         .map(|k| Facts::of(insts, access, written, k))
         .collect();
+    first_waiters(access, &starts, &mut facts);
     while let Some(b) = work.pop_first() {
         visits += 1;
         if visits > 50 * starts.len() + 100 {
@@ -816,6 +901,11 @@ struct Facts {
     min_stall: u8,
     /// [`pairable`] with the instruction before it, once a visit has asked.
     pairs_with_prev: Option<bool>,
+    /// The first instruction of the block after this one that reads or writes what it
+    /// writes, and the first that writes a register it reads late (the waiters of its write
+    /// and read scoreboards); the block's end when there is none ([`first_waiters`]).
+    need_w: u32,
+    need_r: u32,
 }
 
 impl Facts {
@@ -827,6 +917,45 @@ impl Facts {
             overwritten: variable && sources_overwritten(insts, access, written, k),
             min_stall: min_stall_after(&insts[k]),
             pairs_with_prev: None,
+            need_w: u32::MAX,
+            need_r: u32::MAX,
+        }
+    }
+}
+
+/// Fill in [`Facts::need_w`] and [`Facts::need_r`] of every instruction: one backward walk per
+/// block (`starts` are the block leaders) with, per resource, the next instruction that
+/// reads or writes it and the next that writes it.
+fn first_waiters(access: &[Access], starts: &[usize], facts: &mut [Facts]) {
+    let n = access.len();
+    // (block, instruction) of the next access and the next write of each resource.
+    let mut next_acc = vec![(usize::MAX, 0u32); NUM_RES];
+    let mut next_wr = vec![(usize::MAX, 0u32); NUM_RES];
+    for (b, &s) in starts.iter().enumerate() {
+        let e = starts.get(b + 1).copied().unwrap_or(n);
+        let at = |x: (usize, u32)| if x.0 == b { x.1 } else { e as u32 };
+        for k in (s..e).rev() {
+            let a = &access[k];
+            let f = &mut facts[k];
+            f.need_w = a
+                .defs
+                .iter()
+                .map(|&r| at(next_acc[r]))
+                .min()
+                .unwrap_or(e as u32);
+            f.need_r = a
+                .late_uses
+                .iter()
+                .filter(|r| !a.defs.contains(r))
+                .map(|&r| at(next_wr[r]))
+                .min()
+                .unwrap_or(e as u32);
+            for &r in a.uses.iter().chain(&a.defs) {
+                next_acc[r] = (b, k as u32);
+            }
+            for &r in &a.defs {
+                next_wr[r] = (b, k as u32);
+            }
         }
     }
 }
@@ -872,12 +1001,29 @@ fn assign_block(
         }
         let mut wbar = None;
         let mut rbar = None;
+        // For the choice among busy scoreboards: about when this instruction issues, and what
+        // its operations will be (completion, first waiter).
+        let now = if k > s { t_prev + 1 } else { T0 };
+        let lat = model::latency(&insts[k]) as u32;
+        let wop = Pending {
+            done: now + lat,
+            need: fk.need_w,
+        };
+        let rop = Pending {
+            done: now + lat.min(model::READ_LATENCY as u32),
+            need: fk.need_r,
+        };
         if variable && !a.defs.is_empty() {
-            wbar = Some(st.pick_or_share(&mut wait, 0));
+            wbar = Some(st.pick_or_share(&mut wait, 0, wop, now));
         }
         if fk.overwritten {
-            rbar = Some(st.pick_or_share(&mut wait, wbar.map_or(0, bit)));
+            rbar = Some(st.pick_or_share(&mut wait, wbar.map_or(0, bit), rop, now));
         }
+        // Whether each joins operations still pending on its scoreboard (not waited on here).
+        let joins = |b: Option<u8>| {
+            b.is_some_and(|b| st.set_time[b as usize].is_some() && wait & bit(b) == 0)
+        };
+        let (w_shared, r_shared) = (joins(wbar), joins(rbar));
         let mut earliest = T0;
         if k > s {
             let prev = &out[k - s - 1];
@@ -915,6 +1061,12 @@ fn assign_block(
             out[k - s - 1].stall = stall as u8;
         }
         st.issue(a, variable, wbar, rbar, wait, t);
+        if let Some(b) = wbar {
+            st.note(b, wop, w_shared);
+        }
+        if let Some(b) = rbar {
+            st.note(b, rop, r_shared);
+        }
         out[k - s] = Ctrl {
             stall: fk.min_stall,
             yield_: true,

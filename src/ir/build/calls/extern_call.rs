@@ -25,7 +25,14 @@ pub(in crate::ir::build) struct ExternSig {
     pub name: String,
     /// Per parameter: (bytes, first register).
     pub params: Vec<(u32, u8)>,
-    /// Bytes of the one result (0: none); its words are R4, R5, ..
+    /// Bytes of the one result (0: none); its words are R4, R5, .. up to 48 bytes. A wider
+    /// result goes through memory: the caller passes the 32-bit local address of a buffer
+    /// for it in R4 (the parameters start at R5) and the callee stores the result there
+    /// (ptxas 11.8, probe `r64v.ptx`: `MOV R4, R1 ; JCAL` in the caller, `STL [R4+0x4], R5
+    /// ; STL.64 [R4+0x10], R6 ...` in the callee). In the IR the call still has one `i32`
+    /// result per word and the `SubReturn` one value per word; selection puts them through
+    /// the buffer (`lower::select::call`), which lies in the caller's outgoing area after
+    /// the stack arguments (`ir::result_buffer_offset`).
     pub ret_bytes: u32,
 }
 
@@ -39,7 +46,22 @@ impl ExternSig {
     /// docs/calls.md); a later one-word parameter may still fill a register hole.
     pub fn of(f: &ast::Function) -> Result<ExternSig, String> {
         let name = f.name.text.to_string();
+        let rets: Vec<u32> = f
+            .rets
+            .iter()
+            .flatten()
+            .flat_map(|d| d.names.iter().map(move |n| decl_size(d, n)))
+            .collect();
+        if rets.len() > 1 {
+            return Err(format!(
+                "unsupported call to '{name}': more than one result"
+            ));
+        }
+        let ret_bytes = rets.first().copied().unwrap_or(0);
+        // Up to 48 bytes come back in R4..R15 (probes `p3.ptx`, `r32.ptx`, `r48.ptx`); a
+        // wider result goes through a buffer whose address takes R4.
         let mut taken = [false; 16];
+        taken[4] = ret_bytes > MAX_REGISTER_RESULT;
         let mut stack = 0u32;
         let mut params = Vec::new();
         for d in &f.params {
@@ -77,23 +99,10 @@ impl ExternSig {
                 params.push((bytes, first as u8));
             }
         }
-        let rets: Vec<u32> = f
-            .rets
-            .iter()
-            .flatten()
-            .flat_map(|d| d.names.iter().map(move |n| decl_size(d, n)))
-            .collect();
-        // Up to 48 bytes come back in R4..R15 (probes `p3.ptx`, `r32.ptx`, `r48.ptx`); a
-        // wider result goes through a buffer the caller passes (not supported).
-        if rets.len() > 1 || rets.iter().any(|&b| b > MAX_REGISTER_RESULT) {
-            return Err(format!(
-                "unsupported call to '{name}': a result wider than {MAX_REGISTER_RESULT} bytes (ptxas returns it through a buffer in the caller's frame), or more than one"
-            ));
-        }
         Ok(ExternSig {
             name,
             params,
-            ret_bytes: rets.first().copied().unwrap_or(0),
+            ret_bytes,
         })
     }
 }
@@ -147,8 +156,10 @@ impl FnBuilder<'_, '_> {
                 let v = self.arg_read(store, 0, b, ins.span)?;
                 vec![self.ins().zext(Type::I32, v)]
             }
-            // A wide result (an aggregate): one word per register, R4 up.
-            Some((store, b)) if b > 8 && b <= MAX_REGISTER_RESULT => {
+            // A wide result (an aggregate): one word per register, R4 up; over 48 bytes, one
+            // word per slot of the caller's buffer (`ExternSig::ret_bytes`: selection
+            // stores them there).
+            Some((store, b)) if b > 8 => {
                 let mut words = Vec::new();
                 for k in 0..b.div_ceil(4) {
                     words.push(self.read_result_word(
@@ -205,7 +216,21 @@ impl FnBuilder<'_, '_> {
                 regs.push(first);
                 continue;
             }
+            let mut pair_done = false;
             for w in 0..bytes.div_ceil(4) {
+                if std::mem::take(&mut pair_done) {
+                    continue;
+                }
+                // An 8-byte word pair of an aggregate that the caller wrote as one 64-bit
+                // value, at an even register (an 8-aligned stack offset): passed whole, so
+                // that a stack pair is one `STL.64` (ptxas 11.8 stores a struct's `.b64`
+                // member so, probe `manyk.ptx`).
+                if (u32::from(first) + w) % 2 == 0 && self.whole_pair(store, 4 * w, bytes) {
+                    args.push(self.arg_read(store, 4 * w, 8, arg.span())?);
+                    regs.push(first + w as u8);
+                    pair_done = true;
+                    continue;
+                }
                 let n = (bytes - 4 * w).min(4);
                 // A 3-byte tail is read as a 2- and a 1-byte piece.
                 let pieces: &[u32] = match n {
@@ -346,5 +371,18 @@ impl FnBuilder<'_, '_> {
             self.arg_write(store, at, n, v, ins.span)?;
         }
         Some(())
+    }
+}
+
+impl FnBuilder<'_, '_> {
+    /// Whether bytes `at..at + 8` of store `store` (`bytes` long) are one 8-byte integer
+    /// slot: a value the code wrote (or will read) as one 64-bit integer (an `f64` one stays
+    /// two words: the call's pair arguments are `i64`).
+    fn whole_pair(&self, store: usize, at: u32, bytes: u32) -> bool {
+        at + 8 <= bytes
+            && self.stores[store]
+                .slots
+                .iter()
+                .any(|sl| sl.off == at && sl.bytes == 8 && self.var_ty[sl.var] == Type::I64)
     }
 }
