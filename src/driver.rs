@@ -942,6 +942,7 @@ fn code_relocations(
             RelocWord::DescLo(n) | RelocWord::DescHi(n) => module.kernel_descs[n as usize].clone(),
             RelocWord::TexDescSize => crate::tex_table::TEXREF_DESC_SIZE_SYMBOL.to_string(),
             RelocWord::SurfDescSize => crate::tex_table::surf::DESC_SIZE_SYMBOL.to_string(),
+            RelocWord::SampDescSize => crate::tex_table::samp::DESC_SIZE_SYMBOL.to_string(),
             _ => module.vars[r.var].name.clone(),
         };
         k.relocs.push(cubin::RelocSpec {
@@ -953,7 +954,8 @@ fn code_relocations(
                 RelocWord::Abs32
                 | RelocWord::Call(_)
                 | RelocWord::TexDescSize
-                | RelocWord::SurfDescSize => R_CUDA_ABS32_20,
+                | RelocWord::SurfDescSize
+                | RelocWord::SampDescSize => R_CUDA_ABS32_20,
                 RelocWord::DescLo(_) => R_CUDA_FUNC_DESC32_LO_32,
                 RelocWord::DescHi(_) => R_CUDA_FUNC_DESC32_HI_32,
             },

@@ -46,6 +46,7 @@
 //! 0x4 and 0x8, an assumption: ptxas reads them from the header, and the surface table
 //! keeps its depth at 0x8.
 
+pub mod samp;
 pub mod surf;
 
 use crate::texture::{Texture, TextureBindings, TxqQuery};

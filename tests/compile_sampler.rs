@@ -47,7 +47,7 @@ struct Case {
 }
 
 fn cases() -> Vec<Case> {
-    vec![
+    let mut v = vec![
         Case {
             name: "samp_1d",
             insts: &["tex.1d.v4.f32.f32 D, [t, sw, {%f3}];"],
@@ -95,6 +95,58 @@ fn cases() -> Vec<Case> {
             shape: Shape::D2,
             want: "TEXS ",
         },
+    ];
+    v.extend(paired_1d_cases());
+    v
+}
+
+/// `tex.1d` with a level, gradients, offsets (%r5) or a depth reference (%f7) through a
+/// pair (`lower::select::tex::paired1d`; a reference in %f4, which runs from -1 to 2.2
+/// across the texels' range): ptxas 11.8 keeps them 1D (`TEX{.LL}{.AOFFI}{.DC}`,
+/// `TXD{.AOFFI}`), the integer-coordinate `tex.grad` (%r6 holds %f3's bits) too.
+fn paired_1d_cases() -> Vec<Case> {
+    let case = |name, insts, want| Case {
+        name,
+        insts,
+        shape: Shape::D1,
+        want,
+    };
+    vec![
+        case(
+            "samp_level_1d",
+            &["tex.level.1d.v4.f32.f32 D, [t, sm, {%f3}], %f4;"],
+            "TEX.LL ",
+        ),
+        case(
+            "samp_grad_1d",
+            &["tex.grad.1d.v4.f32.f32 D, [t, sw, {%f3}], {%f4}, {%f7};"],
+            "TXD ",
+        ),
+        case(
+            "samp_off_1d",
+            &["tex.1d.v4.f32.f32 D, [t, sw, {%f3}], {%r5};"],
+            "TEX.AOFFI ",
+        ),
+        case(
+            "samp_dc_1d",
+            &["tex.1d.v4.f32.f32 D, [t, sm, {%f3}], %f4;"],
+            "TEX.DC ",
+        ),
+        case(
+            "samp_level_off_dc_1d",
+            &["tex.level.1d.v4.f32.f32 D, [t, sm, {%f3}], %f7, {%r5}, %f4;"],
+            "TEX.LL.AOFFI.DC ",
+        ),
+        case(
+            "samp_grad_off_1d",
+            &["tex.grad.1d.v4.f32.f32 D, [t, sm, {%f3}], {%f4}, {%f7}, {%r5};"],
+            "TXD.AOFFI ",
+        ),
+        case(
+            "samp_igrad_1d",
+            &["mov.b32 %r6, %f3;\n  tex.grad.1d.v4.f32.s32 D, [t, sw, {%r6}], {%f4}, {%f7};"],
+            "TXD ",
+        ),
     ]
 }
 
@@ -309,15 +361,18 @@ fn several_kernels_metadata_is_ptxas_s() {
 /// up, as a `.texref`'s would be).
 #[test]
 fn listings_snapshot() {
+    let text = listings(&["samp_1d", "samp_tld4", "samp_pairs"]);
+    insta::assert_snapshot!("sampler_listings", text);
+}
+
+/// Our listings of the named cases, each after a `// name` line.
+fn listings(names: &[&str]) -> String {
     let mut text = String::new();
-    for case in cases()
-        .into_iter()
-        .filter(|c| ["samp_1d", "samp_tld4", "samp_pairs"].contains(&c.name))
-    {
+    for case in cases().into_iter().filter(|c| names.contains(&c.name)) {
         let out = ours(&case.ptx(true), case.name);
         text += &format!("// {}\n{}\n", case.name, out.sass);
     }
-    insta::assert_snapshot!("sampler_listings", text);
+    text
 }
 
 #[test]
@@ -439,4 +494,12 @@ fn istypep_tests_the_handle_bits() {
     };
     assert_eq!(first(&out.cubin), first(&theirs));
     assert!(first(&theirs).contains("EIATTR_ISTYPEP_USED"));
+}
+
+/// Listings of the paired 1d forms with options (read when accepted: target 1D, ra `x` (or
+/// `{x, BFI off, 0xc10, RZ}` for TXD), rb `{lod, off, ref}` with the offset as it is).
+#[test]
+fn paired_1d_listings_snapshot() {
+    let text = listings(&["samp_level_off_dc_1d", "samp_grad_off_1d", "samp_igrad_1d"]);
+    insta::assert_snapshot!("sampler_paired_1d_listings", text);
 }

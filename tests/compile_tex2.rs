@@ -777,6 +777,7 @@ fn cases() -> Vec<Case> {
     v.extend(tex_lod_cases());
     v.extend(cube_cases());
     v.extend(tex_fetch_cases());
+    v.extend(grad_int_cases());
     v
 }
 
@@ -976,4 +977,118 @@ fn unsupported_forms_get_a_diagnostic() {
         assert!(text.contains(what), "{text}");
         assert!(text.contains(place), "{text}");
     }
+}
+
+/// `tex.grad` with integer coordinates (`lower::select::tex::grad`: ptxas 11.8 hands their
+/// bits to TXD unconverted, 1d as 1D, so the unit samples at the floats with those bits:
+/// %r10/%r11 are the bits of %f3/%f4, %r14 tiny denormals), and `tex.grad.1d` with a depth
+/// reference (which ptxas drops: TXD on 2D without `.DC`).
+fn grad_int_cases() -> Vec<Case> {
+    const ALL: &[Handle] = &[Handle::Ref, Handle::Obj, Handle::Reg];
+    const BITS: &str = "mov.b32 %r10, %f3;\n  mov.b32 %r11, %f4;\n  ";
+    let table: Vec<LodRow> = vec![
+        (
+            "igrad_1d",
+            "tex.grad.1d.v4.f32.s32 D, [T, {%r10}], {%f7}, {%f9};",
+            "1d",
+            ALL,
+            "TXD ",
+            "TXD.B ",
+        ),
+        (
+            "igrad_off_1d",
+            "tex.grad.1d.v4.f32.s32 D, [T, {%r10}], {%f7}, {%f9}, {%r7};",
+            "1d",
+            ALL,
+            "TXD.AOFFI ",
+            "TXD.B.AOFFI ",
+        ),
+        (
+            "igrad_2d",
+            "tex.grad.2d.v4.f32.s32 D, [T, {%r10, %r11}], {%f7, %f8}, {%f8, %f9};",
+            "2d",
+            ALL,
+            "TXD ",
+            "TXD.B ",
+        ),
+        (
+            "igrad_off_2d",
+            "tex.grad.2d.v4.f32.s32 D, [T, {%r10, %r11}], {%f7, %f8}, {%f8, %f9}, {%r6, %r8};",
+            "2d",
+            ALL,
+            "TXD.AOFFI ",
+            "TXD.B.AOFFI ",
+        ),
+        (
+            "igrad_a1d",
+            "tex.grad.a1d.v4.f32.s32 D, [T, {%r5, %r10}], {%f7}, {%f9};",
+            "a1d",
+            ALL,
+            "TXD ",
+            "TXD.B ",
+        ),
+        (
+            "igrad_off_a1d",
+            "tex.grad.a1d.v4.f32.s32 D, [T, {%r5, %r10}], {%f7}, {%f9}, {%r6};",
+            "a1d",
+            ALL,
+            "TXD.AOFFI ",
+            "TXD.B.AOFFI ",
+        ),
+        (
+            "igrad_a2d",
+            "tex.grad.a2d.v4.f32.s32 D, [T, {%r5, %r10, %r14, %r14}], {%f7, %f8}, {%f8, %f9};",
+            "a2d",
+            ALL,
+            "TXD ",
+            "TXD.B ",
+        ),
+        (
+            "igrad_off_a2d",
+            "tex.grad.a2d.v4.f32.s32 D, [T, {%r5, %r11, %r10, %r10}], {%f7, %f8}, {%f8, %f9}, {%r7, %r8};",
+            "a2d",
+            ALL,
+            "TXD.AOFFI ",
+            "TXD.B.AOFFI ",
+        ),
+        (
+            "grad_dc_1d",
+            "tex.grad.1d.v4.f32.f32 D, [T, {%f3}], {%f7}, {%f9}, %f5;",
+            "1d",
+            ALL,
+            "TXD ",
+            "TXD.B ",
+        ),
+        (
+            "grad_off_dc_1d",
+            "tex.grad.1d.v4.f32.f32 D, [T, {%f3}], {%f7}, {%f9}, {%r7}, %f5;",
+            "1d",
+            ALL,
+            "TXD.AOFFI ",
+            "TXD.B.AOFFI ",
+        ),
+    ];
+    let mut v = row_cases(table, "tex_", BITS, |_| true);
+    // Some components only (TXD's mask).
+    let mut x = v[0].clone();
+    x.name += "_x";
+    x.read = Read::X;
+    v.push(x);
+    v
+}
+
+/// Listings of the integer-coordinate gradient forms and of `tex.grad.1d` with a reference
+/// (read when accepted: 1d integer as TXD 1D with ra `{x}` or `{x, BFI off, 0xc10, RZ}` and
+/// rb `{dx, dy}`; the 1d reference not read; the layer after the coordinates).
+#[test]
+fn grad_int_listings_snapshot() {
+    let text = listings(&[
+        "tex_igrad_1d_ref",
+        "tex_igrad_off_1d_reg",
+        "tex_igrad_off_2d_obj",
+        "tex_igrad_a1d_ref",
+        "tex_grad_dc_1d_ref",
+        "tex_grad_off_dc_1d_reg",
+    ]);
+    insta::assert_snapshot!("tex2_grad_int_listings", text);
 }

@@ -1044,8 +1044,12 @@ const R_CUDA_SURF_HEADER_INDEX: u32 = 0x34;
 /// `R_CUDA_TEX_HEADER_INDEX`: a `.texref`'s slot in constant bank 0.
 const R_CUDA_TEX_HEADER_INDEX: u32 = 6;
 
+/// Whether `k` has a texture, surface or sampler word (whose `.rel.nv.constant0` ptxas
+/// interns early).
 fn has_reference_slots(k: &KernelSpec) -> bool {
-    k.const0_relocs.iter().any(is_reference_slot)
+    k.const0_relocs
+        .iter()
+        .any(|r| is_reference_slot(r) || r.rtype == crate::sampler::R_CUDA_SAMP_HEADER_INDEX)
 }
 
 /// A texture's or surface's header word (`R_CUDA_TEX_HEADER_INDEX`,
@@ -1112,19 +1116,29 @@ fn reference_handle_names(spec: &CubinSpec) -> impl Iterator<Item = &str> {
 
 /// The names ptxas 11.8 interns (and drops) for a kernel's texture and surface slots,
 /// `$BINDLESS$<kernel>$<ref>`, in slot order, after `_param`; a (texture, sampler) pair's
-/// word (`.texmode_independent`) is `$BINDLESS$<kernel>$<tex>$<sampler>`.
+/// word (`.texmode_independent`) is `$BINDLESS$<kernel>$<tex>$<sampler>`, a sampler's own
+/// word `$BINDLESS$<kernel>$<sampler>`.
 fn reference_bindless_names(k: &KernelSpec) -> Vec<String> {
+    let shared = |r: &RelocSpec| {
+        k.const0_relocs
+            .iter()
+            .any(|t| t.offset == r.offset && is_reference_slot(t))
+    };
+    // A sampler's own word (`txq` of a sampler attribute) is `$BINDLESS$<kernel>$<sampler>`.
+    let alone = |r: &RelocSpec| r.rtype == crate::sampler::R_CUDA_SAMP_HEADER_INDEX && !shared(r);
     let mut slots: Vec<&RelocSpec> = k
         .const0_relocs
         .iter()
-        .filter(|r| is_reference_slot(r))
+        .filter(|r| is_reference_slot(r) || alone(r))
         .collect();
     slots.sort_by_key(|r| r.offset);
     slots
         .iter()
         .map(|r| {
             let sampler = k.const0_relocs.iter().find(|s| {
-                s.offset == r.offset && s.rtype == crate::sampler::R_CUDA_SAMP_HEADER_INDEX
+                is_reference_slot(r)
+                    && s.offset == r.offset
+                    && s.rtype == crate::sampler::R_CUDA_SAMP_HEADER_INDEX
             });
             match sampler {
                 Some(s) => format!("$BINDLESS${}${}${}", k.name, r.symbol, s.symbol),

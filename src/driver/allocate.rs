@@ -41,9 +41,10 @@ pub(super) fn lower_and_allocate(
         bool,
         bool,
     );
-    let lower_and_allocate = |lower_opts: &LowerOptions,
-                              times: &mut PassTimes,
-                              t: &mut std::time::Instant|
+    let lower_and_allocate_in = |lower_opts: &LowerOptions,
+                                 alloc_opts: &AllocOptions,
+                                 times: &mut PassTimes,
+                                 t: &mut std::time::Instant|
      -> Result<Compiled, Diagnostics> {
         let lower::Lowered {
             vcode,
@@ -59,7 +60,7 @@ pub(super) fn lower_and_allocate(
             String::new()
         };
         let calls = vcode.has_clobbers();
-        let alloc = machinst::allocate_owned(vcode, &alloc_opts).map_err(|e| {
+        let alloc = machinst::allocate_owned(vcode, alloc_opts).map_err(|e| {
             err(format!(
                 "register allocation failed for kernel `{name}`: {e}"
             ))
@@ -67,6 +68,10 @@ pub(super) fn lower_and_allocate(
         times.lap("regalloc", t);
         Ok((fold, constant2, text, alloc, calls, store_motion))
     };
+    let lower_and_allocate =
+        |lower_opts: &LowerOptions, times: &mut PassTimes, t: &mut std::time::Instant| {
+            lower_and_allocate_in(lower_opts, &alloc_opts, times, t)
+        };
     // The slow-path subroutine pins 14 registers (`lower::select::fdiv`). Where a kernel
     // that calls it spills although its values and those registers fit in the registers
     // (so the spills come from how the allocator worked around the calls, not from
@@ -161,6 +166,60 @@ pub(super) fn lower_and_allocate(
             }
         }
     }
+    // The register count decides the occupancy in steps (`occupancy::theoretical`): a
+    // kernel a few registers above a step keeps a quarter fewer warps (33 registers: 48
+    // warps; 32: 64). ptxas aims its count at the top of a step. Where the kernel calls the
+    // f32 division's slow path, whose 14 pinned registers no value living across the call
+    // may take, it is compiled once more with the inline division (then also without store
+    // motion, where that changed the code), each with the step's top as the budget, and the
+    // first that fits there without a spill is kept; then the next step down. Measured on
+    // both corpora, nothing else reached a step at a price worth paying: the same lowering
+    // allocated again under the budget (and without store motion) reached none (the
+    // colouring already finds the fewest registers it can give the code, and its spread
+    // keeps their occupancy), and the loads left in place (`no_hoist`) reached three but
+    // tripled their static cycles (curand's XORWOW `initRNG` 2,409 -> 6,695, FDTD3d 5,037
+    // -> 16,572), which a quarter more warps does not pay for. Trade-off: up to two more
+    // compiles, only for kernels that call the slow path and whose registers limit their
+    // occupancy, not for the largest (cub's radix sort, 2,000 to 25,000 instructions).
+    const MAX_INSTS: usize = 2000;
+    let insts = |c: &Compiled| c.3.blocks.iter().map(|b| b.insts.len()).sum::<usize>();
+    let inline_division = LowerOptions {
+        no_subroutines: true,
+        ..chosen
+    };
+    let mut tries = Vec::new();
+    if compiled.4 {
+        tries.push(inline_division);
+        if compiled.5 {
+            tries.push(LowerOptions {
+                no_store_motion: true,
+                ..inline_division
+            });
+        }
+    }
+    while compiled.3.spill_bytes == 0
+        && compiled.3.pred_spills == 0
+        && insts(&compiled) <= MAX_INSTS
+    {
+        let Some(step) = occupancy_step_below(|r| warps(cx, r), compiled.3.num_regs) else {
+            break;
+        };
+        let budget = AllocOptions {
+            max_regs: step as u8,
+            ..alloc_opts
+        };
+        let fits =
+            |c: &Compiled| c.3.spill_bytes == 0 && c.3.pred_spills == 0 && c.3.num_regs <= step;
+        let better = tries.iter().find_map(|o| {
+            lower_and_allocate_in(o, &budget, times, t)
+                .ok()
+                .filter(|c| fits(c))
+        });
+        match better {
+            Some(c) => compiled = c,
+            None => break,
+        }
+    }
     let (fold, constant2, vtext, alloc, _, _) = compiled;
     out.text.push_str(&vtext);
     if opts.emit == Emit::Alloc {
@@ -185,6 +244,16 @@ fn warps(cx: &KernelCtx, regs: u32) -> u32 {
     crate::occupancy::theoretical(opts.arch, regs, smem, block).warps
 }
 
+/// The most registers below `regs` with which more warps are resident than with `regs`
+/// (`warps` gives the warps per SM of a register count; the occupancy falls in steps, a
+/// warp's registers being allocated 256 at a time), or `None` where no smaller count does
+/// better (the occupancy is full, or shared memory or the block size holds it). Never
+/// below ptxas's floor for a budget, [`MIN_REGISTER_BUDGET`].
+fn occupancy_step_below(warps: impl Fn(u32) -> u32, regs: u32) -> Option<u32> {
+    let now = warps(regs);
+    (MIN_REGISTER_BUDGET..regs).rev().find(|&r| warps(r) > now)
+}
+
 /// The kernel's stack frame in bytes: its `.local` data and spill slots.
 pub(super) fn frame_size(
     cx: &KernelCtx,
@@ -206,5 +275,32 @@ pub(super) fn frame_size(
         size.next_multiple_of(align)
     } else {
         (local_data + alloc.spill_bytes).next_multiple_of(8)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn occupancy_steps_follow_the_allocation_unit() {
+        let step = |regs: u32, smem: u64, block: Option<u32>| {
+            let warps = |r: u32| crate::occupancy::theoretical(Arch::Sm50, r, smem, block).warps;
+            occupancy_step_below(warps, regs)
+        };
+        // 33 to 40 registers: 48 warps; 32 keep all 64; 41 to 48: 40 warps.
+        assert_eq!(step(33, 0, None), Some(32));
+        assert_eq!(step(40, 0, None), Some(32));
+        assert_eq!(step(47, 0, None), Some(40));
+        // Full occupancy: nothing to gain.
+        assert_eq!(step(32, 0, None), None);
+        assert_eq!(step(20, 0, None), None);
+        // 40 KiB of shared memory per block hold one 256-thread block per SM (sm_50's
+        // 64 KiB) whatever the registers: no step below.
+        assert_eq!(step(40, 40 * 1024, Some(256)), None);
+        // 1024-thread blocks (32 warps each): 65 registers cannot launch one, 64 hold one,
+        // 32 two.
+        assert_eq!(step(65, 0, Some(1024)), Some(64));
+        assert_eq!(step(64, 0, Some(1024)), Some(32));
     }
 }

@@ -32,6 +32,15 @@ pub(super) fn texture_records(module: &ir::Module, f: &ir::Function, k: &mut Ker
                 tex
             }
             ir::tex::TexHandle::Bound(t) => t,
+            ir::tex::TexHandle::Sampler(samp) => {
+                // The sampler's own word (`txq` of a sampler attribute).
+                k.const0_relocs.push(cubin::RelocSpec {
+                    offset,
+                    symbol: module.samplerrefs[samp as usize].name.clone(),
+                    rtype: crate::sampler::R_CUDA_SAMP_HEADER_INDEX,
+                });
+                continue;
+            }
             ir::tex::TexHandle::Bindless => continue,
         };
         k.const0_relocs.push(cubin::RelocSpec {
@@ -93,6 +102,11 @@ pub(super) fn reference_handles(
                         handle: ir::tex::TexHandle::Paired { tex: t, samp: s },
                         ..
                     } => vec![tex(*t), samp(*s)],
+                    // A sampler queried alone (`txq`, `.texmode_independent`).
+                    ir::InstData::Texture {
+                        handle: ir::tex::TexHandle::Sampler(s),
+                        ..
+                    } => vec![samp(*s)],
                     ir::InstData::Surface { access, .. } => match access.handle {
                         crate::surface::SurfHandle::Bound(k) => vec![surf(k)],
                         _ => continue,
@@ -195,6 +209,7 @@ pub(super) fn desc_size_symbols(kernels: &[KernelSpec]) -> Vec<(String, u8)> {
     [
         crate::tex_table::TEXREF_DESC_SIZE_SYMBOL,
         crate::tex_table::surf::DESC_SIZE_SYMBOL,
+        crate::tex_table::samp::DESC_SIZE_SYMBOL,
     ]
     .into_iter()
     .filter(|name| {

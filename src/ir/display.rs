@@ -522,6 +522,10 @@ pub(crate) fn write_inst(
                     write!(f, " tex{tex} samp{samp}")?;
                     &args[..]
                 }
+                super::tex::TexHandle::Sampler(samp) => {
+                    write!(f, " samp{samp}")?;
+                    &args[..]
+                }
             };
             for a in coords {
                 write!(f, ", {a}")?;

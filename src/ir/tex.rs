@@ -20,7 +20,14 @@
 //! Semantics (evaluated by the texture model of `crate::texture` through the launch's
 //! bindings): `Sample` with float coordinates filters the texture at `coords` with its
 //! sampler state; with integer coordinates (`int_coords`) it reads the texel at those
-//! integer coordinates (PTX: "integer coordinates ... are not normalized"). `Query` reads
+//! integer coordinates (PTX: "integer coordinates ... are not normalized"); so does
+//! `SampleLod` with integer coordinates and `.level` or offsets. `SampleLod` with `.grad`
+//! and integer coordinates is the exception, decided by what ptxas 11.8's code does (our
+//! semantics are those of ptxas's SASS): it hands the integers' bits to `TXD` unconverted,
+//! so the texture unit filters at the float coordinates whose bits the integers are
+//! (`f32::from_bits`; the layer of the array shapes stays an integer), with the gradients'
+//! level of detail (`build` drops the depth reference of `tex.grad.1d` on a `.texref` or
+//! texture object, as ptxas 11.8 does). `Query` reads
 //! one attribute of the bound texture (its width, height or depth).
 //! Invariant: a `Sample`'s result type and coordinate kind are those PTX allows for `tex`
 //! (`.f32`/`.s32`/`.u32` results; `.f32` or `.s32` coordinates).
@@ -116,6 +123,9 @@ pub enum TexQuery {
     /// An attribute ptxas reads from the driver's descriptor table ([`crate::tex_table`]),
     /// not the texture header.
     Table(crate::texture::TxqQuery),
+    /// A sampler attribute of a `.samplerref` ([`TexHandle::Sampler`]), read from the
+    /// driver's sampler table ([`crate::tex_table::samp`]).
+    Sampler(crate::texture::TxqQuery),
 }
 
 impl TexQuery {
@@ -138,7 +148,7 @@ impl TexQuery {
             TexQuery::Width => crate::texture::TxqQuery::Width,
             TexQuery::Height => crate::texture::TxqQuery::Height,
             TexQuery::Depth => crate::texture::TxqQuery::Depth,
-            TexQuery::Table(q) => q,
+            TexQuery::Table(q) | TexQuery::Sampler(q) => q,
         }
     }
 
@@ -147,7 +157,7 @@ impl TexQuery {
             TexQuery::Width => "width",
             TexQuery::Height => "height",
             TexQuery::Depth => "depth",
-            TexQuery::Table(q) => crate::tex_table::query_name(q),
+            TexQuery::Table(q) | TexQuery::Sampler(q) => crate::tex_table::query_name(q),
         }
     }
 }
@@ -289,6 +299,10 @@ pub enum TexHandle {
     /// `.texmode_independent`: a module `.texref` (index in `Module::texrefs`) read through
     /// a module `.samplerref` (index in `Module::samplerrefs`); the pair has one slot word.
     Paired { tex: u32, samp: u32 },
+    /// `.texmode_independent`: a module `.samplerref` alone (index in
+    /// `Module::samplerrefs`), for `txq` of a sampler attribute ([`TexQuery::Sampler`],
+    /// [`crate::tex_table::samp`]); it has its own slot word.
+    Sampler(u32),
 }
 
 impl TexHandle {
@@ -306,11 +320,15 @@ impl TexHandle {
 ///
 /// In `.texmode_independent` each (texture, sampler) pair ([`TexHandle::Paired`]) is one
 /// entry, in the same first-use order (ptxas 11.8).
+///
+/// A sampler queried alone ([`TexHandle::Sampler`]) shares the word of a pair with that
+/// sampler where the kernel has one ([`slot_handle`]), else has its own entry.
 pub fn bound_textures(f: &super::Function) -> Vec<TexHandle> {
     let mut out: Vec<TexHandle> = Vec::new();
     for &b in &f.layout {
         for &i in &f.blocks[b].insts {
             if let super::InstData::Texture { handle, .. } = f.insts[i].data {
+                let handle = slot_handle(f, handle);
                 if handle.is_bound() && !out.contains(&handle) {
                     out.push(handle);
                 }
@@ -318,6 +336,26 @@ pub fn bound_textures(f: &super::Function) -> Vec<TexHandle> {
         }
     }
     out
+}
+
+/// The entry of [`bound_textures`] whose word `h` reads: for a sampler alone, the first
+/// (layout order) pair of `f` with that sampler, whose word the driver also writes the
+/// sampler's index into (ptxas 11.8 reads a queried sampler from such a word, even one
+/// first used after the `txq`); otherwise `h`.
+pub fn slot_handle(f: &super::Function, h: TexHandle) -> TexHandle {
+    let TexHandle::Sampler(s) = h else {
+        return h;
+    };
+    for &b in &f.layout {
+        for &i in &f.blocks[b].insts {
+            if let super::InstData::Texture { handle, .. } = f.insts[i].data {
+                if matches!(handle, TexHandle::Paired { samp, .. } if samp == s) {
+                    return handle;
+                }
+            }
+        }
+    }
+    h
 }
 
 /// The byte offset in constant bank 0 of the word of `f`'s `k`-th bound texture (in
@@ -383,6 +421,17 @@ pub fn eval(
             .ok_or_else(|| format!("texture '{name}' is not bound in the launch"))
     };
     let (tex, coords) = match handle {
+        TexHandle::Sampler(k) => {
+            let s = samplers
+                .get(k as usize)
+                .ok_or_else(|| format!("sampler {k} is not declared"))?;
+            let TexOp::Query(q) = op else {
+                return Err("a sampler alone is only queried".to_string());
+            };
+            let v = crate::tex_table::samp::query(&s.init, q.model())
+                .ok_or_else(|| format!("txq.{} is not a sampler attribute", q.name()))?;
+            return Ok([v, 0, 0, 0]);
+        }
         TexHandle::Bound(k) => (Cow::Borrowed(named(k)?), args),
         TexHandle::Bindless => {
             let h = args[0];
@@ -464,7 +513,9 @@ pub fn eval(
             } else {
                 None
             };
-            if int_coords {
+            // `.grad` with integer coordinates samples at the floats whose bits they are
+            // (module essay), the float path below.
+            if int_coords && lod != TexLod::Grad {
                 let level = if lod == TexLod::Level {
                     word(next) as i32
                 } else {
@@ -591,6 +642,7 @@ pub fn texture_needs(
                         None => continue,
                     }
                 }
+                TexHandle::Sampler(_) => continue,
                 TexHandle::Bindless => match handle_source(f, args[0]) {
                     Some(name) => (name, true),
                     None => continue,

@@ -77,6 +77,9 @@ pub enum RelocWord {
     TexDescSize,
     /// `.nv.surfrefDescSize` (`suq`'s table load, [`crate::tex_table::surf`]).
     SurfDescSize,
+    /// `.nv.independent.samplerrefDescSize` (`txq` of a sampler attribute,
+    /// [`crate::tex_table::samp`]).
+    SampDescSize,
 }
 
 /// One register operand of the whole sequence.

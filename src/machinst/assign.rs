@@ -20,7 +20,10 @@
 //!   `base..base + width`, whatever their widths: a pair at R4 and a scalar at R5 interfere;
 //! * pairs get even bases and quads multiples of 4, R1 (the stack pointer) and RZ are never
 //!   given, every register is below `max_regs`, and the names regalloc2 was made to use for
-//!   fixed registers (a call's operands and clobbers) keep their register.
+//!   fixed registers (a call's operands and clobbers) keep their register. Webs of clobbers
+//!   only hold no value: they neither count in the register count nor may lift the colouring
+//!   over `max_regs` (a `JCAL` clobbers up to R59; counted, they made a kernel calling
+//!   vprintf spread its values up to R55).
 //!
 //! The graph is built the classic way (Chaitin): walking each block backward with the set of
 //! live names, each definition interferes with every web live after it, except, for a copy

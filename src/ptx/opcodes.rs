@@ -234,7 +234,7 @@ opcodes! {
     Szext "szext" [I; 0 0 0 0 0] ["clamp" "wrap"] 3 3 Shift;
     Tanh "tanh" [F32 | H; 0 0 0 0 0] ["approx"] 2 2 Same;
     Testp "testp" [F; 0 0 0 0 0] ["finite" "infinite" "number" "notanumber" "normal" "subnormal"] 2 2 Testp;
-    Tex "tex" [ALL; 0 0 0 1 0] ["1d" "2d" "3d" "a1d" "a2d" "cube" "acube" "2dms" "a2dms" "base" "level" "grad" "clamp" "ftz"] 2 5 Free;
+    Tex "tex" [ALL; 0 0 0 1 0] ["1d" "2d" "3d" "a1d" "a2d" "cube" "acube" "2dms" "a2dms" "base" "level" "grad" "clamp" "ftz"] 2 6 Free;
     Tld4 "tld4" [ALL; 0 0 0 1 0] ["r" "g" "b" "a" "2d" "a2d" "cube" "acube"] 2 4 Free;
     Trap "trap" [0; 0 0 0 0 0] [] 0 0 Free;
     Txq "txq" [B; 0 0 0 0 0] ["width" "height" "depth" "channel_data_type" "channel_order" "normalized_coords" "filter_mode" "addr_mode_0" "addr_mode_1" "addr_mode_2" "samplerref" "texref" "array_size" "num_mipmap_levels" "num_samples" "force_unnormalized_coords" "level"] 2 3 Free;

@@ -62,6 +62,9 @@ pub fn load_kernel(cubin: &[u8], name: &str) -> Result<(Vec<u64>, KernelInfo), S
                 if sym.name == crate::tex_table::TEXREF_DESC_SIZE_SYMBOL {
                     desc_size(&mut code, r.offset, crate::tex_table::DESC_SIZE)?;
                     info.texture_table = true;
+                } else if sym.name == crate::tex_table::samp::DESC_SIZE_SYMBOL {
+                    desc_size(&mut code, r.offset, crate::tex_table::samp::DESC_SIZE)?;
+                    info.sampler_table = true;
                 } else if sym.name == crate::tex_table::surf::DESC_SIZE_SYMBOL {
                     desc_size(&mut code, r.offset, crate::tex_table::surf::DESC_SIZE)?;
                     info.surface_table = true;
@@ -113,7 +116,7 @@ fn texture_slots(file: &crate::cubin::Cubin, name: &str, info: &mut KernelInfo) 
             info.samplers.push((r.offset as u32, init));
         }
     }
-    if !info.textures.is_empty() {
+    if !info.textures.is_empty() || !info.samplers.is_empty() {
         info.param_size = k.param_bytes();
     }
 }

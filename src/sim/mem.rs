@@ -127,6 +127,9 @@ impl Memory {
         if info.surface_table {
             surface_table(launch, &mut b0, &mut global)?;
         }
+        if info.sampler_table {
+            sampler_table(info, &mut b0, &mut global)?;
+        }
         let mut banks = vec![Vec::new(); 32];
         banks[0] = b0;
         for (bank, bytes) in &info.banks {
@@ -268,6 +271,37 @@ fn place_table(
     global.push(GlobalRegion { base, bytes });
     let at = cbank as usize;
     b0[at..at + 8].copy_from_slice(&base.to_le_bytes());
+    Ok(())
+}
+
+/// The driver's sampler descriptor table ([`crate::tex_table::samp`]): a global region of
+/// its own at its `TABLE_BASE`, its address in `c[0x0][0xb8]`; entry `i` is the `i`-th of
+/// [`KernelInfo::samplers`], whose slot word (a sampler's own, or a (texture, sampler)
+/// pair's) holds `i << 20` above the texture's index.
+fn sampler_table(
+    info: &KernelInfo,
+    b0: &mut Vec<u8>,
+    global: &mut Vec<GlobalRegion>,
+) -> Result<(), SimError> {
+    use crate::tex_table::samp as t;
+    let inits: Vec<_> = info.samplers.iter().map(|&(_, s)| s).collect();
+    let table = (t::TABLE_BASE, t::TABLE_CBANK_OFFSET, "sampler");
+    place_table(table, t::table_bytes(&inits), b0, global)?;
+    for (i, &(off, _)) in info.samplers.iter().enumerate() {
+        let at = off as usize;
+        if at + 4 > 0x1_0000 {
+            return Err(SimError::BadLaunch(format!(
+                "sampler slot {off:#x} outside bank 0"
+            )));
+        }
+        if b0.len() < at + 4 {
+            b0.resize(at + 4, 0);
+        }
+        // A pair's word keeps the texture's index in its low 20 bits.
+        let low =
+            u32::from_le_bytes(b0[at..at + 4].try_into().unwrap()) & crate::tex_table::INDEX_MASK;
+        put32(b0, at, low | (i as u32) << t::INDEX_SHIFT);
+    }
     Ok(())
 }
 

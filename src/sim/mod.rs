@@ -290,6 +290,9 @@ pub struct KernelInfo {
     /// The code reads the driver's surface descriptor table (`crate::tex_table::surf`,
     /// `suq`): the launch places it after the texture table and points `c[0x0][0xc0]` at it.
     pub surface_table: bool,
+    /// The code reads the driver's sampler descriptor table (`crate::tex_table::samp`,
+    /// `txq` of a sampler attribute): the launch places it and points `c[0x0][0xb8]` at it.
+    pub sampler_table: bool,
     /// The cubin is a 32-bit module's (`.address_size 32`, no `EF_CUDA_64BIT_ADDRESS`):
     /// system calls read and return 4-byte pointers ([`crate::sysfn::State::pointer_bytes`]).
     pub addr32: bool,

@@ -32,7 +32,7 @@
 //! reference in rb after the handle and the level).
 //!
 //! `TEXS` 2D `.LL`/`.DC`/`.LL.DC` read `{x, y}` at ra and `{level, reference}` at rb; `TXD`
-//! and `TXD.B` (`tex.grad` on 2D, ARRAY_1D, ARRAY_2D, with `.AOFFI`) see
+//! and `TXD.B` (`tex.grad` on 1D, 2D, ARRAY_1D, ARRAY_2D, with `.AOFFI`) see
 //! [`Sim::texture_grad`].
 //!
 //! `TLD4S`, `TLD4` and `TLD4.B` (`tld4`, [`Texture::gather`]): TLD4S plain `x = ra`,
@@ -381,10 +381,10 @@ impl Sim<'_> {
     }
 
     /// `TXD` (bound by slot) and `TXD.B` (the handle's low word first in ra): the
-    /// coordinates at ra (2D `{x, y}`, ARRAY_1D `{x}`, ARRAY_2D `{x, y}`), then the layer
+    /// coordinates at ra (1D and ARRAY_1D `{x}`, 2D and ARRAY_2D `{x, y}`), then the layer
     /// (arrays) or with `.AOFFI` one word holding the layer (zero off arrays) in bits 0..15
     /// and the offsets from bit 16 (4 bits each, x first); the gradients
-    /// `{dPdx.x, dPdy.x, dPdx.y, dPdy.y}` at rb (ARRAY_1D: the first pair); one result
+    /// `{dPdx.x, dPdy.x, dPdx.y, dPdy.y}` at rb (1D, ARRAY_1D: the first pair); one result
     /// register per mask bit from rd.
     pub(super) fn texture_grad(
         &mut self,
@@ -399,11 +399,12 @@ impl Sim<'_> {
             None
         };
         let dim = f(i, Field::Dim);
-        if !matches!(dim, 1..=3) {
+        if !matches!(dim, 0..=3) {
             return Err(unsupported(addr, i, "this TXD target"));
         }
         let aoffi = f(i, Field::Aoffi) != 0;
-        let (array, two) = (dim != 2, dim != 1);
+        // 1D 0, ARRAY_1D 1, 2D 2, ARRAY_2D 3.
+        let (array, two) = (dim & 1 == 1, dim >= 2);
         let [ra, rb, rd, mask] = general_fields(i);
         let next = next_reg;
         for l in lanes(exec) {

@@ -12,12 +12,16 @@
 //! elements, then the depth reference (which optional operands are present is told by their
 //! kind: a vector is the offset, a scalar the reference).
 //! `tex.level`/`tex.grad` and `tex` with an offset vector or a depth reference give a
-//! `TexOp::SampleLod` (operand order in its documentation). `tex.2dms`/`tex.a2dms` give a
+//! `TexOp::SampleLod` (operand order in its documentation; the depth reference of
+//! `tex.grad.1d` is read and dropped, as ptxas 11.8 drops it, except through a sampler).
+//! `tex.2dms`/`tex.a2dms` give a
 //! `TexOp::SampleMs` ([`ms`]); a texture and a sampler handle in registers, `[th, sh, {c}]`,
 //! one combined bindless handle ([`sampler_reg`]).
-//! Everything else of the texture chapter (`.param .samplerref`, the sampler `txq`
-//! attributes, the other `txq` attributes) is refused with a diagnostic naming what is
-//! missing.
+//! `txq.<addr_mode_i|filter_mode|force_unnormalized_coords>` of a module `.samplerref`
+//! gives a `TexOp::Query(TexQuery::Sampler(..))` of a `TexHandle::Sampler`
+//! ([`crate::tex_table::samp`]).
+//! Everything else of the texture chapter (`.param .samplerref`, the other `txq`
+//! attributes) is refused with a diagnostic naming what is missing.
 
 mod ms;
 mod sampler_reg;
@@ -200,7 +204,7 @@ impl FnBuilder<'_, '_> {
             );
         }
         let ops = &ins.operands[..];
-        let (t, samp, items, span) = self.tex_operands(ins, 5)?;
+        let (t, samp, items, span) = self.tex_operands(ins, 6)?;
         // PTX before ISA 2.x (and ptxas 11.8 still) takes four coordinates for every shape;
         // the ones past the shape's are ignored.
         if items.len() != shape.ptx_vector_len() && items.len() != 4 {
@@ -256,8 +260,20 @@ impl FnBuilder<'_, '_> {
                 int_coords,
             }
         } else {
-            let (offset, depth) =
+            let (offset, mut depth) =
                 self.tex_options(ins, &ops[2..], shape, lod, int_coords, &mut args)?;
+            if depth
+                && lod == TexLod::Grad
+                && shape == TexShape::D1
+                && !matches!(handle, TexHandle::Paired { .. })
+            {
+                // ptxas 11.8 drops the reference of tex.grad.1d on a .texref or texture
+                // object (TXD on 2D without .DC, no diagnostic; through a sampler it
+                // emulates the gradients across the quad with TEX.DC.NDV instead). The
+                // reference is the operand before the two gradients.
+                args.remove(args.len() - 3);
+                depth = false;
+            }
             if depth && shape == TexShape::D3 {
                 // ptxas 11.8: "Illegal modifier '.3d' for instruction 'tex'".
                 return self.unsupported(ins, "tex.3d takes no depth-compare reference");
@@ -271,18 +287,6 @@ impl FnBuilder<'_, '_> {
                 depth,
             }
         };
-        if matches!(handle, TexHandle::Paired { .. })
-            && shape == TexShape::D1
-            && !matches!(op, TexOp::Sample { .. })
-        {
-            // ptxas keeps a paired 1D fetch 1D; leafold's options forms read 1D as 2D,
-            // where the sampler's addr_mode_1 would change the result.
-            return self.unsupported(
-                ins,
-                "leafold does not lower tex.1d with a level, gradients, offsets or a \
-                 depth reference through a texture and a sampler",
-            );
-        }
         self.texture_results(&ops[0], op, handle, &args, result)
     }
 
@@ -534,14 +538,8 @@ impl FnBuilder<'_, '_> {
                 }
                 Modifier::Flag(f) if *f == "level" && query.is_none() && !level => level = true,
                 Modifier::Type(ast::Type::B32) => {}
-                Modifier::Flag(f) if DRIVER_TABLE_QUERIES.contains(f) => {
-                    let what = format!(
-                        "leafold does not lower txq.{f} yet (a sampler attribute: ptxas 11.8 \
-                         wants a .samplerref, \"Argument 1 of instruction 'txq': .samplerref \
-                         expected\", and loads it from the driver's sampler table at \
-                         c[0x0][0xb8], scaled by .nv.independent.samplerrefDescSize)"
-                    );
-                    return self.unsupported(ins, &what);
+                Modifier::Flag(f) if query.is_none() && DRIVER_TABLE_QUERIES.contains(f) => {
+                    query = crate::texture::TxqQuery::from_name(f).map(TexQuery::Sampler)
                 }
                 _ => {
                     let what = format!("leafold does not lower txq.{} yet", m.text());
@@ -571,6 +569,9 @@ impl FnBuilder<'_, '_> {
             _ => return self.unsupported(ins, "expected [texture]"),
         };
         let t = t.clone();
+        if let Some(r) = self.txq_sampler(ins, &t, query, level) {
+            return r;
+        }
         let (handle, h) = self.tex_handle(&t)?;
         let mut args: Vec<Value> = h.into_iter().collect();
         let op = if level {
@@ -582,5 +583,55 @@ impl FnBuilder<'_, '_> {
         let dst = self.dest1(&ops[0])?;
         let v = self.ins().texture(op, handle, &args)[0];
         self.write(dst, v, false, ops[0].span())
+    }
+
+    /// `txq` of a sampler attribute of a module `.samplerref` (`Some`: handled, or refused
+    /// with a diagnostic); `None` when `t` is no sampler. A `.samplerref` takes only the
+    /// sampler attributes, and `force_unnormalized_coords` only a `.samplerref` (ptxas 11.8:
+    /// "Argument 1 of instruction 'txq': .samplerref expected").
+    fn txq_sampler(
+        &mut self,
+        ins: &Instruction,
+        t: &Operand,
+        query: TexQuery,
+        level: bool,
+    ) -> Option<Option<()>> {
+        let samp = match t {
+            Operand::Name(n) => match self.lookup(n) {
+                Some(Err(Sym::SamplerRef(k))) => Some(k),
+                _ => None,
+            },
+            _ => None,
+        };
+        let q = query.model();
+        let Some(k) = samp else {
+            if let TexQuery::Sampler(_) = query {
+                let what = format!(
+                    "txq.{} takes a .samplerref (ptxas 11.8: \"Argument 1 of instruction \
+                     'txq': .samplerref expected\")",
+                    query.name()
+                );
+                return Some(self.unsupported(ins, &what));
+            }
+            return None;
+        };
+        if level || crate::tex_table::samp::field_offset(q).is_none() {
+            let what = format!(
+                "txq{}.{} of a .samplerref: a sampler has only addr_mode_0..2, filter_mode \
+                 and force_unnormalized_coords",
+                if level { ".level" } else { "" },
+                query.name()
+            );
+            return Some(self.unsupported(ins, &what));
+        }
+        let Some(ops) = self.ops(ins, 2) else {
+            return Some(None);
+        };
+        let Some(dst) = self.dest1(&ops[0]) else {
+            return Some(None);
+        };
+        let op = TexOp::Query(TexQuery::Sampler(q));
+        let v = self.ins().texture(op, TexHandle::Sampler(k), &[])[0];
+        Some(self.write(dst, v, false, ops[0].span()))
     }
 }

@@ -46,6 +46,7 @@ mod cube;
 mod fetch;
 mod grad;
 mod ms;
+mod paired1d;
 
 use super::Lowerer;
 use crate::ir::tex::{self, TexHandle, TexLod, TexOp, TexQuery, TexShape};
@@ -76,9 +77,10 @@ impl<'a> Lowerer<'a> {
     /// texture object in a register (not a kernel parameter: the `.B` forms).
     fn tex_slot(&mut self, handle: TexHandle, args: &[Value]) -> Result<Option<u64>, LowerError> {
         let byte = match handle {
-            TexHandle::Bound(_) | TexHandle::Paired { .. } => {
+            TexHandle::Bound(_) | TexHandle::Paired { .. } | TexHandle::Sampler(_) => {
                 let order = tex::bound_textures(self.f);
-                let Some(pos) = order.iter().position(|&t| t == handle) else {
+                let word = tex::slot_handle(self.f, handle);
+                let Some(pos) = order.iter().position(|&t| t == word) else {
                     return Err(LowerError::Internal(format!(
                         "texture {handle:?} missing from the kernel's bound textures"
                     )));
@@ -156,8 +158,11 @@ impl<'a> Lowerer<'a> {
         if let TexOp::Query(TexQuery::Table(q)) = op {
             return self.lower_txq_table(results[0], q, slot, args.first().copied());
         }
+        if let TexOp::Query(TexQuery::Sampler(q)) = op {
+            return self.lower_txq_sampler(results[0], q, slot);
+        }
         let coords = match handle {
-            TexHandle::Bound(_) | TexHandle::Paired { .. } => args,
+            TexHandle::Bound(_) | TexHandle::Paired { .. } | TexHandle::Sampler(_) => args,
             TexHandle::Bindless => &args[1..],
         };
         if let TexOp::SampleMs { array, .. } = op {
@@ -173,6 +178,17 @@ impl<'a> Lowerer<'a> {
                 None => TexSlot::Register(args[0]),
             };
             return self.lower_tex_cube(results, op, shape, handle, coords);
+        }
+        if let (
+            TexHandle::Paired { .. },
+            TexOp::SampleLod {
+                shape: TexShape::D1,
+                ..
+            },
+            Some(tid),
+        ) = (handle, op, slot)
+        {
+            return self.lower_tex_lod_paired_1d(results, op, tid, coords);
         }
         if let TexOp::SampleLod { .. } = op {
             let handle = match slot {
@@ -324,7 +340,7 @@ impl<'a> Lowerer<'a> {
     /// f32, register handle                  TEX.B{.LL}{.AOFFI}{.DC} rd.., {coords},
     ///                                         {handle,lod,off,ref}, 0x0, dim
     /// s32, .level and/or offsets            TLD/TLDS forms: [`fetch`]
-    /// 1d/2d/a1d/a2d f32 .grad               TXD[.B]{.AOFFI}: [`grad`]
+    /// 1d/2d/a1d/a2d f32 or s32 .grad        TXD[.B]{.AOFFI}: [`grad`]
     /// ```
     ///
     /// (1d as 2d with y = 0 and zero y gradients; `off` packs 4 bits per offset, BFI 0x404,
@@ -367,6 +383,11 @@ impl<'a> Lowerer<'a> {
             mask4,
         };
         let d = shape.dims();
+        if int_coords && lod == TexLod::Grad && d <= 2 && !depth {
+            // ptxas 11.8 hands the integers' bits to TXD as they are (module essay of
+            // `grad`), 1d as 1D.
+            return self.lower_tex_grad(results, dim, d, handle, o.xy, o.rest, o.off);
+        }
         if int_coords {
             if lod == TexLod::Grad || depth {
                 return refuse(self);
@@ -386,7 +407,7 @@ impl<'a> Lowerer<'a> {
                  RAM, one per lane of each quad: SHFL.IDX of that lane's coordinates and \
                  gradients to the whole quad, FSWZADD.NDV to make them the quad's implicit \
                  derivatives, TEX.NDV, SHFL.IDX of quad lane 0's result and a MOV with a \
-                 lane mask; leafold has none of these yet"
+                 lane mask; leafold encodes these (isa) but does not select or simulate them yet"
             ))),
             (_, TexSlot::Bound(tid)) if d <= 2 && !shape.is_array() && !offset => {
                 let level = lod == TexLod::Level;
@@ -982,6 +1003,6 @@ fn txq_mask(q: TexQuery) -> u64 {
         TexQuery::Height => 2,
         TexQuery::Depth => 4,
         // `lower_texture` sends these to `lower_txq_table` (no TXQ).
-        TexQuery::Table(_) => 0,
+        TexQuery::Table(_) | TexQuery::Sampler(_) => 0,
     }
 }

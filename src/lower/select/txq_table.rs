@@ -10,6 +10,10 @@
 //! `LDG.E.CI` of the word. The result is the load's register. Each query makes its own
 //! index; the size is loaded once and shared by the queries it dominates ([`Lowerer::desc_size`];
 //! ptxas loads it once, at the kernel's entry, for every query of the kernel).
+//!
+//! `txq` of a sampler attribute (`.texmode_independent`) is the same load from the sampler
+//! table ([`crate::tex_table::samp`]): the index `SHR.U32 0x14` of the sampler's slot word,
+//! the table at `c[0x0][0xb8]`, and `RZ` for the field at offset 0.
 
 use super::Lowerer;
 use crate::ir::Value;
@@ -41,9 +45,30 @@ impl<'a> Lowerer<'a> {
         self.lower_desc_table(d, field, table, slot, handle)
     }
 
+    /// `txq` of a sampler attribute: the sampler table's load ([`tex_table::samp`]) from
+    /// the sampler's own slot word, the index its high 12 bits.
+    pub(super) fn lower_txq_sampler(
+        &mut self,
+        d: Value,
+        q: TxqQuery,
+        slot: Option<u64>,
+    ) -> Result<(), LowerError> {
+        let (Some(field), Some(_)) = (tex_table::samp::field_offset(q), slot) else {
+            return Err(LowerError::Internal(format!(
+                "txq.{} of a sampler without a field or a slot",
+                tex_table::query_name(q)
+            )));
+        };
+        let table = (tex_table::samp::TABLE_CBANK_OFFSET, RelocWord::SampDescSize);
+        self.lower_desc_table(d, field, table, slot, None)
+    }
+
     /// `d = word at index × size + field + c[0x0][table.0]`, the size relocated by
-    /// `table.1`: the load `txq` (texture table) and `suq` (surface table,
-    /// [`tex_table::surf`]) share.
+    /// `table.1`: the load `txq` (texture table), `suq` (surface table,
+    /// [`tex_table::surf`]) and the sampler `txq` share. From the sampler table
+    /// (`RelocWord::SampDescSize`) the index is the slot word's bits 20 and up
+    /// (`SHR.U32 0x14`, not `LOP32I.AND 0xfffff`), and a field at offset 0 adds `RZ` rather
+    /// than a constant (ptxas 11.8).
     pub(super) fn lower_desc_table(
         &mut self,
         d: Value,
@@ -52,11 +77,16 @@ impl<'a> Lowerer<'a> {
         slot: Option<u64>,
         handle: Option<Value>,
     ) -> Result<(), LowerError> {
+        let sampler = matches!(table.1, RelocWord::SampDescSize);
         let src = match (slot, handle) {
             (None, Some(h)) => Some(self.reg(h)?),
             _ => None,
         };
-        let lit = self.literal(u64::from(field), 4)?;
+        let lit = if sampler && field == 0 {
+            None
+        } else {
+            Some(self.literal(u64::from(field), 4)?)
+        };
         let size = self.desc_size(table.1);
         let idx = self.new_vreg(RegKind::B32);
         let t = self.new_vreg(RegKind::B32);
@@ -70,9 +100,14 @@ impl<'a> Lowerer<'a> {
         let uop = i.def(u, true);
         let lop = i.def(lo, true);
         let aop = i.def(addr, true);
-        let and = sm50::Inst::new(Form::LOP32I)
-            .with(Field::Op, 0)
-            .with(Field::Imm, u64::from(tex_table::INDEX_MASK));
+        let and = if sampler {
+            sm50::Inst::new(Form::SHR_I)
+                .with(Field::ImmImm20s, u64::from(tex_table::samp::INDEX_SHIFT))
+        } else {
+            sm50::Inst::new(Form::LOP32I)
+                .with(Field::Op, 0)
+                .with(Field::Imm, u64::from(tex_table::INDEX_MASK))
+        };
         match (slot, src) {
             (Some(w), _) => {
                 let mov = sm50::Inst::new(Form::MOV_C).with(Field::Cbo, w);
@@ -87,9 +122,12 @@ impl<'a> Lowerer<'a> {
         }
         // idx × size + field: XMAD t, idx, size, c[0x2][lit]; XMAD.MRG u, idx, size.H1, RZ;
         // XMAD.PSL.CBCC lo, idx.H1, u.H1, t.
-        let first = sm50::Inst::new(Form::XMAD_CC)
-            .with(Field::Cbk, 2)
-            .with(Field::Cbo, u64::from(lit / 4));
+        let first = match lit {
+            Some(lit) => sm50::Inst::new(Form::XMAD_CC)
+                .with(Field::Cbk, 2)
+                .with(Field::Cbo, u64::from(lit / 4)),
+            None => sm50::Inst::new(Form::XMAD_R),
+        };
         i.piece(
             first,
             &[

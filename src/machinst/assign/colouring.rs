@@ -59,6 +59,8 @@ pub(in crate::machinst) fn colour(
     // free register made that the rule.
     // The spread colouring may take more registers than the least found, up to `hint` (what
     // the allocation would use otherwise), but never so many that fewer warps fit on an SM.
+    // (`top` counts the webs that hold values: a call's clobbers pinned above them, up to
+    // R59 for a `JCAL`, neither take registers nor lift the budget over `max_regs`)
     let limit = same_occupancy(top).min(max_regs as u32);
     let mut budget = hint.clamp(top, limit.max(top));
     #[allow(unused_mut)]

@@ -483,7 +483,7 @@ impl State {
                 (reclaim, 0, std::cmp::Reverse(set), i),
                 (share, 1, std::cmp::Reverse(set), i),
             ] {
-                if best.is_none_or(|b| cand < b) {
+                if best.map_or(true, |b| cand < b) {
                     best = Some(cand);
                 }
             }

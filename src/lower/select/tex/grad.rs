@@ -14,18 +14,27 @@
 //! `w` and one `TXD`. Unlike `TEX`, `TXD` takes the layer *after* the coordinates; with
 //! offsets, `w` is `BFI w, off, 0xc10, layer` (the layer, or RZ off arrays, in bits 0..15,
 //! the offsets from bit 16); without, `w` is the layer alone (arrays only). The gradients are
-//! `{dPdx.x, dPdy.x, dPdx.y, dPdy.y}` (zero y gradients for 1d; ARRAY_1D takes the first
-//! pair only).
+//! `{dPdx.x, dPdy.x, dPdx.y, dPdy.y}` (zero y gradients for 1d as 2D; 1D and ARRAY_1D take the
+//! first pair only).
 //!
-//! Not here: a depth reference, 3d and cube (ptxas emulates those gradients with quad
-//! shuffles; `lower_tex_lod` refuses them by name).
+//! Integer coordinates (`tex.grad.<shape>.v4.<dtype>.s32`): ptxas 11.8 hands the integers'
+//! bits to TXD unconverted, so the unit samples at the float whose bits they are (what
+//! `ir::eval` models, `crate::ir::tex`); the words are the float forms', except that 1d
+//! stays 1D: ra `{x}` (`.AOFFI`: `{x, BFI off, 0xc10, RZ}`), rb `{dPdx.x, dPdy.x}`.
+//!
+//! A depth reference on 1d (float coordinates): ptxas 11.8 drops it (TXD on 2D without
+//! `.DC`, no diagnostic), and so does `ir::build` (never computed, as with ptxas). Not here:
+//! a reference on the other shapes, 3d and
+//! cube (ptxas emulates those gradients with quad shuffles; `lower_tex_lod` refuses them by
+//! name).
 
 use super::{Lowerer, Part, TexSlot};
 use crate::ir::Value;
 use crate::lower::LowerError;
 use crate::sm50::{self, Field, Form};
 
-/// TXD's `dim` for ARRAY_1D and ARRAY_2D.
+/// TXD's `dim` for 1D, ARRAY_1D and ARRAY_2D.
+const DIM_1D: u64 = 0;
 const DIM_ARRAY_1D: u64 = 1;
 const DIM_ARRAY_2D: u64 = 3;
 
@@ -47,7 +56,11 @@ impl Lowerer<'_> {
         let array = matches!(dim, DIM_ARRAY_1D | DIM_ARRAY_2D);
         let layer = if array { Some(xy.remove(0)) } else { None };
         // The gradient pairs TXD reads.
-        let pairs = if dim == DIM_ARRAY_1D { 1 } else { 2 };
+        let pairs = if matches!(dim, DIM_1D | DIM_ARRAY_1D) {
+            1
+        } else {
+            2
+        };
         // {dPdx.x, dPdy.x, dPdx.y, dPdy.y}: d/dx at grads[0..d], d/dy at grads[d..2d].
         let mut g = Vec::new();
         for k in 0..pairs {
