@@ -112,7 +112,7 @@ pub(super) fn timed_order(
                 break;
             }
             let start = earliest[j].max(t);
-            if best.is_none_or(|b| (start, k, j) < b) {
+            if best.map_or(true, |b| (start, k, j) < b) {
                 best = Some((start, k, j));
             }
             if start == t {
