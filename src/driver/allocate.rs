@@ -107,9 +107,15 @@ pub(super) fn lower_and_allocate(
     // does as well as none (ties: the wider window's code, which hides more latency).
     // Trade-off: one more compile for kernels whose registers limit them, two where the
     // window is what limits them.
-    let limited = |c: &Compiled| c.3.spill_bytes > 0 || warps(cx, c.3.num_regs) < warps(cx, 0);
+    // Predicate spills count as spills here: the window keeps more if-converted guards live
+    // at once than the 7 predicates hold, and each spilled guard costs a `SEL` and an
+    // `ISETP` per use (sdk2.2 quasirandomGenerator: 48 instructions more).
+    let limited = |c: &Compiled| {
+        c.3.spill_bytes > 0 || c.3.pred_spills > 0 || warps(cx, c.3.num_regs) < warps(cx, 0)
+    };
     let better = |a: &Compiled, b: &Compiled| {
-        (a.3.spill_cost(), warps(cx, b.3.num_regs)) < (b.3.spill_cost(), warps(cx, a.3.num_regs))
+        (a.3.spill_cost(), a.3.pred_spills, warps(cx, b.3.num_regs))
+            < (b.3.spill_cost(), b.3.pred_spills, warps(cx, a.3.num_regs))
     };
     if chosen.interleave != lower::Interleave::Off && !chosen.no_hoist && limited(&compiled) {
         let off = LowerOptions {
