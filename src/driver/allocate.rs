@@ -202,6 +202,15 @@ pub(super) fn lower_and_allocate(
                 ..inline_division
             });
         }
+        // The interleaving's longer live ranges can keep the inline division above the
+        // step too (`integrateBodies<false>`: 48 registers with it, 40 without).
+        if chosen.interleave != lower::Interleave::Off {
+            tries.push(LowerOptions {
+                interleave: lower::Interleave::Off,
+                no_store_motion: true,
+                ..inline_division
+            });
+        }
     }
     while compiled.3.spill_bytes == 0
         && compiled.3.pred_spills == 0
