@@ -146,10 +146,12 @@ pub(super) fn callee_saved(r: u32) -> bool {
 }
 
 /// Whether a subroutine kept for its size (`ir::Module::outlined`) keeps register `r` for
-/// its caller: every register but R0, R1 (the stack pointer, restored) and R3..R15
-/// (`lower::OUTLINED_CAL`'s convention).
+/// its caller: every register but R1 (the stack pointer, restored) and those its `CAL`
+/// clobbers (`lower::abi::outlined_call_clobbers`, the `lower::OUTLINED_CAL` convention:
+/// R0, R3..R15).
 fn outlined_keeps(r: u32) -> bool {
-    r == 2 || r >= 16
+    let (clobbers, _) = crate::lower::abi::outlined_call_clobbers(0);
+    r != 1 && !clobbers.iter().any(|c| u32::from(c.0) == r)
 }
 
 /// The registers a subroutine saves when it writes them: [`callee_saved`], or

@@ -87,7 +87,7 @@
 
 mod emit;
 pub use emit::*;
-mod abi;
+pub(crate) mod abi;
 pub mod amode;
 pub mod carry;
 mod explain;
