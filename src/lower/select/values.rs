@@ -30,6 +30,20 @@ impl<'a> Lowerer<'a> {
                 self.relocated_words(v, kind, var, words);
                 return Ok(());
             }
+            if space == Some(Space::Shared)
+                && self.opts.shared_relocs
+                && matches!(kind, RegKind::B64 | RegKind::B32)
+            {
+                // ptxas 11.8 under `-c`: `MOV32I R0, 0x0` with `R_CUDA_ABS24_20` against the
+                // variable (a shared address is below 2^24; a 64-bit one's high word is 0).
+                let words: &[RelocWord] = if kind == RegKind::B64 {
+                    &[RelocWord::Shared, RelocWord::Zero]
+                } else {
+                    &[RelocWord::Shared]
+                };
+                self.relocated_words(v, kind, var, words);
+                return Ok(());
+            }
             if matches!(class, Class::Reg) {
                 let space = space.map_or("?", |s| s.name());
                 return Err(self.unsupported(format!(
@@ -570,7 +584,7 @@ impl<'a> Lowerer<'a> {
                 sm50::Inst::new(Form::MOV32I).with(Field::Imm, 0),
                 &[(Field::Rd, dop, w)],
             );
-            if let Some(p) = i.pieces.last_mut() {
+            if let Some(p) = i.pieces.last_mut().filter(|_| word != RelocWord::Zero) {
                 p.reloc = Some(super::super::Reloc { var, word });
             }
         }
