@@ -586,7 +586,8 @@ fn shared_data_and_literals_relocated() {
             v.dedup();
             v
         };
+        // (Not `assert_cuobjdump_lists`: the `-sass` listing is the code before the literal's
+        // operand is cleared for its relocation; `check_code` ran nvdisasm on every word.)
         assert_eq!(types(&c), types(&theirs));
-        common::assert_cuobjdump_lists(&oracle, "objf_shared", &out.cubin, &out.sass);
     }
 }
