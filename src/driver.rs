@@ -347,6 +347,7 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
         // `Wide` measured 15.06 M -> 13.61 M dynamic cycles on corpus-nvcc (see
         // `lower::hoist::WIDE`); `driver::allocate` falls back where it costs warps.
         interleave: lower::Interleave::Wide,
+        shared_relocs: false,
     };
     let max_regs = opts.max_regs.unwrap_or(255).min(255);
     let mut const_data = module_constants(&module);
@@ -384,6 +385,7 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
     if opts.emit == Emit::Sass {
         out.text = out.sass.clone();
     }
+    let object_shared = object_funcs::object_shared(&module, &specs);
     let externs = extern_symbols(&specs);
     let desc_size = desc_size_symbols(&specs);
     let spec = CubinSpec {
@@ -412,6 +414,7 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
             .iter()
             .map(|s| (s.name.clone(), s.init))
             .collect(),
+        object_shared,
     };
     times.lap("other", &mut t);
     out.cubin = cubin::write(&spec);
@@ -754,7 +757,8 @@ fn emit_kernel(
     // The module's subroutines this kernel calls, placed after its code (`place_subroutines`).
     let subs = place_subroutines(
         inputs,
-        Some(constant2),
+        constant2,
+        false,
         &mut code,
         &mut srclocs,
         &mut relocs,
@@ -943,6 +947,7 @@ fn code_relocations(
             RelocWord::TexDescSize => crate::tex_table::TEXREF_DESC_SIZE_SYMBOL.to_string(),
             RelocWord::SurfDescSize => crate::tex_table::surf::DESC_SIZE_SYMBOL.to_string(),
             RelocWord::SampDescSize => crate::tex_table::samp::DESC_SIZE_SYMBOL.to_string(),
+            RelocWord::Shared => object_funcs::shared_symbol(module, r.var),
             _ => module.vars[r.var].name.clone(),
         };
         k.relocs.push(cubin::RelocSpec {
@@ -956,6 +961,8 @@ fn code_relocations(
                 | RelocWord::TexDescSize
                 | RelocWord::SurfDescSize
                 | RelocWord::SampDescSize => R_CUDA_ABS32_20,
+                RelocWord::Shared => R_CUDA_ABS24_20,
+                RelocWord::Zero => return Err("internal error: a relocation of no word".into()),
                 RelocWord::DescLo(_) => R_CUDA_FUNC_DESC32_LO_32,
                 RelocWord::DescHi(_) => R_CUDA_FUNC_DESC32_HI_32,
             },
@@ -1100,3 +1107,7 @@ pub const R_CUDA_ABS32_LO_20: u32 = 0x2b;
 pub const R_CUDA_ABS32_HI_20: u32 = 0x2c;
 /// `R_CUDA_ABS32_20`: a 32-bit module's whole symbol address into a `MOV32I`'s immediate.
 pub const R_CUDA_ABS32_20: u32 = 0x2a;
+/// `R_CUDA_ABS24_20`: a `.shared` variable's offset in the shared window into a 24-bit field
+/// at bit 20 (ptxas 11.8 under `-c`: the `MOV32I` of a function's `$__buf__N` address, and
+/// the offsets of `LDS`/`STS` that name it).
+pub const R_CUDA_ABS24_20: u32 = 0x2d;

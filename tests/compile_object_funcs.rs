@@ -299,8 +299,8 @@ fn whole_program_still_inlines() {
 /// R1 frame, as `ptxas -c` writes it (probe `loc.ptx`: `IADD32I R1, R1, -0x10`, the array
 /// at `[R1]`, `+0x10` before the `RET`; "16 bytes stack frame, 0 bytes spill stores"),
 /// the saves of callee-saved registers above the array. One
-/// the object-function path cannot compile (here: `.shared` data) is left out with a
-/// warning; the object is still written.
+/// the object-function path cannot compile (here: a dynamically sized `.extern .shared`
+/// array) is left out with a warning; the object is still written.
 #[test]
 fn local_data_in_the_frame_and_unsupported_function_left_out() {
     let src = &[
@@ -309,7 +309,7 @@ fn local_data_in_the_frame_and_unsupported_function_left_out() {
         .reg .b32 %r<4>; .reg .b64 %rd<4>;\n ld.param.u32 %r1, [a];\n mov.u64 %rd1, buf;\n\
         and.b32 %r3, %r1, 3;\n mul.wide.u32 %rd2, %r3, 4;\n add.s64 %rd3, %rd1, %rd2;\n\
         st.local.u32 [%rd3], %r1;\n ld.local.u32 %r2, [%rd1+4];\n st.param.b32 [r], %r2;\n ret;\n}\n",
-        ".shared .align 4 .b8 sbuf[16];\n",
+        ".extern .shared .align 4 .b8 sbuf[];\n",
         ".visible .func (.param .b32 r) sh(.param .b32 a)\n{\n .reg .b32 %r<3>;\n\
         ld.param.u32 %r1, [a];\n st.shared.u32 [sbuf], %r1;\n ld.shared.u32 %r2, [sbuf+4];\n\
         st.param.b32 [r], %r2;\n ret;\n}\n",
@@ -463,4 +463,131 @@ fn saves_are_spills_and_stack_arguments() {
         4 * stores
     );
     assert!(out.info_log.contains(&line), "{line}\n{}", out.info_log);
+}
+
+/// A function of the object with `.shared` data (its own array and a module-scope one) and a
+/// literal of its own, as ptxas 11.8 writes it under `-c` (probe `sh2.ptx`, docs/calls.md):
+/// the variables in a NOBITS `.nv_debug.shared` (`SHT_CUDA_SHARED`, flags WA, their sizes at
+/// their alignments), each a LOCAL `STT_CUDA_OBJECT` symbol with `STO_CUDA_SHARED` whose
+/// value is its alignment (the module-scope `gbuf` by its name, the function's `buf` as
+/// `$__buf__N`); each address a `MOV32I Rn, 0x0` under `R_CUDA_ABS24_20`; the literal in
+/// `.nv.constant2.f` (`SHT_CUDA_CONSTANT_B2`) under a LOCAL `f.const_opt.*` symbol
+/// (`st_other` 0x81), its operand `c[0x0][0x0]` under `R_CUDA_CONST_FIELD19_20`. Before,
+/// such a function was left out with a warning.
+#[test]
+fn shared_data_and_literals_relocated() {
+    let src = format!(
+        "{HEADER}.shared .align 16 .b8 gbuf[32];\n\
+         .visible .func (.param .b32 r) f(.param .b32 a)\n{{\n\
+         .reg .b32 %r<6>; .reg .f32 %f<4>;\n .shared .align 8 .b8 buf[64];\n\
+         ld.param.b32 %r1, [a];\n mov.u32 %r2, buf;\n shl.b32 %r3, %r1, 2;\n\
+         add.s32 %r4, %r2, %r3;\n st.shared.u32 [%r4], %r1;\n st.shared.u32 [gbuf+8], %r1;\n\
+         bar.sync 0;\n ld.shared.u32 %r5, [buf+4];\n cvt.rn.f32.s32 %f1, %r5;\n\
+         fma.rn.f32 %f2, %f1, 0f3FC00001, 0f3FC00003;\n cvt.rzi.s32.f32 %r5, %f2;\n\
+         st.param.b32 [r], %r5;\n ret;\n}}\n"
+    );
+    let out = object("objf_shared", &src);
+    let text_of = leafold::error::render_all(&out.diagnostics);
+    assert!(!text_of.contains("not written"), "{text_of}");
+    let c = cubin::read(&out.cubin).unwrap();
+    let words = text(&c, "f");
+    let listing = check_code("objf_shared", &words);
+    let shared = c
+        .sections
+        .iter()
+        .position(|s| s.name == ".nv_debug.shared")
+        .expect(".nv_debug.shared");
+    let s = &c.sections[shared];
+    assert_eq!(
+        (s.sh_type, s.flags, s.size, s.align),
+        (0x7000_000a, 3, 0x60, 0x10)
+    );
+    let var = |name: &str| {
+        c.symbols
+            .iter()
+            .position(|y| y.name == name || (name == "buf" && y.name.starts_with("$__buf__")))
+            .unwrap_or_else(|| panic!("no symbol {name}"))
+    };
+    let (gbuf, buf) = (var("gbuf"), var("buf"));
+    for (at, align, size) in [(gbuf, 0x10, 0x20), (buf, 0x8, 0x40)] {
+        let y = &c.symbols[at];
+        assert_eq!(
+            (y.info, y.other, usize::from(y.shndx), y.value, y.size),
+            (0xd, 0x40, shared, align, size),
+            "{}",
+            y.name
+        );
+    }
+    let text_idx = c.sections.iter().position(|s| s.name == ".text.f").unwrap();
+    let relocs: Vec<&cubin::Reloc> = c
+        .relocations
+        .iter()
+        .filter(|r| r.target == text_idx)
+        .flat_map(|r| &r.relocs)
+        .collect();
+    let inst_at = |off: u64| sm50::decode(words[off as usize / 8]).unwrap();
+    for v in [gbuf, buf] {
+        let r = relocs
+            .iter()
+            .find(|r| r.sym as usize == v)
+            .unwrap_or_else(|| panic!("no relocation against {}", c.symbols[v].name));
+        assert_eq!(r.rtype, 0x2d, "R_CUDA_ABS24_20");
+        let i = inst_at(r.offset);
+        assert_eq!((i.form, i.get(Field::Imm)), (Form::MOV32I, Some(0)));
+    }
+    let pool = c.section(".nv.constant2.f").expect(".nv.constant2.f");
+    assert_eq!((pool.sh_type, pool.flags), (0x7000_0066, 2));
+    let lit = relocs
+        .iter()
+        .find(|r| r.rtype == 0x32)
+        .expect("the literal's relocation");
+    let y = &c.symbols[lit.sym as usize];
+    assert!(y.name.starts_with("f.const_opt."), "{}", y.name);
+    assert_eq!((y.info, y.other), (0xd, 0x81));
+    let at = (y.value as i64 + lit.addend.unwrap_or(0)) as usize;
+    let word = u32::from_le_bytes(pool.data[at..at + 4].try_into().unwrap());
+    assert!(
+        [0x3fc0_0001, 0x3fc0_0003].contains(&word),
+        "{word:#x} {listing:?}"
+    );
+    assert!(
+        listing.iter().any(|t| t.contains("c[0x0][0x0]")),
+        "the operand's bank and offset are the linker's: {listing:?}"
+    );
+    if let Some(oracle) = Oracle::for_test("objf_shared") {
+        let theirs = cubin::read(&oracle.ptxas(&src, "sm_50", &["-c"]).unwrap()).unwrap();
+        let sec = |c: &cubin::Cubin, n: &str| {
+            let s = c.section(n).unwrap_or_else(|| panic!("no {n}"));
+            (s.sh_type, s.flags, s.size, s.align, s.info != 0)
+        };
+        for n in [".nv_debug.shared", ".nv.constant2.f"] {
+            assert_eq!(sec(&c, n), sec(&theirs, n), "{n}");
+        }
+        let shared_syms = |c: &cubin::Cubin| {
+            let mut v: Vec<(u8, u8, u64, u64)> = c
+                .symbols
+                .iter()
+                .filter(|y| y.other == 0x40)
+                .map(|y| (y.info, y.other, y.value, y.size))
+                .collect();
+            v.sort();
+            v
+        };
+        assert_eq!(shared_syms(&c), shared_syms(&theirs));
+        let types = |c: &cubin::Cubin| {
+            let t = c.sections.iter().position(|s| s.name == ".text.f").unwrap();
+            let mut v: Vec<u32> = c
+                .relocations
+                .iter()
+                .filter(|r| r.target == t)
+                .flat_map(|r| r.relocs.iter().map(|e| e.rtype))
+                .collect();
+            v.sort();
+            v.dedup();
+            v
+        };
+        // (Not `assert_cuobjdump_lists`: the `-sass` listing is the code before the literal's
+        // operand is cleared for its relocation; `check_code` ran nvdisasm on every word.)
+        assert_eq!(types(&c), types(&theirs));
+    }
 }

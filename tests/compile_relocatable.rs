@@ -177,6 +177,7 @@ fn calls_become_callgraph_edges_and_externs() {
         texmode_independent: false,
         samplers: Vec::new(),
         data_relocs: Vec::new(),
+        object_shared: None,
     });
     let c = cubin::read(&cubin::relocatable(&exec, &[]).unwrap()).unwrap();
     let idx = |n: &str| c.symbols.iter().position(|s| s.name == n).unwrap() as i32;

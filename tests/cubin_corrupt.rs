@@ -89,6 +89,7 @@ fn base() -> Vec<u8> {
         texmode_independent: false,
         samplers: Vec::new(),
         data_relocs: Vec::new(),
+        object_shared: None,
     })
 }
 

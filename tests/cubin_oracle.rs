@@ -96,6 +96,7 @@ fn hand_spec(arch: u32, address_bits: u32) -> CubinSpec {
         texmode_independent: false,
         samplers: Vec::new(),
         data_relocs: Vec::new(),
+        object_shared: None,
     }
 }
 

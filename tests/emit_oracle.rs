@@ -200,6 +200,7 @@ fn check_kernel(oracle: &Oracle, name: &str, body: &Body, params: Vec<ParamSpec>
             texmode_independent: false,
             samplers: Vec::new(),
             data_relocs: Vec::new(),
+            object_shared: None,
         };
         let bytes = cubin::write(&spec);
         let sass = oracle

@@ -340,6 +340,108 @@ fn two_files_calling_each_other() {
     }
 }
 
+/// Separate compilation with shared memory and literals (`shared_main.cu`, `shared_lib.cu`):
+/// the kernel has its own `__shared__` array and an f64 literal in bank 2; the device
+/// function of the other file has its own array and an f32 literal. nvlink must place the
+/// function's array after the kernel's in the kernel's window (the kernel object names its
+/// window by a symbol, the function's `MOV32I` is relocated) and its literal after the
+/// kernel's in bank 2 (the `c[0x2]` operand relocated): read back from the linked cubin.
+/// Before, the function was left out with a warning; with ptxas's object for it, leafold's
+/// kernel object still made nvlink lay both arrays at offset 0.
+#[test]
+fn shared_data_across_objects() {
+    let Some(real) = toolkit("nvcc_flow::shared_data_across_objects") else {
+        return;
+    };
+    let f = Flow::new("shared", real);
+    let (a, b) = (
+        format!("{DATA}/shared_main.cu"),
+        format!("{DATA}/shared_lib.cu"),
+    );
+    f.run("nvcc", &["-arch=sm_50", "-rdc=true", &a, &b, "-o", "sh"]);
+    assert_eq!(f.ptxas_calls().len(), 2);
+    f.run("cuobjdump", &["-xelf", "all", "sh"]);
+    let linked = std::fs::read_dir(&f.work)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "cubin"))
+        .expect("the linked cubin");
+    let c = leafold::cubin::read(&std::fs::read(&linked).unwrap()).unwrap();
+    let window = c
+        .section(".nv.shared._Z5stagePiPd")
+        .expect("the kernel's window");
+    assert_eq!(
+        window.size, 0x200,
+        "the kernel's 256 bytes and the function's 256"
+    );
+    let func = c
+        .section(".text._Z9stage_libi")
+        .expect("the function's code");
+    let words: Vec<u64> = func
+        .data
+        .chunks_exact(8)
+        .map(|w| u64::from_le_bytes(w.try_into().unwrap()))
+        .collect();
+    let insts: Vec<leafold::sm50::Inst> = words
+        .iter()
+        .enumerate()
+        .filter(|(n, _)| n % 4 != 0)
+        .filter_map(|(_, &w)| leafold::sm50::decode(w).ok())
+        .collect();
+    use leafold::sm50::{Field, Form};
+    let addr = insts
+        .iter()
+        .find(|i| i.form == Form::MOV32I && i.get(Field::Imm).is_some_and(|k| k < 0x1000))
+        .expect("the array's address");
+    assert_eq!(
+        addr.get(Field::Imm),
+        Some(0x100),
+        "after the kernel's array"
+    );
+    let lit = insts
+        .iter()
+        .find(|i| i.get(Field::Cbk) == Some(2))
+        .expect("the literal's operand");
+    let at = lit.get(Field::Cbo).unwrap() as usize * 4;
+    assert!(at >= 8, "after the kernel's f64 literal: {at:#x}");
+    let bank2 = c
+        .section(".nv.constant2._Z5stagePiPd")
+        .expect("the kernel's bank 2");
+    let word = u32::from_le_bytes(bank2.data[at..at + 4].try_into().unwrap());
+    assert!(
+        [1.234_567_8f32.to_bits(), 0.765_432_1f32.to_bits()].contains(&word),
+        "{word:#x} at c[0x2][{at:#x}]"
+    );
+    // Both functions are leafold's code (ptxas's differ); the function's relocated fields
+    // aside, which the reference objects leave 0.
+    for src in [&a, &b] {
+        let ptx = format!(
+            "{}.ptx",
+            Path::new(src).file_stem().unwrap().to_str().unwrap()
+        );
+        f.run(
+            "nvcc",
+            &["-arch=sm_50", "-rdc=true", "-ptx", src, "-o", &ptx],
+        );
+    }
+    f.assert_leafold_code_as(
+        &f.work.join("sh"),
+        "_Z5stagePiPd",
+        &f.work.join("shared_main.ptx"),
+        true,
+    );
+    let (ours, theirs) = f.reference(&f.work.join("shared_lib.ptx"), "_Z9stage_libi", true);
+    assert_ne!(ours, theirs);
+    let opcodes = |l: &[String]| -> Vec<String> {
+        l.iter()
+            .map(|t| t.split_whitespace().next().unwrap_or("").to_string())
+            .collect()
+    };
+    let got = f.sass(&f.work.join("sh"));
+    let got = &got.iter().find(|(n, _)| n == "_Z9stage_libi").unwrap().1;
+    assert_eq!(opcodes(got), opcodes(&ours));
+}
+
 /// A dynamic-parallelism kernel linked against libcudadevrt.
 #[test]
 fn dynamic_parallelism_links_with_cudadevrt() {
@@ -452,6 +554,7 @@ fn objects_with_constants_link() {
         texmode_independent: false,
         samplers: Vec::new(),
         data_relocs: Vec::new(),
+        object_shared: None,
     });
     let object = leafold::cubin::relocatable(&exec, &["t3".to_string()]).unwrap();
     std::fs::write(f.work.join("e3.cubin"), object).unwrap();

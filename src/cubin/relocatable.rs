@@ -43,10 +43,20 @@
 //!   objects read `c[0x3][0x8]` instead of `c[0x3][0x18]`). The type numbers are the order of
 //!   nvlink's own `R_CUDA_*` name table (`ABS32_20` = 0x2a, `ABS32_LO_20` = 0x2b, ...).
 //!
+//! - A kernel's static shared window gets one LOCAL `STT_CUDA_OBJECT` symbol over all of it
+//!   (`$__<k>__shared`, `STO_CUDA_SHARED`, valued at its alignment as ptxas values each of
+//!   its per-variable symbols): nvlink lays out a kernel's window from the shared symbols
+//!   it sees, the kernel's first, then those of the functions of other objects it calls.
+//!   Without it, a called function's array was placed at offset 0 over the kernel's.
+//! - A function of the object (no `STO_CUDA_ENTRY`) with literals: a LOCAL symbol
+//!   `<f>.const_opt.0.<size>` (`st_other` 0x81) over its `.nv.constant2.<f>`, and every
+//!   `c[0x2][X]` operand of its code relocated against it (`R_CUDA_CONST_FIELD19_20`, X as
+//!   the addend): nvlink appends the literals to each calling kernel's bank 2.
+//!
 //! Not reproduced: ptxas's `.nv.prototype` (call prototypes nvlink does not need to link),
-//! symbols for `.shared` variables and the relocations (`R_CUDA_ABS24_20`, 0x2d) ptxas adds to
-//! their uses: a kernel's shared window stays its own section, so leafold's offsets stay right
-//! as long as shared variables are used by the kernel's own object. The string tables keep the
+//! per-variable symbols for a kernel's own `.shared` variables and the relocations
+//! (`R_CUDA_ABS24_20`, 0x2d) ptxas adds to their uses: the kernel's code keeps its fixed
+//! offsets under the one window symbol above. The string tables keep the
 //! writer's names and append any new one, so offsets differ from ptxas's. ptxas's own code
 //! also differs in an object (it addresses a `.const` array through `MOV32I` + relocation); the
 //! code here is the whole-program code, relocated.
@@ -89,7 +99,7 @@ fn object_type(name: &str) -> Option<u32> {
         Some(SHT_CUDA_GLOBAL_INIT)
     } else if name == ".nv.global" {
         Some(sht::CUDA_GLOBAL)
-    } else if name.starts_with(".nv.shared.") {
+    } else if name.starts_with(".nv.shared.") || name == super::write::OBJECT_SHARED {
         Some(sht::CUDA_SHARED)
     } else if name.starts_with(".nv.local.") {
         Some(sht::CUDA_LOCAL)
@@ -269,13 +279,14 @@ fn relocate_constants(secs: &mut Vec<Section>, syms: &[Symbol], symtab: usize) {
         })
         .map(|(i, s)| (i as u32, s.value, s.size))
         .collect();
-    if constants.is_empty() {
-        return;
-    }
     let texts: Vec<usize> = (1..secs.len())
         .filter(|&i| secs[i].flags & u64::from(elf::SHF_EXECINSTR) != 0)
         .collect();
     for t in texts {
+        let literals = function_literals(secs, syms, t);
+        if constants.is_empty() && literals.is_none() {
+            continue;
+        }
         let mut relas: Vec<u8> = Vec::new();
         let mut data = std::mem::take(&mut secs[t].data);
         for (n, chunk) in data.chunks_exact_mut(8).enumerate() {
@@ -283,13 +294,16 @@ fn relocate_constants(secs: &mut Vec<Section>, syms: &[Symbol], symtab: usize) {
                 continue; // a control word
             }
             let word = u64::from_le_bytes(chunk.try_into().unwrap_or_default());
-            let Some((rtype, offset, clear)) = bank3_operand(word) else {
-                continue;
+            let found = match (bank_operand(word, 3), literals) {
+                (Some((rtype, offset, clear)), _) => constants
+                    .iter()
+                    .rfind(|(_, v, size)| *v <= offset && offset < v + (*size).max(1))
+                    .map(|&(sym, value, _)| (rtype, offset, clear, sym, value)),
+                (None, Some(sym)) => bank_operand(word, 2)
+                    .map(|(rtype, offset, clear)| (rtype, offset, clear, sym, 0)),
+                (None, None) => None,
             };
-            let Some(&(sym, value, _)) = constants
-                .iter()
-                .rfind(|(_, v, size)| *v <= offset && offset < v + (*size).max(1))
-            else {
+            let Some((rtype, offset, clear, sym, value)) = found else {
                 continue;
             };
             chunk.copy_from_slice(&(word & !clear).to_le_bytes());
@@ -314,6 +328,36 @@ fn relocate_constants(secs: &mut Vec<Section>, syms: &[Symbol], symtab: usize) {
             });
         }
     }
+}
+
+/// Whether `name` is a function of the object (a FUNC symbol without `STO_CUDA_ENTRY`).
+fn is_object_function(c: &super::Cubin, name: &str) -> bool {
+    c.symbols.iter().any(|s| {
+        s.name == name && s.info & 0xf == elf::STT_FUNC && s.other & super::STO_CUDA_ENTRY == 0
+    })
+}
+
+/// The symbol over the whole `.nv.constant2.<f>` of a function of the object (`size` bytes).
+/// ptxas 11.8 names each literal `f.const_opt.<start>.<end>` (probe `lit2.ptx`:
+/// `f.const_opt.0.4`, `f.const_opt.4.8`, `f.const_opt.8.16`); leafold's one symbol spans the
+/// pool, each operand relocated with its offset as the addend.
+fn literals_symbol(function: &str, size: usize) -> String {
+    format!("{function}.const_opt.0.{size}")
+}
+
+/// The symbol of the literals that text section `t` reads from bank 2, when `t` is a
+/// function of the object: at run time bank 2 is the calling kernel's, so nvlink appends the
+/// function's literals to each caller's bank and patches every `c[0x2][..]` operand
+/// (ptxas 11.8, probe `sh2.ptx`: `FFMA R5, R0, c[0x0][0x0], R5` under
+/// `R_CUDA_CONST_FIELD19_20` against `f.const_opt.0.4`). A kernel's own bank 2 stays.
+fn function_literals(secs: &[Section], syms: &[Symbol], t: usize) -> Option<u32> {
+    let name = secs[t].name.strip_prefix(".text.")?;
+    let pool = secs
+        .iter()
+        .find(|s| s.name == format!(".nv.constant2.{name}"))?;
+    let want = literals_symbol(name, pool.data.len());
+    let sym = syms.iter().position(|s| s.name == want)?;
+    Some(sym as u32)
 }
 
 /// Step 3a of `relocatable`: the object's section types, `.nv.rel.action` replaced by the
@@ -526,7 +570,9 @@ fn symbols_with_params(
             let memory = match section {
                 Some(".nv.global" | ".nv.global.init") => Some(STO_CUDA_GLOBAL),
                 Some(n) if n.starts_with(".nv.constant") => Some(STO_CUDA_CONSTANT),
-                Some(n) if n.starts_with(".nv.shared.") => Some(STO_CUDA_SHARED),
+                Some(n) if n.starts_with(".nv.shared.") || n == super::write::OBJECT_SHARED => {
+                    Some(STO_CUDA_SHARED)
+                }
                 _ => None,
             };
             if let Some(other) = memory {
@@ -547,7 +593,56 @@ fn symbols_with_params(
             s.name = ".nv.callgraph".into();
         }
         let shndx = s.shndx;
+        let window = (kind == elf::STT_SECTION)
+            .then(|| section.and_then(|n| n.strip_prefix(".nv.shared.")))
+            .flatten()
+            .map(str::to_string)
+            .zip(secs.get(usize::from(shndx)))
+            .filter(|(_, x)| x.size > 0)
+            .map(|(k, x)| (k, x.align, x.size));
+        let literals = (kind == elf::STT_SECTION)
+            .then(|| section.and_then(|n| n.strip_prefix(".nv.constant2.")))
+            .flatten()
+            .filter(|f| is_object_function(c, f))
+            .zip(secs.get(usize::from(shndx)))
+            .map(|(f, x)| (literals_symbol(f, x.data.len()), x.data.len() as u64));
         syms.push((Some(i), s));
+        if let Some((name, size)) = literals {
+            // nvlink appends a function's literals to the bank 2 of each kernel that calls
+            // it by this symbol (relocated against the section symbol, the operands kept
+            // reading the function's own, unmerged bank: measured).
+            syms.push((
+                None,
+                Symbol {
+                    name,
+                    value: 0,
+                    size,
+                    info: STT_CUDA_OBJECT,
+                    other: STO_CUDA_CONSTANT | STV_INTERNAL,
+                    shndx,
+                },
+            ));
+        }
+        if let Some((kernel, align, size)) = window {
+            // The kernel's static shared data as one variable (its code addresses it at
+            // fixed offsets from 0): nvlink lays out only the shared *symbols* of a kernel's
+            // window, so without it a function of another object that the kernel calls got
+            // the same offsets (measured: a ptxas object's `STS [R3+0x100]` became `STS [R3]`
+            // and the window 0x100 bytes, not 0x200). ptxas has one symbol per variable, each
+            // valued at its alignment (`$___ZZ5stagePiE3own__28`: value 4); nvlink keeps the
+            // kernel's own first.
+            syms.push((
+                None,
+                Symbol {
+                    name: format!("$__{kernel}__shared"),
+                    value: align.max(1),
+                    size,
+                    info: STT_CUDA_OBJECT,
+                    other: STO_CUDA_SHARED,
+                    shndx,
+                },
+            ));
+        }
         if let Some(kernel) = bank0 {
             let params = c
                 .kernels
@@ -632,14 +727,14 @@ pub const R_CUDA_ABS16_20: u32 = 0x2e;
 /// 20..33), set from the symbol's bank and byte offset.
 pub const R_CUDA_CONST_FIELD19_20: u32 = 0x32;
 
-/// If `word` names constant bank 3 with a fixed offset: the relocation type for it, the byte
-/// offset, and the bits a relocation sets (cleared in the object, as ptxas leaves them).
-fn bank3_operand(word: u64) -> Option<(u32, u64, u64)> {
+/// If `word` names constant bank `want` with a fixed offset: the relocation type for it, the
+/// byte offset, and the bits a relocation sets (cleared in the object, as ptxas leaves them).
+fn bank_operand(word: u64, want: u64) -> Option<(u32, u64, u64)> {
     use crate::sm50::{Field, Form};
     let inst = crate::sm50::decode(word).ok()?;
     if inst.form == Form::LDC {
         // `LDC Rd, c[0x3][Ra + off]`: only the offset is relocated (Ra stays added).
-        if inst.get(Field::Bank)? != 3 {
+        if inst.get(Field::Bank)? != want {
             return None;
         }
         let off = inst.get(Field::Off)? as u16 as i16;
@@ -648,7 +743,7 @@ fn bank3_operand(word: u64) -> Option<(u32, u64, u64)> {
     }
     let word_offset = inst.get(Field::Cbo)?;
     let bank = inst.get(Field::Cbk).or(inst.get(Field::Cbks))?;
-    (bank == 3).then_some((R_CUDA_CONST_FIELD19_20, word_offset * 4, 0x7_ffff << 20))
+    (bank == want).then_some((R_CUDA_CONST_FIELD19_20, word_offset * 4, 0x7_ffff << 20))
 }
 
 /// A string table's bytes; names are found where they start after a NUL, else appended.

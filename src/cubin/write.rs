@@ -114,6 +114,14 @@ pub struct CubinSpec {
     /// named in [`CubinSpec::handles`]: their `EIATTR_SAMPLER_*` records end the module
     /// `.nv.info` ([`crate::sampler`]).
     pub samplers: Vec<(String, crate::sampler::SamplerInit)>,
+    /// The `.shared` variables the functions of a relocatable object name
+    /// (`.nv_debug.shared`, NOBITS): nvlink places them in the shared window of each kernel
+    /// that calls such a function, and resolves the `R_CUDA_ABS24_20` relocations against
+    /// them. As ptxas 11.8 writes it (probe `sh.ptx`): the section's size is the variables'
+    /// sizes laid end to end at their alignments, its alignment their largest, and each
+    /// symbol's value is the variable's *alignment*, not an offset (`gbuf` `.align 16`:
+    /// value 0x10; `$__buf__9` `.align 8`: value 0x8).
+    pub object_shared: Option<DataSpec>,
 }
 
 /// The relocations of one module data section: `.rel.<section>` (entries without addend)
@@ -304,6 +312,9 @@ impl KernelSpec {
     }
 }
 
+/// The section of [`CubinSpec::object_shared`] (ptxas 11.8's name for it).
+pub const OBJECT_SHARED: &str = ".nv_debug.shared";
+
 /// Write a cubin for `spec`. See the module essay for the layout.
 pub fn write(spec: &CubinSpec) -> Vec<u8> {
     // File order of kernels is the reverse of PTX order.
@@ -345,6 +356,12 @@ fn module_data_sections(spec: &CubinSpec) -> Vec<DataSec<'_>> {
         (
             ".nv.global",
             spec.global.as_ref(),
+            elf::SHT_NOBITS,
+            u64::from(elf::SHF_ALLOC | elf::SHF_WRITE),
+        ),
+        (
+            OBJECT_SHARED,
+            spec.object_shared.as_ref(),
             elf::SHT_NOBITS,
             u64::from(elf::SHF_ALLOC | elf::SHF_WRITE),
         ),
@@ -491,11 +508,15 @@ fn constant_and_code_sections<'a>(
     let alloc = u64::from(elf::SHF_ALLOC);
     for k in ks {
         ix.kc2.push(k.constant2.as_ref().map(|c| {
+            // A function of a relocatable object: nvlink appends its literals to each
+            // calling kernel's bank 2 at this alignment, which must keep an f64 literal
+            // 8-aligned (ptxas: 4 for a pool of one f32, 8 with an f64 in it).
+            let align = if !k.entry && c.len() >= 8 { 8 } else { 4 };
             let mut s = Sec::new(
                 format!(".nv.constant2.{}", k.name),
                 elf::SHT_PROGBITS,
                 alloc,
-                4,
+                align,
             );
             s.data = c.clone();
             push(secs, s)
@@ -562,6 +583,10 @@ fn nobits_sections<'a>(
     }
     if ks.is_empty() {
         global(secs, ix);
+    }
+    // Last, as ptxas lists it.
+    for (n, d, t, f) in data_secs.iter().filter(|s| s.0 == OBJECT_SHARED) {
+        ix.data.insert(n, push(secs, data_section(n, d, *t, *f)));
     }
 }
 

@@ -16,9 +16,15 @@
 //! `R_CUDA_ABS32_20` relocations, as for system calls; nvlink resolves them. Inside the
 //! module, calls of the function are still inlined (the whole-program default).
 //!
-//! Invariant: a function that cannot be compiled so (`.shared` data, a literal pool of its
-//! own, a `.reg` parameter, ...) is left out with a warning and never fails the object, which
-//! compiled without it before.
+//! `.shared` data and literals, as ptxas writes them (docs/calls.md): every `.shared`
+//! address is a `MOV32I` under `R_CUDA_ABS24_20` against the variable's symbol in
+//! `.nv_debug.shared` ([`object_shared`], [`shared_symbol`]), which nvlink places in the
+//! window of each kernel that calls the function; the function's literals are its own
+//! `.nv.constant2.<f>`, which `cubin::relocatable` relocates into the callers' bank 2.
+//!
+//! Invariant: a function that cannot be compiled so (a dynamically sized `.extern .shared`
+//! array, a `.reg` parameter, ...) is left out with a warning and never fails the object,
+//! which compiled without it before.
 
 use super::*;
 use crate::sm50::sched::bundle::layout_function;
@@ -74,12 +80,18 @@ fn object_function(
         regs,
         frame,
         local_data,
-        constant2,
-    } = compile_subroutine(inputs, f)?;
-    refuse_shared(inputs, f)?;
-    merge_literals(None, &constant2, &mut code, &f.name)?;
+        constant2: mut pool,
+    } = compile_subroutine(inputs, f, true)?;
     let mut srclocs = vec![machinst::SrcLoc::NONE; code.len()];
-    let subs = place_subroutines(inputs, None, &mut code, &mut srclocs, &mut relocs)?;
+    let subs = place_subroutines(
+        inputs,
+        &mut pool,
+        true,
+        &mut code,
+        &mut srclocs,
+        &mut relocs,
+    )?;
+    refuse_dynamic_shared(inputs.module, &relocs)?;
     let body = body_from_lowered(code, 0, false)?;
     let laid = layout_function(&body, inputs.opts.sched)
         .map_err(|e| format!("internal error laying out `{}`: {e}", f.name))?;
@@ -96,6 +108,7 @@ fn object_function(
     // ptxas's "cannot be statically determined" stack, as for a kernel that recurses.
     k.min_stack_size = if subs.is_some() { u32::MAX } else { frame };
     k.barriers = barrier_count(&laid);
+    k.constant2 = (!pool.is_empty()).then_some(pool);
     code_relocations(inputs.module, &laid, 0, relocs, &mut k)?;
     // ptxas counts the saves of callee-saved registers as spills (probe `of.ptx`: `f` saves R2
     // around a `JCAL`, "8 bytes stack frame, 4 bytes spill stores, 4 bytes spill loads"),
@@ -107,4 +120,64 @@ fn object_function(
         ));
     }
     Ok((k, spills(Form::STL), spills(Form::LDL)))
+}
+
+/// Refuse a function that addresses a dynamically sized (`.extern .shared`) array: its
+/// symbol would be the kernel's, which this object does not lay out.
+fn refuse_dynamic_shared(
+    module: &ir::Module,
+    relocs: &[(usize, lower::Reloc)],
+) -> Result<(), String> {
+    match relocs
+        .iter()
+        .find(|(_, r)| r.word == RelocWord::Shared && module.vars[r.var].size == 0)
+    {
+        Some((_, r)) => Err(format!(
+            "unsupported: it names the dynamically sized .shared array `{}`",
+            module.vars[r.var].name
+        )),
+        None => Ok(()),
+    }
+}
+
+/// The symbol of a `.shared` variable that a function of the object names: a module-scope
+/// variable keeps its name; one declared in a function body (`f.buf`) gets ptxas's
+/// `$__buf__N` form, numbered by the variable so that it is unique in the object.
+pub(super) fn shared_symbol(module: &ir::Module, var: ir::GlobalVar) -> String {
+    let name = &module.vars[var].name;
+    match name.split('.').nth(1) {
+        Some(own) => format!("$__{own}__{}", var.as_u32()),
+        None => name.clone(),
+    }
+}
+
+/// `.nv_debug.shared` of the object (`cubin::CubinSpec::object_shared`): every `.shared`
+/// variable the functions `specs` relocate against, in module order, each at its alignment;
+/// `None` when they name none.
+pub(super) fn object_shared(module: &ir::Module, specs: &[KernelSpec]) -> Option<DataSpec> {
+    let named: Vec<&String> = specs
+        .iter()
+        .filter(|k| !k.entry)
+        .flat_map(|k| &k.relocs)
+        .filter(|r| r.rtype == R_CUDA_ABS24_20)
+        .map(|r| &r.symbol)
+        .collect();
+    let mut d = DataSpec {
+        size: 0,
+        align: 1,
+        init: Vec::new(),
+        symbols: Vec::new(),
+    };
+    for (gv, v) in module.vars.iter() {
+        let sym = shared_symbol(module, gv);
+        if v.space != ir::Space::Shared || !named.contains(&&sym) {
+            continue;
+        }
+        let align = u64::from(v.align.max(1));
+        d.size = d.size.next_multiple_of(align) + u64::from(v.size);
+        d.align = d.align.max(align);
+        // ptxas's value is the alignment (`CubinSpec::object_shared`).
+        d.symbols.push((sym, align, u64::from(v.size)));
+    }
+    (!d.symbols.is_empty()).then_some(d)
 }

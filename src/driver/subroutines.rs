@@ -54,7 +54,8 @@ pub(super) struct PlacedSub {
 /// sit at `[R1 + 0..]`, the saved registers after them.
 pub(super) fn place_subroutines(
     inputs: &KernelInputs,
-    mut pool: Option<&mut Vec<u8>>,
+    pool: &mut Vec<u8>,
+    object: bool,
     code: &mut Vec<Inst>,
     srclocs: &mut Vec<machinst::SrcLoc>,
     relocs: &mut Vec<(usize, lower::Reloc)>,
@@ -100,11 +101,8 @@ pub(super) fn place_subroutines(
             frame,
             local_data,
             constant2,
-        } = compile_subroutine(inputs, sub)?;
-        if pool.is_none() {
-            refuse_shared(inputs, sub)?;
-        }
-        merge_literals(pool.as_deref_mut(), &constant2, &mut sub_code, &sub.name)?;
+        } = compile_subroutine(inputs, sub, object)?;
+        merge_literals(pool, &constant2, &mut sub_code, &sub.name)?;
         regs = regs.max(sub_regs);
         work.extend(calls_of(&sub_code));
         let at = code.len();
@@ -192,26 +190,12 @@ pub(super) struct SubCode {
     pub(super) constant2: Vec<u8>,
 }
 
-/// Refuse a subroutine that names `.shared` variables where there is no kernel to lay them
-/// out (a function of a relocatable object, and what it calls): ptxas would write relocations
-/// against the variables' symbols (docs/calls.md). In a kernel they are the kernel's
-/// (`ir::Module::shared_layout` gives them the same offsets in both).
-pub(super) fn refuse_shared(inputs: &KernelInputs, f: &ir::Function) -> Result<(), String> {
-    if inputs.module.shared_layout(f).offsets.is_empty() {
-        return Ok(());
-    }
-    Err(format!(
-        "unsupported: the function `{}` names .shared variables (not in a relocatable object)",
-        f.name
-    ))
-}
-
 /// Append a subroutine's literal pool `sub` to the kernel's `pool` and point the `c[0x2]`
 /// operands of its `code` at the appended copy (ptxas places a subroutine in the kernel's
-/// `.text` and its constants in the kernel's bank 2). `None` as `pool`: there is no kernel
-/// pool to share (a function of the object), and a subroutine needing one is refused.
+/// `.text` and its constants in the kernel's bank 2; for a function of a relocatable object,
+/// the pool is the function's own `.nv.constant2.<f>`, which nvlink relocates).
 pub(super) fn merge_literals(
-    pool: Option<&mut Vec<u8>>,
+    pool: &mut Vec<u8>,
     sub: &[u8],
     code: &mut [Inst],
     name: &str,
@@ -219,11 +203,6 @@ pub(super) fn merge_literals(
     if sub.is_empty() {
         return Ok(());
     }
-    let Some(pool) = pool else {
-        return Err(format!(
-            "unsupported: the function `{name}` needs constants of its own in c[0x2]"
-        ));
-    };
     // 8-aligned: an f64 literal keeps its alignment.
     let at = pool.len().next_multiple_of(8);
     if at + sub.len() > 0x1_0000 {
@@ -253,16 +232,22 @@ pub(super) fn merge_literals(
 /// whole rounded up to 8, or to the largest alignment of a variable so that R1 keeps every
 /// variable aligned.
 /// Its `.shared` variables are the kernel's (`ir::Module::shared_layout`) and its literals
-/// are returned for [`merge_literals`]; without a kernel (a function of the object) the
-/// callers refuse both ([`refuse_shared`]).
+/// are returned for [`merge_literals`]. With `object` (a function of a relocatable object,
+/// and what it calls: there is no kernel yet) every `.shared` address is a relocated
+/// `MOV32I` (`lower::LowerOptions::shared_relocs`), which nvlink resolves in each kernel.
 pub(super) fn compile_subroutine(
     inputs: &KernelInputs,
     sub: &ir::Function,
+    object: bool,
 ) -> Result<SubCode, String> {
     let mut f = sub.clone();
     let outlined = inputs.module.outlined.contains(&sub.name);
     prepare_kernel_ir(inputs.module, &mut f);
-    let lowered = lower::lower_verified_stats(inputs.module, &f, &inputs.lower_opts)
+    let lower_opts = lower::LowerOptions {
+        shared_relocs: object,
+        ..inputs.lower_opts
+    };
+    let lowered = lower::lower_verified_stats(inputs.module, &f, &lower_opts)
         .map_err(|e| format!("subroutine `{}`: {e}", f.name))?;
     let (local_vars, local_data) = inputs.module.local_layout(&f);
     let align = local_vars

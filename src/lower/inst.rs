@@ -64,6 +64,12 @@ pub enum RelocWord {
     Hi,
     /// The whole address of a 32-bit module (`R_CUDA_ABS32_20`).
     Abs32,
+    /// The offset of a `.shared` variable in the shared window (`R_CUDA_ABS24_20`; a
+    /// function of a relocatable object, `LowerOptions::shared_relocs`).
+    Shared,
+    /// No relocation: the word stays 0 (the high word of a 64-bit `.shared` address; never
+    /// attached to an instruction, `relocated_words`).
+    Zero,
     /// The target of a `JCAL` to the system function `ir::Module::extern_funcs[n]`
     /// (`R_CUDA_ABS32_20` against its undefined symbol; `Reloc::var` is unused).
     Call(u32),

@@ -146,6 +146,11 @@ pub struct LowerOptions {
     /// allocation. The driver compiles a kernel whose registers limit its occupancy once more
     /// without, and where that keeps more warps resident, once more with the narrow window.
     pub interleave: Interleave,
+    /// Address `.shared` variables through the linker (a function of a relocatable object,
+    /// whose shared window nvlink lays out in each kernel that calls it): a variable's address
+    /// is a `MOV32I` that `R_CUDA_ABS24_20` patches (ptxas 11.8's `MOV32I R0, 0x0` against
+    /// `$__buf__8`), never a known offset folded into other instructions.
+    pub shared_relocs: bool,
 }
 
 /// The window of [`hoist`]'s interleaving (`hoist::interleave`; its essay has the

@@ -735,6 +735,8 @@ impl<'a> Lowerer<'a> {
             },
             InstData::SymbolAddr { var, .. } => {
                 match self.module.vars.get(*var).map(|vd| vd.space) {
+                    // Known only to the linker (`LowerOptions::shared_relocs`).
+                    Some(Space::Shared) if self.opts.shared_relocs => Class::Reg,
                     Some(Space::Shared | Space::Const | Space::Local) => {
                         Class::Imm(i64::from(self.var_offsets[var.as_u32() as usize]))
                     }

@@ -108,6 +108,7 @@ impl CubinSpec {
             abi_version: c.header.abi_version,
             texmode_independent: c.header.flags & 0x200 != 0,
             samplers: crate::sampler::from_cubin(c),
+            object_shared: data(super::OBJECT_SHARED),
             data_relocs: c
                 .relocations
                 .iter()

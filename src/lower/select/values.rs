@@ -18,15 +18,23 @@ impl<'a> Lowerer<'a> {
         if let Some(InstData::SymbolAddr { var, .. }) = self.def_of(v) {
             let var = *var;
             let space = self.module.vars.get(var).map(|d| d.space);
-            if space == Some(Space::Global) && matches!(kind, RegKind::B64 | RegKind::B32) {
-                // ptxas's sequence: `MOV32I lo, 0x0` and `MOV32I hi, 0x0`, which the loader
-                // patches (R_CUDA_ABS32_LO_20 / R_CUDA_ABS32_HI_20) with the variable's address;
-                // a 32-bit address (a 32-bit module) is one `MOV32I` (R_CUDA_ABS32_20).
-                let words: &[RelocWord] = if kind == RegKind::B64 {
-                    &[RelocWord::Lo, RelocWord::Hi]
-                } else {
-                    &[RelocWord::Abs32]
-                };
+            // ptxas's sequence for a `.global` variable: `MOV32I lo, 0x0` and `MOV32I hi, 0x0`,
+            // which the loader patches (R_CUDA_ABS32_LO_20 / R_CUDA_ABS32_HI_20) with its
+            // address; a 32-bit address (a 32-bit module) is one `MOV32I` (R_CUDA_ABS32_20).
+            // A `.shared` one under `-c` (`shared_relocs`): `MOV32I R0, 0x0` with
+            // `R_CUDA_ABS24_20` (a shared address is below 2^24; a 64-bit one's high word 0).
+            let words: Option<&[RelocWord]> = match (space, kind) {
+                (Some(Space::Global), RegKind::B64) => Some(&[RelocWord::Lo, RelocWord::Hi]),
+                (Some(Space::Global), RegKind::B32) => Some(&[RelocWord::Abs32]),
+                (Some(Space::Shared), RegKind::B64) if self.opts.shared_relocs => {
+                    Some(&[RelocWord::Shared, RelocWord::Zero])
+                }
+                (Some(Space::Shared), RegKind::B32) if self.opts.shared_relocs => {
+                    Some(&[RelocWord::Shared])
+                }
+                _ => None,
+            };
+            if let Some(words) = words {
                 self.relocated_words(v, kind, var, words);
                 return Ok(());
             }
@@ -570,7 +578,7 @@ impl<'a> Lowerer<'a> {
                 sm50::Inst::new(Form::MOV32I).with(Field::Imm, 0),
                 &[(Field::Rd, dop, w)],
             );
-            if let Some(p) = i.pieces.last_mut() {
+            if let Some(p) = i.pieces.last_mut().filter(|_| word != RelocWord::Zero) {
                 p.reloc = Some(super::super::Reloc { var, word });
             }
         }
