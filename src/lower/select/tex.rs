@@ -652,12 +652,7 @@ impl<'a> Lowerer<'a> {
         ra: Loc,
         rb: Option<Loc>,
     ) {
-        let kind = match comps.len() {
-            1 => RegKind::B32,
-            2 => RegKind::B64,
-            _ => RegKind::B128,
-        };
-        let d = self.new_vreg(kind);
+        let d = self.tex_dest(comps.len());
         let mut i = Sm50Inst::new(Role::Plain);
         let dop = i.def(d, false);
         let aop = i.use_(ra.vreg);
@@ -671,6 +666,21 @@ impl<'a> Lowerer<'a> {
         }
         i.piece(inst, &refs);
         self.push(i);
+        self.tex_set_results(results, comps, d);
+    }
+
+    /// A new destination for `n` result words (a pair or quad for several).
+    fn tex_dest(&mut self, n: usize) -> crate::machinst::VReg {
+        let kind = match n {
+            1 => RegKind::B32,
+            2 => RegKind::B64,
+            _ => RegKind::B128,
+        };
+        self.new_vreg(kind)
+    }
+
+    /// Components `comps` of `results` (in that order) live in consecutive words of `d`.
+    fn tex_set_results(&mut self, results: &[Value], comps: &[usize], d: crate::machinst::VReg) {
         for (n, &c) in comps.iter().enumerate() {
             let loc = Loc {
                 vreg: d,

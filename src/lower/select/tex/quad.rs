@@ -57,7 +57,6 @@
 use super::{Lowerer, Part};
 use crate::ir::Value;
 use crate::lower::inst::{Role, Sm50Inst};
-use crate::lower::lea::Loc;
 use crate::lower::LowerError;
 use crate::machinst::RegKind;
 use crate::sm50::values::fswzadd::op0::{PP, ZP};
@@ -112,12 +111,7 @@ impl Lowerer<'_> {
             Some(Part::At(l)) => Some((i.use_(l.vreg), l.offset)),
             _ => None,
         };
-        let kind = match comps.len() {
-            1 => RegKind::B32,
-            2 => RegKind::B64,
-            _ => RegKind::B128,
-        };
-        let d = self.new_vreg(kind);
+        let d = self.tex_dest(comps.len());
         let dop = i.def(d, true);
         let q = self.new_vreg(RegKind::B128);
         let qop = i.def(q, true);
@@ -211,13 +205,7 @@ impl Lowerer<'_> {
             }
         }
         self.push(i);
-        for (n, &c) in comps.iter().enumerate() {
-            let loc = Loc {
-                vreg: d,
-                offset: n as u8,
-            };
-            self.set_loc(results[c], loc);
-        }
+        self.tex_set_results(results, &comps, d);
         Ok(())
     }
 }
