@@ -437,6 +437,19 @@ pub enum Lod {
     Grad { dx: [f32; 3], dy: [f32; 3] },
 }
 
+/// The unit's derivative between two lanes of a quad: `c1 - c0` in f32 (the model of
+/// `TEX.NDV`, `sim::tex`; the hardware's arithmetic is not documented).
+pub fn quad_delta(c0: f32, c1: f32) -> f32 {
+    c1 - c0
+}
+
+/// The gradient a quad-emulated `tex.grad` (`lower::select::tex::quad`) hands the unit for
+/// coordinate `c` and requested gradient `d`: lane 0 holds `0 + c` (`FSWZADD` ZP), its
+/// neighbour `c + d` (PP), and the unit takes their [`quad_delta`].
+pub fn quad_gradient(c: f32, d: f32) -> f32 {
+    quad_delta(0.0 + c, c + d)
+}
+
 /// One `tex`/`tld4` with float coordinates.
 #[derive(Clone, Copy, Debug, PartialEq, Default)]
 pub struct SampleQuery {

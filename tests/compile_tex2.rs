@@ -778,6 +778,7 @@ fn cases() -> Vec<Case> {
     v.extend(cube_cases());
     v.extend(tex_fetch_cases());
     v.extend(grad_int_cases());
+    v.extend(quad_grad_cases());
     v
 }
 
@@ -948,9 +949,10 @@ fn unsupported_forms_get_a_diagnostic() {
             "bad.ptx:12:2",
         ),
         (
+            // (Without offsets it is emulated across the quad: `quad_grad_cases`.)
             "tex.grad.3d.v4.f32.f32 {%f2, %f3, %f4, %f5}, [t, {%f1, %f1, %f1, %f1}], \
-             {%f1, %f1, %f1, %f1}, {%f1, %f1, %f1, %f1};",
-            "this tex.3d form (Grad)",
+             {%f1, %f1, %f1, %f1}, {%f1, %f1, %f1, %f1}, {%r1, %r1, %r1, %r1};",
+            "emulates the gradients in four passes",
             // Refused by selection: the kernel's error names the PTX line.
             "(PTX line 12)",
         ),
@@ -977,6 +979,69 @@ fn unsupported_forms_get_a_diagnostic() {
         assert!(text.contains(what), "{text}");
         assert!(text.contains(place), "{text}");
     }
+}
+
+/// `tex.grad` that ptxas 11.8 emulates across each quad (`lower::select::tex::quad`: four
+/// passes of SHFL.IDX, FSWZADD.NDV and TEX.NDV between SAM and RAM): 3d, and 2d/a1d/a2d
+/// with a depth reference. The gradients differ from lane to lane (%f7 = tid / 4), so each
+/// pass must hand its quad lane `l`'s own; the coordinates grow with tid, so `(c + d) - c`
+/// rounds away from `d` in some lanes (the model `ir::eval` shares with the simulator).
+fn quad_grad_cases() -> Vec<Case> {
+    const SLOT: &[Handle] = &[Handle::Ref, Handle::Obj];
+    let table: Vec<LodRow> = vec![
+        (
+            "qgrad_3d",
+            "tex.grad.3d.v4.f32.f32 D, [T, {%f3, %f4, %f5, %f5}], {%f7, %f8, %f9, %f9}, {%f8, %f9, %f7, %f7};",
+            "3d",
+            SLOT,
+            "TEX.NDV ",
+            "",
+        ),
+        (
+            "qgrad_dc_2d",
+            "tex.grad.2d.v4.f32.f32 D, [T, {%f3, %f4}], {%f7, %f8}, {%f8, %f9}, %f5;",
+            "2d",
+            SLOT,
+            "TEX.DC.NDV ",
+            "",
+        ),
+        (
+            "qgrad_dc_a1d",
+            "tex.grad.a1d.v4.f32.f32 D, [T, {%r5, %f3}], {%f7}, {%f9}, %f5;",
+            "a1d",
+            SLOT,
+            "TEX.DC.NDV ",
+            "",
+        ),
+        (
+            "qgrad_dc_a2d",
+            "tex.grad.a2d.v4.f32.f32 D, [T, {%r5, %f3, %f4, %f4}], {%f7, %f8}, {%f8, %f9}, %f5;",
+            "a2d",
+            SLOT,
+            "TEX.DC.NDV ",
+            "",
+        ),
+    ];
+    let mut v = row_cases(table, "tex_", "", |_| true);
+    // One component only (TEX's mask, one result word shuffled per pass).
+    let mut x = v[0].clone();
+    x.name += "_x";
+    x.read = Read::X;
+    v.push(x);
+    v
+}
+
+/// Listings of the quad-emulated gradients (read when accepted: per pass SAM, the SHFL.IDX
+/// of lane l's operands, FSWZADD.NDV ZPPPZPPP/ZPZPPPPP, TEX.NDV, lane 0's result shuffled,
+/// RAM, the lane-masked MOVs).
+#[test]
+fn quad_grad_listings_snapshot() {
+    let text = listings(&[
+        "tex_qgrad_3d_ref",
+        "tex_qgrad_dc_a2d_obj",
+        "tex_qgrad_3d_ref_x",
+    ]);
+    insta::assert_snapshot!("tex2_quad_grad_listings", text);
 }
 
 /// `tex.grad` with integer coordinates (`lower::select::tex::grad`: ptxas 11.8 hands their

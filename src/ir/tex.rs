@@ -532,9 +532,17 @@ pub fn eval(
                 TexLod::Grad => {
                     let mut dx = [0f32; 3];
                     let mut dy = [0f32; 3];
+                    // The forms ptxas emulates across the quad see the gradients as the
+                    // differences of the quad's perturbed coordinates (`quad_gradient`).
+                    let quad = quad_emulated_grad(shape, int_coords, depth_ref.is_some());
                     for k in 0..d {
                         dx[k] = g(k);
                         dy[k] = g(d + k);
+                        if quad {
+                            let ck = f32::from_bits(c[k]);
+                            dx[k] = crate::texture::quad_gradient(ck, dx[k]);
+                            dy[k] = crate::texture::quad_gradient(ck, dy[k]);
+                        }
                     }
                     crate::texture::Lod::Grad { dx, dy }
                 }
@@ -695,4 +703,14 @@ fn result_kind(result: TexType) -> crate::texture::ResultKind {
         TexType::S32 => ResultKind::Signed,
         TexType::U32 => ResultKind::Unsigned,
     }
+}
+
+/// Whether ptxas 11.8 emulates `tex.grad` of this form across each quad (SAM/RAM,
+/// `FSWZADD.NDV`, `TEX.NDV`: `lower::select::tex::quad`) instead of using `TXD`: float
+/// coordinates on 3d, or with a depth reference on 1d/2d/a1d/a2d (cube maps too, which
+/// leafold does not lower).
+pub fn quad_emulated_grad(shape: TexShape, int_coords: bool, depth: bool) -> bool {
+    !int_coords
+        && !matches!(shape, TexShape::Cube | TexShape::ACube)
+        && (shape == TexShape::D3 || depth)
 }

@@ -136,6 +136,8 @@ pub(super) struct Warp {
     pc: u64,
     active: u32,
     exited: u32,
+    /// The active mask `SAM` saved (and widened to whole quads), which `RAM` restores.
+    pub(super) sam: Option<u32>,
     stack: Vec<Entry>,
     state: State,
     /// Warp index in its CTA.
@@ -490,6 +492,7 @@ impl Sim<'_> {
                     pc: 8,
                     active: live,
                     exited: !live,
+                    sam: None,
                     stack: Vec::new(),
                     state: State::Running,
                     index: w,
@@ -667,7 +670,7 @@ impl Sim<'_> {
             }
             BAR | BAR_RED | BARR_RA | BARR_RB | BARR_RR | BARR_REDRA | BARR_REDRB | BARR_REDRR
             | NOP | DEPBAR | MEMBAR | CCTL | CCTL_L | BPT | VOTE | SHFL_RI | SHFL_II | SHFL_RR
-            | SHFL_IR => self.exec_warp(w, i, addr, exec)?,
+            | SHFL_IR | SAM | RAM => self.exec_warp(w, i, addr, exec)?,
             MOV_R | MOV_C | MOV_I | MOV32I | S2R | CS2R | SEL_R | SEL_C | SEL_I => {
                 self.exec_move(w, i, addr, exec)?
             }
@@ -703,6 +706,7 @@ impl Sim<'_> {
             | FSET_C | FSET_I | DSET_R | DSET_C | DSET_I | FCHK_R | FCHK_C | FCHK_I | FCMP_R
             | FCMP_C | FCMP_I | FCMP_CR | HADD2_R | HMUL2_R | HFMA2_R | HSETP2_R | HSET2_R
             | MUFU | RRO_R | RRO_C | RRO_I => self.exec_fp(w, i, addr, exec)?,
+            FSWZADD => self.fswzadd(w, i, addr, exec)?,
             _ => return Err(unsupported(addr, i, "this instruction")),
         }
         Ok(())

@@ -178,6 +178,36 @@ impl Sim<'_> {
 
     /// Execute one floating-point instruction (see the module essay).
     // Long by design: one arm per floating-point class, after the modifiers they share.
+    /// `FSWZADD` (quad swizzle add, `lower::select::tex::quad`): lane `k` of each quad
+    /// computes `sa·Ra + sb·Rb` with the signs of op `k` (PP `+,+`, NP `-,+`, PN `+,-`, ZP
+    /// `0,+`: Ra replaced by +0), one rounding as FADD's. `.NDV` changes nothing here.
+    pub(super) fn fswzadd(
+        &mut self,
+        w: &mut Warp,
+        i: &Inst,
+        addr: u64,
+        exec: u32,
+    ) -> Result<(), SimError> {
+        use crate::sm50::values::fswzadd::op0::{NP, PN, ZP};
+        if flag(i, Field::Cc) {
+            return Err(unsupported(addr, i, "FSWZADD .CC"));
+        }
+        let ops = [Field::Op0, Field::Op1, Field::Op2, Field::Op3].map(|o| f(i, o));
+        let (ra, rb, rd) = (f(i, Field::Ra), f(i, Field::Rb), f(i, Field::Rd));
+        let (rnd, ftz) = (round(f(i, Field::Rnd)), flag(i, Field::Ftz));
+        for l in lanes(exec) {
+            let (a, b) = (u64::from(w.r(ra, l)), u64::from(w.r(rb, l)));
+            let (a, b) = match ops[l % 4] {
+                NP => (a ^ 0x8000_0000, b),
+                PN => (a, b ^ 0x8000_0000),
+                ZP => (0, b),
+                _ => (a, b),
+            };
+            w.set_r(rd, l, fl::add(FloatFmt::F32, a, b, rnd, ftz) as u32);
+        }
+        Ok(())
+    }
+
     pub(super) fn float(
         &mut self,
         w: &mut Warp,

@@ -92,7 +92,9 @@
 //! packed position and length), and XMAD imm16 zero-extended). Instructions
 //! execute only on active lanes whose guard predicate holds.
 //!
-//! * `MOV`, `MOV32I`: Rd = B (the lane mask field is ignored; ptxas always uses 0xf).
+//! * `MOV`: Rd = B in the lanes whose position in their quad (lane & 3) has its bit set
+//!   in the lane mask (0xf everywhere but the quad-emulated gradients); `MOV32I`: Rd = imm
+//!   (its lane mask ignored; ptxas always uses 0xf).
 //! * `S2R`: TID.X/Y/Z, TID (x | y << 16 | z << 26), CTAID.X/Y/Z, LANEID, EQ/LT/LE/GT/GEMASK,
 //!   SMEMSZ (the CTA's shared size), VIRTID (warp index in bits 8..13, SM 0), VIRTCFG
 //!   (1 SM, 64 warps), SR 0x01 (the warp-instruction count), CLOCKLO/CLOCKHI and
@@ -211,6 +213,11 @@
 //! * `SHFL.IDX/UP/DOWN/BFLY`: PTX's `shfl` rule with b = lane/offset and c = clamp | segment
 //!   mask << 8; Pd = the source lane is in range (else the lane keeps its own Ra). A source
 //!   lane that is not executing is read anyway (PTX: undefined).
+//! * `SAM`/`RAM` (ptxas's quad-emulated `tex.grad`, `lower::select::tex::quad`): SAM saves
+//!   the active mask and makes every lane of a quad with an active lane active (exited
+//!   lanes too, as the quad's helpers); RAM restores the saved mask; no nesting. `FSWZADD`:
+//!   lane k of each quad adds `±Ra` (or +0) and `±Rb` by op k, as FADD rounds. `TEX.NDV`:
+//!   the level of detail from the differences to the lane's quad neighbours (`sim::tex`).
 //! * `ATOM`/`RED` (global, `.E` 64-bit address) and `ATOMS` (shared, offset in words):
 //!   ADD, MIN, MAX (.S32/.S64 signed), INC and DEC (32-bit), AND, OR, XOR, EXCH on 32- or
 //!   64-bit values (register pairs), and `ATOM(S).CAS[.64]` (Rb compare, then the new value

@@ -31,6 +31,12 @@
 //! on CUBE read `{x, y, z}` from ra, on ARRAY_CUBE `{layer, x, y, z}` (`TEX.DC`: the
 //! reference in rb after the handle and the level).
 //!
+//! `TEX.NDV` (between SAM and RAM, `lower::select::tex::quad`): the level of detail as
+//! for explicit gradients, `dx = c[l|1] - c[l&~1]` and `dy = c[l|2] - c[l&~2]` per
+//! coordinate from lane `l`'s quad neighbours' coordinates ([`crate::texture::quad_delta`];
+//! the hardware's exact arithmetic is not documented: this is the model `ir::eval` shares);
+//! every lane of the quad must execute.
+//!
 //! `TEXS` 2D `.LL`/`.DC`/`.LL.DC` read `{x, y}` at ra and `{level, reference}` at rb; `TXD`
 //! and `TXD.B` (`tex.grad` on 1D, 2D, ARRAY_1D, ARRAY_2D, with `.AOFFI`) see
 //! [`Sim::texture_grad`].
@@ -310,8 +316,11 @@ impl Sim<'_> {
         // sample index in rb after the handle.
         let ms = !float && f(i, Field::Ms) != 0;
         let parts = usize::from(aoffi) + usize::from(dc) + usize::from(level) + usize::from(ms);
+        // `.NDV` (the quad-emulated gradients, `lower::select::tex::quad`): the level of
+        // detail from the quad's coordinates.
+        let ndv = f(i, Field::Ndv) != 0;
         let known = (bindless || parts > 0 || f(i, Field::Rb) == 255)
-            && f(i, Field::Ndv) == 0
+            && (!ndv || (float && !level))
             && (f(i, Field::Ms) == 0 || (ms && !level && !aoffi));
         use crate::sm50::values::tex::dim::*;
         let dim = f(i, Field::Dim);
@@ -321,24 +330,30 @@ impl Sim<'_> {
         }
         let [ra, rb, rd, mask] = general_fields(i);
         let next = next_reg;
-        for l in lanes(exec) {
-            let mut b = rb;
-            let tex = self.lane_texture(bound, w, l, &mut b)?;
+        // (layer, coordinates) of lane `m`, by target.
+        let coords_of = |w: &Warp, m: usize| {
             let mut regs = [0u32; 4];
             let mut at = ra;
             for r in &mut regs {
-                *r = w.r(at, l);
+                *r = w.r(at, m);
                 at = next(at);
             }
-            // (layer, coordinates) by target.
-            let (layer, c) = match dim {
+            match dim {
                 V1D => (0, [regs[0], 0, 0]),
                 ARRAY_1D => (regs[0], [regs[1], 0, 0]),
                 V2D => (0, [regs[0], regs[1], 0]),
                 ARRAY_2D => (regs[0], [regs[1], regs[2], 0]),
                 ARRAY_CUBE => (regs[0], [regs[1], regs[2], regs[3]]),
                 _ => (0, [regs[0], regs[1], regs[2]]),
-            };
+            }
+        };
+        if ndv && (0..8).any(|q| matches!(exec >> (4 * q) & 0xf, 1..=14)) {
+            return Err(unsupported(addr, i, "TEX.NDV on a partial quad (no SAM)"));
+        }
+        for l in lanes(exec) {
+            let mut b = rb;
+            let tex = self.lane_texture(bound, w, l, &mut b)?;
+            let (layer, c) = coords_of(w, l);
             if ms {
                 let words = tex.fetch_ms(c[0] as i32, c[1] as i32, layer as i32, w.r(b, l) as i32);
                 write_mask4(w, rd, mask, l, &words);
@@ -367,6 +382,18 @@ impl Sim<'_> {
             let words = if float {
                 if level {
                     q.lod = Lod::Level(f32::from_bits(lod));
+                }
+                if ndv {
+                    // The differences to the x and y neighbours (texture::quad_delta).
+                    let at = |m: usize| coords_of(w, m).1.map(f32::from_bits);
+                    let (x0, x1, y0, y1) = (at(l & !1), at(l | 1), at(l & !2), at(l | 2));
+                    let mut dx = [0f32; 3];
+                    let mut dy = [0f32; 3];
+                    for k in 0..3 {
+                        dx[k] = crate::texture::quad_delta(x0[k], x1[k]);
+                        dy[k] = crate::texture::quad_delta(y0[k], y1[k]);
+                    }
+                    q.lod = Lod::Grad { dx, dy };
                 }
                 tex.sample(&q)
             } else {

@@ -47,6 +47,7 @@ mod fetch;
 mod grad;
 mod ms;
 mod paired1d;
+mod quad;
 
 use super::Lowerer;
 use crate::ir::tex::{self, TexHandle, TexLod, TexOp, TexQuery, TexShape};
@@ -402,12 +403,23 @@ impl<'a> Lowerer<'a> {
             (TexLod::Grad, _) if d <= 2 && !depth => {
                 self.lower_tex_grad(results, dim, d, handle, o.xy, o.rest, o.off)
             }
+            (TexLod::Grad, TexSlot::Bound(tid)) if o.off.is_none() => {
+                // Emulated across the quad (`quad`).
+                let g = quad::QuadGrad {
+                    dim,
+                    tid,
+                    first: usize::from(shape.is_array()),
+                    coords: o.xy,
+                    grads: &o.rest[..2 * d],
+                    dref: o.dref,
+                };
+                self.lower_tex_grad_quad(results, g)
+            }
             (TexLod::Grad, _) => Err(self.unsupported(format!(
                 "{form}: ptxas 11.8 emulates the gradients in four passes between SAM and \
-                 RAM, one per lane of each quad: SHFL.IDX of that lane's coordinates and \
-                 gradients to the whole quad, FSWZADD.NDV to make them the quad's implicit \
-                 derivatives, TEX.NDV, SHFL.IDX of quad lane 0's result and a MOV with a \
-                 lane mask; leafold encodes these (isa) but does not select or simulate them yet"
+                 RAM, one per lane of each quad (`lower::select::tex::quad`); leafold does \
+                 so for slot-bound textures without offsets only (a register handle is \
+                 shuffled to the quad too, offsets ride in TEX's rb)"
             ))),
             (_, TexSlot::Bound(tid)) if d <= 2 && !shape.is_array() && !offset => {
                 let level = lod == TexLod::Level;
@@ -640,12 +652,7 @@ impl<'a> Lowerer<'a> {
         ra: Loc,
         rb: Option<Loc>,
     ) {
-        let kind = match comps.len() {
-            1 => RegKind::B32,
-            2 => RegKind::B64,
-            _ => RegKind::B128,
-        };
-        let d = self.new_vreg(kind);
+        let d = self.tex_dest(comps.len());
         let mut i = Sm50Inst::new(Role::Plain);
         let dop = i.def(d, false);
         let aop = i.use_(ra.vreg);
@@ -659,6 +666,21 @@ impl<'a> Lowerer<'a> {
         }
         i.piece(inst, &refs);
         self.push(i);
+        self.tex_set_results(results, comps, d);
+    }
+
+    /// A new destination for `n` result words (a pair or quad for several).
+    fn tex_dest(&mut self, n: usize) -> crate::machinst::VReg {
+        let kind = match n {
+            1 => RegKind::B32,
+            2 => RegKind::B64,
+            _ => RegKind::B128,
+        };
+        self.new_vreg(kind)
+    }
+
+    /// Components `comps` of `results` (in that order) live in consecutive words of `d`.
+    fn tex_set_results(&mut self, results: &[Value], comps: &[usize], d: crate::machinst::VReg) {
         for (n, &c) in comps.iter().enumerate() {
             let loc = Loc {
                 vreg: d,

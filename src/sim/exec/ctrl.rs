@@ -285,6 +285,26 @@ impl Sim<'_> {
                 }
             }
             SHFL_RI | SHFL_II | SHFL_RR | SHFL_IR => self.shfl(w, i, exec),
+            // SAM: every lane of a quad with an active lane becomes active (exited lanes
+            // too: they run as the quad's helpers, `lower::select::tex::quad`) until RAM
+            // restores the saved mask. No nesting.
+            SAM => {
+                if w.sam.is_some() {
+                    return Err(unsupported(addr, i, "SAM inside SAM"));
+                }
+                w.sam = Some(w.active);
+                let mut m = 0u32;
+                for q in 0..8 {
+                    if w.active >> (4 * q) & 0xf != 0 {
+                        m |= 0xf << (4 * q);
+                    }
+                }
+                w.active = m;
+            }
+            RAM => match w.sam.take() {
+                Some(m) => w.active = m,
+                None => return Err(unsupported(addr, i, "RAM without SAM")),
+            },
             _ => unreachable!("{:?} is not a warp form", i.form),
         }
         Ok(())

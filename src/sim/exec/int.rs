@@ -136,7 +136,15 @@ impl Sim<'_> {
         match i.form {
             MOV_R | MOV_C | MOV_I => {
                 let b = self.src_b(i, addr)?;
-                self.alu(w, i, exec, |w, l| w.val(b, l));
+                // The lane mask: bit k writes lane k of each quad.
+                let lm = f(i, Field::Lm) as u32;
+                let mut quads = 0u32;
+                for k in 0..4 {
+                    if lm >> k & 1 != 0 {
+                        quads |= 0x1111_1111 << k;
+                    }
+                }
+                self.alu(w, i, exec & quads, |w, l| w.val(b, l));
             }
             MOV32I => {
                 let v = f(i, Field::Imm) as u32;

@@ -24,9 +24,8 @@
 //!
 //! A depth reference on 1d (float coordinates): ptxas 11.8 drops it (TXD on 2D without
 //! `.DC`, no diagnostic), and so does `ir::build` (never computed, as with ptxas). Not here:
-//! a reference on the other shapes, 3d and
-//! cube (ptxas emulates those gradients with quad shuffles; `lower_tex_lod` refuses them by
-//! name).
+//! a reference on the other shapes and 3d (ptxas emulates those gradients across the quad:
+//! [`super::quad`]), cube (emulated too, with a projection; refused by name).
 
 use super::{Lowerer, Part, TexSlot};
 use crate::ir::Value;
