@@ -67,7 +67,7 @@ mod allocate;
 use allocate::*;
 use std::fmt::Write as _;
 
-use crate::cubin::{self, CubinSpec, DataSpec, KernelSpec, ParamSpec};
+use crate::cubin::{self, CubinSpec, DataSpec, KernelSpec};
 use crate::error::{Diagnostic, Diagnostics, SourceFile, Span};
 use crate::ir;
 use crate::lower::{self, Fold, FoldStats, LowerOptions, RelocWord};
@@ -412,6 +412,7 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
         samplers: module
             .samplerrefs
             .iter()
+            .filter(|s| s.param.is_none())
             .map(|s| (s.name.clone(), s.init))
             .collect(),
         object_shared,
@@ -838,20 +839,12 @@ fn kernel_spec(
         recursive,
     } = shape;
     let err = |msg: String| cx.err(msg);
-    let params: Vec<ParamSpec> = f
-        .params
-        .iter()
-        .map(|p| ParamSpec {
-            offset: p.offset.min(u32::from(u16::MAX)) as u16,
-            size: p.size,
-            // `.ptr` parameter attributes are not recorded in the IR yet.
-            pointee: 0,
-        })
-        .collect();
+    let (params, sampler_params) = handles::kernel_params(module, f);
     let visible = facts.visible(name);
     let mut k = KernelSpec::new(name, laid.code.clone(), num_regs);
     k.visible = visible;
     k.params = params;
+    k.sampler_params = sampler_params;
     let shared = module.shared_layout(f);
     k.shared = shared
         .section

@@ -27,6 +27,26 @@
 //! border at the edge) is not in the texture model: a fetch through such a sampler is an
 //! error of the launch, not a guess.
 //!
+//! # Samplers passed as kernel parameters
+//!
+//! A kernel may take its sampler as a parameter, `.entry k(.., .param .samplerref s)`
+//! (`.texmode_independent`): the launch binds the sampler as the driver binds a module's.
+//! ptxas 11.8 writes the same fetch (`TEXS.P`, `TEX.P`: one word of constant bank 0 after
+//! the parameters, relocated against the texture and the sampler) and gives the parameter
+//! no bytes of the parameter area: its `EIATTR_KPARAM_INFO` has offset 0xffff, size 0,
+//! space 8 and, as its index, the sampler's symbol, a LOCAL symbol of CUDA type 11
+//! ([`SAMPLER_PARAM_SYMBOL_INFO`]) in the section of the first kernel (in the cubin's
+//! order) with a sampler parameter of that name, listed after that kernel's `.text`
+//! section symbol. Symbols are made by name: two kernels whose sampler parameters share a
+//! name share one symbol, and every sampler parameter of a kernel has one, used or not. The
+//! module `.nv.info` has no `EIATTR_SAMPLER_INIT` for it. (Where two kernels give a
+//! sampler parameter of one name different ordinals, ptxas 11.8 writes records its own code
+//! contradicts: a zeroed `KPARAM_INFO` for the later kernel's sampler and its other
+//! parameters' offsets shifted, while the code reads them at their true offsets; leafold
+//! describes each kernel's parameters as its code reads them.) As there is no initializer, the
+//! model (and `verify`) reads the texture through its own sampler state, as the simulator
+//! does for a sampler no record describes.
+//!
 //! In the cubin a bound pair is one word of constant bank 0 after the parameters (where
 //! unified mode puts one `.texref`'s word), relocated twice: `R_CUDA_TEX_HEADER_INDEX`
 //! against the texture and [`R_CUDA_SAMP_HEADER_INDEX`] against the sampler; the driver
@@ -40,6 +60,9 @@ pub const R_CUDA_SAMP_HEADER_INDEX: u32 = 7;
 
 /// `st_info` of a `.samplerref` symbol: GLOBAL binding, CUDA type 11 (sampler).
 pub const SAMPLERREF_SYMBOL_INFO: u8 = 0x1b;
+
+/// `st_info` of a `.param .samplerref`'s symbol: LOCAL binding, CUDA type 11 (sampler).
+pub const SAMPLER_PARAM_SYMBOL_INFO: u8 = 0x0b;
 
 /// `EIATTR_SAMPLER_INIT` (SVAL: symbol index, then the four mode bytes).
 pub const EIATTR_SAMPLER_INIT: u8 = 0x09;
@@ -67,6 +90,10 @@ const FILTER_MODES: [&str; 2] = ["nearest", "linear"];
 pub struct SamplerRef {
     pub name: String,
     pub init: SamplerInit,
+    /// A kernel's `.param .samplerref` rather than a module variable: the kernel's name and
+    /// the parameter's ordinal in its signature (see the module essay). It has no
+    /// initializer.
+    pub param: Option<(String, u32)>,
 }
 
 /// A sampler's initializer, as ptxas records it: the codes of `addr_mode_0..2` and

@@ -178,6 +178,27 @@ pub struct ParamSpec {
     pub pointee: u32,
 }
 
+impl ParamSpec {
+    /// The offset of a `.param .samplerref` ([`ParamSpec::sampler`]), which has no bytes.
+    pub const NO_OFFSET: u16 = 0xffff;
+
+    /// A `.param .samplerref` as ptxas 11.8 describes it ([`crate::sampler`]): offset
+    /// 0xffff, size 0, space 8 (flag bits 8..11); its KPARAM_INFO index is the sampler's
+    /// symbol ([`KernelSpec::sampler_params`]).
+    pub fn sampler() -> ParamSpec {
+        ParamSpec {
+            offset: Self::NO_OFFSET,
+            size: 0,
+            pointee: 8 << 8,
+        }
+    }
+
+    /// Whether this is a `.param .samplerref` (no bytes of the parameter area).
+    pub fn is_sampler(&self) -> bool {
+        self.offset == Self::NO_OFFSET && self.size == 0
+    }
+}
+
 /// A subroutine placed inside a kernel's `.text` (a PTX `.func`, or one of ptxas's helpers
 /// such as `$k$__cuda_sm3x_div_rn_noftz_f32_slowpath`).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -217,6 +238,10 @@ pub struct KernelSpec {
     pub regcount: u32,
     /// Parameters in ordinal order.
     pub params: Vec<ParamSpec>,
+    /// The `.param .samplerref`s among [`params`](Self::params) (ordinal, name): each names
+    /// a LOCAL sampler symbol (one per name in the module, in the section of the first
+    /// kernel that has it), which is their KPARAM_INFO index ([`crate::sampler`]).
+    pub sampler_params: Vec<(u16, String)>,
     /// `.nv.shared.<k>` (size, alignment), if the kernel uses shared memory (size 0 is
     /// legitimate: a kernel that only sees module `extern .shared` gets an empty section).
     pub shared: Option<(u64, u64)>,
@@ -270,6 +295,7 @@ impl KernelSpec {
             code,
             regcount,
             params: Vec::new(),
+            sampler_params: Vec::new(),
             shared: None,
             local: None,
             functions: Vec::new(),
@@ -296,6 +322,7 @@ impl KernelSpec {
     pub fn param_bytes(&self) -> u32 {
         self.params
             .iter()
+            .filter(|p| !p.is_sampler())
             .map(|p| u32::from(p.offset) + p.size)
             .max()
             .unwrap_or(0)
@@ -615,7 +642,12 @@ fn info_sections(
             .iter()
             .map(|n| symbols.index_of(n) as u32)
             .collect();
-        s.data = eiattr::encode(&kernel_info(k, c0_sym, &externs));
+        let samplers: Vec<(u16, u32)> = k
+            .sampler_params
+            .iter()
+            .map(|(o, n)| (*o, symbols.index_of(n) as u32))
+            .collect();
+        s.data = eiattr::encode(&kernel_info(k, c0_sym, &externs, &samplers));
     }
     secs[ix.rel_action].data = rel_action_table();
     secs[ix.rel_action].entsize = 8;
@@ -778,6 +810,11 @@ fn intern_strings(
         }
         if !table_first {
             constant2(&mut shs, &mut strs);
+        }
+        // The `.param .samplerref`s' symbol names, just before the constant bank's
+        // (ptxas 11.8, as their symbols).
+        for (_, n) in &k.sampler_params {
+            strs.add(n);
         }
         if k.entry {
             shs.add(&format!(".nv.constant0.{}", k.name));
@@ -1004,7 +1041,12 @@ pub fn elf_flags(arch: u32, ptx_arch: u32, address_bits: u32) -> u32 {
 }
 
 /// The `.nv.info.<k>` records, in ptxas's order.
-fn kernel_info(k: &KernelSpec, constant0_sym: u32, externs: &[u32]) -> Vec<Attribute> {
+fn kernel_info(
+    k: &KernelSpec,
+    constant0_sym: u32,
+    externs: &[u32],
+    samplers: &[(u16, u32)],
+) -> Vec<Attribute> {
     let mut v = vec![
         Attribute::CudaApiVersion(TOOLKIT_VERSION),
         Attribute::Sw2393858War,
@@ -1030,10 +1072,18 @@ fn kernel_info(k: &KernelSpec, constant0_sym: u32, externs: &[u32]) -> Vec<Attri
             offset: PARAM_BASE,
             size,
         });
-        v.push(Attribute::CbankParamSize(size));
+        // A kernel whose only parameters are `.param .samplerref`s (no bytes): ptxas 11.8
+        // writes PARAM_CBANK of size 0 but no CBANK_PARAM_SIZE.
+        if !k.params.iter().all(ParamSpec::is_sampler) {
+            v.push(Attribute::CbankParamSize(size));
+        }
         for (ordinal, p) in k.params.iter().enumerate().rev() {
             let mut info = KParamInfo::plain(ordinal as u16, p.offset, p.size);
             info.flags |= p.pointee & 0xfff;
+            // A `.param .samplerref`'s index is its sampler's symbol.
+            if let Some(&(_, sym)) = samplers.iter().find(|(o, _)| *o == ordinal as u16) {
+                info.index = sym;
+            }
             v.push(Attribute::KParamInfo(info));
         }
     }

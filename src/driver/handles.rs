@@ -101,12 +101,12 @@ pub(super) fn reference_handles(
                     ir::InstData::Texture {
                         handle: ir::tex::TexHandle::Paired { tex: t, samp: s },
                         ..
-                    } => vec![tex(*t), samp(*s)],
+                    } => std::iter::once(tex(*t)).chain(samp(*s)).collect(),
                     // A sampler queried alone (`txq`, `.texmode_independent`).
                     ir::InstData::Texture {
                         handle: ir::tex::TexHandle::Sampler(s),
                         ..
-                    } => vec![samp(*s)],
+                    } => samp(*s).into_iter().collect(),
                     ir::InstData::Surface { access, .. } => match access.handle {
                         crate::surface::SurfHandle::Bound(k) => vec![surf(k)],
                         _ => continue,
@@ -126,8 +126,12 @@ pub(super) fn reference_handles(
             tex(k as u32)
         } else if let Some(k) = module.surfrefs.iter().position(|s| s == name) {
             surf(k as u32)
-        } else if let Some(k) = module.samplerrefs.iter().position(|s| s.name == *name) {
-            samp(k as u32)
+        } else if let Some(k) = module
+            .samplerrefs
+            .iter()
+            .position(|s| s.name == *name && s.param.is_none())
+        {
+            samp(k as u32).expect("a module sampler")
         } else {
             continue;
         };
@@ -139,7 +143,7 @@ pub(super) fn reference_handles(
     let all = (0..module.texrefs.len() as u32)
         .map(tex)
         .chain((0..module.surfrefs.len() as u32).map(surf))
-        .chain((0..module.samplerrefs.len() as u32).map(samp));
+        .chain((0..module.samplerrefs.len() as u32).filter_map(samp));
     for h in all.collect::<Vec<_>>() {
         if !order.contains(&h) {
             order.push(h);
@@ -148,12 +152,47 @@ pub(super) fn reference_handles(
     order
 }
 
-/// The symbol of the module's `k`-th `.samplerref` (name and `st_info`).
-fn sampler_handle(module: &ir::Module, k: u32) -> (String, u8) {
-    (
-        module.samplerrefs[k as usize].name.clone(),
-        crate::sampler::SAMPLERREF_SYMBOL_INFO,
-    )
+/// The symbol of the module's `k`-th `.samplerref` (name and `st_info`); `None` for a
+/// kernel's `.param .samplerref`, whose LOCAL symbol the kernel's spec asks for
+/// ([`sampler_params`]).
+fn sampler_handle(module: &ir::Module, k: u32) -> Option<(String, u8)> {
+    let s = &module.samplerrefs[k as usize];
+    s.param
+        .is_none()
+        .then(|| (s.name.clone(), crate::sampler::SAMPLERREF_SYMBOL_INFO))
+}
+
+/// Kernel `f`'s parameters as the cubin describes them, in signature order: its
+/// `.param .samplerref`s ([`crate::sampler`], "Samplers passed as kernel parameters") among
+/// the others, with their names (the LOCAL symbols [`cubin::KernelSpec::sampler_params`]
+/// asks for).
+pub(super) fn kernel_params(
+    module: &ir::Module,
+    f: &ir::Function,
+) -> (Vec<cubin::ParamSpec>, Vec<(u16, String)>) {
+    let samplers: Vec<(u16, String)> = module
+        .samplerrefs
+        .iter()
+        .filter_map(|s| match &s.param {
+            Some((kernel, ordinal)) if *kernel == f.name => Some((*ordinal as u16, s.name.clone())),
+            _ => None,
+        })
+        .collect();
+    let mut plain = f.params.iter();
+    let mut params = Vec::new();
+    for ordinal in 0..(f.params.len() + samplers.len()) as u16 {
+        if samplers.iter().any(|(o, _)| *o == ordinal) {
+            params.push(cubin::ParamSpec::sampler());
+        } else if let Some(p) = plain.next() {
+            params.push(cubin::ParamSpec {
+                offset: p.offset.min(u32::from(u16::MAX)) as u16,
+                size: p.size,
+                // `.ptr` parameter attributes are not recorded in the IR yet.
+                pointee: 0,
+            });
+        }
+    }
+    (params, samplers)
 }
 
 /// The names of the module-scope variables of `ast`, in declaration order.

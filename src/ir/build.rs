@@ -671,9 +671,23 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                 params.syms.insert(d.name.id, Sym::Param { offset });
             }
         }
+        let mut ordinal = 0;
         for p in f.params.iter().filter(|_| sub.is_none()) {
             let elem = p.ty.bits().div_ceil(8) * p.vector.unwrap_or(1);
             for d in &p.names {
+                ordinal += 1;
+                if p.ty == ast::Type::SamplerRef {
+                    // A sampler the launch binds: no bytes of the parameter area
+                    // (`crate::sampler`, "Samplers passed as kernel parameters").
+                    let k = m.ir.samplerrefs.len() as u32;
+                    m.ir.samplerrefs.push(crate::sampler::SamplerRef {
+                        name: d.name.text.to_string(),
+                        init: crate::sampler::SamplerInit::default(),
+                        param: Some((f.name.text.to_string(), ordinal - 1)),
+                    });
+                    params.syms.insert(d.name.id, Sym::SamplerRef(k));
+                    continue;
+                }
                 let count: u64 = d.resolved_dims().iter().map(|x| x.unwrap_or(0)).product();
                 let size = u32::try_from(u64::from(elem).saturating_mul(count)).unwrap_or(u32::MAX);
                 let align = p.align.unwrap_or(elem).max(1);

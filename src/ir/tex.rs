@@ -297,7 +297,8 @@ pub enum TexHandle {
     /// The texture object in the instruction's first operand (`i64`).
     Bindless,
     /// `.texmode_independent`: a module `.texref` (index in `Module::texrefs`) read through
-    /// a module `.samplerref` (index in `Module::samplerrefs`); the pair has one slot word.
+    /// a `.samplerref` (index in `Module::samplerrefs`: a module variable or a kernel's
+    /// `.param .samplerref`, [`crate::sampler`]); the pair has one slot word.
     Paired { tex: u32, samp: u32 },
     /// `.texmode_independent`: a module `.samplerref` alone (index in
     /// `Module::samplerrefs`), for `txq` of a sampler attribute ([`TexQuery::Sampler`],

@@ -189,6 +189,12 @@ fn kernel_spec_of(c: &Cubin, k: &super::super::Kernel) -> KernelSpec {
                 pointee: p.info.flags & 0xfff,
             })
             .collect(),
+        sampler_params: k
+            .params
+            .iter()
+            .filter(|p| p.offset == ParamSpec::NO_OFFSET && p.size == 0)
+            .map(|p| (p.ordinal, symbol_name(c, p.info.index)))
+            .collect(),
         shared: k.shared,
         local: c
             .section(&format!(".nv.local.{}", k.name))

@@ -106,6 +106,20 @@ pub(super) fn symbols(
         for f in k.functions.iter().filter(|f| f.bind != elf::STB_GLOBAL) {
             syms.push(function_sym(i, f));
         }
+        // The `.param .samplerref`s' symbols, one per name (`crate::sampler`), just
+        // before the constant bank's (ptxas 11.8).
+        for (_, name) in &k.sampler_params {
+            if !syms.iter().any(|s| s.name == *name) {
+                syms.push(Sym {
+                    name: name.clone(),
+                    info: crate::sampler::SAMPLER_PARAM_SYMBOL_INFO,
+                    other: 0,
+                    shndx: ix.ktext[i] as u16,
+                    value: 0,
+                    size: 0,
+                });
+            }
+        }
         if let Some(c0) = ix.kc0[i] {
             syms.push(section_sym(secs, c0));
         }

@@ -20,8 +20,11 @@
 //! `txq.<addr_mode_i|filter_mode|force_unnormalized_coords>` of a module `.samplerref`
 //! gives a `TexOp::Query(TexQuery::Sampler(..))` of a `TexHandle::Sampler`
 //! ([`crate::tex_table::samp`]).
-//! Everything else of the texture chapter (`.param .samplerref`, the other `txq`
-//! attributes) is refused with a diagnostic naming what is missing.
+//! A kernel's `.param .samplerref` is an entry of `Module::samplerrefs` too (with its
+//! kernel and ordinal, declared with the parameters; [`crate::sampler`]), so `[t, s, {c}]`
+//! with it is the same bound pair.
+//! Everything else of the texture chapter (the other `txq` attributes) is refused with a
+//! diagnostic naming what is missing.
 
 mod ms;
 mod sampler_reg;
@@ -77,6 +80,7 @@ impl ModuleBuilder<'_> {
         self.ir.samplerrefs.push(SamplerRef {
             name: d.name.text.to_string(),
             init,
+            param: None,
         });
         Some(Sym::SamplerRef(k))
     }
@@ -84,8 +88,8 @@ impl ModuleBuilder<'_> {
 
 impl FnBuilder<'_, '_> {
     /// The operands `t, s` of `[t, s, ...]` (`.texmode_independent`): a module `.texref`
-    /// and a module `.samplerref`, one bound pair ([`TexHandle::Paired`]). A module
-    /// variable paired with a register (or a `.param .samplerref`) is refused; two
+    /// and a module `.samplerref` or a kernel's `.param .samplerref`, one bound pair
+    /// ([`TexHandle::Paired`]). A module variable paired with a register is refused; two
     /// registers are [`sampler_reg`]'s.
     fn tex_sampler_pair(&mut self, t: &Operand, s: &Operand) -> Option<TexHandle> {
         let look = |b: &mut Self, op: &Operand| match op {
