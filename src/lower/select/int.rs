@@ -1,6 +1,9 @@
 //! Selection of integer arithmetic: binary operations, predicate logic, add chains and carry
 //! chains (`IADD.X`, `LEA.HI.X`), 32-bit multiplies as `XMAD` sequences, shifts (64-bit
-//! variable and constant), register-pair operations and wide multiplies.
+//! variable and constant), register-pair operations and wide multiplies. Two fused shapes
+//! follow ptxas: an add of a product read once is the XMAD sequence with the addend
+//! ([`Lowerer::lower_mad32`]), an add of a logical right shift by a constant read once is one
+//! `LEA.HI` ([`Lowerer::lower_add_shr32`]).
 //!
 //! In: one IR integer instruction. Out: SASS instructions in the current block; the value's
 //! [`Loc`] is set.
