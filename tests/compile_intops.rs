@@ -591,3 +591,13 @@ fn cache_ops() {
     let at = |m: &str| sass.lines().position(|l| l.contains(m)).unwrap();
     assert!(at("STG.E.WT ") < at("LDG.E.CV "), "volatile order\n{sass}");
 }
+
+/// `x + (a >> k)` (logical, constant k) is ptxas's one `LEA.HI d, a, x, RZ, 32 - k`: the
+/// signed divisions by 2 and 4 and the parameter addend fold; the shift read twice does not.
+#[test]
+fn add_shr() {
+    let sass = differential("add_shr", 8);
+    let lea_hi = sass.lines().filter(|l| l.contains("LEA.HI R")).count();
+    assert_eq!(lea_hi, 3, "{sass}");
+    assert_eq!(count(&sass, "SHR.U32"), 1, "{sass}");
+}

@@ -1,6 +1,9 @@
 //! Selection of integer arithmetic: binary operations, predicate logic, add chains and carry
 //! chains (`IADD.X`, `LEA.HI.X`), 32-bit multiplies as `XMAD` sequences, shifts (64-bit
-//! variable and constant), register-pair operations and wide multiplies.
+//! variable and constant), register-pair operations and wide multiplies. Two fused shapes
+//! follow ptxas: an add of a product read once is the XMAD sequence with the addend
+//! ([`Lowerer::lower_mad32`]), an add of a logical right shift by a constant read once is one
+//! `LEA.HI` ([`Lowerer::lower_add_shr32`]).
 //!
 //! In: one IR integer instruction. Out: SASS instructions in the current block; the value's
 //! [`Loc`] is set.
@@ -51,6 +54,9 @@ impl<'a> Lowerer<'a> {
                     return Ok(());
                 }
                 if op == BinaryOp::Add && self.lower_mad32(v, args)? {
+                    return Ok(());
+                }
+                if op == BinaryOp::Add && self.lower_add_shr32(v, args)? {
                     return Ok(());
                 }
                 self.lower_add(v, op == BinaryOp::Sub, args, wide)
@@ -387,6 +393,76 @@ impl<'a> Lowerer<'a> {
         self.mul32_xmads(v, args, None)
     }
 
+    /// The IR block that defines `x` (`None` for a block parameter).
+    fn def_block(&self, x: Value) -> Option<Block> {
+        match self.f.values[x].def {
+            ValueDef::Result(i, _) => Some(self.f.insts[i].block),
+            ValueDef::Param(..) => None,
+        }
+    }
+
+    /// `x + (a >> k)` (i32, a logical shift by a constant `k` in 1..=31 that nothing else
+    /// reads, in the add's block) is one `LEA.HI d, a, x, RZ, 32 - k` (`x + ((RZ:a) >>
+    /// (32 - s))` with `s = 32 - k`), ptxas's shape for the rounding step of a signed division
+    /// by a power of two (`x + (x >>> 31)`, then `>> 1`): one instruction and one fixed
+    /// latency fewer than `SHR.U32` + `IADD` on the chain. `x` is a register or a bank word.
+    /// Returns false (nothing emitted) when the shape does not apply.
+    pub(super) fn lower_add_shr32(
+        &mut self,
+        v: Value,
+        args: [Value; 2],
+    ) -> Result<bool, LowerError> {
+        if self.ty(v) != Type::I32 {
+            return Ok(false);
+        }
+        for (sh, x) in [(args[1], args[0]), (args[0], args[1])] {
+            let Some(&InstData::Binary {
+                op: BinaryOp::ShrU,
+                args: [a, count],
+            }) = self.def_of(sh)
+            else {
+                continue;
+            };
+            let Class::Imm(k) = self.class(count) else {
+                continue;
+            };
+            if !(1..=31).contains(&k)
+                || self.ty(sh) != Type::I32
+                || self.use_count[sh.index()] != 1
+                || self.def_block(sh).is_none()
+                || self.def_block(sh) != self.def_block(v)
+                || !matches!(self.class(a), Class::Reg)
+                || matches!(self.class(x), Class::Imm(_))
+            {
+                continue;
+            }
+            let al = self.reg(a)?;
+            let xs = self.src(x)?;
+            let d = self.new_vreg(RegKind::B32);
+            let mut i = Sm50Inst::new(Role::Plain);
+            let dop = i.def(d, false);
+            let aop = i.use_(al.vreg);
+            let mut refs = vec![(Field::Rd, dop, 0), (Field::Ra, aop, al.offset)];
+            let inst = match xs {
+                Src::Reg(l) => {
+                    let xop = i.use_(l.vreg);
+                    refs.push((Field::Rb, xop, l.offset));
+                    sm50::Inst::new(Form::LEA_HI_R)
+                }
+                Src::Cbuf(o) => sm50::Inst::new(Form::LEA_HI_C).with(Field::Cbo, u64::from(o / 4)),
+                Src::Lit(o) => sm50::Inst::new(Form::LEA_HI_C)
+                    .with(Field::Cbk, 2)
+                    .with(Field::Cbo, u64::from(o / 4)),
+                Src::Imm(_) => unreachable!("an immediate addend was excluded"),
+            };
+            i.piece(inst.with(Field::S, (32 - k) as u64), &refs);
+            self.push(i);
+            self.set_loc(v, Loc { vreg: d, offset: 0 });
+            return Ok(true);
+        }
+        Ok(false)
+    }
+
     /// `a * b + c` for an i32 `add` whose one operand is an i32 `mul` of two non-constant
     /// factors that nothing else reads: ptxas's `mad.lo` shape, the addend in the first XMAD's
     /// C slot (`XMAD t, a, b, c ; XMAD.MRG u, a, b.H1, RZ ; XMAD.PSL.CBCC d, a.H1, u.H1, t`),
@@ -410,11 +486,7 @@ impl<'a> Lowerer<'a> {
             // stride) is computed once there, and folding it here would repeat three XMADs
             // per iteration to save one IADD.
             // (From the IR, not `cur_ir`, so that planning and emission agree.)
-            let block = |x: Value| match self.f.values[x].def {
-                ValueDef::Result(i, _) => Some(self.f.insts[i].block),
-                ValueDef::Param(..) => None,
-            };
-            let same_block = block(m).is_some() && block(m) == block(v);
+            let same_block = self.def_block(m).is_some() && self.def_block(m) == self.def_block(v);
             let plain = |x: Value| !matches!(self.class(x), Class::Imm(_));
             if !same_block
                 || self.ty(m) != Type::I32
