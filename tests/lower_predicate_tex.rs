@@ -3,7 +3,8 @@
 //! 11.8 predicates the fetch (`@!P0 TLDS`) instead of `SSY`/`@P0 SYNC`/`SYNC`; where the
 //! branch is nested (leukocyte's `dilate_kernel`: `if (in range && strel[k] != 0)`), it
 //! folds the outer condition into the inner compare (`FSETP.EQ.OR P3, PT, R19, RZ, P3`) and
-//! guards the fetch with the result.
+//! guards the fetch with the result. A loop of one fetch per trip keeps its branch, as ptxas
+//! keeps it (nothing to overlap; every trip a warp skips would still issue and wait).
 //!
 //! Each kernel: compiles, is hazard-free, `ir::eval` equals the simulator on random launches;
 //! the listing (opcodes with their guards) is a snapshot; the facts the rule promises are
