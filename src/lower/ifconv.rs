@@ -19,7 +19,9 @@
 //! matter). A *side* is a block, not the entry, whose only predecessor is A, that ends in an
 //! unconditional `BRA j` and whose other instructions are all *predicable*: not guarded yet,
 //! of a plain computing or memory class (no control transfer, no `BAR`/`MEMBAR`/`DEPBAR`,
-//! no `SHFL`/`VOTE`/`B2R`, which count the warp's lanes together, no texture fetch), and not
+//! no `SHFL`/`VOTE`/`B2R`, which count the warp's lanes together, no texture access: the
+//! fetches `isa/sm50.isa` calls predicable are converted before allocation or not at all,
+//! by [`super::predicate`]'s rule of where they overlap), and not
 //! writing `P`. The shapes are an if-then (one of `x`, `y` is a side to `j`, the other is `j`
 //! itself) and a diamond (both are sides to the same `j`); the allocator's edge block on the
 //! A→j edge is an ordinary side (its moves run under the opposite guard). `j` is neither A
@@ -47,7 +49,7 @@ use rustc_hash::FxHashMap as HashMap;
 
 use super::{Flat, Reloc};
 use crate::machinst::{BlockId, SrcLoc};
-use crate::sm50::{self, Field, Form, Operand};
+use crate::sm50::{self, Field, Form, MemSpace, Operand};
 
 /// At most this many instructions (the final `BRA` not counted) per side (see the essay).
 pub const MAX_SIDE: usize = 8;
@@ -69,7 +71,8 @@ fn predicable(i: &sm50::Inst, pg: u64) -> bool {
     // Classes that may run under a guard the conversion adds (`predicable=` in
     // `isa/sm50.isa`): computation, moves, and memory accesses (a guarded-off access touches
     // nothing). Everything else stays behind its branch.
-    if !i.info().props.predicable {
+    let props = i.info().props;
+    if !props.predicable || props.space == MemSpace::Texture {
         return false;
     }
     let mut writes_pg = false;

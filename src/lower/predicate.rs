@@ -32,19 +32,34 @@
 //! Block A ends in `@P BRA t ; BRA e` (the selector's conditional branch). A *side* is a block
 //! that is not the entry, whose only predecessor is A, that has no parameters, ends in an
 //! unconditional jump to J, and whose other instructions are copies or plain instructions of
-//! predicable pieces (`predicable=` in `isa/sm50.isa`: computation, moves and memory
-//! accesses; no control transfer, barrier, warp-wide or texture instruction), none guarded
-//! yet, without clobbers. The shapes: an if-then (one of `t`, `e` a side to J, the other J
-//! itself) and a diamond (both sides to the same J). J is not A, not a side, has no
-//! predicate parameters, and is not a block that only exits (there the lanes that skip
-//! leave at once, `@P EXIT`). At least one side holds a global, local or generic load.
+//! predicable pieces (`predicable=` in `isa/sm50.isa`: computation, moves, memory accesses
+//! and texture fetches; no control transfer, barrier, warp-wide instruction, texture query
+//! or surface access), without clobbers, and unguarded, except under an *inner guard*
+//! (below). The shapes: an if-then (one of `t`, `e` a side to J, the other J itself) and a
+//! diamond (both sides to the same J). J is not A, not a side, has no predicate parameters,
+//! and is not a block that only exits (there the lanes that skip leave at once, `@P EXIT`).
+//! At least one side holds a global, local or generic load or a texture fetch.
+//!
+//! Branches convert in rounds until none does, so a nested `if` converts from the inside
+//! out: NVVM's `if (a && b) x = tex(..)` is `@!a BRA J` then, in the side, `b = setp ..;
+//! @!b BRA J`; once the inner branch is gone, the outer side holds instructions guarded by
+//! `b`, which the side computes itself. Such an inner guard `q` is allowed when one
+//! unguarded `ISETP`/`FSETP`/`DSETP` of the side computes it alone (`.AND q, PT, .., PT`)
+//! before its uses, and every use guards with the same sense. Converting the outer branch
+//! folds its guard G into that compare instead of guarding it: `q AND G` for `@q` uses,
+//! `q OR NOT G` for `@!q` ones (ptxas's `FSETP.EQ.OR P3, PT, R19, RZ, P3`), so `q`'s uses
+//! run only where both conditions hold; the compare itself runs in every lane.
 //!
 //! Exactness: each lane runs the pieces of the side it would have branched to, in order; a
 //! guarded-off piece does nothing (sm50-isa.md; `sim` executes it so), so a lane's values are
 //! those it had; a side's defs are read only inside the side (SSA: the side dominates nothing
 //! else) under the same guard, and by the `SEL`s, which pick them only in lanes that ran the
 //! side. A tied write leaves the other path's value in the lanes that skip it, which is
-//! what they must see. Copies are safe unguarded: they only name a value.
+//! what they must see. Copies are safe unguarded: they only name a value. A folded compare
+//! writes `q` in lanes outside G too (from sources the side may not have computed there),
+//! but G decides `q` in those lanes, and `q` is read only inside the side. An instruction
+//! an inner conversion tied to the outer path's value keeps that value wherever it does not
+//! run, so it carries the join value of both levels without a `SEL`.
 //!
 //! # Trade-off
 //!
@@ -61,6 +76,19 @@
 //! [`super::ifconv`], where the allocator's moves cost nothing. Hoisting the guarded loads
 //! lengthens the predicates' and values' live ranges (more registers, and predicates may
 //! spill to registers: `machinst::pred`).
+//!
+//! A texture fetch counts as such a load: its result comes back after a few hundred cycles
+//! like a global load's, and ptxas 11.8 predicates it (`@!P0 TLDS.LZ.P RZ, R4, R4, ..`
+//! where the PTX branched around `tex.1d`; the unrolled loop of leukocyte's
+//! `dilate_kernel` issues four guarded fetches before waiting on any). A guarded-off fetch
+//! still issues and holds its scoreboard until the texture unit answers, so the lanes that
+//! skip pay the side's issue slots and, when they read the destination (a running maximum),
+//! the wait; a branch around it costs `SSY`/`@P SYNC`/`SYNC` and serialises the fetches of
+//! consecutive sides. So sides whose only long loads are texture fetches convert only where
+//! fetches can overlap: outside loops (the cost is paid once), or in a loop whose body
+//! holds two fetches or more. A loop of one fetch per trip stays a branch, as ptxas keeps
+//! it (the older corpus's `dilate_kernel`: `@!P0 SYNC` around its one `TLDS`), since every
+//! trip a whole warp skips would issue the side and wait for the fetch anyway.
 
 use rustc_hash::FxHashMap as HashMap;
 
@@ -132,16 +160,124 @@ fn convertible(i: &Sm50Inst) -> bool {
     }
 }
 
-/// Whether `i` loads from memory with a long latency (global, local or generic).
+/// The predicate `i` alone computes, when it is a compare that a guard can be folded into:
+/// one unguarded `ISETP`/`FSETP`/`DSETP` piece writing one predicate (the other `PT`) and
+/// combining with nothing yet (`.AND ..., PT`).
+fn combinable_def(i: &Sm50Inst) -> Option<VReg> {
+    let [piece] = i.pieces.as_slice() else {
+        return None;
+    };
+    let inst = &piece.inst;
+    let plain = inst.get(Field::Pacc) == Some(7)
+        && inst.get(Field::Paccn) == Some(0)
+        && inst.get(Field::Bop) == Some(0)
+        && inst.get(Field::Pd1) == Some(7);
+    if !convertible(i) || !plain || piece.refs.iter().any(|r| r.field == Field::Pacc) {
+        return None;
+    }
+    let mut defs = piece.refs.iter().filter(|r| r.field == Field::Pd0);
+    let (Some(r), None) = (defs.next(), defs.next()) else {
+        return None;
+    };
+    match i.ops.get(usize::from(r.op))?.reg {
+        Reg::Virt(q) if q.kind == RegKind::Pred => Some(q),
+        _ => None,
+    }
+}
+
+/// The guard of an instruction that an earlier conversion put into a side: (predicate,
+/// negated), the same on every piece, the instruction otherwise [`convertible`].
+fn inner_guard(i: &Sm50Inst) -> Option<(VReg, bool)> {
+    if i.role != Role::Plain {
+        return None;
+    }
+    let (regs, preds) = i.clobbers();
+    if !regs.is_empty() || !preds.is_empty() {
+        return None;
+    }
+    let mut guard = None;
+    for p in &i.pieces {
+        let mut pgs = p.refs.iter().filter(|r| r.field == Field::Pg);
+        let (Some(r), None) = (pgs.next(), pgs.next()) else {
+            return None;
+        };
+        let Reg::Virt(q) = i.ops.get(usize::from(r.op))?.reg else {
+            return None;
+        };
+        let g = (q, p.inst.get(Field::Pgn)? != 0);
+        if p.target.is_some() || !p.inst.info().props.predicable || *guard.get_or_insert(g) != g {
+            return None;
+        }
+    }
+    guard
+}
+
+/// Whether a side's body converts (see the essay), and then per predicate that guards some
+/// of its instructions already (an inner branch converted before), whether those guards
+/// are negated. Such a predicate must be computed in the body, before its uses, by a
+/// [`combinable_def`], and guard with one sense only.
+fn side_guards(body: &[Sm50Inst]) -> Option<HashMap<VReg, bool>> {
+    let mut combinable: Vec<VReg> = Vec::new();
+    let mut senses: HashMap<VReg, bool> = HashMap::default();
+    for i in body {
+        if convertible(i) {
+            combinable.extend(combinable_def(i));
+            continue;
+        }
+        let (q, neg) = inner_guard(i)?;
+        if !combinable.contains(&q) || *senses.entry(q).or_insert(neg) != neg {
+            return None;
+        }
+    }
+    Some(senses)
+}
+
+/// Whether `i` loads from memory with a long latency (global, local or generic, or a
+/// texture fetch).
 fn long_load(i: &Sm50Inst) -> bool {
     i.pieces.iter().any(|p| {
         let props = p.inst.info().props;
         props.access == MemAccess::Load
             && matches!(
                 props.space,
-                MemSpace::Global | MemSpace::Local | MemSpace::Generic
+                MemSpace::Global | MemSpace::Local | MemSpace::Generic | MemSpace::Texture
             )
     })
+}
+
+/// Whether `i` fetches from a texture.
+fn fetch(i: &Sm50Inst) -> bool {
+    i.pieces.iter().any(|p| {
+        let props = p.inst.info().props;
+        props.space == MemSpace::Texture && props.access == MemAccess::Load
+    })
+}
+
+/// Whether guarded texture fetches at block `a` can overlap (see the essay): `a` is in no
+/// loop, or its innermost loop holds two fetches or more. A loop is a back edge `u -> h`
+/// (`h <= u` in block order, which follows the PTX) with the blocks between; the innermost
+/// around `a` is the shortest that contains it.
+fn fetches_overlap(blocks: &[BlockData<Sm50Inst>], dead: &[bool], a: usize) -> bool {
+    let mut inner: Option<(usize, usize)> = None;
+    for (u, b) in blocks.iter().enumerate() {
+        if dead[u] {
+            continue;
+        }
+        for (h, _) in &b.succs {
+            let h = h.0 as usize;
+            if h <= a && a <= u && inner.map_or(true, |(h0, u0)| u - h < u0 - h0) {
+                inner = Some((h, u));
+            }
+        }
+    }
+    let Some((h, u)) = inner else {
+        return true;
+    };
+    let fetches: usize = (h..=u)
+        .filter(|&k| !dead[k])
+        .map(|k| blocks[k].insts.iter().filter(|i| fetch(i)).count())
+        .sum();
+    fetches >= 2
 }
 
 /// A conversion found at a block: the sides with their guard's negation, the join, and per
@@ -179,7 +315,7 @@ fn plan_at(
         let [(_, args)] = b.succs.as_slice() else {
             return None;
         };
-        (j != s && j != a && body.iter().all(convertible)).then_some((j, args.as_slice()))
+        (j != s && j != a && side_guards(body).is_some()).then_some((j, args.as_slice()))
     };
     // (sides with their guard's negation, join, values of the taken and not-taken paths)
     type Shape<'b> = (Vec<(usize, bool)>, usize, &'b [VReg], &'b [VReg]);
@@ -209,6 +345,10 @@ fn plan_at(
         })
     };
     if !bodies().any(long_load) {
+        return None;
+    }
+    // Texture fetches alone: only where they can overlap (see the essay).
+    if !bodies().any(|i| long_load(i) && !fetch(i)) && !fetches_overlap(blocks, dead, a) {
         return None;
     }
     let values: Vec<(VReg, VReg)> = tvals
@@ -243,21 +383,29 @@ pub(super) fn if_convert_early(vcode: VCode<Sm50Inst>) -> Result<VCode<Sm50Inst>
     // Join parameters renamed to the value the merged-into block passes.
     let mut rename: HashMap<VReg, VReg> = HashMap::default();
     let mut converted = 0;
-    for a in 0..n {
-        while !dead[a] {
-            let Some(plan) = plan_at(&blocks, &rename, &preds, &dead, a) else {
-                break;
-            };
-            apply(
-                &mut blocks,
-                &mut vregs,
-                &mut preds,
-                &mut dead,
-                &mut rename,
-                a,
-                plan,
-            );
-            converted += 1;
+    // Rounds until nothing converts: converting an inner branch (a later block) can make
+    // the side of an outer one (an earlier block) convertible.
+    loop {
+        let before = converted;
+        for a in 0..n {
+            while !dead[a] {
+                let Some(plan) = plan_at(&blocks, &rename, &preds, &dead, a) else {
+                    break;
+                };
+                apply(
+                    &mut blocks,
+                    &mut vregs,
+                    &mut preds,
+                    &mut dead,
+                    &mut rename,
+                    a,
+                    plan,
+                );
+                converted += 1;
+            }
+        }
+        if converted == before {
+            break;
         }
     }
     if converted == 0 {
@@ -326,8 +474,24 @@ fn apply(
     for (k, &(s, guard_neg)) in plan.sides.iter().enumerate() {
         let mut insts = std::mem::take(&mut blocks[s].insts);
         insts.pop();
+        let inner = side_guards(&insts).expect("planned on convertible sides");
         for (idx, mut i) in insts.into_iter().enumerate() {
-            if i.role == Role::Plain {
+            if let Some(&inner_neg) = combinable_def(&i).and_then(|q| inner.get(&q)) {
+                // The inner guard `q` folds this side's guard in and stays unguarded:
+                // `@q` lanes need q AND G, `@!q` lanes need q OR NOT G (G: this side runs,
+                // `p` XOR `guard_neg`).
+                let op = i.use_(p);
+                let piece = &mut i.pieces[0];
+                piece.inst.set(Field::Bop, u64::from(inner_neg));
+                piece
+                    .inst
+                    .set(Field::Paccn, u64::from(guard_neg != inner_neg));
+                piece.refs.push(RegRef {
+                    field: Field::Pacc,
+                    op,
+                    offset: 0,
+                });
+            } else if i.role == Role::Plain && inner_guard(&i).is_none() {
                 let q = i.use_(p);
                 for piece in &mut i.pieces {
                     piece.inst.set(Field::Pgn, u64::from(guard_neg));
@@ -411,9 +575,9 @@ fn plan_ties(
             };
             // `y` is computed before the instruction: outside the sides, or in an earlier one.
             let before = def_at.get(&y).map_or(true, |&(ky, _)| ky < k);
-            let ok = before
-                && !ties.contains_key(&(k, idx))
-                && tieable(&blocks[plan.sides[k].0].insts[idx], x);
+            let inst = &blocks[plan.sides[k].0].insts[idx];
+            let ok =
+                before && !ties.contains_key(&(k, idx)) && (tieable(inst, x) || tied_to(inst, y));
             if ok {
                 ties.insert((k, idx), y);
             }
@@ -506,6 +670,21 @@ fn tieable(i: &Sm50Inst, x: VReg) -> bool {
         }
     });
     i.role == Role::Plain && i.pieces.len() == 1 && defs == 1 && ok
+}
+
+/// Whether `i` (one def) is tied to `y` already: an inner conversion made it keep `y` in
+/// the lanes that skip it, which is what the lanes skipping the outer side must see too.
+fn tied_to(i: &Sm50Inst, y: VReg) -> bool {
+    let mut defs = 0;
+    let mut ok = false;
+    i.for_each_operand(&mut |_, spec| {
+        if spec.kind == OpKind::Def {
+            defs += 1;
+            ok = matches!(spec.constraint, OpConstraint::Reuse(q)
+                if i.ops.get(usize::from(q)).map(|o| o.reg) == Some(Reg::Virt(y)));
+        }
+    });
+    i.role == Role::Plain && defs == 1 && ok
 }
 
 /// Make the one def of `i` write into the register of `y` (a reuse constraint on a use of
