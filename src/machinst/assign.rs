@@ -89,7 +89,9 @@ use super::RegKind;
 use regalloc2 as ra;
 use regalloc2::Function as _;
 mod colouring;
+mod slice_banks;
 pub(super) use colouring::*;
+pub(super) use slice_banks::permute_slices;
 
 /// Names per class and in all (regalloc2 numbers at most 64 registers per class).
 pub(super) const PER_CLASS: usize = 64;
@@ -559,6 +561,9 @@ pub(super) struct Webs {
     /// Per web, the other webs one instruction reads together with it, once per such
     /// instruction (register banks: see [`colour_spread`]).
     co_reads: Vec<Vec<u32>>,
+    /// Per web, how many of regalloc2's spills store it: a spill is `STL [R1+x], R`, which
+    /// reads R1's bank (1) besides the web's registers.
+    spill_reads: Vec<u32>,
     /// Per web, the webs it meets only at a copy of one word between them (see
     /// [`NameProg::build`]'s `part`), with the offset `off` such that the two may share a
     /// register only where `base(this) == base(other) + off`.
@@ -591,6 +596,10 @@ impl Webs {
                 parts[u as usize].push((d, -i16::from(word)));
             }
         }
+        let mut spill_reads = vec![0u32; nw];
+        for step in prog.steps.iter().filter(|s| s.kind == StepKind::Spill) {
+            spill_reads[numbers.of_acc[step.start as usize] as usize] += 1;
+        }
         let mut clobber_only = vec![true; nw];
         for (a, &w) in prog.accs.iter().zip(&numbers.of_acc) {
             if !a.clobber {
@@ -606,6 +615,7 @@ impl Webs {
             adj,
             partners,
             co_reads,
+            spill_reads,
             parts,
             clobber_only,
         }
