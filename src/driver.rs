@@ -232,6 +232,9 @@ pub struct KernelReport {
     /// The subroutines placed after the kernel's code (recursive functions): PTX name, frame
     /// bytes, spill store and load bytes (`-v`'s "Function properties for <name>").
     pub subroutines: Vec<(String, u32, u32, u32)>,
+    /// ptxas's `-v` line where the kernel's directives override `--maxrregcount`
+    /// ("Overriding global maxrregcount ...", see `facts::Budget::override_line`).
+    pub budget_note: Option<String>,
 }
 
 impl KernelReport {
@@ -602,11 +605,12 @@ fn compile_kernel(
     };
     let err = |msg: String| cx.err(msg);
     let launch = facts.launch.get(name).copied().unwrap_or_default();
-    let (max_regs, budget_warning) = launch.register_budget(opts.arch, name, max_regs);
-    if let Some(w) = budget_warning {
+    let budget = launch.register_budget(opts.arch, name, max_regs);
+    for w in &budget.warnings {
         out.diagnostics
-            .push(Diagnostic::warning(file, facts.span(name), w));
+            .push(Diagnostic::warning(file, facts.span(name), w.clone()));
     }
+    let max_regs = budget.regs;
     if cfg!(debug_assertions) {
         if let Err(e) = ir::verify_in_module(module, f) {
             let msg = e.iter().map(|e| e.to_string()).collect::<Vec<_>>();

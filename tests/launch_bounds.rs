@@ -9,7 +9,9 @@
 //!   the oracle the test compares with ptxas's cubin directly;
 //! * `EIATTR_MAX_THREADS` / `EIATTR_REQNTID` carry the block sizes, so the driver refuses a
 //!   larger launch;
-//! * `-v` prints each kernel's theoretical occupancy.
+//! * `-v` prints each kernel's theoretical occupancy, and ptxas's line where a directive
+//!   overrides `--maxrregcount` ("Overriding global maxrregcount 16 with entry-specific value
+//!   24 of .maxnreg").
 
 mod common;
 
@@ -125,6 +127,16 @@ const CASES: &[(&str, Option<u32>, u32)] = &[
     (" .maxntid 640, 1, 1", Some(40), 96),
     (" .reqntid 96", None, 255),
     (" .reqntid 512 .minnctapersm 2", None, 64),
+    // With both, the smaller of .maxnreg and the thread count's (a block size without
+    // .minnctapersm does not count against .maxnreg).
+    (" .maxnreg 40 .maxntid 1024, 1, 1 .minnctapersm 2", None, 32),
+    (
+        " .maxnreg 24 .maxntid 1024, 1, 1 .minnctapersm 2",
+        Some(40),
+        24,
+    ),
+    (" .maxnreg 80 .maxntid 1024, 1, 1", None, 80),
+    (" .maxnreg 80 .maxntid 1024, 1, 1 .minnctapersm 3", None, 80),
 ];
 
 #[test]
@@ -202,4 +214,120 @@ fn verbose_prints_occupancy() {
     // Two 1024-thread blocks of at most 32 registers: the whole SM.
     assert_eq!((occ.blocks, occ.warps, occ.block), (2, 64, 1024));
     assert!(occ.fixed_block);
+}
+
+/// (directives, --maxrregcount, ptxas 11.8's `-v` line about it; measured). The line comes
+/// only with `--maxrregcount`, for `.maxnreg` or a `.minnctapersm` that counts, where the
+/// value differs from the global one; a tie between the two names no source.
+const OVERRIDES: &[(&str, Option<u32>, Option<&str>)] = &[
+    (" .maxnreg 24", None, None),
+    (
+        " .maxnreg 24",
+        Some(16),
+        Some("Overriding global maxrregcount 16 with entry-specific value 24 of .maxnreg"),
+    ),
+    (" .maxnreg 16", Some(16), None),
+    (
+        " .maxnreg 7",
+        Some(40),
+        Some("Overriding global maxrregcount 40 with entry-specific value 16 of .maxnreg"),
+    ),
+    (
+        " .maxntid 1024, 1, 1 .minnctapersm 2",
+        Some(16),
+        Some(
+            "Overriding global maxrregcount 16 with entry-specific value 32 computed using thread count",
+        ),
+    ),
+    (" .maxntid 1024, 1, 1 .minnctapersm 2", Some(32), None),
+    (" .maxntid 640, 1, 1", Some(40), None),
+    (" .maxntid 1024, 1, 1 .minnctapersm 3", Some(40), None),
+    (
+        " .maxnreg 40 .maxntid 1024, 1, 1 .minnctapersm 2",
+        Some(40),
+        Some(
+            "Overriding global maxrregcount 40 with entry-specific value 32 computed using thread count",
+        ),
+    ),
+    (
+        " .maxnreg 32 .maxntid 1024, 1, 1 .minnctapersm 2",
+        Some(40),
+        Some("Overriding global maxrregcount 40 with entry-specific value 32 "),
+    ),
+    (
+        " .maxnreg 80 .maxntid 1024, 1, 1",
+        Some(40),
+        Some("Overriding global maxrregcount 40 with entry-specific value 80 of .maxnreg"),
+    ),
+];
+
+/// Our `-v` log's "Overriding" lines for `directives` under `--maxrregcount`.
+fn our_override_lines(directives: &str, max_regs: Option<u32>) -> Vec<String> {
+    let opts = Options {
+        file_name: "bounds.ptx".into(),
+        verbose: true,
+        max_regs,
+        ..Options::default()
+    };
+    let out = compile(&kernel(directives), &opts)
+        .unwrap_or_else(|d| panic!("{}", leafold::error::render_all(&d.0)));
+    override_lines(&out.info_log)
+}
+
+fn override_lines(log: &str) -> Vec<String> {
+    log.lines()
+        .filter(|l| l.contains("Overriding"))
+        .map(|l| l.trim_start_matches("ptxas info    : ").to_string())
+        .collect()
+}
+
+#[test]
+fn verbose_names_the_override_of_maxrregcount() {
+    for &(d, cli, want) in OVERRIDES {
+        let want: Vec<String> = want.iter().map(|s| s.to_string()).collect();
+        assert_eq!(our_override_lines(d, cli), want, "`{d}` with {cli:?}");
+    }
+    // The lines come before the module's gmem line, one per kernel that has one.
+    let opts = Options {
+        file_name: "bounds.ptx".into(),
+        verbose: true,
+        max_regs: Some(16),
+        ..Options::default()
+    };
+    let out = compile(&kernel(" .maxnreg 24"), &opts).unwrap();
+    assert!(
+        out.info_log
+            .starts_with("ptxas info    : Overriding global maxrregcount 16"),
+        "{}",
+        out.info_log
+    );
+}
+
+#[test]
+fn override_lines_equal_ptxas_s() {
+    let Some(oracle) = Oracle::for_test("launch_bounds") else {
+        return;
+    };
+    let dir = std::env::temp_dir().join(format!("leafold-bounds-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (i, &(d, cli, _)) in OVERRIDES.iter().enumerate() {
+        let input = dir.join(format!("k{i}.ptx"));
+        std::fs::write(&input, kernel(d)).unwrap();
+        let mut cmd = std::process::Command::new(&oracle.ptxas);
+        cmd.arg("-arch=sm_50").arg("-v").arg(&input);
+        cmd.arg("-o").arg(dir.join(format!("k{i}.cubin")));
+        if let Some(n) = cli {
+            cmd.arg(format!("--maxrregcount={n}"));
+        }
+        let o = cmd.output().expect("ptxas runs");
+        assert!(o.status.success(), "ptxas on `{d}`");
+        let log =
+            String::from_utf8_lossy(&o.stderr).into_owned() + &String::from_utf8_lossy(&o.stdout);
+        assert_eq!(
+            our_override_lines(d, cli),
+            override_lines(&log),
+            "`{d}` with {cli:?}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -215,7 +215,8 @@ pub fn run_with_warnings(args: &Args, pre: &[String]) -> u8 {
         emit,
         verbose: args.verbose,
         plg_per_address: args.plg_per_address,
-        max_regs: args.maxrregcount.filter(|&n| n <= 255),
+        // (a value above 255 is ignored: 255, which `-v` names as the global one)
+        max_regs: args.maxrregcount.map(|n| n.min(255)),
         file_name: String::new(),
         no_reconvergence: false,
         no_ifconv: args.no_ifconv,

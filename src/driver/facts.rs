@@ -36,6 +36,33 @@ pub(super) struct LaunchDirectives {
     pub(super) minnctapersm: Option<u32>,
 }
 
+/// A kernel's register budget ([`LaunchDirectives::register_budget`]).
+pub(super) struct Budget {
+    pub(super) regs: u32,
+    /// ptxas's warnings about the directives.
+    pub(super) warnings: Vec<String>,
+    /// Where the budget is an entry-specific value (`.maxnreg`, or `.minnctapersm` with a
+    /// block size), the words `-v` says it came from.
+    pub(super) entry: Option<&'static str>,
+}
+
+impl Budget {
+    /// ptxas's `-v` line where the entry-specific value differs from `--maxrregcount`
+    /// (`cli`: as given, `None` without it; ptxas reports a value above 255 as 255 and one
+    /// below 16 as 16).
+    pub(super) fn override_line(&self, cli: Option<u32>) -> Option<String> {
+        let global = cli?.clamp(MIN_REGISTER_BUDGET, 255);
+        let from = self.entry?;
+        (global != self.regs).then(|| {
+            format!(
+                "ptxas info    : Overriding global maxrregcount {global} with entry-specific \
+                 value {} {from}",
+                self.regs
+            )
+        })
+    }
+}
+
 /// The fewest registers ptxas 11.8 lets a kernel have: it raises a smaller `.maxnreg` to this,
 /// with a warning.
 pub(super) const MIN_REGISTER_BUDGET: u32 = 16;
@@ -107,55 +134,75 @@ impl LaunchDirectives {
             .map(|d| d.iter().map(|&x| x.max(1)).fold(1u32, u32::saturating_mul))
     }
 
-    /// The register budget and, where a directive had to be adjusted, ptxas's warning.
+    /// The register budget, ptxas's warnings about the directives, and where the budget is
+    /// an entry-specific value that overrides `--maxrregcount`, what it was computed from.
     ///
-    /// As ptxas 11.8 does (measured on its `EIATTR_MAXREG_COUNT`): `.maxnreg` wins over
-    /// everything (raised to 16 when below); otherwise a block-size directive sets the budget
-    /// to the most registers with which `.minnctapersm` blocks of that size (one without the
-    /// directive) are still resident on one SM, and `--maxrregcount` is ignored; otherwise
-    /// `--maxrregcount` (255 without it). A `.minnctapersm` that no block size could meet
-    /// (more warps than an SM holds) is ignored, with a warning.
-    pub(super) fn register_budget(
-        &self,
-        arch: Arch,
-        name: &str,
-        cli: u32,
-    ) -> (u32, Option<String>) {
-        if let Some(n) = self.maxnreg {
-            let n = n.min(255);
-            if n < MIN_REGISTER_BUDGET {
-                return (
-                    MIN_REGISTER_BUDGET,
-                    Some(format!(
-                        "for entry {name} adjusting per thread register count of {n} to lower \
-                         bound of {MIN_REGISTER_BUDGET}"
-                    )),
-                );
+    /// As ptxas 11.8 does (measured on its `EIATTR_MAXREG_COUNT` and its `-v` lines): the
+    /// entry-specific value is `.maxnreg` (raised to 16 when below, 255 when above, each with a
+    /// warning) and, where a block-size directive comes with a `.minnctapersm` that can be met,
+    /// the most registers with which that many blocks of that size are still resident on one
+    /// SM (computed using thread count); with both, the smaller. Without either, a block-size
+    /// directive alone gives the most registers with which one such block is resident, and
+    /// `--maxrregcount` is ignored; otherwise `--maxrregcount` (255 without it). A
+    /// `.minnctapersm` that no block size could meet (more warps than an SM holds) is ignored,
+    /// with a warning.
+    pub(super) fn register_budget(&self, arch: Arch, name: &str, cli: u32) -> Budget {
+        let mut warnings = Vec::new();
+        let maxnreg = self.maxnreg.map(|n| {
+            if n > 255 {
+                warnings.push(format!(
+                    "too many maxnreg specified for entry {name}, will be ignored"
+                ));
+                255
+            } else if n < MIN_REGISTER_BUDGET {
+                warnings.push(format!(
+                    "for entry {name} adjusting per thread register count of {n} to lower \
+                     bound of {MIN_REGISTER_BUDGET}"
+                ));
+                MIN_REGISTER_BUDGET
+            } else {
+                n
             }
-            return (n, None);
-        }
-        let Some(block) = self.block() else {
-            return (cli, None);
+        });
+        // (the budget of the block size, whether `.minnctapersm` counted in it)
+        let threads = self.block().map(|block| {
+            let block = block.min(1024);
+            let warps = block.div_ceil(32);
+            let mut blocks = self.minnctapersm.unwrap_or(1).max(1);
+            let mut counted = self.minnctapersm.is_some();
+            if blocks.saturating_mul(warps) > crate::occupancy::WARPS_PER_SM
+                || blocks > crate::occupancy::BLOCKS_PER_SM
+            {
+                warnings.push(format!(
+                    "value of threads per SM for entry {name} is out of range; .minnctapersm \
+                     will be ignored"
+                ));
+                blocks = 1;
+                counted = false;
+            }
+            let fits =
+                |r: u32| crate::occupancy::theoretical(arch, r, 0, Some(block)).blocks >= blocks;
+            let budget = (MIN_REGISTER_BUDGET..=255)
+                .rev()
+                .find(|&r| fits(r))
+                .unwrap_or(MIN_REGISTER_BUDGET);
+            (budget, counted)
+        });
+        let counted = threads.filter(|t| t.1).map(|t| t.0);
+        const THREADS: &str = "computed using thread count";
+        let (regs, entry) = match (maxnreg, counted) {
+            (Some(m), Some(t)) if t < m => (t, Some(THREADS)),
+            // (ptxas names no source then: "... entry-specific value 32 ")
+            (Some(m), Some(t)) if t == m => (m, Some("")),
+            (Some(m), _) => (m, Some("of .maxnreg")),
+            (None, Some(t)) => (t, Some(THREADS)),
+            (None, None) => (threads.map_or(cli, |t| t.0), None),
         };
-        let block = block.min(1024);
-        let warps = block.div_ceil(32);
-        let mut blocks = self.minnctapersm.unwrap_or(1).max(1);
-        let mut warning = None;
-        if blocks.saturating_mul(warps) > crate::occupancy::WARPS_PER_SM
-            || blocks > crate::occupancy::BLOCKS_PER_SM
-        {
-            warning = Some(format!(
-                "value of threads per SM for entry {name} is out of range; .minnctapersm \
-                 will be ignored"
-            ));
-            blocks = 1;
+        Budget {
+            regs,
+            warnings,
+            entry,
         }
-        let fits = |r: u32| crate::occupancy::theoretical(arch, r, 0, Some(block)).blocks >= blocks;
-        let budget = (MIN_REGISTER_BUDGET..=255)
-            .rev()
-            .find(|&r| fits(r))
-            .unwrap_or(MIN_REGISTER_BUDGET);
-        (budget, warning)
     }
 
     /// The `.nv.info` records ptxas writes for them: `EIATTR_MAX_THREADS` for `.maxntid`,

@@ -18,7 +18,12 @@ pub(super) fn kernel_report(
     out: &mut Output,
 ) {
     let KernelCtx {
-        module, f, name, ..
+        module,
+        f,
+        name,
+        facts,
+        opts,
+        ..
     } = *cx;
     let Placed {
         laid, frame, shape, ..
@@ -55,13 +60,25 @@ pub(super) fn kernel_report(
             fold
         },
         src_lines,
+        budget_note: facts
+            .launch
+            .get(name)
+            .copied()
+            .unwrap_or_default()
+            .register_budget(opts.arch, name, cx.inputs.max_regs)
+            .override_line(opts.max_regs),
     });
 }
 
 /// `ptxas -v` lines in ptxas 11.8's format (conventions.md §4.1).
 /// `gmem` is the size of the module's `.global` data.
 pub fn info_log(kernels: &[KernelReport], arch: Arch, gmem: u64) -> String {
-    let mut s = format!("ptxas info    : {gmem} bytes gmem\n");
+    // The directives' overrides of `--maxrregcount` come first, as ptxas reads them.
+    let mut s = String::new();
+    for note in kernels.iter().filter_map(|k| k.budget_note.as_ref()) {
+        let _ = writeln!(s, "{note}");
+    }
+    let _ = writeln!(s, "ptxas info    : {gmem} bytes gmem");
     for k in kernels {
         let _ = writeln!(
             s,

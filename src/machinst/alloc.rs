@@ -243,6 +243,11 @@ fn fit_sizes(
     }
 }
 
+/// Whether register `r` of class `c` is one of the fixed registers.
+fn is_fixed(fixed: &[(RegKind, PhysReg)], c: usize, r: u8) -> bool {
+    fixed.iter().any(|(k, f)| class_index(*k) == c && f.0 == r)
+}
+
 /// Renumber the registers regalloc2 actually used so that they pack from R0 upward.
 ///
 /// Within a class every register is interchangeable (no aliasing, no ABI), so any injective,
@@ -269,11 +274,10 @@ fn compact(
         mark(*from);
         mark(*to);
     }
-    let is_fixed = |c: usize, r: u8| fixed.iter().any(|(k, f)| class_index(*k) == c && f.0 == r);
     let mut sizes = [0usize; 3];
     for c in 0..3 {
         sizes[c] = (0..classes[c].len())
-            .filter(|i| used[c][*i] || is_fixed(c, classes[c][*i]))
+            .filter(|i| used[c][*i] || is_fixed(fixed, c, classes[c][*i]))
             .count();
     }
     let Some(packed) = layout(kinds, sizes, fixed, max_regs, reserve0) else {
@@ -284,7 +288,7 @@ fn compact(
         let nfixed = in_class(fixed, c);
         let mut next = packed[c][nfixed..].iter();
         for (i, base) in classes[c].iter().enumerate() {
-            if used[c][i] && !is_fixed(c, *base) {
+            if used[c][i] && !is_fixed(fixed, c, *base) {
                 match next.next() {
                     Some(b) => map[c][i] = *b,
                     None => return classes.clone(),
@@ -968,8 +972,17 @@ fn allocate_prepared<I: MachInst>(
         None if has_mixed_classes(&vc, &kinds) => return Ok(None),
         None => {
             let prog = NameProg::build(&vc, &out, &kinds).map_err(AllocError::Regalloc)?;
-            let map = compact(&kinds, &classes, fixed, &out, max_regs, reserve0);
-            let sliced: Vec<u8> = prog
+            let mut map = compact(&kinds, &classes, fixed, &out, max_regs, reserve0);
+            // Within a class any two names may exchange registers: fewer bank conflicts
+            // (`assign::permute_slices`; names of fixed registers stay).
+            assign::permute_slices(&prog, &mut map, &|n| {
+                let (c, i) = (
+                    n as usize / assign::PER_CLASS,
+                    n as usize % assign::PER_CLASS,
+                );
+                classes[c].get(i).is_some_and(|&r| !is_fixed(fixed, c, r))
+            });
+            let mut sliced: Vec<u8> = prog
                 .accs
                 .iter()
                 .map(|a| {
@@ -977,6 +990,19 @@ fn allocate_prepared<I: MachInst>(
                     map[c][a.name as usize % assign::PER_CLASS]
                 })
                 .collect();
+            // Then single values move to registers of other banks where no other value is
+            // live, within the registers the slices take (`assign::improve_slice_banks`).
+            // (Not where the code names R0 itself, which the webs do not see.)
+            if !reserve0 {
+                let top = count_regs(&prog, &sliced);
+                assign::improve_slice_banks(
+                    &prog,
+                    &mut sliced,
+                    &precolours(&classes, fixed),
+                    top,
+                    &opts.save_cost,
+                );
+            }
             // Code allocated in slices (it spilled with name spaces, or their colouring did
             // not fit) keeps the slices packed from R0. Colouring it too was tried: where it
             // spills, into fewer (or as many) registers, its reloads lost their reach and

@@ -104,6 +104,29 @@ fn value_top(webs: &Webs, c: &[u8]) -> u32 {
         .max(2)
 }
 
+/// Code allocated in class slices (`per_acc`: each access's register, every name one
+/// register range): the same [`improve_banks`] over its webs, below `top` registers, names
+/// pinned by `precolour` staying. A web moves only to registers no interfering web holds, so
+/// the result is a colouring as [`colour`]'s are (and `check` verifies it the same way).
+pub(in crate::machinst) fn improve_slice_banks(
+    prog: &NameProg,
+    per_acc: &mut [u8],
+    precolour: &[Option<u8>],
+    top: u32,
+    save_cost: &[u64; 4],
+) {
+    let webs = Webs::build(prog);
+    let mut c = vec![0u8; webs.name.len()];
+    for (a, &w) in webs.of_acc.iter().enumerate() {
+        c[w as usize] = per_acc[a];
+    }
+    let pinned = |w: usize| precolour.get(webs.name[w] as usize).copied().flatten();
+    improve_banks(&webs, &mut c, &pinned, top, save_cost);
+    for (a, &w) in webs.of_acc.iter().enumerate() {
+        per_acc[a] = c[w as usize];
+    }
+}
+
 /// After the greedy colouring (which sees only the webs coloured before each one): move each
 /// web whose instructions read one bank twice to the free register below `top` where they do
 /// least, when that is strictly less; two passes. Pinned webs stay, and so do webs that share
@@ -119,6 +142,7 @@ fn improve_banks(
     let width = |w: usize| webs.width[w] as usize;
     let cost = |c: &[u8], w: usize, base: usize| -> u32 {
         let mut bank_reads = [0u32; 4];
+        bank_reads[1] = webs.spill_reads[w];
         for &o in &webs.co_reads[w] {
             let b = c[o as usize] as usize;
             for r in b..b + width(o as usize) {
@@ -129,7 +153,7 @@ fn improve_banks(
     };
     for _ in 0..2 {
         for w in 0..c.len() {
-            if pinned(w).is_some() || webs.co_reads[w].is_empty() {
+            if pinned(w).is_some() || (webs.co_reads[w].is_empty() && webs.spill_reads[w] == 0) {
                 continue;
             }
             let now = cost(c, w, c[w] as usize);
@@ -253,7 +277,9 @@ fn colour_spread(
             .chain(part_bases(webs, &c, w))
             .find(|&b| b != UNSET && free(b as usize));
         // per bank, the registers of coloured webs that instructions read together with `w`
+        // (R1's bank for every spill that stores `w`)
         let mut bank_reads = [0u32; 4];
+        bank_reads[1] = webs.spill_reads[w];
         for &o in &webs.co_reads[w] {
             let b = c[o as usize];
             if b != UNSET {
