@@ -849,7 +849,7 @@ fn allocate_pressed<I: MachInst>(
 
 /// What regalloc2 holds in registers at once (see [`spill::Limits`]): per class its 64 names
 /// less the class's fixed registers; all classes' names together (scalars overflow into the
-/// other classes, [`overflow_scalars`]); and the registers below `max_regs` but R1, less the
+/// other classes, [`overflow_scalars`]); and, without a budget, the registers but R1, less the
 /// fixed ones, and a few that alignment may leave unusable where widths mix.
 /// Without `spread`, scalars count against the Int class's own names.
 fn spill_limits(fixed: &[(RegKind, PhysReg)], max_regs: u8, spread: bool) -> spill::Limits {
@@ -863,7 +863,16 @@ fn spill_limits(fixed: &[(RegKind, PhysReg)], max_regs: u8, spread: bool) -> spi
     spill::Limits {
         class,
         names,
-        words: (max_regs as usize).saturating_sub(1 + fixed_words + SPILL_SLACK),
+        // Under a register budget (`--maxrregcount`, the occupancy-step retry of
+        // `driver::allocate`) only the names count: there the name spaces under the budget
+        // and the class slices spill what must be spilled, and the words limit (the fixed
+        // registers counted as taken everywhere) spilled integrateBodies<false>, which fits
+        // its occupancy step without a spill.
+        words: if max_regs < 255 {
+            usize::MAX
+        } else {
+            (max_regs as usize).saturating_sub(1 + fixed_words + SPILL_SLACK)
+        },
     }
 }
 
