@@ -309,25 +309,24 @@ fn mem_size(kind: RegKind) -> u64 {
 
 /// `STL [R1 + offset], src` of a value of `kind` (a spill store, `src` physical or virtual).
 fn spill_inst(offset: u32, src: Reg, kind: RegKind) -> Sm50Inst {
-    let mut i = Sm50Inst::new(Role::Plain);
-    let s = i.op(src, OpSpec::use_());
-    let sp = i.op(Reg::Phys(PhysReg::SP), OpSpec::use_());
-    let inst = sm50::Inst::new(Form::STL)
-        .with(Field::Size, mem_size(kind))
-        .with_signed(Field::Off, i64::from(offset));
-    i.piece(inst, &[(Field::Rd, s, 0), (Field::Ra, sp, 0)]);
-    i
+    local_access(Form::STL, src, OpSpec::use_(), offset, kind)
 }
 
 /// `LDL dst, [R1 + offset]` of a value of `kind` (a reload, `dst` physical or virtual).
 fn reload_inst(dst: Reg, offset: u32, kind: RegKind) -> Sm50Inst {
+    local_access(Form::LDL, dst, OpSpec::def(), offset, kind)
+}
+
+/// `form` (STL or LDL) of `reg` (its `Rd` field, read or written as `spec` says) at
+/// `[R1 + offset]`, `kind` wide.
+fn local_access(form: Form, reg: Reg, spec: OpSpec, offset: u32, kind: RegKind) -> Sm50Inst {
     let mut i = Sm50Inst::new(Role::Plain);
-    let d = i.op(dst, OpSpec::def());
+    let r = i.op(reg, spec);
     let sp = i.op(Reg::Phys(PhysReg::SP), OpSpec::use_());
-    let inst = sm50::Inst::new(Form::LDL)
+    let inst = sm50::Inst::new(form)
         .with(Field::Size, mem_size(kind))
         .with_signed(Field::Off, i64::from(offset));
-    i.piece(inst, &[(Field::Rd, d, 0), (Field::Ra, sp, 0)]);
+    i.piece(inst, &[(Field::Rd, r, 0), (Field::Ra, sp, 0)]);
     i
 }
 
