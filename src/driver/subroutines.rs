@@ -261,6 +261,9 @@ pub(super) fn compile_subroutine(
         // Each callee-saved register it writes costs a save and a restore (ptxas's `fact`
         // keeps its short-lived values in R0 and R3..: caller-saved).
         save_cost: callee_saved_mask(outlined),
+        // (`alloc::spill` places its slots from the spill base up, before the frame's
+        // saved registers are known; not measured for subroutines)
+        presplit: false,
     };
     let alloc = machinst::allocate_owned(lowered.vcode, &alloc_opts).map_err(|e| {
         format!(

@@ -313,6 +313,29 @@ fn mem_size(kind: RegKind) -> u64 {
     }
 }
 
+/// `STL [R1 + offset], src` of a value of `kind` (a spill store, `src` physical or virtual).
+fn spill_inst(offset: u32, src: Reg, kind: RegKind) -> Sm50Inst {
+    local_access(Form::STL, src, OpSpec::use_(), offset, kind)
+}
+
+/// `LDL dst, [R1 + offset]` of a value of `kind` (a reload, `dst` physical or virtual).
+fn reload_inst(dst: Reg, offset: u32, kind: RegKind) -> Sm50Inst {
+    local_access(Form::LDL, dst, OpSpec::def(), offset, kind)
+}
+
+/// `form` (STL or LDL) of `reg` (its `Rd` field, read or written as `spec` says) at
+/// `[R1 + offset]`, `kind` wide.
+fn local_access(form: Form, reg: Reg, spec: OpSpec, offset: u32, kind: RegKind) -> Sm50Inst {
+    let mut i = Sm50Inst::new(Role::Plain);
+    let r = i.op(reg, spec);
+    let sp = i.op(Reg::Phys(PhysReg::SP), OpSpec::use_());
+    let inst = sm50::Inst::new(form)
+        .with(Field::Size, mem_size(kind))
+        .with_signed(Field::Off, i64::from(offset));
+    i.piece(inst, &[(Field::Rd, r, 0), (Field::Ra, sp, 0)]);
+    i
+}
+
 impl MachInst for Sm50Inst {
     fn visit_operands(&mut self, f: &mut dyn FnMut(&mut Reg, OpSpec)) {
         for op in &mut self.ops {
@@ -389,25 +412,39 @@ impl MachInst for Sm50Inst {
     }
 
     fn gen_spill(offset: u32, src: PhysReg, kind: RegKind) -> Self {
-        let mut i = Sm50Inst::new(Role::Plain);
-        let s = i.op(Reg::Phys(src), OpSpec::use_());
-        let sp = i.op(Reg::Phys(PhysReg::SP), OpSpec::use_());
-        let inst = sm50::Inst::new(Form::STL)
-            .with(Field::Size, mem_size(kind))
-            .with_signed(Field::Off, i64::from(offset));
-        i.piece(inst, &[(Field::Rd, s, 0), (Field::Ra, sp, 0)]);
-        i
+        spill_inst(offset, Reg::Phys(src), kind)
     }
 
     fn gen_reload(dst: PhysReg, offset: u32, kind: RegKind) -> Self {
-        let mut i = Sm50Inst::new(Role::Plain);
-        let d = i.op(Reg::Phys(dst), OpSpec::def());
-        let sp = i.op(Reg::Phys(PhysReg::SP), OpSpec::use_());
-        let inst = sm50::Inst::new(Form::LDL)
-            .with(Field::Size, mem_size(kind))
-            .with_signed(Field::Off, i64::from(offset));
-        i.piece(inst, &[(Field::Rd, d, 0), (Field::Ra, sp, 0)]);
-        i
+        reload_inst(Reg::Phys(dst), offset, kind)
+    }
+
+    fn gen_spill_virt(offset: u32, src: VReg) -> Option<Self> {
+        Some(spill_inst(offset, Reg::Virt(src), src.kind))
+    }
+
+    fn gen_reload_virt(dst: VReg, offset: u32) -> Option<Self> {
+        Some(reload_inst(Reg::Virt(dst), offset, dst.kind))
+    }
+
+    /// `MOV32I` of a constant (not one the loader patches), `MOV` from the constant bank, and
+    /// `S2R` of a special register fixed for the thread's lifetime (its lane, thread and block
+    /// indices, lane masks): one def, every piece one of those.
+    fn rematerialisable(&self) -> bool {
+        let fixed_sr = |sr: u64| matches!(sr, 0x00 | 0x21..=0x27 | 0x38..=0x3c);
+        self.role == Role::Plain
+            && self.ops.len() == 1
+            && self.ops[0].spec.kind == OpKind::Def
+            && matches!(self.ops[0].reg, Reg::Virt(v) if v.kind != RegKind::Pred)
+            && !self.pieces.is_empty()
+            && self.pieces.iter().all(|p| {
+                p.reloc.is_none()
+                    && match p.inst.form {
+                        Form::MOV32I | Form::MOV_C => true,
+                        Form::S2R => p.inst.get(Field::Sr).is_some_and(fixed_sr),
+                        _ => false,
+                    }
+            })
     }
 
     fn gen_jump(target: BlockId) -> Self {

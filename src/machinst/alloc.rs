@@ -14,12 +14,14 @@
 //! - `pressure.rs`: Register pressure per class, and the escape when scalars alone overflow the
 //!   Int class.
 //! - `slices.rs`: The class slices' search of the allocator.
+//! - `spill.rs`: Spilling before regalloc2, where more values are live than it has names.
 
 mod slices;
 use slices::*;
 mod edges;
 use edges::*;
 mod pressure;
+mod spill;
 use super::assign::{self, NameProg, StepKind, Webs};
 use super::check;
 use super::pred::{allocate_preds, liveness_sets};
@@ -43,6 +45,10 @@ pub struct AllocOptions {
     /// only where no other register is free, or where one is written anyway
     /// (`assign::colour`).
     pub save_cost: [u64; 4],
+    /// Spill before regalloc2 where more values are live at once than it has names or the
+    /// register file has words (`alloc::spill`). Off for subroutines: their frame and saved
+    /// registers are laid out around regalloc2's own spill slots.
+    pub presplit: bool,
 }
 
 impl Default for AllocOptions {
@@ -52,6 +58,7 @@ impl Default for AllocOptions {
             checker: false,
             spill_base: 0,
             save_cost: [0; 4],
+            presplit: true,
         }
     }
 }
@@ -759,7 +766,63 @@ pub fn allocate_owned<I: MachInst>(
         origins,
         fixed,
         spill_base,
+        presplit: spill::Spilled::default(),
     };
+    if !opts.presplit || prep.reserve0 {
+        return allocate_pressed(vc, &prep, opts, press);
+    }
+    // Spilling before regalloc2 (`spill`): first down to what all of regalloc2's names hold,
+    // scalars spread over its three classes (`overflow_scalars`); where regalloc2 still
+    // spills (that spread is a greedy guess and can overflow one class), once more down to
+    // the scalar class's own names, and the allocation with fewer instructions is kept.
+    let spread = spill_limits(&prep.fixed, opts.max_regs, true);
+    let own = spill_limits(&prep.fixed, opts.max_regs, false);
+    let again = press_exceeds(&press, &own).then(|| vc.clone());
+    let (first, first_bytes) = allocate_split(vc, &prep, opts, press, &spread)?;
+    let Some(vc) = again.filter(|_| first.spill_bytes > first_bytes) else {
+        return Ok(first);
+    };
+    let press = pressure(&vc);
+    let (second, _) = allocate_split(vc, &prep, opts, press, &own)?;
+    let insts = |a: &Allocated<I>| a.blocks.iter().map(|b| b.insts.len()).sum::<usize>();
+    Ok(if insts(&second) < insts(&first) {
+        second
+    } else {
+        first
+    })
+}
+
+/// [`allocate_pressed`] after [`spill::presplit`] down to `lim` where the pressure exceeds it;
+/// also returns the bytes of the pass's slots.
+fn allocate_split<I: MachInst>(
+    mut vc: VCode<I>,
+    prep: &Prepared,
+    opts: &AllocOptions,
+    mut press: Pressure,
+    lim: &spill::Limits,
+) -> Result<(Allocated<I>, u32), AllocError> {
+    if !press_exceeds(&press, lim) {
+        return Ok((allocate_pressed(vc, prep, opts, press)?, 0));
+    }
+    let (code, spilled) = spill::presplit(vc, lim, prep.spill_base).map_err(AllocError::Invalid)?;
+    vc = code;
+    vc.ensure_derived().map_err(AllocError::Invalid)?;
+    press = pressure(&vc);
+    let prep = Prepared {
+        spill_base: prep.spill_base + spilled.bytes,
+        presplit: spilled,
+        ..prep.clone()
+    };
+    Ok((allocate_pressed(vc, &prep, opts, press)?, spilled.bytes))
+}
+
+/// The allocation of prepared code whose pressure is `press`.
+fn allocate_pressed<I: MachInst>(
+    vc: VCode<I>,
+    prep: &Prepared,
+    opts: &AllocOptions,
+    press: Pressure,
+) -> Result<Allocated<I>, AllocError> {
     // More scalars live at once than the Int class has names: spread them over the other
     // classes too (see `overflow_scalars`). Where that allocation still spills (the register
     // file itself is full), the one without mixed classes is made as well and the one with
@@ -769,13 +832,13 @@ pub fn allocate_owned<I: MachInst>(
         let plain = vc.clone();
         // (`None`: the mixed classes ended in class slices, which cannot hold two widths,
         // see the end of `allocate_prepared`; the allocation without mixing is then the one)
-        let mixed = allocate_prepared(vc, &prep, opts, press, true)?;
+        let mixed = allocate_prepared(vc, prep, opts, press, true)?;
         let mixed = match mixed {
-            Some(m) if m.spill_bytes == 0 => return Ok(m),
+            Some(m) if m.spill_bytes == prep.presplit.bytes => return Ok(m),
             m => m,
         };
         let press = pressure(&plain);
-        let other = plain_allocation(allocate_prepared(plain, &prep, opts, press, false)?)?;
+        let other = plain_allocation(allocate_prepared(plain, prep, opts, press, false)?)?;
         let Some(mixed) = mixed else {
             return Ok(other);
         };
@@ -785,7 +848,49 @@ pub fn allocate_owned<I: MachInst>(
             mixed
         });
     }
-    plain_allocation(allocate_prepared(vc, &prep, opts, press, false)?)
+    plain_allocation(allocate_prepared(vc, prep, opts, press, false)?)
+}
+
+/// What regalloc2 holds in registers at once (see [`spill::Limits`]): per class its 64 names
+/// less the class's fixed registers; all classes' names together (scalars overflow into the
+/// other classes, [`overflow_scalars`]); and, without a budget, the registers but R1, less the
+/// fixed ones, and a few that alignment may leave unusable where widths mix.
+/// Without `spread`, scalars count against the Int class's own names.
+fn spill_limits(fixed: &[(RegKind, PhysReg)], max_regs: u8, spread: bool) -> spill::Limits {
+    let mut class = [0, 1, 2].map(|c| assign::PER_CLASS.saturating_sub(in_class(fixed, c)));
+    let fixed_words: usize = fixed.iter().map(|(k, _)| k.gprs() as usize).sum();
+    let names = (3 * assign::PER_CLASS).saturating_sub(fixed.len());
+    if spread {
+        // scalars beyond the Int class's names go to the other classes
+        class[0] = names;
+    }
+    spill::Limits {
+        class,
+        names,
+        // Under a register budget (`--maxrregcount`, the occupancy-step retry of
+        // `driver::allocate`) only the names count: there the name spaces under the budget
+        // and the class slices spill what must be spilled, and the words limit (the fixed
+        // registers counted as taken everywhere) spilled integrateBodies<false>, which fits
+        // its occupancy step without a spill.
+        words: if max_regs < 255 {
+            usize::MAX
+        } else {
+            (max_regs as usize).saturating_sub(1 + fixed_words + SPILL_SLACK)
+        },
+    }
+}
+
+/// Registers [`spill_limits`] leaves for the alignment of pairs and quads.
+const SPILL_SLACK: usize = 3;
+
+/// Whether the pressure may exceed `lim` somewhere: a class above its names, or the peaks of
+/// all classes together above the names or the words (the peaks need not coincide; the
+/// pass finds out).
+fn press_exceeds(press: &Pressure, lim: &spill::Limits) -> bool {
+    let e = &press.exact;
+    (0..3).any(|c| e[c] > lim.class[c])
+        || e.iter().sum::<usize>() > lim.names
+        || e[0] + 2 * e[1] + 4 * e[2] > lim.words
 }
 
 /// An allocation without mixed classes, which [`allocate_prepared`] always finishes.
@@ -804,6 +909,7 @@ fn has_mixed_classes<I: MachInst>(vc: &VCode<I>, kinds: &[RegKind; 3]) -> bool {
 }
 
 /// What [`allocate_owned`] has found before regalloc2 runs, besides the code.
+#[derive(Clone)]
 struct Prepared {
     /// The code names R0 outright (see [`names_r0`]).
     reserve0: bool,
@@ -813,8 +919,11 @@ struct Prepared {
     /// Per allocated block, the input block it comes from (None for an edge block).
     origins: Vec<Option<BlockId>>,
     fixed: Vec<(RegKind, PhysReg)>,
-    /// `AllocOptions::spill_base` rounded up to 16.
+    /// Where regalloc2's spill slots start: `AllocOptions::spill_base` rounded up to 16, above
+    /// the slots of [`spill::presplit`].
     spill_base: u32,
+    /// What [`spill::presplit`] inserted.
+    presplit: spill::Spilled,
 }
 
 /// The allocation of prepared code `vc` (unreachable blocks dropped, predicates allocated,
@@ -1017,7 +1126,7 @@ fn allocate_prepared<I: MachInst>(
         check::check(&check_ops, &vc.succs, &vc.params, out.num_spillslots)
             .map_err(|e| AllocError::Assignment(e.to_string()))?;
     }
-    let spill_bytes = out.num_spillslots as u32 * 4;
+    let spill_bytes = prep.presplit.bytes + out.num_spillslots as u32 * 4;
     // The output's vectors go back to the context, to be filled again by the next run.
     RA_CTX.with(|ctx| ctx.borrow_mut().output = out);
     Ok(Some(Allocated {
@@ -1026,9 +1135,9 @@ fn allocate_prepared<I: MachInst>(
         spill_bytes,
         checked: opts.checker,
         pred_spills: prep.pred_spills,
-        spills,
+        spills: spills + prep.presplit.stores,
         spills_forced,
-        reloads,
+        reloads: reloads + prep.presplit.loads,
         class_sizes: [classes[0].len(), classes[1].len(), classes[2].len()],
         class_kinds: kinds,
     }))

@@ -359,6 +359,25 @@ pub trait MachInst: Clone + fmt::Debug + fmt::Display {
     fn gen_spill(offset: u32, src: PhysReg, kind: RegKind) -> Self;
     /// Load `dst` from local memory at `[R1 + offset]`.
     fn gen_reload(dst: PhysReg, offset: u32, kind: RegKind) -> Self;
+    /// Store the virtual register `src` to local memory at `[R1 + offset]`: the spill store
+    /// of `alloc::spill`, placed before register allocation. `None` (the default): the ISA
+    /// has none, and that pass leaves the code alone.
+    fn gen_spill_virt(_offset: u32, _src: VReg) -> Option<Self> {
+        None
+    }
+    /// Load the virtual register `dst` from local memory at `[R1 + offset]` (the reload of
+    /// `alloc::spill`). `None` (the default): the ISA has none.
+    fn gen_reload_virt(_dst: VReg, _offset: u32) -> Option<Self> {
+        None
+    }
+    /// Whether executing this instruction again anywhere in the function, with its def renamed,
+    /// gives the same value: one virtual def, no virtual use, no side effect, nothing read
+    /// that changes while the function runs (a constant, a constant-bank word, the thread's
+    /// index). `alloc::spill` rematerialises such values at their reads instead of keeping them
+    /// live. Default: no.
+    fn rematerialisable(&self) -> bool {
+        false
+    }
     /// An unconditional jump to `target`, without operands (used to split critical edges).
     fn gen_jump(target: BlockId) -> Self;
     /// `dst = src ? 1 : 0` (e.g. `SEL dst, RZ, 0x1, !src` or P2R) with virtual registers.

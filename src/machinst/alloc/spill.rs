@@ -1,0 +1,704 @@
+//! Spilling before regalloc2: [`presplit`] lowers the number of values live at once to what
+//! regalloc2's names and the register file hold, so that regalloc2 itself does not spill.
+//!
+//! Why. regalloc2 has 64 names per class (`machinst`'s essay). Where more values of a class
+//! are live at one point (cub's radix-sort downsweep kernels), it splits and spills live
+//! ranges by itself, and the class slices the allocator then falls back to spill far more than
+//! the pressure needs (17.7 k instructions and 2.8 KiB of local memory on
+//! `radixSortThrust.ptx`, where ptxas has 6.0 k), after several slow attempts.
+//!
+//! In: a [`VCode`] after edge splitting (predicates allocated), the [`Limits`] (per class, its
+//! names less the fixed registers it must keep; all classes' names together, since scalars
+//! overflow into the other classes; the 32-bit words of the register file), and the byte
+//! offset of the spill area (`AllocOptions::spill_base`, rounded up to 16).
+//! Out: the same code where, at every instruction, the values live (counted as regalloc2 does:
+//! an early def also beside the uses, a late use also beside the defs) fit the limits, as far
+//! as removing values that the instruction does not name can make them fit; and [`Spilled`]:
+//! the bytes of local memory the pass used (its slots lie from the spill base up; regalloc2's
+//! own slots, if it still spills, go above them) and how many stores, reloads and
+//! rematerialisations it inserted.
+//!
+//! How. Rounds of: liveness; a forward walk over each block that keeps the set of values in
+//! registers and, wherever it overflows the limits, *cuts* the live values the instruction
+//! does not name whose next read is farthest away (Belady's rule; a value only live out of
+//! the block counts as farther than any read in it; a value that can be rematerialised counts
+//! as four times as far, since bringing it back costs one cheap instruction); then a rewrite:
+//! a value cut anywhere is *spilled* everywhere: it keeps its register from its def to its
+//! store (`STL` right after the def or, for a block parameter, at the top of the block) and to
+//! its reads in the def's block up to its first cut, and every later read is renamed to a fresh
+//! value loaded (`LDL`) before the first read in a block and after each cut. Values the
+//! ISA can compute again from nothing ([`MachInst::rematerialisable`]: constants,
+//! constant-bank words, thread indices) are not stored: the def is copied before the reads
+//! instead, and dropped where nothing reads it any more. A reload or a rematerialised copy
+//! remembers where its value comes from, so that a later round that cuts it again loads or
+//! recomputes it again, never stores it a second time.
+//!
+//! Invariants: the code stays in SSA form (each reload is a fresh vreg defined once, and no
+//! reload lives across a block boundary: a block's reads and edge arguments of a spilled value
+//! use that block's own reloads); a slot is written once, by the store right after its value's
+//! def, and every load of it is reached only through that def, hence after the store (each
+//! round renames reads of the values it cuts, and the store reads the def, never a load: a
+//! store reading a reload of its own slot was the bug of an earlier version, which renamed
+//! the reads of every value with a slot in each round); a slot is aligned to its value's size
+//! and the area is a multiple of 16 bytes. Values defined by a terminator and predicates are
+//! never cut.
+
+use super::super::vcode::{for_each_field, BlockData};
+use super::super::Terminator;
+use super::*;
+use rustc_hash::FxHashMap;
+
+/// How many values regalloc2 can hold in registers at one point.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Limits {
+    /// Per class (scalars, pairs, quads): its names less its fixed registers.
+    pub(super) class: [usize; 3],
+    /// All classes' names together, less the fixed registers.
+    pub(super) names: usize,
+    /// 32-bit registers for values.
+    pub(super) words: usize,
+}
+
+/// What [`presplit`] inserted.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(super) struct Spilled {
+    /// Bytes of local memory from the spill base, a multiple of 16.
+    pub(super) bytes: u32,
+    /// Spill stores and reloads inserted.
+    pub(super) stores: usize,
+    pub(super) loads: usize,
+    /// Copies of rematerialisable defs inserted.
+    pub(super) remats: usize,
+}
+
+/// Rounds of cutting and rewriting (each fixes what the reloads of the round before made
+/// overflow; the radix-sort kernels settle in three).
+const ROUNDS: usize = 6;
+
+/// A value only live out of a block counts as this much farther than the block's end.
+const FAR: u32 = 1 << 20;
+
+/// Counts per class and in 32-bit words.
+#[derive(Clone, Copy, Default)]
+struct Count {
+    class: [usize; 3],
+    words: usize,
+}
+
+impl Count {
+    fn add(&mut self, kind: RegKind) {
+        self.class[class_index(kind)] += 1;
+        self.words += kind.gprs() as usize;
+    }
+    fn sub(&mut self, kind: RegKind) {
+        self.class[class_index(kind)] -= 1;
+        self.words -= kind.gprs() as usize;
+    }
+    /// The class whose names overflow, or `Some(None)` where only the names together or the
+    /// words do (any value helps), or `None` where everything fits.
+    fn over(&self, lim: &Limits) -> Option<Option<usize>> {
+        if let Some(c) = (0..3).find(|c| self.class[*c] > lim.class[*c]) {
+            return Some(Some(c));
+        }
+        let names: usize = self.class.iter().sum();
+        (names > lim.names || self.words > lim.words).then_some(None)
+    }
+}
+
+/// Where a value comes from once spilled: an instruction with one virtual def (a reload from
+/// its slot or a rematerialisable def), copied with the def renamed.
+struct Sources<I> {
+    templates: Vec<I>,
+    /// Whether a template is a reload (else a rematerialisation).
+    is_load: Vec<bool>,
+    /// Per vreg, its template's index (`u32::MAX`: none yet).
+    of: Vec<u32>,
+}
+
+/// Spill (see the module essay) until the code fits `lim`; the code is returned unchanged,
+/// with zero counts, where it already fits or the ISA has no spill instructions.
+pub(super) fn presplit<I: MachInst>(
+    mut vc: VCode<I>,
+    lim: &Limits,
+    spill_base: u32,
+) -> Result<(VCode<I>, Spilled), String> {
+    let mut stats = Spilled::default();
+    if I::gen_spill_virt(
+        0,
+        VReg {
+            index: 0,
+            kind: RegKind::B32,
+        },
+    )
+    .is_none()
+    {
+        return Ok((vc, stats));
+    }
+    let mut sources = Sources {
+        templates: Vec::new(),
+        is_load: Vec::new(),
+        of: vec![u32::MAX; vc.vregs.len()],
+    };
+    let mut used_bytes = 0u32;
+    for _ in 0..ROUNDS {
+        let (cut, cuts) = choose_cuts(&vc, lim, &sources);
+        if !cut.iter().any(|c| *c) {
+            break;
+        }
+        vc = rewrite(
+            vc,
+            &cut,
+            &cuts,
+            &mut sources,
+            spill_base,
+            &mut used_bytes,
+            &mut stats,
+        )?;
+    }
+    stats.bytes = used_bytes.next_multiple_of(16);
+    Ok((vc, stats))
+}
+
+/// One round's choice: per vreg whether it is cut somewhere, and per block the cuts as
+/// (instruction index in the block, vreg), in order: the value leaves its register before
+/// that instruction.
+fn choose_cuts<I: MachInst>(
+    vc: &VCode<I>,
+    lim: &Limits,
+    sources: &Sources<I>,
+) -> (Vec<bool>, Vec<Vec<(u32, u32)>>) {
+    let n = vc.vregs.len();
+    let mut cut = vec![false; n];
+    let mut cuts: Vec<Vec<(u32, u32)>> = vec![Vec::new(); vc.ranges.len()];
+    let (live_in, live_out) = liveness_sets(vc, |k| k != RegKind::Pred, true);
+    // Values that can be cut: defined by an instruction that is not a terminator, or a block
+    // parameter; and whether each can be rematerialised.
+    let mut spillable = vec![false; n];
+    let mut remat = vec![false; n];
+    for b in 0..vc.ranges.len() {
+        for p in &vc.params[b] {
+            spillable[p.index as usize] = p.kind != RegKind::Pred;
+        }
+        let (s, e) = vc.ranges[b];
+        for inst in &vc.insts[s as usize..e as usize] {
+            let term = inst.terminator() != Terminator::None;
+            let re = !term && inst.rematerialisable();
+            for_each_field(inst, |f| {
+                if f.spec.kind == OpKind::Def && f.vreg.kind != RegKind::Pred {
+                    spillable[f.vreg.index as usize] = !term;
+                    remat[f.vreg.index as usize] = re;
+                }
+            });
+        }
+    }
+    for (v, s) in sources.of.iter().enumerate() {
+        if *s != u32::MAX && !sources.is_load[*s as usize] {
+            remat[v] = true;
+        }
+    }
+    let kind = |v: u32| vc.vregs[v as usize];
+    // Per block: each value's read positions, in order (edge arguments read at the terminator).
+    let mut reads: FxHashMap<u32, Vec<u32>> = FxHashMap::default();
+    let mut in_reg = vec![false; n];
+    let mut live_out_here = vec![false; n];
+    let mut fs = Vec::new();
+    for b in 0..vc.ranges.len() {
+        let (s, e) = vc.ranges[b];
+        let len = e - s;
+        reads.clear();
+        for (k, inst) in vc.insts[s as usize..e as usize].iter().enumerate() {
+            for_each_field(inst, |f| {
+                if f.spec.kind == OpKind::Use && f.vreg.kind != RegKind::Pred {
+                    let r = reads.entry(f.vreg.index).or_default();
+                    if r.last() != Some(&(k as u32)) {
+                        r.push(k as u32);
+                    }
+                }
+            });
+        }
+        for (_, args) in &vc.succs[b] {
+            for a in args.iter().filter(|a| a.kind != RegKind::Pred) {
+                let r = reads.entry(a.index).or_default();
+                if r.last() != Some(&(len - 1)) {
+                    r.push(len - 1);
+                }
+            }
+        }
+        for &v in &live_out[b] {
+            live_out_here[v as usize] = true;
+        }
+        // The values in registers and their count; a value cut this round is not live into
+        // a block (its reads there reload it).
+        let mut live: Vec<u32> = Vec::new();
+        let mut count = Count::default();
+        for &v in live_in[b]
+            .iter()
+            .chain(vc.params[b].iter().map(|p| &p.index))
+        {
+            if kind(v) != RegKind::Pred && !cut[v as usize] && !in_reg[v as usize] {
+                in_reg[v as usize] = true;
+                live.push(v);
+                count.add(kind(v));
+            }
+        }
+        // Whether `v` is still needed after position `k` of this block.
+        let needed_after = |v: u32, k: u32, cut: &[bool], reads: &FxHashMap<u32, Vec<u32>>| {
+            let later = reads
+                .get(&v)
+                .is_some_and(|r| r.last().is_some_and(|l| *l > k));
+            later || (live_out_here[v as usize] && !cut[v as usize])
+        };
+        for (k, inst) in vc.insts[s as usize..e as usize].iter().enumerate() {
+            let k = k as u32;
+            fs.clear();
+            for_each_field(inst, |f| {
+                if f.vreg.kind != RegKind::Pred {
+                    fs.push(f);
+                }
+            });
+            // reads of values not in registers (cut before): reloaded before the instruction
+            for f in fs.iter().filter(|f| f.spec.kind == OpKind::Use) {
+                let v = f.vreg.index;
+                if !in_reg[v as usize] {
+                    in_reg[v as usize] = true;
+                    live.push(v);
+                    count.add(f.vreg.kind);
+                }
+            }
+            let is_term = k + 1 == len;
+            // edge arguments are read at the terminator
+            if is_term {
+                for (_, args) in &vc.succs[b] {
+                    for a in args.iter().filter(|a| a.kind != RegKind::Pred) {
+                        if !in_reg[a.index as usize] {
+                            in_reg[a.index as usize] = true;
+                            live.push(a.index);
+                            count.add(a.kind);
+                        }
+                    }
+                }
+            }
+            // the counts at regalloc2's two points of the instruction
+            let mut before = count;
+            let mut after = count;
+            let named = |v: u32| {
+                fs.iter().any(|f| f.vreg.index == v)
+                    || (is_term
+                        && vc.succs[b]
+                            .iter()
+                            .any(|(_, args)| args.iter().any(|a| a.index == v)))
+            };
+            let mut dying: Vec<u32> = Vec::new();
+            for f in fs.iter().filter(|f| f.spec.kind == OpKind::Use) {
+                let v = f.vreg.index;
+                if !dying.contains(&v) && !needed_after(v, k, &cut, &reads) {
+                    dying.push(v);
+                    let late = fs.iter().any(|g| {
+                        g.vreg.index == v && g.spec.kind == OpKind::Use && g.spec.pos == OpPos::Late
+                    });
+                    if !late {
+                        after.sub(f.vreg.kind);
+                    }
+                }
+            }
+            let mut defs: Vec<u32> = Vec::new();
+            for f in fs.iter().filter(|f| f.spec.kind == OpKind::Def) {
+                if !defs.contains(&f.vreg.index) {
+                    defs.push(f.vreg.index);
+                    after.add(f.vreg.kind);
+                    if f.spec.pos == OpPos::Early {
+                        before.add(f.vreg.kind);
+                    }
+                }
+            }
+            // cut the farthest-read values the instruction does not name
+            while let Some(class) = before.over(lim).or_else(|| after.over(lim)) {
+                let next_read = |v: u32| {
+                    let d = match reads.get(&v).and_then(|r| r.iter().find(|p| **p >= k)) {
+                        Some(p) => p - k,
+                        None => len - k + FAR,
+                    };
+                    if remat[v as usize] {
+                        d.saturating_mul(4)
+                    } else {
+                        d
+                    }
+                };
+                let victim = live
+                    .iter()
+                    .copied()
+                    .filter(|v| {
+                        spillable[*v as usize]
+                            && class.is_none_or(|c| class_index(kind(*v)) == c)
+                            && !named(*v)
+                    })
+                    .max_by_key(|v| (next_read(*v), *v));
+                let Some(v) = victim else { break };
+                in_reg[v as usize] = false;
+                live.retain(|x| *x != v);
+                count.sub(kind(v));
+                before.sub(kind(v));
+                after.sub(kind(v));
+                cut[v as usize] = true;
+                cuts[b].push((k, v));
+            }
+            // after the instruction: reads that die leave, defs still needed enter
+            for v in dying {
+                if in_reg[v as usize] {
+                    in_reg[v as usize] = false;
+                    live.retain(|x| *x != v);
+                    count.sub(kind(v));
+                }
+            }
+            for v in defs {
+                if needed_after(v, k, &cut, &reads) && !in_reg[v as usize] {
+                    in_reg[v as usize] = true;
+                    live.push(v);
+                    count.add(kind(v));
+                }
+            }
+        }
+        for v in live {
+            in_reg[v as usize] = false;
+        }
+        for &v in &live_out[b] {
+            live_out_here[v as usize] = false;
+        }
+    }
+    (cut, cuts)
+}
+
+/// A copy of `template` defining `dst` in place of its one virtual def.
+fn instantiate<I: MachInst>(template: &I, dst: VReg) -> I {
+    let mut inst = template.clone();
+    inst.visit_operands(&mut |r, spec| {
+        if spec.kind == OpKind::Def && matches!(r, Reg::Virt(_)) {
+            *r = Reg::Virt(dst);
+        }
+    });
+    inst
+}
+
+/// The round's rewrite (see the module essay): stores after the defs of the values `cut`
+/// that have no source yet, reloads (or rematerialisations) at their reads.
+fn rewrite<I: MachInst>(
+    vc: VCode<I>,
+    cut: &[bool],
+    cuts: &[Vec<(u32, u32)>],
+    sources: &mut Sources<I>,
+    spill_base: u32,
+    used_bytes: &mut u32,
+    stats: &mut Spilled,
+) -> Result<VCode<I>, String> {
+    let (mut blocks, mut vregs) = vc.into_blocks();
+    // Sources of the values cut for the first time: their defs' copies where those can be
+    // made again, else a new slot (the store's offset, per vreg, `u32::MAX` for none).
+    let mut store_at = vec![u32::MAX; vregs.len()];
+    for blk in &blocks {
+        for inst in &blk.insts {
+            for_each_field(inst, |f| {
+                let v = f.vreg.index as usize;
+                if f.spec.kind == OpKind::Def && cut[v] && sources.of[v] == u32::MAX {
+                    if inst.rematerialisable() {
+                        sources.of[v] = sources.templates.len() as u32;
+                        sources.templates.push(inst.clone());
+                        sources.is_load.push(false);
+                    }
+                }
+            });
+        }
+    }
+    for (v, kind) in vregs.iter().enumerate() {
+        if cut[v] && sources.of[v] == u32::MAX {
+            let size = kind.gprs() * 4;
+            let offset = used_bytes.next_multiple_of(size);
+            *used_bytes = offset + size;
+            let dst = VReg {
+                index: v as u32,
+                kind: *kind,
+            };
+            let load = I::gen_reload_virt(dst, spill_base + offset)
+                .ok_or("the ISA has no reload of a virtual register")?;
+            sources.of[v] = sources.templates.len() as u32;
+            sources.templates.push(load);
+            sources.is_load.push(true);
+            store_at[v] = spill_base + offset;
+        }
+    }
+    let store = |v: VReg, stats: &mut Spilled| -> Result<I, String> {
+        stats.stores += 1;
+        I::gen_spill_virt(store_at[v.index as usize], v)
+            .ok_or_else(|| "the ISA has no store of a virtual register".to_string())
+    };
+    for (b, blk) in blocks.iter_mut().enumerate() {
+        let old = std::mem::take(&mut blk.insts);
+        let mut insts = Vec::with_capacity(old.len() + 8);
+        // the value each spilled vreg has in this block, where it has one in a register
+        let mut cur: FxHashMap<u32, VReg> = FxHashMap::default();
+        for p in &blk.params {
+            if cut[p.index as usize] {
+                if store_at[p.index as usize] != u32::MAX {
+                    insts.push(store(*p, stats)?);
+                }
+                cur.insert(p.index, *p);
+            }
+        }
+        let mut next_cut = cuts[b].iter().peekable();
+        let len = old.len();
+        for (k, mut inst) in old.into_iter().enumerate() {
+            while let Some((_, v)) = next_cut.next_if(|(at, _)| *at as usize == k) {
+                cur.remove(v);
+            }
+            // reads of spilled values: the block's current copy, else a new one made here
+            let mut made: Vec<(VReg, u32)> = Vec::new();
+            let mut rename = |v: VReg, vregs: &mut Vec<RegKind>| -> VReg {
+                if !cut[v.index as usize] {
+                    return v;
+                }
+                *cur.entry(v.index).or_insert_with(|| {
+                    let n = VReg {
+                        index: vregs.len() as u32,
+                        kind: v.kind,
+                    };
+                    vregs.push(v.kind);
+                    made.push((n, v.index));
+                    n
+                })
+            };
+            inst.visit_operands(&mut |r, spec| {
+                if let (Reg::Virt(v), OpKind::Use) = (*r, spec.kind) {
+                    if v.kind != RegKind::Pred {
+                        *r = Reg::Virt(rename(v, &mut vregs));
+                    }
+                }
+            });
+            if k + 1 == len {
+                for (_, args) in blk.succs.iter_mut() {
+                    for a in args.iter_mut() {
+                        if a.kind != RegKind::Pred {
+                            *a = rename(*a, &mut vregs);
+                        }
+                    }
+                }
+            }
+            for (n, from) in made {
+                let src = sources.of[from as usize];
+                if sources.is_load[src as usize] {
+                    stats.loads += 1;
+                } else {
+                    stats.remats += 1;
+                }
+                insts.push(instantiate(&sources.templates[src as usize], n));
+                sources.of.resize(vregs.len(), u32::MAX);
+                sources.of[n.index as usize] = src;
+            }
+            let mut defs: Vec<VReg> = Vec::new();
+            for_each_field(&inst, |f| {
+                if f.spec.kind == OpKind::Def && cut[f.vreg.index as usize] {
+                    defs.push(f.vreg);
+                }
+            });
+            insts.push(inst);
+            for d in defs {
+                cur.insert(d.index, d);
+                if store_at[d.index as usize] != u32::MAX {
+                    insts.push(store(d, stats)?);
+                }
+            }
+        }
+        blk.insts = insts;
+    }
+    sources.of.resize(vregs.len(), u32::MAX);
+    drop_unread_remats(&mut blocks, vregs.len());
+    VCode::from_blocks_underived(blocks, vregs)
+}
+
+/// Drop the rematerialisable defs nothing reads any more (their reads now have copies).
+fn drop_unread_remats<I: MachInst>(blocks: &mut [BlockData<I>], nvregs: usize) {
+    let mut read = vec![false; nvregs];
+    for blk in blocks.iter() {
+        for inst in &blk.insts {
+            for_each_field(inst, |f| {
+                if f.spec.kind == OpKind::Use {
+                    read[f.vreg.index as usize] = true;
+                }
+            });
+        }
+        for (_, args) in &blk.succs {
+            for a in args {
+                read[a.index as usize] = true;
+            }
+        }
+    }
+    for blk in blocks.iter_mut() {
+        blk.insts.retain(|inst| {
+            if !inst.rematerialisable() {
+                return true;
+            }
+            let mut keep = false;
+            for_each_field(inst, |f| keep |= read[f.vreg.index as usize]);
+            keep
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lower::{Role, Sm50Inst};
+    use crate::machinst::VCodeBuilder;
+    use crate::sm50::{self, Field, Form};
+
+    /// The limits of the Int class's own 64 names (no fixed registers).
+    const OWN: Limits = Limits {
+        class: [64, 64, 64],
+        names: 192,
+        words: 251,
+    };
+
+    /// An instruction defining `v` that cannot be rematerialised.
+    fn def(v: VReg) -> Sm50Inst {
+        let mut i = Sm50Inst::new(Role::Plain);
+        i.def(v, false);
+        i
+    }
+
+    /// An instruction reading `vs`.
+    fn read(vs: &[VReg]) -> Sm50Inst {
+        let mut i = Sm50Inst::new(Role::Plain);
+        for v in vs {
+            i.use_(*v);
+        }
+        i
+    }
+
+    /// `n` scalars defined in `blk`, then read one by one, each read the last.
+    fn crowd(b: &mut VCodeBuilder<Sm50Inst>, blk: BlockId, n: usize) {
+        let vs: Vec<VReg> = (0..n).map(|_| b.new_vreg(RegKind::B32)).collect();
+        for v in &vs {
+            b.push(blk, def(*v));
+        }
+        for v in &vs {
+            b.push(blk, read(&[*v]));
+        }
+    }
+
+    fn forms(code: &VCode<Sm50Inst>, form: Form) -> usize {
+        code.insts
+            .iter()
+            .flat_map(|i| &i.pieces)
+            .filter(|p| p.inst.form == form)
+            .count()
+    }
+
+    /// 70 scalars live at once: after the pass at most 64 are, and regalloc2 (with its
+    /// checker, and the final-assignment checker) allocates the result without a spill of
+    /// its own; the pass's stores and loads are there.
+    #[test]
+    fn more_values_than_names_fit_after_it() {
+        let mut b = VCodeBuilder::<Sm50Inst>::new();
+        let blk = b.new_block();
+        crowd(&mut b, blk, 70);
+        b.terminate(blk, Sm50Inst::new(Role::Ret), Vec::new());
+        let code = b.finish().expect("valid vcode");
+        assert_eq!(pressure(&code).exact[0], 70);
+        let (after, spilled) = presplit(code, &OWN, 16).expect("spills");
+        assert!(pressure(&after).exact[0] <= 64);
+        assert_eq!(spilled.stores, 6, "{spilled:?}");
+        assert_eq!(spilled.loads, 6);
+        assert_eq!(spilled.bytes, 32);
+        assert_eq!(forms(&after, Form::STL), 6);
+        assert_eq!(forms(&after, Form::LDL), 6);
+        let opts = AllocOptions {
+            checker: true,
+            presplit: false,
+            ..AllocOptions::default()
+        };
+        let out = allocate(&after, &opts).expect("allocates");
+        assert_eq!((out.spill_bytes, out.spills, out.reloads), (0, 0, 0));
+    }
+
+    /// A constant (`MOV32I`) read only after the crowd is the farthest read: it is
+    /// rematerialised before that read, never stored, and its first def is dropped.
+    #[test]
+    fn constant_is_rematerialised() {
+        let mut b = VCodeBuilder::<Sm50Inst>::new();
+        let blk = b.new_block();
+        let k = b.new_vreg(RegKind::B32);
+        let mut mov = Sm50Inst::new(Role::Plain);
+        let d = mov.def(k, false);
+        mov.piece(
+            sm50::Inst::new(Form::MOV32I).with(Field::Imm, 0x1234),
+            &[(Field::Rd, d, 0)],
+        );
+        assert!(mov.rematerialisable());
+        b.push(blk, mov);
+        crowd(&mut b, blk, 64);
+        b.push(blk, read(&[k]));
+        b.terminate(blk, Sm50Inst::new(Role::Ret), Vec::new());
+        let code = b.finish().expect("valid vcode");
+        let (after, spilled) = presplit(code, &OWN, 0).expect("spills");
+        assert_eq!((spilled.stores, spilled.loads, spilled.remats), (0, 0, 1));
+        assert_eq!(spilled.bytes, 0);
+        assert_eq!(forms(&after, Form::MOV32I), 1);
+        // the copy stands right before the read
+        let at = after
+            .insts
+            .iter()
+            .position(|i| i.pieces.iter().any(|p| p.inst.form == Form::MOV32I))
+            .expect("a MOV32I");
+        assert!(at > 64, "the constant is made again late, at {at}");
+        assert!(pressure(&after).exact[0] <= 64);
+    }
+
+    /// A value defined before a loop and read after it, with a crowd inside the loop: it is
+    /// stored after its def and loaded in the exit block, so that it is not live in the loop.
+    #[test]
+    fn value_read_after_a_loop_is_spilled_across_it() {
+        let mut b = VCodeBuilder::<Sm50Inst>::new();
+        let (entry, body, exit) = (b.new_block(), b.new_block(), b.new_block());
+        let x = b.new_vreg(RegKind::B32);
+        b.push(entry, def(x));
+        let mut jump = Sm50Inst::new(Role::Branch);
+        jump.targets.push(body);
+        jump.branch_piece(0, None);
+        b.terminate(entry, jump, vec![(body, Vec::new())]);
+        crowd(&mut b, body, 64);
+        let p = b.new_vreg(RegKind::Pred);
+        let mut setp = Sm50Inst::new(Role::Plain);
+        setp.def(p, false);
+        b.push(body, setp);
+        let mut br = Sm50Inst::new(Role::Branch);
+        let g = br.use_(p);
+        br.targets.push(body);
+        br.targets.push(exit);
+        br.branch_piece(0, Some((g, false)));
+        br.branch_piece(1, None);
+        b.terminate(body, br, vec![(body, Vec::new()), (exit, Vec::new())]);
+        b.push(exit, read(&[x]));
+        b.terminate(exit, Sm50Inst::new(Role::Ret), Vec::new());
+        let code = b.finish().expect("valid vcode");
+        assert_eq!(pressure(&code).exact[0], 65);
+        let (after, spilled) = presplit(code, &OWN, 0).expect("spills");
+        assert_eq!((spilled.stores, spilled.loads), (1, 1), "{spilled:?}");
+        let block = |n: usize| {
+            let (s, e) = after.ranges[n];
+            &after.insts[s as usize..e as usize]
+        };
+        let has = |insts: &[Sm50Inst], f: Form| {
+            insts
+                .iter()
+                .any(|i| i.pieces.iter().any(|p| p.inst.form == f))
+        };
+        assert!(has(block(0), Form::STL) && has(block(2), Form::LDL));
+        assert!(!has(block(1), Form::LDL) && !has(block(1), Form::STL));
+        assert!(pressure(&after).exact[0] <= 64);
+        let opts = AllocOptions {
+            checker: true,
+            presplit: false,
+            ..AllocOptions::default()
+        };
+        let out = allocate(&after, &opts).expect("allocates");
+        assert_eq!(out.spill_bytes, 0);
+    }
+}
