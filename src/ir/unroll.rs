@@ -54,7 +54,7 @@
 //! `P` (its parameters read as the arguments), so the copies and the code after the loop
 //! are one block for the scheduler.
 
-use rustc_hash::FxHashMap as HashMap;
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use smallvec::SmallVec;
 
 use super::eval;
@@ -128,10 +128,10 @@ fn body_size(f: &Function, b: Block, init: &[Value], back: &[Value]) -> usize {
     let body = &f.blocks[b].insts[..f.blocks[b].insts.len() - 1];
     let mut ivs: Vec<bool> = init.iter().map(|&v| constant(f, v).is_some()).collect();
     loop {
-        let mut folds: HashMap<Value, ()> = HashMap::default();
+        let mut folds: HashSet<Value> = HashSet::default();
         for (k, &p) in params.iter().enumerate() {
             if ivs[k] {
-                folds.insert(p, ());
+                folds.insert(p);
             }
         }
         let mut size = 0;
@@ -145,10 +145,10 @@ fn body_size(f: &Function, b: Block, init: &[Value], back: &[Value]) -> usize {
                 && data
                     .operands()
                     .iter()
-                    .all(|&v| folds.contains_key(&v) || constant(f, v).is_some());
+                    .all(|&v| folds.contains(&v) || constant(f, v).is_some());
             if folded {
                 for &r in &f.insts[i].results {
-                    folds.insert(r, ());
+                    folds.insert(r);
                 }
             }
             let free = matches!(data, InstData::Iconst { .. } | InstData::Fconst { .. })
@@ -164,7 +164,7 @@ fn body_size(f: &Function, b: Block, init: &[Value], back: &[Value]) -> usize {
             }
         }
         let next: Vec<bool> = (0..params.len())
-            .map(|k| ivs[k] && (folds.contains_key(&back[k]) || constant(f, back[k]).is_some()))
+            .map(|k| ivs[k] && (folds.contains(&back[k]) || constant(f, back[k]).is_some()))
             .collect();
         if next == ivs {
             return size;
@@ -620,21 +620,17 @@ fn reassociate(f: &mut Function, data: &InstData, p: Block) -> Option<InstData> 
     })
 }
 
-/// A float operation of the exact IEEE kinds (add, sub, mul, min, max, fma, neg, abs,
-/// compare) whose operands are all constants, as the constant `ir::eval` computes for it
-/// (`FloatOp::eval`, the interpreter's definition): a float induction variable's copies
-/// (`x + 1.0`, `x * x`, `x <= 3.0`) become constants, as they are in ptxas's unrolled code.
+/// A float operation whose operands are all constants, as the constant `ir::eval` computes
+/// for it (`FloatOp::eval`, the interpreter's definition): a float induction variable's
+/// copies (`x + 1.0`, `x * x`, `x <= 3.0`, `cvt.rzi x`) become constants, as they are in
+/// ptxas's unrolled code. Every IEEE operation (correctly rounded, so one value) folds; the
+/// approximations (`ex2.approx`, `rcp.approx`: the hardware's tables) do not.
 /// `ir::simplify` folds no float operation; only the copies made here are folded.
 fn fold_float(f: &Function, data: &InstData) -> Option<InstData> {
     let InstData::Float { op, args } = data else {
         return None;
     };
-    let exact = match op {
-        FloatOp::Binary { op, .. } => !matches!(op, FloatBinOp::Div),
-        FloatOp::Fma { .. } | FloatOp::Unary { .. } | FloatOp::Cmp { .. } => true,
-        _ => false,
-    };
-    if !exact {
+    if matches!(op, FloatOp::Approx { .. }) {
         return None;
     }
     let vals: SmallVec<[u64; 3]> = args
