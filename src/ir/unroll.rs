@@ -351,21 +351,19 @@ fn trip_count(
     let start = constant(f, init)?;
     let step = def_in(f, next, f.insts[cmp].block)?;
     let step_data = &f.insts[step].data;
-    let is_step = match step_data {
+    let is_step = matches!(
+        step_data,
         InstData::Binary {
             op: BinaryOp::Add | BinaryOp::Sub,
             ..
-        } => true,
-        InstData::Float {
-            op:
-                FloatOp::Binary {
-                    op: FloatBinOp::Add | FloatBinOp::Sub,
-                    ..
-                },
+        } | InstData::Float {
+            op: FloatOp::Binary {
+                op: FloatBinOp::Add | FloatBinOp::Sub,
+                ..
+            },
             ..
-        } => true,
-        _ => false,
-    };
+        }
+    );
     let step_args = step_data.operands();
     if !is_step
         || !step_args.contains(&param)
