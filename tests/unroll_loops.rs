@@ -127,7 +127,13 @@ fn the_unrolled_window_runs_each_instruction_once() {
         },
     ];
     let (run, warp_insts) = leafold::sim::run_counted(&code, &info, &launch).unwrap();
-    let listing: Vec<&str> = out.sass.lines().filter(|l| l.contains("/*0")).collect();
+    // Instruction lines start with their address (`/*0008*/`); control words with `/* 0x`.
+    let listing: Vec<&str> = out
+        .sass
+        .lines()
+        .map(str::trim_start)
+        .filter(|l| l.starts_with("/*") && !l.starts_with("/* "))
+        .collect();
     let exit = listing.iter().position(|l| l.contains("EXIT")).unwrap();
     assert_eq!(warp_insts, exit as u64 + 1, "{}", out.sass);
     assert!(!out.sass.contains(" BRA ") || listing[exit + 1..].iter().all(|l| !l.contains("@")));
