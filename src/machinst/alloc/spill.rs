@@ -329,7 +329,7 @@ fn choose_cuts<I: MachInst>(
                     .copied()
                     .filter(|v| {
                         spillable[*v as usize]
-                            && class.is_none_or(|c| class_index(kind(*v)) == c)
+                            && class.map_or(true, |c| class_index(kind(*v)) == c)
                             && !named(*v)
                     })
                     .max_by_key(|v| (next_read(*v), *v));
@@ -398,12 +398,14 @@ fn rewrite<I: MachInst>(
         for inst in &blk.insts {
             for_each_field(inst, |f| {
                 let v = f.vreg.index as usize;
-                if f.spec.kind == OpKind::Def && cut[v] && sources.of[v] == u32::MAX {
-                    if inst.rematerialisable() {
-                        sources.of[v] = sources.templates.len() as u32;
-                        sources.templates.push(inst.clone());
-                        sources.is_load.push(false);
-                    }
+                if f.spec.kind == OpKind::Def
+                    && cut[v]
+                    && sources.of[v] == u32::MAX
+                    && inst.rematerialisable()
+                {
+                    sources.of[v] = sources.templates.len() as u32;
+                    sources.templates.push(inst.clone());
+                    sources.is_load.push(false);
                 }
             });
         }
