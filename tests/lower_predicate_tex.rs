@@ -13,11 +13,8 @@
 
 mod common;
 
-use leafold::cubin;
 use leafold::driver::{compile, Emit, Options};
 use leafold::oracle::Oracle;
-use leafold::sm50::sched::check::check_code;
-use leafold::verify::{verify_file, Outcome, VerifyOptions};
 
 const HEAD: &str = ".version 7.8\n.target sm_50\n.address_size 64\n\
                     .global .texref t_img;\n.const .align 4 .b8 c_mask[64];\n";
@@ -104,25 +101,7 @@ fn opts() -> Options {
 
 /// Compile `src`, check hazards and `ir::eval` == simulator on two seeds; the SASS listing.
 fn compile_and_verify(what: &str, src: &str) -> String {
-    let out = compile(src, &opts())
-        .unwrap_or_else(|d| panic!("{what}: {}", leafold::error::render_all(&d.0)));
-    let file = cubin::read(&out.cubin).unwrap();
-    let errs = check_code(&file.kernels[0].code);
-    assert!(errs.is_empty(), "{what}: hazards {errs:?}\n{}", out.sass);
-    for seed in [1, 2] {
-        let o = VerifyOptions {
-            seed,
-            runs: 2,
-            compile: opts(),
-            ..VerifyOptions::default()
-        };
-        let v = verify_file(src, None, &o).unwrap();
-        match &v[0].outcome {
-            Outcome::Match { .. } => {}
-            _ => panic!("{what}, seed {seed}: {}\n{}", v[0], out.sass),
-        }
-    }
-    out.sass
+    common::compile_and_verify("predicate_tex.ptx", what, src)
 }
 
 /// The instructions of a listing with their guards, operands dropped except a compare's

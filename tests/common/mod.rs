@@ -546,3 +546,35 @@ pub fn assert_eval_equals_sim(
     assert_eq!(want.region(base), got.region(base), "{name}:\n{}", out.sass);
     got.region(base).unwrap().to_vec()
 }
+
+/// Compile `src` (as `file_name`, with its SASS listing), check that the code is hazard-free
+/// and that `ir::eval` equals the simulator on two seeds of two runs each; the listing.
+/// Panics with `what`, the verdict and the listing otherwise.
+pub fn compile_and_verify(file_name: &str, what: &str, src: &str) -> String {
+    use leafold::driver::{compile, Emit, Options};
+    use leafold::verify::{verify_file, Outcome, VerifyOptions};
+    let opts = Options {
+        file_name: file_name.to_string(),
+        emit: Emit::Sass,
+        ..Options::default()
+    };
+    let out = compile(src, &opts)
+        .unwrap_or_else(|d| panic!("{what}: {}", leafold::error::render_all(&d.0)));
+    let file = leafold::cubin::read(&out.cubin).unwrap();
+    let errs = leafold::sm50::sched::check::check_code(&file.kernels[0].code);
+    assert!(errs.is_empty(), "{what}: hazards {errs:?}\n{}", out.sass);
+    for seed in [1, 2] {
+        let o = VerifyOptions {
+            seed,
+            runs: 2,
+            compile: opts.clone(),
+            ..VerifyOptions::default()
+        };
+        let v = verify_file(src, None, &o).unwrap();
+        match &v[0].outcome {
+            Outcome::Match { .. } => {}
+            _ => panic!("{what}, seed {seed}: {}\n{}", v[0], out.sass),
+        }
+    }
+    out.sass
+}
