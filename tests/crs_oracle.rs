@@ -147,11 +147,14 @@ fn probe_kernels_match_the_table() {
         ("straight", 0, 0, 0),
         ("ifelse_join", 0, 0, 0),
         ("nest1", 0x20, 0x20, 0),
-        ("nest2", 0x20, 0x20, 0x20),
-        ("nest3", 0x40, 0x40, 0x40),
-        ("nest4", 0x60, 0x60, 0x60),
-        ("nest5", 0x80, 0x80, 0x80),
-        ("nest6", 0xa0, 0xa0, 0xa0),
+        // Our innermost `if` of a nest is predicated (`lower::predicate` converts nested
+        // sides from the inside out, folding the outer guard into the inner compare), so
+        // our code opens one `SSY` fewer than ptxas's.
+        ("nest2", 0x20, 0x20, 0),
+        ("nest3", 0x40, 0x40, 0x20),
+        ("nest4", 0x60, 0x60, 0x40),
+        ("nest5", 0x80, 0x80, 0x60),
+        ("nest6", 0xa0, 0xa0, 0x80),
         ("loop_div", 0x210, 0x210, 0x210),
         ("loop_div_join", 0x210, 0x210, 0x210),
         ("loop_break", 0x210, 0x210, 0x210),
