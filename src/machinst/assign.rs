@@ -208,6 +208,10 @@ pub(super) struct NameProg {
     /// ([`super::MachInst::read_groups`]): per machine instruction, the accesses (indices
     /// within the step) it reads; `None`: one machine instruction reading the step's uses.
     read_groups: Vec<Option<Vec<smallvec::SmallVec<[u8; 4]>>>>,
+    /// Per step, whether it is an instruction that also reads R1 (the stack pointer, not a
+    /// name): `STL [R1+x], R`, whose other sources then share a read with bank 1
+    /// ([`Webs::spill_reads`], like regalloc2's own spills).
+    sp_reads: Vec<bool>,
 }
 
 impl NameProg {
@@ -223,6 +227,7 @@ impl NameProg {
         // 0: an edit's, found by `edit_widths` below
         let mut acc_widths: Vec<u8> = Vec::with_capacity(accs.capacity());
         let mut read_groups = Vec::with_capacity(steps.capacity());
+        let mut sp_reads = Vec::with_capacity(steps.capacity());
         let widths = kinds.map(|k| k.gprs() as u8);
         let plain = |name: u16, def: bool| Access {
             name,
@@ -240,6 +245,7 @@ impl NameProg {
                 let mut part = None;
                 let mut slot = 0;
                 let mut groups = None;
+                let mut reads_sp = false;
                 let kind = match item {
                     ra::InstOrEdit::Edit(ra::Edit::Move { from, to }) => {
                         if let Some(st) = from.as_stack().or(to.as_stack()) {
@@ -295,6 +301,10 @@ impl NameProg {
                             });
                         }
                         groups = access_groups(&vc.insts[i.index()]);
+                        vc.insts[i.index()].for_each_operand(&mut |r, spec| {
+                            reads_sp |= r == super::Reg::Phys(super::PhysReg::SP)
+                                && spec.kind != super::OpKind::Def;
+                        });
                         copy = isa_copy(vc, i.index(), ops);
                         part = isa_part_copy(vc, i.index(), ops);
                         StepKind::Inst(i.index() as u32)
@@ -303,6 +313,7 @@ impl NameProg {
                 // the edits' accesses
                 acc_widths.resize(accs.len(), 0);
                 read_groups.push(groups);
+                sp_reads.push(reads_sp);
                 steps.push(Step {
                     kind,
                     start,
@@ -325,6 +336,7 @@ impl NameProg {
             widths,
             acc_widths,
             read_groups,
+            sp_reads,
         };
         prog.edit_widths(out.num_spillslots);
         Ok(prog)
@@ -605,8 +617,17 @@ impl Webs {
             }
         }
         let mut spill_reads = vec![0u32; nw];
-        for step in prog.steps.iter().filter(|s| s.kind == StepKind::Spill) {
-            spill_reads[numbers.of_acc[step.start as usize] as usize] += 1;
+        for (s, step) in prog.steps.iter().enumerate() {
+            if step.kind == StepKind::Spill {
+                spill_reads[numbers.of_acc[step.start as usize] as usize] += 1;
+            } else if prog.sp_reads[s] {
+                // An instruction reading R1 beside its sources (the spill pass's `STL`).
+                for a in step.start..step.end {
+                    if !prog.accs[a as usize].def {
+                        spill_reads[numbers.of_acc[a as usize] as usize] += 1;
+                    }
+                }
+            }
         }
         let mut clobber_only = vec![true; nw];
         for (a, &w) in prog.accs.iter().zip(&numbers.of_acc) {
