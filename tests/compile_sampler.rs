@@ -22,9 +22,7 @@ use leafold::ir::eval::{self, GlobalRegion, Launch};
 use leafold::oracle::Oracle;
 use leafold::sim;
 use leafold::sm50::sched::check::check_code;
-use leafold::texture::{
-    AddressMode, ChannelType, FilterMode, Shape, Texture, TextureBindings, TextureDesc,
-};
+use leafold::texture::{AddressMode, FilterMode, Shape, Texture, TextureBindings};
 
 const OUT: u64 = 0x3000_0000;
 const THREADS: u32 = 64;
@@ -203,16 +201,13 @@ impl Case {
     /// A 7×5(×3) texture of 4 × f32 with normalized coordinates, point sampled and clamped
     /// (the samplers change each of these), `seed`'s texels; 3 layers for a2d.
     fn texture(&self, seed: u64) -> Texture {
-        let mut d = TextureDesc::new(self.shape, [7, 5, 3], ChannelType::F32, 4);
-        if self.shape.is_layered() {
-            d.layers = 3;
-        }
-        d.sampler.normalized_coords = true;
-        d.sampler.filter = FilterMode::Point;
-        d.sampler.address = [AddressMode::Clamp; 3];
-        d.validate()
-            .unwrap_or_else(|e| panic!("{}: {e}", self.name));
-        Texture::random(d, seed)
+        common::texture_7x5_f32x4(
+            self.name,
+            self.shape,
+            FilterMode::Point,
+            AddressMode::Clamp,
+            seed,
+        )
     }
 
     fn launch(&self, seed: u64) -> Launch {
@@ -221,14 +216,7 @@ impl Case {
         textures.bind("t2", self.texture(seed ^ 0x55));
         let mut params = OUT.to_le_bytes().to_vec();
         params.extend_from_slice(&0.053f32.to_bits().to_le_bytes());
-        let mut l = Launch::new([1, 1, 1], [THREADS, 1, 1]);
-        l.params = params;
-        l.global = vec![GlobalRegion {
-            base: OUT,
-            bytes: vec![0xcd; THREADS as usize * 16],
-        }];
-        l.textures = textures;
-        l
+        common::one_cta_texture_launch(THREADS, OUT, params, textures)
     }
 }
 

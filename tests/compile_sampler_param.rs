@@ -17,11 +17,9 @@
 
 mod common;
 
-use leafold::ir::eval::{GlobalRegion, Launch};
+use leafold::ir::eval::Launch;
 use leafold::oracle::Oracle;
-use leafold::texture::{
-    AddressMode, ChannelType, FilterMode, Shape, Texture, TextureBindings, TextureDesc,
-};
+use leafold::texture::{AddressMode, FilterMode, Shape, Texture, TextureBindings};
 
 const OUT: u64 = 0x3000_0000;
 const THREADS: u32 = 64;
@@ -124,16 +122,13 @@ impl Case {
     /// A 7×5 texture of 4 × f32 (3 layers for a2d), normalized coordinates, linear and
     /// wrapping (its own state, which a sampler parameter reads it through), `seed`'s texels.
     fn texture(&self, seed: u64) -> Texture {
-        let mut d = TextureDesc::new(self.shape, [7, 5, 3], ChannelType::F32, 4);
-        if self.shape.is_layered() {
-            d.layers = 3;
-        }
-        d.sampler.normalized_coords = true;
-        d.sampler.filter = FilterMode::Linear;
-        d.sampler.address = [AddressMode::Wrap; 3];
-        d.validate()
-            .unwrap_or_else(|e| panic!("{}: {e}", self.name));
-        Texture::random(d, seed)
+        common::texture_7x5_f32x4(
+            self.name,
+            self.shape,
+            FilterMode::Linear,
+            AddressMode::Wrap,
+            seed,
+        )
     }
 
     fn launch(&self, seed: u64) -> Launch {
@@ -144,14 +139,7 @@ impl Case {
         if self.params.contains(".f32 a") {
             params.extend_from_slice(&0.053f32.to_bits().to_le_bytes());
         }
-        let mut l = Launch::new([1, 1, 1], [THREADS, 1, 1]);
-        l.params = params;
-        l.global = vec![GlobalRegion {
-            base: OUT,
-            bytes: vec![0xcd; THREADS as usize * 16],
-        }];
-        l.textures = textures;
-        l
+        common::one_cta_texture_launch(THREADS, OUT, params, textures)
     }
 }
 

@@ -14,7 +14,7 @@
 mod common;
 
 use leafold::driver::{compile, Options};
-use leafold::ir::eval::{self, GlobalRegion, Launch};
+use leafold::ir::eval::{self, Launch};
 use leafold::oracle::Oracle;
 use leafold::sampler::{FieldValue, SamplerInit};
 use leafold::texture::{ChannelType, Shape, Texture, TextureBindings, TextureDesc};
@@ -100,14 +100,7 @@ fn launch(name: &str, seed: u64) -> Launch {
     let mut params = OUT.to_le_bytes().to_vec();
     params.extend_from_slice(&th.to_le_bytes());
     params.extend_from_slice(&sh.to_le_bytes());
-    let mut l = Launch::new([1, 1, 1], [THREADS, 1, 1]);
-    l.params = params;
-    l.global = vec![GlobalRegion {
-        base: OUT,
-        bytes: vec![0xcd; THREADS as usize * 16],
-    }];
-    l.textures = textures;
-    l
+    common::one_cta_texture_launch(THREADS, OUT, params, textures)
 }
 
 fn ours(name: &str, inst: &str) -> leafold::driver::Output {

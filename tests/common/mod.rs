@@ -578,3 +578,44 @@ pub fn compile_and_verify(file_name: &str, what: &str, src: &str) -> String {
     }
     out.sass
 }
+
+/// A 7×5 texture of 4 × f32 (3 layers where `shape` is layered) with normalized coordinates,
+/// `filter` and `address` on every axis, filled with `seed`'s random texels (the texture the
+/// sampler tests fetch through; `what` names the case in a failure).
+pub fn texture_7x5_f32x4(
+    what: &str,
+    shape: leafold::texture::Shape,
+    filter: leafold::texture::FilterMode,
+    address: leafold::texture::AddressMode,
+    seed: u64,
+) -> leafold::texture::Texture {
+    use leafold::texture::{ChannelType, Texture, TextureDesc};
+    let mut d = TextureDesc::new(shape, [7, 5, 3], ChannelType::F32, 4);
+    if shape.is_layered() {
+        d.layers = 3;
+    }
+    d.sampler.normalized_coords = true;
+    d.sampler.filter = filter;
+    d.sampler.address = [address; 3];
+    d.validate().unwrap_or_else(|e| panic!("{what}: {e}"));
+    Texture::random(d, seed)
+}
+
+/// One CTA of `threads` threads with `params`, `textures`, and an output buffer at `out` of
+/// 16 bytes per thread filled with 0xcd (so a word nothing writes shows).
+pub fn one_cta_texture_launch(
+    threads: u32,
+    out: u64,
+    params: Vec<u8>,
+    textures: leafold::texture::TextureBindings,
+) -> leafold::ir::eval::Launch {
+    use leafold::ir::eval::{GlobalRegion, Launch};
+    let mut l = Launch::new([1, 1, 1], [threads, 1, 1]);
+    l.params = params;
+    l.global = vec![GlobalRegion {
+        base: out,
+        bytes: vec![0xcd; threads as usize * 16],
+    }];
+    l.textures = textures;
+    l
+}
