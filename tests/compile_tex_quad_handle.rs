@@ -161,9 +161,10 @@ fn per_lane_handles_verify_with_the_split_and_fail_without() {
             let l = launch(seed);
             let got = common::assert_eval_equals_sim(name, &module, &split, &l, OUT);
             let want = eval::run(&module, name, &l).unwrap();
-            // Not all lanes sample one texture (the table works).
+            // Not every lane writes the same (the fetches ran; clamped coordinates and
+            // the skipped lanes of the branch case repeat some).
             let distinct: std::collections::BTreeSet<_> = got.chunks(16).collect();
-            assert!(distinct.len() > 8, "{name}: {} distinct", distinct.len());
+            assert!(distinct.len() > 4, "{name}: {} distinct", distinct.len());
             let bad = leafold::sim::run_cubin(&unsplit.cubin, name, &l)
                 .unwrap_or_else(|e| panic!("{name}: sim: {e}\n{}", unsplit.sass));
             caught |= bad.region(OUT) != want.region(OUT);
@@ -275,10 +276,15 @@ fn split_shape(listing: &str) -> Vec<String> {
     out
 }
 
-/// `line` with every register number dropped (`R12` reads `R`, `RZ` stays) and the
-/// mnemonic's `.T`/`.P` phase left out.
+/// `line` with every register number dropped (`R12` reads `R`, `RZ` stays), the
+/// mnemonic's `.T`/`.P` phase and a guard left out (ptxas if-converts the branch case's
+/// fetch, `@!P0 TEX.B`, where ours stays behind the branch).
 fn registers_out(line: &str) -> String {
     let line = line.trim_end_matches(';').trim();
+    let line = match line.split_once(' ') {
+        Some((g, rest)) if g.starts_with('@') => rest.trim(),
+        _ => line,
+    };
     let (mnemonic, rest) = line.split_once(' ').unwrap_or((line, ""));
     let mnemonic = mnemonic.trim_end_matches(".T").trim_end_matches(".P");
     let mut out = String::new();
