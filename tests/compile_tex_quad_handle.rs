@@ -202,25 +202,18 @@ fn uniform_handles_get_no_split() {
     }
 }
 
-/// Read when accepted: the handle loaded at `hs`, `TEX.B` on it directly.
+/// Read when accepted: with the handle loaded at `hs`, `TEX.B` on it directly; with
+/// `hs[%tid]`, `SSY`, the three `SHFL.IDX`/`IADD RZ.CC`/`BRA CC.EQ` tests, `TEX.B` on the
+/// loaded handle with every result apart from it, `SYNC`.
 #[test]
-fn uniform_listing_snapshot() {
+fn listing_snapshots() {
     let (name, inst, _) = CASES[0];
-    insta::assert_snapshot!(
-        "quad_handle_uniform_listing",
-        ours(name, &ptx(name, AT_UNIFORM, inst), true).sass
-    );
-}
-
-/// Read when accepted: `SSY`, the three `SHFL.IDX`/`IADD RZ.CC`/`BRA CC.EQ` tests, `TEX.B`
-/// on the loaded handle with every result apart from it, `SYNC`.
-#[test]
-fn split_listing_snapshot() {
-    let (name, inst, _) = CASES[0];
-    insta::assert_snapshot!(
-        "quad_handle_split_listing",
-        ours(name, &ptx(name, PER_LANE, inst), true).sass
-    );
+    for (snap, handle) in [
+        ("quad_handle_uniform_listing", AT_UNIFORM),
+        ("quad_handle_split_listing", PER_LANE),
+    ] {
+        insta::assert_snapshot!(snap, ours(name, &ptx(name, handle, inst), true).sass);
+    }
 }
 
 #[test]
