@@ -154,6 +154,10 @@ pub struct Options {
     /// Keep every branch as a branch (`--no-ifconv`): no predicated code from
     /// `lower::ifconv`.
     pub no_ifconv: bool,
+    /// Leave out the per-quad split around `.B` texture fetches whose handle may differ
+    /// within a quad (`lower::LowerOptions::no_handle_split`). Only for tests showing what
+    /// the split is for: wrong wherever the handles do differ.
+    pub no_handle_split: bool,
     /// Keep `div.rn.f32` / `rcp.rn.f32` inline at every site (`--no-subroutines`): no fast
     /// path and no slow-path subroutine (see `lower::LowerOptions::no_subroutines`).
     pub no_subroutines: bool,
@@ -194,6 +198,7 @@ impl Default for Options {
             sched: Mode::Normal,
             no_reconvergence: false,
             no_ifconv: false,
+            no_handle_split: false,
             no_subroutines: false,
             fmad: true,
             debug_inject: None,
@@ -351,6 +356,7 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
         // `lower::hoist::WIDE`); `driver::allocate` falls back where it costs warps.
         interleave: lower::Interleave::Wide,
         shared_relocs: false,
+        no_handle_split: opts.no_handle_split,
     };
     let max_regs = opts.max_regs.unwrap_or(255).min(255);
     let mut const_data = module_constants(&module);

@@ -220,6 +220,7 @@ pub fn run_with_warnings(args: &Args, pre: &[String]) -> u8 {
         file_name: String::new(),
         no_reconvergence: false,
         no_ifconv: args.no_ifconv,
+        no_handle_split: false,
         no_subroutines: args.no_subroutines,
         fmad: args.fmad,
         sched: match (args.serial, args.sched.as_deref()) {

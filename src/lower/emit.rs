@@ -213,6 +213,8 @@ pub fn emit_all_with(alloc: &Allocated<Sm50Inst>, opts: &EmitOptions) -> Emitted
             );
             if let Some(t) = target {
                 inst.set(Field::Rel, start.get(&t).copied().unwrap_or(n) as u64);
+            } else if let Some(delta) = local_branch(&inst) {
+                inst.set(Field::Rel, (out.len() as u64) + delta);
             }
             if let Some(Some(r)) = brel.get(k) {
                 debug_assert!(target.is_none(), "a relocation on a branch");
@@ -262,6 +264,14 @@ pub(super) fn is_bare(i: &sm50::Inst) -> bool {
     matches!(i.form, Form::SYNC | Form::EXIT | Form::BRK)
         && i.get(Field::Pg) == Some(7)
         && i.get(Field::Pgn) == Some(0)
+}
+
+/// The distance to the target of a `BRA`/`SSY` within its sequence
+/// ([`super::inst::LOCAL_BRANCH`]).
+fn local_branch(i: &sm50::Inst) -> Option<u64> {
+    let rel = i.get(Field::Rel)?;
+    (matches!(i.form, Form::BRA | Form::SSY) && rel & super::inst::LOCAL_BRANCH != 0)
+        .then_some(rel & !super::inst::LOCAL_BRANCH)
 }
 
 /// An unconditional `BRA` (guard PT, not negated).

@@ -89,6 +89,12 @@ pub enum RelocWord {
     SampDescSize,
 }
 
+/// In the `rel` field of a `BRA` or `SSY` piece with no block target: the target is the
+/// instruction `rel & !LOCAL_BRANCH` places after this one, within the same sequence
+/// (`select::tex`'s per-quad handle split). `lower::emit` turns it into the target's index
+/// like any other. (`rel` is 24 bits wide; sequences are far shorter than 2^23.)
+pub const LOCAL_BRANCH: u64 = 1 << 23;
+
 /// One register operand of the whole sequence.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Operand {

@@ -58,7 +58,9 @@
 //!
 //! The flattened instructions in layout order, with every `BRA`'s and `SSY`'s `rel` field
 //! holding the *index* of its target instruction in the returned vector (the emit stage turns
-//! indices into byte offsets, `target = addr + 8 + rel`). Before layout, [`ifconv`] turns the
+//! indices into byte offsets, `target = addr + 8 + rel`); a piece's branch within its own
+//! sequence ([`inst::LOCAL_BRANCH`], the per-quad handle split of `select::tex`) gets its
+//! index the same way. Before layout, [`ifconv`] turns the
 //! short sides of branches into guarded instructions of the branching block, [`reconverge`] adds
 //! `SSY` and turns branches into reconvergence points into `SYNC`, branches to blocks that
 //! are only `BRA x`, `SYNC` or `EXIT` are threaded or folded (`@P0 SYNC`, `@P0 EXIT`), and
@@ -151,6 +153,10 @@ pub struct LowerOptions {
     /// is a `MOV32I` that `R_CUDA_ABS24_20` patches (ptxas 11.8's `MOV32I R0, 0x0` against
     /// `$__buf__8`), never a known offset folded into other instructions.
     pub shared_relocs: bool,
+    /// Leave out ptxas's per-quad split around `.B` texture instructions whose handle may
+    /// differ within a quad (`select::tex::handle_split`): wrong code on a GPU and in the
+    /// simulator wherever handles do differ; for tests that show the split is needed.
+    pub no_handle_split: bool,
 }
 
 /// The window of [`hoist`]'s interleaving (`hoist::interleave`; its essay has the

@@ -425,8 +425,10 @@ impl Cfg {
 
 // ------------------------------------------------------------------------------ uniformity
 
-/// Whether an instruction's results are divergent whatever its operands are.
-fn source_divergent(d: &InstData) -> bool {
+/// Whether an instruction's results are divergent whatever its operands are. With `loads`,
+/// a `.global` or `.shared` load is uniform at a uniform address (every lane reads the same
+/// word in one instruction), as ptxas 11.8's rule for texture handles has it.
+fn source_divergent(d: &InstData, loads: bool) -> bool {
     match d {
         InstData::Iconst { .. }
         | InstData::Fconst { .. }
@@ -449,7 +451,11 @@ fn source_divergent(d: &InstData) -> bool {
                 | SpecialReg::WarpId
                 | SpecialReg::NWarpId
         ),
-        InstData::Load { space, .. } => !matches!(space, Space::Param | Space::Const),
+        InstData::Load { space, .. } => match space {
+            Space::Param | Space::Const => false,
+            Space::Global | Space::Shared => !loads,
+            Space::Local | Space::Generic => true,
+        },
         // Anything else that has results (memory with side effects, instructions added
         // later): divergent until shown otherwise.
         _ => true,
@@ -468,14 +474,14 @@ enum Trigger {
 }
 
 /// A set of values as one flag per value.
-struct DenseSet(Vec<bool>);
+pub(crate) struct DenseSet(Vec<bool>);
 
 impl DenseSet {
     fn new(n: usize) -> DenseSet {
         DenseSet(vec![false; n])
     }
 
-    fn contains(&self, v: &Value) -> bool {
+    pub(crate) fn contains(&self, v: &Value) -> bool {
         self.0.get(v.index()).copied().unwrap_or(false)
     }
 
@@ -490,6 +496,23 @@ impl DenseSet {
 
 /// The `brif` instructions of `f` whose condition is warp-uniform (see the module essay).
 pub fn uniform_branches(f: &Function) -> HashSet<ir::Inst> {
+    let divergent = divergent_values(f, false);
+    f.layout
+        .iter()
+        .filter_map(
+            |&b| match f.blocks[b].insts.last().map(|&i| (i, &f.insts[i].data)) {
+                Some((i, InstData::Brif { cond, .. })) if !divergent.contains(cond) => Some(i),
+                _ => None,
+            },
+        )
+        .collect()
+}
+
+/// The values of `f` that may differ between the lanes of a warp, by the rules of
+/// [`uniform_branches`]; with `loads`, also taking `.global`/`.shared` loads at uniform
+/// addresses as uniform ([`source_divergent`]). `lower::select::tex` asks this (with
+/// `loads`) whether a texture handle needs the per-quad split.
+pub(crate) fn divergent_values(f: &Function, loads: bool) -> DenseSet {
     let index: HashMap<ir::Block, usize> =
         f.layout.iter().enumerate().map(|(k, &b)| (b, k)).collect();
     let term = |b: ir::Block| f.blocks[b].insts.last().map(|&i| (i, &f.insts[i].data));
@@ -527,7 +550,7 @@ pub fn uniform_branches(f: &Function) -> HashSet<ir::Inst> {
             if node.results.is_empty() {
                 continue;
             }
-            if source_divergent(&node.data) {
+            if source_divergent(&node.data, loads) {
                 for &v in &node.results {
                     mark(v, &mut divergent, &mut work);
                 }
@@ -614,13 +637,7 @@ pub fn uniform_branches(f: &Function) -> HashSet<ir::Inst> {
             }
         }
     }
-    f.layout
-        .iter()
-        .filter_map(|&b| match term(b) {
-            Some((i, InstData::Brif { cond, .. })) if !divergent.contains(cond) => Some(i),
-            _ => None,
-        })
-        .collect()
+    divergent
 }
 
 // ------------------------------------------------------------------ SSY / SYNC placement
@@ -932,8 +949,14 @@ fn apply(blocks: &mut [(BlockId, Flat)], placed: &Placement) {
             continue;
         }
         let insts = &mut blocks[u].1;
+        // Before the block's closing transfers: its last instruction and the guarded ones
+        // just before it (an unguarded `SYNC` earlier ends the per-quad handle split of
+        // `select::tex`, which keeps its place).
         let mut at = insts.len();
-        while at > 0 && matches!(insts[at - 1].0.form, Form::BRA | Form::SYNC | Form::BRK) {
+        while at > 0
+            && matches!(insts[at - 1].0.form, Form::BRA | Form::SYNC | Form::BRK)
+            && (at == insts.len() || insts[at - 1].0.get(Field::Pg).unwrap_or(7) != 7)
+        {
             at -= 1;
         }
         for (k, &r) in rs.iter().enumerate() {

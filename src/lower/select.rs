@@ -202,6 +202,12 @@ pub(super) struct Lowerer<'a> {
     var_offsets: Vec<u32>,
     /// `brif`s whose condition is warp-uniform (no `SSY` needed).
     uniform: HashSet<Inst>,
+    /// While lowering a `.B` texture instruction whose handle may differ within a quad:
+    /// [`Lowerer::push`] wraps its fetch in the per-quad split (`tex::handle_split`).
+    split_handles: bool,
+    /// The values that may differ between lanes, loads at uniform addresses uniform
+    /// (`reconverge::divergent_values`), computed at the first `.B` texture instruction.
+    tex_divergent: Option<super::reconverge::DenseSet>,
     /// What folding did (`--stats`); counted outside planning only.
     stats: FoldStats,
     /// The literal pool, `.nv.constant2.<kernel>` (constant bank 2): the constants (float
@@ -463,6 +469,8 @@ impl<'a> Lowerer<'a> {
             cur_ir: None,
             var_offsets,
             uniform: super::reconverge::uniform_branches(f),
+            split_handles: false,
+            tex_divergent: None,
             stats: FoldStats::default(),
             lits: Vec::new(),
             lit_offsets: HashMap::default(),
@@ -624,6 +632,12 @@ impl<'a> Lowerer<'a> {
 
     fn push(&mut self, inst: Sm50Inst) {
         if self.planning.is_none() {
+            let inst = if self.split_handles && tex::handle_split::has_bindless_fetch(&inst) {
+                let scratch = self.new_vreg(RegKind::B32);
+                tex::handle_split::split_per_quad(inst, scratch)
+            } else {
+                inst
+            };
             self.vb.push(self.cur, inst);
         }
     }

@@ -48,6 +48,20 @@
 //! offsets, the reference, in that order, each when present; one result per mask bit. The
 //! packed offsets hold x in bits 0..5 and y in bits 8..13, signed.
 //!
+//! # One handle per quad
+//!
+//! The texture unit serves a quad (lanes 4q..4q+3) with one texture header: a `.B` form
+//! (`TEX.B`, `TLD.B`, `TXD.B`, `TLD4.B`, `TXQ.B`) takes the handle of one lane of each quad
+//! for all its lanes. That is what ptxas 11.8 implies: wherever the handle is not provably
+//! uniform it splits the fetch so that every quad's executing lanes hold equal handles
+//! (`SHFL.IDX` of quad lanes 0, 1, 2 and `BRA CC.EQ` to the fetch, `lower::select::tex`'s
+//! "Handles that differ within a quad"), and leaves uniform handles alone. Which lane wins
+//! is not observable under that discipline; the model takes the lowest active lane of the
+//! quad (`quad_handle`), so code without the split and with handles that differ within a
+//! quad samples the wrong texture for some lanes, and `leafold verify` (per-lane `ir::eval`,
+//! PTX's semantics) reports the mismatch instead of passing what a GPU would get wrong.
+//! Surfaces (`SULD`/`SUST`/`SURED`) stay per lane: ptxas does not split them.
+//!
 //! [`KernelInfo::textures`]: super::KernelInfo::textures
 
 use super::exec::{f, lanes, unsupported, Sim, Warp};
@@ -352,7 +366,7 @@ impl Sim<'_> {
         }
         for l in lanes(exec) {
             let mut b = rb;
-            let tex = self.lane_texture(bound, w, l, &mut b)?;
+            let tex = self.lane_texture(bound, w, l, exec, &mut b)?;
             let (layer, c) = coords_of(w, l);
             if ms {
                 let words = tex.fetch_ms(c[0] as i32, c[1] as i32, layer as i32, w.r(b, l) as i32);
@@ -437,7 +451,7 @@ impl Sim<'_> {
         for l in lanes(exec) {
             let fl = |reg: u64| f32::from_bits(w.r(reg, l));
             let mut a = ra;
-            let tex = self.lane_texture(bound.as_ref(), w, l, &mut a)?;
+            let tex = self.lane_texture(bound.as_ref(), w, l, exec, &mut a)?;
             let x = fl(a);
             a = next(a);
             let y = if two {
@@ -473,18 +487,20 @@ impl Sim<'_> {
     }
 
     /// The texture a lane reads: `bound` (by slot), or the object whose handle is in
-    /// register `*reg`, which then moves past it (the `.B` forms).
+    /// register `*reg` of the lane's quad leader ([`quad_handle`]), which then moves past it
+    /// (the `.B` forms).
     fn lane_texture<'t>(
         &'t self,
         bound: Option<&'t Texture>,
         w: &Warp,
         lane: usize,
+        exec: u32,
         reg: &mut u64,
     ) -> Result<&'t Texture, SimError> {
         match bound {
             Some(t) => Ok(t),
             None => {
-                let t = self.object(u64::from(w.r(*reg, lane)))?;
+                let t = self.object(u64::from(quad_handle(w, *reg, lane, exec)))?;
                 *reg = next_reg(*reg);
                 Ok(t)
             }
@@ -517,7 +533,7 @@ impl Sim<'_> {
         let (ra, rd) = (f(i, Field::Ra), f(i, Field::Rd));
         let next = |r: u64| if r >= 255 { 255 } else { r + 1 };
         for l in lanes(exec) {
-            let h = u64::from(w.r(ra, l));
+            let h = u64::from(quad_handle(w, ra, l, exec));
             // A texture object, else a surface object (`suq`; see `slot_queried`).
             let q = match self.launch.textures.by_handle(h) {
                 Some(t) => Queried::Texture(t.clone()),
@@ -587,7 +603,7 @@ impl Sim<'_> {
                 }
                 let c = [at, next(at), next(next(at))].map(|reg| f32::from_bits(r(reg)));
                 let mut b = rb;
-                let tex = self.lane_texture(bound.as_ref(), w, l, &mut b)?;
+                let tex = self.lane_texture(bound.as_ref(), w, l, exec, &mut b)?;
                 let q = SampleQuery {
                     coords: c,
                     layer: layer.min(i32::MAX as u32) as i32,
@@ -603,7 +619,7 @@ impl Sim<'_> {
             } else {
                 (0, r(ra), r(next(ra)), rb)
             };
-            let tex = self.lane_texture(bound.as_ref(), w, l, &mut b)?;
+            let tex = self.lane_texture(bound.as_ref(), w, l, exec, &mut b)?;
             let mut q = SampleQuery {
                 coords: [f32::from_bits(x), f32::from_bits(y), 0.0],
                 layer: layer.min(i32::MAX as u32) as i32,
@@ -631,6 +647,14 @@ impl Sim<'_> {
         }
         Ok(())
     }
+}
+
+/// The handle word a `.B` fetch of `lane` uses: register `reg` of the lowest active lane of
+/// `lane`'s quad (module essay, "One handle per quad").
+fn quad_handle(w: &Warp, reg: u64, lane: usize, exec: u32) -> u32 {
+    let quad = exec >> (lane & !3) & 0xf;
+    let leader = (lane & !3) + quad.trailing_zeros() as usize;
+    w.r(reg, leader)
 }
 
 /// The general forms' results: component `k` of `words` for each bit `k` of `mask`, to

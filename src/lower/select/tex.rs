@@ -37,6 +37,9 @@
 //! txq.level            TXQ.B    rd, {handle,lod}, TEX_HEADER_DIMENSION, 0x0, mask
 //! ```
 //!
+//! Where the handle may differ within a quad, each of these is wrapped in ptxas's per-quad
+//! split ([`handle_split`]).
+//!
 //! (`{coords}`: every coordinate consecutive, the layer first.) `tld4` is `TLD4S` (2D, by
 //! slot, all four components read), `TLD4` or `TLD4.B`: see [`Lowerer::lower_tld4`]. The
 //! `.cube` and `.acube` shapes (a projected direction, `TEXS ... CUBE` or the general forms
@@ -45,6 +48,7 @@
 mod cube;
 mod fetch;
 mod grad;
+pub(super) mod handle_split;
 mod ms;
 mod paired1d;
 mod quad;
@@ -148,7 +152,29 @@ impl<'a> Lowerer<'a> {
         Ok(Loc { vreg: d, offset: 0 })
     }
 
+    /// A texture instruction; a `.B` one whose handle may differ within a quad gets the
+    /// per-quad split around its fetch ([`handle_split`]).
     pub(super) fn lower_texture(
+        &mut self,
+        results: &[Value],
+        op: TexOp,
+        handle: TexHandle,
+        args: &[Value],
+    ) -> Result<(), LowerError> {
+        let split = handle == TexHandle::Bindless
+            && !self.opts.no_handle_split
+            && self.planning.is_none()
+            && self
+                .tex_divergent
+                .get_or_insert_with(|| crate::lower::reconverge::divergent_values(self.f, true))
+                .contains(&args[0]);
+        let outer = std::mem::replace(&mut self.split_handles, split);
+        let r = self.lower_texture_any(results, op, handle, args);
+        self.split_handles = outer;
+        r
+    }
+
+    fn lower_texture_any(
         &mut self,
         results: &[Value],
         op: TexOp,
