@@ -141,30 +141,28 @@ impl<'a> Lowerer<'a> {
     /// An integer coordinate as a float, as ptxas 11.8 converts one sampled through a
     /// sampler: `I2F.F32.S32`.
     fn tex_i2f(&mut self, v: Value) -> Result<Loc, LowerError> {
-        let a = self.reg(v)?;
-        let d = self.new_vreg(RegKind::B32);
-        let mut i = Sm50Inst::new(Role::Plain);
-        let dop = i.def(d, false);
-        let aop = i.use_(a.vreg);
         let inst = sm50::Inst::new(Form::I2F_R)
             .with(Field::Dsz, sm50::values::i2f::dsz::F32)
             .with(Field::St, sm50::values::i2f::st::S32);
-        i.piece(inst, &[(Field::Rd, dop, 0), (Field::Rb, aop, a.offset)]);
-        self.push(i);
-        Ok(Loc { vreg: d, offset: 0 })
+        self.tex_convert(v, inst)
     }
 
     /// A PTX layer index clamped to 16 bits, as the hardware takes it: `I2I.U16.U32.SAT`.
     fn tex_layer(&mut self, v: Value) -> Result<Loc, LowerError> {
+        let inst = sm50::Inst::new(Form::I2I_R)
+            .with(Field::Dt, sm50::values::i2i::dt::U16)
+            .with(Field::St, sm50::values::i2i::st::U32)
+            .with(Field::Sat, 1);
+        self.tex_convert(v, inst)
+    }
+
+    /// `inst Rd, v` (a one-source conversion, the source in `Rb`) into a new register.
+    fn tex_convert(&mut self, v: Value, inst: sm50::Inst) -> Result<Loc, LowerError> {
         let a = self.reg(v)?;
         let d = self.new_vreg(RegKind::B32);
         let mut i = Sm50Inst::new(Role::Plain);
         let dop = i.def(d, false);
         let aop = i.use_(a.vreg);
-        let inst = sm50::Inst::new(Form::I2I_R)
-            .with(Field::Dt, sm50::values::i2i::dt::U16)
-            .with(Field::St, sm50::values::i2i::st::U32)
-            .with(Field::Sat, 1);
         i.piece(inst, &[(Field::Rd, dop, 0), (Field::Rb, aop, a.offset)]);
         self.push(i);
         Ok(Loc { vreg: d, offset: 0 })
