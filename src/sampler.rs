@@ -121,7 +121,15 @@ pub enum FieldValue<'a> {
     Int(i64),
 }
 
+/// The code of `clamp_to_edge` in [`ADDRESS_MODES`].
+const CLAMP_TO_EDGE: u8 = 3;
+
 impl SamplerInit {
+    /// Whether the initializer sets `addr_mode_<k>` to `clamp_to_edge`.
+    pub fn clamps_to_edge(&self, k: usize) -> bool {
+        self.address[k] == CLAMP_TO_EDGE
+    }
+
     /// Set field `name` from `value`; the error says what is wrong.
     pub fn set(&mut self, name: &str, value: FieldValue) -> Result<(), String> {
         let word = |names: &[&str]| match value {

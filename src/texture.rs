@@ -662,6 +662,21 @@ impl Texture {
         }
     }
 
+    /// [`fetch`](Self::fetch) with each coordinate of the shape clamped to the level's edge
+    /// first (`TLD.LZ.CL`: an integer fetch through a sampler whose `addr_mode_0` is
+    /// `clamp_to_edge`, `ir::tex::clamps_integer_coords`); the layer and the level are
+    /// checked as `fetch` checks them.
+    pub fn fetch_clamped(&self, mut coords: [i32; 4], lod: i32) -> [u32; 4] {
+        let d = &self.desc;
+        if lod >= 0 && (lod as u32) < d.mip_levels {
+            let size = d.level_size(lod as u32);
+            for k in 0..d.shape.dims() {
+                coords[k] = coords[k].clamp(0, size[k] as i32 - 1);
+            }
+        }
+        self.fetch(coords, lod)
+    }
+
     /// `tld4.comp`: component `component` (0 r, 1 g, 2 b, 3 a) of the four texels of the
     /// bilinear footprint of level 0, in PTX's order (module essay). With a depth reference,
     /// each is the comparison's 1.0 or 0.0.

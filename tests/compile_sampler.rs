@@ -95,7 +95,55 @@ fn cases() -> Vec<Case> {
         },
     ];
     v.extend(paired_1d_cases());
+    v.extend(paired_int_cases());
     v
+}
+
+/// Integer coordinates through a pair (%r6 = tid - 20 and %r7 = tid >> 3 run off the
+/// texture both ways; the layer %r5 past its three layers): ptxas 11.8 samples them as
+/// floats on 2d, 3d and a2d (`I2F.F32.S32`, `TEXS.LZ`: su's unnormalized linear filtering
+/// applies) and fetches 1d and a1d texels, with `.CL` through su (`addr_mode_0 =
+/// clamp_to_edge`: clamped to the edge where the initializer-less module reads zero).
+fn paired_int_cases() -> Vec<Case> {
+    const INTS: &str = "sub.s32 %r6, %r1, 20;\n  shr.u32 %r7, %r1, 3;\n  ";
+    let case = |name, inst: &str, shape, want| Case {
+        name,
+        insts: Vec::leak(vec![String::leak(format!("{INTS}{inst}")) as &str]),
+        shape,
+        want,
+    };
+    vec![
+        case(
+            "samp_int_1d_clamp",
+            "tex.1d.v4.f32.s32 D, [t, su, {%r6}];",
+            Shape::D1,
+            "TLD.LZ.CL ",
+        ),
+        case(
+            "samp_int_a1d_clamp",
+            "tex.a1d.v4.f32.s32 D, [t, su, {%r5, %r6}];",
+            Shape::A1,
+            "TLD.LZ.CL ",
+        ),
+        case(
+            "samp_int_2d",
+            "tex.2d.v4.f32.s32 D, [t, su, {%r6, %r7}];",
+            Shape::D2,
+            "TEXS.LZ ",
+        ),
+        case(
+            "samp_int_3d",
+            "tex.3d.v4.f32.s32 D, [t, su, {%r6, %r7, %r5, %r5}];",
+            Shape::D3,
+            "TEXS.LZ ",
+        ),
+        case(
+            "samp_int_a2d",
+            "tex.a2d.v4.f32.s32 D, [t, su, {%r5, %r6, %r7, %r7}];",
+            Shape::A2,
+            "TEXS.LZ ",
+        ),
+    ]
 }
 
 /// `tex.1d` with a level, gradients, offsets (%r5) or a depth reference (%f7) through a
@@ -490,4 +538,12 @@ fn istypep_tests_the_handle_bits() {
 fn paired_1d_listings_snapshot() {
     let text = listings(&["samp_level_off_dc_1d", "samp_grad_off_1d", "samp_igrad_1d"]);
     insta::assert_snapshot!("sampler_paired_1d_listings", text);
+}
+
+/// Listings of integer coordinates through a pair (read when accepted: TLD.LZ.CL 1D with
+/// `ra = x`; I2F.F32.S32 of x and y, not the layer, then TEXS.LZ ARRAY_2D `{layer, x}`, `y`).
+#[test]
+fn paired_int_listings_snapshot() {
+    let text = listings(&["samp_int_1d_clamp", "samp_int_a2d"]);
+    insta::assert_snapshot!("sampler_paired_int_listings", text);
 }

@@ -949,12 +949,10 @@ fn unsupported_forms_get_a_diagnostic() {
             "bad.ptx:12:2",
         ),
         (
-            // (Without offsets it is emulated across the quad: `quad_grad_cases`.)
-            "tex.grad.3d.v4.f32.f32 {%f2, %f3, %f4, %f5}, [t, {%f1, %f1, %f1, %f1}], \
-             {%f1, %f1, %f1, %f1}, {%f1, %f1, %f1, %f1}, {%r1, %r1, %r1, %r1};",
-            "emulates the gradients in four passes",
-            // Refused by selection: the kernel's error names the PTX line.
-            "(PTX line 12)",
+            "tex.grad.acube.v4.f32.f32 {%f2, %f3, %f4, %f5}, [t, {%r1, %f1, %f1, %f1}], \
+             {%f1, %f1, %f1, %f1}, {%f1, %f1, %f1, %f1};",
+            "tex.grad.cube/acube",
+            "bad.ptx:12:2",
         ),
         (
             // ptxas 11.8 refuses it too ("Illegal modifier '.3d'").
@@ -987,39 +985,71 @@ fn unsupported_forms_get_a_diagnostic() {
 /// pass must hand its quad lane `l`'s own; the coordinates grow with tid, so `(c + d) - c`
 /// rounds away from `d` in some lanes (the model `ir::eval` shares with the simulator).
 fn quad_grad_cases() -> Vec<Case> {
-    const SLOT: &[Handle] = &[Handle::Ref, Handle::Obj];
+    const ALL: &[Handle] = &[Handle::Ref, Handle::Obj, Handle::Reg];
     let table: Vec<LodRow> = vec![
         (
             "qgrad_3d",
             "tex.grad.3d.v4.f32.f32 D, [T, {%f3, %f4, %f5, %f5}], {%f7, %f8, %f9, %f9}, {%f8, %f9, %f7, %f7};",
             "3d",
-            SLOT,
+            ALL,
             "TEX.NDV ",
-            "",
+            "TEX.B.NDV ",
         ),
         (
             "qgrad_dc_2d",
             "tex.grad.2d.v4.f32.f32 D, [T, {%f3, %f4}], {%f7, %f8}, {%f8, %f9}, %f5;",
             "2d",
-            SLOT,
+            ALL,
             "TEX.DC.NDV ",
-            "",
+            "TEX.B.DC.NDV ",
         ),
         (
             "qgrad_dc_a1d",
             "tex.grad.a1d.v4.f32.f32 D, [T, {%r5, %f3}], {%f7}, {%f9}, %f5;",
             "a1d",
-            SLOT,
+            ALL,
             "TEX.DC.NDV ",
-            "",
+            "TEX.B.DC.NDV ",
         ),
         (
             "qgrad_dc_a2d",
             "tex.grad.a2d.v4.f32.f32 D, [T, {%r5, %f3, %f4, %f4}], {%f7, %f8}, {%f8, %f9}, %f5;",
             "a2d",
-            SLOT,
+            ALL,
             "TEX.DC.NDV ",
-            "",
+            "TEX.B.DC.NDV ",
+        ),
+        (
+            "qgrad_off_3d",
+            "tex.grad.3d.v4.f32.f32 D, [T, {%f3, %f4, %f5, %f5}], {%f7, %f8, %f9, %f9}, {%f8, %f9, %f7, %f7}, {%r6, %r7, %r8, %r8};",
+            "3d",
+            ALL,
+            "TEX.AOFFI.NDV ",
+            "TEX.B.AOFFI.NDV ",
+        ),
+        (
+            "qgrad_off_dc_2d",
+            "tex.grad.2d.v4.f32.f32 D, [T, {%f3, %f4}], {%f7, %f8}, {%f8, %f9}, {%r6, %r7}, %f5;",
+            "2d",
+            ALL,
+            "TEX.AOFFI.DC.NDV ",
+            "TEX.B.AOFFI.DC.NDV ",
+        ),
+        (
+            "qgrad_off_dc_a1d",
+            "tex.grad.a1d.v4.f32.f32 D, [T, {%r5, %f3}], {%f7}, {%f9}, {%r8}, %f5;",
+            "a1d",
+            ALL,
+            "TEX.AOFFI.DC.NDV ",
+            "TEX.B.AOFFI.DC.NDV ",
+        ),
+        (
+            "qgrad_off_dc_a2d",
+            "tex.grad.a2d.v4.f32.f32 D, [T, {%r5, %f3, %f4, %f4}], {%f7, %f8}, {%f8, %f9}, {%r7, %r6}, %f5;",
+            "a2d",
+            ALL,
+            "TEX.AOFFI.DC.NDV ",
+            "TEX.B.AOFFI.DC.NDV ",
         ),
     ];
     let mut v = row_cases(table, "tex_", "", |_| true);
@@ -1042,6 +1072,21 @@ fn quad_grad_listings_snapshot() {
         "tex_qgrad_3d_ref_x",
     ]);
     insta::assert_snapshot!("tex2_quad_grad_listings", text);
+}
+
+/// Listings of the quad-emulated gradients through a register handle and with offsets
+/// (read when accepted: per pass the handle shuffled with the offsets and the reference
+/// into one aligned rb vector, pass 0 included; a lone offset vector lane 0's own in pass
+/// 0; TEX.B's `0x0` for the slot; 3d integer coordinates' bits added as floats).
+#[test]
+fn quad_grad_register_offset_listings_snapshot() {
+    let text = listings(&[
+        "tex_qgrad_3d_reg",
+        "tex_qgrad_off_3d_ref",
+        "tex_qgrad_off_dc_2d_reg",
+        "tex_igrad_3d_obj",
+    ]);
+    insta::assert_snapshot!("tex2_quad_grad_register_offset_listings", text);
 }
 
 /// `tex.grad` with integer coordinates (`lower::select::tex::grad`: ptxas 11.8 hands their
@@ -1115,6 +1160,23 @@ fn grad_int_cases() -> Vec<Case> {
             ALL,
             "TXD.AOFFI ",
             "TXD.B.AOFFI ",
+        ),
+        (
+            // 3d: emulated across the quad on the integers' bits (`quad`).
+            "igrad_3d",
+            "tex.grad.3d.v4.f32.s32 D, [T, {%r10, %r11, %r10, %r10}], {%f7, %f8, %f9, %f9}, {%f8, %f9, %f7, %f7};",
+            "3d",
+            ALL,
+            "TEX.NDV ",
+            "TEX.B.NDV ",
+        ),
+        (
+            "igrad_off_3d",
+            "tex.grad.3d.v4.f32.s32 D, [T, {%r11, %r10, %r11, %r11}], {%f7, %f8, %f9, %f9}, {%f8, %f9, %f7, %f7}, {%r7, %r6, %r8, %r8};",
+            "3d",
+            ALL,
+            "TEX.AOFFI.NDV ",
+            "TEX.B.AOFFI.NDV ",
         ),
         (
             "grad_dc_1d",

@@ -41,7 +41,7 @@ pub(super) fn texture_records(module: &ir::Module, f: &ir::Function, k: &mut Ker
                 });
                 continue;
             }
-            ir::tex::TexHandle::Bindless => continue,
+            ir::tex::TexHandle::Bindless | ir::tex::TexHandle::Combined => continue,
         };
         k.const0_relocs.push(cubin::RelocSpec {
             offset,

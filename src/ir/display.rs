@@ -518,6 +518,10 @@ pub(crate) fn write_inst(
                     write!(f, " [{}]", args[0])?;
                     &args[1..]
                 }
+                super::tex::TexHandle::Combined => {
+                    write!(f, " [{}, sampler]", args[0])?;
+                    &args[1..]
+                }
                 super::tex::TexHandle::Paired { tex, samp } => {
                     write!(f, " tex{tex} samp{samp}")?;
                     &args[..]

@@ -6,7 +6,10 @@
 //! * `handle` says which texture is read: [`TexHandle::Bound`] names a module `.texref`
 //!   variable by its index in [`Module::texrefs`](super::Module::texrefs) (declaration order);
 //!   [`TexHandle::Bindless`] takes the texture object from `args[0]`, an `i64` (a
-//!   `cudaTextureObject_t` passed as a `.u64` parameter or loaded from memory).
+//!   `cudaTextureObject_t` passed as a `.u64` parameter or loaded from memory);
+//!   [`TexHandle::Combined`] too, a texture handle and a sampler handle in registers
+//!   combined into one word (`.texmode_independent`), which samples integer coordinates
+//!   through the sampler (below).
 //! * The remaining `args` are the coordinates, each `i32` (float coordinates are `f32`
 //!   bits, as every float is in the IR): [`TexShape::coords`] of them, in PTX order (for the
 //!   array shapes the layer index comes first). PTX pads 3-element coordinate vectors to four
@@ -20,7 +23,12 @@
 //! Semantics (evaluated by the texture model of `crate::texture` through the launch's
 //! bindings): `Sample` with float coordinates filters the texture at `coords` with its
 //! sampler state; with integer coordinates (`int_coords`) it reads the texel at those
-//! integer coordinates (PTX: "integer coordinates ... are not normalized"); so does
+//! integer coordinates (PTX: "integer coordinates ... are not normalized"), except through
+//! a sampler ([`samples_integer_coords`]: a [`TexHandle::Combined`] handle on a shape other
+//! than 1d, a [`TexHandle::Paired`] one on 2d, 3d and a2d), where ptxas 11.8 converts them
+//! to floats (`I2F.F32.S32`) and samples there at level 0 with the sampler's state
+//! (`TEXS.LZ`, `TEX.B.LZ`: normalization, filtering and address modes apply), and a 1d or
+//! a1d fetch through a `clamp_to_edge` sampler clamps ([`clamps_integer_coords`]); so does
 //! `SampleLod` with integer coordinates and `.level` or offsets. `SampleLod` with `.grad`
 //! and integer coordinates is the exception, decided by what ptxas 11.8's code does (our
 //! semantics are those of ptxas's SASS): it hands the integers' bits to `TXD` unconverted,
@@ -296,6 +304,13 @@ pub enum TexHandle {
     Bound(u32),
     /// The texture object in the instruction's first operand (`i64`).
     Bindless,
+    /// `.texmode_independent`: a texture handle and a sampler handle in registers, combined
+    /// into one `.B` handle word in the first operand (`i64`, `ir::build::tex::sampler_reg`).
+    /// As [`TexHandle::Bindless`], except what ptxas 11.8 writes for two forms and hence
+    /// what they mean: `tex.1d` with float coordinates samples 1D `{x}` (not 2D `{x, 0}`),
+    /// and integer coordinates on the other shapes are converted to floats (`I2F.F32.S32`)
+    /// and sampled at level 0 through the sampler (`TEX.B.LZ`), not fetched as texels.
+    Combined,
     /// `.texmode_independent`: a module `.texref` (index in `Module::texrefs`) read through
     /// a `.samplerref` (index in `Module::samplerrefs`: a module variable or a kernel's
     /// `.param .samplerref`, [`crate::sampler`]); the pair has one slot word.
@@ -309,7 +324,12 @@ pub enum TexHandle {
 impl TexHandle {
     /// Bound by a word of constant bank 0 after the parameters ([`bound_textures`]).
     pub fn is_bound(self) -> bool {
-        !matches!(self, TexHandle::Bindless)
+        !self.in_register()
+    }
+
+    /// The texture (and sampler) in the instruction's first operand, a register.
+    pub fn in_register(self) -> bool {
+        matches!(self, TexHandle::Bindless | TexHandle::Combined)
     }
 }
 
@@ -434,7 +454,7 @@ pub fn eval(
             return Ok([v, 0, 0, 0]);
         }
         TexHandle::Bound(k) => (Cow::Borrowed(named(k)?), args),
-        TexHandle::Bindless => {
+        TexHandle::Bindless | TexHandle::Combined => {
             let h = args[0];
             let t = bindings
                 .by_handle(h)
@@ -456,8 +476,21 @@ pub fn eval(
             shape, int_coords, ..
         } => {
             let (layer, c) = layer_and_coords(shape, coords);
-            if int_coords {
-                Ok(tex.fetch([c[0] as i32, c[1] as i32, c[2] as i32, layer], 0))
+            if int_coords && samples_integer_coords(handle, shape) {
+                // Through a sampler: the integers as floats, sampled at level 0.
+                let q = crate::texture::SampleQuery {
+                    coords: c.map(|v| v as i32 as f32),
+                    layer,
+                    ..Default::default()
+                };
+                Ok(tex.sample(&q))
+            } else if int_coords {
+                let at = [c[0] as i32, c[1] as i32, c[2] as i32, layer];
+                if clamps_integer_coords(handle, shape, samplers) {
+                    Ok(tex.fetch_clamped(at, 0))
+                } else {
+                    Ok(tex.fetch(at, 0))
+                }
             } else {
                 let q = crate::texture::SampleQuery {
                     coords: c.map(f32::from_bits),
@@ -652,7 +685,7 @@ pub fn texture_needs(
                     }
                 }
                 TexHandle::Sampler(_) => continue,
-                TexHandle::Bindless => match handle_source(f, args[0]) {
+                TexHandle::Bindless | TexHandle::Combined => match handle_source(f, args[0]) {
                     Some(name) => (name, true),
                     None => continue,
                 },
@@ -706,12 +739,49 @@ fn result_kind(result: TexType) -> crate::texture::ResultKind {
     }
 }
 
+/// Whether a `tex` with integer coordinates and no options on `shape` through `handle`
+/// samples them through a sampler as floats (`I2F.F32.S32`, then `TEXS.LZ` or `TEX.B.LZ`:
+/// ptxas 11.8) instead of fetching texels: a combined handle in a register on every shape
+/// but 1d, a `.texref`/`.samplerref` pair on 2d, 3d and a2d (1d and a1d stay `TLDS.LZ` /
+/// `TLD.LZ` there).
+pub fn samples_integer_coords(handle: TexHandle, shape: TexShape) -> bool {
+    match handle {
+        TexHandle::Combined => shape != TexShape::D1,
+        TexHandle::Paired { .. } => matches!(shape, TexShape::D2 | TexShape::D3 | TexShape::A2),
+        _ => false,
+    }
+}
+
+/// Whether a texel fetch (`tex` with integer coordinates, no options) on `shape` through
+/// `handle` clamps its coordinates to the texture's edge: a 1d or a1d fetch through a
+/// `.samplerref` whose initializer sets `addr_mode_0 = clamp_to_edge` (`samplers`: the
+/// module's), which ptxas 11.8 writes `TLD.LZ.CL` (other modes `TLDS.LZ`/`TLD.LZ`).
+///
+/// The model of `.CL` (not measured on a GPU): the fetch's coordinates clamped to the
+/// level's edge, OpenCL's `CLK_ADDRESS_CLAMP_TO_EDGE` for unnormalized integer coordinates
+/// (`.texmode_independent` is OpenCL's mode); without it an out-of-range fetch reads zero
+/// (`Texture::fetch`). ptxas also sets `.CL` on every `TLD.LL` (`tex.level` with integer
+/// coordinates) whatever the texture's state, which says nothing about address modes: the
+/// simulator reads `.CL` there as before (out of range reads zero).
+pub fn clamps_integer_coords(
+    handle: TexHandle,
+    shape: TexShape,
+    samplers: &[crate::sampler::SamplerRef],
+) -> bool {
+    match handle {
+        TexHandle::Paired { samp, .. } if matches!(shape, TexShape::D1 | TexShape::A1) => samplers
+            .get(samp as usize)
+            .is_some_and(|s| s.init.clamps_to_edge(0)),
+        _ => false,
+    }
+}
+
 /// Whether ptxas 11.8 emulates `tex.grad` of this form across each quad (SAM/RAM,
-/// `FSWZADD.NDV`, `TEX.NDV`: `lower::select::tex::quad`) instead of using `TXD`: float
-/// coordinates on 3d, or with a depth reference on 1d/2d/a1d/a2d (cube maps too, which
-/// leafold does not lower).
+/// `FSWZADD.NDV`, `TEX.NDV`: `lower::select::tex::quad`) instead of using `TXD`: 3d (float
+/// coordinates, or integer ones taken as the floats whose bits they are), or with a depth
+/// reference on 1d/2d/a1d/a2d (float coordinates; cube maps too, which leafold does not
+/// lower).
 pub fn quad_emulated_grad(shape: TexShape, int_coords: bool, depth: bool) -> bool {
-    !int_coords
-        && !matches!(shape, TexShape::Cube | TexShape::ACube)
-        && (shape == TexShape::D3 || depth)
+    !matches!(shape, TexShape::Cube | TexShape::ACube)
+        && (shape == TexShape::D3 || (depth && !int_coords))
 }

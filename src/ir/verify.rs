@@ -635,7 +635,7 @@ impl Verifier<'_> {
                 expect_results(&[*ty], &mut problems);
             }
             InstData::Texture { op, handle, args } => {
-                let handle_args = usize::from(*handle == super::tex::TexHandle::Bindless);
+                let handle_args = usize::from(handle.in_register());
                 if args.len() != handle_args + op.coords() {
                     problems.push(format!(
                         "texture: takes {} operands, got {}",

@@ -231,11 +231,21 @@ impl Sim<'_> {
                     }
                     tex.sample(&q)
                 }
-                (Form::TEXS, texs::tgt::T2D | texs::tgt::ARRAY_2D | texs::tgt::T3D) => {
+                // `.LZ` (level 0) reads as the plain form, whose level is 0 in the model
+                // too (ptxas 11.8's integer coordinates sampled through a sampler).
+                (
+                    Form::TEXS,
+                    texs::tgt::T2D
+                    | texs::tgt::ARRAY_2D
+                    | texs::tgt::T3D
+                    | texs::tgt::T2D_LZ
+                    | texs::tgt::ARRAY_2D_LZ
+                    | texs::tgt::T3D_LZ,
+                ) => {
                     let fl = |reg: u64| f32::from_bits(r(reg));
                     let (coords, layer) = match tgt {
-                        texs::tgt::T2D => ([fl(ra), fl(rb), 0.0], 0),
-                        texs::tgt::T3D => ([fl(ra), fl(next(ra)), fl(rb)], 0),
+                        texs::tgt::T2D | texs::tgt::T2D_LZ => ([fl(ra), fl(rb), 0.0], 0),
+                        texs::tgt::T3D | texs::tgt::T3D_LZ => ([fl(ra), fl(next(ra)), fl(rb)], 0),
                         _ => ([fl(next(ra)), fl(rb), 0.0], r(ra) as i32),
                     };
                     tex.sample(&SampleQuery {
@@ -305,7 +315,7 @@ impl Sim<'_> {
     /// low word first in rb), the coordinates consecutive from ra by target (1D `x`,
     /// ARRAY_1D `layer, x`, 2D `x, y`, ARRAY_2D `layer, x, y`, 3D `x, y, z`); rb's parts
     /// after the handle, each when present: the level (`TEX.LL`, `TLD.LL`; ptxas sets `.CL`
-    /// on the latter, read the same), the packed offsets (`.AOFFI`, 4 bits each; TLD adds
+    /// on the latter, read the same; `TLD.LZ.CL` clamps to the edge), the packed offsets (`.AOFFI`, 4 bits each; TLD adds
     /// them to the integer texel coordinates), the depth reference (`.DC`). One result
     /// register per mask bit from rd.
     fn texture_general(
@@ -414,7 +424,14 @@ impl Sim<'_> {
                 // `.AOFFI` moves the texel by the offsets (TLD: ptxas 11.8's tex.*.s32 with
                 // offsets, packed as TEX's).
                 let at = |k: usize| (c[k] as i32).wrapping_add(q.offset[k]);
-                tex.fetch([at(0), at(1), at(2), layer as i32], lod as i32)
+                // `.LZ.CL`: clamped to the edge (`ir::tex::clamps_integer_coords`' model; on
+                // `.LL`, where ptxas always sets it, read as without).
+                let coords = [at(0), at(1), at(2), layer as i32];
+                if !level && f(i, Field::Cl) != 0 {
+                    tex.fetch_clamped(coords, 0)
+                } else {
+                    tex.fetch(coords, lod as i32)
+                }
             };
             write_mask4(w, rd, mask, l, &words);
         }

@@ -223,23 +223,23 @@ impl FnBuilder<'_, '_> {
             );
             return None;
         }
-        if samp.is_some_and(|s| self.sampler_in_register(t, s)) {
-            // ptxas keeps tex.1d `TEX.B ... 1D` (leafold's `.B` forms read 1D as 2D
-            // `{x, 0}`, where the sampler's addr_mode_1 could change the result), and
-            // samples integer coordinates through the sampler (`I2F.F32.S32`, `TEX.B.LZ`),
-            // which the texture model's integer fetch does not.
+        let plain = lod == TexLod::Base && ops.len() == 2;
+        if !plain && samp.is_some_and(|s| self.sampler_in_register(t, s)) {
+            // Without options ptxas keeps tex.1d `TEX.B ... 1D` and samples integer
+            // coordinates through the sampler (`I2F.F32.S32`, `TEX.B.LZ`): `TexHandle::
+            // Combined`. With a level, gradients, offsets or a reference it was not probed.
             if shape == TexShape::D1 {
                 return self.unsupported(
                     ins,
-                    "leafold does not lower tex.1d through texture and sampler handles in \
-                     registers",
+                    "leafold does not lower tex.1d with a level, gradients, offsets or a \
+                     reference through texture and sampler handles in registers",
                 );
             }
             if int_coords {
                 return self.unsupported(
                     ins,
-                    "leafold does not lower integer coordinates through texture and sampler \
-                     handles in registers (ptxas samples them as floats: I2F, TEX.B.LZ)",
+                    "leafold does not lower integer coordinates with a level, gradients, \
+                     offsets or a reference through texture and sampler handles in registers",
                 );
             }
         }
@@ -257,7 +257,7 @@ impl FnBuilder<'_, '_> {
                 args.push(v);
             }
         }
-        let op = if lod == TexLod::Base && ops.len() == 2 {
+        let op = if plain {
             TexOp::Sample {
                 shape,
                 result,

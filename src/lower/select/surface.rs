@@ -250,7 +250,7 @@ impl<'a> Lowerer<'a> {
         if let Some(tq) = header {
             return match slot {
                 Some(w) => self.lower_txq(d, tq, w, Part::Zero),
-                None => self.lower_tex_bindless(&[d], TexOp::Query(tq), args[0], &[]),
+                None => self.lower_tex_bindless(&[d], TexOp::Query(tq), args[0], false, &[]),
             };
         }
         let Some(field) = surf::field_offset(q) else {

@@ -40,6 +40,11 @@
 //! Where the handle may differ within a quad, each of these is wrapped in ptxas's per-quad
 //! split ([`handle_split`]).
 //!
+//! A texture and a sampler handle in registers (`.texmode_independent`, combined into one
+//! handle word: `TexHandle::Combined`) take the same forms, except float `tex.1d`, which
+//! stays `TEX.B ... 1D` with `ra = x`, and integer coordinates on the other shapes:
+//! `I2F.F32.S32` each (not the layer), then `TEX.B.LZ` ([`Lowerer::lower_tex_bindless`]).
+//!
 //! (`{coords}`: every coordinate consecutive, the layer first.) `tld4` is `TLD4S` (2D, by
 //! slot, all four components read), `TLD4` or `TLD4.B`: see [`Lowerer::lower_tld4`]. The
 //! `.cube` and `.acube` shapes (a projected direction, `TEXS ... CUBE` or the general forms
@@ -94,6 +99,7 @@ impl<'a> Lowerer<'a> {
             }
             // A kernel parameter's slot; in a subroutine a parameter is an argument
             // register's value (the call ABI), never the kernel's bank-0 word.
+            TexHandle::Combined => return Ok(None),
             TexHandle::Bindless => match self.def_of(args[0]) {
                 Some(&InstData::LoadParam {
                     ty: Type::I64,
@@ -136,17 +142,31 @@ impl<'a> Lowerer<'a> {
         Ok(Loc { vreg: d, offset: 0 })
     }
 
+    /// An integer coordinate as a float, as ptxas 11.8 converts one sampled through a
+    /// sampler: `I2F.F32.S32`.
+    fn tex_i2f(&mut self, v: Value) -> Result<Loc, LowerError> {
+        let inst = sm50::Inst::new(Form::I2F_R)
+            .with(Field::Dsz, sm50::values::i2f::dsz::F32)
+            .with(Field::St, sm50::values::i2f::st::S32);
+        self.tex_convert(v, inst)
+    }
+
     /// A PTX layer index clamped to 16 bits, as the hardware takes it: `I2I.U16.U32.SAT`.
     fn tex_layer(&mut self, v: Value) -> Result<Loc, LowerError> {
+        let inst = sm50::Inst::new(Form::I2I_R)
+            .with(Field::Dt, sm50::values::i2i::dt::U16)
+            .with(Field::St, sm50::values::i2i::st::U32)
+            .with(Field::Sat, 1);
+        self.tex_convert(v, inst)
+    }
+
+    /// `inst Rd, v` (a one-source conversion, the source in `Rb`) into a new register.
+    fn tex_convert(&mut self, v: Value, inst: sm50::Inst) -> Result<Loc, LowerError> {
         let a = self.reg(v)?;
         let d = self.new_vreg(RegKind::B32);
         let mut i = Sm50Inst::new(Role::Plain);
         let dop = i.def(d, false);
         let aop = i.use_(a.vreg);
-        let inst = sm50::Inst::new(Form::I2I_R)
-            .with(Field::Dt, sm50::values::i2i::dt::U16)
-            .with(Field::St, sm50::values::i2i::st::U32)
-            .with(Field::Sat, 1);
         i.piece(inst, &[(Field::Rd, dop, 0), (Field::Rb, aop, a.offset)]);
         self.push(i);
         Ok(Loc { vreg: d, offset: 0 })
@@ -161,7 +181,8 @@ impl<'a> Lowerer<'a> {
         handle: TexHandle,
         args: &[Value],
     ) -> Result<(), LowerError> {
-        let split = handle == TexHandle::Bindless
+        // (a combined texture-and-sampler handle is one register word too)
+        let split = handle.in_register()
             && !self.opts.no_handle_split
             && self.planning.is_none()
             && self
@@ -190,7 +211,7 @@ impl<'a> Lowerer<'a> {
         }
         let coords = match handle {
             TexHandle::Bound(_) | TexHandle::Paired { .. } | TexHandle::Sampler(_) => args,
-            TexHandle::Bindless => &args[1..],
+            TexHandle::Bindless | TexHandle::Combined => &args[1..],
         };
         if let TexOp::SampleMs { array, .. } = op {
             let handle = match slot {
@@ -232,10 +253,11 @@ impl<'a> Lowerer<'a> {
             return self.lower_tld4(results, op, handle, coords);
         }
         let Some(tid) = slot else {
-            return self.lower_tex_bindless(results, op, args[0], coords);
+            let combined = handle == TexHandle::Combined;
+            return self.lower_tex_bindless(results, op, args[0], combined, coords);
         };
         if let TexHandle::Paired { .. } = handle {
-            return self.lower_tex_paired(results, op, coords, tid);
+            return self.lower_tex_paired(results, op, handle, coords, tid);
         }
         match op {
             TexOp::Query(q) => self.lower_txq(results[0], q, tid, Part::Zero),
@@ -415,7 +437,10 @@ impl<'a> Lowerer<'a> {
             // `grad`), 1d as 1D.
             return self.lower_tex_grad(results, dim, d, handle, o.xy, o.rest, o.off);
         }
-        if int_coords {
+        // 3d gradients on integer coordinates: emulated across the quad on the integers'
+        // bits, as the float form (ptxas 11.8; `quad`).
+        let quad_int = int_coords && lod == TexLod::Grad && shape == TexShape::D3 && !depth;
+        if int_coords && !quad_int {
             if lod == TexLod::Grad || depth {
                 return refuse(self);
             }
@@ -429,24 +454,19 @@ impl<'a> Lowerer<'a> {
             (TexLod::Grad, _) if d <= 2 && !depth => {
                 self.lower_tex_grad(results, dim, d, handle, o.xy, o.rest, o.off)
             }
-            (TexLod::Grad, TexSlot::Bound(tid)) if o.off.is_none() => {
+            (TexLod::Grad, _) => {
                 // Emulated across the quad (`quad`).
                 let g = quad::QuadGrad {
                     dim,
-                    tid,
+                    handle,
                     first: usize::from(shape.is_array()),
                     coords: o.xy,
                     grads: &o.rest[..2 * d],
+                    off: o.off,
                     dref: o.dref,
                 };
                 self.lower_tex_grad_quad(results, g)
             }
-            (TexLod::Grad, _) => Err(self.unsupported(format!(
-                "{form}: ptxas 11.8 emulates the gradients in four passes between SAM and \
-                 RAM, one per lane of each quad (`lower::select::tex::quad`); leafold does \
-                 so for slot-bound textures without offsets only (a register handle is \
-                 shuffled to the quad too, offsets ride in TEX's rb)"
-            ))),
             (_, TexSlot::Bound(tid)) if d <= 2 && !shape.is_array() && !offset => {
                 let level = lod == TexLod::Level;
                 let Some(tgt) = texs_lod_target(level, depth) else {
@@ -743,13 +763,50 @@ impl<'a> Lowerer<'a> {
     /// `.texref`'s, except that a float 1D fetch stays `TEX ... 1D` with `ra = x` (ptxas
     /// 11.8; unified mode reads it as 2D `{x, 0}` with `TEXS`, which the sampler's
     /// `addr_mode_1` could change).
+    ///
+    /// Integer coordinates through the pair, as ptxas 11.8 writes them: on 2d, 3d and a2d
+    /// converted (`I2F.F32.S32`, not the layer) and sampled, `TEXS.LZ` (2D: ra `x`, rb `y`;
+    /// 3D: `{x, y}`, `z`; ARRAY_2D: `{layer, x}`, `y`); on 1d and a1d fetched, with `.CL`
+    /// where the sampler clamps to the edge in x (`TLD.LZ.CL`, ra `x` or `{layer, x}`),
+    /// else as a `.texref`'s (`TLDS.LZ`, `TLD.LZ`). What they mean: `ir::tex`'s
+    /// `samples_integer_coords` and `clamps_integer_coords`.
     fn lower_tex_paired(
         &mut self,
         results: &[Value],
         op: TexOp,
+        handle: TexHandle,
         coords: &[Value],
         tid: u64,
     ) -> Result<(), LowerError> {
+        if let TexOp::Sample {
+            shape,
+            int_coords: true,
+            ..
+        } = op
+        {
+            if tex::samples_integer_coords(handle, shape) {
+                return self.lower_texs_sampled_ints(results, shape, coords, tid);
+            }
+            if tex::clamps_integer_coords(handle, shape, &self.module.samplerrefs) {
+                let (ra, dim) = if shape == TexShape::A1 {
+                    let layer = Part::At(self.tex_layer(coords[0])?);
+                    let x = Part::At(self.reg(coords[1])?);
+                    (self.tex_vec(&[layer, x])?, sm50::values::tex::dim::ARRAY_1D)
+                } else {
+                    (self.reg(coords[0])?, sm50::values::tex::dim::V1D)
+                };
+                let (comps, mask) = self.tex_mask4(results);
+                // lod 0: .LZ.
+                let inst = sm50::Inst::new(Form::TLD_I)
+                    .with(Field::Tid, tid)
+                    .with(Field::Dim, dim)
+                    .with(Field::Mask, mask)
+                    .with(Field::Lod, 0)
+                    .with(Field::Cl, 1);
+                self.tex_push(inst, results, &comps, false, ra, None);
+                return Ok(());
+            }
+        }
         match op {
             TexOp::Sample {
                 shape: TexShape::D1,
@@ -775,11 +832,17 @@ impl<'a> Lowerer<'a> {
     /// (1D float as 2D `{x, 0}`; 3D `{x, y, z}`; arrays `{layer, x[, y]}`), the handle's low
     /// word in `rb`, one result register per component read; `TXQ.B` with `{handle, 0}` at
     /// `ra`.
+    ///
+    /// A `combined` texture-and-sampler handle (`TexHandle::Combined`) differs in two forms,
+    /// as ptxas 11.8 writes them: float `tex.1d` is `TEX.B ... 1D` with `ra = x`, and integer
+    /// coordinates on the other shapes are `I2F.F32.S32` each (not the layer) then
+    /// `TEX.B.LZ` (1d integer coordinates stay `TLD.B.LZ ... 1D`).
     pub(super) fn lower_tex_bindless(
         &mut self,
         results: &[Value],
         op: TexOp,
         handle: Value,
+        combined: bool,
         coords: &[Value],
     ) -> Result<(), LowerError> {
         let h = self.reg(handle)?;
@@ -812,10 +875,18 @@ impl<'a> Lowerer<'a> {
                 ))
             }
         };
-        let at = |s: &mut Self, v: Value| s.reg(v).map(Part::At);
+        // Integer coordinates sampled through the sampler as floats (`combined`).
+        let sampled = combined && int_coords && shape != TexShape::D1;
+        let at = |s: &mut Self, v: Value| {
+            if sampled {
+                s.tex_i2f(v).map(Part::At)
+            } else {
+                s.reg(v).map(Part::At)
+            }
+        };
         // (dim, coordinate parts): dim as TEX's enum (1D, ARRAY_1D, 2D, ARRAY_2D, 3D, ...).
         let (dim, parts): (u64, Vec<Part>) = match shape {
-            TexShape::D1 if int_coords => (0, vec![at(self, coords[0])?]),
+            TexShape::D1 if int_coords || combined => (0, vec![at(self, coords[0])?]),
             TexShape::D1 => (2, vec![at(self, coords[0])?, Part::Zero]),
             TexShape::D2 => (2, vec![at(self, coords[0])?, at(self, coords[1])?]),
             TexShape::D3 => (
@@ -840,12 +911,18 @@ impl<'a> Lowerer<'a> {
         };
         let ra = self.tex_vec(&parts)?;
         let (comps, mask) = self.tex_mask4(results);
-        let form = if int_coords { Form::TLD_B } else { Form::TEX_B };
-        // lod 0: TEX.B's plain form, TLD.B's .LZ.
+        let (form, lod) = if sampled {
+            (Form::TEX_B, sm50::values::tex_b::lod::LZ)
+        } else if int_coords {
+            // lod 0: TLD.B's .LZ.
+            (Form::TLD_B, 0)
+        } else {
+            (Form::TEX_B, 0)
+        };
         let inst = sm50::Inst::new(form)
             .with(Field::Dim, dim)
             .with(Field::Mask, mask)
-            .with(Field::Lod, 0);
+            .with(Field::Lod, lod);
         self.tex_push(inst, results, &comps, false, ra, Some(h));
         Ok(())
     }
@@ -922,6 +999,44 @@ impl<'a> Lowerer<'a> {
             Some(self.tex_vec(&rb)?)
         };
         self.texs_push(form, tid, tgt, results, ra, rb);
+        Ok(())
+    }
+
+    /// Integer coordinates sampled through a `.texref`/`.samplerref` pair (2d, 3d, a2d):
+    /// `I2F.F32.S32` of each (not the layer), then `TEXS.LZ` ([`Lowerer::lower_tex_paired`]).
+    fn lower_texs_sampled_ints(
+        &mut self,
+        results: &[Value],
+        shape: TexShape,
+        coords: &[Value],
+        tid: u64,
+    ) -> Result<(), LowerError> {
+        use sm50::values::texs::tgt;
+        let f = |s: &mut Self, v: Value| s.tex_i2f(v).map(Part::At);
+        let (tgt, ra, rb) = match shape {
+            TexShape::D2 => (tgt::T2D_LZ, vec![f(self, coords[0])?], f(self, coords[1])?),
+            TexShape::D3 => (
+                tgt::T3D_LZ,
+                vec![f(self, coords[0])?, f(self, coords[1])?],
+                f(self, coords[2])?,
+            ),
+            TexShape::A2 => {
+                let layer = Part::At(self.tex_layer(coords[0])?);
+                (
+                    tgt::ARRAY_2D_LZ,
+                    vec![layer, f(self, coords[1])?],
+                    f(self, coords[2])?,
+                )
+            }
+            _ => {
+                return Err(LowerError::Internal(
+                    "sampled integer coordinates on 2d, 3d and a2d only".into(),
+                ))
+            }
+        };
+        let ra = self.tex_vec(&ra)?;
+        let rb = self.tex_vec(&[rb])?;
+        self.texs_push(Form::TEXS, tid, tgt, results, ra, Some(rb));
         Ok(())
     }
 

@@ -8,7 +8,7 @@
 //! ```
 //!
 //! In: the two `.u64` operands (neither a module `.texref` nor a module `.samplerref`).
-//! Out: a [`TexHandle::Bindless`] fetch whose handle is that combined word (zero-extended to
+//! Out: a [`TexHandle::Combined`] fetch whose handle is that combined word (zero-extended to
 //! 64 bits), built from ordinary IR (`shl`, `bfi`), so that `ir::eval` and the simulator
 //! both see the combined handle. What it names is the texture model's business
 //! ([`crate::texture::TextureBindings::add_sampler_object`]: a combined handle reads the
@@ -52,6 +52,6 @@ impl FnBuilder<'_, '_> {
         let zero = b.iconst(Type::I32, 0);
         let word = b.bits(BitOp::Bfi, &[tw, high, zero, bits]);
         let h = b.zext(Type::I64, word);
-        Some((TexHandle::Bindless, Some(h)))
+        Some((TexHandle::Combined, Some(h)))
     }
 }

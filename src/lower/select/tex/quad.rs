@@ -1,5 +1,8 @@
 //! `tex.grad` on the shapes Maxwell's `TXD` cannot take (3d, and 1d/2d/a1d/a2d with a
-//! depth reference), emulated across each quad as ptxas 11.8 does for sm_50.
+//! depth reference), emulated across each quad as ptxas 11.8 does for sm_50: by slot or
+//! through a register handle, with or without offsets; 3d integer coordinates are taken as
+//! the floats whose bits they are (ptxas 11.8 adds the gradients to the integers' bits with
+//! `FSWZADD`, as `TXD` takes them for 1d/2d: `super::grad`).
 //!
 //! Why: the texture unit picks the level of detail from derivatives, and the only
 //! derivatives it computes itself are the *implicit* ones: the differences of a coordinate
@@ -26,8 +29,9 @@
 //! FSWZADD.NDV q.j, g, q.j, ZPPPZPPP          lanes 1 and 3 add dPdx (ZP: rb alone)
 //! SHFL.IDX PT, g, dPdy_j, l, 0x1c03
 //! FSWZADD.NDV q.j, g, q.j, ZPZPPPPP          lanes 2 and 3 add dPdy
-//! [SHFL.IDX PT, r, ref, l, 0x1c03]           the depth reference (passes 1..3)
-//! TEX.NDV{.DC} q, q, [ref|r], slot, dim, mask4
+//! [SHFL.IDX PT, r.m, rb_m, l, 0x1c03]        rb's words {handle, offsets, ref}, each when
+//!                                            present (a lone offset or ref: passes 1..3)
+//! TEX{.B}{.AOFFI}{.DC}.NDV q, q, [rb|r], slot (0x0 for .B), dim, mask4
 //! [SHFL.IDX PT, q.n, q.n, RZ, 0x1c03]        passes 1..3: lane 0's result to the quad
 //! RAM
 //! MOV d.n, q.n, 1<<l                         lane l of each quad keeps it
@@ -49,12 +53,15 @@
 //! hardware subtracts in f32 (and how it treats a lane whose sum overflowed) is not
 //! knowable without a GPU; this is the documented model, not a measurement.
 //!
+//! The handle is shuffled in every pass, pass 0 included (as ptxas does), so that the four
+//! lanes of a quad read one texture; a lone offset or reference is lane 0's own in pass 0;
+//! several rb words go to one aligned scratch vector in every pass.
+//!
 //! Not here: cube and acube gradients (ptxas also projects each lane's perturbed direction
 //! onto its major axis, `FMNMX`/`MUFU.RCP`/`FMUL`, before `TEX.NDV`; the texture model's
-//! cube gradients are not modelled from projected neighbours) and register handles
-//! (ptxas shuffles the handle too); both stay refused by name.
+//! cube gradients are not modelled from projected neighbours); refused by name.
 
-use super::{Lowerer, Part};
+use super::{Lowerer, Part, TexSlot};
 use crate::ir::Value;
 use crate::lower::inst::{Role, Sm50Inst};
 use crate::lower::LowerError;
@@ -71,14 +78,16 @@ const PT: u64 = 7;
 pub(super) struct QuadGrad<'a> {
     /// TEX's `dim`.
     pub dim: u64,
-    /// The slot word.
-    pub tid: u64,
+    /// The slot word, or the handle register (`TEX.B`, its word shuffled to the quad too).
+    pub handle: TexSlot,
     /// TEX's coordinate words in order (the clamped layer first for the arrays).
     pub coords: Vec<Part>,
     /// Index in `coords` of the first float coordinate.
     pub first: usize,
     /// d/dx then d/dy, one per float coordinate each.
     pub grads: &'a [Value],
+    /// The packed offsets (`.AOFFI`).
+    pub off: Option<Part>,
     /// The depth reference.
     pub dref: Option<Part>,
 }
@@ -107,10 +116,22 @@ impl Lowerer<'_> {
             let l = self.reg(v)?;
             grad_ops.push((i.use_(l.vreg), l.offset));
         }
-        let ref_op = match g.dref {
-            Some(Part::At(l)) => Some((i.use_(l.vreg), l.offset)),
-            _ => None,
-        };
+        // rb's words in order: the handle, the offsets, the reference (each when present).
+        let mut rb_parts = Vec::new();
+        if let TexSlot::Register(h) = g.handle {
+            rb_parts.push(Part::At(self.reg(h)?));
+        }
+        rb_parts.extend(g.off);
+        rb_parts.extend(g.dref);
+        let mut rb_ops = Vec::new();
+        for p in &rb_parts {
+            if let Part::At(l) = *p {
+                rb_ops.push((i.use_(l.vreg), l.offset));
+            }
+        }
+        // A lone offset or reference is lane 0's own in pass 0; a handle, or several
+        // words (one aligned vector), are shuffled in every pass.
+        let own_in_pass0 = rb_ops.len() == 1 && matches!(g.handle, TexSlot::Bound(_));
         let d = self.tex_dest(comps.len());
         let dop = i.def(d, true);
         let q = self.new_vreg(RegKind::B128);
@@ -119,13 +140,17 @@ impl Lowerer<'_> {
         let gxop = i.def(gx, true);
         let gy = self.new_vreg(RegKind::B32);
         let gyop = i.def(gy, true);
-        // The shuffled reference (passes 1..3).
-        let rop = match ref_op {
-            Some(_) => {
-                let r = self.new_vreg(RegKind::B32);
+        // The shuffled rb words.
+        let rop = match rb_ops.len() {
+            0 => 0,
+            n => {
+                let r = self.new_vreg(match n {
+                    1 => RegKind::B32,
+                    2 => RegKind::B64,
+                    _ => RegKind::B128,
+                });
                 i.def(r, true)
             }
-            None => 0,
         };
         // Lane 0 as ptxas names it, `RZ` (SHFL's register-b form, the unset rb).
         let shfl = |lane: u64| {
@@ -176,22 +201,28 @@ impl Lowerer<'_> {
                 }
             }
             let mut refs = vec![(Field::Rd, qop, 0), (Field::Ra, qop, 0)];
-            if let Some((o, off)) = ref_op {
-                if l == 0 {
-                    // Lane 0 samples for itself: its own reference.
-                    refs.push((Field::Rb, o, off));
-                } else {
-                    i.piece(shfl(l), &[(Field::Rd, rop, 0), (Field::Ra, o, off)]);
+            match rb_ops[..] {
+                [] => {}
+                // Lane 0 samples for itself: its own word.
+                [(o, off)] if l == 0 && own_in_pass0 => refs.push((Field::Rb, o, off)),
+                _ => {
+                    for (k, &(o, off)) in rb_ops.iter().enumerate() {
+                        i.piece(shfl(l), &[(Field::Rd, rop, k as u8), (Field::Ra, o, off)]);
+                    }
                     refs.push((Field::Rb, rop, 0));
                 }
             }
-            let tex = sm50::Inst::new(Form::TEX)
-                .with(Field::Tid, g.tid)
+            let tex = match g.handle {
+                TexSlot::Bound(tid) => sm50::Inst::new(Form::TEX).with(Field::Tid, tid),
+                TexSlot::Register(_) => sm50::Inst::new(Form::TEX_B),
+            };
+            let tex = tex
                 .with(Field::Dim, g.dim)
                 .with(Field::Mask, mask4)
                 .with(Field::Lod, 0)
                 .with(Field::Ndv, 1)
-                .with(Field::Dc, u64::from(ref_op.is_some()));
+                .with(Field::Aoffi, u64::from(g.off.is_some()))
+                .with(Field::Dc, u64::from(g.dref.is_some()));
             i.piece(tex, &refs);
             if l > 0 {
                 for n in 0..comps.len() as u8 {
