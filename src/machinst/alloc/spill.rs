@@ -121,6 +121,8 @@ struct Sources<I> {
     slot: Vec<u32>,
     /// Per slot, its size in bytes.
     slot_sizes: Vec<u32>,
+    /// Per block, per instruction: the slot a store writes or a reload reads ([`Tag`]).
+    tags: Vec<Vec<Tag>>,
 }
 
 /// Spill (see the module essay) until the code fits `lim`; the code is returned unchanged,
@@ -148,14 +150,13 @@ pub(super) fn presplit<I: MachInst>(
         of: vec![u32::MAX; vc.vregs.len()],
         slot: Vec::new(),
         slot_sizes: Vec::new(),
+        tags: vc
+            .ranges
+            .iter()
+            .map(|&(s, e)| vec![Tag::NONE; (e - s) as usize])
+            .collect(),
     };
     let mut used_bytes = 0u32;
-    // per block, per instruction: the slot a store writes or a reload reads ([`Tag`])
-    let mut tags: Vec<Vec<Tag>> = vc
-        .ranges
-        .iter()
-        .map(|&(s, e)| vec![Tag::NONE; (e - s) as usize])
-        .collect();
     for _ in 0..ROUNDS {
         let (cut, cuts) = choose_cuts(&vc, lim, &sources);
         if !cut.iter().any(|c| *c) {
@@ -165,7 +166,6 @@ pub(super) fn presplit<I: MachInst>(
             vc,
             &cut,
             &cuts,
-            &mut tags,
             &mut sources,
             spill_base,
             &mut used_bytes,
@@ -176,7 +176,7 @@ pub(super) fn presplit<I: MachInst>(
         return Ok((vc, stats));
     }
     let (mut blocks, vregs) = vc.into_blocks();
-    let bytes = share_slots(&mut blocks, &tags, &sources.slot_sizes, spill_base)?;
+    let bytes = share_slots(&mut blocks, &sources.tags, &sources.slot_sizes, spill_base)?;
     stats.bytes = bytes.next_multiple_of(16);
     Ok((VCode::from_blocks_underived(blocks, vregs)?, stats))
 }
@@ -258,9 +258,9 @@ fn share_slots<I: MachInst>(
     }
     // interference at each store
     let mut adj: Vec<Vec<u32>> = vec![Vec::new(); n];
-    for b in 0..nb {
+    for (b, block_tags) in tags.iter().enumerate() {
         let mut live = live_out_of(b, &live_in);
-        for t in tags[b].iter().rev() {
+        for t in block_tags.iter().rev() {
             match t.get() {
                 Some((s, true)) => {
                     live.remove(&s);
@@ -547,7 +547,6 @@ fn rewrite<I: MachInst>(
     vc: VCode<I>,
     cut: &[bool],
     cuts: &[Vec<(u32, u32)>],
-    tags: &mut [Vec<Tag>],
     sources: &mut Sources<I>,
     spill_base: u32,
     used_bytes: &mut u32,
@@ -603,7 +602,7 @@ fn rewrite<I: MachInst>(
     };
     for (b, blk) in blocks.iter_mut().enumerate() {
         let old = std::mem::take(&mut blk.insts);
-        let old_tags = std::mem::take(&mut tags[b]);
+        let old_tags = std::mem::take(&mut sources.tags[b]);
         let mut insts = Vec::with_capacity(old.len() + 8);
         let mut new_tags = Vec::with_capacity(old.len() + 8);
         // the value each spilled vreg has in this block, where it has one in a register
@@ -687,10 +686,10 @@ fn rewrite<I: MachInst>(
             }
         }
         blk.insts = insts;
-        tags[b] = new_tags;
+        sources.tags[b] = new_tags;
     }
     sources.of.resize(vregs.len(), u32::MAX);
-    drop_unread_remats(&mut blocks, tags, vregs.len());
+    drop_unread_remats(&mut blocks, &mut sources.tags, vregs.len());
     VCode::from_blocks_underived(blocks, vregs)
 }
 
