@@ -31,7 +31,10 @@
 //! constant-bank words, thread indices) are not stored: the def is copied before the reads
 //! instead, and dropped where nothing reads it any more. A reload or a rematerialised copy
 //! remembers where its value comes from, so that a later round that cuts it again loads or
-//! recomputes it again, never stores it a second time.
+//! recomputes it again, never stores it a second time. Last, the slots share bytes
+//! ([`share_slots`]): two slots take the same bytes unless one is live (between its store and
+//! its last reload) at the other's store, as ptxas reuses its spill slots (cub's radix sort
+//! spills hundreds of values, few of them live at once).
 //!
 //! Invariants: the code stays in SSA form (each reload is a fresh vreg defined once, and no
 //! reload lives across a block boundary: a block's reads and edge arguments of a spilled value
@@ -40,13 +43,14 @@
 //! round renames reads of the values it cuts, and the store reads the def, never a load: a
 //! store reading a reload of its own slot was the bug of an earlier version, which renamed
 //! the reads of every value with a slot in each round); a slot is aligned to its value's size
-//! and the area is a multiple of 16 bytes. Values defined by a terminator and predicates are
+//! and the area is a multiple of 16 bytes; no store writes bytes that a slot live there holds.
+//! Values defined by a terminator and predicates are
 //! never cut.
 
 use super::super::vcode::{for_each_field, BlockData};
 use super::super::Terminator;
 use super::*;
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 /// How many values regalloc2 can hold in registers at one point.
 #[derive(Clone, Copy, Debug)]
@@ -113,6 +117,12 @@ struct Sources<I> {
     is_load: Vec<bool>,
     /// Per vreg, its template's index (`u32::MAX`: none yet).
     of: Vec<u32>,
+    /// Per template, the slot a reload reads (`u32::MAX` for a rematerialisation).
+    slot: Vec<u32>,
+    /// Per slot, its size in bytes.
+    slot_sizes: Vec<u32>,
+    /// Per block, per instruction: the slot a store writes or a reload reads ([`Tag`]).
+    tags: Vec<Vec<Tag>>,
 }
 
 /// Spill (see the module essay) until the code fits `lim`; the code is returned unchanged,
@@ -138,6 +148,13 @@ pub(super) fn presplit<I: MachInst>(
         templates: Vec::new(),
         is_load: Vec::new(),
         of: vec![u32::MAX; vc.vregs.len()],
+        slot: Vec::new(),
+        slot_sizes: Vec::new(),
+        tags: vc
+            .ranges
+            .iter()
+            .map(|&(s, e)| vec![Tag::NONE; (e - s) as usize])
+            .collect(),
     };
     let mut used_bytes = 0u32;
     for _ in 0..ROUNDS {
@@ -155,8 +172,153 @@ pub(super) fn presplit<I: MachInst>(
             &mut stats,
         )?;
     }
-    stats.bytes = used_bytes.next_multiple_of(16);
-    Ok((vc, stats))
+    if stats.stores + stats.loads + stats.remats == 0 {
+        return Ok((vc, stats));
+    }
+    let (mut blocks, vregs) = vc.into_blocks();
+    let bytes = share_slots(&mut blocks, &sources.tags, &sources.slot_sizes, spill_base)?;
+    stats.bytes = bytes.next_multiple_of(16);
+    Ok((VCode::from_blocks_underived(blocks, vregs)?, stats))
+}
+
+/// What an instruction is to the slots: a store to one, a reload from one, or neither.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct Tag(u32);
+
+impl Tag {
+    const NONE: Tag = Tag(u32::MAX);
+    fn store(slot: u32) -> Tag {
+        Tag(slot * 2 + 1)
+    }
+    fn load(slot: u32) -> Tag {
+        Tag(slot * 2)
+    }
+    /// The slot and whether the instruction stores to it.
+    fn get(self) -> Option<(u32, bool)> {
+        (self != Tag::NONE).then_some((self.0 / 2, self.0 % 2 == 1))
+    }
+}
+
+/// Give the slots offsets where slots whose contents are needed at once never overlap (as
+/// ptxas reuses its spill slots), and rewrite the stores and reloads to them; returns the
+/// bytes the slots take.
+///
+/// A slot is live from its store to its last reload: a backward liveness over the blocks,
+/// each reload a read of its slot and each store a write. Since a slot's one store follows
+/// its value's def, which dominates every reload, two slots need distinct bytes exactly where
+/// one is live at the other's store (a store whose slot is never read still overwrites the
+/// slots live there). Slots then take, largest first, the lowest offset aligned to their
+/// size that overlaps none of those already placed that they interfere with.
+fn share_slots<I: MachInst>(
+    blocks: &mut [BlockData<I>],
+    tags: &[Vec<Tag>],
+    sizes: &[u32],
+    spill_base: u32,
+) -> Result<u32, String> {
+    let n = sizes.len();
+    let nb = blocks.len();
+    // per block: the slots read before any store to them (gen) and those stored (kill)
+    let mut gen: Vec<Vec<u32>> = vec![Vec::new(); nb];
+    let mut kill: Vec<Vec<u32>> = vec![Vec::new(); nb];
+    for b in 0..nb {
+        let mut stored = FxHashSet::default();
+        for t in &tags[b] {
+            match t.get() {
+                Some((s, true)) => {
+                    stored.insert(s);
+                    kill[b].push(s);
+                }
+                Some((s, false)) if !stored.contains(&s) => gen[b].push(s),
+                _ => {}
+            }
+        }
+    }
+    let mut live_in: Vec<FxHashSet<u32>> = vec![FxHashSet::default(); nb];
+    let live_out_of = |b: usize, live_in: &[FxHashSet<u32>]| -> FxHashSet<u32> {
+        let mut out = FxHashSet::default();
+        for (t, _) in &blocks[b].succs {
+            out.extend(live_in[t.0 as usize].iter().copied());
+        }
+        out
+    };
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for b in (0..nb).rev() {
+            let mut live = live_out_of(b, &live_in);
+            for s in &kill[b] {
+                live.remove(s);
+            }
+            live.extend(gen[b].iter().copied());
+            if live.len() != live_in[b].len() {
+                live_in[b] = live;
+                changed = true;
+            }
+        }
+    }
+    // interference at each store
+    let mut adj: Vec<Vec<u32>> = vec![Vec::new(); n];
+    for (b, block_tags) in tags.iter().enumerate() {
+        let mut live = live_out_of(b, &live_in);
+        for t in block_tags.iter().rev() {
+            match t.get() {
+                Some((s, true)) => {
+                    live.remove(&s);
+                    for &o in &live {
+                        adj[s as usize].push(o);
+                        adj[o as usize].push(s);
+                    }
+                }
+                Some((s, false)) => {
+                    live.insert(s);
+                }
+                None => {}
+            }
+        }
+    }
+    let mut order: Vec<u32> = (0..n as u32).collect();
+    order.sort_by_key(|s| (std::cmp::Reverse(sizes[*s as usize]), *s));
+    let mut offset = vec![u32::MAX; n];
+    let mut bytes = 0u32;
+    for s in order {
+        let size = sizes[s as usize];
+        let mut taken: Vec<(u32, u32)> = adj[s as usize]
+            .iter()
+            .filter(|o| offset[**o as usize] != u32::MAX)
+            .map(|o| {
+                (
+                    offset[*o as usize],
+                    offset[*o as usize] + sizes[*o as usize],
+                )
+            })
+            .collect();
+        taken.sort_unstable();
+        let mut at = 0u32;
+        for (lo, hi) in taken {
+            if at + size <= lo {
+                break;
+            }
+            at = at.max(hi.next_multiple_of(size));
+        }
+        offset[s as usize] = at;
+        bytes = bytes.max(at + size);
+    }
+    for (blk, tags) in blocks.iter_mut().zip(tags) {
+        for (inst, t) in blk.insts.iter_mut().zip(tags) {
+            let Some((s, store)) = t.get() else { continue };
+            let mut reg = None;
+            for_each_field(inst, |f| reg = Some(f.vreg));
+            let v = reg.ok_or("a spill slot access without a virtual register")?;
+            let off = spill_base + offset[s as usize];
+            *inst = if store {
+                I::gen_spill_virt(off, v)
+            } else {
+                I::gen_reload_virt(v, off)
+            }
+            .ok_or("the ISA has no spill instructions")?;
+        }
+    }
+    Ok(bytes)
 }
 
 /// One round's choice: per vreg whether it is cut somewhere, and per block the cuts as
@@ -394,6 +556,8 @@ fn rewrite<I: MachInst>(
     // Sources of the values cut for the first time: their defs' copies where those can be
     // made again, else a new slot (the store's offset, per vreg, `u32::MAX` for none).
     let mut store_at = vec![u32::MAX; vregs.len()];
+    // per vreg with a new slot, the slot
+    let mut slot_of = vec![u32::MAX; vregs.len()];
     for blk in &blocks {
         for inst in &blk.insts {
             for_each_field(inst, |f| {
@@ -406,6 +570,7 @@ fn rewrite<I: MachInst>(
                     sources.of[v] = sources.templates.len() as u32;
                     sources.templates.push(inst.clone());
                     sources.is_load.push(false);
+                    sources.slot.push(u32::MAX);
                 }
             });
         }
@@ -424,6 +589,9 @@ fn rewrite<I: MachInst>(
             sources.of[v] = sources.templates.len() as u32;
             sources.templates.push(load);
             sources.is_load.push(true);
+            sources.slot.push(sources.slot_sizes.len() as u32);
+            slot_of[v] = sources.slot_sizes.len() as u32;
+            sources.slot_sizes.push(size);
             store_at[v] = spill_base + offset;
         }
     }
@@ -434,20 +602,23 @@ fn rewrite<I: MachInst>(
     };
     for (b, blk) in blocks.iter_mut().enumerate() {
         let old = std::mem::take(&mut blk.insts);
+        let old_tags = std::mem::take(&mut sources.tags[b]);
         let mut insts = Vec::with_capacity(old.len() + 8);
+        let mut new_tags = Vec::with_capacity(old.len() + 8);
         // the value each spilled vreg has in this block, where it has one in a register
         let mut cur: FxHashMap<u32, VReg> = FxHashMap::default();
         for p in &blk.params {
             if cut[p.index as usize] {
                 if store_at[p.index as usize] != u32::MAX {
                     insts.push(store(*p, stats)?);
+                    new_tags.push(Tag::store(slot_of[p.index as usize]));
                 }
                 cur.insert(p.index, *p);
             }
         }
         let mut next_cut = cuts[b].iter().peekable();
         let len = old.len();
-        for (k, mut inst) in old.into_iter().enumerate() {
+        for (k, (mut inst, tag)) in old.into_iter().zip(old_tags).enumerate() {
             while let Some((_, v)) = next_cut.next_if(|(at, _)| *at as usize == k) {
                 cur.remove(v);
             }
@@ -491,6 +662,10 @@ fn rewrite<I: MachInst>(
                     stats.remats += 1;
                 }
                 insts.push(instantiate(&sources.templates[src as usize], n));
+                new_tags.push(match sources.slot[src as usize] {
+                    u32::MAX => Tag::NONE,
+                    s => Tag::load(s),
+                });
                 sources.of.resize(vregs.len(), u32::MAX);
                 sources.of[n.index as usize] = src;
             }
@@ -501,22 +676,29 @@ fn rewrite<I: MachInst>(
                 }
             });
             insts.push(inst);
+            new_tags.push(tag);
             for d in defs {
                 cur.insert(d.index, d);
                 if store_at[d.index as usize] != u32::MAX {
                     insts.push(store(d, stats)?);
+                    new_tags.push(Tag::store(slot_of[d.index as usize]));
                 }
             }
         }
         blk.insts = insts;
+        sources.tags[b] = new_tags;
     }
     sources.of.resize(vregs.len(), u32::MAX);
-    drop_unread_remats(&mut blocks, vregs.len());
+    drop_unread_remats(&mut blocks, &mut sources.tags, vregs.len());
     VCode::from_blocks_underived(blocks, vregs)
 }
 
 /// Drop the rematerialisable defs nothing reads any more (their reads now have copies).
-fn drop_unread_remats<I: MachInst>(blocks: &mut [BlockData<I>], nvregs: usize) {
+fn drop_unread_remats<I: MachInst>(
+    blocks: &mut [BlockData<I>],
+    tags: &mut [Vec<Tag>],
+    nvregs: usize,
+) {
     let mut read = vec![false; nvregs];
     for blk in blocks.iter() {
         for inst in &blk.insts {
@@ -532,15 +714,20 @@ fn drop_unread_remats<I: MachInst>(blocks: &mut [BlockData<I>], nvregs: usize) {
             }
         }
     }
-    for blk in blocks.iter_mut() {
-        blk.insts.retain(|inst| {
-            if !inst.rematerialisable() {
-                return true;
-            }
-            let mut keep = false;
-            for_each_field(inst, |f| keep |= read[f.vreg.index as usize]);
-            keep
-        });
+    for (blk, tags) in blocks.iter_mut().zip(tags) {
+        let keep: Vec<bool> = blk
+            .insts
+            .iter()
+            .map(|inst| {
+                let mut keep = !inst.rematerialisable();
+                for_each_field(inst, |f| keep |= read[f.vreg.index as usize]);
+                keep
+            })
+            .collect();
+        let mut k = keep.iter();
+        blk.insts.retain(|_| *k.next().unwrap_or(&true));
+        let mut k = keep.iter();
+        tags.retain(|_| *k.next().unwrap_or(&true));
     }
 }
 
@@ -611,6 +798,54 @@ mod tests {
         assert_eq!(spilled.bytes, 32);
         assert_eq!(forms(&after, Form::STL), 6);
         assert_eq!(forms(&after, Form::LDL), 6);
+        let opts = AllocOptions {
+            checker: true,
+            presplit: false,
+            ..AllocOptions::default()
+        };
+        let out = allocate(&after, &opts).expect("allocates");
+        assert_eq!((out.spill_bytes, out.spills, out.reloads), (0, 0, 0));
+    }
+
+    /// The offsets of the stores and reloads of `form`, per instruction in order.
+    fn offsets(code: &VCode<Sm50Inst>, form: Form) -> Vec<i64> {
+        code.insts
+            .iter()
+            .flat_map(|i| &i.pieces)
+            .filter(|p| p.inst.form == form)
+            .map(|p| p.inst.get(Field::Off).expect("an offset") as i64)
+            .collect()
+    }
+
+    /// Two crowds one after the other, each spilling 6 values that die before the second
+    /// crowd's are defined: the second crowd's slots reuse the first's bytes (24 bytes, not
+    /// 48), and every reload reads the offset its value was stored to.
+    #[test]
+    fn slots_of_values_live_apart_share_bytes() {
+        let mut b = VCodeBuilder::<Sm50Inst>::new();
+        let blk = b.new_block();
+        crowd(&mut b, blk, 70);
+        crowd(&mut b, blk, 70);
+        b.terminate(blk, Sm50Inst::new(Role::Ret), Vec::new());
+        let code = b.finish().expect("valid vcode");
+        let (after, spilled) = presplit(code, &OWN, 16).expect("spills");
+        assert_eq!((spilled.stores, spilled.loads), (12, 12), "{spilled:?}");
+        assert_eq!(spilled.bytes, 32, "6 slots of 4 bytes, rounded up to 16");
+        let stores = offsets(&after, Form::STL);
+        let loads = offsets(&after, Form::LDL);
+        let distinct = |o: &[i64]| {
+            let mut o = o.to_vec();
+            o.sort_unstable();
+            o.dedup();
+            o
+        };
+        // within a crowd the slots differ; across crowds they repeat
+        assert_eq!(distinct(&stores[..6]).len(), 6);
+        assert_eq!(distinct(&stores[6..]), distinct(&stores[..6]));
+        assert!(stores.iter().all(|o| (16..40).contains(o)), "{stores:?}");
+        // each value is read back from where it was stored: the crowd reads its values in
+        // the order it defined them, so the loads follow the stores
+        assert_eq!(loads, stores);
         let opts = AllocOptions {
             checker: true,
             presplit: false,
