@@ -152,6 +152,7 @@ pub mod contract;
 mod display;
 pub mod eval;
 pub mod float;
+pub mod narrow;
 pub mod simplify;
 pub mod sroa;
 pub mod tex;
