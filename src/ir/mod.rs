@@ -752,6 +752,27 @@ impl Function {
         self.srclocs[inst]
     }
 
+    /// A new instruction `data` with one result of type `ty`, placed just before `at` in its
+    /// block with `at`'s PTX line; its result.
+    pub fn insert_before(&mut self, at: Inst, data: InstData, ty: Type) -> Value {
+        let block = self.insts[at].block;
+        let inst = self.insts.push(InstNode {
+            data,
+            results: Default::default(),
+            block,
+        });
+        let r = self.values.push(ValueData {
+            ty,
+            def: ValueDef::Result(inst, 0),
+        });
+        self.insts[inst].results.push(r);
+        self.srclocs[inst] = self.srclocs[at];
+        let insts = &mut self.blocks[block].insts;
+        let pos = insts.iter().position(|&i| i == at).unwrap_or(insts.len());
+        insts.insert(pos, inst);
+        r
+    }
+
     /// The PTX register `v` was first written to, if it was written to one.
     pub fn value_name(&self, v: Value) -> Option<&str> {
         let k = self.value_names[v].checked_sub(1)?;

@@ -50,11 +50,9 @@
 
 use cranelift_entity::SecondaryMap;
 use rustc_hash::FxHashMap as HashMap;
-use smallvec::smallvec;
 
 use super::{
-    BinaryOp, BlockCall, ConvOp, Function, Inst, InstData, InstNode, Module, Space, Type, Value,
-    ValueData, ValueDef,
+    BinaryOp, BlockCall, ConvOp, Function, Inst, InstData, Module, Space, Type, Value, ValueDef,
 };
 
 /// Narrow every narrowable `i64` value of `f` to `i32` (see the module documentation);
@@ -326,22 +324,7 @@ fn low_word(f: &mut Function, narrow: &SecondaryMap<Value, bool>, at: Inst, v: V
         },
         ValueDef::Param(..) => trunc(v),
     };
-    let block = f.insts[at].block;
-    let inst = f.insts.push(InstNode {
-        data,
-        results: smallvec![],
-        block,
-    });
-    let r = f.values.push(ValueData {
-        ty: Type::I32,
-        def: ValueDef::Result(inst, 0),
-    });
-    f.insts[inst].results.push(r);
-    f.srclocs[inst] = f.srclocs[at];
-    let insts = &mut f.blocks[block].insts;
-    let pos = insts.iter().position(|&i| i == at).unwrap_or(insts.len());
-    insts.insert(pos, inst);
-    r
+    f.insert_before(at, data, Type::I32)
 }
 
 /// The arguments `call` passes to narrowed parameters, as `i32` (new instructions before `at`).
