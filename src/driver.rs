@@ -534,6 +534,18 @@ pub fn prepare_kernel_ir(module: &ir::Module, f: &mut ir::Function) {
     }
 }
 
+/// `f` with its 64-bit values that only address `.shared` memory narrowed to 32 bits
+/// (`ir::narrow`), after [`prepare_kernel_ir`]; returns the unnarrowed function when anything
+/// changed, for [`compile_kernel`]'s fallback.
+pub fn narrow_kernel_ir(module: &ir::Module, f: &mut ir::Function) -> Option<ir::Function> {
+    let wide = f.clone();
+    if ir::narrow::narrow_shared_addresses(module, f) == 0 {
+        return None;
+    }
+    ir::simplify::simplify(f);
+    Some(wide)
+}
+
 /// What every kernel's compile reads.
 #[derive(Clone, Copy)]
 struct KernelInputs<'a> {
@@ -598,6 +610,7 @@ fn compile_kernel(
     // takes a variable out of local memory.
     let limits = check_memory_limits(module, &f);
     prepare_kernel_ir(module, &mut f);
+    let wide = narrow_kernel_ir(module, &mut f);
     let f = &f;
     let name = f.name.as_str();
     let cx = KernelCtx {
@@ -632,8 +645,32 @@ fn compile_kernel(
     }
     limits.map_err(err)?;
     let local_data = lower::local_size(module, f).next_multiple_of(16);
-    let (fold, mut constant2, alloc) =
+    let mark = out.text.len();
+    let (mut fold, mut constant2, mut alloc) =
         lower_and_allocate(&cx, lower_opts, max_regs, local_data, out, times, t)?;
+    // The narrowed shared pointers (`ir::narrow`) are 32-bit values where they were pairs.
+    // Where the kernel keeps more than the allocator's 64 scalars live at once, that moves
+    // values out of the pair class into an overflowing scalar one (MC-GPU's
+    // `track_particles`: 96 registers became 139 with spills). Where the narrowed kernel
+    // spills, compile the unnarrowed one as well and keep whichever spills less (ties: the
+    // narrowed one). Trade-off: one more compile, only for spilling kernels that had a
+    // 64-bit shared pointer.
+    let mut chosen = f;
+    if let Some(wide) = wide.as_ref().filter(|_| alloc.spill_bytes > 0) {
+        let narrowed_text = out.text.split_off(mark);
+        let cxw = KernelCtx { f: wide, ..cx };
+        match lower_and_allocate(&cxw, lower_opts, max_regs, local_data, out, times, t) {
+            Ok(other) if other.2.spill_cost() < alloc.spill_cost() => {
+                (fold, constant2, alloc) = other;
+                chosen = wide;
+            }
+            _ => {
+                out.text.truncate(mark);
+                out.text.push_str(&narrowed_text);
+            }
+        }
+    }
+    let cx = KernelCtx { f: chosen, ..cx };
     let frame = frame_size(&cx, &alloc, local_data);
     let (code, relocs, srclocs, notes, shape, subs) =
         emit_kernel(&cx, &alloc, &mut constant2, out)?;

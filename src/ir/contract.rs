@@ -36,7 +36,7 @@
 //! `--fmad=false`, as in ptxas.
 
 use super::float::{FloatBinOp, FloatOp, FloatUnOp};
-use super::{Block, Function, Inst, InstData, InstNode, Value, ValueData, ValueDef};
+use super::{Block, Function, Inst, InstData, Value, ValueDef};
 use cranelift_entity::SecondaryMap;
 use rustc_hash::FxHashMap as HashMap;
 use smallvec::smallvec;
@@ -317,28 +317,14 @@ fn same_kind(mop: FloatOp, use_: &InstData) -> bool {
 /// A new `neg` of `v` placed just before `at` in its block (same PTX line), returning its
 /// result. Negation is exact, NaNs aside (which the fused operation makes canonical anyway).
 fn neg_before(f: &mut Function, at: Inst, v: Value, fmt: super::float::FloatFmt) -> Value {
-    let block = f.insts[at].block;
     let ty = f.values[v].ty;
-    let inst = f.insts.push(InstNode {
-        data: InstData::Float {
-            op: FloatOp::Unary {
-                op: FloatUnOp::Neg,
-                fmt,
-                ftz: false,
-            },
-            args: smallvec![v],
+    let data = InstData::Float {
+        op: FloatOp::Unary {
+            op: FloatUnOp::Neg,
+            fmt,
+            ftz: false,
         },
-        results: smallvec![],
-        block,
-    });
-    let r = f.values.push(ValueData {
-        ty,
-        def: ValueDef::Result(inst, 0),
-    });
-    f.insts[inst].results.push(r);
-    f.srclocs[inst] = f.srclocs[at];
-    let insts = &mut f.blocks[block].insts;
-    let pos = insts.iter().position(|&i| i == at).unwrap_or(insts.len());
-    insts.insert(pos, inst);
-    r
+        args: smallvec![v],
+    };
+    f.insert_before(at, data, ty)
 }

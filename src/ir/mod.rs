@@ -152,6 +152,7 @@ pub mod contract;
 mod display;
 pub mod eval;
 pub mod float;
+pub mod narrow;
 pub mod simplify;
 pub mod sroa;
 pub mod tex;
@@ -749,6 +750,27 @@ impl Function {
     /// The PTX line `inst` was built from.
     pub fn srcloc(&self, inst: Inst) -> SrcLoc {
         self.srclocs[inst]
+    }
+
+    /// A new instruction `data` with one result of type `ty`, placed just before `at` in its
+    /// block with `at`'s PTX line; its result.
+    pub fn insert_before(&mut self, at: Inst, data: InstData, ty: Type) -> Value {
+        let block = self.insts[at].block;
+        let inst = self.insts.push(InstNode {
+            data,
+            results: Default::default(),
+            block,
+        });
+        let r = self.values.push(ValueData {
+            ty,
+            def: ValueDef::Result(inst, 0),
+        });
+        self.insts[inst].results.push(r);
+        self.srclocs[inst] = self.srclocs[at];
+        let insts = &mut self.blocks[block].insts;
+        let pos = insts.iter().position(|&i| i == at).unwrap_or(insts.len());
+        insts.insert(pos, inst);
+        r
     }
 
     /// The PTX register `v` was first written to, if it was written to one.
