@@ -361,6 +361,28 @@ impl MachInst for Sm50Inst {
         (self.role == Role::Move).then(|| (self.ops[0].reg, self.ops[1].reg))
     }
 
+    fn late_reads(&self) -> SmallVec<[u8; 4]> {
+        let mut ops = SmallVec::new();
+        for p in &self.pieces {
+            let info = p.inst.info();
+            // Loads read their address registers at issue (`sm50::sched`'s model).
+            let at_issue = matches!(
+                info.props.access,
+                crate::sm50::MemAccess::Load | crate::sm50::MemAccess::Query
+            );
+            if !info.variable_latency || at_issue {
+                continue;
+            }
+            for r in &p.refs {
+                let is_use = self.ops[usize::from(r.op)].spec.kind == OpKind::Use;
+                if is_use && !ops.contains(&r.op) {
+                    ops.push(r.op);
+                }
+            }
+        }
+        ops
+    }
+
     fn read_groups(&self) -> Option<Vec<SmallVec<[u8; 4]>>> {
         if self.pieces.len() < 2 {
             return None;
@@ -492,15 +514,24 @@ impl MachInst for Sm50Inst {
         self.srcloc = loc;
     }
 
-    /// A `CAL` of the f32 division slow path clobbers its scratch registers and predicates
-    /// (`select::fdiv`); a call by the ABI (`JCAL`, or `CAL` of a subroutine) its caller-saved
+    /// A `CAL` of the f32 division or reciprocal slow path clobbers its scratch registers and
+    /// predicates (`select::fdiv`); a call by the ABI (`JCAL`, or `CAL` of a subroutine) its caller-saved
     /// registers (`select::call`); nothing else clobbers anything.
     fn clobbers(&self) -> (&'static [PhysReg], &'static [PhysPred]) {
-        let fdiv = |p: &Piece| {
-            p.inst.form == Form::CAL && p.inst.get(Field::Rel) == Some(super::select::CAL_FDIV)
-        };
-        if self.pieces.iter().any(fdiv) {
+        let cal_of =
+            |p: &Piece, rel: u64| p.inst.form == Form::CAL && p.inst.get(Field::Rel) == Some(rel);
+        if self
+            .pieces
+            .iter()
+            .any(|p| cal_of(p, super::select::CAL_FDIV))
+        {
             super::abi::CALL_CLOBBERS
+        } else if self
+            .pieces
+            .iter()
+            .any(|p| cal_of(p, super::select::CAL_FRCP))
+        {
+            super::abi::RCP_CALL_CLOBBERS
         } else if self
             .pieces
             .iter()
