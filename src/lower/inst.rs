@@ -361,28 +361,6 @@ impl MachInst for Sm50Inst {
         (self.role == Role::Move).then(|| (self.ops[0].reg, self.ops[1].reg))
     }
 
-    fn late_reads(&self) -> SmallVec<[u8; 4]> {
-        let mut ops = SmallVec::new();
-        for p in &self.pieces {
-            let info = p.inst.info();
-            // Loads read their address registers at issue (`sm50::sched`'s model).
-            let at_issue = matches!(
-                info.props.access,
-                crate::sm50::MemAccess::Load | crate::sm50::MemAccess::Query
-            );
-            if !info.variable_latency || at_issue {
-                continue;
-            }
-            for r in &p.refs {
-                let is_use = self.ops[usize::from(r.op)].spec.kind == OpKind::Use;
-                if is_use && !ops.contains(&r.op) {
-                    ops.push(r.op);
-                }
-            }
-        }
-        ops
-    }
-
     fn read_groups(&self) -> Option<Vec<SmallVec<[u8; 4]>>> {
         if self.pieces.len() < 2 {
             return None;

@@ -410,14 +410,6 @@ pub trait MachInst: Clone + fmt::Debug + fmt::Display {
     fn read_groups(&self) -> Option<Vec<smallvec::SmallVec<[u8; 4]>>> {
         None
     }
-    /// The uses (operand indices in [`MachInst::visit_operands`]' order) that a machine
-    /// instruction of this one reads after it issues (SM50: a variable-latency instruction
-    /// other than a load, such as `I2F` or `MUFU`, guarded by a read scoreboard): an
-    /// instruction overwriting such a register soon after waits for the read (`assign`'s
-    /// colouring avoids giving a new value that register). Default: none.
-    fn late_reads(&self) -> smallvec::SmallVec<[u8; 4]> {
-        smallvec::SmallVec::new()
-    }
 }
 
 impl fmt::Display for VReg {

@@ -62,6 +62,18 @@
 //! lives across it there. No branch and no `SSY`/`SYNC` at the site: the CAL is taken by
 //! every lane, the call stack entry reconverges them at the return. Other modes keep the
 //! inline sequence.
+//!
+//! `rcp.rn.f32` (a division of the constant 1.0) has its own pair, after ptxas's reciprocal:
+//! the site is `MUFU.RCP r, y ; FFMA t, y, -r, 1.0 ; FFMA q, r, t, r ; CAL` (one Newton
+//! step, the dividend's multiply and second step of the division's fast path dropped), and
+//! its subroutine ([`frcp_slow_path`]) tests the exponent instead of `FCHK.DIVIDE`, and
+//! gives each class of operand its own short exit: normal operands with a normal
+//! reciprocal return at once, zeros, infinities and NaN after `MUFU.RCP` (whose result is
+//! exact there), subnormals after the fast path on `y·2^64`; only `|y| >= 2^126` (a
+//! subnormal reciprocal) runs the exact sequence. Before, the division's `FCHK` sent every
+//! special operand through all of it (about 80 instructions): Rodinia's `IMGVF_kernel`
+//! takes reciprocals of zeros. ptxas branches around its `CAL`; the call here is taken by
+//! every lane (a `CAL` has no guard), for a `RET` more on the common path.
 
 use super::approx::Seq;
 use super::{Class, Lowerer};
