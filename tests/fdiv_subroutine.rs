@@ -5,7 +5,8 @@
 //! divergent branch and one in a loop). Checked: `ir::eval` against the simulator on our
 //! code for several seeds (with and without `--no-subroutines`), against ptxas's code too
 //! when the oracle is installed; the code has one `CAL` per division, one `FCHK.DIVIDE`
-//! (the subroutine's), the subroutine once after the kernel's `EXIT`, a hazard-free schedule,
+//! (the subroutine's), the subroutine once after the kernel's `EXIT` (and the reciprocal's
+//! own after it, which the `rcp`s call), a hazard-free schedule,
 //! and nvdisasm prints every word as our printer does.
 
 mod common;
@@ -49,7 +50,8 @@ fn one_call_per_division_and_one_subroutine() {
     let cals = text.iter().filter(|i| i.starts_with("CAL ")).count();
     assert_eq!(cals, 15, "{}", out.sass);
     assert_eq!(count(&out.sass, "FCHK.DIVIDE"), 1, "{}", out.sass);
-    // Every CAL goes to the FCHK, which follows the kernel's last EXIT.
+    // The divisions' CALs go to the FCHK, which follows the kernel's last EXIT; the
+    // reciprocals' (three) to the reciprocal's subroutine, right after the division's.
     let fchk = lines
         .iter()
         .position(|(_, i)| i.starts_with("FCHK.DIVIDE"))
@@ -59,13 +61,25 @@ fn one_call_per_division_and_one_subroutine() {
         .rposition(|(_, i)| i.starts_with("EXIT"))
         .unwrap();
     assert!(exit < fchk, "{}", out.sass);
-    // (A target in a bundle's first slot is printed as the bundle's base, as ptxas does.)
-    let at = lines[fchk].0;
-    for i in text.iter().filter(|i| i.starts_with("CAL ")) {
-        let t = u64::from_str_radix(i.trim_start_matches("CAL 0x"), 16).unwrap();
-        assert!(t == at || (at % 32 == 8 && t == at - 8), "{i} vs {at:#x}");
-    }
     assert!(lines[fchk + 1].1.ends_with("RET"), "{}", out.sass);
+    let rcp = fchk
+        + 1
+        + lines[fchk + 1..]
+            .iter()
+            .position(|(_, i)| i == "RET")
+            .unwrap()
+        + 1;
+    assert!(lines[rcp].1.starts_with("FSETP.GE.AND"), "{}", out.sass);
+    // (A target in a bundle's first slot is printed as the bundle's base, as ptxas does.)
+    let at = |k: usize| lines[k].0;
+    let goes_to = |t: u64, k: usize| t == at(k) || (at(k) % 32 == 8 && t == at(k) - 8);
+    let targets: Vec<u64> = text
+        .iter()
+        .filter(|i| i.starts_with("CAL "))
+        .map(|i| u64::from_str_radix(i.trim_start_matches("CAL 0x"), 16).unwrap())
+        .collect();
+    assert_eq!(targets.iter().filter(|&&t| goes_to(t, fchk)).count(), 12);
+    assert_eq!(targets.iter().filter(|&&t| goes_to(t, rcp)).count(), 3);
     let code = cubin::read(&out.cubin).unwrap().kernels[0].code.clone();
     let errs = check_code(&code);
     assert!(errs.is_empty(), "{errs:#?}\n{}", out.sass);

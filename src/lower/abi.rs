@@ -105,3 +105,22 @@ pub(crate) const CALL_CLOBBERS: (&[PhysReg], &[PhysPred]) = (
     },
     &SLOW_PREDS,
 );
+
+/// What a call of the reciprocal's slow path (`select::fdiv::frcp_slow_path`) clobbers
+/// besides its defs (the result and the two scratch registers its site defines): the
+/// dividend register, where it puts 1.0, the other scratch registers, and its predicates.
+pub(crate) const RCP_CALL_CLOBBERS: (&[PhysReg], &[PhysPred]) = (
+    &[
+        SLOW_X,
+        PhysReg(7),
+        PhysReg(8),
+        PhysReg(9),
+        PhysReg(10),
+        PhysReg(11),
+        PhysReg(12),
+        PhysReg(13),
+        PhysReg(14),
+        PhysReg(15),
+    ],
+    &SLOW_PREDS,
+);

@@ -223,14 +223,21 @@ pub fn emit_all_with(alloc: &Allocated<Sm50Inst>, opts: &EmitOptions) -> Emitted
             out.push(inst);
         }
     }
-    // Pass 4: the slow-path subroutine (`select::fdiv`), once, after the kernel's code when
-    // some `CAL` calls it; the kernel's code first ends in an `EXIT` if it could fall through.
-    // (A `CAL` of one of the module's subroutines, `select::call`, is the driver's to place.)
-    let fdiv_cal =
-        |i: &sm50::Inst| i.form == Form::CAL && i.get(Field::Rel) == Some(select::CAL_FDIV);
-    if out.iter().any(fdiv_cal) {
+    // Pass 4: the slow-path subroutines (`select::fdiv`: division, reciprocal), each once,
+    // after the kernel's code when some `CAL` calls it; the kernel's code first ends in an
+    // `EXIT` if it could fall through. (A `CAL` of one of the module's subroutines,
+    // `select::call`, is the driver's to place.)
+    let subs: [(u64, fn() -> Sm50Inst); 2] = [
+        (select::CAL_FDIV, select::fdiv_slow_path),
+        (select::CAL_FRCP, select::frcp_slow_path),
+    ];
+    for (placeholder, build) in subs {
+        let cal_of = |i: &sm50::Inst| i.form == Form::CAL && i.get(Field::Rel) == Some(placeholder);
+        if !out.iter().any(cal_of) {
+            continue;
+        }
         let ends = out.last().is_some_and(|l| {
-            matches!(l.form, Form::EXIT | Form::BRA)
+            matches!(l.form, Form::EXIT | Form::BRA | Form::RET)
                 && l.get(Field::Pg) == Some(7)
                 && l.get(Field::Pgn) == Some(0)
         });
@@ -239,10 +246,10 @@ pub fn emit_all_with(alloc: &Allocated<Sm50Inst>, opts: &EmitOptions) -> Emitted
             srclocs.push(SrcLoc::NONE);
         }
         let start = out.len() as u64;
-        for i in out.iter_mut().filter(|i| fdiv_cal(i)) {
+        for i in out.iter_mut().filter(|i| cal_of(i)) {
             i.set(Field::Rel, start);
         }
-        let sub = select::fdiv_slow_path()
+        let sub = build()
             .resolve()
             .expect("the slow path names only physical registers");
         for (inst, _) in sub {

@@ -535,15 +535,24 @@ impl MachInst for Sm50Inst {
         self.srcloc = loc;
     }
 
-    /// A `CAL` of the f32 division slow path clobbers its scratch registers and predicates
-    /// (`select::fdiv`); a call by the ABI (`JCAL`, or `CAL` of a subroutine) its caller-saved
+    /// A `CAL` of the f32 division or reciprocal slow path clobbers its scratch registers and
+    /// predicates (`select::fdiv`); a call by the ABI (`JCAL`, or `CAL` of a subroutine) its caller-saved
     /// registers (`select::call`); nothing else clobbers anything.
     fn clobbers(&self) -> (&'static [PhysReg], &'static [PhysPred]) {
-        let fdiv = |p: &Piece| {
-            p.inst.form == Form::CAL && p.inst.get(Field::Rel) == Some(super::select::CAL_FDIV)
-        };
-        if self.pieces.iter().any(fdiv) {
+        let cal_of =
+            |p: &Piece, rel: u64| p.inst.form == Form::CAL && p.inst.get(Field::Rel) == Some(rel);
+        if self
+            .pieces
+            .iter()
+            .any(|p| cal_of(p, super::select::CAL_FDIV))
+        {
             super::abi::CALL_CLOBBERS
+        } else if self
+            .pieces
+            .iter()
+            .any(|p| cal_of(p, super::select::CAL_FRCP))
+        {
+            super::abi::RCP_CALL_CLOBBERS
         } else if self
             .pieces
             .iter()

@@ -62,9 +62,21 @@
 //! lives across it there. No branch and no `SSY`/`SYNC` at the site: the CAL is taken by
 //! every lane, the call stack entry reconverges them at the return. Other modes keep the
 //! inline sequence.
+//!
+//! `rcp.rn.f32` (a division of the constant 1.0) has its own pair, after ptxas's reciprocal:
+//! the site is `MUFU.RCP r, y ; FFMA t, y, -r, 1.0 ; FFMA q, r, t, r ; CAL` (one Newton
+//! step, the dividend's multiply and second step of the division's fast path dropped), and
+//! its subroutine ([`frcp_slow_path`]) tests the exponent instead of `FCHK.DIVIDE`, and
+//! gives each class of operand its own short exit: normal operands with a normal
+//! reciprocal return at once, zeros, infinities and NaN after `MUFU.RCP` (whose result is
+//! exact there), subnormals after the fast path on `y·2^64`; only `|y| >= 2^126` (a
+//! subnormal reciprocal) runs the exact sequence. Before, the division's `FCHK` sent every
+//! special operand through all of it (about 80 instructions): Rodinia's `IMGVF_kernel`
+//! takes reciprocals of zeros. ptxas branches around its `CAL`; the call here is taken by
+//! every lane (a `CAL` has no guard), for a `RET` more on the common path.
 
 use super::approx::Seq;
-use super::Lowerer;
+use super::{Class, Lowerer};
 use crate::ir::float::{FloatFmt, Round};
 use crate::ir::Value;
 use crate::lower::abi::{SLOW_PREDS, SLOW_Q, SLOW_TEMPS, SLOW_X, SLOW_Y};
@@ -77,7 +89,7 @@ use crate::sm50::{self, Field, Form};
 use cranelift_entity::EntityRef;
 
 // FSETP comparison codes (ISETP's are the same numbers for these) and LOP32I operations.
-use sm50::values::fsetp::cmp::{EQ, GE, GT, LT, NAN as NAN_CMP, NE};
+use sm50::values::fsetp::cmp::{EQ, GE, GEU, GT, LT, NAN as NAN_CMP, NE};
 use sm50::values::lop32i::op::{AND, OR, XOR};
 
 /// An optional guard predicate: (operand, negated).
@@ -772,6 +784,70 @@ impl Seq {
 /// real target, the subroutine's first instruction).
 pub(crate) const CAL_FDIV: u64 = 0;
 
+/// The placeholder `rel` of a `CAL` to the f32 reciprocal slow path ([`frcp_slow_path`]).
+pub(crate) const CAL_FRCP: u64 = 1;
+
+/// The f32 `rcp.rn` slow-path subroutine on physical registers (see the module essay):
+/// the operand in `SLOW_Y`, the fast reciprocal in `SLOW_Q` on the way in, the exact one on
+/// the way out. Each class of operand leaves at its own `RET`:
+///
+/// ```text
+/// FSETP.GE |y|, 2^-126 ; FSETP.LT.AND |y|, 2^126      normal, 1/y normal: the fast path
+/// @P RET                                              was right
+/// FSETP.EQ |y|, 0 ; FSETP.GEU.OR |y|, +inf            ±0, ±inf, NaN: MUFU.RCP's own
+/// @P MUFU.RCP q, y ; @P RET                           ±inf, ±0, canonical NaN
+/// FSETP.LT |y|, 2^-126                                subnormal: the fast path on y·2^64
+/// FMUL s, y, 2^64 ; MUFU.RCP r, s ; MOV32I x, 1.0     (normal), then ·2^64 (exact, or the
+/// FFMA t, s, -r, x ; FFMA r, r, t, r                  overflow to inf rn gives: rounding
+/// @P FMUL q, r, 2^64 ; @P RET                         commutes with the scaling)
+/// <the exact division 1.0 / y> ; RET                  |y| >= 2^126: 1/y is subnormal
+/// ```
+///
+/// The last case, rare, runs the exact division sequence above (`x` = 1.0 in `SLOW_X`).
+pub(crate) fn frcp_slow_path() -> Sm50Inst {
+    let mut s = Seq {
+        i: Sm50Inst::new(Role::Plain),
+    };
+    let d = s.i.op(Reg::Phys(SLOW_Q), OpSpec::early_def());
+    let x = s.i.op(Reg::Phys(SLOW_X), OpSpec::early_def());
+    let t: Vec<u8> = SLOW_TEMPS
+        .iter()
+        .map(|r| s.i.op(Reg::Phys(*r), OpSpec::early_def()))
+        .collect();
+    let p: Vec<u8> = SLOW_PREDS
+        .iter()
+        .map(|r| s.i.op(Reg::Pred(*r), OpSpec::early_def()))
+        .collect();
+    let y = s.i.op(Reg::Phys(SLOW_Y), OpSpec::use_());
+    let p0 = p[0];
+    let ret = |s: &mut Seq| s.g(Some((p0, false)), sm50::Inst::new(Form::RET), &[]);
+    let two64 = 18_446_744_073_709_551_616.0f32;
+    // Normal operands whose reciprocal is normal: the fast path's result stands.
+    s.fsetp_imm(p0, GE, false, y, true, f32::MIN_POSITIVE, None);
+    s.fsetp_imm(p0, LT, false, y, true, 2f32.powi(126), Some((p0, AND)));
+    ret(&mut s);
+    // Zeros, infinities and NaN: MUFU.RCP's result is the exact one.
+    s.fsetp_imm(p0, EQ, false, y, true, 0.0, None);
+    s.fsetp_imm(p0, GEU, false, y, true, f32::INFINITY, Some((p0, OR)));
+    let rcp = sm50::Inst::new(Form::MUFU).with(Field::Op, Func::Rcp.code());
+    s.g(Some((p0, false)), rcp, &[(Field::Rd, d), (Field::Ra, y)]);
+    ret(&mut s);
+    // Subnormals: the fast path on y·2^64, scaled back.
+    let [sy, r, e] = [t[0], t[1], t[2]];
+    s.fsetp_imm(p0, LT, false, y, true, f32::MIN_POSITIVE, None);
+    s.fmul_i(None, sy, y, two64);
+    s.mufu(Func::Rcp, r, sy);
+    s.mov32i_bits(None, x, 1f32.to_bits());
+    s.ffma_n(e, true, sy, r, x);
+    s.ffma(r, r, false, e, r);
+    s.fmul_i(Some((p0, false)), d, r, two64);
+    ret(&mut s);
+    // |y| >= 2^126 (finite): a subnormal reciprocal, by the exact division.
+    s.fdiv(Round::Rn, false, d, x, y, &t, &p);
+    s.put(sm50::Inst::new(Form::RET), &[]);
+    s.i
+}
+
 impl Lowerer<'_> {
     /// `div.rn.f32 out, x, y` (no `.ftz`): ptxas's fast path, then a call of the slow path
     /// (see the module essay). `xv` and `yv` are the IR values in `x` and `y`.
@@ -812,6 +888,42 @@ impl Lowerer<'_> {
         s.ffma(e, yo, true, q, xo);
         s.ffma(q, t, false, e, q);
         let cal = sm50::Inst::new(Form::CAL).with(Field::Rel, CAL_FDIV);
+        s.put(cal, &[]);
+        self.push(s.i);
+        if self.planning.is_none() {
+            self.fdiv_floor = self.vb.num_vregs();
+        }
+        Ok(())
+    }
+
+    /// `rcp.rn.f32 out, y` (no `.ftz`; any `div.rn.f32` of the constant 1.0): ptxas's
+    /// reciprocal, one Newton step on `MUFU.RCP`, then a call of the reciprocal's slow path
+    /// ([`frcp_slow_path`]), which keeps this result for the normal operands whose
+    /// reciprocal is normal and replaces it for the others.
+    ///
+    /// ```text
+    /// MUFU.RCP r, y ; FFMA t, y, -r, c[0x2][1.0] ; FFMA q, r, t, r ; CAL rcp
+    /// ```
+    fn lower_frcp_fast(&mut self, out: VReg, (y, yv): (Loc, Value)) -> Result<(), LowerError> {
+        let one = self.literal(u64::from(1f32.to_bits()), 4)?;
+        let y = self.pinned_operand(y, yv, 1);
+        let mut s = Seq {
+            i: Sm50Inst::new(Role::Plain),
+        };
+        let q = s.i.op(Reg::Virt(out), OpSpec::early_def().fixed(SLOW_Q));
+        let [r, t] = [0, 1].map(|k| {
+            let v = self.new_vreg(RegKind::B32);
+            s.i.op(Reg::Virt(v), OpSpec::early_def().fixed(SLOW_TEMPS[k]))
+        });
+        let yo = s.i.op(Reg::Virt(y), OpSpec::use_().fixed(SLOW_Y));
+        s.mufu(Func::Rcp, r, yo);
+        let ffma_c = sm50::Inst::new(Form::FFMA_CC)
+            .with(Field::Negb, 1)
+            .with(Field::Cbk, 2)
+            .with(Field::Cbo, u64::from(one / 4));
+        s.put(ffma_c, &[(Field::Rd, t), (Field::Ra, yo), (Field::Rb, r)]);
+        s.ffma(q, r, false, t, r);
+        let cal = sm50::Inst::new(Form::CAL).with(Field::Rel, CAL_FRCP);
         s.put(cal, &[]);
         self.push(s.i);
         if self.planning.is_none() {
@@ -882,10 +994,24 @@ impl Lowerer<'_> {
         if fmt == FloatFmt::F64 {
             return self.lower_ddiv(v, rnd, args);
         }
+        let fast = rnd == Round::Rn && !ftz && !self.opts.no_subroutines;
+        if fast && matches!(self.class(args[0]), Class::Imm(k) if k == i64::from(1f32.to_bits())) {
+            let b = self.reg(args[1])?;
+            let out = self.new_vreg(RegKind::B32);
+            self.lower_frcp_fast(out, (b, args[1]))?;
+            self.set_loc(
+                v,
+                Loc {
+                    vreg: out,
+                    offset: 0,
+                },
+            );
+            return Ok(());
+        }
         let a = self.reg(args[0])?;
         let b = self.reg(args[1])?;
         let out = self.new_vreg(RegKind::B32);
-        if rnd == Round::Rn && !ftz && !self.opts.no_subroutines {
+        if fast {
             self.lower_fdiv_fast(out, (a, args[0]), (b, args[1]))?;
             self.set_loc(
                 v,
