@@ -156,6 +156,7 @@ pub mod simplify;
 pub mod sroa;
 pub mod tex;
 pub mod unroll;
+pub mod vectorize;
 mod verify;
 pub mod video;
 pub mod warp;
