@@ -8,7 +8,8 @@
 //! # ptxas's rule (probed with ptxas 11.8 -arch=sm_50, `cuobjdump -sass`)
 //!
 //! * Spaces: `.shared` loads and stores (`LDS.U.64/.128`, `STS.64/.128`) and `.const` loads
-//!   (`LDC.64` only: LDC reads at most 64 bits). `.global` accesses through a kernel
+//!   through a register (`LDC.64` only: LDC reads at most 64 bits; a `.const` word at a
+//!   constant address is a `c[0x3][imm]` operand of its user, no load to merge). `.global` accesses through a kernel
 //!   parameter are never merged, even at `p + 16*tid`: nothing proves the pointer's
 //!   alignment. `.local` variables are promoted to registers by `sroa` where this would apply.
 //! * Alignment is proved from the address's *known trailing zero bits*: a shared variable's
@@ -284,6 +285,24 @@ fn inert(d: &InstData) -> bool {
         )
 }
 
+/// Whether `v` is an address known when compiling (a variable's address, a constant, sums
+/// of them): a `.const` load from one is no instruction at all, lowering reads the word as a
+/// `c[0x3][imm]` operand of its user, so merging it into an `LDC.64` would add one.
+fn constant_address(f: &Function, v: Value) -> bool {
+    match f.values[v].def {
+        ValueDef::Result(i, _) => match f.insts[i].data {
+            InstData::Iconst { .. } | InstData::SymbolAddr { .. } => true,
+            InstData::Binary {
+                op: BinaryOp::Add | BinaryOp::Sub,
+                args: [a, b],
+            } => constant_address(f, a) && constant_address(f, b),
+            InstData::Convert { arg, .. } => constant_address(f, arg),
+            _ => false,
+        },
+        ValueDef::Param(..) => false,
+    }
+}
+
 /// The groups of one block's instruction list.
 fn groups(f: &Function, insts: &[Inst]) -> Vec<Group> {
     let mut open: Vec<(Key, Group)> = Vec::new();
@@ -301,7 +320,10 @@ fn groups(f: &Function, insts: &[Inst]) -> Vec<Group> {
         };
     for &i in insts {
         let d = &f.insts[i].data;
-        match key(d) {
+        let k = key(d).filter(|((space, .., addr, _), _)| {
+            *space != Space::Const || !constant_address(f, *addr)
+        });
+        match k {
             Some((k, off)) => {
                 if k.4 {
                     // A store ends every other group: loads (it may write what they read)
