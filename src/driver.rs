@@ -521,7 +521,8 @@ fn relocatable_version(
 /// collectives sm_5x lacks expanded (`ir::collective`), simplified (`ir::simplify`), small
 /// constant-trip loops unrolled (`ir::unroll`, then simplified again), and the
 /// `.local` variables that only constant offsets reach promoted to SSA values
-/// (`ir::sroa`, then simplified again, since loads that became values fold further).
+/// (`ir::sroa`, then simplified again, since loads that became values fold further), and
+/// adjacent aligned scalar `.shared`/`.const` accesses merged (`ir::vectorize`).
 /// `verify` calls it too, to know which `.local` variables the compiled kernel keeps.
 pub fn prepare_kernel_ir(module: &ir::Module, f: &mut ir::Function) {
     ir::collective::expand(f);
@@ -532,6 +533,7 @@ pub fn prepare_kernel_ir(module: &ir::Module, f: &mut ir::Function) {
     if ir::sroa::promote_locals(module, f).vars > 0 {
         ir::simplify::simplify(f);
     }
+    ir::vectorize::vectorize(module, f);
 }
 
 /// `f` with its 64-bit values that only address `.shared` memory narrowed to 32 bits

@@ -170,6 +170,22 @@ impl Module {
         sized.chain(self.vars.iter().filter(move |(_, v)| dynamic(v)))
     }
 
+    /// The offset in constant bank 3 of every `.const` variable (and of the param- and
+    /// generic-space ones, which share that region): [`Module::vars_in_layout_order`], each
+    /// at its alignment, as `lower` reads them and `ir::eval` and the cubin lay them out.
+    pub fn const_offsets(&self) -> Vec<(GlobalVar, u32)> {
+        let mut end = 0u32;
+        let mut out = Vec::new();
+        for (gv, v) in self.vars_in_layout_order() {
+            if let Space::Const | Space::Param | Space::Generic = v.space {
+                let off = end.next_multiple_of(v.align.max(1));
+                end = off.saturating_add(v.size);
+                out.push((gv, off));
+            }
+        }
+        out
+    }
+
     pub fn add_var(&mut self, var: VarData) -> GlobalVar {
         self.vars.push(var)
     }

@@ -420,7 +420,6 @@ impl<'a> Lowerer<'a> {
         // exactly as `ir::eval` does (its const region also holds param/generic-space
         // variables); `.shared` and `.local` ones per kernel, by `shared_layout` and
         // `local_layout`.
-        let mut const_end = 0u32;
         let mut var_offsets = vec![0; module.vars.len()];
         for (gv, off) in module.shared_layout(f).offsets {
             var_offsets[gv.as_u32() as usize] = off;
@@ -428,12 +427,8 @@ impl<'a> Lowerer<'a> {
         for (gv, off) in module.local_layout(f).0 {
             var_offsets[gv.as_u32() as usize] = off;
         }
-        for (gv, v) in module.vars_in_layout_order() {
-            if let Space::Const | Space::Param | Space::Generic = v.space {
-                let off = const_end.next_multiple_of(v.align.max(1));
-                const_end = off.saturating_add(v.size);
-                var_offsets[gv.as_u32() as usize] = off;
-            }
+        for (gv, off) in module.const_offsets() {
+            var_offsets[gv.as_u32() as usize] = off;
         }
         Lowerer {
             module,
