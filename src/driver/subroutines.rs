@@ -264,6 +264,8 @@ pub(super) fn compile_subroutine(
         // (`alloc::spill` places its slots from the spill base up, before the frame's
         // saved registers are known; not measured for subroutines)
         presplit: false,
+        // (its registers above the call ABI's belong to its callers)
+        promote_slots: false,
     };
     let alloc = machinst::allocate_owned(lowered.vcode, &alloc_opts).map_err(|e| {
         format!(

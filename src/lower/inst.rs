@@ -24,7 +24,8 @@ use std::fmt;
 use smallvec::SmallVec;
 
 use crate::machinst::{
-    BlockId, MachInst, OpKind, OpSpec, PhysPred, PhysReg, Reg, RegKind, SrcLoc, Terminator, VReg,
+    BlockId, MachInst, OpKind, OpSpec, PhysPred, PhysReg, Reg, RegKind, SlotAccess, SrcLoc,
+    Terminator, VReg,
 };
 use crate::sm50::{self, Field, Form};
 
@@ -417,6 +418,42 @@ impl MachInst for Sm50Inst {
 
     fn gen_reload(dst: PhysReg, offset: u32, kind: RegKind) -> Self {
         reload_inst(Reg::Phys(dst), offset, kind)
+    }
+
+    fn as_slot_access(&self) -> Option<SlotAccess> {
+        let [p] = self.pieces.as_slice() else {
+            return None;
+        };
+        let store = match p.inst.form {
+            Form::STL => true,
+            Form::LDL => false,
+            _ => return None,
+        };
+        let kind = match p.inst.get(Field::Size)? {
+            4 => RegKind::B32,
+            5 => RegKind::B64,
+            6 => RegKind::B128,
+            _ => return None,
+        };
+        let offset = u32::try_from(p.inst.get(Field::Off)?).ok()?;
+        let Reg::Phys(reg) = self.ops.first()?.reg else {
+            return None;
+        };
+        // Exactly the spill code's instruction (guard, cache mode, base R1 and operand roles
+        // included), whatever PTX line it was placed at.
+        let same = if store {
+            spill_inst(offset, Reg::Phys(reg), kind)
+        } else {
+            reload_inst(Reg::Phys(reg), offset, kind)
+        };
+        (same.pieces == self.pieces && same.ops == self.ops && same.role == self.role).then_some(
+            SlotAccess {
+                offset,
+                reg,
+                kind,
+                store,
+            },
+        )
     }
 
     fn gen_spill_virt(offset: u32, src: VReg) -> Option<Self> {

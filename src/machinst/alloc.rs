@@ -15,12 +15,14 @@
 //!   Int class.
 //! - `slices.rs`: The class slices' search of the allocator.
 //! - `spill.rs`: Spilling before regalloc2, where more values are live than it has names.
+//! - `promote.rs`: Spill slots moved into the registers the allocation left free.
 
 mod slices;
 use slices::*;
 mod edges;
 use edges::*;
 mod pressure;
+mod promote;
 mod spill;
 use super::assign::{self, NameProg, StepKind, Webs};
 use super::check;
@@ -49,6 +51,10 @@ pub struct AllocOptions {
     /// register file has words (`alloc::spill`). Off for subroutines: their frame and saved
     /// registers are laid out around regalloc2's own spill slots.
     pub presplit: bool,
+    /// Move spill slots into the registers the allocation left free below `max_regs`
+    /// (`alloc::promote`), in functions that neither are subroutines (`presplit` off,
+    /// `save_cost` set) nor call any.
+    pub promote_slots: bool,
 }
 
 impl Default for AllocOptions {
@@ -59,6 +65,7 @@ impl Default for AllocOptions {
             spill_base: 0,
             save_cost: [0; 4],
             presplit: true,
+            promote_slots: true,
         }
     }
 }
@@ -736,6 +743,30 @@ pub fn allocate<I: MachInst>(
 
 /// [`allocate`], consuming the code (no copy of it is made).
 pub fn allocate_owned<I: MachInst>(
+    vcode: VCode<I>,
+    opts: &AllocOptions,
+) -> Result<Allocated<I>, AllocError> {
+    // Spill slots go into free registers last (`promote`), in kernels that call nothing: a
+    // subroutine's registers above its own count are its callers', and a callee writes
+    // registers its caller does not see.
+    let promotable =
+        opts.promote_slots && opts.presplit && opts.save_cost == [0; 4] && !vcode.has_clobbers();
+    let loops = if promotable {
+        promote::blocks_in_loops(&vcode)
+    } else {
+        Vec::new()
+    };
+    let mut out = allocate_in_registers_and_slots(vcode, opts)?;
+    if promotable {
+        // (the area starts where `allocate_in_registers_and_slots` put it, at the rounded base)
+        let area = opts.spill_base.next_multiple_of(16);
+        promote::promote(&mut out, area, opts.max_regs, &loops);
+    }
+    Ok(out)
+}
+
+/// [`allocate_owned`] up to the promotion of spill slots into registers.
+fn allocate_in_registers_and_slots<I: MachInst>(
     vcode: VCode<I>,
     opts: &AllocOptions,
 ) -> Result<Allocated<I>, AllocError> {

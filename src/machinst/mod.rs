@@ -184,6 +184,17 @@ impl PhysReg {
     pub const SP: PhysReg = PhysReg(1);
 }
 
+/// A spill store or reload ([`MachInst::as_slot_access`]): `[R1 + offset]`, `kind` wide, from
+/// or into `reg`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SlotAccess {
+    pub offset: u32,
+    pub reg: PhysReg,
+    pub kind: RegKind,
+    /// A store (`STL`) rather than a reload.
+    pub store: bool,
+}
+
 /// A physical predicate P0..P6, or PT (7).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct PhysPred(pub u8);
@@ -368,6 +379,13 @@ pub trait MachInst: Clone + fmt::Debug + fmt::Display {
     /// Load the virtual register `dst` from local memory at `[R1 + offset]` (the reload of
     /// `alloc::spill`). `None` (the default): the ISA has none.
     fn gen_reload_virt(_dst: VReg, _offset: u32) -> Option<Self> {
+        None
+    }
+    /// For a spill store or reload exactly as [`MachInst::gen_spill`] or
+    /// [`MachInst::gen_reload`] make it (physical register, `[R1 + offset]`, unguarded): what
+    /// it accesses. `alloc::promote` moves such slots into free registers. Default: `None`
+    /// (the ISA's spill code is never rewritten).
+    fn as_slot_access(&self) -> Option<SlotAccess> {
         None
     }
     /// Whether executing this instruction again anywhere in the function, with its def renamed,
