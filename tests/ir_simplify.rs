@@ -283,6 +283,13 @@ fn rules() -> Vec<(&'static str, Type, Body, usize, &'static str)> {
         // 2^31 is negative as an s32: not a shift, left alone.
         ("mulhi.s x,2^31", Type::I32, |b, x, _| { let c = k(b, x, 1 << 31); b.binary(B::MulHiS, x, c) }, 1, "mulhi.s.i32"),
         ("mulhi.u x,3", Type::I32, |b, x, _| { let c = k(b, x, 3); b.binary(B::MulHiU, x, c) }, 1, "mulhi.u.i32"),
+        // A shifted field under a low mask is one `bfe.u` (the shift goes: nothing else reads it).
+        ("(x>>u4)&3", Type::I32, |b, x, _| { let (s, m) = (k32(b, 4), k32(b, 3)); let t = b.binary(B::ShrU, x, s); b.binary(B::And, t, m) }, 1, "bfe.u"),
+        ("0xff&(x>>u24)", Type::I32, |b, x, _| { let (s, m) = (k32(b, 24), k32(b, 0xff)); let t = b.binary(B::ShrU, x, s); b.binary(B::And, m, t) }, 1, "bfe.u"),
+        // Past bit 31, a mask that is not 2^len - 1, or an arithmetic shift: left alone.
+        ("(x>>u30)&7", Type::I32, |b, x, _| { let (s, m) = (k32(b, 30), k32(b, 7)); let t = b.binary(B::ShrU, x, s); b.binary(B::And, t, m) }, 2, "and.i32"),
+        ("(x>>u4)&6", Type::I32, |b, x, _| { let (s, m) = (k32(b, 4), k32(b, 6)); let t = b.binary(B::ShrU, x, s); b.binary(B::And, t, m) }, 2, "and.i32"),
+        ("(x>>s4)&3", Type::I32, |b, x, _| { let (s, m) = (k32(b, 4), k32(b, 3)); let t = b.binary(B::ShrS, x, s); b.binary(B::And, t, m) }, 2, "and.i32"),
         ("fold chain", Type::I32, |b, x, _| {
             let (m1, one) = (k(b, x, -1), k(b, x, 1));
             let s = b.add(m1, one);

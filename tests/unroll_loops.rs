@@ -70,8 +70,74 @@ fn unrolled_loops_make_a_local_array_constant_indexed_and_it_leaves_memory() {
 }
 
 #[test]
-fn long_unbounded_and_large_loops_stay_loops() {
+fn long_unbounded_and_nounroll_loops_stay_loops() {
     let (_, ir) = frame_and_ir("keep.ptx");
-    assert_eq!(self_loops(&ir), 3, "{ir}");
+    assert_eq!(self_loops(&ir), 4, "{ir}");
     assert_eval_matches_sim("keep.ptx");
+}
+
+#[test]
+fn a_float_counted_window_unrolls_fully_with_constant_counters() {
+    let (_, ir) = frame_and_ir("float.ptx");
+    assert_eq!(self_loops(&ir), 0, "{ir}");
+    // -3, -2, .., 3 twice over: 7 x 7 loads, as ptxas's 49 LDGs.
+    assert_eq!(ir.matches("load.global").count(), 49, "{ir}");
+    // The counters' copies and their squares folded: no float compare remains, and the
+    // only float adds are the pixel coordinate's and the two sums'.
+    assert!(!ir.contains("setp") && !ir.contains("fcmp"), "{ir}");
+    insta::assert_snapshot!("unroll_float_ir", ir);
+    assert_eval_matches_sim("float.ptx");
+}
+
+#[test]
+fn a_count_down_copy_of_456_words_unrolls_fully() {
+    let (_, ir) = frame_and_ir("countdown.ptx");
+    assert_eq!(self_loops(&ir), 0, "{ir}");
+    assert_eq!(ir.matches("load.global").count(), 456, "{ir}");
+    assert_eq!(ir.matches("store.shared").count(), 456, "{ir}");
+    assert_eval_matches_sim("countdown.ptx");
+}
+
+/// One thread of `float.ptx` on an image of ones: with both loops unrolled the code is
+/// straight-line, so every instruction up to `EXIT` issues exactly once (the dynamic count
+/// is the static one), and by hand both sums are the same 49 weights added in the same
+/// order (`fma(1.0, w, acc)` rounds as `acc + w`), so the two outputs are equal.
+#[test]
+fn the_unrolled_window_runs_each_instruction_once() {
+    use leafold::ir::eval::{GlobalRegion, Launch};
+    const OUT: u64 = 0x1000_0000;
+    const IMG: u64 = 0x2000_0000;
+    let out = compile(
+        &read("unroll", "float.ptx"),
+        &options("float.ptx", Emit::Cubin),
+    )
+    .unwrap();
+    let (code, info) = leafold::sim::load_kernel(&out.cubin, "knn").unwrap();
+    let mut launch = Launch::new([1, 1, 1], [1, 1, 1]);
+    launch.params = [OUT.to_le_bytes(), IMG.to_le_bytes()].concat();
+    launch.params.extend(64u32.to_le_bytes());
+    launch.global = vec![
+        GlobalRegion {
+            base: OUT,
+            bytes: vec![0; 8],
+        },
+        GlobalRegion {
+            base: IMG,
+            bytes: 1.0f32.to_le_bytes().repeat(64 * 64),
+        },
+    ];
+    let (run, warp_insts) = leafold::sim::run_counted(&code, &info, &launch).unwrap();
+    // Instruction lines start with their address (`/*0008*/`); control words with `/* 0x`.
+    let listing: Vec<&str> = out
+        .sass
+        .lines()
+        .map(str::trim_start)
+        .filter(|l| l.starts_with("/*") && !l.starts_with("/* "))
+        .collect();
+    let exit = listing.iter().position(|l| l.contains("EXIT")).unwrap();
+    assert_eq!(warp_insts, exit as u64 + 1, "{}", out.sass);
+    assert!(!out.sass.contains(" BRA ") || listing[exit + 1..].iter().all(|l| !l.contains("@")));
+    let o = run.region(OUT).unwrap();
+    assert_eq!(o[0..4], o[4..8], "{o:?}");
+    assert_ne!(o[0..4], [0; 4]);
 }

@@ -693,6 +693,11 @@ pub struct Function {
     /// (PTX leaves such a value undefined; the constant is zero). `ir::eval` tracks what is
     /// computed from them when the launch asks ([`eval::Launch::undefined_registers`]).
     pub undef: SecondaryMap<Inst, bool>,
+    /// Blocks whose PTX carried `.pragma "nounroll";` (set by `ir::build` on the block the
+    /// pragma stands in, and on the header of the loop a 64-bit `div`/`rem` becomes, which
+    /// ptxas calls as a subroutine): [`unroll`] leaves a loop headed by such a block a loop,
+    /// as ptxas does.
+    pub nounroll: SecondaryMap<Block, bool>,
 }
 
 impl Function {

@@ -171,6 +171,9 @@ enum Action {
     /// A 64-bit `mul` of two extended 32-bit values becomes `mulwide` of them; `Err(c)`
     /// is a constant operand, which gets a new `iconst.i32`.
     Wide(bool, Value, Result<Value, u64>),
+    /// `and (shr.u x, pos), 2^len - 1` becomes `bfe.u x, pos, len` (`x`, `pos` existing, a
+    /// new `iconst.i32 len`).
+    Field(Value, Value, u64),
 }
 
 struct Simplifier<'f> {
@@ -428,6 +431,14 @@ impl Simplifier<'_> {
                 self.select(b, inst, rty, t, [Err(x), Err(y)], out);
             }
             Action::Select(cond, arms) => self.select(b, inst, rty, cond, arms, out),
+            Action::Field(x, pos, len) => {
+                let len = self.operand(b, inst, Type::I32, Err(len), out);
+                self.f.insts[inst].data = InstData::Bits {
+                    op: BitOp::Bfe { signed: false },
+                    args: [x, pos, len].into_iter().collect(),
+                };
+                self.stats.rewritten += 1;
+            }
             Action::Wide(signed, x, y) => {
                 let y = self.operand(b, inst, Type::I32, y, out);
                 self.f.insts[inst].data = InstData::MulWide {
@@ -794,6 +805,11 @@ impl Simplifier<'_> {
         if let Some(s) = self.through_select(op, a, b) {
             return Some(s);
         }
+        if op == BinaryOp::And && ty == Type::I32 {
+            if let Some(field) = self.field(a, kb).or_else(|| self.field(b, ka)) {
+                return Some(field);
+            }
+        }
         Some(match op {
             BinaryOp::Add if kb == Some(0) => Alias(a),
             BinaryOp::Add if ka == Some(0) => Alias(b),
@@ -829,6 +845,28 @@ impl Simplifier<'_> {
             }
             _ => return None,
         })
+    }
+
+    /// `and x, mask` where `x` is `shr.u y, pos` (constant `pos`) and `mask` the constant
+    /// `2^len - 1` with `pos + len <= 32`: the field `bfe.u y, pos, len`, one `BFE.U32` where
+    /// the shift and the mask were `SHR.U32` + `LOP32I.AND`, as ptxas selects it (dxtc's
+    /// unrolled `(bits >> 2k) & 3` table indices). Where the shift has other readers it
+    /// stays, and the `and` becomes the `BFE` at the same cost.
+    fn field(&self, x: Value, mask: Option<u64>) -> Option<Action> {
+        let mask = mask?;
+        let len = u64::from(mask.trailing_ones());
+        if mask == 0 || mask >> len != 0 || len >= 32 {
+            return None;
+        }
+        let &InstData::Binary {
+            op: BinaryOp::ShrU,
+            args: [y, pos],
+        } = self.def(x)?
+        else {
+            return None;
+        };
+        let shift = self.known(pos)?;
+        (shift > 0 && shift + len <= 32).then_some(Action::Field(y, pos, len))
     }
 
     /// `mulhi x, 2^k`: the high half of `x << k` is `x >> (N - k)`.

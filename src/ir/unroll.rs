@@ -1,22 +1,43 @@
-//! Full unrolling of single-block loops with a constant trip count, as ptxas does for NVVM's
-//! small copy and initialisation loops (`for (i = 0; i < 35; i++) local[i] = global[i];`).
+//! Full unrolling of single-block loops with a constant trip count, as ptxas 11.8 does for
+//! NVVM's copy and initialisation loops (`for (i = 0; i < 35; i++) local[i] = global[i];`)
+//! and for small windows walked by float counters (`for (float i = -3; i <= 3; i++)`,
+//! imageDenoising).
 //!
-//! In: a verified [`Function`], after [`super::simplify`] (so bounds and steps are `iconst`s).
-//! Out: the same function, still verified, in which every loop of the shape below whose trip
-//! count is known and small is replaced by that many copies of its body, straight-line, at
-//! the end of the block that entered it. [`unroll_loops`] reports how many loops it unrolled.
+//! In: a verified [`Function`], after [`super::simplify`] (so bounds and steps are
+//! constants). Out: the same function, still verified, in which every loop of the shape
+//! below whose trip count is known and small enough is replaced by that many copies of its
+//! body, straight-line, at the end of the block that entered it. [`unroll_loops`] reports how
+//! many loops it unrolled.
 //!
 //! # Which loops
 //!
-//! A block `B` (not the entry) that ends in `brif c, B(back..), X(exit..)` (or with the two
-//! targets the other way round) and that exactly one other branch reaches, a `jump B(init..)`
-//! at the end of its preheader `P`. Among `B`'s parameters one is an induction variable `i`:
-//! its initial argument is an `iconst`, its back argument is `add i, s` computed in `B` with
-//! `s` an `iconst`, and `c` is an `icmp` defined in `B` of `i` or of `i + s` against an
-//! `iconst`. The trip count is found by running the induction variable through
-//! [`super::eval::pure`] (the interpreter's own `add` and `icmp`, wrap-around included), so it
-//! is exactly what `ir::eval` would execute; a loop that does not leave within
-//! [`MAX_TRIPS`] iterations is left alone.
+//! A block `B` (not the entry, not marked `.pragma "nounroll"`, [`Function::nounroll`]) that
+//! ends in `brif c, B(back..), X(exit..)` (or with the two targets the other way round) and
+//! that exactly one other branch reaches, a `jump B(init..)` at the end of its preheader `P`.
+//! Among `B`'s parameters one is an induction variable `i`: its initial argument is a
+//! constant, its back argument is an integer `add`/`sub` or a float `add`/`sub` computed in
+//! `B` from `i` and constants, and `c` is an `icmp` or float compare defined in `B` of `i`
+//! or of its next value against a constant. The trip count is found by running the
+//! induction variable through the interpreter's own operations ([`super::eval::pure`],
+//! `FloatOp::eval`: wrap-around and float rounding included), so it is exactly what
+//! `ir::eval` would execute; a float counter whose steps are inexact is counted as exactly
+//! as an integer one. A loop that does not leave within [`MAX_TRIPS`] iterations is left
+//! alone.
+//!
+//! # How many iterations
+//!
+//! [`FULL_UNROLL`] holds ptxas's own limits, measured on probes: the larger the body, the
+//! fewer iterations (1492 of a one-`fma` body, 6 of a 64-`fma` one). A nest is judged as
+//! ptxas judges it: once an inner loop is unrolled, the outer loop counts its innermost
+//! iterations (outer trips times inner trips) and the instructions each of them costs (the
+//! outer body divided by the inner trips), so the 7x7 window of imageDenoising unrolls
+//! fully, as in ptxas, while a 7x7x7x7 nest keeps its two outer loops.
+//!
+//! Trade-off: each unrolled loop trades code size (the body `trips` times) for the loop's
+//! per-iteration overhead (the counter's add, compare and branch, a taken branch's refetch)
+//! and for the scheduler's freedom to overlap the iterations' loads, which is where the
+//! time goes in these loops (a texture or global load per iteration). Following ptxas's
+//! limits keeps the code no larger than ptxas's.
 //!
 //! # The rewrite
 //!
@@ -27,38 +48,130 @@
 //! `add x, k` whose `x` is itself a copied or original `add y, k'` (`k`, `k'` constants) is
 //! emitted as `add y, k + k'`, so the pointer bumps of the copies become one base plus
 //! constant offsets that selection folds into the address (`LDG [R+0x8]`) rather than a
-//! chain of dependent 64-bit adds; the induction variable's own copies fold to constants in
-//! the `simplify` that follows. When the jump to `X` is then `X`'s only way in, `X` joins
+//! chain of dependent 64-bit adds; the induction variable's integer copies fold to constants
+//! in the `simplify` that follows, its float copies (and float operations of constants only,
+//! `i * i`) here ([`fold_float`]). When the jump to `X` is then `X`'s only way in, `X` joins
 //! `P` (its parameters read as the arguments), so the copies and the code after the loop
 //! are one block for the scheduler.
-//!
-//! Trade-off: each unrolled loop trades code size (the body `trips` times) for the loop's
-//! per-iteration overhead (the counter add, compare and branch, a taken branch's refetch)
-//! and for the scheduler's freedom to overlap the iterations' loads. That pays when the
-//! overhead is a large share of each iteration, so only *small bodies* are unrolled: at most
-//! [`MAX_BODY`] non-constant instructions (the counter's add and compare included, so the
-//! overhead is at least a third of the work), at most [`MAX_TRIPS`] iterations and
-//! [`MAX_COPIED`] copied instructions in all. Larger bodies (libdevice's trigonometric
-//! argument reduction, six iterations of a dozen instructions on a path rarely taken) stay
-//! loops, as ptxas keeps them: there the code would grow by hundreds of instructions for a
-//! few executed ones.
 
-use rustc_hash::FxHashMap as HashMap;
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use smallvec::SmallVec;
 
 use super::eval;
+use super::float::{FloatBinOp, FloatOp};
 use super::{
     BinaryOp, Block, BlockCall, Function, Inst, InstData, InstNode, Value, ValueData, ValueDef,
 };
 
-/// The most iterations a loop may have to be unrolled.
-pub const MAX_TRIPS: u64 = 128;
+/// The most iterations a loop may have to be unrolled (ptxas 11.8 unrolls a one-load,
+/// one-`fma` body 1492 times; see [`FULL_UNROLL`]).
+pub const MAX_TRIPS: u64 = 1536;
 
-/// The most non-constant instructions a loop body may have to be unrolled.
-pub const MAX_BODY: usize = 8;
+/// How many iterations ptxas 11.8 (`-O3`, sm_50) unrolls fully, by body size: `(w, n)` means
+/// a body of `w` instructions (as [`body_size`] counts them) is unrolled when it runs at
+/// most `n` times. Measured with single-block probes (`for (i = 0; i < n; i++) acc =
+/// fma(acc, .., p[i])`: a load, `w - 2` chained `fma`s and the pointer's bump; the counter's
+/// add and compare fold away), the largest `n` ptxas still unrolled for each `w`; the
+/// operation does not matter (`add`, `mul` and `fma` bodies stop at the same `n`).
+///
+/// Trade-off: the table is ptxas's own, so the code grows as ptxas's does (up to about
+/// 3000 instructions for the smallest bodies) and loses each iteration's counter, compare
+/// and taken branch, and lets the scheduler overlap the iterations' loads (texture and
+/// global latencies dominate these loops). Larger bodies unroll fewer times: the per-
+/// iteration overhead is a smaller share of the work and the code would outgrow the
+/// instruction cache. Registers: the copies' values live no longer than the loop's did,
+/// except where the scheduler hoists loads ahead, which it bounds itself.
+pub const FULL_UNROLL: [(usize, u64); 12] = [
+    (3, 1492),
+    (4, 919),
+    (5, 642),
+    (6, 472),
+    (8, 285),
+    (10, 192),
+    (14, 99),
+    (18, 63),
+    (26, 32),
+    (34, 20),
+    (50, 9),
+    (66, 6),
+];
 
-/// The most non-constant instructions (body size times trip count) an unrolled loop may add.
-pub const MAX_COPIED: usize = 512;
+/// The most iterations [`FULL_UNROLL`] allows a body of `w` instructions: between two rows,
+/// geometric interpolation (ptxas's limit falls smoothly, about as `w^-1.7`); below the
+/// first row its limit, above the last none.
+pub fn max_full_trips(w: usize) -> u64 {
+    let (first, last) = (FULL_UNROLL[0], FULL_UNROLL[FULL_UNROLL.len() - 1]);
+    if w <= first.0 {
+        return first.1;
+    }
+    if w > last.0 {
+        return 0;
+    }
+    let k = FULL_UNROLL
+        .iter()
+        .position(|&(size, _)| w <= size)
+        .unwrap_or(0);
+    let ((w0, n0), (w1, n1)) = (FULL_UNROLL[k - 1], FULL_UNROLL[k]);
+    let t = (w - w0) as f64 / (w1 - w0) as f64;
+    (n0 as f64 * (n1 as f64 / n0 as f64).powf(t)).floor() as u64
+}
+
+/// The size of loop `b`'s body as ptxas weighs it: its instructions but its terminator,
+/// constants, free operand modifiers (`fneg`, `fabs`: SASS source modifiers) and the
+/// instructions that compute from constants and induction variables alone (the counter's
+/// step and compare, `i * i`): those fold to constants once the loop is unrolled. A
+/// parameter counts as an induction variable when its initial argument (`init`) is a
+/// constant and its back argument (`back`) is computed so (found by iterating to a fixed
+/// point from "every parameter with a constant start").
+fn body_size(f: &Function, b: Block, init: &[Value], back: &[Value]) -> usize {
+    let params = &f.blocks[b].params;
+    let body = &f.blocks[b].insts[..f.blocks[b].insts.len() - 1];
+    let mut ivs: Vec<bool> = init.iter().map(|&v| constant(f, v).is_some()).collect();
+    loop {
+        let mut folds: HashSet<Value> = HashSet::default();
+        for (k, &p) in params.iter().enumerate() {
+            if ivs[k] {
+                folds.insert(p);
+            }
+        }
+        let mut size = 0;
+        for &i in body {
+            let data = &f.insts[i].data;
+            let pure = matches!(
+                data,
+                InstData::Binary { .. } | InstData::Icmp { .. } | InstData::Select { .. }
+            ) || matches!(data, InstData::Float { op, .. } if !matches!(op, FloatOp::Approx { .. }));
+            let folded = pure
+                && data
+                    .operands()
+                    .iter()
+                    .all(|&v| folds.contains(&v) || constant(f, v).is_some());
+            if folded {
+                for &r in &f.insts[i].results {
+                    folds.insert(r);
+                }
+            }
+            let free = matches!(data, InstData::Iconst { .. } | InstData::Fconst { .. })
+                || matches!(
+                    data,
+                    InstData::Float {
+                        op: FloatOp::Unary { .. },
+                        ..
+                    }
+                );
+            if !folded && !free {
+                size += 1;
+            }
+        }
+        let next: Vec<bool> = (0..params.len())
+            .map(|k| ivs[k] && (folds.contains(&back[k]) || constant(f, back[k]).is_some()))
+            .collect();
+        if next == ivs {
+            return size;
+        }
+        ivs = next;
+    }
+}
 
 /// What [`unroll_loops`] did to one function.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -69,22 +182,41 @@ pub struct Stats {
     pub copied: usize,
 }
 
-/// A loop found by [`find`]: the block, its preheader and its trip count.
+/// A loop found by [`find`]: the block, its preheader, its trip count, and how many
+/// innermost iterations the unrolled code stands for (`trips` times those of loops already
+/// unrolled into the body).
 struct Candidate {
     block: Block,
     preheader: Block,
     trips: u64,
+    total: u64,
 }
 
 /// Unroll every qualifying loop of `f` (see the module documentation).
 pub fn unroll_loops(f: &mut Function) -> Stats {
     let mut stats = Stats::default();
+    // For each block that received copies, the most innermost iterations they stand for.
+    let mut inner: HashMap<Block, u64> = HashMap::default();
     // Each rewrite removes one block from the layout, so this terminates.
-    while let Some(c) = find(f) {
+    while let Some(c) = find(f, &inner) {
         stats.copied += rewrite(f, &c);
         stats.loops += 1;
+        let e = inner.entry(c.preheader).or_insert(1);
+        *e = (*e).max(c.total);
     }
     stats
+}
+
+/// The bits of `v` when it is an integer or float constant.
+fn constant(f: &Function, v: Value) -> Option<u64> {
+    match f.values[v].def {
+        ValueDef::Result(i, 0) => match f.insts[i].data {
+            InstData::Iconst { imm, ty } => Some(imm & ty.mask()),
+            InstData::Fconst { bits, ty } => Some(bits & ty.mask()),
+            _ => None,
+        },
+        _ => None,
+    }
 }
 
 /// The integer constant `v` is, if it is one.
@@ -110,8 +242,25 @@ fn terminator(f: &Function, b: Block) -> Option<Inst> {
     f.blocks[b].insts.last().copied()
 }
 
+/// The value `data` computes from its operands as `ir::eval` does: the pure integer
+/// instructions through [`eval::pure`], float operations through [`super::float`]'s
+/// `FloatOp::eval` (the interpreter's own definitions); `None` for anything else.
+fn evaluate(
+    data: &InstData,
+    ty_of: impl Fn(Value) -> super::Type,
+    get: impl Fn(Value) -> u64,
+) -> Option<u64> {
+    match data {
+        InstData::Float { op, args } => {
+            let vals: SmallVec<[u64; 3]> = args.iter().map(|&a| get(a)).collect();
+            Some(op.eval(&vals))
+        }
+        _ => eval::pure(data, ty_of, get),
+    }
+}
+
 /// The first loop of the layout that qualifies.
-fn find(f: &Function) -> Option<Candidate> {
+fn find(f: &Function, inner: &HashMap<Block, u64>) -> Option<Candidate> {
     let entry = f.entry_block()?;
     // How many branch edges reach each block, and from which block the last one came.
     let mut preds: HashMap<Block, (usize, Block)> = HashMap::default();
@@ -128,11 +277,18 @@ fn find(f: &Function) -> Option<Candidate> {
     }
     f.layout
         .iter()
-        .filter(|&&b| b != entry)
-        .find_map(|&b| candidate(f, b, &preds))
+        .filter(|&&b| b != entry && !f.nounroll[b])
+        .find_map(|&b| candidate(f, b, &preds, inner.get(&b).copied().unwrap_or(1)))
 }
 
-fn candidate(f: &Function, b: Block, preds: &HashMap<Block, (usize, Block)>) -> Option<Candidate> {
+/// Loop `b` when it qualifies; `inner` is how many innermost iterations each of its
+/// iterations already stands for (1 unless loops were unrolled into it).
+fn candidate(
+    f: &Function,
+    b: Block,
+    preds: &HashMap<Block, (usize, Block)>,
+    inner: u64,
+) -> Option<Candidate> {
     let t = terminator(f, b)?;
     let InstData::Brif {
         cond,
@@ -159,67 +315,78 @@ fn candidate(f: &Function, b: Block, preds: &HashMap<Block, (usize, Block)>) -> 
     if init.block != b {
         return None;
     }
-    let copied = f.blocks[b].insts[..f.blocks[b].insts.len() - 1]
-        .iter()
-        .filter(|&&i| {
-            !matches!(
-                f.insts[i].data,
-                InstData::Iconst { .. } | InstData::Fconst { .. }
-            )
-        })
-        .count();
-    if copied > MAX_BODY {
-        return None;
-    }
+    let copied = body_size(f, b, &init.args, &back.args);
     let cmp = def_in(f, *cond, b)?;
-    let InstData::Icmp { args: cmp_args, .. } = f.insts[cmp].data else {
-        return None;
-    };
     let params = &f.blocks[b].params;
     (0..params.len()).find_map(|k| {
-        let trips = trip_count(
-            f,
-            params[k],
-            init.args[k],
-            back.args[k],
-            cmp,
-            cmp_args,
-            back_is_then,
-        )?;
-        (trips as usize * copied <= MAX_COPIED).then_some(Candidate {
+        let trips = trip_count(f, params[k], init.args[k], back.args[k], cmp, back_is_then)?;
+        // A nest is sized as ptxas sizes it: by its innermost iterations and the
+        // instructions each of them costs (the outer loops' own work shared out).
+        let total = trips.checked_mul(inner)?;
+        let per_iteration = copied.div_ceil(inner as usize);
+        (total <= max_full_trips(per_iteration.max(1))).then_some(Candidate {
             block: b,
             preheader,
             trips,
+            total,
         })
     })
 }
 
 /// The number of times the body runs when `param` is the induction variable, starting at
-/// `init`, stepped by `next` (`add param, s`) and tested by the `icmp` `cmp`; `None` when it
-/// is not one or the loop runs more than [`MAX_TRIPS`] times.
+/// the constant `init`, stepped by `next` (an instruction of the loop computing from
+/// `param` and constants: `add i, 1`, `add.f32 x, 1.0`) and tested by `cmp` (an `icmp` or
+/// float compare of `param` or `next` against a constant); `None` when it is not one or
+/// the loop runs more than [`MAX_TRIPS`] times. The values are stepped and compared with
+/// the interpreter's own operations ([`evaluate`]), so the count is exactly what
+/// `ir::eval` would execute, float rounding included.
 fn trip_count(
     f: &Function,
     param: Value,
     init: Value,
     next: Value,
     cmp: Inst,
-    cmp_args: [Value; 2],
     back_is_then: bool,
 ) -> Option<u64> {
-    let start = iconst(f, init)?;
-    let add = def_in(f, next, f.insts[cmp].block)?;
-    let InstData::Binary {
-        op: BinaryOp::Add,
-        args,
-    } = f.insts[add].data
-    else {
-        return None;
-    };
-    if !(args.contains(&param) && args.iter().any(|&a| iconst(f, a).is_some())) {
+    let start = constant(f, init)?;
+    let step = def_in(f, next, f.insts[cmp].block)?;
+    let step_data = &f.insts[step].data;
+    let is_step = matches!(
+        step_data,
+        InstData::Binary {
+            op: BinaryOp::Add | BinaryOp::Sub,
+            ..
+        } | InstData::Float {
+            op: FloatOp::Binary {
+                op: FloatBinOp::Add | FloatBinOp::Sub,
+                ..
+            },
+            ..
+        }
+    );
+    let step_args = step_data.operands();
+    if !is_step
+        || !step_args.contains(&param)
+        || !step_args
+            .iter()
+            .all(|&a| a == param || constant(f, a).is_some())
+    {
         return None;
     }
-    // Every operand of the add and the compare is the variable, its next value or a constant.
-    let known = |v: Value| v == param || v == next || iconst(f, v).is_some();
+    let cmp_data = &f.insts[cmp].data;
+    if !matches!(
+        cmp_data,
+        InstData::Icmp { .. }
+            | InstData::Float {
+                op: FloatOp::Cmp { .. },
+                ..
+            }
+    ) {
+        return None;
+    }
+    // Every operand of the compare is the variable, its next value or a constant.
+    let cmp_args = cmp_data.operands();
+    let known = |v: Value| v == param || v == next || constant(f, v).is_some();
     if !cmp_args.iter().all(|&v| known(v)) || !cmp_args.iter().any(|&v| v == param || v == next) {
         return None;
     }
@@ -227,24 +394,24 @@ fn trip_count(
     let mask = ty_of(param).mask();
     let mut cur = start;
     for n in 1..=MAX_TRIPS {
-        let get_add = |v: Value| {
+        let get_step = |v: Value| {
             if v == param {
                 cur
             } else {
-                iconst(f, v).unwrap_or(0)
+                constant(f, v).unwrap_or(0)
             }
         };
-        let nxt = eval::pure(&f.insts[add].data, ty_of, get_add)? & mask;
+        let nxt = evaluate(step_data, ty_of, get_step)? & mask;
         let get_cmp = |v: Value| {
             if v == param {
                 cur
             } else if v == next {
                 nxt
             } else {
-                iconst(f, v).unwrap_or(0)
+                constant(f, v).unwrap_or(0)
             }
         };
-        let taken = eval::pure(&f.insts[cmp].data, ty_of, get_cmp)? != 0;
+        let taken = evaluate(cmp_data, ty_of, get_cmp)? & 1 != 0;
         if taken != back_is_then {
             return Some(n);
         }
@@ -376,7 +543,7 @@ fn lookup(map: &HashMap<Value, Value>, v: Value) -> Value {
 fn copy_inst(f: &mut Function, i: Inst, p: Block, map: &mut HashMap<Value, Value>) {
     let mut data = f.insts[i].data.clone();
     data.map_operands(|v| lookup(map, v));
-    if let Some(folded) = reassociate(f, &data, p) {
+    if let Some(folded) = reassociate(f, &data, p).or_else(|| fold_float(f, &data)) {
         data = folded;
     }
     let inst = f.insts.push(InstNode {
@@ -448,5 +615,30 @@ fn reassociate(f: &mut Function, data: &InstData, p: Block) -> Option<InstData> 
     Some(InstData::Binary {
         op: BinaryOp::Add,
         args: [y, v],
+    })
+}
+
+/// A float operation whose operands are all constants, as the constant `ir::eval` computes
+/// for it (`FloatOp::eval`, the interpreter's definition): a float induction variable's
+/// copies (`x + 1.0`, `x * x`, `x <= 3.0`, `cvt.rzi x`) become constants, as they are in
+/// ptxas's unrolled code. Every IEEE operation (correctly rounded, so one value) folds; the
+/// approximations (`ex2.approx`, `rcp.approx`: the hardware's tables) do not.
+/// `ir::simplify` folds no float operation; only the copies made here are folded.
+fn fold_float(f: &Function, data: &InstData) -> Option<InstData> {
+    let InstData::Float { op, args } = data else {
+        return None;
+    };
+    if matches!(op, FloatOp::Approx { .. }) {
+        return None;
+    }
+    let vals: SmallVec<[u64; 3]> = args
+        .iter()
+        .map(|&a| constant(f, a))
+        .collect::<Option<_>>()?;
+    // Float values live in integer carriers (`FloatFmt::carrier`), as their constants do.
+    let ty = op.result_type();
+    Some(InstData::Iconst {
+        ty,
+        imm: op.eval(&vals) & ty.mask(),
     })
 }

@@ -308,6 +308,9 @@ impl<'a, 't> Expander<'a, 't> {
             match s {
                 ast::Statement::Var(v) => out.push(Item::Decl(v)),
                 ast::Statement::Label(n) => out.push(Item::Label(n)),
+                ast::Statement::Pragma(text, _) if text.contains("nounroll") => {
+                    out.push(Item::NoUnroll)
+                }
                 ast::Statement::Instr(i) if i.opcode == Opcode::Call => self.call(i, out),
                 ast::Statement::Instr(i) => {
                     if i.opcode == Opcode::Brx {
@@ -842,7 +845,7 @@ pub(super) fn final_ret(items: &[Item<'_>], i: usize) -> bool {
     }
     items[i + 1..]
         .iter()
-        .find(|it| !matches!(it, Item::Exit))
+        .find(|it| !matches!(it, Item::Exit | Item::NoUnroll))
         .is_some_and(|it| matches!(it, Item::CallEnd(_)))
 }
 

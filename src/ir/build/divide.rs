@@ -43,7 +43,8 @@ impl FnBuilder<'_, '_> {
     /// next dividend bit into the remainder and subtracting the divisor when it fits. The trip
     /// count is uniform, so the loop never diverges. Signed operands run on magnitudes with
     /// the signs fixed afterwards; a zero divisor gives all ones, `MIN / -1` wraps (as
-    /// `ir::eval` defines `div`/`rem`).
+    /// `ir::eval` defines `div`/`rem`). The loop stays a loop (`.pragma "nounroll"`'s mark),
+    /// as ptxas's 64-bit divide stays a called subroutine.
     fn div_rem_64(&mut self, op: BinaryOp, a: Value, b: Value) -> Value {
         let ty = Type::I64;
         let signed = matches!(op, BinaryOp::DivS | BinaryOp::RemS);
@@ -67,6 +68,10 @@ impl FnBuilder<'_, '_> {
         self.def_var(vk, count);
         let header = self.new_block(2);
         let exit = self.new_block(1);
+        // ptxas calls a subroutine for a 64-bit divide, it never unrolls one: 64 copies of
+        // this body (about 30 SASS instructions each, half of them 64-bit pairs) would be
+        // code and address-slice growth with no loads to overlap (`ir::unroll`).
+        self.func.nounroll[header] = true;
         self.terminate_jump(header);
         self.switch_to(header);
         let (n, r, q, k) = (

@@ -21,6 +21,8 @@ pub(super) enum Item<'a> {
     CallEnd(calls::CallSite<'a>),
     /// After a guarded call: where the skipped call joins (frame number).
     CallJoin(usize),
+    /// `.pragma "nounroll";`: the loop whose block holds it stays a loop (`ir::unroll`).
+    NoUnroll,
 }
 
 /// How a PTX instruction ends a block.
@@ -234,6 +236,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                 }
                 Item::Decl(v) => self.declare(v),
                 Item::Label(_) | Item::CallJoin(_) => {}
+                Item::NoUnroll => self.func.nounroll[self.cur] = true,
                 Item::CallBegin(c) => {
                     // Always entered (the plan gives it a block), so scopes stay balanced.
                     let fall = plan.fall[i];

@@ -343,6 +343,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         for &b in order {
             let nb = f.blocks.push(Default::default());
             f.layout.push(nb);
+            f.nounroll[nb] = old.nounroll[b];
             bmap[b] = Some(nb);
         }
         // Number every value first: a use may come before its definition in layout order.

@@ -269,7 +269,23 @@ impl<'a> Lowerer<'a> {
         // Plg); elsewhere two MOVs (one for 32 bits) cost as much and are shared by every
         // block.
         let fold = self.opts.fold != Fold::None;
-        let has_chain = mode.index.is_some()
+        // A 32-bit shared, global or constant address that is its index alone (no base, no
+        // scale, not subtracted; its widening does not matter, as the access truncates it)
+        // is that register: a chain would be `LEA d, i, RZ`, a copy. Old PTX addresses shared
+        // memory as `cvt.s64.s32` of an offset plus a symbol at 0, so every unrolled copy of
+        // such an access paid one (sdk2.2 histogram64: 64).
+        let bare_index = match mode.index {
+            Some(Index {
+                value,
+                shift: 0,
+                neg: false,
+                ..
+            }) if fold && !wide && !generic && mode.base == Base::None && space != Space::Local => {
+                Some(value)
+            }
+            _ => None,
+        };
+        let has_chain = (mode.index.is_some() && bare_index.is_none())
             || (matches!(mode.base, Base::Param { .. }) && generic && wide && fold);
         let plg = generic && has_chain && fold;
         let disp_in_chain =
@@ -312,10 +328,10 @@ impl<'a> Lowerer<'a> {
             });
             a.pred = p;
         } else {
-            match mode.base {
-                Base::Reg(v) => a.addr = Some(self.reg(v)?),
-                Base::Param { value, .. } => a.addr = Some(self.reg(value)?),
-                Base::None => {}
+            match (mode.base, bare_index) {
+                (_, Some(v)) | (Base::Reg(v), None) => a.addr = Some(self.reg(v)?),
+                (Base::Param { value, .. }, None) => a.addr = Some(self.reg(value)?),
+                (Base::None, None) => {}
             }
         }
         if local && !a.sp {
