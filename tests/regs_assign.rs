@@ -348,12 +348,13 @@ fn spilling_mixed_classes_keep_pair_defs_off_dying_scalars() {
 /// Code that spills keeps regalloc2's class slices; their registers are then exchanged and
 /// single values moved for banks (`machinst::assign::permute_slices`, `improve_slice_banks`).
 /// A spill is `STL [R1+x], R`: R1 is in bank 1, so a spilled register of bank 1 is a
-/// conflict. 200 scalars live across a barrier (more than regalloc2's 64 names per class
-/// hold) spill; none of the spills reads bank 1 twice, and each sum reads two banks. (Before,
-/// a quarter of the spilled registers sat in bank 1: 521 of the radix sort's `STL`s.)
+/// conflict. 300 scalars live across a barrier (more than regalloc2's 192 names, and more
+/// than the 255 registers into which `alloc::promote` moves spill slots) spill; none of the
+/// spills reads bank 1 twice, and each sum reads two banks. (Before, a quarter of the spilled
+/// registers sat in bank 1: 521 of the radix sort's `STL`s.)
 #[test]
 fn spills_and_sums_read_two_banks_in_slices() {
-    const N: usize = 200;
+    const N: usize = 300;
     let mut body = format!("    .reg .b32 %s<{}>;\n", N + 1);
     for i in 0..N {
         body += &format!(
@@ -362,11 +363,11 @@ fn spills_and_sums_read_two_banks_in_slices() {
             0x1000 + 17 * i
         );
     }
-    body += "    bar.sync 0;\n    mov.u32 %s200, 0;\n";
+    body += &format!("    bar.sync 0;\n    mov.u32 %s{N}, 0;\n");
     for i in 0..N {
-        body += &format!("    xor.b32 %s200, %s200, %s{i};\n    shl.b32 %s200, %s200, 1;\n");
+        body += &format!("    xor.b32 %s{N}, %s{N}, %s{i};\n    shl.b32 %s{N}, %s{N}, 1;\n");
     }
-    body += "    st.global.u32 [%rd3], %s200;\n";
+    body += &format!("    st.global.u32 [%rd3], %s{N};\n");
     let (out, _) = run("spills_in_slices", "", &body);
     assert!(
         out.kernels[0].spill_store_bytes > 0,

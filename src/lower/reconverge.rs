@@ -427,9 +427,14 @@ impl Cfg {
 
 /// Whether an instruction's results are divergent whatever its operands are. With `loads`,
 /// a `.global` or `.shared` load is uniform at a uniform address (every lane reads the same
-/// word in one instruction), as ptxas 11.8's rule for texture handles has it.
+/// word in one instruction), as ptxas 11.8's rule for texture handles has it; bit operations
+/// (`bfi`, `bfe`, ...) are then uniform on uniform operands too, which a texture-and-sampler
+/// handle combined in registers (`shl`, `bfi`) needs. (For branches, the rule without `loads`,
+/// bit operations stay divergent sources: uniform branches decide where `SSY`/`SYNC` go, and
+/// that rule has not been re-measured with them.)
 fn source_divergent(d: &InstData, loads: bool) -> bool {
     match d {
+        InstData::Bits { .. } if loads => false,
         InstData::Iconst { .. }
         | InstData::Fconst { .. }
         | InstData::LoadParam { .. }

@@ -128,6 +128,22 @@ enum State {
     Done,
 }
 
+/// The general registers of a warp as they were when an instruction began: what a lane reads
+/// from another lane's register (a texture unit's quad handle) after earlier lanes of the same
+/// instruction have written their results. Empty where nothing will be read.
+#[derive(Default)]
+pub(super) struct Regs(Vec<u32>);
+
+impl Regs {
+    pub(super) fn r(&self, reg: u64, lane: usize) -> u32 {
+        if reg >= RZ {
+            0
+        } else {
+            self.0[reg as usize * 32 + lane]
+        }
+    }
+}
+
 pub(super) struct Warp {
     /// `regs[r * 32 + lane]`, r in 0..255.
     regs: Vec<u32>,
@@ -148,6 +164,11 @@ pub(super) struct Warp {
 }
 
 impl Warp {
+    /// A copy of the general registers as they are now (see [`Regs`]).
+    pub(super) fn regs_copy(&self) -> Regs {
+        Regs(self.regs.clone())
+    }
+
     pub(super) fn r(&self, reg: u64, lane: usize) -> u32 {
         if reg >= RZ {
             0

@@ -64,7 +64,7 @@
 //!
 //! [`KernelInfo::textures`]: super::KernelInfo::textures
 
-use super::exec::{f, lanes, unsupported, Sim, Warp};
+use super::exec::{f, lanes, unsupported, Regs, Sim, Warp};
 use super::SimError;
 use crate::ir::tex::gather_offset;
 use crate::ir::tex::sample_offset;
@@ -374,9 +374,15 @@ impl Sim<'_> {
         if ndv && (0..8).any(|q| matches!(exec >> (4 * q) & 0xf, 1..=14)) {
             return Err(unsupported(addr, i, "TEX.NDV on a partial quad (no SAM)"));
         }
+        // (the quad leaders' handles as the instruction found them; none by slot)
+        let held = if bound.is_none() {
+            w.regs_copy()
+        } else {
+            Regs::default()
+        };
         for l in lanes(exec) {
             let mut b = rb;
-            let tex = self.lane_texture(bound, w, l, exec, &mut b)?;
+            let tex = self.lane_texture(bound, &held, l, exec, &mut b)?;
             let (layer, c) = coords_of(w, l);
             if ms {
                 let words = tex.fetch_ms(c[0] as i32, c[1] as i32, layer as i32, w.r(b, l) as i32);
@@ -465,10 +471,16 @@ impl Sim<'_> {
         let (array, two) = (dim & 1 == 1, dim >= 2);
         let [ra, rb, rd, mask] = general_fields(i);
         let next = next_reg;
+        // (the quad leaders' handles as the instruction found them; none by slot)
+        let held = if bound.is_none() {
+            w.regs_copy()
+        } else {
+            Regs::default()
+        };
         for l in lanes(exec) {
             let fl = |reg: u64| f32::from_bits(w.r(reg, l));
             let mut a = ra;
-            let tex = self.lane_texture(bound.as_ref(), w, l, exec, &mut a)?;
+            let tex = self.lane_texture(bound.as_ref(), &held, l, exec, &mut a)?;
             let x = fl(a);
             a = next(a);
             let y = if two {
@@ -509,7 +521,7 @@ impl Sim<'_> {
     fn lane_texture<'t>(
         &'t self,
         bound: Option<&'t Texture>,
-        w: &Warp,
+        held: &Regs,
         lane: usize,
         exec: u32,
         reg: &mut u64,
@@ -517,7 +529,7 @@ impl Sim<'_> {
         match bound {
             Some(t) => Ok(t),
             None => {
-                let t = self.object(u64::from(quad_handle(w, *reg, lane, exec)))?;
+                let t = self.object(u64::from(quad_handle(held, *reg, lane, exec)))?;
                 *reg = next_reg(*reg);
                 Ok(t)
             }
@@ -549,8 +561,10 @@ impl Sim<'_> {
         }
         let (ra, rd) = (f(i, Field::Ra), f(i, Field::Rd));
         let next = |r: u64| if r >= 255 { 255 } else { r + 1 };
+        // (the quad leaders' handles as the instruction found them)
+        let held = w.regs_copy();
         for l in lanes(exec) {
-            let h = u64::from(quad_handle(w, ra, l, exec));
+            let h = u64::from(quad_handle(&held, ra, l, exec));
             // A texture object, else a surface object (`suq`; see `slot_queried`).
             let q = match self.launch.textures.by_handle(h) {
                 Some(t) => Queried::Texture(t.clone()),
@@ -607,6 +621,12 @@ impl Sim<'_> {
         let comp = f(i, Field::Comp) as u8;
         let next = |r: u64| if r >= 255 { 255 } else { r + 1 };
         let mut out = Vec::with_capacity(32);
+        // (the quad leaders' handles as the instruction found them; none by slot)
+        let held = if bound.is_none() {
+            w.regs_copy()
+        } else {
+            Regs::default()
+        };
         for l in lanes(exec) {
             let r = |reg: u64| w.r(reg, l);
             // (layer, x, y) and the registers of rb after the handle.
@@ -620,7 +640,7 @@ impl Sim<'_> {
                 }
                 let c = [at, next(at), next(next(at))].map(|reg| f32::from_bits(r(reg)));
                 let mut b = rb;
-                let tex = self.lane_texture(bound.as_ref(), w, l, exec, &mut b)?;
+                let tex = self.lane_texture(bound.as_ref(), &held, l, exec, &mut b)?;
                 let q = SampleQuery {
                     coords: c,
                     layer: layer.min(i32::MAX as u32) as i32,
@@ -636,7 +656,7 @@ impl Sim<'_> {
             } else {
                 (0, r(ra), r(next(ra)), rb)
             };
-            let tex = self.lane_texture(bound.as_ref(), w, l, exec, &mut b)?;
+            let tex = self.lane_texture(bound.as_ref(), &held, l, exec, &mut b)?;
             let mut q = SampleQuery {
                 coords: [f32::from_bits(x), f32::from_bits(y), 0.0],
                 layer: layer.min(i32::MAX as u32) as i32,
@@ -668,10 +688,12 @@ impl Sim<'_> {
 
 /// The handle word a `.B` fetch of `lane` uses: register `reg` of the lowest active lane of
 /// `lane`'s quad (module essay, "One handle per quad").
-fn quad_handle(w: &Warp, reg: u64, lane: usize, exec: u32) -> u32 {
+/// `held`: the registers as the instruction found them (lanes before `lane` may already
+/// have written their results over the leader's handle).
+fn quad_handle(held: &Regs, reg: u64, lane: usize, exec: u32) -> u32 {
     let quad = exec >> (lane & !3) & 0xf;
     let leader = (lane & !3) + quad.trailing_zeros() as usize;
-    w.r(reg, leader)
+    held.r(reg, leader)
 }
 
 /// The general forms' results: component `k` of `words` for each bit `k` of `mask`, to
