@@ -109,18 +109,15 @@ pub(crate) const CALL_CLOBBERS: (&[PhysReg], &[PhysPred]) = (
 /// What a call of the reciprocal's slow path (`select::fdiv::frcp_slow_path`) clobbers
 /// besides its defs (the result and the two scratch registers its site defines): the
 /// dividend register, where it puts 1.0, the other scratch registers, and its predicates.
-pub(crate) const RCP_CALL_CLOBBERS: (&[PhysReg], &[PhysPred]) = (
-    &[
-        SLOW_X,
-        PhysReg(7),
-        PhysReg(8),
-        PhysReg(9),
-        PhysReg(10),
-        PhysReg(11),
-        PhysReg(12),
-        PhysReg(13),
-        PhysReg(14),
-        PhysReg(15),
-    ],
-    &SLOW_PREDS,
-);
+pub(crate) const RCP_CALL_CLOBBERS: (&[PhysReg], &[PhysPred]) = (&RCP_CLOBBERED, &SLOW_PREDS);
+
+/// `SLOW_X`, then the scratch registers but the two the reciprocal's site defines.
+const RCP_CLOBBERED: [PhysReg; SLOW_TEMPS.len() - 1] = {
+    let mut regs = [SLOW_X; SLOW_TEMPS.len() - 1];
+    let mut k = 2;
+    while k < SLOW_TEMPS.len() {
+        regs[k - 1] = SLOW_TEMPS[k];
+        k += 1;
+    }
+    regs
+};

@@ -176,8 +176,6 @@ impl Sim<'_> {
         ))
     }
 
-    /// Execute one floating-point instruction (see the module essay).
-    // Long by design: one arm per floating-point class, after the modifiers they share.
     /// `FSWZADD` (quad swizzle add, `lower::select::tex::quad`): lane `k` of each quad
     /// computes `sa·Ra + sb·Rb` with the signs of op `k` (PP `+,+`, NP `-,+`, PN `+,-`, ZP
     /// `0,+`: Ra replaced by +0), one rounding as FADD's. `.NDV` changes nothing here.
@@ -208,6 +206,8 @@ impl Sim<'_> {
         Ok(())
     }
 
+    /// Execute one floating-point instruction (see the module essay).
+    // Long by design: one arm per floating-point class, after the modifiers they share.
     pub(super) fn float(
         &mut self,
         w: &mut Warp,

@@ -728,9 +728,22 @@ impl Seq {
     }
 }
 
-/// The f32 `div.rn` slow-path subroutine on physical registers (see the module essay):
-/// `FCHK.DIVIDE ; @!P RET ; <exact sequence> ; RET`.
-pub(crate) fn fdiv_slow_path() -> Sm50Inst {
+/// The operands of a slow-path subroutine (operand indices of its instruction).
+struct SlowOps {
+    /// `SLOW_Q`: the fast result on the way in, the exact one on the way out.
+    d: u8,
+    /// `SLOW_X`, `SLOW_Y`: the dividend and the divisor.
+    x: u8,
+    y: u8,
+    /// `SLOW_TEMPS` and `SLOW_PREDS`, all written.
+    t: Vec<u8>,
+    p: Vec<u8>,
+}
+
+/// A slow-path subroutine's instruction with its fixed operands: `SLOW_Q`, the scratch
+/// registers and predicates as early defs, `SLOW_X` as `x_spec` says (read by the division,
+/// written by the reciprocal), `SLOW_Y` read.
+fn slow_path_seq(x_spec: OpSpec) -> (Seq, SlowOps) {
     let mut s = Seq {
         i: Sm50Inst::new(Role::Plain),
     };
@@ -743,8 +756,15 @@ pub(crate) fn fdiv_slow_path() -> Sm50Inst {
         .iter()
         .map(|r| s.i.op(Reg::Pred(*r), OpSpec::early_def()))
         .collect();
-    let x = s.i.op(Reg::Phys(SLOW_X), OpSpec::use_());
+    let x = s.i.op(Reg::Phys(SLOW_X), x_spec);
     let y = s.i.op(Reg::Phys(SLOW_Y), OpSpec::use_());
+    (s, SlowOps { d, x, y, t, p })
+}
+
+/// The f32 `div.rn` slow-path subroutine on physical registers (see the module essay):
+/// `FCHK.DIVIDE ; @!P RET ; <exact sequence> ; RET`.
+pub(crate) fn fdiv_slow_path() -> Sm50Inst {
+    let (mut s, SlowOps { d, x, y, t, p }) = slow_path_seq(OpSpec::use_());
     let fchk = sm50::Inst::new(Form::FCHK_R);
     s.put(fchk, &[(Field::Pd, p[0]), (Field::Ra, x), (Field::Rb, y)]);
     s.g(Some((p[0], true)), sm50::Inst::new(Form::RET), &[]);
@@ -805,20 +825,8 @@ pub(crate) const CAL_FRCP: u64 = 1;
 ///
 /// The last case, rare, runs the exact division sequence above (`x` = 1.0 in `SLOW_X`).
 pub(crate) fn frcp_slow_path() -> Sm50Inst {
-    let mut s = Seq {
-        i: Sm50Inst::new(Role::Plain),
-    };
-    let d = s.i.op(Reg::Phys(SLOW_Q), OpSpec::early_def());
-    let x = s.i.op(Reg::Phys(SLOW_X), OpSpec::early_def());
-    let t: Vec<u8> = SLOW_TEMPS
-        .iter()
-        .map(|r| s.i.op(Reg::Phys(*r), OpSpec::early_def()))
-        .collect();
-    let p: Vec<u8> = SLOW_PREDS
-        .iter()
-        .map(|r| s.i.op(Reg::Pred(*r), OpSpec::early_def()))
-        .collect();
-    let y = s.i.op(Reg::Phys(SLOW_Y), OpSpec::use_());
+    // (it writes 1.0 into `SLOW_X` for the exact division)
+    let (mut s, SlowOps { d, x, y, t, p }) = slow_path_seq(OpSpec::early_def());
     let p0 = p[0];
     let ret = |s: &mut Seq| s.g(Some((p0, false)), sm50::Inst::new(Form::RET), &[]);
     let two64 = 18_446_744_073_709_551_616.0f32;
