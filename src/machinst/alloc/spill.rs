@@ -772,12 +772,19 @@ mod tests {
         }
     }
 
-    fn forms(code: &VCode<Sm50Inst>, form: Form) -> usize {
+    /// The machine instructions of `form` in `code`, in order.
+    fn pieces_of(
+        code: &VCode<Sm50Inst>,
+        form: Form,
+    ) -> impl Iterator<Item = &crate::lower::Piece> + '_ {
         code.insts
             .iter()
             .flat_map(|i| &i.pieces)
-            .filter(|p| p.inst.form == form)
-            .count()
+            .filter(move |p| p.inst.form == form)
+    }
+
+    fn forms(code: &VCode<Sm50Inst>, form: Form) -> usize {
+        pieces_of(code, form).count()
     }
 
     /// 70 scalars live at once: after the pass at most 64 are, and regalloc2 (with its
@@ -809,10 +816,7 @@ mod tests {
 
     /// The offsets of the stores and reloads of `form`, per instruction in order.
     fn offsets(code: &VCode<Sm50Inst>, form: Form) -> Vec<i64> {
-        code.insts
-            .iter()
-            .flat_map(|i| &i.pieces)
-            .filter(|p| p.inst.form == form)
+        pieces_of(code, form)
             .map(|p| p.inst.get(Field::Off).expect("an offset") as i64)
             .collect()
     }
