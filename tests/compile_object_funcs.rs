@@ -299,8 +299,8 @@ fn whole_program_still_inlines() {
 /// R1 frame, as `ptxas -c` writes it (probe `loc.ptx`: `IADD32I R1, R1, -0x10`, the array
 /// at `[R1]`, `+0x10` before the `RET`; "16 bytes stack frame, 0 bytes spill stores"),
 /// the saves of callee-saved registers above the array. One
-/// the object-function path cannot compile (here: a dynamically sized `.extern .shared`
-/// array) is left out with a warning; the object is still written.
+/// the object-function path cannot compile (here: `.reg` parameters, which ptxas accepts)
+/// is left out with a warning; the object is still written.
 #[test]
 fn local_data_in_the_frame_and_unsupported_function_left_out() {
     let src = &[
@@ -309,10 +309,7 @@ fn local_data_in_the_frame_and_unsupported_function_left_out() {
         .reg .b32 %r<4>; .reg .b64 %rd<4>;\n ld.param.u32 %r1, [a];\n mov.u64 %rd1, buf;\n\
         and.b32 %r3, %r1, 3;\n mul.wide.u32 %rd2, %r3, 4;\n add.s64 %rd3, %rd1, %rd2;\n\
         st.local.u32 [%rd3], %r1;\n ld.local.u32 %r2, [%rd1+4];\n st.param.b32 [r], %r2;\n ret;\n}\n",
-        ".extern .shared .align 4 .b8 sbuf[];\n",
-        ".visible .func (.param .b32 r) sh(.param .b32 a)\n{\n .reg .b32 %r<3>;\n\
-        ld.param.u32 %r1, [a];\n st.shared.u32 [sbuf], %r1;\n ld.shared.u32 %r2, [sbuf+4];\n\
-        st.param.b32 [r], %r2;\n ret;\n}\n",
+        ".visible .func (.reg .b32 r) sh(.reg .b32 a)\n{\n add.u32 r, a, 1;\n ret;\n}\n",
     ]
     .concat();
     let out = object("objf_local", src);
@@ -588,6 +585,93 @@ fn shared_data_and_literals_relocated() {
         };
         // (Not `assert_cuobjdump_lists`: the `-sass` listing is the code before the literal's
         // operand is cleared for its relocation; `check_code` ran nvdisasm on every word.)
+        assert_eq!(types(&c), types(&theirs));
+    }
+}
+
+/// A dynamically sized `.extern .shared` array in a function of the object, as ptxas 11.8
+/// writes it (probe `dyn.ptx` in docs/calls.md): an undefined GLOBAL symbol (`st_info` 0x1d,
+/// `st_other` 0x40, section 0, value and size 0), no `.nv_debug.shared` for it, and every
+/// use an `R_CUDA_ABS24_20` relocation of a `MOV32I R, 0x0` against it (nvlink resolves it
+/// after the calling kernel's static window). With the oracle: the same sections (names,
+/// types, flags, alignments; `.nv.prototype` and the relocation sections aside: ptxas also
+/// folds `[dsm+4]`'s offset into the `LDS` as an addend, `.rela.text.f`), the same symbol,
+/// the same relocation types against the same symbols.
+#[test]
+fn dynamic_shared_is_an_undefined_symbol() {
+    let src = format!(
+        "{HEADER}.extern .shared .align 16 .b8 dsm[];\n\
+         .visible .func (.param .b32 r) f(.param .b32 a)\n{{\n\
+         .reg .b32 %r<6>;\n ld.param.u32 %r1, [a];\n mov.u32 %r2, dsm;\n shl.b32 %r3, %r1, 2;\n\
+         add.u32 %r4, %r2, %r3;\n st.shared.u32 [%r4], %r1;\n ld.shared.u32 %r5, [dsm+4];\n\
+         st.param.b32 [r], %r5;\n ret;\n}}\n"
+    );
+    let out = object("objf_dyn", &src);
+    let text_of = leafold::error::render_all(&out.diagnostics);
+    assert!(!text_of.contains("not written"), "{text_of}");
+    let c = cubin::read(&out.cubin).unwrap();
+    let words = text(&c, "f");
+    check_code("objf_dyn", &words);
+    assert!(c.section(".nv_debug.shared").is_none(), "no static data");
+    let dsm = c
+        .symbols
+        .iter()
+        .position(|y| y.name == "dsm")
+        .expect("the array's symbol");
+    let y = &c.symbols[dsm];
+    assert_eq!(
+        (y.info, y.other, y.shndx, y.value, y.size),
+        (0x1d, 0x40, 0, 0, 0)
+    );
+    let t = c.sections.iter().position(|s| s.name == ".text.f").unwrap();
+    let relocs: Vec<&cubin::Reloc> = c
+        .relocations
+        .iter()
+        .filter(|r| r.target == t)
+        .flat_map(|r| &r.relocs)
+        .filter(|r| r.sym as usize == dsm)
+        .collect();
+    assert!(!relocs.is_empty(), "the array's uses are relocated");
+    for r in &relocs {
+        assert_eq!(r.rtype, 0x2d, "R_CUDA_ABS24_20");
+        let i = sm50::decode(words[r.offset as usize / 8]).unwrap();
+        assert_eq!((i.form, i.get(Field::Imm)), (Form::MOV32I, Some(0)));
+    }
+    if let Some(oracle) = Oracle::for_test("objf_dyn") {
+        let theirs = cubin::read(&oracle.ptxas(&src, "sm_50", &["-c"]).unwrap()).unwrap();
+        let sections = |c: &cubin::Cubin| {
+            let mut v: Vec<(String, u32, u64, u64)> = c
+                .sections
+                .iter()
+                .filter(|s| !s.name.is_empty() && s.name != ".nv.prototype")
+                // ptxas folds `+4` into the `LDS` (an addend, so `.rela.text.f` too).
+                .filter(|s| !s.name.starts_with(".rel"))
+                .map(|s| (s.name.clone(), s.sh_type, s.flags, s.align))
+                .collect();
+            v.sort();
+            v
+        };
+        assert_eq!(sections(&c), sections(&theirs));
+        let sym = |c: &cubin::Cubin| {
+            c.symbols
+                .iter()
+                .find(|y| y.name == "dsm")
+                .map(|y| (y.info, y.other, y.shndx, y.value, y.size))
+        };
+        assert_eq!(sym(&c), sym(&theirs));
+        let types = |c: &cubin::Cubin| {
+            let t = c.sections.iter().position(|s| s.name == ".text.f").unwrap();
+            let mut v: Vec<(u32, String)> = c
+                .relocations
+                .iter()
+                .filter(|r| r.target == t)
+                .flat_map(|r| &r.relocs)
+                .map(|e| (e.rtype, c.symbols[e.sym as usize].name.clone()))
+                .collect();
+            v.sort();
+            v.dedup();
+            v
+        };
         assert_eq!(types(&c), types(&theirs));
     }
 }
