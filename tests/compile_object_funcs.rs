@@ -144,6 +144,18 @@ fn object(test: &str, src: &str) -> Output {
     compile(src, &opts).unwrap_or_else(|d| panic!("{}", leafold::error::render_all(&d.0)))
 }
 
+/// The object of `src`, which must write its function `f` (no "not written" warning), with
+/// `f`'s code words and their listing ([`check_code`]).
+fn function_f(test: &str, src: &str) -> (cubin::Cubin, Vec<u64>, Vec<String>) {
+    let out = object(test, src);
+    let diags = leafold::error::render_all(&out.diagnostics);
+    assert!(!diags.contains("not written"), "{test}: {diags}");
+    let c = cubin::read(&out.cubin).unwrap();
+    let words = text(&c, "f");
+    let listing = check_code(test, &words);
+    (c, words, listing)
+}
+
 /// The code words of `.text.<name>` in an object.
 fn text(c: &cubin::Cubin, name: &str) -> Vec<u64> {
     let s = c
@@ -430,11 +442,7 @@ fn byte_aggregate_parameter() {
         st.param.b32 [a1], %r1;\n call.uni (r0), f, (a0, a1);\n ld.param.b32 %r5, [r0];\n}\n\
         st.global.u32 [%rd3], %r5;\n";
     let lib_src = format!("{HEADER}.visible .func {sig}\n{body}");
-    let lib = object("objf_bytes", &lib_src);
-    let diags = leafold::error::render_all(&lib.diagnostics);
-    assert!(!diags.contains("not written"), "{diags}");
-    let lib_c = cubin::read(&lib.cubin).unwrap();
-    check_code("objf_bytes", &text(&lib_c, "f"));
+    let (lib_c, _, _) = function_f("objf_bytes", &lib_src);
     let main = object(
         "objf_bytes_main",
         &common::warp_kernel::kernel(&format!(".extern .func {sig};"), call),
@@ -532,12 +540,7 @@ fn shared_data_and_literals_relocated() {
          fma.rn.f32 %f2, %f1, 0f3FC00001, 0f3FC00003;\n cvt.rzi.s32.f32 %r5, %f2;\n\
          st.param.b32 [r], %r5;\n ret;\n}}\n"
     );
-    let out = object("objf_shared", &src);
-    let text_of = leafold::error::render_all(&out.diagnostics);
-    assert!(!text_of.contains("not written"), "{text_of}");
-    let c = cubin::read(&out.cubin).unwrap();
-    let words = text(&c, "f");
-    let listing = check_code("objf_shared", &words);
+    let (c, words, listing) = function_f("objf_shared", &src);
     let shared = c
         .sections
         .iter()
@@ -655,12 +658,7 @@ fn dynamic_shared_is_an_undefined_symbol() {
          add.u32 %r4, %r2, %r3;\n st.shared.u32 [%r4], %r1;\n ld.shared.u32 %r5, [dsm+4];\n\
          st.param.b32 [r], %r5;\n ret;\n}}\n"
     );
-    let out = object("objf_dyn", &src);
-    let text_of = leafold::error::render_all(&out.diagnostics);
-    assert!(!text_of.contains("not written"), "{text_of}");
-    let c = cubin::read(&out.cubin).unwrap();
-    let words = text(&c, "f");
-    check_code("objf_dyn", &words);
+    let (c, words, _) = function_f("objf_dyn", &src);
     assert!(c.section(".nv_debug.shared").is_none(), "no static data");
     let dsm = c
         .symbols
