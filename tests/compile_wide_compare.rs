@@ -9,7 +9,10 @@
 //! checks `ir::eval` against the simulator on that code, and the listing is checked for the
 //! shape (one `.X` ISETP and one CC-writing add per ordered compare, no three-ISETP chains).
 
+mod common;
+
 use leafold::driver::{compile, Emit, Options};
+use leafold::oracle::Oracle;
 use leafold::verify::{verify_file, Outcome, VerifyOptions};
 
 const PTX: &str = r#"
@@ -81,18 +84,14 @@ const PTX: &str = r#"
 }
 "#;
 
-/// The opcodes (with modifiers, without the guard) of the listing.
+/// Each instruction's opcode (with modifiers, without the guard) and first operand.
 fn ops(listing: &str) -> Vec<String> {
-    listing
-        .lines()
-        .filter_map(|l| {
-            let body = l.split("*/").nth(1)?.trim().trim_start_matches('{').trim();
-            let mut words = body.split_whitespace();
-            let mut op = words.next()?;
-            if op.starts_with('@') {
-                op = words.next()?;
-            }
-            Some(format!("{op} {}", words.next().unwrap_or("")))
+    common::parse_lines(listing)
+        .into_iter()
+        .map(|(_, text)| {
+            let mut words = text.split_whitespace().skip_while(|w| w.starts_with('@'));
+            let op = words.next().unwrap_or("");
+            format!("{op} {}", words.next().unwrap_or(""))
         })
         .collect()
 }
@@ -103,7 +102,8 @@ fn ordered_wide_compares_are_a_borrow_then_an_extended_isetp() {
         emit: Emit::Sass,
         ..Options::default()
     };
-    let sass = compile(PTX, &opts).expect("compiles").sass;
+    let out = compile(PTX, &opts).expect("compiles");
+    let sass = out.sass;
     let ops = ops(&sass);
     let count = |p: &dyn Fn(&str) -> bool| ops.iter().filter(|o| p(o)).count();
     // 13 ordered compares: each one `.X` ISETP and one add into RZ.CC.
@@ -125,6 +125,13 @@ fn ordered_wide_compares_are_a_borrow_then_an_extended_isetp() {
     assert!(sass.contains(", -RZ ;"), "{sass}");
     // The parameter is read from the constant bank, not moved into registers first.
     assert!(sass.contains("-c[0x0][0x148]"), "{sass}");
+    // NVIDIA's tools print the new encodings (`IADD RZ.CC, a, -RZ`, `IADD32I RZ.CC`,
+    // `ISETP.X` with an immediate) as our printer does.
+    if let Some(oracle) =
+        Oracle::for_test("ordered_wide_compares_are_a_borrow_then_an_extended_isetp")
+    {
+        common::assert_oracle_prints_our_listing(&oracle, "wide compares", &out.cubin, &sass);
+    }
 }
 
 #[test]
