@@ -316,6 +316,94 @@ fn warning_and_runaway_recursion() {
     }
 }
 
+/// `acc(n, p)`: a recursive function handed the `.local` address of its caller's array
+/// (`p`, a `.local` pointer passed as a `.param`, as `mov.u64 %rd, arr` makes it). Each
+/// activation adds `n` to `p[0]` through the `.local` pointer and XORs `3n` into `p[1]`
+/// through its generic address (`cvta.local`), keeps `n` in its own `.local` `mine` across
+/// the recursive call, and returns `mine + acc(n - 1, p)`: 0 for `n < 1`.
+const LOCAL_POINTER: &str = r#"
+.func (.param .b32 func_retval0) acc(.param .b32 acc_param_0, .param .b64 acc_param_1)
+{
+    .local .align 4 .b8 mine[8];
+    .reg .pred %p<2>;
+    .reg .b32 %r<12>;
+    .reg .b64 %rd<4>;
+    ld.param.u32 %r1, [acc_param_0];
+    ld.param.u64 %rd1, [acc_param_1];
+    mov.u32 %r9, 0;
+    setp.lt.s32 %p1, %r1, 1;
+    @%p1 bra $L_a;
+    st.local.u32 [mine], %r1;
+    ld.local.u32 %r2, [%rd1];
+    add.s32 %r2, %r2, %r1;
+    st.local.u32 [%rd1], %r2;
+    cvta.local.u64 %rd2, %rd1;
+    ld.u32 %r3, [%rd2+4];
+    mul.lo.s32 %r4, %r1, 3;
+    xor.b32 %r3, %r3, %r4;
+    st.u32 [%rd2+4], %r3;
+    add.s32 %r5, %r1, -1;
+    {
+    .param .b32 param0;
+    st.param.b32 [param0+0], %r5;
+    .param .b64 param1;
+    st.param.b64 [param1+0], %rd1;
+    .param .b32 retval0;
+    call.uni (retval0), acc, (param0, param1);
+    ld.param.b32 %r6, [retval0+0];
+    }
+    ld.local.u32 %r7, [mine];
+    add.s32 %r9, %r6, %r7;
+$L_a:
+    st.param.b32 [func_retval0+0], %r9;
+    ret;
+}
+"#;
+
+/// A `.local` address passed into a subroutine names the caller's bytes there (ptxas: the
+/// address is absolute, `MOV R6, R1`, and the callee reads `LDL [R6]`, whatever its own R1):
+/// the kernel's `arr` holds its input and 5, `acc` (see [`LOCAL_POINTER`]) updates it at
+/// every level, and the kernel stores the result and both words. Values hand-computed, eval
+/// equals the simulator.
+#[test]
+fn local_pointer_into_a_subroutine() {
+    let body = r#"    .local .align 8 .b8 arr[8];
+    st.local.u32 [arr], %r2;
+    mov.u32 %r6, 5;
+    st.local.u32 [arr+4], %r6;
+    and.b32 %r3, %r2, 7;
+    mov.u64 %rd7, arr;
+    {
+    .param .b32 param0;
+    st.param.b32 [param0+0], %r3;
+    .param .b64 param1;
+    st.param.b64 [param1+0], %rd7;
+    .param .b32 retval0;
+    call.uni (retval0), acc, (param0, param1);
+    ld.param.b32 %r4, [retval0+0];
+    }
+    ld.local.u32 %r7, [arr];
+    ld.local.u32 %r8, [arr+4];
+    st.global.u32 [%rd3], %r4;
+    st.global.u32 [%rd3+4], %r7;
+    st.global.u32 [%rd3+8], %r8;
+"#;
+    let (sass, out, l) = run_recursive("subr_local_pointer", LOCAL_POINTER, body);
+    for g in 0..(THREADS * CTAS) as usize {
+        let x = input(&l, g);
+        let n = x & 7;
+        let sum = n * (n + 1) / 2;
+        let xor = (1..=n).fold(5u32, |a, k| a ^ (3 * k));
+        assert_eq!(word(&out, g, 0), sum, "thread {g}: acc({n})\n{sass}");
+        assert_eq!(
+            word(&out, g, 1),
+            x.wrapping_add(sum),
+            "thread {g}: arr[0]\n{sass}"
+        );
+        assert_eq!(word(&out, g, 2), xor, "thread {g}: arr[1]\n{sass}");
+    }
+}
+
 /// A recursive function that reads a module `.global` table: the address of the table in
 /// the subroutine's code is relocated (`R_CUDA_ABS32_LO/HI_20`) like the kernel's own.
 #[test]

@@ -746,9 +746,13 @@ impl<'a> Lowerer<'a> {
                 match self.module.vars.get(*var).map(|vd| vd.space) {
                     // Known only to the linker (`LowerOptions::shared_relocs`).
                     Some(Space::Shared) if self.opts.shared_relocs => Class::Reg,
-                    Some(Space::Shared | Space::Const | Space::Local) => {
+                    Some(Space::Shared | Space::Const) => {
                         Class::Imm(i64::from(self.var_offsets[var.as_u32() as usize]))
                     }
+                    // A `.local` variable's address as a value is absolute, `R1 + offset`
+                    // (`materialize`); addresses fold its offset as a displacement off R1
+                    // (`known_constant`).
+                    Some(Space::Local) => Class::Reg,
                     _ => Class::Reg,
                 }
             }
@@ -769,15 +773,24 @@ impl<'a> Lowerer<'a> {
         }
     }
 
-    /// The offset of a `.shared`/`.const` variable whose address `v` is.
+    /// The offset of a `.shared`/`.const` variable whose address `v` is, or of a `.local`
+    /// one in its frame (what an access adds to R1).
     fn known_constant(&self, v: Value) -> Option<i64> {
         match self.def_of(v)? {
+            InstData::SymbolAddr { var, .. } if self.is_local_var(*var) => {
+                Some(i64::from(self.var_offsets[var.as_u32() as usize]))
+            }
             InstData::SymbolAddr { .. } => match self.class(v) {
                 Class::Imm(k) => Some(k),
                 _ => None,
             },
             _ => None,
         }
+    }
+
+    /// Whether `var` is a `.local` variable (its offset is in the frame, off R1).
+    fn is_local_var(&self, var: crate::ir::GlobalVar) -> bool {
+        self.module.vars.get(var).map(|vd| vd.space) == Some(Space::Local)
     }
 
     /// `v` as a source operand; a register only when it is not a constant or a parameter.

@@ -199,7 +199,12 @@ impl<'a> Lowerer<'a> {
             _ => return Ok(false),
         };
         let in_reg = |x: Value| self.non_address_use[x.index()];
-        let konst = |x: Value| self.known_constant(x);
+        // A value, not an access: a `.local` variable's address is `R1 + offset` here, no
+        // constant (`lower_local_address`).
+        let konst = |x: Value| match self.def_of(x) {
+            Some(InstData::SymbolAddr { var, .. }) if self.is_local_var(*var) => None,
+            _ => self.known_constant(x),
+        };
         let facts = Facts {
             in_register: &in_reg,
             constant: &konst,

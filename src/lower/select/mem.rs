@@ -306,8 +306,9 @@ impl<'a> Lowerer<'a> {
         };
         let local = space == Space::Local;
         if local && mode.base == Base::None {
-            // `.local` addresses are offsets from the stack pointer: with no base of its own,
-            // R1 is the base, of the chain or of the instruction.
+            // A `.local` variable's offset (or a constant): R1 is the base, of the chain or
+            // of the instruction. A base of its own is an absolute local address already
+            // (`lower_local_address`), as ptxas's `LDL [R6]`.
             a.sp = true;
         }
         if has_chain && chain_disp > 0 && self.opts.fold == Fold::Full {
@@ -333,13 +334,6 @@ impl<'a> Lowerer<'a> {
                 (Base::Param { value, .. }, None) => a.addr = Some(self.reg(value)?),
                 (Base::None, None) => {}
             }
-        }
-        if local && !a.sp {
-            // A base of its own (an offset in a register): add R1 to it.
-            let base = a
-                .addr
-                .ok_or_else(|| LowerError::Internal("local base".into()))?;
-            a.addr = Some(self.add_sp(base));
         }
         if a.sp && !has_chain {
             a.addr = None;
@@ -603,25 +597,6 @@ impl<'a> Lowerer<'a> {
             }
         }
         out
-    }
-
-    /// `base + R1`: a `.local` offset in a register made into an address.
-    pub(super) fn add_sp(&mut self, base: Loc) -> Loc {
-        let d = self.new_vreg(RegKind::B32);
-        let mut i = Sm50Inst::new(Role::Plain);
-        let dop = i.def(d, false);
-        let b = i.use_(base.vreg);
-        let sp = i.op(Reg::Phys(PhysReg::SP), OpSpec::use_());
-        i.piece(
-            sm50::Inst::new(Form::IADD_R),
-            &[
-                (Field::Rd, dop, 0),
-                (Field::Ra, b, base.offset),
-                (Field::Rb, sp, 0),
-            ],
-        );
-        self.push(i);
-        Loc { vreg: d, offset: 0 }
     }
 
     /// `addr + disp` in a new register (wide: `IADD32I.CC` + `IADD.X`).
