@@ -750,8 +750,8 @@ impl<'a> Lowerer<'a> {
                         Class::Imm(i64::from(self.var_offsets[var.as_u32() as usize]))
                     }
                     // A `.local` variable's address as a value is absolute, `R1 + offset`
-                    // (`materialize`); addresses fold its offset as a displacement off R1
-                    // (`known_constant`).
+                    // (`materialize`); accesses fold its offset as a displacement off R1
+                    // (`frame_offset`).
                     Some(Space::Local) => Class::Reg,
                     _ => Class::Reg,
                 }
@@ -773,13 +773,9 @@ impl<'a> Lowerer<'a> {
         }
     }
 
-    /// The offset of a `.shared`/`.const` variable whose address `v` is, or of a `.local`
-    /// one in its frame (what an access adds to R1).
+    /// The offset of a `.shared`/`.const` variable whose address `v` is.
     fn known_constant(&self, v: Value) -> Option<i64> {
         match self.def_of(v)? {
-            InstData::SymbolAddr { var, .. } if self.is_local_var(*var) => {
-                Some(i64::from(self.var_offsets[var.as_u32() as usize]))
-            }
             InstData::SymbolAddr { .. } => match self.class(v) {
                 Class::Imm(k) => Some(k),
                 _ => None,
@@ -788,9 +784,18 @@ impl<'a> Lowerer<'a> {
         }
     }
 
-    /// Whether `var` is a `.local` variable (its offset is in the frame, off R1).
-    fn is_local_var(&self, var: crate::ir::GlobalVar) -> bool {
-        self.module.vars.get(var).map(|vd| vd.space) == Some(Space::Local)
+    /// The offset in the frame of a `.local` variable whose address `v` is: `v` is
+    /// `R1 + offset` (`lower_local_address`), so an access folds it as R1 and a displacement
+    /// (`amode::Facts::frame`).
+    fn frame_offset(&self, v: Value) -> Option<i64> {
+        match self.def_of(v)? {
+            InstData::SymbolAddr { var, .. }
+                if self.module.vars.get(*var).map(|vd| vd.space) == Some(Space::Local) =>
+            {
+                Some(i64::from(self.var_offsets[var.as_u32() as usize]))
+            }
+            _ => None,
+        }
     }
 
     /// `v` as a source operand; a register only when it is not a constant or a parameter.

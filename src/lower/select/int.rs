@@ -199,15 +199,14 @@ impl<'a> Lowerer<'a> {
             _ => return Ok(false),
         };
         let in_reg = |x: Value| self.non_address_use[x.index()];
-        // A value, not an access: a `.local` variable's address is `R1 + offset` here, no
-        // constant (`lower_local_address`).
-        let konst = |x: Value| match self.def_of(x) {
-            Some(InstData::SymbolAddr { var, .. }) if self.is_local_var(*var) => None,
-            _ => self.known_constant(x),
-        };
+        let konst = |x: Value| self.known_constant(x);
+        // A value, not an access: a `.local` variable's address is a register here
+        // (`lower_local_address`).
+        let frame = |_: Value| None;
         let facts = Facts {
             in_register: &in_reg,
             constant: &konst,
+            frame: &frame,
         };
         let mode = match_address(self.f, v, 0, wide, &facts, false);
         let Some(ix) = mode.index else {

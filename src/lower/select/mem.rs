@@ -249,9 +249,12 @@ impl<'a> Lowerer<'a> {
         let wide = matches!(space, Space::Global | Space::Generic) && self.ty(addr) == Type::I64;
         let in_reg = |v: Value| self.non_address_use[v.index()];
         let konst = |v: Value| self.known_constant(v);
+        let local = space == Space::Local;
+        let frame = |v: Value| if local { self.frame_offset(v) } else { None };
         let facts = Facts {
             in_register: &in_reg,
             constant: &konst,
+            frame: &frame,
         };
         let mode = match_address(self.f, addr, offset, wide, &facts, true);
         let generic = space == Space::Generic;
@@ -304,11 +307,10 @@ impl<'a> Lowerer<'a> {
             disp: 0,
             wide,
         };
-        let local = space == Space::Local;
-        if local && mode.base == Base::None {
-            // A `.local` variable's offset (or a constant): R1 is the base, of the chain or
-            // of the instruction. A base of its own is an absolute local address already
-            // (`lower_local_address`), as ptxas's `LDL [R6]`.
+        if mode.sp {
+            // A `.local` variable's offset: R1 is the base, of the chain or of the
+            // instruction. Any other `.local` address is absolute already
+            // (`lower_local_address`), as ptxas's `LDL [R6]` or `LDL [0x8]`.
             a.sp = true;
         }
         if has_chain && chain_disp > 0 && self.opts.fold == Fold::Full {

@@ -531,7 +531,7 @@ impl<'a> Lowerer<'a> {
             s => return Err(self.unsupported(format!("cvta of the .{} space", s.name()))),
         };
         if space == Space::Local && dir == CvtaDir::ToGeneric {
-            if let Some(k) = self.known_constant(arg) {
+            if let Some(k) = self.frame_offset(arg) {
                 return self.lower_cvta_local_frame(v, ty, k);
             }
         }
