@@ -1210,3 +1210,90 @@ fn result_through_the_callers_buffer() {
         assert_eq!(got, want, "thread {g}\n{sass}");
     }
 }
+
+/// `big64(n, x)`: a recursive function with a 64-byte result whose bytes 16..24 are one
+/// `.b64` member, written whole (`st.param.b64`): words k (not 4, 5) are `x + k`, the member
+/// is `x * x + n (n + 1) / 2` (64-bit).
+const BIG64: &str = r#"
+.func (.param .align 8 .b8 r[64]) big64(.param .b32 n, .param .b32 x)
+{
+    .reg .b32 %r<24>;
+    .reg .b64 %rd<8>;
+    .reg .pred %p<2>;
+    ld.param.u32 %r1, [n];
+    ld.param.u32 %r2, [x];
+    mul.wide.u32 %rd1, %r2, %r2;
+    setp.eq.s32 %p1, %r1, 0;
+    @%p1 bra DONE;
+    add.s32 %r3, %r1, -1;
+    {
+    .param .b32 p0;
+    st.param.b32 [p0], %r3;
+    .param .b32 p1;
+    st.param.b32 [p1], %r2;
+    .param .align 8 .b8 q[64];
+    call.uni (q), big64, (p0, p1);
+    ld.param.b64 %rd2, [q+16];
+    }
+    cvt.u64.u32 %rd3, %r1;
+    add.s64 %rd1, %rd2, %rd3;
+DONE:
+    add.s32 %r4, %r2, 0;
+    st.param.b32 [r+0], %r4;
+    add.s32 %r5, %r2, 1;
+    st.param.b32 [r+4], %r5;
+    add.s32 %r6, %r2, 2;
+    st.param.b32 [r+8], %r6;
+    add.s32 %r7, %r2, 3;
+    st.param.b32 [r+12], %r7;
+    st.param.b64 [r+16], %rd1;
+    add.s32 %r8, %r2, 6;
+    st.param.b32 [r+24], %r8;
+    add.s32 %r9, %r2, 7;
+    st.param.b32 [r+28], %r9;
+    add.s32 %r10, %r2, 8;
+    st.param.b32 [r+32], %r10;
+    add.s32 %r11, %r2, 9;
+    st.param.b32 [r+36], %r11;
+    add.s32 %r12, %r2, 10;
+    st.param.b32 [r+40], %r12;
+    add.s32 %r13, %r2, 11;
+    st.param.b32 [r+44], %r13;
+    add.s32 %r14, %r2, 12;
+    st.param.b32 [r+48], %r14;
+    add.s32 %r15, %r2, 13;
+    st.param.b32 [r+52], %r15;
+    add.s32 %r16, %r2, 14;
+    st.param.b32 [r+56], %r16;
+    add.s32 %r17, %r2, 15;
+    st.param.b32 [r+60], %r17;
+    ret;
+}
+"#;
+
+/// A `.b64` member of a result that comes back through the caller's buffer is stored whole,
+/// one `STL.64` into the buffer, as ptxas 11.8 does (probe `r64v.ptx`); the values are the
+/// hand-computed ones and eval equals the simulator.
+#[test]
+fn result_buffer_b64_member_is_one_stl64() {
+    let body = "    and.b32 %r3, %r2, 7;\n    {\n    .param .b32 p0;\n    st.param.b32 [p0], %r3;\n    .param .b32 p1;\n    st.param.b32 [p1], %r2;\n    .param .align 8 .b8 q[64];\n    call.uni (q), big64, (p0, p1);\n    ld.param.b64 %rd8, [q+16];\n    ld.param.b32 %r4, [q];\n    ld.param.b32 %r5, [q+60];\n    }\n    st.global.u64 [%rd3], %rd8;\n    st.global.u32 [%rd3+8], %r4;\n    st.global.u32 [%rd3+12], %r5;\n";
+    let (sass, out, l) = run_recursive("subr_result_b64", BIG64, body);
+    let t = texts(&sass);
+    // The subroutine's code (after the kernel's `EXIT`) stores the member with one STL.64
+    // and the 14 other words with STL each.
+    let exit = t.iter().position(|x| x == "EXIT").unwrap();
+    let sub = &t[exit..];
+    let stl = sub.iter().filter(|x| x.starts_with("STL ")).count();
+    let stl64 = sub.iter().filter(|x| x.starts_with("STL.64 ")).count();
+    assert!(stl64 >= 1, "{sass}");
+    assert_eq!(stl % 14, 0, "{sass}");
+    for g in 0..(THREADS * CTAS) as usize {
+        let x = input(&l, g);
+        let n = u64::from(x & 7);
+        let v = u64::from(x) * u64::from(x) + n * (n + 1) / 2;
+        assert_eq!(word(&out, g, 0), v as u32, "thread {g}\n{sass}");
+        assert_eq!(word(&out, g, 1), (v >> 32) as u32, "thread {g}\n{sass}");
+        assert_eq!(word(&out, g, 2), x, "thread {g}\n{sass}");
+        assert_eq!(word(&out, g, 3), x.wrapping_add(15), "thread {g}\n{sass}");
+    }
+}
