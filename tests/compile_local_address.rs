@@ -38,7 +38,9 @@ fn reads_r1(sass: &str) -> bool {
             && !op.starts_with("LDL")
             && ops.len() > 1
             && ops[0] != "R1"
-            && ops[1..].iter().any(|o| o.trim_end_matches(';').trim() == "R1")
+            && ops[1..]
+                .iter()
+                .any(|o| o.trim_end_matches(';').trim() == "R1")
     })
 }
 

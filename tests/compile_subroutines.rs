@@ -1280,13 +1280,28 @@ fn result_buffer_b64_member_is_one_stl64() {
     let (sass, out, l) = run_recursive("subr_result_b64", BIG64, body);
     let t = texts(&sass);
     // The subroutine's code (after the kernel's `EXIT`) stores the member with one STL.64
-    // and the 14 other words with STL each.
+    // at byte 16 of the buffer and the 14 other words with STL each (ptxas: `STL.64
+    // [R17+0x10], R4`).
     let exit = t.iter().position(|x| x == "EXIT").unwrap();
     let sub = &t[exit..];
-    let stl = sub.iter().filter(|x| x.starts_with("STL ")).count();
-    let stl64 = sub.iter().filter(|x| x.starts_with("STL.64 ")).count();
-    assert!(stl64 >= 1, "{sass}");
-    assert_eq!(stl % 14, 0, "{sass}");
+    let disp = |x: &str| -> Option<i64> {
+        let d = x.split_once("[R1+0x")?.1.split(']').next()?;
+        i64::from_str_radix(d, 16).ok()
+    };
+    let member: Vec<i64> = sub
+        .iter()
+        .filter(|x| x.starts_with("STL.64 "))
+        .filter_map(|x| disp(x))
+        .collect();
+    assert_eq!(member.len(), 1, "{sass}");
+    let buffer = member[0] - 0x10..member[0] + 0x30;
+    let words = sub
+        .iter()
+        .filter(|x| x.starts_with("STL "))
+        .filter_map(|x| disp(x))
+        .filter(|d| buffer.contains(d))
+        .count();
+    assert_eq!(words, 14, "{sass}");
     for g in 0..(THREADS * CTAS) as usize {
         let x = input(&l, g);
         let n = u64::from(x & 7);

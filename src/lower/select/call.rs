@@ -465,8 +465,13 @@ impl Lowerer<'_> {
                 (d, i.def(d, false), 0)
             }
         };
-        let (inst, mut refs) =
-            self.mem_inst(&mut i, crate::ir::Space::Local, &access, value.is_some(), bytes)?;
+        let (inst, mut refs) = self.mem_inst(
+            &mut i,
+            crate::ir::Space::Local,
+            &access,
+            value.is_some(),
+            bytes,
+        )?;
         refs.push((Field::Rd, op, offset));
         i.piece(inst, &refs);
         self.push(i);
