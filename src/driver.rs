@@ -910,15 +910,15 @@ fn kernel_spec(
     k.frame_size = frame;
     // ptxas 11.8 writes 0xffffffff ("Stack size ... cannot be statically determined") for a
     // kernel with `alloca`: the driver then gives it the default stack size.
-    // A kernel that calls subroutines kept for their size (`ir::Module::outlined`, not
-    // recursive) keeps 0xffffffff too, without the warning: the driver then gives it its
-    // default stack (1 KB per thread), which holds the frames. (ptxas writes the sum of the
-    // frames; the simulator and `ir::eval` put the kernel's frame at the top of local
-    // memory and the subroutines' below it only under this record.)
-    k.min_stack_size = if dynamic_stack || !placed.subs.is_empty() {
+    // So does one that recurses. One that calls subroutines kept for their size
+    // (`ir::Module::outlined`) gets, as ptxas, the whole stack its calls need: its frame
+    // plus the deepest chain of its subroutines' frames (`subroutines::min_stacks`). (The
+    // simulator takes FRAME_SIZE as the kernel's frame and puts the subroutines' below it.)
+    k.min_stack_size = if dynamic_stack || recursive {
         u32::MAX
     } else {
-        frame
+        let below = placed.subs.iter().filter(|s| s.from_kernel);
+        frame.saturating_add(below.map(|s| s.min_stack).max().unwrap_or(0))
     };
     k.max_reg_count = max_regs as u16;
     k.extra_info = launch.records();
@@ -938,7 +938,7 @@ fn kernel_spec(
             size: to - from,
             bind: 0,
             frame_size: s.frame,
-            min_stack_size: if recursive { u32::MAX } else { s.frame },
+            min_stack_size: if recursive { u32::MAX } else { s.min_stack },
             max_stack_size: 0,
         })
         .collect();

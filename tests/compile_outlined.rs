@@ -175,6 +175,25 @@ fn large_function_called_twice_is_one_subroutine() {
         "{:?}",
         c.info
     );
+    // The kernel's record is the whole stack its calls need, as ptxas writes it (probe: its
+    // frame plus the subroutine's; ptxas's `big` has no frame of its own, so its kernel
+    // writes 0x10, its frame): the kernel's frame plus `big`'s.
+    let frame_of = |at: usize| {
+        c.info.iter().find_map(|a| match a {
+            Attribute::FrameSize { sym, size } if *sym as usize == at => Some(*size),
+            _ => None,
+        })
+    };
+    let min_of = |at: usize| {
+        c.info.iter().find_map(|a| match a {
+            Attribute::MinStackSize { sym, size } if *sym as usize == at => Some(*size),
+            _ => None,
+        })
+    };
+    let kat = c.symbols.iter().position(|s| s.name == "k").expect("k");
+    let (kf, bf) = (frame_of(kat).unwrap(), frame_of(at).unwrap());
+    assert_eq!(min_of(at), Some(bf), "{:?}", c.info);
+    assert_eq!(min_of(kat), Some(kf + bf), "{:?}", c.info);
     assert!(
         !c.kernels[0]
             .info

@@ -316,6 +316,94 @@ fn warning_and_runaway_recursion() {
     }
 }
 
+/// `acc(n, p)`: a recursive function handed the `.local` address of its caller's array
+/// (`p`, a `.local` pointer passed as a `.param`, as `mov.u64 %rd, arr` makes it). Each
+/// activation adds `n` to `p[0]` through the `.local` pointer and XORs `3n` into `p[1]`
+/// through its generic address (`cvta.local`), keeps `n` in its own `.local` `mine` across
+/// the recursive call, and returns `mine + acc(n - 1, p)`: 0 for `n < 1`.
+const LOCAL_POINTER: &str = r#"
+.func (.param .b32 func_retval0) acc(.param .b32 acc_param_0, .param .b64 acc_param_1)
+{
+    .local .align 4 .b8 mine[8];
+    .reg .pred %p<2>;
+    .reg .b32 %r<12>;
+    .reg .b64 %rd<4>;
+    ld.param.u32 %r1, [acc_param_0];
+    ld.param.u64 %rd1, [acc_param_1];
+    mov.u32 %r9, 0;
+    setp.lt.s32 %p1, %r1, 1;
+    @%p1 bra $L_a;
+    st.local.u32 [mine], %r1;
+    ld.local.u32 %r2, [%rd1];
+    add.s32 %r2, %r2, %r1;
+    st.local.u32 [%rd1], %r2;
+    cvta.local.u64 %rd2, %rd1;
+    ld.u32 %r3, [%rd2+4];
+    mul.lo.s32 %r4, %r1, 3;
+    xor.b32 %r3, %r3, %r4;
+    st.u32 [%rd2+4], %r3;
+    add.s32 %r5, %r1, -1;
+    {
+    .param .b32 param0;
+    st.param.b32 [param0+0], %r5;
+    .param .b64 param1;
+    st.param.b64 [param1+0], %rd1;
+    .param .b32 retval0;
+    call.uni (retval0), acc, (param0, param1);
+    ld.param.b32 %r6, [retval0+0];
+    }
+    ld.local.u32 %r7, [mine];
+    add.s32 %r9, %r6, %r7;
+$L_a:
+    st.param.b32 [func_retval0+0], %r9;
+    ret;
+}
+"#;
+
+/// A `.local` address passed into a subroutine names the caller's bytes there (ptxas: the
+/// address is absolute, `MOV R6, R1`, and the callee reads `LDL [R6]`, whatever its own R1):
+/// the kernel's `arr` holds its input and 5, `acc` (see [`LOCAL_POINTER`]) updates it at
+/// every level, and the kernel stores the result and both words. Values hand-computed, eval
+/// equals the simulator.
+#[test]
+fn local_pointer_into_a_subroutine() {
+    let body = r#"    .local .align 8 .b8 arr[8];
+    st.local.u32 [arr], %r2;
+    mov.u32 %r6, 5;
+    st.local.u32 [arr+4], %r6;
+    and.b32 %r3, %r2, 7;
+    mov.u64 %rd7, arr;
+    {
+    .param .b32 param0;
+    st.param.b32 [param0+0], %r3;
+    .param .b64 param1;
+    st.param.b64 [param1+0], %rd7;
+    .param .b32 retval0;
+    call.uni (retval0), acc, (param0, param1);
+    ld.param.b32 %r4, [retval0+0];
+    }
+    ld.local.u32 %r7, [arr];
+    ld.local.u32 %r8, [arr+4];
+    st.global.u32 [%rd3], %r4;
+    st.global.u32 [%rd3+4], %r7;
+    st.global.u32 [%rd3+8], %r8;
+"#;
+    let (sass, out, l) = run_recursive("subr_local_pointer", LOCAL_POINTER, body);
+    for g in 0..(THREADS * CTAS) as usize {
+        let x = input(&l, g);
+        let n = x & 7;
+        let sum = n * (n + 1) / 2;
+        let xor = (1..=n).fold(5u32, |a, k| a ^ (3 * k));
+        assert_eq!(word(&out, g, 0), sum, "thread {g}: acc({n})\n{sass}");
+        assert_eq!(
+            word(&out, g, 1),
+            x.wrapping_add(sum),
+            "thread {g}: arr[0]\n{sass}"
+        );
+        assert_eq!(word(&out, g, 2), xor, "thread {g}: arr[1]\n{sass}");
+    }
+}
+
 /// A recursive function that reads a module `.global` table: the address of the table in
 /// the subroutine's code is relocated (`R_CUDA_ABS32_LO/HI_20`) like the kernel's own.
 #[test]
@@ -1120,5 +1208,107 @@ fn result_through_the_callers_buffer() {
         let want = [q[0], q[1], q[2], q[3], q[7], q[11], q[14], q[15]];
         let got: Vec<u32> = (0..8).map(|k| word(&out, g, k)).collect();
         assert_eq!(got, want, "thread {g}\n{sass}");
+    }
+}
+
+/// `big64(n, x)`: a recursive function with a 64-byte result whose bytes 16..24 are one
+/// `.b64` member, written whole (`st.param.b64`): words k (not 4, 5) are `x + k`, the member
+/// is `x * x + n (n + 1) / 2` (64-bit).
+const BIG64: &str = r#"
+.func (.param .align 8 .b8 r[64]) big64(.param .b32 n, .param .b32 x)
+{
+    .reg .b32 %r<24>;
+    .reg .b64 %rd<8>;
+    .reg .pred %p<2>;
+    ld.param.u32 %r1, [n];
+    ld.param.u32 %r2, [x];
+    mul.wide.u32 %rd1, %r2, %r2;
+    setp.eq.s32 %p1, %r1, 0;
+    @%p1 bra DONE;
+    add.s32 %r3, %r1, -1;
+    {
+    .param .b32 p0;
+    st.param.b32 [p0], %r3;
+    .param .b32 p1;
+    st.param.b32 [p1], %r2;
+    .param .align 8 .b8 q[64];
+    call.uni (q), big64, (p0, p1);
+    ld.param.b64 %rd2, [q+16];
+    }
+    cvt.u64.u32 %rd3, %r1;
+    add.s64 %rd1, %rd2, %rd3;
+DONE:
+    add.s32 %r4, %r2, 0;
+    st.param.b32 [r+0], %r4;
+    add.s32 %r5, %r2, 1;
+    st.param.b32 [r+4], %r5;
+    add.s32 %r6, %r2, 2;
+    st.param.b32 [r+8], %r6;
+    add.s32 %r7, %r2, 3;
+    st.param.b32 [r+12], %r7;
+    st.param.b64 [r+16], %rd1;
+    add.s32 %r8, %r2, 6;
+    st.param.b32 [r+24], %r8;
+    add.s32 %r9, %r2, 7;
+    st.param.b32 [r+28], %r9;
+    add.s32 %r10, %r2, 8;
+    st.param.b32 [r+32], %r10;
+    add.s32 %r11, %r2, 9;
+    st.param.b32 [r+36], %r11;
+    add.s32 %r12, %r2, 10;
+    st.param.b32 [r+40], %r12;
+    add.s32 %r13, %r2, 11;
+    st.param.b32 [r+44], %r13;
+    add.s32 %r14, %r2, 12;
+    st.param.b32 [r+48], %r14;
+    add.s32 %r15, %r2, 13;
+    st.param.b32 [r+52], %r15;
+    add.s32 %r16, %r2, 14;
+    st.param.b32 [r+56], %r16;
+    add.s32 %r17, %r2, 15;
+    st.param.b32 [r+60], %r17;
+    ret;
+}
+"#;
+
+/// A `.b64` member of a result that comes back through the caller's buffer is stored whole,
+/// one `STL.64` into the buffer, as ptxas 11.8 does (probe `r64v.ptx`); the values are the
+/// hand-computed ones and eval equals the simulator.
+#[test]
+fn result_buffer_b64_member_is_one_stl64() {
+    let body = "    and.b32 %r3, %r2, 7;\n    {\n    .param .b32 p0;\n    st.param.b32 [p0], %r3;\n    .param .b32 p1;\n    st.param.b32 [p1], %r2;\n    .param .align 8 .b8 q[64];\n    call.uni (q), big64, (p0, p1);\n    ld.param.b64 %rd8, [q+16];\n    ld.param.b32 %r4, [q];\n    ld.param.b32 %r5, [q+60];\n    }\n    st.global.u64 [%rd3], %rd8;\n    st.global.u32 [%rd3+8], %r4;\n    st.global.u32 [%rd3+12], %r5;\n";
+    let (sass, out, l) = run_recursive("subr_result_b64", BIG64, body);
+    let t = texts(&sass);
+    // The subroutine's code (after the kernel's `EXIT`) stores the member with one STL.64
+    // at byte 16 of the buffer and the 14 other words with STL each (ptxas: `STL.64
+    // [R17+0x10], R4`).
+    let exit = t.iter().position(|x| x == "EXIT").unwrap();
+    let sub = &t[exit..];
+    let disp = |x: &str| -> Option<i64> {
+        let d = x.split_once("[R1+0x")?.1.split(']').next()?;
+        i64::from_str_radix(d, 16).ok()
+    };
+    let member: Vec<i64> = sub
+        .iter()
+        .filter(|x| x.starts_with("STL.64 "))
+        .filter_map(|x| disp(x))
+        .collect();
+    assert_eq!(member.len(), 1, "{sass}");
+    let buffer = member[0] - 0x10..member[0] + 0x30;
+    let words = sub
+        .iter()
+        .filter(|x| x.starts_with("STL "))
+        .filter_map(|x| disp(x))
+        .filter(|d| buffer.contains(d))
+        .count();
+    assert_eq!(words, 14, "{sass}");
+    for g in 0..(THREADS * CTAS) as usize {
+        let x = input(&l, g);
+        let n = u64::from(x & 7);
+        let v = u64::from(x) * u64::from(x) + n * (n + 1) / 2;
+        assert_eq!(word(&out, g, 0), v as u32, "thread {g}\n{sass}");
+        assert_eq!(word(&out, g, 1), (v >> 32) as u32, "thread {g}\n{sass}");
+        assert_eq!(word(&out, g, 2), x, "thread {g}\n{sass}");
+        assert_eq!(word(&out, g, 3), x.wrapping_add(15), "thread {g}\n{sass}");
     }
 }

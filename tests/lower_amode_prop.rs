@@ -187,6 +187,7 @@ fn check(e: &E, wide: bool, offset: i32, vals: &[u64; 6]) -> Result<(), TestCase
     let facts = Facts {
         in_register: &no,
         constant: &none,
+        frame: &none,
     };
     let m = match_address(&f, root, offset, wide, &facts, true);
     let width_mask = if wide { u64::MAX } else { 0xffff_ffff };

@@ -37,6 +37,11 @@ pub(super) struct PlacedSub {
     pub(super) frame: u32,
     /// Bytes of its `.local` data at the start of its frame (not spills).
     pub(super) local_data: u32,
+    /// The stack a call of it needs: its frame and the deepest chain of calls below it
+    /// (`EIATTR_MIN_STACK_SIZE`); `u32::MAX` when it can recurse.
+    pub(super) min_stack: u32,
+    /// Whether the kernel's own code calls it.
+    pub(super) from_kernel: bool,
 }
 
 /// Compile the module's subroutines that kernel code `code` calls (a `CAL` whose `rel`
@@ -70,6 +75,7 @@ pub(super) fn place_subroutines(
             .collect()
     };
     let mut work = calls_of(code);
+    let from_kernel: Vec<usize> = work.clone();
     if work.is_empty() {
         return Ok(None);
     }
@@ -85,6 +91,8 @@ pub(super) fn place_subroutines(
     let mut start: rustc_hash::FxHashMap<usize, u64> = Default::default();
     let mut regs = 0;
     let mut placed = Vec::new();
+    // Subroutine index of each placed one, and the subroutines each calls.
+    let mut graph: Vec<(usize, Vec<usize>)> = Vec::new();
     while let Some(k) = work.pop() {
         if start.contains_key(&k) {
             continue;
@@ -104,7 +112,9 @@ pub(super) fn place_subroutines(
         } = compile_subroutine(inputs, sub, object)?;
         merge_literals(pool, &constant2, &mut sub_code, &sub.name)?;
         regs = regs.max(sub_regs);
-        work.extend(calls_of(&sub_code));
+        let callees = calls_of(&sub_code);
+        work.extend(&callees);
+        graph.push((k, callees));
         let at = code.len();
         relocs.extend(sub_relocs.into_iter().map(|(k, r)| (at + k, r)));
         start.insert(k, at as u64);
@@ -114,6 +124,8 @@ pub(super) fn place_subroutines(
             end: at + sub_code.len(),
             frame,
             local_data,
+            min_stack: u32::MAX,
+            from_kernel: from_kernel.contains(&k),
         });
         for mut i in sub_code {
             if matches!(i.form, Form::BRA | Form::SSY | Form::PBK | Form::CAL) {
@@ -135,7 +147,54 @@ pub(super) fn place_subroutines(
             i.set(Field::Rel, at);
         }
     }
+    let stacks = min_stacks(&placed, &graph);
+    for (p, m) in placed.iter_mut().zip(stacks) {
+        p.min_stack = m;
+    }
     Ok(Some(PlacedSubs { regs, subs: placed }))
+}
+
+/// Each placed subroutine's `EIATTR_MIN_STACK_SIZE`: its frame plus the largest of its
+/// callees' (ptxas 11.8 writes a kernel's as the whole stack its calls need: probe
+/// `outl.ptx`, where `big`'s frame is part of the kernel's 0x10), `u32::MAX` for one that
+/// reaches itself again. `graph[i]` is placed subroutine `i`'s index and its callees'.
+fn min_stacks(placed: &[PlacedSub], graph: &[(usize, Vec<usize>)]) -> Vec<u32> {
+    let at = |k: usize| graph.iter().position(|(g, _)| *g == k);
+    // Depth-first, with the subroutines on the current chain marked (a cycle: recursion).
+    fn visit(
+        i: usize,
+        placed: &[PlacedSub],
+        graph: &[(usize, Vec<usize>)],
+        at: &dyn Fn(usize) -> Option<usize>,
+        memo: &mut Vec<Option<u32>>,
+        on_chain: &mut Vec<bool>,
+    ) -> u32 {
+        if let Some(m) = memo[i] {
+            return m;
+        }
+        if on_chain[i] {
+            return u32::MAX;
+        }
+        on_chain[i] = true;
+        let mut below = 0u32;
+        for &c in &graph[i].1 {
+            let m = at(c).map_or(0, |j| visit(j, placed, graph, at, memo, on_chain));
+            below = below.max(m);
+        }
+        on_chain[i] = false;
+        let m = if below == u32::MAX {
+            u32::MAX
+        } else {
+            placed[i].frame.saturating_add(below)
+        };
+        memo[i] = Some(m);
+        m
+    }
+    let mut memo = vec![None; placed.len()];
+    let mut on_chain = vec![false; placed.len()];
+    (0..placed.len())
+        .map(|i| visit(i, placed, graph, &at, &mut memo, &mut on_chain))
+        .collect()
 }
 
 /// Whether the call ABI has the callee keep register `r` (docs/calls.md).

@@ -36,6 +36,10 @@
 //!   then the module's `.local` variables.
 //!   Generic addresses of the dynamic stack are `LOCAL_WINDOW_BASE` + the 32-bit offset, as
 //!   64-bit values (a window just below `LOCAL_WINDOW_BASE + 4 GB`).
+//!   The *values* of `.local` addresses (a variable's, `alloca`'s, `stacksave`'s) are these
+//!   offsets plus `Launch::local_size`, the simulator's absolute addresses (its R1 starts
+//!   the kernel's frame there): a `.local` pointer passed into a subroutine names the same
+//!   bytes there, as ptxas's absolute `R1 + offset` does; an access takes it off again.
 //! * **const**: the module's `.const` variables (read-only).
 //! * **param**: the launch's parameter bytes (read-only).
 //!
@@ -588,6 +592,9 @@ struct VarLayout {
     /// The function has a dynamic stack: `Launch::local_size` is its room below the
     /// variables, not spare bytes after them.
     dynamic_stack: bool,
+    /// Whether each variable is a `.local` one (its address as a value is absolute: see
+    /// [`DynStack::value`]).
+    local: Vec<bool>,
 }
 
 impl VarLayout {
@@ -603,6 +610,7 @@ impl VarLayout {
             local_size: 0,
             const_size: 0,
             dynamic_stack: uses_dynamic_stack(func),
+            local: vec![false; module.vars.len()],
         };
         l.shared_size = u64::from(shared.size);
         let (local, local_size) = module.local_layout(func);
@@ -618,6 +626,7 @@ impl VarLayout {
                     };
                     let off = own.get(&gv).map_or(0, |&o| u64::from(o));
                     l.named[gv.index()] = own.contains_key(&gv);
+                    l.local[gv.index()] = v.space == Space::Local;
                     l.offsets[gv.index()] = off;
                     l.addrs[gv.index()] = off;
                     continue;
@@ -878,6 +887,18 @@ struct DynStack {
 }
 
 impl DynStack {
+    /// A `.local` offset (from the kernel's frame base) as the address value the code sees:
+    /// absolute, as the simulator's R1 makes it (the frame base is `Launch::local_size`, the
+    /// stack's room below it), so that the value names the same bytes in every function.
+    fn value(&self, off: u32) -> u64 {
+        u64::from(off.wrapping_add(self.room))
+    }
+
+    /// The `.local` offset an address value names (the inverse of [`DynStack::value`]).
+    fn offset(&self, addr: u64) -> u64 {
+        u64::from((addr as u32).wrapping_sub(self.room))
+    }
+
     /// Bytes in use below the frame base when the stack pointer is `sp` (0 at the base).
     fn depth(sp: u32) -> u64 {
         ((1u64 << 32) - u64::from(sp)) & 0xffff_ffff

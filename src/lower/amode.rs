@@ -10,12 +10,21 @@
 //! family (`fold_displacement`, `use_existing_value`, `split_base_index`, `match_index`,
 //! `match_base`). Each function says why it exists and why it sits where it does.
 //!
+//! A `.local` variable's address is absolute, `R1 + offset` (select's `lower_local_address`,
+//! as ptxas 11.8 makes it): in a `.local` access it folds once, where the address adds it, as
+//! R1 for the base ([`AddrMode::sp`]) and its offset for the displacement (`arr + x` is then
+//! `R1 + (x << 0)`); when a base of its own remains besides an index, the variable's address
+//! is a leaf in a register like any other. A constant `.local` address is absolute too
+//! (ptxas: `ld.local [8]` is `LDL [0x8]`).
+//!
 //! Invariants: the mode computes exactly the address the IR computes, modulo 2^64 for wide
 //! and 2^32 for narrow accesses (a narrow access truncates its address, seed 6.4.1, so wrapping
 //! 32-bit arithmetic on the low words is exact); `Index::shift` < 32 (the LEA scale field is
 //! 5 bits); an index with `ext` other than `None` is an i32 value inside a wide address.
 //! Matching reads only the IR, never what lowering has emitted, so the demand analysis in
 //! `select` and the emission agree on the leaves.
+
+use std::cell::Cell;
 
 use crate::ir::{BinaryOp, ConvOp, CvtaDir, Function, InstData, Space, Type, Value, ValueDef};
 
@@ -62,6 +71,10 @@ pub struct AddrMode {
     pub base: Base,
     pub index: Option<Index>,
     pub disp: i64,
+    /// The address includes the stack pointer R1 once: a `.local` variable's address
+    /// (`R1 + offset`, [`Facts::frame`]) was folded, its offset into `disp`. Only with no
+    /// base of its own (R1 is then the base: `[R1 + disp]` or a chain on R1).
+    pub sp: bool,
 }
 
 impl AddrMode {
@@ -81,6 +94,10 @@ pub struct Facts<'a> {
     pub in_register: &'a dyn Fn(Value) -> bool,
     /// A value that is a link-time constant (the offset of a `.shared`/`.const` variable).
     pub constant: &'a dyn Fn(Value) -> Option<i64>,
+    /// The offset of a `.local` variable whose address a value is: that address is absolute,
+    /// `R1 + offset`, so it folds (once, added) as R1 for the base and the offset for the
+    /// displacement. `None` everywhere but in `.local` accesses.
+    pub frame: &'a dyn Fn(Value) -> Option<i64>,
 }
 
 /// Match the address of an access (see the module essay). With `reuse_root` false the root
@@ -93,21 +110,57 @@ pub fn match_address(
     facts: &Facts,
     reuse_root: bool,
 ) -> AddrMode {
+    let mut mode = match_with(f, addr, offset, wide, facts, true, reuse_root);
+    match (mode.sp, mode.base, mode.index) {
+        // `arr + x` with `x` in a register: R1 the base, `x` the index (ptxas:
+        // `IADD R5, R1, R2`).
+        (true, Base::Reg(x), None) => {
+            mode.base = Base::None;
+            mode.index = Some(Index {
+                value: x,
+                ext: Ext::None,
+                shift: 0,
+                neg: false,
+            });
+            mode
+        }
+        // R1 and a base of its own (besides an index, or a parameter): the `.local` address
+        // is then a register (`R1 + offset`) like any other leaf.
+        (true, Base::Reg(_), Some(_)) | (true, Base::Param { .. }, _) => {
+            match_with(f, addr, offset, wide, facts, false, reuse_root)
+        }
+        _ => mode,
+    }
+}
+
+fn match_with(
+    f: &Function,
+    addr: Value,
+    offset: i32,
+    wide: bool,
+    facts: &Facts,
+    frames: bool,
+    reuse_root: bool,
+) -> AddrMode {
     let in_register = facts.in_register;
+    let none = |_: Value| None;
     let m = Matcher {
         f,
         wide,
         known: facts.constant,
+        frame: if frames { facts.frame } else { &none },
+        sp: Cell::new(false),
     };
     let mut disp = i64::from(offset);
-    let root = m.fold_displacement(addr, &mut disp);
+    let root = m.fold_displacement(addr, &mut disp, true);
     let mut mode = AddrMode {
         wide,
         base: Base::None,
         index: None,
         disp,
+        sp: false,
     };
-    if let Some(k) = m.constant(root) {
+    if let Some(k) = m.added(root) {
         // Phase 0 of the base: a constant address (shared/const variables) is pure
         // displacement.
         mode.disp = mode.disp.wrapping_add(k);
@@ -136,6 +189,9 @@ struct Matcher<'f> {
     f: &'f Function,
     wide: bool,
     known: &'f dyn Fn(Value) -> Option<i64>,
+    frame: &'f dyn Fn(Value) -> Option<i64>,
+    /// Whether a `.local` variable's address (R1) was folded already.
+    sp: Cell<bool>,
 }
 
 impl Matcher<'_> {
@@ -164,6 +220,17 @@ impl Matcher<'_> {
         }
     }
 
+    /// A constant, or (once) a `.local` variable's offset, where the address adds it: the
+    /// displacement takes it and, for the latter, R1 joins as the base ([`AddrMode::sp`]).
+    fn added(&self, v: Value) -> Option<i64> {
+        if let Some(k) = self.constant(v) {
+            return Some(k);
+        }
+        let k = (self.frame)(v).filter(|_| !self.sp.get())?;
+        self.sp.set(true);
+        Some(k)
+    }
+
     /// The shift a constant multiplier stands for, if it is a power of two below 2^32.
     fn pow2(&self, v: Value) -> Option<u8> {
         let k = self.constant(v)?;
@@ -190,25 +257,34 @@ impl Matcher<'_> {
     /// the address become displacement. Why first: a displacement is free in every memory
     /// encoding (imm24/imm32) and in a chain's imm20, so it must never cost a register or an
     /// instruction, and peeling it first exposes the `base + index` shape under it.
-    fn fold_displacement(&self, v: Value, disp: &mut i64) -> Value {
+    /// `added`: whether the spine is added to the address as it is (not scaled inside an
+    /// index), so that a `.local` variable's address may fold there as R1 + offset.
+    fn fold_displacement(&self, v: Value, disp: &mut i64, added: bool) -> Value {
         let v = self.strip_identity(v);
+        let konst = |x: Value| {
+            if added {
+                self.added(x)
+            } else {
+                self.constant(x)
+            }
+        };
         if let Some(InstData::Binary { op, args }) = self.def(v) {
             let (a, b) = (args[0], args[1]);
             match op {
                 BinaryOp::Add => {
-                    if let Some(k) = self.constant(b) {
+                    if let Some(k) = konst(b) {
                         *disp = disp.wrapping_add(k);
-                        return self.fold_displacement(a, disp);
+                        return self.fold_displacement(a, disp, added);
                     }
-                    if let Some(k) = self.constant(a) {
+                    if let Some(k) = konst(a) {
                         *disp = disp.wrapping_add(k);
-                        return self.fold_displacement(b, disp);
+                        return self.fold_displacement(b, disp, added);
                     }
                 }
                 BinaryOp::Sub => {
                     if let Some(k) = self.constant(b) {
                         *disp = disp.wrapping_sub(k);
-                        return self.fold_displacement(a, disp);
+                        return self.fold_displacement(a, disp, added);
                     }
                 }
                 _ => {}
@@ -366,7 +442,7 @@ impl Matcher<'_> {
             return (x, ext);
         }
         let mut c = 0i64;
-        let inner = self.fold_displacement(x, &mut c);
+        let inner = self.fold_displacement(x, &mut c, false);
         if c == 0 {
             return (x, ext);
         }
@@ -382,8 +458,8 @@ impl Matcher<'_> {
     /// Rule family 5, last: the base. A kernel parameter is read from the constant bank by
     /// the LEA itself (no `MOV`); constants become displacement; anything else is a register.
     fn match_base(&self, v: Value, disp: &mut i64) -> Base {
-        let v = self.fold_displacement(v, disp);
-        if let Some(k) = self.constant(v) {
+        let v = self.fold_displacement(v, disp, true);
+        if let Some(k) = self.added(v) {
             *disp = disp.wrapping_add(k);
             return Base::None;
         }
@@ -400,8 +476,10 @@ impl Matcher<'_> {
         }
     }
 
-    /// Wrap the displacement to the address width (a narrow access truncates its address).
+    /// Wrap the displacement to the address width (a narrow access truncates its address);
+    /// note whether R1 was folded.
     fn normalize(&self, mut m: AddrMode) -> AddrMode {
+        m.sp = self.sp.get();
         if !self.wide {
             m.disp = i64::from(m.disp as i32);
         }

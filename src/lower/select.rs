@@ -753,9 +753,13 @@ impl<'a> Lowerer<'a> {
                 match self.module.vars.get(*var).map(|vd| vd.space) {
                     // Known only to the linker (`LowerOptions::shared_relocs`).
                     Some(Space::Shared) if self.linker_shared(*var) => Class::Reg,
-                    Some(Space::Shared | Space::Const | Space::Local) => {
+                    Some(Space::Shared | Space::Const) => {
                         Class::Imm(i64::from(self.var_offsets[var.as_u32() as usize]))
                     }
+                    // A `.local` variable's address as a value is absolute, `R1 + offset`
+                    // (`materialize`); accesses fold its offset as a displacement off R1
+                    // (`frame_offset`).
+                    Some(Space::Local) => Class::Reg,
                     _ => Class::Reg,
                 }
             }
@@ -783,6 +787,20 @@ impl<'a> Lowerer<'a> {
                 Class::Imm(k) => Some(k),
                 _ => None,
             },
+            _ => None,
+        }
+    }
+
+    /// The offset in the frame of a `.local` variable whose address `v` is: `v` is
+    /// `R1 + offset` (`lower_local_address`), so an access folds it as R1 and a displacement
+    /// (`amode::Facts::frame`).
+    fn frame_offset(&self, v: Value) -> Option<i64> {
+        match self.def_of(v)? {
+            InstData::SymbolAddr { var, .. }
+                if self.module.vars.get(*var).map(|vd| vd.space) == Some(Space::Local) =>
+            {
+                Some(i64::from(self.var_offsets[var.as_u32() as usize]))
+            }
             _ => None,
         }
     }

@@ -41,11 +41,13 @@ pub fn load_kernel(cubin: &[u8], name: &str) -> Result<(Vec<u64>, KernelInfo), S
         info.banks.push((3, data.to_vec()));
     }
     texture_slots(&file, name, &mut info);
-    // A kernel with `alloca` has no static stack size (0xffffffff, as ptxas writes it): its
-    // frame is FRAME_SIZE, and the dynamic stack lies below it in `Launch::local_size`.
-    info.local_size = match k.min_stack_size {
-        Some(u32::MAX) => k.frame_size.unwrap_or(0),
-        s => s.unwrap_or(0),
+    // The kernel's frame is FRAME_SIZE; a dynamic stack (a kernel with `alloca`, no static
+    // stack size: 0xffffffff) and the frames of subroutines (whose needs MIN_STACK_SIZE
+    // counts too) lie below it in `Launch::local_size`.
+    info.local_size = match (k.frame_size, k.min_stack_size) {
+        (Some(f), _) => f,
+        (None, Some(u32::MAX)) | (None, None) => 0,
+        (None, Some(s)) => s,
     };
     let mut code = k.code.clone();
     // Calls of system functions: a relocation of the code against an undefined symbol.

@@ -103,6 +103,16 @@ pub(super) fn range_in(
 }
 
 impl ThreadMem<'_> {
+    /// The `.local` offset a `.local` address value names (values are absolute: see the
+    /// `ir::eval` essay); other spaces' addresses as they are.
+    fn local_offset(&self, space: Space, addr: u64) -> u64 {
+        if space == Space::Local {
+            self.stack.offset(addr)
+        } else {
+            addr
+        }
+    }
+
     /// The bytes of `space` holding `[addr, addr + size)` and the range inside them.
     pub(super) fn locate(
         &mut self,
@@ -158,6 +168,7 @@ impl ThreadMem<'_> {
         if space == Space::Param {
             return read(inst, space, self.params, addr, size);
         }
+        let addr = self.local_offset(space, addr);
         let (bytes, r) = self.locate(inst, space, addr, size)?;
         let r2 = r.clone();
         let value = bytes[r]
@@ -223,6 +234,7 @@ impl ThreadMem<'_> {
         addr: u64,
         size: u32,
     ) -> Result<(), EvalError> {
+        let addr = self.local_offset(space, addr);
         self.locate(inst, space, addr, size).map(|_| ())
     }
 
@@ -234,6 +246,7 @@ impl ThreadMem<'_> {
         size: u32,
         x: u64,
     ) -> Result<(), EvalError> {
+        let addr = self.local_offset(space, addr);
         let (bytes, r) = self.locate(inst, space, addr, size)?;
         for (i, b) in bytes[r.clone()].iter_mut().enumerate() {
             *b = (x >> (8 * i)) as u8;

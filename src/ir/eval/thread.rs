@@ -168,7 +168,10 @@ impl Thread {
                     k => ctx.sub_locals[k - 1].offsets.get(var),
                 };
                 out = Some(match own {
-                    Some(&off) => u64::from(self.frame_base.wrapping_add(off)),
+                    Some(&off) => tm.stack.value(self.frame_base.wrapping_add(off)),
+                    None if ctx.layout.local[var.index()] => {
+                        tm.stack.value(ctx.layout.addrs[var.index()] as u32)
+                    }
                     None => ctx.layout.addrs[var.index()],
                 });
             }
@@ -326,11 +329,11 @@ impl Thread {
                             * u64::from(*align);
                         let new = DynStack::sp_at(depth);
                         tm.stack.set_sp(inst, new, depth, "alloca")?;
-                        out = Some(u64::from(new));
+                        out = Some(tm.stack.value(new));
                     }
-                    StackOp::Save => out = Some(u64::from(sp)),
+                    StackOp::Save => out = Some(tm.stack.value(sp)),
                     StackOp::Restore => {
-                        let to = arg.unwrap_or(0);
+                        let to = tm.stack.offset(arg.unwrap_or(0));
                         // A value stacksave gave: at or above the stack pointer's lowest point.
                         let back = u32::try_from(to)
                             .ok()

@@ -27,13 +27,14 @@
 //! passes it: the call gets the address of a buffer in the caller's outgoing area
 //! (`ir::result_buffer_offset`) pinned to R4 and defines no result register, and each word
 //! is an `LDL` after it; the subroutine's `SubReturn` stores its words there (`STL [R1 +
-//! frame + off]`, [`STACK_ARG_LOAD_BASE`] until the driver knows the frame).
+//! frame + off]`, [`STACK_ARG_LOAD_BASE`] until the driver knows the frame), the two words
+//! of one 64-bit register at an 8-aligned slot as one `STL.64`.
 //!
 //! Invariant: a def and a clobber never name one register (the sets leave out the result
 //! registers).
 
 use super::Lowerer;
-use crate::ir::{Type, Value};
+use crate::ir::{BinaryOp, ConvOp, InstData, Type, Value};
 use crate::lower::inst::{Reloc, RelocWord, Role, Sm50Inst};
 use crate::lower::LowerError;
 use crate::machinst::{OpSpec, PhysReg, Reg, RegKind, VReg};
@@ -159,7 +160,7 @@ impl Lowerer<'_> {
         if let Some(off) = buffer {
             // The result words, read back from the buffer (ptxas: `LDL R5, [R1]`, ...).
             for (k, &res) in results.iter().enumerate() {
-                let vreg = self.frame_word(i64::from(off) + 4 * k as i64, None)?;
+                let vreg = self.frame_word(i64::from(off) + 4 * k as i64, None, 4)?;
                 self.set_loc(res, super::Loc { vreg, offset: 0 });
             }
             return Ok(());
@@ -350,9 +351,27 @@ impl Lowerer<'_> {
                 .max()
                 .unwrap_or(0);
             let off = i64::from(crate::ir::result_buffer_offset(stack_end));
-            for (k, &v) in values.iter().enumerate() {
-                let loc = self.reg(v)?;
-                self.frame_word(STACK_ARG_LOAD_BASE + off + 4 * k as i64, Some(loc))?;
+            let mut k = 0;
+            while k < values.len() {
+                let disp = STACK_ARG_LOAD_BASE + off + 4 * k as i64;
+                // The two words of one 64-bit value (a `.b64` member of the result, written
+                // whole) at an 8-aligned slot (the buffer is 8-aligned): one `STL.64`, as
+                // ptxas 11.8 stores it (probe `r64v.ptx`: `STL.64 [R4+0x10], R6`).
+                let whole = match values.get(k + 1) {
+                    Some(&hi) if k % 2 == 0 => self.words_of(values[k], hi),
+                    _ => None,
+                };
+                if let Some(x) = whole {
+                    let loc = self.reg(x)?;
+                    if loc.vreg.kind == RegKind::B64 && loc.offset == 0 {
+                        self.frame_word(disp, Some(loc), 8)?;
+                        k += 2;
+                        continue;
+                    }
+                }
+                let loc = self.reg(values[k])?;
+                self.frame_word(disp, Some(loc), 4)?;
+                k += 1;
             }
             let mut i = Sm50Inst::new(Role::Ret);
             i.piece(sm50::Inst::new(Form::RET), &[]);
@@ -384,6 +403,41 @@ impl Lowerer<'_> {
         Ok(())
     }
 
+    /// The 64-bit value whose low and high words `lo` and `hi` are (`trunc x` and
+    /// `trunc (x >> 32)`, each perhaps masked to 32 bits, as `ir::build` reads a word of a
+    /// `.b64` slot).
+    fn words_of(&self, lo: Value, hi: Value) -> Option<Value> {
+        let trunc_of = |v: Value| match *self.def_of(v)? {
+            InstData::Convert {
+                op: ConvOp::Trunc,
+                arg,
+                ..
+            } => Some(self.unmasked(arg)),
+            _ => None,
+        };
+        let x = trunc_of(lo)?;
+        let InstData::Binary {
+            op: BinaryOp::ShrU | BinaryOp::ShrS,
+            args: [y, n],
+        } = *self.def_of(trunc_of(hi)?)?
+        else {
+            return None;
+        };
+        (y == x && self.ty(x) == Type::I64 && matches!(self.class(n), super::Class::Imm(32)))
+            .then_some(x)
+    }
+
+    /// `v` without an `and` with `0xffffffff` (which a truncation to 32 bits makes moot).
+    fn unmasked(&self, v: Value) -> Value {
+        match self.def_of(v) {
+            Some(&InstData::Binary {
+                op: BinaryOp::And,
+                args: [x, m],
+            }) if matches!(self.class(m), super::Class::Imm(0xffff_ffff)) => x,
+            _ => v,
+        }
+    }
+
     /// `R1 + off` in a fresh register: the 32-bit local address of the outgoing area's byte
     /// `off` (`MOV R, R1` for 0, as ptxas passes a result buffer).
     fn sp_plus(&mut self, off: u32) -> VReg {
@@ -406,9 +460,14 @@ impl Lowerer<'_> {
         d
     }
 
-    /// One word of the frame at `[R1 + disp]`: `LDL` into a fresh register (`value` `None`)
-    /// or `STL` of `value`.
-    fn frame_word(&mut self, disp: i64, value: Option<super::Loc>) -> Result<VReg, LowerError> {
+    /// One word (`bytes` 4) or an aligned pair (8) of the frame at `[R1 + disp]`: `LDL` into
+    /// a fresh register (`value` `None`) or `STL` of `value`.
+    fn frame_word(
+        &mut self,
+        disp: i64,
+        value: Option<super::Loc>,
+        bytes: u32,
+    ) -> Result<VReg, LowerError> {
         let access = super::mem::Access {
             sp: true,
             addr: None,
@@ -420,12 +479,21 @@ impl Lowerer<'_> {
         let (reg, op, offset) = match value {
             Some(l) => (l.vreg, i.use_(l.vreg), l.offset),
             None => {
-                let d = self.new_vreg(RegKind::B32);
+                let d = self.new_vreg(if bytes == 8 {
+                    RegKind::B64
+                } else {
+                    RegKind::B32
+                });
                 (d, i.def(d, false), 0)
             }
         };
-        let (inst, mut refs) =
-            self.mem_inst(&mut i, crate::ir::Space::Local, &access, value.is_some(), 4)?;
+        let (inst, mut refs) = self.mem_inst(
+            &mut i,
+            crate::ir::Space::Local,
+            &access,
+            value.is_some(),
+            bytes,
+        )?;
         refs.push((Field::Rd, op, offset));
         i.piece(inst, &refs);
         self.push(i);

@@ -200,9 +200,13 @@ impl<'a> Lowerer<'a> {
         };
         let in_reg = |x: Value| self.non_address_use[x.index()];
         let konst = |x: Value| self.known_constant(x);
+        // A value, not an access: a `.local` variable's address is a register here
+        // (`lower_local_address`).
+        let frame = |_: Value| None;
         let facts = Facts {
             in_register: &in_reg,
             constant: &konst,
+            frame: &frame,
         };
         let mode = match_address(self.f, v, 0, wide, &facts, false);
         let Some(ix) = mode.index else {

@@ -249,9 +249,12 @@ impl<'a> Lowerer<'a> {
         let wide = matches!(space, Space::Global | Space::Generic) && self.ty(addr) == Type::I64;
         let in_reg = |v: Value| self.non_address_use[v.index()];
         let konst = |v: Value| self.known_constant(v);
+        let local = space == Space::Local;
+        let frame = |v: Value| if local { self.frame_offset(v) } else { None };
         let facts = Facts {
             in_register: &in_reg,
             constant: &konst,
+            frame: &frame,
         };
         let mode = match_address(self.f, addr, offset, wide, &facts, true);
         let generic = space == Space::Generic;
@@ -304,10 +307,10 @@ impl<'a> Lowerer<'a> {
             disp: 0,
             wide,
         };
-        let local = space == Space::Local;
-        if local && mode.base == Base::None {
-            // `.local` addresses are offsets from the stack pointer: with no base of its own,
-            // R1 is the base, of the chain or of the instruction.
+        if mode.sp {
+            // A `.local` variable's offset: R1 is the base, of the chain or of the
+            // instruction. Any other `.local` address is absolute already
+            // (`lower_local_address`), as ptxas's `LDL [R6]` or `LDL [0x8]`.
             a.sp = true;
         }
         if has_chain && chain_disp > 0 && self.opts.fold == Fold::Full {
@@ -333,13 +336,6 @@ impl<'a> Lowerer<'a> {
                 (Base::Param { value, .. }, None) => a.addr = Some(self.reg(value)?),
                 (Base::None, None) => {}
             }
-        }
-        if local && !a.sp {
-            // A base of its own (an offset in a register): add R1 to it.
-            let base = a
-                .addr
-                .ok_or_else(|| LowerError::Internal("local base".into()))?;
-            a.addr = Some(self.add_sp(base));
         }
         if a.sp && !has_chain {
             a.addr = None;
@@ -603,25 +599,6 @@ impl<'a> Lowerer<'a> {
             }
         }
         out
-    }
-
-    /// `base + R1`: a `.local` offset in a register made into an address.
-    pub(super) fn add_sp(&mut self, base: Loc) -> Loc {
-        let d = self.new_vreg(RegKind::B32);
-        let mut i = Sm50Inst::new(Role::Plain);
-        let dop = i.def(d, false);
-        let b = i.use_(base.vreg);
-        let sp = i.op(Reg::Phys(PhysReg::SP), OpSpec::use_());
-        i.piece(
-            sm50::Inst::new(Form::IADD_R),
-            &[
-                (Field::Rd, dop, 0),
-                (Field::Ra, b, base.offset),
-                (Field::Rb, sp, 0),
-            ],
-        );
-        self.push(i);
-        Loc { vreg: d, offset: 0 }
     }
 
     /// `addr + disp` in a new register (wide: `IADD32I.CC` + `IADD.X`).

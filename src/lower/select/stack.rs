@@ -15,13 +15,14 @@
 //!
 //! - `alloca d, size, align`: `IADD R0, R0, -size` (`IADD32I R0, R0, -k` for a constant,
 //!   `-c[0x0][..]` for a parameter, as ptxas), `LOP32I.AND R0, R0, -align`, then the
-//!   `.local` address `d = R0 - R1` (`IADD d, R0, -R1`; high word RZ for `.u64`).
-//! - `stacksave d`: `d = R0 - R1` (the same instruction).
-//! - `stackrestore a`: `IADD R0, a, R1`.
+//!   `.local` address `d = R0` (`MOV d, R0`; high word RZ for `.u64`).
+//! - `stacksave d`: `d = R0` (the same instruction).
+//! - `stackrestore a`: `MOV R0, a`.
 //!
-//! Invariant: a `.local` address is an offset from the static frame's base, as elsewhere
-//! (`ir::eval`'s dynamic-stack model), so `alloca`'s addresses are negative offsets and
-//! loads and stores through them add the frame base like any other register offset. The
+//! Invariant: a `.local` address in a register is absolute, as elsewhere
+//! (`Lowerer::lower_local_address`), so loads and stores through an `alloca`'s address use
+//! it as it is. (`ir::eval` counts `.local` addresses from the kernel's frame base, so its
+//! `alloca` addresses are negative offsets; only memory contents are compared.) The
 //! alignment is of the real address (the `LOP` works on the stack pointer itself).
 
 use super::{Loc, Lowerer, Src};
@@ -76,14 +77,9 @@ impl<'a> Lowerer<'a> {
                 let mut i = Sm50Inst::new(Role::Plain);
                 let d = i.op(Reg::Phys(DSP), OpSpec::def());
                 let a = i.use_(to.vreg);
-                let b = i.op(Reg::Phys(PhysReg::SP), OpSpec::use_());
                 i.piece(
-                    sm50::Inst::new(Form::IADD_R),
-                    &[
-                        (Field::Rd, d, 0),
-                        (Field::Ra, a, to.offset),
-                        (Field::Rb, b, 0),
-                    ],
+                    sm50::Inst::new(Form::MOV_R),
+                    &[(Field::Rd, d, 0), (Field::Rb, a, to.offset)],
                 );
                 self.push(i);
                 Ok(())
@@ -91,9 +87,9 @@ impl<'a> Lowerer<'a> {
         }
     }
 
-    /// The stack pointer as a `.local` address (an offset from the frame base R1), the
-    /// result of an `alloca` or `stacksave`: `IADD d, R0, -R1`, and `MOV d.hi, RZ` for a
-    /// 64-bit one.
+    /// The stack pointer as a `.local` address (absolute, as every `.local` address in a
+    /// register), the result of an `alloca` or `stacksave`: `MOV d, R0`, and `MOV d.hi, RZ`
+    /// for a 64-bit one.
     fn stack_address(&mut self, results: &[Value]) -> Result<(), LowerError> {
         let Some(&v) = results.first() else {
             return Err(LowerError::Internal(
@@ -109,10 +105,9 @@ impl<'a> Lowerer<'a> {
         let mut i = Sm50Inst::new(Role::Plain);
         let dop = i.def(d, kind == RegKind::B64);
         let a = i.op(Reg::Phys(DSP), OpSpec::use_());
-        let b = i.op(Reg::Phys(PhysReg::SP), OpSpec::use_());
         i.piece(
-            sm50::Inst::new(Form::IADD_R).with(Field::Negb, 1),
-            &[(Field::Rd, dop, 0), (Field::Ra, a, 0), (Field::Rb, b, 0)],
+            sm50::Inst::new(Form::MOV_R),
+            &[(Field::Rd, dop, 0), (Field::Rb, a, 0)],
         );
         if kind == RegKind::B64 {
             i.piece(sm50::Inst::new(Form::MOV_R), &[(Field::Rd, dop, 1)]);

@@ -23,6 +23,10 @@ impl<'a> Lowerer<'a> {
             // address; a 32-bit address (a 32-bit module) is one `MOV32I` (R_CUDA_ABS32_20).
             // A `.shared` one the linker places (`shared_relocs`): `MOV32I R0, 0x0` with
             // `R_CUDA_ABS24_20` (a shared address is below 2^24; a 64-bit one's high word 0).
+            if space == Some(Space::Local) {
+                let k = i64::from(self.var_offsets[var.as_u32() as usize]);
+                return self.lower_local_address(v, kind, k);
+            }
             let words: Option<&[RelocWord]> = match (space, kind) {
                 (Some(Space::Global), RegKind::B64) => Some(&[RelocWord::Lo, RelocWord::Hi]),
                 (Some(Space::Global), RegKind::B32) => Some(&[RelocWord::Abs32]),
@@ -552,7 +556,7 @@ impl<'a> Lowerer<'a> {
             s => return Err(self.unsupported(format!("cvta of the .{} space", s.name()))),
         };
         if space == Space::Local && dir == CvtaDir::ToGeneric {
-            if let Some(k) = self.known_constant(arg) {
+            if let Some(k) = self.frame_offset(arg) {
                 return self.lower_cvta_local_frame(v, ty, k);
             }
         }
@@ -560,23 +564,13 @@ impl<'a> Lowerer<'a> {
         let kind = kind_of(ty);
         let d = self.new_vreg(kind);
         let mut i = Sm50Inst::new(Role::Plain);
-        let local = space == Space::Local;
-        let dop = i.def(d, kind == RegKind::B64 || local);
+        let dop = i.def(d, kind == RegKind::B64);
         let aop = i.use_(a.vreg);
         let from = (dir == CvtaDir::FromGeneric) as u64;
         let add = sm50::Inst::new(Form::IADD_C)
             .with(Field::Cbo, window / 4)
             .with(Field::Negb, from);
         i.piece(add, &[(Field::Rd, dop, 0), (Field::Ra, aop, a.offset)]);
-        if local {
-            // A local-space address is an offset from the stack pointer R1 (see `address`).
-            let sp = i.op(Reg::Phys(PhysReg::SP), OpSpec::use_());
-            let add = sm50::Inst::new(Form::IADD_R).with(Field::Negb, from);
-            i.piece(
-                add,
-                &[(Field::Rd, dop, 0), (Field::Ra, dop, 0), (Field::Rb, sp, 0)],
-            );
-        }
         if kind == RegKind::B64 {
             i.piece(sm50::Inst::new(Form::MOV_R), &[(Field::Rd, dop, 1)]);
         }
@@ -634,6 +628,37 @@ impl<'a> Lowerer<'a> {
             let add = sm50::Inst::new(Form::IADD32I).with(Field::Imm, k as u64 & 0xffff_ffff);
             i.piece(add, &[(Field::Rd, dop, 0), (Field::Ra, dop, 0)]);
         }
+        if kind == RegKind::B64 {
+            i.piece(sm50::Inst::new(Form::MOV_R), &[(Field::Rd, dop, 1)]);
+        }
+        self.push(i);
+        self.set_loc(v, Loc { vreg: d, offset: 0 });
+        Ok(())
+    }
+
+    /// A `.local` variable's address `k` in the frame as a value: the absolute local address
+    /// `R1 + k` (`MOV d, R1` for 0, else `IADD32I d, R1, k`), the high word of a 64-bit one
+    /// zero, as ptxas 11.8 makes it (probe: `mov.u64 %rd, arr` passed to a subroutine is
+    /// `MOV R6, R1 ; MOV R7, RZ`, which the callee reads with `LDL [R6]`). A `.local`
+    /// address in a register is absolute in every function, so it names the same bytes in
+    /// a callee, whose R1 lies below its caller's.
+    pub(super) fn lower_local_address(
+        &mut self,
+        v: Value,
+        kind: RegKind,
+        k: i64,
+    ) -> Result<(), LowerError> {
+        let d = self.new_vreg(kind);
+        let mut i = Sm50Inst::new(Role::Plain);
+        let dop = i.def(d, kind == RegKind::B64);
+        let sp = i.op(Reg::Phys(PhysReg::SP), OpSpec::use_());
+        let inst = if k == 0 {
+            sm50::Inst::new(Form::MOV_R)
+        } else {
+            sm50::Inst::new(Form::IADD32I).with(Field::Imm, k as u64 & 0xffff_ffff)
+        };
+        let field = if k == 0 { Field::Rb } else { Field::Ra };
+        i.piece(inst, &[(Field::Rd, dop, 0), (field, sp, 0)]);
         if kind == RegKind::B64 {
             i.piece(sm50::Inst::new(Form::MOV_R), &[(Field::Rd, dop, 1)]);
         }
