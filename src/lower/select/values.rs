@@ -21,15 +21,15 @@ impl<'a> Lowerer<'a> {
             // ptxas's sequence for a `.global` variable: `MOV32I lo, 0x0` and `MOV32I hi, 0x0`,
             // which the loader patches (R_CUDA_ABS32_LO_20 / R_CUDA_ABS32_HI_20) with its
             // address; a 32-bit address (a 32-bit module) is one `MOV32I` (R_CUDA_ABS32_20).
-            // A `.shared` one under `-c` (`shared_relocs`): `MOV32I R0, 0x0` with
+            // A `.shared` one the linker places (`shared_relocs`): `MOV32I R0, 0x0` with
             // `R_CUDA_ABS24_20` (a shared address is below 2^24; a 64-bit one's high word 0).
             let words: Option<&[RelocWord]> = match (space, kind) {
                 (Some(Space::Global), RegKind::B64) => Some(&[RelocWord::Lo, RelocWord::Hi]),
                 (Some(Space::Global), RegKind::B32) => Some(&[RelocWord::Abs32]),
-                (Some(Space::Shared), RegKind::B64) if self.opts.shared_relocs => {
+                (Some(Space::Shared), RegKind::B64) if self.linker_shared(var) => {
                     Some(&[RelocWord::Shared, RelocWord::Zero])
                 }
-                (Some(Space::Shared), RegKind::B32) if self.opts.shared_relocs => {
+                (Some(Space::Shared), RegKind::B32) if self.linker_shared(var) => {
                     Some(&[RelocWord::Shared])
                 }
                 _ => None,
@@ -364,9 +364,9 @@ impl<'a> Lowerer<'a> {
         Ok(true)
     }
 
-    /// `ISETP.<cc>[.U32].AND p, PT, a, b, PT`; 64-bit compares combine three ISETPs through the
-    /// accumulator predicate: low words unsigned, then `hi == hi AND p`, then `hi <cc> hi OR p`
-    /// with the strict form of `<cc>`.
+    /// `ISETP.<cc>[.U32].AND p, PT, a, b, PT`. 64-bit equality combines two ISETPs through the
+    /// accumulator predicate (low words, then `hi <cc> hi AND/OR p`); the ordered 64-bit compares
+    /// are ptxas's `IADD RZ.CC, a.lo, -b.lo` then `ISETP.<cc>.X` on the high words.
     pub(super) fn lower_icmp(
         &mut self,
         v: Value,
@@ -406,7 +406,11 @@ impl<'a> Lowerer<'a> {
             i.piece(inst, &refs);
         } else {
             let al = self.reg(a)?;
+            let ordered = !matches!(cc, IntCC::Eq | IntCC::Ne);
             let bs = match self.src(b)? {
+                // An ordered compare keeps a constant whose high word fits ISETP's immediate
+                // (ptxas's `IADD32I RZ.CC, a.lo, -k.lo ; ISETP.<cc>.X p, PT, a.hi, k.hi, PT`).
+                Src::Imm(k) if ordered && fits_imm20(k >> 32) => Src::Imm(k),
                 Src::Imm(_) => Src::Reg(self.reg(b)?),
                 s => s,
             };
@@ -434,14 +438,35 @@ impl<'a> Lowerer<'a> {
                     piece(&mut i, 1, code, false, 1, true);
                 }
                 _ => {
-                    let strict = match code {
-                        3 => 1,
-                        6 => 4,
-                        c => c,
-                    };
-                    piece(&mut i, 0, code, false, 0, false);
-                    piece(&mut i, 1, 2, false, 0, true);
-                    piece(&mut i, 1, strict, signed, 1, true);
+                    // ptxas's ordered wide compare: `IADD RZ.CC, a.lo, -b.lo` leaves the low
+                    // words' borrow (CF) and equality (ZF) in CC, and `ISETP.<cc>.X` on the high
+                    // words folds them in. Two dependent instructions instead of the three
+                    // ISETPs of an accumulated compare (low, `hi ==`, strict `hi <cc>`); the
+                    // cost is CC, which only carry chains use and which is dead here at once.
+                    let mut refs = vec![(Field::Ra, aop, al.offset)];
+                    let lo = match bs {
+                        // a.lo + (2^32 - k.lo): CF is "no borrow", ZF "equal" (k.lo != 0).
+                        Src::Imm(k) if k as u32 != 0 => sm50::Inst::new(Form::IADD32I)
+                            .with(Field::Imm, u64::from((k as u32).wrapping_neg())),
+                        // k.lo = 0: `IADD RZ.CC, a.lo, -RZ` (~0 + 1 carries: never a borrow).
+                        Src::Imm(_) => sm50::Inst::new(Form::IADD_R).with(Field::Negb, 1),
+                        s => Self::with_b(
+                            &mut i,
+                            (Form::IADD_R, Form::IADD_C, Form::IADD_I),
+                            s,
+                            0,
+                            &mut refs,
+                        )
+                        .with(Field::Negb, 1),
+                    }
+                    .with(Field::Cc, 1);
+                    i.piece(lo, &refs);
+                    let mut refs = vec![(Field::Pd0, dop, 0), (Field::Ra, aop, al.offset + 1)];
+                    let hi = Self::with_b(&mut i, forms, bs, 1, &mut refs)
+                        .with(Field::Cmp, code)
+                        .with(Field::Sgn, signed as u64)
+                        .with(Field::X, 1);
+                    i.piece(hi, &refs);
                 }
             }
         }
