@@ -944,14 +944,14 @@ fn unsupported_forms_get_a_diagnostic() {
     for (inst, what, place) in [
         (
             "tex.grad.cube.v4.f32.f32 {%f2, %f3, %f4, %f5}, [t, {%f1, %f1, %f1, %f1}], \
-             {%f1, %f1, %f1, %f1}, {%f1, %f1, %f1, %f1};",
-            "tex.grad.cube",
+             {%f1, %f1, %f1, %f1}, {%f1, %f1, %f1, %f1}, {%r1, %r1};",
+            "tex.cube with offsets",
             "bad.ptx:12:2",
         ),
         (
             "tex.grad.acube.v4.f32.f32 {%f2, %f3, %f4, %f5}, [t, {%r1, %f1, %f1, %f1}], \
-             {%f1, %f1, %f1, %f1}, {%f1, %f1, %f1, %f1};",
-            "tex.grad.cube/acube",
+             {%f1, %f1, %f1, %f1}, {%f1, %f1, %f1, %f1}, {%r1, %r1};",
+            "tex.acube with offsets",
             "bad.ptx:12:2",
         ),
         (
