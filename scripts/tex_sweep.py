@@ -1,11 +1,23 @@
 #!/usr/bin/env python3
 """Sweep of the `tex` forms issue 21 still counts at 0 (helper texh): one generated PTX per
 form, tried on ptxas 11.8 (sm_50) and on leafold. Prints, per group, how many of the forms
-ptxas accepts leafold accepts, and with -v each form's outcome and ptxas's texture SASS.
+ptxas accepts leafold accepts, and of those how many have ptxas's texture instructions: the
+sequence of TEX/TEXS/TLD/TLDS/TLD4/TLD4S/TXD/TXQ lines of `cuobjdump -sass`, each reduced to
+its mnemonic with modifiers (the `.T`/`.P` phase aside) and its non-register operands (slot,
+dimension, mask), equal to ours. Each form that compiles but differs is listed with both
+sequences. With -v each form's outcome and ptxas's texture SASS.
 
-usage: scripts/tex_sweep.py LEAFOLD_BIN [-v] [-k GROUP]   (needs $LEAFOLD_ORACLE)
+usage: scripts/tex_sweep.py LEAFOLD_BIN [-v] [-k GROUP] [-H HANDLE] [--expect FILE]
+                           [--write-matching FILE]
+  -k GROUP, -H HANDLE    only this group of forms, only this way of naming the texture
+  --expect FILE          exit 1 unless every form named in FILE (one `name_handle` a line, `#`
+                         comments) compiles on both sides with ptxas's texture instructions
+                         (`tests/tex_sweep_mnemonics.rs` runs this)
+  --write-matching FILE  write the forms that match now, in that format
+(needs $LEAFOLD_ORACLE)
 """
 import os, subprocess, sys, tempfile, itertools
+from concurrent.futures import ThreadPoolExecutor
 
 ORACLE = os.environ.get("LEAFOLD_ORACLE", "/root/.cache/leafold/oracle/bin")
 
@@ -98,12 +110,22 @@ def forms():
             add("grad_quad", "grad_quad_%s%s" % (shape, "_dc" if dc else ""), t)
     return out
 
+# How the texture is named: a `.texref` (`ref`), a texture object parameter (`obj`), a handle
+# loaded from memory (`reg`); with `.texmode_independent` and a sampler: a `.texref` and a
+# `.samplerref` (`pair`), texture and sampler handles in registers (`regpair`).
+HANDLES = ["ref", "obj", "reg", "pair", "regpair"]
+
 def ptx(name, inst, handle):
-    t = "t" if handle == "ref" else "%rd5"
+    t = {"ref": "t", "pair": "t, s", "regpair": "%rd5, %rd6"}.get(handle, "%rd5")
     inst = inst.replace("T,", t + ",").replace("D,", "{%f10, %f11, %f12, %f13},")
     if ".v4.s32" in inst:
         inst = inst.replace("{%f10, %f11, %f12, %f13}", "{%r10, %r11, %r12, %r13}")
     h = "ld.param.u64 %rd5, [h];" if handle != "reg" else "ld.global.u64 %rd5, [%rd1];"
+    if handle == "regpair":
+        h += "\n  ld.param.u64 %rd6, [sh];"
+    target = "sm_50, texmode_independent" if handle in ("pair", "regpair") else "sm_50"
+    sampler = ".global .samplerref s = { filter_mode = linear, addr_mode_0 = wrap };\n" \
+        if handle == "pair" else ""
     regs = []
     for b in ["ro", "gix", "giy"]:
         for k in range(1, 5):
@@ -112,10 +134,10 @@ def ptx(name, inst, handle):
         for k in range(1, 5):
             regs.append("  .reg .f32 %%%s%d;\n  mov.b32 %%%s%d, %%f1;" % (b, k, b, k))
     return f""".version 7.8
-.target sm_50
+.target {target}
 .address_size 64
 .global .texref t;
-.visible .entry {name}(.param .u64 out, .param .u64 h)
+{sampler}.visible .entry {name}(.param .u64 out, .param .u64 h, .param .u64 sh)
 {{
   .reg .f32 %f<16>;
   .reg .b32 %r<16>;
@@ -144,42 +166,97 @@ def ptx(name, inst, handle):
 }}
 """
 
+TEX_OPS = ("TEX", "TLD", "TXD", "TXQ")
+
+def texture_ops(cubin):
+    """The texture lines of `cuobjdump -sass CUBIN`, reduced (module doc)."""
+    s = subprocess.run([ORACLE + "/cuobjdump", "-sass", cubin], capture_output=True, text=True).stdout
+    out = []
+    for x in s.splitlines():
+        if "/*0" not in x or "*/" not in x:
+            continue
+        t = x.split("*/", 1)[1].split("/*")[0].strip().strip("{}").strip().rstrip(";").strip()
+        if t.startswith("@"):
+            t = t.split(None, 1)[1]
+        if not t.startswith(TEX_OPS):
+            continue
+        mn, _, rest = t.partition(" ")
+        mn = mn.replace(".T", "").replace(".P", "") if mn.endswith((".T", ".P")) else mn
+        ops = [o.strip() for o in rest.split(",")]
+        ops = [o for o in ops if o and not (o == "RZ" or (o[0] == "R" and o[1:].isdigit()))]
+        out.append(" ".join([mn] + ops))
+    return out
+
+def run_form(d, g, name, inst, handle, leafold):
+    """(group, form name, ptxas ok, leafold ok, ptxas's texture ops, ours, ptxas's SASS, our error)."""
+    form = f"{name}_{handle}"
+    f = os.path.join(d, form + ".ptx")
+    open(f, "w").write(ptx(name, inst, handle))
+    p = subprocess.run([ORACLE + "/ptxas", "-arch=sm_50", f, "-o", f + ".p.cubin"],
+                       capture_output=True, text=True)
+    l = subprocess.run([leafold, "compile", "-arch=sm_50", f, "-o", f + ".l.cubin"],
+                       capture_output=True, text=True)
+    pok, lok = p.returncode == 0, l.returncode == 0
+    theirs = texture_ops(f + ".p.cubin") if pok else None
+    ours = texture_ops(f + ".l.cubin") if lok else None
+    err = (l.stderr.strip().splitlines() or [""])[-1][:150] if not lok else ""
+    perr = (p.stderr.strip().splitlines() or [""])[0][:120] if not pok else ""
+    return (g, form, pok, lok, theirs, ours, err, perr, f)
+
 def main():
     leafold = sys.argv[1]
     verbose = "-v" in sys.argv
-    only = sys.argv[sys.argv.index("-k") + 1] if "-k" in sys.argv else None
+    arg = lambda k: sys.argv[sys.argv.index(k) + 1] if k in sys.argv else None
+    only, hsel = arg("-k"), arg("-H")
+    expect, write = arg("--expect"), arg("--write-matching")
     tab = {}
     d = tempfile.mkdtemp(prefix="texsweep")
-    for g, name, inst in forms():
-        if only and g != only:
-            continue
-        for handle in ["ref", "obj", "reg"]:
-            f = os.path.join(d, f"{name}_{handle}.ptx")
-            open(f, "w").write(ptx(name, inst, handle))
-            p = subprocess.run([ORACLE + "/ptxas", "-arch=sm_50", f, "-o", f + ".p.cubin"],
-                               capture_output=True, text=True)
-            pok = p.returncode == 0
-            l = subprocess.run([leafold, "compile", "-arch=sm_50", f, "-o", f + ".l.cubin"],
-                               capture_output=True, text=True)
-            lok = l.returncode == 0
-            t = tab.setdefault(g, [0, 0, 0])
-            t[2] += 1
+    jobs = [(g, name, inst, handle) for g, name, inst in forms() if not only or g == only
+            for handle in HANDLES if not hsel or handle == hsel]
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as ex:
+        results = list(ex.map(lambda j: run_form(d, *j, leafold), jobs))
+    matching, differing = [], []
+    for g, form, pok, lok, theirs, ours, err, perr, f in results:
+        t = tab.setdefault(g, [0, 0, 0, 0])
+        t[3] += 1
+        if pok:
+            t[0] += 1
+            t[1] += lok
+            if lok and theirs == ours:
+                t[2] += 1
+                matching.append(form)
+            elif lok:
+                differing.append((form, theirs, ours))
+        if verbose:
             if pok:
-                t[0] += 1
-                t[1] += lok
-            if verbose:
-                sass = ""
-                if pok:
-                    s = subprocess.run([ORACLE + "/cuobjdump", "-sass", f + ".p.cubin"],
-                                       capture_output=True, text=True).stdout
-                    sass = "; ".join(x.split("*/")[1].strip().rstrip(";").strip()
-                                     for x in s.splitlines()
-                                     if "/*0" in x and any(m in x for m in
-                                        ("TEX", "TLD", "TXD", "SAM", "RAM", "FSWZ", "SHFL")))
-                err = "" if lok or not pok else " | " + (l.stderr.strip().splitlines() or [""])[-1][:150]
-                print(f"{name}_{handle}: ptxas={'ok' if pok else 'NO'} leafold={'ok' if lok else 'NO'}{err}\n    {sass}"
-                      if pok else f"{name}_{handle}: ptxas NO ({(p.stderr.strip().splitlines() or [''])[0][:120]})")
-    for g, (p, l, n) in tab.items():
-        print(f"{g}: {l}/{p} (of {n} generated)")
+                print(f"{form}: ptxas=ok leafold={'ok' if lok else 'NO'}{' | ' + err if err else ''}\n"
+                      f"    ptxas: {'; '.join(theirs)}" + (f"\n    ours:  {'; '.join(ours)}" if lok else ""))
+            else:
+                print(f"{form}: ptxas NO ({perr})")
+    for form, theirs, ours in differing:
+        print(f"DIFFERS {form}:\n    ptxas: {'; '.join(theirs)}\n    ours:  {'; '.join(ours)}")
+    tot = [0, 0, 0, 0]
+    for g, v in tab.items():
+        print(f"{g}: compile {v[1]}/{v[0]}, ptxas's texture instructions {v[2]}/{v[1]} (of {v[3]} generated)")
+        tot = [a + b for a, b in zip(tot, v)]
+    print(f"total: compile {tot[1]}/{tot[0]}, ptxas's texture instructions {tot[2]}/{tot[1]} (of {tot[3]} generated)")
+    if write:
+        with open(write, "w") as out:
+            out.write("# tex_sweep.py forms whose texture instructions equal ptxas 11.8's (--write-matching)\n")
+            out.write("".join(m + "\n" for m in sorted(matching)))
+    if expect:
+        want = [x.strip() for x in open(expect) if x.strip() and not x.startswith("#")]
+        if only or hsel:
+            names = {f"{n}_{h}" for g, n, i in forms() if not only or g == only
+                     for h in HANDLES if not hsel or h == hsel}
+            want = [w for w in want if w in names]
+        lost = sorted(set(want) - set(matching))
+        for w in lost:
+            print(f"REGRESSED {w}")
+        unknown = sorted(set(want) - {f"{n}_{h}" for g, n, i in forms() for h in HANDLES})
+        for w in unknown:
+            print(f"UNKNOWN FORM {w}")
+        if lost or unknown:
+            sys.exit(1)
 
 main()

@@ -450,6 +450,32 @@ pub fn quad_gradient(c: f32, d: f32) -> f32 {
     quad_delta(0.0 + c, c + d)
 }
 
+/// The direction and level of detail a quad-emulated `tex.grad.cube`/`.acube` hands the unit
+/// (`lower::select::tex::quad`, as ptxas 11.8 writes it): lane `k` of the quad holds the
+/// direction `c` plus `dPdx` where `k & 1` and plus `dPdy` where `k & 2`, each addition an
+/// `FSWZADD` (`g + v`, or `0 + v` where it adds nothing), then projected ([`cube_project`]);
+/// the unit samples at lane 0's direction with the differences ([`quad_delta`]) to lanes 1
+/// (x) and 2 (y) as the gradients.
+pub fn quad_cube_gradient(c: [f32; 3], dx: [f32; 3], dy: [f32; 3]) -> ([f32; 3], Lod) {
+    let lane = |k: usize| {
+        let mut v = c;
+        for (j, v) in v.iter_mut().enumerate() {
+            *v = if k & 1 != 0 { dx[j] + *v } else { 0.0 + *v };
+            *v = if k & 2 != 0 { dy[j] + *v } else { 0.0 + *v };
+        }
+        cube_project(v)
+    };
+    let (p0, p1, p2) = (lane(0), lane(1), lane(2));
+    let delta = |p: [f32; 3]| [0, 1, 2].map(|j| quad_delta(p0[j], p[j]));
+    (
+        p0,
+        Lod::Grad {
+            dx: delta(p1),
+            dy: delta(p2),
+        },
+    )
+}
+
 /// One `tex`/`tld4` with float coordinates.
 #[derive(Clone, Copy, Debug, PartialEq, Default)]
 pub struct SampleQuery {

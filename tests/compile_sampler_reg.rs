@@ -76,6 +76,17 @@ const CASES: &[(&str, &str, &str)] = &[
         "tex.a2d.v4.f32.s32 D, [%rd5, %rd6, {%r5, %r6, %r7, %r7}];",
         "TEX.B.LZ ",
     ),
+    // With offsets too: converted and sampled (`TEX.B.LZ.AOFFI`, the offsets 4-bit packed).
+    (
+        "sreg_tex_off_2d_s32",
+        "tex.2d.v4.f32.s32 D, [%rd5, %rd6, {%r6, %r7}], {%r5, %r7};",
+        "TEX.B.LZ.AOFFI ",
+    ),
+    (
+        "sreg_tex_off_a2d_s32",
+        "tex.a2d.v4.f32.s32 D, [%rd5, %rd6, {%r5, %r6, %r7, %r7}], {%r7, %r5};",
+        "TEX.B.LZ.AOFFI ",
+    ),
 ];
 
 fn ptx(name: &str, inst: &str) -> String {
@@ -206,18 +217,21 @@ fn oracle_prints_our_listing_and_ptxas_picks_the_same_instructions() {
     }
 }
 
-/// `tex.1d` and integer coordinates with options (a level, offsets) through handles in
-/// registers were not probed against ptxas: refused by name, with file, line and column.
+/// `tex.1d` with float coordinates and options (a level, offsets) through handles in
+/// registers (ptxas 11.8 keeps it 1D: `TXD.B.AOFFI 1D`, `TEX.B.DC.NDV 1D`) is refused by
+/// name, with file, line and column. (Integer coordinates with options are lowered: the
+/// cases above, and every form of `scripts/tex_sweep.py -H regpair`,
+/// `tests/tex_sweep_mnemonics.rs`.)
 #[test]
-fn options_on_1d_and_integer_coordinates_through_register_handles_are_refused() {
+fn options_on_float_1d_through_register_handles_are_refused() {
     for (inst, what) in [
         (
             "tex.level.1d.v4.f32.f32 D, [%rd5, %rd6, {%f3}], %f4;",
             "tex.1d with a level, gradients, offsets or a reference through texture and sampler handles in registers",
         ),
         (
-            "tex.2d.v4.f32.s32 D, [%rd5, %rd6, {%r6, %r7}], {%r5, %r5};",
-            "integer coordinates with a level, gradients, offsets or a reference through texture and sampler handles in registers",
+            "tex.grad.1d.v4.f32.f32 D, [%rd5, %rd6, {%f3}], {%f4}, {%f5}, %r5;",
+            "tex.1d with a level, gradients, offsets or a reference through texture and sampler handles in registers",
         ),
     ] {
         let text = ptx("k", inst);

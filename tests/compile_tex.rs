@@ -329,27 +329,29 @@ fn code_is_hazard_free_and_uses_the_short_forms() {
 
 #[test]
 fn unsupported_shapes_get_a_diagnostic() {
-    // Cube maps are lowered (tests/compile_tex2.rs) but not their gradients.
+    // Cube maps and their gradients are lowered (tests/compile_tex2.rs), not with offsets
+    // (ptxas 11.8: "Illegal modifier '.cube' for instruction 'tex.grad'").
     for (shape, coords) in [
         (
             "grad.cube",
-            "{%f1, %f1, %f1, %f1}], {%f1, %f1, %f1, %f1}, {%f1, %f1, %f1, %f1",
+            "{%f1, %f1, %f1, %f1}], {%f1, %f1, %f1, %f1}, {%f1, %f1, %f1, %f1}, {%r1, %r1}",
         ),
         (
             "grad.acube",
-            "{%r1, %f1, %f1, %f1}], {%f1, %f1, %f1, %f1}, {%f1, %f1, %f1, %f1",
+            "{%r1, %f1, %f1, %f1}], {%f1, %f1, %f1, %f1}, {%f1, %f1, %f1, %f1}, {%r1, %r1}",
         ),
     ] {
         let ptx = format!(
             ".version 7.8\n.target sm_50\n.address_size 64\n.global .texref t;\n\
              .visible .entry k(.param .u64 out)\n{{\n .reg .f32 %f<8>;\n .reg .b32 %r<4>;\n .reg .b64 %rd<2>;\n\
              \x20mov.f32 %f1, 0f3F000000;\n mov.u32 %r1, 1;\n\
-             \x20tex.{shape}.v4.f32.f32 {{%f2, %f3, %f4, %f5}}, [t, {coords}];\n\
+             \x20tex.{shape}.v4.f32.f32 {{%f2, %f3, %f4, %f5}}, [t, {coords};\n\
              \x20ld.param.u64 %rd1, [out];\n st.global.f32 [%rd1], %f2;\n ret;\n}}\n"
         );
         let e = compile(&ptx, &opts("bad")).unwrap_err();
         let text = leafold::error::render_all(&e.0);
-        assert!(text.contains(&format!("tex.{shape}")), "{text}");
+        let form = format!("tex.{} with offsets", &shape[5..]);
+        assert!(text.contains(&form), "{text}");
         assert!(text.contains("bad.ptx:12:"), "{text}");
     }
 }

@@ -944,14 +944,14 @@ fn unsupported_forms_get_a_diagnostic() {
     for (inst, what, place) in [
         (
             "tex.grad.cube.v4.f32.f32 {%f2, %f3, %f4, %f5}, [t, {%f1, %f1, %f1, %f1}], \
-             {%f1, %f1, %f1, %f1}, {%f1, %f1, %f1, %f1};",
-            "tex.grad.cube",
+             {%f1, %f1, %f1, %f1}, {%f1, %f1, %f1, %f1}, {%r1, %r1};",
+            "tex.cube with offsets",
             "bad.ptx:12:2",
         ),
         (
             "tex.grad.acube.v4.f32.f32 {%f2, %f3, %f4, %f5}, [t, {%r1, %f1, %f1, %f1}], \
-             {%f1, %f1, %f1, %f1}, {%f1, %f1, %f1, %f1};",
-            "tex.grad.cube/acube",
+             {%f1, %f1, %f1, %f1}, {%f1, %f1, %f1, %f1}, {%r1, %r1};",
+            "tex.acube with offsets",
             "bad.ptx:12:2",
         ),
         (
@@ -1058,7 +1058,68 @@ fn quad_grad_cases() -> Vec<Case> {
     x.name += "_x";
     x.read = Read::X;
     v.push(x);
+    v.extend(cube_grad_cases());
     v
+}
+
+/// `tex.grad.cube`/`.acube` (with and without a reference): emulated across the quad as
+/// the other forms, each lane's perturbed direction projected (FMNMX/MUFU.RCP/FMUL) before
+/// `TEX.NDV`. The direction of [`cube_cases`] (every face, ties, the layer past the last)
+/// with gradients that differ per lane and reach across levels (16×16 faces, 3 levels).
+fn cube_grad_cases() -> Vec<Case> {
+    const ALL: &[Handle] = &[Handle::Ref, Handle::Obj, Handle::Reg];
+    const DIR: &str = "sub.f32 %f14, %f7, 0f41000000;\n  cvt.rn.f32.s32 %f15, %r6;\n  \
+                       cvt.rn.f32.s32 %f5, %r7;\n  ";
+    let table: Vec<LodRow> = vec![
+        (
+            "qgrad_cube",
+            "tex.grad.cube.v4.f32.f32 D, [T, {%f14, %f15, %f5, %f5}], {%f7, %f8, %f9, %f9}, {%f8, %f9, %f7, %f7};",
+            "cube",
+            ALL,
+            "TEX.NDV ",
+            "TEX.B.NDV ",
+        ),
+        (
+            "qgrad_acube",
+            "tex.grad.acube.v4.f32.f32 D, [T, {%r5, %f14, %f15, %f5}], {%f9, %f7, %f8, %f8}, {%f7, %f7, %f9, %f9};",
+            "acube",
+            ALL,
+            "TEX.NDV ",
+            "TEX.B.NDV ",
+        ),
+        (
+            "qgrad_dc_cube",
+            "tex.grad.cube.v4.f32.f32 D, [T, {%f14, %f15, %f5, %f5}], {%f7, %f8, %f9, %f9}, {%f8, %f9, %f7, %f7}, %f6;",
+            "cube",
+            ALL,
+            "TEX.DC.NDV ",
+            "TEX.B.DC.NDV ",
+        ),
+        (
+            "qgrad_dc_acube",
+            "tex.grad.acube.v4.f32.f32 D, [T, {%r5, %f14, %f15, %f5}], {%f7, %f8, %f9, %f9}, {%f8, %f9, %f7, %f7}, %f6;",
+            "acube",
+            ALL,
+            "TEX.DC.NDV ",
+            "TEX.B.DC.NDV ",
+        ),
+    ];
+    let mut v = row_cases(table, "tex_", DIR, |_| true);
+    // Two components (the mask; two result words shuffled per pass).
+    let mut xw = v[3].clone();
+    xw.name += "_xw";
+    xw.read = Read::Xw;
+    v.push(xw);
+    v
+}
+
+/// Listings of the quad-emulated cube gradients (read when accepted: per pass the
+/// FSWZADD.NDV pairs on x, y, z, then FMNMX |x|,|y|; FMNMX m,|z|; MUFU.RCP; three FMULs
+/// before TEX.NDV on CUBE/ARRAY_CUBE, the layer in q.0 for the array).
+#[test]
+fn quad_grad_cube_listings_snapshot() {
+    let text = listings(&["tex_qgrad_cube_ref", "tex_qgrad_dc_acube_reg"]);
+    insta::assert_snapshot!("tex2_quad_grad_cube_listings", text);
 }
 
 /// Listings of the quad-emulated gradients (read when accepted: per pass SAM, the SHFL.IDX

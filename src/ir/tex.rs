@@ -237,6 +237,20 @@ impl TexShape {
             TexShape::D3 => 3,
         }
     }
+
+    /// The elements of each `tex.grad` gradient: [`dims`](Self::dims), but a cube map's
+    /// gradients are derivatives of its 3-component direction.
+    pub fn grad_dims(self) -> usize {
+        match self {
+            TexShape::Cube | TexShape::ACube => 3,
+            other => other.dims(),
+        }
+    }
+
+    /// `.cube` or `.acube`.
+    pub fn is_cube(self) -> bool {
+        matches!(self, TexShape::Cube | TexShape::ACube)
+    }
 }
 
 impl TexOp {
@@ -274,7 +288,7 @@ impl TexOp {
                 let lod = match lod {
                     TexLod::Base => 0,
                     TexLod::Level => 1,
-                    TexLod::Grad => 2 * d,
+                    TexLod::Grad => 2 * shape.grad_dims(),
                 };
                 shape.coords() + d * usize::from(offset) + usize::from(depth) + lod
             }
@@ -403,6 +417,17 @@ pub fn param_cbank_offset(param_offset: u32) -> u32 {
 /// `.u32` (a negative one is a huge index, clamped like any other past the last layer).
 /// A cube direction comes back projected as ptxas projects it.
 fn layer_and_coords(shape: TexShape, words: &[u64]) -> (i32, [u32; 3]) {
+    let (layer, c) = layer_and_raw_coords(shape, words);
+    if shape.is_cube() {
+        // The direction as ptxas's projection hands it to the unit (texture::cube_project).
+        let v = crate::texture::cube_project(c.map(f32::from_bits));
+        return (layer, v.map(f32::to_bits));
+    }
+    (layer, c)
+}
+
+/// [`layer_and_coords`] without the cube projection (the operands as PTX gives them).
+fn layer_and_raw_coords(shape: TexShape, words: &[u64]) -> (i32, [u32; 3]) {
     let word = |k: usize| words.get(k).map_or(0, |&v| v as u32);
     let (layer, first) = if shape.is_array() {
         (word(0).min(i32::MAX as u32) as i32, 1)
@@ -411,13 +436,7 @@ fn layer_and_coords(shape: TexShape, words: &[u64]) -> (i32, [u32; 3]) {
     };
     let n = shape.coords() - first;
     let c = |k: usize| if k < n { word(first + k) } else { 0 };
-    let c = [c(0), c(1), c(2)];
-    if matches!(shape, TexShape::Cube | TexShape::ACube) {
-        // The direction as ptxas's projection hands it to the unit (texture::cube_project).
-        let v = crate::texture::cube_project(c.map(f32::from_bits));
-        return (layer, v.map(f32::to_bits));
-    }
-    (layer, c)
+    (layer, [c(0), c(1), c(2)])
 }
 
 /// What a texture instruction returns ([`TexOp::results`] words), for `ir::eval`: `args` are
@@ -531,7 +550,13 @@ pub fn eval(
             depth,
             ..
         } => {
-            let (layer, c) = layer_and_coords(shape, coords);
+            // A cube direction with gradients is projected per quad lane below.
+            let cube_grad = shape.is_cube() && lod == TexLod::Grad;
+            let (layer, mut c) = if cube_grad {
+                layer_and_raw_coords(shape, coords)
+            } else {
+                layer_and_coords(shape, coords)
+            };
             let d = shape.dims();
             let mut next = shape.coords();
             let mut off = [0i32; 3];
@@ -547,9 +572,19 @@ pub fn eval(
             } else {
                 None
             };
+            // Integer coordinates with offsets alone through a sampler are sampled as
+            // floats (`samples_integer_coords`; `I2F.F32.S32`, not the layer) at level 0.
+            let through_sampler =
+                int_coords && lod == TexLod::Base && samples_integer_coords(handle, shape);
+            if through_sampler {
+                let n = shape.coords() - usize::from(shape.is_array());
+                for w in &mut c[..n] {
+                    *w = (*w as i32 as f32).to_bits();
+                }
+            }
             // `.grad` with integer coordinates samples at the floats whose bits they are
             // (module essay), the float path below.
-            if int_coords && lod != TexLod::Grad {
+            if int_coords && lod != TexLod::Grad && !through_sampler {
                 let level = if lod == TexLod::Level {
                     word(next) as i32
                 } else {
@@ -563,6 +598,16 @@ pub fn eval(
             let lod = match lod {
                 TexLod::Base => crate::texture::Lod::Base,
                 TexLod::Level => crate::texture::Lod::Level(g(0)),
+                TexLod::Grad if cube_grad => {
+                    // ptxas 11.8 emulates them across the quad and projects each lane's
+                    // perturbed direction (`texture::quad_cube_gradient`).
+                    let dx = [0, 1, 2].map(g);
+                    let dy = [3, 4, 5].map(g);
+                    let (p, lod) =
+                        crate::texture::quad_cube_gradient(c.map(f32::from_bits), dx, dy);
+                    c = p.map(f32::to_bits);
+                    lod
+                }
                 TexLod::Grad => {
                     let mut dx = [0f32; 3];
                     let mut dy = [0f32; 3];
@@ -739,9 +784,9 @@ fn result_kind(result: TexType) -> crate::texture::ResultKind {
     }
 }
 
-/// Whether a `tex` with integer coordinates and no options on `shape` through `handle`
-/// samples them through a sampler as floats (`I2F.F32.S32`, then `TEXS.LZ` or `TEX.B.LZ`:
-/// ptxas 11.8) instead of fetching texels: a combined handle in a register on every shape
+/// Whether a `tex` with integer coordinates and no options (or offsets alone: then
+/// `TEX{.B}.LZ.AOFFI`) on `shape` through `handle` samples them through a sampler as floats
+/// (`I2F.F32.S32`, then `TEXS.LZ` or `TEX.B.LZ`: ptxas 11.8) instead of fetching texels: a combined handle in a register on every shape
 /// but 1d, a `.texref`/`.samplerref` pair on 2d, 3d and a2d (1d and a1d stay `TLDS.LZ` /
 /// `TLD.LZ` there).
 pub fn samples_integer_coords(handle: TexHandle, shape: TexShape) -> bool {

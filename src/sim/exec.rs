@@ -128,19 +128,29 @@ enum State {
     Done,
 }
 
-/// The general registers of a warp as they were when an instruction began: what a lane reads
-/// from another lane's register (a texture unit's quad handle) after earlier lanes of the same
-/// instruction have written their results. Empty where nothing will be read.
-#[derive(Default)]
-pub(super) struct Regs(Vec<u32>);
+/// One general register of every lane of a warp as it was when an instruction began: what a
+/// lane reads from another lane's register (a texture unit's quad handle) after earlier lanes
+/// of the same instruction may have written their results over it. 32 words, not the whole
+/// register file: a `.B` fetch reads its handle register only. Unused (RZ) by slot.
+pub(super) struct Regs {
+    reg: u64,
+    words: [u32; 32],
+}
+
+impl Default for Regs {
+    fn default() -> Regs {
+        Regs {
+            reg: RZ,
+            words: [0; 32],
+        }
+    }
+}
 
 impl Regs {
+    /// Register `reg` (the one held) of `lane` as it was.
     pub(super) fn r(&self, reg: u64, lane: usize) -> u32 {
-        if reg >= RZ {
-            0
-        } else {
-            self.0[reg as usize * 32 + lane]
-        }
+        debug_assert_eq!(reg, self.reg, "Regs holds R{} only", self.reg);
+        self.words[lane]
     }
 }
 
@@ -164,9 +174,12 @@ pub(super) struct Warp {
 }
 
 impl Warp {
-    /// A copy of the general registers as they are now (see [`Regs`]).
-    pub(super) fn regs_copy(&self) -> Regs {
-        Regs(self.regs.clone())
+    /// Register `reg` of every lane as it is now (see [`Regs`]).
+    pub(super) fn held(&self, reg: u64) -> Regs {
+        Regs {
+            reg,
+            words: std::array::from_fn(|l| self.r(reg, l)),
+        }
     }
 
     pub(super) fn r(&self, reg: u64, lane: usize) -> u32 {

@@ -376,9 +376,16 @@ impl Sim<'_> {
         }
         // (the quad leaders' handles as the instruction found them; none by slot)
         let held = if bound.is_none() {
-            w.regs_copy()
+            w.held(rb)
         } else {
             Regs::default()
+        };
+        // `.NDV`: every lane's coordinates as the instruction found them (the results of
+        // the lanes before may overwrite them: ptxas's `TEX.NDV q, q`).
+        let found: Vec<[u32; 3]> = if ndv {
+            (0..32).map(|m| coords_of(w, m).1).collect()
+        } else {
+            Vec::new()
         };
         for l in lanes(exec) {
             let mut b = rb;
@@ -415,7 +422,7 @@ impl Sim<'_> {
                 }
                 if ndv {
                     // The differences to the x and y neighbours (texture::quad_delta).
-                    let at = |m: usize| coords_of(w, m).1.map(f32::from_bits);
+                    let at = |m: usize| found[m].map(f32::from_bits);
                     let (x0, x1, y0, y1) = (at(l & !1), at(l | 1), at(l & !2), at(l | 2));
                     let mut dx = [0f32; 3];
                     let mut dy = [0f32; 3];
@@ -473,7 +480,7 @@ impl Sim<'_> {
         let next = next_reg;
         // (the quad leaders' handles as the instruction found them; none by slot)
         let held = if bound.is_none() {
-            w.regs_copy()
+            w.held(ra)
         } else {
             Regs::default()
         };
@@ -562,7 +569,7 @@ impl Sim<'_> {
         let (ra, rd) = (f(i, Field::Ra), f(i, Field::Rd));
         let next = |r: u64| if r >= 255 { 255 } else { r + 1 };
         // (the quad leaders' handles as the instruction found them)
-        let held = w.regs_copy();
+        let held = w.held(ra);
         for l in lanes(exec) {
             let h = u64::from(quad_handle(&held, ra, l, exec));
             // A texture object, else a surface object (`suq`; see `slot_queried`).
@@ -623,7 +630,7 @@ impl Sim<'_> {
         let mut out = Vec::with_capacity(32);
         // (the quad leaders' handles as the instruction found them; none by slot)
         let held = if bound.is_none() {
-            w.regs_copy()
+            w.held(rb)
         } else {
             Regs::default()
         };

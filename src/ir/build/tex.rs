@@ -200,13 +200,6 @@ impl FnBuilder<'_, '_> {
         if matches!(shape, TexShape::Cube | TexShape::ACube) && int_coords {
             return self.unsupported(ins, "cube textures take .f32 coordinates");
         }
-        if matches!(shape, TexShape::Cube | TexShape::ACube) && lod == TexLod::Grad {
-            return self.unsupported(
-                ins,
-                "leafold does not lower tex.grad.cube/acube (ptxas emulates the gradients with \
-                 four quad-shuffled TEX.NDV fetches)",
-            );
-        }
         let ops = &ins.operands[..];
         let (t, samp, items, span) = self.tex_operands(ins, 6)?;
         // PTX before ISA 2.x (and ptxas 11.8 still) takes four coordinates for every shape;
@@ -227,19 +220,17 @@ impl FnBuilder<'_, '_> {
         if !plain && samp.is_some_and(|s| self.sampler_in_register(t, s)) {
             // Without options ptxas keeps tex.1d `TEX.B ... 1D` and samples integer
             // coordinates through the sampler (`I2F.F32.S32`, `TEX.B.LZ`): `TexHandle::
-            // Combined`. With a level, gradients, offsets or a reference it was not probed.
-            if shape == TexShape::D1 {
+            // Combined`. With options (ptxas 11.8, `scripts/tex_sweep.py -H regpair`):
+            // integer coordinates with offsets alone are sampled as floats on every shape
+            // but 1d (`TEX.B.LZ.AOFFI`, `ir::tex::samples_integer_coords`); with a level or
+            // gradients, and 1d's, they are fetched or sampled as through a texture object
+            // alone (`TLD.B.LZ.AOFFI`/`TLD.B.LL.CL` 1D, `TXD.B`, `TEX.B.NDV`). Float tex.1d
+            // stays 1D with options (`TXD.B.AOFFI 1D`, `TEX.B.DC.NDV 1D`): not lowered.
+            if shape == TexShape::D1 && !int_coords {
                 return self.unsupported(
                     ins,
                     "leafold does not lower tex.1d with a level, gradients, offsets or a \
                      reference through texture and sampler handles in registers",
-                );
-            }
-            if int_coords {
-                return self.unsupported(
-                    ins,
-                    "leafold does not lower integer coordinates with a level, gradients, \
-                     offsets or a reference through texture and sampler handles in registers",
                 );
             }
         }
@@ -277,6 +268,14 @@ impl FnBuilder<'_, '_> {
                 // reference is the operand before the two gradients.
                 args.remove(args.len() - 3);
                 depth = false;
+            }
+            if offset && shape.is_cube() {
+                // ptxas 11.8 on tex.grad.cube: "Illegal modifier '.cube' for instruction
+                // 'tex.grad'"; the other cube forms with offsets were not probed.
+                return self.unsupported(
+                    ins,
+                    &format!("leafold does not lower tex.{} with offsets", shape.name()),
+                );
             }
             if depth && shape == TexShape::D3 {
                 // ptxas 11.8: "Illegal modifier '.3d' for instruction 'tex'".
@@ -376,7 +375,7 @@ impl FnBuilder<'_, '_> {
         let (tail_ops, opts) = extra.split_at(tail);
         let d = shape.dims();
         // A vector of `d` elements (3-element ones padded to 4), or a scalar when d = 1.
-        let elems = |o: &Operand| -> Option<Vec<Operand>> {
+        let elems = |o: &Operand, d: usize| -> Option<Vec<Operand>> {
             match o {
                 Operand::Vector(items, _) if items.len() == d || (d == 3 && items.len() == 4) => {
                     Some(items[..d].to_vec())
@@ -390,7 +389,7 @@ impl FnBuilder<'_, '_> {
         for o in opts {
             match o {
                 Operand::Vector(..) if !offset && !depth => {
-                    let Some(items) = elems(o) else {
+                    let Some(items) = elems(o, d) else {
                         self.error(o.span(), format!("the tex offset vector has {d} elements"));
                         return None;
                     };
@@ -420,8 +419,10 @@ impl FnBuilder<'_, '_> {
                 args.push(self.read(&tail_ops[0], Type::I32, Some(it))?);
             }
             TexLod::Grad => {
+                // A cube map's gradients have 3 elements (padded to 4).
+                let d = shape.grad_dims();
                 for g in tail_ops {
-                    let Some(items) = elems(g) else {
+                    let Some(items) = elems(g, d) else {
                         self.error(g.span(), format!("a tex.grad gradient has {d} elements"));
                         return None;
                     };

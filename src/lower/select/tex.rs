@@ -238,12 +238,13 @@ impl<'a> Lowerer<'a> {
         {
             return self.lower_tex_lod_paired_1d(results, op, tid, coords);
         }
-        if let TexOp::SampleLod { .. } = op {
+        if let TexOp::SampleLod { shape, .. } = op {
+            let sampler = tex::samples_integer_coords(handle, shape);
             let handle = match slot {
                 Some(tid) => TexSlot::Bound(tid),
                 None => TexSlot::Register(args[0]),
             };
-            return self.lower_tex_lod(results, op, handle, coords);
+            return self.lower_tex_lod(results, op, handle, sampler, coords);
         }
         if let TexOp::Gather { .. } = op {
             let handle = match slot {
@@ -400,6 +401,7 @@ impl<'a> Lowerer<'a> {
         results: &[Value],
         op: TexOp,
         handle: TexSlot,
+        through_sampler: bool,
         coords: &[Value],
     ) -> Result<(), LowerError> {
         let TexOp::SampleLod {
@@ -440,6 +442,16 @@ impl<'a> Lowerer<'a> {
         // 3d gradients on integer coordinates: emulated across the quad on the integers'
         // bits, as the float form (ptxas 11.8; `quad`).
         let quad_int = int_coords && lod == TexLod::Grad && shape == TexShape::D3 && !depth;
+        if int_coords && lod == TexLod::Base && through_sampler {
+            // Through a sampler (`ir::tex::samples_integer_coords`) ptxas 11.8 samples
+            // integer coordinates as floats at level 0, offsets and all: `I2F.F32.S32` each
+            // (not the layer), then `TEX{.B}.LZ{.AOFFI}`.
+            let first = usize::from(shape.is_array());
+            for (k, &c) in coords[first..shape.coords()].iter().enumerate() {
+                o.xy[first + k] = Part::At(self.tex_i2f(c)?);
+            }
+            return self.lower_tex_lod_general(&dest, handle, false, true, o);
+        }
         if int_coords && !quad_int {
             if lod == TexLod::Grad || depth {
                 return refuse(self);
@@ -464,6 +476,7 @@ impl<'a> Lowerer<'a> {
                     grads: &o.rest[..2 * d],
                     off: o.off,
                     dref: o.dref,
+                    cube: false,
                 };
                 self.lower_tex_grad_quad(results, g)
             }
@@ -474,7 +487,7 @@ impl<'a> Lowerer<'a> {
                 };
                 self.lower_texs_lod(results, tid, tgt, level, o)
             }
-            _ => self.lower_tex_lod_general(&dest, handle, lod == TexLod::Level, o),
+            _ => self.lower_tex_lod_general(&dest, handle, lod == TexLod::Level, false, o),
         }
     }
 
@@ -554,6 +567,7 @@ impl<'a> Lowerer<'a> {
         dest: &LodDest,
         handle: TexSlot,
         level: bool,
+        lz: bool,
         o: LodOperands,
     ) -> Result<(), LowerError> {
         let ra = self.tex_vec(&o.xy)?;
@@ -571,12 +585,19 @@ impl<'a> Lowerer<'a> {
         } else {
             Some(self.tex_vec(&rb)?)
         };
-        let (form, ll) = match handle {
-            TexSlot::Bound(_) => (Form::TEX, sm50::values::tex::lod::LL),
-            TexSlot::Register(_) => (Form::TEX_B, sm50::values::tex_b::lod::LL),
+        // `.LZ` (`lz`): level 0 stated (integer coordinates sampled through a sampler).
+        use sm50::values::{tex::lod as tl, tex_b::lod as tbl};
+        let (form, ll, lz_code) = match handle {
+            TexSlot::Bound(_) => (Form::TEX, tl::LL, tl::LZ),
+            TexSlot::Register(_) => (Form::TEX_B, tbl::LL, tbl::LZ),
+        };
+        let field = match (level, lz) {
+            (true, _) => ll,
+            (false, true) => lz_code,
+            (false, false) => 0,
         };
         let inst = sm50::Inst::new(form)
-            .with(Field::Lod, if level { ll } else { 0 })
+            .with(Field::Lod, field)
             .with(Field::Aoffi, u64::from(o.off.is_some()))
             .with(Field::Dc, u64::from(o.dref.is_some()));
         self.tex_lod_push(inst, dest, handle, ra, rb);

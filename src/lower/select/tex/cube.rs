@@ -32,11 +32,12 @@
 //! With a depth reference (no TEXS form): `TEX{.LL}.DC rd.., {[layer,]x',y',z'},
 //! {[lod,]ref}, slot` and `TEX.B{.LL}.DC rd.., {..}, {handle,[lod,]ref}, 0x0`.
 //!
-//! `layer` is clamped by `I2I.U16.U32.SAT` as for the other array shapes. Not lowered (a
-//! clear error naming the form): offsets on a cube, a reference on a cube `tld4`; `tex.grad` of cube
-//! maps is refused by the builder (ptxas emulates the gradients with four quad-shuffled
-//! `TEX.NDV` fetches: `SHFL` of each lane's operands to its quad, `FSWZADD.NDV` to add the
-//! gradients, the projection, and a masked `MOV` keeping lane k's result).
+//! `layer` is clamped by `I2I.U16.U32.SAT` as for the other array shapes. `tex.grad` of cube
+//! maps (with or without a reference) is emulated across the quad as ptxas does it
+//! ([`super::quad`]: `SHFL` of each lane's operands to its quad, `FSWZADD.NDV` to add the
+//! gradients, this projection of every lane's perturbed direction, `TEX.NDV`, and a masked
+//! `MOV` keeping lane k's result). Not lowered (a clear error naming the form): offsets on a
+//! cube, a reference on a cube `tld4`.
 
 use super::{Lowerer, Part, TexSlot};
 use crate::ir::tex::{TexLod, TexOp, TexShape};
@@ -77,6 +78,15 @@ impl Lowerer<'_> {
         handle: TexSlot,
         coords: &[Value],
     ) -> Result<(), LowerError> {
+        if let TexOp::SampleLod {
+            lod: TexLod::Grad,
+            offset: false,
+            depth,
+            ..
+        } = op
+        {
+            return self.lower_tex_cube_grad(results, shape, handle, depth, coords);
+        }
         let (level, depth, gather) = match op {
             TexOp::Sample { .. } => (false, false, None),
             TexOp::SampleLod {
@@ -91,6 +101,12 @@ impl Lowerer<'_> {
                 depth: false,
                 ..
             } => (false, false, Some(comp)),
+            TexOp::SampleLod {
+                lod, offset, depth, ..
+            } => {
+                let what = super::tex_lod_what(shape, lod, offset, depth, handle);
+                return Err(self.unsupported(what));
+            }
             _ => {
                 return Err(
                     self.unsupported(format!("this tex/tld4.{} form ({op:?})", shape.name()))
@@ -228,6 +244,46 @@ impl Lowerer<'_> {
         }
         self.tex_push(inst, results, &comps, false, ra, Some(rb));
         Ok(())
+    }
+
+    /// `tex.grad.cube`/`.acube`: emulated across the quad, each lane's perturbed direction
+    /// projected before `TEX.NDV` (`super::quad`). `coords`: `[layer,] x, y, z, [ref,]`
+    /// then dPdx and dPdy (three each).
+    fn lower_tex_cube_grad(
+        &mut self,
+        results: &[Value],
+        shape: TexShape,
+        handle: TexSlot,
+        depth: bool,
+        coords: &[Value],
+    ) -> Result<(), LowerError> {
+        let array = shape == TexShape::ACube;
+        let first = usize::from(array);
+        let mut dir = Vec::new();
+        if array {
+            dir.push(Part::At(self.tex_layer(coords[0])?));
+        }
+        for &c in &coords[first..first + 3] {
+            dir.push(Part::At(self.reg(c)?));
+        }
+        let mut next = first + 3;
+        let dref = if depth {
+            next += 1;
+            Some(Part::At(self.reg(coords[next - 1])?))
+        } else {
+            None
+        };
+        let g = super::quad::QuadGrad {
+            dim: if array { DIM_ARRAY_CUBE } else { DIM_CUBE },
+            handle,
+            coords: dir,
+            first,
+            grads: &coords[next..next + 6],
+            off: None,
+            dref,
+            cube: true,
+        };
+        self.lower_tex_grad_quad(results, g)
     }
 
     /// ptxas's projection of a cube direction: each component times `RCP` of the largest

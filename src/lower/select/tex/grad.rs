@@ -25,7 +25,7 @@
 //! A depth reference on 1d (float coordinates): ptxas 11.8 drops it (TXD on 2D without
 //! `.DC`, no diagnostic), and so does `ir::build` (never computed, as with ptxas). Not here:
 //! a reference on the other shapes and 3d (ptxas emulates those gradients across the quad:
-//! [`super::quad`]), cube (emulated too, with a projection; refused by name).
+//! [`super::quad`]), cube (emulated too, with a projection: [`super::cube`]).
 
 use super::{Lowerer, Part, TexSlot};
 use crate::ir::Value;

@@ -45,7 +45,7 @@ impl Lowerer<'_> {
         } = op
         else {
             // Integer coordinates: 1D already, the bound forms.
-            return self.lower_tex_lod(results, op, handle, coords);
+            return self.lower_tex_lod(results, op, handle, false, coords);
         };
         let o = self.tex_lod_operands(TexShape::D1, offset, depth, coords)?;
         match lod {
@@ -63,7 +63,7 @@ impl Lowerer<'_> {
                     dim: dim::V1D,
                     mask4,
                 };
-                self.lower_tex_lod_general(&dest, handle, lod == TexLod::Level, o)
+                self.lower_tex_lod_general(&dest, handle, lod == TexLod::Level, false, o)
             }
         }
     }

@@ -1,5 +1,5 @@
-//! `tex.grad` on the shapes Maxwell's `TXD` cannot take (3d, and 1d/2d/a1d/a2d with a
-//! depth reference), emulated across each quad as ptxas 11.8 does for sm_50: by slot or
+//! `tex.grad` on the shapes Maxwell's `TXD` cannot take (3d, cube, acube, and 1d/2d/a1d/a2d
+//! with a depth reference), emulated across each quad as ptxas 11.8 does for sm_50: by slot or
 //! through a register handle, with or without offsets; 3d integer coordinates are taken as
 //! the floats whose bits they are (ptxas 11.8 adds the gradients to the integers' bits with
 //! `FSWZADD`, as `TXD` takes them for 1d/2d: `super::grad`).
@@ -57,15 +57,24 @@
 //! lanes of a quad read one texture; a lone offset or reference is lane 0's own in pass 0;
 //! several rb words go to one aligned scratch vector in every pass.
 //!
-//! Not here: cube and acube gradients (ptxas also projects each lane's perturbed direction
-//! onto its major axis, `FMNMX`/`MUFU.RCP`/`FMUL`, before `TEX.NDV`; the texture model's
-//! cube gradients are not modelled from projected neighbours); refused by name.
+//! Cube and acube gradients (`super::cube`) take the same passes; after the `FSWZADD`s each
+//! lane projects its perturbed direction as every cube fetch does (probed:
+//! `tex.grad.cube`/`.acube`, with and without a reference, by slot and by handle):
+//!
+//! ```text
+//! FMNMX g, |q.x|, |q.y|, !PT ; FMNMX h, g, |q.z|, !PT ; MUFU.RCP g, h
+//! FMUL q.x, q.x, g ; FMUL q.y, q.y, g ; FMUL q.z, q.z, g
+//! ```
+//!
+//! so the unit's differences are those of the projected directions
+//! ([`crate::texture::quad_cube_gradient`] is the same arithmetic for `ir::eval`).
 
 use super::{Lowerer, Part, TexSlot};
 use crate::ir::Value;
 use crate::lower::inst::{Role, Sm50Inst};
 use crate::lower::LowerError;
 use crate::machinst::RegKind;
+use crate::mufu::Func;
 use crate::sm50::values::fswzadd::op0::{PP, ZP};
 use crate::sm50::{self, Field, Form};
 
@@ -90,6 +99,8 @@ pub(super) struct QuadGrad<'a> {
     pub off: Option<Part>,
     /// The depth reference.
     pub dref: Option<Part>,
+    /// A cube direction (`coords[first..first + 3]`), projected in every lane.
+    pub cube: bool,
 }
 
 impl Lowerer<'_> {
@@ -196,6 +207,31 @@ impl Lowerer<'_> {
                             (Field::Rd, qop, k),
                             (Field::Ra, sop, 0),
                             (Field::Rb, qop, k),
+                        ],
+                    );
+                }
+            }
+            if g.cube {
+                // The projection (module essay), gx and gy free again after the gradients.
+                let f = g.first as u8;
+                let max = |abs_a: u64| {
+                    sm50::Inst::new(Form::FMNMX_R)
+                        .with(Field::Absa, abs_a)
+                        .with(Field::Absb, 1)
+                        .with(Field::Paccn, 1)
+                };
+                let q_ = |k: u8| (Field::Rb, qop, f + k);
+                i.piece(max(1), &[(Field::Rd, gxop, 0), (Field::Ra, qop, f), q_(1)]);
+                i.piece(max(0), &[(Field::Rd, gyop, 0), (Field::Ra, gxop, 0), q_(2)]);
+                let rcp = sm50::Inst::new(Form::MUFU).with(Field::Op, Func::Rcp.code());
+                i.piece(rcp, &[(Field::Rd, gxop, 0), (Field::Ra, gyop, 0)]);
+                for k in f..f + 3 {
+                    i.piece(
+                        sm50::Inst::new(Form::FMUL_R),
+                        &[
+                            (Field::Rd, qop, k),
+                            (Field::Ra, qop, k),
+                            (Field::Rb, gxop, 0),
                         ],
                     );
                 }
