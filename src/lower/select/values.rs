@@ -406,7 +406,15 @@ impl<'a> Lowerer<'a> {
             i.piece(inst, &refs);
         } else {
             let al = self.reg(a)?;
+            // An immediate whose two words each fit the sign-extended imm20 stays an
+            // immediate of both ISETPs (`with_b` takes each word): the null tests NVVM writes
+            // for placement new (`setp.eq.s64 %p, %rd, 0`, 117 of them in cub's radix-sort
+            // downsweep kernel) then cost the two compares only, where a register pair cost
+            // two `MOV32I`s more and two registers. Other immediates are materialized.
             let bs = match self.src(b)? {
+                Src::Imm(k) if fits_imm20(i64::from(k as i32)) && fits_imm20(k >> 32) => {
+                    Src::Imm(k)
+                }
                 Src::Imm(_) => Src::Reg(self.reg(b)?),
                 s => s,
             };
