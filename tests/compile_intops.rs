@@ -190,6 +190,18 @@ fn bitfield() {
     }
 }
 
+/// cub's radix-sort shapes (`radix_digits.ptx`'s header): one control word for every `bfe`
+/// on the same register position and length, the one in the entry block serving the
+/// dominated branch side too; 64-bit compares with small immediates take them in the
+/// ISETPs (no `MOV32I` materializes a pair).
+#[test]
+fn radix_digits() {
+    let sass = differential("radix_digits", 8);
+    assert!(count(&sass, "BFE.U32") >= 5, "{sass}");
+    assert_eq!(count(&sass, "BFI"), 1, "{sass}");
+    assert_eq!(count(&sass, "MOV32I"), 0, "{sass}");
+}
+
 /// prmt's modes: the mode field of PRMT, the semantics of each (eval == sim) on random
 /// selectors and the thread id's low bits.
 #[test]

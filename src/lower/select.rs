@@ -228,6 +228,10 @@ pub(super) struct Lowerer<'a> {
     /// blocks: a query reuses one loaded in a block that dominates its own
     /// ([`Lowerer::desc_size`]).
     desc_sizes: Vec<(crate::lower::inst::RelocWord, Block, VReg)>,
+    /// BFE/BFI control words built from registers (`BFI ctl, len, 0x808, pos`), by
+    /// `(pos, len)`, with their blocks: a bit-field operation reuses one built in a block that
+    /// dominates its own ([`Lowerer::bit_control`]).
+    bit_ctls: HashMap<(Value, Value), Vec<(Block, VReg)>>,
 }
 
 /// The size of a constant bank: the pool must fit (the `cbo` field addresses 64 KiB).
@@ -473,6 +477,7 @@ impl<'a> Lowerer<'a> {
             fdiv_floor: 0,
             sub_args: Vec::new(),
             desc_sizes: Vec::new(),
+            bit_ctls: HashMap::default(),
         }
     }
 

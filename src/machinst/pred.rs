@@ -14,11 +14,12 @@
 //! [`MachInst::clobbers`], takes none of those); when an interval finds none free, the live interval that ends last
 //! (among those not created by a previous spill) is spilled: its value is copied to a fresh
 //! 32-bit vreg right after its definition and each use reads a fresh predicate converted back
-//! just before it. The pass then starts over; every round removes one long interval, so it
+//! just before it, except a use in the instruction right after the definition, which reads
+//! the predicate itself (it still holds the value). The pass then starts over; every round removes one long interval, so it
 //! terminates (bounded by the number of predicates plus one).
 
 use super::vcode::{for_each_field, FieldInfo, VCode};
-use super::{MachInst, OpKind, OpPos, PhysPred, Reg, RegKind, VReg};
+use super::{MachInst, OpKind, OpPos, PhysPred, Reg, RegKind, Terminator, VReg};
 use rustc_hash::FxHashMap as HashMap;
 use smallvec::SmallVec;
 use std::collections::{BTreeSet, VecDeque};
@@ -367,7 +368,11 @@ fn spill<I: MachInst>(
         index: v,
         kind: RegKind::Pred,
     };
-    vc.insert_around(|mut inst, out, vregs| {
+    // Whether the instruction just visited defined `v`: a use in the next instruction keeps
+    // reading `v` itself (see below).
+    let mut just_defined = false;
+    let mut kept = false;
+    let out = vc.insert_around(|mut inst, out, vregs| {
         // Whether the instruction reads and whether it writes `v` (one visit of its fields,
         // without gathering them).
         let (mut uses, mut defs) = (false, false);
@@ -379,7 +384,14 @@ fn spill<I: MachInst>(
                 }
             }
         });
-        if uses {
+        // The instruction right after the def (a `setp`'s branch, NVVM's usual shape) reads
+        // `v` as it is: its conversion back (`ISETP.NE p, g, RZ` of the `SEL` just made) would
+        // recompute the value `v` still holds. `v`'s interval then spans that `SEL` and the
+        // use only, where the converted predicate's would have spanned the conversion and the
+        // use: the same predicates are live beside it, so no allocation that succeeded fails.
+        if uses && just_defined {
+            kept = true;
+        } else if uses {
             let fresh = VReg {
                 index: vregs.len() as u32,
                 kind: RegKind::Pred,
@@ -393,11 +405,18 @@ fn spill<I: MachInst>(
                 }
             });
         }
+        just_defined = defs && inst.terminator() == Terminator::None;
         out.push(inst);
         if defs {
             out.push(I::gen_pred_to_gpr(g, pv));
         }
-    })
+    })?;
+    // A kept `v` is a short interval now; it must not be chosen again (a second spill would
+    // convert it once more, round after round).
+    if kept {
+        unspillable.insert(v);
+    }
+    Ok(out)
 }
 
 /// Allocate every predicate vreg of `vc` (see the module essay).

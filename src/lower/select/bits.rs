@@ -7,7 +7,8 @@
 //! brev      BFE.U32.BREV d, a, 0x2000              (the whole word, reversed)
 //! bfind     FLO[.U32][.SH] d, a
 //! bfe       BFE[.U32] d, a, pos | len << 8          (constants: one immediate)
-//!           BFI ctl, len, 0x808, pos ; BFE d, a, ctl  (registers: build the control word)
+//!           BFI ctl, len, 0x808, pos ; BFE d, a, ctl  (registers: build the control word,
+//!                                                    once per (pos, len) where it dominates)
 //! bfi       BFI d, a, ctl, b                        (ctl as for bfe)
 //! prmt      PRMT{.mode} d, a, sel, b                (PTX's b goes in the C slot)
 //! vabsdiff4 VABSDIFF4.{U8,S8}.U8{.ACC} d, a, b, c   (c: RZ without .ACC)
@@ -29,14 +30,14 @@ use crate::ir::{BitOp, Value};
 use crate::lower::inst::{Role, Sm50Inst};
 use crate::lower::lea::Loc;
 use crate::lower::LowerError;
-use crate::machinst::RegKind;
+use crate::machinst::{RegKind, VReg};
 use crate::sm50::{self, Field, Form};
 
-/// A BFE/BFI control word: an immediate, or a temporary (def operand number).
+/// A BFE/BFI control word: an immediate, or a register.
 #[derive(Clone, Copy)]
 enum Ctl {
     Imm(i64),
-    Tmp(u8),
+    Reg(VReg),
 }
 
 impl<'a> Lowerer<'a> {
@@ -60,17 +61,36 @@ impl<'a> Lowerer<'a> {
     }
 
     /// The BFE/BFI control word `pos | len << 8`: an immediate when both are constants,
-    /// else `BFI ctl, len, 0x808, pos` into a temporary of `i` (its operand number: a later
-    /// piece reads it through the def, since a use of it in the same instruction would break
-    /// SSA for the allocator).
-    fn bit_control(&mut self, i: &mut Sm50Inst, pos: Value, len: Value) -> Result<Ctl, LowerError> {
+    /// else `BFI ctl, len, 0x808, pos` as an instruction of its own, shared by every
+    /// bit-field operation on the same `(pos, len)` in a block its block dominates.
+    ///
+    /// Trade-off: cub's radix-sort kernels extract the current digit with
+    /// `bfe.u32 %r, %key, %bit, %len` (both kernel parameters) once per key, 156 times in a
+    /// downsweep kernel; one control word per extraction cost 154 `BFI`s where ptxas builds
+    /// one. The shared word is one register live from its first use to its last, where the
+    /// per-operation words kept `pos` and `len` live over the same span instead (two
+    /// registers), so sharing never raises the pressure there.
+    fn bit_control(&mut self, pos: Value, len: Value) -> Result<Ctl, LowerError> {
         if let (Some(p), Some(l)) = (self.imm_of(pos), self.imm_of(len)) {
             return Ok(Ctl::Imm((p & 0xff) | (l & 0xff) << 8));
+        }
+        let here = self.cur_ir;
+        if self.planning.is_none() {
+            let doms = &self.doms;
+            let found = self.bit_ctls.get(&(pos, len)).and_then(|list| {
+                list.iter()
+                    .rev()
+                    .find(|(b, _)| here.is_some_and(|h| doms.dominates(*b, h)))
+            });
+            if let Some(&(_, t)) = found {
+                return Ok(Ctl::Reg(t));
+            }
         }
         let pl = self.reg(pos)?;
         let ll = self.reg(len)?;
         let t = self.new_vreg(RegKind::B32);
-        let top = i.def(t, true);
+        let mut i = Sm50Inst::new(Role::Plain);
+        let top = i.def(t, false);
         let pop = i.use_(pl.vreg);
         let lop = i.use_(ll.vreg);
         i.piece(
@@ -81,14 +101,26 @@ impl<'a> Lowerer<'a> {
                 (Field::Rc, pop, pl.offset),
             ],
         );
-        Ok(Ctl::Tmp(top))
+        self.push(i);
+        if self.planning.is_none() {
+            if let Some(h) = here {
+                self.bit_ctls.entry((pos, len)).or_default().push((h, t));
+            }
+        }
+        Ok(Ctl::Reg(t))
     }
 
     /// A BFE/BFI piece (`forms`: register and immediate) with B = the control word.
-    fn with_ctl(forms: (Form, Form), ctl: Ctl, refs: &mut Vec<(Field, u8, u8)>) -> sm50::Inst {
+    fn with_ctl(
+        i: &mut Sm50Inst,
+        forms: (Form, Form),
+        ctl: Ctl,
+        refs: &mut Vec<(Field, u8, u8)>,
+    ) -> sm50::Inst {
         match ctl {
             Ctl::Imm(k) => sm50::Inst::new(forms.1).with_signed(Field::ImmImm20s, k),
-            Ctl::Tmp(op) => {
+            Ctl::Reg(t) => {
+                let op = i.use_(t);
                 refs.push((Field::Rb, op, 0));
                 sm50::Inst::new(forms.0)
             }
@@ -118,7 +150,7 @@ impl<'a> Lowerer<'a> {
         let d = self.new_vreg(RegKind::B32);
         let mut i = Sm50Inst::new(Role::Plain);
         // Sequences with a temporary make every def early (see `inst`).
-        let multi = matches!(op, BitOp::Clz | BitOp::Bfe { .. } | BitOp::Bfi);
+        let multi = matches!(op, BitOp::Clz);
         let dop = i.def(d, multi);
         let flo = (Form::FLO_R, Form::FLO_C, Form::FLO_I);
         match op {
@@ -149,17 +181,18 @@ impl<'a> Lowerer<'a> {
             }
             BitOp::Bfe { signed } => {
                 let a = self.reg(arg(0)?)?;
-                let ctl = self.bit_control(&mut i, arg(1)?, arg(2)?)?;
+                let ctl = self.bit_control(arg(1)?, arg(2)?)?;
                 let aop = i.use_(a.vreg);
                 let mut refs = vec![(Field::Rd, dop, 0), (Field::Ra, aop, a.offset)];
                 let forms = (Form::BFE_R, Form::BFE_I);
-                let inst = Self::with_ctl(forms, ctl, &mut refs).with(Field::Sgn, signed as u64);
+                let inst =
+                    Self::with_ctl(&mut i, forms, ctl, &mut refs).with(Field::Sgn, signed as u64);
                 i.piece(inst, &refs);
             }
             BitOp::Bfi => {
                 let a = self.reg(arg(0)?)?;
                 let b = self.reg(arg(1)?)?;
-                let ctl = self.bit_control(&mut i, arg(2)?, arg(3)?)?;
+                let ctl = self.bit_control(arg(2)?, arg(3)?)?;
                 let aop = i.use_(a.vreg);
                 let bop = i.use_(b.vreg);
                 let mut refs = vec![
@@ -168,7 +201,7 @@ impl<'a> Lowerer<'a> {
                     (Field::Rc, bop, b.offset),
                 ];
                 let forms = (Form::BFI_R, Form::BFI_I);
-                let inst = Self::with_ctl(forms, ctl, &mut refs);
+                let inst = Self::with_ctl(&mut i, forms, ctl, &mut refs);
                 i.piece(inst, &refs);
             }
             BitOp::Prmt { mode } => {

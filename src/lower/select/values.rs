@@ -415,6 +415,17 @@ impl<'a> Lowerer<'a> {
                 // An ordered compare keeps a constant whose high word fits ISETP's immediate
                 // (ptxas's `IADD32I RZ.CC, a.lo, -k.lo ; ISETP.<cc>.X p, PT, a.hi, k.hi, PT`).
                 Src::Imm(k) if ordered && fits_imm20(k >> 32) => Src::Imm(k),
+                // An equality whose constant's two words each fit the sign-extended imm20
+                // keeps it as an immediate of both ISETPs (`with_b` takes each word): the
+                // null tests NVVM writes for placement new (`setp.eq.s64 %p, %rd, 0`, 117 of
+                // them in cub's radix-sort downsweep kernel) then cost the two compares only,
+                // where a register pair cost two `MOV32I`s more and two registers. Other
+                // immediates are materialized.
+                Src::Imm(k)
+                    if !ordered && fits_imm20(i64::from(k as i32)) && fits_imm20(k >> 32) =>
+                {
+                    Src::Imm(k)
+                }
                 Src::Imm(_) => Src::Reg(self.reg(b)?),
                 s => s,
             };
