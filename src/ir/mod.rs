@@ -157,6 +157,7 @@ pub mod simplify;
 pub mod sroa;
 pub mod tex;
 pub mod unroll;
+pub mod unroll_runtime;
 pub mod vectorize;
 mod verify;
 pub mod video;
