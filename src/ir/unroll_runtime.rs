@@ -204,8 +204,9 @@ fn candidate(f: &Function, b: Block, preds: &HashMap<Block, (usize, Block)>) -> 
     };
     let go_on = if shape.back_is_then { cc } else { negated(cc) };
     let params = &f.blocks[b].params;
+    // Invariant: defined outside the loop, or a constant (copied to the preheader).
     let invariant = |v: Value| match f.values[v].def {
-        ValueDef::Result(i, _) => f.insts[i].block != b,
+        ValueDef::Result(i, _) => f.insts[i].block != b || iconst(f, v).is_some(),
         ValueDef::Param(pb, _) => pb != b,
     };
     // `x` on the left: the counter (or its next value) against an invariant bound.
@@ -251,12 +252,14 @@ fn candidate(f: &Function, b: Block, preds: &HashMap<Block, (usize, Block)>) -> 
     })
 }
 
-/// The results of `b`'s instructions that instructions of other blocks read.
+/// The parameters of `b` and results of its instructions that instructions of other blocks
+/// read (after the rewrite, `b` no longer dominates them: they come from `U` too).
 fn escaping(f: &Function, b: Block) -> Vec<Value> {
     let defined: HashSet<Value> = f.blocks[b]
         .insts
         .iter()
         .flat_map(|&i| f.insts[i].results.iter().copied())
+        .chain(f.blocks[b].params.iter().copied())
         .collect();
     let mut out: Vec<Value> = Vec::new();
     for &x in f.layout.iter().filter(|&&x| x != b) {
@@ -295,9 +298,10 @@ struct GuardParts {
     limit: Value,
 }
 
-/// Append to the preheader `p` the guard's invariant halves ([`GuardParts`]).
-fn guard_parts(f: &mut Function, p: Block, c: &Candidate, at: Inst) -> GuardParts {
-    let ty = f.values[c.bound].ty;
+/// Append to the preheader `p` the guard's invariant halves ([`GuardParts`]) for `bound`
+/// (the loop's, or its copy in `p` when it is a constant of the loop).
+fn guard_parts(f: &mut Function, p: Block, c: &Candidate, bound: Value, at: Inst) -> GuardParts {
+    let ty = f.values[bound].ty;
     let bits = ty.bits();
     let m = 3 * c.step as i128;
     let unsigned = matches!(c.cc, IntCC::Ult | IntCC::Ule | IntCC::Ugt | IntCC::Uge);
@@ -324,7 +328,7 @@ fn guard_parts(f: &mut Function, p: Block, c: &Candidate, at: Inst) -> GuardPart
         p,
         InstData::Icmp {
             cc,
-            args: [c.bound, edge],
+            args: [bound, edge],
         },
         Type::Pred,
         at,
@@ -335,7 +339,7 @@ fn guard_parts(f: &mut Function, p: Block, c: &Candidate, at: Inst) -> GuardPart
         p,
         InstData::Binary {
             op: BinaryOp::Sub,
-            args: [c.bound, m],
+            args: [bound, m],
         },
         ty,
         at,
@@ -435,7 +439,14 @@ fn rewrite(f: &mut Function, c: &Candidate) -> (Block, Block) {
     // The guard's invariant halves go to the preheader, before its jump (taken off below).
     let p = shape.preheader;
     let jump = f.blocks[p].insts.pop().expect("the preheader's jump");
-    let parts = guard_parts(f, p, c, jump);
+    let bound = match iconst(f, c.bound) {
+        Some(imm) if def_in(f, c.bound, b).is_some() => {
+            let ty = f.values[c.bound].ty;
+            push(f, p, InstData::Iconst { ty, imm }, ty, jump)
+        }
+        _ => c.bound,
+    };
+    let parts = guard_parts(f, p, c, bound, jump);
     let again = guard(f, u, c, back4[c.param], &parts, term);
 
     // T: the fourth compare decides between the remainder and the exit.
