@@ -72,7 +72,7 @@ fn unrolled_loops_make_a_local_array_constant_indexed_and_it_leaves_memory() {
 #[test]
 fn long_unbounded_and_nounroll_loops_stay_loops() {
     let (_, ir) = frame_and_ir("keep.ptx");
-    assert_eq!(self_loops(&ir), 5, "{ir}");
+    assert_eq!(self_loops(&ir), 6, "{ir}");
     assert_eval_matches_sim("keep.ptx");
 }
 
@@ -145,7 +145,9 @@ fn the_unrolled_window_runs_each_instruction_once() {
 /// Each kernel's IR in a listing of several, by name (`kernel @name(` opens one).
 fn kernel_ir<'a>(ir: &'a str, name: &str) -> &'a str {
     let open = format!("kernel @{name}(");
-    let start = ir.find(&open).unwrap_or_else(|| panic!("no {name} in {ir}"));
+    let start = ir
+        .find(&open)
+        .unwrap_or_else(|| panic!("no {name} in {ir}"));
     let rest = &ir[start..];
     let end = rest[1..].find("kernel @").map_or(rest.len(), |e| e + 1);
     &rest[..end]
@@ -178,7 +180,11 @@ fn runtime_loops_unroll_by_four_with_the_original_as_remainder() {
         let (loops, loads) = (self_loops(k), k.matches("load.global").count());
         table += &format!("{name}: {loops} self-loops, {loads} global loads\n");
         let body_loads = if name == "wrap_ne" { 0 } else { 1 };
-        let want = if unrolled { (2, 5 * body_loads) } else { (1, body_loads) };
+        let want = if unrolled {
+            (2, 5 * body_loads)
+        } else {
+            (1, body_loads)
+        };
         assert_eq!((loops, loads), want, "{name}:\n{k}");
     }
     insta::assert_snapshot!("unroll_runtime_table", table);

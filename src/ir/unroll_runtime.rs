@@ -72,8 +72,8 @@ use super::unroll::{
     copy_inst, def_in, edges, iconst, lookup, single_block_loop, terminator, SingleBlockLoop,
 };
 use super::{
-    BinaryOp, Block, BlockCall, BlockData, Function, Inst, InstData, InstNode, IntCC, Type,
-    Value, ValueData, ValueDef,
+    BinaryOp, Block, BlockCall, BlockData, Function, Inst, InstData, InstNode, IntCC, Type, Value,
+    ValueData, ValueDef,
 };
 
 /// How many copies of the body an unrolled iteration runs (ptxas 11.8's factor).
@@ -352,7 +352,14 @@ fn guard_parts(f: &mut Function, p: Block, c: &Candidate, bound: Value, at: Inst
 /// from [`GuardParts`]: `i + m < bound` without wrapping is `i < bound - m` when `bound - m`
 /// does not wrap, and impossible when it does (and likewise for the other compares); the
 /// predicate.
-fn guard(f: &mut Function, b: Block, c: &Candidate, i: Value, parts: &GuardParts, at: Inst) -> Value {
+fn guard(
+    f: &mut Function,
+    b: Block,
+    c: &Candidate,
+    i: Value,
+    parts: &GuardParts,
+    at: Inst,
+) -> Value {
     let cc = match c.cc {
         IntCC::Ne if c.step > 0 => IntCC::Slt,
         IntCC::Ne => IntCC::Sgt,
@@ -539,7 +546,11 @@ fn rewrite(f: &mut Function, c: &Candidate) -> (Block, Block) {
         }
     }
 
-    let at = f.layout.iter().position(|&x| x == b).expect("in the layout");
+    let at = f
+        .layout
+        .iter()
+        .position(|&x| x == b)
+        .expect("in the layout");
     f.layout.splice(at..at, [u, t]);
     (u, t)
 }
