@@ -527,6 +527,23 @@ pub enum IntCC {
     Uge,
 }
 
+impl IntCC {
+    /// The condition with its operands swapped (`a < b` is `b > a`).
+    pub fn swapped(self) -> IntCC {
+        match self {
+            IntCC::Slt => IntCC::Sgt,
+            IntCC::Sle => IntCC::Sge,
+            IntCC::Sgt => IntCC::Slt,
+            IntCC::Sge => IntCC::Sle,
+            IntCC::Ult => IntCC::Ugt,
+            IntCC::Ule => IntCC::Uge,
+            IntCC::Ugt => IntCC::Ult,
+            IntCC::Uge => IntCC::Ule,
+            IntCC::Eq | IntCC::Ne => self,
+        }
+    }
+}
+
 /// The scope a `membar` orders memory accesses at.
 #[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
 pub enum MemScope {

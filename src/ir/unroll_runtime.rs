@@ -144,21 +144,6 @@ fn find(f: &Function, done: &HashSet<Block>) -> Option<Candidate> {
         .find_map(|&b| candidate(f, b, &preds))
 }
 
-/// `cc` with its operands swapped (`a < b` is `b > a`).
-fn swapped(cc: IntCC) -> IntCC {
-    match cc {
-        IntCC::Slt => IntCC::Sgt,
-        IntCC::Sle => IntCC::Sge,
-        IntCC::Sgt => IntCC::Slt,
-        IntCC::Sge => IntCC::Sle,
-        IntCC::Ult => IntCC::Ugt,
-        IntCC::Ule => IntCC::Uge,
-        IntCC::Ugt => IntCC::Ult,
-        IntCC::Uge => IntCC::Ule,
-        IntCC::Eq | IntCC::Ne => cc,
-    }
-}
-
 /// The negation of `cc`.
 fn negated(cc: IntCC) -> IntCC {
     match cc {
@@ -213,7 +198,7 @@ fn candidate(f: &Function, b: Block, preds: &HashMap<Block, (usize, Block)>) -> 
     let (x, bound, cc) = if invariant(a1) {
         (a0, a1, go_on)
     } else if invariant(a0) {
-        (a1, a0, swapped(go_on))
+        (a1, a0, go_on.swapped())
     } else {
         return None;
     };
