@@ -355,7 +355,13 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
         // `Wide` measured 15.06 M -> 13.61 M dynamic cycles on corpus-nvcc (see
         // `lower::hoist::WIDE`); `driver::allocate` falls back where it costs warps.
         interleave: lower::Interleave::Wide,
-        shared_relocs: false,
+        // Under `-c` the dynamically sized `.shared` arrays lie after the static window nvlink
+        // builds from this object's kernel and the other objects' functions it calls.
+        shared_relocs: if opts.relocatable {
+            lower::SharedRelocs::Dynamic
+        } else {
+            lower::SharedRelocs::None
+        },
         no_handle_split: opts.no_handle_split,
     };
     let max_regs = opts.max_regs.unwrap_or(255).min(255);
@@ -395,6 +401,7 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
         out.text = out.sass.clone();
     }
     let object_shared = object_funcs::object_shared(&module, &specs);
+    let dynamic_shared = object_funcs::dynamic_shared_symbols(&module, &specs);
     let externs = extern_symbols(&specs);
     let desc_size = desc_size_symbols(&specs);
     let spec = CubinSpec {
@@ -408,9 +415,10 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
         strtab_order: None,
         // Every module `.texref` and `.surfref` is a symbol, used or not (ptxas 11.8 keeps
         // unused ones), in the order `reference_handles` gives; then the system functions
-        // called (undefined GLOBAL FUNC).
+        // named dynamically sized `.shared` arrays and the functions called (undefined).
         handles: handles
             .into_iter()
+            .chain(dynamic_shared)
             .chain(externs)
             .chain(desc_size)
             .collect(),

@@ -326,7 +326,9 @@ impl fmt::Display for Verdict {
 
 /// Verify every kernel of `ptx` (or only `kernel`, compiled on its own as with `-e`, so that
 /// what other kernels use does not matter). Errors: the PTX does not compile, or no kernel
-/// has that name.
+/// has that name. When the whole module does not compile but some of its kernels do on
+/// their own, those are verified and the others are [`Outcome::CannotRun`]
+/// ([`verify_kernels_apart`]).
 pub fn verify_file(
     ptx: &str,
     kernel: Option<&str>,
@@ -338,7 +340,11 @@ pub fn verify_file(
             copts.entries = vec![k.to_string()];
         }
     }
-    let out = compile(ptx, &copts)?;
+    let out = match compile(ptx, &copts) {
+        Ok(out) => out,
+        Err(d) if copts.entries.is_empty() => return verify_kernels_apart(ptx, opts, d),
+        Err(d) => return Err(d),
+    };
     let file = SourceFile::new(opts.compile.file_name.clone(), ptx);
     let (ast, _) = crate::ptx::parse_and_check(&file)?;
     // Built as the compiler built it: the same `--fmad` contractions (a choice PTX leaves to
@@ -384,6 +390,63 @@ pub fn verify_file(
     }
     Ok(v)
 }
+
+/// The kernels of a module that does not compile as a whole (`whole`: its errors), each
+/// verified on its own (as `-e k` compiles it): a kernel that calls the device runtime
+/// (`cudaLaunchDeviceV2`, which only `-c` leaves to the linker) or uses some other unsupported
+/// construct no longer keeps its module's other kernels from being verified; it is
+/// [`Outcome::CannotRun`] with its first error. `Err(whole)` when no kernel compiles.
+fn verify_kernels_apart(
+    ptx: &str,
+    opts: &VerifyOptions,
+    whole: Diagnostics,
+) -> Result<Vec<Verdict>, Diagnostics> {
+    let file = SourceFile::new(opts.compile.file_name.clone(), ptx);
+    let Ok((ast, _)) = crate::ptx::parse_and_check(&file) else {
+        return Err(whole);
+    };
+    let mut v = Vec::new();
+    let mut compiled = false;
+    for f in ast.functions() {
+        if f.kind != crate::ptx::ast::FuncKind::Entry || f.body.is_none() {
+            continue;
+        }
+        let name = f.name.text.to_string();
+        match verify_file(ptx, Some(&name), opts) {
+            Ok(vs) => {
+                compiled = true;
+                v.extend(vs);
+            }
+            Err(d) => {
+                let why =
+                    d.0.iter()
+                        .find(|e| e.severity == crate::error::Severity::Error);
+                let why = why.map_or(String::from("?"), |e| {
+                    let (line, col) = e.location();
+                    format!("{line}:{col}: {}", e.message)
+                });
+                v.push(Verdict {
+                    kernel: name,
+                    outcome: Outcome::CannotRun(format!("{NOT_COMPILED}: {why}")),
+                    sim_steps: 0,
+                    sim_seconds: 0.0,
+                    timing: [None, None],
+                    launch_from_kernel: None,
+                    profile: [None, None],
+                });
+            }
+        }
+    }
+    if compiled {
+        Ok(v)
+    } else {
+        Err(whole)
+    }
+}
+
+/// The start of the reason of a kernel that does not compile on its own
+/// ([`verify_kernels_apart`]).
+pub const NOT_COMPILED: &str = "it does not compile on its own";
 
 /// What [`inputs::infer`] finds for every kernel of `ptx` (or only `kernel`): the kernel's
 /// name and its plan, for `leafold verify --explain-inputs`. Errors: the PTX does not parse

@@ -144,6 +144,18 @@ fn object(test: &str, src: &str) -> Output {
     compile(src, &opts).unwrap_or_else(|d| panic!("{}", leafold::error::render_all(&d.0)))
 }
 
+/// The object of `src`, which must write its function `f` (no "not written" warning), with
+/// `f`'s code words and their listing ([`check_code`]).
+fn function_f(test: &str, src: &str) -> (cubin::Cubin, Vec<u64>, Vec<String>) {
+    let out = object(test, src);
+    let diags = leafold::error::render_all(&out.diagnostics);
+    assert!(!diags.contains("not written"), "{test}: {diags}");
+    let c = cubin::read(&out.cubin).unwrap();
+    let words = text(&c, "f");
+    let listing = check_code(test, &words);
+    (c, words, listing)
+}
+
 /// The code words of `.text.<name>` in an object.
 fn text(c: &cubin::Cubin, name: &str) -> Vec<u64> {
     let s = c
@@ -299,8 +311,8 @@ fn whole_program_still_inlines() {
 /// R1 frame, as `ptxas -c` writes it (probe `loc.ptx`: `IADD32I R1, R1, -0x10`, the array
 /// at `[R1]`, `+0x10` before the `RET`; "16 bytes stack frame, 0 bytes spill stores"),
 /// the saves of callee-saved registers above the array. One
-/// the object-function path cannot compile (here: a dynamically sized `.extern .shared`
-/// array) is left out with a warning; the object is still written.
+/// the object-function path cannot compile (here: `.reg` parameters, which ptxas accepts)
+/// is left out with a warning; the object is still written.
 #[test]
 fn local_data_in_the_frame_and_unsupported_function_left_out() {
     let src = &[
@@ -309,10 +321,7 @@ fn local_data_in_the_frame_and_unsupported_function_left_out() {
         .reg .b32 %r<4>; .reg .b64 %rd<4>;\n ld.param.u32 %r1, [a];\n mov.u64 %rd1, buf;\n\
         and.b32 %r3, %r1, 3;\n mul.wide.u32 %rd2, %r3, 4;\n add.s64 %rd3, %rd1, %rd2;\n\
         st.local.u32 [%rd3], %r1;\n ld.local.u32 %r2, [%rd1+4];\n st.param.b32 [r], %r2;\n ret;\n}\n",
-        ".extern .shared .align 4 .b8 sbuf[];\n",
-        ".visible .func (.param .b32 r) sh(.param .b32 a)\n{\n .reg .b32 %r<3>;\n\
-        ld.param.u32 %r1, [a];\n st.shared.u32 [sbuf], %r1;\n ld.shared.u32 %r2, [sbuf+4];\n\
-        st.param.b32 [r], %r2;\n ret;\n}\n",
+        ".visible .func (.reg .b32 r) sh(.reg .b32 a)\n{\n add.u32 r, a, 1;\n ret;\n}\n",
     ]
     .concat();
     let out = object("objf_local", src);
@@ -363,10 +372,20 @@ fn linked_by_hand_matches_eval() {
     let func = text(&lib_c, "poly");
     check_code("objf_poly", &func);
     let main = object("objf_main", &kernel(POLY_DECL));
+    let linked = link_by_hand(&main, &lib_c, "poly");
+    let module = common::ir_module("objf_whole.ptx", kernel(POLY));
+    sim_matches_eval(&module, &linked);
+}
+
+/// The kernel `k` of object `main` linked by hand with function `f` of object `lib`: its
+/// `JCAL` to `f` made a `CAL` to `f`'s code appended after the kernel's (what nvlink does
+/// with the relocation), as an executable cubin.
+fn link_by_hand(main: &Output, lib: &cubin::Cubin, f: &str) -> Vec<u8> {
+    let func = text(lib, f);
     let main_c = cubin::read(&main.cubin).unwrap();
     let mut spec = CubinSpec::from_cubin(&main_c);
     let k = spec.kernels.iter_mut().find(|k| k.name == "k").unwrap();
-    let jcal = k.relocs.iter().find(|r| r.symbol == "poly").unwrap().offset;
+    let jcal = k.relocs.iter().find(|r| r.symbol == f).unwrap().offset;
     k.relocs.clear();
     let start = (k.code.len() * 8) as u64;
     k.code.extend_from_slice(&func);
@@ -374,29 +393,64 @@ fn linked_by_hand_matches_eval() {
     k.code[jcal as usize / 8] =
         sm50::encode(&sm50::Inst::new(Form::CAL).with(Field::Rel, u64::from(rel)));
     k.regcount = k.regcount.max(
-        lib_c
-            .sections
+        lib.sections
             .iter()
-            .find(|s| s.name == ".text.poly")
+            .find(|s| s.name == format!(".text.{f}"))
             .unwrap()
             .info
             >> 24,
     );
-    spec.handles.retain(|(n, _)| n != "poly");
-    let linked = cubin::write(&spec);
-    let module = common::ir_module("objf_whole.ptx", kernel(POLY));
+    spec.handles.retain(|(n, _)| n != f);
+    cubin::write(&spec)
+}
+
+/// The simulator on `linked` equals `ir::eval` on `module` (kernel `k`, three launches).
+fn sim_matches_eval(module: &leafold::ir::Module, linked: &[u8]) {
     for seed in 0..3 {
         let mut l = launch(seed);
         // The function's frame is below R1, in the stack the launch gives each thread.
         l.local_size = 4096;
-        let want = eval::run(&module, "k", &l).unwrap_or_else(|e| panic!("eval: {e}"));
-        let got = sim::run_cubin(&linked, "k", &l).unwrap_or_else(|e| panic!("sim: {e}"));
+        let want = eval::run(module, "k", &l).unwrap_or_else(|e| panic!("eval: {e}"));
+        let got = sim::run_cubin(linked, "k", &l).unwrap_or_else(|e| panic!("sim: {e}"));
         assert_eq!(
             got.region(OUT).unwrap(),
             want.region(OUT).unwrap(),
             "seed {seed}"
         );
     }
+}
+
+/// A function whose parameter is an aggregate of bytes (`.b8 p[3]`, CUDA's `uchar3`):
+/// the caller packs the bytes into one argument word (ptxas: `BFI R4, R4, 0x808, R2`) and
+/// the function shifts each out (ptxas: `BFE.U32 R3, R4, 0x808`). It was left out of the
+/// object ("cannot lower a i8 subroutine parameter"; mummergpu's `arrayToAddress(uchar3,
+/// unsigned&)`). Checked: it is written, nvdisasm, hazards, and linked by hand into a
+/// kernel, the simulator equals `ir::eval` with the function in the kernel's module.
+#[test]
+fn byte_aggregate_parameter() {
+    let sig = "(.param .b32 r) f(.param .align 1 .b8 p[3], .param .b32 q)";
+    let body = "{\n .reg .b32 %r<8>; .reg .b16 %rs<4>;\n\
+        ld.param.u8 %rs1, [p+0];\n ld.param.u8 %rs2, [p+1];\n ld.param.u8 %rs3, [p+2];\n\
+        ld.param.u32 %r4, [q];\n cvt.u32.u16 %r1, %rs1;\n cvt.u32.u16 %r2, %rs2;\n\
+        cvt.u32.u16 %r3, %rs3;\n mad.lo.s32 %r5, %r2, 1000, %r1;\n\
+        mad.lo.s32 %r6, %r3, 77, %r5;\n xor.b32 %r6, %r6, %r4;\n st.param.b32 [r], %r6;\n\
+        ret;\n}\n";
+    let call = "{\n .reg .b16 %rs<4>;\n cvt.u16.u32 %rs1, %r2;\n shr.u32 %r3, %r2, 8;\n\
+        cvt.u16.u32 %rs2, %r3;\n shr.u32 %r4, %r2, 16;\n cvt.u16.u32 %rs3, %r4;\n\
+        .param .align 1 .b8 a0[3]; .param .b32 a1; .param .b32 r0;\n\
+        st.param.b8 [a0+0], %rs1;\n st.param.b8 [a0+1], %rs2;\n st.param.b8 [a0+2], %rs3;\n\
+        st.param.b32 [a1], %r1;\n call.uni (r0), f, (a0, a1);\n ld.param.b32 %r5, [r0];\n}\n\
+        st.global.u32 [%rd3], %r5;\n";
+    let lib_src = format!("{HEADER}.visible .func {sig}\n{body}");
+    let (lib_c, _, _) = function_f("objf_bytes", &lib_src);
+    let main = object(
+        "objf_bytes_main",
+        &common::warp_kernel::kernel(&format!(".extern .func {sig};"), call),
+    );
+    let linked = link_by_hand(&main, &lib_c, "f");
+    let whole = common::warp_kernel::kernel(&format!(".func {sig}\n{body}"), call);
+    let module = common::ir_module("objf_bytes_whole.ptx", whole);
+    sim_matches_eval(&module, &linked);
 }
 
 /// `-v` for functions of the object counts the saves of callee-saved registers as spills,
@@ -486,12 +540,7 @@ fn shared_data_and_literals_relocated() {
          fma.rn.f32 %f2, %f1, 0f3FC00001, 0f3FC00003;\n cvt.rzi.s32.f32 %r5, %f2;\n\
          st.param.b32 [r], %r5;\n ret;\n}}\n"
     );
-    let out = object("objf_shared", &src);
-    let text_of = leafold::error::render_all(&out.diagnostics);
-    assert!(!text_of.contains("not written"), "{text_of}");
-    let c = cubin::read(&out.cubin).unwrap();
-    let words = text(&c, "f");
-    let listing = check_code("objf_shared", &words);
+    let (c, words, listing) = function_f("objf_shared", &src);
     let shared = c
         .sections
         .iter()
@@ -588,6 +637,88 @@ fn shared_data_and_literals_relocated() {
         };
         // (Not `assert_cuobjdump_lists`: the `-sass` listing is the code before the literal's
         // operand is cleared for its relocation; `check_code` ran nvdisasm on every word.)
+        assert_eq!(types(&c), types(&theirs));
+    }
+}
+
+/// A dynamically sized `.extern .shared` array in a function of the object, as ptxas 11.8
+/// writes it (probe `dyn.ptx` in docs/calls.md): an undefined GLOBAL symbol (`st_info` 0x1d,
+/// `st_other` 0x40, section 0, value and size 0), no `.nv_debug.shared` for it, and every
+/// use an `R_CUDA_ABS24_20` relocation of a `MOV32I R, 0x0` against it (nvlink resolves it
+/// after the calling kernel's static window). With the oracle: the same sections (names,
+/// types, flags, alignments; `.nv.prototype` and the relocation sections aside: ptxas also
+/// folds `[dsm+4]`'s offset into the `LDS` as an addend, `.rela.text.f`), the same symbol,
+/// the same relocation types against the same symbols.
+#[test]
+fn dynamic_shared_is_an_undefined_symbol() {
+    let src = format!(
+        "{HEADER}.extern .shared .align 16 .b8 dsm[];\n\
+         .visible .func (.param .b32 r) f(.param .b32 a)\n{{\n\
+         .reg .b32 %r<6>;\n ld.param.u32 %r1, [a];\n mov.u32 %r2, dsm;\n shl.b32 %r3, %r1, 2;\n\
+         add.u32 %r4, %r2, %r3;\n st.shared.u32 [%r4], %r1;\n ld.shared.u32 %r5, [dsm+4];\n\
+         st.param.b32 [r], %r5;\n ret;\n}}\n"
+    );
+    let (c, words, _) = function_f("objf_dyn", &src);
+    assert!(c.section(".nv_debug.shared").is_none(), "no static data");
+    let dsm = c
+        .symbols
+        .iter()
+        .position(|y| y.name == "dsm")
+        .expect("the array's symbol");
+    let y = &c.symbols[dsm];
+    assert_eq!(
+        (y.info, y.other, y.shndx, y.value, y.size),
+        (0x1d, 0x40, 0, 0, 0)
+    );
+    let t = c.sections.iter().position(|s| s.name == ".text.f").unwrap();
+    let relocs: Vec<&cubin::Reloc> = c
+        .relocations
+        .iter()
+        .filter(|r| r.target == t)
+        .flat_map(|r| &r.relocs)
+        .filter(|r| r.sym as usize == dsm)
+        .collect();
+    assert!(!relocs.is_empty(), "the array's uses are relocated");
+    for r in &relocs {
+        assert_eq!(r.rtype, 0x2d, "R_CUDA_ABS24_20");
+        let i = sm50::decode(words[r.offset as usize / 8]).unwrap();
+        assert_eq!((i.form, i.get(Field::Imm)), (Form::MOV32I, Some(0)));
+    }
+    if let Some(oracle) = Oracle::for_test("objf_dyn") {
+        let theirs = cubin::read(&oracle.ptxas(&src, "sm_50", &["-c"]).unwrap()).unwrap();
+        let sections = |c: &cubin::Cubin| {
+            let mut v: Vec<(String, u32, u64, u64)> = c
+                .sections
+                .iter()
+                .filter(|s| !s.name.is_empty() && s.name != ".nv.prototype")
+                // ptxas folds `+4` into the `LDS` (an addend, so `.rela.text.f` too).
+                .filter(|s| !s.name.starts_with(".rel"))
+                .map(|s| (s.name.clone(), s.sh_type, s.flags, s.align))
+                .collect();
+            v.sort();
+            v
+        };
+        assert_eq!(sections(&c), sections(&theirs));
+        let sym = |c: &cubin::Cubin| {
+            c.symbols
+                .iter()
+                .find(|y| y.name == "dsm")
+                .map(|y| (y.info, y.other, y.shndx, y.value, y.size))
+        };
+        assert_eq!(sym(&c), sym(&theirs));
+        let types = |c: &cubin::Cubin| {
+            let t = c.sections.iter().position(|s| s.name == ".text.f").unwrap();
+            let mut v: Vec<(u32, String)> = c
+                .relocations
+                .iter()
+                .filter(|r| r.target == t)
+                .flat_map(|r| &r.relocs)
+                .map(|e| (e.rtype, c.symbols[e.sym as usize].name.clone()))
+                .collect();
+            v.sort();
+            v.dedup();
+            v
+        };
         assert_eq!(types(&c), types(&theirs));
     }
 }

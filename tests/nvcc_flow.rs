@@ -217,6 +217,42 @@ impl Flow {
     }
 }
 
+impl Flow {
+    /// The one cubin of the executable `exe` in the work directory (`cuobjdump -xelf`).
+    fn linked_cubin(&self, exe: &str) -> leafold::cubin::Cubin {
+        let dir = self.work.join(format!("{exe}.elf"));
+        std::fs::create_dir_all(&dir).unwrap();
+        let exe = self.work.join(exe);
+        let st = Command::new(self.tool("cuobjdump"))
+            .args(["-xelf", "all"])
+            .arg(&exe)
+            .current_dir(&dir)
+            .status()
+            .unwrap();
+        assert!(st.success(), "cuobjdump -xelf all {}", exe.display());
+        let linked = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| p.extension().is_some_and(|x| x == "cubin"))
+            .expect("the linked cubin");
+        leafold::cubin::read(&std::fs::read(&linked).unwrap()).unwrap()
+    }
+}
+
+/// The instructions of function `name` in the linked cubin `c` (control words left out).
+fn code_of(c: &leafold::cubin::Cubin, name: &str) -> Vec<leafold::sm50::Inst> {
+    let text = c
+        .section(&format!(".text.{name}"))
+        .unwrap_or_else(|| panic!("no code of {name}"));
+    text.data
+        .chunks_exact(8)
+        .map(|w| u64::from_le_bytes(w.try_into().unwrap()))
+        .enumerate()
+        .filter(|(n, _)| n % 4 != 0)
+        .filter_map(|(_, w)| leafold::sm50::decode(w).ok())
+        .collect()
+}
+
 impl Drop for Flow {
     fn drop(&mut self) {
         if !std::thread::panicking() {
@@ -360,13 +396,7 @@ fn shared_data_across_objects() {
     );
     f.run("nvcc", &["-arch=sm_50", "-rdc=true", &a, &b, "-o", "sh"]);
     assert_eq!(f.ptxas_calls().len(), 2);
-    f.run("cuobjdump", &["-xelf", "all", "sh"]);
-    let linked = std::fs::read_dir(&f.work)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| p.extension().is_some_and(|x| x == "cubin"))
-        .expect("the linked cubin");
-    let c = leafold::cubin::read(&std::fs::read(&linked).unwrap()).unwrap();
+    let c = f.linked_cubin("sh");
     let window = c
         .section(".nv.shared._Z5stagePiPd")
         .expect("the kernel's window");
@@ -374,30 +404,9 @@ fn shared_data_across_objects() {
         window.size, 0x200,
         "the kernel's 256 bytes and the function's 256"
     );
-    let func = c
-        .section(".text._Z9stage_libi")
-        .expect("the function's code");
-    let words: Vec<u64> = func
-        .data
-        .chunks_exact(8)
-        .map(|w| u64::from_le_bytes(w.try_into().unwrap()))
-        .collect();
-    let insts: Vec<leafold::sm50::Inst> = words
-        .iter()
-        .enumerate()
-        .filter(|(n, _)| n % 4 != 0)
-        .filter_map(|(_, &w)| leafold::sm50::decode(w).ok())
-        .collect();
-    use leafold::sm50::{Field, Form};
-    let addr = insts
-        .iter()
-        .find(|i| i.form == Form::MOV32I && i.get(Field::Imm).is_some_and(|k| k < 0x1000))
-        .expect("the array's address");
-    assert_eq!(
-        addr.get(Field::Imm),
-        Some(0x100),
-        "after the kernel's array"
-    );
+    let insts = code_of(&c, "_Z9stage_libi");
+    use leafold::sm50::Field;
+    assert_eq!(shared_address(&insts), 0x100, "after the kernel's array");
     let lit = insts
         .iter()
         .find(|i| i.get(Field::Cbk) == Some(2))
@@ -432,14 +441,153 @@ fn shared_data_across_objects() {
     );
     let (ours, theirs) = f.reference(&f.work.join("shared_lib.ptx"), "_Z9stage_libi", true);
     assert_ne!(ours, theirs);
-    let opcodes = |l: &[String]| -> Vec<String> {
-        l.iter()
-            .map(|t| t.split_whitespace().next().unwrap_or("").to_string())
-            .collect()
-    };
     let got = f.sass(&f.work.join("sh"));
     let got = &got.iter().find(|(n, _)| n == "_Z9stage_libi").unwrap().1;
     assert_eq!(opcodes(got), opcodes(&ours));
+}
+
+/// The linked address a function's or kernel's code gives its `.shared` array: the immediate
+/// of its first relocated `MOV32I` (0 in the object; a window offset, below 0x1000, linked).
+fn shared_address(insts: &[leafold::sm50::Inst]) -> u64 {
+    use leafold::sm50::{Field, Form};
+    insts
+        .iter()
+        .find(|i| i.form == Form::MOV32I && i.get(Field::Imm).is_some_and(|k| k < 0x1000))
+        .and_then(|i| i.get(Field::Imm))
+        .expect("the array's address")
+}
+
+/// The opcodes of a `cuobjdump -sass` listing (relocated fields differ between an object and
+/// the linked executable).
+fn opcodes(listing: &[String]) -> Vec<String> {
+    listing
+        .iter()
+        .map(|t| t.split_whitespace().next().unwrap_or("").to_string())
+        .collect()
+}
+
+/// Dynamically sized `extern __shared__` arrays across objects (`-rdc=true`): leafold's
+/// objects leave the array an undefined symbol that each use is relocated against, as
+/// ptxas's do, and nvlink places it after the kernel's whole static window. A function of
+/// `dyn_lib.cu` using the array (it was left out of the object before, so the link failed)
+/// gets 0x80, after the calling kernel's 128 bytes; a kernel using its own array and calling
+/// `shared_lib.cu`'s function, whose 256-byte array nvlink adds to the kernel's window, gets
+/// 0x100 (leafold's kernel code addressed it at 0 before, over the function's array). Both
+/// are leafold's code (the opcodes of `leafold -c`'s and not ptxas's).
+#[test]
+fn dynamic_shared_across_objects() {
+    let Some(real) = toolkit("nvcc_flow::dynamic_shared_across_objects") else {
+        return;
+    };
+    let f = Flow::new("dynshared", real);
+    for (main, lib, exe, kernel, user, window, at) in [
+        (
+            "dyn_main",
+            "dyn_lib",
+            "dyn",
+            "_Z9dyn_stagePi",
+            "_Z7dyn_libi",
+            0x80,
+            0x80,
+        ),
+        (
+            "dyn_own_main",
+            "shared_lib",
+            "dyn_own",
+            "_Z7dyn_ownPi",
+            "_Z7dyn_ownPi",
+            0x100,
+            0x100,
+        ),
+    ] {
+        let srcs = [main, lib].map(|n| format!("{DATA}/{n}.cu"));
+        f.run(
+            "nvcc",
+            &["-arch=sm_50", "-rdc=true", &srcs[0], &srcs[1], "-o", exe],
+        );
+        let c = f.linked_cubin(exe);
+        let w = c
+            .section(&format!(".nv.shared.{kernel}"))
+            .expect("the kernel's window");
+        assert_eq!(w.size, window, "{exe}: the static window");
+        assert_eq!(
+            shared_address(&code_of(&c, user)),
+            at,
+            "{exe}: the dynamic array after the static window"
+        );
+        let (name, src) = if user == kernel {
+            (main, &srcs[0])
+        } else {
+            (lib, &srcs[1])
+        };
+        let ptx = format!("{name}.ptx");
+        f.run(
+            "nvcc",
+            &["-arch=sm_50", "-rdc=true", "-ptx", src, "-o", &ptx],
+        );
+        let (ours, theirs) = f.reference(&f.work.join(&ptx), user, true);
+        assert_ne!(ours, theirs, "{user}: the check would prove nothing");
+        let got = f.sass(&f.work.join(exe));
+        let got = &got.iter().find(|(n, _)| n == user).unwrap().1;
+        assert_eq!(
+            opcodes(got),
+            opcodes(&ours),
+            "{exe}: {user} is leafold's code"
+        );
+    }
+    assert_eq!(f.ptxas_calls().len(), 4);
+}
+
+/// An f64 literal of a function of another object keeps its 8-byte alignment in the calling
+/// kernel's bank 2: the kernel's pool is one f32 (4 bytes), so nvlink must place the
+/// function's `.nv.constant2` at 0x8, as it does for ptxas's objects (`DFMA R4, R4,
+/// c[0x2][0x8], R6`). The writer gives a function's pool of 8 bytes or more alignment 8.
+#[test]
+fn f64_literal_across_objects_stays_aligned() {
+    let Some(real) = toolkit("nvcc_flow::f64_literal_across_objects_stays_aligned") else {
+        return;
+    };
+    let f = Flow::new("f64lit", real);
+    let srcs = ["f64lit_main", "f64lit_lib"].map(|n| format!("{DATA}/{n}.cu"));
+    f.run(
+        "nvcc",
+        &["-arch=sm_50", "-rdc=true", &srcs[0], &srcs[1], "-o", "lit"],
+    );
+    assert_eq!(f.ptxas_calls().len(), 2);
+    let c = f.linked_cubin("lit");
+    use leafold::sm50::Field;
+    let bank2 = c
+        .section(".nv.constant2._Z9lit_stagePfPd")
+        .expect("the kernel's bank 2");
+    let insts = code_of(&c, "_Z9scale_f64d");
+    let reads: Vec<usize> = insts
+        .iter()
+        .filter(|i| i.get(Field::Cbk) == Some(2))
+        .map(|i| i.get(Field::Cbo).unwrap() as usize * 4)
+        .collect();
+    assert!(
+        !reads.is_empty(),
+        "the function reads its literal from bank 2"
+    );
+    let kernel_reads = code_of(&c, "_Z9lit_stagePfPd")
+        .iter()
+        .filter(|i| i.get(Field::Cbk) == Some(2))
+        .count();
+    assert!(kernel_reads > 0, "the kernel has a literal of its own");
+    let want = 1.000_000_000_1f64.to_bits();
+    for at in reads {
+        assert_eq!(
+            at % 8,
+            0,
+            "the f64 literal at c[0x2][{at:#x}] is not 8-aligned"
+        );
+        assert!(at >= 8, "after the kernel's literal: {at:#x}");
+        let got = u64::from_le_bytes(bank2.data[at..at + 8].try_into().unwrap());
+        assert!(
+            got == want || got == 0.25f64.to_bits(),
+            "{got:#x} at c[0x2][{at:#x}]"
+        );
+    }
 }
 
 /// A dynamic-parallelism kernel linked against libcudadevrt.

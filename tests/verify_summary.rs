@@ -35,6 +35,10 @@ fn reasons_fall_into_classes() {
             "the reference interpreter cannot run it: bad launch: global regions at 0x700000000 overlap",
             "launch cannot be laid out",
         ),
+        (
+            "it does not compile on its own: 12:2: unsupported call to 'cudaLaunchDeviceV2'",
+            "kernel does not compile",
+        ),
         ("something new", "other"),
     ];
     for (why, class) in cases {
@@ -99,4 +103,41 @@ fn cli_summary_over_a_directory() {
         total.starts_with(&format!("TOTAL over {files} files: ")),
         "{total}"
     );
+}
+
+/// A module that does not compile as a whole because one kernel calls the device runtime
+/// (only `-c` leaves `cudaLaunchDeviceV2` to the linker): the other kernel is still verified,
+/// and the caller is not run, with its error (it was an error for the whole file).
+#[test]
+fn kernels_verified_apart_when_the_module_does_not_compile() {
+    let src = ".version 7.8\n.target sm_50\n.address_size 64\n\
+        .extern .func (.param .b32 r) cudaLaunchDeviceV2(.param .b64 p, .param .b64 s);\n\
+        .visible .entry launcher(.param .u64 p)\n{\n .reg .b32 %r<2>; .reg .b64 %rd<2>;\n\
+        ld.param.u64 %rd1, [p];\n { .param .b64 a0; .param .b64 a1; .param .b32 r0;\n\
+        st.param.b64 [a0], %rd1;\n st.param.b64 [a1], 0;\n\
+        call.uni (r0), cudaLaunchDeviceV2, (a0, a1);\n ld.param.b32 %r1, [r0]; }\n ret;\n}\n\
+        .visible .entry plain(.param .u64 p)\n{\n .reg .b32 %r<2>; .reg .b64 %rd<3>;\n\
+        ld.param.u64 %rd1, [p];\n cvta.to.global.u64 %rd2, %rd1;\n mov.u32 %r1, %tid.x;\n\
+        mul.wide.u32 %rd1, %r1, 4;\n add.s64 %rd2, %rd2, %rd1;\n st.global.u32 [%rd2], %r1;\n\
+        ret;\n}\n";
+    let opts = VerifyOptions {
+        runs: 1,
+        ..VerifyOptions::default()
+    };
+    assert!(
+        leafold::driver::compile(src, &opts.compile).is_err(),
+        "the whole module does not compile"
+    );
+    let v = verify_file(src, None, &opts).expect("one kernel compiles");
+    let names: Vec<&str> = v.iter().map(|v| v.kernel.as_str()).collect();
+    assert_eq!(names, ["launcher", "plain"]);
+    assert_eq!(v[1].exit_code(), 0, "{}", v[1]);
+    let text = v[0].to_string();
+    assert!(
+        text.contains("does not compile on its own") && text.contains("cudaLaunchDeviceV2"),
+        "{text}"
+    );
+    let mut c = Coverage::default();
+    v.iter().for_each(|v| c.add(v));
+    assert_eq!(c.not_run.get("kernel does not compile"), Some(&1));
 }

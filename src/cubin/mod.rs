@@ -32,7 +32,7 @@ pub use read::read;
 pub use relocatable::relocatable;
 pub use write::{
     write, CubinSpec, DataRelocSpec, DataRelocs, DataSpec, FunctionSpec, KernelSpec, ParamSpec,
-    RelocSpec,
+    RelocSpec, DYNAMIC_SHARED_SYMBOL_INFO,
 };
 
 /// Why a byte string is not a cubin we can read.

@@ -92,7 +92,9 @@ pub struct CubinSpec {
     /// the ELF `st_info` ptxas gives it (GLOBAL, a CUDA-specific type such as 10 for a
     /// texture), undefined (section 0): the textures and surfaces right after the first
     /// kernel's symbol, the others after every other symbol, each group in this order.
-    /// Kernels refer to them through [`KernelSpec::const0_relocs`].
+    /// Kernels refer to them through [`KernelSpec::const0_relocs`]. The undefined functions
+    /// called and the dynamically sized `.shared` arrays of a relocatable object
+    /// ([`DYNAMIC_SHARED_SYMBOL_INFO`]) are listed here too.
     pub handles: Vec<(String, u8)>,
     /// The local symbols' order, by name, to reproduce a given file (`None`: ptxas's order
     /// for code that uses module data in declaration order). ptxas creates data symbols as
@@ -1145,12 +1147,21 @@ fn handle_syms(spec: &CubinSpec, references: bool) -> impl Iterator<Item = Sym> 
         .map(|(name, info)| undefined_sym(name, *info, 0))
 }
 
+/// `st_info` 0x1d (GLOBAL `STT_CUDA_OBJECT`) among the handles: a dynamically sized
+/// `.extern .shared` array that code of a relocatable object addresses (ptxas 11.8: undefined,
+/// `st_other` 0x40 `STO_CUDA_SHARED`; nvlink places it after each kernel's static window).
+pub const DYNAMIC_SHARED_SYMBOL_INFO: u8 = 0x1d;
+
 /// An undefined symbol (section 0, value 0) of `size` bytes.
 fn undefined_sym(name: &str, info: u8, size: u64) -> Sym {
     Sym {
         name: name.to_string(),
         info,
-        other: 0,
+        other: if info == DYNAMIC_SHARED_SYMBOL_INFO {
+            super::relocatable::STO_CUDA_SHARED
+        } else {
+            0
+        },
         shndx: 0,
         value: 0,
         size,

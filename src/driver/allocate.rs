@@ -111,7 +111,7 @@ pub(super) fn lower_and_allocate(
     // at once than the 7 predicates hold, and each spilled guard costs a `SEL` and an
     // `ISETP` per use (sdk2.2 quasirandomGenerator: 48 instructions more).
     let limited = |c: &Compiled| {
-        c.3.spill_bytes > 0 || c.3.pred_spills > 0 || warps(cx, c.3.num_regs) < warps(cx, 0)
+        c.3.spill_bytes > 0 || c.3.pred_spills > 0 || warps(cx, c.3.num_regs) < wanted_warps(cx)
     };
     let better = |a: &Compiled, b: &Compiled| {
         (a.3.spill_cost(), a.3.pred_spills, warps(cx, b.3.num_regs))
@@ -159,7 +159,10 @@ pub(super) fn lower_and_allocate(
     // whichever has the higher occupancy (ties: the store motion's code, which hides more
     // latency). Trade-off: at most one more compile, only for kernels whose registers limit
     // their occupancy.
-    if compiled.5 && compiled.3.spill_bytes == 0 && warps(cx, compiled.3.num_regs) < warps(cx, 0) {
+    if compiled.5
+        && compiled.3.spill_bytes == 0
+        && warps(cx, compiled.3.num_regs) < wanted_warps(cx)
+    {
         let plain = LowerOptions {
             no_store_motion: true,
             ..chosen
@@ -215,6 +218,7 @@ pub(super) fn lower_and_allocate(
     while compiled.3.spill_bytes == 0
         && compiled.3.pred_spills == 0
         && insts(&compiled) <= MAX_INSTS
+        && warps(cx, compiled.3.num_regs) < wanted_warps(cx)
     {
         let Some(step) = occupancy_step_below(|r| warps(cx, r), compiled.3.num_regs) else {
             break;
@@ -257,6 +261,28 @@ fn warps(cx: &KernelCtx, regs: u32) -> u32 {
     let block = facts.launch.get(name).and_then(|l| l.block());
     let smem = u64::from(module.shared_layout(f).size);
     crate::occupancy::theoretical(opts.arch, regs, smem, block).warps
+}
+
+/// The warps per SM worth registers to the retries of [`lower_and_allocate`] (which give up
+/// hidden latency or compile again for more resident warps): all that fit beside the
+/// kernel's block and shared memory (`warps(cx, 0)`), or, where its directives name an
+/// occupancy (`.minnctapersm` with `.maxntid`/`.reqntid`), that many blocks' warps when
+/// fewer. ptxas 11.8 takes such a kernel's registers up to the budget those directives give
+/// (`LaunchDirectives::register_budget`) and seeks no more warps than they ask for (rodinia's
+/// dwt2d `fdwt53<192>`, `.minnctapersm 5`: 54 registers, 36 warps where 30 were asked for).
+/// Trade-off: below the named occupancy we still trade latency hiding for warps; above it
+/// we keep the interleaved code the author's occupancy leaves room for (the same
+/// `fdwt53<192>` had dropped its interleaving for 42 warps instead of 36 and waited on every
+/// shared-memory load: 1.58x ptxas's dynamic cycles).
+fn wanted_warps(cx: &KernelCtx) -> u32 {
+    let full = warps(cx, 0);
+    let Some(l) = cx.facts.launch.get(cx.name) else {
+        return full;
+    };
+    match (l.minnctapersm, l.block()) {
+        (Some(n), Some(block)) if n > 0 => full.min(n.saturating_mul(block.div_ceil(32))),
+        _ => full,
+    }
 }
 
 /// The most registers below `regs` with which more warps are resident than with `regs`

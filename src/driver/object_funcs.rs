@@ -22,9 +22,13 @@
 //! window of each kernel that calls the function; the function's literals are its own
 //! `.nv.constant2.<f>`, which `cubin::relocatable` relocates into the callers' bank 2.
 //!
-//! Invariant: a function that cannot be compiled so (a dynamically sized `.extern .shared`
-//! array, a `.reg` parameter, ...) is left out with a warning and never fails the object,
-//! which compiled without it before.
+//! A dynamically sized `.extern .shared` array is an undefined GLOBAL symbol
+//! ([`dynamic_shared_symbols`], not in `.nv_debug.shared`), its uses relocated as above;
+//! nvlink resolves it after the whole static window of each kernel that calls the function
+//! (ptxas's probe `dyn.ptx`: `dsm` st_info 0x1d, st_other 0x40, section 0).
+//!
+//! Invariant: a function that cannot be compiled so (a `.reg` parameter, ...) is left out
+//! with a warning and never fails the object, which compiled without it before.
 
 use super::*;
 use crate::sm50::sched::bundle::layout_function;
@@ -91,7 +95,6 @@ fn object_function(
         &mut srclocs,
         &mut relocs,
     )?;
-    refuse_dynamic_shared(inputs.module, &relocs)?;
     let body = body_from_lowered(code, 0, false)?;
     let laid = layout_function(&body, inputs.opts.sched)
         .map_err(|e| format!("internal error laying out `{}`: {e}", f.name))?;
@@ -120,24 +123,6 @@ fn object_function(
         ));
     }
     Ok((k, spills(Form::STL), spills(Form::LDL)))
-}
-
-/// Refuse a function that addresses a dynamically sized (`.extern .shared`) array: its
-/// symbol would be the kernel's, which this object does not lay out.
-fn refuse_dynamic_shared(
-    module: &ir::Module,
-    relocs: &[(usize, lower::Reloc)],
-) -> Result<(), String> {
-    match relocs
-        .iter()
-        .find(|(_, r)| r.word == RelocWord::Shared && module.vars[r.var].size == 0)
-    {
-        Some((_, r)) => Err(format!(
-            "unsupported: it names the dynamically sized .shared array `{}`",
-            module.vars[r.var].name
-        )),
-        None => Ok(()),
-    }
 }
 
 /// The symbol of a `.shared` variable that a function of the object names: a module-scope
@@ -170,7 +155,7 @@ pub(super) fn object_shared(module: &ir::Module, specs: &[KernelSpec]) -> Option
     };
     for (gv, v) in module.vars.iter() {
         let sym = shared_symbol(module, gv);
-        if v.space != ir::Space::Shared || !named.contains(&&sym) {
+        if v.space != ir::Space::Shared || v.size == 0 || !named.contains(&&sym) {
             continue;
         }
         let align = u64::from(v.align.max(1));
@@ -180,4 +165,27 @@ pub(super) fn object_shared(module: &ir::Module, specs: &[KernelSpec]) -> Option
         d.symbols.push((sym, align, u64::from(v.size)));
     }
     (!d.symbols.is_empty()).then_some(d)
+}
+
+/// The dynamically sized (`.extern .shared`) arrays the code of a relocatable object names,
+/// in module order: undefined GLOBAL symbols ([`cubin::DYNAMIC_SHARED_SYMBOL_INFO`], value
+/// and size 0), as ptxas 11.8 writes `dsm` (probe `dyn.ptx`), which nvlink resolves after
+/// the static window of each kernel that runs the code. Not in `.nv_debug.shared`.
+pub(super) fn dynamic_shared_symbols(
+    module: &ir::Module,
+    specs: &[KernelSpec],
+) -> Vec<(String, u8)> {
+    module
+        .vars
+        .iter()
+        .filter(|(_, v)| v.space == ir::Space::Shared && v.size == 0)
+        .map(|(gv, _)| shared_symbol(module, gv))
+        .filter(|sym| {
+            specs
+                .iter()
+                .flat_map(|k| &k.relocs)
+                .any(|r| r.rtype == R_CUDA_ABS24_20 && r.symbol == *sym)
+        })
+        .map(|sym| (sym, cubin::DYNAMIC_SHARED_SYMBOL_INFO))
+        .collect()
 }

@@ -234,7 +234,8 @@ pub(super) fn merge_literals(
 /// Its `.shared` variables are the kernel's (`ir::Module::shared_layout`) and its literals
 /// are returned for [`merge_literals`]. With `object` (a function of a relocatable object,
 /// and what it calls: there is no kernel yet) every `.shared` address is a relocated
-/// `MOV32I` (`lower::LowerOptions::shared_relocs`), which nvlink resolves in each kernel.
+/// `MOV32I` (`lower::LowerOptions::shared_relocs`), which nvlink resolves in each kernel;
+/// otherwise the kernel's choice holds (under `-c`, the dynamically sized arrays' are).
 pub(super) fn compile_subroutine(
     inputs: &KernelInputs,
     sub: &ir::Function,
@@ -244,7 +245,11 @@ pub(super) fn compile_subroutine(
     let outlined = inputs.module.outlined.contains(&sub.name);
     prepare_kernel_ir(inputs.module, &mut f);
     let lower_opts = lower::LowerOptions {
-        shared_relocs: object,
+        shared_relocs: if object {
+            lower::SharedRelocs::All
+        } else {
+            inputs.lower_opts.shared_relocs
+        },
         ..inputs.lower_opts
     };
     let lowered = lower::lower_verified_stats(inputs.module, &f, &lower_opts)

@@ -396,6 +396,19 @@ impl MachInst for Sm50Inst {
         Some(groups)
     }
 
+    fn reads_late(&self) -> bool {
+        // The scheduler's rule for a read scoreboard (`sm50::sched`): variable latency, not
+        // a load or texture fetch (those read their address registers at issue).
+        self.pieces.iter().any(|p| {
+            let info = p.inst.info();
+            info.variable_latency
+                && !matches!(
+                    info.props.access,
+                    sm50::MemAccess::Load | sm50::MemAccess::Query
+                )
+        })
+    }
+
     fn move_word(&self) -> u8 {
         // the source word the first MOV reads (a whole copy's pieces read words 0, 1, ..)
         self.pieces

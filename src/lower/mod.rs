@@ -111,6 +111,36 @@ use crate::ir;
 use crate::machinst::{Allocated, BlockId, SrcLoc, VCode};
 use crate::sm50::{self, Field, Form};
 
+/// Which `.shared` variables' addresses only the linker knows (`LowerOptions::shared_relocs`).
+/// Such an address is a `MOV32I` that `R_CUDA_ABS24_20` patches (ptxas 11.8's `MOV32I R0,
+/// 0x0` against `$__buf__8`), never a known offset folded into other instructions.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SharedRelocs {
+    /// None: every `.shared` variable lies at its offset in the kernel's window.
+    #[default]
+    None,
+    /// The dynamically sized (`.extern .shared`) arrays: code of a relocatable object that a
+    /// kernel runs. nvlink places the array after the kernel's whole static window, which
+    /// includes the `.shared` data of other objects' functions the kernel calls (ptxas's
+    /// kernel under `-c`: `STS [R3+0x100]` after a called function's 256-byte array).
+    Dynamic,
+    /// All: a function of a relocatable object, whose shared window nvlink lays out in each
+    /// kernel that calls it.
+    All,
+}
+
+impl SharedRelocs {
+    /// Whether the address of a `.shared` variable of `size` bytes (0: dynamically sized) is
+    /// the linker's.
+    pub fn relocates(self, size: u32) -> bool {
+        match self {
+            SharedRelocs::None => false,
+            SharedRelocs::Dynamic => size == 0,
+            SharedRelocs::All => true,
+        }
+    }
+}
+
 /// Options that change selection.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct LowerOptions {
@@ -148,11 +178,8 @@ pub struct LowerOptions {
     /// allocation. The driver compiles a kernel whose registers limit its occupancy once more
     /// without, and where that keeps more warps resident, once more with the narrow window.
     pub interleave: Interleave,
-    /// Address `.shared` variables through the linker (a function of a relocatable object,
-    /// whose shared window nvlink lays out in each kernel that calls it): a variable's address
-    /// is a `MOV32I` that `R_CUDA_ABS24_20` patches (ptxas 11.8's `MOV32I R0, 0x0` against
-    /// `$__buf__8`), never a known offset folded into other instructions.
-    pub shared_relocs: bool,
+    /// Which `.shared` variables are addressed through the linker ([`SharedRelocs`]).
+    pub shared_relocs: SharedRelocs,
     /// Leave out ptxas's per-quad split around `.B` texture instructions whose handle may
     /// differ within a quad (`select::tex::handle_split`): wrong code on a GPU and in the
     /// simulator wherever handles do differ; for tests that show the split is needed.

@@ -705,6 +705,13 @@ impl<'a> Lowerer<'a> {
         Ok(d)
     }
 
+    /// Whether the `.shared` variable `var`'s address is the linker's
+    /// (`LowerOptions::shared_relocs`).
+    pub(super) fn linker_shared(&self, var: crate::ir::GlobalVar) -> bool {
+        let size = self.module.vars.get(var).map_or(1, |d| d.size);
+        self.opts.shared_relocs.relocates(size)
+    }
+
     /// What a value is as an operand, from the IR alone.
     fn class(&self, v: Value) -> Class {
         let Some(d) = self.def_of(v) else {
@@ -731,7 +738,7 @@ impl<'a> Lowerer<'a> {
             InstData::SymbolAddr { var, .. } => {
                 match self.module.vars.get(*var).map(|vd| vd.space) {
                     // Known only to the linker (`LowerOptions::shared_relocs`).
-                    Some(Space::Shared) if self.opts.shared_relocs => Class::Reg,
+                    Some(Space::Shared) if self.linker_shared(*var) => Class::Reg,
                     Some(Space::Shared | Space::Const | Space::Local) => {
                         Class::Imm(i64::from(self.var_offsets[var.as_u32() as usize]))
                     }

@@ -749,20 +749,23 @@ pub fn allocate_owned<I: MachInst>(
     // Spill slots go into free registers last (`promote`), in kernels that call nothing: a
     // subroutine's registers above its own count are its callers', and a callee writes
     // registers its caller does not see.
+    // (the input's CFG is kept for the loops, which are only looked for where it spilled)
     let promotable =
         opts.promote_slots && opts.presplit && opts.save_cost == [0; 4] && !vcode.has_clobbers();
-    let loops = if promotable {
-        promote::blocks_in_loops(&vcode)
-    } else {
-        Vec::new()
-    };
+    let cfg = promotable.then(|| promote::successors(&vcode));
     let mut out = allocate_in_registers_and_slots(vcode, opts)?;
-    if promotable {
-        // (the area starts where `allocate_in_registers_and_slots` put it, at the rounded base)
-        let area = opts.spill_base.next_multiple_of(16);
-        promote::promote(&mut out, area, opts.max_regs, &loops);
+    if let Some(cfg) = cfg.filter(|_| out.spill_bytes > 0) {
+        let loops = promote::blocks_in_loops(&cfg);
+        promote::promote(&mut out, spill_area(opts)?, opts.max_regs, &loops);
     }
     Ok(out)
+}
+
+/// Where the spill area starts: `AllocOptions::spill_base` rounded up to 16.
+fn spill_area(opts: &AllocOptions) -> Result<u32, AllocError> {
+    opts.spill_base.checked_next_multiple_of(16).ok_or_else(|| {
+        AllocError::TooFewRegisters(format!("spill base {:#x} is out of range", opts.spill_base))
+    })
 }
 
 /// [`allocate_owned`] up to the promotion of spill slots into registers.
@@ -770,15 +773,7 @@ fn allocate_in_registers_and_slots<I: MachInst>(
     vcode: VCode<I>,
     opts: &AllocOptions,
 ) -> Result<Allocated<I>, AllocError> {
-    let spill_base = opts
-        .spill_base
-        .checked_next_multiple_of(16)
-        .ok_or_else(|| {
-            AllocError::TooFewRegisters(format!(
-                "spill base {:#x} is out of range",
-                opts.spill_base
-            ))
-        })?;
+    let spill_base = spill_area(opts)?;
     // Each pass takes the code and hands it back untouched when it has nothing to do.
     let (reachable, origins) = prune_unreachable(vcode).map_err(AllocError::Invalid)?;
     let pa = allocate_preds(reachable).map_err(AllocError::Predicates)?;

@@ -38,7 +38,12 @@
 //! the webs are coloured once more, by first appearance, each in the free register whose
 //! previous webs ended earliest in the code, within a budget of registers that keeps the
 //! occupancy of K (and no more than the caller's hint, about what class slices would take),
-//! growing the budget while that greedy colouring fails, up to the occupancy limit. A greedy
+//! growing the budget while that greedy colouring fails, up to the occupancy limit; where it
+//! fails there too (its choices fragment the registers for pairs), the packing is done once
+//! more under that limit, each web in the lowest free register but one a store still reads.
+//! In both, a register whose last value a store (an instruction reading its sources after
+//! issue, [`super::MachInst::reads_late`]) read a few instructions before is taken last: the
+//! new value's write would wait on the store's read scoreboard. A greedy
 //! colouring can fail (more registers than `max_regs`): [`colour`] then returns `None` and the
 //! caller falls back to an allocation that fits by construction.
 //!
@@ -212,6 +217,9 @@ pub(super) struct NameProg {
     /// name): `STL [R1+x], R`, whose other sources then share a read with bank 1
     /// ([`Webs::spill_reads`], like regalloc2's own spills).
     sp_reads: Vec<bool>,
+    /// Per step, whether it is an instruction that reads its sources after issue
+    /// ([`super::MachInst::reads_late`]): see [`Webs::late_end`].
+    late_reads: Vec<bool>,
 }
 
 impl NameProg {
@@ -228,6 +236,7 @@ impl NameProg {
         let mut acc_widths: Vec<u8> = Vec::with_capacity(accs.capacity());
         let mut read_groups = Vec::with_capacity(steps.capacity());
         let mut sp_reads = Vec::with_capacity(steps.capacity());
+        let mut late_reads = Vec::with_capacity(steps.capacity());
         let widths = kinds.map(|k| k.gprs() as u8);
         let plain = |name: u16, def: bool| Access {
             name,
@@ -246,6 +255,7 @@ impl NameProg {
                 let mut slot = 0;
                 let mut groups = None;
                 let mut reads_sp = false;
+                let mut reads_late = false;
                 let kind = match item {
                     ra::InstOrEdit::Edit(ra::Edit::Move { from, to }) => {
                         if let Some(st) = from.as_stack().or(to.as_stack()) {
@@ -305,6 +315,7 @@ impl NameProg {
                             reads_sp |= r == super::Reg::Phys(super::PhysReg::SP)
                                 && spec.kind != super::OpKind::Def;
                         });
+                        reads_late = vc.insts[i.index()].reads_late();
                         copy = isa_copy(vc, i.index(), ops);
                         part = isa_part_copy(vc, i.index(), ops);
                         StepKind::Inst(i.index() as u32)
@@ -314,6 +325,7 @@ impl NameProg {
                 acc_widths.resize(accs.len(), 0);
                 read_groups.push(groups);
                 sp_reads.push(reads_sp);
+                late_reads.push(reads_late);
                 steps.push(Step {
                     kind,
                     start,
@@ -337,6 +349,7 @@ impl NameProg {
             acc_widths,
             read_groups,
             sp_reads,
+            late_reads,
         };
         prog.edit_widths(out.num_spillslots);
         Ok(prog)
@@ -588,6 +601,10 @@ pub(super) struct Webs {
     /// [`NameProg::build`]'s `part`), with the offset `off` such that the two may share a
     /// register only where `base(this) == base(other) + off`.
     parts: Vec<Vec<(u32, i16)>>,
+    /// Per web, whether its last access is a read by an instruction that reads its sources
+    /// after issue (a store's data): the next value in its register waits for that read
+    /// when written soon after ([`colour_spread`] keeps such registers for later).
+    late_end: Vec<bool>,
     /// Per web, whether every access of it is a clobber (a call's): it holds no value, so
     /// its fixed register does not count among the registers the code needs.
     clobber_only: Vec<bool>,
@@ -629,6 +646,17 @@ impl Webs {
                 }
             }
         }
+        let mut late_end = vec![false; nw];
+        for (s, step) in prog.steps.iter().enumerate() {
+            if prog.late_reads[s] {
+                for a in step.start..step.end {
+                    let w = numbers.of_acc[a as usize] as usize;
+                    if !prog.accs[a as usize].def && last[w] == a {
+                        late_end[w] = true;
+                    }
+                }
+            }
+        }
         let mut clobber_only = vec![true; nw];
         for (a, &w) in prog.accs.iter().zip(&numbers.of_acc) {
             if !a.clobber {
@@ -646,6 +674,7 @@ impl Webs {
             co_reads,
             spill_reads,
             parts,
+            late_end,
             clobber_only,
         }
     }

@@ -428,6 +428,13 @@ pub trait MachInst: Clone + fmt::Debug + fmt::Display {
     fn read_groups(&self) -> Option<Vec<smallvec::SmallVec<[u8; 4]>>> {
         None
     }
+    /// Whether the instruction may read its register sources after it issues (on SM50 a
+    /// variable-latency instruction other than a load: a store's data and address, a
+    /// conversion's source), so that an instruction overwriting one of them soon after waits
+    /// for that read (`assign`'s colouring keeps such registers for later). Default: no.
+    fn reads_late(&self) -> bool {
+        false
+    }
 }
 
 impl fmt::Display for VReg {

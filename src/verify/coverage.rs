@@ -36,6 +36,7 @@ pub fn reason_class(why: &str) -> &'static str {
         ("the simulator cannot run", "simulator lacks an instruction"),
         ("cubin", "cubin cannot be loaded"),
         ("bad launch", "launch cannot be laid out"),
+        (super::NOT_COMPILED, "kernel does not compile"),
     ];
     CLASSES
         .iter()

@@ -305,10 +305,32 @@ impl Lowerer<'_> {
                 };
                 self.pair_of(lo, hi)
             }
+            // A byte or half of an aggregate packed into its argument word (ptxas's caller
+            // `BFI`s a `.b8 p[3]`'s bytes into R4, its callee `BFE`s them out).
+            Type::I8 | Type::I16 | Type::F16 if (offset % 4) * 8 + ty.bits() <= 32 => {
+                let w = *self.sub_args.get(word).ok_or_else(unsupported)?;
+                self.sub_word(w, offset % 4)
+            }
             _ => return Err(unsupported()),
         };
         self.set_loc(res, super::Loc { vreg, offset: 0 });
         Ok(())
+    }
+
+    /// The part of argument word `w` from byte `byte` up, shifted down to bit 0 (the high
+    /// bits of an i8/i16 register are unspecified, so a logical shift is enough).
+    fn sub_word(&mut self, w: VReg, byte: u32) -> VReg {
+        if byte == 0 {
+            return w;
+        }
+        let d = self.new_vreg(RegKind::B32);
+        let mut i = Sm50Inst::new(Role::Plain);
+        let dop = i.def(d, false);
+        let s = i.use_(w);
+        let shr = sm50::Inst::new(Form::SHR_I).with(Field::ImmImm20s, u64::from(8 * byte));
+        i.piece(shr, &[(Field::Rd, dop, 0), (Field::Ra, s, 0)]);
+        self.push(i);
+        d
     }
 
     /// `SubReturn`: the result words pinned to R4.., then `RET`. More than 12 words go to the

@@ -21,15 +21,15 @@ impl<'a> Lowerer<'a> {
             // ptxas's sequence for a `.global` variable: `MOV32I lo, 0x0` and `MOV32I hi, 0x0`,
             // which the loader patches (R_CUDA_ABS32_LO_20 / R_CUDA_ABS32_HI_20) with its
             // address; a 32-bit address (a 32-bit module) is one `MOV32I` (R_CUDA_ABS32_20).
-            // A `.shared` one under `-c` (`shared_relocs`): `MOV32I R0, 0x0` with
+            // A `.shared` one the linker places (`shared_relocs`): `MOV32I R0, 0x0` with
             // `R_CUDA_ABS24_20` (a shared address is below 2^24; a 64-bit one's high word 0).
             let words: Option<&[RelocWord]> = match (space, kind) {
                 (Some(Space::Global), RegKind::B64) => Some(&[RelocWord::Lo, RelocWord::Hi]),
                 (Some(Space::Global), RegKind::B32) => Some(&[RelocWord::Abs32]),
-                (Some(Space::Shared), RegKind::B64) if self.opts.shared_relocs => {
+                (Some(Space::Shared), RegKind::B64) if self.linker_shared(var) => {
                     Some(&[RelocWord::Shared, RelocWord::Zero])
                 }
-                (Some(Space::Shared), RegKind::B32) if self.opts.shared_relocs => {
+                (Some(Space::Shared), RegKind::B32) if self.linker_shared(var) => {
                     Some(&[RelocWord::Shared])
                 }
                 _ => None,

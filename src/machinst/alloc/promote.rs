@@ -56,7 +56,8 @@ pub(super) struct Promoted {
 /// Move spill slots of `alloc` at or above `area` into registers below `max_regs` (see the
 /// module essay).
 /// `loops`: per block of the code before allocation, whether it lies in a loop
-/// ([`blocks_in_loops`]; blocks the allocation inserted count as outside).
+/// ([`blocks_in_loops`]; blocks the allocation inserted count as outside). The caller looks
+/// for loops only where the allocation spilled.
 pub(super) fn promote<I: MachInst>(
     alloc: &mut Allocated<I>,
     area: u32,
@@ -178,16 +179,24 @@ pub(super) fn promote<I: MachInst>(
     done
 }
 
-/// Per block of `vc`: whether it lies on a cycle of its CFG (it can reach itself), by
-/// Tarjan's strongly connected components (a component of several blocks, or a block that
-/// branches to itself).
-pub(super) fn blocks_in_loops<I: MachInst>(vc: &VCode<I>) -> Vec<bool> {
-    let n = vc.num_blocks();
-    let succs = |b: usize| {
-        vc.block_succs(BlockId(b as u32))
-            .iter()
-            .map(|s| s.0 .0 as usize)
-    };
+/// Per block of `vc`: its successors' indices (the CFG [`blocks_in_loops`] walks).
+pub(super) fn successors<I: MachInst>(vc: &VCode<I>) -> Vec<Vec<usize>> {
+    (0..vc.num_blocks())
+        .map(|b| {
+            vc.block_succs(BlockId(b as u32))
+                .iter()
+                .map(|s| s.0 .0 as usize)
+                .collect()
+        })
+        .collect()
+}
+
+/// Per block of the CFG `cfg` ([`successors`]): whether it lies on a cycle (it can reach
+/// itself), by Tarjan's strongly connected components (a component of several blocks, or a
+/// block that branches to itself).
+pub(super) fn blocks_in_loops(cfg: &[Vec<usize>]) -> Vec<bool> {
+    let n = cfg.len();
+    let succs = |b: usize| cfg[b].iter().copied();
     let mut in_loop = vec![false; n];
     let mut index = vec![u32::MAX; n];
     let mut low = vec![0u32; n];
@@ -420,6 +429,9 @@ mod tests {
             b.terminate(blocks[k], br, succs);
         }
         let code = b.finish().expect("valid vcode");
-        assert_eq!(blocks_in_loops(&code), vec![false, true, true, true, false]);
+        assert_eq!(
+            blocks_in_loops(&successors(&code)),
+            vec![false, true, true, true, false]
+        );
     }
 }

@@ -208,7 +208,10 @@ impl Tag {
 /// its value's def, which dominates every reload, two slots need distinct bytes exactly where
 /// one is live at the other's store (a store whose slot is never read still overwrites the
 /// slots live there). Slots then take, largest first, the lowest offset aligned to their
-/// size that overlaps none of those already placed that they interfere with.
+/// size that overlaps none of those already placed that they interfere with, nor any slot of
+/// another size: slots of one size share bytes only with slots of that size, so that every
+/// byte of the area is accessed at one offset and width, which `promote` needs to move a slot
+/// into a register (a scalar slot inside the bytes of a pair's slot kept both in memory).
 fn share_slots<I: MachInst>(
     blocks: &mut [BlockData<I>],
     tags: &[Vec<Tag>],
@@ -282,15 +285,14 @@ fn share_slots<I: MachInst>(
     let mut bytes = 0u32;
     for s in order {
         let size = sizes[s as usize];
+        // the placed slots it interferes with, and all placed slots of other sizes
+        let other_size = (0..n as u32).filter(|o| sizes[*o as usize] != size);
         let mut taken: Vec<(u32, u32)> = adj[s as usize]
             .iter()
-            .filter(|o| offset[**o as usize] != u32::MAX)
-            .map(|o| {
-                (
-                    offset[*o as usize],
-                    offset[*o as usize] + sizes[*o as usize],
-                )
-            })
+            .copied()
+            .chain(other_size)
+            .filter(|o| offset[*o as usize] != u32::MAX)
+            .map(|o| (offset[o as usize], offset[o as usize] + sizes[o as usize]))
             .collect();
         taken.sort_unstable();
         let mut at = 0u32;
@@ -763,7 +765,12 @@ mod tests {
 
     /// `n` scalars defined in `blk`, then read one by one, each read the last.
     fn crowd(b: &mut VCodeBuilder<Sm50Inst>, blk: BlockId, n: usize) {
-        let vs: Vec<VReg> = (0..n).map(|_| b.new_vreg(RegKind::B32)).collect();
+        crowd_of(b, blk, n, RegKind::B32);
+    }
+
+    /// [`crowd`] of values of `kind`.
+    fn crowd_of(b: &mut VCodeBuilder<Sm50Inst>, blk: BlockId, n: usize, kind: RegKind) {
+        let vs: Vec<VReg> = (0..n).map(|_| b.new_vreg(kind)).collect();
         for v in &vs {
             b.push(blk, def(*v));
         }
@@ -857,6 +864,55 @@ mod tests {
         };
         let out = allocate(&after, &opts).expect("allocates");
         assert_eq!((out.spill_bytes, out.spills, out.reloads), (0, 0, 0));
+    }
+
+    /// A crowd of pairs, then one of scalars, each spilling 6 values that die before the next
+    /// crowd's are defined: the scalars' slots do not share the pairs' bytes (slots share
+    /// bytes only with slots of their size), so every byte of the area is accessed at one
+    /// offset and width, and `promote` moves every slot into a register. When the scalars'
+    /// slots lay inside the pairs', promotion kept both in memory.
+    #[test]
+    fn slots_of_other_sizes_stay_apart_and_promotable() {
+        let mut b = VCodeBuilder::<Sm50Inst>::new();
+        let blk = b.new_block();
+        crowd_of(&mut b, blk, 70, RegKind::B64);
+        crowd(&mut b, blk, 70);
+        b.terminate(blk, Sm50Inst::new(Role::Ret), Vec::new());
+        let code = b.finish().expect("valid vcode");
+        let (after, spilled) = presplit(code, &OWN, 16).expect("spills");
+        assert_eq!((spilled.stores, spilled.loads), (12, 12), "{spilled:?}");
+        assert_eq!(spilled.bytes, 80, "48 bytes of pairs, then 24 of scalars");
+        // per store: its bytes and its width
+        let stores: Vec<(i64, i64)> = after
+            .insts
+            .iter()
+            .filter(|i| i.pieces.iter().any(|p| p.inst.form == Form::STL))
+            .map(|i| {
+                let width = match i.ops[0].reg {
+                    crate::machinst::Reg::Virt(v) => 4 * i64::from(v.kind.gprs()),
+                    other => panic!("a store of a physical register: {other:?}"),
+                };
+                let off = i.pieces[0].inst.get(Field::Off).expect("an offset");
+                (off as i64, width)
+            })
+            .collect();
+        for &(o, w) in &stores {
+            for &(o2, w2) in &stores {
+                let overlap = o < o2 + w2 && o2 < o + w;
+                assert!(!overlap || (o, w) == (o2, w2), "{stores:?}");
+            }
+        }
+        let opts = AllocOptions {
+            checker: true,
+            presplit: false,
+            ..AllocOptions::default()
+        };
+        let mut out = allocate(&after, &opts).expect("allocates");
+        assert_eq!(out.spill_bytes, 0, "regalloc2 itself does not spill");
+        out.spill_bytes = spilled.bytes;
+        let done = super::super::promote::promote(&mut out, 16, 255, &[false]);
+        assert_eq!(done.slots, 12, "{done:?}");
+        assert_eq!(out.spill_bytes, 0, "every slot is in a register");
     }
 
     /// A constant (`MOV32I`) read only after the crowd is the farthest read: it is

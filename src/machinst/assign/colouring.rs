@@ -32,8 +32,7 @@ pub(in crate::machinst) fn colour(
     let mut by_first: Vec<usize> = (0..nw).collect();
     by_first.sort_by_key(|&w| (pinned(w).is_none(), webs.first[w]));
     let mut widest: Vec<usize> = by_first.clone();
-    let order_first = by_first.clone();
-    let by_first = &order_first;
+    let by_first = &by_first;
     widest.sort_by_key(|&w| {
         (
             pinned(w).is_none(),
@@ -42,8 +41,8 @@ pub(in crate::machinst) fn colour(
         )
     });
     let mut best: Option<(Vec<u8>, u32)> = None;
-    for order in [by_first.clone(), widest] {
-        let Some(c) = colour_in(webs, &order, &pinned, max_regs) else {
+    for order in [by_first, &widest] {
+        let Some(c) = colour_in(webs, order, &pinned, max_regs) else {
             continue;
         };
         let top = value_top(webs, &c);
@@ -65,13 +64,25 @@ pub(in crate::machinst) fn colour(
     let mut budget = hint.clamp(top, limit.max(top));
     #[allow(unused_mut)]
     let (mut c, top) = loop {
-        if let Some(s) = colour_spread(webs, by_first, &pinned, budget, save_cost) {
+        if let Some(s) = colour_spread(webs, by_first, &pinned, budget, save_cost, Pick::Spread) {
             let used = value_top(webs, &s);
             break (s, used);
         }
         budget += 1;
         if budget > limit {
-            break (c, top);
+            // The spread fragments the registers where the packing fitted (a pair finds no
+            // aligned free register): pack again, still keeping late-read registers for
+            // later where another is free below the limit.
+            let packed = [by_first, &widest].into_iter().find_map(|order| {
+                colour_spread(webs, order, &pinned, limit, save_cost, Pick::Lowest)
+            });
+            break match packed {
+                Some(s) => {
+                    let used = value_top(webs, &s);
+                    (s, used)
+                }
+                None => (c, top),
+            };
         }
     };
     improve_banks(webs, &mut c, &pinned, top, save_cost);
@@ -229,24 +240,44 @@ fn same_occupancy(regs: u32) -> u32 {
 /// Greedy colouring in `order` below `top` registers, each web (but for a free copy partner's
 /// register) in the free aligned register whose previous webs ended earliest in the code;
 /// `None` when a web finds no register.
+///
+/// Before the bank conflicts, a register whose previous value was last read by an instruction
+/// that reads after issue ([`Webs::late_end`], a store's data or address) less than
+/// [`LATE_READ_WINDOW`] accesses before the web's first is avoided: the write would wait on
+/// the store's read scoreboard (up to `sm50::sched::model::READ_LATENCY`, 20 cycles), where
+/// a bank conflict costs one. (A source the defining instruction itself reads at issue
+/// costs nothing: its register stays a candidate.) Trade-off: the web may read a bank twice
+/// more often, or, with [`Pick::Lowest`], take a higher register (up to the occupancy's
+/// limit, never past it); where no other register is free the wait stays. Rodinia's dwt2d lifting
+/// steps (`STS [R2+0x750], R3 ; IADD R3, -R11, R29`) waited 18 cycles three times a step.
 fn colour_spread(
     webs: &Webs,
     order: &[usize],
     pinned: &dyn Fn(usize) -> Option<u8>,
     top: u32,
     save_cost: &[u64; 4],
+    pick: Pick,
 ) -> Option<Vec<u8>> {
     const UNSET: u16 = u16::MAX;
     let mut c = vec![UNSET; webs.name.len()];
     // per register, the last access of the webs given it so far (0: none)
     let mut ended = [0u32; 256];
-    let give = |c: &mut Vec<u16>, ended: &mut [u32; 256], w: usize, base: usize| {
-        c[w] = base as u16;
-        let width = webs.width[w] as usize;
-        for e in ended.iter_mut().skip(base).take(width) {
-            *e = (*e).max(webs.last[w] + 1);
-        }
-    };
+    // per register, up to which access a web written there would wait for a late read of
+    // the previous value ([`Webs::late_end`]; 0: none)
+    let mut late = [0u32; 256];
+    let give =
+        |c: &mut Vec<u16>, ended: &mut [u32; 256], late: &mut [u32; 256], w: usize, base: usize| {
+            c[w] = base as u16;
+            let width = webs.width[w] as usize;
+            for e in ended.iter_mut().skip(base).take(width) {
+                *e = (*e).max(webs.last[w] + 1);
+            }
+            if webs.late_end[w] {
+                for l in late.iter_mut().skip(base).take(width) {
+                    *l = (*l).max(webs.last[w] + 1 + LATE_READ_WINDOW);
+                }
+            }
+        };
     // Registers with a save cost that no web has taken yet: taking one adds a save
     // (`AllocOptions::save_cost`), so a web goes there only when nothing else is free.
     let new_saves = |ended: &[u32; 256], b: usize, width: usize| {
@@ -256,7 +287,7 @@ fn colour_spread(
     };
     for &w in order {
         if let Some(p) = pinned(w) {
-            give(&mut c, &mut ended, w, p as usize);
+            give(&mut c, &mut ended, &mut late, w, p as usize);
         }
     }
     for &w in order {
@@ -297,13 +328,31 @@ fn colour_spread(
                 .min_by_key(|&b| {
                     let saves = new_saves(&ended, b, width);
                     let ended = (b..b + width).map(|r| ended[r]).max().unwrap_or(0);
-                    (saves, conflicts(b), ended)
+                    let waits = (b..b + width).any(|r| late[r] > webs.first[w]);
+                    match pick {
+                        Pick::Spread => (saves, waits, conflicts(b), ended),
+                        Pick::Lowest => (saves, waits, 0, b as u32),
+                    }
                 })?,
         };
-        give(&mut c, &mut ended, w, base);
+        give(&mut c, &mut ended, &mut late, w, base);
     }
     Some(c.into_iter().map(|b| b as u8).collect())
 }
+
+/// How [`colour_spread`] picks among the free registers (after the saves and the late reads).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Pick {
+    /// Fewest bank conflicts, then the one free longest.
+    Spread,
+    /// The lowest (the packing's rule; [`improve_banks`] sees to the banks after).
+    Lowest,
+}
+
+/// How many accesses after a late read ([`colour_spread`]) its register is kept from a new
+/// value: about the accesses of the instructions that issue while the read scoreboard is set
+/// (20 cycles, one or two instructions a cycle of three accesses each, less the stalls).
+const LATE_READ_WINDOW: u32 = 48;
 
 /// The registers some web of colouring `c` takes, one bit per register.
 fn taken_mask(webs: &Webs, c: &[u8]) -> [u64; 4] {
