@@ -69,7 +69,7 @@ fn unsupported_constructs_are_diagnostics() {
     insta::assert_snapshot!("unsupported", text);
 }
 
-/// A cube-map gradient fetch is a diagnostic (a function's address in an initializer no longer is);
+/// A cube-map gradient fetch with offsets is a diagnostic (a function's address in an initializer no longer is);
 /// `build_partial` still builds the kernel that needs none of them.
 #[test]
 fn unsupported_module_constructs_are_diagnostics() {
