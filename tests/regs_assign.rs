@@ -182,8 +182,17 @@ fn compile_and_verify_at_16(file: &str) -> leafold::driver::Output {
 /// `verify` finds eval and the simulator in agreement on every kernel (at least one);
 /// returns the compile.
 fn compile_and_verify(file: &str, max_regs: Option<u32>) -> leafold::driver::Output {
+    compile_and_verify_in("corpus", file, max_regs)
+}
+
+/// [`compile_and_verify`] on a file of `tests/data/<corpus>/ptx`.
+fn compile_and_verify_in(
+    corpus: &str,
+    file: &str,
+    max_regs: Option<u32>,
+) -> leafold::driver::Output {
     let path = format!(
-        "{}/tests/data/corpus/ptx/{file}",
+        "{}/tests/data/{corpus}/ptx/{file}",
         env!("CARGO_MANIFEST_DIR")
     );
     let ptx = std::fs::read_to_string(&path).expect("corpus file");
@@ -519,34 +528,7 @@ fn stores_overwritten_soon(ins: &[String]) -> usize {
 /// Compile `tests/data/corpus-nvcc/ptx/<file>` and check that `verify` finds eval and the
 /// simulator in agreement on every kernel; returns the compile.
 fn compile_and_verify_nvcc(file: &str) -> leafold::driver::Output {
-    let path = format!(
-        "{}/tests/data/corpus-nvcc/ptx/{file}",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    let ptx = std::fs::read_to_string(&path).expect("corpus file");
-    let opts = Options {
-        file_name: file.into(),
-        emit: Emit::Sass,
-        ..Options::default()
-    };
-    let out =
-        compile(&ptx, &opts).unwrap_or_else(|d| panic!("{}", leafold::error::render_all(&d.0)));
-    let vopts = VerifyOptions {
-        compile: opts,
-        ..VerifyOptions::default()
-    };
-    let verdicts = verify_file(&ptx, None, &vopts)
-        .unwrap_or_else(|d| panic!("{}", leafold::error::render_all(&d.0)));
-    assert!(!verdicts.is_empty());
-    for v in verdicts {
-        assert!(
-            matches!(v.outcome, Outcome::Match { .. }),
-            "{}: {:?}",
-            v.kernel,
-            v.outcome
-        );
-    }
-    out
+    compile_and_verify_in("corpus-nvcc", file, None)
 }
 
 const DWT_FORWARD: &str = "gpu-rodinia__cuda_dwt2d_dwt_cuda_fdwt53.ptx";
