@@ -775,6 +775,18 @@ pub(crate) fn fdiv_slow_path() -> Sm50Inst {
 }
 
 impl Seq {
+    /// The fast paths' first two instructions: `MUFU.RCP r, y ; FFMA t, y, -r, c[0x2][one]`,
+    /// the approximate reciprocal and its residual `1 - y·r` (`one` is the byte offset of
+    /// the literal 1.0 in bank 2).
+    fn rcp_residual(&mut self, r: u8, t: u8, y: u8, one: u32) {
+        self.mufu(Func::Rcp, r, y);
+        let ffma_c = sm50::Inst::new(Form::FFMA_CC)
+            .with(Field::Negb, 1)
+            .with(Field::Cbk, 2)
+            .with(Field::Cbo, u64::from(one / 4));
+        self.put(ffma_c, &[(Field::Rd, t), (Field::Ra, y), (Field::Rb, r)]);
+    }
+
     /// The slow path's early exit for a zero dividend, the commonest reason `FCHK.DIVIDE`
     /// flags operands on real data (sparse inputs, sums that start at 0): `±0 / y` with `y`
     /// neither zero nor NaN is the zero of sign `x ^ y` (a subnormal or infinite `y`
@@ -884,23 +896,13 @@ impl Lowerer<'_> {
         });
         let xo = s.i.op(Reg::Virt(x), OpSpec::use_().fixed(SLOW_X));
         let yo = s.i.op(Reg::Virt(y), OpSpec::use_().fixed(SLOW_Y));
-        s.mufu(Func::Rcp, r, yo);
-        let ffma_c = sm50::Inst::new(Form::FFMA_CC)
-            .with(Field::Negb, 1)
-            .with(Field::Cbk, 2)
-            .with(Field::Cbo, u64::from(one / 4));
-        s.put(ffma_c, &[(Field::Rd, t), (Field::Ra, yo), (Field::Rb, r)]);
+        s.rcp_residual(r, t, yo, one);
         s.ffma(t, r, false, t, r);
         let rz = sm50::Inst::new(Form::FFMA_R).with(Field::Rc, 255);
         s.put(rz, &[(Field::Rd, q), (Field::Ra, xo), (Field::Rb, t)]);
         s.ffma(e, yo, true, q, xo);
         s.ffma(q, t, false, e, q);
-        let cal = sm50::Inst::new(Form::CAL).with(Field::Rel, CAL_FDIV);
-        s.put(cal, &[]);
-        self.push(s.i);
-        if self.planning.is_none() {
-            self.fdiv_floor = self.vb.num_vregs();
-        }
+        self.push_slow_path_call(s, CAL_FDIV);
         Ok(())
     }
 
@@ -924,20 +926,21 @@ impl Lowerer<'_> {
             s.i.op(Reg::Virt(v), OpSpec::early_def().fixed(SLOW_TEMPS[k]))
         });
         let yo = s.i.op(Reg::Virt(y), OpSpec::use_().fixed(SLOW_Y));
-        s.mufu(Func::Rcp, r, yo);
-        let ffma_c = sm50::Inst::new(Form::FFMA_CC)
-            .with(Field::Negb, 1)
-            .with(Field::Cbk, 2)
-            .with(Field::Cbo, u64::from(one / 4));
-        s.put(ffma_c, &[(Field::Rd, t), (Field::Ra, yo), (Field::Rb, r)]);
+        s.rcp_residual(r, t, yo, one);
         s.ffma(q, r, false, t, r);
-        let cal = sm50::Inst::new(Form::CAL).with(Field::Rel, CAL_FRCP);
-        s.put(cal, &[]);
+        self.push_slow_path_call(s, CAL_FRCP);
+        Ok(())
+    }
+
+    /// Ends a fast path: the `CAL` of its slow-path subroutine (`rel`), the sequence pushed
+    /// as one instruction, and (outside planning) the floor above which a value is the
+    /// sequence's own ([`Self::pinned_operand`]).
+    fn push_slow_path_call(&mut self, mut s: Seq, rel: u64) {
+        s.put(sm50::Inst::new(Form::CAL).with(Field::Rel, rel), &[]);
         self.push(s.i);
         if self.planning.is_none() {
             self.fdiv_floor = self.vb.num_vregs();
         }
-        Ok(())
     }
 
     /// `v`, holding the IR value `val` and read `reads` (at least 1) times by this division,
