@@ -812,13 +812,18 @@ mod tests {
         assert_eq!(spilled.bytes, 32);
         assert_eq!(forms(&after, Form::STL), 6);
         assert_eq!(forms(&after, Form::LDL), 6);
+        let out = allocate_presplit(&after);
+        assert_eq!((out.spill_bytes, out.spills, out.reloads), (0, 0, 0));
+    }
+
+    /// regalloc2's allocation (its checker on) of code the presplit has already spilled.
+    fn allocate_presplit(code: &VCode<Sm50Inst>) -> Allocated<Sm50Inst> {
         let opts = AllocOptions {
             checker: true,
             presplit: false,
             ..AllocOptions::default()
         };
-        let out = allocate(&after, &opts).expect("allocates");
-        assert_eq!((out.spill_bytes, out.spills, out.reloads), (0, 0, 0));
+        allocate(code, &opts).expect("allocates")
     }
 
     /// The offsets of the stores and reloads of `form`, per instruction in order.
@@ -857,12 +862,7 @@ mod tests {
         // each value is read back from where it was stored: the crowd reads its values in
         // the order it defined them, so the loads follow the stores
         assert_eq!(loads, stores);
-        let opts = AllocOptions {
-            checker: true,
-            presplit: false,
-            ..AllocOptions::default()
-        };
-        let out = allocate(&after, &opts).expect("allocates");
+        let out = allocate_presplit(&after);
         assert_eq!((out.spill_bytes, out.spills, out.reloads), (0, 0, 0));
     }
 
@@ -902,12 +902,7 @@ mod tests {
                 assert!(!overlap || (o, w) == (o2, w2), "{stores:?}");
             }
         }
-        let opts = AllocOptions {
-            checker: true,
-            presplit: false,
-            ..AllocOptions::default()
-        };
-        let mut out = allocate(&after, &opts).expect("allocates");
+        let mut out = allocate_presplit(&after);
         assert_eq!(out.spill_bytes, 0, "regalloc2 itself does not spill");
         out.spill_bytes = spilled.bytes;
         let done = super::super::promote::promote(&mut out, 16, 255, &[false]);
@@ -990,12 +985,7 @@ mod tests {
         assert!(has(block(0), Form::STL) && has(block(2), Form::LDL));
         assert!(!has(block(1), Form::LDL) && !has(block(1), Form::STL));
         assert!(pressure(&after).exact[0] <= 64);
-        let opts = AllocOptions {
-            checker: true,
-            presplit: false,
-            ..AllocOptions::default()
-        };
-        let out = allocate(&after, &opts).expect("allocates");
+        let out = allocate_presplit(&after);
         assert_eq!(out.spill_bytes, 0);
     }
 }
