@@ -184,7 +184,7 @@ pub(super) struct Lowerer<'a> {
     /// a block that dominates its own (see [`Lowerer::chain`]).
     chains: HashMap<ChainKey, Vec<(Block, VReg, Option<VReg>)>>,
     /// Sign words (`SHR s, i, 0x1f`) of sign-extended chain indices, with their blocks.
-    signs: HashMap<Value, Vec<(Block, Loc)>>,
+    signs: Reuse<Value, Loc>,
     /// How many chains (counted while planning) use each sign-extended index.
     sext_chains: HashMap<Value, u32>,
     /// `base + disp` steps with Plg ([`Lowerer::plg_step`]), by base register and
@@ -231,7 +231,36 @@ pub(super) struct Lowerer<'a> {
     /// BFE/BFI control words built from registers (`BFI ctl, len, 0x808, pos`), by
     /// `(pos, len)`, with their blocks: a bit-field operation reuses one built in a block that
     /// dominates its own ([`Lowerer::bit_control`]).
-    bit_ctls: HashMap<(Value, Value), Vec<(Block, VReg)>>,
+    bit_ctls: Reuse<(Value, Value), VReg>,
+}
+
+/// Values built once and reused wherever the block they were built in dominates the use
+/// (sign words, bit-field control words): by key, each value built with its IR block.
+struct Reuse<K, T>(HashMap<K, Vec<(Block, T)>>);
+
+impl<K, T> Default for Reuse<K, T> {
+    fn default() -> Self {
+        Reuse(HashMap::default())
+    }
+}
+
+impl<K: std::hash::Hash + Eq, T: Copy> Reuse<K, T> {
+    /// The latest value built for `key` in a block that dominates `here`.
+    fn find(&self, key: &K, here: Option<Block>, doms: &ir::Dominators) -> Option<T> {
+        let h = here?;
+        let list = self.0.get(key)?;
+        list.iter()
+            .rev()
+            .find(|(b, _)| doms.dominates(*b, h))
+            .map(|&(_, t)| t)
+    }
+
+    /// Records `t`, built for `key` in `here`.
+    fn record(&mut self, key: K, here: Option<Block>, t: T) {
+        if let Some(h) = here {
+            self.0.entry(key).or_default().push((h, t));
+        }
+    }
 }
 
 /// The size of a constant bank: the pool must fit (the `cbo` field addresses 64 KiB).
@@ -458,7 +487,7 @@ impl<'a> Lowerer<'a> {
                 n
             },
             chains: HashMap::default(),
-            signs: HashMap::default(),
+            signs: Reuse::default(),
             sext_chains: HashMap::default(),
             plg_steps: HashMap::default(),
             doms: ir::Dominators::of(f),
@@ -477,7 +506,7 @@ impl<'a> Lowerer<'a> {
             fdiv_floor: 0,
             sub_args: Vec::new(),
             desc_sizes: Vec::new(),
-            bit_ctls: HashMap::default(),
+            bit_ctls: Reuse::default(),
         }
     }
 

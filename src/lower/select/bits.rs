@@ -76,13 +76,7 @@ impl<'a> Lowerer<'a> {
         }
         let here = self.cur_ir;
         if self.planning.is_none() {
-            let doms = &self.doms;
-            let found = self.bit_ctls.get(&(pos, len)).and_then(|list| {
-                list.iter()
-                    .rev()
-                    .find(|(b, _)| here.is_some_and(|h| doms.dominates(*b, h)))
-            });
-            if let Some(&(_, t)) = found {
+            if let Some(t) = self.bit_ctls.find(&(pos, len), here, &self.doms) {
                 return Ok(Ctl::Reg(t));
             }
         }
@@ -103,9 +97,7 @@ impl<'a> Lowerer<'a> {
         );
         self.push(i);
         if self.planning.is_none() {
-            if let Some(h) = here {
-                self.bit_ctls.entry((pos, len)).or_default().push((h, t));
-            }
+            self.bit_ctls.record((pos, len), here, t);
         }
         Ok(Ctl::Reg(t))
     }

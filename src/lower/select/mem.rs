@@ -573,13 +573,7 @@ impl<'a> Lowerer<'a> {
     pub(super) fn sign_word(&mut self, v: Value, loc: Loc) -> Loc {
         let here = self.cur_ir;
         if self.planning.is_none() {
-            let doms = &self.doms;
-            let found = self.signs.get(&v).and_then(|list| {
-                list.iter()
-                    .rev()
-                    .find(|(b, _)| here.is_some_and(|h| doms.dominates(*b, h)))
-            });
-            if let Some(&(_, l)) = found {
+            if let Some(l) = self.signs.find(&v, here, &self.doms) {
                 return l;
             }
         }
@@ -594,9 +588,7 @@ impl<'a> Lowerer<'a> {
         self.push(i);
         let out = Loc { vreg: d, offset: 0 };
         if self.planning.is_none() {
-            if let Some(h) = here {
-                self.signs.entry(v).or_default().push((h, out));
-            }
+            self.signs.record(v, here, out);
         }
         out
     }
