@@ -245,14 +245,9 @@ impl<K, T> Default for Reuse<K, T> {
 }
 
 impl<K: std::hash::Hash + Eq, T: Copy> Reuse<K, T> {
-    /// The latest value built for `key` in a block that dominates `here`.
+    /// The latest value built for `key` in a block that dominates `here` (`div::built`).
     fn find(&self, key: &K, here: Option<Block>, doms: &ir::Dominators) -> Option<T> {
-        let h = here?;
-        let list = self.0.get(key)?;
-        list.iter()
-            .rev()
-            .find(|(b, _)| doms.dominates(*b, h))
-            .map(|&(_, t)| t)
+        div::built(doms, here, false, self.0.get(key), |&(b, _)| b).map(|(_, t)| t)
     }
 
     /// Records `t`, built for `key` in `here`.

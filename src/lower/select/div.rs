@@ -302,7 +302,7 @@ impl DivShare {
 
 /// The latest part of `list` built in an IR block that is `here` or dominates it (the IR is
 /// SSA, so its operands have the same values on every path here); none while planning.
-fn built<T: Copy>(
+pub(super) fn built<T: Copy>(
     doms: &crate::ir::Dominators,
     here: Option<Block>,
     planning: bool,
