@@ -16,7 +16,7 @@
 //! instructions after each reading `s` where they read `r`; the number of moves dropped.
 //!
 //! How. Liveness of the physical registers over the allocated CFG (32-bit words; an operand
-//! the code named itself, such as R1, counts as reading four registers and writing none).
+//! the code named itself counts as reading four registers, R1 one, and as writing none).
 //! Then, for each promoted reload `MOV r, s` of `w` words, a walk forward through its block:
 //! * a use lying inside `r..r+w` is a *candidate*; it will read the same words of `s` (pairs
 //!   and quads keep their alignment: `r` and `s` are both aligned to `w`);
@@ -50,8 +50,8 @@ use smallvec::SmallVec;
 /// Registers as a bit set (R0..R255).
 type Regs = [u64; 4];
 
-/// An operand the code named itself (R1, R0 where it is the stack pointer) counts as this many
-/// registers.
+/// An operand the code named itself (other than R1, the stack pointer: one register) counts as
+/// this many registers.
 const NAMED: u8 = 4;
 
 /// What [`rewrite`](super::rewrite) gathers for [`promote`](super::promote) and [`forward`] in a
@@ -99,7 +99,13 @@ fn each_gpr<I: MachInst>(inst: &I, words: &[u8], f: &mut dyn FnMut(usize, u8, u8
         if let Reg::Phys(p) = r {
             if p != PhysReg::RZ {
                 let placed = w > 0;
-                f(k, p.0, if placed { w } else { NAMED }, placed, spec);
+                let n = match (placed, p) {
+                    (true, _) => w,
+                    // (the stack pointer is one 32-bit register)
+                    (false, PhysReg::SP) => 1,
+                    (false, _) => NAMED,
+                };
+                f(k, p.0, n, placed, spec);
             }
         }
         k += 1;
