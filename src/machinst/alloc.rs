@@ -23,8 +23,8 @@ mod slices;
 use slices::*;
 mod edges;
 use edges::*;
-mod pressure;
 mod forward;
+mod pressure;
 mod promote;
 mod spill;
 use super::assign::{self, NameProg, StepKind, Webs};
@@ -801,7 +801,13 @@ pub fn allocate_owned<I: MachInst>(
     if let Some(cfg) = cfg.filter(|_| out.spill_bytes > 0) {
         let loops = promote::blocks_in_loops(&cfg);
         let mut facts = facts.map(|f| *f);
-        promote::promote(&mut out, spill_area(opts)?, opts.max_regs, &loops, facts.as_mut());
+        promote::promote(
+            &mut out,
+            spill_area(opts)?,
+            opts.max_regs,
+            &loops,
+            facts.as_mut(),
+        );
         // then the reloads' moves that the code can do without (`forward`)
         if let Some(facts) = facts {
             forward::forward(&mut out, facts)?;

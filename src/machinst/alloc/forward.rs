@@ -116,11 +116,15 @@ fn each_gpr<I: MachInst>(inst: &I, words: &[u8], f: &mut dyn FnMut(usize, u8, u8
 /// liveness can tell).
 fn uses_defs<I: MachInst>(inst: &I, words: &[u8]) -> (Regs, Regs) {
     let (mut uses, mut defs) = (Regs::default(), Regs::default());
-    each_gpr(inst, words, &mut |_, reg, n, placed, spec| match spec.kind {
-        OpKind::Use => add(&mut uses, reg, n),
-        OpKind::Def if placed => add(&mut defs, reg, n),
-        OpKind::Def => {}
-    });
+    each_gpr(
+        inst,
+        words,
+        &mut |_, reg, n, placed, spec| match spec.kind {
+            OpKind::Use => add(&mut uses, reg, n),
+            OpKind::Def if placed => add(&mut defs, reg, n),
+            OpKind::Def => {}
+        },
+    );
     (uses, defs)
 }
 
@@ -203,8 +207,15 @@ pub(super) fn forward<I: MachInst>(
             }
             v
         });
-        let Some(cands) = walk(&alloc.blocks[b].insts, &facts.words[b], i, r.0, s.0, w, after)
-        else {
+        let Some(cands) = walk(
+            &alloc.blocks[b].insts,
+            &facts.words[b],
+            i,
+            r.0,
+            s.0,
+            w,
+            after,
+        ) else {
             continue;
         };
         for &(j, k) in &cands {
@@ -420,10 +431,7 @@ mod tests {
             facts: None,
         };
         let dropped = forward(&mut alloc, facts).expect("no checker to fail");
-        (
-            alloc.blocks.into_iter().map(|b| b.insts).collect(),
-            dropped,
-        )
+        (alloc.blocks.into_iter().map(|b| b.insts).collect(), dropped)
     }
 
     /// The first register of each instruction's operands.
@@ -469,7 +477,10 @@ mod tests {
         ]];
         let (out, dropped) = run(reread, &[(0, 0)]);
         assert_eq!(dropped, 0);
-        assert_eq!(regs(&out[0]), vec![vec![4, 200], vec![4], vec![200, 7], vec![4]]);
+        assert_eq!(
+            regs(&out[0]),
+            vec![vec![4, 200], vec![4], vec![200, 7], vec![4]]
+        );
         let dead = vec![vec![
             mov(4, 200, 1),
             touch(4, 1, false),
