@@ -91,7 +91,9 @@ fn candidate(module: &Module, f: &Function, v: Value) -> bool {
             *op != ConvOp::Trunc && f.values[*arg].ty.is_int() && f.values[*arg].ty.bits() <= 32
         }
         InstData::Iconst { .. } | InstData::LoadParam { .. } => true,
-        InstData::SymbolAddr { var, .. } => module.vars[*var].space == Space::Shared,
+        InstData::SymbolAddr { var, .. } => {
+            matches!(module.vars[*var].space, Space::Shared | Space::Const)
+        }
         _ => false,
     }
 }
@@ -107,7 +109,7 @@ fn full_width_operands(
     let result_narrow = results.first().is_some_and(|&r| narrow[r]);
     match d {
         InstData::Load {
-            space: Space::Shared,
+            space: Space::Shared | Space::Const,
             ..
         } => Vec::new(),
         InstData::Store {
