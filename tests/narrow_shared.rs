@@ -1,5 +1,5 @@
-//! 64-bit shared pointers narrowed to 32 bits (`ir::narrow`), on PTX shaped as the older
-//! front ends write it (`tests/data/narrow/*.ptx`, each opening with a comment that says what
+//! 64-bit shared (and `.const`) pointers narrowed to 32 bits (`ir::narrow`), on PTX shaped as
+//! the front ends write it (`tests/data/narrow/*.ptx`, each opening with a comment that says what
 //! it pins): the IR lowering receives (a snapshot), the registers the kernel needs, and
 //! `ir::eval` of the unnarrowed kernel against the simulator running our code on random
 //! inputs (`verify`).
@@ -37,4 +37,22 @@ fn loop_carried_shared_pointers_take_no_high_word_registers() {
         .text;
     // No pointer is stepped as a register pair: no carry into a high word.
     assert!(!sass.contains("IADD.X"), "{sass}");
+}
+
+#[test]
+fn loop_carried_const_pointers_become_32_bit() {
+    let (_, ir) = frame_ir::frame_and_ir("narrow", "const_ptrs.ptx");
+    let header = ir
+        .lines()
+        .find(|l| l.starts_with("block") && l.contains('('))
+        .unwrap_or_else(|| panic!("no block with parameters:\n{ir}"));
+    assert!(!header.contains("i64"), "{header}\n{ir}");
+    let ptx = frame_ir::read("narrow", "const_ptrs.ptx");
+    let sass = compile(&ptx, &frame_ir::options("const_ptrs.ptx", Emit::Sass))
+        .unwrap()
+        .text;
+    // The two table pointers step as single registers: no carry into a high word.
+    assert!(!sass.contains("IADD.X"), "{sass}");
+    assert!(sass.contains("LDC"), "{sass}");
+    frame_ir::assert_eval_matches_sim("narrow", "const_ptrs.ptx");
 }
