@@ -9,8 +9,11 @@ mod frame_ir;
 
 use leafold::driver::{compile, Emit};
 
-/// The registers of the file's first kernel and its SASS.
+/// The registers of the file's first kernel and its SASS; the kernel must not have bought
+/// them with spills (no stack frame).
 fn registers_and_sass(file: &str) -> (u32, String) {
+    let (frame, ir) = frame_ir::frame_and_ir("occupancy", file);
+    assert_eq!(frame, 0, "{file} spills:\n{ir}");
     let ptx = frame_ir::read("occupancy", file);
     let out = compile(&ptx, &frame_ir::options(file, Emit::Cubin))
         .unwrap_or_else(|d| panic!("{}", leafold::error::render_all(&d.0)));
