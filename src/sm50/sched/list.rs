@@ -1250,7 +1250,7 @@ mod tests {
             .with(Field::E, 1)
             .with(Field::Size, 4);
         let insts = vec![
-            reg(Form::MOV_R, 1, 255),
+            reg(Form::IADD_R, 1, 255),
             ldg,
             stg,
             add(2, 2, 4, false),
@@ -1273,7 +1273,7 @@ mod tests {
     fn carry_chains_keep_live_carries_in_place() {
         // Block 0: two independent chains, the second one's carry read in block 1.
         let insts = vec![
-            reg(Form::MOV_R, 1, 255),
+            reg(Form::IADD_R, 1, 255),
             add(20, 21, 22, false),
             add(2, 2, 4, false),
             add(3, 3, 5, true),
@@ -1297,7 +1297,7 @@ mod tests {
         let mut order = Vec::new();
         // (Without the pin the new chain, the longer path, would go first.)
         let live_in = vec![
-            reg(Form::MOV_R, 1, 255),
+            reg(Form::IADD_R, 1, 255),
             add(11, 11, 5, true),
             add(20, 21, 22, false),
             add(23, 24, 25, true),
@@ -1325,7 +1325,7 @@ mod tests {
     #[test]
     fn carry_chains_fall_back_when_locked() {
         let insts = vec![
-            reg(Form::MOV_R, 1, 255),
+            reg(Form::IADD_R, 1, 255),
             add(2, 2, 4, false),
             reg(Form::IADD_R, 6, 2).with(Field::Rb, 7),
             add(3, 6, 5, true),
