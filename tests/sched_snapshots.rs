@@ -50,8 +50,10 @@ DONE:
 }
 "#;
 
-/// NVVM's bounds test at the top of a kernel (`if (i < n) out[i] = in[i] * s;`): the
-/// guarded `EXIT` gets ptxas's stall 13, not the 15 of the final `EXIT`.
+/// NVVM's bounds test at the top of a kernel (`if (i < n) out[i] = in[i] * s;`). A body
+/// this short is if-converted (the test becomes the guard of every instruction, and only
+/// the final `EXIT`, stall 15, remains); [`COPY_LOOP`]'s bounds test stays a guarded
+/// `EXIT`, with ptxas's stall 13.
 const GUARDED_EXIT: &str = r#"
 .version 7.8
 .target sm_50
