@@ -290,6 +290,24 @@ fn rules() -> Vec<(&'static str, Type, Body, usize, &'static str)> {
         ("(x>>u30)&7", Type::I32, |b, x, _| { let (s, m) = (k32(b, 30), k32(b, 7)); let t = b.binary(B::ShrU, x, s); b.binary(B::And, t, m) }, 2, "and.i32"),
         ("(x>>u4)&6", Type::I32, |b, x, _| { let (s, m) = (k32(b, 4), k32(b, 6)); let t = b.binary(B::ShrU, x, s); b.binary(B::And, t, m) }, 2, "and.i32"),
         ("(x>>s4)&3", Type::I32, |b, x, _| { let (s, m) = (k32(b, 4), k32(b, 3)); let t = b.binary(B::ShrS, x, s); b.binary(B::And, t, m) }, 2, "and.i32"),
+        ("zext(x:i8)&255", Type::I8, |b, x, _| { let z = b.zext(Type::I32, x); let m = k32(b, 255); b.binary(B::And, z, m) }, 1, "zext.i32"),
+        ("zext(zext(x:i8))&0x1ff", Type::I8, |b, x, _| {
+            let h = b.zext(Type::I16, x);
+            let z = b.zext(Type::I32, h);
+            let m = k32(b, 0x1ff);
+            b.binary(B::And, m, z)
+        }, 2, "zext.i16"),
+        // A mask that clears a bit the value can have stays.
+        ("zext(x:i16)&255", Type::I16, |b, x, _| { let z = b.zext(Type::I32, x); let m = k32(b, 255); b.binary(B::And, z, m) }, 2, "and.i32"),
+        // NVVM's inlined `pow(x, 2.0)`: `cvt.rzi` of the constant exponent compared with it.
+        ("rzi(2.5)==2.0", Type::I32, |b, _, _| {
+            use leafold::ir::float::{FloatCC, FloatFmt, FloatOp, Round};
+            let c = b.iconst(Type::I64, 2.5f64.to_bits() as i64);
+            let two = b.iconst(Type::I64, 2f64.to_bits() as i64);
+            let rnd = FloatOp::RoundInt { fmt: FloatFmt::F64, rnd: Round::Rz, ftz: false, sat: false };
+            let t = b.float(rnd, &[c]);
+            b.float(FloatOp::Cmp { cc: FloatCC::Eq, fmt: FloatFmt::F64, ftz: false }, &[t, two])
+        }, 0, "iconst.i32 1"),
         ("fold chain", Type::I32, |b, x, _| {
             let (m1, one) = (k(b, x, -1), k(b, x, 1));
             let s = b.add(m1, one);

@@ -15,6 +15,8 @@
 //!   `select(const, a, b)`, `icmp x, x`, `trunc(zext/sext x)` back to x's type,
 //!   `zext/sext(trunc x)` back to x's type when x is a special register whose range fits
 //!   the narrow type (`%tid.x` < 1024, `%ctaid.y` < 65536, ...),
+//!   `x & m` where `m` keeps every bit `x` can have set (`x` a zero extension of a
+//!   narrower value, or a special register of bounded range, through those extensions),
 //!   `not(not x)`, `neg(neg x)`, `x + neg y` and `neg y + x` → `x - y`, `x - neg y` →
 //!   `x + y`, `mul.i64` of two equally extended i32 values (or of one and a constant that
 //!   extends the same way) → `mulwide`; selects between two constants (PTX `set`/`selp`
@@ -27,7 +29,7 @@
 //!   turns it into a shift;
 //! * value numbering has been applied: a pure computation, or a read of a special register
 //!   that stays constant for the thread (`%tid`, `%ctaid`, ...; not `%clock`, `%warpid`,
-//!   `%smid`), or a float operation (never folded, but as pure: `ir::eval`'s float functions
+//!   `%smid`), or a float operation (pure: `ir::eval`'s float functions
 //!   depend on their operands alone), equal to one earlier in its block or in a block that
 //!   dominates its own is replaced by that one. Equal means same operation, result type and
 //!   operands, where constants and kernel parameters compare by contents (two `iconst 4` are
@@ -40,7 +42,9 @@
 //! Folding evaluates with [`eval::pure`], the very function the reference interpreter runs
 //! for these instructions, so a folded constant is by construction the value `ir::eval`
 //! computes. The identities are not evaluations; the unit tests below check each of them
-//! against `eval::pure` on random operands. Float operations are not folded.
+//! against `eval::pure` on random operands. A float operation (not an approximation) whose
+//! operands are all constants folds to what `FloatOp::eval`, the interpreter's definition,
+//! gives.
 //!
 //! # How values are replaced
 //!
@@ -507,6 +511,20 @@ impl Simplifier<'_> {
     }
 
     fn action(&self, d: &InstData) -> Option<Action> {
+        // A float operation of constants: the constant `ir::eval` computes for it
+        // (`FloatOp::eval`, the interpreter's own definition), an `iconst` of its carrier or
+        // a known predicate. Every IEEE operation is correctly rounded (one value); the
+        // approximations (`ex2.approx`, `rcp.approx`: the hardware's tables) are left alone.
+        // NVVM's `pow` inlines `cvt.rzi.f64.f64` of the constant exponent and compares it
+        // with itself (particlefilter's loop), which cost a MOV32I pair, an F2F and a DSETP.
+        if let InstData::Float { op, ref args } = *d {
+            if matches!(op, FloatOp::Approx { .. }) {
+                return None;
+            }
+            let vals: SmallVec<[u64; 3]> =
+                args.iter().map(|&a| self.known(a)).collect::<Option<_>>()?;
+            return Some(Action::Const(op.eval(&vals)));
+        }
         if !is_pure(d) {
             return None;
         }
@@ -583,11 +601,20 @@ impl Simplifier<'_> {
 
     /// A bound on how many low bits `v` can have set, where the IR knows one: the special
     /// registers whose ranges CUDA bounds (a block has at most 1024 threads and 64 in z, a
-    /// grid at most 65535 blocks in y and z, a warp 32 lanes).
+    /// grid at most 65535 blocks in y and z, a warp 32 lanes), and zero extensions (their
+    /// source's width, or its own bound).
     fn width_bound(&self, v: Value) -> Option<u32> {
         use super::Dim::{X, Y, Z};
-        let InstData::SpecialReg { reg } = *self.def(v)? else {
-            return None;
+        let reg = match *self.def(v)? {
+            InstData::SpecialReg { reg } => reg,
+            // A zero extension has at most its source's bits (NVVM's `cvt.u32.u16` of a
+            // `ld.u8` value, then `and.b32 .., 255`).
+            InstData::Convert {
+                op: ConvOp::Zext,
+                arg,
+                ..
+            } => return Some(self.width_bound(arg).unwrap_or(self.ty(arg).bits())),
+            _ => return None,
         };
         Some(match reg {
             SpecialReg::Tid(X | Y) => 10,
@@ -808,6 +835,18 @@ impl Simplifier<'_> {
         if op == BinaryOp::And && ty == Type::I32 {
             if let Some(field) = self.field(a, kb).or_else(|| self.field(b, ka)) {
                 return Some(field);
+            }
+        }
+        // `and x, m` where m keeps every bit x can have set (a zero-extended byte masked
+        // with 255): x itself.
+        if op == BinaryOp::And && ty.is_int() {
+            for (x, k) in [(a, kb), (b, ka)] {
+                if let (Some(m), Some(w)) = (k, self.width_bound(x)) {
+                    let low = if w >= 64 { u64::MAX } else { (1u64 << w) - 1 };
+                    if m & low == low {
+                        return Some(Alias(x));
+                    }
+                }
             }
         }
         Some(match op {

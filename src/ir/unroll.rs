@@ -623,7 +623,8 @@ fn reassociate(f: &mut Function, data: &InstData, p: Block) -> Option<InstData> 
 /// copies (`x + 1.0`, `x * x`, `x <= 3.0`, `cvt.rzi x`) become constants, as they are in
 /// ptxas's unrolled code. Every IEEE operation (correctly rounded, so one value) folds; the
 /// approximations (`ex2.approx`, `rcp.approx`: the hardware's tables) do not.
-/// `ir::simplify` folds no float operation; only the copies made here are folded.
+/// (`ir::simplify` folds such operations too, by the same definition; folding the copies
+/// here lets the unrolled body's integer tests of them fold in the same pass.)
 fn fold_float(f: &Function, data: &InstData) -> Option<InstData> {
     let InstData::Float { op, args } = data else {
         return None;

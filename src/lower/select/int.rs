@@ -739,6 +739,55 @@ impl<'a> Lowerer<'a> {
         Ok(())
     }
 
+    /// `trunc(shr x, k)` of a 64-bit `x`, 32 <= k < 64 (PTX `mov.b64 {_, hi}, x`, how NVVM's
+    /// double-precision library reads a double's high word, is `trunc(shr.u x, 32)`): the
+    /// narrow result is the high word of `x`'s pair itself for k = 32, and one 32-bit `SHR`
+    /// of that word by `k - 32` otherwise. Whether it applied (else `v` is left to the plain
+    /// truncation).
+    ///
+    /// Without the rule the shift is selected as a 64-bit value, `SHR d.lo, x.hi, k-32 ;
+    /// MOV d.hi, RZ`, of which the truncation keeps the low word: two instructions and a
+    /// register pair for what is (for k = 32) no instruction at all. Trade-off: for k = 32 the
+    /// result keeps `x`'s whole pair live as long as it is used, where the shift's own pair
+    /// would have been live as long; no worse. The shift itself is still selected if anything
+    /// else uses it (selection is demand-driven).
+    pub(super) fn trunc_of_high_shift(&mut self, v: Value, arg: Value) -> Result<bool, LowerError> {
+        let Some(&InstData::Binary {
+            op: op @ (BinaryOp::ShrU | BinaryOp::ShrS),
+            args: [x, n],
+        }) = self.def_of(arg)
+        else {
+            return Ok(false);
+        };
+        let k = match self.class(n) {
+            Class::Imm(k) if (32..64).contains(&k) => k,
+            _ => return Ok(false),
+        };
+        if self.ty(arg) != Type::I64 || self.ty(x) != Type::I64 {
+            return Ok(false);
+        }
+        let l = self.reg(x)?;
+        let hi = Loc {
+            vreg: l.vreg,
+            offset: l.offset + 1,
+        };
+        if k == 32 {
+            self.set_loc(v, hi);
+            return Ok(true);
+        }
+        let d = self.new_vreg(RegKind::B32);
+        let mut i = Sm50Inst::new(Role::Plain);
+        let dop = i.def(d, false);
+        let aop = i.use_(hi.vreg);
+        let shr = sm50::Inst::new(Form::SHR_I)
+            .with(Field::Sgn, u64::from(op == BinaryOp::ShrS))
+            .with_signed(Field::ImmImm20s, k - 32);
+        i.piece(shr, &[(Field::Rd, dop, 0), (Field::Ra, aop, hi.offset)]);
+        self.push(i);
+        self.set_loc(v, Loc { vreg: d, offset: 0 });
+        Ok(true)
+    }
+
     /// One word of a 64-bit value built from two 32-bit halves (see [`Self::pair_words`]).
     pub(super) fn pair_word(&self, v: Value, high: bool) -> Option<Word> {
         match *self.def_of(v)? {

@@ -53,7 +53,14 @@ impl<'a> Lowerer<'a> {
         let total = bytes * u32::from(width);
         if width > 1 && (bytes < 4 || total > 16) {
             // Narrow elements: one scalar access each (total alignment covers each element).
+            // An element nothing reads is not loaded (Mandelbrot reads three bytes of each
+            // `uchar4`): a plain load has no effect but its value. Volatile and `.cv` loads
+            // keep every access. Nothing is traded: only accesses whose value is dead go.
+            let strong = matches!(cache, CacheOp::Volatile | CacheOp::Cv);
             for (k, &r) in results.iter().enumerate() {
+                if !strong && self.use_count[r.index()] == 0 {
+                    continue;
+                }
                 let off = offset.wrapping_add((k as u32 * bytes) as i32);
                 self.lower_load(&[r], space, ty, 1, addr, off, cache)?;
             }

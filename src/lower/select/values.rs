@@ -212,6 +212,9 @@ impl<'a> Lowerer<'a> {
             return Err(self.unsupported(format!("convert {from} to {ty}")));
         }
         if op == ConvOp::Trunc {
+            if self.trunc_of_high_shift(v, arg)? {
+                return Ok(());
+            }
             // The low word of a pair, or the same register: high bits of narrow values are
             // unspecified, so truncation costs nothing.
             let l = self.reg(arg)?;
