@@ -80,6 +80,8 @@ pub struct Stats {
     pub bytes: u64,
     /// Loads and stores removed.
     pub accesses: usize,
+    /// Of `vars`, those indexed at run time that [`super::unindex`] rewrote first.
+    pub unindexed: usize,
 }
 
 /// Functions with more blocks are left alone (a bound on the work, not on correctness).
@@ -87,6 +89,13 @@ const MAX_BLOCKS: usize = 50_000;
 
 /// Promote every promotable `.local` variable of `f` (see the module documentation).
 pub fn promote_locals(module: &Module, f: &mut Function) -> Stats {
+    promote_locals_with(module, f, true)
+}
+
+/// [`promote_locals`], with the arrays indexed at run time ([`super::unindex`]) promoted
+/// only where `unindex` is set (the driver compiles a kernel once more without them where
+/// their select chains cost it warps).
+pub fn promote_locals_with(module: &Module, f: &mut Function, unindex: bool) -> Stats {
     let mut stats = Stats::default();
     let Some(entry) = f.entry_block() else {
         return stats;
@@ -121,7 +130,8 @@ pub fn promote_locals(module: &Module, f: &mut Function) -> Stats {
     for var in vars {
         let mut uses = use_lists(f);
         let mut plan = analyse(module, f, &uses, var);
-        if plan.is_none() && super::unindex::unindex(module, f, &uses, var) {
+        if plan.is_none() && unindex && super::unindex::unindex(module, f, &uses, var) {
+            stats.unindexed += 1;
             uses = use_lists(f);
             plan = analyse(module, f, &uses, var);
             debug_assert!(plan.is_some(), "unindex leaves only constant offsets");
