@@ -527,7 +527,8 @@ fn relocatable_version(
 
 /// The IR lowering receives for kernel `f` of `module`, from what `ir::build` made: the warp
 /// collectives sm_5x lacks expanded (`ir::collective`), simplified (`ir::simplify`), small
-/// constant-trip loops unrolled (`ir::unroll`, then simplified again), and the
+/// constant-trip loops unrolled (`ir::unroll`, then simplified again), runtime-trip loops
+/// unrolled by four (`ir::unroll_runtime`, then simplified again), and the
 /// `.local` variables that only constant offsets reach promoted to SSA values
 /// (`ir::sroa`, then simplified again, since loads that became values fold further), and
 /// adjacent aligned scalar `.shared`/`.const` accesses merged (`ir::vectorize`).
@@ -536,6 +537,9 @@ pub fn prepare_kernel_ir(module: &ir::Module, f: &mut ir::Function) {
     ir::collective::expand(f);
     ir::simplify::simplify(f);
     if ir::unroll::unroll_loops(f).loops > 0 {
+        ir::simplify::simplify(f);
+    }
+    if ir::unroll_runtime::unroll_runtime_loops(f) > 0 {
         ir::simplify::simplify(f);
     }
     if ir::sroa::promote_locals(module, f).vars > 0 {

@@ -72,7 +72,7 @@ fn unrolled_loops_make_a_local_array_constant_indexed_and_it_leaves_memory() {
 #[test]
 fn long_unbounded_and_nounroll_loops_stay_loops() {
     let (_, ir) = frame_and_ir("keep.ptx");
-    assert_eq!(self_loops(&ir), 4, "{ir}");
+    assert_eq!(self_loops(&ir), 6, "{ir}");
     assert_eval_matches_sim("keep.ptx");
 }
 
@@ -140,4 +140,62 @@ fn the_unrolled_window_runs_each_instruction_once() {
     let o = run.region(OUT).unwrap();
     assert_eq!(o[0..4], o[4..8], "{o:?}");
     assert_ne!(o[0..4], [0; 4]);
+}
+
+/// Each kernel's IR in a listing of several, by name (`kernel @name(` opens one).
+fn kernel_ir<'a>(ir: &'a str, name: &str) -> &'a str {
+    let open = format!("kernel @{name}(");
+    let start = ir
+        .find(&open)
+        .unwrap_or_else(|| panic!("no {name} in {ir}"));
+    let rest = &ir[start..];
+    let end = rest[1..].find("kernel @").map_or(rest.len(), |e| e + 1);
+    &rest[..end]
+}
+
+/// `runtime.ptx`'s loops with a trip count known only at run time: which ones
+/// `ir::unroll_runtime` unrolls by four (a loop of four copies, `U`, before the original
+/// loop, kept as the remainder: two self-loops and five loads of the body's one) and which
+/// it leaves as ptxas leaves them (one self-loop, one load), as a table of self-loops and
+/// loads per kernel.
+#[test]
+fn runtime_loops_unroll_by_four_with_the_original_as_remainder() {
+    let ir = compile(
+        &read("unroll", "runtime.ptx"),
+        &options("runtime.ptx", Emit::Ir),
+    )
+    .unwrap()
+    .text;
+    let mut table = String::new();
+    for (name, unrolled) in [
+        ("sum_lt", true),
+        ("count_down", true),
+        ("param_ult", false),
+        ("wrap_ne", true),
+        ("gt_by_two", true),
+        ("pragma", false),
+        ("big", false),
+    ] {
+        let k = kernel_ir(&ir, name);
+        let (loops, loads) = (self_loops(k), k.matches("load.global").count());
+        table += &format!("{name}: {loops} self-loops, {loads} global loads\n");
+        let body_loads = if name == "wrap_ne" { 0 } else { 1 };
+        let want = if unrolled {
+            (2, 5 * body_loads)
+        } else {
+            (1, body_loads)
+        };
+        assert_eq!((loops, loads), want, "{name}:\n{k}");
+    }
+    insta::assert_snapshot!("unroll_runtime_table", table);
+    // NVVM's shape: the four copies' pointer bumps are one base plus constant offsets.
+    insta::assert_snapshot!("unroll_runtime_sum_lt_ir", kernel_ir(&ir, "sum_lt"));
+}
+
+/// Every trip count from 0 to 31 and 32 of them up to about 2000 (one per thread), a
+/// counter crossing INT_MAX, and the loops left alone: `ir::eval` equals the simulator and
+/// the hazard checker finds nothing.
+#[test]
+fn runtime_unrolled_loops_run_every_trip_count_exactly() {
+    assert_eval_matches_sim("runtime.ptx");
 }

@@ -1,0 +1,541 @@
+//! Unrolling by four of single-block loops whose trip count is known only at run time
+//! (`for (i = 0; i < n; i++)`), as ptxas 11.8 unrolls them, with the original loop kept
+//! as the remainder.
+//!
+//! In: a verified [`Function`] after [`super::unroll`] (the loops with a small constant
+//! trip count are gone) and [`super::simplify`]. Out: the same function, still verified, in
+//! which every loop of the shape below runs four copies of its body per iteration while at
+//! least four iterations are certainly left, and its original body for the last ones.
+//! [`unroll_runtime_loops`] reports how many loops it unrolled.
+//!
+//! # What ptxas does (measured)
+//!
+//! Probes `for (i = 0; i < n; i++) acc = fma(acc, .., p[i])` with `w` chained `fma`s, `n`
+//! a kernel parameter: ptxas unrolls the loop by four whatever the compare (`lt`, `le`,
+//! `gt`, `ne`; signed or unsigned) as long as the body has at most [`MAX_BODY`]
+//! instructions (`w` = 44 unrolls, 45 does not: a load, the `fma`s, the pointer's and the
+//! counter's adds and the compare), and leaves a `.pragma "nounroll"` loop alone. Its
+//! remainder is a cascade: a two-copy block when at least two iterations are left, then a
+//! one-copy block. NVVM has often unrolled the loop by four already (gauss_rows: four taps
+//! a trip); ptxas unrolls that loop by four again, 16 taps a trip.
+//!
+//! # Which loops
+//!
+//! A [`SingleBlockLoop`] `B` (not the entry block, not `nounroll`) whose body has at most
+//! [`MAX_BODY`] instructions (constants and free float modifiers not counted), whose branch
+//! is an `icmp` of `x` against a loop-invariant `bound` (a value `B` does not define), where
+//! `x` is the next value `i + s` of a parameter `i` of `B` (`add i, s`, `add s, i` or
+//! `sub i, -s`, `s` a constant), and whose "go on" condition is one that a counter moving
+//! towards `bound` keeps until it reaches it: `x < bound` or `x <= bound` (signed or
+//! unsigned) or `x != bound` for `s > 0`, the mirror images for `s < 0`. A compare of the
+//! counter before its step (`while (i++ < n)`) is left alone, as ptxas leaves it (probed:
+//! signed, unsigned and `!=`; its trip count overflows when `n` is the largest value). When
+//! `B`'s values are read after the loop, its exit block must have `B` as its only way in
+//! (else they could not be, in SSA).
+//!
+//! # The rewrite
+//!
+//! ```text
+//! P:  .. g0 = guard(i0); brif g0, U(init..), B(init..)
+//! U(..): four copies of B's body, each reading the previous one's back arguments
+//!        g = guard(i4); brif g, U(back4..), T
+//! T:  brif c4, B(back4..), X(exit4..)          (c4: the fourth copy's compare)
+//! B(..): the original loop, unchanged: the remainder
+//! X(.., escaping..): the exit, with a parameter for each value of B read after the loop
+//! ```
+//!
+//! `guard(i)` holds when the three compares inside the four copies certainly say "go on":
+//! with `m = 3s` (the third copy's next value), `i + m` does not wrap in the compare's
+//! signedness and already satisfies the compare (`i + m < bound`); the counter moves
+//! monotonically by `s` without wrapping, so every value before it does too. It is
+//! computed as `ok && i < bound - m`, with `ok` (`bound - m` does not wrap) and `bound - m`
+//! computed once in `P`, so a trip pays one compare for it (`ISETP .. AND ok`). It is a sufficient condition, so the rewrite is exact for
+//! every trip count, wrap-around included: when the guard cannot tell (the last three
+//! iterations, or a counter about to wrap), the original loop runs. `guard(i4)` implies the
+//! fourth copy's compare (of `i4` itself) goes on as well, so `U` branches back on the
+//! guard alone. ptxas guards its own copies with one signed compare (and, for `!=`, sends
+//! a counter that starts past its bound to the plain loop).
+//!
+//! Trade-off: against ptxas's cascade, the remainder costs a loop branch per leftover
+//! iteration (at most three) instead of two straight blocks, and the guard is two compares
+//! and an add a trip instead of one compare; in exchange the rewrite needs no trip count
+//! computed at run time, which is where wrap-around makes exactness hard. The copies' loads
+//! are independent of each other, so the scheduler overlaps four of them (the point of
+//! unrolling loops of global loads); the copies' pointer bumps fold into address offsets
+//! as the full unroller's do ([`super::unroll`]'s `copy_inst`). Registers: the scheduler
+//! bounds how far it hoists loads, as for fully unrolled loops.
+
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use smallvec::SmallVec;
+
+use super::unroll::{
+    copy_inst, def_in, edges, iconst, lookup, single_block_loop, terminator, SingleBlockLoop,
+};
+use super::{
+    BinaryOp, Block, BlockCall, BlockData, Function, Inst, InstData, InstNode, IntCC, Type, Value,
+    ValueData, ValueDef,
+};
+
+/// How many copies of the body an unrolled iteration runs (ptxas 11.8's factor).
+pub const FACTOR: usize = 4;
+
+/// The largest body ptxas 11.8 unrolls at run time, in instructions as [`body_size`]
+/// counts them (measured: a load, 44 `fma`s, two adds and a compare unroll; 45 `fma`s
+/// do not).
+pub const MAX_BODY: usize = 48;
+
+/// The largest step whose multiples the guard computes (beyond, the loop is left alone).
+const MAX_STEP: i64 = 1 << 20;
+
+/// A loop [`find`] chose, and how its counter is tested.
+struct Candidate {
+    block: Block,
+    shape: SingleBlockLoop,
+    /// The counter: index of `B`'s parameter.
+    param: usize,
+    /// The counter's step.
+    step: i64,
+    /// The "go on" condition, as `x cc bound`.
+    cc: IntCC,
+    bound: Value,
+    /// Values of `B` read in other blocks.
+    escaping: Vec<Value>,
+}
+
+/// Unroll every qualifying loop of `f` (see the module documentation); returns how many.
+pub fn unroll_runtime_loops(f: &mut Function) -> usize {
+    let mut done: HashSet<Block> = HashSet::default();
+    let mut n = 0;
+    while let Some(c) = find(f, &done) {
+        let made = rewrite(f, &c);
+        done.extend([c.block, made.0, made.1]);
+        n += 1;
+    }
+    n
+}
+
+/// The body's size as ptxas weighs it: every instruction but the terminator, the constants
+/// and the free float modifiers (`fneg`, `fabs`).
+fn body_size(f: &Function, b: Block) -> usize {
+    let insts = &f.blocks[b].insts;
+    insts[..insts.len() - 1]
+        .iter()
+        .filter(|&&i| {
+            !matches!(
+                f.insts[i].data,
+                InstData::Iconst { .. }
+                    | InstData::Fconst { .. }
+                    | InstData::Float {
+                        op: super::float::FloatOp::Unary { .. },
+                        ..
+                    }
+            )
+        })
+        .count()
+}
+
+/// The first loop of the layout that qualifies.
+fn find(f: &Function, done: &HashSet<Block>) -> Option<Candidate> {
+    let entry = f.entry_block()?;
+    let preds = edges(f);
+    f.layout
+        .iter()
+        .filter(|&&b| b != entry && !f.nounroll[b] && !done.contains(&b))
+        .find_map(|&b| candidate(f, b, &preds))
+}
+
+/// The negation of `cc`.
+fn negated(cc: IntCC) -> IntCC {
+    match cc {
+        IntCC::Eq => IntCC::Ne,
+        IntCC::Ne => IntCC::Eq,
+        IntCC::Slt => IntCC::Sge,
+        IntCC::Sle => IntCC::Sgt,
+        IntCC::Sgt => IntCC::Sle,
+        IntCC::Sge => IntCC::Slt,
+        IntCC::Ult => IntCC::Uge,
+        IntCC::Ule => IntCC::Ugt,
+        IntCC::Ugt => IntCC::Ule,
+        IntCC::Uge => IntCC::Ult,
+    }
+}
+
+/// The step `s` when `next` is `param + s` computed in `b`.
+fn step_of(f: &Function, b: Block, param: Value, next: Value) -> Option<i64> {
+    let i = def_in(f, next, b)?;
+    let InstData::Binary { op, args: [x, y] } = f.insts[i].data else {
+        return None;
+    };
+    let bits = f.values[param].ty.bits();
+    let signed = |k: u64| ((k << (64 - bits)) as i64) >> (64 - bits);
+    let s = match op {
+        BinaryOp::Add if x == param => signed(iconst(f, y)?),
+        BinaryOp::Add if y == param => signed(iconst(f, x)?),
+        BinaryOp::Sub if x == param => signed(iconst(f, y)?).checked_neg()?,
+        _ => return None,
+    };
+    (s != 0 && s.abs() <= MAX_STEP).then_some(s)
+}
+
+/// Loop `b` when it qualifies (see the module documentation).
+fn candidate(f: &Function, b: Block, preds: &HashMap<Block, (usize, Block)>) -> Option<Candidate> {
+    let shape = single_block_loop(f, b, preds)?;
+    if body_size(f, b) > MAX_BODY {
+        return None;
+    }
+    let cmp = def_in(f, shape.cond, b)?;
+    let InstData::Icmp { cc, args: [a0, a1] } = f.insts[cmp].data else {
+        return None;
+    };
+    let go_on = if shape.back_is_then { cc } else { negated(cc) };
+    let params = &f.blocks[b].params;
+    // Invariant: defined outside the loop, or a constant (copied to the preheader).
+    let invariant = |v: Value| match f.values[v].def {
+        ValueDef::Result(i, _) => f.insts[i].block != b || iconst(f, v).is_some(),
+        ValueDef::Param(pb, _) => pb != b,
+    };
+    // `x` on the left: the counter (or its next value) against an invariant bound.
+    let (x, bound, cc) = if invariant(a1) {
+        (a0, a1, go_on)
+    } else if invariant(a0) {
+        (a1, a0, go_on.swapped())
+    } else {
+        return None;
+    };
+    let param = (0..params.len()).find(|&k| x == shape.back.args[k])?;
+    let ty = f.values[params[param]].ty;
+    if !ty.is_int() {
+        return None;
+    }
+    let step = step_of(f, b, params[param], shape.back.args[param])?;
+    let towards = if step > 0 {
+        matches!(
+            cc,
+            IntCC::Slt | IntCC::Sle | IntCC::Ult | IntCC::Ule | IntCC::Ne
+        )
+    } else {
+        matches!(
+            cc,
+            IntCC::Sgt | IntCC::Sge | IntCC::Ugt | IntCC::Uge | IntCC::Ne
+        )
+    };
+    if !towards {
+        return None;
+    }
+    let escaping = escaping(f, b);
+    if !escaping.is_empty() && preds.get(&shape.exit.block).map(|e| e.0) != Some(1) {
+        return None;
+    }
+    Some(Candidate {
+        block: b,
+        shape,
+        param,
+        step,
+        cc,
+        bound,
+        escaping,
+    })
+}
+
+/// The parameters of `b` and results of its instructions that instructions of other blocks
+/// read (after the rewrite, `b` no longer dominates them: they come from `U` too).
+fn escaping(f: &Function, b: Block) -> Vec<Value> {
+    let defined: HashSet<Value> = f.blocks[b]
+        .insts
+        .iter()
+        .flat_map(|&i| f.insts[i].results.iter().copied())
+        .chain(f.blocks[b].params.iter().copied())
+        .collect();
+    let mut out: Vec<Value> = Vec::new();
+    for &x in f.layout.iter().filter(|&&x| x != b) {
+        for &i in &f.blocks[x].insts {
+            for v in f.insts[i].data.operands() {
+                if defined.contains(&v) && !out.contains(&v) {
+                    out.push(v);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Append `data`, with one result of type `ty`, to block `b`; its result.
+fn push(f: &mut Function, b: Block, data: InstData, ty: Type, at: Inst) -> Value {
+    let inst = f.insts.push(InstNode {
+        data,
+        results: SmallVec::new(),
+        block: b,
+    });
+    let v = f.values.push(ValueData {
+        ty,
+        def: ValueDef::Result(inst, 0),
+    });
+    f.insts[inst].results.push(v);
+    f.srclocs[inst] = f.srclocs[at];
+    f.blocks[b].insts.push(inst);
+    v
+}
+
+/// The loop-invariant halves of the guard, computed once in the preheader `p`: whether
+/// `bound - m` does not wrap (`ok`), and `bound - m` itself (`limit`).
+struct GuardParts {
+    ok: Value,
+    limit: Value,
+}
+
+/// Append to the preheader `p` the guard's invariant halves ([`GuardParts`]) for `bound`
+/// (the loop's, or its copy in `p` when it is a constant of the loop).
+fn guard_parts(f: &mut Function, p: Block, c: &Candidate, bound: Value, at: Inst) -> GuardParts {
+    let ty = f.values[bound].ty;
+    let bits = ty.bits();
+    let m = 3 * c.step as i128;
+    let unsigned = matches!(c.cc, IntCC::Ult | IntCC::Ule | IntCC::Ugt | IntCC::Uge);
+    let (min, max) = if unsigned {
+        (0i128, (1i128 << bits) - 1)
+    } else {
+        (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
+    };
+    // `bound - m` does not wrap: `bound >= MIN + m` (counting up), `bound <= MAX + m` (down).
+    let (edge, cc) = match (m > 0, unsigned) {
+        (true, false) => (min + m, IntCC::Sge),
+        (true, true) => (min + m, IntCC::Uge),
+        (false, false) => (max + m, IntCC::Sle),
+        (false, true) => (max + m, IntCC::Ule),
+    };
+    let mask = ty.mask();
+    let iconst = |imm: i128| InstData::Iconst {
+        ty,
+        imm: imm as u64 & mask,
+    };
+    let edge = push(f, p, iconst(edge), ty, at);
+    let ok = push(
+        f,
+        p,
+        InstData::Icmp {
+            cc,
+            args: [bound, edge],
+        },
+        Type::Pred,
+        at,
+    );
+    let m = push(f, p, iconst(m), ty, at);
+    let limit = push(
+        f,
+        p,
+        InstData::Binary {
+            op: BinaryOp::Sub,
+            args: [bound, m],
+        },
+        ty,
+        at,
+    );
+    GuardParts { ok, limit }
+}
+
+/// Append to block `b` the guard of counter value `i`: `i + m` does not wrap and already
+/// satisfies the compare (see the module documentation), computed as `ok && i cc limit`
+/// from [`GuardParts`]: `i + m < bound` without wrapping is `i < bound - m` when `bound - m`
+/// does not wrap, and impossible when it does (and likewise for the other compares); the
+/// predicate.
+fn guard(
+    f: &mut Function,
+    b: Block,
+    c: &Candidate,
+    i: Value,
+    parts: &GuardParts,
+    at: Inst,
+) -> Value {
+    let cc = match c.cc {
+        IntCC::Ne if c.step > 0 => IntCC::Slt,
+        IntCC::Ne => IntCC::Sgt,
+        cc => cc,
+    };
+    let go_on = push(
+        f,
+        b,
+        InstData::Icmp {
+            cc,
+            args: [i, parts.limit],
+        },
+        Type::Pred,
+        at,
+    );
+    push(
+        f,
+        b,
+        InstData::Binary {
+            op: BinaryOp::And,
+            args: [parts.ok, go_on],
+        },
+        Type::Pred,
+        at,
+    )
+}
+
+/// A new block with parameters of the types of `like`'s.
+fn new_block(f: &mut Function, like: &[Value]) -> Block {
+    let b = f.blocks.push(BlockData::default());
+    for (k, &p) in like.iter().enumerate() {
+        let v = f.values.push(ValueData {
+            ty: f.values[p].ty,
+            def: ValueDef::Param(b, k),
+        });
+        f.value_names[v] = f.value_names[p];
+        f.blocks[b].params.push(v);
+    }
+    b
+}
+
+/// Append `brif cond, then_dest, else_dest` to block `b`.
+fn push_brif(f: &mut Function, b: Block, cond: Value, dests: [BlockCall; 2], at: Inst) {
+    let [then_dest, else_dest] = dests;
+    let inst = f.insts.push(InstNode {
+        data: InstData::Brif {
+            cond,
+            then_dest,
+            else_dest,
+        },
+        results: SmallVec::new(),
+        block: b,
+    });
+    f.srclocs[inst] = f.srclocs[at];
+    f.blocks[b].insts.push(inst);
+}
+
+/// Rewrite loop `c` as the module documentation shows; returns the blocks made (`U`, `T`).
+fn rewrite(f: &mut Function, c: &Candidate) -> (Block, Block) {
+    let b = c.block;
+    let shape = &c.shape;
+    let term = terminator(f, b).expect("a terminator");
+    let params = f.blocks[b].params.clone();
+    let body: Vec<Inst> = f.blocks[b].insts[..f.blocks[b].insts.len() - 1].to_vec();
+
+    // U: four copies, each reading the previous one's back arguments.
+    let u = new_block(f, &params);
+    let mut map: HashMap<Value, Value> = params
+        .iter()
+        .copied()
+        .zip(f.blocks[u].params.clone())
+        .collect();
+    for n in 0..FACTOR {
+        if n > 0 {
+            let next: Vec<Value> = shape.back.args.iter().map(|&v| lookup(&map, v)).collect();
+            map.extend(params.iter().copied().zip(next));
+        }
+        for &i in &body {
+            copy_inst(f, i, u, &mut map);
+        }
+    }
+    let back4: SmallVec<[Value; 4]> = shape.back.args.iter().map(|&v| lookup(&map, v)).collect();
+    let cond4 = lookup(&map, shape.cond);
+    // The guard's invariant halves go to the preheader, before its jump (taken off below).
+    let p = shape.preheader;
+    let jump = f.blocks[p].insts.pop().expect("the preheader's jump");
+    let bound = match iconst(f, c.bound) {
+        Some(imm) if def_in(f, c.bound, b).is_some() => {
+            let ty = f.values[c.bound].ty;
+            push(f, p, InstData::Iconst { ty, imm }, ty, jump)
+        }
+        _ => c.bound,
+    };
+    let parts = guard_parts(f, p, c, bound, jump);
+    let again = guard(f, u, c, back4[c.param], &parts, term);
+
+    // T: the fourth compare decides between the remainder and the exit.
+    let t = f.blocks.push(BlockData::default());
+    push_brif(
+        f,
+        u,
+        again,
+        [
+            BlockCall {
+                block: u,
+                args: back4.clone(),
+            },
+            BlockCall {
+                block: t,
+                args: SmallVec::new(),
+            },
+        ],
+        term,
+    );
+    let mut exit4 = BlockCall {
+        block: shape.exit.block,
+        args: shape.exit.args.iter().map(|&v| lookup(&map, v)).collect(),
+    };
+    exit4
+        .args
+        .extend(c.escaping.iter().map(|&v| lookup(&map, v)));
+    let rest = BlockCall {
+        block: b,
+        args: back4,
+    };
+    let dests = if shape.back_is_then {
+        [rest, exit4]
+    } else {
+        [exit4, rest]
+    };
+    push_brif(f, t, cond4, dests, term);
+
+    // P: enter U when the guard holds, else the original loop.
+    let g0 = guard(f, p, c, shape.init.args[c.param], &parts, jump);
+    push_brif(
+        f,
+        p,
+        g0,
+        [
+            BlockCall {
+                block: u,
+                args: shape.init.args.clone(),
+            },
+            shape.init.clone(),
+        ],
+        jump,
+    );
+    f.insts[jump].data = InstData::Iconst {
+        ty: Type::I32,
+        imm: 0,
+    };
+
+    // X: a parameter for each value of B read after the loop.
+    if !c.escaping.is_empty() {
+        let x = shape.exit.block;
+        let mut rename: HashMap<Value, Value> = HashMap::default();
+        for &v in &c.escaping {
+            let k = f.blocks[x].params.len();
+            let param = f.values.push(ValueData {
+                ty: f.values[v].ty,
+                def: ValueDef::Param(x, k),
+            });
+            f.value_names[param] = f.value_names[v];
+            f.blocks[x].params.push(param);
+            rename.insert(v, param);
+        }
+        for &blk in f.layout.iter().filter(|&&blk| blk != b) {
+            for &i in &f.blocks[blk].insts {
+                f.insts[i].data.map_operands(|v| lookup(&rename, v));
+            }
+        }
+        if let InstData::Brif {
+            then_dest,
+            else_dest,
+            ..
+        } = &mut f.insts[term].data
+        {
+            let exit = if then_dest.block == x {
+                then_dest
+            } else {
+                else_dest
+            };
+            exit.args.extend(c.escaping.iter().copied());
+        }
+    }
+
+    let at = f
+        .layout
+        .iter()
+        .position(|&x| x == b)
+        .expect("in the layout");
+    f.layout.splice(at..at, [u, t]);
+    (u, t)
+}
