@@ -534,18 +534,53 @@ fn relocatable_version(
 /// adjacent aligned scalar `.shared`/`.const` accesses merged (`ir::vectorize`).
 /// `verify` calls it too, to know which `.local` variables the compiled kernel keeps.
 pub fn prepare_kernel_ir(module: &ir::Module, f: &mut ir::Function) {
+    prepare_kernel_ir_with(module, f, true);
+}
+
+/// [`prepare_kernel_ir`], with the runtime-trip loops unrolled (`runtime_unroll`) or not;
+/// returns how many were.
+fn prepare_kernel_ir_with(
+    module: &ir::Module,
+    f: &mut ir::Function,
+    runtime_unroll: bool,
+) -> usize {
     ir::collective::expand(f);
     ir::simplify::simplify(f);
     if ir::unroll::unroll_loops(f).loops > 0 {
         ir::simplify::simplify(f);
     }
-    if ir::unroll_runtime::unroll_runtime_loops(f) > 0 {
+    let unrolled = if runtime_unroll {
+        ir::unroll_runtime::unroll_runtime_loops(f)
+    } else {
+        0
+    };
+    if unrolled > 0 {
         ir::simplify::simplify(f);
     }
     if ir::sroa::promote_locals(module, f).vars > 0 {
         ir::simplify::simplify(f);
     }
     ir::vectorize::vectorize(module, f);
+    unrolled
+}
+
+/// `f` prepared ([`prepare_kernel_ir`]) and narrowed ([`narrow_kernel_ir`]); returns the
+/// unnarrowed function (as [`narrow_kernel_ir`]) and, where runtime-trip loops were unrolled,
+/// the kernel prepared and narrowed without that (`rolled`), for [`compile_kernel`]'s
+/// occupancy fallback.
+fn prepare_kernel(
+    module: &ir::Module,
+    f: &mut ir::Function,
+) -> (Option<ir::Function>, Option<ir::Function>) {
+    let mut rolled = f.clone();
+    let unrolled = prepare_kernel_ir_with(module, f, true);
+    let wide = narrow_kernel_ir(module, f);
+    if unrolled == 0 {
+        return (wide, None);
+    }
+    prepare_kernel_ir_with(module, &mut rolled, false);
+    narrow_kernel_ir(module, &mut rolled);
+    (wide, Some(rolled))
 }
 
 /// `f` with its 64-bit values that only address `.shared` memory narrowed to 32 bits
@@ -559,6 +594,9 @@ pub fn narrow_kernel_ir(module: &ir::Module, f: &mut ir::Function) -> Option<ir:
     ir::simplify::simplify(f);
     Some(wide)
 }
+
+/// A kernel's allocated machine code.
+type Alloc = machinst::Allocated<lower::Sm50Inst>;
 
 /// What every kernel's compile reads.
 #[derive(Clone, Copy)]
@@ -623,8 +661,7 @@ fn compile_kernel(
     // The limits apply to what the PTX declares, as ptxas checks them: before `ir::sroa`
     // takes a variable out of local memory.
     let limits = check_memory_limits(module, &f);
-    prepare_kernel_ir(module, &mut f);
-    let wide = narrow_kernel_ir(module, &mut f);
+    let (wide, rolled) = prepare_kernel(module, &mut f);
     let f = &f;
     let name = f.name.as_str();
     let cx = KernelCtx {
@@ -660,7 +697,7 @@ fn compile_kernel(
     limits.map_err(err)?;
     let local_data = lower::local_size(module, f).next_multiple_of(16);
     let mark = out.text.len();
-    let (mut fold, mut constant2, mut alloc) =
+    let (fold, constant2, alloc) =
         lower_and_allocate(&cx, lower_opts, max_regs, local_data, out, times, t)?;
     // The narrowed shared pointers (`ir::narrow`) are 32-bit values where they were pairs.
     // Where the kernel keeps more than the allocator's 64 scalars live at once, that moves
@@ -670,20 +707,57 @@ fn compile_kernel(
     // narrowed one). Trade-off: one more compile, only for spilling kernels that had a
     // 64-bit shared pointer.
     let mut chosen = f;
-    if let Some(wide) = wide.as_ref().filter(|_| alloc.spill_bytes > 0) {
-        let narrowed_text = out.text.split_off(mark);
-        let cxw = KernelCtx { f: wide, ..cx };
-        match lower_and_allocate(&cxw, lower_opts, max_regs, local_data, out, times, t) {
-            Ok(other) if other.2.spill_cost() < alloc.spill_cost() => {
-                (fold, constant2, alloc) = other;
-                chosen = wide;
+    // Compile the alternative `other` of the kernel as well; keep it where `prefer` says it
+    // does better than what was chosen.
+    let alternative = |other: &'_ ir::Function,
+                       prefer: &dyn Fn(&Alloc, &Alloc) -> bool,
+                       current: &mut (FoldStats, Vec<u8>, Alloc),
+                       out: &mut Output,
+                       times: &mut PassTimes,
+                       t: &mut std::time::Instant|
+     -> bool {
+        let current_text = out.text.split_off(mark);
+        let cxo = KernelCtx { f: other, ..cx };
+        match lower_and_allocate(&cxo, lower_opts, max_regs, local_data, out, times, t) {
+            Ok(o) if prefer(&o.2, &current.2) => {
+                *current = o;
+                true
             }
             _ => {
                 out.text.truncate(mark);
-                out.text.push_str(&narrowed_text);
+                out.text.push_str(&current_text);
+                false
             }
         }
+    };
+    let mut current = (fold, constant2, alloc);
+    if let Some(wide) = wide.as_ref().filter(|_| current.2.spill_bytes > 0) {
+        let spills_less = |o: &Alloc, c: &Alloc| o.spill_cost() < c.spill_cost();
+        if alternative(wide, &spills_less, &mut current, out, times, t) {
+            chosen = wide;
+        }
     }
+    // The runtime-unrolled loops (`ir::unroll_runtime`) run four copies' loads at once, and
+    // the scheduler hoists them: more registers live. Where that leaves the kernel spilling
+    // or below the warps it wants (`allocate::wanted_warps`), compile it once more without
+    // the unrolling and keep that where it spills less or keeps more warps resident (ties:
+    // the unrolled code). The same `.local` variables must stay in memory either way
+    // (`leafold verify` finds them through `prepare_kernel_ir`). Trade-off: one more
+    // compile for the kernels whose unrolled loops cost them occupancy; the occupancy is
+    // never lower than without the unrolling (fir_double: 62 registers unrolled, 32 not).
+    let limited = |a: &Alloc| a.spill_bytes > 0 || warps(&cx, a.num_regs) < wanted_warps(&cx);
+    if let Some(rolled) = rolled
+        .as_ref()
+        .filter(|r| limited(&current.2) && module.local_layout(r) == module.local_layout(chosen))
+    {
+        let better = |o: &Alloc, c: &Alloc| {
+            (o.spill_cost(), warps(&cx, c.num_regs)) < (c.spill_cost(), warps(&cx, o.num_regs))
+        };
+        if alternative(rolled, &better, &mut current, out, times, t) {
+            chosen = rolled;
+        }
+    }
+    let (fold, mut constant2, alloc) = current;
     let cx = KernelCtx { f: chosen, ..cx };
     let frame = frame_size(&cx, &alloc, local_data);
     let (code, relocs, srclocs, notes, shape, subs) =

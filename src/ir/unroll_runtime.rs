@@ -1,11 +1,12 @@
 //! Unrolling by four of single-block loops whose trip count is known only at run time
-//! (`for (i = 0; i < n; i++)`), as ptxas 11.8 unrolls them, with the original loop kept
-//! as the remainder.
+//! (`for (i = 0; i < n; i++)`), as ptxas 11.8 unrolls them, with ptxas's remainder: a
+//! two-copy block, then the original loop.
 //!
 //! In: a verified [`Function`] after [`super::unroll`] (the loops with a small constant
 //! trip count are gone) and [`super::simplify`]. Out: the same function, still verified, in
 //! which every loop of the shape below runs four copies of its body per iteration while at
-//! least four iterations are certainly left, and its original body for the last ones.
+//! least four iterations are certainly left, two copies when two are, and its original body
+//! for the last one.
 //! [`unroll_runtime_loops`] reports how many loops it unrolled.
 //!
 //! # What ptxas does (measured)
@@ -31,18 +32,34 @@
 //! counter before its step (`while (i++ < n)`) is left alone, as ptxas leaves it (probed:
 //! signed, unsigned and `!=`; its trip count overflows when `n` is the largest value). When
 //! `B`'s values are read after the loop, its exit block must have `B` as its only way in
-//! (else they could not be, in SSA).
+//! (else they could not be, in SSA). A body that ptxas computes partly in a subroutine it
+//! calls ([`calls_subroutine`]: `div.rn.f32`, `sqrt.rn`, `div.u64` ..) is left alone, as
+//! ptxas leaves it (probed): unrolled, each copy would pay the slow path's pinned registers
+//! and its branch (sdk2.2 bisectKernelLarge's Sturm-count loop, a `div.rn.f32` a trip, lost
+//! 6% of its cycles to the copies).
 //!
 //! # The rewrite
 //!
 //! ```text
-//! P:  .. g0 = guard(i0); brif g0, U(init..), B(init..)
+//! P:  .. g0 = guard(i0); brif g0, U(init..), R(init..)
 //! U(..): four copies of B's body, each reading the previous one's back arguments
 //!        g = guard(i4); brif g, U(back4..), T
-//! T:  brif c4, B(back4..), X(exit4..)          (c4: the fourth copy's compare)
-//! B(..): the original loop, unchanged: the remainder
+//! T:  brif c4, R(back4..), X(exit4..)          (c4: the fourth copy's compare)
+//! R(..): c1 = (i + s) cc bound; brif c1, D(..), B(..)
+//! D(..): two copies of B's body; brif c2, B(back2..), X(exit2..)
+//! B(..): the original loop, unchanged: the last iteration
 //! X(.., escaping..): the exit, with a parameter for each value of B read after the loop
 //! ```
+//!
+//! ptxas's remainder (probed, `/tmp/p15/probe/gen.py 1`): `n - i > 1` enters a two-copy
+//! block, then a predicate "an iteration is left" guards a one-copy block that falls
+//! through to the exit. Ours is the same cascade: `R` asks whether the first copy's compare
+//! would go on (computed ahead from the counter alone, so it is exact, wrap-around
+//! included), `D` runs two copies, and `B`, entered only when an iteration is due, runs
+//! the last one; its loop branch is not taken then. Where the guard of `U` cannot tell
+//! (a counter about to wrap), `B` loops on as long as needed, so the rewrite stays exact.
+//! Short trip counts (sparse rows of 0 to 3 entries) pay `P`'s guard and `R`'s compare,
+//! no loop branch taken back.
 //!
 //! `guard(i)` holds when the three compares inside the four copies certainly say "go on":
 //! with `m = 3s` (the third copy's next value), `i + m` does not wrap in the compare's
@@ -51,23 +68,37 @@
 //! computed as `ok && i < bound - m`, with `ok` (`bound - m` does not wrap) and `bound - m`
 //! computed once in `P`, so a trip pays one compare for it (`ISETP .. AND ok`). It is a sufficient condition, so the rewrite is exact for
 //! every trip count, wrap-around included: when the guard cannot tell (the last three
-//! iterations, or a counter about to wrap), the original loop runs. `guard(i4)` implies the
+//! iterations, or a counter about to wrap), the remainder (`R`) runs. `guard(i4)` implies the
 //! fourth copy's compare (of `i4` itself) goes on as well, so `U` branches back on the
 //! guard alone. ptxas guards its own copies with one signed compare (and, for `!=`, sends
 //! a counter that starts past its bound to the plain loop).
 //!
-//! Trade-off: against ptxas's cascade, the remainder costs a loop branch per leftover
-//! iteration (at most three) instead of two straight blocks, and the guard is two compares
-//! and an add a trip instead of one compare; in exchange the rewrite needs no trip count
-//! computed at run time, which is where wrap-around makes exactness hard. The copies' loads
+//! Trade-off: against ptxas's exact trip count, the guard is two compares and an add a
+//! trip instead of one compare; in exchange the rewrite needs no trip count computed at
+//! run time, which is where wrap-around makes exactness hard. The copies' loads
 //! are independent of each other, so the scheduler overlaps four of them (the point of
 //! unrolling loops of global loads); the copies' pointer bumps fold into address offsets
-//! as the full unroller's do ([`super::unroll`]'s `copy_inst`). Registers: the scheduler
-//! bounds how far it hoists loads, as for fully unrolled loops.
+//! as the full unroller's do ([`super::unroll`]'s `copy_inst`).
+//!
+//! # Registers and occupancy
+//!
+//! Four copies' loads in flight at once need four copies' registers, and the hoisting
+//! (`lower::hoist`) moves them further up: fir_double (a window of f64 taps) went from 32
+//! registers to 62, gemv_tiled from 26 to 46, each losing warps per SM. ptxas keeps both
+//! at full occupancy (28 and 26 registers) with its loops unrolled: it schedules the
+//! copies' loads less eagerly. Rather than a second, weaker hoisting rule for unrolled
+//! loops, the driver (`driver::compile_kernel`) compiles a kernel whose unrolled code
+//! spills or falls below the warps it wants once more from the IR prepared without this
+//! pass, and keeps that where it spills less or keeps more warps resident. Trade-off: the
+//! occupancy is never lower than without the unrolling, at the price of one more compile
+//! for those kernels and of their unrolling's latency hiding (gemv_tiled keeps its 64
+//! warps and gives up the unrolled loop's 20% fewer cycles); a kernel whose occupancy is
+//! held by shared memory or its block size keeps the unrolled code.
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use smallvec::SmallVec;
 
+use super::float::{FloatBinOp, FloatOp};
 use super::unroll::{
     copy_inst, def_in, edges, iconst, lookup, single_block_loop, terminator, SingleBlockLoop,
 };
@@ -108,7 +139,8 @@ pub fn unroll_runtime_loops(f: &mut Function) -> usize {
     let mut n = 0;
     while let Some(c) = find(f, &done) {
         let made = rewrite(f, &c);
-        done.extend([c.block, made.0, made.1]);
+        done.insert(c.block);
+        done.extend(made);
         n += 1;
     }
     n
@@ -126,12 +158,34 @@ fn body_size(f: &Function, b: Block) -> usize {
                 InstData::Iconst { .. }
                     | InstData::Fconst { .. }
                     | InstData::Float {
-                        op: super::float::FloatOp::Unary { .. },
+                        op: FloatOp::Unary { .. },
                         ..
                     }
             )
         })
         .count()
+}
+
+/// Whether ptxas 11.8 computes instruction `i` in a subroutine it calls (`CAL`): the
+/// correctly rounded divisions, reciprocals and square roots (`div.rn`/`rz`/.. and
+/// `rcp.rn` of f32 and f64, `sqrt.rn` of both), and the 64-bit integer division and
+/// remainder. Probed: a loop holding any of them is not unrolled at run time (its body is
+/// no longer one block once ptxas has expanded the call's fast path and branch).
+fn calls_subroutine(f: &Function, i: Inst) -> bool {
+    match &f.insts[i].data {
+        InstData::Float { op, .. } => matches!(
+            op,
+            FloatOp::Binary {
+                op: FloatBinOp::Div,
+                ..
+            } | FloatOp::Sqrt { .. }
+        ),
+        InstData::Binary {
+            op: BinaryOp::DivU | BinaryOp::DivS | BinaryOp::RemU | BinaryOp::RemS,
+            args,
+        } => f.values[args[0]].ty.bits() == 64,
+        _ => false,
+    }
 }
 
 /// The first loop of the layout that qualifies.
@@ -180,7 +234,7 @@ fn step_of(f: &Function, b: Block, param: Value, next: Value) -> Option<i64> {
 /// Loop `b` when it qualifies (see the module documentation).
 fn candidate(f: &Function, b: Block, preds: &HashMap<Block, (usize, Block)>) -> Option<Candidate> {
     let shape = single_block_loop(f, b, preds)?;
-    if body_size(f, b) > MAX_BODY {
+    if body_size(f, b) > MAX_BODY || f.blocks[b].insts.iter().any(|&i| calls_subroutine(f, i)) {
         return None;
     }
     let cmp = def_in(f, shape.cond, b)?;
@@ -402,8 +456,74 @@ fn push_brif(f: &mut Function, b: Block, cond: Value, dests: [BlockCall; 2], at:
     f.blocks[b].insts.push(inst);
 }
 
-/// Rewrite loop `c` as the module documentation shows; returns the blocks made (`U`, `T`).
-fn rewrite(f: &mut Function, c: &Candidate) -> (Block, Block) {
+/// A new block with `n` copies of `body` (the instructions of loop `c`, whose parameters
+/// are `params`), each reading the previous one's back arguments; the block and the map
+/// from `c`'s values to the last copy's.
+fn copies(
+    f: &mut Function,
+    c: &Candidate,
+    params: &[Value],
+    body: &[Inst],
+    n: usize,
+) -> (Block, HashMap<Value, Value>) {
+    let blk = new_block(f, params);
+    let mut map: HashMap<Value, Value> = params
+        .iter()
+        .copied()
+        .zip(f.blocks[blk].params.clone())
+        .collect();
+    for k in 0..n {
+        if k > 0 {
+            let next: Vec<Value> = c.shape.back.args.iter().map(|&v| lookup(&map, v)).collect();
+            map.extend(params.iter().copied().zip(next));
+        }
+        for &i in body {
+            copy_inst(f, i, blk, &mut map);
+        }
+    }
+    (blk, map)
+}
+
+/// Append to `blk` (whose last copy of loop `c` `map` describes) the last copy's own
+/// decision: `brif` to `rest` with its back arguments, or to the exit with its exit
+/// arguments and the escaping values.
+fn leave(
+    f: &mut Function,
+    c: &Candidate,
+    blk: Block,
+    map: &HashMap<Value, Value>,
+    rest: Block,
+    term: Inst,
+) {
+    let shape = &c.shape;
+    let mut exit = BlockCall {
+        block: shape.exit.block,
+        args: shape.exit.args.iter().map(|&v| lookup(map, v)).collect(),
+    };
+    exit.args.extend(c.escaping.iter().map(|&v| lookup(map, v)));
+    let rest = BlockCall {
+        block: rest,
+        args: shape.back.args.iter().map(|&v| lookup(map, v)).collect(),
+    };
+    let dests = if shape.back_is_then {
+        [rest, exit]
+    } else {
+        [exit, rest]
+    };
+    push_brif(f, blk, lookup(map, shape.cond), dests, term);
+}
+
+/// A jump to `block` with the parameters of `from` as arguments.
+fn pass_params(f: &Function, from: Block, block: Block) -> BlockCall {
+    BlockCall {
+        block,
+        args: f.blocks[from].params.iter().copied().collect(),
+    }
+}
+
+/// Rewrite loop `c` as the module documentation shows; returns the blocks made (`U`, `T`,
+/// `R`, `D`).
+fn rewrite(f: &mut Function, c: &Candidate) -> [Block; 4] {
     let b = c.block;
     let shape = &c.shape;
     let term = terminator(f, b).expect("a terminator");
@@ -411,23 +531,8 @@ fn rewrite(f: &mut Function, c: &Candidate) -> (Block, Block) {
     let body: Vec<Inst> = f.blocks[b].insts[..f.blocks[b].insts.len() - 1].to_vec();
 
     // U: four copies, each reading the previous one's back arguments.
-    let u = new_block(f, &params);
-    let mut map: HashMap<Value, Value> = params
-        .iter()
-        .copied()
-        .zip(f.blocks[u].params.clone())
-        .collect();
-    for n in 0..FACTOR {
-        if n > 0 {
-            let next: Vec<Value> = shape.back.args.iter().map(|&v| lookup(&map, v)).collect();
-            map.extend(params.iter().copied().zip(next));
-        }
-        for &i in &body {
-            copy_inst(f, i, u, &mut map);
-        }
-    }
+    let (u, map) = copies(f, c, &params, &body, FACTOR);
     let back4: SmallVec<[Value; 4]> = shape.back.args.iter().map(|&v| lookup(&map, v)).collect();
-    let cond4 = lookup(&map, shape.cond);
     // The guard's invariant halves go to the preheader, before its jump (taken off below).
     let p = shape.preheader;
     let jump = f.blocks[p].insts.pop().expect("the preheader's jump");
@@ -441,6 +546,47 @@ fn rewrite(f: &mut Function, c: &Candidate) -> (Block, Block) {
     let parts = guard_parts(f, p, c, bound, jump);
     let again = guard(f, u, c, back4[c.param], &parts, term);
 
+    // R: at least two iterations left (the first copy's compare, computed ahead: exact)
+    // go to D, else to the original loop.
+    let r = new_block(f, &params);
+    let counter = f.blocks[r].params[c.param];
+    let ty = f.values[counter].ty;
+    let step = push(
+        f,
+        r,
+        InstData::Iconst {
+            ty,
+            imm: c.step as u64 & ty.mask(),
+        },
+        ty,
+        term,
+    );
+    let next = push(
+        f,
+        r,
+        InstData::Binary {
+            op: BinaryOp::Add,
+            args: [counter, step],
+        },
+        ty,
+        term,
+    );
+    let two = push(
+        f,
+        r,
+        InstData::Icmp {
+            cc: c.cc,
+            args: [next, bound],
+        },
+        Type::Pred,
+        term,
+    );
+    // D: two copies, then the second one's compare decides between the loop and the exit.
+    let (d, map2) = copies(f, c, &params, &body, 2);
+    leave(f, c, d, &map2, b, term);
+    let (to_d, to_b) = (pass_params(f, r, d), pass_params(f, r, b));
+    push_brif(f, r, two, [to_d, to_b], term);
+
     // T: the fourth compare decides between the remainder and the exit.
     let t = f.blocks.push(BlockData::default());
     push_brif(
@@ -450,7 +596,7 @@ fn rewrite(f: &mut Function, c: &Candidate) -> (Block, Block) {
         [
             BlockCall {
                 block: u,
-                args: back4.clone(),
+                args: back4,
             },
             BlockCall {
                 block: t,
@@ -459,25 +605,9 @@ fn rewrite(f: &mut Function, c: &Candidate) -> (Block, Block) {
         ],
         term,
     );
-    let mut exit4 = BlockCall {
-        block: shape.exit.block,
-        args: shape.exit.args.iter().map(|&v| lookup(&map, v)).collect(),
-    };
-    exit4
-        .args
-        .extend(c.escaping.iter().map(|&v| lookup(&map, v)));
-    let rest = BlockCall {
-        block: b,
-        args: back4,
-    };
-    let dests = if shape.back_is_then {
-        [rest, exit4]
-    } else {
-        [exit4, rest]
-    };
-    push_brif(f, t, cond4, dests, term);
+    leave(f, c, t, &map, r, term);
 
-    // P: enter U when the guard holds, else the original loop.
+    // P: enter U when the guard holds, else the remainder.
     let g0 = guard(f, p, c, shape.init.args[c.param], &parts, jump);
     push_brif(
         f,
@@ -488,7 +618,10 @@ fn rewrite(f: &mut Function, c: &Candidate) -> (Block, Block) {
                 block: u,
                 args: shape.init.args.clone(),
             },
-            shape.init.clone(),
+            BlockCall {
+                block: r,
+                args: shape.init.args.clone(),
+            },
         ],
         jump,
     );
@@ -536,6 +669,6 @@ fn rewrite(f: &mut Function, c: &Candidate) -> (Block, Block) {
         .iter()
         .position(|&x| x == b)
         .expect("in the layout");
-    f.layout.splice(at..at, [u, t]);
-    (u, t)
+    f.layout.splice(at..at, [u, t, r, d]);
+    [u, t, r, d]
 }
