@@ -691,6 +691,7 @@ fn compile_kernel(
         }
     }
     times.lap("simplify", t);
+    let ir_mark = out.text.len();
     if opts.emit == Emit::Ir {
         let _ = writeln!(out.text, "{f}");
     }
@@ -699,13 +700,6 @@ fn compile_kernel(
     let mark = out.text.len();
     let (fold, constant2, alloc) =
         lower_and_allocate(&cx, lower_opts, max_regs, local_data, out, times, t)?;
-    // The narrowed shared pointers (`ir::narrow`) are 32-bit values where they were pairs.
-    // Where the kernel keeps more than the allocator's 64 scalars live at once, that moves
-    // values out of the pair class into an overflowing scalar one (MC-GPU's
-    // `track_particles`: 96 registers became 139 with spills). Where the narrowed kernel
-    // spills, compile the unnarrowed one as well and keep whichever spills less (ties: the
-    // narrowed one). Trade-off: one more compile, only for spilling kernels that had a
-    // 64-bit shared pointer.
     let mut chosen = f;
     // Compile the alternative `other` of the kernel as well; keep it where `prefer` says it
     // does better than what was chosen.
@@ -731,6 +725,13 @@ fn compile_kernel(
         }
     };
     let mut current = (fold, constant2, alloc);
+    // The narrowed shared pointers (`ir::narrow`) are 32-bit values where they were pairs.
+    // Where the kernel keeps more than the allocator's 64 scalars live at once, that moves
+    // values out of the pair class into an overflowing scalar one (MC-GPU's
+    // `track_particles`: 96 registers became 139 with spills). Where the narrowed kernel
+    // spills, compile the unnarrowed one as well and keep whichever spills less (ties: the
+    // narrowed one). Trade-off: one more compile, only for spilling kernels that had a
+    // 64-bit shared pointer.
     if let Some(wide) = wide.as_ref().filter(|_| current.2.spill_bytes > 0) {
         let spills_less = |o: &Alloc, c: &Alloc| o.spill_cost() < c.spill_cost();
         if alternative(wide, &spills_less, &mut current, out, times, t) {
@@ -755,6 +756,11 @@ fn compile_kernel(
         };
         if alternative(rolled, &better, &mut current, out, times, t) {
             chosen = rolled;
+            // `--emit ir` shows the IR compiled (nothing follows it in the text).
+            if opts.emit == Emit::Ir {
+                out.text.truncate(ir_mark);
+                let _ = writeln!(out.text, "{rolled}");
+            }
         }
     }
     let (fold, mut constant2, alloc) = current;

@@ -330,6 +330,29 @@ fn push(f: &mut Function, b: Block, data: InstData, ty: Type, at: Inst) -> Value
     v
 }
 
+/// Append the constant `imm` (wrapped to `ty`) to block `b`; its value.
+fn push_iconst(f: &mut Function, b: Block, ty: Type, imm: i128, at: Inst) -> Value {
+    let imm = imm as u64 & ty.mask();
+    push(f, b, InstData::Iconst { ty, imm }, ty, at)
+}
+
+/// Append `icmp cc, x, y` to block `b`; its predicate.
+fn push_icmp(f: &mut Function, b: Block, cc: IntCC, args: [Value; 2], at: Inst) -> Value {
+    push(f, b, InstData::Icmp { cc, args }, Type::Pred, at)
+}
+
+/// Append `op x, y` of type `ty` to block `b`; its result.
+fn push_binary(
+    f: &mut Function,
+    b: Block,
+    op: BinaryOp,
+    args: [Value; 2],
+    ty: Type,
+    at: Inst,
+) -> Value {
+    push(f, b, InstData::Binary { op, args }, ty, at)
+}
+
 /// The loop-invariant halves of the guard, computed once in the preheader `p`: whether
 /// `bound - m` does not wrap (`ok`), and `bound - m` itself (`limit`).
 struct GuardParts {
@@ -356,33 +379,10 @@ fn guard_parts(f: &mut Function, p: Block, c: &Candidate, bound: Value, at: Inst
         (false, false) => (max + m, IntCC::Sle),
         (false, true) => (max + m, IntCC::Ule),
     };
-    let mask = ty.mask();
-    let iconst = |imm: i128| InstData::Iconst {
-        ty,
-        imm: imm as u64 & mask,
-    };
-    let edge = push(f, p, iconst(edge), ty, at);
-    let ok = push(
-        f,
-        p,
-        InstData::Icmp {
-            cc,
-            args: [bound, edge],
-        },
-        Type::Pred,
-        at,
-    );
-    let m = push(f, p, iconst(m), ty, at);
-    let limit = push(
-        f,
-        p,
-        InstData::Binary {
-            op: BinaryOp::Sub,
-            args: [bound, m],
-        },
-        ty,
-        at,
-    );
+    let edge = push_iconst(f, p, ty, edge, at);
+    let ok = push_icmp(f, p, cc, [bound, edge], at);
+    let m = push_iconst(f, p, ty, m, at);
+    let limit = push_binary(f, p, BinaryOp::Sub, [bound, m], ty, at);
     GuardParts { ok, limit }
 }
 
@@ -404,26 +404,8 @@ fn guard(
         IntCC::Ne => IntCC::Sgt,
         cc => cc,
     };
-    let go_on = push(
-        f,
-        b,
-        InstData::Icmp {
-            cc,
-            args: [i, parts.limit],
-        },
-        Type::Pred,
-        at,
-    );
-    push(
-        f,
-        b,
-        InstData::Binary {
-            op: BinaryOp::And,
-            args: [parts.ok, go_on],
-        },
-        Type::Pred,
-        at,
-    )
+    let go_on = push_icmp(f, b, cc, [i, parts.limit], at);
+    push_binary(f, b, BinaryOp::And, [parts.ok, go_on], Type::Pred, at)
 }
 
 /// A new block with parameters of the types of `like`'s.
@@ -551,36 +533,9 @@ fn rewrite(f: &mut Function, c: &Candidate) -> [Block; 4] {
     let r = new_block(f, &params);
     let counter = f.blocks[r].params[c.param];
     let ty = f.values[counter].ty;
-    let step = push(
-        f,
-        r,
-        InstData::Iconst {
-            ty,
-            imm: c.step as u64 & ty.mask(),
-        },
-        ty,
-        term,
-    );
-    let next = push(
-        f,
-        r,
-        InstData::Binary {
-            op: BinaryOp::Add,
-            args: [counter, step],
-        },
-        ty,
-        term,
-    );
-    let two = push(
-        f,
-        r,
-        InstData::Icmp {
-            cc: c.cc,
-            args: [next, bound],
-        },
-        Type::Pred,
-        term,
-    );
+    let step = push_iconst(f, r, ty, c.step.into(), term);
+    let next = push_binary(f, r, BinaryOp::Add, [counter, step], ty, term);
+    let two = push_icmp(f, r, c.cc, [next, bound], term);
     // D: two copies, then the second one's compare decides between the loop and the exit.
     let (d, map2) = copies(f, c, &params, &body, 2);
     leave(f, c, d, &map2, b, term);
