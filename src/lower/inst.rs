@@ -57,7 +57,7 @@ pub struct Reloc {
 }
 
 /// The part of an address a relocated `MOV32I` holds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum RelocWord {
     /// The low 32 bits of a 64-bit address (`R_CUDA_ABS32_LO_20`).
     Lo,

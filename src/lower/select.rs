@@ -227,7 +227,7 @@ pub(super) struct Lowerer<'a> {
     /// The relocated descriptor sizes loaded so far (`txq`/`suq` table loads), with their
     /// blocks: a query reuses one loaded in a block that dominates its own
     /// ([`Lowerer::desc_size`]).
-    desc_sizes: Vec<(crate::lower::inst::RelocWord, Block, VReg)>,
+    desc_sizes: Reuse<crate::lower::inst::RelocWord, VReg>,
     /// BFE/BFI control words built from registers (`BFI ctl, len, 0x808, pos`), by
     /// `(pos, len)`, with their blocks: a bit-field operation reuses one built in a block that
     /// dominates its own ([`Lowerer::bit_control`]).
@@ -486,7 +486,7 @@ impl<'a> Lowerer<'a> {
             div_share: div::DivShare::of(f),
             fdiv_floor: 0,
             sub_args: Vec::new(),
-            desc_sizes: Vec::new(),
+            desc_sizes: Reuse::default(),
             bit_ctls: Reuse::default(),
         }
     }

@@ -192,13 +192,7 @@ impl<'a> Lowerer<'a> {
     fn desc_size(&mut self, word: RelocWord) -> crate::machinst::VReg {
         let here = self.cur_ir;
         if self.planning.is_none() {
-            let doms = &self.doms;
-            let found = self
-                .desc_sizes
-                .iter()
-                .rev()
-                .find(|(w, b, _)| *w == word && here.is_some_and(|h| doms.dominates(*b, h)));
-            if let Some(&(_, _, size)) = found {
+            if let Some(size) = self.desc_sizes.find(&word, here, &self.doms) {
                 return size;
             }
         }
@@ -217,9 +211,7 @@ impl<'a> Lowerer<'a> {
         }
         self.push(i);
         if self.planning.is_none() {
-            if let Some(h) = here {
-                self.desc_sizes.push((word, h, size));
-            }
+            self.desc_sizes.record(word, here, size);
         }
         size
     }
