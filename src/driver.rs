@@ -583,12 +583,12 @@ fn prepare_kernel(
     (wide, Some(rolled))
 }
 
-/// `f` with its 64-bit values that only address `.shared` memory narrowed to 32 bits
+/// `f` with its 64-bit values that only address `.shared` or `.const` memory narrowed to 32 bits
 /// (`ir::narrow`), after [`prepare_kernel_ir`]; returns the unnarrowed function when anything
 /// changed, for [`compile_kernel`]'s fallback.
 pub fn narrow_kernel_ir(module: &ir::Module, f: &mut ir::Function) -> Option<ir::Function> {
     let wide = f.clone();
-    if ir::narrow::narrow_shared_addresses(module, f) == 0 {
+    if ir::narrow::narrow_addresses(module, f) == 0 {
         return None;
     }
     ir::simplify::simplify(f);

@@ -722,3 +722,59 @@ fn dynamic_shared_is_an_undefined_symbol() {
         assert_eq!(types(&c), types(&theirs));
     }
 }
+
+/// A `.visible .func` that reaches a recursive function, in an object with no kernel
+/// (complex.ptx's `nv_hal_init` reaching the cycle `nv_vm_malloc_ext` ->
+/// `nv_vm_malloc_large` -> `nv_vm_malloc_ext`). Under `-c` every visible function is a root
+/// like a kernel, so the recursive `fact` is a subroutine of the standard ABI, placed after
+/// `f`'s code (`CAL`, `RET`); before, `f` was left out ("unsupported recursive call"). ptxas
+/// gives `fact` a `.text.fact` of its own and `JCAL`s it; the GLOBAL function symbols are the
+/// same (checked with the oracle). The meaning: `f` linked by hand into a kernel, simulated,
+/// equals `ir::eval` with both functions in the kernel's module.
+#[test]
+fn function_reaching_recursion() {
+    const FACT: &str = ".func (.param .b32 r) fact(.param .b32 n)\n{\n\
+        .reg .pred %p<2>; .reg .b32 %r<6>;\n ld.param.u32 %r1, [n];\n\
+        setp.lt.u32 %p1, %r1, 2;\n mov.u32 %r5, 1;\n @%p1 bra $L_done;\n\
+        add.s32 %r2, %r1, -1;\n{\n .param .b32 a0; .param .b32 r0;\n\
+        st.param.b32 [a0], %r2;\n call.uni (r0), fact, (a0);\n ld.param.b32 %r3, [r0];\n}\n\
+        mul.lo.s32 %r5, %r3, %r1;\n$L_done:\n st.param.b32 [r], %r5;\n ret;\n}\n";
+    let sig = "(.param .b32 r) f(.param .b32 n)";
+    let body = "{\n .reg .b32 %r<6>;\n ld.param.u32 %r1, [n];\n and.b32 %r2, %r1, 15;\n{\n\
+        .param .b32 a0; .param .b32 r0;\n st.param.b32 [a0], %r2;\n\
+        call.uni (r0), fact, (a0);\n ld.param.b32 %r3, [r0];\n}\n\
+        xor.b32 %r4, %r3, %r1;\n st.param.b32 [r], %r4;\n ret;\n}\n";
+    let lib_src = format!("{HEADER}{FACT}.visible .func {sig}\n{body}");
+    let (lib_c, _, listing) = function_f("objf_rec", &lib_src);
+    let count = |p: &str| listing.iter().filter(|t| t.starts_with(p)).count();
+    assert!(
+        count("CAL ") >= 2 && count("RET") >= 2 && count("JCAL") == 0,
+        "f and the placed fact: {listing:?}"
+    );
+    let call = "    st.param.b32 [a0], %r2;\n    call.uni (r0), f, (a0);\n\
+        ld.param.b32 %r5, [r0];\n    }\n    st.global.u32 [%rd3], %r5;\n";
+    let call = format!("    {{\n    .param .b32 a0; .param .b32 r0;\n{call}");
+    let main = object(
+        "objf_rec_main",
+        &common::warp_kernel::kernel(&format!(".extern .func {sig};"), &call),
+    );
+    let linked = link_by_hand(&main, &lib_c, "f");
+    let whole = common::warp_kernel::kernel(&format!("{FACT}.func {sig}\n{body}"), &call);
+    let module = common::ir_module("objf_rec_whole.ptx", whole);
+    sim_matches_eval(&module, &linked);
+    if let Some(oracle) = Oracle::for_test("objf_rec") {
+        let theirs = cubin::read(&oracle.ptxas(&lib_src, "sm_50", &["-c"]).unwrap()).unwrap();
+        let globals = |c: &cubin::Cubin| {
+            let mut v: Vec<(String, u8, u8)> = c
+                .symbols
+                .iter()
+                .filter(|s| s.info == 0x12)
+                .map(|s| (s.name.clone(), s.info, s.other))
+                .collect();
+            v.sort();
+            v
+        };
+        assert_eq!(globals(&lib_c), globals(&theirs));
+        assert!(!globals(&lib_c).is_empty());
+    }
+}

@@ -149,7 +149,8 @@ fn paired_int_cases() -> Vec<Case> {
 /// `tex.1d` with a level, gradients, offsets (%r5) or a depth reference (%f7) through a
 /// pair (`lower::select::tex::paired1d`; a reference in %f4, which runs from -1 to 2.2
 /// across the texels' range): ptxas 11.8 keeps them 1D (`TEX{.LL}{.AOFFI}{.DC}`,
-/// `TXD{.AOFFI}`), the integer-coordinate `tex.grad` (%r6 holds %f3's bits) too.
+/// `TXD{.AOFFI}`, with gradients and a reference the quad's `TEX{.AOFFI}.DC.NDV`), the
+/// integer-coordinate `tex.grad` (%r6 holds %f3's bits) too.
 fn paired_1d_cases() -> Vec<Case> {
     let case = |name, insts, want| Case {
         name,
@@ -187,6 +188,17 @@ fn paired_1d_cases() -> Vec<Case> {
             "samp_grad_off_1d",
             &["tex.grad.1d.v4.f32.f32 D, [t, sm, {%f3}], {%f4}, {%f7}, {%r5};"],
             "TXD.AOFFI ",
+        ),
+        // Gradients with a reference: emulated across the quad (`lower::select::tex::quad`).
+        case(
+            "samp_grad_dc_1d",
+            &["tex.grad.1d.v4.f32.f32 D, [t, sm, {%f3}], {%f7}, {%f7}, %f4;"],
+            "TEX.DC.NDV ",
+        ),
+        case(
+            "samp_grad_off_dc_1d",
+            &["tex.grad.1d.v4.f32.f32 D, [t, sw, {%f3}], {%f4}, {%f7}, {%r5}, %f4;"],
+            "TEX.AOFFI.DC.NDV ",
         ),
         case(
             "samp_igrad_1d",

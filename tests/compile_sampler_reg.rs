@@ -1,8 +1,9 @@
 //! Texture and sampler handles in registers (`.texmode_independent`, `[th, sh, {c}]`):
 //! ptxas 11.8 combines them into one `.B` handle, `SHL h, sh, 0x14` then
 //! `BFI h, th, 0x1400, h` (the texture's header index in bits 0..19, the sampler's above),
-//! for `tex` with float coordinates and for `tld4` (`tex.1d`, which ptxas keeps `TEX.B 1D`,
-//! and integer coordinates, which it samples as floats, are refused). For each case:
+//! for `tex` with float coordinates and for `tld4`; `tex.1d`, which ptxas keeps `TEX.B 1D`
+//! with options too (`TEX.B.LL`, `TXD.B.AOFFI`, the quad's `TEX.B.DC.NDV`), and integer
+//! coordinates, which it samples as floats. For each case:
 //!
 //! * `ir::eval` equals the simulator on random texels, where the sampler object's state
 //!   (wrap/mirror, linear, normalized) differs from the texture's own (clamp, point), so a
@@ -13,7 +14,6 @@
 
 mod common;
 
-use leafold::driver::{compile, Options};
 use leafold::ir::eval::{self, Launch};
 use leafold::oracle::Oracle;
 use leafold::sampler::{FieldValue, SamplerInit};
@@ -86,6 +86,33 @@ const CASES: &[(&str, &str, &str)] = &[
         "sreg_tex_off_a2d_s32",
         "tex.a2d.v4.f32.s32 D, [%rd5, %rd6, {%r5, %r6, %r7, %r7}], {%r7, %r5};",
         "TEX.B.LZ.AOFFI ",
+    ),
+    // Float tex.1d with options stays 1D as through a pair (`lower::select::tex::paired1d`),
+    // gradients with a reference emulated across the quad (`TEX.B.DC.NDV`).
+    (
+        "sreg_tex_level_1d",
+        "tex.level.1d.v4.f32.f32 D, [%rd5, %rd6, {%f3}], %f5;",
+        "TEX.B.LL ",
+    ),
+    (
+        "sreg_tex_level_off_dc_1d",
+        "tex.level.1d.v4.f32.f32 D, [%rd5, %rd6, {%f3}], %f5, {%r5}, %f4;",
+        "TEX.B.LL.AOFFI.DC ",
+    ),
+    (
+        "sreg_tex_grad_off_1d",
+        "tex.grad.1d.v4.f32.f32 D, [%rd5, %rd6, {%f3}], {%f4}, {%f5}, {%r5};",
+        "TXD.B.AOFFI ",
+    ),
+    (
+        "sreg_tex_grad_dc_1d",
+        "tex.grad.1d.v4.f32.f32 D, [%rd5, %rd6, {%f3}], {%f4}, {%f5}, %f4;",
+        "TEX.B.DC.NDV ",
+    ),
+    (
+        "sreg_tex_grad_off_dc_1d",
+        "tex.grad.1d.v4.f32.f32 D, [%rd5, %rd6, {%f3}], {%f4}, {%f5}, {%r5}, %f4;",
+        "TEX.B.AOFFI.DC.NDV ",
     ),
 ];
 
@@ -214,35 +241,6 @@ fn oracle_prints_our_listing_and_ptxas_picks_the_same_instructions() {
             &out.cubin,
             &out.sass,
         );
-    }
-}
-
-/// `tex.1d` with float coordinates and options (a level, offsets) through handles in
-/// registers (ptxas 11.8 keeps it 1D: `TXD.B.AOFFI 1D`, `TEX.B.DC.NDV 1D`) is refused by
-/// name, with file, line and column. (Integer coordinates with options are lowered: the
-/// cases above, and every form of `scripts/tex_sweep.py -H regpair`,
-/// `tests/tex_sweep_mnemonics.rs`.)
-#[test]
-fn options_on_float_1d_through_register_handles_are_refused() {
-    for (inst, what) in [
-        (
-            "tex.level.1d.v4.f32.f32 D, [%rd5, %rd6, {%f3}], %f4;",
-            "tex.1d with a level, gradients, offsets or a reference through texture and sampler handles in registers",
-        ),
-        (
-            "tex.grad.1d.v4.f32.f32 D, [%rd5, %rd6, {%f3}], {%f4}, {%f5}, %r5;",
-            "tex.1d with a level, gradients, offsets or a reference through texture and sampler handles in registers",
-        ),
-    ] {
-        let text = ptx("k", inst);
-        let opts = Options {
-            file_name: "one.ptx".into(),
-            ..Options::default()
-        };
-        let e = compile(&text, &opts).unwrap_err();
-        let msg = leafold::error::render_all(&e.0);
-        assert!(msg.contains("one.ptx:24:3"), "{msg}");
-        assert!(msg.contains(what), "{msg}");
     }
 }
 

@@ -1279,6 +1279,14 @@ fn result_buffer_b64_member_is_one_stl64() {
     let body = "    and.b32 %r3, %r2, 7;\n    {\n    .param .b32 p0;\n    st.param.b32 [p0], %r3;\n    .param .b32 p1;\n    st.param.b32 [p1], %r2;\n    .param .align 8 .b8 q[64];\n    call.uni (q), big64, (p0, p1);\n    ld.param.b64 %rd8, [q+16];\n    ld.param.b32 %r4, [q];\n    ld.param.b32 %r5, [q+60];\n    }\n    st.global.u64 [%rd3], %rd8;\n    st.global.u32 [%rd3+8], %r4;\n    st.global.u32 [%rd3+12], %r5;\n";
     let (sass, out, l) = run_recursive("subr_result_b64", BIG64, body);
     let t = texts(&sass);
+    // The kernel loads only the 4 words it reads of the 16 (ptxas's caller of `r64v.ptx`'s
+    // `f` likewise: `LDL R5, [R1]`, `LDL R0, [R1+0xc]`, ...), not every word of the buffer.
+    let kernel_ldl = t
+        .iter()
+        .take_while(|x| *x != "EXIT")
+        .filter(|x| x.starts_with("LDL"))
+        .count();
+    assert_eq!(kernel_ldl, 4, "{sass}");
     // The subroutine's code (after the kernel's `EXIT`) stores the member with one STL.64
     // at byte 16 of the buffer and the 14 other words with STL each (ptxas: `STL.64
     // [R17+0x10], R4`).

@@ -376,6 +376,32 @@ fn two_files_calling_each_other() {
     }
 }
 
+/// Separate compilation of a file with no kernel whose device function reaches a recursive
+/// one (`rec_lib.cu`: `fib_xor` calls the file-local, doubly recursive `fib`). The function
+/// used to be left out of leafold's object ("unsupported recursive call"), so nvlink failed
+/// on the kernel's unresolved call; now nvlink links the executable and its `fib_xor` is
+/// leafold's code (with `fib` placed after it).
+#[test]
+fn recursive_function_of_an_object() {
+    let Some(real) = toolkit("nvcc_flow::recursive_function_of_an_object") else {
+        return;
+    };
+    let f = Flow::new("rec", real);
+    let (a, b) = (format!("{DATA}/rec_main.cu"), format!("{DATA}/rec_lib.cu"));
+    f.run("nvcc", &["-arch=sm_50", "-rdc=true", &a, &b, "-o", "rec"]);
+    assert_eq!(f.ptxas_calls().len(), 2);
+    f.run(
+        "nvcc",
+        &["-arch=sm_50", "-rdc=true", "-ptx", &b, "-o", "lib.ptx"],
+    );
+    f.assert_leafold_code_as(
+        &f.work.join("rec"),
+        "_Z7fib_xorj",
+        &f.work.join("lib.ptx"),
+        true,
+    );
+}
+
 /// Separate compilation with shared memory and literals (`shared_main.cu`, `shared_lib.cu`):
 /// the kernel has its own `__shared__` array and an f64 literal in bank 2; the device
 /// function of the other file has its own array and an f32 literal. nvlink must place the

@@ -6,6 +6,7 @@
 use leafold::ir::eval::{GlobalRegion, Launch, SHARED_WINDOW_BASE};
 use leafold::sim::{self, KernelInfo, SimError};
 use leafold::sm50::{encode, Field, Form, Inst};
+use leafold::texture::{ChannelType, FilterMode, Shape, Texture, TextureBindings, TextureDesc};
 
 const OUT: u64 = 0x10_0000_0000;
 const DATA: u64 = 0x20_0000_0000;
@@ -50,6 +51,8 @@ struct Run {
     threads: u32,
     data: Vec<u8>,
     shared: u32,
+    /// Texture objects (a slot word names one by its handle, `sim::KernelInfo::textures`).
+    textures: TextureBindings,
 }
 
 impl Default for Run {
@@ -59,6 +62,7 @@ impl Default for Run {
             threads: 1,
             data: vec![0; 256],
             shared: 0,
+            textures: TextureBindings::new(),
         }
     }
 }
@@ -109,6 +113,7 @@ fn run_with(run: &Run, body: &[u64], dump: &[D]) -> Result<(Vec<Vec<u32>>, Vec<u
     let mut launch = Launch::new([1, 1, 1], [run.threads, 1, 1]);
     launch.params = params.clone();
     launch.dynamic_shared = run.shared;
+    launch.textures = run.textures.clone();
     launch.global = vec![
         GlobalRegion {
             base: OUT,
@@ -1435,6 +1440,63 @@ fn csetp_tests_cc() {
         let want = [lane < 3, lane >= 3, lane <= 3].map(u32::from);
         assert_eq!(v[..], want, "lane {lane}");
     }
+}
+
+/// `TEX.NDV` (the quad-emulated gradients, `lower::select::tex::quad`) takes each lane's
+/// level of detail from its quad neighbours' coordinates as the instruction found them,
+/// also where the results overwrite the coordinates (rd == ra, ptxas's `TEX.NDV q, q`):
+/// lanes 1..3 of each quad must not read lane 0's result as its x. One warp samples a 1D
+/// texture of 64 texels and 4 random levels at x = lane / 256 (quad differences of a
+/// quarter and a half texel: level 0) twice, into R0..R3 over its own x and into R4..R7;
+/// every lane's two results are equal (and a misread neighbour, a texel of magnitude up to
+/// 8, would pick a coarser level).
+#[test]
+fn tex_ndv_reads_the_neighbours_coordinates_as_found() {
+    let mut desc = TextureDesc::new(Shape::D1, [64, 1, 1], ChannelType::F32, 4);
+    desc.mip_levels = 4;
+    desc.sampler.normalized_coords = true;
+    desc.sampler.filter = FilterMode::Point;
+    desc.sampler.mip_filter = FilterMode::Point;
+    desc.validate().unwrap();
+    let mut run = Run {
+        threads: 32,
+        ..Run::default()
+    };
+    let handle = run.textures.add_object(Texture::random(desc, 5));
+    run.params = p64(&[handle]);
+    // TEX.NDV rd.., R0, RZ, slot c[0x0][0x140] (the handle), 1D, all four components.
+    let tex = |rd: u64| {
+        e(ins(Form::TEX)
+            .with(Field::Rd, rd)
+            .with(Field::Ra, 0)
+            .with(Field::Rb, RZ)
+            .with(Field::Tid, 0x140 / 4)
+            .with(Field::Dim, leafold::sm50::values::tex::dim::V1D)
+            .with(Field::Mask, 0xf)
+            .with(Field::Ndv, 1))
+    };
+    let body = [
+        e(ins(Form::S2R).with(Field::Rd, 0).with(Field::Sr, 0)), // lane
+        // I2F.F32.S32 R0 = lane; FMUL32I R0 = R0 / 256
+        e(ins(Form::I2F_R)
+            .with(Field::Rd, 0)
+            .with(Field::Rb, 0)
+            .with(Field::Dsz, 2)
+            .with(Field::St, 6)),
+        e(ins(Form::FMUL32I)
+            .with(Field::Rd, 0)
+            .with(Field::Ra, 0)
+            .with(Field::Imm, u64::from((1.0f32 / 256.0).to_bits()))),
+        tex(4),
+        tex(0),
+    ];
+    let dump: Vec<D> = (0..8).map(D::R).collect();
+    let (per, _) = run_with(&run, &body, &dump).expect("runs");
+    for (lane, v) in per.iter().enumerate() {
+        assert_eq!(v[..4], v[4..], "lane {lane}: rd == ra differs from rd = R4");
+    }
+    // The levels differ, so a wrong level of detail would show.
+    assert!(per.iter().any(|v| v[4] != 0), "all zero");
 }
 
 /// Surface words from ptxas decode, and the simulator refuses the ones it does not model by

@@ -111,6 +111,15 @@ pub(super) fn place_subroutines(
             constant2,
         } = compile_subroutine(inputs, sub, object)?;
         merge_literals(pool, &constant2, &mut sub_code, &sub.name)?;
+        // A caller keeps values above R59 across a `CAL` (the clobber sets stop there,
+        // `lower::abi::extern_call_clobbers`), so a subroutine of the standard ABI must not
+        // write the caller-saved registers up there (R64..R67, ...).
+        if sub_regs > 64 && !inputs.module.outlined.contains(&sub.name) {
+            return Err(format!(
+                "unsupported: the recursive function `{}` needs {sub_regs} registers (at most 64 are supported with calls)",
+                sub.name
+            ));
+        }
         regs = regs.max(sub_regs);
         let callees = calls_of(&sub_code);
         work.extend(&callees);

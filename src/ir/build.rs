@@ -267,8 +267,20 @@ pub fn build_partial_with<'f>(
     let declaration_errors = m.errors.len();
     let mut failed = Vec::new();
     let mut failed_errors = Vec::new();
+    let mut dropped: Vec<String> = Vec::new();
     let funcs = calls::function_table(module);
-    m.subs = calls::subroutine_set(module, &funcs);
+    m.subs = calls::subroutine_set(module, &funcs, false);
+    // Under `-c` the object's functions are roots too; the recursive functions only they
+    // reach are built for them alone, and one that fails is dropped, not fatal.
+    let object_only: HashSet<String> = if opts.any_extern {
+        calls::subroutine_set(module, &funcs, true)
+            .into_iter()
+            .filter(|f| !m.subs.contains(f))
+            .collect()
+    } else {
+        HashSet::default()
+    };
+    m.subs.extend(object_only.iter().cloned());
     m.outlined = calls::outlined_set(module, &funcs, &m.subs, &m.fn_ids);
     m.subs.extend(m.outlined.all.iter().cloned());
     m.ir.outlined = m.outlined.all.iter().cloned().collect();
@@ -287,6 +299,10 @@ pub fn build_partial_with<'f>(
             }
             match calls::ExternSig::of(f) {
                 Ok(sig) => Some(sig),
+                Err(_) if object_only.contains(f.name.text.as_str()) => {
+                    dropped.push(f.name.text.to_string());
+                    continue;
+                }
                 Err(why) => {
                     m.error(f.name.span, why);
                     failed.push(f.name.text.to_string());
@@ -320,6 +336,12 @@ pub fn build_partial_with<'f>(
                 false
             }
         };
+        if !built && object_only.contains(f.name.text.as_str()) {
+            m.errors.truncate(before);
+            failed.pop();
+            dropped.push(f.name.text.to_string());
+            continue;
+        }
         // A callee inlined twice reports its problems once.
         let mut seen = HashSet::default();
         let mut k = before;
@@ -336,6 +358,7 @@ pub fn build_partial_with<'f>(
         }
     }
     if opts.any_extern {
+        drop_object_subroutines(&mut m, &funcs, dropped);
         build_object_functions(&mut m, module, &module_regs, &funcs, opts);
     }
     Partial {
@@ -396,6 +419,33 @@ fn build_object_functions(
             }
         }
     }
+}
+
+/// Forget the object-only subroutines that could not be built (`dropped`), and those that
+/// call one of them, directly or not (their `CAL` would have no target): the object's
+/// functions that call them then try to inline them and are left out with that reason.
+fn drop_object_subroutines(
+    m: &mut ModuleBuilder<'_>,
+    funcs: &HashMap<&str, &ast::Function>,
+    mut dropped: Vec<String>,
+) {
+    let mut gone: HashSet<String> = HashSet::default();
+    while let Some(f) = dropped.pop() {
+        if !gone.insert(f.clone()) {
+            continue;
+        }
+        m.subs.remove(&f);
+        for (&caller, g) in funcs {
+            let mut out = Vec::new();
+            if let Some(b) = &g.body {
+                calls::direct_callees(b, &mut out);
+            }
+            if m.subs.contains(caller) && out.contains(&f.as_str()) {
+                dropped.push(caller.to_string());
+            }
+        }
+    }
+    m.ir.subroutines.retain(|s| !gone.contains(&s.name));
 }
 
 /// What a name outside `.reg` refers to.

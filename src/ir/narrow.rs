@@ -1,9 +1,9 @@
-//! Narrowing 64-bit shared-memory addresses to 32 bits.
+//! Narrowing 64-bit shared-memory and constant-bank addresses to 32 bits.
 //!
 //! In: a verified [`Function`] (after [`super::simplify`]) and its [`Module`]. Out: the same
 //! function, still verified, in which every `i64` value whose every use needs only its low 32
-//! bits on the way to a `.shared` access has become an `i32` value; [`narrow_shared_addresses`]
-//! returns how many values it narrowed.
+//! bits on the way to a `.shared` or `.const` access has become an `i32` value;
+//! [`narrow_addresses`] returns how many values it narrowed.
 //!
 //! # Why
 //!
@@ -16,6 +16,11 @@
 //! pair, and its high word (an `IADD.X` per step) holds a register for the whole loop. ptxas
 //! keeps such pointers in one register.
 //!
+//! A `.const` address is 32 bits as well: `LDC` takes one register and a 16-bit offset into a
+//! 64 KiB bank, and the interpreter truncates it too. NVVM walks `__constant__` tables with
+//! 64-bit pointers (rodinia's `GICOV_kernel`: four, stepped by 8 in its loop, which held four
+//! high words: 40 registers where ptxas has 24).
+//!
 //! # The rule
 //!
 //! An `i64` value is *narrowable* when it is defined by one of
@@ -24,12 +29,13 @@
 //!   on the low words of the operands, and of `shl`'s first operand only), `neg`, `not`,
 //!   `select`;
 //! * `mulwide` of two `i32` (its low word is `mul.lo`), `zext`/`sext` of a narrower integer;
-//! * `iconst`, `ld.param`, the address of a `.shared` variable;
+//! * `iconst`, `ld.param`, the address of a `.shared` or `.const` variable;
 //! * a block parameter,
 //!
 //! and every use of it is one of
 //!
-//! * the address of a `.shared` `load`, `store` or `atom` (never a stored value);
+//! * the address of a `.shared` `load`, `store` or `atom` (never a stored value), or of a
+//!   `.const` `load`;
 //! * `trunc` to 32 bits or fewer;
 //! * an operand of a narrowable `add`, `sub`, `mul`, `and`, `or`, `xor`, `neg`, `not`,
 //!   `select`, or the first operand of a narrowable `shl`;
@@ -57,7 +63,7 @@ use super::{
 
 /// Narrow every narrowable `i64` value of `f` to `i32` (see the module documentation);
 /// returns how many values were narrowed.
-pub fn narrow_shared_addresses(module: &Module, f: &mut Function) -> usize {
+pub fn narrow_addresses(module: &Module, f: &mut Function) -> usize {
     let narrow = analyse(module, f);
     let count = f.values.keys().filter(|&v| narrow[v]).count();
     if count > 0 {
@@ -91,7 +97,9 @@ fn candidate(module: &Module, f: &Function, v: Value) -> bool {
             *op != ConvOp::Trunc && f.values[*arg].ty.is_int() && f.values[*arg].ty.bits() <= 32
         }
         InstData::Iconst { .. } | InstData::LoadParam { .. } => true,
-        InstData::SymbolAddr { var, .. } => module.vars[*var].space == Space::Shared,
+        InstData::SymbolAddr { var, .. } => {
+            matches!(module.vars[*var].space, Space::Shared | Space::Const)
+        }
         _ => false,
     }
 }
@@ -107,7 +115,7 @@ fn full_width_operands(
     let result_narrow = results.first().is_some_and(|&r| narrow[r]);
     match d {
         InstData::Load {
-            space: Space::Shared,
+            space: Space::Shared | Space::Const,
             ..
         } => Vec::new(),
         InstData::Store {

@@ -129,8 +129,9 @@ enum Src {
     Reg(Loc),
     /// An immediate: the value sign-extended from its type (raw bits for floats).
     Imm(i64),
-    /// A word in constant bank 0, by byte offset (the high word of a pair at +4).
-    Cbuf(u32),
+    /// A word in a constant bank (0: the driver's words and the parameters; 3: the `.const`
+    /// variables), by bank and byte offset (the high word of a pair at +4).
+    Cbuf(u8, u32),
     /// A literal in constant bank 2, the kernel's literal pool (see [`Lowerer::literal`]), by
     /// byte offset (the high word of a pair at +4).
     Lit(u32),
@@ -151,7 +152,8 @@ enum Word {
 enum Class {
     Reg,
     Imm(i64),
-    Cbuf(u32),
+    /// A word in a constant bank: (bank, byte offset), as [`Src::Cbuf`].
+    Cbuf(u8, u32),
 }
 
 /// Key of a chain shared by several accesses (of one block, or of blocks its block
@@ -581,23 +583,27 @@ impl<'a> Lowerer<'a> {
         for &b in &self.f.layout {
             for &i in &self.f.blocks[b].insts {
                 let d = &self.f.insts[i].data;
+                // A `.const` word at a constant address is an operand, not an access
+                // (`const_bank_word`): lowered only where a register holding it is demanded.
+                let operand = self.const_bank_word(d).is_some();
                 let root = d.is_terminator()
-                    || matches!(
-                        d,
-                        InstData::Load { .. }
-                            | InstData::Store { .. }
-                            | InstData::Barrier
-                            | InstData::NamedBarrier { .. }
-                            | InstData::BarrierRed { .. }
-                            | InstData::MemBar { .. }
-                            | InstData::Trap
-                            | InstData::Atomic { .. }
-                            | InstData::Prefetch { .. }
-                            | InstData::BarrierReg { .. }
-                            | InstData::Stack { .. }
-                            | InstData::Surface { .. }
-                            | InstData::ExternCall { .. }
-                    );
+                    || !operand
+                        && matches!(
+                            d,
+                            InstData::Load { .. }
+                                | InstData::Store { .. }
+                                | InstData::Barrier
+                                | InstData::NamedBarrier { .. }
+                                | InstData::BarrierRed { .. }
+                                | InstData::MemBar { .. }
+                                | InstData::Trap
+                                | InstData::Atomic { .. }
+                                | InstData::Prefetch { .. }
+                                | InstData::BarrierReg { .. }
+                                | InstData::Stack { .. }
+                                | InstData::Surface { .. }
+                                | InstData::ExternCall { .. }
+                        );
                 if root && !needed[i.index()] {
                     needed[i.index()] = true;
                     work.push(i);
@@ -753,15 +759,15 @@ impl<'a> Lowerer<'a> {
             // at bit 0 (see `materialize`); a `c[0x0][..]` operand would read the whole word.
             InstData::LoadParam { .. } if self.f.subroutine => Class::Reg,
             InstData::LoadParam { offset, .. } if offset % 4 != 0 => Class::Reg,
-            InstData::LoadParam { offset, .. } => Class::Cbuf(0x140 + offset),
+            InstData::LoadParam { offset, .. } => Class::Cbuf(0, 0x140 + offset),
             InstData::SpecialReg { reg } => match reg {
-                SpecialReg::Ntid(d) => Class::Cbuf(0x8 + 4 * d.index() as u32),
-                SpecialReg::Nctaid(d) => Class::Cbuf(0x14 + 4 * d.index() as u32),
-                SpecialReg::GridId => Class::Cbuf(0x28),
+                SpecialReg::Ntid(d) => Class::Cbuf(0, 0x8 + 4 * d.index() as u32),
+                SpecialReg::Nctaid(d) => Class::Cbuf(0, 0x14 + 4 * d.index() as u32),
+                SpecialReg::GridId => Class::Cbuf(0, 0x28),
                 SpecialReg::NWarpId => Class::Imm(64),
                 // Where ptxas reads them: the driver's words in bank 0.
-                SpecialReg::DynamicSmemSize => Class::Cbuf(0xfc),
-                SpecialReg::EnvReg(n) => Class::Cbuf(0x30 + 4 * u32::from(*n)),
+                SpecialReg::DynamicSmemSize => Class::Cbuf(0, 0xfc),
+                SpecialReg::EnvReg(n) => Class::Cbuf(0, 0x30 + 4 * u32::from(*n)),
                 _ => Class::Reg,
             },
             InstData::SymbolAddr { var, .. } => {
@@ -791,8 +797,48 @@ impl<'a> Lowerer<'a> {
                 Class::Imm(k) => Class::Imm(sext_imm(*ty, k as u64)),
                 c => c,
             },
+            InstData::Load { .. } => match self.const_bank_word(d) {
+                Some(o) => Class::Cbuf(3, o),
+                None => Class::Reg,
+            },
             _ => Class::Reg,
         }
+    }
+
+    /// The byte offset in constant bank 3 of the word (or pair) that `d` reads, where `d` is a
+    /// scalar 32- or 64-bit load of a `.const` variable at a constant address: its value is
+    /// then an operand `c[0x3][o]` wherever a form takes a constant-bank operand (as ptxas
+    /// reads `__constant__` coefficients: `FFMA R0, R2, c[0x3][0x40], R0`), and an `LDC`
+    /// (a `MOV` from the bank) only where a register is needed. The bank does not change while
+    /// the kernel runs, so the read can move to each use. Trade-off: a word read at several
+    /// uses is read from the constant cache at each, where an `LDC` read it once into a
+    /// register that lived across all of them (convolutionSeparable's 17 coefficients held
+    /// 17 registers through the unrolled loop: 38 registers, 48 warps, where ptxas has 30).
+    fn const_bank_word(&self, d: &InstData) -> Option<u32> {
+        let InstData::Load {
+            space: Space::Const,
+            ty,
+            width: 1,
+            addr,
+            offset,
+            ..
+        } = *d
+        else {
+            return None;
+        };
+        if !matches!(ty, Type::I32 | Type::F32 | Type::I64 | Type::F64) {
+            return None;
+        }
+        let Some(InstData::SymbolAddr { var, .. }) = self.def_of(addr) else {
+            return None;
+        };
+        if self.module.vars.get(*var).map(|vd| vd.space) != Some(Space::Const) {
+            return None;
+        }
+        let at = self.known_constant(addr)? + i64::from(offset);
+        let bytes = i64::from(ty.bits() / 8);
+        // The word index is 14 bits (the bank's 64 KiB); the pair's high word at +4.
+        (at >= 0 && at % bytes == 0 && at + bytes <= BANK_BYTES as i64).then_some(at as u32)
     }
 
     /// The offset of a `.shared`/`.const` variable whose address `v` is.
@@ -824,7 +870,7 @@ impl<'a> Lowerer<'a> {
     fn src(&mut self, v: Value) -> Result<Src, LowerError> {
         Ok(match self.class(v) {
             Class::Imm(k) => Src::Imm(k),
-            Class::Cbuf(o) => Src::Cbuf(o),
+            Class::Cbuf(b, o) => Src::Cbuf(b, o),
             Class::Reg => Src::Reg(self.reg(v)?),
         })
     }
@@ -851,7 +897,7 @@ impl<'a> Lowerer<'a> {
                 let m = k as u64 & ty.mask();
                 Ok(Src::Imm(if signed { sext_imm(ty, m) } else { m as i64 }))
             }
-            Src::Cbuf(_) | Src::Lit(_) => {
+            Src::Cbuf(..) | Src::Lit(_) => {
                 let l = self.reg(v)?;
                 Ok(Src::Reg(self.extend_narrow(l, ty, signed, None)?))
             }
@@ -899,9 +945,9 @@ impl<'a> Lowerer<'a> {
                 refs.push((Field::Rb, op, l.offset + word));
                 sm50::Inst::new(forms.0)
             }
-            Src::Cbuf(o) => {
-                sm50::Inst::new(forms.1).with(Field::Cbo, u64::from(o / 4 + word as u32))
-            }
+            Src::Cbuf(b, o) => sm50::Inst::new(forms.1)
+                .with(Field::Cbk, u64::from(b))
+                .with(Field::Cbo, u64::from(o / 4 + word as u32)),
             Src::Lit(o) => sm50::Inst::new(forms.1)
                 .with(Field::Cbk, 2)
                 .with(Field::Cbo, u64::from(o / 4 + word as u32)),
@@ -932,6 +978,10 @@ impl<'a> Lowerer<'a> {
             | InstData::Fconst { .. }
             | InstData::LoadParam { .. }
             | InstData::SymbolAddr { .. } => self.materialize(results[0]),
+            // A constant-bank operand; in a register only where one is demanded.
+            InstData::Load { .. } if self.const_bank_word(&node.data).is_some() => {
+                self.materialize(results[0])
+            }
             InstData::KernelDesc { ty, entry } => self.lower_kernel_desc(results[0], ty, entry),
             InstData::SpecialReg { reg } => self.lower_sreg(results[0], reg),
             InstData::Unary { op, arg } => self.lower_unary(results[0], op, arg),

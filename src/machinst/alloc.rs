@@ -16,11 +16,14 @@
 //! - `slices.rs`: The class slices' search of the allocator.
 //! - `spill.rs`: Spilling before regalloc2, where more values are live than it has names.
 //! - `promote.rs`: Spill slots moved into the registers the allocation left free.
+//! - `forward.rs`: The moves of promoted reloads dropped where the code can read the slot's
+//!   register instead.
 
 mod slices;
 use slices::*;
 mod edges;
 use edges::*;
+mod forward;
 mod pressure;
 mod promote;
 mod spill;
@@ -31,6 +34,7 @@ use super::vcode::{fields, fixed_operand_regs, fixed_regs, ra_class, VCode};
 use super::{BlockId, MachInst, OpKind, OpPos, PhysReg, Reg, RegKind, VReg};
 use pressure::*;
 use regalloc2 as ra;
+use smallvec::SmallVec;
 
 /// Options for [`allocate`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -137,6 +141,9 @@ pub struct Allocated<I> {
     /// What each class held: normally B32, B64, B128; a class the function had no values of may
     /// hold overflow scalars (B32).
     pub class_kinds: [RegKind; 3],
+    /// What promotion and [`forward`] read, in a function that spilled and may have its slots
+    /// promoted; taken by [`allocate_owned`].
+    facts: Option<Box<forward::Facts>>,
 }
 
 impl<I> Allocated<I> {
@@ -575,27 +582,40 @@ thread_local! {
     static RA_CTX: std::cell::RefCell<ra::Ctx> = std::cell::RefCell::new(ra::Ctx::default());
 }
 
-/// What [`rewrite`] returns: the blocks, the numbers of spills and reloads, and per block what
-/// the final-assignment checker reads.
-type Rewritten<I> = (Vec<AllocatedBlock<I>>, usize, usize, Vec<Vec<check::Op>>);
+/// What [`rewrite`] returns: the blocks, the numbers of spills and reloads, per block what
+/// the final-assignment checker reads, and, where asked for, the operands' widths and the
+/// checker's operation of each instruction ([`forward::Facts`]).
+type Rewritten<I> = (
+    Vec<AllocatedBlock<I>>,
+    usize,
+    usize,
+    Vec<Vec<check::Op>>,
+    Option<Widths>,
+);
+
+/// Per block, per instruction: [`forward::Facts::words`], and the index of its checker
+/// operation ([`forward::CheckInput::op_of`]; empty without the checker).
+type Widths = (Vec<Vec<SmallVec<[u8; 4]>>>, Vec<Vec<usize>>);
 
 /// The allocated blocks: the instructions of `vc` (taken out of it) with every virtual
 /// register replaced by its physical register (`acc_phys` per access of `prog`, the
 /// prepared predicates' registers for predicates), and `prog`'s moves, spills (to the spill
 /// base + 4 per slot) and reloads between them; a move to its own register is left out. The
-/// checker's operations are only gathered when `checker` is set.
+/// checker's operations are only gathered when `checker` is set, the widths with `widths`.
 fn rewrite<I: MachInst>(
     vc: &mut VCode<I>,
     prog: &NameProg,
     acc_phys: &[u8],
     prep: &Prepared,
     checker: bool,
+    widths: bool,
 ) -> Result<Rewritten<I>, AllocError> {
     let spill_base = prep.spill_base;
     let (mut spills, mut reloads) = (0, 0);
     let mut blocks = Vec::with_capacity(vc.num_blocks());
     // What the final-assignment checker reads, per block (only filled when it runs).
     let mut check_ops: Vec<Vec<check::Op>> = Vec::new();
+    let (mut all_words, mut all_op_of) = (Vec::new(), Vec::new());
     // The instructions move into the result (each is visited once; the edits iterator only
     // needs the block ranges), rather than being cloned. The blocks' ranges are consecutive
     // from 0 (`VCode`'s invariant) and regalloc2 yields each block's instructions in order,
@@ -607,6 +627,16 @@ fn rewrite<I: MachInst>(
         let (ss, se) = prog.blocks[b];
         let mut insts = Vec::with_capacity((e - s) as usize + 4);
         let mut ops = Vec::new();
+        // per instruction pushed: its operands' widths and its checker operation
+        let (mut words_of, mut op_of): (Vec<SmallVec<[u8; 4]>>, Vec<usize>) = Default::default();
+        let mut note = |words: SmallVec<[u8; 4]>, ops: &Vec<check::Op>| {
+            if widths {
+                words_of.push(words);
+                if checker {
+                    op_of.push(ops.len() - 1);
+                }
+            }
+        };
         for step in &prog.steps[ss as usize..se as usize] {
             let at = |k: usize| step.start as usize + k;
             let reg = |k: usize| acc_phys[at(k)];
@@ -620,14 +650,15 @@ fn rewrite<I: MachInst>(
             match step.kind {
                 StepKind::Move => {
                     let (f, t) = (reg(0), reg(1));
-                    if f != t {
-                        insts.push(I::gen_move(PhysReg(t), PhysReg(f), kind_of(1)));
-                    }
                     ops.push(check::Op::Move {
                         from: f,
                         to: t,
                         words: words(1),
                     });
+                    if f != t {
+                        insts.push(I::gen_move(PhysReg(t), PhysReg(f), kind_of(1)));
+                        note(smallvec::smallvec![words(1), words(1)], &ops);
+                    }
                 }
                 StepKind::Spill | StepKind::Reload => {
                     let slot = step.slot;
@@ -640,6 +671,7 @@ fn rewrite<I: MachInst>(
                             slot,
                             words: words(0),
                         });
+                        note(smallvec::smallvec![words(0), 0], &ops);
                     } else {
                         reloads += 1;
                         insts.push(I::gen_reload(PhysReg(reg(0)), offset, kind_of(0)));
@@ -648,6 +680,7 @@ fn rewrite<I: MachInst>(
                             slot,
                             words: words(0),
                         });
+                        note(smallvec::smallvec![words(0), 0], &ops);
                     }
                 }
                 StepKind::Inst(i) => {
@@ -662,7 +695,10 @@ fn rewrite<I: MachInst>(
                     let mut k = 0;
                     let mut bad = None;
                     let (mut uses, mut defs) = (Vec::new(), Vec::new());
+                    let mut inst_words: SmallVec<[u8; 4]> = SmallVec::new();
                     inst.visit_operands(&mut |r, spec| {
+                        // (0 unless the operand gets its register here, set below)
+                        inst_words.push(0);
                         let Reg::Virt(v) = *r else { return };
                         if v.kind == RegKind::Pred {
                             match prep.preds.get(&v.index) {
@@ -682,6 +718,9 @@ fn rewrite<I: MachInst>(
                             None => (base, 0, v.kind.gprs() as u8),
                         };
                         *r = Reg::Phys(PhysReg(phys));
+                        if let Some(last) = inst_words.last_mut() {
+                            *last = n;
+                        }
                         if checker {
                             let o = check::Operand {
                                 vreg: v.index,
@@ -718,11 +757,16 @@ fn rewrite<I: MachInst>(
                         }
                     }
                     insts.push(inst);
+                    note(inst_words, &ops);
                 }
             }
         }
         if checker {
             check_ops.push(ops);
+        }
+        if widths {
+            all_words.push(words_of);
+            all_op_of.push(op_of);
         }
         blocks.push(AllocatedBlock {
             id: BlockId(b as u32),
@@ -730,7 +774,8 @@ fn rewrite<I: MachInst>(
             insts,
         });
     }
-    Ok((blocks, spills, reloads, check_ops))
+    let widths = widths.then_some((all_words, all_op_of));
+    Ok((blocks, spills, reloads, check_ops, widths))
 }
 
 /// Allocate registers for `vcode` (see the module essays of `machinst` and this file).
@@ -750,15 +795,31 @@ pub fn allocate_owned<I: MachInst>(
     // subroutine's registers above its own count are its callers', and a callee writes
     // registers its caller does not see.
     // (the input's CFG is kept for the loops, which are only looked for where it spilled)
-    let promotable =
-        opts.promote_slots && opts.presplit && opts.save_cost == [0; 4] && !vcode.has_clobbers();
-    let cfg = promotable.then(|| promote::successors(&vcode));
+    let cfg = may_promote(&vcode, opts).then(|| promote::successors(&vcode));
     let mut out = allocate_in_registers_and_slots(vcode, opts)?;
+    let facts = out.facts.take();
     if let Some(cfg) = cfg.filter(|_| out.spill_bytes > 0) {
         let loops = promote::blocks_in_loops(&cfg);
-        promote::promote(&mut out, spill_area(opts)?, opts.max_regs, &loops);
+        let mut facts = facts.map(|f| *f);
+        promote::promote(
+            &mut out,
+            spill_area(opts)?,
+            opts.max_regs,
+            &loops,
+            facts.as_mut(),
+        );
+        // then the reloads' moves that the code can do without (`forward`)
+        if let Some(facts) = facts {
+            forward::forward(&mut out, facts)?;
+        }
     }
     Ok(out)
+}
+
+/// Whether spill slots of `vcode` may go into registers ([`promote`]): asked for, and neither
+/// a subroutine nor a function that calls one.
+fn may_promote<I: MachInst>(vcode: &VCode<I>, opts: &AllocOptions) -> bool {
+    opts.promote_slots && opts.presplit && opts.save_cost == [0; 4] && !vcode.has_clobbers()
 }
 
 /// Where the spill area starts: `AllocOptions::spill_base` rounded up to 16.
@@ -1146,13 +1207,33 @@ fn allocate_prepared<I: MachInst>(
         }
     };
     let max_reg = count_regs(&prog, &acc_phys) - 1;
-    let (blocks, spills, reloads, check_ops) =
-        rewrite(&mut vc, &prog, &acc_phys, prep, opts.checker)?;
+    let spill_bytes = prep.presplit.bytes + out.num_spillslots as u32 * 4;
+    // (what `promote` and `forward` read, where they will run)
+    let widths = spill_bytes > 0 && may_promote(&vc, opts);
+    let (blocks, spills, reloads, check_ops, widths) =
+        rewrite(&mut vc, &prog, &acc_phys, prep, opts.checker, widths)?;
     if opts.checker {
         check::check(&check_ops, &vc.succs, &vc.params, out.num_spillslots)
             .map_err(|e| AllocError::Assignment(e.to_string()))?;
     }
-    let spill_bytes = prep.presplit.bytes + out.num_spillslots as u32 * 4;
+    let facts = widths.map(|(words, op_of)| {
+        Box::new(forward::Facts {
+            words,
+            succs: vc
+                .succs
+                .iter()
+                .map(|s| s.iter().map(|(b, _)| b.0 as usize).collect())
+                .collect(),
+            reloads: Vec::new(),
+            check: opts.checker.then(|| forward::CheckInput {
+                ops: check_ops,
+                op_of,
+                succs: vc.succs.clone(),
+                params: vc.params.clone(),
+                spill_words: out.num_spillslots,
+            }),
+        })
+    });
     // The output's vectors go back to the context, to be filled again by the next run.
     RA_CTX.with(|ctx| ctx.borrow_mut().output = out);
     Ok(Some(Allocated {
@@ -1166,6 +1247,7 @@ fn allocate_prepared<I: MachInst>(
         reloads: reloads + prep.presplit.loads,
         class_sizes: [classes[0].len(), classes[1].len(), classes[2].len()],
         class_kinds: kinds,
+        facts,
     }))
 }
 

@@ -771,10 +771,13 @@ impl FnBuilder<'_, '_> {
 
 /// The `.func`s compiled as real subroutines rather than inlined: those on a cycle of direct
 /// calls (recursion, direct or mutual), which no amount of inlining can flatten, and which
-/// a kernel of `module` reaches (an unused recursive function is not built, as before).
+/// a kernel of `module` reaches (an unused recursive function is not built, as before), or,
+/// with `from_visible` (under `-c`, where every `.visible .func` with a body is a function of
+/// the object and so a root like a kernel), which such a function reaches.
 pub(super) fn subroutine_set(
     module: &ast::Module,
     funcs: &HashMap<&str, &ast::Function>,
+    from_visible: bool,
 ) -> HashSet<String> {
     let callees = direct_callees;
     let mut edges: HashMap<&str, Vec<&str>> = HashMap::default();
@@ -789,7 +792,9 @@ pub(super) fn subroutine_set(
     // The functions the kernels reach.
     let mut work: Vec<&str> = Vec::new();
     for k in module.functions() {
-        if let (ast::FuncKind::Entry, Some(b)) = (k.kind, &k.body) {
+        let root = k.kind == ast::FuncKind::Entry
+            || (from_visible && k.linkage.contains(&ast::Linkage::Visible));
+        if let (true, Some(b)) = (root, &k.body) {
             callees(b, &mut work);
         }
     }

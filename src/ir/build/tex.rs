@@ -217,23 +217,15 @@ impl FnBuilder<'_, '_> {
             return None;
         }
         let plain = lod == TexLod::Base && ops.len() == 2;
-        if !plain && samp.is_some_and(|s| self.sampler_in_register(t, s)) {
-            // Without options ptxas keeps tex.1d `TEX.B ... 1D` and samples integer
-            // coordinates through the sampler (`I2F.F32.S32`, `TEX.B.LZ`): `TexHandle::
-            // Combined`. With options (ptxas 11.8, `scripts/tex_sweep.py -H regpair`):
-            // integer coordinates with offsets alone are sampled as floats on every shape
-            // but 1d (`TEX.B.LZ.AOFFI`, `ir::tex::samples_integer_coords`); with a level or
-            // gradients, and 1d's, they are fetched or sampled as through a texture object
-            // alone (`TLD.B.LZ.AOFFI`/`TLD.B.LL.CL` 1D, `TXD.B`, `TEX.B.NDV`). Float tex.1d
-            // stays 1D with options (`TXD.B.AOFFI 1D`, `TEX.B.DC.NDV 1D`): not lowered.
-            if shape == TexShape::D1 && !int_coords {
-                return self.unsupported(
-                    ins,
-                    "leafold does not lower tex.1d with a level, gradients, offsets or a \
-                     reference through texture and sampler handles in registers",
-                );
-            }
-        }
+        // Through texture and sampler handles in registers (`TexHandle::Combined`), ptxas
+        // 11.8 (`scripts/tex_sweep.py -H regpair`) keeps float tex.1d `TEX.B ... 1D` without
+        // options and with them (`TEX.B{.LL}{.AOFFI}{.DC} 1D`, `TXD.B{.AOFFI} 1D`, the quad's
+        // `TEX.B.DC.NDV 1D`), and samples integer coordinates through the sampler
+        // (`I2F.F32.S32`, `TEX.B.LZ`). With options, integer coordinates with offsets alone
+        // are sampled as floats on every shape but 1d (`TEX.B.LZ.AOFFI`,
+        // `ir::tex::samples_integer_coords`); with a level or gradients, and 1d's, they are
+        // fetched or sampled as through a texture object alone (`TLD.B.LZ.AOFFI`/`TLD.B.LL.CL`
+        // 1D, `TXD.B`, `TEX.B.NDV`).
         let (handle, h) = self.fetch_handle(t, samp)?;
         let mut args: Vec<Value> = h.into_iter().collect();
         for (k, c) in items.iter().enumerate() {
@@ -260,11 +252,12 @@ impl FnBuilder<'_, '_> {
             if depth
                 && lod == TexLod::Grad
                 && shape == TexShape::D1
-                && !matches!(handle, TexHandle::Paired { .. })
+                && !matches!(handle, TexHandle::Paired { .. } | TexHandle::Combined)
             {
                 // ptxas 11.8 drops the reference of tex.grad.1d on a .texref or texture
-                // object (TXD on 2D without .DC, no diagnostic; through a sampler it
-                // emulates the gradients across the quad with TEX.DC.NDV instead). The
+                // object (TXD on 2D without .DC, no diagnostic; through a sampler, by slot
+                // or in registers, it emulates the gradients across the quad with
+                // TEX{.B}.DC.NDV 1D instead). The
                 // reference is the operand before the two gradients.
                 args.remove(args.len() - 3);
                 depth = false;

@@ -118,12 +118,13 @@ impl<'a> Lowerer<'a> {
         Ok(())
     }
 
-    /// Is the old value read anywhere? (Then it needs a register; else RED / RZ.)
+    /// Is value `v` read anywhere (an atomic's old value: then it needs a register, else RED / RZ;
+    /// a call's result word: then it is loaded from the result buffer)?
     /// `use_count` counts the operand slots of every instruction of `f` that read each value
     /// (non-zero only for a value read at least once, and `f` does not change while it is
     /// lowered), so this is the scan of every instruction's operands it replaces,
     /// which made each atomic cost a pass over the function.
-    fn result_used(&self, v: Value) -> bool {
+    pub(super) fn result_used(&self, v: Value) -> bool {
         self.use_count[v.index()] != 0
     }
 

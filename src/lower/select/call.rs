@@ -158,8 +158,12 @@ impl Lowerer<'_> {
         }
         self.push(i);
         if let Some(off) = buffer {
-            // The result words, read back from the buffer (ptxas: `LDL R5, [R1]`, ...).
+            // The result words the caller reads, back from the buffer (ptxas: `LDL R5,
+            // [R1]`, `LDL R0, [R1+0xc]`, ... only for the words it reads).
             for (k, &res) in results.iter().enumerate() {
+                if !self.result_used(res) {
+                    continue;
+                }
                 let vreg = self.frame_word(i64::from(off) + 4 * k as i64, None, 4)?;
                 self.set_loc(res, super::Loc { vreg, offset: 0 });
             }

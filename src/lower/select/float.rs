@@ -435,7 +435,7 @@ impl Lowerer<'_> {
     /// as a literal in constant bank 2, or a register.
     fn float_src(&mut self, v: Value, fmt: FloatFmt) -> Result<Src, LowerError> {
         Ok(match self.class(v) {
-            Class::Cbuf(o) => Src::Cbuf(o),
+            Class::Cbuf(b, o) => Src::Cbuf(b, o),
             Class::Imm(k) if imm20_exact(k, fmt) => Src::Imm(k),
             _ => self.const_word(v, fmt)?,
         })
@@ -445,7 +445,7 @@ impl Lowerer<'_> {
     /// parameter's word, a literal in constant bank 2 for an f32/f64 constant, or a register.
     fn const_word(&mut self, v: Value, fmt: FloatFmt) -> Result<Src, LowerError> {
         Ok(match (self.class(v), fmt) {
-            (Class::Cbuf(o), _) => Src::Cbuf(o),
+            (Class::Cbuf(b, o), _) => Src::Cbuf(b, o),
             (Class::Imm(k), FloatFmt::F32) => Src::Lit(self.literal(u64::from(k as u32), 4)?),
             (Class::Imm(k), FloatFmt::F64) => Src::Lit(self.literal(k as u64, 8)?),
             _ => Src::Reg(self.reg(v)?),
@@ -587,10 +587,13 @@ impl Lowerer<'_> {
         let aop = i.use_(al.vreg);
         let mut refs = vec![(Field::Rd, dop, 0), (Field::Ra, aop, al.offset)];
         let mut inst = match (bs, cs) {
-            (Src::Reg(bl), Src::Cbuf(o) | Src::Lit(o)) => {
+            (Src::Reg(bl), Src::Cbuf(_, o) | Src::Lit(o)) => {
                 let bop = i.use_(bl.vreg);
                 refs.push((Field::Rb, bop, bl.offset));
-                let bank = if matches!(cs, Src::Lit(_)) { 2 } else { 0 };
+                let bank = match cs {
+                    Src::Cbuf(b, _) => u64::from(b),
+                    _ => 2,
+                };
                 let form = if f64 { Form::DFMA_CC } else { Form::FFMA_CC };
                 sm50::Inst::new(form)
                     .with(Field::Cbk, bank)
@@ -770,7 +773,9 @@ fn with_float_b(
             refs.push((Field::Rb, op, l.offset));
             sm50::Inst::new(forms.0)
         }
-        Src::Cbuf(o) => sm50::Inst::new(forms.1).with(Field::Cbo, u64::from(o / 4)),
+        Src::Cbuf(b, o) => sm50::Inst::new(forms.1)
+            .with(Field::Cbk, u64::from(b))
+            .with(Field::Cbo, u64::from(o / 4)),
         Src::Lit(o) => sm50::Inst::new(forms.1)
             .with(Field::Cbk, 2)
             .with(Field::Cbo, u64::from(o / 4)),

@@ -295,7 +295,7 @@ impl<'a> Lowerer<'a> {
                 Src::Imm(k) if !fits_imm20(k) => bsrc = Src::Reg(self.reg(b)?),
                 // A 64-bit subtraction negates a register in the A slot (ptxas's verified
                 // shape); a negated constant-bank B with a carry is left unused.
-                Src::Cbuf(_) if neg_b => bsrc = Src::Reg(self.reg(b)?),
+                Src::Cbuf(..) if neg_b => bsrc = Src::Reg(self.reg(b)?),
                 _ => {}
             }
         }
@@ -303,7 +303,7 @@ impl<'a> Lowerer<'a> {
         let (a_loc, b_src, neg_a, neg_b) = if neg_b {
             match bsrc {
                 Src::Reg(bl) => match self.src(a)? {
-                    s @ (Src::Reg(_) | Src::Cbuf(_) | Src::Lit(_)) => (bl, s, true, false),
+                    s @ (Src::Reg(_) | Src::Cbuf(..) | Src::Lit(_)) => (bl, s, true, false),
                     Src::Imm(k) if fits_imm20(k) || !wide => (bl, Src::Imm(k), true, false),
                     Src::Imm(_) => (bl, Src::Reg(self.reg(a)?), true, false),
                 },
@@ -453,7 +453,9 @@ impl<'a> Lowerer<'a> {
                     refs.push((Field::Rb, xop, l.offset));
                     sm50::Inst::new(Form::LEA_HI_R)
                 }
-                Src::Cbuf(o) => sm50::Inst::new(Form::LEA_HI_C).with(Field::Cbo, u64::from(o / 4)),
+                Src::Cbuf(b, o) => sm50::Inst::new(Form::LEA_HI_C)
+                    .with(Field::Cbk, u64::from(b))
+                    .with(Field::Cbo, u64::from(o / 4)),
                 Src::Lit(o) => sm50::Inst::new(Form::LEA_HI_C)
                     .with(Field::Cbk, 2)
                     .with(Field::Cbo, u64::from(o / 4)),
@@ -516,7 +518,7 @@ impl<'a> Lowerer<'a> {
         let cb = [(1, 0), (0, 1)]
             .into_iter()
             .find_map(|(c, x)| match self.class(args[c]) {
-                Class::Cbuf(o) => Some((o, args[x])),
+                Class::Cbuf(b, o) => Some(((b, o), args[x])),
                 _ => None,
             });
         let (a, b) = match cb {
@@ -555,8 +557,10 @@ impl<'a> Lowerer<'a> {
                     ],
                 );
             }
-            Err(o) => {
-                let xc = sm50::Inst::new(Form::XMAD_C).with(Field::Cbo, u64::from(o / 4));
+            Err((b, o)) => {
+                let xc = sm50::Inst::new(Form::XMAD_C)
+                    .with(Field::Cbk, u64::from(b))
+                    .with(Field::Cbo, u64::from(o / 4));
                 i.piece(xc, &first);
                 i.piece(
                     xc.with(Field::Mrg, 1).with(Field::Bh, 1),
@@ -804,8 +808,10 @@ impl<'a> Lowerer<'a> {
                         &[(Field::Rd, dop, w), (Field::Rb, sop, l.offset)],
                     );
                 }
-                Src::Cbuf(o) => i.piece(
-                    sm50::Inst::new(Form::MOV_C).with(Field::Cbo, u64::from(o / 4)),
+                Src::Cbuf(b, o) => i.piece(
+                    sm50::Inst::new(Form::MOV_C)
+                        .with(Field::Cbk, u64::from(b))
+                        .with(Field::Cbo, u64::from(o / 4)),
                     &[(Field::Rd, dop, w)],
                 ),
                 Src::Lit(o) => i.piece(

@@ -42,7 +42,8 @@
 //!
 //! A texture and a sampler handle in registers (`.texmode_independent`, combined into one
 //! handle word: `TexHandle::Combined`) take the same forms, except float `tex.1d`, which
-//! stays `TEX.B ... 1D` with `ra = x`, and integer coordinates on the other shapes:
+//! stays `TEX.B ... 1D` with `ra = x` (with options too: [`paired1d`]), and integer
+//! coordinates on the other shapes:
 //! `I2F.F32.S32` each (not the layer), then `TEX.B.LZ` ([`Lowerer::lower_tex_bindless`]).
 //!
 //! (`{coords}`: every coordinate consecutive, the layer first.) `tld4` is `TLD4S` (2D, by
@@ -228,15 +229,18 @@ impl<'a> Lowerer<'a> {
             return self.lower_tex_cube(results, op, shape, handle, coords);
         }
         if let (
-            TexHandle::Paired { .. },
+            TexHandle::Paired { .. } | TexHandle::Combined,
             TexOp::SampleLod {
                 shape: TexShape::D1,
                 ..
             },
-            Some(tid),
-        ) = (handle, op, slot)
+        ) = (handle, op)
         {
-            return self.lower_tex_lod_paired_1d(results, op, tid, coords);
+            let handle = match slot {
+                Some(tid) => TexSlot::Bound(tid),
+                None => TexSlot::Register(args[0]),
+            };
+            return self.lower_tex_lod_paired_1d(results, op, handle, coords);
         }
         if let TexOp::SampleLod { shape, .. } = op {
             let sampler = tex::samples_integer_coords(handle, shape);

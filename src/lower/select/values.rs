@@ -10,7 +10,8 @@ use super::*;
 impl<'a> Lowerer<'a> {
     // ------------------------------------------------------------ values
 
-    /// A constant, parameter or variable address that some instruction wants in a register.
+    /// A constant, parameter, `.const` word (`Lowerer::const_bank_word`) or variable address
+    /// that some instruction wants in a register.
     pub(super) fn materialize(&mut self, v: Value) -> Result<(), LowerError> {
         let ty = self.ty(v);
         let kind = kind_of(ty);
@@ -87,11 +88,12 @@ impl<'a> Lowerer<'a> {
                     i.piece(inst, &[(Field::Rd, dop, w)]);
                 }
             }
-            (RegKind::B32 | RegKind::B64, Class::Cbuf(o)) => {
+            (RegKind::B32 | RegKind::B64, Class::Cbuf(b, o)) => {
                 let words = kind.gprs() as u8;
                 let dop = i.def(d, words > 1);
                 for w in 0..words {
                     let inst = sm50::Inst::new(Form::MOV_C)
+                        .with(Field::Cbk, u64::from(b))
                         .with(Field::Cbo, u64::from(o / 4) + u64::from(w));
                     i.piece(inst, &[(Field::Rd, dop, w)]);
                 }

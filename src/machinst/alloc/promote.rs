@@ -58,11 +58,14 @@ pub(super) struct Promoted {
 /// `loops`: per block of the code before allocation, whether it lies in a loop
 /// ([`blocks_in_loops`]; blocks the allocation inserted count as outside). The caller looks
 /// for loops only where the allocation spilled.
+/// `facts` (where `forward` runs next): the operands' widths and the checker's operations of
+/// the stores and reloads become those of their moves, and the promoted reloads are listed.
 pub(super) fn promote<I: MachInst>(
     alloc: &mut Allocated<I>,
     area: u32,
     max_regs: u8,
     loops: &[bool],
+    mut facts: Option<&mut super::forward::Facts>,
 ) -> Promoted {
     if alloc.spill_bytes == 0 {
         return Promoted::default();
@@ -143,8 +146,8 @@ pub(super) fn promote<I: MachInst>(
         ..Promoted::default()
     };
     let mut left_in_memory = false;
-    for block in &mut alloc.blocks {
-        for inst in &mut block.insts {
+    for (b, block) in alloc.blocks.iter_mut().enumerate() {
+        for (i, inst) in block.insts.iter_mut().enumerate() {
             let Some(SlotAccess {
                 offset,
                 reg,
@@ -168,6 +171,9 @@ pub(super) fn promote<I: MachInst>(
                 done.loads += 1;
                 I::gen_move(reg, slot, kind)
             };
+            if let Some(f) = facts.as_deref_mut() {
+                moved_in_facts(f, (b, i), slot, kind, store);
+            }
         }
     }
     alloc.num_regs = alloc.num_regs.max(top);
@@ -177,6 +183,40 @@ pub(super) fn promote<I: MachInst>(
         alloc.spill_bytes = 0;
     }
     done
+}
+
+/// `facts` after the slot access at `at` became a move from or to `slot` (`store`: to it): the
+/// move's operands have the access's width, a reload is listed, and in the checker's
+/// operations a regalloc2 slot's store or reload becomes that move (`spill`'s stay
+/// instructions, as the checker knows them).
+fn moved_in_facts(
+    f: &mut super::forward::Facts,
+    (b, i): (usize, usize),
+    slot: PhysReg,
+    kind: RegKind,
+    store: bool,
+) {
+    let w = kind.gprs().max(1) as u8;
+    f.words[b][i] = smallvec::smallvec![w, w];
+    if !store {
+        f.reloads.push((b, i, slot));
+    }
+    if let Some(c) = f.check.as_mut() {
+        let op = &mut c.ops[b][c.op_of[b][i]];
+        *op = match *op {
+            check::Op::Spill { from, words, .. } => check::Op::Move {
+                from,
+                to: slot.0,
+                words,
+            },
+            check::Op::Reload { to, words, .. } => check::Op::Move {
+                from: slot.0,
+                to,
+                words,
+            },
+            ref other => other.clone(),
+        };
+    }
 }
 
 /// Per block of `vc`: its successors' indices (the CFG [`blocks_in_loops`] walks).
@@ -358,8 +398,8 @@ mod tests {
         assert_eq!(count(&after, Form::STL) + count(&after, Form::LDL), 0);
         assert_eq!(
             count(&after, Form::MOV_R),
-            count(&before, Form::MOV_R) + count(&before, Form::STL) + count(&before, Form::LDL),
-            "each spill store and reload became one MOV"
+            count(&before, Form::MOV_R) + count(&before, Form::STL),
+            "each spill store became one MOV, and each reload's MOV went (`forward`)"
         );
         assert!(after.num_regs > before.num_regs && after.num_regs <= 255);
         assert_eq!(reads_right(&after, N), N);

@@ -905,7 +905,7 @@ mod tests {
         let mut out = allocate_presplit(&after);
         assert_eq!(out.spill_bytes, 0, "regalloc2 itself does not spill");
         out.spill_bytes = spilled.bytes;
-        let done = super::super::promote::promote(&mut out, 16, 255, &[false]);
+        let done = super::super::promote::promote(&mut out, 16, 255, &[false], None);
         assert_eq!(done.slots, 12, "{done:?}");
         assert_eq!(out.spill_bytes, 0, "every slot is in a register");
     }

@@ -181,7 +181,7 @@ fn layout_with(body: &Body, mode: Mode, prologue_first: bool) -> Result<Laid, La
     // place, and branch targets keep their index).
     let lead = leaders(&insts, &targets);
     if mode == Mode::Normal {
-        let order = list::schedule_with(&insts, &lead, &acc);
+        let order = list::schedule_with(&insts, &targets, &lead, &acc);
         (insts, targets) = list::permute_with_capacity(&insts, &targets, &order, cap);
         acc = order.iter().map(|&o| std::mem::take(&mut acc[o])).collect();
         for (new, &old) in order.iter().enumerate() {

@@ -42,6 +42,30 @@
 //! O(n log n) for the usual code; the order is the one the full graph gives (a unit test
 //! compares both on random blocks).
 //!
+//! **Carry chains** ([`cc_chains`]): the carry flag is one register, so the rules above
+//! would keep every 64-bit add pair (`LEA R2.CC` + `LEA.HI.X R3`, `IADD.CC` + `IADD.X`) in
+//! the order the allocator left the pairs in, although the pairs are independent. In a
+//! loop that bumps two pointers after a copy (`LDG R9, [R10]; STG [R2], R9; R2 += s;
+//! R10 += s`, alignedTypes' `testKernel`), the store's pair must follow the store (it
+//! overwrites the store's address), and the load's pair was written after it: the carry
+//! then held the load's pair behind the store too, where it cannot fill the load's
+//! latency (ptxas bumps it there). So where a block has two or more chains, the graph leaves
+//! the flag out and orders it by the chains instead: each member after the one before it
+//! (a write's latency, or 1), a chain that reads a carry from before the block before all
+//! others, and the last chain after all others when the flag is live after the block
+//! ([`cc_live_after`]). Chains may then go in any order but never interleave: the first
+//! member to issue *locks* the flag for its chain until its last member has issued, and a
+//! chain only starts when everything its members wait for, outside the chain, has issued
+//! (so a started chain always finishes). Should the lock leave nothing to issue (a chain
+//! whose `.X` reads a value computed from its own `.CC` result through another chain),
+//! the block is scheduled again with the flag as an ordinary register. The priorities
+//! still count the flag's edges in input order (a chain's path runs on through the chains
+//! after it): the flag serialises the chains, and without that a block of many chains
+//! (rodinia's `GICOV_kernel`, four pointer bumps a loop) put its other work first and
+//! ended on the chains' latencies. So ready chains go in input order, and only a chain
+//! that is not ready lets a later one pass it. Trade-off: a chain holds the flag across
+//! the cycles between its write and its read, as before.
+//!
 //! **Priority**: the critical path, the longest latency-weighted path from an instruction to
 //! the end of its block. The scheduler walks cycles: at each one it issues, among the
 //! instructions whose predecessors are issued and whose operands are ready, the one with the
@@ -50,7 +74,9 @@
 //! independent work fills their shadow. Register pressure does not matter here (allocation is
 //! done), and the order is deterministic.
 
-use super::model::{access, fixed_latency, is_fence, latency, leaders, Access, NUM_RES};
+use super::model::{
+    self, access, fixed_latency, is_fence, latency, leaders, Access, Regs, CC, NUM_RES,
+};
 use crate::sm50::{Field, Inst, MemAccess, MemSpace};
 
 /// Which memory a load or store touches, for the ordering rule.
@@ -495,7 +521,8 @@ fn schedule_block(
     window: usize,
 ) -> Vec<usize> {
     let mut order = Vec::new();
-    schedule_block_into(insts, acc, start, end, regs, window, &mut order);
+    let done = schedule_block_into(insts, acc, start, end, regs, window, None, &mut order);
+    debug_assert!(done, "without carry chains a block always schedules");
     order
 }
 
@@ -510,6 +537,13 @@ fn zeroed<T: Copy + Default>(table: &mut Vec<T>, n: usize) -> Vec<T> {
 /// [`schedule_block`], the order appended to `order`. Its working arrays are `regs`'s,
 /// emptied and sized for the block here (a fresh vector of each per block was an
 /// allocation and a free each, for every block of every function).
+///
+/// With `chains` (the block's carry chains, [`cc_chains`]), `acc` must be the accesses
+/// without the carry flag: the graph then orders the carry flag by the chains' own edges,
+/// and a chain, once started, owns the flag until its last member issues (see the module
+/// notes). Returns false, with `order` as it was, when that lock leaves nothing to issue
+/// (the caller schedules the block again without chains); always true without chains.
+#[allow(clippy::too_many_arguments)]
 fn schedule_block_into(
     insts: &[Inst],
     acc: &[Access],
@@ -517,8 +551,9 @@ fn schedule_block_into(
     end: usize,
     regs: &mut RegTables,
     window: usize,
+    chains: Option<&CcChains>,
     order: &mut Vec<usize>,
-) {
+) -> bool {
     use std::cmp::Reverse;
     let n = end - start;
     // Edges as successor lists (local indices) and predecessor counts.
@@ -550,6 +585,22 @@ fn schedule_block_into(
             }
         },
     );
+    // The carry chains' own edges, and what each chain member waits for.
+    let mut preds_of: Vec<Vec<usize>> = Vec::new();
+    if let Some(c) = chains {
+        for &(i, j, l) in &c.edges {
+            npreds[j] += 1;
+            succs[i].push((j, l));
+        }
+        preds_of = vec![Vec::new(); n];
+        for (i, s) in succs.iter().enumerate() {
+            for &(j, _) in s {
+                if c.chain_of[j].is_some() {
+                    preds_of[j].push(i);
+                }
+            }
+        }
+    }
     // Critical path to the end of the block.
     let mut height = zeroed(&mut regs.height, n);
     for i in (0..n).rev() {
@@ -558,6 +609,9 @@ fn schedule_block_into(
             .map(|&(j, l)| l + height[j])
             .max()
             .unwrap_or(0);
+        if let Some(j) = chains.and_then(|c| c.then[i]) {
+            height[i] = height[i].max(1 + height[j]);
+        }
     }
     let mut left = npreds;
     let mut earliest = zeroed(&mut regs.earliest, n);
@@ -575,6 +629,13 @@ fn schedule_block_into(
     );
     let mut now = std::mem::take(&mut regs.now);
     now.clear();
+    // The carry lock: the chain that owns the flag, and each chain's members not issued.
+    let mut lock: Option<usize> = None;
+    let mut chain_left: Vec<usize> =
+        chains.map_or_else(Vec::new, |c| c.members.iter().map(|m| m.len()).collect());
+    let mut issued = vec![false; if chains.is_some() { n } else { 0 }];
+    let mut held: Vec<(u32, Reverse<usize>)> = Vec::new();
+    let mut stuck = false;
     while order.len() - first < n {
         while let Some(&Reverse((e, _, j))) = waiting.peek() {
             if e > t {
@@ -583,18 +644,58 @@ fn schedule_block_into(
             waiting.pop();
             now.push((height[j], Reverse(j)));
         }
-        // Highest priority among those ready now; else the first to become ready.
-        let pick = match now.pop() {
-            Some((_, Reverse(j))) => j,
-            None => {
+        // Highest priority among those ready now that the carry lock lets issue; else the
+        // first to become ready.
+        let mut pick = None;
+        while let Some((h, Reverse(j))) = now.pop() {
+            let free = match chains.and_then(|c| c.chain_of[j].map(|k| (c, k))) {
+                None => true,
+                Some((_, k)) if lock == Some(k) => true,
+                Some((c, k)) => {
+                    lock.is_none()
+                        && c.members[k].iter().all(|&m| {
+                            preds_of[m]
+                                .iter()
+                                .all(|&p| issued[p] || c.chain_of[p] == Some(k))
+                        })
+                }
+            };
+            if free {
+                pick = Some(j);
+                break;
+            }
+            held.push((h, Reverse(j)));
+        }
+        now.extend(held.drain(..));
+        let pick = match pick {
+            Some(j) => j,
+            None if chains.is_none() => {
                 let Reverse((_, _, j)) = waiting
                     .pop()
                     .expect("a block's dependency graph is acyclic");
                 j
             }
+            None => match waiting.peek() {
+                // Nothing may issue now: on to the cycle the next becomes ready.
+                Some(&Reverse((e, _, _))) => {
+                    t = t.max(e);
+                    continue;
+                }
+                None => {
+                    stuck = true;
+                    break;
+                }
+            },
         };
         t = t.max(earliest[pick]);
         order.push(start + pick);
+        if let Some(c) = chains {
+            issued[pick] = true;
+            if let Some(k) = c.chain_of[pick] {
+                chain_left[k] -= 1;
+                lock = (chain_left[k] > 0).then_some(k);
+            }
+        }
         for &(j, l) in &succs[pick] {
             left[j] -= 1;
             earliest[j] = earliest[j].max(t + l);
@@ -604,22 +705,149 @@ fn schedule_block_into(
         }
         t += 1;
     }
+    if stuck {
+        order.truncate(first);
+        now.clear();
+        waiting.clear();
+    }
     regs.succs = all_succs;
     regs.npreds = left;
     regs.height = height;
     regs.earliest = earliest;
     regs.waiting = waiting;
     regs.now = now;
+    !stuck
+}
+
+/// The carry chains of one block ([`cc_chains`]; local indices).
+struct CcChains {
+    /// Per instruction: the chain it belongs to (`None`: it leaves the carry flag alone).
+    chain_of: Vec<Option<usize>>,
+    /// Per chain: its members in input order.
+    members: Vec<Vec<usize>>,
+    /// The edges that order the flag: member to next member of a chain (the write's latency,
+    /// or 1 after a read), and the pins of a chain that reads a carry from before the block
+    /// (before every other chain) and of the last one when the flag is live after the block
+    /// (after every other chain).
+    edges: Vec<(usize, usize, u32)>,
+    /// Per instruction: the first member of the next chain in input order, for the last
+    /// member of a chain. The priorities count the chains in input order (as the carry
+    /// flag's own edges would), so ready chains still go in that order and the flag's
+    /// serialisation stays on the critical path; only readiness is relaxed.
+    then: Vec<Option<usize>>,
+}
+
+/// The carry chains of the block `insts[start..end]`, when it has two or more (with one,
+/// the flag orders nothing the chain's own edges would not). A chain starts at an
+/// instruction that writes the carry flag without reading it and takes every later
+/// instruction that reads the flag (an `.X` add, `LEA.HI.X`, `ISETP.X`), up to the next
+/// such write; the reads before the block's first write form a chain of their own.
+fn cc_chains(
+    insts: &[Inst],
+    acc: &[Access],
+    start: usize,
+    end: usize,
+    live_out: bool,
+) -> Option<CcChains> {
+    let n = end - start;
+    let mut chain_of = vec![None; n];
+    let mut members: Vec<Vec<usize>> = Vec::new();
+    let mut live_in = false;
+    for j in 0..n {
+        let a = &acc[start + j];
+        let (reads, writes) = (a.uses.contains(&CC), a.defs.contains(&CC));
+        if !reads && !writes {
+            continue;
+        }
+        if !reads || members.is_empty() {
+            live_in |= reads;
+            members.push(Vec::new());
+        }
+        let k = members.len() - 1;
+        members[k].push(j);
+        chain_of[j] = Some(k);
+    }
+    if members.len() < 2 {
+        return None;
+    }
+    let mut edges = Vec::new();
+    for m in &members {
+        for w in m.windows(2) {
+            let l = if acc[start + w[0]].defs.contains(&CC) {
+                raw_latency(&insts[start + w[0]], CC)
+            } else {
+                1
+            };
+            edges.push((w[0], w[1], l));
+        }
+    }
+    let (first, last) = (&members[0], &members[members.len() - 1]);
+    for m in &members[1..members.len() - 1] {
+        if live_in {
+            edges.push((first[first.len() - 1], m[0], 1));
+        }
+        if live_out {
+            edges.push((m[m.len() - 1], last[0], 1));
+        }
+    }
+    if live_in || live_out {
+        edges.push((first[first.len() - 1], last[0], 1));
+    }
+    let mut then = vec![None; n];
+    for w in members.windows(2) {
+        then[w[0][w[0].len() - 1]] = Some(w[1][0]);
+    }
+    Some(CcChains {
+        chain_of,
+        members,
+        edges,
+        then,
+    })
+}
+
+/// Per instruction: whether the carry flag may be read after it by an instruction of a
+/// later block before anything writes it (a backward dataflow over the model's successors,
+/// [`model::successors`]). Only block ends matter to [`cc_chains`].
+fn cc_live_after(insts: &[Inst], targets: &[Option<usize>], acc: &[Access]) -> Vec<bool> {
+    let n = insts.len();
+    if !acc.iter().any(|a| a.uses.contains(&CC)) {
+        return vec![false; n];
+    }
+    let succ = model::successors(insts, targets);
+    // Live before each instruction; iterate to the fixpoint (the flag is rarely live).
+    let mut live_before = vec![false; n];
+    let mut live_after = vec![false; n];
+    loop {
+        let mut changed = false;
+        for k in (0..n).rev() {
+            let after = succ[k].iter().any(|&s| live_before[s]);
+            let a = &acc[k];
+            let before = a.uses.contains(&CC) || (after && !a.defs.contains(&CC));
+            if after != live_after[k] || before != live_before[k] {
+                changed = true;
+                live_after[k] = after;
+                live_before[k] = before;
+            }
+        }
+        if !changed {
+            return live_after;
+        }
+    }
 }
 
 /// The new order of `insts` (`order[new] = old`): each block list-scheduled in place.
 pub fn schedule(insts: &[Inst], targets: &[Option<usize>]) -> Vec<usize> {
     let acc: Vec<Access> = insts.iter().map(access).collect();
-    schedule_with(insts, &leaders(insts, targets), &acc)
+    schedule_with(insts, targets, &leaders(insts, targets), &acc)
 }
 
 /// [`schedule`] given [`leaders`] and [`access`] of every instruction.
-pub(crate) fn schedule_with(insts: &[Inst], lead: &[bool], acc: &[Access]) -> Vec<usize> {
+pub(crate) fn schedule_with(
+    insts: &[Inst],
+    targets: &[Option<usize>],
+    lead: &[bool],
+    acc: &[Access],
+) -> Vec<usize> {
     // One set of tables per thread, kept from function to function: the vectors keep their
     // room, where fresh tables per function allocated each register's lists again. Every
     // block leaves the tables empty (see [`candidate_preds`] and [`schedule_block_into`]);
@@ -634,32 +862,64 @@ pub(crate) fn schedule_with(insts: &[Inst], lead: &[bool], acc: &[Access]) -> Ve
                 *regs = RegTables::new();
             }
             regs.in_use = true;
-            let order = schedule_with_tables(insts, lead, acc, &mut regs);
+            let order = schedule_with_tables(insts, targets, lead, acc, &mut regs);
             regs.in_use = false;
             order
         }
-        Err(_) => schedule_with_tables(insts, lead, acc, &mut RegTables::new()),
+        Err(_) => schedule_with_tables(insts, targets, lead, acc, &mut RegTables::new()),
     })
 }
 
 /// [`schedule_with`] on the tables `regs` (empty, and left empty).
 fn schedule_with_tables(
     insts: &[Inst],
+    targets: &[Option<usize>],
     lead: &[bool],
     acc: &[Access],
     regs: &mut RegTables,
 ) -> Vec<usize> {
     let mut order = Vec::with_capacity(insts.len());
+    let live = cc_live_after(insts, targets, acc);
+    // The accesses without the carry flag, for the blocks with carry chains.
+    let mut acc_nocc: Vec<Access> = Vec::new();
     let mut start = 0;
     while start < insts.len() {
         let mut end = start + 1;
         while end < insts.len() && !lead[end] {
             end += 1;
         }
-        schedule_block_into(insts, acc, start, end, regs, MEM_WINDOW, &mut order);
+        let chains = cc_chains(insts, acc, start, end, live[end - 1]);
+        if chains.is_some() && acc_nocc.is_empty() {
+            acc_nocc = acc.iter().map(without_cc).collect();
+        }
+        let relaxed = chains.as_ref().is_some_and(|c| {
+            schedule_block_into(
+                insts,
+                &acc_nocc,
+                start,
+                end,
+                regs,
+                MEM_WINDOW,
+                Some(c),
+                &mut order,
+            )
+        });
+        if !relaxed {
+            schedule_block_into(insts, acc, start, end, regs, MEM_WINDOW, None, &mut order);
+        }
         start = end;
     }
     order
+}
+
+/// `a` without the carry flag.
+fn without_cc(a: &Access) -> Access {
+    let strip = |r: &Regs| r.iter().copied().filter(|&x| x != CC).collect();
+    Access {
+        uses: strip(&a.uses),
+        defs: strip(&a.defs),
+        late_uses: strip(&a.late_uses),
+    }
 }
 
 /// Apply an order from [`schedule`] to instructions and their branch targets. Targets are
@@ -964,5 +1224,136 @@ mod tests {
         for (inst, want) in table {
             assert_eq!(is_fence(&inst), want, "{}", crate::sm50::print(&inst, 0, 0));
         }
+    }
+
+    /// `IADD rd.CC, ra, rb` (`x`: `IADD.X rd, ra, rb`, which reads the carry).
+    fn add(rd: u64, ra: u64, rb: u64, x: bool) -> Inst {
+        reg(Form::IADD_R, rd, ra)
+            .with(Field::Rb, rb)
+            .with(if x { Field::X } else { Field::Cc }, 1)
+    }
+
+    /// A copy loop's tail: the load's pointer pair was written after the store's, whose
+    /// pair must follow the store. With carry chains the load's pair goes first, into the
+    /// load's shadow, and no pair interleaves with the other; with the carry as an ordinary
+    /// register (the fallback) both pairs stay behind the store.
+    #[test]
+    fn carry_chains_reorder_whole_pairs() {
+        let ldg = Inst::new(Form::LDG)
+            .with(Field::Rd, 9)
+            .with(Field::Ra, 10)
+            .with(Field::E, 1)
+            .with(Field::Size, 4);
+        let stg = Inst::new(Form::STG)
+            .with(Field::Rd, 9)
+            .with(Field::Ra, 2)
+            .with(Field::E, 1)
+            .with(Field::Size, 4);
+        let insts = vec![
+            reg(Form::IADD_R, 1, 255),
+            ldg,
+            stg,
+            add(2, 2, 4, false),
+            add(3, 3, 5, true),
+            add(10, 10, 4, false),
+            add(11, 11, 5, true),
+        ];
+        let order = schedule(&insts, &vec![None; insts.len()]);
+        assert_eq!(order, vec![0, 1, 5, 6, 2, 3, 4]);
+        let acc: Vec<Access> = insts.iter().map(access).collect();
+        let mut regs = RegTables::new();
+        let plain = schedule_block(&insts, &acc, 0, insts.len(), &mut regs, MEM_WINDOW);
+        assert_eq!(plain, vec![0, 1, 2, 3, 4, 5, 6]);
+    }
+
+    /// Where the carry is live after the block (read by the next one), the chain that
+    /// writes it last keeps its place after the others; where the block reads a carry from
+    /// before it, that chain stays first.
+    #[test]
+    fn carry_chains_keep_live_carries_in_place() {
+        // Block 0: two independent chains, the second one's carry read in block 1.
+        let insts = vec![
+            reg(Form::IADD_R, 1, 255),
+            add(20, 21, 22, false),
+            add(2, 2, 4, false),
+            add(3, 3, 5, true),
+            add(10, 10, 4, false),
+            Inst::new(Form::BRA),
+            add(11, 11, 5, true),
+        ];
+        let mut targets = vec![None; insts.len()];
+        targets[5] = Some(6);
+        let acc: Vec<Access> = insts.iter().map(access).collect();
+        let live = cc_live_after(&insts, &targets, &acc);
+        assert!(live[4] && live[5] && !live[3] && !live[6]);
+        let c = cc_chains(&insts, &acc, 0, 6, live[5]).expect("three chains");
+        assert_eq!(c.members, vec![vec![1], vec![2, 3], vec![4]]);
+        assert!(c.edges.contains(&(1, 4, 1)) && c.edges.contains(&(3, 4, 1)));
+        let order = schedule(&insts, &targets);
+        let pos = |k: usize| order.iter().position(|&o| o == k).unwrap();
+        assert!(pos(3) < pos(4), "{order:?}");
+        // A block that reads a carry from before it: that chain stays first.
+        let mut regs = RegTables::new();
+        let mut order = Vec::new();
+        // (Without the pin the new chain, the longer path, would go first.)
+        let live_in = vec![
+            reg(Form::IADD_R, 1, 255),
+            add(11, 11, 5, true),
+            add(20, 21, 22, false),
+            add(23, 24, 25, true),
+        ];
+        let acc: Vec<Access> = live_in.iter().map(access).collect();
+        let c = cc_chains(&live_in, &acc, 1, 4, false).expect("two chains");
+        assert_eq!(c.members, vec![vec![0], vec![1, 2]]);
+        assert!(c.edges.contains(&(0, 1, 1)), "{:?}", c.edges);
+        assert!(schedule_block_into(
+            &live_in,
+            &acc.iter().map(without_cc).collect::<Vec<_>>(),
+            1,
+            4,
+            &mut regs,
+            MEM_WINDOW,
+            Some(&c),
+            &mut order,
+        ));
+        assert_eq!(order, vec![1, 2, 3]);
+    }
+
+    /// A chain whose `.X` reads a value computed from its own `.CC` result by an instruction
+    /// outside it cannot start under the lock's rule: the block falls back to the carry as
+    /// an ordinary register, which keeps the carry accesses in input order.
+    #[test]
+    fn carry_chains_fall_back_when_locked() {
+        let insts = vec![
+            reg(Form::IADD_R, 1, 255),
+            add(2, 2, 4, false),
+            reg(Form::IADD_R, 6, 2).with(Field::Rb, 7),
+            add(3, 6, 5, true),
+            add(10, 10, 4, false),
+            add(11, 11, 5, true),
+        ];
+        let acc: Vec<Access> = insts.iter().map(access).collect();
+        let c = cc_chains(&insts, &acc, 0, insts.len(), false).expect("two chains");
+        let mut regs = RegTables::new();
+        let mut order = vec![99];
+        let nocc: Vec<Access> = acc.iter().map(without_cc).collect();
+        let done = schedule_block_into(
+            &insts,
+            &nocc,
+            0,
+            insts.len(),
+            &mut regs,
+            MEM_WINDOW,
+            Some(&c),
+            &mut order,
+        );
+        assert!(!done);
+        assert_eq!(order, vec![99], "a failed try leaves the order as it was");
+        let order = schedule(&insts, &vec![None; insts.len()]);
+        let pos = |k: usize| order.iter().position(|&o| o == k).unwrap();
+        assert!(
+            pos(1) < pos(3) && pos(3) < pos(4) && pos(4) < pos(5),
+            "{order:?}"
+        );
     }
 }

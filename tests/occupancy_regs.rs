@@ -1,0 +1,54 @@
+//! Kernels whose registers cost them warps against ptxas (issue 23), reduced to the cause, on
+//! PTX shaped as NVVM writes it (`tests/data/occupancy/*.ptx`, each opening with a comment
+//! that says what it pins): the registers stay at or below the occupancy step ptxas reaches
+//! (32 registers: 64 warps per SM; 33 to 40: 48), the shape that keeps them there, and
+//! `ir::eval` against the simulator running our code on random inputs (`verify`).
+
+#[path = "common/frame_ir.rs"]
+mod frame_ir;
+
+use leafold::driver::{compile, Emit};
+
+/// The registers of the file's first kernel and its SASS; the kernel must not have bought
+/// them with spills (no stack frame).
+fn registers_and_sass(file: &str) -> (u32, String) {
+    let (frame, ir) = frame_ir::frame_and_ir("occupancy", file);
+    assert_eq!(frame, 0, "{file} spills:\n{ir}");
+    let ptx = frame_ir::read("occupancy", file);
+    let out = compile(&ptx, &frame_ir::options(file, Emit::Cubin))
+        .unwrap_or_else(|d| panic!("{}", leafold::error::render_all(&d.0)));
+    let sass = compile(&ptx, &frame_ir::options(file, Emit::Sass))
+        .unwrap()
+        .text;
+    (out.kernels[0].registers, sass)
+}
+
+/// The most registers that keep all 64 warps of an SM resident (sm_50: 64K registers).
+const FULL_OCCUPANCY: u32 = 32;
+
+#[test]
+fn const_coefficients_are_operands_not_live_registers() {
+    let (regs, sass) = registers_and_sass("const_coeffs.ptx");
+    // Every coefficient is read where it is used: no LDC (nor a MOV from bank 3) holds one.
+    assert!(!sass.contains("LDC"), "{sass}");
+    let ffma_c3 = sass
+        .lines()
+        .filter(|l| l.contains("FFMA") && l.contains("c[0x3]"))
+        .count();
+    assert!(
+        ffma_c3 >= 17 * 4 - 4,
+        "{ffma_c3} FFMAs read bank 3:\n{sass}"
+    );
+    // 17 coefficients held in registers made 48.
+    assert!(regs <= FULL_OCCUPANCY, "{regs} registers:\n{sass}");
+    frame_ir::assert_eval_matches_sim("occupancy", "const_coeffs.ptx");
+}
+
+#[test]
+fn f64_division_reuses_its_dead_temporaries() {
+    let (regs, sass) = registers_and_sass("ddiv_live.ptx");
+    assert!(sass.contains("MUFU.RCP64H"), "{sass}");
+    // Nine temporary pairs made 37 registers (ptxas: 28).
+    assert!(regs <= FULL_OCCUPANCY, "{regs} registers:\n{sass}");
+    frame_ir::assert_eval_matches_sim("occupancy", "ddiv_live.ptx");
+}
