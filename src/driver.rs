@@ -164,6 +164,9 @@ pub struct Options {
     /// Contract float `mul` + `add`/`sub` written without rounding modifiers into fused
     /// multiply-adds (ptxas's `--fmad`, on by default): [`ir::contract`].
     pub fmad: bool,
+    /// Unroll loops whose trip count is known only at run time by four
+    /// (`--unroll-runtime`, off by default): [`ir::unroll_runtime`].
+    pub unroll_runtime: bool,
     /// Fill [`Output::sass`] (on by default; the command line turns it off when it prints no
     /// listing: formatting every instruction costs time and memory on big inputs).
     pub sass_listing: bool,
@@ -201,6 +204,7 @@ impl Default for Options {
             no_handle_split: false,
             no_subroutines: false,
             fmad: true,
+            unroll_runtime: false,
             debug_inject: None,
             entries: Vec::new(),
             fold: Fold::Full,
@@ -537,9 +541,9 @@ pub fn prepare_kernel_ir(module: &ir::Module, f: &mut ir::Function) {
     prepare_kernel_ir_with(module, f, true);
 }
 
-/// [`prepare_kernel_ir`], with the runtime-trip loops unrolled (`runtime_unroll`) or not;
-/// returns how many were.
-fn prepare_kernel_ir_with(
+/// [`prepare_kernel_ir`], with the runtime-trip loops unrolled (`runtime_unroll`,
+/// [`Options::unroll_runtime`]) or not; returns how many were.
+pub(crate) fn prepare_kernel_ir_with(
     module: &ir::Module,
     f: &mut ir::Function,
     runtime_unroll: bool,
@@ -571,9 +575,10 @@ fn prepare_kernel_ir_with(
 fn prepare_kernel(
     module: &ir::Module,
     f: &mut ir::Function,
+    runtime_unroll: bool,
 ) -> (Option<ir::Function>, Option<ir::Function>) {
     let mut rolled = f.clone();
-    let unrolled = prepare_kernel_ir_with(module, f, true);
+    let unrolled = prepare_kernel_ir_with(module, f, runtime_unroll);
     let wide = narrow_kernel_ir(module, f);
     if unrolled == 0 {
         return (wide, None);
@@ -661,7 +666,7 @@ fn compile_kernel(
     // The limits apply to what the PTX declares, as ptxas checks them: before `ir::sroa`
     // takes a variable out of local memory.
     let limits = check_memory_limits(module, &f);
-    let (wide, rolled) = prepare_kernel(module, &mut f);
+    let (wide, rolled) = prepare_kernel(module, &mut f, inputs.opts.unroll_runtime);
     let f = &f;
     let name = f.name.as_str();
     let cx = KernelCtx {

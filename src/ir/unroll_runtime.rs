@@ -9,6 +9,16 @@
 //! for the last one.
 //! [`unroll_runtime_loops`] reports how many loops it unrolled.
 //!
+//! Off by default (`--unroll-runtime` on `compile`, `verify` and `compare` turns it on,
+//! [`crate::driver::Options::unroll_runtime`]). Measured (release, `leafold compare`, the
+//! same build with and without it): the older corpus's hand-written step-1 loops gain, but
+//! NVVM's users' shape loses: corpus-nvcc 10,770,817 -> 10,774,951 dynamic cycles (median
+//! ratio to ptxas 1.040 -> 1.050; CUB's radix upsweep loops +330..490 cycles each,
+//! mergeHistogram64, reduce), cuda-apps 193,340 -> 193,205 (kmeans_assign only). The loss
+//! is the scheduler's, not the rewrite's: it does not hoist the copies' dependent loads
+//! above each other as ptxas does, so four copies of a load chain serialise. Until it does,
+//! the rewrite waits behind the switch.
+//!
 //! # What ptxas does (measured)
 //!
 //! Probes `for (i = 0; i < n; i++) acc = fma(acc, .., p[i])` with `w` chained `fma`s, `n`
@@ -37,6 +47,21 @@
 //! ptxas leaves it (probed): unrolled, each copy would pay the slow path's pinned registers
 //! and its branch (sdk2.2 bisectKernelLarge's Sturm-count loop, a `div.rn.f32` a trip, lost
 //! 6% of its cycles to the copies).
+//!
+//! # Loops NVVM already unrolled
+//!
+//! NVVM unrolls most counted loops by four itself (a `.pragma "nounroll"` prologue for
+//! `n % 4` trips, then a loop of four copies whose counter steps by 4). ptxas unrolls that
+//! loop by four again, 16 copies a trip; we do not. A loop whose counter's step is a
+//! multiple of four and whose body makes at least four accesses of one space and type
+//! through one address at distinct offsets (the copies' `[p - 8]`, `[p - 4]`, `[p]`,
+//! `[p + 4]`: [`already_unrolled`]) is left as it is. Trade-off, measured: ptxas issues
+//! the 16 copies' independent loads (a sparse row's column indices) ahead of their
+//! dependent ones; our scheduler does not hoist loads across the copies, so the copies'
+//! gather chains serialise and the loop got slower (cuda-apps spmv_csr_scalar 14.8k ->
+//! 20.0k cycles, corpus-nvcc's lud and CUB upsweep loops). Leaving them costs the few
+//! NVVM-unrolled loops where a fourth copy would have helped (gauss_rows, kmeans_assign).
+//! Loops of step 1 (the older corpus's hand-written kernels) are unrolled as before.
 //!
 //! # The rewrite
 //!
@@ -103,8 +128,8 @@ use super::unroll::{
     copy_inst, def_in, edges, iconst, lookup, single_block_loop, terminator, SingleBlockLoop,
 };
 use super::{
-    BinaryOp, Block, BlockCall, BlockData, Function, Inst, InstData, InstNode, IntCC, Type, Value,
-    ValueData, ValueDef,
+    BinaryOp, Block, BlockCall, BlockData, Function, Inst, InstData, InstNode, IntCC, Space, Type,
+    Value, ValueData, ValueDef,
 };
 
 /// How many copies of the body an unrolled iteration runs (ptxas 11.8's factor).
@@ -188,6 +213,41 @@ fn calls_subroutine(f: &Function, i: Inst) -> bool {
     }
 }
 
+/// Whether loop `b`, whose counter steps by `step`, is one NVVM has already unrolled by
+/// four (or more): the step is a multiple of [`FACTOR`] and the body makes at least
+/// [`FACTOR`] accesses (loads or stores) of one state space and type through one address
+/// value at distinct offsets, the copies' `[p - 8]`, `[p - 4]`, `[p]`, `[p + 4]`. See the
+/// module documentation ("Loops NVVM already unrolled") for why they are left alone.
+fn already_unrolled(f: &Function, b: Block, step: i64) -> bool {
+    if step % FACTOR as i64 != 0 {
+        return false;
+    }
+    let mut offsets: HashMap<(Value, Space, Type), HashSet<i32>> = HashMap::default();
+    for &i in &f.blocks[b].insts {
+        let key = match f.insts[i].data {
+            InstData::Load {
+                space,
+                ty,
+                addr,
+                offset,
+                ..
+            }
+            | InstData::Store {
+                space,
+                ty,
+                addr,
+                offset,
+                ..
+            } => Some(((addr, space, ty), offset)),
+            _ => None,
+        };
+        if let Some((k, offset)) = key {
+            offsets.entry(k).or_default().insert(offset);
+        }
+    }
+    offsets.values().any(|o| o.len() >= FACTOR)
+}
+
 /// The first loop of the layout that qualifies.
 fn find(f: &Function, done: &HashSet<Block>) -> Option<Candidate> {
     let entry = f.entry_block()?;
@@ -262,6 +322,9 @@ fn candidate(f: &Function, b: Block, preds: &HashMap<Block, (usize, Block)>) -> 
         return None;
     }
     let step = step_of(f, b, params[param], shape.back.args[param])?;
+    if already_unrolled(f, b, step) {
+        return None;
+    }
     let towards = if step > 0 {
         matches!(
             cc,
