@@ -668,9 +668,9 @@ fn system_calls_build_whole_and_separately() {
 }
 
 /// Two objects that both define `.const` variables: nvlink concatenates their
-/// `.nv.constant3`, so each use of bank 3 must be relocated (`LDC` offsets as leafold's code
-/// has them, and a constant ALU operand, written by hand here as leafold's selection does not
-/// use one for `.const` data), in both link orders.
+/// `.nv.constant3`, so each use of bank 3 must be relocated, in both link orders: the constant
+/// ALU operands leafold's selection reads `.const` words as (`MOV R, c[0x3][..]`, `IADD R, R,
+/// c[0x3][..]`, as ptxas), and a `MOV` from a hand-made object.
 #[test]
 fn objects_with_constants_link() {
     let Some(real) = toolkit("nvcc_flow::objects_with_constants_link") else {
@@ -758,8 +758,8 @@ fn objects_with_constants_link() {
     assert_eq!(
         got,
         [
-            "e1: LDC c[0x3][0x8] | LDC c[0x3][0x4]",
-            "e2: LDC c[0x3][0x18] | LDC c[0x3][0x14]",
+            "e1: MOV c[0x3][0x8] | IADD c[0x3][0x4]",
+            "e2: MOV c[0x3][0x18] | IADD c[0x3][0x14]",
             "e3: MOV c[0x3][0x28]",
         ]
     );
@@ -768,8 +768,8 @@ fn objects_with_constants_link() {
     assert_eq!(
         got,
         [
-            "e1: LDC c[0x3][0x28] | LDC c[0x3][0x24]",
-            "e2: LDC c[0x3][0x18] | LDC c[0x3][0x14]",
+            "e1: MOV c[0x3][0x28] | IADD c[0x3][0x24]",
+            "e2: MOV c[0x3][0x18] | IADD c[0x3][0x14]",
             "e3: MOV c[0x3][0x8]",
         ]
     );

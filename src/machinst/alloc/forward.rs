@@ -302,6 +302,9 @@ fn walk<I: MachInst>(
         if bad || tied.iter().any(|q| reads_r.contains(q)) || (writes_s && !reads_r.is_empty()) {
             return None;
         }
+        if !reads_r.is_empty() && adds_bank_conflict(inst, &words[j], &reads_r, r, s) {
+            return None;
+        }
         cands.extend(reads_r.into_iter().map(|k| (j, k)));
         open &= !written;
         if writes_s || open == 0 {
@@ -312,6 +315,41 @@ fn walk<I: MachInst>(
     // the words not written again must be dead where the walk ended
     let dead = (0..w).all(|x| open & (1 << x) == 0 || !has(&after[end], (r + x) as usize));
     dead.then_some(cands)
+}
+
+/// Whether reading `s` instead of `r` in the operands `renamed` of `inst` makes more pairs of
+/// its source registers share a bank (`R % 4`) than before. Such a rename keeps its move: a
+/// bank conflict costs an issue cycle each time the instruction runs, as much as the move
+/// saves, and the colouring had chosen the registers to avoid it (`assign::colouring`).
+fn adds_bank_conflict<I: MachInst>(
+    inst: &I,
+    words: &[u8],
+    renamed: &[usize],
+    r: u8,
+    s: u8,
+) -> bool {
+    let (mut before, mut after): (SmallVec<[u8; 8]>, SmallVec<[u8; 8]>) = Default::default();
+    each_gpr(inst, words, &mut |k, a, n, placed, spec| {
+        if spec.kind != OpKind::Use || !placed {
+            return;
+        }
+        let moved = if renamed.contains(&k) { s + (a - r) } else { a };
+        for x in 0..n {
+            for (list, reg) in [(&mut before, a + x), (&mut after, moved + x)] {
+                if !list.contains(&reg) {
+                    list.push(reg);
+                }
+            }
+        }
+    });
+    let pairs = |regs: &[u8]| {
+        let mut same = 0;
+        for (i, a) in regs.iter().enumerate() {
+            same += regs[i + 1..].iter().filter(|b| *b % 4 == a % 4).count();
+        }
+        same
+    };
+    pairs(&after) > pairs(&before)
 }
 
 /// Operand `k` of `inst` reads `s + (its register - r)` instead.
