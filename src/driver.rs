@@ -966,6 +966,18 @@ fn kernel_spec(
     // ptxas 11.8 writes EIATTR_BINDLESS_SURFACE_BANK before EIATTR_BINDLESS_TEXTURE_BANK.
     surface_metadata(module, f, &mut k);
     texture_records(module, f, &mut k);
+    // ptxas 11.8 lists the quad emulation's SHFLs after the bindless bank record.
+    if !laid.warp_wide_offsets.is_empty() {
+        k.extra_info.push(cubin::eiattr::Attribute::Other {
+            format: cubin::eiattr::Format::Sval,
+            code: cubin::eiattr::code::INT_WARP_WIDE_INSTR_OFFSETS,
+            payload: laid
+                .warp_wide_offsets
+                .iter()
+                .flat_map(|a| a.to_le_bytes())
+                .collect(),
+        });
+    }
     // ptxas lists the slot relocations from the highest word down, surfaces (after the
     // textures) first.
     k.const0_relocs.sort_by_key(|r| std::cmp::Reverse(r.offset));

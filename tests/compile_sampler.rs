@@ -189,7 +189,8 @@ fn paired_1d_cases() -> Vec<Case> {
             &["tex.grad.1d.v4.f32.f32 D, [t, sm, {%f3}], {%f4}, {%f7}, {%r5};"],
             "TXD.AOFFI ",
         ),
-        // Gradients with a reference: emulated across the quad (`lower::select::tex::quad`).
+        // Gradients with a reference: emulated across the quad (`lower::select::tex::quad`);
+        // through the linear sampler, as a point-sampled comparison gives only 0s and 1s.
         case(
             "samp_grad_dc_1d",
             &["tex.grad.1d.v4.f32.f32 D, [t, sm, {%f3}], {%f7}, {%f7}, %f4;"],
@@ -197,7 +198,7 @@ fn paired_1d_cases() -> Vec<Case> {
         ),
         case(
             "samp_grad_off_dc_1d",
-            &["tex.grad.1d.v4.f32.f32 D, [t, sw, {%f3}], {%f4}, {%f7}, {%r5}, %f4;"],
+            &["tex.grad.1d.v4.f32.f32 D, [t, sm, {%f3}], {%f4}, {%f7}, {%r5}, %f4;"],
             "TEX.AOFFI.DC.NDV ",
         ),
         case(

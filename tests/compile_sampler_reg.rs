@@ -89,6 +89,11 @@ const CASES: &[(&str, &str, &str)] = &[
     ),
     // Float tex.1d with options stays 1D as through a pair (`lower::select::tex::paired1d`),
     // gradients with a reference emulated across the quad (`TEX.B.DC.NDV`).
+    // The gradients are %f5 (0 to 1.26 across the threads): the low threads sample the
+    // 7- and 3-texel levels, where the sampler's wrap and linear filter show (larger ones
+    // reach the 1-texel level, where every sampler gives the same); %f5 is the reference
+    // too, below 1 there (%f4 is above 1, where every comparison fails); with offsets, the
+    // coordinate %f3 (-1 to 1.2), which gives more distinct results.
     (
         "sreg_tex_level_1d",
         "tex.level.1d.v4.f32.f32 D, [%rd5, %rd6, {%f3}], %f5;",
@@ -101,17 +106,17 @@ const CASES: &[(&str, &str, &str)] = &[
     ),
     (
         "sreg_tex_grad_off_1d",
-        "tex.grad.1d.v4.f32.f32 D, [%rd5, %rd6, {%f3}], {%f4}, {%f5}, {%r5};",
+        "tex.grad.1d.v4.f32.f32 D, [%rd5, %rd6, {%f3}], {%f5}, {%f5}, {%r5};",
         "TXD.B.AOFFI ",
     ),
     (
         "sreg_tex_grad_dc_1d",
-        "tex.grad.1d.v4.f32.f32 D, [%rd5, %rd6, {%f3}], {%f4}, {%f5}, %f4;",
+        "tex.grad.1d.v4.f32.f32 D, [%rd5, %rd6, {%f3}], {%f5}, {%f5}, %f5;",
         "TEX.B.DC.NDV ",
     ),
     (
         "sreg_tex_grad_off_dc_1d",
-        "tex.grad.1d.v4.f32.f32 D, [%rd5, %rd6, {%f3}], {%f4}, {%f5}, {%r5}, %f4;",
+        "tex.grad.1d.v4.f32.f32 D, [%rd5, %rd6, {%f3}], {%f5}, {%f5}, {%r5}, %f3;",
         "TEX.B.AOFFI.DC.NDV ",
     ),
 ];

@@ -70,6 +70,7 @@ pub mod code {
     pub const CRS_STACK_SIZE: u8 = 0x1e;
     pub const MAX_STACK_SIZE: u8 = 0x23;
     pub const INDIRECT_BRANCH_TARGETS: u8 = 0x34;
+    pub const INT_WARP_WIDE_INSTR_OFFSETS: u8 = 0x31;
     pub const SW1850030_WAR: u8 = 0x2a;
     pub const REGCOUNT: u8 = 0x2f;
     pub const SW2393858_WAR: u8 = 0x30;

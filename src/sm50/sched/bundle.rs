@@ -55,6 +55,10 @@ pub struct Laid {
     pub exit_offsets: Vec<u32>,
     /// Byte offsets of `S2R SR_CTAID.*` (EIATTR_S2RCTAID_INSTR_OFFSETS).
     pub s2r_ctaid_offsets: Vec<u32>,
+    /// Byte offsets of the `SHFL`s between a `SAM` and its `RAM` (the quad emulation of
+    /// `lower::select::tex::quad`): ptxas 11.8 lists them as
+    /// EIATTR_INT_WARP_WIDE_INSTR_OFFSETS (warp-wide instructions it wrote itself).
+    pub warp_wide_offsets: Vec<u32>,
     /// `moved[i]`: where instruction `i` of the unscheduled sequence (prologue at 0, body
     /// index `b` at `b + 1`, then the tail) ended up in `placed` after list scheduling.
     pub moved: Vec<usize>,
@@ -224,6 +228,8 @@ fn layout_with(body: &Body, mode: Mode, prologue_first: bool) -> Result<Laid, La
     let mut placed = Vec::with_capacity(insts.len());
     let mut exit_offsets = Vec::new();
     let mut s2r_ctaid_offsets = Vec::new();
+    let mut warp_wide_offsets = Vec::new();
+    let mut in_sam = false;
     for (b, chunk) in insts.chunks(3).enumerate() {
         let c = [ctrl[3 * b], ctrl[3 * b + 1], ctrl[3 * b + 2]];
         // (Encoded in place: an array of the three instructions copied each of them.)
@@ -247,6 +253,14 @@ fn layout_with(body: &Body, mode: Mode, prologue_first: bool) -> Result<Laid, La
             if inst.form == Form::S2R && matches!(inst.get(Field::Sr), Some(0x25..=0x27)) {
                 s2r_ctaid_offsets.push(addr as u32);
             }
+            match inst.form {
+                Form::SAM => in_sam = true,
+                Form::RAM => in_sam = false,
+                Form::SHFL_RI | Form::SHFL_II | Form::SHFL_IR | Form::SHFL_RR if in_sam => {
+                    warp_wide_offsets.push(addr as u32)
+                }
+                _ => {}
+            }
             placed.push(Placed {
                 addr,
                 inst: *inst,
@@ -261,6 +275,7 @@ fn layout_with(body: &Body, mode: Mode, prologue_first: bool) -> Result<Laid, La
         targets,
         exit_offsets,
         s2r_ctaid_offsets,
+        warp_wide_offsets,
         moved,
     })
 }

@@ -55,7 +55,9 @@
 //!
 //! The handle is shuffled in every pass, pass 0 included (as ptxas does), so that the four
 //! lanes of a quad read one texture; a lone offset or reference is lane 0's own in pass 0;
-//! several rb words go to one aligned scratch vector in every pass.
+//! several rb words go to one aligned scratch vector in every pass (by slot, pass 0 copies
+//! lane 0's own words with `MOV`s where ptxas finds them already paired: either way ptxas's
+//! count of `SHFL`s, which EIATTR_INT_WARP_WIDE_INSTR_OFFSETS lists).
 //!
 //! Cube and acube gradients (`super::cube`) take the same passes; after the `FSWZADD`s each
 //! lane projects its perturbed direction as every cube fetch does (probed:
@@ -242,8 +244,17 @@ impl Lowerer<'_> {
                 // Lane 0 samples for itself: its own word.
                 [(o, off)] if l == 0 && own_in_pass0 => refs.push((Field::Rb, o, off)),
                 _ => {
+                    // Pass 0 by slot: lane 0's own words (lanes 1..3's results are
+                    // dropped), copied into the vector rather than shuffled, so that the
+                    // SHFLs (EIATTR_INT_WARP_WIDE_INSTR_OFFSETS) are as many as ptxas's.
+                    let own = l == 0 && matches!(g.handle, TexSlot::Bound(_));
                     for (k, &(o, off)) in rb_ops.iter().enumerate() {
-                        i.piece(shfl(l), &[(Field::Rd, rop, k as u8), (Field::Ra, o, off)]);
+                        if own {
+                            let mov = sm50::Inst::new(Form::MOV_R);
+                            i.piece(mov, &[(Field::Rd, rop, k as u8), (Field::Rb, o, off)]);
+                        } else {
+                            i.piece(shfl(l), &[(Field::Rd, rop, k as u8), (Field::Ra, o, off)]);
+                        }
                     }
                     refs.push((Field::Rb, rop, 0));
                 }
