@@ -310,18 +310,16 @@ fn whole_program_still_inlines() {
 /// A `.visible .func` with `.local` data is a function of the object with that data in its
 /// R1 frame, as `ptxas -c` writes it (probe `loc.ptx`: `IADD32I R1, R1, -0x10`, the array
 /// at `[R1]`, `+0x10` before the `RET`; "16 bytes stack frame, 0 bytes spill stores"),
-/// the saves of callee-saved registers above the array. (The array here has 16 words: a
-/// run-time-indexed array of at most 8 goes to registers since `ir::unindex`, where ptxas kept
-/// the probe's 4-word array in the frame.) One
+/// the saves of callee-saved registers above the array. One
 /// the object-function path cannot compile (here: `.reg` parameters, which ptxas accepts)
 /// is left out with a warning; the object is still written.
 #[test]
 fn local_data_in_the_frame_and_unsupported_function_left_out() {
     let src = &[
         HEADER,
-        ".visible .func (.param .b32 r) loc(.param .b32 a)\n{\n .local .align 4 .b8 buf[64];\n\
+        ".visible .func (.param .b32 r) loc(.param .b32 a)\n{\n .local .align 4 .b8 buf[16];\n\
         .reg .b32 %r<4>; .reg .b64 %rd<4>;\n ld.param.u32 %r1, [a];\n mov.u64 %rd1, buf;\n\
-        and.b32 %r3, %r1, 15;\n mul.wide.u32 %rd2, %r3, 4;\n add.s64 %rd3, %rd1, %rd2;\n\
+        and.b32 %r3, %r1, 3;\n mul.wide.u32 %rd2, %r3, 4;\n add.s64 %rd3, %rd1, %rd2;\n\
         st.local.u32 [%rd3], %r1;\n ld.local.u32 %r2, [%rd1+4];\n st.param.b32 [r], %r2;\n ret;\n}\n",
         ".visible .func (.reg .b32 r) sh(.reg .b32 a)\n{\n add.u32 r, a, 1;\n ret;\n}\n",
     ]
@@ -337,9 +335,9 @@ fn local_data_in_the_frame_and_unsupported_function_left_out() {
         .unwrap_or_else(|| panic!("the frame first: {listing:?}"));
     let saves = listing
         .iter()
-        .filter(|t| t.starts_with("STL [R1+0x4"))
+        .filter(|t| t.starts_with("STL [R1+0x1"))
         .count() as u32;
-    assert_eq!(frame, (64 + 4 * saves).next_multiple_of(8), "{listing:?}");
+    assert_eq!(frame, (16 + 4 * saves).next_multiple_of(8), "{listing:?}");
     assert!(
         listing
             .iter()
