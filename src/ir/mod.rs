@@ -156,7 +156,6 @@ pub mod narrow;
 pub mod simplify;
 pub mod sroa;
 pub mod tex;
-pub mod unindex;
 pub mod unroll;
 pub mod vectorize;
 mod verify;
