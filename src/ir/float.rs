@@ -437,6 +437,18 @@ impl FloatOp {
             }
         }
     }
+    /// The constant this operation folds to when every operand is a known constant: its
+    /// [`Self::eval`] value (the interpreter's definition). Every IEEE operation is correctly
+    /// rounded, so it has one value; the approximations (`ex2.approx`, `rcp.approx`: the
+    /// hardware's tables) do not fold. `None` too when an operand is not known. Used by
+    /// `ir::simplify` and by `ir::unroll` on its copies.
+    pub fn fold(&self, args: impl IntoIterator<Item = Option<u64>>) -> Option<u64> {
+        if matches!(self, FloatOp::Approx { .. }) {
+            return None;
+        }
+        let vals: smallvec::SmallVec<[u64; 3]> = args.into_iter().collect::<Option<_>>()?;
+        Some(self.eval(&vals))
+    }
 
     /// Evaluate on operand bits (each already masked to its type); the result's bits.
     pub fn eval(&self, args: &[u64]) -> u64 {

@@ -518,12 +518,9 @@ impl Simplifier<'_> {
         // NVVM's `pow` inlines `cvt.rzi.f64.f64` of the constant exponent and compares it
         // with itself (particlefilter's loop), which cost a MOV32I pair, an F2F and a DSETP.
         if let InstData::Float { op, ref args } = *d {
-            if matches!(op, FloatOp::Approx { .. }) {
-                return None;
-            }
-            let vals: SmallVec<[u64; 3]> =
-                args.iter().map(|&a| self.known(a)).collect::<Option<_>>()?;
-            return Some(Action::Const(op.eval(&vals)));
+            return op
+                .fold(args.iter().map(|&a| self.known(a)))
+                .map(Action::Const);
         }
         if !is_pure(d) {
             return None;

@@ -623,23 +623,17 @@ fn reassociate(f: &mut Function, data: &InstData, p: Block) -> Option<InstData> 
 /// copies (`x + 1.0`, `x * x`, `x <= 3.0`, `cvt.rzi x`) become constants, as they are in
 /// ptxas's unrolled code. Every IEEE operation (correctly rounded, so one value) folds; the
 /// approximations (`ex2.approx`, `rcp.approx`: the hardware's tables) do not.
-/// (`ir::simplify` folds such operations too, by the same definition; folding the copies
-/// here lets the unrolled body's integer tests of them fold in the same pass.)
+/// (`ir::simplify` folds such operations too, through the same [`FloatOp::fold`]; folding the
+/// copies here lets the unrolled body's integer tests of them fold in the same pass.)
 fn fold_float(f: &Function, data: &InstData) -> Option<InstData> {
     let InstData::Float { op, args } = data else {
         return None;
     };
-    if matches!(op, FloatOp::Approx { .. }) {
-        return None;
-    }
-    let vals: SmallVec<[u64; 3]> = args
-        .iter()
-        .map(|&a| constant(f, a))
-        .collect::<Option<_>>()?;
+    let imm = op.fold(args.iter().map(|&a| constant(f, a)))?;
     // Float values live in integer carriers (`FloatFmt::carrier`), as their constants do.
     let ty = op.result_type();
     Some(InstData::Iconst {
         ty,
-        imm: op.eval(&vals) & ty.mask(),
+        imm: imm & ty.mask(),
     })
 }
