@@ -161,16 +161,11 @@ pub fn is_texture(inst: &Inst) -> bool {
 /// stall still covers the fixed latencies the next block reads (`assign_block` raises it).
 pub fn min_stall_after(inst: &Inst) -> u8 {
     let min = inst.info().props.min_stall;
-    if inst.info().props.flow == sm50::Flow::Exit && guarded(inst) {
+    if inst.info().props.flow == sm50::Flow::Exit && may_skip(inst) {
         min.min(LAT_PRED as u8)
     } else {
         min
     }
-}
-
-/// Whether the instruction runs under a guard other than `PT` (`@P0`, `@!P0`, `@!PT`).
-fn guarded(inst: &Inst) -> bool {
-    matches!((inst.get(Field::Pg), inst.get(Field::Pgn)), (Some(pg), Some(neg)) if !(pg == 7 && neg == 0))
 }
 
 /// An operand-free control transfer (`BRA` with no guard, `EXIT`, ...): as a block leader it
