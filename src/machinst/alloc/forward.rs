@@ -76,6 +76,9 @@ use smallvec::SmallVec;
 /// Registers as a bit set (R0..R255).
 type Regs = [u64; 4];
 
+/// An operand of a block's instruction: (instruction index, operand index).
+type Operand = (usize, usize);
+
 /// An operand the code named itself (other than R1, the stack pointer: one register) counts as
 /// this many registers.
 const NAMED: u8 = 4;
@@ -403,7 +406,7 @@ fn def_of<I: MachInst>(
     r: u8,
     s: u8,
     w: u8,
-) -> Option<(usize, usize, Vec<(usize, usize)>)> {
+) -> Option<(usize, usize, Vec<Operand>)> {
     let mut cands = Vec::new();
     for j in (0..i).rev() {
         let (mut def, mut bad) = (None, false);
