@@ -258,3 +258,35 @@ fn loops_nvvm_unrolled_are_not_unrolled_again() {
     assert_eq!(self_loops(k), 2, "{k}");
     assert_eq!(k.matches("load.global").count(), 2 + 3 + 4 * 3, "{k}");
 }
+
+/// A strided loop (step of 32 or more: the threads share the range) is left alone:
+/// corpus-nvcc's mergeHistogram64 (`for (i = tid; i < n; i += 256)`, one global load a
+/// trip) keeps one self-loop and one load under `--unroll-runtime`, while a step-1 loop of
+/// the same shape (`runtime.ptx`'s sum_lt) is unrolled (two self-loops, seven loads).
+/// Unrolled, the strided loop ran 0 or 1 trips a thread under `verify`'s launch and only
+/// paid the remainder's compares and branches (+244 cycles).
+#[test]
+fn strided_loops_are_not_unrolled() {
+    let file = "cuda-samples__Samples_2_Concepts_and_Techniques_histogram_histogram64.ptx";
+    let ir = compile(
+        &read("corpus-nvcc/ptx", file),
+        &runtime_options(file, Emit::Ir),
+    )
+    .unwrap()
+    .text;
+    let k = kernel_ir(&ir, "_Z22mergeHistogram64KernelPjS_j");
+    assert_eq!(self_loops(k), 1, "{k}");
+    assert_eq!(k.matches("load.global").count(), 1, "{k}");
+    let ir = compile(
+        &read("unroll", "runtime.ptx"),
+        &runtime_options("runtime.ptx", Emit::Ir),
+    )
+    .unwrap()
+    .text;
+    let k = kernel_ir(&ir, "sum_lt");
+    assert_eq!(
+        (self_loops(k), k.matches("load.global").count()),
+        (2, 7),
+        "{k}"
+    );
+}

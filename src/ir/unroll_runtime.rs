@@ -12,12 +12,11 @@
 //! Off by default (`--unroll-runtime` on `compile`, `verify` and `compare` turns it on,
 //! [`crate::driver::Options::unroll_runtime`]). Measured (release, `leafold compare`, the
 //! same build with and without it): the older corpus's hand-written step-1 loops gain, but
-//! NVVM's users' shape loses: corpus-nvcc 10,770,817 -> 10,774,951 dynamic cycles (median
-//! ratio to ptxas 1.040 -> 1.050; CUB's radix upsweep loops +330..490 cycles each,
-//! mergeHistogram64, reduce), cuda-apps 193,340 -> 193,205 (kmeans_assign only). The loss
-//! is the scheduler's, not the rewrite's: it does not hoist the copies' dependent loads
-//! above each other as ptxas does, so four copies of a load chain serialise. Until it does,
-//! the rewrite waits behind the switch.
+//! on NVVM's users' shape (corpus-nvcc) every kernel it changed lost: all were strided loops
+//! (see "Strided loops") that `verify`'s launch runs 0 or 1 times a thread, where only the
+//! remainder's compares and branches are paid. With those left alone it changes no
+//! corpus-nvcc kernel's dynamic cycles, so it stays behind the switch until a loop of
+//! NVVM's code gains from it.
 //!
 //! # What ptxas does (measured)
 //!
@@ -62,6 +61,22 @@
 //! 20.0k cycles, corpus-nvcc's lud and CUB upsweep loops). Leaving them costs the few
 //! NVVM-unrolled loops where a fourth copy would have helped (gauss_rows, kmeans_assign).
 //! Loops of step 1 (the older corpus's hand-written kernels) are unrolled as before.
+//!
+//! # Strided loops
+//!
+//! A counter that steps by [`MIN_STRIDE`] (a warp's width) or more is a strided loop
+//! (`for (i = tid; i < n; i += blockDim.x)`, CUB's `i += 160` tile tails, a reduction's
+//! `w += 32` over the warps of a block): the threads share the range, so each runs the
+//! range divided by the step, often fewer than four trips, where the unrolled loop only
+//! adds its guard, its remainder's compare and two taken branches. ptxas unrolls them all
+//! the same; we leave them alone. Trade-off, measured (release, `leafold compare`, on
+//! against off): unrolled, corpus-nvcc's CUB radix upsweep kernels (step 160, 0 or 1
+//! trips per thread under `verify`'s launch) lost 330..490 cycles each, mergeHistogram64
+//! (step 256) 244 and simpleCudaGraphs' reduce (step 32) 166, which made the pass a loss
+//! on corpus-nvcc; left alone, the older corpus gives up the gain of sdk2.2 radixsort's
+//! block-strided loops (RadixPrefixSum step 192 and RadixAddOffsets step 64, 16 trips
+//! each: about 31k of its 349k cycles). Loops of step 1 (the older corpus's hand-written
+//! kernels) are unaffected.
 //!
 //! # The rewrite
 //!
@@ -142,6 +157,11 @@ pub const MAX_BODY: usize = 48;
 
 /// The largest step whose multiples the guard computes (beyond, the loop is left alone).
 const MAX_STEP: i64 = 1 << 20;
+
+/// The smallest counter step (in absolute value) of a loop left alone as a strided loop:
+/// one whose range the threads (or warps) of a CTA or grid share, each running the
+/// range divided by the step (see the module documentation, "Strided loops").
+const MIN_STRIDE: u64 = 32;
 
 /// A loop [`find`] chose, and how its counter is tested.
 struct Candidate {
@@ -322,7 +342,7 @@ fn candidate(f: &Function, b: Block, preds: &HashMap<Block, (usize, Block)>) -> 
         return None;
     }
     let step = step_of(f, b, params[param], shape.back.args[param])?;
-    if already_unrolled(f, b, step) {
+    if step.unsigned_abs() >= MIN_STRIDE || already_unrolled(f, b, step) {
         return None;
     }
     let towards = if step > 0 {
