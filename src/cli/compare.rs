@@ -77,6 +77,10 @@ pub struct Args {
     /// most issue cycles (scoreboard waits and stalls; `sim::run_profiled`), to stderr.
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub profile: usize,
+    /// Compile leafold's side with runtime-trip loops unrolled by four
+    /// (`compile --unroll-runtime`).
+    #[arg(long = "unroll-runtime")]
+    pub unroll_runtime: bool,
 }
 
 /// One compiler's figures for one kernel.
@@ -252,6 +256,7 @@ pub fn run(args: &Args) -> u8 {
         arch,
         fold,
         plg_per_address: args.plg_per_address,
+        unroll_runtime: args.unroll_runtime,
         // The compile time column is `leafold compile`'s: no SASS listing (it is not read).
         sass_listing: false,
         ..Options::default()

@@ -416,20 +416,6 @@ fn cmp_code(cc: IntCC) -> (u64, bool) {
     }
 }
 
-fn swap_cc(cc: IntCC) -> IntCC {
-    match cc {
-        IntCC::Slt => IntCC::Sgt,
-        IntCC::Sle => IntCC::Sge,
-        IntCC::Sgt => IntCC::Slt,
-        IntCC::Sge => IntCC::Sle,
-        IntCC::Ult => IntCC::Ugt,
-        IntCC::Ule => IntCC::Uge,
-        IntCC::Ugt => IntCC::Ult,
-        IntCC::Uge => IntCC::Ule,
-        c => c,
-    }
-}
-
 /// Memory size code (`.U8` .. `.128`) for a total access size in bytes.
 fn size_code(bytes: u32, signed: bool) -> u64 {
     match (bytes, signed) {

@@ -389,7 +389,7 @@ impl<'a> Lowerer<'a> {
         let (mut a, mut b, mut cc) = (args[0], args[1], cc);
         if !matches!(self.class(a), Class::Reg) && matches!(self.class(b), Class::Reg) {
             std::mem::swap(&mut a, &mut b);
-            cc = swap_cc(cc);
+            cc = cc.swapped();
         }
         let (code, signed) = cmp_code(cc);
         let d = self.new_vreg(RegKind::Pred);
