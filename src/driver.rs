@@ -533,15 +533,23 @@ fn relocatable_version(
 /// adjacent aligned scalar `.shared`/`.const` accesses merged (`ir::vectorize`).
 /// `verify` calls it too, to know which `.local` variables the compiled kernel keeps.
 pub fn prepare_kernel_ir(module: &ir::Module, f: &mut ir::Function) {
+    prepare_kernel_ir_with(module, f, true);
+}
+
+/// [`prepare_kernel_ir`], with the `.local` arrays indexed at run time promoted only where
+/// `unindex` is set (`ir::sroa::promote_locals_with`); returns whether any was.
+fn prepare_kernel_ir_with(module: &ir::Module, f: &mut ir::Function, unindex: bool) -> bool {
     ir::collective::expand(f);
     ir::simplify::simplify(f);
     if ir::unroll::unroll_loops(f).loops > 0 {
         ir::simplify::simplify(f);
     }
-    if ir::sroa::promote_locals(module, f).vars > 0 {
+    let promoted = ir::sroa::promote_locals_with(module, f, unindex);
+    if promoted.vars > 0 {
         ir::simplify::simplify(f);
     }
     ir::vectorize::vectorize(module, f);
+    promoted.unindexed > 0
 }
 
 /// `f` with its 64-bit values that only address `.shared` or `.const` memory narrowed to 32 bits
@@ -619,7 +627,8 @@ fn compile_kernel(
     // The limits apply to what the PTX declares, as ptxas checks them: before `ir::sroa`
     // takes a variable out of local memory.
     let limits = check_memory_limits(module, &f);
-    prepare_kernel_ir(module, &mut f);
+    let original = f.clone();
+    let unindexed = prepare_kernel_ir_with(module, &mut f, true);
     let wide = narrow_kernel_ir(module, &mut f);
     let f = &f;
     let name = f.name.as_str();
@@ -654,7 +663,7 @@ fn compile_kernel(
         let _ = writeln!(out.text, "{f}");
     }
     limits.map_err(err)?;
-    let local_data = lower::local_size(module, f).next_multiple_of(16);
+    let mut local_data = lower::local_size(module, f).next_multiple_of(16);
     let mark = out.text.len();
     let (mut fold, mut constant2, mut alloc) =
         lower_and_allocate(&cx, lower_opts, max_regs, local_data, out, times, t)?;
@@ -677,6 +686,38 @@ fn compile_kernel(
             _ => {
                 out.text.truncate(mark);
                 out.text.push_str(&narrowed_text);
+            }
+        }
+    }
+    // The select chains of the arrays indexed at run time (`ir::unindex`) keep more values
+    // live than ptxas's predicated moves (simpleSurface `transformKernel`: 40 registers
+    // against 32 with the array in local memory, 48 warps against 64). Where the kernel
+    // promoted such an array and its registers cost it warps, compile it once more with the
+    // arrays left in local memory and keep that where it keeps more warps resident without
+    // spilling more. Trade-off: one more compile, only for those kernels; `leafold verify`
+    // still maps their local memory as if the arrays were promoted.
+    let plain;
+    if unindexed && allocate::warps(&cx, alloc.num_regs) < allocate::wanted_warps(&cx) {
+        let mut p = original;
+        prepare_kernel_ir_with(module, &mut p, false);
+        narrow_kernel_ir(module, &mut p);
+        plain = p;
+        let cxp = KernelCtx { f: &plain, ..cx };
+        let plain_data = lower::local_size(module, &plain).next_multiple_of(16);
+        let before = out.text.split_off(mark);
+        match lower_and_allocate(&cxp, lower_opts, max_regs, plain_data, out, times, t) {
+            Ok(other)
+                if other.2.spill_cost() <= alloc.spill_cost()
+                    && allocate::warps(&cxp, other.2.num_regs)
+                        > allocate::warps(&cx, alloc.num_regs) =>
+            {
+                (fold, constant2, alloc) = other;
+                chosen = &plain;
+                local_data = plain_data;
+            }
+            _ => {
+                out.text.truncate(mark);
+                out.text.push_str(&before);
             }
         }
     }

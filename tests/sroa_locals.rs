@@ -31,17 +31,42 @@ fn constant_offsets_through_spl_and_sp_leave_local_memory() {
 }
 
 #[test]
-fn only_the_constant_indexed_array_of_three_is_promoted() {
+fn arrays_split_into_elements_are_promoted_and_a_split_u64_stays() {
     let (frame, ir) = frame_and_ir("mixed.ptx");
-    // depot1 (32 bytes, dynamic index) and depot2 (8 bytes, read in halves) stay: 40 bytes;
-    // depot0 (12 bytes) goes. ptxas 11.8 keeps all three (56).
-    assert_eq!(frame, 40, "{ir}");
+    // depot0 (12 bytes, constant offsets) and depot1 (32 bytes, one store at an index, one
+    // load at a constant offset: ir::unindex) go; depot2 (8 bytes, a u64 read back in
+    // halves) stays. ptxas 11.8 keeps all three (56).
+    assert_eq!(frame, 8, "{ir}");
     assert!(
-        !ir.contains(" gv0") && ir.contains(" gv1") && ir.contains(" gv2"),
+        !ir.contains(" gv0") && !ir.contains(" gv1") && ir.contains(" gv2"),
         "{ir}"
     );
     insta::assert_snapshot!("sroa_mixed_ir", ir);
     assert_eval_matches_sim("mixed.ptx");
+}
+
+#[test]
+fn an_array_indexed_at_run_time_leaves_local_memory() {
+    let (frame, ir) = frame_and_ir("indexed.ptx");
+    // As ptxas 11.8 (0 bytes of stack frame): the pointer stepped in the loop, the loads
+    // at computed offsets and the store at one all become compares and selects.
+    assert_eq!(frame, 0, "{ir}");
+    assert!(!ir.contains(" gv"), "{ir}");
+    // Two global accesses remain: the input load and the result store.
+    assert_eq!(ir.matches("load").count(), 1, "{ir}");
+    assert_eq!(ir.matches("store").count(), 1, "{ir}");
+    assert!(ir.contains("select"), "{ir}");
+    insta::assert_snapshot!("sroa_indexed_ir", ir);
+    assert_eval_matches_sim("indexed.ptx");
+}
+
+#[test]
+fn a_large_array_indexed_at_run_time_stays_in_memory() {
+    let (frame, ir) = frame_and_ir("bigindex.ptx");
+    // 32 elements, over ir::unindex::MAX_ELEMS: 128 bytes, as ptxas 11.8.
+    assert_eq!(frame, 128, "{ir}");
+    assert!(ir.contains(" gv0") && !ir.contains("select"), "{ir}");
+    assert_eval_matches_sim("bigindex.ptx");
 }
 
 #[test]

@@ -249,7 +249,7 @@ pub(super) fn lower_and_allocate(
 
 /// Warps per SM the kernel of `cx` keeps resident with `regs` registers per thread, its
 /// shared memory and its launch directives' block (`occupancy::theoretical`).
-fn warps(cx: &KernelCtx, regs: u32) -> u32 {
+pub(super) fn warps(cx: &KernelCtx, regs: u32) -> u32 {
     let KernelCtx {
         module,
         opts,
@@ -274,7 +274,7 @@ fn warps(cx: &KernelCtx, regs: u32) -> u32 {
 /// we keep the interleaved code the author's occupancy leaves room for (the same
 /// `fdwt53<192>` had dropped its interleaving for 42 warps instead of 36 and waited on every
 /// shared-memory load: 1.58x ptxas's dynamic cycles).
-fn wanted_warps(cx: &KernelCtx) -> u32 {
+pub(super) fn wanted_warps(cx: &KernelCtx) -> u32 {
     let full = warps(cx, 0);
     let Some(l) = cx.facts.launch.get(cx.name) else {
         return full;

@@ -31,6 +31,10 @@
 //! read back as two `u32` halves keeps the variable in memory). Vector accesses are split
 //! into their elements.
 //!
+//! Arrays also read or written at a run-time index (at most [`super::unindex::MAX_ELEMS`]
+//! elements) are first rewritten by [`super::unindex`] into constant-offset accesses and
+//! selects, then promoted the same way.
+//!
 //! Whole functions are skipped when they have a dynamic stack (`alloca`: their local memory
 //! has another layout) or when their entry block is a branch target (it cannot take the
 //! block parameters a merge would need).
@@ -76,6 +80,8 @@ pub struct Stats {
     pub bytes: u64,
     /// Loads and stores removed.
     pub accesses: usize,
+    /// Of `vars`, those indexed at run time that [`super::unindex`] rewrote first.
+    pub unindexed: usize,
 }
 
 /// Functions with more blocks are left alone (a bound on the work, not on correctness).
@@ -83,6 +89,13 @@ const MAX_BLOCKS: usize = 50_000;
 
 /// Promote every promotable `.local` variable of `f` (see the module documentation).
 pub fn promote_locals(module: &Module, f: &mut Function) -> Stats {
+    promote_locals_with(module, f, true)
+}
+
+/// [`promote_locals`], with the arrays indexed at run time ([`super::unindex`]) promoted
+/// only where `unindex` is set (the driver compiles a kernel once more without them where
+/// their select chains cost it warps).
+pub fn promote_locals_with(module: &Module, f: &mut Function, unindex: bool) -> Stats {
     let mut stats = Stats::default();
     let Some(entry) = f.entry_block() else {
         return stats;
@@ -115,8 +128,15 @@ pub fn promote_locals(module: &Module, f: &mut Function) -> Stats {
         return stats;
     }
     for var in vars {
-        let uses = use_lists(f);
-        if let Some(plan) = analyse(module, f, &uses, var) {
+        let mut uses = use_lists(f);
+        let mut plan = analyse(module, f, &uses, var);
+        if plan.is_none() && unindex && super::unindex::unindex(module, f, &uses, var) {
+            stats.unindexed += 1;
+            uses = use_lists(f);
+            plan = analyse(module, f, &uses, var);
+            debug_assert!(plan.is_some(), "unindex leaves only constant offsets");
+        }
+        if let Some(plan) = plan {
             stats.vars += 1;
             stats.bytes += u64::from(module.vars[var].size);
             stats.accesses += plan.accesses.len();
@@ -160,7 +180,7 @@ struct Plan {
 }
 
 /// The integer constant `v` holds, sign-extended from its type.
-fn constant(f: &Function, v: Value) -> Option<i64> {
+pub(super) fn constant(f: &Function, v: Value) -> Option<i64> {
     let ValueDef::Result(i, _) = f.values[v].def else {
         return None;
     };
@@ -496,12 +516,8 @@ impl<'f> Promoter<'f> {
         if let Some(&v) = self.zeros.get(&(b, ty)) {
             return v;
         }
-        let data = match ty {
-            Type::F16 | Type::F32 | Type::F64 => InstData::Fconst { ty, bits: 0 },
-            _ => InstData::Iconst { ty, imm: 0 },
-        };
         let i = self.f.insts.push(InstNode {
-            data,
+            data: zero_of(ty),
             results: SmallVec::new(),
             block: b,
         });
@@ -688,6 +704,14 @@ impl<'f> Promoter<'f> {
                 args.remove(idx);
             });
         }
+    }
+}
+
+/// The constant zero of `ty`.
+pub(super) fn zero_of(ty: Type) -> InstData {
+    match ty {
+        Type::F16 | Type::F32 | Type::F64 => InstData::Fconst { ty, bits: 0 },
+        _ => InstData::Iconst { ty, imm: 0 },
     }
 }
 
