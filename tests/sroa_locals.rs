@@ -76,3 +76,26 @@ fn an_escaping_address_keeps_the_array_in_memory() {
     assert_eq!(frame, 8, "{ir}");
     assert!(ir.contains(" gv0"), "{ir}");
 }
+
+/// ptxas 11.8 promotes an array indexed at run time only where some access is at a
+/// constant offset (`ir::unindex`'s module essay): the same kernel without one keeps its
+/// 16 bytes, with a dead constant store after the loads it keeps none. Both run as
+/// `ir::eval` does.
+#[test]
+fn an_array_indexed_at_run_time_needs_a_constant_access_to_leave_memory() {
+    let file = "constaccess.ptx";
+    let ptx = frame_ir::read("sroa", file);
+    let out =
+        leafold::driver::compile(&ptx, &frame_ir::options(file, leafold::driver::Emit::Cubin))
+            .unwrap_or_else(|d| panic!("{}", leafold::error::render_all(&d.0)));
+    let frame = |name: &str| {
+        out.kernels
+            .iter()
+            .find(|k| k.name == name)
+            .map(|k| k.stack_frame)
+            .unwrap()
+    };
+    assert_eq!(frame("without"), 16, "{}", out.sass);
+    assert_eq!(frame("with"), 0, "{}", out.sass);
+    assert_eval_matches_sim(file);
+}

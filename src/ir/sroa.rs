@@ -222,61 +222,24 @@ fn analyse(
     let mut raw: Vec<(Inst, i64, Type, usize)> = Vec::new();
     while let Some((v, off, generic)) = work.pop() {
         for &u in &uses[v] {
-            let node = &f.insts[u];
-            let result = node.results.first().copied();
-            match &node.data {
-                InstData::Binary { op, args } if matches!(op, BinaryOp::Add | BinaryOp::Sub) => {
-                    let (other, sign) = if args[0] == v && args[1] != v {
-                        (args[1], if *op == BinaryOp::Add { 1 } else { -1 })
-                    } else if args[1] == v && args[0] != v && *op == BinaryOp::Add {
-                        (args[0], 1)
-                    } else {
-                        return None;
-                    };
+            match addr_use(f, v, generic, u)? {
+                AddrUse::Add {
+                    result,
+                    other,
+                    sign,
+                } => {
                     let c = constant(f, other)?;
                     derived.push(u);
-                    work.push((result?, off.checked_add(c.checked_mul(sign)?)?, generic));
+                    work.push((result, off.checked_add(c.checked_mul(sign)?)?, generic));
                 }
-                InstData::Cvta {
-                    dir, space, arg, ..
-                } if *space == Space::Local && *arg == v => {
-                    let to_generic = *dir == CvtaDir::ToGeneric;
-                    if to_generic == generic {
-                        return None;
-                    }
+                AddrUse::Move { result, generic } => {
                     derived.push(u);
-                    work.push((result?, off, to_generic));
+                    work.push((result, off, generic));
                 }
-                InstData::Convert { op, ty, arg }
-                    if !generic
-                        && *arg == v
-                        && matches!(op, ConvOp::Zext | ConvOp::Trunc)
-                        && matches!(ty, Type::I32 | Type::I64) =>
-                {
-                    derived.push(u);
-                    work.push((result?, off, generic));
+                AddrUse::Access { ty, width, offset } => {
+                    raw.push((u, off + i64::from(offset), ty, width));
                 }
-                InstData::Load {
-                    space,
-                    ty,
-                    width,
-                    addr,
-                    offset,
-                    ..
-                } if *addr == v && *space == space_of(generic) => {
-                    raw.push((u, off + i64::from(*offset), *ty, usize::from(*width)));
-                }
-                InstData::Store {
-                    space,
-                    ty,
-                    addr,
-                    offset,
-                    values,
-                    ..
-                } if *addr == v && *space == space_of(generic) && !values.contains(&v) => {
-                    raw.push((u, off + i64::from(*offset), *ty, values.len()));
-                }
-                _ => return None,
+                AddrUse::Other => return None,
             }
         }
     }
@@ -320,6 +283,95 @@ fn analyse(
         slots,
         accesses,
         derived,
+    })
+}
+
+/// How instruction `u` uses `v`, an address derived from a `.local` variable's (`generic`:
+/// converted to the generic space), for [`analyse`] and [`super::unindex`]; `None` where
+/// the use adds the address to itself or subtracts it, or converts it to the space it is in.
+pub(super) enum AddrUse {
+    /// `result = v + sign * other`.
+    Add {
+        result: Value,
+        other: Value,
+        sign: i64,
+    },
+    /// The same offset in `result`: a `cvta` (to or from `generic`) or a `zext`/`trunc`
+    /// between i32 and i64.
+    Move { result: Value, generic: bool },
+    /// A load or store (not of the address itself) at `[v + offset]`, of `width` values.
+    Access { ty: Type, width: usize, offset: i32 },
+    /// Anything else.
+    Other,
+}
+
+/// See [`AddrUse`].
+pub(super) fn addr_use(f: &Function, v: Value, generic: bool, u: Inst) -> Option<AddrUse> {
+    let node = &f.insts[u];
+    let result = node.results.first().copied();
+    Some(match &node.data {
+        InstData::Binary { op, args } if matches!(op, BinaryOp::Add | BinaryOp::Sub) => {
+            let (other, sign) = if args[0] == v && args[1] != v {
+                (args[1], if *op == BinaryOp::Add { 1 } else { -1 })
+            } else if args[1] == v && args[0] != v && *op == BinaryOp::Add {
+                (args[0], 1)
+            } else {
+                return None;
+            };
+            AddrUse::Add {
+                result: result?,
+                other,
+                sign,
+            }
+        }
+        InstData::Cvta {
+            dir, space, arg, ..
+        } if *space == Space::Local && *arg == v => {
+            let to_generic = *dir == CvtaDir::ToGeneric;
+            if to_generic == generic {
+                return None;
+            }
+            AddrUse::Move {
+                result: result?,
+                generic: to_generic,
+            }
+        }
+        InstData::Convert { op, ty, arg }
+            if !generic
+                && *arg == v
+                && matches!(op, ConvOp::Zext | ConvOp::Trunc)
+                && matches!(ty, Type::I32 | Type::I64) =>
+        {
+            AddrUse::Move {
+                result: result?,
+                generic,
+            }
+        }
+        InstData::Load {
+            space,
+            ty,
+            width,
+            addr,
+            offset,
+            ..
+        } if *addr == v && *space == space_of(generic) => AddrUse::Access {
+            ty: *ty,
+            width: usize::from(*width),
+            offset: *offset,
+        },
+        InstData::Store {
+            space,
+            ty,
+            addr,
+            offset,
+            values,
+            ..
+        } if *addr == v && *space == space_of(generic) && !values.contains(&v) => AddrUse::Access {
+            ty: *ty,
+            width: values.len(),
+            offset: *offset,
+        },
+        _ => AddrUse::Other,
     })
 }
 

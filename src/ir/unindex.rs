@@ -29,6 +29,35 @@
 //! must receive it on every edge. The bound keeps the selects few: ptxas too keeps large
 //! arrays it cannot index statically in memory.
 //!
+//! Two more conditions are ptxas 11.8's own rule, measured with `ptxas -arch=sm_50 -v` on
+//! small kernels (arrays of 2 to 40 words; indices from a loaded value, `and 1/3/7/15/31`
+//! of it, or a pointer stepped in a loop; constant and run-time stores and loads in every
+//! combination):
+//!
+//! * **The kernel's own arrays only.** A `.func`'s array indexed at run time stays in its
+//!   frame, even when every element is stored at a constant offset: a called `.func` with
+//!   four constant stores and one load at `and 3` gets `STL.64`s and an `LDL` (16 bytes),
+//!   where the same body in a kernel gets `ISETP.EQ` and `@P MOV`s (0 bytes); so does a
+//!   `.visible .func` under `-c` and a recursive one. Hence no rewrite in subroutines
+//!   ([`Function::subroutine`], object functions included) nor of the arrays of the
+//!   `.func`s we inline ([`VarScope::Callee`]), which ptxas keeps in the callee's frame.
+//! * **At least one access at a constant offset.** A store at `a[i]` and a load at
+//!   `a[i ^ 5]` keep the array in memory at every size (2 words: 8 bytes of frame, ...,
+//!   32 words: 128); add a single constant access, even a dead store `a[1] = x` after the
+//!   load, and the same array (up to 8 words) goes to registers (0 bytes). A store at `a[i]`
+//!   with a load at `a[1]`, or constant stores with a load at `a[i]`, are in registers.
+//!
+//! ptxas's size limit is wider than [`MAX_ELEMS`] and depends on how many elements no
+//! constant access covers (a store at `a[i]` and a load at `a[1]`: in registers up to 17
+//! words, 72 bytes of frame at 18; all elements stored first: in registers at 40); ours
+//! stays at 8: our select chains hold more values live than ptxas's predicated moves
+//! (with 16, two 16-word arrays took a kernel from 32 to 93 registers).
+//!
+//! Not modelled: in some kernels with several arrays ptxas keeps every array once one is
+//! stored at a run-time index (`tests/data/sroa/mixed.ptx`: 56 bytes of frame, its
+//! constant-offset array included; with that store at a constant offset, 8). We promote
+//! such arrays by the two conditions above.
+//!
 //! # The rewrite
 //!
 //! Every instruction that derives the address is kept but computes the *offset* from the
@@ -59,9 +88,10 @@ use cranelift_entity::SecondaryMap;
 use rustc_hash::FxHashMap as HashMap;
 use smallvec::{smallvec, SmallVec};
 
+use super::sroa::{addr_use, AddrUse};
 use super::{
-    BinaryOp, Block, CacheOp, ConvOp, CvtaDir, Function, GlobalVar, Inst, InstData, InstNode,
-    IntCC, Module, Space, Type, Value, ValueDef,
+    BinaryOp, Block, CacheOp, ConvOp, Function, GlobalVar, Inst, InstData, InstNode, IntCC, Module,
+    Space, Type, Value, ValueDef, VarScope,
 };
 
 /// The most elements an array indexed at run time may have to be rewritten (the selects per
@@ -115,6 +145,10 @@ fn analyse(
     uses: &SecondaryMap<Value, SmallVec<[Inst; 2]>>,
     var: GlobalVar,
 ) -> Option<Plan> {
+    // ptxas's first condition: the kernel's own arrays only (see "Which variables").
+    if f.subroutine || matches!(module.var_scopes[var], VarScope::Callee(_)) {
+        return None;
+    }
     let size = i64::from(module.vars[var].size);
     // Each derived value: its offset and whether it is a generic address.
     let mut seen: HashMap<Value, (Offset, bool)> = HashMap::default();
@@ -154,16 +188,12 @@ fn analyse(
         let (off, generic) = seen[&v];
         for &u in &uses[v] {
             let node = &f.insts[u];
-            let result = node.results.first().copied();
-            match &node.data {
-                InstData::Binary { op, args } if matches!(op, BinaryOp::Add | BinaryOp::Sub) => {
-                    let (other, sign) = if args[0] == v && args[1] != v {
-                        (args[1], if *op == BinaryOp::Add { 1 } else { -1 })
-                    } else if args[1] == v && args[0] != v && *op == BinaryOp::Add {
-                        (args[0], 1)
-                    } else {
-                        return None;
-                    };
+            match addr_use(f, v, generic, u)? {
+                AddrUse::Add {
+                    result,
+                    other,
+                    sign,
+                } => {
                     let next = match (off, super::sroa::constant(f, other)) {
                         (Offset::Known(o), Some(c)) => {
                             Offset::Known(o.checked_add(c.checked_mul(sign)?)?)
@@ -171,45 +201,22 @@ fn analyse(
                         _ => Offset::Dynamic,
                     };
                     derived.push(u);
-                    reach(&mut seen, &mut work, result?, (next, generic))?;
+                    reach(&mut seen, &mut work, result, (next, generic))?;
                 }
-                InstData::Cvta {
-                    dir, space, arg, ..
-                } if *space == Space::Local && *arg == v => {
-                    let to_generic = *dir == CvtaDir::ToGeneric;
-                    if to_generic == generic {
+                AddrUse::Move { result, generic } => {
+                    derived.push(u);
+                    reach(&mut seen, &mut work, result, (off, generic))?;
+                }
+                AddrUse::Access { .. } => {
+                    accesses.push(Access {
+                        inst: u,
+                        offset: off,
+                    });
+                }
+                AddrUse::Other => {
+                    if !matches!(node.data, InstData::Jump { .. } | InstData::Brif { .. }) {
                         return None;
                     }
-                    derived.push(u);
-                    reach(&mut seen, &mut work, result?, (off, to_generic))?;
-                }
-                InstData::Convert { op, ty, arg }
-                    if !generic
-                        && *arg == v
-                        && matches!(op, ConvOp::Zext | ConvOp::Trunc)
-                        && matches!(ty, Type::I32 | Type::I64) =>
-                {
-                    derived.push(u);
-                    reach(&mut seen, &mut work, result?, (off, generic))?;
-                }
-                InstData::Load { space, addr, .. } if *addr == v && *space == space_of(generic) => {
-                    accesses.push(Access {
-                        inst: u,
-                        offset: off,
-                    });
-                }
-                InstData::Store {
-                    space,
-                    addr,
-                    values,
-                    ..
-                } if *addr == v && *space == space_of(generic) && !values.contains(&v) => {
-                    accesses.push(Access {
-                        inst: u,
-                        offset: off,
-                    });
-                }
-                InstData::Jump { .. } | InstData::Brif { .. } => {
                     if let InstData::Brif { cond, .. } = &node.data {
                         if *cond == v {
                             return None;
@@ -227,7 +234,6 @@ fn analyse(
                         }
                     }
                 }
-                _ => return None,
             }
         }
     }
@@ -252,7 +258,12 @@ fn analyse(
             }
         }
     }
-    if !accesses.iter().any(|a| a.offset == Offset::Dynamic) {
+    // Something to rewrite, and (ptxas's second condition) an access at a constant offset.
+    if !accesses.iter().any(|a| a.offset == Offset::Dynamic)
+        || !accesses
+            .iter()
+            .any(|a| matches!(a.offset, Offset::Known(_)))
+    {
         return None;
     }
     // One element type; dynamic accesses scalar; constant ones inside the array, aligned.
@@ -370,14 +381,6 @@ fn loop_kill(
     Some((pre, offs))
 }
 
-fn space_of(generic: bool) -> Space {
-    if generic {
-        Space::Generic
-    } else {
-        Space::Local
-    }
-}
-
 /// Apply the rewrite of the module documentation.
 fn rewrite(f: &mut Function, var: GlobalVar, size: u32, plan: &Plan) {
     let (derived, accesses, ty) = (&plan.derived, &plan.accesses, plan.ty);
@@ -392,14 +395,7 @@ fn rewrite(f: &mut Function, var: GlobalVar, size: u32, plan: &Plan) {
         let base = f.insert_before(jump, InstData::SymbolAddr { ty: aty, var }, aty);
         let zero = f.insert_before(jump, super::sroa::zero_of(ty), ty);
         for &o in offs {
-            let store = InstData::Store {
-                space: Space::Local,
-                ty,
-                addr: base,
-                offset: o as i32,
-                values: smallvec![zero],
-                cache: CacheOp::default(),
-            };
+            let store = elem_store(ty, (base, o), zero, CacheOp::default());
             insert_store_before(f, jump, store);
         }
     }
@@ -501,14 +497,7 @@ fn rewrite(f: &mut Function, var: GlobalVar, size: u32, plan: &Plan) {
                         args: [values[0], old],
                     };
                     let new = f.insert_before(i, data, ty);
-                    let store = InstData::Store {
-                        space: Space::Local,
-                        ty,
-                        addr: base,
-                        offset: e as i32,
-                        values: smallvec![new],
-                        cache,
-                    };
+                    let store = elem_store(ty, (base, e), new, cache);
                     if k + 1 == elems.len() {
                         f.insts[i].data = store;
                     } else {
@@ -518,6 +507,18 @@ fn rewrite(f: &mut Function, var: GlobalVar, size: u32, plan: &Plan) {
             }
             _ => unreachable!("only loads and stores are accesses"),
         }
+    }
+}
+
+/// A store of `value` to the element at `[base + offset]` in the local space.
+fn elem_store(ty: Type, (base, offset): (Value, u32), value: Value, cache: CacheOp) -> InstData {
+    InstData::Store {
+        space: Space::Local,
+        ty,
+        addr: base,
+        offset: offset as i32,
+        values: smallvec![value],
+        cache,
     }
 }
 
