@@ -240,6 +240,10 @@ pub struct KernelReport {
     /// ptxas's `-v` line where the kernel's directives override `--maxrregcount`
     /// ("Overriding global maxrregcount ...", see `facts::Budget::override_line`).
     pub budget_note: Option<String>,
+    /// The kernel was compiled through [`compile_kernel`]'s fallback that leaves its `.local`
+    /// arrays indexed at run time in local memory (`ir::unindex`'s select chains would have
+    /// cost it warps); `leafold verify` lays out its local memory so.
+    pub indexed_locals_in_memory: bool,
 }
 
 impl KernelReport {
@@ -538,7 +542,7 @@ pub fn prepare_kernel_ir(module: &ir::Module, f: &mut ir::Function) {
 
 /// [`prepare_kernel_ir`], with the `.local` arrays indexed at run time promoted only where
 /// `unindex` is set (`ir::sroa::promote_locals_with`); returns whether any was.
-fn prepare_kernel_ir_with(module: &ir::Module, f: &mut ir::Function, unindex: bool) -> bool {
+pub fn prepare_kernel_ir_with(module: &ir::Module, f: &mut ir::Function, unindex: bool) -> bool {
     ir::collective::expand(f);
     ir::simplify::simplify(f);
     if ir::unroll::unroll_loops(f).loops > 0 {
@@ -694,9 +698,10 @@ fn compile_kernel(
     // against 32 with the array in local memory, 48 warps against 64). Where the kernel
     // promoted such an array and its registers cost it warps, compile it once more with the
     // arrays left in local memory and keep that where it keeps more warps resident without
-    // spilling more. Trade-off: one more compile, only for those kernels; `leafold verify`
-    // still maps their local memory as if the arrays were promoted.
+    // spilling more. Trade-off: one more compile, only for those kernels; the report says
+    // so (`KernelReport::indexed_locals_in_memory`), for `leafold verify`'s local layout.
     let plain;
+    let mut in_memory = false;
     if unindexed && allocate::warps(&cx, alloc.num_regs) < allocate::wanted_warps(&cx) {
         let mut p = original;
         prepare_kernel_ir_with(module, &mut p, false);
@@ -714,6 +719,7 @@ fn compile_kernel(
                 (fold, constant2, alloc) = other;
                 chosen = &plain;
                 local_data = plain_data;
+                in_memory = true;
             }
             _ => {
                 out.text.truncate(mark);
@@ -746,7 +752,9 @@ fn compile_kernel(
         subs: &subs,
     };
     let k = kernel_spec(&cx, &placed, &alloc, max_regs, launch, constant2, relocs)?;
-    kernel_report(&cx, &placed, &k, local_data, fold, src_lines, out);
+    kernel_report(
+        &cx, &placed, &k, local_data, fold, src_lines, in_memory, out,
+    );
     times.lap("other", t);
     Ok(k)
 }
