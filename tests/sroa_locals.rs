@@ -99,3 +99,41 @@ fn an_array_indexed_at_run_time_needs_a_constant_access_to_leave_memory() {
     assert_eq!(frame("with"), 0, "{}", out.sass);
     assert_eval_matches_sim(file);
 }
+
+/// The driver's fallback (`driver::compile_kernel`): simpleSurfaceWrite's `transformKernel`
+/// has four sine/cosine reductions over one 7-word array; promoted through `ir::unindex`,
+/// its select chains cost it warps, so it is compiled with the array in local memory (32
+/// bytes of frame, as ptxas 11.8 has). The report says so, and `verify`, which then lays
+/// out local memory with the array kept (`verify::compare::kept_locals`), matches.
+#[test]
+fn the_no_unindex_fallback_is_reported_and_verified_with_its_layout() {
+    let file = "cuda-samples__Samples_0_Introduction_simpleSurfaceWrite_simpleSurfaceWrite.ptx";
+    let path = format!(
+        "{}/tests/data/corpus-nvcc/ptx/{file}",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let ptx = std::fs::read_to_string(path).unwrap();
+    let opts = frame_ir::options(file, leafold::driver::Emit::Cubin);
+    let out = leafold::driver::compile(&ptx, &opts)
+        .unwrap_or_else(|d| panic!("{}", leafold::error::render_all(&d.0)));
+    for k in &out.kernels {
+        let transform = k.name == "_Z15transformKernelPfiify";
+        assert_eq!(k.indexed_locals_in_memory, transform, "{}", k.name);
+        if transform {
+            assert_eq!(k.stack_frame, 32, "{}", out.sass);
+        }
+    }
+    let vopts = leafold::verify::VerifyOptions {
+        runs: 2,
+        compile: opts,
+        ..leafold::verify::VerifyOptions::default()
+    };
+    for v in leafold::verify::verify_file(&ptx, None, &vopts).unwrap() {
+        assert!(
+            matches!(v.outcome, leafold::verify::Outcome::Match { .. }),
+            "{}: {:?}",
+            v.kernel,
+            v.outcome
+        );
+    }
+}
