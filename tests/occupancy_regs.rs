@@ -77,6 +77,9 @@ fn spilled_values_are_computed_into_their_slot_registers() {
     let (regs, sass) = registers_and_sass("live_crowd.ptx");
     assert!(regs > 192, "{regs} registers: the crowd no longer spills");
     let moves = register_moves(&sass);
-    assert!(moves <= 127 - 127 / 3, "{moves} register moves left:\n{sass}");
+    assert!(
+        moves <= 127 - 127 / 3,
+        "{moves} register moves left:\n{sass}"
+    );
     frame_ir::assert_eval_matches_sim("occupancy", "live_crowd.ptx");
 }

@@ -155,6 +155,7 @@ pub fn run(args: &Args) -> u8 {
         sizes: crate::verify::Sizes::Small,
         textures,
         profile: false,
+        indexed_locals_in_memory: false,
     };
     if args.against_ptxas {
         let Some(oracle) = crate::oracle::Oracle::find() else {

@@ -156,6 +156,7 @@ pub mod narrow;
 pub mod simplify;
 pub mod sroa;
 pub mod tex;
+pub mod unindex;
 pub mod unroll;
 pub mod unroll_runtime;
 pub mod vectorize;

@@ -284,7 +284,7 @@ fn find(f: &Function, inner: &HashMap<Block, u64>) -> Option<Candidate> {
     f.layout
         .iter()
         .filter(|&&b| b != entry && !f.nounroll[b])
-        .find_map(|&b| candidate(f, b, &preds, inner.get(&b).copied().unwrap_or(1)))
+        .find_map(|&b| candidate(f, b, &preds, Some(inner.get(&b).copied().unwrap_or(1))))
 }
 
 /// A single-block loop: block `b` ending in `brif cond, b(back..), exit(..)` (or the two
@@ -347,12 +347,13 @@ pub(super) fn single_block_loop(
 }
 
 /// Loop `b` when it qualifies; `inner` is how many innermost iterations each of its
-/// iterations already stands for (1 unless loops were unrolled into it).
+/// iterations already stands for (1 unless loops were unrolled into it), `None` to judge
+/// the shape only, not the size.
 fn candidate(
     f: &Function,
     b: Block,
     preds: &HashMap<Block, (usize, Block)>,
-    inner: u64,
+    inner: Option<u64>,
 ) -> Option<Candidate> {
     let SingleBlockLoop {
         preheader,
@@ -365,19 +366,27 @@ fn candidate(
     let copied = body_size(f, b, &init.args, &back.args);
     let cmp = def_in(f, cond, b)?;
     let params = &f.blocks[b].params;
-    (0..params.len()).find_map(|k| {
-        let trips = trip_count(f, params[k], init.args[k], back.args[k], cmp, back_is_then)?;
-        // A nest is sized as ptxas sizes it: by its innermost iterations and the
-        // instructions each of them costs (the outer loops' own work shared out).
-        let total = trips.checked_mul(inner)?;
-        let per_iteration = copied.div_ceil(inner as usize);
-        (total <= max_full_trips(per_iteration.max(1))).then_some(Candidate {
-            block: b,
-            preheader,
-            trips,
-            total,
-        })
+    let trips = (0..params.len())
+        .find_map(|k| trip_count(f, params[k], init.args[k], back.args[k], cmp, back_is_then))?;
+    // A nest is sized as ptxas sizes it: by its innermost iterations and the instructions
+    // each of them costs (the outer loops' own work shared out).
+    let total = trips.checked_mul(inner.unwrap_or(1))?;
+    let per_iteration = copied.div_ceil(inner.unwrap_or(1) as usize);
+    let small = inner.is_none() || total <= max_full_trips(per_iteration.max(1));
+    small.then_some(Candidate {
+        block: b,
+        preheader,
+        trips,
+        total,
     })
+}
+
+/// The preheader and trip count of `b` when it is a loop of the shape this module unrolls
+/// (a single block entered by one jump, with a counted induction variable), whatever its
+/// size or pragma; `ir::unindex` asks which elements a loop writes.
+pub(super) fn counted_loop(f: &Function, b: Block) -> Option<(Block, u64)> {
+    let c = candidate(f, b, &edges(f), None)?;
+    Some((c.preheader, c.trips))
 }
 
 /// The number of times the body runs when `param` is the induction variable, starting at
