@@ -269,8 +269,11 @@ fn colour_spread(
         |c: &mut Vec<u16>, ended: &mut [u32; 256], late: &mut [u32; 256], w: usize, base: usize| {
             c[w] = base as u16;
             let width = webs.width[w] as usize;
+            // A web of a call's clobbers holds no value: the register stays as free as
+            // before the call for the webs coloured after it.
+            let until = if webs.clobber_only[w] { 0 } else { webs.last[w] + 1 };
             for e in ended.iter_mut().skip(base).take(width) {
-                *e = (*e).max(webs.last[w] + 1);
+                *e = (*e).max(until);
             }
             if webs.late_end[w] {
                 for l in late.iter_mut().skip(base).take(width) {
