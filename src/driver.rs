@@ -371,6 +371,8 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
             lower::SharedRelocs::None
         },
         no_handle_split: opts.no_handle_split,
+        // Only on `driver::allocate`'s retry for warps.
+        remat_cbuf: false,
     };
     let max_regs = opts.max_regs.unwrap_or(255).min(255);
     let mut const_data = module_constants(&module);

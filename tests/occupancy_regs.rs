@@ -83,3 +83,20 @@ fn spilled_values_are_computed_into_their_slot_registers() {
     );
     frame_ir::assert_eval_matches_sim("occupancy", "live_crowd.ptx");
 }
+
+#[test]
+fn parameter_pairs_are_read_where_they_are_wanted() {
+    let (regs, sass) = registers_and_sass("param_pairs.ptx");
+    // `param_12` (at c[0x0][0x190]) starts a loop-carried value in the grid-stride loop:
+    // it is read there, after the kernel's early exit, not once at its entry.
+    let lines: Vec<&str> = sass.lines().collect();
+    let exit = lines.iter().position(|l| l.contains("EXIT")).unwrap();
+    let read = lines
+        .iter()
+        .position(|l| l.contains("c[0x0][0x190]"))
+        .unwrap_or_else(|| panic!("param_12 never read:\n{sass}"));
+    assert!(read > exit, "param_12 read at the entry:\n{sass}");
+    // Seven pairs held from the entry made 39 (ptxas: 22).
+    assert!(regs <= FULL_OCCUPANCY, "{regs} registers:\n{sass}");
+    frame_ir::assert_eval_matches_sim("occupancy", "param_pairs.ptx");
+}
