@@ -53,11 +53,11 @@ fn one_call_per_division_and_one_subroutine() {
     // One FCHK per division site (twelve), none in the subroutine; every CAL in ptxas's
     // shape: `@P SYNC` (or `@!P`) before it, a bare SYNC after it.
     assert_eq!(count(&out.sass, "FCHK.DIVIDE"), 12, "{}", out.sass);
-    for (k, i) in text
+    let cal_at = text
         .iter()
         .enumerate()
-        .filter(|(_, i)| i.starts_with("CAL "))
-    {
+        .filter(|(_, i)| i.starts_with("CAL "));
+    for (k, _) in cal_at {
         assert!(
             (text[k - 1].starts_with("@P") || text[k - 1].starts_with("@!P"))
                 && text[k - 1].ends_with(" SYNC"),
