@@ -164,6 +164,9 @@ pub struct Options {
     /// Contract float `mul` + `add`/`sub` written without rounding modifiers into fused
     /// multiply-adds (ptxas's `--fmad`, on by default): [`ir::contract`].
     pub fmad: bool,
+    /// Unroll loops whose trip count is known only at run time by four
+    /// (`--unroll-runtime`, off by default): [`ir::unroll_runtime`].
+    pub unroll_runtime: bool,
     /// Fill [`Output::sass`] (on by default; the command line turns it off when it prints no
     /// listing: formatting every instruction costs time and memory on big inputs).
     pub sass_listing: bool,
@@ -201,6 +204,7 @@ impl Default for Options {
             no_handle_split: false,
             no_subroutines: false,
             fmad: true,
+            unroll_runtime: false,
             debug_inject: None,
             entries: Vec::new(),
             fold: Fold::Full,
@@ -240,6 +244,10 @@ pub struct KernelReport {
     /// ptxas's `-v` line where the kernel's directives override `--maxrregcount`
     /// ("Overriding global maxrregcount ...", see `facts::Budget::override_line`).
     pub budget_note: Option<String>,
+    /// The kernel was compiled through [`compile_kernel`]'s fallback that leaves its `.local`
+    /// arrays indexed at run time in local memory (`ir::unindex`'s select chains would have
+    /// cost it warps); `leafold verify` lays out its local memory so.
+    pub indexed_locals_in_memory: bool,
 }
 
 impl KernelReport {
@@ -363,6 +371,8 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
             lower::SharedRelocs::None
         },
         no_handle_split: opts.no_handle_split,
+        // Only on `driver::allocate`'s retry for warps.
+        remat_cbuf: false,
     };
     let max_regs = opts.max_regs.unwrap_or(255).min(255);
     let mut const_data = module_constants(&module);
@@ -527,21 +537,65 @@ fn relocatable_version(
 
 /// The IR lowering receives for kernel `f` of `module`, from what `ir::build` made: the warp
 /// collectives sm_5x lacks expanded (`ir::collective`), simplified (`ir::simplify`), small
-/// constant-trip loops unrolled (`ir::unroll`, then simplified again), and the
-/// `.local` variables that only constant offsets reach promoted to SSA values
-/// (`ir::sroa`, then simplified again, since loads that became values fold further), and
-/// adjacent aligned scalar `.shared`/`.const` accesses merged (`ir::vectorize`).
-/// `verify` calls it too, to know which `.local` variables the compiled kernel keeps.
+/// constant-trip loops unrolled (`ir::unroll`, then simplified again), the `.local`
+/// variables that only constant offsets reach, and the small arrays indexed at run time
+/// that `ir::unindex` takes, promoted to SSA values (`ir::sroa`, then simplified again,
+/// since loads that became values fold further), and adjacent aligned scalar
+/// `.shared`/`.const` accesses merged (`ir::vectorize`). Runtime-trip loops are not unrolled
+/// here (`--unroll-runtime` is off by default): [`prepare_kernel_ir_with`] says both.
 pub fn prepare_kernel_ir(module: &ir::Module, f: &mut ir::Function) {
+    prepare_kernel_ir_with(module, f, false, true);
+}
+
+/// [`prepare_kernel_ir`], with the runtime-trip loops unrolled (`runtime_unroll`,
+/// [`Options::unroll_runtime`]) or not, and the `.local` arrays indexed at run time
+/// promoted only where `unindex` is set (`ir::sroa::promote_locals_with`); returns how many
+/// loops were unrolled and whether any such array was promoted.
+pub fn prepare_kernel_ir_with(
+    module: &ir::Module,
+    f: &mut ir::Function,
+    runtime_unroll: bool,
+    unindex: bool,
+) -> (usize, bool) {
     ir::collective::expand(f);
     ir::simplify::simplify(f);
     if ir::unroll::unroll_loops(f).loops > 0 {
         ir::simplify::simplify(f);
     }
-    if ir::sroa::promote_locals(module, f).vars > 0 {
+    let unrolled = if runtime_unroll {
+        ir::unroll_runtime::unroll_runtime_loops(f)
+    } else {
+        0
+    };
+    if unrolled > 0 {
+        ir::simplify::simplify(f);
+    }
+    let promoted = ir::sroa::promote_locals_with(module, f, unindex);
+    if promoted.vars > 0 {
         ir::simplify::simplify(f);
     }
     ir::vectorize::vectorize(module, f);
+    (unrolled, promoted.unindexed > 0)
+}
+
+/// `f` prepared ([`prepare_kernel_ir`]) and narrowed ([`narrow_kernel_ir`]); returns the
+/// unnarrowed function (as [`narrow_kernel_ir`]), where runtime-trip loops were unrolled
+/// the kernel prepared and narrowed without that (`rolled`), for [`compile_kernel`]'s
+/// occupancy fallback, and whether a `.local` array indexed at run time was promoted.
+fn prepare_kernel(
+    module: &ir::Module,
+    f: &mut ir::Function,
+    runtime_unroll: bool,
+) -> (Option<ir::Function>, Option<ir::Function>, bool) {
+    let mut rolled = f.clone();
+    let (unrolled, unindexed) = prepare_kernel_ir_with(module, f, runtime_unroll, true);
+    let wide = narrow_kernel_ir(module, f);
+    if unrolled == 0 {
+        return (wide, None, unindexed);
+    }
+    prepare_kernel_ir_with(module, &mut rolled, false, true);
+    narrow_kernel_ir(module, &mut rolled);
+    (wide, Some(rolled), unindexed)
 }
 
 /// `f` with its 64-bit values that only address `.shared` or `.const` memory narrowed to 32 bits
@@ -555,6 +609,9 @@ pub fn narrow_kernel_ir(module: &ir::Module, f: &mut ir::Function) -> Option<ir:
     ir::simplify::simplify(f);
     Some(wide)
 }
+
+/// A kernel's allocated machine code.
+type Alloc = machinst::Allocated<lower::Sm50Inst>;
 
 /// What every kernel's compile reads.
 #[derive(Clone, Copy)]
@@ -619,8 +676,9 @@ fn compile_kernel(
     // The limits apply to what the PTX declares, as ptxas checks them: before `ir::sroa`
     // takes a variable out of local memory.
     let limits = check_memory_limits(module, &f);
-    prepare_kernel_ir(module, &mut f);
-    let wide = narrow_kernel_ir(module, &mut f);
+    let original = f.clone();
+    let runtime_unroll = inputs.opts.unroll_runtime;
+    let (wide, rolled, unindexed) = prepare_kernel(module, &mut f, runtime_unroll);
     let f = &f;
     let name = f.name.as_str();
     let cx = KernelCtx {
@@ -650,14 +708,42 @@ fn compile_kernel(
         }
     }
     times.lap("simplify", t);
+    let ir_mark = out.text.len();
     if opts.emit == Emit::Ir {
         let _ = writeln!(out.text, "{f}");
     }
     limits.map_err(err)?;
-    let local_data = lower::local_size(module, f).next_multiple_of(16);
+    let mut local_data = lower::local_size(module, f).next_multiple_of(16);
     let mark = out.text.len();
-    let (mut fold, mut constant2, mut alloc) =
+    let (fold, constant2, alloc) =
         lower_and_allocate(&cx, lower_opts, max_regs, local_data, out, times, t)?;
+    let mut chosen = f;
+    // Whether `chosen` has its runtime-trip loops unrolled (the rolled fallback has not).
+    let mut chosen_unroll = runtime_unroll;
+    // Compile the alternative `other` of the kernel as well; keep it where `prefer` says it
+    // does better than what was chosen.
+    let alternative = |other: &'_ ir::Function,
+                       prefer: &dyn Fn(&Alloc, &Alloc) -> bool,
+                       current: &mut (FoldStats, Vec<u8>, Alloc),
+                       out: &mut Output,
+                       times: &mut PassTimes,
+                       t: &mut std::time::Instant|
+     -> bool {
+        let current_text = out.text.split_off(mark);
+        let cxo = KernelCtx { f: other, ..cx };
+        match lower_and_allocate(&cxo, lower_opts, max_regs, local_data, out, times, t) {
+            Ok(o) if prefer(&o.2, &current.2) => {
+                *current = o;
+                true
+            }
+            _ => {
+                out.text.truncate(mark);
+                out.text.push_str(&current_text);
+                false
+            }
+        }
+    };
+    let mut current = (fold, constant2, alloc);
     // The narrowed shared pointers (`ir::narrow`) are 32-bit values where they were pairs.
     // Where the kernel keeps more than the allocator's 64 scalars live at once, that moves
     // values out of the pair class into an overflowing scalar one (MC-GPU's
@@ -665,18 +751,70 @@ fn compile_kernel(
     // spills, compile the unnarrowed one as well and keep whichever spills less (ties: the
     // narrowed one). Trade-off: one more compile, only for spilling kernels that had a
     // 64-bit shared pointer.
-    let mut chosen = f;
-    if let Some(wide) = wide.as_ref().filter(|_| alloc.spill_bytes > 0) {
-        let narrowed_text = out.text.split_off(mark);
-        let cxw = KernelCtx { f: wide, ..cx };
-        match lower_and_allocate(&cxw, lower_opts, max_regs, local_data, out, times, t) {
-            Ok(other) if other.2.spill_cost() < alloc.spill_cost() => {
+    if let Some(wide) = wide.as_ref().filter(|_| current.2.spill_bytes > 0) {
+        let spills_less = |o: &Alloc, c: &Alloc| o.spill_cost() < c.spill_cost();
+        if alternative(wide, &spills_less, &mut current, out, times, t) {
+            chosen = wide;
+        }
+    }
+    // The runtime-unrolled loops (`ir::unroll_runtime`) run four copies' loads at once, and
+    // the scheduler hoists them: more registers live. Where that leaves the kernel spilling
+    // or below the warps it wants (`allocate::wanted_warps`), compile it once more without
+    // the unrolling and keep that where it spills less or keeps more warps resident (ties:
+    // the unrolled code). The same `.local` variables must stay in memory either way
+    // (`leafold verify` finds them through `prepare_kernel_ir_with`). Trade-off: one more
+    // compile for the kernels whose unrolled loops cost them occupancy; the occupancy is
+    // never lower than without the unrolling (fir_double: 62 registers unrolled, 32 not).
+    let limited = |a: &Alloc| a.spill_bytes > 0 || warps(&cx, a.num_regs) < wanted_warps(&cx);
+    if let Some(rolled) = rolled
+        .as_ref()
+        .filter(|r| limited(&current.2) && module.local_layout(r) == module.local_layout(chosen))
+    {
+        let better = |o: &Alloc, c: &Alloc| {
+            (o.spill_cost(), warps(&cx, c.num_regs)) < (c.spill_cost(), warps(&cx, o.num_regs))
+        };
+        if alternative(rolled, &better, &mut current, out, times, t) {
+            chosen = rolled;
+            chosen_unroll = false;
+            // `--emit ir` shows the IR compiled (nothing follows it in the text).
+            if opts.emit == Emit::Ir {
+                out.text.truncate(ir_mark);
+                let _ = writeln!(out.text, "{rolled}");
+            }
+        }
+    }
+    let (mut fold, mut constant2, mut alloc) = current;
+    // The select chains of the arrays indexed at run time (`ir::unindex`) keep more values
+    // live than ptxas's predicated moves (simpleSurface `transformKernel`: 40 registers
+    // against 32 with the array in local memory, 48 warps against 64). Where the kernel
+    // promoted such an array and its registers cost it warps, compile it once more with the
+    // arrays left in local memory and keep that where it keeps more warps resident without
+    // spilling more. Trade-off: one more compile, only for those kernels; the report says
+    // so (`KernelReport::indexed_locals_in_memory`), for `leafold verify`'s local layout.
+    let plain;
+    let mut in_memory = false;
+    if unindexed && allocate::warps(&cx, alloc.num_regs) < allocate::wanted_warps(&cx) {
+        let mut p = original;
+        prepare_kernel_ir_with(module, &mut p, chosen_unroll, false);
+        narrow_kernel_ir(module, &mut p);
+        plain = p;
+        let cxp = KernelCtx { f: &plain, ..cx };
+        let plain_data = lower::local_size(module, &plain).next_multiple_of(16);
+        let before = out.text.split_off(mark);
+        match lower_and_allocate(&cxp, lower_opts, max_regs, plain_data, out, times, t) {
+            Ok(other)
+                if other.2.spill_cost() <= alloc.spill_cost()
+                    && allocate::warps(&cxp, other.2.num_regs)
+                        > allocate::warps(&cx, alloc.num_regs) =>
+            {
                 (fold, constant2, alloc) = other;
-                chosen = wide;
+                chosen = &plain;
+                local_data = plain_data;
+                in_memory = true;
             }
             _ => {
                 out.text.truncate(mark);
-                out.text.push_str(&narrowed_text);
+                out.text.push_str(&before);
             }
         }
     }
@@ -705,7 +843,9 @@ fn compile_kernel(
         subs: &subs,
     };
     let k = kernel_spec(&cx, &placed, &alloc, max_regs, launch, constant2, relocs)?;
-    kernel_report(&cx, &placed, &k, local_data, fold, src_lines, out);
+    kernel_report(
+        &cx, &placed, &k, local_data, fold, src_lines, in_memory, out,
+    );
     times.lap("other", t);
     Ok(k)
 }

@@ -944,6 +944,7 @@ pub fn check_generated(k: &GenKernel, seed: u64) -> Result<(), String> {
         textures: Vec::new(),
         surface: None,
         profile: false,
+        indexed_locals_in_memory: false,
         surface_format: crate::surface::SurfFormat::RAW,
     };
     let fail = |what: String| Err(format!("{what}\n--- PTX ---\n{}", k.ptx));

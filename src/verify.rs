@@ -156,6 +156,10 @@ pub struct VerifyOptions {
     /// Every surface's element format (`--surface ...:FORMAT`; what `sust.p` converts to,
     /// [`crate::surface::SurfFormat::RAW`] unless given).
     pub surface_format: crate::surface::SurfFormat,
+    /// leafold's compile kept the kernel's `.local` arrays indexed at run time in local
+    /// memory ([`crate::driver::KernelReport::indexed_locals_in_memory`]; [`verify_file`] sets
+    /// it from the report): [`compare::kept_locals`] lays out local memory so.
+    pub indexed_locals_in_memory: bool,
 }
 
 impl Default for VerifyOptions {
@@ -176,6 +180,7 @@ impl Default for VerifyOptions {
             surface: None,
             profile: false,
             surface_format: crate::surface::SurfFormat::RAW,
+            indexed_locals_in_memory: false,
         }
     }
 }
@@ -370,7 +375,17 @@ pub fn verify_file(
             .functions()
             .find(|a| *a.name.text == *f.name)
             .and_then(|a| shape::directive(&a.perf));
-        let mut verdict = verify_kernel_with(&module, f, addr32, &out.cubin, opts, directive);
+        let fallback;
+        let kopts = if report.is_some_and(|r| r.indexed_locals_in_memory) {
+            fallback = VerifyOptions {
+                indexed_locals_in_memory: true,
+                ..opts.clone()
+            };
+            &fallback
+        } else {
+            opts
+        };
+        let mut verdict = verify_kernel_with(&module, f, addr32, &out.cubin, kopts, directive);
         if let Outcome::Mismatch(m) = &mut verdict.outcome {
             if let (Side::Leafold, Some((pc, _)), Some(r)) = (m.side, &m.writer, report) {
                 m.ptx_line = r
@@ -759,7 +774,12 @@ fn verify_launch(
         }
     };
     let plan = inputs::infer(f, addr32);
-    let local_map = compared_locals(module, f);
+    let local_map = compared_locals(
+        module,
+        f,
+        opts.compile.unroll_runtime,
+        !opts.indexed_locals_in_memory,
+    );
     let cmp = Compare {
         module,
         f,

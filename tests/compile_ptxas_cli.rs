@@ -412,7 +412,9 @@ fn batch_compiles_a_tree_and_reports_each_failure() {
 
 /// Each kernel's stack frame holds only the `.local` variables it names (as ptxas's does):
 /// a module of two kernels with their own local arrays reports each one's own size under
-/// `-v`, not their sum.
+/// `-v`, not their sum. Every access is at a run-time index, so ptxas keeps both arrays in
+/// memory (16 and 64 bytes of frame; one constant access would put them in registers,
+/// `ir::unindex`).
 #[test]
 fn each_kernel_frames_only_its_own_locals() {
     let ptx = "
@@ -431,7 +433,7 @@ fn each_kernel_frames_only_its_own_locals() {
     mul.wide.u32 %rd3, %r1, 4;
     add.u64 %rd4, %rd2, %rd3;
     st.local.u32 [%rd4], %r1;
-    ld.local.u32 %r2, [a+4];
+    ld.local.u32 %r2, [%rd4+4];
     cvta.to.global.u64 %rd5, %rd1;
     st.global.u32 [%rd5], %r2;
     ret;
@@ -448,7 +450,7 @@ fn each_kernel_frames_only_its_own_locals() {
     mul.wide.u32 %rd3, %r1, 8;
     add.u64 %rd4, %rd2, %rd3;
     st.local.u32 [%rd4], %r1;
-    ld.local.u32 %r2, [b+8];
+    ld.local.u32 %r2, [%rd4+8];
     cvta.to.global.u64 %rd5, %rd1;
     st.global.u32 [%rd5], %r2;
     ret;

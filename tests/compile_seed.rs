@@ -239,9 +239,11 @@ fn loop_runs_like_the_ir_interpreter() {
     }
 }
 
-/// A kernel with its own `.local` array (frame prologue, STL/LDL at `[R1+off]`). One load's
-/// address depends on `%tid.x` (it is 0 for the two threads the test launches, but not a
-/// constant to the compiler), so `ir::sroa` leaves the array in local memory.
+/// A kernel with its own `.local` array (frame prologue, STL/LDL at `[R1+off]`). Every
+/// access is at a run-time index (`x & 3`, `(x & 3) ^ 2`, and that plus `%tid.x >> 1`, which
+/// is 0 for the two threads the test launches, but not a constant to the compiler), so
+/// the array stays in local memory, as ptxas keeps it (16 bytes of frame; `ir::unindex`
+/// needs one constant access, as ptxas does). With `x = 5`: `buf[1] = 5`, `buf[3] = 12`.
 const LOCAL: &str = r#"
 .version 7.0
 .target sm_50
@@ -250,20 +252,26 @@ const LOCAL: &str = r#"
 .visible .entry with_local(.param .u64 out, .param .u32 x)
 {
     .local .align 4 .b8 buf[16];
-    .reg .b64 %rd<4>;
-    .reg .b32 %r<6>;
+    .reg .b64 %rd<8>;
+    .reg .b32 %r<9>;
     ld.param.u64 %rd1, [out];
     ld.param.u32 %r1, [x];
-    st.local.u32 [buf], %r1;
+    mov.u64 %rd3, buf;
+    and.b32 %r6, %r1, 3;
+    mul.wide.u32 %rd4, %r6, 4;
+    add.s64 %rd5, %rd3, %rd4;
+    st.local.u32 [%rd5], %r1;
     add.s32 %r2, %r1, 7;
-    st.local.u32 [buf+12], %r2;
-    ld.local.u32 %r3, [buf];
+    xor.b32 %r7, %r6, 2;
+    mul.wide.u32 %rd6, %r7, 4;
+    add.s64 %rd7, %rd3, %rd6;
+    st.local.u32 [%rd7], %r2;
+    ld.local.u32 %r3, [%rd5];
     mov.u32 %r4, %tid.x;
     shr.u32 %r4, %r4, 1;
     mul.wide.u32 %rd2, %r4, 4;
-    mov.u64 %rd3, buf;
-    add.s64 %rd3, %rd3, %rd2;
-    ld.local.u32 %r4, [%rd3+12];
+    add.s64 %rd2, %rd7, %rd2;
+    ld.local.u32 %r4, [%rd2];
     add.s32 %r5, %r3, %r4;
     st.global.u32 [%rd1], %r5;
     ret;

@@ -160,10 +160,12 @@ fn probe_kernels_match_the_table() {
         ("loop_break", 0x210, 0x210, 0x210),
         ("loop_uni", 0, 0x210, 0x210),
         ("loop_uni_if", 0x20, 0x210, 0x210),
-        ("fdiv", 0x10, 0x40, 0x10),
-        ("fdiv_if", 0x30, 0x50, 0x30),
+        // Our division sites are ptxas's `SSY ; @!P SYNC ; CAL ; SYNC`; the rule counts the
+        // `SSY` and the split of its `@!P SYNC` that ptxas's record leaves out.
+        ("fdiv", 0x10, 0x40, 0x30),
+        ("fdiv_if", 0x30, 0x50, 0x50),
         ("fdiv_loop", 0x90, 0x260, 0x220),
-        ("fdiv_loopdiv", 0x220, 0x270, 0x220),
+        ("fdiv_loopdiv", 0x220, 0x270, 0x230),
     ];
     let find = |c: &cubin::Cubin, name: &str| {
         c.kernels

@@ -4,8 +4,9 @@
 //! words, exponents forced to specials, to 1, to huge/tiny gaps; x / x; a division under a
 //! divergent branch and one in a loop). Checked: `ir::eval` against the simulator on our
 //! code for several seeds (with and without `--no-subroutines`), against ptxas's code too
-//! when the oracle is installed; the code has one `CAL` per division, one `FCHK.DIVIDE`
-//! (the subroutine's), the subroutine once after the kernel's `EXIT` (and the reciprocal's
+//! when the oracle is installed; the code has one `CAL` per division, reached only by the
+//! lanes its site's check flags (`FCHK.DIVIDE` at each division, ptxas's `SSY ; @P SYNC ;
+//! CAL ; SYNC`), the subroutine once after the kernel's `EXIT` (and the reciprocal's
 //! own after it, which the `rcp`s call), a hazard-free schedule,
 //! and nvdisasm prints every word as our printer does.
 
@@ -49,27 +50,38 @@ fn one_call_per_division_and_one_subroutine() {
     let text: Vec<&str> = lines.iter().map(|(_, i)| i.as_str()).collect();
     let cals = text.iter().filter(|i| i.starts_with("CAL ")).count();
     assert_eq!(cals, 15, "{}", out.sass);
-    assert_eq!(count(&out.sass, "FCHK.DIVIDE"), 1, "{}", out.sass);
-    // The divisions' CALs go to the FCHK, which follows the kernel's last EXIT; the
-    // reciprocals' (three) to the reciprocal's subroutine, right after the division's.
-    let fchk = lines
+    // One FCHK per division site (twelve), none in the subroutine; every CAL in ptxas's
+    // shape: `@P SYNC` (or `@!P`) before it, a bare SYNC after it.
+    assert_eq!(count(&out.sass, "FCHK.DIVIDE"), 12, "{}", out.sass);
+    let cal_at = text
         .iter()
-        .position(|(_, i)| i.starts_with("FCHK.DIVIDE"))
-        .unwrap();
+        .enumerate()
+        .filter(|(_, i)| i.starts_with("CAL "));
+    for (k, _) in cal_at {
+        assert!(
+            (text[k - 1].starts_with("@P") || text[k - 1].starts_with("@!P"))
+                && text[k - 1].ends_with(" SYNC"),
+            "{k}: {}\n{}",
+            text[k - 1],
+            out.sass
+        );
+        assert_eq!(text[k + 1], "SYNC", "{}", out.sass);
+        assert!(
+            text[..k].iter().any(|i| i.starts_with("SSY ")),
+            "{}",
+            out.sass
+        );
+    }
+    // The divisions' CALs go to the division's subroutine, which follows the kernel's last
+    // EXIT; the reciprocals' (three) to the reciprocal's subroutine, right after the
+    // division's (which ends at its first unguarded RET).
     let exit = lines
         .iter()
         .rposition(|(_, i)| i.starts_with("EXIT"))
         .unwrap();
-    assert!(exit < fchk, "{}", out.sass);
-    assert!(lines[fchk + 1].1.ends_with("RET"), "{}", out.sass);
-    let rcp = fchk
-        + 1
-        + lines[fchk + 1..]
-            .iter()
-            .position(|(_, i)| i == "RET")
-            .unwrap()
-        + 1;
-    assert!(lines[rcp].1.starts_with("FSETP.GE.AND"), "{}", out.sass);
+    let div = exit + 1;
+    let rcp = div + lines[div..].iter().position(|(_, i)| i == "RET").unwrap() + 1;
+    assert!(lines[rcp].1.starts_with("FSETP.EQ.AND"), "{}", out.sass);
     // (A target in a bundle's first slot is printed as the bundle's base, as ptxas does.)
     let at = |k: usize| lines[k].0;
     let goes_to = |t: u64, k: usize| t == at(k) || (at(k) % 32 == 8 && t == at(k) - 8);
@@ -78,7 +90,7 @@ fn one_call_per_division_and_one_subroutine() {
         .filter(|i| i.starts_with("CAL "))
         .map(|i| u64::from_str_radix(i.trim_start_matches("CAL 0x"), 16).unwrap())
         .collect();
-    assert_eq!(targets.iter().filter(|&&t| goes_to(t, fchk)).count(), 12);
+    assert_eq!(targets.iter().filter(|&&t| goes_to(t, div)).count(), 12);
     assert_eq!(targets.iter().filter(|&&t| goes_to(t, rcp)).count(), 3);
     let code = cubin::read(&out.cubin).unwrap().kernels[0].code.clone();
     let errs = check_code(&code);

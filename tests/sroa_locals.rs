@@ -31,17 +31,42 @@ fn constant_offsets_through_spl_and_sp_leave_local_memory() {
 }
 
 #[test]
-fn only_the_constant_indexed_array_of_three_is_promoted() {
+fn arrays_split_into_elements_are_promoted_and_a_split_u64_stays() {
     let (frame, ir) = frame_and_ir("mixed.ptx");
-    // depot1 (32 bytes, dynamic index) and depot2 (8 bytes, read in halves) stay: 40 bytes;
-    // depot0 (12 bytes) goes. ptxas 11.8 keeps all three (56).
-    assert_eq!(frame, 40, "{ir}");
+    // depot0 (12 bytes, constant offsets) and depot1 (32 bytes, one store at an index, one
+    // load at a constant offset: ir::unindex) go; depot2 (8 bytes, a u64 read back in
+    // halves) stays. ptxas 11.8 keeps all three (56).
+    assert_eq!(frame, 8, "{ir}");
     assert!(
-        !ir.contains(" gv0") && ir.contains(" gv1") && ir.contains(" gv2"),
+        !ir.contains(" gv0") && !ir.contains(" gv1") && ir.contains(" gv2"),
         "{ir}"
     );
     insta::assert_snapshot!("sroa_mixed_ir", ir);
     assert_eval_matches_sim("mixed.ptx");
+}
+
+#[test]
+fn an_array_indexed_at_run_time_leaves_local_memory() {
+    let (frame, ir) = frame_and_ir("indexed.ptx");
+    // As ptxas 11.8 (0 bytes of stack frame): the pointer stepped in the loop, the loads
+    // at computed offsets and the store at one all become compares and selects.
+    assert_eq!(frame, 0, "{ir}");
+    assert!(!ir.contains(" gv"), "{ir}");
+    // Two global accesses remain: the input load and the result store.
+    assert_eq!(ir.matches("load").count(), 1, "{ir}");
+    assert_eq!(ir.matches("store").count(), 1, "{ir}");
+    assert!(ir.contains("select"), "{ir}");
+    insta::assert_snapshot!("sroa_indexed_ir", ir);
+    assert_eval_matches_sim("indexed.ptx");
+}
+
+#[test]
+fn a_large_array_indexed_at_run_time_stays_in_memory() {
+    let (frame, ir) = frame_and_ir("bigindex.ptx");
+    // 32 elements, over ir::unindex::MAX_ELEMS: 128 bytes, as ptxas 11.8.
+    assert_eq!(frame, 128, "{ir}");
+    assert!(ir.contains(" gv0") && !ir.contains("select"), "{ir}");
+    assert_eval_matches_sim("bigindex.ptx");
 }
 
 #[test]
@@ -50,4 +75,65 @@ fn an_escaping_address_keeps_the_array_in_memory() {
     // 4 used bytes of 8, the frame rounded to 8 as ptxas rounds it.
     assert_eq!(frame, 8, "{ir}");
     assert!(ir.contains(" gv0"), "{ir}");
+}
+
+/// ptxas 11.8 promotes an array indexed at run time only where some access is at a
+/// constant offset (`ir::unindex`'s module essay): the same kernel without one keeps its
+/// 16 bytes, with a dead constant store after the loads it keeps none. Both run as
+/// `ir::eval` does.
+#[test]
+fn an_array_indexed_at_run_time_needs_a_constant_access_to_leave_memory() {
+    let file = "constaccess.ptx";
+    let ptx = frame_ir::read("sroa", file);
+    let out =
+        leafold::driver::compile(&ptx, &frame_ir::options(file, leafold::driver::Emit::Cubin))
+            .unwrap_or_else(|d| panic!("{}", leafold::error::render_all(&d.0)));
+    let frame = |name: &str| {
+        out.kernels
+            .iter()
+            .find(|k| k.name == name)
+            .map(|k| k.stack_frame)
+            .unwrap()
+    };
+    assert_eq!(frame("without"), 16, "{}", out.sass);
+    assert_eq!(frame("with"), 0, "{}", out.sass);
+    assert_eval_matches_sim(file);
+}
+
+/// The driver's fallback (`driver::compile_kernel`): simpleSurfaceWrite's `transformKernel`
+/// has four sine/cosine reductions over one 7-word array; promoted through `ir::unindex`,
+/// its select chains cost it warps, so it is compiled with the array in local memory (32
+/// bytes of frame, as ptxas 11.8 has). The report says so, and `verify`, which then lays
+/// out local memory with the array kept (`verify::compare::kept_locals`), matches.
+#[test]
+fn the_no_unindex_fallback_is_reported_and_verified_with_its_layout() {
+    let file = "cuda-samples__Samples_0_Introduction_simpleSurfaceWrite_simpleSurfaceWrite.ptx";
+    let path = format!(
+        "{}/tests/data/corpus-nvcc/ptx/{file}",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let ptx = std::fs::read_to_string(path).unwrap();
+    let opts = frame_ir::options(file, leafold::driver::Emit::Cubin);
+    let out = leafold::driver::compile(&ptx, &opts)
+        .unwrap_or_else(|d| panic!("{}", leafold::error::render_all(&d.0)));
+    for k in &out.kernels {
+        let transform = k.name == "_Z15transformKernelPfiify";
+        assert_eq!(k.indexed_locals_in_memory, transform, "{}", k.name);
+        if transform {
+            assert_eq!(k.stack_frame, 32, "{}", out.sass);
+        }
+    }
+    let vopts = leafold::verify::VerifyOptions {
+        runs: 2,
+        compile: opts,
+        ..leafold::verify::VerifyOptions::default()
+    };
+    for v in leafold::verify::verify_file(&ptx, None, &vopts).unwrap() {
+        assert!(
+            matches!(v.outcome, leafold::verify::Outcome::Match { .. }),
+            "{}: {:?}",
+            v.kernel,
+            v.outcome
+        );
+    }
 }

@@ -3,7 +3,8 @@
 //! loops disappear from the IR lowering receives (a snapshot), what that does to the local
 //! array the loops touch (the kernel's frame), and `ir::eval` of the kernel as built against
 //! the simulator running our code on random inputs (`verify`), with the hazard checker
-//! finding nothing in the compiled code.
+//! finding nothing in the compiled code. The runtime-trip unrolling (`ir::unroll_runtime`)
+//! is off by default; its tests turn it on (`runtime_options`, `--unroll-runtime`).
 
 #[path = "common/frame_ir.rs"]
 mod frame_ir;
@@ -11,6 +12,14 @@ mod frame_ir;
 use frame_ir::{frame_and_ir as frame_and_ir_in, options, read};
 use leafold::driver::{compile, Emit};
 use leafold::sm50::sched::check::check_code;
+
+/// [`options`] with the runtime-trip unrolling (`--unroll-runtime`, off by default) on.
+fn runtime_options(file: &str, emit: Emit) -> leafold::driver::Options {
+    leafold::driver::Options {
+        unroll_runtime: true,
+        ..options(file, emit)
+    }
+}
 
 fn frame_and_ir(file: &str) -> (u32, String) {
     frame_and_ir_in("unroll", file)
@@ -35,10 +44,12 @@ fn self_loops(ir: &str) -> usize {
     n
 }
 
-/// `ir::eval` against the simulator, several random launches, and no hazard in our code.
+/// `ir::eval` against the simulator, several random launches, by default and with the
+/// runtime-trip unrolling, and no hazard in our code (unrolled).
 fn assert_eval_matches_sim(file: &str) {
     frame_ir::assert_eval_matches_sim("unroll", file);
-    let out = compile(&read("unroll", file), &options(file, Emit::Cubin)).unwrap();
+    frame_ir::assert_eval_matches_sim_with("unroll", file, runtime_options(file, Emit::Cubin));
+    let out = compile(&read("unroll", file), &runtime_options(file, Emit::Cubin)).unwrap();
     let c = leafold::cubin::read(&out.cubin).unwrap();
     for k in &c.kernels {
         let found = check_code(&k.code);
@@ -140,4 +151,142 @@ fn the_unrolled_window_runs_each_instruction_once() {
     let o = run.region(OUT).unwrap();
     assert_eq!(o[0..4], o[4..8], "{o:?}");
     assert_ne!(o[0..4], [0; 4]);
+}
+
+/// Each kernel's IR in a listing of several, by name (`kernel @name(` opens one).
+fn kernel_ir<'a>(ir: &'a str, name: &str) -> &'a str {
+    let open = format!("kernel @{name}(");
+    let start = ir
+        .find(&open)
+        .unwrap_or_else(|| panic!("no {name} in {ir}"));
+    let rest = &ir[start..];
+    let end = rest[1..].find("kernel @").map_or(rest.len(), |e| e + 1);
+    &rest[..end]
+}
+
+/// `runtime.ptx`'s loops with a trip count known only at run time: which ones
+/// `ir::unroll_runtime` unrolls by four with ptxas's remainder (a loop of four copies, `U`,
+/// then a block of two, `D`, then the original loop for the last iteration: two self-loops
+/// and seven loads of the body's one, as ptxas's 4 + 2 + 1 copies) and which it leaves as
+/// ptxas leaves them (one self-loop, one load), as a table of self-loops and loads per
+/// kernel.
+#[test]
+fn runtime_loops_unroll_by_four_with_ptxas_remainder() {
+    let ir = compile(
+        &read("unroll", "runtime.ptx"),
+        &runtime_options("runtime.ptx", Emit::Ir),
+    )
+    .unwrap()
+    .text;
+    let mut table = String::new();
+    for (name, unrolled) in [
+        ("sum_lt", true),
+        ("count_down", true),
+        ("param_ult", false),
+        ("wrap_ne", true),
+        ("gt_by_two", true),
+        ("pragma", false),
+        ("big", false),
+        ("div_rn", false),
+    ] {
+        let k = kernel_ir(&ir, name);
+        let (loops, loads) = (self_loops(k), k.matches("load.global").count());
+        table += &format!("{name}: {loops} self-loops, {loads} global loads\n");
+        let body_loads = if name == "wrap_ne" { 0 } else { 1 };
+        let want = if unrolled {
+            (2, 7 * body_loads)
+        } else {
+            (1, body_loads)
+        };
+        assert_eq!((loops, loads), want, "{name}:\n{k}");
+    }
+    insta::assert_snapshot!("unroll_runtime_table", table);
+    // NVVM's shape: the four copies' pointer bumps are one base plus constant offsets.
+    insta::assert_snapshot!("unroll_runtime_sum_lt_ir", kernel_ir(&ir, "sum_lt"));
+}
+
+/// Two application kernels with runtime-trip loops (`tests/data/cuda-apps/nvcc`): unrolled,
+/// the four copies' loads hoisted together keep more values live (fir_double took 62
+/// registers, gemv_tiled 46: 32 and 40 warps per SM instead of 64). The driver compiles
+/// such a kernel once more without the unrolling and keeps the code with more resident
+/// warps, so both stay at full occupancy (at most 32 registers, as without the unrolling;
+/// ptxas: 28 and 26).
+#[test]
+fn runtime_unrolling_never_costs_occupancy() {
+    for (file, kernel) in [
+        ("science.ptx", "_Z10fir_doublePKdS0_Pdii"),
+        ("linalg.ptx", "_Z10gemv_tilediiPKfS0_Pf"),
+    ] {
+        let out = compile(
+            &read("cuda-apps/nvcc", file),
+            &runtime_options(file, Emit::Cubin),
+        )
+        .unwrap();
+        let k = out
+            .kernels
+            .iter()
+            .find(|k| k.name == kernel)
+            .unwrap_or_else(|| panic!("no {kernel} in {file}"));
+        assert!(k.registers <= 32, "{kernel}: {} registers", k.registers);
+    }
+}
+
+/// Every trip count from 0 to 31 and 32 of them up to about 2000 (one per thread), a
+/// counter crossing INT_MAX, and the loops left alone: `ir::eval` equals the simulator and
+/// the hazard checker finds nothing.
+#[test]
+fn runtime_unrolled_loops_run_every_trip_count_exactly() {
+    assert_eval_matches_sim("runtime.ptx");
+}
+
+/// A loop NVVM has already unrolled by four (cuda-apps spmv_csr_scalar: a `nounroll`
+/// prologue for `n % 4` trips, then four copies a trip, counter step 4, the column indices
+/// read at `[p - 8]`, `[p - 4]`, `[p]`, `[p + 4]`) is not unrolled again: the two loops stay
+/// two self-loops, and the kernel keeps its 17 loads (the row's two bounds, three a trip of
+/// the prologue, twelve of the four copies; unrolled again, its 16 copies' gather chains
+/// serialised: 14.8k -> 20.0k cycles).
+#[test]
+fn loops_nvvm_unrolled_are_not_unrolled_again() {
+    let file = "linalg.ptx";
+    let ir = compile(
+        &read("cuda-apps/nvcc", file),
+        &runtime_options(file, Emit::Ir),
+    )
+    .unwrap()
+    .text;
+    let k = kernel_ir(&ir, "_Z15spmv_csr_scalariPKiS0_PKfS2_Pf");
+    assert_eq!(self_loops(k), 2, "{k}");
+    assert_eq!(k.matches("load.global").count(), 2 + 3 + 4 * 3, "{k}");
+}
+
+/// A strided loop (step of 32 or more: the threads share the range) is left alone:
+/// corpus-nvcc's mergeHistogram64 (`for (i = tid; i < n; i += 256)`, one global load a
+/// trip) keeps one self-loop and one load under `--unroll-runtime`, while a step-1 loop of
+/// the same shape (`runtime.ptx`'s sum_lt) is unrolled (two self-loops, seven loads).
+/// Unrolled, the strided loop ran 0 or 1 trips a thread under `verify`'s launch and only
+/// paid the remainder's compares and branches (+244 cycles).
+#[test]
+fn strided_loops_are_not_unrolled() {
+    let file = "cuda-samples__Samples_2_Concepts_and_Techniques_histogram_histogram64.ptx";
+    let ir = compile(
+        &read("corpus-nvcc/ptx", file),
+        &runtime_options(file, Emit::Ir),
+    )
+    .unwrap()
+    .text;
+    let k = kernel_ir(&ir, "_Z22mergeHistogram64KernelPjS_j");
+    assert_eq!(self_loops(k), 1, "{k}");
+    assert_eq!(k.matches("load.global").count(), 1, "{k}");
+    let ir = compile(
+        &read("unroll", "runtime.ptx"),
+        &runtime_options("runtime.ptx", Emit::Ir),
+    )
+    .unwrap()
+    .text;
+    let k = kernel_ir(&ir, "sum_lt");
+    assert_eq!(
+        (self_loops(k), k.matches("load.global").count()),
+        (2, 7),
+        "{k}"
+    );
 }

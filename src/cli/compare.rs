@@ -77,6 +77,10 @@ pub struct Args {
     /// most issue cycles (scoreboard waits and stalls; `sim::run_profiled`), to stderr.
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub profile: usize,
+    /// Compile leafold's side with runtime-trip loops unrolled by four
+    /// (`compile --unroll-runtime`).
+    #[arg(long = "unroll-runtime")]
+    pub unroll_runtime: bool,
 }
 
 /// One compiler's figures for one kernel.
@@ -252,6 +256,7 @@ pub fn run(args: &Args) -> u8 {
         arch,
         fold,
         plg_per_address: args.plg_per_address,
+        unroll_runtime: args.unroll_runtime,
         // The compile time column is `leafold compile`'s: no SASS listing (it is not read).
         sass_listing: false,
         ..Options::default()
@@ -611,7 +616,8 @@ fn sides(cubin_bytes: &[u8], log: &str, arch: Arch) -> Result<Vec<(String, Side)
 
 /// (stack frame bytes, smem bytes) of `kernel` in a ptxas `-v` log: the lines after
 /// `Compiling entry function 'kernel'` up to its `Used ...` line (the `Function properties`
-/// line between them is missing when ptxas disables the ABI).
+/// line between them is missing when ptxas disables the ABI; its `Used` line then gives the
+/// local memory as `N bytes lmem`, module-scope `.local` variables included).
 pub fn parse_v(log: &str, kernel: &str) -> (u32, u64) {
     let mut lines = log.lines();
     let header = format!("Compiling entry function '{kernel}' for");
@@ -626,6 +632,11 @@ pub fn parse_v(log: &str, kernel: &str) -> (u32, u64) {
             }
             if l.contains("Used ") {
                 smem = number_before(l, " bytes smem").unwrap_or(0);
+                // Without the ABI (a module-scope `.local`), ptxas gives no stack frame
+                // line but the local memory on this one.
+                if let Some(n) = number_before(l, " bytes lmem") {
+                    frame = frame.max(n as u32);
+                }
                 break;
             }
         }
@@ -657,11 +668,14 @@ mod tests {
             ptxas info    : Used 4 registers, 328 bytes cmem[0]\n\
             ptxas warning : Use of module scoped .local or .reg variable '%ra<' found, disabling ABI\n\
             ptxas info    : Compiling entry function 'noabi' for 'sm_50'\n\
-            ptxas info    : Used 26 registers, 2048 bytes smem, 340 bytes cmem[0]\n";
+            ptxas info    : Used 26 registers, 2048 bytes smem, 340 bytes cmem[0]\n\
+            ptxas info    : Compiling entry function 'lmem' for 'sm_50'\n\
+            ptxas info    : Used 29 registers, 320 bytes cmem[0], 172 bytes cmem[2], 2912 bytes lmem\n";
         assert_eq!(parse_v(log, "noabi"), (0, 2048));
         assert_eq!(parse_v(log, "a"), (24, 64));
         assert_eq!(parse_v(log, "b"), (0, 0));
         assert_eq!(parse_v(log, "c"), (0, 0));
+        assert_eq!(parse_v(log, "lmem"), (2912, 0));
     }
 
     #[test]

@@ -75,6 +75,10 @@ pub struct Args {
     /// apart).
     #[arg(long = "fmad", value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set)]
     pub fmad: bool,
+    /// Unroll loops whose trip count is known only at run time by four, as ptxas does
+    /// (off by default: NVVM has unrolled most of them already).
+    #[arg(long = "unroll-runtime")]
+    pub unroll_runtime: bool,
     /// Alias of `--sched=serial`.
     #[arg(long)]
     pub serial: bool,
@@ -223,6 +227,7 @@ pub fn run_with_warnings(args: &Args, pre: &[String]) -> u8 {
         no_handle_split: false,
         no_subroutines: args.no_subroutines,
         fmad: args.fmad,
+        unroll_runtime: args.unroll_runtime,
         sched: match (args.serial, args.sched.as_deref()) {
             (true, _) | (_, Some("serial")) => Mode::Serial,
             (_, Some("inorder")) => Mode::InOrder,

@@ -69,6 +69,9 @@ pub struct Args {
     /// default size per shape. `--help` lists the syntax.
     #[arg(long = "texture", value_name = "NAME=SPEC", long_help = crate::texture::spec::SYNTAX_HELP)]
     pub texture: Vec<String>,
+    /// Compile with runtime-trip loops unrolled by four (`compile --unroll-runtime`).
+    #[arg(long = "unroll-runtime")]
+    pub unroll_runtime: bool,
     /// Compile with a deliberate wrong LEA scale (to see the verifier catch it).
     #[arg(long, hide = true)]
     pub debug_wrong_lea_scale: bool,
@@ -142,6 +145,7 @@ pub fn run(args: &Args) -> u8 {
             debug_inject: args
                 .debug_wrong_lea_scale
                 .then_some(crate::driver::InjectBug::WrongLeaScale),
+            unroll_runtime: args.unroll_runtime,
             ..Options::default()
         },
         ptxas_cubin: None,
@@ -151,6 +155,7 @@ pub fn run(args: &Args) -> u8 {
         sizes: crate::verify::Sizes::Small,
         textures,
         profile: false,
+        indexed_locals_in_memory: false,
     };
     if args.against_ptxas {
         let Some(oracle) = crate::oracle::Oracle::find() else {
@@ -267,6 +272,7 @@ fn summary(
                     .map_or(crate::surface::SurfFormat::RAW, |(_, f)| f),
                 compile: Options {
                     file_name: name.clone(),
+                    unroll_runtime: args.unroll_runtime,
                     ..Options::default()
                 },
                 ptxas_cubin: oracle

@@ -175,6 +175,34 @@ pub(super) fn lower_and_allocate(
             }
         }
     }
+    // Selection reads a constant-bank value (a parameter, a `.const` word) into a register
+    // once, where it is defined, and that register lives from there to its last use: across
+    // whole loops that read it only in a move or in an operand slot that takes no bank
+    // operand (Mandelbrot's f64 parameters, a pair each). Where the registers cost the kernel
+    // warps, compile it once more reading such values afresh in each block that wants them
+    // (`LowerOptions::remat_cbuf`), and keep that where it keeps more warps resident without
+    // a spill; later retries start from it. Trade-off: one more compile for kernels whose
+    // registers limit them, and where the retry wins, a `MOV` per block and use site, in a
+    // loop per iteration, for a quarter or more warps resident (boxFilter's
+    // `d_boxfilter_rgba_y`: 39 -> 32 registers, 48 -> 64 warps, +2.4% single-warp cycles).
+    // Measured and not taken: the same retry without if-conversion (`no_ifconv`) brings
+    // curand's XORWOW `initRNG` from 39 registers to 31, but its skip-ahead loop then runs
+    // 2.4 times the cycles (1.9 times ptxas's), which a third more warps does not repay.
+    let no_spill = |c: &Compiled| c.3.spill_bytes == 0 && c.3.pred_spills == 0;
+    if !chosen.remat_cbuf
+        && no_spill(&compiled)
+        && warps(cx, compiled.3.num_regs) < wanted_warps(cx)
+    {
+        let remat = LowerOptions {
+            remat_cbuf: true,
+            ..chosen
+        };
+        if let Ok(other) = lower_and_allocate(&remat, times, t) {
+            if no_spill(&other) && warps(cx, other.3.num_regs) > warps(cx, compiled.3.num_regs) {
+                (compiled, chosen) = (other, remat);
+            }
+        }
+    }
     // The register count decides the occupancy in steps (`occupancy::theoretical`): a
     // kernel a few registers above a step keeps a quarter fewer warps (33 registers: 48
     // warps; 32: 64). ptxas aims its count at the top of a step. Where the kernel calls the
@@ -249,7 +277,7 @@ pub(super) fn lower_and_allocate(
 
 /// Warps per SM the kernel of `cx` keeps resident with `regs` registers per thread, its
 /// shared memory and its launch directives' block (`occupancy::theoretical`).
-fn warps(cx: &KernelCtx, regs: u32) -> u32 {
+pub(super) fn warps(cx: &KernelCtx, regs: u32) -> u32 {
     let KernelCtx {
         module,
         opts,
@@ -274,7 +302,7 @@ fn warps(cx: &KernelCtx, regs: u32) -> u32 {
 /// we keep the interleaved code the author's occupancy leaves room for (the same
 /// `fdwt53<192>` had dropped its interleaving for 42 warps instead of 36 and waited on every
 /// shared-memory load: 1.58x ptxas's dynamic cycles).
-fn wanted_warps(cx: &KernelCtx) -> u32 {
+pub(super) fn wanted_warps(cx: &KernelCtx) -> u32 {
     let full = warps(cx, 0);
     let Some(l) = cx.facts.launch.get(cx.name) else {
         return full;

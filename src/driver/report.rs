@@ -6,7 +6,8 @@
 
 use super::*;
 
-/// The kernel's line of the report (`--info`, `stats`, `compare`).
+/// The kernel's line of the report (`--info`, `stats`, `compare`); `indexed_locals_in_memory`:
+/// see [`KernelReport::indexed_locals_in_memory`].
 #[allow(clippy::too_many_arguments)]
 pub(super) fn kernel_report(
     cx: &KernelCtx,
@@ -15,6 +16,7 @@ pub(super) fn kernel_report(
     local_data: u32,
     mut fold: FoldStats,
     src_lines: Vec<Option<u32>>,
+    indexed_locals_in_memory: bool,
     out: &mut Output,
 ) {
     let KernelCtx {
@@ -60,6 +62,7 @@ pub(super) fn kernel_report(
             fold
         },
         src_lines,
+        indexed_locals_in_memory,
         budget_note: facts
             .launch
             .get(name)

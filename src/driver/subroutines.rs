@@ -311,7 +311,7 @@ pub(super) fn compile_subroutine(
 ) -> Result<SubCode, String> {
     let mut f = sub.clone();
     let outlined = inputs.module.outlined.contains(&sub.name);
-    prepare_kernel_ir(inputs.module, &mut f);
+    prepare_kernel_ir_with(inputs.module, &mut f, inputs.opts.unroll_runtime, true);
     let lower_opts = lower::LowerOptions {
         shared_relocs: if object {
             lower::SharedRelocs::All

@@ -156,7 +156,9 @@ pub mod narrow;
 pub mod simplify;
 pub mod sroa;
 pub mod tex;
+pub mod unindex;
 pub mod unroll;
+pub mod unroll_runtime;
 pub mod vectorize;
 mod verify;
 pub mod video;
@@ -524,6 +526,23 @@ pub enum IntCC {
     Ule,
     Ugt,
     Uge,
+}
+
+impl IntCC {
+    /// The condition with its operands swapped (`a < b` is `b > a`).
+    pub fn swapped(self) -> IntCC {
+        match self {
+            IntCC::Slt => IntCC::Sgt,
+            IntCC::Sle => IntCC::Sge,
+            IntCC::Sgt => IntCC::Slt,
+            IntCC::Sge => IntCC::Sle,
+            IntCC::Ult => IntCC::Ugt,
+            IntCC::Ule => IntCC::Uge,
+            IntCC::Ugt => IntCC::Ult,
+            IntCC::Uge => IntCC::Ule,
+            IntCC::Eq | IntCC::Ne => self,
+        }
+    }
 }
 
 /// The scope a `membar` orders memory accesses at.

@@ -31,6 +31,10 @@
 //! read back as two `u32` halves keeps the variable in memory). Vector accesses are split
 //! into their elements.
 //!
+//! Arrays also read or written at a run-time index (at most [`super::unindex::MAX_ELEMS`]
+//! elements) are first rewritten by [`super::unindex`] into constant-offset accesses and
+//! selects, then promoted the same way.
+//!
 //! Whole functions are skipped when they have a dynamic stack (`alloca`: their local memory
 //! has another layout) or when their entry block is a branch target (it cannot take the
 //! block parameters a merge would need).
@@ -76,6 +80,8 @@ pub struct Stats {
     pub bytes: u64,
     /// Loads and stores removed.
     pub accesses: usize,
+    /// Of `vars`, those indexed at run time that [`super::unindex`] rewrote first.
+    pub unindexed: usize,
 }
 
 /// Functions with more blocks are left alone (a bound on the work, not on correctness).
@@ -83,6 +89,13 @@ const MAX_BLOCKS: usize = 50_000;
 
 /// Promote every promotable `.local` variable of `f` (see the module documentation).
 pub fn promote_locals(module: &Module, f: &mut Function) -> Stats {
+    promote_locals_with(module, f, true)
+}
+
+/// [`promote_locals`], with the arrays indexed at run time ([`super::unindex`]) promoted
+/// only where `unindex` is set (the driver compiles a kernel once more without them where
+/// their select chains cost it warps).
+pub fn promote_locals_with(module: &Module, f: &mut Function, unindex: bool) -> Stats {
     let mut stats = Stats::default();
     let Some(entry) = f.entry_block() else {
         return stats;
@@ -115,8 +128,15 @@ pub fn promote_locals(module: &Module, f: &mut Function) -> Stats {
         return stats;
     }
     for var in vars {
-        let uses = use_lists(f);
-        if let Some(plan) = analyse(module, f, &uses, var) {
+        let mut uses = use_lists(f);
+        let mut plan = analyse(module, f, &uses, var);
+        if plan.is_none() && unindex && super::unindex::unindex(module, f, &uses, var) {
+            stats.unindexed += 1;
+            uses = use_lists(f);
+            plan = analyse(module, f, &uses, var);
+            debug_assert!(plan.is_some(), "unindex leaves only constant offsets");
+        }
+        if let Some(plan) = plan {
             stats.vars += 1;
             stats.bytes += u64::from(module.vars[var].size);
             stats.accesses += plan.accesses.len();
@@ -160,7 +180,7 @@ struct Plan {
 }
 
 /// The integer constant `v` holds, sign-extended from its type.
-fn constant(f: &Function, v: Value) -> Option<i64> {
+pub(super) fn constant(f: &Function, v: Value) -> Option<i64> {
     let ValueDef::Result(i, _) = f.values[v].def else {
         return None;
     };
@@ -202,61 +222,24 @@ fn analyse(
     let mut raw: Vec<(Inst, i64, Type, usize)> = Vec::new();
     while let Some((v, off, generic)) = work.pop() {
         for &u in &uses[v] {
-            let node = &f.insts[u];
-            let result = node.results.first().copied();
-            match &node.data {
-                InstData::Binary { op, args } if matches!(op, BinaryOp::Add | BinaryOp::Sub) => {
-                    let (other, sign) = if args[0] == v && args[1] != v {
-                        (args[1], if *op == BinaryOp::Add { 1 } else { -1 })
-                    } else if args[1] == v && args[0] != v && *op == BinaryOp::Add {
-                        (args[0], 1)
-                    } else {
-                        return None;
-                    };
+            match addr_use(f, v, generic, u)? {
+                AddrUse::Add {
+                    result,
+                    other,
+                    sign,
+                } => {
                     let c = constant(f, other)?;
                     derived.push(u);
-                    work.push((result?, off.checked_add(c.checked_mul(sign)?)?, generic));
+                    work.push((result, off.checked_add(c.checked_mul(sign)?)?, generic));
                 }
-                InstData::Cvta {
-                    dir, space, arg, ..
-                } if *space == Space::Local && *arg == v => {
-                    let to_generic = *dir == CvtaDir::ToGeneric;
-                    if to_generic == generic {
-                        return None;
-                    }
+                AddrUse::Move { result, generic } => {
                     derived.push(u);
-                    work.push((result?, off, to_generic));
+                    work.push((result, off, generic));
                 }
-                InstData::Convert { op, ty, arg }
-                    if !generic
-                        && *arg == v
-                        && matches!(op, ConvOp::Zext | ConvOp::Trunc)
-                        && matches!(ty, Type::I32 | Type::I64) =>
-                {
-                    derived.push(u);
-                    work.push((result?, off, generic));
+                AddrUse::Access { ty, width, offset } => {
+                    raw.push((u, off + i64::from(offset), ty, width));
                 }
-                InstData::Load {
-                    space,
-                    ty,
-                    width,
-                    addr,
-                    offset,
-                    ..
-                } if *addr == v && *space == space_of(generic) => {
-                    raw.push((u, off + i64::from(*offset), *ty, usize::from(*width)));
-                }
-                InstData::Store {
-                    space,
-                    ty,
-                    addr,
-                    offset,
-                    values,
-                    ..
-                } if *addr == v && *space == space_of(generic) && !values.contains(&v) => {
-                    raw.push((u, off + i64::from(*offset), *ty, values.len()));
-                }
-                _ => return None,
+                AddrUse::Other => return None,
             }
         }
     }
@@ -300,6 +283,95 @@ fn analyse(
         slots,
         accesses,
         derived,
+    })
+}
+
+/// How instruction `u` uses `v`, an address derived from a `.local` variable's (`generic`:
+/// converted to the generic space), for [`analyse`] and [`super::unindex`]; `None` where
+/// the use adds the address to itself or subtracts it, or converts it to the space it is in.
+pub(super) enum AddrUse {
+    /// `result = v + sign * other`.
+    Add {
+        result: Value,
+        other: Value,
+        sign: i64,
+    },
+    /// The same offset in `result`: a `cvta` (to or from `generic`) or a `zext`/`trunc`
+    /// between i32 and i64.
+    Move { result: Value, generic: bool },
+    /// A load or store (not of the address itself) at `[v + offset]`, of `width` values.
+    Access { ty: Type, width: usize, offset: i32 },
+    /// Anything else.
+    Other,
+}
+
+/// See [`AddrUse`].
+pub(super) fn addr_use(f: &Function, v: Value, generic: bool, u: Inst) -> Option<AddrUse> {
+    let node = &f.insts[u];
+    let result = node.results.first().copied();
+    Some(match &node.data {
+        InstData::Binary { op, args } if matches!(op, BinaryOp::Add | BinaryOp::Sub) => {
+            let (other, sign) = if args[0] == v && args[1] != v {
+                (args[1], if *op == BinaryOp::Add { 1 } else { -1 })
+            } else if args[1] == v && args[0] != v && *op == BinaryOp::Add {
+                (args[0], 1)
+            } else {
+                return None;
+            };
+            AddrUse::Add {
+                result: result?,
+                other,
+                sign,
+            }
+        }
+        InstData::Cvta {
+            dir, space, arg, ..
+        } if *space == Space::Local && *arg == v => {
+            let to_generic = *dir == CvtaDir::ToGeneric;
+            if to_generic == generic {
+                return None;
+            }
+            AddrUse::Move {
+                result: result?,
+                generic: to_generic,
+            }
+        }
+        InstData::Convert { op, ty, arg }
+            if !generic
+                && *arg == v
+                && matches!(op, ConvOp::Zext | ConvOp::Trunc)
+                && matches!(ty, Type::I32 | Type::I64) =>
+        {
+            AddrUse::Move {
+                result: result?,
+                generic,
+            }
+        }
+        InstData::Load {
+            space,
+            ty,
+            width,
+            addr,
+            offset,
+            ..
+        } if *addr == v && *space == space_of(generic) => AddrUse::Access {
+            ty: *ty,
+            width: usize::from(*width),
+            offset: *offset,
+        },
+        InstData::Store {
+            space,
+            ty,
+            addr,
+            offset,
+            values,
+            ..
+        } if *addr == v && *space == space_of(generic) && !values.contains(&v) => AddrUse::Access {
+            ty: *ty,
+            width: values.len(),
+            offset: *offset,
+        },
+        _ => AddrUse::Other,
     })
 }
 
@@ -496,12 +568,8 @@ impl<'f> Promoter<'f> {
         if let Some(&v) = self.zeros.get(&(b, ty)) {
             return v;
         }
-        let data = match ty {
-            Type::F16 | Type::F32 | Type::F64 => InstData::Fconst { ty, bits: 0 },
-            _ => InstData::Iconst { ty, imm: 0 },
-        };
         let i = self.f.insts.push(InstNode {
-            data,
+            data: zero_of(ty),
             results: SmallVec::new(),
             block: b,
         });
@@ -688,6 +756,14 @@ impl<'f> Promoter<'f> {
                 args.remove(idx);
             });
         }
+    }
+}
+
+/// The constant zero of `ty`.
+pub(super) fn zero_of(ty: Type) -> InstData {
+    match ty {
+        Type::F16 | Type::F32 | Type::F64 => InstData::Fconst { ty, bits: 0 },
+        _ => InstData::Iconst { ty, imm: 0 },
     }
 }
 

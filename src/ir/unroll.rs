@@ -208,7 +208,7 @@ pub fn unroll_loops(f: &mut Function) -> Stats {
 }
 
 /// The bits of `v` when it is an integer or float constant.
-fn constant(f: &Function, v: Value) -> Option<u64> {
+pub(super) fn constant(f: &Function, v: Value) -> Option<u64> {
     match f.values[v].def {
         ValueDef::Result(i, 0) => match f.insts[i].data {
             InstData::Iconst { imm, ty } => Some(imm & ty.mask()),
@@ -220,7 +220,7 @@ fn constant(f: &Function, v: Value) -> Option<u64> {
 }
 
 /// The integer constant `v` is, if it is one.
-fn iconst(f: &Function, v: Value) -> Option<u64> {
+pub(super) fn iconst(f: &Function, v: Value) -> Option<u64> {
     match f.values[v].def {
         ValueDef::Result(i, 0) => match f.insts[i].data {
             InstData::Iconst { imm, ty } => Some(imm & ty.mask()),
@@ -231,14 +231,14 @@ fn iconst(f: &Function, v: Value) -> Option<u64> {
 }
 
 /// The instruction defining `v` when it is a result of an instruction in `block`.
-fn def_in(f: &Function, v: Value, block: Block) -> Option<Inst> {
+pub(super) fn def_in(f: &Function, v: Value, block: Block) -> Option<Inst> {
     match f.values[v].def {
         ValueDef::Result(i, _) if f.insts[i].block == block => Some(i),
         _ => None,
     }
 }
 
-fn terminator(f: &Function, b: Block) -> Option<Inst> {
+pub(super) fn terminator(f: &Function, b: Block) -> Option<Inst> {
     f.blocks[b].insts.last().copied()
 }
 
@@ -259,10 +259,9 @@ fn evaluate(
     }
 }
 
-/// The first loop of the layout that qualifies.
-fn find(f: &Function, inner: &HashMap<Block, u64>) -> Option<Candidate> {
-    let entry = f.entry_block()?;
-    // How many branch edges reach each block, and from which block the last one came.
+/// How many branch edges reach each block, and from which block the last one other than
+/// itself came (a single-block loop's preheader, when it has two).
+pub(super) fn edges(f: &Function) -> HashMap<Block, (usize, Block)> {
     let mut preds: HashMap<Block, (usize, Block)> = HashMap::default();
     for &b in &f.layout {
         if let Some(t) = terminator(f, b) {
@@ -275,20 +274,38 @@ fn find(f: &Function, inner: &HashMap<Block, u64>) -> Option<Candidate> {
             }
         }
     }
+    preds
+}
+
+/// The first loop of the layout that qualifies.
+fn find(f: &Function, inner: &HashMap<Block, u64>) -> Option<Candidate> {
+    let entry = f.entry_block()?;
+    let preds = edges(f);
     f.layout
         .iter()
         .filter(|&&b| b != entry && !f.nounroll[b])
-        .find_map(|&b| candidate(f, b, &preds, inner.get(&b).copied().unwrap_or(1)))
+        .find_map(|&b| candidate(f, b, &preds, Some(inner.get(&b).copied().unwrap_or(1))))
 }
 
-/// Loop `b` when it qualifies; `inner` is how many innermost iterations each of its
-/// iterations already stands for (1 unless loops were unrolled into it).
-fn candidate(
+/// A single-block loop: block `b` ending in `brif cond, b(back..), exit(..)` (or the two
+/// targets the other way round), reached by exactly two edges, its back edge and the
+/// `jump b(init..)` that ends its preheader.
+pub(super) struct SingleBlockLoop {
+    pub preheader: Block,
+    pub cond: Value,
+    /// Whether the back edge is the `brif`'s taken one (`then`).
+    pub back_is_then: bool,
+    pub init: BlockCall,
+    pub back: BlockCall,
+    pub exit: BlockCall,
+}
+
+/// Block `b` as a [`SingleBlockLoop`], if it is one (`preds` from [`edges`]).
+pub(super) fn single_block_loop(
     f: &Function,
     b: Block,
     preds: &HashMap<Block, (usize, Block)>,
-    inner: u64,
-) -> Option<Candidate> {
+) -> Option<SingleBlockLoop> {
     let t = terminator(f, b)?;
     let InstData::Brif {
         cond,
@@ -303,7 +320,11 @@ fn candidate(
         (false, true) => false,
         _ => return None,
     };
-    let back = if back_is_then { then_dest } else { else_dest };
+    let (back, exit) = if back_is_then {
+        (then_dest, else_dest)
+    } else {
+        (else_dest, then_dest)
+    };
     // Exactly two edges: the back edge and one jump from the preheader.
     let &(count, preheader) = preds.get(&b)?;
     if count != 2 || preheader == b {
@@ -315,22 +336,57 @@ fn candidate(
     if init.block != b {
         return None;
     }
-    let copied = body_size(f, b, &init.args, &back.args);
-    let cmp = def_in(f, *cond, b)?;
-    let params = &f.blocks[b].params;
-    (0..params.len()).find_map(|k| {
-        let trips = trip_count(f, params[k], init.args[k], back.args[k], cmp, back_is_then)?;
-        // A nest is sized as ptxas sizes it: by its innermost iterations and the
-        // instructions each of them costs (the outer loops' own work shared out).
-        let total = trips.checked_mul(inner)?;
-        let per_iteration = copied.div_ceil(inner as usize);
-        (total <= max_full_trips(per_iteration.max(1))).then_some(Candidate {
-            block: b,
-            preheader,
-            trips,
-            total,
-        })
+    Some(SingleBlockLoop {
+        preheader,
+        cond: *cond,
+        back_is_then,
+        init: init.clone(),
+        back: back.clone(),
+        exit: exit.clone(),
     })
+}
+
+/// Loop `b` when it qualifies; `inner` is how many innermost iterations each of its
+/// iterations already stands for (1 unless loops were unrolled into it), `None` to judge
+/// the shape only, not the size.
+fn candidate(
+    f: &Function,
+    b: Block,
+    preds: &HashMap<Block, (usize, Block)>,
+    inner: Option<u64>,
+) -> Option<Candidate> {
+    let SingleBlockLoop {
+        preheader,
+        cond,
+        back_is_then,
+        init,
+        back,
+        ..
+    } = single_block_loop(f, b, preds)?;
+    let copied = body_size(f, b, &init.args, &back.args);
+    let cmp = def_in(f, cond, b)?;
+    let params = &f.blocks[b].params;
+    let trips = (0..params.len())
+        .find_map(|k| trip_count(f, params[k], init.args[k], back.args[k], cmp, back_is_then))?;
+    // A nest is sized as ptxas sizes it: by its innermost iterations and the instructions
+    // each of them costs (the outer loops' own work shared out).
+    let total = trips.checked_mul(inner.unwrap_or(1))?;
+    let per_iteration = copied.div_ceil(inner.unwrap_or(1) as usize);
+    let small = inner.is_none() || total <= max_full_trips(per_iteration.max(1));
+    small.then_some(Candidate {
+        block: b,
+        preheader,
+        trips,
+        total,
+    })
+}
+
+/// The preheader and trip count of `b` when it is a loop of the shape this module unrolls
+/// (a single block entered by one jump, with a counted induction variable), whatever its
+/// size or pragma; `ir::unindex` asks which elements a loop writes.
+pub(super) fn counted_loop(f: &Function, b: Block) -> Option<(Block, u64)> {
+    let c = candidate(f, b, &edges(f), None)?;
+    Some((c.preheader, c.trips))
 }
 
 /// The number of times the body runs when `param` is the induction variable, starting at
@@ -533,14 +589,14 @@ fn tombstone(f: &mut Function, i: Inst) {
     };
 }
 
-fn lookup(map: &HashMap<Value, Value>, v: Value) -> Value {
+pub(super) fn lookup(map: &HashMap<Value, Value>, v: Value) -> Value {
     map.get(&v).copied().unwrap_or(v)
 }
 
 /// Append a copy of `i` to block `p`, its operands read through `map`, and map its results
 /// to the copy's. `add x, k` over an `add y, k'` becomes `add y, k + k'` (see the module
 /// documentation).
-fn copy_inst(f: &mut Function, i: Inst, p: Block, map: &mut HashMap<Value, Value>) {
+pub(super) fn copy_inst(f: &mut Function, i: Inst, p: Block, map: &mut HashMap<Value, Value>) {
     let mut data = f.insts[i].data.clone();
     data.map_operands(|v| lookup(map, v));
     if let Some(folded) = reassociate(f, &data, p).or_else(|| fold_float(f, &data)) {

@@ -184,6 +184,11 @@ pub struct LowerOptions {
     /// differ within a quad (`select::tex::handle_split`): wrong code on a GPU and in the
     /// simulator wherever handles do differ; for tests that show the split is needed.
     pub no_handle_split: bool,
+    /// Read a constant-bank value (a kernel parameter, a `.const` word at a constant
+    /// address, `%ntid`..) into a register afresh in each block that needs it in one
+    /// (`select::Lowerer::reg`), instead of once where it is defined. The driver compiles a
+    /// kernel whose registers cost it warps once more with this set.
+    pub remat_cbuf: bool,
 }
 
 /// The window of [`hoist`]'s interleaving (`hoist::interleave`; its essay has the

@@ -234,6 +234,9 @@ pub(super) struct Lowerer<'a> {
     /// `(pos, len)`, with their blocks: a bit-field operation reuses one built in a block that
     /// dominates its own ([`Lowerer::bit_control`]).
     bit_ctls: Reuse<(Value, Value), VReg>,
+    /// With `LowerOptions::remat_cbuf`: the register each constant-bank value was last read
+    /// into, with the block of that read (reused only within that block).
+    cbuf_copies: HashMap<Value, (BlockId, Loc)>,
 }
 
 /// Values built once and reused wherever the block they were built in dominates the use
@@ -416,20 +419,6 @@ fn cmp_code(cc: IntCC) -> (u64, bool) {
     }
 }
 
-fn swap_cc(cc: IntCC) -> IntCC {
-    match cc {
-        IntCC::Slt => IntCC::Sgt,
-        IntCC::Sle => IntCC::Sge,
-        IntCC::Sgt => IntCC::Slt,
-        IntCC::Sge => IntCC::Sle,
-        IntCC::Ult => IntCC::Ugt,
-        IntCC::Ule => IntCC::Uge,
-        IntCC::Ugt => IntCC::Ult,
-        IntCC::Uge => IntCC::Ule,
-        c => c,
-    }
-}
-
 /// Memory size code (`.U8` .. `.128`) for a total access size in bytes.
 fn size_code(bytes: u32, signed: bool) -> u64 {
     match (bytes, signed) {
@@ -504,6 +493,7 @@ impl<'a> Lowerer<'a> {
             sub_args: Vec::new(),
             desc_sizes: Reuse::default(),
             bit_ctls: Reuse::default(),
+            cbuf_copies: HashMap::default(),
         }
     }
 
@@ -692,6 +682,9 @@ impl<'a> Lowerer<'a> {
 
     /// `v` in a register (demanding it).
     fn reg(&mut self, v: Value) -> Result<Loc, LowerError> {
+        if let Some(loc) = self.cbuf_copy(v) {
+            return Ok(loc);
+        }
         if let Some(asked) = &mut self.planning {
             asked.push(v);
             return Ok(Loc {
@@ -707,6 +700,46 @@ impl<'a> Lowerer<'a> {
             .copied()
             .flatten()
             .ok_or_else(|| LowerError::Internal(format!("{v} used before it was lowered")))
+    }
+
+    /// With `LowerOptions::remat_cbuf`, a constant-bank value (`Class::Cbuf`: a parameter,
+    /// a `.const` word, `%ntid`..) wanted in a register: a `MOV` from the bank in the current
+    /// block, made at the block's first such use and reused by its later ones; its
+    /// definition is not demanded. `None` for every other value. The bank does not change
+    /// while the kernel runs, so the read may be anywhere. Trade-off: a `MOV` per block
+    /// that uses the value (inside a loop, one per iteration) for a register that no longer
+    /// lives from the kernel's entry across every block between (Mandelbrot's five f64
+    /// parameters held ten registers through its loops: 40 registers and 48 warps where
+    /// ptxas has 29 and 64). Hence only on the driver's retry for warps.
+    fn cbuf_copy(&mut self, v: Value) -> Option<Loc> {
+        if !self.opts.remat_cbuf || self.f.subroutine {
+            return None;
+        }
+        let Class::Cbuf(bank, offset) = self.class(v) else {
+            return None;
+        };
+        let kind = kind_of(self.ty(v));
+        if !matches!(kind, RegKind::B32 | RegKind::B64) {
+            return None;
+        }
+        if self.planning.is_some() {
+            return Some(Loc {
+                vreg: VReg { index: 0, kind },
+                offset: 0,
+            });
+        }
+        if let Some(&(block, loc)) = self.cbuf_copies.get(&v) {
+            if block == self.cur {
+                return Some(loc);
+            }
+        }
+        let d = self.new_vreg(kind);
+        let mut i = Sm50Inst::new(Role::Plain);
+        values::bank_read(&mut i, d, bank, offset);
+        self.push(i);
+        let loc = Loc { vreg: d, offset: 0 };
+        self.cbuf_copies.insert(v, (self.cur, loc));
+        Some(loc)
     }
 
     /// The byte offset in the literal pool (constant bank 2) of the `bytes`-byte constant

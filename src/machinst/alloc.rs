@@ -17,7 +17,7 @@
 //! - `spill.rs`: Spilling before regalloc2, where more values are live than it has names.
 //! - `promote.rs`: Spill slots moved into the registers the allocation left free.
 //! - `forward.rs`: The moves of promoted reloads dropped where the code can read the slot's
-//!   register instead.
+//!   register instead, and those of promoted stores where the def can write it.
 
 mod slices;
 use slices::*;
@@ -1234,6 +1234,7 @@ fn allocate_prepared<I: MachInst>(
                 .map(|s| s.iter().map(|(b, _)| b.0 as usize).collect())
                 .collect(),
             reloads: Vec::new(),
+            stores: Vec::new(),
             check: opts.checker.then(|| forward::CheckInput {
                 ops: check_ops,
                 op_of,

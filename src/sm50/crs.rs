@@ -47,10 +47,10 @@
 //! | loop_div, _join, loop_break | `SSY` around a loop with a guarded back edge | 0x210 | 0x210 | 0x210 |
 //! | loop_uni                  | uniform loop, no `SSY`                        | -     | 0x210 | 0x210 |
 //! | loop_uni_if               | uniform loop around an `SSY` region           | 0x20  | 0x210 | 0x210 |
-//! | fdiv                      | one `CAL` (slow path, guarded `BRA`s in it)   | 0x10  | 0x40  | 0x10  |
-//! | fdiv_if                   | `SSY` region holding the `CAL`                | 0x30  | 0x50  | 0x30  |
+//! | fdiv                      | one `CAL` (slow path, guarded `BRA`s in it)   | 0x10  | 0x40  | 0x30  |
+//! | fdiv_if                   | `SSY` region holding the `CAL`                | 0x30  | 0x50  | 0x50  |
 //! | fdiv_loop                 | same in a uniform loop, callee with 2 `PBK`   | 0x90  | 0x260 | 0x220 |
-//! | fdiv_loopdiv              | same in a divergent loop                      | 0x220 | 0x270 | 0x220 |
+//! | fdiv_loopdiv              | same in a divergent loop                      | 0x220 | 0x270 | 0x230 |
 //!
 //! Over the corpus (tests/crs_oracle.rs, which states the current counts) the rule on
 //! ptxas's code gives ptxas's value for most kernels, more for some, less for very few, and

@@ -24,9 +24,18 @@ pub(super) type LocalMap = Vec<(usize, usize, usize)>;
 /// own), all of them in the reference's layout (`Some(None)`), or the kept variables.
 pub(super) type LocalCompare<'a> = Option<Option<&'a [(usize, usize, usize)]>>;
 
-pub(super) fn kept_locals(module: &ir::Module, f: &Function) -> Option<LocalMap> {
+/// The [`LocalMap`] of `f` as the driver compiles it, with `ir::unindex` on or (its
+/// fallback, [`VerifyOptions::indexed_locals_in_memory`]) off, and runtime-trip loops
+/// unrolled as the compile had them (`runtime_unroll`; the driver's rolled fallback keeps
+/// the same layout).
+pub(super) fn kept_locals(
+    module: &ir::Module,
+    f: &Function,
+    runtime_unroll: bool,
+    unindex: bool,
+) -> Option<LocalMap> {
     let mut compiled = f.clone();
-    crate::driver::prepare_kernel_ir(module, &mut compiled);
+    crate::driver::prepare_kernel_ir_with(module, &mut compiled, runtime_unroll, unindex);
     let (ours, our_end) = module.local_layout(&compiled);
     let (theirs, their_end) = module.local_layout(f);
     // The outgoing stack-argument area (`ir::outgoing_args_size`) is no variable: our code

@@ -33,11 +33,17 @@ pub(super) fn load_sides(
     Ok((ours, theirs))
 }
 
-/// The local bytes compared on leafold's side ([`kept_locals`]). A kernel that calls a
+/// The local bytes compared on leafold's side ([`kept_locals`], with `runtime_unroll` and `unindex` as
+/// the compile had them). A kernel that calls a
 /// subroutine: its frames (saved registers, spills) lie in the stack room below the kernel's
 /// frame, leafold's own bytes and no output; only the kernel's frame is compared.
-pub(super) fn compared_locals(module: &ir::Module, f: &Function) -> Option<LocalMap> {
-    let local_map = kept_locals(module, f);
+pub(super) fn compared_locals(
+    module: &ir::Module,
+    f: &Function,
+    runtime_unroll: bool,
+    unindex: bool,
+) -> Option<LocalMap> {
+    let local_map = kept_locals(module, f, runtime_unroll, unindex);
     if ir::eval::calls_subroutine(f, &module.extern_funcs, &module.subroutines) {
         let room = DYNAMIC_STACK_BYTES as usize;
         let frame = module.local_layout(f).1 as usize;

@@ -32,9 +32,14 @@ pub fn frame_and_ir(dir: &str, file: &str) -> (u32, String) {
 
 /// `ir::eval` against the simulator, several random launches.
 pub fn assert_eval_matches_sim(dir: &str, file: &str) {
+    assert_eval_matches_sim_with(dir, file, options(file, Emit::Cubin));
+}
+
+/// [`assert_eval_matches_sim`], compiling with `compile`.
+pub fn assert_eval_matches_sim_with(dir: &str, file: &str, compile: Options) {
     let opts = VerifyOptions {
         runs: 4,
-        compile: options(file, Emit::Cubin),
+        compile,
         ..VerifyOptions::default()
     };
     let verdicts = verify_file(&read(dir, file), None, &opts).unwrap();

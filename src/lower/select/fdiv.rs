@@ -41,46 +41,52 @@
 //! multi-piece instruction:
 //!
 //! ```text
-//! MUFU.RCP r, y ; FFMA t, y, -r, c[0x2][1.0] ; FFMA t, r, t, r     refined reciprocal
+//! MUFU.RCP r, y ; FCHK.DIVIDE P, x, y                              P: the fast path may be wrong
+//! FFMA t, y, -r, c[0x2][1.0] ; FFMA t, r, t, r                     refined reciprocal
 //! FFMA q, x, t, RZ ; FFMA e, y, -q, x ; FFMA q, t, e, q            q in SLOW_Q
-//! CAL slow                                                         x in SLOW_X, y in SLOW_Y
+//! SSY after ; @!P SYNC ; CAL slow ; SYNC                           x in SLOW_X, y in SLOW_Y
+//! after:
 //! ```
 //!
-//! (ptxas's FFMA sequence operation for operation: it is right, on hardware, wherever
-//! `FCHK.DIVIDE` does not flag the operands. Unlike everything else here it depends on the
-//! bits `MUFU.RCP` returns, not only on their accuracy: `RCP(1 - 2^-24) = 1.0`, within half
-//! an ulp, would make `1 / (1 - 2^-24)` round to 1.0. The simulator's model gives the
-//! correctly rounded reciprocal, on which it is tested; `--no-subroutines` avoids it.) The subroutine ([`fdiv_slow_path`], placed
-//! after the kernel's code by `lower::emit`) starts `FCHK.DIVIDE P, x, y ; @!P RET`, so the
-//! lanes whose fast quotient is right return at once (a divergent `RET`), and the others
-//! compute the exact quotient with the sequence above on fixed registers ([`SLOW_X`],
-//! [`SLOW_Y`], [`SLOW_Q`], [`SLOW_TEMPS`], [`SLOW_PREDS`]) and overwrite `SLOW_Q`. The call
-//! pins its operands to those registers (`OpSpec::fixed`; the fast path's own three
-//! scratch values take the first three of `SLOW_TEMPS`; x and y themselves where they die
-//! at the call, else copies of them: `Lowerer::pinned_operand`) and clobbers the other scratch
-//! registers and the predicates (`MachInst::clobbers`), so the allocator keeps no value that
-//! lives across it there. No branch and no `SSY`/`SYNC` at the site: the CAL is taken by
-//! every lane, the call stack entry reconverges them at the return. Other modes keep the
-//! inline sequence.
+//! (ptxas 11.8's sequence operation for operation, the reconvergence included: it is right,
+//! on hardware, wherever `FCHK.DIVIDE` does not flag the operands. Unlike everything else
+//! here it depends on the bits `MUFU.RCP` returns, not only on their accuracy:
+//! `RCP(1 - 2^-24) = 1.0`, within half an ulp, would make `1 / (1 - 2^-24)` round to 1.0.
+//! The simulator's model gives the correctly rounded reciprocal, on which it is tested;
+//! `--no-subroutines` avoids it.) The lanes whose operands pass the check wait at the
+//! `SSY`'s reconvergence point; only the flagged ones call the subroutine
+//! ([`fdiv_slow_path`], placed after the kernel's code by `lower::emit`), which computes the
+//! exact quotient with the sequence above on fixed registers ([`SLOW_X`], [`SLOW_Y`],
+//! [`SLOW_Q`], [`SLOW_TEMPS`], [`SLOW_PREDS`]), overwrites `SLOW_Q` and returns to the final
+//! `SYNC`. So the common lane pays the check, an `SSY` and a `SYNC`, no call and no return
+//! (before, every lane called and the subroutine began `FCHK ; @!P RET`). The call pins its
+//! operands to those registers (`OpSpec::fixed`; the fast path's own three scratch values
+//! take the first three of `SLOW_TEMPS`; x and y themselves where they die at the call,
+//! else copies of them: `Lowerer::pinned_operand`) and clobbers the other scratch registers
+//! and the predicates (`MachInst::clobbers`), so the allocator keeps no value that lives
+//! across it there; the check's predicate is a virtual register (a def may not name a
+//! clobbered register), like ptxas's `P0`. The `SSY` target is local to the sequence
+//! (`LOCAL_BRANCH`). Other modes keep the inline sequence.
 //!
 //! `rcp.rn.f32` (a division of the constant 1.0) has its own pair, after ptxas's reciprocal:
-//! the site is `MUFU.RCP r, y ; FFMA t, y, -r, 1.0 ; FFMA q, r, t, r ; CAL` (one Newton
-//! step, the dividend's multiply and second step of the division's fast path dropped), and
-//! its subroutine ([`frcp_slow_path`]) tests the exponent instead of `FCHK.DIVIDE`, and
-//! gives each class of operand its own short exit: normal operands with a normal
-//! reciprocal return at once, zeros, infinities and NaN after `MUFU.RCP` (whose result is
-//! exact there), subnormals after the fast path on `y·2^64`; only `|y| >= 2^126` (a
-//! subnormal reciprocal) runs the exact sequence. Before, the division's `FCHK` sent every
-//! special operand through all of it (about 80 instructions): Rodinia's `IMGVF_kernel`
-//! takes reciprocals of zeros. ptxas branches around its `CAL`; the call here is taken by
-//! every lane (a `CAL` has no guard), for a `RET` more on the common path.
+//! the site is `MUFU.RCP r, y ; FFMA t, y, -r, 1.0 ; FFMA q, r, t, r` (one Newton step, the
+//! dividend's multiply and second step of the division's fast path dropped), its check
+//! `2^-126 <= |y| < 2^126` (y and 1/y normal: two `FSETP`s where ptxas tests the exponent
+//! with three integer instructions) and the same call shape. Its subroutine
+//! ([`frcp_slow_path`]) gives each remaining class of operand its own short exit: zeros,
+//! infinities and NaN after `MUFU.RCP` (whose result is exact there), subnormals after the
+//! fast path on `y·2^64`; only `|y| >= 2^126` (a subnormal reciprocal) runs the exact
+//! sequence. (The division's `FCHK` would send every special operand through all of it,
+//! about 80 instructions: Rodinia's `IMGVF_kernel` takes reciprocals of zeros.) ptxas puts
+//! its reciprocal's fast path after the `CAL` (`@P BRA fast ; CAL ; SYNC ; fast: ... ;
+//! SYNC`); here both use the division's shape, one instruction fewer for the common lane.
 
 use super::approx::Seq;
 use super::{Class, Lowerer};
 use crate::ir::float::{FloatFmt, Round};
 use crate::ir::Value;
 use crate::lower::abi::{SLOW_PREDS, SLOW_Q, SLOW_TEMPS, SLOW_X, SLOW_Y};
-use crate::lower::inst::{Role, Sm50Inst};
+use crate::lower::inst::{Role, Sm50Inst, LOCAL_BRANCH};
 use crate::lower::lea::Loc;
 use crate::lower::LowerError;
 use crate::machinst::{OpSpec, Reg, RegKind, VReg};
@@ -772,12 +778,10 @@ fn slow_path_seq(x_spec: OpSpec) -> (Seq, SlowOps) {
 }
 
 /// The f32 `div.rn` slow-path subroutine on physical registers (see the module essay):
-/// `FCHK.DIVIDE ; @!P RET ; <exact sequence> ; RET`.
+/// `<zero dividend exit> ; <exact sequence> ; RET`. Only the lanes whose operands
+/// `FCHK.DIVIDE` flagged at the site call it, so it checks nothing again.
 pub(crate) fn fdiv_slow_path() -> Sm50Inst {
     let (mut s, SlowOps { d, x, y, t, p }) = slow_path_seq(OpSpec::use_());
-    let fchk = sm50::Inst::new(Form::FCHK_R);
-    s.put(fchk, &[(Field::Pd, p[0]), (Field::Ra, x), (Field::Rb, y)]);
-    s.g(Some((p[0], true)), sm50::Inst::new(Form::RET), &[]);
     s.zero_dividend_exit(d, x, y, t[0], p[0]);
     s.fdiv(Round::Rn, false, d, x, y, &t, &p);
     s.put(sm50::Inst::new(Form::RET), &[]);
@@ -785,16 +789,25 @@ pub(crate) fn fdiv_slow_path() -> Sm50Inst {
 }
 
 impl Seq {
-    /// The fast paths' first two instructions: `MUFU.RCP r, y ; FFMA t, y, -r, c[0x2][one]`,
-    /// the approximate reciprocal and its residual `1 - y·r` (`one` is the byte offset of
-    /// the literal 1.0 in bank 2).
-    fn rcp_residual(&mut self, r: u8, t: u8, y: u8, one: u32) {
-        self.mufu(Func::Rcp, r, y);
+    /// `FFMA t, y, -r, c[0x2][one]`: the residual `1 - y·r` of the approximate reciprocal
+    /// `r` (`one` is the byte offset of the literal 1.0 in bank 2).
+    fn ffma_one_minus(&mut self, t: u8, y: u8, r: u8, one: u32) {
         let ffma_c = sm50::Inst::new(Form::FFMA_CC)
             .with(Field::Negb, 1)
             .with(Field::Cbk, 2)
             .with(Field::Cbo, u64::from(one / 4));
         self.put(ffma_c, &[(Field::Rd, t), (Field::Ra, y), (Field::Rb, r)]);
+    }
+
+    /// `p` = `2^-126 <= |y| < 2^126`: `y` normal and `1/y` normal, where the reciprocal's
+    /// fast path is right (the site's test, [`frcp_slow_path`]).
+    ///
+    /// ```text
+    /// FSETP.GE.AND p, PT, |y|, 2^-126, PT ; FSETP.LT.AND p, PT, |y|, 2^126, p
+    /// ```
+    fn rcp_in_range(&mut self, p: u8, y: u8) {
+        self.fsetp_imm(p, GE, false, y, true, f32::MIN_POSITIVE, None);
+        self.fsetp_imm(p, LT, false, y, true, 2f32.powi(126), Some((p, AND)));
     }
 
     /// The slow path's early exit for a zero dividend, the commonest reason `FCHK.DIVIDE`
@@ -831,11 +844,11 @@ pub(crate) const CAL_FRCP: u64 = 1;
 
 /// The f32 `rcp.rn` slow-path subroutine on physical registers (see the module essay):
 /// the operand in `SLOW_Y`, the fast reciprocal in `SLOW_Q` on the way in, the exact one on
-/// the way out. Each class of operand leaves at its own `RET`:
+/// the way out. The site calls it only for the operands outside [2^-126, 2^126) (normal
+/// operands with a normal reciprocal keep the fast path's result). Each class of operand
+/// leaves at its own `RET`:
 ///
 /// ```text
-/// FSETP.GE |y|, 2^-126 ; FSETP.LT.AND |y|, 2^126      normal, 1/y normal: the fast path
-/// @P RET                                              was right
 /// FSETP.EQ |y|, 0 ; FSETP.GEU.OR |y|, +inf            ±0, ±inf, NaN: MUFU.RCP's own
 /// @P MUFU.RCP q, y ; @P RET                           ±inf, ±0, canonical NaN
 /// FSETP.LT |y|, 2^-126                                subnormal: the fast path on y·2^64
@@ -852,10 +865,8 @@ pub(crate) fn frcp_slow_path() -> Sm50Inst {
     let p0 = p[0];
     let ret = |s: &mut Seq| s.g(Some((p0, false)), sm50::Inst::new(Form::RET), &[]);
     let two64 = 18_446_744_073_709_551_616.0f32;
-    // Normal operands whose reciprocal is normal: the fast path's result stands.
-    s.fsetp_imm(p0, GE, false, y, true, f32::MIN_POSITIVE, None);
-    s.fsetp_imm(p0, LT, false, y, true, 2f32.powi(126), Some((p0, AND)));
-    ret(&mut s);
+    // (Normal operands whose reciprocal is normal keep the fast path's result: the site
+    // does not call for them, `Seq::rcp_in_range`.)
     // Zeros, infinities and NaN: MUFU.RCP's result is the exact one.
     s.fsetp_imm(p0, EQ, false, y, true, 0.0, None);
     s.fsetp_imm(p0, GEU, false, y, true, f32::INFINITY, Some((p0, OR)));
@@ -906,13 +917,17 @@ impl Lowerer<'_> {
         });
         let xo = s.i.op(Reg::Virt(x), OpSpec::use_().fixed(SLOW_X));
         let yo = s.i.op(Reg::Virt(y), OpSpec::use_().fixed(SLOW_Y));
-        s.rcp_residual(r, t, yo, one);
+        let slow = self.seq_temps(&mut s, RegKind::Pred, 1)[0];
+        s.mufu(Func::Rcp, r, yo);
+        let fchk = sm50::Inst::new(Form::FCHK_R);
+        s.put(fchk, &[(Field::Pd, slow), (Field::Ra, xo), (Field::Rb, yo)]);
+        s.ffma_one_minus(t, yo, r, one);
         s.ffma(t, r, false, t, r);
         let rz = sm50::Inst::new(Form::FFMA_R).with(Field::Rc, 255);
         s.put(rz, &[(Field::Rd, q), (Field::Ra, xo), (Field::Rb, t)]);
         s.ffma(e, yo, true, q, xo);
         s.ffma(q, t, false, e, q);
-        self.push_slow_path_call(s, CAL_FDIV);
+        self.push_slow_path_call(s, CAL_FDIV, (slow, true));
         Ok(())
     }
 
@@ -936,17 +951,32 @@ impl Lowerer<'_> {
             s.i.op(Reg::Virt(v), OpSpec::early_def().fixed(SLOW_TEMPS[k]))
         });
         let yo = s.i.op(Reg::Virt(y), OpSpec::use_().fixed(SLOW_Y));
-        s.rcp_residual(r, t, yo, one);
+        let fast = self.seq_temps(&mut s, RegKind::Pred, 1)[0];
+        s.rcp_in_range(fast, yo);
+        s.mufu(Func::Rcp, r, yo);
+        s.ffma_one_minus(t, yo, r, one);
         s.ffma(q, r, false, t, r);
-        self.push_slow_path_call(s, CAL_FRCP);
+        self.push_slow_path_call(s, CAL_FRCP, (fast, false));
         Ok(())
     }
 
-    /// Ends a fast path: the `CAL` of its slow-path subroutine (`rel`), the sequence pushed
-    /// as one instruction, and (outside planning) the floor above which a value is the
-    /// sequence's own ([`Self::pinned_operand`]).
-    fn push_slow_path_call(&mut self, mut s: Seq, rel: u64) {
+    /// Ends a fast path: the call of its slow-path subroutine (`rel`) for the lanes where
+    /// the predicate `skip` (operand, negated) is false, the sequence pushed as one
+    /// instruction, and (outside planning) the floor above which a value is the sequence's
+    /// own ([`Self::pinned_operand`]). ptxas's shape: the lanes whose fast result stands
+    /// wait at the reconvergence point, the others call, return and join them there.
+    ///
+    /// ```text
+    /// SSY after ; @skip SYNC ; CAL rel ; SYNC
+    /// after:
+    /// ```
+    fn push_slow_path_call(&mut self, mut s: Seq, rel: u64, skip: (u8, bool)) {
+        // The SSY's target is the instruction after this sequence: its fourth from it.
+        let ssy = sm50::Inst::new(Form::SSY).with(Field::Rel, LOCAL_BRANCH | 4);
+        s.put(ssy, &[]);
+        s.g(Some(skip), sm50::Inst::new(Form::SYNC), &[]);
         s.put(sm50::Inst::new(Form::CAL).with(Field::Rel, rel), &[]);
+        s.put(sm50::Inst::new(Form::SYNC), &[]);
         self.push(s.i);
         if self.planning.is_none() {
             self.fdiv_floor = self.vb.num_vregs();

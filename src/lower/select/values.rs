@@ -88,16 +88,7 @@ impl<'a> Lowerer<'a> {
                     i.piece(inst, &[(Field::Rd, dop, w)]);
                 }
             }
-            (RegKind::B32 | RegKind::B64, Class::Cbuf(b, o)) => {
-                let words = kind.gprs() as u8;
-                let dop = i.def(d, words > 1);
-                for w in 0..words {
-                    let inst = sm50::Inst::new(Form::MOV_C)
-                        .with(Field::Cbk, u64::from(b))
-                        .with(Field::Cbo, u64::from(o / 4) + u64::from(w));
-                    i.piece(inst, &[(Field::Rd, dop, w)]);
-                }
-            }
+            (RegKind::B32 | RegKind::B64, Class::Cbuf(b, o)) => bank_read(&mut i, d, b, o),
             _ => return Err(LowerError::Internal(format!("cannot materialize {v}"))),
         }
         self.push(i);
@@ -389,7 +380,7 @@ impl<'a> Lowerer<'a> {
         let (mut a, mut b, mut cc) = (args[0], args[1], cc);
         if !matches!(self.class(a), Class::Reg) && matches!(self.class(b), Class::Reg) {
             std::mem::swap(&mut a, &mut b);
-            cc = swap_cc(cc);
+            cc = cc.swapped();
         }
         let (code, signed) = cmp_code(cc);
         let d = self.new_vreg(RegKind::Pred);
@@ -715,5 +706,18 @@ impl<'a> Lowerer<'a> {
         self.push(i);
         self.set_loc(v, Loc { vreg: d, offset: 0 });
         Ok(())
+    }
+}
+
+/// `i`'s pieces reading `d`'s words (one or two) from constant bank `bank` at byte
+/// `offset`: a `MOV_C` per word, the high word at `offset + 4`.
+pub(super) fn bank_read(i: &mut Sm50Inst, d: VReg, bank: u8, offset: u32) {
+    let words = d.kind.gprs() as u8;
+    let dop = i.def(d, words > 1);
+    for w in 0..words {
+        let inst = sm50::Inst::new(Form::MOV_C)
+            .with(Field::Cbk, u64::from(bank))
+            .with(Field::Cbo, u64::from(offset / 4) + u64::from(w));
+        i.piece(inst, &[(Field::Rd, dop, w)]);
     }
 }

@@ -1,0 +1,560 @@
+//! Small `.local` arrays read or written at a run-time index, rewritten so that every access
+//! sits at a constant offset, which [`super::sroa`] then promotes to registers, as ptxas does.
+//!
+//! In: a verified [`Function`], the [`Module`] that declares its variables, and one `.local`
+//! variable that [`super::sroa`] could not promote. Out: `true` and the same function, still
+//! verified, in which every access to the variable is a `.local` load or store of one
+//! element at a constant offset from `addr.local @var`; or `false` and the function
+//! unchanged.
+//!
+//! # Why
+//!
+//! The sine/cosine argument reduction that NVVM inlines for large arguments (Payne–Hanek)
+//! writes a 7-word array in a counted loop through a pointer that steps by 4, and reads it
+//! back at an index computed from the exponent. ptxas 11.8 keeps the array in registers: a
+//! store at an unknown index becomes one conditional move per element (`ISETP.EQ` of the
+//! index against each element's offset, `@P MOV`), a load one conditional move per element
+//! into the result. Local memory would cost a store and a load round trip (hundreds of
+//! cycles) per access and a stack frame.
+//!
+//! # Which variables
+//!
+//! Those whose address only flows, as in [`super::sroa`], through `add`/`sub` of constants,
+//! `cvta` to and from the generic space and `zext`/`trunc` between i32 and i64, and also
+//! through `add`/`sub` of any other value (the index) and block parameters (a pointer
+//! stepped in a loop), into the address of loads and stores that all have one element
+//! type, with at least one access at an offset that is not a constant. Dynamic accesses must
+//! be scalar (vector accesses at constant offsets are fine), the variable at most
+//! [`MAX_ELEMS`] elements of that type, and a block parameter that receives the address
+//! must receive it on every edge. The bound keeps the selects few: ptxas too keeps large
+//! arrays it cannot index statically in memory.
+//!
+//! Two more conditions are ptxas 11.8's own rule, measured with `ptxas -arch=sm_50 -v` on
+//! small kernels (arrays of 2 to 40 words; indices from a loaded value, `and 1/3/7/15/31`
+//! of it, or a pointer stepped in a loop; constant and run-time stores and loads in every
+//! combination):
+//!
+//! * **The kernel's own arrays only.** A `.func`'s array indexed at run time stays in its
+//!   frame, even when every element is stored at a constant offset: a called `.func` with
+//!   four constant stores and one load at `and 3` gets `STL.64`s and an `LDL` (16 bytes),
+//!   where the same body in a kernel gets `ISETP.EQ` and `@P MOV`s (0 bytes); so does a
+//!   `.visible .func` under `-c` and a recursive one. Hence no rewrite in subroutines
+//!   ([`Function::subroutine`], object functions included) nor of the arrays of the
+//!   `.func`s we inline ([`VarScope::Callee`]), which ptxas keeps in the callee's frame.
+//! * **At least one access at a constant offset.** A store at `a[i]` and a load at
+//!   `a[i ^ 5]` keep the array in memory at every size (2 words: 8 bytes of frame, ...,
+//!   32 words: 128); add a single constant access, even a dead store `a[1] = x` after the
+//!   load, and the same array (up to 8 words) goes to registers (0 bytes). A store at `a[i]`
+//!   with a load at `a[1]`, or constant stores with a load at `a[i]`, are in registers.
+//!
+//! ptxas's size limit is wider than [`MAX_ELEMS`] and depends on how many elements no
+//! constant access covers (a store at `a[i]` and a load at `a[1]`: in registers up to 17
+//! words, 72 bytes of frame at 18; all elements stored first: in registers at 40); ours
+//! stays at 8: our select chains hold more values live than ptxas's predicated moves
+//! (with 16, two 16-word arrays took a kernel from 32 to 93 registers).
+//!
+//! Not modelled: in some kernels with several arrays ptxas keeps every array once one is
+//! stored at a run-time index (`tests/data/sroa/mixed.ptx`: 56 bytes of frame, its
+//! constant-offset array included; with that store at a constant offset, 8). We promote
+//! such arrays by the two conditions above.
+//!
+//! # The rewrite
+//!
+//! Every instruction that derives the address is kept but computes the *offset* from the
+//! variable's start instead: `addr.local @var` becomes the constant 0 and a `cvta` becomes
+//! `add x, 0` (offsets are the same in both spaces). Each access then gets a fresh
+//! `addr.local @var` (element loads and stores need an address):
+//!
+//! * at a constant offset: the same access, in the local space, at `[@var + offset]`;
+//! * a load at offset `o` (compared on its low 32 bits: offsets inside the array differ
+//!   there, and one outside is undefined): every element `e` loaded at its constant offset, and
+//!   `select(o == off(e), elem e, ...)` chained from element 0 (an index outside the array
+//!   is undefined behaviour; it reads element 0);
+//! * a store of `x` at offset `o`: every element `e` loaded and stored back as
+//!   `select(o == off(e), x, elem e)`.
+//!
+//! A store through a pointer stepped by a counted single-block loop (the shape
+//! [`super::unroll`] recognises, whatever its size or pragma), the loop's only access to the
+//! array, overwrites a known set of elements whatever they held: zeros are stored to them
+//! just before the loop, so the selects do not carry the array's earlier values into the
+//! loop (and, in registers, across everything between an earlier use of the array and
+//! this one). Nothing reads those zeros.
+//!
+//! [`super::sroa`] then turns the loads and stores into SSA values, so an element costs a
+//! register and each dynamic access a compare and a select per element; `simplify` folds
+//! the compares whose offset turned out constant.
+
+use cranelift_entity::SecondaryMap;
+use rustc_hash::FxHashMap as HashMap;
+use smallvec::{smallvec, SmallVec};
+
+use super::sroa::{addr_use, AddrUse};
+use super::{
+    BinaryOp, Block, CacheOp, ConvOp, Function, GlobalVar, Inst, InstData, InstNode, IntCC, Module,
+    Space, Type, Value, ValueDef, VarScope,
+};
+
+/// The most elements an array indexed at run time may have to be rewritten (the selects per
+/// dynamic access grow with it).
+pub const MAX_ELEMS: u32 = 8;
+
+/// How an access's address relates to the variable's start.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Offset {
+    Known(i64),
+    Dynamic,
+}
+
+/// One load or store of the variable: the instruction and its address's offset (without the
+/// instruction's immediate).
+struct Access {
+    inst: Inst,
+    offset: Offset,
+}
+
+/// What [`analyse`] found.
+struct Plan {
+    /// The instructions that derive the address.
+    derived: Vec<Inst>,
+    accesses: Vec<Access>,
+    /// The element type of every access.
+    ty: Type,
+    /// Loop preheaders, each with the element offsets its loop overwrites.
+    kills: Vec<(Block, Vec<u32>)>,
+}
+
+/// Rewrite `var`'s accesses in `f` to constant offsets (see the module documentation);
+/// whether it did.
+pub fn unindex(
+    module: &Module,
+    f: &mut Function,
+    uses: &SecondaryMap<Value, SmallVec<[Inst; 2]>>,
+    var: GlobalVar,
+) -> bool {
+    let Some(plan) = analyse(module, f, uses, var) else {
+        return false;
+    };
+    rewrite(f, var, module.vars[var].size, &plan);
+    true
+}
+
+/// How to rewrite `var`; `None` when it does not qualify.
+fn analyse(
+    module: &Module,
+    f: &Function,
+    uses: &SecondaryMap<Value, SmallVec<[Inst; 2]>>,
+    var: GlobalVar,
+) -> Option<Plan> {
+    // ptxas's first condition: the kernel's own arrays only (see "Which variables").
+    if f.subroutine || matches!(module.var_scopes[var], VarScope::Callee(_)) {
+        return None;
+    }
+    let size = i64::from(module.vars[var].size);
+    // Each derived value: its offset and whether it is a generic address.
+    let mut seen: HashMap<Value, (Offset, bool)> = HashMap::default();
+    let mut work: Vec<Value> = Vec::new();
+    let mut derived: Vec<Inst> = Vec::new();
+    for &b in &f.layout {
+        for &i in &f.blocks[b].insts {
+            if let InstData::SymbolAddr { var: v, .. } = f.insts[i].data {
+                if v == var {
+                    derived.push(i);
+                    let r = f.insts[i].results[0];
+                    seen.insert(r, (Offset::Known(0), false));
+                    work.push(r);
+                }
+            }
+        }
+    }
+    let mut accesses: Vec<Access> = Vec::new();
+    let mut params: Vec<Value> = Vec::new();
+    // A newly derived value: its offset and space must agree with any earlier visit.
+    let reach = |seen: &mut HashMap<Value, (Offset, bool)>,
+                 work: &mut Vec<Value>,
+                 v: Value,
+                 at: (Offset, bool)|
+     -> Option<()> {
+        match seen.get(&v) {
+            Some(&(_, g)) if g != at.1 => None,
+            Some(_) => Some(()),
+            None => {
+                seen.insert(v, at);
+                work.push(v);
+                Some(())
+            }
+        }
+    };
+    while let Some(v) = work.pop() {
+        let (off, generic) = seen[&v];
+        for &u in &uses[v] {
+            let node = &f.insts[u];
+            match addr_use(f, v, generic, u)? {
+                AddrUse::Add {
+                    result,
+                    other,
+                    sign,
+                } => {
+                    let next = match (off, super::sroa::constant(f, other)) {
+                        (Offset::Known(o), Some(c)) => {
+                            Offset::Known(o.checked_add(c.checked_mul(sign)?)?)
+                        }
+                        _ => Offset::Dynamic,
+                    };
+                    derived.push(u);
+                    reach(&mut seen, &mut work, result, (next, generic))?;
+                }
+                AddrUse::Move { result, generic } => {
+                    derived.push(u);
+                    reach(&mut seen, &mut work, result, (off, generic))?;
+                }
+                AddrUse::Access { .. } => {
+                    accesses.push(Access {
+                        inst: u,
+                        offset: off,
+                    });
+                }
+                AddrUse::Other => {
+                    if !matches!(node.data, InstData::Jump { .. } | InstData::Brif { .. }) {
+                        return None;
+                    }
+                    if let InstData::Brif { cond, .. } = &node.data {
+                        if *cond == v {
+                            return None;
+                        }
+                    }
+                    for c in node.data.targets() {
+                        for (k, &a) in c.args.iter().enumerate() {
+                            if a == v {
+                                let p = f.blocks[c.block].params[k];
+                                if !seen.contains_key(&p) {
+                                    params.push(p);
+                                }
+                                reach(&mut seen, &mut work, p, (Offset::Dynamic, generic))?;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    // A binary instruction with two derived operands adds two addresses.
+    for &i in &derived {
+        if let InstData::Binary { args, .. } = f.insts[i].data {
+            if seen.contains_key(&args[0]) && seen.contains_key(&args[1]) {
+                return None;
+            }
+        }
+    }
+    // Every edge into a derived parameter passes a derived value.
+    for &b in &f.layout {
+        for &i in &f.blocks[b].insts {
+            for c in f.insts[i].data.targets() {
+                for (k, a) in c.args.iter().enumerate() {
+                    let p = f.blocks[c.block].params[k];
+                    if params.contains(&p) && !seen.contains_key(a) {
+                        return None;
+                    }
+                }
+            }
+        }
+    }
+    // Something to rewrite, and (ptxas's second condition) an access at a constant offset.
+    if !accesses.iter().any(|a| a.offset == Offset::Dynamic)
+        || !accesses
+            .iter()
+            .any(|a| matches!(a.offset, Offset::Known(_)))
+    {
+        return None;
+    }
+    // One element type; dynamic accesses scalar; constant ones inside the array, aligned.
+    let mut ty: Option<Type> = None;
+    for a in &accesses {
+        let (t, width, imm) = match &f.insts[a.inst].data {
+            InstData::Load {
+                ty, width, offset, ..
+            } => (*ty, i64::from(*width), i64::from(*offset)),
+            InstData::Store {
+                ty, values, offset, ..
+            } => (*ty, values.len() as i64, i64::from(*offset)),
+            _ => return None,
+        };
+        if ty.is_some_and(|u| u != t) || t == Type::Pred {
+            return None;
+        }
+        ty = Some(t);
+        let bytes = i64::from(t.bytes()?);
+        match a.offset {
+            Offset::Dynamic if width != 1 => return None,
+            Offset::Dynamic => {}
+            Offset::Known(o) => {
+                let start = o.checked_add(imm)?;
+                if start < 0 || start % bytes != 0 || start + width * bytes > size {
+                    return None;
+                }
+            }
+        }
+    }
+    let ty = ty?;
+    let bytes = i64::from(ty.bytes()?);
+    if size % bytes != 0 || size / bytes > i64::from(MAX_ELEMS) {
+        return None;
+    }
+    derived.sort();
+    derived.dedup();
+    let kills = accesses
+        .iter()
+        .filter_map(|a| loop_kill(f, a, &accesses, &seen, size, bytes))
+        .collect();
+    Some(Plan {
+        derived,
+        accesses,
+        ty,
+        kills,
+    })
+}
+
+/// For a dynamic store through a pointer stepped by a counted single-block loop (the loop's
+/// only access to the variable): the loop's preheader and the offsets the loop writes, each
+/// exactly once whatever the array held before, so their earlier values are dead.
+fn loop_kill(
+    f: &Function,
+    a: &Access,
+    accesses: &[Access],
+    seen: &HashMap<Value, (Offset, bool)>,
+    size: i64,
+    bytes: i64,
+) -> Option<(Block, Vec<u32>)> {
+    let InstData::Store { addr, offset, .. } = &f.insts[a.inst].data else {
+        return None;
+    };
+    let ValueDef::Param(b, k) = f.values[*addr].def else {
+        return None;
+    };
+    if f.insts[a.inst].block != b
+        || accesses
+            .iter()
+            .any(|o| o.inst != a.inst && f.insts[o.inst].block == b)
+    {
+        return None;
+    }
+    let (pre, trips) = super::unroll::counted_loop(f, b)?;
+    let jump = *f.blocks[pre].insts.last()?;
+    let init = f.insts[jump].data.targets().first()?.args[k];
+    let Some(&(Offset::Known(start), _)) = seen.get(&init) else {
+        return None;
+    };
+    let term = *f.blocks[b].insts.last()?;
+    let back = f.insts[term]
+        .data
+        .targets()
+        .into_iter()
+        .find(|c| c.block == b)?
+        .args[k];
+    let ValueDef::Result(step, _) = f.values[back].def else {
+        return None;
+    };
+    let step = match f.insts[step].data {
+        InstData::Binary {
+            op: BinaryOp::Add,
+            args,
+        } if args[0] == *addr => super::sroa::constant(f, args[1])?,
+        InstData::Binary {
+            op: BinaryOp::Add,
+            args,
+        } if args[1] == *addr => super::sroa::constant(f, args[0])?,
+        InstData::Binary {
+            op: BinaryOp::Sub,
+            args,
+        } if args[0] == *addr => super::sroa::constant(f, args[1])?.checked_neg()?,
+        _ => return None,
+    };
+    let mut offs = Vec::new();
+    for j in 0..i64::try_from(trips).ok()? {
+        let o = start
+            .checked_add(i64::from(*offset))?
+            .checked_add(j.checked_mul(step)?)?;
+        if o < 0 || o + bytes > size || o % bytes != 0 {
+            return None;
+        }
+        offs.push(o as u32);
+    }
+    Some((pre, offs))
+}
+
+/// Apply the rewrite of the module documentation.
+fn rewrite(f: &mut Function, var: GlobalVar, size: u32, plan: &Plan) {
+    let (derived, accesses, ty) = (&plan.derived, &plan.accesses, plan.ty);
+    // Zeros stored before a loop to the elements it overwrites: the values the array held
+    // are not carried into (and through) the loop by its selects.
+    for (pre, offs) in &plan.kills {
+        let jump = *f.blocks[*pre].insts.last().expect("a terminator");
+        let aty = match f.insts[accesses[0].inst].data {
+            InstData::Load { addr, .. } | InstData::Store { addr, .. } => f.value_type(addr),
+            _ => unreachable!("only loads and stores are accesses"),
+        };
+        let base = f.insert_before(jump, InstData::SymbolAddr { ty: aty, var }, aty);
+        let zero = f.insert_before(jump, super::sroa::zero_of(ty), ty);
+        for &o in offs {
+            let store = elem_store(ty, (base, o), zero, CacheOp::default());
+            insert_store_before(f, jump, store);
+        }
+    }
+    // The address arithmetic computes offsets from the variable's start.
+    for &i in derived.iter() {
+        match f.insts[i].data {
+            InstData::SymbolAddr { ty, .. } => f.insts[i].data = InstData::Iconst { ty, imm: 0 },
+            InstData::Cvta { ty, arg, .. } => {
+                let zero = f.insert_before(i, InstData::Iconst { ty, imm: 0 }, ty);
+                f.insts[i].data = InstData::Binary {
+                    op: BinaryOp::Add,
+                    args: [arg, zero],
+                };
+            }
+            _ => {}
+        }
+    }
+    let bytes = ty.bytes().expect("an element type has a size");
+    let elems: Vec<u32> = (0..size / bytes).map(|e| e * bytes).collect();
+    for a in accesses {
+        let i = a.inst;
+        let (addr, imm) = match &f.insts[i].data {
+            InstData::Load { addr, offset, .. } | InstData::Store { addr, offset, .. } => {
+                (*addr, *offset)
+            }
+            _ => unreachable!("only loads and stores are accesses"),
+        };
+        let aty = f.value_type(addr);
+        let base = f.insert_before(i, InstData::SymbolAddr { ty: aty, var }, aty);
+        if let Offset::Known(o) = a.offset {
+            let at = i32::try_from(o + i64::from(imm)).expect("checked inside the variable");
+            set_address(&mut f.insts[i].data, base, at);
+            continue;
+        }
+        // The offset's low 32 bits are enough: two offsets inside the array differ there,
+        // and an access outside it is undefined.
+        let low = if aty == Type::I64 {
+            let data = InstData::Convert {
+                op: ConvOp::Trunc,
+                ty: Type::I32,
+                arg: addr,
+            };
+            f.insert_before(i, data, Type::I32)
+        } else {
+            addr
+        };
+        // Whether the dynamic offset `addr + imm` is element `e`'s.
+        let is_elem = |f: &mut Function, e: u32| {
+            let want = (i64::from(e) - i64::from(imm)) as u64 & Type::I32.mask();
+            let c = f.insert_before(
+                i,
+                InstData::Iconst {
+                    ty: Type::I32,
+                    imm: want,
+                },
+                Type::I32,
+            );
+            let data = InstData::Icmp {
+                cc: IntCC::Eq,
+                args: [low, c],
+            };
+            f.insert_before(i, data, Type::Pred)
+        };
+        let load_elem = |f: &mut Function, e: u32, cache| {
+            let data = InstData::Load {
+                space: Space::Local,
+                ty,
+                width: 1,
+                addr: base,
+                offset: e as i32,
+                cache,
+            };
+            f.insert_before(i, data, ty)
+        };
+        match f.insts[i].data.clone() {
+            InstData::Load { cache, .. } => {
+                let mut v = load_elem(f, elems[0], cache);
+                for (k, &e) in elems.iter().enumerate().skip(1) {
+                    let x = load_elem(f, e, cache);
+                    let cond = is_elem(f, e);
+                    let data = InstData::Select { cond, args: [x, v] };
+                    if k + 1 == elems.len() {
+                        // The load itself becomes the last select, keeping its result.
+                        f.insts[i].data = data;
+                    } else {
+                        v = f.insert_before(i, data, ty);
+                    }
+                }
+                if elems.len() == 1 {
+                    set_address(&mut f.insts[i].data, base, 0);
+                }
+            }
+            InstData::Store { values, cache, .. } => {
+                for (k, &e) in elems.iter().enumerate() {
+                    let old = load_elem(f, e, cache);
+                    let cond = is_elem(f, e);
+                    let data = InstData::Select {
+                        cond,
+                        args: [values[0], old],
+                    };
+                    let new = f.insert_before(i, data, ty);
+                    let store = elem_store(ty, (base, e), new, cache);
+                    if k + 1 == elems.len() {
+                        f.insts[i].data = store;
+                    } else {
+                        insert_store_before(f, i, store);
+                    }
+                }
+            }
+            _ => unreachable!("only loads and stores are accesses"),
+        }
+    }
+}
+
+/// A store of `value` to the element at `[base + offset]` in the local space.
+fn elem_store(ty: Type, (base, offset): (Value, u32), value: Value, cache: CacheOp) -> InstData {
+    InstData::Store {
+        space: Space::Local,
+        ty,
+        addr: base,
+        offset: offset as i32,
+        values: smallvec![value],
+        cache,
+    }
+}
+
+/// Point a load or store at `[base + offset]` in the local space.
+fn set_address(data: &mut InstData, base: Value, at: i32) {
+    match data {
+        InstData::Load {
+            space,
+            addr,
+            offset,
+            ..
+        }
+        | InstData::Store {
+            space,
+            addr,
+            offset,
+            ..
+        } => {
+            *space = Space::Local;
+            *addr = base;
+            *offset = at;
+        }
+        _ => unreachable!("only loads and stores are accesses"),
+    }
+}
+
+/// Place `data` (an instruction without results) just before `at`, with `at`'s PTX line.
+fn insert_store_before(f: &mut Function, at: Inst, data: InstData) {
+    let block = f.insts[at].block;
+    let inst = f.insts.push(InstNode {
+        data,
+        results: SmallVec::new(),
+        block,
+    });
+    f.srclocs[inst] = f.srclocs[at];
+    let insts = &mut f.blocks[block].insts;
+    let pos = insts.iter().position(|&i| i == at).unwrap_or(insts.len());
+    insts.insert(pos, inst);
+}
