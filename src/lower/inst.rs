@@ -126,6 +126,12 @@ pub struct Sm50Inst {
     /// On a conditional branch: its condition is the same in every lane of a warp (see
     /// `reconverge`), so it needs no `SSY`/`SYNC`. `false` (the safe answer) everywhere else.
     pub uniform: bool,
+    /// Built by `select::tex` to gather a texture/surface instruction's coordinate pair or
+    /// quad from 32-bit values (one `MOV` per word): only such an instruction is a
+    /// [`MachInst::pack_words`] pack. Other all-`MOV` packs (64-bit values built from halves)
+    /// keep their copies: placing their sources on the pair's words moved registers away from
+    /// the bank-conflict and reuse-order choices and cost more cycles than the copies saved.
+    pub tex_pack: bool,
     /// The PTX line of the IR instruction this was selected for (`VCodeBuilder` sets it).
     pub srcloc: SrcLoc,
     /// For `--explain`: what the instruction computes, when that is worth saying (the address
@@ -141,6 +147,7 @@ impl Sm50Inst {
             role,
             targets: SmallVec::new(),
             uniform: false,
+            tex_pack: false,
             srcloc: SrcLoc::NONE,
             note: None,
         }
@@ -419,7 +426,7 @@ impl MachInst for Sm50Inst {
 
     fn pack_words(&self) -> SmallVec<[(VReg, VReg, u8); 4]> {
         let mut words = SmallVec::new();
-        if self.role != Role::Plain || !self.pieces.iter().all(is_pack_piece) {
+        if !self.tex_pack || self.role != Role::Plain || !self.pieces.iter().all(is_pack_piece) {
             return words;
         }
         for p in &self.pieces {
@@ -445,7 +452,7 @@ impl MachInst for Sm50Inst {
     }
 
     fn drop_identity_copies(&mut self) -> bool {
-        if self.role != Role::Plain || !self.pieces.iter().all(is_pack_piece) {
+        if !self.tex_pack || self.role != Role::Plain || !self.pieces.iter().all(is_pack_piece) {
             return false;
         }
         let ops = &self.ops;

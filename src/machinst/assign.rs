@@ -96,7 +96,8 @@
 //!
 //! Pack copies, the other direction: an instruction that only copies 32-bit values into the
 //! words of one pair or quad ([`super::MachInst::pack_words`]: `MOV %d.lo, x; MOV %d.hi, y`,
-//! how `select::tex` builds `TEXS ... 3D`'s coordinate pair) makes no edge between its early
+//! how `select::tex` builds `TEXS ... 3D`'s coordinate pair; only those texture operand packs
+//! are offered: on other packs the placement cost more bank conflicts than it saved) makes no edge between its early
 //! def and the values it copies; each value and the pair are [`Webs::parts`] too, with the
 //! value on its word. The colouring gives such a value, while the pair is not coloured yet, a
 //! base that leaves the pair aligned and free (`colour_spread`'s `misaligned`), and the next
