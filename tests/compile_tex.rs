@@ -656,3 +656,49 @@ fn cubin_reference_symbols_and_slots_match_ptxas() {
         common::assert_same_cubin_metadata(&oracle, what, &out.cubin, &theirs);
     }
 }
+
+/// `TEXS ... 3D` reads x and y as one aligned pair, which the lowering fills with one copy
+/// per word (`select::tex`'s `tex_vec`). Where the coordinates are needed only by the
+/// fetch, the register allocation puts each where its word of the pair is
+/// (`machinst::assign`'s pack copies), so the `FFMA`s write the pair and no `MOV` builds
+/// it (ptxas's code has none either; volumeFiltering's `d_render` had two per fetch).
+/// With y needed after the fetch as well, y's copy must stay (x's could go, but the
+/// colouring does not find that placement yet: 2 copies, as before). Both verify
+/// (eval = simulator). Only the copies before the fetch count: the store's quad is built
+/// by its own copies once its first word is changed.
+#[test]
+fn texs_coordinate_pair_is_written_in_place() {
+    let ptx = |after: &str| {
+        format!(
+            ".version 7.8\n.target sm_50\n.address_size 64\n.global .texref t3;\n\
+             .entry k3(.param .u64 out, .param .f32 a)\n{{\n\
+             \x20 .reg .f32 %f<16>;\n  .reg .b32 %r<4>;\n  .reg .b64 %rd<4>;\n\
+             \x20 ld.param.u64 %rd1, [out];\n  cvta.to.global.u64 %rd1, %rd1;\n\
+             \x20 ld.param.f32 %f1, [a];\n  mov.u32 %r1, %tid.x;\n  cvt.rn.f32.u32 %f2, %r1;\n\
+             \x20 fma.rn.f32 %f3, %f2, %f1, 0f3F000000;\n\
+             \x20 fma.rn.f32 %f4, %f2, %f2, 0f3F000000;\n\
+             \x20 fma.rn.f32 %f5, %f3, %f1, 0f3F000000;\n\
+             \x20 tex.3d.v4.f32.f32 {{%f10, %f11, %f12, %f13}}, [t3, {{%f3, %f4, %f5, %f5}}];\n\
+             \x20 {after}\n\
+             \x20 mul.wide.u32 %rd2, %r1, 16;\n  add.s64 %rd3, %rd1, %rd2;\n\
+             \x20 st.global.v4.f32 [%rd3], {{%f10, %f11, %f12, %f13}};\n  ret;\n}}\n"
+        )
+    };
+    let moves = |sass: &str| {
+        sass.lines()
+            .take_while(|l| !l.contains("TEXS"))
+            .filter(|l| {
+                let t: Vec<&str> = l.split_whitespace().collect();
+                t.iter()
+                    .position(|w| *w == "MOV")
+                    .is_some_and(|k| t.get(k + 2).is_some_and(|s| s.starts_with('R')))
+            })
+            .count()
+    };
+    let sass = common::compile_and_verify("k3.ptx", "pair in place", &ptx(""));
+    assert!(sass.contains("TEXS"), "{sass}");
+    assert_eq!(moves(&sass), 0, "{sass}");
+    let sass =
+        common::compile_and_verify("k3.ptx", "y needed after", &ptx("add.f32 %f10, %f10, %f4;"));
+    assert!((1..=2).contains(&moves(&sass)), "{sass}");
+}

@@ -126,6 +126,12 @@ pub struct Sm50Inst {
     /// On a conditional branch: its condition is the same in every lane of a warp (see
     /// `reconverge`), so it needs no `SSY`/`SYNC`. `false` (the safe answer) everywhere else.
     pub uniform: bool,
+    /// Built by `select::tex` to gather a texture/surface instruction's coordinate pair or
+    /// quad from 32-bit values (one `MOV` per word): only such an instruction is a
+    /// [`MachInst::pack_words`] pack. Other all-`MOV` packs (64-bit values built from halves)
+    /// keep their copies: placing their sources on the pair's words moved registers away from
+    /// the bank-conflict and reuse-order choices and cost more cycles than the copies saved.
+    pub tex_pack: bool,
     /// The PTX line of the IR instruction this was selected for (`VCodeBuilder` sets it).
     pub srcloc: SrcLoc,
     /// For `--explain`: what the instruction computes, when that is worth saying (the address
@@ -141,6 +147,7 @@ impl Sm50Inst {
             role,
             targets: SmallVec::new(),
             uniform: false,
+            tex_pack: false,
             srcloc: SrcLoc::NONE,
             note: None,
         }
@@ -417,6 +424,49 @@ impl MachInst for Sm50Inst {
             .map_or(0, |r| r.offset)
     }
 
+    fn pack_words(&self) -> SmallVec<[(VReg, VReg, u8); 4]> {
+        let mut words = SmallVec::new();
+        if !self.tex_pack || self.role != Role::Plain || !self.pieces.iter().all(is_pack_piece) {
+            return words;
+        }
+        for p in &self.pieces {
+            let [d, s] = p.refs[..] else { continue };
+            let (Reg::Virt(dv), Reg::Virt(sv)) =
+                (self.ops[d.op as usize].reg, self.ops[s.op as usize].reg)
+            else {
+                continue;
+            };
+            let (dspec, sspec) = (self.ops[d.op as usize].spec, self.ops[s.op as usize].spec);
+            if matches!(dv.kind, RegKind::B64 | RegKind::B128)
+                && sv.kind == RegKind::B32
+                && dspec.kind == OpKind::Def
+                && sspec.kind == OpKind::Use
+                && dspec.half.is_none()
+                && sspec.half.is_none()
+                && s.offset == 0
+            {
+                words.push((dv, sv, d.offset));
+            }
+        }
+        words
+    }
+
+    fn drop_identity_copies(&mut self) -> bool {
+        if !self.tex_pack || self.role != Role::Plain || !self.pieces.iter().all(is_pack_piece) {
+            return false;
+        }
+        let ops = &self.ops;
+        let at = |r: &RegRef| match ops[r.op as usize].reg {
+            Reg::Phys(PhysReg(n)) if n != 255 => Some(u32::from(n) + u32::from(r.offset)),
+            _ => None,
+        };
+        self.pieces.retain(|p| match p.refs[..] {
+            [d, s] => at(&d).is_none() || at(&d) != at(&s),
+            _ => true,
+        });
+        self.pieces.is_empty()
+    }
+
     fn gen_move(dst: PhysReg, src: PhysReg, kind: RegKind) -> Self {
         let mut i = Sm50Inst::new(Role::Move);
         let words = kind.gprs().max(1) as u8;
@@ -616,4 +666,24 @@ fn piece_reads(inst: &sm50::Inst, refs: &[RegRef], field: Field) -> bool {
         }
     });
     read
+}
+
+/// Whether `p` is one word of a [`MachInst::pack_words`] instruction: a plain `MOV Rd, Rb`
+/// (no guard, all lanes) whose `Rd` is an operand and whose `Rb` is one or RZ.
+fn is_pack_piece(p: &Piece) -> bool {
+    let neutral = |mut i: sm50::Inst| {
+        i.set(Field::Rd, 255);
+        i.set(Field::Rb, 255);
+        i
+    };
+    let fields_ok = match p.refs[..] {
+        [d] => d.field == Field::Rd,
+        [d, s] => d.field == Field::Rd && s.field == Field::Rb,
+        _ => false,
+    };
+    fields_ok
+        && p.target.is_none()
+        && p.reloc.is_none()
+        && p.inst.form == Form::MOV_R
+        && neutral(p.inst) == sm50::Inst::new(Form::MOV_R)
 }

@@ -692,6 +692,11 @@ fn rewrite<I: MachInst>(
                             )))
                         }
                     };
+                    let packs: SmallVec<[(u32, u32, u8); 4]> = inst
+                        .pack_words()
+                        .into_iter()
+                        .map(|(d, s, word)| (d.index, s.index, word))
+                        .collect();
                     let mut k = 0;
                     let mut bad = None;
                     let (mut uses, mut defs) = (Vec::new(), Vec::new());
@@ -749,12 +754,16 @@ fn rewrite<I: MachInst>(
                             clobbers: inst.clobbers().0,
                             copy,
                             copy_word: step.part.map_or(0, |(_, _, word)| word),
+                            packs,
                         });
                     }
                     if let Some((Reg::Phys(d), Reg::Phys(s))) = inst.is_move() {
                         if u32::from(d.0) == u32::from(s.0) + u32::from(inst.move_word()) {
                             continue;
                         }
+                    }
+                    if inst.drop_identity_copies() {
+                        continue;
                     }
                     insts.push(inst);
                     note(inst_words, &ops);

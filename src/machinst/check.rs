@@ -56,6 +56,10 @@ pub(super) enum Op {
         /// (a 32-bit copy of a pair's high word: 1).
         copy: bool,
         copy_word: u8,
+        /// `(def vreg, use vreg, word)`: the instruction copies the use into that word of the
+        /// def, one piece per word ([`super::MachInst::pack_words`]): the use may sit exactly
+        /// on that word (the piece copies it onto itself).
+        packs: smallvec::SmallVec<[(u32, u32, u8); 4]>,
     },
     Move {
         from: u8,
@@ -99,6 +103,7 @@ fn step(state: &mut State, op: &Op, check: bool) -> Result<(), String> {
             clobbers,
             copy,
             copy_word,
+            packs,
         } => {
             if check {
                 for u in uses {
@@ -126,7 +131,15 @@ fn step(state: &mut State, op: &Op, check: bool) -> Result<(), String> {
                         // (an instruction of several pieces writes and reads word by word:
                         // only a def exactly on a use may share its registers)
                         let partial = d.reg != u.reg || d.words != u.words;
-                        if (d.odd_pos || u.odd_pos || partial) && overlap(d, u) && !(*copy) {
+                        let on_its_word = u.words == 1
+                            && packs.iter().any(|&(dv, uv, w)| {
+                                dv == d.vreg && uv == u.vreg && u.reg == d.reg + w
+                            });
+                        if (d.odd_pos || u.odd_pos || partial)
+                            && overlap(d, u)
+                            && !(*copy)
+                            && !on_its_word
+                        {
                             return Err(format!(
                                 "instruction {at}: def of vreg {} in R{} overwrites R{} before vreg {} is read there",
                                 d.vreg, d.reg, u.reg, u.vreg
@@ -295,6 +308,7 @@ mod tests {
             clobbers: &[],
             copy: false,
             copy_word: 0,
+            packs: Default::default(),
         }
     }
 

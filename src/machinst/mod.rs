@@ -364,6 +364,21 @@ pub trait MachInst: Clone + fmt::Debug + fmt::Display {
     fn move_word(&self) -> u8 {
         0
     }
+    /// For an instruction that only copies 32-bit values into the words of one wider value
+    /// (a texture's coordinate pair or quad, built by one register copy per word): per copied
+    /// value `(def, use, word)`, the wider value, the 32-bit one and the word it fills.
+    /// `assign` may then give the 32-bit value that word's register, where the copy becomes
+    /// a move of a register onto itself, which [`MachInst::drop_identity_copies`] removes.
+    /// Empty (the default): no such instruction.
+    fn pack_words(&self) -> smallvec::SmallVec<[(VReg, VReg, u8); 4]> {
+        smallvec::SmallVec::new()
+    }
+    /// After allocation: remove the copies of a register onto itself that a
+    /// [`MachInst::pack_words`] instruction holds; whether nothing is left of it (then it is
+    /// dropped). The default removes nothing.
+    fn drop_identity_copies(&mut self) -> bool {
+        false
+    }
     /// A copy of a value of `kind` between physical registers (base registers for pairs/quads).
     fn gen_move(dst: PhysReg, src: PhysReg, kind: RegKind) -> Self;
     /// Store `src` to local memory at `[R1 + offset]`.

@@ -125,6 +125,7 @@ impl<'a> Lowerer<'a> {
         };
         let d = self.new_vreg(kind);
         let mut i = Sm50Inst::new(Role::Plain);
+        i.tex_pack = true;
         let dop = i.def(d, parts.len() > 1);
         for (k, p) in parts.iter().enumerate() {
             match *p {

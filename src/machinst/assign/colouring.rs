@@ -332,6 +332,24 @@ fn colour_spread(
             }
         }
         let conflicts = |b: usize| (b..b + width).map(|r| bank_reads[r % 4]).sum::<u32>();
+        // a word of a wider part-copy end not coloured yet: a base that leaves that end
+        // aligned, its other words free of what `w` meets (values live across the copy, as
+        // far as `w` tells), so that its copy can disappear
+        let misaligned = |b: usize| {
+            webs.parts[w].iter().any(|&(o, off)| {
+                let ob = b as i32 - i32::from(off);
+                let ow = i32::from(webs.width[o as usize]);
+                c[o as usize] == UNSET
+                    && (ob < 0
+                        || ob % ow != 0
+                        || (ob..ob + ow).any(|r| {
+                            let r = r as usize;
+                            r < 256
+                                && (r < b || r >= b + width)
+                                && busy[r / 64] & (1 << (r % 64)) != 0
+                        }))
+            })
+        };
         let base = match partner {
             Some(b) => b as usize,
             None => (0..top as usize)
@@ -342,8 +360,8 @@ fn colour_spread(
                     let ended = (b..b + width).map(|r| ended[r]).max().unwrap_or(0);
                     let waits = (b..b + width).any(|r| late[r] > webs.first[w]);
                     match pick {
-                        Pick::Spread => (saves, waits, conflicts(b), ended),
-                        Pick::Lowest => (saves, waits, 0, b as u32),
+                        Pick::Spread => (saves, waits, misaligned(b), conflicts(b), ended),
+                        Pick::Lowest => (saves, waits, misaligned(b), 0, b as u32),
                     }
                 })?,
         };
@@ -411,15 +429,33 @@ fn parts_allow(webs: &Webs, c: &[u16], w: usize, base: usize) -> bool {
 }
 
 /// The bases that put web `w` on the copied word of a coloured part-copy end (a pair whose
-/// word the call's pinned argument register copies: the copy then disappears).
+/// word the call's pinned argument register copies: the copy then disappears). Where that
+/// end is not coloured yet but another of its ends is (the two words of a texture's
+/// coordinate pair, each copied in from a 32-bit value), the base that puts `w` where the
+/// pair the other end implies would want it, so that both copies can disappear.
 fn part_bases<'a>(webs: &'a Webs, c: &'a [u16], w: usize) -> impl Iterator<Item = u16> + 'a {
-    webs.parts[w].iter().filter_map(move |&(o, off)| {
+    let direct = webs.parts[w].iter().filter_map(move |&(o, off)| {
         let b = c[o as usize];
         if b == u16::MAX {
             return None;
         }
         u16::try_from(i32::from(b) + i32::from(off)).ok()
-    })
+    });
+    let sibling = webs.parts[w].iter().flat_map(move |&(o, off)| {
+        let uncoloured = c[o as usize] == u16::MAX;
+        let width = i32::from(webs.width[o as usize]);
+        webs.parts[o as usize]
+            .iter()
+            .filter(move |&&(s, _)| uncoloured && s as usize != w && c[s as usize] != u16::MAX)
+            .filter_map(move |&(s, off2)| {
+                // `o` would sit at c[s] + off2; it must be aligned
+                let ob = i32::from(c[s as usize]) + i32::from(off2);
+                (ob >= 0 && ob % width == 0)
+                    .then(|| u16::try_from(ob + i32::from(off)).ok())
+                    .flatten()
+            })
+    });
+    direct.chain(sibling)
 }
 
 /// Greedy colouring in `order` (see the module essay); `None` when a web finds no register.
