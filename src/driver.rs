@@ -720,9 +720,10 @@ fn compile_kernel(
     let mut chosen = f;
     // Whether `chosen` has its runtime-trip loops unrolled (the rolled fallback has not).
     let mut chosen_unroll = runtime_unroll;
-    // Compile the alternative `other` of the kernel as well; keep it where `prefer` says it
-    // does better than what was chosen.
+    // Compile the alternative `other` of the kernel (its local data `data` bytes) as well;
+    // keep it where `prefer` says it does better than what was chosen.
     let alternative = |other: &'_ ir::Function,
+                       data: u32,
                        prefer: &dyn Fn(&Alloc, &Alloc) -> bool,
                        current: &mut (FoldStats, Vec<u8>, Alloc),
                        out: &mut Output,
@@ -731,7 +732,7 @@ fn compile_kernel(
      -> bool {
         let current_text = out.text.split_off(mark);
         let cxo = KernelCtx { f: other, ..cx };
-        match lower_and_allocate(&cxo, lower_opts, max_regs, local_data, out, times, t) {
+        match lower_and_allocate(&cxo, lower_opts, max_regs, data, out, times, t) {
             Ok(o) if prefer(&o.2, &current.2) => {
                 *current = o;
                 true
@@ -753,7 +754,7 @@ fn compile_kernel(
     // 64-bit shared pointer.
     if let Some(wide) = wide.as_ref().filter(|_| current.2.spill_bytes > 0) {
         let spills_less = |o: &Alloc, c: &Alloc| o.spill_cost() < c.spill_cost();
-        if alternative(wide, &spills_less, &mut current, out, times, t) {
+        if alternative(wide, local_data, &spills_less, &mut current, out, times, t) {
             chosen = wide;
         }
     }
@@ -773,7 +774,7 @@ fn compile_kernel(
         let better = |o: &Alloc, c: &Alloc| {
             (o.spill_cost(), warps(&cx, c.num_regs)) < (c.spill_cost(), warps(&cx, o.num_regs))
         };
-        if alternative(rolled, &better, &mut current, out, times, t) {
+        if alternative(rolled, local_data, &better, &mut current, out, times, t) {
             chosen = rolled;
             chosen_unroll = false;
             // `--emit ir` shows the IR compiled (nothing follows it in the text).
@@ -783,7 +784,6 @@ fn compile_kernel(
             }
         }
     }
-    let (mut fold, mut constant2, mut alloc) = current;
     // The select chains of the arrays indexed at run time (`ir::unindex`) keep more values
     // live than ptxas's predicated moves (simpleSurface `transformKernel`: 40 registers
     // against 32 with the array in local memory, 48 warps against 64). Where the kernel
@@ -793,31 +793,30 @@ fn compile_kernel(
     // so (`KernelReport::indexed_locals_in_memory`), for `leafold verify`'s local layout.
     let plain;
     let mut in_memory = false;
-    if unindexed && allocate::warps(&cx, alloc.num_regs) < allocate::wanted_warps(&cx) {
+    if unindexed && warps(&cx, current.2.num_regs) < wanted_warps(&cx) {
         let mut p = original;
         prepare_kernel_ir_with(module, &mut p, chosen_unroll, false);
         narrow_kernel_ir(module, &mut p);
         plain = p;
-        let cxp = KernelCtx { f: &plain, ..cx };
         let plain_data = lower::local_size(module, &plain).next_multiple_of(16);
-        let before = out.text.split_off(mark);
-        match lower_and_allocate(&cxp, lower_opts, max_regs, plain_data, out, times, t) {
-            Ok(other)
-                if other.2.spill_cost() <= alloc.spill_cost()
-                    && allocate::warps(&cxp, other.2.num_regs)
-                        > allocate::warps(&cx, alloc.num_regs) =>
-            {
-                (fold, constant2, alloc) = other;
-                chosen = &plain;
-                local_data = plain_data;
-                in_memory = true;
-            }
-            _ => {
-                out.text.truncate(mark);
-                out.text.push_str(&before);
-            }
+        let fewer_warps_lost = |o: &Alloc, c: &Alloc| {
+            o.spill_cost() <= c.spill_cost() && warps(&cx, o.num_regs) > warps(&cx, c.num_regs)
+        };
+        if alternative(
+            &plain,
+            plain_data,
+            &fewer_warps_lost,
+            &mut current,
+            out,
+            times,
+            t,
+        ) {
+            chosen = &plain;
+            local_data = plain_data;
+            in_memory = true;
         }
     }
+    let (fold, mut constant2, alloc) = current;
     let cx = KernelCtx { f: chosen, ..cx };
     let frame = frame_size(&cx, &alloc, local_data);
     let (code, relocs, srclocs, notes, shape, subs) =

@@ -197,6 +197,16 @@ pub(super) fn constant(f: &Function, v: Value) -> Option<i64> {
     }
 }
 
+/// The instructions of `f` that take `var`'s address (`SymbolAddr`), in layout order: where
+/// the walks of [`analyse`] and `ir::unindex` start.
+pub(super) fn symbol_addrs(f: &Function, var: GlobalVar) -> Vec<Inst> {
+    f.layout
+        .iter()
+        .flat_map(|&b| f.blocks[b].insts.iter().copied())
+        .filter(|&i| matches!(f.insts[i].data, InstData::SymbolAddr { var: v, .. } if v == var))
+        .collect()
+}
+
 /// Whether `var` can be promoted in `f`, and how.
 fn analyse(
     module: &Module,
@@ -206,18 +216,11 @@ fn analyse(
 ) -> Option<Plan> {
     let size = i64::from(module.vars[var].size);
     // (value, offset from the variable's start, generic?) still to look at.
-    let mut work: Vec<(Value, i64, bool)> = Vec::new();
-    let mut derived: Vec<Inst> = Vec::new();
-    for &b in &f.layout {
-        for &i in &f.blocks[b].insts {
-            if let InstData::SymbolAddr { var: v, .. } = f.insts[i].data {
-                if v == var {
-                    derived.push(i);
-                    work.push((f.insts[i].results[0], 0, false));
-                }
-            }
-        }
-    }
+    let mut derived = symbol_addrs(f, var);
+    let mut work: Vec<(Value, i64, bool)> = derived
+        .iter()
+        .map(|&i| (f.insts[i].results[0], 0, false))
+        .collect();
     // (instruction, element offsets and type) of each access.
     let mut raw: Vec<(Inst, i64, Type, usize)> = Vec::new();
     while let Some((v, off, generic)) = work.pop() {

@@ -88,7 +88,7 @@ use cranelift_entity::SecondaryMap;
 use rustc_hash::FxHashMap as HashMap;
 use smallvec::{smallvec, SmallVec};
 
-use super::sroa::{addr_use, AddrUse};
+use super::sroa::{addr_use, symbol_addrs, AddrUse};
 use super::{
     BinaryOp, Block, CacheOp, ConvOp, Function, GlobalVar, Inst, InstData, InstNode, IntCC, Module,
     Space, Type, Value, ValueDef, VarScope,
@@ -152,19 +152,12 @@ fn analyse(
     let size = i64::from(module.vars[var].size);
     // Each derived value: its offset and whether it is a generic address.
     let mut seen: HashMap<Value, (Offset, bool)> = HashMap::default();
+    let mut derived = symbol_addrs(f, var);
     let mut work: Vec<Value> = Vec::new();
-    let mut derived: Vec<Inst> = Vec::new();
-    for &b in &f.layout {
-        for &i in &f.blocks[b].insts {
-            if let InstData::SymbolAddr { var: v, .. } = f.insts[i].data {
-                if v == var {
-                    derived.push(i);
-                    let r = f.insts[i].results[0];
-                    seen.insert(r, (Offset::Known(0), false));
-                    work.push(r);
-                }
-            }
-        }
+    for &i in &derived {
+        let r = f.insts[i].results[0];
+        seen.insert(r, (Offset::Known(0), false));
+        work.push(r);
     }
     let mut accesses: Vec<Access> = Vec::new();
     let mut params: Vec<Value> = Vec::new();

@@ -242,14 +242,7 @@ pub(super) fn forward<I: MachInst>(
         ) else {
             continue;
         };
-        for &(j, k) in &cands {
-            rename(&mut alloc.blocks[b].insts[j], k, r.0, s.0);
-            if let Some(c) = facts.check.as_mut() {
-                let inst = &alloc.blocks[b].insts[j];
-                let op = &mut c.ops[b][c.op_of[b][j]];
-                rename_in_check(op, inst, &facts.words[b][j], k, r.0, s.0);
-            }
-        }
+        rename_all(alloc, &mut facts, b, &cands, r.0, s.0);
         if let Some(c) = facts.check.as_mut() {
             drop_in_check(&mut c.ops[b][c.op_of[b][i]], r.0, s.0);
         }
@@ -377,14 +370,7 @@ fn coalesce<I: MachInst>(alloc: &mut Allocated<I>, facts: &mut Facts, slots: &Re
         cands.extend(later);
         cands.push((def, def_k));
         cands.push((i, src));
-        for &(j, k) in &cands {
-            rename(&mut alloc.blocks[b].insts[j], k, r.0, s.0);
-            if let Some(c) = facts.check.as_mut() {
-                let inst = &alloc.blocks[b].insts[j];
-                let op = &mut c.ops[b][c.op_of[b][j]];
-                rename_in_check(op, inst, &facts.words[b][j], k, r.0, s.0);
-            }
-        }
+        rename_all(alloc, facts, b, &cands, r.0, s.0);
         drop[b][i] = true;
         dropped += 1;
     }
@@ -554,6 +540,26 @@ fn adds_bank_conflict<I: MachInst>(
         same
     };
     pairs(&after) > pairs(&before)
+}
+
+/// Renames `r` to `s` in each operand `(instruction, operand index)` of `cands` in block `b`,
+/// and in the checker's copy of those operations where `facts` holds one.
+fn rename_all<I: MachInst>(
+    alloc: &mut Allocated<I>,
+    facts: &mut Facts,
+    b: usize,
+    cands: &[(usize, usize)],
+    r: u8,
+    s: u8,
+) {
+    for &(j, k) in cands {
+        rename(&mut alloc.blocks[b].insts[j], k, r, s);
+        if let Some(c) = facts.check.as_mut() {
+            let inst = &alloc.blocks[b].insts[j];
+            let op = &mut c.ops[b][c.op_of[b][j]];
+            rename_in_check(op, inst, &facts.words[b][j], k, r, s);
+        }
+    }
 }
 
 /// Operand `k` of `inst` reads `s + (its register - r)` instead.
