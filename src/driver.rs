@@ -407,6 +407,17 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
     // `--compile-only`: the `.visible .func`s other objects call, each its own function.
     let (functions, functions_log) = object_functions(&inputs, &mut out);
     specs.extend(functions);
+    // A function of the object that another one calls (`JCAL`) is defined here: its
+    // relocation is against its own symbol, not an extern (ptxas lists no `EIATTR_EXTERNS`
+    // for it).
+    let defined: Vec<String> = specs
+        .iter()
+        .filter(|k| !k.entry)
+        .map(|k| k.name.clone())
+        .collect();
+    for k in &mut specs {
+        k.externs.retain(|n| !defined.contains(n));
+    }
     if opts.emit == Emit::Sass {
         out.text = out.sass.clone();
     }

@@ -381,26 +381,52 @@ fn linked_by_hand_matches_eval() {
 /// `JCAL` to `f` made a `CAL` to `f`'s code appended after the kernel's (what nvlink does
 /// with the relocation), as an executable cubin.
 fn link_by_hand(main: &Output, lib: &cubin::Cubin, f: &str) -> Vec<u8> {
-    let func = text(lib, f);
+    link_functions(main, lib, &[f])
+}
+
+/// [`link_by_hand`] with every function of `funcs` (of object `lib`) appended after the
+/// kernel's code, in order: each `JCAL` (`R_CUDA_ABS32_20`) of the kernel or of an
+/// appended function against one of them (its own symbol in `lib`) made a `CAL` to its copy.
+fn link_functions(main: &Output, lib: &cubin::Cubin, funcs: &[&str]) -> Vec<u8> {
     let main_c = cubin::read(&main.cubin).unwrap();
     let mut spec = CubinSpec::from_cubin(&main_c);
     let k = spec.kernels.iter_mut().find(|k| k.name == "k").unwrap();
-    let jcal = k.relocs.iter().find(|r| r.symbol == f).unwrap().offset;
+    // (offset of a `JCAL` in the linked code, the function it calls)
+    let mut calls: Vec<(u64, String)> = k
+        .relocs
+        .iter()
+        .filter(|r| funcs.contains(&r.symbol.as_str()))
+        .map(|r| (r.offset, r.symbol.clone()))
+        .collect();
+    assert!(!calls.is_empty(), "the kernel calls none of {funcs:?}");
     k.relocs.clear();
-    let start = (k.code.len() * 8) as u64;
-    k.code.extend_from_slice(&func);
-    let rel = sm50::ctrl::branch_rel(jcal, start).unwrap();
-    k.code[jcal as usize / 8] =
-        sm50::encode(&sm50::Inst::new(Form::CAL).with(Field::Rel, u64::from(rel)));
-    k.regcount = k.regcount.max(
-        lib.sections
+    let mut starts = Vec::new();
+    for f in funcs {
+        let start = (k.code.len() * 8) as u64;
+        starts.push((f.to_string(), start));
+        k.code.extend_from_slice(&text(lib, f));
+        let section = lib
+            .sections
             .iter()
-            .find(|s| s.name == format!(".text.{f}"))
-            .unwrap()
-            .info
-            >> 24,
-    );
-    spec.handles.retain(|(n, _)| n != f);
+            .position(|s| s.name == format!(".text.{f}"))
+            .unwrap();
+        for r in lib.relocations.iter().filter(|r| r.target == section) {
+            for e in &r.relocs {
+                let name = &lib.symbols[e.sym as usize].name;
+                if e.rtype == 0x2a && funcs.contains(&name.as_str()) {
+                    calls.push((start + e.offset, name.clone()));
+                }
+            }
+        }
+        k.regcount = k.regcount.max(lib.sections[section].info >> 24);
+    }
+    for (at, callee) in calls {
+        let start = starts.iter().find(|(n, _)| *n == callee).unwrap().1;
+        let rel = sm50::ctrl::branch_rel(at, start).unwrap();
+        k.code[at as usize / 8] =
+            sm50::encode(&sm50::Inst::new(Form::CAL).with(Field::Rel, u64::from(rel)));
+    }
+    spec.handles.retain(|(n, _)| !funcs.contains(&n.as_str()));
     cubin::write(&spec)
 }
 
@@ -776,5 +802,119 @@ fn function_reaching_recursion() {
         };
         assert_eq!(globals(&lib_c), globals(&theirs));
         assert!(!globals(&lib_c).is_empty());
+    }
+}
+
+/// `big(a)`: a `.visible .func` of `n` steps of a hash (3 PTX instructions each), no literals.
+fn big_function(n: usize) -> String {
+    let mut s = String::from(
+        ".visible .func (.param .b32 r) big(.param .b32 a)\n{\n .reg .b32 %r<4>;\n\
+         ld.param.u32 %r1, [a];\n mov.u32 %r2, %r1;\n",
+    );
+    for i in 0..n {
+        s += &format!(
+            " mad.lo.s32 %r2, %r2, {}, %r1;\n shr.u32 %r3, %r2, {};\n xor.b32 %r2, %r2, %r3;\n",
+            2 * i + 3,
+            i % 13 + 3
+        );
+    }
+    s + " st.param.b32 [r], %r2;\n ret;\n}\n"
+}
+
+/// A large `.visible .func` that another function of the object calls stays a call, as ptxas
+/// 11.8 keeps every call between an object's functions (calls11: complex.ptx's 409 calls are
+/// all `JCAL`s): `f`'s two calls of `big` (over 100 PTX instructions) are `JCAL`s under
+/// `R_CUDA_ABS32_20` against `big`'s own GLOBAL FUNC symbol (defined, not an extern: no
+/// `EIATTR_EXTERNS` in `.nv.info.f`), and `f`'s code is far shorter than `big`'s; a small
+/// callee (`twice`) is still inlined. With the oracle: ptxas's object has the same relocation
+/// types against the same symbols in `.text.f`. The meaning: `f` and `big` linked by hand
+/// into a kernel (each `JCAL` a `CAL`), simulated, equals `ir::eval` with the functions in
+/// the kernel's module (where `big` is inlined).
+#[test]
+fn large_object_function_is_called_not_inlined() {
+    let big = big_function(40);
+    const TWICE: &str = ".visible .func (.param .b32 r) twice(.param .b32 a)\n{\n\
+        .reg .b32 %r<3>;\n ld.param.u32 %r1, [a];\n add.s32 %r2, %r1, %r1;\n\
+        st.param.b32 [r], %r2;\n ret;\n}\n";
+    let sig = "(.param .b32 r) f(.param .b32 n)";
+    let body = "{\n .reg .b32 %r<8>;\n ld.param.u32 %r1, [n];\n and.b32 %r2, %r1, 255;\n{\n\
+        .param .b32 a0; .param .b32 r0;\n st.param.b32 [a0], %r2;\n\
+        call.uni (r0), big, (a0);\n ld.param.b32 %r3, [r0];\n}\n shr.u32 %r4, %r1, 8;\n{\n\
+        .param .b32 a0; .param .b32 r0;\n st.param.b32 [a0], %r4;\n\
+        call.uni (r0), big, (a0);\n ld.param.b32 %r5, [r0];\n}\n{\n\
+        .param .b32 a0; .param .b32 r0;\n st.param.b32 [a0], %r5;\n\
+        call.uni (r0), twice, (a0);\n ld.param.b32 %r6, [r0];\n}\n\
+        xor.b32 %r7, %r3, %r6;\n st.param.b32 [r], %r7;\n ret;\n}\n";
+    let lib_src = format!("{HEADER}{big}{TWICE}.visible .func {sig}\n{body}");
+    let (lib_c, words, listing) = function_f("objf_jcal", &lib_src);
+    let count = |p: &str| listing.iter().filter(|t| t.starts_with(p)).count();
+    assert_eq!(count("JCAL"), 2, "f calls big twice: {listing:?}");
+    let big_words = text(&lib_c, "big");
+    check_code("objf_jcal_big", &big_words);
+    assert!(
+        words.len() * 2 < big_words.len(),
+        "f ({} words) must not hold big's code ({} words)",
+        words.len(),
+        big_words.len()
+    );
+    let f_relocs = |c: &cubin::Cubin| {
+        let t = c.sections.iter().position(|s| s.name == ".text.f").unwrap();
+        let mut v: Vec<(u32, String, u16)> = c
+            .relocations
+            .iter()
+            .filter(|r| r.target == t)
+            .flat_map(|r| &r.relocs)
+            .map(|e| {
+                let y = &c.symbols[e.sym as usize];
+                (e.rtype, y.name.clone(), y.shndx)
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    let mine = f_relocs(&lib_c);
+    assert_eq!(mine.len(), 2, "{mine:?}");
+    for (rtype, name, shndx) in &mine {
+        assert_eq!((*rtype, name.as_str()), (0x2a, "big"));
+        assert_eq!(
+            lib_c.sections[usize::from(*shndx)].name,
+            ".text.big",
+            "big's symbol is defined"
+        );
+    }
+    assert_eq!(
+        lib_c.symbols.iter().filter(|y| y.name == "big").count(),
+        1,
+        "one symbol for big"
+    );
+    let info = lib_c.section(".nv.info.f").expect(".nv.info.f");
+    let externs = leafold::cubin::eiattr::decode(".nv.info.f", &info.data)
+        .unwrap()
+        .iter()
+        .any(|a| a.code() == 0x0f);
+    assert!(!externs, "big is no extern of f");
+    let call = "    st.param.b32 [a0], %r2;\n    call.uni (r0), f, (a0);\n\
+        ld.param.b32 %r5, [r0];\n    }\n    st.global.u32 [%rd3], %r5;\n";
+    let call = format!("    {{\n    .param .b32 a0; .param .b32 r0;\n{call}");
+    let main = object(
+        "objf_jcal_main",
+        &common::warp_kernel::kernel(&format!(".extern .func {sig};"), &call),
+    );
+    let linked = link_functions(&main, &lib_c, &["f", "big"]);
+    let whole = common::warp_kernel::kernel(&format!("{big}{TWICE}.func {sig}\n{body}"), &call);
+    let module = common::ir_module("objf_jcal_whole.ptx", whole);
+    sim_matches_eval(&module, &linked);
+    if let Some(oracle) = Oracle::for_test("objf_jcal") {
+        let theirs = cubin::read(&oracle.ptxas(&lib_src, "sm_50", &["-c"]).unwrap()).unwrap();
+        let kinds = |v: Vec<(u32, String, u16)>| -> Vec<(u32, String)> {
+            let mut v: Vec<(u32, String)> = v.into_iter().map(|(t, n, _)| (t, n)).collect();
+            v.dedup();
+            v
+        };
+        let theirs_big: Vec<(u32, String)> = kinds(f_relocs(&theirs))
+            .into_iter()
+            .filter(|(_, n)| n == "big")
+            .collect();
+        assert_eq!(kinds(mine), theirs_big);
     }
 }

@@ -13,8 +13,10 @@
 //! the recursive subroutines it calls ([`place_subroutines`]), laid out without the kernel
 //! prologue ([`layout_function`]): ptxas's `_Z11offset_maini` is `IADD32I R4, R4, 0x7 ;
 //! RET ; BRA self`. Calls to other objects' functions are `JCAL`s with
-//! `R_CUDA_ABS32_20` relocations, as for system calls; nvlink resolves them. Inside the
-//! module, calls of the function are still inlined (the whole-program default).
+//! `R_CUDA_ABS32_20` relocations, as for system calls; nvlink resolves them. So are calls of
+//! the large functions of this object (`ir::build::calls::object_calls`), against their own
+//! defined symbols (no `EIATTR_EXTERNS` for them). Inside the module's kernels, calls of the
+//! function are still inlined (the whole-program default).
 //!
 //! `.shared` data and literals, as ptxas writes them (docs/calls.md): every `.shared`
 //! address is a `MOV32I` under `R_CUDA_ABS24_20` against the variable's symbol in

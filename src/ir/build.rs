@@ -230,6 +230,7 @@ pub fn build_partial_with<'f>(
         fn_ids: calls::function_ids(module),
         subs: HashSet::default(),
         outlined: calls::Outlined::default(),
+        object_calls: HashSet::default(),
     };
     for (i, f) in (0u32..).zip(module.functions()) {
         m.func_order.entry(f.name.text.to_string()).or_insert(i);
@@ -373,11 +374,52 @@ pub fn build_partial_with<'f>(
 /// Under `--compile-only`: every `.visible .func` with a body, built once more as a function
 /// of the object, with the call ABI's [`calls::ExternSig`] as a subroutine is (arguments from
 /// R4, result in R4), into [`Module::object_functions`], so that other objects can call it
-/// (nvlink resolves their `JCAL`s to it). Calls inside this module still inline it. One that
-/// cannot be built so (a `.reg` parameter, more arguments than R4..R15) is
-/// left out with its reason in [`Module::object_function_skips`] (the driver warns) rather
-/// than failing the object: nothing in this module needs it.
+/// (nvlink resolves their `JCAL`s to it). Calls inside this module's kernels still inline it;
+/// the object's functions call the large ones (`calls::object_calls`: `JCAL` against the
+/// callee's own symbol, as ptxas does) and inline the others. One that cannot be built so
+/// (a `.reg` parameter, more arguments than R4..R15) is left out with its reason in
+/// [`Module::object_function_skips`] (the driver warns) rather than failing the object:
+/// nothing in this module needs it. The calls are decided before any is built; a callee
+/// that then fails to build is inlined again, and its callers are built once more.
 fn build_object_functions(
+    m: &mut ModuleBuilder<'_>,
+    module: &ast::Module,
+    module_regs: &[&ast::VarDecl],
+    funcs: &HashMap<&str, &ast::Function>,
+    opts: &BuildOptions,
+) {
+    let mut candidates: HashSet<String> = HashSet::default();
+    for f in module.functions() {
+        let chosen = funcs
+            .get(f.name.text.as_str())
+            .is_some_and(|&g| std::ptr::eq(g, f));
+        if f.body.is_some()
+            && f.kind == ast::FuncKind::Func
+            && chosen
+            && f.linkage.contains(&ast::Linkage::Visible)
+            && calls::ExternSig::of(f).is_ok()
+        {
+            candidates.insert(f.name.text.to_string());
+        }
+    }
+    m.object_calls = calls::object_calls(module, funcs, &m.subs, &candidates);
+    loop {
+        m.ir.object_functions.clear();
+        m.ir.object_function_skips.clear();
+        build_object_functions_once(m, module, module_regs, funcs, opts);
+        let before = m.object_calls.len();
+        let skips = &m.ir.object_function_skips;
+        m.object_calls
+            .retain(|f| !skips.iter().any(|(name, _)| name == f));
+        if m.object_calls.len() == before {
+            break;
+        }
+    }
+    m.object_calls.clear();
+}
+
+/// One pass of [`build_object_functions`] with the calls `m.object_calls` decided.
+fn build_object_functions_once(
     m: &mut ModuleBuilder<'_>,
     module: &ast::Module,
     module_regs: &[&ast::VarDecl],
@@ -499,6 +541,9 @@ struct ModuleBuilder<'f> {
     /// The large `.func`s kept as subroutines, and by which kernels
     /// (`calls::outlined_set`); they are in `subs` too.
     outlined: calls::Outlined,
+    /// Under `--compile-only`, while the object's functions are built: the functions of the
+    /// object they call (`JCAL`) rather than inline (`calls::object_calls`).
+    object_calls: HashSet<String>,
 }
 
 /// What a name means in the current scopes ([`FnBuilder::lookup`]): a register, an
@@ -796,6 +841,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         }
         let mut expander = calls::Expander::new(funcs, &fn_ids, b.m.any_extern);
         expander.subs = b.m.subs.clone();
+        expander.object_calls = b.m.object_calls.clone();
         if f.kind == ast::FuncKind::Entry {
             // A kernel calls a large function as a subroutine only where it would otherwise
             // inline several copies (`calls::outlined_set`).

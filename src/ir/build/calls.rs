@@ -24,7 +24,9 @@
 //! whose result it writes to the result store or register.
 //!
 //! Under `--compile-only` (`Expander::any_extern`) a call of any bodiless `.extern .func`
-//! stays a call the same way (nvlink resolves it).
+//! stays a call the same way (nvlink resolves it). So does, in a function of the object, a
+//! call of another large `.visible .func` the object writes ([`object_calls`]): the callee's
+//! code is in the object already, and nvlink resolves the `JCAL` to its own symbol.
 //!
 //! # Subroutines (recursion)
 //!
@@ -278,6 +280,10 @@ pub(super) struct Expander<'a, 't> {
     pub brx_targets: HashMap<usize, Vec<NameText>>,
     /// The `.func`s compiled as subroutines ([`subroutine_set`]): calls of them stay calls.
     pub subs: HashSet<String>,
+    /// Under `--compile-only`, building a function of the object: the other functions of
+    /// the object it calls rather than inlines ([`object_calls`]); each call stays a call
+    /// (a `JCAL` that nvlink resolves to the callee's own code).
+    pub object_calls: HashSet<String>,
 }
 
 impl<'a, 't> Expander<'a, 't> {
@@ -299,6 +305,7 @@ impl<'a, 't> Expander<'a, 't> {
             branch_tables: HashMap::default(),
             brx_targets: HashMap::default(),
             subs: HashSet::default(),
+            object_calls: HashSet::default(),
         }
     }
 
@@ -379,7 +386,9 @@ impl<'a, 't> Expander<'a, 't> {
             return self.indirect(ins, target, out);
         };
         let external = callee.linkage.contains(&ast::Linkage::Extern) && self.any_extern;
-        let sub = callee.body.is_some() && self.subs.contains(target.text.as_str());
+        let sub = callee.body.is_some()
+            && (self.subs.contains(target.text.as_str())
+                || self.object_calls.contains(target.text.as_str()));
         if sub || (callee.body.is_none() && (external || is_system_function(&target.text))) {
             match ExternSig::of(callee) {
                 Ok(sig) => {

@@ -147,6 +147,103 @@ fn own_facts(
     (n, ok)
 }
 
+/// Per defined, non-recursive function of `funcs`: the callees it would inline, and its own
+/// size and eligibility (module essay); [`total`] sums them through the callees.
+struct Sizes<'a> {
+    callees: HashMap<&'a str, Vec<&'a str>>,
+    own: HashMap<&'a str, (usize, bool)>,
+}
+
+impl<'a> Sizes<'a> {
+    fn of(
+        module: &'a ast::Module,
+        funcs: &HashMap<&'a str, &'a ast::Function>,
+        recursive: &HashSet<String>,
+        fn_ids: &HashMap<String, u64>,
+    ) -> Self {
+        let mut shared: HashSet<&str> = HashSet::default();
+        for it in &module.items {
+            if let ast::Item::Var(v) = it {
+                if v.space == StateSpace::Shared {
+                    shared.extend(v.names.iter().map(|n| n.name.text.as_str()));
+                }
+            }
+        }
+        let mut callees: HashMap<&str, Vec<&str>> = HashMap::default();
+        let mut own: HashMap<&str, (usize, bool)> = HashMap::default();
+        for (&name, f) in funcs {
+            let Some(b) = &f.body else { continue };
+            if recursive.contains(name) {
+                continue;
+            }
+            let mut out = Vec::new();
+            direct_callees(b, &mut out);
+            out.retain(|c| {
+                !recursive.contains(*c) && funcs.get(c).is_some_and(|g| g.body.is_some())
+            });
+            callees.insert(name, out);
+            let sig_ok = ExternSig::of(f).is_ok()
+                && f.params
+                    .iter()
+                    .chain(f.rets.iter().flatten())
+                    .all(|d| d.space == StateSpace::Param);
+            let (n, ok) = own_facts(b, &shared, funcs, recursive);
+            own.insert(name, (n, ok && sig_ok && !fn_ids.contains_key(name)));
+        }
+        Sizes { callees, own }
+    }
+
+    /// Inlined size and eligibility of `f`, through inlined callees (no cycles: recursion is
+    /// out).
+    fn total(
+        &self,
+        f: &'a str,
+        memo: &mut HashMap<&'a str, (usize, bool)>,
+        depth: usize,
+    ) -> (usize, bool) {
+        if let Some(&r) = memo.get(f) {
+            return r;
+        }
+        let (mut n, mut ok) = self.own.get(f).copied().unwrap_or((1, false));
+        if depth > MAX_DEPTH {
+            return (n, false);
+        }
+        for &c in self.callees.get(f).into_iter().flatten() {
+            let (cn, cok) = self.total(c, memo, depth + 1);
+            n = n.saturating_add(cn);
+            ok &= cok;
+        }
+        memo.insert(f, (n, ok));
+        (n, ok)
+    }
+}
+
+/// Under `--compile-only`: the `.visible .func`s that the object's functions call (`JCAL`,
+/// `R_CUDA_ABS32_20` against the callee's own symbol, which nvlink resolves) rather than
+/// inline. The object holds each such function's code anyway, so an inlined copy is always a
+/// second copy: the size rule's copy count is met, and a callee is kept as a call when it is
+/// large ([`OUTLINE_MIN_INSTRS`] PTX instructions with what it inlines itself). ptxas 11.8
+/// keeps every call (probe: a 2-instruction `.visible .func` called from another and from a
+/// kernel is `JCAL`ed from both); the small ones are still inlined here, as in a whole program.
+/// `candidates` are the functions written as functions of the object (their `ExternSig` lays
+/// out); `recursive` are subroutines already (they stay `CAL`s of their own copy).
+pub(in crate::ir::build) fn object_calls(
+    module: &ast::Module,
+    funcs: &HashMap<&str, &ast::Function>,
+    recursive: &HashSet<String>,
+    candidates: &HashSet<String>,
+) -> HashSet<String> {
+    let sizes = Sizes::of(module, funcs, recursive, &HashMap::default());
+    let mut memo = HashMap::default();
+    candidates
+        .iter()
+        .map(String::as_str)
+        .filter(|g| !recursive.contains(*g) && sizes.callees.contains_key(g))
+        .filter(|g| sizes.total(g, &mut memo, 0).0 >= OUTLINE_MIN_INSTRS)
+        .map(str::to_string)
+        .collect()
+}
+
 /// The size rule (module essay) over `module`: `recursive` are the functions already
 /// compiled as subroutines (they count as one call instruction where they are called).
 pub(in crate::ir::build) fn outlined_set(
@@ -155,58 +252,8 @@ pub(in crate::ir::build) fn outlined_set(
     recursive: &HashSet<String>,
     fn_ids: &HashMap<String, u64>,
 ) -> Outlined {
-    let mut shared: HashSet<&str> = HashSet::default();
-    for it in &module.items {
-        if let ast::Item::Var(v) = it {
-            if v.space == StateSpace::Shared {
-                shared.extend(v.names.iter().map(|n| n.name.text.as_str()));
-            }
-        }
-    }
-    // Per defined, non-recursive function: its callees that it would inline, its own size
-    // and eligibility.
-    let mut callees: HashMap<&str, Vec<&str>> = HashMap::default();
-    let mut own: HashMap<&str, (usize, bool)> = HashMap::default();
-    for (&name, f) in funcs {
-        let Some(b) = &f.body else { continue };
-        if recursive.contains(name) {
-            continue;
-        }
-        let mut out = Vec::new();
-        direct_callees(b, &mut out);
-        out.retain(|c| !recursive.contains(*c) && funcs.get(c).is_some_and(|g| g.body.is_some()));
-        callees.insert(name, out);
-        let sig_ok = ExternSig::of(f).is_ok()
-            && f.params
-                .iter()
-                .chain(f.rets.iter().flatten())
-                .all(|d| d.space == StateSpace::Param);
-        let (n, ok) = own_facts(b, &shared, funcs, recursive);
-        own.insert(name, (n, ok && sig_ok && !fn_ids.contains_key(name)));
-    }
-    // Inlined size and eligibility, through inlined callees (no cycles: recursion is out).
-    fn total<'a>(
-        f: &'a str,
-        callees: &HashMap<&'a str, Vec<&'a str>>,
-        own: &HashMap<&'a str, (usize, bool)>,
-        memo: &mut HashMap<&'a str, (usize, bool)>,
-        depth: usize,
-    ) -> (usize, bool) {
-        if let Some(&r) = memo.get(f) {
-            return r;
-        }
-        let (mut n, mut ok) = own.get(f).copied().unwrap_or((1, false));
-        if depth > MAX_DEPTH {
-            return (n, false);
-        }
-        for &c in callees.get(f).into_iter().flatten() {
-            let (cn, cok) = total(c, callees, own, memo, depth + 1);
-            n = n.saturating_add(cn);
-            ok &= cok;
-        }
-        memo.insert(f, (n, ok));
-        (n, ok)
-    }
+    let sizes = Sizes::of(module, funcs, recursive, fn_ids);
+    let callees = &sizes.callees;
     let mut memo = HashMap::default();
     let mut result = Outlined::default();
     for k in module.functions() {
@@ -232,7 +279,7 @@ pub(in crate::ir::build) fn outlined_set(
         }
         let mut chosen: HashSet<String> = HashSet::default();
         for (&f, &n) in &copies {
-            let (size, ok) = total(f, &callees, &own, &mut memo, 0);
+            let (size, ok) = sizes.total(f, &mut memo, 0);
             if ok && n >= OUTLINE_MIN_COPIES && size >= OUTLINE_MIN_INSTRS {
                 chosen.insert(f.to_string());
             }
