@@ -137,3 +137,32 @@ fn the_no_unindex_fallback_is_reported_and_verified_with_its_layout() {
         );
     }
 }
+
+/// Arrays of 4 and 8 words written and read at run-time indices (NVVM's shape,
+/// `tests/data/sroa/selects.ptx`): in registers as ptxas 11.8 has them, one `ISETP.EQ` per
+/// element on the index itself (not the offset `mul.wide` scales it to) and one `SEL` per
+/// element and access (ptxas: an `ISETP.EQ` on the offset and a predicated `MOV`). The loads
+/// at `m - i` and `i + 1` share `i`'s compares. The SASS is a snapshot.
+#[test]
+fn selects_compare_the_index_and_share_its_compares() {
+    let file = "selects.ptx";
+    let ptx = frame_ir::read("sroa", file);
+    let out = leafold::driver::compile(&ptx, &frame_ir::options(file, leafold::driver::Emit::Sass))
+        .unwrap_or_else(|d| panic!("{}", leafold::error::render_all(&d.0)));
+    for k in &out.kernels {
+        assert_eq!(k.stack_frame, 0, "{}: {}", k.name, out.sass);
+    }
+    let text = &out.text;
+    for (name, n) in [("sel4", 4), ("sel8", 8)] {
+        let start = text.find(&format!("Function : {name}")).unwrap();
+        let body = &text[start..];
+        let body = &body[..body[1..].find("Function :").map_or(body.len(), |e| e + 1)];
+        // The store's compares of `in & m` (n), the first load's (n - 1: element 0 is the
+        // default) and the other two loads' (`j = (in >> 8) & m` against 0..m, shared:
+        // n, where two chains of n - 1 would compare offsets 2 (n - 1) times).
+        assert_eq!(body.matches("ISETP.EQ").count(), 3 * n - 1, "{body}");
+        assert_eq!(body.matches(" SEL ").count(), n + 3 * (n - 1), "{body}");
+    }
+    insta::assert_snapshot!("sroa_selects_sass", text);
+    assert_eval_matches_sim(file);
+}
