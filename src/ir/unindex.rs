@@ -699,7 +699,8 @@ impl Key {
         };
         // `constant` sign-extends; an unsigned `mulwide` reads its constant zero-extended.
         let scale = if signed { k } else { k & 0xffff_ffff };
-        if f.value_type(x) != Type::I32 || scale == 0 {
+        // A small scale (an element's size): the 64-bit sum cannot wrap, so it is exact.
+        if f.value_type(x) != Type::I32 || scale == 0 || scale.unsigned_abs() > 1 << 16 {
             return None;
         }
         // Back through constant additions, subtractions and XORs while each is the only
