@@ -576,12 +576,32 @@ fn inputs64() -> Vec<(u64, u64)> {
     // 2^-1022, quotients around 2^-1021 and 2^-1022, ties on the subnormal grid (x =
     // y·(k + 1/2)·2^-1074 exactly), quotients just below and above overflow.
     let ones = g(2.0 - f64::EPSILON);
-    for y in [ones, ones ^ 1 << 63, ones + (5 << 52), ones - (700 << 52), g(1.5) | 0xffff_ffff] {
-        for x in [g(1.0), g(3.0), g(-0.75), g(2.0 - f64::EPSILON), ones + (9 << 52), g(0.1)] {
+    for y in [
+        ones,
+        ones ^ 1 << 63,
+        ones + (5 << 52),
+        ones - (700 << 52),
+        g(1.5) | 0xffff_ffff,
+    ] {
+        for x in [
+            g(1.0),
+            g(3.0),
+            g(-0.75),
+            g(2.0 - f64::EPSILON),
+            ones + (9 << 52),
+            g(0.1),
+        ] {
             v.push((x, y));
         }
     }
-    for x in [1.0f64, -3.5, 0.1, 2f64.powi(-1000), 7e300, f64::MIN_POSITIVE] {
+    for x in [
+        1.0f64,
+        -3.5,
+        0.1,
+        2f64.powi(-1000),
+        7e300,
+        f64::MIN_POSITIVE,
+    ] {
         v.push((g(x), g(x)));
     }
     for e in [-972, -971, -970, -969] {
@@ -590,17 +610,31 @@ fn inputs64() -> Vec<(u64, u64)> {
             v.push((g(2f64.powi(e)), g(y)));
         }
     }
-    for y in [2f64.powi(1016) * 1.9, 2f64.powi(1017), 2f64.powi(1017) * 1.1, 2f64.powi(1022)] {
+    for y in [
+        2f64.powi(1016) * 1.9,
+        2f64.powi(1017),
+        2f64.powi(1017) * 1.1,
+        2f64.powi(1022),
+    ] {
         for x in [1.0f64, 2f64.powi(1000), f64::MAX, 3.0] {
             v.push((g(x), g(y)));
         }
     }
-    for y in [f64::MIN_POSITIVE, f64::MIN_POSITIVE * 1.5, f64::MIN_POSITIVE * 0.75] {
+    for y in [
+        f64::MIN_POSITIVE,
+        f64::MIN_POSITIVE * 1.5,
+        f64::MIN_POSITIVE * 0.75,
+    ] {
         for x in [2f64.powi(-1000), 1e-300, 1.0, 2f64.powi(-970)] {
             v.push((g(x), g(y)));
         }
     }
-    for q in [2f64.powi(-1021), 2f64.powi(-1022), f64::MIN_POSITIVE * 1.99, 2f64.powi(-1023)] {
+    for q in [
+        2f64.powi(-1021),
+        2f64.powi(-1022),
+        f64::MIN_POSITIVE * 1.99,
+        2f64.powi(-1023),
+    ] {
         for y in [3.0f64, 2f64.powi(60) * 1.7, 2f64.powi(52) + 1.0] {
             let x = q * y;
             for bits in [g(x) - 1, g(x), g(x) + 1] {
@@ -616,7 +650,12 @@ fn inputs64() -> Vec<(u64, u64)> {
         }
     }
     for x in [f64::MAX, f64::MAX * 0.75, 2f64.powi(1000)] {
-        for y in [1.0 - f64::EPSILON / 2.0, 1.0 - f64::EPSILON, 0.5, 2f64.powi(-24) * 1.1] {
+        for y in [
+            1.0 - f64::EPSILON / 2.0,
+            1.0 - f64::EPSILON,
+            0.5,
+            2f64.powi(-24) * 1.1,
+        ] {
             v.push((g(x), g(y)));
         }
     }

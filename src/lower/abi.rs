@@ -142,8 +142,10 @@ pub(crate) const DSLOW_PAIRS: [PhysReg; 6] = [
 ];
 
 /// The f64 slow path's four scratch words: R0 (the site's check word) and R20..R22. With
-/// the pairs the subroutine takes one run R2..R22 besides R0: a kernel with an f64 division
-/// needs 24 registers, as the inline sequence's 22 live temporaries did.
+/// the pairs the subroutine takes one run R2..R22 besides R0: a kernel that calls it uses
+/// at least 23 registers (the inline sequence kept 22 temporaries live beside its operands).
+/// Every fixed register is named word by word (a pinned pair is two pinned words): the
+/// allocator's names of one class do not alias those of another.
 pub(crate) const DSLOW_WORDS: [PhysReg; 4] = [PhysReg(0), PhysReg(20), PhysReg(21), PhysReg(22)];
 
 /// What a call of the f64 slow path clobbers besides its defs (the result, the two pairs

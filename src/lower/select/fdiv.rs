@@ -900,11 +900,19 @@ impl Seq {
         self.dsetp_imm(p, EQ, x, true, 0.0, None);
         self.dsetp_imm(p, GT, y, true, 0.0, Some((p, AND)));
         let xor = sm50::Inst::new(Form::LOP_R).with(Field::Op, XOR);
-        self.pw(None, xor, &[(Field::Rd, (t, 0)), (Field::Ra, hi(x)), (Field::Rb, hi(y))]);
+        self.pw(
+            None,
+            xor,
+            &[(Field::Rd, (t, 0)), (Field::Ra, hi(x)), (Field::Rb, hi(y))],
+        );
         let and = sm50::Inst::new(Form::LOP32I)
             .with(Field::Op, AND)
             .with(Field::Imm, 0x8000_0000);
-        self.pw(Some((p, false)), and, &[(Field::Rd, hi(q)), (Field::Ra, (t, 0))]);
+        self.pw(
+            Some((p, false)),
+            and,
+            &[(Field::Rd, hi(q)), (Field::Ra, (t, 0))],
+        );
         self.mov32w(Some((p, false)), lo(q), 0);
         self.g(Some((p, false)), sm50::Inst::new(Form::RET), &[]);
     }
@@ -916,7 +924,11 @@ impl Seq {
             .with(Field::Negb, 1)
             .with(Field::Cbk, 2)
             .with(Field::Cbo, u64::from(one / 4));
-        self.pw(None, inst, &[(Field::Rd, lo(d)), (Field::Ra, lo(a)), (Field::Rb, lo(b))]);
+        self.pw(
+            None,
+            inst,
+            &[(Field::Rd, lo(d)), (Field::Ra, lo(a)), (Field::Rb, lo(b))],
+        );
     }
 
     /// The f64 division's fast path and check (see the module essay): `q` ≈ x / y from the
@@ -958,7 +970,11 @@ impl Seq {
         self.pw(
             None,
             qmin,
-            &[(Field::Pd0, (p, 0)), (Field::Ra, (t, 0)), (Field::Pacc, (p, 0))],
+            &[
+                (Field::Pd0, (p, 0)),
+                (Field::Ra, (t, 0)),
+                (Field::Pacc, (p, 0)),
+            ],
         );
         let inst = sm50::Inst::new(Form::ISETP_I)
             .with(Field::Cmp, NE)
@@ -968,7 +984,11 @@ impl Seq {
         self.pw(
             None,
             inst,
-            &[(Field::Pd0, (p, 0)), (Field::Ra, lo(y)), (Field::Pacc, (p, 0))],
+            &[
+                (Field::Pd0, (p, 0)),
+                (Field::Ra, lo(y)),
+                (Field::Pacc, (p, 0)),
+            ],
         );
     }
 
@@ -1018,7 +1038,11 @@ impl Seq {
         self.pw(
             None,
             hi_bound,
-            &[(Field::Pd0, (p, 0)), (Field::Ra, hi(y)), (Field::Pacc, (p, 0))],
+            &[
+                (Field::Pd0, (p, 0)),
+                (Field::Ra, hi(y)),
+                (Field::Pacc, (p, 0)),
+            ],
         );
         let inst = sm50::Inst::new(Form::ISETP_I)
             .with(Field::Cmp, NE)
@@ -1027,7 +1051,11 @@ impl Seq {
         self.pw(
             None,
             inst,
-            &[(Field::Pd0, (p, 0)), (Field::Ra, lo(y)), (Field::Pacc, (p, 0))],
+            &[
+                (Field::Pd0, (p, 0)),
+                (Field::Ra, lo(y)),
+                (Field::Pacc, (p, 0)),
+            ],
         );
         self.refine_rcp64(q, r, y, e, one);
     }
@@ -1203,7 +1231,8 @@ impl Lowerer<'_> {
         let r = self.fixed_pair(&mut s, DSLOW_PAIRS[0], None).0;
         let e = self.fixed_pair(&mut s, DSLOW_PAIRS[1], None).0;
         let tv = self.new_vreg(RegKind::B32);
-        let t = s.i.op(Reg::Virt(tv), OpSpec::early_def().fixed(DSLOW_WORDS[0]));
+        let t =
+            s.i.op(Reg::Virt(tv), OpSpec::early_def().fixed(DSLOW_WORDS[0]));
         let xo = self.fixed_pair(&mut s, DSLOW_X, Some(x)).0;
         let yo = self.fixed_pair(&mut s, DSLOW_Y, Some(y)).0;
         let fast = self.seq_temps(&mut s, RegKind::Pred, 1)[0];
