@@ -817,17 +817,26 @@ fn slow_path_seq(x_spec: OpSpec) -> (Seq, SlowOps) {
         i: Sm50Inst::new(Role::Plain),
     };
     let d = s.i.op(Reg::Phys(SLOW_Q), OpSpec::early_def());
-    let t: Vec<u8> = SLOW_TEMPS
-        .iter()
-        .map(|r| s.i.op(Reg::Phys(*r), OpSpec::early_def()))
-        .collect();
-    let p: Vec<u8> = SLOW_PREDS
-        .iter()
-        .map(|r| s.i.op(Reg::Pred(*r), OpSpec::early_def()))
-        .collect();
+    let t = early_defs(&mut s, &SLOW_TEMPS);
+    let p = pred_early_defs(&mut s);
     let x = s.i.op(Reg::Phys(SLOW_X), x_spec);
     let y = s.i.op(Reg::Phys(SLOW_Y), OpSpec::use_());
     (s, SlowOps { d, x, y, t, p })
+}
+
+/// The physical registers `regs` as early defs of `s` (a subroutine's scratch registers).
+fn early_defs(s: &mut Seq, regs: &[PhysReg]) -> Vec<u8> {
+    regs.iter()
+        .map(|r| s.i.op(Reg::Phys(*r), OpSpec::early_def()))
+        .collect()
+}
+
+/// The slow paths' predicates (`SLOW_PREDS`) as early defs of `s`.
+fn pred_early_defs(s: &mut Seq) -> Vec<u8> {
+    SLOW_PREDS
+        .iter()
+        .map(|r| s.i.op(Reg::Pred(*r), OpSpec::early_def()))
+        .collect()
 }
 
 /// The f32 `div.rn` slow-path subroutine on physical registers (see the module essay):
@@ -1099,18 +1108,9 @@ fn dslow_path(rcp: bool) -> Sm50Inst {
         i: Sm50Inst::new(Role::Plain),
     };
     let d = s.i.op(Reg::Phys(DSLOW_Q), OpSpec::early_def());
-    let t: Vec<u8> = DSLOW_PAIRS
-        .iter()
-        .map(|r| s.i.op(Reg::Phys(*r), OpSpec::early_def()))
-        .collect();
-    let u: Vec<u8> = DSLOW_WORDS
-        .iter()
-        .map(|r| s.i.op(Reg::Phys(*r), OpSpec::early_def()))
-        .collect();
-    let p: Vec<u8> = SLOW_PREDS
-        .iter()
-        .map(|r| s.i.op(Reg::Pred(*r), OpSpec::early_def()))
-        .collect();
+    let t = early_defs(&mut s, &DSLOW_PAIRS);
+    let u = early_defs(&mut s, &DSLOW_WORDS);
+    let p = pred_early_defs(&mut s);
     let x_spec = if rcp {
         OpSpec::early_def()
     } else {
