@@ -52,8 +52,8 @@
 //! every address-taken function whose parameter and result sizes are the `.callprototype`'s
 //! (or of every function its `.calltargets` lists); each copy is a [`CallSite`] with
 //! [`CallSite::dispatch`] set, entered only when the pointer equals the function's value, and
-//! otherwise skipped to its join like a guarded call. The copies are alternatives: each
-//! that ran jumps ([`Item::DispatchSkip`]) past the others' compares to the end of the
+//! otherwise skipped to its join like a guarded call. Where a candidate is a subroutine
+//! (below), the copies are alternatives: each that ran jumps ([`Item::DispatchSkip`]) past the others' compares to the end of the
 //! dispatch ([`Item::DispatchDone`]). A pointer that holds no candidate's value calls nothing
 //! (PTX: undefined). A candidate compiled as a subroutine for its size ([`outlined_set`])
 //! has no body in its copy: the copy binds the parameters and results as usual, and an
@@ -485,12 +485,18 @@ impl<'a, 't> Expander<'a, 't> {
                 ),
             );
         }
-        // The copies are alternatives: each that ran jumps past the others' compares to the
-        // end, so nothing the call passes stays live across another candidate's copy.
+        // The copies are alternatives: where one is a subroutine's `CAL`, each that ran
+        // jumps past the others' compares to the end, so nothing the call passes stays live
+        // across another candidate's call (inlined copies alone stay a straight sequence of
+        // guarded copies, which if-conversion flattens: ocelot's `indirectCall` 46
+        // instructions, 54 with the jumps).
         let done = self.next_frame;
+        let calls = candidates
+            .iter()
+            .any(|(f, _)| self.subs.contains(f.name.text.as_str()));
         let last = candidates.len() - 1;
         for (k, (f, id)) in candidates.into_iter().enumerate() {
-            let skip = (k < last).then_some(done);
+            let skip = (k < last && calls).then_some(done);
             if self.stack.iter().any(|&g| g == f.name.text) {
                 return self.refuse(
                     target.span,
@@ -531,11 +537,6 @@ pub(super) fn dispatch_candidates<'a>(
     funcs: &HashMap<&str, &'a ast::Function>,
     fn_ids: &HashMap<String, u64>,
 ) -> Vec<(&'a ast::Function, u64)> {
-    let sizes = |v: &[ast::VarDecl]| -> Vec<u32> {
-        v.iter()
-            .flat_map(|d| d.names.iter().map(move |n| decl_size(d, n)))
-            .collect()
-    };
     let mut names: Vec<&str> = fn_ids.keys().map(String::as_str).collect();
     names.sort_by_key(|n| fn_ids[*n]);
     let mut candidates = Vec::new();
@@ -545,7 +546,8 @@ pub(super) fn dispatch_candidates<'a>(
         };
         let fits = match proto {
             Proto::Sig(r, p) => {
-                sizes(&f.params) == *p && f.rets.as_deref().map(sizes).unwrap_or_default() == *r
+                decl_sizes(&f.params) == *p
+                    && f.rets.as_deref().map(decl_sizes).unwrap_or_default() == *r
             }
             Proto::Targets(t) => t.contains(&name),
         };
@@ -562,13 +564,8 @@ pub(super) fn proto_of(s: &ast::Statement) -> Option<(&str, Proto<'_>)> {
         ast::Statement::Prototype {
             name, rets, params, ..
         } => {
-            let sizes = |v: &[ast::VarDecl]| -> Vec<u32> {
-                v.iter()
-                    .flat_map(|d| d.names.iter().map(move |n| decl_size(d, n)))
-                    .collect()
-            };
-            let r = rets.as_deref().map(sizes).unwrap_or_default();
-            Some((name.text.as_str(), Proto::Sig(r, sizes(params))))
+            let r = rets.as_deref().map(decl_sizes).unwrap_or_default();
+            Some((name.text.as_str(), Proto::Sig(r, decl_sizes(params))))
         }
         ast::Statement::Targets {
             name,
@@ -643,6 +640,14 @@ pub(super) fn decl_size(d: &ast::VarDecl, n: &ast::Declarator) -> u32 {
     let elem = d.ty.bits().div_ceil(8) * d.vector.unwrap_or(1);
     let count: u64 = n.resolved_dims().iter().map(|x| x.unwrap_or(0)).product();
     u32::try_from(u64::from(elem).saturating_mul(count)).unwrap_or(u32::MAX)
+}
+
+/// The sizes of a declaration list's variables, in order (a prototype's or function's
+/// parameters or results).
+fn decl_sizes(v: &[ast::VarDecl]) -> Vec<u32> {
+    v.iter()
+        .flat_map(|d| d.names.iter().map(move |n| decl_size(d, n)))
+        .collect()
 }
 
 impl FnBuilder<'_, '_> {
