@@ -402,7 +402,8 @@ fn build_object_functions(
             candidates.insert(f.name.text.to_string());
         }
     }
-    m.object_calls = calls::object_calls(module, funcs, &m.subs, &candidates);
+    let calls = calls::object_calls(module, funcs, &m.subs, &m.fn_ids, &candidates);
+    m.object_calls = calls;
     loop {
         m.ir.object_functions.clear();
         m.ir.object_function_skips.clear();
