@@ -228,3 +228,82 @@ DONE:
         _ => x ^ 0x55,
     });
 }
+
+/// A function of the one-word prototype long enough to be kept as a subroutine when an
+/// indirect call may reach it twice (`calls::outline`, 32 PTX instructions): `rounds` rounds
+/// of `r = (r * m + i) ^ (r >> 7)` with `m = k + 2i + 1`.
+fn long_func(name: &str, k: u32, rounds: u32) -> String {
+    let mut s = format!(
+        ".func (.param .b32 rv) {name}(.param .b32 a)\n{{\n    .reg .b32 %r<4>;\n    ld.param.u32 %r1, [a];\n"
+    );
+    for i in 0..rounds {
+        let m = k + 2 * i + 1;
+        s += &format!(
+            "    mul.lo.u32 %r1, %r1, {m};\n    add.u32 %r1, %r1, {i};\n    shr.u32 %r2, %r1, 7;\n    xor.b32 %r1, %r1, %r2;\n"
+        );
+    }
+    s + "    st.param.b32 [rv], %r1;\n    ret;\n}\n"
+}
+
+/// [`long_func`]'s meaning.
+fn long_value(x: u32, k: u32, rounds: u32) -> u32 {
+    let mut r = x;
+    for i in 0..rounds {
+        r = r.wrapping_mul(k + 2 * i + 1).wrapping_add(i);
+        r ^= r >> 7;
+    }
+    r
+}
+
+/// Two indirect calls that may each reach two long functions: every candidate is called
+/// (`CAL`), one body each (two `RET`s), as ptxas 11.8 keeps them (FunctionPointers'
+/// SobelShared), instead of a copy per call and candidate; the results are still the
+/// candidates' (word 0: `f[in & 1](in)`, word 1: `f[(in >> 1) & 1]` of word 0).
+#[test]
+fn indirect_candidates_kept_as_subroutines() {
+    let decls = format!(
+        "{}{}\n.global .align 8 .u64 ltab[2] = {{long_a, long_b}};\n",
+        long_func("long_a", 3, 9),
+        long_func("long_b", 10, 9)
+    );
+    let body = load_entry("and.b32", 1, "ltab", "global")
+        + r#"
+    {
+    .param .b32 p0;
+    st.param.b32 [p0], %r2;
+    .param .b32 r0;
+    proto_a : .callprototype (.param .b32 _) _ (.param .b32 _);
+    call (r0), %rd9, (p0), proto_a;
+    ld.param.b32 %r4, [r0];
+    }
+    st.global.u32 [%rd3], %r4;
+    shr.u32 %r5, %r2, 1;
+    and.b32 %r5, %r5, 1;
+    mul.wide.u32 %rd7, %r5, 8;
+    mov.u64 %rd8, ltab;
+    add.u64 %rd8, %rd8, %rd7;
+    ld.global.u64 %rd10, [%rd8];
+    {
+    .param .b32 q0;
+    st.param.b32 [q0], %r4;
+    .param .b32 s0;
+    proto_b : .callprototype (.param .b32 _) _ (.param .b32 _);
+    call (s0), %rd10, (q0), proto_b;
+    ld.param.b32 %r6, [s0];
+    }
+    st.global.u32 [%rd3+4], %r6;
+    st.global.u32 [%rd3+28], %r2;
+"#;
+    let (out, last) = run("long_candidates", &decls, &body);
+    let count = |op: &str| {
+        texts(&out.sass)
+            .iter()
+            .filter(|t| t.starts_with(op))
+            .count()
+    };
+    assert!(count("CAL") >= 2, "{}", out.sass);
+    assert_eq!(count("RET"), 2, "{}", out.sass);
+    let f = |x: u32, which: u32| long_value(x, if which == 0 { 3 } else { 10 }, 9);
+    each_thread(&last, 0, |_, x| f(x, x & 1));
+    each_thread(&last, 1, |_, x| f(f(x, x & 1), (x >> 1) & 1));
+}

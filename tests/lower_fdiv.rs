@@ -8,7 +8,9 @@
 //! `div.rn`/`rcp.rn`, ptxas's, does, and is checked on the unperturbed model only, its slow
 //! path, the inline sequence, with ±2 and `--no-subroutines`). The same for `.f64`
 //! div, rcp and sqrt (reference: the host's `/` and `sqrt` for `rn`, the exact residual's
-//! sign for the directed modes).
+//! sign for the directed modes); the f64 `div.rn`/`rcp.rn` fast path (Markstein's, which
+//! does not depend on `RCP64H`'s bits) with `RCP64H` moved by ±2 ulps too, on extra inputs
+//! at the edges of its check, and the inline sequence with `--no-subroutines`.
 //! `sqrt.{rn,rz,rm,rp}{.ftz}.f32` likewise (reference: the host's f64 root, rounded to f32,
 //! and the sign of s² - x in f64).
 //! Also: the hazard checker
@@ -569,6 +571,94 @@ fn inputs64() -> Vec<(u64, u64)> {
             v.push((g(1.0), bits));
         }
     }
+    // The edges of the f64 fast path's check (`select::fdiv`): divisors with an all-ones
+    // significand or low word, x = y, dividends around 2^-970, divisors around 2^1017 and
+    // 2^-1022, quotients around 2^-1021 and 2^-1022, ties on the subnormal grid (x =
+    // y·(k + 1/2)·2^-1074 exactly), quotients just below and above overflow.
+    let ones = g(2.0 - f64::EPSILON);
+    for y in [
+        ones,
+        ones ^ 1 << 63,
+        ones + (5 << 52),
+        ones - (700 << 52),
+        g(1.5) | 0xffff_ffff,
+    ] {
+        for x in [
+            g(1.0),
+            g(3.0),
+            g(-0.75),
+            g(2.0 - f64::EPSILON),
+            ones + (9 << 52),
+            g(0.1),
+        ] {
+            v.push((x, y));
+        }
+    }
+    for x in [
+        1.0f64,
+        -3.5,
+        0.1,
+        2f64.powi(-1000),
+        7e300,
+        f64::MIN_POSITIVE,
+    ] {
+        v.push((g(x), g(x)));
+    }
+    for e in [-972, -971, -970, -969] {
+        for y in [1.0f64, 3.0, 0.7, 2f64.powi(-60)] {
+            v.push((g(2f64.powi(e) * 1.3), g(y)));
+            v.push((g(2f64.powi(e)), g(y)));
+        }
+    }
+    for y in [
+        2f64.powi(1016) * 1.9,
+        2f64.powi(1017),
+        2f64.powi(1017) * 1.1,
+        2f64.powi(1022),
+    ] {
+        for x in [1.0f64, 2f64.powi(1000), f64::MAX, 3.0] {
+            v.push((g(x), g(y)));
+        }
+    }
+    for y in [
+        f64::MIN_POSITIVE,
+        f64::MIN_POSITIVE * 1.5,
+        f64::MIN_POSITIVE * 0.75,
+    ] {
+        for x in [2f64.powi(-1000), 1e-300, 1.0, 2f64.powi(-970)] {
+            v.push((g(x), g(y)));
+        }
+    }
+    for q in [
+        2f64.powi(-1021),
+        2f64.powi(-1022),
+        f64::MIN_POSITIVE * 1.99,
+        2f64.powi(-1023),
+    ] {
+        for y in [3.0f64, 2f64.powi(60) * 1.7, 2f64.powi(52) + 1.0] {
+            let x = q * y;
+            for bits in [g(x) - 1, g(x), g(x) + 1] {
+                v.push((bits, g(y)));
+            }
+        }
+    }
+    for k in [1u64, 3, (1 << 50) + 1, (1 << 51) - 1] {
+        for y in [3u64, 5, 7] {
+            // x = y·(k + 1/2)·2^-1074: (2k+1)·y fits 53 bits.
+            let x = ((2 * k + 1) * y) as f64 * 2f64.powi(-1075) * 2f64.powi(60);
+            v.push((g(x), g(y as f64 * 2f64.powi(60))));
+        }
+    }
+    for x in [f64::MAX, f64::MAX * 0.75, 2f64.powi(1000)] {
+        for y in [
+            1.0 - f64::EPSILON / 2.0,
+            1.0 - f64::EPSILON,
+            0.5,
+            2f64.powi(-24) * 1.1,
+        ] {
+            v.push((g(x), g(y)));
+        }
+    }
     let mut rng = Rng(0xfeed_f00d);
     let r64 = |rng: &mut Rng| u64::from(rng.next_u32()) << 32 | u64::from(rng.next_u32());
     for _ in 0..3000 {
@@ -664,14 +754,33 @@ fn host64_sqrt_agrees(op: &str, a: u64, got: u64) -> bool {
 }
 
 fn check64(op: &str, pairs: &[(u64, u64)], ulps: i32) {
+    check64_with(op, pairs, ulps, false)
+}
+
+/// Whether `op` gets the f64 fast path and the slow-path subroutine.
+fn is_fast_path64(op: &str) -> bool {
+    op == "div.rn.f64" || op == "rcp.rn.f64"
+}
+
+/// [`check64`], with `inline` compiled with `--no-subroutines` (the exact sequence).
+fn check64_with(op: &str, pairs: &[(u64, u64)], ulps: i32, inline: bool) {
     let n = pairs.len().div_ceil(BLOCK as usize) * BLOCK as usize;
     let mut a: Vec<u64> = pairs.iter().map(|p| p.0).collect();
     let mut b: Vec<u64> = pairs.iter().map(|p| p.1).collect();
     a.resize(n, g(1.0));
     b.resize(n, g(1.0));
     let src = kernel64(op);
-    let out = compile(&src, &opts())
-        .unwrap_or_else(|d| panic!("{op}: {}", leafold::error::render_all(&d.0)));
+    let o = Options {
+        no_subroutines: inline,
+        ..opts()
+    };
+    let out =
+        compile(&src, &o).unwrap_or_else(|d| panic!("{op}: {}", leafold::error::render_all(&d.0)));
+    // div.rn.f64 / rcp.rn.f64: the fast path at the site, one CAL'd subroutine.
+    let fast = is_fast_path64(op) && !inline;
+    for what in ["CAL ", "RET", "SSY"] {
+        assert_eq!(out.sass.contains(what), fast, "{op}: {what}\n{}", out.sass);
+    }
     let code = cubin::read(&out.cubin).unwrap().kernels[0].code.clone();
     let errs = check_code(&code);
     assert!(errs.is_empty(), "{op}: {errs:#?}\n{}", out.sass);
@@ -740,6 +849,9 @@ fn f64_div_rcp_sqrt_are_correctly_rounded_with_perturbed_mufu() {
     for op in ops64() {
         for ulps in [0, 2, -2] {
             check64(&op, &pairs, ulps);
+            if is_fast_path64(&op) {
+                check64_with(&op, &pairs, ulps, true);
+            }
         }
     }
 }

@@ -100,14 +100,16 @@ fn an_array_indexed_at_run_time_needs_a_constant_access_to_leave_memory() {
     assert_eval_matches_sim(file);
 }
 
-/// The driver's fallback (`driver::compile_kernel`): simpleSurfaceWrite's `transformKernel`
-/// has four sine/cosine reductions over one 7-word array; promoted through `ir::unindex`,
-/// its select chains cost it warps, so it is compiled with the array in local memory (32
-/// bytes of frame, as ptxas 11.8 has). The report says so, and `verify`, which then lays
-/// out local memory with the array kept (`verify::compare::kept_locals`), matches.
+/// The driver's fallback (`driver::compile_kernel`): oceanFFT's `generateSpectrumKernel`
+/// has sine/cosine reductions over one 7-word array; promoted through `ir::unindex`, its
+/// select chains cost it warps, so it is compiled with the array in local memory (32 bytes
+/// of frame, as ptxas 11.8 has). The report says so, and `verify`, which then lays out
+/// local memory with the array kept (`verify::compare::kept_locals`), matches.
+/// (simpleSurfaceWrite's `transformKernel`, this test's kernel before, now keeps 64 warps
+/// with its array promoted: unindex's chains got shorter.)
 #[test]
 fn the_no_unindex_fallback_is_reported_and_verified_with_its_layout() {
-    let file = "cuda-samples__Samples_0_Introduction_simpleSurfaceWrite_simpleSurfaceWrite.ptx";
+    let file = "cuda-samples__Samples_4_CUDA_Libraries_oceanFFT_oceanFFT_kernel.ptx";
     let path = format!(
         "{}/tests/data/corpus-nvcc/ptx/{file}",
         env!("CARGO_MANIFEST_DIR")
@@ -117,7 +119,7 @@ fn the_no_unindex_fallback_is_reported_and_verified_with_its_layout() {
     let out = leafold::driver::compile(&ptx, &opts)
         .unwrap_or_else(|d| panic!("{}", leafold::error::render_all(&d.0)));
     for k in &out.kernels {
-        let transform = k.name == "_Z15transformKernelPfiify";
+        let transform = k.name == "_Z22generateSpectrumKernelP6float2S0_jjjff";
         assert_eq!(k.indexed_locals_in_memory, transform, "{}", k.name);
         if transform {
             assert_eq!(k.stack_frame, 32, "{}", out.sass);
@@ -136,4 +138,33 @@ fn the_no_unindex_fallback_is_reported_and_verified_with_its_layout() {
             v.outcome
         );
     }
+}
+
+/// Arrays of 4 and 8 words written and read at run-time indices (NVVM's shape,
+/// `tests/data/sroa/selects.ptx`): in registers as ptxas 11.8 has them, one `ISETP.EQ` per
+/// element on the index itself (not the offset `mul.wide` scales it to) and one `SEL` per
+/// element and access (ptxas: an `ISETP.EQ` on the offset and a predicated `MOV`). The loads
+/// at `m - i` and `i + 1` share `i`'s compares. The SASS is a snapshot.
+#[test]
+fn selects_compare_the_index_and_share_its_compares() {
+    let file = "selects.ptx";
+    let ptx = frame_ir::read("sroa", file);
+    let out = leafold::driver::compile(&ptx, &frame_ir::options(file, leafold::driver::Emit::Sass))
+        .unwrap_or_else(|d| panic!("{}", leafold::error::render_all(&d.0)));
+    for k in &out.kernels {
+        assert_eq!(k.stack_frame, 0, "{}: {}", k.name, out.sass);
+    }
+    let text = &out.text;
+    for (name, n) in [("sel4", 4), ("sel8", 8)] {
+        let start = text.find(&format!("Function : {name}")).unwrap();
+        let body = &text[start..];
+        let body = &body[..body[1..].find("Function :").map_or(body.len(), |e| e + 1)];
+        // The store's compares of `in & m` (n), the first load's (n - 1: element 0 is the
+        // default) and the other two loads' (`j = (in >> 8) & m` against 0..m, shared:
+        // n, where two chains of n - 1 would compare offsets 2 (n - 1) times).
+        assert_eq!(body.matches("ISETP.EQ").count(), 3 * n - 1, "{body}");
+        assert_eq!(body.matches(" SEL ").count(), n + 3 * (n - 1), "{body}");
+    }
+    insta::assert_snapshot!("sroa_selects_sass", text);
+    assert_eval_matches_sim(file);
 }

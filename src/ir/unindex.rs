@@ -73,12 +73,26 @@
 //! * a store of `x` at offset `o`: every element `e` loaded and stored back as
 //!   `select(o == off(e), x, elem e)`.
 //!
+//! Where the offset is the variable's start plus constants plus `mulwide x, s` (the shape
+//! of `mul.wide.s32 %rd, %r, 4` that NVVM and Open64 write for `a[i]`), the compares read
+//! the index `x` instead, against `(off(e) - c) / s`: the 64-bit offset is exact, so inside
+//! the array it is `off(e)` exactly when `x` is that quotient (an element no integer `x`
+//! reaches gets no select). The offset's `shl` is then dead. Where `x` is itself computed
+//! from one value `y` by adding, subtracting or XORing a constant, and that is `x`'s only
+//! use, the compares read `y` (those are bijections of 32-bit values): the sine reduction's
+//! loads at `6 - q` and `4 - q` words then share the compares of `q`, as one value stays
+//! live in place of another. ptxas compares the scaled offset; this saves its `SHL` and
+//! `IADD`s.
+//!
 //! A store through a pointer stepped by a counted single-block loop (the shape
 //! [`super::unroll`] recognises, whatever its size or pragma), the loop's only access to the
 //! array, overwrites a known set of elements whatever they held: zeros are stored to them
 //! just before the loop, so the selects do not carry the array's earlier values into the
 //! loop (and, in registers, across everything between an earlier use of the array and
-//! this one). Nothing reads those zeros.
+//! this one). Nothing reads those zeros. Such a store reaches only those elements, so it
+//! gets a compare and a select for them only: the Payne–Hanek loop writes 6 of its 7 words
+//! (the seventh is stored after the loop at a constant offset), and a select for the seventh
+//! would cost a compare, a select and a register carried around the loop for nothing.
 //!
 //! [`super::sroa`] then turns the loads and stores into SSA values, so an element costs a
 //! register and each dynamic access a compare and a select per element; `simplify` folds
@@ -119,8 +133,9 @@ struct Plan {
     accesses: Vec<Access>,
     /// The element type of every access.
     ty: Type,
-    /// Loop preheaders, each with the element offsets its loop overwrites.
-    kills: Vec<(Block, Vec<u32>)>,
+    /// Stores through a pointer stepped by a counted loop: the store, the loop's preheader
+    /// and the element offsets the loop overwrites (the only ones the store can reach).
+    kills: Vec<(Inst, Block, Vec<u32>)>,
 }
 
 /// Rewrite `var`'s accesses in `f` to constant offsets (see the module documentation);
@@ -134,7 +149,7 @@ pub fn unindex(
     let Some(plan) = analyse(module, f, uses, var) else {
         return false;
     };
-    rewrite(f, var, module.vars[var].size, &plan);
+    rewrite(f, uses, var, module.vars[var].size, &plan);
     true
 }
 
@@ -296,7 +311,12 @@ fn analyse(
     derived.dedup();
     let kills = accesses
         .iter()
-        .filter_map(|a| loop_kill(f, a, &accesses, &seen, size, bytes))
+        .filter_map(|a| {
+            let (pre, mut offs) = loop_kill(f, a, &accesses, &seen, size, bytes)?;
+            offs.sort_unstable();
+            offs.dedup();
+            (!offs.is_empty()).then_some((a.inst, pre, offs))
+        })
         .collect();
     Some(Plan {
         derived,
@@ -375,11 +395,17 @@ fn loop_kill(
 }
 
 /// Apply the rewrite of the module documentation.
-fn rewrite(f: &mut Function, var: GlobalVar, size: u32, plan: &Plan) {
+fn rewrite(
+    f: &mut Function,
+    uses: &SecondaryMap<Value, SmallVec<[Inst; 2]>>,
+    var: GlobalVar,
+    size: u32,
+    plan: &Plan,
+) {
     let (derived, accesses, ty) = (&plan.derived, &plan.accesses, plan.ty);
     // Zeros stored before a loop to the elements it overwrites: the values the array held
     // are not carried into (and through) the loop by its selects.
-    for (pre, offs) in &plan.kills {
+    for (_, pre, offs) in &plan.kills {
         let jump = *f.blocks[*pre].insts.last().expect("a terminator");
         let aty = match f.insts[accesses[0].inst].data {
             InstData::Load { addr, .. } | InstData::Store { addr, .. } => f.value_type(addr),
@@ -423,21 +449,34 @@ fn rewrite(f: &mut Function, var: GlobalVar, size: u32, plan: &Plan) {
             set_address(&mut f.insts[i].data, base, at);
             continue;
         }
-        // The offset's low 32 bits are enough: two offsets inside the array differ there,
-        // and an access outside it is undefined.
-        let low = if aty == Type::I64 {
-            let data = InstData::Convert {
-                op: ConvOp::Trunc,
-                ty: Type::I32,
-                arg: addr,
+        // What the compares read: the index the offset was scaled from where there is one
+        // (`Key::index`), else the offset's low 32 bits (`Key::offset`).
+        let key = Key::index(f, uses, derived, addr).unwrap_or_else(|| {
+            let low = if aty == Type::I64 {
+                let data = InstData::Convert {
+                    op: ConvOp::Trunc,
+                    ty: Type::I32,
+                    arg: addr,
+                };
+                f.insert_before(i, data, Type::I32)
+            } else {
+                addr
             };
-            f.insert_before(i, data, Type::I32)
-        } else {
-            addr
-        };
-        // Whether the dynamic offset `addr + imm` is element `e`'s.
-        let is_elem = |f: &mut Function, e: u32| {
-            let want = (i64::from(e) - i64::from(imm)) as u64 & Type::I32.mask();
+            Key::offset(low)
+        });
+        // The elements this access can reach, each with the key's value there: only those a
+        // loop's stepped store writes, and only those an index reaches.
+        let candidates: &[u32] = plan
+            .kills
+            .iter()
+            .find(|(s, ..)| *s == i)
+            .map_or(&elems, |(_, _, offs)| offs);
+        let reach: Vec<(u32, u64)> = candidates
+            .iter()
+            .filter_map(|&e| Some((e, key.at(i64::from(e) - i64::from(imm))?)))
+            .collect();
+        // Whether the key holds `want` (element `e`'s value).
+        let is_elem = |f: &mut Function, want: u64| {
             let c = f.insert_before(
                 i,
                 InstData::Iconst {
@@ -448,7 +487,7 @@ fn rewrite(f: &mut Function, var: GlobalVar, size: u32, plan: &Plan) {
             );
             let data = InstData::Icmp {
                 cc: IntCC::Eq,
-                args: [low, c],
+                args: [key.value, c],
             };
             f.insert_before(i, data, Type::Pred)
         };
@@ -465,33 +504,47 @@ fn rewrite(f: &mut Function, var: GlobalVar, size: u32, plan: &Plan) {
         };
         match f.insts[i].data.clone() {
             InstData::Load { cache, .. } => {
-                let mut v = load_elem(f, elems[0], cache);
-                for (k, &e) in elems.iter().enumerate().skip(1) {
+                // No element reachable: the access is outside the array (undefined); it reads
+                // element 0.
+                let Some((&(first, _), rest)) = reach.split_first() else {
+                    set_address(&mut f.insts[i].data, base, 0);
+                    continue;
+                };
+                if rest.is_empty() {
+                    set_address(&mut f.insts[i].data, base, first as i32);
+                    continue;
+                }
+                let mut v = load_elem(f, first, cache);
+                for (k, &(e, want)) in rest.iter().enumerate() {
                     let x = load_elem(f, e, cache);
-                    let cond = is_elem(f, e);
+                    let cond = is_elem(f, want);
                     let data = InstData::Select { cond, args: [x, v] };
-                    if k + 1 == elems.len() {
+                    if k + 1 == rest.len() {
                         // The load itself becomes the last select, keeping its result.
                         f.insts[i].data = data;
                     } else {
                         v = f.insert_before(i, data, ty);
                     }
                 }
-                if elems.len() == 1 {
-                    set_address(&mut f.insts[i].data, base, 0);
-                }
             }
             InstData::Store { values, cache, .. } => {
-                for (k, &e) in elems.iter().enumerate() {
+                // No element reachable: the store is outside the array (undefined); it
+                // rewrites element 0 with its own value.
+                if reach.is_empty() {
+                    let old = load_elem(f, 0, cache);
+                    f.insts[i].data = elem_store(ty, (base, 0), old, cache);
+                    continue;
+                }
+                for (k, &(e, want)) in reach.iter().enumerate() {
                     let old = load_elem(f, e, cache);
-                    let cond = is_elem(f, e);
+                    let cond = is_elem(f, want);
                     let data = InstData::Select {
                         cond,
                         args: [values[0], old],
                     };
                     let new = f.insert_before(i, data, ty);
                     let store = elem_store(ty, (base, e), new, cache);
-                    if k + 1 == elems.len() {
+                    if k + 1 == reach.len() {
                         f.insts[i].data = store;
                     } else {
                         insert_store_before(f, i, store);
@@ -550,4 +603,177 @@ fn insert_store_before(f: &mut Function, at: Inst, data: InstData) {
     let insts = &mut f.blocks[block].insts;
     let pos = insts.iter().position(|&i| i == at).unwrap_or(insts.len());
     insts.insert(pos, inst);
+}
+
+/// What a dynamic access's compares read, and the value it holds at each element.
+struct Key {
+    /// An `i32` value.
+    value: Value,
+    /// `None`: `value` is the offset's low 32 bits. `Some`: the offset is exactly
+    /// `base + scale * x` (64-bit, `x` the `i32` operand of a `mulwide` by a constant,
+    /// extended as `signed` says), and `value` gives `x` through `steps`.
+    index: Option<Index>,
+}
+
+/// See [`Key::index`].
+struct Index {
+    base: i64,
+    scale: i64,
+    signed: bool,
+    /// From `x` back to the key's value: `x = value + k` or `x = k - value`, or `x = value ^
+    /// k` (each a bijection of 32-bit values).
+    steps: Vec<(BinaryOp, u64)>,
+}
+
+impl Key {
+    fn offset(low: Value) -> Key {
+        Key {
+            value: low,
+            index: None,
+        }
+    }
+
+    /// The index that `addr`'s offset scales, where the derived chain is the variable's
+    /// start plus constants plus one `mulwide` of an `i32` by a constant (NVVM's and
+    /// Open64's `mul.wide.s32 %rd, %r, 4`), and then the value that index is computed from
+    /// by adding, subtracting or XORing constants, as long as that is its only use (so the
+    /// compares keep no more values live). `None` otherwise.
+    fn index(
+        f: &Function,
+        uses: &SecondaryMap<Value, SmallVec<[Inst; 2]>>,
+        derived: &[Inst],
+        addr: Value,
+    ) -> Option<Key> {
+        let def = |v: Value| match f.values[v].def {
+            ValueDef::Result(d, _) => Some(d),
+            ValueDef::Param(..) => None,
+        };
+        let is_derived = |v: Value| def(v).is_some_and(|d| derived.binary_search(&d).is_ok());
+        let mut v = addr;
+        let mut base = 0i64;
+        let mut term = None;
+        loop {
+            let d = def(v).filter(|_| is_derived(v))?;
+            match f.insts[d].data {
+                // The variable's start (its `addr.local`, rewritten to 0).
+                InstData::Iconst { .. } => break,
+                InstData::Binary {
+                    op: BinaryOp::Add,
+                    args,
+                } => {
+                    let (next, other) = if is_derived(args[0]) {
+                        (args[0], args[1])
+                    } else {
+                        (args[1], args[0])
+                    };
+                    if let Some(k) = super::sroa::constant(f, other) {
+                        base = base.checked_add(k)?;
+                    } else if term.is_none() && !is_derived(other) {
+                        term = Some(other);
+                    } else {
+                        return None;
+                    }
+                    v = next;
+                }
+                InstData::Binary {
+                    op: BinaryOp::Sub,
+                    args,
+                } if is_derived(args[0]) => {
+                    base = base.checked_sub(super::sroa::constant(f, args[1])?)?;
+                    v = args[0];
+                }
+                _ => return None,
+            }
+        }
+        let mul = def(term?)?;
+        let InstData::MulWide { signed, args } = f.insts[mul].data else {
+            return None;
+        };
+        let (mut x, k) = match (
+            super::sroa::constant(f, args[0]),
+            super::sroa::constant(f, args[1]),
+        ) {
+            (None, Some(k)) => (args[0], k),
+            (Some(k), None) => (args[1], k),
+            _ => return None,
+        };
+        // `constant` sign-extends; an unsigned `mulwide` reads its constant zero-extended.
+        let scale = if signed { k } else { k & 0xffff_ffff };
+        // A small scale (an element's size): the 64-bit sum cannot wrap, so it is exact.
+        if f.value_type(x) != Type::I32 || scale == 0 || scale.unsigned_abs() > 1 << 16 {
+            return None;
+        }
+        // Back through constant additions, subtractions and XORs while each is the only
+        // (live) use of what it computes.
+        let mut steps = Vec::new();
+        let mut user = mul;
+        loop {
+            let only = uses[x]
+                .iter()
+                .all(|&u| u == user || f.insts[u].results.iter().all(|&r| uses[r].is_empty()));
+            let Some(d) = def(x).filter(|_| only) else {
+                break;
+            };
+            let InstData::Binary { op, args } = f.insts[d].data else {
+                break;
+            };
+            let k0 = super::sroa::constant(f, args[0]);
+            let k1 = super::sroa::constant(f, args[1]);
+            let (step, y) = match (op, k0, k1) {
+                (BinaryOp::Add | BinaryOp::Xor, None, Some(k)) => ((op, k as u64), args[0]),
+                (BinaryOp::Add | BinaryOp::Xor, Some(k), None) => ((op, k as u64), args[1]),
+                (BinaryOp::Sub, None, Some(k)) => {
+                    ((BinaryOp::Add, k.wrapping_neg() as u64), args[0])
+                }
+                (BinaryOp::Sub, Some(k), None) => ((BinaryOp::Sub, k as u64), args[1]),
+                _ => break,
+            };
+            if f.value_type(y) != Type::I32 {
+                break;
+            }
+            steps.push(step);
+            user = d;
+            x = y;
+        }
+        Some(Key {
+            value: x,
+            index: Some(Index {
+                base,
+                scale,
+                signed,
+                steps,
+            }),
+        })
+    }
+
+    /// The key's value (32 bits) where the offset is `off`; `None` where no value gives it.
+    fn at(&self, off: i64) -> Option<u64> {
+        let mask = Type::I32.mask();
+        let Some(ix) = &self.index else {
+            return Some(off as u64 & mask);
+        };
+        let d = off.checked_sub(ix.base)?;
+        if d % ix.scale != 0 {
+            return None;
+        }
+        let x = d / ix.scale;
+        let fits = if ix.signed {
+            i64::from(i32::MIN) <= x && x <= i64::from(i32::MAX)
+        } else {
+            (0..=i64::from(u32::MAX)).contains(&x)
+        };
+        if !fits {
+            return None;
+        }
+        // Undo the steps, the last one (nearest the key's value) last.
+        let mut v = x as u64 & mask;
+        for &(op, k) in &ix.steps {
+            v = match op {
+                BinaryOp::Add => v.wrapping_sub(k),
+                BinaryOp::Sub => k.wrapping_sub(v),
+                _ => v ^ k,
+            } & mask;
+        }
+        Some(v)
+    }
 }

@@ -1,4 +1,4 @@
-//! The register conventions of calls: the registers the f32 division slow path takes
+//! The register conventions of calls: the registers the f32 and f64 division slow paths take
 //! (`select::fdiv`'s subroutine) and what a `CAL` of it clobbers, and what a `JCAL` of a
 //! system function clobbers (the sm_50 call ABI, docs/calls.md).
 //!
@@ -117,6 +117,69 @@ const RCP_CLOBBERED: [PhysReg; SLOW_TEMPS.len() - 1] = {
     let mut k = 2;
     while k < SLOW_TEMPS.len() {
         regs[k - 1] = SLOW_TEMPS[k];
+        k += 1;
+    }
+    regs
+};
+
+/// The f64 division slow path's registers (`select::fdiv::ddiv_slow_path`): the fast
+/// quotient on the way in and the exact one on the way out, the pair R2:R3.
+pub(crate) const DSLOW_Q: PhysReg = PhysReg(2);
+
+/// The f64 slow path's dividend (R4:R5) and divisor (R6:R7).
+pub(crate) const DSLOW_X: PhysReg = PhysReg(4);
+pub(crate) const DSLOW_Y: PhysReg = PhysReg(6);
+
+/// The f64 slow path's six scratch pairs, R8..R19 (the site's refined reciprocal and
+/// residual take the first two).
+pub(crate) const DSLOW_PAIRS: [PhysReg; 6] = [
+    PhysReg(8),
+    PhysReg(10),
+    PhysReg(12),
+    PhysReg(14),
+    PhysReg(16),
+    PhysReg(18),
+];
+
+/// The f64 slow path's four scratch words: R0 (the site's check word) and R20..R22. With
+/// the pairs the subroutine takes one run R2..R22 besides R0: a kernel that calls it uses
+/// at least 23 registers (the inline sequence kept 22 temporaries live beside its operands).
+/// Every fixed register is named word by word (a pinned pair is two pinned words): the
+/// allocator's names of one class do not alias those of another.
+pub(crate) const DSLOW_WORDS: [PhysReg; 4] = [PhysReg(0), PhysReg(20), PhysReg(21), PhysReg(22)];
+
+/// What a call of the f64 slow path clobbers besides its defs (the result, the two pairs
+/// and the word the site defines): the other scratch registers, and the predicates.
+pub(crate) const DDIV_CALL_CLOBBERS: (&[PhysReg], &[PhysPred]) = (&DDIV_CLOBBERED, &SLOW_PREDS);
+
+/// R12..R19 (the scratch pairs from the third on) and R20..R22.
+const DDIV_CLOBBERED: [PhysReg; 11] = {
+    let mut regs = [PhysReg(0); 11];
+    let mut k = 0;
+    while k < 8 {
+        regs[k] = PhysReg(DSLOW_PAIRS[2].0 + k as u8);
+        k += 1;
+    }
+    while k < 11 {
+        regs[k] = DSLOW_WORDS[k - 7];
+        k += 1;
+    }
+    regs
+};
+
+/// What a call of the f64 reciprocal's slow path clobbers besides its defs (the result and
+/// the two pairs the site defines): the dividend pair, where it puts 1.0, the other scratch
+/// registers and words, and the predicates.
+pub(crate) const DRCP_CALL_CLOBBERS: (&[PhysReg], &[PhysPred]) = (&DRCP_CLOBBERED, &SLOW_PREDS);
+
+/// R0, R4:R5, then [`DDIV_CLOBBERED`].
+const DRCP_CLOBBERED: [PhysReg; 14] = {
+    let mut regs = [DSLOW_WORDS[0]; 14];
+    regs[1] = DSLOW_X;
+    regs[2] = PhysReg(DSLOW_X.0 + 1);
+    let mut k = 0;
+    while k < DDIV_CLOBBERED.len() {
+        regs[3 + k] = DDIV_CLOBBERED[k];
         k += 1;
     }
     regs

@@ -598,7 +598,7 @@ impl MachInst for Sm50Inst {
         self.srcloc = loc;
     }
 
-    /// A `CAL` of the f32 division or reciprocal slow path clobbers its scratch registers and
+    /// A `CAL` of a slow path of the f32 or f64 division or reciprocal clobbers its scratch registers and
     /// predicates (`select::fdiv`); a call by the ABI (`JCAL`, or `CAL` of a subroutine) its caller-saved
     /// registers (`select::call`); nothing else clobbers anything.
     fn clobbers(&self) -> (&'static [PhysReg], &'static [PhysPred]) {
@@ -616,6 +616,18 @@ impl MachInst for Sm50Inst {
             .any(|p| cal_of(p, super::select::CAL_FRCP))
         {
             super::abi::RCP_CALL_CLOBBERS
+        } else if self
+            .pieces
+            .iter()
+            .any(|p| cal_of(p, super::select::CAL_DDIV))
+        {
+            super::abi::DDIV_CALL_CLOBBERS
+        } else if self
+            .pieces
+            .iter()
+            .any(|p| cal_of(p, super::select::CAL_DRCP))
+        {
+            super::abi::DRCP_CALL_CLOBBERS
         } else if self
             .pieces
             .iter()

@@ -52,8 +52,12 @@
 //! every address-taken function whose parameter and result sizes are the `.callprototype`'s
 //! (or of every function its `.calltargets` lists); each copy is a [`CallSite`] with
 //! [`CallSite::dispatch`] set, entered only when the pointer equals the function's value, and
-//! otherwise skipped to its join like a guarded call. A pointer that holds no candidate's
-//! value calls nothing (PTX: undefined).
+//! otherwise skipped to its join like a guarded call. Where a candidate is a subroutine
+//! (below), the copies are alternatives: each that ran jumps ([`Item::DispatchSkip`]) past the others' compares to the end of the
+//! dispatch ([`Item::DispatchDone`]). A pointer that holds no candidate's value calls nothing
+//! (PTX: undefined). A candidate compiled as a subroutine for its size ([`outlined_set`])
+//! has no body in its copy: the copy binds the parameters and results as usual, and an
+//! [`Item::SubCall`] is its `CAL` (`FnBuilder::sub_call`).
 //!
 //! `brx.idx idx, table` ([`FnBuilder::brx`]) is a chain of compares to the labels of its
 //! `.branchtargets` table, which the expander records by instruction (so that the block plan
@@ -110,6 +114,8 @@ use crate::ptx::ast::{Instruction, NameText, Opcode, Operand, StateSpace};
 pub(super) const RET_LABEL: &str = " ret";
 /// The label key of the join after a guarded call.
 pub(super) const JOIN_LABEL: &str = " join";
+/// The label key of the end of an indirect call's dispatch (keyed by its first copy's frame).
+pub(super) const DONE_LABEL: &str = " done";
 /// Calls nested deeper than this are refused.
 pub(super) const MAX_DEPTH: usize = 32;
 /// A kernel that inlining would make longer than this many instructions is refused.
@@ -336,26 +342,10 @@ impl<'a, 't> Expander<'a, 't> {
                     self.branch_tables.insert(name.text.as_str(), labels);
                 }
                 ast::Statement::Block(inner) => self.expand(inner, out),
-                ast::Statement::Prototype {
-                    name, rets, params, ..
-                } => {
-                    let sizes = |v: &'a [ast::VarDecl]| -> Vec<u32> {
-                        v.iter()
-                            .flat_map(|d| d.names.iter().map(move |n| decl_size(d, n)))
-                            .collect()
-                    };
-                    let r = rets.as_deref().map(sizes).unwrap_or_default();
-                    self.protos
-                        .insert(name.text.as_str(), Proto::Sig(r, sizes(params)));
-                }
-                ast::Statement::Targets {
-                    name,
-                    calls: true,
-                    targets,
-                    ..
-                } => {
-                    let t = targets.iter().map(|t| t.text.as_str()).collect();
-                    self.protos.insert(name.text.as_str(), Proto::Targets(t));
+                ast::Statement::Prototype { .. } | ast::Statement::Targets { calls: true, .. } => {
+                    if let Some((name, proto)) = proto_of(s) {
+                        self.protos.insert(name, proto);
+                    }
                 }
                 _ => {}
             }
@@ -430,16 +420,18 @@ impl<'a, 't> Expander<'a, 't> {
                 ),
             );
         }
-        self.inline(ins, callee, body, None, out);
+        self.inline(ins, callee, body, None, None, out);
     }
 
-    /// One inlined copy of `callee` at `ins` (under `dispatch`, see [`CallSite::dispatch`]).
+    /// One inlined copy of `callee` at `ins` (under `dispatch`, see [`CallSite::dispatch`]);
+    /// `skip`: the dispatch whose end the copy jumps to when it returns.
     fn inline(
         &mut self,
         ins: &'a Instruction,
         callee: &'a ast::Function,
         body: &'a ast::Block,
         dispatch: Option<u64>,
+        skip: Option<usize>,
         out: &mut Vec<Item<'a>>,
     ) {
         let site = CallSite {
@@ -454,6 +446,7 @@ impl<'a, 't> Expander<'a, 't> {
         self.expand(body, out);
         self.stack.pop();
         out.push(Item::CallEnd(site));
+        out.extend(skip.map(Item::DispatchSkip));
         if site.guarded() {
             out.push(Item::CallJoin(site.frame));
         }
@@ -482,28 +475,7 @@ impl<'a, 't> Expander<'a, 't> {
                 ),
             );
         };
-        let sizes = |v: &[ast::VarDecl]| -> Vec<u32> {
-            v.iter()
-                .flat_map(|d| d.names.iter().map(move |n| decl_size(d, n)))
-                .collect()
-        };
-        let mut candidates: Vec<(&'a ast::Function, u64)> = Vec::new();
-        let mut names: Vec<&str> = self.fn_ids.keys().map(String::as_str).collect();
-        names.sort_by_key(|n| self.fn_ids[*n]);
-        for name in names {
-            let Some(&f) = self.funcs.get(name) else {
-                continue;
-            };
-            let fits = match &proto {
-                Proto::Sig(r, p) => {
-                    sizes(&f.params) == *p && f.rets.as_deref().map(sizes).unwrap_or_default() == *r
-                }
-                Proto::Targets(t) => t.contains(&name),
-            };
-            if fits && f.body.is_some() {
-                candidates.push((f, self.fn_ids[name]));
-            }
-        }
+        let candidates = dispatch_candidates(&proto, self.funcs, self.fn_ids);
         if candidates.is_empty() {
             return self.refuse(
                 target.span,
@@ -513,7 +485,18 @@ impl<'a, 't> Expander<'a, 't> {
                 ),
             );
         }
-        for (f, id) in candidates {
+        // The copies are alternatives: where one is a subroutine's `CAL`, each that ran
+        // jumps past the others' compares to the end, so nothing the call passes stays live
+        // across another candidate's call (inlined copies alone stay a straight sequence of
+        // guarded copies, which if-conversion flattens: ocelot's `indirectCall` 46
+        // instructions, 54 with the jumps).
+        let done = self.next_frame;
+        let calls = candidates
+            .iter()
+            .any(|(f, _)| self.subs.contains(f.name.text.as_str()));
+        let last = candidates.len() - 1;
+        for (k, (f, id)) in candidates.into_iter().enumerate() {
+            let skip = (k < last && calls).then_some(done);
             if self.stack.iter().any(|&g| g == f.name.text) {
                 return self.refuse(
                     target.span,
@@ -523,16 +506,83 @@ impl<'a, 't> Expander<'a, 't> {
                     ),
                 );
             }
-            if let Some(body) = &f.body {
-                self.inline(ins, f, body, Some(id), out);
+            if self.subs.contains(f.name.text.as_str()) {
+                // A subroutine kept for its size (`outline.rs`): the copy is its `CAL`.
+                self.instrs += 1;
+                let site = CallSite {
+                    frame: self.next_frame,
+                    ins,
+                    callee: f,
+                    dispatch: Some(id),
+                };
+                self.next_frame += 1;
+                out.push(Item::CallBegin(site));
+                out.push(Item::SubCall(site));
+                out.push(Item::CallEnd(site));
+                out.extend(skip.map(Item::DispatchSkip));
+                out.push(Item::CallJoin(site.frame));
+            } else if let Some(body) = &f.body {
+                self.inline(ins, f, body, Some(id), skip, out);
             }
         }
+        out.push(Item::DispatchDone(done));
+    }
+}
+
+/// The functions an indirect call of `proto` may reach, with their values, by value: every
+/// defined function whose address the module takes and whose parameter and result sizes are
+/// the `.callprototype`'s, or those its `.calltargets` lists.
+pub(super) fn dispatch_candidates<'a>(
+    proto: &Proto<'_>,
+    funcs: &HashMap<&str, &'a ast::Function>,
+    fn_ids: &HashMap<String, u64>,
+) -> Vec<(&'a ast::Function, u64)> {
+    let mut names: Vec<&str> = fn_ids.keys().map(String::as_str).collect();
+    names.sort_by_key(|n| fn_ids[*n]);
+    let mut candidates = Vec::new();
+    for name in names {
+        let Some(&f) = funcs.get(name) else {
+            continue;
+        };
+        let fits = match proto {
+            Proto::Sig(r, p) => {
+                decl_sizes(&f.params) == *p
+                    && f.rets.as_deref().map(decl_sizes).unwrap_or_default() == *r
+            }
+            Proto::Targets(t) => t.contains(&name),
+        };
+        if fits && f.body.is_some() {
+            candidates.push((f, fn_ids[name]));
+        }
+    }
+    candidates
+}
+
+/// The `.callprototype` or `.calltargets` a statement declares: its name and [`Proto`].
+pub(super) fn proto_of(s: &ast::Statement) -> Option<(&str, Proto<'_>)> {
+    match s {
+        ast::Statement::Prototype {
+            name, rets, params, ..
+        } => {
+            let r = rets.as_deref().map(decl_sizes).unwrap_or_default();
+            Some((name.text.as_str(), Proto::Sig(r, decl_sizes(params))))
+        }
+        ast::Statement::Targets {
+            name,
+            calls: true,
+            targets,
+            ..
+        } => {
+            let t = targets.iter().map(|t| t.text.as_str()).collect();
+            Some((name.text.as_str(), Proto::Targets(t)))
+        }
+        _ => None,
     }
 }
 
 /// What an indirect call's last operand names.
 #[derive(Clone)]
-enum Proto<'a> {
+pub(super) enum Proto<'a> {
     /// A `.callprototype`: result and parameter sizes.
     Sig(Vec<u32>, Vec<u32>),
     /// A `.calltargets` list.
@@ -590,6 +640,14 @@ pub(super) fn decl_size(d: &ast::VarDecl, n: &ast::Declarator) -> u32 {
     let elem = d.ty.bits().div_ceil(8) * d.vector.unwrap_or(1);
     let count: u64 = n.resolved_dims().iter().map(|x| x.unwrap_or(0)).product();
     u32::try_from(u64::from(elem).saturating_mul(count)).unwrap_or(u32::MAX)
+}
+
+/// The sizes of a declaration list's variables, in order (a prototype's or function's
+/// parameters or results).
+fn decl_sizes(v: &[ast::VarDecl]) -> Vec<u32> {
+    v.iter()
+        .flat_map(|d| d.names.iter().map(move |n| decl_size(d, n)))
+        .collect()
 }
 
 impl FnBuilder<'_, '_> {

@@ -19,8 +19,16 @@ pub(super) enum Item<'a> {
     CallBegin(calls::CallSite<'a>),
     /// Its end: the callee's return point.
     CallEnd(calls::CallSite<'a>),
+    /// In place of the body of an indirect call's candidate that is compiled as a
+    /// subroutine (`calls::outlined_set`): the `CAL` of it, with the copy's parameters.
+    SubCall(calls::CallSite<'a>),
     /// After a guarded call: where the skipped call joins (frame number).
     CallJoin(usize),
+    /// After a candidate's copy of an indirect call (not the last): the jump past the other
+    /// candidates to the [`Item::DispatchDone`] of the same key (the first copy's frame).
+    DispatchSkip(usize),
+    /// The end of an indirect call's dispatch.
+    DispatchDone(usize),
     /// `.pragma "nounroll";`: the loop whose block holds it stays a loop (`ir::unroll`).
     NoUnroll,
 }
@@ -91,6 +99,7 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                     Some((c.frame, NameText::new(calls::RET_LABEL)))
                 }
                 Item::CallJoin(f) => Some((*f, NameText::new(calls::JOIN_LABEL))),
+                Item::DispatchDone(f) => Some((*f, NameText::new(calls::DONE_LABEL))),
                 _ => None,
             };
             if let Some(key) = label {
@@ -115,7 +124,12 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                 continue;
             }
             match item {
-                Item::Instr(_) | Item::CallBegin(_) => {
+                Item::DispatchSkip(f) => {
+                    targets.push(((*f, NameText::new(calls::DONE_LABEL)), Span::default()));
+                    state = Flow::Stop;
+                    empty = false;
+                }
+                Item::Instr(_) | Item::CallBegin(_) | Item::SubCall(_) => {
                     if state == Flow::Stop {
                         // Code after an unconditional terminator with no label: unreachable.
                         let b = self.new_block(0);
@@ -235,7 +249,14 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                     self.scopes_changed();
                 }
                 Item::Decl(v) => self.declare(v),
-                Item::Label(_) | Item::CallJoin(_) => {}
+                Item::Label(_) | Item::CallJoin(_) | Item::DispatchDone(_) => {}
+                Item::DispatchSkip(f) => {
+                    let done = plan.labels.get(&(*f, NameText::new(calls::DONE_LABEL)));
+                    if let (true, Some(&done)) = (open, done) {
+                        self.terminate_jump(done);
+                    }
+                    open = false;
+                }
                 Item::NoUnroll => self.func.nounroll[self.cur] = true,
                 Item::CallBegin(c) => {
                     // Always entered (the plan gives it a block), so scopes stay balanced.
@@ -249,6 +270,12 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
                 Item::CallEnd(c) => {
                     self.at(c.ins.span);
                     self.call_end(c)
+                }
+                Item::SubCall(c) => {
+                    if open {
+                        self.at(c.ins.span);
+                        let _ = self.sub_call(c);
+                    }
                 }
                 Item::Instr(_) if calls::final_ret(items, i) => {}
                 Item::Instr(ins) => {

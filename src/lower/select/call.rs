@@ -505,7 +505,7 @@ impl Lowerer<'_> {
     }
 
     /// A fresh B64 virtual register holding the words `lo` and `hi` (two register moves).
-    fn pair_of(&mut self, lo: VReg, hi: VReg) -> VReg {
+    pub(super) fn pair_of(&mut self, lo: VReg, hi: VReg) -> VReg {
         let c = self.new_vreg(RegKind::B64);
         let mut mv = Sm50Inst::new(Role::Plain);
         let d = mv.def(c, true);

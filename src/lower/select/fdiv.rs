@@ -68,6 +68,56 @@
 //! clobbered register), like ptxas's `P0`. The `SSY` target is local to the sequence
 //! (`LOCAL_BRANCH`). Other modes keep the inline sequence.
 //!
+//! # f64: `div.rn.f64` and `rcp.rn.f64`
+//!
+//! The same shape (unless `no_subroutines`): ptxas 11.8's fast path at the site, operation
+//! for operation, a check of our own, and one shared subroutine ([`ddiv_slow_path`]: a
+//! zero-dividend exit, then the exact f64 sequence above) on fixed pairs (`DSLOW_Q` R2:R3,
+//! `DSLOW_X` R4:R5, `DSLOW_Y` R6:R7, `DSLOW_PAIRS` R8..R19, `DSLOW_WORDS` R0, R20..R22 in
+//! `lower::abi`), `CAL_DDIV` until `lower::emit` places it:
+//!
+//! ```text
+//! MOV32I r.lo, 1 ; MUFU.RCP64H r.hi, y.hi                 r0, |1 - y·r0| = |ε| < 2^-18
+//! DFMA e, y, -r, 1.0 ; DFMA e, e, e, e ; DFMA r, r, e, r  r1 = RN(r0(1 + ε + ε²))
+//! DFMA e, y, -r, 1.0 ; DFMA r, r, e, r                    r2 = RN(r1 + r1·RN(1 - y·r1))
+//! DMUL q, x, r ; DFMA e, y, -q, x ; DFMA q, r, e, q       q' = RN(q + r2·(x - y·q))
+//! check: |x| >= 2^-970, 0·y.hi + q'.hi (as f32) >= 2^-1021's high word (not NaN),
+//!        y.lo != 0xffffffff                               fast iff all three
+//! SSY after ; @fast SYNC ; CAL ddiv ; SYNC
+//! ```
+//!
+//! Why the fast result stands where the check passes (Markstein's theorems, P. Markstein,
+//! IBM J. Res. Dev. 34(1), 1990; Muller et al., Handbook of Floating-Point Arithmetic,
+//! the chapter on FMA-based division): (1) r0(1 + ε + ε²) = (1/y)(1 - ε³), and
+//! |ε³| < 2^-54, so with the DFMA's one rounding r1 is within an ulp of 1/y (even with
+//! `RCP64H` off by 2 of its 20-bit ulps, as the tests run it). (2) One Newton step
+//! `r + r·(1 - y·r)` from within an ulp gives RN(1/y) unless y's significand is all ones:
+//! the check sends every y whose low word is all ones to the slow path (one in 2^32 of
+//! random divisors). (3) With r2 = RN(1/y), q = RN(x·r2) is within an ulp of x/y, the
+//! residual x - y·q is exact (no underflow: |x| >= 2^-970 = 2^(-1022+52)), and
+//! RN(q + r2·(x - y·q)) = RN(x/y), as long as nothing under- or overflows: a normal
+//! quotient (|q'| >= 2^-1021, so x/y >= 2^-1022 too: the subnormal grid, where a quotient
+//! can lie exactly on a midpoint, is the slow path's), y < 2^1017 (so 1/y is normal: a y.hi
+//! of 2^1017 or more reads as an f32 infinity or NaN, and 0·inf or 0·NaN makes the test's
+//! word NaN), y >= 2^-1022 (`RCP64H` of a subnormal is infinite, r NaN, q' NaN). An overflow
+//! of q' itself is right: the bound MAX + ulp/2 is a midpoint like the others; an overflow
+//! of q (x/y just below it) makes q' NaN. Zeros, infinities and NaN operands all make q'
+//! zero or NaN or fail the x test. So everything the check passes is correctly rounded,
+//! whatever `RCP64H`'s bits within its error, and everything else takes the exact
+//! sequence: the result is right for every input. ptxas's own check (FSET.GTU
+//! |x.hi| > 0x035b7333, FFMA 0·y.hi + q.hi, FSET.GT |t| > 0x00055555, LOP.AND.NZ: four
+//! instructions, as ours) lets subnormal quotients above a third of 2^-1022 through and
+//! all-ones significands, relying on its unit's bits; ours trades those rare operands for
+//! the slow path. The tests (`lower_fdiv`) run it with `RCP64H` moved by ±2 ulps.
+//!
+//! `rcp.rn.f64` (a division of the constant 1.0) has its own pair, after ptxas's: the site
+//! is the seed and the two refinements above, r2 = RN(1/y) its result (steps (1) and (2)),
+//! checked by `2^-1022 <= |y|`, `|y.hi|` below the f32 infinity pattern (|y| < 2^1017: 1/y
+//! normal) and `y.lo != 0xffffffff` (`FSETP`, `FSETP`, `ISETP`; ptxas: `IADD32I`, `FSETP`,
+//! without the all-ones exclusion). Its subroutine ([`drcp_slow_path`]) puts 1.0 in
+//! `DSLOW_X` and runs the exact division; zeros, infinities, NaN and the extreme
+//! exponents take it.
+//!
 //! `rcp.rn.f32` (a division of the constant 1.0) has its own pair, after ptxas's reciprocal:
 //! the site is `MUFU.RCP r, y ; FFMA t, y, -r, 1.0 ; FFMA q, r, t, r` (one Newton step, the
 //! dividend's multiply and second step of the division's fast path dropped), its check
@@ -85,11 +135,14 @@ use super::approx::Seq;
 use super::{Class, Lowerer};
 use crate::ir::float::{FloatFmt, Round};
 use crate::ir::Value;
-use crate::lower::abi::{SLOW_PREDS, SLOW_Q, SLOW_TEMPS, SLOW_X, SLOW_Y};
+use crate::lower::abi::{
+    DSLOW_PAIRS, DSLOW_Q, DSLOW_WORDS, DSLOW_X, DSLOW_Y, SLOW_PREDS, SLOW_Q, SLOW_TEMPS, SLOW_X,
+    SLOW_Y,
+};
 use crate::lower::inst::{Role, Sm50Inst, LOCAL_BRANCH};
 use crate::lower::lea::Loc;
 use crate::lower::LowerError;
-use crate::machinst::{OpSpec, Reg, RegKind, VReg};
+use crate::machinst::{OpSpec, PhysReg, Reg, RegKind, VReg};
 use crate::mufu::Func;
 use crate::sm50::{self, Field, Form};
 use cranelift_entity::EntityRef;
@@ -764,17 +817,26 @@ fn slow_path_seq(x_spec: OpSpec) -> (Seq, SlowOps) {
         i: Sm50Inst::new(Role::Plain),
     };
     let d = s.i.op(Reg::Phys(SLOW_Q), OpSpec::early_def());
-    let t: Vec<u8> = SLOW_TEMPS
-        .iter()
-        .map(|r| s.i.op(Reg::Phys(*r), OpSpec::early_def()))
-        .collect();
-    let p: Vec<u8> = SLOW_PREDS
-        .iter()
-        .map(|r| s.i.op(Reg::Pred(*r), OpSpec::early_def()))
-        .collect();
+    let t = early_defs(&mut s, &SLOW_TEMPS);
+    let p = pred_early_defs(&mut s);
     let x = s.i.op(Reg::Phys(SLOW_X), x_spec);
     let y = s.i.op(Reg::Phys(SLOW_Y), OpSpec::use_());
     (s, SlowOps { d, x, y, t, p })
+}
+
+/// The physical registers `regs` as early defs of `s` (a subroutine's scratch registers).
+fn early_defs(s: &mut Seq, regs: &[PhysReg]) -> Vec<u8> {
+    regs.iter()
+        .map(|r| s.i.op(Reg::Phys(*r), OpSpec::early_def()))
+        .collect()
+}
+
+/// The slow paths' predicates (`SLOW_PREDS`) as early defs of `s`.
+fn pred_early_defs(s: &mut Seq) -> Vec<u8> {
+    SLOW_PREDS
+        .iter()
+        .map(|r| s.i.op(Reg::Pred(*r), OpSpec::early_def()))
+        .collect()
 }
 
 /// The f32 `div.rn` slow-path subroutine on physical registers (see the module essay):
@@ -835,12 +897,236 @@ impl Seq {
     }
 }
 
+impl Seq {
+    /// [`Seq::zero_dividend_exit`] for f64: `±0 / y`, `y` neither zero nor NaN, is the zero
+    /// of sign `x ^ y`.
+    ///
+    /// ```text
+    /// DSETP.EQ.AND p, PT, |x|, 0, PT ; DSETP.GT.AND p, PT, |y|, 0, p
+    /// LOP.XOR t, x.hi, y.hi ; @p LOP32I.AND q.hi, t, 0x80000000 ; @p MOV32I q.lo, 0 ; @p RET
+    /// ```
+    fn ddiv_zero_dividend_exit(&mut self, q: u8, x: u8, y: u8, t: u8, p: u8) {
+        self.dsetp_imm(p, EQ, x, true, 0.0, None);
+        self.dsetp_imm(p, GT, y, true, 0.0, Some((p, AND)));
+        let xor = sm50::Inst::new(Form::LOP_R).with(Field::Op, XOR);
+        self.pw(
+            None,
+            xor,
+            &[(Field::Rd, (t, 0)), (Field::Ra, hi(x)), (Field::Rb, hi(y))],
+        );
+        let and = sm50::Inst::new(Form::LOP32I)
+            .with(Field::Op, AND)
+            .with(Field::Imm, 0x8000_0000);
+        self.pw(
+            Some((p, false)),
+            and,
+            &[(Field::Rd, hi(q)), (Field::Ra, (t, 0))],
+        );
+        self.mov32w(Some((p, false)), lo(q), 0);
+        self.g(Some((p, false)), sm50::Inst::new(Form::RET), &[]);
+    }
+
+    /// `DFMA d, a, -b, c[0x2][one]`: the residual `1 - a·b` (`one` is the byte offset of
+    /// the f64 literal 1.0 in bank 2).
+    fn dfma_one_minus(&mut self, d: u8, a: u8, b: u8, one: u32) {
+        let inst = sm50::Inst::new(Form::DFMA_CC)
+            .with(Field::Negb, 1)
+            .with(Field::Cbk, 2)
+            .with(Field::Cbo, u64::from(one / 4));
+        self.pw(
+            None,
+            inst,
+            &[(Field::Rd, lo(d)), (Field::Ra, lo(a)), (Field::Rb, lo(b))],
+        );
+    }
+
+    /// The f64 division's fast path and check (see the module essay): `q` ≈ x / y from the
+    /// pairs `r`, `e` and the word `t`; `p` true where `q` is the correctly rounded
+    /// quotient.
+    ///
+    /// ```text
+    /// MOV32I r.lo, 1 ; MUFU.RCP64H r.hi, y.hi
+    /// DFMA e, y, -r, 1.0 ; DFMA e, e, e, e ; DFMA r, r, e, r      r within an ulp of 1/y
+    /// DFMA e, y, -r, 1.0 ; DFMA r, r, e, r                        r = RN(1/y)
+    /// DMUL q, x, r ; DFMA e, y, -q, x ; DFMA q, r, e, q           q = RN(x/y)
+    /// FSETP.GEU.AND p, PT, |x.hi|, 2^-970, PT                     the residual is exact
+    /// FFMA t, RZ, y.hi, q.hi                                      NaN if y >= 2^1017
+    /// FSETP.GE.AND p, PT, |t|, 2^-1021, p                         q normal, no NaN
+    /// ISETP.NE.AND p, PT, y.lo, -1, p                             y's significand not all ones
+    /// ```
+    fn ddiv_fast(&mut self, q: u8, x: u8, y: u8, (r, e, t): (u8, u8, u8), p: u8, one: u32) {
+        self.rcp64h(r, y);
+        let xmin = sm50::Inst::new(Form::FSETP_I)
+            .with(Field::Cmp, GEU)
+            .with(Field::Absa, 1)
+            .with(Field::ImmF32i, f32i(hi_f32(2f64.powi(-970))));
+        self.pw(None, xmin, &[(Field::Pd0, (p, 0)), (Field::Ra, hi(x))]);
+        self.refine_rcp64(r, r, y, e, one);
+        self.dmul(q, x, r);
+        self.dfma(e, y, true, q, x);
+        self.dfma(q, r, false, e, q);
+        let zero_y = sm50::Inst::new(Form::FFMA_R).with(Field::Ra, 255);
+        self.pw(
+            None,
+            zero_y,
+            &[(Field::Rd, (t, 0)), (Field::Rb, hi(y)), (Field::Rc, hi(q))],
+        );
+        let qmin = sm50::Inst::new(Form::FSETP_I)
+            .with(Field::Cmp, GE)
+            .with(Field::Absa, 1)
+            .with(Field::ImmF32i, f32i(hi_f32(2f64.powi(-1021))))
+            .with(Field::Bop, AND);
+        self.pw(
+            None,
+            qmin,
+            &[
+                (Field::Pd0, (p, 0)),
+                (Field::Ra, (t, 0)),
+                (Field::Pacc, (p, 0)),
+            ],
+        );
+        let inst = sm50::Inst::new(Form::ISETP_I)
+            .with(Field::Cmp, NE)
+            .with(Field::Sgn, 0)
+            .with_signed(Field::ImmImm20s, -1)
+            .with(Field::Bop, AND);
+        self.pw(
+            None,
+            inst,
+            &[
+                (Field::Pd0, (p, 0)),
+                (Field::Ra, lo(y)),
+                (Field::Pacc, (p, 0)),
+            ],
+        );
+    }
+
+    /// `MOV32I r.lo, 1 ; MUFU.RCP64H r.hi, y.hi` (ptxas's seed).
+    fn rcp64h(&mut self, r: u8, y: u8) {
+        self.mov32w(None, lo(r), 1);
+        let rcp = sm50::Inst::new(Form::MUFU).with(Field::Op, Func::Rcp64h.code());
+        self.pw(None, rcp, &[(Field::Rd, hi(r)), (Field::Ra, hi(y))]);
+    }
+
+    /// The seed `r` refined into `d` = RN(1/y) (see the module essay; `e` scratch):
+    ///
+    /// ```text
+    /// DFMA e, y, -r, 1.0 ; DFMA e, e, e, e ; DFMA r, r, e, r
+    /// DFMA e, y, -r, 1.0 ; DFMA d, r, e, r
+    /// ```
+    fn refine_rcp64(&mut self, d: u8, r: u8, y: u8, e: u8, one: u32) {
+        self.dfma_one_minus(e, y, r, one);
+        self.dfma(e, e, false, e, e);
+        self.dfma(r, r, false, e, r);
+        self.dfma_one_minus(e, y, r, one);
+        self.dfma(d, r, false, e, r);
+    }
+
+    /// The f64 reciprocal's fast path and check (see the module essay): `q` = RN(1/y) from
+    /// the pairs `r`, `e` where `p` (normal y, normal 1/y, y's low word not all ones).
+    ///
+    /// ```text
+    /// MOV32I r.lo, 1 ; MUFU.RCP64H r.hi, y.hi
+    /// FSETP.GE.AND p, PT, |y.hi|, 2^-1022's high word (as f32), PT     y normal
+    /// FSETP.LT.AND p, PT, |y.hi|, +INF, p                              |y| < 2^1017
+    /// ISETP.NE.AND p, PT, y.lo, -1, p
+    /// <the reciprocal's refinement into q>
+    /// ```
+    fn drcp_fast(&mut self, q: u8, y: u8, (r, e): (u8, u8), p: u8, one: u32) {
+        self.rcp64h(r, y);
+        let lo_bound = sm50::Inst::new(Form::FSETP_I)
+            .with(Field::Cmp, GE)
+            .with(Field::Absa, 1)
+            .with(Field::ImmF32i, f32i(hi_f32(f64::MIN_POSITIVE)));
+        self.pw(None, lo_bound, &[(Field::Pd0, (p, 0)), (Field::Ra, hi(y))]);
+        let hi_bound = sm50::Inst::new(Form::FSETP_I)
+            .with(Field::Cmp, LT)
+            .with(Field::Absa, 1)
+            .with(Field::ImmF32i, f32i(f32::INFINITY))
+            .with(Field::Bop, AND);
+        self.pw(
+            None,
+            hi_bound,
+            &[
+                (Field::Pd0, (p, 0)),
+                (Field::Ra, hi(y)),
+                (Field::Pacc, (p, 0)),
+            ],
+        );
+        let inst = sm50::Inst::new(Form::ISETP_I)
+            .with(Field::Cmp, NE)
+            .with_signed(Field::ImmImm20s, -1)
+            .with(Field::Bop, AND);
+        self.pw(
+            None,
+            inst,
+            &[
+                (Field::Pd0, (p, 0)),
+                (Field::Ra, lo(y)),
+                (Field::Pacc, (p, 0)),
+            ],
+        );
+        self.refine_rcp64(q, r, y, e, one);
+    }
+}
+
+/// The high word of `v`'s bits read as an f32 (the f64 checks compare high words as f32s).
+fn hi_f32(v: f64) -> f32 {
+    f32::from_bits((v.to_bits() >> 32) as u32)
+}
+
 /// The placeholder `rel` of a `CAL` to the f32 division slow path (`lower::emit` sets the
 /// real target, the subroutine's first instruction).
 pub(crate) const CAL_FDIV: u64 = 0;
 
 /// The placeholder `rel` of a `CAL` to the f32 reciprocal slow path ([`frcp_slow_path`]).
 pub(crate) const CAL_FRCP: u64 = 1;
+
+/// The placeholder `rel` of a `CAL` to the f64 division slow path ([`ddiv_slow_path`]).
+pub(crate) const CAL_DDIV: u64 = 2;
+
+/// The placeholder `rel` of a `CAL` to the f64 reciprocal slow path ([`drcp_slow_path`]).
+pub(crate) const CAL_DRCP: u64 = 3;
+
+/// The f64 `div.rn` slow-path subroutine on physical registers (see the module essay): the
+/// dividend in `DSLOW_X`, the divisor in `DSLOW_Y`, the exact quotient into `DSLOW_Q`;
+/// `<zero dividend exit> ; <exact sequence> ; RET`. Only the lanes the site's check flags
+/// call it.
+pub(crate) fn ddiv_slow_path() -> Sm50Inst {
+    dslow_path(false)
+}
+
+/// The f64 `rcp.rn` slow-path subroutine: `DSLOW_X` = 1.0 (two `MOV32I`s), then the exact
+/// division of it by `DSLOW_Y`, into `DSLOW_Q`.
+pub(crate) fn drcp_slow_path() -> Sm50Inst {
+    dslow_path(true)
+}
+
+/// [`ddiv_slow_path`] (`rcp` false) or [`drcp_slow_path`].
+fn dslow_path(rcp: bool) -> Sm50Inst {
+    let mut s = Seq {
+        i: Sm50Inst::new(Role::Plain),
+    };
+    let d = s.i.op(Reg::Phys(DSLOW_Q), OpSpec::early_def());
+    let t = early_defs(&mut s, &DSLOW_PAIRS);
+    let u = early_defs(&mut s, &DSLOW_WORDS);
+    let p = pred_early_defs(&mut s);
+    let x_spec = if rcp {
+        OpSpec::early_def()
+    } else {
+        OpSpec::use_()
+    };
+    let x = s.i.op(Reg::Phys(DSLOW_X), x_spec);
+    let y = s.i.op(Reg::Phys(DSLOW_Y), OpSpec::use_());
+    if rcp {
+        s.mov64(None, x, 1f64.to_bits());
+    } else {
+        s.ddiv_zero_dividend_exit(d, x, y, u[1], p[0]);
+    }
+    s.ddiv(Round::Rn, d, x, y, &t, &u, &p);
+    s.put(sm50::Inst::new(Form::RET), &[]);
+    s.i
+}
 
 /// The f32 `rcp.rn` slow-path subroutine on physical registers (see the module essay):
 /// the operand in `SLOW_Y`, the fast reciprocal in `SLOW_Q` on the way in, the exact one on
@@ -931,6 +1217,74 @@ impl Lowerer<'_> {
         s.ffma(q, t, false, e, q);
         self.push_slow_path_call(s, CAL_FDIV, (slow, true));
         Ok(())
+    }
+
+    /// `div.rn.f64 x, y`: ptxas's fast path, this module's check, then a call of the slow
+    /// path ([`ddiv_slow_path`]) for the lanes the check flags (see the module essay). The
+    /// result, a new pair.
+    fn lower_ddiv_fast(&mut self, x: Loc, y: Loc) -> Result<VReg, LowerError> {
+        let one = self.literal(1f64.to_bits(), 8)?;
+        let mut s = Seq {
+            i: Sm50Inst::new(Role::Plain),
+        };
+        let (q, qw) = self.fixed_pair(&mut s, DSLOW_Q, None);
+        // The fast path's scratch registers are the subroutine's first two pairs and first
+        // word: the call overwrites them anyway.
+        let r = self.fixed_pair(&mut s, DSLOW_PAIRS[0], None).0;
+        let e = self.fixed_pair(&mut s, DSLOW_PAIRS[1], None).0;
+        let tv = self.new_vreg(RegKind::B32);
+        let t =
+            s.i.op(Reg::Virt(tv), OpSpec::early_def().fixed(DSLOW_WORDS[0]));
+        let xo = self.fixed_pair(&mut s, DSLOW_X, Some(x)).0;
+        let yo = self.fixed_pair(&mut s, DSLOW_Y, Some(y)).0;
+        let fast = self.seq_temps(&mut s, RegKind::Pred, 1)[0];
+        s.ddiv_fast(q, xo, yo, (r, e, t), fast, one);
+        self.push_slow_path_call(s, CAL_DDIV, (fast, false));
+        Ok(self.pair_of(qw[0], qw[1]))
+    }
+
+    /// `rcp.rn.f64 y` (any `div.rn.f64` of the constant 1.0): ptxas's reciprocal (the
+    /// division's fast path less its dividend's three steps), this module's check, then a
+    /// call of [`drcp_slow_path`] for the lanes the check flags (see the module essay).
+    fn lower_drcp_fast(&mut self, y: Loc) -> Result<VReg, LowerError> {
+        let one = self.literal(1f64.to_bits(), 8)?;
+        let mut s = Seq {
+            i: Sm50Inst::new(Role::Plain),
+        };
+        let (q, qw) = self.fixed_pair(&mut s, DSLOW_Q, None);
+        let r = self.fixed_pair(&mut s, DSLOW_PAIRS[0], None).0;
+        let e = self.fixed_pair(&mut s, DSLOW_PAIRS[1], None).0;
+        let yo = self.fixed_pair(&mut s, DSLOW_Y, Some(y)).0;
+        let fast = self.seq_temps(&mut s, RegKind::Pred, 1)[0];
+        s.drcp_fast(q, yo, (r, e), fast, one);
+        self.push_slow_path_call(s, CAL_DRCP, (fast, false));
+        Ok(self.pair_of(qw[0], qw[1]))
+    }
+
+    /// A pair operand of the f64 slow path's call pinned to `base`:`base + 1`, as two
+    /// 32-bit operands (as a call's arguments and results are: fixed registers are named
+    /// word by word). `src` None: two fresh words the sequence defines (early); else copies
+    /// of the pair at `src`, read. Returns the low word's operand, which the sequence's
+    /// pieces name with word offsets 0 and 1 (the high word's operand is there for the
+    /// allocator), and the two words' registers.
+    fn fixed_pair(&mut self, s: &mut Seq, base: PhysReg, src: Option<Loc>) -> (u8, [VReg; 2]) {
+        let words = [0, 1].map(|w| match src {
+            Some(v) => self.copy_b32(Loc {
+                vreg: v.vreg,
+                offset: v.offset + w,
+            }),
+            None => self.new_vreg(RegKind::B32),
+        });
+        let ops = [0, 1].map(|w| {
+            let spec = if src.is_some() {
+                OpSpec::use_()
+            } else {
+                OpSpec::early_def()
+            };
+            let reg = PhysReg(base.0 + w as u8);
+            s.i.op(Reg::Virt(words[w]), spec.fixed(reg))
+        });
+        (ops[0], words)
     }
 
     /// `rcp.rn.f32 out, y` (no `.ftz`; any `div.rn.f32` of the constant 1.0): ptxas's
@@ -1099,8 +1453,33 @@ impl Lowerer<'_> {
 
     /// `FloatBinOp::Div` on f64.
     fn lower_ddiv(&mut self, v: Value, rnd: Round, args: &[Value]) -> Result<(), LowerError> {
+        let fast = rnd == Round::Rn && !self.opts.no_subroutines;
+        let one = i64::from_ne_bytes(1f64.to_bits().to_ne_bytes());
+        if fast && matches!(self.class(args[0]), Class::Imm(k) if k == one) {
+            let b = self.reg(args[1])?;
+            let out = self.lower_drcp_fast(b)?;
+            self.set_loc(
+                v,
+                Loc {
+                    vreg: out,
+                    offset: 0,
+                },
+            );
+            return Ok(());
+        }
         let a = self.reg(args[0])?;
         let b = self.reg(args[1])?;
+        if fast {
+            let out = self.lower_ddiv_fast(a, b)?;
+            self.set_loc(
+                v,
+                Loc {
+                    vreg: out,
+                    offset: 0,
+                },
+            );
+            return Ok(());
+        }
         let out = self.new_vreg(RegKind::B64);
         let mut s = Seq {
             i: Sm50Inst::new(Role::Plain),

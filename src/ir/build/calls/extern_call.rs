@@ -193,6 +193,40 @@ impl FnBuilder<'_, '_> {
             return None;
         };
         let (ret_ops, arg_ops) = call_lists(ins)?;
+        self.abi_call(ins, &sig, &ret_ops, &arg_ops)
+    }
+
+    /// One candidate of an indirect call that is a subroutine (`Item::SubCall`, inside the
+    /// candidate's dispatch frame): its `CAL`, passing the frame's parameters (bound to the
+    /// call's argument stores by `call_begin`) and writing its result store, which
+    /// `call_end` copies to the call's.
+    pub(in crate::ir::build) fn sub_call(&mut self, site: &CallSite<'_>) -> Option<()> {
+        let sig = match ExternSig::of(site.callee) {
+            Ok(sig) => sig,
+            Err(why) => {
+                self.error(site.ins.span, why);
+                return None;
+            }
+        };
+        let names = |v: &[ast::VarDecl]| -> Vec<Operand> {
+            v.iter()
+                .flat_map(|d| d.names.iter().map(|n| Operand::Name(n.name.clone())))
+                .collect()
+        };
+        let ret_ops = site.callee.rets.as_deref().map(names).unwrap_or_default();
+        let arg_ops = names(&site.callee.params);
+        self.abi_call(site.ins, &sig, &ret_ops, &arg_ops)
+    }
+
+    /// The call of `sig` from `ins`: `arg_ops` read into the ABI's registers, the
+    /// [`crate::ir::InstData::ExternCall`], its result written to `ret_ops`' first operand.
+    fn abi_call(
+        &mut self,
+        ins: &Instruction,
+        sig: &ExternSig,
+        ret_ops: &[Operand],
+        arg_ops: &[Operand],
+    ) -> Option<()> {
         if arg_ops.len() != sig.params.len() {
             self.error(
                 ins.span,

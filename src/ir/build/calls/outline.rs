@@ -32,10 +32,24 @@
 //! Only functions the subroutine path compiles whole: `.param` parameters and results that
 //! [`ExternSig::of`] lays out; no `.shared` variable named in its body or in what it inlines
 //! (the kernel lays out only its own shared memory); no `alloca` (R1 moves); no texture,
-//! surface instructions (kept simple: those stay inlined); no address-taken function (its
-//! copies are dispatch targets); no call that stays a call under the standard ABI (indirect,
+//! surface instructions (kept simple: those stay inlined); no call that stays a call under the standard ABI (indirect,
 //! system or recursive: the subroutine's own convention, `lower::OUTLINED_CAL`, promises its
 //! callers every register from R16 up). Anything else is inlined as before.
+//!
+//! # Indirect calls
+//!
+//! An indirect call is expanded into one copy of every candidate (`Expander::indirect`, each
+//! entered when the pointer holds its value); those copies count like the copies of direct
+//! calls ([`dispatch_callees`]). A candidate kept as a subroutine is still dispatched by a
+//! compare of the pointer, but its copy is a `CAL` of the one body (`Item::SubCall`), where
+//! ptxas 11.8 loads the address from a constant-bank table and branches through it (`LDC R3,
+//! c[0x2][R0]; PRET; BRX R3`, FunctionPointers' SobelShared): a compare and a `CAL` per
+//! candidate is the same shape under leafold's function values (`function_ids`). The bound
+//! is lower for a function an indirect call may reach, [`OUTLINE_MIN_DISPATCH_INSTRS`]: a
+//! dispatched copy sits under its compare whatever it inlines, so nothing is lost by the
+//! call but the argument moves (FunctionPointers: `ComputeSobel`, `ComputeBox`, 43 and 45
+//! PTX instructions, each copied into SobelShared 4 times, ptxas 11.8 keeps each once;
+//! `Threshold`, 9, stays inlined).
 
 use super::*;
 
@@ -44,6 +58,10 @@ pub(in crate::ir::build) const OUTLINE_MIN_COPIES: usize = 2;
 /// PTX instructions (with what the function inlines itself) at and above which a function
 /// called from several places is kept as a subroutine.
 pub(in crate::ir::build) const OUTLINE_MIN_INSTRS: usize = 100;
+
+/// The same bound for a function an indirect call may reach (module essay, "Indirect
+/// calls").
+pub(in crate::ir::build) const OUTLINE_MIN_DISPATCH_INSTRS: usize = 32;
 
 /// The result of the rule (see the module essay).
 #[derive(Default, Clone)]
@@ -66,6 +84,38 @@ pub(in crate::ir::build) fn direct_callees<'a>(b: &'a ast::Block, out: &mut Vec<
                 }
             }
             ast::Statement::Block(inner) => direct_callees(inner, out),
+            _ => {}
+        }
+    }
+}
+
+/// The candidates of a block's indirect calls ([`dispatch_candidates`]), one entry per
+/// candidate per call, in order: each is a copy the kernel would inline under a compare.
+fn dispatch_callees<'a>(
+    b: &'a ast::Block,
+    funcs: &HashMap<&str, &'a ast::Function>,
+    fn_ids: &HashMap<String, u64>,
+    protos: &mut HashMap<&'a str, Proto<'a>>,
+    out: &mut Vec<&'a str>,
+) {
+    for st in &b.stmts {
+        if let Some((name, proto)) = proto_of(st) {
+            protos.insert(name, proto);
+        }
+        match st {
+            ast::Statement::Instr(i) if i.opcode == Opcode::Call => {
+                let target = i.operands.iter().find(|o| !matches!(o, Operand::List(..)));
+                let indirect = matches!(target, Some(Operand::Name(n)) if !funcs.contains_key(n.text.as_str()));
+                let proto = match i.operands.last() {
+                    Some(Operand::Name(p)) if indirect => protos.get(p.text.as_str()),
+                    _ => None,
+                };
+                if let Some(proto) = proto {
+                    let found = dispatch_candidates(proto, funcs, fn_ids);
+                    out.extend(found.into_iter().map(|(f, _)| f.name.text.as_str()));
+                }
+            }
+            ast::Statement::Block(inner) => dispatch_callees(inner, funcs, fn_ids, protos, out),
             _ => {}
         }
     }
@@ -167,6 +217,8 @@ pub(in crate::ir::build) fn outlined_set(
     // and eligibility.
     let mut callees: HashMap<&str, Vec<&str>> = HashMap::default();
     let mut own: HashMap<&str, (usize, bool)> = HashMap::default();
+    // Functions some indirect call may reach (the smaller bound applies to them).
+    let mut dispatched: HashSet<&str> = HashSet::default();
     for (&name, f) in funcs {
         let Some(b) = &f.body else { continue };
         if recursive.contains(name) {
@@ -182,7 +234,13 @@ pub(in crate::ir::build) fn outlined_set(
                 .chain(f.rets.iter().flatten())
                 .all(|d| d.space == StateSpace::Param);
         let (n, ok) = own_facts(b, &shared, funcs, recursive);
-        own.insert(name, (n, ok && sig_ok && !fn_ids.contains_key(name)));
+        own.insert(name, (n, ok && sig_ok));
+        let mut found = Vec::new();
+        dispatch_callees(b, funcs, fn_ids, &mut HashMap::default(), &mut found);
+        dispatched.extend(found.iter().copied());
+        if let Some(c) = callees.get_mut(name) {
+            c.extend(found.into_iter().filter(|f| !recursive.contains(*f)));
+        }
     }
     // Inlined size and eligibility, through inlined callees (no cycles: recursion is out).
     fn total<'a>(
@@ -218,6 +276,10 @@ pub(in crate::ir::build) fn outlined_set(
         let mut work: Vec<(&str, usize)> = Vec::new();
         let mut top = Vec::new();
         direct_callees(b, &mut top);
+        let mut found = Vec::new();
+        dispatch_callees(b, funcs, fn_ids, &mut HashMap::default(), &mut found);
+        let mine: HashSet<&str> = found.iter().copied().collect();
+        top.extend(found);
         work.extend(
             top.into_iter()
                 .filter(|c| callees.contains_key(c))
@@ -233,7 +295,12 @@ pub(in crate::ir::build) fn outlined_set(
         let mut chosen: HashSet<String> = HashSet::default();
         for (&f, &n) in &copies {
             let (size, ok) = total(f, &callees, &own, &mut memo, 0);
-            if ok && n >= OUTLINE_MIN_COPIES && size >= OUTLINE_MIN_INSTRS {
+            let min = if dispatched.contains(f) || mine.contains(f) {
+                OUTLINE_MIN_DISPATCH_INSTRS
+            } else {
+                OUTLINE_MIN_INSTRS
+            };
+            if ok && n >= OUTLINE_MIN_COPIES && size >= min {
                 chosen.insert(f.to_string());
             }
         }
