@@ -1196,8 +1196,10 @@ impl Lowerer<'_> {
         };
         let q = s.i.op(Reg::Virt(out), OpSpec::early_def().fixed(SLOW_Q));
         // The fast path's scratch registers are the subroutine's first three: the call
-        // overwrites them anyway, so they cost no register of their own.
-        let [r, t, e] = [0, 1, 2].map(|k| {
+        // overwrites them anyway, so they cost no register of their own. The refined
+        // reciprocal `t` takes R5 and `r` R6: `FFMA q, x, t, RZ` reads `t` with x (R2), which
+        // would read bank 2 twice with `t` in R6; so every FFMA of the site reads three banks.
+        let [r, t, e] = [1, 0, 2].map(|k| {
             let v = self.new_vreg(RegKind::B32);
             s.i.op(Reg::Virt(v), OpSpec::early_def().fixed(SLOW_TEMPS[k]))
         });
