@@ -100,3 +100,45 @@ fn parameter_pairs_are_read_where_they_are_wanted() {
     assert!(regs <= FULL_OCCUPANCY, "{regs} registers:\n{sass}");
     frame_ir::assert_eval_matches_sim("occupancy", "param_pairs.ptx");
 }
+
+/// The registers and spill bytes (stored and loaded) of kernel `name` of `file` (a corpus
+/// file under `dir`), compiled alone.
+fn kernel_registers(dir: &str, file: &str, name: &str) -> (u32, u32) {
+    let ptx = frame_ir::read(dir, file);
+    let opts = leafold::driver::Options {
+        entries: vec![name.to_string()],
+        ..frame_ir::options(file, Emit::Cubin)
+    };
+    let out =
+        compile(&ptx, &opts).unwrap_or_else(|d| panic!("{}", leafold::error::render_all(&d.0)));
+    let k = out.kernels.iter().find(|k| k.name == name).unwrap();
+    (k.registers, k.spill_store_bytes + k.spill_load_bytes)
+}
+
+/// The full address folding shares one base chain (a register pair) among the accesses of
+/// a block and of the blocks it dominates, and computes address-shaped sums as chains; in a
+/// loop those pairs live across it. Where that costs a kernel warps, the driver compiles it
+/// once more with one chain per access (`Fold::Lea`) and keeps that where it keeps more
+/// warps resident without spilling. curand's XORWOW `initRNG` (nvcc 11.8): 39 registers
+/// (48 warps) with the shared chains, ptxas 31 (64 warps); parboil's `ComputeFH_GPU`
+/// (open64): 40, ptxas 28 (with one chain per access its arrays indexed at run time then
+/// stay in local memory, as ptxas keeps them).
+#[test]
+fn shared_address_chains_give_way_to_the_warps() {
+    for (dir, file, kernel) in [
+        (
+            "corpus-nvcc/ptx",
+            "cuda-samples__Samples_2_Concepts_and_Techniques_MC_SingleAsianOptionP_src_pricingengine.ptx",
+            "_Z7initRNGP17curandStateXORWOWj",
+        ),
+        (
+            "corpus/ptx",
+            "gtcasl__gpuocelot__tests_ptx_parboil_mri-fhd.ptx",
+            "_Z13ComputeFH_GPUiiPfS_S_S_S_",
+        ),
+    ] {
+        let (regs, spilled) = kernel_registers(dir, file, kernel);
+        assert_eq!(spilled, 0, "{kernel} spills");
+        assert!(regs <= FULL_OCCUPANCY, "{kernel}: {regs} registers");
+    }
+}
