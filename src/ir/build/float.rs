@@ -24,8 +24,8 @@
 
 use super::FnBuilder;
 use crate::ir::float::{FloatBinOp, FloatCC, FloatFmt, FloatOp, FloatUnOp, Round};
-use crate::ir::{BinaryOp, IntCC, Type, UnaryOp, Value, ValueDef};
-use crate::ptx::ast::{self, CmpOp, Instruction, Opcode, Operand, Rounding, TypeKind};
+use crate::ir::{BinaryOp, IntCC, Type, Value, ValueDef};
+use crate::ptx::ast::{self, CmpOp, Instruction, Opcode, Rounding, TypeKind};
 
 fn fmt_of(t: ast::Type) -> Option<FloatFmt> {
     match t {
@@ -264,40 +264,8 @@ impl FnBuilder<'_, '_> {
         let it = ins.ty();
         let a = self.read(&ops[1], fmt.carrier(), it)?;
         let b = self.read(&ops[2], fmt.carrier(), it)?;
-        let mut r = self.ins().float(FloatOp::Cmp { cc, fmt, ftz }, &[a, b]);
-        let mut nr = None;
-        if let Some((op, c)) = self.pred_combiner(ins, ops)? {
-            // The second destination (p|q) combines the negated comparison with c.
-            if matches!(ops[0], Operand::PredPair(..)) {
-                let n = self.ins().unary(UnaryOp::Not, r);
-                nr = Some(self.ins().binary(op, n, c));
-            }
-            r = self.ins().binary(op, r, c);
-        }
-        match &ops[0] {
-            Operand::PredPair(p, q) => {
-                let pv = self.reg_var(p)?;
-                let qv = self.reg_var(q)?;
-                let nr = match nr {
-                    Some(x) => x,
-                    None => self.ins().unary(UnaryOp::Not, r),
-                };
-                self.write(Some(pv), r, false, p.span)?;
-                self.write(Some(qv), nr, false, q.span)
-            }
-            d => {
-                let dst = self.dest1(d)?;
-                let r = match set_true {
-                    Some((ty, t)) => {
-                        let t = self.iconst(ty, t);
-                        let z = self.iconst(ty, 0);
-                        self.ins().select(r, t, z)
-                    }
-                    None => r,
-                };
-                self.write(dst, r, false, d.span())
-            }
-        }
+        let r = self.ins().float(FloatOp::Cmp { cc, fmt, ftz }, &[a, b]);
+        self.write_comparison(ins, r, set_true)
     }
 
     /// `testp.<op>.f32 p, a`: tests on the bits (`x` = `a` without its sign bit).

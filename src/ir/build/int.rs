@@ -393,7 +393,21 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
         };
         let a = self.read(&ops[1], ty, it)?;
         let b = self.read(&ops[2], ty, it)?;
-        let mut r = self.ins().icmp(cc, a, b);
+        let r = self.ins().icmp(cc, a, b);
+        self.write_comparison(ins, r, set_true.map(|t| (Type::I32, t)))
+    }
+
+    /// The common end of `setp` and `set` (integer and float): `r` combined with the
+    /// optional fourth operand by `.and`/`.or`/`.xor`, written to `p` (and its negation,
+    /// combined the same way, to `q` of `p|q`), or for `set` turned into `t` where it holds
+    /// and zero elsewhere (`set_true` = the destination type and `t`: all ones or 1.0).
+    pub(super) fn write_comparison(
+        &mut self,
+        ins: &Instruction,
+        mut r: Value,
+        set_true: Option<(Type, i64)>,
+    ) -> Option<()> {
+        let ops = &ins.operands;
         let mut nr = None;
         if let Some((op, c)) = self.pred_combiner(ins, ops)? {
             // The second destination (p|q) combines the negated comparison with c.
@@ -417,10 +431,10 @@ impl<'m, 'f> FnBuilder<'m, 'f> {
             d => {
                 let dst = self.dest1(d)?;
                 let r = match set_true {
-                    // set: all ones (or 1.0f) where the comparison holds, else zero.
-                    Some(t) => {
-                        let t = self.iconst(Type::I32, t);
-                        let z = self.iconst(Type::I32, 0);
+                    // set: all ones (or 1.0) where the comparison holds, else zero.
+                    Some((ty, t)) => {
+                        let t = self.iconst(ty, t);
+                        let z = self.iconst(ty, 0);
                         self.ins().select(r, t, z)
                     }
                     None => r,

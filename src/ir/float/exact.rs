@@ -91,29 +91,12 @@ pub fn round_to(fmt: FloatFmt, sign: bool, mag: u128, exp: i32, rnd: Round, ftz:
     let emin = 1 - fmt.bias();
     let lsb = (top - (prec - 1)).max(emin - (prec - 1));
     let shift = lsb - exp;
-    let (q, rem_nonzero, half) = if shift <= 0 {
+    let mut q = if shift <= 0 {
         // Exact: fewer significant bits than the format holds.
-        (mag << (-shift) as u32, false, std::cmp::Ordering::Less)
-    } else if shift >= 128 {
-        let half = if shift == 128 {
-            mag.cmp(&(1u128 << 127))
-        } else {
-            std::cmp::Ordering::Less
-        };
-        (0, true, half)
+        mag << (-shift) as u32
     } else {
-        let rem = mag & ((1u128 << shift) - 1);
-        (mag >> shift, rem != 0, rem.cmp(&(1u128 << (shift - 1))))
+        shift_round(mag, shift as u32, sign, rnd)
     };
-    let inc = match rnd {
-        Round::Rn => {
-            half == std::cmp::Ordering::Greater || (half == std::cmp::Ordering::Equal && q & 1 == 1)
-        }
-        Round::Rz => false,
-        Round::Rp => !sign && rem_nonzero,
-        Round::Rm => sign && rem_nonzero,
-    };
-    let mut q = q + u128::from(inc);
     let mut lsb = lsb;
     if q == 1u128 << prec {
         q >>= 1;
@@ -462,23 +445,29 @@ pub(super) fn int_magnitude(sign: bool, m: u64, e: i32, rnd: Round) -> Option<u1
         }
         return Some(u128::from(m) << e);
     }
-    let k = -e;
-    let m = u128::from(m);
-    let (q, rem_nonzero, half) = if k >= 100 {
-        (0, true, std::cmp::Ordering::Less)
+    Some(shift_round(u128::from(m), (-e) as u32, sign, rnd))
+}
+
+/// `mag / 2^shift` (`shift` >= 1) rounded by `rnd` to an integer, for a value of sign
+/// `sign`: the quotient plus one where the dropped bits round it up. The result may carry
+/// into the next power of two (the caller renormalises).
+fn shift_round(mag: u128, shift: u32, sign: bool, rnd: Round) -> u128 {
+    use std::cmp::Ordering;
+    let (q, rem_nonzero, half) = if shift > 128 {
+        (0, mag != 0, Ordering::Less)
+    } else if shift == 128 {
+        (0, mag != 0, mag.cmp(&(1u128 << 127)))
     } else {
-        let rem = m & ((1u128 << k) - 1);
-        (m >> k, rem != 0, rem.cmp(&(1u128 << (k - 1))))
+        let rem = mag & ((1u128 << shift) - 1);
+        (mag >> shift, rem != 0, rem.cmp(&(1u128 << (shift - 1))))
     };
     let inc = match rnd {
-        Round::Rn => {
-            half == std::cmp::Ordering::Greater || (half == std::cmp::Ordering::Equal && q & 1 == 1)
-        }
+        Round::Rn => half == Ordering::Greater || (half == Ordering::Equal && q & 1 == 1),
         Round::Rz => false,
         Round::Rp => !sign && rem_nonzero,
         Round::Rm => sign && rem_nonzero,
     };
-    Some(q + u128::from(inc))
+    q + u128::from(inc)
 }
 
 /// Float to integer `to`, saturating (NaN gives 0).
