@@ -817,9 +817,14 @@ fn compile_kernel(
     // that where it spills less or keeps more warps resident (ties: the shared chains, fewer
     // instructions); the arrays-in-memory fallback below starts from it. Trade-off: one more
     // compile cascade for the kernels whose registers limit them, and where it wins, each
-    // access's address recomputed for the warps (curand's XORWOW `initRNG`: 39 -> 32
-    // registers, 48 -> 64 warps, where no if-conversion choice reached the step at a price
-    // worth paying).
+    // access's address recomputed for the warps (rodinia's particlefilter `likelihood_kernel`
+    // 48 -> 40 registers).
+    // Bounded: kept only where the code grows by at most an eighth (curand's XORWOW
+    // `initRNG` reached 32 registers so with 66% more instructions, and its skip-ahead loop
+    // 2.6 times the single-warp cycles, which a third more warps does not repay).
+    let insts = |a: &Alloc| a.blocks.iter().map(|b| b.insts.len()).sum::<usize>();
+    let small = |o: &Alloc, c: &Alloc| insts(o) * 8 <= insts(c) * 9;
+    let better_and_small = |o: &Alloc, c: &Alloc| better(o, c) && small(o, c);
     if lower_opts.fold == lower::Fold::Full && limited(&current.2) {
         let per_access = LowerOptions {
             fold: lower::Fold::Lea,
@@ -829,7 +834,7 @@ fn compile_kernel(
             chosen,
             local_data,
             per_access,
-            &better,
+            &better_and_small,
             &mut current,
             out,
             times,
@@ -866,16 +871,10 @@ fn compile_kernel(
             });
         }
         for o in tries {
-            if alternative(
-                &plain,
-                plain_data,
-                o,
-                &fewer_warps_lost,
-                &mut current,
-                out,
-                times,
-                t,
-            ) {
+            // The other folding under the same bound as above.
+            let prefer =
+                |a: &Alloc, c: &Alloc| fewer_warps_lost(a, c) && (o == chosen_opts || small(a, c));
+            if alternative(&plain, plain_data, o, &prefer, &mut current, out, times, t) {
                 chosen = &plain;
                 local_data = plain_data;
                 in_memory = true;

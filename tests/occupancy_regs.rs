@@ -119,26 +119,24 @@ fn kernel_registers(dir: &str, file: &str, name: &str) -> (u32, u32) {
 /// a block and of the blocks it dominates, and computes address-shaped sums as chains; in a
 /// loop those pairs live across it. Where that costs a kernel warps, the driver compiles it
 /// once more with one chain per access (`Fold::Lea`) and keeps that where it keeps more
-/// warps resident without spilling. curand's XORWOW `initRNG` (nvcc 11.8): 39 registers
-/// (48 warps) with the shared chains, ptxas 31 (64 warps); parboil's `ComputeFH_GPU`
-/// (open64): 40, ptxas 28 (with one chain per access its arrays indexed at run time then
-/// stay in local memory, as ptxas keeps them).
+/// warps resident without spilling and the code grows by at most an eighth. nvcc 11.8's
+/// `bisectKernel` (eigenvalues): 43 registers (40 warps), ptxas 34 (48 warps); rodinia's
+/// particlefilter `likelihood_kernel`: 48, ptxas 42.
 #[test]
 fn shared_address_chains_give_way_to_the_warps() {
-    for (dir, file, kernel) in [
+    for (file, kernel) in [
         (
-            "corpus-nvcc/ptx",
-            "cuda-samples__Samples_2_Concepts_and_Techniques_MC_SingleAsianOptionP_src_pricingengine.ptx",
-            "_Z7initRNGP17curandStateXORWOWj",
+            "cuda-samples__Samples_2_Concepts_and_Techniques_eigenvalues_bisect_small.ptx",
+            "_Z12bisectKernelPfS_jS_S_PjS0_ffjjf",
         ),
         (
-            "corpus/ptx",
-            "gtcasl__gpuocelot__tests_ptx_parboil_mri-fhd.ptx",
-            "_Z13ComputeFH_GPUiiPfS_S_S_S_",
+            "gpu-rodinia__cuda_particlefilter_ex_particle_CUDA_float_seq.ptx",
+            "_Z17likelihood_kernelPdS_S_S_S_PiS0_S_PhS_S_iiiiiiS0_S_",
         ),
     ] {
-        let (regs, spilled) = kernel_registers(dir, file, kernel);
+        let (regs, spilled) = kernel_registers("corpus-nvcc/ptx", file, kernel);
         assert_eq!(spilled, 0, "{kernel} spills");
-        assert!(regs <= FULL_OCCUPANCY, "{kernel}: {regs} registers");
+        // 33 to 40 registers: 48 warps per SM, ptxas's step for both.
+        assert!(regs <= 40, "{kernel}: {regs} registers");
     }
 }
