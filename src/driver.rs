@@ -731,10 +731,12 @@ fn compile_kernel(
     let mut chosen = f;
     // Whether `chosen` has its runtime-trip loops unrolled (the rolled fallback has not).
     let mut chosen_unroll = runtime_unroll;
-    // Compile the alternative `other` of the kernel (its local data `data` bytes) as well;
-    // keep it where `prefer` says it does better than what was chosen.
+    // Compile the alternative `other` of the kernel (its local data `data` bytes, lowered
+    // with `lower_opts`) as well; keep it where `prefer` says it does better than what was
+    // chosen.
     let alternative = |other: &'_ ir::Function,
                        data: u32,
+                       lower_opts: LowerOptions,
                        prefer: &dyn Fn(&Alloc, &Alloc) -> bool,
                        current: &mut (FoldStats, Vec<u8>, Alloc),
                        out: &mut Output,
@@ -765,7 +767,16 @@ fn compile_kernel(
     // 64-bit shared pointer.
     if let Some(wide) = wide.as_ref().filter(|_| current.2.spill_bytes > 0) {
         let spills_less = |o: &Alloc, c: &Alloc| o.spill_cost() < c.spill_cost();
-        if alternative(wide, local_data, &spills_less, &mut current, out, times, t) {
+        if alternative(
+            wide,
+            local_data,
+            lower_opts,
+            &spills_less,
+            &mut current,
+            out,
+            times,
+            t,
+        ) {
             chosen = wide;
         }
     }
@@ -778,14 +789,24 @@ fn compile_kernel(
     // compile for the kernels whose unrolled loops cost them occupancy; the occupancy is
     // never lower than without the unrolling (fir_double: 62 registers unrolled, 32 not).
     let limited = |a: &Alloc| a.spill_bytes > 0 || warps(&cx, a.num_regs) < wanted_warps(&cx);
+    // Whether `o` spills less than `c`, or as much and keeps more warps resident.
+    let better = |o: &Alloc, c: &Alloc| {
+        (o.spill_cost(), warps(&cx, c.num_regs)) < (c.spill_cost(), warps(&cx, o.num_regs))
+    };
     if let Some(rolled) = rolled
         .as_ref()
         .filter(|r| limited(&current.2) && module.local_layout(r) == module.local_layout(chosen))
     {
-        let better = |o: &Alloc, c: &Alloc| {
-            (o.spill_cost(), warps(&cx, c.num_regs)) < (c.spill_cost(), warps(&cx, o.num_regs))
-        };
-        if alternative(rolled, local_data, &better, &mut current, out, times, t) {
+        if alternative(
+            rolled,
+            local_data,
+            lower_opts,
+            &better,
+            &mut current,
+            out,
+            times,
+            t,
+        ) {
             chosen = rolled;
             chosen_unroll = false;
             // `--emit ir` shows the IR compiled (nothing follows it in the text).
@@ -793,6 +814,44 @@ fn compile_kernel(
                 out.text.truncate(ir_mark);
                 let _ = writeln!(out.text, "{rolled}");
             }
+        }
+    }
+    // The lowering options of the chosen code.
+    let mut chosen_opts = lower_opts;
+    // The full address folding (`lower::Fold::Full`) shares one base chain (a register
+    // pair) among the accesses of a block and of the blocks it dominates, keeps one sign word
+    // per sign-extended index there, and computes address-shaped sums as chains: pairs that
+    // live from the first access to the last, across the loop where the accesses sit in one
+    // (parboil's `ComputeFH_GPU`: 40 registers, 32 with one chain per access; ptxas 28).
+    // Where the kernel spills or its registers cost it warps, compile it once more, with all
+    // the retries of `lower_and_allocate`, with one chain per access (`Fold::Lea`), and keep
+    // that where it spills less or keeps more warps resident (ties: the shared chains, fewer
+    // instructions); the arrays-in-memory fallback below starts from it. Trade-off: one more
+    // compile cascade for the kernels whose registers limit them, and where it wins, each
+    // access's address recomputed for the warps (rodinia's particlefilter `likelihood_kernel`
+    // 48 -> 40 registers).
+    // Bounded: kept only where the code grows by at most an eighth (curand's XORWOW
+    // `initRNG` reached 32 registers so with 66% more instructions, and its skip-ahead loop
+    // 2.6 times the single-warp cycles, which a third more warps does not repay).
+    let insts = |a: &Alloc| a.blocks.iter().map(|b| b.insts.len()).sum::<usize>();
+    let small = |o: &Alloc, c: &Alloc| insts(o) * 8 <= insts(c) * 9;
+    let better_and_small = |o: &Alloc, c: &Alloc| better(o, c) && small(o, c);
+    if lower_opts.fold == lower::Fold::Full && limited(&current.2) {
+        let per_access = LowerOptions {
+            fold: lower::Fold::Lea,
+            ..lower_opts
+        };
+        if alternative(
+            chosen,
+            local_data,
+            per_access,
+            &better_and_small,
+            &mut current,
+            out,
+            times,
+            t,
+        ) {
+            chosen_opts = per_access;
         }
     }
     // The select chains of the arrays indexed at run time (`ir::unindex`) keep more values
@@ -813,18 +872,25 @@ fn compile_kernel(
         let fewer_warps_lost = |o: &Alloc, c: &Alloc| {
             o.spill_cost() <= c.spill_cost() && warps(&cx, o.num_regs) > warps(&cx, c.num_regs)
         };
-        if alternative(
-            &plain,
-            plain_data,
-            &fewer_warps_lost,
-            &mut current,
-            out,
-            times,
-            t,
-        ) {
-            chosen = &plain;
-            local_data = plain_data;
-            in_memory = true;
+        // With the shared address chains as well as without (parboil's `ComputeFH_GPU`
+        // reaches ptxas's step only with both the arrays in memory and one chain per access).
+        let mut tries = vec![chosen_opts];
+        if chosen_opts.fold == lower::Fold::Full {
+            tries.push(LowerOptions {
+                fold: lower::Fold::Lea,
+                ..chosen_opts
+            });
+        }
+        for o in tries {
+            // The other folding under the same bound as above.
+            let prefer =
+                |a: &Alloc, c: &Alloc| fewer_warps_lost(a, c) && (o == chosen_opts || small(a, c));
+            if alternative(&plain, plain_data, o, &prefer, &mut current, out, times, t) {
+                chosen = &plain;
+                local_data = plain_data;
+                in_memory = true;
+                break;
+            }
         }
     }
     let (fold, mut constant2, alloc) = current;
