@@ -976,28 +976,22 @@ impl Seq {
             .with(Field::Absa, 1)
             .with(Field::ImmF32i, f32i(hi_f32(2f64.powi(-1021))))
             .with(Field::Bop, AND);
-        self.pw(
-            None,
-            qmin,
-            &[
-                (Field::Pd0, (p, 0)),
-                (Field::Ra, (t, 0)),
-                (Field::Pacc, (p, 0)),
-            ],
-        );
+        self.and_into(p, qmin, (t, 0));
         let inst = sm50::Inst::new(Form::ISETP_I)
             .with(Field::Cmp, NE)
             .with(Field::Sgn, 0)
             .with_signed(Field::ImmImm20s, -1)
             .with(Field::Bop, AND);
+        self.and_into(p, inst, lo(y));
+    }
+
+    /// `inst` (a compare) of `a` into `p`, combined with `p`'s old value by `inst`'s `Bop`:
+    /// one more condition of a fast path's check.
+    fn and_into(&mut self, p: u8, inst: sm50::Inst, a: W) {
         self.pw(
             None,
             inst,
-            &[
-                (Field::Pd0, (p, 0)),
-                (Field::Ra, lo(y)),
-                (Field::Pacc, (p, 0)),
-            ],
+            &[(Field::Pd0, (p, 0)), (Field::Ra, a), (Field::Pacc, (p, 0))],
         );
     }
 
@@ -1044,28 +1038,12 @@ impl Seq {
             .with(Field::Absa, 1)
             .with(Field::ImmF32i, f32i(f32::INFINITY))
             .with(Field::Bop, AND);
-        self.pw(
-            None,
-            hi_bound,
-            &[
-                (Field::Pd0, (p, 0)),
-                (Field::Ra, hi(y)),
-                (Field::Pacc, (p, 0)),
-            ],
-        );
+        self.and_into(p, hi_bound, hi(y));
         let inst = sm50::Inst::new(Form::ISETP_I)
             .with(Field::Cmp, NE)
             .with_signed(Field::ImmImm20s, -1)
             .with(Field::Bop, AND);
-        self.pw(
-            None,
-            inst,
-            &[
-                (Field::Pd0, (p, 0)),
-                (Field::Ra, lo(y)),
-                (Field::Pacc, (p, 0)),
-            ],
-        );
+        self.and_into(p, inst, lo(y));
         self.refine_rcp64(q, r, y, e, one);
     }
 }
