@@ -10,8 +10,6 @@ use leafold::texture::spec::{self, default_desc, parse, parse_binding, parse_bin
 use leafold::texture::*;
 use proptest::prelude::*;
 
-const ONE: u32 = 0x3f80_0000;
-
 fn f32_bytes(v: &[f32]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
@@ -46,7 +44,13 @@ fn ramp4(f: impl FnOnce(&mut TextureDesc)) -> Texture {
     tex_f32(Shape::D1, [4, 1, 1], &[10.0, 20.0, 30.0, 40.0], f)
 }
 
+/// A one-channel texel's result: the missing channels, alpha too, read 0 (measured on a GPU).
 fn r(v: f32) -> [u32; 4] {
+    lanes([v, 0.0, 0.0, 0.0])
+}
+
+/// A depth comparison's result.
+fn dc(v: f32) -> [u32; 4] {
     lanes([v, 0.0, 0.0, 1.0])
 }
 
@@ -147,7 +151,7 @@ fn linear_filtering_1d_fixed_point_weights() {
         d.sampler.normalized_coords = true;
         d.sampler.address = [AddressMode::Border; 3];
     });
-    assert_eq!(b.sample(&q1(0.0625)), lanes([7.5, 0.0, 0.0, 192.0 / 256.0]));
+    assert_eq!(b.sample(&q1(0.0625)), lanes([7.5, 0.0, 0.0, 0.0]));
     // normalized wrap across the seam: x = 0 -> xB = -0.5: texels 3 and 0, half each
     let w = ramp4(|d| {
         d.sampler.filter = FilterMode::Linear;
@@ -220,7 +224,7 @@ fn channel_formats_and_normalized_reads() {
     );
     assert_eq!(
         one_texel(S8, 1, &[0x80], ElementType),
-        [0xffff_ff80, 0, 0, 1]
+        [0xffff_ff80, 0, 0, 0]
     );
     assert_eq!(
         one_texel(S8, 4, &[0x80, 0x81, 127, 64], NormalizedFloat),
@@ -228,27 +232,27 @@ fn channel_formats_and_normalized_reads() {
     );
     assert_eq!(
         one_texel(U16, 2, &[0xff, 0xff, 0x34, 0x12], ElementType),
-        [0xffff, 0x1234, 0, 1]
+        [0xffff, 0x1234, 0, 0]
     );
     assert_eq!(
         one_texel(U16, 2, &[0xff, 0xff, 0, 0x80], NormalizedFloat),
-        lanes([1.0, 32768.0 / 65535.0, 0.0, 1.0])
+        lanes([1.0, 32768.0 / 65535.0, 0.0, 0.0])
     );
     assert_eq!(
         one_texel(S16, 2, &[0, 0x80, 0xff, 0x7f], NormalizedFloat),
-        lanes([-1.0, 1.0, 0.0, 1.0])
+        lanes([-1.0, 1.0, 0.0, 0.0])
     );
     assert_eq!(
         one_texel(S16, 1, &[0xfe, 0xff], ElementType),
-        [(-2i32) as u32, 0, 0, 1]
+        [(-2i32) as u32, 0, 0, 0]
     );
     assert_eq!(
         one_texel(U32, 1, &0xdead_beefu32.to_le_bytes(), ElementType),
-        [0xdead_beef, 0, 0, 1]
+        [0xdead_beef, 0, 0, 0]
     );
     assert_eq!(
         one_texel(S32, 1, &(-5i32).to_le_bytes(), ElementType),
-        [(-5i32) as u32, 0, 0, 1]
+        [(-5i32) as u32, 0, 0, 0]
     );
     // f16: 1.0, -2.0, 0.333251953125, the smallest subnormal
     let h: Vec<u8> = [0x3c00u16, 0xc000, 0x3555, 0x0001]
@@ -261,7 +265,7 @@ fn channel_formats_and_normalized_reads() {
     );
     assert_eq!(
         one_texel(F32, 2, &f32_bytes(&[1.5, -0.25]), ElementType),
-        lanes([1.5, -0.25, 0.0, 1.0])
+        lanes([1.5, -0.25, 0.0, 0.0])
     );
     assert_eq!(f16_to_f32(0x7c00), f32::INFINITY);
     assert!(f16_to_f32(0x7e00).is_nan());
@@ -303,8 +307,8 @@ fn integer_results_are_point_sampled() {
         desc: d,
         data: vec![7, 9],
     };
-    assert_eq!(t.sample(&q1(1.2)), [9, 0, 0, 1]);
-    assert_eq!(t.sample(&q1(0.9)), [7, 0, 0, 1]);
+    assert_eq!(t.sample(&q1(1.2)), [9, 0, 0, 0]);
+    assert_eq!(t.sample(&q1(0.9)), [7, 0, 0, 0]);
 }
 
 #[test]
@@ -396,9 +400,9 @@ fn gather_order_is_counter_clockwise_from_lower_left() {
         t.gather(1, &q2(1.5, 1.5)),
         lanes([-21.0, -22.0, -12.0, -11.0])
     );
-    // missing channels: b = 0, a = 1
+    // missing channels read 0, alpha too (measured on a GPU)
     assert_eq!(t.gather(2, &q2(1.5, 1.5)), [0; 4]);
-    assert_eq!(t.gather(3, &q2(1.5, 1.5)), [ONE; 4]);
+    assert_eq!(t.gather(3, &q2(1.5, 1.5)), [0; 4]);
     // at the corner, clamp repeats texel (0, 0)
     assert_eq!(t.gather(0, &q2(0.2, 0.2)), lanes([0.0, 0.0, 0.0, 0.0]));
     assert_eq!(t.gather(0, &q2(3.9, 0.2)), lanes([3.0, 3.0, 3.0, 3.0]));
@@ -408,12 +412,16 @@ fn gather_order_is_counter_clockwise_from_lower_left() {
         ..q2(1.5, 1.5)
     };
     assert_eq!(t.gather(0, &q), lanes([32.0, 33.0, 23.0, 22.0]));
-    // depth compare: 15 <= texel
+    // depth compare, where the sampler compares: 15 <= texel
     let q = SampleQuery {
         depth_ref: Some(15.0),
         ..q2(1.5, 1.5)
     };
-    assert_eq!(t.gather(0, &q), lanes([1.0, 1.0, 0.0, 0.0]));
+    let mut le = t.desc.sampler;
+    le.compare = CompareFunc::LessEqual;
+    assert_eq!(t.gather_with(&le, 0, &q), lanes([1.0, 1.0, 0.0, 0.0]));
+    // by default it does not: the reference is ignored
+    assert_eq!(t.gather(0, &q), t.gather(0, &q2(1.5, 1.5)));
 }
 
 #[test]
@@ -437,7 +445,7 @@ fn fetch_integer_coordinates() {
     // integer texels come back as integers
     let d = TextureDesc::new(Shape::D1, [2, 1, 1], ChannelType::S8, 1);
     let t = Texture::from_bytes(d, vec![5, 0xfb]).unwrap();
-    assert_eq!(t.fetch([1, 0, 0, 0], 0), [(-5i32) as u32, 0, 0, 1]);
+    assert_eq!(t.fetch([1, 0, 0, 0], 0), [(-5i32) as u32, 0, 0, 0]);
 }
 
 /// 4x4 with 3 levels; level l holds 100 (l + 1) everywhere.
@@ -488,18 +496,26 @@ fn mip_levels() {
 
 #[test]
 fn depth_compare() {
-    let t = ramp4(|_| {});
     let q = |x, reference| SampleQuery {
         depth_ref: Some(reference),
         ..q1(x)
     };
-    assert_eq!(t.sample(&q(2.0, 25.0)), r(1.0));
-    assert_eq!(t.sample(&q(1.0, 25.0)), r(0.0));
-    let l = ramp4(|d| d.sampler.filter = FilterMode::Linear);
+    // By default (as every CUDA texture object) the sampler does not compare: the
+    // reference is ignored and the texel comes back (measured on a GPU).
+    let off = ramp4(|_| {});
+    assert_eq!(off.sample(&q(2.0, 25.0)), r(30.0));
+    assert_eq!(off.sample(&q(2.0, 25.0)), off.sample(&q1(2.0)));
+    let t = ramp4(|d| d.sampler.compare = CompareFunc::LessEqual);
+    assert_eq!(t.sample(&q(2.0, 25.0)), dc(1.0));
+    assert_eq!(t.sample(&q(1.0, 25.0)), dc(0.0));
+    let l = ramp4(|d| {
+        d.sampler.filter = FilterMode::Linear;
+        d.sampler.compare = CompareFunc::LessEqual;
+    });
     // texels 20 and 30, half each: 0 and 1 -> 0.5
-    assert_eq!(l.sample(&q(2.0, 25.0)), r(0.5));
+    assert_eq!(l.sample(&q(2.0, 25.0)), dc(0.5));
     let g = ramp4(|d| d.sampler.compare = CompareFunc::Greater);
-    assert_eq!(g.sample(&q(1.0, 25.0)), r(1.0));
+    assert_eq!(g.sample(&q(1.0, 25.0)), dc(1.0));
 }
 
 #[test]
@@ -662,7 +678,7 @@ fn spec_errors_say_what_is_wrong() {
     assert!(e("t=2d:4x4,f32,mips=4").contains("mip levels 4"));
     assert!(e("t=2d:4x4,f32,bordercolor=1/2").contains("four numbers"));
     assert!(e("t=2d:4x4,f32,,norm").contains("empty option"));
-    assert!(e("t=2d:4x4,f32,compare=lte").contains("expected never"));
+    assert!(e("t=2d:4x4,f32,compare=lte").contains("expected off, never"));
     assert!(e("t=2d:99999x4,f32").contains("width 99999 is not in 1..=65536"));
     // 1D textures may be linear memory: up to 2^27 texels (within the model's byte bound)
     assert_eq!(parse("1d:1000000,f32").unwrap().width, 1_000_000);
@@ -762,7 +778,7 @@ proptest! {
         let t = Texture::from_bytes(d.clone(), f32_bytes(&vec![c; n])).unwrap();
         let q = SampleQuery { coords, layer, lod: Lod::Level(lod), ..SampleQuery::default() };
         let out = t.sample(&q);
-        let expect = |k: usize| if k < d.channels as usize { c } else if k == 3 { 1.0 } else { 0.0 };
+        let expect = |k: usize| if k < d.channels as usize { c } else { 0.0 };
         for (k, w) in out.iter().enumerate() {
             prop_assert_eq!(f32::from_bits(*w), expect(k), "lane {}", k);
         }
@@ -988,4 +1004,49 @@ fn a_texture_object_in_a_buffer_can_be_described() {
     for bad in ["out+=2d:4x4,f32", "out+1x=2d:4x4,f32", "+8=2d:4x4,f32"] {
         assert!(parse_bindings(&[bad.to_string()]).is_err(), "{bad}");
     }
+}
+
+/// The texture unit's arithmetic as the hardware check measured it on a GPU (src/texture.rs,
+/// "Checked on hardware"): each value below is a hardware result, not the model's own.
+#[test]
+fn hardware_measured_rules() {
+    // 2D corner weights (x + 2y order), solved exactly from f32 fetches of 4-channel texels.
+    for (ax, ay, w) in [
+        (128, 145, [56, 55, 72, 73]),
+        (128, 213, [22, 21, 106, 107]),
+        (233, 254, [0, 2, 23, 231]),
+        (38, 4, [215, 37, 3, 1]),
+        (191, 80, [45, 131, 20, 60]),
+    ] {
+        assert_eq!(bilinear_weights(ax, ay), w, "ax {ax} ay {ay}");
+    }
+    // A normalized coordinate a hair above k/N reads texel k - 1: the f32 nearest 1/3 times
+    // 9 texels is 3.00000009, and the unit read texel 2.
+    let v: Vec<f32> = (0..9).map(|i| i as f32).collect();
+    let norm = tex_f32(Shape::D1, [9, 1, 1], &v, |d| {
+        d.sampler.normalized_coords = true
+    });
+    assert_eq!(norm.sample(&q1(1.0f32 / 3.0)), r(2.0));
+    // f32 1.2 (21 fractional bits cut it below 1.2) times 5, mirrored: texel 4, not 3.
+    let five: Vec<f32> = (0..5).map(|i| i as f32).collect();
+    let m = tex_f32(Shape::D1, [5, 1, 1], &five, |d| {
+        d.sampler.normalized_coords = true;
+        d.sampler.address = [AddressMode::Mirror; 3];
+    });
+    assert_eq!(m.sample(&q1(1.2)), r(4.0));
+    // A mipmapped texture reads normalized coordinates whatever the sampler says: x = 0.5 of
+    // 2 texels is texel 1.
+    let mip = tex_f32(Shape::D1, [2, 1, 1], &[5.0, 7.0, 9.0], |d| d.mip_levels = 2);
+    assert_eq!(mip.sample(&q1(0.5)), r(7.0));
+    // tld4's footprint starts from the coordinate rounded to 1/256 of a texel: 0.954545
+    // (just below 10.5/11) times 11 texels lands on 10.5, the footprint on texels 10 and 11.
+    let row: Vec<f32> = (0..11).map(|i| i as f32).collect();
+    let g = tex_f32(Shape::D2, [11, 1, 1], &row, |d| {
+        d.sampler.normalized_coords = true
+    });
+    let q = SampleQuery {
+        coords: [0.954_545_4, 0.5, 0.0],
+        ..SampleQuery::default()
+    };
+    assert_eq!(g.gather(0, &q), lanes([10.0, 10.0, 10.0, 10.0]));
 }

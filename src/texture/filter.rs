@@ -17,6 +17,23 @@ pub(super) struct Footprint<'a> {
     pub(super) normalized: bool,
 }
 
+/// Fractional bits a normalized coordinate keeps in the texture unit: the hardware check
+/// (`scripts/hwcheck.py`, 1,494 point samples on an H200) fits 21 or 22 bits, cut toward
+/// minus infinity, and no other count; 22 is taken.
+pub const NORMALIZED_FRACTION_BITS: u32 = 21;
+
+/// The four weights (in 256ths, summing to 256) of a bilinear footprint whose second texels
+/// weigh `ax` and `ay` along x and y, indexed `x + 2y`: each corner's product of 9-bit
+/// weights rounded to 8 fractional bits, the far corner halves up, the two side corners
+/// halves down, and the near corner what is left. The rule reproduces every one of the
+/// solved hardware weights (`scripts/hwcheck.py`'s texture cases); exact products do not.
+pub fn bilinear_weights(ax: u32, ay: u32) -> [u32; 4] {
+    let w11 = (ax * ay + 128) >> 8;
+    let w10 = (ax * (256 - ay) + 127) >> 8;
+    let w01 = ((256 - ax) * ay + 127) >> 8;
+    [256 - w11 - w10 - w01, w10, w01, w11]
+}
+
 /// `round(f · 256)` for `f` in `[0, 1)`: a filter weight in 9-bit fixed point (0..=256).
 pub(super) fn weight_256(f: f64) -> u32 {
     ((f * 256.0 + 0.5).floor() as u32).min(256)
@@ -128,12 +145,15 @@ pub fn f16_to_f32(h: u16) -> f32 {
 
 impl Footprint<'_> {
     /// Coordinate `c` of dimension `k` in texels of this level (as an exact f64, kept
-    /// within ±2^40 so that index arithmetic cannot overflow; NaN reads as 0).
+    /// within ±2^40 so that index arithmetic cannot overflow; NaN reads as 0). A normalized
+    /// coordinate is first cut to [`NORMALIZED_FRACTION_BITS`] fractional bits, toward
+    /// minus infinity, as the texture unit holds it.
     pub(super) fn texel_coord(&self, k: usize, c: f32) -> f64 {
         let d = &self.tex.desc;
         let n = d.level_size(self.level)[k] as f64;
         let x = if self.normalized {
-            c as f64 * n
+            let scale = (1u64 << NORMALIZED_FRACTION_BITS) as f64;
+            (c as f64 * scale).floor() / scale * n
         } else {
             c as f64 * n / d.level_size(0)[k] as f64
         };
@@ -149,9 +169,13 @@ impl Footprint<'_> {
         self.texel_coord(k, c).floor() as i64 + offset as i64
     }
 
-    /// Linear filtering's first index along `k` and the weight of the second in 256ths.
+    /// Linear filtering's (and `tld4`'s) first index along `k` and the weight of the second
+    /// in 256ths: the texel coordinate is rounded to the nearest 1/256 of a texel first, so
+    /// the weight is exact and a coordinate within half a 256th below a texel boundary
+    /// already belongs to the next footprint (as the texture unit's footprints show).
     pub(super) fn linear_index(&self, k: usize, c: f32, offset: i32) -> (i64, u32) {
-        let xb = self.texel_coord(k, c) - 0.5;
+        let u = (self.texel_coord(k, c) * 256.0 + 0.5).floor() / 256.0;
+        let xb = u - 0.5;
         let i = xb.floor();
         (i as i64 + offset as i64, weight_256(xb - i))
     }
@@ -223,6 +247,9 @@ impl Footprint<'_> {
                     (base[k], alpha[k]) = self.linear_index(k, coords[k], offset[k]);
                 }
                 let mut acc = [0f64; 4];
+                // 2D footprints take the unit's rounded corner weights (scaled to the
+                // 256^2 of the exact products); 1D and 3D the exact products.
+                let planar = (dims == 2).then(|| bilinear_weights(alpha[0], alpha[1]));
                 for corner in 0..(1usize << dims) {
                     let mut at = base;
                     let mut weight = 1u64;
@@ -230,6 +257,9 @@ impl Footprint<'_> {
                         let hi = corner >> k & 1 == 1;
                         at[k] += hi as i64;
                         weight *= if hi { alpha[k] } else { 256 - alpha[k] } as u64;
+                    }
+                    if let Some(w) = planar {
+                        weight = w[corner] as u64 * 256;
                     }
                     if weight == 0 {
                         continue;

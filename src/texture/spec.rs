@@ -25,7 +25,7 @@
 //!         layers=N                             array layers of a1d/a2d/acube (1)
 //!         mips=N                               mip levels (1)
 //!         mipfilter=point|linear               filter between mip levels (point)
-//!         compare=never|lt|eq|le|gt|ne|ge|always   depth-compare function (le)
+//!         compare=off|never|lt|eq|le|gt|ne|ge|always   depth compare (off)
 //!         samples=N                            samples per texel of a multisample 2d/a2d
 //!                                              texture (1; `tex.2dms`/`tex.a2dms`)
 //! ```
@@ -75,7 +75,7 @@ cube: the face side); FORMAT: u8 u16 u32 s8 s16 s32 f16 f32, optionally xC with 
 or 4 channels; OPTIONs: clamp|wrap|mirror|border (every dimension), addr0=/addr1=/addr2=MODE, \
 bordercolor=R/G/B/A, point|linear, norm|unnorm (coordinates), element|nfloat (read 8/16-bit \
 integers as normalized floats), layers=N, mips=N, mipfilter=point|linear, \
-compare=never|lt|eq|le|gt|ne|ge|always, samples=N (multisample 2d/a2d, for tex.2dms/a2dms). \
+compare=off|never|lt|eq|le|gt|ne|ge|always, samples=N (multisample 2d/a2d, for tex.2dms/a2dms). \
 Example: img=2d:64x64,u8x4,nfloat,linear,norm,wrap. \
 Repeatable; textures not described get random texels of a default size per shape \
 (2d: 256x256 f32x4, clamp, point, unnormalized; 4 samples for tex.2dms/a2dms)";
@@ -277,7 +277,7 @@ fn apply_option(d: &mut TextureDesc, w: &str) -> Result<(), String> {
             "mipfilter" => s.mip_filter = parse_filter(key, v)?,
             "compare" => {
                 s.compare = CompareFunc::from_name(v).ok_or_else(|| {
-                    format!("compare=`{v}`: expected never, lt, eq, le, gt, ne, ge or always")
+                    format!("compare=`{v}`: expected off, never, lt, eq, le, gt, ne, ge or always")
                 })?
             }
             _ => {
@@ -358,7 +358,7 @@ pub fn format(d: &TextureDesc) -> String {
     if s.mip_filter == FilterMode::Linear {
         out += ",mipfilter=linear";
     }
-    if s.compare != CompareFunc::LessEqual {
+    if s.compare != CompareFunc::Off {
         out += &format!(",compare={}", s.compare.name());
     }
     if d.samples != 1 {
