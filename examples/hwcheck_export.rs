@@ -11,6 +11,8 @@
 //!
 //! * `--gen N`: N kernels from `leafold::ptxgen` (alternately `generate` and
 //!   `generate_address`, seeds S..S+N), each on the launch it was generated for;
+//! * `--tex N`: N generated texture kernels (module `hwcheck/tex.rs`), seeds S..S+N, each
+//!   with its texture object (FIXUPS entry `offset:tK`: files `ID_tK.desc`, `ID_tK.bin`);
 //! * files and folders of `.ptx`: every kernel on `verify`'s default launch (seed 1).
 //!
 //! Kernels are exported only where the reference can run them: 64-bit modules (the driver
@@ -34,6 +36,9 @@ use leafold::ir::{self, eval};
 use leafold::ptxgen;
 use leafold::verify::{self, VerifyOptions};
 
+#[path = "hwcheck/tex.rs"]
+mod tex;
+
 struct Exporter {
     out: PathBuf,
     cases: String,
@@ -44,6 +49,9 @@ struct Exporter {
 
 impl Exporter {
     fn module(&mut self, name: &str, ptx: &str, opts: &VerifyOptions) {
+        // The reference runs exactly the text the GPU gets: with `.rn` written, `ir::build`
+        // may not contract a `mul`/`add` pair either (`ir::contract`).
+        let ptx = &explicit_rounding(ptx);
         let file = SourceFile::new(name.to_string(), ptx.to_string());
         let Ok((ast, _)) = leafold::ptx::parse_and_check(&file) else {
             self.skipped.push(format!("{name}: does not parse"));
@@ -100,6 +108,13 @@ impl Exporter {
                     }
                 };
                 launch.dynamic_shared = dynamic_shared;
+                // Textures and surfaces are bound by the generated texture cases (`--tex`),
+                // whose replay builds each texture through the driver; a corpus kernel's would
+                // need its `.texref`s bound by name, which the replay does not do.
+                if !launch.textures.is_empty() || !launch.surfaces.is_empty() {
+                    why = "reads textures or surfaces (covered by --tex)".into();
+                    break;
+                }
                 // A GPU does not start shared and local memory from zeros, as the models do.
                 launch.undefined_uninit = true;
                 match eval::run(&module, &f.name, &launch) {
@@ -161,9 +176,70 @@ impl Exporter {
             wrote = true;
         }
         if wrote {
-            self.write(&ptx_name, explicit_rounding(ptx).as_bytes());
+            self.write(&ptx_name, ptx.as_bytes());
             self.files += 1;
         }
+    }
+
+    /// Generated texture case `seed` (module `tex`): one CTA, the texture object in the first
+    /// parameter (fixup `0:t0`: the replay creates it from `ID_t0.desc` and `ID_t0.bin`), the
+    /// coordinates in region 0 and the results in region 1.
+    fn texture(&mut self, seed: u64) {
+        let case = tex::generate(seed);
+        let name = format!("tex{seed}");
+        let file = SourceFile::new(name.clone(), case.ptx.clone());
+        let module = match leafold::ptx::parse_and_check(&file)
+            .map_err(|e| format!("{e:?}"))
+            .and_then(|(ast, _)| ir::build(&ast, &file).map_err(|e| format!("{e:?}")))
+        {
+            Ok(m) => m,
+            Err(e) => {
+                self.skipped.push(format!("{name}: {e}"));
+                return;
+            }
+        };
+        let mut launch = eval::Launch::new([1, 1, 1], [tex::THREADS, 1, 1]);
+        let handle = launch.textures.add_object(case.texture.clone());
+        let (inp, outp) = (1u64 << 32, 2u64 << 32);
+        for v in [handle, inp, outp] {
+            launch.params.extend_from_slice(&v.to_le_bytes());
+        }
+        launch.global.push(eval::GlobalRegion {
+            base: inp,
+            bytes: case.coords.clone(),
+        });
+        launch.global.push(eval::GlobalRegion {
+            base: outp,
+            bytes: vec![0; tex::THREADS as usize * 16],
+        });
+        let out = match eval::run(&module, "k", &launch) {
+            Ok(o) => o,
+            Err(e) => {
+                self.skipped.push(format!("{name} ({:?}): {e}", case.op));
+                return;
+            }
+        };
+        let id = self.next;
+        self.next += 1;
+        let ptx_name = format!("p{}.ptx", self.files);
+        self.files += 1;
+        self.write(&ptx_name, case.ptx.as_bytes());
+        let hex: String = launch.params.iter().map(|b| format!("{b:02x}")).collect();
+        let _ = writeln!(
+            self.cases,
+            "{id} {ptx_name} k 1 1 1 {} 1 1 0 2 {hex} 0:t0,8:0:0,16:1:0",
+            tex::THREADS
+        );
+        for (k, region) in launch.global.iter().enumerate() {
+            let after = out
+                .region(region.base)
+                .expect("every launch region comes back");
+            self.write(&format!("{id}_r{k}.in"), &region.bytes);
+            self.write(&format!("{id}_r{k}.exp"), after);
+        }
+        let desc = format!("{} op={:?} seed={seed}\n", tex::desc_line(&case), case.op);
+        self.write(&format!("{id}_t0.desc"), desc.as_bytes());
+        self.write(&format!("{id}_t0.bin"), &case.texture.data);
     }
 
     fn write(&self, name: &str, bytes: &[u8]) {
@@ -217,14 +293,16 @@ fn ptx_files(path: &Path, out: &mut Vec<PathBuf>) {
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let Some(out) = args.first() else {
-        eprintln!("usage: hwcheck_export OUTDIR [--gen N] [--seed S] [PTX|DIR ...]");
+        eprintln!("usage: hwcheck_export OUTDIR [--gen N] [--tex N] [--seed S] [PTX|DIR ...]");
         std::process::exit(2);
     };
     let (mut gen, mut seed, mut paths) = (0u64, 0u64, Vec::new());
+    let mut textures = 0u64;
     let mut it = args[1..].iter();
     while let Some(a) = it.next() {
         match a.as_str() {
             "--gen" => gen = it.next().and_then(|v| v.parse().ok()).expect("--gen N"),
+            "--tex" => textures = it.next().and_then(|v| v.parse().ok()).expect("--tex N"),
             "--seed" => seed = it.next().and_then(|v| v.parse().ok()).expect("--seed S"),
             p => ptx_files(Path::new(p), &mut paths),
         }
@@ -253,6 +331,9 @@ fn main() {
             ..VerifyOptions::default()
         };
         ex.module(&format!("gen{s}"), &k.ptx, &opts);
+    }
+    for s in seed..seed + textures {
+        ex.texture(s);
     }
     for p in &paths {
         let text = std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));

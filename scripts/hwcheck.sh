@@ -7,7 +7,9 @@
 set -uo pipefail
 exporter=$1; out=$2; shift 2
 cases=${CASES:-$out/cases}
-mkdir -p "$out" "$cases"
+mkdir -p "$out" "$cases" "$out/got"
+# Texture cases' results come back for study (scripts/hwcheck.py, GOTDIR).
+export GOTDIR="$out/got"
 "$exporter" "$cases" "$@" 2>&1 | tail -1
 cp "$cases/cases.txt" "$cases/skipped.txt" "$out/"
 : > "$out/report.txt"
