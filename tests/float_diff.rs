@@ -326,6 +326,64 @@ fn body_conversions_int_float() -> String {
         + "    st.global.b64 [%rd6+80], %rd10;\n    st.global.b64 [%rd6+88], %rd11;\n"
 }
 
+/// Conversions of bytes and halfwords of a word, in NVVM's shapes (`cvt.u16.u32` then `and`
+/// or `shr.u16`, `shr.u32` then `and`, `bfe.u32`, a byte of a 64-bit word): selected as I2F
+/// with a source select on the word (`select/bytesel.rs`). Threads 0..15 convert words of the
+/// edge bytes 0, 0x7f, 0x80 and 0xff (rotated so each byte position sees each), 16..31 random
+/// words; signed forms see 0x80 and 0xff as negative bytes.
+#[test]
+fn conversions_byte_selects() {
+    check(&body_conversions_byte_selects());
+}
+
+fn body_conversions_byte_selects() -> String {
+    let body = "
+    mov.b32 %r21, 0xff807f00;
+    and.b32 %r20, %r1, 3;
+    shl.b32 %r20, %r20, 3;
+    shf.l.wrap.b32 %r22, %r21, %r21, %r20;
+    setp.ge.u32 %p1, %r1, 16;
+    selp.b32 %r4, %r2, %r22, %p1;
+    cvt.u16.u32 %h1, %r4;
+    and.b16 %h2, %h1, 255;
+    shr.u16 %h3, %h1, 8;
+    shr.u32 %r23, %r4, 16;
+    cvt.u16.u32 %h4, %r23;
+    and.b16 %h5, %h4, 255;
+    shr.u32 %r24, %r4, 24;
+    cvt.u16.u32 %h6, %r24;
+    cvt.rn.f32.u16 %f10, %h2;
+    cvt.rn.f32.u16 %f11, %h3;
+    cvt.rn.f32.u16 %f12, %h5;
+    cvt.rn.f32.u16 %f13, %h6;
+    bfe.u32 %r25, %r4, 8, 8;
+    cvt.rn.f32.u32 %f14, %r25;
+    and.b32 %r26, %r4, 255;
+    cvt.rz.f32.s32 %f15, %r26;
+    cvt.rn.f32.u32 %f16, %r23;
+    cvt.rn.f32.s8 %f17, %h3;
+    cvt.u16.u32 %h7, %r23;
+    cvt.rn.f32.s16 %f18, %h7;
+    shr.s32 %r30, %r4, 24;
+    cvt.rn.f32.s32 %f19, %r30;
+    shr.u64 %rd10, %rd7, 40;
+    cvt.u32.u64 %r31, %rd10;
+    and.b32 %r32, %r31, 255;
+    cvt.rn.f32.u32 %f20, %r32;
+    and.b32 %r28, %r4, 65535;
+    cvt.rn.f64.u32 %fd10, %r28;
+    shr.u32 %r29, %r4, 8;
+    cvt.u16.u32 %h0, %r29;
+    cvt.rn.f32.u16 %f21, %h0;
+";
+    body.to_string()
+        + &store32(&[
+            "%f10", "%f11", "%f12", "%f13", "%f14", "%f15", "%f16", "%f17", "%f18", "%f19", "%f20",
+            "%f21",
+        ])
+        + "    st.global.b64 [%rd6+48], %fd10;\n"
+}
+
 #[test]
 fn conversions_float_float() {
     check(&body_conversions_float_float());
@@ -484,6 +542,7 @@ fn oracle_prints_our_float_listings() {
         ("f64_arith_every_rounding", body_f64_arith_every_rounding()),
         ("comparisons_f32_and_f64", body_comparisons_f32_and_f64()),
         ("conversions_int_float", body_conversions_int_float()),
+        ("conversions_byte_selects", body_conversions_byte_selects()),
         ("conversions_float_float", body_conversions_float_float()),
         ("conversions_sat_f64", body_conversions_sat_f64()),
         (

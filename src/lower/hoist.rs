@@ -82,7 +82,7 @@ use crate::machinst::VCode;
 use crate::machinst::{MachInst, OpConstraint, OpKind, Reg, RegKind};
 use crate::sm50::sched::list::{address, mem, mem_conflict, strong, Mem};
 use crate::sm50::sched::model::{access, is_fence, NUM_RES};
-use crate::sm50::{Field, MemAccess, MemSpace};
+use crate::sm50::{Field, Form, MemAccess, MemSpace};
 
 /// How many places a global, local or generic load may move up (see the trade-off in the
 /// essay).
@@ -167,6 +167,18 @@ fn is_long_load(i: &Sm50Inst) -> bool {
                 MemSpace::Global | MemSpace::Generic | MemSpace::Local | MemSpace::Shared
             )
     }
+}
+
+/// An I2F of an 8- or 16-bit source (a byte or halfword of a word read with its select,
+/// `select/bytesel.rs`): it sinks to its first user in the block. Trade-off: the word (or
+/// narrow value) it reads stays live down to there in place of the float; NVVM converts all
+/// the bytes of a loaded word at once, early, and the word is live anyway until its last
+/// byte is converted, so the floats no longer hold registers across the code between.
+fn is_narrow_i2f(i: &Sm50Inst) -> bool {
+    i.role == Role::Plain
+        && i.pieces.len() == 1
+        && i.pieces[0].inst.form == Form::I2F_R
+        && i.pieces[0].inst.get(Field::St).is_some_and(|st| st & 3 < 2)
 }
 
 /// Whether `i` must keep its place relative to every instruction of its block.
@@ -390,6 +402,11 @@ fn block_order(
         if sinks[j] && feeds_a_later_load(insts, j) {
             *k += SINK_STORE;
             sank = true;
+        }
+        if is_narrow_i2f(&insts[j]) {
+            // Lowered below to its first user's key: placed just before that user (a lead of
+            // 8 places cost nv12ToBGR 18 more static cycles and no register).
+            *k = usize::MAX;
         }
     }
     for j in (0..n).rev() {

@@ -84,6 +84,7 @@ pub(super) use mem::*;
 mod approx;
 mod atomic;
 mod bits;
+mod bytesel;
 mod cache;
 mod call;
 mod div;

@@ -120,7 +120,7 @@ impl<'a> Lowerer<'a> {
     }
 
     /// `v` as a compile-time integer, if it is one.
-    fn imm_of(&self, v: Value) -> Option<i64> {
+    pub(super) fn imm_of(&self, v: Value) -> Option<i64> {
         match self.class(v) {
             super::Class::Imm(k) => Some(k),
             _ => None,

@@ -277,6 +277,14 @@ impl Lowerer<'_> {
                     self.set_loc(v, Loc { vreg: d, offset: 0 });
                     return Ok(());
                 }
+                // A byte or halfword of a word: I2F with the select, on the word
+                // (`select/bytesel.rs`).
+                if !sat
+                    && fmt != FloatFmt::F16
+                    && self.i2f_select(v, args[0], (from, signed), fmt, rnd)?
+                {
+                    return Ok(());
+                }
                 let inst = sm50::Inst::new(Form::I2F_R)
                     .with(Field::Dsz, size_code(fmt))
                     .with(Field::St, int_code(from, signed))
@@ -676,6 +684,11 @@ impl Lowerer<'_> {
         to: Type,
     ) -> Result<crate::machinst::VReg, LowerError> {
         let s = self.reg(src)?;
+        Ok(self.conv_at(inst, s, to))
+    }
+
+    /// `inst rd, rb` from the register at `s` into a new register for a `to` value.
+    pub(super) fn conv_at(&mut self, inst: sm50::Inst, s: Loc, to: Type) -> crate::machinst::VReg {
         let kind = if to.bits() == 64 {
             RegKind::B64
         } else {
@@ -687,7 +700,7 @@ impl Lowerer<'_> {
         let sop = i.use_(s.vreg);
         i.piece(inst, &[(Field::Rd, dop, 0), (Field::Rb, sop, s.offset)]);
         self.push(i);
-        Ok(d)
+        d
     }
 
     /// `inst rd, rb` from a register (not an IR value) into a new register of `kind`.
