@@ -213,14 +213,23 @@ impl<'a> Lowerer<'a> {
             return Ok(());
         }
         let signed = op == ConvOp::Sext;
+        let loaded = if signed {
+            self.signed_load(arg)
+        } else {
+            self.zero_extended(arg)
+        };
         if ty != Type::I64 {
             let l = self.reg(arg)?;
-            let out = self.extend_narrow(l, from, signed, None)?;
+            let out = if loaded {
+                l
+            } else {
+                self.extend_narrow(l, from, signed, None)?
+            };
             self.set_loc(v, out);
             return Ok(());
         }
         // To 64 bits: [extend the narrow source] then the high word is RZ or the sign word.
-        let lo = if from.bits() < 32 {
+        let lo = if from.bits() < 32 && !loaded {
             match self.norm32(arg, signed)? {
                 Src::Reg(l) => l,
                 _ => self.reg(arg)?,
@@ -247,6 +256,40 @@ impl<'a> Lowerer<'a> {
         self.push(i);
         self.set_loc(v, Loc { vreg: d, offset: 0 });
         Ok(())
+    }
+
+    /// Whether the register of the narrow (8- or 16-bit) `v` holds it zero-extended to 32
+    /// bits, so that its zero extension is that register, not a `LOP32I.AND`:
+    /// * a load from memory: every narrow load is an unsigned `LD*.U8`/`.U16`
+    ///   ([`size_code`]; narrow vector loads are split into such scalar ones). ptxas 11.8
+    ///   reads a `ld.shared.u8` into a `.b32` register with one `LDS.U.U8`; FunctionPointers'
+    ///   SobelShared masked each of its 9 pixels per call site. Parameter reads are out (a
+    ///   narrow kernel parameter is read from the constant bank as its whole word, a
+    ///   subroutine's from its argument register, upper bits unspecified);
+    /// * a zero extension to a narrow type (`u8` -> `u16`): [`Self::lower_convert`] built it
+    ///   as this one (masked or a load's register), zero above its source's bits (a callee's
+    ///   `u8` parameter widened to `u16` then `u32` was masked twice, `0xff` then `0xffff`).
+    fn zero_extended(&self, v: Value) -> bool {
+        self.ty(v).bits() < 32
+            && match self.def_of(v) {
+                Some(InstData::Load { space, .. }) => *space != Space::Param,
+                Some(InstData::Convert {
+                    op: ConvOp::Zext, ..
+                }) => true,
+                _ => false,
+            }
+    }
+
+    /// Whether the narrow `v` is a load (not a parameter read) that nothing reads but sign
+    /// extensions: it is then loaded signed (`LD*.S8`/`.S16`, `lower_load`), which
+    /// sign-extends into its register, and each extension is that register, not a `BFE`
+    /// (ptxas 11.8 loads a `ld.global.s8` into a `.b32` register with one `LDG.E.S8`).
+    pub(super) fn signed_load(&self, v: Value) -> bool {
+        let n = self.use_count[v.index()];
+        self.ty(v).bits() < 32
+            && n > 0
+            && self.sext_count[v.index()] == n
+            && matches!(self.def_of(v), Some(InstData::Load { space, .. }) if *space != Space::Param)
     }
 
     pub(super) fn lower_select(
