@@ -186,6 +186,9 @@ pub(super) struct Lowerer<'a> {
     /// How many operand slots of the function read each value, by value number (a `mul` read
     /// once, by an `add`, is folded into that add's XMADs: [`Lowerer::lower_mad32`]).
     use_count: Vec<u32>,
+    /// How many of those reads are sign extensions (`Convert { op: Sext }`): a narrow load
+    /// read only by them is loaded signed ([`Lowerer::signed_load`]).
+    sext_count: Vec<u32>,
     /// Chains built so far, with the IR block each was built in: an access reuses one built in
     /// a block that dominates its own (see [`Lowerer::chain`]).
     chains: HashMap<ChainKey, Vec<(Block, VReg, Option<VReg>)>>,
@@ -472,6 +475,20 @@ impl<'a> Lowerer<'a> {
                         for &v in part {
                             n[v.index()] += 1;
                         }
+                    }
+                }
+                n
+            },
+            sext_count: {
+                let mut n = vec![0u32; f.values.len()];
+                for node in f.insts.values() {
+                    if let InstData::Convert {
+                        op: ConvOp::Sext,
+                        arg,
+                        ..
+                    } = node.data
+                    {
+                        n[arg.index()] += 1;
                     }
                 }
                 n

@@ -88,6 +88,9 @@ impl<'a> Lowerer<'a> {
         let mut i = Sm50Inst::new(Role::Plain);
         let dop = i.def(d, false);
         let (mut inst, mut refs) = self.mem_inst(&mut i, space, &access, false, total)?;
+        if results.len() == 1 && self.signed_load(results[0]) {
+            inst = inst.with(Field::Size, size_code(total, true));
+        }
         cache::set_field(&mut inst, cache);
         refs.push((Field::Rd, dop, 0));
         i.piece(inst, &refs);

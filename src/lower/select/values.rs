@@ -213,14 +213,23 @@ impl<'a> Lowerer<'a> {
             return Ok(());
         }
         let signed = op == ConvOp::Sext;
+        let loaded = if signed {
+            self.signed_load(arg)
+        } else {
+            self.zero_extended(arg)
+        };
         if ty != Type::I64 {
             let l = self.reg(arg)?;
-            let out = self.extend_narrow(l, from, signed, None)?;
+            let out = if loaded {
+                l
+            } else {
+                self.extend_narrow(l, from, signed, None)?
+            };
             self.set_loc(v, out);
             return Ok(());
         }
         // To 64 bits: [extend the narrow source] then the high word is RZ or the sign word.
-        let lo = if from.bits() < 32 {
+        let lo = if from.bits() < 32 && !loaded {
             match self.norm32(arg, signed)? {
                 Src::Reg(l) => l,
                 _ => self.reg(arg)?,
@@ -247,6 +256,82 @@ impl<'a> Lowerer<'a> {
         self.push(i);
         self.set_loc(v, Loc { vreg: d, offset: 0 });
         Ok(())
+    }
+
+    /// Whether the register of the narrow (8- or 16-bit) `v` holds it zero-extended to 32
+    /// bits, so that its zero extension is that register, not a `LOP32I.AND`
+    /// ([`Self::zero_above`] its width).
+    fn zero_extended(&self, v: Value) -> bool {
+        let bits = self.ty(v).bits();
+        bits < 32 && self.zero_above(v, bits)
+    }
+
+    /// Whether the register `v` is lowered into is zero above its low `bits` bits (`v` of at
+    /// most 32 bits), known from `v`'s definition alone:
+    /// * a load from memory of at most `bits`: every narrow load is an unsigned
+    ///   `LD*.U8`/`.U16` ([`size_code`]; narrow vector loads are split into such scalar ones)
+    ///   unless it is loaded signed ([`Self::signed_load`]). ptxas 11.8 reads a
+    ///   `ld.shared.u8` into a `.b32` register with one `LDS.U.U8`; FunctionPointers'
+    ///   SobelShared masked each of its 9 pixels per call site. Parameter reads are out (a
+    ///   narrow kernel parameter is read from the constant bank as its whole word, a
+    ///   subroutine's from its argument register, upper bits unspecified);
+    /// * a zero extension from at most `bits`: [`Self::lower_convert`] masked it (or it is
+    ///   such a load's register). A callee's `u8` parameter widened to `u16` then `u32` was
+    ///   masked twice, `0xff` then `0xffff`;
+    /// * an `and` with a constant below `2^bits` (`lower_logic`'s `LOP`, whole register);
+    /// * a truncation of such a value: the same register (not a truncated shift, which
+    ///   `trunc_of_high_shift` builds anew). SobelShared's `Threshold` masked `and x, 255`
+    ///   again after `cvt.u16.u8`.
+    ///
+    /// Nothing is traded: each rule drops an instruction whose result equals its operand.
+    fn zero_above(&self, v: Value, bits: u32) -> bool {
+        let vb = self.ty(v).bits();
+        if !self.ty(v).is_int() || vb > 32 {
+            return false;
+        }
+        match self.def_of(v) {
+            Some(InstData::Load { space, ty, .. }) => {
+                *space != Space::Param && ty.bits() <= bits && !self.signed_load(v)
+            }
+            Some(InstData::Convert {
+                op: ConvOp::Zext,
+                arg,
+                ..
+            }) => self.ty(*arg).bits() <= bits,
+            Some(InstData::Convert {
+                op: ConvOp::Trunc,
+                arg,
+                ..
+            }) => {
+                let shift = matches!(
+                    self.def_of(*arg),
+                    Some(InstData::Binary {
+                        op: BinaryOp::ShrU | BinaryOp::ShrS,
+                        ..
+                    })
+                );
+                !shift && self.zero_above(*arg, bits)
+            }
+            Some(InstData::Binary {
+                op: BinaryOp::And,
+                args,
+            }) => args.iter().any(
+                |&a| matches!(self.class(a), Class::Imm(k) if k >= 0 && (k as u64) >> bits == 0),
+            ),
+            _ => false,
+        }
+    }
+
+    /// Whether the narrow `v` is a load (not a parameter read) that nothing reads but sign
+    /// extensions: it is then loaded signed (`LD*.S8`/`.S16`, `lower_load`), which
+    /// sign-extends into its register, and each extension is that register, not a `BFE`
+    /// (ptxas 11.8 loads a `ld.global.s8` into a `.b32` register with one `LDG.E.S8`).
+    pub(super) fn signed_load(&self, v: Value) -> bool {
+        let n = self.use_count[v.index()];
+        self.ty(v).bits() < 32
+            && n > 0
+            && self.sext_count[v.index()] == n
+            && matches!(self.def_of(v), Some(InstData::Load { space, .. }) if *space != Space::Param)
     }
 
     pub(super) fn lower_select(
