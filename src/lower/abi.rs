@@ -170,19 +170,15 @@ const DDIV_CLOBBERED: [PhysReg; 11] = {
 /// What a call of the f64 square root's slow path (`select::fdiv::dsqrt_slow_path`)
 /// clobbers besides its defs (the result and the three pairs the site defines): the other
 /// scratch pairs, R14..R19, the words R20..R22 (not R0: the root needs three words) and the
-/// predicates. The operand's pair is read, and R6:R7 (the divisor) untouched.
-pub(crate) const DSQRT_CALL_CLOBBERS: (&[PhysReg], &[PhysPred]) = (&DSQRT_CLOBBERED, &SLOW_PREDS);
-
-/// R14..R19 and R20..R22.
-const DSQRT_CLOBBERED: [PhysReg; 9] = {
-    let mut regs = [PhysReg(0); 9];
-    let mut k = 0;
-    while k < 9 {
-        regs[k] = PhysReg(DSLOW_PAIRS[3].0 + k as u8);
-        k += 1;
-    }
-    regs
-};
+/// predicates, [`DDIV_CLOBBERED`] less its first pair. The operand's pair is read, and R6:R7
+/// (the divisor) untouched.
+pub(crate) const DSQRT_CALL_CLOBBERS: (&[PhysReg], &[PhysPred]) = (
+    {
+        let (_, rest) = DDIV_CLOBBERED.split_at(2);
+        rest
+    },
+    &SLOW_PREDS,
+);
 
 /// What a call of the f64 reciprocal's slow path clobbers besides its defs (the result and
 /// the two pairs the site defines): the dividend pair, where it puts 1.0, the other scratch

@@ -1660,7 +1660,8 @@ impl Lowerer<'_> {
         Ok(())
     }
 
-    /// `FloatOp::Sqrt` on f64.
+    /// `FloatOp::Sqrt` on f64: `sqrt.rn` the fast path and its call (see the module essay),
+    /// other modes and `no_subroutines` the exact inline sequence.
     pub(super) fn lower_dsqrt(
         &mut self,
         v: Value,
@@ -1668,29 +1669,23 @@ impl Lowerer<'_> {
         arg: Value,
     ) -> Result<(), LowerError> {
         let a = self.reg(arg)?;
-        if rnd == Round::Rn && !self.opts.no_subroutines {
-            let out = self.lower_dsqrt_fast(a)?;
-            self.set_loc(
-                v,
-                Loc {
-                    vreg: out,
-                    offset: 0,
-                },
-            );
-            return Ok(());
-        }
-        let out = self.new_vreg(RegKind::B64);
-        let mut s = Seq {
-            i: Sm50Inst::new(Role::Plain),
+        let out = if rnd == Round::Rn && !self.opts.no_subroutines {
+            self.lower_dsqrt_fast(a)?
+        } else {
+            let out = self.new_vreg(RegKind::B64);
+            let mut s = Seq {
+                i: Sm50Inst::new(Role::Plain),
+            };
+            let d = s.i.def(out, true);
+            let t = self.seq_temps(&mut s, RegKind::B64, 6);
+            let u = self.seq_temps(&mut s, RegKind::B32, 3);
+            let p = self.seq_temps(&mut s, RegKind::Pred, 2);
+            let x = s.i.use_(a.vreg);
+            s.dsqrt(rnd, d, x, &t, &u, &p);
+            s.read_word(x, a.offset);
+            self.push(s.i);
+            out
         };
-        let d = s.i.def(out, true);
-        let t = self.seq_temps(&mut s, RegKind::B64, 6);
-        let u = self.seq_temps(&mut s, RegKind::B32, 3);
-        let p = self.seq_temps(&mut s, RegKind::Pred, 2);
-        let x = s.i.use_(a.vreg);
-        s.dsqrt(rnd, d, x, &t, &u, &p);
-        s.read_word(x, a.offset);
-        self.push(s.i);
         self.set_loc(
             v,
             Loc {
