@@ -10,7 +10,9 @@
 //! div, rcp and sqrt (reference: the host's `/` and `sqrt` for `rn`, the exact residual's
 //! sign for the directed modes); the f64 `div.rn`/`rcp.rn` fast path (Markstein's, which
 //! does not depend on `RCP64H`'s bits) with `RCP64H` moved by ±2 ulps too, on extra inputs
-//! at the edges of its check, and the inline sequence with `--no-subroutines`.
+//! at the edges of its check, and the inline sequence with `--no-subroutines`; the f64
+//! `sqrt.rn` fast path (a directed-rounding finish, independent of `RSQ64H`'s bits) likewise,
+//! on operands whose root lies next to a rounding midpoint and at the edges of its window.
 //! `sqrt.{rn,rz,rm,rp}{.ftz}.f32` likewise (reference: the host's f64 root, rounded to f32,
 //! and the sign of s² - x in f64).
 //! Also: the hazard checker
@@ -759,7 +761,7 @@ fn check64(op: &str, pairs: &[(u64, u64)], ulps: i32) {
 
 /// Whether `op` gets the f64 fast path and the slow-path subroutine.
 fn is_fast_path64(op: &str) -> bool {
-    op == "div.rn.f64" || op == "rcp.rn.f64"
+    op == "div.rn.f64" || op == "rcp.rn.f64" || op == "sqrt.rn.f64"
 }
 
 /// [`check64`], with `inline` compiled with `--no-subroutines` (the exact sequence).
@@ -853,6 +855,98 @@ fn f64_div_rcp_sqrt_are_correctly_rounded_with_perturbed_mufu() {
                 check64_with(&op, &pairs, ulps, true);
             }
         }
+    }
+}
+
+/// `sqrt.rn.f64` operands (as the second operand: sqrt reads it) at the edges of the fast
+/// path's window (`select::fdiv`: x in [2^-970, +inf)) and its finish: the doubles next to
+/// m² for midpoints m = (2K + 1)·2^-53 (their roots lie within about 2^-107 relative of m,
+/// so a wrong neighbour or a wrong midpoint test shows), at exponents across the range;
+/// exact squares and their neighbours; subnormals, tiny and huge normals, zeros, negatives,
+/// infinities and NaN; and random bit patterns and random positive normals.
+fn sqrt_inputs64() -> Vec<(u64, u64)> {
+    let mut x: Vec<u64> = Vec::new();
+    let mut rng = Rng(0x5eed_0017);
+    let r64 = |rng: &mut Rng| u64::from(rng.next_u32()) << 32 | u64::from(rng.next_u32());
+    // Midpoint squares: (2K + 1)^2 · 2^-106 · 4^j, the doubles just below and above it.
+    for j in [-480i32, -300, -100, -1, 0, 1, 7, 200, 500, 510] {
+        for _ in 0..40 {
+            let k = (1u64 << 52) | (r64(&mut rng) & ((1 << 52) - 1));
+            let m = (2 * k + 1) as u128;
+            let sq = m * m; // 107 or 108 bits
+            let shift = 128 - sq.leading_zeros() - 53;
+            let top = (sq >> shift) as u64; // 53 bits, truncated
+            for t in [top - 1, top, top + 1, top + 2] {
+                let v = (t as f64) * 2f64.powi(shift as i32 - 106 + 2 * j);
+                x.push(v.to_bits());
+            }
+        }
+    }
+    // 1 + 2^-52 (root just below the midpoint 1 + 2^-53) and its scaled copies.
+    for j in [-485i32, -2, 0, 3, 511] {
+        let v = (1.0 + f64::EPSILON) * 2f64.powi(2 * j);
+        x.extend([v.to_bits() - 1, v.to_bits(), v.to_bits() + 1]);
+    }
+    // Exact squares and neighbours, of small integers and of doubles with full significands.
+    for _ in 0..200 {
+        // 26 significant bits: s² is exact.
+        let e = 523 + u64::from(rng.next_u32() % 1000);
+        let s = f64::from_bits(e << 52 | (r64(&mut rng) >> 39) << 27);
+        let sq = (s * s).to_bits();
+        x.extend([sq - 1, sq, sq + 1]);
+    }
+    // The window's edges: x.hi around 0x03500000 (2^-970) and 0x7ff00000, x.hi's top bits.
+    for hi in [
+        0x034f_ffffu64,
+        0x0350_0000,
+        0x0350_0001,
+        0x0340_0000,
+        0x0010_0000,
+        0x000f_ffff,
+        0x7fef_ffff,
+        0x7fe0_0000,
+        0x7ff0_0000,
+        0x7ff0_0001,
+        0x7ff8_0000,
+        0x8000_0000,
+        0x8350_0000,
+        0xfff0_0000,
+    ] {
+        for lo in [0u64, 1, 0xffff_ffff, 0x8000_0000] {
+            x.push(hi << 32 | lo);
+        }
+    }
+    for v in [
+        0.0f64,
+        -0.0,
+        f64::from_bits(1),
+        f64::from_bits(0x000f_ffff_ffff_ffff),
+        f64::MIN_POSITIVE,
+        f64::MAX,
+        -1.0,
+        -f64::MIN_POSITIVE,
+        f64::NEG_INFINITY,
+        2f64.powi(-970),
+        2f64.powi(-971) * 1.999,
+        2f64.powi(1023),
+        4.0,
+        2.0,
+    ] {
+        x.push(v.to_bits());
+    }
+    for _ in 0..1500 {
+        x.push(r64(&mut rng));
+        x.push(r64(&mut rng) >> 1);
+    }
+    x.into_iter().map(|b| (g(1.0), b)).collect()
+}
+
+#[test]
+fn f64_sqrt_rn_fast_path_is_correctly_rounded_near_midpoints_and_window_edges() {
+    let pairs = sqrt_inputs64();
+    for ulps in [0, 2, -2] {
+        check64("sqrt.rn.f64", &pairs, ulps);
+        check64_with("sqrt.rn.f64", &pairs, ulps, true);
     }
 }
 

@@ -167,6 +167,19 @@ const DDIV_CLOBBERED: [PhysReg; 11] = {
     regs
 };
 
+/// What a call of the f64 square root's slow path (`select::fdiv::dsqrt_slow_path`)
+/// clobbers besides its defs (the result and the three pairs the site defines): the other
+/// scratch pairs, R14..R19, the words R20..R22 (not R0: the root needs three words) and the
+/// predicates, [`DDIV_CLOBBERED`] less its first pair. The operand's pair is read, and R6:R7
+/// (the divisor) untouched.
+pub(crate) const DSQRT_CALL_CLOBBERS: (&[PhysReg], &[PhysPred]) = (
+    {
+        let (_, rest) = DDIV_CLOBBERED.split_at(2);
+        rest
+    },
+    &SLOW_PREDS,
+);
+
 /// What a call of the f64 reciprocal's slow path clobbers besides its defs (the result and
 /// the two pairs the site defines): the dividend pair, where it puts 1.0, the other scratch
 /// registers and words, and the predicates.

@@ -598,9 +598,10 @@ impl MachInst for Sm50Inst {
         self.srcloc = loc;
     }
 
-    /// A `CAL` of a slow path of the f32 or f64 division or reciprocal clobbers its scratch registers and
-    /// predicates (`select::fdiv`); a call by the ABI (`JCAL`, or `CAL` of a subroutine) its caller-saved
-    /// registers (`select::call`); nothing else clobbers anything.
+    /// A `CAL` of a slow path of the f32 or f64 division or reciprocal, or of the f64 square
+    /// root, clobbers its scratch registers and predicates (`select::fdiv`); a call by the ABI
+    /// (`JCAL`, or `CAL` of a subroutine) its caller-saved registers (`select::call`); nothing
+    /// else clobbers anything.
     fn clobbers(&self) -> (&'static [PhysReg], &'static [PhysPred]) {
         let cal_of =
             |p: &Piece, rel: u64| p.inst.form == Form::CAL && p.inst.get(Field::Rel) == Some(rel);
@@ -628,6 +629,12 @@ impl MachInst for Sm50Inst {
             .any(|p| cal_of(p, super::select::CAL_DRCP))
         {
             super::abi::DRCP_CALL_CLOBBERS
+        } else if self
+            .pieces
+            .iter()
+            .any(|p| cal_of(p, super::select::CAL_DSQRT))
+        {
+            super::abi::DSQRT_CALL_CLOBBERS
         } else if self
             .pieces
             .iter()

@@ -118,6 +118,55 @@
 //! `DSLOW_X` and runs the exact division; zeros, infinities, NaN and the extreme
 //! exponents take it.
 //!
+//! # f64: `sqrt.rn.f64`
+//!
+//! The same shape again (unless `no_subroutines`; `FloatOp::Sqrt`, lowered here beside the
+//! division it shares its registers with): ptxas 11.8's fast path, its window check, and
+//! one shared subroutine ([`dsqrt_slow_path`], `CAL_DSQRT`: the exact sequence [`Seq::dsqrt`]
+//! on `DSLOW_X` into `DSLOW_Q`), but a directed-rounding finish of our own instead of
+//! ptxas's last `DFMA` ([`Seq::dsqrt_fast`]):
+//!
+//! ```text
+//! IADD32I y.lo, x.hi, -0x3500000 ; MUFU.RSQ64H y.hi, x.hi       y ≈ 1/√x (its low word junk)
+//! ISETP.GE.U32 slow, y.lo, c[0x2][0x7ca00000]                   x outside [2^-970, +inf)
+//! DMUL y², DFMA e = 1 - x·y², DFMA t = 0.5 + 0.375·e, DMUL y·e   (0.5 in a pair: 2 MOV32I)
+//! DFMA y' = y + y·e·t ; DMUL g = x·y' ; IADD32I h = y'/2 (high word - 2^20)
+//! DFMA r = x - g² ; DFMA.RM c = RD(g + r·h)
+//! IADD32I.CC/IADD.X c1 = succ(c) ; DFMA.RP d = RU(x - c·c1) ; DSETP.GT up, d, 0
+//! SEL q = up ? c1 : c (two words) ; SSY after ; @!slow SYNC ; CAL dsqrt ; SYNC
+//! ```
+//!
+//! Why q = RN(√x) for every x the window passes (positive, finite, x >= 2^-970), s = √x:
+//! (1) If y = (1/s)(1 + ε), then x·y² = (1 + ε)², e = -2ε - ε², and y + y·e·(1/2 + 3e/8)
+//! is y·(1 - e)^(-1/2) = 1/s less its Taylor remainder: y' = (1/s)(1 + η), |η| < 3|e|³
+//! (plus the DFMAs' roundings, 2^-52, and y²'s, up to 2^-50 where x is near the top of the
+//! range and y² subnormal). `RSQ64H` gives about 20 bits and the junk low word (the check's
+//! difference) moves y by less than 2^-20 of itself, so |ε| < 2^-18 and |η| < 2^-48; any
+//! seed within 2^-14 would keep |η| < 2^-38. (2) g = RN(x·y') = s(1 + η) within half an
+//! ulp: g = s + δ, |δ| < 2^-37·s. (3) x - g² = -δ(2s + δ), so g + (x - g²)·h with
+//! h = (1 + η)/(2s) is s - δη - δ²(1 + η)/(2s): within 2^-74·s of s, and the DFMA's
+//! rounding of r (at most 2^-53·|r|, or 2^-1075 absolute if it underflows, times h <=
+//! 2^484) adds far less; so |c' - s| < 2^-70·s < ulp(s)/4, c' the exact g + r·h.
+//! (4) c = RD(c'), c1 its successor: s lies in (c - ulp(c)/4, c1 + ulp(c1)/4), so RN(s) is
+//! c or c1 (a predecessor of c at a binade's bottom is ulp(c)/2 away: the quarter still
+//! holds). (5) √x is never a midpoint (a midpoint m = M·2^k, M odd of 54 bits, has m² = M²·2^2k
+//! with 107 significant bits: not a double), so RN(s) = c1 iff x > m², m = (c + c1)/2, and
+//! x - m² = (x - c·c1) - (c1 - c)²/4. With v = c1 - c = ulp(c), c·c1 is a multiple of v²,
+//! and so is x (normal, of exponent at least twice c's less one: ulp(x) >= v², both powers
+//! of two): x - c·c1 > v²/4 iff x - c·c1 > 0, whose sign `DFMA.RP` keeps exactly (rounding
+//! up never makes a positive value 0, nor a non-positive one positive). (The window's
+//! lower bound serves step (3): below 2^-970 an underflow of r, times h, nears ulp(s).) So `SEL` picks RN(s). Nothing in the window
+//! overflows (c·c1 ≈ x stays inside the fused product; s < 2^512) or is NaN (y is finite
+//! and positive for a positive finite high word). Every other operand (zeros, subnormals,
+//! tiny normals, negatives, infinities, NaN: x.hi - 0x03500000 wraps or lands at or above
+//! 0x7ca00000) takes the exact sequence: the result is right for every input, whatever
+//! `RSQ64H`'s bits within its error (the tests move them by ±2 ulps). ptxas rounds the
+//! window's operands with one `DFMA` (RN(g + r·h)), trusting its unit's bits near the
+//! midpoints; the finish here costs five instructions more (`DFMA.RP`, `DSETP`, two
+//! `SEL`s, the successor's two integer adds against one `DFMA`): the price of a proof that
+//! does not depend on `RSQ64H`'s bits. Its slow path handles [2^-1022, 2^-970) with the
+//! same `RM`/`RP` finish and scales subnormals by 2^106; ours runs the exact sequence.
+//!
 //! `rcp.rn.f32` (a division of the constant 1.0) has its own pair, after ptxas's reciprocal:
 //! the site is `MUFU.RCP r, y ; FFMA t, y, -r, 1.0 ; FFMA q, r, t, r` (one Newton step, the
 //! dividend's multiply and second step of the division's fast path dropped), its check
@@ -1048,6 +1097,93 @@ impl Seq {
     }
 }
 
+impl Seq {
+    /// The f64 square root's fast path (see the module essay): `q` = RN(√x) where `slow`
+    /// is false (x in [2^-970, +inf)), from the pairs `y`, `a`, `b` and the predicate `up`.
+    ///
+    /// ```text
+    /// IADD32I y.lo, x.hi, -0x3500000 ; MUFU.RSQ64H y.hi, x.hi      y ≈ 1/√x
+    /// ISETP.GE.U32.AND slow, PT, y.lo, c[0x2][0x7ca00000], PT      x outside the window
+    /// DMUL a, y, y ; DFMA a, x, -a, 1.0                           e = 1 - x·y²
+    /// MOV32I b.lo, 0 ; MOV32I b.hi, 0.5 ; DFMA b, a, 0.375, b      0.5 + 0.375·e
+    /// DMUL a, y, a ; DFMA y, b, a, y                              y' = y + y·e·(0.5 + 0.375·e)
+    /// DMUL a, x, y ; IADD32I y.hi, y.hi, -0x100000                g = x·y', h = y'/2
+    /// DFMA b, a, -a, x ; DFMA.RM q, b, y, a                       q = RD(g + (x - g²)·h)
+    /// IADD32I.CC a.lo, q.lo, 1 ; IADD.X a.hi, q.hi, RZ            a = q's successor
+    /// DFMA.RP b, q, -a, x ; DSETP.GT.AND up, PT, b, 0, PT         √x above the midpoint
+    /// SEL q.lo, a.lo, q.lo, up ; SEL q.hi, a.hi, q.hi, up
+    /// ```
+    #[allow(clippy::too_many_arguments)]
+    fn dsqrt_fast(
+        &mut self,
+        q: u8,
+        x: u8,
+        (y, a, b): (u8, u8, u8),
+        (slow, up): (u8, u8),
+        window: u32,
+        one: u32,
+    ) {
+        self.iaddw(None, lo(y), false, hi(x), -SQRT_WINDOW_LO);
+        let rsq = sm50::Inst::new(Form::MUFU).with(Field::Op, Func::Rsq64h.code());
+        self.pw(None, rsq, &[(Field::Rd, hi(y)), (Field::Ra, hi(x))]);
+        let check = sm50::Inst::new(Form::ISETP_C)
+            .with(Field::Cmp, GE)
+            .with(Field::Sgn, 0)
+            .with(Field::Cbk, 2)
+            .with(Field::Cbo, u64::from(window / 4));
+        self.pw(None, check, &[(Field::Pd0, (slow, 0)), (Field::Ra, lo(y))]);
+        self.dmul(a, y, y);
+        self.dfma_one_minus(a, x, a, one);
+        self.mov64(None, b, 0.5f64.to_bits());
+        let poly = sm50::Inst::new(Form::DFMA_I).with(Field::ImmF64i, f64i(0.375));
+        let refs = [(Field::Rd, lo(b)), (Field::Ra, lo(a)), (Field::Rc, lo(b))];
+        self.pw(None, poly, &refs);
+        self.dmul(a, y, a);
+        self.dfma(y, b, false, a, y);
+        self.dmul(a, x, y);
+        self.iaddw(None, hi(y), false, hi(y), -0x10_0000);
+        self.dfma(b, a, true, a, x);
+        self.dfma_rnd(q, b, false, y, a, 1);
+        let inc = sm50::Inst::new(Form::IADD32I)
+            .with(Field::Imm, 1)
+            .with(Field::Cc, 1);
+        self.pw(None, inc, &[(Field::Rd, lo(a)), (Field::Ra, lo(q))]);
+        let carry = sm50::Inst::new(Form::IADD_I).with(Field::X, 1);
+        self.pw(None, carry, &[(Field::Rd, hi(a)), (Field::Ra, hi(q))]);
+        self.dfma_rnd(b, q, true, a, x, 2);
+        self.dsetp_imm(up, GT, b, false, 0.0, None);
+        for w in 0..2 {
+            let sel = sm50::Inst::new(Form::SEL_R);
+            let refs = [
+                (Field::Rd, (q, w)),
+                (Field::Ra, (a, w)),
+                (Field::Rb, (q, w)),
+                (Field::Ps, (up, 0)),
+            ];
+            self.pw(None, sel, &refs);
+        }
+    }
+
+    /// `DFMA.rnd d, a, {-}b, c` (`rnd`: 0 .RN, 1 .RM, 2 .RP, 3 .RZ).
+    fn dfma_rnd(&mut self, d: u8, a: u8, negb: bool, b: u8, c: u8, rnd: u64) {
+        let inst = sm50::Inst::new(Form::DFMA_R)
+            .with(Field::Negb, negb as u64)
+            .with(Field::Rnd, rnd);
+        let refs = [
+            (Field::Rd, lo(d)),
+            (Field::Ra, lo(a)),
+            (Field::Rb, lo(b)),
+            (Field::Rc, lo(c)),
+        ];
+        self.pw(None, inst, &refs);
+    }
+}
+
+/// The f64 square root's fast window, on the operand's high word: x.hi - 0x03500000 below
+/// [`SQRT_WINDOW_LEN`] (unsigned) iff x is in [2^-970, +inf), positive and finite.
+const SQRT_WINDOW_LO: i32 = 0x0350_0000;
+const SQRT_WINDOW_LEN: u32 = 0x7ff0_0000 - 0x0350_0000;
+
 /// The high word of `v`'s bits read as an f32 (the f64 checks compare high words as f32s).
 fn hi_f32(v: f64) -> f32 {
     f32::from_bits((v.to_bits() >> 32) as u32)
@@ -1078,6 +1214,27 @@ pub(crate) fn ddiv_slow_path() -> Sm50Inst {
 /// division of it by `DSLOW_Y`, into `DSLOW_Q`.
 pub(crate) fn drcp_slow_path() -> Sm50Inst {
     dslow_path(true)
+}
+
+/// The placeholder `rel` of a `CAL` to the f64 square root's slow path ([`dsqrt_slow_path`]).
+pub(crate) const CAL_DSQRT: u64 = 4;
+
+/// The f64 `sqrt.rn` slow-path subroutine: the operand in `DSLOW_X`, the exact root into
+/// `DSLOW_Q` by the inline sequence ([`Seq::dsqrt`]: zeros, infinities, NaN, negatives and
+/// subnormals included) on the scratch pairs and the words R20..R22; `RET`. Only the lanes
+/// whose operand is outside the fast window call it.
+pub(crate) fn dsqrt_slow_path() -> Sm50Inst {
+    let mut s = Seq {
+        i: Sm50Inst::new(Role::Plain),
+    };
+    let d = s.i.op(Reg::Phys(DSLOW_Q), OpSpec::early_def());
+    let t = early_defs(&mut s, &DSLOW_PAIRS);
+    let u = early_defs(&mut s, &DSLOW_WORDS[1..]);
+    let p = pred_early_defs(&mut s);
+    let x = s.i.op(Reg::Phys(DSLOW_X), OpSpec::use_());
+    s.dsqrt(Round::Rn, d, x, &t, &u, &p[..2]);
+    s.put(sm50::Inst::new(Form::RET), &[]);
+    s.i
 }
 
 /// [`ddiv_slow_path`] (`rcp` false) or [`drcp_slow_path`].
@@ -1236,6 +1393,27 @@ impl Lowerer<'_> {
         let fast = self.seq_temps(&mut s, RegKind::Pred, 1)[0];
         s.drcp_fast(q, yo, (r, e), fast, one);
         self.push_slow_path_call(s, CAL_DRCP, (fast, false));
+        Ok(self.pair_of(qw[0], qw[1]))
+    }
+
+    /// `sqrt.rn.f64 x`: ptxas's fast path with a directed-rounding finish, then a call of
+    /// [`dsqrt_slow_path`] for the operands outside the window (see the module essay). The
+    /// result, a new pair.
+    fn lower_dsqrt_fast(&mut self, x: Loc) -> Result<VReg, LowerError> {
+        let one = self.literal(1f64.to_bits(), 8)?;
+        let window = self.literal(u64::from(SQRT_WINDOW_LEN), 4)?;
+        let mut s = Seq {
+            i: Sm50Inst::new(Role::Plain),
+        };
+        let (q, qw) = self.fixed_pair(&mut s, DSLOW_Q, None);
+        // The site's three pairs are the subroutine's first three: the call overwrites them.
+        let y = self.fixed_pair(&mut s, DSLOW_PAIRS[0], None).0;
+        let a = self.fixed_pair(&mut s, DSLOW_PAIRS[1], None).0;
+        let b = self.fixed_pair(&mut s, DSLOW_PAIRS[2], None).0;
+        let xo = self.fixed_pair(&mut s, DSLOW_X, Some(x)).0;
+        let p = self.seq_temps(&mut s, RegKind::Pred, 2);
+        s.dsqrt_fast(q, xo, (y, a, b), (p[0], p[1]), window, one);
+        self.push_slow_path_call(s, CAL_DSQRT, (p[0], true));
         Ok(self.pair_of(qw[0], qw[1]))
     }
 
@@ -1482,7 +1660,8 @@ impl Lowerer<'_> {
         Ok(())
     }
 
-    /// `FloatOp::Sqrt` on f64.
+    /// `FloatOp::Sqrt` on f64: `sqrt.rn` the fast path and its call (see the module essay),
+    /// other modes and `no_subroutines` the exact inline sequence.
     pub(super) fn lower_dsqrt(
         &mut self,
         v: Value,
@@ -1490,18 +1669,23 @@ impl Lowerer<'_> {
         arg: Value,
     ) -> Result<(), LowerError> {
         let a = self.reg(arg)?;
-        let out = self.new_vreg(RegKind::B64);
-        let mut s = Seq {
-            i: Sm50Inst::new(Role::Plain),
+        let out = if rnd == Round::Rn && !self.opts.no_subroutines {
+            self.lower_dsqrt_fast(a)?
+        } else {
+            let out = self.new_vreg(RegKind::B64);
+            let mut s = Seq {
+                i: Sm50Inst::new(Role::Plain),
+            };
+            let d = s.i.def(out, true);
+            let t = self.seq_temps(&mut s, RegKind::B64, 6);
+            let u = self.seq_temps(&mut s, RegKind::B32, 3);
+            let p = self.seq_temps(&mut s, RegKind::Pred, 2);
+            let x = s.i.use_(a.vreg);
+            s.dsqrt(rnd, d, x, &t, &u, &p);
+            s.read_word(x, a.offset);
+            self.push(s.i);
+            out
         };
-        let d = s.i.def(out, true);
-        let t = self.seq_temps(&mut s, RegKind::B64, 6);
-        let u = self.seq_temps(&mut s, RegKind::B32, 3);
-        let p = self.seq_temps(&mut s, RegKind::Pred, 2);
-        let x = s.i.use_(a.vreg);
-        s.dsqrt(rnd, d, x, &t, &u, &p);
-        s.read_word(x, a.offset);
-        self.push(s.i);
         self.set_loc(
             v,
             Loc {
