@@ -233,6 +233,8 @@ impl SamplerInit {
         };
         if self.force_unnormalized == Some(true) {
             s.normalized_coords = false;
+            // Asked for explicitly: kept on mipmapped textures too (not measured).
+            s.mipmaps_normalize = false;
         }
         Ok(s)
     }

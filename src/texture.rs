@@ -412,6 +412,11 @@ pub struct SamplerDesc {
     /// Between mip levels.
     pub mip_filter: FilterMode,
     pub normalized_coords: bool,
+    /// Whether a mipmapped texture reads normalized coordinates whatever
+    /// `normalized_coords` says: true for the CUDA driver's textures (measured on a GPU with
+    /// texture objects); an independent-mode sampler that forces unnormalized coordinates
+    /// (`force_unnormalized_coords = 1`) keeps them.
+    pub mipmaps_normalize: bool,
     pub compare: CompareFunc,
 }
 
@@ -426,6 +431,7 @@ impl Default for SamplerDesc {
             filter: FilterMode::Point,
             mip_filter: FilterMode::Point,
             normalized_coords: false,
+            mipmaps_normalize: true,
             compare: CompareFunc::Off,
         }
     }
@@ -864,7 +870,7 @@ impl Texture {
             // A mipmapped texture reads normalized coordinates whatever its sampler says
             // (measured on a GPU through the driver: unnormalized coordinates there are
             // taken as normalized).
-            let normalized = s.normalized_coords || d.mip_levels > 1;
+            let normalized = s.normalized_coords || (d.mip_levels > 1 && s.mipmaps_normalize);
             (layer, q.coords, normalized, s.address)
         }
     }

@@ -6,6 +6,7 @@
 //! `tests/data/narrow/zext_loads.ptx` (its opening comment says what it pins).
 
 #[path = "common/frame_ir.rs"]
+#[allow(dead_code)] // narrow_loads uses part of the shared helpers
 mod frame_ir;
 
 use leafold::driver::{compile, Emit};
