@@ -166,13 +166,7 @@ impl Exporter {
                     fixups.join(",")
                 }
             );
-            for (k, region) in launch.global.iter().enumerate() {
-                let after = out
-                    .region(region.base)
-                    .expect("every launch region comes back");
-                self.write(&format!("{id}_r{k}.in"), &region.bytes);
-                self.write(&format!("{id}_r{k}.exp"), after);
-            }
+            self.regions(id, &launch, &out);
             wrote = true;
         }
         if wrote {
@@ -230,6 +224,14 @@ impl Exporter {
             "{id} {ptx_name} k 1 1 1 {} 1 1 0 2 {hex} 0:t0,8:0:0,16:1:0",
             tex::THREADS
         );
+        self.regions(id, &launch, &out);
+        let desc = format!("{} op={:?} seed={seed}\n", tex::desc_line(&case), case.op);
+        self.write(&format!("{id}_t0.desc"), desc.as_bytes());
+        self.write(&format!("{id}_t0.bin"), &case.texture.data);
+    }
+
+    /// Case `id`'s launch regions: `ID_rK.in` (before) and `ID_rK.exp` (after, by `ir::eval`).
+    fn regions(&self, id: usize, launch: &eval::Launch, out: &eval::RunOutput) {
         for (k, region) in launch.global.iter().enumerate() {
             let after = out
                 .region(region.base)
@@ -237,9 +239,6 @@ impl Exporter {
             self.write(&format!("{id}_r{k}.in"), &region.bytes);
             self.write(&format!("{id}_r{k}.exp"), after);
         }
-        let desc = format!("{} op={:?} seed={seed}\n", tex::desc_line(&case), case.op);
-        self.write(&format!("{id}_t0.desc"), desc.as_bytes());
-        self.write(&format!("{id}_t0.bin"), &case.texture.data);
     }
 
     fn write(&self, name: &str, bytes: &[u8]) {
