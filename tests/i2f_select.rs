@@ -6,8 +6,6 @@
 
 mod common;
 
-use leafold::driver::{compile, Emit, Options};
-
 /// A kernel that loads the word `%r1` (and the 64-bit `%rd4`) at its parameter, runs `body`
 /// and stores `%f1`..`%f4` after it.
 fn sass(name: &str, body: &str) -> String {
@@ -32,12 +30,7 @@ fn sass(name: &str, body: &str) -> String {
 }}
 "#
     );
-    let o = Options {
-        file_name: format!("{name}.ptx"),
-        emit: Emit::Sass,
-        ..Options::default()
-    };
-    let out = compile(&src, &o).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let out = common::compile_sass(name, &src);
     common::parse_lines(&out.sass)
         .into_iter()
         .filter(|(_, t)| !t.is_empty())

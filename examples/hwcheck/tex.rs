@@ -158,19 +158,7 @@ pub fn generate(seed: u64) -> Case {
             ],
         ),
     };
-    let channel_type = pick(
-        &mut rng,
-        &[
-            ChannelType::U8,
-            ChannelType::U16,
-            ChannelType::U32,
-            ChannelType::S8,
-            ChannelType::S16,
-            ChannelType::S32,
-            ChannelType::F16,
-            ChannelType::F32,
-        ],
-    );
+    let channel_type = pick(&mut rng, &ChannelType::ALL);
     let channels = pick(&mut rng, &[1u8, 2, 4]);
     let size = match shape {
         Shape::Cube | Shape::ACube => {
