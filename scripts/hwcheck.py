@@ -250,7 +250,8 @@ def ck(r, what):
 def main():
     casedir, report = sys.argv[1], sys.argv[2]
     first = int(sys.argv[3]) if len(sys.argv) > 3 else 0
-    # Texture cases' results are kept (GOTDIR) so that the model can be studied afterwards.
+    # Texture cases' results are kept (GOTDIR) so that the model can be studied afterwards;
+    # with GOTALL set, every mismatching case's are.
     gotdir = os.environ.get("GOTDIR")
     ck(cuda.cuInit(0), "cuInit")
     dev = ctypes.c_int()
@@ -354,7 +355,7 @@ def main():
             got = ctypes.create_string_buffer(n)
             ck(cuda.cuMemcpyDtoH_v2(got, p, n), "dtoh")
             got = got.raw
-            if textures and gotdir and got != exps[k]:
+            if (textures or os.environ.get("GOTALL")) and gotdir and got != exps[k]:
                 open(os.path.join(gotdir, f"{cid}_r{k}.got"), "wb").write(got)
             if got != exps[k] and textures:
                 n, ulp = word_diff(exps[k], got)
