@@ -257,6 +257,10 @@ fn bank_reads(webs: &Webs, c: &[u8], w: usize) -> [u32; 4] {
 /// pinned, or sharing a copy partner's or part-copy end's register) are never exchanged, and
 /// webs with part-copy ends are left out (their placement rule is on words).
 ///
+/// An exchange that would write `w` or `v` into a register a store read late just before
+/// (see [`colour_spread`]), where its own register had no such wait, is not made (rodinia's
+/// dwt2d lifting kernels lost 1.4 % of their cycles to it, 5,200 each).
+///
 /// The gain is exact: the same-bank reads involving `w` or `v` are each web's cost, and the
 /// reads of `w` with `v` count the same after the exchange as before. Quads are left out
 /// (every quad covers all four banks). Returns how many exchanges were made.
@@ -270,6 +274,20 @@ fn exchange_banks(webs: &Webs, c: &mut [u8], stays: &dyn Fn(&[u8], usize) -> boo
             .sum()
     };
     let movable = |c: &[u8], w: usize| width(w) < 4 && webs.parts[w].is_empty() && !stays(c, w);
+    // Whether web `x` at `base` would be written soon after a store's late read of the
+    // previous value there (the rule of [`colour_spread`]: the write waits on the read
+    // scoreboard, which costs more than a bank conflict).
+    let late_webs: Vec<usize> = (0..nw).filter(|&y| webs.late_end[y]).collect();
+    let waits = |c: &[u8], x: usize, base: usize| {
+        late_webs.iter().any(|&y| {
+            let b = c[y] as usize;
+            y != x
+                && b < base + width(x)
+                && base < b + width(y)
+                && webs.last[y] < webs.first[x]
+                && webs.first[x] < webs.last[y] + 1 + LATE_READ_WINDOW
+        })
+    };
     let mut made = 0;
     for w in 0..nw {
         if !movable(c, w) {
@@ -318,7 +336,14 @@ fn exchange_banks(webs: &Webs, c: &mut [u8], stays: &dyn Fn(&[u8], usize) -> boo
             c.swap(w, v);
             let after = cost(c, w) + cost(c, v);
             c.swap(w, v);
-            if after < before && best.map_or(true, |(g, _)| before - after > g) {
+            if after >= before || best.is_some_and(|(g, _)| before - after <= g) {
+                continue;
+            }
+            let waited = (waits(c, w, bw), waits(c, v, bv));
+            c.swap(w, v);
+            let new_wait = (waits(c, w, bv) && !waited.0) || (waits(c, v, bw) && !waited.1);
+            c.swap(w, v);
+            if !new_wait {
                 best = Some((before - after, v));
             }
         }
