@@ -66,7 +66,8 @@
 //! late-read rule of the colouring). Measured with the exchange (`leafold compare`, same
 //! instructions and registers): the older corpus 1,473 -> 1,289 (ptxas 1,320; about a
 //! hundred kernels fewer, imageDenoising's `NLM2diag` 47 -> 23, rodinia's `hwt` 47 -> 35),
-//! corpus-nvcc 3,457 -> 3,070 (ptxas 4,444), the cuda-apps set 185 -> 171. `sm50::banks` still rotates quads afterwards where that helps.
+//! corpus-nvcc 3,457 -> 3,070 (ptxas 4,444), the cuda-apps set 185 -> 171. `sm50::banks`
+//! still rotates quads afterwards where that helps.
 //! Left: conflicts that only a joint move of three or more webs removes (imageDenoising's
 //! `NLM2`: a weight read with each word of a texture's quad and with three running sums, every
 //! bank of the weight meets one of them), and a running sum that stays in one register
