@@ -12,8 +12,9 @@ mod common;
 
 const STEPS: usize = 6;
 
-/// `STEPS` write-back steps as NVVM emits them: `%r3` the thread's first index (below 4096),
-/// the steps stop at `end = %r3 | 7`, so threads skip a varying number of the later ones.
+/// `STEPS` write-back steps as NVVM emits them: the thread's words are `8 * %r3 ..` (`%r3`
+/// below 512, so no two threads of up to 8 CTAs write one word), and the steps stop at
+/// `end = 8 * %r3 + tid % 8`, so threads skip a varying number of the later ones.
 fn steps_kernel() -> String {
     let mut body = String::new();
     for k in 0..STEPS {
@@ -37,13 +38,13 @@ fn steps_kernel() -> String {
          \t.shared .align 4 .b8 buf[2048];\n\
          \tld.param.u64 %rd3, [out];\n\tcvta.to.global.u64 %rd4, %rd3;\n\
          \tmov.u32 %r1, %tid.x;\n\tmov.u32 %r2, %ctaid.x;\n\
-         \tmad.lo.s32 %r3, %r2, 64, %r1;\n\tand.b32 %r3, %r3, 4095;\n\
+         \tmad.lo.s32 %r3, %r2, 64, %r1;\n\tand.b32 %r3, %r3, 511;\n\
          \tmov.u32 %r5, buf;\n\tand.b32 %r6, %r1, 63;\n\tshl.b32 %r6, %r6, 2;\n\
          \tadd.s32 %r4, %r5, %r6;\n\
          \tst.shared.u32 [%r4], %r1;\n\tst.shared.u32 [%r4+256], %r2;\n\
          \tst.shared.u32 [%r4+512], %r3;\n\tst.shared.u32 [%r4+768], %r6;\n\
          \tst.shared.u32 [%r4+1024], %r1;\n\tst.shared.u32 [%r4+1280], %r2;\n\
-         \tor.b32 %r7, %r3, 7;\n\tmov.u32 %r20, %r3;\n\
+         \tshl.b32 %r20, %r3, 3;\n\tand.b32 %r8, %r1, 7;\n\tadd.s32 %r7, %r20, %r8;\n\
          \tbar.sync 0;\n{body}\tret;\n}}\n"
     )
 }
@@ -88,4 +89,10 @@ fn if_converted_steps_take_different_predicates_and_overlap() {
             "step {k}'s compare waits for the store\n{sass}"
         );
     }
+    // ... and so do their shared loads (here four of the five).
+    let overlapped = (1..STEPS).filter(|&k| lds[k] < stg[k - 1]).count();
+    assert!(
+        overlapped >= 2,
+        "{overlapped} loads before the step before's store\n{sass}"
+    );
 }
