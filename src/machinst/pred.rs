@@ -10,7 +10,9 @@
 //! back with `gen_gpr_to_pred` at its top. (2) Liveness by the usual backward dataflow; each
 //! predicate gets the *hull* of its live points in layout order (one interval, conservative:
 //! holes are ignored, so intervals that do not overlap are never live together). (3) Linear
-//! scan over 7 registers (an interval live across an instruction that clobbers predicates,
+//! scan over 7 registers, each interval taking the free register freed longest ago, so that
+//! neighbouring short predicates differ and the scheduler (after allocation) may overlap
+//! them (an interval live across an instruction that clobbers predicates,
 //! [`MachInst::clobbers`], takes none of those); when an interval finds none free, the live interval that ends last
 //! (among those not created by a previous spill) is spilled: its value is copied to a fresh
 //! 32-bit vreg right after its definition and each use reads a fresh predicate converted back
@@ -324,6 +326,9 @@ fn scan(
     unspillable: &BTreeSet<u32>,
     clobbered: &[(u32, u8)],
 ) -> Result<HashMap<u32, PhysPred>, Option<u32>> {
+    // Per register, the end of the last interval given it (0 before any): the free register
+    // freed longest ago is taken (see [`pick_free`]).
+    let mut last_end = [0u32; NUM_PREDS];
     let mut active: Vec<(u32, u32, u8)> = Vec::new(); // (hi, vreg, reg)
     let mut out = HashMap::default();
     out.reserve(order.len());
@@ -336,7 +341,8 @@ fn scan(
         let from = clobbered.partition_point(|(p, _)| *p < lo);
         let to = from + clobbered[from..].partition_point(|(p, _)| *p < hi);
         let forbidden = clobbered[from..to].iter().fold(0u8, |m, (_, c)| m | c);
-        if let Some(r) = (0..NUM_PREDS as u8).find(|r| (used | forbidden) & (1 << r) == 0) {
+        if let Some(r) = pick_free(used | forbidden, &last_end) {
+            last_end[r as usize] = hi;
             active.push((hi, v, r));
             out.insert(v, PhysPred(r));
         } else {
@@ -348,6 +354,22 @@ fn scan(
         }
     }
     Ok(out)
+}
+
+/// The register for the next interval: among those `taken` (a mask) leaves free, the one
+/// whose last interval ended first (`last_end`; the lowest number among equals, so P0 first).
+///
+/// Taking the lowest free register instead gave every short-lived predicate of a block the
+/// same one: NVVM's `if (i != end) { v = ld.shared; st.global v }` steps, if-converted in a
+/// row (Rodinia dwt2d's output loops), all ran under `P2`, and the scheduler, which runs after
+/// allocation, had to keep step `k + 1`'s `ISETP` after every instruction of step `k` that
+/// reads `P2` (a write-after-read), so no step's shared load could start under the previous
+/// step's global store. A register freed long ago rarely has a reader left nearby, so the
+/// steps' loads overlap, as in ptxas, which also rotates through its predicates.
+fn pick_free(taken: u8, last_end: &[u32; NUM_PREDS]) -> Option<u8> {
+    (0..NUM_PREDS as u8)
+        .filter(|r| taken & (1 << r) == 0)
+        .min_by_key(|r| (last_end[*r as usize], *r))
 }
 
 /// Spill predicate `v` into a 32-bit vreg (step 3 of the module essay). The fresh predicates
