@@ -32,8 +32,11 @@
 //!   plain ones in SASS (ptxas gives both `LDS.U.32`/`STS`) and get the ordinary rule;
 //! * a *fence* stays in place relative to everything: control transfers and SSY/PBK, BAR,
 //!   MEMBAR, DEPBAR, atomics and reductions, KIL, NOP, clock and timer reads (S2R/CS2R of
-//!   SR_CLOCK*, SR_GLOBALTIMER*), P2R/R2P/B2R and VOTE (whole-predicate-file or lane-mask
-//!   operands), and instruction 0 (the prologue, which ptxas keeps first).
+//!   SR_CLOCK*, SR_GLOBALTIMER*), P2R/R2P/B2R (whole-predicate-file or barrier-state
+//!   operands), and instruction 0 (the prologue, which ptxas keeps first). `VOTE` is no
+//!   fence: its operands say all it reads and writes, and the lanes it counts, the active
+//!   ones, are the same everywhere in a block (a guard disables a piece, not a lane), so it
+//!   moves like arithmetic, as in ptxas (cub's multi-split interleaves its bits' votes).
 //!
 //! Two instructions under the same predicate with opposite senses still get their edges
 //! (conservative). The graph is built without the edges other paths imply (see
