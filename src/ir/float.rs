@@ -26,16 +26,42 @@
 //!
 //! # Rules beyond IEEE (what SM50 and PTX do)
 //!
-//! * A NaN result is the canonical NaN of its format ([`canonical_nan`]): `0x7fffffff` for
-//!   f32 (as SM50 produces), `0x7fff` for f16 and `0x7fffffffffffffff` for f64 (not checked
-//!   against hardware). Input payloads are never propagated; `neg`/`abs` of a NaN also give
-//!   the canonical NaN, because they are lowered to FADD/DADD with negated/absolute operands.
+//! * **NaN results, f16 and f32**: the canonical NaN of the format ([`canonical_nan`]),
+//!   `0x7fffffff` / `0x7fff`, whatever the operands' payloads and signs (also `neg`/`abs`
+//!   of a NaN: they are FADD with negated/absolute operands).
+//! * **NaN results, f64** (IEEE-style; measured on an H200 by the probe kernels
+//!   `tests/data/fpmath/nan_probe.ptx`, `nan_probe2.ptx` and `nan_probe3.ptx`, rows held by
+//!   `tests/float_nan.rs`): an invalid operation (`inf - inf`, `0 · inf`, `fma(0, inf, x)`,
+//!   `0/0`, `inf/inf`, `sqrt` of a negative) gives [`invalid_nan`] `0xfff8000000000000`
+//!   (ptxas's own `sqrt.rz.f64` code builds the same high word). One NaN operand: the
+//!   result is that NaN quieted ([`quiet_nan`]: quiet bit set, sign and payload kept); operand
+//!   negation and `|x|` do not touch a NaN, so `sub`, `neg`, `abs` keep its sign. Two NaN
+//!   operands of `add/sub/mul/min/max` ([`nan_operand`]): a signalling NaN before a quiet
+//!   one, a negative before a positive one, else the smaller as if the high words were equal
+//!   (positive: smaller low word; negative: larger), the first on a tie; two signalling NaNs
+//!   of one sign order the other way in `add/sub/mul` (one measured pair). `fma(a, b, c)`:
+//!   two NaN factors give that choice of them (even when `c` is NaN); else a NaN `c`; else
+//!   the NaN factor. `div` (and `rcp`) gives the first NaN operand, `sqrt` and `cvt.rni`
+//!   the operand, quieted (the division sequences choose positionally on the GPU, and
+//!   `lower::select::fdiv` does the same). `rsqrt.approx.f64`/`rcp.approx.ftz.f64` keep the
+//!   MUFU model (`0x7fffffff00000000`; approximate, not compared).
+//! * **NaN through conversions** ([`convert`]): f64 → f32 keeps the sign and the top 23
+//!   payload bits, quieted (`0x7ff8..0123` → `0x7fc00000`); f32 → f64 and f16 → f64 keep the
+//!   sign and shift the payload up, quieted (`0x7fc00123` → `0x7ff8002460000000`); f32 ↔ f16
+//!   give the canonical f16/f32 NaN. f64 → f16 gives the canonical `0x7fff` here although
+//!   the H200 keeps the payload (`0xfff8..0456` → `0xfe00`): sm_50's f16 `fma` is an f64
+//!   DFMA narrowed by `F2F.F16.F64`, and that narrowing must give the f16 arithmetic's
+//!   canonical NaN.
+//! * float → integer conversions saturate (PTX), out-of-range values clamp to the integer
+//!   type's range. NaN ([`to_int`]; measured): a 64-bit result is `0x8000000000000000`
+//!   from any format; from f64 a 32-bit result is `0x80000000` (s32 and u32), saturated
+//!   into narrower types as ptxas's `F2I.S32/U32` + `I2I.SAT` sequence does (s16 `0x8000`,
+//!   s8 `0x80`, as on the H200; u16 `0xffff`, u8 `0xff`, where the H200's own code gives
+//!   `0x8000`/`0x80`); from f32 and f16 every result of 32 bits or fewer is 0.
 //! * `.ftz` flushes subnormal inputs and subnormal (rounded) results to zero of the same sign.
 //! * `.sat` clamps the result to `[+0.0, 1.0]`; NaN and `-0.0` become `+0.0`.
-//! * `min`/`max`: a NaN operand is ignored (two NaNs give the canonical NaN); `-0.0 < +0.0`.
+//! * `min`/`max`: a NaN operand is ignored (two NaNs give a NaN, as above); `-0.0 < +0.0`.
 //! * `x + (-x)` is `+0.0` except under `rm`, where it is `-0.0`.
-//! * float → integer conversions saturate (PTX): NaN gives 0, out-of-range values clamp to
-//!   the integer type's range.
 //!
 //! # Files of this module
 //!
@@ -463,7 +489,7 @@ impl FloatOp {
             } => {
                 let r = match op {
                     FloatBinOp::Add => add(fmt, arg(0), arg(1), rnd, ftz),
-                    FloatBinOp::Sub => add(fmt, arg(0), arg(1) ^ fmt.sign_bit(), rnd, ftz),
+                    FloatBinOp::Sub => add(fmt, arg(0), negate_operand(fmt, arg(1)), rnd, ftz),
                     FloatBinOp::Mul => mul(fmt, arg(0), arg(1), rnd, ftz),
                     FloatBinOp::Min => minmax(fmt, arg(0), arg(1), false, ftz),
                     FloatBinOp::Max => minmax(fmt, arg(0), arg(1), true, ftz),
