@@ -21,7 +21,10 @@ fn read(file: &str) -> String {
 fn rows(name: &str) -> Vec<(usize, usize, u64, String)> {
     let text = read(&format!("{name}.rows"));
     let mut v = Vec::new();
-    for line in text.lines().filter(|l| !l.starts_with('#') && !l.trim().is_empty()) {
+    for line in text
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+    {
         let f: Vec<&str> = line.split_whitespace().collect();
         let off = f[0].parse().unwrap();
         let width = f[1].parse().unwrap();
@@ -29,7 +32,12 @@ fn rows(name: &str) -> Vec<(usize, usize, u64, String)> {
             .iter()
             .find_map(|w| w.strip_prefix("ours="))
             .unwrap_or(&f[2]);
-        v.push((off, width, u64::from_str_radix(want, 16).unwrap(), line.to_string()));
+        v.push((
+            off,
+            width,
+            u64::from_str_radix(want, 16).unwrap(),
+            line.to_string(),
+        ));
     }
     v
 }

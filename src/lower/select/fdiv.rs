@@ -745,7 +745,11 @@ impl Seq {
     fn nan_through(&mut self, p: u8, d: u8, a: u8) {
         self.dsetp_reg(p, NAN_CMP, a, a, None);
         let one = sm50::Inst::new(Form::DMUL_I).with(Field::ImmF64i, f64i(1.0));
-        self.pw(Some((p, false)), one, &[(Field::Rd, lo(d)), (Field::Ra, lo(a))]);
+        self.pw(
+            Some((p, false)),
+            one,
+            &[(Field::Rd, lo(d)), (Field::Ra, lo(a))],
+        );
     }
     /// `sqrt.<rnd>.f64` of the positive finite `x`, specials patched at the end:
     /// x = X·2^(2j), X in [1, 4) (a subnormal first scaled by 2^54); RSQ64H seed y, one
