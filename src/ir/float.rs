@@ -747,6 +747,7 @@ mod tests {
         const S2: u64 = 0x7ff0_0000_0000_0001;
         const H1: u64 = 0x7ffc_0000_0000_0001;
         const INV: u64 = 0xfff8_0000_0000_0000;
+        const Q: u64 = 1 << 51; // the quiet bit
         let (one, inf, zero) = (1f64.to_bits(), f64::INFINITY.to_bits(), 0u64);
         let rn = Round::Rn;
         // Two NaN operands of add/mul (both orders) and max.
@@ -756,9 +757,9 @@ mod tests {
             (N1, P1, N1, N1),
             (N2, P2, N2, N2),
             (N2, N1, N2, N2),
-            (S1, P2, S1 | 1 << 51, S1 | 1 << 51),
-            (S1, N1, S1 | 1 << 51, S1 | 1 << 51),
-            (S1, S2, S1 | 1 << 51, S2 | 1 << 51),
+            (S1, P2, S1 | Q, S1 | Q),
+            (S1, N1, S1 | Q, S1 | Q),
+            (S1, S2, S1 | Q, S2 | Q),
             (H1, P1, H1, H1),
         ] {
             for (a, b) in [(x, y), (y, x)] {
@@ -774,8 +775,8 @@ mod tests {
         // fma: two NaN factors, else c, else the factor.
         for (a, b, c, want) in [
             (A, B, C, B),
-            (A, one, C, C | 1 << 51),
-            (one, B, C, C | 1 << 51),
+            (A, one, C, C | Q),
+            (one, B, C, C | Q),
             (C, one, A, A),
             (P2, one, P1, P1),
             (P1, P2, S1, P2),
@@ -798,15 +799,15 @@ mod tests {
         };
         assert_eq!(eval(bin(FloatBinOp::Sub), &[one, N1]), N1);
         assert_eq!(eval(bin(FloatBinOp::Sub), &[zero, A]), A);
-        assert_eq!(neg(F64, S1, false), S1 | 1 << 51);
+        assert_eq!(neg(F64, S1, false), S1 | Q);
         assert_eq!(abs(F64, N1, false), N1);
-        assert_eq!(add(F64, C, one, rn, false), C | 1 << 51);
+        assert_eq!(add(F64, C, one, rn, false), C | Q);
         assert_eq!(minmax(F64, N1, one, true, false), one);
         assert_eq!(div(F64, P1, P2, rn, false), P1);
         assert_eq!(div(F64, P2, P1, rn, false), P2);
         assert_eq!(div(F64, one, B, rn, false), B);
         assert_eq!(sqrt(F64, N2, rn, false), N2);
-        assert_eq!(round_int(F64, S1, Round::Rz, false), S1 | 1 << 51);
+        assert_eq!(round_int(F64, S1, Round::Rz, false), S1 | Q);
         // Invalid operations.
         let ninf = f64::NEG_INFINITY.to_bits();
         assert_eq!(add(F64, inf, ninf, Round::Rm, false), INV);
@@ -1021,7 +1022,7 @@ mod tests {
             assert!(same64(wide, f64::from(a)));
             // (A NaN keeps its payload's top bits: `nan_rules_as_measured`.)
             let narrow = convert(FloatFmt::F64, FloatFmt::F32, x.to_bits(), Round::Rn, false);
-            assert!(same(narrow, x as f32) || x.is_nan() && f32r(narrow).is_nan());
+            assert!(same(narrow, x as f32) || (x.is_nan() && f32r(narrow).is_nan()));
         }
     }
 

@@ -606,7 +606,7 @@ pub fn to_int(fmt: FloatFmt, a: u64, to: Type, signed: bool, rnd: Round, ftz: bo
 /// between f32 and f64 and from f16 to f64 (measured); to and from f16 otherwise it is the
 /// canonical NaN (module essay).
 pub fn convert(from: FloatFmt, to: FloatFmt, a: u64, rnd: Round, ftz: bool) -> u64 {
-    if is_nan(from, a) && (to == FloatFmt::F64 || from == FloatFmt::F64 && to == FloatFmt::F32) {
+    if is_nan(from, a) && (to == FloatFmt::F64 || (from == FloatFmt::F64 && to == FloatFmt::F32)) {
         let (fb, tb) = (from.prec() - 1, to.prec() - 1);
         let payload = a & ((1u64 << fb) - 1);
         let payload = if tb >= fb {
@@ -619,7 +619,7 @@ pub fn convert(from: FloatFmt, to: FloatFmt, a: u64, rnd: Round, ftz: bool) -> u
         } else {
             0
         };
-        return sign | inf(to, false) | payload | 1 << (tb - 1);
+        return sign | inf(to, false) | payload | (1 << (tb - 1));
     }
     // `.ftz` applies to f32 operands and results (PTX); f16 and f64 keep their subnormals.
     let c = unpack(from, a, ftz && from == FloatFmt::F32);
