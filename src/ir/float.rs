@@ -26,16 +26,42 @@
 //!
 //! # Rules beyond IEEE (what SM50 and PTX do)
 //!
-//! * A NaN result is the canonical NaN of its format ([`canonical_nan`]): `0x7fffffff` for
-//!   f32 (as SM50 produces), `0x7fff` for f16 and `0x7fffffffffffffff` for f64 (not checked
-//!   against hardware). Input payloads are never propagated; `neg`/`abs` of a NaN also give
-//!   the canonical NaN, because they are lowered to FADD/DADD with negated/absolute operands.
+//! * **NaN results, f16 and f32**: the canonical NaN of the format ([`canonical_nan`]),
+//!   `0x7fffffff` / `0x7fff`, whatever the operands' payloads and signs (also `neg`/`abs`
+//!   of a NaN: they are FADD with negated/absolute operands).
+//! * **NaN results, f64** (IEEE-style; measured on an H200 by the probe kernels
+//!   `tests/data/fpmath/nan_probe.ptx`, `nan_probe2.ptx` and `nan_probe3.ptx`, rows held by
+//!   `tests/float_nan.rs`): an invalid operation (`inf - inf`, `0 · inf`, `fma(0, inf, x)`,
+//!   `0/0`, `inf/inf`, `sqrt` of a negative) gives [`invalid_nan`] `0xfff8000000000000`
+//!   (ptxas's own `sqrt.rz.f64` code builds the same high word). One NaN operand: the
+//!   result is that NaN quieted ([`quiet_nan`]: quiet bit set, sign and payload kept); operand
+//!   negation and `|x|` do not touch a NaN, so `sub`, `neg`, `abs` keep its sign. Two NaN
+//!   operands of `add/sub/mul/min/max` ([`nan_operand`]): a signalling NaN before a quiet
+//!   one, a negative before a positive one, else the smaller as if the high words were equal
+//!   (positive: smaller low word; negative: larger), the first on a tie; two signalling NaNs
+//!   of one sign order the other way in `add/sub/mul` (one measured pair). `fma(a, b, c)`:
+//!   two NaN factors give that choice of them (even when `c` is NaN); else a NaN `c`; else
+//!   the NaN factor. `div` (and `rcp`) gives the first NaN operand, `sqrt` and `cvt.rni`
+//!   the operand, quieted (the division sequences choose positionally on the GPU, and
+//!   `lower::select::fdiv` does the same). `rsqrt.approx.f64`/`rcp.approx.ftz.f64` keep the
+//!   MUFU model (`0x7fffffff00000000`; approximate, not compared).
+//! * **NaN through conversions** ([`convert`]): f64 → f32 keeps the sign and the top 23
+//!   payload bits, quieted (`0x7ff8..0123` → `0x7fc00000`); f32 → f64 and f16 → f64 keep the
+//!   sign and shift the payload up, quieted (`0x7fc00123` → `0x7ff8002460000000`); f32 ↔ f16
+//!   give the canonical f16/f32 NaN. f64 → f16 gives the canonical `0x7fff` here although
+//!   the H200 keeps the payload (`0xfff8..0456` → `0xfe00`): sm_50's f16 `fma` is an f64
+//!   DFMA narrowed by `F2F.F16.F64`, and that narrowing must give the f16 arithmetic's
+//!   canonical NaN.
+//! * float → integer conversions saturate (PTX), out-of-range values clamp to the integer
+//!   type's range. NaN ([`to_int`]; measured): a 64-bit result is `0x8000000000000000`
+//!   from any format; from f64 a 32-bit result is `0x80000000` (s32 and u32), saturated
+//!   into narrower types as ptxas's `F2I.S32/U32` + `I2I.SAT` sequence does (s16 `0x8000`,
+//!   s8 `0x80`, as on the H200; u16 `0xffff`, u8 `0xff`, where the H200's own code gives
+//!   `0x8000`/`0x80`); from f32 and f16 every result of 32 bits or fewer is 0.
 //! * `.ftz` flushes subnormal inputs and subnormal (rounded) results to zero of the same sign.
 //! * `.sat` clamps the result to `[+0.0, 1.0]`; NaN and `-0.0` become `+0.0`.
-//! * `min`/`max`: a NaN operand is ignored (two NaNs give the canonical NaN); `-0.0 < +0.0`.
+//! * `min`/`max`: a NaN operand is ignored (two NaNs give a NaN, as above); `-0.0 < +0.0`.
 //! * `x + (-x)` is `+0.0` except under `rm`, where it is `-0.0`.
-//! * float → integer conversions saturate (PTX): NaN gives 0, out-of-range values clamp to
-//!   the integer type's range.
 //!
 //! # Files of this module
 //!
@@ -463,7 +489,7 @@ impl FloatOp {
             } => {
                 let r = match op {
                     FloatBinOp::Add => add(fmt, arg(0), arg(1), rnd, ftz),
-                    FloatBinOp::Sub => add(fmt, arg(0), arg(1) ^ fmt.sign_bit(), rnd, ftz),
+                    FloatBinOp::Sub => add(fmt, arg(0), negate_operand(fmt, arg(1)), rnd, ftz),
                     FloatBinOp::Mul => mul(fmt, arg(0), arg(1), rnd, ftz),
                     FloatBinOp::Min => minmax(fmt, arg(0), arg(1), false, ftz),
                     FloatBinOp::Max => minmax(fmt, arg(0), arg(1), true, ftz),
@@ -590,7 +616,7 @@ mod tests {
             let got = sqrt(FloatFmt::F64, v, Round::Rn, false);
             let want = f64::from_bits(v).sqrt();
             assert!(
-                got == want.to_bits() || (want.is_nan() && got == canonical_nan(FloatFmt::F64)),
+                got == want.to_bits() || (want.is_nan() && f64::from_bits(got).is_nan()),
                 "sqrt({v:#x})"
             );
             let v32 = v as u32;
@@ -703,6 +729,128 @@ mod tests {
         // x - x is -0 only under rm.
         assert_eq!(add(FloatFmt::F32, one, mone, Round::Rm, false), 0x8000_0000);
         assert_eq!(add(FloatFmt::F32, one, mone, Round::Rn, false), 0);
+    }
+
+    /// NaN rows measured on an H200 (`tests/data/fpmath/nan_probe*.rows` hold them all, run
+    /// through whole kernels by `tests/float_nan.rs`): the functions the simulator shares.
+    #[test]
+    fn nan_rules_as_measured() {
+        use FloatFmt::{F16, F32, F64};
+        const A: u64 = 0x7ff8_0000_0000_0123; // quiet, +
+        const B: u64 = 0xfff8_0000_0000_0456; // quiet, -
+        const C: u64 = 0x7ff0_0000_0000_0789; // signalling, +
+        const P1: u64 = 0x7ff8_0000_0000_0fff;
+        const P2: u64 = 0x7ff8_0000_0000_0001;
+        const N1: u64 = 0xfff8_0000_0000_0001;
+        const N2: u64 = 0xfff8_0000_0000_0fff;
+        const S1: u64 = 0x7ff0_0000_0000_0fff;
+        const S2: u64 = 0x7ff0_0000_0000_0001;
+        const H1: u64 = 0x7ffc_0000_0000_0001;
+        const INV: u64 = 0xfff8_0000_0000_0000;
+        const Q: u64 = 1 << 51; // the quiet bit
+        let (one, inf, zero) = (1f64.to_bits(), f64::INFINITY.to_bits(), 0u64);
+        let rn = Round::Rn;
+        // Two NaN operands of add/mul (both orders) and max.
+        for (x, y, want, want_max) in [
+            (A, B, B, B),
+            (P1, P2, P2, P2),
+            (N1, P1, N1, N1),
+            (N2, P2, N2, N2),
+            (N2, N1, N2, N2),
+            (S1, P2, S1 | Q, S1 | Q),
+            (S1, N1, S1 | Q, S1 | Q),
+            (S1, S2, S1 | Q, S2 | Q),
+            (H1, P1, H1, H1),
+        ] {
+            for (a, b) in [(x, y), (y, x)] {
+                assert_eq!(add(F64, a, b, rn, false), want, "add {a:#x} {b:#x}");
+                assert_eq!(mul(F64, a, b, rn, false), want, "mul {a:#x} {b:#x}");
+                assert_eq!(
+                    minmax(F64, a, b, true, false),
+                    want_max,
+                    "max {a:#x} {b:#x}"
+                );
+            }
+        }
+        // fma: two NaN factors, else c, else the factor.
+        for (a, b, c, want) in [
+            (A, B, C, B),
+            (A, one, C, C | Q),
+            (one, B, C, C | Q),
+            (C, one, A, A),
+            (P2, one, P1, P1),
+            (P1, P2, S1, P2),
+            (zero, inf, A, A),
+        ] {
+            assert_eq!(
+                fma(F64, a, b, c, rn, false),
+                want,
+                "fma {a:#x} {b:#x} {c:#x}"
+            );
+        }
+        // One NaN operand; sub/neg/abs leave its sign; div takes the first NaN.
+        let eval = |op: FloatOp, args: &[u64]| op.eval(args);
+        let bin = |op| FloatOp::Binary {
+            op,
+            fmt: F64,
+            rnd: rn,
+            ftz: false,
+            sat: false,
+        };
+        assert_eq!(eval(bin(FloatBinOp::Sub), &[one, N1]), N1);
+        assert_eq!(eval(bin(FloatBinOp::Sub), &[zero, A]), A);
+        assert_eq!(neg(F64, S1, false), S1 | Q);
+        assert_eq!(abs(F64, N1, false), N1);
+        assert_eq!(add(F64, C, one, rn, false), C | Q);
+        assert_eq!(minmax(F64, N1, one, true, false), one);
+        assert_eq!(div(F64, P1, P2, rn, false), P1);
+        assert_eq!(div(F64, P2, P1, rn, false), P2);
+        assert_eq!(div(F64, one, B, rn, false), B);
+        assert_eq!(sqrt(F64, N2, rn, false), N2);
+        assert_eq!(round_int(F64, S1, Round::Rz, false), S1 | Q);
+        // Invalid operations.
+        let ninf = f64::NEG_INFINITY.to_bits();
+        assert_eq!(add(F64, inf, ninf, Round::Rm, false), INV);
+        assert_eq!(mul(F64, inf, zero, Round::Rz, false), INV);
+        assert_eq!(fma(F64, zero, inf, one, rn, false), INV);
+        assert_eq!(sqrt(F64, (-1f64).to_bits(), Round::Rz, false), INV);
+        assert_eq!(div(F64, zero, zero, rn, false), INV);
+        assert_eq!(div(F64, inf, inf, rn, false), INV);
+        // Conversions.
+        assert_eq!(convert(F64, F32, A, rn, false), 0x7fc0_0000);
+        assert_eq!(convert(F64, F32, B, Round::Rz, false), 0xffc0_0000);
+        assert_eq!(convert(F64, F32, C, rn, false), 0x7fc0_0000);
+        assert_eq!(
+            convert(F32, F64, 0x7fc0_0123, rn, false),
+            0x7ff8_0024_6000_0000
+        );
+        assert_eq!(
+            convert(F32, F64, 0x7f80_0789, rn, false),
+            0x7ff8_00f1_2000_0000
+        );
+        assert_eq!(convert(F16, F64, 0xfe05, rn, false), 0xfff8_1400_0000_0000);
+        assert_eq!(convert(F32, F16, 0xffc0_0456, rn, false), 0x7fff);
+        assert_eq!(convert(F16, F32, 0xfe05, rn, false), 0x7fff_ffff);
+        assert_eq!(convert(F64, F16, B, rn, false), 0x7fff); // the H200: 0xfe00 (essay)
+                                                             // Float to integer.
+        let ti = |fmt, x, to, signed| to_int(fmt, x, to, signed, Round::Rz, false);
+        assert_eq!(ti(F64, A, Type::I32, true), 0x8000_0000);
+        assert_eq!(ti(F64, B, Type::I32, false), 0x8000_0000);
+        assert_eq!(ti(F64, B, Type::I16, true), 0x8000);
+        assert_eq!(ti(F64, P1, Type::I8, true), 0x80);
+        assert_eq!(ti(F64, B, Type::I16, false), 0xffff); // the H200: 0x8000 (essay)
+        assert_eq!(ti(F64, A, Type::I64, true), 1 << 63);
+        assert_eq!(ti(F64, B, Type::I64, false), 1 << 63);
+        assert_eq!(ti(F32, 0x7fc0_0123, Type::I64, true), 1 << 63);
+        assert_eq!(ti(F32, 0xffc0_0456, Type::I64, false), 1 << 63);
+        assert_eq!(ti(F16, 0x7e01, Type::I64, false), 1 << 63);
+        assert_eq!(ti(F32, 0x7fc0_0123, Type::I32, true), 0);
+        assert_eq!(ti(F32, 0xffc0_0456, Type::I32, false), 0);
+        assert_eq!(ti(F32, 0x7fc0_0123, Type::I16, true), 0);
+        // f32 stays canonical.
+        assert_eq!(add(F32, 0x7fc0_0123, 0xffc0_0456, rn, false), 0x7fff_ffff);
+        assert_eq!(neg(F32, 0xffc0_0456, false), 0x7fff_ffff);
+        assert_eq!(add(F32, 0x7f80_0000, 0xff80_0000, rn, false), 0x7fff_ffff);
     }
 
     #[test]
@@ -846,7 +994,7 @@ mod tests {
             );
             let fx = |r: u64| f64::from_bits(r);
             let same64 = |got: u64, want: f64| {
-                got == want.to_bits() || (want.is_nan() && got == canonical_nan(FloatFmt::F64))
+                got == want.to_bits() || (want.is_nan() && f64::from_bits(got).is_nan())
             };
             assert!(same64(
                 add(FloatFmt::F64, x.to_bits(), y.to_bits(), Round::Rn, false),
@@ -872,10 +1020,9 @@ mod tests {
             // f32 -> f64 -> f32 round trip, and f64 -> f32 rn equals the host cast.
             let wide = convert(FloatFmt::F32, FloatFmt::F64, ab, Round::Rn, false);
             assert!(same64(wide, f64::from(a)));
-            assert!(same(
-                convert(FloatFmt::F64, FloatFmt::F32, x.to_bits(), Round::Rn, false),
-                x as f32
-            ));
+            // (A NaN keeps its payload's top bits: `nan_rules_as_measured`.)
+            let narrow = convert(FloatFmt::F64, FloatFmt::F32, x.to_bits(), Round::Rn, false);
+            assert!(same(narrow, x as f32) || (x.is_nan() && f32r(narrow).is_nan()));
         }
     }
 

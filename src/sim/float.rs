@@ -8,9 +8,9 @@
 //! FMUL's scaling (`.D2` .. `.M8`) multiplies the exact product by 2^k before its one
 //! rounding (a model: checked on ptxas's code by `leafold verify --against-ptxas`). The arithmetic is
 //! the exact IEEE core of [`crate::ir::float`] (the IR reference uses the same functions),
-//! so a NaN result is canonical, `.FTZ` flushes subnormal inputs and outputs, and `.SAT`
+//! so NaN results follow its rules (canonical for f32, IEEE-style for f64), `.FTZ` flushes subnormal inputs and outputs, and `.SAT`
 //! clamps to [+0, 1]. Operand modifiers (`-`, `|x|`) act on the sign bit before the
-//! operation; an f64 lives in an aligned register pair (low word in the even register);
+//! operation, except on an f64 NaN, which they leave as it is; an f64 lives in an aligned register pair (low word in the even register);
 //! an F16 value is the low half of its register (the high half with `.H1`).
 
 use super::exec::{f, flag, get, lanes, unsupported, zs, Sim, Warp};
@@ -94,8 +94,13 @@ pub(super) fn cond(code: u64) -> Result<FloatCC, bool> {
     })
 }
 
-/// Apply `|x|` then `-x` to the sign bit of a `bits`-wide float.
+/// Apply `|x|` then `-x` to the sign bit of a `bits`-wide float. An f64 NaN passes through
+/// unchanged (as measured: `sub`, `neg` and `abs` of an f64 NaN keep its sign; an f32 NaN
+/// result is canonical whatever the operand's sign).
 pub(super) fn modify(x: u64, bits: u32, abs: bool, neg: bool) -> u64 {
+    if bits == 64 && fl::is_nan(FloatFmt::F64, x) {
+        return x;
+    }
     let s = 1u64 << (bits - 1);
     let x = if abs { x & !s } else { x };
     if neg {

@@ -3,8 +3,9 @@
 //! overflow and subnormals), and the correctly rounded operations built on them (add, mul,
 //! div, sqrt, fma, min/max, conversions to and from integers and between formats).
 //!
-//! In: bit patterns and a format. Out: the correctly rounded result bits, a canonical NaN for
-//! any NaN result. Invariant: every operation is exact before its one rounding.
+//! In: bit patterns and a format. Out: the correctly rounded result bits; a NaN result as the
+//! module essay's rules say (canonical for f16/f32, IEEE-style for f64). Invariant: every
+//! operation is exact before its one rounding.
 
 use super::*;
 
@@ -47,6 +48,78 @@ pub fn canonical_nan(fmt: FloatFmt) -> u64 {
         FloatFmt::F16 => 0x7fff,
         FloatFmt::F32 => 0x7fff_ffff,
         FloatFmt::F64 => 0x7fff_ffff_ffff_ffff,
+    }
+}
+
+/// Whether `bits` is a NaN of `fmt`.
+pub fn is_nan(fmt: FloatFmt, bits: u64) -> bool {
+    matches!(unpack(fmt, bits, false), Class::Nan)
+}
+
+/// The NaN an invalid operation makes (`inf - inf`, `0 · inf`, `0/0`, `inf/inf`,
+/// `sqrt(-x)`): canonical for f16/f32, `0xfff8000000000000` for f64 (see the module essay).
+pub fn invalid_nan(fmt: FloatFmt) -> u64 {
+    match fmt {
+        FloatFmt::F64 => 0xfff8_0000_0000_0000,
+        _ => canonical_nan(fmt),
+    }
+}
+
+/// The f64 quiet bit (the significand's top bit).
+const F64_QUIET: u64 = 1 << 51;
+
+/// A NaN operand passed through: an f64 NaN quieted with its sign and payload kept, an
+/// f16/f32 NaN canonical.
+pub fn quiet_nan(fmt: FloatFmt, bits: u64) -> u64 {
+    match fmt {
+        FloatFmt::F64 => bits | F64_QUIET,
+        _ => canonical_nan(fmt),
+    }
+}
+
+/// Which of two f64 NaN operands `add/sub/mul/min/max` (and `fma`'s product) return,
+/// quieted, as measured (module essay): a signalling NaN before a quiet one, then a negative
+/// before a positive one, then the smaller value as if the high words were equal (the
+/// smaller low word when positive, the larger when negative), the first on a tie. With
+/// `sig_reversed` (add, sub, mul) two signalling NaNs of one sign order the other way.
+fn pick_nan(a: u64, b: u64, sig_reversed: bool) -> u64 {
+    let sig = |x: u64| x & F64_QUIET == 0;
+    let neg = |x: u64| x >> 63 != 0;
+    let first = if sig(a) != sig(b) {
+        sig(a)
+    } else if neg(a) != neg(b) {
+        neg(a)
+    } else {
+        let flip = neg(a) != (sig(a) && sig_reversed);
+        match (a as u32).cmp(&(b as u32)) {
+            std::cmp::Ordering::Equal => true,
+            std::cmp::Ordering::Less => !flip,
+            std::cmp::Ordering::Greater => flip,
+        }
+    };
+    quiet_nan(FloatFmt::F64, if first { a } else { b })
+}
+
+/// The NaN result of a two-operand `add/sub/mul/min/max` when an operand is NaN (`None`
+/// when neither is): the NaN operand quieted, or [`pick_nan`]'s choice of two; always the
+/// canonical NaN for f16/f32.
+pub fn nan_operand(fmt: FloatFmt, a: u64, b: u64, sig_reversed: bool) -> Option<u64> {
+    match (is_nan(fmt, a), is_nan(fmt, b)) {
+        (false, false) => None,
+        _ if fmt != FloatFmt::F64 => Some(canonical_nan(fmt)),
+        (true, true) => Some(pick_nan(a, b, sig_reversed)),
+        (true, false) => Some(quiet_nan(fmt, a)),
+        (false, true) => Some(quiet_nan(fmt, b)),
+    }
+}
+
+/// `-b` for a subtraction or a negated operand: the sign flipped unless `b` is a NaN (a NaN
+/// operand passes through unchanged, as measured for f64 `sub`, `neg` and `abs`).
+pub fn negate_operand(fmt: FloatFmt, b: u64) -> u64 {
+    if is_nan(fmt, b) {
+        b
+    } else {
+        b ^ fmt.sign_bit()
     }
 }
 
@@ -173,10 +246,13 @@ pub(super) fn repack(fmt: FloatFmt, c: Class, rnd: Round, ftz: bool) -> u64 {
 
 /// IEEE addition.
 pub fn add(fmt: FloatFmt, a: u64, b: u64, rnd: Round, ftz: bool) -> u64 {
+    if let Some(n) = nan_operand(fmt, a, b, true) {
+        return n;
+    }
     let (ca, cb) = (unpack(fmt, a, ftz), unpack(fmt, b, ftz));
     match (ca, cb) {
         (Class::Nan, _) | (_, Class::Nan) => canonical_nan(fmt),
-        (Class::Inf(s), Class::Inf(t)) if s != t => canonical_nan(fmt),
+        (Class::Inf(s), Class::Inf(t)) if s != t => invalid_nan(fmt),
         (Class::Inf(s), _) | (_, Class::Inf(s)) => inf(fmt, s),
         (Class::Zero(s), Class::Zero(t)) => zero(fmt, if s == t { s } else { rnd == Round::Rm }),
         (Class::Zero(_), c) | (c, Class::Zero(_)) => repack(fmt, c, rnd, ftz),
@@ -192,11 +268,14 @@ pub fn add(fmt: FloatFmt, a: u64, b: u64, rnd: Round, ftz: bool) -> u64 {
 
 /// IEEE multiplication.
 pub fn mul(fmt: FloatFmt, a: u64, b: u64, rnd: Round, ftz: bool) -> u64 {
+    if let Some(n) = nan_operand(fmt, a, b, true) {
+        return n;
+    }
     let (ca, cb) = (unpack(fmt, a, ftz), unpack(fmt, b, ftz));
     let sign = sign_of(ca) != sign_of(cb);
     match (ca, cb) {
         (Class::Nan, _) | (_, Class::Nan) => canonical_nan(fmt),
-        (Class::Inf(_), Class::Zero(_)) | (Class::Zero(_), Class::Inf(_)) => canonical_nan(fmt),
+        (Class::Inf(_), Class::Zero(_)) | (Class::Zero(_), Class::Inf(_)) => invalid_nan(fmt),
         (Class::Inf(_), _) | (_, Class::Inf(_)) => inf(fmt, sign),
         (Class::Zero(_), _) | (_, Class::Zero(_)) => zero(fmt, sign),
         (Class::Fin(_, ma, ea), Class::Fin(_, mb, eb)) => round_to(
@@ -227,12 +306,16 @@ pub fn mul_scaled(fmt: FloatFmt, a: u64, b: u64, k: i32, rnd: Round, ftz: bool) 
 }
 
 /// IEEE division `a / b`, one rounding: `0/0` and `inf/inf` are NaN, `x/0` is infinite.
+/// A NaN operand gives the first NaN operand, quieted (f64; measured: no payload choice).
 pub fn div(fmt: FloatFmt, a: u64, b: u64, rnd: Round, ftz: bool) -> u64 {
+    if is_nan(fmt, a) || is_nan(fmt, b) {
+        return quiet_nan(fmt, if is_nan(fmt, a) { a } else { b });
+    }
     let (ca, cb) = (unpack(fmt, a, ftz), unpack(fmt, b, ftz));
     let sign = sign_of(ca) != sign_of(cb);
     match (ca, cb) {
         (Class::Nan, _) | (_, Class::Nan) => canonical_nan(fmt),
-        (Class::Inf(_), Class::Inf(_)) | (Class::Zero(_), Class::Zero(_)) => canonical_nan(fmt),
+        (Class::Inf(_), Class::Inf(_)) | (Class::Zero(_), Class::Zero(_)) => invalid_nan(fmt),
         (Class::Inf(_), _) | (_, Class::Zero(_)) => inf(fmt, sign),
         (Class::Zero(_), _) | (_, Class::Inf(_)) => zero(fmt, sign),
         (Class::Fin(_, ma, ea), Class::Fin(_, mb, eb)) => {
@@ -251,7 +334,8 @@ pub fn div(fmt: FloatFmt, a: u64, b: u64, rnd: Round, ftz: bool) -> u64 {
 /// IEEE square root, one rounding: `-0` is `-0`, other negatives are NaN.
 pub fn sqrt(fmt: FloatFmt, a: u64, rnd: Round, ftz: bool) -> u64 {
     match unpack(fmt, a, ftz) {
-        Class::Nan | Class::Inf(true) | Class::Fin(true, _, _) => canonical_nan(fmt),
+        Class::Nan => quiet_nan(fmt, a),
+        Class::Inf(true) | Class::Fin(true, _, _) => invalid_nan(fmt),
         Class::Inf(false) => inf(fmt, false),
         Class::Zero(s) => zero(fmt, s),
         Class::Fin(false, m, e) => {
@@ -288,26 +372,34 @@ pub(super) fn sign_of(c: Class) -> bool {
     }
 }
 
-/// IEEE fused multiply-add `a * b + c`, one rounding.
+/// IEEE fused multiply-add `a * b + c`, one rounding. NaN operands (f64, measured): two NaN
+/// factors give [`pick_nan`]'s choice of them; otherwise a NaN `c`; otherwise the NaN factor;
+/// quieted; `0 · inf + c` with `c` a NaN is `c`.
 pub fn fma(fmt: FloatFmt, a: u64, b: u64, c: u64, rnd: Round, ftz: bool) -> u64 {
     let (ca, cb, cc) = (
         unpack(fmt, a, ftz),
         unpack(fmt, b, ftz),
         unpack(fmt, c, ftz),
     );
-    if matches!(ca, Class::Nan) || matches!(cb, Class::Nan) || matches!(cc, Class::Nan) {
-        return canonical_nan(fmt);
+    if matches!(ca, Class::Nan) && matches!(cb, Class::Nan) {
+        return nan_operand(fmt, a, b, true).unwrap_or(canonical_nan(fmt));
+    }
+    if matches!(cc, Class::Nan) {
+        return quiet_nan(fmt, c);
+    }
+    if let Some(n) = nan_operand(fmt, a, b, true) {
+        return n;
     }
     let sp = sign_of(ca) != sign_of(cb);
     // The product's class: infinite, zero or finite.
     let prod_inf = matches!(ca, Class::Inf(_)) || matches!(cb, Class::Inf(_));
     let prod_zero = matches!(ca, Class::Zero(_)) || matches!(cb, Class::Zero(_));
     if prod_inf && prod_zero {
-        return canonical_nan(fmt);
+        return invalid_nan(fmt);
     }
     if prod_inf {
         return match cc {
-            Class::Inf(t) if t != sp => canonical_nan(fmt),
+            Class::Inf(t) if t != sp => invalid_nan(fmt),
             _ => inf(fmt, sp),
         };
     }
@@ -330,7 +422,8 @@ pub fn fma(fmt: FloatFmt, a: u64, b: u64, c: u64, rnd: Round, ftz: bool) -> u64 
     }
 }
 
-/// `min` (`max` when `max`): NaN operands are ignored, `-0 < +0`.
+/// `min` (`max` when `max`): NaN operands are ignored, `-0 < +0`; two NaNs give
+/// [`nan_operand`]'s NaN.
 pub fn minmax(fmt: FloatFmt, a: u64, b: u64, max: bool, ftz: bool) -> u64 {
     let (ca, cb) = (unpack(fmt, a, ftz), unpack(fmt, b, ftz));
     let (ra, rb) = (
@@ -338,7 +431,7 @@ pub fn minmax(fmt: FloatFmt, a: u64, b: u64, max: bool, ftz: bool) -> u64 {
         repack(fmt, cb, Round::Rn, ftz),
     );
     match (ca, cb) {
-        (Class::Nan, Class::Nan) => canonical_nan(fmt),
+        (Class::Nan, Class::Nan) => nan_operand(fmt, a, b, false).unwrap_or(canonical_nan(fmt)),
         (Class::Nan, _) => rb,
         (_, Class::Nan) => ra,
         _ => {
@@ -384,18 +477,20 @@ pub fn compare(fmt: FloatFmt, a: u64, b: u64, ftz: bool) -> Option<std::cmp::Ord
     x.partial_cmp(&y)
 }
 
-/// `neg` (sign flipped; NaN canonical; with `ftz`, a subnormal becomes zero first).
+/// `neg` (sign flipped; a NaN passed through as [`quiet_nan`]; with `ftz`, a subnormal
+/// becomes zero first).
 pub fn neg(fmt: FloatFmt, a: u64, ftz: bool) -> u64 {
     match unpack(fmt, a, ftz) {
-        Class::Nan => canonical_nan(fmt),
+        Class::Nan => quiet_nan(fmt, a),
         c => repack(fmt, c, Round::Rn, ftz) ^ fmt.sign_bit(),
     }
 }
 
-/// `abs` (sign cleared; NaN canonical; with `ftz`, a subnormal becomes +0).
+/// `abs` (sign cleared; a NaN passed through as [`quiet_nan`], its sign kept; with `ftz`, a
+/// subnormal becomes +0).
 pub fn abs(fmt: FloatFmt, a: u64, ftz: bool) -> u64 {
     match unpack(fmt, a, ftz) {
-        Class::Nan => canonical_nan(fmt),
+        Class::Nan => quiet_nan(fmt, a),
         c => repack(fmt, c, Round::Rn, ftz) & !fmt.sign_bit(),
     }
 }
@@ -470,12 +565,17 @@ fn shift_round(mag: u128, shift: u32, sign: bool, rnd: Round) -> u128 {
     q + u128::from(inc)
 }
 
-/// Float to integer `to`, saturating (NaN gives 0).
+/// Float to integer `to`, saturating. NaN (measured, module essay) gives what `F2I` to 32 or
+/// 64 bits gives, `2^63` for a 64-bit result, `2^31` from an f64, else 0, saturated into a
+/// narrower `to` (as read signed or unsigned) as the 32-bit result is by `I2I.SAT`.
 pub fn to_int(fmt: FloatFmt, a: u64, to: Type, signed: bool, rnd: Round, ftz: bool) -> u64 {
     let bits = to.bits();
     let (smax, smin) = ((1u128 << (bits - 1)) - 1, 1u128 << (bits - 1));
     let umax = to.mask();
     let (sign, mag) = match unpack(fmt, a, ftz) {
+        Class::Nan if bits == 64 => return 1 << 63,
+        Class::Nan if fmt == FloatFmt::F64 && signed => (true, Some(1 << 31)),
+        Class::Nan if fmt == FloatFmt::F64 => (false, Some(1 << 31)),
         Class::Nan | Class::Zero(_) => return 0,
         Class::Inf(s) => (s, None),
         Class::Fin(s, m, e) => (s, int_magnitude(s, m, e, rnd)),
@@ -502,8 +602,25 @@ pub fn to_int(fmt: FloatFmt, a: u64, to: Type, signed: bool, rnd: Round, ftz: bo
     }
 }
 
-/// Float to float of another format.
+/// Float to float of another format. A NaN keeps its sign and the top of its payload, quieted,
+/// between f32 and f64 and from f16 to f64 (measured); to and from f16 otherwise it is the
+/// canonical NaN (module essay).
 pub fn convert(from: FloatFmt, to: FloatFmt, a: u64, rnd: Round, ftz: bool) -> u64 {
+    if is_nan(from, a) && (to == FloatFmt::F64 || (from == FloatFmt::F64 && to == FloatFmt::F32)) {
+        let (fb, tb) = (from.prec() - 1, to.prec() - 1);
+        let payload = a & ((1u64 << fb) - 1);
+        let payload = if tb >= fb {
+            payload << (tb - fb)
+        } else {
+            payload >> (fb - tb)
+        };
+        let sign = if a & from.sign_bit() != 0 {
+            to.sign_bit()
+        } else {
+            0
+        };
+        return sign | inf(to, false) | payload | (1 << (tb - 1));
+    }
     // `.ftz` applies to f32 operands and results (PTX); f16 and f64 keep their subnormals.
     let c = unpack(from, a, ftz && from == FloatFmt::F32);
     repack(to, c, rnd, ftz && to == FloatFmt::F32)
@@ -512,6 +629,7 @@ pub fn convert(from: FloatFmt, to: FloatFmt, a: u64, rnd: Round, ftz: bool) -> u
 /// Round to an integral value in the same format; the sign of a zero result is kept.
 pub fn round_int(fmt: FloatFmt, a: u64, rnd: Round, ftz: bool) -> u64 {
     match unpack(fmt, a, ftz) {
+        Class::Nan => quiet_nan(fmt, a),
         Class::Fin(s, m, e) if e < 0 => match int_magnitude(s, m, e, rnd) {
             Some(q) => round_to(fmt, s, q, 0, Round::Rn, ftz),
             None => canonical_nan(fmt),

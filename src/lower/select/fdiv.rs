@@ -23,7 +23,8 @@
 //!             is right), overflow (ef >= 128) → inf or the largest finite value by mode
 //! ftz         a subnormal (rounded) result becomes zero
 //! specials    x/0, inf/y → inf; 0/y, x/inf → 0 (with .ftz subnormal inputs are zero);
-//!             then the sign; NaN operands, 0/0 and inf/inf → the canonical NaN
+//!             then the sign; NaN operands, 0/0 and inf/inf → the canonical NaN (f32);
+//!             f64: 0/0, inf/inf → 0xfff8000000000000, a NaN operand → the first, quieted
 //! ```
 //!
 //! f64 is the same algorithm on register pairs: `MUFU.RCP64H` (a 20-bit reciprocal of the
@@ -726,14 +727,29 @@ impl Seq {
             or,
             &[(Field::Rd, hi(d)), (Field::Ra, hi(d)), (Field::Rb, (s, 0))],
         );
+        // 0/0 and inf/inf: the invalid NaN; a NaN operand: the first one, quieted
+        // (`ir::float::div`).
         self.dsetp_imm(p1, EQ, x, false, 0.0, None);
         self.dsetp_imm(p1, EQ, y, false, 0.0, Some((p1, AND)));
-        self.dsetp_reg(p1, NAN_CMP, x, y, Some((p1, OR)));
         self.dsetp_imm(p2p, EQ, x, true, f64::INFINITY, None);
         self.dsetp_imm(p2p, EQ, y, true, f64::INFINITY, Some((p2p, AND)));
-        let nan = crate::ir::float::canonical_nan(crate::ir::float::FloatFmt::F64);
+        let nan = crate::ir::float::invalid_nan(crate::ir::float::FloatFmt::F64);
         self.mov64(Some((p1, false)), d, nan);
         self.mov64(Some((p2p, false)), d, nan);
+        self.nan_through(p1, d, y);
+        self.nan_through(p1, d, x);
+    }
+
+    /// `DSETP.NAN p, a, a ; @p DMUL d, a, 1.0`: a NaN `a` becomes the result, quieted (DMUL
+    /// passes a NaN operand through, `ir::float::mul`).
+    fn nan_through(&mut self, p: u8, d: u8, a: u8) {
+        self.dsetp_reg(p, NAN_CMP, a, a, None);
+        let one = sm50::Inst::new(Form::DMUL_I).with(Field::ImmF64i, f64i(1.0));
+        self.pw(
+            Some((p, false)),
+            one,
+            &[(Field::Rd, lo(d)), (Field::Ra, lo(a))],
+        );
     }
     /// `sqrt.<rnd>.f64` of the positive finite `x`, specials patched at the end:
     /// x = X·2^(2j), X in [1, 4) (a subnormal first scaled by 2^54); RSQ64H seed y, one
@@ -840,9 +856,9 @@ impl Seq {
             &[(Field::Rd, hi(d)), (Field::Rb, hi(x))],
         );
         self.dsetp_imm(p1, LT, x, false, 0.0, None);
-        self.dsetp_reg(p1, NAN_CMP, x, x, Some((p1, OR)));
-        let nan = crate::ir::float::canonical_nan(FloatFmt::F64);
+        let nan = crate::ir::float::invalid_nan(FloatFmt::F64);
         self.mov64(Some((p1, false)), d, nan);
+        self.nan_through(p1, d, x);
     }
 }
 
