@@ -543,6 +543,22 @@ impl IntCC {
             IntCC::Eq | IntCC::Ne => self,
         }
     }
+
+    /// The negated condition (`!(a < b)` is `a >= b`).
+    pub fn negated(self) -> IntCC {
+        match self {
+            IntCC::Eq => IntCC::Ne,
+            IntCC::Ne => IntCC::Eq,
+            IntCC::Slt => IntCC::Sge,
+            IntCC::Sle => IntCC::Sgt,
+            IntCC::Sgt => IntCC::Sle,
+            IntCC::Sge => IntCC::Slt,
+            IntCC::Ult => IntCC::Uge,
+            IntCC::Ule => IntCC::Ugt,
+            IntCC::Ugt => IntCC::Ule,
+            IntCC::Uge => IntCC::Ult,
+        }
+    }
 }
 
 /// The scope a `membar` orders memory accesses at.

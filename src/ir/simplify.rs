@@ -580,6 +580,16 @@ impl Simplifier<'_> {
             },
             InstData::Unary { op, arg } => match *self.def(arg)? {
                 InstData::Unary { op: inner, arg: x } if inner == op => Some(Action::Alias(x)),
+                // `not(setp)` (NVVM's `xor.pred p, q, 0 ; not.pred r, p` guarding an odd-bit
+                // test): the compare with the negated condition, one ISETP where the negation
+                // cost a PSETP (a guard or branch cannot always absorb it: if-conversion reads
+                // the predicate as it is). The `setp` goes when nothing else reads it.
+                InstData::Icmp { cc, args } if op == UnaryOp::Not => {
+                    Some(Action::Become(InstData::Icmp {
+                        cc: cc.negated(),
+                        args,
+                    }))
+                }
                 // `neg(set)`, `not(selp 1, 0)`: one SEL of the other two constants instead of
                 // a SEL and an IADD/LOP.
                 InstData::Select { cond, args } if self.ty(arg).is_int() => {

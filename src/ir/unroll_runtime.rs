@@ -282,22 +282,6 @@ fn find(f: &Function, done: &HashSet<Block>) -> Option<Candidate> {
         .find_map(|&b| candidate(f, b, &preds))
 }
 
-/// The negation of `cc`.
-fn negated(cc: IntCC) -> IntCC {
-    match cc {
-        IntCC::Eq => IntCC::Ne,
-        IntCC::Ne => IntCC::Eq,
-        IntCC::Slt => IntCC::Sge,
-        IntCC::Sle => IntCC::Sgt,
-        IntCC::Sgt => IntCC::Sle,
-        IntCC::Sge => IntCC::Slt,
-        IntCC::Ult => IntCC::Uge,
-        IntCC::Ule => IntCC::Ugt,
-        IntCC::Ugt => IntCC::Ule,
-        IntCC::Uge => IntCC::Ult,
-    }
-}
-
 /// The step `s` when `next` is `param + s` computed in `b`.
 fn step_of(f: &Function, b: Block, param: Value, next: Value) -> Option<i64> {
     let i = def_in(f, next, b)?;
@@ -325,7 +309,7 @@ fn candidate(f: &Function, b: Block, preds: &HashMap<Block, (usize, Block)>) -> 
     let InstData::Icmp { cc, args: [a0, a1] } = f.insts[cmp].data else {
         return None;
     };
-    let go_on = if shape.back_is_then { cc } else { negated(cc) };
+    let go_on = if shape.back_is_then { cc } else { cc.negated() };
     let params = &f.blocks[b].params;
     // Invariant: defined outside the loop, or a constant (copied to the preheader).
     let invariant = |v: Value| match f.values[v].def {

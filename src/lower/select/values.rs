@@ -461,6 +461,9 @@ impl<'a> Lowerer<'a> {
         if let Some(a) = self.outside_shared_window(cc, args) {
             return self.lower_window_pred(v, a);
         }
+        if self.bit_test(v, cc, args)? {
+            return Ok(());
+        }
         let ty = self.ty(args[0]);
         let (mut a, mut b, mut cc) = (args[0], args[1], cc);
         if !matches!(self.class(a), Class::Reg) && matches!(self.class(b), Class::Reg) {
@@ -569,6 +572,87 @@ impl<'a> Lowerer<'a> {
         self.push(i);
         self.set_loc(v, Loc { vreg: d, offset: 0 });
         Ok(())
+    }
+
+    /// A mask test, `(x & m) ==/!= 0` or, for a one-bit constant `m`, `(x & m) ==/!= m`, on
+    /// i8..i32, where nothing else reads the `and`: ptxas's `LOP.AND.Z|NZ p, RZ, x, m` (the
+    /// predicate output of the logic op, the result to RZ), one instruction where the `and`
+    /// and an `ISETP` were two (NVVM's `and.b32 %r, %x, 4 ; setp.eq.s32 %p, %r, 0` per bit of
+    /// quasirandomGenerator's Sobol loop and of every `x & 1` parity test). A mask that is no
+    /// imm20 is read from the literal pool (`c[0x2][..]`, as ptxas). Returns false (nothing
+    /// emitted) when the shape does not apply.
+    fn bit_test(&mut self, v: Value, cc: IntCC, args: [Value; 2]) -> Result<bool, LowerError> {
+        if !matches!(cc, IntCC::Eq | IntCC::Ne) {
+            return Ok(false);
+        }
+        let ty = self.ty(args[0]);
+        if !ty.is_int() || ty.bits() > 32 {
+            return Ok(false);
+        }
+        for (t, c) in [(args[0], args[1]), (args[1], args[0])] {
+            let Some(&InstData::Binary {
+                op: BinaryOp::And,
+                args: [p, q],
+            }) = self.def_of(t)
+            else {
+                continue;
+            };
+            let Class::Imm(k) = self.class(c) else {
+                continue;
+            };
+            if self.use_count[t.index()] != 1 {
+                continue;
+            }
+            // The operands as the LOP reads them: `x` in a register, the mask `m` a constant
+            // (a narrow value's high bits are unspecified, so it must be a constant within the
+            // type; for i32 any source).
+            let (x, m) = match (self.class(p), self.class(q)) {
+                (_, Class::Imm(m)) => (p, Some(m as u64 & ty.mask())),
+                (Class::Imm(m), _) => (q, Some(m as u64 & ty.mask())),
+                _ if ty.bits() == 32 && matches!(self.class(p), Class::Reg) => (p, None),
+                _ => continue,
+            };
+            let k = k as u64 & ty.mask();
+            // `nz`: the compare holds exactly when `x & m` is not zero.
+            let nz = match (k, m) {
+                (0, _) => cc == IntCC::Ne,
+                (k, Some(m)) if k == m && m.is_power_of_two() => cc == IntCC::Eq,
+                _ => continue,
+            };
+            let xl = self.reg(x)?;
+            let ms = match m {
+                // LOP's imm20 is sign-extended: `0xfffffff0` is `-0x10`.
+                Some(m) if fits_imm20(i64::from(m as u32 as i32)) => {
+                    Src::Imm(i64::from(m as u32 as i32))
+                }
+                Some(m) => Src::Lit(self.literal(m, 4)?),
+                None => self.src(if x == p { q } else { p })?,
+            };
+            let d = self.new_vreg(RegKind::Pred);
+            let mut i = Sm50Inst::new(Role::Plain);
+            let dop = i.def(d, false);
+            let xop = i.use_(xl.vreg);
+            let mut refs = vec![(Field::Pd, dop, 0), (Field::Ra, xop, xl.offset)];
+            let pop = if nz {
+                sm50::values::lop::pop::NZ
+            } else {
+                sm50::values::lop::pop::Z
+            };
+            let inst = Self::with_b(
+                &mut i,
+                (Form::LOP_R, Form::LOP_C, Form::LOP_I),
+                ms,
+                0,
+                &mut refs,
+            )
+            .with(Field::Op, sm50::values::lop::op::AND)
+            .with(Field::Pop, pop);
+            i.piece(inst, &refs);
+            self.push(i);
+            self.set_loc(v, Loc { vreg: d, offset: 0 });
+            return Ok(true);
+        }
+        Ok(false)
     }
 
     /// `icmp.ne (and a, ~0xffffff), (and (cvta.shared 0), ~0xffffff)` on i64, `ir::build`'s
