@@ -145,11 +145,12 @@ fn linear_filtering_1d_fixed_point_weights() {
     assert_eq!(t.sample(&q1(2.5 - 0.25 / 256.0)), r(30.0));
     // below the first centre, clamp reads texel 0 twice
     assert_eq!(t.sample(&q1(0.25)), r(10.0));
-    // border: texel -1 is the border colour (0), weight 64/256
+    // border: texel -1 is the border colour (0), weight 64/256 (x alone: a border y mode
+    // halves a 1D linear fetch, `hardware_measured_rules`)
     let b = ramp4(|d| {
         d.sampler.filter = FilterMode::Linear;
         d.sampler.normalized_coords = true;
-        d.sampler.address = [AddressMode::Border; 3];
+        d.sampler.address = [AddressMode::Border, AddressMode::Clamp, AddressMode::Clamp];
     });
     assert_eq!(b.sample(&q1(0.0625)), lanes([7.5, 0.0, 0.0, 0.0]));
     // normalized wrap across the seam: x = 0 -> xB = -0.5: texels 3 and 0, half each
@@ -1086,11 +1087,15 @@ fn held_out_rules() {
 
     // Case 16 (seed 1016): a mipmapped 6×3 texture with an unnormalized mirror sampler reads
     // x = 40.29 as normalized but clamps it: level 0, texel (5, 2), not mirrored texel 1.
+    // (`TextureDesc::validate` refuses this sampler in a description; the driver makes it.)
     let v: Vec<f32> = (0..6 * 3 + 3 + 1).map(|i| i as f32).collect();
-    let t = tex_f32(Shape::D2, [6, 3, 1], &v, |d| {
-        d.mip_levels = 3;
-        d.sampler.address = [Mirror, Clamp, Clamp];
-    });
+    let mut d = TextureDesc::new(Shape::D2, [6, 3, 1], ChannelType::F32, 1);
+    d.mip_levels = 3;
+    d.sampler.address = [Mirror, Clamp, Clamp];
+    let t = Texture {
+        desc: d,
+        data: f32_bytes(&v),
+    };
     let q = SampleQuery {
         coords: [40.285_713, 1.0, 0.0],
         lod: Lod::Level(-0.863_281_25),
@@ -1125,7 +1130,7 @@ fn held_out_rules() {
 
     // Case 12 (seed 1012), thread 45: a 3D linear fetch whose footprint (texels (0..2, 5..7,
     // 2..4)) is copied into a 2×2×2 texture, weights 131, 128, 137 (256ths): the GPU
-    // returned 0x3ebacb6e; exact products of the 9-bit weights give 0.36753.
+    // returned 0x3ebacb6e (0.36483); exact products of the 9-bit weights give 0.36753.
     let v = [
         3216606034u32,
         1045568306,
@@ -1145,4 +1150,25 @@ fn held_out_rules() {
         ..SampleQuery::default()
     };
     assert_eq!(t.sample(&q)[0], 0x3eba_cb6e);
+    // Thread 19 of the same case: weights 113, 43, 33, footprint (1..3, 6..8, 0..2); the
+    // GPU returned 0xbeca6d0f, a plain split of the 2D weights between the slices -0.41696.
+    let v = [
+        0x3e93_982bu32,
+        0xbef3_ab30,
+        0x3f98_dc49,
+        0xc0b9_337f,
+        0xc0fa_2178,
+        0x40fa_8de0,
+        0xbe44_d5bd,
+        0xbe84_de35,
+    ]
+    .map(f32::from_bits);
+    let t = tex_f32(Shape::D3, [2, 2, 2], &v, |d| {
+        d.sampler.filter = FilterMode::Linear
+    });
+    let q = SampleQuery {
+        coords: [0x3f71_0a40, 0x3f2b_5460, 0x3f20_fbf0].map(f32::from_bits),
+        ..SampleQuery::default()
+    };
+    assert_eq!(t.sample(&q)[0], 0xbeca_6d0f);
 }
