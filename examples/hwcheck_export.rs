@@ -180,36 +180,10 @@ impl Exporter {
     /// coordinates in region 0 and the results in region 1.
     fn texture(&mut self, seed: u64) {
         let case = tex::generate(seed);
-        let name = format!("tex{seed}");
-        let file = SourceFile::new(name.clone(), case.ptx.clone());
-        let module = match leafold::ptx::parse_and_check(&file)
-            .map_err(|e| format!("{e:?}"))
-            .and_then(|(ast, _)| ir::build(&ast, &file).map_err(|e| format!("{e:?}")))
-        {
-            Ok(m) => m,
+        let (launch, out) = match tex::evaluate(&case) {
+            Ok(r) => r,
             Err(e) => {
-                self.skipped.push(format!("{name}: {e}"));
-                return;
-            }
-        };
-        let mut launch = eval::Launch::new([1, 1, 1], [tex::THREADS, 1, 1]);
-        let handle = launch.textures.add_object(case.texture.clone());
-        let (inp, outp) = (1u64 << 32, 2u64 << 32);
-        for v in [handle, inp, outp] {
-            launch.params.extend_from_slice(&v.to_le_bytes());
-        }
-        launch.global.push(eval::GlobalRegion {
-            base: inp,
-            bytes: case.coords.clone(),
-        });
-        launch.global.push(eval::GlobalRegion {
-            base: outp,
-            bytes: vec![0; tex::THREADS as usize * 16],
-        });
-        let out = match eval::run(&module, "k", &launch) {
-            Ok(o) => o,
-            Err(e) => {
-                self.skipped.push(format!("{name} ({:?}): {e}", case.op));
+                self.skipped.push(format!("tex{seed} ({:?}): {e}", case.op));
                 return;
             }
         };

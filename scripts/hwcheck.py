@@ -19,7 +19,9 @@ gives no NaN payload, and eval keeps Maxwell's. approx-mismatch: the PTX uses an
 operation (`.approx`, `div.full`, `sin`..., whose results PTX bounds but does not fix; eval models
 Maxwell's MUFU, another GPU has its own) or a tensor-core product (`mma`). Texture cases
 (`--tex`): tex-mismatch, or tex-precision where every difference is within the texture unit's
-known filter precision (`tex_tolerated`). Anything else, `mismatch`, is a finding.
+known filter precision (`tex_tolerated`). Anything else, `mismatch`, is a finding. With GOTDIR
+set, a texture run can be compared again, thread by thread, with the model as it is later
+(`examples/hwcheck_texcmp.rs CASEDIR REPORT GOTDIR`), without a GPU.
 """
 import re
 import struct

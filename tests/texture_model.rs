@@ -145,11 +145,12 @@ fn linear_filtering_1d_fixed_point_weights() {
     assert_eq!(t.sample(&q1(2.5 - 0.25 / 256.0)), r(30.0));
     // below the first centre, clamp reads texel 0 twice
     assert_eq!(t.sample(&q1(0.25)), r(10.0));
-    // border: texel -1 is the border colour (0), weight 64/256
+    // border: texel -1 is the border colour (0), weight 64/256 (x alone: a border y mode
+    // halves a 1D linear fetch, `hardware_measured_rules`)
     let b = ramp4(|d| {
         d.sampler.filter = FilterMode::Linear;
         d.sampler.normalized_coords = true;
-        d.sampler.address = [AddressMode::Border; 3];
+        d.sampler.address = [AddressMode::Border, AddressMode::Clamp, AddressMode::Clamp];
     });
     assert_eq!(b.sample(&q1(0.0625)), lanes([7.5, 0.0, 0.0, 0.0]));
     // normalized wrap across the seam: x = 0 -> xB = -0.5: texels 3 and 0, half each
@@ -1049,4 +1050,125 @@ fn hardware_measured_rules() {
         ..SampleQuery::default()
     };
     assert_eq!(g.gather(0, &q), lanes([10.0, 10.0, 10.0, 10.0]));
+    held_out_rules();
+}
+
+/// Rules fitted to the held-out run of 2026-11-30 (4,500 generated cases, `/tmp/dev2/tex1`
+/// and `tex2` fitted, `tex3` held out; `examples/hwcheck_texcmp.rs` compares). Each input is
+/// one GPU fetch; texel values are the case's or stand for the texel the GPU was seen to read.
+fn held_out_rules() {
+    // Texel index as the value: face f, row y, column x of an n×n cube is 100f + 10y + x.
+    let cube = |n: u32, address: [AddressMode; 3]| {
+        let v: Vec<f32> = (0..6 * n * n)
+            .map(|i| (100 * (i / (n * n)) + 10 * (i % (n * n) / n) + i % n) as f32)
+            .collect();
+        tex_f32(Shape::Cube, [n, n, 1], &v, |d| {
+            d.sampler.normalized_coords = true;
+            d.sampler.address = address;
+        })
+    };
+    let dir = |x: f32, y: f32, z: f32| SampleQuery {
+        coords: cube_project([x, y, z]),
+        ..SampleQuery::default()
+    };
+    use AddressMode::{Border, Clamp, Mirror, Wrap};
+    // Case 31 (seed 1031): (-0.1837, -1, -1) on a 6×6 cube, x mirror, y wrap: face -z, its
+    // t = 1 is row 6, which wraps to row 0 (a per-face clamp would read row 5).
+    let q = dir(-0.183_651_92, -1.0, -1.0);
+    assert_eq!(cube(6, [Mirror, Wrap, Clamp]).sample(&q), r(503.0));
+    // Case 1261 (seed 2261): (0.0924, -1, -1) on a 3×3 cube, y border: the border colour.
+    let q = dir(0.092_376_23, -1.0, -1.0);
+    assert_eq!(cube(3, [Clamp, Border, Wrap]).sample(&q), r(0.0));
+    // Case 82 (seed 1082): the zero direction reads the centre of face +z, texel (1, 1).
+    assert_eq!(
+        cube(2, [Wrap, Border, Clamp]).sample(&dir(0.0, 0.0, 0.0)),
+        r(411.0)
+    );
+
+    // Case 16 (seed 1016): a mipmapped 6×3 texture with an unnormalized mirror sampler reads
+    // x = 40.29 as normalized but clamps it: level 0, texel (5, 2), not mirrored texel 1.
+    // (`TextureDesc::validate` refuses this sampler in a description; the driver makes it.)
+    let v: Vec<f32> = (0..6 * 3 + 3 + 1).map(|i| i as f32).collect();
+    let mut d = TextureDesc::new(Shape::D2, [6, 3, 1], ChannelType::F32, 1);
+    d.mip_levels = 3;
+    d.sampler.address = [Mirror, Clamp, Clamp];
+    let t = Texture {
+        desc: d,
+        data: f32_bytes(&v),
+    };
+    let q = SampleQuery {
+        coords: [40.285_713, 1.0, 0.0],
+        lod: Lod::Level(-0.863_281_25),
+        ..SampleQuery::default()
+    };
+    assert_eq!(t.sample(&q), r(17.0));
+
+    // Case 166 (seed 1166): a one-texel 1D texture, border modes, linear, x = 1: half of the
+    // texel along x (texel 1 is the border), half again along y (row -1 is the border).
+    let texel = [0x3ed7_6134u32, 0x3fc0_c303, 0x4033_26c6, 0xbea2_2603].map(f32::from_bits);
+    let mut d = TextureDesc::new(Shape::D1, [1, 1, 1], ChannelType::F32, 4);
+    d.sampler.filter = FilterMode::Linear;
+    d.sampler.address = [Border; 3];
+    let t = Texture::from_bytes(d, f32_bytes(&texel)).unwrap();
+    assert_eq!(
+        t.sample(&q1(1.0)),
+        [0x3dd7_6134, 0x3ec0_c303, 0x3f33_26c6, 0xbda2_2603]
+    );
+
+    // Case 1432 (seed 2432): lod 0.99917 (0x3f7fc990) with a linear mip filter blends
+    // floor(0.99917 · 256) = 255/256 of level 1 (rounding would take all of it).
+    let t = tex_f32(Shape::D1, [2, 1, 1], &[0.0, 0.0, 256.0], |d| {
+        d.mip_levels = 2;
+        d.sampler.mip_filter = FilterMode::Linear;
+    });
+    let q = SampleQuery {
+        coords: [0.25, 0.0, 0.0],
+        lod: Lod::Level(f32::from_bits(0x3f7f_c990)),
+        ..SampleQuery::default()
+    };
+    assert_eq!(t.sample(&q), r(255.0));
+
+    // Case 12 (seed 1012), thread 45: a 3D linear fetch whose footprint (texels (0..2, 5..7,
+    // 2..4)) is copied into a 2×2×2 texture, weights 131, 128, 137 (256ths): the GPU
+    // returned 0x3ebacb6e (0.36483); exact products of the 9-bit weights give 0.36753.
+    let v = [
+        3216606034u32,
+        1045568306,
+        3212727368,
+        3219908532,
+        1064870311,
+        1081130459,
+        3180629799,
+        1069651294,
+    ]
+    .map(f32::from_bits);
+    let t = tex_f32(Shape::D3, [2, 2, 2], &v, |d| {
+        d.sampler.filter = FilterMode::Linear
+    });
+    let q = SampleQuery {
+        coords: [1.010_546_2, 1.0, 1.035_156_3],
+        ..SampleQuery::default()
+    };
+    assert_eq!(t.sample(&q)[0], 0x3eba_cb6e);
+    // Thread 19 of the same case: weights 113, 43, 33, footprint (1..3, 6..8, 0..2); the
+    // GPU returned 0xbeca6d0f, a plain split of the 2D weights between the slices -0.41696.
+    let v = [
+        0x3e93_982bu32,
+        0xbef3_ab30,
+        0x3f98_dc49,
+        0xc0b9_337f,
+        0xc0fa_2178,
+        0x40fa_8de0,
+        0xbe44_d5bd,
+        0xbe84_de35,
+    ]
+    .map(f32::from_bits);
+    let t = tex_f32(Shape::D3, [2, 2, 2], &v, |d| {
+        d.sampler.filter = FilterMode::Linear
+    });
+    let q = SampleQuery {
+        coords: [0x3f71_0a40, 0x3f2b_5460, 0x3f20_fbf0].map(f32::from_bits),
+        ..SampleQuery::default()
+    };
+    assert_eq!(t.sample(&q)[0], 0xbeca_6d0f);
 }
