@@ -202,25 +202,32 @@ fn radix_digits() {
     assert_eq!(count(&sass, "MOV32I"), 0, "{sass}");
 }
 
-/// cub's warp multi-split (`ballot_chain.ptx`'s header): each bit's `ISETP`, `VOTE` and
-/// `SEL` form an independent chain, so a later bit's compare issues before an earlier bit's
-/// vote instead of waiting behind it (a `VOTE` kept in place made the chains run one after
-/// the other, a predicate latency each: radixSortThrust's onesweep kernels).
+/// cub's warp multi-split (`ballot_chain.ptx`'s header): each bit's compare (a bit test,
+/// `LOP.AND.NZ` into a predicate, or an `ISETP`), `VOTE` and `SEL` form an independent chain,
+/// so a later bit's compare issues before an earlier bit's vote instead of waiting behind it
+/// (a `VOTE` kept in place made the chains run one after the other, a predicate latency
+/// each: radixSortThrust's onesweep kernels).
 #[test]
 fn ballot_chain() {
     let sass = differential("ballot_chain", 8);
-    let at = |m: &str, nth: usize| {
+    let at = |ms: &[&str], nth: usize| {
         let lines: Vec<&str> = sass.lines().filter(|l| l.contains("/*")).collect();
         lines
             .iter()
             .enumerate()
-            .filter(|(_, l)| l.split_whitespace().any(|w| w.starts_with(m)))
+            .filter(|(_, l)| {
+                l.split_whitespace()
+                    .any(|w| ms.iter().any(|m| w.starts_with(m)))
+            })
             .map(|(k, _)| k)
             .nth(nth)
-            .unwrap_or_else(|| panic!("{m} #{nth} in\n{sass}"))
+            .unwrap_or_else(|| panic!("{ms:?} #{nth} in\n{sass}"))
     };
     assert_eq!(count(&sass, "VOTE.ANY"), 3, "{sass}");
-    assert!(at("ISETP", 1) < at("VOTE.ANY", 0), "{sass}");
+    assert!(
+        at(&["ISETP", "LOP.AND.NZ", "LOP.AND.Z"], 1) < at(&["VOTE.ANY"], 0),
+        "{sass}"
+    );
 }
 
 /// prmt's modes: the mode field of PRMT, the semantics of each (eval == sim) on random

@@ -110,12 +110,14 @@ pub fn simplify(func: &mut Function) -> Stats {
     // never iterated) rather than rehashed as it grows.
     let numbering = HashMap::with_capacity_and_hasher(func.insts.len(), Default::default());
     let values = func.values.len();
+    let uses = use_counts(func);
     let mut s = Simplifier {
         f: func,
         doms,
         numbering,
         repl: SecondaryMap::with_capacity(values),
         known: SecondaryMap::with_capacity(values),
+        uses,
         stats: Stats::default(),
     };
     // Each round only adds facts (replacements, known predicates, folded instructions), so
@@ -191,7 +193,27 @@ struct Simplifier<'f> {
     repl: SecondaryMap<Value, Option<Value>>,
     /// Predicates known to be constant (integers are known from their `iconst`).
     known: SecondaryMap<Value, Option<u64>>,
+    /// How many operands read each value in the function as it came in (a rule that would
+    /// duplicate a computation asks for a single reader; value numbering may add readers
+    /// later, which costs that rule one instruction, never correctness).
+    uses: SecondaryMap<Value, u32>,
     stats: Stats,
+}
+
+/// How many operands of the function's instructions read each value.
+fn use_counts(f: &Function) -> SecondaryMap<Value, u32> {
+    let mut uses: SecondaryMap<Value, u32> = SecondaryMap::new();
+    uses.resize(f.values.len());
+    for &b in &f.layout {
+        for &i in &f.blocks[b].insts {
+            for part in f.insts[i].data.operand_parts() {
+                for &v in part {
+                    uses[v] += 1;
+                }
+            }
+        }
+    }
+    uses
 }
 
 /// The instructions that compute from their operands alone (see [`eval::pure`]).
@@ -583,8 +605,10 @@ impl Simplifier<'_> {
                 // `not(setp)` (NVVM's `xor.pred p, q, 0 ; not.pred r, p` guarding an odd-bit
                 // test): the compare with the negated condition, one ISETP where the negation
                 // cost a PSETP (a guard or branch cannot always absorb it: if-conversion reads
-                // the predicate as it is). The `setp` goes when nothing else reads it.
-                InstData::Icmp { cc, args } if op == UnaryOp::Not => {
+                // the predicate as it is). Only where the `not` is the `setp`'s one reader: a
+                // `setp` read both ways (`bar.red ... !%p` beside `%p`) would become two
+                // compares where the reader's own negation costs nothing.
+                InstData::Icmp { cc, args } if op == UnaryOp::Not && self.uses[arg] == 1 => {
                     Some(Action::Become(InstData::Icmp {
                         cc: cc.negated(),
                         args,
@@ -968,17 +992,7 @@ impl Simplifier<'_> {
                     InstData::Iconst { .. } | InstData::Fconst { .. } | InstData::Float { .. }
                 )
         };
-        let mut uses: SecondaryMap<Value, u32> = SecondaryMap::new();
-        uses.resize(self.f.values.len());
-        for &b in &self.f.layout {
-            for &i in &self.f.blocks[b].insts {
-                for part in self.f.insts[i].data.operand_parts() {
-                    for &v in part {
-                        uses[v] += 1;
-                    }
-                }
-            }
-        }
+        let mut uses = use_counts(self.f);
         let unused =
             |uses: &SecondaryMap<Value, u32>, n: &InstNode| n.results.iter().all(|&r| uses[r] == 0);
         let mut work: Vec<Inst> = Vec::new();
