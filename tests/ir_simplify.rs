@@ -230,13 +230,13 @@ fn rules() -> Vec<(&'static str, Type, Body, usize, &'static str)> {
             let (one, zero, z) = (k(b, x, 1), k(b, x, 0), k(b, x, 0));
             let s = b.select(p, one, zero);
             b.icmp(IntCC::Eq, s, z)
-        }, 3, "not.pred"),
+        }, 2, "icmp.uge"),
         ("selp 1,0 != 1", Type::I32, |b, x, y| {
             let p = b.icmp(IntCC::Ult, x, y);
             let (one, zero, o) = (k(b, x, 1), k(b, x, 0), k(b, x, 1));
             let s = b.select(p, one, zero);
             b.icmp(IntCC::Ne, s, o)
-        }, 3, "not.pred"),
+        }, 2, "icmp.uge"),
         ("selp 1,0 == 7", Type::I32, |b, x, y| {
             let p = b.icmp(IntCC::Ult, x, y);
             let (one, zero, c) = (k(b, x, 1), k(b, x, 0), k(b, x, 7));
