@@ -31,7 +31,7 @@ fn rows(name: &str) -> Vec<(usize, usize, u64, String)> {
         let want = f
             .iter()
             .find_map(|w| w.strip_prefix("ours="))
-            .unwrap_or(&f[2]);
+            .unwrap_or(f[2]);
         v.push((
             off,
             width,
