@@ -54,12 +54,12 @@
 //! every address-taken function whose parameter and result sizes are the `.callprototype`'s
 //! (or of every function its `.calltargets` lists); each copy but the last is a [`CallSite`]
 //! with [`CallSite::dispatch`] set, entered only when the pointer equals the function's value,
-//! and otherwise skipped to its join like a guarded call. The last is entered without a
-//! compare: a pointer that holds no candidate's value is undefined behaviour in PTX (ptxas's
-//! `BRX` jumps wherever it points), so a pointer none of the others matched is the last's.
-//! Where a candidate is a subroutine (below), the copies are alternatives: each that ran
-//! jumps ([`Item::DispatchSkip`]) past the others' compares to the end of the dispatch
-//! ([`Item::DispatchDone`]). A candidate compiled as a subroutine for its size
+//! and otherwise skipped to its join like a guarded call. Where a candidate is a subroutine
+//! (below), the copies are alternatives: each that ran jumps ([`Item::DispatchSkip`]) past
+//! the others' compares to the end of the dispatch ([`Item::DispatchDone`]), and the last is
+//! entered without a compare: a pointer that holds no candidate's value is undefined
+//! behaviour in PTX (ptxas's `BRX` jumps wherever it points), so a pointer none of the
+//! others matched is the last's. A candidate compiled as a subroutine for its size
 //! ([`outlined_set`]) has no body in its copy: the copy binds the parameters and results as
 //! usual, and an [`Item::SubCall`] is its `CAL` (`FnBuilder::sub_call`).
 //!
@@ -508,10 +508,12 @@ impl<'a, 't> Expander<'a, 't> {
         let last = candidates.len() - 1;
         for (k, (f, id)) in candidates.into_iter().enumerate() {
             let skip = (k < last && calls).then_some(done);
-            // The pointer holds one of the candidates' values (calling anything else is
-            // undefined), so the last one is entered without a compare, as ptxas's `BRX`
-            // jumps to whatever the pointer holds.
-            let id = (k < last).then_some(id);
+            // Where the copies are alternatives, the pointer holds one of the candidates'
+            // values (calling anything else is undefined), so the last one is entered
+            // without a compare, as ptxas's `BRX` jumps to whatever the pointer holds. (A
+            // straight sequence of inlined copies runs into the last one after the one
+            // that matched: it keeps its compare.)
+            let id = (k < last || !calls).then_some(id);
             if self.stack.iter().any(|&g| g == f.name.text) {
                 return self.refuse(
                     target.span,
