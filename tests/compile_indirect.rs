@@ -307,3 +307,87 @@ fn indirect_candidates_kept_as_subroutines() {
     each_thread(&last, 0, |_, x| f(x, x & 1));
     each_thread(&last, 1, |_, x| f(f(x, x & 1), (x >> 1) & 1));
 }
+
+/// A four-argument function of the shape [`long_func`] makes: `r = a + 2b + 3c + 4d`, then
+/// `rounds` of its rounds.
+fn long_func4(name: &str, k: u32, rounds: u32) -> String {
+    let mut s = format!(
+        ".func (.param .b32 rv) {name}(.param .b32 a, .param .b32 b, .param .b32 c, .param .b32 d)\n{{\n    \
+         .reg .b32 %r<8>;\n    ld.param.u32 %r1, [a];\n    ld.param.u32 %r3, [b];\n    \
+         ld.param.u32 %r4, [c];\n    ld.param.u32 %r5, [d];\n    mad.lo.u32 %r1, %r3, 2, %r1;\n    \
+         mad.lo.u32 %r1, %r4, 3, %r1;\n    mad.lo.u32 %r1, %r5, 4, %r1;\n"
+    );
+    for i in 0..rounds {
+        let m = k + 2 * i + 1;
+        s += &format!(
+            "    mul.lo.u32 %r1, %r1, {m};\n    add.u32 %r1, %r1, {i};\n    shr.u32 %r2, %r1, 7;\n    xor.b32 %r1, %r1, %r2;\n"
+        );
+    }
+    s + "    st.param.b32 [rv], %r1;\n    ret;\n}\n"
+}
+
+/// An indirect call of four arguments whose two candidates are subroutines: the arguments
+/// are moved into R4..R7 once, before the dispatch (`select::call::shared_arg_calls`), not
+/// once per candidate's `CAL` (the arguments stay live after the call, so each needs a copy
+/// in its ABI register); and the last candidate is entered without a compare (a pointer
+/// holds one of the candidates' values), so one 64-bit compare (two `ISETP`s) picks between
+/// the two. Words 0-4: the result and the four arguments, computed by hand.
+#[test]
+fn indirect_call_arguments_move_once() {
+    let decls = format!(
+        "{}{}\n.global .align 8 .u64 ftab[2] = {{four_a, four_b}};\n",
+        long_func4("four_a", 3, 9),
+        long_func4("four_b", 10, 9)
+    );
+    let body = load_entry("and.b32", 1, "ftab", "global")
+        + r#"
+    add.u32 %r12, %r2, 1;
+    mul.lo.u32 %r13, %r2, 3;
+    xor.b32 %r14, %r2, 5;
+    {
+    .param .b32 p0;
+    st.param.b32 [p0], %r2;
+    .param .b32 p1;
+    st.param.b32 [p1], %r12;
+    .param .b32 p2;
+    st.param.b32 [p2], %r13;
+    .param .b32 p3;
+    st.param.b32 [p3], %r14;
+    .param .b32 r0;
+    proto_4 : .callprototype (.param .b32 _) _ (.param .b32 _, .param .b32 _, .param .b32 _, .param .b32 _);
+    call (r0), %rd9, (p0, p1, p2, p3), proto_4;
+    ld.param.b32 %r4, [r0];
+    }
+    st.global.u32 [%rd3], %r4;
+    st.global.u32 [%rd3+4], %r2;
+    st.global.u32 [%rd3+8], %r12;
+    st.global.u32 [%rd3+12], %r13;
+    st.global.u32 [%rd3+16], %r14;
+    st.global.u32 [%rd3+28], %r2;
+"#;
+    let (out, last) = run("four_args", &decls, &body);
+    let all = texts(&out.sass);
+    // The kernel's code: everything up to its last EXIT (the subroutines follow it).
+    let end = all.iter().rposition(|t| t.starts_with("EXIT")).unwrap() + 1;
+    let kernel = &all[..end];
+    let count = |pred: &dyn Fn(&str) -> bool| kernel.iter().filter(|t| pred(t)).count();
+    assert_eq!(count(&|t| t.starts_with("CAL")), 2, "{}", out.sass);
+    for r in ["R4", "R5", "R6", "R7"] {
+        let moves = count(&|t| t.starts_with("MOV ") && t[4..].starts_with(&format!("{r},")));
+        assert!(moves <= 1, "{moves} moves into {r}:\n{}", out.sass);
+    }
+    assert_eq!(count(&|t| t.starts_with("ISETP")), 2, "{}", out.sass);
+    let f = |x: u32, k: u32| {
+        let (b, c, d) = (x.wrapping_add(1), x.wrapping_mul(3), x ^ 5);
+        let s = x
+            .wrapping_add(b.wrapping_mul(2))
+            .wrapping_add(c.wrapping_mul(3))
+            .wrapping_add(d.wrapping_mul(4));
+        long_value(s, k, 9)
+    };
+    each_thread(&last, 0, |_, x| f(x, if x & 1 == 0 { 3 } else { 10 }));
+    each_thread(&last, 1, |_, x| x);
+    each_thread(&last, 2, |_, x| x.wrapping_add(1));
+    each_thread(&last, 3, |_, x| x.wrapping_mul(3));
+    each_thread(&last, 4, |_, x| x ^ 5);
+}

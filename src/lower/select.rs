@@ -244,6 +244,10 @@ pub(super) struct Lowerer<'a> {
     /// With `LowerOptions::remat_cbuf`: the register each constant-bank value was last read
     /// into, with the block of that read (reused only within that block).
     cbuf_copies: HashMap<Value, (BlockId, Loc)>,
+    /// Calls that share one set of argument copies, by the IR block whose end makes them
+    /// (`call::shared_arg_calls`), and the copies made so far, by call.
+    shared_groups: HashMap<Block, Vec<Vec<Inst>>>,
+    shared_copies: HashMap<Inst, Vec<(VReg, u8)>>,
 }
 
 /// Values built once and reused wherever the block they were built in dominates the use
@@ -515,6 +519,8 @@ impl<'a> Lowerer<'a> {
             desc_sizes: Reuse::default(),
             bit_ctls: Reuse::default(),
             cbuf_copies: HashMap::default(),
+            shared_groups: HashMap::default(),
+            shared_copies: HashMap::default(),
         }
     }
 
@@ -543,6 +549,7 @@ impl<'a> Lowerer<'a> {
             }
         }
         let needed = self.demand()?;
+        self.shared_groups = call::shared_arg_calls(self.f, &self.doms);
         self.vb.set_srcloc(crate::machinst::SrcLoc::NONE);
         // VCode's entry block may not be a branch target; when the IR's is one (a loop at
         // the very top of a kernel), an empty block that falls into it goes first.
@@ -585,6 +592,9 @@ impl<'a> Lowerer<'a> {
             for &i in &self.f.blocks[b].insts {
                 if needed[i.index()] {
                     self.vb.set_srcloc(self.f.srcloc(i));
+                    if self.f.insts[i].data.is_terminator() {
+                        self.share_arg_copies(b)?;
+                    }
                     self.lower_inst(i)?;
                 }
             }
@@ -1229,7 +1239,7 @@ impl<'a> Lowerer<'a> {
                 callee,
                 ref args,
                 ref arg_regs,
-            } => self.lower_extern_call(results, callee, args, arg_regs),
+            } => self.lower_extern_call(inst, results, callee, args, arg_regs),
             InstData::SubReturn { ref values } => self.lower_sub_return(values),
             InstData::Collective { op, .. } => Err(LowerError::Internal(format!(
                 "{} reached selection (ir::collective::expand replaces it first)",

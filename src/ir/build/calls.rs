@@ -52,14 +52,16 @@
 //! module order): `mov.u64 %rd, f` is that constant, and so is `f` in an initializer. A call
 //! through a register (`call (r), %rd, (args), proto;`) is expanded into one inlined copy of
 //! every address-taken function whose parameter and result sizes are the `.callprototype`'s
-//! (or of every function its `.calltargets` lists); each copy is a [`CallSite`] with
-//! [`CallSite::dispatch`] set, entered only when the pointer equals the function's value, and
-//! otherwise skipped to its join like a guarded call. Where a candidate is a subroutine
-//! (below), the copies are alternatives: each that ran jumps ([`Item::DispatchSkip`]) past the others' compares to the end of the
-//! dispatch ([`Item::DispatchDone`]). A pointer that holds no candidate's value calls nothing
-//! (PTX: undefined). A candidate compiled as a subroutine for its size ([`outlined_set`])
-//! has no body in its copy: the copy binds the parameters and results as usual, and an
-//! [`Item::SubCall`] is its `CAL` (`FnBuilder::sub_call`).
+//! (or of every function its `.calltargets` lists); each copy but the last is a [`CallSite`]
+//! with [`CallSite::dispatch`] set, entered only when the pointer equals the function's value,
+//! and otherwise skipped to its join like a guarded call. Where a candidate is a subroutine
+//! (below), the copies are alternatives: each that ran jumps ([`Item::DispatchSkip`]) past
+//! the others' compares to the end of the dispatch ([`Item::DispatchDone`]), and the last is
+//! entered without a compare: a pointer that holds no candidate's value is undefined
+//! behaviour in PTX (ptxas's `BRX` jumps wherever it points), so a pointer none of the
+//! others matched is the last's. A candidate compiled as a subroutine for its size
+//! ([`outlined_set`]) has no body in its copy: the copy binds the parameters and results as
+//! usual, and an [`Item::SubCall`] is its `CAL` (`FnBuilder::sub_call`).
 //!
 //! `brx.idx idx, table` ([`FnBuilder::brx`]) is a chain of compares to the labels of its
 //! `.branchtargets` table, which the expander records by instruction (so that the block plan
@@ -506,6 +508,12 @@ impl<'a, 't> Expander<'a, 't> {
         let last = candidates.len() - 1;
         for (k, (f, id)) in candidates.into_iter().enumerate() {
             let skip = (k < last && calls).then_some(done);
+            // Where the copies are alternatives, the pointer holds one of the candidates'
+            // values (calling anything else is undefined), so the last one is entered
+            // without a compare, as ptxas's `BRX` jumps to whatever the pointer holds. (A
+            // straight sequence of inlined copies runs into the last one after the one
+            // that matched: it keeps its compare.)
+            let id = (k < last || !calls).then_some(id);
             if self.stack.iter().any(|&g| g == f.name.text) {
                 return self.refuse(
                     target.span,
@@ -522,16 +530,18 @@ impl<'a, 't> Expander<'a, 't> {
                     frame: self.next_frame,
                     ins,
                     callee: f,
-                    dispatch: Some(id),
+                    dispatch: id,
                 };
                 self.next_frame += 1;
                 out.push(Item::CallBegin(site));
                 out.push(Item::SubCall(site));
                 out.push(Item::CallEnd(site));
                 out.extend(skip.map(Item::DispatchSkip));
-                out.push(Item::CallJoin(site.frame));
+                if site.guarded() {
+                    out.push(Item::CallJoin(site.frame));
+                }
             } else if let Some(body) = &f.body {
-                self.inline(ins, f, body, Some(id), skip, out);
+                self.inline(ins, f, body, id, skip, out);
             }
         }
         out.push(Item::DispatchDone(done));

@@ -17,6 +17,12 @@
 //! holds [`SUB_CAL_BASE`] + the subroutine's index until the driver places the subroutine's
 //! code after the kernel's and points the `CAL` at it. The clobbers are the same.
 //!
+//! Calls that pass the same values in the same registers and share a dominating block with
+//! nothing but compares between it and them (an indirect call's candidates: one `CAL` each
+//! behind a compare chain, `ir::build::calls`) take their copies from one set made at the end
+//! of that block ([`shared_arg_calls`]): the arguments move into R4.. once per call site, as
+//! ptxas moves them once before its `BRX`, not once per candidate.
+//!
 //! Inside a subroutine ([`crate::ir::Function::subroutine`]) the arguments arrive in R4..:
 //! one piece-less instruction at entry defines every argument word in its register
 //! ([`Lowerer::capture_sub_args`]) and each is copied to a fresh register at once, which
@@ -34,11 +40,12 @@
 //! registers).
 
 use super::Lowerer;
-use crate::ir::{BinaryOp, ConvOp, InstData, Type, Value};
+use crate::ir::{BinaryOp, Block, ConvOp, Function, Inst, InstData, Type, Value};
 use crate::lower::inst::{Reloc, RelocWord, Role, Sm50Inst};
 use crate::lower::LowerError;
 use crate::machinst::{OpSpec, PhysReg, Reg, RegKind, VReg};
 use crate::sm50::{self, Field, Form};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 /// The `rel` of a `CAL` of subroutine `k` before the driver places it: this + `k` (the
 /// field is 24 bits; the f32 division's `CAL` holds `CAL_FDIV`, 0, and every `CAL` placed
@@ -86,25 +93,19 @@ impl Lowerer<'_> {
         Ok(())
     }
 
-    pub(super) fn lower_extern_call(
+    /// Each register argument word copied into a register of its own, which the call pins
+    /// to its ABI register: the value itself may live on past the call, in a register the
+    /// call does not clobber. (Pinned words are all 32-bit: a pair pinned in the 64-bit
+    /// class and a word defined in the 32-bit class at one call would alias behind the
+    /// allocator's back.) Stack words are left to [`Lowerer::store_stack_arg`].
+    fn arg_copies(
         &mut self,
-        results: &[Value],
-        callee: u32,
         args: &[Value],
         arg_regs: &[u8],
-    ) -> Result<(), LowerError> {
-        // A result of more than 12 words comes back through a buffer in the outgoing area,
-        // whose address goes in R4 (`ir::result_buffer_offset`; docs/calls.md).
-        let buffer = (results.len() > crate::ir::MAX_RESULT_REGISTERS)
-            .then(|| crate::ir::call_result_buffer_offset(self.f, args, arg_regs));
-        // Each argument word copied into a register of its own, which the call pins: the
-        // value itself may live on past the call, in a register the call does not clobber.
-        // (Pinned words are all 32-bit: a pair pinned in the 64-bit class and a word defined
-        // in the 32-bit class at one call would alias behind the allocator's back.)
+    ) -> Result<Vec<(VReg, u8)>, LowerError> {
         let mut copies = Vec::new();
         for (&a, &r) in args.iter().zip(arg_regs) {
             if r >= crate::ir::STACK_ARG_REG {
-                self.store_stack_arg(a, r)?;
                 continue;
             }
             let loc = self.reg(a)?;
@@ -115,6 +116,55 @@ impl Lowerer<'_> {
                     offset: loc.offset + w,
                 };
                 copies.push((self.copy_b32(word), r + w));
+            }
+        }
+        Ok(copies)
+    }
+
+    /// At the end of IR block `b` (before its terminator): the argument copies of each
+    /// group of calls [`shared_arg_calls`] placed here, recorded for every call of the group.
+    pub(super) fn share_arg_copies(&mut self, b: Block) -> Result<(), LowerError> {
+        let Some(groups) = self.shared_groups.get(&b).cloned() else {
+            return Ok(());
+        };
+        for group in groups {
+            let InstData::ExternCall {
+                ref args,
+                ref arg_regs,
+                ..
+            } = self.f.insts[group[0]].data
+            else {
+                continue;
+            };
+            let copies = self.arg_copies(args, arg_regs)?;
+            for call in group {
+                self.shared_copies.insert(call, copies.clone());
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) fn lower_extern_call(
+        &mut self,
+        call: Inst,
+        results: &[Value],
+        callee: u32,
+        args: &[Value],
+        arg_regs: &[u8],
+    ) -> Result<(), LowerError> {
+        // A result of more than 12 words comes back through a buffer in the outgoing area,
+        // whose address goes in R4 (`ir::result_buffer_offset`; docs/calls.md).
+        let buffer = (results.len() > crate::ir::MAX_RESULT_REGISTERS)
+            .then(|| crate::ir::call_result_buffer_offset(self.f, args, arg_regs));
+        // The register words' copies: made once before an indirect call's dispatch where
+        // its candidates share them (`shared_arg_calls`), else here.
+        let mut copies = match self.shared_copies.get(&call) {
+            Some(shared) => shared.clone(),
+            None => self.arg_copies(args, arg_regs)?,
+        };
+        for (&a, &r) in args.iter().zip(arg_regs) {
+            if r >= crate::ir::STACK_ARG_REG {
+                self.store_stack_arg(a, r)?;
             }
         }
         if let Some(off) = buffer {
@@ -522,4 +572,129 @@ impl Lowerer<'_> {
         self.push(mv);
         c
     }
+}
+
+/// At most this many IR instructions may lie between the block where [`shared_arg_calls`]
+/// copies a group's arguments and its calls (an indirect call's compare chain is two or three
+/// a candidate): the copies are live across them.
+const MAX_SHARED_SPAN: usize = 32;
+
+/// The calls that take their argument words from one set of copies, by the IR block at
+/// whose end the copies are made: every group of two or more calls that pass the same values
+/// in the same registers (R4..R15; at most 12 result words), where the nearest block that
+/// dominates them all holds none of them, and nothing on the way from it to each call (at
+/// most [`MAX_SHARED_SPAN`] instructions) is another call, which would clobber the copies.
+///
+/// That is the shape of an indirect call whose candidates are subroutines
+/// (`ir::build::calls`): one compare and `CAL` per candidate, each copy jumping past the
+/// others. With the copies made once before the compares, the arguments are moved into
+/// R4.. once per call site, as ptxas does before its `BRX`, instead of once per candidate.
+pub(super) fn shared_arg_calls(
+    f: &Function,
+    doms: &crate::ir::Dominators,
+) -> HashMap<Block, Vec<Vec<Inst>>> {
+    let mut by_args: HashMap<Vec<(Value, u8)>, Vec<Inst>> = HashMap::default();
+    for &b in &f.layout {
+        for &i in &f.blocks[b].insts {
+            let node = &f.insts[i];
+            let InstData::ExternCall { args, arg_regs, .. } = &node.data else {
+                continue;
+            };
+            if node.results.len() > crate::ir::MAX_RESULT_REGISTERS {
+                continue;
+            }
+            let key: Vec<(Value, u8)> = args
+                .iter()
+                .zip(arg_regs)
+                .filter(|&(_, &r)| r < crate::ir::STACK_ARG_REG)
+                .map(|(&a, &r)| (a, r))
+                .collect();
+            if !key.is_empty() {
+                by_args.entry(key).or_default().push(i);
+            }
+        }
+    }
+    let mut out: HashMap<Block, Vec<Vec<Inst>>> = HashMap::default();
+    let preds = predecessors(f);
+    let mut groups: Vec<Vec<Inst>> = by_args.into_values().filter(|g| g.len() > 1).collect();
+    // In program order, so that the copies come out the same on every run.
+    groups.sort_by_key(|g| g[0]);
+    for group in groups {
+        let Some(home) = group
+            .iter()
+            .map(|&i| Some(f.insts[i].block))
+            .reduce(|a, b| common_dominator(doms, a?, b?))
+            .flatten()
+        else {
+            continue;
+        };
+        if group
+            .iter()
+            .all(|&i| span_without_calls(f, &preds, home, i))
+        {
+            out.entry(home).or_default().push(group);
+        }
+    }
+    out
+}
+
+/// The nearest block that dominates both `a` and `b` (`None` if one is unreachable).
+fn common_dominator(doms: &crate::ir::Dominators, a: Block, b: Block) -> Option<Block> {
+    let mut x = a;
+    while !doms.dominates(x, b) {
+        x = doms.idom(x)?;
+    }
+    Some(x)
+}
+
+/// Whether the code from the end of `home` to `call` (which `home` dominates) holds no other
+/// call and at most [`MAX_SHARED_SPAN`] instructions; false where `call` is in `home`.
+fn span_without_calls(
+    f: &Function,
+    preds: &HashMap<Block, Vec<Block>>,
+    home: Block,
+    call: Inst,
+) -> bool {
+    let start = f.insts[call].block;
+    if start == home {
+        return false;
+    }
+    let is_call = |i: &Inst| matches!(f.insts[*i].data, InstData::ExternCall { .. });
+    let before = f.blocks[start].insts.iter().take_while(|&&i| i != call);
+    let mut count = 0;
+    for i in before {
+        if is_call(i) {
+            return false;
+        }
+        count += 1;
+    }
+    let mut seen: HashSet<Block> = HashSet::default();
+    let mut work: Vec<Block> = preds.get(&start).cloned().unwrap_or_default();
+    while let Some(b) = work.pop() {
+        if b == home || !seen.insert(b) {
+            continue;
+        }
+        if b == start || f.blocks[b].insts.iter().any(is_call) {
+            return false;
+        }
+        count += f.blocks[b].insts.len();
+        if count > MAX_SHARED_SPAN {
+            return false;
+        }
+        work.extend(preds.get(&b).into_iter().flatten().copied());
+    }
+    count <= MAX_SHARED_SPAN
+}
+
+/// Each block's predecessors (by the branches of its layout's terminators).
+fn predecessors(f: &Function) -> HashMap<Block, Vec<Block>> {
+    let mut preds: HashMap<Block, Vec<Block>> = HashMap::default();
+    for &b in &f.layout {
+        if let Some(&last) = f.blocks[b].insts.last() {
+            for t in f.insts[last].data.targets() {
+                preds.entry(t.block).or_default().push(b);
+            }
+        }
+    }
+    preds
 }
