@@ -341,6 +341,17 @@ fn indirect_call_arguments_move_once() {
         long_func4("four_a", 3, 9),
         long_func4("four_b", 10, 9)
     );
+    // One call site through the table with the four arguments; `proto` names its prototype.
+    let site = |proto: &str| {
+        format!(
+            "    {{\n    .param .b32 p0;\n    st.param.b32 [p0], %r2;\n    .param .b32 p1;\n    \
+             st.param.b32 [p1], %r12;\n    .param .b32 p2;\n    st.param.b32 [p2], %r13;\n    \
+             .param .b32 p3;\n    st.param.b32 [p3], %r14;\n    .param .b32 r0;\n    \
+             {proto} : .callprototype (.param .b32 _) _ (.param .b32 _, .param .b32 _, \
+             .param .b32 _, .param .b32 _);\n    call (r0), %rd9, (p0, p1, p2, p3), {proto};\n    \
+             ld.param.b32 %r4, [r0];\n    }}\n"
+        )
+    };
     let body = load_entry("and.b32", 1, "ftab", "global")
         + r#"
     add.u32 %r12, %r2, 1;
@@ -349,37 +360,10 @@ fn indirect_call_arguments_move_once() {
     and.b32 %r15, %r2, 2;
     setp.eq.u32 %p7, %r15, 0;
     @%p7 bra $L_second;
-    {
-    .param .b32 p0;
-    st.param.b32 [p0], %r2;
-    .param .b32 p1;
-    st.param.b32 [p1], %r12;
-    .param .b32 p2;
-    st.param.b32 [p2], %r13;
-    .param .b32 p3;
-    st.param.b32 [p3], %r14;
-    .param .b32 r0;
-    proto_4 : .callprototype (.param .b32 _) _ (.param .b32 _, .param .b32 _, .param .b32 _, .param .b32 _);
-    call (r0), %rd9, (p0, p1, p2, p3), proto_4;
-    ld.param.b32 %r4, [r0];
-    }
-    bra.uni $L_join;
-$L_second:
-    {
-    .param .b32 p0;
-    st.param.b32 [p0], %r2;
-    .param .b32 p1;
-    st.param.b32 [p1], %r12;
-    .param .b32 p2;
-    st.param.b32 [p2], %r13;
-    .param .b32 p3;
-    st.param.b32 [p3], %r14;
-    .param .b32 r0;
-    proto_4b : .callprototype (.param .b32 _) _ (.param .b32 _, .param .b32 _, .param .b32 _, .param .b32 _);
-    call (r0), %rd9, (p0, p1, p2, p3), proto_4b;
-    ld.param.b32 %r4, [r0];
-    }
-$L_join:
+"# + &site("proto_4")
+        + "    bra.uni $L_join;\n$L_second:\n"
+        + &site("proto_4b")
+        + r#"$L_join:
     st.global.u32 [%rd3], %r4;
     st.global.u32 [%rd3+4], %r2;
     st.global.u32 [%rd3+8], %r12;
