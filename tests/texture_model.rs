@@ -532,7 +532,8 @@ fn txq_values() {
         ForceUnnormalizedCoords, Height, NormalizedCoords, NumMipmapLevels, NumSamples, Width,
     };
     let q = |w| t.query(w, 0);
-    assert_eq!((q(Width), q(Height), q(Depth)), (64, 32, 1));
+    // A texture with no third dimension answers depth 0 (measured on an H200, session 27).
+    assert_eq!((q(Width), q(Height), q(Depth)), (64, 32, 0));
     assert_eq!((t.query(Width, 1), t.query(Height, 1)), (32, 16));
     assert_eq!((t.query(Width, 2), t.query(Height, 2)), (16, 8));
     assert_eq!((t.query(Width, 3), t.query(Height, 3)), (0, 0));
@@ -551,6 +552,15 @@ fn txq_values() {
     assert_eq!(p.query(NormalizedCoords, 0), 0);
     assert_eq!(p.query(AddrMode0, 0), 3);
     assert_eq!(p.query(ArraySize, 0), 8);
+    // The layers where the GPU reports them (H200, 212 generated `txq` kernels): a 2D
+    // layered texture's depth, a 1D layered texture's height.
+    assert_eq!((p.query(Height, 0), p.query(Depth, 0)), (p.desc.height, 8));
+    let a1 = Texture::random(default_desc(Shape::A1, ResultKind::Unsigned), 3);
+    assert!(a1.desc.layers > 1);
+    assert_eq!(
+        (a1.query(Height, 0), a1.query(Depth, 0)),
+        (a1.desc.layers, 0)
+    );
     assert_eq!(p.query(NumMipmapLevels, 0), 0);
     // a separate sampler's attributes
     let mut s = SamplerDesc::default();
