@@ -1141,6 +1141,16 @@ fn held_out_rules() {
     // Case 12 (seed 1012), thread 45: a 3D linear fetch whose footprint (texels (0..2, 5..7,
     // 2..4)) is copied into a 2×2×2 texture, weights 131, 128, 137 (256ths): the GPU
     // returned 0x3ebacb6e (0.36483); exact products of the 9-bit weights give 0.36753.
+    // A linear fetch at `coords` of a 2×2×2 f32 texture holding the GPU's footprint.
+    let fetch_3d = |texels: [u32; 8], coords: [f32; 3]| {
+        let t = tex_f32(Shape::D3, [2, 2, 2], &texels.map(f32::from_bits), |d| {
+            d.sampler.filter = FilterMode::Linear
+        });
+        t.sample(&SampleQuery {
+            coords,
+            ..SampleQuery::default()
+        })[0]
+    };
     let v = [
         3216606034u32,
         1045568306,
@@ -1150,16 +1160,8 @@ fn held_out_rules() {
         1081130459,
         3180629799,
         1069651294,
-    ]
-    .map(f32::from_bits);
-    let t = tex_f32(Shape::D3, [2, 2, 2], &v, |d| {
-        d.sampler.filter = FilterMode::Linear
-    });
-    let q = SampleQuery {
-        coords: [1.010_546_2, 1.0, 1.035_156_3],
-        ..SampleQuery::default()
-    };
-    assert_eq!(t.sample(&q)[0], 0x3eba_cb6e);
+    ];
+    assert_eq!(fetch_3d(v, [1.010_546_2, 1.0, 1.035_156_3]), 0x3eba_cb6e);
     // Thread 19 of the same case: weights 113, 43, 33, footprint (1..3, 6..8, 0..2); the
     // GPU returned 0xbeca6d0f, a plain split of the 2D weights between the slices -0.41696.
     let v = [
@@ -1171,14 +1173,7 @@ fn held_out_rules() {
         0x40fa_8de0,
         0xbe44_d5bd,
         0xbe84_de35,
-    ]
-    .map(f32::from_bits);
-    let t = tex_f32(Shape::D3, [2, 2, 2], &v, |d| {
-        d.sampler.filter = FilterMode::Linear
-    });
-    let q = SampleQuery {
-        coords: [0x3f71_0a40, 0x3f2b_5460, 0x3f20_fbf0].map(f32::from_bits),
-        ..SampleQuery::default()
-    };
-    assert_eq!(t.sample(&q)[0], 0xbeca_6d0f);
+    ];
+    let at = [0x3f71_0a40, 0x3f2b_5460, 0x3f20_fbf0].map(f32::from_bits);
+    assert_eq!(fetch_3d(v, at), 0xbeca_6d0f);
 }
