@@ -40,7 +40,10 @@
 //!   (`frac(x)`, `1 - frac(x)` on odd periods, clamping to `[0, 1 - 1/N]`) and has no
 //!   rounding edge at `frac(x)` = 1. Wrap and mirror need normalized coordinates (the guide:
 //!   only supported there); with an unnormalized sampler they act as clamp, on a mipmapped
-//!   texture too, whose coordinates are read as normalized (*measured*).
+//!   texture too, whose coordinates are read as normalized (*measured*). A description
+//!   ([`TextureDesc::validate`]) may name them with unnormalized coordinates only on a
+//!   mipmapped texture, as the CUDA driver makes one; on a texture of one level they are
+//!   refused as a likely mistake (`norm` forgotten).
 //! * **Cube maps.** The face is chosen by the major axis of the direction `(x, y, z)` (ties:
 //!   z before y before x), with the guide's table of face coordinates: `+x`: `(-z, -y)`,
 //!   `-x`: `(z, -y)`, `+y`: `(x, z)`, `-y`: `(x, -z)`, `+z`: `(x, -y)`, `-z`: `(-x, -y)`, each

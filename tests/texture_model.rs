@@ -495,6 +495,59 @@ fn mip_levels() {
     assert_eq!(t.fetch([0, 0, 0, 0], 2), r(300.0));
 }
 
+/// A description may give a mipmapped texture an unnormalized wrap or mirror sampler, as the
+/// CUDA driver makes one: the GPU reads its coordinates as normalized and clamps them
+/// (held-out case 16). Texel (x, y) of level l holds 100 l + 10 y + x.
+#[test]
+fn unnormalized_wrap_and_mirror_on_mipmapped_textures() {
+    // 6x3, then 3x1, then 1x1.
+    let mut v: Vec<f32> = Vec::new();
+    for (l, (w, h)) in [(6, 3), (3, 1), (1, 1)].into_iter().enumerate() {
+        for y in 0..h {
+            for x in 0..w {
+                v.push((100 * l + 10 * y + x) as f32);
+            }
+        }
+    }
+    let texture = |text: &str| Texture::from_bytes(parse(text).unwrap(), f32_bytes(&v)).unwrap();
+    let at = |x: f32, y: f32, level: f32| SampleQuery {
+        lod: Lod::Level(level),
+        ..q2(x, y)
+    };
+    let mirror = texture("2d:6x3,f32,mips=3,mirror");
+    let wrap = texture("2d:6x3,f32,mips=3,wrap");
+    let norm_mirror = texture("2d:6x3,f32,mips=3,mirror,norm");
+    let norm_wrap = texture("2d:6x3,f32,mips=3,wrap,norm");
+    assert!(!mirror.desc.sampler.normalized_coords);
+    for t in [&mirror, &wrap] {
+        // Inside: x 0.5 of 6 is texel 3, y 0.5 of 3 is row 1.
+        assert_eq!(t.sample(&at(0.5, 0.5, 0.0)), r(13.0));
+        // x 1.25 is texel 7.5 and y 2.0 row 6: clamped to texel 5, row 2.
+        assert_eq!(t.sample(&at(1.25, 2.0, 0.0)), r(25.0));
+        // x -0.3 clamps to texel 0.
+        assert_eq!(t.sample(&at(-0.3, 0.5, 0.0)), r(10.0));
+        // Level 1 (3x1): x 1.5 is texel 4.5, clamped to 2.
+        assert_eq!(t.sample(&at(1.5, 0.5, 1.0)), r(102.0));
+    }
+    // The same fetches with normalized coordinates mirror (texel 7 of 6 reads 4, row 6 of
+    // 3 reads row 0) and wrap (texel 7 reads 1, row 6 row 0; level 1: texel 4 of 3 reads 1).
+    assert_eq!(norm_mirror.sample(&at(1.25, 2.0, 0.0)), r(4.0));
+    assert_eq!(norm_wrap.sample(&at(1.25, 2.0, 0.0)), r(1.0));
+    assert_eq!(norm_wrap.sample(&at(1.5, 0.5, 1.0)), r(101.0));
+    assert_eq!(norm_mirror.sample(&at(1.5, 0.5, 1.0)), r(101.0));
+    // A 1D texture and one dimension's mode, written back as it was given.
+    let d = parse("1d:8,f32,mips=2,addr0=mirror").unwrap();
+    assert_eq!(parse(&spec::format(&d)).unwrap(), d);
+    // One level: still refused, and the message says how to have it.
+    let e = parse_binding("t=2d:6x3,f32,mips=1,wrap")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("needs normalized coordinates (`norm`) or mip levels"),
+        "{e}"
+    );
+}
+
 #[test]
 fn depth_compare() {
     let q = |x, reference| SampleQuery {
@@ -751,12 +804,14 @@ fn arb_desc() -> impl Strategy<Value = TextureDesc> {
                 AddressMode::Wrap,
                 AddressMode::Mirror,
             ];
-            let pick = |k: usize| if norm { all[k] } else { all[k % 2] };
+            let largest = d.width.max(d.height).max(d.depth);
+            d.mip_levels = modes.4.min(32 - largest.leading_zeros());
+            // Wrap and mirror need normalized coordinates or mip levels.
+            let any_mode = norm || d.mip_levels > 1;
+            let pick = |k: usize| if any_mode { all[k] } else { all[k % 2] };
             d.sampler.normalized_coords = norm;
             d.sampler.address = [pick(modes.0), pick(modes.1), pick(modes.2)];
             d.sampler.compare = CompareFunc::ALL[modes.3];
-            let largest = d.width.max(d.height).max(d.depth);
-            d.mip_levels = modes.4.min(32 - largest.leading_zeros());
             if mipl {
                 d.sampler.mip_filter = FilterMode::Linear;
             }
@@ -953,6 +1008,14 @@ fn verify_cli_reads_texture_descriptions() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    // an unnormalized mirror sampler on a mipmapped texture, as the driver makes one
+    let out = run(&["--texture", "t=2d:6x3,f32,mips=3,mirror"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let help = Command::new(env!("CARGO_BIN_EXE_leafold"))
         .args(["verify", "--help"])
         .output()
@@ -1097,11 +1160,12 @@ fn held_out_rules() {
 
     // Case 16 (seed 1016): a mipmapped 6×3 texture with an unnormalized mirror sampler reads
     // x = 40.29 as normalized but clamps it: level 0, texel (5, 2), not mirrored texel 1.
-    // (`TextureDesc::validate` refuses this sampler in a description; the driver makes it.)
+    // (The driver makes this sampler; `TextureDesc::validate` accepts it.)
     let v: Vec<f32> = (0..6 * 3 + 3 + 1).map(|i| i as f32).collect();
     let mut d = TextureDesc::new(Shape::D2, [6, 3, 1], ChannelType::F32, 1);
     d.mip_levels = 3;
     d.sampler.address = [Mirror, Clamp, Clamp];
+    d.validate().unwrap();
     let t = Texture {
         desc: d,
         data: f32_bytes(&v),

@@ -148,13 +148,19 @@ impl TextureDesc {
                 self.channel_type.name()
             ));
         }
-        if !self.sampler.normalized_coords {
+        // Wrap and mirror need normalized coordinates, except on a mipmapped texture: the
+        // CUDA driver makes one with an unnormalized wrap or mirror sampler, and the GPU reads
+        // its coordinates as normalized and clamps them (module essay, "Address modes";
+        // measured).
+        let mipmapped = self.mip_levels > 1 && self.sampler.mipmaps_normalize;
+        if !self.sampler.normalized_coords && !mipmapped {
             if let Some(m) = self.sampler.address[..dims]
                 .iter()
                 .find(|m| matches!(m, AddressMode::Wrap | AddressMode::Mirror))
             {
                 return Err(format!(
-                    "address mode {} needs normalized coordinates (`norm`)",
+                    "address mode {} needs normalized coordinates (`norm`) or mip levels \
+                     (`mips=N`, where it acts as clamp)",
                     m.name()
                 ));
             }

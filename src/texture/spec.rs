@@ -34,8 +34,10 @@
 //! texture object a kernel loads `OFF` bytes past where pointer parameter `p` points.
 //! For example `img=2d:64x64,u8x4,nfloat,linear,norm,wrap` or `vol=3d:32x32x32,f32`.
 //! Later options override earlier ones. The combinations CUDA refuses are errors: wrap or
-//! mirror without `norm`, linear filtering of integers read as integers, `nfloat` on 32-bit
-//! or float texels.
+//! mirror without `norm` on a texture of one level, linear filtering of integers read as
+//! integers, `nfloat` on 32-bit or float texels. A mipmapped texture (`mips=N`, N > 1) may
+//! have an unnormalized wrap or mirror sampler, as the CUDA driver makes one: it reads
+//! normalized coordinates and clamps them (the model's measured rule).
 //!
 //! # Defaults
 //!
