@@ -73,9 +73,12 @@ fn compare_reports_both_compilers() {
         table.contains("static issue cycles leafold/ptxas = "),
         "{table}"
     );
-    // The warps column (the 10th pair): each side's theoretical occupancy, from its own
+    // The spill columns (bytes of the -v report, LDL+STL): nothing spills without a budget.
+    assert_eq!(row.split_whitespace().nth(10).unwrap(), "0/0", "{row}");
+    assert_eq!(row.split_whitespace().nth(11).unwrap(), "0/0", "{row}");
+    // The warps column (the 12th pair): each side's theoretical occupancy, from its own
     // registers (seed_lea is small: both reach all 64 warps of an SM).
-    let warps = row.split_whitespace().nth(10).unwrap();
+    let warps = row.split_whitespace().nth(12).unwrap();
     assert_eq!(warps, "64/64", "{row}");
     assert!(
         table.contains("theoretical occupancy (resident warps per SM, the column warps): below ptxas's in 0 of 1 kernels"),
@@ -86,7 +89,7 @@ fn compare_reports_both_compilers() {
         table.contains("dynamic (simulated on verify's launch, 1 of 1 kernels run)"),
         "{table}"
     );
-    let dyn_cycles = row.split_whitespace().nth(12).unwrap();
+    let dyn_cycles = row.split_whitespace().nth(14).unwrap();
     let (a, b) = dyn_cycles.split_once('/').unwrap();
     assert!(
         a.parse::<u64>().unwrap() > 0 && b.parse::<u64>().unwrap() > 0,

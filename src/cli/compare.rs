@@ -1,5 +1,5 @@
-//! `leafold compare FILE.ptx... [--json] [--svg FILE] [--profile N]`: leafold against NVIDIA ptxas 11.8
-//! `-O3`, kernel by kernel.
+//! `leafold compare FILE.ptx... [--json] [--svg FILE] [--profile N] [--maxrregcount N]`: leafold
+//! against NVIDIA ptxas 11.8 `-O3`, kernel by kernel.
 //!
 //! In: PTX files (directories are searched for `*.ptx` as in batch mode) and the oracle
 //! (`leafold::oracle::Oracle::find`: `$LEAFOLD_ORACLE`, `~/.cache/leafold/oracle/bin` or
@@ -11,7 +11,8 @@
 //! goal read exactly rather than by opcode), LEAs, the sum of the control words' stall counts, the static
 //! issue cycles of the cost model ([`crate::sm50::sched::cost`]: stalls plus modelled
 //! scoreboard waits, one pass over the code in layout order, the same model on both cubins),
-//! registers, shared and local (stack frame) bytes; per file the compile times; a totals row
+//! registers, shared and local (stack frame) bytes, the spill bytes of the `-v` report and the
+//! local loads and stores (`LDL`/`STL`) in the code; per file the compile times; a totals row
 //! with the per-kernel median of the cycle ratio (issue 6's figure); and optionally an SVG
 //! chart.
 //!
@@ -20,6 +21,10 @@
 //! report. leafold's time is the in-process `compile` call; ptxas's is the wall time of its
 //! process (what a build pays), so the ratio is what swapping one for the other saves.
 //! Files one side cannot compile are listed as skipped, with the first line of the reason.
+//!
+//! `--maxrregcount N` compiles both sides under one register budget (leafold's
+//! `compile --maxrregcount N`, ptxas's `-maxrregcount N`): issue 23's measure of spilling,
+//! where the columns to read are local bytes, spill bytes and the `LDL`/`STL` counts.
 //!
 //! Each kernel is also classified as *address-only* ([`address_only`]) when its PTX uses
 //! nothing but issue 4's address subset (point 2 of the issue): `ld`/`st` in any space (any
@@ -43,6 +48,7 @@ use crate::oracle::Oracle;
 use crate::ptx::ast::{self, Modifier, Statement, TypeKind};
 use crate::sim::{Profile, Timing};
 use crate::sm50::sched::check::decode_text;
+use crate::sm50::Form;
 use crate::verify::{verify_file, Outcome, VerifyOptions};
 pub use render::*;
 use std::fmt::Write as _;
@@ -81,6 +87,10 @@ pub struct Args {
     /// (`compile --unroll-runtime`).
     #[arg(long = "unroll-runtime")]
     pub unroll_runtime: bool,
+    /// Compile both sides under this register budget (leafold's `--maxrregcount`, ptxas's
+    /// `-maxrregcount`), to compare their spilling.
+    #[arg(long = "maxrregcount", value_name = "N")]
+    pub maxrregcount: Option<u32>,
 }
 
 /// One compiler's figures for one kernel.
@@ -98,6 +108,13 @@ pub struct Side {
     pub registers: u32,
     pub shared: u64,
     pub local: u32,
+    /// Bytes of spill stores and spill loads (the `-v` report's figures).
+    pub spill_stores: u32,
+    pub spill_loads: u32,
+    /// Local-memory store and load instructions (`STL`, `LDL`) in the code: spill code and
+    /// the kernel's own `.local` accesses.
+    pub stl: u32,
+    pub ldl: u32,
     /// Theoretical resident warps per SM ([`crate::occupancy`]).
     pub warps: u32,
     /// Warp-instructions executed on the dynamic launch (0 when it did not run).
@@ -120,6 +137,10 @@ impl Side {
         self.registers += o.registers;
         self.shared += o.shared;
         self.local += o.local;
+        self.spill_stores += o.spill_stores;
+        self.spill_loads += o.spill_loads;
+        self.stl += o.stl;
+        self.ldl += o.ldl;
         self.warps += o.warps;
         self.dyn_insts += o.dyn_insts;
         self.dyn_cycles += o.dyn_cycles;
@@ -252,9 +273,16 @@ pub fn run(args: &Args) -> u8 {
             return 2;
         }
     };
+    if let Some(n) = args.maxrregcount {
+        if !(1..=255).contains(&n) {
+            eprintln!("error: --maxrregcount {n} is outside 1..=255");
+            return 2;
+        }
+    }
     let opts = Options {
         arch,
         fold,
+        max_regs: args.maxrregcount,
         plg_per_address: args.plg_per_address,
         unroll_runtime: args.unroll_runtime,
         // The compile time column is `leafold compile`'s: no SASS listing (it is not read).
@@ -317,15 +345,16 @@ pub fn compare_file(oracle: &Oracle, path: &Path, opts: &Options, report: &mut R
             return;
         }
     };
-    let (theirs, theirs_ms, log) = match run_ptxas(oracle, path, &text, &opts.arch.name()) {
-        Ok(r) => r,
-        Err(e) => {
-            report
-                .skipped
-                .push((file, format!("ptxas: {}", first_line(&e))));
-            return;
-        }
-    };
+    let (theirs, theirs_ms, log) =
+        match run_ptxas(oracle, path, &text, &opts.arch.name(), opts.max_regs) {
+            Ok(r) => r,
+            Err(e) => {
+                report
+                    .skipped
+                    .push((file, format!("ptxas: {}", first_line(&e))));
+                return;
+            }
+        };
     // Only the per-kernel lines are read back, so the module gmem figure does not matter.
     let our_sides = match sides(
         &ours.cubin,
@@ -536,7 +565,8 @@ pub fn address_only(f: &ast::Function) -> bool {
     f.body.as_ref().is_some_and(block)
 }
 
-/// `ptxas -arch=.. -O3 -v FILE -o tmp`: (cubin, wall ms, the -v log). `text` is FILE's
+/// `ptxas -arch=.. -O3 -v [-maxrregcount N] FILE -o tmp`: (cubin, wall ms, the -v log).
+/// `text` is FILE's
 /// contents: where its `.target` is newer than `arch` (which `compile` accepts with a
 /// warning, and ptxas refuses), ptxas reads a retargeted copy ([`crate::oracle::retarget`]).
 fn run_ptxas(
@@ -544,6 +574,7 @@ fn run_ptxas(
     path: &Path,
     text: &str,
     arch: &str,
+    max_regs: Option<u32>,
 ) -> Result<(Vec<u8>, f64, String), String> {
     use std::sync::atomic::{AtomicU64, Ordering};
     static N: AtomicU64 = AtomicU64::new(0);
@@ -565,6 +596,7 @@ fn run_ptxas(
     let o = std::process::Command::new(&oracle.ptxas)
         .arg(format!("-arch={arch}"))
         .args(["-O3", "-v"])
+        .args(max_regs.map(|n| format!("-maxrregcount={n}")))
         .arg(retargeted.as_deref().unwrap_or(path))
         .arg("-o")
         .arg(&out)
@@ -605,44 +637,60 @@ fn sides(cubin_bytes: &[u8], log: &str, arch: Arch) -> Result<Vec<(String, Side)
             s.address_arith += is_address_arith(i.form) as u32;
             s.lea += is_lea(i.form) as u32;
             s.stalls += u32::from(c.stall);
+            s.ldl += u32::from(i.form == Form::LDL);
+            s.stl += u32::from(i.form == Form::STL);
         }
-        let (local, shared) = parse_v(log, &k.name);
-        s.local = local;
-        s.shared = shared;
+        let fig = parse_v(log, &k.name);
+        s.local = fig.frame;
+        s.shared = fig.smem;
+        s.spill_stores = fig.spill_stores;
+        s.spill_loads = fig.spill_loads;
         v.push((k.name.clone(), s));
     }
     Ok(v)
 }
 
-/// (stack frame bytes, smem bytes) of `kernel` in a ptxas `-v` log: the lines after
+/// A kernel's figures in a ptxas `-v` log.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct VFigures {
+    /// Stack frame bytes (or `lmem` where the ABI is off).
+    pub frame: u32,
+    pub spill_stores: u32,
+    pub spill_loads: u32,
+    pub smem: u64,
+}
+
+/// The figures of `kernel` in a ptxas `-v` log: the lines after
 /// `Compiling entry function 'kernel'` up to its `Used ...` line (the `Function properties`
 /// line between them is missing when ptxas disables the ABI; its `Used` line then gives the
 /// local memory as `N bytes lmem`, module-scope `.local` variables included).
-pub fn parse_v(log: &str, kernel: &str) -> (u32, u64) {
+pub fn parse_v(log: &str, kernel: &str) -> VFigures {
     let mut lines = log.lines();
     let header = format!("Compiling entry function '{kernel}' for");
-    let (mut frame, mut smem) = (0, 0);
+    let mut v = VFigures::default();
     while let Some(l) = lines.next() {
         if !l.contains(&header) {
             continue;
         }
         for l in lines.by_ref() {
             if let Some(n) = number_before(l, " bytes stack frame") {
-                frame = n as u32;
+                v.frame = n as u32;
+                v.spill_stores = number_before(l, " bytes spill stores").unwrap_or(0) as u32;
+                v.spill_loads = number_before(l, " bytes spill loads").unwrap_or(0) as u32;
             }
             if l.contains("Used ") {
-                smem = number_before(l, " bytes smem").unwrap_or(0);
+                v.smem = number_before(l, " bytes smem").unwrap_or(0);
                 // Without the ABI (a module-scope `.local`), ptxas gives no stack frame
                 // line but the local memory on this one.
                 if let Some(n) = number_before(l, " bytes lmem") {
-                    frame = frame.max(n as u32);
+                    v.frame = v.frame.max(n as u32);
                 }
                 break;
             }
         }
         break;
     }
-    (frame, smem)
+    v
 }
 
 /// The number just before `what` in `line` (`"    24 bytes stack frame, ..."` → 24).
@@ -660,7 +708,7 @@ mod tests {
         let log = "ptxas info    : 0 bytes gmem\n\
             ptxas info    : Compiling entry function 'a' for 'sm_50'\n\
             ptxas info    : Function properties for a\n    \
-            24 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n\
+            24 bytes stack frame, 12 bytes spill stores, 8 bytes spill loads\n\
             ptxas info    : Used 8 registers, 64 bytes smem, 336 bytes cmem[0]\n\
             ptxas info    : Compiling entry function 'b' for 'sm_50'\n\
             ptxas info    : Function properties for b\n    \
@@ -671,11 +719,15 @@ mod tests {
             ptxas info    : Used 26 registers, 2048 bytes smem, 340 bytes cmem[0]\n\
             ptxas info    : Compiling entry function 'lmem' for 'sm_50'\n\
             ptxas info    : Used 29 registers, 320 bytes cmem[0], 172 bytes cmem[2], 2912 bytes lmem\n";
-        assert_eq!(parse_v(log, "noabi"), (0, 2048));
-        assert_eq!(parse_v(log, "a"), (24, 64));
-        assert_eq!(parse_v(log, "b"), (0, 0));
-        assert_eq!(parse_v(log, "c"), (0, 0));
-        assert_eq!(parse_v(log, "lmem"), (2912, 0));
+        let fs = |k| {
+            let v = parse_v(log, k);
+            (v.frame, v.smem, v.spill_stores, v.spill_loads)
+        };
+        assert_eq!(fs("noabi"), (0, 2048, 0, 0));
+        assert_eq!(fs("a"), (24, 64, 12, 8));
+        assert_eq!(fs("b"), (0, 0, 0, 0));
+        assert_eq!(fs("c"), (0, 0, 0, 0));
+        assert_eq!(fs("lmem"), (2912, 0, 0, 0));
     }
 
     #[test]

@@ -20,7 +20,7 @@ pub fn to_table(r: &Report) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "{:<40} {:>9} {:>9} {:>9} {:>7} {:>9} {:>11} {:>7} {:>11} {:>9} {:>7} {:>15} {:>17} {:>7}",
+        "{:<40} {:>9} {:>9} {:>9} {:>7} {:>9} {:>11} {:>7} {:>11} {:>9} {:>11} {:>9} {:>7} {:>15} {:>17} {:>7}",
         "kernel (leafold/ptxas)",
         "insts",
         "addr",
@@ -31,6 +31,8 @@ pub fn to_table(r: &Report) -> String {
         "regs",
         "smem",
         "local",
+        "spill B",
+        "LDL+STL",
         "warps",
         "dyn insts",
         "dyn cycles",
@@ -40,7 +42,7 @@ pub fn to_table(r: &Report) -> String {
     let mut line = |name: &str, l: &Side, p: &Side, subset: &str| {
         let _ = writeln!(
             s,
-            "{:<40} {:>9} {:>9} {:>9} {:>7} {:>9} {:>11} {:>7} {:>11} {:>9} {:>7} {:>15} {:>17} {:>7}",
+            "{:<40} {:>9} {:>9} {:>9} {:>7} {:>9} {:>11} {:>7} {:>11} {:>9} {:>11} {:>9} {:>7} {:>15} {:>17} {:>7}",
             name,
             cell(l.instructions.into(), p.instructions.into()),
             cell(l.address_arith.into(), p.address_arith.into()),
@@ -51,6 +53,11 @@ pub fn to_table(r: &Report) -> String {
             cell(l.registers.into(), p.registers.into()),
             cell(l.shared, p.shared),
             cell(l.local.into(), p.local.into()),
+            cell(
+                u64::from(l.spill_stores + l.spill_loads),
+                u64::from(p.spill_stores + p.spill_loads)
+            ),
+            cell(u64::from(l.ldl + l.stl), u64::from(p.ldl + p.stl)),
             cell(l.warps.into(), p.warps.into()),
             dynamic_cell(l.dyn_insts, p.dyn_insts),
             dynamic_cell(l.dyn_cycles, p.dyn_cycles),
@@ -155,6 +162,7 @@ pub(super) fn side_json(x: &Side) -> String {
     format!(
         "{{\"instructions\": {}, \"address_arith\": {}, \"address_slice\": {}, \"lea\": {}, \
          \"stalls\": {}, \"cycles\": {}, \"registers\": {}, \"shared\": {}, \"local\": {}, \
+         \"spill_stores\": {}, \"spill_loads\": {}, \"stl\": {}, \"ldl\": {}, \
          \"warps\": {}, \"dyn_insts\": {}, \"dyn_cycles\": {}, \"bank_conflicts\": {}}}",
         x.instructions,
         x.address_arith,
@@ -165,6 +173,10 @@ pub(super) fn side_json(x: &Side) -> String {
         x.registers,
         x.shared,
         x.local,
+        x.spill_stores,
+        x.spill_loads,
+        x.stl,
+        x.ldl,
         x.warps,
         x.dyn_insts,
         x.dyn_cycles,
