@@ -504,7 +504,11 @@ impl MachInst for Sm50Inst {
             6 => RegKind::B128,
             _ => return None,
         };
-        let offset = u32::try_from(p.inst.get(Field::Off)?).ok()?;
+        // The field holds 24 signed bits: a negative offset (a kernel's own `[R1 - 8]`, read
+        // back as 0xfffff8) is never a spill slot, and would not fit `spill_inst` again.
+        let offset = u32::try_from(p.inst.get(Field::Off)?)
+            .ok()
+            .filter(|o| *o < 1 << 23)?;
         let Reg::Phys(reg) = self.ops.first()?.reg else {
             return None;
         };
