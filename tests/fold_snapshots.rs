@@ -125,6 +125,10 @@ fn scattered_guarded_accesses_verify() {
             ..VerifyOptions::default()
         };
         let v = verify_file(&ptx, None, &o).unwrap();
-        assert!(matches!(v[0].outcome, Outcome::Match { .. }), "seed {seed}: {}", v[0]);
+        assert!(
+            matches!(v[0].outcome, Outcome::Match { .. }),
+            "seed {seed}: {}",
+            v[0]
+        );
     }
 }
