@@ -106,3 +106,29 @@ fold_case!(
     generic_plg_chain_shared_per_address,
     "generic_plg_chain_shared.ptx"
 );
+fold_case!(scattered_guarded_accesses, "scattered_guarded_accesses.ptx");
+
+/// The scattered-root rule (`scattered_guarded_accesses.ptx`) computes what the PTX means:
+/// `ir::eval` and the simulator agree on random inputs (`n` random, so every guard pattern).
+#[test]
+fn scattered_guarded_accesses_verify() {
+    use leafold::verify::{verify_file, Outcome, VerifyOptions};
+    let path = format!(
+        "{}/tests/data/fold/scattered_guarded_accesses.ptx",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let ptx = std::fs::read_to_string(&path).unwrap();
+    for seed in [1, 2, 3] {
+        let o = VerifyOptions {
+            seed,
+            runs: 2,
+            ..VerifyOptions::default()
+        };
+        let v = verify_file(&ptx, None, &o).unwrap();
+        assert!(
+            matches!(v[0].outcome, Outcome::Match { .. }),
+            "seed {seed}: {}",
+            v[0]
+        );
+    }
+}

@@ -133,6 +133,28 @@ pub fn match_address(
     }
 }
 
+/// The value an access's address is built on once its displacement is peeled off
+/// ([`Matcher::fold_displacement`], with the same constants as [`match_address`]), or `None`
+/// when the whole address is a constant. Accesses whose addresses share a root differ only
+/// in their displacement: one register holding the root serves them all (`[root + disp]`).
+pub fn address_root(
+    f: &Function,
+    addr: Value,
+    wide: bool,
+    constant: &dyn Fn(Value) -> Option<i64>,
+) -> Option<Value> {
+    let none = |_: Value| None;
+    let m = Matcher {
+        f,
+        wide,
+        known: constant,
+        frame: &none,
+        sp: Cell::new(false),
+    };
+    let root = m.fold_displacement(addr, &mut 0, true);
+    m.added(root).is_none().then_some(root)
+}
+
 fn match_with(
     f: &Function,
     addr: Value,

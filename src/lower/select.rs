@@ -524,6 +524,74 @@ impl<'a> Lowerer<'a> {
         }
     }
 
+    /// Global and shared accesses that read one address root at different displacements
+    /// (`[p]`, `[p+128]`, ...) from blocks none of which dominates the others (NVVM's
+    /// `if (ok) st [p+128k]` unrolled: every store in a block of its own) cannot share a
+    /// chain ([`Lowerer::chain`] shares along dominance only), so each block rebuilt the
+    /// whole address: `SHR`/`LEA`/`LEA.HI.X` per 64-bit access, predicated once the blocks
+    /// are if-converted (CUB's scan kernels: 23 such stores in a row). Such a root is
+    /// flagged as a value in a register: it is computed once where the IR defines it, and
+    /// every access reads it with its displacement in the instruction, as ptxas does.
+    /// The cost is one register (a pair) live from the definition to the last access.
+    /// Generic accesses keep their chains (their `Plg` comes from the chain), and roots
+    /// that are not folded arithmetic are in registers anyway.
+    fn flag_roots_of_scattered_accesses(&mut self) {
+        if self.opts.fold != Fold::Full {
+            return;
+        }
+        let mut blocks_of: HashMap<Value, SmallVec<[Block; 4]>> = HashMap::default();
+        for &b in &self.f.layout {
+            for &i in &self.f.blocks[b].insts {
+                let (space, addr) = match &self.f.insts[i].data {
+                    InstData::Load { space, addr, .. } | InstData::Store { space, addr, .. } => {
+                        (*space, *addr)
+                    }
+                    _ => continue,
+                };
+                if !matches!(space, Space::Global | Space::Shared) {
+                    continue;
+                }
+                let wide = space == Space::Global && self.ty(addr) == Type::I64;
+                let konst = |v: Value| self.known_constant(v);
+                let Some(root) = super::amode::address_root(self.f, addr, wide, &konst) else {
+                    continue;
+                };
+                let folded = matches!(
+                    self.def_of(root),
+                    Some(
+                        InstData::Binary {
+                            op: BinaryOp::Add | BinaryOp::Sub | BinaryOp::Shl | BinaryOp::Mul,
+                            ..
+                        } | InstData::MulWide { .. }
+                            | InstData::Convert {
+                                op: ConvOp::Sext | ConvOp::Zext,
+                                ..
+                            }
+                            | InstData::Cvta {
+                                space: Space::Global,
+                                ..
+                            }
+                    )
+                );
+                if !folded || self.non_address_use[root.index()] {
+                    continue;
+                }
+                let list = blocks_of.entry(root).or_default();
+                if !list.contains(&b) {
+                    list.push(b);
+                }
+            }
+        }
+        for (root, list) in blocks_of {
+            let dominated = list
+                .iter()
+                .any(|&d| list.iter().all(|&b| self.doms.dominates(d, b)));
+            if list.len() > 1 && !dominated {
+                self.non_address_use[root.index()] = true;
+            }
+        }
+    }
+
     /// The IR instruction being lowered names its PTX line (when it has one), so that the
     /// diagnostic, which points at the kernel, also says which instruction it is.
     fn unsupported(&self, what: impl Into<String>) -> LowerError {
@@ -548,6 +616,7 @@ impl<'a> Lowerer<'a> {
                 }
             }
         }
+        self.flag_roots_of_scattered_accesses();
         let needed = self.demand()?;
         self.shared_groups = call::shared_arg_calls(self.f, &self.doms);
         self.vb.set_srcloc(crate::machinst::SrcLoc::NONE);
