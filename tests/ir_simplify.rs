@@ -286,8 +286,9 @@ fn rules() -> Vec<(&'static str, Type, Body, usize, &'static str)> {
         // A shifted field under a low mask is one `bfe.u` (the shift goes: nothing else reads it).
         ("(x>>u4)&3", Type::I32, |b, x, _| { let (s, m) = (k32(b, 4), k32(b, 3)); let t = b.binary(B::ShrU, x, s); b.binary(B::And, t, m) }, 1, "bfe.u"),
         ("0xff&(x>>u24)", Type::I32, |b, x, _| { let (s, m) = (k32(b, 24), k32(b, 0xff)); let t = b.binary(B::ShrU, x, s); b.binary(B::And, m, t) }, 1, "bfe.u"),
-        // Past bit 31, a mask that is not 2^len - 1, or an arithmetic shift: left alone.
-        ("(x>>u30)&7", Type::I32, |b, x, _| { let (s, m) = (k32(b, 30), k32(b, 7)); let t = b.binary(B::ShrU, x, s); b.binary(B::And, t, m) }, 2, "and.i32"),
+        // Past bit 31 no field; the shift leaves two bits, which the mask keeps: the `and` goes.
+        ("(x>>u30)&7", Type::I32, |b, x, _| { let (s, m) = (k32(b, 30), k32(b, 7)); let t = b.binary(B::ShrU, x, s); b.binary(B::And, t, m) }, 1, "shr.u.i32"),
+        // A mask that is not 2^len - 1, or an arithmetic shift: left alone.
         ("(x>>u4)&6", Type::I32, |b, x, _| { let (s, m) = (k32(b, 4), k32(b, 6)); let t = b.binary(B::ShrU, x, s); b.binary(B::And, t, m) }, 2, "and.i32"),
         ("(x>>s4)&3", Type::I32, |b, x, _| { let (s, m) = (k32(b, 4), k32(b, 3)); let t = b.binary(B::ShrS, x, s); b.binary(B::And, t, m) }, 2, "and.i32"),
         ("zext(x:i8)&255", Type::I8, |b, x, _| { let z = b.zext(Type::I32, x); let m = k32(b, 255); b.binary(B::And, z, m) }, 1, "zext.i32"),
