@@ -286,8 +286,9 @@ fn rules() -> Vec<(&'static str, Type, Body, usize, &'static str)> {
         // A shifted field under a low mask is one `bfe.u` (the shift goes: nothing else reads it).
         ("(x>>u4)&3", Type::I32, |b, x, _| { let (s, m) = (k32(b, 4), k32(b, 3)); let t = b.binary(B::ShrU, x, s); b.binary(B::And, t, m) }, 1, "bfe.u"),
         ("0xff&(x>>u24)", Type::I32, |b, x, _| { let (s, m) = (k32(b, 24), k32(b, 0xff)); let t = b.binary(B::ShrU, x, s); b.binary(B::And, m, t) }, 1, "bfe.u"),
-        // Past bit 31, a mask that is not 2^len - 1, or an arithmetic shift: left alone.
-        ("(x>>u30)&7", Type::I32, |b, x, _| { let (s, m) = (k32(b, 30), k32(b, 7)); let t = b.binary(B::ShrU, x, s); b.binary(B::And, t, m) }, 2, "and.i32"),
+        // Past bit 31 no field; the shift leaves two bits, which the mask keeps: the `and` goes.
+        ("(x>>u30)&7", Type::I32, |b, x, _| { let (s, m) = (k32(b, 30), k32(b, 7)); let t = b.binary(B::ShrU, x, s); b.binary(B::And, t, m) }, 1, "shr.u.i32"),
+        // A mask that is not 2^len - 1, or an arithmetic shift: left alone.
         ("(x>>u4)&6", Type::I32, |b, x, _| { let (s, m) = (k32(b, 4), k32(b, 6)); let t = b.binary(B::ShrU, x, s); b.binary(B::And, t, m) }, 2, "and.i32"),
         ("(x>>s4)&3", Type::I32, |b, x, _| { let (s, m) = (k32(b, 4), k32(b, 3)); let t = b.binary(B::ShrS, x, s); b.binary(B::And, t, m) }, 2, "and.i32"),
         ("zext(x:i8)&255", Type::I8, |b, x, _| { let z = b.zext(Type::I32, x); let m = k32(b, 255); b.binary(B::And, z, m) }, 1, "zext.i32"),
@@ -299,6 +300,48 @@ fn rules() -> Vec<(&'static str, Type, Body, usize, &'static str)> {
         }, 2, "zext.i16"),
         // A mask that clears a bit the value can have stays.
         ("zext(x:i16)&255", Type::I16, |b, x, _| { let z = b.zext(Type::I32, x); let m = k32(b, 255); b.binary(B::And, z, m) }, 2, "and.i32"),
+        // An extension of a value whose sign bit is clear is a zero extension (a 64-bit
+        // address's high word is then `RZ`, not a sign word); so is the product of two.
+        ("sext(x&8)", Type::I32, |b, x, _| { let m = k32(b, 8); let t = b.binary(B::And, x, m); b.sext(Type::I64, t) }, 2, "zext.i64"),
+        ("sext(x>>u1)", Type::I32, |b, x, _| { let s = k32(b, 1); let t = b.binary(B::ShrU, x, s); b.sext(Type::I64, t) }, 2, "zext.i64"),
+        ("sext(x%u10)", Type::I32, |b, x, _| { let d = k32(b, 10); let t = b.binary(B::RemU, x, d); b.sext(Type::I64, t) }, 2, "zext.i64"),
+        ("sext(minu(x,y&7))", Type::I32, |b, x, y| {
+            let m = k32(b, 7);
+            let t = b.binary(B::And, y, m);
+            let u = b.binary(B::MinU, x, t);
+            b.sext(Type::I64, u)
+        }, 3, "zext.i64"),
+        ("sext(x<y ? 3 : x&5)", Type::I32, |b, x, y| {
+            let m = k32(b, 5);
+            let t = b.binary(B::And, x, m);
+            let p = b.icmp(IntCC::Ult, x, y);
+            let three = k32(b, 3);
+            let s = b.select(p, three, t);
+            b.sext(Type::I64, s)
+        }, 4, "zext.i64"),
+        ("sext(bfe.u x,4,31)", Type::I32, |b, x, _| {
+            let (p, l) = (k32(b, 4), k32(b, 31));
+            let t = b.bits(BitOp::Bfe { signed: false }, &[x, p, l]);
+            b.sext(Type::I64, t)
+        }, 2, "zext.i64"),
+        ("mulwide.s(x>>u1,8)", Type::I32, |b, x, _| {
+            let (s, e) = (k32(b, 1), k32(b, 8));
+            let t = b.binary(B::ShrU, x, s);
+            b.mul_wide(true, t, e)
+        }, 2, "mulwide.u"),
+        // Where the sign bit may be set, the sign extension stays.
+        ("sext(x&0x80000000)", Type::I32, |b, x, _| { let m = k32(b, 1 << 31); let t = b.binary(B::And, x, m); b.sext(Type::I64, t) }, 2, "sext.i64"),
+        ("sext(x|1)", Type::I32, |b, x, _| { let o = k32(b, 1); let t = b.binary(B::Or, x, o); b.sext(Type::I64, t) }, 2, "sext.i64"),
+        ("sext(bfe.u x,4,32)", Type::I32, |b, x, _| {
+            let (p, l) = (k32(b, 4), k32(b, 32));
+            let t = b.bits(BitOp::Bfe { signed: false }, &[x, p, l]);
+            b.sext(Type::I64, t)
+        }, 2, "sext.i64"),
+        ("mulwide.s(x>>u1,-8)", Type::I32, |b, x, _| {
+            let (s, e) = (k32(b, 1), k32(b, -8));
+            let t = b.binary(B::ShrU, x, s);
+            b.mul_wide(true, t, e)
+        }, 2, "mulwide.s"),
         // NVVM's inlined `pow(x, 2.0)`: `cvt.rzi` of the constant exponent compared with it.
         ("rzi(2.5)==2.0", Type::I32, |b, _, _| {
             use leafold::ir::float::{FloatCC, FloatFmt, FloatOp, Round};

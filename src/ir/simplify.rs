@@ -17,6 +17,10 @@
 //!   the narrow type (`%tid.x` < 1024, `%ctaid.y` < 65536, ...),
 //!   `x & m` where `m` keeps every bit `x` can have set (`x` a zero extension of a
 //!   narrower value, or a special register of bounded range, through those extensions),
+//!   `sext x` → `zext x` and `mulwide.s x, y` → `mulwide.u x, y` where the sign bits of
+//!   the operands are known clear (a constant, or a value bounded as above or by `and`,
+//!   `shr.u`, `rem.u` by a constant, `min.u`, `bfe.u` of a constant length, `select`: a
+//!   64-bit address then adds an index with `RZ` as its high word instead of a sign word),
 //!   `not(not x)`, `neg(neg x)`, `x + neg y` and `neg y + x` → `x - y`, `x - neg y` →
 //!   `x + y`, `mul.i64` of two equally extended i32 values (or of one and a constant that
 //!   extends the same way) → `mulwide`; selects between two constants (PTX `set`/`selp`
@@ -581,6 +585,28 @@ impl Simplifier<'_> {
                 } if self.ty(x) == ty => Some(Action::Alias(x)),
                 _ => None,
             },
+            // An extension of a value whose sign bit is clear is the same either way, and
+            // the zero extension is cheaper: a 64-bit address's high word is `RZ` where the
+            // sign extension reads a sign word (`SHR s, i, 0x1f`); likewise the product of
+            // two such values (`mul.wide.s32 %rd, %r, 8` of `and.b32 %r, %q, 8`,
+            // particlefilter's sine table index, which ptxas adds with `ISCADD` and `RZ`).
+            InstData::Convert {
+                op: ConvOp::Sext,
+                ty,
+                arg,
+            } if self.sign_clear(arg) => Some(Action::Become(InstData::Convert {
+                op: ConvOp::Zext,
+                ty,
+                arg,
+            })),
+            InstData::MulWide { signed: true, args }
+                if args.iter().all(|&a| self.sign_clear(a)) =>
+            {
+                Some(Action::Become(InstData::MulWide {
+                    signed: false,
+                    args,
+                }))
+            }
             // `cvt.u32.u16` of a `%tid.x` read into a 16-bit register (Open64's idiom): the
             // value already fits the narrow type, so truncating and extending it back is the
             // value itself.
@@ -632,10 +658,28 @@ impl Simplifier<'_> {
 
     /// A bound on how many low bits `v` can have set, where the IR knows one: the special
     /// registers whose ranges CUDA bounds (a block has at most 1024 threads and 64 in z, a
-    /// grid at most 65535 blocks in y and z, a warp 32 lanes), and zero extensions (their
-    /// source's width, or its own bound).
+    /// grid at most 65535 blocks in y and z, a warp 32 lanes), zero extensions (their
+    /// source's width, or its own bound), and the operations that keep or narrow a bound:
+    /// `and` (either side's), `shr.u` by a constant, `rem.u` by a constant, `min.u` (either
+    /// side's), `bfe.u` of a constant length and `select` (the wider arm's); a constant
+    /// operand is bounded by its own bits.
     fn width_bound(&self, v: Value) -> Option<u32> {
+        self.width_bound_at(v, 0)
+    }
+
+    /// [`Self::width_bound`], at most `WIDTH_BOUND_DEPTH` definitions deep.
+    fn width_bound_at(&self, v: Value, depth: u32) -> Option<u32> {
         use super::Dim::{X, Y, Z};
+        const WIDTH_BOUND_DEPTH: u32 = 8;
+        if depth > WIDTH_BOUND_DEPTH {
+            return None;
+        }
+        // A constant operand has its own bits; anything else its definition's bound.
+        let bound = |x: Value| match self.known(x) {
+            Some(c) => Some(64 - (c & self.ty(x).mask()).leading_zeros()),
+            None => self.width_bound_at(x, depth + 1),
+        };
+        let bits = self.ty(v).bits();
         let reg = match *self.def(v)? {
             InstData::SpecialReg { reg } => reg,
             // A zero extension has at most its source's bits (NVVM's `cvt.u32.u16` of a
@@ -644,7 +688,42 @@ impl Simplifier<'_> {
                 op: ConvOp::Zext,
                 arg,
                 ..
-            } => return Some(self.width_bound(arg).unwrap_or(self.ty(arg).bits())),
+            } => return Some(bound(arg).unwrap_or(self.ty(arg).bits())),
+            InstData::Binary {
+                op: BinaryOp::And | BinaryOp::MinU,
+                args: [a, b],
+            } => {
+                return match (bound(a), bound(b)) {
+                    (Some(x), Some(y)) => Some(x.min(y)),
+                    (x, y) => x.or(y),
+                }
+            }
+            // A shift of a constant count (PTX clamps counts beyond the width: 0).
+            InstData::Binary {
+                op: BinaryOp::ShrU,
+                args: [a, b],
+            } => {
+                let count = self.known(b)?;
+                let width = bound(a).unwrap_or(bits);
+                return Some(width.saturating_sub(count.min(u64::from(bits)) as u32));
+            }
+            // The remainder by a non-zero constant is below it (by zero it is all ones).
+            InstData::Binary {
+                op: BinaryOp::RemU,
+                args: [a, b],
+            } => {
+                let d = self.known(b).filter(|&d| d != 0)?;
+                let below = 64 - (d - 1).leading_zeros();
+                return Some(bound(a).map_or(below, |w| w.min(below)));
+            }
+            InstData::Bits {
+                op: BitOp::Bfe { signed: false },
+                ref args,
+            } if args.len() == 3 => {
+                let len = self.known(args[2])? & 0xff;
+                return (len < u64::from(bits)).then_some(len as u32);
+            }
+            InstData::Select { args: [a, b], .. } => return Some(bound(a)?.max(bound(b)?)),
             _ => return None,
         };
         Some(match reg {
@@ -656,6 +735,16 @@ impl Simplifier<'_> {
             SpecialReg::LaneId => 5,
             _ => return None,
         })
+    }
+
+    /// Whether the sign bit of the integer `v` is known to be clear (a constant's, or one
+    /// below [`Self::width_bound`]).
+    fn sign_clear(&self, v: Value) -> bool {
+        let bits = self.ty(v).bits();
+        match self.known(v) {
+            Some(c) => (c & self.ty(v).mask()) >> (bits - 1) == 0,
+            None => self.width_bound(v).is_some_and(|w| w < bits),
+        }
     }
 
     /// `(signed, x)` when `v` is `sext x` / `zext x` of an i32 `x`.
