@@ -119,14 +119,8 @@
 //! base that leaves the pair aligned and free (`colour_spread`'s `misaligned`), and the next
 //! value of the same pair the word beside it (`part_bases`' sibling hint); the pair then
 //! takes the words the values are in, each copy is a move onto itself, and `alloc` drops it
-//! (`MachInst::drop_identity_copies`). Measured on volumeFiltering's `d_render` kernels: two
-//! `MOV`s fewer per fetch. A value still live after the pack makes no edge with the pair
-//! there either (the pair's word holds the same value, as a copy's destination does); an
-//! edge found elsewhere (one of the two written while the other is live) keeps them apart,
-//! and so does `parts` where the same value is copied into two words. So a texture result
-//! that is the next fetch's coordinate and is read again later (volumeFiltering's
-//! `d_render_preint`: `{layer, x}` of `TEXS ... ARRAY_2D`) is written where the pair wants
-//! it, as ptxas does.
+//! (`MachInst::drop_identity_copies`). A value still live after the pack keeps its edge (and
+//! its copy). Measured on volumeFiltering's `d_render` kernels: two `MOV`s fewer per fetch.
 //!
 //! Nothing here decides spills: that is regalloc2's (see `alloc`). What is checked: the final
 //! code is checked by `check` (which values each physical register holds), not this module.
@@ -969,14 +963,6 @@ fn interference(
                 step.pack
                     .is_some_and(|(d, uses)| d as usize == k && uses.contains(&(j as u8)))
             };
-            // a pack's def holds, on each word, the value copied there: like a copy's
-            // source, a value still live after the pack need not be apart from it (`parts`
-            // puts it exactly on its word or elsewhere)
-            let pack_src = |k: usize, wl: u32| {
-                step.pack.is_some_and(|(d, uses)| {
-                    d as usize == k && uses.iter().any(|&u| u != NO_ACC && w(u as usize) == wl)
-                })
-            };
             for (k, a) in accs.iter().enumerate().filter(|(_, a)| a.def) {
                 let wd = w(k);
                 let except = match (copy_src, part_src) {
@@ -985,7 +971,7 @@ fn interference(
                 };
                 for n in live.iter() {
                     let wl = live_web[n as usize];
-                    if wl != except && !pack_src(k, wl) {
+                    if wl != except {
                         edge(&mut adj, wd, wl);
                     }
                 }
