@@ -290,29 +290,32 @@ fn sext_imm(ty: Type, imm: u64) -> i64 {
     ((imm << (64 - bits)) as i64) >> (64 - bits)
 }
 
+/// Whether an instruction of this kind is address arithmetic that a chain can fold (its
+/// result then needs no register of its own where only addresses read it).
+fn foldable(d: &InstData) -> bool {
+    matches!(
+        d,
+        InstData::Binary {
+            op: BinaryOp::Add | BinaryOp::Sub | BinaryOp::Shl | BinaryOp::Mul,
+            ..
+        } | InstData::MulWide { .. }
+            | InstData::Convert {
+                op: ConvOp::Sext | ConvOp::Zext,
+                ..
+            }
+            | InstData::Cvta {
+                space: Space::Global,
+                ..
+            }
+    )
+}
+
 /// The values that have a use outside address arithmetic: not as the address of a load or
 /// store, and not as an operand of an add/sub/shift/multiply/extension/`cvta.global` whose own
 /// result is used only in address arithmetic. Such values are in a register anyway, so an
 /// address can use them as they are; the others are folded into chains.
 /// The result is a flag per value number (dense tables: these are read for every operand).
 fn non_address_uses(f: &Function) -> Vec<bool> {
-    let foldable = |d: &InstData| {
-        matches!(
-            d,
-            InstData::Binary {
-                op: BinaryOp::Add | BinaryOp::Sub | BinaryOp::Shl | BinaryOp::Mul,
-                ..
-            } | InstData::MulWide { .. }
-                | InstData::Convert {
-                    op: ConvOp::Sext | ConvOp::Zext,
-                    ..
-                }
-                | InstData::Cvta {
-                    space: Space::Global,
-                    ..
-                }
-        )
-    };
     let mut used = vec![false; f.values.len()];
     // The values flagged so far and not yet followed.
     let mut work: Vec<Value> = Vec::new();
@@ -556,23 +559,7 @@ impl<'a> Lowerer<'a> {
                 let Some(root) = super::amode::address_root(self.f, addr, wide, &konst) else {
                     continue;
                 };
-                let folded = matches!(
-                    self.def_of(root),
-                    Some(
-                        InstData::Binary {
-                            op: BinaryOp::Add | BinaryOp::Sub | BinaryOp::Shl | BinaryOp::Mul,
-                            ..
-                        } | InstData::MulWide { .. }
-                            | InstData::Convert {
-                                op: ConvOp::Sext | ConvOp::Zext,
-                                ..
-                            }
-                            | InstData::Cvta {
-                                space: Space::Global,
-                                ..
-                            }
-                    )
-                );
+                let folded = self.def_of(root).is_some_and(foldable);
                 if !folded || self.non_address_use[root.index()] {
                     continue;
                 }
