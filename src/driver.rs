@@ -833,25 +833,35 @@ fn compile_kernel(
     // Bounded: kept only where the code grows by at most an eighth (curand's XORWOW
     // `initRNG` reached 32 registers so with 66% more instructions, and its skip-ahead loop
     // 2.6 times the single-warp cycles, which a third more warps does not repay).
+    // Chains shared within each block only (`Fold::Block`) are tried first: nothing they
+    // share lives beyond its block, and a block's accesses at several displacements of one
+    // base (particlefilter's six loads of a coefficient row) keep one chain. Where that
+    // leaves the kernel spilling or short of the warps it wants, one chain per access
+    // (`Fold::Lea`) is tried as well, kept where it does better still (parboil's
+    // `ComputeFH_GPU`). Both are bounded by the instructions of the shared-chain code.
     let insts = |a: &Alloc| a.blocks.iter().map(|b| b.insts.len()).sum::<usize>();
+    let full_insts = insts(&current.2);
     let small = |o: &Alloc, c: &Alloc| insts(o) * 8 <= insts(c) * 9;
-    let better_and_small = |o: &Alloc, c: &Alloc| better(o, c) && small(o, c);
+    let small_vs_full = |o: &Alloc| insts(o) * 8 <= full_insts * 9;
+    let better_and_small = |o: &Alloc, c: &Alloc| better(o, c) && small_vs_full(o);
     if lower_opts.fold == lower::Fold::Full && limited(&current.2) {
-        let per_access = LowerOptions {
-            fold: lower::Fold::Lea,
-            ..lower_opts
-        };
-        if alternative(
-            chosen,
-            local_data,
-            per_access,
-            &better_and_small,
-            &mut current,
-            out,
-            times,
-            t,
-        ) {
-            chosen_opts = per_access;
+        for fold in [lower::Fold::Block, lower::Fold::Lea] {
+            if fold == lower::Fold::Lea && !limited(&current.2) {
+                break;
+            }
+            let retry = LowerOptions { fold, ..lower_opts };
+            if alternative(
+                chosen,
+                local_data,
+                retry,
+                &better_and_small,
+                &mut current,
+                out,
+                times,
+                t,
+            ) {
+                chosen_opts = retry;
+            }
         }
     }
     // The select chains of the arrays indexed at run time (`ir::unindex`) keep more values
@@ -875,11 +885,18 @@ fn compile_kernel(
         // With the shared address chains as well as without (parboil's `ComputeFH_GPU`
         // reaches ptxas's step only with both the arrays in memory and one chain per access).
         let mut tries = vec![chosen_opts];
-        if chosen_opts.fold == lower::Fold::Full {
-            tries.push(LowerOptions {
-                fold: lower::Fold::Lea,
-                ..chosen_opts
-            });
+        for fold in [lower::Fold::Block, lower::Fold::Lea] {
+            let earlier = match chosen_opts.fold {
+                lower::Fold::Full => true,
+                lower::Fold::Block => fold == lower::Fold::Lea,
+                _ => false,
+            };
+            if earlier {
+                tries.push(LowerOptions {
+                    fold,
+                    ..chosen_opts
+                });
+            }
         }
         for o in tries {
             // The other folding under the same bound as above.

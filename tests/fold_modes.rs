@@ -161,7 +161,7 @@ fn shapes_launch(j: i32, q: u64) -> Launch {
 
 #[test]
 fn every_strategy_computes_what_the_ir_computes() {
-    for fold in [Fold::None, Fold::Lea, Fold::Full] {
+    for fold in [Fold::None, Fold::Lea, Fold::Block, Fold::Full] {
         for per_address in [false, true] {
             let o = opts_plg(fold, per_address);
             run_both_with(SEED, &seed_launch(), &o);
@@ -211,13 +211,106 @@ fn strategies_order_as_intended() {
     }
 }
 
+/// NVVM's shape of a coefficient table read (rodinia particlefilter's sin/cos row): six
+/// `ld.global.nc.f64 [%rd+8..48]` off one sign-extended scaled index in one block, then one
+/// more access to the row in a block that block dominates.
+const TABLE: &str = r#"
+.version 7.0
+.target sm_50
+.address_size 64
+
+.visible .entry table(.param .u64 out, .param .u64 tab, .param .u32 n)
+{
+    .reg .pred %p<2>;
+    .reg .b32 %r<4>;
+    .reg .b64 %rd<10>;
+    .reg .f64 %fd<16>;
+    ld.param.u64 %rd1, [out];
+    ld.param.u64 %rd2, [tab];
+    ld.param.u32 %r1, [n];
+    cvta.to.global.u64 %rd3, %rd2;
+    cvta.to.global.u64 %rd4, %rd1;
+    mov.u32 %r2, %tid.x;
+    mul.lo.s32 %r3, %r2, 7;
+    mul.wide.s32 %rd5, %r3, 8;
+    add.s64 %rd6, %rd3, %rd5;
+    ld.global.nc.f64 %fd1, [%rd6+8];
+    ld.global.nc.f64 %fd2, [%rd6+16];
+    ld.global.nc.f64 %fd3, [%rd6+24];
+    ld.global.nc.f64 %fd4, [%rd6+32];
+    ld.global.nc.f64 %fd5, [%rd6+40];
+    ld.global.nc.f64 %fd6, [%rd6+48];
+    fma.rn.f64 %fd7, %fd1, %fd2, %fd3;
+    fma.rn.f64 %fd8, %fd4, %fd5, %fd6;
+    add.f64 %fd9, %fd7, %fd8;
+    setp.ge.s32 %p1, %r2, %r1;
+    @%p1 bra $L_done;
+    ld.global.nc.f64 %fd10, [%rd6];
+    add.f64 %fd9, %fd9, %fd10;
+$L_done:
+    mul.wide.s32 %rd7, %r2, 8;
+    add.s64 %rd8, %rd4, %rd7;
+    st.global.f64 [%rd8], %fd9;
+    ret;
+}
+"#;
+
+/// `Fold::Block` (the driver's register retry) shares the chain of `TABLE`'s six loads as
+/// the full folding does, where `Fold::Lea` builds one per load; unlike the full folding it
+/// builds the dominated block's chain again instead of keeping the pair live into it.
+#[test]
+fn block_folding_shares_chains_within_a_block_only() {
+    const TAB: u64 = 0x1000_0000;
+    const OUT: u64 = 0x2000_0000;
+    let threads = 8u64;
+    let table: Vec<u64> = (0..threads * 7)
+        .map(|x| (1.0 + x as f64 / 8.0).to_bits())
+        .collect();
+    let mut params = Vec::new();
+    params.extend(OUT.to_le_bytes());
+    params.extend(TAB.to_le_bytes());
+    params.extend(5u32.to_le_bytes());
+    let mut launch = Launch::new([1, 1, 1], [threads as u32, 1, 1]);
+    launch.params = params;
+    launch.global = vec![
+        GlobalRegion {
+            base: TAB,
+            bytes: le64(&table),
+        },
+        GlobalRegion {
+            base: OUT,
+            bytes: vec![0; 8 * threads as usize],
+        },
+    ];
+    let run = |fold| run_both_with(TABLE, &launch, &opts(fold)).fold;
+    let (lea, block, full) = (run(Fold::Lea), run(Fold::Block), run(Fold::Full));
+    // One chain for the six loads, one for the dominated load, one for the store.
+    assert_eq!(
+        (block.chains_formed, block.chains_shared),
+        (3, 5),
+        "{block:?}"
+    );
+    assert_eq!((lea.chains_formed, lea.chains_shared), (8, 0), "{lea:?}");
+    assert_eq!((full.chains_formed, full.chains_shared), (2, 6), "{full:?}");
+    assert!(
+        full.sass.lea < block.sass.lea && block.sass.lea < lea.sass.lea,
+        "LEAs: full {} block {} lea {}",
+        full.sass.lea,
+        block.sass.lea,
+        lea.sass.lea
+    );
+}
+
 #[test]
 fn corpus_compiles_hazard_free_in_every_strategy() {
-    let mut compiled = [0usize; 3];
+    let mut compiled = [0usize; 4];
     for file in common::corpus() {
         let (name, text) = (file.name, file.ptx);
         let full = compile(&text, &opts(Fold::Full)).is_ok();
-        for (n, fold) in [Fold::None, Fold::Lea, Fold::Full].into_iter().enumerate() {
+        for (n, fold) in [Fold::None, Fold::Lea, Fold::Full, Fold::Block]
+            .into_iter()
+            .enumerate()
+        {
             let Ok(out) = compile(&text, &opts(fold)) else {
                 assert!(!full, "{name}: compiles with full but not with {fold:?}");
                 continue;

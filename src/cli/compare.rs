@@ -69,7 +69,7 @@ pub struct Args {
     /// Target: sm_50, sm_52 or sm_53.
     #[arg(long = "arch", visible_alias = "gpu-name", default_value = "sm_50")]
     pub arch: String,
-    /// leafold's folding strategy (none, lea, full).
+    /// leafold's folding strategy (none, lea, block, full).
     #[arg(long, default_value = "full")]
     pub fold: String,
     /// Compile leafold's side with --plg-per-address (a window test per generic final
@@ -263,7 +263,10 @@ pub fn run(args: &Args) -> u8 {
         return 2;
     };
     let Some(fold) = Fold::parse(&args.fold) else {
-        eprintln!("error: unknown --fold '{}' (none, lea or full)", args.fold);
+        eprintln!(
+            "error: unknown --fold '{}' (none, lea, block or full)",
+            args.fold
+        );
         return 2;
     };
     let jobs = match super::batch::jobs(&args.files, None) {

@@ -112,8 +112,9 @@ pub struct Args {
     /// Batch mode: number of parallel jobs (default: one per CPU).
     #[arg(short = 'j', long = "jobs")]
     pub jobs: Option<usize>,
-    /// Address folding: none (ISCADD/SHL/IADD baseline), lea (one LEA chain per access) or
-    /// full (shared chains, sums as chains; the default).
+    /// Address folding: none (ISCADD/SHL/IADD baseline), lea (one LEA chain per access),
+    /// block (chains shared within a block only) or full (shared chains, sums as chains; the
+    /// default).
     #[arg(long, default_value = "full")]
     pub fold: String,
     /// Print per-kernel folding statistics as JSON on stdout.
@@ -204,7 +205,7 @@ pub fn run_with_warnings(args: &Args, pre: &[String]) -> u8 {
     };
     let Some(fold) = Fold::parse(&args.fold) else {
         eprintln!(
-            "error: unknown --fold value '{}' (expected none, lea or full)",
+            "error: unknown --fold value '{}' (expected none, lea, block or full)",
             args.fold
         );
         return 2;

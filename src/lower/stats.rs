@@ -13,6 +13,11 @@
 //! * [`Fold::Lea`]: every access gets its own LEA chain (with `Plg` and in-chain
 //!   displacements as the default rules decide); chains are not shared between accesses and
 //!   plain-value sums are not turned into chains.
+//! * [`Fold::Block`]: `Lea` plus sharing identical chains among the accesses of one block
+//!   (and `base + disp` Plg steps off a shared chain for generic accesses), never across
+//!   blocks: no chain register lives across a loop or a dominator region. The driver's
+//!   register retry compiles with it first (see `driver`): the six loads of a table row
+//!   `[p+8]`..`[p+48]` keep one chain while nothing new lives beyond the block.
 //! * [`Fold::Full`] (default): `Lea` plus sharing identical chains across the accesses of a
 //!   block and of the blocks it dominates (one sign word per sign-extended index, one base
 //!   chain under per-displacement `Plg` steps), computing address-shaped plain sums
@@ -27,6 +32,7 @@ use std::collections::BTreeMap;
 pub enum Fold {
     None,
     Lea,
+    Block,
     #[default]
     Full,
 }
@@ -36,6 +42,7 @@ impl Fold {
         Some(match s {
             "none" => Fold::None,
             "lea" => Fold::Lea,
+            "block" => Fold::Block,
             "full" => Fold::Full,
             _ => return None,
         })
@@ -45,6 +52,7 @@ impl Fold {
         match self {
             Fold::None => "none",
             Fold::Lea => "lea",
+            Fold::Block => "block",
             Fold::Full => "full",
         }
     }

@@ -323,7 +323,7 @@ impl<'a> Lowerer<'a> {
             // (`lower_local_address`), as ptxas's `LDL [R6]` or `LDL [0x8]`.
             a.sp = true;
         }
-        if has_chain && chain_disp > 0 && self.opts.fold == Fold::Full {
+        if has_chain && chain_disp > 0 && matches!(self.opts.fold, Fold::Full | Fold::Block) {
             // Plg must cover the displacement: a shared chain for the rest of the address,
             // then `base + disp` with Plg per displacement (see `lea::plg_step`).
             let (base, _) = self.chain(mode, 0, false, a.sp)?;
@@ -394,13 +394,17 @@ impl<'a> Lowerer<'a> {
         // trade-off is a longer live range (a loop-invariant chain lives through the loop)
         // against two or more instructions per access. A chain with `Plg` is shared within
         // its block only: predicate registers are few (7) and a live one across blocks is
-        // more likely to cost a spill than the pair it saves.
+        // more likely to cost a spill than the pair it saves. `--fold=block` shares every
+        // chain within its block only (the driver's register retry).
         let here = self.cur_ir;
         if self.planning.is_none() && self.opts.fold != Fold::Lea {
             let doms = &self.doms;
+            let across = self.opts.fold != Fold::Block;
             let found = self.chains.get(&key).and_then(|v| {
                 v.iter().rev().find(|(b, _, p)| {
-                    here.is_some_and(|h| *b == h || (p.is_none() && doms.dominates(*b, h)))
+                    here.is_some_and(|h| {
+                        *b == h || (across && p.is_none() && doms.dominates(*b, h))
+                    })
                 })
             });
             if let Some(&(_, r, p)) = found {
@@ -414,9 +418,9 @@ impl<'a> Lowerer<'a> {
             if !plg {
                 let with_plg = ChainKey { plg: true, ..key };
                 let found = self.chains.get(&with_plg).and_then(|v| {
-                    v.iter()
-                        .rev()
-                        .find(|(b, _, _)| here.is_some_and(|h| doms.dominates(*b, h)))
+                    v.iter().rev().find(|(b, _, _)| {
+                        here.is_some_and(|h| *b == h || (across && doms.dominates(*b, h)))
+                    })
                 });
                 if let Some(&(_, r, _)) = found {
                     self.stats.chains_shared += 1;
