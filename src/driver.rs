@@ -883,7 +883,8 @@ fn compile_kernel(
             o.spill_cost() <= c.spill_cost() && warps(&cx, o.num_regs) > warps(&cx, c.num_regs)
         };
         // With the shared address chains as well as without (parboil's `ComputeFH_GPU`
-        // reaches ptxas's step only with both the arrays in memory and one chain per access).
+        // reaches ptxas's step only with both the arrays in memory and no chain shared
+        // across blocks).
         let mut tries = vec![chosen_opts];
         for fold in [lower::Fold::Block, lower::Fold::Lea] {
             let earlier = match chosen_opts.fold {
