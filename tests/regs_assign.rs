@@ -225,10 +225,12 @@ fn compile_and_verify_in(
 /// matrixMul (CUDA SDK 2.2) under `--maxrregcount=16`: ptxas 11.8 fits it with an 8-byte
 /// spill; the class slices spilled 40 bytes (72 reloaded) because scalars and pairs each had
 /// their own slice of the 16 registers. With the widths sharing them (`alloc::tight_names`)
-/// it spills 32 (64 reloaded), and `verify` still finds eval and the simulator in agreement.
+/// it spills 32 (64 reloaded); with the thread indices read again rather than spilled
+/// (`alloc::budget_presplit`), 20 (20 reloaded). `verify` still finds eval and the simulator
+/// in agreement.
 #[test]
 fn maxrregcount_spills_share_the_register_file() {
-    const SPILL_LIMIT: u32 = 32;
+    const SPILL_LIMIT: u32 = 20;
     let out = compile_and_verify_at_16("gtcasl__gpuocelot__tests_ptx_sdk2.2_matrixMul.ptx");
     let k = &out.kernels[0];
     assert!(k.registers <= 16, "{} registers", k.registers);

@@ -14,7 +14,10 @@
 //! - `pressure.rs`: Register pressure per class, and the escape when scalars alone overflow the
 //!   Int class.
 //! - `slices.rs`: The class slices' search of the allocator.
-//! - `spill.rs`: Spilling before regalloc2, where more values are live than it has names.
+//! - `spill.rs`: Spilling before regalloc2, where more values are live than it has names; under
+//!   a register budget, where regalloc2 alone spills, also down to the budget's words
+//!   ([`budget_presplit`]: thread indices and constants computed again, not stored), the
+//!   allocation whose code costs less kept.
 //! - `promote.rs`: Spill slots moved into the registers the allocation left free.
 //! - `forward.rs`: The moves of promoted reloads dropped where the code can read the slot's
 //!   register instead, and those of promoted stores where the def can write it.
@@ -874,18 +877,94 @@ fn allocate_in_registers_and_slots<I: MachInst>(
     let spread = spill_limits(&prep.fixed, opts.max_regs, true);
     let own = spill_limits(&prep.fixed, opts.max_regs, false);
     let again = press_exceeds(&press, &own).then(|| vc.clone());
+    // Under a register budget the limits above count names only, so regalloc2 does the
+    // spilling, and it neither recomputes a value nor chooses by the next read; kept aside
+    // for [`budget_presplit`].
+    let budgeted = (opts.max_regs < 255).then(|| {
+        let loops = promote::blocks_in_loops(&promote::successors(&vc));
+        (vc.clone(), loops)
+    });
     let (first, first_bytes) = allocate_split(vc, &prep, opts, press, &spread)?;
-    let Some(vc) = again.filter(|_| first.spill_bytes > first_bytes) else {
-        return Ok(first);
+    let best = match again.filter(|_| first.spill_bytes > first_bytes) {
+        None => first,
+        Some(vc) => {
+            let press = pressure(&vc);
+            let (second, _) = allocate_split(vc, &prep, opts, press, &own)?;
+            let insts = |a: &Allocated<I>| a.blocks.iter().map(|b| b.insts.len()).sum::<usize>();
+            if insts(&second) < insts(&first) {
+                second
+            } else {
+                first
+            }
+        }
     };
+    match budgeted.filter(|_| best.spill_bytes > 0) {
+        Some((vc, loops)) => budget_presplit(vc, &prep, opts, best, &loops),
+        None => Ok(best),
+    }
+}
+
+/// Under a register budget where `best` spills: [`spill::presplit`] down to the budget's
+/// words as well (Belady's rule; constants, constant-bank words and thread indices computed
+/// again at their reads rather than stored), then regalloc2; the allocation whose code costs
+/// less ([`weighted_cost`]) is kept. `loops`: per block of `vc`, whether it lies in a loop.
+/// matrixMul at `--maxrregcount=16` stored `SR_CTAID.X`, `SR_CTAID.Y` and `SR_TID.Y` to
+/// local memory where one `S2R` brings each back. An allocation that fails (the presplit
+/// code does not fit the budget) leaves `best`; a checker's rejection is returned.
+fn budget_presplit<I: MachInst>(
+    vc: VCode<I>,
+    prep: &Prepared,
+    opts: &AllocOptions,
+    best: Allocated<I>,
+    loops: &[bool],
+) -> Result<Allocated<I>, AllocError> {
+    let fixed_words: usize = prep.fixed.iter().map(|(k, _)| k.gprs() as usize).sum();
+    let mut lim = spill_limits(&prep.fixed, opts.max_regs, true);
+    lim.words = (opts.max_regs as usize).saturating_sub(1 + fixed_words + SPILL_SLACK);
     let press = pressure(&vc);
-    let (second, _) = allocate_split(vc, &prep, opts, press, &own)?;
-    let insts = |a: &Allocated<I>| a.blocks.iter().map(|b| b.insts.len()).sum::<usize>();
-    Ok(if insts(&second) < insts(&first) {
-        second
-    } else {
-        first
-    })
+    if lim.words == 0 || !press_exceeds(&press, &lim) {
+        return Ok(best);
+    }
+    match allocate_split(vc, prep, opts, press, &lim) {
+        Ok((other, _)) if weighted_cost(&other, loops) < weighted_cost(&best, loops) => Ok(other),
+        // a checker's verdict is a bug to report, not a reason to fall back
+        Err(e @ (AllocError::Checker(_) | AllocError::Assignment(_))) => Err(e),
+        _ => Ok(best),
+    }
+}
+
+/// A local-memory access of a spill slot counts as this many instructions in
+/// [`weighted_cost`] (its latency, which the scheduler hides only in part).
+const SLOT_ACCESS_COST: u64 = 4;
+
+/// An instruction in a loop counts this many times in [`weighted_cost`].
+const LOOP_WEIGHT: u64 = 8;
+
+/// What the code of an allocation costs, for [`budget_presplit`]'s choice: its instructions,
+/// a spill slot's `STL`/`LDL` as [`SLOT_ACCESS_COST`] instructions, each instruction in a
+/// block of a loop (`loops`, per block) [`LOOP_WEIGHT`] times. Spill bytes alone chose badly:
+/// the presplit code can keep fewer bytes of slots and still load them more often, or
+/// rematerialise a value at each read inside a loop.
+fn weighted_cost<I: MachInst>(a: &Allocated<I>, loops: &[bool]) -> u64 {
+    let access = |i: &I| {
+        if i.as_slot_access().is_some() {
+            SLOT_ACCESS_COST
+        } else {
+            1
+        }
+    };
+    a.blocks
+        .iter()
+        .enumerate()
+        .map(|(b, blk)| {
+            let w = if loops.get(b) == Some(&true) {
+                LOOP_WEIGHT
+            } else {
+                1
+            };
+            w * blk.insts.iter().map(access).sum::<u64>()
+        })
+        .sum()
 }
 
 /// [`allocate_pressed`] after [`spill::presplit`] down to `lim` where the pressure exceeds it;
@@ -967,7 +1046,8 @@ fn spill_limits(fixed: &[(RegKind, PhysReg)], max_regs: u8, spread: bool) -> spi
         // `driver::allocate`) only the names count: there the name spaces under the budget
         // and the class slices spill what must be spilled, and the words limit (the fixed
         // registers counted as taken everywhere) spilled integrateBodies<false>, which fits
-        // its occupancy step without a spill.
+        // its occupancy step without a spill. Where regalloc2 then spills,
+        // `budget_presplit` tries the words limit as well.
         words: if max_regs < 255 {
             usize::MAX
         } else {
