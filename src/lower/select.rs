@@ -75,6 +75,8 @@
 //!   nor memory.
 //! - `int.rs`: Selection of integer arithmetic.
 //! - `mem.rs`: Selection of memory accesses.
+//! - `consts.rs`: Where an immediate already in a register may serve another use (one
+//!   `MOV32I` for the uses it dominates within a loop and a short window).
 
 mod int;
 mod mem;
@@ -105,6 +107,7 @@ mod warp;
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
+mod consts;
 mod float;
 
 use smallvec::SmallVec;
@@ -248,6 +251,16 @@ pub(super) struct Lowerer<'a> {
     /// (`call::shared_arg_calls`), and the copies made so far, by call.
     shared_groups: HashMap<Block, Vec<Vec<Inst>>>,
     shared_copies: HashMap<Inst, Vec<(VReg, u8)>>,
+    /// Immediates written into registers (`MOV32I`), by register kind and bits, with the IR
+    /// block of each: a later use of the same constant reads one written in a block that
+    /// may serve it ([`consts::LoopRegions::may_serve`]) instead of writing another.
+    /// Each with the [`Lowerer::clock`] when it was written ([`consts::SHARE_WINDOW`]).
+    imm_regs: HashMap<(RegKind, u64), Vec<(Block, Loc, u32)>>,
+    /// How many IR instructions have been lowered so far (outside planning): the distance
+    /// between two uses of a shared immediate.
+    clock: u32,
+    /// The loop structure `imm_regs` is shared within, computed at the first sharing.
+    loop_regions: Option<consts::LoopRegions>,
 }
 
 /// Values built once and reused wherever the block they were built in dominates the use
@@ -524,6 +537,9 @@ impl<'a> Lowerer<'a> {
             cbuf_copies: HashMap::default(),
             shared_groups: HashMap::default(),
             shared_copies: HashMap::default(),
+            imm_regs: HashMap::default(),
+            clock: 0,
+            loop_regions: None,
         }
     }
 
@@ -652,6 +668,7 @@ impl<'a> Lowerer<'a> {
                         self.share_arg_copies(b)?;
                     }
                     self.lower_inst(i)?;
+                    self.clock += 1;
                 }
             }
         }

@@ -50,6 +50,12 @@ impl<'a> Lowerer<'a> {
                 )));
             }
         }
+        if let (RegKind::B32, Class::Imm(k)) = (kind, class) {
+            if let Some(loc) = self.shared_imm(kind, k) {
+                self.set_loc(v, loc);
+                return Ok(());
+            }
+        }
         let d = self.new_vreg(kind);
         let mut i = Sm50Inst::new(Role::Plain);
         if let Some(&InstData::LoadParam { offset, .. }) = self.def_of(v) {
@@ -92,8 +98,43 @@ impl<'a> Lowerer<'a> {
             _ => return Err(LowerError::Internal(format!("cannot materialize {v}"))),
         }
         self.push(i);
-        self.set_loc(v, Loc { vreg: d, offset: 0 });
+        let loc = Loc { vreg: d, offset: 0 };
+        self.set_loc(v, loc);
+        // 32-bit constants only: a shared pair holds two registers, and in NVVM's f64 code
+        // (nbody's `integrateBodies<double>`: a mask pair read 129 times) the longer lives
+        // cost registers past an occupancy step (40 to 47, 48 to 40 warps).
+        if let (RegKind::B32, Class::Imm(k), Some(here), None) =
+            (kind, class, self.cur_ir, &self.planning)
+        {
+            let clock = self.clock;
+            self.imm_regs
+                .entry(imm_key(kind, k))
+                .or_default()
+                .push((here, loc, clock));
+        }
         Ok(())
+    }
+
+    /// A register already holding the immediate `k` of kind `kind` that may serve a use in
+    /// the current block: written in a block that dominates it with no loop between, at
+    /// most [`consts::SHARE_WINDOW`] lowered instructions ago (`consts`' rule and
+    /// trade-off). Never while planning (nothing is written then).
+    fn shared_imm(&mut self, kind: RegKind, k: i64) -> Option<Loc> {
+        let here = self.cur_ir.filter(|_| self.planning.is_none())?;
+        let clock = self.clock;
+        let list = self.imm_regs.get(&imm_key(kind, k))?;
+        let regions = self
+            .loop_regions
+            .get_or_insert_with(|| consts::LoopRegions::of(self.f, &self.doms));
+        let doms = &self.doms;
+        list.iter()
+            .rev()
+            .find(|(b, _, written)| {
+                clock - *written <= consts::SHARE_WINDOW
+                    && doms.dominates(*b, here)
+                    && regions.may_serve(*b, here)
+            })
+            .map(|&(_, loc, _)| loc)
     }
 
     pub(super) fn lower_sreg(&mut self, v: Value, reg: SpecialReg) -> Result<(), LowerError> {
@@ -889,4 +930,15 @@ pub(super) fn bank_read(i: &mut Sm50Inst, d: VReg, bank: u8, offset: u32) {
             .with(Field::Cbo, u64::from(offset / 4) + u64::from(w));
         i.piece(inst, &[(Field::Rd, dop, w)]);
     }
+}
+
+/// The key of an immediate in [`Lowerer::imm_regs`]: its kind and the bits a register of
+/// that kind holds.
+fn imm_key(kind: RegKind, k: i64) -> (RegKind, u64) {
+    let bits = if kind == RegKind::B32 {
+        k as u64 & 0xffff_ffff
+    } else {
+        k as u64
+    };
+    (kind, bits)
 }
