@@ -172,6 +172,10 @@ struct ChainKey {
     sp: bool,
 }
 
+/// A register holding an immediate (`Lowerer::imm_regs`): the IR block that wrote it, the
+/// register, and the `Lowerer::clock` at the write.
+type ImmReg = (Block, Loc, u32);
+
 pub(super) struct Lowerer<'a> {
     module: &'a ir::Module,
     f: &'a Function,
@@ -255,7 +259,7 @@ pub(super) struct Lowerer<'a> {
     /// block of each: a later use of the same constant reads one written in a block that
     /// may serve it ([`consts::LoopRegions::may_serve`]) instead of writing another.
     /// Each with the [`Lowerer::clock`] when it was written ([`consts::SHARE_WINDOW`]).
-    imm_regs: HashMap<(RegKind, u64), Vec<(Block, Loc, u32)>>,
+    imm_regs: HashMap<(RegKind, u64), Vec<ImmReg>>,
     /// How many IR instructions have been lowered so far (outside planning): the distance
     /// between two uses of a shared immediate.
     clock: u32,
