@@ -187,7 +187,8 @@ pub struct LowerOptions {
     /// Read a constant-bank value (a kernel parameter, a `.const` word at a constant
     /// address, `%ntid`..) into a register afresh in each block that needs it in one
     /// (`select::Lowerer::reg`), instead of once where it is defined. The driver compiles a
-    /// kernel whose registers cost it warps once more with this set.
+    /// kernel whose registers cost it warps once more with this set. It also writes each
+    /// immediate that needs a register afresh at its use (`select::consts`' sharing off).
     pub remat_cbuf: bool,
 }
 

@@ -120,6 +120,13 @@ impl<'a> Lowerer<'a> {
     /// most [`consts::SHARE_WINDOW`] lowered instructions ago (`consts`' rule and
     /// trade-off). Never while planning (nothing is written then).
     fn shared_imm(&mut self, kind: RegKind, k: i64) -> Option<Loc> {
+        // The driver's retry for warps (`remat_cbuf`) writes each immediate afresh at its
+        // use, as it reads constant-bank values afresh: a shared register lives across the
+        // window (rodinia's `IMGVF_kernel` 64 -> 72 registers, boxFilter's
+        // `d_boxfilter_rgba_y` 32 -> 40, each a quarter or an eighth of the warps lost).
+        if self.opts.remat_cbuf {
+            return None;
+        }
         let here = self.cur_ir.filter(|_| self.planning.is_none())?;
         let clock = self.clock;
         let list = self.imm_regs.get(&imm_key(kind, k))?;
