@@ -193,6 +193,9 @@ pub(super) struct Lowerer<'a> {
     /// How many operand slots of the function read each value, by value number (a `mul` read
     /// once, by an `add`, is folded into that add's XMADs: [`Lowerer::lower_mad32`]).
     use_count: Vec<u32>,
+    /// By value number: whether a jump or branch passes the value to a block parameter (a
+    /// copy into the parameter's register; `select::consts` leaves such constants unshared).
+    block_arg: Vec<bool>,
     /// How many of those reads are sign extensions (`Convert { op: Sext }`): a narrow load
     /// read only by them is loaded signed ([`Lowerer::signed_load`]).
     sext_count: Vec<u32>,
@@ -502,6 +505,26 @@ impl<'a> Lowerer<'a> {
                     }
                 }
                 n
+            },
+            block_arg: {
+                let mut a = vec![false; f.values.len()];
+                for node in f.insts.values() {
+                    let dests: &[&ir::BlockCall] = match &node.data {
+                        InstData::Jump { dest } => &[dest],
+                        InstData::Brif {
+                            then_dest,
+                            else_dest,
+                            ..
+                        } => &[then_dest, else_dest],
+                        _ => &[],
+                    };
+                    for d in dests {
+                        for &v in &d.args {
+                            a[v.index()] = true;
+                        }
+                    }
+                }
+                a
             },
             sext_count: {
                 let mut n = vec![0u32; f.values.len()];

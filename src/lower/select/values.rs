@@ -50,7 +50,11 @@ impl<'a> Lowerer<'a> {
                 )));
             }
         }
-        if let (RegKind::B32, Class::Imm(k)) = (kind, class) {
+        // A constant passed to a block parameter is copied into the parameter's register: a
+        // shared register there is a `MOV` instead of a `MOV32I` (no instruction saved) and
+        // one more register live (a loop's `i = 0; sum = 0`), so it neither takes nor offers one.
+        let shareable = !self.block_arg[v.index()];
+        if let (RegKind::B32, Class::Imm(k), true) = (kind, class, shareable) {
             if let Some(loc) = self.shared_imm(kind, k) {
                 self.set_loc(v, loc);
                 return Ok(());
@@ -103,8 +107,8 @@ impl<'a> Lowerer<'a> {
         // 32-bit constants only: a shared pair holds two registers, and in NVVM's f64 code
         // (nbody's `integrateBodies<double>`: a mask pair read 129 times) the longer lives
         // cost registers past an occupancy step (40 to 47, 48 to 40 warps).
-        if let (RegKind::B32, Class::Imm(k), Some(here), None) =
-            (kind, class, self.cur_ir, &self.planning)
+        if let (RegKind::B32, Class::Imm(k), Some(here), None, true) =
+            (kind, class, self.cur_ir, &self.planning, shareable)
         {
             let clock = self.clock;
             self.imm_regs
