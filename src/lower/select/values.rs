@@ -128,7 +128,11 @@ impl<'a> Lowerer<'a> {
         // use, as it reads constant-bank values afresh: a shared register lives across the
         // window (rodinia's `IMGVF_kernel` 64 -> 72 registers, boxFilter's
         // `d_boxfilter_rgba_y` 32 -> 40, each a quarter or an eighth of the warps lost).
-        if self.opts.remat_cbuf {
+        // So does the retry with address chains shared within a block or not at all
+        // (`Fold::Block`/`Fold::Lea`): particlefilter's `likelihood_kernel` reaches its
+        // warps with the block's chains shared only when the constants are not (otherwise
+        // the retry falls back to one chain per access, 1,944 -> 2,003 instructions).
+        if self.opts.remat_cbuf || self.opts.fold != Fold::Full {
             return None;
         }
         let here = self.cur_ir.filter(|_| self.planning.is_none())?;
