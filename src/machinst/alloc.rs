@@ -880,10 +880,7 @@ fn allocate_in_registers_and_slots<I: MachInst>(
     // Under a register budget the limits above count names only, so regalloc2 does the
     // spilling, and it neither recomputes a value nor chooses by the next read; kept aside
     // for [`budget_presplit`].
-    let budgeted = (opts.max_regs < 255).then(|| {
-        let loops = promote::blocks_in_loops(&promote::successors(&vc));
-        (vc.clone(), loops)
-    });
+    let budgeted = (opts.max_regs < 255).then(|| vc.clone());
     let (first, first_bytes) = allocate_split(vc, &prep, opts, press, &spread)?;
     let best = match again.filter(|_| first.spill_bytes > first_bytes) {
         None => first,
@@ -899,7 +896,7 @@ fn allocate_in_registers_and_slots<I: MachInst>(
         }
     };
     match budgeted.filter(|_| best.spill_bytes > 0) {
-        Some((vc, loops)) => budget_presplit(vc, &prep, opts, best, &loops),
+        Some(vc) => budget_presplit(vc, &prep, opts, best),
         None => Ok(best),
     }
 }
@@ -907,7 +904,7 @@ fn allocate_in_registers_and_slots<I: MachInst>(
 /// Under a register budget where `best` spills: [`spill::presplit`] down to the budget's
 /// words as well (Belady's rule; constants, constant-bank words and thread indices computed
 /// again at their reads rather than stored), then regalloc2; the allocation whose code costs
-/// less ([`weighted_cost`]) is kept. `loops`: per block of `vc`, whether it lies in a loop.
+/// less ([`weighted_cost`], with the loops of `vc`'s blocks) is kept.
 /// matrixMul at `--maxrregcount=16` stored `SR_CTAID.X`, `SR_CTAID.Y` and `SR_TID.Y` to
 /// local memory where one `S2R` brings each back. An allocation that fails (the presplit
 /// code does not fit the budget) leaves `best`; a checker's rejection is returned.
@@ -916,7 +913,6 @@ fn budget_presplit<I: MachInst>(
     prep: &Prepared,
     opts: &AllocOptions,
     best: Allocated<I>,
-    loops: &[bool],
 ) -> Result<Allocated<I>, AllocError> {
     let fixed_words: usize = prep.fixed.iter().map(|(k, _)| k.gprs() as usize).sum();
     let mut lim = spill_limits(&prep.fixed, opts.max_regs, true);
@@ -925,6 +921,7 @@ fn budget_presplit<I: MachInst>(
     if lim.words == 0 || !press_exceeds(&press, &lim) {
         return Ok(best);
     }
+    let loops = &promote::blocks_in_loops(&promote::successors(&vc));
     match allocate_split(vc, prep, opts, press, &lim) {
         Ok((other, _)) if weighted_cost(&other, loops) < weighted_cost(&best, loops) => Ok(other),
         // a checker's verdict is a bug to report, not a reason to fall back

@@ -53,7 +53,8 @@ impl<'a> Lowerer<'a> {
         // A constant passed to a block parameter is copied into the parameter's register: a
         // shared register there is a `MOV` instead of a `MOV32I` (no instruction saved) and
         // one more register live (a loop's `i = 0; sum = 0`), so it neither takes nor offers one.
-        let shareable = !self.block_arg[v.index()];
+        // Nothing is shared in the driver's retries for warps (`shares_immediates`).
+        let shareable = self.shares_immediates() && !self.block_arg[v.index()];
         if let (RegKind::B32, Class::Imm(k), true) = (kind, class, shareable) {
             if let Some(loc) = self.shared_imm(kind, k) {
                 self.set_loc(v, loc);
@@ -119,22 +120,24 @@ impl<'a> Lowerer<'a> {
         Ok(())
     }
 
+    /// Whether immediates are shared at all. Not in the driver's retry for warps
+    /// (`remat_cbuf`), which writes each immediate afresh at its use as it reads
+    /// constant-bank values afresh: a shared register lives across the window (rodinia's
+    /// `IMGVF_kernel` 64 -> 72 registers, boxFilter's `d_boxfilter_rgba_y` 32 -> 40, each a
+    /// quarter or an eighth of the warps lost). Nor in the retry with address chains shared
+    /// within a block or not at all (`Fold::Block`/`Fold::Lea`): particlefilter's
+    /// `likelihood_kernel` reaches its warps with the block's chains shared only when the
+    /// constants are not (otherwise the retry falls back to one chain per access, 1,944 ->
+    /// 2,003 instructions).
+    fn shares_immediates(&self) -> bool {
+        !self.opts.remat_cbuf && self.opts.fold == Fold::Full
+    }
+
     /// A register already holding the immediate `k` of kind `kind` that may serve a use in
     /// the current block: written in a block that dominates it with no loop between, at
     /// most [`consts::SHARE_WINDOW`] lowered instructions ago (`consts`' rule and
     /// trade-off). Never while planning (nothing is written then).
     fn shared_imm(&mut self, kind: RegKind, k: i64) -> Option<Loc> {
-        // The driver's retry for warps (`remat_cbuf`) writes each immediate afresh at its
-        // use, as it reads constant-bank values afresh: a shared register lives across the
-        // window (rodinia's `IMGVF_kernel` 64 -> 72 registers, boxFilter's
-        // `d_boxfilter_rgba_y` 32 -> 40, each a quarter or an eighth of the warps lost).
-        // So does the retry with address chains shared within a block or not at all
-        // (`Fold::Block`/`Fold::Lea`): particlefilter's `likelihood_kernel` reaches its
-        // warps with the block's chains shared only when the constants are not (otherwise
-        // the retry falls back to one chain per access, 1,944 -> 2,003 instructions).
-        if self.opts.remat_cbuf || self.opts.fold != Fold::Full {
-            return None;
-        }
         let here = self.cur_ir.filter(|_| self.planning.is_none())?;
         let clock = self.clock;
         let list = self.imm_regs.get(&imm_key(kind, k))?;
