@@ -179,7 +179,8 @@ impl<'a> Lowerer<'a> {
     }
 
     /// Values (32-bit) in consecutive registers: the value itself when there is one, else a
-    /// new pair (two) or quad (three or four) filled by `MOV`s.
+    /// new pair (two) or quad (three or four) filled by `MOV`s (each dropped where the
+    /// register allocation puts the value on its word, as for a texture's coordinates).
     fn gather(&mut self, values: &[Value]) -> Result<Loc, LowerError> {
         let locs: Vec<Loc> = values
             .iter()
@@ -195,6 +196,9 @@ impl<'a> Lowerer<'a> {
         };
         let d = self.new_vreg(kind);
         let mut i = Sm50Inst::new(Role::Plain);
+        // a texture operand pack (`machinst::assign`'s pack copies): each value may be put
+        // on its word, and its `MOV` dropped
+        i.tex_pack = true;
         let dop = i.def(d, true);
         for (k, l) in locs.iter().enumerate() {
             let s = i.use_(l.vreg);
