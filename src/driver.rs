@@ -954,7 +954,8 @@ fn compile_kernel(
     // for the scheduler. Where that costs registers, allocate the chosen code once more
     // without the spread (`AllocOptions::spread_extra`), lay it out, and keep it where its
     // static issue cycles (`sm50::sched::cost`) are within [`SPREAD_TOLERANCE`] of the
-    // spread code's and it has no more instructions and spills: the spread bought nothing
+    // spread code's and it has no more instructions, spills and bank conflicts (instructions
+    // reading one bank twice, `sm50::banks`): the spread bought nothing
     // there. Where it is slower, once more spreading over half the registers the spread
     // took above the fewest (where that is 4 or more), kept by the same rule. Trade-off: up
     // to two more compiles (lowering, allocation, emission and layout) for the kernels whose
@@ -963,6 +964,13 @@ fn compile_kernel(
     let extras = [Some(0), (spread >= 4).then_some(spread / 2)];
     let cycles = |l: &Laying| cost::kernel_cycles(&l.6.code).unwrap_or(u64::MAX);
     let count = |l: &Laying| l.6.placed.len();
+    // (instructions reading one register bank twice: the colouring's bank rule has fewer
+    // registers to choose from without the spread, and the cost model does not see banks)
+    let conflicts = |l: &Laying| {
+        let insts: Vec<_> = l.6.placed.iter().map(|p| p.inst).collect();
+        crate::sm50::banks::count_conflicts(&insts)
+    };
+    let spread_conflicts = conflicts(&laying);
     let (spread_cycles, spread_count) = (cycles(&laying), count(&laying));
     for extra in extras.into_iter().flatten().filter(|_| spread > 0) {
         let (text_len, diag_len) = (out.text.len(), out.diagnostics.len());
@@ -987,6 +995,7 @@ fn compile_kernel(
         if let Some((_, mut c2, a, _)) = tight.ok().filter(|(_, _, a, _)| fewer(a)) {
             if let Ok(l) = lay_out(&a, &mut c2, out, times, t) {
                 if count(&l) <= spread_count
+                    && conflicts(&l) <= spread_conflicts
                     && cycles(&l) as f64 <= spread_cycles as f64 * (1.0 + SPREAD_TOLERANCE)
                 {
                     (alloc, constant2, laying) = (a, c2, l);
