@@ -4,17 +4,38 @@
 
 use super::*;
 
-/// Lower and allocate the kernel: (fold statistics, literal pool, the allocation). With
-/// `--emit vcode`/`--emit alloc` their text goes to `out`.
+/// How an allocation was made: the lowering options and the register budget of the compile
+/// kept among [`lower_and_allocate`]'s retries, to allocate the same code again with another
+/// spread (`compile_kernel`).
+#[derive(Clone, Copy)]
+pub(super) struct Recipe {
+    lower: LowerOptions,
+    max_regs: u8,
+}
+
+/// Lower and allocate the kernel: (fold statistics, literal pool, the allocation, how it was
+/// made). With `--emit vcode`/`--emit alloc` their text goes to `out`. With `again`, only
+/// that recipe's compile, its colouring spread over at most that many registers above the
+/// fewest (`AllocOptions::spread_extra`).
+#[allow(clippy::too_many_arguments)]
 pub(super) fn lower_and_allocate(
     cx: &KernelCtx,
     lower_opts: LowerOptions,
     max_regs: u32,
+    again: Option<(Recipe, u32)>,
     local_data: u32,
     out: &mut Output,
     times: &mut PassTimes,
     t: &mut std::time::Instant,
-) -> Result<(FoldStats, Vec<u8>, machinst::Allocated<lower::Sm50Inst>), Diagnostics> {
+) -> Result<
+    (
+        FoldStats,
+        Vec<u8>,
+        machinst::Allocated<lower::Sm50Inst>,
+        Recipe,
+    ),
+    Diagnostics,
+> {
     let KernelCtx {
         module,
         opts,
@@ -40,6 +61,7 @@ pub(super) fn lower_and_allocate(
         machinst::Allocated<lower::Sm50Inst>,
         bool,
         bool,
+        Recipe,
     );
     let lower_and_allocate_in = |lower_opts: &LowerOptions,
                                  alloc_opts: &AllocOptions,
@@ -66,12 +88,33 @@ pub(super) fn lower_and_allocate(
             ))
         })?;
         times.lap("regalloc", t);
-        Ok((fold, constant2, text, alloc, calls, store_motion))
+        let recipe = Recipe {
+            lower: *lower_opts,
+            max_regs: alloc_opts.max_regs,
+        };
+        Ok((fold, constant2, text, alloc, calls, store_motion, recipe))
     };
     let lower_and_allocate =
         |lower_opts: &LowerOptions, times: &mut PassTimes, t: &mut std::time::Instant| {
             lower_and_allocate_in(lower_opts, &alloc_opts, times, t)
         };
+    let finish = |compiled: Compiled, out: &mut Output| {
+        let (fold, constant2, vtext, alloc, _, _, recipe) = compiled;
+        out.text.push_str(&vtext);
+        if opts.emit == Emit::Alloc {
+            let _ = writeln!(out.text, "kernel {name}:\n{alloc}");
+        }
+        (fold, constant2, alloc, recipe)
+    };
+    if let Some((recipe, extra)) = again {
+        let spread = AllocOptions {
+            max_regs: recipe.max_regs,
+            spread_extra: Some(extra),
+            ..alloc_opts
+        };
+        let compiled = lower_and_allocate_in(&recipe.lower, &spread, times, t)?;
+        return Ok(finish(compiled, out));
+    }
     // The slow-path subroutine pins 14 registers (`lower::select::fdiv`). Where a kernel
     // that calls it spills although its values and those registers fit in the registers
     // (so the spills come from how the allocator worked around the calls, not from
@@ -267,12 +310,7 @@ pub(super) fn lower_and_allocate(
             None => break,
         }
     }
-    let (fold, constant2, vtext, alloc, _, _) = compiled;
-    out.text.push_str(&vtext);
-    if opts.emit == Emit::Alloc {
-        let _ = writeln!(out.text, "kernel {name}:\n{alloc}");
-    }
-    Ok((fold, constant2, alloc))
+    Ok(finish(compiled, out))
 }
 
 /// Warps per SM the kernel of `cx` keeps resident with `regs` registers per thread, its

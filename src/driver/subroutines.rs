@@ -339,6 +339,7 @@ pub(super) fn compile_subroutine(
         presplit: false,
         // (its registers above the call ABI's belong to its callers)
         promote_slots: false,
+        spread_extra: None,
     };
     let alloc = machinst::allocate_owned(lowered.vcode, &alloc_opts).map_err(|e| {
         format!(

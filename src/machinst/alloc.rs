@@ -62,6 +62,11 @@ pub struct AllocOptions {
     /// (`alloc::promote`), in functions that neither are subroutines (`presplit` off,
     /// `save_cost` set) nor call any.
     pub promote_slots: bool,
+    /// At most how many registers above the fewest it finds the colouring may spread values
+    /// over (`assign::colour`); `None`: as many as keep the occupancy. The driver tries the
+    /// tight colouring (`Some(0)`) where the spread costs registers, and keeps it where its
+    /// schedule is as fast (`driver::compile_kernel`).
+    pub spread_extra: Option<u32>,
 }
 
 impl Default for AllocOptions {
@@ -73,6 +78,7 @@ impl Default for AllocOptions {
             save_cost: [0; 4],
             presplit: true,
             promote_slots: true,
+            spread_extra: None,
         }
     }
 }
@@ -122,6 +128,9 @@ pub struct Allocated<I> {
     pub blocks: Vec<AllocatedBlock<I>>,
     /// Highest GPR used + 1, at least 2 (R1), as ptxas reports "Used N registers".
     pub num_regs: u32,
+    /// The fewest registers the colouring found before spreading values over more
+    /// (`assign::colour`; `num_regs` where the code was not coloured).
+    pub fewest_regs: u32,
     /// Bytes of local memory for spill slots, addressed `[R1 + spill_base + 4 * slot]`; the
     /// local frame is `spill_base` (rounded up to 16) + `spill_bytes`.
     pub spill_bytes: u32,
@@ -413,7 +422,9 @@ fn start_sizes<I: MachInst>(
 
 /// What [`allocate_names`] returns: the classes, regalloc2's output, the name-level code and
 /// the physical base register of each of its accesses.
-type Named = ([Vec<u8>; 3], ra::Output, NameProg, Vec<u8>);
+/// The name classes, regalloc2's output, the named program, each access's register, and the
+/// fewest registers the colouring found (before spreading).
+type Named = ([Vec<u8>; 3], ra::Output, NameProg, (Vec<u8>, u32));
 
 /// Run regalloc2 on `vc` in `env`, taking its output out of the thread's context.
 fn run_ra<I: MachInst>(
@@ -492,11 +503,12 @@ fn allocate_names<I: MachInst>(
     }
     let prog = NameProg::build(vc, &out, kinds).map_err(AllocError::Regalloc)?;
     let webs = Webs::build(&prog);
-    let Some((per_acc, _)) = assign::colour(
+    let Some((per_acc, _, fewest)) = assign::colour(
         &webs,
         &precolours(&classes, fixed),
         max_regs,
         hint,
+        opts.spread_extra,
         &opts.save_cost,
     ) else {
         return Ok(None);
@@ -508,7 +520,7 @@ fn allocate_names<I: MachInst>(
             .run()
             .map_err(|e| AllocError::Checker(format!("{e:?}")))?;
     }
-    Ok(Some((classes, out, prog, per_acc)))
+    Ok(Some((classes, out, prog, (per_acc, fewest))))
 }
 
 /// The name spaces under a register budget (see the end of [`allocate_owned`]): each class
@@ -1239,7 +1251,8 @@ fn allocate_prepared<I: MachInst>(
     }
     // Physical registers: the colouring of all widths together (found by `allocate_names`),
     // or the class slices packed from R0.
-    let (prog, acc_phys) = match named_code {
+    // (`fewest`: the registers the colouring found before spreading; 0 for the slices)
+    let (prog, (acc_phys, fewest)) = match named_code {
         Some(x) => x,
         // A class slice is one register range per name, of the class kind's width: where a
         // class holds values of two widths, regalloc2 may give a def the name of a use that
@@ -1289,7 +1302,7 @@ fn allocate_prepared<I: MachInst>(
             // not fit) keeps the slices packed from R0. Colouring it too was tried: where it
             // spills, into fewer (or as many) registers, its reloads lost their reach and
             // waited several times longer in the cost model (6 times on cub's radix sort).
-            (prog, sliced)
+            (prog, (sliced, 0))
         }
     };
     let max_reg = count_regs(&prog, &acc_phys) - 1;
@@ -1326,6 +1339,11 @@ fn allocate_prepared<I: MachInst>(
     Ok(Some(Allocated {
         blocks,
         num_regs: max_reg + 1,
+        fewest_regs: if fewest == 0 {
+            max_reg + 1
+        } else {
+            fewest.min(max_reg + 1)
+        },
         spill_bytes,
         checked: opts.checker,
         pred_spills: prep.pred_spills,

@@ -692,6 +692,7 @@ mod tests {
         let mut alloc = Allocated {
             blocks,
             num_regs: 255,
+            fewest_regs: 255,
             spill_bytes: 0,
             checked: false,
             pred_spills: 0,

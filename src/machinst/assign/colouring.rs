@@ -18,14 +18,17 @@ thread_local! {
 /// `max_regs`. `precolour[name]` pins every web of a name (the names of fixed registers).
 /// `hint`: how many registers the code may take without harm: the colouring then spreads
 /// values over up to that many (see [`colour_spread`]), but never over so many that fewer
-/// warps fit on an SM than with the fewest registers it found.
+/// warps fit on an SM than with the fewest registers it found, and never more than
+/// `spread_extra` above that fewest (`None`: no such cap; see `AllocOptions::spread_extra`).
+/// Returns the registers of each access, the count taken and the fewest found.
 pub(in crate::machinst) fn colour(
     webs: &Webs,
     precolour: &[Option<u8>],
     max_regs: u8,
     hint: u32,
+    spread_extra: Option<u32>,
     save_cost: &[u64; 4],
-) -> Option<(Vec<u8>, u32)> {
+) -> Option<(Vec<u8>, u32, u32)> {
     let nw = webs.name.len();
     let width = |w: usize| webs.width[w] as usize;
     let pinned = |w: usize| precolour.get(webs.name[w] as usize).copied().flatten();
@@ -60,7 +63,10 @@ pub(in crate::machinst) fn colour(
     // the allocation would use otherwise), but never so many that fewer warps fit on an SM.
     // (`top` counts the webs that hold values: a call's clobbers pinned above them, up to
     // R59 for a `JCAL`, neither take registers nor lift the budget over `max_regs`)
-    let limit = same_occupancy(top).min(max_regs as u32);
+    let fewest = top;
+    let limit = same_occupancy(top)
+        .min(max_regs as u32)
+        .min(spread_extra.map_or(u32::MAX, |e| top.saturating_add(e)));
     let mut budget = hint.clamp(top, limit.max(top));
     #[allow(unused_mut)]
     let (mut c, top) = loop {
@@ -96,7 +102,7 @@ pub(in crate::machinst) fn colour(
         }
     }
     let per_acc = webs.of_acc.iter().map(|&w| c[w as usize]).collect();
-    Some((per_acc, top))
+    Some((per_acc, top, fewest))
 }
 
 /// The registers colouring `c` needs: the highest register a web holding a value covers + 1
