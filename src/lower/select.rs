@@ -204,9 +204,8 @@ pub(super) struct Lowerer<'a> {
     chains: HashMap<ChainKey, Vec<(Block, VReg, Option<VReg>)>>,
     /// Sign words (`SHR s, i, 0x1f`) of sign-extended chain indices, with their blocks.
     signs: Reuse<Value, Loc>,
-    /// How many chains (counted while planning) use each sign-extended index: over the
-    /// whole function (block `None`) with `--fold=full`, per block with `--fold=block`.
-    sext_chains: HashMap<(Value, Option<Block>), u32>,
+    /// How many chains (counted while planning) use each sign-extended index.
+    sext_chains: HashMap<Value, u32>,
     /// `base + disp` steps with Plg ([`Lowerer::plg_step`]), by base register and
     /// displacement, with their blocks (shared within a block only).
     plg_steps: HashMap<(VReg, i64), (Block, VReg, VReg)>,
@@ -285,17 +284,6 @@ impl<K: std::hash::Hash + Eq, T: Copy> Reuse<K, T> {
     /// The latest value built for `key` in a block that dominates `here` (`div::built`).
     fn find(&self, key: &K, here: Option<Block>, doms: &ir::Dominators) -> Option<T> {
         div::built(doms, here, false, self.0.get(key), |&(b, _)| b).map(|(_, t)| t)
-    }
-
-    /// The latest `t` built for `key` in `here` itself.
-    fn find_in_block(&self, key: &K, here: Option<Block>) -> Option<T> {
-        let h = here?;
-        self.0
-            .get(key)?
-            .iter()
-            .rev()
-            .find(|e| e.0 == h)
-            .map(|e| e.1)
     }
 
     /// Records `t`, built for `key` in `here`.
@@ -727,12 +715,8 @@ impl<'a> Lowerer<'a> {
     fn demand(&mut self) -> Result<Vec<bool>, LowerError> {
         let mut needed = vec![false; self.f.insts.len()];
         let mut work = Vec::new();
-        // The block of each instruction: planning counts some sharing per block (sign words
-        // with `--fold=block`), so `cur_ir` names the planned instruction's block.
-        let mut block_of = vec![None; self.f.insts.len()];
         for &b in &self.f.layout {
             for &i in &self.f.blocks[b].insts {
-                block_of[i.index()] = Some(b);
                 let d = &self.f.insts[i].data;
                 // A `.const` word at a constant address is an operand, not an access
                 // (`const_bank_word`): lowered only where a register holding it is demanded.
@@ -767,7 +751,6 @@ impl<'a> Lowerer<'a> {
         let mut asked_buf = Vec::new();
         while let Some(i) = work.pop() {
             self.planning = Some(std::mem::take(&mut asked_buf));
-            self.cur_ir = block_of[i.index()];
             self.vb.set_srcloc(self.f.srcloc(i));
             let r = self.lower_inst(i);
             let mut asked = self.planning.take().unwrap_or_default();
@@ -785,7 +768,6 @@ impl<'a> Lowerer<'a> {
             }
             asked_buf = asked;
         }
-        self.cur_ir = None;
         Ok(needed)
     }
 
