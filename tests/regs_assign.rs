@@ -571,11 +571,13 @@ fn store_sources_are_not_overwritten_while_the_store_reads_them() {
 /// registers, and every shared-memory load of its lifting steps was then waited on before
 /// the next could issue (1.58x ptxas's dynamic cycles, 1.20x now). The named occupancy is
 /// met, so the interleaved code stays: the kernel gets what `fdwt53<64>` (no step to gain)
-/// gets.
+/// gets, or fewer registers where the colouring's spread is dropped for it (the driver's
+/// spread retry: 45 against 48 registers, its interleaved code coloured tighter), never the
+/// retry's 36.
 #[test]
 fn named_occupancy_keeps_the_interleaved_code() {
     let (k192, sass) = compile_corpus_kernel("corpus-nvcc/ptx", DWT_FORWARD, DWT_192, None);
     let (k64, _) = compile_corpus_kernel("corpus-nvcc/ptx", DWT_FORWARD, DWT_64, None);
-    assert_eq!(k192.registers, k64.registers, "{sass}");
+    assert!(k192.registers <= k64.registers, "{sass}");
     assert!(k192.registers > 36, "{sass}");
 }
