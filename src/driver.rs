@@ -625,17 +625,16 @@ pub fn narrow_kernel_ir(module: &ir::Module, f: &mut ir::Function) -> Option<ir:
 /// A kernel's allocated machine code.
 type Alloc = machinst::Allocated<lower::Sm50Inst>;
 
-/// A kernel's allocation emitted and laid out (see `compile_kernel`): its frame, its
-/// relocations, source lines, notes, [`Shape`] and placed subroutines, and the layout.
-type Laying = (
-    u32,
-    Vec<(usize, lower::Reloc)>,
-    Vec<machinst::SrcLoc>,
-    Vec<(usize, Box<str>)>,
-    Shape,
-    Vec<PlacedSub>,
-    Laid,
-);
+/// A kernel's allocation emitted and laid out (see `compile_kernel`).
+struct Laying {
+    frame: u32,
+    relocs: Vec<(usize, lower::Reloc)>,
+    srclocs: Vec<machinst::SrcLoc>,
+    notes: Vec<(usize, Box<str>)>,
+    shape: Shape,
+    subs: Vec<PlacedSub>,
+    laid: Laid,
+}
 
 /// How much slower (static issue cycles, a fraction) the code coloured without spreading
 /// may be than the spread code and still be kept for its fewer registers (`compile_kernel`).
@@ -744,7 +743,7 @@ fn compile_kernel(
     let mut local_data = lower::local_size(module, f).next_multiple_of(16);
     let mark = out.text.len();
     let (fold, constant2, alloc, recipe) =
-        lower_and_allocate(&cx, lower_opts, max_regs, None, local_data, out, times, t)?;
+        lower_and_allocate(&cx, lower_opts, max_regs, local_data, out, times, t)?;
     let mut chosen = f;
     // Whether `chosen` has its runtime-trip loops unrolled (the rolled fallback has not).
     let mut chosen_unroll = runtime_unroll;
@@ -762,7 +761,7 @@ fn compile_kernel(
      -> bool {
         let current_text = out.text.split_off(mark);
         let cxo = KernelCtx { f: other, ..cx };
-        match lower_and_allocate(&cxo, lower_opts, max_regs, None, data, out, times, t) {
+        match lower_and_allocate(&cxo, lower_opts, max_regs, data, out, times, t) {
             Ok(o) if prefer(&o.2, &current.2) => {
                 *current = o;
                 true
@@ -922,7 +921,6 @@ fn compile_kernel(
                 |a: &Alloc, c: &Alloc| fewer_warps_lost(a, c) && (o == chosen_opts || small(a, c));
             if alternative(&plain, plain_data, o, &prefer, &mut current, out, times, t) {
                 chosen = &plain;
-                chosen_opts = o;
                 local_data = plain_data;
                 in_memory = true;
                 break;
@@ -946,7 +944,15 @@ fn compile_kernel(
         let laid = layout(&body, opts.sched)
             .map_err(|e| err(format!("internal error laying out `{name}`: {e}")))?;
         times.lap("schedule", t);
-        Ok((frame, relocs, srclocs, notes, shape, subs, laid))
+        Ok(Laying {
+            frame,
+            relocs,
+            srclocs,
+            notes,
+            shape,
+            subs,
+            laid,
+        })
     };
     let mut laying = lay_out(&alloc, &mut constant2, out, times, t)?;
     // The colouring spreads values over more registers than the fewest it finds, as many as
@@ -961,56 +967,57 @@ fn compile_kernel(
     // to two more compiles (lowering, allocation, emission and layout) for the kernels whose
     // spread took registers.
     let spread = alloc.num_regs.saturating_sub(alloc.fewest_regs);
-    let extras = [Some(0), (spread >= 4).then_some(spread / 2)];
-    let cycles = |l: &Laying| cost::kernel_cycles(&l.6.code).unwrap_or(u64::MAX);
-    let count = |l: &Laying| l.6.placed.len();
-    // (instructions reading one register bank twice: the colouring's bank rule has fewer
-    // registers to choose from without the spread, and the cost model does not see banks)
-    let conflicts = |l: &Laying| {
-        let insts: Vec<_> = l.6.placed.iter().map(|p| p.inst).collect();
-        crate::sm50::banks::count_conflicts(&insts)
-    };
-    let spread_conflicts = conflicts(&laying);
-    let (spread_cycles, spread_count) = (cycles(&laying), count(&laying));
-    for extra in extras.into_iter().flatten().filter(|_| spread > 0) {
-        let (text_len, diag_len) = (out.text.len(), out.diagnostics.len());
-        let tight = lower_and_allocate(
-            &cx,
-            chosen_opts,
-            max_regs,
-            Some((recipe, extra)),
-            local_data,
-            out,
-            times,
-            t,
-        );
-        // (its `--emit vcode`/`--emit alloc` text, kept only where the code is)
-        let tight_text = out.text.split_off(text_len);
-        let fewer = |a: &Alloc| {
-            a.num_regs < alloc.num_regs
-                && a.spill_cost() <= alloc.spill_cost()
-                && a.pred_spills <= alloc.pred_spills
+    if spread > 0 {
+        let cycles = |l: &Laying| cost::kernel_cycles(&l.laid.code).unwrap_or(u64::MAX);
+        let count = |l: &Laying| l.laid.placed.len();
+        // (instructions reading one register bank twice: the colouring's bank rule has fewer
+        // registers to choose from without the spread, and the cost model does not see banks)
+        let conflicts = |l: &Laying| {
+            let insts: Vec<_> = l.laid.placed.iter().map(|p| p.inst).collect();
+            crate::sm50::banks::count_conflicts(&insts)
         };
-        let mut kept = false;
-        if let Some((_, mut c2, a, _)) = tight.ok().filter(|(_, _, a, _)| fewer(a)) {
-            if let Ok(l) = lay_out(&a, &mut c2, out, times, t) {
-                if count(&l) <= spread_count
-                    && conflicts(&l) <= spread_conflicts
-                    && cycles(&l) as f64 <= spread_cycles as f64 * (1.0 + SPREAD_TOLERANCE)
-                {
-                    (alloc, constant2, laying) = (a, c2, l);
-                    out.text.truncate(mark);
-                    out.text.push_str(&tight_text);
-                    kept = true;
+        let (spread_cycles, spread_count) = (cycles(&laying), count(&laying));
+        let spread_conflicts = conflicts(&laying);
+        let extras = [Some(0), (spread >= 4).then_some(spread / 2)];
+        for extra in extras.into_iter().flatten() {
+            let (text_len, diag_len) = (out.text.len(), out.diagnostics.len());
+            let tight = reallocate(&cx, recipe, extra, local_data, out, times, t);
+            // (its `--emit vcode`/`--emit alloc` text, kept only where the code is)
+            let tight_text = out.text.split_off(text_len);
+            let fewer = |a: &Alloc| {
+                a.num_regs < alloc.num_regs
+                    && a.spill_cost() <= alloc.spill_cost()
+                    && a.pred_spills <= alloc.pred_spills
+            };
+            let mut kept = false;
+            if let Some((_, mut c2, a, _)) = tight.ok().filter(|(_, _, a, _)| fewer(a)) {
+                if let Ok(l) = lay_out(&a, &mut c2, out, times, t) {
+                    if count(&l) <= spread_count
+                        && conflicts(&l) <= spread_conflicts
+                        && cycles(&l) as f64 <= spread_cycles as f64 * (1.0 + SPREAD_TOLERANCE)
+                    {
+                        (alloc, constant2, laying) = (a, c2, l);
+                        out.text.truncate(mark);
+                        out.text.push_str(&tight_text);
+                        kept = true;
+                    }
                 }
             }
-        }
-        out.diagnostics.truncate(diag_len);
-        if kept {
-            break;
+            out.diagnostics.truncate(diag_len);
+            if kept {
+                break;
+            }
         }
     }
-    let (frame, relocs, srclocs, notes, shape, subs, laid) = laying;
+    let Laying {
+        frame,
+        relocs,
+        srclocs,
+        notes,
+        shape,
+        subs,
+        laid,
+    } = laying;
     let dynamic_stack = shape.dynamic_stack;
     // Code index k is body index k (+1 after the frame adjustment), and the layout puts
     // its prologue first: index k + 1 (+1) before scheduling; `moved` says where list

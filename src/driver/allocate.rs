@@ -13,29 +13,46 @@ pub(super) struct Recipe {
     max_regs: u8,
 }
 
-/// Lower and allocate the kernel: (fold statistics, literal pool, the allocation, how it was
-/// made). With `--emit vcode`/`--emit alloc` their text goes to `out`. With `again`, only
-/// that recipe's compile, its colouring spread over at most that many registers above the
-/// fewest (`AllocOptions::spread_extra`).
-#[allow(clippy::too_many_arguments)]
-pub(super) fn lower_and_allocate(
+/// What [`lower_and_allocate`] and [`reallocate`] return: fold statistics, literal pool, the
+/// allocation and how it was made.
+type Allocation = (
+    FoldStats,
+    Vec<u8>,
+    machinst::Allocated<lower::Sm50Inst>,
+    Recipe,
+);
+
+/// One compile: (fold statistics, literal pool, the `--emit vcode` text, the allocation,
+/// whether it calls a subroutine, whether store motion moved something, how it was made).
+type Compiled = (
+    FoldStats,
+    Vec<u8>,
+    String,
+    machinst::Allocated<lower::Sm50Inst>,
+    bool,
+    bool,
+    Recipe,
+);
+
+/// The allocation options of a kernel's compile: `max_regs`, spill slots after its `.local`
+/// data (`local_data` bytes), both addressed from R1.
+fn alloc_options(max_regs: u8, local_data: u32) -> AllocOptions {
+    AllocOptions {
+        max_regs,
+        checker: cfg!(debug_assertions),
+        spill_base: local_data,
+        ..AllocOptions::default()
+    }
+}
+
+/// Lower the kernel of `cx` with `lower_opts` and allocate it with `alloc_opts`, once.
+fn compile_once(
     cx: &KernelCtx,
-    lower_opts: LowerOptions,
-    max_regs: u32,
-    again: Option<(Recipe, u32)>,
-    local_data: u32,
-    out: &mut Output,
+    lower_opts: &LowerOptions,
+    alloc_opts: &AllocOptions,
     times: &mut PassTimes,
     t: &mut std::time::Instant,
-) -> Result<
-    (
-        FoldStats,
-        Vec<u8>,
-        machinst::Allocated<lower::Sm50Inst>,
-        Recipe,
-    ),
-    Diagnostics,
-> {
+) -> Result<Compiled, Diagnostics> {
     let KernelCtx {
         module,
         opts,
@@ -44,77 +61,79 @@ pub(super) fn lower_and_allocate(
         ..
     } = *cx;
     let err = |msg: String| cx.err(msg);
+    let lower::Lowered {
+        vcode,
+        fold,
+        constant2,
+        store_motion,
+    } = lower::lower_verified_stats(module, f, lower_opts)
+        .map_err(|e| err(format!("cannot compile kernel `{name}`: {e}")))?;
+    times.lap("lower", t);
+    let text = if opts.emit == Emit::Vcode {
+        format!("kernel {name}:\n{vcode}\n")
+    } else {
+        String::new()
+    };
+    let calls = vcode.has_clobbers();
+    let alloc = machinst::allocate_owned(vcode, alloc_opts).map_err(|e| {
+        err(format!(
+            "register allocation failed for kernel `{name}`: {e}"
+        ))
+    })?;
+    times.lap("regalloc", t);
+    let recipe = Recipe {
+        lower: *lower_opts,
+        max_regs: alloc_opts.max_regs,
+    };
+    Ok((fold, constant2, text, alloc, calls, store_motion, recipe))
+}
+
+/// The kept compile's `--emit vcode`/`--emit alloc` text to `out`, and its allocation.
+fn finish(cx: &KernelCtx, compiled: Compiled, out: &mut Output) -> Allocation {
+    let (fold, constant2, vtext, alloc, _, _, recipe) = compiled;
+    out.text.push_str(&vtext);
+    if cx.opts.emit == Emit::Alloc {
+        let _ = writeln!(out.text, "kernel {}:\n{alloc}", cx.name);
+    }
+    (fold, constant2, alloc, recipe)
+}
+
+/// The compile `recipe` describes once more, its colouring spread over at most `extra`
+/// registers above the fewest it finds (`AllocOptions::spread_extra`; `compile_kernel`'s
+/// spread retry).
+pub(super) fn reallocate(
+    cx: &KernelCtx,
+    recipe: Recipe,
+    extra: u32,
+    local_data: u32,
+    out: &mut Output,
+    times: &mut PassTimes,
+    t: &mut std::time::Instant,
+) -> Result<Allocation, Diagnostics> {
     let alloc_opts = AllocOptions {
-        max_regs: max_regs as u8,
-        checker: cfg!(debug_assertions),
-        // Spill slots go after the kernel's `.local` data, both addressed from R1.
-        spill_base: local_data,
-        ..AllocOptions::default()
+        spread_extra: Some(extra),
+        ..alloc_options(recipe.max_regs, local_data)
     };
-    // `ir::build` verified every function it returned.
-    // Lower and allocate the kernel: (fold statistics, literal pool, the `--emit vcode`
-    // text, the allocation, whether it calls a subroutine).
-    type Compiled = (
-        FoldStats,
-        Vec<u8>,
-        String,
-        machinst::Allocated<lower::Sm50Inst>,
-        bool,
-        bool,
-        Recipe,
-    );
-    let lower_and_allocate_in = |lower_opts: &LowerOptions,
-                                 alloc_opts: &AllocOptions,
-                                 times: &mut PassTimes,
-                                 t: &mut std::time::Instant|
-     -> Result<Compiled, Diagnostics> {
-        let lower::Lowered {
-            vcode,
-            fold,
-            constant2,
-            store_motion,
-        } = lower::lower_verified_stats(module, f, lower_opts)
-            .map_err(|e| err(format!("cannot compile kernel `{name}`: {e}")))?;
-        times.lap("lower", t);
-        let text = if opts.emit == Emit::Vcode {
-            format!("kernel {name}:\n{vcode}\n")
-        } else {
-            String::new()
-        };
-        let calls = vcode.has_clobbers();
-        let alloc = machinst::allocate_owned(vcode, alloc_opts).map_err(|e| {
-            err(format!(
-                "register allocation failed for kernel `{name}`: {e}"
-            ))
-        })?;
-        times.lap("regalloc", t);
-        let recipe = Recipe {
-            lower: *lower_opts,
-            max_regs: alloc_opts.max_regs,
-        };
-        Ok((fold, constant2, text, alloc, calls, store_motion, recipe))
-    };
+    let compiled = compile_once(cx, &recipe.lower, &alloc_opts, times, t)?;
+    Ok(finish(cx, compiled, out))
+}
+
+/// Lower and allocate the kernel: (fold statistics, literal pool, the allocation, how it was
+/// made). With `--emit vcode`/`--emit alloc` their text goes to `out`.
+pub(super) fn lower_and_allocate(
+    cx: &KernelCtx,
+    lower_opts: LowerOptions,
+    max_regs: u32,
+    local_data: u32,
+    out: &mut Output,
+    times: &mut PassTimes,
+    t: &mut std::time::Instant,
+) -> Result<Allocation, Diagnostics> {
+    let alloc_opts = alloc_options(max_regs as u8, local_data);
     let lower_and_allocate =
         |lower_opts: &LowerOptions, times: &mut PassTimes, t: &mut std::time::Instant| {
-            lower_and_allocate_in(lower_opts, &alloc_opts, times, t)
+            compile_once(cx, lower_opts, &alloc_opts, times, t)
         };
-    let finish = |compiled: Compiled, out: &mut Output| {
-        let (fold, constant2, vtext, alloc, _, _, recipe) = compiled;
-        out.text.push_str(&vtext);
-        if opts.emit == Emit::Alloc {
-            let _ = writeln!(out.text, "kernel {name}:\n{alloc}");
-        }
-        (fold, constant2, alloc, recipe)
-    };
-    if let Some((recipe, extra)) = again {
-        let spread = AllocOptions {
-            max_regs: recipe.max_regs,
-            spread_extra: Some(extra),
-            ..alloc_opts
-        };
-        let compiled = lower_and_allocate_in(&recipe.lower, &spread, times, t)?;
-        return Ok(finish(compiled, out));
-    }
     // The slow-path subroutine pins 14 registers (`lower::select::fdiv`). Where a kernel
     // that calls it spills although its values and those registers fit in the registers
     // (so the spills come from how the allocator worked around the calls, not from
@@ -301,7 +320,7 @@ pub(super) fn lower_and_allocate(
         let fits =
             |c: &Compiled| c.3.spill_bytes == 0 && c.3.pred_spills == 0 && c.3.num_regs <= step;
         let better = tries.iter().find_map(|o| {
-            lower_and_allocate_in(o, &budget, times, t)
+            compile_once(cx, o, &budget, times, t)
                 .ok()
                 .filter(|c| fits(c))
         });
@@ -310,7 +329,7 @@ pub(super) fn lower_and_allocate(
             None => break,
         }
     }
-    Ok(finish(compiled, out))
+    Ok(finish(cx, compiled, out))
 }
 
 /// Warps per SM the kernel of `cx` keeps resident with `regs` registers per thread, its

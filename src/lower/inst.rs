@@ -126,8 +126,8 @@ pub struct Sm50Inst {
     /// On a conditional branch: its condition is the same in every lane of a warp (see
     /// `reconverge`), so it needs no `SSY`/`SYNC`. `false` (the safe answer) everywhere else.
     pub uniform: bool,
-    /// Built by `select::tex` and `select::surface` to gather a texture/surface instruction's coordinate pair or
-    /// quad from 32-bit values (one `MOV` per word): only such an instruction is a
+    /// Built by `select::tex` and `select::surface` to gather a texture/surface instruction's
+    /// coordinate pair or quad from 32-bit values (one `MOV` per word): only such an instruction is a
     /// [`MachInst::pack_words`] pack. Other all-`MOV` packs (64-bit values built from halves)
     /// keep their copies: placing their sources on the pair's words moved registers away from
     /// the bank-conflict and reuse-order choices and cost more cycles than the copies saved.

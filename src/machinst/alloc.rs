@@ -424,7 +424,7 @@ fn start_sizes<I: MachInst>(
 /// the physical base register of each of its accesses.
 /// The name classes, regalloc2's output, the named program, each access's register, and the
 /// fewest registers the colouring found (before spreading).
-type Named = ([Vec<u8>; 3], ra::Output, NameProg, (Vec<u8>, u32));
+type Named = ([Vec<u8>; 3], ra::Output, NameProg, (Vec<u8>, Option<u32>));
 
 /// Run regalloc2 on `vc` in `env`, taking its output out of the thread's context.
 fn run_ra<I: MachInst>(
@@ -520,7 +520,7 @@ fn allocate_names<I: MachInst>(
             .run()
             .map_err(|e| AllocError::Checker(format!("{e:?}")))?;
     }
-    Ok(Some((classes, out, prog, (per_acc, fewest))))
+    Ok(Some((classes, out, prog, (per_acc, Some(fewest)))))
 }
 
 /// The name spaces under a register budget (see the end of [`allocate_owned`]): each class
@@ -1251,7 +1251,7 @@ fn allocate_prepared<I: MachInst>(
     }
     // Physical registers: the colouring of all widths together (found by `allocate_names`),
     // or the class slices packed from R0.
-    // (`fewest`: the registers the colouring found before spreading; 0 for the slices)
+    // (`fewest`: the registers the colouring found before spreading; none for the slices)
     let (prog, (acc_phys, fewest)) = match named_code {
         Some(x) => x,
         // A class slice is one register range per name, of the class kind's width: where a
@@ -1302,7 +1302,7 @@ fn allocate_prepared<I: MachInst>(
             // not fit) keeps the slices packed from R0. Colouring it too was tried: where it
             // spills, into fewer (or as many) registers, its reloads lost their reach and
             // waited several times longer in the cost model (6 times on cub's radix sort).
-            (prog, (sliced, 0))
+            (prog, (sliced, None))
         }
     };
     let max_reg = count_regs(&prog, &acc_phys) - 1;
@@ -1339,11 +1339,7 @@ fn allocate_prepared<I: MachInst>(
     Ok(Some(Allocated {
         blocks,
         num_regs: max_reg + 1,
-        fewest_regs: if fewest == 0 {
-            max_reg + 1
-        } else {
-            fewest.min(max_reg + 1)
-        },
+        fewest_regs: fewest.map_or(max_reg + 1, |n| n.min(max_reg + 1)),
         spill_bytes,
         checked: opts.checker,
         pred_spills: prep.pred_spills,
