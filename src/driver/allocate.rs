@@ -1,4 +1,5 @@
-//! Lowering and register allocation of one kernel ([`lower_and_allocate`]), and what the
+//! Lowering and register allocation of one kernel ([`lower_and_allocate`], with its retries;
+//! [`reallocate`] compiles the kept recipe once more with a capped spread), and what the
 //! allocation's result sets: the warps per SM of a register count ([`warps`]) and the
 //! stack frame ([`frame_size`]).
 
