@@ -782,7 +782,6 @@ fn compile_kernel(
     // narrowed one). Trade-off: one more compile, only for spilling kernels that had a
     // 64-bit shared pointer.
     if let Some(wide) = wide.as_ref().filter(|_| current.2.spill_bytes > 0) {
-        let spills_less = |o: &Alloc, c: &Alloc| o.spill_cost() < c.spill_cost();
         if alternative(
             wide,
             local_data,
@@ -805,10 +804,9 @@ fn compile_kernel(
     // compile for the kernels whose unrolled loops cost them occupancy; the occupancy is
     // never lower than without the unrolling (fir_double: 62 registers unrolled, 32 not).
     let limited = |a: &Alloc| a.spill_bytes > 0 || warps(&cx, a.num_regs) < wanted_warps(&cx);
-    // Whether `o` spills less than `c`, or as much and keeps more warps resident.
-    let better = |o: &Alloc, c: &Alloc| {
-        (o.spill_cost(), warps(&cx, c.num_regs)) < (c.spill_cost(), warps(&cx, o.num_regs))
-    };
+    // Whether `o` spills less than `c`, or as much and keeps more warps resident (and, winning
+    // on spilling alone, costs no more code: `allocate::better`).
+    let better = |o: &Alloc, c: &Alloc| better(&cx, o, c, Alloc::spill_cost);
     if let Some(rolled) = rolled
         .as_ref()
         .filter(|r| limited(&current.2) && module.local_layout(r) == module.local_layout(chosen))
@@ -978,17 +976,17 @@ fn compile_kernel(
         };
         let (spread_cycles, spread_count) = (cycles(&laying), count(&laying));
         let spread_conflicts = conflicts(&laying);
+        // (fewer registers for no more spilling than the spread code's)
+        let (regs, spill, pred_spills) = (alloc.num_regs, alloc.spill_cost(), alloc.pred_spills);
+        let fewer = |a: &Alloc| {
+            a.num_regs < regs && a.spill_cost() <= spill && a.pred_spills <= pred_spills
+        };
         let extras = [Some(0), (spread >= 4).then_some(spread / 2)];
         for extra in extras.into_iter().flatten() {
             let (text_len, diag_len) = (out.text.len(), out.diagnostics.len());
             let tight = reallocate(&cx, recipe, extra, local_data, out, times, t);
             // (its `--emit vcode`/`--emit alloc` text, kept only where the code is)
             let tight_text = out.text.split_off(text_len);
-            let fewer = |a: &Alloc| {
-                a.num_regs < alloc.num_regs
-                    && a.spill_cost() <= alloc.spill_cost()
-                    && a.pred_spills <= alloc.pred_spills
-            };
             let mut kept = false;
             if let Some((_, mut c2, a, _)) = tight.ok().filter(|(_, _, a, _)| fewer(a)) {
                 if let Ok(l) = lay_out(&a, &mut c2, out, times, t) {

@@ -33,8 +33,11 @@ const CASES: &[(&str, u32)] = &[
 /// pass under the budget (`alloc::budget_presplit`), 1408 against 2088 = 0.674 (matrixMul
 /// 40/12, CUDA 3.2's matrixMul 48/12 and matrixMul_64bit 248/24, BlackScholes 176/172, mri-q's
 /// ComputeQ 784/1840, hotspot at 24 registers 112/28). The goal (issue 23) is at most ptxas's
-/// on each kernel, which matrixMul and hotspot still miss.
-const SPILL_RATIO_FLOOR: f64 = 0.68;
+/// on each kernel, which matrixMul and hotspot still miss. Since the driver's retries weigh
+/// code as well as spill bytes (`Allocated::code_cost`, session 31), mri-q's ComputeQ keeps
+/// an allocation with 812 bytes rather than 784 whose code costs less, and matrixMul_64bit
+/// spills 240 rather than 248: 1428 against 2088 = 0.684.
+const SPILL_RATIO_FLOOR: f64 = 0.69;
 
 /// (kernel, spill store bytes + spill load bytes) of each kernel of ptxas's compile.
 fn ptxas_spills(oracle: &Oracle, path: &std::path::Path, budget: u32) -> Vec<(String, u32)> {

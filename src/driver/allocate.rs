@@ -158,7 +158,9 @@ pub(super) fn lower_and_allocate(
     };
     if compiled.3.spill_bytes > 0 && compiled.4 && !compiled.3.spills_forced {
         let other = lower_and_allocate(&inline, times, t)?;
-        if other.3.spill_bytes < compiled.3.spill_bytes {
+        if other.3.spill_bytes < compiled.3.spill_bytes
+            && other.3.code_cost() <= compiled.3.code_cost()
+        {
             (compiled, chosen) = (other, inline);
         }
     }
@@ -177,8 +179,7 @@ pub(super) fn lower_and_allocate(
         c.3.spill_bytes > 0 || c.3.pred_spills > 0 || warps(cx, c.3.num_regs) < wanted_warps(cx)
     };
     let better = |a: &Compiled, b: &Compiled| {
-        (a.3.spill_cost(), a.3.pred_spills, warps(cx, b.3.num_regs))
-            < (b.3.spill_cost(), b.3.pred_spills, warps(cx, a.3.num_regs))
+        better(cx, &a.3, &b.3, |x: &Alloc| (x.spill_cost(), x.pred_spills))
     };
     if chosen.interleave != lower::Interleave::Off && !chosen.no_hoist && limited(&compiled) {
         let off = LowerOptions {
@@ -211,7 +212,7 @@ pub(super) fn lower_and_allocate(
             ..chosen
         };
         if let Ok(other) = lower_and_allocate(&unhoisted, times, t) {
-            if other.3.spill_cost() < compiled.3.spill_cost() {
+            if spills_less(&other.3, &compiled.3) {
                 compiled = other;
             }
         }
@@ -331,6 +332,28 @@ pub(super) fn lower_and_allocate(
         }
     }
     Ok(finish(cx, compiled, out))
+}
+
+/// The driver's retries choose between two allocations of a kernel by spilling, then warps:
+/// whether `o` is kept over `c` because it spills less by `spill` (compared in order), or as
+/// much and keeps more warps resident. Where it wins on spilling alone (no more warps), its
+/// code must not cost more either ([`machinst::Allocated::code_cost`]): fewer bytes of slots
+/// can still mean more instructions in the loops (CUB's 255-register radix-sort downsweep
+/// kernel: 248 -> 176 bytes of spills for 1.7 times the cycles).
+pub(super) fn better<K: Ord>(
+    cx: &KernelCtx,
+    o: &Alloc,
+    c: &Alloc,
+    spill: impl Fn(&Alloc) -> K,
+) -> bool {
+    let (wo, wc) = (warps(cx, o.num_regs), warps(cx, c.num_regs));
+    (spill(o), wc) < (spill(c), wo) && (wo > wc || o.code_cost() <= c.code_cost())
+}
+
+/// Whether `o` spills less than `c` ([`machinst::Allocated::spill_cost`]) for code that costs
+/// no more (the retries that do not change the warps; see [`better`]).
+pub(super) fn spills_less(o: &Alloc, c: &Alloc) -> bool {
+    o.spill_cost() < c.spill_cost() && o.code_cost() <= c.code_cost()
 }
 
 /// Warps per SM the kernel of `cx` keeps resident with `regs` registers per thread, its

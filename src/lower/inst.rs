@@ -586,6 +586,14 @@ impl MachInst for Sm50Inst {
         i
     }
 
+    fn branch_targets(&self) -> &[BlockId] {
+        if self.role == Role::Branch {
+            &self.targets
+        } else {
+            &[]
+        }
+    }
+
     fn set_branch_target(&mut self, succ_index: usize, target: BlockId) {
         if self.role == Role::Branch {
             if let Some(t) = self.targets.get_mut(succ_index) {

@@ -420,6 +420,11 @@ pub trait MachInst: Clone + fmt::Debug + fmt::Display {
     /// Retarget a branch: its successor number `succ_index` is now `target` (critical-edge
     /// splitting inserts a block between). Non-branches ignore it.
     fn set_branch_target(&mut self, succ_index: usize, target: BlockId);
+    /// The blocks a branch names (none for other instructions), for
+    /// [`Allocated::code_cost`]'s loops.
+    fn branch_targets(&self) -> &[BlockId] {
+        &[]
+    }
     /// The PTX line this instruction was selected for ([`SrcLoc::NONE`] for code that
     /// allocation adds: moves, spills, reloads, edge jumps).
     fn srcloc(&self) -> SrcLoc {
