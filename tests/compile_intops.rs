@@ -163,6 +163,30 @@ fn mul32() {
     assert!(count(&sass, "XMAD") >= 20, "{sass}");
 }
 
+/// Selects of a value or zero on 32-bit compares (`select_mask.ptx`'s header): ISET into a
+/// register and LOP.AND; the bit test (`and` then `setp.ne`, `LOP.AND.NZ`) whose predicate
+/// a two-register select also reads keeps its predicate for both selects (two SELs).
+#[test]
+fn select_mask() {
+    let sass = differential("select_mask", 8);
+    assert_eq!(count(&sass, "ISET."), 7, "{sass}");
+    assert_eq!(count(&sass, "ISETP"), 0, "{sass}");
+    assert_eq!(count(&sass, "LOP.AND.NZ"), 1, "{sass}");
+    assert_eq!(count(&sass, "SEL"), 2, "{sass}");
+}
+
+/// Where the masks stop (`select_mask_limits.ptx`'s header): a bit test stays `LOP.AND.Z` +
+/// SEL, two selects on one condition share one ISET, a predicate read again in a loop body
+/// stays an ISETP read by SEL.
+#[test]
+fn select_mask_limits() {
+    let sass = differential("select_mask_limits", 8);
+    assert_eq!(count(&sass, "ISET."), 1, "{sass}");
+    assert_eq!(count(&sass, "LOP.AND.Z"), 1, "{sass}");
+    assert_eq!(count(&sass, "ISETP.GT"), 1, "{sass}");
+    assert_eq!(count(&sass, "SEL"), 2, "{sass}");
+}
+
 #[test]
 fn mul64() {
     differential("mul64", 8);

@@ -550,3 +550,88 @@ LOOP:
     // Only `mov.u64 %rd6, %rd2` before the loop copies a pair (both pointers live on).
     assert_eq!(moves.len(), 2, "{moves:?}\n{}", out.sass);
 }
+
+/// Three arrays indexed by one sign-extended `int` (NVVM's `mul.wide.s32` + `add.s64` per
+/// array) in one block, and one of them again in a block it dominates.
+const SIGNED_ROWS: &str = r#"
+.version 7.0
+.target sm_50
+.address_size 64
+
+.visible .entry rows(.param .u64 a, .param .u64 b, .param .u64 c, .param .u32 k)
+{
+    .reg .pred %p<2>;
+    .reg .b32 %r<8>;
+    .reg .b64 %rd<12>;
+    ld.param.u64 %rd1, [a];
+    ld.param.u64 %rd2, [b];
+    ld.param.u64 %rd3, [c];
+    ld.param.u32 %r1, [k];
+    mov.u32 %r2, %tid.x;
+    sub.s32 %r3, %r2, %r1;
+    mul.wide.s32 %rd4, %r3, 4;
+    add.s64 %rd5, %rd1, %rd4;
+    add.s64 %rd6, %rd2, %rd4;
+    add.s64 %rd7, %rd3, %rd4;
+    ld.global.u32 %r4, [%rd5];
+    ld.global.u32 %r5, [%rd6];
+    add.s32 %r6, %r4, %r5;
+    st.global.u32 [%rd7], %r6;
+    setp.lt.u32 %p1, %r2, 4;
+    @%p1 bra $L_done;
+    st.global.u32 [%rd5], %r6;
+$L_done:
+    ret;
+}
+"#;
+
+/// The sign word of a sign-extended index (`SHR s, i, 0x1f`) is shared as the chains are:
+/// by the chains of the blocks its block dominates with `--fold=full`, within its block with
+/// `--fold=block` (one `SHR` for the three arrays there), by none with `--fold=lea`. Each
+/// computes what the IR computes, with an index that goes negative.
+#[test]
+fn sign_words_are_shared_as_the_chains_are() {
+    const A: u64 = 0x1000_0000;
+    const B: u64 = 0x2000_0000;
+    const C: u64 = 0x3000_0000;
+    let threads = 8u32;
+    let k = 3i32; // tid - k runs from -3 to 4
+    let words = |seed: u32| -> Vec<u8> {
+        (0..64u32)
+            .flat_map(|x| (x * seed + 1).to_le_bytes())
+            .collect()
+    };
+    let mut params = Vec::new();
+    // each base points 16 words into its region, so indices down to -16 stay inside
+    params.extend((A + 64).to_le_bytes());
+    params.extend((B + 64).to_le_bytes());
+    params.extend((C + 64).to_le_bytes());
+    params.extend(k.to_le_bytes());
+    let mut launch = Launch::new([1, 1, 1], [threads, 1, 1]);
+    launch.params = params;
+    launch.global = vec![
+        GlobalRegion {
+            base: A,
+            bytes: words(3),
+        },
+        GlobalRegion {
+            base: B,
+            bytes: words(5),
+        },
+        GlobalRegion {
+            base: C,
+            bytes: vec![0; 256],
+        },
+    ];
+    let sign_words = |fold| {
+        run_both_with(SIGNED_ROWS, &launch, &opts(fold));
+        let out = compile(SIGNED_ROWS, &opts(fold)).expect("compiles");
+        out.sass
+            .lines()
+            .filter(|l| l.contains(" SHR ") && l.contains(", 0x1f ;"))
+            .count()
+    };
+    assert_eq!(sign_words(Fold::Full), 1, "full");
+    assert_eq!(sign_words(Fold::Block), 2, "block");
+    assert_eq!(sign_words(Fold::Lea), 4, "lea");
+}

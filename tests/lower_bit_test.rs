@@ -9,37 +9,10 @@ mod common;
 
 use common::compile_and_verify;
 
-/// A kernel reading `x = in[tid]` and `y = in[tid + 64]`, whose `BODY` computes `%r9` from
-/// them, stored to `out[tid]`.
+/// The module around `body` ([`common::two_word_kernel`]: `x` in `%r2`, `y` in `%r3`, the
+/// result `%r9` stored).
 fn kernel(body: &str) -> String {
-    format!(
-        r#".version 7.8
-.target sm_50
-.address_size 64
-
-.visible .entry k(.param .u64 k_in, .param .u64 k_out)
-{{
-	.reg .pred 	%p<8>;
-	.reg .b16 	%rs<4>;
-	.reg .b32 	%r<16>;
-	.reg .b64 	%rd<8>;
-
-	ld.param.u64 	%rd1, [k_in];
-	ld.param.u64 	%rd2, [k_out];
-	cvta.to.global.u64 	%rd3, %rd1;
-	cvta.to.global.u64 	%rd4, %rd2;
-	mov.u32 	%r1, %tid.x;
-	mul.wide.u32 	%rd5, %r1, 4;
-	add.s64 	%rd6, %rd3, %rd5;
-	ld.global.u32 	%r2, [%rd6];
-	ld.global.u32 	%r3, [%rd6+256];
-{body}
-	add.s64 	%rd7, %rd4, %rd5;
-	st.global.u32 	[%rd7], %r9;
-	ret;
-}}
-"#
-    )
+    common::two_word_kernel("\t.reg .pred \t%p<8>;\n\t.reg .b16 \t%rs<4>;", body)
 }
 
 fn count(sass: &str, what: &str) -> usize {

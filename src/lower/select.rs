@@ -193,6 +193,9 @@ pub(super) struct Lowerer<'a> {
     /// How many operand slots of the function read each value, by value number (a `mul` read
     /// once, by an `add`, is folded into that add's XMADs: [`Lowerer::lower_mad32`]).
     use_count: Vec<u32>,
+    /// By value number: whether an instruction outside the value's own block reads it (a
+    /// predicate that later blocks test again: `Lowerer::select_by_mask` leaves those).
+    read_elsewhere: Vec<bool>,
     /// By value number: whether a jump or branch passes the value to a block parameter (a
     /// copy into the parameter's register; `select::consts` leaves such constants unshared).
     block_arg: Vec<bool>,
@@ -204,8 +207,9 @@ pub(super) struct Lowerer<'a> {
     chains: HashMap<ChainKey, Vec<(Block, VReg, Option<VReg>)>>,
     /// Sign words (`SHR s, i, 0x1f`) of sign-extended chain indices, with their blocks.
     signs: Reuse<Value, Loc>,
-    /// How many chains (counted while planning) use each sign-extended index.
-    sext_chains: HashMap<Value, u32>,
+    /// How many chains (counted while planning) use each sign-extended index: over the
+    /// whole function (block `None`) with `--fold=full`, per block with `--fold=block`.
+    sext_chains: HashMap<(Value, Option<Block>), u32>,
     /// `base + disp` steps with Plg ([`Lowerer::plg_step`]), by base register and
     /// displacement, with their blocks (shared within a block only).
     plg_steps: HashMap<(VReg, i64), (Block, VReg, VReg)>,
@@ -217,6 +221,10 @@ pub(super) struct Lowerer<'a> {
     carry_done: HashMap<usize, Vec<Loc>>,
     /// The IR block being lowered.
     cur_ir: Option<Block>,
+    /// A predicate the compare being lowered accumulates into (`ISETP/FSETP/DSETP.<cc>.<bop>
+    /// p, PT, a, b, acc`): the operation's `bop` code and the other predicate's register, set
+    /// by [`Lowerer::lower_pred_logic`] and taken by the compare's plain form.
+    pending_acc: Option<(u64, Loc)>,
     /// Byte offsets of `.shared` and `.const` variables in their spaces.
     var_offsets: Vec<u32>,
     /// `brif`s whose condition is warp-uniform (no `SSY` needed).
@@ -251,6 +259,9 @@ pub(super) struct Lowerer<'a> {
     /// `(pos, len)`, with their blocks: a bit-field operation reuses one built in a block that
     /// dominates its own ([`Lowerer::bit_control`]).
     bit_ctls: Reuse<(Value, Value), VReg>,
+    /// `ISET` masks of 32-bit compares (`Lowerer::select_by_mask`), by condition and sense,
+    /// with their blocks: selects in the same block share one.
+    masks: Reuse<(Value, bool), VReg>,
     /// With `LowerOptions::remat_cbuf`: the register each constant-bank value was last read
     /// into, with the block of that read (reused only within that block).
     cbuf_copies: HashMap<Value, (BlockId, Loc)>,
@@ -284,6 +295,17 @@ impl<K: std::hash::Hash + Eq, T: Copy> Reuse<K, T> {
     /// The latest value built for `key` in a block that dominates `here` (`div::built`).
     fn find(&self, key: &K, here: Option<Block>, doms: &ir::Dominators) -> Option<T> {
         div::built(doms, here, false, self.0.get(key), |&(b, _)| b).map(|(_, t)| t)
+    }
+
+    /// The latest `t` built for `key` in `here` itself.
+    fn find_in_block(&self, key: &K, here: Option<Block>) -> Option<T> {
+        let h = here?;
+        self.0
+            .get(key)?
+            .iter()
+            .rev()
+            .find(|e| e.0 == h)
+            .map(|e| e.1)
     }
 
     /// Records `t`, built for `key` in `here`.
@@ -328,6 +350,25 @@ fn foldable(d: &InstData) -> bool {
                 ..
             }
     )
+}
+
+/// By value number: how many operand slots of `f` read each value, and whether an
+/// instruction outside the value's own block reads it (`Lowerer::use_count`,
+/// `Lowerer::read_elsewhere`), in one pass over the instructions.
+fn reads(f: &Function) -> (Vec<u32>, Vec<bool>) {
+    let mut count = vec![0u32; f.values.len()];
+    let mut elsewhere = vec![false; f.values.len()];
+    for node in f.insts.values() {
+        for part in node.data.operand_parts() {
+            for &v in part {
+                count[v.index()] += 1;
+                if let ValueDef::Result(d, _) = f.values[v].def {
+                    elsewhere[v.index()] |= f.insts[d].block != node.block;
+                }
+            }
+        }
+    }
+    (count, elsewhere)
 }
 
 /// The values that have a use outside address arithmetic: not as the address of a load or
@@ -469,6 +510,7 @@ fn size_code(bytes: u32, signed: bool) -> u64 {
 impl<'a> Lowerer<'a> {
     pub(super) fn new(module: &'a ir::Module, f: &'a Function, opts: &'a LowerOptions) -> Self {
         let non_address_use = non_address_uses(f);
+        let (use_count, read_elsewhere) = reads(f);
         // `.const` variables are laid out in `vars_in_layout_order` at their alignment,
         // exactly as `ir::eval` does (its const region also holds param/generic-space
         // variables); `.shared` and `.local` ones per kernel, by `shared_layout` and
@@ -495,17 +537,8 @@ impl<'a> Lowerer<'a> {
             cur: BlockId(0),
             planning: None,
             non_address_use,
-            use_count: {
-                let mut n = vec![0u32; f.values.len()];
-                for node in f.insts.values() {
-                    for part in node.data.operand_parts() {
-                        for &v in part {
-                            n[v.index()] += 1;
-                        }
-                    }
-                }
-                n
-            },
+            use_count,
+            read_elsewhere,
             block_arg: {
                 let mut a = vec![false; f.values.len()];
                 for node in f.insts.values() {
@@ -549,6 +582,7 @@ impl<'a> Lowerer<'a> {
             carry_of: HashMap::default(),
             carry_done: HashMap::default(),
             cur_ir: None,
+            pending_acc: None,
             var_offsets,
             uniform: super::reconverge::uniform_branches(f),
             split_handles: false,
@@ -561,6 +595,7 @@ impl<'a> Lowerer<'a> {
             sub_args: Vec::new(),
             desc_sizes: Reuse::default(),
             bit_ctls: Reuse::default(),
+            masks: Reuse::default(),
             cbuf_copies: HashMap::default(),
             shared_groups: HashMap::default(),
             shared_copies: HashMap::default(),
@@ -715,8 +750,12 @@ impl<'a> Lowerer<'a> {
     fn demand(&mut self) -> Result<Vec<bool>, LowerError> {
         let mut needed = vec![false; self.f.insts.len()];
         let mut work = Vec::new();
+        // The block of each instruction: planning counts some sharing per block (sign words
+        // with `--fold=block`), so `cur_ir` names the planned instruction's block.
+        let mut block_of = vec![None; self.f.insts.len()];
         for &b in &self.f.layout {
             for &i in &self.f.blocks[b].insts {
+                block_of[i.index()] = Some(b);
                 let d = &self.f.insts[i].data;
                 // A `.const` word at a constant address is an operand, not an access
                 // (`const_bank_word`): lowered only where a register holding it is demanded.
@@ -751,6 +790,7 @@ impl<'a> Lowerer<'a> {
         let mut asked_buf = Vec::new();
         while let Some(i) = work.pop() {
             self.planning = Some(std::mem::take(&mut asked_buf));
+            self.cur_ir = block_of[i.index()];
             self.vb.set_srcloc(self.f.srcloc(i));
             let r = self.lower_inst(i);
             let mut asked = self.planning.take().unwrap_or_default();
@@ -768,6 +808,7 @@ impl<'a> Lowerer<'a> {
             }
             asked_buf = asked;
         }
+        self.cur_ir = None;
         Ok(needed)
     }
 

@@ -619,3 +619,38 @@ pub fn one_cta_texture_launch(
     l.textures = textures;
     l
 }
+
+/// A one-kernel PTX module (`k(k_in, k_out)`, 64-bit addresses) that reads `x = in[tid]`
+/// into `%r2` and `y = in[tid + 64]` into `%r3`, runs `body` (which computes `%r9` from
+/// them), and stores `%r9` to `out[tid]`. `regs` declares the registers the body uses
+/// beyond `%r<16>` and `%rd<..>` (say `.reg .pred %p<8>;`); the shape of the small
+/// selection tests of `lower_bit_test` and `lower_pred_acc`.
+pub fn two_word_kernel(regs: &str, body: &str) -> String {
+    format!(
+        r#".version 7.8
+.target sm_50
+.address_size 64
+
+.visible .entry k(.param .u64 k_in, .param .u64 k_out)
+{{
+{regs}
+	.reg .b32 	%r<16>;
+	.reg .b64 	%rd<12>;
+
+	ld.param.u64 	%rd1, [k_in];
+	ld.param.u64 	%rd2, [k_out];
+	cvta.to.global.u64 	%rd3, %rd1;
+	cvta.to.global.u64 	%rd4, %rd2;
+	mov.u32 	%r1, %tid.x;
+	mul.wide.u32 	%rd5, %r1, 4;
+	add.s64 	%rd6, %rd3, %rd5;
+	ld.global.u32 	%r2, [%rd6];
+	ld.global.u32 	%r3, [%rd6+256];
+{body}
+	add.s64 	%rd7, %rd4, %rd5;
+	st.global.u32 	[%rd7], %r9;
+	ret;
+}}
+"#
+    )
+}

@@ -670,6 +670,7 @@ impl Lowerer<'_> {
         if ftz && !f64 {
             inst.set(Field::Ftz, 1);
         }
+        self.take_accumulator(&mut i, &mut inst, &mut refs);
         i.piece(inst, &refs);
         self.push(i);
         self.set_loc(v, Loc { vreg: d, offset: 0 });

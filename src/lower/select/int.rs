@@ -9,6 +9,7 @@
 //! [`Loc`] is set.
 
 use super::*;
+use crate::ir::float::FloatFmt;
 
 impl<'a> Lowerer<'a> {
     /// `v` as one SASS instruction `inst` writing a new 32-bit register (`Rd`) and reading
@@ -163,8 +164,54 @@ impl<'a> Lowerer<'a> {
         if !op.is_bitwise() {
             return Err(self.unsupported(format!("{} on predicates", op.name())));
         }
+        // A compare read by nothing else takes the other predicate as its accumulator:
+        // `ISETP.<cc>.<op> p, PT, x, y, q` (and FSETP/DSETP), as ptxas, one instruction where
+        // the compare and a PSETP were two (NVVM's `setp ; setp ; and.pred` of a bounds test
+        // `x < w && y < h`, and libdevice's infinity tests `lo == 0 && hi == 0x7ff00000`). The
+        // compare is lowered here rather than where it stood: its operands live up to the
+        // `and` (they are SSA values, so they hold there too) and its own predicate not at
+        // all. Where the compare's selection takes a form without an accumulator (a bit
+        // test, the shared-window test, 64-bit operands), the PSETP follows it as before.
+        if let Some(k) = [1, 0].into_iter().find(|&k| self.accumulable_cmp(args[k])) {
+            let acc = self.reg(args[1 - k])?;
+            self.pending_acc = Some((lop_code(op), acc));
+            match self.def_of(args[k]) {
+                Some(&InstData::Icmp { cc, args }) => self.lower_icmp(v, cc, args)?,
+                Some(InstData::Float {
+                    op: FloatOp::Cmp { cc, fmt, ftz },
+                    args,
+                }) => self.lower_fcmp(v, *cc, *fmt, *ftz, args)?,
+                _ => unreachable!("accumulable_cmp checked the definition"),
+            }
+            if self.pending_acc.take().is_none() {
+                return Ok(());
+            }
+            let c = self.reg(v)?;
+            return self.psetp(v, op, acc, c);
+        }
         let a = self.reg(args[0])?;
         let b = self.reg(args[1])?;
+        self.psetp(v, op, a, b)
+    }
+
+    /// Whether `p` is a 32-bit integer, f32 or f64 compare that nothing but one predicate
+    /// operation reads (see [`Lowerer::lower_pred_logic`]).
+    fn accumulable_cmp(&self, p: Value) -> bool {
+        if self.use_count[p.index()] != 1 {
+            return false;
+        }
+        match self.def_of(p) {
+            Some(InstData::Icmp { args, .. }) => kind_of(self.ty(args[0])) == RegKind::B32,
+            Some(InstData::Float {
+                op: FloatOp::Cmp { fmt, ftz, .. },
+                ..
+            }) => *fmt == FloatFmt::F32 || *fmt == FloatFmt::F64 && !ftz,
+            _ => false,
+        }
+    }
+
+    /// `PSETP.<op>.AND d, PT, a, b, PT` for the predicate `v`.
+    fn psetp(&mut self, v: Value, op: BinaryOp, a: Loc, b: Loc) -> Result<(), LowerError> {
         let d = self.new_vreg(RegKind::Pred);
         let mut i = Sm50Inst::new(Role::Plain);
         let dop = i.def(d, false);

@@ -453,13 +453,22 @@ impl<'a> Lowerer<'a> {
                 neg,
             }) => {
                 let loc = self.reg(value)?;
-                let sext = mode.wide && ext == Ext::Sext && self.opts.fold == Fold::Full;
+                // The sign word is shared as the chains are: by every chain over the index
+                // in the blocks its block dominates (`--fold=full`), or in its block only
+                // (`--fold=block`: NVVM's `mul.wide.s32` + `add.s64` per array, `a[i]`,
+                // `b[i]`, `c[i]` in one block, is one `SHR` and two instructions per array
+                // instead of three).
+                let block_only = self.opts.fold == Fold::Block;
+                let sext = mode.wide
+                    && ext == Ext::Sext
+                    && matches!(self.opts.fold, Fold::Full | Fold::Block);
+                let count_key = (value, if block_only { self.cur_ir } else { None });
                 if sext && self.planning.is_some() {
-                    *self.sext_chains.entry(value).or_default() += 1;
+                    *self.sext_chains.entry(count_key).or_default() += 1;
                 }
                 // A sign word of its own only pays when several chains read it; for one it
                 // would cost a register the in-chain form does not (tight --maxrregcount).
-                let share = sext && self.sext_chains.get(&value).copied().unwrap_or(0) > 1;
+                let share = sext && self.sext_chains.get(&count_key).copied().unwrap_or(0) > 1;
                 let sign = if share && self.planning.is_none() {
                     Some(self.sign_word(value, loc))
                 } else {
@@ -559,7 +568,8 @@ impl<'a> Lowerer<'a> {
     }
 
     /// The sign word of the i32 `v` (in `loc`): `SHR s, v, 0x1f`, built once and reused in
-    /// this block and the blocks it dominates, like chains.
+    /// this block and the blocks it dominates, like chains (in this block only with
+    /// `--fold=block`).
     /// For the base `v` of a 64-bit chain (`--fold=full`): `(x, ext)` when `v` is an i32 `x`
     /// zero-extended, or sign-extended and used by nothing but addresses. The chain then reads
     /// `x` and `RZ` or its sign word as the base's two words, so `v` need not be built as a
@@ -587,7 +597,12 @@ impl<'a> Lowerer<'a> {
     pub(super) fn sign_word(&mut self, v: Value, loc: Loc) -> Loc {
         let here = self.cur_ir;
         if self.planning.is_none() {
-            if let Some(l) = self.signs.find(&v, here, &self.doms) {
+            let found = if self.opts.fold == Fold::Block {
+                self.signs.find_in_block(&v, here)
+            } else {
+                self.signs.find(&v, here, &self.doms)
+            };
+            if let Some(l) = found {
                 return l;
             }
         }

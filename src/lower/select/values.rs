@@ -403,6 +403,9 @@ impl<'a> Lowerer<'a> {
         if kind == RegKind::Pred {
             return Err(self.unsupported("select of predicates"));
         }
+        if kind == RegKind::B32 && self.select_by_mask(v, cond, args)? {
+            return Ok(());
+        }
         if kind == RegKind::B32 && self.select_imm(v, cond, args)? {
             return Ok(());
         }
@@ -461,6 +464,130 @@ impl<'a> Lowerer<'a> {
         Ok(())
     }
 
+    /// A 32-bit select of a value or zero on a 32-bit integer compare, `(a cc b) ? x : 0` or
+    /// `(a cc b) ? 0 : x`, as ptxas writes it where the select sits on a dependency chain:
+    /// `ISET.<cc>.AND t, a, b, PT` (all ones or zero in a register) then `LOP.AND d, x, t`,
+    /// not `ISETP p` then `SEL d, x, RZ, p`. A predicate is read 13 cycles after its compare
+    /// issues, a register 6 (`sched::model`), so the select's result is ready 12 cycles after
+    /// the compare's operands where it was 19. rodinia dwt2d's mirrored index steps
+    /// (`setp.eq` → `selp %r, %x, 0` → `sub` → the next step's `add`, eight a row) run on
+    /// such a chain, as they do in ptxas's code (`ISET.EQ` + `LOP.AND`).
+    ///
+    /// Trade-off: where the predicate has other readers (dwt2d's other two selects of each
+    /// step), its `ISETP` stays and the `ISET` is one instruction more (the `LOP` replaces the
+    /// `SEL`); where this select is its only reader, the `ISETP` is never demanded and the
+    /// count is the same. The compare's operands, not the predicate, live up to the select.
+    /// Selects on one condition in one block share its mask (`masks`), as they would share
+    /// the predicate: shfl_scan's vertical scan selects four values on each lane test, and a
+    /// mask per select was 12 `ISET`s more. Only within a block, so a mask never lives
+    /// longer than the selects of one block need it.
+    pub(super) fn select_by_mask(
+        &mut self,
+        v: Value,
+        cond: Value,
+        args: [Value; 2],
+    ) -> Result<bool, LowerError> {
+        let (x, invert) = match (self.class(args[0]), self.class(args[1])) {
+            (Class::Reg, Class::Imm(0)) => (args[0], false),
+            (Class::Imm(0), Class::Reg) => (args[1], true),
+            _ => return Ok(false),
+        };
+        let Some(&InstData::Icmp { cc, args: cargs }) = self.def_of(cond) else {
+            return Ok(false);
+        };
+        // A predicate that other blocks test again stays a predicate: its `ISETP` is needed
+        // there anyway, and a mask per block would be an `ISET` more in each (shfl_scan's
+        // vertical scan tests four lane conditions once and selects on them in four blocks:
+        // 12 instructions more with masks).
+        if self.read_elsewhere[cond.index()] {
+            return Ok(false);
+        }
+        let ty = self.ty(cargs[0]);
+        if !ty.is_int() || kind_of(ty) != RegKind::B32 {
+            return Ok(false);
+        }
+        let (mut a, mut b, mut cc) = (cargs[0], cargs[1], cc);
+        if !matches!(self.class(a), Class::Reg) && matches!(self.class(b), Class::Reg) {
+            std::mem::swap(&mut a, &mut b);
+            cc = cc.swapped();
+        }
+        if !matches!(self.class(a), Class::Reg) {
+            return Ok(false);
+        }
+        // A mask test, `(x & m) ==/!= k` with the `and` read only here, is one `LOP.AND.Z`
+        // into a predicate ([`Lowerer::bit_test`]); the mask would materialize the `and`
+        // and take three instructions where the test and the `SEL` take two (the Sobol
+        // direction-vector loops of curand's initialisation: 44 -> 72 registers with the
+        // masks, one ISET result live per bit).
+        if matches!(cc, IntCC::Eq | IntCC::Ne)
+            && matches!(self.class(b), Class::Imm(_))
+            && self.and_read_once(a).is_some()
+        {
+            return Ok(false);
+        }
+        if invert {
+            cc = cc.negated();
+        }
+        let here = self.cur_ir;
+        let built = match self.planning {
+            None => self.masks.find_in_block(&(cond, invert), here),
+            Some(_) => None,
+        };
+        let t = match built {
+            Some(t) => t,
+            None => {
+                let t = self.compare_mask(cc, a, b)?;
+                if self.planning.is_none() {
+                    self.masks.record((cond, invert), here, t);
+                }
+                t
+            }
+        };
+        let xl = self.reg(x)?;
+        let d = self.new_vreg(RegKind::B32);
+        let mut i = Sm50Inst::new(Role::Plain);
+        let dop = i.def(d, false);
+        let xop = i.use_(xl.vreg);
+        let top = i.use_(t);
+        let refs = [
+            (Field::Rd, dop, 0),
+            (Field::Ra, xop, xl.offset),
+            (Field::Rb, top, 0),
+        ];
+        i.piece(sm50::Inst::new(Form::LOP_R), &refs);
+        self.push(i);
+        self.set_loc(v, Loc { vreg: d, offset: 0 });
+        Ok(true)
+    }
+
+    /// `ISET.<cc>.AND t, a, b, PT`: all ones in `t` where `a cc b` holds, zero elsewhere
+    /// ([`Lowerer::select_by_mask`]).
+    fn compare_mask(&mut self, cc: IntCC, a: Value, b: Value) -> Result<VReg, LowerError> {
+        let (code, signed) = cmp_code(cc);
+        let al = match self.norm32(a, signed)? {
+            Src::Reg(l) => l,
+            _ => self.reg(a)?,
+        };
+        let bs = self.norm32(b, signed)?;
+        let t = self.new_vreg(RegKind::B32);
+        let mut i = Sm50Inst::new(Role::Plain);
+        let top = i.def(t, false);
+        let aop = i.use_(al.vreg);
+        let mut refs = vec![(Field::Rd, top, 0), (Field::Ra, aop, al.offset)];
+        let set = Self::with_b(
+            &mut i,
+            (Form::ISET_R, Form::ISET_C, Form::ISET_I),
+            bs,
+            0,
+            &mut refs,
+        )
+        .with(Field::Cmp, code)
+        .with(Field::Sgn, signed as u64);
+        i.piece(set, &refs);
+        self.push(i);
+        Ok(t)
+    }
+
     /// A 32-bit select with a constant first operand, without materializing it (ptxas's
     /// shapes): `c ? 0 : b` is `SEL d, RZ, b, c`; `c ? k : b` (k an imm20, b not a constant
     /// or 0) is `SEL d, b|RZ, k, !c`. Returns false when neither applies.
@@ -508,6 +635,21 @@ impl<'a> Lowerer<'a> {
         Ok(true)
     }
 
+    /// A predicate operation's other operand as this compare's accumulator, where
+    /// [`Lowerer::lower_pred_logic`] left one: `pacc` and the operation in `bop`.
+    pub(super) fn take_accumulator(
+        &mut self,
+        i: &mut Sm50Inst,
+        inst: &mut sm50::Inst,
+        refs: &mut Vec<(Field, u8, u8)>,
+    ) {
+        if let Some((bop, acc)) = self.pending_acc.take() {
+            let aop = i.use_(acc.vreg);
+            refs.push((Field::Pacc, aop, acc.offset));
+            inst.set(Field::Bop, bop);
+        }
+    }
+
     /// `ISETP.<cc>[.U32].AND p, PT, a, b, PT`. 64-bit equality combines two ISETPs through the
     /// accumulator predicate (low words, then `hi <cc> hi AND/OR p`); the ordered 64-bit compares
     /// are ptxas's `IADD RZ.CC, a.lo, -b.lo` then `ISETP.<cc>.X` on the high words.
@@ -541,7 +683,7 @@ impl<'a> Lowerer<'a> {
             let dop = i.def(d, false);
             let aop = i.use_(al.vreg);
             let mut refs = vec![(Field::Pd0, dop, 0), (Field::Ra, aop, al.offset)];
-            let inst = Self::with_b(
+            let mut inst = Self::with_b(
                 &mut i,
                 (Form::ISETP_R, Form::ISETP_C, Form::ISETP_I),
                 bs,
@@ -550,6 +692,7 @@ impl<'a> Lowerer<'a> {
             )
             .with(Field::Cmp, code)
             .with(Field::Sgn, signed as u64);
+            self.take_accumulator(&mut i, &mut inst, &mut refs);
             i.piece(inst, &refs);
         } else {
             let al = self.reg(a)?;
@@ -633,6 +776,18 @@ impl<'a> Lowerer<'a> {
         Ok(())
     }
 
+    /// The operands of `t` where it is an `and` that only one operand slot reads (a mask
+    /// test's `and`, which [`Lowerer::bit_test`] folds into its `LOP.AND.Z|NZ`).
+    fn and_read_once(&self, t: Value) -> Option<[Value; 2]> {
+        match self.def_of(t) {
+            Some(&InstData::Binary {
+                op: BinaryOp::And,
+                args,
+            }) if self.use_count[t.index()] == 1 => Some(args),
+            _ => None,
+        }
+    }
+
     /// A mask test, `(x & m) ==/!= 0` or, for a one-bit constant `m`, `(x & m) ==/!= m`, on
     /// i8..i32, where nothing else reads the `and`: ptxas's `LOP.AND.Z|NZ p, RZ, x, m` (the
     /// predicate output of the logic op, the result to RZ), one instruction where the `and`
@@ -649,19 +804,12 @@ impl<'a> Lowerer<'a> {
             return Ok(false);
         }
         for (t, c) in [(args[0], args[1]), (args[1], args[0])] {
-            let Some(&InstData::Binary {
-                op: BinaryOp::And,
-                args: [p, q],
-            }) = self.def_of(t)
-            else {
+            let Some([p, q]) = self.and_read_once(t) else {
                 continue;
             };
             let Class::Imm(k) = self.class(c) else {
                 continue;
             };
-            if self.use_count[t.index()] != 1 {
-                continue;
-            }
             // The operands as the LOP reads them: `x` in a register, the mask `m` a constant
             // (a narrow value's high bits are unspecified, so it must be a constant within the
             // type; for i32 any source).
