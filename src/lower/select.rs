@@ -1123,6 +1123,27 @@ impl<'a> Lowerer<'a> {
         }
     }
 
+    /// [`Lowerer::norm32`] for the B operand of an instruction with no 32-bit-immediate form
+    /// (`ISETP`, `ISET`, `IMNMX`): a 32-bit constant that is no imm20 is read from the
+    /// literal pool, `c[0x2][off]`, as ptxas 11.8 does (1,400 such `ISETP`s in its code for
+    /// corpus-nvcc, none with a `MOV32I`). Trade-off: a constant-bank read (no slower than a
+    /// register operand on Maxwell, but it cannot dual-issue with another constant read)
+    /// for the `MOV32I` and the register that would hold the constant wherever it is live;
+    /// a constant other instructions also read in a register keeps its `MOV32I` for them.
+    fn norm32_b(&mut self, v: Value, signed: bool) -> Result<Src, LowerError> {
+        if self.ty(v).bits() == 32 {
+            if let Class::Imm(k) = self.class(v) {
+                let w = i64::from(k as u32 as i32);
+                return Ok(if fits_imm20(w) {
+                    Src::Imm(w)
+                } else {
+                    Src::Lit(self.literal(u64::from(k as u32), 4)?)
+                });
+            }
+        }
+        self.norm32(v, signed)
+    }
+
     /// `BFE` (signed) or `LOP32I.AND` (unsigned) of a narrow value into `into` (or a new
     /// register).
     fn extend_narrow(

@@ -117,7 +117,7 @@ impl<'a> Lowerer<'a> {
                     Src::Reg(l) => l,
                     _ => self.reg(args[0])?,
                 };
-                let b = self.norm32(args[1], signed)?;
+                let b = self.norm32_b(args[1], signed)?;
                 let d = self.new_vreg(RegKind::B32);
                 let mut i = Sm50Inst::new(Role::Plain);
                 let dop = i.def(d, false);

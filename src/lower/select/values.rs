@@ -568,7 +568,7 @@ impl<'a> Lowerer<'a> {
             Src::Reg(l) => l,
             _ => self.reg(a)?,
         };
-        let bs = self.norm32(b, signed)?;
+        let bs = self.norm32_b(b, signed)?;
         let t = self.new_vreg(RegKind::B32);
         let mut i = Sm50Inst::new(Role::Plain);
         let top = i.def(t, false);
@@ -679,7 +679,7 @@ impl<'a> Lowerer<'a> {
                 Src::Reg(l) => l,
                 _ => self.reg(a)?,
             };
-            let bs = self.norm32(b, signed)?;
+            let bs = self.norm32_b(b, signed)?;
             let dop = i.def(d, false);
             let aop = i.use_(al.vreg);
             let mut refs = vec![(Field::Pd0, dop, 0), (Field::Ra, aop, al.offset)];
@@ -705,14 +705,16 @@ impl<'a> Lowerer<'a> {
                 // keeps it as an immediate of both ISETPs (`with_b` takes each word): the
                 // null tests NVVM writes for placement new (`setp.eq.s64 %p, %rd, 0`, 117 of
                 // them in cub's radix-sort downsweep kernel) then cost the two compares only,
-                // where a register pair cost two `MOV32I`s more and two registers. Other
-                // immediates are materialized.
+                // where a register pair cost two `MOV32I`s more and two registers.
                 Src::Imm(k)
                     if !ordered && fits_imm20(i64::from(k as i32)) && fits_imm20(k >> 32) =>
                 {
                     Src::Imm(k)
                 }
-                Src::Imm(_) => Src::Reg(self.reg(b)?),
+                // Other constants: both words from the literal pool (`c[0x2][off]`, eight
+                // aligned bytes; `with_b` reads the word each piece wants), as ptxas, for the
+                // two `MOV32I`s and the register pair a materialized constant costs.
+                Src::Imm(k) => Src::Lit(self.literal(k as u64, 8)?),
                 s => s,
             };
             let dop = i.def(d, true);
