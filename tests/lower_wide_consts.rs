@@ -20,30 +20,36 @@ fn count(sass: &str, what: &str) -> usize {
     sass.lines().filter(|l| l.contains(what)).count()
 }
 
-/// Signed and unsigned 32-bit compares against wide constants (positive, negative, the sign
-/// bit), min and max against them, and a value-or-zero select (`ISET` + `LOP.AND`).
-#[test]
-fn wide_32_bit_constants_come_from_the_literal_pool() {
-    let body = "\
-	setp.lt.u32 	%p1, %r2, -2147483648;
-	setp.gt.s32 	%p2, %r3, 305419896;
-	setp.le.s32 	%p3, %r2, -1000000;
-	setp.ge.u32 	%p4, %r3, 3221225472;
+/// The four compares' results `%p1..%p4` as bits 0..3 of `%r8`.
+const FLAGS: &str = "\
 	selp.b32 	%r4, 1, 0, %p1;
 	selp.b32 	%r5, 2, 0, %p2;
 	selp.b32 	%r6, 4, 0, %p3;
 	selp.b32 	%r7, 8, 0, %p4;
 	or.b32  	%r8, %r4, %r5;
 	or.b32  	%r8, %r8, %r6;
-	or.b32  	%r8, %r8, %r7;
+	or.b32  	%r8, %r8, %r7;";
+
+/// Signed and unsigned 32-bit compares against wide constants (positive, negative, the sign
+/// bit), min and max against them, and a value-or-zero select (`ISET` + `LOP.AND`).
+#[test]
+fn wide_32_bit_constants_come_from_the_literal_pool() {
+    let body = format!(
+        "\
+	setp.lt.u32 	%p1, %r2, -2147483648;
+	setp.gt.s32 	%p2, %r3, 305419896;
+	setp.le.s32 	%p3, %r2, -1000000;
+	setp.ge.u32 	%p4, %r3, 3221225472;
+{FLAGS}
 	min.s32 	%r10, %r2, 1073741824;
 	max.u32 	%r11, %r3, -1073741824;
 	add.s32 	%r12, %r10, %r11;
 	setp.lt.s32 	%p5, %r3, 1610612736;
 	selp.b32 	%r13, %r12, 0, %p5;
 	xor.b32  	%r14, %r13, %r8;
-	mov.u32 	%r9, %r14;";
-    let sass = compile_and_verify("wide32.ptx", "wide32", &kernel(body));
+	mov.u32 	%r9, %r14;"
+    );
+    let sass = compile_and_verify("wide32.ptx", "wide32", &kernel(&body));
     assert_eq!(
         count(&sass, "MOV32I"),
         0,
@@ -63,20 +69,17 @@ fn wide_32_bit_constants_come_from_the_literal_pool() {
 /// words from one 8-byte literal (`ISETP` pairs; `IADD RZ.CC` + `ISETP.X`).
 #[test]
 fn wide_64_bit_constants_come_from_the_literal_pool() {
-    let body = "\
-	mov.b64 	%rd8, {%r2, %r3};
+    let body = format!(
+        "\
+	mov.b64 	%rd8, {{%r2, %r3}};
 	setp.ne.s64 	%p1, %rd8, 4886718345;
 	setp.lt.u64 	%p2, %rd8, -9223372036854775808;
 	setp.gt.s64 	%p3, %rd8, 8070450532551306872;
 	setp.ge.u64 	%p4, %rd8, 13835058055282163712;
-	selp.b32 	%r4, 1, 0, %p1;
-	selp.b32 	%r5, 2, 0, %p2;
-	selp.b32 	%r6, 4, 0, %p3;
-	selp.b32 	%r7, 8, 0, %p4;
-	or.b32  	%r8, %r4, %r5;
-	or.b32  	%r8, %r8, %r6;
-	or.b32  	%r9, %r8, %r7;";
-    let sass = compile_and_verify("wide64.ptx", "wide64", &kernel(body));
+{FLAGS}
+	mov.u32 	%r9, %r8;"
+    );
+    let sass = compile_and_verify("wide64.ptx", "wide64", &kernel(&body));
     assert_eq!(
         count(&sass, "MOV32I"),
         0,

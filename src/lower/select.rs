@@ -1153,15 +1153,21 @@ impl<'a> Lowerer<'a> {
     fn norm32_b(&mut self, v: Value, signed: bool) -> Result<Src, LowerError> {
         if self.ty(v).bits() == 32 {
             if let Class::Imm(k) = self.class(v) {
-                let w = i64::from(k as u32 as i32);
-                return Ok(if fits_imm20(w) {
-                    Src::Imm(w)
-                } else {
-                    Src::Lit(self.literal(u64::from(k as u32), 4)?)
-                });
+                return self.imm32(k as u32);
             }
         }
         self.norm32(v, signed)
+    }
+
+    /// A 32-bit constant (its bits) as a B operand: the sign-extended imm20 where it fits
+    /// (`0xfffffff0` is `-0x10`), else read from the literal pool, `c[0x2][off]`.
+    fn imm32(&mut self, bits: u32) -> Result<Src, LowerError> {
+        let w = i64::from(bits as i32);
+        Ok(if fits_imm20(w) {
+            Src::Imm(w)
+        } else {
+            Src::Lit(self.literal(u64::from(bits), 4)?)
+        })
     }
 
     /// `BFE` (signed) or `LOP32I.AND` (unsigned) of a narrow value into `into` (or a new

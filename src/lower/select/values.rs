@@ -531,14 +531,7 @@ impl<'a> Lowerer<'a> {
             _ => Some(self.reg(a)?),
         };
         let bs = match self.class(b) {
-            Class::Imm(k) => {
-                let w = i64::from(k as u32 as i32);
-                if fits_imm20(w) {
-                    Src::Imm(w)
-                } else {
-                    Src::Lit(self.literal(u64::from(k as u32), 4)?)
-                }
-            }
+            Class::Imm(k) => self.imm32(k as u32)?,
             _ => self.src20(b)?,
         };
         let d = self.new_vreg(RegKind::B32);
@@ -932,10 +925,7 @@ impl<'a> Lowerer<'a> {
             let xl = self.reg(x)?;
             let ms = match m {
                 // LOP's imm20 is sign-extended: `0xfffffff0` is `-0x10`.
-                Some(m) if fits_imm20(i64::from(m as u32 as i32)) => {
-                    Src::Imm(i64::from(m as u32 as i32))
-                }
-                Some(m) => Src::Lit(self.literal(m, 4)?),
+                Some(m) => self.imm32(m as u32)?,
                 None => self.src(if x == p { q } else { p })?,
             };
             let d = self.new_vreg(RegKind::Pred);
