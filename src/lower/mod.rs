@@ -17,6 +17,10 @@
 //! * `select`: demand-driven selection of everything (memory ops pick LDG/STG, LD/ST,
 //!   LDS/STS, LDC and place the displacement; the integer subset gets simple correct forms);
 //! * [`inst`]: [`Sm50Inst`], the `MachInst` the allocator sees;
+//! * [`predicate`] and `guard`, on the selected code before allocation: branch sides with a
+//!   long-latency load become guarded straight-line code, and a `SEL` whose one arm a
+//!   single instruction computes for it alone becomes that instruction, guarded, writing
+//!   into the other arm's register (off with [`LowerOptions::no_ifconv`]);
 //! * [`ifconv`]: in [`emit`], short branch sides (if-then, if/else) become predicated
 //!   straight-line code before reconvergence is placed (off with [`EmitOptions::if_convert`]);
 //! * [`reconverge`]: which branches may diverge (selection marks the uniform ones), and, in
@@ -93,6 +97,7 @@ pub(crate) mod abi;
 pub mod amode;
 pub mod carry;
 mod explain;
+mod guard;
 pub mod hoist;
 pub mod ifconv;
 pub mod inst;
@@ -265,6 +270,10 @@ pub fn lower_verified_stats(
     let mut lowered = select::Lowerer::new(module, func, opts).run()?;
     if !opts.no_hoist && !opts.no_ifconv {
         lowered.vcode = predicate::if_convert_early(lowered.vcode).map_err(LowerError::Internal)?;
+    }
+    if !opts.no_ifconv {
+        let (vcode, _) = guard::guard_selects(lowered.vcode).map_err(LowerError::Internal)?;
+        lowered.vcode = vcode;
     }
     if !opts.no_hoist {
         let (vcode, moved) = hoist::hoist_loads(

@@ -689,7 +689,7 @@ fn tied_to(i: &Sm50Inst, y: VReg) -> bool {
 
 /// Make the one def of `i` write into the register of `y` (a reuse constraint on a use of
 /// `y`, the existing one if `i` reads `y` already).
-fn tie(i: &mut Sm50Inst, y: VReg) {
+pub(super) fn tie(i: &mut Sm50Inst, y: VReg) {
     let q = match i.ops.iter().position(|o| {
         o.reg == Reg::Virt(y) && o.spec.kind == OpKind::Use && o.spec == OpSpec::use_()
     }) {
