@@ -42,6 +42,22 @@ fn predicated_instructions_stay_guarded() {
     assert_eq!(count(&sass, "@P"), 1, "{sass}");
 }
 
+/// A predicated 64-bit instruction: one guarded `DMUL` writing into the old value's pair,
+/// no `SEL` pair.
+#[test]
+fn predicated_pairs_stay_guarded() {
+    let body = "\
+	cvt.rn.f64.s32 	%fd1, %r2;
+	cvt.rn.f64.s32 	%fd2, %r3;
+	setp.lt.s32 	%p1, %r2, %r3;
+	@%p1 mul.f64 	%fd1, %fd1, %fd2;
+	cvt.rzi.s32.f64 	%r9, %fd1;";
+    let src = common::two_word_kernel("\t.reg .pred \t%p<8>;\n\t.reg .f64 \t%fd<4>;", body);
+    let sass = compile_and_verify("guard64.ptx", "guard64", &src);
+    assert_eq!(count(&sass, "SEL "), 0, "{sass}");
+    assert_eq!(count(&sass, "@P0 DMUL"), 1, "{sass}");
+}
+
 /// Where the select stays: the old value is read again later (a guarded write would have
 /// to copy it first), the new value is read twice, and the new value is a load (a load does
 /// not move past the instructions between it and the select).

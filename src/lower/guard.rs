@@ -8,8 +8,8 @@
 //! ranking do it in inline assembly), and the front end, which keeps SSA, turns each into a
 //! select between the old value and the new one. Selected as written that is two
 //! instructions, `LOP32I.XOR t, r, 0xffffffff ; SEL d, r, t, P`; ptxas keeps the guard:
-//! `@!P LOP.PASS_B R9, RZ, ~R9`, one. Here, for a 32-bit `SEL` (one piece, unguarded, both
-//! arms in registers), when an arm `x`:
+//! `@!P LOP.PASS_B R9, RZ, ~R9`, one. Here, for a 32-bit `SEL` or a 64-bit pair of them
+//! (unguarded, both arms in registers), when an arm `x`:
 //! * is defined in the `SEL`'s block by one plain instruction of one piece with one late def
 //!   (no other def, no predicate or carry-flag write or read), which is predicable, touches
 //!   no memory, has no clobbers, is unguarded and may be moved (no fence: not a clock read);
@@ -177,7 +177,8 @@ struct Plan {
     neg: bool,
 }
 
-/// A 32-bit `SEL d, a, b, P` of two registers: its values and `Psn`.
+/// A `SEL d, a, b, P` of two registers, 32-bit (one piece) or 64-bit (one piece per word,
+/// word `w` of each pair in piece `w`): its values and `Psn`.
 struct Arms {
     d: VReg,
     a: VReg,
@@ -187,34 +188,51 @@ struct Arms {
 }
 
 fn sel_arms(i: &Sm50Inst) -> Option<Arms> {
-    let [piece] = i.pieces.as_slice() else {
-        return None;
+    let (kind, def) = match i.pieces.len() {
+        1 => (RegKind::B32, OpSpec::def()),
+        2 => (RegKind::B64, OpSpec::early_def()),
+        _ => return None,
     };
-    if i.role != Role::Plain
-        || piece.inst.form != Form::SEL_R
-        || piece.inst.get(Field::Pg) != Some(7)
-        || piece.inst.get(Field::Pgn) != Some(0)
-    {
+    if i.role != Role::Plain {
         return None;
     }
-    let field = |f: Field, kind: RegKind, spec: OpSpec| -> Option<VReg> {
-        let mut refs = piece.refs.iter().filter(|r| r.field == f);
-        let (Some(r), None) = (refs.next(), refs.next()) else {
+    let first = &i.pieces[0].inst;
+    let (psn, mut arms) = (first.get(Field::Psn), None);
+    for (w, piece) in i.pieces.iter().enumerate() {
+        let inst = &piece.inst;
+        if inst.form != Form::SEL_R
+            || inst.get(Field::Pg) != Some(7)
+            || inst.get(Field::Pgn) != Some(0)
+            || inst.get(Field::Psn) != psn
+        {
             return None;
-        };
-        let op = i.ops.get(usize::from(r.op))?;
-        match op.reg {
-            Reg::Virt(v) if r.offset == 0 && v.kind == kind && op.spec == spec => Some(v),
-            _ => None,
         }
-    };
-    Some(Arms {
-        d: field(Field::Rd, RegKind::B32, OpSpec::def())?,
-        a: field(Field::Ra, RegKind::B32, OpSpec::use_())?,
-        b: field(Field::Rb, RegKind::B32, OpSpec::use_())?,
-        p: field(Field::Ps, RegKind::Pred, OpSpec::use_())?,
-        p_neg: piece.inst.get(Field::Psn) == Some(1),
-    })
+        let field = |f: Field, kind: RegKind, spec: OpSpec, offset: u8| -> Option<VReg> {
+            let mut refs = piece.refs.iter().filter(|r| r.field == f);
+            let (Some(r), None) = (refs.next(), refs.next()) else {
+                return None;
+            };
+            let op = i.ops.get(usize::from(r.op))?;
+            match op.reg {
+                Reg::Virt(v) if r.offset == offset && v.kind == kind && op.spec == spec => Some(v),
+                _ => None,
+            }
+        };
+        let w = w as u8;
+        let these = Arms {
+            d: field(Field::Rd, kind, def, w)?,
+            a: field(Field::Ra, kind, OpSpec::use_(), w)?,
+            b: field(Field::Rb, kind, OpSpec::use_(), w)?,
+            p: field(Field::Ps, RegKind::Pred, OpSpec::use_(), 0)?,
+            p_neg: psn == Some(1),
+        };
+        match &arms {
+            None => arms = Some(these),
+            Some(a) if (a.d, a.a, a.b, a.p) == (these.d, these.a, these.b, these.p) => {}
+            Some(_) => return None,
+        }
+    }
+    arms
 }
 
 /// Whether `i`, the definition of `x`, may move down to a `SEL` and run there under a
