@@ -154,22 +154,25 @@ impl FnBuilder<'_, '_> {
     }
 
     /// `rsqrt.approx.f64` without `.ftz`: the `.ftz` form (`MUFU.RSQ64H` on the high word)
-    /// on `x`, except that a subnormal `x` (exponent field 0, nonzero; either sign) is
-    /// scaled by 2^54 first (exact, and the scaled value is normal) and the result by 2^27
-    /// (exact): rsqrt(x 2^54) 2^27 = rsqrt(x). The test is on the whole word, so it holds
-    /// for subnormals with a zero high word too. Built from IR operations, so `ir::eval`
+    /// on `x`, except that an `x` with a zero exponent field (a subnormal or a zero, either
+    /// sign) is scaled by 2^54 first (exact, and a scaled subnormal is normal) and the
+    /// result by 2^27 (exact): rsqrt(x 2^54) 2^27 = rsqrt(x). A zero scales to itself and
+    /// its result, an infinity of its sign, too, so the test need not exclude it: it reads
+    /// the high word alone (`LOP32I.AND` + `ISETP`, where a test of the whole word excluding
+    /// zero cost six instructions), and the scalings are guarded `DMUL`s (`lower::guard`). Built from IR operations, so `ir::eval`
     /// and the machine run the same model (ptxas instead uses a refined sequence with a
     /// slow path; this is a different approximation of the same function, not its bits).
     fn rsqrt_approx_f64(&mut self, ins: &Instruction) -> Option<()> {
         let ops = self.ops(ins, 2)?;
         let x = self.read(&ops[1], Type::I64, ins.ty())?;
         let mut b = self.ins();
-        let mask = b.iconst(Type::I64, 0x7fff_ffff_ffff_ffff);
-        let mag = b.binary(BinaryOp::And, x, mask);
-        let one = b.iconst(Type::I64, 1);
-        let m1 = b.sub(mag, one);
-        let lim = b.iconst(Type::I64, 0x000f_ffff_ffff_ffff);
-        let sub = b.icmp(IntCC::Ult, m1, lim);
+        let k32 = b.iconst(Type::I32, 32);
+        let high = b.binary(BinaryOp::ShrU, x, k32);
+        let high = b.trunc(Type::I32, high);
+        let mask = b.iconst(Type::I32, 0x7fff_ffff);
+        let mag = b.binary(BinaryOp::And, high, mask);
+        let lim = b.iconst(Type::I32, 0x0010_0000);
+        let sub = b.icmp(IntCC::Ult, mag, lim);
         let mul = FloatOp::Binary {
             op: FloatBinOp::Mul,
             fmt: FloatFmt::F64,
