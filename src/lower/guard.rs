@@ -75,8 +75,9 @@ pub(super) fn guard_selects(vcode: VCode<Sm50Inst>) -> Result<(VCode<Sm50Inst>, 
 /// them from the last, so that each removal leaves the earlier positions valid.
 fn guard_block(b: &mut BlockData<Sm50Inst>, reads: &HashMap<VReg, u32>) -> usize {
     let mut def_at: HashMap<VReg, usize> = HashMap::default();
-    // Per value read in this block: the position of its last reader.
+    // Per value read in this block: the position of its last reader, and how many read it.
     let mut last_read: HashMap<VReg, usize> = HashMap::default();
+    let mut local_reads: HashMap<VReg, u32> = HashMap::default();
     for (k, i) in b.insts.iter().enumerate() {
         i.for_each_operand(&mut |r, spec| {
             if let Reg::Virt(v) = r {
@@ -86,6 +87,7 @@ fn guard_block(b: &mut BlockData<Sm50Inst>, reads: &HashMap<VReg, u32>) -> usize
                     }
                     OpKind::Use => {
                         last_read.insert(v, k);
+                        *local_reads.entry(v).or_default() += 1;
                     }
                 }
             }
@@ -108,7 +110,12 @@ fn guard_block(b: &mut BlockData<Sm50Inst>, reads: &HashMap<VReg, u32>) -> usize
                 continue;
             };
             let y_local = def_at.get(&y).is_some_and(|&k| k < s) || b.params.contains(&y);
-            let y_dies = y_local && last_read.get(&y) == Some(&s) && !passed.contains(&y);
+            // Every reader of `y` is in this block, the last one the `SEL` (a value defined
+            // here may also be read in the blocks it dominates).
+            let y_dies = y_local
+                && last_read.get(&y) == Some(&s)
+                && local_reads.get(&y) == reads.get(&y)
+                && !passed.contains(&y);
             if j < s
                 && !taken[j]
                 && !taken[s]
