@@ -37,13 +37,12 @@
 use rustc_hash::FxHashMap as HashMap;
 
 use super::inst::{Role, Sm50Inst};
-use crate::machinst::{
-    BlockData, MachInst, OpConstraint, OpKind, OpPos, OpSpec, Reg, RegKind, VCode, VReg,
-};
+use super::predicate;
+use crate::machinst::{BlockData, MachInst, OpKind, OpSpec, Reg, RegKind, VCode, VReg};
 use crate::sm50::{Fence, Field, Form, MemSpace};
 
-/// Rewrite every `SEL` the module essay describes. Returns the function and how many went.
-pub(super) fn guard_selects(vcode: VCode<Sm50Inst>) -> Result<(VCode<Sm50Inst>, usize), String> {
+/// Rewrite every `SEL` the module essay describes.
+pub(super) fn guard_selects(vcode: VCode<Sm50Inst>) -> Result<VCode<Sm50Inst>, String> {
     let (mut blocks, vregs) = vcode.into_blocks();
     // Readers of each value in the whole function (successor arguments included).
     let mut reads: HashMap<VReg, u32> = HashMap::default();
@@ -61,19 +60,20 @@ pub(super) fn guard_selects(vcode: VCode<Sm50Inst>) -> Result<(VCode<Sm50Inst>, 
             }
         }
     }
-    let mut done = 0;
+    let mut changed = false;
     for b in &mut blocks {
-        done += guard_block(b, &reads);
+        changed |= guard_block(b, &reads);
     }
-    if done == 0 {
-        return Ok((VCode::from_blocks_trusted(blocks, vregs)?, 0));
+    if changed {
+        VCode::from_blocks(blocks, vregs)
+    } else {
+        VCode::from_blocks_trusted(blocks, vregs)
     }
-    Ok((VCode::from_blocks(blocks, vregs)?, done))
 }
 
 /// One block: find the candidates first (positions do not move while looking), then apply
-/// them from the last, so that each removal leaves the earlier positions valid.
-fn guard_block(b: &mut BlockData<Sm50Inst>, reads: &HashMap<VReg, u32>) -> usize {
+/// them. Returns whether anything changed.
+fn guard_block(b: &mut BlockData<Sm50Inst>, reads: &HashMap<VReg, u32>) -> bool {
     let mut def_at: HashMap<VReg, usize> = HashMap::default();
     // Per value read in this block: the position of its last reader, and how many read it.
     let mut last_read: HashMap<VReg, usize> = HashMap::default();
@@ -93,11 +93,6 @@ fn guard_block(b: &mut BlockData<Sm50Inst>, reads: &HashMap<VReg, u32>) -> usize
             }
         });
     }
-    let passed: Vec<VReg> = b
-        .succs
-        .iter()
-        .flat_map(|(_, a)| a.iter().copied())
-        .collect();
     let mut plans = Vec::new();
     // An instruction moves at most once, and a moved one is not another plan's `SEL`.
     let mut taken = vec![false; b.insts.len()];
@@ -111,11 +106,10 @@ fn guard_block(b: &mut BlockData<Sm50Inst>, reads: &HashMap<VReg, u32>) -> usize
             };
             let y_local = def_at.get(&y).is_some_and(|&k| k < s) || b.params.contains(&y);
             // Every reader of `y` is in this block, the last one the `SEL` (a value defined
-            // here may also be read in the blocks it dominates).
-            let y_dies = y_local
-                && last_read.get(&y) == Some(&s)
-                && local_reads.get(&y) == reads.get(&y)
-                && !passed.contains(&y);
+            // here may also be read in the blocks it dominates; `reads` counts successor
+            // arguments, `local_reads` does not).
+            let y_dies =
+                y_local && last_read.get(&y) == Some(&s) && local_reads.get(&y) == reads.get(&y);
             if j < s
                 && !taken[j]
                 && !taken[s]
@@ -142,10 +136,9 @@ fn guard_block(b: &mut BlockData<Sm50Inst>, reads: &HashMap<VReg, u32>) -> usize
             }
         }
     }
-    let n = plans.len();
     // Each moved instruction replaces its `SEL` in place (no position shifts); the
     // definitions it came from are removed afterwards, from the highest position down.
-    let mut removals = Vec::with_capacity(n);
+    let mut removals = Vec::with_capacity(plans.len());
     for plan in &plans {
         let mut i = b.insts[plan.def].clone();
         i.visit_operands(&mut |r, spec| {
@@ -153,25 +146,18 @@ fn guard_block(b: &mut BlockData<Sm50Inst>, reads: &HashMap<VReg, u32>) -> usize
                 *r = Reg::Virt(plan.d);
             }
         });
-        let q = i.use_(plan.p);
-        for piece in &mut i.pieces {
-            piece.inst.set(Field::Pgn, u64::from(plan.neg));
-            piece.refs.push(super::inst::RegRef {
-                field: Field::Pg,
-                op: q,
-                offset: 0,
-            });
-        }
-        super::predicate::tie(&mut i, plan.y);
+        predicate::guard(&mut i, plan.p, plan.neg);
+        predicate::tie(&mut i, plan.y);
         i.srcloc = b.insts[plan.sel].srcloc;
         b.insts[plan.sel] = i;
         removals.push(plan.def);
     }
     removals.sort_unstable_by(|a, b| b.cmp(a));
+    let changed = !removals.is_empty();
     for k in removals {
         b.insts.remove(k);
     }
-    n
+    changed
 }
 
 struct Plan {
@@ -243,39 +229,21 @@ fn sel_arms(i: &Sm50Inst) -> Option<Arms> {
 }
 
 /// Whether `i`, the definition of `x`, may move down to a `SEL` and run there under a
-/// guard (the conditions of the module essay).
+/// guard (the conditions of the module essay): what early if-conversion may guard and tie
+/// ([`predicate::convertible`], [`predicate::tieable`]: one plain piece, unguarded, no
+/// clobbers, one late def), and nothing that depends on where it runs: no memory, no
+/// relocation, no carry flag, no clock read.
 fn movable(i: &Sm50Inst, x: VReg) -> bool {
     let [piece] = i.pieces.as_slice() else {
         return false;
     };
-    let (regs, preds) = i.clobbers();
     let props = piece.inst.info().props;
     let t = piece.inst.timing();
-    let mut defs = 0;
-    let mut late_x = false;
-    i.for_each_operand(&mut |r, spec| {
-        if spec.kind == OpKind::Def {
-            defs += 1;
-            late_x = r == Reg::Virt(x)
-                && spec.constraint == OpConstraint::Reg
-                && spec.pos == OpPos::Late
-                && spec.half.is_none();
-        }
-    });
-    i.role == Role::Plain
-        && defs == 1
-        && late_x
-        && regs.is_empty()
-        && preds.is_empty()
-        && piece.target.is_none()
+    predicate::convertible(i)
+        && predicate::tieable(i, x)
         && piece.reloc.is_none()
-        && props.predicable
         && props.space == MemSpace::None
         && props.fence == Fence::No
         && !t.writes_cc
         && !t.reads_cc
-        && !t.writes_pred
-        && piece.inst.get(Field::Pg) == Some(7)
-        && piece.inst.get(Field::Pgn) == Some(0)
-        && piece.refs.iter().all(|r| r.field != Field::Pg)
 }

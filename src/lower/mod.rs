@@ -272,8 +272,7 @@ pub fn lower_verified_stats(
         lowered.vcode = predicate::if_convert_early(lowered.vcode).map_err(LowerError::Internal)?;
     }
     if !opts.no_ifconv {
-        let (vcode, _) = guard::guard_selects(lowered.vcode).map_err(LowerError::Internal)?;
-        lowered.vcode = vcode;
+        lowered.vcode = guard::guard_selects(lowered.vcode).map_err(LowerError::Internal)?;
     }
     if !opts.no_hoist {
         let (vcode, moved) = hoist::hoist_loads(

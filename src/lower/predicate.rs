@@ -141,7 +141,7 @@ fn jump_target(b: &Sm50Inst) -> Option<BlockId> {
 }
 
 /// Whether `i` may run in a side after conversion (see the essay).
-fn convertible(i: &Sm50Inst) -> bool {
+pub(super) fn convertible(i: &Sm50Inst) -> bool {
     match i.role {
         Role::Move => true,
         Role::Plain => {
@@ -492,15 +492,7 @@ fn apply(
                     offset: 0,
                 });
             } else if i.role == Role::Plain && inner_guard(&i).is_none() {
-                let q = i.use_(p);
-                for piece in &mut i.pieces {
-                    piece.inst.set(Field::Pgn, u64::from(guard_neg));
-                    piece.refs.push(RegRef {
-                        field: Field::Pg,
-                        op: q,
-                        offset: 0,
-                    });
-                }
+                guard(&mut i, p, guard_neg);
             }
             if let Some(&y) = ties.get(&(k, idx)) {
                 tie(&mut i, y);
@@ -657,7 +649,7 @@ fn resolve(rename: &HashMap<VReg, VReg>, mut v: VReg) -> VReg {
 
 /// Whether `i` computes `x` alone in one late write, so that the write may take another
 /// value's register ([`tie`]).
-fn tieable(i: &Sm50Inst, x: VReg) -> bool {
+pub(super) fn tieable(i: &Sm50Inst, x: VReg) -> bool {
     let mut defs = 0;
     let mut ok = false;
     i.for_each_operand(&mut |r, spec| {
@@ -685,6 +677,19 @@ fn tied_to(i: &Sm50Inst, y: VReg) -> bool {
         }
     });
     i.role == Role::Plain && defs == 1 && ok
+}
+
+/// Guard every piece of `i` by predicate `p` (negated when `neg`).
+pub(super) fn guard(i: &mut Sm50Inst, p: VReg, neg: bool) {
+    let q = i.use_(p);
+    for piece in &mut i.pieces {
+        piece.inst.set(Field::Pgn, u64::from(neg));
+        piece.refs.push(RegRef {
+            field: Field::Pg,
+            op: q,
+            offset: 0,
+        });
+    }
 }
 
 /// Make the one def of `i` write into the register of `y` (a reuse constraint on a use of

@@ -159,9 +159,10 @@ impl FnBuilder<'_, '_> {
     /// result by 2^27 (exact): rsqrt(x 2^54) 2^27 = rsqrt(x). A zero scales to itself and
     /// its result, an infinity of its sign, too, so the test need not exclude it: it reads
     /// the high word alone (`LOP32I.AND` + `ISETP`, where a test of the whole word excluding
-    /// zero cost six instructions), and the scalings are guarded `DMUL`s (`lower::guard`). Built from IR operations, so `ir::eval`
-    /// and the machine run the same model (ptxas instead uses a refined sequence with a
-    /// slow path; this is a different approximation of the same function, not its bits).
+    /// zero cost six instructions), and the scalings are guarded `DMUL`s (`lower::guard`).
+    /// Built from IR operations, so `ir::eval` and the machine run the same model (ptxas
+    /// instead uses a refined sequence with a slow path; this is a different approximation
+    /// of the same function, not its bits).
     fn rsqrt_approx_f64(&mut self, ins: &Instruction) -> Option<()> {
         let ops = self.ops(ins, 2)?;
         let x = self.read(&ops[1], Type::I64, ins.ty())?;
