@@ -357,6 +357,7 @@ pub fn compile(ptx_text: &str, opts: &Options) -> Result<Output, Diagnostics> {
         fold: opts.fold,
         explain: opts.explain,
         no_subroutines: opts.no_subroutines,
+        inline_sqrt: false,
         sm: opts.arch.sm(),
         no_hoist: false,
         no_ifconv: opts.no_ifconv,

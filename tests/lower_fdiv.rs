@@ -14,7 +14,8 @@
 //! `sqrt.rn` fast path (a directed-rounding finish, independent of `RSQ64H`'s bits) likewise,
 //! on operands whose root lies next to a rounding midpoint and at the edges of its window.
 //! `sqrt.{rn,rz,rm,rp}{.ftz}.f32` likewise (reference: the host's f64 root, rounded to f32,
-//! and the sign of s² - x in f64).
+//! and the sign of s² - x in f64; `sqrt.rn.f32`'s fast path, ptxas's one Newton step on
+//! `MUFU.RSQ`, on the unperturbed model, like the division's).
 //! Also: the hazard checker
 //! is silent, and nvdisasm prints every word as our printer does.
 
@@ -369,7 +370,7 @@ fn check_with(op: &str, pairs: &[(u32, u32)], ulps: i32, inline: bool) {
 
 /// Whether `op` gets the FCHK fast path and the slow-path subroutine (see `select::fdiv`).
 fn is_fast_path(op: &str) -> bool {
-    op == "div.rn.f32" || op == "rcp.rn.f32"
+    op == "div.rn.f32" || op == "rcp.rn.f32" || op == "sqrt.rn.f32"
 }
 
 /// The inputs mix lanes that FCHK.DIVIDE flags (specials, subnormals, exponent gaps) with
@@ -451,7 +452,8 @@ fn rcp_rn_is_correctly_rounded_for_every_exponent() {
 }
 
 /// `sqrt.<rnd>{.ftz}.f32` on the division inputs' second operands, plus squares of random
-/// f32s (exact roots) and their neighbours, and subnormals.
+/// f32s (exact roots) and their neighbours, and subnormals; `sqrt.rn.f32` with its fast
+/// path and slow path (in warps that mix both) on the model, inline perturbed.
 #[test]
 fn f32_sqrt_is_correctly_rounded_in_every_mode_with_perturbed_mufu() {
     let mut pairs = inputs();
@@ -470,6 +472,15 @@ fn f32_sqrt_is_correctly_rounded_in_every_mode_with_perturbed_mufu() {
     for r in ["rn", "rz", "rm", "rp"] {
         for ftz in ["", ".ftz"] {
             let op = format!("sqrt.{r}{ftz}.f32");
+            if is_fast_path(&op) {
+                // ptxas's fast path and slow path depend on `MUFU.RSQ`'s bits
+                // (`select::fdiv`): on the model only; the inline sequence perturbed.
+                check(&op, &pairs, 0);
+                for ulps in [0, 2, -2] {
+                    check_with(&op, &pairs, ulps, true);
+                }
+                continue;
+            }
             for ulps in [0, 2, -2] {
                 check(&op, &pairs, ulps);
             }

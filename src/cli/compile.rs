@@ -66,8 +66,8 @@ pub struct Args {
     /// Keep every branch: no if-conversion of short branch sides into predicated code.
     #[arg(long = "no-ifconv")]
     pub no_ifconv: bool,
-    /// Keep IEEE f32 division inline at every site: no fast path calling a shared slow-path
-    /// subroutine.
+    /// Keep IEEE division, reciprocal and square root (`.rn`, f32 and f64) inline at every
+    /// site: no fast path calling a shared slow-path subroutine.
     #[arg(long = "no-subroutines")]
     pub no_subroutines: bool,
     /// Contract float `mul` + `add`/`sub` without rounding modifiers into fused

@@ -164,6 +164,28 @@ pub(super) fn lower_and_allocate(
             (compiled, chosen) = (other, inline);
         }
     }
+    // The f32 square root's slow path pins three registers at every site (its operand, its
+    // result and one scratch register), which the inline sequence does not. Where the kernel
+    // calls it and spills, compile it once more with the square roots inline and keep
+    // whichever spills less for code that costs no more (MC-GPU's `track_particles`, 12
+    // roots at 93 scalar registers: 64 bytes of spill traffic in its loops with the calls,
+    // none inline). Trade-off: one more compile for spilling kernels with such roots.
+    let calls_sqrt = |c: &Compiled| {
+        c.3.blocks
+            .iter()
+            .any(|b| b.insts.iter().any(|i| i.calls_sqrt_slow_path()))
+    };
+    if compiled.3.spill_bytes > 0 && calls_sqrt(&compiled) {
+        let inline_sqrt = LowerOptions {
+            inline_sqrt: true,
+            ..chosen
+        };
+        if let Ok(other) = lower_and_allocate(&inline_sqrt, times, t) {
+            if spills_less(&other.3, &compiled.3) {
+                (compiled, chosen) = (other, inline_sqrt);
+            }
+        }
+    }
     // `lower::hoist`'s interleaving lengthens live ranges by up to its window. Where the
     // kernel spills or its registers cost it warps (a step of `occupancy::theoretical`),
     // compile it once more without (and without the store motion where that moved

@@ -106,6 +106,13 @@ pub(crate) const CALL_CLOBBERS: (&[PhysReg], &[PhysPred]) = (
     &SLOW_PREDS,
 );
 
+/// What a call of the f32 square root's slow path (`select::fdiv::fsqrt_slow_path`)
+/// clobbers besides its result: its operand's register, one scratch register and the
+/// predicates. (Three registers in all, so that a site constrains few: its own scratch
+/// registers are the allocator's to place.)
+pub(crate) const FSQRT_CALL_CLOBBERS: (&[PhysReg], &[PhysPred]) =
+    (&[SLOW_X, SLOW_TEMPS[0]], &SLOW_PREDS);
+
 /// What a call of the reciprocal's slow path (`select::fdiv::frcp_slow_path`) clobbers
 /// besides its defs (the result and the two scratch registers its site defines): the
 /// dividend register, where it puts 1.0, the other scratch registers, and its predicates.

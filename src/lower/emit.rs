@@ -223,17 +223,18 @@ pub fn emit_all_with(alloc: &Allocated<Sm50Inst>, opts: &EmitOptions) -> Emitted
             out.push(inst);
         }
     }
-    // Pass 4: the slow-path subroutines (`select::fdiv`: f32 and f64 division and
-    // reciprocal, f64 square root), each once,
+    // Pass 4: the slow-path subroutines (`select::fdiv`: f32 and f64 division,
+    // reciprocal and square root), each once,
     // after the kernel's code when some `CAL` calls it; the kernel's code first ends in an
     // `EXIT` if it could fall through. (A `CAL` of one of the module's subroutines,
     // `select::call`, is the driver's to place.)
-    let subs: [(u64, fn() -> Sm50Inst); 5] = [
+    let subs: [(u64, fn() -> Sm50Inst); 6] = [
         (select::CAL_FDIV, select::fdiv_slow_path),
         (select::CAL_FRCP, select::frcp_slow_path),
         (select::CAL_DDIV, select::ddiv_slow_path),
         (select::CAL_DRCP, select::drcp_slow_path),
         (select::CAL_DSQRT, select::dsqrt_slow_path),
+        (select::CAL_FSQRT, select::fsqrt_slow_path),
     ];
     for (placeholder, build) in subs {
         let cal_of = |i: &sm50::Inst| i.form == Form::CAL && i.get(Field::Rel) == Some(placeholder);

@@ -140,6 +140,13 @@ pub struct Sm50Inst {
 }
 
 impl Sm50Inst {
+    /// Whether this is a site of `sqrt.rn.f32` that calls its slow path (`select::fdiv`).
+    pub fn calls_sqrt_slow_path(&self) -> bool {
+        self.pieces.iter().any(|p| {
+            p.inst.form == Form::CAL && p.inst.get(Field::Rel) == Some(super::select::CAL_FSQRT)
+        })
+    }
+
     pub fn new(role: Role) -> Sm50Inst {
         Sm50Inst {
             pieces: SmallVec::new(),
@@ -610,10 +617,10 @@ impl MachInst for Sm50Inst {
         self.srcloc = loc;
     }
 
-    /// A `CAL` of a slow path of the f32 or f64 division or reciprocal, or of the f64 square
-    /// root, clobbers its scratch registers and predicates (`select::fdiv`); a call by the ABI
-    /// (`JCAL`, or `CAL` of a subroutine) its caller-saved registers (`select::call`); nothing
-    /// else clobbers anything.
+    /// A `CAL` of a slow path of the f32 or f64 division, reciprocal or square root clobbers
+    /// its scratch registers and predicates (`select::fdiv`); a call by the ABI (`JCAL`, or
+    /// `CAL` of a subroutine) its caller-saved registers (`select::call`); nothing else
+    /// clobbers anything.
     fn clobbers(&self) -> (&'static [PhysReg], &'static [PhysPred]) {
         let cal_of =
             |p: &Piece, rel: u64| p.inst.form == Form::CAL && p.inst.get(Field::Rel) == Some(rel);
@@ -647,6 +654,12 @@ impl MachInst for Sm50Inst {
             .any(|p| cal_of(p, super::select::CAL_DSQRT))
         {
             super::abi::DSQRT_CALL_CLOBBERS
+        } else if self
+            .pieces
+            .iter()
+            .any(|p| cal_of(p, super::select::CAL_FSQRT))
+        {
+            super::abi::FSQRT_CALL_CLOBBERS
         } else if self
             .pieces
             .iter()

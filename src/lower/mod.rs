@@ -159,10 +159,13 @@ pub struct LowerOptions {
     /// Describe each `LEA` chain's address expression in its [`Sm50Inst::note`]
     /// (`--explain`; costs a string per chain, so off by default).
     pub explain: bool,
-    /// Keep `div.rn.f32` / `rcp.rn.f32` as the whole inline sequence at every site
-    /// (`--no-subroutines`) instead of a fast path that calls the kernel's one slow-path
-    /// subroutine (`select::fdiv`).
+    /// Keep `div.rn`/`rcp.rn` (f32 and f64) and `sqrt.rn` (f32 and f64) as the whole inline
+    /// sequence at every site (`--no-subroutines`) instead of a fast path that calls the
+    /// kernel's one slow-path subroutine per operation (`select::fdiv`).
     pub no_subroutines: bool,
+    /// Keep only `sqrt.rn.f32` inline (the driver's retry where the pinned registers of its
+    /// slow-path calls cost spills: `driver::allocate`).
+    pub inline_sqrt: bool,
     /// The target's SM number (`-arch sm_53` is 53; 0, the default, reads as 50). Only
     /// sm_53 has the half-precision ALU (`HADD2`..`HSET2`); below it `.f16` arithmetic goes
     /// through f32 and f64 (`select::half`).

@@ -94,8 +94,8 @@ mod fdiv;
 mod half;
 pub(crate) use call::{OUTLINED_CAL, STACK_ARG_LOAD_BASE, SUB_CAL_BASE};
 pub(crate) use fdiv::{
-    ddiv_slow_path, drcp_slow_path, dsqrt_slow_path, fdiv_slow_path, frcp_slow_path, CAL_DDIV,
-    CAL_DRCP, CAL_DSQRT, CAL_FDIV, CAL_FRCP,
+    ddiv_slow_path, drcp_slow_path, dsqrt_slow_path, fdiv_slow_path, frcp_slow_path,
+    fsqrt_slow_path, CAL_DDIV, CAL_DRCP, CAL_DSQRT, CAL_FDIV, CAL_FRCP, CAL_FSQRT,
 };
 mod mul;
 mod prefetch;

@@ -22,7 +22,9 @@
 //! div.approx            FSETP.GEU p, |b|, 2^-126 ; scale a and b by 2^24 when !p
 //!                       MUFU.RCP t, b' ; FMUL d, t, a'
 //! div.full              as div.approx, and both scaled by 1/4 first when |b| > 2^126
-//! sqrt.rn               (IEEE, correctly rounded) t = x < 2^-64 ? x·2^64 : x
+//! sqrt.rn               (IEEE, correctly rounded; inline with `--no-subroutines`, else
+//!                       `select::fdiv`'s fast path and this in its slow path)
+//!                       t = x < 2^-64 ? x·2^64 : x
 //!                       s = t·RSQ(t), one FFMA Newton step, then two exact FFMA residual
 //!                       tests: s -= 1 ulp if t < s², s += 1 ulp if t - s² > s·ulp(s);
 //!                       s·2^-32 if scaled; ±0, +inf kept, negatives and NaN → NaN
@@ -250,7 +252,9 @@ impl Seq {
 }
 
 impl Lowerer<'_> {
-    /// `FloatOp::Sqrt` on f32: `sqrt.<rnd>{.ftz}.f32` (see [`Seq::sqrt_f32`]).
+    /// `FloatOp::Sqrt` on f32: `sqrt.<rnd>{.ftz}.f32` (see [`Seq::sqrt_f32`]); `sqrt.rn.f32`
+    /// ptxas's fast path and a call of its slow path instead (`select::fdiv`), unless
+    /// `no_subroutines`.
     pub(super) fn lower_fsqrt(
         &mut self,
         v: Value,
@@ -260,6 +264,17 @@ impl Lowerer<'_> {
     ) -> Result<(), LowerError> {
         let a = self.reg(arg)?;
         let out = self.new_vreg(RegKind::B32);
+        if rnd == Round::Rn && !ftz && !self.opts.no_subroutines && !self.opts.inline_sqrt {
+            self.lower_fsqrt_fast(out, (a, arg))?;
+            self.set_loc(
+                v,
+                Loc {
+                    vreg: out,
+                    offset: 0,
+                },
+            );
+            return Ok(());
+        }
         let mut s = Seq {
             i: Sm50Inst::new(Role::Plain),
         };
@@ -327,6 +342,18 @@ impl Lowerer<'_> {
             None => None,
         };
         let out = self.new_vreg(RegKind::B32);
+        if func == Approx::SqrtRn && !self.opts.no_subroutines && !self.opts.inline_sqrt {
+            // ptxas's fast path and a call of the slow path (`select::fdiv`).
+            self.lower_fsqrt_fast(out, (a, args[0]))?;
+            self.set_loc(
+                v,
+                Loc {
+                    vreg: out,
+                    offset: 0,
+                },
+            );
+            return Ok(());
+        }
         let mut s = Seq {
             i: Sm50Inst::new(Role::Plain),
         };

@@ -180,6 +180,39 @@
 //! about 80 instructions: Rodinia's `IMGVF_kernel` takes reciprocals of zeros.) ptxas puts
 //! its reciprocal's fast path after the `CAL` (`@P BRA fast ; CAL ; SYNC ; fast: ... ;
 //! SYNC`); here both use the division's shape, one instruction fewer for the common lane.
+//!
+//! # f32: `sqrt.rn.f32` (no `.ftz`)
+//!
+//! The same shape once more (unless `no_subroutines`, which keeps the inline sequence
+//! [`Seq::sqrt_f32`]): ptxas 11.8's site, operation for operation, and one shared
+//! subroutine ([`fsqrt_slow_path`], `CAL_FSQRT`, from `SLOW_X` into `SLOW_Q`) for the
+//! operands outside its window:
+//!
+//! ```text
+//! IADD32I w, x, -0xd000000 ; MUFU.RSQ y, x                 y ≈ 1/√x
+//! ISETP.GT.U32 slow, w, c[0x2][0x727fffff]                 x outside [2^-101, 2^128)
+//! FMUL.FTZ s, x, y ; FMUL.FTZ h, y, 0.5                    s ≈ √x, h ≈ 1/(2√x)
+//! FFMA r, s, -s, x ; FFMA q, r, h, s                       q = RN(s + (x - s²)·h)
+//! SSY after ; @!slow SYNC ; CAL fsqrt ; SYNC
+//! ```
+//!
+//! One Newton step, rounded once: with y = (1 + ε)/√x and s = √x(1 + e) (e from ε and the
+//! product's rounding), x - s² is exact (FFMA) and s + (x - s²)·h = √x(1 - e²/2 - e·ε'), ε'
+//! h's relative error: within about 2^-46 of √x, so RN of it is RN(√x) unless √x lies that
+//! close to a rounding midpoint. A root can (an f32 root's distance to a midpoint is at
+//! least about 2^-27 of its ulp, not more), so like the division's `FCHK` path this one is
+//! right only where the unit returns what ptxas counts on. On the simulator's model (the
+//! correctly rounded reciprocal root) it is right for every operand of the window, checked
+//! exhaustively (all 1,920,991,232 of them) when it was written, and in the tests on a
+//! stride of the window (`lower_approx`); with `RSQ` moved by one ulp it fails on 229
+//! operands in 2^31. `--no-subroutines` keeps the inline sequence, which does not depend on
+//! the unit's bits. The window (bit patterns 0x0d000000..=0x7f7fffff) leaves out
+//! negatives, zeros, subnormals and tiny normals (below 2^-101), infinities and NaN. The
+//! subroutine, as ptxas's, sorts those: the specials leave after six instructions with
+//! their IEEE roots (NaN for negatives), and the small positive ones take the same step on
+//! x·2^64 (inside the window), the root scaled back by 2^-32 (exact: the root of the
+//! smallest subnormal is 2^-74.5, normal). The common lane runs 11 instructions instead of
+//! the inline sequence's 24, a negative operand 19.
 
 use super::approx::Seq;
 use super::{Class, Lowerer};
@@ -1180,6 +1213,42 @@ impl Seq {
         }
     }
 
+    /// `sqrt.rn.f32`'s site (see the module essay): the window check into `slow`, ptxas's
+    /// one Newton step into `q`; `w`, `y`, `s` scratch.
+    ///
+    /// ```text
+    /// IADD32I w, x, -0xd000000 ; MUFU.RSQ y, x ; ISETP.GT.U32 slow, w, c[0x2][window]
+    /// <fsqrt_step q, x, y: s, h = w, r = y>
+    /// ```
+    fn fsqrt_fast(&mut self, q: u8, x: u8, (w, y, s): (u8, u8, u8), slow: u8, window: u32) {
+        self.iadd32i_n(None, w, false, x, -FSQRT_WINDOW_LO);
+        self.mufu(Func::Rsq, y, x);
+        let check = sm50::Inst::new(Form::ISETP_C)
+            .with(Field::Cmp, GT)
+            .with(Field::Sgn, 0)
+            .with(Field::Cbk, 2)
+            .with(Field::Cbo, u64::from(window / 4));
+        self.put(check, &[(Field::Pd0, slow), (Field::Ra, w)]);
+        self.fsqrt_step(q, x, y, (s, w, y));
+    }
+
+    /// ptxas's Newton step for `sqrt.rn.f32` from `y` = `RSQ(x)`, into `q` (see the module
+    /// essay; right for `x` in the fast window). `h` may be `y`, and `r` may be `y` or `x`:
+    /// each is written after its last read.
+    ///
+    /// ```text
+    /// FMUL.FTZ s, x, y ; FMUL.FTZ h, y, 0.5 ; FFMA r, s, -s, x ; FFMA q, r, h, s
+    /// ```
+    fn fsqrt_step(&mut self, q: u8, x: u8, y: u8, (s, h, r): (u8, u8, u8)) {
+        self.fmul_r(None, s, x, y, true);
+        let half = sm50::Inst::new(Form::FMUL_I)
+            .with(Field::Fmz, 1)
+            .with(Field::ImmF32i, f32i(0.5));
+        self.put(half, &[(Field::Rd, h), (Field::Ra, y)]);
+        self.ffma(r, s, true, s, x);
+        self.ffma(q, r, false, h, s);
+    }
+
     /// `DFMA.rnd d, a, {-}b, c` (`rnd`: 0 .RN, 1 .RM, 2 .RP, 3 .RZ).
     fn dfma_rnd(&mut self, d: u8, a: u8, negb: bool, b: u8, c: u8, rnd: u64) {
         let inst = sm50::Inst::new(Form::DFMA_R)
@@ -1194,6 +1263,11 @@ impl Seq {
         self.pw(None, inst, &refs);
     }
 }
+
+/// The f32 square root's fast window: x - 0x0d000000 at most [`FSQRT_WINDOW_LEN`]
+/// (unsigned) iff x is in [2^-101, 2^128), positive and finite (ptxas's constants).
+const FSQRT_WINDOW_LO: i32 = 0x0d00_0000;
+const FSQRT_WINDOW_LEN: u32 = 0x7f7f_ffff - 0x0d00_0000;
 
 /// The f64 square root's fast window, on the operand's high word: x.hi - 0x03500000 below
 /// [`SQRT_WINDOW_LEN`] (unsigned) iff x is in [2^-970, +inf), positive and finite.
@@ -1249,6 +1323,51 @@ pub(crate) fn dsqrt_slow_path() -> Sm50Inst {
     let p = pred_early_defs(&mut s);
     let x = s.i.op(Reg::Phys(DSLOW_X), OpSpec::use_());
     s.dsqrt(Round::Rn, d, x, &t, &u, &p[..2]);
+    s.put(sm50::Inst::new(Form::RET), &[]);
+    s.i
+}
+
+/// The placeholder `rel` of a `CAL` to the f32 square root's slow path ([`fsqrt_slow_path`]).
+pub(crate) const CAL_FSQRT: u64 = 5;
+
+/// The f32 `sqrt.rn` slow-path subroutine: the operand in `SLOW_X` (outside the fast
+/// window: the site calls for nothing else; overwritten), the root into `SLOW_Q`, on one
+/// scratch register (`SLOW_TEMPS[0]`) and two of the slow paths' predicates. As ptxas's,
+/// each class leaves at its own `RET`:
+///
+/// ```text
+/// FSETP.GT p, x, 0 ; FSETP.LT.AND p, x, +inf, p      p: 0 < x < 2^-101 here
+/// @!p MOV32I q, NaN                                  negatives, -inf, NaN
+/// FSETP.EQ z, x, 0 ; FSETP.EQ.OR z, x, +inf, z       ±0 and +inf are their own roots
+/// @z MOV q, x ; @!p RET
+/// FMUL q, x, 2^64 ; MUFU.RSQ x, q                    tiny and subnormal x: x·2^64 in the
+/// <fsqrt_step q, q, x> ; FMUL q, q, 2^-32 ; RET      window; √x = √(x·2^64)·2^-32, exact
+///                                                    (√x >= 2^-74.5, normal)
+/// ```
+pub(crate) fn fsqrt_slow_path() -> Sm50Inst {
+    let mut s = Seq {
+        i: Sm50Inst::new(Role::Plain),
+    };
+    let d = s.i.op(Reg::Phys(SLOW_Q), OpSpec::early_def());
+    let t = s.i.op(Reg::Phys(SLOW_TEMPS[0]), OpSpec::early_def());
+    let p = pred_early_defs(&mut s);
+    // Read, then overwritten (the call clobbers it).
+    let x = s.i.op(Reg::Phys(SLOW_X), OpSpec::early_def());
+    let (pos, z) = (p[0], p[1]);
+    s.fsetp_imm(pos, GT, false, x, false, 0.0, None);
+    s.fsetp_imm(pos, LT, false, x, false, f32::INFINITY, Some((pos, AND)));
+    s.mov32i_bits(Some((pos, true)), d, crate::mufu::NAN);
+    s.fsetp_imm(z, EQ, false, x, false, 0.0, None);
+    s.fsetp_imm(z, EQ, false, x, false, f32::INFINITY, Some((z, OR)));
+    let mov = sm50::Inst::new(Form::MOV_R);
+    s.g(Some((z, false)), mov, &[(Field::Rd, d), (Field::Rb, x)]);
+    s.g(Some((pos, true)), sm50::Inst::new(Form::RET), &[]);
+    // Three registers: the scaled operand in `d`, its RSQ in `x`, the root's first
+    // approximation in `t`.
+    s.fmul_i(None, d, x, 18_446_744_073_709_551_616.0);
+    s.mufu(Func::Rsq, x, d);
+    s.fsqrt_step(d, d, x, (t, x, d));
+    s.fmul_i(None, d, d, 1.0 / 4_294_967_296.0);
     s.put(sm50::Inst::new(Form::RET), &[]);
     s.i
 }
@@ -1431,6 +1550,30 @@ impl Lowerer<'_> {
         s.dsqrt_fast(q, xo, (y, a, b), (p[0], p[1]), window, one);
         self.push_slow_path_call(s, CAL_DSQRT, (p[0], true));
         Ok(self.pair_of(qw[0], qw[1]))
+    }
+
+    /// `sqrt.rn.f32 out, x` (no `.ftz`): ptxas's site, then a call of [`fsqrt_slow_path`]
+    /// for the operands outside the window (see the module essay). `xv` is the IR value in
+    /// `x`.
+    pub(super) fn lower_fsqrt_fast(
+        &mut self,
+        out: VReg,
+        (x, xv): (Loc, Value),
+    ) -> Result<(), LowerError> {
+        let window = self.literal(u64::from(FSQRT_WINDOW_LEN), 4)?;
+        let x = self.pinned_operand(x, xv, 1);
+        let mut s = Seq {
+            i: Sm50Inst::new(Role::Plain),
+        };
+        let q = s.i.op(Reg::Virt(out), OpSpec::early_def().fixed(SLOW_Q));
+        let xo = s.i.op(Reg::Virt(x), OpSpec::use_().fixed(SLOW_X));
+        // The site's own scratch registers are free: the subroutine needs only one more
+        // register than its operand and result, which the call clobbers.
+        let t = self.seq_temps(&mut s, RegKind::B32, 3);
+        let slow = self.seq_temps(&mut s, RegKind::Pred, 1)[0];
+        s.fsqrt_fast(q, xo, (t[0], t[1], t[2]), slow, window);
+        self.push_slow_path_call(s, CAL_FSQRT, (slow, true));
+        Ok(())
     }
 
     /// A pair operand of the f64 slow path's call pinned to `base`:`base + 1`, as two
