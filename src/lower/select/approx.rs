@@ -39,7 +39,7 @@ use crate::ir::Value;
 use crate::lower::inst::{Role, Sm50Inst};
 use crate::lower::lea::Loc;
 use crate::lower::LowerError;
-use crate::machinst::RegKind;
+use crate::machinst::{OpSpec, RegKind};
 use crate::mufu::{Approx, Func};
 use crate::sm50::{self, Field, Form};
 use sm50::values::fsetp::cmp::{EQ, GEU, GT, LT, NE};
@@ -370,6 +370,19 @@ impl Lowerer<'_> {
         // (`Seq::read_word`, once the sequence is built).
         let x = s.i.use_(a.vreg);
         let y = b.map(|b| s.i.use_(b.vreg));
+        // The scaled copy of a one-operand function's input (`t` below) is written over the
+        // input's own register where that is a whole register: ptxas's `@!P0 FMUL R0, R0,
+        // 2^24` in place. A reuse constraint says so; the allocator copies the input first
+        // only where it lives on, where the sequence had its `MOV` at every site. (Every
+        // read of the input precedes the scaling's write.)
+        let in_place = a.offset == 0 && a.vreg.kind == RegKind::B32;
+        let copy_in = |s: &mut Seq| {
+            if in_place {
+                s.i.ops[usize::from(t)].spec = OpSpec::reuse_def(usize::from(x));
+            } else {
+                s.mov(t, x);
+            }
+        };
         match (func, ftz) {
             (Approx::Sin | Approx::Cos, _) => {
                 s.rro(false, t, x);
@@ -408,7 +421,7 @@ impl Lowerer<'_> {
             }
             (Approx::Sqrt | Approx::Rsqrt | Approx::Lg2, false) => {
                 s.fsetp(p, GEU, x, true, MIN_NORMAL);
-                s.mov(t, x);
+                copy_in(&mut s);
                 s.fmul_i(Some((p, true)), t, x, TWO_24);
                 match func {
                     Approx::Sqrt => {
@@ -431,7 +444,7 @@ impl Lowerer<'_> {
             }
             (Approx::Ex2, false) => {
                 s.fsetp(p, GEU, x, false, -126.0);
-                s.mov(t, x);
+                copy_in(&mut s);
                 s.fmul_i(Some((p, true)), t, x, 0.5);
                 s.rro(true, t, t);
                 s.mufu(Func::Ex2, d, t);
@@ -455,16 +468,29 @@ impl Lowerer<'_> {
                 s.fmul_r(None, d, t, u, true);
             }
             (Approx::Div | Approx::DivFull, _) => {
-                let y = y.expect("div has two operands");
-                // t = scaled b, u = scaled a.
-                s.mov(t, y);
-                s.mov(u, x);
+                let yo = y.expect("div has two operands");
+                let b = b.expect("div has two operands");
+                // t = scaled b, u = scaled a, each in place over its operand's register
+                // where that is a whole register of its own (as `copy_in` above; two
+                // operands in one register cannot both be), else a copy. Both tests read
+                // b before t is written (the 2^24 test gives the same answer on b and on
+                // b/4: b/4 is scaled only from 2^126 up).
+                s.fsetp(p, GEU, yo, true, MIN_NORMAL);
+                if b.offset == 0 && b.vreg.kind == RegKind::B32 && b.vreg != a.vreg {
+                    s.i.ops[usize::from(t)].spec = OpSpec::reuse_def(usize::from(yo));
+                } else {
+                    s.mov(t, yo);
+                }
+                if in_place && b.vreg != a.vreg {
+                    s.i.ops[usize::from(u)].spec = OpSpec::reuse_def(usize::from(x));
+                } else {
+                    s.mov(u, x);
+                }
                 if func == Approx::DivFull {
-                    s.fsetp(q, GT, y, true, TWO_126);
+                    s.fsetp(q, GT, yo, true, TWO_126);
                     s.fmul_i(Some((q, false)), t, t, 0.25);
                     s.fmul_i(Some((q, false)), u, u, 0.25);
                 }
-                s.fsetp(p, GEU, y, true, MIN_NORMAL);
                 s.fmul_i(Some((p, true)), t, t, TWO_24);
                 s.fmul_i(Some((p, true)), u, u, TWO_24);
                 s.mufu(Func::Rcp, t, t);
