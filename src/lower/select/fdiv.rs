@@ -208,11 +208,11 @@
 //! operands in 2^31. `--no-subroutines` keeps the inline sequence, which does not depend on
 //! the unit's bits. The window (bit patterns 0x0d000000..=0x7f7fffff) leaves out
 //! negatives, zeros, subnormals and tiny normals (below 2^-101), infinities and NaN. The
-//! subroutine, as ptxas's, sorts those: the specials leave after six instructions with
-//! their IEEE roots (NaN for negatives), and the small positive ones take the same step on
-//! x·2^64 (inside the window), the root scaled back by 2^-32 (exact: the root of the
-//! smallest subnormal is 2^-74.5, normal). The common lane runs 11 instructions instead of
-//! the inline sequence's 24, a negative operand 19.
+//! subroutine, as ptxas's, sorts those: the specials leave after seven instructions (their
+//! `RET` included) with their IEEE roots (NaN for negatives), and the small positive ones
+//! take the same step on x·2^64 (inside the window), the root scaled back by 2^-32 (exact:
+//! the root of the smallest subnormal is 2^-74.5, normal). The common lane runs 11
+//! instructions instead of the inline sequence's 24, a negative operand 18.
 
 use super::approx::Seq;
 use super::{Class, Lowerer};
