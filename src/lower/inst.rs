@@ -142,9 +142,15 @@ pub struct Sm50Inst {
 impl Sm50Inst {
     /// Whether this is a site of `sqrt.rn.f32` that calls its slow path (`select::fdiv`).
     pub fn calls_sqrt_slow_path(&self) -> bool {
-        self.pieces.iter().any(|p| {
-            p.inst.form == Form::CAL && p.inst.get(Field::Rel) == Some(super::select::CAL_FSQRT)
-        })
+        self.calls_placeholder(super::select::CAL_FSQRT)
+    }
+
+    /// Whether a piece is a `CAL` whose target is still the placeholder `rel` (a slow path,
+    /// `select::fdiv`, until `lower::emit` places it).
+    fn calls_placeholder(&self, rel: u64) -> bool {
+        self.pieces
+            .iter()
+            .any(|p| p.inst.form == Form::CAL && p.inst.get(Field::Rel) == Some(rel))
     }
 
     pub fn new(role: Role) -> Sm50Inst {
@@ -622,49 +628,30 @@ impl MachInst for Sm50Inst {
     /// `CAL` of a subroutine) its caller-saved registers (`select::call`); nothing else
     /// clobbers anything.
     fn clobbers(&self) -> (&'static [PhysReg], &'static [PhysPred]) {
-        let cal_of =
-            |p: &Piece, rel: u64| p.inst.form == Form::CAL && p.inst.get(Field::Rel) == Some(rel);
-        if self
-            .pieces
-            .iter()
-            .any(|p| cal_of(p, super::select::CAL_FDIV))
-        {
-            super::abi::CALL_CLOBBERS
-        } else if self
-            .pieces
-            .iter()
-            .any(|p| cal_of(p, super::select::CAL_FRCP))
-        {
-            super::abi::RCP_CALL_CLOBBERS
-        } else if self
-            .pieces
-            .iter()
-            .any(|p| cal_of(p, super::select::CAL_DDIV))
-        {
-            super::abi::DDIV_CALL_CLOBBERS
-        } else if self
-            .pieces
-            .iter()
-            .any(|p| cal_of(p, super::select::CAL_DRCP))
-        {
-            super::abi::DRCP_CALL_CLOBBERS
-        } else if self
-            .pieces
-            .iter()
-            .any(|p| cal_of(p, super::select::CAL_DSQRT))
-        {
-            super::abi::DSQRT_CALL_CLOBBERS
-        } else if self
-            .pieces
-            .iter()
-            .any(|p| cal_of(p, super::select::CAL_FSQRT))
-        {
-            super::abi::FSQRT_CALL_CLOBBERS
-        } else if self
+        // Most instructions call nothing: one scan of the pieces decides that.
+        if !self
             .pieces
             .iter()
             .any(|p| matches!(p.inst.form, Form::JCAL | Form::CAL))
         {
+            return (&[], &[]);
+        }
+        use super::abi;
+        use super::select::{CAL_DDIV, CAL_DRCP, CAL_DSQRT, CAL_FDIV, CAL_FRCP, CAL_FSQRT};
+        let slow_paths = [
+            (CAL_FDIV, abi::CALL_CLOBBERS),
+            (CAL_FRCP, abi::RCP_CALL_CLOBBERS),
+            (CAL_DDIV, abi::DDIV_CALL_CLOBBERS),
+            (CAL_DRCP, abi::DRCP_CALL_CLOBBERS),
+            (CAL_DSQRT, abi::DSQRT_CALL_CLOBBERS),
+            (CAL_FSQRT, abi::FSQRT_CALL_CLOBBERS),
+        ];
+        if let Some(&(_, clobbers)) = slow_paths
+            .iter()
+            .find(|(rel, _)| self.calls_placeholder(*rel))
+        {
+            clobbers
+        } else {
             // A system call (`JCAL`) or a call of one of the module's subroutines (`CAL`).
             // One 32-bit def per result word (`select::call`).
             let results = self
@@ -680,12 +667,10 @@ impl MachInst for Sm50Inst {
                     })
             });
             if outlined {
-                super::abi::outlined_call_clobbers(results)
+                abi::outlined_call_clobbers(results)
             } else {
-                super::abi::extern_call_clobbers(results)
+                abi::extern_call_clobbers(results)
             }
-        } else {
-            (&[], &[])
         }
     }
 }

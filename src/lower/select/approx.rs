@@ -252,9 +252,8 @@ impl Seq {
 }
 
 impl Lowerer<'_> {
-    /// `FloatOp::Sqrt` on f32: `sqrt.<rnd>{.ftz}.f32` (see [`Seq::sqrt_f32`]); `sqrt.rn.f32`
-    /// ptxas's fast path and a call of its slow path instead (`select::fdiv`), unless
-    /// `no_subroutines`.
+    /// `FloatOp::Sqrt` on f32: `sqrt.<rnd>{.ftz}.f32` (see [`Seq::sqrt_f32`]). (Plain
+    /// `sqrt.rn.f32` is `Approx::SqrtRn`, [`Self::lower_approx`], never this.)
     pub(super) fn lower_fsqrt(
         &mut self,
         v: Value,
@@ -264,17 +263,6 @@ impl Lowerer<'_> {
     ) -> Result<(), LowerError> {
         let a = self.reg(arg)?;
         let out = self.new_vreg(RegKind::B32);
-        if rnd == Round::Rn && !ftz && !self.opts.no_subroutines && !self.opts.inline_sqrt {
-            self.lower_fsqrt_fast(out, (a, arg))?;
-            self.set_loc(
-                v,
-                Loc {
-                    vreg: out,
-                    offset: 0,
-                },
-            );
-            return Ok(());
-        }
         let mut s = Seq {
             i: Sm50Inst::new(Role::Plain),
         };
