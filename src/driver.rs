@@ -572,6 +572,8 @@ pub fn prepare_kernel_ir_with(
 ) -> (usize, bool) {
     ir::collective::expand(f);
     ir::simplify::simplify(f);
+    // ptxas's rule for arrays indexed at run time reads the loops as written.
+    let kept = ir::unindex::split_stores(module, f);
     if ir::unroll::unroll_loops(f).loops > 0 {
         ir::simplify::simplify(f);
     }
@@ -583,7 +585,7 @@ pub fn prepare_kernel_ir_with(
     if unrolled > 0 {
         ir::simplify::simplify(f);
     }
-    let promoted = ir::sroa::promote_locals_with(module, f, unindex);
+    let promoted = ir::sroa::promote_locals_with(module, f, unindex, &kept);
     if promoted.vars > 0 {
         ir::simplify::simplify(f);
     }

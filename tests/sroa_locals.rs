@@ -100,18 +100,19 @@ fn an_array_indexed_at_run_time_needs_a_constant_access_to_leave_memory() {
     assert_eval_matches_sim(file);
 }
 
-/// The driver's fallback (`driver::compile_kernel`): oceanFFT's `generateSpectrumKernel`
-/// has sine/cosine reductions over one 7-word array; promoted through `ir::unindex`, its
-/// select chains cost it warps, so it is compiled with the array in local memory (32 bytes
-/// of frame, as ptxas 11.8 has). The report says so, and `verify`, which then lays out
-/// local memory with the array kept (`verify::compare::kept_locals`), matches.
-/// (simpleSurfaceWrite's `transformKernel`, this test's kernel before, now keeps 64 warps
-/// with its array promoted: unindex's chains got shorter.)
+/// The driver's fallback (`driver::compile_kernel`): parboil mri-q's `ComputeQ_GPU` has
+/// sine/cosine reductions over two 7-word arrays (Open64's shape, one array each);
+/// promoted through `ir::unindex`, their select chains cost it warps, so it is compiled
+/// with the arrays in local memory (56 bytes of frame; ptxas 11.8 keeps them in 42
+/// registers with none). The report says so, and `verify`, which then lays out local
+/// memory with the arrays kept (`verify::compare::kept_locals`), matches.
+/// (oceanFFT's `generateSpectrumKernel`, this test's kernel before, now keeps its array in
+/// memory by ptxas's third condition, below.)
 #[test]
 fn the_no_unindex_fallback_is_reported_and_verified_with_its_layout() {
-    let file = "cuda-samples__Samples_4_CUDA_Libraries_oceanFFT_oceanFFT_kernel.ptx";
+    let file = "gtcasl__gpuocelot__tests_ptx_parboil_mri-q.ptx";
     let path = format!(
-        "{}/tests/data/corpus-nvcc/ptx/{file}",
+        "{}/tests/data/corpus/ptx/{file}",
         env!("CARGO_MANIFEST_DIR")
     );
     let ptx = std::fs::read_to_string(path).unwrap();
@@ -119,10 +120,10 @@ fn the_no_unindex_fallback_is_reported_and_verified_with_its_layout() {
     let out = leafold::driver::compile(&ptx, &opts)
         .unwrap_or_else(|d| panic!("{}", leafold::error::render_all(&d.0)));
     for k in &out.kernels {
-        let transform = k.name == "_Z22generateSpectrumKernelP6float2S0_jjjff";
-        assert_eq!(k.indexed_locals_in_memory, transform, "{}", k.name);
-        if transform {
-            assert_eq!(k.stack_frame, 32, "{}", out.sass);
+        let q = k.name == "_Z12ComputeQ_GPUiiPfS_S_S_S_";
+        assert_eq!(k.indexed_locals_in_memory, q, "{}", k.name);
+        if q {
+            assert_eq!(k.stack_frame, 56, "{}", out.sass);
         }
     }
     let vopts = leafold::verify::VerifyOptions {
@@ -137,6 +138,77 @@ fn the_no_unindex_fallback_is_reported_and_verified_with_its_layout() {
             v.kernel,
             v.outcome
         );
+    }
+}
+
+/// Each kernel's frame in `file` (compiled as the driver does by default).
+fn frames(path: &str) -> Vec<(String, u32, bool)> {
+    let ptx = std::fs::read_to_string(path).unwrap();
+    let out =
+        leafold::driver::compile(&ptx, &frame_ir::options(path, leafold::driver::Emit::Cubin))
+            .unwrap_or_else(|d| panic!("{}", leafold::error::render_all(&d.0)));
+    out.kernels
+        .iter()
+        .map(|k| (k.name.clone(), k.stack_frame, k.indexed_locals_in_memory))
+        .collect()
+}
+
+/// ptxas 11.8's third condition (`ir::unindex`, "Which variables"): two stores of one
+/// element from blocks neither of which dominates the other, one through a pointer into the
+/// array, keep it in memory. `tests/data/sroa/split.ptx` (nvcc 11.8's PTX, two kernels
+/// edited) has the frames ptxas gives each kernel; all run as `ir::eval` does.
+#[test]
+fn split_stores_of_one_element_keep_an_indexed_array_in_memory() {
+    let path = format!("{}/tests/data/sroa/split.ptx", env!("CARGO_MANIFEST_DIR"));
+    let got = frames(&path);
+    let want = [
+        ("split", 32),
+        ("two_regions", 32),
+        ("one_region", 0),
+        ("dominated", 0),
+        ("start", 0),
+    ];
+    assert_eq!(got.len(), want.len());
+    for (name, frame) in want {
+        let k = got.iter().find(|k| k.0 == name).unwrap();
+        assert_eq!((k.1, k.2), (frame, false), "{name}");
+    }
+    assert_eval_matches_sim("split.ptx");
+}
+
+/// The same rule on real code, with ptxas 11.8's frames: NVVM's sine/cosine reductions,
+/// several in a kernel over one shared 7-word array, whose seventh word every reduction
+/// stores through one hoisted pointer (32 bytes; one reduction alone is in registers), and
+/// Open64's, whose counted loop `ir::unroll` copies into two blocks: the rule reads the
+/// loops as written, so those arrays stay in registers (no frame).
+#[test]
+fn sine_reductions_keep_their_arrays_where_ptxas_does() {
+    let dir = env!("CARGO_MANIFEST_DIR");
+    for (file, kernel, frame) in [
+        (
+            "corpus-nvcc/ptx/cuda-samples__Samples_0_Introduction_simpleSurfaceWrite_simpleSurfaceWrite.ptx",
+            "_Z15transformKernelPfiify",
+            32,
+        ),
+        (
+            "corpus-nvcc/ptx/cuda-samples__Samples_5_Domain_Specific_simpleGL_simpleGL.ptx",
+            "_Z17simple_vbo_kernelP6float4jjf",
+            32,
+        ),
+        (
+            "corpus-nvcc/ptx/cuda-samples__Samples_4_CUDA_Libraries_oceanFFT_oceanFFT_kernel.ptx",
+            "_Z22generateSpectrumKernelP6float2S0_jjjff",
+            32,
+        ),
+        (
+            "corpus/ptx/gtcasl__gpuocelot__tests_cuda3.2_data_simpleTexture_kernel.ptx",
+            "transformKernel",
+            0,
+        ),
+    ] {
+        let got = frames(&format!("{dir}/tests/data/{file}"));
+        let k = got.iter().find(|k| k.0 == kernel).unwrap();
+        assert_eq!((k.1, k.2), (frame, false), "{file} {kernel}");
     }
 }
 

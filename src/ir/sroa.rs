@@ -89,13 +89,19 @@ const MAX_BLOCKS: usize = 50_000;
 
 /// Promote every promotable `.local` variable of `f` (see the module documentation).
 pub fn promote_locals(module: &Module, f: &mut Function) -> Stats {
-    promote_locals_with(module, f, true)
+    let kept = super::unindex::split_stores(module, f);
+    promote_locals_with(module, f, true, &kept)
 }
 
 /// [`promote_locals`], with the arrays indexed at run time ([`super::unindex`]) promoted
 /// only where `unindex` is set (the driver compiles a kernel once more without them where
 /// their select chains cost it warps).
-pub fn promote_locals_with(module: &Module, f: &mut Function, unindex: bool) -> Stats {
+pub fn promote_locals_with(
+    module: &Module,
+    f: &mut Function,
+    unindex: bool,
+    kept: &[GlobalVar],
+) -> Stats {
     let mut stats = Stats::default();
     let Some(entry) = f.entry_block() else {
         return stats;
@@ -130,7 +136,7 @@ pub fn promote_locals_with(module: &Module, f: &mut Function, unindex: bool) -> 
     for var in vars {
         let mut uses = use_lists(f);
         let mut plan = analyse(module, f, &uses, var);
-        if plan.is_none() && unindex && super::unindex::unindex(module, f, &uses, var) {
+        if plan.is_none() && unindex && super::unindex::unindex(module, f, &uses, var, kept) {
             stats.unindexed += 1;
             uses = use_lists(f);
             plan = analyse(module, f, &uses, var);
@@ -147,7 +153,7 @@ pub fn promote_locals_with(module: &Module, f: &mut Function, unindex: bool) -> 
 }
 
 /// Every instruction that reads each value (once per instruction).
-fn use_lists(f: &Function) -> SecondaryMap<Value, SmallVec<[Inst; 2]>> {
+pub(super) fn use_lists(f: &Function) -> SecondaryMap<Value, SmallVec<[Inst; 2]>> {
     let mut uses: SecondaryMap<Value, SmallVec<[Inst; 2]>> = SecondaryMap::new();
     uses.resize(f.values.len());
     for &b in &f.layout {

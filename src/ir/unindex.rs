@@ -29,7 +29,7 @@
 //! must receive it on every edge. The bound keeps the selects few: ptxas too keeps large
 //! arrays it cannot index statically in memory.
 //!
-//! Two more conditions are ptxas 11.8's own rule, measured with `ptxas -arch=sm_50 -v` on
+//! Three more conditions are ptxas 11.8's own rule, measured with `ptxas -arch=sm_50 -v` on
 //! small kernels (arrays of 2 to 40 words; indices from a loaded value, `and 1/3/7/15/31`
 //! of it, or a pointer stepped in a loop; constant and run-time stores and loads in every
 //! combination):
@@ -46,6 +46,23 @@
 //!   32 words: 128); add a single constant access, even a dead store `a[1] = x` after the
 //!   load, and the same array (up to 8 words) goes to registers (0 bytes). A store at `a[i]`
 //!   with a load at `a[1]`, or constant stores with a load at `a[i]`, are in registers.
+//! * **No element stored from two blocks neither of which dominates the other, through a
+//!   pointer into the array** ([`split_stores`]). NVVM shares one 7-word array among all
+//!   the sine/cosine reductions it inlines in a kernel and hoists the seventh word's
+//!   address, `add.s64 %rd4, %rd1, 24`, above them; each reduction, under its own `if`,
+//!   stores `[%rd4]`. One reduction (`sinf`, `sincosf`) is in registers; two or more
+//!   (`sinf(x) * cosf(y)`, even of one `x`) keep the array: 32 bytes of frame. Measured on
+//!   25 kernels of loops, `if`s and `if`/`else`s around the stores (`tests/data/sroa/
+//!   split.ptx` keeps five): two such regions, or an `if` whose two paths both store the
+//!   word, keep it; the same stores written `[%rd1+24]` (the array's start plus an
+//!   immediate), or from blocks of which one dominates the other, do not. Two loops in a
+//!   row storing at run-time indices, or one under an `if`, do not either. The rule reads
+//!   the function before [`super::unroll`]: copies of an unrolled loop put one store of
+//!   the PTX in two blocks (Open64's sine reduction in `tests/data/corpus`'s simpleTexture,
+//!   in registers in both compilers). Not modelled: two equal pointers computed apart
+//!   (`add.s64 %rd9, %rd1, 24` next to `%rd4`) count as one for us, as `simplify` merges
+//!   them first; ptxas, given the second store through `%rd9`, keeps the array in
+//!   registers. nvcc does not write that.
 //!
 //! ptxas's size limit is wider than [`MAX_ELEMS`] and depends on how many elements no
 //! constant access covers (a store at `a[i]` and a load at `a[1]`: in registers up to 17
@@ -56,7 +73,7 @@
 //! Not modelled: in some kernels with several arrays ptxas keeps every array once one is
 //! stored at a run-time index (`tests/data/sroa/mixed.ptx`: 56 bytes of frame, its
 //! constant-offset array included; with that store at a constant offset, 8). We promote
-//! such arrays by the two conditions above.
+//! such arrays by the conditions above.
 //!
 //! # The rewrite
 //!
@@ -136,21 +153,53 @@ struct Plan {
     /// Stores through a pointer stepped by a counted loop: the store, the loop's preheader
     /// and the element offsets the loop overwrites (the only ones the store can reach).
     kills: Vec<(Inst, Block, Vec<u32>)>,
+    /// ptxas's third condition fails ([`split_pointer_stores`]).
+    split: bool,
 }
 
 /// Rewrite `var`'s accesses in `f` to constant offsets (see the module documentation);
-/// whether it did.
+/// whether it did. `kept`: the variables [`split_stores`] found in `f` before its loops
+/// were unrolled, left alone.
 pub fn unindex(
     module: &Module,
     f: &mut Function,
     uses: &SecondaryMap<Value, SmallVec<[Inst; 2]>>,
     var: GlobalVar,
+    kept: &[GlobalVar],
 ) -> bool {
+    if kept.contains(&var) {
+        return false;
+    }
     let Some(plan) = analyse(module, f, uses, var) else {
         return false;
     };
     rewrite(f, uses, var, module.vars[var].size, &plan);
     true
+}
+
+/// The `.local` variables of `f` that ptxas's third condition keeps in memory (two stores
+/// of one element in blocks neither of which dominates the other, one through a pointer
+/// into the array; see "Which variables"). Run it on the function as built, before
+/// [`super::unroll`]: a loop's copies put one store of the PTX in several blocks, where
+/// ptxas, which sees the PTX, finds one (the Open64 sine reduction of
+/// `tests/data/corpus`'s simpleTexture, whose 6-word loop unrolls into two copies).
+pub fn split_stores(module: &Module, f: &Function) -> Vec<GlobalVar> {
+    let mut vars: Vec<GlobalVar> = Vec::new();
+    for &b in &f.layout {
+        for &i in &f.blocks[b].insts {
+            if let InstData::SymbolAddr { var, .. } = f.insts[i].data {
+                if module.vars[var].space == Space::Local && !vars.contains(&var) {
+                    vars.push(var);
+                }
+            }
+        }
+    }
+    if vars.is_empty() {
+        return vars;
+    }
+    let uses = super::sroa::use_lists(f);
+    vars.retain(|&var| analyse(module, f, &uses, var).is_some_and(|p| p.split));
+    vars
 }
 
 /// How to rewrite `var`; `None` when it does not qualify.
@@ -307,6 +356,8 @@ fn analyse(
     if size % bytes != 0 || size / bytes > i64::from(MAX_ELEMS) {
         return None;
     }
+    // ptxas's third condition (see "Which variables"), for [`split_stores`].
+    let split = split_pointer_stores(f, &accesses, &seen);
     derived.sort();
     derived.dedup();
     let kills = accesses
@@ -323,6 +374,42 @@ fn analyse(
         accesses,
         ty,
         kills,
+        split,
+    })
+}
+
+/// Do two stores write one element from blocks neither of which dominates the other, one
+/// of them through a pointer into the array (a value at a constant offset other than the
+/// start: the shape `add.s64 %rd4, %rd1, 24; st.local.u32 [%rd4]` that NVVM hoists for the
+/// sine reduction's seventh word)? ptxas 11.8 then keeps the array in memory (see "Which
+/// variables").
+fn split_pointer_stores(
+    f: &Function,
+    accesses: &[Access],
+    seen: &HashMap<Value, (Offset, bool)>,
+) -> bool {
+    // Per element offset: the stores' blocks and whether they go through an inner pointer.
+    let mut by_offset: HashMap<i64, Vec<(Block, bool)>> = HashMap::default();
+    for a in accesses {
+        if let InstData::Store { addr, offset, .. } = f.insts[a.inst].data {
+            if let Some(&(Offset::Known(o), _)) = seen.get(&addr) {
+                by_offset
+                    .entry(o + i64::from(offset))
+                    .or_default()
+                    .push((f.insts[a.inst].block, o != 0));
+            }
+        }
+    }
+    if by_offset.values().all(|stores| stores.len() < 2) {
+        return false;
+    }
+    let doms = super::Dominators::of(f);
+    by_offset.values().any(|stores| {
+        stores.iter().enumerate().any(|(k, &(a, inner_a))| {
+            stores[k + 1..].iter().any(|&(b, inner_b)| {
+                (inner_a || inner_b) && !doms.dominates(a, b) && !doms.dominates(b, a)
+            })
+        })
     })
 }
 
